@@ -1,0 +1,84 @@
+# memplan: the developer interface. `make` builds build/memplan; `make run` installs what is missing,
+# builds and starts the daemon on 127.0.0.1:8080; `make test` runs every test. Objects go under build/.
+
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Wall -Wextra -Werror -MMD -MP
+LDLIBS  := -lmicrohttpd -lcjson -lsqlite3 -lpthread -lm
+BUILD   := build
+SHARED  ?= ../shared
+LISTEN  ?= 127.0.0.1:8080
+DB      ?= var/memplan.db
+
+PLANNER_SRC := planner/core.c planner/model.c planner/device.c planner/inference.c planner/training.c
+DB_SRC      := db/store.c
+KERNELS_SRC := kernels/calib_stub.c
+DAEMON_SRC  := daemon/hf_config.c daemon/decode.c daemon/reply.c daemon/routes.c daemon/server.c \
+               daemon/query.c daemon/plan.c daemon/h_health.c daemon/h_devices.c daemon/h_models.c \
+               daemon/h_plan.c
+MAIN_SRC    := daemon/main.c
+
+GEN_SRC     := $(BUILD)/gen/presets.c $(BUILD)/gen/openapi.c
+MODEL_PRESETS := $(sort $(wildcard db/presets/models/*.json))
+
+obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
+PLANNER_OBJ := $(call obj,$(PLANNER_SRC))
+DB_OBJ      := $(call obj,$(DB_SRC)) $(BUILD)/gen/presets.o
+KERNELS_OBJ := $(call obj,$(KERNELS_SRC))
+DAEMON_OBJ  := $(call obj,$(DAEMON_SRC)) $(BUILD)/gen/openapi.o
+CORE_OBJ    := $(DAEMON_OBJ) $(DB_OBJ) $(KERNELS_OBJ) $(PLANNER_OBJ)
+
+TESTS := $(BUILD)/tests/test_planner $(BUILD)/tests/test_models $(BUILD)/tests/test_store $(BUILD)/tests/test_http
+
+.PHONY: all run test deps clean lint
+all: $(BUILD)/memplan
+
+deps:
+	@./scripts/install-deps
+
+$(BUILD)/memplan: $(call obj,$(MAIN_SRC)) $(CORE_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/gen/%.o: $(BUILD)/gen/%.c
+	$(CC) $(CFLAGS) -Idb -c -o $@ $<
+
+$(BUILD)/tools/embed: tools/embed.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $<
+
+$(BUILD)/gen/presets.c: $(BUILD)/tools/embed db/presets/devices.json $(MODEL_PRESETS)
+	@mkdir -p $(dir $@)
+	$(BUILD)/tools/embed $@ mp_store_device_presets db/presets/devices.json \
+		-- mp_store_model_presets $(MODEL_PRESETS)
+
+$(BUILD)/gen/openapi.c: $(BUILD)/tools/embed openapi.yaml
+	@mkdir -p $(dir $@)
+	$(BUILD)/tools/embed $@ mpd_openapi_files openapi.yaml
+
+# Tests. test_planner links only planner objects (plus cJSON to read the reference files): the planner
+# needs no daemon, store or HTTP library.
+$(BUILD)/tests/test_planner: $(call obj,tests/test_planner.c tests/refs.c) $(PLANNER_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcjson -lm
+$(BUILD)/tests/test_models: $(call obj,tests/test_models.c tests/refs.c daemon/hf_config.c) $(PLANNER_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcjson -lm
+$(BUILD)/tests/test_store: $(call obj,tests/test_store.c tests/refs.c) $(CORE_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
+$(BUILD)/tests/test_http: $(call obj,tests/test_http.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
+
+test: deps
+	@$(MAKE) --no-print-directory $(TESTS) $(BUILD)/memplan
+	@set -e; for t in $(TESTS); do echo "== $$t"; MEMPLAN_SHARED=$(SHARED) MEMPLAN_BIN=$(BUILD)/memplan $$t; done
+
+run: deps
+	@$(MAKE) --no-print-directory $(BUILD)/memplan
+	$(BUILD)/memplan serve --listen $(LISTEN) --db $(DB)
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,73 @@
+/*
+ * daemon.h: the HTTP adapter's shared types. One struct mpd_daemon (configuration, store, the HTTP
+ * daemon) is passed to every handler; handlers keep no global state. A handler decodes its request into
+ * planner structs, calls the planner, and returns a status with a JSON document or an error detail:
+ * only reply.c turns that into an HTTP response.
+ */
+#ifndef MPD_DAEMON_H
+#define MPD_DAEMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "../db/store.h"
+#include "../planner/memplan.h"
+
+#define MPD_DEFAULT_LISTEN "127.0.0.1:8080"
+#define MPD_DEFAULT_DB "var/memplan.db"
+#define MPD_DEFAULT_MAX_BODY_BYTES (1024 * 1024)
+
+typedef struct mpd_config {
+	char listen_host[64];		/* numeric IPv4 or IPv6 address */
+	uint16_t listen_port;		/* 0 = any free port (tests) */
+	char db_path[512];
+	size_t max_body_bytes;		/* request bodies above this get 413 */
+	unsigned int threads;		/* worker threads (libmicrohttpd thread pool) */
+	unsigned int connection_timeout_seconds;
+	unsigned int connection_limit;
+} mpd_config;
+
+typedef struct mpd_daemon {
+	mpd_config cfg;
+	mp_store *store;
+	struct MHD_Daemon *mhd;
+	uint16_t bound_port;		/* the port actually bound */
+} mpd_daemon;
+
+/* A decoded request, borrowed by the handler for the duration of the call. */
+typedef struct mpd_request {
+	mpd_daemon *d;
+	const char *method;
+	const char *path;
+	const char *path_id;		/* the {id} segment of the route, or NULL */
+	const char *body;		/* NUL-terminated; "" when empty */
+	size_t body_len;
+	void *conn;			/* struct MHD_Connection *, for query arguments and headers */
+} mpd_request;
+
+/* What a handler produces. On MP_OK, `json` (owned; freed by the reply writer) and `http_status` (0 = 200).
+ * On error, `err` names the field and says what is wrong; `http_status` may refine the default mapping. */
+typedef struct mpd_reply {
+	int http_status;
+	cJSON *json;
+	char *text;			/* alternative plain-text body (owned), with text_type */
+	const char *text_type;
+	mp_error err;
+} mpd_reply;
+
+typedef mp_status (*mpd_handler)(mpd_request *req, mpd_reply *rep);
+
+/* Starts the HTTP daemon on cfg; fills d->bound_port. Errors: MP_EINVAL (bad address), MP_EINTERNAL. */
+mp_status mpd_start(mpd_daemon *d, mp_error *err);
+void mpd_stop(mpd_daemon *d);
+
+/* Opens the store at d->cfg.db_path (creating parent folders as needed). */
+mp_status mpd_open_store(mpd_daemon *d, mp_error *err);
+
+/* Parses "host:port" or "[v6]:port" into cfg. Errors: MP_EINVAL naming "--listen". */
+mp_status mpd_parse_listen(const char *s, mpd_config *cfg, mp_error *err);
+void mpd_config_defaults(mpd_config *cfg);
+
+#endif /* MPD_DAEMON_H */

@@ -1,0 +1,37 @@
+/*
+ * plan.h: the plan documents. Turns a decoded JSON request into planner structs, runs the planner and
+ * encodes the result. Shared by the HTTP handlers and the CLI, so both answer with the same document.
+ */
+#ifndef MPD_PLAN_H
+#define MPD_PLAN_H
+
+#include <cjson/cJSON.h>
+
+#include "../db/store.h"
+#include "../planner/memplan.h"
+
+/* A model resolved from a request's "model" member. */
+typedef struct mpd_model {
+	char id[MP_STORE_ID_MAX];	/* stored id, or "" for an inline model */
+	bool architecture_known;	/* false for {"parameters": N} */
+	mp_model arch;
+	mp_param_count params;
+} mpd_model;
+
+/*
+ * Resolves "model": a stored id (string), {"hf_config": {...}} or {"parameters": N}. Errors: MP_ENOTFOUND
+ * for an unknown id, MP_EINVAL / MP_EUNSUPPORTED naming the field, MP_EDB.
+ */
+mp_status mpd_resolve_model(mp_store *store, const cJSON *model, mpd_model *out, mp_error *err);
+
+/* Encodes the model block of a plan: id, model_type, parameters and their breakdown. Caller owns it. */
+cJSON *mpd_model_json(const mpd_model *m);
+
+/* Encodes a stored device as the API's device document. Caller owns it. */
+cJSON *mpd_device_json(const mp_store_device *d);
+
+/* POST /v1/plan/inference and POST /v1/plan/training as functions: body in, document out (caller owns). */
+mp_status mpd_plan_inference(mp_store *store, const cJSON *body, cJSON **out, mp_error *err);
+mp_status mpd_plan_training(mp_store *store, const cJSON *body, cJSON **out, mp_error *err);
+
+#endif /* MPD_PLAN_H */

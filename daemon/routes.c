@@ -1,0 +1,74 @@
+/*
+ * routes.c: the route table and its matcher. Adding an endpoint is one line here plus its handler and
+ * its path in openapi.yaml (a test keeps the two in step).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "routes.h"
+
+const mpd_route mpd_routes[] = {
+	{ "GET", "/v1/health", mpd_h_health },
+	{ "GET", "/openapi.yaml", mpd_h_openapi },
+	{ "GET", "/v1/devices", mpd_h_devices_list },
+	{ "GET", "/v1/devices/{id}", mpd_h_device_get },
+	{ "GET", "/v1/models", mpd_h_models_list },
+	{ "GET", "/v1/models/{id}", mpd_h_model_get },
+	{ "POST", "/v1/plan/inference", mpd_h_plan_inference },
+	{ "POST", "/v1/plan/training", mpd_h_plan_training },
+};
+const size_t mpd_route_count = sizeof(mpd_routes) / sizeof(mpd_routes[0]);
+
+/* Matches path against pattern segment by segment; copies the {id} segment into idbuf. */
+static bool match(const char *pattern, const char *path, char *idbuf, size_t idlen, bool *has_id)
+{
+	*has_id = false;
+	while (*pattern && *path) {
+		if (strncmp(pattern, "{id}", 4) == 0) {
+			size_t n = strcspn(path, "/");
+
+			if (n == 0 || n >= idlen)
+				return false;
+			memcpy(idbuf, path, n);
+			idbuf[n] = '\0';
+			*has_id = true;
+			pattern += 4;
+			path += n;
+			continue;
+		}
+		if (*pattern != *path)
+			return false;
+		pattern++;
+		path++;
+	}
+	return *pattern == '\0' && *path == '\0';
+}
+
+const mpd_route *mpd_route_find(const char *method, const char *path, char *idbuf, size_t idlen,
+				const char **id, char *allow, size_t allowlen)
+{
+	size_t used = 0;
+	bool has_id;
+
+	*id = NULL;
+	allow[0] = '\0';
+	if (strcmp(method, "HEAD") == 0)
+		method = "GET";
+	for (size_t i = 0; i < mpd_route_count; i++) {
+		if (!match(mpd_routes[i].pattern, path, idbuf, idlen, &has_id))
+			continue;
+		if (strcmp(mpd_routes[i].method, method) == 0) {
+			*id = has_id ? idbuf : NULL;
+			return &mpd_routes[i];
+		}
+		if (used < allowlen) {
+			bool get = strcmp(mpd_routes[i].method, "GET") == 0;
+			int n = snprintf(allow + used, allowlen - used, "%s%s%s", used ? ", " : "", mpd_routes[i].method,
+					 get ? ", HEAD" : "");
+
+			if (n > 0)
+				used += (size_t)n;
+		}
+	}
+	return NULL;
+}

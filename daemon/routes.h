@@ -1,0 +1,37 @@
+/*
+ * routes.h: the route table. One static array of {method, path pattern, handler}; a pattern segment
+ * "{id}" matches one non-empty path segment. tests/test_http.c checks the table against openapi.yaml.
+ */
+#ifndef MPD_ROUTES_H
+#define MPD_ROUTES_H
+
+#include "daemon.h"
+
+typedef struct mpd_route {
+	const char *method;
+	const char *pattern;
+	mpd_handler handler;
+} mpd_route;
+
+extern const mpd_route mpd_routes[];
+extern const size_t mpd_route_count;
+
+/*
+ * Finds the route for method and path. Returns it and sets *id to the {id} segment copied into idbuf
+ * (NULL when the pattern has none). When the path matches but the method does not, returns NULL and
+ * writes the allowed methods ("GET, PUT") into allow; when nothing matches, returns NULL with allow "".
+ */
+const mpd_route *mpd_route_find(const char *method, const char *path, char *idbuf, size_t idlen,
+				const char **id, char *allow, size_t allowlen);
+
+/* Handlers, each living with its resource. */
+mp_status mpd_h_health(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_openapi(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_devices_list(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_device_get(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_models_list(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_model_get(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_plan_inference(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_plan_training(mpd_request *req, mpd_reply *rep);
+
+#endif /* MPD_ROUTES_H */

@@ -1,0 +1,259 @@
+/*
+ * server.c: the libmicrohttpd adapter. Collects each request's body into per-request state (req_cls) with
+ * a hard ceiling, dispatches through the route table once the body is complete, and frees the state in the
+ * completion callback. Holds no globals: everything hangs off struct mpd_daemon.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "hf_config.h"
+#include "reply.h"
+#include "routes.h"
+
+typedef struct req_state {
+	char *body;
+	size_t len, cap;
+	bool too_large;
+} req_state;
+
+void mpd_config_defaults(mpd_config *cfg)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	memset(cfg, 0, sizeof(*cfg));
+	snprintf(cfg->listen_host, sizeof(cfg->listen_host), "127.0.0.1");
+	cfg->listen_port = 8080;
+	snprintf(cfg->db_path, sizeof(cfg->db_path), "%s", MPD_DEFAULT_DB);
+	cfg->max_body_bytes = MPD_DEFAULT_MAX_BODY_BYTES;
+	cfg->threads = n > 0 && n < 64 ? (unsigned int)n : 4;
+	cfg->connection_timeout_seconds = 30;
+	cfg->connection_limit = 1024;
+}
+
+mp_status mpd_parse_listen(const char *s, mpd_config *cfg, mp_error *err)
+{
+	const char *colon;
+	char *end = NULL;
+	size_t hostlen;
+	long port;
+	unsigned char buf[sizeof(struct in6_addr)];
+
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+
+		if (close == NULL || close[1] != ':')
+			goto bad;
+		hostlen = (size_t)(close - s - 1);
+		s++;
+		colon = close + 1;
+	} else {
+		colon = strrchr(s, ':');
+		if (colon == NULL)
+			goto bad;
+		hostlen = (size_t)(colon - s);
+	}
+	if (hostlen == 0 || hostlen >= sizeof(cfg->listen_host))
+		goto bad;
+	errno = 0;
+	port = strtol(colon + 1, &end, 10);
+	if (errno || end == colon + 1 || *end || port < 0 || port > 65535)
+		goto bad;
+	memcpy(cfg->listen_host, s, hostlen);
+	cfg->listen_host[hostlen] = '\0';
+	if (inet_pton(AF_INET, cfg->listen_host, buf) != 1 && inet_pton(AF_INET6, cfg->listen_host, buf) != 1)
+		goto bad;
+	cfg->listen_port = (uint16_t)port;
+	return MP_OK;
+bad:
+	return mp_fail(err, MP_EINVAL, "--listen",
+		       "--listen takes ADDRESS:PORT with a numeric address, e.g. 127.0.0.1:8080 or [::1]:8080");
+}
+
+static mp_status mkdir_parents(const char *path, mp_error *err)
+{
+	char buf[512];
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+			return mp_fail(err, MP_EDB, "--db", "cannot create folder %s: %s", buf, strerror(errno));
+		*p = '/';
+	}
+	return MP_OK;
+}
+
+mp_status mpd_open_store(mpd_daemon *d, mp_error *err)
+{
+	mp_status st = mkdir_parents(d->cfg.db_path, err);
+
+	if (st != MP_OK)
+		return st;
+	return mp_store_open(d->cfg.db_path, mpd_hf_count_parameters, &d->store, err);
+}
+
+static void completed(void *cls, struct MHD_Connection *conn, void **req_cls, enum MHD_RequestTerminationCode toe)
+{
+	req_state *rs = *req_cls;
+
+	(void)cls;
+	(void)conn;
+	(void)toe;
+	if (rs) {
+		free(rs->body);
+		free(rs);
+		*req_cls = NULL;
+	}
+}
+
+/* Appends an upload chunk, keeping a NUL after the data; marks the request too large past the cap. */
+static bool append(req_state *rs, const char *data, size_t n, size_t max)
+{
+	if (rs->too_large || n > max - rs->len) {
+		rs->too_large = true;
+		return true;
+	}
+	if (rs->len + n + 1 > rs->cap) {
+		size_t cap = rs->cap ? rs->cap : 4096;
+		char *p;
+
+		while (cap < rs->len + n + 1)
+			cap *= 2;
+		p = realloc(rs->body, cap);
+		if (p == NULL)
+			return false;
+		rs->body = p;
+		rs->cap = cap;
+	}
+	memcpy(rs->body + rs->len, data, n);
+	rs->len += n;
+	rs->body[rs->len] = '\0';
+	return true;
+}
+
+static enum MHD_Result fail_now(struct MHD_Connection *conn, mp_status st, int http, const char *field,
+				const char *msg, const char *allow)
+{
+	mpd_reply rep;
+
+	memset(&rep, 0, sizeof(rep));
+	rep.http_status = http;
+	mp_fail(&rep.err, st, field, "%s", msg);
+	return mpd_reply_send(conn, st, &rep, allow) == MHD_YES ? MHD_YES : MHD_NO;
+}
+
+static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+				 const char *version, const char *upload_data, size_t *upload_data_size,
+				 void **req_cls)
+{
+	mpd_daemon *d = cls;
+	req_state *rs = *req_cls;
+	char idbuf[MP_STORE_ID_MAX + 1], allow[64];
+	const mpd_route *route;
+	mpd_request req;
+	mpd_reply rep;
+	mp_status st;
+	const char *id;
+
+	(void)version;
+	if (rs == NULL) {
+		rs = calloc(1, sizeof(*rs));
+		if (rs == NULL)
+			return MHD_NO;
+		*req_cls = rs;
+		return MHD_YES;
+	}
+	if (*upload_data_size > 0) {
+		if (!append(rs, upload_data, *upload_data_size, d->cfg.max_body_bytes))
+			return MHD_NO;
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (rs->too_large) {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "the request body exceeds the limit of %zu bytes", d->cfg.max_body_bytes);
+		return fail_now(conn, MP_ETOOLARGE, 413, "", msg, NULL);
+	}
+
+	route = mpd_route_find(method, url, idbuf, sizeof(idbuf), &id, allow, sizeof(allow));
+	if (route == NULL && allow[0])
+		return fail_now(conn, MP_EINVAL, 405, "", "this method is not allowed on this path; see Allow",
+				allow);
+	if (route == NULL)
+		return fail_now(conn, MP_ENOTFOUND, 404, "", "no such endpoint; GET /openapi.yaml lists them", NULL);
+	if (strcmp(route->method, "POST") == 0) {
+		const char *ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+
+		if (ct && strncmp(ct, "application/json", 16) != 0)
+			return fail_now(conn, MP_EINVAL, 415, "Content-Type",
+					"the request body must be JSON: send it with "
+					"'Content-Type: application/json' (curl: -H 'Content-Type: application/json')",
+					NULL);
+	}
+
+	memset(&req, 0, sizeof(req));
+	memset(&rep, 0, sizeof(rep));
+	req.d = d;
+	req.method = method;
+	req.path = url;
+	req.path_id = id;
+	req.body = rs->body ? rs->body : "";
+	req.body_len = rs->len;
+	req.conn = conn;
+	st = route->handler(&req, &rep);
+	return mpd_reply_send(conn, st, &rep, NULL) == MHD_YES ? MHD_YES : MHD_NO;
+}
+
+mp_status mpd_start(mpd_daemon *d, mp_error *err)
+{
+	struct sockaddr_in6 a6;
+	struct sockaddr_in a4;
+	const struct sockaddr *addr;
+	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+	const union MHD_DaemonInfo *info;
+
+	memset(&a4, 0, sizeof(a4));
+	memset(&a6, 0, sizeof(a6));
+	if (inet_pton(AF_INET, d->cfg.listen_host, &a4.sin_addr) == 1) {
+		a4.sin_family = AF_INET;
+		a4.sin_port = htons(d->cfg.listen_port);
+		addr = (const struct sockaddr *)&a4;
+	} else if (inet_pton(AF_INET6, d->cfg.listen_host, &a6.sin6_addr) == 1) {
+		a6.sin6_family = AF_INET6;
+		a6.sin6_port = htons(d->cfg.listen_port);
+		addr = (const struct sockaddr *)&a6;
+		flags |= MHD_USE_IPv6;
+	} else {
+		return mp_fail(err, MP_EINVAL, "--listen", "not a numeric address: %s", d->cfg.listen_host);
+	}
+	d->mhd = MHD_start_daemon(flags, d->cfg.listen_port, NULL, NULL, access_cb, d, MHD_OPTION_SOCK_ADDR, addr,
+				  MHD_OPTION_NOTIFY_COMPLETED, completed, d, MHD_OPTION_THREAD_POOL_SIZE,
+				  d->cfg.threads, MHD_OPTION_CONNECTION_TIMEOUT, d->cfg.connection_timeout_seconds,
+				  MHD_OPTION_CONNECTION_LIMIT, d->cfg.connection_limit,
+				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_END);
+	if (d->mhd == NULL)
+		return mp_fail(err, MP_EINTERNAL, "--listen", "cannot listen on %s:%u (in use or not permitted)",
+			       d->cfg.listen_host, d->cfg.listen_port);
+	info = MHD_get_daemon_info(d->mhd, MHD_DAEMON_INFO_BIND_PORT);
+	d->bound_port = info ? info->port : d->cfg.listen_port;
+	return MP_OK;
+}
+
+void mpd_stop(mpd_daemon *d)
+{
+	if (d->mhd) {
+		MHD_stop_daemon(d->mhd);
+		d->mhd = NULL;
+	}
+}

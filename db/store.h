@@ -1,0 +1,94 @@
+/*
+ * store.h: memplan's SQLite store (db/). Owns the schema, its migrations (keyed on PRAGMA user_version),
+ * the presets shipped inside the binary, and every SQL statement: all of them are prepared statements with
+ * bound parameters, never built from strings. The store hands the daemon plain values; the planner never
+ * sees SQLite. Thread-safe: one handle may be shared by the daemon's worker threads.
+ */
+#ifndef MP_STORE_H
+#define MP_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../planner/memplan.h"
+
+/* A file embedded at build time by tools/embed.c. Arrays of these end with a { NULL, NULL, 0 } entry. */
+typedef struct mp_embedded_file {
+	const char *name;	/* base name without extension: "llama-3-8b", "devices" */
+	const char *data;	/* NUL-terminated contents */
+	size_t len;
+} mp_embedded_file;
+
+extern const mp_embedded_file mp_store_device_presets[];	/* db/presets/devices.json */
+extern const mp_embedded_file mp_store_model_presets[];	/* db/presets/models/ *.json */
+
+typedef struct mp_store mp_store;	/* opaque: holds the sqlite3 handle */
+
+/*
+ * Counts a preset model's parameters while the store seeds itself (the store cannot: it does not parse
+ * model configs). Returns MP_OK and sets *parameters, or an error that aborts the seeding.
+ */
+typedef mp_status (*mp_store_count_fn)(const char *config_json, uint64_t *parameters, mp_error *err);
+
+/*
+ * Opens (creating if needed) the database at path, applies pending migrations and presets in one
+ * transaction each. count_parameters is used only for model presets. On success *out is a handle the
+ * caller releases with mp_store_close. Errors: MP_EDB (err->message carries SQLite's message).
+ */
+mp_status mp_store_open(const char *path, mp_store_count_fn count_parameters, mp_store **out, mp_error *err);
+void mp_store_close(mp_store *s);
+
+/* The schema version this build migrates to, and the one the open database is at. */
+int mp_store_schema_version(void);
+int mp_store_user_version(mp_store *s);
+
+#define MP_STORE_ID_MAX 64
+
+typedef struct mp_store_device {
+	char id[MP_STORE_ID_MAX];
+	char name[128];
+	char vendor[64];
+	char architecture[64];
+	char form_factor[96];
+	char memory_type[32];
+	char source[16];		/* "datasheet", "measured" or "user" */
+	char source_note[2048];
+	char measured_at[32];		/* ISO 8601 UTC, "" when not measured */
+	char created_at[32];
+	char updated_at[32];
+	char interconnect_json[1024];	/* JSON object text, "" when unknown */
+	double tdp_watts;		/* 0 = unknown */
+	mp_device hw;			/* the planner's view */
+} mp_store_device;
+
+/* Fills *out for id. Errors: MP_ENOTFOUND, MP_EDB. */
+mp_status mp_store_device_get(mp_store *s, const char *id, mp_store_device *out, mp_error *err);
+
+/*
+ * Calls fn for each device with id > after (NULL: from the start) in id order, at most limit of them.
+ * Sets *more when further rows exist. fn returns MP_OK to go on; any other status stops and is returned.
+ */
+typedef mp_status (*mp_store_device_fn)(const mp_store_device *d, void *ctx);
+mp_status mp_store_device_list(mp_store *s, const char *after, int limit, mp_store_device_fn fn, void *ctx,
+			       int *more, mp_error *err);
+
+typedef struct mp_store_model {
+	char id[MP_STORE_ID_MAX];
+	char model_type[32];
+	char source[16];		/* "preset" or "user" */
+	char created_at[32];
+	char updated_at[32];
+	uint64_t parameters;
+	char *config_json;		/* heap, owned by the struct: release with mp_store_model_free */
+} mp_store_model;
+
+/* Fills *out for id. Errors: MP_ENOTFOUND, MP_EDB, MP_ENOMEM. */
+mp_status mp_store_model_get(mp_store *s, const char *id, mp_store_model *out, mp_error *err);
+void mp_store_model_free(mp_store_model *m);
+
+/* As mp_store_device_list; the model passed to fn is borrowed for the call only. */
+typedef mp_status (*mp_store_model_fn)(const mp_store_model *m, void *ctx);
+mp_status mp_store_model_list(mp_store *s, const char *after, int limit, mp_store_model_fn fn, void *ctx,
+			      int *more, mp_error *err);
+
+#endif /* MP_STORE_H */

@@ -1,0 +1,145 @@
+/*
+ * core.c: status strings, error detail, checked 64-bit arithmetic and the data-type table.
+ * Owns the one table of storage formats; nothing else in the planner knows a format's size.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "memplan.h"
+
+const char *mp_status_str(mp_status st)
+{
+	switch (st) {
+	case MP_OK: return "ok";
+	case MP_EINVAL: return "invalid value";
+	case MP_EOVERFLOW: return "value too large";
+	case MP_EUNSUPPORTED: return "unsupported";
+	case MP_ENOTFOUND: return "not found";
+	case MP_ENOMEM: return "out of memory";
+	case MP_EPARSE: return "malformed document";
+	case MP_EDB: return "database error";
+	case MP_ENOTBUILTIN: return "not built in";
+	case MP_ENODEV: return "hardware not available";
+	case MP_EBUSY: return "busy";
+	case MP_ECONFLICT: return "conflict";
+	case MP_ETOOLARGE: return "request too large";
+	case MP_EINTERNAL: return "internal error";
+	case MP_EAUTH: return "authentication required";
+	case MP_EFORBIDDEN: return "forbidden";
+	}
+	return "unknown";
+}
+
+mp_status mp_fail(mp_error *err, mp_status st, const char *field, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL)
+		return st;
+	snprintf(err->field, sizeof(err->field), "%s", field ? field : "");
+	va_start(ap, fmt);
+	vsnprintf(err->message, sizeof(err->message), fmt, ap);
+	va_end(ap);
+	return st;
+}
+
+bool mp_mul_u64(uint64_t a, uint64_t b, uint64_t *out)
+{
+	return !__builtin_mul_overflow(a, b, out);
+}
+
+bool mp_add_u64(uint64_t a, uint64_t b, uint64_t *out)
+{
+	return !__builtin_add_overflow(a, b, out);
+}
+
+bool mp_muladd_u64(uint64_t *acc, uint64_t a, uint64_t b)
+{
+	uint64_t p;
+
+	return mp_mul_u64(a, b, &p) && mp_add_u64(*acc, p, acc);
+}
+
+/*
+ * Storage formats. Sources: IEEE 754 and the OCP FP8 spec for the float types; ggml-common.h for the GGUF
+ * blocks (block_q8_0: fp16 d + 32 x int8 = 34 B; block_q4_0: fp16 d + 16 B of nibbles = 18 B; block_q4_K:
+ * 2 x fp16 + 12 B scales + 128 B = 144 B per 256; block_q5_K: 176 B per 256; block_q6_K: 210 B per 256).
+ * int4 and nf4 are the raw 4-bit payload (2 values per byte); their group scales depend on the tensor's
+ * shape and are added by the weight model, not here.
+ */
+static const struct {
+	const char *name;
+	mp_dtype_layout layout;
+} dtype_table[MP_DTYPE_COUNT] = {
+	[MP_DTYPE_INVALID] = { "invalid", { 0, 0 } },
+	[MP_DTYPE_FP64] = { "fp64", { 1, 8 } },
+	[MP_DTYPE_FP32] = { "fp32", { 1, 4 } },
+	[MP_DTYPE_TF32] = { "tf32", { 1, 4 } },
+	[MP_DTYPE_BF16] = { "bf16", { 1, 2 } },
+	[MP_DTYPE_FP16] = { "fp16", { 1, 2 } },
+	[MP_DTYPE_FP8_E4M3] = { "fp8_e4m3", { 1, 1 } },
+	[MP_DTYPE_FP8_E5M2] = { "fp8_e5m2", { 1, 1 } },
+	[MP_DTYPE_INT8] = { "int8", { 1, 1 } },
+	[MP_DTYPE_INT4] = { "int4", { 2, 1 } },
+	[MP_DTYPE_NF4] = { "nf4", { 2, 1 } },
+	[MP_DTYPE_Q8_0] = { "q8_0", { 32, 34 } },
+	[MP_DTYPE_Q4_0] = { "q4_0", { 32, 18 } },
+	[MP_DTYPE_Q4_K] = { "q4_K", { 256, 144 } },
+	[MP_DTYPE_Q5_K] = { "q5_K", { 256, 176 } },
+	[MP_DTYPE_Q6_K] = { "q6_K", { 256, 210 } },
+};
+
+const char *mp_dtype_name(mp_dtype dt)
+{
+	if ((unsigned)dt >= MP_DTYPE_COUNT)
+		return "invalid";
+	return dtype_table[dt].name;
+}
+
+mp_dtype mp_dtype_from_name(const char *name)
+{
+	if (name == NULL)
+		return MP_DTYPE_INVALID;
+	for (int i = 1; i < MP_DTYPE_COUNT; i++)
+		if (strcmp(dtype_table[i].name, name) == 0)
+			return (mp_dtype)i;
+	return MP_DTYPE_INVALID;
+}
+
+mp_dtype_layout mp_dtype_layout_of(mp_dtype dt)
+{
+	if ((unsigned)dt >= MP_DTYPE_COUNT)
+		return dtype_table[MP_DTYPE_INVALID].layout;
+	return dtype_table[dt].layout;
+}
+
+void mp_dtype_list(uint32_t allowed, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	if (len == 0)
+		return;
+	buf[0] = '\0';
+	for (int i = 1; i < MP_DTYPE_COUNT; i++) {
+		int n;
+
+		if (!(allowed & (1u << i)))
+			continue;
+		n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", dtype_table[i].name);
+		if (n < 0 || (size_t)n >= len - used)
+			return;
+		used += (size_t)n;
+	}
+}
+
+bool mp_dtype_bytes(mp_dtype dt, uint64_t n, uint64_t *out)
+{
+	mp_dtype_layout l = mp_dtype_layout_of(dt);
+	uint64_t blocks;
+
+	if (l.block_values == 0)
+		return false;
+	blocks = n / l.block_values + (n % l.block_values != 0);
+	return mp_mul_u64(blocks, l.block_bytes, out);
+}

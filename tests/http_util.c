@@ -1,0 +1,139 @@
+/*
+ * http_util.c: in-process daemon and libcurl client for the HTTP tests (see http_util.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "http_util.h"
+
+void http_start(mpd_daemon *d, char *dir, size_t dirlen)
+{
+	mp_error err;
+
+	memset(d, 0, sizeof(*d));
+	mpd_config_defaults(&d->cfg);
+	d->cfg.listen_port = 0;
+	d->cfg.threads = 2;
+	snprintf(dir, dirlen, "/tmp/memplan-test-XXXXXX");
+	if (mkdtemp(dir) == NULL) {
+		perror("mkdtemp");
+		exit(1);
+	}
+	snprintf(d->cfg.db_path, sizeof(d->cfg.db_path), "%s/memplan.db", dir);
+	if (mpd_open_store(d, &err) != MP_OK || mpd_start(d, &err) != MP_OK) {
+		fprintf(stderr, "cannot start the daemon: %s\n", err.message);
+		exit(1);
+	}
+}
+
+void http_stop(mpd_daemon *d, const char *dir)
+{
+	char path[600];
+	static const char *const files[] = { "memplan.db", "memplan.db-wal", "memplan.db-shm" };
+
+	mpd_stop(d);
+	mp_store_close(d->store);
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
+static size_t on_body(char *p, size_t size, size_t n, void *ctx)
+{
+	http_resp *r = ctx;
+	char *nb = realloc(r->body, r->len + size * n + 1);
+
+	if (nb == NULL)
+		return 0;
+	memcpy(nb + r->len, p, size * n);
+	r->len += size * n;
+	nb[r->len] = '\0';
+	r->body = nb;
+	return size * n;
+}
+
+static void header_value(const char *line, size_t n, const char *name, char *dst, size_t len)
+{
+	size_t k = strlen(name);
+
+	if (n > k + 1 && strncasecmp(line, name, k) == 0 && line[k] == ':') {
+		const char *v = line + k + 1;
+		size_t m = n - k - 1;
+
+		while (m && (*v == ' '))
+			v++, m--;
+		while (m && (v[m - 1] == '\r' || v[m - 1] == '\n'))
+			m--;
+		snprintf(dst, len, "%.*s", (int)m, v);
+	}
+}
+
+static size_t on_header(char *p, size_t size, size_t n, void *ctx)
+{
+	http_resp *r = ctx;
+
+	header_value(p, size * n, "Content-Type", r->content_type, sizeof(r->content_type));
+	header_value(p, size * n, "Allow", r->allow, sizeof(r->allow));
+	header_value(p, size * n, "ETag", r->etag, sizeof(r->etag));
+	return size * n;
+}
+
+void http_do(const mpd_daemon *d, const char *method, const char *path, const char *body, const char *content_type,
+	     const char *extra_header, http_resp *r)
+{
+	CURL *c = curl_easy_init();
+	struct curl_slist *h = NULL;
+	char url[512], ct[160];
+
+	memset(r, 0, sizeof(*r));
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u%s", d->bound_port, path);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	if (strcmp(method, "HEAD") == 0)
+		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+	if (body) {
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+	}
+	snprintf(ct, sizeof(ct), "Content-Type: %s", content_type ? content_type : "");
+	h = curl_slist_append(h, content_type ? ct : "Content-Type:");
+	if (extra_header)
+		h = curl_slist_append(h, extra_header);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+	if (curl_easy_perform(c) != CURLE_OK) {
+		fprintf(stderr, "request %s %s failed\n", method, path);
+		exit(1);
+	}
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+	curl_slist_free_all(h);
+	curl_easy_cleanup(c);
+	if (r->body && (strstr(r->content_type, "json") != NULL))
+		r->json = cJSON_Parse(r->body);
+}
+
+void http_resp_free(http_resp *r)
+{
+	free(r->body);
+	cJSON_Delete(r->json);
+	memset(r, 0, sizeof(*r));
+}
+
+const char *http_problem_field(const http_resp *r)
+{
+	const cJSON *e = cJSON_GetArrayItem(cJSON_GetObjectItem(r->json, "errors"), 0);
+	const cJSON *f = cJSON_GetObjectItem(e, "field");
+
+	return cJSON_IsString(f) ? f->valuestring : "";
+}

@@ -1,0 +1,36 @@
+/*
+ * http_util.h: test helpers for the HTTP tests: an in-process daemon on 127.0.0.1 port 0 with a temporary
+ * database, and libcurl requests against it.
+ */
+#ifndef MP_TEST_HTTP_UTIL_H
+#define MP_TEST_HTTP_UTIL_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "../daemon/daemon.h"
+
+typedef struct http_resp {
+	long status;
+	char *body;		/* NUL-terminated, owned */
+	size_t len;
+	char content_type[128];
+	char allow[64];
+	char etag[128];
+	cJSON *json;		/* parsed body when it is JSON, else NULL; owned */
+} http_resp;
+
+/* Starts a daemon with a fresh database in a temporary folder; fills d. Aborts on failure. */
+void http_start(mpd_daemon *d, char *dir, size_t dirlen);
+void http_stop(mpd_daemon *d, const char *dir);
+
+/* Sends a request; content_type NULL sends none; extra_header (e.g. "If-None-Match: x") may be NULL. */
+void http_do(const mpd_daemon *d, const char *method, const char *path, const char *body, const char *content_type,
+	     const char *extra_header, http_resp *r);
+void http_resp_free(http_resp *r);
+
+/* The problem+json "errors[0].field" of a response, or "". */
+const char *http_problem_field(const http_resp *r);
+
+#endif

@@ -1,0 +1,23 @@
+/*
+ * refs.h: test helpers that read the reference material in ../shared (MEMPLAN_SHARED) directly, so tests
+ * assert against the references themselves, never against copies.
+ */
+#ifndef MP_TEST_REFS_H
+#define MP_TEST_REFS_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+/* Reads a whole file (NUL-terminated, caller frees); NULL when it cannot. */
+char *ref_read(const char *path, size_t *len);
+/* Parses $MEMPLAN_SHARED/<rel> (default ../shared); aborts the test program when missing or invalid. */
+cJSON *ref_json(const char *rel);
+/* The text of $MEMPLAN_SHARED/<rel>; aborts when missing. Caller frees. */
+char *ref_text(const char *rel);
+/* Full path of $MEMPLAN_SHARED/<rel> in a static buffer. */
+const char *ref_path(const char *rel);
+/* Relative comparison |a - b| <= tol * |b|. */
+int ref_close(double a, double b, double tol);
+
+#endif

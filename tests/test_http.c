@@ -1,0 +1,329 @@
+/*
+ * test_http.c: the daemon over HTTP, in-process on 127.0.0.1 port 0 with a temporary database, driven by
+ * libcurl. Checks the plan numbers of the skeleton issue, the same model posted inline, every error class
+ * (400, 404, 405, 413, 415, 422 as problem+json naming the field), and the route table against
+ * openapi.yaml.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <curl/curl.h>
+
+#include "../daemon/routes.h"
+#include "http_util.h"
+#include "refs.h"
+
+typedef struct fixture {
+	mpd_daemon d;
+	char dir[64];
+} fixture;
+
+static int setup(void **state)
+{
+	fixture *f = calloc(1, sizeof(*f));
+
+	http_start(&f->d, f->dir, sizeof(f->dir));
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fixture *f = *state;
+
+	http_stop(&f->d, f->dir);
+	free(f);
+	return 0;
+}
+
+static double num(const cJSON *o, const char *a, const char *b)
+{
+	const cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(o, a), b);
+
+	if (!cJSON_IsNumber(v))
+		fail_msg("%s.%s is not a number", a, b);
+	return v->valuedouble;
+}
+
+static void post(fixture *f, const char *path, const char *body, http_resp *r)
+{
+	http_do(&f->d, "POST", path, body, "application/json", NULL, r);
+}
+
+#define LLAMA3_REQ_TAIL "\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":1,\"sequence_length\":4096}"
+
+static void check_llama3_plan(const http_resp *r)
+{
+	assert_int_equal(r->status, 200);
+	assert_non_null(r->json);
+	assert_true(num(r->json, "model", "parameters") == 8030261248.0);
+	assert_true(num(r->json, "memory", "weights_bytes") == 16060522496.0);
+	assert_true(num(r->json, "memory", "kv_cache_bytes") == 536870912.0);
+}
+
+/* The skeleton issue's example: llama-3-8b by id. */
+static void test_plan_inference_by_id(void **state)
+{
+	fixture *f = *state;
+	http_resp r;
+
+	post(f, "/v1/plan/inference", "{\"model\":\"llama-3-8b\"," LLAMA3_REQ_TAIL, &r);
+	check_llama3_plan(&r);
+	assert_string_equal(r.content_type, "application/json");
+	http_resp_free(&r);
+}
+
+/* The same with the config file of ../shared/models posted inline. */
+static void test_plan_inference_inline(void **state)
+{
+	fixture *f = *state;
+	char *cfg = ref_text("models/llama-3-8b.json"), *body;
+	http_resp r;
+	size_t n = strlen(cfg) + 256;
+
+	body = malloc(n);
+	snprintf(body, n, "{\"model\":{\"hf_config\":%s}," LLAMA3_REQ_TAIL, cfg);
+	post(f, "/v1/plan/inference", body, &r);
+	check_llama3_plan(&r);
+	http_resp_free(&r);
+	free(body);
+	free(cfg);
+}
+
+/* With a device the plan adds fit: the H200's usable bytes as cudaMemGetInfo reports them. */
+static void test_plan_inference_fit(void **state)
+{
+	fixture *f = *state;
+	http_resp r;
+
+	post(f, "/v1/plan/inference", "{\"model\":\"llama-3-8b\",\"device\":\"h200-sxm-141gb\"," LLAMA3_REQ_TAIL, &r);
+	assert_int_equal(r.status, 200);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "fit"), "fits")));
+	assert_true(num(r.json, "fit", "capacity_bytes") == 150109880320.0);
+	assert_true(num(r.json, "fit", "headroom_bytes") ==
+		    150109880320.0 - num(r.json, "memory", "total_bytes"));
+	http_resp_free(&r);
+}
+
+/* Training: 16 bytes per parameter, each term separately, and activations plainly not included. */
+static void test_plan_training(void **state)
+{
+	fixture *f = *state;
+	http_resp r;
+
+	post(f, "/v1/plan/training",
+	     "{\"model\":\"llama-2-7b\",\"precision\":\"mixed_bf16\",\"optimizer\":\"adamw\","
+	     "\"micro_batch_size\":1,\"sequence_length\":4096}",
+	     &r);
+	assert_int_equal(r.status, 200);
+	/* BR-12, 16 B/param convention: 6,738,415,616 x 16 = 107,814,649,856 B */
+	assert_true(num(r.json, "memory", "total_bytes") == 107814649856.0);
+	assert_true(num(r.json, "memory", "weights_bytes") == 6738415616.0 * 2);
+	assert_true(num(r.json, "memory", "gradients_bytes") == 6738415616.0 * 2);
+	assert_true(num(r.json, "memory", "master_weights_bytes") == 6738415616.0 * 4);
+	assert_true(num(r.json, "memory", "optimizer_states_bytes") == 6738415616.0 * 8);
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "memory"), "activations_bytes")));
+	http_resp_free(&r);
+}
+
+static void expect_problem(fixture *f, const char *method, const char *path, const char *body, const char *ct,
+			   long status, const char *field)
+{
+	http_resp r;
+
+	http_do(&f->d, method, path, body, ct, NULL, &r);
+	if (r.status != status)
+		fail_msg("%s %s: status %ld, expected %ld: %s", method, path, r.status, status, r.body ? r.body : "");
+	assert_string_equal(r.content_type, "application/problem+json");
+	assert_non_null(r.json);
+	assert_int_equal((long)cJSON_GetObjectItem(r.json, "status")->valuedouble, status);
+	assert_true(cJSON_IsString(cJSON_GetObjectItem(r.json, "detail")));
+	if (field && strcmp(http_problem_field(&r), field) != 0)
+		fail_msg("%s %s: field '%s', expected '%s'", method, path, http_problem_field(&r), field);
+	http_resp_free(&r);
+}
+
+#define J "application/json"
+
+static void test_errors(void **state)
+{
+	fixture *f = *state;
+
+	expect_problem(f, "POST", "/v1/plan/inference", "{\"model\": ", J, 400, NULL);
+	expect_problem(f, "POST", "/v1/plan/inference", "[1,2]", J, 422, NULL);
+	expect_problem(f, "POST", "/v1/plan/inference", "{\"model\":\"no-such-model\"," LLAMA3_REQ_TAIL, J, 404,
+		       "/model");
+	expect_problem(f, "POST", "/v1/plan/inference",
+		       "{\"model\":\"llama-3-8b\",\"device\":\"no-such-gpu\"," LLAMA3_REQ_TAIL, J, 404, "/device");
+	expect_problem(f, "GET", "/v1/devices/no-such-gpu", NULL, NULL, 404, "/device");
+	expect_problem(f, "GET", "/v1/models/no-such-model", NULL, NULL, 404, "/model");
+	expect_problem(f, "POST", "/v1/plan/inference",
+		       "{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\","
+		       "\"batch_size\":0,\"sequence_length\":4096}",
+		       J, 422, "/batch_size");
+	expect_problem(f, "POST", "/v1/plan/inference",
+		       "{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\","
+		       "\"batch_size\":1,\"sequence_length\":-5}",
+		       J, 422, "/sequence_length");
+	expect_problem(f, "POST", "/v1/plan/inference",
+		       "{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf17\",\"kv_cache_dtype\":\"bf16\","
+		       "\"batch_size\":1,\"sequence_length\":4096}",
+		       J, 422, "/weight_dtype");
+	expect_problem(f, "POST", "/v1/plan/inference",
+		       "{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\","
+		       "\"batch_size\":1e30,\"sequence_length\":4096}",
+		       J, 422, "/batch_size");
+	expect_problem(f, "POST", "/v1/plan/inference",
+		       "{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\",\"batch_size\":1,\"sequence_length\":4096}",
+		       J, 422, "/kv_cache_dtype");
+	expect_problem(f, "POST", "/v1/plan/inference",
+		       "{\"model\":\"llama-3-8b\",\"batchsize\":1," LLAMA3_REQ_TAIL, J, 422, "/batchsize");
+	/* heads not divisible by KV heads (BI-03), named under the inline config */
+	expect_problem(f, "POST", "/v1/plan/inference",
+		       "{\"model\":{\"hf_config\":{\"model_type\":\"llama\",\"num_attention_heads\":7,"
+		       "\"num_key_value_heads\":2,\"head_dim\":32}}," LLAMA3_REQ_TAIL,
+		       J, 422, "/model/hf_config/num_key_value_heads");
+	/* a product that overflows 64 bits: 2^20 layers' worth of KV is refused as a 422, never wrapped */
+	expect_problem(f, "POST", "/v1/plan/inference",
+		       "{\"model\":{\"hf_config\":{\"model_type\":\"llama\",\"num_hidden_layers\":1000,"
+		       "\"hidden_size\":9007199254740992,\"num_attention_heads\":1,\"num_key_value_heads\":1}},"
+		       LLAMA3_REQ_TAIL,
+		       J, 422, NULL);
+	expect_problem(f, "POST", "/v1/plan/inference",
+		       "{\"model\":{\"hf_config\":{\"model_type\":\"bert\"}}," LLAMA3_REQ_TAIL, J, 422,
+		       "/model/hf_config/model_type");
+	expect_problem(f, "GET", "/v1/no-such-route", NULL, NULL, 404, NULL);
+	expect_problem(f, "DELETE", "/v1/health", NULL, NULL, 405, NULL);
+	expect_problem(f, "GET", "/v1/plan/inference", NULL, NULL, 405, NULL);
+	expect_problem(f, "POST", "/v1/plan/inference", "{\"model\":\"llama-3-8b\"," LLAMA3_REQ_TAIL,
+		       "text/plain", 415, NULL);
+}
+
+static void test_method_not_allowed_has_allow(void **state)
+{
+	fixture *f = *state;
+	http_resp r;
+
+	http_do(&f->d, "PUT", "/v1/plan/training", "{}", J, NULL, &r);
+	assert_int_equal(r.status, 405);
+	assert_string_equal(r.allow, "POST");
+	http_resp_free(&r);
+}
+
+static void test_body_too_large(void **state)
+{
+	fixture *f = *state;
+	size_t n = f->d.cfg.max_body_bytes + 10;
+	char *big = malloc(n + 1);
+
+	memset(big, ' ', n);
+	big[0] = '{';
+	big[n - 1] = '}';
+	big[n] = '\0';
+	expect_problem(f, "POST", "/v1/plan/inference", big, J, 413, NULL);
+	free(big);
+}
+
+static void test_reads(void **state)
+{
+	fixture *f = *state;
+	http_resp r;
+	const cJSON *peaks;
+
+	http_do(&f->d, "GET", "/v1/health", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(cJSON_GetObjectItem(r.json, "status")->valuestring, "ok");
+	assert_false(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "gpu"), "available")));
+	http_resp_free(&r);
+
+	http_do(&f->d, "GET", "/v1/devices/h100-sxm5-80gb", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	peaks = cJSON_GetObjectItem(r.json, "peak_flops_per_second");
+	assert_true(cJSON_GetObjectItem(peaks, "bf16")->valuedouble == 989.4e12);
+	assert_true(num(r.json, "peak_flops_per_second", "bf16") /
+			    cJSON_GetObjectItem(r.json, "memory_bandwidth_bytes_per_second")->valuedouble >
+		    295.1);
+	assert_string_equal(cJSON_GetObjectItem(r.json, "source")->valuestring, "datasheet");
+	http_resp_free(&r);
+
+	http_do(&f->d, "GET", "/v1/devices?limit=2", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "items")), 2);
+	assert_true(cJSON_IsString(cJSON_GetObjectItem(r.json, "next_cursor")));
+	http_resp_free(&r);
+	expect_problem(f, "GET", "/v1/devices?limit=0", NULL, NULL, 422, "?limit");
+
+	http_do(&f->d, "GET", "/v1/models/qwen2.5-7b", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_true(cJSON_GetObjectItem(r.json, "parameters")->valuedouble == 7615616512.0);
+	http_resp_free(&r);
+}
+
+/* Every route of the table is a path of openapi.yaml with that method, and the reverse. */
+static void test_routes_match_openapi(void **state)
+{
+	char *spec = ref_read("openapi.yaml", NULL);
+
+	(void)state;
+	assert_non_null(spec);
+	for (size_t i = 0; i < mpd_route_count; i++) {
+		char needle[256], method[16];
+		const char *at;
+
+		snprintf(needle, sizeof(needle), "\n  %s:\n", mpd_routes[i].pattern);
+		at = strstr(spec, needle);
+		if (at == NULL)
+			fail_msg("route %s is missing from openapi.yaml paths", mpd_routes[i].pattern);
+		for (size_t k = 0; mpd_routes[i].method[k] && k < sizeof(method) - 1; k++)
+			method[k] = (char)(mpd_routes[i].method[k] | 0x20), method[k + 1] = '\0';
+		snprintf(needle, sizeof(needle), "\n    %s:\n", method);
+		{
+			const char *next = strstr(at + 1, "\n  /");
+			const char *m = strstr(at, needle);
+
+			if (m == NULL || (next && m > next))
+				fail_msg("%s %s is missing from openapi.yaml", mpd_routes[i].method,
+					 mpd_routes[i].pattern);
+		}
+	}
+	/* the reverse: every path in the spec is routed */
+	for (const char *p = strstr(spec, "\npaths:\n"); p && (p = strstr(p + 1, "\n  /")) != NULL;) {
+		char path[128];
+		size_t n = strcspn(p + 3, ":\n");
+		bool found = false;
+
+		snprintf(path, sizeof(path), "%.*s", (int)n, p + 3);
+		for (size_t i = 0; i < mpd_route_count; i++)
+			found |= strcmp(mpd_routes[i].pattern, path) == 0;
+		if (!found)
+			fail_msg("openapi.yaml path %s has no route", path);
+	}
+	free(spec);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_plan_inference_by_id),
+		cmocka_unit_test(test_plan_inference_inline),
+		cmocka_unit_test(test_plan_inference_fit),
+		cmocka_unit_test(test_plan_training),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_method_not_allowed_has_allow),
+		cmocka_unit_test(test_body_too_large),
+		cmocka_unit_test(test_reads),
+		cmocka_unit_test(test_routes_match_openapi),
+	};
+	int rc;
+
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	rc = cmocka_run_group_tests_name("http", tests, setup, teardown);
+	curl_global_cleanup();
+	return rc;
+}

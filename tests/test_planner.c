@@ -1,0 +1,234 @@
+/*
+ * test_planner.c: unit tests of the pure planner. Links only planner objects (and cJSON, to read the
+ * reference files): the planner needs no daemon, store or HTTP library. Expected values come from
+ * ../shared/conformance/seed_cases.json and the cases of ../shared/cases/cases.md (named by their ids).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../planner/memplan.h"
+#include "refs.h"
+
+/* A llama-shaped model: GQA, SwiGLU, RMSNorm, untied. */
+static mp_model llama(uint64_t layers, uint64_t hidden, uint64_t heads, uint64_t kv_heads, uint64_t head_dim,
+		      uint64_t ffn, uint64_t vocab)
+{
+	mp_model m;
+
+	memset(&m, 0, sizeof(m));
+	snprintf(m.model_type, sizeof(m.model_type), "llama");
+	m.num_layers = layers;
+	m.hidden_size = hidden;
+	m.num_heads = heads;
+	m.num_kv_heads = kv_heads;
+	m.head_dim = head_dim;
+	m.intermediate_size = ffn;
+	m.vocab_size = vocab;
+	m.max_position_embeddings = 8192;
+	m.norms_per_layer = 2;
+	m.final_norm = true;
+	return m;
+}
+
+static void test_training_state_seed_cases(void **state)
+{
+	cJSON *doc = ref_json("conformance/seed_cases.json"), *c;
+	int n = 0;
+
+	(void)state;
+	cJSON_ArrayForEach(c, cJSON_GetObjectItem(doc, "training_state"))
+	{
+		mp_param_count pc = { 0 };
+		mp_training_req req = { MP_PRECISION_MIXED_BF16, MP_OPTIMIZER_ADAMW, 1, 2048, 1 };
+		mp_training_memory mem;
+		mp_error err;
+		uint64_t bpp, gpus;
+
+		pc.total = (uint64_t)cJSON_GetObjectItem(c, "parameters")->valuedouble;
+		assert_int_equal(mp_plan_training(&pc, &req, &mem, &err), MP_OK);
+		assert_true((double)mem.total_bytes == cJSON_GetObjectItem(c, "state_bytes")->valuedouble);
+		bpp = mem.weight_bytes_per_parameter + mem.gradient_bytes_per_parameter +
+		      mem.master_weight_bytes_per_parameter + mem.optimizer_bytes_per_parameter;
+		assert_int_equal(bpp, (uint64_t)cJSON_GetObjectItem(c, "bytes_per_parameter")->valuedouble);
+		/* GPUs of 80 GB (1e9 bytes) needed just to hold the states. */
+		gpus = (mem.total_bytes + UINT64_C(80000000000) - 1) / UINT64_C(80000000000);
+		assert_int_equal(gpus, (uint64_t)cJSON_GetObjectItem(c, "gpus_of_80GB_to_hold")->valuedouble);
+		assert_false(mem.activations_known);
+		n++;
+	}
+	assert_int_equal(n, 4);
+	cJSON_Delete(doc);
+}
+
+static uint64_t kv(const mp_model *m, mp_dtype dt, uint64_t seq, uint64_t batch)
+{
+	uint64_t out = 0;
+	mp_error err;
+
+	assert_int_equal(mp_kv_cache_bytes(m, dt, seq, batch, &out, &err), MP_OK);
+	return out;
+}
+
+/* BR-02: GQA uses kv_heads, not heads. A: Llama-2-70B at 2048, B: Llama-3.1-8B at 4096, f16. */
+static void test_kv_gqa_br02(void **state)
+{
+	mp_model a = llama(80, 8192, 64, 8, 128, 28672, 32000), b = llama(32, 4096, 32, 8, 128, 14336, 128256);
+
+	(void)state;
+	assert_int_equal(kv(&a, MP_DTYPE_FP16, 2048, 1), UINT64_C(671088640));
+	assert_int_equal(kv(&b, MP_DTYPE_FP16, 4096, 1), UINT64_C(536870912));
+}
+
+/* BR-01: the KV dtype is its own input. LLaMA-33B 16-bit 780 MiB, 32-bit 1560 MiB; LLaMA-7B 256/512 MiB. */
+static void test_kv_dtype_br01(void **state)
+{
+	mp_model a = llama(60, 6656, 52, 52, 128, 17920, 32000), b = llama(32, 4096, 32, 32, 128, 11008, 32000);
+
+	(void)state;
+	assert_int_equal(kv(&a, MP_DTYPE_FP16, 512, 1), UINT64_C(817889280));
+	assert_int_equal(kv(&a, MP_DTYPE_FP32, 512, 1), UINT64_C(1560) << 20);
+	assert_int_equal(kv(&b, MP_DTYPE_FP32, 512, 1), UINT64_C(512) << 20);
+	assert_int_equal(kv(&b, MP_DTYPE_FP16, 512, 1), UINT64_C(256) << 20);
+}
+
+/* BR-17: parallel slots multiply the context (Llama-3.1-8B, 131,072 B per token in f16). */
+static void test_kv_parallel_slots_br17(void **state)
+{
+	mp_model m = llama(32, 4096, 32, 8, 128, 14336, 128256);
+
+	(void)state;
+	assert_int_equal(kv(&m, MP_DTYPE_FP16, 4096, 4), UINT64_C(2) << 30);
+	assert_int_equal(kv(&m, MP_DTYPE_FP16, 32768, 4), UINT64_C(16) << 30);
+	assert_int_equal(kv(&m, MP_DTYPE_FP16, 32768, 1), UINT64_C(4) << 30);
+}
+
+/* Block formats carry their scales: q8_0 34 B / 32 values, q4_0 18 B / 32 (BR-05, BR-07). */
+static void test_dtype_block_bytes(void **state)
+{
+	uint64_t out;
+
+	(void)state;
+	assert_true(mp_dtype_bytes(MP_DTYPE_Q8_0, 32, &out));
+	assert_int_equal(out, 34);
+	assert_true(mp_dtype_bytes(MP_DTYPE_Q8_0, 33, &out));
+	assert_int_equal(out, 68);
+	assert_true(mp_dtype_bytes(MP_DTYPE_Q4_0, 64, &out));
+	assert_int_equal(out, 36);
+	assert_true(mp_dtype_bytes(MP_DTYPE_BF16, 1000, &out));
+	assert_int_equal(out, 2000);
+	assert_false(mp_dtype_bytes(MP_DTYPE_FP32, UINT64_MAX / 2, &out));
+	assert_int_equal(mp_dtype_from_name("fp8_e4m3"), MP_DTYPE_FP8_E4M3);
+	assert_int_equal(mp_dtype_from_name("fp8"), MP_DTYPE_INVALID);
+	assert_string_equal(mp_dtype_name(MP_DTYPE_Q6_K), "q6_K");
+}
+
+/* BI-03: heads not divisible by KV heads, or a zero or excessive group count, is rejected. */
+static void test_validate_bi03(void **state)
+{
+	mp_model m = llama(2, 224, 7, 2, 32, 512, 1000);
+	mp_error err;
+
+	(void)state;
+	assert_int_equal(mp_model_validate(&m, &err), MP_EINVAL);
+	assert_string_equal(err.field, "/model/num_key_value_heads");
+	m = llama(2, 4096, 32, 5, 128, 512, 1000);
+	assert_int_equal(mp_model_validate(&m, &err), MP_EINVAL);
+	m = llama(2, 4096, 32, 0, 128, 512, 1000);
+	assert_int_equal(mp_model_validate(&m, &err), MP_EINVAL);
+	m = llama(2, 4096, 32, 64, 128, 512, 1000);
+	assert_int_equal(mp_model_validate(&m, &err), MP_EINVAL);
+	m = llama(2, 4096, 32, 8, 128, 512, 1000);
+	assert_int_equal(mp_model_validate(&m, &err), MP_OK);
+}
+
+/* The worked example of mp_count_parameters: Llama-3-8B. */
+static void test_count_llama3_8b(void **state)
+{
+	mp_model m = llama(32, 4096, 32, 8, 128, 14336, 128256);
+	mp_param_count pc;
+	mp_error err;
+
+	(void)state;
+	assert_int_equal(mp_count_parameters(&m, &pc, &err), MP_OK);
+	assert_int_equal(pc.total, UINT64_C(8030261248));
+	assert_int_equal(pc.embedding, UINT64_C(525336576));
+	assert_int_equal(pc.lm_head, UINT64_C(525336576));
+	m.tie_word_embeddings = true;
+	assert_int_equal(mp_count_parameters(&m, &pc, &err), MP_OK);
+	assert_int_equal(pc.total, UINT64_C(8030261248) - UINT64_C(525336576));
+}
+
+/* BI-05: a 64-bit overflow in a derived byte count is an error, never a wrapped number. */
+static void test_overflow_bi05(void **state)
+{
+	mp_model m = llama(61, 7168, 128, 128, 160, 18432, 129280); /* K+V width 2 x 128 x 160 */
+	uint64_t out;
+	mp_error err;
+
+	(void)state;
+	/* The expanded MLA K/V width of BI-05 (40960 per token per layer) needs 64-bit arithmetic. */
+	assert_int_equal(mp_kv_cache_bytes(&m, MP_DTYPE_FP16, 32768, 1, &out, &err), MP_OK);
+	assert_int_equal(out, UINT64_C(163745628160));
+	assert_int_equal(mp_kv_cache_bytes(&m, MP_DTYPE_FP16, UINT64_C(1) << 40, UINT64_C(1) << 20, &out, &err),
+			 MP_EOVERFLOW);
+	m.vocab_size = UINT64_MAX / 2;
+	assert_int_equal(mp_count_parameters(&m, &(mp_param_count){ 0 }, &err), MP_EOVERFLOW);
+}
+
+/* Inference plan: Llama-3-8B bf16 at 4096 tokens; the fit solver on a device of known capacity. */
+static void test_plan_inference_fit(void **state)
+{
+	mp_model m = llama(32, 4096, 32, 8, 128, 14336, 128256);
+	mp_param_count pc;
+	mp_inference_req req = { MP_DTYPE_BF16, MP_DTYPE_BF16, 1, 4096, 1, 0 };
+	mp_device dev;
+	mp_inference_memory mem;
+	mp_fit fit;
+	mp_error err;
+
+	(void)state;
+	memset(&dev, 0, sizeof(dev));
+	dev.usable_memory_bytes = UINT64_C(150109880320); /* H200, cudaMemGetInfo total (groundtruth) */
+	assert_int_equal(mp_count_parameters(&m, &pc, &err), MP_OK);
+	assert_int_equal(mp_plan_inference(&m, &pc, &req, &dev, &mem, &fit, &err), MP_OK);
+	assert_int_equal(mem.weights_bytes, UINT64_C(16060522496));
+	assert_int_equal(mem.kv_cache_bytes, UINT64_C(536870912));
+	assert_int_equal(mem.overhead_bytes, MP_DEFAULT_CUDA_CONTEXT_BYTES);
+	assert_int_equal(mem.total_bytes, mem.weights_bytes + mem.kv_cache_bytes + mem.overhead_bytes);
+	assert_true(fit.fits);
+	assert_int_equal(fit.capacity_bytes, UINT64_C(150109880320));
+	/* max batch: (capacity - weights - overhead) / (131072 x 4096) */
+	assert_int_equal(fit.max_batch_size,
+			 (UINT64_C(150109880320) - mem.weights_bytes - mem.overhead_bytes) / UINT64_C(536870912));
+	req.batch_size = fit.max_batch_size + 1;
+	assert_int_equal(mp_plan_inference(&m, &pc, &req, &dev, &mem, &fit, &err), MP_OK);
+	assert_false(fit.fits);
+	assert_true(fit.headroom_bytes < 0);
+	req.batch_size = 0;
+	assert_int_equal(mp_plan_inference(&m, &pc, &req, &dev, &mem, &fit, &err), MP_EINVAL);
+	assert_string_equal(err.field, "/batch_size");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_training_state_seed_cases),
+		cmocka_unit_test(test_kv_gqa_br02),
+		cmocka_unit_test(test_kv_dtype_br01),
+		cmocka_unit_test(test_kv_parallel_slots_br17),
+		cmocka_unit_test(test_dtype_block_bytes),
+		cmocka_unit_test(test_validate_bi03),
+		cmocka_unit_test(test_count_llama3_8b),
+		cmocka_unit_test(test_overflow_bi05),
+		cmocka_unit_test(test_plan_inference_fit),
+	};
+
+	return cmocka_run_group_tests_name("planner", tests, NULL, NULL);
+}
