@@ -14,7 +14,7 @@ PLANNER_SRC := planner/core.c planner/model.c planner/device.c planner/inference
 DB_SRC      := db/store.c
 KERNELS_SRC := kernels/calib_stub.c
 DAEMON_SRC  := daemon/hf_config.c daemon/decode.c daemon/reply.c daemon/routes.c daemon/server.c \
-               daemon/query.c daemon/plan.c daemon/h_health.c daemon/h_devices.c daemon/h_models.c \
+               daemon/query.c daemon/plan.c daemon/plan_inference.c daemon/plan_training.c daemon/h_health.c daemon/h_devices.c daemon/h_models.c \
                daemon/h_plan.c
 MAIN_SRC    := daemon/main.c
 

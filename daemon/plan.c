@@ -173,7 +173,7 @@ cJSON *mpd_device_json(const mp_store_device *d)
 
 /* ----- shared request members -------------------------------------------------------------------------- */
 
-static mp_status need_model(const cJSON *body, mp_store *store, mpd_model *m, mp_error *err)
+mp_status mpd_need_model(const cJSON *body, mp_store *store, mpd_model *m, mp_error *err)
 {
 	const cJSON *model = cJSON_GetObjectItemCaseSensitive(body, "model");
 
@@ -183,13 +183,13 @@ static mp_status need_model(const cJSON *body, mp_store *store, mpd_model *m, mp
 	return mpd_resolve_model(store, model, m, err);
 }
 
-static mp_status maybe_device(const char *id, mp_store *store, mp_store_device *dev, bool *have, mp_error *err)
+mp_status mpd_maybe_device(const char *id, mp_store *store, mp_store_device *dev, bool *have, mp_error *err)
 {
 	*have = id[0] != '\0';
 	return *have ? mp_store_device_get(store, id, dev, err) : MP_OK;
 }
 
-static cJSON *fit_json(const mp_fit *fit, const mp_store_device *dev)
+cJSON *mpd_fit_json(const mp_fit *fit, const mp_store_device *dev)
 {
 	cJSON *o = cJSON_CreateObject();
 
@@ -205,194 +205,3 @@ static cJSON *fit_json(const mp_fit *fit, const mp_store_device *dev)
 	return o;
 }
 
-/* ----- inference --------------------------------------------------------------------------------------- */
-
-typedef struct inference_body {
-	mp_inference_req req;
-	char device[MP_STORE_ID_MAX];
-} inference_body;
-
-#define WEIGHT_DTYPES                                                                                         \
-	(MPD_DT(MP_DTYPE_FP32) | MPD_DT(MP_DTYPE_BF16) | MPD_DT(MP_DTYPE_FP16) | MPD_DT(MP_DTYPE_FP8_E4M3) |   \
-	 MPD_DT(MP_DTYPE_FP8_E5M2) | MPD_DT(MP_DTYPE_INT8))
-#define KV_DTYPES                                                                                             \
-	(MPD_DT(MP_DTYPE_FP32) | MPD_DT(MP_DTYPE_BF16) | MPD_DT(MP_DTYPE_FP16) | MPD_DT(MP_DTYPE_FP8_E4M3) |   \
-	 MPD_DT(MP_DTYPE_FP8_E5M2) | MPD_DT(MP_DTYPE_Q8_0) | MPD_DT(MP_DTYPE_Q4_0))
-
-static const mpd_field inference_fields[] = {
-	{ .name = "model", .type = MPD_F_ANY, .required = true },
-	{ .name = "weight_dtype", .type = MPD_F_DTYPE, .required = true,
-	  .offset = offsetof(inference_body, req.weight_dtype), .dtypes = WEIGHT_DTYPES },
-	{ .name = "kv_cache_dtype", .type = MPD_F_DTYPE, .required = true,
-	  .offset = offsetof(inference_body, req.kv_cache_dtype), .dtypes = KV_DTYPES },
-	{ .name = "batch_size", .type = MPD_F_U64, .required = true, .offset = offsetof(inference_body, req.batch_size),
-	  .min = 1, .max = MP_MAX_BATCH_SIZE },
-	{ .name = "sequence_length", .type = MPD_F_U64, .required = true,
-	  .offset = offsetof(inference_body, req.sequence_length), .min = 1, .max = MP_MAX_SEQUENCE_LENGTH },
-	{ .name = "device", .type = MPD_F_STRING, .offset = offsetof(inference_body, device),
-	  .size = MP_STORE_ID_MAX },
-	{ .name = "cuda_context_bytes", .type = MPD_F_U64, .offset = offsetof(inference_body, req.cuda_context_bytes),
-	  .min = 0, .max = UINT64_C(1) << 40 },
-};
-
-mp_status mpd_plan_inference(mp_store *store, const cJSON *body, cJSON **out, mp_error *err)
-{
-	inference_body ib;
-	mpd_model m;
-	mp_store_device dev;
-	mp_inference_memory mem;
-	mp_fit fit;
-	bool have_dev;
-	mp_status st;
-	cJSON *doc, *o, *notes;
-
-	*out = NULL;
-	memset(&ib, 0, sizeof(ib));
-	ib.req.num_gpus = 1;
-	st = mpd_decode_fields(body, "", inference_fields, sizeof(inference_fields) / sizeof(inference_fields[0]),
-			       &ib, err);
-	if (st == MP_OK)
-		st = need_model(body, store, &m, err);
-	if (st == MP_OK && !m.architecture_known)
-		st = mp_fail(err, MP_EINVAL, "/model/hf_config",
-			     "the KV cache needs the architecture (layers, KV heads, head_dim): give the model as a "
-			     "stored id or {\"hf_config\": {...}}, not a bare parameter count");
-	if (st == MP_OK)
-		st = maybe_device(ib.device, store, &dev, &have_dev, err);
-	if (st == MP_OK)
-		st = mp_plan_inference(&m.arch, &m.params, &ib.req, have_dev ? &dev.hw : NULL, &mem, &fit, err);
-	if (st != MP_OK)
-		return st;
-
-	doc = cJSON_CreateObject();
-	if (doc == NULL)
-		return mp_fail(err, MP_ENOMEM, "", "out of memory");
-	cJSON_AddItemToObject(doc, "model", mpd_model_json(&m));
-	o = cJSON_AddObjectToObject(doc, "request");
-	cJSON_AddStringToObject(o, "weight_dtype", mp_dtype_name(ib.req.weight_dtype));
-	cJSON_AddStringToObject(o, "kv_cache_dtype", mp_dtype_name(ib.req.kv_cache_dtype));
-	ADD_U64(o, "batch_size", ib.req.batch_size);
-	ADD_U64(o, "sequence_length", ib.req.sequence_length);
-	o = cJSON_AddObjectToObject(doc, "memory");
-	ADD_U64(o, "weights_bytes", mem.weights_bytes);
-	ADD_U64(o, "kv_cache_bytes", mem.kv_cache_bytes);
-	ADD_U64(o, "kv_cache_bytes_per_token", mem.kv_cache_bytes_per_token);
-	ADD_U64(o, "activations_bytes", mem.activations_bytes);
-	ADD_U64(o, "overhead_bytes", mem.overhead_bytes);
-	ADD_U64(o, "total_bytes", mem.total_bytes);
-	if (have_dev)
-		cJSON_AddItemToObject(doc, "fit", fit_json(&fit, &dev));
-	notes = cJSON_AddArrayToObject(doc, "notes");
-	cJSON_AddItemToArray(notes, cJSON_CreateString(
-		"kv_cache_bytes = 2 x layers x kv_heads x head_dim x sequence_length x batch_size x bytes of "
-		"kv_cache_dtype; the sequence length is per sequence (each of batch_size slots holds its own)."));
-	cJSON_AddItemToArray(notes, cJSON_CreateString(
-		"overhead_bytes is the CUDA context: 552,402,944 bytes measured on an H200 with CUDA 13.0 unless the "
-		"device or the request sets cuda_context_bytes."));
-	cJSON_AddItemToArray(notes, cJSON_CreateString(
-		"activations_bytes is 0: the transient prefill workspace is not modelled yet, so total_bytes is a "
-		"lower bound for the first forward pass."));
-	*out = doc;
-	return MP_OK;
-}
-
-/* ----- training ---------------------------------------------------------------------------------------- */
-
-static const char *const precision_names[] = { "mixed_bf16", NULL };
-static const char *const optimizer_names[] = { "adamw", NULL };
-
-typedef struct training_body {
-	mp_training_req req;
-	int precision, optimizer;
-	char device[MP_STORE_ID_MAX];
-} training_body;
-
-static const mpd_field training_fields[] = {
-	{ .name = "model", .type = MPD_F_ANY, .required = true },
-	{ .name = "precision", .type = MPD_F_ENUM, .required = true, .offset = offsetof(training_body, precision),
-	  .names = precision_names },
-	{ .name = "optimizer", .type = MPD_F_ENUM, .required = true, .offset = offsetof(training_body, optimizer),
-	  .names = optimizer_names },
-	{ .name = "micro_batch_size", .type = MPD_F_U64, .required = true,
-	  .offset = offsetof(training_body, req.micro_batch_size), .min = 1, .max = MP_MAX_BATCH_SIZE },
-	{ .name = "sequence_length", .type = MPD_F_U64, .required = true,
-	  .offset = offsetof(training_body, req.sequence_length), .min = 1, .max = MP_MAX_SEQUENCE_LENGTH },
-	{ .name = "device", .type = MPD_F_STRING, .offset = offsetof(training_body, device), .size = MP_STORE_ID_MAX },
-};
-
-mp_status mpd_plan_training(mp_store *store, const cJSON *body, cJSON **out, mp_error *err)
-{
-	training_body tb;
-	mpd_model m;
-	mp_store_device dev;
-	mp_training_memory mem;
-	bool have_dev;
-	mp_status st;
-	cJSON *doc, *o, *notes;
-
-	*out = NULL;
-	memset(&tb, 0, sizeof(tb));
-	tb.req.num_gpus = 1;
-	st = mpd_decode_fields(body, "", training_fields, sizeof(training_fields) / sizeof(training_fields[0]), &tb,
-			       err);
-	if (st == MP_OK) {
-		tb.req.precision = (mp_precision)tb.precision;
-		tb.req.optimizer = (mp_optimizer)tb.optimizer;
-		st = need_model(body, store, &m, err);
-	}
-	if (st == MP_OK)
-		st = maybe_device(tb.device, store, &dev, &have_dev, err);
-	if (st == MP_OK)
-		st = mp_plan_training(&m.params, &tb.req, &mem, err);
-	if (st != MP_OK)
-		return st;
-
-	doc = cJSON_CreateObject();
-	if (doc == NULL)
-		return mp_fail(err, MP_ENOMEM, "", "out of memory");
-	cJSON_AddItemToObject(doc, "model", mpd_model_json(&m));
-	o = cJSON_AddObjectToObject(doc, "request");
-	cJSON_AddStringToObject(o, "precision", precision_names[tb.precision]);
-	cJSON_AddStringToObject(o, "optimizer", optimizer_names[tb.optimizer]);
-	ADD_U64(o, "micro_batch_size", tb.req.micro_batch_size);
-	ADD_U64(o, "sequence_length", tb.req.sequence_length);
-	o = cJSON_AddObjectToObject(doc, "bytes_per_parameter");
-	ADD_U64(o, "weights", mem.weight_bytes_per_parameter);
-	ADD_U64(o, "gradients", mem.gradient_bytes_per_parameter);
-	ADD_U64(o, "master_weights", mem.master_weight_bytes_per_parameter);
-	ADD_U64(o, "optimizer_states", mem.optimizer_bytes_per_parameter);
-	ADD_U64(o, "total", mem.weight_bytes_per_parameter + mem.gradient_bytes_per_parameter +
-				    mem.master_weight_bytes_per_parameter + mem.optimizer_bytes_per_parameter);
-	o = cJSON_AddObjectToObject(doc, "memory");
-	ADD_U64(o, "weights_bytes", mem.weights_bytes);
-	ADD_U64(o, "gradients_bytes", mem.gradients_bytes);
-	ADD_U64(o, "optimizer_states_bytes", mem.optimizer_states_bytes);
-	ADD_U64(o, "master_weights_bytes", mem.master_weights_bytes);
-	cJSON_AddNullToObject(o, "activations_bytes");
-	cJSON_AddNullToObject(o, "logits_bytes");
-	ADD_U64(o, "overhead_bytes", mem.overhead_bytes);
-	ADD_U64(o, "total_bytes", mem.total_bytes);
-	cJSON_AddBoolToObject(o, "activations_included", false);
-	if (have_dev) {
-		mp_fit fit = { 0 };
-
-		fit.capacity_bytes = mp_device_capacity_bytes(&dev.hw);
-		fit.fits = mem.total_bytes <= fit.capacity_bytes;
-		fit.headroom_bytes = (int64_t)fit.capacity_bytes - (int64_t)mem.total_bytes;
-		fit.binding_term = "optimizer_states";
-		o = fit_json(&fit, &dev);
-		cJSON_DeleteItemFromObjectCaseSensitive(o, "max_batch_size");
-		cJSON_DeleteItemFromObjectCaseSensitive(o, "max_sequence_length");
-		cJSON_AddBoolToObject(o, "lower_bound", true);
-		cJSON_AddItemToObject(doc, "fit", o);
-	}
-	notes = cJSON_AddArrayToObject(doc, "notes");
-	cJSON_AddItemToArray(notes, cJSON_CreateString(
-		"Model states of mixed-precision AdamW: 2 (bf16 weights) + 2 (bf16 gradients) + 4 (fp32 master "
-		"weights) + 8 (two fp32 Adam moments) = 16 bytes per parameter (ZeRO, arXiv 1910.02054, sec. 3.1)."));
-	cJSON_AddItemToArray(notes, cJSON_CreateString(
-		"Activations and logits are NOT included: activations_bytes and logits_bytes are null and "
-		"total_bytes counts model states only, so a fit verdict is a lower bound."));
-	*out = doc;
-	return MP_OK;
-}

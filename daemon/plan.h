@@ -30,6 +30,13 @@ cJSON *mpd_model_json(const mpd_model *m);
 /* Encodes a stored device as the API's device document. Caller owns it. */
 cJSON *mpd_device_json(const mp_store_device *d);
 
+/* Resolves body's required "model" member (see mpd_resolve_model). */
+mp_status mpd_need_model(const cJSON *body, mp_store *store, mpd_model *m, mp_error *err);
+/* Loads the device named by id into *dev when id is not empty; *have says whether it did. */
+mp_status mpd_maybe_device(const char *id, mp_store *store, mp_store_device *dev, bool *have, mp_error *err);
+/* Encodes a fit verdict against dev. Caller owns the result. */
+cJSON *mpd_fit_json(const mp_fit *fit, const mp_store_device *dev);
+
 /* POST /v1/plan/inference and POST /v1/plan/training as functions: body in, document out (caller owns). */
 mp_status mpd_plan_inference(mp_store *store, const cJSON *body, cJSON **out, mp_error *err);
 mp_status mpd_plan_training(mp_store *store, const cJSON *body, cJSON **out, mp_error *err);

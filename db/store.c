@@ -220,7 +220,21 @@ static mp_status seed_models(sqlite3 *db, mp_store_count_fn count, mp_error *err
 	return st;
 }
 
-#define SCHEMA_VERSION 1
+/* Version 2: calibration runs. */
+static const char schema_v2[] =
+	"CREATE TABLE calibration_runs ("
+	" id TEXT PRIMARY KEY NOT NULL,"
+	" target TEXT NOT NULL,"
+	" state TEXT NOT NULL CHECK (state IN ('queued', 'running', 'succeeded', 'failed', 'cancelled')),"
+	" device_id TEXT REFERENCES devices(id) ON DELETE SET NULL,"
+	" datasheet_id TEXT REFERENCES devices(id) ON DELETE SET NULL,"
+	" results_json TEXT,"
+	" created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),"
+	" finished_at TEXT"
+	") STRICT;"
+	"CREATE INDEX calibration_runs_device ON calibration_runs(device_id, created_at);";
+
+#define SCHEMA_VERSION 2
 
 int mp_store_schema_version(void)
 {
@@ -253,7 +267,7 @@ static mp_status migrate_1(sqlite3 *db, mp_store_count_fn count, mp_error *err)
 
 static mp_status migrate(sqlite3 *db, mp_store_count_fn count, mp_error *err)
 {
-	static const char *const set_version[] = { NULL, "PRAGMA user_version = 1" };
+	static const char *const set_version[] = { NULL, "PRAGMA user_version = 1", "PRAGMA user_version = 2" };
 	int v = user_version(db);
 	mp_status st = MP_OK;
 
@@ -273,6 +287,7 @@ static mp_status migrate(sqlite3 *db, mp_store_count_fn count, mp_error *err)
 		}
 		switch (next) {
 		case 1: st = migrate_1(db, count, err); break;
+		case 2: st = exec_script(db, schema_v2, err); break;
 		default: st = mp_fail(err, MP_EINTERNAL, "", "no migration to version %d", next);
 		}
 		if (st == MP_OK)
@@ -544,6 +559,195 @@ mp_status mp_store_model_list(mp_store *s, const char *after, int limit, mp_stor
 	}
 	if (rc == MP_OK && !*more && step != SQLITE_DONE)
 		rc = db_fail(err, s->db, "list models");
+out:
+	sqlite3_finalize(st);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+mp_status mp_store_device_put(mp_store *s, const mp_store_device *d, mp_error *err)
+{
+	static const char upsert[] =
+		"INSERT INTO devices (id, name, vendor, architecture, form_factor, memory_type, memory_bytes,"
+		" usable_memory_bytes, memory_bandwidth_bytes_per_second, l2_cache_bytes, sm_count, boost_clock_hz,"
+		" tdp_watts, cuda_context_bytes, interconnect_json, source, source_note, measured_at)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
+		" ON CONFLICT (id) DO UPDATE SET name = excluded.name, vendor = excluded.vendor,"
+		" architecture = excluded.architecture, form_factor = excluded.form_factor,"
+		" memory_type = excluded.memory_type, memory_bytes = excluded.memory_bytes,"
+		" usable_memory_bytes = excluded.usable_memory_bytes,"
+		" memory_bandwidth_bytes_per_second = excluded.memory_bandwidth_bytes_per_second,"
+		" l2_cache_bytes = excluded.l2_cache_bytes, sm_count = excluded.sm_count,"
+		" boost_clock_hz = excluded.boost_clock_hz, tdp_watts = excluded.tdp_watts,"
+		" cuda_context_bytes = excluded.cuda_context_bytes, interconnect_json = excluded.interconnect_json,"
+		" source = excluded.source, source_note = excluded.source_note, measured_at = excluded.measured_at,"
+		" updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')";
+	sqlite3_stmt *st = NULL, *del = NULL, *ins = NULL;
+	mp_status rc = MP_OK;
+
+	pthread_mutex_lock(&s->lock);
+	if (exec_script(s->db, "BEGIN IMMEDIATE", err) != MP_OK) {
+		pthread_mutex_unlock(&s->lock);
+		return MP_EDB;
+	}
+	if (sqlite3_prepare_v2(s->db, upsert, -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(s->db, "DELETE FROM device_peaks WHERE device_id = ?1", -1, &del, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(s->db, "INSERT INTO device_peaks (device_id, dtype, flops_per_second) VALUES (?1, ?2, ?3)",
+			       -1, &ins, NULL) != SQLITE_OK) {
+		rc = db_fail(err, s->db, "write device");
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, d->id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, d->name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, d->vendor, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, d->architecture, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 5, d->form_factor, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 6, d->memory_type, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 7, (sqlite3_int64)d->hw.memory_bytes);
+	if (d->hw.usable_memory_bytes)
+		sqlite3_bind_int64(st, 8, (sqlite3_int64)d->hw.usable_memory_bytes);
+	sqlite3_bind_double(st, 9, d->hw.memory_bandwidth_bytes_per_second);
+	if (d->hw.l2_cache_bytes)
+		sqlite3_bind_int64(st, 10, (sqlite3_int64)d->hw.l2_cache_bytes);
+	if (d->hw.sm_count)
+		sqlite3_bind_int64(st, 11, d->hw.sm_count);
+	if (d->hw.boost_clock_hz > 0)
+		sqlite3_bind_double(st, 12, d->hw.boost_clock_hz);
+	if (d->tdp_watts > 0)
+		sqlite3_bind_double(st, 13, d->tdp_watts);
+	if (d->hw.cuda_context_bytes)
+		sqlite3_bind_int64(st, 14, (sqlite3_int64)d->hw.cuda_context_bytes);
+	bind_text_or_null(st, 15, d->interconnect_json);
+	sqlite3_bind_text(st, 16, d->source, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 17, d->source_note, -1, SQLITE_STATIC);
+	bind_text_or_null(st, 18, d->measured_at);
+	if (sqlite3_step(st) != SQLITE_DONE) {
+		rc = sqlite3_errcode(s->db) == SQLITE_CONSTRAINT ? mp_fail(err, MP_EINVAL, "", "%s", sqlite3_errmsg(s->db))
+								  : db_fail(err, s->db, "write device");
+		goto out;
+	}
+	sqlite3_bind_text(del, 1, d->id, -1, SQLITE_STATIC);
+	if (sqlite3_step(del) != SQLITE_DONE) {
+		rc = db_fail(err, s->db, "write device peaks");
+		goto out;
+	}
+	for (int t = 1; t < MP_DTYPE_COUNT; t++) {
+		if (!(d->hw.peak_flops_per_second[t] > 0))
+			continue;
+		sqlite3_reset(ins);
+		sqlite3_bind_text(ins, 1, d->id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(ins, 2, mp_dtype_name((mp_dtype)t), -1, SQLITE_STATIC);
+		sqlite3_bind_double(ins, 3, d->hw.peak_flops_per_second[t]);
+		if (sqlite3_step(ins) != SQLITE_DONE) {
+			rc = db_fail(err, s->db, "write device peaks");
+			goto out;
+		}
+	}
+out:
+	sqlite3_finalize(ins);
+	sqlite3_finalize(del);
+	sqlite3_finalize(st);
+	exec_script(s->db, rc == MP_OK ? "COMMIT" : "ROLLBACK", NULL);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+mp_status mp_store_device_delete(mp_store *s, const char *id, mp_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	mp_status rc = MP_OK;
+
+	pthread_mutex_lock(&s->lock);
+	if (sqlite3_prepare_v2(s->db, "DELETE FROM devices WHERE id = ?1", -1, &st, NULL) != SQLITE_OK) {
+		rc = db_fail(err, s->db, "delete device");
+	} else {
+		sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			rc = db_fail(err, s->db, "delete device");
+		else if (sqlite3_changes(s->db) == 0)
+			rc = mp_fail(err, MP_ENOTFOUND, "/id", "no device with id '%s'", id);
+	}
+	sqlite3_finalize(st);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+/* ----- calibration runs ------------------------------------------------------------------------------- */
+
+mp_status mp_store_calibration_save(mp_store *s, const mp_store_calibration *c, mp_error *err)
+{
+	static const char sql[] =
+		"INSERT INTO calibration_runs (id, target, state, device_id, datasheet_id, results_json, finished_at)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+		" ON CONFLICT (id) DO UPDATE SET target = excluded.target, state = excluded.state,"
+		" device_id = excluded.device_id, datasheet_id = excluded.datasheet_id,"
+		" results_json = excluded.results_json, finished_at = excluded.finished_at";
+	sqlite3_stmt *st = NULL;
+	mp_status rc = MP_OK;
+
+	pthread_mutex_lock(&s->lock);
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		rc = db_fail(err, s->db, "write calibration");
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, c->id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, c->target, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, c->state, -1, SQLITE_STATIC);
+	bind_text_or_null(st, 4, c->device_id);
+	bind_text_or_null(st, 5, c->datasheet_id);
+	bind_text_or_null(st, 6, c->results_json);
+	bind_text_or_null(st, 7, c->finished_at);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		rc = sqlite3_errcode(s->db) == SQLITE_CONSTRAINT ? mp_fail(err, MP_EINVAL, "", "%s", sqlite3_errmsg(s->db))
+								  : db_fail(err, s->db, "write calibration");
+out:
+	sqlite3_finalize(st);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+void mp_store_calibration_free(mp_store_calibration *c)
+{
+	if (c) {
+		free(c->results_json);
+		c->results_json = NULL;
+	}
+}
+
+mp_status mp_store_calibration_get(mp_store *s, const char *id, mp_store_calibration *out, mp_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	mp_status rc = MP_OK;
+	int step;
+
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&s->lock);
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT id, target, state, device_id, datasheet_id, created_at, finished_at, results_json"
+			       " FROM calibration_runs WHERE id = ?1",
+			       -1, &st, NULL) != SQLITE_OK) {
+		rc = db_fail(err, s->db, "read calibration");
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	step = sqlite3_step(st);
+	if (step == SQLITE_ROW) {
+		const unsigned char *r = sqlite3_column_text(st, 7);
+
+		col_text(st, 0, out->id, sizeof(out->id));
+		col_text(st, 1, out->target, sizeof(out->target));
+		col_text(st, 2, out->state, sizeof(out->state));
+		col_text(st, 3, out->device_id, sizeof(out->device_id));
+		col_text(st, 4, out->datasheet_id, sizeof(out->datasheet_id));
+		col_text(st, 5, out->created_at, sizeof(out->created_at));
+		col_text(st, 6, out->finished_at, sizeof(out->finished_at));
+		if (r && (out->results_json = strdup((const char *)r)) == NULL)
+			rc = mp_fail(err, MP_ENOMEM, "", "out of memory");
+	} else if (step == SQLITE_DONE) {
+		rc = mp_fail(err, MP_ENOTFOUND, "/id", "no calibration with id '%s'", id);
+	} else {
+		rc = db_fail(err, s->db, "read calibration");
+	}
 out:
 	sqlite3_finalize(st);
 	pthread_mutex_unlock(&s->lock);

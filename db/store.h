@@ -72,6 +72,34 @@ typedef mp_status (*mp_store_device_fn)(const mp_store_device *d, void *ctx);
 mp_status mp_store_device_list(mp_store *s, const char *after, int limit, mp_store_device_fn fn, void *ctx,
 			       int *more, mp_error *err);
 
+/*
+ * Creates or replaces the device d->id with its peaks (peak_flops_per_second > 0 only), in one transaction.
+ * created_at is kept on replace; updated_at is set to now. Errors: MP_EINVAL (a CHECK failed, e.g. source
+ * not one of datasheet/measured/user), MP_EDB.
+ */
+mp_status mp_store_device_put(mp_store *s, const mp_store_device *d, mp_error *err);
+
+/* Deletes a device and its peaks. Errors: MP_ENOTFOUND, MP_EDB. */
+mp_status mp_store_device_delete(mp_store *s, const char *id, mp_error *err);
+
+/* ----- calibration runs (one row per job; history per device) ----- */
+typedef struct mp_store_calibration {
+	char id[40];			/* job id */
+	char target[32];		/* "gpu:0", "cpu" */
+	char state[16];			/* "queued", "running", "succeeded", "failed", "cancelled" */
+	char device_id[MP_STORE_ID_MAX];	/* measured profile it produced, "" until then */
+	char datasheet_id[MP_STORE_ID_MAX];	/* the datasheet profile it is compared with, "" if none */
+	char created_at[32];
+	char finished_at[32];		/* "" while not finished */
+	char *results_json;		/* heap, owned; NULL or a JSON document; free with mp_store_calibration_free */
+} mp_store_calibration;
+
+/* Inserts or replaces run c (by id). created_at is set by the store on insert. Errors: MP_EDB. */
+mp_status mp_store_calibration_save(mp_store *s, const mp_store_calibration *c, mp_error *err);
+/* Fills *out (results_json owned by *out). Errors: MP_ENOTFOUND, MP_EDB, MP_ENOMEM. */
+mp_status mp_store_calibration_get(mp_store *s, const char *id, mp_store_calibration *out, mp_error *err);
+void mp_store_calibration_free(mp_store_calibration *c);
+
 typedef struct mp_store_model {
 	char id[MP_STORE_ID_MAX];
 	char model_type[32];
