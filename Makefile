@@ -10,12 +10,14 @@ SHARED  ?= ../shared
 LISTEN  ?= 127.0.0.1:8080
 DB      ?= var/memplan.db
 
-PLANNER_SRC := planner/core.c planner/model.c planner/device.c planner/inference.c planner/training.c
+PLANNER_SRC := planner/core.c planner/model.c planner/device.c planner/inference.c planner/training.c \
+               planner/roofline.c planner/step.c
 DB_SRC      := db/store.c
 KERNELS_SRC := kernels/calib_stub.c
 DAEMON_SRC  := daemon/hf_config.c daemon/decode.c daemon/reply.c daemon/routes.c daemon/server.c \
                daemon/query.c daemon/plan.c daemon/plan_inference.c daemon/plan_training.c daemon/h_health.c daemon/h_devices.c daemon/h_models.c \
                daemon/h_plan.c
+DAEMON_SRC  += daemon/roofline_doc.c daemon/svg.c daemon/h_roofline.c daemon/roofline_cli.c
 MAIN_SRC    := daemon/main.c
 
 GEN_SRC     := $(BUILD)/gen/presets.c $(BUILD)/gen/openapi.c
@@ -29,6 +31,7 @@ DAEMON_OBJ  := $(call obj,$(DAEMON_SRC)) $(BUILD)/gen/openapi.o
 CORE_OBJ    := $(DAEMON_OBJ) $(DB_OBJ) $(KERNELS_OBJ) $(PLANNER_OBJ)
 
 TESTS := $(BUILD)/tests/test_planner $(BUILD)/tests/test_models $(BUILD)/tests/test_store $(BUILD)/tests/test_http
+TESTS += $(BUILD)/tests/test_roofline
 
 .PHONY: all run test deps clean lint
 all: $(BUILD)/memplan
@@ -69,6 +72,10 @@ $(BUILD)/tests/test_store: $(call obj,tests/test_store.c tests/refs.c) $(CORE_OB
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
 $(BUILD)/tests/test_http: $(call obj,tests/test_http.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
+
+$(BUILD)/tests/test_roofline.o: CFLAGS += $(shell pkg-config --cflags libxml-2.0)
+$(BUILD)/tests/test_roofline: $(call obj,tests/test_roofline.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(shell pkg-config --libs libxml-2.0) $(LDLIBS)
 
 test: deps
 	@$(MAKE) --no-print-directory $(TESTS) $(BUILD)/memplan

@@ -10,6 +10,7 @@
 
 #include "daemon.h"
 #include "plan.h"
+#include "roofline_doc.h"
 
 static const char usage[] =
 	"memplan " MP_VERSION ": GPU memory and roofline planner for LLM training and inference\n"
@@ -19,6 +20,10 @@ static const char usage[] =
 	"                                                    database var/memplan.db, created and seeded)\n"
 	"  memplan plan inference|training --json FILE [--db PATH]\n"
 	"                                                    run a plan request (the API's JSON body) locally\n"
+	"  memplan roofline --device ID [--db PATH] [--json] [--svg FILE] [--model ID [--batch N]\n"
+	"                   [--context N] [--prompt N]] [OP...]\n"
+	"                                                    roofline table and chart; OP is KIND:key=value,...\n"
+	"                                                    e.g. matmul:m=1,k=4096,n=4096,dtype=bf16\n"
 	"  memplan --help                                    this text\n"
 	"  memplan --version                                 the version\n";
 
@@ -182,6 +187,8 @@ int main(int argc, char **argv)
 		return serve(argc - 2, argv + 2);
 	if (strcmp(argv[1], "plan") == 0)
 		return plan(argc - 2, argv + 2);
+	if (strcmp(argv[1], "roofline") == 0)
+		return mpd_roofline_cli(argc - 2, argv + 2, usage);
 	fprintf(stderr, "memplan: unknown command '%s'\n\n%s", argv[1], usage);
 	return 2;
 }

@@ -8,6 +8,7 @@
 
 #include "decode.h"
 #include "plan.h"
+#include "roofline_doc.h"
 
 #define ADD_U64(obj, key, v) cJSON_AddNumberToObject((obj), (key), (double)(v))
 
@@ -88,6 +89,8 @@ mp_status mpd_plan_inference(mp_store *store, const cJSON *body, cJSON **out, mp
 	ADD_U64(o, "total_bytes", mem.total_bytes);
 	if (have_dev)
 		cJSON_AddItemToObject(doc, "fit", mpd_fit_json(&fit, &dev));
+	if (have_dev)
+		cJSON_AddItemToObject(doc, "performance", mpd_performance_json(&m, &ib.req, &dev.hw));
 	notes = cJSON_AddArrayToObject(doc, "notes");
 	cJSON_AddItemToArray(notes, cJSON_CreateString(
 		"kv_cache_bytes = 2 x layers x kv_heads x head_dim x sequence_length x batch_size x bytes of "

@@ -21,5 +21,6 @@
 #include "mp_device.h"
 #include "mp_inference.h"
 #include "mp_training.h"
+#include "mp_roofline.h"
 
 #endif /* MEMPLAN_H */

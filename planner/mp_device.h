@@ -19,6 +19,11 @@ typedef struct mp_device {
 	uint32_t sm_count;
 	double boost_clock_hz;
 	uint64_t cuda_context_bytes;		/* per-process context overhead; 0 = the default below */
+	/* roofline extras (append only); 0 = unknown. Inline profiles carry them; see mp_roofline.h. */
+	double vector_flops_per_second[MP_DTYPE_COUNT];	/* non-tensor (CUDA-core) dense rates */
+	double l2_bandwidth_bytes_per_second;
+	double shared_memory_bandwidth_bytes_per_second;	/* all SMs together */
+	double memory_latency_seconds;		/* a dependent DRAM load (pointer chase) */
 } mp_device;
 
 /* CUDA context overhead measured right after context creation on an H200 with CUDA 13.0:
