@@ -328,7 +328,7 @@ char *mpd_roofline_svg(const mpd_chart *c)
 	}
 	sb_printf(&b, "</g>\n");
 	/* legend */
-	snprintf(num, sizeof(num), "%.3g", c->bandwidth / 1e9);
+	snprintf(num, sizeof(num), "%.0f", c->bandwidth / 1e9);
 	sb_printf(&b,
 		  "<g id=\"legend\" transform=\"translate(%d %d)\">\n"
 		  "<line x1=\"0\" y1=\"0\" x2=\"24\" y2=\"0\" stroke=\"#1f77b4\" stroke-width=\"2.5\"/>"
