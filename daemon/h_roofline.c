@@ -53,7 +53,7 @@ static enum MHD_Result collect_op(void *cls, enum MHD_ValueKind kind, const char
 mp_status mpd_h_device_roofline_svg(mpd_request *req, mpd_reply *rep)
 {
 	cJSON *body = cJSON_CreateObject(), *doc = NULL;
-	op_args a = { 0 };
+	op_args a = {0};
 	const char *ridge = mpd_query(req, "ridge_dtype");
 	mpd_chart *chart = NULL;
 	mp_status st;
@@ -74,7 +74,8 @@ mp_status mpd_h_device_roofline_svg(mpd_request *req, mpd_reply *rep)
 		if (strncmp(rep->err.field, "/ops/", 5) == 0 || strcmp(rep->err.field, "/ridge_dtype") == 0) {
 			char f[sizeof(rep->err.field)];
 
-			snprintf(f, sizeof(f), "?%s", strcmp(rep->err.field, "/ridge_dtype") == 0 ? "ridge_dtype" : "op");
+			snprintf(f, sizeof(f), "?%s",
+			         strcmp(rep->err.field, "/ridge_dtype") == 0 ? "ridge_dtype" : "op");
 			memcpy(rep->err.field, f, sizeof(f));
 		}
 		goto out;

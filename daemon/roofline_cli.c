@@ -38,18 +38,19 @@ static void print_table(const cJSON *doc)
 	for (int ph = 0; tr && ph < 2; ph++) {
 		const cJSON *s = cJSON_GetObjectItemCaseSensitive(tr, ph ? "prefill" : "decode");
 
-		printf("\n%s step: %.4g ms, %.4g tokens/s per sequence, %.4g in total, %s-bound\n", ph ? "Prefill" : "Decode",
+		printf("\n%s step: %.4g ms, %.4g tokens/s per sequence, %.4g in total, %s-bound\n",
+		       ph ? "Prefill" : "Decode",
 		       cJSON_GetObjectItemCaseSensitive(s, "step_seconds")->valuedouble * 1e3,
 		       cJSON_GetObjectItemCaseSensitive(s, "tokens_per_second_per_sequence")->valuedouble,
 		       cJSON_GetObjectItemCaseSensitive(s, "tokens_per_second_total")->valuedouble,
 		       cJSON_GetObjectItemCaseSensitive(s, "bound")->valuestring);
 		printf("  %-18s %6s %12s %-8s %12s\n", "op", "count", "FLOP/B", "bound", "total (us)");
-		cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(s, "ops"))
-			printf("  %-18s %6.0f %12.4g %-8s %12.4g\n", cJSON_GetObjectItemCaseSensitive(o, "name")->valuestring,
-			       cJSON_GetObjectItemCaseSensitive(o, "count")->valuedouble,
-			       cJSON_GetObjectItemCaseSensitive(o, "arithmetic_intensity_flops_per_byte")->valuedouble,
-			       cJSON_GetObjectItemCaseSensitive(o, "bound")->valuestring,
-			       cJSON_GetObjectItemCaseSensitive(o, "total_seconds")->valuedouble * 1e6);
+		cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(s, "ops")) printf(
+		    "  %-18s %6.0f %12.4g %-8s %12.4g\n", cJSON_GetObjectItemCaseSensitive(o, "name")->valuestring,
+		    cJSON_GetObjectItemCaseSensitive(o, "count")->valuedouble,
+		    cJSON_GetObjectItemCaseSensitive(o, "arithmetic_intensity_flops_per_byte")->valuedouble,
+		    cJSON_GetObjectItemCaseSensitive(o, "bound")->valuestring,
+		    cJSON_GetObjectItemCaseSensitive(o, "total_seconds")->valuedouble * 1e6);
 	}
 	if (tr) {
 		const cJSON *b = cJSON_GetObjectItemCaseSensitive(tr, "decode_compute_bound_batch");
@@ -65,7 +66,7 @@ static void print_table(const cJSON *doc)
 int mpd_roofline_cli(int argc, char **argv, const char *usage)
 {
 	mpd_daemon d;
-	mp_error err = { { 0 }, { 0 } };
+	mp_error err = {{0}, {0}};
 	cJSON *body = cJSON_CreateObject(), *ops, *doc = NULL, *tr = NULL;
 	const char *device = NULL, *svg = NULL;
 	bool json = false;
@@ -94,7 +95,8 @@ int mpd_roofline_cli(int argc, char **argv, const char *usage)
 			if (tr == NULL)
 				tr = cJSON_AddObjectToObject(body, "transformer");
 			cJSON_AddStringToObject(tr, "model", argv[++i]);
-		} else if ((strcmp(a, "--batch") == 0 || strcmp(a, "--context") == 0 || strcmp(a, "--prompt") == 0) && v) {
+		} else if ((strcmp(a, "--batch") == 0 || strcmp(a, "--context") == 0 || strcmp(a, "--prompt") == 0) &&
+		           v) {
 			char *end = NULL;
 			double n = strtod(argv[++i], &end);
 
@@ -102,7 +104,11 @@ int mpd_roofline_cli(int argc, char **argv, const char *usage)
 				fprintf(stderr, "memplan roofline: %s takes a number and needs --model before it\n", a);
 				goto out;
 			}
-			cJSON_AddNumberToObject(tr, a[2] == 'b' ? "batch_size" : a[2] == 'c' ? "context_tokens" : "prompt_tokens", n);
+			cJSON_AddNumberToObject(tr,
+			                        a[2] == 'b'   ? "batch_size"
+			                        : a[2] == 'c' ? "context_tokens"
+			                                      : "prompt_tokens",
+			                        n);
 		} else if (a[0] != '-' && strchr(a, ':')) {
 			cJSON *op;
 			char field[32];
@@ -129,8 +135,8 @@ int mpd_roofline_cli(int argc, char **argv, const char *usage)
 	if (st == MP_OK)
 		st = mpd_roofline(d.store, body, &doc, &err);
 	if (st != MP_OK) {
-		fprintf(stderr, "memplan roofline: %s%s%s: %s\n", mp_status_str(st), err.field[0] ? " at " : "", err.field,
-			err.message);
+		fprintf(stderr, "memplan roofline: %s%s%s: %s\n", mp_status_str(st), err.field[0] ? " at " : "",
+		        err.field, err.message);
 		goto out;
 	}
 	{

@@ -24,31 +24,39 @@ typedef struct inline_device {
 	uint64_t sm_count, memory_bytes, l2_cache_bytes;
 } inline_device;
 
-#define DBL(nm, member, lo, hi, req)                                                                          \
-	{ .name = nm, .type = MPD_F_DOUBLE, .required = req, .offset = offsetof(inline_device, member), .dmin = lo, \
-	  .dmax = hi }
+#define DBL(nm, member, lo, hi, req)                                                                                   \
+	{                                                                                                              \
+		.name = nm, .type = MPD_F_DOUBLE, .required = req, .offset = offsetof(inline_device, member),          \
+		.dmin = lo, .dmax = hi                                                                                 \
+	}
 
 static const mpd_field device_fields[] = {
-	{ .name = "id", .type = MPD_F_STRING, .offset = offsetof(inline_device, id), .size = MP_STORE_ID_MAX },
-	{ .name = "name", .type = MPD_F_STRING, .offset = offsetof(inline_device, name), .size = 128 },
-	DBL("memory_bandwidth_bytes_per_second", bandwidth, 1e3, 1e16, true),
-	{ .name = "peak_flops_per_second", .type = MPD_F_ANY, .required = true },
-	{ .name = "vector_flops_per_second", .type = MPD_F_ANY },
-	DBL("l2_bandwidth_bytes_per_second", l2_bandwidth, 1e3, 1e17, false),
-	DBL("shared_memory_bandwidth_bytes_per_second", shared_bandwidth, 1e3, 1e18, false),
-	DBL("memory_latency_seconds", latency_seconds, 1e-12, 1, false),
-	DBL("memory_latency_cycles", latency_cycles, 1, 1e9, false),
-	DBL("boost_clock_hz", clock_hz, 1e3, 1e12, false),
-	{ .name = "sm_count", .type = MPD_F_U64, .offset = offsetof(inline_device, sm_count), .min = 0, .max = 1 << 20 },
-	{ .name = "memory_bytes", .type = MPD_F_U64, .offset = offsetof(inline_device, memory_bytes), .min = 0,
-	  .max = UINT64_C(1) << 53 },
-	{ .name = "l2_cache_bytes", .type = MPD_F_U64, .offset = offsetof(inline_device, l2_cache_bytes), .min = 0,
-	  .max = UINT64_C(1) << 53 },
+    {.name = "id", .type = MPD_F_STRING, .offset = offsetof(inline_device, id), .size = MP_STORE_ID_MAX},
+    {.name = "name", .type = MPD_F_STRING, .offset = offsetof(inline_device, name), .size = 128},
+    DBL("memory_bandwidth_bytes_per_second", bandwidth, 1e3, 1e16, true),
+    {.name = "peak_flops_per_second", .type = MPD_F_ANY, .required = true},
+    {.name = "vector_flops_per_second", .type = MPD_F_ANY},
+    DBL("l2_bandwidth_bytes_per_second", l2_bandwidth, 1e3, 1e17, false),
+    DBL("shared_memory_bandwidth_bytes_per_second", shared_bandwidth, 1e3, 1e18, false),
+    DBL("memory_latency_seconds", latency_seconds, 1e-12, 1, false),
+    DBL("memory_latency_cycles", latency_cycles, 1, 1e9, false),
+    DBL("boost_clock_hz", clock_hz, 1e3, 1e12, false),
+    {.name = "sm_count", .type = MPD_F_U64, .offset = offsetof(inline_device, sm_count), .min = 0, .max = 1 << 20},
+    {.name = "memory_bytes",
+     .type = MPD_F_U64,
+     .offset = offsetof(inline_device, memory_bytes),
+     .min = 0,
+     .max = UINT64_C(1) << 53},
+    {.name = "l2_cache_bytes",
+     .type = MPD_F_U64,
+     .offset = offsetof(inline_device, l2_cache_bytes),
+     .min = 0,
+     .max = UINT64_C(1) << 53},
 };
 
 /* {"bf16": 989.4e12, ...} into rates[]; errors name "<pointer>/<key>". */
 static mp_status decode_peaks(const cJSON *o, const char *pointer, double rates[MP_DTYPE_COUNT], bool required,
-			      mp_error *err)
+                              mp_error *err)
 {
 	const cJSON *v;
 	char field[96];
@@ -64,8 +72,10 @@ static mp_status decode_peaks(const cJSON *o, const char *pointer, double rates[
 
 		snprintf(field, sizeof(field), "%s/%.40s", pointer, v->string);
 		if (dt == MP_DTYPE_INVALID)
-			return mp_fail(err, MP_EINVAL, field, "'%.40s' is not a dtype (fp64, fp32, tf32, bf16, fp16, "
-				       "fp8_e4m3, fp8_e5m2, int8, ...)", v->string);
+			return mp_fail(err, MP_EINVAL, field,
+			               "'%.40s' is not a dtype (fp64, fp32, tf32, bf16, fp16, "
+			               "fp8_e4m3, fp8_e5m2, int8, ...)",
+			               v->string);
 		if (!cJSON_IsNumber(v) || !(v->valuedouble > 0) || v->valuedouble > 1e19)
 			return mp_fail(err, MP_EINVAL, field, "a peak is a dense rate in FLOP/s, > 0 and <= 1e19");
 		rates[dt] = v->valuedouble;
@@ -77,7 +87,7 @@ static mp_status decode_peaks(const cJSON *o, const char *pointer, double rates[
 }
 
 typedef struct resolved_device {
-	char id[MP_STORE_ID_MAX];	/* "" for an inline profile without one */
+	char id[MP_STORE_ID_MAX]; /* "" for an inline profile without one */
 	char name[128];
 	mp_device hw;
 } resolved_device;
@@ -99,7 +109,7 @@ static mp_status resolve_device(mp_store *store, const cJSON *v, resolved_device
 			out->hw = sd->hw;
 		} else if (st == MP_ENOTFOUND) {
 			mp_fail(err, MP_ENOTFOUND, "/device", "no device '%.60s'; GET /v1/devices lists them",
-				v->valuestring);
+			        v->valuestring);
 		}
 		free(sd);
 		return st;
@@ -108,28 +118,31 @@ static mp_status resolve_device(mp_store *store, const cJSON *v, resolved_device
 		inline_device in;
 
 		memset(&in, 0, sizeof(in));
-		st = mpd_decode_fields(v, "/device", device_fields, sizeof(device_fields) / sizeof(device_fields[0]), &in,
-				       err);
+		st = mpd_decode_fields(v, "/device", device_fields, sizeof(device_fields) / sizeof(device_fields[0]),
+		                       &in, err);
 		if (st == MP_OK)
 			st = decode_peaks(cJSON_GetObjectItemCaseSensitive(v, "peak_flops_per_second"),
-					  "/device/peak_flops_per_second", out->hw.peak_flops_per_second, true, err);
+			                  "/device/peak_flops_per_second", out->hw.peak_flops_per_second, true, err);
 		if (st == MP_OK)
 			st = decode_peaks(cJSON_GetObjectItemCaseSensitive(v, "vector_flops_per_second"),
-					  "/device/vector_flops_per_second", out->hw.vector_flops_per_second, false, err);
+			                  "/device/vector_flops_per_second", out->hw.vector_flops_per_second, false,
+			                  err);
 		if (st != MP_OK)
 			return st;
 		if (in.latency_cycles > 0 && in.latency_seconds > 0)
-			return mp_fail(err, MP_EINVAL, "/device/memory_latency_cycles",
-				       "give memory_latency_seconds or memory_latency_cycles (with boost_clock_hz), not both");
+			return mp_fail(
+			    err, MP_EINVAL, "/device/memory_latency_cycles",
+			    "give memory_latency_seconds or memory_latency_cycles (with boost_clock_hz), not both");
 		if (in.latency_cycles > 0 && !(in.clock_hz > 0))
 			return mp_fail(err, MP_EINVAL, "/device/boost_clock_hz",
-				       "memory_latency_cycles needs boost_clock_hz to become seconds");
+			               "memory_latency_cycles needs boost_clock_hz to become seconds");
 		snprintf(out->id, sizeof(out->id), "%s", in.id);
 		snprintf(out->name, sizeof(out->name), "%s", in.name[0] ? in.name : "inline profile");
 		out->hw.memory_bandwidth_bytes_per_second = in.bandwidth;
 		out->hw.l2_bandwidth_bytes_per_second = in.l2_bandwidth;
 		out->hw.shared_memory_bandwidth_bytes_per_second = in.shared_bandwidth;
-		out->hw.memory_latency_seconds = in.latency_cycles > 0 ? in.latency_cycles / in.clock_hz : in.latency_seconds;
+		out->hw.memory_latency_seconds =
+		    in.latency_cycles > 0 ? in.latency_cycles / in.clock_hz : in.latency_seconds;
 		out->hw.boost_clock_hz = in.clock_hz;
 		out->hw.sm_count = (uint32_t)in.sm_count;
 		out->hw.memory_bytes = in.memory_bytes;
@@ -137,18 +150,29 @@ static mp_status resolve_device(mp_store *store, const cJSON *v, resolved_device
 		return MP_OK;
 	}
 	return mp_fail(err, MP_EINVAL, "/device",
-		       "device is required: a stored id (\"h100-sxm5-80gb\") or an inline profile with "
-		       "memory_bandwidth_bytes_per_second and peak_flops_per_second");
+	               "device is required: a stored id (\"h100-sxm5-80gb\") or an inline profile with "
+	               "memory_bandwidth_bytes_per_second and peak_flops_per_second");
 }
 
 /* ----- operations ----------------------------------------------------------------------------------------- */
 
-enum { K_RAW, K_ELEMENTWISE, K_REDUCTION, K_SOFTMAX, K_LAYERNORM, K_RMSNORM, K_MATVEC, K_MATMUL, K_ATTENTION, K_DECODE };
-static const char *const kind_names[] = { "raw",     "elementwise", "reduction", "softmax",   "layernorm",
-					  "rmsnorm", "matvec",      "matmul",    "attention", "decode",    NULL };
-static const char *const impl_names[] = { "fused", "eager", NULL };
-static const char *const phase_names[] = { "prefill", "decode", NULL };
-static const char *const unit_names[] = { "vector", "matrix", NULL };
+enum {
+	K_RAW,
+	K_ELEMENTWISE,
+	K_REDUCTION,
+	K_SOFTMAX,
+	K_LAYERNORM,
+	K_RMSNORM,
+	K_MATVEC,
+	K_MATMUL,
+	K_ATTENTION,
+	K_DECODE
+};
+static const char *const kind_names[] = {"raw",    "elementwise", "reduction", "softmax", "layernorm", "rmsnorm",
+                                         "matvec", "matmul",      "attention", "decode",  NULL};
+static const char *const impl_names[] = {"fused", "eager", NULL};
+static const char *const phase_names[] = {"prefill", "decode", NULL};
+static const char *const unit_names[] = {"vector", "matrix", NULL};
 
 typedef struct op_body {
 	int kind;
@@ -164,54 +188,91 @@ typedef struct op_body {
 
 #define ALL_DTYPES (0xffffffffu & ~1u)
 #define BIG (UINT64_C(1) << 53)
-#define F_U64(nm, req, lo) \
-	{ .name = #nm, .type = MPD_F_U64, .required = req, .offset = offsetof(op_body, nm), .min = lo, .max = BIG }
-#define F_DT(nm, req) { .name = #nm, .type = MPD_F_DTYPE, .required = req, .offset = offsetof(op_body, nm), .dtypes = ALL_DTYPES }
-#define F_COMMON(dtreq)                                                                                       \
-	{ .name = "op", .type = MPD_F_ANY }, { .name = "label", .type = MPD_F_STRING, .offset = offsetof(op_body, label), .size = 64 }, \
-	F_DT(dtype, dtreq),                                                                                   \
-	{ .name = "measured_seconds", .type = MPD_F_DOUBLE, .offset = offsetof(op_body, measured_seconds), .dmin = 1e-12, .dmax = 1e9 }
+#define F_U64(nm, req, lo)                                                                                             \
+	{                                                                                                              \
+		.name = #nm, .type = MPD_F_U64, .required = req, .offset = offsetof(op_body, nm), .min = lo,           \
+		.max = BIG                                                                                             \
+	}
+#define F_DT(nm, req)                                                                                                  \
+	{                                                                                                              \
+		.name = #nm, .type = MPD_F_DTYPE, .required = req, .offset = offsetof(op_body, nm),                    \
+		.dtypes = ALL_DTYPES                                                                                   \
+	}
+#define F_COMMON(dtreq)                                                                                                \
+	{.name = "op", .type = MPD_F_ANY},                                                                             \
+	    {.name = "label", .type = MPD_F_STRING, .offset = offsetof(op_body, label), .size = 64},                   \
+	    F_DT(dtype, dtreq),                                                                                        \
+	{                                                                                                              \
+		.name = "measured_seconds", .type = MPD_F_DOUBLE, .offset = offsetof(op_body, measured_seconds),       \
+		.dmin = 1e-12, .dmax = 1e9                                                                             \
+	}
 
 static const mpd_field raw_fields[] = {
-	F_COMMON(false),
-	{ .name = "flops", .type = MPD_F_DOUBLE, .required = true, .offset = offsetof(op_body, flops), .dmin = 0, .dmax = 1e30 },
-	F_U64(bytes, true, 0), F_U64(l2_bytes, false, 0), F_U64(shared_memory_bytes, false, 0),
-	{ .name = "unit", .type = MPD_F_ENUM, .offset = offsetof(op_body, unit), .names = unit_names },
+    F_COMMON(false),
+    {.name = "flops",
+     .type = MPD_F_DOUBLE,
+     .required = true,
+     .offset = offsetof(op_body, flops),
+     .dmin = 0,
+     .dmax = 1e30},
+    F_U64(bytes, true, 0),
+    F_U64(l2_bytes, false, 0),
+    F_U64(shared_memory_bytes, false, 0),
+    {.name = "unit", .type = MPD_F_ENUM, .offset = offsetof(op_body, unit), .names = unit_names},
 };
 static const mpd_field elementwise_fields[] = {
-	F_COMMON(true), F_U64(elements, true, 1), F_U64(inputs, false, 0), F_U64(outputs, false, 0),
-	{ .name = "flops_per_element", .type = MPD_F_DOUBLE, .offset = offsetof(op_body, flops_per_element), .dmin = 0, .dmax = 1e6 },
+    F_COMMON(true),
+    F_U64(elements, true, 1),
+    F_U64(inputs, false, 0),
+    F_U64(outputs, false, 0),
+    {.name = "flops_per_element",
+     .type = MPD_F_DOUBLE,
+     .offset = offsetof(op_body, flops_per_element),
+     .dmin = 0,
+     .dmax = 1e6},
 };
-static const mpd_field rows_cols_fields[] = { F_COMMON(true), F_U64(rows, true, 1), F_U64(cols, true, 1) };
+static const mpd_field rows_cols_fields[] = {F_COMMON(true), F_U64(rows, true, 1), F_U64(cols, true, 1)};
 static const mpd_field matvec_fields[] = {
-	F_COMMON(false), F_U64(k, true, 1), F_U64(n, true, 1), F_DT(a_dtype, false), F_DT(b_dtype, false),
-	F_DT(c_dtype, false), F_DT(compute_dtype, false),
+    F_COMMON(false),      F_U64(k, true, 1),    F_U64(n, true, 1),          F_DT(a_dtype, false),
+    F_DT(b_dtype, false), F_DT(c_dtype, false), F_DT(compute_dtype, false),
 };
 static const mpd_field matmul_fields[] = {
-	F_COMMON(false), F_U64(m, true, 1), F_U64(k, true, 1), F_U64(n, true, 1), F_DT(a_dtype, false),
-	F_DT(b_dtype, false), F_DT(c_dtype, false), F_DT(compute_dtype, false),
+    F_COMMON(false),      F_U64(m, true, 1),    F_U64(k, true, 1),    F_U64(n, true, 1),
+    F_DT(a_dtype, false), F_DT(b_dtype, false), F_DT(c_dtype, false), F_DT(compute_dtype, false),
 };
 static const mpd_field attention_fields[] = {
-	F_COMMON(true), F_U64(batch, false, 1), F_U64(heads, true, 1), F_U64(kv_heads, false, 1),
-	F_U64(head_dim, true, 1), F_U64(q_tokens, false, 1), F_U64(kv_tokens, true, 1), F_DT(kv_dtype, false),
-	{ .name = "causal", .type = MPD_F_BOOL, .offset = offsetof(op_body, causal) },
-	{ .name = "implementation", .type = MPD_F_ENUM, .offset = offsetof(op_body, implementation), .names = impl_names },
-	{ .name = "phase", .type = MPD_F_ENUM, .offset = offsetof(op_body, phase), .names = phase_names },
+    F_COMMON(true),
+    F_U64(batch, false, 1),
+    F_U64(heads, true, 1),
+    F_U64(kv_heads, false, 1),
+    F_U64(head_dim, true, 1),
+    F_U64(q_tokens, false, 1),
+    F_U64(kv_tokens, true, 1),
+    F_DT(kv_dtype, false),
+    {.name = "causal", .type = MPD_F_BOOL, .offset = offsetof(op_body, causal)},
+    {.name = "implementation", .type = MPD_F_ENUM, .offset = offsetof(op_body, implementation), .names = impl_names},
+    {.name = "phase", .type = MPD_F_ENUM, .offset = offsetof(op_body, phase), .names = phase_names},
 };
 static const mpd_field decode_fields[] = {
-	F_COMMON(false), F_U64(weight_bytes, true, 1), F_U64(parameters, false, 0), F_U64(batch, false, 1),
-	F_U64(kv_cache_bytes_per_sequence, false, 0),
+    F_COMMON(false),
+    F_U64(weight_bytes, true, 1),
+    F_U64(parameters, false, 0),
+    F_U64(batch, false, 1),
+    F_U64(kv_cache_bytes_per_sequence, false, 0),
 };
 
 static const struct {
 	const mpd_field *fields;
 	size_t n;
 } kind_tables[] = {
-#define T(x) { x, sizeof(x) / sizeof(x[0]) }
-	[K_RAW] = T(raw_fields),	   [K_ELEMENTWISE] = T(elementwise_fields), [K_REDUCTION] = T(rows_cols_fields),
-	[K_SOFTMAX] = T(rows_cols_fields), [K_LAYERNORM] = T(rows_cols_fields),	    [K_RMSNORM] = T(rows_cols_fields),
-	[K_MATVEC] = T(matvec_fields),	   [K_MATMUL] = T(matmul_fields),	    [K_ATTENTION] = T(attention_fields),
-	[K_DECODE] = T(decode_fields),
+#define T(x)                                                                                                           \
+	{                                                                                                              \
+		x, sizeof(x) / sizeof(x[0])                                                                            \
+	}
+    [K_RAW] = T(raw_fields),           [K_ELEMENTWISE] = T(elementwise_fields), [K_REDUCTION] = T(rows_cols_fields),
+    [K_SOFTMAX] = T(rows_cols_fields), [K_LAYERNORM] = T(rows_cols_fields),     [K_RMSNORM] = T(rows_cols_fields),
+    [K_MATVEC] = T(matvec_fields),     [K_MATMUL] = T(matmul_fields),           [K_ATTENTION] = T(attention_fields),
+    [K_DECODE] = T(decode_fields),
 #undef T
 };
 
@@ -235,8 +296,8 @@ static mp_status decode_op(const cJSON *o, const char *pointer, op_body *body, m
 			k = i;
 	if (k < 0)
 		return mp_fail(err, MP_EINVAL, field,
-			       "op must be one of: raw, elementwise, reduction, softmax, layernorm, rmsnorm, matvec, "
-			       "matmul, attention, decode");
+		               "op must be one of: raw, elementwise, reduction, softmax, layernorm, rmsnorm, matvec, "
+		               "matmul, attention, decode");
 	body->kind = k;
 	body->dtype = MP_DTYPE_BF16;
 	body->inputs = 2;
@@ -346,7 +407,8 @@ static void add_roof(cJSON *o, const mp_roof *r)
 		cJSON_AddStringToObject(e, "level", level_name(i));
 		ADD_NUM(e, "bandwidth_bytes_per_second", l->bandwidth_bytes_per_second);
 		ADD_NUM(e, "bytes", l->bytes);
-		ADD_NUM(e, "arithmetic_intensity_flops_per_byte", isfinite(l->intensity_flops_per_byte) ? l->intensity_flops_per_byte : 0);
+		ADD_NUM(e, "arithmetic_intensity_flops_per_byte",
+		        isfinite(l->intensity_flops_per_byte) ? l->intensity_flops_per_byte : 0);
 		ADD_NUM(e, "attainable_flops_per_second", l->attainable_flops_per_second);
 		ADD_NUM(e, "time_seconds", l->time_seconds);
 		cJSON_AddItemToArray(levels, e);
@@ -398,24 +460,42 @@ typedef struct transformer_body {
 	int attention;
 } transformer_body;
 
-#define WDT (MPD_DT(MP_DTYPE_FP32) | MPD_DT(MP_DTYPE_BF16) | MPD_DT(MP_DTYPE_FP16) | MPD_DT(MP_DTYPE_FP8_E4M3) | \
-	     MPD_DT(MP_DTYPE_FP8_E5M2) | MPD_DT(MP_DTYPE_INT8) | MPD_DT(MP_DTYPE_INT4) | MPD_DT(MP_DTYPE_NF4) |     \
-	     MPD_DT(MP_DTYPE_Q8_0) | MPD_DT(MP_DTYPE_Q4_0) | MPD_DT(MP_DTYPE_Q4_K) | MPD_DT(MP_DTYPE_Q5_K) |       \
-	     MPD_DT(MP_DTYPE_Q6_K))
+#define WDT                                                                                                            \
+	(MPD_DT(MP_DTYPE_FP32) | MPD_DT(MP_DTYPE_BF16) | MPD_DT(MP_DTYPE_FP16) | MPD_DT(MP_DTYPE_FP8_E4M3) |           \
+	 MPD_DT(MP_DTYPE_FP8_E5M2) | MPD_DT(MP_DTYPE_INT8) | MPD_DT(MP_DTYPE_INT4) | MPD_DT(MP_DTYPE_NF4) |            \
+	 MPD_DT(MP_DTYPE_Q8_0) | MPD_DT(MP_DTYPE_Q4_0) | MPD_DT(MP_DTYPE_Q4_K) | MPD_DT(MP_DTYPE_Q5_K) |               \
+	 MPD_DT(MP_DTYPE_Q6_K))
 
 static const mpd_field transformer_fields[] = {
-	{ .name = "model", .type = MPD_F_ANY, .required = true },
-	{ .name = "weight_dtype", .type = MPD_F_DTYPE, .offset = offsetof(transformer_body, req.weight_dtype), .dtypes = WDT },
-	{ .name = "kv_cache_dtype", .type = MPD_F_DTYPE, .offset = offsetof(transformer_body, req.kv_cache_dtype), .dtypes = WDT },
-	{ .name = "activation_dtype", .type = MPD_F_DTYPE, .offset = offsetof(transformer_body, req.activation_dtype),
-	  .dtypes = MPD_DT(MP_DTYPE_FP32) | MPD_DT(MP_DTYPE_BF16) | MPD_DT(MP_DTYPE_FP16) | MPD_DT(MP_DTYPE_FP8_E4M3) },
-	{ .name = "batch_size", .type = MPD_F_U64, .offset = offsetof(transformer_body, req.batch_size), .min = 1,
-	  .max = MP_MAX_BATCH_SIZE },
-	{ .name = "context_tokens", .type = MPD_F_U64, .offset = offsetof(transformer_body, req.context_tokens), .min = 0,
-	  .max = MP_MAX_SEQUENCE_LENGTH },
-	{ .name = "prompt_tokens", .type = MPD_F_U64, .offset = offsetof(transformer_body, req.prompt_tokens), .min = 1,
-	  .max = MP_MAX_SEQUENCE_LENGTH },
-	{ .name = "attention", .type = MPD_F_ENUM, .offset = offsetof(transformer_body, attention), .names = impl_names },
+    {.name = "model", .type = MPD_F_ANY, .required = true},
+    {.name = "weight_dtype",
+     .type = MPD_F_DTYPE,
+     .offset = offsetof(transformer_body, req.weight_dtype),
+     .dtypes = WDT},
+    {.name = "kv_cache_dtype",
+     .type = MPD_F_DTYPE,
+     .offset = offsetof(transformer_body, req.kv_cache_dtype),
+     .dtypes = WDT},
+    {.name = "activation_dtype",
+     .type = MPD_F_DTYPE,
+     .offset = offsetof(transformer_body, req.activation_dtype),
+     .dtypes = MPD_DT(MP_DTYPE_FP32) | MPD_DT(MP_DTYPE_BF16) | MPD_DT(MP_DTYPE_FP16) | MPD_DT(MP_DTYPE_FP8_E4M3)},
+    {.name = "batch_size",
+     .type = MPD_F_U64,
+     .offset = offsetof(transformer_body, req.batch_size),
+     .min = 1,
+     .max = MP_MAX_BATCH_SIZE},
+    {.name = "context_tokens",
+     .type = MPD_F_U64,
+     .offset = offsetof(transformer_body, req.context_tokens),
+     .min = 0,
+     .max = MP_MAX_SEQUENCE_LENGTH},
+    {.name = "prompt_tokens",
+     .type = MPD_F_U64,
+     .offset = offsetof(transformer_body, req.prompt_tokens),
+     .min = 1,
+     .max = MP_MAX_SEQUENCE_LENGTH},
+    {.name = "attention", .type = MPD_F_ENUM, .offset = offsetof(transformer_body, attention), .names = impl_names},
 };
 
 /* Decode and prefill of a model on dev into a "transformer" block. */
@@ -440,14 +520,14 @@ static mp_status transformer_json(mp_store *store, const cJSON *t, const mp_devi
 	tb.req.context_tokens = 4096;
 	tb.req.prompt_tokens = 4096;
 	st = mpd_decode_fields(t, "/transformer", transformer_fields,
-			       sizeof(transformer_fields) / sizeof(transformer_fields[0]), &tb, err);
+	                       sizeof(transformer_fields) / sizeof(transformer_fields[0]), &tb, err);
 	if (st != MP_OK)
 		goto out;
 	tb.req.eager_attention = tb.attention == 1;
 	st = mpd_resolve_model(store, cJSON_GetObjectItemCaseSensitive(t, "model"), m, err);
 	if (st == MP_OK && !m->architecture_known)
 		st = mp_fail(err, MP_EINVAL, "/transformer/model",
-			     "the step analysis needs the architecture: a stored id or {\"hf_config\": {...}}");
+		             "the step analysis needs the architecture: a stored id or {\"hf_config\": {...}}");
 	if (st != MP_OK) {
 		if (strncmp(err->field, "/model", 6) == 0) {
 			char f[sizeof(err->field)];
@@ -484,17 +564,17 @@ out:
 /* ----- POST /v1/roofline ------------------------------------------------------------------------------------ */
 
 static const mpd_field roofline_fields[] = {
-	{ .name = "device", .type = MPD_F_ANY, .required = true },
-	{ .name = "ops", .type = MPD_F_ANY },
-	{ .name = "ridge_dtype", .type = MPD_F_DTYPE, .dtypes = ALL_DTYPES },
-	{ .name = "transformer", .type = MPD_F_ANY },
+    {.name = "device", .type = MPD_F_ANY, .required = true},
+    {.name = "ops", .type = MPD_F_ANY},
+    {.name = "ridge_dtype", .type = MPD_F_DTYPE, .dtypes = ALL_DTYPES},
+    {.name = "transformer", .type = MPD_F_ANY},
 };
 
 mp_status mpd_roofline(mp_store *store, const cJSON *body, cJSON **out, mp_error *err)
 {
 	struct {
 		mp_dtype ridge_dtype;
-	} top = { MP_DTYPE_BF16 };
+	} top = {MP_DTYPE_BF16};
 	resolved_device dev;
 	const cJSON *ops = cJSON_GetObjectItemCaseSensitive(body, "ops"), *o;
 	cJSON *doc = NULL, *d, *arr, *warnings, *notes, *tr = NULL;
@@ -503,7 +583,8 @@ mp_status mpd_roofline(mp_store *store, const cJSON *body, cJSON **out, mp_error
 	mp_dtype used;
 
 	*out = NULL;
-	st = mpd_decode_fields(body, "", roofline_fields, sizeof(roofline_fields) / sizeof(roofline_fields[0]), &top, err);
+	st = mpd_decode_fields(body, "", roofline_fields, sizeof(roofline_fields) / sizeof(roofline_fields[0]), &top,
+	                       err);
 	if (st != MP_OK)
 		return st;
 	st = resolve_device(store, cJSON_GetObjectItemCaseSensitive(body, "device"), &dev, err);
@@ -513,7 +594,7 @@ mp_status mpd_roofline(mp_store *store, const cJSON *body, cJSON **out, mp_error
 		return mp_fail(err, MP_EINVAL, "/device", "the device has no memory bandwidth");
 	if (ops && (!cJSON_IsArray(ops) || cJSON_GetArraySize(ops) > MPD_ROOFLINE_MAX_OPS))
 		return mp_fail(err, MP_EINVAL, "/ops", "ops must be an array of at most %d operations",
-			       MPD_ROOFLINE_MAX_OPS);
+		               MPD_ROOFLINE_MAX_OPS);
 	if (ops == NULL && cJSON_GetObjectItemCaseSensitive(body, "transformer") == NULL)
 		return mp_fail(err, MP_EINVAL, "/ops", "give ops (an array of operations) or transformer (a model)");
 
@@ -545,8 +626,8 @@ mp_status mpd_roofline(mp_store *store, const cJSON *body, cJSON **out, mp_error
 	if (dev.hw.memory_latency_seconds > 0) {
 		mp_littles_law l;
 
-		if (mp_little(dev.hw.memory_bandwidth_bytes_per_second, dev.hw.memory_latency_seconds, dev.hw.sm_count, &l,
-			      NULL) == MP_OK) {
+		if (mp_little(dev.hw.memory_bandwidth_bytes_per_second, dev.hw.memory_latency_seconds, dev.hw.sm_count,
+		              &l, NULL) == MP_OK) {
 			cJSON *ll = cJSON_AddObjectToObject(doc, "littles_law");
 
 			ADD_NUM(ll, "latency_seconds", l.latency_seconds);
@@ -573,7 +654,8 @@ mp_status mpd_roofline(mp_store *store, const cJSON *body, cJSON **out, mp_error
 			st = mp_roofline(&dev.hw, &op, &r, err);
 		if (st != MP_OK) {
 			/* planner fields are relative to the op ("/k"); device fields are absolute */
-			if (strncmp(err->field, pointer, strlen(pointer)) != 0 && strncmp(err->field, "/device", 7) != 0) {
+			if (strncmp(err->field, pointer, strlen(pointer)) != 0 &&
+			    strncmp(err->field, "/device", 7) != 0) {
 				char f[sizeof(err->field)];
 
 				snprintf(f, sizeof(f), "%s%.60s", pointer, err->field);
@@ -605,11 +687,11 @@ mp_status mpd_roofline(mp_store *store, const cJSON *body, cJSON **out, mp_error
 				char msg[256];
 
 				snprintf(msg, sizeof(msg),
-					 "%s: the measured %.4g s beats the roofline floor %.4g s (effective %.4g GB/s "
-					 "against %.4g GB/s): the device profile or the measurement is wrong",
-					 pointer, mc.measured_seconds, r.time_seconds,
-					 mc.effective_bandwidth_bytes_per_second / 1e9,
-					 dev.hw.memory_bandwidth_bytes_per_second / 1e9);
+				         "%s: the measured %.4g s beats the roofline floor %.4g s (effective %.4g GB/s "
+				         "against %.4g GB/s): the device profile or the measurement is wrong",
+				         pointer, mc.measured_seconds, r.time_seconds,
+				         mc.effective_bandwidth_bytes_per_second / 1e9,
+				         dev.hw.memory_bandwidth_bytes_per_second / 1e9);
 				cJSON_AddItemToArray(warnings, cJSON_CreateString(msg));
 			}
 		}
@@ -624,12 +706,15 @@ mp_status mpd_roofline(mp_store *store, const cJSON *body, cJSON **out, mp_error
 		cJSON_AddItemToObject(doc, "transformer", tr);
 	}
 	notes = cJSON_AddArrayToObject(doc, "notes");
-	cJSON_AddItemToArray(notes, cJSON_CreateString(
-		"bytes count each input read once and each output written once (compulsory traffic), so time_seconds "
-		"= max(bytes / bandwidth, flops / peak) is a floor, not a prediction."));
-	cJSON_AddItemToArray(notes, cJSON_CreateString(
-		"Peaks are dense: matrix work uses the tensor-core peak of its compute dtype, vector work (elementwise, "
-		"norms, softmax, reductions) the CUDA-core rate; peak_fallback marks a peak taken from another dtype."));
+	cJSON_AddItemToArray(
+	    notes,
+	    cJSON_CreateString(
+	        "bytes count each input read once and each output written once (compulsory traffic), so time_seconds "
+	        "= max(bytes / bandwidth, flops / peak) is a floor, not a prediction."));
+	cJSON_AddItemToArray(notes, cJSON_CreateString("Peaks are dense: matrix work uses the tensor-core peak of its "
+	                                               "compute dtype, vector work (elementwise, "
+	                                               "norms, softmax, reductions) the CUDA-core rate; peak_fallback "
+	                                               "marks a peak taken from another dtype."));
 	*out = doc;
 	return MP_OK;
 }
@@ -648,8 +733,8 @@ mp_status mpd_op_spec_json(const char *spec, const char *field, cJSON **out, mp_
 	if (strlen(spec) >= sizeof(buf) || colon == NULL || colon == spec) {
 		cJSON_Delete(o);
 		return mp_fail(err, MP_EINVAL, field,
-			       "an operation is KIND:key=value,... (e.g. matmul:m=1,k=4096,n=4096,dtype=bf16), at most "
-			       "511 characters");
+		               "an operation is KIND:key=value,... (e.g. matmul:m=1,k=4096,n=4096,dtype=bf16), at most "
+		               "511 characters");
 	}
 	snprintf(buf, sizeof(buf), "%.*s", (int)(colon - spec), spec);
 	cJSON_AddStringToObject(o, "op", buf);
@@ -691,7 +776,7 @@ cJSON *mpd_performance_json(const mpd_model *m, const mp_inference_req *req, con
 	cJSON *o = cJSON_CreateObject(), *notes;
 	mp_step *dec = calloc(1, sizeof(*dec)), *pre = calloc(1, sizeof(*pre));
 	mp_step_req sr;
-	mp_error err = { { 0 }, { 0 } };
+	mp_error err = {{0}, {0}};
 	mp_status st = MP_OK;
 	uint64_t crossing = 0;
 
@@ -731,11 +816,13 @@ cJSON *mpd_performance_json(const mpd_model *m, const mp_inference_req *req, con
 	else
 		cJSON_AddNullToObject(o, "decode_compute_bound_batch");
 	notes = cJSON_AddArrayToObject(o, "notes");
-	cJSON_AddItemToArray(notes, cJSON_CreateString(
-		"Roofline floors (POST /v1/roofline's engine): the decode step is the last token of sequence_length "
-		"(each sequence reads its own KV cache); prefill_seconds is a time-to-first-token floor for prompts of "
-		"sequence_length tokens, all sequences at once. One GPU; launch overhead and imperfect bandwidth make "
-		"real steps slower."));
+	cJSON_AddItemToArray(
+	    notes,
+	    cJSON_CreateString(
+	        "Roofline floors (POST /v1/roofline's engine): the decode step is the last token of sequence_length "
+	        "(each sequence reads its own KV cache); prefill_seconds is a time-to-first-token floor for prompts of "
+	        "sequence_length tokens, all sequences at once. One GPU; launch overhead and imperfect bandwidth make "
+	        "real steps slower."));
 out:
 	free(dec);
 	free(pre);

@@ -39,18 +39,18 @@ int mpd_roofline_cli(int argc, char **argv, const char *usage);
 /* ----- charts ------------------------------------------------------------------------------------------ */
 typedef struct mpd_chart_point {
 	char label[64];
-	double intensity;		/* FLOP/byte */
-	double attainable;		/* FLOP/s */
+	double intensity;  /* FLOP/byte */
+	double attainable; /* FLOP/s */
 	bool compute_bound;
 } mpd_chart_point;
 
 typedef struct mpd_chart {
 	char title[160];
-	double bandwidth;		/* DRAM, bytes/s */
-	double peak;			/* matrix peak of the ridge dtype, FLOP/s */
-	char peak_label[32];		/* "bf16 tensor" */
-	double vector_peak;		/* 0 = none drawn */
-	double l2_bandwidth;		/* 0 = none drawn */
+	double bandwidth;    /* DRAM, bytes/s */
+	double peak;         /* matrix peak of the ridge dtype, FLOP/s */
+	char peak_label[32]; /* "bf16 tensor" */
+	double vector_peak;  /* 0 = none drawn */
+	double l2_bandwidth; /* 0 = none drawn */
 	size_t npoints;
 	mpd_chart_point points[MPD_ROOFLINE_MAX_OPS];
 } mpd_chart;

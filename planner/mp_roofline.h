@@ -19,78 +19,78 @@
  * floor. FLOPs count a multiply-add as 2.
  * ------------------------------------------------------------------------------------------------------- */
 typedef enum mp_op_kind {
-	MP_OP_RAW = 0,		/* flops + bytes given */
-	MP_OP_ELEMENTWISE,	/* elements x (inputs read, outputs written), flops_per_element each */
-	MP_OP_REDUCTION,	/* rows x cols -> rows (sum over cols): 1 FLOP per element */
-	MP_OP_SOFTMAX,		/* rows x cols -> rows x cols: 5 FLOPs per element (max, sub, exp, sum, div) */
-	MP_OP_LAYERNORM,	/* rows x cols + weight and bias (cols each): 8 FLOPs per element */
-	MP_OP_RMSNORM,		/* rows x cols + weight (cols): 4 FLOPs per element (square, sum, scale, weight) */
-	MP_OP_MATVEC,		/* (k x n matrix) x (k vector): a matmul with m = 1 */
-	MP_OP_MATMUL,		/* (m x k) x (k x n) -> m x n: 2mkn FLOPs */
-	MP_OP_ATTENTION,	/* scaled dot-product attention, prefill or decode, fused or eager */
+	MP_OP_RAW = 0,     /* flops + bytes given */
+	MP_OP_ELEMENTWISE, /* elements x (inputs read, outputs written), flops_per_element each */
+	MP_OP_REDUCTION,   /* rows x cols -> rows (sum over cols): 1 FLOP per element */
+	MP_OP_SOFTMAX,     /* rows x cols -> rows x cols: 5 FLOPs per element (max, sub, exp, sum, div) */
+	MP_OP_LAYERNORM,   /* rows x cols + weight and bias (cols each): 8 FLOPs per element */
+	MP_OP_RMSNORM,     /* rows x cols + weight (cols): 4 FLOPs per element (square, sum, scale, weight) */
+	MP_OP_MATVEC,      /* (k x n matrix) x (k vector): a matmul with m = 1 */
+	MP_OP_MATMUL,      /* (m x k) x (k x n) -> m x n: 2mkn FLOPs */
+	MP_OP_ATTENTION,   /* scaled dot-product attention, prefill or decode, fused or eager */
 	MP_OP_KIND_COUNT
 } mp_op_kind;
 
 /* The execution unit whose peak applies. */
 typedef enum mp_unit {
-	MP_UNIT_VECTOR = 0,	/* CUDA cores / SIMD: elementwise, reductions, norms, softmax */
-	MP_UNIT_MATRIX = 1,	/* tensor cores / matrix engines: matmul, matvec, attention */
+	MP_UNIT_VECTOR = 0, /* CUDA cores / SIMD: elementwise, reductions, norms, softmax */
+	MP_UNIT_MATRIX = 1, /* tensor cores / matrix engines: matmul, matvec, attention */
 } mp_unit;
 
 typedef struct mp_op {
 	mp_op_kind kind;
-	mp_dtype dtype;			/* every operand unless overridden below; the math type of vector ops */
+	mp_dtype dtype; /* every operand unless overridden below; the math type of vector ops */
 	/* elementwise */
-	uint64_t elements;		/* values per input tensor */
-	uint64_t inputs, outputs;	/* tensors read and written (c = a + b: 2 and 1) */
-	double flops_per_element;	/* c = a + b: 1; relu: 1; copy: 0 */
+	uint64_t elements;        /* values per input tensor */
+	uint64_t inputs, outputs; /* tensors read and written (c = a + b: 2 and 1) */
+	double flops_per_element; /* c = a + b: 1; relu: 1; copy: 0 */
 	/* reduction, softmax, norms */
 	uint64_t rows, cols;
 	/* matmul, matvec: A is m x k (activations), B is k x n (weights), C is m x n */
 	uint64_t m, k, n;
-	mp_dtype a_dtype, b_dtype, c_dtype;	/* MP_DTYPE_INVALID = dtype */
-	mp_dtype compute_dtype;		/* MP_DTYPE_INVALID = the wider of a and b (weight-only quantized
-					   weights are dequantized into the activation type) */
+	mp_dtype a_dtype, b_dtype, c_dtype; /* MP_DTYPE_INVALID = dtype */
+	mp_dtype compute_dtype;             /* MP_DTYPE_INVALID = the wider of a and b (weight-only quantized
+	                                       weights are dequantized into the activation type) */
 	/* attention: batch sequences, q_tokens queries each over kv_tokens keys/values */
 	uint64_t batch, heads, kv_heads, head_dim, q_tokens, kv_tokens;
-	bool causal;			/* query i sees keys up to kv_tokens - q_tokens + i */
-	bool eager;			/* scores materialised: S written, read by softmax, P written, read */
-	mp_dtype kv_dtype;		/* K and V storage; MP_DTYPE_INVALID = dtype */
+	bool causal;       /* query i sees keys up to kv_tokens - q_tokens + i */
+	bool eager;        /* scores materialised: S written, read by softmax, P written, read */
+	mp_dtype kv_dtype; /* K and V storage; MP_DTYPE_INVALID = dtype */
 	/* raw */
 	double flops;
 	uint64_t bytes;
-	uint64_t l2_bytes, shared_memory_bytes;	/* traffic at those levels; 0 = same as bytes */
-	mp_unit unit;			/* raw only; the others know their unit */
+	uint64_t l2_bytes, shared_memory_bytes; /* traffic at those levels; 0 = same as bytes */
+	mp_unit unit;                           /* raw only; the others know their unit */
 } mp_op;
 
 /* One memory level's ceiling in a hierarchical roofline (one ceiling per level, Williams et al. sec. 5). */
 typedef enum mp_level { MP_LEVEL_DRAM = 0, MP_LEVEL_L2, MP_LEVEL_SHARED, MP_LEVEL_COUNT } mp_level;
 
 typedef struct mp_level_roof {
-	bool present;			/* the profile has this level's bandwidth */
+	bool present; /* the profile has this level's bandwidth */
 	double bandwidth_bytes_per_second;
 	uint64_t bytes;
 	double intensity_flops_per_byte;
 	double attainable_flops_per_second;
-	double time_seconds;		/* bytes / bandwidth */
+	double time_seconds; /* bytes / bandwidth */
 } mp_level_roof;
 
 typedef struct mp_roof {
 	double flops;
-	uint64_t bytes;			/* DRAM traffic, compulsory */
-	double intensity_flops_per_byte;	/* flops / bytes (0 when bytes == 0) */
+	uint64_t bytes;                  /* DRAM traffic, compulsory */
+	double intensity_flops_per_byte; /* flops / bytes (0 when bytes == 0) */
 	mp_unit unit;
-	mp_dtype peak_dtype;		/* the dtype whose peak applies (after fallbacks) */
-	bool peak_fallback;		/* the profile lacked the exact unit/dtype peak; see mp_device_peak */
+	mp_dtype peak_dtype; /* the dtype whose peak applies (after fallbacks) */
+	bool peak_fallback;  /* the profile lacked the exact unit/dtype peak; see mp_device_peak */
 	double peak_flops_per_second;
-	double ridge_flops_per_byte;	/* peak / DRAM bandwidth */
-	double attainable_flops_per_second;	/* min(peak, intensity x bandwidth) over every level */
-	double fraction_of_peak;	/* attainable / peak */
-	bool compute_bound;		/* intensity >= ridge at every level */
-	double memory_time_seconds;	/* the slowest level's bytes / bandwidth */
-	double compute_time_seconds;	/* flops / peak */
-	double time_seconds;		/* max of the two: the floor */
-	mp_level binding_level;		/* the level whose time is memory_time_seconds */
+	double ridge_flops_per_byte;        /* peak / DRAM bandwidth */
+	double attainable_flops_per_second; /* min(peak, intensity x bandwidth) over every level */
+	double fraction_of_peak;            /* attainable / peak */
+	bool compute_bound;                 /* intensity >= ridge at every level */
+	double memory_time_seconds;         /* the slowest level's bytes / bandwidth */
+	double compute_time_seconds;        /* flops / peak */
+	double time_seconds;                /* max of the two: the floor */
+	mp_level binding_level;             /* the level whose time is memory_time_seconds */
 	mp_level_roof level[MP_LEVEL_COUNT];
 } mp_roof;
 
@@ -166,7 +166,7 @@ typedef struct mp_decode_bound {
 } mp_decode_bound;
 
 mp_status mp_weights_decode_bound(const mp_device *d, uint64_t weight_bytes, uint64_t parameters, uint64_t batch,
-				  mp_dtype dt, mp_decode_bound *out, mp_error *err);
+                                  mp_dtype dt, mp_decode_bound *out, mp_error *err);
 
 /* ---------------------------------------------------------------------------------------------------------
  * Little's law (Little 1961; applied to memory by Volkov 2016): bytes in flight = bandwidth x latency.
@@ -176,11 +176,11 @@ mp_status mp_weights_decode_bound(const mp_device *d, uint64_t weight_bytes, uin
 typedef struct mp_littles_law {
 	double latency_seconds;
 	double bytes_in_flight;
-	double bytes_in_flight_per_sm;	/* 0 when sm_count is 0 */
+	double bytes_in_flight_per_sm; /* 0 when sm_count is 0 */
 } mp_littles_law;
 
-mp_status mp_little(double bandwidth_bytes_per_second, double latency_seconds, uint32_t sm_count,
-		    mp_littles_law *out, mp_error *err);
+mp_status mp_little(double bandwidth_bytes_per_second, double latency_seconds, uint32_t sm_count, mp_littles_law *out,
+                    mp_error *err);
 
 /* ---------------------------------------------------------------------------------------------------------
  * Transformer step analysis: the per-layer operations of one prefill or one decode step of a model, each
@@ -190,42 +190,42 @@ mp_status mp_little(double bandwidth_bytes_per_second, double latency_seconds, u
 typedef enum mp_phase { MP_PHASE_PREFILL = 0, MP_PHASE_DECODE = 1 } mp_phase;
 
 typedef struct mp_step_req {
-	mp_dtype weight_dtype;		/* matrices */
+	mp_dtype weight_dtype; /* matrices */
 	mp_dtype kv_cache_dtype;
-	mp_dtype activation_dtype;	/* MP_DTYPE_INVALID = bf16 (fp32 when the weights are fp32) */
-	uint64_t batch_size;		/* sequences, >= 1 */
-	uint64_t context_tokens;	/* decode: tokens already in each sequence's KV cache (>= 1) */
-	uint64_t prompt_tokens;		/* prefill: prompt length per sequence (>= 1) */
-	bool eager_attention;		/* prefill attention materialises the scores */
-	bool matmuls_only;		/* only the weight matrix products (to compare with a GEMM chain) */
+	mp_dtype activation_dtype; /* MP_DTYPE_INVALID = bf16 (fp32 when the weights are fp32) */
+	uint64_t batch_size;       /* sequences, >= 1 */
+	uint64_t context_tokens;   /* decode: tokens already in each sequence's KV cache (>= 1) */
+	uint64_t prompt_tokens;    /* prefill: prompt length per sequence (>= 1) */
+	bool eager_attention;      /* prefill attention materialises the scores */
+	bool matmuls_only;         /* only the weight matrix products (to compare with a GEMM chain) */
 } mp_step_req;
 
 #define MP_STEP_MAX_OPS 32
 
 typedef struct mp_step_op {
-	char name[24];			/* "qkv", "attention", "o_proj", "mlp_up", "experts_down", "lm_head", ... */
-	uint64_t count;			/* how many times per step (layers that have it) */
+	char name[24];  /* "qkv", "attention", "o_proj", "mlp_up", "experts_down", "lm_head", ... */
+	uint64_t count; /* how many times per step (layers that have it) */
 	mp_op op;
-	mp_roof roof;			/* one instance */
-	double time_seconds;		/* count x roof.time_seconds */
-	uint64_t weight_bytes;		/* per instance: the part of roof.bytes that is weights (0 for none) */
+	mp_roof roof;          /* one instance */
+	double time_seconds;   /* count x roof.time_seconds */
+	uint64_t weight_bytes; /* per instance: the part of roof.bytes that is weights (0 for none) */
 } mp_step_op;
 
 typedef struct mp_step {
 	mp_phase phase;
 	size_t nops;
 	mp_step_op ops[MP_STEP_MAX_OPS];
-	double flops;			/* whole step */
-	double bytes;			/* whole step (double: summed over layers) */
-	double weight_bytes;		/* of which weights */
-	double kv_read_bytes;		/* of which KV cache reads (decode: each sequence its own) */
-	double memory_seconds;		/* sum of the memory-bound ops' times */
-	double compute_seconds;		/* sum of the compute-bound ops' times */
-	double step_seconds;		/* sum of every op's floor */
-	double tokens_per_second_per_sequence;	/* decode: 1 / step; prefill: prompt_tokens / step */
-	double tokens_per_second_total;	/* x batch */
-	bool compute_bound;		/* compute-bound ops take most of the step */
-	double active_experts;		/* MoE: expected experts read per MoE layer (0 when dense) */
+	double flops;                          /* whole step */
+	double bytes;                          /* whole step (double: summed over layers) */
+	double weight_bytes;                   /* of which weights */
+	double kv_read_bytes;                  /* of which KV cache reads (decode: each sequence its own) */
+	double memory_seconds;                 /* sum of the memory-bound ops' times */
+	double compute_seconds;                /* sum of the compute-bound ops' times */
+	double step_seconds;                   /* sum of every op's floor */
+	double tokens_per_second_per_sequence; /* decode: 1 / step; prefill: prompt_tokens / step */
+	double tokens_per_second_total;        /* x batch */
+	bool compute_bound;                    /* compute-bound ops take most of the step */
+	double active_experts;                 /* MoE: expected experts read per MoE layer (0 when dense) */
 } mp_step;
 
 /*
@@ -236,8 +236,8 @@ typedef struct mp_step {
  * Example: Llama-3-8B matrices only, bf16, batch 1 -> 15,009,316,864 weight bytes (shared/groundtruth/h200).
  * Errors: MP_EINVAL naming the request field, MP_EUNSUPPORTED, MP_EOVERFLOW.
  */
-mp_status mp_step_analyze(const mp_model *m, const mp_device *d, mp_phase phase, const mp_step_req *req,
-			  mp_step *out, mp_error *err);
+mp_status mp_step_analyze(const mp_model *m, const mp_device *d, mp_phase phase, const mp_step_req *req, mp_step *out,
+                          mp_error *err);
 
 /*
  * The smallest batch at which the decode step's FLOP time reaches its byte time (sum of flops / peak >= sum of
@@ -247,6 +247,6 @@ mp_status mp_step_analyze(const mp_model *m, const mp_device *d, mp_phase phase,
  */
 #define MP_STEP_MAX_SEARCH_BATCH UINT64_C(65536)
 mp_status mp_step_compute_bound_batch(const mp_model *m, const mp_device *d, const mp_step_req *req, uint64_t *out,
-				      mp_error *err);
+                                      mp_error *err);
 
 #endif /* MP_ROOFLINE_H */

@@ -24,11 +24,16 @@ static mp_dtype matrix_fallback(mp_dtype dt)
 	case MP_DTYPE_Q4_0:
 	case MP_DTYPE_Q4_K:
 	case MP_DTYPE_Q5_K:
-	case MP_DTYPE_Q6_K: return MP_DTYPE_BF16;
-	case MP_DTYPE_BF16: return MP_DTYPE_FP16;
-	case MP_DTYPE_FP16: return MP_DTYPE_FP32;
-	case MP_DTYPE_TF32: return MP_DTYPE_FP32;
-	default: return MP_DTYPE_INVALID;
+	case MP_DTYPE_Q6_K:
+		return MP_DTYPE_BF16;
+	case MP_DTYPE_BF16:
+		return MP_DTYPE_FP16;
+	case MP_DTYPE_FP16:
+		return MP_DTYPE_FP32;
+	case MP_DTYPE_TF32:
+		return MP_DTYPE_FP32;
+	default:
+		return MP_DTYPE_INVALID;
 	}
 }
 
@@ -48,11 +53,11 @@ double mp_device_peak(const mp_device *d, mp_dtype dt, mp_unit unit, mp_dtype *u
 		fb = dt != MP_DTYPE_FP32;
 		t = MP_DTYPE_FP32;
 		p = d->vector_flops_per_second[MP_DTYPE_FP32] > 0 ? d->vector_flops_per_second[MP_DTYPE_FP32]
-								  : d->peak_flops_per_second[MP_DTYPE_FP32];
+		                                                  : d->peak_flops_per_second[MP_DTYPE_FP32];
 		if (p > 0)
 			goto out;
 		fb = true;
-		t = dt;	/* a single-peak profile: the matrix chain below */
+		t = dt; /* a single-peak profile: the matrix chain below */
 	}
 	for (int guard = 0; t != MP_DTYPE_INVALID && guard < 4; guard++) {
 		if (d->peak_flops_per_second[t] > 0) {
@@ -111,11 +116,11 @@ static mp_status need(uint64_t v, const char *field, mp_error *err)
 	return v >= 1 ? MP_OK : mp_fail(err, MP_EINVAL, field, "%s must be an integer >= 1", field + 1);
 }
 
-#define NEED(v, f)                                                                                            \
-	do {                                                                                                  \
-		st = need((v), (f), err);                                                                    \
-		if (st != MP_OK)                                                                              \
-			return st;                                                                            \
+#define NEED(v, f)                                                                                                     \
+	do {                                                                                                           \
+		st = need((v), (f), err);                                                                              \
+		if (st != MP_OK)                                                                                       \
+			return st;                                                                                     \
 	} while (0)
 #define OVERFLOW() mp_fail(err, MP_EOVERFLOW, "", "the operation's byte count overflows 64 bits")
 
@@ -135,8 +140,7 @@ mp_status mp_op_cost(const mp_op *op, double *flops, uint64_t *bytes, mp_error *
 
 	*flops = 0;
 	*bytes = 0;
-	if (op->kind != MP_OP_RAW && !valid_dtype(dt) &&
-	    !(op->kind == MP_OP_MATMUL || op->kind == MP_OP_MATVEC))
+	if (op->kind != MP_OP_RAW && !valid_dtype(dt) && !(op->kind == MP_OP_MATMUL || op->kind == MP_OP_MATVEC))
 		return mp_fail(err, MP_EINVAL, "/dtype", "dtype must be a known data type");
 	switch (op->kind) {
 	case MP_OP_RAW:
@@ -149,8 +153,8 @@ mp_status mp_op_cost(const mp_op *op, double *flops, uint64_t *bytes, mp_error *
 		NEED(op->elements, "/elements");
 		if (op->inputs + op->outputs < 1 || op->inputs > 64 || op->outputs > 64)
 			return mp_fail(err, MP_EINVAL, "/inputs",
-				       "an elementwise operation reads 0..64 inputs and writes 0..64 outputs, at least "
-				       "one tensor in all");
+			               "an elementwise operation reads 0..64 inputs and writes 0..64 outputs, at least "
+			               "one tensor in all");
 		if (!(op->flops_per_element >= 0) || !isfinite(op->flops_per_element))
 			return mp_fail(err, MP_EINVAL, "/flops_per_element", "flops_per_element must be >= 0");
 		if (!add_values(&b, dt, op->elements, op->inputs + op->outputs, 1))
@@ -162,7 +166,10 @@ mp_status mp_op_cost(const mp_op *op, double *flops, uint64_t *bytes, mp_error *
 	case MP_OP_LAYERNORM:
 	case MP_OP_RMSNORM: {
 		static const double per_element[MP_OP_KIND_COUNT] = {
-			[MP_OP_REDUCTION] = 1, [MP_OP_SOFTMAX] = 5, [MP_OP_LAYERNORM] = 8, [MP_OP_RMSNORM] = 4,
+		    [MP_OP_REDUCTION] = 1,
+		    [MP_OP_SOFTMAX] = 5,
+		    [MP_OP_LAYERNORM] = 8,
+		    [MP_OP_RMSNORM] = 4,
 		};
 
 		NEED(op->rows, "/rows");
@@ -184,13 +191,15 @@ mp_status mp_op_cost(const mp_op *op, double *flops, uint64_t *bytes, mp_error *
 	case MP_OP_MATVEC:
 	case MP_OP_MATMUL: {
 		uint64_t m = op->kind == MP_OP_MATVEC ? 1 : op->m;
-		mp_dtype a = or_default(op->a_dtype, dt), w = or_default(op->b_dtype, dt), c = or_default(op->c_dtype, dt);
+		mp_dtype a = or_default(op->a_dtype, dt), w = or_default(op->b_dtype, dt),
+		         c = or_default(op->c_dtype, dt);
 
 		if (op->kind == MP_OP_MATVEC && op->m > 1)
 			return mp_fail(err, MP_EINVAL, "/m", "a matvec has m = 1; use a matmul for m > 1");
 		if (!valid_dtype(a) || !valid_dtype(w) || !valid_dtype(c))
-			return mp_fail(err, MP_EINVAL, valid_dtype(a) ? valid_dtype(w) ? "/c_dtype" : "/b_dtype" : "/a_dtype",
-				       "give dtype, or a_dtype, b_dtype and c_dtype, as known data types");
+			return mp_fail(err, MP_EINVAL,
+			               valid_dtype(a) ? valid_dtype(w) ? "/c_dtype" : "/b_dtype" : "/a_dtype",
+			               "give dtype, or a_dtype, b_dtype and c_dtype, as known data types");
 		NEED(m, "/m");
 		NEED(op->k, "/k");
 		NEED(op->n, "/n");
@@ -212,11 +221,13 @@ mp_status mp_op_cost(const mp_op *op, double *flops, uint64_t *bytes, mp_error *
 		if (!valid_dtype(kv))
 			return mp_fail(err, MP_EINVAL, "/kv_dtype", "kv_dtype must be a known data type");
 		if (op->heads % op->kv_heads != 0)
-			return mp_fail(err, MP_EINVAL, "/kv_heads", "heads (%llu) must be a multiple of kv_heads (%llu)",
-				       (unsigned long long)op->heads, (unsigned long long)op->kv_heads);
+			return mp_fail(err, MP_EINVAL, "/kv_heads",
+			               "heads (%llu) must be a multiple of kv_heads (%llu)",
+			               (unsigned long long)op->heads, (unsigned long long)op->kv_heads);
 		if (op->causal && op->q_tokens > op->kv_tokens)
-			return mp_fail(err, MP_EINVAL, "/q_tokens",
-				       "causal attention needs q_tokens <= kv_tokens (the queries are the last tokens)");
+			return mp_fail(
+			    err, MP_EINVAL, "/q_tokens",
+			    "causal attention needs q_tokens <= kv_tokens (the queries are the last tokens)");
 		/* Q read and O written: batch x q x heads x head_dim each; K and V read: batch x kv x 2 kv_heads x
 		 * head_dim. Eager adds the score matrix S (batch x heads x q x kv) written, read by softmax, P
 		 * written and read by P.V: 4 passes (FlashAttention, Dao et al. 2022, sec. 3.2 counts the same). */
@@ -227,7 +238,7 @@ mp_status mp_op_cost(const mp_op *op, double *flops, uint64_t *bytes, mp_error *
 		/* QK^T and P.V: 2 x 2 x head_dim FLOPs per scored pair per head. Eager scores every pair and masks
 		 * afterwards; fused kernels skip the masked half. */
 		*flops = 4.0 * (double)op->batch * (double)op->heads * (double)op->head_dim *
-			 attention_pairs(op, op->causal && !op->eager);
+		         attention_pairs(op, op->causal && !op->eager);
 		break;
 	}
 	default:
@@ -249,11 +260,14 @@ static unsigned bits_per_value(mp_dtype t)
 static mp_unit unit_of(const mp_op *op)
 {
 	switch (op->kind) {
-	case MP_OP_RAW: return op->unit;
+	case MP_OP_RAW:
+		return op->unit;
 	case MP_OP_MATVEC:
 	case MP_OP_MATMUL:
-	case MP_OP_ATTENTION: return MP_UNIT_MATRIX;
-	default: return MP_UNIT_VECTOR;
+	case MP_OP_ATTENTION:
+		return MP_UNIT_MATRIX;
+	default:
+		return MP_UNIT_VECTOR;
 	}
 }
 
@@ -295,7 +309,7 @@ mp_status mp_roofline(const mp_device *d, const mp_op *op, mp_roof *out, mp_erro
 	memset(out, 0, sizeof(*out));
 	if (!(bw > 0) || !isfinite(bw))
 		return mp_fail(err, MP_EINVAL, "/device/memory_bandwidth_bytes_per_second",
-			       "the device needs a memory bandwidth > 0");
+		               "the device needs a memory bandwidth > 0");
 	st = mp_op_cost(op, &out->flops, &out->bytes, err);
 	if (st != MP_OK)
 		return st;
@@ -304,8 +318,8 @@ mp_status mp_roofline(const mp_device *d, const mp_op *op, mp_roof *out, mp_erro
 	out->peak_flops_per_second = mp_device_peak(d, cdt, out->unit, &out->peak_dtype, &out->peak_fallback);
 	if (out->peak_flops_per_second <= 0 && out->flops > 0)
 		return mp_fail(err, MP_EUNSUPPORTED, "/device/peak_flops_per_second",
-			       "the device has no %s peak for %s (nor a fallback); add one to the profile",
-			       out->unit == MP_UNIT_MATRIX ? "matrix" : "vector", mp_dtype_name(cdt));
+		               "the device has no %s peak for %s (nor a fallback); add one to the profile",
+		               out->unit == MP_UNIT_MATRIX ? "matrix" : "vector", mp_dtype_name(cdt));
 	out->ridge_flops_per_byte = out->peak_flops_per_second / bw;
 	out->intensity_flops_per_byte = out->bytes ? out->flops / (double)out->bytes : 0;
 
@@ -338,7 +352,7 @@ mp_status mp_roofline(const mp_device *d, const mp_op *op, mp_roof *out, mp_erro
 	if (out->flops == 0)
 		out->attainable_flops_per_second = 0;
 	out->fraction_of_peak =
-		out->peak_flops_per_second > 0 ? out->attainable_flops_per_second / out->peak_flops_per_second : 0;
+	    out->peak_flops_per_second > 0 ? out->attainable_flops_per_second / out->peak_flops_per_second : 0;
 	return MP_OK;
 }
 
@@ -399,22 +413,22 @@ uint64_t mp_first_compute_bound_batch(const mp_device *d, uint64_t k, uint64_t n
 /* ----- weights-only decode bound and Little's law -------------------------------------------------------- */
 
 mp_status mp_weights_decode_bound(const mp_device *d, uint64_t weight_bytes, uint64_t parameters, uint64_t batch,
-				  mp_dtype dt, mp_decode_bound *out, mp_error *err)
+                                  mp_dtype dt, mp_decode_bound *out, mp_error *err)
 {
 	double peak = mp_device_peak(d, dt, MP_UNIT_MATRIX, NULL, NULL);
 
 	memset(out, 0, sizeof(*out));
 	if (!(d->memory_bandwidth_bytes_per_second > 0))
 		return mp_fail(err, MP_EINVAL, "/device/memory_bandwidth_bytes_per_second",
-			       "the device needs a memory bandwidth > 0");
+		               "the device needs a memory bandwidth > 0");
 	if (batch < 1 || batch > MP_MAX_BATCH_SIZE)
 		return mp_fail(err, MP_EINVAL, "/batch", "batch must be between 1 and %llu",
-			       (unsigned long long)MP_MAX_BATCH_SIZE);
+		               (unsigned long long)MP_MAX_BATCH_SIZE);
 	if (weight_bytes == 0)
 		return mp_fail(err, MP_EINVAL, "/weight_bytes", "weight_bytes must be >= 1");
 	if (peak <= 0 && parameters > 0)
 		return mp_fail(err, MP_EUNSUPPORTED, "/device/peak_flops_per_second", "the device has no peak for %s",
-			       mp_dtype_name(dt));
+		               mp_dtype_name(dt));
 	out->memory_seconds = (double)weight_bytes / d->memory_bandwidth_bytes_per_second;
 	out->compute_seconds = parameters ? 2.0 * (double)parameters * (double)batch / peak : 0;
 	out->compute_bound = out->compute_seconds > out->memory_seconds;
@@ -424,16 +438,16 @@ mp_status mp_weights_decode_bound(const mp_device *d, uint64_t weight_bytes, uin
 	return MP_OK;
 }
 
-mp_status mp_little(double bandwidth_bytes_per_second, double latency_seconds, uint32_t sm_count,
-		    mp_littles_law *out, mp_error *err)
+mp_status mp_little(double bandwidth_bytes_per_second, double latency_seconds, uint32_t sm_count, mp_littles_law *out,
+                    mp_error *err)
 {
 	memset(out, 0, sizeof(*out));
 	if (!(bandwidth_bytes_per_second > 0) || !isfinite(bandwidth_bytes_per_second))
 		return mp_fail(err, MP_EINVAL, "/device/memory_bandwidth_bytes_per_second",
-			       "Little's law needs a memory bandwidth > 0");
+		               "Little's law needs a memory bandwidth > 0");
 	if (!(latency_seconds > 0) || !isfinite(latency_seconds))
 		return mp_fail(err, MP_EINVAL, "/device/memory_latency_seconds",
-			       "Little's law needs a memory latency > 0 (seconds, or cycles with boost_clock_hz)");
+		               "Little's law needs a memory latency > 0 (seconds, or cycles with boost_clock_hz)");
 	out->latency_seconds = latency_seconds;
 	out->bytes_in_flight = bandwidth_bytes_per_second * latency_seconds;
 	out->bytes_in_flight_per_sm = sm_count ? out->bytes_in_flight / sm_count : 0;

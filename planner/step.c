@@ -16,7 +16,7 @@ typedef struct builder {
 	mp_step *s;
 	mp_error *err;
 	mp_dtype w, act, kv;
-	uint64_t tokens;	/* rows of every per-token operation */
+	uint64_t tokens; /* rows of every per-token operation */
 	bool matmuls_only;
 } builder;
 
@@ -65,8 +65,8 @@ static mp_status linear(builder *b, const char *name, uint64_t count, uint64_t r
 	return add(b, name, count, &op, wb);
 }
 
-static mp_status vector_op(builder *b, const char *name, uint64_t count, mp_op_kind kind, uint64_t rows,
-			   uint64_t cols, uint64_t inputs, double flops_per_element)
+static mp_status vector_op(builder *b, const char *name, uint64_t count, mp_op_kind kind, uint64_t rows, uint64_t cols,
+                           uint64_t inputs, double flops_per_element)
 {
 	mp_op op;
 
@@ -129,13 +129,12 @@ static mp_status attention_ops(builder *b, const mp_model *m, mp_phase phase, co
 			st = linear(b, "kv_a", L, b->tokens, m->hidden_size, lat);
 		if (st == MP_OK)
 			st = linear(b, "kv_b", L, b->tokens, m->kv_lora_rank,
-				    m->num_heads * (m->qk_nope_head_dim + m->v_head_dim));
+			            m->num_heads * (m->qk_nope_head_dim + m->v_head_dim));
 		if (st != MP_OK || b->matmuls_only)
 			return st;
 		/* Absorbed MLA (DeepSeek-V2 sec. 2.1.2): every head scores the shared latent (kv_lora + rope wide)
 		 * and sums it (kv_lora wide); the cache holds one latent per token. */
-		pairs = phase == MP_PHASE_DECODE ? (double)kv_tokens
-						 : (double)q_tokens * ((double)q_tokens + 1) / 2;
+		pairs = phase == MP_PHASE_DECODE ? (double)kv_tokens : (double)q_tokens * ((double)q_tokens + 1) / 2;
 		flops = 2.0 * (double)req->batch_size * (double)m->num_heads * pairs * (double)(lat + m->kv_lora_rank);
 		if (!mp_mul_u64(req->batch_size, kv_tokens, &t) || !mp_mul_u64(t, lat, &t) ||
 		    !mp_dtype_bytes(b->kv, t, &bytes))
@@ -175,7 +174,7 @@ static mp_status attention_ops(builder *b, const mp_model *m, mp_phase phase, co
 			continue;
 		if (pass && o.kv_tokens > m->sliding_window) {
 			o.kv_tokens = m->sliding_window;
-			if (o.q_tokens > o.kv_tokens)	/* prefill over a window: each query still sees `window` keys */
+			if (o.q_tokens > o.kv_tokens) /* prefill over a window: each query still sees `window` keys */
 				o.causal = false;
 		}
 		st = add(b, pass ? "attention_local" : "attention", count, &o, 0);
@@ -193,15 +192,15 @@ static mp_status mlp_ops(builder *b, const mp_model *m)
 	uint64_t moe = moe_layers(m), dense = m->num_layers - moe;
 	bool gated = m->ffn_kind == MP_FFN_GATED;
 	uint64_t up_mult = gated ? 2 : 1;
-	double act_flops = gated ? 4 : 8;	/* silu(g) * u; tanh-GELU */
+	double act_flops = gated ? 4 : 8; /* silu(g) * u; tanh-GELU */
 	mp_status st = MP_OK;
 
 	if (dense && m->intermediate_size) {
 		st = linear(b, gated ? "mlp_gate_up" : "mlp_up", dense, b->tokens, m->hidden_size,
-			    up_mult * m->intermediate_size);
+		            up_mult * m->intermediate_size);
 		if (st == MP_OK)
 			st = vector_op(b, "mlp_act", dense, MP_OP_ELEMENTWISE, b->tokens, m->intermediate_size,
-				       gated ? 2 : 1, act_flops);
+			               gated ? 2 : 1, act_flops);
 		if (st == MP_OK)
 			st = linear(b, "mlp_down", dense, b->tokens, m->intermediate_size, m->hidden_size);
 		if (st != MP_OK)
@@ -211,15 +210,15 @@ static mp_status mlp_ops(builder *b, const mp_model *m)
 		uint64_t E = m->num_experts, k = m->num_experts_per_tok ? m->num_experts_per_tok : 1;
 		uint64_t ffn = m->moe_intermediate_size ? m->moe_intermediate_size : m->intermediate_size;
 		uint64_t shared = m->shared_expert_intermediate_size ? m->shared_expert_intermediate_size
-								     : m->num_shared_experts * ffn;
+		                                                     : m->num_shared_experts * ffn;
 		double active, routed = (double)b->tokens * (double)k;
 		uint64_t expert_up = 0, expert_down = 0, n;
 		mp_op op;
 
 		if (k > E)
 			return mp_fail(b->err, MP_EINVAL, "/model/num_experts_per_tok",
-				       "num_experts_per_tok (%llu) exceeds num_experts (%llu)", (unsigned long long)k,
-				       (unsigned long long)E);
+			               "num_experts_per_tok (%llu) exceeds num_experts (%llu)", (unsigned long long)k,
+			               (unsigned long long)E);
 		/* Distinct experts hit by tokens x top-k uniform draws: E (1 - (1 - k/E)^tokens). */
 		active = (double)E * (1.0 - pow(1.0 - (double)k / (double)E, (double)b->tokens));
 		b->s->active_experts = active;
@@ -231,7 +230,8 @@ static mp_status mlp_ops(builder *b, const mp_model *m)
 			return mp_fail(b->err, MP_EOVERFLOW, "/model", "expert bytes overflow 64 bits");
 		for (int pass = 0; pass < 2; pass++) {
 			uint64_t in = pass ? ffn : m->hidden_size, out = pass ? m->hidden_size : up_mult * ffn;
-			uint64_t wb = (uint64_t)llround(active * (double)(pass ? expert_down : expert_up)), ab = 0, cb = 0;
+			uint64_t wb = (uint64_t)llround(active * (double)(pass ? expert_down : expert_up)), ab = 0,
+			         cb = 0;
 			uint64_t rows = (uint64_t)routed;
 
 			memset(&op, 0, sizeof(op));
@@ -240,22 +240,22 @@ static mp_status mlp_ops(builder *b, const mp_model *m)
 			op.dtype = b->act;
 			op.compute_dtype = b->w == MP_DTYPE_FP32 ? MP_DTYPE_FP32 : b->act;
 			op.flops = 2.0 * routed * (double)in * (double)out;
-			if (!mp_mul_u64(rows, in, &n) || !mp_dtype_bytes(b->act, n, &ab) || !mp_mul_u64(rows, out, &n) ||
-			    !mp_dtype_bytes(b->act, n, &cb) || !mp_add_u64(wb, ab, &op.bytes) ||
-			    !mp_add_u64(op.bytes, cb, &op.bytes))
+			if (!mp_mul_u64(rows, in, &n) || !mp_dtype_bytes(b->act, n, &ab) ||
+			    !mp_mul_u64(rows, out, &n) || !mp_dtype_bytes(b->act, n, &cb) ||
+			    !mp_add_u64(wb, ab, &op.bytes) || !mp_add_u64(op.bytes, cb, &op.bytes))
 				return mp_fail(b->err, MP_EOVERFLOW, "/batch_size", "expert bytes overflow 64 bits");
 			st = add(b, pass ? "experts_down" : (gated ? "experts_gate_up" : "experts_up"), moe, &op, wb);
 			if (st != MP_OK)
 				return st;
 			if (pass == 0)
 				st = vector_op(b, "experts_act", moe, MP_OP_ELEMENTWISE, rows, ffn, gated ? 2 : 1,
-					       act_flops);
+				               act_flops);
 			if (st != MP_OK)
 				return st;
 		}
 		if (shared) {
 			st = linear(b, gated ? "shared_gate_up" : "shared_up", moe, b->tokens, m->hidden_size,
-				    up_mult * shared);
+			            up_mult * shared);
 			if (st == MP_OK)
 				st = linear(b, "shared_down", moe, b->tokens, shared, m->hidden_size);
 		}
@@ -275,20 +275,20 @@ static mp_status check(const mp_model *m, mp_phase phase, const mp_step_req *req
 		return mp_fail(err, MP_EINVAL, "/kv_cache_dtype", "kv_cache_dtype is not a known format");
 	if (req->batch_size < 1 || req->batch_size > MP_MAX_BATCH_SIZE)
 		return mp_fail(err, MP_EINVAL, "/batch_size", "batch_size must be between 1 and %llu",
-			       (unsigned long long)MP_MAX_BATCH_SIZE);
+		               (unsigned long long)MP_MAX_BATCH_SIZE);
 	if (phase == MP_PHASE_DECODE && req->context_tokens > MP_MAX_SEQUENCE_LENGTH)
 		return mp_fail(err, MP_EINVAL, "/context_tokens", "context_tokens must be at most %llu",
-			       (unsigned long long)MP_MAX_SEQUENCE_LENGTH);
+		               (unsigned long long)MP_MAX_SEQUENCE_LENGTH);
 	if (phase == MP_PHASE_PREFILL && (req->prompt_tokens < 1 || req->prompt_tokens > MP_MAX_SEQUENCE_LENGTH))
 		return mp_fail(err, MP_EINVAL, "/prompt_tokens", "prompt_tokens must be between 1 and %llu",
-			       (unsigned long long)MP_MAX_SEQUENCE_LENGTH);
+		               (unsigned long long)MP_MAX_SEQUENCE_LENGTH);
 	if (m->hidden_size == 0 || m->num_heads == 0 || m->vocab_size == 0)
 		return mp_fail(err, MP_EINVAL, "/model", "the step analysis needs hidden_size, heads and vocab_size");
 	return MP_OK;
 }
 
-mp_status mp_step_analyze(const mp_model *m, const mp_device *d, mp_phase phase, const mp_step_req *req,
-			  mp_step *out, mp_error *err)
+mp_status mp_step_analyze(const mp_model *m, const mp_device *d, mp_phase phase, const mp_step_req *req, mp_step *out,
+                          mp_error *err)
 {
 	builder b;
 	mp_status st;
@@ -306,13 +306,14 @@ mp_status mp_step_analyze(const mp_model *m, const mp_device *d, mp_phase phase,
 	b.w = req->weight_dtype;
 	b.kv = req->kv_cache_dtype;
 	b.act = req->activation_dtype != MP_DTYPE_INVALID ? req->activation_dtype
-			: req->weight_dtype == MP_DTYPE_FP32 ? MP_DTYPE_FP32 : MP_DTYPE_BF16;
+	        : req->weight_dtype == MP_DTYPE_FP32      ? MP_DTYPE_FP32
+	                                                  : MP_DTYPE_BF16;
 	b.matmuls_only = req->matmuls_only;
 	if (phase == MP_PHASE_DECODE)
 		b.tokens = req->batch_size;
 	else if (!mp_mul_u64(req->batch_size, req->prompt_tokens, &b.tokens))
 		return mp_fail(err, MP_EOVERFLOW, "/prompt_tokens", "batch x prompt tokens overflows 64 bits");
-	head_rows = req->batch_size;	/* decode: one new token each; prefill: the last position's logits */
+	head_rows = req->batch_size; /* decode: one new token each; prefill: the last position's logits */
 
 	{
 		mp_op_kind norm = m->norm_kind == MP_NORM_LAYER ? MP_OP_LAYERNORM : MP_OP_RMSNORM;
@@ -362,8 +363,8 @@ mp_status mp_step_analyze(const mp_model *m, const mp_device *d, mp_phase phase,
 }
 
 /* Sum over the ops of FLOP time minus byte time (>= 0: the step's math outweighs its traffic). */
-static mp_status balance(const mp_model *m, const mp_device *d, const mp_step_req *req, uint64_t batch,
-			 double *out, mp_error *err)
+static mp_status balance(const mp_model *m, const mp_device *d, const mp_step_req *req, uint64_t batch, double *out,
+                         mp_error *err)
 {
 	mp_step_req r = *req;
 	mp_step s;
@@ -375,12 +376,13 @@ static mp_status balance(const mp_model *m, const mp_device *d, const mp_step_re
 		return st;
 	*out = 0;
 	for (size_t i = 0; i < s.nops; i++)
-		*out += (double)s.ops[i].count * (s.ops[i].roof.compute_time_seconds - s.ops[i].roof.memory_time_seconds);
+		*out +=
+		    (double)s.ops[i].count * (s.ops[i].roof.compute_time_seconds - s.ops[i].roof.memory_time_seconds);
 	return MP_OK;
 }
 
 mp_status mp_step_compute_bound_batch(const mp_model *m, const mp_device *d, const mp_step_req *req, uint64_t *out,
-				      mp_error *err)
+                                      mp_error *err)
 {
 	uint64_t lo = 1, hi = MP_STEP_MAX_SEARCH_BATCH;
 	double f;

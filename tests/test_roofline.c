@@ -42,11 +42,11 @@ static double opt_num(const cJSON *o, const char *k, double dflt)
 	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
 }
 
-#define CLOSE(a, b, tol)                                                                                      \
-	do {                                                                                                  \
-		double a_ = (a), b_ = (b);                                                                    \
-		if (!ref_close(a_, b_, (tol)))                                                                \
-			fail_msg("%s = %.10g, expected %.10g (rel tol %g)", #a, a_, b_, (double)(tol));       \
+#define CLOSE(a, b, tol)                                                                                               \
+	do {                                                                                                           \
+		double a_ = (a), b_ = (b);                                                                             \
+		if (!ref_close(a_, b_, (tol)))                                                                         \
+			fail_msg("%s = %.10g, expected %.10g (rel tol %g)", #a, a_, b_, (double)(tol));                \
 	} while (0)
 
 static mp_dtype dtype_of_bytes(double b)
@@ -138,10 +138,12 @@ static void test_seed_roofline(void **state)
 		CLOSE(r.intensity_flops_per_byte, num(c, "flops_per_byte"), tol);
 		CLOSE(r.attainable_flops_per_second, num(c, "attainable_flops_per_s"), tol);
 		CLOSE(r.fraction_of_peak, num(c, "fraction_of_peak"), tol);
-		assert_string_equal(r.compute_bound ? "compute" : "memory", cJSON_GetObjectItem(c, "bound")->valuestring);
+		assert_string_equal(r.compute_bound ? "compute" : "memory",
+		                    cJSON_GetObjectItem(c, "bound")->valuestring);
 		/* the floor is the slower of the two roofs */
-		CLOSE(r.time_seconds, fmax((double)r.bytes / d.memory_bandwidth_bytes_per_second,
-					   r.flops / r.peak_flops_per_second), 1e-12);
+		CLOSE(r.time_seconds,
+		      fmax((double)r.bytes / d.memory_bandwidth_bytes_per_second, r.flops / r.peak_flops_per_second),
+		      1e-12);
 		n++;
 	}
 	assert_true(n >= 12);
@@ -158,7 +160,7 @@ static void test_seed_batch_sweep(void **state)
 	cJSON_ArrayForEach(c, cJSON_GetObjectItem(seed, "batch_sweep"))
 	{
 		mp_device d = seed_device(seed, cJSON_GetObjectItem(c, "device")->valuestring);
-		mp_op op = { 0 };
+		mp_op op = {0};
 		mp_roof r;
 
 		op.kind = MP_OP_MATMUL;
@@ -169,7 +171,8 @@ static void test_seed_batch_sweep(void **state)
 		assert_int_equal(mp_roofline(&d, &op, &r, NULL), MP_OK);
 		CLOSE(r.intensity_flops_per_byte, num(c, "flops_per_byte"), tol);
 		CLOSE(r.fraction_of_peak, num(c, "fraction_of_peak"), tol);
-		assert_string_equal(r.compute_bound ? "compute" : "memory", cJSON_GetObjectItem(c, "bound")->valuestring);
+		assert_string_equal(r.compute_bound ? "compute" : "memory",
+		                    cJSON_GetObjectItem(c, "bound")->valuestring);
 		n++;
 	}
 	assert_true(n >= 8);
@@ -178,9 +181,9 @@ static void test_seed_batch_sweep(void **state)
 		mp_device d = seed_device(seed, cJSON_GetObjectItem(c, "device")->valuestring);
 
 		assert_int_equal(mp_first_compute_bound_batch(&d, (uint64_t)num(c, "layer_in"),
-							      (uint64_t)num(c, "layer_out"),
-							      dtype_of_bytes(num(c, "dtype_bytes"))),
-				 (uint64_t)num(c, "batch"));
+		                                              (uint64_t)num(c, "layer_out"),
+		                                              dtype_of_bytes(num(c, "dtype_bytes"))),
+		                 (uint64_t)num(c, "batch"));
 		n++;
 	}
 	assert_true(n >= 10);
@@ -200,9 +203,9 @@ static void test_seed_decode(void **state)
 		mp_decode_bound b;
 
 		assert_int_equal(mp_weights_decode_bound(&d, (uint64_t)num(c, "weight_bytes"),
-							 (uint64_t)num(c, "parameters"), (uint64_t)num(c, "batch"),
-							 MP_DTYPE_BF16, &b, NULL),
-				 MP_OK);
+		                                         (uint64_t)num(c, "parameters"), (uint64_t)num(c, "batch"),
+		                                         MP_DTYPE_BF16, &b, NULL),
+		                 MP_OK);
 		CLOSE(b.step_seconds, num(c, "step_seconds"), tol);
 		CLOSE(b.tokens_per_second_total, num(c, "tokens_per_second_total"), tol);
 		CLOSE(b.tokens_per_second_per_sequence, num(c, "tokens_per_second_per_sequence"), tol);
@@ -214,9 +217,9 @@ static void test_seed_decode(void **state)
 		mp_decode_bound b;
 
 		assert_int_equal(mp_weights_decode_bound(&d, (uint64_t)num(c, "weight_bytes"),
-							 (uint64_t)opt_num(c, "parameters", 0), (uint64_t)num(c, "batch"),
-							 MP_DTYPE_BF16, &b, NULL),
-				 MP_OK);
+		                                         (uint64_t)opt_num(c, "parameters", 0),
+		                                         (uint64_t)num(c, "batch"), MP_DTYPE_BF16, &b, NULL),
+		                 MP_OK);
 		CLOSE(b.tokens_per_second_per_sequence, num(c, "tokens_per_second_per_sequence"), tol);
 		n++;
 	}
@@ -237,9 +240,8 @@ static void test_seed_littles_law(void **state)
 		double latency = num(c, "latency_cycles") / num(c, "clock_hz");
 
 		CLOSE(latency, num(c, "latency_seconds"), tol);
-		assert_int_equal(mp_little(num(c, "bandwidth_bytes_per_s"), latency, (uint32_t)num(c, "sm_count"), &l,
-					   NULL),
-				 MP_OK);
+		assert_int_equal(
+		    mp_little(num(c, "bandwidth_bytes_per_s"), latency, (uint32_t)num(c, "sm_count"), &l, NULL), MP_OK);
 		CLOSE(l.bytes_in_flight, num(c, "bytes_in_flight"), tol);
 		CLOSE(l.bytes_in_flight_per_sm, num(c, "bytes_in_flight_per_sm"), tol);
 		/* "about 214 KiB" */
@@ -247,7 +249,7 @@ static void test_seed_littles_law(void **state)
 		n++;
 	}
 	assert_true(n >= 1);
-	assert_int_equal(mp_little(1e12, 0, 80, &(mp_littles_law){ 0 }, NULL), MP_EINVAL);
+	assert_int_equal(mp_little(1e12, 0, 80, &(mp_littles_law){0}, NULL), MP_EINVAL);
 	cJSON_Delete(seed);
 }
 
@@ -322,9 +324,9 @@ static void test_br14(void **state)
 	d.peak_flops_per_second[MP_DTYPE_FP32] = 1e12;
 	for (int i = 0; i < 4; i++) {
 		mp_roof r;
-		mp_op op = { 0 };
+		mp_op op = {0};
 
-		d.memory_bandwidth_bytes_per_second = bw[i] * 1e9;	/* GB/s: decimal, as the chips are sold */
+		d.memory_bandwidth_bytes_per_second = bw[i] * 1e9; /* GB/s: decimal, as the chips are sold */
 		assert_int_equal(mp_weights_decode_bound(&d, (uint64_t)bytes[0], 0, 1, MP_DTYPE_FP32, &b, NULL), MP_OK);
 		CLOSE(b.step_seconds * 1e3, bound[i], 0.01);
 		/* the measured rates of the thread are all slower than the bound (strict) */
@@ -343,7 +345,7 @@ static void test_br14(void **state)
 	{
 		double reported[1];
 		mp_measurement_check mc;
-		mp_op op = { .kind = MP_OP_RAW, .bytes = (uint64_t)bytes[0] };
+		mp_op op = {.kind = MP_OP_RAW, .bytes = (uint64_t)bytes[0]};
 		mp_roof r;
 
 		d.memory_bandwidth_bytes_per_second = bw[0] * 1e9;
@@ -361,9 +363,9 @@ static void test_br14(void **state)
 	assert_int_equal(numbers_after(sec, "CPU with ", stream, 1), 1);
 	assert_int_equal(numbers_after(sec, "B: ≤ ", tps, 1), 1);
 	d.memory_bandwidth_bytes_per_second = stream[0] * 1e9;
-	assert_int_equal(mp_weights_decode_bound(&d, (uint64_t)params[0] * 4, (uint64_t)params[0], 1, MP_DTYPE_FP32, &b,
-						 NULL),
-			 MP_OK);
+	assert_int_equal(
+	    mp_weights_decode_bound(&d, (uint64_t)params[0] * 4, (uint64_t)params[0], 1, MP_DTYPE_FP32, &b, NULL),
+	    MP_OK);
 	/* "<= 1.245 tokens/s": the bound, 1.2453, within the case's 1% */
 	CLOSE(b.tokens_per_second_per_sequence, tps[0], 0.01);
 	free(sec);
@@ -385,7 +387,7 @@ static void test_br15(void **state)
 	assert_int_equal(numbers_after(strstr(sec, "A100 40GB: "), "e12, ", a40 + 1, 1), 1);
 	assert_int_equal(numbers_after(sec, "Ridge = ", ridge, 3), 3);
 	{
-		double (*dev[3])[2] = { &h100, &a80, &a40 };
+		double(*dev[3])[2] = {&h100, &a80, &a40};
 
 		for (int i = 0; i < 3; i++) {
 			memset(&d, 0, sizeof(d));
@@ -399,7 +401,7 @@ static void test_br15(void **state)
 	d.memory_bandwidth_bytes_per_second = h100[1] * 1e12;
 	/* GEMV intensity ~ 1 at batch 1 and ~ B at batch B while the weights dominate the bytes. */
 	for (uint64_t B = 1; B <= 8; B *= 2) {
-		mp_op op = { .kind = MP_OP_MATMUL, .dtype = MP_DTYPE_BF16, .m = B, .k = 4096, .n = 4096 };
+		mp_op op = {.kind = MP_OP_MATMUL, .dtype = MP_DTYPE_BF16, .m = B, .k = 4096, .n = 4096};
 		mp_roof r;
 
 		assert_int_equal(mp_roofline(&d, &op, &r, NULL), MP_OK);
@@ -409,8 +411,15 @@ static void test_br15(void **state)
 	CLOSE((double)mp_first_compute_bound_batch(&d, 1u << 20, 1u << 20, MP_DTYPE_BF16), ridge[0], 0.005);
 	/* Attention over each sequence's own 16-bit KV stays ~1 FLOP/B at any batch (MHA). */
 	for (uint64_t B = 1; B <= 256; B *= 16) {
-		mp_op op = { .kind = MP_OP_ATTENTION, .dtype = MP_DTYPE_BF16, .batch = B, .heads = 32, .kv_heads = 32,
-			     .head_dim = 128, .q_tokens = 1, .kv_tokens = 4096, .causal = true };
+		mp_op op = {.kind = MP_OP_ATTENTION,
+		            .dtype = MP_DTYPE_BF16,
+		            .batch = B,
+		            .heads = 32,
+		            .kv_heads = 32,
+		            .head_dim = 128,
+		            .q_tokens = 1,
+		            .kv_tokens = 4096,
+		            .causal = true};
 		mp_roof r;
 
 		assert_int_equal(mp_roofline(&d, &op, &r, NULL), MP_OK);
@@ -419,7 +428,7 @@ static void test_br15(void **state)
 	}
 	/* Counting MACs instead of FLOPs would halve this; sparse peaks would double the ridge. */
 	{
-		mp_op op = { .kind = MP_OP_MATMUL, .dtype = MP_DTYPE_BF16, .m = 1, .k = 4096, .n = 4096 };
+		mp_op op = {.kind = MP_OP_MATMUL, .dtype = MP_DTYPE_BF16, .m = 1, .k = 4096, .n = 4096};
 		double f;
 		uint64_t by;
 
@@ -460,7 +469,7 @@ static double best_in_log(const char *log, const char *key)
 		const char *prev = p > log ? p - 1 : p;
 
 		if (p > log && *prev != ' ' && *prev != '\n')
-			continue;	/* "useful_GBps" counts useful bytes only: not a bandwidth ceiling */
+			continue; /* "useful_GBps" counts useful bytes only: not a bandwidth ceiling */
 		best = fmax(best, strtod(p + strlen(key), NULL));
 	}
 	return best;
@@ -500,8 +509,8 @@ static mp_device h200_measured(const cJSON *gt, char *bw_from, char *bf16_from, 
 		if (cJSON_IsString(dt) && strcmp(dt->valuestring, "bf16") == 0 && num(p, "flops") / t > bf16 &&
 		    strcmp(cJSON_GetObjectItem(p, "op")->valuestring, "elementwise_add") != 0) {
 			bf16 = num(p, "flops") / t;
-			snprintf(bf16_from, len, "graph-timed %s %.0f x %.0f x %.0f", cJSON_GetObjectItem(p, "op")->valuestring,
-				 num(p, "m"), num(p, "k"), num(p, "n"));
+			snprintf(bf16_from, len, "graph-timed %s %.0f x %.0f x %.0f",
+			         cJSON_GetObjectItem(p, "op")->valuestring, num(p, "m"), num(p, "k"), num(p, "n"));
 		}
 	}
 	cJSON_ArrayForEach(p, cJSON_GetObjectItem(gt, "decode_gemm_chain_llama3_8b_shape"))
@@ -519,8 +528,8 @@ static mp_device h200_measured(const cJSON *gt, char *bw_from, char *bf16_from, 
 	}
 	d.memory_bandwidth_bytes_per_second = bw;
 	d.peak_flops_per_second[MP_DTYPE_BF16] = bf16;
-	d.peak_flops_per_second[MP_DTYPE_FP32] = fmax(num(cJSON_GetObjectItem(ceil, "gemm_TFLOPs"), "fp32"),
-						      best_in_log(log, "TFLOPs")) * 1e12;
+	d.peak_flops_per_second[MP_DTYPE_FP32] =
+	    fmax(num(cJSON_GetObjectItem(ceil, "gemm_TFLOPs"), "fp32"), best_in_log(log, "TFLOPs")) * 1e12;
 	d.sm_count = (uint32_t)num(cJSON_GetObjectItem(gt, "device"), "sms");
 	d.l2_cache_bytes = (uint64_t)num(cJSON_GetObjectItem(gt, "device"), "l2");
 	return d;
@@ -537,19 +546,21 @@ static void test_h200_points(void **state)
 	(void)state;
 	/* the roofs lie at or above the ceiling benchmarks, and below the datasheet (4.8 TB/s, 989 TFLOP/s) */
 	assert_true(d.memory_bandwidth_bytes_per_second >= 4.25e12 && d.memory_bandwidth_bytes_per_second < 4.8e12);
-	assert_true(d.peak_flops_per_second[MP_DTYPE_BF16] >= 779e12 && d.peak_flops_per_second[MP_DTYPE_BF16] < 989.4e12);
+	assert_true(d.peak_flops_per_second[MP_DTYPE_BF16] >= 779e12 &&
+	            d.peak_flops_per_second[MP_DTYPE_BF16] < 989.4e12);
 	if (print_table()) {
 		printf("\nCeilings: bandwidth %.1f GB/s (%s), bf16 %.1f TFLOP/s (%s), fp32 vector %.2f TFLOP/s; "
 		       "ridge %.1f FLOP/B\n\n",
-		       d.memory_bandwidth_bytes_per_second / 1e9, bw_from, d.peak_flops_per_second[MP_DTYPE_BF16] / 1e12,
-		       bf16_from, d.peak_flops_per_second[MP_DTYPE_FP32] / 1e12, mp_device_ridge(&d, MP_DTYPE_BF16));
+		       d.memory_bandwidth_bytes_per_second / 1e9, bw_from,
+		       d.peak_flops_per_second[MP_DTYPE_BF16] / 1e12, bf16_from,
+		       d.peak_flops_per_second[MP_DTYPE_FP32] / 1e12, mp_device_ridge(&d, MP_DTYPE_BF16));
 		printf("| point | intensity FLOP/B | bound | predicted floor ms | measured ms | floor / measured |\n"
 		       "|---|---:|---|---:|---:|---:|\n");
 	}
 	cJSON_ArrayForEach(p, cJSON_GetObjectItem(gt, "roofline_points_graph_timed"))
 	{
 		const char *name = cJSON_GetObjectItem(p, "op")->valuestring;
-		mp_op op = { 0 };
+		mp_op op = {0};
 		mp_roof r;
 		double measured = num(p, "ms") * 1e-3;
 		char label[64];
@@ -561,15 +572,21 @@ static void test_h200_points(void **state)
 			op.k = (uint64_t)num(p, "k");
 			op.n = (uint64_t)num(p, "n");
 			snprintf(label, sizeof(label), "%s %llu x %llu x %llu", name, (unsigned long long)op.m,
-				 (unsigned long long)op.k, (unsigned long long)op.n);
+			         (unsigned long long)op.k, (unsigned long long)op.n);
 		} else if (strcmp(name, "elementwise_add") == 0) {
-			op = (mp_op){ .kind = MP_OP_ELEMENTWISE, .elements = (uint64_t)num(p, "n"), .inputs = 2, .outputs = 1,
-				      .flops_per_element = 1 };
+			op = (mp_op){.kind = MP_OP_ELEMENTWISE,
+			             .elements = (uint64_t)num(p, "n"),
+			             .inputs = 2,
+			             .outputs = 1,
+			             .flops_per_element = 1};
 			op.dtype = mp_dtype_from_name(cJSON_GetObjectItem(p, "dtype")->valuestring);
 			snprintf(label, sizeof(label), "add %.0f bf16", num(p, "n"));
 		} else if (strcmp(name, "copy_fp32") == 0) {
-			op = (mp_op){ .kind = MP_OP_ELEMENTWISE, .dtype = MP_DTYPE_FP32, .elements = (uint64_t)num(p, "n"),
-				      .inputs = 1, .outputs = 1 };
+			op = (mp_op){.kind = MP_OP_ELEMENTWISE,
+			             .dtype = MP_DTYPE_FP32,
+			             .elements = (uint64_t)num(p, "n"),
+			             .inputs = 1,
+			             .outputs = 1};
 			snprintf(label, sizeof(label), "copy %.0f fp32", num(p, "n"));
 		} else {
 			fail_msg("unknown graph-timed op %s", name);
@@ -597,8 +614,8 @@ static void test_h200_decode_chain(void **state)
 	char bw_from[96], bf16_from[96];
 	mp_device d = h200_measured(gt, bw_from, bf16_from, sizeof(bw_from));
 	mp_model m;
-	mp_step_req req = { .weight_dtype = MP_DTYPE_BF16, .kv_cache_dtype = MP_DTYPE_BF16, .context_tokens = 0,
-			    .matmuls_only = true };
+	mp_step_req req = {
+	    .weight_dtype = MP_DTYPE_BF16, .kv_cache_dtype = MP_DTYPE_BF16, .context_tokens = 0, .matmuls_only = true};
 	double flat = 0, last_flat_batch = 0, first_rise_batch = 0, t_big = 0, b_big = 0;
 	uint64_t crossing;
 	int n = 0;
@@ -621,7 +638,7 @@ static void test_h200_decode_chain(void **state)
 		assert_true(s.step_seconds <= measured);
 		if (batch <= 64 && fabs(s.step_seconds - measured) > 0.25 * measured)
 			fail_msg("batch %.0f: predicted %.4g ms vs measured %.4g ms", batch, s.step_seconds * 1e3,
-				 measured * 1e3);
+			         measured * 1e3);
 		if (print_table())
 			printf("| %.0f | %s | %.3f | %.3f | %.2f |\n", batch, s.compute_bound ? "compute" : "memory",
 			       s.step_seconds * 1e3, measured * 1e3, s.step_seconds / measured);
@@ -645,9 +662,10 @@ static void test_h200_decode_chain(void **state)
 	/* ... and near the measured knee: where the flat time meets the large-batch line through the origin */
 	CLOSE((double)crossing, flat / (t_big / b_big), 0.15);
 	if (print_table())
-		printf("\nPredicted compute-bound crossing: batch %llu; measured: flat to batch %.0f (<= 1.2 x batch 1), "
-		       "risen at %.0f, knee %.0f\n",
-		       (unsigned long long)crossing, last_flat_batch, first_rise_batch, flat / (t_big / b_big));
+		printf(
+		    "\nPredicted compute-bound crossing: batch %llu; measured: flat to batch %.0f (<= 1.2 x batch 1), "
+		    "risen at %.0f, knee %.0f\n",
+		    (unsigned long long)crossing, last_flat_batch, first_rise_batch, flat / (t_big / b_big));
 	cJSON_Delete(gt);
 }
 
@@ -666,14 +684,16 @@ static void test_h200_prefill(void **state)
 
 		load_model(cJSON_GetObjectItem(p, "model")->valuestring, &m);
 		for (int eager = 0; eager < 2; eager++) {
-			mp_step_req req = { .weight_dtype = MP_DTYPE_BF16, .kv_cache_dtype = MP_DTYPE_BF16,
-					    .batch_size = (uint64_t)num(p, "batch"),
-					    .prompt_tokens = (uint64_t)num(p, "prefill_tokens"), .eager_attention = eager };
+			mp_step_req req = {.weight_dtype = MP_DTYPE_BF16,
+			                   .kv_cache_dtype = MP_DTYPE_BF16,
+			                   .batch_size = (uint64_t)num(p, "batch"),
+			                   .prompt_tokens = (uint64_t)num(p, "prefill_tokens"),
+			                   .eager_attention = eager};
 			mp_step s;
 
 			assert_int_equal(mp_step_analyze(&m, &d, MP_PHASE_PREFILL, &req, &s, NULL), MP_OK);
 			assert_true(s.step_seconds <= measured);
-			assert_true(s.step_seconds > 0.5 * measured);	/* a floor, but not a vacuous one */
+			assert_true(s.step_seconds > 0.5 * measured); /* a floor, but not a vacuous one */
 			assert_true(s.compute_bound);
 			if (print_table())
 				printf("\nPrefill %s %.0f tokens, %s attention: predicted %.1f ms, measured %.1f ms, "
@@ -691,13 +711,13 @@ static void test_h200_prefill(void **state)
 
 		assert_non_null(lat);
 		assert_int_equal(mp_little(d.memory_bandwidth_bytes_per_second,
-					   strtod(lat + strlen("latency span_bytes 1073741824 ns "), NULL) * 1e-9, d.sm_count,
-					   &l, NULL),
-				 MP_OK);
+		                           strtod(lat + strlen("latency span_bytes 1073741824 ns "), NULL) * 1e-9,
+		                           d.sm_count, &l, NULL),
+		                 MP_OK);
 		assert_true(l.bytes_in_flight > 500e3 && l.bytes_in_flight < 1e6);
 		if (print_table())
-			printf("\nLittle's law on the H200: %.0f KiB in flight, %.1f KiB per SM\n", l.bytes_in_flight / 1024,
-			       l.bytes_in_flight_per_sm / 1024);
+			printf("\nLittle's law on the H200: %.0f KiB in flight, %.1f KiB per SM\n",
+			       l.bytes_in_flight / 1024, l.bytes_in_flight_per_sm / 1024);
 	}
 	cJSON_Delete(gt);
 }
@@ -706,11 +726,11 @@ static void test_h200_prefill(void **state)
 static void test_step_properties(void **state)
 {
 	mp_model m;
-	mp_device d = { 0 };
+	mp_device d = {0};
 	mp_step s1, s64;
 	mp_param_count pc;
-	mp_step_req req = { .weight_dtype = MP_DTYPE_BF16, .kv_cache_dtype = MP_DTYPE_BF16, .batch_size = 1,
-			    .context_tokens = 4096 };
+	mp_step_req req = {
+	    .weight_dtype = MP_DTYPE_BF16, .kv_cache_dtype = MP_DTYPE_BF16, .batch_size = 1, .context_tokens = 4096};
 
 	(void)state;
 	d.memory_bandwidth_bytes_per_second = 3.352e12;
@@ -753,8 +773,8 @@ static void test_step_properties(void **state)
 
 static void test_errors(void **state)
 {
-	mp_device d = { 0 };
-	mp_op op = { .kind = MP_OP_MATMUL, .dtype = MP_DTYPE_BF16, .m = 1, .k = 0, .n = 4 };
+	mp_device d = {0};
+	mp_op op = {.kind = MP_OP_MATMUL, .dtype = MP_DTYPE_BF16, .m = 1, .k = 0, .n = 4};
 	mp_roof r;
 	mp_error err;
 
@@ -766,12 +786,18 @@ static void test_errors(void **state)
 	assert_string_equal(err.field, "/k");
 	op.k = 4;
 	assert_int_equal(mp_roofline(&d, &op, &r, &err), MP_EUNSUPPORTED);
-	op = (mp_op){ .kind = MP_OP_MATMUL, .dtype = MP_DTYPE_BF16, .m = UINT64_C(1) << 40, .k = UINT64_C(1) << 40,
-		      .n = 1 };
+	op = (mp_op){
+	    .kind = MP_OP_MATMUL, .dtype = MP_DTYPE_BF16, .m = UINT64_C(1) << 40, .k = UINT64_C(1) << 40, .n = 1};
 	d.peak_flops_per_second[MP_DTYPE_BF16] = 1e15;
 	assert_int_equal(mp_roofline(&d, &op, &r, &err), MP_EOVERFLOW);
-	op = (mp_op){ .kind = MP_OP_ATTENTION, .dtype = MP_DTYPE_BF16, .batch = 1, .heads = 32, .kv_heads = 5,
-		      .head_dim = 128, .q_tokens = 1, .kv_tokens = 10 };
+	op = (mp_op){.kind = MP_OP_ATTENTION,
+	             .dtype = MP_DTYPE_BF16,
+	             .batch = 1,
+	             .heads = 32,
+	             .kv_heads = 5,
+	             .head_dim = 128,
+	             .q_tokens = 1,
+	             .kv_tokens = 10};
 	assert_int_equal(mp_roofline(&d, &op, &r, &err), MP_EINVAL);
 	assert_string_equal(err.field, "/kv_heads");
 	/* peaks by unit: bf16 vector work falls back to the fp32 CUDA-core rate, fp8 matrix to bf16 */
@@ -794,9 +820,13 @@ static void test_errors(void **state)
 /* Hierarchical roofline: an L2 ceiling binds when its traffic outweighs the DRAM traffic. */
 static void test_hierarchical(void **state)
 {
-	mp_device d = { 0 };
-	mp_op op = { .kind = MP_OP_RAW, .flops = 1e12, .bytes = 1000000000, .l2_bytes = 20000000000, .unit = MP_UNIT_MATRIX,
-		     .dtype = MP_DTYPE_BF16 };
+	mp_device d = {0};
+	mp_op op = {.kind = MP_OP_RAW,
+	            .flops = 1e12,
+	            .bytes = 1000000000,
+	            .l2_bytes = 20000000000,
+	            .unit = MP_UNIT_MATRIX,
+	            .dtype = MP_DTYPE_BF16};
 	mp_roof r;
 
 	(void)state;
@@ -808,7 +838,7 @@ static void test_hierarchical(void **state)
 	assert_int_equal(r.binding_level, MP_LEVEL_L2);
 	CLOSE(r.time_seconds, 2e-3, 1e-12);
 	CLOSE(r.attainable_flops_per_second, 0.5e15, 1e-12);
-	op.l2_bytes = 0;	/* same traffic at every level: DRAM, the slowest, binds */
+	op.l2_bytes = 0; /* same traffic at every level: DRAM, the slowest, binds */
 	assert_int_equal(mp_roofline(&d, &op, &r, NULL), MP_OK);
 	assert_int_equal(r.binding_level, MP_LEVEL_DRAM);
 	CLOSE(r.time_seconds, 1e-3, 1e-12);
@@ -873,7 +903,8 @@ static void test_http_seed_roofline(void **state)
 		const char *name = cJSON_GetObjectItem(c, "op") ? cJSON_GetObjectItem(c, "op")->valuestring : NULL;
 		http_resp r;
 
-		cJSON_AddItemToObject(body, "device", seed_device_json(seed, cJSON_GetObjectItem(c, "device")->valuestring));
+		cJSON_AddItemToObject(body, "device",
+		                      seed_device_json(seed, cJSON_GetObjectItem(c, "device")->valuestring));
 		if (name) {
 			op = cJSON_CreateObject();
 			cJSON_AddStringToObject(op, "dtype", num(c, "dtype_bytes") == 4 ? "fp32" : "bf16");
@@ -898,7 +929,7 @@ static void test_http_seed_roofline(void **state)
 			CLOSE(num(res, "attainable_flops_per_second"), num(c, "attainable_flops_per_s"), tol);
 			CLOSE(num(res, "fraction_of_peak"), num(c, "fraction_of_peak"), tol);
 			assert_string_equal(cJSON_GetObjectItem(res, "bound")->valuestring,
-					    cJSON_GetObjectItem(c, "bound")->valuestring);
+			                    cJSON_GetObjectItem(c, "bound")->valuestring);
 			assert_true(num(res, "time_seconds") > 0);
 		}
 		http_resp_free(&r);
@@ -939,7 +970,10 @@ static void test_http_errors_and_warnings(void **state)
 	fixture *f = *state;
 	http_resp r;
 
-	post_text(f, "{\"device\":\"h100-sxm5-80gb\",\"ops\":[{\"op\":\"matmul\",\"m\":1,\"k\":0,\"n\":4,\"dtype\":\"bf16\"}]}", &r);
+	post_text(
+	    f,
+	    "{\"device\":\"h100-sxm5-80gb\",\"ops\":[{\"op\":\"matmul\",\"m\":1,\"k\":0,\"n\":4,\"dtype\":\"bf16\"}]}",
+	    &r);
 	assert_int_equal(r.status, 422);
 	assert_string_equal(http_problem_field(&r), "/ops/0/k");
 	http_resp_free(&r);
@@ -947,7 +981,10 @@ static void test_http_errors_and_warnings(void **state)
 	assert_int_equal(r.status, 422);
 	assert_string_equal(http_problem_field(&r), "/ops/0/op");
 	http_resp_free(&r);
-	post_text(f, "{\"device\":\"h100-sxm5-80gb\",\"ops\":[{\"op\":\"matmul\",\"m\":1,\"k\":2,\"n\":4,\"dtype\":\"bf16\",\"x\":1}]}", &r);
+	post_text(f,
+	          "{\"device\":\"h100-sxm5-80gb\",\"ops\":[{\"op\":\"matmul\",\"m\":1,\"k\":2,\"n\":4,\"dtype\":"
+	          "\"bf16\",\"x\":1}]}",
+	          &r);
 	assert_int_equal(r.status, 422);
 	assert_string_equal(http_problem_field(&r), "/ops/0/x");
 	http_resp_free(&r);
@@ -958,12 +995,18 @@ static void test_http_errors_and_warnings(void **state)
 	assert_int_equal(r.status, 422);
 	assert_string_equal(http_problem_field(&r), "/device/memory_bandwidth_bytes_per_second");
 	http_resp_free(&r);
-	post_text(f, "{\"device\":{\"memory_bandwidth_bytes_per_second\":1e12,\"peak_flops_per_second\":{\"bf17\":1e15}},\"ops\":[]}", &r);
+	post_text(f,
+	          "{\"device\":{\"memory_bandwidth_bytes_per_second\":1e12,\"peak_flops_per_second\":{\"bf17\":1e15}},"
+	          "\"ops\":[]}",
+	          &r);
 	assert_int_equal(r.status, 422);
 	assert_string_equal(http_problem_field(&r), "/device/peak_flops_per_second/bf17");
 	http_resp_free(&r);
 	/* a V100 has no bf16 tensor path: bf16 matrix work falls back to its fp16 peak, and says so */
-	post_text(f, "{\"device\":\"v100-sxm2-32gb\",\"ops\":[{\"op\":\"matmul\",\"m\":4096,\"k\":4096,\"n\":4096,\"dtype\":\"bf16\"}]}", &r);
+	post_text(f,
+	          "{\"device\":\"v100-sxm2-32gb\",\"ops\":[{\"op\":\"matmul\",\"m\":4096,\"k\":4096,\"n\":4096,"
+	          "\"dtype\":\"bf16\"}]}",
+	          &r);
 	assert_int_equal(r.status, 200);
 	{
 		cJSON *o = cJSON_GetArrayItem(cJSON_GetObjectItem(r.json, "ops"), 0);
@@ -973,8 +1016,11 @@ static void test_http_errors_and_warnings(void **state)
 	}
 	http_resp_free(&r);
 	/* BR-14: a measurement faster than the floor is returned as a warning */
-	post_text(f, "{\"device\":{\"memory_bandwidth_bytes_per_second\":68.25e9,\"peak_flops_per_second\":{\"fp32\":2.6e12}},"
-		     "\"ops\":[{\"op\":\"decode\",\"weight_bytes\":3791273984,\"measured_seconds\":0.0527}]}", &r);
+	post_text(
+	    f,
+	    "{\"device\":{\"memory_bandwidth_bytes_per_second\":68.25e9,\"peak_flops_per_second\":{\"fp32\":2.6e12}},"
+	    "\"ops\":[{\"op\":\"decode\",\"weight_bytes\":3791273984,\"measured_seconds\":0.0527}]}",
+	    &r);
 	assert_int_equal(r.status, 200);
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "warnings")), 1);
 	{
@@ -993,8 +1039,10 @@ static void test_http_transformer_and_plan(void **state)
 	http_resp r, p;
 	cJSON *dec, *perf;
 
-	post_text(f, "{\"device\":\"h200-sxm-141gb\",\"transformer\":{\"model\":\"llama-3-8b\",\"batch_size\":8,"
-		     "\"context_tokens\":4095,\"prompt_tokens\":4096}}", &r);
+	post_text(f,
+	          "{\"device\":\"h200-sxm-141gb\",\"transformer\":{\"model\":\"llama-3-8b\",\"batch_size\":8,"
+	          "\"context_tokens\":4095,\"prompt_tokens\":4096}}",
+	          &r);
 	assert_int_equal(r.status, 200);
 	dec = cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "transformer"), "decode");
 	assert_non_null(dec);
@@ -1002,15 +1050,15 @@ static void test_http_transformer_and_plan(void **state)
 	assert_true(num(dec, "kv_cache_read_bytes") == 8.0 * 2 * 32 * 8 * 128 * 4096 * 2);
 	assert_true(cJSON_GetArraySize(cJSON_GetObjectItem(dec, "ops")) >= 8);
 	http_do(&f->d, "POST", "/v1/plan/inference",
-		"{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":8,"
-		"\"sequence_length\":4096,\"device\":\"h200-sxm-141gb\"}",
-		"application/json", NULL, &p);
+	        "{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":8,"
+	        "\"sequence_length\":4096,\"device\":\"h200-sxm-141gb\"}",
+	        "application/json", NULL, &p);
 	assert_int_equal(p.status, 200);
 	perf = cJSON_GetObjectItem(p.json, "performance");
 	assert_non_null(perf);
 	assert_true(num(perf, "decode_step_seconds") == num(dec, "step_seconds"));
 	assert_true(num(perf, "prefill_seconds") ==
-		    num(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "transformer"), "prefill"), "step_seconds"));
+	            num(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "transformer"), "prefill"), "step_seconds"));
 	CLOSE(num(perf, "tokens_per_second_total"), 8 * num(perf, "tokens_per_second_per_sequence"), 1e-12);
 	assert_string_equal(cJSON_GetObjectItem(perf, "bound")->valuestring, "memory");
 	http_resp_free(&p);
@@ -1028,11 +1076,13 @@ static void test_xml_escape(void **state)
 	(void)state;
 	assert_int_equal(mpd_xml_escape("a<b>&\"'c", buf, sizeof(buf)), strlen("a&lt;b&gt;&amp;&quot;&#39;c"));
 	assert_string_equal(buf, "a&lt;b&gt;&amp;&quot;&#39;c");
-	mpd_xml_escape("ab&cd", buf, 5);	/* no room for "&amp;": cut before it, never inside */
+	mpd_xml_escape("ab&cd", buf, 5); /* no room for "&amp;": cut before it, never inside */
 	assert_string_equal(buf, "ab");
-	mpd_xml_escape("x\xc3\xa9", buf, 3);	/* "é" needs 2 bytes + NUL: not cut in half */
+	mpd_xml_escape("x\xc3\xa9", buf, 3); /* "é" needs 2 bytes + NUL: not cut in half */
 	assert_string_equal(buf, "x");
-	mpd_xml_escape("a\x01" "b", buf, sizeof(buf));	/* control characters are not XML */
+	mpd_xml_escape("a\x01"
+	               "b",
+	               buf, sizeof(buf)); /* control characters are not XML */
 	assert_string_equal(buf, "ab");
 }
 
@@ -1090,22 +1140,28 @@ static void test_svg_chart(void **state)
 	xmlXPathContextPtr ctx;
 	xmlXPathObjectPtr res;
 	double ridge = 0;
-	const char *q = "/v1/devices/h100-sxm5-80gb/roofline.svg?op=matmul:m=256,k=256,n=256,dtype=bf16,label=a%3Cb%3E%26c"
-			"&op=matmul:m=1,k=4096,n=4096,dtype=bf16,label=gemv&op=matmul:m=8192,k=8192,n=8192,dtype=bf16"
-			"&op=elementwise:elements=1e6,dtype=bf16,label=add";
+	const char *q =
+	    "/v1/devices/h100-sxm5-80gb/roofline.svg?op=matmul:m=256,k=256,n=256,dtype=bf16,label=a%3Cb%3E%26c"
+	    "&op=matmul:m=1,k=4096,n=4096,dtype=bf16,label=gemv&op=matmul:m=8192,k=8192,n=8192,dtype=bf16"
+	    "&op=elementwise:elements=1e6,dtype=bf16,label=add";
 
-	cJSON_ArrayForEach(c, cJSON_GetObjectItem(seed, "roofline"))
-		if (strcmp(cJSON_GetObjectItem(c, "device")->valuestring, "h100-sxm5") == 0 &&
-		    cJSON_GetObjectItem(c, "ridge_flops_per_byte"))
-			ridge = num(c, "ridge_flops_per_byte");
+	cJSON_ArrayForEach(
+	    c, cJSON_GetObjectItem(seed, "roofline")) if (strcmp(cJSON_GetObjectItem(c, "device")->valuestring,
+	                                                         "h100-sxm5") == 0 &&
+	                                                  cJSON_GetObjectItem(c, "ridge_flops_per_byte")) ridge =
+	    num(c, "ridge_flops_per_byte");
 	assert_true(ridge > 0);
 	http_do(&f->d, "GET", q, NULL, NULL, NULL, &r);
 	assert_int_equal(r.status, 200);
 	assert_string_equal(r.content_type, "image/svg+xml");
 	/* the same operations as JSON, for the expected positions */
-	post_text(f, "{\"device\":\"h100-sxm5-80gb\",\"ops\":[{\"op\":\"matmul\",\"m\":256,\"k\":256,\"n\":256,\"dtype\":\"bf16\"},"
-		     "{\"op\":\"matmul\",\"m\":1,\"k\":4096,\"n\":4096,\"dtype\":\"bf16\"},{\"op\":\"matmul\",\"m\":8192,"
-		     "\"k\":8192,\"n\":8192,\"dtype\":\"bf16\"},{\"op\":\"elementwise\",\"elements\":1000000,\"dtype\":\"bf16\"}]}", &j);
+	post_text(f,
+	          "{\"device\":\"h100-sxm5-80gb\",\"ops\":[{\"op\":\"matmul\",\"m\":256,\"k\":256,\"n\":256,\"dtype\":"
+	          "\"bf16\"},"
+	          "{\"op\":\"matmul\",\"m\":1,\"k\":4096,\"n\":4096,\"dtype\":\"bf16\"},{\"op\":\"matmul\",\"m\":8192,"
+	          "\"k\":8192,\"n\":8192,\"dtype\":\"bf16\"},{\"op\":\"elementwise\",\"elements\":1000000,\"dtype\":"
+	          "\"bf16\"}]}",
+	          &j);
 	assert_int_equal(j.status, 200);
 	json_ops = cJSON_GetObjectItem(j.json, "ops");
 
@@ -1141,9 +1197,10 @@ static void test_svg_chart(void **state)
 		}
 		assert_non_null(circle);
 		assert_true(fabs(prop(circle, "cx") -
-				 tick_position(ctx, "xtick", "x1", num(o, "arithmetic_intensity_flops_per_byte"))) < 0.5);
+		                 tick_position(ctx, "xtick", "x1", num(o, "arithmetic_intensity_flops_per_byte"))) <
+		            0.5);
 		assert_true(fabs(prop(circle, "cy") -
-				 tick_position(ctx, "ytick", "y1", num(o, "attainable_flops_per_second"))) < 0.5);
+		                 tick_position(ctx, "ytick", "y1", num(o, "attainable_flops_per_second"))) < 0.5);
 		if (i == 0) {
 			xmlChar *t = xmlNodeGetContent(text);
 
@@ -1157,7 +1214,8 @@ static void test_svg_chart(void **state)
 	http_resp_free(&j);
 	http_resp_free(&r);
 	/* a bad spec names the query argument */
-	http_do(&f->d, "GET", "/v1/devices/h100-sxm5-80gb/roofline.svg?op=matmul:m=1,k=0,n=2,dtype=bf16", NULL, NULL, NULL, &r);
+	http_do(&f->d, "GET", "/v1/devices/h100-sxm5-80gb/roofline.svg?op=matmul:m=1,k=0,n=2,dtype=bf16", NULL, NULL,
+	        NULL, &r);
 	assert_int_equal(r.status, 422);
 	assert_string_equal(http_problem_field(&r), "?op");
 	http_resp_free(&r);
@@ -1181,9 +1239,9 @@ static void test_text_chart_cli(void **state)
 		bin = "build/memplan";
 	assert_non_null(mkdtemp(dir));
 	snprintf(cmd, sizeof(cmd),
-		 "%s roofline --db %s/m.db --device h100-sxm5-80gb matmul:m=1,k=4096,n=4096,dtype=bf16,label=gemv "
-		 "matmul:m=8192,k=8192,n=8192,dtype=bf16 2>&1",
-		 bin, dir);
+	         "%s roofline --db %s/m.db --device h100-sxm5-80gb matmul:m=1,k=4096,n=4096,dtype=bf16,label=gemv "
+	         "matmul:m=8192,k=8192,n=8192,dtype=bf16 2>&1",
+	         bin, dir);
 	p = popen(cmd, "r");
 	assert_non_null(p);
 	n = fread(out, 1, sizeof(out) - 1, p);
@@ -1196,7 +1254,8 @@ static void test_text_chart_cli(void **state)
 	assert_non_null(strstr(out, "memory-bound"));
 	assert_non_null(strstr(out, "compute-bound"));
 	assert_non_null(strchr(out, 'R'));
-	snprintf(cmd, sizeof(cmd), "%s roofline --db %s/m.db --device h100-sxm5-80gb matmul:k=0 >/dev/null 2>&1", bin, dir);
+	snprintf(cmd, sizeof(cmd), "%s roofline --db %s/m.db --device h100-sxm5-80gb matmul:k=0 >/dev/null 2>&1", bin,
+	         dir);
 	assert_int_not_equal(system(cmd), 0);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	assert_int_equal(system(cmd), 0);
@@ -1205,25 +1264,25 @@ static void test_text_chart_cli(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_seed_intensity),
-		cmocka_unit_test(test_seed_roofline),
-		cmocka_unit_test(test_seed_batch_sweep),
-		cmocka_unit_test(test_seed_decode),
-		cmocka_unit_test(test_seed_littles_law),
-		cmocka_unit_test(test_br14),
-		cmocka_unit_test(test_br15),
-		cmocka_unit_test(test_h200_points),
-		cmocka_unit_test(test_h200_decode_chain),
-		cmocka_unit_test(test_h200_prefill),
-		cmocka_unit_test(test_step_properties),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_hierarchical),
-		cmocka_unit_test(test_xml_escape),
-		cmocka_unit_test(test_text_chart_cli),
-		cmocka_unit_test_setup_teardown(test_http_seed_roofline, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_http_errors_and_warnings, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_http_transformer_and_plan, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_svg_chart, setup, teardown),
+	    cmocka_unit_test(test_seed_intensity),
+	    cmocka_unit_test(test_seed_roofline),
+	    cmocka_unit_test(test_seed_batch_sweep),
+	    cmocka_unit_test(test_seed_decode),
+	    cmocka_unit_test(test_seed_littles_law),
+	    cmocka_unit_test(test_br14),
+	    cmocka_unit_test(test_br15),
+	    cmocka_unit_test(test_h200_points),
+	    cmocka_unit_test(test_h200_decode_chain),
+	    cmocka_unit_test(test_h200_prefill),
+	    cmocka_unit_test(test_step_properties),
+	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_hierarchical),
+	    cmocka_unit_test(test_xml_escape),
+	    cmocka_unit_test(test_text_chart_cli),
+	    cmocka_unit_test_setup_teardown(test_http_seed_roofline, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_http_errors_and_warnings, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_http_transformer_and_plan, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_svg_chart, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
