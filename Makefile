@@ -73,9 +73,14 @@ $(BUILD)/tests/test_store: $(call obj,tests/test_store.c tests/refs.c) $(CORE_OB
 $(BUILD)/tests/test_http: $(call obj,tests/test_http.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
 
-$(BUILD)/tests/test_roofline.o: CFLAGS += $(shell pkg-config --cflags libxml-2.0)
+# test_roofline parses the roofline SVG with libxml2 (its own flags, so a CFLAGS given on the command line keeps them).
+XML_CFLAGS = $(shell pkg-config --cflags libxml-2.0)
+XML_LIBS   = $(shell pkg-config --libs libxml-2.0)
+$(BUILD)/tests/test_roofline.o: tests/test_roofline.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XML_CFLAGS) -c -o $@ $<
 $(BUILD)/tests/test_roofline: $(call obj,tests/test_roofline.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(shell pkg-config --libs libxml-2.0) $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(XML_LIBS) $(LDLIBS)
 
 test: deps
 	@$(MAKE) --no-print-directory $(TESTS) $(BUILD)/memplan
