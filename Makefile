@@ -10,12 +10,13 @@ SHARED  ?= ../shared
 LISTEN  ?= 127.0.0.1:8080
 DB      ?= var/memplan.db
 
-PLANNER_SRC := planner/core.c planner/model.c planner/device.c planner/inference.c planner/training.c
+PLANNER_SRC := planner/core.c planner/model.c planner/device.c planner/inference.c planner/training.c \
+               planner/activations.c
 DB_SRC      := db/store.c
 KERNELS_SRC := kernels/calib_stub.c
 DAEMON_SRC  := daemon/hf_config.c daemon/decode.c daemon/reply.c daemon/routes.c daemon/server.c \
                daemon/query.c daemon/plan.c daemon/plan_inference.c daemon/plan_training.c daemon/h_health.c daemon/h_devices.c daemon/h_models.c \
-               daemon/h_plan.c
+               daemon/h_plan.c daemon/train_config.c
 MAIN_SRC    := daemon/main.c
 
 GEN_SRC     := $(BUILD)/gen/presets.c $(BUILD)/gen/openapi.c
@@ -29,8 +30,9 @@ DAEMON_OBJ  := $(call obj,$(DAEMON_SRC)) $(BUILD)/gen/openapi.o
 CORE_OBJ    := $(DAEMON_OBJ) $(DB_OBJ) $(KERNELS_OBJ) $(PLANNER_OBJ)
 
 TESTS := $(BUILD)/tests/test_planner $(BUILD)/tests/test_models $(BUILD)/tests/test_store $(BUILD)/tests/test_http
+TESTS += $(BUILD)/tests/test_training
 
-.PHONY: all run test deps clean lint
+.PHONY: all run test deps clean lint bench-training
 all: $(BUILD)/memplan
 
 deps:
@@ -69,6 +71,15 @@ $(BUILD)/tests/test_store: $(call obj,tests/test_store.c tests/refs.c) $(CORE_OB
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
 $(BUILD)/tests/test_http: $(call obj,tests/test_http.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
+
+$(BUILD)/tests/test_training: $(call obj,tests/test_training.c tests/refs.c daemon/hf_config.c daemon/train_config.c) $(PLANNER_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcjson -lm
+$(BUILD)/bench/training_h200: $(call obj,bench/training_h200.c daemon/hf_config.c daemon/train_config.c) $(PLANNER_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ -lcjson -lm
+
+# Prints the training planner against the H200 measurements (the table in bench/RESULTS.md).
+bench-training: $(BUILD)/bench/training_h200
+	$(BUILD)/bench/training_h200 $(SHARED)
 
 test: deps
 	@$(MAKE) --no-print-directory $(TESTS) $(BUILD)/memplan
