@@ -243,6 +243,18 @@ static cJSON *document(const mpd_model *m, const training_body *tb, const mp_tra
 		ADD_U64(o, "autocast_weight_copies_bytes", a->autocast_weight_copies_bytes);
 		ADD_U64(o, "recompute_bytes", a->recompute_bytes);
 		ADD_U64(o, "backward_transient_bytes", a->backward_transient_bytes);
+		/* the published formulas for the same shape (case BR-13), whole model, 16-bit, no parallelism */
+		o = cJSON_AddObjectToObject(b, "formulas");
+		for (int f = 0; f < MP_FORMULA_COUNT; f++) {
+			uint64_t v;
+			mp_error e;
+			char key[48];
+
+			snprintf(key, sizeof(key), "%s_bytes", mp_activation_formula_name((mp_activation_formula)f));
+			if (mp_activation_formula_bytes(&m->arch, r->micro_batch_size, r->sequence_length,
+							(mp_activation_formula)f, &v, &e) == MP_OK)
+				ADD_U64(o, key, v);
+		}
 		o = cJSON_AddObjectToObject(b, "logits");
 		ADD_U64(o, "tokens", g->tokens);
 		ADD_U64(o, "logits_bytes", g->logits_bytes);
