@@ -10,14 +10,16 @@ SHARED  ?= ../shared
 LISTEN  ?= 127.0.0.1:8080
 DB      ?= var/memplan.db
 
-PLANNER_SRC := planner/core.c planner/model.c planner/device.c planner/inference.c planner/training.c \
-               planner/roofline.c planner/step.c
+PLANNER_SRC := planner/core.c planner/model.c planner/device.c planner/inference.c planner/training.c
+PLANNER_SRC += planner/roofline.c planner/step.c
+PLANNER_SRC += planner/activations.c
 DB_SRC      := db/store.c
 KERNELS_SRC := kernels/calib_stub.c
 DAEMON_SRC  := daemon/hf_config.c daemon/decode.c daemon/reply.c daemon/routes.c daemon/server.c \
                daemon/query.c daemon/plan.c daemon/plan_inference.c daemon/plan_training.c daemon/h_health.c daemon/h_devices.c daemon/h_models.c \
                daemon/h_plan.c
 DAEMON_SRC  += daemon/roofline_doc.c daemon/svg.c daemon/h_roofline.c daemon/roofline_cli.c
+DAEMON_SRC  += daemon/train_config.c
 MAIN_SRC    := daemon/main.c
 
 GEN_SRC     := $(BUILD)/gen/presets.c $(BUILD)/gen/openapi.c
@@ -32,8 +34,9 @@ CORE_OBJ    := $(DAEMON_OBJ) $(DB_OBJ) $(KERNELS_OBJ) $(PLANNER_OBJ)
 
 TESTS := $(BUILD)/tests/test_planner $(BUILD)/tests/test_models $(BUILD)/tests/test_store $(BUILD)/tests/test_http
 TESTS += $(BUILD)/tests/test_roofline
+TESTS += $(BUILD)/tests/test_training
 
-.PHONY: all run test deps clean lint
+.PHONY: all run test deps clean lint bench-training
 all: $(BUILD)/memplan
 
 deps:
@@ -81,6 +84,14 @@ $(BUILD)/tests/test_roofline.o: tests/test_roofline.c
 	$(CC) $(CFLAGS) $(XML_CFLAGS) -c -o $@ $<
 $(BUILD)/tests/test_roofline: $(call obj,tests/test_roofline.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(XML_LIBS) $(LDLIBS)
+$(BUILD)/tests/test_training: $(call obj,tests/test_training.c tests/refs.c daemon/hf_config.c daemon/train_config.c) $(PLANNER_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcjson -lm
+$(BUILD)/bench/training_h200: $(call obj,bench/training_h200.c daemon/hf_config.c daemon/train_config.c) $(PLANNER_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ -lcjson -lm
+
+# Prints the training planner against the H200 measurements (the table in bench/RESULTS.md).
+bench-training: $(BUILD)/bench/training_h200
+	$(BUILD)/bench/training_h200 $(SHARED)
 
 test: deps
 	@$(MAKE) --no-print-directory $(TESTS) $(BUILD)/memplan

@@ -1,6 +1,8 @@
 /*
- * plan_training.c: POST /v1/plan/training as a function: the request's field table, the planner call and
- * the response document with the bytes-per-parameter convention echoed.
+ * plan_training.c: POST /v1/plan/training as a function: the request's field table, the planner call (with the
+ * fit when a device is named) and the response document: the api.md memory terms per GPU, the bytes-per-parameter
+ * convention echoed, the per-term activation and logits breakdown, memory by phase and the fit. Shared by the
+ * HTTP handler and the CLI; every training option is a field of the body.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -8,32 +10,294 @@
 
 #include "decode.h"
 #include "plan.h"
+#include "train_config.h"
 
 #define ADD_U64(obj, key, v) cJSON_AddNumberToObject((obj), (key), (double)(v))
 
-/* ----- training ---------------------------------------------------------------------------------------- */
-
-static const char *const precision_names[] = { "mixed_bf16", NULL };
-static const char *const optimizer_names[] = { "adamw", NULL };
+/* Index order matches the planner's enums. */
+static const char *const precision_names[] = { "mixed_bf16", "mixed_fp16", "fp32", "amp_bf16", "amp_fp16", "bf16",
+					       NULL };
+static const char *const optimizer_names[] = { "adamw",		"adam",	     "adamw_8bit", "sgd",
+					       "sgd_momentum", "adafactor", "lion",	  NULL };
+static const char *const convention_names[] = { "16", "18", "20", NULL };
+static const char *const recompute_names[] = { "none", "selective", "full", NULL };
+static const char *const attention_names[] = { "fused", "eager", NULL };
+static const char *const sharding_names[] = { "none",	 "zero1", "zero2", "zero3", "fsdp_full_shard",
+					      "fsdp_shard_grad_op", NULL };
+static const char *const finetune_names[] = { "full", "lora", "qlora", NULL };
+static const char *const lora_target_names[] = { "q", "k", "v", "o", "gate", "up", "down", NULL };
 
 typedef struct training_body {
 	mp_training_req req;
-	int precision, optimizer;
+	int precision, optimizer, convention, recompute, attention, sharding, finetune;
+	bool dropout;
+	mp_dtype state_dtype;
+	char lora_targets[96];
 	char device[MP_STORE_ID_MAX];
 } training_body;
 
+#define TB(f) offsetof(training_body, f)
+#define GPUS(nm, f) { .name = nm, .type = MPD_F_U64, .offset = TB(req.f), .min = 1, .max = MP_MAX_GPUS }
+
 static const mpd_field training_fields[] = {
 	{ .name = "model", .type = MPD_F_ANY, .required = true },
-	{ .name = "precision", .type = MPD_F_ENUM, .required = true, .offset = offsetof(training_body, precision),
-	  .names = precision_names },
-	{ .name = "optimizer", .type = MPD_F_ENUM, .required = true, .offset = offsetof(training_body, optimizer),
-	  .names = optimizer_names },
-	{ .name = "micro_batch_size", .type = MPD_F_U64, .required = true,
-	  .offset = offsetof(training_body, req.micro_batch_size), .min = 1, .max = MP_MAX_BATCH_SIZE },
-	{ .name = "sequence_length", .type = MPD_F_U64, .required = true,
-	  .offset = offsetof(training_body, req.sequence_length), .min = 1, .max = MP_MAX_SEQUENCE_LENGTH },
-	{ .name = "device", .type = MPD_F_STRING, .offset = offsetof(training_body, device), .size = MP_STORE_ID_MAX },
+	{ .name = "precision", .type = MPD_F_ENUM, .required = true, .offset = TB(precision), .names = precision_names },
+	{ .name = "optimizer", .type = MPD_F_ENUM, .required = true, .offset = TB(optimizer), .names = optimizer_names },
+	{ .name = "micro_batch_size", .type = MPD_F_U64, .required = true, .offset = TB(req.micro_batch_size), .min = 1,
+	  .max = MP_MAX_BATCH_SIZE },
+	{ .name = "sequence_length", .type = MPD_F_U64, .required = true, .offset = TB(req.sequence_length), .min = 1,
+	  .max = MP_MAX_SEQUENCE_LENGTH },
+	{ .name = "state_convention", .type = MPD_F_ENUM, .offset = TB(convention), .names = convention_names },
+	{ .name = "optimizer_state_dtype", .type = MPD_F_DTYPE, .offset = TB(state_dtype),
+	  .dtypes = MPD_DT(MP_DTYPE_FP32) | MPD_DT(MP_DTYPE_BF16) | MPD_DT(MP_DTYPE_FP16) },
+	{ .name = "global_batch_size", .type = MPD_F_U64, .offset = TB(req.global_batch_size), .min = 1,
+	  .max = MP_MAX_BATCH_SIZE * MP_MAX_GPUS },
+	{ .name = "activation_recomputation", .type = MPD_F_ENUM, .offset = TB(recompute), .names = recompute_names },
+	{ .name = "attention", .type = MPD_F_ENUM, .offset = TB(attention), .names = attention_names },
+	{ .name = "dropout", .type = MPD_F_BOOL, .offset = TB(dropout) },
+	{ .name = "states_only", .type = MPD_F_BOOL, .offset = TB(req.states_only) },
+	GPUS("num_gpus", num_gpus),
+	GPUS("tensor_parallel_size", tensor_parallel_size),
+	{ .name = "sequence_parallel", .type = MPD_F_BOOL, .offset = TB(req.sequence_parallel) },
+	GPUS("pipeline_parallel_size", pipeline_parallel_size),
+	GPUS("context_parallel_size", context_parallel_size),
+	GPUS("expert_parallel_size", expert_parallel_size),
+	{ .name = "sharding", .type = MPD_F_ENUM, .offset = TB(sharding), .names = sharding_names },
+	{ .name = "zero_bucket_elements", .type = MPD_F_U64, .offset = TB(req.zero_bucket_elements), .min = 1,
+	  .max = UINT64_C(1) << 40 },
+	{ .name = "finetune", .type = MPD_F_ENUM, .offset = TB(finetune), .names = finetune_names },
+	{ .name = "lora_rank", .type = MPD_F_U64, .offset = TB(req.lora_rank), .min = 1, .max = 65536 },
+	{ .name = "lora_targets", .type = MPD_F_STRING, .offset = TB(lora_targets), .size = 96 },
+	{ .name = "cuda_context_bytes", .type = MPD_F_U64, .offset = TB(req.cuda_context_bytes), .min = 0,
+	  .max = UINT64_C(1) << 40 },
+	{ .name = "cublas_workspace_bytes", .type = MPD_F_U64, .offset = TB(req.cublas_workspace_bytes), .min = 1,
+	  .max = UINT64_C(1) << 36 },
+	{ .name = "device", .type = MPD_F_STRING, .offset = TB(device), .size = MP_STORE_ID_MAX },
 };
+
+static uint64_t or1(uint64_t v)
+{
+	return v ? v : 1;
+}
+
+/* "q,k,v,o" or "all" -> MP_LORA_* mask. */
+static mp_status parse_targets(const char *s, uint32_t *mask, mp_error *err)
+{
+	char buf[96];
+	size_t len;
+
+	*mask = 0;
+	if (s[0] == '\0' || strcmp(s, "all") == 0) {
+		*mask = MP_LORA_ALL;
+		return MP_OK;
+	}
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (char *p = buf; *p; p += len + (p[len] == ',')) {
+		int i;
+
+		len = strcspn(p, ",");
+		for (i = 0; lora_target_names[i]; i++)
+			if (strlen(lora_target_names[i]) == len && strncmp(p, lora_target_names[i], len) == 0)
+				break;
+		if (lora_target_names[i] == NULL)
+			return mp_fail(err, MP_EINVAL, "/lora_targets",
+				       "lora_targets is \"all\" or a comma-separated list of q, k, v, o, gate, up, down");
+		*mask |= 1u << i;
+	}
+	return MP_OK;
+}
+
+/* Dropout and activation details from the model's config (a stored model's or the inline one). */
+static mp_status model_extras(const cJSON *body, mp_store *store, mpd_model *m, mp_error *err)
+{
+	const cJSON *model = cJSON_GetObjectItemCaseSensitive(body, "model");
+
+	if (!m->architecture_known)
+		return MP_OK;
+	if (cJSON_IsString(model)) {
+		mp_store_model sm;
+		cJSON *cfg;
+		mp_status st = mp_store_model_get(store, model->valuestring, &sm, err);
+
+		if (st != MP_OK)
+			return st;
+		cfg = cJSON_Parse(sm.config_json);
+		mp_store_model_free(&sm);
+		if (cfg == NULL)
+			return mp_fail(err, MP_EINTERNAL, "/model", "stored config is not JSON");
+		mpd_training_config_extras(cfg, &m->arch);
+		cJSON_Delete(cfg);
+	} else {
+		mpd_training_config_extras(cJSON_GetObjectItemCaseSensitive(model, "hf_config"), &m->arch);
+	}
+	return MP_OK;
+}
+
+static void layer_json(cJSON *o, const mp_layer_activations *l)
+{
+	ADD_U64(o, "norms_bytes", l->norms);
+	ADD_U64(o, "projection_inputs_bytes", l->projection_inputs);
+	ADD_U64(o, "attention_bytes", l->attention);
+	ADD_U64(o, "attention_scores_bytes", l->attention_scores);
+	ADD_U64(o, "mlp_bytes", l->mlp);
+	ADD_U64(o, "moe_bytes", l->moe);
+	ADD_U64(o, "dropout_masks_bytes", l->dropout_masks);
+	ADD_U64(o, "total_bytes", l->total);
+}
+
+static void phase_json(cJSON *o, const char *key, const mp_phase_memory *p, uint64_t context)
+{
+	cJSON *ph = cJSON_AddObjectToObject(o, key);
+
+	ADD_U64(ph, "allocated_bytes", p->allocated_bytes);
+	ADD_U64(ph, "total_bytes", p->allocated_bytes + context);
+	cJSON_AddStringToObject(ph, "moment", p->moment ? p->moment : "");
+	cJSON_AddStringToObject(ph, "binding_term", p->binding_term ? p->binding_term : "");
+}
+
+static const char *const phase_keys[MP_TRAIN_PHASE_COUNT] = { "forward", "backward", "optimizer_step" };
+
+static cJSON *document(const mpd_model *m, const training_body *tb, const mp_training_memory *mem)
+{
+	cJSON *doc = cJSON_CreateObject(), *o, *b, *notes;
+	const mp_training_req *r = &tb->req;
+	char buf[320];
+
+	if (doc == NULL)
+		return NULL;
+	cJSON_AddItemToObject(doc, "model", mpd_model_json(m));
+	o = cJSON_AddObjectToObject(doc, "request");
+	cJSON_AddStringToObject(o, "precision", precision_names[tb->precision]);
+	cJSON_AddStringToObject(o, "optimizer", optimizer_names[tb->optimizer]);
+	ADD_U64(o, "micro_batch_size", r->micro_batch_size);
+	ADD_U64(o, "sequence_length", r->sequence_length);
+	ADD_U64(o, "global_batch_size", r->micro_batch_size * mem->data_parallel_size * mem->gradient_accumulation_steps);
+	cJSON_AddStringToObject(o, "activation_recomputation", recompute_names[tb->recompute]);
+	cJSON_AddStringToObject(o, "attention", attention_names[tb->attention]);
+	cJSON_AddBoolToObject(o, "dropout", tb->dropout);
+	cJSON_AddStringToObject(o, "optimizer_state_dtype",
+				r->optimizer_state_dtype != MP_DTYPE_INVALID ? mp_dtype_name(r->optimizer_state_dtype)
+				: r->optimizer == MP_OPTIMIZER_ADAMW_8BIT    ? "int8"
+				: r->precision == MP_PRECISION_BF16	     ? "bf16"
+									     : "fp32");
+	cJSON_AddStringToObject(o, "finetune", finetune_names[tb->finetune]);
+	if (r->finetune != MP_FINETUNE_FULL)
+		ADD_U64(o, "lora_rank", r->lora_rank);
+
+	o = cJSON_AddObjectToObject(doc, "layout");
+	ADD_U64(o, "num_gpus", or1(r->num_gpus));
+	ADD_U64(o, "data_parallel_size", mem->data_parallel_size);
+	ADD_U64(o, "tensor_parallel_size", or1(r->tensor_parallel_size));
+	cJSON_AddBoolToObject(o, "sequence_parallel", r->sequence_parallel);
+	ADD_U64(o, "pipeline_parallel_size", or1(r->pipeline_parallel_size));
+	ADD_U64(o, "context_parallel_size", or1(r->context_parallel_size));
+	ADD_U64(o, "expert_parallel_size", or1(r->expert_parallel_size));
+	cJSON_AddStringToObject(o, "sharding", sharding_names[tb->sharding]);
+	ADD_U64(o, "gradient_accumulation_steps", mem->gradient_accumulation_steps);
+	ADD_U64(o, "microbatches_in_flight", mem->activations.microbatches_in_flight);
+
+	o = cJSON_AddObjectToObject(doc, "bytes_per_parameter");
+	cJSON_AddStringToObject(o, "convention", mem->convention ? mem->convention : "");
+	cJSON_AddStringToObject(o, "composition", mem->composition ? mem->composition : "");
+	ADD_U64(o, "weights", mem->weight_bytes_per_parameter);
+	ADD_U64(o, "gradients", mem->gradient_bytes_per_parameter);
+	ADD_U64(o, "master_weights", mem->master_weight_bytes_per_parameter);
+	cJSON_AddNumberToObject(o, "optimizer_states", mem->optimizer_bytes_per_parameter);
+	cJSON_AddNumberToObject(o, "total", mem->weight_bytes_per_parameter + mem->gradient_bytes_per_parameter +
+						    mem->master_weight_bytes_per_parameter +
+						    mem->optimizer_bytes_per_parameter);
+
+	o = cJSON_AddObjectToObject(doc, "parameters");
+	ADD_U64(o, "on_gpu", mem->parameters_on_gpu);
+	ADD_U64(o, "trainable", mem->trainable_parameters);
+	ADD_U64(o, "lora", mem->lora_parameters);
+
+	o = cJSON_AddObjectToObject(doc, "memory");
+	ADD_U64(o, "weights_bytes", mem->weights_bytes);
+	ADD_U64(o, "gradients_bytes", mem->gradients_bytes);
+	ADD_U64(o, "optimizer_states_bytes", mem->optimizer_states_bytes);
+	ADD_U64(o, "master_weights_bytes", mem->master_weights_bytes);
+	if (mem->activations_known) {
+		ADD_U64(o, "activations_bytes", mem->activations_bytes);
+		ADD_U64(o, "logits_bytes", mem->logits_bytes);
+	} else {
+		cJSON_AddNullToObject(o, "activations_bytes");
+		cJSON_AddNullToObject(o, "logits_bytes");
+	}
+	ADD_U64(o, "overhead_bytes", mem->overhead_bytes);
+	ADD_U64(o, "total_bytes", mem->total_bytes);
+	ADD_U64(o, "states_bytes", mem->states_bytes);
+
+	b = cJSON_AddObjectToObject(doc, "breakdown");
+	if (mem->activations_known) {
+		const mp_activation_memory *a = &mem->activations;
+		const mp_logits_memory *g = &mem->logits;
+
+		o = cJSON_AddObjectToObject(b, "activations");
+		layer_json(cJSON_AddObjectToObject(o, "per_layer"), &a->layer);
+		ADD_U64(o, "layers_on_gpu", a->layers_on_gpu);
+		ADD_U64(o, "saved_per_layer_bytes", a->saved_per_layer);
+		ADD_U64(o, "layers_bytes", a->layers_bytes);
+		ADD_U64(o, "embedding_bytes", a->embedding_bytes);
+		ADD_U64(o, "head_bytes", a->head_bytes);
+		ADD_U64(o, "autocast_weight_copies_bytes", a->autocast_weight_copies_bytes);
+		ADD_U64(o, "recompute_bytes", a->recompute_bytes);
+		ADD_U64(o, "backward_transient_bytes", a->backward_transient_bytes);
+		/* the published formulas for the same shape (case BR-13), whole model, 16-bit, no parallelism */
+		o = cJSON_AddObjectToObject(b, "formulas");
+		for (int f = 0; f < MP_FORMULA_COUNT; f++) {
+			uint64_t v;
+			mp_error e;
+			char key[48];
+
+			snprintf(key, sizeof(key), "%s_bytes", mp_activation_formula_name((mp_activation_formula)f));
+			if (mp_activation_formula_bytes(&m->arch, r->micro_batch_size, r->sequence_length,
+							(mp_activation_formula)f, &v, &e) == MP_OK)
+				ADD_U64(o, key, v);
+		}
+		o = cJSON_AddObjectToObject(b, "logits");
+		ADD_U64(o, "tokens", g->tokens);
+		ADD_U64(o, "logits_bytes", g->logits_bytes);
+		ADD_U64(o, "upcast_bytes", g->upcast_bytes);
+		ADD_U64(o, "log_probs_bytes", g->log_probs_bytes);
+		ADD_U64(o, "forward_peak_bytes", g->forward_peak_bytes);
+		ADD_U64(o, "backward_peak_bytes", g->backward_peak_bytes);
+	}
+	o = cJSON_AddObjectToObject(b, "overhead");
+	ADD_U64(o, "cuda_context_bytes", mem->cuda_context_bytes);
+	ADD_U64(o, "workspace_bytes", mem->workspace_bytes);
+	ADD_U64(o, "comm_buffer_bytes", mem->comm_buffer_bytes);
+	ADD_U64(o, "optimizer_transient_bytes", mem->optimizer_transient_bytes);
+	if (r->finetune != MP_FINETUNE_FULL)
+		ADD_U64(b, "lora_base_bytes", mem->lora_base_bytes);
+
+	o = cJSON_AddObjectToObject(doc, "phases");
+	for (int i = 0; i < MP_TRAIN_PHASE_COUNT; i++)
+		phase_json(o, phase_keys[i], &mem->phases[i], mem->cuda_context_bytes);
+	cJSON_AddStringToObject(doc, "peak_phase", phase_keys[mem->peak_phase]);
+	cJSON_AddStringToObject(doc, "binding_term", mem->binding_term ? mem->binding_term : "");
+
+	notes = cJSON_AddArrayToObject(doc, "notes");
+	snprintf(buf, sizeof(buf), "Model states: %s.", mem->composition ? mem->composition : "");
+	cJSON_AddItemToArray(notes, cJSON_CreateString(buf));
+	if (!mem->activations_known) {
+		cJSON_AddItemToArray(notes, cJSON_CreateString(
+			"states_only: total_bytes counts model states alone (no activations, logits, CUDA context or "
+			"workspaces), as the bytes-per-parameter conventions do."));
+	} else {
+		cJSON_AddItemToArray(notes, cJSON_CreateString(
+			"Memory is per GPU (the busiest pipeline stage). total_bytes is the peak phase's allocator bytes "
+			"plus the CUDA context; the memory terms are each term's size, which do not all coexist."));
+		cJSON_AddItemToArray(notes, cJSON_CreateString(
+			"Activations: Korthikanti et al. 2022 (arXiv 2205.05198) eq. 1 extended term by term to what "
+			"PyTorch autograd saves for this regime, attention kernel, MLP and norm; logits: three fp32 "
+			"tokens x vocab tensors at log_softmax backward (transformers ForCausalLMLoss upcasts)."));
+		cJSON_AddItemToArray(notes, cJSON_CreateString(
+			"Checked against an H200 (PyTorch 2.11, transformers 5.17, GPT-2): every measured training row "
+			"within 1% (bench/RESULTS.md)."));
+	}
+	return doc;
+}
 
 mp_status mpd_plan_training(mp_store *store, const cJSON *body, cJSON **out, mp_error *err)
 {
@@ -41,73 +305,55 @@ mp_status mpd_plan_training(mp_store *store, const cJSON *body, cJSON **out, mp_
 	mpd_model m;
 	mp_store_device dev;
 	mp_training_memory mem;
+	mp_training_fit tf;
 	bool have_dev;
 	mp_status st;
-	cJSON *doc, *o, *notes;
+	cJSON *doc;
 
 	*out = NULL;
 	memset(&tb, 0, sizeof(tb));
+	tb.dropout = true;
 	tb.req.num_gpus = 1;
 	st = mpd_decode_fields(body, "", training_fields, sizeof(training_fields) / sizeof(training_fields[0]), &tb,
 			       err);
-	if (st == MP_OK) {
-		tb.req.precision = (mp_precision)tb.precision;
-		tb.req.optimizer = (mp_optimizer)tb.optimizer;
+	if (st != MP_OK)
+		return st;
+	tb.req.precision = (mp_precision)tb.precision;
+	tb.req.optimizer = (mp_optimizer)tb.optimizer;
+	tb.req.convention = (mp_state_convention)tb.convention;
+	tb.req.recompute = (mp_recompute)tb.recompute;
+	tb.req.attention = (mp_attention_impl)tb.attention;
+	tb.req.sharding = (mp_sharding)tb.sharding;
+	tb.req.finetune = (mp_finetune)tb.finetune;
+	tb.req.optimizer_state_dtype = tb.state_dtype;
+	tb.req.no_dropout = !tb.dropout;
+	if (tb.req.finetune != MP_FINETUNE_FULL && tb.req.lora_rank == 0)
+		return mp_fail(err, MP_EINVAL, "/lora_rank", "lora_rank is required with finetune lora or qlora");
+	st = parse_targets(tb.lora_targets, &tb.req.lora_targets, err);
+	if (st == MP_OK)
 		st = mpd_need_model(body, store, &m, err);
-	}
+	if (st == MP_OK)
+		st = model_extras(body, store, &m, err);
 	if (st == MP_OK)
 		st = mpd_maybe_device(tb.device, store, &dev, &have_dev, err);
-	if (st == MP_OK)
-		st = mp_plan_training(&m.params, &tb.req, &mem, err);
+	if (st == MP_OK) {
+		if (have_dev && tb.req.cuda_context_bytes == 0 && dev.hw.cuda_context_bytes)
+			tb.req.cuda_context_bytes = dev.hw.cuda_context_bytes;
+		st = mp_plan_training_fit(m.architecture_known ? &m.arch : NULL, &m.params, &tb.req,
+					  have_dev ? &dev.hw : NULL, &mem, &tf, err);
+	}
 	if (st != MP_OK)
 		return st;
 
-	doc = cJSON_CreateObject();
+	doc = document(&m, &tb, &mem);
 	if (doc == NULL)
 		return mp_fail(err, MP_ENOMEM, "", "out of memory");
-	cJSON_AddItemToObject(doc, "model", mpd_model_json(&m));
-	o = cJSON_AddObjectToObject(doc, "request");
-	cJSON_AddStringToObject(o, "precision", precision_names[tb.precision]);
-	cJSON_AddStringToObject(o, "optimizer", optimizer_names[tb.optimizer]);
-	ADD_U64(o, "micro_batch_size", tb.req.micro_batch_size);
-	ADD_U64(o, "sequence_length", tb.req.sequence_length);
-	o = cJSON_AddObjectToObject(doc, "bytes_per_parameter");
-	ADD_U64(o, "weights", mem.weight_bytes_per_parameter);
-	ADD_U64(o, "gradients", mem.gradient_bytes_per_parameter);
-	ADD_U64(o, "master_weights", mem.master_weight_bytes_per_parameter);
-	ADD_U64(o, "optimizer_states", mem.optimizer_bytes_per_parameter);
-	ADD_U64(o, "total", mem.weight_bytes_per_parameter + mem.gradient_bytes_per_parameter +
-				    mem.master_weight_bytes_per_parameter + mem.optimizer_bytes_per_parameter);
-	o = cJSON_AddObjectToObject(doc, "memory");
-	ADD_U64(o, "weights_bytes", mem.weights_bytes);
-	ADD_U64(o, "gradients_bytes", mem.gradients_bytes);
-	ADD_U64(o, "optimizer_states_bytes", mem.optimizer_states_bytes);
-	ADD_U64(o, "master_weights_bytes", mem.master_weights_bytes);
-	cJSON_AddNullToObject(o, "activations_bytes");
-	cJSON_AddNullToObject(o, "logits_bytes");
-	ADD_U64(o, "overhead_bytes", mem.overhead_bytes);
-	ADD_U64(o, "total_bytes", mem.total_bytes);
-	cJSON_AddBoolToObject(o, "activations_included", false);
 	if (have_dev) {
-		mp_fit fit = { 0 };
+		cJSON *o = mpd_fit_json(&tf.fit, &dev);
 
-		fit.capacity_bytes = mp_device_capacity_bytes(&dev.hw);
-		fit.fits = mem.total_bytes <= fit.capacity_bytes;
-		fit.headroom_bytes = (int64_t)fit.capacity_bytes - (int64_t)mem.total_bytes;
-		fit.binding_term = "optimizer_states";
-		o = mpd_fit_json(&fit, &dev);
-		cJSON_DeleteItemFromObjectCaseSensitive(o, "max_batch_size");
-		cJSON_DeleteItemFromObjectCaseSensitive(o, "max_sequence_length");
-		cJSON_AddBoolToObject(o, "lower_bound", true);
+		ADD_U64(o, "min_num_gpus", tf.min_num_gpus);
 		cJSON_AddItemToObject(doc, "fit", o);
 	}
-	notes = cJSON_AddArrayToObject(doc, "notes");
-	cJSON_AddItemToArray(notes, cJSON_CreateString(
-		"Model states of mixed-precision AdamW: 2 (bf16 weights) + 2 (bf16 gradients) + 4 (fp32 master "
-		"weights) + 8 (two fp32 Adam moments) = 16 bytes per parameter (ZeRO, arXiv 1910.02054, sec. 3.1)."));
-	cJSON_AddItemToArray(notes, cJSON_CreateString(
-		"Activations and logits are NOT included: activations_bytes and logits_bytes are null and "
-		"total_bytes counts model states only, so a fit verdict is a lower bound."));
 	*out = doc;
 	return MP_OK;
 }

@@ -83,6 +83,12 @@ typedef struct mp_model {
 
 	/* parallel attention + MLP in one block (falcon, gpt-j); affects activations only */
 	bool parallel_block;
+
+	/* Training-time details (appended for issue 4, training activations; false/0 when the config has none). */
+	bool attention_dropout;		/* dropout on attention probabilities (gpt2 attn_pdrop > 0) */
+	bool hidden_dropout;		/* dropout after the attention and MLP outputs (gpt2 resid_pdrop > 0) */
+	bool embedding_dropout;		/* dropout after the embeddings (gpt2 embd_pdrop > 0) */
+	bool composite_activation;	/* MLP activation built from elementwise ops (gelu_new: 0.5x(1+tanh(..))) */
 } mp_model;
 
 /*

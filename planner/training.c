@@ -1,43 +1,979 @@
 /*
- * training.c: training memory. Today: model states of mixed-precision AdamW, each term separately.
- * Activations and logits are not modelled yet; the result says so (activations_known = false).
+ * training.c: training memory per GPU. Model states by precision regime, state convention, optimizer, LoRA and
+ * ZeRO/FSDP sharding; the parallel layout (TP, SP, PP 1F1B, CP, EP, gradient accumulation) and its validation;
+ * the memory of each phase (forward at the loss, backward peak, optimizer step) and the training fit.
+ * Pure arithmetic on caller-owned structs (activations per layer live in activations.c).
  */
+#include <stdio.h>
 #include <string.h>
 
-#include "memplan.h"
+#include "training_int.h"
 
-mp_status mp_plan_training(const mp_param_count *pc, const mp_training_req *req, mp_training_memory *mem,
-			   mp_error *err)
+static const char *const precision_names[MP_PRECISION_COUNT] = {
+	"mixed_bf16", "mixed_fp16", "fp32", "amp_bf16", "amp_fp16", "bf16",
+};
+static const char *const optimizer_names[MP_OPTIMIZER_COUNT] = {
+	"adamw", "adam", "adamw_8bit", "sgd", "sgd_momentum", "adafactor", "lion",
+};
+
+const char *mp_precision_name(mp_precision p)
 {
-	uint64_t p = pc->total;
+	return (unsigned)p < MP_PRECISION_COUNT ? precision_names[p] : "invalid";
+}
 
-	memset(mem, 0, sizeof(*mem));
-	if (req->precision != MP_PRECISION_MIXED_BF16)
-		return mp_fail(err, MP_EINVAL, "/precision", "precision must be mixed_bf16");
-	if (req->optimizer != MP_OPTIMIZER_ADAMW)
-		return mp_fail(err, MP_EINVAL, "/optimizer", "optimizer must be adamw");
+const char *mp_optimizer_name(mp_optimizer o)
+{
+	return (unsigned)o < MP_OPTIMIZER_COUNT ? optimizer_names[o] : "invalid";
+}
+
+static bool is_mixed(mp_precision p)
+{
+	return p == MP_PRECISION_MIXED_BF16 || p == MP_PRECISION_MIXED_FP16;
+}
+
+/* ----- layout ------------------------------------------------------------------------------------------ */
+
+typedef struct layout {
+	uint64_t tp, pp, cp, ep, dp, gas, inflight;
+	uint64_t tokens;	/* per micro-batch per GPU (sequence split by context parallelism) */
+	uint64_t seq_local;
+} layout;
+
+static mp_status check_layout(const mp_model *m, const mp_training_req *req, layout *l, mp_error *err)
+{
+	uint64_t n = mp_or1(req->num_gpus), group;
+
+	l->tp = mp_or1(req->tensor_parallel_size);
+	l->pp = mp_or1(req->pipeline_parallel_size);
+	l->cp = mp_or1(req->context_parallel_size);
+	l->ep = mp_or1(req->expert_parallel_size);
 	if (req->micro_batch_size < 1 || req->micro_batch_size > MP_MAX_BATCH_SIZE)
 		return mp_fail(err, MP_EINVAL, "/micro_batch_size", "micro_batch_size must be between 1 and %llu",
 			       (unsigned long long)MP_MAX_BATCH_SIZE);
 	if (req->sequence_length < 1 || req->sequence_length > MP_MAX_SEQUENCE_LENGTH)
 		return mp_fail(err, MP_EINVAL, "/sequence_length", "sequence_length must be between 1 and %llu",
 			       (unsigned long long)MP_MAX_SEQUENCE_LENGTH);
+	if (n > MP_MAX_GPUS || l->tp > MP_MAX_GPUS || l->pp > MP_MAX_GPUS || l->cp > MP_MAX_GPUS ||
+	    l->ep > MP_MAX_GPUS)
+		return mp_fail(err, MP_EINVAL, "/num_gpus", "num_gpus and every parallel degree must be at most %llu",
+			       (unsigned long long)MP_MAX_GPUS);
+	group = l->tp * l->pp * l->cp;	/* each <= 2^16, so at most 2^48 */
+	if (group > n || n % group != 0)
+		return mp_fail(err, MP_EINVAL, "/num_gpus",
+			       "num_gpus (%llu) must be a multiple of tensor x pipeline x context parallel (%llu x %llu x "
+			       "%llu = %llu)",
+			       (unsigned long long)n, (unsigned long long)l->tp, (unsigned long long)l->pp,
+			       (unsigned long long)l->cp, (unsigned long long)group);
+	l->dp = n / group;
+	if (req->sequence_parallel && l->tp == 1)
+		return mp_fail(err, MP_EINVAL, "/sequence_parallel",
+			       "sequence_parallel splits the norm and dropout activations across tensor-parallel ranks; "
+			       "it needs tensor_parallel_size > 1");
+	if (req->sequence_length % l->cp != 0)
+		return mp_fail(err, MP_EINVAL, "/context_parallel_size",
+			       "context_parallel_size (%llu) must divide sequence_length (%llu)",
+			       (unsigned long long)l->cp, (unsigned long long)req->sequence_length);
+	if (req->sequence_parallel && (req->sequence_length / l->cp) % l->tp != 0)
+		return mp_fail(err, MP_EINVAL, "/sequence_length",
+			       "with sequence_parallel the sequence (%llu tokens per context-parallel rank) must be "
+			       "divisible by tensor_parallel_size (%llu)",
+			       (unsigned long long)(req->sequence_length / l->cp), (unsigned long long)l->tp);
+	if (l->cp > 1 && req->attention == MP_ATTENTION_EAGER)
+		return mp_fail(err, MP_EINVAL, "/attention",
+			       "context parallelism (ring attention) needs a fused attention kernel; use attention=fused");
+	if (l->pp > 1 && (req->sharding == MP_SHARDING_ZERO2 || req->sharding == MP_SHARDING_ZERO3 ||
+			  req->sharding == MP_SHARDING_FSDP_FULL || req->sharding == MP_SHARDING_FSDP_GRAD_OP))
+		return mp_fail(err, MP_EINVAL, "/sharding",
+			       "gradient and parameter sharding (zero2, zero3, fsdp) cannot be combined with pipeline "
+			       "parallelism (DeepSpeed allows ZeRO-1 with pipelines only); use zero1 or none");
 
-	/* ZeRO paper (arXiv 1910.02054) sec. 3.1: 2 + 2 + (4 + 4 + 4) = 16 bytes per parameter. */
-	mem->weight_bytes_per_parameter = 2;
-	mem->gradient_bytes_per_parameter = 2;
-	mem->master_weight_bytes_per_parameter = 4;
-	mem->optimizer_bytes_per_parameter = 8;
-	if (!mp_mul_u64(p, mem->weight_bytes_per_parameter, &mem->weights_bytes) ||
-	    !mp_mul_u64(p, mem->gradient_bytes_per_parameter, &mem->gradients_bytes) ||
-	    !mp_mul_u64(p, mem->master_weight_bytes_per_parameter, &mem->master_weights_bytes) ||
-	    !mp_mul_u64(p, mem->optimizer_bytes_per_parameter, &mem->optimizer_states_bytes))
+	if (m != NULL) {
+		uint64_t heads = m->num_heads, kvh = m->num_kv_heads;
+
+		if (heads % l->tp != 0) {
+			char valid[160] = "";
+			size_t used = 0;
+
+			for (uint64_t d = 1; d <= heads && used + 24 < sizeof(valid); d++)
+				if (heads % d == 0)
+					used += (size_t)snprintf(valid + used, sizeof(valid) - used, "%s%llu",
+								 used ? ", " : "", (unsigned long long)d);
+			return mp_fail(err, MP_EINVAL, "/tensor_parallel_size",
+				       "tensor_parallel_size (%llu) must divide the attention heads (%llu); valid: %s",
+				       (unsigned long long)l->tp, (unsigned long long)heads, valid);
+		}
+		if (m->attn_kind == MP_ATTN_GQA && kvh % l->tp != 0 && l->tp % kvh != 0)
+			return mp_fail(err, MP_EINVAL, "/tensor_parallel_size",
+				       "tensor_parallel_size (%llu) must divide the KV heads (%llu) or be a multiple of "
+				       "them (KV heads are then replicated)",
+				       (unsigned long long)l->tp, (unsigned long long)kvh);
+		if (m->intermediate_size && m->intermediate_size % l->tp != 0)
+			return mp_fail(err, MP_EINVAL, "/tensor_parallel_size",
+				       "tensor_parallel_size (%llu) must divide the MLP width (%llu)",
+				       (unsigned long long)l->tp, (unsigned long long)m->intermediate_size);
+		if (m->num_layers % l->pp != 0)
+			return mp_fail(err, MP_EINVAL, "/pipeline_parallel_size",
+				       "pipeline_parallel_size (%llu) must divide the layers (%llu)",
+				       (unsigned long long)l->pp, (unsigned long long)m->num_layers);
+		if (l->ep > 1 && m->num_experts == 0)
+			return mp_fail(err, MP_EINVAL, "/expert_parallel_size",
+				       "expert_parallel_size > 1 needs a mixture-of-experts model; this one has no experts");
+		if (m->num_experts && m->num_experts % l->ep != 0)
+			return mp_fail(err, MP_EINVAL, "/expert_parallel_size",
+				       "expert_parallel_size (%llu) must divide the experts (%llu)",
+				       (unsigned long long)l->ep, (unsigned long long)m->num_experts);
+	} else if (l->tp > 1 || l->pp > 1 || l->ep > 1 || l->cp > 1) {
+		if (!req->states_only)
+			return mp_fail(err, MP_EINVAL, "/model", "a parallel layout needs the model's architecture");
+	}
+	if (l->ep > 1 && l->dp % l->ep != 0)
+		return mp_fail(err, MP_EINVAL, "/expert_parallel_size",
+			       "expert_parallel_size (%llu) must divide the data-parallel degree (%llu = num_gpus / "
+			       "(tp x pp x cp))",
+			       (unsigned long long)l->ep, (unsigned long long)l->dp);
+
+	l->gas = 1;
+	if (req->global_batch_size) {
+		uint64_t per_step = req->micro_batch_size * l->dp;	/* <= 2^20 x 2^16 */
+
+		if (req->global_batch_size % per_step != 0)
+			return mp_fail(err, MP_EINVAL, "/global_batch_size",
+				       "global_batch_size (%llu) must be a multiple of micro_batch_size x data-parallel "
+				       "degree (%llu x %llu = %llu)",
+				       (unsigned long long)req->global_batch_size, (unsigned long long)req->micro_batch_size,
+				       (unsigned long long)l->dp, (unsigned long long)per_step);
+		l->gas = req->global_batch_size / per_step;
+	}
+	/* 1F1B (Narayanan et al. 2021, arXiv 2104.04473 sec. 2.2): stage 1 holds up to p micro-batches. */
+	l->inflight = l->pp < l->gas ? l->pp : l->gas;
+	if (l->pp > 1 && l->inflight < l->pp)
+		l->inflight = l->inflight ? l->inflight : 1;
+	l->seq_local = req->sequence_length / l->cp;
+	l->tokens = req->micro_batch_size * l->seq_local;
+	return MP_OK;
+}
+
+/* ----- parameters on one GPU --------------------------------------------------------------------------- */
+
+typedef struct stage {
+	bool first, last;
+	uint64_t layers;
+	uint64_t params;	/* on this GPU before ZeRO sharding */
+	uint64_t matmul;	/* of those, what autocast casts to 16 bits */
+	uint64_t head;		/* lm_head (tied: the embedding) on this GPU, 0 if not the last stage */
+	uint64_t layer_params;	/* one layer on this GPU (a ZeRO-3 / FSDP gather unit) */
+	uint64_t quantizable;	/* linear weights inside layers (QLoRA's nf4 part) */
+	uint64_t largest_tensor;
+} stage;
+
+static uint64_t final_norm_params(const mp_model *m)
+{
+	if (!m->final_norm)
+		return 0;
+	return m->norm_kind == MP_NORM_LAYER ? 2 * m->hidden_size : m->hidden_size;
+}
+
+static void stage_params(const mp_model *m, const mp_param_count *pc, const layout *l, bool first, bool last,
+			 stage *s, mp_ck *c)
+{
+	uint64_t L, fin, emb, head, lay_mm, lay_norm, lay;
+
+	memset(s, 0, sizeof(*s));
+	s->first = first;
+	s->last = last;
+	if (m == NULL) {
+		s->params = pc->total / (l->tp * l->pp) + (pc->total % (l->tp * l->pp) != 0);
+		s->matmul = s->params;
+		s->largest_tensor = s->params;
+		return;
+	}
+	L = m->num_layers;
+	fin = final_norm_params(m);
+	emb = pc->embedding / l->tp;
+	head = (m->tie_word_embeddings ? pc->embedding : pc->lm_head) / l->tp;
+	/* Megatron splits attention, MLP, embedding and head across TP and replicates norms; routed experts
+	 * are split across EP (each rank owns num_experts / ep whole experts), or across TP without EP. */
+	lay_mm = pc->attention / l->tp + pc->mlp / l->tp + pc->experts / (l->ep > 1 ? l->ep : l->tp);
+	lay_norm = pc->norms > fin ? pc->norms - fin : 0;
+	s->layers = L / l->pp;
+	lay = mp_ckadd(c, lay_mm, lay_norm);
+	s->layer_params = lay / L;
+	s->params = mp_ckmul(c, lay, s->layers) / L;
+	s->matmul = mp_ckmul(c, lay_mm, s->layers) / L;
+	s->quantizable = s->matmul;
+	if (first) {
+		s->params = mp_ckadd(c, s->params, mp_ckadd(c, emb, pc->position_embedding));
+	}
+	if (last) {
+		s->params = mp_ckadd(c, s->params, fin);
+		/* tied: one tensor when a single stage holds both ends; the last stage keeps its own copy otherwise */
+		if (!m->tie_word_embeddings || !first)
+			s->params = mp_ckadd(c, s->params, head);
+		s->head = head;
+		s->matmul = mp_ckadd(c, s->matmul, head);
+	}
+	s->largest_tensor = mp_max_u64(head ? head : emb, s->layer_params / 4);
+}
+
+/* ----- LoRA ---------------------------------------------------------------------------------------------- */
+
+/* Adapter parameters of one layer: r x (in + out) per targeted module (Hu et al. 2021, arXiv 2106.09685
+ * sec. 4: A is r x in, B is out x r). Fused projections (GPT-2 c_attn) are one module. */
+static uint64_t lora_params_per_layer(const mp_model *m, const mp_training_req *req, uint64_t tp, mp_ck *c)
+{
+	uint32_t t = req->lora_targets ? req->lora_targets : MP_LORA_ALL;
+	uint64_t h = m->hidden_size, hq = m->num_heads * m->head_dim, hkv = m->num_kv_heads * m->head_dim;
+	uint64_t f = m->intermediate_size ? m->intermediate_size : m->moe_intermediate_size, io = 0;
+
+	if (mp_model_fused_projections(m)) {
+		if (t & (MP_LORA_Q | MP_LORA_K | MP_LORA_V))
+			io = mp_ckadd(c, io, h + hq + 2 * hkv);
+	} else {
+		if (t & MP_LORA_Q)
+			io = mp_ckadd(c, io, h + hq);
+		if (t & MP_LORA_K)
+			io = mp_ckadd(c, io, h + hkv);
+		if (t & MP_LORA_V)
+			io = mp_ckadd(c, io, h + hkv);
+	}
+	if (t & MP_LORA_O)
+		io = mp_ckadd(c, io, hq + h);
+	if ((t & MP_LORA_GATE) && m->ffn_kind == MP_FFN_GATED)
+		io = mp_ckadd(c, io, h + f);
+	if (t & MP_LORA_UP)
+		io = mp_ckadd(c, io, h + f);
+	if (t & MP_LORA_DOWN)
+		io = mp_ckadd(c, io, f + h);
+	return mp_ckmul(c, io, req->lora_rank) / tp;
+}
+
+/* nf4 bytes of n values with double quantisation (Dettmers et al. 2023, arXiv 2305.14314 sec. 3; bitsandbytes
+ * blocksize 64 for nf4 weights): 4-bit codes, one 8-bit absmax per 64 values, one fp32 scale per 256 absmax
+ * values. 0.5 + 1/64 + 4/16384 bytes per value. */
+static uint64_t nf4_dq_bytes(uint64_t n, mp_ck *c)
+{
+	uint64_t blocks = n / 64 + (n % 64 != 0), super = blocks / 256 + (blocks % 256 != 0);
+
+	return mp_ckadd(c, mp_ckadd(c, n / 2 + (n % 2), blocks), mp_ckmul(c, super, 4));
+}
+
+/* ----- model states ---------------------------------------------------------------------------------------- */
+
+typedef struct states {
+	uint64_t weights, grads, master, opt, opt_transient;
+	uint64_t trainable;	/* on this GPU, before sharding */
+	uint64_t grad_bytes_pp;	/* dtype bytes of one gradient value (the largest when two are kept) */
+	uint64_t weight_bytes_pp;
+} states;
+
+static uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+	return a / b + (a % b != 0);
+}
+
+/* Optimizer state bytes for `n` trainable values, sd = state dtype bytes. */
+static uint64_t optimizer_bytes(const mp_model *m, const mp_param_count *pc, mp_optimizer o, uint64_t sd,
+				uint64_t n, bool lora, mp_ck *c)
+{
+	switch (o) {
+	case MP_OPTIMIZER_ADAMW:
+	case MP_OPTIMIZER_ADAM:
+		return mp_ckmul3(c, n, 2, sd);	/* exp_avg + exp_avg_sq (torch/optim/adamw.py) */
+	case MP_OPTIMIZER_SGD:
+		return 0;
+	case MP_OPTIMIZER_SGD_MOMENTUM:
+	case MP_OPTIMIZER_LION:
+		return mp_ckmul(c, n, sd);	/* momentum_buffer / exp_avg */
+	case MP_OPTIMIZER_ADAMW_8BIT: {
+		/* bitsandbytes Optimizer2State: uint8 state1 and state2, fp32 absmax1/absmax2 per block of 256 values
+		 * (bitsandbytes/optim/optimizer.py init_state, blocksize 256); tensors under min_8bit_size = 4096
+		 * values keep fp32 states. Norm vectors are the small tensors when hidden < 4096. */
+		uint64_t small = (m && !lora && m->hidden_size < 4096) ? pc->norms * n / mp_or1(pc->total) : 0;
+		uint64_t big = n - small;
+
+		return mp_ckadd(c, mp_ckadd(c, mp_ckmul(c, big, 2), mp_ckmul(c, ceil_div(big, 256), 8)),
+				mp_ckmul(c, small, 8));
+	}
+	case MP_OPTIMIZER_ADAFACTOR: {
+		/* torch.optim.Adafactor (beta1 None): row_var + col_var for each >= 2-D tensor, a full variance for
+		 * 1-D tensors. Matrices: q, k, v, o and the MLP per layer, embeddings, untied head. */
+		uint64_t h, hq, hkv, f, per, fact, whole;
+
+		if (m == NULL || lora)
+			return mp_ckmul(c, n, sd);
+		h = m->hidden_size;
+		hq = m->num_heads * m->head_dim;
+		hkv = m->num_kv_heads * m->head_dim;
+		f = m->intermediate_size;
+		per = (h + hq) + 2 * (h + hkv) + (hq + h);
+		per += (m->ffn_kind == MP_FFN_GATED ? 3 : 2) * (h + f);
+		if (m->num_experts)
+			per += m->num_experts * (m->ffn_kind == MP_FFN_GATED ? 3 : 2) * (h + m->moe_intermediate_size) +
+			       (h + m->num_experts);
+		fact = mp_ckmul(c, per, m->num_layers);
+		fact = mp_ckadd(c, fact, m->vocab_size + h);
+		if (!m->tie_word_embeddings)
+			fact = mp_ckadd(c, fact, m->vocab_size + h);
+		if (m->learned_position_embeddings)
+			fact = mp_ckadd(c, fact, m->learned_position_embeddings + h);
+		whole = mp_ckmul(c, mp_ckadd(c, fact, pc->norms), sd);
+		/* scale the whole-model figure to this GPU's share */
+		return (uint64_t)((unsigned __int128)whole * n / mp_or1(pc->total));
+	}
+	case MP_OPTIMIZER_COUNT:
+		break;
+	}
+	return 0;
+}
+
+static mp_status model_states(const mp_model *m, const mp_param_count *pc, const mp_training_req *req,
+			      const layout *l, const stage *s, states *st, mp_training_memory *mem, mp_error *err)
+{
+	mp_regime_bytes rb = mp_regime_bytes_of(req->precision);
+	uint64_t w = 4, g = 4, ms = 0, sd, shard_opt = 1, shard_g = 1, shard_w = 1, n;
+	bool lora = req->finetune != MP_FINETUNE_FULL;
+	mp_ck c = { false };
+
+	memset(st, 0, sizeof(*st));
+	switch (req->precision) {
+	case MP_PRECISION_FP32:
+	case MP_PRECISION_AMP_BF16:
+	case MP_PRECISION_AMP_FP16:
+		mem->convention = precision_names[req->precision];
+		mem->composition = req->precision == MP_PRECISION_FP32
+					   ? "fp32 weights 4 + fp32 gradients 4 + optimizer state"
+					   : "fp32 weights 4 + fp32 gradients 4 + optimizer state (16-bit weight copies live "
+					     "only during forward and backward)";
+		break;
+	case MP_PRECISION_BF16:
+		w = g = 2;
+		mem->convention = "bf16";
+		mem->composition = "bf16 weights 2 + bf16 gradients 2 + optimizer state in bf16";
+		break;
+	case MP_PRECISION_MIXED_BF16:
+	case MP_PRECISION_MIXED_FP16:
+		w = 2;
+		ms = 4;
+		if (req->convention == MP_CONVENTION_18) {
+			g = 4;
+			mem->convention = "18";
+			mem->composition = "16-bit weights 2 + fp32 gradients 4 (main_grad) + fp32 master weights 4 + "
+					   "optimizer state (Megatron-LM#654)";
+		} else if (req->convention == MP_CONVENTION_20) {
+			g = 6;
+			mem->convention = "20";
+			mem->composition = "16-bit weights 2 + 16-bit gradients 2 + fp32 gradients 4 + fp32 master "
+					   "weights 4 + optimizer state (MS-AMP#173, NLG-530B accounting)";
+		} else {
+			g = 2;
+			mem->convention = "16";
+			mem->composition = "16-bit weights 2 + 16-bit gradients 2 + fp32 master weights 4 + optimizer "
+					   "state (ZeRO, arXiv 1910.02054 sec. 3.1)";
+		}
+		break;
+	case MP_PRECISION_COUNT:
+		return mp_fail(err, MP_EINVAL, "/precision", "unknown precision");
+	}
+	sd = req->optimizer_state_dtype == MP_DTYPE_INVALID
+		     ? (req->precision == MP_PRECISION_BF16 ? 2 : 4)
+		     : mp_dtype_layout_of(req->optimizer_state_dtype).block_bytes;
+
+	switch (req->sharding) {
+	case MP_SHARDING_ZERO3:
+	case MP_SHARDING_FSDP_FULL:
+		shard_w = l->dp;
+		/* fall through */
+	case MP_SHARDING_ZERO2:
+	case MP_SHARDING_FSDP_GRAD_OP:
+		shard_g = l->dp;
+		/* fall through */
+	case MP_SHARDING_ZERO1:
+		shard_opt = l->dp;
+		break;
+	case MP_SHARDING_NONE:
+		break;
+	}
+
+	st->weight_bytes_pp = w;
+	st->grad_bytes_pp = g > 4 ? 4 : g;
+	if (!lora) {
+		n = s->params;
+		st->trainable = n;
+		st->weights = ceil_div(mp_ckmul(&c, n, w), shard_w);
+		st->grads = ceil_div(mp_ckmul(&c, n, g), shard_g);
+		st->master = ceil_div(mp_ckmul(&c, n, ms), shard_opt);
+		st->opt = ceil_div(optimizer_bytes(m, pc, req->optimizer, sd, n, false, &c), shard_opt);
+		mem->weight_bytes_per_parameter = (uint32_t)w;
+		mem->gradient_bytes_per_parameter = (uint32_t)g;
+		mem->master_weight_bytes_per_parameter = (uint32_t)ms;
+	} else {
+		uint64_t adapters = mp_ckmul(&c, lora_params_per_layer(m, req, l->tp, &c), s->layers);
+		uint64_t base16 = s->params - (req->finetune == MP_FINETUNE_QLORA ? s->quantizable : 0);
+		uint64_t base_w = rb.compute;
+
+		/* Frozen base: 16-bit (4 in the fp32 regime); QLoRA stores the layers' linear weights in nf4 and keeps
+		 * embeddings, norms and head in 16 bits. Adapters are fp32 (PEFT autocast_adapter_dtype), with fp32
+		 * gradients and their optimizer state. */
+		mem->lora_base_bytes = mp_ckmul(&c, base16, base_w);
+		if (req->finetune == MP_FINETUNE_QLORA)
+			mem->lora_base_bytes = mp_ckadd(&c, mem->lora_base_bytes, nf4_dq_bytes(s->quantizable, &c));
+		mem->lora_base_bytes = ceil_div(mem->lora_base_bytes, shard_w);
+		mem->lora_parameters = adapters;
+		st->trainable = adapters;
+		st->weights = mp_ckadd(&c, mem->lora_base_bytes, ceil_div(mp_ckmul(&c, adapters, 4), shard_w));
+		st->grads = ceil_div(mp_ckmul(&c, adapters, 4), shard_g);
+		st->opt = ceil_div(optimizer_bytes(m, pc, req->optimizer, sd, adapters, true, &c), shard_opt);
+		st->grad_bytes_pp = 4;
+		st->weight_bytes_pp = base_w;
+		mem->weight_bytes_per_parameter = (uint32_t)base_w;
+		mem->gradient_bytes_per_parameter = 4;
+		mem->master_weight_bytes_per_parameter = 0;
+		mem->composition = req->finetune == MP_FINETUNE_QLORA
+					   ? "frozen nf4 base (double-quantised scales) + fp32 adapters 4 + fp32 adapter "
+					     "gradients 4 + optimizer state of the adapters"
+					   : "frozen 16-bit base + fp32 adapters 4 + fp32 adapter gradients 4 + optimizer "
+					     "state of the adapters";
+	}
+	mem->optimizer_bytes_per_parameter =
+		st->trainable ? (double)optimizer_bytes(m, pc, req->optimizer, sd, st->trainable, lora, &c) /
+					(double)st->trainable
+			      : 0.0;
+
+	/* Optimizer-step temporaries. torch/optim/adamw.py _multi_tensor_adamw (foreach, the default on CUDA):
+	 * lerp_/mul_/addcmul_ update the moments in place, then exp_avg_sq_sqrt = torch._foreach_sqrt(exp_avg_sqs)
+	 * allocates one tensor per parameter the size of the second moment, divided and added to in place, and
+	 * consumed by _foreach_addcdiv_: one state-sized temporary. The mixed regimes step with fused in-place
+	 * kernels (apex/TE FusedAdam, DeepSpeed FusedAdam: multi_tensor_apply), which allocate none. Adafactor's
+	 * foreach path builds the full variance estimate row_var @ col_var (fp32, parameter-sized); Lion
+	 * (lion-pytorch) loops over parameters with one parameter-sized temporary; SGD and bitsandbytes' fused 8-bit
+	 * kernels update in place. */
+	n = ceil_div(st->trainable, shard_opt);
+	switch (req->optimizer) {
+	case MP_OPTIMIZER_ADAMW:
+	case MP_OPTIMIZER_ADAM:
+		st->opt_transient = is_mixed(req->precision) ? 0 : mp_ckmul(&c, n, sd);
+		break;
+	case MP_OPTIMIZER_ADAFACTOR:
+		st->opt_transient = mp_ckmul(&c, n, 4);
+		break;
+	case MP_OPTIMIZER_LION:
+		st->opt_transient = mp_ckmul(&c, lora ? n : mp_min_u64(s->largest_tensor, n), sd);
+		break;
+	default:
+		st->opt_transient = 0;
+	}
+	if (c.ovf)
 		return mp_fail(err, MP_EOVERFLOW, "/model", "model-state bytes overflow 64 bits");
-	mem->total_bytes = mem->weights_bytes;
-	if (!mp_add_u64(mem->total_bytes, mem->gradients_bytes, &mem->total_bytes) ||
-	    !mp_add_u64(mem->total_bytes, mem->master_weights_bytes, &mem->total_bytes) ||
-	    !mp_add_u64(mem->total_bytes, mem->optimizer_states_bytes, &mem->total_bytes))
-		return mp_fail(err, MP_EOVERFLOW, "/model", "model-state bytes overflow 64 bits");
-	mem->activations_known = false;
+	return MP_OK;
+}
+
+/* ----- one pipeline stage, phase by phase ---------------------------------------------------------------- */
+
+typedef struct term {
+	const char *name;
+	uint64_t bytes;
+} term;
+
+static const char *largest_term(const term *t, size_t n)
+{
+	size_t best = 0;
+
+	for (size_t i = 1; i < n; i++)
+		if (t[i].bytes > t[best].bytes)
+			best = i;
+	return t[best].name;
+}
+
+typedef struct stage_plan {
+	stage s;
+	states st;
+	mp_activation_memory act;
+	mp_logits_memory lg;
+	uint64_t workspace, comm_persistent, comm_fwd, comm_bwd, comm_opt;
+	mp_phase_memory ph[MP_TRAIN_PHASE_COUNT];
+	mp_train_phase peak_phase;
+	uint64_t peak;
+	const char *binding;
+} stage_plan;
+
+/* Bytes per token the final norm and the head's input keep (the head reads the norm output; under autocast it
+ * saves its own 16-bit cast). */
+static uint64_t head_bytes_per_token(const mp_model *m, const mp_regime_bytes *rb, mp_ck *c)
+{
+	uint64_t h = m->hidden_size, norm;
+
+	norm = m->norm_kind == MP_NORM_LAYER ? mp_ckadd(c, mp_ckmul(c, rb->residual, h), 8)
+					     : mp_ckadd(c, mp_ckmul(c, 4 + rb->residual, h), 4);
+	if (!m->final_norm)
+		norm = 0;
+	return mp_ckadd(c, norm, mp_ckmul(c, rb->amp ? 2 : rb->compute, h));
+}
+
+/* Activations (and logits on the last stage) of one stage. */
+static mp_status stage_activations(const mp_model *m, const mp_training_req *req, const layout *l, stage_plan *p,
+				   mp_error *err)
+{
+	mp_regime_bytes rb = mp_regime_bytes_of(req->precision);
+	mp_activation_memory *a = &p->act;
+	mp_layer_activations dense;
+	uint64_t rep_div = req->sequence_parallel ? l->tp : 1, k = p->s.first ? l->inflight : 1;
+	uint64_t saved, dense_layers = 0, moe_layers, copies_all = 0;
+	mp_status st;
+	mp_ck c = { false };
+
+	st = mp_layer_activation_bytes(m, req, req->micro_batch_size, l->seq_local, &a->layer, err);
+	if (st != MP_OK)
+		return st;
+	memset(&dense, 0, sizeof(dense));
+	if (m->num_experts && m->first_dense_layers && m->intermediate_size && p->s.first) {
+		mp_model dm = *m;
+
+		dm.num_experts = 0;
+		st = mp_layer_activation_bytes(&dm, req, req->micro_batch_size, l->seq_local, &dense, err);
+		if (st != MP_OK)
+			return st;
+		dense_layers = mp_min_u64(m->first_dense_layers, p->s.layers);
+	}
+	moe_layers = p->s.layers - dense_layers;
+	a->layers_on_gpu = p->s.layers;
+	a->microbatches_in_flight = k;
+
+	/* What a layer keeps under the recomputation chosen (Korthikanti et al. sec. 5). Full: the layer input in
+	 * the residual-stream dtype (torch.utils.checkpoint keeps the input tensor; sharded under SP). Selective:
+	 * everything but the attention core (scores, softmax, dropout), recomputed in backward. */
+	switch (req->recompute) {
+	case MP_RECOMPUTE_FULL:
+		saved = mp_ckmul3(&c, l->tokens, rb.residual, m->hidden_size) / rep_div;
+		a->saved_per_layer = saved;
+		a->layers_bytes = mp_ckmul3(&c, saved, p->s.layers, k);
+		a->recompute_bytes = a->layer.total;
+		break;
+	case MP_RECOMPUTE_SELECTIVE:
+		a->saved_per_layer = a->layer.total - a->layer.attention_scores;
+		a->layers_bytes = mp_ckmul3(&c, a->saved_per_layer, moe_layers, k);
+		a->layers_bytes = mp_ckadd(&c, a->layers_bytes,
+					   mp_ckmul3(&c, dense.total - dense.attention_scores, dense_layers, k));
+		a->recompute_bytes = a->layer.attention_scores;
+		break;
+	case MP_RECOMPUTE_NONE:
+		a->saved_per_layer = a->layer.total;
+		a->layers_bytes = mp_ckmul3(&c, a->layer.total, moe_layers, k);
+		a->layers_bytes = mp_ckadd(&c, a->layers_bytes, mp_ckmul3(&c, dense.total, dense_layers, k));
+		break;
+	}
+	/* A layer's backward allocates the gradients of its largest saved tensors: for eager attention the
+	 * probabilities' gradient and softmax_backward's output (each the size of the score matrix), otherwise
+	 * the gradients flowing through the MLP tensors (an estimate; the H200 rows never bind on it). */
+	a->backward_transient_bytes = mp_max_u64(mp_ckmul(&c, a->layer.attention_scores, 2), a->layer.mlp + a->layer.moe);
+
+	/* Embeddings: int64 token ids kept by the embedding backward; the embedding dropout mask (1 byte). */
+	if (p->s.first) {
+		uint64_t per = 8 + ((m->embedding_dropout && !req->no_dropout) ? m->hidden_size / rep_div : 0);
+
+		a->embedding_bytes = mp_ckmul3(&c, l->tokens, per, k);
+	}
+	if (p->s.last)
+		a->head_bytes = mp_ckmul(&c, l->tokens, head_bytes_per_token(m, &rb, &c)) / rep_div;
+
+	/* Autocast: F.linear / addmm cast fp32 weights to 16 bits and save the copies for backward (the cast cache
+	 * lives until autocast exits, torch/amp/autocast_mode.py). Under full recomputation only the head's copy
+	 * is saved past the forward. LoRA bases are 16-bit already. */
+	if (rb.amp && req->finetune == MP_FINETUNE_FULL) {
+		copies_all = mp_ckmul(&c, 2, p->s.matmul);
+		a->autocast_weight_copies_bytes = req->recompute == MP_RECOMPUTE_FULL ? mp_ckmul(&c, 2, p->s.head)
+										      : mp_ckmul(&c, copies_all, k);
+	}
+	a->total = mp_ckadd(&c, mp_ckadd(&c, a->layers_bytes, a->embedding_bytes),
+			    mp_ckadd(&c, a->head_bytes, a->autocast_weight_copies_bytes));
+	/* kept for the forward phase: the whole cast cache is alive at the loss */
+	p->comm_fwd = 0;
+	a->autocast_weight_copies_bytes = mp_max_u64(a->autocast_weight_copies_bytes, copies_all);
+
+	/* Logits and loss (transformers ForCausalLMLoss: logits.float(), then cross_entropy = log_softmax +
+	 * nll_loss). log_softmax saves its fp32 output; in backward nll_loss_backward allocates the log-probs'
+	 * gradient and _log_softmax_backward_data the logits' gradient, while the saved log-probs are still alive:
+	 * three fp32 tensors of tokens x vocab at once. Vocabulary-parallel across TP. */
+	if (p->s.last) {
+		mp_logits_memory *g = &p->lg;
+		uint64_t v = ceil_div(m->vocab_size, l->tp);
+
+		g->tokens = l->tokens;
+		g->logits_bytes = mp_ckmul3(&c, l->tokens, v, rb.compute);
+		g->upcast_bytes = rb.compute == 4 ? 0 : mp_ckmul3(&c, l->tokens, v, 4);
+		g->log_probs_bytes = mp_ckmul3(&c, l->tokens, v, 4);
+		g->forward_peak_bytes = mp_ckadd(&c, mp_ckadd(&c, g->logits_bytes, g->upcast_bytes), g->log_probs_bytes);
+		g->backward_peak_bytes = mp_ckmul(&c, g->log_probs_bytes, 3);
+	}
+	if (c.ovf)
+		return mp_fail(err, MP_EOVERFLOW, "/micro_batch_size", "activation bytes overflow 64 bits");
+	return MP_OK;
+}
+
+static mp_status plan_stage(const mp_model *m, const mp_param_count *pc, const mp_training_req *req,
+			    const layout *l, bool first, bool last, stage_plan *p, mp_training_memory *mem,
+			    mp_error *err)
+{
+	mp_regime_bytes rb = mp_regime_bytes_of(req->precision);
+	const states *st = &p->st;
+	const mp_activation_memory *a = &p->act;
+	uint64_t persistent, g_acc, head_grads = 0, shard_g = 1, bucket, gather = 0, reduce = 0, allgather = 0;
+	uint64_t fwd_acts, bwd[3];
+	mp_status s;
+	mp_ck c = { false };
+
+	memset(p, 0, sizeof(*p));
+	stage_params(m, pc, l, first, last, &p->s, &c);
+	if (c.ovf)
+		return mp_fail(err, MP_EOVERFLOW, "/model", "parameter counts overflow 64 bits");
+	s = model_states(m, pc, req, l, &p->s, &p->st, mem, err);
+	if (s != MP_OK)
+		return s;
+
+	if (req->states_only) {
+		uint64_t tot = mp_ckadd(&c, mp_ckadd(&c, st->weights, st->grads), mp_ckadd(&c, st->master, st->opt));
+		term t[] = { { "weights", st->weights }, { "gradients", st->grads },
+			     { "master_weights", st->master }, { "optimizer_states", st->opt } };
+
+		for (int i = 0; i < MP_TRAIN_PHASE_COUNT; i++) {
+			p->ph[i].allocated_bytes = tot;
+			p->ph[i].binding_term = largest_term(t, 4);
+			p->ph[i].moment = "model states only";
+		}
+		p->peak = tot;
+		p->peak_phase = MP_TRAIN_PHASE_OPTIMIZER;
+		p->binding = p->ph[MP_TRAIN_PHASE_OPTIMIZER].binding_term;
+		return c.ovf ? mp_fail(err, MP_EOVERFLOW, "/model", "model-state bytes overflow 64 bits") : MP_OK;
+	}
+	s = stage_activations(m, req, l, p, err);
+	if (s != MP_OK)
+		return s;
+
+	/* cuBLAS workspaces that stay allocated between steps (PyTorch keeps one per cuBLAS handle and stream,
+	 * CublasHandlePool.cpp; 32 MiB on sm90). 16-bit addmm/mm with fused attention run through cuBLASLt with a
+	 * per-call workspace and keep none; fp32 GEMMs keep one; eager attention's batched GEMMs (bmm) keep one
+	 * for the forward thread and one for the autograd thread. The counts are read off the H200 rows. */
+	{
+		uint64_t handles = (rb.compute == 4 ? 1 : 0) + (req->attention == MP_ATTENTION_EAGER ? 2 : 0);
+		uint64_t ws = req->cublas_workspace_bytes ? req->cublas_workspace_bytes : MP_DEFAULT_CUBLAS_WORKSPACE_BYTES;
+
+		p->workspace = mp_ckmul(&c, mp_min_u64(handles, 2), ws);
+	}
+
+	/* Communication buffers (only with data parallelism). */
+	if (req->sharding == MP_SHARDING_ZERO2 || req->sharding == MP_SHARDING_ZERO3 ||
+	    req->sharding == MP_SHARDING_FSDP_FULL || req->sharding == MP_SHARDING_FSDP_GRAD_OP)
+		shard_g = l->dp;
+	if (l->dp > 1) {
+		bucket = req->zero_bucket_elements ? req->zero_bucket_elements : MP_DEFAULT_ZERO_BUCKET_ELEMENTS;
+		bucket = mp_min_u64(bucket, st->trainable);
+		switch (req->sharding) {
+		case MP_SHARDING_NONE:
+			/* torch DDP (gradient_as_bucket_view=False, the default): the Reducer keeps flat bucket tensors
+			 * covering every gradient, a second copy of the gradients, for the whole run. */
+			p->comm_persistent = st->grads;
+			break;
+		case MP_SHARDING_ZERO1:
+		case MP_SHARDING_ZERO2:
+		case MP_SHARDING_FSDP_GRAD_OP:
+			/* DeepSpeed stage 1/2: the reduce bucket (ipg buffer, reduce_bucket_size elements) in backward and
+			 * the all-gather bucket (allgather_bucket_size) after the step. */
+			reduce = mp_ckmul(&c, bucket, st->grad_bytes_pp);
+			allgather = mp_ckmul(&c, bucket, st->weight_bytes_pp);
+			break;
+		case MP_SHARDING_ZERO3:
+		case MP_SHARDING_FSDP_FULL:
+			/* ZeRO-3 / FSDP FULL_SHARD: the unit being computed and the prefetched next one are gathered in
+			 * full (two layers' weights), and one layer's gradients await their reduce-scatter. */
+			gather = mp_ckmul3(&c, 2, p->s.layer_params, st->weight_bytes_pp);
+			reduce = mp_ckmul(&c, p->s.layer_params, st->grad_bytes_pp);
+			break;
+		}
+	}
+	p->comm_fwd = gather;
+	p->comm_bwd = mp_ckadd(&c, gather, reduce);
+	p->comm_opt = allgather;
+
+	persistent = mp_ckadd(&c, mp_ckadd(&c, st->weights, st->master), mp_ckadd(&c, st->opt, p->workspace));
+	persistent = mp_ckadd(&c, persistent, p->comm_persistent);
+	g_acc = l->gas > 1 ? st->grads : 0;	/* accumulated gradients stay across micro-batches */
+	if (last && req->finetune == MP_FINETUNE_FULL)
+		head_grads = ceil_div(mp_ckmul(&c, p->s.head, st->grad_bytes_pp), shard_g);
+
+	/* Forward, at the loss: every saved activation, the whole autocast cast cache, and the logits chain. */
+	fwd_acts = a->total - mp_min_u64(a->total, a->autocast_weight_copies_bytes);
+	fwd_acts = mp_ckadd(&c, fwd_acts, a->autocast_weight_copies_bytes);
+	if (rb.amp && req->finetune == MP_FINETUNE_FULL && req->recompute != MP_RECOMPUTE_FULL)
+		fwd_acts = a->total;	/* copies saved for backward == cast cache (x micro-batches in flight) */
+	p->ph[MP_TRAIN_PHASE_FORWARD].allocated_bytes =
+		mp_ckadd(&c, mp_ckadd(&c, persistent, g_acc), mp_ckadd(&c, fwd_acts, mp_ckadd(&c, p->lg.forward_peak_bytes, gather)));
+	p->ph[MP_TRAIN_PHASE_FORWARD].moment = last ? "loss (log_softmax)" : "end of forward (micro-batches in flight)";
+	{
+		term t[] = { { "weights", st->weights },	  { "master_weights", st->master },
+			     { "optimizer_states", st->opt }, { "gradients", g_acc },
+			     { "activations", fwd_acts },	  { "logits", p->lg.forward_peak_bytes } };
+
+		p->ph[MP_TRAIN_PHASE_FORWARD].binding_term = largest_term(t, 6);
+	}
+
+	/* Backward: (0) at log_softmax backward, every activation plus three tokens x vocab fp32 tensors;
+	 * (1) in the last layer's backward, every activation plus the head's gradients, the recomputed layer and
+	 * that layer's temporaries; (2) at the first layer, all gradients plus one layer. */
+	bwd[0] = last ? mp_ckadd(&c, mp_ckadd(&c, persistent, g_acc),
+				 mp_ckadd(&c, a->total, mp_ckadd(&c, p->lg.backward_peak_bytes, p->comm_bwd)))
+		      : 0;
+	bwd[1] = mp_ckadd(&c, mp_ckadd(&c, persistent, mp_max_u64(g_acc, head_grads)),
+			  mp_ckadd(&c, a->total, mp_ckadd(&c, a->recompute_bytes, a->backward_transient_bytes)));
+	bwd[1] = mp_ckadd(&c, bwd[1], p->comm_bwd);
+	bwd[2] = mp_ckadd(&c, mp_ckadd(&c, persistent, st->grads),
+			  mp_ckadd(&c, mp_ckadd(&c, a->embedding_bytes, a->saved_per_layer),
+				   mp_ckadd(&c, a->recompute_bytes, a->backward_transient_bytes)));
+	bwd[2] = mp_ckadd(&c, bwd[2], p->comm_bwd);
+	{
+		int w = bwd[0] >= bwd[1] && bwd[0] >= bwd[2] ? 0 : (bwd[1] >= bwd[2] ? 1 : 2);
+		static const char *const moments[] = { "loss backward (log_softmax backward)",
+						       "last layer's backward", "first layer's backward" };
+		term t0[] = { { "weights", st->weights },	  { "master_weights", st->master },
+			      { "optimizer_states", st->opt }, { "gradients", g_acc },
+			      { "activations", a->total },	  { "logits", p->lg.backward_peak_bytes } };
+		term t1[] = { { "weights", st->weights },
+			      { "master_weights", st->master },
+			      { "optimizer_states", st->opt },
+			      { "gradients", mp_max_u64(g_acc, head_grads) },
+			      { "activations", a->total + a->recompute_bytes + a->backward_transient_bytes } };
+		term t2[] = { { "weights", st->weights },
+			      { "master_weights", st->master },
+			      { "optimizer_states", st->opt },
+			      { "gradients", st->grads },
+			      { "activations", a->embedding_bytes + a->saved_per_layer + a->recompute_bytes +
+						       a->backward_transient_bytes } };
+
+		p->ph[MP_TRAIN_PHASE_BACKWARD].allocated_bytes = bwd[w];
+		p->ph[MP_TRAIN_PHASE_BACKWARD].moment = moments[w];
+		p->ph[MP_TRAIN_PHASE_BACKWARD].binding_term = w == 0 ? largest_term(t0, 6) : w == 1 ? largest_term(t1, 5)
+											       : largest_term(t2, 5);
+	}
+
+	/* Optimizer step: states, all gradients and the step's temporaries. */
+	p->ph[MP_TRAIN_PHASE_OPTIMIZER].allocated_bytes =
+		mp_ckadd(&c, mp_ckadd(&c, persistent, st->grads), mp_ckadd(&c, st->opt_transient, p->comm_opt));
+	p->ph[MP_TRAIN_PHASE_OPTIMIZER].moment = "optimizer step (foreach temporaries)";
+	{
+		term t[] = { { "weights", st->weights },	  { "master_weights", st->master },
+			     { "optimizer_states", st->opt }, { "gradients", st->grads },
+			     { "optimizer_transient", st->opt_transient } };
+
+		p->ph[MP_TRAIN_PHASE_OPTIMIZER].binding_term = largest_term(t, 5);
+	}
+	p->peak_phase = MP_TRAIN_PHASE_FORWARD;
+	for (int i = 1; i < MP_TRAIN_PHASE_COUNT; i++)
+		if (p->ph[i].allocated_bytes > p->ph[p->peak_phase].allocated_bytes)
+			p->peak_phase = (mp_train_phase)i;
+	p->peak = p->ph[p->peak_phase].allocated_bytes;
+	p->binding = p->ph[p->peak_phase].binding_term;
+	if (c.ovf)
+		return mp_fail(err, MP_EOVERFLOW, "/micro_batch_size", "training bytes overflow 64 bits");
+	return MP_OK;
+}
+
+/* ----- the plan ---------------------------------------------------------------------------------------- */
+
+static mp_status check_req(const mp_model *m, const mp_training_req *req, mp_error *err)
+{
+	if ((unsigned)req->precision >= MP_PRECISION_COUNT)
+		return mp_fail(err, MP_EINVAL, "/precision",
+			       "precision must be one of fp32, amp_bf16, amp_fp16, mixed_bf16, mixed_fp16, bf16");
+	if ((unsigned)req->optimizer >= MP_OPTIMIZER_COUNT)
+		return mp_fail(err, MP_EINVAL, "/optimizer",
+			       "optimizer must be one of adamw, adam, adamw_8bit, sgd, sgd_momentum, adafactor, lion");
+	if (req->convention != MP_CONVENTION_16 && !is_mixed(req->precision))
+		return mp_fail(err, MP_EINVAL, "/state_convention",
+			       "state_convention (16, 18, 20 bytes per parameter) applies to mixed_bf16 and mixed_fp16 only");
+	if (req->optimizer_state_dtype != MP_DTYPE_INVALID && req->optimizer_state_dtype != MP_DTYPE_FP32 &&
+	    req->optimizer_state_dtype != MP_DTYPE_BF16 && req->optimizer_state_dtype != MP_DTYPE_FP16)
+		return mp_fail(err, MP_EINVAL, "/optimizer_state_dtype", "optimizer_state_dtype must be fp32, bf16 or fp16");
+	if (req->optimizer_state_dtype != MP_DTYPE_INVALID && req->optimizer == MP_OPTIMIZER_ADAMW_8BIT)
+		return mp_fail(err, MP_EINVAL, "/optimizer_state_dtype",
+			       "adamw_8bit keeps 8-bit states with fp32 block scales; leave optimizer_state_dtype out");
+	if (m == NULL && !req->states_only)
+		return mp_fail(err, MP_EINVAL, "/model",
+			       "activations and logits need the architecture (hidden_size, num_hidden_layers, "
+			       "num_attention_heads, vocab_size): give a stored model or {\"hf_config\": {...}}, or set "
+			       "states_only to true for model states alone");
+	if (req->finetune != MP_FINETUNE_FULL) {
+		if (m == NULL)
+			return mp_fail(err, MP_EINVAL, "/finetune", "LoRA needs the architecture to size the adapters");
+		if (req->lora_rank < 1 || req->lora_rank > m->hidden_size)
+			return mp_fail(err, MP_EINVAL, "/lora_rank", "lora_rank must be between 1 and hidden_size (%llu)",
+				       (unsigned long long)m->hidden_size);
+		if (req->lora_targets & ~MP_LORA_ALL)
+			return mp_fail(err, MP_EINVAL, "/lora_targets", "unknown LoRA target");
+		if (req->finetune == MP_FINETUNE_QLORA && req->precision == MP_PRECISION_FP32)
+			return mp_fail(err, MP_EINVAL, "/precision",
+				       "QLoRA computes in 16 bits (bnb_4bit_compute_dtype); use amp_bf16, bf16 or amp_fp16");
+	}
+	if (m != NULL && (m->num_layers == 0 || m->hidden_size == 0 || m->num_heads == 0 || m->vocab_size == 0))
+		return mp_fail(err, MP_EINVAL, "/model", "the architecture needs layers, hidden size, heads and vocabulary");
+	return MP_OK;
+}
+
+static void copy_stage(const stage_plan *p, const layout *l, const mp_training_req *req, uint64_t context,
+		       mp_training_memory *mem)
+{
+	uint64_t copies = p->act.autocast_weight_copies_bytes;
+
+	mem->weights_bytes = p->st.weights;
+	mem->gradients_bytes = p->st.grads;
+	mem->optimizer_states_bytes = p->st.opt;
+	mem->master_weights_bytes = p->st.master;
+	mem->activations = p->act;
+	mem->activations.autocast_weight_copies_bytes = copies;
+	mem->logits = p->lg;
+	mem->activations_bytes = p->act.total;
+	mem->logits_bytes = p->lg.backward_peak_bytes;
+	mem->workspace_bytes = p->workspace;
+	mem->comm_buffer_bytes = mp_max_u64(p->comm_persistent, mp_max_u64(p->comm_bwd, p->comm_opt));
+	mem->optimizer_transient_bytes = p->st.opt_transient;
+	mem->cuda_context_bytes = context;
+	mem->overhead_bytes = context + p->workspace + mem->comm_buffer_bytes + p->st.opt_transient;
+	mem->states_bytes = p->st.weights + p->st.master + p->st.opt + p->workspace + p->comm_persistent;
+	for (int i = 0; i < MP_TRAIN_PHASE_COUNT; i++)
+		mem->phases[i] = p->ph[i];
+	mem->peak_phase = p->peak_phase;
+	mem->binding_term = p->binding;
+	mem->total_bytes = p->peak + context;
+	mem->parameters_on_gpu = p->s.params;
+	mem->data_parallel_size = l->dp;
+	mem->gradient_accumulation_steps = l->gas;
+	mem->activations_known = !req->states_only;
+}
+
+mp_status mp_plan_training(const mp_model *m, const mp_param_count *pc, const mp_training_req *req,
+			   mp_training_memory *mem, mp_error *err)
+{
+	layout l;
+	stage_plan first, last;
+	uint64_t context;
+	mp_status st;
+	mp_ck c = { false };
+
+	memset(mem, 0, sizeof(*mem));
+	st = check_req(m, req, err);
+	if (st == MP_OK)
+		st = check_layout(m, req, &l, err);
+	if (st != MP_OK)
+		return st;
+	st = plan_stage(m, pc, req, &l, true, l.pp == 1, &first, mem, err);
+	if (st != MP_OK)
+		return st;
+	if (l.pp > 1) {
+		st = plan_stage(m, pc, req, &l, false, true, &last, mem, err);
+		if (st != MP_OK)
+			return st;
+		if (last.peak > first.peak)
+			first = last;
+	}
+	context = req->states_only ? 0 : req->cuda_context_bytes ? req->cuda_context_bytes : MP_DEFAULT_CUDA_CONTEXT_BYTES;
+	copy_stage(&first, &l, req, context, mem);
+	mem->trainable_parameters = req->finetune == MP_FINETUNE_FULL
+					    ? pc->total
+					    : (m ? mp_ckmul(&c, lora_params_per_layer(m, req, 1, &c), m->num_layers) : 0);
+	if (req->states_only)
+		mem->overhead_bytes = 0;
+	if (c.ovf || mem->total_bytes < first.peak)
+		return mp_fail(err, MP_EOVERFLOW, "/micro_batch_size", "total bytes overflow 64 bits");
+	return MP_OK;
+}
+
+/* ----- fit --------------------------------------------------------------------------------------------- */
+
+static bool fits_with(const mp_model *m, const mp_param_count *pc, const mp_training_req *req, uint64_t cap)
+{
+	mp_training_memory tmp;
+	mp_error e;
+
+	return mp_plan_training(m, pc, req, &tmp, &e) == MP_OK && tmp.total_bytes <= cap;
+}
+
+/* Largest k in [1, limit] with ok(k), for ok monotone (true then false); 0 when ok(1) is false. */
+#define LARGEST(result, limit, OK)                                            \
+	do {                                                                  \
+		uint64_t lo_ = 1, hi_ = 2, k;                                 \
+		(result) = 0;                                                 \
+		k = 1;                                                        \
+		if (!(OK))                                                    \
+			break;                                                \
+		for (;;) {                                                    \
+			k = mp_min_u64(hi_, (limit));                         \
+			if (!(OK)) {                                          \
+				hi_ = k;                                      \
+				break;                                        \
+			}                                                     \
+			lo_ = k;                                              \
+			if (k == (limit)) {                                   \
+				hi_ = k + 1;                                  \
+				break;                                        \
+			}                                                     \
+			hi_ *= 2;                                             \
+		}                                                             \
+		while (hi_ - lo_ > 1) {                                       \
+			k = lo_ + (hi_ - lo_) / 2;                            \
+			if (OK)                                               \
+				lo_ = k;                                      \
+			else                                                  \
+				hi_ = k;                                      \
+		}                                                             \
+		(result) = lo_;                                               \
+	} while (0)
+
+mp_status mp_plan_training_fit(const mp_model *m, const mp_param_count *pc, const mp_training_req *req,
+			       const mp_device *dev, mp_training_memory *mem, mp_training_fit *tf, mp_error *err)
+{
+	mp_training_req r;
+	uint64_t cap, unit, group, lim, best;
+	mp_status st;
+
+	memset(tf, 0, sizeof(*tf));
+	st = mp_plan_training(m, pc, req, mem, err);
+	if (st != MP_OK || dev == NULL)
+		return st;
+	cap = mp_device_capacity_bytes(dev);
+	tf->fit.capacity_bytes = cap;
+	tf->fit.fits = mem->total_bytes <= cap;
+	tf->fit.headroom_bytes = (int64_t)cap - (int64_t)mem->total_bytes;
+	tf->fit.binding_term = mem->binding_term;
+
+	r = *req;
+	r.global_batch_size = 0;
+	LARGEST(best, MP_MAX_BATCH_SIZE, (r.micro_batch_size = k, fits_with(m, pc, &r, cap)));
+	tf->fit.max_batch_size = best;
+
+	r = *req;
+	r.global_batch_size = 0;
+	unit = mp_or1(req->context_parallel_size) * (req->sequence_parallel ? mp_or1(req->tensor_parallel_size) : 1);
+	LARGEST(best, MP_MAX_SEQUENCE_LENGTH / unit, (r.sequence_length = k * unit, fits_with(m, pc, &r, cap)));
+	tf->fit.max_sequence_length = best * unit;
+
+	/* Smallest GPU count: keep tp x pp x cp, grow data parallelism in steps of the expert-parallel degree. */
+	r = *req;
+	r.global_batch_size = 0;
+	group = mp_or1(req->tensor_parallel_size) * mp_or1(req->pipeline_parallel_size) *
+		mp_or1(req->context_parallel_size);
+	unit = group * mp_or1(req->expert_parallel_size);
+	lim = MP_MAX_GPUS / unit;
+	r.num_gpus = lim * unit;
+	if (lim >= 1 && fits_with(m, pc, &r, cap)) {
+		uint64_t lo = 0, hi = lim;	/* fits at hi, not known at lo (0 = none) */
+
+		while (hi - lo > 1) {
+			uint64_t k = lo + (hi - lo) / 2;
+
+			r.num_gpus = k * unit;
+			if (fits_with(m, pc, &r, cap))
+				hi = k;
+			else
+				lo = k;
+		}
+		tf->min_num_gpus = hi * unit;
+	}
 	return MP_OK;
 }

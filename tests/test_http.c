@@ -111,7 +111,8 @@ static void test_plan_inference_fit(void **state)
 	http_resp_free(&r);
 }
 
-/* Training: 16 bytes per parameter, each term separately, and activations plainly not included. */
+/* Training: 16 bytes per parameter, each term separately (BR-12), activations and logits now included, the
+ * phases and the fit; states_only gives the convention's figure alone; an impossible layout is a 422. */
 static void test_plan_training(void **state)
 {
 	fixture *f = *state;
@@ -119,7 +120,7 @@ static void test_plan_training(void **state)
 
 	post(f, "/v1/plan/training",
 	     "{\"model\":\"llama-2-7b\",\"precision\":\"mixed_bf16\",\"optimizer\":\"adamw\","
-	     "\"micro_batch_size\":1,\"sequence_length\":4096}",
+	     "\"micro_batch_size\":1,\"sequence_length\":4096,\"states_only\":true}",
 	     &r);
 	assert_int_equal(r.status, 200);
 	/* BR-12, 16 B/param convention: 6,738,415,616 x 16 = 107,814,649,856 B */
@@ -129,6 +130,30 @@ static void test_plan_training(void **state)
 	assert_true(num(r.json, "memory", "master_weights_bytes") == 6738415616.0 * 4);
 	assert_true(num(r.json, "memory", "optimizer_states_bytes") == 6738415616.0 * 8);
 	assert_true(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "memory"), "activations_bytes")));
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "bytes_per_parameter"), "convention")->valuestring,
+			    "16");
+	http_resp_free(&r);
+
+	post(f, "/v1/plan/training",
+	     "{\"model\":\"llama-2-7b\",\"precision\":\"mixed_bf16\",\"optimizer\":\"adamw\",\"state_convention\":\"18\","
+	     "\"micro_batch_size\":1,\"sequence_length\":4096,\"activation_recomputation\":\"full\","
+	     "\"num_gpus\":8,\"sharding\":\"zero1\",\"device\":\"h200-sxm-141gb\"}",
+	     &r);
+	assert_int_equal(r.status, 200);
+	assert_true(num(r.json, "memory", "activations_bytes") > 0);
+	assert_true(num(r.json, "memory", "logits_bytes") > 0);
+	assert_true(num(r.json, "memory", "gradients_bytes") == 6738415616.0 * 4);
+	assert_true(num(r.json, "memory", "total_bytes") > num(r.json, "memory", "weights_bytes"));
+	assert_non_null(cJSON_GetObjectItem(r.json, "phases"));
+	assert_true(cJSON_IsBool(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "fit"), "fits")));
+	assert_true(num(r.json, "fit", "min_num_gpus") >= 1);
+	http_resp_free(&r);
+
+	post(f, "/v1/plan/training",
+	     "{\"model\":\"llama-2-7b\",\"precision\":\"bf16\",\"optimizer\":\"adamw\","
+	     "\"micro_batch_size\":1,\"sequence_length\":4096,\"num_gpus\":3,\"tensor_parallel_size\":3}",
+	     &r);
+	assert_int_equal(r.status, 422);
 	http_resp_free(&r);
 }
 

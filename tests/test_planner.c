@@ -37,35 +37,7 @@ static mp_model llama(uint64_t layers, uint64_t hidden, uint64_t heads, uint64_t
 	return m;
 }
 
-static void test_training_state_seed_cases(void **state)
-{
-	cJSON *doc = ref_json("conformance/seed_cases.json"), *c;
-	int n = 0;
-
-	(void)state;
-	cJSON_ArrayForEach(c, cJSON_GetObjectItem(doc, "training_state"))
-	{
-		mp_param_count pc = { 0 };
-		mp_training_req req = { MP_PRECISION_MIXED_BF16, MP_OPTIMIZER_ADAMW, 1, 2048, 1 };
-		mp_training_memory mem;
-		mp_error err;
-		uint64_t bpp, gpus;
-
-		pc.total = (uint64_t)cJSON_GetObjectItem(c, "parameters")->valuedouble;
-		assert_int_equal(mp_plan_training(&pc, &req, &mem, &err), MP_OK);
-		assert_true((double)mem.total_bytes == cJSON_GetObjectItem(c, "state_bytes")->valuedouble);
-		bpp = mem.weight_bytes_per_parameter + mem.gradient_bytes_per_parameter +
-		      mem.master_weight_bytes_per_parameter + mem.optimizer_bytes_per_parameter;
-		assert_int_equal(bpp, (uint64_t)cJSON_GetObjectItem(c, "bytes_per_parameter")->valuedouble);
-		/* GPUs of 80 GB (1e9 bytes) needed just to hold the states. */
-		gpus = (mem.total_bytes + UINT64_C(80000000000) - 1) / UINT64_C(80000000000);
-		assert_int_equal(gpus, (uint64_t)cJSON_GetObjectItem(c, "gpus_of_80GB_to_hold")->valuedouble);
-		assert_false(mem.activations_known);
-		n++;
-	}
-	assert_int_equal(n, 4);
-	cJSON_Delete(doc);
-}
+/* The training_state seed cases moved to tests/test_training.c with the rest of the training planner. */
 
 static uint64_t kv(const mp_model *m, mp_dtype dt, uint64_t seq, uint64_t batch)
 {
@@ -219,7 +191,6 @@ static void test_plan_inference_fit(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_training_state_seed_cases),
 		cmocka_unit_test(test_kv_gqa_br02),
 		cmocka_unit_test(test_kv_dtype_br01),
 		cmocka_unit_test(test_kv_parallel_slots_br17),

@@ -1,0 +1,222 @@
+/*
+ * activations.c: what one transformer layer keeps for backward, term by term, for one micro-batch on one GPU.
+ * Starts from Korthikanti et al. 2022 (arXiv 2205.05198) eq. 1, sbh(34 + 5as/h) for a 16-bit GPT layer, and
+ * replaces each of its terms by what PyTorch autograd actually saves for the regime, the attention kernel, the
+ * MLP and norm kinds (sources per term below). Pure arithmetic; no layout validation (training.c does it).
+ */
+#include <string.h>
+
+#include "training_int.h"
+
+bool mp_model_fused_projections(const mp_model *m)
+{
+	return strcmp(m->model_type, "gpt2") == 0 || strcmp(m->model_type, "falcon") == 0 ||
+	       strcmp(m->model_type, "phi3") == 0;
+}
+
+bool mp_model_upcasts_softmax(const mp_model *m)
+{
+	return strcmp(m->model_type, "gpt2") != 0;
+}
+
+/*
+ * Bytes per token one norm keeps.
+ * - LayerNorm (aten native_layer_norm): its input plus fp32 mean and rstd (4 + 4 bytes per token; the CUDA
+ *   kernel keeps statistics in the accumulate type). The input is the residual stream: fp32 under autocast.
+ * - RMSNorm as transformers writes it (LlamaRMSNorm: x.to(fp32); x * rsqrt(x.pow(2).mean(-1) + eps); then
+ *   weight * x.to(input_dtype)): the fp32 input (pow and mul save it), rsqrt (4 per token), and the
+ *   normalised tensor in the input dtype that the weight multiply saves.
+ */
+static uint64_t norm_bytes_per_token(const mp_model *m, const mp_regime_bytes *rb, mp_ck *c)
+{
+	if (m->norm_kind == MP_NORM_LAYER)
+		return mp_ckadd(c, mp_ckmul(c, rb->residual, m->hidden_size), 8);
+	return mp_ckadd(c, mp_ckmul(c, 4 + rb->residual, m->hidden_size), 4);
+}
+
+/*
+ * Bytes per element of a materialised attention score matrix (eager attention), per head and query x key.
+ * The scores feed softmax; softmax saves its output (fp32 when it runs in fp32: under autocast softmax is
+ * on the fp32 list, Llama-family code asks for dtype=fp32, and the fp32 regime is fp32 anyway). The
+ * probabilities are then cast to the compute dtype; with attention dropout, native_dropout saves a one-byte
+ * mask and the dropped probabilities (compute dtype) feed the P x V matmul, which saves them; without
+ * dropout the matmul saves the cast probabilities (a separate tensor only when softmax ran in fp32).
+ * GPT-2 amp_bf16: 4 + 1 + 2 = 7; Korthikanti's 16-bit count is 2 + 1 + 2 = 5 (the 5as/h term).
+ */
+static uint64_t score_bytes_per_element(const mp_model *m, const mp_training_req *req, const mp_regime_bytes *rb)
+{
+	bool dropout = m->attention_dropout && !req->no_dropout;
+	uint64_t softmax = (rb->amp || rb->compute == 4 || mp_model_upcasts_softmax(m)) ? 4 : rb->compute;
+
+	if (dropout)
+		return softmax + 1 + rb->compute;
+	return softmax + (softmax != rb->compute ? rb->compute : 0);
+}
+
+/*
+ * MLP tensors kept per token for an MLP of width f (already divided by tensor parallelism).
+ * - Gated (SwiGLU, transformers LlamaMLP: down(act(gate(x)) * up(x))): act saves its input (gate output),
+ *   the product saves act's output and the up output, down saves the product: 4 x f in the compute dtype.
+ * - Plain with a fused activation (nn.GELU and friends save their input): the activation input and its
+ *   output (the down projection's input): 2 x f.
+ * - Plain with gelu_new (transformers NewGELUActivation: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 *
+ *   pow(x, 3))))): pow saves x, tanh saves its output, the final product saves 0.5x and (1 + tanh): 4 x f,
+ *   plus the down projection's input: 5 x f in fp32 or pure 16-bit. Under autocast, pow runs in fp32 (it
+ *   casts x up), so x^3, tanh, and (1 + tanh) are fp32 and the product is fp32, which the down projection
+ *   casts back: 4 (x as fp32) + 4 (tanh) + 4 (1 + tanh) + 2 (0.5x) + 2 (cast product) = 16 bytes x f.
+ */
+static uint64_t mlp_bytes_per_token(const mp_model *m, const mp_regime_bytes *rb, uint64_t f, mp_ck *c)
+{
+	if (m->ffn_kind == MP_FFN_GATED)
+		return mp_ckmul3(c, 4, rb->compute, f);
+	if (!m->composite_activation)
+		return mp_ckmul3(c, 2, rb->compute, f);
+	if (rb->amp)
+		return mp_ckmul(c, 16, f);
+	return mp_ckmul3(c, 5, rb->compute, f);
+}
+
+/* Inputs kept by the matmuls that read a norm's output: one tensor shared by all of them, except under
+ * autocast, where every F.linear / addmm call casts its own 16-bit copy and saves it. */
+static uint64_t proj_inputs_per_token(const mp_regime_bytes *rb, uint64_t n_proj, uint64_t h, mp_ck *c)
+{
+	if (rb->amp)
+		return mp_ckmul3(c, n_proj, 2, h);
+	return mp_ckmul(c, rb->compute, h);
+}
+
+mp_status mp_layer_activation_bytes(const mp_model *m, const mp_training_req *req, uint64_t batch, uint64_t seq,
+				    mp_layer_activations *out, mp_error *err)
+{
+	mp_regime_bytes rb = mp_regime_bytes_of(req->precision);
+	uint64_t tp = mp_or1(req->tensor_parallel_size);
+	uint64_t h = m->hidden_size, heads = m->num_heads / tp, tokens;
+	uint64_t kv = m->num_kv_heads >= tp ? m->num_kv_heads / tp : 1;
+	uint64_t rep_div = req->sequence_parallel ? tp : 1;
+	bool fused = mp_model_fused_projections(m), moe = m->num_experts > 0;
+	bool hid_drop = m->hidden_dropout && !req->no_dropout;
+	uint64_t n_attn_proj, n_mlp_proj, rep, par;
+	mp_ck c = { false };
+
+	memset(out, 0, sizeof(*out));
+	tokens = mp_ckmul(&c, batch, seq);
+	n_attn_proj = fused ? 1 : (m->attn_kind == MP_ATTN_MLA ? 2 : 3);
+	n_mlp_proj = (fused || m->ffn_kind == MP_FFN_PLAIN) ? 1 : 2;
+	if (moe)
+		n_mlp_proj = 1;	/* the router reads the norm output; experts read dispatched copies (below) */
+	if (m->parallel_block && m->norms_per_layer == 1 && !rb.amp)
+		n_attn_proj = n_mlp_proj = 1;
+
+	/* Norms: norms_per_layer of them, replicated across TP unless sequence parallel. */
+	rep = mp_ckmul(&c, mp_or1(m->norms_per_layer), norm_bytes_per_token(m, &rb, &c));
+	out->norms = mp_ckmul(&c, tokens, rep) / rep_div;
+
+	/* Inputs of the column-parallel projections (Korthikanti: 2sbh for QKV, 2sbh for the MLP input). */
+	rep = mp_ckadd(&c, proj_inputs_per_token(&rb, n_attn_proj, h, &c), proj_inputs_per_token(&rb, n_mlp_proj, h, &c));
+	if (m->parallel_block && m->norms_per_layer == 1 && !rb.amp)
+		rep = proj_inputs_per_token(&rb, 1, h, &c);
+	out->projection_inputs = mp_ckmul(&c, tokens, rep) / rep_div;
+
+	/* Attention: q, k, v as the kernel keeps them, the output (o_proj's input, shared with the kernel's saved
+	 * output), and fp32 log-sum-exp per head for fused kernels (flash / memory-efficient SDPA save q, k, v,
+	 * out, logsumexp and the RNG seed; torch/nn/attention, aten _scaled_dot_product_flash_attention). Eager
+	 * attention keeps contiguous copies of q, k, v made by matmul's reshape, with k and v expanded to every
+	 * query head (repeat_kv) for GQA. */
+	if (m->attn_kind == MP_ATTN_MLA) {
+		uint64_t qk = m->qk_nope_head_dim + m->qk_rope_head_dim, vd = m->v_head_dim;
+
+		/* latent projections (q_a, kv_a outputs and their RMSNorm inputs) then per-head q, k, v */
+		par = mp_ckmul(&c, rb.compute, m->q_lora_rank + m->kv_lora_rank + m->qk_rope_head_dim);
+		par = mp_ckadd(&c, par, mp_ckmul(&c, 4, m->q_lora_rank + m->kv_lora_rank));
+		par = mp_ckadd(&c, par, mp_ckmul3(&c, rb.compute, heads, 2 * qk + 2 * vd));
+		if (req->attention == MP_ATTENTION_FUSED)
+			par = mp_ckadd(&c, par, mp_ckmul(&c, 4, heads));
+	} else {
+		uint64_t d = m->head_dim, kv_kept = req->attention == MP_ATTENTION_EAGER ? heads : kv;
+
+		par = mp_ckmul3(&c, rb.compute, heads + 2 * kv_kept, d);
+		par = mp_ckadd(&c, par, mp_ckmul3(&c, rb.compute, heads, d));
+		if (req->attention == MP_ATTENTION_FUSED)
+			par = mp_ckadd(&c, par, mp_ckmul(&c, 4, heads));
+	}
+	out->attention = mp_ckmul(&c, tokens, par);
+
+	/* Eager score matrices: batch x heads x s x s (the causal half is materialised too). */
+	if (req->attention == MP_ATTENTION_EAGER)
+		out->attention_scores = mp_ckmul(&c, mp_ckmul3(&c, batch, heads, mp_ckmul(&c, seq, seq)),
+						 score_bytes_per_element(m, req, &rb));
+
+	/* MLP or MoE. */
+	if (!moe) {
+		out->mlp = mp_ckmul(&c, tokens, mlp_bytes_per_token(m, &rb, m->intermediate_size / tp, &c));
+	} else {
+		uint64_t k = m->num_experts_per_tok, e = m->num_experts, per;
+
+		/* Router (transformers MixtralSparseMoeBlock): router logits in the compute dtype, fp32 softmax
+		 * output, top-k weights and int64 indices. Each token is dispatched to k experts: the gathered input
+		 * (16-bit cast under autocast), the expert MLP's tensors, and the expert output scaled by its
+		 * routing weight (the multiply saves the output). Shared experts are a dense MLP on every token. */
+		per = mp_ckadd(&c, mp_ckmul(&c, rb.compute + 4, e), 16 * k);
+		per = mp_ckadd(&c, per, mp_ckmul(&c, k, mp_ckmul(&c, 2 * rb.compute, h)));
+		per = mp_ckadd(&c, per, mp_ckmul(&c, k, mlp_bytes_per_token(m, &rb, m->moe_intermediate_size, &c)));
+		if (m->shared_expert_intermediate_size)
+			per = mp_ckadd(&c, per, mlp_bytes_per_token(m, &rb, m->shared_expert_intermediate_size / tp, &c));
+		out->moe = mp_ckmul(&c, tokens, per);
+	}
+
+	/* Dropout masks after the attention and MLP outputs (one byte per value; Korthikanti's 2 x sbh). */
+	if (hid_drop)
+		out->dropout_masks = mp_ckmul3(&c, tokens, 2, h) / rep_div;
+
+	out->total = out->norms;
+	out->total = mp_ckadd(&c, out->total, out->projection_inputs);
+	out->total = mp_ckadd(&c, out->total, out->attention);
+	out->total = mp_ckadd(&c, out->total, out->attention_scores);
+	out->total = mp_ckadd(&c, out->total, out->mlp);
+	out->total = mp_ckadd(&c, out->total, out->moe);
+	out->total = mp_ckadd(&c, out->total, out->dropout_masks);
+	if (c.ovf)
+		return mp_fail(err, MP_EOVERFLOW, "/micro_batch_size",
+			       "activation bytes of one layer overflow 64 bits at this batch and sequence length");
+	return MP_OK;
+}
+
+const char *mp_activation_formula_name(mp_activation_formula f)
+{
+	static const char *const names[MP_FORMULA_COUNT] = { "korthikanti", "korthikanti_fused", "zero",
+							     "megatron_gated" };
+
+	return (unsigned)f < MP_FORMULA_COUNT ? names[f] : "invalid";
+}
+
+mp_status mp_activation_formula_bytes(const mp_model *m, uint64_t b, uint64_t s, mp_activation_formula f,
+				      uint64_t *out, mp_error *err)
+{
+	mp_ck c = { false };
+	uint64_t sbhl = mp_ckmul(&c, mp_ckmul3(&c, s, b, m->hidden_size), m->num_layers);
+	uint64_t ffn = m->intermediate_size ? m->intermediate_size : m->moe_intermediate_size;
+
+	switch (f) {
+	case MP_FORMULA_KORTHIKANTI:
+		/* sbh(34 + 5as/h) L = 34 sbhL + 5 a s^2 b L */
+		*out = mp_ckadd(&c, mp_ckmul(&c, sbhl, 34),
+				mp_ckmul(&c, mp_ckmul3(&c, 5, m->num_heads, mp_ckmul(&c, s, s)), mp_ckmul(&c, b, m->num_layers)));
+		break;
+	case MP_FORMULA_KORTHIKANTI_FUSED:
+		*out = mp_ckmul(&c, sbhl, 34);
+		break;
+	case MP_FORMULA_ZERO:
+		*out = mp_ckmul(&c, sbhl, 24);
+		break;
+	case MP_FORMULA_MEGATRON_GATED:
+		/* sbh(18 + 4 ffn/h) L = 18 sbhL + 4 s b ffn L */
+		*out = mp_ckadd(&c, mp_ckmul(&c, sbhl, 18),
+				mp_ckmul(&c, mp_ckmul3(&c, 4, s, b), mp_ckmul(&c, ffn, m->num_layers)));
+		break;
+	default:
+		return mp_fail(err, MP_EINVAL, "/formula", "unknown activation formula");
+	}
+	if (c.ovf)
+		return mp_fail(err, MP_EOVERFLOW, "/micro_batch_size", "the formula's value overflows 64 bits");
+	return MP_OK;
+}
