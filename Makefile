@@ -10,7 +10,8 @@ SHARED  ?= ../shared
 LISTEN  ?= 127.0.0.1:8080
 DB      ?= var/memplan.db
 
-PLANNER_SRC := planner/core.c planner/model.c planner/device.c planner/inference.c planner/training.c
+PLANNER_SRC := planner/core.c planner/model.c planner/device.c planner/inference.c planner/training.c \
+               planner/weights.c planner/kv.c planner/workspace.c
 DB_SRC      := db/store.c
 KERNELS_SRC := kernels/calib_stub.c
 DAEMON_SRC  := daemon/hf_config.c daemon/decode.c daemon/reply.c daemon/routes.c daemon/server.c \
@@ -63,7 +64,7 @@ $(BUILD)/gen/openapi.c: $(BUILD)/tools/embed openapi.yaml
 # needs no daemon, store or HTTP library.
 $(BUILD)/tests/test_planner: $(call obj,tests/test_planner.c tests/refs.c) $(PLANNER_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcjson -lm
-$(BUILD)/tests/test_models: $(call obj,tests/test_models.c tests/refs.c daemon/hf_config.c) $(PLANNER_OBJ)
+$(BUILD)/tests/test_models: $(call obj,tests/test_models.c tests/refs.c daemon/hf_config.c daemon/decode.c) $(PLANNER_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcjson -lm
 $(BUILD)/tests/test_store: $(call obj,tests/test_store.c tests/refs.c) $(CORE_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
