@@ -207,6 +207,9 @@ mp_status mp_prefill_workspace(const mp_model *m, const mp_inference_req *req, c
 	term(&x, b, positions, m->vocab_size * a);
 	if (!x.ok)
 		goto overflow;
+	/* under the pytorch layout the caching allocator rounds the logits tensor up to 512 B like any other */
+	if (o->formats.layout == MP_LAYOUT_PYTORCH && x.v % MP_PYTORCH_ALLOCATION_BYTES)
+		x.v += MP_PYTORCH_ALLOCATION_BYTES - x.v % MP_PYTORCH_ALLOCATION_BYTES;
 	ws->logits_bytes = x.v;
 	term(&head, x.v, 1, 1);
 
