@@ -92,7 +92,7 @@ static bool get_bool(hf_ctx *c, const char *const *keys, bool dflt)
 	return cJSON_IsTrue(v);
 }
 
-#define KEYS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+#define KEYS(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 static void fail_key(hf_ctx *c, const char *key, const char *msg)
 {
@@ -114,9 +114,8 @@ static void derive_head_dim(hf_ctx *c, mp_model *m, const char *heads_key)
 	if (m->hidden_size % m->num_heads != 0) {
 		char msg[200];
 
-		snprintf(msg, sizeof(msg),
-			 "hidden_size (%llu) is not divisible by %s (%llu); give head_dim explicitly",
-			 (unsigned long long)m->hidden_size, heads_key, (unsigned long long)m->num_heads);
+		snprintf(msg, sizeof(msg), "hidden_size (%llu) is not divisible by %s (%llu); give head_dim explicitly",
+		         (unsigned long long)m->hidden_size, heads_key, (unsigned long long)m->num_heads);
 		fail_key(c, heads_key, msg);
 		return;
 	}
@@ -155,7 +154,7 @@ static void decode_rope(hf_ctx *c, mp_model *m, double partial_default)
 	else if (has(c, "rotary_pct"))
 		partial = get_double(c, c->cfg, "rotary_pct", partial);
 	if (scaling && cJSON_GetObjectItemCaseSensitive(scaling, "partial_rotary_factor")) {
-		hf_ctx sub = { scaling, c->pointer, c->err, c->st };
+		hf_ctx sub = {scaling, c->pointer, c->err, c->st};
 
 		partial = get_double(&sub, scaling, "partial_rotary_factor", partial);
 		c->st = sub.st;
@@ -177,12 +176,12 @@ static void decode_rope(hf_ctx *c, mp_model *m, double partial_default)
 		return;
 	m->rope_scaling = true;
 	{
-		hf_ctx sub = { scaling, c->pointer, c->err, c->st };
+		hf_ctx sub = {scaling, c->pointer, c->err, c->st};
 
 		factor = get_double(&sub, scaling, "factor", 1.0);
-		orig = (uint64_t)get_double(&sub, scaling, "original_max_position_embeddings",
-					    (double)get_u64(c, KEYS("original_max_position_embeddings"),
-							    m->max_position_embeddings));
+		orig = (uint64_t)get_double(
+		    &sub, scaling, "original_max_position_embeddings",
+		    (double)get_u64(c, KEYS("original_max_position_embeddings"), m->max_position_embeddings));
 		c->st = sub.st;
 	}
 	m->rope_scaled_max_position = (uint64_t)((double)orig * (factor < 1 ? 1 : factor));
@@ -205,9 +204,10 @@ static void decode_layer_types(hf_ctx *c, mp_model *m)
 	cJSON_ArrayForEach(v, lt)
 	{
 		if (!cJSON_IsString(v) || (strcmp(v->valuestring, "sliding_attention") != 0 &&
-					   strcmp(v->valuestring, "full_attention") != 0)) {
-			fail_key(c, "layer_types", "layer_types entries must be \"sliding_attention\" or "
-						   "\"full_attention\"");
+		                           strcmp(v->valuestring, "full_attention") != 0)) {
+			fail_key(c, "layer_types",
+			         "layer_types entries must be \"sliding_attention\" or "
+			         "\"full_attention\"");
 			return;
 		}
 		sliding += v->valuestring[0] == 's';
@@ -237,8 +237,9 @@ static void decode_mlp_only_layers(hf_ctx *c, mp_model *m)
 	{
 		if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble >= (double)m->num_layers ||
 		    v->valuedouble != floor(v->valuedouble) || v->valuedouble >= MP_MAX_LAYERS) {
-			fail_key(c, "mlp_only_layers", "mlp_only_layers entries must be layer indices below "
-						       "num_hidden_layers");
+			fail_key(c, "mlp_only_layers",
+			         "mlp_only_layers entries must be layer indices below "
+			         "num_hidden_layers");
 			return;
 		}
 		m->dense_layer_mask[(int)v->valuedouble / 8] |= (uint8_t)(1u << ((int)v->valuedouble % 8));
@@ -253,35 +254,35 @@ typedef struct hf_defaults {
 	uint64_t max_position_embeddings;
 	bool tie_word_embeddings, qkv_bias;
 	uint64_t sliding_window;
-	uint64_t num_experts;	/* mixtral num_local_experts */
-	bool qk_norm;		/* qwen3, gemma3: q_norm and k_norm of head_dim */
-	uint64_t norms_per_layer;	/* gemma2 and gemma3: 4 (pre/post attention, pre/post feed-forward) */
+	uint64_t num_experts;     /* mixtral num_local_experts */
+	bool qk_norm;             /* qwen3, gemma3: q_norm and k_norm of head_dim */
+	uint64_t norms_per_layer; /* gemma2 and gemma3: 4 (pre/post attention, pre/post feed-forward) */
 } hf_defaults;
 
 static const hf_defaults llama_family[] = {
-	/* LlamaConfig: vocab 32000, hidden 4096, FFN 11008, 32 layers, 32 heads, kv = heads, 2048 positions. */
-	{ "llama", 32000, 4096, 11008, 32, 32, 0, 0, 2048, false, false, 0, 0, false, 2 },
-	/* MistralConfig: FFN 14336, 8 KV heads, 4096 * 32 positions, sliding_window 4096. */
-	{ "mistral", 32000, 4096, 14336, 32, 32, 8, 0, 4096 * 32, false, false, 4096, 0, false, 2 },
-	/* Qwen2Config: vocab 151936, FFN 22016, kv 32, 32768 positions; q/k/v always carry biases. */
-	{ "qwen2", 151936, 4096, 22016, 32, 32, 32, 0, 32768, false, true, 0, 0, false, 2 },
-	/* MixtralConfig: FFN 14336 per expert, 8 KV heads, 4096 * 32 positions, 8 local experts, top-2,
-	 * sliding_window None. */
-	{ "mixtral", 32000, 4096, 14336, 32, 32, 8, 0, 4096 * 32, false, false, 0, 8, false, 2 },
-	/* GemmaConfig: vocab 256000, hidden 3072, FFN 24576, 28 layers, 16 heads, kv 16, head_dim 256, tied. */
-	{ "gemma", 256000, 3072, 24576, 28, 16, 16, 256, 8192, true, false, 0, 0, false, 2 },
-	/* Phi3Config: vocab 32064, hidden 3072, FFN 8192, 32 layers, 32 heads, kv = heads, 4096 positions;
-	 * fused qkv_proj and gate_up_proj hold the same parameters as the separate projections. */
-	{ "phi3", 32064, 3072, 8192, 32, 32, 0, 0, 4096, false, false, 0, 0, false, 2 },
-	/* Qwen3Config: vocab 151936, hidden 4096, FFN 22016, 32 layers, 32 heads, kv 32, head_dim 128, 32768
-	 * positions, attention_bias False (on q, k, v and o when set); q_norm and k_norm (RMSNorm of head_dim). */
-	{ "qwen3", 151936, 4096, 22016, 32, 32, 32, 128, 32768, false, false, 0, 0, true, 2 },
-	/* Gemma2Config: vocab 256000, hidden 2304, FFN 9216, 26 layers, 8 heads, kv 4, head_dim 256, 8192
-	 * positions, tied, sliding_window 4096 on every other layer (layer i slides when (i + 1) % 2), 4 norms. */
-	{ "gemma2", 256000, 2304, 9216, 26, 8, 4, 256, 8192, true, false, 4096, 0, false, 4 },
-	/* Gemma3TextConfig: vocab 262208, hidden 2304, FFN 9216, 26 layers, 8 heads, kv 4, head_dim 256, 131072
-	 * positions, tied, sliding_window 4096 on 5 layers of 6 (sliding_window_pattern 6), q/k norms, 4 norms. */
-	{ "gemma3_text", 262208, 2304, 9216, 26, 8, 4, 256, 131072, true, false, 4096, 0, true, 4 },
+    /* LlamaConfig: vocab 32000, hidden 4096, FFN 11008, 32 layers, 32 heads, kv = heads, 2048 positions. */
+    {"llama", 32000, 4096, 11008, 32, 32, 0, 0, 2048, false, false, 0, 0, false, 2},
+    /* MistralConfig: FFN 14336, 8 KV heads, 4096 * 32 positions, sliding_window 4096. */
+    {"mistral", 32000, 4096, 14336, 32, 32, 8, 0, 4096 * 32, false, false, 4096, 0, false, 2},
+    /* Qwen2Config: vocab 151936, FFN 22016, kv 32, 32768 positions; q/k/v always carry biases. */
+    {"qwen2", 151936, 4096, 22016, 32, 32, 32, 0, 32768, false, true, 0, 0, false, 2},
+    /* MixtralConfig: FFN 14336 per expert, 8 KV heads, 4096 * 32 positions, 8 local experts, top-2,
+     * sliding_window None. */
+    {"mixtral", 32000, 4096, 14336, 32, 32, 8, 0, 4096 * 32, false, false, 0, 8, false, 2},
+    /* GemmaConfig: vocab 256000, hidden 3072, FFN 24576, 28 layers, 16 heads, kv 16, head_dim 256, tied. */
+    {"gemma", 256000, 3072, 24576, 28, 16, 16, 256, 8192, true, false, 0, 0, false, 2},
+    /* Phi3Config: vocab 32064, hidden 3072, FFN 8192, 32 layers, 32 heads, kv = heads, 4096 positions;
+     * fused qkv_proj and gate_up_proj hold the same parameters as the separate projections. */
+    {"phi3", 32064, 3072, 8192, 32, 32, 0, 0, 4096, false, false, 0, 0, false, 2},
+    /* Qwen3Config: vocab 151936, hidden 4096, FFN 22016, 32 layers, 32 heads, kv 32, head_dim 128, 32768
+     * positions, attention_bias False (on q, k, v and o when set); q_norm and k_norm (RMSNorm of head_dim). */
+    {"qwen3", 151936, 4096, 22016, 32, 32, 32, 128, 32768, false, false, 0, 0, true, 2},
+    /* Gemma2Config: vocab 256000, hidden 2304, FFN 9216, 26 layers, 8 heads, kv 4, head_dim 256, 8192
+     * positions, tied, sliding_window 4096 on every other layer (layer i slides when (i + 1) % 2), 4 norms. */
+    {"gemma2", 256000, 2304, 9216, 26, 8, 4, 256, 8192, true, false, 4096, 0, false, 4},
+    /* Gemma3TextConfig: vocab 262208, hidden 2304, FFN 9216, 26 layers, 8 heads, kv 4, head_dim 256, 131072
+     * positions, tied, sliding_window 4096 on 5 layers of 6 (sliding_window_pattern 6), q/k norms, 4 norms. */
+    {"gemma3_text", 262208, 2304, 9216, 26, 8, 4, 256, 131072, true, false, 4096, 0, true, 4},
 };
 
 static void decode_llama_family(hf_ctx *c, const hf_defaults *d, mp_model *m)
@@ -544,16 +545,34 @@ typedef struct hf_type {
 	void (*decode)(hf_ctx *c, mp_model *m);
 } hf_type;
 
-static void dec_gpt2(hf_ctx *c, mp_model *m) { decode_gpt2(c, m); }
-static void dec_falcon(hf_ctx *c, mp_model *m) { decode_falcon(c, m); }
-static void dec_neox(hf_ctx *c, mp_model *m) { decode_gpt_neox(c, m); }
-static void dec_q2moe(hf_ctx *c, mp_model *m) { decode_qwen_moe(c, m, false); }
-static void dec_q3moe(hf_ctx *c, mp_model *m) { decode_qwen_moe(c, m, true); }
-static void dec_dsv3(hf_ctx *c, mp_model *m) { decode_deepseek_v3(c, m); }
+static void dec_gpt2(hf_ctx *c, mp_model *m)
+{
+	decode_gpt2(c, m);
+}
+static void dec_falcon(hf_ctx *c, mp_model *m)
+{
+	decode_falcon(c, m);
+}
+static void dec_neox(hf_ctx *c, mp_model *m)
+{
+	decode_gpt_neox(c, m);
+}
+static void dec_q2moe(hf_ctx *c, mp_model *m)
+{
+	decode_qwen_moe(c, m, false);
+}
+static void dec_q3moe(hf_ctx *c, mp_model *m)
+{
+	decode_qwen_moe(c, m, true);
+}
+static void dec_dsv3(hf_ctx *c, mp_model *m)
+{
+	decode_deepseek_v3(c, m);
+}
 
 static const hf_type other_types[] = {
-	{ "gpt2", dec_gpt2 },	    { "falcon", dec_falcon },	{ "gpt_neox", dec_neox },
-	{ "qwen2_moe", dec_q2moe }, { "qwen3_moe", dec_q3moe }, { "deepseek_v3", dec_dsv3 },
+    {"gpt2", dec_gpt2},       {"falcon", dec_falcon},   {"gpt_neox", dec_neox},
+    {"qwen2_moe", dec_q2moe}, {"qwen3_moe", dec_q3moe}, {"deepseek_v3", dec_dsv3},
 };
 
 const char *mpd_hf_supported_types(void)
@@ -564,7 +583,7 @@ const char *mpd_hf_supported_types(void)
 
 mp_status mpd_model_from_hf(const cJSON *cfg, const char *pointer, mp_model *m, mp_error *err)
 {
-	hf_ctx c = { cfg, pointer, err, MP_OK };
+	hf_ctx c = {cfg, pointer, err, MP_OK};
 	const cJSON *type = cJSON_GetObjectItemCaseSensitive(cfg, "model_type");
 	char field[96];
 
@@ -574,7 +593,7 @@ mp_status mpd_model_from_hf(const cJSON *cfg, const char *pointer, mp_model *m, 
 		return mp_fail(err, MP_EINVAL, pointer, "hf_config must be a JSON object (a config.json)");
 	if (!cJSON_IsString(type))
 		return mp_fail(err, MP_EINVAL, field, "model_type is required; supported: %s",
-			       mpd_hf_supported_types());
+		               mpd_hf_supported_types());
 	for (size_t i = 0; i < sizeof(llama_family) / sizeof(llama_family[0]); i++) {
 		if (strcmp(type->valuestring, llama_family[i].model_type) != 0)
 			continue;
@@ -590,9 +609,9 @@ mp_status mpd_model_from_hf(const cJSON *cfg, const char *pointer, mp_model *m, 
 		return c.st;
 	}
 	return mp_fail(err, MP_EUNSUPPORTED, field,
-		       "model_type '%.40s' is not supported; supported: %s; or describe the model with "
-		       "model.architecture",
-		       type->valuestring, mpd_hf_supported_types());
+	               "model_type '%.40s' is not supported; supported: %s; or describe the model with "
+	               "model.architecture",
+	               type->valuestring, mpd_hf_supported_types());
 }
 
 /* ----- the generic architecture object ------------------------------------------------------------------ */
@@ -604,54 +623,75 @@ typedef struct arch_body {
 	bool learned_positions;
 } arch_body;
 
-static const char *const ffn_names[] = { "gated", "plain", NULL };
-static const char *const norm_names[] = { "rms", "layer", NULL };
-static const char *const attn_names[] = { "gqa", "mla", NULL };
+static const char *const ffn_names[] = {"gated", "plain", NULL};
+static const char *const norm_names[] = {"rms", "layer", NULL};
+static const char *const attn_names[] = {"gqa", "mla", NULL};
 
-#define AU64(n, f, lo, hi) { .name = n, .type = MPD_F_U64, .offset = offsetof(arch_body, m.f), .min = lo, .max = hi }
-#define ABOOL(n, f) { .name = n, .type = MPD_F_BOOL, .offset = offsetof(arch_body, m.f) }
+#define AU64(n, f, lo, hi)                                                                                             \
+	{                                                                                                              \
+		.name = n, .type = MPD_F_U64, .offset = offsetof(arch_body, m.f), .min = lo, .max = hi                 \
+	}
+#define ABOOL(n, f)                                                                                                    \
+	{                                                                                                              \
+		.name = n, .type = MPD_F_BOOL, .offset = offsetof(arch_body, m.f)                                      \
+	}
 #define BIG (UINT64_C(1) << 40)
 
 static const mpd_field arch_fields[] = {
-	{ .name = "hidden_size", .type = MPD_F_U64, .required = true, .offset = offsetof(arch_body, m.hidden_size),
-	  .min = 1, .max = BIG },
-	{ .name = "num_hidden_layers", .type = MPD_F_U64, .required = true,
-	  .offset = offsetof(arch_body, m.num_layers), .min = 1, .max = MP_MAX_LAYERS },
-	{ .name = "num_attention_heads", .type = MPD_F_U64, .required = true,
-	  .offset = offsetof(arch_body, m.num_heads), .min = 1, .max = BIG },
-	{ .name = "vocab_size", .type = MPD_F_U64, .required = true, .offset = offsetof(arch_body, m.vocab_size),
-	  .min = 1, .max = BIG },
-	AU64("num_key_value_heads", num_kv_heads, 0, BIG),
-	AU64("head_dim", head_dim, 0, BIG),
-	AU64("intermediate_size", intermediate_size, 0, BIG),
-	{ .name = "ffn_kind", .type = MPD_F_ENUM, .offset = offsetof(arch_body, ffn), .names = ffn_names },
-	{ .name = "norm_kind", .type = MPD_F_ENUM, .offset = offsetof(arch_body, norm), .names = norm_names },
-	{ .name = "attention_kind", .type = MPD_F_ENUM, .offset = offsetof(arch_body, attn), .names = attn_names },
-	AU64("norms_per_layer", norms_per_layer, 0, 8),
-	ABOOL("final_norm", final_norm),
-	ABOOL("tie_word_embeddings", tie_word_embeddings),
-	ABOOL("qkv_bias", qkv_bias),
-	ABOOL("o_bias", o_bias),
-	ABOOL("mlp_bias", mlp_bias),
-	ABOOL("lm_head_bias", lm_head_bias),
-	ABOOL("qk_norm", qk_norm),
-	ABOOL("parallel_block", parallel_block),
-	AU64("max_position_embeddings", max_position_embeddings, 1, BIG),
-	{ .name = "learned_position_embeddings", .type = MPD_F_BOOL,
-	  .offset = offsetof(arch_body, learned_positions) },
-	{ .name = "rope", .type = MPD_F_BOOL, .offset = offsetof(arch_body, rope) },
-	AU64("sliding_window", sliding_window, 0, BIG),
-	AU64("sliding_window_layers", sliding_window_layers, 0, MP_MAX_LAYERS),
-	AU64("num_experts", num_experts, 0, BIG),
-	AU64("num_experts_per_tok", num_experts_per_tok, 0, BIG),
-	AU64("moe_intermediate_size", moe_intermediate_size, 0, BIG),
-	AU64("shared_expert_intermediate_size", shared_expert_intermediate_size, 0, BIG),
-	AU64("first_dense_layers", first_dense_layers, 0, MP_MAX_LAYERS),
-	AU64("q_lora_rank", q_lora_rank, 0, BIG),
-	AU64("kv_lora_rank", kv_lora_rank, 0, BIG),
-	AU64("qk_nope_head_dim", qk_nope_head_dim, 0, BIG),
-	AU64("qk_rope_head_dim", qk_rope_head_dim, 0, BIG),
-	AU64("v_head_dim", v_head_dim, 0, BIG),
+    {.name = "hidden_size",
+     .type = MPD_F_U64,
+     .required = true,
+     .offset = offsetof(arch_body, m.hidden_size),
+     .min = 1,
+     .max = BIG},
+    {.name = "num_hidden_layers",
+     .type = MPD_F_U64,
+     .required = true,
+     .offset = offsetof(arch_body, m.num_layers),
+     .min = 1,
+     .max = MP_MAX_LAYERS},
+    {.name = "num_attention_heads",
+     .type = MPD_F_U64,
+     .required = true,
+     .offset = offsetof(arch_body, m.num_heads),
+     .min = 1,
+     .max = BIG},
+    {.name = "vocab_size",
+     .type = MPD_F_U64,
+     .required = true,
+     .offset = offsetof(arch_body, m.vocab_size),
+     .min = 1,
+     .max = BIG},
+    AU64("num_key_value_heads", num_kv_heads, 0, BIG),
+    AU64("head_dim", head_dim, 0, BIG),
+    AU64("intermediate_size", intermediate_size, 0, BIG),
+    {.name = "ffn_kind", .type = MPD_F_ENUM, .offset = offsetof(arch_body, ffn), .names = ffn_names},
+    {.name = "norm_kind", .type = MPD_F_ENUM, .offset = offsetof(arch_body, norm), .names = norm_names},
+    {.name = "attention_kind", .type = MPD_F_ENUM, .offset = offsetof(arch_body, attn), .names = attn_names},
+    AU64("norms_per_layer", norms_per_layer, 0, 8),
+    ABOOL("final_norm", final_norm),
+    ABOOL("tie_word_embeddings", tie_word_embeddings),
+    ABOOL("qkv_bias", qkv_bias),
+    ABOOL("o_bias", o_bias),
+    ABOOL("mlp_bias", mlp_bias),
+    ABOOL("lm_head_bias", lm_head_bias),
+    ABOOL("qk_norm", qk_norm),
+    ABOOL("parallel_block", parallel_block),
+    AU64("max_position_embeddings", max_position_embeddings, 1, BIG),
+    {.name = "learned_position_embeddings", .type = MPD_F_BOOL, .offset = offsetof(arch_body, learned_positions)},
+    {.name = "rope", .type = MPD_F_BOOL, .offset = offsetof(arch_body, rope)},
+    AU64("sliding_window", sliding_window, 0, BIG),
+    AU64("sliding_window_layers", sliding_window_layers, 0, MP_MAX_LAYERS),
+    AU64("num_experts", num_experts, 0, BIG),
+    AU64("num_experts_per_tok", num_experts_per_tok, 0, BIG),
+    AU64("moe_intermediate_size", moe_intermediate_size, 0, BIG),
+    AU64("shared_expert_intermediate_size", shared_expert_intermediate_size, 0, BIG),
+    AU64("first_dense_layers", first_dense_layers, 0, MP_MAX_LAYERS),
+    AU64("q_lora_rank", q_lora_rank, 0, BIG),
+    AU64("kv_lora_rank", kv_lora_rank, 0, BIG),
+    AU64("qk_nope_head_dim", qk_nope_head_dim, 0, BIG),
+    AU64("qk_rope_head_dim", qk_rope_head_dim, 0, BIG),
+    AU64("v_head_dim", v_head_dim, 0, BIG),
 };
 
 mp_status mpd_model_from_architecture(const cJSON *arch, const char *pointer, mp_model *out, mp_error *err)
@@ -681,9 +721,9 @@ mp_status mpd_model_from_architecture(const cJSON *arch, const char *pointer, mp
 		} else if (out->hidden_size % out->num_heads != 0) {
 			snprintf(field, sizeof(field), "%s/num_attention_heads", pointer);
 			return mp_fail(err, MP_EINVAL, field,
-				       "hidden_size (%llu) is not divisible by num_attention_heads (%llu); give "
-				       "head_dim explicitly",
-				       (unsigned long long)out->hidden_size, (unsigned long long)out->num_heads);
+			               "hidden_size (%llu) is not divisible by num_attention_heads (%llu); give "
+			               "head_dim explicitly",
+			               (unsigned long long)out->hidden_size, (unsigned long long)out->num_heads);
 		} else {
 			out->head_dim = out->hidden_size / out->num_heads;
 		}

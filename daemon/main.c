@@ -235,7 +235,10 @@ static void print_doc(const cJSON *o, int depth)
 			const cJSON *n;
 
 			printf("%*snotes:\n", depth * 2, "");
-			cJSON_ArrayForEach(n, v) printf("%*s- %s\n", depth * 2 + 2, "", cJSON_IsString(n) ? n->valuestring : "");
+			cJSON_ArrayForEach(n, v)
+			{
+				printf("%*s- %s\n", depth * 2 + 2, "", cJSON_IsString(n) ? n->valuestring : "");
+			}
 			continue;
 		}
 		printf("%*s%s: ", depth * 2, "", k);

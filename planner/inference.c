@@ -77,7 +77,7 @@ static uint64_t context_limit(const mp_model *m)
 }
 
 static mp_status check_req(const mp_model *m, const mp_inference_req *req, const mp_inference_opts *o, uint64_t tp,
-			   mp_error *err)
+                           mp_error *err)
 {
 	uint64_t per_seq;
 
@@ -87,63 +87,63 @@ static mp_status check_req(const mp_model *m, const mp_inference_req *req, const
 		return mp_fail(err, MP_EINVAL, "/kv_cache_dtype", "kv_cache_dtype is not a known format");
 	if (req->batch_size < 1 || req->batch_size > MP_MAX_BATCH_SIZE)
 		return mp_fail(err, MP_EINVAL, "/batch_size", "batch_size must be between 1 and %llu",
-			       (unsigned long long)MP_MAX_BATCH_SIZE);
+		               (unsigned long long)MP_MAX_BATCH_SIZE);
 	if (req->sequence_length < 1 || req->sequence_length > MP_MAX_SEQUENCE_LENGTH)
 		return mp_fail(err, MP_EINVAL, "/sequence_length", "sequence_length must be between 1 and %llu",
-			       (unsigned long long)MP_MAX_SEQUENCE_LENGTH);
+		               (unsigned long long)MP_MAX_SEQUENCE_LENGTH);
 	if (req->num_gpus > MP_MAX_GPUS || tp > MP_MAX_GPUS)
 		return mp_fail(err, MP_EINVAL, "/num_gpus", "num_gpus must be between 1 and %llu",
-			       (unsigned long long)MP_MAX_GPUS);
+		               (unsigned long long)MP_MAX_GPUS);
 	if (req->num_gpus && tp > req->num_gpus)
 		return mp_fail(err, MP_EINVAL, "/tensor_parallel_size",
-			       "tensor_parallel_size (%llu) must not exceed num_gpus (%llu)", (unsigned long long)tp,
-			       (unsigned long long)req->num_gpus);
+		               "tensor_parallel_size (%llu) must not exceed num_gpus (%llu)", (unsigned long long)tp,
+		               (unsigned long long)req->num_gpus);
 	if (req->num_gpus && req->num_gpus % tp != 0)
 		return mp_fail(err, MP_EINVAL, "/num_gpus",
-			       "num_gpus (%llu) must be a multiple of tensor_parallel_size (%llu): each group of "
-			       "tensor_parallel_size GPUs holds one replica",
-			       (unsigned long long)req->num_gpus, (unsigned long long)tp);
+		               "num_gpus (%llu) must be a multiple of tensor_parallel_size (%llu): each group of "
+		               "tensor_parallel_size GPUs holds one replica",
+		               (unsigned long long)req->num_gpus, (unsigned long long)tp);
 	if (!tp_ok(m, tp)) {
 		char list[256];
 
 		list_degrees(m, list, sizeof(list));
 		/* case BI-01: name the rule that failed and list the degrees that work */
 		return mp_fail(err, MP_EINVAL, "/tensor_parallel_size",
-			       "tensor_parallel_size %llu must divide the attention heads (%llu) and every FFN width, "
-			       "and divide or be a multiple of the KV heads (%llu); valid: %s",
-			       (unsigned long long)tp, (unsigned long long)m->num_heads,
-			       (unsigned long long)m->num_kv_heads, list);
+		               "tensor_parallel_size %llu must divide the attention heads (%llu) and every FFN width, "
+		               "and divide or be a multiple of the KV heads (%llu); valid: %s",
+		               (unsigned long long)tp, (unsigned long long)m->num_heads,
+		               (unsigned long long)m->num_kv_heads, list);
 	}
 	if (o->gpu_memory_utilization < 0 || o->gpu_memory_utilization > 1 ||
 	    o->gpu_memory_utilization != o->gpu_memory_utilization)
 		return mp_fail(err, MP_EINVAL, "/gpu_memory_utilization",
-			       "gpu_memory_utilization must be in (0, 1]: the fraction of the GPU the plan may use");
+		               "gpu_memory_utilization must be in (0, 1]: the fraction of the GPU the plan may use");
 	if (o->kv_block_size > MP_MAX_SEQUENCE_LENGTH)
 		return mp_fail(err, MP_EINVAL, "/kv_block_size", "kv_block_size must be between 1 and %llu",
-			       (unsigned long long)MP_MAX_SEQUENCE_LENGTH);
+		               (unsigned long long)MP_MAX_SEQUENCE_LENGTH);
 	if (o->logits_positions > req->sequence_length)
 		return mp_fail(err, MP_EINVAL, "/logits_positions",
-			       "logits_positions must be between 1 and sequence_length (%llu)",
-			       (unsigned long long)req->sequence_length);
+		               "logits_positions must be between 1 and sequence_length (%llu)",
+		               (unsigned long long)req->sequence_length);
 	per_seq = o->length_scope == MP_LENGTH_SHARED
-			  ? req->sequence_length / req->batch_size + (req->sequence_length % req->batch_size != 0)
-			  : req->sequence_length;
+	              ? req->sequence_length / req->batch_size + (req->sequence_length % req->batch_size != 0)
+	              : req->sequence_length;
 	if (per_seq > context_limit(m)) {
 		if (m->learned_position_embeddings)
 			return mp_fail(err, MP_EINVAL, "/sequence_length",
-				       "sequence_length %llu exceeds the %llu rows of the model's learned position "
-				       "table; at most %llu",
-				       (unsigned long long)per_seq, (unsigned long long)m->learned_position_embeddings,
-				       (unsigned long long)m->learned_position_embeddings);
+			               "sequence_length %llu exceeds the %llu rows of the model's learned position "
+			               "table; at most %llu",
+			               (unsigned long long)per_seq, (unsigned long long)m->learned_position_embeddings,
+			               (unsigned long long)m->learned_position_embeddings);
 		if (!o->allow_beyond_max_position)
 			/* case BI-05: contexts past the trained length without a RoPE scaling are refused */
 			return mp_fail(err, MP_EINVAL, "/sequence_length",
-				       "sequence_length %llu exceeds the model's context of %llu tokens "
-				       "(max_position_embeddings%s); at most %llu, or set "
-				       "allow_beyond_max_position_embeddings: true",
-				       (unsigned long long)per_seq, (unsigned long long)context_limit(m),
-				       m->rope_scaling ? " with its RoPE scaling" : ", no rope_scaling declared",
-				       (unsigned long long)context_limit(m));
+			               "sequence_length %llu exceeds the model's context of %llu tokens "
+			               "(max_position_embeddings%s); at most %llu, or set "
+			               "allow_beyond_max_position_embeddings: true",
+			               (unsigned long long)per_seq, (unsigned long long)context_limit(m),
+			               m->rope_scaling ? " with its RoPE scaling" : ", no rope_scaling declared",
+			               (unsigned long long)context_limit(m));
 	}
 	return MP_OK;
 }
@@ -157,7 +157,7 @@ static uint64_t req_tp(const mp_inference_req *req, const mp_inference_opts *o)
 
 /* The memory of one configuration (no fit). */
 static mp_status evaluate(const mp_model *m, const mp_inference_req *req, const mp_inference_opts *o,
-			  const mp_device *dev, mp_inference_memory *mem, mp_error *err)
+                          const mp_device *dev, mp_inference_memory *mem, mp_error *err)
 {
 	uint64_t tp = req_tp(req, o);
 	mp_status st;
@@ -188,9 +188,9 @@ static mp_status evaluate(const mp_model *m, const mp_inference_req *req, const 
 		if (mem->workspace.head_phase_bytes > mem->activations_bytes)
 			mem->activations_bytes = mem->workspace.head_phase_bytes;
 	}
-	mem->overhead_bytes = req->cuda_context_bytes ? req->cuda_context_bytes
-			      : (dev && dev->cuda_context_bytes) ? dev->cuda_context_bytes
-							      : MP_DEFAULT_CUDA_CONTEXT_BYTES;
+	mem->overhead_bytes = req->cuda_context_bytes            ? req->cuda_context_bytes
+	                      : (dev && dev->cuda_context_bytes) ? dev->cuda_context_bytes
+	                                                         : MP_DEFAULT_CUDA_CONTEXT_BYTES;
 	mem->total_bytes = mem->weights_bytes;
 	if (!mp_add_u64(mem->total_bytes, mem->kv_cache_bytes, &mem->total_bytes) ||
 	    !mp_add_u64(mem->total_bytes, mem->activations_bytes, &mem->total_bytes) ||
@@ -208,8 +208,8 @@ static uint64_t budget_of(const mp_inference_opts *o, uint64_t capacity)
 }
 
 /* Does the request, changed as given, fit in budget? Errors (overflow at huge sizes) count as "no". */
-static bool fits_with(const mp_model *m, const mp_inference_req *req, const mp_inference_opts *o,
-		      const mp_device *dev, uint64_t budget)
+static bool fits_with(const mp_model *m, const mp_inference_req *req, const mp_inference_opts *o, const mp_device *dev,
+                      uint64_t budget)
 {
 	mp_inference_memory mem;
 	mp_error e;
@@ -219,7 +219,7 @@ static bool fits_with(const mp_model *m, const mp_inference_req *req, const mp_i
 
 /* The largest v in [1, hi] for which fits(v) holds, by bisection (memory grows with v); 0 when none. */
 static uint64_t largest(const mp_model *m, const mp_inference_req *base, const mp_inference_opts *o,
-			const mp_device *dev, uint64_t budget, bool batch, uint64_t hi)
+                        const mp_device *dev, uint64_t budget, bool batch, uint64_t hi)
 {
 	mp_inference_req r = *base;
 	uint64_t lo = 0;
@@ -240,14 +240,14 @@ static uint64_t largest(const mp_model *m, const mp_inference_req *base, const m
 }
 
 mp_status mp_plan_inference(const mp_model *m, const mp_param_count *pc, const mp_inference_req *req,
-			    const mp_device *dev, mp_inference_memory *mem, mp_fit *fit, mp_error *err)
+                            const mp_device *dev, mp_inference_memory *mem, mp_fit *fit, mp_error *err)
 {
 	return mp_plan_inference_ex(m, pc, req, NULL, dev, mem, fit, err);
 }
 
 mp_status mp_plan_inference_ex(const mp_model *m, const mp_param_count *pc, const mp_inference_req *req,
-			       const mp_inference_opts *opts, const mp_device *dev, mp_inference_memory *mem,
-			       mp_fit *fit, mp_error *err)
+                               const mp_inference_opts *opts, const mp_device *dev, mp_inference_memory *mem,
+                               mp_fit *fit, mp_error *err)
 {
 	static const mp_inference_opts defaults;
 	const mp_inference_opts *o = opts ? opts : &defaults;
@@ -278,13 +278,14 @@ mp_status mp_plan_inference_ex(const mp_model *m, const mp_param_count *pc, cons
 
 	fit->max_batch_size = largest(m, req, o, dev, fit->budget_bytes, true, MP_MAX_BATCH_SIZE);
 	seq_hi = o->allow_beyond_max_position || mem->context_limit == 0 || mem->context_limit > MP_MAX_SEQUENCE_LENGTH
-			 ? MP_MAX_SEQUENCE_LENGTH
-			 : mem->context_limit;
+	             ? MP_MAX_SEQUENCE_LENGTH
+	             : mem->context_limit;
 	if (o->length_scope == MP_LENGTH_SHARED && !o->allow_beyond_max_position) {
 		uint64_t cap;
 
-		seq_hi = mp_mul_u64(seq_hi, req->batch_size, &cap) && cap < MP_MAX_SEQUENCE_LENGTH ? cap
-												    : MP_MAX_SEQUENCE_LENGTH;
+		seq_hi = mp_mul_u64(seq_hi, req->batch_size, &cap) && cap < MP_MAX_SEQUENCE_LENGTH
+		             ? cap
+		             : MP_MAX_SEQUENCE_LENGTH;
 	}
 	fit->max_sequence_length = largest(m, req, o, dev, fit->budget_bytes, false, seq_hi);
 

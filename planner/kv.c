@@ -14,8 +14,7 @@ static uint64_t round_up(uint64_t v, uint64_t to)
 }
 
 /* Values per token of one layer on one of tp ranks: *k and *v rows (v = 0 for the MLA latent). */
-static void layer_rows(const mp_model *m, mp_mla_cache mla, uint64_t tp, uint64_t *k, uint64_t *v,
-		       mp_kv_detail *d)
+static void layer_rows(const mp_model *m, mp_mla_cache mla, uint64_t tp, uint64_t *k, uint64_t *v, mp_kv_detail *d)
 {
 	if (m->attn_kind == MP_ATTN_MLA && mla == MP_MLA_LATENT) {
 		/* DeepSeek-V2 sec. 2.1.2 (arXiv 2405.04434): c_KV (kv_lora_rank) and the shared RoPE key k^R
@@ -42,8 +41,8 @@ static void layer_rows(const mp_model *m, mp_mla_cache mla, uint64_t tp, uint64_
 	*k = *v = d->kv_heads_per_gpu * m->head_dim;
 }
 
-mp_status mp_kv_cache(const mp_model *m, const mp_inference_req *req, const mp_inference_opts *opts,
-		      uint64_t *bytes, mp_kv_detail *d, mp_error *err)
+mp_status mp_kv_cache(const mp_model *m, const mp_inference_req *req, const mp_inference_opts *opts, uint64_t *bytes,
+                      mp_kv_detail *d, mp_error *err)
 {
 	static const mp_inference_opts defaults;
 	const mp_inference_opts *o = opts ? opts : &defaults;
@@ -82,16 +81,17 @@ mp_status mp_kv_cache(const mp_model *m, const mp_inference_req *req, const mp_i
 		return mp_fail(err, MP_EOVERFLOW, "/sequence_length", "sequence_length overflows 64 bits");
 	if (!mp_mul_u64(row, m->num_layers, &d->bytes_per_token))
 		return mp_fail(err, MP_EOVERFLOW, "/model", "KV cache width overflows 64 bits");
-	if (!mp_muladd_u64(&acc, d->full_layers, d->tokens_full) || !mp_muladd_u64(&acc, d->window_layers, d->tokens_window) ||
-	    !mp_mul_u64(acc, row, &t) || !mp_mul_u64(t, mult, bytes))
+	if (!mp_muladd_u64(&acc, d->full_layers, d->tokens_full) ||
+	    !mp_muladd_u64(&acc, d->window_layers, d->tokens_window) || !mp_mul_u64(acc, row, &t) ||
+	    !mp_mul_u64(t, mult, bytes))
 		return mp_fail(err, MP_EOVERFLOW, "/sequence_length",
-			       "the KV cache for %llu tokens x %llu sequences overflows 64 bits",
-			       (unsigned long long)seq, (unsigned long long)req->batch_size);
+		               "the KV cache for %llu tokens x %llu sequences overflows 64 bits",
+		               (unsigned long long)seq, (unsigned long long)req->batch_size);
 	return MP_OK;
 }
 
 mp_status mp_kv_cache_bytes(const mp_model *m, mp_dtype kv_dtype, uint64_t sequence_length, uint64_t batch_size,
-			    uint64_t *out, mp_error *err)
+                            uint64_t *out, mp_error *err)
 {
 	mp_inference_req req;
 	mp_inference_opts o;

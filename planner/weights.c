@@ -10,8 +10,7 @@
 
 const char *mp_tensor_class_name(mp_tensor_class c)
 {
-	static const char *const names[MP_TC_COUNT] = { "embeddings", "attention", "mlp", "experts", "lm_head",
-							"norms" };
+	static const char *const names[MP_TC_COUNT] = {"embeddings", "attention", "mlp", "experts", "lm_head", "norms"};
 
 	return (unsigned)c < MP_TC_COUNT ? names[c] : "invalid";
 }
@@ -22,7 +21,7 @@ typedef struct builder {
 } builder;
 
 static void add_t(builder *b, const char *name, mp_tensor_class cls, uint64_t rows, uint64_t cols, uint64_t count,
-		  mp_tp_split split, bool vector, bool buffer)
+                  mp_tp_split split, bool vector, bool buffer)
 {
 	mp_tensor *t;
 
@@ -44,22 +43,23 @@ static void add_t(builder *b, const char *name, mp_tensor_class cls, uint64_t ro
 }
 
 /* A matrix rows x cols, a vector of `values`, a buffer (fp32, not a parameter). */
-#define MAT(b, name, cls, rows, cols, count, split) add_t((b), (name), (cls), (rows), (cols), (count), (split), false, false)
+#define MAT(b, name, cls, rows, cols, count, split)                                                                    \
+	add_t((b), (name), (cls), (rows), (cols), (count), (split), false, false)
 #define VEC(b, name, cls, values, count, split) add_t((b), (name), (cls), 1, (values), (count), (split), true, false)
 #define BUF(b, name, values, count) add_t((b), (name), MP_TC_NORMS, 1, (values), (count), MP_SPLIT_NONE, true, true)
 
 /* A linear layer out x in with an optional bias; the bias follows the output split (a row-parallel layer's
  * bias is replicated: vLLM RowParallelLinear adds it once after the reduction). */
-static void linear(builder *b, const char *name, const char *bias_name, mp_tensor_class cls, uint64_t out,
-		   uint64_t in, bool bias, uint64_t count, mp_tp_split split)
+static void linear(builder *b, const char *name, const char *bias_name, mp_tensor_class cls, uint64_t out, uint64_t in,
+                   bool bias, uint64_t count, mp_tp_split split)
 {
 	MAT(b, name, cls, out, in, count, split);
 	if (bias)
 		VEC(b, bias_name, cls, out, count, split == MP_SPLIT_COLS ? MP_SPLIT_NONE : split);
 }
 
-static void mlp(builder *b, const mp_model *m, const char *gate, const char *up, const char *down,
-		mp_tensor_class cls, uint64_t f, uint64_t count, const char *const bias_names[3])
+static void mlp(builder *b, const mp_model *m, const char *gate, const char *up, const char *down, mp_tensor_class cls,
+                uint64_t f, uint64_t count, const char *const bias_names[3])
 {
 	if (m->ffn_kind == MP_FFN_GATED)
 		linear(b, gate, bias_names[0], cls, f, m->hidden_size, m->mlp_bias, count, MP_SPLIT_ROWS);
@@ -69,7 +69,7 @@ static void mlp(builder *b, const mp_model *m, const char *gate, const char *up,
 
 /* A norm of `width`: RMSNorm a weight, LayerNorm a weight and a bias. */
 static void norm(builder *b, bool layer_norm, const char *w, const char *bias, mp_tensor_class cls, uint64_t width,
-		 uint64_t count)
+                 uint64_t count)
 {
 	VEC(b, w, cls, width, count, MP_SPLIT_NONE);
 	if (layer_norm)
@@ -83,15 +83,14 @@ static bool mul3(uint64_t a, uint64_t b, uint64_t c, uint64_t *out)
 
 mp_status mp_model_tensors(const mp_model *m, mp_weight_layout layout, mp_tensor_list *out, mp_error *err)
 {
-	builder b = { out, false };
+	builder b = {out, false};
 	uint64_t L = m->num_layers, h = m->hidden_size, moe_layers = 0, q_width, kv_width, w;
 	mp_status st;
-	static const char *const mlp_bias_names[3] = { "mlp.gate_proj.bias", "mlp.up_proj.bias",
-						       "mlp.down_proj.bias" };
-	static const char *const exp_bias_names[3] = { "experts.gate_proj.bias", "experts.up_proj.bias",
-						       "experts.down_proj.bias" };
-	static const char *const sh_bias_names[3] = { "shared_expert.gate_proj.bias", "shared_expert.up_proj.bias",
-						      "shared_expert.down_proj.bias" };
+	static const char *const mlp_bias_names[3] = {"mlp.gate_proj.bias", "mlp.up_proj.bias", "mlp.down_proj.bias"};
+	static const char *const exp_bias_names[3] = {"experts.gate_proj.bias", "experts.up_proj.bias",
+	                                              "experts.down_proj.bias"};
+	static const char *const sh_bias_names[3] = {"shared_expert.gate_proj.bias", "shared_expert.up_proj.bias",
+	                                             "shared_expert.down_proj.bias"};
 
 	memset(out, 0, sizeof(*out));
 	st = mp_model_validate(m, err);
@@ -115,16 +114,14 @@ mp_status mp_model_tensors(const mp_model *m, mp_weight_layout layout, mp_tensor
 		if (m->q_lora_rank > 0) {
 			linear(&b, "q_a_proj", "q_a_proj.bias", MP_TC_ATTENTION, m->q_lora_rank, h, m->qkv_bias, L,
 			       MP_SPLIT_NONE);
-			norm(&b, false, "q_a_layernorm", NULL, MP_TC_ATTENTION,
-			     m->q_lora_rank, L);
+			norm(&b, false, "q_a_layernorm", NULL, MP_TC_ATTENTION, m->q_lora_rank, L);
 			linear(&b, "q_b_proj", NULL, MP_TC_ATTENTION, qh, m->q_lora_rank, false, L, MP_SPLIT_ROWS);
 		} else {
 			linear(&b, "q_proj", NULL, MP_TC_ATTENTION, qh, h, false, L, MP_SPLIT_ROWS);
 		}
 		linear(&b, "kv_a_proj_with_mqa", "kv_a_proj_with_mqa.bias", MP_TC_ATTENTION,
 		       m->kv_lora_rank + m->qk_rope_head_dim, h, m->qkv_bias, L, MP_SPLIT_NONE);
-		norm(&b, false, "kv_a_layernorm", NULL, MP_TC_ATTENTION,
-		     m->kv_lora_rank, L);
+		norm(&b, false, "kv_a_layernorm", NULL, MP_TC_ATTENTION, m->kv_lora_rank, L);
 		linear(&b, "kv_b_proj", NULL, MP_TC_ATTENTION, kvh, m->kv_lora_rank, false, L, MP_SPLIT_ROWS);
 		linear(&b, "o_proj", "o_proj.bias", MP_TC_ATTENTION, h, vo, m->o_bias, L, MP_SPLIT_COLS);
 	} else {
@@ -136,10 +133,8 @@ mp_status mp_model_tensors(const mp_model *m, mp_weight_layout layout, mp_tensor
 		linear(&b, "v_proj", "v_proj.bias", MP_TC_ATTENTION, kv_width, h, m->qkv_bias, L, MP_SPLIT_KV_ROWS);
 		linear(&b, "o_proj", "o_proj.bias", MP_TC_ATTENTION, h, q_width, m->o_bias, L, MP_SPLIT_COLS);
 		if (m->qk_norm) {
-			norm(&b, false, "q_norm", NULL, MP_TC_ATTENTION, m->head_dim,
-			     L);
-			norm(&b, false, "k_norm", NULL, MP_TC_ATTENTION, m->head_dim,
-			     L);
+			norm(&b, false, "q_norm", NULL, MP_TC_ATTENTION, m->head_dim, L);
+			norm(&b, false, "k_norm", NULL, MP_TC_ATTENTION, m->head_dim, L);
 		}
 	}
 
@@ -156,8 +151,8 @@ mp_status mp_model_tensors(const mp_model *m, mp_weight_layout layout, mp_tensor
 		MAT(&b, "router", MP_TC_EXPERTS, m->num_experts, h, moe_layers, MP_SPLIT_NONE);
 		if (m->router_bias)
 			VEC(&b, "router.bias", MP_TC_EXPERTS, m->num_experts, moe_layers, MP_SPLIT_NONE);
-		mlp(&b, m, "shared_expert.gate_proj", "shared_expert.up_proj", "shared_expert.down_proj",
-		    MP_TC_EXPERTS, m->shared_expert_intermediate_size, m->shared_expert_intermediate_size ? moe_layers : 0,
+		mlp(&b, m, "shared_expert.gate_proj", "shared_expert.up_proj", "shared_expert.down_proj", MP_TC_EXPERTS,
+		    m->shared_expert_intermediate_size, m->shared_expert_intermediate_size ? moe_layers : 0,
 		    sh_bias_names);
 		if (m->shared_expert_gate)
 			MAT(&b, "shared_expert_gate", MP_TC_EXPERTS, 1, h, moe_layers, MP_SPLIT_NONE);
@@ -183,13 +178,13 @@ mp_status mp_model_tensors(const mp_model *m, mp_weight_layout layout, mp_tensor
 		/* transformers' <Type>RotaryEmbedding registers inv_freq and original_inv_freq (rotary_dim / 2
 		 * fp32 values each) per RoPE module; gemma3 has a local and a global module. */
 		BUF(&b, "rotary.inv_freq", m->rotary_dim / 2,
-			   2 * (uint64_t)(m->rotary_buffer_sets ? m->rotary_buffer_sets : 1));
+		    2 * (uint64_t)(m->rotary_buffer_sets ? m->rotary_buffer_sets : 1));
 	if (m->rotary_dim >= 2 && layout == MP_LAYOUT_GGUF && strcmp(m->rope_type, "llama3") == 0)
 		/* llama.cpp convert_hf_to_gguf.py writes rope_freqs (rotary_dim / 2 f32) for llama3 scaling. */
 		BUF(&b, "rope_freqs", m->rotary_dim / 2, 1);
 	if (b.full)
 		return mp_fail(err, MP_EINTERNAL, "/model", "the model has more tensor kinds than %d",
-			       MP_MAX_TENSOR_KINDS);
+		               MP_MAX_TENSOR_KINDS);
 	/* every tensor's size must fit 64 bits before anyone multiplies by a format */
 	for (size_t i = 0; i < out->n; i++) {
 		uint64_t n;
@@ -219,7 +214,7 @@ typedef struct fmt_ctx {
 	uint64_t group;
 	mp_int4_scheme scheme;
 	bool nf4_dq;
-	uint64_t align;		/* round each allocation up to this; 1 = none */
+	uint64_t align; /* round each allocation up to this; 1 = none */
 } fmt_ctx;
 
 static bool round_add(uint64_t *acc, uint64_t bytes, uint64_t align)
@@ -252,7 +247,8 @@ static bool matrix_bytes(mp_dtype d, uint64_t r, uint64_t c, const fmt_ctx *x, u
 	case MP_DTYPE_INT4:
 		groups = ceil_div(c, x->group < c ? x->group : c);
 		if (x->scheme == MP_INT4_GPTQ) {
-			/* qweight int32 [c/8, r], qzeros int32 [groups, r/8], scales fp16 [groups, r], g_idx int32 [c] */
+			/* qweight int32 [c/8, r], qzeros int32 [groups, r/8], scales fp16 [groups, r], g_idx int32 [c]
+			 */
 			if (!mp_mul_u64(ceil_div(c, 8) * 4, r, &t) || !round_add(out, t, x->align))
 				return false;
 		} else {
@@ -318,41 +314,41 @@ static void per_rank(const mp_model *m, const mp_tensor *t, uint64_t tp, uint64_
 	}
 }
 
-static mp_status class_format(const mp_weight_formats *f, mp_tensor_class cls, mp_dtype weight_dtype,
-			      mp_dtype compute, mp_dtype *out, mp_error *err)
+static mp_status class_format(const mp_weight_formats *f, mp_tensor_class cls, mp_dtype weight_dtype, mp_dtype compute,
+                              mp_dtype *out, mp_error *err)
 {
-	static const char *const fields[MP_TC_COUNT] = { "/weight_formats/embeddings", "/weight_formats/attention",
-							 "/weight_formats/mlp",	"/weight_formats/experts",
-							 "/weight_formats/lm_head",    "/weight_formats/norms" };
+	static const char *const fields[MP_TC_COUNT] = {"/weight_formats/embeddings", "/weight_formats/attention",
+	                                                "/weight_formats/mlp",        "/weight_formats/experts",
+	                                                "/weight_formats/lm_head",    "/weight_formats/norms"};
 	mp_dtype d = f ? f->cls[cls] : MP_DTYPE_INVALID;
 
 	if (d == MP_DTYPE_INVALID) {
 		if (cls == MP_TC_NORMS)
 			d = is_gguf(weight_dtype) ? MP_DTYPE_FP32 : (is_float(weight_dtype) ? weight_dtype : compute);
 		else if ((cls == MP_TC_EMBEDDINGS || cls == MP_TC_LM_HEAD) && !is_float(weight_dtype) &&
-			 !is_gguf(weight_dtype))
+		         !is_gguf(weight_dtype))
 			d = compute;
 		else
 			d = weight_dtype;
 	}
 	if (d == MP_DTYPE_TF32 || d == MP_DTYPE_FP64 || mp_dtype_layout_of(d).block_values == 0)
 		return mp_fail(err, MP_EINVAL, fields[cls],
-			       "%s format must be one of fp32, bf16, fp16, fp8_e4m3, fp8_e5m2, int8, int4, nf4, q8_0, "
-			       "q4_0, q4_K, q5_K, q6_K",
-			       mp_tensor_class_name(cls));
+		               "%s format must be one of fp32, bf16, fp16, fp8_e4m3, fp8_e5m2, int8, int4, nf4, q8_0, "
+		               "q4_0, q4_K, q5_K, q6_K",
+		               mp_tensor_class_name(cls));
 	if (cls == MP_TC_NORMS && !is_float(d))
 		return mp_fail(err, MP_EINVAL, fields[cls],
-			       "norms (and every 1-D tensor) stay in a float format: fp32, bf16 or fp16");
+		               "norms (and every 1-D tensor) stay in a float format: fp32, bf16 or fp16");
 	*out = d;
 	return MP_OK;
 }
 
-mp_status mp_weight_bytes(const mp_model *m, mp_dtype weight_dtype, mp_dtype compute_dtype,
-			  const mp_weight_formats *f, uint64_t tp, mp_weights *out, mp_error *err)
+mp_status mp_weight_bytes(const mp_model *m, mp_dtype weight_dtype, mp_dtype compute_dtype, const mp_weight_formats *f,
+                          uint64_t tp, mp_weights *out, mp_error *err)
 {
 	mp_tensor_list tl;
 	mp_weight_layout layout = f ? f->layout : MP_LAYOUT_AUTO;
-	fmt_ctx x = { MP_DEFAULT_INT4_GROUP_SIZE, MP_INT4_GPTQ, true, 1 };
+	fmt_ctx x = {MP_DEFAULT_INT4_GROUP_SIZE, MP_INT4_GPTQ, true, 1};
 	mp_status st;
 
 	memset(out, 0, sizeof(*out));
@@ -386,8 +382,8 @@ mp_status mp_weight_bytes(const mp_model *m, mp_dtype weight_dtype, mp_dtype com
 	for (size_t i = 0; i < tl.n; i++) {
 		const mp_tensor *t = &tl.t[i];
 		uint64_t r, c, one, all, n;
-		mp_dtype d = t->buffer ? MP_DTYPE_FP32
-				       : (t->vector ? out->cls[MP_TC_NORMS].format : out->cls[t->cls].format);
+		mp_dtype d =
+		    t->buffer ? MP_DTYPE_FP32 : (t->vector ? out->cls[MP_TC_NORMS].format : out->cls[t->cls].format);
 
 		per_rank(m, t, tp, &r, &c);
 		if (!matrix_bytes(d, r, c, &x, &one) || !mp_mul_u64(one, t->count, &all))

@@ -33,15 +33,15 @@ typedef struct fwd_style {
 } fwd_style;
 
 static const fwd_style styles[] = {
-	{ "gpt2", 1, 4, 4, true, false },
-	{ "phi3", 1, 3, 4, true, true },
-	{ "gpt_neox", 1, 3, 2, true, true },
-	{ "falcon", 1, 3, 2, true, false },
+    {"gpt2", 1, 4, 4, true, false},
+    {"phi3", 1, 3, 4, true, true},
+    {"gpt_neox", 1, 3, 2, true, true},
+    {"falcon", 1, 3, 2, true, false},
 };
 
 static fwd_style style_of(const mp_model *m)
 {
-	fwd_style s = { m->model_type, 1, 3, 3, false, true }; /* the llama family */
+	fwd_style s = {m->model_type, 1, 3, 3, false, true}; /* the llama family */
 
 	for (size_t i = 0; i < sizeof(styles) / sizeof(styles[0]); i++)
 		if (strcmp(styles[i].model_type, m->model_type) == 0)
@@ -72,7 +72,7 @@ static uint64_t max2(uint64_t a, uint64_t b)
 }
 
 mp_status mp_prefill_workspace(const mp_model *m, const mp_inference_req *req, const mp_inference_opts *opts,
-			       mp_workspace *ws, mp_error *err)
+                               mp_workspace *ws, mp_error *err)
 {
 	static const mp_inference_opts defaults;
 	const mp_inference_opts *o = opts ? opts : &defaults;
@@ -82,7 +82,7 @@ mp_status mp_prefill_workspace(const mp_model *m, const mp_inference_req *req, c
 	uint64_t b = req->batch_size, s = req->sequence_length, total, T, sk, pos, h = m->hidden_size;
 	uint64_t heads = m->num_heads / tp, kvh = m->num_kv_heads >= tp ? m->num_kv_heads / tp : 1;
 	uint64_t positions = o->logits_positions ? o->logits_positions : 1;
-	acc common = { 0, true }, attn = { 0, true }, mlp = { 0, true }, head = { 0, true }, x;
+	acc common = {0, true}, attn = {0, true}, mlp = {0, true}, head = {0, true}, x;
 	bool eager = o->attention == MP_ATTENTION_EAGER;
 
 	memset(ws, 0, sizeof(*ws));
@@ -108,13 +108,14 @@ mp_status mp_prefill_workspace(const mp_model *m, const mp_inference_req *req, c
 	 * RoPE module (LlamaRotaryEmbedding.forward; position_ids = cache_position.unsqueeze(0)), the int64
 	 * cache_position; gpt2: the learned position embeddings [1, positions, h]. */
 	if (m->rotary_dim)
-		term(&common, 2 * (uint64_t)(m->rotary_buffer_sets ? m->rotary_buffer_sets : 1), pos * m->rotary_dim, a);
+		term(&common, 2 * (uint64_t)(m->rotary_buffer_sets ? m->rotary_buffer_sets : 1), pos * m->rotary_dim,
+		     a);
 	term(&common, pos, 8, 1);
 	if (m->learned_position_embeddings)
 		term(&common, pos, h, a);
 	/* eager: the 4-D additive mask [batch, 1, q, k] in the compute dtype (masking_utils eager_mask);
 	 * fused: a boolean mask only where a sliding window is shorter than the sequence (sdpa_mask). */
-	x = (acc){ 0, true };
+	x = (acc){0, true};
 	if (eager)
 		term(&x, T, sk, a);
 	else if (m->sliding_window && m->sliding_window < sk)
@@ -153,12 +154,12 @@ mp_status mp_prefill_workspace(const mp_model *m, const mp_inference_req *req, c
 			term(&attn, heads, max2(T, sk), (kd + vd) * a);
 		if (eager) {
 			/* scores [batch, heads, q, k]: matmul * scaling, + mask, softmax; the peak is at the softmax */
-			acc sc = { 0, true };
+			acc sc = {0, true};
 
 			term(&sc, heads, T, sk);
 			if (!sc.ok)
 				goto overflow;
-			x = (acc){ 0, true };
+			x = (acc){0, true};
 			term(&x, sc.v, st.softmax_fp32 ? a + (a == 4 ? 0 : 4) + 4 : 2 * a, 1);
 			if (!x.ok)
 				goto overflow;
@@ -178,7 +179,7 @@ mp_status mp_prefill_workspace(const mp_model *m, const mp_inference_req *req, c
 	term(&mlp, st.layer_mlp, T, h * a);
 	{
 		uint64_t dense = 0, moe = 0, moe_layers = 0;
-		acc d = { 0, true }, r = { 0, true }, sh = { 0, true };
+		acc d = {0, true}, r = {0, true}, sh = {0, true};
 
 		for (uint64_t i = 0; i < m->num_layers; i++)
 			moe_layers += mp_model_is_moe_layer(m, i);
@@ -203,7 +204,7 @@ mp_status mp_prefill_workspace(const mp_model *m, const mp_inference_req *req, c
 	 * (logits_to_keep positions per sequence, not upcast: <Type>ForCausalLM.forward). */
 	head = common;
 	term(&head, 2, T, h * a);
-	x = (acc){ 0, true };
+	x = (acc){0, true};
 	term(&x, b, positions, m->vocab_size * a);
 	if (!x.ok)
 		goto overflow;

@@ -131,7 +131,8 @@ static void test_golden_cases(void **state)
 			if (b.st == MP_OK)
 				fail_msg("%s: the library accepted it", id);
 			if (strcmp(b.err.field, field) != 0)
-				fail_msg("%s: library field %s, expected %s (%s)", id, b.err.field, field, b.err.message);
+				fail_msg("%s: library field %s, expected %s (%s)", id, b.err.field, field,
+				         b.err.message);
 			if (b.http.status != (long)status->valuedouble)
 				fail_msg("%s: HTTP %ld, expected %.0f", id, b.http.status, status->valuedouble);
 			if (strcmp(http_problem_field(&b.http), field) != 0)
@@ -148,7 +149,8 @@ static void test_golden_cases(void **state)
 				const cJSON *got = pointer(b.lib, e->string);
 
 				if (got == NULL || !cJSON_Compare(got, e, true)) {
-					char *g = got ? cJSON_PrintUnformatted(got) : NULL, *w = cJSON_PrintUnformatted(e);
+					char *g = got ? cJSON_PrintUnformatted(got) : NULL,
+					     *w = cJSON_PrintUnformatted(e);
 
 					fail_msg("%s: %s is %s, expected %s", id, e->string, g ? g : "(absent)", w);
 				}
@@ -178,10 +180,10 @@ static void test_groundtruth_h200(void **state)
 		const char *model = cJSON_GetObjectItem(r, "model")->valuestring;
 		cJSON *body = cJSON_CreateObject(), *m = cJSON_CreateObject(), *cfg;
 		both b;
-		static const char *const keys[3][2] = { { "weight_bytes", "/memory/weights_bytes" },
-							{ "kv_plus_logits_bytes", "/memory/kv_plus_logits_bytes" },
-							{ "prefill_peak_over_start_bytes",
-							  "/memory/prefill_peak_over_start_bytes" } };
+		static const char *const keys[3][2] = {
+		    {"weight_bytes", "/memory/weights_bytes"},
+		    {"kv_plus_logits_bytes", "/memory/kv_plus_logits_bytes"},
+		    {"prefill_peak_over_start_bytes", "/memory/prefill_peak_over_start_bytes"}};
 
 		if (strcmp(model, "qwen2.5-0.5b") == 0) {
 			cfg = data_json("qwen2.5-0.5b.json"); /* not in ../shared/models: the public config */
@@ -193,7 +195,7 @@ static void test_groundtruth_h200(void **state)
 		}
 		/* the llama-3-8b rows are a truncation to `layers` layers */
 		cJSON_ReplaceItemInObject(cfg, "num_hidden_layers",
-					  cJSON_CreateNumber(cJSON_GetObjectItem(r, "layers")->valuedouble));
+		                          cJSON_CreateNumber(cJSON_GetObjectItem(r, "layers")->valuedouble));
 		cJSON_AddItemToObject(m, "hf_config", cfg);
 		cJSON_AddItemToObject(body, "model", m);
 		cJSON_AddStringToObject(body, "weight_dtype", "bf16");
@@ -201,10 +203,10 @@ static void test_groundtruth_h200(void **state)
 		cJSON_AddNumberToObject(body, "batch_size", cJSON_GetObjectItem(r, "batch")->valuedouble);
 		cJSON_AddNumberToObject(body, "sequence_length", cJSON_GetObjectItem(r, "seq")->valuedouble);
 		cJSON_AddStringToObject(body, "attention_implementation",
-					strcmp(cJSON_GetObjectItem(r, "attn")->valuestring, "eager") == 0 ? "eager"
-													    : "fused");
+		                        strcmp(cJSON_GetObjectItem(r, "attn")->valuestring, "eager") == 0 ? "eager"
+		                                                                                          : "fused");
 		cJSON_AddStringToObject(body, "weight_layout", "pytorch"); /* each tensor rounded to 512 B */
-		cJSON_AddNumberToObject(body, "kv_block_size", 1);	    /* DynamicCache: contiguous */
+		cJSON_AddNumberToObject(body, "kv_block_size", 1);         /* DynamicCache: contiguous */
 		run_both(f, body, &b);
 		if (b.st != MP_OK)
 			fail_msg("%s: %s: %s", model, b.err.field, b.err.message);
@@ -215,9 +217,9 @@ static void test_groundtruth_h200(void **state)
 			double got = pointer(b.lib, keys[k][1])->valuedouble;
 
 			printf("  %-13s %-5s b%-3.0f s%-5.0f %-30s predicted %13.0f measured %13.0f (%+.4f%%)\n", model,
-			       cJSON_GetObjectItem(r, "attn")->valuestring, cJSON_GetObjectItem(r, "batch")->valuedouble,
-			       cJSON_GetObjectItem(r, "seq")->valuedouble, keys[k][0], got, want,
-			       100.0 * (got - want) / want);
+			       cJSON_GetObjectItem(r, "attn")->valuestring,
+			       cJSON_GetObjectItem(r, "batch")->valuedouble, cJSON_GetObjectItem(r, "seq")->valuedouble,
+			       keys[k][0], got, want, 100.0 * (got - want) / want);
 			if (!ref_close(got, want, k < 2 ? 1e-4 : 0.15))
 				fail_msg("%s %s: predicted %.0f, measured %.0f", model, keys[k][0], got, want);
 		}
@@ -252,9 +254,8 @@ static void test_weight_formats(void **state)
 	assert_int_equal(w.cls[MP_TC_MLP].bytes, 32 * (3 * n + 2 * 14336 * 4 + 4096 * 4));
 	/* GPTQ, group 128: qweight n/2; qzeros groups x rows/8 x 4; scales groups x rows x 2; g_idx cols x 4 */
 	assert_int_equal(mp_weight_bytes(&m, MP_DTYPE_INT4, MP_DTYPE_BF16, &f, 1, &w, &err), MP_OK);
-	assert_int_equal(w.cls[MP_TC_MLP].bytes,
-			 32 * (2 * (n / 2 + 32 * 1792 * 4 + 32 * 14336 * 2 + 4096 * 4) +
-			       (n / 2 + 112 * 512 * 4 + 112 * 4096 * 2 + 14336 * 4)));
+	assert_int_equal(w.cls[MP_TC_MLP].bytes, 32 * (2 * (n / 2 + 32 * 1792 * 4 + 32 * 14336 * 2 + 4096 * 4) +
+	                                               (n / 2 + 112 * 512 * 4 + 112 * 4096 * 2 + 14336 * 4)));
 	assert_int_equal(w.cls[MP_TC_MLP].bytes, UINT64_C(2931556352));
 	f.int4_scheme = MP_INT4_AWQ; /* no g_idx */
 	assert_int_equal(mp_weight_bytes(&m, MP_DTYPE_INT4, MP_DTYPE_BF16, &f, 1, &w, &err), MP_OK);
@@ -288,8 +289,8 @@ static void test_fit_solver(void **state)
 {
 	fixture *f = *state;
 	cJSON *body = cJSON_Parse("{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\","
-				  "\"batch_size\":8,\"sequence_length\":4096,\"device\":\"h200-sxm-141gb\","
-				  "\"gpu_memory_utilization\":0.9}");
+	                          "\"batch_size\":8,\"sequence_length\":4096,\"device\":\"h200-sxm-141gb\","
+	                          "\"gpu_memory_utilization\":0.9}");
 	const double capacity = 150109880320.0;
 	both b;
 	cJSON *fit;
@@ -302,7 +303,7 @@ static void test_fit_solver(void **state)
 	assert_true(pointer(fit, "/capacity_bytes")->valuedouble == capacity);
 	assert_true(pointer(fit, "/budget_bytes")->valuedouble == (double)(uint64_t)(capacity * 0.9));
 	assert_true(pointer(fit, "/headroom_bytes")->valuedouble ==
-		    pointer(fit, "/budget_bytes")->valuedouble - pointer(b.lib, "/memory/total_bytes")->valuedouble);
+	            pointer(fit, "/budget_bytes")->valuedouble - pointer(b.lib, "/memory/total_bytes")->valuedouble);
 	assert_true(cJSON_IsTrue(pointer(fit, "/fits")));
 	assert_true(pointer(fit, "/min_gpus")->valuedouble == 1);
 	maxb = pointer(fit, "/max_batch_size")->valuedouble;
@@ -325,7 +326,7 @@ static void test_fit_solver(void **state)
 
 	/* Llama-3.1-70B bf16 does not fit one H100 (141 GB of weights): the smallest count is 2 */
 	body = cJSON_Parse("{\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":1,"
-			   "\"sequence_length\":4096,\"device\":\"h100-sxm5-80gb\"}");
+	                   "\"sequence_length\":4096,\"device\":\"h100-sxm5-80gb\"}");
 	{
 		cJSON *m = cJSON_CreateObject();
 
@@ -360,9 +361,9 @@ static void test_cli(void **state)
 		bin = "build/memplan";
 	assert_non_null(mkdtemp(dir));
 	snprintf(cmd, sizeof(cmd),
-		 "%s plan inference --model llama-3-8b --weight-dtype q8_0 --kv_cache_dtype fp16 --batch_size 4 "
-		 "--sequence_length 4096 --weight_formats.norms fp32 --json --db %s/m.db",
-		 bin, dir);
+	         "%s plan inference --model llama-3-8b --weight-dtype q8_0 --kv_cache_dtype fp16 --batch_size 4 "
+	         "--sequence_length 4096 --weight_formats.norms fp32 --json --db %s/m.db",
+	         bin, dir);
 	p = popen(cmd, "r");
 	assert_non_null(p);
 	n = fread(buf, 1, sizeof(buf) - 1, p);
@@ -370,14 +371,14 @@ static void test_cli(void **state)
 	assert_int_equal(pclose(p), 0);
 	doc = cJSON_Parse(buf);
 	assert_non_null(doc);
-	assert_true(pointer(doc, "/memory/weights_bytes")->valuedouble == 8532934656.0); /* BR-07 B */
+	assert_true(pointer(doc, "/memory/weights_bytes")->valuedouble == 8532934656.0);  /* BR-07 B */
 	assert_true(pointer(doc, "/memory/kv_cache_bytes")->valuedouble == 2147483648.0); /* BR-17 1 */
 	cJSON_Delete(doc);
 	/* the readable breakdown labels GB and GiB */
 	snprintf(cmd, sizeof(cmd),
-		 "%s plan inference --model llama-3-8b --weight_dtype bf16 --kv_cache_dtype bf16 --batch_size 1 "
-		 "--sequence_length 4096 --db %s/m.db",
-		 bin, dir);
+	         "%s plan inference --model llama-3-8b --weight_dtype bf16 --kv_cache_dtype bf16 --batch_size 1 "
+	         "--sequence_length 4096 --db %s/m.db",
+	         bin, dir);
 	p = popen(cmd, "r");
 	n = fread(buf, 1, sizeof(buf) - 1, p);
 	buf[n] = '\0';
@@ -390,11 +391,11 @@ static void test_cli(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_golden_cases),
-		cmocka_unit_test(test_groundtruth_h200),
-		cmocka_unit_test(test_weight_formats),
-		cmocka_unit_test(test_fit_solver),
-		cmocka_unit_test(test_cli),
+	    cmocka_unit_test(test_golden_cases),
+	    cmocka_unit_test(test_groundtruth_h200),
+	    cmocka_unit_test(test_weight_formats),
+	    cmocka_unit_test(test_fit_solver),
+	    cmocka_unit_test(test_cli),
 	};
 
 	return cmocka_run_group_tests_name("inference", tests, setup, teardown);
