@@ -13,6 +13,7 @@ DB      ?= var/memplan.db
 PLANNER_SRC := planner/core.c planner/model.c planner/device.c planner/inference.c planner/training.c
 PLANNER_SRC += planner/roofline.c planner/step.c
 PLANNER_SRC += planner/activations.c
+PLANNER_SRC += planner/weights.c planner/kv.c planner/workspace.c
 DB_SRC      := db/store.c
 KERNELS_SRC := kernels/calib_stub.c
 DAEMON_SRC  := daemon/hf_config.c daemon/decode.c daemon/reply.c daemon/routes.c daemon/server.c \
@@ -35,6 +36,7 @@ CORE_OBJ    := $(DAEMON_OBJ) $(DB_OBJ) $(KERNELS_OBJ) $(PLANNER_OBJ)
 TESTS := $(BUILD)/tests/test_planner $(BUILD)/tests/test_models $(BUILD)/tests/test_store $(BUILD)/tests/test_http
 TESTS += $(BUILD)/tests/test_roofline
 TESTS += $(BUILD)/tests/test_training
+TESTS += $(BUILD)/tests/test_inference
 
 .PHONY: all run test deps clean lint bench-training
 all: $(BUILD)/memplan
@@ -69,11 +71,13 @@ $(BUILD)/gen/openapi.c: $(BUILD)/tools/embed openapi.yaml
 # needs no daemon, store or HTTP library.
 $(BUILD)/tests/test_planner: $(call obj,tests/test_planner.c tests/refs.c) $(PLANNER_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcjson -lm
-$(BUILD)/tests/test_models: $(call obj,tests/test_models.c tests/refs.c daemon/hf_config.c) $(PLANNER_OBJ)
+$(BUILD)/tests/test_models: $(call obj,tests/test_models.c tests/refs.c daemon/hf_config.c daemon/decode.c) $(PLANNER_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcjson -lm
 $(BUILD)/tests/test_store: $(call obj,tests/test_store.c tests/refs.c) $(CORE_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
 $(BUILD)/tests/test_http: $(call obj,tests/test_http.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
+$(BUILD)/tests/test_inference: $(call obj,tests/test_inference.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
 
 # test_roofline parses the roofline SVG with libxml2 (its own flags, so a CFLAGS given on the command line keeps them).
@@ -84,9 +88,9 @@ $(BUILD)/tests/test_roofline.o: tests/test_roofline.c
 	$(CC) $(CFLAGS) $(XML_CFLAGS) -c -o $@ $<
 $(BUILD)/tests/test_roofline: $(call obj,tests/test_roofline.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(XML_LIBS) $(LDLIBS)
-$(BUILD)/tests/test_training: $(call obj,tests/test_training.c tests/refs.c daemon/hf_config.c daemon/train_config.c) $(PLANNER_OBJ)
+$(BUILD)/tests/test_training: $(call obj,tests/test_training.c tests/refs.c daemon/hf_config.c daemon/decode.c daemon/train_config.c) $(PLANNER_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcjson -lm
-$(BUILD)/bench/training_h200: $(call obj,bench/training_h200.c daemon/hf_config.c daemon/train_config.c) $(PLANNER_OBJ)
+$(BUILD)/bench/training_h200: $(call obj,bench/training_h200.c daemon/hf_config.c daemon/decode.c daemon/train_config.c) $(PLANNER_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ -lcjson -lm
 
 # Prints the training planner against the H200 measurements (the table in bench/RESULTS.md).

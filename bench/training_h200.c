@@ -91,7 +91,7 @@ int main(int argc, char **argv)
 		req.micro_batch_size = (uint64_t)cJSON_GetObjectItem(row, "batch")->valuedouble;
 		req.sequence_length = (uint64_t)cJSON_GetObjectItem(row, "seq")->valuedouble;
 		req.recompute = ckpt ? MP_RECOMPUTE_FULL : MP_RECOMPUTE_NONE;
-		req.attention = strcmp(attn, "eager") == 0 ? MP_ATTENTION_EAGER : MP_ATTENTION_FUSED;
+		req.attention = strcmp(attn, "eager") == 0 ? MP_TRAIN_ATTENTION_EAGER : MP_TRAIN_ATTENTION_FUSED;
 		if (mp_plan_training(&m, &pc, &req, &mem, &err) != MP_OK) {
 			fprintf(stderr, "plan: %s %s\n", err.field, err.message);
 			return 1;

@@ -19,6 +19,14 @@
  */
 mp_status mpd_model_from_hf(const cJSON *cfg, const char *pointer, mp_model *m, mp_error *err);
 
+/*
+ * Fills *m from a generic architecture object (hidden_size, num_hidden_layers, num_attention_heads,
+ * num_key_value_heads, head_dim, intermediate_size, ffn_kind, vocab_size, norms, biases, experts, MLA ranks;
+ * see openapi.yaml ModelArchitecture) for models whose model_type memplan does not know. Errors: MP_EINVAL
+ * naming "<pointer>/<key>". Borrowed: arch. Owned by the caller: *m.
+ */
+mp_status mpd_model_from_architecture(const cJSON *arch, const char *pointer, mp_model *m, mp_error *err);
+
 /* A comma-separated list of the supported model_type values, for error messages. Static storage. */
 const char *mpd_hf_supported_types(void);
 

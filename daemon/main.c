@@ -18,8 +18,13 @@ static const char usage[] =
 	"Usage:\n"
 	"  memplan serve [--listen ADDR:PORT] [--db PATH]   start the REST daemon (default 127.0.0.1:8080,\n"
 	"                                                    database var/memplan.db, created and seeded)\n"
-	"  memplan plan inference|training --json FILE [--db PATH]\n"
-	"                                                    run a plan request (the API's JSON body) locally\n"
+	"  memplan plan inference|training [--model ID | --config FILE] [--device ID] [--name value ...]\n"
+	"              [--request FILE] [--json] [--db PATH]\n"
+	"                                                    run a plan locally (no daemon): every --name value\n"
+	"                                                    becomes a request field (numbers, true/false and\n"
+	"                                                    strings auto-detected; a.b sets a nested field);\n"
+	"                                                    --config FILE is model.hf_config; --request FILE a\n"
+	"                                                    whole body; --json prints the API's document\n"
 	"  memplan roofline --device ID [--db PATH] [--json] [--svg FILE] [--model ID [--batch N]\n"
 	"                   [--context N] [--prompt N]] [OP...]\n"
 	"                                                    roofline table and chart; OP is KIND:key=value,...\n"
@@ -117,59 +122,238 @@ static char *read_file(const char *path, size_t *len)
 	return buf;
 }
 
+static cJSON *parse_file(const char *path, const char *what)
+{
+	size_t len = 0;
+	char *text = read_file(path, &len);
+	cJSON *doc;
+
+	if (text == NULL) {
+		fprintf(stderr, "memplan plan: cannot read %s %s\n", what, path);
+		return NULL;
+	}
+	doc = cJSON_ParseWithLength(text, len);
+	free(text);
+	if (doc == NULL)
+		fprintf(stderr, "memplan plan: %s %s is not valid JSON\n", what, path);
+	return doc;
+}
+
+/*
+ * A command-line value as JSON: true/false, a number when the whole text is one, a JSON object or list
+ * when it starts with { or [, else a string. So new request fields need no CLI code.
+ */
+static cJSON *cli_value(const char *v)
+{
+	char *end;
+
+	if (strcmp(v, "true") == 0 || strcmp(v, "false") == 0)
+		return cJSON_CreateBool(v[0] == 't');
+	if (v[0] == '{' || v[0] == '[')
+		return cJSON_Parse(v);
+	if (v[0] != '\0') {
+		double d = strtod(v, &end);
+
+		if (*end == '\0')
+			return cJSON_CreateNumber(d);
+	}
+	return cJSON_CreateString(v);
+}
+
+/* Sets body[path] = value; a dotted path ("weight_formats.lm_head") creates the objects on the way. Dashes in
+ * names become underscores (--batch-size = --batch_size). */
+static bool set_path(cJSON *body, const char *path, cJSON *value)
+{
+	char key[128];
+	const char *dot;
+	cJSON *obj = body;
+
+	for (;;) {
+		size_t n;
+
+		dot = strchr(path, '.');
+		n = dot ? (size_t)(dot - path) : strlen(path);
+		if (n == 0 || n >= sizeof(key)) {
+			cJSON_Delete(value);
+			return false;
+		}
+		memcpy(key, path, n);
+		key[n] = '\0';
+		for (char *p = key; *p; p++)
+			if (*p == '-')
+				*p = '_';
+		if (dot == NULL)
+			break;
+		{
+			cJSON *next = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+			if (!cJSON_IsObject(next)) {
+				cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+				next = cJSON_AddObjectToObject(obj, key);
+			}
+			obj = next;
+		}
+		path = dot + 1;
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+	cJSON_AddItemToObject(obj, key, value);
+	return true;
+}
+
+/* Prints n bytes as "16,060,522,496 B = 16.061 GB = 14.958 GiB". */
+static void print_bytes(double n)
+{
+	char digits[32], grouped[48];
+	size_t len, j = 0;
+	bool neg = n < 0;
+
+	snprintf(digits, sizeof(digits), "%.0f", neg ? -n : n);
+	len = strlen(digits);
+	if (neg)
+		grouped[j++] = '-';
+	for (size_t i = 0; i < len; i++) {
+		grouped[j++] = digits[i];
+		if ((len - i - 1) % 3 == 0 && i + 1 < len)
+			grouped[j++] = ',';
+	}
+	grouped[j] = '\0';
+	printf("%s B = %.3f GB = %.3f GiB", grouped, n / 1e9, n / 1073741824.0);
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+/* A readable breakdown of a plan document: every member, indented; *_bytes figures in B, GB (1e9) and GiB (2^30). */
+static void print_doc(const cJSON *o, int depth)
+{
+	const cJSON *v;
+
+	cJSON_ArrayForEach(v, o)
+	{
+		const char *k = v->string ? v->string : "-";
+
+		if (strcmp(k, "notes") == 0 && cJSON_IsArray(v)) {
+			const cJSON *n;
+
+			printf("%*snotes:\n", depth * 2, "");
+			cJSON_ArrayForEach(n, v)
+			{
+				printf("%*s- %s\n", depth * 2 + 2, "", cJSON_IsString(n) ? n->valuestring : "");
+			}
+			continue;
+		}
+		printf("%*s%s: ", depth * 2, "", k);
+		if (cJSON_IsObject(v)) {
+			printf("\n");
+			print_doc(v, depth + 1);
+		} else if (cJSON_IsArray(v)) {
+			char *t = cJSON_PrintUnformatted(v);
+
+			printf("%s\n", t ? t : "[]");
+			cJSON_free(t);
+		} else if (cJSON_IsNumber(v) && (ends_with(k, "_bytes") || strcmp(k, "bytes") == 0)) {
+			print_bytes(v->valuedouble);
+			printf("\n");
+		} else if (cJSON_IsNumber(v)) {
+			printf("%.17g\n", v->valuedouble);
+		} else if (cJSON_IsString(v)) {
+			printf("%s\n", v->valuestring);
+		} else if (cJSON_IsBool(v)) {
+			printf("%s\n", cJSON_IsTrue(v) ? "true" : "false");
+		} else {
+			printf("null\n");
+		}
+	}
+}
+
 static int plan(int argc, char **argv)
 {
-	const char *kind = argc > 0 ? argv[0] : "", *file = NULL;
+	const char *kind = argc > 0 ? argv[0] : "";
 	mpd_daemon d;
 	mp_error err = { { 0 }, { 0 } };
 	cJSON *body = NULL, *out = NULL;
-	char *text = NULL, *printed;
-	size_t len = 0;
+	char *printed;
+	bool json = false;
 	mp_status st;
-	int rc = 1;
+	int rc = 2;
 
 	memset(&d, 0, sizeof(d));
 	mpd_config_defaults(&d.cfg);
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0 && i + 1 < argc)
-			file = argv[++i];
-		else if (strcmp(argv[i], "--db") == 0 && i + 1 < argc)
-			snprintf(d.cfg.db_path, sizeof(d.cfg.db_path), "%s", argv[++i]);
-		else
-			file = NULL, i = argc;
-	}
-	if ((strcmp(kind, "inference") != 0 && strcmp(kind, "training") != 0) || file == NULL) {
+	if (strcmp(kind, "inference") != 0 && strcmp(kind, "training") != 0) {
 		fprintf(stderr, "%s", usage);
 		return 2;
 	}
-	text = read_file(file, &len);
-	if (text == NULL) {
-		fprintf(stderr, "memplan plan: cannot read %s\n", file);
-		return 2;
+	body = cJSON_CreateObject();
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (strcmp(a, "--json") == 0) {
+			json = true;
+			continue;
+		}
+		if (strncmp(a, "--", 2) != 0 || a[2] == '\0' || val == NULL) {
+			fprintf(stderr, "memplan plan: expected --name value, got '%s'\n\n%s", a, usage);
+			goto out;
+		}
+		i++;
+		if (strcmp(a, "--db") == 0) {
+			snprintf(d.cfg.db_path, sizeof(d.cfg.db_path), "%s", val);
+		} else if (strcmp(a, "--request") == 0) {
+			cJSON *base = parse_file(val, "request"), *item;
+
+			if (base == NULL || !cJSON_IsObject(base)) {
+				cJSON_Delete(base);
+				goto out;
+			}
+			/* the file's members, each overridable by a later --name value */
+			while ((item = base->child) != NULL) {
+				cJSON_DetachItemViaPointer(base, item);
+				cJSON_DeleteItemFromObjectCaseSensitive(body, item->string);
+				cJSON_AddItemToObject(body, item->string, item);
+			}
+			cJSON_Delete(base);
+		} else if (strcmp(a, "--config") == 0) {
+			cJSON *cfg = parse_file(val, "config"), *model;
+
+			if (cfg == NULL)
+				goto out;
+			model = cJSON_CreateObject();
+			cJSON_AddItemToObject(model, "hf_config", cfg);
+			set_path(body, "model", model);
+		} else if (!set_path(body, a + 2, cli_value(val))) {
+			fprintf(stderr, "memplan plan: bad option name '%s'\n", a);
+			goto out;
+		}
 	}
+	rc = 1;
 	st = mpd_open_store(&d, &err);
-	if (st == MP_OK) {
-		body = cJSON_ParseWithLength(text, len);
-		if (body == NULL)
-			st = mp_fail(&err, MP_EPARSE, "", "%s is not valid JSON", file);
-	}
 	if (st == MP_OK)
 		st = kind[0] == 'i' ? mpd_plan_inference(d.store, body, &out, &err)
 				    : mpd_plan_training(d.store, body, &out, &err);
 	if (st == MP_OK) {
-		printed = cJSON_Print(out);
-		if (printed)
-			printf("%s\n", printed);
-		cJSON_free(printed);
+		if (json) {
+			printed = cJSON_Print(out);
+			if (printed)
+				printf("%s\n", printed);
+			cJSON_free(printed);
+		} else {
+			printf("memplan plan %s (GB = 1e9 bytes, GiB = 2^30 bytes)\n", kind);
+			print_doc(out, 0);
+		}
 		rc = 0;
 	} else {
 		fprintf(stderr, "memplan plan: %s%s%s: %s\n", mp_status_str(st), err.field[0] ? " at " : "", err.field,
 			err.message);
 	}
+out:
 	cJSON_Delete(out);
 	cJSON_Delete(body);
-	free(text);
-	mp_store_close(d.store);
+	if (d.store)
+		mp_store_close(d.store);
 	return rc;
 }
 

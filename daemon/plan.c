@@ -27,6 +27,7 @@ static const mpd_field bare_model_fields[] = {
 mp_status mpd_resolve_model(mp_store *store, const cJSON *model, mpd_model *out, mp_error *err)
 {
 	mp_status st;
+	const char *prefix = "/model/hf_config/";
 
 	memset(out, 0, sizeof(*out));
 	if (cJSON_IsString(model)) {
@@ -43,6 +44,19 @@ mp_status mpd_resolve_model(mp_store *store, const cJSON *model, mpd_model *out,
 			return mp_fail(err, MP_EINTERNAL, "/model", "stored config of '%s' is not JSON", out->id);
 		st = mpd_model_from_hf(cfg, "/model", &out->arch, err);
 		cJSON_Delete(cfg);
+	} else if (cJSON_IsObject(model) && cJSON_GetObjectItemCaseSensitive(model, "architecture")) {
+		/* a generic architecture; an hf_config beside it only names the model (its model_type) */
+		const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(model, "hf_config");
+		const cJSON *type = cfg ? cJSON_GetObjectItemCaseSensitive(cfg, "model_type") : NULL;
+
+		if (cJSON_GetArraySize(model) != 1 + (cfg != NULL))
+			return mp_fail(err, MP_EINVAL, "/model",
+				       "a model by architecture is {\"architecture\": {...}} (with an optional hf_config)");
+		st = mpd_model_from_architecture(cJSON_GetObjectItemCaseSensitive(model, "architecture"),
+						 "/model/architecture", &out->arch, err);
+		if (st == MP_OK && cJSON_IsString(type))
+			snprintf(out->arch.model_type, sizeof(out->arch.model_type), "%s", type->valuestring);
+		prefix = "/model/architecture/";
 	} else if (cJSON_IsObject(model) && cJSON_GetObjectItemCaseSensitive(model, "hf_config")) {
 		if (cJSON_GetArraySize(model) != 1)
 			return mp_fail(err, MP_EINVAL, "/model",
@@ -69,10 +83,10 @@ mp_status mpd_resolve_model(mp_store *store, const cJSON *model, mpd_model *out,
 	st = mp_count_parameters(&out->arch, &out->params, err);
 	/* The planner names config keys under "/model/"; an inline config lives under "/model/hf_config/". */
 	if (st != MP_OK && !cJSON_IsString(model) && strncmp(err->field, "/model/", 7) == 0 &&
-	    strncmp(err->field, "/model/hf_config/", 17) != 0) {
+	    strncmp(err->field, prefix, strlen(prefix)) != 0) {
 		char field[sizeof(err->field)];
 
-		snprintf(field, sizeof(field), "/model/hf_config/%s", err->field + 7);
+		snprintf(field, sizeof(field), "%s%s", prefix, err->field + 7);
 		memcpy(err->field, field, sizeof(field));
 	}
 	return st;

@@ -322,7 +322,7 @@ mp_status mpd_plan_training(mp_store *store, const cJSON *body, cJSON **out, mp_
 	tb.req.optimizer = (mp_optimizer)tb.optimizer;
 	tb.req.convention = (mp_state_convention)tb.convention;
 	tb.req.recompute = (mp_recompute)tb.recompute;
-	tb.req.attention = (mp_attention_impl)tb.attention;
+	tb.req.attention = (mp_train_attention)tb.attention;
 	tb.req.sharding = (mp_sharding)tb.sharding;
 	tb.req.finetune = (mp_finetune)tb.finetune;
 	tb.req.optimizer_state_dtype = tb.state_dtype;

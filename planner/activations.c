@@ -129,20 +129,20 @@ mp_status mp_layer_activation_bytes(const mp_model *m, const mp_training_req *re
 		par = mp_ckmul(&c, rb.compute, m->q_lora_rank + m->kv_lora_rank + m->qk_rope_head_dim);
 		par = mp_ckadd(&c, par, mp_ckmul(&c, 4, m->q_lora_rank + m->kv_lora_rank));
 		par = mp_ckadd(&c, par, mp_ckmul3(&c, rb.compute, heads, 2 * qk + 2 * vd));
-		if (req->attention == MP_ATTENTION_FUSED)
+		if (req->attention == MP_TRAIN_ATTENTION_FUSED)
 			par = mp_ckadd(&c, par, mp_ckmul(&c, 4, heads));
 	} else {
-		uint64_t d = m->head_dim, kv_kept = req->attention == MP_ATTENTION_EAGER ? heads : kv;
+		uint64_t d = m->head_dim, kv_kept = req->attention == MP_TRAIN_ATTENTION_EAGER ? heads : kv;
 
 		par = mp_ckmul3(&c, rb.compute, heads + 2 * kv_kept, d);
 		par = mp_ckadd(&c, par, mp_ckmul3(&c, rb.compute, heads, d));
-		if (req->attention == MP_ATTENTION_FUSED)
+		if (req->attention == MP_TRAIN_ATTENTION_FUSED)
 			par = mp_ckadd(&c, par, mp_ckmul(&c, 4, heads));
 	}
 	out->attention = mp_ckmul(&c, tokens, par);
 
 	/* Eager score matrices: batch x heads x s x s (the causal half is materialised too). */
-	if (req->attention == MP_ATTENTION_EAGER)
+	if (req->attention == MP_TRAIN_ATTENTION_EAGER)
 		out->attention_scores = mp_ckmul(&c, mp_ckmul3(&c, batch, heads, mp_ckmul(&c, seq, seq)),
 						 score_bytes_per_element(m, req, &rb));
 

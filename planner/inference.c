@@ -1,118 +1,306 @@
 /*
- * inference.c: inference memory (weights, KV cache, overhead) and the fit verdict for one GPU.
- * Pure arithmetic on the caller's structs; every byte count is checked for 64-bit overflow.
+ * inference.c: the inference plan (weights, KV cache, prefill workspace, overhead per GPU) and the fit
+ * solver (verdict, largest batch and length, smallest GPU count, valid tensor-parallel degrees).
+ * Pure arithmetic on the caller's structs; every byte count is checked for 64-bit overflow. Requests are
+ * validated here too (the daemon's field tables check ranges first), so the library is safe on its own.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "memplan.h"
 
-/* Bytes of one token's K and V over all layers: 2 x layers x kv_heads x head_dim x bytes. */
-static mp_status kv_values_per_token(const mp_model *m, uint64_t *out, mp_error *err)
+static bool tp_ok(const mp_model *m, uint64_t t)
 {
-	uint64_t v = 2;
-
-	if (m->attn_kind != MP_ATTN_GQA)
-		return mp_fail(err, MP_EUNSUPPORTED, "/model", "KV cache of MLA attention is not modelled yet");
-	if (!mp_mul_u64(v, m->num_layers, &v) || !mp_mul_u64(v, m->num_kv_heads, &v) ||
-	    !mp_mul_u64(v, m->head_dim, &v))
-		return mp_fail(err, MP_EOVERFLOW, "/model", "KV cache width overflows 64 bits");
-	*out = v;
-	return MP_OK;
+	if (t == 0 || m->num_heads % t != 0)
+		return false;
+	if (m->attn_kind == MP_ATTN_GQA && m->num_kv_heads % t != 0 && t % m->num_kv_heads != 0)
+		return false;
+	if (m->intermediate_size && m->intermediate_size % t != 0)
+		return false;
+	if (m->num_experts && m->moe_intermediate_size % t != 0)
+		return false;
+	return m->shared_expert_intermediate_size % t == 0;
 }
 
-mp_status mp_kv_cache_bytes(const mp_model *m, mp_dtype kv_dtype, uint64_t sequence_length, uint64_t batch_size,
-			    uint64_t *out, mp_error *err)
+size_t mp_valid_tp_degrees(const mp_model *m, uint64_t *out, size_t cap)
 {
-	uint64_t values;
-	mp_status st = kv_values_per_token(m, &values, err);
+	uint64_t small[64], large[64];
+	size_t ns = 0, nl = 0, n = 0;
 
-	if (st != MP_OK)
-		return st;
-	if (!mp_mul_u64(values, sequence_length, &values) || !mp_mul_u64(values, batch_size, &values) ||
-	    !mp_dtype_bytes(kv_dtype, values, out))
-		return mp_fail(err, MP_EOVERFLOW, "/sequence_length",
-			       "the KV cache for %llu tokens x %llu sequences overflows 64 bits",
-			       (unsigned long long)sequence_length, (unsigned long long)batch_size);
-	return MP_OK;
+	/* divisors of the head count, in pairs up to its square root */
+	for (uint64_t d = 1; d <= m->num_heads / d && ns < 64 && nl < 64; d++) {
+		if (m->num_heads % d != 0)
+			continue;
+		small[ns++] = d;
+		if (d != m->num_heads / d)
+			large[nl++] = m->num_heads / d;
+	}
+	for (size_t i = 0; i < ns; i++)
+		if (tp_ok(m, small[i])) {
+			if (n < cap)
+				out[n] = small[i];
+			n++;
+		}
+	for (size_t i = nl; i-- > 0;)
+		if (tp_ok(m, large[i])) {
+			if (n < cap)
+				out[n] = large[i];
+			n++;
+		}
+	return n;
 }
 
-static mp_status check_req(const mp_inference_req *req, mp_error *err)
+static void list_degrees(const mp_model *m, char *buf, size_t len)
 {
+	uint64_t d[MP_MAX_TP_DEGREES];
+	size_t n = mp_valid_tp_degrees(m, d, MP_MAX_TP_DEGREES), used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && i < MP_MAX_TP_DEGREES; i++) {
+		int w = snprintf(buf + used, len - used, "%s%llu", i ? ", " : "", (unsigned long long)d[i]);
+
+		if (w < 0 || (size_t)w >= len - used)
+			return;
+		used += (size_t)w;
+	}
+}
+
+/* The longest sequence the model accepts: a learned position table is a hard limit; RoPE models accept
+ * max_position_embeddings, or the scaled length when the config declares a RoPE scaling. */
+static uint64_t context_limit(const mp_model *m)
+{
+	if (m->learned_position_embeddings)
+		return m->learned_position_embeddings;
+	if (m->rope_scaling && m->rope_scaled_max_position > m->max_position_embeddings)
+		return m->rope_scaled_max_position;
+	return m->max_position_embeddings;
+}
+
+static mp_status check_req(const mp_model *m, const mp_inference_req *req, const mp_inference_opts *o, uint64_t tp,
+                           mp_error *err)
+{
+	uint64_t per_seq;
+
 	if (mp_dtype_layout_of(req->weight_dtype).block_values == 0)
 		return mp_fail(err, MP_EINVAL, "/weight_dtype", "weight_dtype is not a known format");
 	if (mp_dtype_layout_of(req->kv_cache_dtype).block_values == 0)
 		return mp_fail(err, MP_EINVAL, "/kv_cache_dtype", "kv_cache_dtype is not a known format");
 	if (req->batch_size < 1 || req->batch_size > MP_MAX_BATCH_SIZE)
 		return mp_fail(err, MP_EINVAL, "/batch_size", "batch_size must be between 1 and %llu",
-			       (unsigned long long)MP_MAX_BATCH_SIZE);
+		               (unsigned long long)MP_MAX_BATCH_SIZE);
 	if (req->sequence_length < 1 || req->sequence_length > MP_MAX_SEQUENCE_LENGTH)
 		return mp_fail(err, MP_EINVAL, "/sequence_length", "sequence_length must be between 1 and %llu",
-			       (unsigned long long)MP_MAX_SEQUENCE_LENGTH);
+		               (unsigned long long)MP_MAX_SEQUENCE_LENGTH);
+	if (req->num_gpus > MP_MAX_GPUS || tp > MP_MAX_GPUS)
+		return mp_fail(err, MP_EINVAL, "/num_gpus", "num_gpus must be between 1 and %llu",
+		               (unsigned long long)MP_MAX_GPUS);
+	if (req->num_gpus && tp > req->num_gpus)
+		return mp_fail(err, MP_EINVAL, "/tensor_parallel_size",
+		               "tensor_parallel_size (%llu) must not exceed num_gpus (%llu)", (unsigned long long)tp,
+		               (unsigned long long)req->num_gpus);
+	if (req->num_gpus && req->num_gpus % tp != 0)
+		return mp_fail(err, MP_EINVAL, "/num_gpus",
+		               "num_gpus (%llu) must be a multiple of tensor_parallel_size (%llu): each group of "
+		               "tensor_parallel_size GPUs holds one replica",
+		               (unsigned long long)req->num_gpus, (unsigned long long)tp);
+	if (!tp_ok(m, tp)) {
+		char list[256];
+
+		list_degrees(m, list, sizeof(list));
+		/* case BI-01: name the rule that failed and list the degrees that work */
+		return mp_fail(err, MP_EINVAL, "/tensor_parallel_size",
+		               "tensor_parallel_size %llu must divide the attention heads (%llu) and every FFN width, "
+		               "and divide or be a multiple of the KV heads (%llu); valid: %s",
+		               (unsigned long long)tp, (unsigned long long)m->num_heads,
+		               (unsigned long long)m->num_kv_heads, list);
+	}
+	if (o->gpu_memory_utilization < 0 || o->gpu_memory_utilization > 1 ||
+	    o->gpu_memory_utilization != o->gpu_memory_utilization)
+		return mp_fail(err, MP_EINVAL, "/gpu_memory_utilization",
+		               "gpu_memory_utilization must be in (0, 1]: the fraction of the GPU the plan may use");
+	if (o->kv_block_size > MP_MAX_SEQUENCE_LENGTH)
+		return mp_fail(err, MP_EINVAL, "/kv_block_size", "kv_block_size must be between 1 and %llu",
+		               (unsigned long long)MP_MAX_SEQUENCE_LENGTH);
+	if (o->logits_positions > req->sequence_length)
+		return mp_fail(err, MP_EINVAL, "/logits_positions",
+		               "logits_positions must be between 1 and sequence_length (%llu)",
+		               (unsigned long long)req->sequence_length);
+	per_seq = o->length_scope == MP_LENGTH_SHARED
+	              ? req->sequence_length / req->batch_size + (req->sequence_length % req->batch_size != 0)
+	              : req->sequence_length;
+	if (per_seq > context_limit(m)) {
+		if (m->learned_position_embeddings)
+			return mp_fail(err, MP_EINVAL, "/sequence_length",
+			               "sequence_length %llu exceeds the %llu rows of the model's learned position "
+			               "table; at most %llu",
+			               (unsigned long long)per_seq, (unsigned long long)m->learned_position_embeddings,
+			               (unsigned long long)m->learned_position_embeddings);
+		if (!o->allow_beyond_max_position)
+			/* case BI-05: contexts past the trained length without a RoPE scaling are refused */
+			return mp_fail(err, MP_EINVAL, "/sequence_length",
+			               "sequence_length %llu exceeds the model's context of %llu tokens "
+			               "(max_position_embeddings%s); at most %llu, or set "
+			               "allow_beyond_max_position_embeddings: true",
+			               (unsigned long long)per_seq, (unsigned long long)context_limit(m),
+			               m->rope_scaling ? " with its RoPE scaling" : ", no rope_scaling declared",
+			               (unsigned long long)context_limit(m));
+	}
 	return MP_OK;
 }
 
-/* The largest n in [0, limit] with base + n * per <= capacity (0 when even n = 1 does not fit). */
-static uint64_t largest_fitting(uint64_t capacity, uint64_t base, uint64_t per, uint64_t limit)
+static uint64_t req_tp(const mp_inference_req *req, const mp_inference_opts *o)
 {
-	uint64_t n;
-
-	if (base >= capacity || per == 0)
-		return 0;
-	n = (capacity - base) / per;
-	return n > limit ? limit : n;
+	if (o->tensor_parallel_size)
+		return o->tensor_parallel_size;
+	return req->num_gpus ? req->num_gpus : 1;
 }
 
-mp_status mp_plan_inference(const mp_model *m, const mp_param_count *pc, const mp_inference_req *req,
-			    const mp_device *dev, mp_inference_memory *mem, mp_fit *fit, mp_error *err)
+/* The memory of one configuration (no fit). */
+static mp_status evaluate(const mp_model *m, const mp_inference_req *req, const mp_inference_opts *o,
+                          const mp_device *dev, mp_inference_memory *mem, mp_error *err)
 {
+	uint64_t tp = req_tp(req, o);
 	mp_status st;
-	uint64_t per_token_values, base;
 
 	memset(mem, 0, sizeof(*mem));
-	if (fit)
-		memset(fit, 0, sizeof(*fit));
-	st = check_req(req, err);
+	mem->tensor_parallel_size = tp;
+	st = mp_model_validate(m, err);
+	if (st == MP_OK)
+		st = check_req(m, req, o, tp, err);
 	if (st != MP_OK)
 		return st;
-
-	if (!mp_dtype_bytes(req->weight_dtype, pc->total, &mem->weights_bytes))
-		return mp_fail(err, MP_EOVERFLOW, "/model", "weight bytes overflow 64 bits");
-	st = kv_values_per_token(m, &per_token_values, err);
+	mem->context_limit = context_limit(m);
+	st = mp_weight_bytes(m, req->weight_dtype, o->compute_dtype, &o->formats, tp, &mem->weights, err);
 	if (st != MP_OK)
 		return st;
-	if (!mp_dtype_bytes(req->kv_cache_dtype, per_token_values, &mem->kv_cache_bytes_per_token))
-		return mp_fail(err, MP_EOVERFLOW, "/model", "KV cache width overflows 64 bits");
-	st = mp_kv_cache_bytes(m, req->kv_cache_dtype, req->sequence_length, req->batch_size, &mem->kv_cache_bytes,
-			       err);
+	mem->weights_bytes = mem->weights.total_bytes;
+	st = mp_kv_cache(m, req, o, &mem->kv_cache_bytes, &mem->kv, err);
 	if (st != MP_OK)
 		return st;
-
-	mem->overhead_bytes = req->cuda_context_bytes ? req->cuda_context_bytes
-			      : (dev && dev->cuda_context_bytes) ? dev->cuda_context_bytes
-							      : MP_DEFAULT_CUDA_CONTEXT_BYTES;
+	mem->kv_cache_bytes_per_token = mem->kv.bytes_per_token;
+	if (o->attention != MP_ATTENTION_NONE) {
+		st = mp_prefill_workspace(m, req, o, &mem->workspace, err);
+		if (st != MP_OK)
+			return st;
+		mem->activations_bytes = mem->workspace.attention_phase_bytes;
+		if (mem->workspace.mlp_phase_bytes > mem->activations_bytes)
+			mem->activations_bytes = mem->workspace.mlp_phase_bytes;
+		if (mem->workspace.head_phase_bytes > mem->activations_bytes)
+			mem->activations_bytes = mem->workspace.head_phase_bytes;
+	}
+	mem->overhead_bytes = req->cuda_context_bytes            ? req->cuda_context_bytes
+	                      : (dev && dev->cuda_context_bytes) ? dev->cuda_context_bytes
+	                                                         : MP_DEFAULT_CUDA_CONTEXT_BYTES;
 	mem->total_bytes = mem->weights_bytes;
 	if (!mp_add_u64(mem->total_bytes, mem->kv_cache_bytes, &mem->total_bytes) ||
 	    !mp_add_u64(mem->total_bytes, mem->activations_bytes, &mem->total_bytes) ||
-	    !mp_add_u64(mem->total_bytes, mem->overhead_bytes, &mem->total_bytes))
+	    !mp_add_u64(mem->total_bytes, mem->overhead_bytes, &mem->total_bytes) ||
+	    mem->total_bytes > (UINT64_C(1) << 62))
 		return mp_fail(err, MP_EOVERFLOW, "/sequence_length", "total bytes overflow 64 bits");
+	return MP_OK;
+}
 
-	if (dev == NULL || fit == NULL)
-		return MP_OK;
+static uint64_t budget_of(const mp_inference_opts *o, uint64_t capacity)
+{
+	double u = o->gpu_memory_utilization > 0 ? o->gpu_memory_utilization : 1.0;
+
+	return u >= 1.0 ? capacity : (uint64_t)((double)capacity * u);
+}
+
+/* Does the request, changed as given, fit in budget? Errors (overflow at huge sizes) count as "no". */
+static bool fits_with(const mp_model *m, const mp_inference_req *req, const mp_inference_opts *o, const mp_device *dev,
+                      uint64_t budget)
+{
+	mp_inference_memory mem;
+	mp_error e;
+
+	return evaluate(m, req, o, dev, &mem, &e) == MP_OK && mem.total_bytes <= budget;
+}
+
+/* The largest v in [1, hi] for which fits(v) holds, by bisection (memory grows with v); 0 when none. */
+static uint64_t largest(const mp_model *m, const mp_inference_req *base, const mp_inference_opts *o,
+                        const mp_device *dev, uint64_t budget, bool batch, uint64_t hi)
+{
+	mp_inference_req r = *base;
+	uint64_t lo = 0;
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo + 1) / 2;
+
+		if (batch)
+			r.batch_size = mid;
+		else
+			r.sequence_length = mid;
+		if (fits_with(m, &r, o, dev, budget))
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+mp_status mp_plan_inference(const mp_model *m, const mp_param_count *pc, const mp_inference_req *req,
+                            const mp_device *dev, mp_inference_memory *mem, mp_fit *fit, mp_error *err)
+{
+	return mp_plan_inference_ex(m, pc, req, NULL, dev, mem, fit, err);
+}
+
+mp_status mp_plan_inference_ex(const mp_model *m, const mp_param_count *pc, const mp_inference_req *req,
+                               const mp_inference_opts *opts, const mp_device *dev, mp_inference_memory *mem,
+                               mp_fit *fit, mp_error *err)
+{
+	static const mp_inference_opts defaults;
+	const mp_inference_opts *o = opts ? opts : &defaults;
+	mp_status st;
+	uint64_t biggest, seq_hi, degrees[MP_MAX_TP_DEGREES];
+	size_t nd;
+
+	(void)pc;
+	if (fit)
+		memset(fit, 0, sizeof(*fit));
+	st = evaluate(m, req, o, dev, mem, err);
+	if (st != MP_OK || dev == NULL || fit == NULL)
+		return st;
 
 	fit->capacity_bytes = mp_device_capacity_bytes(dev);
-	fit->fits = mem->total_bytes <= fit->capacity_bytes;
-	fit->headroom_bytes = (int64_t)fit->capacity_bytes - (int64_t)mem->total_bytes;
-	fit->binding_term = mem->kv_cache_bytes > mem->weights_bytes ? "kv_cache" : "weights";
-	base = mem->weights_bytes + mem->activations_bytes + mem->overhead_bytes;
-	/* KV cache is linear in batch and in length: solve each with the other held. */
-	{
-		uint64_t per_seq = 0, per_len = 0;
+	fit->budget_bytes = budget_of(o, fit->capacity_bytes);
+	fit->reserve_bytes = fit->capacity_bytes - fit->budget_bytes;
+	fit->fits = mem->total_bytes <= fit->budget_bytes;
+	fit->headroom_bytes = (int64_t)fit->budget_bytes - (int64_t)mem->total_bytes;
+	fit->binding_term = "weights";
+	biggest = mem->weights_bytes;
+	if (mem->kv_cache_bytes > biggest)
+		fit->binding_term = "kv_cache", biggest = mem->kv_cache_bytes;
+	if (mem->activations_bytes > biggest)
+		fit->binding_term = "activations", biggest = mem->activations_bytes;
+	if (mem->overhead_bytes > biggest)
+		fit->binding_term = "overhead";
 
-		if (mp_mul_u64(mem->kv_cache_bytes_per_token, req->sequence_length, &per_seq))
-			fit->max_batch_size = largest_fitting(fit->capacity_bytes, base, per_seq, MP_MAX_BATCH_SIZE);
-		if (mp_mul_u64(mem->kv_cache_bytes_per_token, req->batch_size, &per_len))
-			fit->max_sequence_length = largest_fitting(fit->capacity_bytes, base, per_len,
-								   MP_MAX_SEQUENCE_LENGTH);
+	fit->max_batch_size = largest(m, req, o, dev, fit->budget_bytes, true, MP_MAX_BATCH_SIZE);
+	seq_hi = o->allow_beyond_max_position || mem->context_limit == 0 || mem->context_limit > MP_MAX_SEQUENCE_LENGTH
+	             ? MP_MAX_SEQUENCE_LENGTH
+	             : mem->context_limit;
+	if (o->length_scope == MP_LENGTH_SHARED && !o->allow_beyond_max_position) {
+		uint64_t cap;
+
+		seq_hi = mp_mul_u64(seq_hi, req->batch_size, &cap) && cap < MP_MAX_SEQUENCE_LENGTH
+		             ? cap
+		             : MP_MAX_SEQUENCE_LENGTH;
+	}
+	fit->max_sequence_length = largest(m, req, o, dev, fit->budget_bytes, false, seq_hi);
+
+	/* the smallest GPU count: the first valid tensor-parallel degree at which the request fits */
+	nd = mp_valid_tp_degrees(m, degrees, MP_MAX_TP_DEGREES);
+	for (size_t i = 0; i < nd && i < MP_MAX_TP_DEGREES; i++) {
+		mp_inference_req r = *req;
+		mp_inference_opts ro = *o;
+
+		ro.tensor_parallel_size = degrees[i];
+		r.num_gpus = degrees[i];
+		if (fits_with(m, &r, &ro, dev, fit->budget_bytes)) {
+			fit->min_gpus = degrees[i];
+			break;
+		}
 	}
 	return MP_OK;
 }

@@ -117,14 +117,22 @@ static bool attention(uint64_t *acc, const mp_model *m)
 	return !m->qk_norm || mp_muladd_u64(acc, 2, m->head_dim);
 }
 
-/* Is layer i (0-based) a mixture-of-experts layer? */
-static bool is_moe_layer(const mp_model *m, uint64_t i)
+bool mp_model_is_moe_layer(const mp_model *m, uint64_t i)
 {
 	if (m->num_experts == 0 || i < m->first_dense_layers)
+		return false;
+	if (i < MP_MAX_LAYERS && (m->dense_layer_mask[i / 8] >> (i % 8)) & 1)
 		return false;
 	if (m->moe_layer_step > 1)
 		return (i + 1) % m->moe_layer_step == 0;
 	return true;
+}
+
+uint64_t mp_model_sliding_layers(const mp_model *m)
+{
+	if (m->sliding_window == 0)
+		return 0;
+	return m->sliding_window_layers ? m->sliding_window_layers : m->num_layers;
 }
 
 /* Experts of one MoE layer: router + routed experts + shared experts (+ shared gate). Sets *active to
@@ -171,7 +179,7 @@ mp_status mp_count_parameters(const mp_model *m, mp_param_count *out, mp_error *
 		goto overflow;
 
 	for (uint64_t i = 0; i < m->num_layers; i++)
-		moe_layers += is_moe_layer(m, i);
+		moe_layers += mp_model_is_moe_layer(m, i);
 	if (moe_layers > 0 && !experts(&exp_one, &exp_active, m))
 		goto overflow;
 	if (m->intermediate_size > 0 && !mlp(&mlp_one, m, m->intermediate_size))

@@ -1,6 +1,6 @@
 /*
- * mp_inference.h: inference memory (weights, KV cache, workspace, overhead) and the fit solver.
- * Part of the planner's public contract; include "memplan.h", not this file.
+ * mp_inference.h: inference memory (weights per format, KV cache, prefill workspace, overhead) and the fit
+ * solver. Part of the planner's public contract; include "memplan.h", not this file.
  */
 #ifndef MP_INFERENCE_H
 #define MP_INFERENCE_H
@@ -8,52 +8,260 @@
 #include "mp_device.h"
 #include "mp_model.h"
 
-/* ---------------------------------------------------------------------------------------------------------
- * Inference memory.
- * ------------------------------------------------------------------------------------------------------- */
-#define MP_MAX_BATCH_SIZE UINT64_C(1048576)		/* 2^20 sequences */
-#define MP_MAX_SEQUENCE_LENGTH UINT64_C(16777216)	/* 2^24 tokens */
+#define MP_MAX_BATCH_SIZE UINT64_C(1048576)       /* 2^20 sequences */
+#define MP_MAX_SEQUENCE_LENGTH UINT64_C(16777216) /* 2^24 tokens */
 #define MP_MAX_GPUS UINT64_C(65536)
+#define MP_DEFAULT_KV_BLOCK_SIZE 16     /* vLLM's default block_size, tokens */
+#define MP_DEFAULT_INT4_GROUP_SIZE 128  /* AutoGPTQ / AutoAWQ default group_size */
+#define MP_PYTORCH_ALLOCATION_BYTES 512 /* c10/cuda/CUDACachingAllocator.cpp kMinBlockSize */
+
+/* ---------------------------------------------------------------------------------------------------------
+ * The model's tensors. One row per distinct tensor shape and role; `count` says how many the model holds
+ * (layers x experts). Parameters are the sum of rows x cols x count over the rows that are not buffers, and
+ * equal mp_count_parameters' total (tests check this for every model). Tensor classes choose the storage
+ * format: matrices take their class's format, vectors (norm weights, biases) the `norms` format.
+ * ------------------------------------------------------------------------------------------------------- */
+typedef enum mp_tensor_class {
+	MP_TC_EMBEDDINGS = 0, /* token (and learned position) embeddings */
+	MP_TC_ATTENTION,      /* q, k, v, o (and MLA) projections, their biases, q/k norms */
+	MP_TC_MLP,            /* dense MLP projections */
+	MP_TC_EXPERTS,        /* routed and shared experts, routers */
+	MP_TC_LM_HEAD,        /* output projection (absent when tied) */
+	MP_TC_NORMS,          /* layer norms, final norm */
+	MP_TC_COUNT
+} mp_tensor_class;
+
+/* "embeddings", "attention", "mlp", "experts", "lm_head", "norms"; "invalid" otherwise. */
+const char *mp_tensor_class_name(mp_tensor_class c);
+
+typedef enum mp_tp_split {
+	MP_SPLIT_NONE = 0, /* replicated on every tensor-parallel rank */
+	MP_SPLIT_ROWS,     /* column-parallel: output rows divided (q, gate, up, vocab) */
+	MP_SPLIT_COLS,     /* row-parallel: input columns divided (o, down) */
+	MP_SPLIT_KV_ROWS,  /* k/v rows by KV head; one head per rank (replicated) when ranks > KV heads */
+} mp_tp_split;
+
+typedef struct mp_tensor {
+	const char *name; /* static string: "q_proj", "experts.down_proj", "rotary.inv_freq", ... */
+	mp_tensor_class cls;
+	uint64_t rows, cols; /* a matrix is rows (out) x cols (in); a vector has rows 1 */
+	uint64_t count;
+	mp_tp_split split;
+	bool vector; /* 1-D: stored in the norms format, never quantised */
+	bool buffer; /* a registered buffer, not a parameter (stored fp32) */
+} mp_tensor;
+
+#define MP_MAX_TENSOR_KINDS 64
+
+typedef struct mp_tensor_list {
+	size_t n;
+	mp_tensor t[MP_MAX_TENSOR_KINDS];
+} mp_tensor_list;
+
+/* Which runtime holds the weights: it decides per-tensor rounding and the extra buffers. */
+typedef enum mp_weight_layout {
+	MP_LAYOUT_AUTO = 0, /* GGUF when any class uses a GGUF block format, else PACKED */
+	MP_LAYOUT_PACKED,   /* the tensors as a checkpoint stores them: exact sums, no buffers */
+	MP_LAYOUT_PYTORCH,  /* each tensor rounded up to 512 B (CUDA caching allocator) + RoPE inv_freq buffers */
+	MP_LAYOUT_GGUF,     /* llama.cpp: + rope_freqs (f32) for llama3-type RoPE scaling */
+} mp_weight_layout;
+
+/*
+ * The model's tensors (see above), including the buffers the layout adds. Errors: MP_EINVAL (validation),
+ * MP_EOVERFLOW, MP_EINTERNAL when a model would need more than MP_MAX_TENSOR_KINDS rows.
+ */
+mp_status mp_model_tensors(const mp_model *m, mp_weight_layout layout, mp_tensor_list *out, mp_error *err);
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Weight formats.
+ * ------------------------------------------------------------------------------------------------------- */
+typedef enum mp_int4_scheme {
+	MP_INT4_GPTQ = 0, /* AutoGPTQ QuantLinear: qweight, qzeros, scales, g_idx */
+	MP_INT4_AWQ = 1,  /* AutoAWQ WQLinear_GEMM: qweight, qzeros, scales */
+} mp_int4_scheme;
+
+typedef struct mp_weight_formats {
+	mp_dtype cls[MP_TC_COUNT]; /* MP_DTYPE_INVALID = the default for the class (see mp_weight_bytes) */
+	uint64_t int4_group_size;  /* 0 = 128; a group larger than a row means one group per row */
+	mp_int4_scheme int4_scheme;
+	bool nf4_no_double_quant; /* false: absmax double-quantised (QLoRA, bnb_4bit_use_double_quant) */
+	mp_weight_layout layout;
+} mp_weight_formats;
+
+typedef struct mp_weight_class_bytes {
+	mp_dtype format;     /* format of the class's matrices */
+	uint64_t parameters; /* whole model */
+	uint64_t bytes;      /* per GPU, scales and zero points included */
+} mp_weight_class_bytes;
+
+typedef struct mp_weights {
+	mp_weight_class_bytes cls[MP_TC_COUNT];
+	mp_weight_layout layout; /* resolved (never AUTO) */
+	uint64_t buffers_bytes;  /* per GPU: RoPE tables, router correction biases */
+	uint64_t total_bytes;    /* per GPU: classes + buffers */
+} mp_weights;
+
+/*
+ * Weight bytes per GPU for `tp` tensor-parallel ranks. `weight_dtype` is the default format of every matrix;
+ * defaults per class: embeddings and lm_head keep `compute_dtype` when weight_dtype is fp8_*, int8, int4 or
+ * nf4 (bitsandbytes skips lm_head, AutoGPTQ/AWQ and FP8 checkpoints quantise nn.Linear layers of the
+ * decoder only) and take weight_dtype for float and GGUF formats; norms and every vector default to fp32
+ * under GGUF formats (llama.cpp keeps 1-D tensors f32) and to compute_dtype otherwise.
+ * Layouts per matrix of r rows x c cols:
+ *   fp32/bf16/fp16: r c x size.  fp8_e4m3/e5m2: r c + one fp32 weight_scale (vLLM Fp8LinearMethod, per-tensor).
+ *   int8: r c + r fp32 scales (per output channel; bitsandbytes Int8Params.SCB).
+ *   int4 GPTQ: qweight r c / 2 + qzeros ceil(c/g) x ceil(r/8) x 4 + scales ceil(c/g) x r x 2 (fp16)
+ *     + g_idx c x 4 (AutoGPTQ qlinear); AWQ: the same without g_idx (AutoAWQ WQLinear_GEMM).
+ *   nf4: r c / 2 + absmax per 64-value block (fp32; with double quantisation uint8 + fp32 per 256 blocks
+ *     + an fp32 offset + the 256-entry fp32 nested code) + the 16-entry fp32 NF4 code
+ *     (bitsandbytes functional.quantize_4bit, QuantState.as_dict).
+ *   q8_0 q4_0 q4_K q5_K q6_K: r x ceil(c / block) x block bytes (ggml-common.h).
+ * Worked example (case BR-07 B): Llama-3-8B, q8_0 matrices, fp32 norms -> 8,532,934,656 bytes.
+ * Errors: MP_EINVAL naming "/weight_formats/<class>", MP_EOVERFLOW.
+ */
+mp_status mp_weight_bytes(const mp_model *m, mp_dtype weight_dtype, mp_dtype compute_dtype, const mp_weight_formats *f,
+                          uint64_t tp, mp_weights *out, mp_error *err);
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Inference request and result.
+ * ------------------------------------------------------------------------------------------------------- */
+typedef enum mp_attention_impl {
+	MP_ATTENTION_NONE = 0, /* no prefill workspace: weights + KV cache + overhead (steady decode) */
+	MP_ATTENTION_FUSED,    /* sdpa / flash attention: no score matrix is kept */
+	MP_ATTENTION_EAGER,    /* scores materialised: batch x heads x tokens x tokens */
+} mp_attention_impl;
+
+typedef enum mp_length_scope {
+	MP_LENGTH_PER_SEQUENCE = 0, /* every one of batch_size slots holds sequence_length tokens (ollama) */
+	MP_LENGTH_SHARED = 1,       /* sequence_length tokens in all, shared by the slots (llama.cpp -c) */
+} mp_length_scope;
+
+typedef enum mp_mla_cache {
+	MP_MLA_LATENT = 0,   /* kv_lora_rank + qk_rope_head_dim per token per layer (vLLM, SGLang, llama.cpp) */
+	MP_MLA_EXPANDED = 1, /* full K (heads x (nope + rope)) and V (heads x v) per token (transformers) */
+} mp_mla_cache;
 
 typedef struct mp_inference_req {
 	mp_dtype weight_dtype;
 	mp_dtype kv_cache_dtype;
-	uint64_t batch_size;		/* concurrent sequences (parallel slots), >= 1 */
-	uint64_t sequence_length;	/* tokens per sequence (prompt + generated), >= 1 */
-	uint64_t num_gpus;		/* >= 1; tensor-parallel split when > 1 */
-	uint64_t cuda_context_bytes;	/* 0 = device's, else MP_DEFAULT_CUDA_CONTEXT_BYTES */
+	uint64_t batch_size;         /* concurrent sequences (parallel slots), >= 1 */
+	uint64_t sequence_length;    /* tokens per sequence (prompt + generated), >= 1 */
+	uint64_t num_gpus;           /* >= 1; tensor-parallel split when > 1 */
+	uint64_t cuda_context_bytes; /* 0 = device's, else MP_DEFAULT_CUDA_CONTEXT_BYTES */
 } mp_inference_req;
 
+/* Everything beyond the basic request; a zeroed struct (or NULL) means every documented default. */
+typedef struct mp_inference_opts {
+	uint64_t tensor_parallel_size; /* 0 = num_gpus */
+	mp_weight_formats formats;
+	mp_dtype compute_dtype; /* activations and logits; MP_DTYPE_INVALID = bf16 */
+	uint64_t kv_block_size; /* paged KV: tokens per block; 0 = 16, 1 = contiguous */
+	mp_length_scope length_scope;
+	mp_mla_cache mla_cache;
+	mp_attention_impl attention;
+	uint64_t max_num_batched_tokens; /* prefill chunk; 0 = the whole batch in one forward */
+	uint64_t logits_positions;       /* kept logits per sequence; 0 = 1 (the last position) */
+	double gpu_memory_utilization;   /* fraction of capacity the plan may use, (0, 1]; 0 = 1 */
+	bool allow_beyond_max_position;  /* accept sequence_length > the model's context without RoPE scaling */
+} mp_inference_opts;
+
+typedef struct mp_kv_detail {
+	uint64_t bytes_per_token;            /* per GPU, all layers, one token of one sequence, full-attention layers */
+	uint64_t values_per_token_per_layer; /* per GPU: K and V (or the MLA latent) of one layer */
+	uint64_t kv_heads_per_gpu;           /* 0 for the latent MLA cache */
+	uint64_t kv_head_replication;        /* ranks sharing one KV head's copy (1 = none) */
+	uint64_t full_layers, window_layers;
+	uint64_t tokens_full;   /* allocated per sequence (or in all, shared) on full-attention layers */
+	uint64_t tokens_window; /* allocated on sliding-window layers */
+	uint64_t block_size;    /* tokens per block (1 = contiguous) */
+} mp_kv_detail;
+
+typedef struct mp_workspace {
+	uint64_t prefill_tokens;        /* tokens in one prefill forward (the chunk) */
+	uint64_t attention_phase_bytes; /* live transient at the attention of the last layer */
+	uint64_t mlp_phase_bytes;       /* live transient at the MLP of the last layer */
+	uint64_t head_phase_bytes;      /* live transient at the final norm and lm_head */
+	uint64_t scores_bytes;          /* eager: the score matrices alive at the softmax (0 for fused) */
+	uint64_t mask_bytes;            /* the materialised attention mask */
+	uint64_t logits_bytes;          /* the kept logits: batch x positions x vocab x compute dtype */
+	const char *peak_phase;         /* "attention", "mlp" or "head" (static string) */
+} mp_workspace;
+
 typedef struct mp_inference_memory {
-	uint64_t weights_bytes;		/* per GPU */
-	uint64_t kv_cache_bytes;	/* per GPU */
-	uint64_t activations_bytes;	/* per GPU: transient peak of the forward pass */
-	uint64_t overhead_bytes;	/* per GPU: CUDA context */
-	uint64_t total_bytes;		/* per GPU: sum of the above */
-	uint64_t kv_cache_bytes_per_token;	/* whole model, one token of one sequence */
+	uint64_t weights_bytes;     /* per GPU */
+	uint64_t kv_cache_bytes;    /* per GPU */
+	uint64_t activations_bytes; /* per GPU: transient peak of the prefill forward (the kept logits included) */
+	uint64_t overhead_bytes;    /* per GPU: CUDA context */
+	uint64_t total_bytes;       /* per GPU: sum of the above */
+	uint64_t kv_cache_bytes_per_token; /* per GPU, all layers, one token of one sequence */
+	/* --- appended for issue #3 --- */
+	mp_weights weights;
+	mp_kv_detail kv;
+	mp_workspace workspace;
+	uint64_t tensor_parallel_size;
+	uint64_t context_limit; /* longest sequence the model accepts (0 = unbounded by the request) */
 } mp_inference_memory;
+
+#define MP_MAX_TP_DEGREES 64
 
 typedef struct mp_fit {
 	bool fits;
-	uint64_t capacity_bytes;	/* per GPU */
-	int64_t headroom_bytes;		/* capacity - total; negative when it does not fit */
-	const char *binding_term;	/* the largest term: "weights", "kv_cache", ... (static string) */
-	uint64_t max_batch_size;	/* largest batch at this length that fits (0 = none) */
-	uint64_t max_sequence_length;	/* longest sequence at this batch that fits (0 = none) */
+	uint64_t capacity_bytes;      /* per GPU */
+	int64_t headroom_bytes;       /* budget - total; negative when it does not fit */
+	const char *binding_term;     /* the largest term: "weights", "kv_cache", ... (static string) */
+	uint64_t max_batch_size;      /* largest batch at this length that fits (0 = none) */
+	uint64_t max_sequence_length; /* longest sequence at this batch that fits (0 = none) */
+	/* --- appended for issue #3 --- */
+	uint64_t budget_bytes;  /* floor(capacity x gpu_memory_utilization) */
+	uint64_t reserve_bytes; /* capacity - budget */
+	uint64_t min_gpus;      /* smallest valid tensor-parallel degree that fits; 0 = none */
 } mp_fit;
 
-/* KV cache bytes for the whole model (all layers), one GPU:
+/* KV cache bytes for the whole model (all layers), one GPU, contiguous, every sequence its own length:
  *   2 (K and V) x layers x kv_heads x head_dim x sequence_length x batch_size x bytes(kv dtype)
+ * (per row of kv_heads x head_dim values, so block formats carry their scales; MLA: the latent).
  * Worked example (case BR-02 B): Llama-3-8B, 32 layers, 8 KV heads, head_dim 128, 4096 tokens, batch 1,
  * fp16 -> 536,870,912 bytes (512 MiB). Errors: MP_EINVAL, MP_EOVERFLOW. */
-mp_status mp_kv_cache_bytes(const mp_model *m, mp_dtype kv_dtype, uint64_t sequence_length,
-			    uint64_t batch_size, uint64_t *out, mp_error *err);
+mp_status mp_kv_cache_bytes(const mp_model *m, mp_dtype kv_dtype, uint64_t sequence_length, uint64_t batch_size,
+                            uint64_t *out, mp_error *err);
 
 /*
- * The inference plan: weights (params x format), KV cache, activations, overhead. When dev is not NULL,
- * fills fit (else fit is zeroed). Errors: MP_EINVAL naming the field, MP_EOVERFLOW.
+ * The KV cache under every option of req (paging, windows, MLA form, tensor parallelism, length scope), per
+ * GPU. Worked example (case BR-05): DeepSeek-V3 MLA latent (61 layers x 576 values), 32768 tokens, q8_0 ->
+ * 61 x 32768 x 576 x 34 / 32 = 1,223,294,976 bytes. Errors: MP_EINVAL, MP_EOVERFLOW.
  */
+mp_status mp_kv_cache(const mp_model *m, const mp_inference_req *req, const mp_inference_opts *opts, uint64_t *bytes,
+                      mp_kv_detail *detail, mp_error *err);
+
+/*
+ * The transient peak of one prefill forward over what persists (weights, KV cache), per GPU, following the
+ * tensors transformers' modeling files keep alive (see workspace.c for each term and its source). Fills ws.
+ * Errors: MP_EOVERFLOW.
+ */
+mp_status mp_prefill_workspace(const mp_model *m, const mp_inference_req *req, const mp_inference_opts *opts,
+                               mp_workspace *ws, mp_error *err);
+
+/*
+ * Valid tensor-parallel degrees: t divides the attention heads, every FFN width (dense, expert, shared), and
+ * KV heads either divide by t or t is a multiple of them (heads replicated). Fills up to MP_MAX_TP_DEGREES
+ * ascending values; returns how many there are in all. Worked example (case BI-01): 52 heads, 52 KV heads,
+ * FFN 26624 -> 1, 2, 4, 13, 26, 52.
+ */
+size_t mp_valid_tp_degrees(const mp_model *m, uint64_t *out, size_t cap);
+
+/*
+ * The inference plan: weights (per class and format), KV cache, prefill workspace, overhead. When dev is not
+ * NULL, fills fit (else fit is zeroed): the verdict against floor(capacity x gpu_memory_utilization), the
+ * largest batch and length that fit, and the smallest GPU count that does. opts may be NULL (defaults; no
+ * prefill workspace). pc is the model's parameter count (mp_count_parameters). Errors: MP_EINVAL naming the
+ * field, MP_EOVERFLOW.
+ */
+mp_status mp_plan_inference_ex(const mp_model *m, const mp_param_count *pc, const mp_inference_req *req,
+                               const mp_inference_opts *opts, const mp_device *dev, mp_inference_memory *mem,
+                               mp_fit *fit, mp_error *err);
+
+/* mp_plan_inference_ex with every option at its default (no prefill workspace: weights + KV + overhead). */
 mp_status mp_plan_inference(const mp_model *m, const mp_param_count *pc, const mp_inference_req *req,
-			    const mp_device *dev, mp_inference_memory *mem, mp_fit *fit, mp_error *err);
+                            const mp_device *dev, mp_inference_memory *mem, mp_fit *fit, mp_error *err);
 
 #endif /* MP_INFERENCE_H */

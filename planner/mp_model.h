@@ -89,7 +89,21 @@ typedef struct mp_model {
 	bool hidden_dropout;		/* dropout after the attention and MLP outputs (gpt2 resid_pdrop > 0) */
 	bool embedding_dropout;		/* dropout after the embeddings (gpt2 embd_pdrop > 0) */
 	bool composite_activation;	/* MLP activation built from elementwise ops (gelu_new: 0.5x(1+tanh(..))) */
+	/* --- appended for issue #3; the fields above keep their names and meaning --- */
+	uint64_t rotary_dim;		/* values of each q/k head RoPE rotates; 0 = no RoPE (learned, alibi) */
+	uint32_t rotary_buffer_sets;	/* RoPE modules' (inv_freq, original_inv_freq) buffer pairs: 1, gemma3 2 */
+	char rope_type[16];		/* "default", "llama3", "yarn", "linear", "dynamic", "longrope", ... */
+	uint64_t rope_scaled_max_position;	/* context the declared RoPE scaling targets; 0 = no scaling */
+	bool router_correction_buffer;	/* deepseek_v3 e_score_correction_bias: a buffer (not a parameter) */
+	uint8_t dense_layer_mask[MP_MAX_LAYERS / 8];	/* bit i: layer i keeps a dense MLP (mlp_only_layers) */
 } mp_model;
+
+/* Is layer i (0-based) a mixture-of-experts layer? first_dense_layers, moe_layer_step and
+ * dense_layer_mask together decide (transformers: first_k_dense_replace, decoder_sparse_step, mlp_only_layers). */
+bool mp_model_is_moe_layer(const mp_model *m, uint64_t i);
+
+/* How many layers use the sliding window (0 when the model has none). */
+uint64_t mp_model_sliding_layers(const mp_model *m);
 
 /*
  * Checks that a model is self-consistent before any arithmetic: every count >= 1 where required,

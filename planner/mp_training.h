@@ -47,10 +47,10 @@ typedef enum mp_recompute {
 	MP_RECOMPUTE_FULL,	/* every layer keeps only its input (gradient checkpointing of every layer) */
 } mp_recompute;
 
-typedef enum mp_attention_impl {
-	MP_ATTENTION_FUSED = 0,	/* flash / memory-efficient SDPA: no score matrix kept, log-sum-exp only */
-	MP_ATTENTION_EAGER,	/* scores materialised: softmax output, dropout mask, dropped probabilities */
-} mp_attention_impl;
+typedef enum mp_train_attention {
+	MP_TRAIN_ATTENTION_FUSED = 0,	/* flash / memory-efficient SDPA: no score matrix kept, log-sum-exp only */
+	MP_TRAIN_ATTENTION_EAGER,	/* scores materialised: softmax output, dropout mask, dropped probabilities */
+} mp_train_attention;
 
 typedef enum mp_sharding {
 	MP_SHARDING_NONE = 0,	/* DDP: everything replicated (ZeRO stage 0) */
@@ -92,7 +92,7 @@ typedef struct mp_training_req {
 	uint64_t sequence_length;	/* tokens per sequence, >= 1 */
 	uint64_t global_batch_size;	/* 0 = micro_batch_size x data-parallel degree (no accumulation) */
 	mp_recompute recompute;
-	mp_attention_impl attention;
+	mp_train_attention attention;
 	bool no_dropout;		/* true: dropout off even where the config has it */
 	bool states_only;		/* true: model states only (a bare parameter count needs this) */
 

@@ -78,7 +78,7 @@ static mp_status check_layout(const mp_model *m, const mp_training_req *req, lay
 			       "with sequence_parallel the sequence (%llu tokens per context-parallel rank) must be "
 			       "divisible by tensor_parallel_size (%llu)",
 			       (unsigned long long)(req->sequence_length / l->cp), (unsigned long long)l->tp);
-	if (l->cp > 1 && req->attention == MP_ATTENTION_EAGER)
+	if (l->cp > 1 && req->attention == MP_TRAIN_ATTENTION_EAGER)
 		return mp_fail(err, MP_EINVAL, "/attention",
 			       "context parallelism (ring attention) needs a fused attention kernel; use attention=fused");
 	if (l->pp > 1 && (req->sharding == MP_SHARDING_ZERO2 || req->sharding == MP_SHARDING_ZERO3 ||
@@ -653,7 +653,7 @@ static mp_status plan_stage(const mp_model *m, const mp_param_count *pc, const m
 	 * per-call workspace and keep none; fp32 GEMMs keep one; eager attention's batched GEMMs (bmm) keep one
 	 * for the forward thread and one for the autograd thread. The counts are read off the H200 rows. */
 	{
-		uint64_t handles = (rb.compute == 4 ? 1 : 0) + (req->attention == MP_ATTENTION_EAGER ? 2 : 0);
+		uint64_t handles = (rb.compute == 4 ? 1 : 0) + (req->attention == MP_TRAIN_ATTENTION_EAGER ? 2 : 0);
 		uint64_t ws = req->cublas_workspace_bytes ? req->cublas_workspace_bytes : MP_DEFAULT_CUBLAS_WORKSPACE_BYTES;
 
 		p->workspace = mp_ckmul(&c, mp_min_u64(handles, 2), ws);

@@ -119,6 +119,159 @@ static void test_config_errors(void **state)
 	assert_int_equal(count_text("{\"hidden_size\":4096}", &pc, &m, &err), MP_EINVAL);
 }
 
+
+static char *data_text(const char *name)
+{
+	char path[256];
+	size_t len;
+	char *t;
+
+	snprintf(path, sizeof(path), "tests/data/%s", name);
+	t = ref_read(path, &len);
+	if (t == NULL)
+		fail_msg("cannot read %s (run from the worktree root)", path);
+	return t;
+}
+
+/* The tensor list (weights.c) and the parameter count (model.c) agree, class by class. */
+static void check_tensor_list(const char *name, const mp_model *m, const mp_param_count *pc)
+{
+	mp_weights w;
+	mp_error err;
+
+	if (mp_weight_bytes(m, MP_DTYPE_BF16, MP_DTYPE_BF16, NULL, 1, &w, &err) != MP_OK)
+		fail_msg("%s: %s: %s", name, err.field, err.message);
+	if (w.cls[MP_TC_EMBEDDINGS].parameters != pc->embedding + pc->position_embedding ||
+	    w.cls[MP_TC_ATTENTION].parameters != pc->attention || w.cls[MP_TC_MLP].parameters != pc->mlp ||
+	    w.cls[MP_TC_EXPERTS].parameters != pc->experts || w.cls[MP_TC_NORMS].parameters != pc->norms ||
+	    w.cls[MP_TC_LM_HEAD].parameters != pc->lm_head)
+		fail_msg("%s: the tensor list disagrees with the parameter count", name);
+	/* bf16, packed: exactly 2 bytes per parameter (+ buffers, none for packed except router corrections) */
+	assert_int_equal(w.total_bytes - w.buffers_bytes, 2 * pc->total);
+}
+
+/* Every architecture of the issue: a public config in tests/data and its exact count in
+ * tests/data/parameter_counts.json (each entry names its source); the tensor list agrees too. */
+static void test_architectures_exact(void **state)
+{
+	char *counts_text = data_text("parameter_counts.json");
+	cJSON *counts = cJSON_Parse(counts_text), *c;
+	int n = 0;
+
+	(void)state;
+	assert_non_null(counts);
+	cJSON_ArrayForEach(c, cJSON_GetObjectItem(counts, "models"))
+	{
+		char file[128];
+		char *text;
+		mp_param_count pc;
+		mp_model m;
+		mp_error err;
+		const cJSON *active = cJSON_GetObjectItem(c, "active");
+
+		snprintf(file, sizeof(file), "%s.json", c->string);
+		text = data_text(file);
+		if (count_text(text, &pc, &m, &err) != MP_OK)
+			fail_msg("%s: %s: %s", c->string, err.field, err.message);
+		if ((double)pc.total != cJSON_GetObjectItem(c, "total")->valuedouble)
+			fail_msg("%s: counted %llu, reference %.0f", c->string, (unsigned long long)pc.total,
+				 cJSON_GetObjectItem(c, "total")->valuedouble);
+		if (active && (double)pc.active_per_token != active->valuedouble)
+			fail_msg("%s: active %llu, reference %.0f", c->string, (unsigned long long)pc.active_per_token,
+				 active->valuedouble);
+		check_tensor_list(c->string, &m, &pc);
+		free(text);
+		n++;
+	}
+	assert_int_equal(n, 10);
+	cJSON_Delete(counts);
+	free(counts_text);
+}
+
+/* The ten shared models: the tensor list agrees with the count as well. */
+static void test_shared_tensor_lists(void **state)
+{
+	cJSON *counts = ref_json("models/parameter_counts.json"), *c;
+
+	(void)state;
+	cJSON_ArrayForEach(c, cJSON_GetObjectItem(counts, "models"))
+	{
+		char rel[128];
+		char *text;
+		mp_param_count pc;
+		mp_model m;
+		mp_error err;
+
+		snprintf(rel, sizeof(rel), "models/%s.json", c->string);
+		text = ref_text(rel);
+		assert_int_equal(count_text(text, &pc, &m, &err), MP_OK);
+		check_tensor_list(c->string, &m, &pc);
+		free(text);
+	}
+	cJSON_Delete(counts);
+}
+
+/* Per-type structure the counts depend on: gemma2/3 windows and norms, deepseek MLA and dense layers,
+ * qwen2_moe mlp_only_layers, gpt_neox partial rotary, and key aliases of older and newer files. */
+static void test_type_details(void **state)
+{
+	mp_param_count pc, pc2;
+	mp_model m;
+	mp_error err;
+	char *t;
+
+	(void)state;
+	t = data_text("gemma-2-2b.json");
+	assert_int_equal(count_text(t, &pc, &m, &err), MP_OK);
+	assert_int_equal(m.norms_per_layer, 4);
+	assert_int_equal(m.sliding_window_layers, 13);
+	assert_true(m.tie_word_embeddings);
+	free(t);
+	t = data_text("gemma-3-1b.json");
+	assert_int_equal(count_text(t, &pc, &m, &err), MP_OK);
+	assert_int_equal(m.sliding_window_layers, 22);
+	assert_true(m.qk_norm);
+	free(t);
+	t = data_text("deepseek-v3.json");
+	assert_int_equal(count_text(t, &pc, &m, &err), MP_OK);
+	assert_int_equal(m.attn_kind, MP_ATTN_MLA);
+	assert_int_equal(m.first_dense_layers, 3);
+	assert_int_equal(m.rotary_dim, 64);
+	assert_true(m.rope_scaling);
+	assert_int_equal(m.rope_scaled_max_position, 163840);
+	free(t);
+	t = data_text("pythia-70m.json");
+	assert_int_equal(count_text(t, &pc, &m, &err), MP_OK);
+	assert_int_equal(m.rotary_dim, 16); /* 64 x 0.25 */
+	free(t);
+	/* mlp_only_layers: layer 0 of Qwen1.5-MoE dense = 1 MoE layer fewer, one dense MLP more */
+	t = data_text("qwen1.5-moe-a2.7b.json");
+	assert_int_equal(count_text(t, &pc, &m, &err), MP_OK);
+	free(t);
+	assert_int_equal(count_text("{\"model_type\":\"qwen2_moe\",\"hidden_size\":2048,\"num_hidden_layers\":24,"
+				    "\"vocab_size\":151936,\"mlp_only_layers\":[0]}",
+				    &pc2, &m, &err),
+			 MP_OK);
+	assert_int_equal(pc2.mlp, UINT64_C(3) * 2048 * 5632);
+	assert_int_equal(pc2.experts, pc.experts / 24 * 23);
+	/* older and newer key names give the same model */
+	assert_int_equal(count_text("{\"model_type\":\"llama\",\"rope_theta\":500000,\"torch_dtype\":\"bfloat16\","
+				    "\"rope_scaling\":{\"type\":\"linear\",\"factor\":4}}",
+				    &pc, &m, &err),
+			 MP_OK);
+	assert_true(m.rope_scaling);
+	assert_int_equal(m.rope_scaled_max_position, 8192);
+	assert_int_equal(count_text("{\"model_type\":\"llama\",\"dtype\":\"bfloat16\",\"rope_parameters\":"
+				    "{\"rope_type\":\"linear\",\"factor\":4,\"rope_theta\":500000}}",
+				    &pc2, &m, &err),
+			 MP_OK);
+	assert_int_equal(pc.total, pc2.total);
+	assert_int_equal(m.rope_scaled_max_position, 8192);
+	/* gpt2 n_embd and falcon n_head aliases */
+	assert_int_equal(count_text("{\"model_type\":\"gpt2\",\"hidden_size\":768}", &pc2, &m, &err), MP_OK);
+	assert_int_equal(pc2.total, UINT64_C(124439808));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -126,6 +279,9 @@ int main(void)
 		cmocka_unit_test(test_mixtral_active),
 		cmocka_unit_test(test_llama_defaults),
 		cmocka_unit_test(test_config_errors),
+		cmocka_unit_test(test_architectures_exact),
+		cmocka_unit_test(test_shared_tensor_lists),
+		cmocka_unit_test(test_type_details),
 	};
 
 	return cmocka_run_group_tests_name("models", tests, NULL, NULL);

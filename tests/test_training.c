@@ -231,7 +231,7 @@ static void test_activation_formulas_br13(void **state)
 		mp_training_req req = base_req(MP_PRECISION_MIXED_BF16, 8, 512);
 		mp_training_memory mem;
 
-		req.attention = MP_ATTENTION_EAGER;
+		req.attention = MP_TRAIN_ATTENTION_EAGER;
 		mem = plan_ok(&m, &pc, &req);
 		assert_true(mem.activations.layers_bytes >= exact[1]);
 	}
@@ -266,8 +266,8 @@ static void test_gpt2_h200_rows(void **state)
 			       (uint64_t)cJSON_GetObjectItem(row, "seq")->valuedouble);
 		assert_string_equal(cJSON_GetObjectItem(row, "optimizer")->valuestring, "adamw");
 		req.recompute = cJSON_IsTrue(cJSON_GetObjectItem(row, "ckpt")) ? MP_RECOMPUTE_FULL : MP_RECOMPUTE_NONE;
-		req.attention = strcmp(cJSON_GetObjectItem(row, "attn")->valuestring, "eager") == 0 ? MP_ATTENTION_EAGER
-												  : MP_ATTENTION_FUSED;
+		req.attention = strcmp(cJSON_GetObjectItem(row, "attn")->valuestring, "eager") == 0 ? MP_TRAIN_ATTENTION_EAGER
+												  : MP_TRAIN_ATTENTION_FUSED;
 		mem = plan_ok(&m, &pc, &req);
 		states = cJSON_GetObjectItem(row, "states_bytes_after_step")->valuedouble;
 		peak = cJSON_GetObjectItem(row, "peak_over_base_bytes")->valuedouble;
@@ -302,7 +302,7 @@ static void test_layer_worked_example(void **state)
 	assert_int_equal(l.total, UINT64_C(2048) * (86 * 768 + 48 + 16));
 	assert_int_equal(l.total, UINT64_C(135397376));
 	assert_int_equal(l.attention_scores, 0);
-	req.attention = MP_ATTENTION_EAGER;
+	req.attention = MP_TRAIN_ATTENTION_EAGER;
 	assert_int_equal(mp_layer_activation_bytes(&m, &req, 4, 512, &l, &err), MP_OK);
 	/* softmax fp32 4 + dropout mask 1 + dropped bf16 2 per score */
 	assert_int_equal(l.attention_scores, UINT64_C(4) * 12 * 512 * 512 * 7);
@@ -353,7 +353,7 @@ static void test_phases_and_recompute(void **state)
 	(void)state;
 	load_model("llama-3-8b", &m, &pc);
 	req = base_req(MP_PRECISION_MIXED_BF16, 1, 4096);
-	req.attention = MP_ATTENTION_EAGER;
+	req.attention = MP_TRAIN_ATTENTION_EAGER;
 	none = plan_ok(&m, &pc, &req);
 	req.recompute = MP_RECOMPUTE_SELECTIVE;
 	sel = plan_ok(&m, &pc, &req);
@@ -429,9 +429,9 @@ static void test_parallel_layouts(void **state)
 	req = base_req(MP_PRECISION_MIXED_BF16, 1, 4096);
 	req.num_gpus = 2;
 	req.context_parallel_size = 2;
-	req.attention = MP_ATTENTION_EAGER;
+	req.attention = MP_TRAIN_ATTENTION_EAGER;
 	expect_invalid(&m, &pc, &req, "/attention");
-	req.attention = MP_ATTENTION_FUSED;
+	req.attention = MP_TRAIN_ATTENTION_FUSED;
 	req.sequence_length = 4095;
 	expect_invalid(&m, &pc, &req, "/context_parallel_size");
 	req = base_req(MP_PRECISION_MIXED_BF16, 1, 4096);

@@ -1,0 +1,107 @@
+/*
+ * kv.c: the KV cache. Per layer and token a layer stores K and V rows (or, for MLA, one latent row); each row
+ * is stored in the KV format on its own, so block formats carry their scales per row (ggml stores the cache
+ * as tensors of rows, one per token). Paged allocation rounds every sequence up to whole blocks; sliding-
+ * window layers keep at most the window. Pure arithmetic, every product checked.
+ */
+#include <string.h>
+
+#include "memplan.h"
+
+static uint64_t round_up(uint64_t v, uint64_t to)
+{
+	return to > 1 && v % to ? v + (to - v % to) : v;
+}
+
+/* Values per token of one layer on one of tp ranks: *k and *v rows (v = 0 for the MLA latent). */
+static void layer_rows(const mp_model *m, mp_mla_cache mla, uint64_t tp, uint64_t *k, uint64_t *v, mp_kv_detail *d)
+{
+	if (m->attn_kind == MP_ATTN_MLA && mla == MP_MLA_LATENT) {
+		/* DeepSeek-V2 sec. 2.1.2 (arXiv 2405.04434): c_KV (kv_lora_rank) and the shared RoPE key k^R
+		 * (qk_rope_head_dim) per token; every tensor-parallel rank holds all of it (vLLM MLA backend). */
+		*k = m->kv_lora_rank + m->qk_rope_head_dim;
+		*v = 0;
+		d->kv_heads_per_gpu = 0;
+		d->kv_head_replication = tp;
+		return;
+	}
+	if (m->attn_kind == MP_ATTN_MLA) {
+		uint64_t heads = m->num_heads / tp;
+
+		/* transformers DeepseekV3Attention caches the expanded K (nope + rope) and V per head */
+		*k = heads * (m->qk_nope_head_dim + m->qk_rope_head_dim);
+		*v = heads * m->v_head_dim;
+		d->kv_heads_per_gpu = heads;
+		d->kv_head_replication = 1;
+		return;
+	}
+	/* vLLM QKVParallelLinear: kv_heads / tp heads per rank, or one head replicated tp / kv_heads times */
+	d->kv_heads_per_gpu = m->num_kv_heads >= tp ? m->num_kv_heads / tp : 1;
+	d->kv_head_replication = m->num_kv_heads >= tp ? 1 : tp / m->num_kv_heads;
+	*k = *v = d->kv_heads_per_gpu * m->head_dim;
+}
+
+mp_status mp_kv_cache(const mp_model *m, const mp_inference_req *req, const mp_inference_opts *opts, uint64_t *bytes,
+                      mp_kv_detail *d, mp_error *err)
+{
+	static const mp_inference_opts defaults;
+	const mp_inference_opts *o = opts ? opts : &defaults;
+	uint64_t tp = o->tensor_parallel_size ? o->tensor_parallel_size : (req->num_gpus ? req->num_gpus : 1);
+	uint64_t k, v, kb = 0, vb = 0, row, seq = req->sequence_length, window, mult, acc = 0, t;
+	mp_status st;
+
+	memset(d, 0, sizeof(*d));
+	*bytes = 0;
+	st = mp_model_validate(m, err);
+	if (st != MP_OK)
+		return st;
+	if (mp_dtype_layout_of(req->kv_cache_dtype).block_values == 0)
+		return mp_fail(err, MP_EINVAL, "/kv_cache_dtype", "kv_cache_dtype is not a known format");
+	layer_rows(m, o->mla_cache, tp, &k, &v, d);
+	if (!mp_dtype_bytes(req->kv_cache_dtype, k, &kb) || (v && !mp_dtype_bytes(req->kv_cache_dtype, v, &vb)) ||
+	    !mp_add_u64(kb, vb, &row))
+		return mp_fail(err, MP_EOVERFLOW, "/model", "KV cache width overflows 64 bits");
+	d->values_per_token_per_layer = k + v;
+	d->window_layers = mp_model_sliding_layers(m);
+	d->full_layers = m->num_layers - d->window_layers;
+	d->block_size = o->kv_block_size ? o->kv_block_size : MP_DEFAULT_KV_BLOCK_SIZE;
+	if (o->length_scope == MP_LENGTH_SHARED) {
+		/* llama.cpp: one cache of n_ctx cells shared by the slots; a windowed layer needs the window
+		 * of every slot at most */
+		mult = 1;
+		if (!mp_mul_u64(m->sliding_window, req->batch_size, &window))
+			window = UINT64_MAX;
+	} else {
+		mult = req->batch_size;
+		window = m->sliding_window;
+	}
+	d->tokens_full = round_up(seq, d->block_size);
+	d->tokens_window = d->window_layers ? round_up(seq < window ? seq : window, d->block_size) : 0;
+	if (d->tokens_full < seq)
+		return mp_fail(err, MP_EOVERFLOW, "/sequence_length", "sequence_length overflows 64 bits");
+	if (!mp_mul_u64(row, m->num_layers, &d->bytes_per_token))
+		return mp_fail(err, MP_EOVERFLOW, "/model", "KV cache width overflows 64 bits");
+	if (!mp_muladd_u64(&acc, d->full_layers, d->tokens_full) ||
+	    !mp_muladd_u64(&acc, d->window_layers, d->tokens_window) || !mp_mul_u64(acc, row, &t) ||
+	    !mp_mul_u64(t, mult, bytes))
+		return mp_fail(err, MP_EOVERFLOW, "/sequence_length",
+		               "the KV cache for %llu tokens x %llu sequences overflows 64 bits",
+		               (unsigned long long)seq, (unsigned long long)req->batch_size);
+	return MP_OK;
+}
+
+mp_status mp_kv_cache_bytes(const mp_model *m, mp_dtype kv_dtype, uint64_t sequence_length, uint64_t batch_size,
+                            uint64_t *out, mp_error *err)
+{
+	mp_inference_req req;
+	mp_inference_opts o;
+	mp_kv_detail d;
+
+	memset(&req, 0, sizeof(req));
+	memset(&o, 0, sizeof(o));
+	req.kv_cache_dtype = kv_dtype;
+	req.sequence_length = sequence_length;
+	req.batch_size = batch_size;
+	o.kv_block_size = 1;
+	return mp_kv_cache(m, &req, &o, out, &d, err);
+}

@@ -1,0 +1,408 @@
+/*
+ * weights.c: the model's tensors (one row per shape and role) and their bytes in every storage format, per
+ * tensor-parallel rank. The tensor list follows the modules of transformers' modeling files, so its
+ * parameters equal mp_count_parameters (the tests hold both to the same references). Formats never reach
+ * the parameter count; the parameter count never depends on a format.
+ */
+#include <string.h>
+
+#include "memplan.h"
+
+const char *mp_tensor_class_name(mp_tensor_class c)
+{
+	static const char *const names[MP_TC_COUNT] = {"embeddings", "attention", "mlp", "experts", "lm_head", "norms"};
+
+	return (unsigned)c < MP_TC_COUNT ? names[c] : "invalid";
+}
+
+typedef struct builder {
+	mp_tensor_list *l;
+	bool full;
+} builder;
+
+static void add_t(builder *b, const char *name, mp_tensor_class cls, uint64_t rows, uint64_t cols, uint64_t count,
+                  mp_tp_split split, bool vector, bool buffer)
+{
+	mp_tensor *t;
+
+	if (count == 0 || rows == 0 || cols == 0)
+		return;
+	if (b->l->n == MP_MAX_TENSOR_KINDS) {
+		b->full = true;
+		return;
+	}
+	t = &b->l->t[b->l->n++];
+	t->name = name;
+	t->cls = cls;
+	t->rows = rows;
+	t->cols = cols;
+	t->count = count;
+	t->split = split;
+	t->vector = vector;
+	t->buffer = buffer;
+}
+
+/* A matrix rows x cols, a vector of `values`, a buffer (fp32, not a parameter). */
+#define MAT(b, name, cls, rows, cols, count, split)                                                                    \
+	add_t((b), (name), (cls), (rows), (cols), (count), (split), false, false)
+#define VEC(b, name, cls, values, count, split) add_t((b), (name), (cls), 1, (values), (count), (split), true, false)
+#define BUF(b, name, values, count) add_t((b), (name), MP_TC_NORMS, 1, (values), (count), MP_SPLIT_NONE, true, true)
+
+/* A linear layer out x in with an optional bias; the bias follows the output split (a row-parallel layer's
+ * bias is replicated: vLLM RowParallelLinear adds it once after the reduction). */
+static void linear(builder *b, const char *name, const char *bias_name, mp_tensor_class cls, uint64_t out, uint64_t in,
+                   bool bias, uint64_t count, mp_tp_split split)
+{
+	MAT(b, name, cls, out, in, count, split);
+	if (bias)
+		VEC(b, bias_name, cls, out, count, split == MP_SPLIT_COLS ? MP_SPLIT_NONE : split);
+}
+
+static void mlp(builder *b, const mp_model *m, const char *gate, const char *up, const char *down, mp_tensor_class cls,
+                uint64_t f, uint64_t count, const char *const bias_names[3])
+{
+	if (m->ffn_kind == MP_FFN_GATED)
+		linear(b, gate, bias_names[0], cls, f, m->hidden_size, m->mlp_bias, count, MP_SPLIT_ROWS);
+	linear(b, up, bias_names[1], cls, f, m->hidden_size, m->mlp_bias, count, MP_SPLIT_ROWS);
+	linear(b, down, bias_names[2], cls, m->hidden_size, f, m->mlp_bias, count, MP_SPLIT_COLS);
+}
+
+/* A norm of `width`: RMSNorm a weight, LayerNorm a weight and a bias. */
+static void norm(builder *b, bool layer_norm, const char *w, const char *bias, mp_tensor_class cls, uint64_t width,
+                 uint64_t count)
+{
+	VEC(b, w, cls, width, count, MP_SPLIT_NONE);
+	if (layer_norm)
+		VEC(b, bias, cls, width, count, MP_SPLIT_NONE);
+}
+
+static bool mul3(uint64_t a, uint64_t b, uint64_t c, uint64_t *out)
+{
+	return mp_mul_u64(a, b, out) && mp_mul_u64(*out, c, out);
+}
+
+mp_status mp_model_tensors(const mp_model *m, mp_weight_layout layout, mp_tensor_list *out, mp_error *err)
+{
+	builder b = {out, false};
+	uint64_t L = m->num_layers, h = m->hidden_size, moe_layers = 0, q_width, kv_width, w;
+	mp_status st;
+	static const char *const mlp_bias_names[3] = {"mlp.gate_proj.bias", "mlp.up_proj.bias", "mlp.down_proj.bias"};
+	static const char *const exp_bias_names[3] = {"experts.gate_proj.bias", "experts.up_proj.bias",
+	                                              "experts.down_proj.bias"};
+	static const char *const sh_bias_names[3] = {"shared_expert.gate_proj.bias", "shared_expert.up_proj.bias",
+	                                             "shared_expert.down_proj.bias"};
+
+	memset(out, 0, sizeof(*out));
+	st = mp_model_validate(m, err);
+	if (st != MP_OK)
+		return st;
+	for (uint64_t i = 0; i < L; i++)
+		moe_layers += mp_model_is_moe_layer(m, i);
+
+	/* embeddings (nn.Embedding vocab x hidden; VocabParallelEmbedding splits the vocabulary) */
+	MAT(&b, "embed_tokens", MP_TC_EMBEDDINGS, m->vocab_size, h, 1, MP_SPLIT_ROWS);
+	MAT(&b, "embed_positions", MP_TC_EMBEDDINGS, m->learned_position_embeddings, h, 1, MP_SPLIT_NONE);
+
+	/* attention */
+	if (m->attn_kind == MP_ATTN_MLA) {
+		uint64_t qk = m->qk_nope_head_dim + m->qk_rope_head_dim, qh, kvh, vo;
+
+		if (!mp_mul_u64(m->num_heads, qk, &qh) ||
+		    !mp_mul_u64(m->num_heads, m->qk_nope_head_dim + m->v_head_dim, &kvh) ||
+		    !mp_mul_u64(m->num_heads, m->v_head_dim, &vo))
+			goto overflow;
+		if (m->q_lora_rank > 0) {
+			linear(&b, "q_a_proj", "q_a_proj.bias", MP_TC_ATTENTION, m->q_lora_rank, h, m->qkv_bias, L,
+			       MP_SPLIT_NONE);
+			norm(&b, false, "q_a_layernorm", NULL, MP_TC_ATTENTION, m->q_lora_rank, L);
+			linear(&b, "q_b_proj", NULL, MP_TC_ATTENTION, qh, m->q_lora_rank, false, L, MP_SPLIT_ROWS);
+		} else {
+			linear(&b, "q_proj", NULL, MP_TC_ATTENTION, qh, h, false, L, MP_SPLIT_ROWS);
+		}
+		linear(&b, "kv_a_proj_with_mqa", "kv_a_proj_with_mqa.bias", MP_TC_ATTENTION,
+		       m->kv_lora_rank + m->qk_rope_head_dim, h, m->qkv_bias, L, MP_SPLIT_NONE);
+		norm(&b, false, "kv_a_layernorm", NULL, MP_TC_ATTENTION, m->kv_lora_rank, L);
+		linear(&b, "kv_b_proj", NULL, MP_TC_ATTENTION, kvh, m->kv_lora_rank, false, L, MP_SPLIT_ROWS);
+		linear(&b, "o_proj", "o_proj.bias", MP_TC_ATTENTION, h, vo, m->o_bias, L, MP_SPLIT_COLS);
+	} else {
+		if (!mp_mul_u64(m->num_heads, m->head_dim, &q_width) ||
+		    !mp_mul_u64(m->num_kv_heads, m->head_dim, &kv_width))
+			goto overflow;
+		linear(&b, "q_proj", "q_proj.bias", MP_TC_ATTENTION, q_width, h, m->qkv_bias, L, MP_SPLIT_ROWS);
+		linear(&b, "k_proj", "k_proj.bias", MP_TC_ATTENTION, kv_width, h, m->qkv_bias, L, MP_SPLIT_KV_ROWS);
+		linear(&b, "v_proj", "v_proj.bias", MP_TC_ATTENTION, kv_width, h, m->qkv_bias, L, MP_SPLIT_KV_ROWS);
+		linear(&b, "o_proj", "o_proj.bias", MP_TC_ATTENTION, h, q_width, m->o_bias, L, MP_SPLIT_COLS);
+		if (m->qk_norm) {
+			norm(&b, false, "q_norm", NULL, MP_TC_ATTENTION, m->head_dim, L);
+			norm(&b, false, "k_norm", NULL, MP_TC_ATTENTION, m->head_dim, L);
+		}
+	}
+
+	/* dense MLPs */
+	mlp(&b, m, "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj", MP_TC_MLP, m->intermediate_size, L - moe_layers,
+	    mlp_bias_names);
+
+	/* experts */
+	if (moe_layers > 0) {
+		if (!mp_mul_u64(moe_layers, m->num_experts, &w))
+			goto overflow;
+		mlp(&b, m, "experts.gate_proj", "experts.up_proj", "experts.down_proj", MP_TC_EXPERTS,
+		    m->moe_intermediate_size, w, exp_bias_names);
+		MAT(&b, "router", MP_TC_EXPERTS, m->num_experts, h, moe_layers, MP_SPLIT_NONE);
+		if (m->router_bias)
+			VEC(&b, "router.bias", MP_TC_EXPERTS, m->num_experts, moe_layers, MP_SPLIT_NONE);
+		mlp(&b, m, "shared_expert.gate_proj", "shared_expert.up_proj", "shared_expert.down_proj", MP_TC_EXPERTS,
+		    m->shared_expert_intermediate_size, m->shared_expert_intermediate_size ? moe_layers : 0,
+		    sh_bias_names);
+		if (m->shared_expert_gate)
+			MAT(&b, "shared_expert_gate", MP_TC_EXPERTS, 1, h, moe_layers, MP_SPLIT_NONE);
+		if (m->router_correction_buffer)
+			BUF(&b, "router.e_score_correction_bias", m->num_experts, moe_layers);
+	}
+
+	/* norms */
+	if (!mp_mul_u64(L, m->norms_per_layer, &w))
+		goto overflow;
+	norm(&b, m->norm_kind == MP_NORM_LAYER, "layernorm", "layernorm.bias", MP_TC_NORMS, h, w);
+	if (m->final_norm)
+		norm(&b, m->norm_kind == MP_NORM_LAYER, "norm", "norm.bias", MP_TC_NORMS, h, 1);
+
+	/* head */
+	if (!m->tie_word_embeddings)
+		MAT(&b, "lm_head", MP_TC_LM_HEAD, m->vocab_size, h, 1, MP_SPLIT_ROWS);
+	if (m->lm_head_bias)
+		VEC(&b, "lm_head.bias", MP_TC_LM_HEAD, m->vocab_size, 1, MP_SPLIT_ROWS);
+
+	/* runtime buffers */
+	if (m->rotary_dim >= 2 && layout == MP_LAYOUT_PYTORCH)
+		/* transformers' <Type>RotaryEmbedding registers inv_freq and original_inv_freq (rotary_dim / 2
+		 * fp32 values each) per RoPE module; gemma3 has a local and a global module. */
+		BUF(&b, "rotary.inv_freq", m->rotary_dim / 2,
+		    2 * (uint64_t)(m->rotary_buffer_sets ? m->rotary_buffer_sets : 1));
+	if (m->rotary_dim >= 2 && layout == MP_LAYOUT_GGUF && strcmp(m->rope_type, "llama3") == 0)
+		/* llama.cpp convert_hf_to_gguf.py writes rope_freqs (rotary_dim / 2 f32) for llama3 scaling. */
+		BUF(&b, "rope_freqs", m->rotary_dim / 2, 1);
+	if (b.full)
+		return mp_fail(err, MP_EINTERNAL, "/model", "the model has more tensor kinds than %d",
+		               MP_MAX_TENSOR_KINDS);
+	/* every tensor's size must fit 64 bits before anyone multiplies by a format */
+	for (size_t i = 0; i < out->n; i++) {
+		uint64_t n;
+
+		if (!mul3(out->t[i].rows, out->t[i].cols, out->t[i].count, &n))
+			goto overflow;
+	}
+	return MP_OK;
+overflow:
+	return mp_fail(err, MP_EOVERFLOW, "/model", "the model's tensor sizes overflow 64 bits");
+}
+
+/* ----- bytes per format ------------------------------------------------------------------------------- */
+
+static bool is_gguf(mp_dtype d)
+{
+	return d == MP_DTYPE_Q8_0 || d == MP_DTYPE_Q4_0 || d == MP_DTYPE_Q4_K || d == MP_DTYPE_Q5_K ||
+	       d == MP_DTYPE_Q6_K;
+}
+
+static bool is_float(mp_dtype d)
+{
+	return d == MP_DTYPE_FP32 || d == MP_DTYPE_BF16 || d == MP_DTYPE_FP16;
+}
+
+typedef struct fmt_ctx {
+	uint64_t group;
+	mp_int4_scheme scheme;
+	bool nf4_dq;
+	uint64_t align; /* round each allocation up to this; 1 = none */
+} fmt_ctx;
+
+static bool round_add(uint64_t *acc, uint64_t bytes, uint64_t align)
+{
+	if (align > 1 && bytes % align)
+		if (!mp_add_u64(bytes, align - bytes % align, &bytes))
+			return false;
+	return mp_add_u64(*acc, bytes, acc);
+}
+
+static uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+	return a / b + (a % b != 0);
+}
+
+/* Bytes of one r x c matrix in format d (every component allocation rounded to ctx->align). */
+static bool matrix_bytes(mp_dtype d, uint64_t r, uint64_t c, const fmt_ctx *x, uint64_t *out)
+{
+	uint64_t n, t, groups;
+
+	*out = 0;
+	if (!mp_mul_u64(r, c, &n))
+		return false;
+	switch (d) {
+	case MP_DTYPE_FP8_E4M3:
+	case MP_DTYPE_FP8_E5M2:
+		return round_add(out, n, x->align) && round_add(out, 4, x->align);
+	case MP_DTYPE_INT8:
+		return round_add(out, n, x->align) && mp_mul_u64(r, 4, &t) && round_add(out, t, x->align);
+	case MP_DTYPE_INT4:
+		groups = ceil_div(c, x->group < c ? x->group : c);
+		if (x->scheme == MP_INT4_GPTQ) {
+			/* qweight int32 [c/8, r], qzeros int32 [groups, r/8], scales fp16 [groups, r], g_idx int32 [c]
+			 */
+			if (!mp_mul_u64(ceil_div(c, 8) * 4, r, &t) || !round_add(out, t, x->align))
+				return false;
+		} else {
+			/* AWQ: qweight int32 [c, r/8] */
+			if (!mp_mul_u64(ceil_div(r, 8) * 4, c, &t) || !round_add(out, t, x->align))
+				return false;
+		}
+		if (!mp_mul_u64(groups, ceil_div(r, 8) * 4, &t) || !round_add(out, t, x->align))
+			return false;
+		if (!mp_mul_u64(groups, r, &t) || !mp_mul_u64(t, 2, &t) || !round_add(out, t, x->align))
+			return false;
+		return x->scheme != MP_INT4_GPTQ || (mp_mul_u64(c, 4, &t) && round_add(out, t, x->align));
+	case MP_DTYPE_NF4: {
+		uint64_t blocks = ceil_div(n, 64);
+
+		if (!round_add(out, ceil_div(n, 2), x->align) || !round_add(out, 16 * 4, x->align))
+			return false;
+		if (!x->nf4_dq)
+			return mp_mul_u64(blocks, 4, &t) && round_add(out, t, x->align);
+		return round_add(out, blocks, x->align) && round_add(out, ceil_div(blocks, 256) * 4, x->align) &&
+		       round_add(out, 256 * 4, x->align) && round_add(out, 4, x->align);
+	}
+	default:
+		if (is_gguf(d)) {
+			mp_dtype_layout l = mp_dtype_layout_of(d);
+
+			return mp_mul_u64(ceil_div(c, l.block_values), l.block_bytes, &t) && mp_mul_u64(t, r, &t) &&
+			       round_add(out, t, x->align);
+		}
+		return mp_dtype_bytes(d, n, &t) && round_add(out, t, x->align);
+	}
+}
+
+/* Rows and columns of tensor t on one of tp ranks. */
+static void per_rank(const mp_model *m, const mp_tensor *t, uint64_t tp, uint64_t *r, uint64_t *c)
+{
+	*r = t->rows;
+	*c = t->cols;
+	if (tp <= 1)
+		return;
+	switch (t->split) {
+	case MP_SPLIT_NONE:
+		return;
+	case MP_SPLIT_ROWS:
+		if (t->vector)
+			*c = ceil_div(t->cols, tp);
+		else
+			*r = ceil_div(t->rows, tp);
+		return;
+	case MP_SPLIT_COLS:
+		*c = ceil_div(t->cols, tp);
+		return;
+	case MP_SPLIT_KV_ROWS: {
+		/* vLLM QKVParallelLinear: max(1, kv_heads / tp) heads per rank */
+		uint64_t heads = m->num_kv_heads >= tp ? m->num_kv_heads / tp : 1;
+
+		if (t->vector)
+			*c = heads * m->head_dim;
+		else
+			*r = heads * m->head_dim;
+		return;
+	}
+	}
+}
+
+static mp_status class_format(const mp_weight_formats *f, mp_tensor_class cls, mp_dtype weight_dtype, mp_dtype compute,
+                              mp_dtype *out, mp_error *err)
+{
+	static const char *const fields[MP_TC_COUNT] = {"/weight_formats/embeddings", "/weight_formats/attention",
+	                                                "/weight_formats/mlp",        "/weight_formats/experts",
+	                                                "/weight_formats/lm_head",    "/weight_formats/norms"};
+	mp_dtype d = f ? f->cls[cls] : MP_DTYPE_INVALID;
+
+	if (d == MP_DTYPE_INVALID) {
+		if (cls == MP_TC_NORMS)
+			d = is_gguf(weight_dtype) ? MP_DTYPE_FP32 : (is_float(weight_dtype) ? weight_dtype : compute);
+		else if ((cls == MP_TC_EMBEDDINGS || cls == MP_TC_LM_HEAD) && !is_float(weight_dtype) &&
+		         !is_gguf(weight_dtype))
+			d = compute;
+		else
+			d = weight_dtype;
+	}
+	if (d == MP_DTYPE_TF32 || d == MP_DTYPE_FP64 || mp_dtype_layout_of(d).block_values == 0)
+		return mp_fail(err, MP_EINVAL, fields[cls],
+		               "%s format must be one of fp32, bf16, fp16, fp8_e4m3, fp8_e5m2, int8, int4, nf4, q8_0, "
+		               "q4_0, q4_K, q5_K, q6_K",
+		               mp_tensor_class_name(cls));
+	if (cls == MP_TC_NORMS && !is_float(d))
+		return mp_fail(err, MP_EINVAL, fields[cls],
+		               "norms (and every 1-D tensor) stay in a float format: fp32, bf16 or fp16");
+	*out = d;
+	return MP_OK;
+}
+
+mp_status mp_weight_bytes(const mp_model *m, mp_dtype weight_dtype, mp_dtype compute_dtype, const mp_weight_formats *f,
+                          uint64_t tp, mp_weights *out, mp_error *err)
+{
+	mp_tensor_list tl;
+	mp_weight_layout layout = f ? f->layout : MP_LAYOUT_AUTO;
+	fmt_ctx x = {MP_DEFAULT_INT4_GROUP_SIZE, MP_INT4_GPTQ, true, 1};
+	mp_status st;
+
+	memset(out, 0, sizeof(*out));
+	if (compute_dtype == MP_DTYPE_INVALID)
+		compute_dtype = MP_DTYPE_BF16;
+	if (!is_float(compute_dtype))
+		return mp_fail(err, MP_EINVAL, "/compute_dtype", "compute_dtype must be one of: fp32, bf16, fp16");
+	if (tp == 0)
+		tp = 1;
+	for (int c = 0; c < MP_TC_COUNT; c++) {
+		st = class_format(f, (mp_tensor_class)c, weight_dtype, compute_dtype, &out->cls[c].format, err);
+		if (st != MP_OK)
+			return st;
+		if (layout == MP_LAYOUT_AUTO && is_gguf(out->cls[c].format))
+			layout = MP_LAYOUT_GGUF;
+	}
+	if (layout == MP_LAYOUT_AUTO)
+		layout = MP_LAYOUT_PACKED;
+	out->layout = layout;
+	if (f) {
+		if (f->int4_group_size)
+			x.group = f->int4_group_size;
+		x.scheme = f->int4_scheme;
+		x.nf4_dq = !f->nf4_no_double_quant;
+	}
+	if (layout == MP_LAYOUT_PYTORCH)
+		x.align = MP_PYTORCH_ALLOCATION_BYTES;
+	st = mp_model_tensors(m, layout, &tl, err);
+	if (st != MP_OK)
+		return st;
+	for (size_t i = 0; i < tl.n; i++) {
+		const mp_tensor *t = &tl.t[i];
+		uint64_t r, c, one, all, n;
+		mp_dtype d =
+		    t->buffer ? MP_DTYPE_FP32 : (t->vector ? out->cls[MP_TC_NORMS].format : out->cls[t->cls].format);
+
+		per_rank(m, t, tp, &r, &c);
+		if (!matrix_bytes(d, r, c, &x, &one) || !mp_mul_u64(one, t->count, &all))
+			goto overflow;
+		if (t->buffer) {
+			if (!mp_add_u64(out->buffers_bytes, all, &out->buffers_bytes))
+				goto overflow;
+			continue;
+		}
+		if (!mul3(t->rows, t->cols, t->count, &n) ||
+		    !mp_add_u64(out->cls[t->cls].parameters, n, &out->cls[t->cls].parameters) ||
+		    !mp_add_u64(out->cls[t->cls].bytes, all, &out->cls[t->cls].bytes))
+			goto overflow;
+	}
+	out->total_bytes = out->buffers_bytes;
+	for (int c = 0; c < MP_TC_COUNT; c++)
+		if (!mp_add_u64(out->total_bytes, out->cls[c].bytes, &out->total_bytes))
+			goto overflow;
+	return MP_OK;
+overflow:
+	return mp_fail(err, MP_EOVERFLOW, "/model", "weight bytes overflow 64 bits");
+}
