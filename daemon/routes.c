@@ -16,6 +16,14 @@ const mpd_route mpd_routes[] = {
 	{ "GET", "/v1/models/{id}", mpd_h_model_get },
 	{ "POST", "/v1/plan/inference", mpd_h_plan_inference },
 	{ "POST", "/v1/plan/training", mpd_h_plan_training },
+	{ "PUT", "/v1/devices/{id}", mpd_h_device_put },
+	{ "PATCH", "/v1/devices/{id}", mpd_h_device_patch },
+	{ "DELETE", "/v1/devices/{id}", mpd_h_device_delete },
+	{ "PUT", "/v1/models/{id}", mpd_h_model_put },
+	{ "PATCH", "/v1/models/{id}", mpd_h_model_patch },
+	{ "DELETE", "/v1/models/{id}", mpd_h_model_delete },
+	{ "POST", "/v1/fit", mpd_h_fit },
+	{ "GET", "/v1/capacity", mpd_h_capacity },
 };
 const size_t mpd_route_count = sizeof(mpd_routes) / sizeof(mpd_routes[0]);
 

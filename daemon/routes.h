@@ -33,5 +33,13 @@ mp_status mpd_h_models_list(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_model_get(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_plan_inference(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_plan_training(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_device_put(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_device_patch(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_device_delete(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_model_put(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_model_patch(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_model_delete(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_fit(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_capacity(mpd_request *req, mpd_reply *rep);
 
 #endif /* MPD_ROUTES_H */
