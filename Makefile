@@ -29,6 +29,7 @@ DAEMON_OBJ  := $(call obj,$(DAEMON_SRC)) $(BUILD)/gen/openapi.o
 CORE_OBJ    := $(DAEMON_OBJ) $(DB_OBJ) $(KERNELS_OBJ) $(PLANNER_OBJ)
 
 TESTS := $(BUILD)/tests/test_planner $(BUILD)/tests/test_models $(BUILD)/tests/test_store $(BUILD)/tests/test_http
+TESTS += $(BUILD)/tests/test_store_http $(BUILD)/tests/test_store_proc
 
 .PHONY: all run test deps clean lint
 all: $(BUILD)/memplan
@@ -70,9 +71,15 @@ $(BUILD)/tests/test_store: $(call obj,tests/test_store.c tests/refs.c) $(CORE_OB
 $(BUILD)/tests/test_http: $(call obj,tests/test_http.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
 
+$(BUILD)/tests/test_store_http: $(call obj,tests/test_store_http.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
+$(BUILD)/tests/test_store_proc: $(call obj,tests/test_store_proc.c tests/refs.c) $(CORE_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
+
 test: deps
 	@$(MAKE) --no-print-directory $(TESTS) $(BUILD)/memplan
 	@set -e; for t in $(TESTS); do echo "== $$t"; MEMPLAN_SHARED=$(SHARED) MEMPLAN_BIN=$(BUILD)/memplan $$t; done
+	@echo "== tests/lint_sql.sh"; sh tests/lint_sql.sh
 
 run: deps
 	@$(MAKE) --no-print-directory $(BUILD)/memplan

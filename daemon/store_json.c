@@ -228,21 +228,20 @@ mp_status mpd_device_decode(const cJSON *doc, const char *pointer, const char *i
 	}
 	if ((v = cJSON_GetObjectItemCaseSensitive(c, "interconnect")) != NULL) {
 		interconnect_body ib;
-		char ptr[96], *text;
+		char ptr[96], *text = NULL;
+		cJSON *ic = cJSON_IsObject(v) ? without_nulls(v) : NULL;
 
 		memset(&ib, 0, sizeof(ib));
 		snprintf(ptr, sizeof(ptr), "%s/interconnect", pointer);
-		st = mpd_decode_fields(v, ptr, interconnect_fields, NFIELDS(interconnect_fields), &ib, err);
+		st = mpd_decode_fields(ic ? ic : v, ptr, interconnect_fields, NFIELDS(interconnect_fields), &ib, err);
+		if (st == MP_OK && (text = cJSON_PrintUnformatted(ic)) != NULL && strlen(text) < sizeof(b.d.interconnect_json))
+			memcpy(b.d.interconnect_json, text, strlen(text) + 1);
+		else if (st == MP_OK)
+			st = field_fail(err, pointer, "interconnect", "interconnect is too long");
+		cJSON_free(text);
+		cJSON_Delete(ic);
 		if (st != MP_OK)
 			goto out;
-		text = cJSON_PrintUnformatted(v);
-		if (text == NULL || strlen(text) >= sizeof(b.d.interconnect_json)) {
-			cJSON_free(text);
-			st = field_fail(err, pointer, "interconnect", "interconnect is too long");
-			goto out;
-		}
-		memcpy(b.d.interconnect_json, text, strlen(text) + 1);
-		cJSON_free(text);
 	}
 	if (b.d.hw.usable_memory_bytes > b.d.hw.memory_bytes) {
 		st = field_fail(err, pointer, "usable_memory_bytes",

@@ -337,8 +337,6 @@ out:
 
 static mp_status migrate(sqlite3 *db, int target, mp_store_count_fn count, mp_error *err)
 {
-	static const char *const set_version[] = { NULL, "PRAGMA user_version = 1", "PRAGMA user_version = 2",
-						   "PRAGMA user_version = 3" };
 	int v = user_version(db);
 	mp_status st = MP_OK;
 
@@ -356,18 +354,27 @@ static mp_status migrate(sqlite3 *db, int target, mp_store_count_fn count, mp_er
 			st = exec_script(db, "COMMIT", err);
 			continue;
 		}
+		/* PRAGMA takes no bound values: each version number is its own literal */
 		switch (next) {
-		case 1: st = exec_script(db, schema_v1, err); break;
-		case 2: st = exec_script(db, schema_v2, err); break;
+		case 1:
+			st = exec_script(db, schema_v1, err);
+			if (st == MP_OK)
+				st = exec_script(db, "PRAGMA user_version = 1", err);
+			break;
+		case 2:
+			st = exec_script(db, schema_v2, err);
+			if (st == MP_OK)
+				st = exec_script(db, "PRAGMA user_version = 2", err);
+			break;
 		case 3:
 			st = exec_script(db, schema_v3, err);
 			if (st == MP_OK)
 				st = apply_presets(db, count, err);
+			if (st == MP_OK)
+				st = exec_script(db, "PRAGMA user_version = 3", err);
 			break;
 		default: st = mp_fail(err, MP_EINTERNAL, "", "no migration to version %d", next);
 		}
-		if (st == MP_OK)
-			st = exec_script(db, set_version[next], err);
 		if (st == MP_OK)
 			st = exec_script(db, "COMMIT", err);
 		else
