@@ -76,6 +76,13 @@ $(BUILD)/tests/test_store_http: $(call obj,tests/test_store_http.c tests/http_ut
 $(BUILD)/tests/test_store_proc: $(call obj,tests/test_store_proc.c tests/refs.c) $(CORE_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
 
+# Benchmarks print figures (bench/RESULTS.md); not part of make test.
+$(BUILD)/bench/bench_fit: $(call obj,bench/bench_fit.c tests/http_util.c) $(CORE_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ -lcurl $(LDLIBS)
+.PHONY: bench-store
+bench-store: $(BUILD)/bench/bench_fit
+	$(BUILD)/bench/bench_fit
+
 test: deps
 	@$(MAKE) --no-print-directory $(TESTS) $(BUILD)/memplan
 	@set -e; for t in $(TESTS); do echo "== $$t"; MEMPLAN_SHARED=$(SHARED) MEMPLAN_BIN=$(BUILD)/memplan $$t; done

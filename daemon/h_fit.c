@@ -290,16 +290,21 @@ static const char *training_binding(const mp_training_memory *m)
 	return t[best].name;
 }
 
-static cJSON *row(uint64_t gpus, bool fits, uint64_t total, int64_t headroom, const char *binding)
+/*
+ * Appends one result row, [gpu_count, fits, total_bytes, headroom_bytes, "binding_term"], to the raw JSON text of
+ * a device's results. Rows hold only integers, booleans and binding terms from the planner's static vocabulary
+ * (identifiers, nothing to escape), so they are written directly: building 40,000 rows as cJSON nodes and
+ * printing 64-bit numbers through cJSON's double formatting cost more than the whole rest of the request.
+ */
+static void row(char *buf, size_t cap, size_t *used, uint64_t gpus, bool fits, uint64_t total, int64_t headroom,
+		const char *binding)
 {
-	cJSON *r = cJSON_CreateArray();
+	int n = snprintf(buf + *used, cap - *used, "%s[%llu,%s,%llu,%lld,\"%s\"]", *used > 1 ? "," : "",
+			 (unsigned long long)gpus, fits ? "true" : "false", (unsigned long long)total,
+			 (long long)headroom, binding);
 
-	cJSON_AddItemToArray(r, cJSON_CreateNumber((double)gpus));
-	cJSON_AddItemToArray(r, cJSON_CreateBool(fits));
-	cJSON_AddItemToArray(r, cJSON_CreateNumber((double)total));
-	cJSON_AddItemToArray(r, cJSON_CreateNumber((double)headroom));
-	cJSON_AddItemToArray(r, cJSON_CreateString(binding));
-	return r;
+	if (n > 0 && (size_t)n < cap - *used)
+		*used += (size_t)n;
 }
 
 /* One job against every device and GPU count. */
@@ -328,12 +333,15 @@ static mp_status fit_job_json(const fit_ctx *c, const fit_job *j, cJSON *out, mp
 	}
 	for (size_t d = 0; d < c->ndevs; d++) {
 		const mp_store_device *dev = &c->devs[d];
-		cJSON *o = cJSON_CreateObject(), *rows;
+		cJSON *o = cJSON_CreateObject();
+		char rows[FIT_MAX_GPU_COUNTS * 96 + 4] = "[";
+		size_t used = 1;
 		uint64_t smallest = 0;
 
+		if (o == NULL)
+			return mp_fail(err, MP_ENOMEM, "", "out of memory");
 		cJSON_AddItemToArray(devs, o);
 		cJSON_AddStringToObject(o, "device", dev->id);
-		rows = cJSON_AddArrayToObject(o, "results");
 		for (size_t g = 0; g < c->ngpus; g++) {
 			bool fits;
 			uint64_t total;
@@ -364,8 +372,12 @@ static mp_status fit_job_json(const fit_ctx *c, const fit_job *j, cJSON *out, mp
 			}
 			if (fits && smallest == 0)
 				smallest = c->gpus[g];
-			cJSON_AddItemToArray(rows, row(c->gpus[g], fits, total, headroom, binding));
+			row(rows, sizeof(rows) - 1, &used, c->gpus[g], fits, total, headroom, binding);
 		}
+		rows[used++] = ']';
+		rows[used] = '\0';
+		if (cJSON_AddRawToObject(o, "results", rows) == NULL)
+			return mp_fail(err, MP_ENOMEM, "", "out of memory");
 		if (smallest)
 			cJSON_AddNumberToObject(o, "smallest_gpu_count", (double)smallest);
 		else
