@@ -21,6 +21,7 @@ DAEMON_SRC  := daemon/hf_config.c daemon/decode.c daemon/reply.c daemon/routes.c
                daemon/h_plan.c
 DAEMON_SRC  += daemon/roofline_doc.c daemon/svg.c daemon/h_roofline.c daemon/roofline_cli.c
 DAEMON_SRC  += daemon/train_config.c
+DAEMON_SRC  += daemon/auth.c daemon/store_json.c daemon/h_fit.c daemon/h_capacity.c
 MAIN_SRC    := daemon/main.c
 
 GEN_SRC     := $(BUILD)/gen/presets.c $(BUILD)/gen/openapi.c
@@ -37,6 +38,7 @@ TESTS := $(BUILD)/tests/test_planner $(BUILD)/tests/test_models $(BUILD)/tests/t
 TESTS += $(BUILD)/tests/test_roofline
 TESTS += $(BUILD)/tests/test_training
 TESTS += $(BUILD)/tests/test_inference
+TESTS += $(BUILD)/tests/test_store_http $(BUILD)/tests/test_store_proc
 
 .PHONY: all run test deps clean lint bench-training
 all: $(BUILD)/memplan
@@ -97,9 +99,22 @@ $(BUILD)/bench/training_h200: $(call obj,bench/training_h200.c daemon/hf_config.
 bench-training: $(BUILD)/bench/training_h200
 	$(BUILD)/bench/training_h200 $(SHARED)
 
+$(BUILD)/tests/test_store_http: $(call obj,tests/test_store_http.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
+$(BUILD)/tests/test_store_proc: $(call obj,tests/test_store_proc.c tests/refs.c) $(CORE_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
+
+# Benchmarks print figures (bench/RESULTS.md); not part of make test.
+$(BUILD)/bench/bench_fit: $(call obj,bench/bench_fit.c tests/http_util.c) $(CORE_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ -lcurl $(LDLIBS)
+.PHONY: bench-store
+bench-store: $(BUILD)/bench/bench_fit
+	$(BUILD)/bench/bench_fit
+
 test: deps
 	@$(MAKE) --no-print-directory $(TESTS) $(BUILD)/memplan
 	@set -e; for t in $(TESTS); do echo "== $$t"; MEMPLAN_SHARED=$(SHARED) MEMPLAN_BIN=$(BUILD)/memplan $$t; done
+	@echo "== tests/lint_sql.sh"; sh tests/lint_sql.sh
 
 run: deps
 	@$(MAKE) --no-print-directory $(BUILD)/memplan

@@ -27,6 +27,8 @@ typedef struct mpd_config {
 	unsigned int threads;		/* worker threads (libmicrohttpd thread pool) */
 	unsigned int connection_timeout_seconds;
 	unsigned int connection_limit;
+	char token[256];		/* bearer token that writes need; "" = writes open (see auth.h) */
+	bool insecure;			/* listen beyond loopback without a token */
 } mpd_config;
 
 typedef struct mpd_daemon {
@@ -55,6 +57,8 @@ typedef struct mpd_reply {
 	char *text;			/* alternative plain-text body (owned), with text_type */
 	const char *text_type;
 	mp_error err;
+	bool cacheable;			/* a GET: reply.c adds a strong ETag and answers If-None-Match with 304 */
+	char location[192];		/* Location header (201 Created), "" = none */
 } mpd_reply;
 
 typedef mp_status (*mpd_handler)(mpd_request *req, mpd_reply *rep);

@@ -8,16 +8,24 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "daemon.h"
 #include "plan.h"
 #include "roofline_doc.h"
+#include "store_json.h"
 
 static const char usage[] =
 	"memplan " MP_VERSION ": GPU memory and roofline planner for LLM training and inference\n"
 	"\n"
 	"Usage:\n"
-	"  memplan serve [--listen ADDR:PORT] [--db PATH]   start the REST daemon (default 127.0.0.1:8080,\n"
-	"                                                    database var/memplan.db, created and seeded)\n"
+	"  memplan serve [--listen ADDR:PORT] [--db PATH] [--token-file FILE] [--insecure]\n"
+	"                                                    start the REST daemon (default 127.0.0.1:8080,\n"
+	"                                                    database var/memplan.db, created and seeded); writes\n"
+	"                                                    need 'Authorization: Bearer <token>' when a token is\n"
+	"                                                    set (--token-file or MEMPLAN_TOKEN); a non-loopback\n"
+	"                                                    address needs a token unless --insecure\n"
+	"  memplan db export [--db PATH]                     print devices and user models as JSON\n"
+	"  memplan db import FILE [--db PATH]                import such a file (all or nothing)\n"
 	"  memplan plan inference|training [--model ID | --config FILE] [--device ID] [--name value ...]\n"
 	"              [--request FILE] [--json] [--db PATH]\n"
 	"                                                    run a plan locally (no daemon): every --name value\n"
@@ -47,10 +55,16 @@ static int serve(int argc, char **argv)
 	mp_status st;
 	struct sigaction sa;
 
+	const char *token_file = NULL;
+
 	memset(&d, 0, sizeof(d));
 	mpd_config_defaults(&d.cfg);
 	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc) {
+		if (strcmp(argv[i], "--token-file") == 0 && i + 1 < argc) {
+			token_file = argv[++i];
+		} else if (strcmp(argv[i], "--insecure") == 0) {
+			d.cfg.insecure = true;
+		} else if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc) {
 			if (mpd_parse_listen(argv[++i], &d.cfg, &err) != MP_OK) {
 				fprintf(stderr, "memplan serve: %s\n", err.message);
 				return 2;
@@ -65,6 +79,10 @@ static int serve(int argc, char **argv)
 			fprintf(stderr, "memplan serve: unknown or incomplete option '%s'\n\n%s", argv[i], usage);
 			return 2;
 		}
+	}
+	if (mpd_auth_load(&d.cfg, token_file, &err) != MP_OK || mpd_auth_check_listen(&d.cfg, &err) != MP_OK) {
+		fprintf(stderr, "memplan serve: %s\n", err.message);
+		return 2;
 	}
 	st = mpd_open_store(&d, &err);
 	if (st != MP_OK) {
@@ -357,6 +375,68 @@ out:
 	return rc;
 }
 
+/* memplan db export [--db PATH] | memplan db import FILE [--db PATH] */
+static int db(int argc, char **argv)
+{
+	const char *verb = argc > 0 ? argv[0] : "", *file = NULL;
+	mpd_daemon d;
+	mp_error err = { { 0 }, { 0 } };
+	cJSON *doc = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	mp_status st;
+	int rc = 1;
+
+	memset(&d, 0, sizeof(d));
+	mpd_config_defaults(&d.cfg);
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--db") == 0 && i + 1 < argc)
+			snprintf(d.cfg.db_path, sizeof(d.cfg.db_path), "%s", argv[++i]);
+		else if (file == NULL && argv[i][0] != '-')
+			file = argv[i];
+		else
+			verb = "";
+	}
+	if (!((strcmp(verb, "export") == 0 && file == NULL) || (strcmp(verb, "import") == 0 && file))) {
+		fprintf(stderr, "%s", usage);
+		return 2;
+	}
+	if (file && (text = read_file(file, &len)) == NULL) {
+		fprintf(stderr, "memplan db import: cannot read %s\n", file);
+		return 2;
+	}
+	st = mpd_open_store(&d, &err);
+	if (st == MP_OK && verb[0] == 'e') {
+		st = mpd_export(d.store, &doc, &err);
+		if (st == MP_OK) {
+			char *printed = cJSON_Print(doc);
+
+			if (printed)
+				printf("%s\n", printed);
+			cJSON_free(printed);
+			rc = printed ? 0 : 1;
+		}
+	} else if (st == MP_OK) {
+		int ndev = 0, nmod = 0;
+
+		doc = cJSON_ParseWithLength(text, len);
+		st = doc ? mpd_import(d.store, doc, &ndev, &nmod, &err)
+			 : mp_fail(&err, MP_EPARSE, "", "%s is not valid JSON", file);
+		if (st == MP_OK) {
+			fprintf(stderr, "memplan db import: %d devices and %d models written to %s\n", ndev, nmod,
+				d.cfg.db_path);
+			rc = 0;
+		}
+	}
+	if (st != MP_OK)
+		fprintf(stderr, "memplan db %s: %s%s%s: %s\n", verb, mp_status_str(st), err.field[0] ? " at " : "",
+			err.field, err.message);
+	cJSON_Delete(doc);
+	free(text);
+	mp_store_close(d.store);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
@@ -373,6 +453,8 @@ int main(int argc, char **argv)
 		return plan(argc - 2, argv + 2);
 	if (strcmp(argv[1], "roofline") == 0)
 		return mpd_roofline_cli(argc - 2, argv + 2, usage);
+	if (strcmp(argv[1], "db") == 0)
+		return db(argc - 2, argv + 2);
 	fprintf(stderr, "memplan: unknown command '%s'\n\n%s", argv[1], usage);
 	return 2;
 }

@@ -219,3 +219,13 @@ cJSON *mpd_fit_json(const mp_fit *fit, const mp_store_device *dev)
 	return o;
 }
 
+
+void mpd_error_prefix(mp_error *err, const char *pointer)
+{
+	char field[sizeof(err->field)];
+
+	if (err == NULL || pointer == NULL || pointer[0] == '\0')
+		return;
+	snprintf(field, sizeof(field), "%s%s", pointer, err->field);
+	memcpy(err->field, field, sizeof(field));
+}

@@ -37,6 +37,43 @@ mp_status mpd_maybe_device(const char *id, mp_store *store, mp_store_device *dev
 /* Encodes a fit verdict against dev. Caller owns the result. */
 cJSON *mpd_fit_json(const mp_fit *fit, const mp_store_device *dev);
 
+/* Prefixes err->field with pointer (for a request nested in another, e.g. "/jobs/3/inference"). */
+void mpd_error_prefix(mp_error *err, const char *pointer);
+
+/*
+ * A decoded inference request: everything but the model and the device, so a scheduler's batch can be
+ * evaluated against many devices and GPU counts. The scratch members are the decoder's; read req, opts, device.
+ */
+typedef struct mpd_inference_job {
+	mp_inference_req req;
+	mp_inference_opts opts;
+	char device[MP_STORE_ID_MAX];
+	char kv_dtype[16];
+	int int4_scheme, layout, scope, mla, attention;
+	bool nf4_double_quant;
+	double utilization;
+} mpd_inference_job;
+
+/* Decodes an inference body (the POST /v1/plan/inference fields) into *job. Errors name the field under
+ * pointer ("" for a top-level body). */
+mp_status mpd_inference_decode(const cJSON *body, const char *pointer, mpd_inference_job *job, mp_error *err);
+
+/* A decoded training request (see mpd_inference_job). */
+typedef struct mpd_training_job {
+	mp_training_req req;
+	int precision, optimizer, convention, recompute, attention, sharding, finetune;
+	bool dropout;
+	mp_dtype state_dtype;
+	char lora_targets[96];
+	char device[MP_STORE_ID_MAX];
+} mpd_training_job;
+
+/* Decodes a training body (the POST /v1/plan/training fields) into *job; errors under pointer. */
+mp_status mpd_training_decode(const cJSON *body, const char *pointer, mpd_training_job *job, mp_error *err);
+
+/* Resolves a training body's model, with the training details of its config (dropout, activation). */
+mp_status mpd_training_model(const cJSON *body, mp_store *store, mpd_model *m, mp_error *err);
+
 /* POST /v1/plan/inference and POST /v1/plan/training as functions: body in, document out (caller owns). */
 mp_status mpd_plan_inference(mp_store *store, const cJSON *body, cJSON **out, mp_error *err);
 mp_status mpd_plan_training(mp_store *store, const cJSON *body, cJSON **out, mp_error *err);

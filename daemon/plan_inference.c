@@ -13,15 +13,7 @@
 
 #define ADD_U64(obj, key, v) cJSON_AddNumberToObject((obj), (key), (double)(v))
 
-typedef struct inference_body {
-	mp_inference_req req;
-	mp_inference_opts opts;
-	char device[MP_STORE_ID_MAX];
-	char kv_dtype[16];
-	int int4_scheme, layout, scope, mla, attention;
-	bool nf4_double_quant;
-	double utilization;
-} inference_body;
+typedef mpd_inference_job inference_body;
 
 #define WEIGHT_DTYPES                                                                                                  \
 	(MPD_DT(MP_DTYPE_FP32) | MPD_DT(MP_DTYPE_BF16) | MPD_DT(MP_DTYPE_FP16) | MPD_DT(MP_DTYPE_FP8_E4M3) |           \
@@ -224,6 +216,15 @@ static cJSON *workspace_json(const mp_inference_opts *o, const mp_inference_memo
 static void note(cJSON *notes, const char *text)
 {
 	cJSON_AddItemToArray(notes, cJSON_CreateString(text));
+}
+
+mp_status mpd_inference_decode(const cJSON *body, const char *pointer, mpd_inference_job *job, mp_error *err)
+{
+	mp_status st = decode_body(body, job, err);
+
+	if (st != MP_OK)
+		mpd_error_prefix(err, pointer);
+	return st;
 }
 
 mp_status mpd_plan_inference(mp_store *store, const cJSON *body, cJSON **out, mp_error *err)

@@ -27,14 +27,7 @@ static const char *const sharding_names[] = { "none",	 "zero1", "zero2", "zero3"
 static const char *const finetune_names[] = { "full", "lora", "qlora", NULL };
 static const char *const lora_target_names[] = { "q", "k", "v", "o", "gate", "up", "down", NULL };
 
-typedef struct training_body {
-	mp_training_req req;
-	int precision, optimizer, convention, recompute, attention, sharding, finetune;
-	bool dropout;
-	mp_dtype state_dtype;
-	char lora_targets[96];
-	char device[MP_STORE_ID_MAX];
-} training_body;
+typedef mpd_training_job training_body;
 
 #define TB(f) offsetof(training_body, f)
 #define GPUS(nm, f) { .name = nm, .type = MPD_F_U64, .offset = TB(req.f), .min = 1, .max = MP_MAX_GPUS }
@@ -299,6 +292,43 @@ static cJSON *document(const mpd_model *m, const training_body *tb, const mp_tra
 	return doc;
 }
 
+mp_status mpd_training_decode(const cJSON *body, const char *pointer, mpd_training_job *job, mp_error *err)
+{
+	training_body *tb = job;
+	mp_status st;
+
+	memset(tb, 0, sizeof(*tb));
+	tb->dropout = true;
+	tb->req.num_gpus = 1;
+	st = mpd_decode_fields(body, "", training_fields, sizeof(training_fields) / sizeof(training_fields[0]), tb,
+			       err);
+	if (st == MP_OK) {
+		tb->req.precision = (mp_precision)tb->precision;
+		tb->req.optimizer = (mp_optimizer)tb->optimizer;
+		tb->req.convention = (mp_state_convention)tb->convention;
+		tb->req.recompute = (mp_recompute)tb->recompute;
+		tb->req.attention = (mp_train_attention)tb->attention;
+		tb->req.sharding = (mp_sharding)tb->sharding;
+		tb->req.finetune = (mp_finetune)tb->finetune;
+		tb->req.optimizer_state_dtype = tb->state_dtype;
+		tb->req.no_dropout = !tb->dropout;
+		if (tb->req.finetune != MP_FINETUNE_FULL && tb->req.lora_rank == 0)
+			st = mp_fail(err, MP_EINVAL, "/lora_rank", "lora_rank is required with finetune lora or qlora");
+	}
+	if (st == MP_OK)
+		st = parse_targets(tb->lora_targets, &tb->req.lora_targets, err);
+	if (st != MP_OK)
+		mpd_error_prefix(err, pointer);
+	return st;
+}
+
+mp_status mpd_training_model(const cJSON *body, mp_store *store, mpd_model *m, mp_error *err)
+{
+	mp_status st = mpd_need_model(body, store, m, err);
+
+	return st == MP_OK ? model_extras(body, store, m, err) : st;
+}
+
 mp_status mpd_plan_training(mp_store *store, const cJSON *body, cJSON **out, mp_error *err)
 {
 	training_body tb;
@@ -311,29 +341,9 @@ mp_status mpd_plan_training(mp_store *store, const cJSON *body, cJSON **out, mp_
 	cJSON *doc;
 
 	*out = NULL;
-	memset(&tb, 0, sizeof(tb));
-	tb.dropout = true;
-	tb.req.num_gpus = 1;
-	st = mpd_decode_fields(body, "", training_fields, sizeof(training_fields) / sizeof(training_fields[0]), &tb,
-			       err);
-	if (st != MP_OK)
-		return st;
-	tb.req.precision = (mp_precision)tb.precision;
-	tb.req.optimizer = (mp_optimizer)tb.optimizer;
-	tb.req.convention = (mp_state_convention)tb.convention;
-	tb.req.recompute = (mp_recompute)tb.recompute;
-	tb.req.attention = (mp_train_attention)tb.attention;
-	tb.req.sharding = (mp_sharding)tb.sharding;
-	tb.req.finetune = (mp_finetune)tb.finetune;
-	tb.req.optimizer_state_dtype = tb.state_dtype;
-	tb.req.no_dropout = !tb.dropout;
-	if (tb.req.finetune != MP_FINETUNE_FULL && tb.req.lora_rank == 0)
-		return mp_fail(err, MP_EINVAL, "/lora_rank", "lora_rank is required with finetune lora or qlora");
-	st = parse_targets(tb.lora_targets, &tb.req.lora_targets, err);
+	st = mpd_training_decode(body, "", &tb, err);
 	if (st == MP_OK)
-		st = mpd_need_model(body, store, &m, err);
-	if (st == MP_OK)
-		st = model_extras(body, store, &m, err);
+		st = mpd_training_model(body, store, &m, err);
 	if (st == MP_OK)
 		st = mpd_maybe_device(tb.device, store, &dev, &have_dev, err);
 	if (st == MP_OK) {

@@ -1,6 +1,7 @@
 /*
  * reply.c: builds and queues every HTTP response. Handlers never touch libmicrohttpd responses.
- * Errors follow RFC 9457: type, title, status, detail, and errors[] of {field, message}.
+ * Errors follow RFC 9457: type, title, status, detail, and errors[] of {field, message}. Successful GETs carry a
+ * strong ETag computed over the exact body bytes and answer a matching If-None-Match with 304 (RFC 9110 13.1.2).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,7 @@ static const char *title_of(int http)
 {
 	switch (http) {
 	case 400: return "Bad Request";
+	case 304: return "Not Modified";
 	case 401: return "Unauthorized";
 	case 403: return "Forbidden";
 	case 404: return "Not Found";
@@ -90,12 +92,66 @@ cJSON *mpd_problem_json(int http, mp_status st, const mp_error *err)
 	return doc;
 }
 
-static int queue(struct MHD_Connection *conn, int http, char *body, const char *type, const char *allow)
+/* FNV-1a, 64 bits, over the body: a strong validator (the same bytes give the same tag; any change to the
+ * body, down to one byte, changes it with probability 1 - 2^-64). */
+static void etag_of(const char *body, char *out, size_t len)
+{
+	uint64_t h = UINT64_C(14695981039346656037);
+
+	for (const unsigned char *p = (const unsigned char *)body; *p; p++) {
+		h ^= *p;
+		h *= UINT64_C(1099511628211);
+	}
+	snprintf(out, len, "\"%016llx\"", (unsigned long long)h);
+}
+
+/* Whether an If-None-Match header value matches tag: "*" or any listed tag, compared weakly (RFC 9110 13.1.2:
+ * W/ prefixes are ignored for If-None-Match). */
+static bool none_match(const char *header, const char *tag)
+{
+	size_t tlen = strlen(tag);
+	const char *p = header;
+
+	while (*p) {
+		size_t n;
+
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		if (*p == '*')
+			return true;
+		if (strncmp(p, "W/", 2) == 0)
+			p += 2;
+		n = strcspn(p, ",");
+		while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+			n--;
+		if (n == tlen && strncmp(p, tag, tlen) == 0)
+			return true;
+		p += strcspn(p, ",");
+	}
+	return false;
+}
+
+static int queue(struct MHD_Connection *conn, int http, char *body, const char *type, const char *allow,
+		 const mpd_reply *rep)
 {
 	struct MHD_Response *r;
+	char etag[24] = "";
 	int ret;
 
-	if (body == NULL) {
+	if (body != NULL && rep && rep->cacheable && http == 200) {
+		const char *inm = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
+
+		etag_of(body, etag, sizeof(etag));
+		if (inm && none_match(inm, etag)) {
+			free(body);
+			body = NULL;
+			http = 304;
+		}
+	}
+	if (http == 204 || http == 304) {
+		free(body);
+		r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+	} else if (body == NULL) {
 		static const char oom[] = "{\"type\":\"urn:memplan:problem:out-of-memory\",\"title\":\"Internal "
 					  "Server Error\",\"status\":500,\"detail\":\"out of memory\",\"errors\":[]}";
 		r = MHD_create_response_from_buffer(sizeof(oom) - 1, (void *)oom, MHD_RESPMEM_PERSISTENT);
@@ -108,10 +164,17 @@ static int queue(struct MHD_Connection *conn, int http, char *body, const char *
 		free(body);
 		return MHD_NO;
 	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	MHD_add_response_header(r, "Cache-Control", "no-store");
+	if (http != 204 && http != 304)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	MHD_add_response_header(r, "Cache-Control", etag[0] ? "no-cache" : "no-store");
+	if (etag[0])
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, etag);
 	if (allow)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+	if (http == 401)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"memplan\"");
+	if (rep && rep->location[0] && http == 201)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, rep->location);
 	ret = MHD_queue_response(conn, (unsigned int)http, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -130,7 +193,7 @@ int mpd_reply_send(void *conn, mp_status st, mpd_reply *rep, const char *allow)
 			rep->text = NULL;
 			type = rep->text_type ? rep->text_type : "text/plain; charset=utf-8";
 		} else {
-			body = rep->json ? cJSON_PrintUnformatted(rep->json) : NULL;
+			body = rep->json ? cJSON_PrintUnformatted(rep->json) : http == 204 ? strdup("") : NULL;
 			type = "application/json";
 		}
 	} else {
@@ -146,5 +209,5 @@ int mpd_reply_send(void *conn, mp_status st, mpd_reply *rep, const char *allow)
 	rep->json = NULL;
 	free(rep->text);
 	rep->text = NULL;
-	return queue(conn, http, body, type, allow);
+	return queue(conn, http, body, type, allow, st == MP_OK ? rep : NULL);
 }

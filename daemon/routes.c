@@ -18,6 +18,14 @@ const mpd_route mpd_routes[] = {
 	{ "POST", "/v1/plan/training", mpd_h_plan_training },
 	{ "POST", "/v1/roofline", mpd_h_roofline },
 	{ "GET", "/v1/devices/{id}/roofline.svg", mpd_h_device_roofline_svg },
+	{ "PUT", "/v1/devices/{id}", mpd_h_device_put },
+	{ "PATCH", "/v1/devices/{id}", mpd_h_device_patch },
+	{ "DELETE", "/v1/devices/{id}", mpd_h_device_delete },
+	{ "PUT", "/v1/models/{id}", mpd_h_model_put },
+	{ "PATCH", "/v1/models/{id}", mpd_h_model_patch },
+	{ "DELETE", "/v1/models/{id}", mpd_h_model_delete },
+	{ "POST", "/v1/fit", mpd_h_fit },
+	{ "GET", "/v1/capacity", mpd_h_capacity },
 };
 const size_t mpd_route_count = sizeof(mpd_routes) / sizeof(mpd_routes[0]);
 

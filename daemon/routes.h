@@ -35,5 +35,13 @@ mp_status mpd_h_plan_inference(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_plan_training(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_roofline(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_device_roofline_svg(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_device_put(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_device_patch(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_device_delete(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_model_put(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_model_patch(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_model_delete(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_fit(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_capacity(mpd_request *req, mpd_reply *rep);
 
 #endif /* MPD_ROUTES_H */

@@ -14,6 +14,7 @@
 
 #include <microhttpd.h>
 
+#include "auth.h"
 #include "hf_config.h"
 #include "reply.h"
 #include "routes.h"
@@ -192,6 +193,10 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
 				allow);
 	if (route == NULL)
 		return fail_now(conn, MP_ENOTFOUND, 404, "", "no such endpoint; GET /openapi.yaml lists them", NULL);
+	memset(&rep, 0, sizeof(rep));
+	st = mpd_auth_request(d, method, route->pattern, conn, &rep.err); /* writes need the token: auth.h */
+	if (st != MP_OK)
+		return mpd_reply_send(conn, st, &rep, NULL) == MHD_YES ? MHD_YES : MHD_NO;
 	if (strcmp(route->method, "POST") == 0) {
 		const char *ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
 
@@ -211,6 +216,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
 	req.body = rs->body ? rs->body : "";
 	req.body_len = rs->len;
 	req.conn = conn;
+	rep.cacheable = strcmp(route->method, "GET") == 0;
 	st = route->handler(&req, &rep);
 	return mpd_reply_send(conn, st, &rep, NULL) == MHD_YES ? MHD_YES : MHD_NO;
 }
@@ -222,7 +228,10 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 	const struct sockaddr *addr;
 	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
 	const union MHD_DaemonInfo *info;
+	mp_status st = mpd_auth_check_listen(&d->cfg, err); /* no open writes beyond loopback: auth.h */
 
+	if (st != MP_OK)
+		return st;
 	memset(&a4, 0, sizeof(a4));
 	memset(&a6, 0, sizeof(a6));
 	if (inet_pton(AF_INET, d->cfg.listen_host, &a4.sin_addr) == 1) {

@@ -1,7 +1,8 @@
 /*
- * store.c: the SQLite store. Owns the connection, the migrations and every SQL statement.
- * Rules: SQL text is constant and every value is bound to a prepared statement; each migration runs in one
- * transaction and bumps PRAGMA user_version; one mutex serialises use of the connection.
+ * store.c: the SQLite store. Owns the connection, the migrations, the preset seeding and every SQL statement.
+ * Rules: SQL text is constant (string literals, or const char[] built only from literals) and every value is
+ * bound to a prepared statement; each migration runs in one transaction and bumps PRAGMA user_version; every
+ * write appends its audit_log row in its own transaction; one recursive mutex serialises the connection.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -15,7 +16,9 @@
 
 struct mp_store {
 	sqlite3 *db;
-	pthread_mutex_t lock;
+	pthread_mutex_t lock;	/* recursive: mp_store_begin holds it across calls */
+	int depth;		/* nesting of open transactions (mp_store_begin + the write's own) */
+	bool failed;		/* a write inside mp_store_begin failed: commit rolls back */
 };
 
 /* ----- migrations ------------------------------------------------------------------------------------- */
@@ -64,7 +67,8 @@ static mp_status db_fail(mp_error *err, sqlite3 *db, const char *what)
 	return mp_fail(err, MP_EDB, "", "%s: %s", what, db ? sqlite3_errmsg(db) : "cannot allocate");
 }
 
-/* Runs a constant script of statements that take no parameters (DDL, PRAGMA). */
+/* Runs a constant script of statements that take no parameters (DDL, PRAGMA). Callers pass only string
+ * literals or const char[] defined from literals (tests/lint_sql.sh checks every call). */
 static mp_status exec_script(sqlite3 *db, const char *sql, mp_error *err)
 {
 	while (sql && *sql) {
@@ -94,130 +98,20 @@ static void bind_text_or_null(sqlite3_stmt *st, int i, const char *s)
 		sqlite3_bind_null(st, i);
 }
 
-static void bind_num_or_null(sqlite3_stmt *st, int i, const cJSON *v, int as_int)
+static void bind_u64_or_null(sqlite3_stmt *st, int i, uint64_t v)
 {
-	if (!cJSON_IsNumber(v))
-		sqlite3_bind_null(st, i);
-	else if (as_int)
-		sqlite3_bind_int64(st, i, (sqlite3_int64)v->valuedouble);
+	if (v)
+		sqlite3_bind_int64(st, i, (sqlite3_int64)v);
 	else
-		sqlite3_bind_double(st, i, v->valuedouble);
+		sqlite3_bind_null(st, i);
 }
 
-static const char *json_str(const cJSON *o, const char *k)
+static void bind_double_or_null(sqlite3_stmt *st, int i, double v)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-
-	return cJSON_IsString(v) ? v->valuestring : "";
-}
-
-/* Inserts the device presets (db/presets/devices.json), skipping ids that already exist so that an upgrade
- * never touches rows a user wrote. */
-static mp_status seed_devices(sqlite3 *db, mp_error *err)
-{
-	static const char ins_dev[] =
-		"INSERT INTO devices (id, name, vendor, form_factor, memory_type, memory_bytes, usable_memory_bytes,"
-		" memory_bandwidth_bytes_per_second, l2_cache_bytes, sm_count, boost_clock_hz, tdp_watts,"
-		" interconnect_json, source, source_note)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 'datasheet', ?14)"
-		" ON CONFLICT (id) DO NOTHING";
-	static const char ins_peak[] =
-		"INSERT INTO device_peaks (device_id, dtype, flops_per_second) VALUES (?1, ?2, ?3)"
-		" ON CONFLICT DO NOTHING";
-	sqlite3_stmt *sd = NULL, *sp = NULL;
-	cJSON *doc = cJSON_Parse(mp_store_device_presets[0].data);
-	const cJSON *d;
-	mp_status st = MP_OK;
-
-	if (!cJSON_IsArray(doc)) {
-		st = mp_fail(err, MP_EINTERNAL, "", "device presets are not a JSON array");
-		goto out;
-	}
-	if (sqlite3_prepare_v2(db, ins_dev, -1, &sd, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, ins_peak, -1, &sp, NULL) != SQLITE_OK) {
-		st = db_fail(err, db, "seed devices");
-		goto out;
-	}
-	cJSON_ArrayForEach(d, doc)
-	{
-		const cJSON *peaks = cJSON_GetObjectItemCaseSensitive(d, "peak_flops_per_second"), *p;
-		char *ic = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(d, "interconnect"));
-
-		sqlite3_reset(sd);
-		sqlite3_bind_text(sd, 1, json_str(d, "id"), -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(sd, 2, json_str(d, "name"), -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(sd, 3, json_str(d, "vendor"), -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(sd, 4, json_str(d, "form_factor"), -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(sd, 5, json_str(d, "memory_type"), -1, SQLITE_TRANSIENT);
-		bind_num_or_null(sd, 6, cJSON_GetObjectItemCaseSensitive(d, "memory_bytes"), 1);
-		bind_num_or_null(sd, 7, cJSON_GetObjectItemCaseSensitive(d, "usable_memory_bytes"), 1);
-		bind_num_or_null(sd, 8, cJSON_GetObjectItemCaseSensitive(d, "memory_bandwidth_bytes_per_second"), 0);
-		bind_num_or_null(sd, 9, cJSON_GetObjectItemCaseSensitive(d, "l2_cache_bytes"), 1);
-		bind_num_or_null(sd, 10, cJSON_GetObjectItemCaseSensitive(d, "sm_count"), 1);
-		bind_num_or_null(sd, 11, cJSON_GetObjectItemCaseSensitive(d, "boost_clock_hz"), 0);
-		bind_num_or_null(sd, 12, cJSON_GetObjectItemCaseSensitive(d, "tdp_watts"), 0);
-		bind_text_or_null(sd, 13, ic);
-		sqlite3_bind_text(sd, 14, json_str(d, "source_note"), -1, SQLITE_TRANSIENT);
-		cJSON_free(ic);
-		if (sqlite3_step(sd) != SQLITE_DONE) {
-			st = db_fail(err, db, "seed devices");
-			goto out;
-		}
-		cJSON_ArrayForEach(p, peaks)
-		{
-			sqlite3_reset(sp);
-			sqlite3_bind_text(sp, 1, json_str(d, "id"), -1, SQLITE_TRANSIENT);
-			sqlite3_bind_text(sp, 2, p->string, -1, SQLITE_TRANSIENT);
-			sqlite3_bind_double(sp, 3, p->valuedouble);
-			if (sqlite3_step(sp) != SQLITE_DONE) {
-				st = db_fail(err, db, "seed device peaks");
-				goto out;
-			}
-		}
-	}
-out:
-	sqlite3_finalize(sp);
-	sqlite3_finalize(sd);
-	cJSON_Delete(doc);
-	return st;
-}
-
-/* Inserts the model presets (db/presets/models/ *.json) with their parameter counts. */
-static mp_status seed_models(sqlite3 *db, mp_store_count_fn count, mp_error *err)
-{
-	static const char ins[] = "INSERT INTO models (id, model_type, config_json, parameters, source)"
-				  " VALUES (?1, ?2, ?3, ?4, 'preset') ON CONFLICT (id) DO NOTHING";
-	sqlite3_stmt *stmt = NULL;
-	mp_status st = MP_OK;
-
-	if (sqlite3_prepare_v2(db, ins, -1, &stmt, NULL) != SQLITE_OK)
-		return db_fail(err, db, "seed models");
-	for (const mp_embedded_file *f = mp_store_model_presets; f->name; f++) {
-		uint64_t params = 0;
-		cJSON *cfg = cJSON_Parse(f->data);
-
-		if (cfg == NULL) {
-			st = mp_fail(err, MP_EINTERNAL, "", "model preset %s is not valid JSON", f->name);
-			break;
-		}
-		st = count(f->data, &params, err);
-		if (st != MP_OK) {
-			cJSON_Delete(cfg);
-			break;
-		}
-		sqlite3_reset(stmt);
-		sqlite3_bind_text(stmt, 1, f->name, -1, SQLITE_STATIC);
-		sqlite3_bind_text(stmt, 2, json_str(cfg, "model_type"), -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(stmt, 3, f->data, (int)f->len, SQLITE_STATIC);
-		sqlite3_bind_int64(stmt, 4, (sqlite3_int64)params);
-		cJSON_Delete(cfg);
-		if (sqlite3_step(stmt) != SQLITE_DONE) {
-			st = db_fail(err, db, "seed models");
-			break;
-		}
-	}
-	sqlite3_finalize(stmt);
-	return st;
+	if (v > 0)
+		sqlite3_bind_double(st, i, v);
+	else
+		sqlite3_bind_null(st, i);
 }
 
 /* Version 2: calibration runs. */
@@ -234,7 +128,37 @@ static const char schema_v2[] =
 	") STRICT;"
 	"CREATE INDEX calibration_runs_device ON calibration_runs(device_id, created_at);";
 
-#define SCHEMA_VERSION 2
+/* Version 3: clocks, measured-profile link, FMA rate and latency; the audit log; the preset log (which preset
+ * ids were ever applied, so an upgrade adds new presets but never resurrects one a user deleted, and never
+ * touches a row a user wrote). Existing preset rows are recorded as applied. */
+static const char schema_v3[] =
+	"ALTER TABLE devices ADD COLUMN linked_device_id TEXT REFERENCES devices(id) ON DELETE SET NULL;"
+	"ALTER TABLE devices ADD COLUMN base_clock_hz REAL CHECK (base_clock_hz > 0);"
+	"ALTER TABLE devices ADD COLUMN memory_clock_hz REAL CHECK (memory_clock_hz > 0);"
+	"ALTER TABLE devices ADD COLUMN fma_flops_per_second REAL CHECK (fma_flops_per_second > 0);"
+	"ALTER TABLE devices ADD COLUMN memory_latency_seconds REAL CHECK (memory_latency_seconds > 0);"
+	"CREATE INDEX devices_vendor ON devices(vendor COLLATE NOCASE);"
+	"CREATE INDEX models_type ON models(model_type);"
+	"CREATE TABLE audit_log ("
+	" seq INTEGER PRIMARY KEY,"
+	" at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),"
+	" actor TEXT NOT NULL,"
+	" action TEXT NOT NULL CHECK (action IN ('create', 'replace', 'delete', 'preset')),"
+	" kind TEXT NOT NULL CHECK (kind IN ('device', 'model')),"
+	" resource_id TEXT NOT NULL"
+	") STRICT;"
+	"CREATE TABLE preset_log ("
+	" kind TEXT NOT NULL CHECK (kind IN ('device', 'model')),"
+	" id TEXT NOT NULL,"
+	" applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),"
+	" PRIMARY KEY (kind, id)"
+	") STRICT;"
+	"INSERT INTO preset_log (kind, id) SELECT 'device', id FROM devices WHERE source <> 'user';"
+	"INSERT INTO preset_log (kind, id) SELECT 'model', id FROM models WHERE source = 'preset';";
+
+/* Migration n takes the database from user_version n - 1 to n; when presets change, add a migration that
+ * calls apply_presets again (it only adds ids never applied before). */
+#define SCHEMA_VERSION 3
 
 int mp_store_schema_version(void)
 {
@@ -253,21 +177,166 @@ static int user_version(sqlite3 *db)
 	return v;
 }
 
-/* Migration n takes the database from user_version n - 1 to n. */
-static mp_status migrate_1(sqlite3 *db, mp_store_count_fn count, mp_error *err)
-{
-	mp_status st = exec_script(db, schema_v1, err);
+/* Statement helpers used by the write paths below (they run inside a transaction already). */
+static mp_status device_upsert(sqlite3 *db, const mp_store_device *d, const char *actor, const char *action,
+			       bool *created, mp_error *err);
+static mp_status model_upsert(sqlite3 *db, const mp_store_model *m, const char *actor, const char *action,
+			      bool *created, mp_error *err);
 
-	if (st == MP_OK)
-		st = seed_devices(db, err);
-	if (st == MP_OK)
-		st = seed_models(db, count, err);
+static const char *json_str(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static double json_num(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+/* A preset entry of db/presets/devices.json as a device row. Unknown peak names (fp64_tensor) are skipped:
+ * the planner has no such data type. */
+static void preset_to_device(const cJSON *j, mp_store_device *d)
+{
+	const cJSON *p, *peaks = cJSON_GetObjectItemCaseSensitive(j, "peak_flops_per_second");
+	char *ic = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(j, "interconnect"));
+
+	memset(d, 0, sizeof(*d));
+	snprintf(d->id, sizeof(d->id), "%s", json_str(j, "id"));
+	snprintf(d->name, sizeof(d->name), "%s", json_str(j, "name"));
+	snprintf(d->vendor, sizeof(d->vendor), "%s", json_str(j, "vendor"));
+	snprintf(d->architecture, sizeof(d->architecture), "%s", json_str(j, "architecture"));
+	snprintf(d->form_factor, sizeof(d->form_factor), "%s", json_str(j, "form_factor"));
+	snprintf(d->memory_type, sizeof(d->memory_type), "%s", json_str(j, "memory_type"));
+	snprintf(d->source, sizeof(d->source), "%s", json_str(j, "source")[0] ? json_str(j, "source") : "datasheet");
+	snprintf(d->source_note, sizeof(d->source_note), "%s", json_str(j, "source_note"));
+	snprintf(d->measured_at, sizeof(d->measured_at), "%s", json_str(j, "measured_at"));
+	snprintf(d->linked_device_id, sizeof(d->linked_device_id), "%s", json_str(j, "linked_device_id"));
+	snprintf(d->interconnect_json, sizeof(d->interconnect_json), "%s", ic && strcmp(ic, "null") ? ic : "");
+	cJSON_free(ic);
+	d->hw.memory_bytes = (uint64_t)json_num(j, "memory_bytes");
+	d->hw.usable_memory_bytes = (uint64_t)json_num(j, "usable_memory_bytes");
+	d->hw.memory_bandwidth_bytes_per_second = json_num(j, "memory_bandwidth_bytes_per_second");
+	d->hw.l2_cache_bytes = (uint64_t)json_num(j, "l2_cache_bytes");
+	d->hw.sm_count = (uint32_t)json_num(j, "sm_count");
+	d->hw.boost_clock_hz = json_num(j, "boost_clock_hz");
+	d->hw.cuda_context_bytes = (uint64_t)json_num(j, "cuda_context_bytes");
+	d->tdp_watts = json_num(j, "tdp_watts");
+	d->base_clock_hz = json_num(j, "base_clock_hz");
+	d->memory_clock_hz = json_num(j, "memory_clock_hz");
+	d->fma_flops_per_second = json_num(j, "fma_flops_per_second");
+	d->memory_latency_seconds = json_num(j, "memory_latency_seconds");
+	cJSON_ArrayForEach(p, peaks)
+	{
+		mp_dtype dt = mp_dtype_from_name(p->string);
+
+		if (dt != MP_DTYPE_INVALID && cJSON_IsNumber(p))
+			d->hw.peak_flops_per_second[dt] = p->valuedouble;
+	}
+}
+
+/* Whether (kind, id) was applied before; records it when not. */
+static mp_status preset_claim(sqlite3 *db, const char *kind, const char *id, bool *fresh, mp_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	mp_status rc = MP_OK;
+
+	if (sqlite3_prepare_v2(db, "INSERT INTO preset_log (kind, id) VALUES (?1, ?2) ON CONFLICT DO NOTHING", -1,
+			       &st, NULL) != SQLITE_OK)
+		return db_fail(err, db, "preset log");
+	sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		rc = db_fail(err, db, "preset log");
+	*fresh = sqlite3_changes(db) > 0;
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static mp_status row_exists(sqlite3 *db, bool model, const char *id, bool *exists, mp_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int step;
+
+	if (sqlite3_prepare_v2(db, model ? "SELECT 1 FROM models WHERE id = ?1" : "SELECT 1 FROM devices WHERE id = ?1",
+			       -1, &st, NULL) != SQLITE_OK)
+		return db_fail(err, db, "read");
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	step = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (step != SQLITE_ROW && step != SQLITE_DONE)
+		return db_fail(err, db, "read");
+	*exists = step == SQLITE_ROW;
+	return MP_OK;
+}
+
+/*
+ * Applies the presets embedded in the binary: each device and model id never applied before is inserted,
+ * unless a row with that id exists already (a user's row is never touched). Datasheet devices come first so
+ * that a measured profile can link to its datasheet one.
+ */
+static mp_status apply_presets(sqlite3 *db, mp_store_count_fn count, mp_error *err)
+{
+	cJSON *doc = cJSON_Parse(mp_store_device_presets[0].data);
+	mp_store_device *d = malloc(sizeof(*d));
+	mp_status st = MP_OK;
+	const cJSON *j;
+
+	if (!cJSON_IsArray(doc) || d == NULL) {
+		st = mp_fail(err, d ? MP_EINTERNAL : MP_ENOMEM, "", "device presets are not a JSON array");
+		goto out;
+	}
+	for (int pass = 0; pass < 2 && st == MP_OK; pass++) {
+		cJSON_ArrayForEach(j, doc)
+		{
+			bool fresh = false, exists = false, linked = json_str(j, "linked_device_id")[0] != '\0';
+
+			if (linked != (pass == 1))
+				continue;
+			preset_to_device(j, d);
+			st = preset_claim(db, "device", d->id, &fresh, err);
+			if (st == MP_OK && fresh)
+				st = row_exists(db, false, d->id, &exists, err);
+			if (st == MP_OK && fresh && !exists)
+				st = device_upsert(db, d, "preset", "preset", NULL, err);
+			if (st != MP_OK)
+				break;
+		}
+	}
+	for (const mp_embedded_file *f = mp_store_model_presets; f->name && st == MP_OK; f++) {
+		mp_store_model m;
+		cJSON *cfg = cJSON_Parse(f->data);
+		bool fresh = false, exists = false;
+
+		memset(&m, 0, sizeof(m));
+		if (cfg == NULL) {
+			st = mp_fail(err, MP_EINTERNAL, "", "model preset %s is not valid JSON", f->name);
+			break;
+		}
+		snprintf(m.id, sizeof(m.id), "%s", f->name);
+		snprintf(m.model_type, sizeof(m.model_type), "%s", json_str(cfg, "model_type"));
+		snprintf(m.source, sizeof(m.source), "preset");
+		cJSON_Delete(cfg);
+		m.config_json = (char *)f->data;
+		st = preset_claim(db, "model", m.id, &fresh, err);
+		if (st == MP_OK && fresh)
+			st = row_exists(db, true, m.id, &exists, err);
+		if (st == MP_OK && fresh && !exists)
+			st = count(f->data, &m.parameters, err);
+		if (st == MP_OK && fresh && !exists)
+			st = model_upsert(db, &m, "preset", "preset", NULL, err);
+	}
+out:
+	free(d);
+	cJSON_Delete(doc);
 	return st;
 }
 
-static mp_status migrate(sqlite3 *db, mp_store_count_fn count, mp_error *err)
+static mp_status migrate(sqlite3 *db, int target, mp_store_count_fn count, mp_error *err)
 {
-	static const char *const set_version[] = { NULL, "PRAGMA user_version = 1", "PRAGMA user_version = 2" };
 	int v = user_version(db);
 	mp_status st = MP_OK;
 
@@ -276,7 +345,7 @@ static mp_status migrate(sqlite3 *db, mp_store_count_fn count, mp_error *err)
 	if (v > SCHEMA_VERSION)
 		return mp_fail(err, MP_EDB, "", "database schema version %d is newer than this build's %d", v,
 			       SCHEMA_VERSION);
-	for (int next = v + 1; next <= SCHEMA_VERSION && st == MP_OK; next++) {
+	for (int next = v + 1; next <= target && st == MP_OK; next++) {
 		st = exec_script(db, "BEGIN IMMEDIATE", err);
 		if (st != MP_OK)
 			return st;
@@ -285,13 +354,27 @@ static mp_status migrate(sqlite3 *db, mp_store_count_fn count, mp_error *err)
 			st = exec_script(db, "COMMIT", err);
 			continue;
 		}
+		/* PRAGMA takes no bound values: each version number is its own literal */
 		switch (next) {
-		case 1: st = migrate_1(db, count, err); break;
-		case 2: st = exec_script(db, schema_v2, err); break;
+		case 1:
+			st = exec_script(db, schema_v1, err);
+			if (st == MP_OK)
+				st = exec_script(db, "PRAGMA user_version = 1", err);
+			break;
+		case 2:
+			st = exec_script(db, schema_v2, err);
+			if (st == MP_OK)
+				st = exec_script(db, "PRAGMA user_version = 2", err);
+			break;
+		case 3:
+			st = exec_script(db, schema_v3, err);
+			if (st == MP_OK)
+				st = apply_presets(db, count, err);
+			if (st == MP_OK)
+				st = exec_script(db, "PRAGMA user_version = 3", err);
+			break;
 		default: st = mp_fail(err, MP_EINTERNAL, "", "no migration to version %d", next);
 		}
-		if (st == MP_OK)
-			st = exec_script(db, set_version[next], err);
 		if (st == MP_OK)
 			st = exec_script(db, "COMMIT", err);
 		else
@@ -300,12 +383,16 @@ static mp_status migrate(sqlite3 *db, mp_store_count_fn count, mp_error *err)
 	return st;
 }
 
-mp_status mp_store_open(const char *path, mp_store_count_fn count_parameters, mp_store **out, mp_error *err)
+mp_status mp_store_open_at(const char *path, int version, mp_store_count_fn count_parameters, mp_store **out,
+			   mp_error *err)
 {
+	pthread_mutexattr_t attr;
 	mp_store *s;
 	mp_status st;
 
 	*out = NULL;
+	if (version < 0 || version > SCHEMA_VERSION)
+		return mp_fail(err, MP_EINVAL, "", "no schema version %d (0 to %d)", version, SCHEMA_VERSION);
 	s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		return mp_fail(err, MP_ENOMEM, "", "cannot allocate the store");
@@ -317,19 +404,27 @@ mp_status mp_store_open(const char *path, mp_store_count_fn count_parameters, mp
 		free(s);
 		return st;
 	}
-	sqlite3_busy_timeout(s->db, 5000);
+	sqlite3_busy_timeout(s->db, 10000);
 	st = exec_script(s->db, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL",
 			 err);
 	if (st == MP_OK)
-		st = migrate(s->db, count_parameters, err);
+		st = migrate(s->db, version, count_parameters, err);
 	if (st != MP_OK) {
 		sqlite3_close(s->db);
 		free(s);
 		return st;
 	}
-	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutexattr_init(&attr);
+	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&s->lock, &attr);
+	pthread_mutexattr_destroy(&attr);
 	*out = s;
 	return MP_OK;
+}
+
+mp_status mp_store_open(const char *path, mp_store_count_fn count_parameters, mp_store **out, mp_error *err)
+{
+	return mp_store_open_at(path, SCHEMA_VERSION, count_parameters, out, err);
 }
 
 void mp_store_close(mp_store *s)
@@ -351,12 +446,153 @@ int mp_store_user_version(mp_store *s)
 	return v;
 }
 
+mp_status mp_store_integrity_check(mp_store *s, char *out, size_t len, mp_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	mp_status rc = MP_OK;
+
+	pthread_mutex_lock(&s->lock);
+	if (sqlite3_prepare_v2(s->db, "PRAGMA integrity_check", -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_ROW)
+		rc = db_fail(err, s->db, "integrity_check");
+	else
+		snprintf(out, len, "%s", (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+/* ----- transactions ----------------------------------------------------------------------------------- */
+
+/* Takes the lock and opens a transaction unless one is open (mp_store_begin). */
+static mp_status tx_begin(mp_store *s, mp_error *err)
+{
+	pthread_mutex_lock(&s->lock);
+	if (s->depth == 0) {
+		mp_status st = exec_script(s->db, "BEGIN IMMEDIATE", err);
+
+		if (st != MP_OK) {
+			pthread_mutex_unlock(&s->lock);
+			return st;
+		}
+		s->failed = false;
+	}
+	s->depth++;
+	return MP_OK;
+}
+
+/* Closes what tx_begin opened: commits the outermost transaction when everything in it succeeded. */
+static mp_status tx_end(mp_store *s, mp_status rc, mp_error *err)
+{
+	if (rc != MP_OK)
+		s->failed = true;
+	if (--s->depth == 0) {
+		if (!s->failed) {
+			mp_error e2;
+
+			rc = exec_script(s->db, "COMMIT", err ? err : &e2);
+		}
+		if (s->failed || rc != MP_OK) {
+			exec_script(s->db, "ROLLBACK", NULL);
+			if (rc == MP_OK)
+				rc = mp_fail(err, MP_EINVAL, "", "an earlier write in this transaction failed");
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+mp_status mp_store_begin(mp_store *s, mp_error *err)
+{
+	return tx_begin(s, err);
+}
+
+mp_status mp_store_commit(mp_store *s, mp_error *err)
+{
+	mp_status rc = tx_end(s, MP_OK, err);
+
+	return rc;
+}
+
+void mp_store_rollback(mp_store *s)
+{
+	tx_end(s, MP_EINVAL, NULL);
+}
+
+static mp_status audit(sqlite3 *db, const char *actor, const char *action, const char *kind, const char *id,
+		       mp_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	mp_status rc = MP_OK;
+
+	if (sqlite3_prepare_v2(db, "INSERT INTO audit_log (actor, action, kind, resource_id) VALUES (?1, ?2, ?3, ?4)",
+			       -1, &st, NULL) != SQLITE_OK)
+		return db_fail(err, db, "audit log");
+	sqlite3_bind_text(st, 1, actor && *actor ? actor : "store", -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, action, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, id, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		rc = db_fail(err, db, "audit log");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+mp_status mp_store_audit_list(mp_store *s, int64_t after_seq, int limit, mp_store_audit_fn fn, void *ctx,
+			      int *more, mp_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	mp_status rc = MP_OK;
+	int n = 0, step = SQLITE_DONE;
+
+	*more = 0;
+	pthread_mutex_lock(&s->lock);
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT seq, at, actor, action, kind, resource_id FROM audit_log WHERE seq > ?1"
+			       " ORDER BY seq LIMIT ?2",
+			       -1, &st, NULL) != SQLITE_OK) {
+		rc = db_fail(err, s->db, "read audit log");
+		goto out;
+	}
+	sqlite3_bind_int64(st, 1, after_seq);
+	sqlite3_bind_int(st, 2, limit + 1);
+	while (rc == MP_OK && (step = sqlite3_step(st)) == SQLITE_ROW) {
+		mp_store_audit a;
+		const unsigned char *t;
+
+		if (n++ == limit) {
+			*more = 1;
+			break;
+		}
+		memset(&a, 0, sizeof(a));
+		a.seq = sqlite3_column_int64(st, 0);
+		t = sqlite3_column_text(st, 1);
+		snprintf(a.at, sizeof(a.at), "%s", t ? (const char *)t : "");
+		t = sqlite3_column_text(st, 2);
+		snprintf(a.actor, sizeof(a.actor), "%s", t ? (const char *)t : "");
+		t = sqlite3_column_text(st, 3);
+		snprintf(a.action, sizeof(a.action), "%s", t ? (const char *)t : "");
+		t = sqlite3_column_text(st, 4);
+		snprintf(a.kind, sizeof(a.kind), "%s", t ? (const char *)t : "");
+		t = sqlite3_column_text(st, 5);
+		snprintf(a.resource_id, sizeof(a.resource_id), "%s", t ? (const char *)t : "");
+		rc = fn(&a, ctx);
+	}
+	if (rc == MP_OK && !*more && step != SQLITE_DONE)
+		rc = db_fail(err, s->db, "read audit log");
+out:
+	sqlite3_finalize(st);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
 /* ----- devices ---------------------------------------------------------------------------------------- */
 
 #define DEVICE_COLUMNS                                                                                       \
 	"id, name, vendor, architecture, form_factor, memory_type, memory_bytes, usable_memory_bytes,"        \
 	" memory_bandwidth_bytes_per_second, l2_cache_bytes, sm_count, boost_clock_hz, tdp_watts,"            \
-	" cuda_context_bytes, interconnect_json, source, source_note, measured_at, created_at, updated_at"
+	" cuda_context_bytes, interconnect_json, source, source_note, measured_at, created_at, updated_at,"   \
+	" linked_device_id, base_clock_hz, memory_clock_hz, fma_flops_per_second, memory_latency_seconds"
 
 static void col_text(sqlite3_stmt *st, int i, char *dst, size_t len)
 {
@@ -388,6 +624,11 @@ static void row_to_device(sqlite3_stmt *st, mp_store_device *d)
 	col_text(st, 17, d->measured_at, sizeof(d->measured_at));
 	col_text(st, 18, d->created_at, sizeof(d->created_at));
 	col_text(st, 19, d->updated_at, sizeof(d->updated_at));
+	col_text(st, 20, d->linked_device_id, sizeof(d->linked_device_id));
+	d->base_clock_hz = sqlite3_column_double(st, 21);
+	d->memory_clock_hz = sqlite3_column_double(st, 22);
+	d->fma_flops_per_second = sqlite3_column_double(st, 23);
+	d->memory_latency_seconds = sqlite3_column_double(st, 24);
 }
 
 static mp_status load_peaks(sqlite3 *db, mp_store_device *d, mp_error *err)
@@ -437,25 +678,32 @@ out:
 	return rc;
 }
 
-mp_status mp_store_device_list(mp_store *s, const char *after, int limit, mp_store_device_fn fn, void *ctx,
-			       int *more, mp_error *err)
+mp_status mp_store_device_find(mp_store *s, const mp_store_device_filter *f, const char *after, int limit,
+			       mp_store_device_fn fn, void *ctx, int *more, mp_error *err)
 {
+	static const char sql[] = "SELECT " DEVICE_COLUMNS " FROM devices WHERE id > ?1"
+				  " AND (?3 IS NULL OR vendor = ?3 COLLATE NOCASE)"
+				  " AND (?4 IS NULL OR source = ?4)"
+				  " AND (?5 IS NULL OR memory_bytes >= ?5)"
+				  " ORDER BY id LIMIT ?2";
 	sqlite3_stmt *st = NULL;
 	mp_status rc = MP_OK;
 	mp_store_device *d = malloc(sizeof(*d));
-	int n = 0, step;
+	int n = 0, step = SQLITE_DONE;
 
 	*more = 0;
 	if (d == NULL)
 		return mp_fail(err, MP_ENOMEM, "", "out of memory");
 	pthread_mutex_lock(&s->lock);
-	if (sqlite3_prepare_v2(s->db, "SELECT " DEVICE_COLUMNS " FROM devices WHERE id > ?1 ORDER BY id LIMIT ?2",
-			       -1, &st, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
 		rc = db_fail(err, s->db, "list devices");
 		goto out;
 	}
 	sqlite3_bind_text(st, 1, after ? after : "", -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, 2, limit + 1);
+	bind_text_or_null(st, 3, f ? f->vendor : NULL);
+	bind_text_or_null(st, 4, f ? f->source : NULL);
+	bind_u64_or_null(st, 5, f ? f->min_memory_bytes : 0);
 	while (rc == MP_OK && (step = sqlite3_step(st)) == SQLITE_ROW) {
 		if (n++ == limit) {
 			*more = 1;
@@ -473,6 +721,159 @@ out:
 	pthread_mutex_unlock(&s->lock);
 	free(d);
 	return rc;
+}
+
+mp_status mp_store_device_list(mp_store *s, const char *after, int limit, mp_store_device_fn fn, void *ctx,
+			       int *more, mp_error *err)
+{
+	return mp_store_device_find(s, NULL, after, limit, fn, ctx, more, err);
+}
+
+static mp_status constraint_or_db(sqlite3 *db, mp_error *err, const char *what)
+{
+	if (sqlite3_errcode(db) == SQLITE_CONSTRAINT)
+		return mp_fail(err, MP_EINVAL, "", "%s: %s", what, sqlite3_errmsg(db));
+	return db_fail(err, db, what);
+}
+
+static mp_status device_upsert(sqlite3 *db, const mp_store_device *d, const char *actor, const char *action,
+			       bool *created, mp_error *err)
+{
+	static const char upsert[] =
+		"INSERT INTO devices (id, name, vendor, architecture, form_factor, memory_type, memory_bytes,"
+		" usable_memory_bytes, memory_bandwidth_bytes_per_second, l2_cache_bytes, sm_count, boost_clock_hz,"
+		" tdp_watts, cuda_context_bytes, interconnect_json, source, source_note, measured_at,"
+		" linked_device_id, base_clock_hz, memory_clock_hz, fma_flops_per_second, memory_latency_seconds)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,"
+		" ?21, ?22, ?23)"
+		" ON CONFLICT (id) DO UPDATE SET name = excluded.name, vendor = excluded.vendor,"
+		" architecture = excluded.architecture, form_factor = excluded.form_factor,"
+		" memory_type = excluded.memory_type, memory_bytes = excluded.memory_bytes,"
+		" usable_memory_bytes = excluded.usable_memory_bytes,"
+		" memory_bandwidth_bytes_per_second = excluded.memory_bandwidth_bytes_per_second,"
+		" l2_cache_bytes = excluded.l2_cache_bytes, sm_count = excluded.sm_count,"
+		" boost_clock_hz = excluded.boost_clock_hz, tdp_watts = excluded.tdp_watts,"
+		" cuda_context_bytes = excluded.cuda_context_bytes, interconnect_json = excluded.interconnect_json,"
+		" source = excluded.source, source_note = excluded.source_note, measured_at = excluded.measured_at,"
+		" linked_device_id = excluded.linked_device_id, base_clock_hz = excluded.base_clock_hz,"
+		" memory_clock_hz = excluded.memory_clock_hz, fma_flops_per_second = excluded.fma_flops_per_second,"
+		" memory_latency_seconds = excluded.memory_latency_seconds,"
+		" updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')";
+	sqlite3_stmt *st = NULL, *del = NULL, *ins = NULL;
+	mp_status rc = MP_OK;
+	bool existed = false;
+
+	rc = row_exists(db, false, d->id, &existed, err);
+	if (rc != MP_OK)
+		return rc;
+	if (created)
+		*created = !existed;
+	if (sqlite3_prepare_v2(db, upsert, -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "DELETE FROM device_peaks WHERE device_id = ?1", -1, &del, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "INSERT INTO device_peaks (device_id, dtype, flops_per_second) VALUES (?1, ?2, ?3)",
+			       -1, &ins, NULL) != SQLITE_OK) {
+		rc = db_fail(err, db, "write device");
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, d->id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, d->name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, d->vendor, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, d->architecture, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 5, d->form_factor, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 6, d->memory_type, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 7, (sqlite3_int64)d->hw.memory_bytes);
+	bind_u64_or_null(st, 8, d->hw.usable_memory_bytes);
+	sqlite3_bind_double(st, 9, d->hw.memory_bandwidth_bytes_per_second);
+	bind_u64_or_null(st, 10, d->hw.l2_cache_bytes);
+	bind_u64_or_null(st, 11, d->hw.sm_count);
+	bind_double_or_null(st, 12, d->hw.boost_clock_hz);
+	bind_double_or_null(st, 13, d->tdp_watts);
+	bind_u64_or_null(st, 14, d->hw.cuda_context_bytes);
+	bind_text_or_null(st, 15, d->interconnect_json);
+	sqlite3_bind_text(st, 16, d->source, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 17, d->source_note, -1, SQLITE_STATIC);
+	bind_text_or_null(st, 18, d->measured_at);
+	bind_text_or_null(st, 19, d->linked_device_id);
+	bind_double_or_null(st, 20, d->base_clock_hz);
+	bind_double_or_null(st, 21, d->memory_clock_hz);
+	bind_double_or_null(st, 22, d->fma_flops_per_second);
+	bind_double_or_null(st, 23, d->memory_latency_seconds);
+	if (sqlite3_step(st) != SQLITE_DONE) {
+		rc = constraint_or_db(db, err, "write device");
+		goto out;
+	}
+	sqlite3_bind_text(del, 1, d->id, -1, SQLITE_STATIC);
+	if (sqlite3_step(del) != SQLITE_DONE) {
+		rc = db_fail(err, db, "write device peaks");
+		goto out;
+	}
+	for (int t = 1; t < MP_DTYPE_COUNT; t++) {
+		if (!(d->hw.peak_flops_per_second[t] > 0))
+			continue;
+		sqlite3_reset(ins);
+		sqlite3_bind_text(ins, 1, d->id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(ins, 2, mp_dtype_name((mp_dtype)t), -1, SQLITE_STATIC);
+		sqlite3_bind_double(ins, 3, d->hw.peak_flops_per_second[t]);
+		if (sqlite3_step(ins) != SQLITE_DONE) {
+			rc = constraint_or_db(db, err, "write device peaks");
+			goto out;
+		}
+	}
+	rc = audit(db, actor, action ? action : existed ? "replace" : "create", "device", d->id, err);
+out:
+	sqlite3_finalize(ins);
+	sqlite3_finalize(del);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+mp_status mp_store_device_write(mp_store *s, const mp_store_device *d, const char *actor, bool *created,
+				mp_error *err)
+{
+	mp_status rc = tx_begin(s, err);
+
+	if (rc != MP_OK)
+		return rc;
+	rc = device_upsert(s->db, d, actor, NULL, created, err);
+	return tx_end(s, rc, err);
+}
+
+mp_status mp_store_device_put(mp_store *s, const mp_store_device *d, mp_error *err)
+{
+	return mp_store_device_write(s, d, "store", NULL, err);
+}
+
+static mp_status remove_row(mp_store *s, bool model, const char *id, const char *actor, mp_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	mp_status rc = tx_begin(s, err);
+
+	if (rc != MP_OK)
+		return rc;
+	if (sqlite3_prepare_v2(s->db, model ? "DELETE FROM models WHERE id = ?1" : "DELETE FROM devices WHERE id = ?1",
+			       -1, &st, NULL) != SQLITE_OK) {
+		rc = db_fail(err, s->db, "delete");
+	} else {
+		sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			rc = constraint_or_db(s->db, err, "delete");
+		else if (sqlite3_changes(s->db) == 0)
+			rc = mp_fail(err, MP_ENOTFOUND, "/id", "no %s with id '%s'", model ? "model" : "device", id);
+	}
+	sqlite3_finalize(st);
+	if (rc == MP_OK)
+		rc = audit(s->db, actor, "delete", model ? "model" : "device", id, err);
+	return tx_end(s, rc, err);
+}
+
+mp_status mp_store_device_remove(mp_store *s, const char *id, const char *actor, mp_error *err)
+{
+	return remove_row(s, false, id, actor, err);
+}
+
+mp_status mp_store_device_delete(mp_store *s, const char *id, mp_error *err)
+{
+	return remove_row(s, false, id, "store", err);
 }
 
 /* ----- models ----------------------------------------------------------------------------------------- */
@@ -529,22 +930,26 @@ out:
 	return rc;
 }
 
-mp_status mp_store_model_list(mp_store *s, const char *after, int limit, mp_store_model_fn fn, void *ctx,
-			      int *more, mp_error *err)
+mp_status mp_store_model_find(mp_store *s, const mp_store_model_filter *f, const char *after, int limit,
+			      mp_store_model_fn fn, void *ctx, int *more, mp_error *err)
 {
+	static const char sql[] = "SELECT " MODEL_COLUMNS " FROM models WHERE id > ?1"
+				  " AND (?3 IS NULL OR model_type = ?3) AND (?4 IS NULL OR source = ?4)"
+				  " ORDER BY id LIMIT ?2";
 	sqlite3_stmt *st = NULL;
 	mp_status rc = MP_OK;
 	int n = 0, step = SQLITE_DONE;
 
 	*more = 0;
 	pthread_mutex_lock(&s->lock);
-	if (sqlite3_prepare_v2(s->db, "SELECT " MODEL_COLUMNS " FROM models WHERE id > ?1 ORDER BY id LIMIT ?2", -1,
-			       &st, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
 		rc = db_fail(err, s->db, "list models");
 		goto out;
 	}
 	sqlite3_bind_text(st, 1, after ? after : "", -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, 2, limit + 1);
+	bind_text_or_null(st, 3, f ? f->model_type : NULL);
+	bind_text_or_null(st, 4, f ? f->source : NULL);
 	while (rc == MP_OK && (step = sqlite3_step(st)) == SQLITE_ROW) {
 		mp_store_model m;
 
@@ -565,111 +970,57 @@ out:
 	return rc;
 }
 
-mp_status mp_store_device_put(mp_store *s, const mp_store_device *d, mp_error *err)
+mp_status mp_store_model_list(mp_store *s, const char *after, int limit, mp_store_model_fn fn, void *ctx,
+			      int *more, mp_error *err)
+{
+	return mp_store_model_find(s, NULL, after, limit, fn, ctx, more, err);
+}
+
+static mp_status model_upsert(sqlite3 *db, const mp_store_model *m, const char *actor, const char *action,
+			      bool *created, mp_error *err)
 {
 	static const char upsert[] =
-		"INSERT INTO devices (id, name, vendor, architecture, form_factor, memory_type, memory_bytes,"
-		" usable_memory_bytes, memory_bandwidth_bytes_per_second, l2_cache_bytes, sm_count, boost_clock_hz,"
-		" tdp_watts, cuda_context_bytes, interconnect_json, source, source_note, measured_at)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
-		" ON CONFLICT (id) DO UPDATE SET name = excluded.name, vendor = excluded.vendor,"
-		" architecture = excluded.architecture, form_factor = excluded.form_factor,"
-		" memory_type = excluded.memory_type, memory_bytes = excluded.memory_bytes,"
-		" usable_memory_bytes = excluded.usable_memory_bytes,"
-		" memory_bandwidth_bytes_per_second = excluded.memory_bandwidth_bytes_per_second,"
-		" l2_cache_bytes = excluded.l2_cache_bytes, sm_count = excluded.sm_count,"
-		" boost_clock_hz = excluded.boost_clock_hz, tdp_watts = excluded.tdp_watts,"
-		" cuda_context_bytes = excluded.cuda_context_bytes, interconnect_json = excluded.interconnect_json,"
-		" source = excluded.source, source_note = excluded.source_note, measured_at = excluded.measured_at,"
+		"INSERT INTO models (id, model_type, config_json, parameters, source) VALUES (?1, ?2, ?3, ?4, ?5)"
+		" ON CONFLICT (id) DO UPDATE SET model_type = excluded.model_type, config_json = excluded.config_json,"
+		" parameters = excluded.parameters, source = excluded.source,"
 		" updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')";
-	sqlite3_stmt *st = NULL, *del = NULL, *ins = NULL;
-	mp_status rc = MP_OK;
+	sqlite3_stmt *st = NULL;
+	bool existed = false;
+	mp_status rc = row_exists(db, true, m->id, &existed, err);
 
-	pthread_mutex_lock(&s->lock);
-	if (exec_script(s->db, "BEGIN IMMEDIATE", err) != MP_OK) {
-		pthread_mutex_unlock(&s->lock);
-		return MP_EDB;
-	}
-	if (sqlite3_prepare_v2(s->db, upsert, -1, &st, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(s->db, "DELETE FROM device_peaks WHERE device_id = ?1", -1, &del, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(s->db, "INSERT INTO device_peaks (device_id, dtype, flops_per_second) VALUES (?1, ?2, ?3)",
-			       -1, &ins, NULL) != SQLITE_OK) {
-		rc = db_fail(err, s->db, "write device");
-		goto out;
-	}
-	sqlite3_bind_text(st, 1, d->id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, d->name, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, d->vendor, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 4, d->architecture, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 5, d->form_factor, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 6, d->memory_type, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 7, (sqlite3_int64)d->hw.memory_bytes);
-	if (d->hw.usable_memory_bytes)
-		sqlite3_bind_int64(st, 8, (sqlite3_int64)d->hw.usable_memory_bytes);
-	sqlite3_bind_double(st, 9, d->hw.memory_bandwidth_bytes_per_second);
-	if (d->hw.l2_cache_bytes)
-		sqlite3_bind_int64(st, 10, (sqlite3_int64)d->hw.l2_cache_bytes);
-	if (d->hw.sm_count)
-		sqlite3_bind_int64(st, 11, d->hw.sm_count);
-	if (d->hw.boost_clock_hz > 0)
-		sqlite3_bind_double(st, 12, d->hw.boost_clock_hz);
-	if (d->tdp_watts > 0)
-		sqlite3_bind_double(st, 13, d->tdp_watts);
-	if (d->hw.cuda_context_bytes)
-		sqlite3_bind_int64(st, 14, (sqlite3_int64)d->hw.cuda_context_bytes);
-	bind_text_or_null(st, 15, d->interconnect_json);
-	sqlite3_bind_text(st, 16, d->source, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 17, d->source_note, -1, SQLITE_STATIC);
-	bind_text_or_null(st, 18, d->measured_at);
-	if (sqlite3_step(st) != SQLITE_DONE) {
-		rc = sqlite3_errcode(s->db) == SQLITE_CONSTRAINT ? mp_fail(err, MP_EINVAL, "", "%s", sqlite3_errmsg(s->db))
-								  : db_fail(err, s->db, "write device");
-		goto out;
-	}
-	sqlite3_bind_text(del, 1, d->id, -1, SQLITE_STATIC);
-	if (sqlite3_step(del) != SQLITE_DONE) {
-		rc = db_fail(err, s->db, "write device peaks");
-		goto out;
-	}
-	for (int t = 1; t < MP_DTYPE_COUNT; t++) {
-		if (!(d->hw.peak_flops_per_second[t] > 0))
-			continue;
-		sqlite3_reset(ins);
-		sqlite3_bind_text(ins, 1, d->id, -1, SQLITE_STATIC);
-		sqlite3_bind_text(ins, 2, mp_dtype_name((mp_dtype)t), -1, SQLITE_STATIC);
-		sqlite3_bind_double(ins, 3, d->hw.peak_flops_per_second[t]);
-		if (sqlite3_step(ins) != SQLITE_DONE) {
-			rc = db_fail(err, s->db, "write device peaks");
-			goto out;
-		}
-	}
-out:
-	sqlite3_finalize(ins);
-	sqlite3_finalize(del);
+	if (rc != MP_OK)
+		return rc;
+	if (created)
+		*created = !existed;
+	if (sqlite3_prepare_v2(db, upsert, -1, &st, NULL) != SQLITE_OK)
+		return db_fail(err, db, "write model");
+	sqlite3_bind_text(st, 1, m->id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, m->model_type, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, m->config_json ? m->config_json : "", -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, (sqlite3_int64)m->parameters);
+	sqlite3_bind_text(st, 5, m->source[0] ? m->source : "user", -1, SQLITE_STATIC);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		rc = constraint_or_db(db, err, "write model");
 	sqlite3_finalize(st);
-	exec_script(s->db, rc == MP_OK ? "COMMIT" : "ROLLBACK", NULL);
-	pthread_mutex_unlock(&s->lock);
+	if (rc == MP_OK)
+		rc = audit(db, actor, action ? action : existed ? "replace" : "create", "model", m->id, err);
 	return rc;
 }
 
-mp_status mp_store_device_delete(mp_store *s, const char *id, mp_error *err)
+mp_status mp_store_model_write(mp_store *s, const mp_store_model *m, const char *actor, bool *created,
+			       mp_error *err)
 {
-	sqlite3_stmt *st = NULL;
-	mp_status rc = MP_OK;
+	mp_status rc = tx_begin(s, err);
 
-	pthread_mutex_lock(&s->lock);
-	if (sqlite3_prepare_v2(s->db, "DELETE FROM devices WHERE id = ?1", -1, &st, NULL) != SQLITE_OK) {
-		rc = db_fail(err, s->db, "delete device");
-	} else {
-		sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-		if (sqlite3_step(st) != SQLITE_DONE)
-			rc = db_fail(err, s->db, "delete device");
-		else if (sqlite3_changes(s->db) == 0)
-			rc = mp_fail(err, MP_ENOTFOUND, "/id", "no device with id '%s'", id);
-	}
-	sqlite3_finalize(st);
-	pthread_mutex_unlock(&s->lock);
-	return rc;
+	if (rc != MP_OK)
+		return rc;
+	rc = model_upsert(s->db, m, actor, NULL, created, err);
+	return tx_end(s, rc, err);
+}
+
+mp_status mp_store_model_remove(mp_store *s, const char *id, const char *actor, mp_error *err)
+{
+	return remove_row(s, true, id, actor, err);
 }
 
 /* ----- calibration runs ------------------------------------------------------------------------------- */

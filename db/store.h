@@ -59,6 +59,12 @@ typedef struct mp_store_device {
 	char interconnect_json[1024];	/* JSON object text, "" when unknown */
 	double tdp_watts;		/* 0 = unknown */
 	mp_device hw;			/* the planner's view */
+	/* schema v3; 0 or "" = unknown */
+	char linked_device_id[MP_STORE_ID_MAX];	/* a measured profile: the datasheet profile it was measured on */
+	double base_clock_hz;
+	double memory_clock_hz;
+	double fma_flops_per_second;	/* fp32 vector FMA rate (CUDA cores / stream processors), not a matrix rate */
+	double memory_latency_seconds;	/* one dependent DRAM load (pointer chase beyond L2) */
 } mp_store_device;
 
 /* Fills *out for id. Errors: MP_ENOTFOUND, MP_EDB. */
@@ -72,14 +78,32 @@ typedef mp_status (*mp_store_device_fn)(const mp_store_device *d, void *ctx);
 mp_status mp_store_device_list(mp_store *s, const char *after, int limit, mp_store_device_fn fn, void *ctx,
 			       int *more, mp_error *err);
 
+/* Filters of a device listing; NULL / 0 members match everything. */
+typedef struct mp_store_device_filter {
+	const char *vendor;		/* exact, case-insensitive ("nvidia" matches "NVIDIA") */
+	const char *source;		/* "datasheet", "measured" or "user" */
+	uint64_t min_memory_bytes;	/* memory_bytes >= this */
+} mp_store_device_filter;
+
+/* As mp_store_device_list, restricted by filter (NULL = none). */
+mp_status mp_store_device_find(mp_store *s, const mp_store_device_filter *filter, const char *after, int limit,
+			       mp_store_device_fn fn, void *ctx, int *more, mp_error *err);
+
 /*
- * Creates or replaces the device d->id with its peaks (peak_flops_per_second > 0 only), in one transaction.
- * created_at is kept on replace; updated_at is set to now. Errors: MP_EINVAL (a CHECK failed, e.g. source
- * not one of datasheet/measured/user), MP_EDB.
+ * Creates or replaces the device d->id with its peaks (peak_flops_per_second > 0 only), in one transaction
+ * that also appends an audit_log row naming actor ("api", "import", "calibration"; NULL = "store").
+ * created_at is kept on replace; updated_at is set to now. *created (may be NULL) tells whether the id was
+ * new. Errors: MP_EINVAL (a CHECK failed, e.g. source not one of datasheet/measured/user, or a
+ * linked_device_id that names no device), MP_EDB.
  */
+mp_status mp_store_device_write(mp_store *s, const mp_store_device *d, const char *actor, bool *created,
+				mp_error *err);
+/* mp_store_device_write with actor "store". */
 mp_status mp_store_device_put(mp_store *s, const mp_store_device *d, mp_error *err);
 
-/* Deletes a device and its peaks. Errors: MP_ENOTFOUND, MP_EDB. */
+/* Deletes a device and its peaks (audited as actor). Errors: MP_ENOTFOUND, MP_EDB. */
+mp_status mp_store_device_remove(mp_store *s, const char *id, const char *actor, mp_error *err);
+/* mp_store_device_remove with actor "store". */
 mp_status mp_store_device_delete(mp_store *s, const char *id, mp_error *err);
 
 /* ----- calibration runs (one row per job; history per device) ----- */
@@ -118,5 +142,54 @@ void mp_store_model_free(mp_store_model *m);
 typedef mp_status (*mp_store_model_fn)(const mp_store_model *m, void *ctx);
 mp_status mp_store_model_list(mp_store *s, const char *after, int limit, mp_store_model_fn fn, void *ctx,
 			      int *more, mp_error *err);
+
+typedef struct mp_store_model_filter {
+	const char *model_type;		/* NULL = any */
+	const char *source;		/* "preset" or "user"; NULL = any */
+} mp_store_model_filter;
+mp_status mp_store_model_find(mp_store *s, const mp_store_model_filter *filter, const char *after, int limit,
+			      mp_store_model_fn fn, void *ctx, int *more, mp_error *err);
+
+/*
+ * Creates or replaces model m->id (model_type, config_json, parameters > 0, source "preset" or "user"), audited
+ * as actor. *created (may be NULL) tells whether the id was new. Errors: MP_EINVAL (a CHECK failed), MP_EDB.
+ */
+mp_status mp_store_model_write(mp_store *s, const mp_store_model *m, const char *actor, bool *created,
+			       mp_error *err);
+/* Deletes a model (audited as actor). Errors: MP_ENOTFOUND, MP_EDB. */
+mp_status mp_store_model_remove(mp_store *s, const char *id, const char *actor, mp_error *err);
+
+/* ----- audit log: one row per write, in the write's own transaction ----- */
+typedef struct mp_store_audit {
+	int64_t seq;			/* increasing */
+	char at[32];			/* ISO 8601 UTC with milliseconds */
+	char actor[64];
+	char action[16];		/* "create", "replace", "delete", "preset" */
+	char kind[16];			/* "device", "model" */
+	char resource_id[MP_STORE_ID_MAX];
+} mp_store_audit;
+typedef mp_status (*mp_store_audit_fn)(const mp_store_audit *a, void *ctx);
+/* Calls fn for each entry with seq > after_seq, oldest first, at most limit. Errors: MP_EDB. */
+mp_status mp_store_audit_list(mp_store *s, int64_t after_seq, int limit, mp_store_audit_fn fn, void *ctx,
+			      int *more, mp_error *err);
+
+/*
+ * Groups the writes that follow (on this thread) into one transaction: mp_store_begin, any number of
+ * *_write / *_remove calls, then mp_store_commit (which rolls back instead when any of them failed) or
+ * mp_store_rollback. Holds the store's lock in between, so other threads wait. Errors: MP_EDB.
+ */
+mp_status mp_store_begin(mp_store *s, mp_error *err);
+mp_status mp_store_commit(mp_store *s, mp_error *err);
+void mp_store_rollback(mp_store *s);
+
+/* Runs PRAGMA integrity_check and copies its first row ("ok" when sound) into out. Errors: MP_EDB. */
+mp_status mp_store_integrity_check(mp_store *s, char *out, size_t len, mp_error *err);
+
+/*
+ * Opens the database at path and migrates it only up to schema version `version` (tests build old
+ * databases with it to check upgrades). Otherwise as mp_store_open.
+ */
+mp_status mp_store_open_at(const char *path, int version, mp_store_count_fn count_parameters, mp_store **out,
+			   mp_error *err);
 
 #endif /* MP_STORE_H */

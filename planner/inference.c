@@ -239,29 +239,13 @@ static uint64_t largest(const mp_model *m, const mp_inference_req *base, const m
 	return lo;
 }
 
-mp_status mp_plan_inference(const mp_model *m, const mp_param_count *pc, const mp_inference_req *req,
-                            const mp_device *dev, mp_inference_memory *mem, mp_fit *fit, mp_error *err)
-{
-	return mp_plan_inference_ex(m, pc, req, NULL, dev, mem, fit, err);
-}
-
-mp_status mp_plan_inference_ex(const mp_model *m, const mp_param_count *pc, const mp_inference_req *req,
-                               const mp_inference_opts *opts, const mp_device *dev, mp_inference_memory *mem,
-                               mp_fit *fit, mp_error *err)
+void mp_fit_verdict(const mp_inference_memory *mem, const mp_inference_opts *opts, const mp_device *dev, mp_fit *fit)
 {
 	static const mp_inference_opts defaults;
 	const mp_inference_opts *o = opts ? opts : &defaults;
-	mp_status st;
-	uint64_t biggest, seq_hi, degrees[MP_MAX_TP_DEGREES];
-	size_t nd;
+	uint64_t biggest;
 
-	(void)pc;
-	if (fit)
-		memset(fit, 0, sizeof(*fit));
-	st = evaluate(m, req, o, dev, mem, err);
-	if (st != MP_OK || dev == NULL || fit == NULL)
-		return st;
-
+	memset(fit, 0, sizeof(*fit));
 	fit->capacity_bytes = mp_device_capacity_bytes(dev);
 	fit->budget_bytes = budget_of(o, fit->capacity_bytes);
 	fit->reserve_bytes = fit->capacity_bytes - fit->budget_bytes;
@@ -275,7 +259,32 @@ mp_status mp_plan_inference_ex(const mp_model *m, const mp_param_count *pc, cons
 		fit->binding_term = "activations", biggest = mem->activations_bytes;
 	if (mem->overhead_bytes > biggest)
 		fit->binding_term = "overhead";
+}
 
+mp_status mp_plan_inference(const mp_model *m, const mp_param_count *pc, const mp_inference_req *req,
+                            const mp_device *dev, mp_inference_memory *mem, mp_fit *fit, mp_error *err)
+{
+	return mp_plan_inference_ex(m, pc, req, NULL, dev, mem, fit, err);
+}
+
+mp_status mp_plan_inference_ex(const mp_model *m, const mp_param_count *pc, const mp_inference_req *req,
+                               const mp_inference_opts *opts, const mp_device *dev, mp_inference_memory *mem,
+                               mp_fit *fit, mp_error *err)
+{
+	static const mp_inference_opts defaults;
+	const mp_inference_opts *o = opts ? opts : &defaults;
+	mp_status st;
+	uint64_t seq_hi, degrees[MP_MAX_TP_DEGREES];
+	size_t nd;
+
+	(void)pc;
+	if (fit)
+		memset(fit, 0, sizeof(*fit));
+	st = evaluate(m, req, o, dev, mem, err);
+	if (st != MP_OK || dev == NULL || fit == NULL)
+		return st;
+
+	mp_fit_verdict(mem, o, dev, fit);
 	fit->max_batch_size = largest(m, req, o, dev, fit->budget_bytes, true, MP_MAX_BATCH_SIZE);
 	seq_hi = o->allow_beyond_max_position || mem->context_limit == 0 || mem->context_limit > MP_MAX_SEQUENCE_LENGTH
 	             ? MP_MAX_SEQUENCE_LENGTH

@@ -260,6 +260,15 @@ mp_status mp_plan_inference_ex(const mp_model *m, const mp_param_count *pc, cons
                                const mp_inference_opts *opts, const mp_device *dev, mp_inference_memory *mem,
                                mp_fit *fit, mp_error *err);
 
+/*
+ * The verdict alone, for a plan already computed (mem) on dev: capacity, budget (capacity x
+ * gpu_memory_utilization), fits, headroom and the binding (largest) term; the solved fields (max_batch_size,
+ * max_sequence_length, min_gpus) are left 0. Cheap: no further planning, so a scheduler's many device x GPU
+ * count pairs cost one mp_plan_inference_ex (without fit) each. Worked example: 17,638,465,536 bytes on an
+ * H200 (150,109,880,320 usable) -> fits, headroom 132,471,414,784, binding "weights". No errors.
+ */
+void mp_fit_verdict(const mp_inference_memory *mem, const mp_inference_opts *opts, const mp_device *dev, mp_fit *fit);
+
 /* mp_plan_inference_ex with every option at its default (no prefill workspace: weights + KV + overhead). */
 mp_status mp_plan_inference(const mp_model *m, const mp_param_count *pc, const mp_inference_req *req,
                             const mp_device *dev, mp_inference_memory *mem, mp_fit *fit, mp_error *err);

@@ -1,6 +1,8 @@
 /*
  * test_store.c: the SQLite store. A new database is created at the current schema version and seeded with
- * the presets; opening it again applies nothing twice; devices carry their datasheet figures and sources.
+ * the presets; opening it again applies nothing twice; devices carry their datasheet figures and sources; a
+ * version 2 database with user rows is upgraded in place without touching them; the measured H200 profile
+ * matches ../shared/groundtruth/h200; every write is audited; filters and batch transactions work.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +14,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "../daemon/hf_config.h"
 #include "../db/store.h"
@@ -73,7 +76,7 @@ static void test_create_seed_reopen(void **state)
 	assert_int_equal(mp_store_open(path, mpd_hf_count_parameters, &s, &err), MP_OK);
 	assert_int_equal(mp_store_user_version(s), mp_store_schema_version());
 	assert_int_equal(mp_store_model_list(s, NULL, 100, count_models, &n, &more, &err), MP_OK);
-	assert_int_equal(n, 10);
+	assert_true(n >= 20);
 	assert_int_equal(mp_store_model_get(s, "falcon-7b", &m, &err), MP_OK);
 	assert_true((double)m.parameters ==
 		    cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(counts, "models"), "falcon-7b"), "total")
@@ -107,10 +110,280 @@ static void test_create_seed_reopen(void **state)
 	cJSON_Delete(counts);
 }
 
+
+static sqlite3 *raw_open(void)
+{
+	sqlite3 *db = NULL;
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	return db;
+}
+
+static void raw_exec(sqlite3 *db, const char *sql)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+		fail_msg("%s: %s", sql, msg ? msg : "?");
+}
+
+static long long raw_int(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+	long long v = -1;
+
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* A version 2 database as the previous release left it (schema 2, some preset rows, a user's own rows, one of
+ * them holding an id that is now a preset) upgrades in place: user rows untouched, new presets added, a
+ * preset the user had deleted not brought back. */
+static void test_upgrade_from_v2(void **state)
+{
+	mp_store *s;
+	mp_error err;
+	mp_store_device d;
+	mp_store_model m;
+	sqlite3 *db;
+
+	(void)state;
+	assert_int_equal(mp_store_open_at(path, 2, mpd_hf_count_parameters, &s, &err), MP_OK);
+	assert_int_equal(mp_store_user_version(s), 2);
+	mp_store_close(s);
+	db = raw_open();
+	/* what release 1 seeded (one preset, edited by nobody) and what its users wrote */
+	raw_exec(db, "INSERT INTO devices (id, name, vendor, memory_bytes, memory_bandwidth_bytes_per_second, source,"
+		     " source_note) VALUES ('a100-sxm4-80gb', 'A100 SXM4 80GB', 'NVIDIA', 85899345920, 2039e9,"
+		     " 'datasheet', 'old preset')");
+	raw_exec(db, "INSERT INTO devices (id, name, vendor, memory_bytes, memory_bandwidth_bytes_per_second, source,"
+		     " source_note) VALUES ('lab-gpu', 'Lab GPU', 'ACME', 1073741824, 1e11, 'user', 'mine')");
+	raw_exec(db, "INSERT INTO devices (id, name, vendor, memory_bytes, memory_bandwidth_bytes_per_second, source,"
+		     " source_note) VALUES ('h200-sxm-141gb-measured', 'My own H200 run', 'NVIDIA', 150000000000, 4e12,"
+		     " 'user', 'my measurement')");
+	raw_exec(db, "INSERT INTO models (id, model_type, config_json, parameters, source) VALUES ('qwen2.5-14b',"
+		     " 'llama', '{\"model_type\":\"llama\"}', 42, 'user')");
+	raw_exec(db, "INSERT INTO calibration_runs (id, target, state) VALUES ('job-1', 'gpu:0', 'succeeded')");
+	sqlite3_close(db);
+
+	assert_int_equal(mp_store_open(path, mpd_hf_count_parameters, &s, &err), MP_OK);
+	assert_int_equal(mp_store_user_version(s), mp_store_schema_version());
+	/* user rows as they were */
+	assert_int_equal(mp_store_device_get(s, "lab-gpu", &d, &err), MP_OK);
+	assert_string_equal(d.source_note, "mine");
+	assert_int_equal(mp_store_device_get(s, "h200-sxm-141gb-measured", &d, &err), MP_OK);
+	assert_string_equal(d.name, "My own H200 run");
+	assert_string_equal(d.source, "user");
+	assert_int_equal(mp_store_model_get(s, "qwen2.5-14b", &m, &err), MP_OK);
+	assert_int_equal(m.parameters, 42);
+	assert_string_equal(m.source, "user");
+	mp_store_model_free(&m);
+	/* the old preset row untouched, new presets added */
+	assert_int_equal(mp_store_device_get(s, "a100-sxm4-80gb", &d, &err), MP_OK);
+	assert_string_equal(d.source_note, "old preset");
+	assert_int_equal(mp_store_device_get(s, "h200-sxm-141gb", &d, &err), MP_OK);
+	assert_int_equal(mp_store_model_get(s, "llama-3.1-405b", &m, &err), MP_OK);
+	mp_store_model_free(&m);
+	assert_int_equal(mp_store_calibration_get(s, "job-1", &(mp_store_calibration){ 0 }, &err), MP_OK);
+	/* a deleted preset stays deleted across reopen (the preset log remembers it was applied) */
+	assert_int_equal(mp_store_device_remove(s, "h200-sxm-141gb", "test", &err), MP_OK);
+	mp_store_close(s);
+	assert_int_equal(mp_store_open(path, mpd_hf_count_parameters, &s, &err), MP_OK);
+	assert_int_equal(mp_store_device_get(s, "h200-sxm-141gb", &d, &err), MP_ENOTFOUND);
+	mp_store_close(s);
+	db = raw_open();
+	assert_int_equal(raw_int(db, "SELECT count(*) FROM devices WHERE id = 'lab-gpu' AND source = 'user'"), 1);
+	sqlite3_close(db);
+}
+
+static double gt_num(const cJSON *o, const char *a, const char *b)
+{
+	const cJSON *v = b ? cJSON_GetObjectItem(cJSON_GetObjectItem(o, a), b) : cJSON_GetObjectItem(o, a);
+
+	if (!cJSON_IsNumber(v))
+		fail_msg("%s.%s missing from measurements.json", a, b ? b : "");
+	return v->valuedouble;
+}
+
+/* The measured H200 profile carries the ground truth's figures: best measured bandwidth, the per-dtype matrix
+ * rates, the FMA rate, usable bytes, context overhead and latency, linked to the datasheet profile. */
+static void test_measured_h200(void **state)
+{
+	cJSON *gt = ref_json("groundtruth/h200/measurements.json");
+	const cJSON *gemm = cJSON_GetObjectItem(cJSON_GetObjectItem(gt, "ceilings_torch"), "gemm_TFLOPs"), *g;
+	const char *mb = cJSON_GetObjectItem(gt, "microbenchmarks_cuda_c")->valuestring, *p;
+	double best = gt_num(gt, "ceilings_torch", "copy_GBps"), fma = 0, lat = 0, v;
+	mp_store *s;
+	mp_error err;
+	mp_store_device d;
+
+	(void)state;
+	if (gt_num(gt, "ceilings_torch", "triad_GBps") > best)
+		best = gt_num(gt, "ceilings_torch", "triad_GBps");
+	/* every "GBps <x>" figure of the CUDA C run competes too */
+	for (p = strstr(mb, "GBps "); p; p = strstr(p + 1, "GBps "))
+		if (sscanf(p + 5, "%lf", &v) == 1 && v > best && strncmp(p - 7, "useful_", 7) != 0)
+			best = v;
+	p = strstr(mb, "fma_fp32 TFLOPs ");
+	assert_non_null(p);
+	sscanf(p + 16, "%lf", &fma);
+	p = strstr(mb, "latency span_bytes 1073741824 ns ");
+	assert_non_null(p);
+	sscanf(p + 33, "%lf", &lat);
+
+	assert_int_equal(mp_store_open(path, mpd_hf_count_parameters, &s, &err), MP_OK);
+	assert_int_equal(mp_store_device_get(s, "h200-sxm-141gb-measured", &d, &err), MP_OK);
+	assert_string_equal(d.source, "measured");
+	assert_string_equal(d.linked_device_id, "h200-sxm-141gb");
+	assert_true(strlen(d.measured_at) > 0);
+	assert_non_null(strstr(d.source_note, "cudaMemGetInfo"));
+	assert_true(ref_close(d.hw.memory_bandwidth_bytes_per_second, best * 1e9, 1e-12));
+	cJSON_ArrayForEach(g, gemm)
+	{
+		mp_dtype dt = mp_dtype_from_name(g->string);
+
+		assert_int_not_equal(dt, MP_DTYPE_INVALID);
+		if (!ref_close(d.hw.peak_flops_per_second[dt], g->valuedouble * 1e12, 1e-12))
+			fail_msg("%s peak %g, measured %g", g->string, d.hw.peak_flops_per_second[dt], g->valuedouble * 1e12);
+	}
+	assert_true(ref_close(d.fma_flops_per_second, fma * 1e12, 1e-12));
+	assert_true(ref_close(d.memory_latency_seconds, lat * 1e-9, 1e-12));
+	assert_int_equal(d.hw.usable_memory_bytes, (uint64_t)gt_num(gt, "device", "mem_get_info_total"));
+	assert_int_equal(d.hw.cuda_context_bytes, (uint64_t)gt_num(gt, "device", "context_overhead_bytes"));
+	assert_int_equal(d.hw.l2_cache_bytes, (uint64_t)gt_num(gt, "device", "l2"));
+	assert_int_equal(d.hw.sm_count, (uint32_t)gt_num(gt, "device", "sms"));
+	mp_store_close(s);
+	cJSON_Delete(gt);
+}
+
+/* Preset model counts agree with the references: parameter_counts.json and the H200 ground truth. */
+static void test_model_presets(void **state)
+{
+	cJSON *counts = ref_json("models/parameter_counts.json"), *gt = ref_json("groundtruth/h200/measurements.json");
+	const cJSON *c, *run;
+	mp_store *s;
+	mp_error err;
+	mp_store_model m;
+	int n = 0;
+
+	(void)state;
+	assert_int_equal(mp_store_open(path, mpd_hf_count_parameters, &s, &err), MP_OK);
+	cJSON_ArrayForEach(c, cJSON_GetObjectItem(counts, "models"))
+	{
+		assert_int_equal(mp_store_model_get(s, c->string, &m, &err), MP_OK);
+		assert_true((double)m.parameters == cJSON_GetObjectItem(c, "total")->valuedouble);
+		mp_store_model_free(&m);
+		n++;
+	}
+	assert_true(n >= 10);
+	cJSON_ArrayForEach(run, cJSON_GetObjectItem(gt, "inference"))
+	{
+		const char *id = cJSON_GetObjectItem(run, "model")->valuestring;
+
+		/* full-depth runs only (llama-3-8b was measured with 4 of its 32 layers) */
+		if (mp_store_model_get(s, id, &m, &err) != MP_OK)
+			continue;
+		if (strcmp(id, "llama-3-8b") != 0)
+			assert_true((double)m.parameters == cJSON_GetObjectItem(run, "params")->valuedouble);
+		mp_store_model_free(&m);
+	}
+	assert_int_equal(mp_store_model_get(s, "qwen2.5-0.5b", &m, &err), MP_OK);
+	mp_store_model_free(&m);
+	mp_store_close(s);
+	cJSON_Delete(counts);
+	cJSON_Delete(gt);
+}
+
+static mp_status count_audit(const mp_store_audit *a, void *ctx)
+{
+	int *n = ctx;
+
+	if (strcmp(a->actor, "tester") == 0)
+		n[strcmp(a->action, "create") == 0 ? 0 : strcmp(a->action, "replace") == 0 ? 1 : 2]++;
+	return MP_OK;
+}
+
+static mp_status count_any(const mp_store_device *d, void *ctx)
+{
+	(void)d;
+	(*(int *)ctx)++;
+	return MP_OK;
+}
+
+/* Writes are audited in their own transaction; filters; mp_store_begin groups writes all or nothing. */
+static void test_writes_audit_filters_batch(void **state)
+{
+	mp_store *s;
+	mp_error err;
+	mp_store_device d, back;
+	mp_store_device_filter amd = { "amd", NULL, 0 }, big = { NULL, NULL, UINT64_C(150) << 30 },
+			       user = { NULL, "user", 0 };
+	int counts[3] = { 0, 0, 0 }, n = 0, more = 0;
+	bool created = false;
+
+	(void)state;
+	assert_int_equal(mp_store_open(path, mpd_hf_count_parameters, &s, &err), MP_OK);
+	memset(&d, 0, sizeof(d));
+	snprintf(d.id, sizeof(d.id), "t-gpu");
+	snprintf(d.name, sizeof(d.name), "Test GPU");
+	snprintf(d.vendor, sizeof(d.vendor), "ACME");
+	snprintf(d.source, sizeof(d.source), "user");
+	d.hw.memory_bytes = UINT64_C(1) << 34;
+	d.hw.memory_bandwidth_bytes_per_second = 1e12;
+	d.hw.peak_flops_per_second[MP_DTYPE_BF16] = 1e14;
+	d.base_clock_hz = 1.1e9;
+	assert_int_equal(mp_store_device_write(s, &d, "tester", &created, &err), MP_OK);
+	assert_true(created);
+	d.hw.memory_bytes = UINT64_C(1) << 35;
+	assert_int_equal(mp_store_device_write(s, &d, "tester", &created, &err), MP_OK);
+	assert_false(created);
+	assert_int_equal(mp_store_device_get(s, "t-gpu", &back, &err), MP_OK);
+	assert_int_equal(back.hw.memory_bytes, UINT64_C(1) << 35);
+	assert_true(back.base_clock_hz == 1.1e9);
+	assert_true(back.hw.peak_flops_per_second[MP_DTYPE_BF16] == 1e14);
+	/* a CHECK failure is MP_EINVAL and leaves nothing behind */
+	snprintf(d.source, sizeof(d.source), "guess");
+	assert_int_equal(mp_store_device_write(s, &d, "tester", NULL, &err), MP_EINVAL);
+	snprintf(d.source, sizeof(d.source), "user");
+	assert_int_equal(mp_store_device_remove(s, "t-gpu", "tester", &err), MP_OK);
+	assert_int_equal(mp_store_device_remove(s, "t-gpu", "tester", &err), MP_ENOTFOUND);
+	assert_int_equal(mp_store_audit_list(s, 0, 1000, count_audit, counts, &more, &err), MP_OK);
+	assert_int_equal(counts[0], 1);
+	assert_int_equal(counts[1], 1);
+	assert_int_equal(counts[2], 1);
+
+	assert_int_equal(mp_store_device_find(s, &amd, NULL, 100, count_any, &n, &more, &err), MP_OK);
+	assert_int_equal(n, 3); /* MI250X, MI300X, MI325X */
+	n = 0;
+	assert_int_equal(mp_store_device_find(s, &big, NULL, 100, count_any, &n, &more, &err), MP_OK);
+	assert_true(n >= 4); /* B200, GB200, MI300X, MI325X, ... */
+	n = 0;
+	assert_int_equal(mp_store_device_find(s, &user, NULL, 100, count_any, &n, &more, &err), MP_OK);
+	assert_int_equal(n, 0);
+
+	/* a batch with one bad write commits nothing */
+	assert_int_equal(mp_store_begin(s, &err), MP_OK);
+	snprintf(d.id, sizeof(d.id), "batch-1");
+	assert_int_equal(mp_store_device_write(s, &d, "tester", NULL, &err), MP_OK);
+	snprintf(d.id, sizeof(d.id), "batch-2");
+	snprintf(d.source, sizeof(d.source), "guess");
+	assert_int_equal(mp_store_device_write(s, &d, "tester", NULL, &err), MP_EINVAL);
+	assert_int_not_equal(mp_store_commit(s, &err), MP_OK);
+	assert_int_equal(mp_store_device_get(s, "batch-1", &back, &err), MP_ENOTFOUND);
+	mp_store_close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_create_seed_reopen, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_upgrade_from_v2, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_measured_h200, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_model_presets, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_writes_audit_filters_batch, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("store", tests, NULL, NULL);

@@ -1,0 +1,118 @@
+/*
+ * auth.c: bearer tokens for writes (see auth.h). The comparison takes time that depends only on the
+ * configured token's length, never on how much of a guess matches; the token is never logged or echoed.
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <microhttpd.h>
+
+#include "auth.h"
+
+mp_status mpd_auth_load(mpd_config *cfg, const char *token_file, mp_error *err)
+{
+	char buf[sizeof(cfg->token) + 2];
+	const char *src = NULL;
+	size_t n;
+	char *p;
+
+	cfg->token[0] = '\0';
+	if (token_file) {
+		FILE *f = fopen(token_file, "r");
+
+		if (f == NULL)
+			return mp_fail(err, MP_EINVAL, "--token-file", "cannot read the token file %s", token_file);
+		p = fgets(buf, sizeof(buf), f);
+		fclose(f);
+		if (p == NULL)
+			buf[0] = '\0';
+		src = buf;
+	} else {
+		src = getenv("MEMPLAN_TOKEN");
+		if (src == NULL || src[0] == '\0')
+			return MP_OK;
+	}
+	while (isspace((unsigned char)*src))
+		src++;
+	n = strlen(src);
+	while (n && isspace((unsigned char)src[n - 1]))
+		n--;
+	if (n == 0 || n >= sizeof(cfg->token))
+		return mp_fail(err, MP_EINVAL, token_file ? "--token-file" : "MEMPLAN_TOKEN",
+			       "the token must be 1 to %zu bytes on one line", sizeof(cfg->token) - 1);
+	memcpy(cfg->token, src, n);
+	cfg->token[n] = '\0';
+	return MP_OK;
+}
+
+bool mpd_auth_is_loopback(const char *host)
+{
+	struct in_addr a4;
+	struct in6_addr a6;
+
+	if (inet_pton(AF_INET, host, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	if (inet_pton(AF_INET6, host, &a6) != 1)
+		return false;
+	if (IN6_IS_ADDR_LOOPBACK(&a6))
+		return true;
+	return IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127;
+}
+
+mp_status mpd_auth_check_listen(const mpd_config *cfg, mp_error *err)
+{
+	if (cfg->token[0] || cfg->insecure || mpd_auth_is_loopback(cfg->listen_host))
+		return MP_OK;
+	return mp_fail(err, MP_EINVAL, "--listen",
+		       "refusing to listen on %s without a token: writes would be open to the network; give "
+		       "--token-file FILE (or MEMPLAN_TOKEN), or --insecure to accept that",
+		       cfg->listen_host);
+}
+
+bool mpd_auth_is_write(const char *method, const char *pattern)
+{
+	static const char *const compute_only[] = { "/v1/plan/", "/v1/fit", "/v1/roofline" };
+
+	if (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0)
+		return false;
+	if (strcmp(method, "POST") == 0)
+		for (size_t i = 0; i < sizeof(compute_only) / sizeof(compute_only[0]); i++)
+			if (strncmp(pattern, compute_only[i], strlen(compute_only[i])) == 0)
+				return false;
+	return true;
+}
+
+/* Equal in time that depends on the length of want only. */
+static bool token_equal(const char *given, size_t glen, const char *want, size_t wlen)
+{
+	unsigned int diff = glen != wlen;
+
+	for (size_t i = 0; i < wlen; i++)
+		diff |= (unsigned char)want[i] ^ (unsigned char)(i < glen ? given[i] : 0);
+	return diff == 0;
+}
+
+mp_status mpd_auth_request(const mpd_daemon *d, const char *method, const char *pattern, void *conn, mp_error *err)
+{
+	const char *h;
+
+	if (d->cfg.token[0] == '\0' || !mpd_auth_is_write(method, pattern))
+		return MP_OK;
+	h = MHD_lookup_connection_value((struct MHD_Connection *)conn, MHD_HEADER_KIND,
+					MHD_HTTP_HEADER_AUTHORIZATION);
+	if (h == NULL || strncasecmp(h, "Bearer ", 7) != 0)
+		return mp_fail(err, MP_EAUTH, "Authorization",
+			       "this write needs 'Authorization: Bearer <token>' (the daemon's --token-file or "
+			       "MEMPLAN_TOKEN)");
+	h += 7;
+	while (*h == ' ')
+		h++;
+	if (!token_equal(h, strlen(h), d->cfg.token, strlen(d->cfg.token)))
+		return mp_fail(err, MP_EFORBIDDEN, "Authorization", "the bearer token is not the daemon's token");
+	return MP_OK;
+}

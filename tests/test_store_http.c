@@ -1,0 +1,412 @@
+/*
+ * test_store_http.c: the store over HTTP, in-process on 127.0.0.1 port 0 with a token configured: device and
+ * model CRUD round trips, validation errors naming fields, 401/403 on writes, ETag and 304, POST /v1/fit and
+ * GET /v1/capacity (JSON and text), and the listen rule for non-loopback addresses.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <curl/curl.h>
+
+#include "../daemon/auth.h"
+#include "http_util.h"
+#include "refs.h"
+
+#define TOKEN "t0ken-for-tests"
+#define AUTH "Authorization: Bearer " TOKEN
+#define J "application/json"
+
+typedef struct fixture {
+	mpd_daemon d;
+	char dir[64];
+} fixture;
+
+static int setup(void **state)
+{
+	fixture *f = calloc(1, sizeof(*f));
+
+	http_start(&f->d, f->dir, sizeof(f->dir));
+	snprintf(f->d.cfg.token, sizeof(f->d.cfg.token), "%s", TOKEN);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fixture *f = *state;
+
+	http_stop(&f->d, f->dir);
+	free(f);
+	return 0;
+}
+
+static double num(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItem(o, k);
+
+	if (!cJSON_IsNumber(v))
+		fail_msg("%s is not a number", k);
+	return v->valuedouble;
+}
+
+static void expect(fixture *f, const char *method, const char *path, const char *body, const char *hdr, long status,
+		   const char *field)
+{
+	http_resp r;
+
+	http_do(&f->d, method, path, body, body ? J : NULL, hdr, &r);
+	if (r.status != status)
+		fail_msg("%s %s: %ld, expected %ld: %s", method, path, r.status, status, r.body ? r.body : "");
+	if (field && strcmp(http_problem_field(&r), field) != 0)
+		fail_msg("%s %s: field '%s', expected '%s' (%s)", method, path, http_problem_field(&r), field, r.body);
+	http_resp_free(&r);
+}
+
+#define DEV_BODY                                                                                              \
+	"{\"name\":\"Lab 4090\",\"vendor\":\"NVIDIA\",\"memory_bytes\":25769803776,\"usable_memory_bytes\":"    \
+	"25282281472,\"memory_bandwidth_bytes_per_second\":1008e9,\"peak_flops_per_second\":{\"bf16\":165.2e12},"  \
+	"\"interconnect\":{\"host_link\":\"PCIe Gen4 x16\",\"host_link_bytes_per_second\":64e9},"                \
+	"\"source_note\":\"our box\"}"
+
+static void test_device_crud(void **state)
+{
+	fixture *f = *state;
+	http_resp r, g;
+	char *doc;
+
+	http_do(&f->d, "PUT", "/v1/devices/lab-4090", DEV_BODY, J, AUTH, &r);
+	assert_int_equal(r.status, 201);
+	assert_string_equal(cJSON_GetObjectItem(r.json, "source")->valuestring, "user");
+	assert_true(num(r.json, "usable_memory_bytes") == 25282281472.0);
+	http_resp_free(&r);
+	/* GET returns what PUT stored; PUT of the GET document replaces with 200 and the same content */
+	http_do(&f->d, "GET", "/v1/devices/lab-4090", NULL, NULL, NULL, &g);
+	assert_int_equal(g.status, 200);
+	assert_true(num(cJSON_GetObjectItem(g.json, "peak_flops_per_second"), "bf16") == 165.2e12);
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(g.json, "interconnect"), "host_link")->valuestring,
+			    "PCIe Gen4 x16");
+	doc = cJSON_PrintUnformatted(g.json);
+	http_do(&f->d, "PUT", "/v1/devices/lab-4090", doc, J, AUTH, &r);
+	assert_int_equal(r.status, 200);
+	assert_true(num(r.json, "memory_bytes") == 25769803776.0);
+	free(doc);
+	http_resp_free(&r);
+	http_resp_free(&g);
+	/* PATCH: merge patch, null clears */
+	http_do(&f->d, "PATCH", "/v1/devices/lab-4090", "{\"tdp_watts\":450,\"usable_memory_bytes\":null}", J, AUTH, &r);
+	assert_int_equal(r.status, 200);
+	assert_true(num(r.json, "tdp_watts") == 450);
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(r.json, "usable_memory_bytes")));
+	assert_true(num(r.json, "memory_bytes") == 25769803776.0);
+	http_resp_free(&r);
+	/* filters */
+	http_do(&f->d, "GET", "/v1/devices?source=user", NULL, NULL, NULL, &r);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "items")), 1);
+	http_resp_free(&r);
+	http_do(&f->d, "GET", "/v1/devices?vendor=amd&min_memory_bytes=250000000000", NULL, NULL, NULL, &r);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "items")), 1); /* MI325X */
+	http_resp_free(&r);
+	expect(f, "GET", "/v1/devices?source=guess", NULL, NULL, 422, "?source");
+	/* DELETE, then it is gone */
+	expect(f, "DELETE", "/v1/devices/lab-4090", NULL, AUTH, 204, NULL);
+	expect(f, "GET", "/v1/devices/lab-4090", NULL, NULL, 404, "/device");
+	expect(f, "DELETE", "/v1/devices/lab-4090", NULL, AUTH, 404, NULL);
+}
+
+static void test_device_validation(void **state)
+{
+	fixture *f = *state;
+
+	expect(f, "PUT", "/v1/devices/x1", "{\"name\":\"X\",\"vendor\":\"V\",\"memory_bytes\":1e10}", AUTH, 422,
+	       "/memory_bandwidth_bytes_per_second");
+	expect(f, "PUT", "/v1/devices/x1", "{\"name\":\"X\",\"vendor\":\"V\",\"memory_bytes\":80,"
+					   "\"memory_bandwidth_bytes_per_second\":1e12}", AUTH, 422, "/memory_bytes");
+	expect(f, "PUT", "/v1/devices/x1", "{\"name\":\"X\",\"vendor\":\"V\",\"memory_bytes\":1e10,"
+					   "\"memory_bandwidth_bytes_per_second\":1e12,\"peak_flops_per_second\":{\"bf17\":1e12}}",
+	       AUTH, 422, "/peak_flops_per_second/bf17");
+	expect(f, "PUT", "/v1/devices/x1", "{\"name\":\"X\",\"vendor\":\"V\",\"memory_bytes\":1e10,"
+					   "\"memory_bandwidth_bytes_per_second\":1e12,\"usable_memory_bytes\":2e10}",
+	       AUTH, 422, "/usable_memory_bytes");
+	expect(f, "PUT", "/v1/devices/x1", "{\"name\":\"X\",\"vendor\":\"V\",\"memory_bytes\":1e10,"
+					   "\"memory_bandwidth_bytes_per_second\":1e12,\"source\":\"measured\"}",
+	       AUTH, 422, "/measured_at");
+	expect(f, "PUT", "/v1/devices/x1", "{\"name\":\"X\",\"vendor\":\"V\",\"memory_bytes\":1e10,"
+					   "\"memory_bandwidth_bytes_per_second\":1e12,\"linked_device_id\":\"nope\"}",
+	       AUTH, 422, "/linked_device_id");
+	expect(f, "PUT", "/v1/devices/x1", "{\"name\":\"X\",\"vendor\":\"V\",\"memory_bytes\":1e10,"
+					   "\"memory_bandwidth_bytes_per_second\":1e12,\"memroy_type\":\"HBM3\"}",
+	       AUTH, 422, "/memroy_type");
+	expect(f, "PUT", "/v1/devices/x1", "{\"id\":\"x2\",\"name\":\"X\",\"vendor\":\"V\",\"memory_bytes\":1e10,"
+					   "\"memory_bandwidth_bytes_per_second\":1e12}", AUTH, 422, "/id");
+	expect(f, "PUT", "/v1/devices/Bad%20Id", DEV_BODY, AUTH, 422, "/id");
+	expect(f, "PUT", "/v1/devices/x1", "{\"name\":", AUTH, 400, NULL);
+	expect(f, "PATCH", "/v1/devices/nope", "{}", AUTH, 404, NULL);
+}
+
+static void test_auth(void **state)
+{
+	fixture *f = *state;
+	http_resp r;
+
+	expect(f, "PUT", "/v1/devices/a1", DEV_BODY, NULL, 401, "Authorization");
+	expect(f, "PUT", "/v1/devices/a1", DEV_BODY, "Authorization: Bearer wrong", 403, "Authorization");
+	expect(f, "PUT", "/v1/devices/a1", DEV_BODY, "Authorization: Bearer " TOKEN "x", 403, NULL);
+	expect(f, "PUT", "/v1/devices/a1", DEV_BODY, "Authorization: Basic dXNlcjpwdw==", 401, NULL);
+	expect(f, "DELETE", "/v1/devices/h100-sxm5-80gb", NULL, NULL, 401, NULL);
+	expect(f, "PUT", "/v1/models/m1", "{\"hf_config\":{}}", NULL, 401, NULL);
+	http_do(&f->d, "PUT", "/v1/devices/a1", DEV_BODY, J, NULL, &r);
+	assert_int_equal(r.status, 401);
+	http_resp_free(&r);
+	/* reads and compute-only POSTs need no token */
+	expect(f, "GET", "/v1/devices/h100-sxm5-80gb", NULL, NULL, 200, NULL);
+	expect(f, "POST", "/v1/fit",
+	       "{\"jobs\":[{\"inference\":{\"model\":\"gpt2\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\","
+	       "\"batch_size\":1,\"sequence_length\":1024}}],\"devices\":[\"t4-16gb\"]}",
+	       NULL, 200, NULL);
+	expect(f, "PUT", "/v1/devices/a1", DEV_BODY, AUTH, 201, NULL);
+	/* the write rules and the listen rule */
+	assert_false(mpd_auth_is_write("GET", "/v1/devices/{id}"));
+	assert_false(mpd_auth_is_write("POST", "/v1/plan/inference"));
+	assert_true(mpd_auth_is_write("POST", "/v1/calibrations"));
+	assert_true(mpd_auth_is_write("PATCH", "/v1/models/{id}"));
+	assert_true(mpd_auth_is_loopback("127.0.0.1") && mpd_auth_is_loopback("::1"));
+	assert_false(mpd_auth_is_loopback("0.0.0.0") || mpd_auth_is_loopback("10.1.2.3") || mpd_auth_is_loopback("::"));
+	{
+		mpd_config c;
+		mp_error err;
+
+		mpd_config_defaults(&c);
+		snprintf(c.listen_host, sizeof(c.listen_host), "0.0.0.0");
+		assert_int_equal(mpd_auth_check_listen(&c, &err), MP_EINVAL);
+		assert_string_equal(err.field, "--listen");
+		c.insecure = true;
+		assert_int_equal(mpd_auth_check_listen(&c, &err), MP_OK);
+		c.insecure = false;
+		snprintf(c.token, sizeof(c.token), "x");
+		assert_int_equal(mpd_auth_check_listen(&c, &err), MP_OK);
+	}
+}
+
+static void test_etag_304(void **state)
+{
+	fixture *f = *state;
+	http_resp a, b;
+	char hdr[200];
+
+	http_do(&f->d, "GET", "/v1/models/llama-3-8b", NULL, NULL, NULL, &a);
+	assert_int_equal(a.status, 200);
+	assert_true(strlen(a.etag) > 2 && a.etag[0] == '"');
+	snprintf(hdr, sizeof(hdr), "If-None-Match: %s", a.etag);
+	http_do(&f->d, "GET", "/v1/models/llama-3-8b", NULL, NULL, hdr, &b);
+	assert_int_equal(b.status, 304);
+	assert_int_equal(b.len, 0);
+	assert_string_equal(b.etag, a.etag);
+	http_resp_free(&b);
+	http_do(&f->d, "GET", "/v1/models/llama-3-8b", NULL, NULL, "If-None-Match: \"0000000000000000\"", &b);
+	assert_int_equal(b.status, 200);
+	http_resp_free(&b);
+	/* a list ETag changes when a write changes the list */
+	http_resp_free(&a);
+	http_do(&f->d, "GET", "/v1/models?limit=1000", NULL, NULL, NULL, &a);
+	snprintf(hdr, sizeof(hdr), "If-None-Match: W/%s, \"x\"", a.etag);
+	http_do(&f->d, "GET", "/v1/models?limit=1000", NULL, NULL, hdr, &b);
+	assert_int_equal(b.status, 304);
+	http_resp_free(&b);
+	expect(f, "PUT", "/v1/models/tiny",
+	       "{\"hf_config\":{\"model_type\":\"llama\",\"hidden_size\":64,\"intermediate_size\":128,"
+	       "\"num_hidden_layers\":2,\"num_attention_heads\":4,\"vocab_size\":100}}",
+	       AUTH, 201, NULL);
+	http_do(&f->d, "GET", "/v1/models?limit=1000", NULL, NULL, hdr, &b);
+	assert_int_equal(b.status, 200);
+	assert_string_not_equal(b.etag, a.etag);
+	http_resp_free(&b);
+	http_resp_free(&a);
+}
+
+static void test_model_crud(void **state)
+{
+	fixture *f = *state;
+	char *cfg = ref_text("models/llama-3-8b.json"), body[8192];
+	http_resp r;
+
+	snprintf(body, sizeof(body), "{\"hf_config\":%s}", cfg);
+	http_do(&f->d, "PUT", "/v1/models/my-llama", body, J, AUTH, &r);
+	assert_int_equal(r.status, 201);
+	assert_true(num(r.json, "parameters") == 8030261248.0);
+	assert_string_equal(cJSON_GetObjectItem(r.json, "source")->valuestring, "user");
+	http_resp_free(&r);
+	/* PATCH the config: 40 layers instead of 32 -> 8 more layers of 218,112,000 parameters */
+	http_do(&f->d, "PATCH", "/v1/models/my-llama", "{\"hf_config\":{\"num_hidden_layers\":40}}", J, AUTH, &r);
+	assert_int_equal(r.status, 200);
+	assert_true(num(r.json, "parameters") == 8030261248.0 + 8 * 218112000.0);
+	http_resp_free(&r);
+	http_do(&f->d, "GET", "/v1/models?source=user", NULL, NULL, NULL, &r);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "items")), 1);
+	http_resp_free(&r);
+	/* the stored model plans like any other */
+	http_do(&f->d, "POST", "/v1/plan/inference",
+		"{\"model\":\"my-llama\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":1,"
+		"\"sequence_length\":128}",
+		J, NULL, &r);
+	assert_int_equal(r.status, 200);
+	http_resp_free(&r);
+	expect(f, "PUT", "/v1/models/bad", "{\"hf_config\":{\"model_type\":\"bert\"}}", AUTH, 422,
+	       "/hf_config/model_type");
+	expect(f, "PUT", "/v1/models/bad",
+	       "{\"hf_config\":{\"model_type\":\"llama\",\"num_attention_heads\":7,\"num_key_value_heads\":2,"
+	       "\"head_dim\":32}}",
+	       AUTH, 422, "/hf_config/num_key_value_heads");
+	expect(f, "PUT", "/v1/models/bad", "{\"config\":{}}", AUTH, 422, "/config");
+	expect(f, "PUT", "/v1/models/bad", "{}", AUTH, 422, "/hf_config");
+	expect(f, "DELETE", "/v1/models/my-llama", NULL, AUTH, 204, NULL);
+	expect(f, "GET", "/v1/models/my-llama", NULL, NULL, 404, NULL);
+	free(cfg);
+}
+
+static const cJSON *job_device(const cJSON *job, const char *id)
+{
+	const cJSON *d;
+
+	cJSON_ArrayForEach(d, cJSON_GetObjectItem(job, "devices"))
+	if (strcmp(cJSON_GetObjectItem(d, "device")->valuestring, id) == 0)
+		return d;
+	fail_msg("device %s missing", id);
+	return NULL;
+}
+
+static void test_fit(void **state)
+{
+	fixture *f = *state;
+	http_resp r, p;
+	const cJSON *job, *d, *row;
+
+	http_do(&f->d, "POST", "/v1/fit",
+		"{\"jobs\":[{\"id\":\"chat\",\"inference\":{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\","
+		"\"kv_cache_dtype\":\"bf16\",\"batch_size\":1,\"sequence_length\":4096}},"
+		"{\"id\":\"same-model\",\"inference\":{\"model\":\"llama-3-8b\",\"weight_dtype\":\"fp8_e4m3\","
+		"\"kv_cache_dtype\":\"bf16\",\"batch_size\":1,\"sequence_length\":4096}},"
+		"{\"id\":\"tune\",\"training\":{\"model\":\"llama-2-7b\",\"precision\":\"mixed_bf16\",\"optimizer\":"
+		"\"adamw\",\"micro_batch_size\":1,\"sequence_length\":4096}}],\"gpu_counts\":[1,2]}",
+		J, NULL, &r);
+	assert_int_equal(r.status, 200);
+	/* default: every stored device */
+	assert_true(num(r.json, "pairs") == 3 * 23);
+	job = cJSON_GetArrayItem(cJSON_GetObjectItem(r.json, "jobs"), 0);
+	assert_string_equal(cJSON_GetObjectItem(job, "id")->valuestring, "chat");
+	/* the same numbers as the plan endpoint for the same request and device */
+	http_do(&f->d, "POST", "/v1/plan/inference",
+		"{\"model\":\"llama-3-8b\",\"device\":\"t4-16gb\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":"
+		"\"bf16\",\"batch_size\":1,\"sequence_length\":4096}",
+		J, NULL, &p);
+	d = job_device(job, "t4-16gb");
+	row = cJSON_GetArrayItem(cJSON_GetObjectItem(d, "results"), 0);
+	assert_true(cJSON_GetArrayItem(row, 0)->valuedouble == 1);
+	assert_int_equal(cJSON_IsTrue(cJSON_GetArrayItem(row, 1)),
+			 cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(p.json, "fit"), "fits")));
+	assert_true(cJSON_GetArrayItem(row, 2)->valuedouble ==
+		    num(cJSON_GetObjectItem(p.json, "memory"), "total_bytes"));
+	assert_true(cJSON_GetArrayItem(row, 3)->valuedouble ==
+		    num(cJSON_GetObjectItem(p.json, "fit"), "headroom_bytes"));
+	/* weights 16,060,522,496 + KV 536,870,912 + prefill workspace + CUDA context exceed the T4's 16 GiB
+	 * (17,179,869,184 B) on one GPU; split over two (tensor parallel 2) they fit */
+	assert_false(cJSON_IsTrue(cJSON_GetArrayItem(row, 1)));
+	assert_true(cJSON_GetArrayItem(row, 2)->valuedouble > 17179869184.0);
+	assert_true(num(d, "smallest_gpu_count") == 2);
+	http_resp_free(&p);
+	d = job_device(job, "h200-sxm-141gb");
+	assert_true(num(d, "smallest_gpu_count") == 1);
+	/* training: 16 bytes per parameter of Llama-2-7B plus activations; the optimizer state binds */
+	job = cJSON_GetArrayItem(cJSON_GetObjectItem(r.json, "jobs"), 2);
+	row = cJSON_GetArrayItem(cJSON_GetObjectItem(job_device(job, "h100-sxm5-80gb"), "results"), 0);
+	assert_true(cJSON_GetArrayItem(row, 2)->valuedouble >= 6738415616.0 * 16);
+	assert_string_equal(cJSON_GetArrayItem(row, 4)->valuestring, "optimizer_states");
+	http_resp_free(&r);
+
+	expect(f, "POST", "/v1/fit", "{\"jobs\":[]}", NULL, 422, "/jobs");
+	expect(f, "POST", "/v1/fit", "{\"jobs\":[{\"inference\":{\"model\":\"gpt2\"}}]}", NULL, 422,
+	       "/jobs/0/inference/weight_dtype");
+	expect(f, "POST", "/v1/fit",
+	       "{\"jobs\":[{\"inference\":{\"model\":\"gpt2\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\","
+	       "\"batch_size\":0,\"sequence_length\":1}}]}",
+	       NULL, 422, "/jobs/0/inference/batch_size");
+	expect(f, "POST", "/v1/fit",
+	       "{\"jobs\":[{\"training\":{\"model\":\"nope\",\"precision\":\"mixed_bf16\",\"optimizer\":\"adamw\","
+	       "\"micro_batch_size\":1,\"sequence_length\":1}}]}",
+	       NULL, 404, "/jobs/0/training/model");
+	expect(f, "POST", "/v1/fit",
+	       "{\"jobs\":[{\"inference\":{\"model\":\"gpt2\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\","
+	       "\"batch_size\":1,\"sequence_length\":1}}],\"devices\":[\"t4-16gb\",\"nope\"]}",
+	       NULL, 404, "/devices/1");
+	expect(f, "POST", "/v1/fit", "{\"jobs\":[{\"x\":1}]}", NULL, 422, "/jobs/0");
+	expect(f, "POST", "/v1/fit",
+	       "{\"jobs\":[{\"inference\":{\"model\":\"gpt2\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\","
+	       "\"batch_size\":1,\"sequence_length\":1}}],\"gpu_counts\":[2,1]}",
+	       NULL, 422, "/gpu_counts");
+}
+
+static void test_capacity(void **state)
+{
+	fixture *f = *state;
+	http_resp r, t;
+	const cJSON *it, *h200 = NULL;
+	char hdr[200];
+
+	http_do(&f->d, "GET", "/v1/capacity?model=llama-3-8b&sequence_length=4096", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "items")), 23);
+	cJSON_ArrayForEach(it, cJSON_GetObjectItem(r.json, "items"))
+	if (strcmp(cJSON_GetObjectItem(it, "device")->valuestring, "h200-sxm-141gb") == 0)
+		h200 = it;
+	assert_non_null(h200);
+	/* weights 16,060,522,496 + KV 536,870,912 + context 552,402,944 per replica on 150,109,880,320 usable bytes */
+	assert_true(num(h200, "weights_bytes") == 16060522496.0);
+	assert_true(num(h200, "kv_cache_bytes_per_sequence") == 536870912.0);
+	assert_true(num(h200, "replicas_per_gpu") == 8);
+	assert_true(num(h200, "max_concurrent_sequences") ==
+		    (double)((150109880320ULL - 16060522496ULL - 552402944ULL) / 536870912ULL));
+	/* the worked example of h_capacity.c: (16,060,522,496 + 536,870,912) / 4.8e12 s per token */
+	assert_true(ref_close(num(h200, "decode_tokens_per_second_per_sequence"),
+			      4.8e12 / (16060522496.0 + 536870912.0), 1e-12));
+	snprintf(hdr, sizeof(hdr), "If-None-Match: %s", r.etag);
+	http_do(&f->d, "GET", "/v1/capacity?model=llama-3-8b&sequence_length=4096", NULL, NULL, hdr, &t);
+	assert_int_equal(t.status, 304);
+	http_resp_free(&t);
+	http_resp_free(&r);
+	http_do(&f->d, "GET", "/v1/capacity?model=llama-3-8b&sequence_length=4096&format=text&vendor=nvidia", NULL,
+		NULL, NULL, &t);
+	assert_int_equal(t.status, 200);
+	assert_non_null(strstr(t.content_type, "text/plain"));
+	assert_non_null(strstr(t.body, "capacity GiB"));
+	assert_non_null(strstr(t.body, "h200-sxm-141gb "));
+	assert_null(strstr(t.body, "mi300x"));
+	http_resp_free(&t);
+	expect(f, "GET", "/v1/capacity?sequence_length=4096", NULL, NULL, 422, "?model");
+	expect(f, "GET", "/v1/capacity?model=llama-3-8b", NULL, NULL, 422, "?sequence_length");
+	expect(f, "GET", "/v1/capacity?model=nope&sequence_length=1", NULL, NULL, 404, "?model");
+	expect(f, "GET", "/v1/capacity?model=gpt2&sequence_length=1&format=xml", NULL, NULL, 422, "?format");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_device_crud, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_device_validation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_auth, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_etag_304, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_model_crud, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_capacity, setup, teardown),
+	};
+	int rc;
+
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	rc = cmocka_run_group_tests_name("store_http", tests, NULL, NULL);
+	curl_global_cleanup();
+	return rc;
+}

@@ -1,0 +1,357 @@
+/*
+ * test_store_proc.c: the store across processes, with build/memplan (MEMPLAN_BIN) spawned as real daemons:
+ * data survives a restart; two daemons writing one database do not corrupt it; a daemon killed with SIGKILL
+ * in the middle of a write loop leaves PRAGMA integrity_check = ok and every write it acknowledged; and
+ * `memplan db export` / `db import` carry devices and user models to another database.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <curl/curl.h>
+
+#include "../daemon/hf_config.h"
+#include "../db/store.h"
+
+static char dir[64];
+
+typedef struct proc {
+	pid_t pid;
+	unsigned port;
+} proc;
+
+static const char *bin(void)
+{
+	const char *b = getenv("MEMPLAN_BIN");
+
+	return b ? b : "build/memplan";
+}
+
+static void db_path(char *out, size_t len, const char *name)
+{
+	snprintf(out, len, "%s/%s", dir, name);
+}
+
+/* Starts `memplan serve` on a free port and reads the port from its start-up line on stderr. */
+static proc spawn(const char *db)
+{
+	int fd[2];
+	proc p = { 0, 0 };
+	FILE *f;
+	char line[512];
+
+	assert_int_equal(pipe(fd), 0);
+	p.pid = fork();
+	assert_true(p.pid >= 0);
+	if (p.pid == 0) {
+		dup2(fd[1], 2);
+		close(fd[0]);
+		close(fd[1]);
+		execl(bin(), bin(), "serve", "--listen", "127.0.0.1:0", "--db", db, (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	f = fdopen(fd[0], "r");
+	while (fgets(line, sizeof(line), f)) {
+		const char *at = strstr(line, "listening on 127.0.0.1:");
+
+		if (at) {
+			p.port = (unsigned)strtoul(at + 23, NULL, 10);
+			break;
+		}
+	}
+	fclose(f); /* the daemon's later stderr goes nowhere (SIGPIPE is harmless: it writes once more at exit) */
+	if (p.port == 0)
+		fail_msg("%s serve did not start", bin());
+	return p;
+}
+
+static int stop(proc *p, int sig)
+{
+	int status = 0;
+
+	kill(p->pid, sig);
+	waitpid(p->pid, &status, 0);
+	return status;
+}
+
+static size_t sink(char *ptr, size_t size, size_t n, void *ctx)
+{
+	char **buf = ctx;
+	size_t old = *buf ? strlen(*buf) : 0;
+	char *nb = realloc(*buf, old + size * n + 1);
+
+	if (nb == NULL)
+		return 0;
+	memcpy(nb + old, ptr, size * n);
+	nb[old + size * n] = '\0';
+	*buf = nb;
+	return size * n;
+}
+
+/* One request; returns the HTTP status (0 when the connection failed); *body (may be NULL) gets the body. */
+static long req(unsigned port, const char *method, const char *path, const char *body, char **out)
+{
+	CURL *c = curl_easy_init();
+	struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
+	char url[256], *buf = NULL;
+	long status = 0;
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u%s", port, path);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &buf);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	if (body)
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	if (curl_easy_perform(c) == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	curl_slist_free_all(h);
+	curl_easy_cleanup(c);
+	if (out)
+		*out = buf;
+	else
+		free(buf);
+	return status;
+}
+
+static long put_device(unsigned port, const char *id, int n)
+{
+	char path[128], body[512];
+
+	snprintf(path, sizeof(path), "/v1/devices/%s", id);
+	snprintf(body, sizeof(body),
+		 "{\"name\":\"GPU %d\",\"vendor\":\"ACME\",\"memory_bytes\":%llu,"
+		 "\"memory_bandwidth_bytes_per_second\":1e12,\"peak_flops_per_second\":{\"bf16\":1e14},"
+		 "\"source_note\":\"write %d\"}",
+		 n, (unsigned long long)(UINT64_C(1) << 30) * (uint64_t)(n + 1), n);
+	return req(port, "PUT", path, body, NULL);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/memplan-proc-XXXXXX");
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* integrity_check of the database, from a fresh handle. */
+static void check_integrity(const char *db, mp_store **out)
+{
+	mp_store *s;
+	mp_error err;
+	char ok[64];
+
+	assert_int_equal(mp_store_open(db, mpd_hf_count_parameters, &s, &err), MP_OK);
+	assert_int_equal(mp_store_integrity_check(s, ok, sizeof(ok), &err), MP_OK);
+	assert_string_equal(ok, "ok");
+	*out = s;
+}
+
+static void test_restart(void **state)
+{
+	char db[128], *before = NULL, *after = NULL;
+	proc p;
+
+	(void)state;
+	db_path(db, sizeof(db), "restart.db");
+	p = spawn(db);
+	assert_int_equal(put_device(p.port, "keep-me", 7), 201);
+	assert_int_equal(req(p.port, "PUT", "/v1/models/tiny",
+			     "{\"hf_config\":{\"model_type\":\"llama\",\"hidden_size\":64,\"intermediate_size\":128,"
+			     "\"num_hidden_layers\":2,\"num_attention_heads\":4,\"vocab_size\":100}}",
+			     NULL),
+			 201);
+	assert_int_equal(req(p.port, "GET", "/v1/devices/keep-me", NULL, &before), 200);
+	assert_int_equal(WEXITSTATUS(stop(&p, SIGTERM)), 0);
+	p = spawn(db);
+	assert_int_equal(req(p.port, "GET", "/v1/devices/keep-me", NULL, &after), 200);
+	assert_string_equal(before, after);
+	assert_int_equal(req(p.port, "GET", "/v1/models/tiny", NULL, NULL), 200);
+	stop(&p, SIGTERM);
+	free(before);
+	free(after);
+}
+
+typedef struct writer {
+	unsigned port;
+	const char *prefix;
+	int count;		/* writes to do (0 = until a request fails) */
+	int acked;		/* writes answered 200/201 */
+} writer;
+
+static void *write_loop(void *arg)
+{
+	writer *w = arg;
+
+	for (int i = 0; w->count == 0 || i < w->count; i++) {
+		char id[64];
+		long st;
+
+		snprintf(id, sizeof(id), "%s-%d", w->prefix, i);
+		st = put_device(w->port, id, i);
+		if (st != 200 && st != 201)
+			break;
+		w->acked = i + 1;
+		/* every daemon also rewrites one shared row */
+		if (w->count && (st = put_device(w->port, "shared", i)) != 200 && st != 201)
+			break;
+	}
+	return NULL;
+}
+
+static void test_two_daemons(void **state)
+{
+	char db[128];
+	proc a, b;
+	writer wa = { 0, "a", 60, 0 }, wb = { 0, "b", 60, 0 };
+	pthread_t ta, tb;
+	mp_store *s;
+	mp_store_device d;
+	mp_error err;
+
+	(void)state;
+	db_path(db, sizeof(db), "two.db");
+	a = spawn(db);
+	b = spawn(db);
+	wa.port = a.port;
+	wb.port = b.port;
+	pthread_create(&ta, NULL, write_loop, &wa);
+	pthread_create(&tb, NULL, write_loop, &wb);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	assert_int_equal(wa.acked, 60);
+	assert_int_equal(wb.acked, 60);
+	/* each daemon sees the other's writes */
+	assert_int_equal(req(a.port, "GET", "/v1/devices/b-59", NULL, NULL), 200);
+	assert_int_equal(req(b.port, "GET", "/v1/devices/a-59", NULL, NULL), 200);
+	stop(&a, SIGTERM);
+	stop(&b, SIGTERM);
+	check_integrity(db, &s);
+	for (int i = 0; i < 60; i++) {
+		char id[32];
+
+		snprintf(id, sizeof(id), "a-%d", i);
+		assert_int_equal(mp_store_device_get(s, id, &d, &err), MP_OK);
+		snprintf(id, sizeof(id), "b-%d", i);
+		assert_int_equal(mp_store_device_get(s, id, &d, &err), MP_OK);
+		assert_int_equal(d.hw.memory_bytes, (UINT64_C(1) << 30) * (uint64_t)(i + 1));
+	}
+	assert_int_equal(mp_store_device_get(s, "shared", &d, &err), MP_OK);
+	mp_store_close(s);
+}
+
+static void test_sigkill_mid_loop(void **state)
+{
+	char db[128];
+	proc p;
+	writer w = { 0, "k", 0, 0 };
+	pthread_t t;
+	mp_store *s;
+	mp_store_device d;
+	mp_error err;
+	struct timespec nap = { 0, 400 * 1000 * 1000 };
+
+	(void)state;
+	db_path(db, sizeof(db), "kill.db");
+	p = spawn(db);
+	w.port = p.port;
+	pthread_create(&t, NULL, write_loop, &w);
+	nanosleep(&nap, NULL);
+	assert_true(WIFSIGNALED(stop(&p, SIGKILL)));
+	pthread_join(t, NULL);
+	assert_true(w.acked > 5); /* it really was writing when it died */
+	check_integrity(db, &s);
+	for (int i = 0; i < w.acked; i++) {
+		char id[32];
+
+		snprintf(id, sizeof(id), "k-%d", i);
+		if (mp_store_device_get(s, id, &d, &err) != MP_OK)
+			fail_msg("acknowledged write %s is missing after SIGKILL (%d acknowledged)", id, w.acked);
+		assert_int_equal(d.hw.memory_bytes, (UINT64_C(1) << 30) * (uint64_t)(i + 1));
+	}
+	print_message("SIGKILL after %d acknowledged writes: all present, integrity ok\n", w.acked);
+	mp_store_close(s);
+}
+
+static void test_export_import(void **state)
+{
+	char a[128], b[128], file[128], cmd[1024];
+	proc p;
+	mp_store *s;
+	mp_store_device d;
+	mp_store_model m;
+	mp_error err;
+
+	(void)state;
+	db_path(a, sizeof(a), "from.db");
+	db_path(b, sizeof(b), "to.db");
+	db_path(file, sizeof(file), "fleet.json");
+	p = spawn(a);
+	assert_int_equal(put_device(p.port, "fleet-gpu", 3), 201);
+	assert_int_equal(req(p.port, "PUT", "/v1/models/fleet-model",
+			     "{\"hf_config\":{\"model_type\":\"gpt2\",\"n_layer\":2}}", NULL),
+			 201);
+	stop(&p, SIGTERM);
+	snprintf(cmd, sizeof(cmd), "'%s' db export --db '%s' > '%s'", bin(), a, file);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "'%s' db import '%s' --db '%s' 2>/dev/null", bin(), file, b);
+	assert_int_equal(system(cmd), 0);
+	check_integrity(b, &s);
+	assert_int_equal(mp_store_device_get(s, "fleet-gpu", &d, &err), MP_OK);
+	assert_string_equal(d.source_note, "write 3");
+	assert_int_equal(mp_store_device_get(s, "h200-sxm-141gb-measured", &d, &err), MP_OK);
+	assert_int_equal(mp_store_model_get(s, "fleet-model", &m, &err), MP_OK);
+	assert_string_equal(m.source, "user");
+	mp_store_model_free(&m);
+	mp_store_close(s);
+	/* a bad file changes nothing and says where it is wrong */
+	snprintf(cmd, sizeof(cmd),
+		 "printf '{\"format\":\"memplan-export\",\"devices\":[{\"id\":\"ok-1\",\"name\":\"A\",\"vendor\":\"V\","
+		 "\"memory_bytes\":1e10,\"memory_bandwidth_bytes_per_second\":1e12},{\"id\":\"bad\",\"name\":\"B\"}]}' > "
+		 "'%s' && '%s' db import '%s' --db '%s' 2>&1 | grep -q '/devices/1/vendor'",
+		 file, bin(), file, b);
+	assert_int_equal(system(cmd), 0);
+	check_integrity(b, &s);
+	assert_int_equal(mp_store_device_get(s, "ok-1", &d, &err), MP_ENOTFOUND);
+	mp_store_close(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_restart, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_two_daemons, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sigkill_mid_loop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_export_import, setup, teardown),
+	};
+	int rc;
+
+	signal(SIGPIPE, SIG_IGN);
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	rc = cmocka_run_group_tests_name("store_proc", tests, NULL, NULL);
+	curl_global_cleanup();
+	return rc;
+}
