@@ -198,6 +198,12 @@ static mp_status load_jobs(fit_ctx *c, const cJSON *list, mp_error *err)
 		trn = cJSON_GetObjectItemCaseSensitive(job, "training");
 		if ((inf == NULL) == (trn == NULL))
 			return mp_fail(err, MP_EINVAL, ptr, "a job has exactly one of inference or training");
+		if (cJSON_GetObjectItemCaseSensitive(inf ? inf : trn, "device")) {
+			snprintf(ptr, sizeof(ptr), "/jobs/%d/%s/device", i, inf ? "inference" : "training");
+			return mp_fail(err, MP_EINVAL, ptr,
+				       "a job names no device: the devices are given once for the whole batch in the "
+				       "top-level \"devices\" list");
+		}
 		if (id && !(cJSON_IsString(id) && strlen(id->valuestring) > 0 && strlen(id->valuestring) < sizeof(j->id)))
 			return mp_fail(err, MP_EINVAL, ptr, "id must be a string of 1 to %zu bytes", sizeof(j->id) - 1);
 		snprintf(j->id, sizeof(j->id), "%s", id ? id->valuestring : "");
