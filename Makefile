@@ -15,7 +15,7 @@ DB_SRC      := db/store.c
 KERNELS_SRC := kernels/calib_common.c kernels/calib_cpu.c
 DAEMON_SRC  := daemon/hf_config.c daemon/decode.c daemon/reply.c daemon/routes.c daemon/server.c \
                daemon/query.c daemon/plan.c daemon/plan_inference.c daemon/plan_training.c daemon/h_health.c daemon/h_devices.c daemon/h_models.c \
-               daemon/h_plan.c
+               daemon/h_plan.c daemon/calib_jobs.c daemon/calib_doc.c daemon/h_calibrations.c
 MAIN_SRC    := daemon/main.c
 
 GEN_SRC     := $(BUILD)/gen/presets.c $(BUILD)/gen/openapi.c

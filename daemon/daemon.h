@@ -34,6 +34,7 @@ typedef struct mpd_daemon {
 	mp_store *store;
 	struct MHD_Daemon *mhd;
 	uint16_t bound_port;		/* the port actually bound */
+	struct mpd_calib_jobs *calib;	/* calibration jobs (daemon/calib_jobs.h), made by mpd_start */
 } mpd_daemon;
 
 /* A decoded request, borrowed by the handler for the duration of the call. */
@@ -55,6 +56,7 @@ typedef struct mpd_reply {
 	char *text;			/* alternative plain-text body (owned), with text_type */
 	const char *text_type;
 	mp_error err;
+	char location[160];		/* Location header on success ("" = none), e.g. for 202 */
 } mpd_reply;
 
 typedef mp_status (*mpd_handler)(mpd_request *req, mpd_reply *rep);

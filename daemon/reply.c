@@ -90,7 +90,8 @@ cJSON *mpd_problem_json(int http, mp_status st, const mp_error *err)
 	return doc;
 }
 
-static int queue(struct MHD_Connection *conn, int http, char *body, const char *type, const char *allow)
+static int queue(struct MHD_Connection *conn, int http, char *body, const char *type, const char *allow,
+		 const char *location)
 {
 	struct MHD_Response *r;
 	int ret;
@@ -112,6 +113,8 @@ static int queue(struct MHD_Connection *conn, int http, char *body, const char *
 	MHD_add_response_header(r, "Cache-Control", "no-store");
 	if (allow)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+	if (location && location[0])
+		MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, location);
 	ret = MHD_queue_response(conn, (unsigned int)http, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -146,5 +149,5 @@ int mpd_reply_send(void *conn, mp_status st, mpd_reply *rep, const char *allow)
 	rep->json = NULL;
 	free(rep->text);
 	rep->text = NULL;
-	return queue(conn, http, body, type, allow);
+	return queue(conn, http, body, type, allow, st == MP_OK ? rep->location : NULL);
 }

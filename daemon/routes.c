@@ -16,6 +16,9 @@ const mpd_route mpd_routes[] = {
 	{ "GET", "/v1/models/{id}", mpd_h_model_get },
 	{ "POST", "/v1/plan/inference", mpd_h_plan_inference },
 	{ "POST", "/v1/plan/training", mpd_h_plan_training },
+	{ "POST", "/v1/calibrations", mpd_h_calibration_create },
+	{ "GET", "/v1/calibrations/{id}", mpd_h_calibration_get },
+	{ "DELETE", "/v1/calibrations/{id}", mpd_h_calibration_cancel },
 };
 const size_t mpd_route_count = sizeof(mpd_routes) / sizeof(mpd_routes[0]);
 
