@@ -63,6 +63,7 @@ DAEMON_OBJ  := $(call obj,$(DAEMON_SRC)) $(BUILD)/gen/openapi.o
 CORE_OBJ    := $(DAEMON_OBJ) $(DB_OBJ) $(KERNELS_OBJ) $(PLANNER_OBJ)
 
 TESTS := $(BUILD)/tests/test_planner $(BUILD)/tests/test_models $(BUILD)/tests/test_store $(BUILD)/tests/test_http
+TESTS += $(BUILD)/tests/test_calib
 
 .PHONY: all run test deps clean lint
 all: $(BUILD)/memplan
@@ -102,6 +103,8 @@ $(BUILD)/tests/test_models: $(call obj,tests/test_models.c tests/refs.c daemon/h
 $(BUILD)/tests/test_store: $(call obj,tests/test_store.c tests/refs.c) $(CORE_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
 $(BUILD)/tests/test_http: $(call obj,tests/test_http.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
+$(BUILD)/tests/test_calib: $(call obj,tests/test_calib.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
 
 test: deps

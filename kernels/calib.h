@@ -207,7 +207,7 @@ typedef struct mp_calib_cpu_options {
 	uint32_t suites;		/* mask of CPU suites; 0 = MP_CALIB_CPU_DEFAULT */
 	uint32_t runs;			/* 0 = 10; at least MP_CALIB_MIN_RUNS */
 	uint32_t threads;		/* 0 = every online CPU */
-	uint64_t array_bytes;		/* per triad array; 0 = 4 x LLC (>= 64 MiB), at most MemAvailable / 8 */
+	uint64_t array_bytes;		/* per triad array; 0 = 4 x LLC within [64 MiB, 512 MiB], <= MemAvailable / 16 */
 	uint32_t matrix_size;		/* dgemm/sgemm n; 0 = 2048 */
 } mp_calib_cpu_options;
 

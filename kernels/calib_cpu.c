@@ -453,8 +453,13 @@ mp_status mp_calib_cpu_run(const mp_calib_cpu_options *o, const mp_calib_ctl *ct
 	if (o->array_bytes) {
 		r->array_bytes = o->array_bytes;
 	} else {
-		uint64_t want = 4 * r->info.llc_bytes, cap = r->info.available_bytes / 8;
+		/* STREAM's rule is 4 x the last-level cache per array; a default run stops at 512 MiB per array (a VM
+		 * may report its host's whole L3) and at 1/16 of the available memory. The results warn when an
+		 * array is under 4 x LLC; bench/calibrate asks for more. */
+		uint64_t want = 4 * r->info.llc_bytes, cap = r->info.available_bytes / 16;
 
+		if (want > 512 * MiB)
+			want = 512 * MiB;
 		if (want < 64 * MiB)
 			want = 64 * MiB;
 		if (cap >= 16 * MiB && want > cap)
