@@ -23,6 +23,7 @@ static const char usage[] =
 	"                                                    run a plan request (the API's JSON body) locally\n"
 	"  memplan calibrate [--cpu | --gpu] [--json] [--db PATH] [--suites a,b,...] [--runs N]\n"
 	"                    [--array-bytes N] [--matrix-size N] [--threads N] [--fit-plan FILE]\n"
+	"                    [--save FILE]                  (--save: also write the job document to FILE)\n"
 	"                                                    measure this machine's GPU 0 (the CPU with --cpu,\n"
 	"                                                    or when no GPU is usable), store the measured\n"
 	"                                                    profile, print a table (the job document: --json)\n"
@@ -220,7 +221,7 @@ static int calibrate(int argc, char **argv)
 	mp_calib_gpu_info gi;
 	cJSON *doc = NULL, *body = NULL, *st_item;
 	char id[MPD_CALIB_ID_MAX], *text = NULL, *printed;
-	const char *suites = NULL, *fit_file = NULL;
+	const char *suites = NULL, *fit_file = NULL, *save = NULL;
 	bool json = false, force_cpu = false, force_gpu = false;
 	uint64_t runs = 0, array_bytes = 0, matrix = 0, threads = 0;
 	bar b = { isatty(2) != 0, -1 };
@@ -247,6 +248,8 @@ static int calibrate(int argc, char **argv)
 			suites = argv[++i];
 		else if (strcmp(a, "--fit-plan") == 0 && v)
 			fit_file = argv[++i];
+		else if (strcmp(a, "--save") == 0 && v)
+			save = argv[++i];
 		else if (strcmp(a, "--runs") == 0 && v)
 			ok = parse_count(argv[++i], MP_CALIB_MIN_RUNS, 1000, &runs);
 		else if (strcmp(a, "--array-bytes") == 0 && v)
@@ -271,11 +274,15 @@ static int calibrate(int argc, char **argv)
 	cJSON_AddStringToObject(body, "target", force_cpu ? "cpu" : "gpu:0");
 	if (suites) {
 		cJSON *a = cJSON_AddArrayToObject(body, "suites");
-		char buf[256];
 
-		snprintf(buf, sizeof(buf), "%s", suites);
-		for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
-			cJSON_AddItemToArray(a, cJSON_CreateString(t));
+		for (const char *p = suites; *p;) {
+			size_t n = strcspn(p, ",");
+			char name[32];
+
+			snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1), p);
+			cJSON_AddItemToArray(a, cJSON_CreateString(name));
+			p += n + (p[n] == ',');
+		}
 	}
 	if (runs || array_bytes || matrix || threads) {
 		cJSON *o = cJSON_AddObjectToObject(body, "options");
@@ -327,6 +334,18 @@ static int calibrate(int argc, char **argv)
 	if (st == MP_OK) {
 		st_item = cJSON_GetObjectItem(doc, "state");
 		rc = cJSON_IsString(st_item) && strcmp(st_item->valuestring, "succeeded") == 0 ? 0 : 1;
+		if (save) {
+			FILE *sf = fopen(save, "w");
+
+			printed = cJSON_Print(doc);
+			if (sf == NULL || printed == NULL || fprintf(sf, "%s\n", printed) < 0) {
+				fprintf(stderr, "memplan calibrate: cannot write %s\n", save);
+				rc = 1;
+			}
+			if (sf)
+				fclose(sf);
+			cJSON_free(printed);
+		}
 		if (json) {
 			printed = cJSON_Print(doc);
 			if (printed)
