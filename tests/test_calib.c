@@ -523,6 +523,61 @@ static void test_http_busy_and_cancel(void **state)
 	http_resp_free(&r);
 }
 
+/* Past runs come back from the store: a manager with nothing in memory (a restarted daemon) still answers,
+ * and a row left "running" by a daemon that died reads as failed (interrupted). */
+static void test_history_from_store(void **state)
+{
+	fixture *f = *state;
+	mpd_calib_jobs *fresh = NULL;
+	mp_store_calibration row;
+	http_resp r, g;
+	cJSON *doc = NULL;
+	mp_error err;
+	char id[64], *warn;
+
+	/* gemm alone on a fresh database measures no bandwidth: no profile is stored, and the job says why */
+	post(f, "{\"target\":\"cpu\",\"suites\":[\"gemm\"]," CPU_SMALL "}", &r);
+	assert_int_equal(r.status, 202);
+	wait_job(f, r.location, &g);
+	assert_string_equal(str_at(g.json, "state"), "succeeded");
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(g.json, "device_id")));
+	warn = cJSON_PrintUnformatted(cJSON_GetObjectItem(g.json, "warnings"));
+	assert_non_null(strstr(warn, "no profile stored"));
+	cJSON_free(warn);
+	http_resp_free(&g);
+	http_resp_free(&r);
+
+	post(f, "{\"target\":\"cpu\"," CPU_SMALL "}", &r);
+	assert_int_equal(r.status, 202);
+	snprintf(id, sizeof(id), "%s", str_at(r.json, "id"));
+	wait_job(f, r.location, &g);
+	assert_string_equal(str_at(g.json, "state"), "succeeded");
+	assert_non_null(str_at(g.json, "device_id"));
+
+	assert_int_equal(mpd_calib_jobs_create(f->d.store, &fresh, &err), MP_OK);
+	assert_int_equal(mpd_calib_get(fresh, id, &doc, &err), MP_OK);
+	assert_string_equal(str_at(doc, "state"), "succeeded");
+	assert_string_equal(str_at(doc, "device_id"), str_at(g.json, "device_id"));
+	assert_true(num_at(doc, "results.gemm.sgemm.best_flops_per_second") ==
+		    num_at(g.json, "results.gemm.sgemm.best_flops_per_second"));
+	cJSON_Delete(doc);
+	assert_int_equal(mpd_calib_cancel(fresh, id, &doc, &err), MP_ECONFLICT);
+
+	memset(&row, 0, sizeof(row));
+	snprintf(row.id, sizeof(row.id), "cal-deadbeefdeadbeef");
+	snprintf(row.target, sizeof(row.target), "gpu:0");
+	snprintf(row.state, sizeof(row.state), "running");
+	assert_int_equal(mp_store_calibration_save(f->d.store, &row, &err), MP_OK);
+	assert_int_equal(mpd_calib_get(fresh, row.id, &doc, &err), MP_OK);
+	assert_string_equal(str_at(doc, "state"), "failed");
+	assert_string_equal(str_at(cJSON_GetObjectItem(doc, "error"), "status"), "interrupted");
+	cJSON_Delete(doc);
+	assert_int_equal(mpd_calib_get(fresh, "cal-0123456789abcdef", &doc, &err), MP_ENOTFOUND);
+	mpd_calib_jobs_destroy(fresh);
+	http_resp_free(&g);
+	http_resp_free(&r);
+}
+
 /* gpu:0: 501 in a build without CUDA, 503 with CUDA's reason without a GPU, 202 with one. */
 static void test_http_gpu_target(void **state)
 {
@@ -664,6 +719,7 @@ int main(void)
 	const struct CMUnitTest http[] = {
 		cmocka_unit_test_setup_teardown(test_http_cpu_job, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_busy_and_cancel, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_history_from_store, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_gpu_target, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_validation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fit_plan_decode, setup, teardown),
