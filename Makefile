@@ -53,6 +53,7 @@ $(BUILD)/kernels/%.o: kernels/%.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -MMD -MP -c -o $@ $<
 $(BUILD)/kernels/calib_cpu.o: CFLAGS += $(OPENBLAS_CFLAGS)
+
 MODEL_PRESETS := $(sort $(wildcard db/presets/models/*.json))
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))

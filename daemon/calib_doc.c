@@ -22,15 +22,24 @@ static const struct {
 	const char *needle;
 	const char *id;
 } datasheet_map[] = {
-	{ "H200 NVL", "h200-nvl-141gb" },	{ "H200", "h200-sxm-141gb" },
-	{ "H100 NVL", "h100-nvl-94gb" },	{ "H100 PCIe", "h100-pcie-80gb" },
-	{ "H100", "h100-sxm5-80gb" },		{ "GB200", "gb200-186gb" },
-	{ "B200", "b200-180gb" },		{ "A100 80GB PCIe", "a100-pcie-80gb" },
-	{ "A100-PCIE-80GB", "a100-pcie-80gb" }, { "A100-SXM4-80GB", "a100-sxm4-80gb" },
-	{ "A100-SXM4-40GB", "a100-sxm4-40gb" }, { "L40S", "l40s-48gb" },
-	{ "L4", "l4-24gb" },			{ "A10", "a10-24gb" },
-	{ "T4", "t4-16gb" },			{ "V100-SXM2-32GB", "v100-sxm2-32gb" },
-	{ "RTX 3090", "rtx-3090-24gb" },	{ "RTX 4090", "rtx-4090-24gb" },
+    {"H200 NVL", "h200-nvl-141gb"},
+    {"H200", "h200-sxm-141gb"},
+    {"H100 NVL", "h100-nvl-94gb"},
+    {"H100 PCIe", "h100-pcie-80gb"},
+    {"H100", "h100-sxm5-80gb"},
+    {"GB200", "gb200-186gb"},
+    {"B200", "b200-180gb"},
+    {"A100 80GB PCIe", "a100-pcie-80gb"},
+    {"A100-PCIE-80GB", "a100-pcie-80gb"},
+    {"A100-SXM4-80GB", "a100-sxm4-80gb"},
+    {"A100-SXM4-40GB", "a100-sxm4-40gb"},
+    {"L40S", "l40s-48gb"},
+    {"L4", "l4-24gb"},
+    {"A10", "a10-24gb"},
+    {"T4", "t4-16gb"},
+    {"V100-SXM2-32GB", "v100-sxm2-32gb"},
+    {"RTX 3090", "rtx-3090-24gb"},
+    {"RTX 4090", "rtx-4090-24gb"},
 };
 
 /* needle occurs in s as a whole word: not preceded or followed by a letter or digit. */
@@ -144,7 +153,7 @@ static void add_ratio(cJSON *o, const char *k, double num, double den)
 }
 
 static void add_target(cJSON *targets, const char *name, const char *what, double value, bool have, double limit,
-		       bool minimum)
+                       bool minimum)
 {
 	cJSON *t = cJSON_CreateObject();
 
@@ -165,7 +174,7 @@ static void add_target(cJSON *targets, const char *name, const char *what, doubl
 /* Removes the live document's placeholders (null) before the final values go in. */
 static void drop_placeholders(cJSON *doc)
 {
-	static const char *const keys[] = { "device", "results", "ratios", "targets", "suite_seconds" };
+	static const char *const keys[] = {"device", "results", "ratios", "targets", "suite_seconds"};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		cJSON_DeleteItemFromObjectCaseSensitive(doc, keys[i]);
@@ -218,7 +227,7 @@ static double gpu_bandwidth(const mp_calib_gpu_results *r)
 	return r->copy.best > r->memcpy_d2d.best ? r->copy.best : r->memcpy_d2d.best;
 }
 
-static const mp_dtype matmul_types[] = { MP_DTYPE_BF16, MP_DTYPE_FP16, MP_DTYPE_TF32, MP_DTYPE_FP8_E4M3 };
+static const mp_dtype matmul_types[] = {MP_DTYPE_BF16, MP_DTYPE_FP16, MP_DTYPE_TF32, MP_DTYPE_FP8_E4M3};
 #define N_MATMUL (sizeof(matmul_types) / sizeof(matmul_types[0]))
 
 static double matmul_peak(const mp_calib_gpu_results *r, mp_dtype t)
@@ -228,8 +237,8 @@ static double matmul_peak(const mp_calib_gpu_results *r, mp_dtype t)
 	return (r->suites_done & MP_CALIB_MATMUL) && m->status[0] == '\0' ? m->flops_per_second.best : 0;
 }
 
-static cJSON *gpu_results_json(const mp_calib_gpu_results *r, const mpd_calib_request *rq,
-			       const mp_store_device *ds, const mp_store_device *profile)
+static cJSON *gpu_results_json(const mp_calib_gpu_results *r, const mpd_calib_request *rq, const mp_store_device *ds,
+                               const mp_store_device *profile)
 {
 	cJSON *res = cJSON_CreateObject(), *o, *a, *p;
 	uint32_t done = r->suites_done;
@@ -239,9 +248,10 @@ static cJSON *gpu_results_json(const mp_calib_gpu_results *r, const mpd_calib_re
 		NUM(o, "total_bytes", r->info.memory_bytes);
 		NUM(o, "free_bytes", r->info.free_bytes);
 		NUM(o, "context_bytes", r->context_bytes);
-		cJSON_AddStringToObject(o, "note",
-					"cudaMemGetInfo right after context creation; context_bytes = total - free, which "
-					"also counts memory other processes held at that moment");
+		cJSON_AddStringToObject(
+		    o, "note",
+		    "cudaMemGetInfo right after context creation; context_bytes = total - free, which "
+		    "also counts memory other processes held at that moment");
 	}
 	if (done & MP_CALIB_HBM) {
 		o = cJSON_AddObjectToObject(res, "hbm");
@@ -256,8 +266,9 @@ static cJSON *gpu_results_json(const mp_calib_gpu_results *r, const mpd_calib_re
 		add_stat(o, "read", &r->read, "bytes_per_second");
 		add_stat(o, "write", &r->write, "bytes_per_second");
 		add_stat(o, "triad", &r->triad, "bytes_per_second");
-		cJSON_AddStringToObject(o, "note", "bytes read + bytes written per second; copy and triad use the "
-						   "grid and loads in flight that won a tuning sweep in the same run");
+		cJSON_AddStringToObject(o, "note",
+		                        "bytes read + bytes written per second; copy and triad use the "
+		                        "grid and loads in flight that won a tuning sweep in the same run");
 	}
 	if (done & MP_CALIB_STRIDED) {
 		o = cJSON_AddObjectToObject(res, "strided");
@@ -296,7 +307,8 @@ static cJSON *gpu_results_json(const mp_calib_gpu_results *r, const mpd_calib_re
 	if (done & MP_CALIB_FMA) {
 		o = cJSON_AddObjectToObject(res, "fma");
 		add_stat(o, "fp32", &r->fma_fp32, "flops_per_second");
-		add_ratio(o, "fp32_over_datasheet", r->fma_fp32.best, ds ? ds->hw.peak_flops_per_second[MP_DTYPE_FP32] : 0);
+		add_ratio(o, "fp32_over_datasheet", r->fma_fp32.best,
+		          ds ? ds->hw.peak_flops_per_second[MP_DTYPE_FP32] : 0);
 	}
 	if (done & MP_CALIB_MATMUL) {
 		cJSON *lt;
@@ -320,7 +332,7 @@ static cJSON *gpu_results_json(const mp_calib_gpu_results *r, const mpd_calib_re
 			else
 				cJSON_AddNullToObject(p, "status");
 			add_ratio(p, "over_datasheet", matmul_peak(r, matmul_types[i]),
-				  ds ? ds->hw.peak_flops_per_second[matmul_types[i]] : 0);
+			          ds ? ds->hw.peak_flops_per_second[matmul_types[i]] : 0);
 		}
 		p = cJSON_AddObjectToObject(o, "cublas_bf16");
 		cJSON_AddItemToObject(p, "rate", stat_json(&r->cublas_bf16.flops_per_second, "flops_per_second"));
@@ -329,9 +341,10 @@ static cJSON *gpu_results_json(const mp_calib_gpu_results *r, const mpd_calib_re
 			cJSON_AddStringToObject(p, "status", r->cublas_bf16.status);
 		else
 			cJSON_AddNullToObject(p, "status");
-		cJSON_AddStringToObject(o, "note", "m = n = k, A transposed (TN), fp32 accumulation, random inputs in "
-						   "[-1, 1); cuBLASLt: fastest of the first heuristic candidates; fp8_e4m3 "
-						   "writes bf16; cublas_bf16 is cublasGemmEx with CUBLAS_GEMM_DEFAULT");
+		cJSON_AddStringToObject(o, "note",
+		                        "m = n = k, A transposed (TN), fp32 accumulation, random inputs in "
+		                        "[-1, 1); cuBLASLt: fastest of the first heuristic candidates; fp8_e4m3 "
+		                        "writes bf16; cublas_bf16 is cublasGemmEx with CUBLAS_GEMM_DEFAULT");
 	}
 	if (done & MP_CALIB_LATENCY) {
 		cJSON *ll;
@@ -344,8 +357,9 @@ static cJSON *gpu_results_json(const mp_calib_gpu_results *r, const mpd_calib_re
 		p = cJSON_AddObjectToObject(o, "l2");
 		NUM(p, "span_bytes", r->latency_l2_span_bytes);
 		cJSON_AddItemToObject(p, "load", stat_json(&r->latency_l2, "seconds"));
-		cJSON_AddStringToObject(o, "note", "one thread, a random single cycle over 128-byte lines, loads that "
-						   "skip L1; the HBM figure includes TLB misses over its span");
+		cJSON_AddStringToObject(o, "note",
+		                        "one thread, a random single cycle over 128-byte lines, loads that "
+		                        "skip L1; the HBM figure includes TLB misses over its span");
 		ll = cJSON_AddObjectToObject(o, "littles_law");
 		if (bw > 0 && lat > 0) {
 			NUM(ll, "bandwidth_bytes_per_second", bw);
@@ -353,8 +367,9 @@ static cJSON *gpu_results_json(const mp_calib_gpu_results *r, const mpd_calib_re
 			NUM(ll, "bytes_in_flight", bw * lat);
 			if (r->info.sm_count)
 				NUM(ll, "bytes_in_flight_per_sm", bw * lat / r->info.sm_count);
-			cJSON_AddStringToObject(ll, "note", "bytes that must be in flight to sustain the measured bandwidth "
-							    "at the measured HBM latency (bandwidth x latency)");
+			cJSON_AddStringToObject(ll, "note",
+			                        "bytes that must be in flight to sustain the measured bandwidth "
+			                        "at the measured HBM latency (bandwidth x latency)");
 		} else {
 			cJSON_AddStringToObject(ll, "note", "needs the hbm suite's bandwidth in the same profile");
 		}
@@ -367,9 +382,10 @@ static cJSON *gpu_results_json(const mp_calib_gpu_results *r, const mpd_calib_re
 
 		o = cJSON_AddObjectToObject(res, "intensity");
 		NUM(o, "bytes", r->intensity_bytes);
-		cJSON_AddStringToObject(o, "note", "a read-only stream doing M fp32 FMAs per 16-byte element; roof = "
-						   "min(fp32 peak, intensity x bandwidth) from this run's FMA peak and "
-						   "profile bandwidth, and from the datasheet");
+		cJSON_AddStringToObject(o, "note",
+		                        "a read-only stream doing M fp32 FMAs per 16-byte element; roof = "
+		                        "min(fp32 peak, intensity x bandwidth) from this run's FMA peak and "
+		                        "profile bandwidth, and from the datasheet");
 		a = cJSON_AddArrayToObject(o, "points");
 		for (int k = 0; k < MP_CALIB_INTENSITY_COUNT; k++) {
 			const mp_calib_intensity_point *ip = &r->intensity[k];
@@ -382,7 +398,8 @@ static cJSON *gpu_results_json(const mp_calib_gpu_results *r, const mpd_calib_re
 				roof = fmin(peak, ip->flops_per_byte * bw);
 				NUM(p, "roof_flops_per_second", roof);
 				add_ratio(p, "measured_over_roof", ip->flops_per_second.median, roof);
-				cJSON_AddStringToObject(p, "bound", ip->flops_per_byte * bw < peak ? "memory" : "compute");
+				cJSON_AddStringToObject(p, "bound",
+				                        ip->flops_per_byte * bw < peak ? "memory" : "compute");
 			} else {
 				cJSON_AddNullToObject(p, "roof_flops_per_second");
 				cJSON_AddNullToObject(p, "measured_over_roof");
@@ -425,17 +442,18 @@ static cJSON *gpu_results_json(const mp_calib_gpu_results *r, const mpd_calib_re
 			cJSON_AddNullToObject(o, "headroom_error_bytes");
 		}
 		cJSON_AddBoolToObject(o, "verdict_held", predicted == r->fit_allocated);
-		cJSON_AddStringToObject(o, "note", "weights, KV cache and workspace each cudaMalloc'ed and written in "
-						   "this process (whose CUDA context is the plan's overhead), then freed; "
-						   "real headroom is cudaMemGetInfo free with everything allocated");
+		cJSON_AddStringToObject(o, "note",
+		                        "weights, KV cache and workspace each cudaMalloc'ed and written in "
+		                        "this process (whose CUDA context is the plan's overhead), then freed; "
+		                        "real headroom is cudaMemGetInfo free with everything allocated");
 	}
 	return res;
 }
 
 mp_status mpd_calib_gpu_doc(const mp_calib_gpu_results *r, const mpd_calib_request *rq,
-			    const mp_store_device *datasheet, const mp_store_device *previous, const char *job_id,
-			    const char *now, double elapsed_seconds, cJSON *doc, mp_store_device *profile,
-			    bool *have_profile)
+                            const mp_store_device *datasheet, const mp_store_device *previous, const char *job_id,
+                            const char *now, double elapsed_seconds, cJSON *doc, mp_store_device *profile,
+                            bool *have_profile)
 {
 	const mp_store_device *base = previous ? previous : datasheet;
 	cJSON *ratios, *peaks, *targets, *warnings, *secs;
@@ -452,7 +470,7 @@ mp_status mpd_calib_gpu_doc(const mp_calib_gpu_results *r, const mpd_calib_reque
 	snprintf(profile->name, sizeof(profile->name), "%s", r->info.name);
 	snprintf(profile->vendor, sizeof(profile->vendor), "NVIDIA");
 	snprintf(profile->architecture, sizeof(profile->architecture), "%s",
-		 architecture_of(r->info.cc_major, r->info.cc_minor));
+	         architecture_of(r->info.cc_major, r->info.cc_minor));
 	snprintf(profile->source, sizeof(profile->source), "measured");
 	snprintf(profile->measured_at, sizeof(profile->measured_at), "%s", now);
 	profile->hw.memory_bytes = r->info.memory_bytes;
@@ -471,34 +489,39 @@ mp_status mpd_calib_gpu_doc(const mp_calib_gpu_results *r, const mpd_calib_reque
 	if (r->suites_done & MP_CALIB_MEMORY)
 		profile->hw.cuda_context_bytes = r->context_bytes;
 	for (int t = 1; t < MP_DTYPE_COUNT; t++) {
-		bool measured = (t == MP_DTYPE_FP32 && (r->suites_done & MP_CALIB_FMA)) || matmul_peak(r, (mp_dtype)t) > 0;
+		bool measured =
+		    (t == MP_DTYPE_FP32 && (r->suites_done & MP_CALIB_FMA)) || matmul_peak(r, (mp_dtype)t) > 0;
 
 		if (profile->hw.peak_flops_per_second[t] > 0 && !measured)
-			note_append(carried, sizeof(carried), "%s%s", carried[0] ? ", " : "", mp_dtype_name((mp_dtype)t));
+			note_append(carried, sizeof(carried), "%s%s", carried[0] ? ", " : "",
+			            mp_dtype_name((mp_dtype)t));
 	}
 	note_append(note, sizeof(note),
-		    "Measured by memplan calibration %s on %s (suites run: %s%s%s%s%s; %.1f s). Memory: cudaMemGetInfo "
-		    "total after context creation.",
-		    job_id, now, (r->suites_done & MP_CALIB_HBM) ? "hbm " : "", (r->suites_done & MP_CALIB_FMA) ? "fma " : "",
-		    (r->suites_done & MP_CALIB_MATMUL) ? "matmul " : "", (r->suites_done & MP_CALIB_MEMORY) ? "memory " : "",
-		    (r->suites_done & ~(uint32_t)(MP_CALIB_HBM | MP_CALIB_FMA | MP_CALIB_MATMUL | MP_CALIB_MEMORY)) ? "and others"
-														   : "",
-		    elapsed_seconds);
+	            "Measured by memplan calibration %s on %s (suites run: %s%s%s%s%s; %.1f s). Memory: cudaMemGetInfo "
+	            "total after context creation.",
+	            job_id, now, (r->suites_done & MP_CALIB_HBM) ? "hbm " : "",
+	            (r->suites_done & MP_CALIB_FMA) ? "fma " : "", (r->suites_done & MP_CALIB_MATMUL) ? "matmul " : "",
+	            (r->suites_done & MP_CALIB_MEMORY) ? "memory " : "",
+	            (r->suites_done & ~(uint32_t)(MP_CALIB_HBM | MP_CALIB_FMA | MP_CALIB_MATMUL | MP_CALIB_MEMORY))
+	                ? "and others"
+	                : "",
+	            elapsed_seconds);
 	if (bw > 0)
-		note_append(note, sizeof(note),
-			    " Bandwidth: the better of a 16-byte-access copy kernel and cudaMemcpy D2D, best of %u runs "
-			    "over %.2f GB arrays, bytes read + written.",
-			    r->runs, (double)r->array_bytes / 1e9);
+		note_append(
+		    note, sizeof(note),
+		    " Bandwidth: the better of a 16-byte-access copy kernel and cudaMemcpy D2D, best of %u runs "
+		    "over %.2f GB arrays, bytes read + written.",
+		    r->runs, (double)r->array_bytes / 1e9);
 	if (r->suites_done & MP_CALIB_FMA)
 		note_append(note, sizeof(note), " fp32: FMA kernel with independent register chains, best of %u runs.",
-			    r->runs);
+		            r->runs);
 	if (r->suites_done & MP_CALIB_MATMUL)
 		note_append(note, sizeof(note), " Matrix peaks: cuBLASLt %u^3, random inputs, best of %u runs.",
-			    r->cublas_bf16.size, r->runs);
+		            r->cublas_bf16.size, r->runs);
 	if (base && (carried[0] || bw <= 0))
 		note_append(note, sizeof(note), " Not measured in this run, kept from %s profile %s: %s%s%s.",
-			    base == previous ? "the earlier measured" : "the datasheet", base->id,
-			    bw <= 0 ? "memory bandwidth" : "", bw <= 0 && carried[0] ? ", " : "", carried);
+		            base == previous ? "the earlier measured" : "the datasheet", base->id,
+		            bw <= 0 ? "memory bandwidth" : "", bw <= 0 && carried[0] ? ", " : "", carried);
 	snprintf(profile->source_note, sizeof(profile->source_note), "%s", note);
 	*have_profile = profile->hw.memory_bandwidth_bytes_per_second > 0 && profile->hw.memory_bytes > 0;
 
@@ -514,10 +537,10 @@ mp_status mpd_calib_gpu_doc(const mp_calib_gpu_results *r, const mpd_calib_reque
 		add_ratio(ratios, "memory_bandwidth_bytes_per_second", bw, dh->memory_bandwidth_bytes_per_second);
 		peaks = cJSON_AddObjectToObject(ratios, "peak_flops_per_second");
 		add_ratio(peaks, "fp32", (r->suites_done & MP_CALIB_FMA) ? r->fma_fp32.best : 0,
-			  dh->peak_flops_per_second[MP_DTYPE_FP32]);
+		          dh->peak_flops_per_second[MP_DTYPE_FP32]);
 		for (size_t i = 0; i < N_MATMUL; i++)
 			add_ratio(peaks, mp_dtype_name(matmul_types[i]), matmul_peak(r, matmul_types[i]),
-				  dh->peak_flops_per_second[matmul_types[i]]);
+			          dh->peak_flops_per_second[matmul_types[i]]);
 		add_ratio(ratios, "memory_bytes", (double)r->info.memory_bytes, (double)dh->memory_bytes);
 	} else {
 		cJSON_AddNullToObject(doc, "ratios");
@@ -525,28 +548,29 @@ mp_status mpd_calib_gpu_doc(const mp_calib_gpu_results *r, const mpd_calib_reque
 
 	targets = cJSON_AddArrayToObject(doc, "targets");
 	add_target(targets, "copy_over_memcpy_d2d", "HBM copy kernel / cudaMemcpy device-to-device, same run",
-		   r->memcpy_d2d.best > 0 ? r->copy.best / r->memcpy_d2d.best : 0,
-		   (r->suites_done & MP_CALIB_HBM) && r->memcpy_d2d.best > 0, 0.95, true);
+	           r->memcpy_d2d.best > 0 ? r->copy.best / r->memcpy_d2d.best : 0,
+	           (r->suites_done & MP_CALIB_HBM) && r->memcpy_d2d.best > 0, 0.95, true);
 	add_target(targets, "fma_fp32_over_datasheet", "FP32 FMA kernel / the datasheet fp32 peak",
-		   dh && dh->peak_flops_per_second[MP_DTYPE_FP32] > 0 ? r->fma_fp32.best / dh->peak_flops_per_second[MP_DTYPE_FP32]
-								     : 0,
-		   (r->suites_done & MP_CALIB_FMA) && dh && dh->peak_flops_per_second[MP_DTYPE_FP32] > 0, 0.95, true);
+	           dh && dh->peak_flops_per_second[MP_DTYPE_FP32] > 0
+	               ? r->fma_fp32.best / dh->peak_flops_per_second[MP_DTYPE_FP32]
+	               : 0,
+	           (r->suites_done & MP_CALIB_FMA) && dh && dh->peak_flops_per_second[MP_DTYPE_FP32] > 0, 0.95, true);
 	add_target(targets, "bf16_cublaslt_over_cublas", "cuBLASLt bf16 / cublasGemmEx bf16 at the same size, same run",
-		   r->cublas_bf16.flops_per_second.best > 0
-			   ? matmul_peak(r, MP_DTYPE_BF16) / r->cublas_bf16.flops_per_second.best
-			   : 0,
-		   matmul_peak(r, MP_DTYPE_BF16) > 0 && r->cublas_bf16.flops_per_second.best > 0, 0.95, true);
+	           r->cublas_bf16.flops_per_second.best > 0
+	               ? matmul_peak(r, MP_DTYPE_BF16) / r->cublas_bf16.flops_per_second.best
+	               : 0,
+	           matmul_peak(r, MP_DTYPE_BF16) > 0 && r->cublas_bf16.flops_per_second.best > 0, 0.95, true);
 	add_target(targets, "default_suite_seconds", "wall time of the run (the target applies to the default suite)",
-		   elapsed_seconds, rq->suites == 0 || rq->suites == MP_CALIB_GPU_DEFAULT, 20.0, false);
+	           elapsed_seconds, rq->suites == 0 || rq->suites == MP_CALIB_GPU_DEFAULT, 20.0, false);
 
 	warnings = cJSON_GetObjectItem(doc, "warnings");
 	if (!*have_profile)
 		cJSON_AddItemToArray(warnings, cJSON_CreateString("no profile stored: the memory bandwidth was not "
-								  "measured (add the hbm suite) and no earlier profile "
-								  "or datasheet gives one"));
+		                                                  "measured (add the hbm suite) and no earlier profile "
+		                                                  "or datasheet gives one"));
 	if (datasheet == NULL)
 		cJSON_AddItemToArray(warnings, cJSON_CreateString("no datasheet profile matches this GPU's name: no "
-								  "measured/datasheet ratios"));
+		                                                  "measured/datasheet ratios"));
 	for (size_t i = 0; i < N_MATMUL; i++) {
 		const mp_calib_matmul *m = &r->matmul[matmul_types[i]];
 
@@ -563,7 +587,7 @@ mp_status mpd_calib_gpu_doc(const mp_calib_gpu_results *r, const mpd_calib_reque
 /* ----- CPU --------------------------------------------------------------------------------------------- */
 
 mp_status mpd_calib_cpu_doc(const mp_calib_cpu_results *r, const mp_store_device *previous, const char *job_id,
-			    const char *now, cJSON *doc, mp_store_device *profile, bool *have_profile)
+                            const char *now, cJSON *doc, mp_store_device *profile, bool *have_profile)
 {
 	cJSON *dev, *res, *o, *p, *secs, *warnings;
 	char note[2048] = "";
@@ -590,15 +614,16 @@ mp_status mpd_calib_cpu_doc(const mp_calib_cpu_results *r, const mp_store_device
 		profile->hw.peak_flops_per_second[MP_DTYPE_FP64] = r->dgemm.best;
 		profile->hw.peak_flops_per_second[MP_DTYPE_FP32] = r->sgemm.best;
 	}
-	note_append(note, sizeof(note), "Measured by memplan calibration %s on %s, %u threads.", job_id, now, r->threads);
+	note_append(note, sizeof(note), "Measured by memplan calibration %s on %s, %u threads.", job_id, now,
+	            r->threads);
 	if (r->suites_done & MP_CALIB_STREAM)
 		note_append(note, sizeof(note),
-			    " Bandwidth: STREAM triad a = b + s c over three %.2f GB arrays of doubles, 24 bytes per "
-			    "element counted (write-allocate traffic not), best of %u runs.",
-			    (double)r->array_bytes / 1e9, r->runs);
+		            " Bandwidth: STREAM triad a = b + s c over three %.2f GB arrays of doubles, 24 bytes per "
+		            "element counted (write-allocate traffic not), best of %u runs.",
+		            (double)r->array_bytes / 1e9, r->runs);
 	if (r->suites_done & MP_CALIB_GEMM)
 		note_append(note, sizeof(note), " fp64 / fp32: OpenBLAS dgemm / sgemm n = %u, best of %u runs (%s).",
-			    r->matrix_size, r->runs, r->info.blas);
+		            r->matrix_size, r->runs, r->info.blas);
 	if (previous && !(r->suites_done & MP_CALIB_STREAM))
 		note_append(note, sizeof(note), " Bandwidth kept from the earlier measured profile.");
 	snprintf(profile->source_note, sizeof(profile->source_note), "%s", note);
@@ -646,15 +671,16 @@ mp_status mpd_calib_cpu_doc(const mp_calib_cpu_results *r, const mp_store_device
 	if ((r->suites_done & MP_CALIB_STREAM) && r->info.llc_bytes && r->array_bytes < 4 * r->info.llc_bytes) {
 		char w[320];
 
-		snprintf(w, sizeof(w),
-			 "each triad array (%.1f MiB) is less than 4x the last-level cache the OS reports (%.1f MiB): the "
-			 "bandwidth may include cache hits (a virtual machine may report the host's whole cache)",
-			 (double)r->array_bytes / 1048576.0, (double)r->info.llc_bytes / 1048576.0);
+		snprintf(
+		    w, sizeof(w),
+		    "each triad array (%.1f MiB) is less than 4x the last-level cache the OS reports (%.1f MiB): the "
+		    "bandwidth may include cache hits (a virtual machine may report the host's whole cache)",
+		    (double)r->array_bytes / 1048576.0, (double)r->info.llc_bytes / 1048576.0);
 		cJSON_AddItemToArray(warnings, cJSON_CreateString(w));
 	}
 	if (!*have_profile)
 		cJSON_AddItemToArray(warnings, cJSON_CreateString("no profile stored: the memory bandwidth was not "
-								  "measured (add the stream suite)"));
+		                                                  "measured (add the stream suite)"));
 	return MP_OK;
 }
 
@@ -690,7 +716,7 @@ static void human(char *buf, size_t len, double v, const char *unit)
 	static const struct {
 		double scale;
 		const char *prefix;
-	} pre[] = { { 1e15, "P" }, { 1e12, "T" }, { 1e9, "G" }, { 1e6, "M" }, { 1e3, "k" }, { 1, "" } };
+	} pre[] = {{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}, {1, ""}};
 
 	if (!isfinite(v)) {
 		snprintf(buf, len, "-");
@@ -732,9 +758,10 @@ void mpd_calib_print_table(FILE *f, const cJSON *doc)
 	char label[96], b1[32], b2[32];
 
 	fprintf(f, "\n%s (%s): job %s, %s, %.1f s\n", dev ? jstr(dev, "name") : "?", jstr(doc, "target"),
-		jstr(doc, "id"), jstr(doc, "state"), jnum(doc, "elapsed_seconds"));
+	        jstr(doc, "id"), jstr(doc, "state"), jnum(doc, "elapsed_seconds"));
 	if (devid)
-		fprintf(f, "profile stored: %s%s%s\n", devid, dsid ? ", compared with datasheet " : "", dsid ? dsid : "");
+		fprintf(f, "profile stored: %s%s%s\n", devid, dsid ? ", compared with datasheet " : "",
+		        dsid ? dsid : "");
 	e = cJSON_GetObjectItem(doc, "error");
 	if (cJSON_IsObject(e))
 		fprintf(f, "error: %s\n", jstr(e, "message"));
@@ -749,10 +776,10 @@ void mpd_calib_print_table(FILE *f, const cJSON *doc)
 	if ((o = cJSON_GetObjectItem(res, "hbm")) != NULL) {
 		double md = jnum(o, "memcpy_d2d.best_bytes_per_second");
 
-		row(f, "HBM cudaMemcpy D2D (read + write)", cJSON_GetObjectItem(o, "memcpy_d2d"), "bytes_per_second", "B/s",
-		    NAN);
-		row(f, "HBM copy kernel, 16-byte accesses (/ memcpy)", cJSON_GetObjectItem(o, "copy"), "bytes_per_second",
-		    "B/s", jnum(o, "copy.best_bytes_per_second") / md);
+		row(f, "HBM cudaMemcpy D2D (read + write)", cJSON_GetObjectItem(o, "memcpy_d2d"), "bytes_per_second",
+		    "B/s", NAN);
+		row(f, "HBM copy kernel, 16-byte accesses (/ memcpy)", cJSON_GetObjectItem(o, "copy"),
+		    "bytes_per_second", "B/s", jnum(o, "copy.best_bytes_per_second") / md);
 		row(f, "HBM read", cJSON_GetObjectItem(o, "read"), "bytes_per_second", "B/s", NAN);
 		row(f, "HBM write", cJSON_GetObjectItem(o, "write"), "bytes_per_second", "B/s", NAN);
 		row(f, "HBM triad", cJSON_GetObjectItem(o, "triad"), "bytes_per_second", "B/s", NAN);
@@ -761,7 +788,8 @@ void mpd_calib_print_table(FILE *f, const cJSON *doc)
 		cJSON_ArrayForEach(e, cJSON_GetObjectItem(o, "points"))
 		{
 			snprintf(label, sizeof(label), "strided read, stride %g (useful bytes)", jnum(e, "stride"));
-			row(f, label, cJSON_GetObjectItem(e, "useful"), "bytes_per_second", "B/s", jnum(e, "fraction_of_stride_1"));
+			row(f, label, cJSON_GetObjectItem(e, "useful"), "bytes_per_second", "B/s",
+			    jnum(e, "fraction_of_stride_1"));
 		}
 	if ((o = cJSON_GetObjectItem(res, "l2")) != NULL) {
 		human(b1, sizeof(b1), jnum(o, "working_set_bytes"), "B");
@@ -771,12 +799,13 @@ void mpd_calib_print_table(FILE *f, const cJSON *doc)
 	if ((o = cJSON_GetObjectItem(res, "smem")) != NULL) {
 		cJSON_ArrayForEach(e, cJSON_GetObjectItem(o, "points"))
 		{
-			snprintf(label, sizeof(label), "shared memory, stride %g words (%g-way)", jnum(e, "stride_words"),
-				 jnum(e, "bank_conflict_ways"));
+			snprintf(label, sizeof(label), "shared memory, stride %g words (%g-way)",
+			         jnum(e, "stride_words"), jnum(e, "bank_conflict_ways"));
 			row(f, label, cJSON_GetObjectItem(e, "read"), "bytes_per_second", "B/s", NAN);
 		}
-		row(f, "shared memory, 32x33 padded tile by column (x)", cJSON_GetObjectItem(o, "tile_32x33_column_padded"),
-		    "bytes_per_second", "B/s", jnum(o, "padding_speedup"));
+		row(f, "shared memory, 32x33 padded tile by column (x)",
+		    cJSON_GetObjectItem(o, "tile_32x33_column_padded"), "bytes_per_second", "B/s",
+		    jnum(o, "padding_speedup"));
 	}
 	if ((o = cJSON_GetObjectItem(res, "fma")) != NULL)
 		row(f, "FP32 FMA (/ datasheet)", cJSON_GetObjectItem(o, "fp32"), "flops_per_second", "FLOP/s",
@@ -786,13 +815,16 @@ void mpd_calib_print_table(FILE *f, const cJSON *doc)
 
 		cJSON_ArrayForEach(e, lt)
 		{
-			snprintf(label, sizeof(label), "matmul %s cuBLASLt %g^3 (/ datasheet)", e->string, jnum(o, "size"));
-			row(f, label, cJSON_GetObjectItem(e, "rate"), "flops_per_second", "FLOP/s", jnum(e, "over_datasheet"));
+			snprintf(label, sizeof(label), "matmul %s cuBLASLt %g^3 (/ datasheet)", e->string,
+			         jnum(o, "size"));
+			row(f, label, cJSON_GetObjectItem(e, "rate"), "flops_per_second", "FLOP/s",
+			    jnum(e, "over_datasheet"));
 			if (jstr(e, "status"))
 				fprintf(f, "    %s\n", jstr(e, "status"));
 		}
-		row(f, "matmul bf16 cublasGemmEx (reference)", cJSON_GetObjectItem(cJSON_GetObjectItem(o, "cublas_bf16"), "rate"),
-		    "flops_per_second", "FLOP/s", NAN);
+		row(f, "matmul bf16 cublasGemmEx (reference)",
+		    cJSON_GetObjectItem(cJSON_GetObjectItem(o, "cublas_bf16"), "rate"), "flops_per_second", "FLOP/s",
+		    NAN);
 	}
 	if ((o = cJSON_GetObjectItem(res, "latency")) != NULL) {
 		human(b1, sizeof(b1), jnum(o, "hbm.span_bytes"), "B");
@@ -808,16 +840,18 @@ void mpd_calib_print_table(FILE *f, const cJSON *doc)
 	if ((o = cJSON_GetObjectItem(res, "intensity")) != NULL)
 		cJSON_ArrayForEach(e, cJSON_GetObjectItem(o, "points"))
 		{
-			snprintf(label, sizeof(label), "intensity %g FLOP/B (measured / roof)", jnum(e, "flops_per_byte"));
-			row(f, label, cJSON_GetObjectItem(e, "rate"), "flops_per_second", "FLOP/s", jnum(e, "measured_over_roof"));
+			snprintf(label, sizeof(label), "intensity %g FLOP/B (measured / roof)",
+			         jnum(e, "flops_per_byte"));
+			row(f, label, cJSON_GetObjectItem(e, "rate"), "flops_per_second", "FLOP/s",
+			    jnum(e, "measured_over_roof"));
 		}
 	if ((o = cJSON_GetObjectItem(res, "fit")) != NULL) {
 		human(b1, sizeof(b1), jnum(o, "predicted_headroom_bytes"), "B");
 		human(b2, sizeof(b2), jnum(o, "real_headroom_bytes"), "B");
 		fprintf(f, "  fit check: predicted %s, allocation %s, verdict %s; headroom predicted %s, real %s\n",
-			cJSON_IsTrue(cJSON_GetObjectItem(o, "predicted_fits")) ? "fits" : "does not fit",
-			cJSON_IsTrue(cJSON_GetObjectItem(o, "allocated")) ? "succeeded" : "failed",
-			cJSON_IsTrue(cJSON_GetObjectItem(o, "verdict_held")) ? "held" : "DID NOT HOLD", b1, b2);
+		        cJSON_IsTrue(cJSON_GetObjectItem(o, "predicted_fits")) ? "fits" : "does not fit",
+		        cJSON_IsTrue(cJSON_GetObjectItem(o, "allocated")) ? "succeeded" : "failed",
+		        cJSON_IsTrue(cJSON_GetObjectItem(o, "verdict_held")) ? "held" : "DID NOT HOLD", b1, b2);
 	}
 	if ((o = cJSON_GetObjectItem(res, "stream")) != NULL) {
 		human(b1, sizeof(b1), jnum(o, "array_bytes"), "B");
@@ -835,9 +869,8 @@ void mpd_calib_print_table(FILE *f, const cJSON *doc)
 		fprintf(f, "\n  measured / datasheet (%s):", dsid ? dsid : "?");
 		if (isfinite(jnum(o, "memory_bandwidth_bytes_per_second")))
 			fprintf(f, " bandwidth %.3f", jnum(o, "memory_bandwidth_bytes_per_second"));
-		cJSON_ArrayForEach(e, cJSON_GetObjectItem(o, "peak_flops_per_second"))
-			if (cJSON_IsNumber(e))
-				fprintf(f, ", %s %.3f", e->string, e->valuedouble);
+		cJSON_ArrayForEach(e, cJSON_GetObjectItem(o, "peak_flops_per_second")) if (cJSON_IsNumber(e))
+		    fprintf(f, ", %s %.3f", e->string, e->valuedouble);
 		fprintf(f, "\n");
 	}
 	a = cJSON_GetObjectItem(doc, "targets");
@@ -855,11 +888,10 @@ void mpd_calib_print_table(FILE *f, const cJSON *doc)
 			else
 				snprintf(l, sizeof(l), "<= %.0f", jnum(e, "maximum"));
 			fprintf(f, "  %-44s %14s %14s %8s\n", jstr(e, "name"), isfinite(jnum(e, "value")) ? v : "-", l,
-				cJSON_IsBool(met) ? (cJSON_IsTrue(met) ? "yes" : "NO") : "-");
+			        cJSON_IsBool(met) ? (cJSON_IsTrue(met) ? "yes" : "NO") : "-");
 		}
 	}
-	cJSON_ArrayForEach(e, cJSON_GetObjectItem(doc, "warnings"))
-		if (cJSON_IsString(e))
-			fprintf(f, "  warning: %s\n", e->valuestring);
+	cJSON_ArrayForEach(e, cJSON_GetObjectItem(doc, "warnings")) if (cJSON_IsString(e))
+	    fprintf(f, "  warning: %s\n", e->valuestring);
 	fprintf(f, "\n  (B/s and FLOP/s with decimal prefixes: 1 TB/s = 1e12 bytes per second)\n");
 }

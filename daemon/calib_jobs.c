@@ -17,24 +17,24 @@
 #include "decode.h"
 #include "plan.h"
 
-#define KEEP_IN_MEMORY 32	/* finished jobs kept in memory; older ones are read back from the store */
+#define KEEP_IN_MEMORY 32 /* finished jobs kept in memory; older ones are read back from the store */
 
 typedef struct job {
 	char id[MPD_CALIB_ID_MAX];
 	mpd_calib_request rq;
-	char state[16];		/* queued, running, succeeded, failed, cancelled */
+	char state[16]; /* queued, running, succeeded, failed, cancelled */
 	double percent;
 	char suite[24];
 	bool cancel;
-	bool finished;		/* the worker is done with the job (its thread can be joined) */
+	bool finished; /* the worker is done with the job (its thread can be joined) */
 	bool thread_started, joined;
 	pthread_t tid;
 	char created_at[32], started_at[32], finished_at[32];
 	double t0, elapsed;
 	char datasheet_id[MP_STORE_ID_MAX];
-	cJSON *final;		/* the finished document, owned */
+	cJSON *final; /* the finished document, owned */
 	struct mpd_calib_jobs *owner;
-	struct job *next;	/* newest first */
+	struct job *next; /* newest first */
 } job;
 
 struct mpd_calib_jobs {
@@ -113,14 +113,17 @@ typedef struct top_fields {
 	int target;
 } top_fields;
 
-static const char *const target_names[] = { "gpu:0", "cpu", NULL };
+static const char *const target_names[] = {"gpu:0", "cpu", NULL};
 
 static const mpd_field top_table[] = {
-	{ .name = "target", .type = MPD_F_ENUM, .required = true, .offset = offsetof(top_fields, target),
-	  .names = target_names },
-	{ .name = "suites", .type = MPD_F_ANY },
-	{ .name = "options", .type = MPD_F_ANY },
-	{ .name = "fit_plan", .type = MPD_F_ANY },
+    {.name = "target",
+     .type = MPD_F_ENUM,
+     .required = true,
+     .offset = offsetof(top_fields, target),
+     .names = target_names},
+    {.name = "suites", .type = MPD_F_ANY},
+    {.name = "options", .type = MPD_F_ANY},
+    {.name = "fit_plan", .type = MPD_F_ANY},
 };
 
 typedef struct option_fields {
@@ -128,13 +131,14 @@ typedef struct option_fields {
 } option_fields;
 
 static const mpd_field option_table[] = {
-	{ .name = "runs", .type = MPD_F_U64, .offset = offsetof(option_fields, runs), .min = MP_CALIB_MIN_RUNS,
-	  .max = 1000 },
-	{ .name = "array_bytes", .type = MPD_F_U64, .offset = offsetof(option_fields, array_bytes),
-	  .min = UINT64_C(1) << 20, .max = UINT64_C(1) << 40 },
-	{ .name = "matrix_size", .type = MPD_F_U64, .offset = offsetof(option_fields, matrix_size), .min = 64,
-	  .max = 16384 },
-	{ .name = "threads", .type = MPD_F_U64, .offset = offsetof(option_fields, threads), .min = 1, .max = 256 },
+    {.name = "runs", .type = MPD_F_U64, .offset = offsetof(option_fields, runs), .min = MP_CALIB_MIN_RUNS, .max = 1000},
+    {.name = "array_bytes",
+     .type = MPD_F_U64,
+     .offset = offsetof(option_fields, array_bytes),
+     .min = UINT64_C(1) << 20,
+     .max = UINT64_C(1) << 40},
+    {.name = "matrix_size", .type = MPD_F_U64, .offset = offsetof(option_fields, matrix_size), .min = 64, .max = 16384},
+    {.name = "threads", .type = MPD_F_U64, .offset = offsetof(option_fields, threads), .min = 1, .max = 256},
 };
 
 /* Reads an exact byte count from the plan document's memory block (absent or null: 0). */
@@ -153,7 +157,7 @@ static mp_status decode_fit_plan(mp_store *store, const cJSON *plan, mpd_calib_r
 
 	if (!cJSON_IsObject(plan))
 		return mp_fail(err, MP_EINVAL, "/fit_plan",
-			       "fit_plan must be an inference plan request (the body of POST /v1/plan/inference)");
+		               "fit_plan must be an inference plan request (the body of POST /v1/plan/inference)");
 	st = mpd_plan_inference(store, plan, &doc, err);
 	if (st != MP_OK) {
 		char field[sizeof(err->field)];
@@ -180,8 +184,8 @@ static mp_status decode_fit_plan(mp_store *store, const cJSON *plan, mpd_calib_r
 
 mp_status mpd_calib_decode(mp_store *store, const cJSON *body, mpd_calib_request *rq, mp_error *err)
 {
-	top_fields top = { 0 };
-	option_fields opt = { 0, 0, 0, 0 };
+	top_fields top = {0};
+	option_fields opt = {0, 0, 0, 0};
 	const cJSON *suites = cJSON_GetObjectItemCaseSensitive(body, "suites");
 	const cJSON *options = cJSON_GetObjectItemCaseSensitive(body, "options");
 	const cJSON *fit = cJSON_GetObjectItemCaseSensitive(body, "fit_plan");
@@ -197,10 +201,11 @@ mp_status mpd_calib_decode(mp_store *store, const cJSON *body, mpd_calib_request
 	allowed = rq->gpu ? MP_CALIB_GPU_SUITES : MP_CALIB_CPU_SUITES;
 	if (options) {
 		if (!cJSON_IsObject(options))
-			return mp_fail(err, MP_EINVAL, "/options", "options must be an object: runs, array_bytes, "
-								   "matrix_size, threads");
-		st = mpd_decode_fields(options, "/options", option_table, sizeof(option_table) / sizeof(option_table[0]),
-				       &opt, err);
+			return mp_fail(err, MP_EINVAL, "/options",
+			               "options must be an object: runs, array_bytes, "
+			               "matrix_size, threads");
+		st = mpd_decode_fields(options, "/options", option_table,
+		                       sizeof(option_table) / sizeof(option_table[0]), &opt, err);
 		if (st != MP_OK)
 			return st;
 		rq->runs = (uint32_t)opt.runs;
@@ -209,8 +214,8 @@ mp_status mpd_calib_decode(mp_store *store, const cJSON *body, mpd_calib_request
 		rq->threads = (uint32_t)opt.threads;
 		if (rq->gpu && rq->matrix_size && (rq->matrix_size < 256 || rq->matrix_size % 16))
 			return mp_fail(err, MP_EINVAL, "/options/matrix_size",
-				       "on a GPU matrix_size must be a multiple of 16 of at least 256 (got %u)",
-				       rq->matrix_size);
+			               "on a GPU matrix_size must be a multiple of 16 of at least 256 (got %u)",
+			               rq->matrix_size);
 		if (rq->gpu && rq->threads)
 			return mp_fail(err, MP_EINVAL, "/options/threads", "threads applies to the cpu target only");
 	}
@@ -227,15 +232,16 @@ mp_status mpd_calib_decode(mp_store *store, const cJSON *body, mpd_calib_request
 			snprintf(field, sizeof(field), "/suites/%d", i++);
 			if (bit == 0 || !(allowed & bit))
 				return mp_fail(err, MP_EINVAL, field,
-					       rq->gpu ? "a gpu:0 suite is one of memory, hbm, strided, l2, smem, fma, "
-							 "matmul, latency, intensity, fit"
-						       : "a cpu suite is one of stream, gemm");
+				               rq->gpu ? "a gpu:0 suite is one of memory, hbm, strided, l2, smem, fma, "
+				                         "matmul, latency, intensity, fit"
+				                       : "a cpu suite is one of stream, gemm");
 			rq->suites |= bit;
 		}
 	}
 	if (fit && !cJSON_IsNull(fit)) {
 		if (!rq->gpu)
-			return mp_fail(err, MP_EINVAL, "/fit_plan", "the fit check allocates GPU memory: target gpu:0 only");
+			return mp_fail(err, MP_EINVAL, "/fit_plan",
+			               "the fit check allocates GPU memory: target gpu:0 only");
 		st = decode_fit_plan(store, fit, rq, err);
 		if (st != MP_OK)
 			return st;
@@ -245,7 +251,7 @@ mp_status mpd_calib_decode(mp_store *store, const cJSON *body, mpd_calib_request
 			return mp_fail(err, MP_EINVAL, "/suites", "fit_plan is given but suites leaves out fit");
 	} else if (rq->suites & MP_CALIB_FIT) {
 		return mp_fail(err, MP_EINVAL, "/fit_plan",
-			       "the fit suite needs fit_plan: an inference plan request whose bytes it allocates");
+		               "the fit suite needs fit_plan: an inference plan request whose bytes it allocates");
 	}
 	return MP_OK;
 }
@@ -289,7 +295,8 @@ static cJSON *live_doc(const job *jb)
 	cJSON_AddStringToObject(o, "created_at", jb->created_at);
 	add_str_or_null(o, "started_at", jb->started_at);
 	add_str_or_null(o, "finished_at", jb->finished_at);
-	cJSON_AddNumberToObject(o, "elapsed_seconds", jb->started_at[0] ? (jb->finished_at[0] ? jb->elapsed : mono() - jb->t0) : 0);
+	cJSON_AddNumberToObject(o, "elapsed_seconds",
+	                        jb->started_at[0] ? (jb->finished_at[0] ? jb->elapsed : mono() - jb->t0) : 0);
 	cJSON_AddNullToObject(o, "device_id");
 	add_str_or_null(o, "datasheet_id", jb->datasheet_id);
 	cJSON_AddNullToObject(o, "device");
@@ -355,7 +362,7 @@ static void *worker(void *arg)
 	mpd_calib_jobs *j = jb->owner;
 	mp_calib_gpu_results *gr = NULL;
 	mp_calib_cpu_results *cr = NULL;
-	mp_calib_ctl ctl = { on_progress, jb };
+	mp_calib_ctl ctl = {on_progress, jb};
 	mp_store_device *ds = NULL, *prev = NULL, *profile = NULL;
 	bool have_ds = false, have_prev = false, have_profile = false, cancelled = false, requested = false;
 	char now[32], device_id[MP_STORE_ID_MAX] = "", *text = NULL;
@@ -383,15 +390,19 @@ static void *worker(void *arg)
 	} else if (cancelled) {
 		st = MP_OK;
 	} else if (jb->rq.gpu) {
-		mp_calib_gpu_options o = { jb->rq.suites, jb->rq.runs, jb->rq.array_bytes, jb->rq.matrix_size,
-					   jb->rq.fit_weights_bytes, jb->rq.fit_kv_cache_bytes,
-					   jb->rq.fit_workspace_bytes };
+		mp_calib_gpu_options o = {jb->rq.suites,
+		                          jb->rq.runs,
+		                          jb->rq.array_bytes,
+		                          jb->rq.matrix_size,
+		                          jb->rq.fit_weights_bytes,
+		                          jb->rq.fit_kv_cache_bytes,
+		                          jb->rq.fit_workspace_bytes};
 
 		st = mp_calib_gpu_run(&o, &ctl, gr, &err);
 		cancelled = gr->cancelled;
 	} else {
-		mp_calib_cpu_options o = { jb->rq.suites, jb->rq.runs, jb->rq.threads, jb->rq.array_bytes,
-					   jb->rq.matrix_size };
+		mp_calib_cpu_options o = {jb->rq.suites, jb->rq.runs, jb->rq.threads, jb->rq.array_bytes,
+		                          jb->rq.matrix_size};
 
 		st = mp_calib_cpu_run(&o, &ctl, cr, &err);
 		cancelled = cr->cancelled;
@@ -407,18 +418,20 @@ static void *worker(void *arg)
 	if (doc && st == MP_OK && !cancelled) {
 		mpd_calib_profile_id(jb->rq.gpu, profile->id, sizeof(profile->id));
 		have_prev = mp_store_device_get(j->store, profile->id, prev, &serr) == MP_OK &&
-			    strcmp(prev->source, "measured") == 0;
+		            strcmp(prev->source, "measured") == 0;
 		have_ds = jb->datasheet_id[0] && mp_store_device_get(j->store, jb->datasheet_id, ds, &serr) == MP_OK;
-		st = jb->rq.gpu ? mpd_calib_gpu_doc(gr, &jb->rq, have_ds ? ds : NULL, have_prev ? prev : NULL, jb->id, now,
-						    jb->elapsed, doc, profile, &have_profile)
-				: mpd_calib_cpu_doc(cr, have_prev ? prev : NULL, jb->id, now, doc, profile, &have_profile);
+		st = jb->rq.gpu
+		         ? mpd_calib_gpu_doc(gr, &jb->rq, have_ds ? ds : NULL, have_prev ? prev : NULL, jb->id, now,
+		                             jb->elapsed, doc, profile, &have_profile)
+		         : mpd_calib_cpu_doc(cr, have_prev ? prev : NULL, jb->id, now, doc, profile, &have_profile);
 		if (st == MP_OK && have_profile) {
 			st = mp_store_device_put(j->store, profile, &err);
 			if (st == MP_OK)
 				snprintf(device_id, sizeof(device_id), "%s", profile->id);
 			else
-				snprintf(err.message, sizeof(err.message), "measured, but storing the profile failed: %.200s",
-					 serr.message[0] ? serr.message : err.message);
+				snprintf(err.message, sizeof(err.message),
+				         "measured, but storing the profile failed: %.200s",
+				         serr.message[0] ? serr.message : err.message);
 		}
 	} else if (doc == NULL) {
 		st = mp_fail(&err, MP_ENOMEM, "", "out of memory");
@@ -497,7 +510,7 @@ static void reap(mpd_calib_jobs *j)
 
 	for (job *jb = j->head; jb; jb = jb->next)
 		if (jb->finished && jb->thread_started && !jb->joined) {
-			pthread_join(jb->tid, NULL);	/* finished: it holds no lock and is returning */
+			pthread_join(jb->tid, NULL); /* finished: it holds no lock and is returning */
 			jb->joined = true;
 		}
 	while (*pp) {
@@ -525,8 +538,8 @@ mp_status mpd_calib_start(mpd_calib_jobs *j, const mpd_calib_request *rq, char *
 	if (rq->gpu) {
 		if (!mp_calib_built_in())
 			return mp_fail(err, MP_ENOTBUILTIN, "/target",
-				       "GPU calibration is not built in: this memplan was built without CUDA (nvcc was "
-				       "not found, or make CUDA=0); the cpu target works in every build");
+			               "GPU calibration is not built in: this memplan was built without CUDA (nvcc was "
+			               "not found, or make CUDA=0); the cpu target works in every build");
 		st = mp_calib_gpu_probe(&info, err);
 		if (st != MP_OK) {
 			snprintf(err->field, sizeof(err->field), "/target");
@@ -556,10 +569,11 @@ mp_status mpd_calib_start(mpd_calib_jobs *j, const mpd_calib_request *rq, char *
 	reap(j);
 	for (job *o = j->head; o; o = o->next)
 		if (!o->finished && o->rq.gpu == rq->gpu) {
-			st = mp_fail(err, MP_EBUSY, "/target",
-				     "a calibration of %s is already running: %s (GET /v1/calibrations/%s shows it, DELETE "
-				     "cancels it)",
-				     target_name(rq), o->id, o->id);
+			st = mp_fail(
+			    err, MP_EBUSY, "/target",
+			    "a calibration of %s is already running: %s (GET /v1/calibrations/%s shows it, DELETE "
+			    "cancels it)",
+			    target_name(rq), o->id, o->id);
 			pthread_mutex_unlock(&j->lock);
 			free(jb);
 			return st;
@@ -671,7 +685,7 @@ mp_status mpd_calib_cancel(mpd_calib_jobs *j, const char *id, cJSON **out, mp_er
 	}
 	if (state[0])
 		return mp_fail(err, MP_ECONFLICT, "", "calibration %s has already finished (%s): nothing to cancel", id,
-			       state);
+		               state);
 	if (doc == NULL)
 		return mp_fail(err, MP_ENOMEM, "", "out of memory");
 	*out = doc;
@@ -679,14 +693,14 @@ mp_status mpd_calib_cancel(mpd_calib_jobs *j, const char *id, cJSON **out, mp_er
 }
 
 mp_status mpd_calib_wait(mpd_calib_jobs *j, const char *id, bool (*tick)(void *ctx, double percent, const char *suite),
-			 void *ctx, mp_error *err)
+                         void *ctx, mp_error *err)
 {
 	for (;;) {
 		job *jb;
 		bool finished;
 		double percent;
 		char suite[24];
-		struct timespec ts = { 0, 100 * 1000 * 1000 };
+		struct timespec ts = {0, 100 * 1000 * 1000};
 
 		pthread_mutex_lock(&j->lock);
 		jb = find(j, id);

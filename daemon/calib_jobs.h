@@ -16,22 +16,22 @@
 #include "../db/store.h"
 #include "../kernels/calib.h"
 
-#define MPD_CALIB_ID_MAX 40	/* fits mp_store_calibration.id */
+#define MPD_CALIB_ID_MAX 40 /* fits mp_store_calibration.id */
 
 /* A decoded POST /v1/calibrations body (also built by the CLI). Plain values: the caller owns nothing. */
 typedef struct mpd_calib_request {
-	bool gpu;			/* target "gpu:0"; false: "cpu" */
-	uint32_t suites;		/* mask of mp_calib_suite bits; 0 = the target's default */
-	uint32_t runs;			/* 0 = the kernels' default */
+	bool gpu;        /* target "gpu:0"; false: "cpu" */
+	uint32_t suites; /* mask of mp_calib_suite bits; 0 = the target's default */
+	uint32_t runs;   /* 0 = the kernels' default */
 	uint64_t array_bytes;
 	uint32_t matrix_size;
-	uint32_t threads;		/* cpu only */
+	uint32_t threads; /* cpu only */
 	/* fit check: an inference plan's bytes (from POST /v1/plan/inference's memory block) */
 	bool has_fit;
 	uint64_t fit_weights_bytes, fit_kv_cache_bytes, fit_workspace_bytes, fit_overhead_bytes, fit_total_bytes;
 } mpd_calib_request;
 
-typedef struct mpd_calib_jobs mpd_calib_jobs;	/* opaque: jobs, threads, a mutex */
+typedef struct mpd_calib_jobs mpd_calib_jobs; /* opaque: jobs, threads, a mutex */
 
 /* Creates the job manager over store (borrowed; must outlive the manager). Errors: MP_ENOMEM. */
 mp_status mpd_calib_jobs_create(mp_store *store, mpd_calib_jobs **out, mp_error *err);
@@ -64,7 +64,7 @@ mp_status mpd_calib_cancel(mpd_calib_jobs *j, const char *id, cJSON **out, mp_er
 /* Waits for the job to finish, calling tick (may be NULL) about every 100 ms with the percent done and the
  * current suite; tick returns false to cancel the job. Errors: MP_ENOTFOUND. */
 mp_status mpd_calib_wait(mpd_calib_jobs *j, const char *id, bool (*tick)(void *ctx, double percent, const char *suite),
-			 void *ctx, mp_error *err);
+                         void *ctx, mp_error *err);
 
 /* ----- calib_doc.c: documents and profiles ------------------------------------------------------------- */
 
@@ -85,11 +85,11 @@ cJSON *mpd_calib_suites_json(uint32_t suites);
  * job_id, now (ISO 8601) and elapsed go into the profile's source note. Errors: MP_ENOMEM.
  */
 mp_status mpd_calib_gpu_doc(const mp_calib_gpu_results *r, const mpd_calib_request *rq,
-			    const mp_store_device *datasheet, const mp_store_device *previous, const char *job_id,
-			    const char *now, double elapsed_seconds, cJSON *doc, mp_store_device *profile,
-			    bool *have_profile);
+                            const mp_store_device *datasheet, const mp_store_device *previous, const char *job_id,
+                            const char *now, double elapsed_seconds, cJSON *doc, mp_store_device *profile,
+                            bool *have_profile);
 mp_status mpd_calib_cpu_doc(const mp_calib_cpu_results *r, const mp_store_device *previous, const char *job_id,
-			    const char *now, cJSON *doc, mp_store_device *profile, bool *have_profile);
+                            const char *now, cJSON *doc, mp_store_device *profile, bool *have_profile);
 
 /* Prints a job document as the CLI's table (figures, ratios, targets). */
 void mpd_calib_print_table(FILE *f, const cJSON *doc);

@@ -20,27 +20,27 @@ extern "C" {
  * Suites. A run measures a set of suites, given as a mask of these bits. Names are the API's.
  * ------------------------------------------------------------------------------------------------------- */
 typedef enum mp_calib_suite {
-	MP_CALIB_MEMORY = 1u << 0,	/* gpu: cudaMemGetInfo right after context creation */
-	MP_CALIB_HBM = 1u << 1,		/* gpu: copy, read, write, triad (16-byte accesses) + cudaMemcpy D2D */
-	MP_CALIB_STRIDED = 1u << 2,	/* gpu: strided-read sweep, stride 1..64, useful bandwidth */
-	MP_CALIB_L2 = 1u << 3,		/* gpu: read bandwidth with a working set within half the L2 */
-	MP_CALIB_SMEM = 1u << 4,	/* gpu: shared-memory bandwidth, stride sweep and a padded tile */
-	MP_CALIB_FMA = 1u << 5,		/* gpu: FP32 FMA peak, independent register chains */
-	MP_CALIB_MATMUL = 1u << 6,	/* gpu: cuBLASLt peaks bf16, fp16, tf32, fp8 (cc >= 8.9) + cuBLAS bf16 */
-	MP_CALIB_LATENCY = 1u << 7,	/* gpu: pointer chase in HBM and in L2 */
-	MP_CALIB_INTENSITY = 1u << 8,	/* gpu: intensity sweep 1/8 .. 1024 FLOP/B, for measured / roof */
-	MP_CALIB_FIT = 1u << 9,		/* gpu: cudaMalloc an inference plan's bytes; needs the fit_* options */
-	MP_CALIB_STREAM = 1u << 16,	/* cpu: multi-threaded STREAM triad */
-	MP_CALIB_GEMM = 1u << 17,	/* cpu: dgemm and sgemm through OpenBLAS */
+	MP_CALIB_MEMORY = 1u << 0,    /* gpu: cudaMemGetInfo right after context creation */
+	MP_CALIB_HBM = 1u << 1,       /* gpu: copy, read, write, triad (16-byte accesses) + cudaMemcpy D2D */
+	MP_CALIB_STRIDED = 1u << 2,   /* gpu: strided-read sweep, stride 1..64, useful bandwidth */
+	MP_CALIB_L2 = 1u << 3,        /* gpu: read bandwidth with a working set within half the L2 */
+	MP_CALIB_SMEM = 1u << 4,      /* gpu: shared-memory bandwidth, stride sweep and a padded tile */
+	MP_CALIB_FMA = 1u << 5,       /* gpu: FP32 FMA peak, independent register chains */
+	MP_CALIB_MATMUL = 1u << 6,    /* gpu: cuBLASLt peaks bf16, fp16, tf32, fp8 (cc >= 8.9) + cuBLAS bf16 */
+	MP_CALIB_LATENCY = 1u << 7,   /* gpu: pointer chase in HBM and in L2 */
+	MP_CALIB_INTENSITY = 1u << 8, /* gpu: intensity sweep 1/8 .. 1024 FLOP/B, for measured / roof */
+	MP_CALIB_FIT = 1u << 9,       /* gpu: cudaMalloc an inference plan's bytes; needs the fit_* options */
+	MP_CALIB_STREAM = 1u << 16,   /* cpu: multi-threaded STREAM triad */
+	MP_CALIB_GEMM = 1u << 17,     /* cpu: dgemm and sgemm through OpenBLAS */
 } mp_calib_suite;
 
-#define MP_CALIB_GPU_SUITES                                                                                   \
-	(MP_CALIB_MEMORY | MP_CALIB_HBM | MP_CALIB_STRIDED | MP_CALIB_L2 | MP_CALIB_SMEM | MP_CALIB_FMA |       \
+#define MP_CALIB_GPU_SUITES                                                                                            \
+	(MP_CALIB_MEMORY | MP_CALIB_HBM | MP_CALIB_STRIDED | MP_CALIB_L2 | MP_CALIB_SMEM | MP_CALIB_FMA |              \
 	 MP_CALIB_MATMUL | MP_CALIB_LATENCY | MP_CALIB_INTENSITY | MP_CALIB_FIT)
 #define MP_CALIB_GPU_DEFAULT (MP_CALIB_GPU_SUITES & ~(uint32_t)MP_CALIB_FIT)
 #define MP_CALIB_CPU_SUITES (MP_CALIB_STREAM | MP_CALIB_GEMM)
 #define MP_CALIB_CPU_DEFAULT MP_CALIB_CPU_SUITES
-#define MP_CALIB_SUITE_BITS 18	/* bit positions 0 .. 17 */
+#define MP_CALIB_SUITE_BITS 18 /* bit positions 0 .. 17 */
 
 /* The API name of one suite bit ("hbm"), or NULL for anything that is not exactly one known bit. */
 const char *mp_calib_suite_name(uint32_t bit);
@@ -76,15 +76,15 @@ typedef struct mp_calib_ctl {
  * GPU
  * ------------------------------------------------------------------------------------------------------- */
 typedef struct mp_calib_gpu_info {
-	char name[128];			/* cudaDeviceProp.name, e.g. "NVIDIA H200" */
-	uint64_t memory_bytes;		/* cudaMemGetInfo total (probe: cudaDeviceProp.totalGlobalMem) */
-	uint64_t free_bytes;		/* cudaMemGetInfo free right after context creation; 0 from the probe */
+	char name[128];        /* cudaDeviceProp.name, e.g. "NVIDIA H200" */
+	uint64_t memory_bytes; /* cudaMemGetInfo total (probe: cudaDeviceProp.totalGlobalMem) */
+	uint64_t free_bytes;   /* cudaMemGetInfo free right after context creation; 0 from the probe */
 	uint32_t sm_count;
 	uint64_t l2_cache_bytes;
 	int cc_major, cc_minor;
-	double clock_hz;		/* peak SM clock (cudaDevAttrClockRate) */
+	double clock_hz; /* peak SM clock (cudaDevAttrClockRate) */
 	uint64_t shared_memory_per_sm_bytes;
-	int driver_version, runtime_version;	/* e.g. 13000 */
+	int driver_version, runtime_version; /* e.g. 13000 */
 } mp_calib_gpu_info;
 
 /* True when this build contains the CUDA kernels. */
@@ -97,15 +97,15 @@ bool mp_calib_built_in(void);
  */
 mp_status mp_calib_gpu_probe(mp_calib_gpu_info *info, mp_error *err);
 
-#define MP_CALIB_STRIDE_COUNT 7		/* strided read: strides 1, 2, 4, ..., 64 (4-byte elements) */
-#define MP_CALIB_SMEM_STRIDE_COUNT 6	/* shared memory: strides 1, 2, 4, ..., 32 (4-byte words) */
-#define MP_CALIB_INTENSITY_COUNT 14	/* intensity sweep: 2^-3 .. 2^10 FLOP per byte */
+#define MP_CALIB_STRIDE_COUNT 7      /* strided read: strides 1, 2, 4, ..., 64 (4-byte elements) */
+#define MP_CALIB_SMEM_STRIDE_COUNT 6 /* shared memory: strides 1, 2, 4, ..., 32 (4-byte words) */
+#define MP_CALIB_INTENSITY_COUNT 14  /* intensity sweep: 2^-3 .. 2^10 FLOP per byte */
 
 typedef struct mp_calib_gpu_options {
-	uint32_t suites;		/* mask of GPU suites; 0 = MP_CALIB_GPU_DEFAULT */
-	uint32_t runs;			/* timed runs per figure; 0 = 20; at least MP_CALIB_MIN_RUNS */
-	uint64_t array_bytes;		/* HBM arrays; 0 = max(16 x L2, 2 GiB), at most free memory / 8 */
-	uint32_t matrix_size;		/* matmul m = n = k; 0 = 8192 */
+	uint32_t suites;      /* mask of GPU suites; 0 = MP_CALIB_GPU_DEFAULT */
+	uint32_t runs;        /* timed runs per figure; 0 = 20; at least MP_CALIB_MIN_RUNS */
+	uint64_t array_bytes; /* HBM arrays; 0 = max(16 x L2, 2 GiB), at most free memory / 8 */
+	uint32_t matrix_size; /* matmul m = n = k; 0 = 8192 */
 	/* MP_CALIB_FIT: an inference plan's parts, each allocated with its own cudaMalloc. */
 	uint64_t fit_weights_bytes;
 	uint64_t fit_kv_cache_bytes;
@@ -113,33 +113,33 @@ typedef struct mp_calib_gpu_options {
 } mp_calib_gpu_options;
 
 typedef struct mp_calib_matmul {
-	mp_calib_stat flops_per_second;	/* 2 m n k / time */
-	uint32_t size;			/* m = n = k */
-	uint32_t algos_tried;		/* heuristic candidates timed before the final runs */
-	double rel_error;		/* ||D - ref|| / ||ref|| over sampled entries, ref in fp64 from the same inputs */
-	char status[160];		/* "" when measured, else why not (unsupported, failed check, ...) */
+	mp_calib_stat flops_per_second; /* 2 m n k / time */
+	uint32_t size;                  /* m = n = k */
+	uint32_t algos_tried;           /* heuristic candidates timed before the final runs */
+	double rel_error; /* ||D - ref|| / ||ref|| over sampled entries, ref in fp64 from the same inputs */
+	char status[160]; /* "" when measured, else why not (unsupported, failed check, ...) */
 } mp_calib_matmul;
 
 typedef struct mp_calib_intensity_point {
-	double flops_per_byte;		/* 2^-3 .. 2^10 */
+	double flops_per_byte; /* 2^-3 .. 2^10 */
 	mp_calib_stat flops_per_second;
 	mp_calib_stat bytes_per_second;
 } mp_calib_intensity_point;
 
 typedef struct mp_calib_gpu_results {
 	mp_calib_gpu_info info;
-	uint32_t suites_done;		/* suites fully measured */
+	uint32_t suites_done; /* suites fully measured */
 	bool cancelled;
-	double suite_seconds[MP_CALIB_SUITE_BITS];	/* wall time per suite, host clock */
+	double suite_seconds[MP_CALIB_SUITE_BITS]; /* wall time per suite, host clock */
 	uint32_t runs;
 
 	/* memory */
-	uint64_t context_bytes;		/* total - free right after context creation (other processes included) */
+	uint64_t context_bytes; /* total - free right after context creation (other processes included) */
 
 	/* hbm: bytes read + written per second */
 	uint64_t array_bytes;
 	mp_calib_stat memcpy_d2d, copy, read, write, triad;
-	uint32_t copy_unroll, copy_blocks;	/* the copy configuration that won the tuning sweep */
+	uint32_t copy_unroll, copy_blocks; /* the copy configuration that won the tuning sweep */
 
 	/* strided: useful bytes (4 per element read) per second, stride 1 << i */
 	mp_calib_stat strided[MP_CALIB_STRIDE_COUNT];
@@ -150,15 +150,15 @@ typedef struct mp_calib_gpu_results {
 
 	/* smem: bytes per second over all SMs; stride 1 << i words, and a 32 x 33 padded tile read by column */
 	mp_calib_stat smem[MP_CALIB_SMEM_STRIDE_COUNT];
-	mp_calib_stat smem_tile_column;		/* 32 x 32 tile read by column: 32-way conflicts */
-	mp_calib_stat smem_tile_padded;		/* 32 x 33 tile read by column: conflict-free */
+	mp_calib_stat smem_tile_column; /* 32 x 32 tile read by column: 32-way conflicts */
+	mp_calib_stat smem_tile_padded; /* 32 x 33 tile read by column: conflict-free */
 
 	/* fma */
-	mp_calib_stat fma_fp32;		/* FLOP/s, 2 per FMA */
+	mp_calib_stat fma_fp32; /* FLOP/s, 2 per FMA */
 
 	/* matmul, indexed by mp_dtype (bf16, fp16, tf32, fp8_e4m3) */
 	mp_calib_matmul matmul[MP_DTYPE_COUNT];
-	mp_calib_matmul cublas_bf16;	/* cublasGemmEx bf16, CUBLAS_GEMM_DEFAULT: the reference */
+	mp_calib_matmul cublas_bf16; /* cublasGemmEx bf16, CUBLAS_GEMM_DEFAULT: the reference */
 	uint64_t matmul_workspace_bytes;
 
 	/* latency: seconds per dependent load */
@@ -170,12 +170,12 @@ typedef struct mp_calib_gpu_results {
 	uint64_t intensity_bytes;
 
 	/* fit */
-	bool fit_allocated;		/* every part was allocated (and written) */
-	char fit_failed_part[32];	/* "weights", "kv_cache", "workspace" or "" */
-	uint64_t fit_requested_bytes;	/* sum of the parts */
-	uint64_t fit_free_before_bytes;	/* cudaMemGetInfo free before the allocations */
-	uint64_t fit_free_after_bytes;	/* free with everything allocated: the real headroom */
-	uint64_t fit_total_bytes;	/* cudaMemGetInfo total */
+	bool fit_allocated;             /* every part was allocated (and written) */
+	char fit_failed_part[32];       /* "weights", "kv_cache", "workspace" or "" */
+	uint64_t fit_requested_bytes;   /* sum of the parts */
+	uint64_t fit_free_before_bytes; /* cudaMemGetInfo free before the allocations */
+	uint64_t fit_free_after_bytes;  /* free with everything allocated: the real headroom */
+	uint64_t fit_total_bytes;       /* cudaMemGetInfo total */
 } mp_calib_gpu_results;
 
 /*
@@ -187,28 +187,28 @@ typedef struct mp_calib_gpu_results {
  * A suite that cannot run on this device (fp8 below cc 8.9) is reported in its status, not as an error.
  */
 mp_status mp_calib_gpu_run(const mp_calib_gpu_options *o, const mp_calib_ctl *ctl, mp_calib_gpu_results *r,
-			   mp_error *err);
+                           mp_error *err);
 
 /* ---------------------------------------------------------------------------------------------------------
  * CPU (always built: pthreads + OpenBLAS)
  * ------------------------------------------------------------------------------------------------------- */
 typedef struct mp_calib_cpu_info {
-	char name[128];			/* /proc/cpuinfo "model name" */
-	char vendor[32];		/* "Intel", "AMD", or vendor_id as found */
-	char architecture[32];		/* uname machine: "x86_64", "aarch64" */
-	uint32_t threads;		/* online logical CPUs */
-	uint64_t llc_bytes;		/* the largest cache sysfs reports; 0 = unknown */
-	uint64_t memory_bytes;		/* MemTotal */
-	uint64_t available_bytes;	/* MemAvailable when the run started */
-	char blas[160];			/* openblas_get_config() */
+	char name[128];           /* /proc/cpuinfo "model name" */
+	char vendor[32];          /* "Intel", "AMD", or vendor_id as found */
+	char architecture[32];    /* uname machine: "x86_64", "aarch64" */
+	uint32_t threads;         /* online logical CPUs */
+	uint64_t llc_bytes;       /* the largest cache sysfs reports; 0 = unknown */
+	uint64_t memory_bytes;    /* MemTotal */
+	uint64_t available_bytes; /* MemAvailable when the run started */
+	char blas[160];           /* openblas_get_config() */
 } mp_calib_cpu_info;
 
 typedef struct mp_calib_cpu_options {
-	uint32_t suites;		/* mask of CPU suites; 0 = MP_CALIB_CPU_DEFAULT */
-	uint32_t runs;			/* 0 = 10; at least MP_CALIB_MIN_RUNS */
-	uint32_t threads;		/* 0 = every online CPU */
-	uint64_t array_bytes;		/* per triad array; 0 = 4 x LLC within [64 MiB, 512 MiB], <= MemAvailable / 16 */
-	uint32_t matrix_size;		/* dgemm/sgemm n; 0 = 2048 */
+	uint32_t suites;      /* mask of CPU suites; 0 = MP_CALIB_CPU_DEFAULT */
+	uint32_t runs;        /* 0 = 10; at least MP_CALIB_MIN_RUNS */
+	uint32_t threads;     /* 0 = every online CPU */
+	uint64_t array_bytes; /* per triad array; 0 = 4 x LLC within [64 MiB, 512 MiB], <= MemAvailable / 16 */
+	uint32_t matrix_size; /* dgemm/sgemm n; 0 = 2048 */
 } mp_calib_cpu_options;
 
 typedef struct mp_calib_cpu_results {
@@ -218,11 +218,11 @@ typedef struct mp_calib_cpu_results {
 	double suite_seconds[MP_CALIB_SUITE_BITS];
 	uint32_t runs;
 	uint32_t threads;
-	uint64_t array_bytes;		/* per array; three arrays of doubles */
-	mp_calib_stat triad;		/* a = b + s c: (2 reads + 1 write) x 8 bytes per element, per second */
+	uint64_t array_bytes; /* per array; three arrays of doubles */
+	mp_calib_stat triad;  /* a = b + s c: (2 reads + 1 write) x 8 bytes per element, per second */
 	uint32_t matrix_size;
-	mp_calib_stat dgemm, sgemm;	/* FLOP/s, 2 n^3 per product */
-	double dgemm_rel_error, sgemm_rel_error;	/* sampled entries against an fp64 dot product */
+	mp_calib_stat dgemm, sgemm;              /* FLOP/s, 2 n^3 per product */
+	double dgemm_rel_error, sgemm_rel_error; /* sampled entries against an fp64 dot product */
 } mp_calib_cpu_results;
 
 /*
@@ -237,7 +237,7 @@ mp_status mp_calib_cpu_probe(mp_calib_cpu_info *info, mp_error *err);
  * MP_EINTERNAL (threads could not start, or a result failed its check).
  */
 mp_status mp_calib_cpu_run(const mp_calib_cpu_options *o, const mp_calib_ctl *ctl, mp_calib_cpu_results *r,
-			   mp_error *err);
+                           mp_error *err);
 
 /* Median and best of n samples (sorted in place). higher_is_better picks max or min for best. */
 mp_calib_stat mp_calib_stat_of(double *samples, uint32_t n, bool higher_is_better);

@@ -11,10 +11,10 @@ static const struct {
 	uint32_t bit;
 	const char *name;
 } suites[] = {
-	{ MP_CALIB_MEMORY, "memory" },	 { MP_CALIB_HBM, "hbm" },	{ MP_CALIB_STRIDED, "strided" },
-	{ MP_CALIB_L2, "l2" },		 { MP_CALIB_SMEM, "smem" },	{ MP_CALIB_FMA, "fma" },
-	{ MP_CALIB_MATMUL, "matmul" },	 { MP_CALIB_LATENCY, "latency" }, { MP_CALIB_INTENSITY, "intensity" },
-	{ MP_CALIB_FIT, "fit" },	 { MP_CALIB_STREAM, "stream" },	{ MP_CALIB_GEMM, "gemm" },
+    {MP_CALIB_MEMORY, "memory"}, {MP_CALIB_HBM, "hbm"},         {MP_CALIB_STRIDED, "strided"},
+    {MP_CALIB_L2, "l2"},         {MP_CALIB_SMEM, "smem"},       {MP_CALIB_FMA, "fma"},
+    {MP_CALIB_MATMUL, "matmul"}, {MP_CALIB_LATENCY, "latency"}, {MP_CALIB_INTENSITY, "intensity"},
+    {MP_CALIB_FIT, "fit"},       {MP_CALIB_STREAM, "stream"},   {MP_CALIB_GEMM, "gemm"},
 };
 
 const char *mp_calib_suite_name(uint32_t bit)
@@ -52,7 +52,7 @@ static int cmp_double(const void *a, const void *b)
 
 mp_calib_stat mp_calib_stat_of(double *samples, uint32_t n, bool higher_is_better)
 {
-	mp_calib_stat s = { 0, 0, 0 };
+	mp_calib_stat s = {0, 0, 0};
 
 	if (n == 0)
 		return s;

@@ -59,10 +59,14 @@ static uint64_t parse_size(const char *s)
 	if (errno || end == s)
 		return 0;
 	switch (*end) {
-	case 'K': return (uint64_t)v << 10;
-	case 'M': return (uint64_t)v << 20;
-	case 'G': return (uint64_t)v << 30;
-	default: return (uint64_t)v;
+	case 'K':
+		return (uint64_t)v << 10;
+	case 'M':
+		return (uint64_t)v << 20;
+	case 'G':
+		return (uint64_t)v << 30;
+	default:
+		return (uint64_t)v;
 	}
 }
 
@@ -126,7 +130,8 @@ mp_status mp_calib_cpu_probe(mp_calib_cpu_info *info, mp_error *err)
 	if (uname(&u) == 0)
 		snprintf(info->architecture, sizeof(info->architecture), "%.31s", u.machine);
 	if (info->name[0] == '\0')
-		snprintf(info->name, sizeof(info->name), "%s CPU", info->architecture[0] ? info->architecture : "unknown");
+		snprintf(info->name, sizeof(info->name), "%s CPU",
+		         info->architecture[0] ? info->architecture : "unknown");
 	info->threads = n > 0 ? (uint32_t)n : 1;
 	info->llc_bytes = largest_cache_bytes();
 	f = fopen("/proc/meminfo", "r");
@@ -156,13 +161,13 @@ enum { OP_INIT, OP_TRIAD, OP_VERIFY, OP_QUIT };
 typedef struct pool {
 	pthread_mutex_t lock;
 	pthread_cond_t go, finished;
-	uint64_t generation;	/* bumped by the main thread for each step */
-	uint32_t pending;	/* workers still busy with the current step */
+	uint64_t generation; /* bumped by the main thread for each step */
+	uint32_t pending;    /* workers still busy with the current step */
 	int op;
-	uint32_t nthreads;	/* workers that share the arrays (chunking) */
+	uint32_t nthreads; /* workers that share the arrays (chunking) */
 	double *a, *b, *c;
 	size_t n;
-	size_t bad[256];	/* per thread: VERIFY mismatches */
+	size_t bad[256]; /* per thread: VERIFY mismatches */
 } pool;
 
 typedef struct worker_arg {
@@ -256,8 +261,7 @@ static bool report(const mp_calib_ctl *ctl, double fraction, const char *suite)
 	return ctl->progress(ctl->ctx, fraction, suite);
 }
 
-static mp_status run_stream(mp_calib_cpu_results *r, const mp_calib_ctl *ctl, double f0, double f1,
-			    mp_error *err)
+static mp_status run_stream(mp_calib_cpu_results *r, const mp_calib_ctl *ctl, double f0, double f1, mp_error *err)
 {
 	pool p;
 	pthread_t tid[256];
@@ -279,7 +283,7 @@ static mp_status run_stream(mp_calib_cpu_results *r, const mp_calib_ctl *ctl, do
 	samples = calloc(r->runs, sizeof(*samples));
 	if (p.a == NULL || p.b == NULL || p.c == NULL || samples == NULL) {
 		st = mp_fail(err, MP_ENOMEM, "/options/array_bytes", "cannot allocate three triad arrays of %zu bytes",
-			     bytes);
+		             bytes);
 		goto out;
 	}
 	for (; started < p.nthreads; started++) {
@@ -291,7 +295,7 @@ static mp_status run_stream(mp_calib_cpu_results *r, const mp_calib_ctl *ctl, do
 		}
 	}
 	pool_step(&p, OP_INIT, started);
-	pool_step(&p, OP_TRIAD, started);	/* warm-up */
+	pool_step(&p, OP_TRIAD, started); /* warm-up */
 	for (uint32_t i = 0; i < r->runs; i++) {
 		double t;
 
@@ -305,8 +309,8 @@ static mp_status run_stream(mp_calib_cpu_results *r, const mp_calib_ctl *ctl, do
 	pool_step(&p, OP_VERIFY, started);
 	for (uint32_t i = 0; i < p.nthreads; i++)
 		if (p.bad[i]) {
-			st = mp_fail(err, MP_EINTERNAL, "", "triad check failed: %zu wrong elements in thread %u", p.bad[i],
-				     i);
+			st = mp_fail(err, MP_EINTERNAL, "", "triad check failed: %zu wrong elements in thread %u",
+			             p.bad[i], i);
 			goto quit;
 		}
 	r->triad = mp_calib_stat_of(samples, r->runs, true);
@@ -344,12 +348,13 @@ static double sampled_error(const void *A, const void *B, const void *C, size_t 
 	double num = 0, den = 0;
 
 	for (int t = 0; t < 64; t++) {
-		size_t i = (size_t)((rnd(&s) + 1.0) * 0.5 * (double)n) % n, j = (size_t)((rnd(&s) + 1.0) * 0.5 * (double)n) % n;
+		size_t i = (size_t)((rnd(&s) + 1.0) * 0.5 * (double)n) % n,
+		       j = (size_t)((rnd(&s) + 1.0) * 0.5 * (double)n) % n;
 		double ref = 0, got;
 
 		for (size_t k = 0; k < n; k++)
 			ref += single ? (double)((const float *)A)[i * n + k] * (double)((const float *)B)[k * n + j]
-				      : ((const double *)A)[i * n + k] * ((const double *)B)[k * n + j];
+			              : ((const double *)A)[i * n + k] * ((const double *)B)[k * n + j];
 		got = single ? (double)((const float *)C)[i * n + j] : ((const double *)C)[i * n + j];
 		if (!isfinite(got))
 			return INFINITY;
@@ -360,7 +365,7 @@ static double sampled_error(const void *A, const void *B, const void *C, size_t 
 }
 
 static mp_status run_gemm_one(mp_calib_cpu_results *r, bool single, const mp_calib_ctl *ctl, double f0, double f1,
-			      mp_error *err)
+                              mp_error *err)
 {
 	size_t n = r->matrix_size, el = single ? sizeof(float) : sizeof(double);
 	void *A = malloc(n * n * el), *B = malloc(n * n * el), *C = malloc(n * n * el);
@@ -384,7 +389,7 @@ static mp_status run_gemm_one(mp_calib_cpu_results *r, bool single, const mp_cal
 			((double *)C)[i] = NAN;
 		}
 	}
-	for (uint32_t i = 0; i <= r->runs; i++) {	/* run 0 is the warm-up */
+	for (uint32_t i = 0; i <= r->runs; i++) { /* run 0 is the warm-up */
 		double t0, t1;
 
 		if (!report(ctl, f0 + (f1 - f0) * i / (r->runs + 1), "gemm")) {
@@ -393,11 +398,11 @@ static mp_status run_gemm_one(mp_calib_cpu_results *r, bool single, const mp_cal
 		}
 		t0 = now_seconds();
 		if (single)
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0f, A, (int)n, B,
-				    (int)n, 0.0f, C, (int)n);
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0f, A, (int)n,
+			            B, (int)n, 0.0f, C, (int)n);
 		else
-			cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0, A, (int)n, B,
-				    (int)n, 0.0, C, (int)n);
+			cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0, A, (int)n,
+			            B, (int)n, 0.0, C, (int)n);
 		t1 = now_seconds();
 		if (i > 0)
 			samples[i - 1] = flops / (t1 - t0);
@@ -410,8 +415,9 @@ static mp_status run_gemm_one(mp_calib_cpu_results *r, bool single, const mp_cal
 		else
 			r->dgemm_rel_error = e;
 		if (!(e <= tol)) {
-			st = mp_fail(err, MP_EINTERNAL, "", "%s check failed: relative error %g over sampled entries (limit %g)",
-				     name, e, tol);
+			st =
+			    mp_fail(err, MP_EINTERNAL, "",
+			            "%s check failed: relative error %g over sampled entries (limit %g)", name, e, tol);
 			goto out;
 		}
 	}
@@ -430,7 +436,7 @@ out:
 /* ----- run --------------------------------------------------------------------------------------------- */
 
 mp_status mp_calib_cpu_run(const mp_calib_cpu_options *o, const mp_calib_ctl *ctl, mp_calib_cpu_results *r,
-			   mp_error *err)
+                           mp_error *err)
 {
 	uint32_t suites = o->suites ? o->suites : MP_CALIB_CPU_DEFAULT;
 	double weight_stream, t0;
@@ -441,7 +447,7 @@ mp_status mp_calib_cpu_run(const mp_calib_cpu_options *o, const mp_calib_ctl *ct
 		return mp_fail(err, MP_EINVAL, "/suites", "the cpu target runs the suites stream and gemm only");
 	if (o->runs != 0 && (o->runs < MP_CALIB_MIN_RUNS || o->runs > 1000))
 		return mp_fail(err, MP_EINVAL, "/options/runs", "runs must be between %u and 1000 (got %u)",
-			       MP_CALIB_MIN_RUNS, o->runs);
+		               MP_CALIB_MIN_RUNS, o->runs);
 	st = mp_calib_cpu_probe(&r->info, err);
 	if (st != MP_OK)
 		return st;
@@ -470,8 +476,8 @@ mp_status mp_calib_cpu_run(const mp_calib_cpu_options *o, const mp_calib_ctl *ct
 	if (r->array_bytes < MiB)
 		return mp_fail(err, MP_EINVAL, "/options/array_bytes", "array_bytes must be at least 1 MiB");
 	if (r->matrix_size < 64 || r->matrix_size > 32768)
-		return mp_fail(err, MP_EINVAL, "/options/matrix_size", "matrix_size must be between 64 and 32768 (got %u)",
-			       r->matrix_size);
+		return mp_fail(err, MP_EINVAL, "/options/matrix_size",
+		               "matrix_size must be between 64 and 32768 (got %u)", r->matrix_size);
 
 	weight_stream = (suites & MP_CALIB_STREAM) ? ((suites & MP_CALIB_GEMM) ? 0.5 : 1.0) : 0.0;
 	if (suites & MP_CALIB_STREAM) {

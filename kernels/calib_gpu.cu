@@ -24,7 +24,7 @@
 
 #define GiB (UINT64_C(1) << 30)
 #define MiB (UINT64_C(1) << 20)
-#define THREADS 256	/* threads per block for the streaming kernels */
+#define THREADS 256 /* threads per block for the streaming kernels */
 #define MAX_ALLOCS 32
 
 /* ================================================================================================== */
@@ -59,8 +59,8 @@ __device__ __forceinline__ float4 ld_cg_f4(const float4 *p)
 	float4 v;
 
 	asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];"
-		     : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-		     : "l"(p));
+	             : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+	             : "l"(p));
 	return v;
 }
 
@@ -78,8 +78,8 @@ __device__ __forceinline__ float4 ld_nc_f4(const float4 *p)
 	float4 v;
 
 	asm volatile("ld.global.nc.v4.f32 {%0, %1, %2, %3}, [%4];"
-		     : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-		     : "l"(p));
+	             : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+	             : "l"(p));
 	return v;
 }
 
@@ -251,7 +251,7 @@ template <int U, int HINT> __global__ void __launch_bounds__(THREADS) k_write(fl
 
 template <int U, int HINT>
 __global__ void __launch_bounds__(THREADS)
-	k_triad(float4 *__restrict__ a, const float4 *__restrict__ b, const float4 *__restrict__ c, size_t n)
+    k_triad(float4 *__restrict__ a, const float4 *__restrict__ b, const float4 *__restrict__ c, size_t n)
 {
 	size_t s = gstride(), i = gtid();
 
@@ -264,8 +264,9 @@ __global__ void __launch_bounds__(THREADS)
 		}
 #pragma unroll
 		for (int u = 0; u < U; u++) {
-			float4 r = make_float4(__fmaf_rn(TRIAD_S, vc[u].x, vb[u].x), __fmaf_rn(TRIAD_S, vc[u].y, vb[u].y),
-					       __fmaf_rn(TRIAD_S, vc[u].z, vb[u].z), __fmaf_rn(TRIAD_S, vc[u].w, vb[u].w));
+			float4 r =
+			    make_float4(__fmaf_rn(TRIAD_S, vc[u].x, vb[u].x), __fmaf_rn(TRIAD_S, vc[u].y, vb[u].y),
+			                __fmaf_rn(TRIAD_S, vc[u].z, vb[u].z), __fmaf_rn(TRIAD_S, vc[u].w, vb[u].w));
 			if (HINT)
 				__stcs(a + i + u * s, r);
 			else
@@ -276,13 +277,13 @@ __global__ void __launch_bounds__(THREADS)
 		float4 vb = b[i], vc = c[i];
 
 		a[i] = make_float4(__fmaf_rn(TRIAD_S, vc.x, vb.x), __fmaf_rn(TRIAD_S, vc.y, vb.y),
-				   __fmaf_rn(TRIAD_S, vc.z, vb.z), __fmaf_rn(TRIAD_S, vc.w, vb.w));
+		                   __fmaf_rn(TRIAD_S, vc.z, vb.z), __fmaf_rn(TRIAD_S, vc.w, vb.w));
 	}
 }
 
 /* ----- strided read: useful bytes only ---------------------------------------------------------------- */
 __global__ void __launch_bounds__(THREADS)
-	k_strided(const float *__restrict__ src, size_t m, uint32_t stride, float *__restrict__ sink)
+    k_strided(const float *__restrict__ src, size_t m, uint32_t stride, float *__restrict__ sink)
 {
 	const int U = 8;
 	size_t s = gstride(), i = gtid();
@@ -331,7 +332,7 @@ __global__ void __launch_bounds__(THREADS) k_l2(const float4 *src, size_t n, int
 }
 
 /* ----- shared memory: lane l reads word l * stride + k, k unrolled (immediate offsets) ------------------- */
-#define SMEM_WORDS 2048	/* 8 KiB: 31 * 33 + 32 < 2048 */
+#define SMEM_WORDS 2048 /* 8 KiB: 31 * 33 + 32 < 2048 */
 #define SMEM_UNROLL 32
 
 __global__ void __launch_bounds__(THREADS) k_smem(uint32_t stride, int iters, float *__restrict__ sink)
@@ -409,8 +410,8 @@ __global__ void k_scatter_chain(uint32_t *big, const uint32_t *succ, uint32_t sl
 
 /* ----- intensity sweep: M FMAs (2 M FLOP) per 16-byte element read: M / 8 FLOP per byte ------------------ */
 template <int M>
-__global__ void __launch_bounds__(THREADS) k_intensity(const float4 *__restrict__ src, size_t n, float b,
-							 float *__restrict__ sink)
+__global__ void __launch_bounds__(THREADS)
+    k_intensity(const float4 *__restrict__ src, size_t n, float b, float *__restrict__ sink)
 {
 	const int U = 4;
 	size_t s = gstride(), i = gtid();
@@ -452,7 +453,7 @@ __global__ void __launch_bounds__(THREADS) k_intensity(const float4 *__restrict_
 /* ----- matmul check: fp64 dot products for sampled entries of D = op(A) B, A stored K x M (lda K) ------- */
 template <typename TA, typename TD>
 __global__ void k_matmul_ref(const TA *A, const TA *B, const TD *D, int M, int K, const int2 *ij, double *ref,
-			     double *got)
+                             double *got)
 {
 	__shared__ double part[THREADS];
 	int s = blockIdx.x, i = ij[s].x, j = ij[s].y;
@@ -488,13 +489,13 @@ static double now_seconds(void)
 static mp_status cuda_fail(mp_error *err, cudaError_t e, const char *call, int line)
 {
 	return mp_fail(err, MP_EINTERNAL, "", "%s failed: %s (%s) [calib_gpu.cu:%d]", call, cudaGetErrorName(e),
-		       cudaGetErrorString(e), line);
+	               cudaGetErrorString(e), line);
 }
 
 static mp_status blas_fail(mp_error *err, int status, const char *call, int line)
 {
 	return mp_fail(err, MP_EINTERNAL, "", "%s failed: cuBLAS status %d (%s) [calib_gpu.cu:%d]", call, status,
-		       cublasGetStatusString((cublasStatus_t)status), line);
+	               cublasGetStatusString((cublasStatus_t)status), line);
 }
 
 /* Everything a run holds; released in one place (run_release). */
@@ -506,38 +507,38 @@ typedef struct run {
 	cudaStream_t stream;
 	cudaEvent_t ev0, ev1;
 	void *allocs[MAX_ALLOCS];
-	double *samples;		/* host, runs entries */
-	unsigned long long *d_bad;	/* device counter for the check kernels */
-	float *d_sink;			/* one float per thread of the largest grid */
+	double *samples;           /* host, runs entries */
+	unsigned long long *d_bad; /* device counter for the check kernels */
+	float *d_sink;             /* one float per thread of the largest grid */
 	size_t sink_floats;
-	int occ_stream;			/* blocks of THREADS per SM for the streaming kernels */
+	int occ_stream; /* blocks of THREADS per SM for the streaming kernels */
 	/* progress */
 	uint32_t suites;
 	double total_weight, done_weight, cur_weight, sub0, sub1;
 	const char *cur_name;
 } run;
 
-#define CK(call)                                                                                              \
-	do {                                                                                                  \
-		cudaError_t e_ = (call);                                                                      \
-		if (e_ != cudaSuccess)                                                                        \
-			return cuda_fail(R->err, e_, #call, __LINE__);                                        \
+#define CK(call)                                                                                                       \
+	do {                                                                                                           \
+		cudaError_t e_ = (call);                                                                               \
+		if (e_ != cudaSuccess)                                                                                 \
+			return cuda_fail(R->err, e_, #call, __LINE__);                                                 \
 	} while (0)
-#define CKB(call)                                                                                             \
-	do {                                                                                                  \
-		cublasStatus_t s_ = (call);                                                                   \
-		if (s_ != CUBLAS_STATUS_SUCCESS)                                                              \
-			return blas_fail(R->err, (int)s_, #call, __LINE__);                                   \
+#define CKB(call)                                                                                                      \
+	do {                                                                                                           \
+		cublasStatus_t s_ = (call);                                                                            \
+		if (s_ != CUBLAS_STATUS_SUCCESS)                                                                       \
+			return blas_fail(R->err, (int)s_, #call, __LINE__);                                            \
 	} while (0)
 #define LAUNCHED() CK(cudaGetLastError())
 /* Propagates an error, and stops quietly (MP_OK) once the run has been cancelled. */
-#define TRY(x)                                                                                                \
-	do {                                                                                                  \
-		mp_status t_ = (x);                                                                           \
-		if (t_ != MP_OK)                                                                              \
-			return t_;                                                                            \
-		if (R->r->cancelled)                                                                          \
-			return MP_OK;                                                                         \
+#define TRY(x)                                                                                                         \
+	do {                                                                                                           \
+		mp_status t_ = (x);                                                                                    \
+		if (t_ != MP_OK)                                                                                       \
+			return t_;                                                                                     \
+		if (R->r->cancelled)                                                                                   \
+			return MP_OK;                                                                                  \
 	} while (0)
 
 static mp_status dalloc(run *R, void **p, size_t bytes, const char *what)
@@ -553,7 +554,7 @@ static mp_status dalloc(run *R, void **p, size_t bytes, const char *what)
 			*p = NULL;
 			(void)cudaGetLastError();
 			return mp_fail(R->err, e == cudaErrorMemoryAllocation ? MP_ENOMEM : MP_EINTERNAL, "",
-				       "cudaMalloc of %zu bytes for %s failed: %s", bytes, what, cudaGetErrorString(e));
+			               "cudaMalloc of %zu bytes for %s failed: %s", bytes, what, cudaGetErrorString(e));
 		}
 		R->allocs[i] = *p;
 		return MP_OK;
@@ -629,7 +630,7 @@ static mp_status check_sink(run *R, size_t count, const char *what)
 	TRY(read_bad(R, &bad));
 	if (bad)
 		return mp_fail(R->err, MP_EINTERNAL, "", "%s: %llu of %zu per-thread results were not written", what,
-			       bad, count);
+		               bad, count);
 	return MP_OK;
 }
 
@@ -644,8 +645,7 @@ static mp_status poison_sink(run *R)
  * launch; rate=true stores work/seconds (best = highest), rate=false stores seconds/work (best = lowest).
  */
 template <typename F>
-static mp_status time_runs(run *R, F launch, double work, bool rate, uint32_t runs, uint32_t warmup,
-			   mp_calib_stat *out)
+static mp_status time_runs(run *R, F launch, double work, bool rate, uint32_t runs, uint32_t warmup, mp_calib_stat *out)
 {
 	for (uint32_t w = 0; w < warmup; w++) {
 		TRY(launch());
@@ -666,7 +666,8 @@ static mp_status time_runs(run *R, F launch, double work, bool rate, uint32_t ru
 		CK(cudaEventElapsedTime(&ms, R->ev0, R->ev1));
 		sec = (double)ms * 1e-3;
 		if (!(sec > 0))
-			return mp_fail(R->err, MP_EINTERNAL, "", "a timed run took %g s: the event timer is not usable", sec);
+			return mp_fail(R->err, MP_EINTERNAL, "", "a timed run took %g s: the event timer is not usable",
+			               sec);
 		R->samples[i] = rate ? work / sec : sec / work;
 	}
 	*out = mp_calib_stat_of(R->samples, runs, rate);
@@ -691,10 +692,10 @@ extern "C" mp_status mp_calib_gpu_probe(mp_calib_gpu_info *info, mp_error *err)
 	if (e != cudaSuccess) {
 		(void)cudaGetLastError();
 		return mp_fail(err, MP_ENODEV, "", "no usable GPU: cudaGetDeviceCount failed: %s (%s)%s",
-			       cudaGetErrorName(e), cudaGetErrorString(e),
-			       e == cudaErrorInsufficientDriver ? "; no NVIDIA driver is loaded, or it is older than "
-								  "this build's CUDA runtime"
-								: "");
+		               cudaGetErrorName(e), cudaGetErrorString(e),
+		               e == cudaErrorInsufficientDriver ? "; no NVIDIA driver is loaded, or it is older than "
+		                                                  "this build's CUDA runtime"
+		                                                : "");
 	}
 	if (n < 1)
 		return mp_fail(err, MP_ENODEV, "", "no usable GPU: the CUDA driver reports no device");
@@ -702,7 +703,7 @@ extern "C" mp_status mp_calib_gpu_probe(mp_calib_gpu_info *info, mp_error *err)
 	if (e != cudaSuccess) {
 		(void)cudaGetLastError();
 		return mp_fail(err, MP_ENODEV, "", "no usable GPU: cudaGetDeviceProperties(0) failed: %s",
-			       cudaGetErrorString(e));
+		               cudaGetErrorString(e));
 	}
 	snprintf(info->name, sizeof(info->name), "%.127s", p.name);
 	info->memory_bytes = p.totalGlobalMem;
@@ -730,7 +731,7 @@ static mp_status suite_memory(run *R)
 
 typedef struct hbm_bufs {
 	float4 *a, *b, *c;
-	size_t n4;	/* float4 elements per array */
+	size_t n4; /* float4 elements per array */
 } hbm_bufs;
 
 template <int U, int H> static mp_status launch_copy(run *R, const hbm_bufs *h, int blocks)
@@ -742,28 +743,52 @@ template <int U, int H> static mp_status launch_copy(run *R, const hbm_bufs *h, 
 static mp_status launch_copy_cfg(run *R, const hbm_bufs *h, int u, int hint, int blocks)
 {
 	switch (u * 2 + hint) {
-	case 2: return launch_copy<1, 0>(R, h, blocks);
-	case 3: return launch_copy<1, 1>(R, h, blocks);
-	case 4: return launch_copy<2, 0>(R, h, blocks);
-	case 5: return launch_copy<2, 1>(R, h, blocks);
-	case 8: return launch_copy<4, 0>(R, h, blocks);
-	case 9: return launch_copy<4, 1>(R, h, blocks);
-	case 16: return launch_copy<8, 0>(R, h, blocks);
-	default: return launch_copy<8, 1>(R, h, blocks);
+	case 2:
+		return launch_copy<1, 0>(R, h, blocks);
+	case 3:
+		return launch_copy<1, 1>(R, h, blocks);
+	case 4:
+		return launch_copy<2, 0>(R, h, blocks);
+	case 5:
+		return launch_copy<2, 1>(R, h, blocks);
+	case 8:
+		return launch_copy<4, 0>(R, h, blocks);
+	case 9:
+		return launch_copy<4, 1>(R, h, blocks);
+	case 16:
+		return launch_copy<8, 0>(R, h, blocks);
+	default:
+		return launch_copy<8, 1>(R, h, blocks);
 	}
 }
 
 static mp_status launch_read_cfg(run *R, const hbm_bufs *h, int u, int hint, int blocks)
 {
 	switch (u * 2 + hint) {
-	case 2: k_read<1, 0><<<blocks, THREADS, 0, R->stream>>>(h->b, h->n4, R->d_sink); break;
-	case 3: k_read<1, 1><<<blocks, THREADS, 0, R->stream>>>(h->b, h->n4, R->d_sink); break;
-	case 4: k_read<2, 0><<<blocks, THREADS, 0, R->stream>>>(h->b, h->n4, R->d_sink); break;
-	case 5: k_read<2, 1><<<blocks, THREADS, 0, R->stream>>>(h->b, h->n4, R->d_sink); break;
-	case 8: k_read<4, 0><<<blocks, THREADS, 0, R->stream>>>(h->b, h->n4, R->d_sink); break;
-	case 9: k_read<4, 1><<<blocks, THREADS, 0, R->stream>>>(h->b, h->n4, R->d_sink); break;
-	case 16: k_read<8, 0><<<blocks, THREADS, 0, R->stream>>>(h->b, h->n4, R->d_sink); break;
-	default: k_read<8, 1><<<blocks, THREADS, 0, R->stream>>>(h->b, h->n4, R->d_sink); break;
+	case 2:
+		k_read<1, 0><<<blocks, THREADS, 0, R->stream>>>(h->b, h->n4, R->d_sink);
+		break;
+	case 3:
+		k_read<1, 1><<<blocks, THREADS, 0, R->stream>>>(h->b, h->n4, R->d_sink);
+		break;
+	case 4:
+		k_read<2, 0><<<blocks, THREADS, 0, R->stream>>>(h->b, h->n4, R->d_sink);
+		break;
+	case 5:
+		k_read<2, 1><<<blocks, THREADS, 0, R->stream>>>(h->b, h->n4, R->d_sink);
+		break;
+	case 8:
+		k_read<4, 0><<<blocks, THREADS, 0, R->stream>>>(h->b, h->n4, R->d_sink);
+		break;
+	case 9:
+		k_read<4, 1><<<blocks, THREADS, 0, R->stream>>>(h->b, h->n4, R->d_sink);
+		break;
+	case 16:
+		k_read<8, 0><<<blocks, THREADS, 0, R->stream>>>(h->b, h->n4, R->d_sink);
+		break;
+	default:
+		k_read<8, 1><<<blocks, THREADS, 0, R->stream>>>(h->b, h->n4, R->d_sink);
+		break;
 	}
 	return MP_OK;
 }
@@ -780,14 +805,30 @@ static mp_status launch_write_cfg(run *R, const hbm_bufs *h, int hint, int block
 static mp_status launch_triad_cfg(run *R, const hbm_bufs *h, int u, int hint, int blocks)
 {
 	switch (u * 2 + hint) {
-	case 2: k_triad<1, 0><<<blocks, THREADS, 0, R->stream>>>(h->a, h->b, h->c, h->n4); break;
-	case 3: k_triad<1, 1><<<blocks, THREADS, 0, R->stream>>>(h->a, h->b, h->c, h->n4); break;
-	case 4: k_triad<2, 0><<<blocks, THREADS, 0, R->stream>>>(h->a, h->b, h->c, h->n4); break;
-	case 5: k_triad<2, 1><<<blocks, THREADS, 0, R->stream>>>(h->a, h->b, h->c, h->n4); break;
-	case 8: k_triad<4, 0><<<blocks, THREADS, 0, R->stream>>>(h->a, h->b, h->c, h->n4); break;
-	case 9: k_triad<4, 1><<<blocks, THREADS, 0, R->stream>>>(h->a, h->b, h->c, h->n4); break;
-	case 16: k_triad<8, 0><<<blocks, THREADS, 0, R->stream>>>(h->a, h->b, h->c, h->n4); break;
-	default: k_triad<8, 1><<<blocks, THREADS, 0, R->stream>>>(h->a, h->b, h->c, h->n4); break;
+	case 2:
+		k_triad<1, 0><<<blocks, THREADS, 0, R->stream>>>(h->a, h->b, h->c, h->n4);
+		break;
+	case 3:
+		k_triad<1, 1><<<blocks, THREADS, 0, R->stream>>>(h->a, h->b, h->c, h->n4);
+		break;
+	case 4:
+		k_triad<2, 0><<<blocks, THREADS, 0, R->stream>>>(h->a, h->b, h->c, h->n4);
+		break;
+	case 5:
+		k_triad<2, 1><<<blocks, THREADS, 0, R->stream>>>(h->a, h->b, h->c, h->n4);
+		break;
+	case 8:
+		k_triad<4, 0><<<blocks, THREADS, 0, R->stream>>>(h->a, h->b, h->c, h->n4);
+		break;
+	case 9:
+		k_triad<4, 1><<<blocks, THREADS, 0, R->stream>>>(h->a, h->b, h->c, h->n4);
+		break;
+	case 16:
+		k_triad<8, 0><<<blocks, THREADS, 0, R->stream>>>(h->a, h->b, h->c, h->n4);
+		break;
+	default:
+		k_triad<8, 1><<<blocks, THREADS, 0, R->stream>>>(h->a, h->b, h->c, h->n4);
+		break;
 	}
 	return MP_OK;
 }
@@ -798,18 +839,18 @@ static mp_status check_equal(run *R, const float4 *dst, const float4 *src, size_
 
 	TRY(reset_bad(R));
 	k_check_copy<<<grid_for(R, 4 * n4, 4096), THREADS, 0, R->stream>>>((const float *)dst, (const float *)src,
-									   4 * n4, R->d_bad);
+	                                                                   4 * n4, R->d_bad);
 	LAUNCHED();
 	TRY(read_bad(R, &bad));
 	if (bad)
-		return mp_fail(R->err, MP_EINTERNAL, "", "%s check failed: %llu of %zu floats differ from the source", what,
-			       bad, 4 * n4);
+		return mp_fail(R->err, MP_EINTERNAL, "", "%s check failed: %llu of %zu floats differ from the source",
+		               what, bad, 4 * n4);
 	return MP_OK;
 }
 
 static mp_status suite_hbm(run *R, const hbm_bufs *h)
 {
-	static const int unrolls[] = { 1, 2, 4, 8 };
+	static const int unrolls[] = {1, 2, 4, 8};
 	mp_calib_gpu_results *r = R->r;
 	double bytes2 = 2.0 * 16.0 * (double)h->n4, bytes1 = 16.0 * (double)h->n4, bytes3 = 3.0 * 16.0 * (double)h->n4;
 	int base = R->occ_stream * (int)r->info.sm_count, best_u = 4, best_h = 0, best_blocks = base;
@@ -822,12 +863,12 @@ static mp_status suite_hbm(run *R, const hbm_bufs *h)
 	sub(R, k++, 6);
 	CK(cudaMemsetAsync(h->a, 0xFF, (size_t)bytes1, R->stream));
 	TRY(time_runs(
-		R,
-		[&]() -> mp_status {
-			cudaError_t e = cudaMemcpyAsync(h->a, h->b, (size_t)bytes1, cudaMemcpyDeviceToDevice, R->stream);
-			return e == cudaSuccess ? MP_OK : cuda_fail(R->err, e, "cudaMemcpyAsync D2D", __LINE__);
-		},
-		bytes2, true, r->runs, 2, &r->memcpy_d2d));
+	    R,
+	    [&]() -> mp_status {
+		    cudaError_t e = cudaMemcpyAsync(h->a, h->b, (size_t)bytes1, cudaMemcpyDeviceToDevice, R->stream);
+		    return e == cudaSuccess ? MP_OK : cuda_fail(R->err, e, "cudaMemcpyAsync D2D", __LINE__);
+	    },
+	    bytes2, true, r->runs, 2, &r->memcpy_d2d));
 	TRY(check_equal(R, h->a, h->b, h->n4, "cudaMemcpy D2D"));
 
 	/* Copy tuning sweep: loads in flight per thread, cache hints, grid of 1, 2 or 4 resident waves. */
@@ -838,8 +879,8 @@ static mp_status suite_hbm(run *R, const hbm_bufs *h)
 				int blocks = base * g;
 
 				TRY(time_runs(
-					R, [&]() { return launch_copy_cfg(R, h, unrolls[ui], hint, blocks); }, bytes2,
-					true, 3, 1, &st));
+				    R, [&]() { return launch_copy_cfg(R, h, unrolls[ui], hint, blocks); }, bytes2, true,
+				    3, 1, &st));
 				if (st.median > best_rate) {
 					best_rate = st.median;
 					best_u = unrolls[ui];
@@ -853,21 +894,21 @@ static mp_status suite_hbm(run *R, const hbm_bufs *h)
 	sub(R, k++, 6);
 	CK(cudaMemsetAsync(h->a, 0xFF, (size_t)bytes1, R->stream));
 	TRY(time_runs(
-		R, [&]() { return launch_copy_cfg(R, h, best_u, best_h, best_blocks); }, bytes2, true, r->runs, 2,
-		&r->copy));
+	    R, [&]() { return launch_copy_cfg(R, h, best_u, best_h, best_blocks); }, bytes2, true, r->runs, 2,
+	    &r->copy));
 	TRY(check_equal(R, h->a, h->b, h->n4, "copy kernel"));
 
 	sub(R, k++, 6);
 	TRY(poison_sink(R));
 	TRY(time_runs(
-		R, [&]() { return launch_read_cfg(R, h, best_u, best_h, best_blocks); }, bytes1, true, r->runs, 2,
-		&r->read));
+	    R, [&]() { return launch_read_cfg(R, h, best_u, best_h, best_blocks); }, bytes1, true, r->runs, 2,
+	    &r->read));
 	TRY(check_sink(R, (size_t)best_blocks * THREADS, "read kernel"));
 
 	sub(R, k++, 6);
 	CK(cudaMemsetAsync(h->a, 0xFF, (size_t)bytes1, R->stream));
 	TRY(time_runs(
-		R, [&]() { return launch_write_cfg(R, h, best_h, best_blocks); }, bytes1, true, r->runs, 2, &r->write));
+	    R, [&]() { return launch_write_cfg(R, h, best_h, best_blocks); }, bytes1, true, r->runs, 2, &r->write));
 	TRY(reset_bad(R));
 	k_check_write<<<4096, THREADS, 0, R->stream>>>((const float *)h->a, 4 * h->n4, R->d_bad);
 	LAUNCHED();
@@ -878,11 +919,11 @@ static mp_status suite_hbm(run *R, const hbm_bufs *h)
 	sub(R, k++, 6);
 	CK(cudaMemsetAsync(h->a, 0xFF, (size_t)bytes1, R->stream));
 	TRY(time_runs(
-		R, [&]() { return launch_triad_cfg(R, h, best_u, best_h, best_blocks); }, bytes3, true, r->runs, 2,
-		&r->triad));
+	    R, [&]() { return launch_triad_cfg(R, h, best_u, best_h, best_blocks); }, bytes3, true, r->runs, 2,
+	    &r->triad));
 	TRY(reset_bad(R));
 	k_check_triad<<<4096, THREADS, 0, R->stream>>>((const float *)h->a, (const float *)h->b, (const float *)h->c,
-						       4 * h->n4, R->d_bad);
+	                                               4 * h->n4, R->d_bad);
 	LAUNCHED();
 	TRY(read_bad(R, &bad));
 	if (bad)
@@ -904,12 +945,12 @@ static mp_status suite_strided(run *R, const hbm_bufs *h)
 		sub(R, k, MP_CALIB_STRIDE_COUNT);
 		TRY(poison_sink(R));
 		TRY(time_runs(
-			R,
-			[&]() -> mp_status {
-				k_strided<<<blocks, THREADS, 0, R->stream>>>((const float *)h->b, m, stride, R->d_sink);
-				return MP_OK;
-			},
-			4.0 * (double)m, true, r->runs, 2, &r->strided[k]));
+		    R,
+		    [&]() -> mp_status {
+			    k_strided<<<blocks, THREADS, 0, R->stream>>>((const float *)h->b, m, stride, R->d_sink);
+			    return MP_OK;
+		    },
+		    4.0 * (double)m, true, r->runs, 2, &r->strided[k]));
 		TRY(check_sink(R, (size_t)blocks * THREADS, "strided read"));
 	}
 	r->suites_done |= MP_CALIB_STRIDED;
@@ -928,19 +969,19 @@ static mp_status suite_l2(run *R, const hbm_bufs *h)
 	if (ws > 16 * h->n4)
 		ws = 16 * h->n4;
 	n4 = ws / 16;
-	reps = (int)(8e9 / (double)ws);	/* about 8 GB read per launch */
+	reps = (int)(8e9 / (double)ws); /* about 8 GB read per launch */
 	if (reps < 1)
 		reps = 1;
 	r->l2_working_set_bytes = ws;
 	sub(R, 0, 1);
 	TRY(poison_sink(R));
 	TRY(time_runs(
-		R,
-		[&]() -> mp_status {
-			k_l2<<<blocks, THREADS, 0, R->stream>>>(h->b, n4, reps, R->d_sink);
-			return MP_OK;
-		},
-		(double)ws * reps, true, r->runs, 3, &r->l2_read));
+	    R,
+	    [&]() -> mp_status {
+		    k_l2<<<blocks, THREADS, 0, R->stream>>>(h->b, n4, reps, R->d_sink);
+		    return MP_OK;
+	    },
+	    (double)ws *reps, true, r->runs, 3, &r->l2_read));
 	TRY(check_sink(R, (size_t)blocks * THREADS, "L2 read"));
 	r->suites_done |= MP_CALIB_L2;
 	return MP_OK;
@@ -962,7 +1003,7 @@ static mp_status suite_smem(run *R)
 	strides[MP_CALIB_SMEM_STRIDE_COUNT] = 33;
 	for (int k = 0; k <= MP_CALIB_SMEM_STRIDE_COUNT; k++) {
 		uint32_t stride = strides[k];
-		uint32_t degree = stride == 33 ? 1 : stride;	/* bank-conflict degree for 4-byte words */
+		uint32_t degree = stride == 33 ? 1 : stride; /* bank-conflict degree for 4-byte words */
 		int iters = 4096 / (int)degree;
 		double bytes;
 		mp_calib_stat *out = k < MP_CALIB_SMEM_STRIDE_COUNT ? &r->smem[k] : &r->smem_tile_padded;
@@ -973,12 +1014,12 @@ static mp_status suite_smem(run *R)
 		sub(R, k, MP_CALIB_SMEM_STRIDE_COUNT + 1);
 		TRY(poison_sink(R));
 		TRY(time_runs(
-			R,
-			[&]() -> mp_status {
-				k_smem<<<blocks, THREADS, 0, R->stream>>>(stride, iters, R->d_sink);
-				return MP_OK;
-			},
-			bytes, true, r->runs, 2, out));
+		    R,
+		    [&]() -> mp_status {
+			    k_smem<<<blocks, THREADS, 0, R->stream>>>(stride, iters, R->d_sink);
+			    return MP_OK;
+		    },
+		    bytes, true, r->runs, 2, out));
 		TRY(check_sink(R, (size_t)blocks * THREADS, "shared-memory read"));
 	}
 	r->smem_tile_column = r->smem[MP_CALIB_SMEM_STRIDE_COUNT - 1];
@@ -996,9 +1037,9 @@ static mp_status suite_fma(run *R)
 	CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, k_fma, THREADS, 0));
 	if (occ < 1)
 		occ = 1;
-	blocks = occ * (int)r->info.sm_count * 2;	/* two resident waves */
+	blocks = occ * (int)r->info.sm_count * 2; /* two resident waves */
 	threads = (double)blocks * THREADS;
-	iters = (int)(5e-3 * est_peak / (threads * 2.0 * FMA_CHAINS * FMA_UNROLL));	/* about 5 ms */
+	iters = (int)(5e-3 * est_peak / (threads * 2.0 * FMA_CHAINS * FMA_UNROLL)); /* about 5 ms */
 	if (iters < 16)
 		iters = 16;
 	flops = threads * 2.0 * FMA_CHAINS * FMA_UNROLL * (double)iters;
@@ -1006,12 +1047,12 @@ static mp_status suite_fma(run *R)
 	TRY(poison_sink(R));
 	/* About 40 launches (~0.2 s) of warm-up so the clocks settle before timing. */
 	TRY(time_runs(
-		R,
-		[&]() -> mp_status {
-			k_fma<<<blocks, THREADS, 0, R->stream>>>(R->d_sink, iters, 0.999f, 0.001f);
-			return MP_OK;
-		},
-		flops, true, r->runs, 40, &r->fma_fp32));
+	    R,
+	    [&]() -> mp_status {
+		    k_fma<<<blocks, THREADS, 0, R->stream>>>(R->d_sink, iters, 0.999f, 0.001f);
+		    return MP_OK;
+	    },
+	    flops, true, r->runs, 40, &r->fma_fp32));
 	TRY(check_sink(R, (size_t)blocks * THREADS, "FMA"));
 	r->suites_done |= MP_CALIB_FMA;
 	return MP_OK;
@@ -1029,13 +1070,12 @@ typedef struct mm_bufs {
 
 #define MM_SAMPLES 256
 
-template <typename TA, typename TD>
-static mp_status mm_check(run *R, const mm_bufs *b, int n, double *rel)
+template <typename TA, typename TD> static mp_status mm_check(run *R, const mm_bufs *b, int n, double *rel)
 {
 	double ref[MM_SAMPLES], got[MM_SAMPLES], num = 0, den = 0;
 
-	k_matmul_ref<TA, TD><<<b->nsamples, THREADS, 0, R->stream>>>((const TA *)b->A, (const TA *)b->B,
-								       (const TD *)b->D, n, n, b->d_ij, b->d_ref, b->d_got);
+	k_matmul_ref<TA, TD><<<b->nsamples, THREADS, 0, R->stream>>>(
+	    (const TA *)b->A, (const TA *)b->B, (const TD *)b->D, n, n, b->d_ij, b->d_ref, b->d_got);
 	LAUNCHED();
 	CK(cudaMemcpyAsync(ref, b->d_ref, sizeof(double) * b->nsamples, cudaMemcpyDeviceToHost, R->stream));
 	CK(cudaMemcpyAsync(got, b->d_got, sizeof(double) * b->nsamples, cudaMemcpyDeviceToHost, R->stream));
@@ -1066,7 +1106,7 @@ typedef struct lt_case {
 	cudaDataType_t ab, cd;
 	cublasComputeType_t compute;
 	size_t ab_size, cd_size;
-	double tol;	/* relative error allowed (output rounding + input rounding) */
+	double tol; /* relative error allowed (output rounding + input rounding) */
 } lt_case;
 
 /* Releases the cuBLASLt descriptors of one case. */
@@ -1092,7 +1132,7 @@ static void lt_descs_free(lt_descs *d)
 }
 
 static mp_status lt_setup(run *R, cublasLtHandle_t lt, const lt_case *c, int n, const mm_bufs *b, lt_descs *d,
-			  cublasLtMatmulHeuristicResult_t *heur, int *nheur)
+                          cublasLtMatmulHeuristicResult_t *heur, int *nheur)
 {
 	cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
 	uint64_t ws = b->ws_bytes;
@@ -1108,8 +1148,8 @@ static mp_status lt_setup(run *R, cublasLtHandle_t lt, const lt_case *c, int n, 
 	CKB(cublasLtMatmulPreferenceSetAttribute(d->pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
 	*nheur = 0;
 	{
-		cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(lt, d->op, d->a, d->b, d->c, d->c, d->pref, 8, heur,
-								  nheur);
+		cublasStatus_t s =
+		    cublasLtMatmulAlgoGetHeuristic(lt, d->op, d->a, d->b, d->c, d->c, d->pref, 8, heur, nheur);
 
 		if (s != CUBLAS_STATUS_SUCCESS && s != CUBLAS_STATUS_NOT_SUPPORTED)
 			return blas_fail(R->err, (int)s, "cublasLtMatmulAlgoGetHeuristic", __LINE__);
@@ -1134,10 +1174,18 @@ static mp_status lt_one(run *R, cublasLtHandle_t lt, const lt_case *c, int n, mm
 	memset(heur, 0, sizeof(heur));
 	out->size = (uint32_t)n;
 	switch (c->dt) {
-	case MP_DTYPE_BF16: st = mm_fill<__nv_bfloat16>(R, b, elems, 11); break;
-	case MP_DTYPE_FP16: st = mm_fill<__half>(R, b, elems, 13); break;
-	case MP_DTYPE_TF32: st = mm_fill<float>(R, b, elems, 17); break;
-	default: st = mm_fill<__nv_fp8_e4m3>(R, b, elems, 19); break;
+	case MP_DTYPE_BF16:
+		st = mm_fill<__nv_bfloat16>(R, b, elems, 11);
+		break;
+	case MP_DTYPE_FP16:
+		st = mm_fill<__half>(R, b, elems, 13);
+		break;
+	case MP_DTYPE_TF32:
+		st = mm_fill<float>(R, b, elems, 17);
+		break;
+	default:
+		st = mm_fill<__nv_fp8_e4m3>(R, b, elems, 19);
+		break;
 	}
 	if (st != MP_OK)
 		return st;
@@ -1146,7 +1194,7 @@ static mp_status lt_one(run *R, cublasLtHandle_t lt, const lt_case *c, int n, mm
 		lt_descs_free(&d);
 		if (st == MP_OK)
 			snprintf(out->status, sizeof(out->status), "cuBLASLt offers no algorithm for %s at %d^3 here",
-				 mp_dtype_name(c->dt), n);
+			         mp_dtype_name(c->dt), n);
 		return st;
 	}
 	/* Heuristic candidates: time the first few, keep the fastest (median of 3 after one warm-up). */
@@ -1154,14 +1202,14 @@ static mp_status lt_one(run *R, cublasLtHandle_t lt, const lt_case *c, int n, mm
 		if (heur[h].state != CUBLAS_STATUS_SUCCESS || heur[h].workspaceSize > b->ws_bytes)
 			continue;
 		st = time_runs(
-			R,
-			[&]() -> mp_status {
-				cublasStatus_t e = cublasLtMatmul(lt, d.op, &alpha, b->A, d.a, b->B, d.b, &beta, b->D, d.c,
-								  b->D, d.c, &heur[h].algo, b->ws, b->ws_bytes,
-								  R->stream);
-				return e == CUBLAS_STATUS_SUCCESS ? MP_OK : blas_fail(R->err, (int)e, "cublasLtMatmul", __LINE__);
-			},
-			flops, true, 3, 1, &s);
+		    R,
+		    [&]() -> mp_status {
+			    cublasStatus_t e = cublasLtMatmul(lt, d.op, &alpha, b->A, d.a, b->B, d.b, &beta, b->D, d.c,
+			                                      b->D, d.c, &heur[h].algo, b->ws, b->ws_bytes, R->stream);
+			    return e == CUBLAS_STATUS_SUCCESS ? MP_OK
+			                                      : blas_fail(R->err, (int)e, "cublasLtMatmul", __LINE__);
+		    },
+		    flops, true, 3, 1, &s);
 		if (st != MP_OK || R->r->cancelled) {
 			lt_descs_free(&d);
 			return st;
@@ -1178,33 +1226,43 @@ static mp_status lt_one(run *R, cublasLtHandle_t lt, const lt_case *c, int n, mm
 		return MP_OK;
 	}
 	/* Poison D, then the timed runs; the check reads D as the last run left it. */
-	st = cudaMemsetAsync(b->D, 0xFF, elems * c->cd_size, R->stream) == cudaSuccess ? MP_OK
-		: mp_fail(R->err, MP_EINTERNAL, "", "cudaMemsetAsync of the matmul output failed");
+	st = cudaMemsetAsync(b->D, 0xFF, elems * c->cd_size, R->stream) == cudaSuccess
+	         ? MP_OK
+	         : mp_fail(R->err, MP_EINTERNAL, "", "cudaMemsetAsync of the matmul output failed");
 	if (st == MP_OK)
 		st = time_runs(
-			R,
-			[&]() -> mp_status {
-				cublasStatus_t e = cublasLtMatmul(lt, d.op, &alpha, b->A, d.a, b->B, d.b, &beta, b->D, d.c,
-								  b->D, d.c, &heur[best].algo, b->ws, b->ws_bytes,
-								  R->stream);
-				return e == CUBLAS_STATUS_SUCCESS ? MP_OK : blas_fail(R->err, (int)e, "cublasLtMatmul", __LINE__);
-			},
-			flops, true, R->r->runs, 3, &out->flops_per_second);
+		    R,
+		    [&]() -> mp_status {
+			    cublasStatus_t e =
+			        cublasLtMatmul(lt, d.op, &alpha, b->A, d.a, b->B, d.b, &beta, b->D, d.c, b->D, d.c,
+			                       &heur[best].algo, b->ws, b->ws_bytes, R->stream);
+			    return e == CUBLAS_STATUS_SUCCESS ? MP_OK
+			                                      : blas_fail(R->err, (int)e, "cublasLtMatmul", __LINE__);
+		    },
+		    flops, true, R->r->runs, 3, &out->flops_per_second);
 	lt_descs_free(&d);
 	if (st != MP_OK || R->r->cancelled)
 		return st;
 	switch (c->dt) {
-	case MP_DTYPE_BF16: st = mm_check<__nv_bfloat16, __nv_bfloat16>(R, b, n, &out->rel_error); break;
-	case MP_DTYPE_FP16: st = mm_check<__half, __half>(R, b, n, &out->rel_error); break;
-	case MP_DTYPE_TF32: st = mm_check<float, float>(R, b, n, &out->rel_error); break;
-	default: st = mm_check<__nv_fp8_e4m3, __nv_bfloat16>(R, b, n, &out->rel_error); break;
+	case MP_DTYPE_BF16:
+		st = mm_check<__nv_bfloat16, __nv_bfloat16>(R, b, n, &out->rel_error);
+		break;
+	case MP_DTYPE_FP16:
+		st = mm_check<__half, __half>(R, b, n, &out->rel_error);
+		break;
+	case MP_DTYPE_TF32:
+		st = mm_check<float, float>(R, b, n, &out->rel_error);
+		break;
+	default:
+		st = mm_check<__nv_fp8_e4m3, __nv_bfloat16>(R, b, n, &out->rel_error);
+		break;
 	}
 	if (st != MP_OK)
 		return st;
 	if (!(out->rel_error <= c->tol)) {
 		snprintf(out->status, sizeof(out->status),
-			 "failed its check: relative error %.3g over %d sampled entries (limit %.3g); rate not used",
-			 out->rel_error, b->nsamples, c->tol);
+		         "failed its check: relative error %.3g over %d sampled entries (limit %.3g); rate not used",
+		         out->rel_error, b->nsamples, c->tol);
 		memset(&out->flops_per_second, 0, sizeof(out->flops_per_second));
 	}
 	return MP_OK;
@@ -1221,14 +1279,14 @@ static mp_status cublas_ref(run *R, cublasHandle_t h, int n, mm_bufs *b, mp_cali
 	TRY(mm_fill<__nv_bfloat16>(R, b, elems, 23));
 	CK(cudaMemsetAsync(b->D, 0xFF, elems * 2, R->stream));
 	TRY(time_runs(
-		R,
-		[&]() -> mp_status {
-			cublasStatus_t e = cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &alpha, b->A, CUDA_R_16BF, n,
-							b->B, CUDA_R_16BF, n, &beta, b->D, CUDA_R_16BF, n,
-							CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-			return e == CUBLAS_STATUS_SUCCESS ? MP_OK : blas_fail(R->err, (int)e, "cublasGemmEx", __LINE__);
-		},
-		flops, true, R->r->runs, 3, &out->flops_per_second));
+	    R,
+	    [&]() -> mp_status {
+		    cublasStatus_t e = cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &alpha, b->A, CUDA_R_16BF, n,
+		                                    b->B, CUDA_R_16BF, n, &beta, b->D, CUDA_R_16BF, n,
+		                                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+		    return e == CUBLAS_STATUS_SUCCESS ? MP_OK : blas_fail(R->err, (int)e, "cublasGemmEx", __LINE__);
+	    },
+	    flops, true, R->r->runs, 3, &out->flops_per_second));
 	TRY((mm_check<__nv_bfloat16, __nv_bfloat16>(R, b, n, &out->rel_error)));
 	if (!(out->rel_error <= 1e-2)) {
 		snprintf(out->status, sizeof(out->status), "failed its check: relative error %.3g", out->rel_error);
@@ -1241,10 +1299,10 @@ static mp_status suite_matmul_body(run *R, cublasLtHandle_t lt, cublasHandle_t b
 {
 	mp_calib_gpu_results *r = R->r;
 	const lt_case cases[] = {
-		{ MP_DTYPE_BF16, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, 2, 2, 1e-2 },
-		{ MP_DTYPE_FP16, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, 2, 2, 1e-2 },
-		{ MP_DTYPE_TF32, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, 4, 4, 5e-3 },
-		{ MP_DTYPE_FP8_E4M3, CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F, 1, 2, 1e-2 },
+	    {MP_DTYPE_BF16, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, 2, 2, 1e-2},
+	    {MP_DTYPE_FP16, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, 2, 2, 1e-2},
+	    {MP_DTYPE_TF32, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, 4, 4, 5e-3},
+	    {MP_DTYPE_FP8_E4M3, CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F, 1, 2, 1e-2},
 	};
 	const int ncases = (int)(sizeof(cases) / sizeof(cases[0]));
 	bool fp8 = r->info.cc_major * 10 + r->info.cc_minor >= 89;
@@ -1265,8 +1323,8 @@ static mp_status suite_matmul_body(run *R, cublasLtHandle_t lt, cublasHandle_t b
 		sub(R, k, ncases + 1);
 		if (cases[k].dt == MP_DTYPE_FP8_E4M3 && !fp8) {
 			snprintf(out->status, sizeof(out->status),
-				 "fp8 needs compute capability 8.9 or newer (this device is %d.%d)", r->info.cc_major,
-				 r->info.cc_minor);
+			         "fp8 needs compute capability 8.9 or newer (this device is %d.%d)", r->info.cc_major,
+			         r->info.cc_minor);
 			continue;
 		}
 		TRY(lt_one(R, lt, &cases[k], n, b, out));
@@ -1303,14 +1361,14 @@ static mp_status suite_matmul(run *R)
 		if (s1 != CUBLAS_STATUS_SUCCESS || s2 != CUBLAS_STATUS_SUCCESS) {
 			if (lt)
 				cublasLtDestroy(lt);
-			return blas_fail(R->err, (int)(s1 != CUBLAS_STATUS_SUCCESS ? s1 : s2), "cublasLtCreate/cublasCreate",
-					 __LINE__);
+			return blas_fail(R->err, (int)(s1 != CUBLAS_STATUS_SUCCESS ? s1 : s2),
+			                 "cublasLtCreate/cublasCreate", __LINE__);
 		}
 	}
 	st = cublasSetStream(blas, R->stream) == CUBLAS_STATUS_SUCCESS &&
-			     cublasSetWorkspace(blas, b.ws, b.ws_bytes) == CUBLAS_STATUS_SUCCESS
-		     ? suite_matmul_body(R, lt, blas, &b, n)
-		     : mp_fail(R->err, MP_EINTERNAL, "", "cublasSetStream/cublasSetWorkspace failed");
+	             cublasSetWorkspace(blas, b.ws, b.ws_bytes) == CUBLAS_STATUS_SUCCESS
+	         ? suite_matmul_body(R, lt, blas, &b, n)
+	         : mp_fail(R->err, MP_EINTERNAL, "", "cublasSetStream/cublasSetWorkspace failed");
 	/* Finish the work that uses the workspace before the handles and buffers go. */
 	(void)cudaStreamSynchronize(R->stream);
 	cublasDestroy(blas);
@@ -1327,13 +1385,13 @@ static mp_status suite_matmul(run *R)
 
 /* ----- latency ----------------------------------------------------------------------------------------- */
 
-#define CHASE_SLOT_WORDS 32	/* one chain link per 128-byte line */
+#define CHASE_SLOT_WORDS 32 /* one chain link per 128-byte line */
 
 /* Builds a single random cycle over `slots` lines (Sattolo), chases it `steps` times per run. */
 static mp_status chase(run *R, uint64_t span, int steps, mp_calib_stat *out)
 {
 	uint32_t slots = (uint32_t)(span / (CHASE_SLOT_WORDS * 4)), *succ = NULL, *d_succ = NULL, *d_big = NULL,
-		 *d_out = NULL, got = 0, want = 0;
+	         *d_out = NULL, got = 0, want = 0;
 	uint64_t s = 0x853c49e6748fea9bULL ^ span;
 	int warm = 0;
 	mp_status st = MP_OK;
@@ -1351,7 +1409,7 @@ static mp_status chase(run *R, uint64_t span, int steps, mp_calib_stat *out)
 			uint32_t j, t;
 
 			s ^= s >> 12, s ^= s << 25, s ^= s >> 27;
-			j = (uint32_t)(((s * 0x2545F4914F6CDD1DULL) >> 32) % i);	/* j < i */
+			j = (uint32_t)(((s * 0x2545F4914F6CDD1DULL) >> 32) % i); /* j < i */
 			t = perm[i];
 			perm[i] = perm[j];
 			perm[j] = t;
@@ -1363,10 +1421,10 @@ static mp_status chase(run *R, uint64_t span, int steps, mp_calib_stat *out)
 	if (st == MP_OK)
 		st = dalloc(R, (void **)&d_out, sizeof(uint32_t), "pointer chase result");
 	if (st == MP_OK && (cudaMemsetAsync(d_big, 0xFF, span, R->stream) != cudaSuccess ||
-			    cudaMemsetAsync(d_out, 0, sizeof(uint32_t), R->stream) != cudaSuccess))
+	                    cudaMemsetAsync(d_out, 0, sizeof(uint32_t), R->stream) != cudaSuccess))
 		st = mp_fail(R->err, MP_EINTERNAL, "", "cudaMemsetAsync of the chase array failed");
-	if (st == MP_OK && cudaMemcpyAsync(d_succ, succ, sizeof(uint32_t) * slots, cudaMemcpyHostToDevice, R->stream) !=
-				   cudaSuccess)
+	if (st == MP_OK &&
+	    cudaMemcpyAsync(d_succ, succ, sizeof(uint32_t) * slots, cudaMemcpyHostToDevice, R->stream) != cudaSuccess)
 		st = mp_fail(R->err, MP_EINTERNAL, "", "cudaMemcpyAsync of the chase links failed");
 	if (st == MP_OK) {
 		k_scatter_chain<<<1024, THREADS, 0, R->stream>>>(d_big, d_succ, slots, CHASE_SLOT_WORDS);
@@ -1379,19 +1437,19 @@ static mp_status chase(run *R, uint64_t span, int steps, mp_calib_stat *out)
 		warm = slots < 50000 ? (int)slots : 50000;
 		k_chase<<<1, 1, 0, R->stream>>>(d_big, warm, d_out);
 		st = cudaGetLastError() == cudaSuccess ? MP_OK
-						       : mp_fail(R->err, MP_EINTERNAL, "", "k_chase launch failed");
+		                                       : mp_fail(R->err, MP_EINTERNAL, "", "k_chase launch failed");
 	}
 	if (st == MP_OK)
 		st = time_runs(
-			R,
-			[&]() -> mp_status {
-				k_chase<<<1, 1, 0, R->stream>>>(d_big, steps, d_out);
-				return MP_OK;
-			},
-			(double)steps, false, R->r->runs, 1, out);
+		    R,
+		    [&]() -> mp_status {
+			    k_chase<<<1, 1, 0, R->stream>>>(d_big, steps, d_out);
+			    return MP_OK;
+		    },
+		    (double)steps, false, R->r->runs, 1, out);
 	if (st == MP_OK && !R->r->cancelled) {
 		uint32_t j = 0;
-		uint64_t total = (uint64_t)warm + (uint64_t)(R->r->runs + 1) * (uint64_t)steps;	/* 1 untimed */
+		uint64_t total = (uint64_t)warm + (uint64_t)(R->r->runs + 1) * (uint64_t)steps; /* 1 untimed */
 
 		if (cudaMemcpy(&got, d_out, sizeof(got), cudaMemcpyDeviceToHost) != cudaSuccess)
 			st = mp_fail(R->err, MP_EINTERNAL, "", "reading the chase result failed");
@@ -1399,7 +1457,8 @@ static mp_status chase(run *R, uint64_t span, int steps, mp_calib_stat *out)
 			j = succ[j];
 		want = j * CHASE_SLOT_WORDS;
 		if (st == MP_OK && got != want)
-			st = mp_fail(R->err, MP_EINTERNAL, "", "pointer chase ended at word %u, expected %u", got, want);
+			st =
+			    mp_fail(R->err, MP_EINTERNAL, "", "pointer chase ended at word %u, expected %u", got, want);
 	}
 	free(succ);
 	dfree(R, d_big);
@@ -1441,20 +1500,48 @@ template <int M> static void launch_intensity(run *R, const float4 *src, size_t 
 static void launch_intensity_k(run *R, int k, const float4 *src, size_t n4, int blocks)
 {
 	switch (k) {
-	case 0: launch_intensity<1>(R, src, n4, blocks); break;
-	case 1: launch_intensity<2>(R, src, n4, blocks); break;
-	case 2: launch_intensity<4>(R, src, n4, blocks); break;
-	case 3: launch_intensity<8>(R, src, n4, blocks); break;
-	case 4: launch_intensity<16>(R, src, n4, blocks); break;
-	case 5: launch_intensity<32>(R, src, n4, blocks); break;
-	case 6: launch_intensity<64>(R, src, n4, blocks); break;
-	case 7: launch_intensity<128>(R, src, n4, blocks); break;
-	case 8: launch_intensity<256>(R, src, n4, blocks); break;
-	case 9: launch_intensity<512>(R, src, n4, blocks); break;
-	case 10: launch_intensity<1024>(R, src, n4, blocks); break;
-	case 11: launch_intensity<2048>(R, src, n4, blocks); break;
-	case 12: launch_intensity<4096>(R, src, n4, blocks); break;
-	default: launch_intensity<8192>(R, src, n4, blocks); break;
+	case 0:
+		launch_intensity<1>(R, src, n4, blocks);
+		break;
+	case 1:
+		launch_intensity<2>(R, src, n4, blocks);
+		break;
+	case 2:
+		launch_intensity<4>(R, src, n4, blocks);
+		break;
+	case 3:
+		launch_intensity<8>(R, src, n4, blocks);
+		break;
+	case 4:
+		launch_intensity<16>(R, src, n4, blocks);
+		break;
+	case 5:
+		launch_intensity<32>(R, src, n4, blocks);
+		break;
+	case 6:
+		launch_intensity<64>(R, src, n4, blocks);
+		break;
+	case 7:
+		launch_intensity<128>(R, src, n4, blocks);
+		break;
+	case 8:
+		launch_intensity<256>(R, src, n4, blocks);
+		break;
+	case 9:
+		launch_intensity<512>(R, src, n4, blocks);
+		break;
+	case 10:
+		launch_intensity<1024>(R, src, n4, blocks);
+		break;
+	case 11:
+		launch_intensity<2048>(R, src, n4, blocks);
+		break;
+	case 12:
+		launch_intensity<4096>(R, src, n4, blocks);
+		break;
+	default:
+		launch_intensity<8192>(R, src, n4, blocks);
+		break;
 	}
 }
 
@@ -1473,19 +1560,19 @@ static mp_status suite_intensity(run *R, const hbm_bufs *h)
 	r->intensity_bytes = 16 * n4;
 	for (int k = 0; k < MP_CALIB_INTENSITY_COUNT; k++) {
 		mp_calib_intensity_point *p = &r->intensity[k];
-		int m = 1 << k;		/* FMAs per 16-byte element */
+		int m = 1 << k; /* FMAs per 16-byte element */
 		double flops = 2.0 * m * (double)n4, by = 16.0 * (double)n4;
 
 		p->flops_per_byte = (double)m / 8.0;
 		sub(R, k, MP_CALIB_INTENSITY_COUNT);
 		TRY(poison_sink(R));
 		TRY(time_runs(
-			R,
-			[&]() -> mp_status {
-				launch_intensity_k(R, k, h->b, n4, blocks);
-				return MP_OK;
-			},
-			flops, true, r->runs, 2, &p->flops_per_second));
+		    R,
+		    [&]() -> mp_status {
+			    launch_intensity_k(R, k, h->b, n4, blocks);
+			    return MP_OK;
+		    },
+		    flops, true, r->runs, 2, &p->flops_per_second));
 		p->bytes_per_second.best = p->flops_per_second.best / p->flops_per_byte;
 		p->bytes_per_second.median = p->flops_per_second.median / p->flops_per_byte;
 		p->bytes_per_second.runs = p->flops_per_second.runs;
@@ -1501,9 +1588,9 @@ static mp_status suite_intensity(run *R, const hbm_bufs *h)
 static mp_status suite_fit(run *R)
 {
 	mp_calib_gpu_results *r = R->r;
-	const char *names[3] = { "weights", "kv_cache", "workspace" };
-	uint64_t parts[3] = { R->o->fit_weights_bytes, R->o->fit_kv_cache_bytes, R->o->fit_workspace_bytes };
-	void *p[3] = { NULL, NULL, NULL };
+	const char *names[3] = {"weights", "kv_cache", "workspace"};
+	uint64_t parts[3] = {R->o->fit_weights_bytes, R->o->fit_kv_cache_bytes, R->o->fit_workspace_bytes};
+	void *p[3] = {NULL, NULL, NULL};
 	size_t free_b = 0, total_b = 0;
 	mp_status st = MP_OK;
 
@@ -1561,12 +1648,11 @@ static mp_status suite_fit(run *R)
 
 static const struct {
 	uint32_t bit;
-	double weight;	/* rough seconds, for the progress bar */
+	double weight; /* rough seconds, for the progress bar */
 } order[] = {
-	{ MP_CALIB_MEMORY, 0.2 }, { MP_CALIB_HBM, 1.0 },     { MP_CALIB_STRIDED, 0.6 },
-	{ MP_CALIB_L2, 0.3 },	  { MP_CALIB_SMEM, 0.6 },    { MP_CALIB_FMA, 0.6 },
-	{ MP_CALIB_MATMUL, 4.0 }, { MP_CALIB_LATENCY, 1.5 }, { MP_CALIB_INTENSITY, 1.0 },
-	{ MP_CALIB_FIT, 1.0 },
+    {MP_CALIB_MEMORY, 0.2},    {MP_CALIB_HBM, 1.0}, {MP_CALIB_STRIDED, 0.6}, {MP_CALIB_L2, 0.3},
+    {MP_CALIB_SMEM, 0.6},      {MP_CALIB_FMA, 0.6}, {MP_CALIB_MATMUL, 4.0},  {MP_CALIB_LATENCY, 1.5},
+    {MP_CALIB_INTENSITY, 1.0}, {MP_CALIB_FIT, 1.0},
 };
 
 static mp_status run_suites(run *R)
@@ -1595,7 +1681,7 @@ static mp_status run_suites(run *R)
 	CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&R->occ_stream, k_copy<4, 0>, THREADS, 0));
 	if (R->occ_stream < 1)
 		R->occ_stream = 1;
-	R->sink_floats = (size_t)R->occ_stream * r->info.sm_count * 4 * THREADS;	/* the 4-wave copy grid */
+	R->sink_floats = (size_t)R->occ_stream * r->info.sm_count * 4 * THREADS; /* the 4-wave copy grid */
 	{
 		int occ_fma = 0, occ_smem = 0;
 
@@ -1650,15 +1736,33 @@ static mp_status run_suites(run *R)
 			return MP_OK;
 		t0 = now_seconds();
 		switch (bit) {
-		case MP_CALIB_MEMORY: st = suite_memory(R); break;
-		case MP_CALIB_HBM: st = suite_hbm(R, &h); break;
-		case MP_CALIB_STRIDED: st = suite_strided(R, &h); break;
-		case MP_CALIB_L2: st = suite_l2(R, &h); break;
-		case MP_CALIB_SMEM: st = suite_smem(R); break;
-		case MP_CALIB_FMA: st = suite_fma(R); break;
-		case MP_CALIB_MATMUL: st = suite_matmul(R); break;
-		case MP_CALIB_LATENCY: st = suite_latency(R); break;
-		case MP_CALIB_INTENSITY: st = suite_intensity(R, &h); break;
+		case MP_CALIB_MEMORY:
+			st = suite_memory(R);
+			break;
+		case MP_CALIB_HBM:
+			st = suite_hbm(R, &h);
+			break;
+		case MP_CALIB_STRIDED:
+			st = suite_strided(R, &h);
+			break;
+		case MP_CALIB_L2:
+			st = suite_l2(R, &h);
+			break;
+		case MP_CALIB_SMEM:
+			st = suite_smem(R);
+			break;
+		case MP_CALIB_FMA:
+			st = suite_fma(R);
+			break;
+		case MP_CALIB_MATMUL:
+			st = suite_matmul(R);
+			break;
+		case MP_CALIB_LATENCY:
+			st = suite_latency(R);
+			break;
+		case MP_CALIB_INTENSITY:
+			st = suite_intensity(R, &h);
+			break;
 		case MP_CALIB_FIT:
 			/* The plan's bytes need the room the HBM arrays hold: give it back first. */
 			dfree(R, h.a);
@@ -1671,7 +1775,8 @@ static mp_status run_suites(run *R)
 			R->d_bad = NULL;
 			st = suite_fit(R);
 			break;
-		default: break;
+		default:
+			break;
 		}
 		CK(cudaStreamSynchronize(R->stream));
 		r->suite_seconds[mp_calib_suite_index(bit)] = now_seconds() - t0;
@@ -1706,8 +1811,8 @@ static void run_release(run *R)
 	(void)cudaDeviceReset();
 }
 
-extern "C" mp_status mp_calib_gpu_run(const mp_calib_gpu_options *o, const mp_calib_ctl *ctl,
-				      mp_calib_gpu_results *r, mp_error *err)
+extern "C" mp_status mp_calib_gpu_run(const mp_calib_gpu_options *o, const mp_calib_ctl *ctl, mp_calib_gpu_results *r,
+                                      mp_error *err)
 {
 	run RR, *R = &RR;
 	mp_status st;
@@ -1716,14 +1821,15 @@ extern "C" mp_status mp_calib_gpu_run(const mp_calib_gpu_options *o, const mp_ca
 	memset(r, 0, sizeof(*r));
 	memset(R, 0, sizeof(*R));
 	if (suites & ~(uint32_t)MP_CALIB_GPU_SUITES)
-		return mp_fail(err, MP_EINVAL, "/suites", "a gpu target runs the suites memory, hbm, strided, l2, smem, "
-							  "fma, matmul, latency, intensity and fit only");
+		return mp_fail(err, MP_EINVAL, "/suites",
+		               "a gpu target runs the suites memory, hbm, strided, l2, smem, "
+		               "fma, matmul, latency, intensity and fit only");
 	if (o->runs != 0 && (o->runs < MP_CALIB_MIN_RUNS || o->runs > 1000))
 		return mp_fail(err, MP_EINVAL, "/options/runs", "runs must be between %u and 1000 (got %u)",
-			       MP_CALIB_MIN_RUNS, o->runs);
+		               MP_CALIB_MIN_RUNS, o->runs);
 	if (o->matrix_size != 0 && (o->matrix_size < 256 || o->matrix_size > 16384 || o->matrix_size % 16))
 		return mp_fail(err, MP_EINVAL, "/options/matrix_size",
-			       "matrix_size must be a multiple of 16 between 256 and 16384 (got %u)", o->matrix_size);
+		               "matrix_size must be a multiple of 16 between 256 and 16384 (got %u)", o->matrix_size);
 	if ((suites & MP_CALIB_FIT) && o->fit_weights_bytes + o->fit_kv_cache_bytes + o->fit_workspace_bytes == 0)
 		return mp_fail(err, MP_EINVAL, "/fit_plan", "the fit suite needs a plan's bytes (fit_plan)");
 	st = mp_calib_gpu_probe(&r->info, err);

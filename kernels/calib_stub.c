@@ -19,11 +19,11 @@ mp_status mp_calib_gpu_probe(mp_calib_gpu_info *info, mp_error *err)
 }
 
 mp_status mp_calib_gpu_run(const mp_calib_gpu_options *o, const mp_calib_ctl *ctl, mp_calib_gpu_results *r,
-			   mp_error *err)
+                           mp_error *err)
 {
 	(void)o;
 	(void)ctl;
 	memset(r, 0, sizeof(*r));
 	return mp_fail(err, MP_ENOTBUILTIN, "/target",
-		       "GPU calibration is not built in (this build has no CUDA kernels; rebuild with nvcc on PATH)");
+	               "GPU calibration is not built in (this build has no CUDA kernels; rebuild with nvcc on PATH)");
 }

@@ -99,7 +99,7 @@ static void test_suite_names(void **state)
 
 static void test_stat_of(void **state)
 {
-	double a[] = { 3, 1, 2 }, b[] = { 4, 1, 3, 2 }, c[] = { 5e-9, 2e-9, 9e-9 };
+	double a[] = {3, 1, 2}, b[] = {4, 1, 3, 2}, c[] = {5e-9, 2e-9, 9e-9};
 	mp_calib_stat s;
 
 	(void)state;
@@ -107,7 +107,7 @@ static void test_stat_of(void **state)
 	assert_true(s.best == 3 && s.median == 2 && s.runs == 3);
 	s = mp_calib_stat_of(b, 4, true);
 	assert_true(s.best == 4 && s.median == 2.5 && s.runs == 4);
-	s = mp_calib_stat_of(c, 3, false);	/* latency: best is the lowest */
+	s = mp_calib_stat_of(c, 3, false); /* latency: best is the lowest */
 	assert_true(s.best == 2e-9 && s.median == 5e-9);
 	s = mp_calib_stat_of(a, 0, true);
 	assert_int_equal(s.runs, 0);
@@ -117,14 +117,21 @@ static void test_stat_of(void **state)
 static void test_datasheet_map(void **state)
 {
 	static const char *const names[][2] = {
-		{ "NVIDIA H200", "h200-sxm-141gb" },	  { "NVIDIA H200 NVL", "h200-nvl-141gb" },
-		{ "NVIDIA H100 80GB HBM3", "h100-sxm5-80gb" }, { "NVIDIA H100 PCIe", "h100-pcie-80gb" },
-		{ "NVIDIA H100 NVL", "h100-nvl-94gb" },	  { "NVIDIA A100-SXM4-80GB", "a100-sxm4-80gb" },
-		{ "NVIDIA A100-SXM4-40GB", "a100-sxm4-40gb" }, { "NVIDIA A100 80GB PCIe", "a100-pcie-80gb" },
-		{ "NVIDIA A10", "a10-24gb" },		  { "NVIDIA L4", "l4-24gb" },
-		{ "NVIDIA L40S", "l40s-48gb" },		  { "Tesla T4", "t4-16gb" },
-		{ "Tesla V100-SXM2-32GB", "v100-sxm2-32gb" }, { "NVIDIA GeForce RTX 4090", "rtx-4090-24gb" },
-		{ "NVIDIA B200", "b200-180gb" },
+	    {"NVIDIA H200", "h200-sxm-141gb"},
+	    {"NVIDIA H200 NVL", "h200-nvl-141gb"},
+	    {"NVIDIA H100 80GB HBM3", "h100-sxm5-80gb"},
+	    {"NVIDIA H100 PCIe", "h100-pcie-80gb"},
+	    {"NVIDIA H100 NVL", "h100-nvl-94gb"},
+	    {"NVIDIA A100-SXM4-80GB", "a100-sxm4-80gb"},
+	    {"NVIDIA A100-SXM4-40GB", "a100-sxm4-40gb"},
+	    {"NVIDIA A100 80GB PCIe", "a100-pcie-80gb"},
+	    {"NVIDIA A10", "a10-24gb"},
+	    {"NVIDIA L4", "l4-24gb"},
+	    {"NVIDIA L40S", "l40s-48gb"},
+	    {"Tesla T4", "t4-16gb"},
+	    {"Tesla V100-SXM2-32GB", "v100-sxm2-32gb"},
+	    {"NVIDIA GeForce RTX 4090", "rtx-4090-24gb"},
+	    {"NVIDIA B200", "b200-180gb"},
 	};
 	cJSON *gt = ref_json("groundtruth/h200/measurements.json");
 	const char *gt_name = str_at(cJSON_GetObjectItem(gt, "device"), "name");
@@ -220,27 +227,27 @@ static void test_gpu_doc_from_ground_truth(void **state)
 	r->context_bytes = r->info.memory_bytes - r->info.free_bytes;
 	r->runs = 20;
 	r->suites_done = MP_CALIB_MEMORY | MP_CALIB_HBM | MP_CALIB_FMA | MP_CALIB_MATMUL | MP_CALIB_LATENCY;
-	r->memcpy_d2d = (mp_calib_stat){ memcpy_bps, memcpy_bps, 20 };
-	r->copy = (mp_calib_stat){ copy_bps, copy_bps, 20 };
-	r->fma_fp32 = (mp_calib_stat){ fma, fma, 20 };
-	r->matmul[MP_DTYPE_BF16].flops_per_second = (mp_calib_stat){ bf16, bf16, 20 };
+	r->memcpy_d2d = (mp_calib_stat){memcpy_bps, memcpy_bps, 20};
+	r->copy = (mp_calib_stat){copy_bps, copy_bps, 20};
+	r->fma_fp32 = (mp_calib_stat){fma, fma, 20};
+	r->matmul[MP_DTYPE_BF16].flops_per_second = (mp_calib_stat){bf16, bf16, 20};
 	r->matmul[MP_DTYPE_BF16].size = 8192;
 	snprintf(r->matmul[MP_DTYPE_FP8_E4M3].status, sizeof(r->matmul[0].status), "not measured in this test");
-	r->cublas_bf16.flops_per_second = (mp_calib_stat){ bf16, bf16, 20 };
+	r->cublas_bf16.flops_per_second = (mp_calib_stat){bf16, bf16, 20};
 	r->cublas_bf16.size = 8192;
-	r->latency_hbm = (mp_calib_stat){ lat, lat, 20 };
+	r->latency_hbm = (mp_calib_stat){lat, lat, 20};
 	r->latency_hbm_span_bytes = UINT64_C(1) << 30;
 	memset(&rq, 0, sizeof(rq));
 	rq.gpu = true;
 	cJSON_AddArrayToObject(doc, "warnings");
 
-	assert_int_equal(mpd_calib_gpu_doc(r, &rq, &ds, NULL, "cal-test", "2026-11-29T00:00:00Z", 4.2, doc, &prof, &have),
-			 MP_OK);
+	assert_int_equal(
+	    mpd_calib_gpu_doc(r, &rq, &ds, NULL, "cal-test", "2026-11-29T00:00:00Z", 4.2, doc, &prof, &have), MP_OK);
 	assert_true(have);
 	/* the profile: measured figures where measured, the datasheet's elsewhere (and said so) */
 	assert_string_equal(prof.source, "measured");
 	assert_true(strncmp(prof.id, "measured-gpu0-", 14) == 0);
-	assert_true(prof.hw.memory_bandwidth_bytes_per_second == memcpy_bps);	/* the better of copy, memcpy */
+	assert_true(prof.hw.memory_bandwidth_bytes_per_second == memcpy_bps); /* the better of copy, memcpy */
 	assert_true(prof.hw.peak_flops_per_second[MP_DTYPE_FP32] == fma);
 	assert_true(prof.hw.peak_flops_per_second[MP_DTYPE_BF16] == bf16);
 	assert_true(prof.hw.peak_flops_per_second[MP_DTYPE_FP64] == ds.hw.peak_flops_per_second[MP_DTYPE_FP64]);
@@ -252,11 +259,11 @@ static void test_gpu_doc_from_ground_truth(void **state)
 	assert_true(prof.hw.cuda_context_bytes == MP_DEFAULT_CUDA_CONTEXT_BYTES);
 	/* ratios: measured / datasheet */
 	assert_true(ref_close(num_at(doc, "ratios.memory_bandwidth_bytes_per_second"),
-			      memcpy_bps / ds.hw.memory_bandwidth_bytes_per_second, 1e-12));
+	                      memcpy_bps / ds.hw.memory_bandwidth_bytes_per_second, 1e-12));
 	assert_true(ref_close(num_at(doc, "ratios.peak_flops_per_second.fp32"),
-			      fma / ds.hw.peak_flops_per_second[MP_DTYPE_FP32], 1e-12));
-	assert_true(num_at(doc, "ratios.memory_bandwidth_bytes_per_second") < 0.95);	/* 4.27 of 4.8 TB/s */
-	assert_true(num_at(doc, "ratios.peak_flops_per_second.bf16") < 0.85);		/* 779 of 989 */
+	                      fma / ds.hw.peak_flops_per_second[MP_DTYPE_FP32], 1e-12));
+	assert_true(num_at(doc, "ratios.memory_bandwidth_bytes_per_second") < 0.95); /* 4.27 of 4.8 TB/s */
+	assert_true(num_at(doc, "ratios.peak_flops_per_second.bf16") < 0.85);        /* 779 of 989 */
 	/* Little's law from the same numbers */
 	assert_true(ref_close(num_at(doc, "results.latency.littles_law.bytes_in_flight"), memcpy_bps * lat, 1e-12));
 	/* targets: the ground truth's plain float4 copy reached 93% of cudaMemcpy (misses 95%); its FMA made it */
@@ -302,9 +309,9 @@ static bool stop_at_first(void *ctx, double fraction, const char *suite)
 
 static void test_cpu_run(void **state)
 {
-	mp_calib_cpu_options o = { 0, 10, 2, 8u << 20, 256 };
+	mp_calib_cpu_options o = {0, 10, 2, 8u << 20, 256};
 	mp_calib_cpu_results *r = calloc(1, sizeof(*r));
-	mp_calib_ctl ctl = { stop_at_first, NULL };
+	mp_calib_ctl ctl = {stop_at_first, NULL};
 	mp_error err;
 	int calls = 0;
 
@@ -313,8 +320,8 @@ static void test_cpu_run(void **state)
 	assert_int_equal(r->suites_done, MP_CALIB_STREAM | MP_CALIB_GEMM);
 	assert_false(r->cancelled);
 	assert_int_equal(r->triad.runs, 10);
-	assert_true(r->triad.best >= r->triad.median && r->triad.median > 1e8);	/* > 0.1 GB/s */
-	assert_true(r->dgemm.best >= r->dgemm.median && r->dgemm.median > 1e8);	/* > 0.1 GFLOP/s */
+	assert_true(r->triad.best >= r->triad.median && r->triad.median > 1e8); /* > 0.1 GB/s */
+	assert_true(r->dgemm.best >= r->dgemm.median && r->dgemm.median > 1e8); /* > 0.1 GFLOP/s */
 	assert_true(r->sgemm.best > 1e8);
 	assert_true(r->dgemm_rel_error < 1e-10 && r->sgemm_rel_error < 1e-4);
 	assert_true(r->array_bytes == 8u << 20 && r->threads == 2 && r->matrix_size == 256);
@@ -382,13 +389,13 @@ static void test_gpu_run(void **state)
 	assert_true(r->write.best > 1e10 && r->triad.best > 1e10);
 	assert_true(r->strided[0].best > r->strided[MP_CALIB_STRIDE_COUNT - 1].best);
 	assert_true(r->l2_read.best > 0 && r->fma_fp32.best > 1e11);
-	assert_true(r->smem[0].best > r->smem[MP_CALIB_SMEM_STRIDE_COUNT - 1].best);	/* 1-way vs 32-way */
+	assert_true(r->smem[0].best > r->smem[MP_CALIB_SMEM_STRIDE_COUNT - 1].best); /* 1-way vs 32-way */
 	assert_true(r->smem_tile_padded.best > r->smem_tile_column.best);
 	assert_true(r->latency_hbm.median > r->latency_l2.median && r->latency_l2.median > 1e-8);
 	assert_true(r->matmul[MP_DTYPE_BF16].flops_per_second.best > 0);
 	assert_true(r->matmul[MP_DTYPE_BF16].rel_error < 1e-2);
 	assert_true(r->intensity[MP_CALIB_INTENSITY_COUNT - 1].flops_per_second.best >
-		    r->intensity[0].flops_per_second.best);
+	            r->intensity[0].flops_per_second.best);
 	assert_true(r->fit_allocated && r->fit_free_after_bytes < r->fit_free_before_bytes);
 	free(r);
 }
@@ -405,7 +412,7 @@ static void wait_job(fixture *f, const char *location, http_resp *r)
 {
 	for (int i = 0; i < 1200; i++) {
 		const char *state;
-		struct timespec ts = { 0, 100 * 1000 * 1000 };
+		struct timespec ts = {0, 100 * 1000 * 1000};
 
 		http_do(&f->d, "GET", location, NULL, NULL, NULL, r);
 		assert_int_equal(r->status, 200);
@@ -420,14 +427,14 @@ static void wait_job(fixture *f, const char *location, http_resp *r)
 }
 
 static void expect_problem(fixture *f, const char *method, const char *path, const char *body, long status,
-			   const char *field)
+                           const char *field)
 {
 	http_resp r;
 
 	http_do(&f->d, method, path, body, body ? "application/json" : NULL, NULL, &r);
 	if (r.status != status)
 		fail_msg("%s %s %s: got %ld, expected %ld: %s", method, path, body ? body : "", r.status, status,
-			 r.body ? r.body : "");
+		         r.body ? r.body : "");
 	assert_string_equal(r.content_type, "application/problem+json");
 	if (field)
 		assert_string_equal(http_problem_field(&r), field);
@@ -468,11 +475,11 @@ static void test_http_cpu_job(void **state)
 	assert_string_equal(str_at(dev.json, "source"), "measured");
 	assert_non_null(str_at(dev.json, "measured_at"));
 	assert_true(num_at(dev.json, "memory_bandwidth_bytes_per_second") ==
-		    num_at(g.json, "results.stream.triad.best_bytes_per_second"));
+	            num_at(g.json, "results.stream.triad.best_bytes_per_second"));
 	assert_true(num_at(dev.json, "peak_flops_per_second.fp64") ==
-		    num_at(g.json, "results.gemm.dgemm.best_flops_per_second"));
+	            num_at(g.json, "results.gemm.dgemm.best_flops_per_second"));
 	assert_true(num_at(dev.json, "peak_flops_per_second.fp32") ==
-		    num_at(g.json, "results.gemm.sgemm.best_flops_per_second"));
+	            num_at(g.json, "results.gemm.sgemm.best_flops_per_second"));
 	http_resp_free(&dev);
 	http_resp_free(&g);
 
@@ -498,7 +505,8 @@ static void test_http_busy_and_cancel(void **state)
 	http_resp r, c, g;
 
 	/* long enough to still be running when the next requests arrive (cancelled long before its end) */
-	post(f, "{\"target\":\"cpu\",\"suites\":[\"stream\"],\"options\":{\"runs\":1000,\"array_bytes\":16777216}}", &r);
+	post(f, "{\"target\":\"cpu\",\"suites\":[\"stream\"],\"options\":{\"runs\":1000,\"array_bytes\":16777216}}",
+	     &r);
 	assert_int_equal(r.status, 202);
 	expect_problem(f, "POST", "/v1/calibrations", "{\"target\":\"cpu\"," CPU_SMALL "}", 409, "/target");
 
@@ -559,7 +567,7 @@ static void test_history_from_store(void **state)
 	assert_string_equal(str_at(doc, "state"), "succeeded");
 	assert_string_equal(str_at(doc, "device_id"), str_at(g.json, "device_id"));
 	assert_true(num_at(doc, "results.gemm.sgemm.best_flops_per_second") ==
-		    num_at(g.json, "results.gemm.sgemm.best_flops_per_second"));
+	            num_at(g.json, "results.gemm.sgemm.best_flops_per_second"));
 	cJSON_Delete(doc);
 	assert_int_equal(mpd_calib_cancel(fresh, id, &doc, &err), MP_ECONFLICT);
 
@@ -611,24 +619,24 @@ static void test_http_validation(void **state)
 	expect_problem(f, "POST", "/v1/calibrations", "{}", 422, "/target");
 	expect_problem(f, "POST", "/v1/calibrations", "{\"target\":\"cpu\",\"suites\":[\"hbm\"]}", 422, "/suites/0");
 	expect_problem(f, "POST", "/v1/calibrations", "{\"target\":\"cpu\",\"suites\":[\"stream\",7]}", 422,
-		       "/suites/1");
+	               "/suites/1");
 	expect_problem(f, "POST", "/v1/calibrations", "{\"target\":\"cpu\",\"suites\":[]}", 422, "/suites");
 	expect_problem(f, "POST", "/v1/calibrations", "{\"target\":\"cpu\",\"options\":{\"runs\":5}}", 422,
-		       "/options/runs");
+	               "/options/runs");
 	expect_problem(f, "POST", "/v1/calibrations", "{\"target\":\"cpu\",\"options\":{\"bogus\":1}}", 422,
-		       "/options/bogus");
+	               "/options/bogus");
 	expect_problem(f, "POST", "/v1/calibrations", "{\"target\":\"cpu\",\"extra\":1}", 422, "/extra");
 	expect_problem(f, "POST", "/v1/calibrations", "{\"target\":\"gpu:0\",\"options\":{\"threads\":2}}", 422,
-		       "/options/threads");
+	               "/options/threads");
 	expect_problem(f, "POST", "/v1/calibrations",
-		       "{\"target\":\"cpu\",\"fit_plan\":{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\","
-		       "\"kv_cache_dtype\":\"bf16\",\"batch_size\":1,\"sequence_length\":4096}}",
-		       422, "/fit_plan");
+	               "{\"target\":\"cpu\",\"fit_plan\":{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\","
+	               "\"kv_cache_dtype\":\"bf16\",\"batch_size\":1,\"sequence_length\":4096}}",
+	               422, "/fit_plan");
 	expect_problem(f, "POST", "/v1/calibrations", "{\"target\":\"gpu:0\",\"suites\":[\"fit\"]}", 422, "/fit_plan");
 	expect_problem(f, "POST", "/v1/calibrations",
-		       "{\"target\":\"gpu:0\",\"fit_plan\":{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\","
-		       "\"kv_cache_dtype\":\"bf16\",\"batch_size\":0,\"sequence_length\":4096}}",
-		       422, "/fit_plan/batch_size");
+	               "{\"target\":\"gpu:0\",\"fit_plan\":{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\","
+	               "\"kv_cache_dtype\":\"bf16\",\"batch_size\":0,\"sequence_length\":4096}}",
+	               422, "/fit_plan/batch_size");
 	expect_problem(f, "POST", "/v1/calibrations", "{\"target\":", 400, NULL);
 	expect_problem(f, "GET", "/v1/calibrations/cal-0000000000000000", NULL, 404, NULL);
 	expect_problem(f, "DELETE", "/v1/calibrations/cal-0000000000000000", NULL, 404, NULL);
@@ -641,7 +649,7 @@ static void test_fit_plan_decode(void **state)
 	mpd_calib_request rq;
 	mp_error err;
 	cJSON *body = cJSON_Parse("{\"target\":\"gpu:0\",\"fit_plan\":{\"model\":\"llama-3-8b\",\"weight_dtype\":"
-				  "\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":1,\"sequence_length\":4096}}");
+	                          "\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":1,\"sequence_length\":4096}}");
 
 	assert_int_equal(mpd_calib_decode(f->d.store, body, &rq, &err), MP_OK);
 	assert_true(rq.gpu && rq.has_fit);
@@ -651,7 +659,7 @@ static void test_fit_plan_decode(void **state)
 	assert_true(rq.fit_kv_cache_bytes == UINT64_C(536870912));
 	assert_true(rq.fit_overhead_bytes == MP_DEFAULT_CUDA_CONTEXT_BYTES);
 	assert_true(rq.fit_total_bytes ==
-		    rq.fit_weights_bytes + rq.fit_kv_cache_bytes + rq.fit_workspace_bytes + rq.fit_overhead_bytes);
+	            rq.fit_weights_bytes + rq.fit_kv_cache_bytes + rq.fit_workspace_bytes + rq.fit_overhead_bytes);
 	cJSON_Delete(body);
 }
 
@@ -672,8 +680,8 @@ static void test_cli(void **state)
 		bin = "build/memplan";
 	assert_non_null(mkdtemp(dir));
 	snprintf(cmd, sizeof(cmd),
-		 "%s calibrate --cpu --json --db %s/m.db --runs 10 --array-bytes 8388608 --matrix-size 256 2>/dev/null", bin,
-		 dir);
+	         "%s calibrate --cpu --json --db %s/m.db --runs 10 --array-bytes 8388608 --matrix-size 256 2>/dev/null",
+	         bin, dir);
 	p = popen(cmd, "r");
 	assert_non_null(p);
 	while ((n = fread(buf, 1, sizeof(buf), p)) > 0) {
@@ -693,9 +701,10 @@ static void test_cli(void **state)
 	free(out);
 
 	/* the table (no --json) names the figures; a bad option is a usage error (2) */
-	snprintf(cmd, sizeof(cmd),
-		 "%s calibrate --cpu --db %s/m.db --suites gemm --runs 10 --matrix-size 256 2>/dev/null | grep -q dgemm", bin,
-		 dir);
+	snprintf(
+	    cmd, sizeof(cmd),
+	    "%s calibrate --cpu --db %s/m.db --suites gemm --runs 10 --matrix-size 256 2>/dev/null | grep -q dgemm",
+	    bin, dir);
 	assert_int_equal(system(cmd), 0);
 	snprintf(cmd, sizeof(cmd), "%s calibrate --cpu --runs 3 --db %s/m.db >/dev/null 2>&1", bin, dir);
 	rc = system(cmd);
@@ -707,22 +716,22 @@ static void test_cli(void **state)
 int main(void)
 {
 	const struct CMUnitTest units[] = {
-		cmocka_unit_test(test_suite_names),
-		cmocka_unit_test(test_stat_of),
-		cmocka_unit_test(test_datasheet_map),
-		cmocka_unit_test(test_profile_id),
-		cmocka_unit_test(test_gpu_doc_from_ground_truth),
-		cmocka_unit_test(test_cpu_run),
-		cmocka_unit_test(test_gpu_run),
-		cmocka_unit_test(test_cli),
+	    cmocka_unit_test(test_suite_names),
+	    cmocka_unit_test(test_stat_of),
+	    cmocka_unit_test(test_datasheet_map),
+	    cmocka_unit_test(test_profile_id),
+	    cmocka_unit_test(test_gpu_doc_from_ground_truth),
+	    cmocka_unit_test(test_cpu_run),
+	    cmocka_unit_test(test_gpu_run),
+	    cmocka_unit_test(test_cli),
 	};
 	const struct CMUnitTest http[] = {
-		cmocka_unit_test_setup_teardown(test_http_cpu_job, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_http_busy_and_cancel, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_history_from_store, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_http_gpu_target, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_http_validation, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_fit_plan_decode, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_http_cpu_job, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_http_busy_and_cancel, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_history_from_store, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_http_gpu_target, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_http_validation, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_fit_plan_decode, setup, teardown),
 	};
 	int failed = cmocka_run_group_tests_name("calibration", units, NULL, NULL);
 
