@@ -69,7 +69,7 @@ const char *mpd_calib_datasheet_for(const char *cuda_name)
 
 void mpd_calib_profile_id(bool gpu, char *out, size_t len)
 {
-	char host[256] = "", slug[41];
+	char host[256] = "", slug[41] = "";
 	size_t k = 0;
 
 	if (gethostname(host, sizeof(host) - 1) != 0)
