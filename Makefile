@@ -15,22 +15,58 @@ PLANNER_SRC += planner/roofline.c planner/step.c
 PLANNER_SRC += planner/activations.c
 PLANNER_SRC += planner/weights.c planner/kv.c planner/workspace.c
 DB_SRC      := db/store.c
-KERNELS_SRC := kernels/calib_stub.c
+KERNELS_SRC := kernels/calib_common.c kernels/calib_cpu.c
 DAEMON_SRC  := daemon/hf_config.c daemon/decode.c daemon/reply.c daemon/routes.c daemon/server.c \
                daemon/query.c daemon/plan.c daemon/plan_inference.c daemon/plan_training.c daemon/h_health.c daemon/h_devices.c daemon/h_models.c \
                daemon/h_plan.c
 DAEMON_SRC  += daemon/roofline_doc.c daemon/svg.c daemon/h_roofline.c daemon/roofline_cli.c
 DAEMON_SRC  += daemon/train_config.c
 DAEMON_SRC  += daemon/auth.c daemon/store_json.c daemon/h_fit.c daemon/h_capacity.c
+DAEMON_SRC  += daemon/calib_jobs.c daemon/calib_doc.c daemon/h_calibrations.c
 MAIN_SRC    := daemon/main.c
 
 GEN_SRC     := $(BUILD)/gen/presets.c $(BUILD)/gen/openapi.c
+
+# ----- calibration kernels (kernels/, issue #7) -----------------------------------------------------------
+# CUDA=auto (default) builds the CUDA kernels when nvcc is found, else the stub that answers 501 "not built
+# in"; CUDA=1 insists on nvcc; CUDA=0 forces the stub. A CUDA build runs without a GPU (503 with the reason).
+# sm_90 machine code plus compute_90 PTX, which the driver compiles for newer GPUs. The CPU path (pthreads +
+# OpenBLAS) is in every build. build/gen/cuda_mode.c changes with the mode, so switching relinks.
+CUDA      ?= auto
+NVCC      ?= $(shell command -v nvcc 2>/dev/null)
+CUDA_ON   := $(if $(filter auto,$(CUDA)),$(if $(NVCC),1,0),$(if $(filter 0,$(CUDA)),0,1))
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+CUDA_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+NVCCFLAGS ?= -O3 -std=c++17 -lineinfo $(CUDA_ARCH) -Xcompiler -Wall,-Wextra --Werror all-warnings
+OPENBLAS_CFLAGS := $(shell pkg-config --cflags openblas 2>/dev/null)
+OPENBLAS_LIBS   := $(or $(shell pkg-config --libs openblas 2>/dev/null),-lopenblas)
+KERNELS_LIBS    := $(OPENBLAS_LIBS)
+ifeq ($(CUDA_ON),1)
+ifeq ($(NVCC),)
+$(error CUDA=1 but nvcc is not on PATH (set NVCC=/path/to/nvcc, or CUDA=0 for the stub))
+endif
+CUDA_OBJ     := $(BUILD)/kernels/calib_gpu.o
+KERNELS_LIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcudart_static -ldl -lrt \
+                -lstdc++
+else
+CUDA_OBJ     := $(BUILD)/kernels/calib_stub.o
+endif
+CUDA_OBJ     += $(BUILD)/gen/cuda_mode.o
+LDLIBS       += $(KERNELS_LIBS)
+$(shell mkdir -p $(BUILD)/gen && echo 'const int mp_calib_cuda_build = $(CUDA_ON);' > $(BUILD)/gen/cuda_mode.tmp && \
+	(cmp -s $(BUILD)/gen/cuda_mode.tmp $(BUILD)/gen/cuda_mode.c || mv $(BUILD)/gen/cuda_mode.tmp $(BUILD)/gen/cuda_mode.c))
+
+$(BUILD)/kernels/%.o: kernels/%.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -MMD -MP -c -o $@ $<
+$(BUILD)/kernels/calib_cpu.o: CFLAGS += $(OPENBLAS_CFLAGS)
+
 MODEL_PRESETS := $(sort $(wildcard db/presets/models/*.json))
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
 PLANNER_OBJ := $(call obj,$(PLANNER_SRC))
 DB_OBJ      := $(call obj,$(DB_SRC)) $(BUILD)/gen/presets.o
-KERNELS_OBJ := $(call obj,$(KERNELS_SRC))
+KERNELS_OBJ := $(call obj,$(KERNELS_SRC)) $(CUDA_OBJ)
 DAEMON_OBJ  := $(call obj,$(DAEMON_SRC)) $(BUILD)/gen/openapi.o
 CORE_OBJ    := $(DAEMON_OBJ) $(DB_OBJ) $(KERNELS_OBJ) $(PLANNER_OBJ)
 
@@ -39,6 +75,7 @@ TESTS += $(BUILD)/tests/test_roofline
 TESTS += $(BUILD)/tests/test_training
 TESTS += $(BUILD)/tests/test_inference
 TESTS += $(BUILD)/tests/test_store_http $(BUILD)/tests/test_store_proc
+TESTS += $(BUILD)/tests/test_calib
 
 .PHONY: all run test deps clean lint bench-training
 all: $(BUILD)/memplan
@@ -110,6 +147,8 @@ $(BUILD)/bench/bench_fit: $(call obj,bench/bench_fit.c tests/http_util.c) $(CORE
 .PHONY: bench-store
 bench-store: $(BUILD)/bench/bench_fit
 	$(BUILD)/bench/bench_fit
+$(BUILD)/tests/test_calib: $(call obj,tests/test_calib.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
 
 test: deps
 	@$(MAKE) --no-print-directory $(TESTS) $(BUILD)/memplan

@@ -36,6 +36,7 @@ typedef struct mpd_daemon {
 	mp_store *store;
 	struct MHD_Daemon *mhd;
 	uint16_t bound_port;		/* the port actually bound */
+	struct mpd_calib_jobs *calib;	/* calibration jobs (daemon/calib_jobs.h), made by mpd_start */
 } mpd_daemon;
 
 /* A decoded request, borrowed by the handler for the duration of the call. */

@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "calib_jobs.h"
 #include "daemon.h"
+#include "decode.h"
 #include "plan.h"
 #include "roofline_doc.h"
 #include "store_json.h"
@@ -37,6 +39,12 @@ static const char usage[] =
 	"                   [--context N] [--prompt N]] [OP...]\n"
 	"                                                    roofline table and chart; OP is KIND:key=value,...\n"
 	"                                                    e.g. matmul:m=1,k=4096,n=4096,dtype=bf16\n"
+	"  memplan calibrate [--cpu | --gpu] [--json] [--db PATH] [--suites a,b,...] [--runs N]\n"
+	"                    [--array-bytes N] [--matrix-size N] [--threads N] [--fit-plan FILE]\n"
+	"                    [--save FILE]                  (--save: also write the job document to FILE)\n"
+	"                                                    measure this machine's GPU 0 (the CPU with --cpu,\n"
+	"                                                    or when no GPU is usable), store the measured\n"
+	"                                                    profile, print a table (the job document: --json)\n"
 	"  memplan --help                                    this text\n"
 	"  memplan --version                                 the version\n";
 
@@ -437,6 +445,197 @@ static int db(int argc, char **argv)
 	return rc;
 }
 
+/* ----- calibrate ----------------------------------------------------------------------------------------- */
+
+typedef struct bar {
+	bool tty;
+	int last;
+} bar;
+
+/* Draws a progress bar on a terminal (stderr); stops the job on Ctrl-C. */
+static bool calib_tick(void *ctx, double percent, const char *suite)
+{
+	bar *b = ctx;
+	int filled = (int)(percent * 0.4);
+
+	if (b->tty && (int)(percent * 10) != b->last) {
+		b->last = (int)(percent * 10);
+		fprintf(stderr, "\r[%-40.*s] %5.1f%% %-12s", filled, "########################################", percent,
+			suite);
+		fflush(stderr);
+	}
+	return !stop_requested;
+}
+
+static bool parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char *end = NULL;
+	unsigned long long v;
+
+	if (s == NULL || *s == '-')
+		return false;
+	v = strtoull(s, &end, 10);
+	if (end == s || *end || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+static int calibrate(int argc, char **argv)
+{
+	mpd_daemon d;
+	mpd_calib_jobs *jobs = NULL;
+	mpd_calib_request rq;
+	mp_error err = { { 0 }, { 0 } };
+	mp_calib_gpu_info gi;
+	cJSON *doc = NULL, *body = NULL, *st_item;
+	char id[MPD_CALIB_ID_MAX], *text = NULL, *printed;
+	const char *suites = NULL, *fit_file = NULL, *save = NULL;
+	bool json = false, force_cpu = false, force_gpu = false;
+	uint64_t runs = 0, array_bytes = 0, matrix = 0, threads = 0;
+	bar b = { isatty(2) != 0, -1 };
+	struct sigaction sa;
+	size_t len = 0;
+	mp_status st;
+	int rc = 1;
+
+	memset(&d, 0, sizeof(d));
+	mpd_config_defaults(&d.cfg);
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		bool ok = true;
+
+		if (strcmp(a, "--cpu") == 0)
+			force_cpu = true;
+		else if (strcmp(a, "--gpu") == 0)
+			force_gpu = true;
+		else if (strcmp(a, "--json") == 0)
+			json = true;
+		else if (strcmp(a, "--db") == 0 && v)
+			ok = snprintf(d.cfg.db_path, sizeof(d.cfg.db_path), "%s", argv[++i]) < (int)sizeof(d.cfg.db_path);
+		else if (strcmp(a, "--suites") == 0 && v)
+			suites = argv[++i];
+		else if (strcmp(a, "--fit-plan") == 0 && v)
+			fit_file = argv[++i];
+		else if (strcmp(a, "--save") == 0 && v)
+			save = argv[++i];
+		else if (strcmp(a, "--runs") == 0 && v)
+			ok = parse_count(argv[++i], MP_CALIB_MIN_RUNS, 1000, &runs);
+		else if (strcmp(a, "--array-bytes") == 0 && v)
+			ok = parse_count(argv[++i], 1u << 20, UINT64_C(1) << 40, &array_bytes);
+		else if (strcmp(a, "--matrix-size") == 0 && v)
+			ok = parse_count(argv[++i], 64, 16384, &matrix);
+		else if (strcmp(a, "--threads") == 0 && v)
+			ok = parse_count(argv[++i], 1, 256, &threads);
+		else
+			ok = false;
+		if (!ok || (force_cpu && force_gpu)) {
+			fprintf(stderr, "memplan calibrate: bad or incomplete option '%s'\n\n%s", a, usage);
+			return 2;
+		}
+	}
+	/* The request as the API would get it, so the CLI validates exactly like POST /v1/calibrations. */
+	body = cJSON_CreateObject();
+	if (!force_cpu && !force_gpu && mp_calib_gpu_probe(&gi, &err) != MP_OK) {
+		fprintf(stderr, "memplan calibrate: no GPU to measure (%s); measuring the CPU\n", err.message);
+		force_cpu = true;
+	}
+	cJSON_AddStringToObject(body, "target", force_cpu ? "cpu" : "gpu:0");
+	if (suites) {
+		cJSON *a = cJSON_AddArrayToObject(body, "suites");
+
+		for (const char *p = suites; *p;) {
+			size_t n = strcspn(p, ",");
+			char name[32];
+
+			snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1), p);
+			cJSON_AddItemToArray(a, cJSON_CreateString(name));
+			p += n + (p[n] == ',');
+		}
+	}
+	if (runs || array_bytes || matrix || threads) {
+		cJSON *o = cJSON_AddObjectToObject(body, "options");
+
+		if (runs)
+			cJSON_AddNumberToObject(o, "runs", (double)runs);
+		if (array_bytes)
+			cJSON_AddNumberToObject(o, "array_bytes", (double)array_bytes);
+		if (matrix)
+			cJSON_AddNumberToObject(o, "matrix_size", (double)matrix);
+		if (threads)
+			cJSON_AddNumberToObject(o, "threads", (double)threads);
+	}
+	if (fit_file) {
+		cJSON *plan;
+
+		text = read_file(fit_file, &len);
+		plan = text ? cJSON_ParseWithLength(text, len) : NULL;
+		if (plan == NULL) {
+			fprintf(stderr, "memplan calibrate: cannot read %s as JSON\n", fit_file);
+			cJSON_Delete(body);
+			free(text);
+			return 2;
+		}
+		cJSON_AddItemToObject(body, "fit_plan", plan);
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	st = mpd_open_store(&d, &err);
+	if (st == MP_OK)
+		st = mpd_calib_jobs_create(d.store, &jobs, &err);
+	if (st == MP_OK)
+		st = mpd_calib_decode(d.store, body, &rq, &err);
+	if (st == MP_OK)
+		st = mpd_calib_start(jobs, &rq, id, &err);
+	if (st == MP_OK) {
+		if (b.tty)
+			fprintf(stderr, "memplan calibrate: job %s on %s, database %s\n", id, rq.gpu ? "gpu:0" : "cpu",
+				d.cfg.db_path);
+		st = mpd_calib_wait(jobs, id, calib_tick, &b, &err);
+		if (b.tty)
+			fprintf(stderr, "\r%-70s\r", "");
+	}
+	if (st == MP_OK)
+		st = mpd_calib_get(jobs, id, &doc, &err);
+	if (st == MP_OK) {
+		st_item = cJSON_GetObjectItem(doc, "state");
+		rc = cJSON_IsString(st_item) && strcmp(st_item->valuestring, "succeeded") == 0 ? 0 : 1;
+		if (save) {
+			FILE *sf = fopen(save, "w");
+
+			printed = cJSON_Print(doc);
+			if (sf == NULL || printed == NULL || fprintf(sf, "%s\n", printed) < 0) {
+				fprintf(stderr, "memplan calibrate: cannot write %s\n", save);
+				rc = 1;
+			}
+			if (sf)
+				fclose(sf);
+			cJSON_free(printed);
+		}
+		if (json) {
+			printed = cJSON_Print(doc);
+			if (printed)
+				printf("%s\n", printed);
+			cJSON_free(printed);
+		} else {
+			mpd_calib_print_table(stdout, doc);
+		}
+	} else {
+		fprintf(stderr, "memplan calibrate: %s%s%s: %s\n", mp_status_str(st), err.field[0] ? " at " : "", err.field,
+			err.message);
+		rc = st == MP_EINVAL ? 2 : 1;
+	}
+	cJSON_Delete(doc);
+	cJSON_Delete(body);
+	free(text);
+	mpd_calib_jobs_destroy(jobs);
+	mp_store_close(d.store);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
@@ -455,6 +654,8 @@ int main(int argc, char **argv)
 		return mpd_roofline_cli(argc - 2, argv + 2, usage);
 	if (strcmp(argv[1], "db") == 0)
 		return db(argc - 2, argv + 2);
+	if (strcmp(argv[1], "calibrate") == 0)
+		return calibrate(argc - 2, argv + 2);
 	fprintf(stderr, "memplan: unknown command '%s'\n\n%s", argv[1], usage);
 	return 2;
 }

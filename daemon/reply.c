@@ -173,7 +173,7 @@ static int queue(struct MHD_Connection *conn, int http, char *body, const char *
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
 	if (http == 401)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"memplan\"");
-	if (rep && rep->location[0] && http == 201)
+	if (rep && rep->location[0])
 		MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, rep->location);
 	ret = MHD_queue_response(conn, (unsigned int)http, r);
 	MHD_destroy_response(r);

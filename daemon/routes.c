@@ -26,6 +26,9 @@ const mpd_route mpd_routes[] = {
 	{ "DELETE", "/v1/models/{id}", mpd_h_model_delete },
 	{ "POST", "/v1/fit", mpd_h_fit },
 	{ "GET", "/v1/capacity", mpd_h_capacity },
+	{ "POST", "/v1/calibrations", mpd_h_calibration_create },
+	{ "GET", "/v1/calibrations/{id}", mpd_h_calibration_get },
+	{ "DELETE", "/v1/calibrations/{id}", mpd_h_calibration_cancel },
 };
 const size_t mpd_route_count = sizeof(mpd_routes) / sizeof(mpd_routes[0]);
 

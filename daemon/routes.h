@@ -43,5 +43,8 @@ mp_status mpd_h_model_patch(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_model_delete(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_fit(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_capacity(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_calibration_create(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_calibration_get(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_calibration_cancel(mpd_request *req, mpd_reply *rep);
 
 #endif /* MPD_ROUTES_H */

@@ -15,6 +15,7 @@
 #include <microhttpd.h>
 
 #include "auth.h"
+#include "calib_jobs.h"
 #include "hf_config.h"
 #include "reply.h"
 #include "routes.h"
@@ -254,6 +255,11 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 	if (d->mhd == NULL)
 		return mp_fail(err, MP_EINTERNAL, "--listen", "cannot listen on %s:%u (in use or not permitted)",
 			       d->cfg.listen_host, d->cfg.listen_port);
+	if (d->store && d->calib == NULL && mpd_calib_jobs_create(d->store, &d->calib, err) != MP_OK) {
+		MHD_stop_daemon(d->mhd);
+		d->mhd = NULL;
+		return MP_ENOMEM;
+	}
 	info = MHD_get_daemon_info(d->mhd, MHD_DAEMON_INFO_BIND_PORT);
 	d->bound_port = info ? info->port : d->cfg.listen_port;
 	return MP_OK;
@@ -265,4 +271,7 @@ void mpd_stop(mpd_daemon *d)
 		MHD_stop_daemon(d->mhd);
 		d->mhd = NULL;
 	}
+	/* After the HTTP threads: cancels running calibrations and joins them before the store closes. */
+	mpd_calib_jobs_destroy(d->calib);
+	d->calib = NULL;
 }

@@ -18,6 +18,7 @@ typedef struct http_resp {
 	char content_type[128];
 	char allow[64];
 	char etag[128];
+	char location[256];
 	cJSON *json;		/* parsed body when it is JSON, else NULL; owned */
 } http_resp;
 
