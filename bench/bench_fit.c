@@ -1,6 +1,6 @@
 /*
  * bench_fit.c: how fast POST /v1/fit answers a scheduler-sized batch: ~10,000 job x device pairs (435 jobs x the
- * 23 stored devices, 4 GPU counts each). Measures the handler function alone (decode, plan, encode, print) and
+ * 24 stored devices, 4 GPU counts each). Measures the handler function alone (decode, plan, encode, print) and
  * the whole HTTP round trip against an in-process daemon; prints medians and extremes. Not a test: figures go
  * to bench/RESULTS.md. Run: make bench-store
  */
@@ -100,7 +100,7 @@ static void run(mpd_daemon *d, const char *label, const char *gpu_counts)
 		}
 		http_resp_free(&resp);
 	}
-	printf("%s: 435 jobs x 23 devices = 10,005 pairs, request %zu bytes, response %zu bytes\n", label, strlen(body),
+	printf("%s: 435 jobs x every stored device (24 presets: 10,440 pairs), request %zu bytes, response %zu bytes\n", label, strlen(body),
 	       bytes);
 	snprintf(name, sizeof(name), "  mpd_fit + print (in process)");
 	report(name, fn, RUNS);
@@ -128,7 +128,7 @@ int main(void)
 		t[r] = now() - t0;
 		http_resp_free(&resp);
 	}
-	report("GET /v1/capacity (23 devices) over HTTP", t, RUNS);
+	report("GET /v1/capacity (24 devices) over HTTP", t, RUNS);
 	http_stop(&d, dir);
 	curl_global_cleanup();
 	return 0;

@@ -158,7 +158,7 @@ static const char schema_v3[] =
 
 /* Migration n takes the database from user_version n - 1 to n; when presets change, add a migration that
  * calls apply_presets again (it only adds ids never applied before). */
-#define SCHEMA_VERSION 3
+#define SCHEMA_VERSION 4
 
 int mp_store_schema_version(void)
 {
@@ -372,6 +372,12 @@ static mp_status migrate(sqlite3 *db, int target, mp_store_count_fn count, mp_er
 				st = apply_presets(db, count, err);
 			if (st == MP_OK)
 				st = exec_script(db, "PRAGMA user_version = 3", err);
+			break;
+		case 4:
+			/* presets added since version 3 (the A100 40GB PCIe); user rows are untouched */
+			st = apply_presets(db, count, err);
+			if (st == MP_OK)
+				st = exec_script(db, "PRAGMA user_version = 4", err);
 			break;
 		default: st = mp_fail(err, MP_EINTERNAL, "", "no migration to version %d", next);
 		}
