@@ -15,7 +15,7 @@ DB_SRC      := db/store.c
 KERNELS_SRC := kernels/calib_stub.c
 DAEMON_SRC  := daemon/hf_config.c daemon/decode.c daemon/reply.c daemon/routes.c daemon/server.c \
                daemon/query.c daemon/plan.c daemon/plan_inference.c daemon/plan_training.c daemon/h_health.c daemon/h_devices.c daemon/h_models.c \
-               daemon/h_plan.c
+               daemon/h_plan.c daemon/metrics.c daemon/log.c daemon/config.c
 MAIN_SRC    := daemon/main.c
 
 GEN_SRC     := $(BUILD)/gen/presets.c $(BUILD)/gen/openapi.c
@@ -29,6 +29,7 @@ DAEMON_OBJ  := $(call obj,$(DAEMON_SRC)) $(BUILD)/gen/openapi.o
 CORE_OBJ    := $(DAEMON_OBJ) $(DB_OBJ) $(KERNELS_OBJ) $(PLANNER_OBJ)
 
 TESTS := $(BUILD)/tests/test_planner $(BUILD)/tests/test_models $(BUILD)/tests/test_store $(BUILD)/tests/test_http
+TESTS += $(BUILD)/tests/test_limits
 
 .PHONY: all run test deps clean lint
 all: $(BUILD)/memplan
@@ -68,6 +69,8 @@ $(BUILD)/tests/test_models: $(call obj,tests/test_models.c tests/refs.c daemon/h
 $(BUILD)/tests/test_store: $(call obj,tests/test_store.c tests/refs.c) $(CORE_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
 $(BUILD)/tests/test_http: $(call obj,tests/test_http.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
+$(BUILD)/tests/test_limits: $(call obj,tests/test_limits.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
 
 test: deps

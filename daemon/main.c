@@ -8,17 +8,22 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "daemon.h"
+#include "log.h"
 #include "plan.h"
+#include "routes.h"
 
 static const char usage[] =
 	"memplan " MP_VERSION ": GPU memory and roofline planner for LLM training and inference\n"
 	"\n"
 	"Usage:\n"
 	"  memplan serve [--listen ADDR:PORT] [--db PATH]   start the REST daemon (default 127.0.0.1:8080,\n"
-	"                                                    database var/memplan.db, created and seeded)\n"
+	"                                                    database var/memplan.db, created and seeded);\n"
+	"                                                    memplan serve --help lists every flag\n"
 	"  memplan plan inference|training --json FILE [--db PATH]\n"
 	"                                                    run a plan request (the API's JSON body) locally\n"
+	"  memplan routes                                    the route table (METHOD PATTERN lines)\n"
 	"  memplan --help                                    this text\n"
 	"  memplan --version                                 the version\n";
 
@@ -30,55 +35,102 @@ static void on_signal(int sig)
 	stop_requested = 1;
 }
 
+/* Finds --config FILE in argv (or MEMPLAN_CONFIG); NULL when neither is given. */
+static const char *config_path(int argc, char **argv)
+{
+	for (int i = 0; i + 1 < argc; i++)
+		if (strcmp(argv[i], "--config") == 0)
+			return argv[i + 1];
+	return getenv("MEMPLAN_CONFIG");
+}
+
+/* Defaults, then the config file, then MEMPLAN_* variables, then flags. Returns 0, or 2 after a message. */
+static int serve_settings(int argc, char **argv, mpd_config *cfg)
+{
+	const char *file = config_path(argc, argv);
+	mp_error err = { { 0 }, { 0 } };
+
+	mpd_config_defaults(cfg);
+	if (file && mpd_config_load_file(cfg, file, &err) != MP_OK)
+		goto bad;
+	if (mpd_config_load_env(cfg, &err) != MP_OK)
+		goto bad;
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			printf("Usage: memplan serve [FLAGS]\n\n  %-22s %-28s %s\n", "flag", "environment", "meaning");
+			mpd_config_usage(stdout);
+			exit(0);
+		}
+		if (strncmp(argv[i], "--", 2) != 0 || i + 1 >= argc) {
+			fprintf(stderr, "memplan serve: unknown or incomplete option '%s'\n\n%s", argv[i], usage);
+			return 2;
+		}
+		if (strcmp(argv[i], "--config") == 0) {
+			i++;
+			continue;
+		}
+		if (mpd_config_set(cfg, argv[i] + 2, argv[i + 1], &err) != MP_OK)
+			goto bad;
+		i++;
+	}
+	return 0;
+bad:
+	fprintf(stderr, "memplan serve: %s\n", err.message);
+	return 2;
+}
+
 static int serve(int argc, char **argv)
 {
 	mpd_daemon d;
 	mp_error err = { { 0 }, { 0 } };
 	mp_status st;
 	struct sigaction sa;
+	mpd_log_level lvl;
+	unsigned long left;
+	int rc;
 
 	memset(&d, 0, sizeof(d));
-	mpd_config_defaults(&d.cfg);
-	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc) {
-			if (mpd_parse_listen(argv[++i], &d.cfg, &err) != MP_OK) {
-				fprintf(stderr, "memplan serve: %s\n", err.message);
-				return 2;
-			}
-		} else if (strcmp(argv[i], "--db") == 0 && i + 1 < argc) {
-			if (snprintf(d.cfg.db_path, sizeof(d.cfg.db_path), "%s", argv[++i]) >=
-			    (int)sizeof(d.cfg.db_path)) {
-				fprintf(stderr, "memplan serve: --db path too long\n");
-				return 2;
-			}
-		} else {
-			fprintf(stderr, "memplan serve: unknown or incomplete option '%s'\n\n%s", argv[i], usage);
-			return 2;
-		}
-	}
+	rc = serve_settings(argc, argv, &d.cfg);
+	if (rc != 0)
+		return rc;
+	lvl = (mpd_log_level)d.cfg.log_level;
+	/* a client that goes away mid-response must not kill the daemon */
+	signal(SIGPIPE, SIG_IGN);
 	st = mpd_open_store(&d, &err);
 	if (st != MP_OK) {
-		fprintf(stderr, "memplan serve: %s\n", err.message);
+		mpd_log(lvl, MPD_LOG_ERROR, "memplan serve: %s", err.message);
 		return 1;
 	}
 	st = mpd_start(&d, &err);
 	if (st != MP_OK) {
-		fprintf(stderr, "memplan serve: %s\n", err.message);
+		mpd_log(lvl, MPD_LOG_ERROR, "memplan serve: %s", err.message);
 		mp_store_close(d.store);
 		return 1;
 	}
-	fprintf(stderr, "memplan %s listening on %s%s%s:%u, database %s\n", MP_VERSION,
+	mpd_log(lvl, MPD_LOG_INFO, "memplan %s listening on %s%s%s:%u, database %s, %u threads", MP_VERSION,
 		strchr(d.cfg.listen_host, ':') ? "[" : "", d.cfg.listen_host, strchr(d.cfg.listen_host, ':') ? "]" : "",
-		d.bound_port, d.cfg.db_path);
+		d.bound_port, d.cfg.db_path, d.cfg.threads);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	while (!stop_requested)
 		pause();
-	fprintf(stderr, "memplan: shutting down\n");
-	mpd_stop(&d);
+	mpd_log(lvl, MPD_LOG_INFO, "shutting down: no new connections, waiting up to %u s for requests in flight",
+		d.cfg.shutdown_timeout_seconds);
+	left = mpd_shutdown(&d);
+	if (left > 0)
+		mpd_log(lvl, MPD_LOG_WARN, "gave up waiting: %lu requests were still in flight", left);
 	mp_store_close(d.store);
+	mpd_log(lvl, MPD_LOG_INFO, "stopped; database closed");
+	return 0;
+}
+
+/* `memplan routes`: the route table, one "METHOD PATTERN" a line (the contract tests compare it with the spec). */
+static int routes(void)
+{
+	for (size_t i = 0; i < mpd_route_count; i++)
+		printf("%s %s\n", mpd_routes[i].method, mpd_routes[i].pattern);
 	return 0;
 }
 
@@ -182,6 +234,8 @@ int main(int argc, char **argv)
 		return serve(argc - 2, argv + 2);
 	if (strcmp(argv[1], "plan") == 0)
 		return plan(argc - 2, argv + 2);
+	if (strcmp(argv[1], "routes") == 0)
+		return routes();
 	fprintf(stderr, "memplan: unknown command '%s'\n\n%s", argv[1], usage);
 	return 2;
 }

@@ -16,6 +16,7 @@ const mpd_route mpd_routes[] = {
 	{ "GET", "/v1/models/{id}", mpd_h_model_get },
 	{ "POST", "/v1/plan/inference", mpd_h_plan_inference },
 	{ "POST", "/v1/plan/training", mpd_h_plan_training },
+	{ "GET", "/metrics", mpd_h_metrics },
 };
 const size_t mpd_route_count = sizeof(mpd_routes) / sizeof(mpd_routes[0]);
 

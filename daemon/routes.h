@@ -33,5 +33,6 @@ mp_status mpd_h_models_list(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_model_get(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_plan_inference(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_plan_training(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_metrics(mpd_request *req, mpd_reply *rep);	/* metrics.c */
 
 #endif /* MPD_ROUTES_H */
