@@ -4,6 +4,7 @@
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Wall -Wextra -Werror -MMD -MP
+CFLAGS  += $(SAN_FLAGS)
 LDLIBS  := -lmicrohttpd -lcjson -lsqlite3 -lpthread -lm
 BUILD   := build
 SHARED  ?= ../shared
@@ -31,7 +32,7 @@ CORE_OBJ    := $(DAEMON_OBJ) $(DB_OBJ) $(KERNELS_OBJ) $(PLANNER_OBJ)
 TESTS := $(BUILD)/tests/test_planner $(BUILD)/tests/test_models $(BUILD)/tests/test_store $(BUILD)/tests/test_http
 TESTS += $(BUILD)/tests/test_limits
 
-.PHONY: all run test deps clean lint
+.PHONY: all run test deps clean lint contract asan fuzz fuzz-build fuzz-smoke bench-load
 all: $(BUILD)/memplan
 
 deps:
@@ -73,9 +74,57 @@ $(BUILD)/tests/test_http: $(call obj,tests/test_http.c tests/http_util.c tests/r
 $(BUILD)/tests/test_limits: $(call obj,tests/test_limits.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
 
+# Every response the C HTTP tests receive is logged to HTTP_LOG; `contract` validates each against openapi.yaml.
+HTTP_LOG := $(abspath $(BUILD))/http-exchanges.jsonl
+
 test: deps
 	@$(MAKE) --no-print-directory $(TESTS) $(BUILD)/memplan
-	@set -e; for t in $(TESTS); do echo "== $$t"; MEMPLAN_SHARED=$(SHARED) MEMPLAN_BIN=$(BUILD)/memplan $$t; done
+	@rm -f $(HTTP_LOG)
+	@set -e; for t in $(TESTS); do echo "== $$t"; MEMPLAN_SHARED=$(SHARED) MEMPLAN_BIN=$(BUILD)/memplan \
+		MEMPLAN_HTTP_LOG=$(HTTP_LOG) $$t; done
+	@$(MAKE) --no-print-directory contract
+	@$(MAKE) --no-print-directory fuzz-smoke
+
+# ----- contract tests (Python, in .venv from the pinned tests/contract/requirements.txt) ---------------------
+VENV := .venv
+$(VENV)/.installed: tests/contract/requirements.txt
+	@test -x $(VENV)/bin/python || python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r tests/contract/requirements.txt
+	@touch $@
+
+# spec validation, routes vs spec, logged responses vs schemas, lifecycle, promtool, valgrind, Schemathesis
+contract: $(VENV)/.installed $(BUILD)/memplan
+	MEMPLAN_BIN=$(abspath $(BUILD)/memplan) MEMPLAN_HTTP_LOG=$(HTTP_LOG) $(VENV)/bin/pytest -q -p no:cacheprovider \
+		tests/contract
+
+# ----- sanitizers: the whole suite under ASan + UBSan, in its own build folder ----------------------------------
+ASAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+asan: deps
+	MEMPLAN_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		$(MAKE) --no-print-directory CC=clang BUILD=build/asan SAN_FLAGS="$(ASAN_FLAGS)" test
+
+# ----- fuzzing (libFuzzer, clang) ------------------------------------------------------------------------------
+FUZZERS      := plan hf_config
+FUZZ_BUILD   := build/fuzz
+FUZZ_SECONDS ?= 60
+SMOKE_SECONDS ?= 10
+FUZZ_SAN     := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+
+$(BUILD)/fuzz_plan: $(call obj,fuzz/fuzz_plan.c) $(DAEMON_OBJ) $(DB_OBJ) $(KERNELS_OBJ) $(PLANNER_OBJ)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+$(BUILD)/fuzz_hf_config: $(call obj,fuzz/fuzz_hf_config.c daemon/hf_config.c) $(PLANNER_OBJ)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $^ -lcjson -lm
+
+fuzz-build:
+	@$(MAKE) --no-print-directory CC=clang BUILD=$(FUZZ_BUILD) SAN_FLAGS="$(FUZZ_SAN)" \
+		$(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZERS))
+
+fuzz: fuzz-build
+	@set -e; for f in $(FUZZERS); do ./fuzz/run.sh $$f $(FUZZ_SECONDS) $(FUZZ_BUILD); done
+
+fuzz-smoke: fuzz-build
+	@set -e; for f in $(FUZZERS); do ./fuzz/run.sh $$f $(SMOKE_SECONDS) $(FUZZ_BUILD); done
+
 
 run: deps
 	@$(MAKE) --no-print-directory $(BUILD)/memplan

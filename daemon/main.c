@@ -2,6 +2,7 @@
  * main.c: the memplan command line. Subcommands are thin: `serve` starts the HTTP daemon; `plan` runs the
  * same plan functions as the API without a daemon. All argument errors go to stderr with exit status 2.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,14 +27,6 @@ static const char usage[] =
 	"  memplan routes                                    the route table (METHOD PATTERN lines)\n"
 	"  memplan --help                                    this text\n"
 	"  memplan --version                                 the version\n";
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
 
 /* Finds --config FILE in argv (or MEMPLAN_CONFIG); NULL when neither is given. */
 static const char *config_path(int argc, char **argv)
@@ -84,7 +77,8 @@ static int serve(int argc, char **argv)
 	mpd_daemon d;
 	mp_error err = { { 0 }, { 0 } };
 	mp_status st;
-	struct sigaction sa;
+	sigset_t stop_set;
+	int sig = 0;
 	mpd_log_level lvl;
 	unsigned long left;
 	int rc;
@@ -96,6 +90,12 @@ static int serve(int argc, char **argv)
 	lvl = (mpd_log_level)d.cfg.log_level;
 	/* a client that goes away mid-response must not kill the daemon */
 	signal(SIGPIPE, SIG_IGN);
+	/* SIGINT and SIGTERM are blocked in every thread (the server's inherit the mask) and taken by sigwait
+	 * below: no window between testing a flag and pause() where a signal could be lost */
+	sigemptyset(&stop_set);
+	sigaddset(&stop_set, SIGINT);
+	sigaddset(&stop_set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &stop_set, NULL);
 	st = mpd_open_store(&d, &err);
 	if (st != MP_OK) {
 		mpd_log(lvl, MPD_LOG_ERROR, "memplan serve: %s", err.message);
@@ -110,14 +110,10 @@ static int serve(int argc, char **argv)
 	mpd_log(lvl, MPD_LOG_INFO, "memplan %s listening on %s%s%s:%u, database %s, %u threads", MP_VERSION,
 		strchr(d.cfg.listen_host, ':') ? "[" : "", d.cfg.listen_host, strchr(d.cfg.listen_host, ':') ? "]" : "",
 		d.bound_port, d.cfg.db_path, d.cfg.threads);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	while (!stop_requested)
-		pause();
-	mpd_log(lvl, MPD_LOG_INFO, "shutting down: no new connections, waiting up to %u s for requests in flight",
-		d.cfg.shutdown_timeout_seconds);
+	while (sigwait(&stop_set, &sig) != 0)
+		;
+	mpd_log(lvl, MPD_LOG_INFO, "%s: shutting down: no new connections, waiting up to %u s for requests in flight",
+		sig == SIGINT ? "SIGINT" : "SIGTERM", d.cfg.shutdown_timeout_seconds);
 	left = mpd_shutdown(&d);
 	if (left > 0)
 		mpd_log(lvl, MPD_LOG_WARN, "gave up waiting: %lu requests were still in flight", left);
