@@ -264,6 +264,9 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	route = mpd_route_find(method, url, idbuf, sizeof(idbuf), &id, allow, sizeof(allow));
+	if (route)
+		rs->route = route->pattern;
 	if (rs->too_large) {
 		char msg[128];
 
@@ -277,14 +280,12 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
 		return fail_now(conn, rs, MP_ETOOLARGE, 414, "", msg, NULL);
 	}
 
-	route = mpd_route_find(method, url, idbuf, sizeof(idbuf), &id, allow, sizeof(allow));
 	if (route == NULL && allow[0])
 		return fail_now(conn, rs, MP_EINVAL, 405, "", "this method is not allowed on this path; see Allow",
 				allow);
 	if (route == NULL)
 		return fail_now(conn, rs, MP_ENOTFOUND, 404, "", "no such endpoint; GET /openapi.yaml lists them",
 				NULL);
-	rs->route = route->pattern;
 	if (strcmp(route->method, "POST") == 0) {
 		const char *ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
 

@@ -122,3 +122,22 @@ def test_valgrind_clean_start_stop():
     urllib.request.urlopen(req, timeout=30).read()
     rc = d.stop(timeout=120)
     assert rc == 0, "valgrind reported errors (exit %d):\n%s" % (rc, "".join(d.lines)[-4000:])
+
+
+def test_shipped_config_file_loads():
+    """deploy/memplan.conf (the systemd example's settings) is accepted; flags override its listen and db."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    d = Daemon(args=["--config", os.path.join(root, "deploy", "memplan.conf"), "--listen", "127.0.0.1:0"])
+    assert get(d.url + "/v1/health")[0] == 200
+    assert d.stop() == 0
+
+
+@pytest.mark.skipif(shutil.which("sqlite3") is None, reason="the sqlite3 command line is not installed")
+def test_online_backup_as_the_readme_says(daemon):
+    """README, Operations: `sqlite3 DB ".backup 'FILE'"` while the daemon runs gives a sound copy."""
+    out = os.path.join(daemon.dir, "backup.db")
+    subprocess.run(["sqlite3", daemon.db, ".backup '%s'" % out], check=True)
+    r = subprocess.run(["sqlite3", out, "PRAGMA integrity_check"], check=True, capture_output=True, text=True)
+    assert r.stdout.strip() == "ok"
+    r = subprocess.run(["sqlite3", out, "SELECT count(*) FROM devices"], capture_output=True, text=True)
+    assert r.returncode == 0 and int(r.stdout) > 0, r.stderr
