@@ -4,6 +4,7 @@
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Wall -Wextra -Werror -MMD -MP
+CFLAGS  += $(SAN_FLAGS)
 LDLIBS  := -lmicrohttpd -lcjson -lsqlite3 -lpthread -lm
 BUILD   := build
 SHARED  ?= ../shared
@@ -23,6 +24,7 @@ DAEMON_SRC  += daemon/roofline_doc.c daemon/svg.c daemon/h_roofline.c daemon/roo
 DAEMON_SRC  += daemon/train_config.c
 DAEMON_SRC  += daemon/auth.c daemon/store_json.c daemon/h_fit.c daemon/h_capacity.c
 DAEMON_SRC  += daemon/calib_jobs.c daemon/calib_doc.c daemon/h_calibrations.c
+DAEMON_SRC  += daemon/metrics.c daemon/log.c daemon/config.c
 MAIN_SRC    := daemon/main.c
 
 GEN_SRC     := $(BUILD)/gen/presets.c $(BUILD)/gen/openapi.c
@@ -77,7 +79,9 @@ TESTS += $(BUILD)/tests/test_inference
 TESTS += $(BUILD)/tests/test_store_http $(BUILD)/tests/test_store_proc
 TESTS += $(BUILD)/tests/test_calib
 
-.PHONY: all run test deps clean lint bench-training
+TESTS += $(BUILD)/tests/test_limits
+
+.PHONY: all run test deps clean lint contract asan fuzz fuzz-build fuzz-smoke bench-load bench-training
 all: $(BUILD)/memplan
 
 deps:
@@ -150,10 +154,60 @@ bench-store: $(BUILD)/bench/bench_fit
 $(BUILD)/tests/test_calib: $(call obj,tests/test_calib.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
 
+$(BUILD)/tests/test_limits: $(call obj,tests/test_limits.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
+
+# Every response the C HTTP tests receive is logged to HTTP_LOG; `contract` validates each against openapi.yaml.
+HTTP_LOG := $(abspath $(BUILD))/http-exchanges.jsonl
+
 test: deps
 	@$(MAKE) --no-print-directory $(TESTS) $(BUILD)/memplan
-	@set -e; for t in $(TESTS); do echo "== $$t"; MEMPLAN_SHARED=$(SHARED) MEMPLAN_BIN=$(BUILD)/memplan $$t; done
+	@rm -f $(HTTP_LOG)
+	@set -e; for t in $(TESTS); do echo "== $$t"; MEMPLAN_SHARED=$(SHARED) MEMPLAN_BIN=$(BUILD)/memplan \
+		MEMPLAN_HTTP_LOG=$(HTTP_LOG) $$t; done
 	@echo "== tests/lint_sql.sh"; sh tests/lint_sql.sh
+	@$(MAKE) --no-print-directory contract
+	@$(MAKE) --no-print-directory fuzz-smoke
+
+# ----- contract tests (Python, in .venv from the pinned tests/contract/requirements.txt) ---------------------
+VENV := .venv
+$(VENV)/.installed: tests/contract/requirements.txt
+	@test -x $(VENV)/bin/python || python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r tests/contract/requirements.txt
+	@touch $@
+
+# spec validation, routes vs spec, logged responses vs schemas, lifecycle, promtool, valgrind, Schemathesis
+contract: $(VENV)/.installed $(BUILD)/memplan
+	MEMPLAN_BIN=$(abspath $(BUILD)/memplan) MEMPLAN_HTTP_LOG=$(HTTP_LOG) $(VENV)/bin/pytest -q -p no:cacheprovider \
+		tests/contract
+
+# ----- sanitizers: the whole suite under ASan + UBSan, in its own build folder ----------------------------------
+ASAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+asan: deps
+	MEMPLAN_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		$(MAKE) --no-print-directory CC=clang CUDA=0 BUILD=build/asan SAN_FLAGS="$(ASAN_FLAGS)" test
+
+# ----- fuzzing (libFuzzer, clang) ------------------------------------------------------------------------------
+FUZZERS      := plan hf_config
+FUZZ_BUILD   := build/fuzz
+FUZZ_SECONDS ?= 60
+SMOKE_SECONDS ?= 10
+FUZZ_SAN     := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+
+$(BUILD)/fuzz_plan: $(call obj,fuzz/fuzz_plan.c) $(DAEMON_OBJ) $(DB_OBJ) $(KERNELS_OBJ) $(PLANNER_OBJ)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+$(BUILD)/fuzz_hf_config: $(call obj,fuzz/fuzz_hf_config.c daemon/hf_config.c daemon/decode.c) $(PLANNER_OBJ)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $^ -lcjson -lm
+
+fuzz-build:
+	@$(MAKE) --no-print-directory CC=clang CUDA=0 BUILD=$(FUZZ_BUILD) SAN_FLAGS="$(FUZZ_SAN)" \
+		$(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZERS))
+
+fuzz: fuzz-build
+	@set -e; for f in $(FUZZERS); do ./fuzz/run.sh $$f $(FUZZ_SECONDS) $(FUZZ_BUILD); done
+
+fuzz-smoke: fuzz-build
+	@set -e; for f in $(FUZZERS); do ./fuzz/run.sh $$f $(SMOKE_SECONDS) $(FUZZ_BUILD); done
 
 run: deps
 	@$(MAKE) --no-print-directory $(BUILD)/memplan
@@ -163,3 +217,24 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# ----- lint: banned functions, cppcheck, clang-format drift (report only) -----------------------------------------
+LINT_SRC = $(PLANNER_SRC) $(DB_SRC) $(KERNELS_SRC) $(DAEMON_SRC) $(MAIN_SRC) tools/embed.c fuzz/*.c tests/*.c
+lint:
+	@echo "== banned functions (strcpy strcat sprintf vsprintf atoi atol strtok gets)"
+	@! grep -nE '\b(strcpy|strcat|sprintf|vsprintf|atoi|atol|strtok|gets)[[:space:]]*\(' $(LINT_SRC) | \
+		grep -vE '\b(snprintf|vsnprintf)\b' || { echo "banned function used"; exit 1; }
+	@echo "== cppcheck"
+	@# suppressed, each a false positive here: invalidPointerCast (decode.c writes fields through their table
+	@# offset), ctuuninitvar (an error struct passed down to be filled), nullPointerArithmeticRedundantCheck
+	@# (a `p && (p = strstr(..))` loop)
+	cppcheck --quiet --error-exitcode=1 --std=c11 --enable=warning,portability --inline-suppr \
+		--suppress=missingIncludeSystem --suppress=invalidPointerCast --suppress=ctuuninitvar \
+		--suppress=nullPointerArithmeticRedundantCheck -D__GNUC__ -I planner -I db -I daemon $(LINT_SRC)
+	@echo "== clang-format (files that differ from .clang-format; not an error)"
+	@for f in $(LINT_SRC); do clang-format --dry-run $$f 2>&1 | grep -q warning && echo "  $$f" || true; done
+	@echo "lint: ok"
+
+# ----- load benchmark (wrk): prints figures for bench/RESULTS.md; not part of make test ---------------------------
+bench-load: $(BUILD)/memplan
+	MEMPLAN_BIN=$(BUILD)/memplan ./bench/load/run.sh $(DURATION)

@@ -18,6 +18,8 @@
 #define MPD_DEFAULT_LISTEN "127.0.0.1:8080"
 #define MPD_DEFAULT_DB "var/memplan.db"
 #define MPD_DEFAULT_MAX_BODY_BYTES (1024 * 1024)
+#define MPD_MAX_URL_BYTES 4096			/* longer request targets get 414 */
+#define MPD_CONNECTION_MEMORY_BYTES (64 * 1024)	/* per connection: request line + headers must fit (else 431) */
 
 typedef struct mpd_config {
 	char listen_host[64];		/* numeric IPv4 or IPv6 address */
@@ -28,7 +30,10 @@ typedef struct mpd_config {
 	unsigned int connection_timeout_seconds;
 	unsigned int connection_limit;
 	char token[256];		/* bearer token that writes need; "" = writes open (see auth.h) */
+	char token_file[512];		/* where the token is read from ("" = MEMPLAN_TOKEN or none) */
 	bool insecure;			/* listen beyond loopback without a token */
+	int log_level;			/* mpd_log_level (log.h); MPD_LOG_INFO by default */
+	unsigned int shutdown_timeout_seconds;	/* how long SIGTERM waits for in-flight requests */
 } mpd_config;
 
 typedef struct mpd_daemon {
@@ -37,6 +42,7 @@ typedef struct mpd_daemon {
 	struct MHD_Daemon *mhd;
 	uint16_t bound_port;		/* the port actually bound */
 	struct mpd_calib_jobs *calib;	/* calibration jobs (daemon/calib_jobs.h), made by mpd_start */
+	struct mpd_metrics *metrics;	/* GET /metrics; created by mpd_start, freed by mpd_stop */
 } mpd_daemon;
 
 /* A decoded request, borrowed by the handler for the duration of the call. */
@@ -67,6 +73,16 @@ typedef mp_status (*mpd_handler)(mpd_request *req, mpd_reply *rep);
 /* Starts the HTTP daemon on cfg; fills d->bound_port. Errors: MP_EINVAL (bad address), MP_EINTERNAL. */
 mp_status mpd_start(mpd_daemon *d, mp_error *err);
 void mpd_stop(mpd_daemon *d);
+
+/*
+ * Graceful stop: stops accepting connections, waits up to cfg.shutdown_timeout_seconds for the requests in
+ * flight to be answered, then stops the daemon (mpd_stop). Returns the number of requests still in flight
+ * when it gave up waiting (0 when all finished). The caller then closes the store.
+ */
+unsigned long mpd_shutdown(mpd_daemon *d);
+
+/* The libmicrohttpd version string this process runs on. */
+const char *mpd_mhd_version(void);
 
 /* Opens the store at d->cfg.db_path (creating parent folders as needed). */
 mp_status mpd_open_store(mpd_daemon *d, mp_error *err);

@@ -190,6 +190,10 @@ static mp_status load_jobs(fit_ctx *c, const cJSON *list, mp_error *err)
 		mp_status st;
 
 		snprintf(ptr, sizeof(ptr), "/jobs/%d", i);
+		if (!cJSON_IsObject(job))
+			return mp_fail(err, MP_EINVAL, ptr,
+				       "a job is an object: {\"id\": ..., \"inference\": {...}} or {\"id\": ..., "
+				       "\"training\": {...}}");
 		cJSON_ArrayForEach(v, job)
 		if (strcmp(v->string, "id") && strcmp(v->string, "inference") && strcmp(v->string, "training"))
 			return mp_fail(err, MP_EINVAL, ptr, "unknown member '%.40s'; a job has id and one of inference, "
@@ -270,6 +274,7 @@ static mp_status fit_job_json(const fit_ctx *c, const fit_job *j, cJSON *out, mp
 	cJSON *devs;
 	mp_training_memory tm[FIT_MAX_GPU_COUNTS];
 	bool tvalid[FIT_MAX_GPU_COUNTS];
+	size_t valid = 0;
 
 	cJSON_AddStringToObject(out, "id", j->id);
 	if (j->model->id[0])
@@ -279,18 +284,23 @@ static mp_status fit_job_json(const fit_ctx *c, const fit_job *j, cJSON *out, mp
 	cJSON_AddNumberToObject(out, "parameters", (double)j->model->params.total);
 	cJSON_AddStringToObject(out, "kind", j->training ? "training" : "inference");
 	devs = cJSON_AddArrayToObject(out, "devices");
-	/* training memory does not depend on the device: once per GPU count */
+	/* training memory does not depend on the device: once per GPU count. A layout no GPU count can use is
+	 * the job's own error (a 422), not a row of invalid layouts. */
 	for (size_t g = 0; j->training && g < c->ngpus; g++) {
 		mp_training_req r = j->trn.req;
+		mp_error e;
 		mp_status st;
 
 		r.num_gpus = c->gpus[g];
 		st = mp_plan_training(j->model->architecture_known ? &j->model->arch : NULL, &j->model->params, &r,
-				      &tm[g], err);
+				      &tm[g], g == 0 ? err : &e);
 		if (st != MP_OK && st != MP_EINVAL)
 			return st;
 		tvalid[g] = st == MP_OK;
+		valid += tvalid[g];
 	}
+	if (j->training && valid == 0)
+		return MP_EINVAL; /* err holds the first GPU count's reason */
 	for (size_t d = 0; d < c->ndevs; d++) {
 		const mp_store_device *dev = &c->devs[d];
 		uint64_t cap = mp_device_capacity_bytes(&dev->hw), smallest = 0;

@@ -2,6 +2,7 @@
  * main.c: the memplan command line. Subcommands are thin: `serve` starts the HTTP daemon; `plan` runs the
  * same plan functions as the API without a daemon. All argument errors go to stderr with exit status 2.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,22 +11,26 @@
 
 #include "auth.h"
 #include "calib_jobs.h"
+#include "config.h"
 #include "daemon.h"
 #include "decode.h"
+#include "log.h"
 #include "plan.h"
 #include "roofline_doc.h"
+#include "routes.h"
 #include "store_json.h"
 
 static const char usage[] =
 	"memplan " MP_VERSION ": GPU memory and roofline planner for LLM training and inference\n"
 	"\n"
 	"Usage:\n"
-	"  memplan serve [--listen ADDR:PORT] [--db PATH] [--token-file FILE] [--insecure]\n"
+	"  memplan serve [--listen ADDR:PORT] [--db PATH] [--token-file FILE] [--insecure] [--config FILE] ...\n"
 	"                                                    start the REST daemon (default 127.0.0.1:8080,\n"
 	"                                                    database var/memplan.db, created and seeded); writes\n"
 	"                                                    need 'Authorization: Bearer <token>' when a token is\n"
 	"                                                    set (--token-file or MEMPLAN_TOKEN); a non-loopback\n"
-	"                                                    address needs a token unless --insecure\n"
+	"                                                    address needs a token unless --insecure;\n"
+	"                                                    memplan serve --help lists every flag\n"
 	"  memplan db export [--db PATH]                     print devices and user models as JSON\n"
 	"  memplan db import FILE [--db PATH]                import such a file (all or nothing)\n"
 	"  memplan plan inference|training [--model ID | --config FILE] [--device ID] [--name value ...]\n"
@@ -45,15 +50,58 @@ static const char usage[] =
 	"                                                    measure this machine's GPU 0 (the CPU with --cpu,\n"
 	"                                                    or when no GPU is usable), store the measured\n"
 	"                                                    profile, print a table (the job document: --json)\n"
+	"  memplan routes                                    the route table (METHOD PATTERN lines)\n"
 	"  memplan --help                                    this text\n"
 	"  memplan --version                                 the version\n";
 
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
+/* Finds --config FILE in argv (or MEMPLAN_CONFIG); NULL when neither is given. */
+static const char *config_path(int argc, char **argv)
 {
-	(void)sig;
-	stop_requested = 1;
+	for (int i = 0; i + 1 < argc; i++)
+		if (strcmp(argv[i], "--config") == 0)
+			return argv[i + 1];
+	return getenv("MEMPLAN_CONFIG");
+}
+
+/* Defaults, then the config file, then MEMPLAN_* variables, then flags. Returns 0, or 2 after a message. */
+static int serve_settings(int argc, char **argv, mpd_config *cfg)
+{
+	const char *file = config_path(argc, argv);
+	mp_error err = { { 0 }, { 0 } };
+
+	mpd_config_defaults(cfg);
+	if (file && mpd_config_load_file(cfg, file, &err) != MP_OK)
+		goto bad;
+	if (mpd_config_load_env(cfg, &err) != MP_OK)
+		goto bad;
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			printf("Usage: memplan serve [FLAGS]\n\n  %-22s %-28s %s\n", "flag", "environment", "meaning");
+			mpd_config_usage(stdout);
+			exit(0);
+		}
+		/* --insecure is a switch: alone it means "true" */
+		if (strcmp(argv[i], "--insecure") == 0 && (i + 1 >= argc || strncmp(argv[i + 1], "--", 2) == 0)) {
+			if (mpd_config_set(cfg, "insecure", "true", &err) != MP_OK)
+				goto bad;
+			continue;
+		}
+		if (strncmp(argv[i], "--", 2) != 0 || i + 1 >= argc) {
+			fprintf(stderr, "memplan serve: unknown or incomplete option '%s'\n\n%s", argv[i], usage);
+			return 2;
+		}
+		if (strcmp(argv[i], "--config") == 0) {
+			i++;
+			continue;
+		}
+		if (mpd_config_set(cfg, argv[i] + 2, argv[i + 1], &err) != MP_OK)
+			goto bad;
+		i++;
+	}
+	return 0;
+bad:
+	fprintf(stderr, "memplan serve: %s\n", err.message);
+	return 2;
 }
 
 static int serve(int argc, char **argv)
@@ -61,60 +109,61 @@ static int serve(int argc, char **argv)
 	mpd_daemon d;
 	mp_error err = { { 0 }, { 0 } };
 	mp_status st;
-	struct sigaction sa;
-
-	const char *token_file = NULL;
+	sigset_t stop_set;
+	int sig = 0;
+	mpd_log_level lvl;
+	unsigned long left;
+	int rc;
 
 	memset(&d, 0, sizeof(d));
-	mpd_config_defaults(&d.cfg);
-	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "--token-file") == 0 && i + 1 < argc) {
-			token_file = argv[++i];
-		} else if (strcmp(argv[i], "--insecure") == 0) {
-			d.cfg.insecure = true;
-		} else if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc) {
-			if (mpd_parse_listen(argv[++i], &d.cfg, &err) != MP_OK) {
-				fprintf(stderr, "memplan serve: %s\n", err.message);
-				return 2;
-			}
-		} else if (strcmp(argv[i], "--db") == 0 && i + 1 < argc) {
-			if (snprintf(d.cfg.db_path, sizeof(d.cfg.db_path), "%s", argv[++i]) >=
-			    (int)sizeof(d.cfg.db_path)) {
-				fprintf(stderr, "memplan serve: --db path too long\n");
-				return 2;
-			}
-		} else {
-			fprintf(stderr, "memplan serve: unknown or incomplete option '%s'\n\n%s", argv[i], usage);
-			return 2;
-		}
-	}
-	if (mpd_auth_load(&d.cfg, token_file, &err) != MP_OK || mpd_auth_check_listen(&d.cfg, &err) != MP_OK) {
+	rc = serve_settings(argc, argv, &d.cfg);
+	if (rc != 0)
+		return rc;
+	if (mpd_auth_load(&d.cfg, d.cfg.token_file[0] ? d.cfg.token_file : NULL, &err) != MP_OK ||
+	    mpd_auth_check_listen(&d.cfg, &err) != MP_OK) {
 		fprintf(stderr, "memplan serve: %s\n", err.message);
 		return 2;
 	}
+	lvl = (mpd_log_level)d.cfg.log_level;
+	/* a client that goes away mid-response must not kill the daemon */
+	signal(SIGPIPE, SIG_IGN);
+	/* SIGINT and SIGTERM are blocked in every thread (the server's inherit the mask) and taken by sigwait
+	 * below: no window between testing a flag and pause() where a signal could be lost */
+	sigemptyset(&stop_set);
+	sigaddset(&stop_set, SIGINT);
+	sigaddset(&stop_set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &stop_set, NULL);
 	st = mpd_open_store(&d, &err);
 	if (st != MP_OK) {
-		fprintf(stderr, "memplan serve: %s\n", err.message);
+		mpd_log(lvl, MPD_LOG_ERROR, "memplan serve: %s", err.message);
 		return 1;
 	}
 	st = mpd_start(&d, &err);
 	if (st != MP_OK) {
-		fprintf(stderr, "memplan serve: %s\n", err.message);
+		mpd_log(lvl, MPD_LOG_ERROR, "memplan serve: %s", err.message);
 		mp_store_close(d.store);
 		return 1;
 	}
-	fprintf(stderr, "memplan %s listening on %s%s%s:%u, database %s\n", MP_VERSION,
+	mpd_log(lvl, MPD_LOG_INFO, "memplan %s listening on %s%s%s:%u, database %s, %u threads", MP_VERSION,
 		strchr(d.cfg.listen_host, ':') ? "[" : "", d.cfg.listen_host, strchr(d.cfg.listen_host, ':') ? "]" : "",
-		d.bound_port, d.cfg.db_path);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	while (!stop_requested)
-		pause();
-	fprintf(stderr, "memplan: shutting down\n");
-	mpd_stop(&d);
+		d.bound_port, d.cfg.db_path, d.cfg.threads);
+	while (sigwait(&stop_set, &sig) != 0)
+		;
+	mpd_log(lvl, MPD_LOG_INFO, "%s: shutting down: no new connections, waiting up to %u s for requests in flight",
+		sig == SIGINT ? "SIGINT" : "SIGTERM", d.cfg.shutdown_timeout_seconds);
+	left = mpd_shutdown(&d);
+	if (left > 0)
+		mpd_log(lvl, MPD_LOG_WARN, "gave up waiting: %lu requests were still in flight", left);
 	mp_store_close(d.store);
+	mpd_log(lvl, MPD_LOG_INFO, "stopped; database closed");
+	return 0;
+}
+
+/* `memplan routes`: the route table, one "METHOD PATTERN" a line (the contract tests compare it with the spec). */
+static int routes(void)
+{
+	for (size_t i = 0; i < mpd_route_count; i++)
+		printf("%s %s\n", mpd_routes[i].method, mpd_routes[i].pattern);
 	return 0;
 }
 
@@ -447,6 +496,15 @@ static int db(int argc, char **argv)
 
 /* ----- calibrate ----------------------------------------------------------------------------------------- */
 
+/* Ctrl-C during `memplan calibrate` cancels the run at the next suite boundary (the only global: a signal flag). */
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
 typedef struct bar {
 	bool tty;
 	int last;
@@ -656,6 +714,8 @@ int main(int argc, char **argv)
 		return db(argc - 2, argv + 2);
 	if (strcmp(argv[1], "calibrate") == 0)
 		return calibrate(argc - 2, argv + 2);
+	if (strcmp(argv[1], "routes") == 0)
+		return routes();
 	fprintf(stderr, "memplan: unknown command '%s'\n\n%s", argv[1], usage);
 	return 2;
 }

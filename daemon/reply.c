@@ -61,6 +61,7 @@ static const char *title_of(int http)
 	case 405: return "Method Not Allowed";
 	case 409: return "Conflict";
 	case 413: return "Content Too Large";
+	case 414: return "URI Too Long";
 	case 415: return "Unsupported Media Type";
 	case 422: return "Unprocessable Content";
 	case 501: return "Not Implemented";
@@ -209,5 +210,6 @@ int mpd_reply_send(void *conn, mp_status st, mpd_reply *rep, const char *allow)
 	rep->json = NULL;
 	free(rep->text);
 	rep->text = NULL;
+	rep->http_status = http;	/* what was sent, for the access log and metrics */
 	return queue(conn, http, body, type, allow, st == MP_OK ? rep : NULL);
 }

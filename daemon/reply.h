@@ -11,7 +11,7 @@
 int mpd_http_status(mp_status st);
 
 /* Queues the response for a handler's result on conn. `extra_allow` is the Allow header for 405 (or NULL).
- * Consumes rep->json and rep->text. Returns the libmicrohttpd result. */
+ * Consumes rep->json and rep->text; sets rep->http_status to the status sent. Returns the libmicrohttpd result. */
 int mpd_reply_send(void *conn, mp_status st, mpd_reply *rep, const char *allow);
 
 /* Builds the problem+json document for an error (caller owns the result). */

@@ -29,6 +29,7 @@ const mpd_route mpd_routes[] = {
 	{ "POST", "/v1/calibrations", mpd_h_calibration_create },
 	{ "GET", "/v1/calibrations/{id}", mpd_h_calibration_get },
 	{ "DELETE", "/v1/calibrations/{id}", mpd_h_calibration_cancel },
+	{ "GET", "/metrics", mpd_h_metrics },
 };
 const size_t mpd_route_count = sizeof(mpd_routes) / sizeof(mpd_routes[0]);
 

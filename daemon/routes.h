@@ -46,5 +46,6 @@ mp_status mpd_h_capacity(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_calibration_create(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_calibration_get(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_calibration_cancel(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_metrics(mpd_request *req, mpd_reply *rep);	/* metrics.c */
 
 #endif /* MPD_ROUTES_H */

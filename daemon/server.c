@@ -1,15 +1,19 @@
 /*
  * server.c: the libmicrohttpd adapter. Collects each request's body into per-request state (req_cls) with
  * a hard ceiling, dispatches through the route table once the body is complete, and frees the state in the
- * completion callback. Holds no globals: everything hangs off struct mpd_daemon.
+ * completion callback, where the request is also counted (metrics.c) and logged (log.c). Enforces the
+ * limits (body, URL, header memory, idle timeout, connections) and the graceful stop. Holds no globals:
+ * everything hangs off struct mpd_daemon.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
@@ -17,6 +21,8 @@
 #include "auth.h"
 #include "calib_jobs.h"
 #include "hf_config.h"
+#include "log.h"
+#include "metrics.h"
 #include "reply.h"
 #include "routes.h"
 
@@ -24,6 +30,12 @@ typedef struct req_state {
 	char *body;
 	size_t len, cap;
 	bool too_large;
+	struct timespec start;		/* when the headers were complete */
+	const char *route;		/* the route's pattern, or "unmatched" (static) */
+	unsigned long long received;	/* body bytes received, counted past the cap too */
+	int status;			/* the HTTP status sent; 0 until a response is queued */
+	char method[16];
+	char path[160];			/* for the access log, truncated */
 } req_state;
 
 void mpd_config_defaults(mpd_config *cfg)
@@ -38,6 +50,13 @@ void mpd_config_defaults(mpd_config *cfg)
 	cfg->threads = n > 0 && n < 64 ? (unsigned int)n : 4;
 	cfg->connection_timeout_seconds = 30;
 	cfg->connection_limit = 1024;
+	cfg->log_level = MPD_LOG_INFO;
+	cfg->shutdown_timeout_seconds = 10;
+}
+
+const char *mpd_mhd_version(void)
+{
+	return MHD_get_version();
 }
 
 mp_status mpd_parse_listen(const char *s, mpd_config *cfg, mp_error *err)
@@ -104,18 +123,81 @@ mp_status mpd_open_store(mpd_daemon *d, mp_error *err)
 	return mp_store_open(d->cfg.db_path, mpd_hf_count_parameters, &d->store, err);
 }
 
+static double seconds_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) * 1e-9;
+}
+
+static const char *termination_name(enum MHD_RequestTerminationCode toe)
+{
+	switch (toe) {
+	case MHD_REQUEST_TERMINATED_COMPLETED_OK: return NULL;
+	case MHD_REQUEST_TERMINATED_TIMEOUT_REACHED: return "timeout";
+	case MHD_REQUEST_TERMINATED_CLIENT_ABORT: return "client_abort";
+	case MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN: return "daemon_shutdown";
+	case MHD_REQUEST_TERMINATED_READ_ERROR: return "read_error";
+	default: return "error";
+	}
+}
+
+/* The remote address of conn as text, into buf ("" when unknown). */
+static const char *remote_of(struct MHD_Connection *conn, char *buf, size_t len)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+
+	buf[0] = '\0';
+	if (sa && sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, buf, (socklen_t)len);
+	else if (sa && sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, buf, (socklen_t)len);
+	return buf;
+}
+
+/* First call for a request: per-request state, the clock, in-flight + 1. */
+static req_state *request_begin(mpd_daemon *d, const char *method, const char *url)
+{
+	req_state *rs = calloc(1, sizeof(*rs));
+
+	if (rs == NULL)
+		return NULL;
+	clock_gettime(CLOCK_MONOTONIC, &rs->start);
+	rs->route = "unmatched";
+	snprintf(rs->method, sizeof(rs->method), "%s", method);
+	snprintf(rs->path, sizeof(rs->path), "%s", url);
+	if (d->metrics)
+		mpd_metrics_request_begin(d->metrics);
+	return rs;
+}
+
+/* Completion callback: counts and logs the request, then frees its state. */
 static void completed(void *cls, struct MHD_Connection *conn, void **req_cls, enum MHD_RequestTerminationCode toe)
 {
+	mpd_daemon *d = cls;
 	req_state *rs = *req_cls;
+	char remote[INET6_ADDRSTRLEN];
+	mpd_access a;
 
-	(void)cls;
-	(void)conn;
-	(void)toe;
-	if (rs) {
-		free(rs->body);
-		free(rs);
-		*req_cls = NULL;
-	}
+	if (rs == NULL)
+		return;
+	memset(&a, 0, sizeof(a));
+	a.method = rs->method;
+	a.path = rs->path;
+	a.route = rs->route;
+	a.status = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? rs->status : 0;
+	a.duration_seconds = seconds_since(&rs->start);
+	a.request_bytes = rs->received;
+	a.remote = remote_of(conn, remote, sizeof(remote));
+	a.termination = termination_name(toe);
+	if (d->metrics)
+		mpd_metrics_request_end(d->metrics, rs->route, rs->method, a.status, a.duration_seconds);
+	mpd_log_access((mpd_log_level)d->cfg.log_level, &a);
+	free(rs->body);
+	free(rs);
+	*req_cls = NULL;
 }
 
 /* Appends an upload chunk, keeping a NUL after the data; marks the request too large past the cap. */
@@ -143,14 +225,15 @@ static bool append(req_state *rs, const char *data, size_t n, size_t max)
 	return true;
 }
 
-static enum MHD_Result fail_now(struct MHD_Connection *conn, mp_status st, int http, const char *field,
-				const char *msg, const char *allow)
+static enum MHD_Result fail_now(struct MHD_Connection *conn, req_state *rs, mp_status st, int http,
+				const char *field, const char *msg, const char *allow)
 {
 	mpd_reply rep;
 
 	memset(&rep, 0, sizeof(rep));
 	rep.http_status = http;
 	mp_fail(&rep.err, st, field, "%s", msg);
+	rs->status = http;
 	return mpd_reply_send(conn, st, &rep, allow) == MHD_YES ? MHD_YES : MHD_NO;
 }
 
@@ -166,43 +249,57 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
 	mpd_reply rep;
 	mp_status st;
 	const char *id;
+	enum MHD_Result ret;
 
 	(void)version;
 	if (rs == NULL) {
-		rs = calloc(1, sizeof(*rs));
+		rs = request_begin(d, method, url);
 		if (rs == NULL)
 			return MHD_NO;
 		*req_cls = rs;
 		return MHD_YES;
 	}
 	if (*upload_data_size > 0) {
+		rs->received += *upload_data_size;
 		if (!append(rs, upload_data, *upload_data_size, d->cfg.max_body_bytes))
 			return MHD_NO;
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	route = mpd_route_find(method, url, idbuf, sizeof(idbuf), &id, allow, sizeof(allow));
+	if (route)
+		rs->route = route->pattern;
 	if (rs->too_large) {
 		char msg[128];
 
 		snprintf(msg, sizeof(msg), "the request body exceeds the limit of %zu bytes", d->cfg.max_body_bytes);
-		return fail_now(conn, MP_ETOOLARGE, 413, "", msg, NULL);
+		return fail_now(conn, rs, MP_ETOOLARGE, 413, "", msg, NULL);
+	}
+	if (strlen(url) > MPD_MAX_URL_BYTES) {
+		char msg[96];
+
+		snprintf(msg, sizeof(msg), "the request path exceeds the limit of %d bytes", MPD_MAX_URL_BYTES);
+		return fail_now(conn, rs, MP_ETOOLARGE, 414, "", msg, NULL);
 	}
 
-	route = mpd_route_find(method, url, idbuf, sizeof(idbuf), &id, allow, sizeof(allow));
 	if (route == NULL && allow[0])
-		return fail_now(conn, MP_EINVAL, 405, "", "this method is not allowed on this path; see Allow",
+		return fail_now(conn, rs, MP_EINVAL, 405, "", "this method is not allowed on this path; see Allow",
 				allow);
 	if (route == NULL)
-		return fail_now(conn, MP_ENOTFOUND, 404, "", "no such endpoint; GET /openapi.yaml lists them", NULL);
+		return fail_now(conn, rs, MP_ENOTFOUND, 404, "", "no such endpoint; GET /openapi.yaml lists them",
+				NULL);
 	memset(&rep, 0, sizeof(rep));
 	st = mpd_auth_request(d, method, route->pattern, conn, &rep.err); /* writes need the token: auth.h */
-	if (st != MP_OK)
-		return mpd_reply_send(conn, st, &rep, NULL) == MHD_YES ? MHD_YES : MHD_NO;
+	if (st != MP_OK) {
+		ret = mpd_reply_send(conn, st, &rep, NULL) == MHD_YES ? MHD_YES : MHD_NO;
+		rs->status = rep.http_status;
+		return ret;
+	}
 	if (strcmp(route->method, "POST") == 0) {
 		const char *ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
 
 		if (ct && strncmp(ct, "application/json", 16) != 0)
-			return fail_now(conn, MP_EINVAL, 415, "Content-Type",
+			return fail_now(conn, rs, MP_EINVAL, 415, "Content-Type",
 					"the request body must be JSON: send it with "
 					"'Content-Type: application/json' (curl: -H 'Content-Type: application/json')",
 					NULL);
@@ -219,7 +316,22 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
 	req.conn = conn;
 	rep.cacheable = strcmp(route->method, "GET") == 0;
 	st = route->handler(&req, &rep);
-	return mpd_reply_send(conn, st, &rep, NULL) == MHD_YES ? MHD_YES : MHD_NO;
+	if (st == MP_EDB && d->metrics)
+		mpd_metrics_db_error(d->metrics);
+	if (st != MP_OK && mpd_http_status(st) >= 500)
+		mpd_log((mpd_log_level)d->cfg.log_level, MPD_LOG_ERROR, "%s %s: %s: %s", method, rs->path,
+			mp_status_str(st), rep.err.message);
+	ret = mpd_reply_send(conn, st, &rep, NULL) == MHD_YES ? MHD_YES : MHD_NO;
+	rs->status = rep.http_status;
+	return ret;
+}
+
+/* libmicrohttpd's own errors (oversize headers, socket errors) as JSON log lines at warn. */
+static void mhd_logger(void *cls, const char *fmt, va_list ap)
+{
+	const mpd_daemon *d = cls;
+
+	mpd_vlog((mpd_log_level)d->cfg.log_level, MPD_LOG_WARN, fmt, ap);
 }
 
 mp_status mpd_start(mpd_daemon *d, mp_error *err)
@@ -227,7 +339,7 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 	struct sockaddr_in6 a6;
 	struct sockaddr_in a4;
 	const struct sockaddr *addr;
-	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC;
 	const union MHD_DaemonInfo *info;
 	mp_status st = mpd_auth_check_listen(&d->cfg, err); /* no open writes beyond loopback: auth.h */
 
@@ -247,14 +359,20 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 	} else {
 		return mp_fail(err, MP_EINVAL, "--listen", "not a numeric address: %s", d->cfg.listen_host);
 	}
-	d->mhd = MHD_start_daemon(flags, d->cfg.listen_port, NULL, NULL, access_cb, d, MHD_OPTION_SOCK_ADDR, addr,
+	if (d->metrics == NULL && (d->metrics = mpd_metrics_new()) == NULL)
+		return mp_fail(err, MP_ENOMEM, "", "out of memory");
+	d->mhd = MHD_start_daemon(flags, d->cfg.listen_port, NULL, NULL, access_cb, d,
+				  MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, d, MHD_OPTION_SOCK_ADDR, addr,
 				  MHD_OPTION_NOTIFY_COMPLETED, completed, d, MHD_OPTION_THREAD_POOL_SIZE,
 				  d->cfg.threads, MHD_OPTION_CONNECTION_TIMEOUT, d->cfg.connection_timeout_seconds,
 				  MHD_OPTION_CONNECTION_LIMIT, d->cfg.connection_limit,
-				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_END);
-	if (d->mhd == NULL)
+				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)MPD_CONNECTION_MEMORY_BYTES, MHD_OPTION_END);
+	if (d->mhd == NULL) {
+		mpd_metrics_free(d->metrics);
+		d->metrics = NULL;
 		return mp_fail(err, MP_EINTERNAL, "--listen", "cannot listen on %s:%u (in use or not permitted)",
 			       d->cfg.listen_host, d->cfg.listen_port);
+	}
 	if (d->store && d->calib == NULL && mpd_calib_jobs_create(d->store, &d->calib, err) != MP_OK) {
 		MHD_stop_daemon(d->mhd);
 		d->mhd = NULL;
@@ -274,4 +392,26 @@ void mpd_stop(mpd_daemon *d)
 	/* After the HTTP threads: cancels running calibrations and joins them before the store closes. */
 	mpd_calib_jobs_destroy(d->calib);
 	d->calib = NULL;
+	mpd_metrics_free(d->metrics);
+	d->metrics = NULL;
+}
+
+unsigned long mpd_shutdown(mpd_daemon *d)
+{
+	unsigned long left = 0;
+	MHD_socket fd;
+	struct timespec t0, nap = { 0, 10 * 1000 * 1000 };
+
+	if (d->mhd == NULL)
+		return 0;
+	/* stop accepting: new connections are refused while those open finish their requests */
+	fd = MHD_quiesce_daemon(d->mhd);
+	if (fd != MHD_INVALID_SOCKET)
+		close(fd);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (d->metrics && (left = mpd_metrics_in_flight(d->metrics)) > 0 &&
+	       seconds_since(&t0) < (double)d->cfg.shutdown_timeout_seconds)
+		nanosleep(&nap, NULL);
+	mpd_stop(d);
+	return left;
 }

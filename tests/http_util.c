@@ -9,6 +9,7 @@
 
 #include <curl/curl.h>
 
+#include "../daemon/log.h"
 #include "http_util.h"
 
 void http_start(mpd_daemon *d, char *dir, size_t dirlen)
@@ -19,6 +20,7 @@ void http_start(mpd_daemon *d, char *dir, size_t dirlen)
 	mpd_config_defaults(&d->cfg);
 	d->cfg.listen_port = 0;
 	d->cfg.threads = 2;
+	d->cfg.log_level = MPD_LOG_WARN;	/* no access lines in test output */
 	snprintf(dir, dirlen, "/tmp/memplan-test-XXXXXX");
 	if (mkdtemp(dir) == NULL) {
 		perror("mkdtemp");
@@ -86,16 +88,50 @@ static size_t on_header(char *p, size_t size, size_t n, void *ctx)
 	return size * n;
 }
 
+/*
+ * Appends the exchange as one JSON line to the file named by MEMPLAN_HTTP_LOG (when set):
+ * tests/contract/validate_responses.py checks every logged response against openapi.yaml.
+ */
+static void log_exchange(const char *method, const char *path, const http_resp *r)
+{
+	const char *file = getenv("MEMPLAN_HTTP_LOG");
+	cJSON *o;
+	char *line;
+	FILE *f;
+
+	if (file == NULL || file[0] == '\0')
+		return;
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "method", method);
+	cJSON_AddStringToObject(o, "path", path);
+	cJSON_AddNumberToObject(o, "status", (double)r->status);
+	cJSON_AddStringToObject(o, "content_type", r->content_type);
+	cJSON_AddStringToObject(o, "allow", r->allow);
+	cJSON_AddStringToObject(o, "body", r->body ? r->body : "");
+	line = cJSON_PrintUnformatted(o);
+	f = fopen(file, "a");
+	if (f && line)
+		fprintf(f, "%s\n", line);
+	if (f)
+		fclose(f);
+	cJSON_free(line);
+	cJSON_Delete(o);
+}
+
 void http_do(const mpd_daemon *d, const char *method, const char *path, const char *body, const char *content_type,
 	     const char *extra_header, http_resp *r)
 {
 	CURL *c = curl_easy_init();
 	struct curl_slist *h = NULL;
-	char url[512], ct[160];
+	size_t urllen = strlen(path) + 32;
+	char *url = malloc(urllen), ct[160];
 
 	memset(r, 0, sizeof(*r));
-	snprintf(url, sizeof(url), "http://127.0.0.1:%u%s", d->bound_port, path);
+	if (url == NULL)
+		exit(1);
+	snprintf(url, urllen, "http://127.0.0.1:%u%s", d->bound_port, path);
 	curl_easy_setopt(c, CURLOPT_URL, url);
+	free(url);	/* libcurl copies it */
 	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
 	if (strcmp(method, "HEAD") == 0)
 		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
@@ -122,6 +158,7 @@ void http_do(const mpd_daemon *d, const char *method, const char *path, const ch
 	curl_easy_cleanup(c);
 	if (r->body && (strstr(r->content_type, "json") != NULL))
 		r->json = cJSON_Parse(r->body);
+	log_exchange(method, path, r);
 }
 
 void http_resp_free(http_resp *r)

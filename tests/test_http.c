@@ -305,7 +305,7 @@ static void test_routes_match_openapi(void **state)
 		at = strstr(spec, needle);
 		if (at == NULL)
 			fail_msg("route %s is missing from openapi.yaml paths", mpd_routes[i].pattern);
-		for (size_t k = 0; mpd_routes[i].method[k] && k < sizeof(method) - 1; k++)
+		for (size_t k = 0; k < sizeof(method) - 1 && mpd_routes[i].method[k]; k++)
 			method[k] = (char)(mpd_routes[i].method[k] | 0x20), method[k + 1] = '\0';
 		snprintf(needle, sizeof(needle), "\n    %s:\n", method);
 		{

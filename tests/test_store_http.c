@@ -343,6 +343,9 @@ static void test_fit(void **state)
 	http_resp_free(&r);
 
 	expect(f, "POST", "/v1/fit", "{\"jobs\":[]}", NULL, 422, "/jobs");
+	/* a job that is not an object (found by Schemathesis: it crashed the daemon once) */
+	expect(f, "POST", "/v1/fit", "{\"jobs\":[1]}", NULL, 422, "/jobs/0");
+	expect(f, "POST", "/v1/fit", "{\"jobs\":[\"chat\"]}", NULL, 422, "/jobs/0");
 	expect(f, "POST", "/v1/fit", "{\"jobs\":[{\"inference\":{\"model\":\"gpt2\"}}]}", NULL, 422,
 	       "/jobs/0/inference/weight_dtype");
 	expect(f, "POST", "/v1/fit",

@@ -1,0 +1,201 @@
+/*
+ * config.c: `serve` settings (see config.h). The table below is the single list of settings: adding one is
+ * a row here and a field in mpd_config. Parses numbers with strtoull and range checks; never atoi.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "log.h"
+
+typedef enum kind { K_LISTEN, K_PATH, K_UINT, K_SIZE, K_LEVEL, K_TOKEN_FILE, K_BOOL } kind;
+
+static const struct setting {
+	const char *key;
+	kind kind;
+	unsigned long long min, max;
+	const char *help;
+} settings[] = {
+	{ "listen", K_LISTEN, 0, 0, "ADDR:PORT to listen on (default 127.0.0.1:8080; port 0 = any free port)" },
+	{ "db", K_PATH, 0, 0, "SQLite database path (default var/memplan.db; created and seeded)" },
+	{ "threads", K_UINT, 1, 256, "worker threads (default: the number of CPUs)" },
+	{ "max-body-bytes", K_SIZE, 1024, 1ULL << 30, "request body limit; larger bodies get 413 (default 1048576)" },
+	{ "connection-timeout", K_UINT, 1, 3600, "seconds a connection may stay idle, or stall mid-request, "
+						 "before it is closed (default 30)" },
+	{ "max-connections", K_UINT, 1, 65536, "concurrent connections; more are refused (default 1024)" },
+	{ "log-level", K_LEVEL, 0, 0, "debug, info (access lines), warn, error or off (default info)" },
+	{ "shutdown-timeout", K_UINT, 0, 3600, "seconds SIGTERM waits for requests in flight (default 10)" },
+	{ "token-file", K_TOKEN_FILE, 0, 0, "file holding the bearer token that writes need (MEMPLAN_TOKEN may hold "
+					    "the token itself); no token: writes are open" },
+	{ "insecure", K_BOOL, 0, 0, "true: allow a non-loopback --listen without a token (default false)" },
+};
+#define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
+
+static mp_status set_one(mpd_config *cfg, const struct setting *s, const char *value, mp_error *err)
+{
+	unsigned long long v;
+	char *end = NULL;
+
+	switch (s->kind) {
+	case K_LISTEN:
+		return mpd_parse_listen(value, cfg, err);
+	case K_PATH:
+		if (value[0] == '\0' || snprintf(cfg->db_path, sizeof(cfg->db_path), "%s", value) >=
+						(int)sizeof(cfg->db_path))
+			return mp_fail(err, MP_EINVAL, s->key, "%s must be a path of 1 to %zu bytes", s->key,
+				       sizeof(cfg->db_path) - 1);
+		return MP_OK;
+	case K_LEVEL: {
+		mpd_log_level l;
+		mp_status st = mpd_log_level_parse(value, &l, err);
+
+		if (st == MP_OK)
+			cfg->log_level = (int)l;
+		return st;
+	}
+	case K_TOKEN_FILE:
+		if (value[0] == '\0' || snprintf(cfg->token_file, sizeof(cfg->token_file), "%s", value) >=
+						(int)sizeof(cfg->token_file))
+			return mp_fail(err, MP_EINVAL, s->key, "%s must be a path of 1 to %zu bytes", s->key,
+				       sizeof(cfg->token_file) - 1);
+		return MP_OK;
+	case K_BOOL:
+		if (strcmp(value, "true") == 0 || strcmp(value, "1") == 0)
+			cfg->insecure = true;
+		else if (strcmp(value, "false") == 0 || strcmp(value, "0") == 0)
+			cfg->insecure = false;
+		else
+			return mp_fail(err, MP_EINVAL, s->key, "%s must be true or false (got '%.40s')", s->key, value);
+		return MP_OK;
+	case K_UINT:
+	case K_SIZE:
+		break;
+	}
+	errno = 0;
+	v = isdigit((unsigned char)value[0]) ? strtoull(value, &end, 10) : 0;
+	if (end == NULL || end == value || *end || errno || v < s->min || v > s->max)
+		return mp_fail(err, MP_EINVAL, s->key, "%s must be an integer from %llu to %llu (got '%s')", s->key,
+			       s->min, s->max, value);
+	if (strcmp(s->key, "threads") == 0)
+		cfg->threads = (unsigned int)v;
+	else if (strcmp(s->key, "max-body-bytes") == 0)
+		cfg->max_body_bytes = (size_t)v;
+	else if (strcmp(s->key, "connection-timeout") == 0)
+		cfg->connection_timeout_seconds = (unsigned int)v;
+	else if (strcmp(s->key, "max-connections") == 0)
+		cfg->connection_limit = (unsigned int)v;
+	else if (strcmp(s->key, "shutdown-timeout") == 0)
+		cfg->shutdown_timeout_seconds = (unsigned int)v;
+	return MP_OK;
+}
+
+mp_status mpd_config_set(mpd_config *cfg, const char *key, const char *value, mp_error *err)
+{
+	for (size_t i = 0; i < NSETTINGS; i++)
+		if (strcmp(settings[i].key, key) == 0)
+			return set_one(cfg, &settings[i], value, err);
+	return mp_fail(err, MP_EINVAL, key, "unknown setting '%s'; memplan serve --help lists them", key);
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+mp_status mpd_config_load_file(mpd_config *cfg, const char *path, mp_error *err)
+{
+	FILE *f = fopen(path, "r");
+	char buf[1024], where[600];
+	mp_status st = MP_OK;
+	int lineno = 0;
+
+	if (f == NULL)
+		return mp_fail(err, MP_EINVAL, "config", "cannot read the config file %s: %s", path, strerror(errno));
+	while (st == MP_OK && fgets(buf, sizeof(buf), f)) {
+		char *line, *eq, *key, *value;
+
+		lineno++;
+		snprintf(where, sizeof(where), "%s:%d", path, lineno);
+		if (strchr(buf, '\n') == NULL && !feof(f)) {
+			st = mp_fail(err, MP_EINVAL, where, "%s: line longer than %zu bytes", where, sizeof(buf) - 2);
+			break;
+		}
+		line = trim(buf);
+		if (line[0] == '\0' || line[0] == '#')
+			continue;
+		eq = strchr(line, '=');
+		if (eq == NULL) {
+			st = mp_fail(err, MP_EINVAL, where, "%s: expected 'key = value'", where);
+			break;
+		}
+		*eq = '\0';
+		key = trim(line);
+		value = trim(eq + 1);
+		if (strncmp(key, "--", 2) == 0)
+			key += 2;
+		st = mpd_config_set(cfg, key, value, err);
+		if (st != MP_OK) {
+			char msg[sizeof(err->message)];
+
+			snprintf(msg, sizeof(msg), "%s", err->message);
+			mp_fail(err, st, where, "%s: %s", where, msg);
+		}
+	}
+	fclose(f);
+	return st;
+}
+
+/* "max-body-bytes" -> "MEMPLAN_MAX_BODY_BYTES" */
+static void env_name(const char *key, char *out, size_t len)
+{
+	size_t n = (size_t)snprintf(out, len, "MEMPLAN_");
+
+	for (; *key && n + 1 < len; key++)
+		out[n++] = *key == '-' ? '_' : (char)toupper((unsigned char)*key);
+	out[n] = '\0';
+}
+
+mp_status mpd_config_load_env(mpd_config *cfg, mp_error *err)
+{
+	char name[64];
+
+	for (size_t i = 0; i < NSETTINGS; i++) {
+		const char *v;
+		mp_status st;
+
+		env_name(settings[i].key, name, sizeof(name));
+		v = getenv(name);
+		if (v == NULL)
+			continue;
+		st = set_one(cfg, &settings[i], v, err);
+		if (st != MP_OK) {
+			char msg[sizeof(err->message)];
+
+			snprintf(msg, sizeof(msg), "%s", err->message);
+			return mp_fail(err, st, name, "%s: %s", name, msg);
+		}
+	}
+	return MP_OK;
+}
+
+void mpd_config_usage(FILE *out)
+{
+	char name[64];
+
+	for (size_t i = 0; i < NSETTINGS; i++) {
+		env_name(settings[i].key, name, sizeof(name));
+		fprintf(out, "  --%-20s %-28s %s\n", settings[i].key, name, settings[i].help);
+	}
+	fprintf(out, "  --%-20s %-28s %s\n", "config FILE", "MEMPLAN_CONFIG",
+		"read settings from FILE ('key = value' lines); the environment overrides it, flags override both");
+}

@@ -1,0 +1,112 @@
+/*
+ * log.c: JSON-lines log on stderr (see log.h). Builds each line with cJSON so every string is escaped, then
+ * writes it with one fprintf: stdio locks the stream per call. Never exits or aborts: a line that cannot be
+ * built (out of memory) is dropped.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "log.h"
+
+static const char *const names[] = { "debug", "info", "warn", "error", "off" };
+
+mp_status mpd_log_level_parse(const char *s, mpd_log_level *out, mp_error *err)
+{
+	for (int i = 0; i <= MPD_LOG_OFF; i++)
+		if (strcmp(s, names[i]) == 0) {
+			*out = (mpd_log_level)i;
+			return MP_OK;
+		}
+	return mp_fail(err, MP_EINVAL, "log-level", "log-level must be one of debug, info, warn, error, off (got '%s')",
+		       s);
+}
+
+const char *mpd_log_level_name(mpd_log_level l)
+{
+	return l <= MPD_LOG_OFF ? names[l] : "info";
+}
+
+/* A line with ts and level; NULL when out of memory. */
+static cJSON *line(mpd_log_level lvl)
+{
+	cJSON *o = cJSON_CreateObject();
+	struct timespec now;
+	struct tm tm;
+	char ts[80];
+
+	if (o == NULL)
+		return NULL;
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	snprintf(ts, sizeof(ts), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)(now.tv_nsec / 1000000) % 1000);
+	cJSON_AddStringToObject(o, "ts", ts);
+	cJSON_AddStringToObject(o, "level", mpd_log_level_name(lvl));
+	return o;
+}
+
+static void emit(cJSON *o)
+{
+	char *s = o ? cJSON_PrintUnformatted(o) : NULL;
+
+	if (s)
+		fprintf(stderr, "%s\n", s);
+	cJSON_free(s);
+	cJSON_Delete(o);
+}
+
+void mpd_log(mpd_log_level min, mpd_log_level lvl, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	mpd_vlog(min, lvl, fmt, ap);
+	va_end(ap);
+}
+
+void mpd_vlog(mpd_log_level min, mpd_log_level lvl, const char *fmt, va_list ap)
+{
+	char msg[1024];
+	size_t n;
+	cJSON *o;
+
+	if (lvl < min || min >= MPD_LOG_OFF)
+		return;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
+		msg[--n] = '\0';
+	o = line(lvl);
+	if (o)
+		cJSON_AddStringToObject(o, "msg", msg);
+	emit(o);
+}
+
+void mpd_log_access(mpd_log_level min, const mpd_access *a)
+{
+	mpd_log_level lvl = (a->status >= 500 || a->status == 0) ? MPD_LOG_WARN : MPD_LOG_INFO;
+	cJSON *o;
+
+	if (lvl < min || min >= MPD_LOG_OFF)
+		return;
+	o = line(lvl);
+	if (o == NULL)
+		return;
+	cJSON_AddStringToObject(o, "msg", "access");
+	cJSON_AddStringToObject(o, "method", a->method ? a->method : "");
+	cJSON_AddStringToObject(o, "path", a->path ? a->path : "");
+	cJSON_AddStringToObject(o, "route", a->route ? a->route : "unmatched");
+	cJSON_AddNumberToObject(o, "status", a->status);
+	cJSON_AddNumberToObject(o, "duration_seconds", a->duration_seconds);
+	cJSON_AddNumberToObject(o, "request_bytes", (double)a->request_bytes);
+	if (a->remote)
+		cJSON_AddStringToObject(o, "remote", a->remote);
+	if (a->termination)
+		cJSON_AddStringToObject(o, "termination", a->termination);
+	emit(o);
+}

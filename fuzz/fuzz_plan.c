@@ -1,0 +1,78 @@
+/*
+ * fuzz_plan.c: libFuzzer harness for the request path of POST /v1/plan/inference and /v1/plan/training:
+ * body parsing (mpd_parse_body), field-table decoding, model resolution (stored ids, inline hf_config,
+ * bare counts), the planner and the response document. The first byte picks the endpoint; the rest is the
+ * body. A store with the presets is opened once in a temporary folder. Any crash, sanitizer report or
+ * leak is a bug; a document returned without an error must print.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../daemon/decode.h"
+#include "../daemon/hf_config.h"
+#include "../daemon/plan.h"
+
+static mp_store *store;
+
+static void close_store(void)
+{
+	mp_store_close(store);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	char dir[] = "/tmp/memplan-fuzz-XXXXXX", path[64];
+	mp_error err;
+
+	(void)argc;
+	(void)argv;
+	if (mkdtemp(dir) == NULL)
+		abort();
+	snprintf(path, sizeof(path), "%s/fuzz.db", dir);
+	if (mp_store_open(path, mpd_hf_count_parameters, &store, &err) != MP_OK) {
+		fprintf(stderr, "fuzz_plan: cannot open the store: %s\n", err.message);
+		abort();
+	}
+	/* the store reads the file it opened; remove its name so runs leave nothing behind */
+	unlink(path);
+	rmdir(dir);
+	atexit(close_store);
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *body;
+	cJSON *doc = NULL, *out = NULL;
+	mp_error err;
+	mp_status st;
+
+	if (size < 1)
+		return 0;
+	body = malloc(size);	/* size - 1 bytes of body and its NUL */
+	if (body == NULL)
+		return 0;
+	memcpy(body, data + 1, size - 1);
+	body[size - 1] = '\0';
+	memset(&err, 0, sizeof(err));
+	st = mpd_parse_body(body, size - 1, &doc, &err);
+	if (st == MP_OK)
+		st = (data[0] & 1) ? mpd_plan_training(store, doc, &out, &err)
+				   : mpd_plan_inference(store, doc, &out, &err);
+	if (st == MP_OK) {
+		char *printed = cJSON_PrintUnformatted(out);
+
+		if (out == NULL || printed == NULL)
+			abort();	/* success must come with a document */
+		cJSON_free(printed);
+	} else if (err.message[0] == '\0') {
+		abort();	/* every error says what is wrong */
+	}
+	cJSON_Delete(out);
+	cJSON_Delete(doc);
+	free(body);
+	return 0;
+}

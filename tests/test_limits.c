@@ -1,0 +1,255 @@
+/*
+ * test_limits.c: the daemon's limits, lifecycle settings and metrics, in-process on 127.0.0.1 port 0.
+ * URL cap (414), header cap (431), slow clients cut off by the connection timeout (half a request line,
+ * half a body), the serve settings (config file, environment, ranges), and GET /metrics counting what
+ * it served plus the gauge registration API. Responses go through http_do, so they are logged for the
+ * response-schema check like every other HTTP test.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <curl/curl.h>
+
+#include "../daemon/config.h"
+#include "../daemon/log.h"
+#include "../daemon/metrics.h"
+#include "http_util.h"
+
+typedef struct fixture {
+	mpd_daemon d;
+	char dir[64];
+} fixture;
+
+static int setup(void **state)
+{
+	fixture *f = calloc(1, sizeof(*f));
+
+	http_start(&f->d, f->dir, sizeof(f->dir));
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fixture *f = *state;
+
+	http_stop(&f->d, f->dir);
+	free(f);
+	return 0;
+}
+
+static void test_url_too_long(void **state)
+{
+	fixture *f = *state;
+	char path[MPD_MAX_URL_BYTES + 64];
+	http_resp r;
+
+	snprintf(path, sizeof(path), "/v1/devices/");
+	memset(path + 12, 'a', MPD_MAX_URL_BYTES);
+	path[12 + MPD_MAX_URL_BYTES] = '\0';
+	http_do(&f->d, "GET", path, NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 414);
+	assert_string_equal(r.content_type, "application/problem+json");
+	assert_int_equal((long)cJSON_GetObjectItem(r.json, "status")->valuedouble, 414);
+	http_resp_free(&r);
+}
+
+static void test_headers_too_large(void **state)
+{
+	fixture *f = *state;
+	size_t n = MPD_CONNECTION_MEMORY_BYTES + 100;
+	char *h = malloc(n + 16);
+	http_resp r;
+
+	memcpy(h, "X-Big: ", 7);
+	memset(h + 7, 'x', n);
+	h[7 + n] = '\0';
+	http_do(&f->d, "GET", "/v1/health", NULL, NULL, h, &r);
+	assert_int_equal(r.status, 431);
+	http_resp_free(&r);
+	free(h);
+	/* the daemon still answers afterwards */
+	http_do(&f->d, "GET", "/v1/health", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	http_resp_free(&r);
+}
+
+/* Connects, sends `partial`, then waits; returns seconds until the daemon closed the connection (-1: never
+ * within `wait_s`). */
+static double stall(uint16_t port, const char *partial, int wait_s)
+{
+	struct sockaddr_in a;
+	struct timeval tv = { .tv_sec = wait_s, .tv_usec = 0 };
+	struct timespec t0, t1;
+	char buf[4096];
+	ssize_t got;
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_true(s >= 0);
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_port = htons(port);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(connect(s, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(send(s, partial, strlen(partial), 0), (ssize_t)strlen(partial));
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		got = recv(s, buf, sizeof(buf), 0);
+	while (got > 0);	/* a daemon may answer before it closes; read until EOF */
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	close(s);
+	if (got < 0)
+		return -1;
+	return (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+}
+
+/* A slow-loris client (half the headers, or half a body, then nothing) is cut off by the idle timeout. */
+static void test_slow_client_cut_off(void **state)
+{
+	fixture *f = *state;
+	mpd_daemon d;
+	char dir[64];
+	double t;
+
+	(void)f;
+	http_start(&d, dir, sizeof(dir));
+	mpd_stop(&d);
+	d.cfg.connection_timeout_seconds = 1;
+	assert_int_equal(mpd_start(&d, NULL), MP_OK);
+	t = stall(d.bound_port, "GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Slow:", 5);
+	assert_true(t >= 0.5 && t < 4.0);
+	t = stall(d.bound_port,
+		  "POST /v1/plan/inference HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+		  "Content-Length: 100\r\n\r\n{\"model\":",
+		  5);
+	assert_true(t >= 0.5 && t < 4.0);
+	http_stop(&d, dir);
+}
+
+static void test_metrics(void **state)
+{
+	fixture own, *f = &own;
+	mpd_label lab[] = { { "device", "h200-sxm-141gb" }, { "dtype", "bf16 \"dense\"" } };
+	mp_error err;
+	http_resp r;
+
+	(void)state;	/* a daemon of its own, so the counts start at zero */
+	http_start(&f->d, f->dir, sizeof(f->dir));
+	http_do(&f->d, "GET", "/v1/health", NULL, NULL, NULL, &r);
+	http_resp_free(&r);
+	http_do(&f->d, "GET", "/v1/devices/no-such-gpu", NULL, NULL, NULL, &r);
+	http_resp_free(&r);
+	assert_int_equal(mpd_metrics_gauge_set(f->d.metrics, "memplan_calibration_peak_flops_per_second",
+					       "Latest measured dense peak.", lab, 2, 7.5e14, &err),
+			 MP_OK);
+	assert_int_equal(mpd_metrics_gauge_set(f->d.metrics, "memplan_calibration_peak_flops_per_second", NULL, lab,
+					       2, 8.25e14, &err),
+			 MP_OK);
+	assert_int_equal(mpd_metrics_gauge_set(f->d.metrics, "bad name", NULL, NULL, 0, 1, &err), MP_EINVAL);
+	assert_int_equal(mpd_metrics_gauge_set(f->d.metrics, "memplan_build_info", NULL, NULL, 0, 1, &err), MP_EINVAL);
+	assert_int_equal(mpd_metrics_gauge_set(f->d.metrics, "x", NULL, &(mpd_label){ "__x", "" }, 1, 1, &err),
+			 MP_EINVAL);
+
+	http_do(&f->d, "GET", "/metrics", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.content_type, "text/plain"));
+	assert_non_null(strstr(r.body, "memplan_http_requests_total{route=\"/v1/health\",method=\"GET\",code=\"200\"} 1\n"));
+	assert_non_null(
+		strstr(r.body, "memplan_http_requests_total{route=\"/v1/devices/{id}\",method=\"GET\",code=\"404\"} 1\n"));
+	assert_non_null(strstr(r.body, "memplan_http_request_duration_seconds_count{route=\"/v1/health\",method=\"GET\"} 1\n"));
+	/* the /metrics request itself is in flight while it renders */
+	assert_non_null(strstr(r.body, "memplan_http_requests_in_flight 1\n"));
+	assert_non_null(strstr(r.body, "memplan_database_errors_total 0\n"));
+	assert_non_null(strstr(r.body, "memplan_build_info{version=\"" MP_VERSION "\""));
+	/* the latest value wins, labels escaped */
+	assert_non_null(strstr(r.body, "memplan_calibration_peak_flops_per_second{device=\"h200-sxm-141gb\","
+				       "dtype=\"bf16 \\\"dense\\\"\"} 825000000000000\n"));
+	assert_null(strstr(r.body, "750000000000000"));
+	http_resp_free(&r);
+	http_stop(&f->d, f->dir);
+}
+
+static void test_settings(void **state)
+{
+	mpd_config cfg;
+	mp_error err;
+	char path[] = "/tmp/memplan-cfg-XXXXXX";
+	int fd;
+	FILE *fp;
+
+	(void)state;
+	mpd_config_defaults(&cfg);
+	assert_int_equal(mpd_config_set(&cfg, "threads", "3", &err), MP_OK);
+	assert_int_equal(cfg.threads, 3);
+	assert_int_equal(mpd_config_set(&cfg, "threads", "0", &err), MP_EINVAL);
+	assert_string_equal(err.field, "threads");
+	assert_int_equal(mpd_config_set(&cfg, "threads", "3x", &err), MP_EINVAL);
+	assert_int_equal(mpd_config_set(&cfg, "max-body-bytes", "-5", &err), MP_EINVAL);
+	assert_int_equal(mpd_config_set(&cfg, "max-body-bytes", "99999999999999999999999", &err), MP_EINVAL);
+	assert_int_equal(mpd_config_set(&cfg, "log-level", "loud", &err), MP_EINVAL);
+	assert_int_equal(mpd_config_set(&cfg, "no-such", "1", &err), MP_EINVAL);
+	assert_int_equal(mpd_config_set(&cfg, "listen", "localhost:80", &err), MP_EINVAL);
+
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	fp = fdopen(fd, "w");
+	fprintf(fp, "# memplan\n\nlisten = 127.0.0.1:9099\nmax-body-bytes = 4096\n  log-level = warn  \n"
+		    "connection-timeout=7\nmax-connections = 12\n");
+	fclose(fp);
+	mpd_config_defaults(&cfg);
+	assert_int_equal(mpd_config_load_file(&cfg, path, &err), MP_OK);
+	assert_int_equal(cfg.listen_port, 9099);
+	assert_int_equal(cfg.max_body_bytes, 4096);
+	assert_int_equal(cfg.log_level, MPD_LOG_WARN);
+	assert_int_equal(cfg.connection_timeout_seconds, 7);
+	assert_int_equal(cfg.connection_limit, 12);
+	/* the environment overrides the file */
+	setenv("MEMPLAN_MAX_BODY_BYTES", "8192", 1);
+	setenv("MEMPLAN_THREADS", "5", 1);
+	assert_int_equal(mpd_config_load_env(&cfg, &err), MP_OK);
+	assert_int_equal(cfg.max_body_bytes, 8192);
+	assert_int_equal(cfg.threads, 5);
+	setenv("MEMPLAN_THREADS", "many", 1);
+	assert_int_equal(mpd_config_load_env(&cfg, &err), MP_EINVAL);
+	assert_string_equal(err.field, "MEMPLAN_THREADS");
+	unsetenv("MEMPLAN_THREADS");
+	unsetenv("MEMPLAN_MAX_BODY_BYTES");
+	/* a bad line names file and line */
+	fp = fopen(path, "w");
+	fprintf(fp, "threads = 2\nthreads\n");
+	fclose(fp);
+	assert_int_equal(mpd_config_load_file(&cfg, path, &err), MP_EINVAL);
+	assert_non_null(strstr(err.field, ":2"));
+	unlink(path);
+	assert_int_equal(mpd_config_load_file(&cfg, path, &err), MP_EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_url_too_long),
+		cmocka_unit_test(test_headers_too_large),
+		cmocka_unit_test(test_slow_client_cut_off),
+		cmocka_unit_test(test_metrics),
+		cmocka_unit_test(test_settings),
+	};
+	int rc;
+
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	rc = cmocka_run_group_tests_name("limits", tests, setup, teardown);
+	curl_global_cleanup();
+	return rc;
+}
