@@ -9,7 +9,7 @@
 
 #include "memplan.h"
 
-static bool tp_ok(const mp_model *m, uint64_t t)
+bool mp_tp_degree_ok(const mp_model *m, uint64_t t)
 {
 	if (t == 0 || m->num_heads % t != 0)
 		return false;
@@ -36,13 +36,13 @@ size_t mp_valid_tp_degrees(const mp_model *m, uint64_t *out, size_t cap)
 			large[nl++] = m->num_heads / d;
 	}
 	for (size_t i = 0; i < ns; i++)
-		if (tp_ok(m, small[i])) {
+		if (mp_tp_degree_ok(m, small[i])) {
 			if (n < cap)
 				out[n] = small[i];
 			n++;
 		}
 	for (size_t i = nl; i-- > 0;)
-		if (tp_ok(m, large[i])) {
+		if (mp_tp_degree_ok(m, large[i])) {
 			if (n < cap)
 				out[n] = large[i];
 			n++;
@@ -65,6 +65,21 @@ static void list_degrees(const mp_model *m, char *buf, size_t len)
 	}
 }
 
+mp_status mp_check_tp_degree(const mp_model *m, uint64_t tp, mp_error *err)
+{
+	char list[256];
+
+	if (mp_tp_degree_ok(m, tp))
+		return MP_OK;
+	list_degrees(m, list, sizeof(list));
+	/* case BI-01: name the rule that failed and list the degrees that work */
+	return mp_fail(err, MP_EINVAL, "/tensor_parallel_size",
+	               "tensor_parallel_size %llu must divide the attention heads (%llu) and every FFN width, "
+	               "and divide or be a multiple of the KV heads (%llu); valid: %s",
+	               (unsigned long long)tp, (unsigned long long)m->num_heads, (unsigned long long)m->num_kv_heads,
+	               list);
+}
+
 /* The longest sequence the model accepts: a learned position table is a hard limit; RoPE models accept
  * max_position_embeddings, or the scaled length when the config declares a RoPE scaling. */
 static uint64_t context_limit(const mp_model *m)
@@ -80,6 +95,7 @@ static mp_status check_req(const mp_model *m, const mp_inference_req *req, const
                            mp_error *err)
 {
 	uint64_t per_seq;
+	mp_status st;
 
 	if (mp_dtype_layout_of(req->weight_dtype).block_values == 0)
 		return mp_fail(err, MP_EINVAL, "/weight_dtype", "weight_dtype is not a known format");
@@ -103,17 +119,9 @@ static mp_status check_req(const mp_model *m, const mp_inference_req *req, const
 		               "num_gpus (%llu) must be a multiple of tensor_parallel_size (%llu): each group of "
 		               "tensor_parallel_size GPUs holds one replica",
 		               (unsigned long long)req->num_gpus, (unsigned long long)tp);
-	if (!tp_ok(m, tp)) {
-		char list[256];
-
-		list_degrees(m, list, sizeof(list));
-		/* case BI-01: name the rule that failed and list the degrees that work */
-		return mp_fail(err, MP_EINVAL, "/tensor_parallel_size",
-		               "tensor_parallel_size %llu must divide the attention heads (%llu) and every FFN width, "
-		               "and divide or be a multiple of the KV heads (%llu); valid: %s",
-		               (unsigned long long)tp, (unsigned long long)m->num_heads,
-		               (unsigned long long)m->num_kv_heads, list);
-	}
+	st = mp_check_tp_degree(m, tp, err);
+	if (st != MP_OK)
+		return st;
 	if (o->gpu_memory_utilization < 0 || o->gpu_memory_utilization > 1 ||
 	    o->gpu_memory_utilization != o->gpu_memory_utilization)
 		return mp_fail(err, MP_EINVAL, "/gpu_memory_utilization",
