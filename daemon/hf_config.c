@@ -662,9 +662,9 @@ static const mpd_field arch_fields[] = {
      .offset = offsetof(arch_body, m.vocab_size),
      .min = 1,
      .max = BIG},
-    AU64("num_key_value_heads", num_kv_heads, 0, BIG),
+    AU64("num_key_value_heads", num_kv_heads, 1, BIG), /* absent = MHA; 0 is refused (case BI-03) */
     AU64("head_dim", head_dim, 0, BIG),
-    AU64("intermediate_size", intermediate_size, 0, BIG),
+    AU64("intermediate_size", intermediate_size, 1, BIG),
     {.name = "ffn_kind", .type = MPD_F_ENUM, .offset = offsetof(arch_body, ffn), .names = ffn_names},
     {.name = "norm_kind", .type = MPD_F_ENUM, .offset = offsetof(arch_body, norm), .names = norm_names},
     {.name = "attention_kind", .type = MPD_F_ENUM, .offset = offsetof(arch_body, attn), .names = attn_names},
@@ -713,8 +713,8 @@ mp_status mpd_model_from_architecture(const cJSON *arch, const char *pointer, mp
 	out->ffn_kind = (mp_ffn_kind)b.ffn;
 	out->norm_kind = (mp_norm_kind)b.norm;
 	out->attn_kind = (mp_attn_kind)b.attn;
-	if (out->num_kv_heads == 0)
-		out->num_kv_heads = out->num_heads;
+	if (cJSON_GetObjectItemCaseSensitive(arch, "num_key_value_heads") == NULL)
+		out->num_kv_heads = out->num_heads;	/* absent: multi-head attention */
 	if (out->head_dim == 0) {
 		if (out->attn_kind == MP_ATTN_MLA) {
 			out->head_dim = out->qk_nope_head_dim + out->qk_rope_head_dim;
