@@ -49,6 +49,7 @@ static const mpd_field training_fields[] = {
 	{ .name = "attention", .type = MPD_F_ENUM, .offset = TB(attention), .names = attention_names },
 	{ .name = "dropout", .type = MPD_F_BOOL, .offset = TB(dropout) },
 	{ .name = "states_only", .type = MPD_F_BOOL, .offset = TB(req.states_only) },
+	{ .name = "allow_beyond_max_position_embeddings", .type = MPD_F_BOOL, .offset = TB(req.allow_beyond_max_position) },
 	GPUS("num_gpus", num_gpus),
 	GPUS("tensor_parallel_size", tensor_parallel_size),
 	{ .name = "sequence_parallel", .type = MPD_F_BOOL, .offset = TB(req.sequence_parallel) },

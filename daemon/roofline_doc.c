@@ -496,6 +496,9 @@ static const mpd_field transformer_fields[] = {
      .min = 1,
      .max = MP_MAX_SEQUENCE_LENGTH},
     {.name = "attention", .type = MPD_F_ENUM, .offset = offsetof(transformer_body, attention), .names = impl_names},
+    {.name = "allow_beyond_max_position_embeddings",
+     .type = MPD_F_BOOL,
+     .offset = offsetof(transformer_body, req.allow_beyond_max_position)},
 };
 
 /* Decode and prefill of a model on dev into a "transformer" block. */
@@ -537,17 +540,32 @@ static mp_status transformer_json(mp_store *store, const cJSON *t, const mp_devi
 		}
 		goto out;
 	}
+	{
+		/* the 4096-token defaults stop at the model's context (gpt2 has 1024 positions) */
+		uint64_t limit = mp_model_context_limit(&m->arch);
+
+		if (limit > 0 && cJSON_GetObjectItemCaseSensitive(t, "context_tokens") == NULL &&
+		    tb.req.context_tokens >= limit)
+			tb.req.context_tokens = limit - 1;
+		if (limit > 0 && cJSON_GetObjectItemCaseSensitive(t, "prompt_tokens") == NULL &&
+		    tb.req.prompt_tokens > limit)
+			tb.req.prompt_tokens = limit;
+	}
 	o = cJSON_CreateObject();
 	cJSON_AddItemToObject(o, "model", mpd_model_json(m));
 	for (int phase = MP_PHASE_DECODE; phase >= MP_PHASE_PREFILL; phase--) {
 		st = mp_step_analyze(&m->arch, dev, (mp_phase)phase, &tb.req, s, err);
-		if (st != MP_OK)
+		if (st != MP_OK) {
+			mpd_error_prefix(err, "/transformer"); /* the step names its request's fields */
 			goto out;
+		}
 		cJSON_AddItemToObject(o, phase == MP_PHASE_DECODE ? "decode" : "prefill", step_json(s));
 	}
 	st = mp_step_compute_bound_batch(&m->arch, dev, &tb.req, &crossing, err);
-	if (st != MP_OK)
+	if (st != MP_OK) {
+		mpd_error_prefix(err, "/transformer");
 		goto out;
+	}
 	if (crossing)
 		ADD_NUM(o, "decode_compute_bound_batch", crossing);
 	else
@@ -791,6 +809,7 @@ cJSON *mpd_performance_json(const mpd_model *m, const mp_inference_req *req, con
 	sr.batch_size = req->batch_size;
 	sr.context_tokens = req->sequence_length > 0 ? req->sequence_length - 1 : 0;
 	sr.prompt_tokens = req->sequence_length;
+	sr.allow_beyond_max_position = true; /* the plan has already applied the context rule and its override */
 	if (!m->architecture_known)
 		st = mp_fail(&err, MP_EINVAL, "/model", "performance needs the model's architecture");
 	if (st == MP_OK)

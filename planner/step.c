@@ -284,7 +284,10 @@ static mp_status check(const mp_model *m, mp_phase phase, const mp_step_req *req
 		               (unsigned long long)MP_MAX_SEQUENCE_LENGTH);
 	if (m->hidden_size == 0 || m->num_heads == 0 || m->vocab_size == 0)
 		return mp_fail(err, MP_EINVAL, "/model", "the step analysis needs hidden_size, heads and vocab_size");
-	return MP_OK;
+	/* the same context rule as the plans: the decode step writes position context_tokens + 1 */
+	if (phase == MP_PHASE_DECODE)
+		return mp_check_context(m, req->context_tokens + 1, req->allow_beyond_max_position, "/context_tokens", err);
+	return mp_check_context(m, req->prompt_tokens, req->allow_beyond_max_position, "/prompt_tokens", err);
 }
 
 mp_status mp_step_analyze(const mp_model *m, const mp_device *d, mp_phase phase, const mp_step_req *req, mp_step *out,

@@ -90,6 +90,9 @@ static mp_status check_layout(const mp_model *m, const mp_training_req *req, lay
 	if (m != NULL) {
 		mp_status st = mp_check_tp_degree(m, l->tp, err);
 
+		if (st == MP_OK)
+			st = mp_check_context(m, req->sequence_length, req->allow_beyond_max_position, "/sequence_length",
+					      err);
 		if (st != MP_OK)
 			return st;
 		if (m->num_layers % l->pp != 0)
@@ -931,7 +934,8 @@ mp_status mp_plan_training_fit(const mp_model *m, const mp_param_count *pc, cons
 	r = *req;
 	r.global_batch_size = 0;
 	unit = mp_or1(req->context_parallel_size) * (req->sequence_parallel ? mp_or1(req->tensor_parallel_size) : 1);
-	LARGEST(best, MP_MAX_SEQUENCE_LENGTH / unit, (r.sequence_length = k * unit, fits_with(m, pc, &r, cap)));
+	lim = m ? mp_model_sequence_ceiling(m, req->allow_beyond_max_position) : MP_MAX_SEQUENCE_LENGTH;
+	LARGEST(best, lim / unit, (r.sequence_length = k * unit, fits_with(m, pc, &r, cap)));
 	tf->fit.max_sequence_length = best * unit;
 
 	/* Smallest GPU count: keep tp x pp x cp, grow data parallelism in steps of the expert-parallel degree. */
