@@ -20,9 +20,6 @@ typedef mpd_inference_job inference_body;
 	 MPD_DT(MP_DTYPE_FP8_E5M2) | MPD_DT(MP_DTYPE_INT8) | MPD_DT(MP_DTYPE_INT4) | MPD_DT(MP_DTYPE_NF4) |            \
 	 MPD_DT(MP_DTYPE_Q8_0) | MPD_DT(MP_DTYPE_Q4_0) | MPD_DT(MP_DTYPE_Q4_K) | MPD_DT(MP_DTYPE_Q5_K) |               \
 	 MPD_DT(MP_DTYPE_Q6_K))
-#define KV_DTYPES                                                                                                      \
-	(MPD_DT(MP_DTYPE_FP32) | MPD_DT(MP_DTYPE_BF16) | MPD_DT(MP_DTYPE_FP16) | MPD_DT(MP_DTYPE_FP8_E4M3) |           \
-	 MPD_DT(MP_DTYPE_FP8_E5M2) | MPD_DT(MP_DTYPE_Q8_0) | MPD_DT(MP_DTYPE_Q4_0))
 #define COMPUTE_DTYPES (MPD_DT(MP_DTYPE_FP32) | MPD_DT(MP_DTYPE_BF16) | MPD_DT(MP_DTYPE_FP16))
 
 static const char *const int4_names[] = {"gptq", "awq", NULL};
@@ -118,12 +115,9 @@ static mp_status decode_body(const cJSON *body, inference_body *ib, mp_error *er
 	                       err);
 	if (st != MP_OK)
 		return st;
-	/* vLLM's kv_cache_dtype "fp8" is fp8_e4m3 (its default fp8 KV format); both names are accepted */
-	kv = strcmp(ib->kv_dtype, "fp8") == 0 ? MP_DTYPE_FP8_E4M3 : mp_dtype_from_name(ib->kv_dtype);
-	if (kv == MP_DTYPE_INVALID || !(KV_DTYPES & MPD_DT(kv)))
-		return mp_fail(err, MP_EINVAL, "/kv_cache_dtype",
-		               "kv_cache_dtype must be one of: fp32, bf16, fp16, fp8 (= fp8_e4m3), fp8_e4m3, fp8_e5m2, "
-		               "q8_0, q4_0");
+	st = mpd_kv_dtype(ib->kv_dtype, "/kv_cache_dtype", &kv, err);
+	if (st != MP_OK)
+		return st;
 	ib->req.kv_cache_dtype = kv;
 	v = cJSON_GetObjectItemCaseSensitive(body, "weight_formats");
 	if (v) {

@@ -458,6 +458,7 @@ static cJSON *step_json(const mp_step *s)
 typedef struct transformer_body {
 	mp_step_req req;
 	int attention;
+	char kv_dtype[16];
 } transformer_body;
 
 #define WDT                                                                                                            \
@@ -472,10 +473,8 @@ static const mpd_field transformer_fields[] = {
      .type = MPD_F_DTYPE,
      .offset = offsetof(transformer_body, req.weight_dtype),
      .dtypes = WDT},
-    {.name = "kv_cache_dtype",
-     .type = MPD_F_DTYPE,
-     .offset = offsetof(transformer_body, req.kv_cache_dtype),
-     .dtypes = WDT},
+    /* the plan's KV formats (mpd_kv_dtype), not every weight format */
+    {.name = "kv_cache_dtype", .type = MPD_F_STRING, .offset = offsetof(transformer_body, kv_dtype), .size = 16},
     {.name = "activation_dtype",
      .type = MPD_F_DTYPE,
      .offset = offsetof(transformer_body, req.activation_dtype),
@@ -524,6 +523,8 @@ static mp_status transformer_json(mp_store *store, const cJSON *t, const mp_devi
 	tb.req.prompt_tokens = 4096;
 	st = mpd_decode_fields(t, "/transformer", transformer_fields,
 	                       sizeof(transformer_fields) / sizeof(transformer_fields[0]), &tb, err);
+	if (st == MP_OK && tb.kv_dtype[0])
+		st = mpd_kv_dtype(tb.kv_dtype, "/transformer/kv_cache_dtype", &tb.req.kv_cache_dtype, err);
 	if (st != MP_OK)
 		goto out;
 	tb.req.eager_attention = tb.attention == 1;

@@ -1091,6 +1091,20 @@ static void test_http_transformer_and_plan(void **state)
 	          &r);
 	assert_int_equal(r.status, 200);
 	http_resp_free(&r);
+	/* D11: the plans' KV formats, not every weight format */
+	post_text(f, "{\"device\":\"h200-sxm-141gb\",\"transformer\":{\"model\":\"llama-3-8b\",\"kv_cache_dtype\":\"int4\"}}",
+	          &r);
+	assert_int_equal(r.status, 422);
+	assert_string_equal(http_problem_field(&r), "/transformer/kv_cache_dtype");
+	http_resp_free(&r);
+	post_text(f, "{\"device\":\"h200-sxm-141gb\",\"transformer\":{\"model\":\"llama-3-8b\",\"kv_cache_dtype\":\"q4_K\"}}",
+	          &r);
+	assert_int_equal(r.status, 422);
+	http_resp_free(&r);
+	post_text(f, "{\"device\":\"h200-sxm-141gb\",\"transformer\":{\"model\":\"llama-3-8b\",\"kv_cache_dtype\":\"fp8\"}}",
+	          &r);
+	assert_int_equal(r.status, 200);
+	http_resp_free(&r);
 	/* the 4096-token defaults stop at gpt2's 1024 learned positions */
 	post_text(f, "{\"device\":\"h200-sxm-141gb\",\"transformer\":{\"model\":\"gpt2\"}}", &r);
 	assert_int_equal(r.status, 200);
