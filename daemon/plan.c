@@ -74,8 +74,8 @@ mp_status mpd_resolve_model(mp_store *store, const cJSON *model, mpd_model *out,
 		return MP_OK;
 	} else {
 		return mp_fail(err, MP_EINVAL, "/model",
-			       "model must be a stored id (\"llama-3-8b\"), {\"hf_config\": {...}} or "
-			       "{\"parameters\": N}");
+			       "model must be a stored id (\"llama-3-8b\"), {\"hf_config\": {...}}, "
+			       "{\"architecture\": {...}} or {\"parameters\": N}");
 	}
 	if (st != MP_OK)
 		return st;
@@ -193,7 +193,8 @@ mp_status mpd_need_model(const cJSON *body, mp_store *store, mpd_model *m, mp_er
 
 	if (model == NULL)
 		return mp_fail(err, MP_EINVAL, "/model",
-			       "model is required: a stored id, {\"hf_config\": {...}} or {\"parameters\": N}");
+			       "model is required: a stored id, {\"hf_config\": {...}}, {\"architecture\": {...}} or "
+			       "{\"parameters\": N}");
 	return mpd_resolve_model(store, model, m, err);
 }
 

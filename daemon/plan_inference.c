@@ -241,9 +241,11 @@ mp_status mpd_plan_inference(mp_store *store, const cJSON *body, cJSON **out, mp
 		st = mpd_need_model(body, store, &m, err);
 	if (st == MP_OK && !m.architecture_known)
 		st = mp_fail(
-		    err, MP_EINVAL, "/model/hf_config",
-		    "the KV cache needs the architecture (layers, KV heads, head_dim): give the model as a "
-		    "stored id, {\"hf_config\": {...}} or {\"architecture\": {...}}, not a bare parameter count");
+		    err, MP_EINVAL, "/model",
+		    "the KV cache needs the architecture, not a bare parameter count: give the model as a stored id, "
+		    "{\"hf_config\": {...}} or {\"architecture\": {...}} with at least hidden_size, num_hidden_layers, "
+		    "num_attention_heads, vocab_size and intermediate_size (num_key_value_heads and head_dim when they "
+		    "differ from the defaults)");
 	if (st == MP_OK)
 		st = mpd_maybe_device(ib.device, store, &dev, &have_dev, err);
 	if (st == MP_OK)

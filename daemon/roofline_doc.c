@@ -531,7 +531,8 @@ static mp_status transformer_json(mp_store *store, const cJSON *t, const mp_devi
 	st = mpd_resolve_model(store, cJSON_GetObjectItemCaseSensitive(t, "model"), m, err);
 	if (st == MP_OK && !m->architecture_known)
 		st = mp_fail(err, MP_EINVAL, "/transformer/model",
-		             "the step analysis needs the architecture: a stored id or {\"hf_config\": {...}}");
+		             "the step analysis needs the architecture: a stored id, {\"hf_config\": {...}} or "
+		             "{\"architecture\": {...}}");
 	if (st != MP_OK) {
 		if (strncmp(err->field, "/model", 6) == 0) {
 			char f[sizeof(err->field)];

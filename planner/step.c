@@ -36,8 +36,13 @@ static mp_status add(builder *b, const char *name, uint64_t count, const mp_op *
 	so->op = *op;
 	so->weight_bytes = weight_bytes;
 	st = mp_roofline(b->d, op, &so->roof, b->err);
-	if (st != MP_OK)
+	if (st != MP_OK) {
+		/* an operation's overflow names no field of its own: the step's sizes (batch x tokens) drive it */
+		if (b->err && b->err->field[0] == '\0')
+			snprintf(b->err->field, sizeof(b->err->field), "%s",
+			         b->s->phase == MP_PHASE_DECODE ? "/context_tokens" : "/prompt_tokens");
 		return st;
+	}
 	so->time_seconds = (double)count * so->roof.time_seconds;
 	b->s->nops++;
 	return MP_OK;

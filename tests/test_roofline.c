@@ -1091,6 +1091,14 @@ static void test_http_transformer_and_plan(void **state)
 	          &r);
 	assert_int_equal(r.status, 200);
 	http_resp_free(&r);
+	/* D5: an operation's overflow inside the step names the request field under /transformer */
+	post_text(f,
+	          "{\"device\":\"h200-sxm-141gb\",\"transformer\":{\"model\":\"llama-3-8b\",\"batch_size\":1048576,"
+	          "\"prompt_tokens\":16777216,\"attention\":\"eager\",\"allow_beyond_max_position_embeddings\":true}}",
+	          &r);
+	assert_int_equal(r.status, 422);
+	assert_string_equal(http_problem_field(&r), "/transformer/prompt_tokens");
+	http_resp_free(&r);
 	/* D11: the plans' KV formats, not every weight format */
 	post_text(f, "{\"device\":\"h200-sxm-141gb\",\"transformer\":{\"model\":\"llama-3-8b\",\"kv_cache_dtype\":\"int4\"}}",
 	          &r);
