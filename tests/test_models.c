@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "../daemon/decode.h"
 #include "../daemon/hf_config.h"
 #include "refs.h"
 
@@ -361,6 +362,23 @@ static void test_architecture_pointers(void **state)
 	cJSON_Delete(a);
 }
 
+/* D6: problem text is always well-formed UTF-8: ill-formed bytes become '?', cuts fall between characters. */
+static void test_utf8_sanitize(void **state)
+{
+	char out[8];
+
+	(void)state;
+	assert_int_equal(mpd_utf8_invalid_at("ab\xff\xfe", 4), 2);
+	assert_int_equal(mpd_utf8_invalid_at("\xf4\x90\x80\x80", 4), 0); /* above U+10FFFF */
+	assert_int_equal(mpd_utf8_invalid_at("\xe2\x82\xac", 3), 3);
+	mpd_utf8_sanitize(out, sizeof(out), "ab\xff\xfe");
+	assert_string_equal(out, "ab??");
+	mpd_utf8_sanitize(out, sizeof(out), "abcde\xe2\x82\xac");	/* the euro sign does not fit: dropped whole */
+	assert_string_equal(out, "abcde");
+	mpd_utf8_sanitize(out, sizeof(out), "a\xe2\x82");	/* a cut character */
+	assert_string_equal(out, "a??");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -373,6 +391,7 @@ int main(void)
 		cmocka_unit_test(test_type_details),
 		cmocka_unit_test(test_rope_scaling_checked),
 		cmocka_unit_test(test_architecture_pointers),
+		cmocka_unit_test(test_utf8_sanitize),
 	};
 
 	return cmocka_run_group_tests_name("models", tests, NULL, NULL);
