@@ -130,6 +130,27 @@ static mp_status decode_body(const cJSON *body, inference_body *ib, mp_error *er
 	if (v && ib->utilization <= 0)
 		return mp_fail(err, MP_EINVAL, "/gpu_memory_utilization",
 		               "gpu_memory_utilization must be in (0, 1]: the fraction of the GPU the plan may use");
+	{
+		/* format options that apply to one format only: given without that format they would be silently
+		 * ignored, so they are refused naming the field */
+		static const struct {
+			const char *name, *field;
+			mp_dtype dt;
+		} only_for[] = {{"int4_scheme", "/int4_scheme", MP_DTYPE_INT4},
+		                {"int4_group_size", "/int4_group_size", MP_DTYPE_INT4},
+		                {"nf4_double_quant", "/nf4_double_quant", MP_DTYPE_NF4}};
+
+		for (size_t i = 0; i < sizeof(only_for) / sizeof(only_for[0]); i++) {
+			bool used = ib->req.weight_dtype == only_for[i].dt;
+
+			for (int c = 0; c < MP_TC_COUNT; c++)
+				used = used || ib->opts.formats.cls[c] == only_for[i].dt;
+			if (!used && cJSON_GetObjectItemCaseSensitive(body, only_for[i].name))
+				return mp_fail(err, MP_EINVAL, only_for[i].field,
+				               "%s applies only when weight_dtype (or a weight_formats class) is %s",
+				               only_for[i].name, mp_dtype_name(only_for[i].dt));
+		}
+	}
 	ib->opts.gpu_memory_utilization = ib->utilization;
 	ib->opts.formats.int4_scheme = (mp_int4_scheme)ib->int4_scheme;
 	ib->opts.formats.nf4_no_double_quant = !ib->nf4_double_quant;

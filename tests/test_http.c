@@ -119,6 +119,7 @@ static void test_plan_training(void **state)
 	fixture *f = *state;
 	http_resp r;
 
+
 	post(f, "/v1/plan/training",
 	     "{\"model\":\"llama-2-7b\",\"precision\":\"mixed_bf16\",\"optimizer\":\"adamw\","
 	     "\"micro_batch_size\":1,\"sequence_length\":4096,\"states_only\":true}",
@@ -229,6 +230,30 @@ static void test_errors(void **state)
 	expect_problem(f, "GET", "/v1/plan/inference", NULL, NULL, 405, NULL);
 	expect_problem(f, "POST", "/v1/plan/inference", "{\"model\":\"llama-3-8b\"," LLAMA3_REQ_TAIL,
 		       "text/plain", 415, NULL);
+}
+
+/* D3, D10: the training request's context rule and the LoRA fields that need LoRA. */
+static void test_plan_training_rules(void **state)
+{
+	fixture *f = *state;
+	http_resp r;
+
+	/* D10: LoRA settings with finetune full would be ignored: 422 naming them */
+	expect_problem(f, "POST", "/v1/plan/training",
+		       "{\"model\":\"llama-2-7b\",\"precision\":\"mixed_bf16\",\"optimizer\":\"adamw\","
+		       "\"micro_batch_size\":1,\"sequence_length\":4096,\"lora_rank\":8}",
+		       J, 422, "/lora_rank");
+	/* D3: the inference context rule: llama-2-7b has 4096 positions and no RoPE scaling */
+	expect_problem(f, "POST", "/v1/plan/training",
+		       "{\"model\":\"llama-2-7b\",\"precision\":\"mixed_bf16\",\"optimizer\":\"adamw\","
+		       "\"micro_batch_size\":1,\"sequence_length\":8192}",
+		       J, 422, "/sequence_length");
+	post(f, "/v1/plan/training",
+	     "{\"model\":\"llama-2-7b\",\"precision\":\"mixed_bf16\",\"optimizer\":\"adamw\","
+	     "\"micro_batch_size\":1,\"sequence_length\":8192,\"allow_beyond_max_position_embeddings\":true}",
+	     &r);
+	assert_int_equal(r.status, 200);
+	http_resp_free(&r);
 }
 
 /* Every byte of a problem body is well-formed UTF-8 (it is JSON text). */
@@ -416,6 +441,7 @@ int main(void)
 		cmocka_unit_test(test_plan_training),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_hostile_text),
+		cmocka_unit_test(test_plan_training_rules),
 		cmocka_unit_test(test_method_not_allowed_has_allow),
 		cmocka_unit_test(test_body_too_large),
 		cmocka_unit_test(test_reads),
