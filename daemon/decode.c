@@ -3,6 +3,7 @@
  * cJSON: integers are accepted only when integral and at most 2^53, so no value is silently rounded.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -141,14 +142,201 @@ mp_status mpd_decode_fields(const cJSON *obj, const char *pointer, const mpd_fie
 	return MP_OK;
 }
 
+/* Length of the well-formed UTF-8 sequence at s (at most n bytes available), or 0 when it is ill-formed. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0];
+	size_t len;
+	unsigned char lo = 0x80, hi = 0xBF;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xC2 && c <= 0xDF)
+		len = 2;
+	else if (c >= 0xE0 && c <= 0xEF) {
+		len = 3;
+		if (c == 0xE0)
+			lo = 0xA0; /* no overlong forms */
+		if (c == 0xED)
+			hi = 0x9F; /* no surrogates */
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		len = 4;
+		if (c == 0xF0)
+			lo = 0x90;
+		if (c == 0xF4)
+			hi = 0x8F; /* at most U+10FFFF */
+	} else {
+		return 0;
+	}
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xBF)
+			return 0;
+	return len;
+}
+
+size_t mpd_utf8_invalid_at(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+
+	while (i < len) {
+		size_t n = utf8_seq(p + i, len - i);
+
+		if (n == 0)
+			return i;
+		i += n;
+	}
+	return len;
+}
+
+void mpd_utf8_sanitize(char *dst, size_t cap, const char *src)
+{
+	const unsigned char *p = (const unsigned char *)src;
+	size_t len = strlen(src), i = 0, o = 0;
+
+	if (cap == 0)
+		return;
+	while (i < len) {
+		size_t n = utf8_seq(p + i, len - i);
+
+		if (n == 0) {
+			if (o + 1 >= cap)
+				break;
+			dst[o++] = '?';
+			i++;
+			continue;
+		}
+		if (o + n >= cap)
+			break;
+		memcpy(dst + o, p + i, n);
+		o += n;
+		i += n;
+	}
+	dst[o] = '\0';
+}
+
+/*
+ * U+0000 in a JSON string: cJSON decodes the escape into a NUL that silently ends the C string ("bf16\u0000junk"
+ * reads as "bf16"). Finds each \u0000 escape inside a string of the raw text; returns how many and, in
+ * marked (when not NULL, a copy of body), replaces its digits by FFFF, a noncharacter the caller checks is
+ * otherwise absent, so the parsed tree shows where the NUL was.
+ */
+static size_t find_nul_escapes(const char *body, size_t len, char *marked)
+{
+	bool in_string = false;
+	size_t found = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		if (!in_string) {
+			in_string = body[i] == '"';
+			continue;
+		}
+		if (body[i] == '"') {
+			in_string = false;
+		} else if (body[i] == '\\' && i + 1 < len) {
+			if (body[i + 1] == 'u' && i + 5 < len && strncmp(body + i + 2, "0000", 4) == 0) {
+				found++;
+				if (marked)
+					memcpy(marked + i + 2, "FFFF", 4);
+			}
+			i++; /* the escaped character (a quote or backslash does not end or start anything) */
+		}
+	}
+	return found;
+}
+
+/* Appends key to a JSON pointer (RFC 6901: ~ as ~0, / as ~1), cut to cap. */
+static void pointer_append(char *ptr, size_t cap, const char *key)
+{
+	size_t used = strlen(ptr);
+
+	if (used + 1 < cap)
+		ptr[used++] = '/';
+	for (; *key && used + 2 < cap; key++) {
+		if (*key == '~' || *key == '/') {
+			ptr[used++] = '~';
+			ptr[used++] = *key == '~' ? '0' : '1';
+		} else {
+			ptr[used++] = *key;
+		}
+	}
+	ptr[used] = '\0';
+}
+
+/* The pointer of the first key or string holding the U+FFFF marker. */
+static bool find_marker(const cJSON *v, char *ptr, size_t cap)
+{
+	static const char marker[] = "\xEF\xBF\xBF";
+	const cJSON *c;
+	int i = 0;
+
+	if (cJSON_IsString(v) && strstr(v->valuestring, marker))
+		return true;
+	cJSON_ArrayForEach(c, v)
+	{
+		size_t keep = strlen(ptr);
+		char index[24];
+
+		if (c->string) {
+			pointer_append(ptr, cap, c->string);
+			if (strstr(c->string, marker))
+				return true;
+		} else {
+			snprintf(index, sizeof(index), "%d", i);
+			pointer_append(ptr, cap, index);
+		}
+		if (find_marker(c, ptr, cap))
+			return true;
+		ptr[keep] = '\0';
+		i++;
+	}
+	return false;
+}
+
+/* Refuses a body with U+0000 in a string, naming the member (422) when the marker trick can locate it. */
+static mp_status refuse_nul(const char *body, size_t len, mp_error *err)
+{
+	char *marked;
+	cJSON *doc;
+	char ptr[sizeof(err->field)] = "";
+	bool located = false;
+
+	if (find_nul_escapes(body, len, NULL) == 0)
+		return MP_OK;
+	marked = strstr(body, "\xEF\xBF\xBF") == NULL && strstr(body, "\\uFFFF") == NULL &&
+			 strstr(body, "\\uffff") == NULL
+		     ? malloc(len + 1)
+		     : NULL;
+	if (marked) {
+		memcpy(marked, body, len + 1);
+		find_nul_escapes(body, len, marked);
+		doc = cJSON_ParseWithLength(marked, len + 1);
+		located = doc && find_marker(doc, ptr, sizeof(ptr));
+		cJSON_Delete(doc);
+		free(marked);
+	}
+	return mp_fail(err, MP_EINVAL, located ? ptr : "",
+		       "strings must not contain U+0000 (\\u0000): it would end the value early");
+}
+
 mp_status mpd_parse_body(const char *body, size_t len, cJSON **out, mp_error *err)
 {
 	const char *end = NULL;
 	cJSON *doc;
+	size_t bad_at;
 
 	*out = NULL;
 	if (len == 0)
 		return mp_fail(err, MP_EPARSE, "", "the request body is empty; send a JSON object");
+	/* JSON text is UTF-8 (RFC 8259 section 8.1): anything else could come back raw in an error message */
+	bad_at = mpd_utf8_invalid_at(body, len);
+	if (memchr(body, '\0', len) != NULL)
+		return mp_fail(err, MP_EPARSE, "", "the request body holds a NUL byte (byte %zu): not JSON text",
+			       (size_t)((const char *)memchr(body, '\0', len) - body));
+	if (bad_at != len)
+		return mp_fail(err, MP_EPARSE, "", "the request body is not valid UTF-8 (byte %zu)", bad_at);
 	/* body[len] is the NUL the server keeps after the data; cJSON counts it in the length. */
 	doc = cJSON_ParseWithLengthOpts(body, len + 1, &end, true);
 	if (doc == NULL) {
@@ -159,6 +347,14 @@ mp_status mpd_parse_body(const char *body, size_t len, cJSON **out, mp_error *er
 	if (!cJSON_IsObject(doc)) {
 		cJSON_Delete(doc);
 		return mp_fail(err, MP_EINVAL, "", "the request body must be a JSON object");
+	}
+	{
+		mp_status st = refuse_nul(body, len, err);
+
+		if (st != MP_OK) {
+			cJSON_Delete(doc);
+			return st;
+		}
 	}
 	*out = doc;
 	return MP_OK;

@@ -49,4 +49,14 @@ mp_status mpd_decode_fields(const cJSON *obj, const char *pointer, const mpd_fie
  * top level is not an object. The result is owned by the caller (cJSON_Delete). */
 mp_status mpd_parse_body(const char *body, size_t len, cJSON **out, mp_error *err);
 
+/*
+ * The offset of the first byte of s[0..len) that is not part of a well-formed UTF-8 sequence (RFC 3629:
+ * no overlong forms, no surrogates, nothing above U+10FFFF), or len when all of it is valid.
+ */
+size_t mpd_utf8_invalid_at(const char *s, size_t len);
+
+/* Copies src into dst (size cap, NUL-terminated) replacing every byte of an ill-formed UTF-8 sequence by '?',
+ * so text that echoes a request can always be sent as JSON. Cuts only at a character boundary. */
+void mpd_utf8_sanitize(char *dst, size_t cap, const char *src);
+
 #endif /* MPD_DECODE_H */

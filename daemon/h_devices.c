@@ -91,6 +91,8 @@ static mp_status load(mpd_request *req, mpd_reply *rep, mp_store_device **out)
 	if (*out == NULL)
 		return mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 	st = mp_store_device_get(req->d->store, req->path_id, *out, &rep->err);
+	if (st == MP_EINVAL)
+		snprintf(rep->err.field, sizeof(rep->err.field), "/id"); /* a malformed path id: 422 naming it */
 	if (st != MP_OK) {
 		free(*out);
 		*out = NULL;
@@ -176,7 +178,7 @@ mp_status mpd_h_device_delete(mpd_request *req, mpd_reply *rep)
 {
 	mp_status st = mp_store_device_remove(req->d->store, req->path_id, "api", &rep->err);
 
-	if (st == MP_ENOTFOUND)
+	if (st == MP_ENOTFOUND || st == MP_EINVAL)
 		snprintf(rep->err.field, sizeof(rep->err.field), "/id");
 	if (st == MP_OK)
 		rep->http_status = 204;

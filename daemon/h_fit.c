@@ -221,7 +221,7 @@ static mp_status load_jobs(fit_ctx *c, const cJSON *list, mp_error *err)
 			if (st == MP_OK && !j->model->architecture_known)
 				st = mp_fail(err, MP_EINVAL, ptr,
 					     "inference needs the architecture for the KV cache: give the model as a stored "
-					     "id or {\"hf_config\": {...}}");
+					     "id, {\"hf_config\": {...}} or {\"architecture\": {...}}");
 		} else {
 			j->training = true;
 			snprintf(ptr, sizeof(ptr), "/jobs/%d/training", i);

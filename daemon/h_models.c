@@ -62,6 +62,8 @@ mp_status mpd_h_model_get(mpd_request *req, mpd_reply *rep)
 	mp_store_model m;
 	mp_status st = mp_store_model_get(req->d->store, req->path_id, &m, &rep->err);
 
+	if (st == MP_EINVAL)
+		snprintf(rep->err.field, sizeof(rep->err.field), "/id"); /* a malformed path id: 422 naming it */
 	if (st != MP_OK)
 		return st;
 	rep->json = mpd_model_doc(&m);
@@ -115,8 +117,11 @@ mp_status mpd_h_model_patch(mpd_request *req, mpd_reply *rep)
 	mp_store_model m;
 	mp_status st = mpd_parse_body(req->body, req->body_len, &body, &rep->err);
 
-	if (st == MP_OK)
+	if (st == MP_OK) {
 		st = mp_store_model_get(req->d->store, req->path_id, &m, &rep->err);
+		if (st == MP_EINVAL)
+			snprintf(rep->err.field, sizeof(rep->err.field), "/id");
+	}
 	if (st == MP_OK) {
 		doc = mpd_model_doc(&m);
 		mp_store_model_free(&m);

@@ -134,7 +134,8 @@ static void decode_rope(hf_ctx *c, mp_model *m, double partial_default)
 	const cJSON *rp = cJSON_GetObjectItemCaseSensitive(c->cfg, "rope_parameters");
 	const cJSON *rs = cJSON_GetObjectItemCaseSensitive(c->cfg, "rope_scaling");
 	const cJSON *scaling = NULL, *type;
-	double partial = partial_default, factor;
+	char sub_pointer[96] = "";	/* JSON pointer of the scaling object: its keys are reported under it */
+	double partial = partial_default, factor, scaled;
 	uint64_t orig;
 
 	snprintf(m->rope_type, sizeof(m->rope_type), "default");
@@ -143,8 +144,11 @@ static void decode_rope(hf_ctx *c, mp_model *m, double partial_default)
 		const cJSON *full = cJSON_GetObjectItemCaseSensitive(rp, "full_attention");
 
 		scaling = cJSON_IsObject(full) ? full : rp;
+		snprintf(sub_pointer, sizeof(sub_pointer), "%s/rope_parameters%s", c->pointer,
+		         cJSON_IsObject(full) ? "/full_attention" : "");
 	} else if (cJSON_IsObject(rs)) {
 		scaling = rs;
+		snprintf(sub_pointer, sizeof(sub_pointer), "%s/rope_scaling", c->pointer);
 	} else if (rs && !cJSON_IsNull(rs)) {
 		fail_key(c, "rope_scaling", "rope_scaling must be an object or null");
 		return;
@@ -154,10 +158,14 @@ static void decode_rope(hf_ctx *c, mp_model *m, double partial_default)
 	else if (has(c, "rotary_pct"))
 		partial = get_double(c, c->cfg, "rotary_pct", partial);
 	if (scaling && cJSON_GetObjectItemCaseSensitive(scaling, "partial_rotary_factor")) {
-		hf_ctx sub = {scaling, c->pointer, c->err, c->st};
+		hf_ctx sub = {scaling, sub_pointer, c->err, c->st};
 
 		partial = get_double(&sub, scaling, "partial_rotary_factor", partial);
+		if (sub.st == MP_OK && (partial <= 0 || partial > 1))
+			fail_key(&sub, "partial_rotary_factor", "partial_rotary_factor must be in (0, 1]");
 		c->st = sub.st;
+		if (c->st != MP_OK)
+			return;
 	}
 	if (partial <= 0 || partial > 1) {
 		fail_key(c, "partial_rotary_factor", "partial_rotary_factor must be in (0, 1]");
@@ -176,15 +184,35 @@ static void decode_rope(hf_ctx *c, mp_model *m, double partial_default)
 		return;
 	m->rope_scaling = true;
 	{
-		hf_ctx sub = {scaling, c->pointer, c->err, c->st};
+		hf_ctx sub = {scaling, sub_pointer, c->err, c->st};
+		uint64_t top = get_u64(c, KEYS("original_max_position_embeddings"), m->max_position_embeddings);
 
+		sub.st = c->st;
 		factor = get_double(&sub, scaling, "factor", 1.0);
-		orig = (uint64_t)get_double(
-		    &sub, scaling, "original_max_position_embeddings",
-		    (double)get_u64(c, KEYS("original_max_position_embeddings"), m->max_position_embeddings));
+		/* a scaling stretches the context: a factor below 1 (or 0) is no scaling the config could mean */
+		if (sub.st == MP_OK && factor < 1)
+			fail_key(&sub, "factor", "factor must be a finite number >= 1 (how many times the RoPE scaling "
+			                         "stretches the original context)");
+		orig = get_u64(&sub, KEYS("original_max_position_embeddings"), top);
 		c->st = sub.st;
+		if (c->st != MP_OK)
+			return;
+		/* checked in double before any conversion: the ceiling keeps the product exact and far above
+		 * MP_MAX_SEQUENCE_LENGTH, so the allowed context is monotonic in factor */
+		scaled = (double)orig * factor;
+		if (scaled > (double)MPD_MAX_ROPE_SCALED_POSITIONS) {
+			char msg[200];
+
+			snprintf(msg, sizeof(msg),
+			         "factor x original_max_position_embeddings (%.6g) exceeds %llu positions, the most a RoPE "
+			         "scaling may declare",
+			         scaled, (unsigned long long)MPD_MAX_ROPE_SCALED_POSITIONS);
+			fail_key(&sub, "factor", msg);
+			c->st = sub.st;
+			return;
+		}
 	}
-	m->rope_scaled_max_position = (uint64_t)((double)orig * (factor < 1 ? 1 : factor));
+	m->rope_scaled_max_position = (uint64_t)scaled;
 	if (m->rope_scaled_max_position < m->max_position_embeddings)
 		m->rope_scaled_max_position = m->max_position_embeddings;
 }
@@ -662,9 +690,9 @@ static const mpd_field arch_fields[] = {
      .offset = offsetof(arch_body, m.vocab_size),
      .min = 1,
      .max = BIG},
-    AU64("num_key_value_heads", num_kv_heads, 0, BIG),
+    AU64("num_key_value_heads", num_kv_heads, 1, BIG), /* absent = MHA; 0 is refused (case BI-03) */
     AU64("head_dim", head_dim, 0, BIG),
-    AU64("intermediate_size", intermediate_size, 0, BIG),
+    AU64("intermediate_size", intermediate_size, 1, BIG),
     {.name = "ffn_kind", .type = MPD_F_ENUM, .offset = offsetof(arch_body, ffn), .names = ffn_names},
     {.name = "norm_kind", .type = MPD_F_ENUM, .offset = offsetof(arch_body, norm), .names = norm_names},
     {.name = "attention_kind", .type = MPD_F_ENUM, .offset = offsetof(arch_body, attn), .names = attn_names},
@@ -713,8 +741,8 @@ mp_status mpd_model_from_architecture(const cJSON *arch, const char *pointer, mp
 	out->ffn_kind = (mp_ffn_kind)b.ffn;
 	out->norm_kind = (mp_norm_kind)b.norm;
 	out->attn_kind = (mp_attn_kind)b.attn;
-	if (out->num_kv_heads == 0)
-		out->num_kv_heads = out->num_heads;
+	if (cJSON_GetObjectItemCaseSensitive(arch, "num_key_value_heads") == NULL)
+		out->num_kv_heads = out->num_heads;	/* absent: multi-head attention */
 	if (out->head_dim == 0) {
 		if (out->attn_kind == MP_ATTN_MLA) {
 			out->head_dim = out->qk_nope_head_dim + out->qk_rope_head_dim;
@@ -727,6 +755,13 @@ mp_status mpd_model_from_architecture(const cJSON *arch, const char *pointer, mp
 		} else {
 			out->head_dim = out->hidden_size / out->num_heads;
 		}
+	}
+	if (out->sliding_window_layers > out->num_layers) {
+		/* the planner's check names layer_types (the hf_config key); here the key is sliding_window_layers */
+		snprintf(field, sizeof(field), "%s/sliding_window_layers", pointer);
+		return mp_fail(err, MP_EINVAL, field,
+		               "sliding_window_layers (%llu) must not exceed num_hidden_layers (%llu)",
+		               (unsigned long long)out->sliding_window_layers, (unsigned long long)out->num_layers);
 	}
 	if (out->num_experts > 0 && out->moe_intermediate_size == 0)
 		out->moe_intermediate_size = out->intermediate_size;

@@ -10,6 +10,11 @@
 
 #include "../planner/memplan.h"
 
+/* The largest context a RoPE scaling may declare (factor x original_max_position_embeddings): 2^40 positions,
+ * far above any plan's sequence_length (at most 2^24) and exact in a double; beyond it the config is refused
+ * (422 naming .../rope_scaling/factor or .../rope_parameters/factor). */
+#define MPD_MAX_ROPE_SCALED_POSITIONS (UINT64_C(1) << 40)
+
 /*
  * Fills *m from cfg. Keys the config leaves out (or sets to null) take the model type's defaults as
  * transformers' <Type>Config.__init__ would. `pointer` is the JSON pointer of cfg in the request (for

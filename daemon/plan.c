@@ -74,8 +74,8 @@ mp_status mpd_resolve_model(mp_store *store, const cJSON *model, mpd_model *out,
 		return MP_OK;
 	} else {
 		return mp_fail(err, MP_EINVAL, "/model",
-			       "model must be a stored id (\"llama-3-8b\"), {\"hf_config\": {...}} or "
-			       "{\"parameters\": N}");
+			       "model must be a stored id (\"llama-3-8b\"), {\"hf_config\": {...}}, "
+			       "{\"architecture\": {...}} or {\"parameters\": N}");
 	}
 	if (st != MP_OK)
 		return st;
@@ -193,7 +193,8 @@ mp_status mpd_need_model(const cJSON *body, mp_store *store, mpd_model *m, mp_er
 
 	if (model == NULL)
 		return mp_fail(err, MP_EINVAL, "/model",
-			       "model is required: a stored id, {\"hf_config\": {...}} or {\"parameters\": N}");
+			       "model is required: a stored id, {\"hf_config\": {...}}, {\"architecture\": {...}} or "
+			       "{\"parameters\": N}");
 	return mpd_resolve_model(store, model, m, err);
 }
 
@@ -219,6 +220,23 @@ cJSON *mpd_fit_json(const mp_fit *fit, const mp_store_device *dev)
 	return o;
 }
 
+
+#define KV_DTYPES                                                                                            \
+	(MPD_DT(MP_DTYPE_FP32) | MPD_DT(MP_DTYPE_BF16) | MPD_DT(MP_DTYPE_FP16) | MPD_DT(MP_DTYPE_FP8_E4M3) | \
+	 MPD_DT(MP_DTYPE_FP8_E5M2) | MPD_DT(MP_DTYPE_Q8_0) | MPD_DT(MP_DTYPE_Q4_0))
+
+mp_status mpd_kv_dtype(const char *name, const char *field, mp_dtype *out, mp_error *err)
+{
+	/* vLLM's kv_cache_dtype "fp8" is fp8_e4m3 (its default fp8 KV format); both names are accepted */
+	mp_dtype kv = strcmp(name, "fp8") == 0 ? MP_DTYPE_FP8_E4M3 : mp_dtype_from_name(name);
+
+	if (kv == MP_DTYPE_INVALID || !(KV_DTYPES & MPD_DT(kv)))
+		return mp_fail(err, MP_EINVAL, field,
+			       "kv_cache_dtype must be one of: fp32, bf16, fp16, fp8 (= fp8_e4m3), fp8_e4m3, fp8_e5m2, "
+			       "q8_0, q4_0");
+	*out = kv;
+	return MP_OK;
+}
 
 void mpd_error_prefix(mp_error *err, const char *pointer)
 {

@@ -37,6 +37,13 @@ mp_status mpd_maybe_device(const char *id, mp_store *store, mp_store_device *dev
 /* Encodes a fit verdict against dev. Caller owns the result. */
 cJSON *mpd_fit_json(const mp_fit *fit, const mp_store_device *dev);
 
+/*
+ * The KV-cache formats every endpoint accepts (/v1/plan/inference, /v1/roofline's transformer, /v1/fit): fp32,
+ * bf16, fp16, fp8 (vLLM's name for fp8_e4m3), fp8_e4m3, fp8_e5m2, q8_0, q4_0 (llama.cpp's cache types).
+ * Decodes name into *out. Errors: MP_EINVAL naming field with the list.
+ */
+mp_status mpd_kv_dtype(const char *name, const char *field, mp_dtype *out, mp_error *err);
+
 /* Prefixes err->field with pointer (for a request nested in another, e.g. "/jobs/3/inference"). */
 void mpd_error_prefix(mp_error *err, const char *pointer);
 

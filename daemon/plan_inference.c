@@ -20,9 +20,6 @@ typedef mpd_inference_job inference_body;
 	 MPD_DT(MP_DTYPE_FP8_E5M2) | MPD_DT(MP_DTYPE_INT8) | MPD_DT(MP_DTYPE_INT4) | MPD_DT(MP_DTYPE_NF4) |            \
 	 MPD_DT(MP_DTYPE_Q8_0) | MPD_DT(MP_DTYPE_Q4_0) | MPD_DT(MP_DTYPE_Q4_K) | MPD_DT(MP_DTYPE_Q5_K) |               \
 	 MPD_DT(MP_DTYPE_Q6_K))
-#define KV_DTYPES                                                                                                      \
-	(MPD_DT(MP_DTYPE_FP32) | MPD_DT(MP_DTYPE_BF16) | MPD_DT(MP_DTYPE_FP16) | MPD_DT(MP_DTYPE_FP8_E4M3) |           \
-	 MPD_DT(MP_DTYPE_FP8_E5M2) | MPD_DT(MP_DTYPE_Q8_0) | MPD_DT(MP_DTYPE_Q4_0))
 #define COMPUTE_DTYPES (MPD_DT(MP_DTYPE_FP32) | MPD_DT(MP_DTYPE_BF16) | MPD_DT(MP_DTYPE_FP16))
 
 static const char *const int4_names[] = {"gptq", "awq", NULL};
@@ -118,12 +115,9 @@ static mp_status decode_body(const cJSON *body, inference_body *ib, mp_error *er
 	                       err);
 	if (st != MP_OK)
 		return st;
-	/* vLLM's kv_cache_dtype "fp8" is fp8_e4m3 (its default fp8 KV format); both names are accepted */
-	kv = strcmp(ib->kv_dtype, "fp8") == 0 ? MP_DTYPE_FP8_E4M3 : mp_dtype_from_name(ib->kv_dtype);
-	if (kv == MP_DTYPE_INVALID || !(KV_DTYPES & MPD_DT(kv)))
-		return mp_fail(err, MP_EINVAL, "/kv_cache_dtype",
-		               "kv_cache_dtype must be one of: fp32, bf16, fp16, fp8 (= fp8_e4m3), fp8_e4m3, fp8_e5m2, "
-		               "q8_0, q4_0");
+	st = mpd_kv_dtype(ib->kv_dtype, "/kv_cache_dtype", &kv, err);
+	if (st != MP_OK)
+		return st;
 	ib->req.kv_cache_dtype = kv;
 	v = cJSON_GetObjectItemCaseSensitive(body, "weight_formats");
 	if (v) {
@@ -136,6 +130,27 @@ static mp_status decode_body(const cJSON *body, inference_body *ib, mp_error *er
 	if (v && ib->utilization <= 0)
 		return mp_fail(err, MP_EINVAL, "/gpu_memory_utilization",
 		               "gpu_memory_utilization must be in (0, 1]: the fraction of the GPU the plan may use");
+	{
+		/* format options that apply to one format only: given without that format they would be silently
+		 * ignored, so they are refused naming the field */
+		static const struct {
+			const char *name, *field;
+			mp_dtype dt;
+		} only_for[] = {{"int4_scheme", "/int4_scheme", MP_DTYPE_INT4},
+		                {"int4_group_size", "/int4_group_size", MP_DTYPE_INT4},
+		                {"nf4_double_quant", "/nf4_double_quant", MP_DTYPE_NF4}};
+
+		for (size_t i = 0; i < sizeof(only_for) / sizeof(only_for[0]); i++) {
+			bool used = ib->req.weight_dtype == only_for[i].dt;
+
+			for (int c = 0; c < MP_TC_COUNT; c++)
+				used = used || ib->opts.formats.cls[c] == only_for[i].dt;
+			if (!used && cJSON_GetObjectItemCaseSensitive(body, only_for[i].name))
+				return mp_fail(err, MP_EINVAL, only_for[i].field,
+				               "%s applies only when weight_dtype (or a weight_formats class) is %s",
+				               only_for[i].name, mp_dtype_name(only_for[i].dt));
+		}
+	}
 	ib->opts.gpu_memory_utilization = ib->utilization;
 	ib->opts.formats.int4_scheme = (mp_int4_scheme)ib->int4_scheme;
 	ib->opts.formats.nf4_no_double_quant = !ib->nf4_double_quant;
@@ -247,9 +262,11 @@ mp_status mpd_plan_inference(mp_store *store, const cJSON *body, cJSON **out, mp
 		st = mpd_need_model(body, store, &m, err);
 	if (st == MP_OK && !m.architecture_known)
 		st = mp_fail(
-		    err, MP_EINVAL, "/model/hf_config",
-		    "the KV cache needs the architecture (layers, KV heads, head_dim): give the model as a "
-		    "stored id, {\"hf_config\": {...}} or {\"architecture\": {...}}, not a bare parameter count");
+		    err, MP_EINVAL, "/model",
+		    "the KV cache needs the architecture, not a bare parameter count: give the model as a stored id, "
+		    "{\"hf_config\": {...}} or {\"architecture\": {...}} with at least hidden_size, num_hidden_layers, "
+		    "num_attention_heads, vocab_size and intermediate_size (num_key_value_heads and head_dim when they "
+		    "differ from the defaults)");
 	if (st == MP_OK)
 		st = mpd_maybe_device(ib.device, store, &dev, &have_dev, err);
 	if (st == MP_OK)

@@ -49,6 +49,7 @@ static const mpd_field training_fields[] = {
 	{ .name = "attention", .type = MPD_F_ENUM, .offset = TB(attention), .names = attention_names },
 	{ .name = "dropout", .type = MPD_F_BOOL, .offset = TB(dropout) },
 	{ .name = "states_only", .type = MPD_F_BOOL, .offset = TB(req.states_only) },
+	{ .name = "allow_beyond_max_position_embeddings", .type = MPD_F_BOOL, .offset = TB(req.allow_beyond_max_position) },
 	GPUS("num_gpus", num_gpus),
 	GPUS("tensor_parallel_size", tensor_parallel_size),
 	{ .name = "sequence_parallel", .type = MPD_F_BOOL, .offset = TB(req.sequence_parallel) },
@@ -314,6 +315,13 @@ mp_status mpd_training_decode(const cJSON *body, const char *pointer, mpd_traini
 		tb->req.no_dropout = !tb->dropout;
 		if (tb->req.finetune != MP_FINETUNE_FULL && tb->req.lora_rank == 0)
 			st = mp_fail(err, MP_EINVAL, "/lora_rank", "lora_rank is required with finetune lora or qlora");
+		/* LoRA settings without LoRA would be silently ignored */
+		if (tb->req.finetune == MP_FINETUNE_FULL && cJSON_GetObjectItemCaseSensitive(body, "lora_rank"))
+			st = mp_fail(err, MP_EINVAL, "/lora_rank",
+				     "lora_rank applies only with finetune lora or qlora (finetune is full)");
+		else if (tb->req.finetune == MP_FINETUNE_FULL && cJSON_GetObjectItemCaseSensitive(body, "lora_targets"))
+			st = mp_fail(err, MP_EINVAL, "/lora_targets",
+				     "lora_targets applies only with finetune lora or qlora (finetune is full)");
 	}
 	if (st == MP_OK)
 		st = parse_targets(tb->lora_targets, &tb->req.lora_targets, err);

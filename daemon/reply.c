@@ -9,6 +9,7 @@
 
 #include <microhttpd.h>
 
+#include "decode.h"
 #include "reply.h"
 
 static const struct {
@@ -73,7 +74,7 @@ static const char *title_of(int http)
 cJSON *mpd_problem_json(int http, mp_status st, const mp_error *err)
 {
 	cJSON *doc = cJSON_CreateObject(), *errors, *e;
-	char type[96];
+	char type[96], field[sizeof(err->field)], message[sizeof(err->message)];
 
 	if (doc == NULL)
 		return NULL;
@@ -82,12 +83,15 @@ cJSON *mpd_problem_json(int http, mp_status st, const mp_error *err)
 	cJSON_AddStringToObject(doc, "type", type);
 	cJSON_AddStringToObject(doc, "title", title_of(http));
 	cJSON_AddNumberToObject(doc, "status", http);
-	cJSON_AddStringToObject(doc, "detail", err->message[0] ? err->message : mp_status_str(st));
+	/* messages may quote request text (an id, a key) or be cut mid-character: send only well-formed UTF-8 */
+	mpd_utf8_sanitize(field, sizeof(field), err->field);
+	mpd_utf8_sanitize(message, sizeof(message), err->message);
+	cJSON_AddStringToObject(doc, "detail", message[0] ? message : mp_status_str(st));
 	errors = cJSON_AddArrayToObject(doc, "errors");
-	if (errors && err->message[0]) {
+	if (errors && message[0]) {
 		e = cJSON_CreateObject();
-		cJSON_AddStringToObject(e, "field", err->field);
-		cJSON_AddStringToObject(e, "message", err->message);
+		cJSON_AddStringToObject(e, "field", field);
+		cJSON_AddStringToObject(e, "message", message);
 		cJSON_AddItemToArray(errors, e);
 	}
 	return doc;

@@ -458,6 +458,7 @@ static cJSON *step_json(const mp_step *s)
 typedef struct transformer_body {
 	mp_step_req req;
 	int attention;
+	char kv_dtype[16];
 } transformer_body;
 
 #define WDT                                                                                                            \
@@ -472,10 +473,8 @@ static const mpd_field transformer_fields[] = {
      .type = MPD_F_DTYPE,
      .offset = offsetof(transformer_body, req.weight_dtype),
      .dtypes = WDT},
-    {.name = "kv_cache_dtype",
-     .type = MPD_F_DTYPE,
-     .offset = offsetof(transformer_body, req.kv_cache_dtype),
-     .dtypes = WDT},
+    /* the plan's KV formats (mpd_kv_dtype), not every weight format */
+    {.name = "kv_cache_dtype", .type = MPD_F_STRING, .offset = offsetof(transformer_body, kv_dtype), .size = 16},
     {.name = "activation_dtype",
      .type = MPD_F_DTYPE,
      .offset = offsetof(transformer_body, req.activation_dtype),
@@ -496,6 +495,9 @@ static const mpd_field transformer_fields[] = {
      .min = 1,
      .max = MP_MAX_SEQUENCE_LENGTH},
     {.name = "attention", .type = MPD_F_ENUM, .offset = offsetof(transformer_body, attention), .names = impl_names},
+    {.name = "allow_beyond_max_position_embeddings",
+     .type = MPD_F_BOOL,
+     .offset = offsetof(transformer_body, req.allow_beyond_max_position)},
 };
 
 /* Decode and prefill of a model on dev into a "transformer" block. */
@@ -521,13 +523,16 @@ static mp_status transformer_json(mp_store *store, const cJSON *t, const mp_devi
 	tb.req.prompt_tokens = 4096;
 	st = mpd_decode_fields(t, "/transformer", transformer_fields,
 	                       sizeof(transformer_fields) / sizeof(transformer_fields[0]), &tb, err);
+	if (st == MP_OK && tb.kv_dtype[0])
+		st = mpd_kv_dtype(tb.kv_dtype, "/transformer/kv_cache_dtype", &tb.req.kv_cache_dtype, err);
 	if (st != MP_OK)
 		goto out;
 	tb.req.eager_attention = tb.attention == 1;
 	st = mpd_resolve_model(store, cJSON_GetObjectItemCaseSensitive(t, "model"), m, err);
 	if (st == MP_OK && !m->architecture_known)
 		st = mp_fail(err, MP_EINVAL, "/transformer/model",
-		             "the step analysis needs the architecture: a stored id or {\"hf_config\": {...}}");
+		             "the step analysis needs the architecture: a stored id, {\"hf_config\": {...}} or "
+		             "{\"architecture\": {...}}");
 	if (st != MP_OK) {
 		if (strncmp(err->field, "/model", 6) == 0) {
 			char f[sizeof(err->field)];
@@ -537,17 +542,32 @@ static mp_status transformer_json(mp_store *store, const cJSON *t, const mp_devi
 		}
 		goto out;
 	}
+	{
+		/* the 4096-token defaults stop at the model's context (gpt2 has 1024 positions) */
+		uint64_t limit = mp_model_context_limit(&m->arch);
+
+		if (limit > 0 && cJSON_GetObjectItemCaseSensitive(t, "context_tokens") == NULL &&
+		    tb.req.context_tokens >= limit)
+			tb.req.context_tokens = limit - 1;
+		if (limit > 0 && cJSON_GetObjectItemCaseSensitive(t, "prompt_tokens") == NULL &&
+		    tb.req.prompt_tokens > limit)
+			tb.req.prompt_tokens = limit;
+	}
 	o = cJSON_CreateObject();
 	cJSON_AddItemToObject(o, "model", mpd_model_json(m));
 	for (int phase = MP_PHASE_DECODE; phase >= MP_PHASE_PREFILL; phase--) {
 		st = mp_step_analyze(&m->arch, dev, (mp_phase)phase, &tb.req, s, err);
-		if (st != MP_OK)
+		if (st != MP_OK) {
+			mpd_error_prefix(err, "/transformer"); /* the step names its request's fields */
 			goto out;
+		}
 		cJSON_AddItemToObject(o, phase == MP_PHASE_DECODE ? "decode" : "prefill", step_json(s));
 	}
 	st = mp_step_compute_bound_batch(&m->arch, dev, &tb.req, &crossing, err);
-	if (st != MP_OK)
+	if (st != MP_OK) {
+		mpd_error_prefix(err, "/transformer");
 		goto out;
+	}
 	if (crossing)
 		ADD_NUM(o, "decode_compute_bound_batch", crossing);
 	else
@@ -791,6 +811,7 @@ cJSON *mpd_performance_json(const mpd_model *m, const mp_inference_req *req, con
 	sr.batch_size = req->batch_size;
 	sr.context_tokens = req->sequence_length > 0 ? req->sequence_length - 1 : 0;
 	sr.prompt_tokens = req->sequence_length;
+	sr.allow_beyond_max_position = true; /* the plan has already applied the context rule and its override */
 	if (!m->architecture_known)
 		st = mp_fail(&err, MP_EINVAL, "/model", "performance needs the model's architecture");
 	if (st == MP_OK)

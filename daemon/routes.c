@@ -41,10 +41,18 @@ static bool match(const char *pattern, const char *path, char *idbuf, size_t idl
 		if (strncmp(pattern, "{id}", 4) == 0) {
 			size_t n = strcspn(path, "/");
 
-			if (n == 0 || n >= idlen)
+			if (n == 0 || idlen < 2)
 				return false;
-			memcpy(idbuf, path, n);
-			idbuf[n] = '\0';
+			if (n >= idlen) {
+				/* too long for any id: pass a marked prefix on (a trailing '~' no id holds) so the
+				 * handler answers 422 for a malformed id rather than "no such endpoint" */
+				memcpy(idbuf, path, idlen - 2);
+				idbuf[idlen - 2] = '~';
+				idbuf[idlen - 1] = '\0';
+			} else {
+				memcpy(idbuf, path, n);
+				idbuf[n] = '\0';
+			}
 			*has_id = true;
 			pattern += 4;
 			path += n;

@@ -65,17 +65,7 @@ cJSON *mpd_model_doc(const mp_store_model *m)
 
 bool mpd_valid_id(const char *id)
 {
-	size_t n = strlen(id);
-
-	if (n == 0 || n >= MP_STORE_ID_MAX || id[0] == '.' || id[0] == '-' || id[0] == '_')
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = id[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_'))
-			return false;
-	}
-	return true;
+	return mp_store_valid_id(id); /* one id rule: the store's */
 }
 
 /* ----- decoding ---------------------------------------------------------------------------------------- */

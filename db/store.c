@@ -656,11 +656,31 @@ static mp_status load_peaks(sqlite3 *db, mp_store_device *d, mp_error *err)
 	return rc == SQLITE_DONE ? MP_OK : db_fail(err, db, "read peaks");
 }
 
+bool mp_store_valid_id(const char *id)
+{
+	size_t n = strlen(id);
+
+	if (n == 0 || n >= MP_STORE_ID_MAX || !((id[0] >= 'a' && id[0] <= 'z') || (id[0] >= '0' && id[0] <= '9')))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = id[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_'))
+			return false;
+	}
+	return true;
+}
+
+#define BAD_ID_MESSAGE "is not a valid id: ids match ^[a-z0-9][a-z0-9._-]{0,62}$ (1 to 63 bytes)"
+
 mp_status mp_store_device_get(mp_store *s, const char *id, mp_store_device *out, mp_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	mp_status rc = MP_OK;
 	int step;
+
+	if (!mp_store_valid_id(id))
+		return mp_fail(err, MP_EINVAL, "/device", "the device id " BAD_ID_MESSAGE);
 
 	pthread_mutex_lock(&s->lock);
 	if (sqlite3_prepare_v2(s->db, "SELECT " DEVICE_COLUMNS " FROM devices WHERE id = ?1", -1, &st, NULL) !=
@@ -674,7 +694,7 @@ mp_status mp_store_device_get(mp_store *s, const char *id, mp_store_device *out,
 		row_to_device(st, out);
 		rc = load_peaks(s->db, out, err);
 	} else if (step == SQLITE_DONE) {
-		rc = mp_fail(err, MP_ENOTFOUND, "/device", "no device with id '%s' (GET /v1/devices lists them)", id);
+		rc = mp_fail(err, MP_ENOTFOUND, "/device", "no device with id '%.64s' (GET /v1/devices lists them)", id);
 	} else {
 		rc = db_fail(err, s->db, "read device");
 	}
@@ -852,8 +872,11 @@ mp_status mp_store_device_put(mp_store *s, const mp_store_device *d, mp_error *e
 static mp_status remove_row(mp_store *s, bool model, const char *id, const char *actor, mp_error *err)
 {
 	sqlite3_stmt *st = NULL;
-	mp_status rc = tx_begin(s, err);
+	mp_status rc;
 
+	if (!mp_store_valid_id(id))
+		return mp_fail(err, MP_EINVAL, "/id", "the %s id " BAD_ID_MESSAGE, model ? "model" : "device");
+	rc = tx_begin(s, err);
 	if (rc != MP_OK)
 		return rc;
 	if (sqlite3_prepare_v2(s->db, model ? "DELETE FROM models WHERE id = ?1" : "DELETE FROM devices WHERE id = ?1",
@@ -864,7 +887,7 @@ static mp_status remove_row(mp_store *s, bool model, const char *id, const char 
 		if (sqlite3_step(st) != SQLITE_DONE)
 			rc = constraint_or_db(s->db, err, "delete");
 		else if (sqlite3_changes(s->db) == 0)
-			rc = mp_fail(err, MP_ENOTFOUND, "/id", "no %s with id '%s'", model ? "model" : "device", id);
+			rc = mp_fail(err, MP_ENOTFOUND, "/id", "no %s with id '%.64s'", model ? "model" : "device", id);
 	}
 	sqlite3_finalize(st);
 	if (rc == MP_OK)
@@ -916,6 +939,8 @@ mp_status mp_store_model_get(mp_store *s, const char *id, mp_store_model *out, m
 	int step;
 
 	memset(out, 0, sizeof(*out));
+	if (!mp_store_valid_id(id))
+		return mp_fail(err, MP_EINVAL, "/model", "the model id " BAD_ID_MESSAGE);
 	pthread_mutex_lock(&s->lock);
 	if (sqlite3_prepare_v2(s->db, "SELECT " MODEL_COLUMNS " FROM models WHERE id = ?1", -1, &st, NULL) !=
 	    SQLITE_OK) {
@@ -927,7 +952,7 @@ mp_status mp_store_model_get(mp_store *s, const char *id, mp_store_model *out, m
 	if (step == SQLITE_ROW)
 		rc = row_to_model(st, out, err);
 	else if (step == SQLITE_DONE)
-		rc = mp_fail(err, MP_ENOTFOUND, "/model", "no model with id '%s' (GET /v1/models lists them)", id);
+		rc = mp_fail(err, MP_ENOTFOUND, "/model", "no model with id '%.64s' (GET /v1/models lists them)", id);
 	else
 		rc = db_fail(err, s->db, "read model");
 out:
@@ -1101,7 +1126,7 @@ mp_status mp_store_calibration_get(mp_store *s, const char *id, mp_store_calibra
 		if (r && (out->results_json = strdup((const char *)r)) == NULL)
 			rc = mp_fail(err, MP_ENOMEM, "", "out of memory");
 	} else if (step == SQLITE_DONE) {
-		rc = mp_fail(err, MP_ENOTFOUND, "/id", "no calibration with id '%s'", id);
+		rc = mp_fail(err, MP_ENOTFOUND, "/id", "no calibration with id '%.64s'", id);
 	} else {
 		rc = db_fail(err, s->db, "read calibration");
 	}

@@ -67,7 +67,13 @@ typedef struct mp_store_device {
 	double memory_latency_seconds;	/* one dependent DRAM load (pointer chase beyond L2) */
 } mp_store_device;
 
-/* Fills *out for id. Errors: MP_ENOTFOUND, MP_EDB. */
+/*
+ * Whether id is a valid resource id: ^[a-z0-9][a-z0-9._-]{0,62}$ (1 to MP_STORE_ID_MAX - 1 bytes). Lookups and
+ * removals of any other string answer MP_EINVAL naming their field, without echoing it (it may be anything).
+ */
+bool mp_store_valid_id(const char *id);
+
+/* Fills *out for id. Errors: MP_EINVAL (not a valid id), MP_ENOTFOUND, MP_EDB. */
 mp_status mp_store_device_get(mp_store *s, const char *id, mp_store_device *out, mp_error *err);
 
 /*

@@ -9,7 +9,7 @@
 
 #include "memplan.h"
 
-static bool tp_ok(const mp_model *m, uint64_t t)
+bool mp_tp_degree_ok(const mp_model *m, uint64_t t)
 {
 	if (t == 0 || m->num_heads % t != 0)
 		return false;
@@ -36,13 +36,13 @@ size_t mp_valid_tp_degrees(const mp_model *m, uint64_t *out, size_t cap)
 			large[nl++] = m->num_heads / d;
 	}
 	for (size_t i = 0; i < ns; i++)
-		if (tp_ok(m, small[i])) {
+		if (mp_tp_degree_ok(m, small[i])) {
 			if (n < cap)
 				out[n] = small[i];
 			n++;
 		}
 	for (size_t i = nl; i-- > 0;)
-		if (tp_ok(m, large[i])) {
+		if (mp_tp_degree_ok(m, large[i])) {
 			if (n < cap)
 				out[n] = large[i];
 			n++;
@@ -65,21 +65,26 @@ static void list_degrees(const mp_model *m, char *buf, size_t len)
 	}
 }
 
-/* The longest sequence the model accepts: a learned position table is a hard limit; RoPE models accept
- * max_position_embeddings, or the scaled length when the config declares a RoPE scaling. */
-static uint64_t context_limit(const mp_model *m)
+mp_status mp_check_tp_degree(const mp_model *m, uint64_t tp, mp_error *err)
 {
-	if (m->learned_position_embeddings)
-		return m->learned_position_embeddings;
-	if (m->rope_scaling && m->rope_scaled_max_position > m->max_position_embeddings)
-		return m->rope_scaled_max_position;
-	return m->max_position_embeddings;
+	char list[256];
+
+	if (mp_tp_degree_ok(m, tp))
+		return MP_OK;
+	list_degrees(m, list, sizeof(list));
+	/* case BI-01: name the rule that failed and list the degrees that work */
+	return mp_fail(err, MP_EINVAL, "/tensor_parallel_size",
+	               "tensor_parallel_size %llu must divide the attention heads (%llu) and every FFN width, "
+	               "and divide or be a multiple of the KV heads (%llu); valid: %s",
+	               (unsigned long long)tp, (unsigned long long)m->num_heads, (unsigned long long)m->num_kv_heads,
+	               list);
 }
 
 static mp_status check_req(const mp_model *m, const mp_inference_req *req, const mp_inference_opts *o, uint64_t tp,
                            mp_error *err)
 {
 	uint64_t per_seq;
+	mp_status st;
 
 	if (mp_dtype_layout_of(req->weight_dtype).block_values == 0)
 		return mp_fail(err, MP_EINVAL, "/weight_dtype", "weight_dtype is not a known format");
@@ -103,17 +108,9 @@ static mp_status check_req(const mp_model *m, const mp_inference_req *req, const
 		               "num_gpus (%llu) must be a multiple of tensor_parallel_size (%llu): each group of "
 		               "tensor_parallel_size GPUs holds one replica",
 		               (unsigned long long)req->num_gpus, (unsigned long long)tp);
-	if (!tp_ok(m, tp)) {
-		char list[256];
-
-		list_degrees(m, list, sizeof(list));
-		/* case BI-01: name the rule that failed and list the degrees that work */
-		return mp_fail(err, MP_EINVAL, "/tensor_parallel_size",
-		               "tensor_parallel_size %llu must divide the attention heads (%llu) and every FFN width, "
-		               "and divide or be a multiple of the KV heads (%llu); valid: %s",
-		               (unsigned long long)tp, (unsigned long long)m->num_heads,
-		               (unsigned long long)m->num_kv_heads, list);
-	}
+	st = mp_check_tp_degree(m, tp, err);
+	if (st != MP_OK)
+		return st;
 	if (o->gpu_memory_utilization < 0 || o->gpu_memory_utilization > 1 ||
 	    o->gpu_memory_utilization != o->gpu_memory_utilization)
 		return mp_fail(err, MP_EINVAL, "/gpu_memory_utilization",
@@ -125,27 +122,15 @@ static mp_status check_req(const mp_model *m, const mp_inference_req *req, const
 		return mp_fail(err, MP_EINVAL, "/logits_positions",
 		               "logits_positions must be between 1 and sequence_length (%llu)",
 		               (unsigned long long)req->sequence_length);
+	if (o->length_scope == MP_LENGTH_SHARED && req->sequence_length < req->batch_size)
+		return mp_fail(err, MP_EINVAL, "/sequence_length",
+		               "with sequence_length_scope shared, sequence_length (%llu) is the total over all %llu slots "
+		               "and must be at least batch_size (one token per slot)",
+		               (unsigned long long)req->sequence_length, (unsigned long long)req->batch_size);
 	per_seq = o->length_scope == MP_LENGTH_SHARED
 	              ? req->sequence_length / req->batch_size + (req->sequence_length % req->batch_size != 0)
 	              : req->sequence_length;
-	if (per_seq > context_limit(m)) {
-		if (m->learned_position_embeddings)
-			return mp_fail(err, MP_EINVAL, "/sequence_length",
-			               "sequence_length %llu exceeds the %llu rows of the model's learned position "
-			               "table; at most %llu",
-			               (unsigned long long)per_seq, (unsigned long long)m->learned_position_embeddings,
-			               (unsigned long long)m->learned_position_embeddings);
-		if (!o->allow_beyond_max_position)
-			/* case BI-05: contexts past the trained length without a RoPE scaling are refused */
-			return mp_fail(err, MP_EINVAL, "/sequence_length",
-			               "sequence_length %llu exceeds the model's context of %llu tokens "
-			               "(max_position_embeddings%s); at most %llu, or set "
-			               "allow_beyond_max_position_embeddings: true",
-			               (unsigned long long)per_seq, (unsigned long long)context_limit(m),
-			               m->rope_scaling ? " with its RoPE scaling" : ", no rope_scaling declared",
-			               (unsigned long long)context_limit(m));
-	}
-	return MP_OK;
+	return mp_check_context(m, per_seq, o->allow_beyond_max_position, "/sequence_length", err);
 }
 
 static uint64_t req_tp(const mp_inference_req *req, const mp_inference_opts *o)
@@ -169,7 +154,7 @@ static mp_status evaluate(const mp_model *m, const mp_inference_req *req, const 
 		st = check_req(m, req, o, tp, err);
 	if (st != MP_OK)
 		return st;
-	mem->context_limit = context_limit(m);
+	mem->context_limit = mp_model_context_limit(m);
 	st = mp_weight_bytes(m, req->weight_dtype, o->compute_dtype, &o->formats, tp, &mem->weights, err);
 	if (st != MP_OK)
 		return st;
@@ -219,10 +204,19 @@ static bool fits_with(const mp_model *m, const mp_inference_req *req, const mp_i
 
 /* The largest v in [1, hi] for which fits(v) holds, by bisection (memory grows with v); 0 when none. */
 static uint64_t largest(const mp_model *m, const mp_inference_req *base, const mp_inference_opts *o,
-                        const mp_device *dev, uint64_t budget, bool batch, uint64_t hi)
+                        const mp_device *dev, uint64_t budget, bool batch, uint64_t lo, uint64_t hi)
 {
 	mp_inference_req r = *base;
-	uint64_t lo = 0;
+
+	/* lo is the caller's known floor (0, or a value that must fit for the search to mean anything) */
+	if (lo > 0) {
+		if (batch)
+			r.batch_size = lo;
+		else
+			r.sequence_length = lo;
+		if (!fits_with(m, &r, o, dev, budget))
+			return 0;
+	}
 
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo + 1) / 2;
@@ -285,10 +279,8 @@ mp_status mp_plan_inference_ex(const mp_model *m, const mp_param_count *pc, cons
 		return st;
 
 	mp_fit_verdict(mem, o, dev, fit);
-	fit->max_batch_size = largest(m, req, o, dev, fit->budget_bytes, true, MP_MAX_BATCH_SIZE);
-	seq_hi = o->allow_beyond_max_position || mem->context_limit == 0 || mem->context_limit > MP_MAX_SEQUENCE_LENGTH
-	             ? MP_MAX_SEQUENCE_LENGTH
-	             : mem->context_limit;
+	fit->max_batch_size = largest(m, req, o, dev, fit->budget_bytes, true, 0, MP_MAX_BATCH_SIZE);
+	seq_hi = mp_model_sequence_ceiling(m, o->allow_beyond_max_position);
 	if (o->length_scope == MP_LENGTH_SHARED && !o->allow_beyond_max_position) {
 		uint64_t cap;
 
@@ -296,7 +288,9 @@ mp_status mp_plan_inference_ex(const mp_model *m, const mp_param_count *pc, cons
 		             ? cap
 		             : MP_MAX_SEQUENCE_LENGTH;
 	}
-	fit->max_sequence_length = largest(m, req, o, dev, fit->budget_bytes, false, seq_hi);
+	/* shared scope: every slot holds at least one token, so the search starts at batch_size */
+	fit->max_sequence_length = largest(m, req, o, dev, fit->budget_bytes, false,
+	                                   o->length_scope == MP_LENGTH_SHARED ? req->batch_size : 0, seq_hi);
 
 	/* the smallest GPU count: the first valid tensor-parallel degree at which the request fits */
 	nd = mp_valid_tp_degrees(m, degrees, MP_MAX_TP_DEGREES);

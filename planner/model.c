@@ -60,6 +60,44 @@ mp_status mp_model_validate(const mp_model *m, mp_error *err)
 	return MP_OK;
 }
 
+uint64_t mp_model_context_limit(const mp_model *m)
+{
+	if (m->learned_position_embeddings)
+		return m->learned_position_embeddings;
+	if (m->rope_scaling && m->rope_scaled_max_position > m->max_position_embeddings)
+		return m->rope_scaled_max_position;
+	return m->max_position_embeddings;
+}
+
+mp_status mp_check_context(const mp_model *m, uint64_t tokens, bool allow_beyond, const char *field, mp_error *err)
+{
+	uint64_t limit = mp_model_context_limit(m);
+
+	if (limit == 0 || tokens <= limit)
+		return MP_OK;
+	if (m->learned_position_embeddings)
+		return mp_fail(err, MP_EINVAL, field,
+			       "%s needs %llu positions, more than the %llu rows of the model's learned position table",
+			       field + 1, (unsigned long long)tokens, (unsigned long long)limit);
+	if (allow_beyond)
+		return MP_OK;
+	/* case BI-05: contexts past the trained length without a RoPE scaling are refused */
+	return mp_fail(err, MP_EINVAL, field,
+		       "%s needs %llu positions, beyond the model's context of %llu tokens (max_position_embeddings%s); "
+		       "set allow_beyond_max_position_embeddings: true to plan it anyway",
+		       field + 1, (unsigned long long)tokens, (unsigned long long)limit,
+		       m->rope_scaling ? " with its RoPE scaling" : ", no rope_scaling declared");
+}
+
+uint64_t mp_model_sequence_ceiling(const mp_model *m, bool allow_beyond)
+{
+	uint64_t limit = mp_model_context_limit(m);
+
+	if (limit == 0 || limit > MP_MAX_SEQUENCE_LENGTH || (allow_beyond && !m->learned_position_embeddings))
+		return MP_MAX_SEQUENCE_LENGTH;
+	return limit;
+}
+
 /* Parameters of one linear layer in -> out, with or without bias. */
 static bool linear(uint64_t *acc, uint64_t in, uint64_t out, bool bias)
 {

@@ -249,6 +249,16 @@ mp_status mp_prefill_workspace(const mp_model *m, const mp_inference_req *req, c
  */
 size_t mp_valid_tp_degrees(const mp_model *m, uint64_t *out, size_t cap);
 
+/* Whether t is a valid tensor-parallel degree by the rule of mp_valid_tp_degrees (t = 0 is not). */
+bool mp_tp_degree_ok(const mp_model *m, uint64_t t);
+
+/*
+ * The one tensor-parallel check of every planner (inference, training): MP_OK when mp_tp_degree_ok, else
+ * MP_EINVAL naming /tensor_parallel_size with the rule and the list of valid degrees. Worked example: 52
+ * heads, FFN 17920, tp 8 -> "... valid: 1, 2, 4" (13, 26 and 52 divide the heads but not the FFN width).
+ */
+mp_status mp_check_tp_degree(const mp_model *m, uint64_t tp, mp_error *err);
+
 /*
  * The inference plan: weights (per class and format), KV cache, prefill workspace, overhead. When dev is not
  * NULL, fills fit (else fit is zeroed): the verdict against floor(capacity x gpu_memory_utilization), the

@@ -112,6 +112,26 @@ uint64_t mp_model_sliding_layers(const mp_model *m);
  */
 mp_status mp_model_validate(const mp_model *m, mp_error *err);
 
+/*
+ * The longest sequence (tokens, positions 1..n) the model accepts: a learned position table is a hard limit;
+ * RoPE models accept max_position_embeddings, or the scaled length when the config declares a RoPE scaling
+ * (rope_scaled_max_position). 0 when the model states no limit.
+ */
+uint64_t mp_model_context_limit(const mp_model *m);
+
+/*
+ * The one context check of every planner (inference, training, the roofline step analysis): tokens (the
+ * positions one sequence occupies) must be at most mp_model_context_limit, unless allow_beyond is set and the
+ * positions are RoPE (a learned table is never exceeded). Errors: MP_EINVAL naming `field` (for example
+ * "/sequence_length") that says the limit and the override, allow_beyond_max_position_embeddings (case BI-05).
+ * Worked example: llama-2-7b (4096 positions, no RoPE scaling), 8192 tokens -> MP_EINVAL; with allow_beyond -> MP_OK.
+ */
+mp_status mp_check_context(const mp_model *m, uint64_t tokens, bool allow_beyond, const char *field, mp_error *err);
+
+/* The largest sequence a fit solver may search: the context limit, MP_MAX_SEQUENCE_LENGTH-capped; with
+ * allow_beyond (and RoPE positions) MP_MAX_SEQUENCE_LENGTH. */
+uint64_t mp_model_sequence_ceiling(const mp_model *m, bool allow_beyond);
+
 /* Parameter counts by component, all exact. Fills a caller-owned struct. */
 typedef struct mp_param_count {
 	uint64_t total;			/* unique parameters, tied embeddings counted once */

@@ -198,6 +198,7 @@ typedef struct mp_step_req {
 	uint64_t prompt_tokens;    /* prefill: prompt length per sequence (>= 1) */
 	bool eager_attention;      /* prefill attention materialises the scores */
 	bool matmuls_only;         /* only the weight matrix products (to compare with a GEMM chain) */
+	bool allow_beyond_max_position; /* accept contexts past the model's (mp_check_context) */
 } mp_step_req;
 
 #define MP_STEP_MAX_OPS 32

@@ -114,6 +114,10 @@ typedef struct mp_training_req {
 	/* runtime overheads; 0 = defaults */
 	uint64_t cuda_context_bytes;	/* 0 = device's, else MP_DEFAULT_CUDA_CONTEXT_BYTES */
 	uint64_t cublas_workspace_bytes;	/* 0 = MP_DEFAULT_CUBLAS_WORKSPACE_BYTES */
+
+	/* accept sequence_length > the model's context without RoPE scaling (mp_check_context); the fit solver's
+	 * max_sequence_length is bounded by the context otherwise */
+	bool allow_beyond_max_position;
 } mp_training_req;
 
 /* ---------------------------------------------------------------------------------------------------------

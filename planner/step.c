@@ -36,8 +36,13 @@ static mp_status add(builder *b, const char *name, uint64_t count, const mp_op *
 	so->op = *op;
 	so->weight_bytes = weight_bytes;
 	st = mp_roofline(b->d, op, &so->roof, b->err);
-	if (st != MP_OK)
+	if (st != MP_OK) {
+		/* an operation's overflow names no field of its own: the step's sizes (batch x tokens) drive it */
+		if (b->err && b->err->field[0] == '\0')
+			snprintf(b->err->field, sizeof(b->err->field), "%s",
+			         b->s->phase == MP_PHASE_DECODE ? "/context_tokens" : "/prompt_tokens");
 		return st;
+	}
 	so->time_seconds = (double)count * so->roof.time_seconds;
 	b->s->nops++;
 	return MP_OK;
@@ -284,7 +289,10 @@ static mp_status check(const mp_model *m, mp_phase phase, const mp_step_req *req
 		               (unsigned long long)MP_MAX_SEQUENCE_LENGTH);
 	if (m->hidden_size == 0 || m->num_heads == 0 || m->vocab_size == 0)
 		return mp_fail(err, MP_EINVAL, "/model", "the step analysis needs hidden_size, heads and vocab_size");
-	return MP_OK;
+	/* the same context rule as the plans: the decode step writes position context_tokens + 1 */
+	if (phase == MP_PHASE_DECODE)
+		return mp_check_context(m, req->context_tokens + 1, req->allow_beyond_max_position, "/context_tokens", err);
+	return mp_check_context(m, req->prompt_tokens, req->allow_beyond_max_position, "/prompt_tokens", err);
 }
 
 mp_status mp_step_analyze(const mp_model *m, const mp_device *d, mp_phase phase, const mp_step_req *req, mp_step *out,

@@ -88,29 +88,13 @@ static mp_status check_layout(const mp_model *m, const mp_training_req *req, lay
 			       "parallelism (DeepSpeed allows ZeRO-1 with pipelines only); use zero1 or none");
 
 	if (m != NULL) {
-		uint64_t heads = m->num_heads, kvh = m->num_kv_heads;
+		mp_status st = mp_check_tp_degree(m, l->tp, err);
 
-		if (heads % l->tp != 0) {
-			char valid[160] = "";
-			size_t used = 0;
-
-			for (uint64_t d = 1; d <= heads && used + 24 < sizeof(valid); d++)
-				if (heads % d == 0)
-					used += (size_t)snprintf(valid + used, sizeof(valid) - used, "%s%llu",
-								 used ? ", " : "", (unsigned long long)d);
-			return mp_fail(err, MP_EINVAL, "/tensor_parallel_size",
-				       "tensor_parallel_size (%llu) must divide the attention heads (%llu); valid: %s",
-				       (unsigned long long)l->tp, (unsigned long long)heads, valid);
-		}
-		if (m->attn_kind == MP_ATTN_GQA && kvh % l->tp != 0 && l->tp % kvh != 0)
-			return mp_fail(err, MP_EINVAL, "/tensor_parallel_size",
-				       "tensor_parallel_size (%llu) must divide the KV heads (%llu) or be a multiple of "
-				       "them (KV heads are then replicated)",
-				       (unsigned long long)l->tp, (unsigned long long)kvh);
-		if (m->intermediate_size && m->intermediate_size % l->tp != 0)
-			return mp_fail(err, MP_EINVAL, "/tensor_parallel_size",
-				       "tensor_parallel_size (%llu) must divide the MLP width (%llu)",
-				       (unsigned long long)l->tp, (unsigned long long)m->intermediate_size);
+		if (st == MP_OK)
+			st = mp_check_context(m, req->sequence_length, req->allow_beyond_max_position, "/sequence_length",
+					      err);
+		if (st != MP_OK)
+			return st;
 		if (m->num_layers % l->pp != 0)
 			return mp_fail(err, MP_EINVAL, "/pipeline_parallel_size",
 				       "pipeline_parallel_size (%llu) must divide the layers (%llu)",
@@ -950,7 +934,8 @@ mp_status mp_plan_training_fit(const mp_model *m, const mp_param_count *pc, cons
 	r = *req;
 	r.global_batch_size = 0;
 	unit = mp_or1(req->context_parallel_size) * (req->sequence_parallel ? mp_or1(req->tensor_parallel_size) : 1);
-	LARGEST(best, MP_MAX_SEQUENCE_LENGTH / unit, (r.sequence_length = k * unit, fits_with(m, pc, &r, cap)));
+	lim = m ? mp_model_sequence_ceiling(m, req->allow_beyond_max_position) : MP_MAX_SEQUENCE_LENGTH;
+	LARGEST(best, lim / unit, (r.sequence_length = k * unit, fits_with(m, pc, &r, cap)));
 	tf->fit.max_sequence_length = best * unit;
 
 	/* Smallest GPU count: keep tp x pp x cp, grow data parallelism in steps of the expert-parallel degree. */

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 #include <curl/curl.h>
 
+#include "../daemon/decode.h"
 #include "../daemon/routes.h"
 #include "http_util.h"
 #include "refs.h"
@@ -117,6 +118,7 @@ static void test_plan_training(void **state)
 {
 	fixture *f = *state;
 	http_resp r;
+
 
 	post(f, "/v1/plan/training",
 	     "{\"model\":\"llama-2-7b\",\"precision\":\"mixed_bf16\",\"optimizer\":\"adamw\","
@@ -230,6 +232,104 @@ static void test_errors(void **state)
 		       "text/plain", 415, NULL);
 }
 
+/* D3, D10: the training request's context rule and the LoRA fields that need LoRA. */
+static void test_plan_training_rules(void **state)
+{
+	fixture *f = *state;
+	http_resp r;
+
+	/* D10: LoRA settings with finetune full would be ignored: 422 naming them */
+	expect_problem(f, "POST", "/v1/plan/training",
+		       "{\"model\":\"llama-2-7b\",\"precision\":\"mixed_bf16\",\"optimizer\":\"adamw\","
+		       "\"micro_batch_size\":1,\"sequence_length\":4096,\"lora_rank\":8}",
+		       J, 422, "/lora_rank");
+	/* D3: the inference context rule: llama-2-7b has 4096 positions and no RoPE scaling */
+	expect_problem(f, "POST", "/v1/plan/training",
+		       "{\"model\":\"llama-2-7b\",\"precision\":\"mixed_bf16\",\"optimizer\":\"adamw\","
+		       "\"micro_batch_size\":1,\"sequence_length\":8192}",
+		       J, 422, "/sequence_length");
+	post(f, "/v1/plan/training",
+	     "{\"model\":\"llama-2-7b\",\"precision\":\"mixed_bf16\",\"optimizer\":\"adamw\","
+	     "\"micro_batch_size\":1,\"sequence_length\":8192,\"allow_beyond_max_position_embeddings\":true}",
+	     &r);
+	assert_int_equal(r.status, 200);
+	http_resp_free(&r);
+}
+
+/* Every byte of a problem body is well-formed UTF-8 (it is JSON text). */
+static void assert_utf8_json(const http_resp *r)
+{
+	assert_non_null(r->json);
+	assert_int_equal(mpd_utf8_invalid_at(r->body, r->len), r->len);
+}
+
+/* D6, D7: bodies that are not UTF-8, U+0000 in strings, malformed and over-long ids. */
+static void test_hostile_text(void **state)
+{
+	fixture *f = *state;
+	char path[400];
+	http_resp r;
+
+	post(f, "/v1/plan/inference", "{\"model\":\"ab\xff\xfe\"," LLAMA3_REQ_TAIL, &r);
+	assert_int_equal(r.status, 400);
+	assert_utf8_json(&r);
+	assert_non_null(strstr(r.body, "not valid UTF-8 (byte 12)"));
+	http_resp_free(&r);
+	/* an overlong encoding and a lone surrogate are not UTF-8 either */
+	post(f, "/v1/plan/inference", "{\"model\":\"\xc0\xaf\"," LLAMA3_REQ_TAIL, &r);
+	assert_int_equal(r.status, 400);
+	http_resp_free(&r);
+	post(f, "/v1/plan/inference", "{\"model\":\"\xed\xa0\x80\"," LLAMA3_REQ_TAIL, &r);
+	assert_int_equal(r.status, 400);
+	http_resp_free(&r);
+	/* valid multi-byte text is fine, and is echoed intact (cut at 64 bytes, never mid-character) */
+	post(f, "/v1/plan/inference",
+	     "{\"model\":\"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3"
+	     "\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+	     "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9x\"," LLAMA3_REQ_TAIL,
+	     &r);
+	assert_int_equal(r.status, 422);
+	assert_string_equal(http_problem_field(&r), "/model");
+	assert_utf8_json(&r);
+	http_resp_free(&r);
+	/* U+0000 would end a C string early: "bf16\u0000junk" is not bf16 */
+	post(f, "/v1/plan/inference",
+	     "{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\\u0000junk\",\"kv_cache_dtype\":\"bf16\","
+	     "\"batch_size\":1,\"sequence_length\":4096}",
+	     &r);
+	assert_int_equal(r.status, 422);
+	assert_string_equal(http_problem_field(&r), "/weight_dtype");
+	http_resp_free(&r);
+	post(f, "/v1/plan/inference",
+	     "{\"model\":{\"hf_config\":{\"model_type\":\"llama\\u0000\"}},\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":"
+	     "\"bf16\",\"batch_size\":1,\"sequence_length\":4096}",
+	     &r);
+	assert_int_equal(r.status, 422);
+	assert_string_equal(http_problem_field(&r), "/model/hf_config/model_type");
+	http_resp_free(&r);
+	/* an escaped backslash followed by u0000 is six ordinary characters */
+	post(f, "/v1/plan/inference", "{\"model\":\"x\\\\u0000\"," LLAMA3_REQ_TAIL, &r);
+	assert_int_equal(r.status, 422);
+	assert_string_equal(http_problem_field(&r), "/model");
+	http_resp_free(&r);
+	/* ids outside ^[a-z0-9][a-z0-9._-]{0,62}$: 422 naming the id, never echoed */
+	expect_problem(f, "GET", "/v1/devices/H100", NULL, NULL, 422, "/id");
+	expect_problem(f, "GET", "/v1/models/-x", NULL, NULL, 422, "/id");
+	expect_problem(f, "DELETE", "/v1/devices/a%20b", NULL, NULL, 422, "/id");
+	memset(path, 0, sizeof(path));
+	snprintf(path, sizeof(path), "/v1/devices/");
+	memset(path + strlen(path), 'a', 300);
+	http_do(&f->d, "GET", path, NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 422);
+	assert_string_equal(http_problem_field(&r), "/id");
+	assert_null(strstr(r.body, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
+	http_resp_free(&r);
+	post(f, "/v1/plan/inference", "{\"model\":\"llama-3-8b\",\"device\":\"Bad Id\"," LLAMA3_REQ_TAIL, &r);
+	assert_int_equal(r.status, 422);
+	assert_string_equal(http_problem_field(&r), "/device");
+	http_resp_free(&r);
+}
+
 static void test_method_not_allowed_has_allow(void **state)
 {
 	fixture *f = *state;
@@ -340,6 +440,8 @@ int main(void)
 		cmocka_unit_test(test_plan_inference_fit),
 		cmocka_unit_test(test_plan_training),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_hostile_text),
+		cmocka_unit_test(test_plan_training_rules),
 		cmocka_unit_test(test_method_not_allowed_has_allow),
 		cmocka_unit_test(test_body_too_large),
 		cmocka_unit_test(test_reads),

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "../daemon/decode.h"
 #include "../daemon/hf_config.h"
 #include "refs.h"
 
@@ -272,6 +273,112 @@ static void test_type_details(void **state)
 	assert_int_equal(pc2.total, UINT64_C(124439808));
 }
 
+/* D4, D5: RoPE factor and original_max_position_embeddings are validated before any conversion, and errors
+ * name the key under its own object (rope_scaling, rope_parameters). */
+static void expect_rope_error(const char *json, const char *field)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err;
+
+	if (count_text(json, &pc, &m, &err) != MP_EINVAL)
+		fail_msg("%s: accepted", json);
+	if (strcmp(err.field, field) != 0)
+		fail_msg("%s: field %s, expected %s (%s)", json, err.field, field, err.message);
+}
+
+static uint64_t scaled_context(const char *factor)
+{
+	char json[256];
+	mp_param_count pc;
+	mp_model m;
+	mp_error err;
+
+	snprintf(json, sizeof(json),
+		 "{\"model_type\":\"llama\",\"max_position_embeddings\":4096,\"rope_scaling\":{\"type\":\"linear\","
+		 "\"factor\":%s}}",
+		 factor);
+	if (count_text(json, &pc, &m, &err) != MP_OK)
+		return 0;
+	return m.rope_scaled_max_position;
+}
+
+static void test_rope_scaling_checked(void **state)
+{
+	const char *factors[] = {"0", "0.5", "-1", "1e18", "9223372036854775808", "1e999"};
+	uint64_t prev = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(factors) / sizeof(factors[0]); i++) {
+		char json[256];
+
+		snprintf(json, sizeof(json),
+			 "{\"model_type\":\"llama\",\"rope_scaling\":{\"type\":\"linear\",\"factor\":%s}}", factors[i]);
+		expect_rope_error(json, "/model/hf_config/rope_scaling/factor");
+		snprintf(json, sizeof(json),
+			 "{\"model_type\":\"llama\",\"rope_parameters\":{\"rope_type\":\"yarn\",\"factor\":%s}}",
+			 factors[i]);
+		expect_rope_error(json, "/model/hf_config/rope_parameters/factor");
+	}
+	/* the allowed context grows with factor, up to the documented ceiling */
+	for (double f = 1; f <= 2e8; f *= 7) {
+		char text[32];
+		uint64_t got;
+
+		snprintf(text, sizeof(text), "%.17g", f);
+		got = scaled_context(text);
+		assert_true(got >= prev);
+		assert_true(got <= MPD_MAX_ROPE_SCALED_POSITIONS);
+		prev = got;
+	}
+	assert_int_equal(scaled_context("1"), 4096);
+	assert_int_equal(scaled_context("2.5"), 10240);
+	assert_int_equal(scaled_context("268435456"), MPD_MAX_ROPE_SCALED_POSITIONS); /* 2^12 x 2^28 = 2^40 */
+	assert_int_equal(scaled_context("268435457"), 0);
+	/* nested keys name their own object */
+	expect_rope_error("{\"model_type\":\"llama\",\"rope_scaling\":{\"type\":\"yarn\",\"factor\":2,"
+			  "\"original_max_position_embeddings\":1.5}}",
+			  "/model/hf_config/rope_scaling/original_max_position_embeddings");
+	expect_rope_error("{\"model_type\":\"llama\",\"rope_scaling\":{\"type\":\"yarn\",\"factor\":2,"
+			  "\"partial_rotary_factor\":2}}",
+			  "/model/hf_config/rope_scaling/partial_rotary_factor");
+	expect_rope_error("{\"model_type\":\"gemma3_text\",\"rope_parameters\":{\"full_attention\":{\"rope_type\":"
+			  "\"linear\",\"factor\":0.25}}}",
+			  "/model/hf_config/rope_parameters/full_attention/factor");
+}
+
+/* D5: an architecture's sliding_window_layers beyond its layers names that key, not hf_config's layer_types. */
+static void test_architecture_pointers(void **state)
+{
+	cJSON *a = cJSON_Parse("{\"hidden_size\":64,\"num_hidden_layers\":2,\"num_attention_heads\":4,"
+			       "\"vocab_size\":100,\"intermediate_size\":128,\"sliding_window\":16,"
+			       "\"sliding_window_layers\":3}");
+	mp_model m;
+	mp_error err;
+
+	(void)state;
+	assert_int_equal(mpd_model_from_architecture(a, "/model/architecture", &m, &err), MP_EINVAL);
+	assert_string_equal(err.field, "/model/architecture/sliding_window_layers");
+	cJSON_Delete(a);
+}
+
+/* D6: problem text is always well-formed UTF-8: ill-formed bytes become '?', cuts fall between characters. */
+static void test_utf8_sanitize(void **state)
+{
+	char out[8];
+
+	(void)state;
+	assert_int_equal(mpd_utf8_invalid_at("ab\xff\xfe", 4), 2);
+	assert_int_equal(mpd_utf8_invalid_at("\xf4\x90\x80\x80", 4), 0); /* above U+10FFFF */
+	assert_int_equal(mpd_utf8_invalid_at("\xe2\x82\xac", 3), 3);
+	mpd_utf8_sanitize(out, sizeof(out), "ab\xff\xfe");
+	assert_string_equal(out, "ab??");
+	mpd_utf8_sanitize(out, sizeof(out), "abcde\xe2\x82\xac");	/* the euro sign does not fit: dropped whole */
+	assert_string_equal(out, "abcde");
+	mpd_utf8_sanitize(out, sizeof(out), "a\xe2\x82");	/* a cut character */
+	assert_string_equal(out, "a??");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -282,6 +389,9 @@ int main(void)
 		cmocka_unit_test(test_architectures_exact),
 		cmocka_unit_test(test_shared_tensor_lists),
 		cmocka_unit_test(test_type_details),
+		cmocka_unit_test(test_rope_scaling_checked),
+		cmocka_unit_test(test_architecture_pointers),
+		cmocka_unit_test(test_utf8_sanitize),
 	};
 
 	return cmocka_run_group_tests_name("models", tests, NULL, NULL);

@@ -748,10 +748,22 @@ static void test_step_properties(void **state)
 	assert_true(s64.kv_read_bytes == 64 * s1.kv_read_bytes);
 	assert_true(s64.weight_bytes == s1.weight_bytes);
 	assert_true(s64.tokens_per_second_total > 10 * s1.tokens_per_second_total);
-	/* at a long context the KV reads keep decode memory-bound at any batch */
+	/* at a long context the KV reads keep decode memory-bound at any batch; 32768 is past llama-3-8b's 8192
+	 * positions (no RoPE scaling), which the step refuses like the plans unless told (D3) */
 	req.context_tokens = 32768;
 	{
 		uint64_t b;
+		mp_error err;
+
+		assert_int_equal(mp_step_analyze(&m, &d, MP_PHASE_DECODE, &req, &s64, &err), MP_EINVAL);
+		assert_string_equal(err.field, "/context_tokens");
+		assert_non_null(strstr(err.message, "allow_beyond_max_position_embeddings"));
+		req.context_tokens = 8191; /* the step writes position 8192: the last one */
+		assert_int_equal(mp_step_analyze(&m, &d, MP_PHASE_DECODE, &req, &s64, NULL), MP_OK);
+		req.context_tokens = 8192;
+		assert_int_equal(mp_step_analyze(&m, &d, MP_PHASE_DECODE, &req, &s64, NULL), MP_EINVAL);
+		req.context_tokens = 32768;
+		req.allow_beyond_max_position = true;
 
 		assert_int_equal(mp_step_compute_bound_batch(&m, &d, &req, &b, NULL), MP_OK);
 		assert_int_equal(b, 0);
@@ -1066,6 +1078,44 @@ static void test_http_transformer_and_plan(void **state)
 	post_text(f, "{\"device\":\"h200-sxm-141gb\",\"transformer\":{\"model\":{\"parameters\":7000000000}}}", &r);
 	assert_int_equal(r.status, 422);
 	assert_string_equal(http_problem_field(&r), "/transformer/model");
+	http_resp_free(&r);
+	/* D3: the plans' context rule (llama-3-8b: 8192 positions, no RoPE scaling), with the same override */
+	post_text(f, "{\"device\":\"h200-sxm-141gb\",\"transformer\":{\"model\":\"llama-3-8b\",\"context_tokens\":100000}}",
+	          &r);
+	assert_int_equal(r.status, 422);
+	assert_string_equal(http_problem_field(&r), "/transformer/context_tokens");
+	http_resp_free(&r);
+	post_text(f,
+	          "{\"device\":\"h200-sxm-141gb\",\"transformer\":{\"model\":\"llama-3-8b\",\"context_tokens\":100000,"
+	          "\"prompt_tokens\":8192,\"allow_beyond_max_position_embeddings\":true}}",
+	          &r);
+	assert_int_equal(r.status, 200);
+	http_resp_free(&r);
+	/* D5: an operation's overflow inside the step names the request field under /transformer */
+	post_text(f,
+	          "{\"device\":\"h200-sxm-141gb\",\"transformer\":{\"model\":\"llama-3-8b\",\"batch_size\":1048576,"
+	          "\"prompt_tokens\":16777216,\"attention\":\"eager\",\"allow_beyond_max_position_embeddings\":true}}",
+	          &r);
+	assert_int_equal(r.status, 422);
+	assert_string_equal(http_problem_field(&r), "/transformer/prompt_tokens");
+	http_resp_free(&r);
+	/* D11: the plans' KV formats, not every weight format */
+	post_text(f, "{\"device\":\"h200-sxm-141gb\",\"transformer\":{\"model\":\"llama-3-8b\",\"kv_cache_dtype\":\"int4\"}}",
+	          &r);
+	assert_int_equal(r.status, 422);
+	assert_string_equal(http_problem_field(&r), "/transformer/kv_cache_dtype");
+	http_resp_free(&r);
+	post_text(f, "{\"device\":\"h200-sxm-141gb\",\"transformer\":{\"model\":\"llama-3-8b\",\"kv_cache_dtype\":\"q4_K\"}}",
+	          &r);
+	assert_int_equal(r.status, 422);
+	http_resp_free(&r);
+	post_text(f, "{\"device\":\"h200-sxm-141gb\",\"transformer\":{\"model\":\"llama-3-8b\",\"kv_cache_dtype\":\"fp8\"}}",
+	          &r);
+	assert_int_equal(r.status, 200);
+	http_resp_free(&r);
+	/* the 4096-token defaults stop at gpt2's 1024 learned positions */
+	post_text(f, "{\"device\":\"h200-sxm-141gb\",\"transformer\":{\"model\":\"gpt2\"}}", &r);
+	assert_int_equal(r.status, 200);
 	http_resp_free(&r);
 }
 

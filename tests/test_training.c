@@ -490,6 +490,47 @@ static void test_lora_qlora(void **state)
 	expect_invalid(&m, &pc, &req, "/lora_rank");
 }
 
+/* D3: training applies the inference context rule (case BI-05): llama-2-7b has 4096 positions and no RoPE
+ * scaling, so 8192 needs allow_beyond_max_position_embeddings, and the fit's longest sequence stops at the
+ * context unless the override is set. */
+static void test_training_context_limit(void **state)
+{
+	mp_model m;
+	mp_param_count pc;
+	mp_training_req req;
+	mp_training_memory mem;
+	mp_training_fit tf;
+	mp_device dev;
+	mp_error err;
+
+	(void)state;
+	load_model("llama-2-7b", &m, &pc);
+	req = base_req(MP_PRECISION_AMP_BF16, 1, 8192);
+	expect_invalid(&m, &pc, &req, "/sequence_length");
+	assert_int_equal(mp_plan_training(&m, &pc, &req, &mem, &err), MP_EINVAL);
+	assert_non_null(strstr(err.message, "allow_beyond_max_position_embeddings"));
+	req.allow_beyond_max_position = true;
+	plan_ok(&m, &pc, &req);
+
+	/* the fit: a small model on a large GPU would fit far more than its context */
+	memset(&dev, 0, sizeof(dev));
+	dev.memory_bytes = UINT64_C(150109880320);
+	load_model("gpt2", &m, &pc);
+	req = base_req(MP_PRECISION_AMP_BF16, 1, 512);
+	assert_int_equal(mp_plan_training_fit(&m, &pc, &req, &dev, &mem, &tf, &err), MP_OK);
+	assert_int_equal(tf.fit.max_sequence_length, mp_model_context_limit(&m));
+	load_model("llama-2-7b", &m, &pc);
+	req = base_req(MP_PRECISION_AMP_BF16, 1, 512);
+	req.finetune = MP_FINETUNE_QLORA;
+	req.lora_rank = 8;
+	req.recompute = MP_RECOMPUTE_FULL;
+	assert_int_equal(mp_plan_training_fit(&m, &pc, &req, &dev, &mem, &tf, &err), MP_OK);
+	assert_int_equal(tf.fit.max_sequence_length, 4096);
+	req.allow_beyond_max_position = true;
+	assert_int_equal(mp_plan_training_fit(&m, &pc, &req, &dev, &mem, &tf, &err), MP_OK);
+	assert_true(tf.fit.max_sequence_length > 4096);
+}
+
 static void test_training_fit(void **state)
 {
 	mp_model m;
@@ -531,6 +572,42 @@ static void test_training_fit(void **state)
 	assert_true(plan_ok(&m, &pc, &req).total_bytes > dev.memory_bytes);
 }
 
+/* D1: the training 422 lists the same valid degrees as inference (one rule: heads, KV heads and every FFN width).
+ * LLaMA-33B shape (case BI-01): 52 heads, FFN 17920: 13, 26 and 52 divide the heads but not the FFN width. */
+static void test_tp_valid_degrees_shared_rule(void **state)
+{
+	cJSON *cfg = cJSON_Parse("{\"model_type\":\"llama\",\"hidden_size\":6656,\"intermediate_size\":17920,"
+				 "\"num_hidden_layers\":60,\"num_attention_heads\":52,\"vocab_size\":32000}");
+	mp_model m;
+	mp_param_count pc;
+	mp_training_req req;
+	mp_training_memory mem;
+	mp_error err;
+	uint64_t deg[MP_MAX_TP_DEGREES];
+	size_t n;
+
+	(void)state;
+	assert_int_equal(mpd_model_from_hf(cfg, "", &m, &err), MP_OK);
+	cJSON_Delete(cfg);
+	assert_int_equal(mp_count_parameters(&m, &pc, &err), MP_OK);
+	n = mp_valid_tp_degrees(&m, deg, MP_MAX_TP_DEGREES);
+	assert_int_equal(n, 3);
+	req = base_req(MP_PRECISION_MIXED_BF16, 1, 2048);
+	req.num_gpus = 8;
+	req.tensor_parallel_size = 8;
+	assert_int_equal(mp_plan_training(&m, &pc, &req, &mem, &err), MP_EINVAL);
+	assert_string_equal(err.field, "/tensor_parallel_size");
+	assert_non_null(strstr(err.message, "valid: 1, 2, 4"));
+	assert_null(strstr(err.message, "13"));
+	/* every listed degree is accepted, the head-only divisor 13 is not */
+	for (size_t i = 0; i < n; i++) {
+		req.num_gpus = req.tensor_parallel_size = deg[i];
+		plan_ok(&m, &pc, &req);
+	}
+	req.num_gpus = req.tensor_parallel_size = 13;
+	expect_invalid(&m, &pc, &req, "/tensor_parallel_size");
+}
+
 static void test_bare_model_needs_states_only(void **state)
 {
 	mp_param_count pc = { 0 };
@@ -561,6 +638,8 @@ int main(void)
 		cmocka_unit_test(test_lora_qlora),
 		cmocka_unit_test(test_training_fit),
 		cmocka_unit_test(test_bare_model_needs_states_only),
+		cmocka_unit_test(test_tp_valid_degrees_shared_rule),
+		cmocka_unit_test(test_training_context_limit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
