@@ -612,6 +612,20 @@ mp_status mpd_roofline(mp_store *store, const cJSON *body, cJSON **out, mp_error
 		return st;
 	if (!(dev.hw.memory_bandwidth_bytes_per_second > 0))
 		return mp_fail(err, MP_EINVAL, "/device", "the device has no memory bandwidth");
+	if (cJSON_GetObjectItemCaseSensitive(body, "ridge_dtype") &&
+	    !(dev.hw.peak_flops_per_second[top.ridge_dtype] > 0)) {
+		/* an explicit ridge dtype the device has no dense peak for: no silent fallback to another roof */
+		uint32_t have = 0;
+		char list[256];
+
+		for (int t = 0; t < MP_DTYPE_COUNT; t++)
+			if (dev.hw.peak_flops_per_second[t] > 0)
+				have |= MPD_DT(t);
+		mp_dtype_list(have, list, sizeof(list));
+		return mp_fail(err, MP_EINVAL, "/ridge_dtype",
+		               "the device has no dense %s peak; ridge_dtype must be one it has: %s",
+		               mp_dtype_name(top.ridge_dtype), have ? list : "(none)");
+	}
 	if (ops && (!cJSON_IsArray(ops) || cJSON_GetArraySize(ops) > MPD_ROOFLINE_MAX_OPS))
 		return mp_fail(err, MP_EINVAL, "/ops", "ops must be an array of at most %d operations",
 		               MPD_ROOFLINE_MAX_OPS);

@@ -1027,6 +1027,23 @@ static void test_http_errors_and_warnings(void **state)
 		assert_true(cJSON_IsTrue(cJSON_GetObjectItem(o, "peak_fallback")));
 	}
 	http_resp_free(&r);
+	/* D10: an explicit ridge_dtype the device has no peak for is refused, naming the dtypes it has */
+	post_text(f, "{\"device\":\"h100-sxm5-80gb\",\"ridge_dtype\":\"int4\",\"ops\":[]}", &r);
+	assert_int_equal(r.status, 422);
+	assert_string_equal(http_problem_field(&r), "/ridge_dtype");
+	assert_non_null(strstr(r.body, "fp8_e4m3"));
+	assert_null(strstr(r.body, "nf4"));
+	http_resp_free(&r);
+	http_do(&f->d, "GET", "/v1/devices/h100-sxm5-80gb/roofline.svg?ridge_dtype=int4", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 422);
+	assert_string_equal(http_problem_field(&r), "?ridge_dtype");
+	http_resp_free(&r);
+	post_text(f, "{\"device\":\"h100-sxm5-80gb\",\"ridge_dtype\":\"fp8_e4m3\",\"ops\":[]}", &r);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(cJSON_GetObjectItem(r.json, "ridge_dtype")->valuestring, "fp8_e4m3");
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "device"), "peak_dtype")->valuestring,
+	                    "fp8_e4m3");
+	http_resp_free(&r);
 	/* BR-14: a measurement faster than the floor is returned as a warning */
 	post_text(
 	    f,
