@@ -805,7 +805,7 @@ mp_status mpd_op_spec_json(const char *spec, const char *field, cJSON **out, mp_
 
 /* ----- the inference plan's performance block -------------------------------------------------------------- */
 
-cJSON *mpd_performance_json(const mpd_model *m, const mp_inference_req *req, const mp_device *dev)
+cJSON *mpd_performance_json(const mpd_model *m, const mp_inference_req *req, const mp_device *dev, uint64_t tp)
 {
 	cJSON *o = cJSON_CreateObject(), *notes;
 	mp_step *dec = calloc(1, sizeof(*dec)), *pre = calloc(1, sizeof(*pre));
@@ -826,6 +826,7 @@ cJSON *mpd_performance_json(const mpd_model *m, const mp_inference_req *req, con
 	sr.context_tokens = req->sequence_length > 0 ? req->sequence_length - 1 : 0;
 	sr.prompt_tokens = req->sequence_length;
 	sr.allow_beyond_max_position = true; /* the plan has already applied the context rule and its override */
+	sr.tensor_parallel_size = tp;
 	if (!m->architecture_known)
 		st = mp_fail(&err, MP_EINVAL, "/model", "performance needs the model's architecture");
 	if (st == MP_OK)
@@ -856,8 +857,20 @@ cJSON *mpd_performance_json(const mpd_model *m, const mp_inference_req *req, con
 	    cJSON_CreateString(
 	        "Roofline floors (POST /v1/roofline's engine): the decode step is the last token of sequence_length "
 	        "(each sequence reads its own KV cache); prefill_seconds is a time-to-first-token floor for prompts of "
-	        "sequence_length tokens, all sequences at once. One GPU; launch overhead and imperfect bandwidth make "
-	        "real steps slower."));
+	        "sequence_length tokens, all sequences at once. Launch overhead and imperfect bandwidth make real steps "
+	        "slower."));
+	if (tp > 1) {
+		char t[320];
+
+		snprintf(t, sizeof(t),
+		         "Per GPU with tensor_parallel_size %llu: each GPU reads its 1/%llu of the sharded weights and of "
+		         "the KV cache (heads, FFN and expert widths, vocabulary split); norms and embeddings are "
+		         "replicated. The all-reduce traffic between the GPUs (two per layer) is not modelled.",
+		         (unsigned long long)tp, (unsigned long long)tp);
+		cJSON_AddItemToArray(notes, cJSON_CreateString(t));
+	} else {
+		cJSON_AddItemToArray(notes, cJSON_CreateString("One GPU (tensor_parallel_size 1)."));
+	}
 out:
 	free(dec);
 	free(pre);
