@@ -321,6 +321,77 @@ static mp_status refuse_nul(const char *body, size_t len, mp_error *err)
 		       "strings must not contain U+0000 (\\u0000): it would end the value early");
 }
 
+typedef struct key_at {
+	const char *key;
+	int index;	/* position among the object's members */
+} key_at;
+
+static int key_cmp(const void *a, const void *b)
+{
+	const key_at *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	return c ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+/*
+ * Finds a member name that appears twice in one object anywhere in v (cJSON keeps both and lookups see the
+ * first, so {"batch_size":1,"batch_size":64} would silently plan batch 1). Sorting keeps it O(n log n) per
+ * object. On a find, ptr holds the pointer of the repeated member (the earliest repeat in document order)
+ * and *status is MP_EINVAL, or MP_ENOMEM when it could not look.
+ */
+static bool find_duplicate(const cJSON *v, char *ptr, size_t cap, mp_status *status)
+{
+	const cJSON *c;
+	int n = 0, i = 0;
+
+	cJSON_ArrayForEach(c, v) n++;
+	if (cJSON_IsObject(v) && n > 1) {
+		key_at *keys = malloc((size_t)n * sizeof(*keys));
+		int dup = -1;
+
+		if (keys == NULL) {
+			*status = MP_ENOMEM;
+			return true;
+		}
+		cJSON_ArrayForEach(c, v)
+		{
+			keys[i].key = c->string ? c->string : "";
+			keys[i].index = i;
+			i++;
+		}
+		qsort(keys, (size_t)n, sizeof(*keys), key_cmp);
+		for (i = 1; i < n; i++)
+			if (strcmp(keys[i - 1].key, keys[i].key) == 0 && (dup < 0 || keys[i].index < keys[dup].index))
+				dup = i;
+		if (dup >= 0) {
+			pointer_append(ptr, cap, keys[dup].key);
+			free(keys);
+			*status = MP_EINVAL;
+			return true;
+		}
+		free(keys);
+	}
+	i = 0;
+	cJSON_ArrayForEach(c, v)
+	{
+		size_t keep = strlen(ptr);
+		char index[24];
+
+		if (c->string) {
+			pointer_append(ptr, cap, c->string);
+		} else {
+			snprintf(index, sizeof(index), "%d", i);
+			pointer_append(ptr, cap, index);
+		}
+		if (find_duplicate(c, ptr, cap, status))
+			return true;
+		ptr[keep] = '\0';
+		i++;
+	}
+	return false;
+}
+
 mp_status mpd_parse_body(const char *body, size_t len, cJSON **out, mp_error *err)
 {
 	const char *end = NULL;
@@ -350,7 +421,12 @@ mp_status mpd_parse_body(const char *body, size_t len, cJSON **out, mp_error *er
 	}
 	{
 		mp_status st = refuse_nul(body, len, err);
+		char ptr[sizeof(err->field)] = "";
 
+		if (st == MP_OK && find_duplicate(doc, ptr, sizeof(ptr), &st))
+			st = st == MP_ENOMEM ? mp_fail(err, MP_ENOMEM, "", "out of memory")
+					     : mp_fail(err, MP_EINVAL, ptr,
+						       "a member appears twice in one object; give each once");
 		if (st != MP_OK) {
 			cJSON_Delete(doc);
 			return st;

@@ -46,7 +46,8 @@ mp_status mpd_decode_fields(const cJSON *obj, const char *pointer, const mpd_fie
 			    void *dst, mp_error *err);
 
 /* Parses a request body, which must be NUL-terminated at body[len]; MP_EPARSE with the position of the error when it is not JSON, MP_EINVAL when the
- * top level is not an object. The result is owned by the caller (cJSON_Delete). */
+ * top level is not an object, when a string holds U+0000, or when a member name appears twice in one object (naming
+ * the repeated member, e.g. "/model/hf_config/num_hidden_layers"). The result is owned by the caller (cJSON_Delete). */
 mp_status mpd_parse_body(const char *body, size_t len, cJSON **out, mp_error *err);
 
 /*

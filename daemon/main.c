@@ -2,6 +2,7 @@
  * main.c: the memplan command line. Subcommands are thin: `serve` starts the HTTP daemon; `plan` runs the
  * same plan functions as the API without a daemon. All argument errors go to stderr with exit status 2.
  */
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include "roofline_doc.h"
 #include "routes.h"
 #include "store_json.h"
+#include "reply.h"
 
 static const char usage[] =
 	"memplan " MP_VERSION ": GPU memory and roofline planner for LLM training and inference\n"
@@ -303,6 +305,15 @@ static bool ends_with(const char *s, const char *suffix)
 }
 
 /* A readable breakdown of a plan document: every member, indented; *_bytes figures in B, GB (1e9) and GiB (2^30). */
+/* A figure for humans: whole numbers as integers, others to 4 significant digits (the JSON output keeps all). */
+static void print_figure(double v)
+{
+	if (v == floor(v) && fabs(v) <= 9007199254740992.0)
+		printf("%.0f", v);
+	else
+		printf("%.4g", v);
+}
+
 static void print_doc(const cJSON *o, int depth)
 {
 	const cJSON *v;
@@ -334,7 +345,8 @@ static void print_doc(const cJSON *o, int depth)
 			print_bytes(v->valuedouble);
 			printf("\n");
 		} else if (cJSON_IsNumber(v)) {
-			printf("%.17g\n", v->valuedouble);
+			print_figure(v->valuedouble);
+			printf("\n");
 		} else if (cJSON_IsString(v)) {
 			printf("%s\n", v->valuestring);
 		} else if (cJSON_IsBool(v)) {
@@ -411,7 +423,7 @@ static int plan(int argc, char **argv)
 				    : mpd_plan_training(d.store, body, &out, &err);
 	if (st == MP_OK) {
 		if (json) {
-			printed = cJSON_Print(out);
+			printed = mpd_json_print(out, true);
 			if (printed)
 				printf("%s\n", printed);
 			cJSON_free(printed);
@@ -466,7 +478,7 @@ static int db(int argc, char **argv)
 	if (st == MP_OK && verb[0] == 'e') {
 		st = mpd_export(d.store, &doc, &err);
 		if (st == MP_OK) {
-			char *printed = cJSON_Print(doc);
+			char *printed = mpd_json_print(doc, true);
 
 			if (printed)
 				printf("%s\n", printed);
@@ -664,7 +676,7 @@ static int calibrate(int argc, char **argv)
 		if (save) {
 			FILE *sf = fopen(save, "w");
 
-			printed = cJSON_Print(doc);
+			printed = mpd_json_print(doc, true);
 			if (sf == NULL || printed == NULL || fprintf(sf, "%s\n", printed) < 0) {
 				fprintf(stderr, "memplan calibrate: cannot write %s\n", save);
 				rc = 1;
@@ -674,7 +686,7 @@ static int calibrate(int argc, char **argv)
 			cJSON_free(printed);
 		}
 		if (json) {
-			printed = cJSON_Print(doc);
+			printed = mpd_json_print(doc, true);
 			if (printed)
 				printf("%s\n", printed);
 			cJSON_free(printed);

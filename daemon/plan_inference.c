@@ -330,7 +330,7 @@ mp_status mpd_plan_inference(mp_store *store, const cJSON *body, cJSON **out, mp
 		cJSON_AddItemToObject(doc, "fit", f);
 	}
 	if (have_dev)
-		cJSON_AddItemToObject(doc, "performance", mpd_performance_json(&m, &ib.req, &dev.hw));
+		cJSON_AddItemToObject(doc, "performance", mpd_performance_json(&m, &ib.req, &dev.hw, mem.tensor_parallel_size));
 
 	notes = cJSON_AddArrayToObject(doc, "notes");
 	note(notes, "Byte counts are per GPU. total_bytes = weights_bytes + kv_cache_bytes + activations_bytes + "

@@ -3,6 +3,7 @@
  * Errors follow RFC 9457: type, title, status, detail, and errors[] of {field, message}. Successful GETs carry a
  * strong ETag computed over the exact body bytes and answer a matching If-None-Match with 304 (RFC 9110 13.1.2).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,6 +186,41 @@ static int queue(struct MHD_Connection *conn, int http, char *body, const char *
 	return ret;
 }
 
+#define MAX_EXACT_WHOLE 9007199254740992.0 /* 2^53 */
+
+/* Turns whole numbers that "%1.15g" would print in exponent form (magnitude >= 1e15) into raw integer text. */
+static void whole_numbers(cJSON *v)
+{
+	cJSON *c;
+
+	cJSON_ArrayForEach(c, v)
+	{
+		double d = c->valuedouble;
+
+		if (cJSON_IsNumber(c) && isfinite(d) && fabs(d) >= 1e15 && fabs(d) <= MAX_EXACT_WHOLE && d == floor(d)) {
+			char buf[32], *raw;
+
+			snprintf(buf, sizeof(buf), "%.0f", d);
+			raw = cJSON_malloc(strlen(buf) + 1);
+			if (raw == NULL)
+				continue; /* printed as cJSON would */
+			memcpy(raw, buf, strlen(buf) + 1);
+			c->type = cJSON_Raw;
+			c->valuestring = raw;
+		} else {
+			whole_numbers(c);
+		}
+	}
+}
+
+char *mpd_json_print(cJSON *doc, bool pretty)
+{
+	if (doc == NULL)
+		return NULL;
+	whole_numbers(doc);
+	return pretty ? cJSON_Print(doc) : cJSON_PrintUnformatted(doc);
+}
+
 int mpd_reply_send(void *conn, mp_status st, mpd_reply *rep, const char *allow)
 {
 	int http;
@@ -198,7 +234,7 @@ int mpd_reply_send(void *conn, mp_status st, mpd_reply *rep, const char *allow)
 			rep->text = NULL;
 			type = rep->text_type ? rep->text_type : "text/plain; charset=utf-8";
 		} else {
-			body = rep->json ? cJSON_PrintUnformatted(rep->json) : http == 204 ? strdup("") : NULL;
+			body = rep->json ? mpd_json_print(rep->json, false) : http == 204 ? strdup("") : NULL;
 			type = "application/json";
 		}
 	} else {

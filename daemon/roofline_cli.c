@@ -9,6 +9,7 @@
 
 #include "daemon.h"
 #include "roofline_doc.h"
+#include "reply.h"
 
 static void print_table(const cJSON *doc)
 {
@@ -147,7 +148,7 @@ int mpd_roofline_cli(int argc, char **argv, const char *usage)
 			goto out;
 		mpd_chart_from_doc(doc, chart);
 		if (json) {
-			printed = cJSON_Print(doc);
+			printed = mpd_json_print(doc, true);
 			if (printed)
 				printf("%s\n", printed);
 			cJSON_free(printed);

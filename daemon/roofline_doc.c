@@ -612,6 +612,20 @@ mp_status mpd_roofline(mp_store *store, const cJSON *body, cJSON **out, mp_error
 		return st;
 	if (!(dev.hw.memory_bandwidth_bytes_per_second > 0))
 		return mp_fail(err, MP_EINVAL, "/device", "the device has no memory bandwidth");
+	if (cJSON_GetObjectItemCaseSensitive(body, "ridge_dtype") &&
+	    !(dev.hw.peak_flops_per_second[top.ridge_dtype] > 0)) {
+		/* an explicit ridge dtype the device has no dense peak for: no silent fallback to another roof */
+		uint32_t have = 0;
+		char list[256];
+
+		for (int t = 0; t < MP_DTYPE_COUNT; t++)
+			if (dev.hw.peak_flops_per_second[t] > 0)
+				have |= MPD_DT(t);
+		mp_dtype_list(have, list, sizeof(list));
+		return mp_fail(err, MP_EINVAL, "/ridge_dtype",
+		               "the device has no dense %s peak; ridge_dtype must be one it has: %s",
+		               mp_dtype_name(top.ridge_dtype), have ? list : "(none)");
+	}
 	if (ops && (!cJSON_IsArray(ops) || cJSON_GetArraySize(ops) > MPD_ROOFLINE_MAX_OPS))
 		return mp_fail(err, MP_EINVAL, "/ops", "ops must be an array of at most %d operations",
 		               MPD_ROOFLINE_MAX_OPS);
@@ -791,7 +805,7 @@ mp_status mpd_op_spec_json(const char *spec, const char *field, cJSON **out, mp_
 
 /* ----- the inference plan's performance block -------------------------------------------------------------- */
 
-cJSON *mpd_performance_json(const mpd_model *m, const mp_inference_req *req, const mp_device *dev)
+cJSON *mpd_performance_json(const mpd_model *m, const mp_inference_req *req, const mp_device *dev, uint64_t tp)
 {
 	cJSON *o = cJSON_CreateObject(), *notes;
 	mp_step *dec = calloc(1, sizeof(*dec)), *pre = calloc(1, sizeof(*pre));
@@ -812,6 +826,7 @@ cJSON *mpd_performance_json(const mpd_model *m, const mp_inference_req *req, con
 	sr.context_tokens = req->sequence_length > 0 ? req->sequence_length - 1 : 0;
 	sr.prompt_tokens = req->sequence_length;
 	sr.allow_beyond_max_position = true; /* the plan has already applied the context rule and its override */
+	sr.tensor_parallel_size = tp;
 	if (!m->architecture_known)
 		st = mp_fail(&err, MP_EINVAL, "/model", "performance needs the model's architecture");
 	if (st == MP_OK)
@@ -842,8 +857,20 @@ cJSON *mpd_performance_json(const mpd_model *m, const mp_inference_req *req, con
 	    cJSON_CreateString(
 	        "Roofline floors (POST /v1/roofline's engine): the decode step is the last token of sequence_length "
 	        "(each sequence reads its own KV cache); prefill_seconds is a time-to-first-token floor for prompts of "
-	        "sequence_length tokens, all sequences at once. One GPU; launch overhead and imperfect bandwidth make "
-	        "real steps slower."));
+	        "sequence_length tokens, all sequences at once. Launch overhead and imperfect bandwidth make real steps "
+	        "slower."));
+	if (tp > 1) {
+		char t[320];
+
+		snprintf(t, sizeof(t),
+		         "Per GPU with tensor_parallel_size %llu: each GPU reads its 1/%llu of the sharded weights and of "
+		         "the KV cache (heads, FFN and expert widths, vocabulary split); norms and embeddings are "
+		         "replicated. The all-reduce traffic between the GPUs (two per layer) is not modelled.",
+		         (unsigned long long)tp, (unsigned long long)tp);
+		cJSON_AddItemToArray(notes, cJSON_CreateString(t));
+	} else {
+		cJSON_AddItemToArray(notes, cJSON_CreateString("One GPU (tensor_parallel_size 1)."));
+	}
 out:
 	free(dec);
 	free(pre);

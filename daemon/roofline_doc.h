@@ -28,9 +28,11 @@ mp_status mpd_op_spec_json(const char *spec, const char *field, cJSON **out, mp_
 /*
  * The inference plan's performance block on dev: decode step at the last token of sequence_length, prefill of
  * sequence_length tokens, tokens/s, bound, the batch where decode turns compute-bound. Same engine as
- * POST /v1/roofline. Never NULL unless out of memory; on a planner error the block says so in "error".
+ * POST /v1/roofline. Per GPU when tp (the plan's tensor_parallel_size) is above 1: each GPU's share of the
+ * weights and KV cache, all-reduces not modelled (a note says so). Never NULL unless out of memory; on a planner
+ * error the block says so in "error".
  */
-cJSON *mpd_performance_json(const mpd_model *m, const mp_inference_req *req, const mp_device *dev);
+cJSON *mpd_performance_json(const mpd_model *m, const mp_inference_req *req, const mp_device *dev, uint64_t tp);
 
 /* `memplan roofline ...` (argv after the subcommand): prints the table and the text chart, or the document
  * (--json), and writes an SVG (--svg FILE). Returns the exit status: 0, 1 (planner/store error), 2 (usage). */

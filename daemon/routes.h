@@ -11,6 +11,7 @@ typedef struct mpd_route {
 	const char *method;
 	const char *pattern;
 	mpd_handler handler;
+	const char *query;	/* the query arguments it takes, space-separated; NULL = none (others get 422) */
 } mpd_route;
 
 extern const mpd_route mpd_routes[];

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,6 +21,7 @@
 
 #include "auth.h"
 #include "calib_jobs.h"
+#include "decode.h"
 #include "hf_config.h"
 #include "log.h"
 #include "metrics.h"
@@ -237,6 +239,103 @@ static enum MHD_Result fail_now(struct MHD_Connection *conn, req_state *rs, mp_s
 	return mpd_reply_send(conn, st, &rep, allow) == MHD_YES ? MHD_YES : MHD_NO;
 }
 
+/*
+ * The media type of a Content-Type value: the part before any ';', without surrounding blanks, compared
+ * case-insensitively (RFC 9110 section 8.3.1). JSON bodies come as application/json; PATCH also takes
+ * application/merge-patch+json (RFC 7396). No Content-Type is refused too: the API documents none.
+ */
+static bool json_media_type(const char *ct, bool patch)
+{
+	static const char json[] = "application/json", merge[] = "application/merge-patch+json";
+	size_t n;
+
+	if (ct == NULL)
+		return false;
+	while (*ct == ' ' || *ct == '\t')
+		ct++;
+	n = strcspn(ct, ";");
+	while (n > 0 && (ct[n - 1] == ' ' || ct[n - 1] == '\t'))
+		n--;
+	if (n == sizeof(json) - 1 && strncasecmp(ct, json, n) == 0)
+		return true;
+	return patch && n == sizeof(merge) - 1 && strncasecmp(ct, merge, n) == 0;
+}
+
+/* The declared Content-Length when it is a plain decimal number; false when absent or malformed. */
+static bool content_length(struct MHD_Connection *conn, unsigned long long *out)
+{
+	const char *v = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	char *end = NULL;
+
+	if (v == NULL || *v < '0' || *v > '9')
+		return false;
+	errno = 0;
+	*out = strtoull(v, &end, 10);
+	return errno == 0 && end != v;
+}
+
+typedef struct query_check {
+	const char *allowed;	/* the route's query names, space-separated ("" = none) */
+	char bad[72];		/* the first name not in the list, or "" */
+} query_check;
+
+static bool in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; *p;) {
+		size_t w = strcspn(p, " ");
+
+		if (w == n && strncmp(p, name, n) == 0)
+			return true;
+		p += w;
+		p += strspn(p, " ");
+	}
+	return false;
+}
+
+static enum MHD_Result check_query_name(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	query_check *q = cls;
+
+	(void)kind;
+	(void)value;
+	if (key == NULL || in_list(q->allowed, key))
+		return MHD_YES;
+	mpd_utf8_sanitize(q->bad, sizeof(q->bad), key[0] ? key : "(empty)");
+	for (char *p = q->bad; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7F) /* control characters (a %00 comes as DEL) */
+			*p = '?';
+	return MHD_NO;
+}
+
+/*
+ * libmicrohttpd's unescaping of the path and query arguments, except that %00 becomes %7F (DEL) instead of
+ * a NUL that would silently end the string ("/v1/devices/a%00b" would read "a"). DEL is in no id, name or
+ * number, so such a path id or argument is refused like any other malformed one.
+ */
+static size_t unescape(void *cls, struct MHD_Connection *conn, char *s)
+{
+	(void)cls;
+	(void)conn;
+	for (char *p = strchr(s, '%'); p; p = strchr(p + 1, '%'))
+		if (p[1] == '0' && p[2] == '0') {
+			p[1] = '7';
+			p[2] = 'F';
+		}
+	return MHD_http_unescape(s);
+}
+
+/* 413 for a body over the cap; NO (close the connection) when a response cannot be queued at this point. */
+static enum MHD_Result too_large(struct MHD_Connection *conn, req_state *rs, size_t max)
+{
+	char msg[128];
+
+	rs->too_large = true;
+	snprintf(msg, sizeof(msg), "the request body exceeds the limit of %zu bytes", max);
+	return fail_now(conn, rs, MP_ETOOLARGE, 413, "", msg, NULL);
+}
+
 static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
 				 const char *version, const char *upload_data, size_t *upload_data_size,
 				 void **req_cls)
@@ -250,6 +349,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
 	mp_status st;
 	const char *id;
 	enum MHD_Result ret;
+	unsigned long long declared;
 
 	(void)version;
 	if (rs == NULL) {
@@ -257,24 +357,36 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
 		if (rs == NULL)
 			return MHD_NO;
 		*req_cls = rs;
+		/* the headers are complete: a declared body over the cap is refused now, before it is read */
+		if (content_length(conn, &declared) && declared > d->cfg.max_body_bytes) {
+			route = mpd_route_find(method, url, idbuf, sizeof(idbuf), &id, allow, sizeof(allow));
+			if (route)
+				rs->route = route->pattern;
+			return too_large(conn, rs, d->cfg.max_body_bytes);
+		}
 		return MHD_YES;
 	}
 	if (*upload_data_size > 0) {
 		rs->received += *upload_data_size;
+		if (rs->status) { /* answered already (413): the rest is read and dropped */
+			*upload_data_size = 0;
+			return MHD_YES;
+		}
 		if (!append(rs, upload_data, *upload_data_size, d->cfg.max_body_bytes))
 			return MHD_NO;
 		*upload_data_size = 0;
+		if (rs->too_large) {
+			/* a chunked body crossed the cap: answer now when libmicrohttpd lets a response be queued
+			 * mid-body, else close the connection rather than read the rest */
+			return too_large(conn, rs, d->cfg.max_body_bytes);
+		}
 		return MHD_YES;
 	}
 	route = mpd_route_find(method, url, idbuf, sizeof(idbuf), &id, allow, sizeof(allow));
 	if (route)
 		rs->route = route->pattern;
-	if (rs->too_large) {
-		char msg[128];
-
-		snprintf(msg, sizeof(msg), "the request body exceeds the limit of %zu bytes", d->cfg.max_body_bytes);
-		return fail_now(conn, rs, MP_ETOOLARGE, 413, "", msg, NULL);
-	}
+	if (rs->too_large)
+		return too_large(conn, rs, d->cfg.max_body_bytes);
 	if (strlen(url) > MPD_MAX_URL_BYTES) {
 		char msg[96];
 
@@ -295,14 +407,38 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
 		rs->status = rep.http_status;
 		return ret;
 	}
-	if (strcmp(route->method, "POST") == 0) {
+	if (strcmp(route->method, "POST") == 0 || strcmp(route->method, "PUT") == 0 ||
+	    strcmp(route->method, "PATCH") == 0) {
+		bool patch = strcmp(route->method, "PATCH") == 0;
 		const char *ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
 
-		if (ct && strncmp(ct, "application/json", 16) != 0)
+		if (!json_media_type(ct, patch))
 			return fail_now(conn, rs, MP_EINVAL, 415, "Content-Type",
-					"the request body must be JSON: send it with "
-					"'Content-Type: application/json' (curl: -H 'Content-Type: application/json')",
+					patch ? "the request body must be a JSON merge patch: send it with 'Content-Type: "
+						"application/merge-patch+json' or 'Content-Type: application/json'"
+					      : "the request body must be JSON: send it with "
+						"'Content-Type: application/json' (curl: -H 'Content-Type: application/json')",
 					NULL);
+	}
+	{
+		query_check q = { route->query ? route->query : "", "" };
+
+		MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, check_query_name, &q);
+		if (q.bad[0]) {
+			char field[80], msg[256], names[128];
+			size_t o = 0;
+
+			for (const char *p = q.allowed; *p && o + 3 < sizeof(names); p++) {
+				if (*p == ' ')
+					names[o++] = ',';
+				names[o++] = *p;
+			}
+			names[o] = '\0';
+			snprintf(field, sizeof(field), "?%s", q.bad);
+			snprintf(msg, sizeof(msg), "unknown query argument '%s'; this endpoint takes %s%s", q.bad,
+				 o ? "only: " : "none", names);
+			return fail_now(conn, rs, MP_EINVAL, 422, field, msg, NULL);
+		}
 	}
 
 	memset(&req, 0, sizeof(req));
@@ -366,7 +502,8 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 				  MHD_OPTION_NOTIFY_COMPLETED, completed, d, MHD_OPTION_THREAD_POOL_SIZE,
 				  d->cfg.threads, MHD_OPTION_CONNECTION_TIMEOUT, d->cfg.connection_timeout_seconds,
 				  MHD_OPTION_CONNECTION_LIMIT, d->cfg.connection_limit,
-				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)MPD_CONNECTION_MEMORY_BYTES, MHD_OPTION_END);
+				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)MPD_CONNECTION_MEMORY_BYTES,
+				  MHD_OPTION_UNESCAPE_CALLBACK, unescape, d, MHD_OPTION_END);
 	if (d->mhd == NULL) {
 		mpd_metrics_free(d->metrics);
 		d->metrics = NULL;

@@ -199,6 +199,10 @@ typedef struct mp_step_req {
 	bool eager_attention;      /* prefill attention materialises the scores */
 	bool matmuls_only;         /* only the weight matrix products (to compare with a GEMM chain) */
 	bool allow_beyond_max_position; /* accept contexts past the model's (mp_check_context) */
+	uint64_t tensor_parallel_size;  /* GPUs sharing each layer (Megatron TP); 0 or 1 = one GPU. The step is
+	                                   per GPU: heads, KV heads (one each when tp exceeds them), FFN and
+	                                   expert widths and the vocabulary split tp ways; norms, embeddings and
+	                                   residuals replicated; the all-reduces between GPUs are not modelled */
 } mp_step_req;
 
 #define MP_STEP_MAX_OPS 32
@@ -235,6 +239,10 @@ typedef struct mp_step {
  * of E at small batch, all of them at large batch). Prefill: batch x prompt_tokens tokens per matrix
  * product, causal attention, lm_head on the last position of each sequence only.
  * Example: Llama-3-8B matrices only, bf16, batch 1 -> 15,009,316,864 weight bytes (shared/groundtruth/h200).
+ * With tensor_parallel_size t > 1 the step is that of one of the t GPUs (Megatron-LM column/row-parallel
+ * layers, vLLM's vocabulary-parallel head): e.g. Mixtral-8x7B decode with t = 2 reads exactly half the KV
+ * cache per GPU (8 KV heads -> 4) and half the sharded weights (tests/test_roofline.c checks both). t must
+ * pass mp_check_tp_degree (MP_EINVAL naming /tensor_parallel_size).
  * Errors: MP_EINVAL naming the request field, MP_EUNSUPPORTED, MP_EOVERFLOW.
  */
 mp_status mp_step_analyze(const mp_model *m, const mp_device *d, mp_phase phase, const mp_step_req *req, mp_step *out,

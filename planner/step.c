@@ -295,18 +295,41 @@ static mp_status check(const mp_model *m, mp_phase phase, const mp_step_req *req
 	return mp_check_context(m, req->prompt_tokens, req->allow_beyond_max_position, "/prompt_tokens", err);
 }
 
-mp_status mp_step_analyze(const mp_model *m, const mp_device *d, mp_phase phase, const mp_step_req *req, mp_step *out,
-                          mp_error *err)
+/* The slice of model m one of tp tensor-parallel GPUs computes (Megatron-LM column/row-parallel linears:
+ * heads, FFN and expert widths split; KV heads split, or one per GPU when tp exceeds them; MLA latents and
+ * the router replicated; the vocabulary split for the head, rounded up). */
+static void shard(mp_model *m, uint64_t tp)
+{
+	m->num_heads /= tp;
+	m->num_kv_heads = m->num_kv_heads >= tp ? m->num_kv_heads / tp : 1;
+	m->intermediate_size /= tp;
+	m->moe_intermediate_size /= tp;
+	m->shared_expert_intermediate_size /= tp;
+	m->vocab_size = (m->vocab_size + tp - 1) / tp;
+}
+
+mp_status mp_step_analyze(const mp_model *model, const mp_device *d, mp_phase phase, const mp_step_req *req,
+                          mp_step *out, mp_error *err)
 {
 	builder b;
 	mp_status st;
-	uint64_t L = m->num_layers, head_rows;
+	mp_model per_gpu;
+	const mp_model *m = model;
+	uint64_t L = m->num_layers, head_rows, tp = req->tensor_parallel_size ? req->tensor_parallel_size : 1;
 
 	memset(out, 0, sizeof(*out));
 	out->phase = phase;
 	st = check(m, phase, req, err);
 	if (st != MP_OK)
 		return st;
+	if (tp > 1) {
+		st = mp_check_tp_degree(model, tp, err);
+		if (st != MP_OK)
+			return st;
+		per_gpu = *model;
+		shard(&per_gpu, tp);
+		m = &per_gpu;
+	}
 	memset(&b, 0, sizeof(b));
 	b.d = d;
 	b.s = out;

@@ -316,6 +316,10 @@ static void test_hostile_text(void **state)
 	expect_problem(f, "GET", "/v1/devices/H100", NULL, NULL, 422, "/id");
 	expect_problem(f, "GET", "/v1/models/-x", NULL, NULL, 422, "/id");
 	expect_problem(f, "DELETE", "/v1/devices/a%20b", NULL, NULL, 422, "/id");
+	/* D7b: %00 must not cut the id short ("h100-sxm5-80gb%00junk" is not h100-sxm5-80gb) */
+	expect_problem(f, "GET", "/v1/devices/h100-sxm5-80gb%00junk", NULL, NULL, 422, "/id");
+	expect_problem(f, "GET", "/v1/devices/a%00b", NULL, NULL, 422, "/id");
+	expect_problem(f, "GET", "/v1/models/llama-3-8b%00", NULL, NULL, 422, "/id");
 	memset(path, 0, sizeof(path));
 	snprintf(path, sizeof(path), "/v1/devices/");
 	memset(path + strlen(path), 'a', 300);
@@ -327,6 +331,78 @@ static void test_hostile_text(void **state)
 	post(f, "/v1/plan/inference", "{\"model\":\"llama-3-8b\",\"device\":\"Bad Id\"," LLAMA3_REQ_TAIL, &r);
 	assert_int_equal(r.status, 422);
 	assert_string_equal(http_problem_field(&r), "/device");
+	http_resp_free(&r);
+}
+
+/* D8: the media type is parsed (case, blanks, parameters) on every method with a body; none is refused. */
+static void test_content_type(void **state)
+{
+	fixture *f = *state;
+	const char *plan = "{\"model\":\"llama-3-8b\"," LLAMA3_REQ_TAIL;
+	static const char *const good[] = { "application/json", "APPLICATION/JSON", "Application/Json; charset=utf-8",
+					    " application/json ;charset=UTF-8", NULL };
+	static const char *const bad[] = { "application/jsonx", "application/json-seq", "text/json", "application",
+					   "application/merge-patch+json", "", NULL };
+	http_resp r;
+
+	for (int i = 0; good[i]; i++) {
+		http_do(&f->d, "POST", "/v1/plan/inference", plan, good[i], NULL, &r);
+		if (r.status != 200)
+			fail_msg("Content-Type '%s': %ld", good[i], r.status);
+		http_resp_free(&r);
+	}
+	for (int i = 0; bad[i]; i++)
+		expect_problem(f, "POST", "/v1/plan/inference", plan, bad[i], 415, "Content-Type");
+	/* no Content-Type at all: the API documents none, so 415 too */
+	expect_problem(f, "POST", "/v1/plan/inference", plan, NULL, 415, "Content-Type");
+	/* PUT and PATCH are checked too; merge-patch+json only for PATCH (then the handler answers: 404) */
+	expect_problem(f, "PUT", "/v1/devices/lab-x", "{}", "text/plain", 415, "Content-Type");
+	expect_problem(f, "PUT", "/v1/devices/lab-x", "{}", "application/merge-patch+json", 415, "Content-Type");
+	expect_problem(f, "PATCH", "/v1/devices/lab-x", "{}", "application/jsonx", 415, "Content-Type");
+	expect_problem(f, "PATCH", "/v1/devices/lab-x", "{}", NULL, 415, "Content-Type");
+	expect_problem(f, "PATCH", "/v1/devices/lab-x", "{}", "Application/Merge-Patch+JSON", 404, "/device");
+	expect_problem(f, "PATCH", "/v1/devices/lab-x", "{}", J, 404, "/device");
+}
+
+/* D10: a member named twice in one object is refused (cJSON would silently use the first), at any depth. */
+static void test_duplicate_keys(void **state)
+{
+	fixture *f = *state;
+
+	expect_problem(f, "POST", "/v1/plan/inference",
+		       "{\"model\":\"llama-3-8b\",\"batch_size\":64," LLAMA3_REQ_TAIL, J, 422, "/batch_size");
+	expect_problem(f, "POST", "/v1/plan/inference",
+		       "{\"model\":{\"hf_config\":{\"model_type\":\"llama\",\"a/b\":1,\"a/b\":2}}," LLAMA3_REQ_TAIL, J,
+		       422, "/model/hf_config/a~1b");
+	expect_problem(f, "POST", "/v1/fit", "{\"jobs\":[{\"kind\":\"inference\"},{\"x\":1,\"y\":2,\"x\":3}]}", J, 422,
+		       "/jobs/1/x");
+	expect_problem(f, "PATCH", "/v1/devices/h100-sxm5-80gb", "{\"tdp_watts\":1,\"tdp_watts\":2}", J, 422,
+		       "/tdp_watts");
+}
+
+/* D10: query arguments an endpoint does not take are refused (422 naming "?name"), like unknown body fields. */
+static void test_unknown_query(void **state)
+{
+	fixture *f = *state;
+	http_resp r;
+
+	expect_problem(f, "GET", "/v1/devices?limt=3", NULL, NULL, 422, "?limt");
+	expect_problem(f, "GET", "/v1/devices/h100-sxm5-80gb?verbose=1", NULL, NULL, 422, "?verbose");
+	expect_problem(f, "GET", "/v1/health?x", NULL, NULL, 422, "?x");
+	expect_problem(f, "POST", "/v1/plan/inference?dry_run=1", "{\"model\":\"llama-3-8b\"," LLAMA3_REQ_TAIL, J, 422,
+		       "?dry_run");
+	expect_problem(f, "GET", "/v1/capacity?model=llama-3-8b&sequence_length=4096&limit=2", NULL, NULL, 422,
+		       "?limit");
+	/* a NUL in the name is shown as '?', never as a raw control character */
+	expect_problem(f, "GET", "/v1/models?a%00b=1", NULL, NULL, 422, "?a?b");
+	/* the documented ones pass */
+	http_do(&f->d, "GET", "/v1/devices?limit=2&vendor=nvidia&source=datasheet&min_memory_bytes=1&cursor=a", NULL,
+		NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	http_resp_free(&r);
+	http_do(&f->d, "GET", "/v1/models?limit=2&model_type=llama&source=preset", NULL, NULL, NULL, &r);
+	if (r.status != 200)
+		fail_msg("models list: %ld %s", r.status, r.body);
 	http_resp_free(&r);
 }
 
@@ -442,6 +518,9 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_hostile_text),
 		cmocka_unit_test(test_plan_training_rules),
+		cmocka_unit_test(test_content_type),
+		cmocka_unit_test(test_unknown_query),
+		cmocka_unit_test(test_duplicate_keys),
 		cmocka_unit_test(test_method_not_allowed_has_allow),
 		cmocka_unit_test(test_body_too_large),
 		cmocka_unit_test(test_reads),

@@ -5,6 +5,7 @@
  * measurements of ../shared/groundtruth/h200 (inference rows) are predicted within the issue's tolerances;
  * weight-format layouts and the fit solver are checked against hand-worked figures.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -384,6 +385,39 @@ static void test_cli(void **state)
 	buf[n] = '\0';
 	assert_int_equal(pclose(p), 0);
 	assert_non_null(strstr(buf, "weights_bytes: 16,060,522,496 B = 16.061 GB = 14.958 GiB"));
+	/* D12: the readable output rounds figures for humans (4 significant digits); --json keeps them all */
+	snprintf(cmd, sizeof(cmd),
+	         "%s plan inference --model llama-3-8b --weight_dtype int4 --kv_cache_dtype bf16 --batch_size 1 "
+	         "--sequence_length 4096 --db %s/m.db",
+	         bin, dir);
+	p = popen(cmd, "r");
+	n = fread(buf, 1, sizeof(buf) - 1, p);
+	buf[n] = '\0';
+	assert_int_equal(pclose(p), 0);
+	{
+		const char *at = strstr(buf, "bits_per_parameter: ");
+		char text[32];
+		double shown, exact;
+
+		assert_non_null(at);
+		at += strlen("bits_per_parameter: ");
+		snprintf(text, sizeof(text), "%.*s", (int)strcspn(at, "\n"), at);
+		assert_true(strlen(text) <= 5); /* e.g. 5.711, never 5.7109375000000004 */
+		shown = strtod(text, NULL);
+		snprintf(cmd, sizeof(cmd),
+		         "%s plan inference --model llama-3-8b --weight_dtype int4 --kv_cache_dtype bf16 --batch_size 1 "
+		         "--sequence_length 4096 --json --db %s/m.db",
+		         bin, dir);
+		p = popen(cmd, "r");
+		n = fread(buf, 1, sizeof(buf) - 1, p);
+		buf[n] = '\0';
+		assert_int_equal(pclose(p), 0);
+		doc = cJSON_Parse(buf);
+		assert_non_null(doc);
+		exact = pointer(doc, "/weights/bits_per_parameter")->valuedouble;
+		assert_true(exact != shown && fabs(shown - exact) <= 5e-4 * exact);
+		cJSON_Delete(doc);
+	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	assert_int_equal(system(cmd), 0);
 }

@@ -1027,6 +1027,35 @@ static void test_http_errors_and_warnings(void **state)
 		assert_true(cJSON_IsTrue(cJSON_GetObjectItem(o, "peak_fallback")));
 	}
 	http_resp_free(&r);
+	/* D10: an explicit ridge_dtype the device has no peak for is refused, naming the dtypes it has */
+	post_text(f, "{\"device\":\"h100-sxm5-80gb\",\"ridge_dtype\":\"int4\",\"ops\":[]}", &r);
+	assert_int_equal(r.status, 422);
+	assert_string_equal(http_problem_field(&r), "/ridge_dtype");
+	assert_non_null(strstr(r.body, "fp8_e4m3"));
+	assert_null(strstr(r.body, "nf4"));
+	http_resp_free(&r);
+	http_do(&f->d, "GET", "/v1/devices/h100-sxm5-80gb/roofline.svg?ridge_dtype=int4", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 422);
+	assert_string_equal(http_problem_field(&r), "?ridge_dtype");
+	http_resp_free(&r);
+	post_text(f, "{\"device\":\"h100-sxm5-80gb\",\"ridge_dtype\":\"fp8_e4m3\",\"ops\":[]}", &r);
+	assert_int_equal(r.status, 200);
+	/* D12: a whole FLOP/s figure of 1e15 or more prints as an integer (not 1.9789e+15) and stays exact */
+	{
+		const char *at = strstr(r.body, "\"peak_flops_per_second\":");
+		size_t digits;
+
+		assert_non_null(at);
+		at += strlen("\"peak_flops_per_second\":");
+		digits = strspn(at, "0123456789");
+		assert_true(digits >= 16);
+		assert_true(at[digits] == ',' || at[digits] == '}');
+		assert_true(num(cJSON_GetObjectItem(r.json, "device"), "peak_flops_per_second") >= 1e15);
+	}
+	assert_string_equal(cJSON_GetObjectItem(r.json, "ridge_dtype")->valuestring, "fp8_e4m3");
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "device"), "peak_dtype")->valuestring,
+	                    "fp8_e4m3");
+	http_resp_free(&r);
 	/* BR-14: a measurement faster than the floor is returned as a warning */
 	post_text(
 	    f,
@@ -1075,6 +1104,34 @@ static void test_http_transformer_and_plan(void **state)
 	assert_string_equal(cJSON_GetObjectItem(perf, "bound")->valuestring, "memory");
 	http_resp_free(&p);
 	http_resp_free(&r);
+	/* the README's Mixtral example: with tensor_parallel_size 2 the performance block is per GPU */
+	{
+		static const char *const tp_body[] = {
+		    "{\"model\":\"mixtral-8x7b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":8,"
+		    "\"sequence_length\":8192,\"num_gpus\":2,\"tensor_parallel_size\":1,\"device\":\"h100-sxm5-80gb\"}",
+		    "{\"model\":\"mixtral-8x7b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":8,"
+		    "\"sequence_length\":8192,\"num_gpus\":2,\"tensor_parallel_size\":2,\"device\":\"h100-sxm5-80gb\"}"};
+		http_resp one, two;
+		cJSON *p1, *p2, *n;
+		bool noted = false;
+
+		http_do(&f->d, "POST", "/v1/plan/inference", tp_body[0], "application/json", NULL, &one);
+		http_do(&f->d, "POST", "/v1/plan/inference", tp_body[1], "application/json", NULL, &two);
+		if (one.status != 200 || two.status != 200)
+			fail_msg("mixtral: %ld %s / %ld %s", one.status, one.body, two.status, two.body);
+		p1 = cJSON_GetObjectItem(one.json, "performance");
+		p2 = cJSON_GetObjectItem(two.json, "performance");
+		/* 8 KV heads -> 4 per GPU: exactly half the KV reads */
+		assert_true(num(p2, "decode_kv_cache_read_bytes_per_step") * 2 == num(p1, "decode_kv_cache_read_bytes_per_step"));
+		/* the sharded weights halve; norms, embeddings and the router stay whole (a tiny share) */
+		CLOSE(num(p2, "decode_bytes_per_step") / num(p1, "decode_bytes_per_step"), 0.5, 0.01);
+		assert_true(num(p2, "decode_step_seconds") < 0.6 * num(p1, "decode_step_seconds"));
+		cJSON_ArrayForEach(n, cJSON_GetObjectItem(p2, "notes"))
+		noted = noted || (strstr(n->valuestring, "tensor_parallel_size 2") && strstr(n->valuestring, "all-reduce"));
+		assert_true(noted);
+		http_resp_free(&one);
+		http_resp_free(&two);
+	}
 	post_text(f, "{\"device\":\"h200-sxm-141gb\",\"transformer\":{\"model\":{\"parameters\":7000000000}}}", &r);
 	assert_int_equal(r.status, 422);
 	assert_string_equal(http_problem_field(&r), "/transformer/model");
