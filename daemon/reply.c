@@ -3,6 +3,7 @@
  * Errors follow RFC 9457: type, title, status, detail, and errors[] of {field, message}. Successful GETs carry a
  * strong ETag computed over the exact body bytes and answer a matching If-None-Match with 304 (RFC 9110 13.1.2).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,6 +186,49 @@ static int queue(struct MHD_Connection *conn, int http, char *body, const char *
 	return ret;
 }
 
+/* Replaces each integral number in item's tree with |v| < 10^15 by a raw item holding its digits: cJSON prints
+ * exactly those digits for it (its "%1.15g" writes an integer below 10^15 in plain digits, which reads back equal),
+ * but only after the fortified sprintf's slow path and a scanf. Larger values are left to cJSON (it may write them
+ * with an exponent), and so is -0 (cJSON writes "-0"). */
+static void integers_as_raw(cJSON *item)
+{
+	cJSON *c = item->child;
+
+	while (c) {
+		cJSON *next = c->next;
+
+		if (c->type & cJSON_IsReference) {
+			/* borrowed from another tree: left as it is */
+		} else if (cJSON_IsNumber(c)) {
+			double d = c->valuedouble;
+
+			if (d > -1e15 && d < 1e15 && d == (double)(long long)d && !(d == 0 && signbit(d))) {
+				char digits[24];
+				int n = snprintf(digits, sizeof(digits), "%lld", (long long)d);
+				char *text = n > 0 ? cJSON_malloc((size_t)n + 1) : NULL;
+
+				/* in place: a raw item is a valuestring that cJSON_Delete frees */
+				if (text) {
+					memcpy(text, digits, (size_t)n + 1);
+					c->valuestring = text;
+					c->type = (c->type & ~0xFF) | cJSON_Raw;
+				}
+			}
+		} else if (c->child) {
+			integers_as_raw(c);
+		}
+		c = next;
+	}
+}
+
+char *mpd_json_print(cJSON *doc)
+{
+	if (doc == NULL)
+		return NULL;
+	integers_as_raw(doc);
+	return cJSON_PrintBuffered(doc, 8192, 0);
+}
+
 int mpd_reply_send(void *conn, mp_status st, mpd_reply *rep, const char *allow)
 {
 	int http;
@@ -198,7 +242,7 @@ int mpd_reply_send(void *conn, mp_status st, mpd_reply *rep, const char *allow)
 			rep->text = NULL;
 			type = rep->text_type ? rep->text_type : "text/plain; charset=utf-8";
 		} else {
-			body = rep->json ? cJSON_PrintUnformatted(rep->json) : http == 204 ? strdup("") : NULL;
+			body = rep->json ? mpd_json_print(rep->json) : http == 204 ? strdup("") : NULL;
 			type = "application/json";
 		}
 	} else {
