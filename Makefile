@@ -151,6 +151,12 @@ $(BUILD)/bench/bench_fit: $(call obj,bench/bench_fit.c tests/http_util.c) $(CORE
 .PHONY: bench-store
 bench-store: $(BUILD)/bench/bench_fit
 	$(BUILD)/bench/bench_fit
+# The plan endpoint's cost without HTTP (profile it: valgrind --tool=callgrind build/bench/bench_plan 5000).
+$(BUILD)/bench/bench_plan: $(call obj,bench/bench_plan.c) $(CORE_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+.PHONY: bench-plan
+bench-plan: $(BUILD)/bench/bench_plan
+	$(BUILD)/bench/bench_plan $(N)
 $(BUILD)/tests/test_calib: $(call obj,tests/test_calib.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
 

@@ -24,6 +24,26 @@ static const mpd_field bare_model_fields[] = {
 	  .min = 1, .max = UINT64_C(1) << 50 },
 };
 
+/* A stored model as the plans see it: a pure function of its row, so the store memoises it (mp_store_model_decoded)
+ * and the config JSON is parsed once per change, not per request. */
+static mp_status decode_stored_model(const mp_store_model *sm, void *value, mp_error *err)
+{
+	mpd_model *out = value;
+	cJSON *cfg = cJSON_Parse(sm->config_json);
+	mp_status st;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(out->id, sizeof(out->id), "%s", sm->id);
+	if (cfg == NULL)
+		return mp_fail(err, MP_EINTERNAL, "/model", "stored config of '%s' is not JSON", out->id);
+	st = mpd_model_from_hf(cfg, "/model", &out->arch, err);
+	cJSON_Delete(cfg);
+	if (st != MP_OK)
+		return st;
+	out->architecture_known = true;
+	return mp_count_parameters(&out->arch, &out->params, err);
+}
+
 mp_status mpd_resolve_model(mp_store *store, const cJSON *model, mpd_model *out, mp_error *err)
 {
 	mp_status st;
@@ -31,19 +51,7 @@ mp_status mpd_resolve_model(mp_store *store, const cJSON *model, mpd_model *out,
 
 	memset(out, 0, sizeof(*out));
 	if (cJSON_IsString(model)) {
-		mp_store_model sm;
-		cJSON *cfg;
-
-		st = mp_store_model_get(store, model->valuestring, &sm, err);
-		if (st != MP_OK)
-			return st;
-		snprintf(out->id, sizeof(out->id), "%s", sm.id);
-		cfg = cJSON_Parse(sm.config_json);
-		mp_store_model_free(&sm);
-		if (cfg == NULL)
-			return mp_fail(err, MP_EINTERNAL, "/model", "stored config of '%s' is not JSON", out->id);
-		st = mpd_model_from_hf(cfg, "/model", &out->arch, err);
-		cJSON_Delete(cfg);
+		return mp_store_model_decoded(store, model->valuestring, decode_stored_model, out, sizeof(*out), err);
 	} else if (cJSON_IsObject(model) && cJSON_GetObjectItemCaseSensitive(model, "architecture")) {
 		/* a generic architecture; an hf_config beside it only names the model (its model_type) */
 		const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(model, "hf_config");

@@ -186,30 +186,38 @@ static int queue(struct MHD_Connection *conn, int http, char *body, const char *
 	return ret;
 }
 
-#define MAX_EXACT_WHOLE 9007199254740992.0 /* 2^53 */
+#define MAX_EXACT_WHOLE 9007199254740992.0 /* 2^53: every whole double up to here is exact */
 
-/* Turns whole numbers that "%1.15g" would print in exponent form (magnitude >= 1e15) into raw integer text. */
-static void whole_numbers(cJSON *v)
+/* Replaces each whole number item with |v| <= 2^53 in item's tree by a raw item holding its digits. -0 is left
+ * to cJSON (it writes "-0"), and so are items borrowed by reference from another tree. */
+static void integers_as_raw(cJSON *item)
 {
-	cJSON *c;
+	cJSON *c = item->child;
 
-	cJSON_ArrayForEach(c, v)
-	{
-		double d = c->valuedouble;
+	while (c) {
+		cJSON *next = c->next;
 
-		if (cJSON_IsNumber(c) && isfinite(d) && fabs(d) >= 1e15 && fabs(d) <= MAX_EXACT_WHOLE && d == floor(d)) {
-			char buf[32], *raw;
+		if (c->type & cJSON_IsReference) {
+			/* borrowed from another tree: left as it is */
+		} else if (cJSON_IsNumber(c)) {
+			double d = c->valuedouble;
 
-			snprintf(buf, sizeof(buf), "%.0f", d);
-			raw = cJSON_malloc(strlen(buf) + 1);
-			if (raw == NULL)
-				continue; /* printed as cJSON would */
-			memcpy(raw, buf, strlen(buf) + 1);
-			c->type = cJSON_Raw;
-			c->valuestring = raw;
-		} else {
-			whole_numbers(c);
+			if (isfinite(d) && fabs(d) <= MAX_EXACT_WHOLE && d == floor(d) && !(d == 0 && signbit(d))) {
+				char digits[24];
+				int n = snprintf(digits, sizeof(digits), "%lld", (long long)d);
+				char *text = n > 0 ? cJSON_malloc((size_t)n + 1) : NULL;
+
+				/* in place: a raw item is a valuestring that cJSON_Delete frees */
+				if (text) {
+					memcpy(text, digits, (size_t)n + 1);
+					c->valuestring = text;
+					c->type = (c->type & ~0xFF) | cJSON_Raw;
+				}
+			}
+		} else if (c->child) {
+			integers_as_raw(c);
 		}
+		c = next;
 	}
 }
 
@@ -217,8 +225,8 @@ char *mpd_json_print(cJSON *doc, bool pretty)
 {
 	if (doc == NULL)
 		return NULL;
-	whole_numbers(doc);
-	return pretty ? cJSON_Print(doc) : cJSON_PrintUnformatted(doc);
+	integers_as_raw(doc);
+	return cJSON_PrintBuffered(doc, 8192, pretty);
 }
 
 int mpd_reply_send(void *conn, mp_status st, mpd_reply *rep, const char *allow)

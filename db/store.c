@@ -14,11 +14,40 @@
 
 #include "store.h"
 
+/* Statements prepared once per connection, keyed by the address of their SQL text (a literal or a static const
+ * char[]: the same call site always passes the same address). More distinct statements than slots are prepared
+ * and finalized per use, as before. */
+#define STMT_SLOTS 48
+
+typedef struct stmt_slot {
+	const char *sql;
+	sqlite3_stmt *st;
+	bool busy;		/* handed out (a nested use of the same SQL gets its own statement) */
+} stmt_slot;
+
+/* Decoded models kept for mp_store_model_decoded (see store.h), dropped whenever the generation moves. */
+#define MEMO_SLOTS 64
+
+typedef struct memo_slot {
+	char id[MP_STORE_ID_MAX];	/* "" = free */
+	mp_store_model_decode_fn decode;
+	size_t size;
+	uint64_t used;		/* last use, for eviction (least recently used goes) */
+	void *value;		/* size bytes */
+} memo_slot;
+
 struct mp_store {
 	sqlite3 *db;
 	pthread_mutex_t lock;	/* recursive: mp_store_begin holds it across calls */
 	int depth;		/* nesting of open transactions (mp_store_begin + the write's own) */
 	bool failed;		/* a write inside mp_store_begin failed: commit rolls back */
+	stmt_slot stmts[STMT_SLOTS];
+	int nstmts;
+	uint64_t generation;	/* moves on every write through this handle and every commit seen from others */
+	int64_t data_version;	/* PRAGMA data_version when last read, -1 before */
+	uint64_t memo_generation;	/* the generation the memo's values were read at */
+	uint64_t memo_clock;
+	memo_slot memo[MEMO_SLOTS];
 };
 
 /* ----- migrations ------------------------------------------------------------------------------------- */
@@ -88,6 +117,56 @@ static mp_status exec_script(sqlite3 *db, const char *sql, mp_error *err)
 		sql = tail;
 	}
 	return MP_OK;
+}
+
+/*
+ * The prepared statement for sql, which must be a string literal or a static const char[] of literals (the cache
+ * is keyed by its address; tests/lint_sql.sh checks every caller). Prepared once per connection with
+ * SQLITE_PREPARE_PERSISTENT; NULL when preparing fails (sqlite3_errmsg says why). The caller holds the store's
+ * lock and hands the statement back with stmt_done, which resets it and clears its bindings.
+ */
+static sqlite3_stmt *stmt_get(mp_store *s, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+	stmt_slot *slot = NULL;
+	int i;
+
+	for (i = 0; i < s->nstmts; i++)
+		if (s->stmts[i].sql == sql)
+			break;
+	if (i < s->nstmts && !s->stmts[i].busy) {
+		s->stmts[i].busy = true;
+		return s->stmts[i].st;
+	}
+	if (i == s->nstmts && s->nstmts < STMT_SLOTS)
+		slot = &s->stmts[s->nstmts];
+	if (sqlite3_prepare_v3(s->db, sql, -1, slot ? SQLITE_PREPARE_PERSISTENT : 0, &st, NULL) != SQLITE_OK) {
+		sqlite3_finalize(st);
+		return NULL;
+	}
+	if (slot) {
+		slot->sql = sql;
+		slot->st = st;
+		slot->busy = true;
+		s->nstmts++;
+	}
+	return st;
+}
+
+/* Gives back a statement from stmt_get: a cached one is reset (ending its read) and cleared, another finalized. */
+static void stmt_done(mp_store *s, sqlite3_stmt *st)
+{
+	if (st == NULL)
+		return;
+	for (int i = 0; i < s->nstmts; i++) {
+		if (s->stmts[i].st == st) {
+			sqlite3_reset(st);
+			sqlite3_clear_bindings(st);
+			s->stmts[i].busy = false;
+			return;
+		}
+	}
+	sqlite3_finalize(st);
 }
 
 static void bind_text_or_null(sqlite3_stmt *st, int i, const char *s)
@@ -178,9 +257,9 @@ static int user_version(sqlite3 *db)
 }
 
 /* Statement helpers used by the write paths below (they run inside a transaction already). */
-static mp_status device_upsert(sqlite3 *db, const mp_store_device *d, const char *actor, const char *action,
+static mp_status device_upsert(mp_store *s, const mp_store_device *d, const char *actor, const char *action,
 			       bool *created, mp_error *err);
-static mp_status model_upsert(sqlite3 *db, const mp_store_model *m, const char *actor, const char *action,
+static mp_status model_upsert(mp_store *s, const mp_store_model *m, const char *actor, const char *action,
 			      bool *created, mp_error *err);
 
 static const char *json_str(const cJSON *o, const char *k)
@@ -239,34 +318,35 @@ static void preset_to_device(const cJSON *j, mp_store_device *d)
 }
 
 /* Whether (kind, id) was applied before; records it when not. */
-static mp_status preset_claim(sqlite3 *db, const char *kind, const char *id, bool *fresh, mp_error *err)
+static mp_status preset_claim(mp_store *s, const char *kind, const char *id, bool *fresh, mp_error *err)
 {
+	sqlite3 *db = s->db;
 	sqlite3_stmt *st = NULL;
 	mp_status rc = MP_OK;
 
-	if (sqlite3_prepare_v2(db, "INSERT INTO preset_log (kind, id) VALUES (?1, ?2) ON CONFLICT DO NOTHING", -1,
-			       &st, NULL) != SQLITE_OK)
+	if ((st = stmt_get(s, "INSERT INTO preset_log (kind, id) VALUES (?1, ?2) ON CONFLICT DO NOTHING")) == NULL)
 		return db_fail(err, db, "preset log");
 	sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
 	if (sqlite3_step(st) != SQLITE_DONE)
 		rc = db_fail(err, db, "preset log");
 	*fresh = sqlite3_changes(db) > 0;
-	sqlite3_finalize(st);
+	stmt_done(s, st);
 	return rc;
 }
 
-static mp_status row_exists(sqlite3 *db, bool model, const char *id, bool *exists, mp_error *err)
+static mp_status row_exists(mp_store *s, bool model, const char *id, bool *exists, mp_error *err)
 {
+	sqlite3 *db = s->db;
 	sqlite3_stmt *st = NULL;
 	int step;
 
-	if (sqlite3_prepare_v2(db, model ? "SELECT 1 FROM models WHERE id = ?1" : "SELECT 1 FROM devices WHERE id = ?1",
-			       -1, &st, NULL) != SQLITE_OK)
+	if ((st = stmt_get(s, model ? "SELECT 1 FROM models WHERE id = ?1" : "SELECT 1 FROM devices WHERE id = ?1")) ==
+	    NULL)
 		return db_fail(err, db, "read");
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
 	step = sqlite3_step(st);
-	sqlite3_finalize(st);
+	stmt_done(s, st);
 	if (step != SQLITE_ROW && step != SQLITE_DONE)
 		return db_fail(err, db, "read");
 	*exists = step == SQLITE_ROW;
@@ -278,7 +358,7 @@ static mp_status row_exists(sqlite3 *db, bool model, const char *id, bool *exist
  * unless a row with that id exists already (a user's row is never touched). Datasheet devices come first so
  * that a measured profile can link to its datasheet one.
  */
-static mp_status apply_presets(sqlite3 *db, mp_store_count_fn count, mp_error *err)
+static mp_status apply_presets(mp_store *s, mp_store_count_fn count, mp_error *err)
 {
 	cJSON *doc = cJSON_Parse(mp_store_device_presets[0].data);
 	mp_store_device *d = malloc(sizeof(*d));
@@ -297,11 +377,11 @@ static mp_status apply_presets(sqlite3 *db, mp_store_count_fn count, mp_error *e
 			if (linked != (pass == 1))
 				continue;
 			preset_to_device(j, d);
-			st = preset_claim(db, "device", d->id, &fresh, err);
+			st = preset_claim(s, "device", d->id, &fresh, err);
 			if (st == MP_OK && fresh)
-				st = row_exists(db, false, d->id, &exists, err);
+				st = row_exists(s, false, d->id, &exists, err);
 			if (st == MP_OK && fresh && !exists)
-				st = device_upsert(db, d, "preset", "preset", NULL, err);
+				st = device_upsert(s, d, "preset", "preset", NULL, err);
 			if (st != MP_OK)
 				break;
 		}
@@ -321,13 +401,13 @@ static mp_status apply_presets(sqlite3 *db, mp_store_count_fn count, mp_error *e
 		snprintf(m.source, sizeof(m.source), "preset");
 		cJSON_Delete(cfg);
 		m.config_json = (char *)f->data;
-		st = preset_claim(db, "model", m.id, &fresh, err);
+		st = preset_claim(s, "model", m.id, &fresh, err);
 		if (st == MP_OK && fresh)
-			st = row_exists(db, true, m.id, &exists, err);
+			st = row_exists(s, true, m.id, &exists, err);
 		if (st == MP_OK && fresh && !exists)
 			st = count(f->data, &m.parameters, err);
 		if (st == MP_OK && fresh && !exists)
-			st = model_upsert(db, &m, "preset", "preset", NULL, err);
+			st = model_upsert(s, &m, "preset", "preset", NULL, err);
 	}
 out:
 	free(d);
@@ -335,8 +415,9 @@ out:
 	return st;
 }
 
-static mp_status migrate(sqlite3 *db, int target, mp_store_count_fn count, mp_error *err)
+static mp_status migrate(mp_store *s, int target, mp_store_count_fn count, mp_error *err)
 {
+	sqlite3 *db = s->db;
 	int v = user_version(db);
 	mp_status st = MP_OK;
 
@@ -369,13 +450,13 @@ static mp_status migrate(sqlite3 *db, int target, mp_store_count_fn count, mp_er
 		case 3:
 			st = exec_script(db, schema_v3, err);
 			if (st == MP_OK)
-				st = apply_presets(db, count, err);
+				st = apply_presets(s, count, err);
 			if (st == MP_OK)
 				st = exec_script(db, "PRAGMA user_version = 3", err);
 			break;
 		case 4:
 			/* presets added since version 3 (the A100 40GB PCIe); user rows are untouched */
-			st = apply_presets(db, count, err);
+			st = apply_presets(s, count, err);
 			if (st == MP_OK)
 				st = exec_script(db, "PRAGMA user_version = 4", err);
 			break;
@@ -387,6 +468,22 @@ static mp_status migrate(sqlite3 *db, int target, mp_store_count_fn count, mp_er
 			exec_script(db, "ROLLBACK", NULL);
 	}
 	return st;
+}
+
+/* Finalizes the cached statements (before the connection closes). */
+static void stmts_finalize(mp_store *s)
+{
+	for (int i = 0; i < s->nstmts; i++)
+		sqlite3_finalize(s->stmts[i].st);
+	s->nstmts = 0;
+}
+
+static void memo_clear(mp_store *s)
+{
+	for (int i = 0; i < MEMO_SLOTS; i++) {
+		free(s->memo[i].value);
+		memset(&s->memo[i], 0, sizeof(s->memo[i]));
+	}
 }
 
 mp_status mp_store_open_at(const char *path, int version, mp_store_count_fn count_parameters, mp_store **out,
@@ -402,6 +499,7 @@ mp_status mp_store_open_at(const char *path, int version, mp_store_count_fn coun
 	s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		return mp_fail(err, MP_ENOMEM, "", "cannot allocate the store");
+	s->data_version = -1;
 	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
 			    NULL) != SQLITE_OK) {
 		st = mp_fail(err, MP_EDB, "", "cannot open database %s: %s", path,
@@ -414,8 +512,9 @@ mp_status mp_store_open_at(const char *path, int version, mp_store_count_fn coun
 	st = exec_script(s->db, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL",
 			 err);
 	if (st == MP_OK)
-		st = migrate(s->db, version, count_parameters, err);
+		st = migrate(s, version, count_parameters, err);
 	if (st != MP_OK) {
+		stmts_finalize(s);
 		sqlite3_close(s->db);
 		free(s);
 		return st;
@@ -437,6 +536,8 @@ void mp_store_close(mp_store *s)
 {
 	if (s == NULL)
 		return;
+	memo_clear(s);
+	stmts_finalize(s);
 	sqlite3_close(s->db);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
@@ -487,11 +588,19 @@ static mp_status tx_begin(mp_store *s, mp_error *err)
 	return MP_OK;
 }
 
+/* Data read before may have changed (a write through this handle): decoded values of it are dropped. Caller holds
+ * the lock. */
+static void bump_generation(mp_store *s)
+{
+	s->generation++;
+}
+
 /* Closes what tx_begin opened: commits the outermost transaction when everything in it succeeded. */
 static mp_status tx_end(mp_store *s, mp_status rc, mp_error *err)
 {
 	if (rc != MP_OK)
 		s->failed = true;
+	bump_generation(s);
 	if (--s->depth == 0) {
 		if (!s->failed) {
 			mp_error e2;
@@ -525,14 +634,15 @@ void mp_store_rollback(mp_store *s)
 	tx_end(s, MP_EINVAL, NULL);
 }
 
-static mp_status audit(sqlite3 *db, const char *actor, const char *action, const char *kind, const char *id,
+static mp_status audit(mp_store *s, const char *actor, const char *action, const char *kind, const char *id,
 		       mp_error *err)
 {
+	sqlite3 *db = s->db;
 	sqlite3_stmt *st = NULL;
 	mp_status rc = MP_OK;
 
-	if (sqlite3_prepare_v2(db, "INSERT INTO audit_log (actor, action, kind, resource_id) VALUES (?1, ?2, ?3, ?4)",
-			       -1, &st, NULL) != SQLITE_OK)
+	if ((st = stmt_get(s, "INSERT INTO audit_log (actor, action, kind, resource_id) VALUES (?1, ?2, ?3, ?4)")) ==
+	    NULL)
 		return db_fail(err, db, "audit log");
 	sqlite3_bind_text(st, 1, actor && *actor ? actor : "store", -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, action, -1, SQLITE_STATIC);
@@ -540,7 +650,7 @@ static mp_status audit(sqlite3 *db, const char *actor, const char *action, const
 	sqlite3_bind_text(st, 4, id, -1, SQLITE_STATIC);
 	if (sqlite3_step(st) != SQLITE_DONE)
 		rc = db_fail(err, db, "audit log");
-	sqlite3_finalize(st);
+	stmt_done(s, st);
 	return rc;
 }
 
@@ -553,10 +663,8 @@ mp_status mp_store_audit_list(mp_store *s, int64_t after_seq, int limit, mp_stor
 
 	*more = 0;
 	pthread_mutex_lock(&s->lock);
-	if (sqlite3_prepare_v2(s->db,
-			       "SELECT seq, at, actor, action, kind, resource_id FROM audit_log WHERE seq > ?1"
-			       " ORDER BY seq LIMIT ?2",
-			       -1, &st, NULL) != SQLITE_OK) {
+	if ((st = stmt_get(s, "SELECT seq, at, actor, action, kind, resource_id FROM audit_log WHERE seq > ?1"
+			      " ORDER BY seq LIMIT ?2")) == NULL) {
 		rc = db_fail(err, s->db, "read audit log");
 		goto out;
 	}
@@ -587,7 +695,7 @@ mp_status mp_store_audit_list(mp_store *s, int64_t after_seq, int limit, mp_stor
 	if (rc == MP_OK && !*more && step != SQLITE_DONE)
 		rc = db_fail(err, s->db, "read audit log");
 out:
-	sqlite3_finalize(st);
+	stmt_done(s, st);
 	pthread_mutex_unlock(&s->lock);
 	return rc;
 }
@@ -637,13 +745,13 @@ static void row_to_device(sqlite3_stmt *st, mp_store_device *d)
 	d->memory_latency_seconds = sqlite3_column_double(st, 24);
 }
 
-static mp_status load_peaks(sqlite3 *db, mp_store_device *d, mp_error *err)
+static mp_status load_peaks(mp_store *s, mp_store_device *d, mp_error *err)
 {
+	sqlite3 *db = s->db;
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	if (sqlite3_prepare_v2(db, "SELECT dtype, flops_per_second FROM device_peaks WHERE device_id = ?1", -1, &st,
-			       NULL) != SQLITE_OK)
+	if ((st = stmt_get(s, "SELECT dtype, flops_per_second FROM device_peaks WHERE device_id = ?1")) == NULL)
 		return db_fail(err, db, "read peaks");
 	sqlite3_bind_text(st, 1, d->id, -1, SQLITE_STATIC);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -652,7 +760,7 @@ static mp_status load_peaks(sqlite3 *db, mp_store_device *d, mp_error *err)
 		if (dt != MP_DTYPE_INVALID)
 			d->hw.peak_flops_per_second[dt] = sqlite3_column_double(st, 1);
 	}
-	sqlite3_finalize(st);
+	stmt_done(s, st);
 	return rc == SQLITE_DONE ? MP_OK : db_fail(err, db, "read peaks");
 }
 
@@ -683,8 +791,7 @@ mp_status mp_store_device_get(mp_store *s, const char *id, mp_store_device *out,
 		return mp_fail(err, MP_EINVAL, "/device", "the device id " BAD_ID_MESSAGE);
 
 	pthread_mutex_lock(&s->lock);
-	if (sqlite3_prepare_v2(s->db, "SELECT " DEVICE_COLUMNS " FROM devices WHERE id = ?1", -1, &st, NULL) !=
-	    SQLITE_OK) {
+	if ((st = stmt_get(s, "SELECT " DEVICE_COLUMNS " FROM devices WHERE id = ?1")) == NULL) {
 		rc = db_fail(err, s->db, "read device");
 		goto out;
 	}
@@ -692,14 +799,14 @@ mp_status mp_store_device_get(mp_store *s, const char *id, mp_store_device *out,
 	step = sqlite3_step(st);
 	if (step == SQLITE_ROW) {
 		row_to_device(st, out);
-		rc = load_peaks(s->db, out, err);
+		rc = load_peaks(s, out, err);
 	} else if (step == SQLITE_DONE) {
 		rc = mp_fail(err, MP_ENOTFOUND, "/device", "no device with id '%.64s' (GET /v1/devices lists them)", id);
 	} else {
 		rc = db_fail(err, s->db, "read device");
 	}
 out:
-	sqlite3_finalize(st);
+	stmt_done(s, st);
 	pthread_mutex_unlock(&s->lock);
 	return rc;
 }
@@ -721,7 +828,7 @@ mp_status mp_store_device_find(mp_store *s, const mp_store_device_filter *f, con
 	if (d == NULL)
 		return mp_fail(err, MP_ENOMEM, "", "out of memory");
 	pthread_mutex_lock(&s->lock);
-	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
+	if ((st = stmt_get(s, sql)) == NULL) {
 		rc = db_fail(err, s->db, "list devices");
 		goto out;
 	}
@@ -736,14 +843,14 @@ mp_status mp_store_device_find(mp_store *s, const mp_store_device_filter *f, con
 			break;
 		}
 		row_to_device(st, d);
-		rc = load_peaks(s->db, d, err);
+		rc = load_peaks(s, d, err);
 		if (rc == MP_OK)
 			rc = fn(d, ctx);
 	}
 	if (rc == MP_OK && !*more && step != SQLITE_DONE)
 		rc = db_fail(err, s->db, "list devices");
 out:
-	sqlite3_finalize(st);
+	stmt_done(s, st);
 	pthread_mutex_unlock(&s->lock);
 	free(d);
 	return rc;
@@ -762,7 +869,7 @@ static mp_status constraint_or_db(sqlite3 *db, mp_error *err, const char *what)
 	return db_fail(err, db, what);
 }
 
-static mp_status device_upsert(sqlite3 *db, const mp_store_device *d, const char *actor, const char *action,
+static mp_status device_upsert(mp_store *s, const mp_store_device *d, const char *actor, const char *action,
 			       bool *created, mp_error *err)
 {
 	static const char upsert[] =
@@ -785,19 +892,19 @@ static mp_status device_upsert(sqlite3 *db, const mp_store_device *d, const char
 		" memory_clock_hz = excluded.memory_clock_hz, fma_flops_per_second = excluded.fma_flops_per_second,"
 		" memory_latency_seconds = excluded.memory_latency_seconds,"
 		" updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')";
+	sqlite3 *db = s->db;
 	sqlite3_stmt *st = NULL, *del = NULL, *ins = NULL;
 	mp_status rc = MP_OK;
 	bool existed = false;
 
-	rc = row_exists(db, false, d->id, &existed, err);
+	rc = row_exists(s, false, d->id, &existed, err);
 	if (rc != MP_OK)
 		return rc;
 	if (created)
 		*created = !existed;
-	if (sqlite3_prepare_v2(db, upsert, -1, &st, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "DELETE FROM device_peaks WHERE device_id = ?1", -1, &del, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "INSERT INTO device_peaks (device_id, dtype, flops_per_second) VALUES (?1, ?2, ?3)",
-			       -1, &ins, NULL) != SQLITE_OK) {
+	if ((st = stmt_get(s, upsert)) == NULL ||
+	    (del = stmt_get(s, "DELETE FROM device_peaks WHERE device_id = ?1")) == NULL ||
+	    (ins = stmt_get(s, "INSERT INTO device_peaks (device_id, dtype, flops_per_second) VALUES (?1, ?2, ?3)")) == NULL) {
 		rc = db_fail(err, db, "write device");
 		goto out;
 	}
@@ -845,11 +952,11 @@ static mp_status device_upsert(sqlite3 *db, const mp_store_device *d, const char
 			goto out;
 		}
 	}
-	rc = audit(db, actor, action ? action : existed ? "replace" : "create", "device", d->id, err);
+	rc = audit(s, actor, action ? action : existed ? "replace" : "create", "device", d->id, err);
 out:
-	sqlite3_finalize(ins);
-	sqlite3_finalize(del);
-	sqlite3_finalize(st);
+	stmt_done(s, ins);
+	stmt_done(s, del);
+	stmt_done(s, st);
 	return rc;
 }
 
@@ -860,7 +967,7 @@ mp_status mp_store_device_write(mp_store *s, const mp_store_device *d, const cha
 
 	if (rc != MP_OK)
 		return rc;
-	rc = device_upsert(s->db, d, actor, NULL, created, err);
+	rc = device_upsert(s, d, actor, NULL, created, err);
 	return tx_end(s, rc, err);
 }
 
@@ -879,8 +986,8 @@ static mp_status remove_row(mp_store *s, bool model, const char *id, const char 
 	rc = tx_begin(s, err);
 	if (rc != MP_OK)
 		return rc;
-	if (sqlite3_prepare_v2(s->db, model ? "DELETE FROM models WHERE id = ?1" : "DELETE FROM devices WHERE id = ?1",
-			       -1, &st, NULL) != SQLITE_OK) {
+	if ((st = stmt_get(s, model ? "DELETE FROM models WHERE id = ?1" : "DELETE FROM devices WHERE id = ?1")) ==
+	    NULL) {
 		rc = db_fail(err, s->db, "delete");
 	} else {
 		sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
@@ -889,9 +996,9 @@ static mp_status remove_row(mp_store *s, bool model, const char *id, const char 
 		else if (sqlite3_changes(s->db) == 0)
 			rc = mp_fail(err, MP_ENOTFOUND, "/id", "no %s with id '%.64s'", model ? "model" : "device", id);
 	}
-	sqlite3_finalize(st);
+	stmt_done(s, st);
 	if (rc == MP_OK)
-		rc = audit(s->db, actor, "delete", model ? "model" : "device", id, err);
+		rc = audit(s, actor, "delete", model ? "model" : "device", id, err);
 	return tx_end(s, rc, err);
 }
 
@@ -942,8 +1049,7 @@ mp_status mp_store_model_get(mp_store *s, const char *id, mp_store_model *out, m
 	if (!mp_store_valid_id(id))
 		return mp_fail(err, MP_EINVAL, "/model", "the model id " BAD_ID_MESSAGE);
 	pthread_mutex_lock(&s->lock);
-	if (sqlite3_prepare_v2(s->db, "SELECT " MODEL_COLUMNS " FROM models WHERE id = ?1", -1, &st, NULL) !=
-	    SQLITE_OK) {
+	if ((st = stmt_get(s, "SELECT " MODEL_COLUMNS " FROM models WHERE id = ?1")) == NULL) {
 		rc = db_fail(err, s->db, "read model");
 		goto out;
 	}
@@ -956,7 +1062,7 @@ mp_status mp_store_model_get(mp_store *s, const char *id, mp_store_model *out, m
 	else
 		rc = db_fail(err, s->db, "read model");
 out:
-	sqlite3_finalize(st);
+	stmt_done(s, st);
 	pthread_mutex_unlock(&s->lock);
 	return rc;
 }
@@ -973,7 +1079,7 @@ mp_status mp_store_model_find(mp_store *s, const mp_store_model_filter *f, const
 
 	*more = 0;
 	pthread_mutex_lock(&s->lock);
-	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
+	if ((st = stmt_get(s, sql)) == NULL) {
 		rc = db_fail(err, s->db, "list models");
 		goto out;
 	}
@@ -996,7 +1102,7 @@ mp_status mp_store_model_find(mp_store *s, const mp_store_model_filter *f, const
 	if (rc == MP_OK && !*more && step != SQLITE_DONE)
 		rc = db_fail(err, s->db, "list models");
 out:
-	sqlite3_finalize(st);
+	stmt_done(s, st);
 	pthread_mutex_unlock(&s->lock);
 	return rc;
 }
@@ -1007,7 +1113,7 @@ mp_status mp_store_model_list(mp_store *s, const char *after, int limit, mp_stor
 	return mp_store_model_find(s, NULL, after, limit, fn, ctx, more, err);
 }
 
-static mp_status model_upsert(sqlite3 *db, const mp_store_model *m, const char *actor, const char *action,
+static mp_status model_upsert(mp_store *s, const mp_store_model *m, const char *actor, const char *action,
 			      bool *created, mp_error *err)
 {
 	static const char upsert[] =
@@ -1015,15 +1121,16 @@ static mp_status model_upsert(sqlite3 *db, const mp_store_model *m, const char *
 		" ON CONFLICT (id) DO UPDATE SET model_type = excluded.model_type, config_json = excluded.config_json,"
 		" parameters = excluded.parameters, source = excluded.source,"
 		" updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')";
+	sqlite3 *db = s->db;
 	sqlite3_stmt *st = NULL;
 	bool existed = false;
-	mp_status rc = row_exists(db, true, m->id, &existed, err);
+	mp_status rc = row_exists(s, true, m->id, &existed, err);
 
 	if (rc != MP_OK)
 		return rc;
 	if (created)
 		*created = !existed;
-	if (sqlite3_prepare_v2(db, upsert, -1, &st, NULL) != SQLITE_OK)
+	if ((st = stmt_get(s, upsert)) == NULL)
 		return db_fail(err, db, "write model");
 	sqlite3_bind_text(st, 1, m->id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, m->model_type, -1, SQLITE_STATIC);
@@ -1032,9 +1139,9 @@ static mp_status model_upsert(sqlite3 *db, const mp_store_model *m, const char *
 	sqlite3_bind_text(st, 5, m->source[0] ? m->source : "user", -1, SQLITE_STATIC);
 	if (sqlite3_step(st) != SQLITE_DONE)
 		rc = constraint_or_db(db, err, "write model");
-	sqlite3_finalize(st);
+	stmt_done(s, st);
 	if (rc == MP_OK)
-		rc = audit(db, actor, action ? action : existed ? "replace" : "create", "model", m->id, err);
+		rc = audit(s, actor, action ? action : existed ? "replace" : "create", "model", m->id, err);
 	return rc;
 }
 
@@ -1045,7 +1152,7 @@ mp_status mp_store_model_write(mp_store *s, const mp_store_model *m, const char 
 
 	if (rc != MP_OK)
 		return rc;
-	rc = model_upsert(s->db, m, actor, NULL, created, err);
+	rc = model_upsert(s, m, actor, NULL, created, err);
 	return tx_end(s, rc, err);
 }
 
@@ -1068,7 +1175,7 @@ mp_status mp_store_calibration_save(mp_store *s, const mp_store_calibration *c, 
 	mp_status rc = MP_OK;
 
 	pthread_mutex_lock(&s->lock);
-	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
+	if ((st = stmt_get(s, sql)) == NULL) {
 		rc = db_fail(err, s->db, "write calibration");
 		goto out;
 	}
@@ -1079,11 +1186,12 @@ mp_status mp_store_calibration_save(mp_store *s, const mp_store_calibration *c, 
 	bind_text_or_null(st, 5, c->datasheet_id);
 	bind_text_or_null(st, 6, c->results_json);
 	bind_text_or_null(st, 7, c->finished_at);
+	bump_generation(s);
 	if (sqlite3_step(st) != SQLITE_DONE)
 		rc = sqlite3_errcode(s->db) == SQLITE_CONSTRAINT ? mp_fail(err, MP_EINVAL, "", "%s", sqlite3_errmsg(s->db))
 								  : db_fail(err, s->db, "write calibration");
 out:
-	sqlite3_finalize(st);
+	stmt_done(s, st);
 	pthread_mutex_unlock(&s->lock);
 	return rc;
 }
@@ -1104,10 +1212,8 @@ mp_status mp_store_calibration_get(mp_store *s, const char *id, mp_store_calibra
 
 	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&s->lock);
-	if (sqlite3_prepare_v2(s->db,
-			       "SELECT id, target, state, device_id, datasheet_id, created_at, finished_at, results_json"
-			       " FROM calibration_runs WHERE id = ?1",
-			       -1, &st, NULL) != SQLITE_OK) {
+	if ((st = stmt_get(s, "SELECT id, target, state, device_id, datasheet_id, created_at, finished_at, results_json"
+			      " FROM calibration_runs WHERE id = ?1")) == NULL) {
 		rc = db_fail(err, s->db, "read calibration");
 		goto out;
 	}
@@ -1131,7 +1237,119 @@ mp_status mp_store_calibration_get(mp_store *s, const char *id, mp_store_calibra
 		rc = db_fail(err, s->db, "read calibration");
 	}
 out:
-	sqlite3_finalize(st);
+	stmt_done(s, st);
 	pthread_mutex_unlock(&s->lock);
 	return rc;
+}
+
+/* ----- generation and the decoded-model memo ---------------------------------------------------------- */
+
+/* The generation, first taking in commits made through other connections (in this process or another), which
+ * PRAGMA data_version reveals. Caller holds the lock. A failed read moves the generation (nothing is served). */
+static uint64_t generation_now(mp_store *s)
+{
+	sqlite3_stmt *st = stmt_get(s, "PRAGMA data_version");
+	int64_t v = -1;
+
+	if (st && sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	stmt_done(s, st);
+	if (v < 0 || v != s->data_version) {
+		s->data_version = v;
+		s->generation++;
+	}
+	return s->generation;
+}
+
+uint64_t mp_store_generation(mp_store *s)
+{
+	uint64_t g;
+
+	pthread_mutex_lock(&s->lock);
+	g = generation_now(s);
+	pthread_mutex_unlock(&s->lock);
+	return g;
+}
+
+static memo_slot *memo_find(mp_store *s, const char *id, mp_store_model_decode_fn decode, size_t size)
+{
+	for (int i = 0; i < MEMO_SLOTS; i++) {
+		memo_slot *m = &s->memo[i];
+
+		if (m->id[0] && m->decode == decode && m->size == size && strcmp(m->id, id) == 0)
+			return m;
+	}
+	return NULL;
+}
+
+/* Keeps a copy of value under (id, decode, size), evicting the least recently used entry when full. Best
+ * effort: out of memory only means it is not kept. */
+static void memo_put(mp_store *s, const char *id, mp_store_model_decode_fn decode, const void *value, size_t size)
+{
+	memo_slot *m = memo_find(s, id, decode, size);
+
+	if (m == NULL) {
+		m = &s->memo[0];
+		for (int i = 0; i < MEMO_SLOTS && m->id[0]; i++)
+			if (!s->memo[i].id[0] || s->memo[i].used < m->used)
+				m = &s->memo[i];
+		if (m->value == NULL || m->size != size) {
+			free(m->value);
+			m->value = malloc(size);
+			if (m->value == NULL) {
+				memset(m, 0, sizeof(*m));
+				return;
+			}
+		}
+		snprintf(m->id, sizeof(m->id), "%s", id);
+		m->decode = decode;
+		m->size = size;
+	}
+	memcpy(m->value, value, size);
+	m->used = ++s->memo_clock;
+}
+
+mp_status mp_store_model_decoded(mp_store *s, const char *id, mp_store_model_decode_fn decode, void *out,
+				 size_t size, mp_error *err)
+{
+	mp_store_model m;
+	uint64_t gen = 0;
+	mp_status rc;
+	bool memo;
+
+	if (!mp_store_valid_id(id))
+		return mp_fail(err, MP_EINVAL, "/model", "the model id " BAD_ID_MESSAGE);
+	pthread_mutex_lock(&s->lock);
+	/* inside a transaction this thread sees its own uncommitted writes: read them, keep nothing */
+	memo = s->depth == 0;
+	if (memo) {
+		memo_slot *hit;
+
+		gen = generation_now(s);
+		if (gen != s->memo_generation) {
+			memo_clear(s);
+			s->memo_generation = gen;
+		}
+		hit = memo_find(s, id, decode, size);
+		if (hit) {
+			memcpy(out, hit->value, size);
+			hit->used = ++s->memo_clock;
+			pthread_mutex_unlock(&s->lock);
+			return MP_OK;
+		}
+	}
+	rc = mp_store_model_get(s, id, &m, err);
+	pthread_mutex_unlock(&s->lock);
+	if (rc != MP_OK)
+		return rc;
+	/* decoding runs unlocked; its result is kept only if nothing was written meanwhile */
+	rc = decode(&m, out, err);
+	mp_store_model_free(&m);
+	if (rc != MP_OK || !memo)
+		return rc;
+	pthread_mutex_lock(&s->lock);
+	if (s->generation == gen && s->memo_generation == gen)
+		memo_put(s, id, decode, out, size);
+	pthread_mutex_unlock(&s->lock);
+	return MP_OK;
 }

@@ -165,6 +165,29 @@ mp_status mp_store_model_write(mp_store *s, const mp_store_model *m, const char 
 /* Deletes a model (audited as actor). Errors: MP_ENOTFOUND, MP_EDB. */
 mp_status mp_store_model_remove(mp_store *s, const char *id, const char *actor, mp_error *err);
 
+/*
+ * A counter that moves whenever data read through this handle may have changed: on every write through it, and
+ * when another connection (in this process or another) committed since the last call (PRAGMA data_version).
+ * Equal values mean nothing changed in between. Thread-safe.
+ */
+uint64_t mp_store_generation(mp_store *s);
+
+/*
+ * Decodes a stored model into the caller's value: a pure function of the row that fills *out (a plain value of
+ * the size given to mp_store_model_decoded, holding no pointers) or fails naming the field.
+ */
+typedef mp_status (*mp_store_model_decode_fn)(const mp_store_model *m, void *out, mp_error *err);
+
+/*
+ * mp_store_model_get followed by decode, memoised per handle: the store keeps up to 64 decoded values (least
+ * recently used go first), keyed by (id, decode, size), and answers from them while mp_store_generation has not
+ * moved; any write through this handle or a commit by another connection or process drops them all. So a stored
+ * config is parsed once, not per request. Inside mp_store_begin the memo is bypassed. Failures are not kept.
+ * Errors: MP_EINVAL (not a valid id), those of mp_store_model_get, those of decode.
+ */
+mp_status mp_store_model_decoded(mp_store *s, const char *id, mp_store_model_decode_fn decode, void *out,
+				 size_t size, mp_error *err);
+
 /* ----- audit log: one row per write, in the write's own transaction ----- */
 typedef struct mp_store_audit {
 	int64_t seq;			/* increasing */

@@ -2,10 +2,11 @@
 # lint_sql.sh: proves memplan builds no SQL from strings. Every SQL statement must be a prepared statement whose
 # text is a string literal (or a const char[] / macro made only of literals); values are always bound. Checks:
 #   1. no sqlite3_exec, sqlite3_mprintf/vmprintf/snprintf, sqlite3_prepare (v1/16) anywhere in the sources;
-#   2. sqlite3_prepare_v2 appears only in db/store.c;
-#   3. each prepare's SQL argument, and each exec_script() argument, is literals only (the one exception is
-#      exec_script's own parameter `sql`, whose callers are checked by this same rule), or a name declared
-#      `static const char NAME[] =` from literals, or `cond ? "literal" : "literal"`;
+#   2. sqlite3_prepare_v2 / sqlite3_prepare_v3 appear only in db/store.c;
+#   3. each prepare's SQL argument, each exec_script() argument and each stmt_get() argument (the store's
+#      statement cache) is literals only (the exceptions are exec_script's and stmt_get's own parameter `sql`,
+#      whose callers are checked by this same rule), or a name declared `static const char NAME[] =` from
+#      literals, or `cond ? "literal" : "literal"`;
 #   4. no printf-family call formats text that contains SQL keywords.
 # Run with a file argument to lint only that file (the self-test below feeds it a bad one and expects failure).
 set -u
@@ -45,10 +46,14 @@ lint_file() { # $1: a C file whose SQL is checked; prints problems, returns 1 on
 		# every prepare and every exec_script call
 		s = flat; consumed = 0
 		def = index(flat, "static mp_status exec_script(sqlite3 *db, const char *sql, mp_error *err)")
-		while ((p = index(s, "sqlite3_prepare_v2(")) > 0 || (q = index(s, "exec_script(")) > 0) {
-			p = index(s, "sqlite3_prepare_v2("); q = index(s, "exec_script(")
-			if (p > 0 && (q == 0 || p < q)) { s = substr(s, p + 19); kind = "prepare"; consumed += p + 18 }
-			else { s = substr(s, q + 12); kind = "exec_script"; consumed += q + 11 }
+		gdef = index(flat, "static sqlite3_stmt *stmt_get(mp_store *s, const char *sql)")
+		np = split("sqlite3_prepare_v2(|sqlite3_prepare_v3(|stmt_get(|exec_script(", pats, "|")
+		while (1) {
+			best = 0; pat = ""
+			for (x = 1; x <= np; x++) { p = index(s, pats[x]); if (p > 0 && (best == 0 || p < best)) { best = p; pat = pats[x] } }
+			if (best == 0) break
+			s = substr(s, best + length(pat)); consumed += best + length(pat) - 1
+			kind = pat ~ /^sqlite3_prepare/ ? "prepare" : pat == "stmt_get(" ? "stmt_get" : "exec_script"
 			c = index(s, ","); arg = substr(s, c + 1)
 			# the argument runs to the next top-level comma outside string literals
 			out = ""; inq = 0; depth = 0
@@ -67,6 +72,8 @@ lint_file() { # $1: a C file whose SQL is checked; prints problems, returns 1 on
 			if (rest == "") ok = 1                                   # literals only
 			else if (rest in safe) ok = 1                            # const char[] of literals
 			else if (kind == "prepare" && rest == "sql" && def > 0 && consumed > def && consumed - def < 700) ok = 1
+			else if (kind == "prepare" && rest == "sql" && gdef > 0 && consumed > gdef && consumed - gdef < 1000) ok = 1
+			else if (kind == "stmt_get" && rest == "constchar*sql" && gdef > 0 && consumed - gdef < 40) ok = 1
 			else if (rest ~ /^[a-z_]+\?:$/ && a ~ /\? *"L" *: *"L"$/) ok = 1 # cond ? "lit" : "lit"
 			else {
 				# literals and macros made of literals
@@ -87,11 +94,11 @@ if [ $# -gt 0 ]; then
 fi
 
 SRC=$(find db daemon planner kernels -name '*.c' 2>/dev/null)
-if grep -nE 'sqlite3_(exec|mprintf|vmprintf|snprintf|vsnprintf|prepare|prepare16[a-z0-9_]*|prepare_v3)[ \t]*\(' $SRC; then
+if grep -nE 'sqlite3_(exec|mprintf|vmprintf|snprintf|vsnprintf|prepare|prepare16[a-z0-9_]*)[ \t]*\(' $SRC; then
 	echo "lint_sql: forbidden SQLite call above (use a prepared statement with bound values)"; fail=1
 fi
-if grep -ln 'sqlite3_prepare_v2' $SRC | grep -v '^db/store\.c$'; then
-	echo "lint_sql: sqlite3_prepare_v2 outside db/store.c (all SQL lives in the store)"; fail=1
+if grep -lE 'sqlite3_prepare_v[23]' $SRC | grep -v '^db/store\.c$'; then
+	echo "lint_sql: sqlite3_prepare_v2/v3 outside db/store.c (all SQL lives in the store)"; fail=1
 fi
 if grep -nE '(printf|snprintf|strcat|strcpy)[ \t]*\([^;]*"[^"]*\b(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|PRAGMA|WHERE)\b' $SRC; then
 	echo "lint_sql: SQL text formatted with printf above"; fail=1
@@ -119,7 +126,16 @@ static int f(sqlite3 *db, bool m)
 	return sqlite3_prepare_v2(db, q, -1, &st, NULL);
 }
 GOOD
+cat > "$tmp/bad_cache.c" <<'BAD'
+static sqlite3_stmt *g(mp_store *s, const char *id)
+{
+	char q[128];
+	snprintf(q, sizeof(q), "SELECT * FROM models WHERE id = '%s'", id);
+	return stmt_get(s, q);
+}
+BAD
 if sh "$0" "$tmp/bad_store.c" > /dev/null; then echo "lint_sql: self-test failed: string-built SQL passed"; fail=1; fi
+if sh "$0" "$tmp/bad_cache.c" > /dev/null; then echo "lint_sql: self-test failed: string-built SQL via stmt_get passed"; fail=1; fi
 if ! sh "$0" "$tmp/good_store.c"; then echo "lint_sql: self-test failed: literal SQL rejected"; fail=1; fi
 rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "lint_sql: ok (every SQL statement is a literal, prepared, with bound values)"

@@ -4,6 +4,7 @@
  * (400, 404, 405, 413, 415, 422 as problem+json naming the field), and the route table against
  * openapi.yaml.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +17,8 @@
 #include <curl/curl.h>
 
 #include "../daemon/decode.h"
+#include "../daemon/plan.h"
+#include "../daemon/reply.h"
 #include "../daemon/routes.h"
 #include "http_util.h"
 #include "refs.h"
@@ -508,6 +511,72 @@ static void test_routes_match_openapi(void **state)
 	free(spec);
 }
 
+/* mpd_json_print writes the same document cJSON_PrintUnformatted writes (integers in and beyond int's range,
+ * negative zero, fractions, NaN and infinities, nesting, and a whole plan from the store), except that whole
+ * numbers from 10^15 to 2^53 come out as exact integer digits rather than cJSON's exponent form. */
+static void test_json_print_matches_cjson(void **state)
+{
+	static const double values[] = { 0.0, -0.0, 1, -1, 4096, 2147483647.0, 2147483648.0, -2147483649.0,
+					 16060522496.0, 999999999999999.0, -999999999999999.0, 1e15, 1e15 + 2,
+					 9007199254740993.0, 1.5, 0.1, 1e-7, 308.5353922017984, 0.067066189645894475,
+					 1e300, -5e9, 4.8e12, 1.979e15 };
+	cJSON *doc = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(doc, "a"), *inner, *copy, *plan = NULL;
+	char *want, *got, dir[64];
+	mpd_daemon d;
+	mp_error err;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+		char key[16];
+
+		snprintf(key, sizeof(key), "v%zu", i);
+		cJSON_AddNumberToObject(doc, key, values[i]);
+		cJSON_AddItemToArray(arr, cJSON_CreateNumber(values[i]));
+	}
+	cJSON_AddNumberToObject(doc, "nan", NAN);
+	cJSON_AddNumberToObject(doc, "inf", INFINITY);
+	inner = cJSON_AddObjectToObject(cJSON_AddObjectToObject(doc, "deep"), "deeper");
+	cJSON_AddNumberToObject(inner, "bytes", 17638465536.0);
+	cJSON_AddStringToObject(inner, "text", "12");
+	copy = cJSON_Duplicate(doc, true);
+	want = cJSON_PrintUnformatted(copy);
+	got = mpd_json_print(doc, false);
+	{
+		cJSON *a = cJSON_Parse(want), *b = cJSON_Parse(got);
+
+		assert_non_null(b);
+		assert_true(cJSON_Compare(a, b, true));
+		cJSON_Delete(a);
+		cJSON_Delete(b);
+	}
+	assert_non_null(strstr(want, "1.979e+15"));	/* cJSON's form ... */
+	assert_non_null(strstr(got, ",1979000000000000"));	/* ... and the exact integer */
+	assert_non_null(strstr(got, ",1000000000000000,"));
+	assert_null(strstr(got, "e+15"));
+	/* the integers really took the fast path: they are raw items now */
+	assert_true(cJSON_IsRaw(cJSON_GetObjectItem(doc, "v8")));
+	assert_true(cJSON_IsNumber(cJSON_GetObjectItem(doc, "v19"))); /* 1e300: beyond 2^53, left to cJSON */
+	cJSON_free(want);
+	cJSON_free(got);
+	cJSON_Delete(copy);
+	cJSON_Delete(doc);
+
+	http_start(&d, dir, sizeof(dir));
+	doc = cJSON_Parse("{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\","
+			  "\"batch_size\":1,\"sequence_length\":4096,\"device\":\"h200-sxm-141gb\"}");
+	assert_int_equal(mpd_plan_inference(d.store, doc, &plan, &err), MP_OK);
+	copy = cJSON_Duplicate(plan, true);
+	want = cJSON_PrintUnformatted(copy);
+	got = mpd_json_print(plan, false);
+	assert_string_equal(got, want);	/* a plan holds no whole numbers at or beyond 10^15 */
+	cJSON_free(want);
+	cJSON_free(got);
+	cJSON_Delete(copy);
+	cJSON_Delete(plan);
+	cJSON_Delete(doc);
+	http_stop(&d, dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -525,6 +594,7 @@ int main(void)
 		cmocka_unit_test(test_body_too_large),
 		cmocka_unit_test(test_reads),
 		cmocka_unit_test(test_routes_match_openapi),
+		cmocka_unit_test(test_json_print_matches_cjson),
 	};
 	int rc;
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -376,6 +377,198 @@ static void test_writes_audit_filters_batch(void **state)
 	mp_store_close(s);
 }
 
+/* ----- the decoded-model memo and the statement cache --------------------------------------------------- */
+
+typedef struct decoded {
+	uint64_t parameters;
+	size_t config_len;
+} decoded;
+
+static int decodes;	/* how many times decode_row ran: a memo hit does not run it */
+
+static mp_status decode_row(const mp_store_model *m, void *out, mp_error *err)
+{
+	decoded *d = out;
+
+	(void)err;
+	decodes++;
+	d->parameters = m->parameters;
+	d->config_len = strlen(m->config_json);
+	return MP_OK;
+}
+
+static void write_model(mp_store *s, const char *id, const char *config, uint64_t parameters)
+{
+	mp_store_model m;
+	mp_error err;
+
+	memset(&m, 0, sizeof(m));
+	snprintf(m.id, sizeof(m.id), "%s", id);
+	snprintf(m.model_type, sizeof(m.model_type), "llama");
+	snprintf(m.source, sizeof(m.source), "user");
+	m.config_json = (char *)config;
+	m.parameters = parameters;
+	assert_int_equal(mp_store_model_write(s, &m, "test", NULL, &err), MP_OK);
+}
+
+static decoded get_decoded(mp_store *s, const char *id, mp_status want)
+{
+	decoded d = { 0, 0 };
+	mp_error err;
+
+	assert_int_equal(mp_store_model_decoded(s, id, decode_row, &d, sizeof(d), &err), want);
+	return d;
+}
+
+/* A memo hit skips decoding; a write through the same handle, a write through a second handle (another connection)
+ * and a write by a child process (another process) are each seen by the next read; deletes too; no decoded value
+ * outlives its row. The generation moves exactly when something changed. */
+static void test_memo_invalidation(void **state)
+{
+	mp_store *s, *s2;
+	mp_error err;
+	uint64_t g;
+	pid_t pid;
+	int status;
+
+	(void)state;
+	assert_int_equal(mp_store_open(path, mpd_hf_count_parameters, &s, &err), MP_OK);
+	write_model(s, "memo-m", "{\"a\":1}", 100);
+	decodes = 0;
+	assert_true(get_decoded(s, "memo-m", MP_OK).parameters == 100);
+	assert_true(get_decoded(s, "memo-m", MP_OK).parameters == 100);
+	assert_int_equal(decodes, 1);
+	g = mp_store_generation(s);
+	assert_true(mp_store_generation(s) == g);
+
+	/* this handle writes: seen at once */
+	write_model(s, "memo-m", "{\"a\":22}", 200);
+	assert_true(mp_store_generation(s) != g);
+	assert_true(get_decoded(s, "memo-m", MP_OK).parameters == 200);
+	assert_true(get_decoded(s, "memo-m", MP_OK).config_len == 8);
+	assert_int_equal(decodes, 2);
+
+	/* another connection writes */
+	assert_int_equal(mp_store_open(path, mpd_hf_count_parameters, &s2, &err), MP_OK);
+	write_model(s2, "memo-m", "{\"a\":333}", 300);
+	assert_true(get_decoded(s, "memo-m", MP_OK).parameters == 300);
+	assert_int_equal(decodes, 3);
+	/* a write to another row also drops the memo (it is all or nothing), and reads stay right */
+	write_model(s2, "memo-other", "{}", 5);
+	assert_true(get_decoded(s, "memo-m", MP_OK).parameters == 300);
+	assert_true(get_decoded(s, "memo-other", MP_OK).parameters == 5);
+	assert_int_equal(mp_store_model_remove(s2, "memo-other", "test", &err), MP_OK);
+	get_decoded(s, "memo-other", MP_ENOTFOUND);
+	mp_store_close(s2);
+
+	/* another process writes */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		mp_store *c;
+		mp_store_model m;
+
+		if (mp_store_open(path, mpd_hf_count_parameters, &c, &err) != MP_OK)
+			_exit(1);
+		memset(&m, 0, sizeof(m));
+		snprintf(m.id, sizeof(m.id), "memo-m");
+		snprintf(m.model_type, sizeof(m.model_type), "llama");
+		snprintf(m.source, sizeof(m.source), "user");
+		m.config_json = (char *)"{\"a\":4444}";
+		m.parameters = 400;
+		_exit(mp_store_model_write(c, &m, "child", NULL, &err) == MP_OK ? 0 : 2);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_true(get_decoded(s, "memo-m", MP_OK).parameters == 400);
+	assert_true(get_decoded(s, "memo-m", MP_OK).config_len == 10);
+
+	/* deleted through this handle: not served from the memo */
+	assert_int_equal(mp_store_model_remove(s, "memo-m", "test", &err), MP_OK);
+	get_decoded(s, "memo-m", MP_ENOTFOUND);
+	get_decoded(s, "Not An Id", MP_EINVAL);
+
+	/* inside a batch transaction the writer sees its own uncommitted row, and nothing of it is kept on rollback */
+	assert_int_equal(mp_store_begin(s, &err), MP_OK);
+	write_model(s, "memo-m", "{}", 7);
+	assert_true(get_decoded(s, "memo-m", MP_OK).parameters == 7);
+	mp_store_rollback(s);
+	get_decoded(s, "memo-m", MP_ENOTFOUND);
+	mp_store_close(s);
+}
+
+typedef struct walk {
+	mp_store *s;
+	int n;
+} walk;
+
+static mp_status count_only(const mp_store_device *d, void *ctx)
+{
+	(void)d;
+	(*(int *)ctx)++;
+	return MP_OK;
+}
+
+/* a listing callback that reads the same device again (another statement) */
+static mp_status nested_get(const mp_store_device *d, void *ctx)
+{
+	walk *w = ctx;
+	mp_store_device again;
+	mp_error err;
+
+	w->n++;
+	assert_int_equal(mp_store_device_get(w->s, d->id, &again, &err), MP_OK);
+	assert_string_equal(again.id, d->id);
+	assert_true(again.hw.memory_bytes == d->hw.memory_bytes);
+	return MP_OK;
+}
+
+/* a listing callback that lists again: the same SQL while its cached statement is in use */
+static mp_status nested_list(const mp_store_device *d, void *ctx)
+{
+	walk *w = ctx;
+	mp_error err;
+	int n = 0, more = 0;
+
+	(void)d;
+	w->n++;
+	assert_int_equal(mp_store_device_list(w->s, NULL, 1000, count_only, &n, &more, &err), MP_OK);
+	assert_true(n > 10);
+	return MP_OK;
+}
+
+/* More distinct rows than the memo holds, read three times over: every answer right (evictions never mix rows
+ * up). The statement cache survives reuse and a nested use of one statement. */
+static void test_memo_bounds_and_statements(void **state)
+{
+	walk w = { NULL, 0 };
+	mp_store *s;
+	mp_error err;
+	char id[32];
+	int more = 0;
+
+	(void)state;
+	assert_int_equal(mp_store_open(path, mpd_hf_count_parameters, &s, &err), MP_OK);
+	assert_int_equal(mp_store_begin(s, &err), MP_OK);
+	for (int i = 0; i < 100; i++) {
+		snprintf(id, sizeof(id), "bulk-%03d", i);
+		write_model(s, id, "{}", (uint64_t)i + 1);
+	}
+	assert_int_equal(mp_store_commit(s, &err), MP_OK);
+	for (int round = 0; round < 3; round++)
+		for (int i = 0; i < 100; i++) {
+			snprintf(id, sizeof(id), "bulk-%03d", i);
+			assert_true(get_decoded(s, id, MP_OK).parameters == (uint64_t)i + 1);
+		}
+	w.s = s;
+	assert_int_equal(mp_store_device_list(s, NULL, 1000, nested_get, &w, &more, &err), MP_OK);
+	assert_true(w.n > 10);
+	w.n = 0;
+	assert_int_equal(mp_store_device_list(s, NULL, 1000, nested_list, &w, &more, &err), MP_OK);
+	assert_true(w.n > 10);
+	mp_store_close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -384,6 +577,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_measured_h200, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_model_presets, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_writes_audit_filters_batch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_memo_invalidation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_memo_bounds_and_statements, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("store", tests, NULL, NULL);

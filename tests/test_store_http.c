@@ -15,6 +15,7 @@
 #include <curl/curl.h>
 
 #include "../daemon/auth.h"
+#include "../daemon/hf_config.h"
 #include "http_util.h"
 #include "refs.h"
 
@@ -269,6 +270,79 @@ static void test_model_crud(void **state)
 	free(cfg);
 }
 
+/* The parameters of a plan of stored model id through the daemon, or -(HTTP status) when it fails. */
+static double planned_parameters(fixture *f, const char *id)
+{
+	char body[256];
+	http_resp r;
+	double p;
+
+	snprintf(body, sizeof(body),
+		 "{\"model\":\"%s\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":1,"
+		 "\"sequence_length\":128,\"device\":\"h200-sxm-141gb\"}",
+		 id);
+	http_do(&f->d, "POST", "/v1/plan/inference", body, J, NULL, &r);
+	p = r.status == 200 ? num(cJSON_GetObjectItem(r.json, "model"), "parameters") : -(double)r.status;
+	http_resp_free(&r);
+	return p;
+}
+
+/* Writes model id with config text through a second store handle (another connection, as another process would). */
+static void write_elsewhere(fixture *f, const char *id, const char *config)
+{
+	mp_store *s;
+	mp_store_model m;
+	mp_error err;
+
+	assert_int_equal(mp_store_open(f->d.cfg.db_path, mpd_hf_count_parameters, &s, &err), MP_OK);
+	memset(&m, 0, sizeof(m));
+	snprintf(m.id, sizeof(m.id), "%s", id);
+	snprintf(m.model_type, sizeof(m.model_type), "llama");
+	snprintf(m.source, sizeof(m.source), "user");
+	m.config_json = (char *)config;
+	assert_int_equal(mpd_hf_count_parameters(config, &m.parameters, &err), MP_OK);
+	assert_int_equal(mp_store_model_write(s, &m, "test", NULL, &err), MP_OK);
+	mp_store_close(s);
+}
+
+/* Plans of a stored model follow every change to it: PUT, PATCH and DELETE through the daemon, and writes by
+ * another connection to the same database (the daemon keeps decoded models between requests; none may be stale). */
+static void test_plan_sees_model_writes(void **state)
+{
+	fixture *f = *state;
+	char *cfg = ref_text("models/llama-3-8b.json"), body[8192], *p;
+	const double base = 8030261248.0, layer = 218112000.0;
+	http_resp r;
+
+	snprintf(body, sizeof(body), "{\"hf_config\":%s}", cfg);
+	expect(f, "PUT", "/v1/models/cached-llama", body, AUTH, 201, NULL);
+	assert_true(planned_parameters(f, "cached-llama") == base);
+	assert_true(planned_parameters(f, "cached-llama") == base);
+	http_do(&f->d, "PATCH", "/v1/models/cached-llama", "{\"hf_config\":{\"num_hidden_layers\":40}}", J, AUTH, &r);
+	assert_int_equal(r.status, 200);
+	http_resp_free(&r);
+	assert_true(planned_parameters(f, "cached-llama") == base + 8 * layer);
+	expect(f, "PUT", "/v1/models/cached-llama", body, AUTH, 200, NULL);
+	assert_true(planned_parameters(f, "cached-llama") == base);
+
+	/* another connection rewrites it with 24 layers, then with the original 32 */
+	p = strstr(cfg, "\"num_hidden_layers\": 32");
+	assert_non_null(p);
+	memcpy(p + strlen("\"num_hidden_layers\": "), "24", 2);
+	write_elsewhere(f, "cached-llama", cfg);
+	assert_true(planned_parameters(f, "cached-llama") == base - 8 * layer);
+	memcpy(p + strlen("\"num_hidden_layers\": "), "32", 2);
+	write_elsewhere(f, "cached-llama", cfg);
+	assert_true(planned_parameters(f, "cached-llama") == base);
+
+	expect(f, "DELETE", "/v1/models/cached-llama", NULL, AUTH, 204, NULL);
+	assert_true(planned_parameters(f, "cached-llama") == -404.0);
+	/* created elsewhere after the daemon answered 404 for it */
+	write_elsewhere(f, "cached-llama", cfg);
+	assert_true(planned_parameters(f, "cached-llama") == base);
+	free(cfg);
+}
+
 static const cJSON *job_device(const cJSON *job, const char *id)
 {
 	const cJSON *d;
@@ -417,6 +491,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_auth, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_etag_304, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_model_crud, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_plan_sees_model_writes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_capacity, setup, teardown),
 	};

@@ -1,0 +1,69 @@
+/*
+ * bench_plan.c: the per-request cost of POST /v1/plan/inference without HTTP: parses the bench-load body, runs
+ * mpd_plan_inference against a fresh store and prints the document, N times (default 5,000). Meant to run
+ * under `valgrind --tool=callgrind` (instruction counts are repeatable on a shared machine); also prints the
+ * wall time per request. Not a test: figures go to bench/RESULTS.md. Run: make bench-plan [N=5000]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "../daemon/hf_config.h"
+#include "../daemon/plan.h"
+#include "../daemon/reply.h"
+
+static const char body_text[] = "{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\","
+				"\"batch_size\":1,\"sequence_length\":4096,\"device\":\"h200-sxm-141gb\"}";
+
+int main(int argc, char **argv)
+{
+	int n = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 5000;
+	char path[] = "/tmp/memplan-bench-plan-XXXXXX";
+	char db[sizeof(path) + 16];
+	mp_store *store = NULL;
+	mp_error err = { 0 };
+	struct timespec t0, t1;
+	size_t bytes = 0;
+
+	if (mkdtemp(path) == NULL)
+		return 1;
+	snprintf(db, sizeof(db), "%s/m.db", path);
+	if (mp_store_open(db, mpd_hf_count_parameters, &store, &err) != MP_OK) {
+		fprintf(stderr, "bench-plan: %s\n", err.message);
+		return 1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < n; i++) {
+		cJSON *body = cJSON_Parse(body_text), *doc = NULL;
+		char *text;
+
+		if (mpd_plan_inference(store, body, &doc, &err) != MP_OK) {
+			fprintf(stderr, "bench-plan: %s: %s\n", err.field, err.message);
+			return 1;
+		}
+		text = getenv("BENCH_CJSON_PRINT") ? cJSON_PrintUnformatted(doc) : mpd_json_print(doc, false);
+		bytes += text ? strlen(text) : 0;
+		cJSON_free(text);
+		cJSON_Delete(doc);
+		cJSON_Delete(body);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("bench-plan: %d requests, %.1f us each, %zu bytes each\n", n,
+	       ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / 1e3 / n, bytes / (size_t)n);
+	mp_store_close(store);
+	unlink(db);
+	{
+		char wal[sizeof(db) + 8];
+
+		snprintf(wal, sizeof(wal), "%s-wal", db);
+		unlink(wal);
+		snprintf(wal, sizeof(wal), "%s-shm", db);
+		unlink(wal);
+	}
+	rmdir(path);
+	return 0;
+}
