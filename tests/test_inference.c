@@ -195,8 +195,12 @@ static void test_groundtruth_h200(void **state)
 			cfg = ref_json(rel);
 		}
 		/* the llama-3-8b rows are a truncation to `layers` layers */
-		cJSON_ReplaceItemInObject(cfg, "num_hidden_layers",
-		                          cJSON_CreateNumber(cJSON_GetObjectItem(r, "layers")->valuedouble));
+		if (cJSON_GetObjectItem(cfg, "num_hidden_layers"))
+			cJSON_ReplaceItemInObject(cfg, "num_hidden_layers",
+			                          cJSON_CreateNumber(cJSON_GetObjectItem(r, "layers")->valuedouble));
+		else /* gpt2 names it n_layer, and its rows use the whole model */
+			assert_true(cJSON_GetObjectItem(cfg, "n_layer")->valuedouble ==
+			            cJSON_GetObjectItem(r, "layers")->valuedouble);
 		cJSON_AddItemToObject(m, "hf_config", cfg);
 		cJSON_AddItemToObject(body, "model", m);
 		cJSON_AddStringToObject(body, "weight_dtype", "bf16");
