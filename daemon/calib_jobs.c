@@ -15,6 +15,7 @@
 
 #include "calib_jobs.h"
 #include "decode.h"
+#include "metrics.h"
 #include "plan.h"
 
 #define KEEP_IN_MEMORY 32 /* finished jobs kept in memory; older ones are read back from the store */
@@ -39,6 +40,7 @@ typedef struct job {
 
 struct mpd_calib_jobs {
 	mp_store *store;
+	mpd_metrics *metrics; /* borrowed: the latest figures are published as gauges */
 	pthread_mutex_t lock;
 	job *head;
 };
@@ -63,6 +65,37 @@ static double mono(void)
 static const char *target_name(const mpd_calib_request *rq)
 {
 	return rq->gpu ? "gpu:0" : "cpu";
+}
+
+void mpd_calib_jobs_set_metrics(mpd_calib_jobs *j, mpd_metrics *metrics)
+{
+	if (j)
+		j->metrics = metrics;
+}
+
+/* The measured profile's figures as gauges: the latest run wins (errors are ignored: metrics never fail a run). */
+static void publish(mpd_metrics *m, const mp_store_device *p)
+{
+	mpd_label dev = { "device", p->id }, lab[2] = { { "device", p->id }, { "dtype", "" } };
+	mp_error e;
+
+	if (m == NULL)
+		return;
+	mpd_metrics_gauge_set(m, "memplan_calibration_memory_bandwidth_bytes_per_second",
+			      "Best memory bandwidth the latest calibration measured.", &dev, 1,
+			      p->hw.memory_bandwidth_bytes_per_second, &e);
+	if (p->hw.usable_memory_bytes)
+		mpd_metrics_gauge_set(m, "memplan_calibration_usable_memory_bytes",
+				      "Usable memory the latest calibration found (cudaMemGetInfo total).", &dev, 1,
+				      (double)p->hw.usable_memory_bytes, &e);
+	for (int t = 1; t < MP_DTYPE_COUNT; t++) {
+		if (!(p->hw.peak_flops_per_second[t] > 0))
+			continue;
+		lab[1].value = mp_dtype_name((mp_dtype)t);
+		mpd_metrics_gauge_set(m, "memplan_calibration_peak_flops_per_second",
+				      "Dense peak per data type in the latest calibration's profile.", lab, 2,
+				      p->hw.peak_flops_per_second[t], &e);
+	}
 }
 
 mp_status mpd_calib_jobs_create(mp_store *store, mpd_calib_jobs **out, mp_error *err)
@@ -426,8 +459,10 @@ static void *worker(void *arg)
 		         : mpd_calib_cpu_doc(cr, have_prev ? prev : NULL, jb->id, now, doc, profile, &have_profile);
 		if (st == MP_OK && have_profile) {
 			st = mp_store_device_put(j->store, profile, &err);
-			if (st == MP_OK)
+			if (st == MP_OK) {
 				snprintf(device_id, sizeof(device_id), "%s", profile->id);
+				publish(j->metrics, profile);
+			}
 			else
 				snprintf(err.message, sizeof(err.message),
 				         "measured, but storing the profile failed: %.200s",

@@ -35,6 +35,12 @@ typedef struct mpd_calib_jobs mpd_calib_jobs; /* opaque: jobs, threads, a mutex 
 
 /* Creates the job manager over store (borrowed; must outlive the manager). Errors: MP_ENOMEM. */
 mp_status mpd_calib_jobs_create(mp_store *store, mpd_calib_jobs **out, mp_error *err);
+/* Publishes each successful run's figures as memplan_calibration_* gauges of metrics (borrowed; must outlive
+ * the manager; NULL = none): memory bandwidth, dense peak per dtype and usable memory, labelled by the
+ * measured profile's id. */
+struct mpd_metrics;
+void mpd_calib_jobs_set_metrics(mpd_calib_jobs *j, struct mpd_metrics *metrics);
+
 /* Cancels running jobs, waits for their threads and frees everything. NULL-safe. */
 void mpd_calib_jobs_destroy(mpd_calib_jobs *j);
 

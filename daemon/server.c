@@ -515,6 +515,7 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 		d->mhd = NULL;
 		return MP_ENOMEM;
 	}
+	mpd_calib_jobs_set_metrics(d->calib, d->metrics);
 	info = MHD_get_daemon_info(d->mhd, MHD_DAEMON_INFO_BIND_PORT);
 	d->bound_port = info ? info->port : d->cfg.listen_port;
 	return MP_OK;

@@ -481,6 +481,22 @@ static void test_http_cpu_job(void **state)
 	assert_true(num_at(dev.json, "peak_flops_per_second.fp32") ==
 	            num_at(g.json, "results.gemm.sgemm.best_flops_per_second"));
 	http_resp_free(&dev);
+
+	/* /metrics publishes the measured figures as gauges labelled with the profile */
+	{
+		http_resp m;
+		char line[256];
+
+		http_do(&f->d, "GET", "/metrics", NULL, NULL, NULL, &m);
+		assert_int_equal(m.status, 200);
+		snprintf(line, sizeof(line), "memplan_calibration_memory_bandwidth_bytes_per_second{device=\"%s\"} ",
+			 device_id);
+		assert_non_null(strstr(m.body, line));
+		snprintf(line, sizeof(line), "memplan_calibration_peak_flops_per_second{device=\"%s\",dtype=\"fp64\"} ",
+			 device_id);
+		assert_non_null(strstr(m.body, line));
+		http_resp_free(&m);
+	}
 	http_resp_free(&g);
 
 	/* a second run: a new row in the history, the first still readable */
