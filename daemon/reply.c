@@ -156,6 +156,7 @@ static int queue(struct MHD_Connection *conn, int http, char *body, const char *
 	}
 	if (http == 204 || http == 304) {
 		free(body);
+		body = NULL;
 		r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
 	} else if (body == NULL) {
 		static const char oom[] = "{\"type\":\"urn:memplan:problem:out-of-memory\",\"title\":\"Internal "

@@ -46,12 +46,15 @@ static void print_table(const cJSON *doc)
 		       cJSON_GetObjectItemCaseSensitive(s, "tokens_per_second_total")->valuedouble,
 		       cJSON_GetObjectItemCaseSensitive(s, "bound")->valuestring);
 		printf("  %-18s %6s %12s %-8s %12s\n", "op", "count", "FLOP/B", "bound", "total (us)");
-		cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(s, "ops")) printf(
-		    "  %-18s %6.0f %12.4g %-8s %12.4g\n", cJSON_GetObjectItemCaseSensitive(o, "name")->valuestring,
-		    cJSON_GetObjectItemCaseSensitive(o, "count")->valuedouble,
-		    cJSON_GetObjectItemCaseSensitive(o, "arithmetic_intensity_flops_per_byte")->valuedouble,
-		    cJSON_GetObjectItemCaseSensitive(o, "bound")->valuestring,
-		    cJSON_GetObjectItemCaseSensitive(o, "total_seconds")->valuedouble * 1e6);
+		for (o = cJSON_GetObjectItemCaseSensitive(s, "ops") ? cJSON_GetObjectItemCaseSensitive(s, "ops")->child
+								      : NULL;
+		     o != NULL; o = o->next)
+			printf("  %-18s %6.0f %12.4g %-8s %12.4g\n",
+			       cJSON_GetObjectItemCaseSensitive(o, "name")->valuestring,
+			       cJSON_GetObjectItemCaseSensitive(o, "count")->valuedouble,
+			       cJSON_GetObjectItemCaseSensitive(o, "arithmetic_intensity_flops_per_byte")->valuedouble,
+			       cJSON_GetObjectItemCaseSensitive(o, "bound")->valuestring,
+			       cJSON_GetObjectItemCaseSensitive(o, "total_seconds")->valuedouble * 1e6);
 	}
 	if (tr) {
 		const cJSON *b = cJSON_GetObjectItemCaseSensitive(tr, "decode_compute_bound_batch");

@@ -766,7 +766,7 @@ static mp_status load_peaks(mp_store *s, mp_store_device *d, mp_error *err)
 
 bool mp_store_valid_id(const char *id)
 {
-	size_t n = strlen(id);
+	size_t n = id ? strlen(id) : 0;
 
 	if (n == 0 || n >= MP_STORE_ID_MAX || !((id[0] >= 'a' && id[0] <= 'z') || (id[0] >= '0' && id[0] <= '9')))
 		return false;

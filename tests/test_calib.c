@@ -701,7 +701,10 @@ static void test_cli(void **state)
 	p = popen(cmd, "r");
 	assert_non_null(p);
 	while ((n = fread(buf, 1, sizeof(buf), p)) > 0) {
-		out = realloc(out, len + n + 1);
+		char *grown = realloc(out, len + n + 1);
+
+		assert_non_null(grown);
+		out = grown;
 		memcpy(out + len, buf, n);
 		len += n;
 		out[len] = '\0';
