@@ -205,12 +205,13 @@ mp_status mpd_h_capacity(mpd_request *req, mpd_reply *rep)
 	st = mpd_query_u64(req, "sequence_length", 1, MP_MAX_SEQUENCE_LENGTH, 0, &r.sequence_length, &rep->err);
 	if (st != MP_OK)
 		return st;
-	r.weight_dtype = wd ? mp_dtype_from_name(wd) : MP_DTYPE_BF16;
-	r.kv_cache_dtype = kd ? mp_dtype_from_name(kd) : MP_DTYPE_BF16;
-	if (r.weight_dtype == MP_DTYPE_INVALID)
-		return mp_fail(&rep->err, MP_EINVAL, "?weight_dtype", "weight_dtype must be a data type name, e.g. bf16");
-	if (r.kv_cache_dtype == MP_DTYPE_INVALID)
-		return mp_fail(&rep->err, MP_EINVAL, "?kv_cache_dtype", "kv_cache_dtype must be a data type name, e.g. bf16");
+	/* the same formats, and the same errors, as POST /v1/plan/inference */
+	r.weight_dtype = MP_DTYPE_BF16;
+	r.kv_cache_dtype = MP_DTYPE_BF16;
+	if (wd && (st = mpd_weight_dtype(wd, "?weight_dtype", &r.weight_dtype, &rep->err)) != MP_OK)
+		return st;
+	if (kd && (st = mpd_kv_dtype(kd, "?kv_cache_dtype", &r.kv_cache_dtype, &rep->err)) != MP_OK)
+		return st;
 	if (fmt && strcmp(fmt, "json") != 0 && strcmp(fmt, "text") != 0)
 		return mp_fail(&rep->err, MP_EINVAL, "?format", "format must be json or text");
 	r.vendor = mpd_query(req, "vendor");

@@ -212,7 +212,14 @@ static mp_status load_jobs(fit_ctx *c, const cJSON *list, mp_error *err)
 			return mp_fail(err, MP_EINVAL, ptr, "id must be a string of 1 to %zu bytes", sizeof(j->id) - 1);
 		snprintf(j->id, sizeof(j->id), "%s", id ? id->valuestring : "");
 		if (id == NULL)
-			snprintf(j->id, sizeof(j->id), "%d", i);
+			snprintf(j->id, sizeof(j->id), "%d", i); /* documented: a job without an id is named by its index */
+		for (size_t k = 0; k < c->njobs; k++)
+			if (strcmp(c->jobs[k].id, j->id) == 0) {
+				snprintf(ptr, sizeof(ptr), "/jobs/%d/id", i);
+				return mp_fail(err, MP_EINVAL, ptr,
+					       "job id '%.40s' is used twice: each job needs its own id so its rows can "
+					       "be told apart", j->id);
+			}
 		if (inf) {
 			snprintf(ptr, sizeof(ptr), "/jobs/%d/inference", i);
 			st = mpd_inference_decode(inf, ptr, &j->inf, err);

@@ -474,6 +474,11 @@ static int db(int argc, char **argv)
 		fprintf(stderr, "memplan db import: cannot read %s\n", file);
 		return 2;
 	}
+	if (verb[0] == 'e' && access(d.cfg.db_path, F_OK) != 0) {
+		/* a mistyped path must not export a freshly seeded, empty fleet */
+		fprintf(stderr, "memplan db export: no database at %s (give --db PATH)\n", d.cfg.db_path);
+		return 1;
+	}
 	st = mpd_open_store(&d, &err);
 	if (st == MP_OK && verb[0] == 'e') {
 		st = mpd_export(d.store, &doc, &err);
@@ -599,8 +604,16 @@ static int calibrate(int argc, char **argv)
 			ok = parse_count(argv[++i], 1, 256, &threads);
 		else
 			ok = false;
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			fputs(usage, stdout);
+			return 0;
+		}
 		if (!ok || (force_cpu && force_gpu)) {
-			fprintf(stderr, "memplan calibrate: bad or incomplete option '%s'\n\n%s", a, usage);
+			fprintf(stderr,
+				"memplan calibrate: bad or incomplete option '%s' (--runs takes %d to 1000, --array-bytes "
+				"1 MiB to 1 TiB, --matrix-size 64 to 16384, --threads 1 to 256; --cpu and --gpu exclude "
+				"each other)\n\n%s",
+				a, MP_CALIB_MIN_RUNS, usage);
 			return 2;
 		}
 	}

@@ -43,6 +43,8 @@ cJSON *mpd_fit_json(const mp_fit *fit, const mp_store_device *dev);
  * Decodes name into *out. Errors: MP_EINVAL naming field with the list.
  */
 mp_status mpd_kv_dtype(const char *name, const char *field, mp_dtype *out, mp_error *err);
+/* The weight formats POST /v1/plan/inference takes, by name; MP_EINVAL naming field (listing them) otherwise. */
+mp_status mpd_weight_dtype(const char *name, const char *field, mp_dtype *out, mp_error *err);
 
 /* Prefixes err->field with pointer (for a request nested in another, e.g. "/jobs/3/inference"). */
 void mpd_error_prefix(mp_error *err, const char *pointer);

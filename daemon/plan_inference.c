@@ -233,6 +233,19 @@ static void note(cJSON *notes, const char *text)
 	cJSON_AddItemToArray(notes, cJSON_CreateString(text));
 }
 
+mp_status mpd_weight_dtype(const char *name, const char *field, mp_dtype *out, mp_error *err)
+{
+	mp_dtype dt = mp_dtype_from_name(name);
+	char list[256];
+
+	if (dt != MP_DTYPE_INVALID && (WEIGHT_DTYPES & MPD_DT(dt))) {
+		*out = dt;
+		return MP_OK;
+	}
+	mp_dtype_list(WEIGHT_DTYPES, list, sizeof(list));
+	return mp_fail(err, MP_EINVAL, field, "weight_dtype must be one of: %s", list);
+}
+
 mp_status mpd_inference_decode(const cJSON *body, const char *pointer, mpd_inference_job *job, mp_error *err)
 {
 	mp_status st = decode_body(body, job, err);

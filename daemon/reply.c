@@ -138,7 +138,7 @@ static bool none_match(const char *header, const char *tag)
 }
 
 static int queue(struct MHD_Connection *conn, int http, char *body, const char *type, const char *allow,
-		 const mpd_reply *rep)
+		 mpd_reply *rep)
 {
 	struct MHD_Response *r;
 	char etag[24] = "";
@@ -152,6 +152,7 @@ static int queue(struct MHD_Connection *conn, int http, char *body, const char *
 			free(body);
 			body = NULL;
 			http = 304;
+			rep->http_status = 304; /* what was sent, for the access log and metrics */
 		}
 	}
 	if (http == 204 || http == 304) {

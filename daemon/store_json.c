@@ -357,8 +357,9 @@ mp_status mpd_merge_patch(cJSON *target, const cJSON *patch, mp_error *err)
 			}
 			if (copy == NULL)
 				return mp_fail(err, MP_ENOMEM, "", "out of memory");
+			/* replaced by name, so the new member keeps its key (a bare object built above has none) */
 			if (t)
-				cJSON_ReplaceItemViaPointer(target, t, copy);
+				cJSON_ReplaceItemInObjectCaseSensitive(target, p->string, copy);
 			else
 				cJSON_AddItemToObject(target, p->string, copy);
 		}

@@ -180,8 +180,10 @@ static mp_status evaluate(const mp_model *m, const mp_inference_req *req, const 
 	if (!mp_add_u64(mem->total_bytes, mem->kv_cache_bytes, &mem->total_bytes) ||
 	    !mp_add_u64(mem->total_bytes, mem->activations_bytes, &mem->total_bytes) ||
 	    !mp_add_u64(mem->total_bytes, mem->overhead_bytes, &mem->total_bytes) ||
-	    mem->total_bytes > (UINT64_C(1) << 62))
-		return mp_fail(err, MP_EOVERFLOW, "/sequence_length", "total bytes overflow 64 bits");
+	    mem->total_bytes > MP_MAX_PLAN_BYTES)
+		return mp_fail(err, MP_EOVERFLOW, "/sequence_length",
+			       "the plan needs more than 2^53 bytes (9 PB) per GPU: beyond any device, and beyond what "
+			       "the API reports as an exact integer");
 	return MP_OK;
 }
 

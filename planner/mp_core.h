@@ -56,6 +56,11 @@ mp_status mp_fail(mp_error *err, mp_status st, const char *field, const char *fm
  * Checked 64-bit arithmetic. Each returns false on overflow and leaves *out unspecified.
  * ------------------------------------------------------------------------------------------------------- */
 bool mp_mul_u64(uint64_t a, uint64_t b, uint64_t *out);
+
+/* The largest byte total a plan may report: 2^53 (about 9 PB). JSON numbers are exact integers only up to 2^53,
+ * and no device is within a million times of it, so a larger total is refused (MP_EOVERFLOW) rather than
+ * rounded. */
+#define MP_MAX_PLAN_BYTES (UINT64_C(1) << 53)
 bool mp_add_u64(uint64_t a, uint64_t b, uint64_t *out);
 /* *acc += a * b, checked. */
 bool mp_muladd_u64(uint64_t *acc, uint64_t a, uint64_t b);

@@ -865,6 +865,10 @@ mp_status mp_plan_training(const mp_model *m, const mp_param_count *pc, const mp
 		mem->overhead_bytes = 0;
 	if (c.ovf || mem->total_bytes < first.peak)
 		return mp_fail(err, MP_EOVERFLOW, "/micro_batch_size", "total bytes overflow 64 bits");
+	if (mem->total_bytes > MP_MAX_PLAN_BYTES)
+		return mp_fail(err, MP_EOVERFLOW, "/micro_batch_size",
+			       "the plan needs more than 2^53 bytes (9 PB) per GPU: beyond any device, and beyond what "
+			       "the API reports as an exact integer");
 	return MP_OK;
 }
 

@@ -214,6 +214,11 @@ static void test_errors(void **state)
 		       J, 422, "/kv_cache_dtype");
 	expect_problem(f, "POST", "/v1/plan/inference",
 		       "{\"model\":\"llama-3-8b\",\"batchsize\":1," LLAMA3_REQ_TAIL, J, 422, "/batchsize");
+	/* a plan beyond 2^53 bytes is refused: the API's byte counts are exact JSON integers */
+	expect_problem(f, "POST", "/v1/plan/inference",
+		       "{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\","
+		       "\"batch_size\":1048576,\"sequence_length\":16777216,\"allow_beyond_max_position_embeddings\":true}",
+		       J, 422, "/sequence_length");
 	/* heads not divisible by KV heads (BI-03), named under the inline config */
 	expect_problem(f, "POST", "/v1/plan/inference",
 		       "{\"model\":{\"hf_config\":{\"model_type\":\"llama\",\"num_attention_heads\":7,"

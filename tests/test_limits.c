@@ -213,6 +213,17 @@ static void test_metrics(void **state)
 	http_resp_free(&r);
 	http_do(&f->d, "GET", "/v1/devices/no-such-gpu", NULL, NULL, NULL, &r);
 	http_resp_free(&r);
+	/* a conditional GET answered 304 is counted as 304, not as the 200 it replaced */
+	{
+		char inm[200];
+
+		http_do(&f->d, "GET", "/v1/devices/h100-sxm5-80gb", NULL, NULL, NULL, &r);
+		snprintf(inm, sizeof(inm), "If-None-Match: %s", r.etag);
+		http_resp_free(&r);
+		http_do(&f->d, "GET", "/v1/devices/h100-sxm5-80gb", NULL, NULL, inm, &r);
+		assert_int_equal(r.status, 304);
+		http_resp_free(&r);
+	}
 	assert_int_equal(mpd_metrics_gauge_set(f->d.metrics, "memplan_calibration_peak_flops_per_second",
 					       "Latest measured dense peak.", lab, 2, 7.5e14, &err),
 			 MP_OK);
@@ -228,7 +239,7 @@ static void test_metrics(void **state)
 	 * response: poll (at most 2 s) until the 404 above is counted, so the figures below are settled. */
 	for (int tries = 0;; tries++) {
 		http_do(&f->d, "GET", "/metrics", NULL, NULL, NULL, &r);
-		if (tries >= 200 || strstr(r.body ? r.body : "", "code=\"404\"} 1\n") != NULL)
+		if (tries >= 200 || strstr(r.body ? r.body : "", "code=\"304\"} 1\n") != NULL)
 			break;
 		http_resp_free(&r);
 		usleep(10000);
@@ -238,6 +249,10 @@ static void test_metrics(void **state)
 	assert_non_null(strstr(r.body, "memplan_http_requests_total{route=\"/v1/health\",method=\"GET\",code=\"200\"} 1\n"));
 	assert_non_null(
 		strstr(r.body, "memplan_http_requests_total{route=\"/v1/devices/{id}\",method=\"GET\",code=\"404\"} 1\n"));
+	assert_non_null(
+		strstr(r.body, "memplan_http_requests_total{route=\"/v1/devices/{id}\",method=\"GET\",code=\"304\"} 1\n"));
+	assert_non_null(
+		strstr(r.body, "memplan_http_requests_total{route=\"/v1/devices/{id}\",method=\"GET\",code=\"200\"} 1\n"));
 	assert_non_null(strstr(r.body, "memplan_http_request_duration_seconds_count{route=\"/v1/health\",method=\"GET\"} 1\n"));
 	/* the /metrics request itself is in flight while it renders */
 	assert_non_null(strstr(r.body, "memplan_http_requests_in_flight 1\n"));

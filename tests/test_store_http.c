@@ -106,6 +106,13 @@ static void test_device_crud(void **state)
 	assert_true(cJSON_IsNull(cJSON_GetObjectItem(r.json, "usable_memory_bytes")));
 	assert_true(num(r.json, "memory_bytes") == 25769803776.0);
 	http_resp_free(&r);
+	/* an object patched into a member that holds null or a scalar (a QA find: it crashed the daemon) */
+	http_do(&f->d, "PATCH", "/v1/devices/lab-4090", "{\"interconnect\":{\"gpu_link\":\"PCIe only\"}}", J, AUTH, &r);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "interconnect"), "gpu_link")->valuestring, "PCIe only");
+	http_resp_free(&r);
+	expect(f, "PATCH", "/v1/devices/lab-4090", "{\"tdp_watts\":{\"a\":1}}", AUTH, 422, "/tdp_watts");
 	/* filters */
 	http_do(&f->d, "GET", "/v1/devices?source=user", NULL, NULL, NULL, &r);
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "items")), 1);
@@ -246,6 +253,12 @@ static void test_model_crud(void **state)
 	http_do(&f->d, "PATCH", "/v1/models/my-llama", "{\"hf_config\":{\"num_hidden_layers\":40}}", J, AUTH, &r);
 	assert_int_equal(r.status, 200);
 	assert_true(num(r.json, "parameters") == 8030261248.0 + 8 * 218112000.0);
+	http_resp_free(&r);
+	/* an object patched over a config number is refused, and the stored config is unchanged */
+	expect(f, "PATCH", "/v1/models/my-llama", "{\"hf_config\":{\"num_hidden_layers\":{\"x\":1}}}", AUTH, 422,
+	       "/hf_config/num_hidden_layers");
+	http_do(&f->d, "GET", "/v1/models/my-llama", NULL, NULL, NULL, &r);
+	assert_true(num(cJSON_GetObjectItem(r.json, "hf_config"), "num_hidden_layers") == 40);
 	http_resp_free(&r);
 	http_do(&f->d, "GET", "/v1/models?source=user", NULL, NULL, NULL, &r);
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "items")), 1);
@@ -419,6 +432,12 @@ static void test_fit(void **state)
 	expect(f, "POST", "/v1/fit", "{\"jobs\":[]}", NULL, 422, "/jobs");
 	/* a job that is not an object (found by Schemathesis: it crashed the daemon once) */
 	expect(f, "POST", "/v1/fit", "{\"jobs\":[1]}", NULL, 422, "/jobs/0");
+	/* two jobs with one id could not be told apart in the answer */
+	expect(f, "POST", "/v1/fit",
+	       "{\"jobs\":[{\"id\":\"a\",\"inference\":{\"model\":\"gpt2\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":"
+	       "\"bf16\",\"batch_size\":1,\"sequence_length\":16}},{\"id\":\"a\",\"inference\":{\"model\":\"gpt2\","
+	       "\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":1,\"sequence_length\":16}}]}",
+	       NULL, 422, "/jobs/1/id");
 	expect(f, "POST", "/v1/fit", "{\"jobs\":[\"chat\"]}", NULL, 422, "/jobs/0");
 	expect(f, "POST", "/v1/fit", "{\"jobs\":[{\"inference\":{\"model\":\"gpt2\"}}]}", NULL, 422,
 	       "/jobs/0/inference/weight_dtype");
@@ -450,6 +469,12 @@ static void test_capacity(void **state)
 
 	http_do(&f->d, "GET", "/v1/capacity?model=llama-3-8b&sequence_length=4096", NULL, NULL, NULL, &r);
 	assert_int_equal(r.status, 200);
+	/* the plan endpoint's format rules: int4 is no KV cache format, "fp8" is fp8_e4m3 */
+	expect(f, "GET", "/v1/capacity?model=llama-3-8b&sequence_length=4096&kv_cache_dtype=int4", NULL, NULL, 422,
+	       "?kv_cache_dtype");
+	expect(f, "GET", "/v1/capacity?model=llama-3-8b&sequence_length=4096&weight_dtype=fp64", NULL, NULL, 422,
+	       "?weight_dtype");
+	expect(f, "GET", "/v1/capacity?model=llama-3-8b&sequence_length=4096&kv_cache_dtype=fp8", NULL, NULL, 200, NULL);
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "items")), stored_devices(f));
 	cJSON_ArrayForEach(it, cJSON_GetObjectItem(r.json, "items"))
 	if (strcmp(cJSON_GetObjectItem(it, "device")->valuestring, "h200-sxm-141gb") == 0)

@@ -317,6 +317,11 @@ static void test_export_import(void **state)
 	stop(&p, SIGTERM);
 	snprintf(cmd, sizeof(cmd), "'%s' db export --db '%s' > '%s'", bin(), a, file);
 	assert_int_equal(system(cmd), 0);
+	/* a mistyped database path is an error, not a freshly seeded and empty export */
+	snprintf(cmd, sizeof(cmd), "'%s' db export --db '%s.typo' > /dev/null 2>&1", bin(), a);
+	assert_int_not_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "%s.typo", a);
+	assert_int_not_equal(access(cmd, F_OK), 0);
 	snprintf(cmd, sizeof(cmd), "'%s' db import '%s' --db '%s' 2>/dev/null", bin(), file, b);
 	assert_int_equal(system(cmd), 0);
 	check_integrity(b, &s);
