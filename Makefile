@@ -7,6 +7,14 @@ CFLAGS  += -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Wall -Wextra -W
 CFLAGS  += $(SAN_FLAGS)
 LDLIBS  := -lmicrohttpd -lcjson -lsqlite3 -lpthread -lm
 BUILD   := build
+# `make V=1` prints every command; by default each step prints one short line.
+V       ?= 0
+ifeq ($(V),0)
+Q_CC    = @echo "  CC      $@";
+Q_LD    = @echo "  LINK    $@";
+Q_GEN   = @echo "  GEN     $@";
+Q_NVCC  = @echo "  NVCC    $@";
+endif
 SHARED  ?= ../shared
 LISTEN  ?= 127.0.0.1:8080
 DB      ?= var/memplan.db
@@ -60,7 +68,7 @@ $(shell mkdir -p $(BUILD)/gen && echo 'const int mp_calib_cuda_build = $(CUDA_ON
 
 $(BUILD)/kernels/%.o: kernels/%.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -MMD -MP -c -o $@ $<
+	$(Q_NVCC)$(NVCC) $(NVCCFLAGS) -MMD -MP -c -o $@ $<
 $(BUILD)/kernels/calib_cpu.o: CFLAGS += $(OPENBLAS_CFLAGS)
 
 MODEL_PRESETS := $(sort $(wildcard db/presets/models/*.json))
@@ -88,80 +96,80 @@ deps:
 	@./scripts/install-deps
 
 $(BUILD)/memplan: $(call obj,$(MAIN_SRC)) $(CORE_OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(Q_CC)$(CC) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
-	$(CC) $(CFLAGS) -Idb -c -o $@ $<
+	$(Q_CC)$(CC) $(CFLAGS) -Idb -c -o $@ $<
 
 $(BUILD)/tools/embed: tools/embed.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $<
+	$(Q_LD)$(CC) $(CFLAGS) -o $@ $<
 
 $(BUILD)/gen/presets.c: $(BUILD)/tools/embed db/presets/devices.json $(MODEL_PRESETS)
 	@mkdir -p $(dir $@)
-	$(BUILD)/tools/embed $@ mp_store_device_presets db/presets/devices.json \
+	$(Q_GEN)$(BUILD)/tools/embed $@ mp_store_device_presets db/presets/devices.json \
 		-- mp_store_model_presets $(MODEL_PRESETS)
 
 $(BUILD)/gen/openapi.c: $(BUILD)/tools/embed openapi.yaml
 	@mkdir -p $(dir $@)
-	$(BUILD)/tools/embed $@ mpd_openapi_files openapi.yaml
+	$(Q_GEN)$(BUILD)/tools/embed $@ mpd_openapi_files openapi.yaml
 
 # Tests. test_planner links only planner objects (plus cJSON to read the reference files): the planner
 # needs no daemon, store or HTTP library.
 $(BUILD)/tests/test_planner: $(call obj,tests/test_planner.c tests/refs.c) $(PLANNER_OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcjson -lm
+	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcjson -lm
 $(BUILD)/tests/test_models: $(call obj,tests/test_models.c tests/refs.c daemon/hf_config.c daemon/decode.c) $(PLANNER_OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcjson -lm
+	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcjson -lm
 $(BUILD)/tests/test_store: $(call obj,tests/test_store.c tests/refs.c) $(CORE_OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
+	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
 $(BUILD)/tests/test_http: $(call obj,tests/test_http.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
+	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
 $(BUILD)/tests/test_inference: $(call obj,tests/test_inference.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
+	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
 
 # test_roofline parses the roofline SVG with libxml2 (its own flags, so a CFLAGS given on the command line keeps them).
 XML_CFLAGS = $(shell pkg-config --cflags libxml-2.0)
 XML_LIBS   = $(shell pkg-config --libs libxml-2.0)
 $(BUILD)/tests/test_roofline.o: tests/test_roofline.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(XML_CFLAGS) -c -o $@ $<
+	$(Q_CC)$(CC) $(CFLAGS) $(XML_CFLAGS) -c -o $@ $<
 $(BUILD)/tests/test_roofline: $(call obj,tests/test_roofline.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(XML_LIBS) $(LDLIBS)
+	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(XML_LIBS) $(LDLIBS)
 $(BUILD)/tests/test_training: $(call obj,tests/test_training.c tests/refs.c daemon/hf_config.c daemon/decode.c daemon/train_config.c) $(PLANNER_OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcjson -lm
+	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcjson -lm
 $(BUILD)/bench/training_h200: $(call obj,bench/training_h200.c daemon/hf_config.c daemon/decode.c daemon/train_config.c) $(PLANNER_OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ -lcjson -lm
+	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ -lcjson -lm
 
 # Prints the training planner against the H200 measurements (the table in bench/RESULTS.md).
 bench-training: $(BUILD)/bench/training_h200
 	$(BUILD)/bench/training_h200 $(SHARED)
 
 $(BUILD)/tests/test_store_http: $(call obj,tests/test_store_http.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
+	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
 $(BUILD)/tests/test_store_proc: $(call obj,tests/test_store_proc.c tests/refs.c) $(CORE_OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
+	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
 
 # Benchmarks print figures (bench/RESULTS.md); not part of make test.
 $(BUILD)/bench/bench_fit: $(call obj,bench/bench_fit.c tests/http_util.c) $(CORE_OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ -lcurl $(LDLIBS)
+	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ -lcurl $(LDLIBS)
 .PHONY: bench-store
 bench-store: $(BUILD)/bench/bench_fit
 	$(BUILD)/bench/bench_fit
 # The plan endpoint's cost without HTTP (profile it: valgrind --tool=callgrind build/bench/bench_plan 5000).
 $(BUILD)/bench/bench_plan: $(call obj,bench/bench_plan.c) $(CORE_OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 .PHONY: bench-plan
 bench-plan: $(BUILD)/bench/bench_plan
 	$(BUILD)/bench/bench_plan $(N)
 $(BUILD)/tests/test_calib: $(call obj,tests/test_calib.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
+	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
 
 $(BUILD)/tests/test_limits: $(call obj,tests/test_limits.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
+	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
 
 # Every response the C HTTP tests receive is logged to HTTP_LOG; `contract` validates each against openapi.yaml.
 HTTP_LOG := $(abspath $(BUILD))/http-exchanges.jsonl
@@ -201,9 +209,9 @@ SMOKE_SECONDS ?= 10
 FUZZ_SAN     := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 
 $(BUILD)/fuzz_plan: $(call obj,fuzz/fuzz_plan.c) $(DAEMON_OBJ) $(DB_OBJ) $(KERNELS_OBJ) $(PLANNER_OBJ)
-	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+	$(Q_LD)$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 $(BUILD)/fuzz_hf_config: $(call obj,fuzz/fuzz_hf_config.c daemon/hf_config.c daemon/decode.c) $(PLANNER_OBJ)
-	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $^ -lcjson -lm
+	$(Q_LD)$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $^ -lcjson -lm
 
 fuzz-build:
 	@$(MAKE) --no-print-directory CC=clang CUDA=0 BUILD=$(FUZZ_BUILD) SAN_FLAGS="$(FUZZ_SAN)" \

@@ -175,3 +175,23 @@ const char *http_problem_field(const http_resp *r)
 
 	return cJSON_IsString(f) ? f->valuestring : "";
 }
+
+int http_fixture_setup(void **state)
+{
+	http_fixture *f = calloc(1, sizeof(*f));
+
+	if (f == NULL)
+		return -1;
+	http_start(&f->d, f->dir, sizeof(f->dir));
+	*state = f;
+	return 0;
+}
+
+int http_fixture_teardown(void **state)
+{
+	http_fixture *f = *state;
+
+	http_stop(&f->d, f->dir);
+	free(f);
+	return 0;
+}

@@ -22,6 +22,15 @@ typedef struct http_resp {
 	cJSON *json;		/* parsed body when it is JSON, else NULL; owned */
 } http_resp;
 
+/* A cmocka fixture: a daemon with a fresh database, started by http_fixture_setup (as a group or test setup)
+ * and stopped, its folder removed, by http_fixture_teardown. */
+typedef struct http_fixture {
+	mpd_daemon d;
+	char dir[64];
+} http_fixture;
+int http_fixture_setup(void **state);
+int http_fixture_teardown(void **state);
+
 /* Starts a daemon with a fresh database in a temporary folder; fills d. Aborts on failure. */
 void http_start(mpd_daemon *d, char *dir, size_t dirlen);
 void http_stop(mpd_daemon *d, const char *dir);

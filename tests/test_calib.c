@@ -27,28 +27,7 @@
 /* Small enough for seconds on two shared cores; runs stays at the minimum the API allows. */
 #define CPU_SMALL "\"options\":{\"runs\":10,\"array_bytes\":8388608,\"matrix_size\":256}"
 
-typedef struct fixture {
-	mpd_daemon d;
-	char dir[64];
-} fixture;
-
-static int setup(void **state)
-{
-	fixture *f = calloc(1, sizeof(*f));
-
-	http_start(&f->d, f->dir, sizeof(f->dir));
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	fixture *f = *state;
-
-	http_stop(&f->d, f->dir);
-	free(f);
-	return 0;
-}
+typedef http_fixture fixture; /* a daemon on 127.0.0.1 port 0 with a fresh database (http_util.h) */
 
 static double num_at(const cJSON *o, const char *path)
 {
@@ -745,12 +724,12 @@ int main(void)
 	    cmocka_unit_test(test_cli),
 	};
 	const struct CMUnitTest http[] = {
-	    cmocka_unit_test_setup_teardown(test_http_cpu_job, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_http_busy_and_cancel, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_history_from_store, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_http_gpu_target, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_http_validation, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_fit_plan_decode, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_http_cpu_job, http_fixture_setup, http_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_http_busy_and_cancel, http_fixture_setup, http_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_history_from_store, http_fixture_setup, http_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_http_gpu_target, http_fixture_setup, http_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_http_validation, http_fixture_setup, http_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_fit_plan_decode, http_fixture_setup, http_fixture_teardown),
 	};
 	int failed = cmocka_run_group_tests_name("calibration", units, NULL, NULL);
 

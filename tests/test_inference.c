@@ -21,28 +21,7 @@
 #include "http_util.h"
 #include "refs.h"
 
-typedef struct fixture {
-	mpd_daemon d;
-	char dir[64];
-} fixture;
-
-static int setup(void **state)
-{
-	fixture *f = calloc(1, sizeof(*f));
-
-	http_start(&f->d, f->dir, sizeof(f->dir));
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	fixture *f = *state;
-
-	http_stop(&f->d, f->dir);
-	free(f);
-	return 0;
-}
+typedef http_fixture fixture; /* a daemon on 127.0.0.1 port 0 with a fresh database (http_util.h) */
 
 static cJSON *data_json(const char *name)
 {
@@ -436,5 +415,5 @@ int main(void)
 	    cmocka_unit_test(test_cli),
 	};
 
-	return cmocka_run_group_tests_name("inference", tests, setup, teardown);
+	return cmocka_run_group_tests_name("inference", tests, http_fixture_setup, http_fixture_teardown);
 }

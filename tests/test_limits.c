@@ -27,28 +27,7 @@
 #include "../daemon/metrics.h"
 #include "http_util.h"
 
-typedef struct fixture {
-	mpd_daemon d;
-	char dir[64];
-} fixture;
-
-static int setup(void **state)
-{
-	fixture *f = calloc(1, sizeof(*f));
-
-	http_start(&f->d, f->dir, sizeof(f->dir));
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	fixture *f = *state;
-
-	http_stop(&f->d, f->dir);
-	free(f);
-	return 0;
-}
+typedef http_fixture fixture; /* a daemon on 127.0.0.1 port 0 with a fresh database (http_util.h) */
 
 static void test_url_too_long(void **state)
 {
@@ -334,7 +313,7 @@ int main(void)
 	int rc;
 
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	rc = cmocka_run_group_tests_name("limits", tests, setup, teardown);
+	rc = cmocka_run_group_tests_name("limits", tests, http_fixture_setup, http_fixture_teardown);
 	curl_global_cleanup();
 	return rc;
 }

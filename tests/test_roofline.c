@@ -858,28 +858,7 @@ static void test_hierarchical(void **state)
 
 /* ----- documents, charts and HTTP ------------------------------------------------------------------------- */
 
-typedef struct fixture {
-	mpd_daemon d;
-	char dir[64];
-} fixture;
-
-static int setup(void **state)
-{
-	fixture *f = calloc(1, sizeof(*f));
-
-	http_start(&f->d, f->dir, sizeof(f->dir));
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	fixture *f = *state;
-
-	http_stop(&f->d, f->dir);
-	free(f);
-	return 0;
-}
+typedef http_fixture fixture; /* a daemon on 127.0.0.1 port 0 with a fresh database (http_util.h) */
 
 static void post(fixture *f, const char *path, const cJSON *body, http_resp *r)
 {
@@ -1386,10 +1365,10 @@ int main(void)
 	    cmocka_unit_test(test_hierarchical),
 	    cmocka_unit_test(test_xml_escape),
 	    cmocka_unit_test(test_text_chart_cli),
-	    cmocka_unit_test_setup_teardown(test_http_seed_roofline, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_http_errors_and_warnings, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_http_transformer_and_plan, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_svg_chart, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_http_seed_roofline, http_fixture_setup, http_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_http_errors_and_warnings, http_fixture_setup, http_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_http_transformer_and_plan, http_fixture_setup, http_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_svg_chart, http_fixture_setup, http_fixture_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
