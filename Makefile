@@ -32,7 +32,7 @@ DAEMON_SRC  += daemon/roofline_doc.c daemon/svg.c daemon/h_roofline.c daemon/roo
 DAEMON_SRC  += daemon/train_config.c
 DAEMON_SRC  += daemon/auth.c daemon/store_json.c daemon/h_fit.c daemon/h_capacity.c
 DAEMON_SRC  += daemon/calib_jobs.c daemon/calib_doc.c daemon/h_calibrations.c
-DAEMON_SRC  += daemon/metrics.c daemon/log.c daemon/config.c
+DAEMON_SRC  += daemon/metrics.c daemon/log.c daemon/config.c daemon/respcache.c
 MAIN_SRC    := daemon/main.c
 
 GEN_SRC     := $(BUILD)/gen/presets.c $(BUILD)/gen/openapi.c
@@ -88,6 +88,7 @@ TESTS += $(BUILD)/tests/test_store_http $(BUILD)/tests/test_store_proc
 TESTS += $(BUILD)/tests/test_calib
 
 TESTS += $(BUILD)/tests/test_limits
+TESTS += $(BUILD)/tests/test_respcache
 
 .PHONY: all run test deps clean lint contract asan fuzz fuzz-build fuzz-smoke bench-load bench-training
 all: $(BUILD)/memplan
@@ -170,6 +171,9 @@ $(BUILD)/tests/test_calib: $(call obj,tests/test_calib.c tests/http_util.c tests
 
 $(BUILD)/tests/test_limits: $(call obj,tests/test_limits.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
 	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
+
+$(BUILD)/tests/test_respcache: $(call obj,tests/test_respcache.c daemon/respcache.c)
+	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lpthread
 
 # Every response the C HTTP tests receive is logged to HTTP_LOG; `contract` validates each against openapi.yaml.
 HTTP_LOG := $(abspath $(BUILD))/http-exchanges.jsonl

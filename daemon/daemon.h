@@ -18,6 +18,7 @@
 #define MPD_DEFAULT_LISTEN "127.0.0.1:8080"
 #define MPD_DEFAULT_DB "var/memplan.db"
 #define MPD_DEFAULT_MAX_BODY_BYTES (1024 * 1024)
+#define MPD_DEFAULT_RESPONSE_CACHE_BYTES (32 * 1024 * 1024)
 #define MPD_MAX_URL_BYTES 4096			/* longer request targets get 414 */
 #define MPD_CONNECTION_MEMORY_BYTES (64 * 1024)	/* per connection: request line + headers must fit (else 431) */
 
@@ -34,6 +35,7 @@ typedef struct mpd_config {
 	bool insecure;			/* listen beyond loopback without a token */
 	int log_level;			/* mpd_log_level (log.h); MPD_LOG_INFO by default */
 	unsigned int shutdown_timeout_seconds;	/* how long SIGTERM waits for in-flight requests */
+	size_t response_cache_bytes;	/* bound of the pure POST endpoints' response cache; 0 = off */
 } mpd_config;
 
 typedef struct mpd_daemon {
@@ -43,6 +45,7 @@ typedef struct mpd_daemon {
 	uint16_t bound_port;		/* the port actually bound */
 	struct mpd_calib_jobs *calib;	/* calibration jobs (daemon/calib_jobs.h), made by mpd_start */
 	struct mpd_metrics *metrics;	/* GET /metrics; created by mpd_start, freed by mpd_stop */
+	struct mpd_respcache *respcache;	/* pure POST answers (respcache.h); NULL = off; made by mpd_start */
 } mpd_daemon;
 
 /* A decoded request, borrowed by the handler for the duration of the call. */

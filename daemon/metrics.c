@@ -313,7 +313,7 @@ static void sb_value(sbuf *b, double v)
 		sb_printf(b, "%.17g\n", v);
 }
 
-char *mpd_metrics_render(mpd_metrics *m)
+char *mpd_metrics_render(mpd_metrics *m, const mpd_respcache_stats *cache)
 {
 	sbuf b = { .cap = 8192 };
 
@@ -356,6 +356,29 @@ char *mpd_metrics_render(mpd_metrics *m)
 	sb_printf(&b, "# HELP memplan_database_errors_total Requests that failed because the database did.\n"
 		      "# TYPE memplan_database_errors_total counter\nmemplan_database_errors_total %llu\n",
 		  m->db_errors);
+	if (cache) {
+		sb_printf(&b, "# HELP memplan_response_cache_hits_total Plan, fit and roofline requests answered from "
+			      "the response cache.\n# TYPE memplan_response_cache_hits_total counter\n"
+			      "memplan_response_cache_hits_total %llu\n", cache->hits);
+		sb_printf(&b, "# HELP memplan_response_cache_misses_total Plan, fit and roofline requests computed "
+			      "afresh.\n# TYPE memplan_response_cache_misses_total counter\n"
+			      "memplan_response_cache_misses_total %llu\n", cache->misses);
+		sb_printf(&b, "# HELP memplan_response_cache_evictions_total Cached answers dropped for room (least "
+			      "recently used).\n# TYPE memplan_response_cache_evictions_total counter\n"
+			      "memplan_response_cache_evictions_total %llu\n", cache->evictions);
+		sb_printf(&b, "# HELP memplan_response_cache_invalidations_total Cached answers dropped because the "
+			      "store changed.\n# TYPE memplan_response_cache_invalidations_total counter\n"
+			      "memplan_response_cache_invalidations_total %llu\n", cache->invalidations);
+		sb_printf(&b, "# HELP memplan_response_cache_entries Answers held in the response cache.\n"
+			      "# TYPE memplan_response_cache_entries gauge\nmemplan_response_cache_entries %zu\n",
+			  cache->entries);
+		sb_printf(&b, "# HELP memplan_response_cache_bytes Bytes held by the response cache, of "
+			      "memplan_response_cache_max_bytes.\n# TYPE memplan_response_cache_bytes gauge\n"
+			      "memplan_response_cache_bytes %zu\n", cache->bytes);
+		sb_printf(&b, "# HELP memplan_response_cache_max_bytes The response cache's bound "
+			      "(--response-cache-bytes).\n# TYPE memplan_response_cache_max_bytes gauge\n"
+			      "memplan_response_cache_max_bytes %zu\n", cache->max_bytes);
+	}
 	/* registered gauges, grouped by name in first-registration order */
 	for (size_t i = 0; i < m->ng; i++) {
 		bool seen = false;
@@ -384,9 +407,13 @@ char *mpd_metrics_render(mpd_metrics *m)
 /* GET /metrics */
 mp_status mpd_h_metrics(mpd_request *req, mpd_reply *rep)
 {
+	mpd_respcache_stats cs;
+
 	if (req->d->metrics == NULL)
 		return mp_fail(&rep->err, MP_EINTERNAL, "", "metrics are not enabled on this daemon");
-	rep->text = mpd_metrics_render(req->d->metrics);
+	if (req->d->respcache)
+		mpd_respcache_stats_get(req->d->respcache, &cs);
+	rep->text = mpd_metrics_render(req->d->metrics, req->d->respcache ? &cs : NULL);
 	if (rep->text == NULL)
 		return mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 	rep->text_type = "text/plain; version=0.0.4; charset=utf-8";

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "../planner/memplan.h"
+#include "respcache.h"
 
 typedef struct mpd_metrics mpd_metrics;	/* opaque */
 
@@ -49,7 +50,8 @@ unsigned long mpd_metrics_in_flight(mpd_metrics *m);
 mp_status mpd_metrics_gauge_set(mpd_metrics *m, const char *name, const char *help, const mpd_label *labels,
 				size_t nlabels, double value, mp_error *err);
 
-/* Renders every metric in the Prometheus text exposition format 0.0.4. Caller frees; NULL when out of memory. */
-char *mpd_metrics_render(mpd_metrics *m);
+/* Renders every metric in the Prometheus text exposition format 0.0.4, with the response cache's counters when
+ * cache is not NULL (a snapshot, borrowed). Caller frees; NULL when out of memory. */
+char *mpd_metrics_render(mpd_metrics *m, const mpd_respcache_stats *cache);
 
 #endif /* MPD_METRICS_H */

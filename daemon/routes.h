@@ -1,5 +1,5 @@
 /*
- * routes.h: the route table. One static array of {method, path pattern, handler}; a pattern segment
+ * routes.h: the route table. One static array of {method, path pattern, handler, query, flags}; a pattern segment
  * "{id}" matches one non-empty path segment. tests/test_http.c checks the table against openapi.yaml.
  */
 #ifndef MPD_ROUTES_H
@@ -12,7 +12,12 @@ typedef struct mpd_route {
 	const char *pattern;
 	mpd_handler handler;
 	const char *query;	/* the query arguments it takes, space-separated; NULL = none (others get 422) */
+	unsigned flags;		/* MPD_ROUTE_* */
 } mpd_route;
+
+/* The answer is a function of the request body and the store's contents only (no query, no clock, no
+ * hardware): server.c may answer a repeat from the response cache (respcache.h). */
+#define MPD_ROUTE_PURE 1u
 
 extern const mpd_route mpd_routes[];
 extern const size_t mpd_route_count;

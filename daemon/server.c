@@ -26,6 +26,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "reply.h"
+#include "respcache.h"
 #include "routes.h"
 
 typedef struct req_state {
@@ -54,6 +55,7 @@ void mpd_config_defaults(mpd_config *cfg)
 	cfg->connection_limit = 1024;
 	cfg->log_level = MPD_LOG_INFO;
 	cfg->shutdown_timeout_seconds = 10;
+	cfg->response_cache_bytes = MPD_DEFAULT_RESPONSE_CACHE_BYTES;
 }
 
 const char *mpd_mhd_version(void)
@@ -336,6 +338,44 @@ static enum MHD_Result too_large(struct MHD_Connection *conn, req_state *rs, siz
 	return fail_now(conn, rs, MP_ETOOLARGE, 413, "", msg, NULL);
 }
 
+/*
+ * Runs the route's handler, or answers from the response cache (respcache.h) for a pure route whose body was
+ * answered before at the store's current generation. A fresh 200 answer of a pure route is printed here (the
+ * bytes the reply writer would print) and kept, unless the store moved while it was computed.
+ */
+static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *req, mpd_reply *rep)
+{
+	unsigned key = (unsigned)(route - mpd_routes);
+	uint64_t gen = 0;
+	mp_status st;
+	char *text;
+	size_t n;
+
+	if (d->respcache == NULL || d->store == NULL || !(route->flags & MPD_ROUTE_PURE))
+		return route->handler(req, rep);
+	gen = mp_store_generation(d->store);
+	text = mpd_respcache_get(d->respcache, key, req->body, req->body_len, gen, NULL);
+	if (text) {
+		rep->text = text;
+		rep->text_type = "application/json";
+		return MP_OK;
+	}
+	st = route->handler(req, rep);
+	if (st != MP_OK || rep->json == NULL || (rep->http_status != 0 && rep->http_status != 200))
+		return st;
+	text = mpd_json_print(rep->json, false);
+	if (text == NULL)
+		return st; /* the reply writer reports the lack of memory */
+	n = strlen(text);
+	if (mp_store_generation(d->store) == gen)
+		mpd_respcache_put(d->respcache, key, req->body, req->body_len, gen, text, n);
+	cJSON_Delete(rep->json);
+	rep->json = NULL;
+	rep->text = text;
+	rep->text_type = "application/json";
+	return st;
+}
+
 static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
 				 const char *version, const char *upload_data, size_t *upload_data_size,
 				 void **req_cls)
@@ -451,7 +491,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
 	req.body_len = rs->len;
 	req.conn = conn;
 	rep.cacheable = strcmp(route->method, "GET") == 0;
-	st = route->handler(&req, &rep);
+	st = dispatch(d, route, &req, &rep);
 	if (st == MP_EDB && d->metrics)
 		mpd_metrics_db_error(d->metrics);
 	if (st != MP_OK && mpd_http_status(st) >= 500)
@@ -516,6 +556,11 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 		return MP_ENOMEM;
 	}
 	mpd_calib_jobs_set_metrics(d->calib, d->metrics);
+	if (d->cfg.response_cache_bytes && d->respcache == NULL &&
+	    (d->respcache = mpd_respcache_new(d->cfg.response_cache_bytes)) == NULL) {
+		mpd_stop(d);
+		return mp_fail(err, MP_ENOMEM, "--response-cache-bytes", "out of memory");
+	}
 	info = MHD_get_daemon_info(d->mhd, MHD_DAEMON_INFO_BIND_PORT);
 	d->bound_port = info ? info->port : d->cfg.listen_port;
 	return MP_OK;
@@ -532,6 +577,8 @@ void mpd_stop(mpd_daemon *d)
 	d->calib = NULL;
 	mpd_metrics_free(d->metrics);
 	d->metrics = NULL;
+	mpd_respcache_free(d->respcache);
+	d->respcache = NULL;
 }
 
 unsigned long mpd_shutdown(mpd_daemon *d)

@@ -265,6 +265,11 @@ static void test_settings(void **state)
 	assert_int_equal(mpd_config_set(&cfg, "log-level", "loud", &err), MP_EINVAL);
 	assert_int_equal(mpd_config_set(&cfg, "no-such", "1", &err), MP_EINVAL);
 	assert_int_equal(mpd_config_set(&cfg, "listen", "localhost:80", &err), MP_EINVAL);
+	assert_int_equal(cfg.response_cache_bytes, 32 * 1024 * 1024);
+	assert_int_equal(mpd_config_set(&cfg, "response-cache-bytes", "0", &err), MP_OK);
+	assert_int_equal(cfg.response_cache_bytes, 0);
+	assert_int_equal(mpd_config_set(&cfg, "response-cache-bytes", "68719476737", &err), MP_EINVAL); /* 2^36 + 1 */
+	assert_string_equal(err.field, "response-cache-bytes");
 
 	fd = mkstemp(path);
 	assert_true(fd >= 0);

@@ -3,6 +3,7 @@
  * model CRUD round trips, validation errors naming fields, 401/403 on writes, ETag and 304, POST /v1/fit and
  * GET /v1/capacity (JSON and text), and the listen rule for non-loopback addresses.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -356,6 +357,137 @@ static void test_plan_sees_model_writes(void **state)
 	free(cfg);
 }
 
+/* A counter or gauge of GET /metrics (a line "name value"); -1 when absent. */
+static double metric(fixture *f, const char *name)
+{
+	http_resp r;
+	double v = -1;
+	size_t n = strlen(name);
+
+	http_do(&f->d, "GET", "/metrics", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	for (const char *p = r.body; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (strncmp(p, name, n) == 0 && p[n] == ' ')
+			v = strtod(p + n + 1, NULL);
+	http_resp_free(&r);
+	return v;
+}
+
+/* The decode step of an inference plan on device h200-sxm-141gb; the body text into *text (owned) when asked. */
+#define H200_PLAN                                                                                             \
+	"{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":1,"     \
+	"\"sequence_length\":4096,\"device\":\"h200-sxm-141gb\"}"
+static double decode_step(fixture *f, char **text)
+{
+	http_resp r;
+	double v;
+
+	http_do(&f->d, "POST", "/v1/plan/inference", H200_PLAN, J, NULL, &r);
+	assert_int_equal(r.status, 200);
+	v = num(cJSON_GetObjectItem(r.json, "performance"), "decode_step_seconds");
+	if (text) {
+		*text = r.body;
+		r.body = NULL;
+	}
+	http_resp_free(&r);
+	return v;
+}
+
+/* Sets the H200's bandwidth through a second store handle (as another process would). */
+static void bandwidth_elsewhere(fixture *f, double bytes_per_second)
+{
+	mp_store *s;
+	mp_store_device dev;
+	mp_error err;
+
+	assert_int_equal(mp_store_open(f->d.cfg.db_path, mpd_hf_count_parameters, &s, &err), MP_OK);
+	assert_int_equal(mp_store_device_get(s, "h200-sxm-141gb", &dev, &err), MP_OK);
+	dev.hw.memory_bandwidth_bytes_per_second = bytes_per_second;
+	assert_int_equal(mp_store_device_write(s, &dev, "test", NULL, &err), MP_OK);
+	mp_store_close(s);
+}
+
+/* The response cache: a repeated plan, fit or roofline body is answered with the same bytes from the cache
+ * (counted in /metrics), and never after the store changed: a PATCH through the daemon and a write by another
+ * connection each show at once in the next answer. Errors are not kept. */
+static void test_response_cache(void **state)
+{
+	fixture *f = *state;
+	char *first, *again, *after;
+	double hits = metric(f, "memplan_response_cache_hits_total"), step, step2, misses;
+	http_resp r;
+	static const char fit[] = "{\"jobs\":[{\"id\":\"j\",\"inference\":{\"model\":\"llama-3-8b\",\"weight_dtype\":"
+				  "\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":1,\"sequence_length\":4096}}],"
+				  "\"devices\":[\"h200-sxm-141gb\"],\"gpu_counts\":[1]}";
+	static const char roof[] = "{\"device\":\"h200-sxm-141gb\",\"ops\":[{\"op\":\"matmul\",\"m\":4096,"
+				   "\"k\":4096,\"n\":4096,\"dtype\":\"bf16\"}]}";
+
+	assert_true(hits >= 0);
+	assert_true(metric(f, "memplan_response_cache_max_bytes") == (double)MPD_DEFAULT_RESPONSE_CACHE_BYTES);
+	step = decode_step(f, &first);
+	assert_true(decode_step(f, &again) == step);
+	assert_string_equal(again, first);
+	assert_true(metric(f, "memplan_response_cache_hits_total") == hits + 1);
+	free(again);
+
+	/* the H200's datasheet bandwidth halved through the API: the memory-bound decode step doubles */
+	http_do(&f->d, "PATCH", "/v1/devices/h200-sxm-141gb", "{\"memory_bandwidth_bytes_per_second\":2.4e12}", J,
+		AUTH, &r);
+	assert_int_equal(r.status, 200);
+	http_resp_free(&r);
+	step2 = decode_step(f, &after);
+	assert_true(fabs(step2 / step - 2.0) < 1e-12);
+	assert_string_not_equal(after, first);
+	assert_true(metric(f, "memplan_response_cache_invalidations_total") >= 1);
+	free(after);
+	/* and back to 4.8e12 by another connection: the next answer is the first one again, byte for byte */
+	bandwidth_elsewhere(f, 4.8e12);
+	assert_true(decode_step(f, &after) == step);
+	assert_string_equal(after, first);
+	free(after);
+	free(first);
+
+	/* fit and roofline answers are kept the same way */
+	hits = metric(f, "memplan_response_cache_hits_total");
+	for (int i = 0; i < 2; i++) {
+		http_do(&f->d, "POST", "/v1/fit", fit, J, NULL, &r);
+		assert_int_equal(r.status, 200);
+		http_resp_free(&r);
+		http_do(&f->d, "POST", "/v1/roofline", roof, J, NULL, &r);
+		assert_int_equal(r.status, 200);
+		http_resp_free(&r);
+	}
+	assert_true(metric(f, "memplan_response_cache_hits_total") == hits + 2);
+
+	/* a 422 is computed each time, never kept */
+	misses = metric(f, "memplan_response_cache_misses_total");
+	for (int i = 0; i < 2; i++)
+		expect(f, "POST", "/v1/plan/inference",
+		       "{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\","
+		       "\"batch_size\":0,\"sequence_length\":4096}", NULL, 422, "/batch_size");
+	assert_true(metric(f, "memplan_response_cache_misses_total") == misses + 2);
+	assert_true(metric(f, "memplan_response_cache_entries") >= 3);
+	assert_true(metric(f, "memplan_response_cache_bytes") <= (double)MPD_DEFAULT_RESPONSE_CACHE_BYTES);
+}
+
+/* --response-cache-bytes 0 turns the cache off: answers are the same, the cache's metrics are absent. */
+static void test_response_cache_off(void **state)
+{
+	fixture *f = *state;
+	char *a, *b;
+
+	mpd_stop(&f->d);
+	f->d.cfg.response_cache_bytes = 0;
+	f->d.cfg.listen_port = 0;
+	assert_int_equal(mpd_start(&f->d, &(mp_error){ 0 }), MP_OK);
+	decode_step(f, &a);
+	decode_step(f, &b);
+	assert_string_equal(a, b);
+	assert_true(metric(f, "memplan_response_cache_hits_total") == -1);
+	free(a);
+	free(b);
+}
+
 static const cJSON *job_device(const cJSON *job, const char *id)
 {
 	const cJSON *d;
@@ -535,6 +667,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_plan_sees_model_writes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_capacity, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_response_cache, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_response_cache_off, setup, teardown),
 	};
 	int rc;
 
