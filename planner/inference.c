@@ -140,9 +140,10 @@ static uint64_t req_tp(const mp_inference_req *req, const mp_inference_opts *o)
 	return req->num_gpus ? req->num_gpus : 1;
 }
 
-/* The memory of one configuration (no fit). */
+/* The memory of one configuration (no fit). weights: this configuration's weights when the caller has them (the
+ * fit searches vary batch_size and sequence_length, on which weights do not depend), NULL to compute them. */
 static mp_status evaluate(const mp_model *m, const mp_inference_req *req, const mp_inference_opts *o,
-                          const mp_device *dev, mp_inference_memory *mem, mp_error *err)
+                          const mp_device *dev, const mp_weights *weights, mp_inference_memory *mem, mp_error *err)
 {
 	uint64_t tp = req_tp(req, o);
 	mp_status st;
@@ -155,7 +156,10 @@ static mp_status evaluate(const mp_model *m, const mp_inference_req *req, const 
 	if (st != MP_OK)
 		return st;
 	mem->context_limit = mp_model_context_limit(m);
-	st = mp_weight_bytes(m, req->weight_dtype, o->compute_dtype, &o->formats, tp, &mem->weights, err);
+	if (weights)
+		mem->weights = *weights;
+	else
+		st = mp_weight_bytes(m, req->weight_dtype, o->compute_dtype, &o->formats, tp, &mem->weights, err);
 	if (st != MP_OK)
 		return st;
 	mem->weights_bytes = mem->weights.total_bytes;
@@ -194,19 +198,21 @@ static uint64_t budget_of(const mp_inference_opts *o, uint64_t capacity)
 	return u >= 1.0 ? capacity : (uint64_t)((double)capacity * u);
 }
 
-/* Does the request, changed as given, fit in budget? Errors (overflow at huge sizes) count as "no". */
+/* Does the request, changed as given, fit in budget? Errors (overflow at huge sizes) count as "no". weights as for
+ * evaluate. */
 static bool fits_with(const mp_model *m, const mp_inference_req *req, const mp_inference_opts *o, const mp_device *dev,
-                      uint64_t budget)
+                      const mp_weights *weights, uint64_t budget)
 {
 	mp_inference_memory mem;
 	mp_error e;
 
-	return evaluate(m, req, o, dev, &mem, &e) == MP_OK && mem.total_bytes <= budget;
+	return evaluate(m, req, o, dev, weights, &mem, &e) == MP_OK && mem.total_bytes <= budget;
 }
 
 /* The largest v in [1, hi] for which fits(v) holds, by bisection (memory grows with v); 0 when none. */
 static uint64_t largest(const mp_model *m, const mp_inference_req *base, const mp_inference_opts *o,
-                        const mp_device *dev, uint64_t budget, bool batch, uint64_t lo, uint64_t hi)
+                        const mp_device *dev, const mp_weights *weights, uint64_t budget, bool batch, uint64_t lo,
+                        uint64_t hi)
 {
 	mp_inference_req r = *base;
 
@@ -216,7 +222,7 @@ static uint64_t largest(const mp_model *m, const mp_inference_req *base, const m
 			r.batch_size = lo;
 		else
 			r.sequence_length = lo;
-		if (!fits_with(m, &r, o, dev, budget))
+		if (!fits_with(m, &r, o, dev, weights, budget))
 			return 0;
 	}
 
@@ -227,7 +233,7 @@ static uint64_t largest(const mp_model *m, const mp_inference_req *base, const m
 			r.batch_size = mid;
 		else
 			r.sequence_length = mid;
-		if (fits_with(m, &r, o, dev, budget))
+		if (fits_with(m, &r, o, dev, weights, budget))
 			lo = mid;
 		else
 			hi = mid - 1;
@@ -276,12 +282,13 @@ mp_status mp_plan_inference_ex(const mp_model *m, const mp_param_count *pc, cons
 	(void)pc;
 	if (fit)
 		memset(fit, 0, sizeof(*fit));
-	st = evaluate(m, req, o, dev, mem, err);
+	st = evaluate(m, req, o, dev, NULL, mem, err);
 	if (st != MP_OK || dev == NULL || fit == NULL)
 		return st;
 
 	mp_fit_verdict(mem, o, dev, fit);
-	fit->max_batch_size = largest(m, req, o, dev, fit->budget_bytes, true, 0, MP_MAX_BATCH_SIZE);
+	/* the searches keep this tensor-parallel degree, so they reuse its weights */
+	fit->max_batch_size = largest(m, req, o, dev, &mem->weights, fit->budget_bytes, true, 0, MP_MAX_BATCH_SIZE);
 	seq_hi = mp_model_sequence_ceiling(m, o->allow_beyond_max_position);
 	if (o->length_scope == MP_LENGTH_SHARED && !o->allow_beyond_max_position) {
 		uint64_t cap;
@@ -291,7 +298,7 @@ mp_status mp_plan_inference_ex(const mp_model *m, const mp_param_count *pc, cons
 		             : MP_MAX_SEQUENCE_LENGTH;
 	}
 	/* shared scope: every slot holds at least one token, so the search starts at batch_size */
-	fit->max_sequence_length = largest(m, req, o, dev, fit->budget_bytes, false,
+	fit->max_sequence_length = largest(m, req, o, dev, &mem->weights, fit->budget_bytes, false,
 	                                   o->length_scope == MP_LENGTH_SHARED ? req->batch_size : 0, seq_hi);
 
 	/* the smallest GPU count: the first valid tensor-parallel degree at which the request fits */
@@ -302,7 +309,7 @@ mp_status mp_plan_inference_ex(const mp_model *m, const mp_param_count *pc, cons
 
 		ro.tensor_parallel_size = degrees[i];
 		r.num_gpus = degrees[i];
-		if (fits_with(m, &r, &ro, dev, fit->budget_bytes)) {
+		if (fits_with(m, &r, &ro, dev, NULL, fit->budget_bytes)) {
 			fit->min_gpus = degrees[i];
 			break;
 		}
