@@ -52,8 +52,10 @@ run() { # name path [body file | script.lua]
 	esac
 	cat bench/load/report.lua >>"$tmp/$1.lua"
 	set -- "$1" "$2" "$(cache_counts)"
+	wc -l <"$tmp/rss" >"$tmp/$1.rss0"
 	LOG_FIRST=1 wrk -t"$WRK_THREADS" -c"$CONNS" -d"${DURATION}s" -s "$tmp/$1.lua" "$url$2" | tail -1 >"$tmp/$1.json"
 	echo "$3 $(cache_counts)" >"$tmp/$1.cache"
+	wc -l <"$tmp/rss" >"$tmp/$1.rss1"
 	echo "  $1: $(cat "$tmp/$1.json")" >&2
 }
 echo "bench-load: $DURATION s per endpoint, $CONNS keep-alive connections, wrk $WRK_THREADS threads," \
@@ -106,6 +108,12 @@ print("plan/health throughput ratio: %.2f with one body repeated (answered from 
           rows["plan"]["requests_per_second"] / health, rows["plan_distinct"]["requests_per_second"] / health))
 print("RSS over %d s (MiB): first %.1f, peak %.1f, last %.1f (%d samples)" % (
     len(rss), rss[0] / 1024, max(rss) / 1024, rss[-1] / 1024, len(rss)))
+for name in rows:
+    a = int(open(os.path.join(tmp, name + ".rss0")).read())
+    b = min(int(open(os.path.join(tmp, name + ".rss1")).read()), len(rss))
+    part = rss[a:b] or rss[-1:]
+    print("  %-14s RSS (MiB) at its start %.1f, halfway %.1f, end %.1f, peak %.1f" % (
+        name, part[0] / 1024, part[len(part) // 2] / 1024, part[-1] / 1024, max(part) / 1024))
 errors = sum(r["errors_connect"] + r["errors_read"] + r["errors_write"] + r["errors_timeout"] + r["non_2xx"]
              for r in rows.values())
 print("errors: %d" % errors)
