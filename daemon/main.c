@@ -610,7 +610,7 @@ static int calibrate(int argc, char **argv)
 		}
 		if (!ok || (force_cpu && force_gpu)) {
 			fprintf(stderr,
-				"memplan calibrate: bad or incomplete option '%s' (--runs takes %d to 1000, --array-bytes "
+				"memplan calibrate: bad or incomplete option '%s' (--runs takes %u to 1000, --array-bytes "
 				"1 MiB to 1 TiB, --matrix-size 64 to 16384, --threads 1 to 256; --cpu and --gpu exclude "
 				"each other)\n\n%s",
 				a, MP_CALIB_MIN_RUNS, usage);
