@@ -2,6 +2,8 @@
  * main.c: the memplan command line. Subcommands are thin: `serve` starts the HTTP daemon; `plan` runs the
  * same plan functions as the API without a daemon. All argument errors go to stderr with exit status 2.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -106,13 +108,55 @@ bad:
 	return 2;
 }
 
+/*
+ * SIGINT and SIGTERM reach `serve` through a pipe. The handler writes the signal number to it; the main thread
+ * reads it. A signal handler has no way in but a global, so the write end is the one global here.
+ * A handler, rather than blocking the signals and calling sigwait: libraries loaded before main() start
+ * threads of their own with nothing blocked (OpenBLAS starts its pool in a constructor). The kernel may hand a
+ * process-directed SIGTERM to any such thread, and there its default action would kill the daemon mid-request.
+ * With a handler, whichever thread takes the signal only writes one byte.
+ */
+static int stop_pipe_w = -1;
+
+static void on_stop_signal(int sig)
+{
+	unsigned char b = (unsigned char)sig;
+	int saved = errno;
+	ssize_t n = write(stop_pipe_w, &b, 1); /* async-signal-safe; a full pipe means a stop is pending anyway */
+
+	(void)n;
+	errno = saved;
+}
+
+/* Installs on_stop_signal for SIGINT and SIGTERM; *read_fd gets the pipe's read end. Returns 0 or -1. */
+static int stop_signals_install(int *read_fd)
+{
+	struct sigaction sa;
+	int fds[2];
+
+	if (pipe(fds) != 0)
+		return -1;
+	for (int i = 0; i < 2; i++)
+		fcntl(fds[i], F_SETFD, FD_CLOEXEC);
+	fcntl(fds[1], F_SETFL, O_NONBLOCK);
+	stop_pipe_w = fds[1];
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	if (sigaction(SIGINT, &sa, NULL) != 0 || sigaction(SIGTERM, &sa, NULL) != 0)
+		return -1;
+	*read_fd = fds[0];
+	return 0;
+}
+
 static int serve(int argc, char **argv)
 {
 	mpd_daemon d;
 	mp_error err = { { 0 }, { 0 } };
 	mp_status st;
 	sigset_t stop_set;
-	int sig = 0;
+	int sig = 0, stop_fd = -1;
 	mpd_log_level lvl;
 	unsigned long left;
 	int rc;
@@ -129,8 +173,12 @@ static int serve(int argc, char **argv)
 	lvl = (mpd_log_level)d.cfg.log_level;
 	/* a client that goes away mid-response must not kill the daemon */
 	signal(SIGPIPE, SIG_IGN);
-	/* SIGINT and SIGTERM are blocked in every thread (the server's inherit the mask) and taken by sigwait
-	 * below: no window between testing a flag and pause() where a signal could be lost */
+	if (stop_signals_install(&stop_fd) != 0) {
+		mpd_log(lvl, MPD_LOG_ERROR, "memplan serve: cannot install the SIGTERM handler: %s", strerror(errno));
+		return 1;
+	}
+	/* the server's threads start with SIGINT and SIGTERM blocked (they inherit this mask), so their polls are not
+	 * interrupted; the main thread unblocks them again once the server runs */
 	sigemptyset(&stop_set);
 	sigaddset(&stop_set, SIGINT);
 	sigaddset(&stop_set, SIGTERM);
@@ -149,8 +197,20 @@ static int serve(int argc, char **argv)
 	mpd_log(lvl, MPD_LOG_INFO, "memplan %s listening on %s%s%s:%u, database %s, %u threads", MP_VERSION,
 		strchr(d.cfg.listen_host, ':') ? "[" : "", d.cfg.listen_host, strchr(d.cfg.listen_host, ':') ? "]" : "",
 		d.bound_port, d.cfg.db_path, d.cfg.threads);
-	while (sigwait(&stop_set, &sig) != 0)
-		;
+	pthread_sigmask(SIG_UNBLOCK, &stop_set, NULL);
+	for (;;) {
+		unsigned char b;
+		ssize_t n = read(stop_fd, &b, 1);
+
+		if (n == 1) {
+			sig = b;
+			break;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		sig = SIGTERM; /* the pipe failed: stop rather than run unstoppable */
+		break;
+	}
 	mpd_log(lvl, MPD_LOG_INFO, "%s: shutting down: no new connections, waiting up to %u s for requests in flight",
 		sig == SIGINT ? "SIGINT" : "SIGTERM", d.cfg.shutdown_timeout_seconds);
 	left = mpd_shutdown(&d);

@@ -169,6 +169,15 @@ void mpd_respcache_put(mpd_respcache *c, unsigned route, const char *body, size_
 	pthread_mutex_unlock(&c->mu);
 }
 
+void mpd_respcache_sync(mpd_respcache *c, uint64_t generation)
+{
+	if (c == NULL)
+		return;
+	pthread_mutex_lock(&c->mu);
+	sync_generation(c, generation);
+	pthread_mutex_unlock(&c->mu);
+}
+
 void mpd_respcache_stats_get(mpd_respcache *c, mpd_respcache_stats *out)
 {
 	memset(out, 0, sizeof(*out));

@@ -12,7 +12,9 @@
  * never kept under a generation older than the data it was computed from.
  *
  * Bounded: entries are charged their key, value and bookkeeping bytes; past max_bytes the least recently used go
- * first. A value larger than max_bytes / 8 is not kept. Only 200 answers are kept (errors are cheap already).
+ * first. An answer larger than max_bytes / 8, or an entry (body, answer and bookkeeping) charged more than
+ * max_bytes / 4, is not kept, so that one request cannot empty the cache. Only 200 answers are kept (errors are
+ * cheap already).
  *
  * Thread-safe (one mutex; the hash table is uthash's, the recency list utlist's). No globals: one cache hangs
  * off struct mpd_daemon. It never touches HTTP or the store.
@@ -56,6 +58,10 @@ char *mpd_respcache_get(mpd_respcache *c, unsigned route, const char *body, size
  */
 void mpd_respcache_put(mpd_respcache *c, unsigned route, const char *body, size_t len, uint64_t generation,
 		       const char *value, size_t value_len);
+
+/* Drops every entry unless generation is the one they were made at, as get and put do first. For callers that
+ * know the store may have moved without a lookup following: after a write, before reading the counters. */
+void mpd_respcache_sync(mpd_respcache *c, uint64_t generation);
 
 /* A consistent snapshot of the counters. */
 void mpd_respcache_stats_get(mpd_respcache *c, mpd_respcache_stats *out);

@@ -351,8 +351,14 @@ static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *re
 	char *text;
 	size_t n;
 
-	if (d->respcache == NULL || d->store == NULL || !(route->flags & MPD_ROUTE_PURE))
+	if (d->respcache == NULL || d->store == NULL)
 		return route->handler(req, rep);
+	if (!(route->flags & MPD_ROUTE_PURE)) {
+		st = route->handler(req, rep);
+		if (strcmp(route->method, "GET") != 0) /* a write empties the cache now, not at the next lookup */
+			mpd_respcache_sync(d->respcache, mp_store_generation(d->store));
+		return st;
+	}
 	gen = mp_store_generation(d->store);
 	text = mpd_respcache_get(d->respcache, key, req->body, req->body_len, gen, NULL);
 	if (text) {

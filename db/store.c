@@ -41,6 +41,7 @@ struct mp_store {
 	pthread_mutex_t lock;	/* recursive: mp_store_begin holds it across calls */
 	int depth;		/* nesting of open transactions (mp_store_begin + the write's own) */
 	bool failed;		/* a write inside mp_store_begin failed: commit rolls back */
+	bool wrote;		/* a write inside the open transaction succeeded (its effects were visible here) */
 	stmt_slot stmts[STMT_SLOTS];
 	int nstmts;
 	uint64_t generation;	/* moves on every write through this handle and every commit seen from others */
@@ -583,6 +584,7 @@ static mp_status tx_begin(mp_store *s, mp_error *err)
 			return st;
 		}
 		s->failed = false;
+		s->wrote = false;
 	}
 	s->depth++;
 	return MP_OK;
@@ -598,9 +600,12 @@ static void bump_generation(mp_store *s)
 /* Closes what tx_begin opened: commits the outermost transaction when everything in it succeeded. */
 static mp_status tx_end(mp_store *s, mp_status rc, mp_error *err)
 {
-	if (rc != MP_OK)
+	if (rc != MP_OK) {
 		s->failed = true;
-	bump_generation(s);
+	} else {
+		s->wrote = true;
+		bump_generation(s); /* reads through this handle see the write from now on */
+	}
 	if (--s->depth == 0) {
 		if (!s->failed) {
 			mp_error e2;
@@ -611,6 +616,10 @@ static mp_status tx_end(mp_store *s, mp_status rc, mp_error *err)
 			exec_script(s->db, "ROLLBACK", NULL);
 			if (rc == MP_OK)
 				rc = mp_fail(err, MP_EINVAL, "", "an earlier write in this transaction failed");
+			/* the rollback undid writes that reads through this handle may have seen; a write that failed
+			 * on its own changed nothing, and leaves the generation (and every cache keyed on it) alone */
+			if (s->wrote)
+				bump_generation(s);
 		}
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -781,16 +790,47 @@ bool mp_store_valid_id(const char *id)
 
 #define BAD_ID_MESSAGE "is not a valid id: ids match ^[a-z0-9][a-z0-9._-]{0,62}$ (1 to 63 bytes)"
 
+static uint64_t generation_now(mp_store *s);
+static memo_slot *memo_find(mp_store *s, const char *id, mp_store_model_decode_fn decode, size_t size);
+static void memo_put(mp_store *s, const char *id, mp_store_model_decode_fn decode, const void *value, size_t size);
+
+/* The memo's key for a device read (devices need no decoding; this marks the slot as a device). Never called. */
+static mp_status device_memo_tag(const mp_store_model *m, void *out, mp_error *err)
+{
+	(void)m;
+	(void)out;
+	return mp_fail(err, MP_EINTERNAL, "", "not a decoder");
+}
+
 mp_status mp_store_device_get(mp_store *s, const char *id, mp_store_device *out, mp_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	mp_status rc = MP_OK;
 	int step;
+	bool memo;
 
 	if (!mp_store_valid_id(id))
 		return mp_fail(err, MP_EINVAL, "/device", "the device id " BAD_ID_MESSAGE);
 
 	pthread_mutex_lock(&s->lock);
+	/* like the decoded models: kept while the generation stays, never inside a transaction */
+	memo = s->depth == 0;
+	if (memo) {
+		uint64_t gen = generation_now(s);
+		memo_slot *hit;
+
+		if (gen != s->memo_generation) {
+			memo_clear(s);
+			s->memo_generation = gen;
+		}
+		hit = memo_find(s, id, device_memo_tag, sizeof(*out));
+		if (hit) {
+			memcpy(out, hit->value, sizeof(*out));
+			hit->used = ++s->memo_clock;
+			pthread_mutex_unlock(&s->lock);
+			return MP_OK;
+		}
+	}
 	if ((st = stmt_get(s, "SELECT " DEVICE_COLUMNS " FROM devices WHERE id = ?1")) == NULL) {
 		rc = db_fail(err, s->db, "read device");
 		goto out;
@@ -800,6 +840,10 @@ mp_status mp_store_device_get(mp_store *s, const char *id, mp_store_device *out,
 	if (step == SQLITE_ROW) {
 		row_to_device(st, out);
 		rc = load_peaks(s, out, err);
+		/* read under the lock at s->memo_generation: a commit elsewhere since then moves the generation at the
+		 * next look, which drops this copy */
+		if (rc == MP_OK && memo)
+			memo_put(s, id, device_memo_tag, out, sizeof(*out));
 	} else if (step == SQLITE_DONE) {
 		rc = mp_fail(err, MP_ENOTFOUND, "/device", "no device with id '%.64s' (GET /v1/devices lists them)", id);
 	} else {

@@ -73,7 +73,9 @@ typedef struct mp_store_device {
  */
 bool mp_store_valid_id(const char *id);
 
-/* Fills *out for id. Errors: MP_EINVAL (not a valid id), MP_ENOTFOUND, MP_EDB. */
+/* Fills *out for id. Reads are memoised per handle like mp_store_model_decoded's (kept while mp_store_generation
+ * stays, shared 64 slots, bypassed inside mp_store_begin). Errors: MP_EINVAL (not a valid id), MP_ENOTFOUND,
+ * MP_EDB. */
 mp_status mp_store_device_get(mp_store *s, const char *id, mp_store_device *out, mp_error *err);
 
 /*

@@ -2,6 +2,7 @@
  * core.c: status strings, error detail, checked 64-bit arithmetic and the data-type table.
  * Owns the one table of storage formats; nothing else in the planner knows a format's size.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -142,4 +143,41 @@ bool mp_dtype_bytes(mp_dtype dt, uint64_t n, uint64_t *out)
 		return false;
 	blocks = n / l.block_values + (n % l.block_values != 0);
 	return mp_mul_u64(blocks, l.block_bytes, out);
+}
+
+mp_status mp_search_crossing(uint64_t lo, double glo, uint64_t hi, double ghi, mp_crossing_fn g, void *ctx,
+                             uint64_t *out, unsigned *evaluations, mp_error *err)
+{
+	unsigned n = 0;
+
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		double r, v;
+		mp_status st;
+
+		if (n < MP_CROSSING_INTERPOLATIONS && isfinite(glo) && isfinite(ghi) && ghi > glo) {
+			/* where the line through the bracket's ends crosses zero; its ceiling is the first integer at or
+			 * past it, pulled inside (lo, hi) so that every probe narrows the bracket */
+			r = ceil((double)lo + (double)(hi - lo) * (-glo / (ghi - glo)));
+			mid = r <= (double)lo ? lo + 1 : r >= (double)hi ? hi - 1 : (uint64_t)r;
+		}
+		st = g(ctx, mid, &v, err);
+		n++;
+		if (st != MP_OK) {
+			if (evaluations)
+				*evaluations = n;
+			return st;
+		}
+		if (v >= 0) {
+			hi = mid;
+			ghi = v;
+		} else {
+			lo = mid;
+			glo = v;
+		}
+	}
+	*out = hi;
+	if (evaluations)
+		*evaluations = n;
+	return MP_OK;
 }

@@ -66,6 +66,30 @@ bool mp_add_u64(uint64_t a, uint64_t b, uint64_t *out);
 bool mp_muladd_u64(uint64_t *acc, uint64_t a, uint64_t b);
 
 /* ---------------------------------------------------------------------------------------------------------
+ * Searching a monotone quantity for its crossing (the fit solver's largest batch and longest sequence, the
+ * roofline's first compute-bound batch).
+ * ------------------------------------------------------------------------------------------------------- */
+
+/* g(x) for one integer x, into *out; may return an error, which ends the search. +INFINITY is allowed. */
+typedef mp_status (*mp_crossing_fn)(void *ctx, uint64_t x, double *out, mp_error *err);
+
+/*
+ * The smallest x in (lo, hi] with g(x) >= 0, given g(lo) = glo < 0 <= ghi = g(hi) and g changing sign once on
+ * [lo, hi] (g need not be linear or even continuous; only the sign pattern matters). The result is therefore the
+ * one plain bisection finds. The probes differ: the first MP_CROSSING_INTERPOLATIONS are placed by linear
+ * interpolation between the bracket's ends (regula falsi, e.g. Press et al., Numerical Recipes 3rd ed., section
+ * 9.2), then bisection takes over. For a g linear in x, as a plan's bytes are in the batch size, the first probe
+ * lands on the crossing and the second confirms it: 2 evaluations instead of log2(hi - lo), which is 17 to 20
+ * in the searches above. Every probe narrows the bracket with a real evaluation, so a g far from linear
+ * costs at most MP_CROSSING_INTERPOLATIONS more probes than bisection.
+ * Worked example (tests/test_planner.c): g(x) = 3x - 1000 on (1, 65536] -> 334 after 2 evaluations of g.
+ * evaluations (may be NULL) gets the number of calls of g. Errors: those of g. Borrows ctx for the call.
+ */
+#define MP_CROSSING_INTERPOLATIONS 3
+mp_status mp_search_crossing(uint64_t lo, double glo, uint64_t hi, double ghi, mp_crossing_fn g, void *ctx,
+                             uint64_t *out, unsigned *evaluations, mp_error *err);
+
+/* ---------------------------------------------------------------------------------------------------------
  * Data types and storage formats.
  *
  * A format stores `block_values` values in `block_bytes` bytes, so a tensor of n values takes

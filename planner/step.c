@@ -412,36 +412,39 @@ static mp_status balance(const mp_model *m, const mp_device *d, const mp_step_re
 	return MP_OK;
 }
 
+typedef struct balance_ctx {
+	const mp_model *m;
+	const mp_device *d;
+	const mp_step_req *req;
+} balance_ctx;
+
+static mp_status balance_at(void *ctx, uint64_t batch, double *out, mp_error *err)
+{
+	const balance_ctx *c = ctx;
+
+	return balance(c->m, c->d, c->req, batch, out, err);
+}
+
 mp_status mp_step_compute_bound_batch(const mp_model *m, const mp_device *d, const mp_step_req *req, uint64_t *out,
                                       mp_error *err)
 {
 	uint64_t lo = 1, hi = MP_STEP_MAX_SEARCH_BATCH;
-	double f;
+	double flo, fhi;
+	balance_ctx c = {m, d, req};
 	mp_status st;
 
 	*out = 0;
 	/* balance(b) is convex in b (linear FLOPs, concave MoE expert reads), so once >= 0 it stays >= 0. */
-	st = balance(m, d, req, lo, &f, err);
+	st = balance(m, d, req, lo, &flo, err);
 	if (st != MP_OK)
 		return st;
-	if (f >= 0) {
+	if (flo >= 0) {
 		*out = lo;
 		return MP_OK;
 	}
-	st = balance(m, d, req, hi, &f, err);
-	if (st != MP_OK || f < 0)
+	st = balance(m, d, req, hi, &fhi, err);
+	if (st != MP_OK || fhi < 0)
 		return st;
-	while (hi - lo > 1) {
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		st = balance(m, d, req, mid, &f, err);
-		if (st != MP_OK)
-			return st;
-		if (f >= 0)
-			hi = mid;
-		else
-			lo = mid;
-	}
-	*out = hi;
-	return MP_OK;
+	/* linear for a dense model: interpolation finds it in two more steps (mp_core.h) */
+	return mp_search_crossing(lo, flo, hi, fhi, balance_at, &c, out, NULL, err);
 }

@@ -183,9 +183,97 @@ static void test_plan_inference_fit(void **state)
 	assert_int_equal(mp_plan_inference(&m, &pc, &req, &dev, &mem, &fit, &err), MP_OK);
 	assert_false(fit.fits);
 	assert_true(fit.headroom_bytes < 0);
+	/* on a 24 GB card the sequence binds: the longest one fits, one token more does not (the fit searches) */
+	dev.usable_memory_bytes = UINT64_C(24) * 1000 * 1000 * 1000;
+	req.batch_size = 16;
+	req.sequence_length = 1024;
+	assert_int_equal(mp_plan_inference(&m, &pc, &req, &dev, &mem, &fit, &err), MP_OK);
+	assert_true(fit.max_sequence_length > 1024 && fit.max_sequence_length < 8192);
+	assert_true(fit.max_batch_size > 16 && fit.max_batch_size < 64);
+	{
+		mp_fit f2;
+		uint64_t maxs = fit.max_sequence_length, maxb = fit.max_batch_size;
+
+		req.sequence_length = maxs;
+		assert_int_equal(mp_plan_inference(&m, &pc, &req, &dev, &mem, &f2, &err), MP_OK);
+		assert_true(f2.fits);
+		req.sequence_length = maxs + 1;
+		assert_int_equal(mp_plan_inference(&m, &pc, &req, &dev, &mem, &f2, &err), MP_OK);
+		assert_false(f2.fits);
+		req.sequence_length = 1024;
+		req.batch_size = maxb;
+		assert_int_equal(mp_plan_inference(&m, &pc, &req, &dev, &mem, &f2, &err), MP_OK);
+		assert_true(f2.fits);
+		req.batch_size = maxb + 1;
+		assert_int_equal(mp_plan_inference(&m, &pc, &req, &dev, &mem, &f2, &err), MP_OK);
+		assert_false(f2.fits);
+	}
 	req.batch_size = 0;
 	assert_int_equal(mp_plan_inference(&m, &pc, &req, &dev, &mem, &fit, &err), MP_EINVAL);
 	assert_string_equal(err.field, "/batch_size");
+}
+
+typedef struct shape {
+	int kind;		/* 0 linear, 1 step, 2 concave, 3 +inf past the crossing, 4 fails at the crossing */
+	uint64_t k;		/* where the sign changes */
+	unsigned calls;
+} shape;
+
+static mp_status shape_at(void *ctx, uint64_t x, double *out, mp_error *err)
+{
+	shape *s = ctx;
+
+	s->calls++;
+	switch (s->kind) {
+	case 0: *out = 3.0 * (double)x - 1000.0; break;
+	case 1: *out = x >= s->k ? 1.0 : -1.0; break;
+	case 2: *out = sqrt((double)x) - sqrt((double)s->k) + 1e-9; break;
+	case 3: *out = x >= s->k ? INFINITY : -1e9 + (double)x; break;
+	default:
+		if (x >= s->k)
+			return mp_fail(err, MP_EOVERFLOW, "/x", "overflow at %llu", (unsigned long long)x);
+		*out = -1.0;
+	}
+	return MP_OK;
+}
+
+/* mp_search_crossing: the worked example (3x - 1000 on (1, 65536] -> 334 in 2 evaluations), and for steps,
+ * concave curves and infinities the same answer as a scan, within bisection's probe count plus 3. */
+static void test_search_crossing(void **state)
+{
+	shape s = { 0, 0, 0 };
+	mp_error err;
+	uint64_t x = 0;
+	unsigned n = 0;
+	double g;
+
+	(void)state;
+	assert_int_equal(mp_search_crossing(1, -997.0, 65536, 3.0 * 65536 - 1000.0, shape_at, &s, &x, &n, &err), MP_OK);
+	assert_int_equal(x, 334);
+	assert_int_equal(n, 2);
+	for (int kind = 1; kind <= 3; kind++)
+		for (uint64_t k = 2; k <= 1000; k += 7) {
+			double glo, ghi;
+
+			s = (shape){ kind, k, 0 };
+			shape_at(&s, 1, &glo, &err);
+			shape_at(&s, 1000, &ghi, &err);
+			assert_int_equal(mp_search_crossing(1, glo, 1000, ghi, shape_at, &s, &x, &n, &err), MP_OK);
+			for (uint64_t i = 2; i <= 1000; i++) { /* the scan: the first i with g(i) >= 0 */
+				shape_at(&s, i, &g, &err);
+				if (g >= 0) {
+					if (x != i)
+						fail_msg("kind %d k %llu: %llu, the scan says %llu", kind, (unsigned long long)k,
+							 (unsigned long long)x, (unsigned long long)i);
+					break;
+				}
+			}
+			assert_true(n <= 10 + MP_CROSSING_INTERPOLATIONS); /* log2(999) < 10 */
+		}
+	/* an error of g ends the search with it */
+	s = (shape){ 4, 500, 0 };
+	assert_int_equal(mp_search_crossing(1, -1.0, 1000, 1.0, shape_at, &s, &x, &n, &err), MP_EOVERFLOW);
+	assert_string_equal(err.field, "/x");
 }
 
 int main(void)
@@ -199,6 +287,7 @@ int main(void)
 		cmocka_unit_test(test_count_llama3_8b),
 		cmocka_unit_test(test_overflow_bi05),
 		cmocka_unit_test(test_plan_inference_fit),
+		cmocka_unit_test(test_search_crossing),
 	};
 
 	return cmocka_run_group_tests_name("planner", tests, NULL, NULL);

@@ -81,6 +81,17 @@ static void test_generation_drops_everything(void **state)
 	assert_int_equal(s.invalidations, 3);
 	assert_int_equal(s.entries, 0);
 	assert_int_equal(s.bytes, 0);
+	/* sync: the same generation keeps everything, a new one drops it without a lookup */
+	put_s(c, 6, "{\"a\":3}", 42, "three");
+	mpd_respcache_sync(c, 42);
+	mpd_respcache_stats_get(c, &s);
+	assert_int_equal(s.entries, 1);
+	mpd_respcache_sync(c, 43);
+	mpd_respcache_stats_get(c, &s);
+	assert_int_equal(s.entries, 0);
+	assert_int_equal(s.bytes, 0);
+	assert_int_equal(s.invalidations, 4);
+	mpd_respcache_sync(NULL, 1);
 	/* an answer computed at an older generation than the cache has seen is dropped with the rest on return */
 	put_s(c, 6, "{\"a\":1}", 42, "one at 42");
 	v = get_s(c, 6, "{\"a\":1}", 42);

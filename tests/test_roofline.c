@@ -723,6 +723,21 @@ static void test_h200_prefill(void **state)
 }
 
 /* Step analysis properties: KV reads do not batch, MoE experts tend to all, the weights are the model's. */
+/* FLOP time minus byte time of the decode step at batch b, summed over its ops (mp_step_compute_bound_batch's
+ * definition, from mp_step_analyze's per-op figures). */
+static double step_balance(const mp_model *m, const mp_device *d, const mp_step_req *req, uint64_t b)
+{
+	mp_step_req r = *req;
+	static mp_step s;
+	double sum = 0;
+
+	r.batch_size = b;
+	assert_int_equal(mp_step_analyze(m, d, MP_PHASE_DECODE, &r, &s, NULL), MP_OK);
+	for (size_t i = 0; i < s.nops; i++)
+		sum += (double)s.ops[i].count * (s.ops[i].roof.compute_time_seconds - s.ops[i].roof.memory_time_seconds);
+	return sum;
+}
+
 static void test_step_properties(void **state)
 {
 	mp_model m;
@@ -781,6 +796,33 @@ static void test_step_properties(void **state)
 	assert_int_equal(mp_step_analyze(&m, &d, MP_PHASE_DECODE, &req, &s64, NULL), MP_OK);
 	assert_true(s64.active_experts > 7.99 && s64.active_experts <= 8.0);
 	assert_true(s64.weight_bytes > 3 * s1.weight_bytes);
+
+	/* the crossing is exactly where the FLOP time first reaches the byte time (at b, not at b - 1): for a dense
+	 * model, where the balance is linear in the batch, and for the MoE, where it is not */
+	{
+		static const char *const ids[] = { "llama-3-8b", "mixtral-8x7b" };
+		static const uint64_t contexts[] = { 0, 128, 512 };
+
+		int crossings = 0;
+
+		for (size_t i = 0; i < 2; i++)
+			for (size_t j = 0; j < 3; j++) {
+				uint64_t b;
+
+				load_model(ids[i], &m);
+				req.context_tokens = contexts[j];
+				assert_int_equal(mp_step_compute_bound_batch(&m, &d, &req, &b, NULL), MP_OK);
+				if (b == 0) { /* never, up to the search's end */
+					assert_true(step_balance(&m, &d, &req, MP_STEP_MAX_SEARCH_BATCH) < 0);
+					continue;
+				}
+				assert_true(b > 1);
+				assert_true(step_balance(&m, &d, &req, b) >= 0);
+				assert_true(step_balance(&m, &d, &req, b - 1) < 0);
+				crossings++;
+			}
+		assert_true(crossings >= 4);
+	}
 }
 
 static void test_errors(void **state)

@@ -441,6 +441,18 @@ static void test_memo_invalidation(void **state)
 	g = mp_store_generation(s);
 	assert_true(mp_store_generation(s) == g);
 
+	/* a write that fails changes nothing, and leaves the generation (and the caches keyed on it) alone */
+	assert_int_equal(mp_store_model_remove(s, "memo-none", "test", &err), MP_ENOTFOUND);
+	assert_int_equal(mp_store_device_remove(s, "memo-none", "test", &err), MP_ENOTFOUND);
+	assert_true(mp_store_generation(s) == g);
+	/* a transaction rolled back after a write that succeeded inside it: its reads saw the write, so it moves */
+	assert_int_equal(mp_store_begin(s, &err), MP_OK);
+	write_model(s, "memo-rolled-back", "{}", 7);
+	mp_store_rollback(s);
+	assert_true(mp_store_generation(s) != g);
+	get_decoded(s, "memo-rolled-back", MP_ENOTFOUND);
+	g = mp_store_generation(s);
+
 	/* this handle writes: seen at once */
 	write_model(s, "memo-m", "{\"a\":22}", 200);
 	assert_true(mp_store_generation(s) != g);

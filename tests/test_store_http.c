@@ -429,12 +429,18 @@ static void test_response_cache(void **state)
 	assert_string_equal(again, first);
 	assert_true(metric(f, "memplan_response_cache_hits_total") == hits + 1);
 	free(again);
+	/* a write that fails (no such device) changes nothing: the next repeat is still a hit */
+	expect(f, "DELETE", "/v1/devices/no-such-device", NULL, AUTH, 404, NULL);
+	assert_true(metric(f, "memplan_response_cache_entries") == 1);
+	decode_step(f, NULL);
+	assert_true(metric(f, "memplan_response_cache_hits_total") == hits + 2);
 
 	/* the H200's datasheet bandwidth halved through the API: the memory-bound decode step doubles */
 	http_do(&f->d, "PATCH", "/v1/devices/h200-sxm-141gb", "{\"memory_bandwidth_bytes_per_second\":2.4e12}", J,
 		AUTH, &r);
 	assert_int_equal(r.status, 200);
 	http_resp_free(&r);
+	assert_true(metric(f, "memplan_response_cache_entries") == 0); /* emptied by the write, not later */
 	step2 = decode_step(f, &after);
 	assert_true(fabs(step2 / step - 2.0) < 1e-12);
 	assert_string_not_equal(after, first);
@@ -442,6 +448,7 @@ static void test_response_cache(void **state)
 	free(after);
 	/* and back to 4.8e12 by another connection: the next answer is the first one again, byte for byte */
 	bandwidth_elsewhere(f, 4.8e12);
+	assert_true(metric(f, "memplan_response_cache_entries") == 0); /* noticed by the next /metrics */
 	assert_true(decode_step(f, &after) == step);
 	assert_string_equal(after, first);
 	free(after);

@@ -55,6 +55,35 @@ def test_sigterm_finishes_the_request_in_flight():
     assert access and access[-1]["status"] == 200 and access[-1]["route"] == "/v1/plan/inference"
 
 
+def _sigterm_takers(pid):
+    """The daemon's threads that do not block SIGTERM, other threads first, the main thread last."""
+    out = []
+    for tid in sorted(int(t) for t in os.listdir("/proc/%d/task" % pid)):
+        with open("/proc/%d/task/%d/status" % (pid, tid)) as f:
+            blocked = int(next(x for x in f if x.startswith("SigBlk:")).split()[1], 16)
+        if not blocked & (1 << (15 - 1)):
+            out.append(tid)
+    return sorted(out, key=lambda t: t == pid)
+
+
+def test_sigterm_on_any_thread_stops_gracefully():
+    """The kernel may hand a process-directed SIGTERM to any thread that does not block it, including the
+    threads a library starts before main() (OpenBLAS's pool). Sent to such a thread, it must still be a graceful
+    stop (exit 0, database closed), never the default action that kills the process."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    SYS_tgkill = 234  # x86-64
+    d = Daemon()
+    get(d.url + "/v1/health")
+    takers = _sigterm_takers(d.proc.pid)
+    assert takers, "no thread takes SIGTERM: the daemon could not be stopped"
+    assert libc.syscall(SYS_tgkill, d.proc.pid, takers[0], 15) == 0
+    assert d.proc.wait(15) == 0, "thread %d (of %s) took SIGTERM: exit %s" % (takers[0], takers, d.proc.returncode)
+    time.sleep(0.05)
+    msgs = [x.get("msg", "") for x in d.json_lines()]
+    assert msgs[-1] == "stopped; database closed", msgs
+
+
 def test_settings_file_env_and_flags():
     tmp = tempfile.mkdtemp(prefix="memplan-cfg-")
     cfg = os.path.join(tmp, "memplan.conf")
