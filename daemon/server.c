@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -516,12 +517,34 @@ static void mhd_logger(void *cls, const char *fmt, va_list ap)
 	mpd_vlog((mpd_log_level)d->cfg.log_level, MPD_LOG_WARN, fmt, ap);
 }
 
+/*
+ * Raises the soft open-file limit (RLIMIT_NOFILE) toward what --max-connections needs, one descriptor per
+ * connection plus a margin for the database, the log and libraries, as far as the hard limit allows. Below that
+ * the connections beyond the limit would be refused: says so at warn, naming the figure to raise.
+ */
+static void open_file_limit(const mpd_daemon *d)
+{
+	const rlim_t want = (rlim_t)d->cfg.connection_limit + 64;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want ? rl.rlim_max : want;
+	if (setrlimit(RLIMIT_NOFILE, &rl) != 0 || getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < want)
+		mpd_log((mpd_log_level)d->cfg.log_level, MPD_LOG_WARN,
+			"the open-file limit (%llu) holds fewer than --max-connections %u connections; raise it "
+			"(ulimit -n, or LimitNOFILE= in the systemd unit) to at least %llu",
+			(unsigned long long)rl.rlim_cur, d->cfg.connection_limit, (unsigned long long)want);
+}
+
 mp_status mpd_start(mpd_daemon *d, mp_error *err)
 {
 	struct sockaddr_in6 a6;
 	struct sockaddr_in a4;
 	const struct sockaddr *addr;
-	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC;
+	/* AUTO: epoll on Linux. select(), libmicrohttpd's default, refuses every socket numbered 1024 or more, so
+	 * the daemon could not hold --max-connections beyond about a thousand */
+	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC;
 	const union MHD_DaemonInfo *info;
 	mp_status st = mpd_auth_check_listen(&d->cfg, err); /* no open writes beyond loopback: auth.h */
 
@@ -543,6 +566,7 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 	}
 	if (d->metrics == NULL && (d->metrics = mpd_metrics_new()) == NULL)
 		return mp_fail(err, MP_ENOMEM, "", "out of memory");
+	open_file_limit(d);
 	d->mhd = MHD_start_daemon(flags, d->cfg.listen_port, NULL, NULL, access_cb, d,
 				  MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, d, MHD_OPTION_SOCK_ADDR, addr,
 				  MHD_OPTION_NOTIFY_COMPLETED, completed, d, MHD_OPTION_THREAD_POOL_SIZE,

@@ -84,6 +84,37 @@ def test_sigterm_on_any_thread_stops_gracefully():
     assert msgs[-1] == "stopped; database closed", msgs
 
 
+def test_beyond_1024_connections():
+    """--max-connections holds past select()'s FD_SETSIZE (1024): with 1,200 keep-alive connections open, the
+    first and the last one opened are both answered. (The daemon polls with epoll, and raises its soft open-file
+    limit to what --max-connections needs.)"""
+    import resource
+    need = 1300
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < need:
+        pytest.skip("the hard open-file limit (%d) is below the %d descriptors this test needs" % (hard, need))
+    if soft < need:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))
+    d = Daemon(args=["--max-connections", "2000"])
+    socks = []
+    try:
+        for _ in range(1200):
+            socks.append(socket.create_connection(("127.0.0.1", d.port), timeout=10))
+        for s in (socks[0], socks[-1]):
+            s.sendall(b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
+            head = b""
+            while len(head) < 12:
+                chunk = s.recv(12 - len(head))
+                assert chunk, "connection closed without a reply"
+                head += chunk
+            assert head == b"HTTP/1.1 200", head
+    finally:
+        for s in socks:
+            s.close()
+    assert d.stop() == 0
+    assert not any("FD_SETSIZE" in line for line in d.lines), d.lines[-3:]
+
+
 def test_settings_file_env_and_flags():
     tmp = tempfile.mkdtemp(prefix="memplan-cfg-")
     cfg = os.path.join(tmp, "memplan.conf")
