@@ -30,8 +30,9 @@ static const struct setting {
 	{ "shutdown-timeout", K_UINT, 0, 3600, "seconds SIGTERM waits for requests in flight (default 10)" },
 	{ "token-file", K_TOKEN_FILE, 0, 0, "file holding the bearer token that writes need (MEMPLAN_TOKEN may hold "
 					    "the token itself); no token: writes are open" },
-	{ "response-cache-bytes", K_SIZE, 0, 1ULL << 36, "bytes kept of answers to repeated plan, fit and roofline "
-						       "requests, dropped when the store changes; 0 = off (default 33554432)" },
+	{ "response-cache-bytes", K_SIZE, 0, 1ULL << 36,
+	  "bytes kept of answers to repeated plan, fit, roofline and capacity requests, dropped when the store "
+	  "changes; 0 = off (default 33554432)" },
 	{ "insecure", K_BOOL, 0, 0, "true: allow a non-loopback --listen without a token (default false)" },
 };
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))

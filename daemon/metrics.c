@@ -357,11 +357,11 @@ char *mpd_metrics_render(mpd_metrics *m, const mpd_respcache_stats *cache)
 		      "# TYPE memplan_database_errors_total counter\nmemplan_database_errors_total %llu\n",
 		  m->db_errors);
 	if (cache) {
-		sb_printf(&b, "# HELP memplan_response_cache_hits_total Plan, fit and roofline requests answered from "
-			      "the response cache.\n# TYPE memplan_response_cache_hits_total counter\n"
+		sb_printf(&b, "# HELP memplan_response_cache_hits_total Plan, fit, roofline and capacity requests "
+			      "answered from the response cache.\n# TYPE memplan_response_cache_hits_total counter\n"
 			      "memplan_response_cache_hits_total %llu\n", cache->hits);
-		sb_printf(&b, "# HELP memplan_response_cache_misses_total Plan, fit and roofline requests computed "
-			      "afresh.\n# TYPE memplan_response_cache_misses_total counter\n"
+		sb_printf(&b, "# HELP memplan_response_cache_misses_total Plan, fit, roofline and capacity requests "
+			      "computed afresh.\n# TYPE memplan_response_cache_misses_total counter\n"
 			      "memplan_response_cache_misses_total %llu\n", cache->misses);
 		sb_printf(&b, "# HELP memplan_response_cache_evictions_total Cached answers dropped for room (least "
 			      "recently used).\n# TYPE memplan_response_cache_evictions_total counter\n"

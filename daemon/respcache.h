@@ -1,9 +1,10 @@
 /*
- * respcache.h: the response cache of the pure POST endpoints (/v1/plan/inference, /v1/plan/training, /v1/fit,
- * /v1/roofline). Their answer is a function of two things only: the request body and what the store holds. So a
- * body seen before, while the store has not changed, gets the bytes it got last time, without parsing, planning
- * or printing again. Schedulers ask the same "does job J fit on device D" questions every cycle; this is what
- * makes those repeats cheap.
+ * respcache.h: the response cache of the pure endpoints (POST /v1/plan/inference, /v1/plan/training, /v1/fit,
+ * /v1/roofline; GET /v1/capacity). Their answer is a function of two things only: the request (the body, or a
+ * GET's query arguments) and what the store holds. So a request seen before, while the store has not changed,
+ * gets the bytes it got last time, without parsing, planning or printing again. The "body" below is whatever
+ * bytes the caller uses as the request's key. Schedulers ask the same "does job J fit on device D" questions
+ * every cycle, and dashboards poll capacity: this is what makes those repeats cheap.
  *
  * Correctness rests on mp_store_generation (db/store.h): it moves on every write through the daemon's handle and
  * on every commit by another connection or process (PRAGMA data_version). Every call passes the generation it

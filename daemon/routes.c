@@ -26,7 +26,7 @@ const mpd_route mpd_routes[] = {
 	{ "DELETE", "/v1/models/{id}", mpd_h_model_delete, NULL, 0 },
 	{ "POST", "/v1/fit", mpd_h_fit, NULL, MPD_ROUTE_PURE },
 	{ "GET", "/v1/capacity", mpd_h_capacity,
-	  "model sequence_length weight_dtype kv_cache_dtype vendor source format", 0 },
+	  "model sequence_length weight_dtype kv_cache_dtype vendor source format", MPD_ROUTE_PURE },
 	{ "POST", "/v1/calibrations", mpd_h_calibration_create, NULL, 0 },
 	{ "GET", "/v1/calibrations/{id}", mpd_h_calibration_get, NULL, 0 },
 	{ "DELETE", "/v1/calibrations/{id}", mpd_h_calibration_cancel, NULL, 0 },

@@ -15,8 +15,8 @@ typedef struct mpd_route {
 	unsigned flags;		/* MPD_ROUTE_* */
 } mpd_route;
 
-/* The answer is a function of the request body and the store's contents only (no query, no clock, no
- * hardware): server.c may answer a repeat from the response cache (respcache.h). */
+/* The answer is a function of the request body (POST) or the query arguments (GET) and the store's contents
+ * only (no clock, no hardware): server.c may answer a repeat from the response cache (respcache.h). */
 #define MPD_ROUTE_PURE 1u
 
 extern const mpd_route mpd_routes[];

@@ -339,10 +339,35 @@ static enum MHD_Result too_large(struct MHD_Connection *conn, req_state *rs, siz
 	return fail_now(conn, rs, MP_ETOOLARGE, 413, "", msg, NULL);
 }
 
+typedef struct query_key {
+	char buf[MPD_MAX_URL_BYTES + 256];
+	size_t len;
+	bool too_long;
+} query_key;
+
+/* Appends one query argument as "<len>:<name><len>:<value>" (length-prefixed: no two argument lists collide). */
+static enum MHD_Result add_query_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	query_key *q = cls;
+	size_t room = sizeof(q->buf) - q->len;
+	int n;
+
+	(void)kind;
+	n = snprintf(q->buf + q->len, room, "%zu:%s%zu:%s", strlen(key), key, value ? strlen(value) : 0,
+		     value ? value : "");
+	if (n < 0 || (size_t)n >= room) {
+		q->too_long = true;
+		return MHD_NO;
+	}
+	q->len += (size_t)n;
+	return MHD_YES;
+}
+
 /*
- * Runs the route's handler, or answers from the response cache (respcache.h) for a pure route whose body was
- * answered before at the store's current generation. A fresh 200 answer of a pure route is printed here (the
- * bytes the reply writer would print) and kept, unless the store moved while it was computed.
+ * Runs the route's handler, or answers from the response cache (respcache.h) for a pure route whose body (POST)
+ * or query arguments (GET) were answered before at the store's current generation. A fresh 200 JSON answer of a
+ * pure route is printed here (the bytes the reply writer would print) and kept, unless the store moved while it
+ * was computed.
  */
 static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *req, mpd_reply *rep)
 {
@@ -351,6 +376,9 @@ static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *re
 	mp_status st;
 	char *text;
 	size_t n;
+	const char *kb = req->body;
+	size_t klen = req->body_len;
+	query_key *q = NULL;
 
 	if (d->respcache == NULL || d->store == NULL)
 		return route->handler(req, rep);
@@ -360,22 +388,41 @@ static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *re
 			mpd_respcache_sync(d->respcache, mp_store_generation(d->store));
 		return st;
 	}
+	if (strcmp(route->method, "GET") == 0) { /* a GET's question is its query arguments */
+		q = malloc(sizeof(*q));
+		if (q == NULL)
+			return route->handler(req, rep);
+		q->len = 0;
+		q->too_long = false;
+		q->buf[0] = '\0';
+		MHD_get_connection_values((struct MHD_Connection *)req->conn, MHD_GET_ARGUMENT_KIND, add_query_arg, q);
+		if (q->too_long) {
+			free(q);
+			return route->handler(req, rep);
+		}
+		kb = q->buf;
+		klen = q->len;
+	}
 	gen = mp_store_generation(d->store);
-	text = mpd_respcache_get(d->respcache, key, req->body, req->body_len, gen, NULL);
+	text = mpd_respcache_get(d->respcache, key, kb, klen, gen, NULL);
 	if (text) {
+		free(q);
 		rep->text = text;
 		rep->text_type = "application/json";
 		return MP_OK;
 	}
 	st = route->handler(req, rep);
-	if (st != MP_OK || rep->json == NULL || (rep->http_status != 0 && rep->http_status != 200))
-		return st;
-	text = mpd_json_print(rep->json, false);
-	if (text == NULL)
-		return st; /* the reply writer reports the lack of memory */
+	/* only JSON answers are kept: a handler that also wrote text (?format=text) answers with the text, and that
+	 * answer (another key) is computed each time */
+	if (st != MP_OK || rep->json == NULL || rep->text != NULL || (rep->http_status != 0 && rep->http_status != 200) ||
+	    (text = mpd_json_print(rep->json, false)) == NULL) {
+		free(q);
+		return st; /* out of memory printing: the reply writer reports it */
+	}
 	n = strlen(text);
 	if (mp_store_generation(d->store) == gen)
-		mpd_respcache_put(d->respcache, key, req->body, req->body_len, gen, text, n);
+		mpd_respcache_put(d->respcache, key, kb, klen, gen, text, n);
+	free(q);
 	cJSON_Delete(rep->json);
 	rep->json = NULL;
 	rep->text = text;

@@ -466,6 +466,32 @@ static void test_response_cache(void **state)
 	}
 	assert_true(metric(f, "memplan_response_cache_hits_total") == hits + 2);
 
+	/* GET /v1/capacity (what dashboards poll) is kept by its query arguments; ?format=text never is */
+	{
+		static const char cap[] = "/v1/capacity?model=llama-3-8b&sequence_length=4096";
+		static const char cap_text[] = "/v1/capacity?model=llama-3-8b&sequence_length=4096&format=text";
+		http_resp a, b;
+
+		hits = metric(f, "memplan_response_cache_hits_total");
+		http_do(&f->d, "GET", cap, NULL, NULL, NULL, &a);
+		http_do(&f->d, "GET", cap, NULL, NULL, NULL, &b);
+		assert_int_equal(b.status, 200);
+		assert_string_equal(b.body, a.body);
+		assert_string_equal(b.etag, a.etag);
+		assert_string_equal(b.content_type, "application/json");
+		assert_true(metric(f, "memplan_response_cache_hits_total") == hits + 1);
+		http_resp_free(&a);
+		http_resp_free(&b);
+		for (int i = 0; i < 2; i++) {
+			http_do(&f->d, "GET", cap_text, NULL, NULL, NULL, &a);
+			assert_int_equal(a.status, 200);
+			assert_non_null(strstr(a.content_type, "text/plain"));
+			assert_true(strncmp(a.body, "capacity of llama-3-8b", 22) == 0);
+			http_resp_free(&a);
+		}
+		assert_true(metric(f, "memplan_response_cache_hits_total") == hits + 1);
+	}
+
 	/* a 422 is computed each time, never kept */
 	misses = metric(f, "memplan_response_cache_misses_total");
 	for (int i = 0; i < 2; i++)
