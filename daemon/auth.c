@@ -4,6 +4,7 @@
  */
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +27,8 @@ mp_status mpd_auth_load(mpd_config *cfg, const char *token_file, mp_error *err)
 		FILE *f = fopen(token_file, "r");
 
 		if (f == NULL)
-			return mp_fail(err, MP_EINVAL, "--token-file", "cannot read the token file %s", token_file);
+			return mp_fail(err, MP_EINVAL, "--token-file", "cannot read the token file %s: %s", token_file,
+				       strerror(errno));
 		p = fgets(buf, sizeof(buf), f);
 		fclose(f);
 		if (p == NULL)

@@ -194,9 +194,9 @@ static int serve(int argc, char **argv)
 		mp_store_close(d.store);
 		return 1;
 	}
-	mpd_log(lvl, MPD_LOG_INFO, "memplan %s listening on %s%s%s:%u, database %s, %u threads", MP_VERSION,
+	mpd_log(lvl, MPD_LOG_INFO, "memplan %s listening on %s%s%s:%u, database %s, %u thread%s", MP_VERSION,
 		strchr(d.cfg.listen_host, ':') ? "[" : "", d.cfg.listen_host, strchr(d.cfg.listen_host, ':') ? "]" : "",
-		d.bound_port, d.cfg.db_path, d.cfg.threads);
+		d.bound_port, d.cfg.db_path, d.cfg.threads, d.cfg.threads == 1 ? "" : "s");
 	pthread_sigmask(SIG_UNBLOCK, &stop_set, NULL);
 	for (;;) {
 		unsigned char b;
@@ -215,7 +215,8 @@ static int serve(int argc, char **argv)
 		sig == SIGINT ? "SIGINT" : "SIGTERM", d.cfg.shutdown_timeout_seconds);
 	left = mpd_shutdown(&d);
 	if (left > 0)
-		mpd_log(lvl, MPD_LOG_WARN, "gave up waiting: %lu requests were still in flight", left);
+		mpd_log(lvl, MPD_LOG_WARN, "gave up waiting: %lu request%s still in flight", left,
+			left == 1 ? " was" : "s were");
 	mp_store_close(d.store);
 	mpd_log(lvl, MPD_LOG_INFO, "stopped; database closed");
 	return 0;

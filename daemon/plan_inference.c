@@ -267,7 +267,7 @@ mp_status mpd_plan_inference(mp_store *store, const cJSON *body, cJSON **out, mp
 	cJSON *doc, *o, *notes;
 	uint64_t degrees[MP_MAX_TP_DEGREES];
 	size_t nd;
-	char buf[320];
+	char buf[512];
 
 	*out = NULL;
 	st = decode_body(body, &ib, err);
@@ -383,8 +383,10 @@ mp_status mpd_plan_inference(mp_store *store, const cJSON *body, cJSON **out, mp
 	note(notes, "overhead_bytes is the CUDA context: 552,402,944 bytes measured on an H200 with CUDA 13.0 unless "
 	            "the device or the request sets cuda_context_bytes.");
 	snprintf(buf, sizeof(buf),
-	         "Weights: weight_dtype for every matrix, per-class weight_formats override it; vectors (norms, "
-	         "biases) use the norms format; layout %s.",
+	         "Weights: weight_dtype for the attention, MLP and expert matrices; the embeddings and lm_head stay "
+	         "in compute_dtype when weight_dtype is an fp8, int or nf4 format (as quantizers leave them; GGUF "
+	         "types apply to them too); per-class weight_formats override any of it; vectors (norms, biases) "
+	         "use the norms format; layout %s.",
 	         mem.weights.layout == MP_LAYOUT_PYTORCH ? "pytorch (each tensor rounded up to 512 B, RoPE buffers)"
 	         : mem.weights.layout == MP_LAYOUT_GGUF  ? "gguf (llama.cpp tensors, rope_freqs for llama3 RoPE)"
 	                                                 : "packed (tensor bytes as a checkpoint stores them)");
@@ -394,7 +396,8 @@ mp_status mpd_plan_inference(mp_store *store, const cJSON *body, cJSON **out, mp
 		     "fit: total_bytes against budget_bytes = capacity_bytes x gpu_memory_utilization (the vLLM "
 		     "convention: the fraction of the GPU the engine may use, CUDA context included). min_gpus is "
 		     "the smallest valid tensor_parallel_size that fits (null: none does; pipeline parallelism "
-		     "is not modelled).");
+		     "is not modelled). max_sequence_length stops at the model's context (max_position_embeddings) "
+		     "unless allow_beyond_max_position_embeddings is true.");
 	*out = doc;
 	return MP_OK;
 }

@@ -644,6 +644,11 @@ mp_status mpd_roofline(mp_store *store, const cJSON *body, cJSON **out, mp_error
 	ADD_NUM(d, "memory_bandwidth_bytes_per_second", dev.hw.memory_bandwidth_bytes_per_second);
 	ADD_NUM(d, "peak_flops_per_second", mp_device_peak(&dev.hw, top.ridge_dtype, MP_UNIT_MATRIX, &used, NULL));
 	cJSON_AddStringToObject(d, "peak_dtype", mp_dtype_name(used));
+	/* no ridge_dtype given and the device has no bf16 peak (a V100: fp16 only): the ridge is the roof it has,
+	 * and is labelled with it */
+	if (!cJSON_GetObjectItemCaseSensitive(body, "ridge_dtype") && used != MP_DTYPE_INVALID &&
+	    dev.hw.peak_flops_per_second[used] > 0)
+		top.ridge_dtype = used;
 	{
 		mp_dtype vused;
 		double vp = mp_device_peak(&dev.hw, MP_DTYPE_FP32, MP_UNIT_VECTOR, &vused, NULL);

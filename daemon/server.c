@@ -451,13 +451,13 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
 		if (rs == NULL)
 			return MHD_NO;
 		*req_cls = rs;
+		/* the route now, so that a request cut off mid-body is logged and counted under it */
+		route = mpd_route_find(method, url, idbuf, sizeof(idbuf), &id, allow, sizeof(allow));
+		if (route)
+			rs->route = route->pattern;
 		/* the headers are complete: a declared body over the cap is refused now, before it is read */
-		if (content_length(conn, &declared) && declared > d->cfg.max_body_bytes) {
-			route = mpd_route_find(method, url, idbuf, sizeof(idbuf), &id, allow, sizeof(allow));
-			if (route)
-				rs->route = route->pattern;
+		if (content_length(conn, &declared) && declared > d->cfg.max_body_bytes)
 			return too_large(conn, rs, d->cfg.max_body_bytes);
-		}
 		return MHD_YES;
 	}
 	if (*upload_data_size > 0) {
@@ -593,6 +593,7 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 	 * the daemon could not hold --max-connections beyond about a thousand */
 	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC;
 	const union MHD_DaemonInfo *info;
+	struct MHD_OptionItem pool[] = { { MHD_OPTION_END, 0, NULL }, { MHD_OPTION_END, 0, NULL } };
 	mp_status st = mpd_auth_check_listen(&d->cfg, err); /* no open writes beyond loopback: auth.h */
 
 	if (st != MP_OK)
@@ -614,10 +615,13 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 	if (d->metrics == NULL && (d->metrics = mpd_metrics_new()) == NULL)
 		return mp_fail(err, MP_ENOMEM, "", "out of memory");
 	open_file_limit(d);
+	/* one thread: the internal polling thread alone (libmicrohttpd warns about a pool of 1 and ignores it) */
+	pool[0].option = d->cfg.threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END;
+	pool[0].value = (intptr_t)d->cfg.threads;
 	d->mhd = MHD_start_daemon(flags, d->cfg.listen_port, NULL, NULL, access_cb, d,
 				  MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, d, MHD_OPTION_SOCK_ADDR, addr,
-				  MHD_OPTION_NOTIFY_COMPLETED, completed, d, MHD_OPTION_THREAD_POOL_SIZE,
-				  d->cfg.threads, MHD_OPTION_CONNECTION_TIMEOUT, d->cfg.connection_timeout_seconds,
+				  MHD_OPTION_NOTIFY_COMPLETED, completed, d, MHD_OPTION_ARRAY, pool,
+				  MHD_OPTION_CONNECTION_TIMEOUT, d->cfg.connection_timeout_seconds,
 				  MHD_OPTION_CONNECTION_LIMIT, d->cfg.connection_limit,
 				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)MPD_CONNECTION_MEMORY_BYTES,
 				  MHD_OPTION_UNESCAPE_CALLBACK, unescape, d, MHD_OPTION_END);

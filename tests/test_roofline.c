@@ -987,6 +987,9 @@ static void test_http_seed_roofline(void **state)
 		ll = cJSON_GetObjectItem(r.json, "littles_law");
 		CLOSE(num(ll, "bytes_in_flight"), num(c, "bytes_in_flight"), tol);
 		CLOSE(num(ll, "bytes_in_flight_per_sm"), num(c, "bytes_in_flight_per_sm"), tol);
+		/* the profile has only an fp16 peak: the ridge is that roof's, and says so (125e12 / bandwidth) */
+		assert_string_equal(cJSON_GetObjectItem(r.json, "ridge_dtype")->valuestring, "fp16");
+		CLOSE(num(r.json, "ridge_flops_per_byte"), 125e12 / num(c, "bandwidth_bytes_per_s"), 1e-12);
 		http_resp_free(&r);
 		cJSON_Delete(body);
 	}

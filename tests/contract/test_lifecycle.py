@@ -108,6 +108,9 @@ def test_beyond_1024_connections():
                 assert chunk, "connection closed without a reply"
                 head += chunk
             assert head == b"HTTP/1.1 200", head
+    except BaseException:
+        d.kill()
+        raise
     finally:
         for s in socks:
             s.close()
