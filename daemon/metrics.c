@@ -357,27 +357,28 @@ char *mpd_metrics_render(mpd_metrics *m, const mpd_respcache_stats *cache)
 		      "# TYPE memplan_database_errors_total counter\nmemplan_database_errors_total %llu\n",
 		  m->db_errors);
 	if (cache) {
-		sb_printf(&b, "# HELP memplan_response_cache_hits_total Plan, fit, roofline and capacity requests "
-			      "answered from the response cache.\n# TYPE memplan_response_cache_hits_total counter\n"
-			      "memplan_response_cache_hits_total %llu\n", cache->hits);
-		sb_printf(&b, "# HELP memplan_response_cache_misses_total Plan, fit, roofline and capacity requests "
-			      "computed afresh.\n# TYPE memplan_response_cache_misses_total counter\n"
-			      "memplan_response_cache_misses_total %llu\n", cache->misses);
-		sb_printf(&b, "# HELP memplan_response_cache_evictions_total Cached answers dropped for room (least "
-			      "recently used).\n# TYPE memplan_response_cache_evictions_total counter\n"
-			      "memplan_response_cache_evictions_total %llu\n", cache->evictions);
-		sb_printf(&b, "# HELP memplan_response_cache_invalidations_total Cached answers dropped because the "
-			      "store changed.\n# TYPE memplan_response_cache_invalidations_total counter\n"
-			      "memplan_response_cache_invalidations_total %llu\n", cache->invalidations);
-		sb_printf(&b, "# HELP memplan_response_cache_entries Answers held in the response cache.\n"
-			      "# TYPE memplan_response_cache_entries gauge\nmemplan_response_cache_entries %zu\n",
-			  cache->entries);
-		sb_printf(&b, "# HELP memplan_response_cache_bytes Bytes held by the response cache, of "
-			      "memplan_response_cache_max_bytes.\n# TYPE memplan_response_cache_bytes gauge\n"
-			      "memplan_response_cache_bytes %zu\n", cache->bytes);
-		sb_printf(&b, "# HELP memplan_response_cache_max_bytes The response cache's bound "
-			      "(--response-cache-bytes).\n# TYPE memplan_response_cache_max_bytes gauge\n"
-			      "memplan_response_cache_max_bytes %zu\n", cache->max_bytes);
+		const struct {
+			const char *name, *type, *help;
+			unsigned long long value;
+		} rows[] = {
+			{ "hits_total", "counter", "Plan, fit, roofline and capacity requests answered from the response "
+						   "cache.", cache->hits },
+			{ "misses_total", "counter", "Plan, fit, roofline and capacity requests computed afresh.",
+			  cache->misses },
+			{ "evictions_total", "counter", "Cached answers dropped for room (least recently used).",
+			  cache->evictions },
+			{ "invalidations_total", "counter", "Cached answers dropped because the store changed.",
+			  cache->invalidations },
+			{ "entries", "gauge", "Answers held in the response cache.", cache->entries },
+			{ "bytes", "gauge", "Bytes held by the response cache, of memplan_response_cache_max_bytes.",
+			  cache->bytes },
+			{ "max_bytes", "gauge", "The response cache's bound (--response-cache-bytes).", cache->max_bytes },
+		};
+
+		for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+			sb_printf(&b, "# HELP memplan_response_cache_%s %s\n# TYPE memplan_response_cache_%s %s\n"
+				      "memplan_response_cache_%s %llu\n", rows[i].name, rows[i].help, rows[i].name,
+				  rows[i].type, rows[i].name, rows[i].value);
 	}
 	/* registered gauges, grouped by name in first-registration order */
 	for (size_t i = 0; i < m->ng; i++) {

@@ -73,8 +73,7 @@ void mpd_respcache_free(mpd_respcache *c)
 
 	if (c == NULL)
 		return;
-	drop_all(c, &n);
-	HASH_CLEAR(hh, c->table);
+	drop_all(c, &n); /* uthash frees its table with the last entry */
 	pthread_mutex_destroy(&c->mu);
 	free(c);
 }
@@ -134,7 +133,7 @@ void mpd_respcache_put(mpd_respcache *c, unsigned route, const char *body, size_
 	entry *e, *old = NULL;
 	size_t key_len, charge;
 
-	if (c == NULL || len > c->s.max_bytes || value_len > c->s.max_bytes / 8 || len > UINT32_MAX)
+	if (c == NULL || value_len > c->s.max_bytes / 8 || len > UINT32_MAX - ROUTE_BYTES)
 		return;
 	key_len = ROUTE_BYTES + len;
 	charge = sizeof(entry) + key_len + value_len + 1 + ENTRY_OVERHEAD_BYTES;

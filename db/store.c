@@ -790,8 +790,8 @@ bool mp_store_valid_id(const char *id)
 
 #define BAD_ID_MESSAGE "is not a valid id: ids match ^[a-z0-9][a-z0-9._-]{0,62}$ (1 to 63 bytes)"
 
-static uint64_t generation_now(mp_store *s);
-static memo_slot *memo_find(mp_store *s, const char *id, mp_store_model_decode_fn decode, size_t size);
+static bool memo_get(mp_store *s, const char *id, mp_store_model_decode_fn decode, void *out, size_t size,
+		     uint64_t *gen);
 static void memo_put(mp_store *s, const char *id, mp_store_model_decode_fn decode, const void *value, size_t size);
 
 /* The memo's key for a device read (devices need no decoding; this marks the slot as a device). Never called. */
@@ -815,21 +815,9 @@ mp_status mp_store_device_get(mp_store *s, const char *id, mp_store_device *out,
 	pthread_mutex_lock(&s->lock);
 	/* like the decoded models: kept while the generation stays, never inside a transaction */
 	memo = s->depth == 0;
-	if (memo) {
-		uint64_t gen = generation_now(s);
-		memo_slot *hit;
-
-		if (gen != s->memo_generation) {
-			memo_clear(s);
-			s->memo_generation = gen;
-		}
-		hit = memo_find(s, id, device_memo_tag, sizeof(*out));
-		if (hit) {
-			memcpy(out, hit->value, sizeof(*out));
-			hit->used = ++s->memo_clock;
-			pthread_mutex_unlock(&s->lock);
-			return MP_OK;
-		}
+	if (memo && memo_get(s, id, device_memo_tag, out, sizeof(*out), NULL)) {
+		pthread_mutex_unlock(&s->lock);
+		return MP_OK;
 	}
 	if ((st = stmt_get(s, "SELECT " DEVICE_COLUMNS " FROM devices WHERE id = ?1")) == NULL) {
 		rc = db_fail(err, s->db, "read device");
@@ -1353,6 +1341,28 @@ static void memo_put(mp_store *s, const char *id, mp_store_model_decode_fn decod
 	m->used = ++s->memo_clock;
 }
 
+/* The memo's value for (id, decode, size) into out, first dropping every value when the generation moved; *gen
+ * (may be NULL) gets the generation read. Caller holds the lock, outside any transaction. */
+static bool memo_get(mp_store *s, const char *id, mp_store_model_decode_fn decode, void *out, size_t size,
+		     uint64_t *gen)
+{
+	uint64_t g = generation_now(s);
+	memo_slot *hit;
+
+	if (gen)
+		*gen = g;
+	if (g != s->memo_generation) {
+		memo_clear(s);
+		s->memo_generation = g;
+	}
+	hit = memo_find(s, id, decode, size);
+	if (hit == NULL)
+		return false;
+	memcpy(out, hit->value, size);
+	hit->used = ++s->memo_clock;
+	return true;
+}
+
 mp_status mp_store_model_decoded(mp_store *s, const char *id, mp_store_model_decode_fn decode, void *out,
 				 size_t size, mp_error *err)
 {
@@ -1366,21 +1376,9 @@ mp_status mp_store_model_decoded(mp_store *s, const char *id, mp_store_model_dec
 	pthread_mutex_lock(&s->lock);
 	/* inside a transaction this thread sees its own uncommitted writes: read them, keep nothing */
 	memo = s->depth == 0;
-	if (memo) {
-		memo_slot *hit;
-
-		gen = generation_now(s);
-		if (gen != s->memo_generation) {
-			memo_clear(s);
-			s->memo_generation = gen;
-		}
-		hit = memo_find(s, id, decode, size);
-		if (hit) {
-			memcpy(out, hit->value, size);
-			hit->used = ++s->memo_clock;
-			pthread_mutex_unlock(&s->lock);
-			return MP_OK;
-		}
+	if (memo && memo_get(s, id, decode, out, size, &gen)) {
+		pthread_mutex_unlock(&s->lock);
+		return MP_OK;
 	}
 	rc = mp_store_model_get(s, id, &m, err);
 	pthread_mutex_unlock(&s->lock);
