@@ -89,6 +89,7 @@ TESTS += $(BUILD)/tests/test_calib
 
 TESTS += $(BUILD)/tests/test_limits
 TESTS += $(BUILD)/tests/test_respcache
+TESTS += $(BUILD)/tests/test_golden
 
 .PHONY: all run test deps clean lint contract asan fuzz fuzz-build fuzz-smoke bench-load bench-training
 all: $(BUILD)/memplan
@@ -170,6 +171,9 @@ $(BUILD)/tests/test_calib: $(call obj,tests/test_calib.c tests/http_util.c tests
 	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
 
 $(BUILD)/tests/test_limits: $(call obj,tests/test_limits.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
+	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
+
+$(BUILD)/tests/test_golden: $(call obj,tests/test_golden.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
 	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
 
 $(BUILD)/tests/test_respcache: $(call obj,tests/test_respcache.c daemon/respcache.c)

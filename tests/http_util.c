@@ -92,7 +92,8 @@ static size_t on_header(char *p, size_t size, size_t n, void *ctx)
  * Appends the exchange as one JSON line to the file named by MEMPLAN_HTTP_LOG (when set):
  * tests/contract/validate_responses.py checks every logged response against openapi.yaml.
  */
-static void log_exchange(const char *method, const char *path, const http_resp *r)
+static void log_exchange(const char *method, const char *path, const char *body, const char *content_type,
+			 const http_resp *r)
 {
 	const char *file = getenv("MEMPLAN_HTTP_LOG");
 	cJSON *o;
@@ -108,6 +109,8 @@ static void log_exchange(const char *method, const char *path, const http_resp *
 	cJSON_AddStringToObject(o, "content_type", r->content_type);
 	cJSON_AddStringToObject(o, "allow", r->allow);
 	cJSON_AddStringToObject(o, "body", r->body ? r->body : "");
+	cJSON_AddStringToObject(o, "request_body", body ? body : "");
+	cJSON_AddStringToObject(o, "request_content_type", content_type ? content_type : "");
 	line = cJSON_PrintUnformatted(o);
 	f = fopen(file, "a");
 	if (f && line)
@@ -158,7 +161,7 @@ void http_do(const mpd_daemon *d, const char *method, const char *path, const ch
 	curl_easy_cleanup(c);
 	if (r->body && (strstr(r->content_type, "json") != NULL))
 		r->json = cJSON_Parse(r->body);
-	log_exchange(method, path, r);
+	log_exchange(method, path, body, content_type, r);
 }
 
 void http_resp_free(http_resp *r)
