@@ -1,47 +1,52 @@
-# memplan: the developer interface. `make` builds build/memplan; `make run` installs what is missing,
-# builds and starts the daemon on 127.0.0.1:8080; `make test` runs every test. Objects go under build/.
+# memplan: the developer interface. `make` builds build/memplan; `make run` installs what is missing, builds and
+# starts the daemon on 127.0.0.1:8080; `make test` runs every test. Objects go under build/.
+#
+# The house, one archive per folder, each depending only on those below it (tests/lint_layers.sh checks the
+# includes):  cli, daemon -> codec -> service -> model, db, kernels -> planner -> core.
 
 CC      ?= cc
+# CFLAGS is yours (make CFLAGS=-O0); the flags the build needs are in BUILD_CFLAGS and always apply.
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Wall -Wextra -Werror -MMD -MP
-CFLAGS  += $(SAN_FLAGS)
-LDLIBS  := -lmicrohttpd -lcjson -lsqlite3 -lpthread -lm
+BUILD_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Wall -Wextra -Werror -MMD -MP $(SAN_FLAGS)
+ALL_CFLAGS = $(BUILD_CFLAGS) $(CFLAGS)
 BUILD   := build
 # `make V=1` prints every command; by default each step prints one short line.
 V       ?= 0
 ifeq ($(V),0)
 Q_CC    = @echo "  CC      $@";
 Q_LD    = @echo "  LINK    $@";
+Q_AR    = @echo "  AR      $@";
 Q_GEN   = @echo "  GEN     $@";
 Q_NVCC  = @echo "  NVCC    $@";
 endif
-SHARED  ?= ../shared
 LISTEN  ?= 127.0.0.1:8080
 DB      ?= var/memplan.db
 
-PLANNER_SRC := planner/core.c planner/model.c planner/device.c planner/inference.c planner/training.c
-PLANNER_SRC += planner/roofline.c planner/step.c
-PLANNER_SRC += planner/activations.c
-PLANNER_SRC += planner/weights.c planner/kv.c planner/workspace.c
+# ----- the folders ------------------------------------------------------------------------------------------
+CORE_SRC    := core/base.c
+PLANNER_SRC := planner/core.c planner/model.c planner/device.c planner/inference.c planner/training.c \
+               planner/roofline.c planner/step.c planner/activations.c planner/weights.c planner/kv.c \
+               planner/workspace.c
+MODEL_SRC   := model/fields.c model/hf_config.c model/train_config.c
 DB_SRC      := db/store.c
 KERNELS_SRC := kernels/calib_common.c kernels/calib_cpu.c
-DAEMON_SRC  := daemon/hf_config.c daemon/decode.c daemon/reply.c daemon/routes.c daemon/server.c \
-               daemon/query.c daemon/plan.c daemon/plan_inference.c daemon/plan_training.c daemon/h_health.c daemon/h_devices.c daemon/h_models.c \
-               daemon/h_plan.c
-DAEMON_SRC  += daemon/roofline_doc.c daemon/svg.c daemon/h_roofline.c daemon/roofline_cli.c
-DAEMON_SRC  += daemon/train_config.c
-DAEMON_SRC  += daemon/auth.c daemon/store_json.c daemon/h_fit.c daemon/h_capacity.c
-DAEMON_SRC  += daemon/calib_jobs.c daemon/calib_doc.c daemon/h_calibrations.c
-DAEMON_SRC  += daemon/metrics.c daemon/log.c daemon/config.c daemon/respcache.c
-MAIN_SRC    := daemon/main.c
+SERVICE_SRC := service/service.c service/plan.c service/fit.c service/capacity.c service/roofline.c service/calib.c
+CODEC_SRC   := codec/json.c codec/problem.c codec/formats.c codec/model.c codec/device.c codec/inference.c \
+               codec/training.c codec/fit.c codec/capacity.c codec/roofline.c codec/svg.c codec/text.c \
+               codec/store.c codec/calib.c
+DAEMON_SRC  := daemon/server.c daemon/routes.c daemon/reply.c daemon/query.c daemon/auth.c daemon/config.c \
+               daemon/log.c daemon/metrics.c daemon/respcache.c daemon/h_health.c daemon/h_devices.c \
+               daemon/h_models.c daemon/h_plan.c daemon/h_fit.c daemon/h_roofline.c daemon/h_calibrations.c
+CLI_SRC     := cli/main.c cli/common.c cli/serve.c cli/plan.c cli/roofline.c cli/calibrate.c cli/db.c
+LAYERS      := core planner model db kernels service codec daemon cli
 
-GEN_SRC     := $(BUILD)/gen/presets.c $(BUILD)/gen/openapi.c
+obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
 
-# ----- calibration kernels (kernels/, issue #7) -----------------------------------------------------------
+# ----- calibration kernels (kernels/) -----------------------------------------------------------------------
 # CUDA=auto (default) builds the CUDA kernels when nvcc is found, else the stub that answers 501 "not built
 # in"; CUDA=1 insists on nvcc; CUDA=0 forces the stub. A CUDA build runs without a GPU (503 with the reason).
 # sm_90 machine code plus compute_90 PTX, which the driver compiles for newer GPUs. The CPU path (pthreads +
-# OpenBLAS) is in every build. build/gen/cuda_mode.c changes with the mode, so switching relinks.
+# OpenBLAS) is in every build. build/gen/cuda_mode.c follows the mode, so switching relinks.
 CUDA      ?= auto
 NVCC      ?= $(shell command -v nvcc 2>/dev/null)
 CUDA_ON   := $(if $(filter auto,$(CUDA)),$(if $(NVCC),1,0),$(if $(filter 0,$(CUDA)),0,1))
@@ -62,132 +67,137 @@ else
 CUDA_OBJ     := $(BUILD)/kernels/calib_stub.o
 endif
 CUDA_OBJ     += $(BUILD)/gen/cuda_mode.o
-LDLIBS       += $(KERNELS_LIBS)
-$(shell mkdir -p $(BUILD)/gen && echo 'const int mp_calib_cuda_build = $(CUDA_ON);' > $(BUILD)/gen/cuda_mode.tmp && \
-	(cmp -s $(BUILD)/gen/cuda_mode.tmp $(BUILD)/gen/cuda_mode.c || mv $(BUILD)/gen/cuda_mode.tmp $(BUILD)/gen/cuda_mode.c))
 
 $(BUILD)/kernels/%.o: kernels/%.cu
 	@mkdir -p $(dir $@)
 	$(Q_NVCC)$(NVCC) $(NVCCFLAGS) -MMD -MP -c -o $@ $<
-$(BUILD)/kernels/calib_cpu.o: CFLAGS += $(OPENBLAS_CFLAGS)
+$(BUILD)/kernels/calib_cpu.o: BUILD_CFLAGS += $(OPENBLAS_CFLAGS)
 
-MODEL_PRESETS := $(sort $(wildcard db/presets/models/*.json))
-
-obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
-PLANNER_OBJ := $(call obj,$(PLANNER_SRC))
-DB_OBJ      := $(call obj,$(DB_SRC)) $(BUILD)/gen/presets.o
-KERNELS_OBJ := $(call obj,$(KERNELS_SRC)) $(CUDA_OBJ)
-DAEMON_OBJ  := $(call obj,$(DAEMON_SRC)) $(BUILD)/gen/openapi.o
-CORE_OBJ    := $(DAEMON_OBJ) $(DB_OBJ) $(KERNELS_OBJ) $(PLANNER_OBJ)
-
-TESTS := $(BUILD)/tests/test_planner $(BUILD)/tests/test_models $(BUILD)/tests/test_store $(BUILD)/tests/test_http
-TESTS += $(BUILD)/tests/test_roofline
-TESTS += $(BUILD)/tests/test_training
-TESTS += $(BUILD)/tests/test_inference
-TESTS += $(BUILD)/tests/test_store_http $(BUILD)/tests/test_store_proc
-TESTS += $(BUILD)/tests/test_calib
-
-TESTS += $(BUILD)/tests/test_limits
-TESTS += $(BUILD)/tests/test_respcache
-TESTS += $(BUILD)/tests/test_golden
-
-.PHONY: all run test deps clean lint contract asan fuzz fuzz-build fuzz-smoke bench-load bench-training
-all: $(BUILD)/memplan
-
-deps:
-	@./scripts/install-deps
-
-$(BUILD)/memplan: $(call obj,$(MAIN_SRC)) $(CORE_OBJ)
-	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
-
-$(BUILD)/%.o: %.c
+# Rewritten only when the mode changes (written by a recipe, never while the Makefile is read).
+$(BUILD)/gen/cuda_mode.c: FORCE
 	@mkdir -p $(dir $@)
-	$(Q_CC)$(CC) $(CFLAGS) -c -o $@ $<
+	@echo 'const int mp_calib_cuda_build = $(CUDA_ON);' > $@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+.PHONY: FORCE
+FORCE:
 
-$(BUILD)/gen/%.o: $(BUILD)/gen/%.c
-	$(Q_CC)$(CC) $(CFLAGS) -Idb -c -o $@ $<
+# ----- generated sources ------------------------------------------------------------------------------------
+MODEL_PRESETS := $(sort $(wildcard db/presets/models/*.json))
 
 $(BUILD)/tools/embed: tools/embed.c
 	@mkdir -p $(dir $@)
-	$(Q_LD)$(CC) $(CFLAGS) -o $@ $<
-
-$(BUILD)/gen/presets.c: $(BUILD)/tools/embed db/presets/devices.json $(MODEL_PRESETS)
-	@mkdir -p $(dir $@)
-	$(Q_GEN)$(BUILD)/tools/embed $@ mp_store_device_presets db/presets/devices.json \
-		-- mp_store_model_presets $(MODEL_PRESETS)
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -Icore -o $@ $<
 
 $(BUILD)/gen/openapi.c: $(BUILD)/tools/embed openapi.yaml
 	@mkdir -p $(dir $@)
 	$(Q_GEN)$(BUILD)/tools/embed $@ mpd_openapi_files openapi.yaml
 
-# Tests. test_planner links only planner objects (plus cJSON to read the reference files): the planner
-# needs no daemon, store or HTTP library.
-$(BUILD)/tests/test_planner: $(call obj,tests/test_planner.c tests/refs.c) $(PLANNER_OBJ)
-	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcjson -lm
-$(BUILD)/tests/test_models: $(call obj,tests/test_models.c tests/refs.c daemon/hf_config.c daemon/decode.c) $(PLANNER_OBJ)
-	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcjson -lm
-$(BUILD)/tests/test_store: $(call obj,tests/test_store.c tests/refs.c) $(CORE_OBJ)
-	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
-$(BUILD)/tests/test_http: $(call obj,tests/test_http.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
-	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
-$(BUILD)/tests/test_inference: $(call obj,tests/test_inference.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
-	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
+# The presets, decoded at build time by the API's own device decoder and the model readers (a preset the API
+# would refuse fails the build): structs the store takes, no JSON at run time.
+$(BUILD)/tools/gen_presets: $(call obj,tools/gen_presets.c) $(BUILD)/libcodec.a $(BUILD)/libmodel.a \
+		$(BUILD)/libplanner.a $(BUILD)/libcore.a
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ -lcjson -lm
+$(BUILD)/gen/presets.c: $(BUILD)/tools/gen_presets db/presets/devices.json $(MODEL_PRESETS)
+	@mkdir -p $(dir $@)
+	$(Q_GEN)$(BUILD)/tools/gen_presets $@ db/presets/devices.json $(MODEL_PRESETS)
+
+$(BUILD)/gen/%.o: $(BUILD)/gen/%.c
+	$(Q_CC)$(CC) $(ALL_CFLAGS) -Icore -Iservice -c -o $@ $<
+
+# ----- archives: one per folder ------------------------------------------------------------------------------
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(Q_CC)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/libcore.a: $(call obj,$(CORE_SRC))
+$(BUILD)/libplanner.a: $(call obj,$(PLANNER_SRC))
+$(BUILD)/libmodel.a: $(call obj,$(MODEL_SRC))
+$(BUILD)/libdb.a: $(call obj,$(DB_SRC))
+$(BUILD)/libkernels.a: $(call obj,$(KERNELS_SRC)) $(CUDA_OBJ)
+$(BUILD)/libservice.a: $(call obj,$(SERVICE_SRC)) $(BUILD)/gen/presets.o
+$(BUILD)/libcodec.a: $(call obj,$(CODEC_SRC))
+$(BUILD)/libdaemon.a: $(call obj,$(DAEMON_SRC)) $(BUILD)/gen/openapi.o
+$(BUILD)/lib%.a:
+	@mkdir -p $(dir $@)
+	@rm -f $@
+	$(Q_AR)$(AR) rcs $@ $^
+
+# Each archive with those it needs, in link order; LIBS_<layer> are the system libraries each one adds.
+lib = $(BUILD)/lib$(1).a
+STACK_daemon  := daemon codec service kernels db model planner core
+STACK_codec   := codec service kernels db model planner core
+STACK_service := service kernels db model planner core
+STACK_model   := model planner core
+STACK_db      := db planner core
+STACK_planner := planner core
+SYS_LIBS := -lmicrohttpd -lcjson -lsqlite3 -lpthread -lm $(KERNELS_LIBS)
+
+# ----- the program --------------------------------------------------------------------------------------------
+.PHONY: all run test check deps clean lint contract asan fuzz fuzz-build fuzz-smoke bench-load bench-training \
+        bench-plan bench-store
+all: $(BUILD)/memplan
+
+$(BUILD)/memplan: $(call obj,$(CLI_SRC)) $(foreach l,$(STACK_daemon),$(call lib,$(l)))
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDFLAGS) $(SYS_LIBS)
+
+deps:
+	@./scripts/install-deps
+
+# ----- tests --------------------------------------------------------------------------------------------------
+# One pattern links every test: tests/<name>.c, the helpers TEST_HELPERS_<name> and the archives of the layer it
+# tests (TEST_STACK_<name>). The planner test links the planner alone: it needs no JSON, store or HTTP library.
+TESTS := test_planner test_models test_store test_http test_roofline test_training test_inference test_store_http \
+         test_store_proc test_calib test_limits test_respcache test_golden
+HTTP_HELPERS := tests/http_util.c tests/refs.c tests/lib_util.c
+TEST_STACK_test_planner   := planner
+TEST_HELPERS_test_planner :=
+TEST_LIBS_test_planner    := -lm
+TEST_STACK_test_models    := codec
+TEST_HELPERS_test_models  := tests/refs.c
+TEST_STACK_test_training  := codec
+TEST_HELPERS_test_training := tests/refs.c
+TEST_STACK_test_codec     := codec
+TEST_HELPERS_test_codec   := tests/refs.c
+TEST_STACK_test_store     := service
+TEST_HELPERS_test_store   := tests/refs.c
+TEST_STACK_test_store_proc := service
+TEST_HELPERS_test_store_proc := tests/refs.c
+TEST_LIBS_test_store_proc := -lcurl
+TEST_HELPERS_test_respcache :=
+
+test_stack   = $(or $(TEST_STACK_$(1)),daemon)
+test_helpers = $(if $(filter undefined,$(origin TEST_HELPERS_$(1))),$(HTTP_HELPERS),$(TEST_HELPERS_$(1)))
+test_libs    = $(TEST_LIBS_$(1)) $(if $(filter daemon,$(call test_stack,$(1))),-lcurl) \
+               $(if $(filter planner,$(call test_stack,$(1))),,$(SYS_LIBS))
 
 # test_roofline parses the roofline SVG with libxml2 (its own flags, so a CFLAGS given on the command line keeps them).
 XML_CFLAGS = $(shell pkg-config --cflags libxml-2.0)
 XML_LIBS   = $(shell pkg-config --libs libxml-2.0)
-$(BUILD)/tests/test_roofline.o: tests/test_roofline.c
-	@mkdir -p $(dir $@)
-	$(Q_CC)$(CC) $(CFLAGS) $(XML_CFLAGS) -c -o $@ $<
-$(BUILD)/tests/test_roofline: $(call obj,tests/test_roofline.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
-	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(XML_LIBS) $(LDLIBS)
-$(BUILD)/tests/test_training: $(call obj,tests/test_training.c tests/refs.c daemon/hf_config.c daemon/decode.c daemon/train_config.c) $(PLANNER_OBJ)
-	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcjson -lm
-$(BUILD)/bench/training_h200: $(call obj,bench/training_h200.c daemon/hf_config.c daemon/decode.c daemon/train_config.c) $(PLANNER_OBJ)
-	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ -lcjson -lm
+$(BUILD)/tests/test_roofline.o: BUILD_CFLAGS += $(XML_CFLAGS)
+TEST_LIBS_test_roofline := $(XML_LIBS)
 
-# Prints the training planner against the H200 measurements (the table in bench/RESULTS.md).
-bench-training: $(BUILD)/bench/training_h200
-	$(BUILD)/bench/training_h200 $(SHARED)
+.SECONDEXPANSION:
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $$(call obj,$$(call test_helpers,$$*)) \
+		$$(foreach l,$$(STACK_$$(call test_stack,$$*)),$$(call lib,$$(l)))
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ -lcmocka $(call test_libs,$*)
 
-$(BUILD)/tests/test_store_http: $(call obj,tests/test_store_http.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
-	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
-$(BUILD)/tests/test_store_proc: $(call obj,tests/test_store_proc.c tests/refs.c) $(CORE_OBJ)
-	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
-
-# Benchmarks print figures (bench/RESULTS.md); not part of make test.
-$(BUILD)/bench/bench_fit: $(call obj,bench/bench_fit.c tests/http_util.c) $(CORE_OBJ)
-	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ -lcurl $(LDLIBS)
-.PHONY: bench-store
-bench-store: $(BUILD)/bench/bench_fit
-	$(BUILD)/bench/bench_fit
-# The plan endpoint's cost without HTTP (profile it: valgrind --tool=callgrind build/bench/bench_plan 5000).
-$(BUILD)/bench/bench_plan: $(call obj,bench/bench_plan.c) $(CORE_OBJ)
-	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
-.PHONY: bench-plan
-bench-plan: $(BUILD)/bench/bench_plan
-	$(BUILD)/bench/bench_plan $(N)
-$(BUILD)/tests/test_calib: $(call obj,tests/test_calib.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
-	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
-
-$(BUILD)/tests/test_limits: $(call obj,tests/test_limits.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
-	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
-
-$(BUILD)/tests/test_golden: $(call obj,tests/test_golden.c tests/http_util.c tests/refs.c) $(CORE_OBJ)
-	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lcurl $(LDLIBS)
-
-$(BUILD)/tests/test_respcache: $(call obj,tests/test_respcache.c daemon/respcache.c)
-	$(Q_LD)$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lpthread
+TEST_BINS := $(addprefix $(BUILD)/tests/,$(TESTS))
 
 # Every response the C HTTP tests receive is logged to HTTP_LOG; `contract` validates each against openapi.yaml.
 HTTP_LOG := $(abspath $(BUILD))/http-exchanges.jsonl
 
-test: deps
-	@$(MAKE) --no-print-directory $(TESTS) $(BUILD)/memplan
+# The C tests (unit, golden, store, HTTP) and the lints: the quick tier.
+check:
+	@$(MAKE) --no-print-directory $(TEST_BINS) $(BUILD)/memplan
 	@rm -f $(HTTP_LOG)
-	@set -e; for t in $(TESTS); do echo "== $$t"; MEMPLAN_SHARED=$(SHARED) MEMPLAN_BIN=$(BUILD)/memplan \
-		MEMPLAN_HTTP_LOG=$(HTTP_LOG) $$t; done
+	@set -e; for t in $(TEST_BINS); do echo "== $$t"; MEMPLAN_BIN=$(BUILD)/memplan MEMPLAN_HTTP_LOG=$(HTTP_LOG) $$t; done
 	@echo "== tests/lint_sql.sh"; sh tests/lint_sql.sh
+	@echo "== tests/lint_layers.sh"; sh tests/lint_layers.sh
+
+# Everything: the quick tier, then the contract tests (spec, schemas, Schemathesis, promtool, valgrind) and a
+# short fuzz run.
+test: deps
+	@$(MAKE) --no-print-directory check
 	@$(MAKE) --no-print-directory contract
 	@$(MAKE) --no-print-directory fuzz-smoke
 
@@ -216,10 +226,10 @@ FUZZ_SECONDS ?= 60
 SMOKE_SECONDS ?= 10
 FUZZ_SAN     := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 
-$(BUILD)/fuzz_plan: $(call obj,fuzz/fuzz_plan.c) $(DAEMON_OBJ) $(DB_OBJ) $(KERNELS_OBJ) $(PLANNER_OBJ)
-	$(Q_LD)$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
-$(BUILD)/fuzz_hf_config: $(call obj,fuzz/fuzz_hf_config.c daemon/hf_config.c daemon/decode.c) $(PLANNER_OBJ)
-	$(Q_LD)$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $^ -lcjson -lm
+$(BUILD)/fuzz_plan: $(call obj,fuzz/fuzz_plan.c tests/lib_util.c) $(foreach l,$(STACK_codec),$(call lib,$(l)))
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(SYS_LIBS)
+$(BUILD)/fuzz_hf_config: $(call obj,fuzz/fuzz_hf_config.c) $(foreach l,$(STACK_model),$(call lib,$(l)))
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lcjson -lm
 
 fuzz-build:
 	@$(MAKE) --no-print-directory CC=clang CUDA=0 BUILD=$(FUZZ_BUILD) SAN_FLAGS="$(FUZZ_SAN)" \
@@ -231,6 +241,27 @@ fuzz: fuzz-build
 fuzz-smoke: fuzz-build
 	@set -e; for f in $(FUZZERS); do ./fuzz/run.sh $$f $(SMOKE_SECONDS) $(FUZZ_BUILD); done
 
+# ----- benchmarks: print figures (bench/RESULTS.md); not part of make test -----------------------------------------
+$(BUILD)/bench/training_h200: $(call obj,bench/training_h200.c) $(foreach l,$(STACK_codec),$(call lib,$(l)))
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ $(SYS_LIBS)
+# Prints the training planner against the H200 measurements (the table in bench/RESULTS.md).
+bench-training: $(BUILD)/bench/training_h200
+	$(BUILD)/bench/training_h200
+
+$(BUILD)/bench/bench_fit: $(call obj,bench/bench_fit.c tests/http_util.c) $(foreach l,$(STACK_daemon),$(call lib,$(l)))
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ -lcurl $(SYS_LIBS)
+bench-store: $(BUILD)/bench/bench_fit
+	$(BUILD)/bench/bench_fit
+# The plan endpoint's cost without HTTP (profile it: valgrind --tool=callgrind build/bench/bench_plan 5000).
+$(BUILD)/bench/bench_plan: $(call obj,bench/bench_plan.c) $(foreach l,$(STACK_codec),$(call lib,$(l)))
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ $(SYS_LIBS)
+bench-plan: $(BUILD)/bench/bench_plan
+	$(BUILD)/bench/bench_plan $(N)
+
+# ----- load benchmark (wrk): prints figures for bench/RESULTS.md; not part of make test ---------------------------
+bench-load: $(BUILD)/memplan
+	MEMPLAN_BIN=$(BUILD)/memplan ./bench/load/run.sh $(DURATION)
+
 run: deps
 	@$(MAKE) --no-print-directory $(BUILD)/memplan
 	$(BUILD)/memplan serve --listen $(LISTEN) --db $(DB)
@@ -240,23 +271,22 @@ clean:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
-# ----- lint: banned functions, cppcheck, clang-format drift (report only) -----------------------------------------
-LINT_SRC = $(PLANNER_SRC) $(DB_SRC) $(KERNELS_SRC) $(DAEMON_SRC) $(MAIN_SRC) tools/embed.c fuzz/*.c tests/*.c
+# ----- lint: banned functions, the direction of includes, cppcheck, clang-format drift (report only) ----------------
+LINT_SRC = $(CORE_SRC) $(PLANNER_SRC) $(MODEL_SRC) $(DB_SRC) $(KERNELS_SRC) $(SERVICE_SRC) $(CODEC_SRC) \
+           $(DAEMON_SRC) $(CLI_SRC) tools/*.c fuzz/*.c tests/*.c bench/*.c
 lint:
 	@echo "== banned functions (strcpy strcat sprintf vsprintf atoi atol strtok gets)"
 	@! grep -nE '\b(strcpy|strcat|sprintf|vsprintf|atoi|atol|strtok|gets)[[:space:]]*\(' $(LINT_SRC) | \
 		grep -vE '\b(snprintf|vsnprintf)\b' || { echo "banned function used"; exit 1; }
+	@echo "== the direction of includes (tests/lint_layers.sh)"
+	@sh tests/lint_layers.sh
 	@echo "== cppcheck"
-	@# suppressed, each a false positive here: invalidPointerCast (decode.c writes fields through their table
+	@# suppressed, each a false positive here: invalidPointerCast (fields.c writes fields through their table
 	@# offset), ctuuninitvar (an error struct passed down to be filled), nullPointerArithmeticRedundantCheck
 	@# (a `p && (p = strstr(..))` loop)
 	cppcheck --quiet --error-exitcode=1 --std=c11 --enable=warning,portability --inline-suppr \
 		--suppress=missingIncludeSystem --suppress=invalidPointerCast --suppress=ctuuninitvar \
-		--suppress=nullPointerArithmeticRedundantCheck -D__GNUC__ -I planner -I db -I daemon $(LINT_SRC)
+		--suppress=nullPointerArithmeticRedundantCheck -D__GNUC__ $(addprefix -I ,$(LAYERS)) $(LINT_SRC)
 	@echo "== clang-format (files that differ from .clang-format; not an error)"
 	@for f in $(LINT_SRC); do clang-format --dry-run $$f 2>&1 | grep -q warning && echo "  $$f" || true; done
 	@echo "lint: ok"
-
-# ----- load benchmark (wrk): prints figures for bench/RESULTS.md; not part of make test ---------------------------
-bench-load: $(BUILD)/memplan
-	MEMPLAN_BIN=$(BUILD)/memplan ./bench/load/run.sh $(DURATION)

@@ -11,7 +11,7 @@
 
 #include <curl/curl.h>
 
-#include "../daemon/fleet.h"
+#include "../codec/codec.h"
 #include "../tests/http_util.h"
 
 #define RUNS 21
@@ -69,7 +69,7 @@ static void report(const char *what, double *t, int n)
 static void run(mpd_daemon *d, const char *label, const char *gpu_counts)
 {
 	char *body = make_body(435, gpu_counts), name[128];
-	cJSON *req = cJSON_Parse(body), *out = NULL;
+	cJSON *req = cJSON_Parse(body);
 	double fn[RUNS], http[RUNS];
 	size_t bytes = 0;
 	mp_error err;
@@ -77,16 +77,19 @@ static void run(mpd_daemon *d, const char *label, const char *gpu_counts)
 	for (int r = 0; r < RUNS; r++) {
 		double t0 = now();
 		char *printed;
+		mps_fit_request rq;
+		mpc_fit_writer *w;
 
-		if (mpd_fit(d->store, req, &out, &err) != MP_OK) {
+		if (mpc_fit_decode(req, &rq, &err) != MP_OK || (w = mpc_fit_writer_new(&rq)) == NULL ||
+		    mps_fit(d->svc, &rq, mpc_fit_sink(), w, &err) != MP_OK) {
 			fprintf(stderr, "fit failed: %s %s\n", err.field, err.message);
 			exit(1);
 		}
-		printed = cJSON_PrintUnformatted(out);
+		printed = mpc_fit_writer_finish(w);
+		mpc_fit_request_free(&rq);
 		fn[r] = now() - t0;
 		bytes = strlen(printed);
 		free(printed);
-		cJSON_Delete(out);
 	}
 	for (int r = 0; r < RUNS; r++) {
 		http_resp resp;
@@ -102,7 +105,7 @@ static void run(mpd_daemon *d, const char *label, const char *gpu_counts)
 	}
 	printf("%s: 435 jobs x every stored device (24 presets: 10,440 pairs), request %zu bytes, response %zu bytes\n", label, strlen(body),
 	       bytes);
-	snprintf(name, sizeof(name), "  mpd_fit + print (in process)");
+	snprintf(name, sizeof(name), "  fit: decode, service, write (in process)");
 	report(name, fn, RUNS);
 	snprintf(name, sizeof(name), "  POST /v1/fit over HTTP (libcurl, loopback)");
 	report(name, http, RUNS);

@@ -1,6 +1,7 @@
 /*
- * bench_plan.c: the per-request cost of POST /v1/plan/inference without HTTP: parses the bench-load body, runs
- * mpd_plan_inference against a fresh store and prints the document, N times (default 5,000). Meant to run
+ * bench_plan.c: the per-request cost of POST /v1/plan/inference without HTTP: parses the bench-load body, decodes
+ * it, plans it with the service against a fresh store, encodes and prints the document, N times (default 5,000):
+ * the handler's path. Meant to run
  * under `valgrind --tool=callgrind` (instruction counts are repeatable on a shared machine); also prints the
  * wall time per request. Not a test: figures go to bench/RESULTS.md. Run: make bench-plan [N=5000]
  */
@@ -12,7 +13,6 @@
 
 #include <cjson/cJSON.h>
 
-#include "../daemon/hf_config.h"
 #include "../daemon/plan.h"
 #include "../daemon/reply.h"
 
@@ -24,7 +24,9 @@ int main(int argc, char **argv)
 	int n = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 5000;
 	char path[] = "/tmp/memplan-bench-plan-XXXXXX";
 	char db[sizeof(path) + 16];
-	mp_store *store = NULL;
+	mps_service *svc = NULL;
+	mps_inference_request *rq = malloc(sizeof(*rq));
+	mps_inference_plan *plan = malloc(sizeof(*plan));
 	mp_error err = { 0 };
 	struct timespec t0, t1;
 	size_t bytes = 0;
@@ -32,7 +34,7 @@ int main(int argc, char **argv)
 	if (mkdtemp(path) == NULL)
 		return 1;
 	snprintf(db, sizeof(db), "%s/m.db", path);
-	if (mp_store_open(db, mpd_hf_count_parameters, &store, &err) != MP_OK) {
+	if (rq == NULL || plan == NULL || mps_open(db, &svc, &err) != MP_OK) {
 		fprintf(stderr, "bench-plan: %s\n", err.message);
 		return 1;
 	}
@@ -41,11 +43,12 @@ int main(int argc, char **argv)
 		cJSON *body = cJSON_Parse(body_text), *doc = NULL;
 		char *text;
 
-		if (mpd_plan_inference(store, body, &doc, &err) != MP_OK) {
+		if (mpc_inference_decode(body, "", true, rq, &err) != MP_OK || mps_plan_inference(svc, rq, plan, &err) != MP_OK ||
+		    (doc = mpc_inference_plan_json(rq, plan)) == NULL) {
 			fprintf(stderr, "bench-plan: %s: %s\n", err.field, err.message);
 			return 1;
 		}
-		text = getenv("BENCH_CJSON_PRINT") ? cJSON_PrintUnformatted(doc) : mpd_json_print(doc, false);
+		text = mpc_print(doc, false);
 		bytes += text ? strlen(text) : 0;
 		cJSON_free(text);
 		cJSON_Delete(doc);
@@ -54,7 +57,9 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	printf("bench-plan: %d requests, %.1f us each, %zu bytes each\n", n,
 	       ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / 1e3 / n, bytes / (size_t)n);
-	mp_store_close(store);
+	mps_close(svc);
+	free(plan);
+	free(rq);
 	unlink(db);
 	{
 		char wal[sizeof(db) + 8];

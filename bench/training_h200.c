@@ -10,8 +10,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "../daemon/hf_config.h"
-#include "../daemon/train_config.h"
+#include "../model/model.h"
 #include "../planner/memplan.h"
 
 static char *slurp(const char *path)
@@ -76,13 +75,13 @@ int main(int argc, char **argv)
 		double mpk = cJSON_GetObjectItem(row, "peak_over_base_bytes")->valuedouble;
 		double ps, pp, es, ep;
 
-		if (mpd_model_from_hf(cfg, "", &m, &err) != MP_OK || mp_count_parameters(&m, &pc, &err) != MP_OK) {
+		if (mpm_from_hf(cfg, "", &m, &err) != MP_OK || mp_count_parameters(&m, &pc, &err) != MP_OK) {
 			fprintf(stderr, "model: %s\n", err.message);
 			return 1;
 		}
 		m.num_layers = (uint64_t)cJSON_GetObjectItem(row, "layers")->valuedouble;
 		mp_count_parameters(&m, &pc, &err);
-		mpd_training_config_extras(cfg, &m);
+		mpm_training_extras(cfg, &m);
 		memset(&req, 0, sizeof(req));
 		req.precision = strcmp(regime, "fp32") == 0 ? MP_PRECISION_FP32
 				: strcmp(regime, "bf16") == 0 ? MP_PRECISION_BF16

@@ -14,6 +14,7 @@
 #include <microhttpd.h>
 
 #include "auth.h"
+#include "routes.h"
 
 mp_status mpd_auth_load(mpd_config *cfg, const char *token_file, mp_error *err)
 {
@@ -78,15 +79,12 @@ mp_status mpd_auth_check_listen(const mpd_config *cfg, mp_error *err)
 
 bool mpd_auth_is_write(const char *method, const char *pattern)
 {
-	static const char *const compute_only[] = { "/v1/plan/", "/v1/fit", "/v1/roofline" };
-
-	if (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0)
-		return false;
-	if (strcmp(method, "POST") == 0)
-		for (size_t i = 0; i < sizeof(compute_only) / sizeof(compute_only[0]); i++)
-			if (strncmp(pattern, compute_only[i], strlen(compute_only[i])) == 0)
-				return false;
-	return true;
+	if (strcmp(method, "HEAD") == 0)
+		method = "GET";
+	for (size_t i = 0; i < mpd_route_count; i++)
+		if (strcmp(mpd_routes[i].method, method) == 0 && strcmp(mpd_routes[i].pattern, pattern) == 0)
+			return (mpd_routes[i].flags & MPD_ROUTE_WRITE) != 0;
+	return strcmp(method, "GET") != 0; /* no such route: anything but a read counts as a write */
 }
 
 /* Equal in time that depends on the length of want only. */
@@ -99,11 +97,11 @@ static bool token_equal(const char *given, size_t glen, const char *want, size_t
 	return diff == 0;
 }
 
-mp_status mpd_auth_request(const mpd_daemon *d, const char *method, const char *pattern, void *conn, mp_error *err)
+mp_status mpd_auth_request(const mpd_daemon *d, bool write, void *conn, mp_error *err)
 {
 	const char *h;
 
-	if (d->cfg.token[0] == '\0' || !mpd_auth_is_write(method, pattern))
+	if (d->cfg.token[0] == '\0' || !write)
 		return MP_OK;
 	h = MHD_lookup_connection_value((struct MHD_Connection *)conn, MHD_HEADER_KIND,
 					MHD_HTTP_HEADER_AUTHORIZATION);

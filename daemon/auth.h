@@ -21,15 +21,15 @@ bool mpd_auth_is_loopback(const char *host);
 /* Refuses (MP_EINVAL naming "--listen") a non-loopback listen address without a token, unless cfg->insecure. */
 mp_status mpd_auth_check_listen(const mpd_config *cfg, mp_error *err);
 
-/* Whether a request to route pattern with method changes state: every method but GET and HEAD, except the POSTs
- * that only compute (/v1/plan/..., /v1/fit, /v1/roofline). */
+/* Whether a request to route pattern with method changes state: the route table's MPD_ROUTE_WRITE flag (every
+ * method but GET and HEAD, except the POSTs that only compute: /v1/plan/..., /v1/fit, /v1/roofline). */
 bool mpd_auth_is_write(const char *method, const char *pattern);
 
 /*
- * Authorises a request when the daemon has a token and the request is a write: MP_EAUTH (401) without an
- * "Authorization: Bearer <token>" header, MP_EFORBIDDEN (403) with a wrong token. conn is the
- * struct MHD_Connection *. Reads are never checked.
+ * Authorises a request when the daemon has a token and the request is a write (its route's MPD_ROUTE_WRITE
+ * flag): MP_EAUTH (401) without an "Authorization: Bearer <token>" header, MP_EFORBIDDEN (403) with a wrong token.
+ * conn is the struct MHD_Connection *. Reads are never checked.
  */
-mp_status mpd_auth_request(const mpd_daemon *d, const char *method, const char *pattern, void *conn, mp_error *err);
+mp_status mpd_auth_request(const mpd_daemon *d, bool write, void *conn, mp_error *err);
 
 #endif /* MPD_AUTH_H */

@@ -1,8 +1,9 @@
 /*
- * daemon.h: the HTTP adapter's shared types. One struct mpd_daemon (configuration, store, the HTTP
- * daemon) is passed to every handler; handlers keep no global state. A handler decodes its request into
- * planner structs, calls the planner, and returns a status with a JSON document or an error detail:
- * only reply.c turns that into an HTTP response.
+ * daemon.h: the HTTP server's shared types (daemon/ is HTTP and nothing else: the only includer of
+ * microhttpd.h). One struct mpd_daemon (configuration, the service, the HTTP daemon) is passed to every handler;
+ * handlers keep no global state. A handler is decode (codec/) -> service (service/) -> encode (codec/) and returns
+ * a status with a document or an error detail: only reply.c turns that into an HTTP response. Auth, body parsing
+ * and the response cache follow the route table's flags (routes.h), decided in server.c in one place.
  */
 #ifndef MPD_DAEMON_H
 #define MPD_DAEMON_H
@@ -12,8 +13,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "../db/store.h"
-#include "../planner/memplan.h"
+#include "../service/calib.h"
+#include "../service/service.h"
 
 #define MPD_DEFAULT_LISTEN "127.0.0.1:8080"
 #define MPD_DEFAULT_DB "var/memplan.db"
@@ -40,10 +41,10 @@ typedef struct mpd_config {
 
 typedef struct mpd_daemon {
 	mpd_config cfg;
-	mp_store *store;
+	mps_service *svc;		/* borrowed: opened by the caller (mps_open), closed after mpd_stop */
 	struct MHD_Daemon *mhd;
 	uint16_t bound_port;		/* the port actually bound */
-	struct mpd_calib_jobs *calib;	/* calibration jobs (daemon/calib_jobs.h), made by mpd_start */
+	mps_calib_jobs *calib;		/* calibration jobs (service/calib.h), made by mpd_start */
 	struct mpd_metrics *metrics;	/* GET /metrics; created by mpd_start, freed by mpd_stop */
 	struct mpd_respcache *respcache;	/* pure POST answers (respcache.h); NULL = off; made by mpd_start */
 } mpd_daemon;
@@ -56,6 +57,7 @@ typedef struct mpd_request {
 	const char *path_id;		/* the {id} segment of the route, or NULL */
 	const char *body;		/* NUL-terminated; "" when empty */
 	size_t body_len;
+	const cJSON *json;		/* the parsed body of a MPD_ROUTE_JSON_BODY route (strict: codec/json.h), else NULL */
 	void *conn;			/* struct MHD_Connection *, for query arguments and headers */
 } mpd_request;
 
@@ -86,9 +88,6 @@ unsigned long mpd_shutdown(mpd_daemon *d);
 
 /* The libmicrohttpd version string this process runs on. */
 const char *mpd_mhd_version(void);
-
-/* Opens the store at d->cfg.db_path (creating parent folders as needed). */
-mp_status mpd_open_store(mpd_daemon *d, mp_error *err);
 
 /* Parses "host:port" or "[v6]:port" into cfg. Errors: MP_EINVAL naming "--listen". */
 mp_status mpd_parse_listen(const char *s, mpd_config *cfg, mp_error *err);

@@ -1,34 +1,24 @@
 /*
  * h_models.c: the model resource. GET /v1/models (cursor pagination; filters model_type, source), GET, PUT
- * ({"hf_config": {...}}: stored with the planner's exact parameter count), PATCH (JSON merge patch, usually
- * of hf_config) and DELETE /v1/models/{id}. Writes are audited as "api".
+ * ({"hf_config": {...}}: stored with the planner's exact parameter count), PATCH (JSON merge patch, usually of
+ * hf_config, in one transaction) and DELETE /v1/models/{id}. Writes are audited as "api".
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "decode.h"
+#include "../codec/codec.h"
 #include "query.h"
 #include "routes.h"
-#include "store_json.h"
 
 #define LIST_DEFAULT 100
 #define LIST_MAX 1000
-
-static mp_status add_model(const mp_store_model *m, void *ctx)
-{
-	cJSON *item = mpd_model_doc(m);
-
-	if (item == NULL)
-		return MP_ENOMEM;
-	cJSON_AddItemToArray(ctx, item);
-	return MP_OK;
-}
 
 mp_status mpd_h_models_list(mpd_request *req, mpd_reply *rep)
 {
 	mp_store_model_filter f = { mpd_query(req, "model_type"), mpd_query(req, "source") };
 	uint64_t limit;
-	cJSON *o, *items, *last;
+	cJSON *items;
 	int more;
 	mp_status st = mpd_query_u64(req, "limit", 1, LIST_MAX, LIST_DEFAULT, &limit, &rep->err);
 
@@ -36,107 +26,94 @@ mp_status mpd_h_models_list(mpd_request *req, mpd_reply *rep)
 		return st;
 	if (f.source && strcmp(f.source, "preset") != 0 && strcmp(f.source, "user") != 0)
 		return mp_fail(&rep->err, MP_EINVAL, "?source", "source must be one of: preset, user");
-	o = cJSON_CreateObject();
-	items = cJSON_AddArrayToObject(o, "items");
-	if (items == NULL) {
-		cJSON_Delete(o);
+	items = cJSON_CreateArray();
+	if (items == NULL)
 		return mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
-	}
-	st = mp_store_model_find(req->d->store, &f, mpd_query(req, "cursor"), (int)limit, add_model, items, &more,
-				 &rep->err);
+	st = mps_model_find(req->d->svc, &f, mpd_query(req, "cursor"), (int)limit, mpc_list_add_model, items, &more,
+			    &rep->err);
 	if (st != MP_OK) {
-		cJSON_Delete(o);
-		return st == MP_ENOMEM ? mp_fail(&rep->err, st, "", "out of memory") : st;
+		cJSON_Delete(items);
+		return st;
 	}
-	last = cJSON_GetArrayItem(items, cJSON_GetArraySize(items) - 1);
-	if (more && last)
-		cJSON_AddStringToObject(o, "next_cursor", cJSON_GetObjectItem(last, "id")->valuestring);
-	else
-		cJSON_AddNullToObject(o, "next_cursor");
-	rep->json = o;
-	return MP_OK;
+	rep->json = mpc_page_json(items, more);
+	return rep->json ? MP_OK : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 }
 
-mp_status mpd_h_model_get(mpd_request *req, mpd_reply *rep)
+/* Answers with the stored document of path_id (201 with Location when created). */
+static mp_status answer(mpd_request *req, mpd_reply *rep, bool created)
 {
 	mp_store_model m;
-	mp_status st = mp_store_model_get(req->d->store, req->path_id, &m, &rep->err);
+	mp_status st = mps_model_get(req->d->svc, req->path_id, &m, &rep->err);
 
 	if (st == MP_EINVAL)
 		snprintf(rep->err.field, sizeof(rep->err.field), "/id"); /* a malformed path id: 422 naming it */
 	if (st != MP_OK)
 		return st;
-	rep->json = mpd_model_doc(&m);
+	rep->json = mpc_stored_model_json(&m);
 	mp_store_model_free(&m);
-	return rep->json ? MP_OK : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
-}
-
-static mp_status store_doc(mpd_request *req, mpd_reply *rep, const cJSON *doc)
-{
-	mp_store_model m;
-	bool created = false;
-	mp_status st;
-
-	memset(&m, 0, sizeof(m));
-	if (!mpd_valid_id(req->path_id))
-		return mp_fail(&rep->err, MP_EINVAL, "/id",
-			       "a model id is 1 to 63 of a-z 0-9 . - _, starting with a letter or digit");
-	st = mpd_model_decode(doc, "", req->path_id, &m, &rep->err);
-	if (st == MP_OK)
-		st = mp_store_model_write(req->d->store, &m, "api", &created, &rep->err);
-	mp_store_model_free(&m);
-	if (st == MP_OK)
-		st = mp_store_model_get(req->d->store, req->path_id, &m, &rep->err);
-	if (st == MP_OK) {
-		rep->json = mpd_model_doc(&m);
-		mp_store_model_free(&m);
-		if (rep->json == NULL)
-			return mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
-	}
-	if (st == MP_OK && created) {
+	if (rep->json == NULL)
+		return mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
+	if (created) {
 		rep->http_status = 201;
 		snprintf(rep->location, sizeof(rep->location), "/v1/models/%s", req->path_id);
 	}
-	return st;
+	return MP_OK;
+}
+
+mp_status mpd_h_model_get(mpd_request *req, mpd_reply *rep)
+{
+	return answer(req, rep, false);
+}
+
+static mp_status valid_path_id(const mpd_request *req, mp_error *err)
+{
+	if (mp_valid_id(req->path_id))
+		return MP_OK;
+	return mp_fail(err, MP_EINVAL, "/id", "a model id is 1 to 63 of a-z 0-9 . - _, starting with a letter or digit");
 }
 
 mp_status mpd_h_model_put(mpd_request *req, mpd_reply *rep)
 {
-	cJSON *body = NULL;
-	mp_status st = mpd_parse_body(req->body, req->body_len, &body, &rep->err);
+	mps_model_input *in = malloc(sizeof(*in));
+	char *owned = NULL;
+	bool created = false;
+	mp_status st = in ? valid_path_id(req, &rep->err) : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 
 	if (st == MP_OK)
-		st = store_doc(req, rep, body);
-	cJSON_Delete(body);
+		st = mpc_stored_model_decode(req->json, "", req->path_id, in, &owned, &rep->err);
+	if (st == MP_OK)
+		st = mps_model_put(req->d->svc, in, "api", &created, &rep->err);
+	free(owned);
+	free(in);
+	return st == MP_OK ? answer(req, rep, created) : st;
+}
+
+/* The merge patch applied to the stored model, inside the service's transaction. */
+static mp_status patch_model(void *ctx, const mp_store_model *m, mps_model_input *in, char **owned, mp_error *err)
+{
+	const mpd_request *req = ctx;
+	cJSON *built = mpc_stored_model_json(m), *doc = built ? mpc_as_parsed(built) : NULL;
+	mp_status st = doc ? mpc_merge_patch(doc, req->json, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
+
+	if (st == MP_OK)
+		st = mpc_stored_model_decode(doc, "", req->path_id, in, owned, err);
+	cJSON_Delete(doc);
+	cJSON_Delete(built);
 	return st;
 }
 
 mp_status mpd_h_model_patch(mpd_request *req, mpd_reply *rep)
 {
-	cJSON *body = NULL, *doc = NULL;
-	mp_store_model m;
-	mp_status st = mpd_parse_body(req->body, req->body_len, &body, &rep->err);
+	mp_status st = mps_model_update(req->d->svc, req->path_id, "api", patch_model, req, &rep->err);
 
-	if (st == MP_OK) {
-		st = mp_store_model_get(req->d->store, req->path_id, &m, &rep->err);
-		if (st == MP_EINVAL)
-			snprintf(rep->err.field, sizeof(rep->err.field), "/id");
-	}
-	if (st == MP_OK) {
-		doc = mpd_model_doc(&m);
-		mp_store_model_free(&m);
-		st = doc ? mpd_merge_patch(doc, body, &rep->err) : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
-	}
-	if (st == MP_OK)
-		st = store_doc(req, rep, doc);
-	cJSON_Delete(doc);
-	cJSON_Delete(body);
-	return st;
+	if (st == MP_EINVAL && strcmp(rep->err.field, "/model") == 0)
+		snprintf(rep->err.field, sizeof(rep->err.field), "/id");
+	return st == MP_OK ? answer(req, rep, false) : st;
 }
 
 mp_status mpd_h_model_delete(mpd_request *req, mpd_reply *rep)
 {
-	mp_status st = mp_store_model_remove(req->d->store, req->path_id, "api", &rep->err);
+	mp_status st = mps_model_delete(req->d->svc, req->path_id, "api", &rep->err);
 
 	if (st == MP_OK)
 		rep->http_status = 204;

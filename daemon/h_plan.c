@@ -1,29 +1,41 @@
 /*
- * h_plan.c: POST /v1/plan/inference and POST /v1/plan/training. Parse the body, hand it to plan.c.
+ * h_plan.c: POST /v1/plan/inference and POST /v1/plan/training: decode (codec) -> plan (service) -> encode.
  */
-#include "decode.h"
-#include "plan.h"
+#include <stdlib.h>
+
+#include "../codec/codec.h"
 #include "routes.h"
-
-typedef mp_status (*plan_fn)(mp_store *store, const cJSON *body, cJSON **out, mp_error *err);
-
-static mp_status run(mpd_request *req, mpd_reply *rep, plan_fn fn)
-{
-	cJSON *body = NULL;
-	mp_status st = mpd_parse_body(req->body, req->body_len, &body, &rep->err);
-
-	if (st == MP_OK)
-		st = fn(req->d->store, body, &rep->json, &rep->err);
-	cJSON_Delete(body);
-	return st;
-}
 
 mp_status mpd_h_plan_inference(mpd_request *req, mpd_reply *rep)
 {
-	return run(req, rep, mpd_plan_inference);
+	mps_inference_request *rq = malloc(sizeof(*rq));
+	mps_inference_plan *plan = malloc(sizeof(*plan));
+	mp_status st = rq && plan ? MP_OK : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
+
+	if (st == MP_OK)
+		st = mpc_inference_decode(req->json, "", true, rq, &rep->err);
+	if (st == MP_OK)
+		st = mps_plan_inference(req->d->svc, rq, plan, &rep->err);
+	if (st == MP_OK && (rep->json = mpc_inference_plan_json(rq, plan)) == NULL)
+		st = mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
+	free(plan);
+	free(rq);
+	return st;
 }
 
 mp_status mpd_h_plan_training(mpd_request *req, mpd_reply *rep)
 {
-	return run(req, rep, mpd_plan_training);
+	mps_training_request *rq = malloc(sizeof(*rq));
+	mps_training_plan *plan = malloc(sizeof(*plan));
+	mp_status st = rq && plan ? MP_OK : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
+
+	if (st == MP_OK)
+		st = mpc_training_decode(req->json, "", true, rq, &rep->err);
+	if (st == MP_OK)
+		st = mps_plan_training(req->d->svc, rq, plan, &rep->err);
+	if (st == MP_OK && (rep->json = mpc_training_plan_json(rq, plan)) == NULL)
+		st = mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
+	free(plan);
+	free(rq);
+	return st;
 }

@@ -1,7 +1,7 @@
 /*
- * h_roofline.c: POST /v1/roofline (the roofline document) and GET /v1/devices/{id}/roofline.svg (the same
- * document drawn). Thin: parse, hand to roofline_doc.c, reply. Each ?op= query argument is one operation in
- * the compact KIND:key=value,... form; ?ridge_dtype= picks the compute roof.
+ * h_roofline.c: POST /v1/roofline (the roofline document) and GET /v1/devices/{id}/roofline.svg (the same answer
+ * drawn). Each ?op= query argument is one operation in the compact KIND:key=value,... form; ?ridge_dtype= picks
+ * the compute roof.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,90 +9,98 @@
 
 #include <microhttpd.h>
 
-#include "decode.h"
+#include "../codec/codec.h"
 #include "query.h"
-#include "roofline_doc.h"
 #include "routes.h"
 
 mp_status mpd_h_roofline(mpd_request *req, mpd_reply *rep)
 {
-	cJSON *body = NULL;
-	mp_status st = mpd_parse_body(req->body, req->body_len, &body, &rep->err);
+	mps_roofline_request *rq = malloc(sizeof(*rq));
+	mps_roofline_result *r = malloc(sizeof(*r));
+	mp_status st = rq && r ? MP_OK : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 
 	if (st == MP_OK)
-		st = mpd_roofline(req->d->store, body, &rep->json, &rep->err);
-	cJSON_Delete(body);
+		st = mpc_roofline_decode(req->json, rq, &rep->err);
+	if (st == MP_OK)
+		st = mps_roofline(req->d->svc, rq, r, &rep->err);
+	if (st == MP_OK && (rep->json = mpc_roofline_json(rq, r)) == NULL)
+		st = mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
+	free(r);
+	free(rq);
 	return st;
 }
 
 typedef struct op_args {
-	cJSON *ops;
+	mps_roofline_request *rq;
 	mp_status st;
 	mp_error *err;
-	int n;
 } op_args;
 
 static enum MHD_Result collect_op(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
 {
 	op_args *a = cls;
-	cJSON *op;
 
 	(void)kind;
 	if (a->st != MP_OK || key == NULL || strcmp(key, "op") != 0)
 		return MHD_YES;
-	if (++a->n > MPD_ROOFLINE_MAX_OPS) {
-		a->st = mp_fail(a->err, MP_EINVAL, "?op", "at most %d operations", MPD_ROOFLINE_MAX_OPS);
+	if (a->rq->nops >= MPS_ROOFLINE_MAX_OPS) {
+		a->st = mp_fail(a->err, MP_EINVAL, "?op", "at most %d operations", MPS_ROOFLINE_MAX_OPS);
 		return MHD_NO;
 	}
-	a->st = mpd_op_spec_json(value ? value : "", "?op", &op, a->err);
+	a->st = mpc_op_spec_decode(value ? value : "", "?op", &a->rq->ops[a->rq->nops], a->err);
 	if (a->st == MP_OK)
-		cJSON_AddItemToArray(a->ops, op);
+		a->rq->nops++;
 	return a->st == MP_OK ? MHD_YES : MHD_NO;
 }
 
 mp_status mpd_h_device_roofline_svg(mpd_request *req, mpd_reply *rep)
 {
-	cJSON *body = cJSON_CreateObject(), *doc = NULL;
-	op_args a = {0};
+	mps_roofline_request *rq = calloc(1, sizeof(*rq));
+	mps_roofline_result *r = malloc(sizeof(*r));
+	mpc_chart *chart = malloc(sizeof(*chart));
 	const char *ridge = mpd_query(req, "ridge_dtype");
-	mpd_chart *chart = NULL;
-	mp_status st;
+	op_args a = { rq, MP_OK, &rep->err };
+	mp_status st = rq && r && chart ? MP_OK : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 
-	if (body == NULL)
-		return mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
-	cJSON_AddStringToObject(body, "device", req->path_id);
-	if (ridge)
-		cJSON_AddStringToObject(body, "ridge_dtype", ridge);
-	a.ops = cJSON_AddArrayToObject(body, "ops");
-	a.err = &rep->err;
+	if (st != MP_OK)
+		goto out;
+	/* the device from the path, the roof and the operations from the query: the request POST /v1/roofline takes */
+	rq->device.given = true;
+	snprintf(rq->device.pointer, sizeof(rq->device.pointer), "/device");
+	if (!mp_valid_id(req->path_id)) {
+		st = mp_fail(&rep->err, MP_EINVAL, "/device",
+			     "the device id is not a valid id: ids match ^[a-z0-9][a-z0-9._-]{0,62}$ (1 to 63 bytes)");
+		goto out;
+	}
+	snprintf(rq->device.id, sizeof(rq->device.id), "%s", req->path_id);
+	rq->ridge_dtype = MP_DTYPE_BF16;
+	snprintf(rq->ridge_pointer, sizeof(rq->ridge_pointer), "?ridge_dtype");
+	if (ridge) {
+		rq->ridge_dtype = mp_dtype_from_name(ridge);
+		rq->ridge_dtype_given = true;
+		if (rq->ridge_dtype == MP_DTYPE_INVALID) {
+			char list[256];
+
+			mp_dtype_list(MPC_ALL_DTYPES, list, sizeof(list));
+			st = mp_fail(&rep->err, MP_EINVAL, "?ridge_dtype", "ridge_dtype must be one of: %s", list);
+			goto out;
+		}
+	}
+	rq->ops_given = true;
 	MHD_get_connection_values((struct MHD_Connection *)req->conn, MHD_GET_ARGUMENT_KIND, collect_op, &a);
 	st = a.st;
 	if (st == MP_OK)
-		st = mpd_roofline(req->d->store, body, &doc, &rep->err);
-	if (st != MP_OK) {
-		/* op fields are "?op" or "/ops/N/...": say which query argument */
-		if (strncmp(rep->err.field, "/ops/", 5) == 0 || strcmp(rep->err.field, "/ridge_dtype") == 0) {
-			char f[sizeof(rep->err.field)];
-
-			snprintf(f, sizeof(f), "?%s",
-			         strcmp(rep->err.field, "/ridge_dtype") == 0 ? "ridge_dtype" : "op");
-			memcpy(rep->err.field, f, sizeof(f));
-		}
+		st = mps_roofline(req->d->svc, rq, r, &rep->err);
+	if (st != MP_OK)
 		goto out;
-	}
-	chart = calloc(1, sizeof(*chart));
-	if (chart == NULL) {
-		st = mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
-		goto out;
-	}
-	mpd_chart_from_doc(doc, chart);
-	rep->text = mpd_roofline_svg(chart);
+	mpc_chart_from_result(rq, r, chart);
+	rep->text = mpc_roofline_svg(chart);
 	rep->text_type = "image/svg+xml";
 	if (rep->text == NULL)
 		st = mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 out:
 	free(chart);
-	cJSON_Delete(doc);
-	cJSON_Delete(body);
+	free(r);
+	free(rq);
 	return st;
 }

@@ -1,6 +1,7 @@
 /*
- * reply.c: builds and queues every HTTP response. Handlers never touch libmicrohttpd responses.
- * Errors follow RFC 9457: type, title, status, detail, and errors[] of {field, message}. Successful GETs carry a
+ * reply.c: builds and queues every HTTP response. Handlers never touch libmicrohttpd responses. The status ->
+ * HTTP mapping is one switch without a default (-Wswitch names a new status); errors are RFC 9457 documents
+ * from codec/problem.c. Successful GETs carry a
  * strong ETag computed over the exact body bytes and answer a matching If-None-Match with 304 (RFC 9110 13.1.2).
  */
 #include <math.h>
@@ -10,92 +11,30 @@
 
 #include <microhttpd.h>
 
-#include "decode.h"
+#include "../codec/codec.h"
 #include "reply.h"
-
-static const struct {
-	mp_status st;
-	int http;
-	const char *slug;
-} status_map[] = {
-	{ MP_OK, 200, "ok" },
-	{ MP_EINVAL, 422, "invalid-value" },
-	{ MP_EOVERFLOW, 422, "value-too-large" },
-	{ MP_EUNSUPPORTED, 422, "unsupported" },
-	{ MP_ENOTFOUND, 404, "not-found" },
-	{ MP_ENOMEM, 500, "out-of-memory" },
-	{ MP_EPARSE, 400, "malformed-json" },
-	{ MP_EDB, 500, "database-error" },
-	{ MP_ENOTBUILTIN, 501, "not-built-in" },
-	{ MP_ENODEV, 503, "hardware-unavailable" },
-	{ MP_EBUSY, 409, "busy" },
-	{ MP_ECONFLICT, 409, "conflict" },
-	{ MP_ETOOLARGE, 413, "too-large" },
-	{ MP_EINTERNAL, 500, "internal-error" },
-	{ MP_EAUTH, 401, "unauthorized" },
-	{ MP_EFORBIDDEN, 403, "forbidden" },
-};
-
-static const char *slug_of(mp_status st)
-{
-	for (size_t i = 0; i < sizeof(status_map) / sizeof(status_map[0]); i++)
-		if (status_map[i].st == st)
-			return status_map[i].slug;
-	return "internal-error";
-}
 
 int mpd_http_status(mp_status st)
 {
-	for (size_t i = 0; i < sizeof(status_map) / sizeof(status_map[0]); i++)
-		if (status_map[i].st == st)
-			return status_map[i].http;
-	return 500;
-}
-
-static const char *title_of(int http)
-{
-	switch (http) {
-	case 400: return "Bad Request";
-	case 304: return "Not Modified";
-	case 401: return "Unauthorized";
-	case 403: return "Forbidden";
-	case 404: return "Not Found";
-	case 405: return "Method Not Allowed";
-	case 409: return "Conflict";
-	case 413: return "Content Too Large";
-	case 414: return "URI Too Long";
-	case 415: return "Unsupported Media Type";
-	case 422: return "Unprocessable Content";
-	case 501: return "Not Implemented";
-	case 503: return "Service Unavailable";
-	default: return "Internal Server Error";
+	switch (st) {
+	case MP_OK: return 200;
+	case MP_EINVAL: return 422;
+	case MP_EOVERFLOW: return 422;
+	case MP_EUNSUPPORTED: return 422;
+	case MP_ENOTFOUND: return 404;
+	case MP_ENOMEM: return 500;
+	case MP_EPARSE: return 400;
+	case MP_EDB: return 500;
+	case MP_ENOTBUILTIN: return 501;
+	case MP_ENODEV: return 503;
+	case MP_EBUSY: return 409;
+	case MP_ECONFLICT: return 409;
+	case MP_ETOOLARGE: return 413;
+	case MP_EINTERNAL: return 500;
+	case MP_EAUTH: return 401;
+	case MP_EFORBIDDEN: return 403;
 	}
-}
-
-cJSON *mpd_problem_json(int http, mp_status st, const mp_error *err)
-{
-	cJSON *doc = cJSON_CreateObject(), *errors, *e;
-	char type[96], field[sizeof(err->field)], message[sizeof(err->message)];
-
-	if (doc == NULL)
-		return NULL;
-	snprintf(type, sizeof(type), "urn:memplan:problem:%s",
-		 http == 405 ? "method-not-allowed" : http == 415 ? "unsupported-media-type" : slug_of(st));
-	cJSON_AddStringToObject(doc, "type", type);
-	cJSON_AddStringToObject(doc, "title", title_of(http));
-	cJSON_AddNumberToObject(doc, "status", http);
-	/* messages may quote request text (an id, a key) or be cut mid-character: send only well-formed UTF-8 */
-	mpd_utf8_sanitize(field, sizeof(field), err->field);
-	mpd_utf8_sanitize(message, sizeof(message), err->message);
-	cJSON_AddStringToObject(doc, "detail", message[0] ? message : mp_status_str(st));
-	errors = cJSON_AddArrayToObject(doc, "errors");
-	if (errors && message[0]) {
-		e = cJSON_CreateObject();
-		cJSON_AddStringToObject(e, "field", field);
-		cJSON_AddStringToObject(e, "message", message);
-		cJSON_AddItemToArray(errors, e);
-	}
-	return doc;
+	return 500; /* a value outside the enum: an invariant broke */
 }
 
 /* FNV-1a, 64 bits, over the body: a strong validator (the same bytes give the same tag; any change to the
@@ -188,69 +127,6 @@ static int queue(struct MHD_Connection *conn, int http, char *body, const char *
 	return ret;
 }
 
-#define MAX_EXACT_WHOLE 9007199254740992.0 /* 2^53: every whole double up to here is exact */
-
-/* The decimal digits of v into buf (at least 21 bytes), NUL-terminated; returns their count. printf's "%lld"
- * costs about ten times as much, and a plan prints about a hundred integers. */
-static int int_digits(long long v, char *buf)
-{
-	char tmp[24];
-	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-	int n = 0, k = 0;
-
-	do {
-		tmp[n++] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
-	if (v < 0)
-		buf[k++] = '-';
-	while (n)
-		buf[k++] = tmp[--n];
-	buf[k] = '\0';
-	return k;
-}
-
-/* Replaces each whole number item with |v| <= 2^53 in item's tree by a raw item holding its digits. -0 is left
- * to cJSON (it writes "-0"), and so are items borrowed by reference from another tree. */
-static void integers_as_raw(cJSON *item)
-{
-	cJSON *c = item->child;
-
-	while (c) {
-		cJSON *next = c->next;
-
-		if (c->type & cJSON_IsReference) {
-			/* borrowed from another tree: left as it is */
-		} else if (cJSON_IsNumber(c)) {
-			double d = c->valuedouble;
-
-			if (isfinite(d) && fabs(d) <= MAX_EXACT_WHOLE && d == floor(d) && !(d == 0 && signbit(d))) {
-				char digits[24];
-				int n = int_digits((long long)d, digits);
-				char *text = n > 0 ? cJSON_malloc((size_t)n + 1) : NULL;
-
-				/* in place: a raw item is a valuestring that cJSON_Delete frees */
-				if (text) {
-					memcpy(text, digits, (size_t)n + 1);
-					c->valuestring = text;
-					c->type = (c->type & ~0xFF) | cJSON_Raw;
-				}
-			}
-		} else if (c->child) {
-			integers_as_raw(c);
-		}
-		c = next;
-	}
-}
-
-char *mpd_json_print(cJSON *doc, bool pretty)
-{
-	if (doc == NULL)
-		return NULL;
-	integers_as_raw(doc);
-	return cJSON_PrintBuffered(doc, 8192, pretty);
-}
-
 int mpd_reply_send(void *conn, mp_status st, mpd_reply *rep, const char *allow)
 {
 	int http;
@@ -264,14 +140,14 @@ int mpd_reply_send(void *conn, mp_status st, mpd_reply *rep, const char *allow)
 			rep->text = NULL;
 			type = rep->text_type ? rep->text_type : "text/plain; charset=utf-8";
 		} else {
-			body = rep->json ? mpd_json_print(rep->json, false) : http == 204 ? strdup("") : NULL;
+			body = rep->json ? mpc_print(rep->json, false) : http == 204 ? strdup("") : NULL;
 			type = "application/json";
 		}
 	} else {
 		cJSON *doc;
 
 		http = rep->http_status ? rep->http_status : mpd_http_status(st);
-		doc = mpd_problem_json(http, st, &rep->err);
+		doc = mpc_problem_json(http, st, &rep->err);
 		body = doc ? cJSON_PrintUnformatted(doc) : NULL;
 		cJSON_Delete(doc);
 		type = "application/problem+json";

@@ -14,17 +14,4 @@ int mpd_http_status(mp_status st);
  * Consumes rep->json and rep->text; sets rep->http_status to the status sent. Returns the libmicrohttpd result. */
 int mpd_reply_send(void *conn, mp_status st, mpd_reply *rep, const char *allow);
 
-/*
- * Prints doc as JSON text (pretty when `pretty`), as every reply and the CLI's --json output do. Whole numbers
- * of magnitude up to 2^53 are printed as exact integers: cJSON's "%1.15g" would print 1978.9e12 FLOP/s as
- * 1.9789e+15 while 989.4e12 comes out as 989400000000000, and its print-then-scanf round trip is the slowest
- * part of printing a plan. Such number items become raw items holding their digits (doc stays valid JSON, and
- * is meant to be sent and freed: read no figures from it afterwards). The text is built in one buffer sized for
- * a typical document. Returns heap text (free with cJSON_free) or NULL (no memory).
- */
-char *mpd_json_print(cJSON *doc, bool pretty);
-
-/* Builds the problem+json document for an error (caller owns the result). */
-cJSON *mpd_problem_json(int http_status, mp_status st, const mp_error *err);
-
 #endif /* MPD_REPLY_H */

@@ -7,6 +7,11 @@
 
 #include "routes.h"
 
+#define PURE MPD_ROUTE_PURE
+#define WRITE MPD_ROUTE_WRITE
+#define JSON MPD_ROUTE_JSON_BODY
+#define PATCH (MPD_ROUTE_JSON_BODY | MPD_ROUTE_MERGE_PATCH)
+
 const mpd_route mpd_routes[] = {
 	{ "GET", "/v1/health", mpd_h_health, NULL, 0 },
 	{ "GET", "/openapi.yaml", mpd_h_openapi, NULL, 0 },
@@ -14,22 +19,22 @@ const mpd_route mpd_routes[] = {
 	{ "GET", "/v1/devices/{id}", mpd_h_device_get, NULL, 0 },
 	{ "GET", "/v1/models", mpd_h_models_list, "limit cursor model_type source", 0 },
 	{ "GET", "/v1/models/{id}", mpd_h_model_get, NULL, 0 },
-	{ "POST", "/v1/plan/inference", mpd_h_plan_inference, NULL, MPD_ROUTE_PURE },
-	{ "POST", "/v1/plan/training", mpd_h_plan_training, NULL, MPD_ROUTE_PURE },
-	{ "POST", "/v1/roofline", mpd_h_roofline, NULL, MPD_ROUTE_PURE },
+	{ "POST", "/v1/plan/inference", mpd_h_plan_inference, NULL, PURE | JSON },
+	{ "POST", "/v1/plan/training", mpd_h_plan_training, NULL, PURE | JSON },
+	{ "POST", "/v1/roofline", mpd_h_roofline, NULL, PURE | JSON },
 	{ "GET", "/v1/devices/{id}/roofline.svg", mpd_h_device_roofline_svg, "op ridge_dtype", 0 },
-	{ "PUT", "/v1/devices/{id}", mpd_h_device_put, NULL, 0 },
-	{ "PATCH", "/v1/devices/{id}", mpd_h_device_patch, NULL, 0 },
-	{ "DELETE", "/v1/devices/{id}", mpd_h_device_delete, NULL, 0 },
-	{ "PUT", "/v1/models/{id}", mpd_h_model_put, NULL, 0 },
-	{ "PATCH", "/v1/models/{id}", mpd_h_model_patch, NULL, 0 },
-	{ "DELETE", "/v1/models/{id}", mpd_h_model_delete, NULL, 0 },
-	{ "POST", "/v1/fit", mpd_h_fit, NULL, MPD_ROUTE_PURE },
+	{ "PUT", "/v1/devices/{id}", mpd_h_device_put, NULL, WRITE | JSON },
+	{ "PATCH", "/v1/devices/{id}", mpd_h_device_patch, NULL, WRITE | PATCH },
+	{ "DELETE", "/v1/devices/{id}", mpd_h_device_delete, NULL, WRITE },
+	{ "PUT", "/v1/models/{id}", mpd_h_model_put, NULL, WRITE | JSON },
+	{ "PATCH", "/v1/models/{id}", mpd_h_model_patch, NULL, WRITE | PATCH },
+	{ "DELETE", "/v1/models/{id}", mpd_h_model_delete, NULL, WRITE },
+	{ "POST", "/v1/fit", mpd_h_fit, NULL, PURE | JSON },
 	{ "GET", "/v1/capacity", mpd_h_capacity,
-	  "model sequence_length weight_dtype kv_cache_dtype vendor source format", MPD_ROUTE_PURE },
-	{ "POST", "/v1/calibrations", mpd_h_calibration_create, NULL, 0 },
+	  "model sequence_length weight_dtype kv_cache_dtype vendor source format", PURE },
+	{ "POST", "/v1/calibrations", mpd_h_calibration_create, NULL, WRITE | JSON },
 	{ "GET", "/v1/calibrations/{id}", mpd_h_calibration_get, NULL, 0 },
-	{ "DELETE", "/v1/calibrations/{id}", mpd_h_calibration_cancel, NULL, 0 },
+	{ "DELETE", "/v1/calibrations/{id}", mpd_h_calibration_cancel, NULL, WRITE },
 	{ "GET", "/metrics", mpd_h_metrics, NULL, 0 },
 };
 const size_t mpd_route_count = sizeof(mpd_routes) / sizeof(mpd_routes[0]);

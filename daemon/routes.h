@@ -18,6 +18,14 @@ typedef struct mpd_route {
 /* The answer is a function of the request body (POST) or the query arguments (GET) and the store's contents
  * only (no clock, no hardware): server.c may answer a repeat from the response cache (respcache.h). */
 #define MPD_ROUTE_PURE 1u
+/* The request changes state: it needs the bearer token when the daemon has one (auth.h), and it empties the
+ * response cache. */
+#define MPD_ROUTE_WRITE 2u
+/* The body is a JSON document: server.c checks the media type and parses it strictly (codec/json.h) before the
+ * handler runs; the handler gets the tree in mpd_request.json. */
+#define MPD_ROUTE_JSON_BODY 4u
+/* A JSON merge patch body (RFC 7396): as JSON_BODY, also taking application/merge-patch+json. */
+#define MPD_ROUTE_MERGE_PATCH 8u
 
 extern const mpd_route mpd_routes[];
 extern const size_t mpd_route_count;

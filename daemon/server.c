@@ -20,10 +20,9 @@
 
 #include <microhttpd.h>
 
+#include "../codec/calib.h"
+#include "../codec/json.h"
 #include "auth.h"
-#include "calib_jobs.h"
-#include "decode.h"
-#include "hf_config.h"
 #include "log.h"
 #include "metrics.h"
 #include "reply.h"
@@ -101,31 +100,6 @@ mp_status mpd_parse_listen(const char *s, mpd_config *cfg, mp_error *err)
 bad:
 	return mp_fail(err, MP_EINVAL, "--listen",
 		       "--listen takes ADDRESS:PORT with a numeric address, e.g. 127.0.0.1:8080 or [::1]:8080");
-}
-
-static mp_status mkdir_parents(const char *path, mp_error *err)
-{
-	char buf[512];
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-			return mp_fail(err, MP_EDB, "--db", "cannot create folder %s: %s", buf, strerror(errno));
-		*p = '/';
-	}
-	return MP_OK;
-}
-
-mp_status mpd_open_store(mpd_daemon *d, mp_error *err)
-{
-	mp_status st = mkdir_parents(d->cfg.db_path, err);
-
-	if (st != MP_OK)
-		return st;
-	return mp_store_open(d->cfg.db_path, mpd_hf_count_parameters, &d->store, err);
 }
 
 static double seconds_since(const struct timespec *t0)
@@ -305,7 +279,7 @@ static enum MHD_Result check_query_name(void *cls, enum MHD_ValueKind kind, cons
 	(void)value;
 	if (key == NULL || in_list(q->allowed, key))
 		return MHD_YES;
-	mpd_utf8_sanitize(q->bad, sizeof(q->bad), key[0] ? key : "(empty)");
+	mpc_utf8_sanitize(q->bad, sizeof(q->bad), key[0] ? key : "(empty)");
 	for (char *p = q->bad; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7F) /* control characters (a %00 comes as DEL) */
 			*p = '?';
@@ -380,12 +354,12 @@ static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *re
 	size_t klen = req->body_len;
 	query_key *q = NULL;
 
-	if (d->respcache == NULL || d->store == NULL)
+	if (d->respcache == NULL || d->svc == NULL)
 		return route->handler(req, rep);
 	if (!(route->flags & MPD_ROUTE_PURE)) {
 		st = route->handler(req, rep);
-		if (strcmp(route->method, "GET") != 0) /* a write empties the cache now, not at the next lookup */
-			mpd_respcache_sync(d->respcache, mp_store_generation(d->store));
+		if (route->flags & MPD_ROUTE_WRITE) /* a write empties the cache now, not at the next lookup */
+			mpd_respcache_sync(d->respcache, mp_store_generation(mps_store(d->svc)));
 		return st;
 	}
 	if (strcmp(route->method, "GET") == 0) { /* a GET's question is its query arguments */
@@ -403,7 +377,7 @@ static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *re
 		kb = q->buf;
 		klen = q->len;
 	}
-	gen = mp_store_generation(d->store);
+	gen = mp_store_generation(mps_store(d->svc));
 	text = mpd_respcache_get(d->respcache, key, kb, klen, gen, NULL);
 	if (text) {
 		free(q);
@@ -412,21 +386,32 @@ static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *re
 		return MP_OK;
 	}
 	st = route->handler(req, rep);
-	/* only JSON answers are kept: a handler that also wrote text (?format=text) answers with the text, and that
-	 * answer (another key) is computed each time */
-	if (st != MP_OK || rep->json == NULL || rep->text != NULL || (rep->http_status != 0 && rep->http_status != 200) ||
-	    (text = mpd_json_print(rep->json, false)) == NULL) {
+	/* only JSON answers are kept: a tree (printed here, the bytes the reply writer would print) or JSON text a
+	 * handler wrote as it went (POST /v1/fit); text for people (?format=text) is another key, computed each time */
+	if (st != MP_OK || (rep->http_status != 0 && rep->http_status != 200)) {
 		free(q);
-		return st; /* out of memory printing: the reply writer reports it */
+		return st;
+	}
+	if (rep->json != NULL && rep->text == NULL) {
+		if ((text = mpc_print(rep->json, false)) == NULL) {
+			free(q);
+			return st; /* out of memory printing: the reply writer reports it */
+		}
+		cJSON_Delete(rep->json);
+		rep->json = NULL;
+		rep->text = text;
+		rep->text_type = "application/json";
+	} else if (rep->json == NULL && rep->text != NULL && rep->text_type &&
+		   strcmp(rep->text_type, "application/json") == 0) {
+		text = rep->text;
+	} else {
+		free(q);
+		return st;
 	}
 	n = strlen(text);
-	if (mp_store_generation(d->store) == gen)
+	if (mp_store_generation(mps_store(d->svc)) == gen)
 		mpd_respcache_put(d->respcache, key, kb, klen, gen, text, n);
 	free(q);
-	cJSON_Delete(rep->json);
-	rep->json = NULL;
-	rep->text = text;
-	rep->text_type = "application/json";
 	return st;
 }
 
@@ -444,6 +429,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
 	const char *id;
 	enum MHD_Result ret;
 	unsigned long long declared;
+	cJSON *body = NULL;
 
 	(void)version;
 	if (rs == NULL) {
@@ -495,15 +481,14 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
 		return fail_now(conn, rs, MP_ENOTFOUND, 404, "", "no such endpoint; GET /openapi.yaml lists them",
 				NULL);
 	memset(&rep, 0, sizeof(rep));
-	st = mpd_auth_request(d, method, route->pattern, conn, &rep.err); /* writes need the token: auth.h */
+	st = mpd_auth_request(d, (route->flags & MPD_ROUTE_WRITE) != 0, conn, &rep.err); /* auth.h */
 	if (st != MP_OK) {
 		ret = mpd_reply_send(conn, st, &rep, NULL) == MHD_YES ? MHD_YES : MHD_NO;
 		rs->status = rep.http_status;
 		return ret;
 	}
-	if (strcmp(route->method, "POST") == 0 || strcmp(route->method, "PUT") == 0 ||
-	    strcmp(route->method, "PATCH") == 0) {
-		bool patch = strcmp(route->method, "PATCH") == 0;
+	if (route->flags & MPD_ROUTE_JSON_BODY) {
+		bool patch = (route->flags & MPD_ROUTE_MERGE_PATCH) != 0;
 		const char *ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
 
 		if (!json_media_type(ct, patch))
@@ -545,7 +530,18 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
 	req.body_len = rs->len;
 	req.conn = conn;
 	rep.cacheable = strcmp(route->method, "GET") == 0;
+	if (route->flags & MPD_ROUTE_JSON_BODY) {
+		/* one strict parse for every JSON route: a malformed body never reaches a handler */
+		st = mpc_parse_body(req.body, req.body_len, &body, &rep.err);
+		if (st != MP_OK) {
+			ret = mpd_reply_send(conn, st, &rep, NULL) == MHD_YES ? MHD_YES : MHD_NO;
+			rs->status = rep.http_status;
+			return ret;
+		}
+		req.json = body;
+	}
 	st = dispatch(d, route, &req, &rep);
+	cJSON_Delete(body);
 	if (st == MP_EDB && d->metrics)
 		mpd_metrics_db_error(d->metrics);
 	if (st != MP_OK && mpd_http_status(st) >= 500)
@@ -582,6 +578,33 @@ static void open_file_limit(const mpd_daemon *d)
 			"the open-file limit (%llu) holds fewer than --max-connections %u connections; raise it "
 			"(ulimit -n, or LimitNOFILE= in the systemd unit) to at least %llu",
 			(unsigned long long)rl.rlim_cur, d->cfg.connection_limit, (unsigned long long)want);
+}
+
+/* A stored measured profile's figures as gauges: the latest run wins (errors are ignored: metrics never fail a
+ * run). Called on the calibration worker's thread. */
+static void publish_profile(void *ctx, const mp_store_device *p)
+{
+	mpd_metrics *m = ctx;
+	mpd_label dev = { "device", p->id }, lab[2] = { { "device", p->id }, { "dtype", "" } };
+	mp_error e;
+
+	if (m == NULL)
+		return;
+	mpd_metrics_gauge_set(m, "memplan_calibration_memory_bandwidth_bytes_per_second",
+			      "Best memory bandwidth the latest calibration measured.", &dev, 1,
+			      p->hw.memory_bandwidth_bytes_per_second, &e);
+	if (p->hw.usable_memory_bytes)
+		mpd_metrics_gauge_set(m, "memplan_calibration_usable_memory_bytes",
+				      "Usable memory the latest calibration found (cudaMemGetInfo total).", &dev, 1,
+				      (double)p->hw.usable_memory_bytes, &e);
+	for (int t = 1; t < MP_DTYPE_COUNT; t++) {
+		if (!(p->hw.peak_flops_per_second[t] > 0))
+			continue;
+		lab[1].value = mp_dtype_name((mp_dtype)t);
+		mpd_metrics_gauge_set(m, "memplan_calibration_peak_flops_per_second",
+				      "Dense peak per data type in the latest calibration's profile.", lab, 2,
+				      p->hw.peak_flops_per_second[t], &e);
+	}
 }
 
 mp_status mpd_start(mpd_daemon *d, mp_error *err)
@@ -631,12 +654,12 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 		return mp_fail(err, MP_EINTERNAL, "--listen", "cannot listen on %s:%u (in use or not permitted)",
 			       d->cfg.listen_host, d->cfg.listen_port);
 	}
-	if (d->store && d->calib == NULL && mpd_calib_jobs_create(d->store, &d->calib, err) != MP_OK) {
+	if (d->svc && d->calib == NULL && mps_calib_jobs_create(d->svc, mpc_calib_job_text, &d->calib, err) != MP_OK) {
 		MHD_stop_daemon(d->mhd);
 		d->mhd = NULL;
 		return MP_ENOMEM;
 	}
-	mpd_calib_jobs_set_metrics(d->calib, d->metrics);
+	mps_calib_jobs_on_profile(d->calib, publish_profile, d->metrics);
 	if (d->cfg.response_cache_bytes && d->respcache == NULL &&
 	    (d->respcache = mpd_respcache_new(d->cfg.response_cache_bytes)) == NULL) {
 		mpd_stop(d);
@@ -654,7 +677,7 @@ void mpd_stop(mpd_daemon *d)
 		d->mhd = NULL;
 	}
 	/* After the HTTP threads: cancels running calibrations and joins them before the store closes. */
-	mpd_calib_jobs_destroy(d->calib);
+	mps_calib_jobs_destroy(d->calib);
 	d->calib = NULL;
 	mpd_metrics_free(d->metrics);
 	d->metrics = NULL;

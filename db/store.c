@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
 #include <sqlite3.h>
 
 #include "store.h"
@@ -25,15 +24,12 @@ typedef struct stmt_slot {
 	bool busy;		/* handed out (a nested use of the same SQL gets its own statement) */
 } stmt_slot;
 
-/* Decoded models kept for mp_store_model_decoded (see store.h), dropped whenever the generation moves. */
+/* Device rows kept for mp_store_device_get (see store.h), dropped whenever the generation moves. */
 #define MEMO_SLOTS 64
 
 typedef struct memo_slot {
-	char id[MP_STORE_ID_MAX];	/* "" = free */
-	mp_store_model_decode_fn decode;
-	size_t size;
-	uint64_t used;		/* last use, for eviction (least recently used goes) */
-	void *value;		/* size bytes */
+	uint64_t used;		/* last use, for eviction (least recently used goes); 0 = free */
+	mp_store_device *value;	/* heap, kept between uses of the slot */
 } memo_slot;
 
 struct mp_store {
@@ -263,61 +259,6 @@ static mp_status device_upsert(mp_store *s, const mp_store_device *d, const char
 static mp_status model_upsert(mp_store *s, const mp_store_model *m, const char *actor, const char *action,
 			      bool *created, mp_error *err);
 
-static const char *json_str(const cJSON *o, const char *k)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-
-	return cJSON_IsString(v) ? v->valuestring : "";
-}
-
-static double json_num(const cJSON *o, const char *k)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-
-	return cJSON_IsNumber(v) ? v->valuedouble : 0;
-}
-
-/* A preset entry of db/presets/devices.json as a device row. Unknown peak names (fp64_tensor) are skipped:
- * the planner has no such data type. */
-static void preset_to_device(const cJSON *j, mp_store_device *d)
-{
-	const cJSON *p, *peaks = cJSON_GetObjectItemCaseSensitive(j, "peak_flops_per_second");
-	char *ic = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(j, "interconnect"));
-
-	memset(d, 0, sizeof(*d));
-	snprintf(d->id, sizeof(d->id), "%s", json_str(j, "id"));
-	snprintf(d->name, sizeof(d->name), "%s", json_str(j, "name"));
-	snprintf(d->vendor, sizeof(d->vendor), "%s", json_str(j, "vendor"));
-	snprintf(d->architecture, sizeof(d->architecture), "%s", json_str(j, "architecture"));
-	snprintf(d->form_factor, sizeof(d->form_factor), "%s", json_str(j, "form_factor"));
-	snprintf(d->memory_type, sizeof(d->memory_type), "%s", json_str(j, "memory_type"));
-	snprintf(d->source, sizeof(d->source), "%s", json_str(j, "source")[0] ? json_str(j, "source") : "datasheet");
-	snprintf(d->source_note, sizeof(d->source_note), "%s", json_str(j, "source_note"));
-	snprintf(d->measured_at, sizeof(d->measured_at), "%s", json_str(j, "measured_at"));
-	snprintf(d->linked_device_id, sizeof(d->linked_device_id), "%s", json_str(j, "linked_device_id"));
-	snprintf(d->interconnect_json, sizeof(d->interconnect_json), "%s", ic && strcmp(ic, "null") ? ic : "");
-	cJSON_free(ic);
-	d->hw.memory_bytes = (uint64_t)json_num(j, "memory_bytes");
-	d->hw.usable_memory_bytes = (uint64_t)json_num(j, "usable_memory_bytes");
-	d->hw.memory_bandwidth_bytes_per_second = json_num(j, "memory_bandwidth_bytes_per_second");
-	d->hw.l2_cache_bytes = (uint64_t)json_num(j, "l2_cache_bytes");
-	d->hw.sm_count = (uint32_t)json_num(j, "sm_count");
-	d->hw.boost_clock_hz = json_num(j, "boost_clock_hz");
-	d->hw.cuda_context_bytes = (uint64_t)json_num(j, "cuda_context_bytes");
-	d->tdp_watts = json_num(j, "tdp_watts");
-	d->base_clock_hz = json_num(j, "base_clock_hz");
-	d->memory_clock_hz = json_num(j, "memory_clock_hz");
-	d->fma_flops_per_second = json_num(j, "fma_flops_per_second");
-	d->memory_latency_seconds = json_num(j, "memory_latency_seconds");
-	cJSON_ArrayForEach(p, peaks)
-	{
-		mp_dtype dt = mp_dtype_from_name(p->string);
-
-		if (dt != MP_DTYPE_INVALID && cJSON_IsNumber(p))
-			d->hw.peak_flops_per_second[dt] = p->valuedouble;
-	}
-}
-
 /* Whether (kind, id) was applied before; records it when not. */
 static mp_status preset_claim(mp_store *s, const char *kind, const char *id, bool *fresh, mp_error *err)
 {
@@ -355,68 +296,44 @@ static mp_status row_exists(mp_store *s, bool model, const char *id, bool *exist
 }
 
 /*
- * Applies the presets embedded in the binary: each device and model id never applied before is inserted,
- * unless a row with that id exists already (a user's row is never touched). Datasheet devices come first so
- * that a measured profile can link to its datasheet one.
+ * Applies the presets (service/presets.c gives those built into the binary): each device and model id never applied
+ * before is inserted, unless a row with that id exists already (a user's row is never touched). Datasheet devices
+ * come first so that a measured profile can link to its datasheet one.
  */
-static mp_status apply_presets(mp_store *s, mp_store_count_fn count, mp_error *err)
+static mp_status apply_presets(mp_store *s, const mp_store_presets *p, mp_error *err)
 {
-	cJSON *doc = cJSON_Parse(mp_store_device_presets[0].data);
-	mp_store_device *d = malloc(sizeof(*d));
 	mp_status st = MP_OK;
-	const cJSON *j;
 
-	if (!cJSON_IsArray(doc) || d == NULL) {
-		st = mp_fail(err, d ? MP_EINTERNAL : MP_ENOMEM, "", "device presets are not a JSON array");
-		goto out;
-	}
+	if (p == NULL)
+		return MP_OK;
 	for (int pass = 0; pass < 2 && st == MP_OK; pass++) {
-		cJSON_ArrayForEach(j, doc)
-		{
-			bool fresh = false, exists = false, linked = json_str(j, "linked_device_id")[0] != '\0';
+		for (size_t i = 0; i < p->ndevices && st == MP_OK; i++) {
+			const mp_store_device *d = &p->devices[i];
+			bool fresh = false, exists = false;
 
-			if (linked != (pass == 1))
+			if ((d->linked_device_id[0] != '\0') != (pass == 1))
 				continue;
-			preset_to_device(j, d);
 			st = preset_claim(s, "device", d->id, &fresh, err);
 			if (st == MP_OK && fresh)
 				st = row_exists(s, false, d->id, &exists, err);
 			if (st == MP_OK && fresh && !exists)
 				st = device_upsert(s, d, "preset", "preset", NULL, err);
-			if (st != MP_OK)
-				break;
 		}
 	}
-	for (const mp_embedded_file *f = mp_store_model_presets; f->name && st == MP_OK; f++) {
-		mp_store_model m;
-		cJSON *cfg = cJSON_Parse(f->data);
+	for (size_t i = 0; i < p->nmodels && st == MP_OK; i++) {
+		const mp_store_model *m = &p->models[i];
 		bool fresh = false, exists = false;
 
-		memset(&m, 0, sizeof(m));
-		if (cfg == NULL) {
-			st = mp_fail(err, MP_EINTERNAL, "", "model preset %s is not valid JSON", f->name);
-			break;
-		}
-		snprintf(m.id, sizeof(m.id), "%s", f->name);
-		snprintf(m.model_type, sizeof(m.model_type), "%s", json_str(cfg, "model_type"));
-		snprintf(m.source, sizeof(m.source), "preset");
-		cJSON_Delete(cfg);
-		m.config_json = (char *)f->data;
-		st = preset_claim(s, "model", m.id, &fresh, err);
+		st = preset_claim(s, "model", m->id, &fresh, err);
 		if (st == MP_OK && fresh)
-			st = row_exists(s, true, m.id, &exists, err);
+			st = row_exists(s, true, m->id, &exists, err);
 		if (st == MP_OK && fresh && !exists)
-			st = count(f->data, &m.parameters, err);
-		if (st == MP_OK && fresh && !exists)
-			st = model_upsert(s, &m, "preset", "preset", NULL, err);
+			st = model_upsert(s, m, "preset", "preset", NULL, err);
 	}
-out:
-	free(d);
-	cJSON_Delete(doc);
 	return st;
 }
 
-static mp_status migrate(mp_store *s, int target, mp_store_count_fn count, mp_error *err)
+static mp_status migrate(mp_store *s, int target, const mp_store_presets *presets, mp_error *err)
 {
 	sqlite3 *db = s->db;
 	int v = user_version(db);
@@ -451,13 +368,13 @@ static mp_status migrate(mp_store *s, int target, mp_store_count_fn count, mp_er
 		case 3:
 			st = exec_script(db, schema_v3, err);
 			if (st == MP_OK)
-				st = apply_presets(s, count, err);
+				st = apply_presets(s, presets, err);
 			if (st == MP_OK)
 				st = exec_script(db, "PRAGMA user_version = 3", err);
 			break;
 		case 4:
 			/* presets added since version 3 (the A100 40GB PCIe); user rows are untouched */
-			st = apply_presets(s, count, err);
+			st = apply_presets(s, presets, err);
 			if (st == MP_OK)
 				st = exec_script(db, "PRAGMA user_version = 4", err);
 			break;
@@ -487,7 +404,7 @@ static void memo_clear(mp_store *s)
 	}
 }
 
-mp_status mp_store_open_at(const char *path, int version, mp_store_count_fn count_parameters, mp_store **out,
+mp_status mp_store_open_at(const char *path, int version, const mp_store_presets *presets, mp_store **out,
 			   mp_error *err)
 {
 	pthread_mutexattr_t attr;
@@ -513,7 +430,7 @@ mp_status mp_store_open_at(const char *path, int version, mp_store_count_fn coun
 	st = exec_script(s->db, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL",
 			 err);
 	if (st == MP_OK)
-		st = migrate(s, version, count_parameters, err);
+		st = migrate(s, version, presets, err);
 	if (st != MP_OK) {
 		stmts_finalize(s);
 		sqlite3_close(s->db);
@@ -528,9 +445,9 @@ mp_status mp_store_open_at(const char *path, int version, mp_store_count_fn coun
 	return MP_OK;
 }
 
-mp_status mp_store_open(const char *path, mp_store_count_fn count_parameters, mp_store **out, mp_error *err)
+mp_status mp_store_open(const char *path, const mp_store_presets *presets, mp_store **out, mp_error *err)
 {
-	return mp_store_open_at(path, SCHEMA_VERSION, count_parameters, out, err);
+	return mp_store_open_at(path, SCHEMA_VERSION, presets, out, err);
 }
 
 void mp_store_close(mp_store *s)
@@ -775,32 +692,13 @@ static mp_status load_peaks(mp_store *s, mp_store_device *d, mp_error *err)
 
 bool mp_store_valid_id(const char *id)
 {
-	size_t n = id ? strlen(id) : 0;
-
-	if (n == 0 || n >= MP_STORE_ID_MAX || !((id[0] >= 'a' && id[0] <= 'z') || (id[0] >= '0' && id[0] <= '9')))
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = id[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_'))
-			return false;
-	}
-	return true;
+	return mp_valid_id(id); /* the one id rule (core/mp_base.h); MP_STORE_ID_MAX is 64 */
 }
 
 #define BAD_ID_MESSAGE "is not a valid id: ids match ^[a-z0-9][a-z0-9._-]{0,62}$ (1 to 63 bytes)"
 
-static bool memo_get(mp_store *s, const char *id, mp_store_model_decode_fn decode, void *out, size_t size,
-		     uint64_t *gen);
-static void memo_put(mp_store *s, const char *id, mp_store_model_decode_fn decode, const void *value, size_t size);
-
-/* The memo's key for a device read (devices need no decoding; this marks the slot as a device). Never called. */
-static mp_status device_memo_tag(const mp_store_model *m, void *out, mp_error *err)
-{
-	(void)m;
-	(void)out;
-	return mp_fail(err, MP_EINTERNAL, "", "not a decoder");
-}
+static bool memo_get(mp_store *s, const char *id, mp_store_device *out);
+static void memo_put(mp_store *s, const mp_store_device *value);
 
 mp_status mp_store_device_get(mp_store *s, const char *id, mp_store_device *out, mp_error *err)
 {
@@ -815,7 +713,7 @@ mp_status mp_store_device_get(mp_store *s, const char *id, mp_store_device *out,
 	pthread_mutex_lock(&s->lock);
 	/* like the decoded models: kept while the generation stays, never inside a transaction */
 	memo = s->depth == 0;
-	if (memo && memo_get(s, id, device_memo_tag, out, sizeof(*out), NULL)) {
+	if (memo && memo_get(s, id, out)) {
 		pthread_mutex_unlock(&s->lock);
 		return MP_OK;
 	}
@@ -831,7 +729,7 @@ mp_status mp_store_device_get(mp_store *s, const char *id, mp_store_device *out,
 		/* read under the lock at s->memo_generation: a commit elsewhere since then moves the generation at the
 		 * next look, which drops this copy */
 		if (rc == MP_OK && memo)
-			memo_put(s, id, device_memo_tag, out, sizeof(*out));
+			memo_put(s, out);
 	} else if (step == SQLITE_DONE) {
 		rc = mp_fail(err, MP_ENOTFOUND, "/device", "no device with id '%.64s' (GET /v1/devices lists them)", id);
 	} else {
@@ -1303,95 +1201,50 @@ uint64_t mp_store_generation(mp_store *s)
 	return g;
 }
 
-static memo_slot *memo_find(mp_store *s, const char *id, mp_store_model_decode_fn decode, size_t size)
+static memo_slot *memo_find(mp_store *s, const char *id)
 {
 	for (int i = 0; i < MEMO_SLOTS; i++) {
 		memo_slot *m = &s->memo[i];
 
-		if (m->id[0] && m->decode == decode && m->size == size && strcmp(m->id, id) == 0)
+		if (m->used && strcmp(m->value->id, id) == 0)
 			return m;
 	}
 	return NULL;
 }
 
-/* Keeps a copy of value under (id, decode, size), evicting the least recently used entry when full. Best
- * effort: out of memory only means it is not kept. */
-static void memo_put(mp_store *s, const char *id, mp_store_model_decode_fn decode, const void *value, size_t size)
+/* Keeps a copy of the device, evicting the least recently used entry when full. Best effort: out of memory only
+ * means it is not kept. Caller holds the lock. */
+static void memo_put(mp_store *s, const mp_store_device *value)
 {
-	memo_slot *m = memo_find(s, id, decode, size);
+	memo_slot *m = memo_find(s, value->id);
 
 	if (m == NULL) {
 		m = &s->memo[0];
-		for (int i = 0; i < MEMO_SLOTS && m->id[0]; i++)
-			if (!s->memo[i].id[0] || s->memo[i].used < m->used)
+		for (int i = 0; i < MEMO_SLOTS && m->used; i++)
+			if (!s->memo[i].used || s->memo[i].used < m->used)
 				m = &s->memo[i];
-		if (m->value == NULL || m->size != size) {
-			free(m->value);
-			m->value = malloc(size);
-			if (m->value == NULL) {
-				memset(m, 0, sizeof(*m));
-				return;
-			}
-		}
-		snprintf(m->id, sizeof(m->id), "%s", id);
-		m->decode = decode;
-		m->size = size;
+		if (m->value == NULL && (m->value = malloc(sizeof(*m->value))) == NULL)
+			return;
 	}
-	memcpy(m->value, value, size);
+	*m->value = *value;
 	m->used = ++s->memo_clock;
 }
 
-/* The memo's value for (id, decode, size) into out, first dropping every value when the generation moved; *gen
- * (may be NULL) gets the generation read. Caller holds the lock, outside any transaction. */
-static bool memo_get(mp_store *s, const char *id, mp_store_model_decode_fn decode, void *out, size_t size,
-		     uint64_t *gen)
+/* The memo's copy of device id into out, first dropping every copy when the generation moved. Caller holds the
+ * lock, outside any transaction. */
+static bool memo_get(mp_store *s, const char *id, mp_store_device *out)
 {
 	uint64_t g = generation_now(s);
 	memo_slot *hit;
 
-	if (gen)
-		*gen = g;
 	if (g != s->memo_generation) {
 		memo_clear(s);
 		s->memo_generation = g;
 	}
-	hit = memo_find(s, id, decode, size);
+	hit = memo_find(s, id);
 	if (hit == NULL)
 		return false;
-	memcpy(out, hit->value, size);
+	*out = *hit->value;
 	hit->used = ++s->memo_clock;
 	return true;
-}
-
-mp_status mp_store_model_decoded(mp_store *s, const char *id, mp_store_model_decode_fn decode, void *out,
-				 size_t size, mp_error *err)
-{
-	mp_store_model m;
-	uint64_t gen = 0;
-	mp_status rc;
-	bool memo;
-
-	if (!mp_store_valid_id(id))
-		return mp_fail(err, MP_EINVAL, "/model", "the model id " BAD_ID_MESSAGE);
-	pthread_mutex_lock(&s->lock);
-	/* inside a transaction this thread sees its own uncommitted writes: read them, keep nothing */
-	memo = s->depth == 0;
-	if (memo && memo_get(s, id, decode, out, size, &gen)) {
-		pthread_mutex_unlock(&s->lock);
-		return MP_OK;
-	}
-	rc = mp_store_model_get(s, id, &m, err);
-	pthread_mutex_unlock(&s->lock);
-	if (rc != MP_OK)
-		return rc;
-	/* decoding runs unlocked; its result is kept only if nothing was written meanwhile */
-	rc = decode(&m, out, err);
-	mp_store_model_free(&m);
-	if (rc != MP_OK || !memo)
-		return rc;
-	pthread_mutex_lock(&s->lock);
-	if (s->generation == gen && s->memo_generation == gen)
-		memo_put(s, id, decode, out, size);
-	pthread_mutex_unlock(&s->lock);
-	return MP_OK;
 }

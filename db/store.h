@@ -1,7 +1,7 @@
 /*
  * store.h: memplan's SQLite store (db/). Owns the schema, its migrations (keyed on PRAGMA user_version),
- * the presets shipped inside the binary, and every SQL statement: all of them are prepared statements with
- * bound parameters, never built from strings. The store hands the daemon plain values; the planner never
+ * and every SQL statement: all of them are prepared statements with bound parameters, never built from strings.
+ * Rows in, rows out as plain structs: no JSON, no calls upward (presets arrive as structs). The planner never
  * sees SQLite. Thread-safe: one handle may be shared by the daemon's worker threads.
  */
 #ifndef MP_STORE_H
@@ -12,30 +12,25 @@
 
 #include "../planner/memplan.h"
 
-/* A file embedded at build time by tools/embed.c. Arrays of these end with a { NULL, NULL, 0 } entry. */
-typedef struct mp_embedded_file {
-	const char *name;	/* base name without extension: "llama-3-8b", "devices" */
-	const char *data;	/* NUL-terminated contents */
-	size_t len;
-} mp_embedded_file;
-
-extern const mp_embedded_file mp_store_device_presets[];	/* db/presets/devices.json */
-extern const mp_embedded_file mp_store_model_presets[];	/* db/presets/models/ *.json */
-
 typedef struct mp_store mp_store;	/* opaque: holds the sqlite3 handle */
 
-/*
- * Counts a preset model's parameters while the store seeds itself (the store cannot: it does not parse
- * model configs). Returns MP_OK and sets *parameters, or an error that aborts the seeding.
- */
-typedef mp_status (*mp_store_count_fn)(const char *config_json, uint64_t *parameters, mp_error *err);
+/* Rows every new database starts with (service/presets.c builds them from db/presets at build time). */
+struct mp_store_device;
+struct mp_store_model;
+typedef struct mp_store_presets {
+	const struct mp_store_device *devices;	/* a profile with linked_device_id is written after the rest */
+	size_t ndevices;
+	const struct mp_store_model *models;	/* model_type and parameters filled */
+	size_t nmodels;
+} mp_store_presets;
 
 /*
- * Opens (creating if needed) the database at path, applies pending migrations and presets in one
- * transaction each. count_parameters is used only for model presets. On success *out is a handle the
- * caller releases with mp_store_close. Errors: MP_EDB (err->message carries SQLite's message).
+ * Opens (creating if needed) the database at path, applies pending migrations and the presets (borrowed; NULL =
+ * none) in one transaction each: each preset id is written once in a database's life, and never over a row the
+ * user has. On success *out is a handle the caller releases with mp_store_close. Errors: MP_EDB (err->message
+ * carries SQLite's message).
  */
-mp_status mp_store_open(const char *path, mp_store_count_fn count_parameters, mp_store **out, mp_error *err);
+mp_status mp_store_open(const char *path, const mp_store_presets *presets, mp_store **out, mp_error *err);
 void mp_store_close(mp_store *s);
 
 /* The schema version this build migrates to, and the one the open database is at. */
@@ -73,8 +68,8 @@ typedef struct mp_store_device {
  */
 bool mp_store_valid_id(const char *id);
 
-/* Fills *out for id. Reads are memoised per handle like mp_store_model_decoded's (kept while mp_store_generation
- * stays, shared 64 slots, bypassed inside mp_store_begin). Errors: MP_EINVAL (not a valid id), MP_ENOTFOUND,
+/* Fills *out for id. Reads are memoised per handle: up to 64 rows kept while mp_store_generation stays (any write
+ * through this handle or a commit by another connection drops them), bypassed inside mp_store_begin. Errors: MP_EINVAL (not a valid id), MP_ENOTFOUND,
  * MP_EDB. */
 mp_status mp_store_device_get(mp_store *s, const char *id, mp_store_device *out, mp_error *err);
 
@@ -174,22 +169,6 @@ mp_status mp_store_model_remove(mp_store *s, const char *id, const char *actor, 
  */
 uint64_t mp_store_generation(mp_store *s);
 
-/*
- * Decodes a stored model into the caller's value: a pure function of the row that fills *out (a plain value of
- * the size given to mp_store_model_decoded, holding no pointers) or fails naming the field.
- */
-typedef mp_status (*mp_store_model_decode_fn)(const mp_store_model *m, void *out, mp_error *err);
-
-/*
- * mp_store_model_get followed by decode, memoised per handle: the store keeps up to 64 decoded values (least
- * recently used go first), keyed by (id, decode, size), and answers from them while mp_store_generation has not
- * moved; any write through this handle or a commit by another connection or process drops them all. So a stored
- * config is parsed once, not per request. Inside mp_store_begin the memo is bypassed. Failures are not kept.
- * Errors: MP_EINVAL (not a valid id), those of mp_store_model_get, those of decode.
- */
-mp_status mp_store_model_decoded(mp_store *s, const char *id, mp_store_model_decode_fn decode, void *out,
-				 size_t size, mp_error *err);
-
 /* ----- audit log: one row per write, in the write's own transaction ----- */
 typedef struct mp_store_audit {
 	int64_t seq;			/* increasing */
@@ -220,7 +199,7 @@ mp_status mp_store_integrity_check(mp_store *s, char *out, size_t len, mp_error 
  * Opens the database at path and migrates it only up to schema version `version` (tests build old
  * databases with it to check upgrades). Otherwise as mp_store_open.
  */
-mp_status mp_store_open_at(const char *path, int version, mp_store_count_fn count_parameters, mp_store **out,
+mp_status mp_store_open_at(const char *path, int version, const mp_store_presets *presets, mp_store **out,
 			   mp_error *err);
 
 #endif /* MP_STORE_H */

@@ -1,6 +1,6 @@
 /*
  * fuzz_hf_config.c: libFuzzer harness for the Hugging Face config.json parser (daemon/hf_config.c) and the
- * parameter count behind it: arbitrary bytes -> cJSON -> mpd_model_from_hf -> mp_count_parameters, plus
+ * parameter count behind it: arbitrary bytes -> cJSON -> mpm_from_hf -> mp_count_parameters, plus
  * the store's counting callback on the same text. Any crash or sanitizer report is a bug; an accepted
  * config must count without error or fail with a message.
  */
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../daemon/hf_config.h"
+#include "../model/model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -17,7 +17,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	mp_model m;
 	mp_param_count pc;
 	mp_error err;
-	uint64_t n;
 
 	if (text == NULL)
 		return 0;
@@ -25,14 +24,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	text[size] = '\0';
 	cfg = cJSON_ParseWithLength(text, size);
 	memset(&err, 0, sizeof(err));
-	if (cfg && mpd_model_from_hf(cfg, "/model/hf_config", &m, &err) == MP_OK) {
+	if (cfg && mpm_from_hf(cfg, "/model/hf_config", &m, &err) == MP_OK) {
 		if (mp_count_parameters(&m, &pc, &err) != MP_OK && err.message[0] == '\0')
 			abort();
 	} else if (cfg && err.message[0] == '\0') {
 		abort();
 	}
 	memset(&err, 0, sizeof(err));
-	if (mpd_hf_count_parameters(text, &n, &err) != MP_OK && err.message[0] == '\0')
+	/* the text path the service reads stored configs through */
+	if (mpm_from_hf_text(text, "/model", &m, &err) != MP_OK && err.message[0] == '\0')
 		abort();
 	cJSON_Delete(cfg);
 	free(text);

@@ -1,6 +1,6 @@
 /*
  * fuzz_plan.c: libFuzzer harness for the request path of POST /v1/plan/inference and /v1/plan/training:
- * body parsing (mpd_parse_body), field-table decoding, model resolution (stored ids, inline hf_config,
+ * body parsing (mpc_parse_body), field-table decoding, model resolution (stored ids, inline hf_config,
  * bare counts), the planner and the response document. The first byte picks the endpoint; the rest is the
  * body. A store with the presets is opened once in a temporary folder. Any crash, sanitizer report or
  * leak is a bug; a document returned without an error must print.
@@ -11,15 +11,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../daemon/decode.h"
-#include "../daemon/hf_config.h"
-#include "../daemon/plan.h"
+#include "../codec/json.h"
+#include "../tests/lib_util.h"
 
-static mp_store *store;
+static mps_service *svc;
 
 static void close_store(void)
 {
-	mp_store_close(store);
+	mps_close(svc);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -32,7 +31,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (mkdtemp(dir) == NULL)
 		abort();
 	snprintf(path, sizeof(path), "%s/fuzz.db", dir);
-	if (mp_store_open(path, mpd_hf_count_parameters, &store, &err) != MP_OK) {
+	if (mps_open(path, &svc, &err) != MP_OK) {
 		fprintf(stderr, "fuzz_plan: cannot open the store: %s\n", err.message);
 		abort();
 	}
@@ -58,10 +57,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(body, data + 1, size - 1);
 	body[size - 1] = '\0';
 	memset(&err, 0, sizeof(err));
-	st = mpd_parse_body(body, size - 1, &doc, &err);
+	st = mpc_parse_body(body, size - 1, &doc, &err);
 	if (st == MP_OK)
-		st = (data[0] & 1) ? mpd_plan_training(store, doc, &out, &err)
-				   : mpd_plan_inference(store, doc, &out, &err);
+		st = lib_answer(svc, (data[0] & 1) ? "training" : "inference", doc, &out, &err);
 	if (st == MP_OK) {
 		char *printed = cJSON_PrintUnformatted(out);
 

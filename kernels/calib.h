@@ -186,6 +186,14 @@ typedef struct mp_calib_gpu_results {
  * call failed or a kernel produced wrong data; err->message names the call and CUDA's error string).
  * A suite that cannot run on this device (fp8 below cc 8.9) is reported in its status, not as an error.
  */
+/* The readings of a GPU run that the profile, the document and the table all take the same way: the memory
+ * bandwidth (the better of the 16-byte copy kernel and cudaMemcpy D2D; 0 when the hbm suite did not run), a
+ * matrix peak measured without error (0 otherwise), and the architecture of a compute capability ("Hopper" for
+ * 9.0; "" when unknown). */
+double mp_calib_gpu_bandwidth(const mp_calib_gpu_results *r);
+double mp_calib_matmul_peak(const mp_calib_gpu_results *r, mp_dtype t);
+const char *mp_calib_architecture(int major, int minor);
+
 mp_status mp_calib_gpu_run(const mp_calib_gpu_options *o, const mp_calib_ctl *ctl, mp_calib_gpu_results *r,
                            mp_error *err);
 

@@ -1,6 +1,6 @@
 /*
- * calib_common.c: what every build of the calibration component shares: the suite names and the median /
- * best of a set of timed runs. No hardware access here.
+ * calib_common.c: what every build of the calibration component shares: the suite names, the median / best of
+ * a set of timed runs, and the readings of a result that everyone takes the same way. No hardware access here.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -61,4 +61,37 @@ mp_calib_stat mp_calib_stat_of(double *samples, uint32_t n, bool higher_is_bette
 	s.best = higher_is_better ? samples[n - 1] : samples[0];
 	s.median = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
 	return s;
+}
+
+const char *mp_calib_architecture(int major, int minor)
+{
+	int cc = major * 10 + minor;
+
+	if (cc >= 100)
+		return "Blackwell";
+	if (cc == 90)
+		return "Hopper";
+	if (cc == 89)
+		return "Ada Lovelace";
+	if (cc >= 80)
+		return "Ampere";
+	if (cc == 75)
+		return "Turing";
+	if (cc >= 70)
+		return "Volta";
+	return "";
+}
+
+double mp_calib_gpu_bandwidth(const mp_calib_gpu_results *r)
+{
+	if (!(r->suites_done & MP_CALIB_HBM))
+		return 0;
+	return r->copy.best > r->memcpy_d2d.best ? r->copy.best : r->memcpy_d2d.best;
+}
+
+double mp_calib_matmul_peak(const mp_calib_gpu_results *r, mp_dtype t)
+{
+	const mp_calib_matmul *m = &r->matmul[t];
+
+	return (r->suites_done & MP_CALIB_MATMUL) && m->status[0] == '\0' ? m->flops_per_second.best : 0;
 }

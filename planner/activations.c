@@ -176,7 +176,7 @@ mp_status mp_layer_activation_bytes(const mp_model *m, const mp_training_req *re
 	out->total = mp_ckadd(&c, out->total, out->moe);
 	out->total = mp_ckadd(&c, out->total, out->dropout_masks);
 	if (c.ovf)
-		return mp_fail(err, MP_EOVERFLOW, "/micro_batch_size",
+		return mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/micro_batch_size",
 			       "activation bytes of one layer overflow 64 bits at this batch and sequence length");
 	return MP_OK;
 }

@@ -1,5 +1,5 @@
 /*
- * core.c: status strings, error detail, checked 64-bit arithmetic and the data-type table.
+ * core.c: the data-type table and the crossing search.
  * Owns the one table of storage formats; nothing else in the planner knows a format's size.
  */
 #include <math.h>
@@ -8,59 +8,6 @@
 #include <string.h>
 
 #include "memplan.h"
-
-const char *mp_status_str(mp_status st)
-{
-	switch (st) {
-	case MP_OK: return "ok";
-	case MP_EINVAL: return "invalid value";
-	case MP_EOVERFLOW: return "value too large";
-	case MP_EUNSUPPORTED: return "unsupported";
-	case MP_ENOTFOUND: return "not found";
-	case MP_ENOMEM: return "out of memory";
-	case MP_EPARSE: return "malformed document";
-	case MP_EDB: return "database error";
-	case MP_ENOTBUILTIN: return "not built in";
-	case MP_ENODEV: return "hardware not available";
-	case MP_EBUSY: return "busy";
-	case MP_ECONFLICT: return "conflict";
-	case MP_ETOOLARGE: return "request too large";
-	case MP_EINTERNAL: return "internal error";
-	case MP_EAUTH: return "authentication required";
-	case MP_EFORBIDDEN: return "forbidden";
-	}
-	return "unknown";
-}
-
-mp_status mp_fail(mp_error *err, mp_status st, const char *field, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL)
-		return st;
-	snprintf(err->field, sizeof(err->field), "%s", field ? field : "");
-	va_start(ap, fmt);
-	vsnprintf(err->message, sizeof(err->message), fmt, ap);
-	va_end(ap);
-	return st;
-}
-
-bool mp_mul_u64(uint64_t a, uint64_t b, uint64_t *out)
-{
-	return !__builtin_mul_overflow(a, b, out);
-}
-
-bool mp_add_u64(uint64_t a, uint64_t b, uint64_t *out)
-{
-	return !__builtin_add_overflow(a, b, out);
-}
-
-bool mp_muladd_u64(uint64_t *acc, uint64_t a, uint64_t b)
-{
-	uint64_t p;
-
-	return mp_mul_u64(a, b, &p) && mp_add_u64(*acc, p, acc);
-}
 
 /*
  * Storage formats. Sources: IEEE 754 and the OCP FP8 spec for the float types; ggml-common.h for the GGUF

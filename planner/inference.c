@@ -66,7 +66,7 @@ static void list_degrees(const mp_model *m, char *buf, size_t len)
 	}
 }
 
-mp_status mp_check_tp_degree(const mp_model *m, uint64_t tp, mp_error *err)
+mp_status mp_check_tp_degree(const mp_model *m, uint64_t tp, const char *base, mp_error *err)
 {
 	char list[256];
 
@@ -74,7 +74,7 @@ mp_status mp_check_tp_degree(const mp_model *m, uint64_t tp, mp_error *err)
 		return MP_OK;
 	list_degrees(m, list, sizeof(list));
 	/* case BI-01: name the rule that failed and list the degrees that work */
-	return mp_fail(err, MP_EINVAL, "/tensor_parallel_size",
+	return mp_fail_at(err, MP_EINVAL, base, "/tensor_parallel_size",
 	               "tensor_parallel_size %llu must divide the attention heads (%llu) and every FFN width, "
 	               "and divide or be a multiple of the KV heads (%llu); valid: %s",
 	               (unsigned long long)tp, (unsigned long long)m->num_heads, (unsigned long long)m->num_kv_heads,
@@ -88,50 +88,50 @@ static mp_status check_req(const mp_model *m, const mp_inference_req *req, const
 	mp_status st;
 
 	if (mp_dtype_layout_of(req->weight_dtype).block_values == 0)
-		return mp_fail(err, MP_EINVAL, "/weight_dtype", "weight_dtype is not a known format");
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/weight_dtype", "weight_dtype is not a known format");
 	if (mp_dtype_layout_of(req->kv_cache_dtype).block_values == 0)
-		return mp_fail(err, MP_EINVAL, "/kv_cache_dtype", "kv_cache_dtype is not a known format");
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/kv_cache_dtype", "kv_cache_dtype is not a known format");
 	if (req->batch_size < 1 || req->batch_size > MP_MAX_BATCH_SIZE)
-		return mp_fail(err, MP_EINVAL, "/batch_size", "batch_size must be between 1 and %llu",
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/batch_size", "batch_size must be between 1 and %llu",
 		               (unsigned long long)MP_MAX_BATCH_SIZE);
 	if (req->sequence_length < 1 || req->sequence_length > MP_MAX_SEQUENCE_LENGTH)
-		return mp_fail(err, MP_EINVAL, "/sequence_length", "sequence_length must be between 1 and %llu",
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/sequence_length", "sequence_length must be between 1 and %llu",
 		               (unsigned long long)MP_MAX_SEQUENCE_LENGTH);
 	if (req->num_gpus > MP_MAX_GPUS || tp > MP_MAX_GPUS)
-		return mp_fail(err, MP_EINVAL, "/num_gpus", "num_gpus must be between 1 and %llu",
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/num_gpus", "num_gpus must be between 1 and %llu",
 		               (unsigned long long)MP_MAX_GPUS);
 	if (req->num_gpus && tp > req->num_gpus)
-		return mp_fail(err, MP_EINVAL, "/tensor_parallel_size",
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/tensor_parallel_size",
 		               "tensor_parallel_size (%llu) must not exceed num_gpus (%llu)", (unsigned long long)tp,
 		               (unsigned long long)req->num_gpus);
 	if (req->num_gpus && req->num_gpus % tp != 0)
-		return mp_fail(err, MP_EINVAL, "/num_gpus",
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/num_gpus",
 		               "num_gpus (%llu) must be a multiple of tensor_parallel_size (%llu): each group of "
 		               "tensor_parallel_size GPUs holds one replica",
 		               (unsigned long long)req->num_gpus, (unsigned long long)tp);
-	st = mp_check_tp_degree(m, tp, err);
+	st = mp_check_tp_degree(m, tp, req->json_pointer, err);
 	if (st != MP_OK)
 		return st;
 	if (o->gpu_memory_utilization < 0 || o->gpu_memory_utilization > 1 ||
 	    o->gpu_memory_utilization != o->gpu_memory_utilization)
-		return mp_fail(err, MP_EINVAL, "/gpu_memory_utilization",
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/gpu_memory_utilization",
 		               "gpu_memory_utilization must be in (0, 1]: the fraction of the GPU the plan may use");
 	if (o->kv_block_size > MP_MAX_SEQUENCE_LENGTH)
-		return mp_fail(err, MP_EINVAL, "/kv_block_size", "kv_block_size must be between 1 and %llu",
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/kv_block_size", "kv_block_size must be between 1 and %llu",
 		               (unsigned long long)MP_MAX_SEQUENCE_LENGTH);
 	if (o->logits_positions > req->sequence_length)
-		return mp_fail(err, MP_EINVAL, "/logits_positions",
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/logits_positions",
 		               "logits_positions must be between 1 and sequence_length (%llu)",
 		               (unsigned long long)req->sequence_length);
 	if (o->length_scope == MP_LENGTH_SHARED && req->sequence_length < req->batch_size)
-		return mp_fail(err, MP_EINVAL, "/sequence_length",
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/sequence_length",
 		               "with sequence_length_scope shared, sequence_length (%llu) is the total over all %llu slots "
 		               "and must be at least batch_size (one token per slot)",
 		               (unsigned long long)req->sequence_length, (unsigned long long)req->batch_size);
 	per_seq = o->length_scope == MP_LENGTH_SHARED
 	              ? req->sequence_length / req->batch_size + (req->sequence_length % req->batch_size != 0)
 	              : req->sequence_length;
-	return mp_check_context(m, per_seq, o->allow_beyond_max_position, "/sequence_length", err);
+	return mp_check_context(m, per_seq, o->allow_beyond_max_position, req->json_pointer, "/sequence_length", err);
 }
 
 static uint64_t req_tp(const mp_inference_req *req, const mp_inference_opts *o)
@@ -159,8 +159,12 @@ static mp_status evaluate(const mp_model *m, const mp_inference_req *req, const 
 	mem->context_limit = mp_model_context_limit(m);
 	if (weights)
 		mem->weights = *weights;
-	else
-		st = mp_weight_bytes(m, req->weight_dtype, o->compute_dtype, &o->formats, tp, &mem->weights, err);
+	else {
+		mp_weight_formats f = o->formats;
+
+		f.json_pointer = req->json_pointer; /* the formats are fields of this request */
+		st = mp_weight_bytes(m, req->weight_dtype, o->compute_dtype, &f, tp, &mem->weights, err);
+	}
 	if (st != MP_OK)
 		return st;
 	mem->weights_bytes = mem->weights.total_bytes;
@@ -186,7 +190,7 @@ static mp_status evaluate(const mp_model *m, const mp_inference_req *req, const 
 	    !mp_add_u64(mem->total_bytes, mem->activations_bytes, &mem->total_bytes) ||
 	    !mp_add_u64(mem->total_bytes, mem->overhead_bytes, &mem->total_bytes) ||
 	    mem->total_bytes > MP_MAX_PLAN_BYTES)
-		return mp_fail(err, MP_EOVERFLOW, "/sequence_length",
+		return mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/sequence_length",
 			       "the plan needs more than 2^53 bytes (9 PB) per GPU: beyond any device, and beyond what "
 			       "the API reports as an exact integer");
 	return MP_OK;

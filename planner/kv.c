@@ -56,11 +56,11 @@ mp_status mp_kv_cache(const mp_model *m, const mp_inference_req *req, const mp_i
 	if (st != MP_OK)
 		return st;
 	if (mp_dtype_layout_of(req->kv_cache_dtype).block_values == 0)
-		return mp_fail(err, MP_EINVAL, "/kv_cache_dtype", "kv_cache_dtype is not a known format");
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/kv_cache_dtype", "kv_cache_dtype is not a known format");
 	layer_rows(m, o->mla_cache, tp, &k, &v, d);
 	if (!mp_dtype_bytes(req->kv_cache_dtype, k, &kb) || (v && !mp_dtype_bytes(req->kv_cache_dtype, v, &vb)) ||
 	    !mp_add_u64(kb, vb, &row))
-		return mp_fail(err, MP_EOVERFLOW, "/model", "KV cache width overflows 64 bits");
+		return mp_fail(err, MP_EOVERFLOW, mp_model_pointer(m), "KV cache width overflows 64 bits");
 	d->values_per_token_per_layer = k + v;
 	d->window_layers = mp_model_sliding_layers(m);
 	d->full_layers = m->num_layers - d->window_layers;
@@ -78,13 +78,13 @@ mp_status mp_kv_cache(const mp_model *m, const mp_inference_req *req, const mp_i
 	d->tokens_full = round_up(seq, d->block_size);
 	d->tokens_window = d->window_layers ? round_up(seq < window ? seq : window, d->block_size) : 0;
 	if (d->tokens_full < seq)
-		return mp_fail(err, MP_EOVERFLOW, "/sequence_length", "sequence_length overflows 64 bits");
+		return mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/sequence_length", "sequence_length overflows 64 bits");
 	if (!mp_mul_u64(row, m->num_layers, &d->bytes_per_token))
-		return mp_fail(err, MP_EOVERFLOW, "/model", "KV cache width overflows 64 bits");
+		return mp_fail(err, MP_EOVERFLOW, mp_model_pointer(m), "KV cache width overflows 64 bits");
 	if (!mp_muladd_u64(&acc, d->full_layers, d->tokens_full) ||
 	    !mp_muladd_u64(&acc, d->window_layers, d->tokens_window) || !mp_mul_u64(acc, row, &t) ||
 	    !mp_mul_u64(t, mult, bytes))
-		return mp_fail(err, MP_EOVERFLOW, "/sequence_length",
+		return mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/sequence_length",
 		               "the KV cache for %llu tokens x %llu sequences overflows 64 bits",
 		               (unsigned long long)seq, (unsigned long long)req->batch_size);
 	return MP_OK;

@@ -11,8 +11,13 @@
 #define REQUIRE_POSITIVE(v, key)                                                                    \
 	do {                                                                                        \
 		if ((v) == 0)                                                                       \
-			return mp_fail(err, MP_EINVAL, "/model/" key, key " must be at least 1"); \
+			return mp_fail_at(err, MP_EINVAL, mp_model_pointer(m), "/" key, key " must be at least 1"); \
 	} while (0)
+
+const char *mp_model_pointer(const mp_model *m)
+{
+	return m->json_pointer[0] ? m->json_pointer : "/model";
+}
 
 mp_status mp_model_validate(const mp_model *m, mp_error *err)
 {
@@ -21,7 +26,7 @@ mp_status mp_model_validate(const mp_model *m, mp_error *err)
 	REQUIRE_POSITIVE(m->vocab_size, "vocab_size");
 	REQUIRE_POSITIVE(m->num_heads, "num_attention_heads");
 	if (m->num_layers > MP_MAX_LAYERS)
-		return mp_fail(err, MP_EINVAL, "/model/num_hidden_layers",
+		return mp_fail_at(err, MP_EINVAL, mp_model_pointer(m), "/num_hidden_layers",
 			       "num_hidden_layers is %llu; at most %d layers are supported",
 			       (unsigned long long)m->num_layers, MP_MAX_LAYERS);
 	if (m->attn_kind == MP_ATTN_GQA) {
@@ -29,11 +34,11 @@ mp_status mp_model_validate(const mp_model *m, mp_error *err)
 		REQUIRE_POSITIVE(m->num_kv_heads, "num_key_value_heads");
 		REQUIRE_POSITIVE(m->head_dim, "head_dim");
 		if (m->num_kv_heads > m->num_heads)
-			return mp_fail(err, MP_EINVAL, "/model/num_key_value_heads",
+			return mp_fail_at(err, MP_EINVAL, mp_model_pointer(m), "/num_key_value_heads",
 				       "num_key_value_heads (%llu) must not exceed num_attention_heads (%llu)",
 				       (unsigned long long)m->num_kv_heads, (unsigned long long)m->num_heads);
 		if (m->num_heads % m->num_kv_heads != 0)
-			return mp_fail(err, MP_EINVAL, "/model/num_key_value_heads",
+			return mp_fail_at(err, MP_EINVAL, mp_model_pointer(m), "/num_key_value_heads",
 				       "num_attention_heads (%llu) must be a multiple of num_key_value_heads "
 				       "(%llu) for grouped-query attention",
 				       (unsigned long long)m->num_heads, (unsigned long long)m->num_kv_heads);
@@ -49,13 +54,13 @@ mp_status mp_model_validate(const mp_model *m, mp_error *err)
 		REQUIRE_POSITIVE(m->num_experts_per_tok, "num_experts_per_tok");
 		REQUIRE_POSITIVE(m->moe_intermediate_size, "moe_intermediate_size");
 		if (m->num_experts_per_tok > m->num_experts)
-			return mp_fail(err, MP_EINVAL, "/model/num_experts_per_tok",
+			return mp_fail_at(err, MP_EINVAL, mp_model_pointer(m), "/num_experts_per_tok",
 				       "num_experts_per_tok (%llu) must not exceed the number of experts (%llu)",
 				       (unsigned long long)m->num_experts_per_tok,
 				       (unsigned long long)m->num_experts);
 	}
 	if (m->sliding_window_layers > m->num_layers)
-		return mp_fail(err, MP_EINVAL, "/model/layer_types",
+		return mp_fail_at(err, MP_EINVAL, mp_model_pointer(m), "/layer_types",
 			       "more sliding-window layers than layers");
 	return MP_OK;
 }
@@ -69,20 +74,21 @@ uint64_t mp_model_context_limit(const mp_model *m)
 	return m->max_position_embeddings;
 }
 
-mp_status mp_check_context(const mp_model *m, uint64_t tokens, bool allow_beyond, const char *field, mp_error *err)
+mp_status mp_check_context(const mp_model *m, uint64_t tokens, bool allow_beyond, const char *base, const char *field,
+			   mp_error *err)
 {
 	uint64_t limit = mp_model_context_limit(m);
 
 	if (limit == 0 || tokens <= limit)
 		return MP_OK;
 	if (m->learned_position_embeddings)
-		return mp_fail(err, MP_EINVAL, field,
+		return mp_fail_at(err, MP_EINVAL, base, field,
 			       "%s needs %llu positions, more than the %llu rows of the model's learned position table",
 			       field + 1, (unsigned long long)tokens, (unsigned long long)limit);
 	if (allow_beyond)
 		return MP_OK;
 	/* case BI-05: contexts past the trained length without a RoPE scaling are refused */
-	return mp_fail(err, MP_EINVAL, field,
+	return mp_fail_at(err, MP_EINVAL, base, field,
 		       "%s needs %llu positions, beyond the model's context of %llu tokens (max_position_embeddings%s); "
 		       "set allow_beyond_max_position_embeddings: true to plan it anyway",
 		       field + 1, (unsigned long long)tokens, (unsigned long long)limit,
@@ -243,5 +249,5 @@ mp_status mp_count_parameters(const mp_model *m, mp_param_count *out, mp_error *
 	out->active_per_token = active_trunk;
 	return MP_OK;
 overflow:
-	return mp_fail(err, MP_EOVERFLOW, "/model", "the parameter count overflows 64 bits");
+	return mp_fail(err, MP_EOVERFLOW, mp_model_pointer(m), "the parameter count overflows 64 bits");
 }

@@ -1,5 +1,7 @@
 /*
- * mp_core.h: status codes, error detail, checked arithmetic and data types.
+ * mp_core.h: data types and storage formats, and the crossing search. Status codes, error detail and checked
+ * arithmetic come from the floor below (core/mp_base.h); the planner returns only MP_OK, MP_EINVAL, MP_EOVERFLOW,
+ * MP_EUNSUPPORTED and MP_EINTERNAL.
  * Part of the planner's public contract; include "memplan.h", not this file.
  */
 #ifndef MP_CORE_H
@@ -9,61 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* ---------------------------------------------------------------------------------------------------------
- * Status codes. Append-only: the numbers are stable. mp_status_str() gives a short constant string.
- * The daemon maps each to one HTTP status in a single table (daemon/reply.c).
- * ------------------------------------------------------------------------------------------------------- */
-typedef enum mp_status {
-	MP_OK = 0,
-	MP_EINVAL = 1,		/* a value is out of its allowed range or inconsistent: HTTP 422 */
-	MP_EOVERFLOW = 2,	/* a derived quantity does not fit in 64 bits: HTTP 422 */
-	MP_EUNSUPPORTED = 3,	/* well-formed but not modelled (unknown model_type, ...): HTTP 422 */
-	MP_ENOTFOUND = 4,	/* unknown id: HTTP 404 */
-	MP_ENOMEM = 5,		/* allocation failed (never from the planner): HTTP 500 */
-	MP_EPARSE = 6,		/* malformed document (bad JSON): HTTP 400 */
-	MP_EDB = 7,		/* the store failed: HTTP 500 */
-	MP_ENOTBUILTIN = 8,	/* feature compiled out: HTTP 501 */
-	MP_ENODEV = 9,		/* hardware absent: HTTP 503 */
-	MP_EBUSY = 10,		/* hardware or job slot busy: HTTP 409 */
-	MP_ECONFLICT = 11,	/* state conflict (id exists, precondition failed): HTTP 409 */
-	MP_ETOOLARGE = 12,	/* request too large: HTTP 413 */
-	MP_EINTERNAL = 13,	/* an invariant broke: HTTP 500 */
-	MP_EAUTH = 14,		/* credentials missing: HTTP 401 */
-	MP_EFORBIDDEN = 15,	/* credentials wrong: HTTP 403 */
-} mp_status;
-
-/* Returns a constant, never NULL, lowercase string for any value (unknown values give "unknown"). */
-const char *mp_status_str(mp_status st);
-
-/*
- * Error detail filled by any function that returns something other than MP_OK. `field` is a JSON pointer
- * relative to the request document ("/batch_size", "/model/num_key_value_heads"); `message` says what is
- * wrong and what is allowed. Caller-owned; functions write NUL-terminated, truncated strings.
- */
-typedef struct mp_error {
-	char field[96];
-	char message[320];
-} mp_error;
-
-/* Fills err (if not NULL) and returns st. printf-style; the planner's only use of formatting. */
-mp_status mp_fail(mp_error *err, mp_status st, const char *field, const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 4, 5)))
-#endif
-	;
-
-/* ---------------------------------------------------------------------------------------------------------
- * Checked 64-bit arithmetic. Each returns false on overflow and leaves *out unspecified.
- * ------------------------------------------------------------------------------------------------------- */
-bool mp_mul_u64(uint64_t a, uint64_t b, uint64_t *out);
-
-/* The largest byte total a plan may report: 2^53 (about 9 PB). JSON numbers are exact integers only up to 2^53,
- * and no device is within a million times of it, so a larger total is refused (MP_EOVERFLOW) rather than
- * rounded. */
-#define MP_MAX_PLAN_BYTES (UINT64_C(1) << 53)
-bool mp_add_u64(uint64_t a, uint64_t b, uint64_t *out);
-/* *acc += a * b, checked. */
-bool mp_muladd_u64(uint64_t *acc, uint64_t a, uint64_t b);
+#include "../core/mp_base.h"
 
 /* ---------------------------------------------------------------------------------------------------------
  * Searching a monotone quantity for its crossing (the fit solver's largest batch and longest sequence, the

@@ -86,6 +86,7 @@ typedef struct mp_weight_formats {
 	mp_int4_scheme int4_scheme;
 	bool nf4_no_double_quant; /* false: absmax double-quantised (QLoRA, bnb_4bit_use_double_quant) */
 	mp_weight_layout layout;
+	const char *json_pointer; /* base of the request's fields in errors ("/weight_formats/mlp" under it); borrowed */
 } mp_weight_formats;
 
 typedef struct mp_weight_class_bytes {
@@ -148,6 +149,8 @@ typedef struct mp_inference_req {
 	uint64_t sequence_length;    /* tokens per sequence (prompt + generated), >= 1 */
 	uint64_t num_gpus;           /* >= 1; tensor-parallel split when > 1 */
 	uint64_t cuda_context_bytes; /* 0 = device's, else MP_DEFAULT_CUDA_CONTEXT_BYTES */
+	const char *json_pointer;    /* where the request sits in the caller's document ("" or NULL: the top,
+	                                "/jobs/3/inference"): error fields are named under it. Borrowed. */
 } mp_inference_req;
 
 /* Everything beyond the basic request; a zeroed struct (or NULL) means every documented default. */
@@ -257,7 +260,7 @@ bool mp_tp_degree_ok(const mp_model *m, uint64_t t);
  * MP_EINVAL naming /tensor_parallel_size with the rule and the list of valid degrees. Worked example: 52
  * heads, FFN 17920, tp 8 -> "... valid: 1, 2, 4" (13, 26 and 52 divide the heads but not the FFN width).
  */
-mp_status mp_check_tp_degree(const mp_model *m, uint64_t tp, mp_error *err);
+mp_status mp_check_tp_degree(const mp_model *m, uint64_t tp, const char *base, mp_error *err);
 
 /*
  * The inference plan: weights (per class and format), KV cache, prefill workspace, overhead. When dev is not

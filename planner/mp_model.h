@@ -96,7 +96,13 @@ typedef struct mp_model {
 	uint64_t rope_scaled_max_position;	/* context the declared RoPE scaling targets; 0 = no scaling */
 	bool router_correction_buffer;	/* deepseek_v3 e_score_correction_bias: a buffer (not a parameter) */
 	uint8_t dense_layer_mask[MP_MAX_LAYERS / 8];	/* bit i: layer i keeps a dense MLP (mlp_only_layers) */
+	/* The JSON pointer of the object whose members are the config keys ("/model/hf_config",
+	 * "/jobs/3/inference/model"): errors about the model name its keys under it. "" = "/model". */
+	char json_pointer[64];
 } mp_model;
+
+/* Where errors about m's keys are named: m->json_pointer, or "/model" when it is empty. */
+const char *mp_model_pointer(const mp_model *m);
 
 /* Is layer i (0-based) a mixture-of-experts layer? first_dense_layers, moe_layer_step and
  * dense_layer_mask together decide (transformers: first_k_dense_replace, decoder_sparse_step, mlp_only_layers). */
@@ -122,11 +128,12 @@ uint64_t mp_model_context_limit(const mp_model *m);
 /*
  * The one context check of every planner (inference, training, the roofline step analysis): tokens (the
  * positions one sequence occupies) must be at most mp_model_context_limit, unless allow_beyond is set and the
- * positions are RoPE (a learned table is never exceeded). Errors: MP_EINVAL naming `field` (for example
- * "/sequence_length") that says the limit and the override, allow_beyond_max_position_embeddings (case BI-05).
+ * positions are RoPE (a learned table is never exceeded). Errors: MP_EINVAL naming `field` under `base` (for
+ * example base "/jobs/2/inference", field "/sequence_length"; base NULL = the top) that says the limit and the override, allow_beyond_max_position_embeddings (case BI-05).
  * Worked example: llama-2-7b (4096 positions, no RoPE scaling), 8192 tokens -> MP_EINVAL; with allow_beyond -> MP_OK.
  */
-mp_status mp_check_context(const mp_model *m, uint64_t tokens, bool allow_beyond, const char *field, mp_error *err);
+mp_status mp_check_context(const mp_model *m, uint64_t tokens, bool allow_beyond, const char *base, const char *field,
+			   mp_error *err);
 
 /* The largest sequence a fit solver may search: the context limit, MP_MAX_SEQUENCE_LENGTH-capped; with
  * allow_beyond (and RoPE positions) MP_MAX_SEQUENCE_LENGTH. */

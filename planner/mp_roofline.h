@@ -61,6 +61,8 @@ typedef struct mp_op {
 	uint64_t bytes;
 	uint64_t l2_bytes, shared_memory_bytes; /* traffic at those levels; 0 = same as bytes */
 	mp_unit unit;                           /* raw only; the others know their unit */
+	const char *json_pointer;               /* the op's place in the request ("/ops/3"): errors name its fields
+	                                           under it; device fields stay "/device/..."; borrowed */
 } mp_op;
 
 /* One memory level's ceiling in a hierarchical roofline (one ceiling per level, Williams et al. sec. 5). */
@@ -203,6 +205,7 @@ typedef struct mp_step_req {
 	                                   per GPU: heads, KV heads (one each when tp exceeds them), FFN and
 	                                   expert widths and the vocabulary split tp ways; norms, embeddings and
 	                                   residuals replicated; the all-reduces between GPUs are not modelled */
+	const char *json_pointer;       /* where the request sits ("/transformer"): error fields under it; borrowed */
 } mp_step_req;
 
 #define MP_STEP_MAX_OPS 32

@@ -118,6 +118,9 @@ typedef struct mp_training_req {
 	/* accept sequence_length > the model's context without RoPE scaling (mp_check_context); the fit solver's
 	 * max_sequence_length is bounded by the context otherwise */
 	bool allow_beyond_max_position;
+
+	/* where the request sits in the caller's document (NULL or "": the top): error fields are named under it */
+	const char *json_pointer;
 } mp_training_req;
 
 /* ---------------------------------------------------------------------------------------------------------

@@ -111,18 +111,18 @@ static bool add_values4(uint64_t *acc, mp_dtype t, uint64_t a, uint64_t b, uint6
 	return mp_mul_u64(a, b, &n) && add_values(acc, t, n, c, e);
 }
 
-static mp_status need(uint64_t v, const char *field, mp_error *err)
+static mp_status need(uint64_t v, const char *base, const char *field, mp_error *err)
 {
-	return v >= 1 ? MP_OK : mp_fail(err, MP_EINVAL, field, "%s must be an integer >= 1", field + 1);
+	return v >= 1 ? MP_OK : mp_fail_at(err, MP_EINVAL, base, field, "%s must be an integer >= 1", field + 1);
 }
 
 #define NEED(v, f)                                                                                                     \
 	do {                                                                                                           \
-		st = need((v), (f), err);                                                                              \
+		st = need((v), op->json_pointer, (f), err);                                                                              \
 		if (st != MP_OK)                                                                                       \
 			return st;                                                                                     \
 	} while (0)
-#define OVERFLOW() mp_fail(err, MP_EOVERFLOW, "", "the operation's byte count overflows 64 bits")
+#define OVERFLOW() mp_fail(err, MP_EOVERFLOW, op->json_pointer, "the operation's byte count overflows 64 bits")
 
 /* Query/key pairs scored: causal queries are the last q of kv tokens, query i sees kv - q + i + 1 keys. */
 static double attention_pairs(const mp_op *op, bool causal)
@@ -141,22 +141,22 @@ mp_status mp_op_cost(const mp_op *op, double *flops, uint64_t *bytes, mp_error *
 	*flops = 0;
 	*bytes = 0;
 	if (op->kind != MP_OP_RAW && !valid_dtype(dt) && !(op->kind == MP_OP_MATMUL || op->kind == MP_OP_MATVEC))
-		return mp_fail(err, MP_EINVAL, "/dtype", "dtype must be a known data type");
+		return mp_fail_at(err, MP_EINVAL, op->json_pointer, "/dtype", "dtype must be a known data type");
 	switch (op->kind) {
 	case MP_OP_RAW:
 		if (!(op->flops >= 0) || !isfinite(op->flops))
-			return mp_fail(err, MP_EINVAL, "/flops", "flops must be a finite number >= 0");
+			return mp_fail_at(err, MP_EINVAL, op->json_pointer, "/flops", "flops must be a finite number >= 0");
 		*flops = op->flops;
 		*bytes = op->bytes;
 		return MP_OK;
 	case MP_OP_ELEMENTWISE:
 		NEED(op->elements, "/elements");
 		if (op->inputs + op->outputs < 1 || op->inputs > 64 || op->outputs > 64)
-			return mp_fail(err, MP_EINVAL, "/inputs",
+			return mp_fail_at(err, MP_EINVAL, op->json_pointer, "/inputs",
 			               "an elementwise operation reads 0..64 inputs and writes 0..64 outputs, at least "
 			               "one tensor in all");
 		if (!(op->flops_per_element >= 0) || !isfinite(op->flops_per_element))
-			return mp_fail(err, MP_EINVAL, "/flops_per_element", "flops_per_element must be >= 0");
+			return mp_fail_at(err, MP_EINVAL, op->json_pointer, "/flops_per_element", "flops_per_element must be >= 0");
 		if (!add_values(&b, dt, op->elements, op->inputs + op->outputs, 1))
 			return OVERFLOW();
 		*flops = (double)op->elements * op->flops_per_element;
@@ -195,9 +195,9 @@ mp_status mp_op_cost(const mp_op *op, double *flops, uint64_t *bytes, mp_error *
 		         c = or_default(op->c_dtype, dt);
 
 		if (op->kind == MP_OP_MATVEC && op->m > 1)
-			return mp_fail(err, MP_EINVAL, "/m", "a matvec has m = 1; use a matmul for m > 1");
+			return mp_fail_at(err, MP_EINVAL, op->json_pointer, "/m", "a matvec has m = 1; use a matmul for m > 1");
 		if (!valid_dtype(a) || !valid_dtype(w) || !valid_dtype(c))
-			return mp_fail(err, MP_EINVAL,
+			return mp_fail_at(err, MP_EINVAL, op->json_pointer,
 			               valid_dtype(a) ? valid_dtype(w) ? "/c_dtype" : "/b_dtype" : "/a_dtype",
 			               "give dtype, or a_dtype, b_dtype and c_dtype, as known data types");
 		NEED(m, "/m");
@@ -219,14 +219,14 @@ mp_status mp_op_cost(const mp_op *op, double *flops, uint64_t *bytes, mp_error *
 		NEED(op->q_tokens, "/q_tokens");
 		NEED(op->kv_tokens, "/kv_tokens");
 		if (!valid_dtype(kv))
-			return mp_fail(err, MP_EINVAL, "/kv_dtype", "kv_dtype must be a known data type");
+			return mp_fail_at(err, MP_EINVAL, op->json_pointer, "/kv_dtype", "kv_dtype must be a known data type");
 		if (op->heads % op->kv_heads != 0)
-			return mp_fail(err, MP_EINVAL, "/kv_heads",
+			return mp_fail_at(err, MP_EINVAL, op->json_pointer, "/kv_heads",
 			               "heads (%llu) must be a multiple of kv_heads (%llu)",
 			               (unsigned long long)op->heads, (unsigned long long)op->kv_heads);
 		if (op->causal && op->q_tokens > op->kv_tokens)
-			return mp_fail(
-			    err, MP_EINVAL, "/q_tokens",
+			return mp_fail_at(
+			    err, MP_EINVAL, op->json_pointer, "/q_tokens",
 			    "causal attention needs q_tokens <= kv_tokens (the queries are the last tokens)");
 		/* Q read and O written: batch x q x heads x head_dim each; K and V read: batch x kv x 2 kv_heads x
 		 * head_dim. Eager adds the score matrix S (batch x heads x q x kv) written, read by softmax, P
@@ -242,7 +242,7 @@ mp_status mp_op_cost(const mp_op *op, double *flops, uint64_t *bytes, mp_error *
 		break;
 	}
 	default:
-		return mp_fail(err, MP_EINVAL, "/op", "unknown operation kind");
+		return mp_fail_at(err, MP_EINVAL, op->json_pointer, "/op", "unknown operation kind");
 	}
 	*bytes = b;
 	return MP_OK;

@@ -12,6 +12,8 @@
 #include "memplan.h"
 
 typedef struct builder {
+	const mp_model *m;
+	const mp_step_req *req;
 	const mp_device *d;
 	mp_step *s;
 	mp_error *err;
@@ -38,9 +40,13 @@ static mp_status add(builder *b, const char *name, uint64_t count, const mp_op *
 	st = mp_roofline(b->d, op, &so->roof, b->err);
 	if (st != MP_OK) {
 		/* an operation's overflow names no field of its own: the step's sizes (batch x tokens) drive it */
-		if (b->err && b->err->field[0] == '\0')
-			snprintf(b->err->field, sizeof(b->err->field), "%s",
-			         b->s->phase == MP_PHASE_DECODE ? "/context_tokens" : "/prompt_tokens");
+		if (b->err && b->err->field[0] == '\0') {
+			char msg[sizeof(b->err->message)];
+
+			memcpy(msg, b->err->message, sizeof(msg)); /* never format a buffer into itself */
+			mp_fail_at(b->err, st, b->req->json_pointer,
+			           b->s->phase == MP_PHASE_DECODE ? "/context_tokens" : "/prompt_tokens", "%s", msg);
+		}
 		return st;
 	}
 	so->time_seconds = (double)count * so->roof.time_seconds;
@@ -66,7 +72,7 @@ static mp_status linear(builder *b, const char *name, uint64_t count, uint64_t r
 	op.k = k;
 	op.n = n;
 	if (!mp_mul_u64(k, n, &kn) || !mp_dtype_bytes(b->w, kn, &wb))
-		return mp_fail(b->err, MP_EOVERFLOW, "/model", "weight bytes overflow 64 bits");
+		return mp_fail(b->err, MP_EOVERFLOW, mp_model_pointer(b->m), "weight bytes overflow 64 bits");
 	return add(b, name, count, &op, wb);
 }
 
@@ -84,7 +90,7 @@ static mp_status vector_op(builder *b, const char *name, uint64_t count, mp_op_k
 	op.cols = cols;
 	if (kind == MP_OP_ELEMENTWISE) {
 		if (!mp_mul_u64(rows, cols, &op.elements))
-			return mp_fail(b->err, MP_EOVERFLOW, "/batch_size", "element count overflows 64 bits");
+			return mp_fail_at(b->err, MP_EOVERFLOW, b->req->json_pointer, "/batch_size", "element count overflows 64 bits");
 		op.inputs = inputs;
 		op.outputs = 1;
 		op.flops_per_element = flops_per_element;
@@ -143,7 +149,7 @@ static mp_status attention_ops(builder *b, const mp_model *m, mp_phase phase, co
 		flops = 2.0 * (double)req->batch_size * (double)m->num_heads * pairs * (double)(lat + m->kv_lora_rank);
 		if (!mp_mul_u64(req->batch_size, kv_tokens, &t) || !mp_mul_u64(t, lat, &t) ||
 		    !mp_dtype_bytes(b->kv, t, &bytes))
-			return mp_fail(b->err, MP_EOVERFLOW, "/batch_size", "KV bytes overflow 64 bits");
+			return mp_fail_at(b->err, MP_EOVERFLOW, b->req->json_pointer, "/batch_size", "KV bytes overflow 64 bits");
 		memset(&op, 0, sizeof(op));
 		op.kind = MP_OP_RAW;
 		op.unit = MP_UNIT_MATRIX;
@@ -221,7 +227,7 @@ static mp_status mlp_ops(builder *b, const mp_model *m)
 		mp_op op;
 
 		if (k > E)
-			return mp_fail(b->err, MP_EINVAL, "/model/num_experts_per_tok",
+			return mp_fail_at(b->err, MP_EINVAL, mp_model_pointer(b->m), "/num_experts_per_tok",
 			               "num_experts_per_tok (%llu) exceeds num_experts (%llu)", (unsigned long long)k,
 			               (unsigned long long)E);
 		/* Distinct experts hit by tokens x top-k uniform draws: E (1 - (1 - k/E)^tokens). */
@@ -232,7 +238,7 @@ static mp_status mlp_ops(builder *b, const mp_model *m)
 			return st;
 		if (!mp_mul_u64(m->hidden_size, up_mult * ffn, &n) || !mp_dtype_bytes(b->w, n, &expert_up) ||
 		    !mp_mul_u64(ffn, m->hidden_size, &n) || !mp_dtype_bytes(b->w, n, &expert_down))
-			return mp_fail(b->err, MP_EOVERFLOW, "/model", "expert bytes overflow 64 bits");
+			return mp_fail(b->err, MP_EOVERFLOW, mp_model_pointer(b->m), "expert bytes overflow 64 bits");
 		for (int pass = 0; pass < 2; pass++) {
 			uint64_t in = pass ? ffn : m->hidden_size, out = pass ? m->hidden_size : up_mult * ffn;
 			uint64_t wb = (uint64_t)llround(active * (double)(pass ? expert_down : expert_up)), ab = 0,
@@ -248,7 +254,7 @@ static mp_status mlp_ops(builder *b, const mp_model *m)
 			if (!mp_mul_u64(rows, in, &n) || !mp_dtype_bytes(b->act, n, &ab) ||
 			    !mp_mul_u64(rows, out, &n) || !mp_dtype_bytes(b->act, n, &cb) ||
 			    !mp_add_u64(wb, ab, &op.bytes) || !mp_add_u64(op.bytes, cb, &op.bytes))
-				return mp_fail(b->err, MP_EOVERFLOW, "/batch_size", "expert bytes overflow 64 bits");
+				return mp_fail_at(b->err, MP_EOVERFLOW, b->req->json_pointer, "/batch_size", "expert bytes overflow 64 bits");
 			st = add(b, pass ? "experts_down" : (gated ? "experts_gate_up" : "experts_up"), moe, &op, wb);
 			if (st != MP_OK)
 				return st;
@@ -275,24 +281,26 @@ static mp_status check(const mp_model *m, mp_phase phase, const mp_step_req *req
 	if (st != MP_OK)
 		return st;
 	if (mp_dtype_layout_of(req->weight_dtype).block_values == 0)
-		return mp_fail(err, MP_EINVAL, "/weight_dtype", "weight_dtype is not a known format");
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/weight_dtype", "weight_dtype is not a known format");
 	if (mp_dtype_layout_of(req->kv_cache_dtype).block_values == 0)
-		return mp_fail(err, MP_EINVAL, "/kv_cache_dtype", "kv_cache_dtype is not a known format");
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/kv_cache_dtype", "kv_cache_dtype is not a known format");
 	if (req->batch_size < 1 || req->batch_size > MP_MAX_BATCH_SIZE)
-		return mp_fail(err, MP_EINVAL, "/batch_size", "batch_size must be between 1 and %llu",
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/batch_size", "batch_size must be between 1 and %llu",
 		               (unsigned long long)MP_MAX_BATCH_SIZE);
 	if (phase == MP_PHASE_DECODE && req->context_tokens > MP_MAX_SEQUENCE_LENGTH)
-		return mp_fail(err, MP_EINVAL, "/context_tokens", "context_tokens must be at most %llu",
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/context_tokens", "context_tokens must be at most %llu",
 		               (unsigned long long)MP_MAX_SEQUENCE_LENGTH);
 	if (phase == MP_PHASE_PREFILL && (req->prompt_tokens < 1 || req->prompt_tokens > MP_MAX_SEQUENCE_LENGTH))
-		return mp_fail(err, MP_EINVAL, "/prompt_tokens", "prompt_tokens must be between 1 and %llu",
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/prompt_tokens", "prompt_tokens must be between 1 and %llu",
 		               (unsigned long long)MP_MAX_SEQUENCE_LENGTH);
 	if (m->hidden_size == 0 || m->num_heads == 0 || m->vocab_size == 0)
-		return mp_fail(err, MP_EINVAL, "/model", "the step analysis needs hidden_size, heads and vocab_size");
+		return mp_fail(err, MP_EINVAL, mp_model_pointer(m), "the step analysis needs hidden_size, heads and vocab_size");
 	/* the same context rule as the plans: the decode step writes position context_tokens + 1 */
 	if (phase == MP_PHASE_DECODE)
-		return mp_check_context(m, req->context_tokens + 1, req->allow_beyond_max_position, "/context_tokens", err);
-	return mp_check_context(m, req->prompt_tokens, req->allow_beyond_max_position, "/prompt_tokens", err);
+		return mp_check_context(m, req->context_tokens + 1, req->allow_beyond_max_position, req->json_pointer,
+					"/context_tokens", err);
+	return mp_check_context(m, req->prompt_tokens, req->allow_beyond_max_position, req->json_pointer, "/prompt_tokens",
+				err);
 }
 
 /* The slice of model m one of tp tensor-parallel GPUs computes (Megatron-LM column/row-parallel linears:
@@ -323,7 +331,7 @@ mp_status mp_step_analyze(const mp_model *model, const mp_device *d, mp_phase ph
 	if (st != MP_OK)
 		return st;
 	if (tp > 1) {
-		st = mp_check_tp_degree(model, tp, err);
+		st = mp_check_tp_degree(model, tp, req->json_pointer, err);
 		if (st != MP_OK)
 			return st;
 		per_gpu = *model;
@@ -331,6 +339,8 @@ mp_status mp_step_analyze(const mp_model *model, const mp_device *d, mp_phase ph
 		m = &per_gpu;
 	}
 	memset(&b, 0, sizeof(b));
+	b.m = model;
+	b.req = req;
 	b.d = d;
 	b.s = out;
 	b.err = err;
@@ -343,7 +353,7 @@ mp_status mp_step_analyze(const mp_model *model, const mp_device *d, mp_phase ph
 	if (phase == MP_PHASE_DECODE)
 		b.tokens = req->batch_size;
 	else if (!mp_mul_u64(req->batch_size, req->prompt_tokens, &b.tokens))
-		return mp_fail(err, MP_EOVERFLOW, "/prompt_tokens", "batch x prompt tokens overflows 64 bits");
+		return mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/prompt_tokens", "batch x prompt tokens overflows 64 bits");
 	head_rows = req->batch_size; /* decode: one new token each; prefill: the last position's logits */
 
 	{

@@ -9,6 +9,11 @@
 
 #include "training_int.h"
 
+/* An error about the model: named under its keys' pointer, or "<request>/model" for a bare parameter count. */
+#define MODEL_FAIL(err, st, m, req, ...)                                                                          \
+	((m) != NULL ? mp_fail((err), (st), mp_model_pointer(m), __VA_ARGS__)                                     \
+		     : mp_fail_at((err), (st), (req)->json_pointer, "/model", __VA_ARGS__))
+
 static const char *const precision_names[MP_PRECISION_COUNT] = {
 	"mixed_bf16", "mixed_fp16", "fp32", "amp_bf16", "amp_fp16", "bf16",
 };
@@ -48,70 +53,70 @@ static mp_status check_layout(const mp_model *m, const mp_training_req *req, lay
 	l->cp = mp_or1(req->context_parallel_size);
 	l->ep = mp_or1(req->expert_parallel_size);
 	if (req->micro_batch_size < 1 || req->micro_batch_size > MP_MAX_BATCH_SIZE)
-		return mp_fail(err, MP_EINVAL, "/micro_batch_size", "micro_batch_size must be between 1 and %llu",
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/micro_batch_size", "micro_batch_size must be between 1 and %llu",
 			       (unsigned long long)MP_MAX_BATCH_SIZE);
 	if (req->sequence_length < 1 || req->sequence_length > MP_MAX_SEQUENCE_LENGTH)
-		return mp_fail(err, MP_EINVAL, "/sequence_length", "sequence_length must be between 1 and %llu",
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/sequence_length", "sequence_length must be between 1 and %llu",
 			       (unsigned long long)MP_MAX_SEQUENCE_LENGTH);
 	if (n > MP_MAX_GPUS || l->tp > MP_MAX_GPUS || l->pp > MP_MAX_GPUS || l->cp > MP_MAX_GPUS ||
 	    l->ep > MP_MAX_GPUS)
-		return mp_fail(err, MP_EINVAL, "/num_gpus", "num_gpus and every parallel degree must be at most %llu",
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/num_gpus", "num_gpus and every parallel degree must be at most %llu",
 			       (unsigned long long)MP_MAX_GPUS);
 	group = l->tp * l->pp * l->cp;	/* each <= 2^16, so at most 2^48 */
 	if (group > n || n % group != 0)
-		return mp_fail(err, MP_EINVAL, "/num_gpus",
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/num_gpus",
 			       "num_gpus (%llu) must be a multiple of tensor x pipeline x context parallel (%llu x %llu x "
 			       "%llu = %llu)",
 			       (unsigned long long)n, (unsigned long long)l->tp, (unsigned long long)l->pp,
 			       (unsigned long long)l->cp, (unsigned long long)group);
 	l->dp = n / group;
 	if (req->sequence_parallel && l->tp == 1)
-		return mp_fail(err, MP_EINVAL, "/sequence_parallel",
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/sequence_parallel",
 			       "sequence_parallel splits the norm and dropout activations across tensor-parallel ranks; "
 			       "it needs tensor_parallel_size > 1");
 	if (req->sequence_length % l->cp != 0)
-		return mp_fail(err, MP_EINVAL, "/context_parallel_size",
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/context_parallel_size",
 			       "context_parallel_size (%llu) must divide sequence_length (%llu)",
 			       (unsigned long long)l->cp, (unsigned long long)req->sequence_length);
 	if (req->sequence_parallel && (req->sequence_length / l->cp) % l->tp != 0)
-		return mp_fail(err, MP_EINVAL, "/sequence_length",
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/sequence_length",
 			       "with sequence_parallel the sequence (%llu tokens per context-parallel rank) must be "
 			       "divisible by tensor_parallel_size (%llu)",
 			       (unsigned long long)(req->sequence_length / l->cp), (unsigned long long)l->tp);
 	if (l->cp > 1 && req->attention == MP_TRAIN_ATTENTION_EAGER)
-		return mp_fail(err, MP_EINVAL, "/attention",
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/attention",
 			       "context parallelism (ring attention) needs a fused attention kernel; use attention=fused");
 	if (l->pp > 1 && (req->sharding == MP_SHARDING_ZERO2 || req->sharding == MP_SHARDING_ZERO3 ||
 			  req->sharding == MP_SHARDING_FSDP_FULL || req->sharding == MP_SHARDING_FSDP_GRAD_OP))
-		return mp_fail(err, MP_EINVAL, "/sharding",
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/sharding",
 			       "gradient and parameter sharding (zero2, zero3, fsdp) cannot be combined with pipeline "
 			       "parallelism (DeepSpeed allows ZeRO-1 with pipelines only); use zero1 or none");
 
 	if (m != NULL) {
-		mp_status st = mp_check_tp_degree(m, l->tp, err);
+		mp_status st = mp_check_tp_degree(m, l->tp, req->json_pointer, err);
 
 		if (st == MP_OK)
-			st = mp_check_context(m, req->sequence_length, req->allow_beyond_max_position, "/sequence_length",
+			st = mp_check_context(m, req->sequence_length, req->allow_beyond_max_position, req->json_pointer, "/sequence_length",
 					      err);
 		if (st != MP_OK)
 			return st;
 		if (m->num_layers % l->pp != 0)
-			return mp_fail(err, MP_EINVAL, "/pipeline_parallel_size",
+			return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/pipeline_parallel_size",
 				       "pipeline_parallel_size (%llu) must divide the layers (%llu)",
 				       (unsigned long long)l->pp, (unsigned long long)m->num_layers);
 		if (l->ep > 1 && m->num_experts == 0)
-			return mp_fail(err, MP_EINVAL, "/expert_parallel_size",
+			return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/expert_parallel_size",
 				       "expert_parallel_size > 1 needs a mixture-of-experts model; this one has no experts");
 		if (m->num_experts && m->num_experts % l->ep != 0)
-			return mp_fail(err, MP_EINVAL, "/expert_parallel_size",
+			return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/expert_parallel_size",
 				       "expert_parallel_size (%llu) must divide the experts (%llu)",
 				       (unsigned long long)l->ep, (unsigned long long)m->num_experts);
 	} else if (l->tp > 1 || l->pp > 1 || l->ep > 1 || l->cp > 1) {
 		if (!req->states_only)
-			return mp_fail(err, MP_EINVAL, "/model", "a parallel layout needs the model's architecture");
+			return MODEL_FAIL(err, MP_EINVAL, m, req, "a parallel layout needs the model's architecture");
 	}
 	if (l->ep > 1 && l->dp % l->ep != 0)
-		return mp_fail(err, MP_EINVAL, "/expert_parallel_size",
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/expert_parallel_size",
 			       "expert_parallel_size (%llu) must divide the data-parallel degree (%llu = num_gpus / "
 			       "(tp x pp x cp))",
 			       (unsigned long long)l->ep, (unsigned long long)l->dp);
@@ -121,7 +126,7 @@ static mp_status check_layout(const mp_model *m, const mp_training_req *req, lay
 		uint64_t per_step = req->micro_batch_size * l->dp;	/* <= 2^20 x 2^16 */
 
 		if (req->global_batch_size % per_step != 0)
-			return mp_fail(err, MP_EINVAL, "/global_batch_size",
+			return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/global_batch_size",
 				       "global_batch_size (%llu) must be a multiple of micro_batch_size x data-parallel "
 				       "degree (%llu x %llu = %llu)",
 				       (unsigned long long)req->global_batch_size, (unsigned long long)req->micro_batch_size,
@@ -356,7 +361,7 @@ static mp_status model_states(const mp_model *m, const mp_param_count *pc, const
 		}
 		break;
 	case MP_PRECISION_COUNT:
-		return mp_fail(err, MP_EINVAL, "/precision", "unknown precision");
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/precision", "unknown precision");
 	}
 	sd = req->optimizer_state_dtype == MP_DTYPE_INVALID
 		     ? (req->precision == MP_PRECISION_BF16 ? 2 : 4)
@@ -447,7 +452,7 @@ static mp_status model_states(const mp_model *m, const mp_param_count *pc, const
 		st->opt_transient = 0;
 	}
 	if (c.ovf)
-		return mp_fail(err, MP_EOVERFLOW, "/model", "model-state bytes overflow 64 bits");
+		return MODEL_FAIL(err, MP_EOVERFLOW, m, req, "model-state bytes overflow 64 bits");
 	return MP_OK;
 }
 
@@ -589,7 +594,7 @@ static mp_status stage_activations(const mp_model *m, const mp_training_req *req
 		g->backward_peak_bytes = mp_ckmul(&c, g->log_probs_bytes, 3);
 	}
 	if (c.ovf)
-		return mp_fail(err, MP_EOVERFLOW, "/micro_batch_size", "activation bytes overflow 64 bits");
+		return mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/micro_batch_size", "activation bytes overflow 64 bits");
 	return MP_OK;
 }
 
@@ -608,7 +613,7 @@ static mp_status plan_stage(const mp_model *m, const mp_param_count *pc, const m
 	memset(p, 0, sizeof(*p));
 	stage_params(m, pc, l, first, last, &p->s, &c);
 	if (c.ovf)
-		return mp_fail(err, MP_EOVERFLOW, "/model", "parameter counts overflow 64 bits");
+		return MODEL_FAIL(err, MP_EOVERFLOW, m, req, "parameter counts overflow 64 bits");
 	s = model_states(m, pc, req, l, &p->s, &p->st, mem, err);
 	if (s != MP_OK)
 		return s;
@@ -626,7 +631,7 @@ static mp_status plan_stage(const mp_model *m, const mp_param_count *pc, const m
 		p->peak = tot;
 		p->peak_phase = MP_TRAIN_PHASE_OPTIMIZER;
 		p->binding = p->ph[MP_TRAIN_PHASE_OPTIMIZER].binding_term;
-		return c.ovf ? mp_fail(err, MP_EOVERFLOW, "/model", "model-state bytes overflow 64 bits") : MP_OK;
+		return c.ovf ? MODEL_FAIL(err, MP_EOVERFLOW, m, req, "model-state bytes overflow 64 bits") : MP_OK;
 	}
 	s = stage_activations(m, req, l, p, err);
 	if (s != MP_OK)
@@ -755,7 +760,7 @@ static mp_status plan_stage(const mp_model *m, const mp_param_count *pc, const m
 	p->peak = p->ph[p->peak_phase].allocated_bytes;
 	p->binding = p->ph[p->peak_phase].binding_term;
 	if (c.ovf)
-		return mp_fail(err, MP_EOVERFLOW, "/micro_batch_size", "training bytes overflow 64 bits");
+		return mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/micro_batch_size", "training bytes overflow 64 bits");
 	return MP_OK;
 }
 
@@ -764,39 +769,39 @@ static mp_status plan_stage(const mp_model *m, const mp_param_count *pc, const m
 static mp_status check_req(const mp_model *m, const mp_training_req *req, mp_error *err)
 {
 	if ((unsigned)req->precision >= MP_PRECISION_COUNT)
-		return mp_fail(err, MP_EINVAL, "/precision",
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/precision",
 			       "precision must be one of fp32, amp_bf16, amp_fp16, mixed_bf16, mixed_fp16, bf16");
 	if ((unsigned)req->optimizer >= MP_OPTIMIZER_COUNT)
-		return mp_fail(err, MP_EINVAL, "/optimizer",
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/optimizer",
 			       "optimizer must be one of adamw, adam, adamw_8bit, sgd, sgd_momentum, adafactor, lion");
 	if (req->convention != MP_CONVENTION_16 && !is_mixed(req->precision))
-		return mp_fail(err, MP_EINVAL, "/state_convention",
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/state_convention",
 			       "state_convention (16, 18, 20 bytes per parameter) applies to mixed_bf16 and mixed_fp16 only");
 	if (req->optimizer_state_dtype != MP_DTYPE_INVALID && req->optimizer_state_dtype != MP_DTYPE_FP32 &&
 	    req->optimizer_state_dtype != MP_DTYPE_BF16 && req->optimizer_state_dtype != MP_DTYPE_FP16)
-		return mp_fail(err, MP_EINVAL, "/optimizer_state_dtype", "optimizer_state_dtype must be fp32, bf16 or fp16");
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/optimizer_state_dtype", "optimizer_state_dtype must be fp32, bf16 or fp16");
 	if (req->optimizer_state_dtype != MP_DTYPE_INVALID && req->optimizer == MP_OPTIMIZER_ADAMW_8BIT)
-		return mp_fail(err, MP_EINVAL, "/optimizer_state_dtype",
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/optimizer_state_dtype",
 			       "adamw_8bit keeps 8-bit states with fp32 block scales; leave optimizer_state_dtype out");
 	if (m == NULL && !req->states_only)
-		return mp_fail(err, MP_EINVAL, "/model",
+		return MODEL_FAIL(err, MP_EINVAL, m, req,
 			       "activations and logits need the architecture (hidden_size, num_hidden_layers, "
 			       "num_attention_heads, vocab_size): give a stored model or {\"hf_config\": {...}}, or set "
 			       "states_only to true for model states alone");
 	if (req->finetune != MP_FINETUNE_FULL) {
 		if (m == NULL)
-			return mp_fail(err, MP_EINVAL, "/finetune", "LoRA needs the architecture to size the adapters");
+			return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/finetune", "LoRA needs the architecture to size the adapters");
 		if (req->lora_rank < 1 || req->lora_rank > m->hidden_size)
-			return mp_fail(err, MP_EINVAL, "/lora_rank", "lora_rank must be between 1 and hidden_size (%llu)",
+			return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/lora_rank", "lora_rank must be between 1 and hidden_size (%llu)",
 				       (unsigned long long)m->hidden_size);
 		if (req->lora_targets & ~MP_LORA_ALL)
-			return mp_fail(err, MP_EINVAL, "/lora_targets", "unknown LoRA target");
+			return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/lora_targets", "unknown LoRA target");
 		if (req->finetune == MP_FINETUNE_QLORA && req->precision == MP_PRECISION_FP32)
-			return mp_fail(err, MP_EINVAL, "/precision",
+			return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/precision",
 				       "QLoRA computes in 16 bits (bnb_4bit_compute_dtype); use amp_bf16, bf16 or amp_fp16");
 	}
 	if (m != NULL && (m->num_layers == 0 || m->hidden_size == 0 || m->num_heads == 0 || m->vocab_size == 0))
-		return mp_fail(err, MP_EINVAL, "/model", "the architecture needs layers, hidden size, heads and vocabulary");
+		return MODEL_FAIL(err, MP_EINVAL, m, req, "the architecture needs layers, hidden size, heads and vocabulary");
 	return MP_OK;
 }
 
@@ -864,9 +869,9 @@ mp_status mp_plan_training(const mp_model *m, const mp_param_count *pc, const mp
 	if (req->states_only)
 		mem->overhead_bytes = 0;
 	if (c.ovf || mem->total_bytes < first.peak)
-		return mp_fail(err, MP_EOVERFLOW, "/micro_batch_size", "total bytes overflow 64 bits");
+		return mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/micro_batch_size", "total bytes overflow 64 bits");
 	if (mem->total_bytes > MP_MAX_PLAN_BYTES)
-		return mp_fail(err, MP_EOVERFLOW, "/micro_batch_size",
+		return mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/micro_batch_size",
 			       "the plan needs more than 2^53 bytes (9 PB) per GPU: beyond any device, and beyond what "
 			       "the API reports as an exact integer");
 	return MP_OK;

@@ -183,7 +183,7 @@ mp_status mp_model_tensors(const mp_model *m, mp_weight_layout layout, mp_tensor
 		/* llama.cpp convert_hf_to_gguf.py writes rope_freqs (rotary_dim / 2 f32) for llama3 scaling. */
 		BUF(&b, "rope_freqs", m->rotary_dim / 2, 1);
 	if (b.full)
-		return mp_fail(err, MP_EINTERNAL, "/model", "the model has more tensor kinds than %d",
+		return mp_fail(err, MP_EINTERNAL, mp_model_pointer(m), "the model has more tensor kinds than %d",
 		               MP_MAX_TENSOR_KINDS);
 	/* every tensor's size must fit 64 bits before anyone multiplies by a format */
 	for (size_t i = 0; i < out->n; i++) {
@@ -194,7 +194,7 @@ mp_status mp_model_tensors(const mp_model *m, mp_weight_layout layout, mp_tensor
 	}
 	return MP_OK;
 overflow:
-	return mp_fail(err, MP_EOVERFLOW, "/model", "the model's tensor sizes overflow 64 bits");
+	return mp_fail(err, MP_EOVERFLOW, mp_model_pointer(m), "the model's tensor sizes overflow 64 bits");
 }
 
 /* ----- bytes per format ------------------------------------------------------------------------------- */
@@ -332,12 +332,12 @@ static mp_status class_format(const mp_weight_formats *f, mp_tensor_class cls, m
 			d = weight_dtype;
 	}
 	if (d == MP_DTYPE_TF32 || d == MP_DTYPE_FP64 || mp_dtype_layout_of(d).block_values == 0)
-		return mp_fail(err, MP_EINVAL, fields[cls],
+		return mp_fail_at(err, MP_EINVAL, f ? f->json_pointer : NULL, fields[cls],
 		               "%s format must be one of fp32, bf16, fp16, fp8_e4m3, fp8_e5m2, int8, int4, nf4, q8_0, "
 		               "q4_0, q4_K, q5_K, q6_K",
 		               mp_tensor_class_name(cls));
 	if (cls == MP_TC_NORMS && !is_float(d))
-		return mp_fail(err, MP_EINVAL, fields[cls],
+		return mp_fail_at(err, MP_EINVAL, f ? f->json_pointer : NULL, fields[cls],
 		               "norms (and every 1-D tensor) stay in a float format: fp32, bf16 or fp16");
 	*out = d;
 	return MP_OK;
@@ -355,7 +355,7 @@ mp_status mp_weight_bytes(const mp_model *m, mp_dtype weight_dtype, mp_dtype com
 	if (compute_dtype == MP_DTYPE_INVALID)
 		compute_dtype = MP_DTYPE_BF16;
 	if (!is_float(compute_dtype))
-		return mp_fail(err, MP_EINVAL, "/compute_dtype", "compute_dtype must be one of: fp32, bf16, fp16");
+		return mp_fail_at(err, MP_EINVAL, f ? f->json_pointer : NULL, "/compute_dtype", "compute_dtype must be one of: fp32, bf16, fp16");
 	if (tp == 0)
 		tp = 1;
 	for (int c = 0; c < MP_TC_COUNT; c++) {
@@ -404,5 +404,5 @@ mp_status mp_weight_bytes(const mp_model *m, mp_dtype weight_dtype, mp_dtype com
 			goto overflow;
 	return MP_OK;
 overflow:
-	return mp_fail(err, MP_EOVERFLOW, "/model", "weight bytes overflow 64 bits");
+	return mp_fail(err, MP_EOVERFLOW, mp_model_pointer(m), "weight bytes overflow 64 bits");
 }

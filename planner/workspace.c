@@ -226,5 +226,5 @@ mp_status mp_prefill_workspace(const mp_model *m, const mp_inference_req *req, c
 		ws->peak_phase = "head";
 	return MP_OK;
 overflow:
-	return mp_fail(err, MP_EOVERFLOW, "/sequence_length", "the prefill workspace overflows 64 bits");
+	return mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/sequence_length", "the prefill workspace overflows 64 bits");
 }

@@ -19,8 +19,9 @@
 
 #include <cmocka.h>
 
-#include "../daemon/calib_jobs.h"
-#include "../daemon/hf_config.h"
+#include "../codec/calib.h"
+#include "../service/calib.h"
+#include "../model/model.h"
 #include "http_util.h"
 #include "refs.h"
 
@@ -122,11 +123,11 @@ static void test_datasheet_map(void **state)
 	(void)state;
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/m.db", dir);
-	assert_int_equal(mp_store_open(path, mpd_hf_count_parameters, &s, &err), MP_OK);
+	assert_int_equal(mp_store_open(path, mps_presets(), &s, &err), MP_OK);
 	assert_non_null(gt_name);
-	assert_string_equal(mpd_calib_datasheet_for(gt_name), "h200-sxm-141gb");
+	assert_string_equal(mps_calib_datasheet_for(gt_name), "h200-sxm-141gb");
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		const char *id = mpd_calib_datasheet_for(names[i][0]);
+		const char *id = mps_calib_datasheet_for(names[i][0]);
 
 		if (id == NULL || strcmp(id, names[i][1]) != 0)
 			fail_msg("%s maps to %s, expected %s", names[i][0], id ? id : "(none)", names[i][1]);
@@ -134,8 +135,8 @@ static void test_datasheet_map(void **state)
 			fail_msg("%s is not a stored device: %s", id, err.message);
 		assert_string_equal(dev.source, "datasheet");
 	}
-	assert_null(mpd_calib_datasheet_for("NVIDIA Quadro P1000"));
-	assert_null(mpd_calib_datasheet_for(NULL));
+	assert_null(mps_calib_datasheet_for("NVIDIA Quadro P1000"));
+	assert_null(mps_calib_datasheet_for(NULL));
 	mp_store_close(s);
 	unlink(path);
 	rmdir(dir);
@@ -147,9 +148,9 @@ static void test_profile_id(void **state)
 	char id[MP_STORE_ID_MAX];
 
 	(void)state;
-	mpd_calib_profile_id(true, id, sizeof(id));
+	mps_calib_profile_id(true, id, sizeof(id));
 	assert_true(strncmp(id, "measured-gpu0-", 14) == 0);
-	mpd_calib_profile_id(false, id, sizeof(id));
+	mps_calib_profile_id(false, id, sizeof(id));
 	assert_true(strncmp(id, "measured-cpu-", 13) == 0);
 	assert_true(strlen(id) > 13 && strlen(id) < MP_STORE_ID_MAX);
 	for (const char *p = id; *p; p++)
@@ -174,12 +175,12 @@ static double gt_log(const char *log, const char *prefix)
  */
 static void test_gpu_doc_from_ground_truth(void **state)
 {
-	cJSON *gt = ref_json("groundtruth/h200/measurements.json"), *doc = cJSON_CreateObject(), *t;
+	cJSON *gt = ref_json("groundtruth/h200/measurements.json"), *doc, *built, *t;
 	const cJSON *dev = cJSON_GetObjectItem(gt, "device"), *torch = cJSON_GetObjectItem(gt, "ceilings_torch");
 	const char *log = cJSON_GetObjectItem(gt, "microbenchmarks_cuda_c")->valuestring;
 	mp_calib_gpu_results *r = calloc(1, sizeof(*r));
 	mp_store_device ds, prof;
-	mpd_calib_request rq;
+	mps_calib_job *job = calloc(1, sizeof(*job));
 	char dir[] = "/tmp/memplan-calib-XXXXXX", path[128];
 	mp_store *s = NULL;
 	mp_error err;
@@ -189,7 +190,7 @@ static void test_gpu_doc_from_ground_truth(void **state)
 	(void)state;
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/m.db", dir);
-	assert_int_equal(mp_store_open(path, mpd_hf_count_parameters, &s, &err), MP_OK);
+	assert_int_equal(mp_store_open(path, mps_presets(), &s, &err), MP_OK);
 	assert_int_equal(mp_store_device_get(s, "h200-sxm-141gb", &ds, &err), MP_OK);
 
 	memcpy_bps = gt_log(log, "memcpy_d2d GBps") * 1e9;
@@ -216,13 +217,23 @@ static void test_gpu_doc_from_ground_truth(void **state)
 	r->cublas_bf16.size = 8192;
 	r->latency_hbm = (mp_calib_stat){lat, lat, 20};
 	r->latency_hbm_span_bytes = UINT64_C(1) << 30;
-	memset(&rq, 0, sizeof(rq));
-	rq.gpu = true;
-	cJSON_AddArrayToObject(doc, "warnings");
-
-	assert_int_equal(
-	    mpd_calib_gpu_doc(r, &rq, &ds, NULL, "cal-test", "2026-11-29T00:00:00Z", 4.2, doc, &prof, &have), MP_OK);
+	mps_calib_gpu_profile(r, &ds, NULL, "cal-test", "2026-11-29T00:00:00Z", 4.2, &prof, &have);
 	assert_true(have);
+	/* the job's view as a finished run leaves it, and its document as a client reads it */
+	assert_non_null(job);
+	job->rq.gpu = true;
+	snprintf(job->state, sizeof(job->state), "succeeded");
+	job->elapsed_seconds = 4.2;
+	job->have_results = true;
+	job->gpu = r;
+	job->have_datasheet = true;
+	job->datasheet = ds;
+	job->have_profile = true;
+	job->profile = prof;
+	built = mpc_calib_job_json(job);
+	doc = mpc_as_parsed(built);
+	cJSON_Delete(built);
+	assert_non_null(doc);
 	/* the profile: measured figures where measured, the datasheet's elsewhere (and said so) */
 	assert_string_equal(prof.source, "measured");
 	assert_true(strncmp(prof.id, "measured-gpu0-", 14) == 0);
@@ -272,7 +283,7 @@ static void test_gpu_doc_from_ground_truth(void **state)
 	rmdir(dir);
 	cJSON_Delete(doc);
 	cJSON_Delete(gt);
-	free(r);
+	mps_calib_job_free(job); /* frees r too */
 }
 
 /* ----- the CPU path, for real -------------------------------------------------------------------------- */
@@ -531,7 +542,8 @@ static void test_http_busy_and_cancel(void **state)
 static void test_history_from_store(void **state)
 {
 	fixture *f = *state;
-	mpd_calib_jobs *fresh = NULL;
+	mps_calib_jobs *fresh = NULL;
+	mps_calib_job *job = NULL;
 	mp_store_calibration row;
 	http_resp r, g;
 	cJSON *doc = NULL;
@@ -557,26 +569,30 @@ static void test_history_from_store(void **state)
 	assert_string_equal(str_at(g.json, "state"), "succeeded");
 	assert_non_null(str_at(g.json, "device_id"));
 
-	assert_int_equal(mpd_calib_jobs_create(f->d.store, &fresh, &err), MP_OK);
-	assert_int_equal(mpd_calib_get(fresh, id, &doc, &err), MP_OK);
+	assert_int_equal(mps_calib_jobs_create(f->d.svc, mpc_calib_job_text, &fresh, &err), MP_OK);
+	assert_int_equal(mps_calib_get(fresh, id, &job, &err), MP_OK);
+	doc = mpc_calib_job_json(job);
+	mps_calib_job_free(job);
 	assert_string_equal(str_at(doc, "state"), "succeeded");
 	assert_string_equal(str_at(doc, "device_id"), str_at(g.json, "device_id"));
 	assert_true(num_at(doc, "results.gemm.sgemm.best_flops_per_second") ==
 	            num_at(g.json, "results.gemm.sgemm.best_flops_per_second"));
 	cJSON_Delete(doc);
-	assert_int_equal(mpd_calib_cancel(fresh, id, &doc, &err), MP_ECONFLICT);
+	assert_int_equal(mps_calib_cancel(fresh, id, &job, &err), MP_ECONFLICT);
 
 	memset(&row, 0, sizeof(row));
 	snprintf(row.id, sizeof(row.id), "cal-deadbeefdeadbeef");
 	snprintf(row.target, sizeof(row.target), "gpu:0");
 	snprintf(row.state, sizeof(row.state), "running");
-	assert_int_equal(mp_store_calibration_save(f->d.store, &row, &err), MP_OK);
-	assert_int_equal(mpd_calib_get(fresh, row.id, &doc, &err), MP_OK);
+	assert_int_equal(mp_store_calibration_save(mps_store(f->d.svc), &row, &err), MP_OK);
+	assert_int_equal(mps_calib_get(fresh, row.id, &job, &err), MP_OK);
+	doc = mpc_calib_job_json(job);
+	mps_calib_job_free(job);
 	assert_string_equal(str_at(doc, "state"), "failed");
 	assert_string_equal(str_at(cJSON_GetObjectItem(doc, "error"), "status"), "interrupted");
 	cJSON_Delete(doc);
-	assert_int_equal(mpd_calib_get(fresh, "cal-0123456789abcdef", &doc, &err), MP_ENOTFOUND);
-	mpd_calib_jobs_destroy(fresh);
+	assert_int_equal(mps_calib_get(fresh, "cal-0123456789abcdef", &job, &err), MP_ENOTFOUND);
+	mps_calib_jobs_destroy(fresh);
 	http_resp_free(&g);
 	http_resp_free(&r);
 }
@@ -637,17 +653,25 @@ static void test_http_validation(void **state)
 	expect_problem(f, "DELETE", "/v1/calibrations/cal-0000000000000000", NULL, 404, NULL);
 }
 
-/* fit_plan is decoded through the inference planner: its bytes are the plan's memory block. */
+/* fit_plan is an inference plan request: its bytes are the plan's memory block, the prefill workspace included
+ * (once named "workspace_bytes", a member the plan never had, so the check allocated no workspace). */
 static void test_fit_plan_decode(void **state)
 {
 	fixture *f = *state;
-	mpd_calib_request rq;
+	mps_calib_request rq;
+	mps_inference_request *fit = malloc(sizeof(*fit));
+	mps_inference_plan *plan = malloc(sizeof(*plan));
+	bool has_fit = false;
 	mp_error err;
 	cJSON *body = cJSON_Parse("{\"target\":\"gpu:0\",\"fit_plan\":{\"model\":\"llama-3-8b\",\"weight_dtype\":"
 	                          "\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":1,\"sequence_length\":4096}}");
 
-	assert_int_equal(mpd_calib_decode(f->d.store, body, &rq, &err), MP_OK);
+	assert_int_equal(mpc_calib_decode(body, &rq, fit, &has_fit, &err), MP_OK);
+	assert_true(has_fit);
+	assert_int_equal(mps_plan_inference(f->d.svc, fit, plan, &err), MP_OK);
+	mps_calib_fit_from_plan(plan, &rq);
 	assert_true(rq.gpu && rq.has_fit);
+	assert_true(rq.fit_workspace_bytes == plan->mem.activations_bytes && rq.fit_workspace_bytes > 0);
 	assert_int_equal(rq.suites, MP_CALIB_GPU_DEFAULT | MP_CALIB_FIT);
 	/* the skeleton issue's figures for this plan (README, test_http) */
 	assert_true(rq.fit_weights_bytes == UINT64_C(16060522496));
@@ -656,6 +680,8 @@ static void test_fit_plan_decode(void **state)
 	assert_true(rq.fit_total_bytes ==
 	            rq.fit_weights_bytes + rq.fit_kv_cache_bytes + rq.fit_workspace_bytes + rq.fit_overhead_bytes);
 	cJSON_Delete(body);
+	free(plan);
+	free(fit);
 }
 
 /* ----- CLI --------------------------------------------------------------------------------------------- */

@@ -32,10 +32,11 @@ static bool recording(void)
 	return r && strcmp(r, "1") == 0;
 }
 
-/* Replaces the values of "created_at" and "updated_at" members by "T" (seeding time differs per database). */
+/* Replaces the values of "created_at" and "updated_at" members by "T" (seeding time differs per database), in
+ * compact and in pretty-printed JSON. */
 static char *mask_times(const char *in)
 {
-	static const char *const keys[] = { "\"created_at\":\"", "\"updated_at\":\"" };
+	static const char *const keys[] = { "\"created_at\":", "\"updated_at\":" };
 	size_t n = strlen(in);
 	char *out = malloc(n + 1), *o = out;
 
@@ -45,18 +46,19 @@ static char *mask_times(const char *in)
 
 		for (size_t k = 0; k < 2 && !hit; k++) {
 			size_t kl = strlen(keys[k]);
+			const char *v = p + kl, *end;
 
-			if (strncmp(p, keys[k], kl) == 0) {
-				const char *end = strchr(p + kl, '"');
-
-				if (end) {
-					memcpy(o, p, kl);
-					o += kl;
-					*o++ = 'T';
-					p = end;
-					hit = true;
-				}
-			}
+			if (strncmp(p, keys[k], kl) != 0)
+				continue;
+			while (*v == ' ' || *v == '\t')
+				v++;
+			if (*v != '"' || (end = strchr(v + 1, '"')) == NULL)
+				continue;
+			memcpy(o, p, (size_t)(v + 1 - p));
+			o += v + 1 - p;
+			*o++ = 'T';
+			p = end;
+			hit = true;
 		}
 		if (!hit)
 			*o++ = *p++;
@@ -112,9 +114,15 @@ static void test_http_golden(void **state)
 		} else {
 			eline = eline == NULL ? strtok_r(expected, "\n", &esave) : strtok_r(NULL, "\n", &esave);
 			if (eline == NULL || strcmp(eline, text) != 0) {
+				size_t at = 0;
+
+				while (eline && eline[at] && eline[at] == text[at])
+					at++;
+				at = at > 120 ? at - 120 : 0;
 				bad++;
-				fprintf(stderr, "golden case %d differs: %s %s\n  body:     %.300s\n  expected: %.600s\n  got:      %.600s\n",
-					n + 1, method, path, body, eline ? eline : "(none)", text);
+				fprintf(stderr, "golden case %d differs: %s %s\n  body:     %.300s\n  expected: ...%.400s\n"
+					"  got:      ...%.400s\n",
+					n + 1, method, path, body, eline ? eline + at : "(none)", text + at);
 			}
 		}
 		cJSON_free(text);

@@ -16,11 +16,13 @@
 #include <cmocka.h>
 #include <curl/curl.h>
 
-#include "../daemon/decode.h"
-#include "../daemon/plan.h"
+#include "../codec/json.h"
+#include "../model/fields.h"
+#include "../codec/codec.h"
 #include "../daemon/reply.h"
 #include "../daemon/routes.h"
 #include "http_util.h"
+#include "lib_util.h"
 #include "refs.h"
 
 typedef http_fixture fixture; /* a daemon on 127.0.0.1 port 0 with a fresh database (http_util.h) */
@@ -247,7 +249,7 @@ static void test_plan_training_rules(void **state)
 static void assert_utf8_json(const http_resp *r)
 {
 	assert_non_null(r->json);
-	assert_int_equal(mpd_utf8_invalid_at(r->body, r->len), r->len);
+	assert_int_equal(mpc_utf8_invalid_at(r->body, r->len), r->len);
 }
 
 /* D6, D7: bodies that are not UTF-8, U+0000 in strings, malformed and over-long ids. */
@@ -495,17 +497,19 @@ static void test_routes_match_openapi(void **state)
 	free(spec);
 }
 
-/* mpd_json_print writes the same document cJSON_PrintUnformatted writes (integers in and beyond int's range,
- * negative zero, fractions, NaN and infinities, nesting, and a whole plan from the store), except that whole
- * numbers from 10^15 to 2^53 come out as exact integer digits rather than cJSON's exponent form. */
+/* Numbers as the encoders add them (mpc_add_num) print as cJSON_PrintUnformatted would print the same values
+ * (integers in and beyond int's range, negative zero, fractions, NaN and infinities, nesting), except that whole
+ * numbers from 10^15 to 2^53 come out as exact integer digits rather than cJSON's exponent form. And the printer
+ * never changes what it prints (a regression: it once turned numbers into raw items in place, and a table read
+ * from the printed document said "nan threads"). */
 static void test_json_print_matches_cjson(void **state)
 {
 	static const double values[] = { 0.0, -0.0, 1, -1, 4096, 2147483647.0, 2147483648.0, -2147483649.0,
 					 16060522496.0, 999999999999999.0, -999999999999999.0, 1e15, 1e15 + 2,
 					 9007199254740993.0, 1.5, 0.1, 1e-7, 308.5353922017984, 0.067066189645894475,
 					 1e300, -5e9, 4.8e12, 1.979e15 };
-	cJSON *doc = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(doc, "a"), *inner, *copy, *plan = NULL;
-	char *want, *got, dir[64];
+	cJSON *ref = cJSON_CreateObject(), *doc = cJSON_CreateObject(), *plan = NULL, *body;
+	char *want, *got, *again, dir[64];
 	mpd_daemon d;
 	mp_error err;
 
@@ -514,17 +518,15 @@ static void test_json_print_matches_cjson(void **state)
 		char key[16];
 
 		snprintf(key, sizeof(key), "v%zu", i);
-		cJSON_AddNumberToObject(doc, key, values[i]);
-		cJSON_AddItemToArray(arr, cJSON_CreateNumber(values[i]));
+		cJSON_AddNumberToObject(ref, key, values[i]);
+		mpc_add_num(doc, key, values[i]);
 	}
-	cJSON_AddNumberToObject(doc, "nan", NAN);
-	cJSON_AddNumberToObject(doc, "inf", INFINITY);
-	inner = cJSON_AddObjectToObject(cJSON_AddObjectToObject(doc, "deep"), "deeper");
-	cJSON_AddNumberToObject(inner, "bytes", 17638465536.0);
-	cJSON_AddStringToObject(inner, "text", "12");
-	copy = cJSON_Duplicate(doc, true);
-	want = cJSON_PrintUnformatted(copy);
-	got = mpd_json_print(doc, false);
+	cJSON_AddNumberToObject(ref, "nan", NAN);
+	mpc_add_num(doc, "nan", NAN);
+	cJSON_AddNumberToObject(ref, "inf", INFINITY);
+	mpc_add_num(doc, "inf", INFINITY);
+	want = cJSON_PrintUnformatted(ref);
+	got = mpc_print(doc, false);
 	{
 		cJSON *a = cJSON_Parse(want), *b = cJSON_Parse(got);
 
@@ -534,30 +536,36 @@ static void test_json_print_matches_cjson(void **state)
 		cJSON_Delete(b);
 	}
 	assert_non_null(strstr(want, "1.979e+15"));	/* cJSON's form ... */
-	assert_non_null(strstr(got, ",1979000000000000"));	/* ... and the exact integer */
-	assert_non_null(strstr(got, ",1000000000000000,"));
+	assert_non_null(strstr(got, "\"v22\":1979000000000000"));	/* ... and the exact integer */
+	assert_non_null(strstr(got, "\"v11\":1000000000000000,"));
 	assert_null(strstr(got, "e+15"));
-	/* the integers really took the fast path: they are raw items now */
-	assert_true(cJSON_IsRaw(cJSON_GetObjectItem(doc, "v8")));
+	assert_true(cJSON_IsRaw(cJSON_GetObjectItem(doc, "v8")));	 /* whole numbers: exact digits */
 	assert_true(cJSON_IsNumber(cJSON_GetObjectItem(doc, "v19"))); /* 1e300: beyond 2^53, left to cJSON */
+	/* printing twice gives the same text, and the numbers are still numbers afterwards */
+	again = mpc_print(ref, false);
+	cJSON_free(want);
+	want = mpc_print(ref, false);
+	assert_string_equal(again, want);
+	assert_true(cJSON_IsNumber(cJSON_GetObjectItem(ref, "v8")));
+	assert_true(cJSON_GetObjectItem(ref, "v8")->valuedouble == 16060522496.0);
+	cJSON_free(again);
 	cJSON_free(want);
 	cJSON_free(got);
-	cJSON_Delete(copy);
+	cJSON_Delete(ref);
 	cJSON_Delete(doc);
 
 	http_start(&d, dir, sizeof(dir));
-	doc = cJSON_Parse("{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\","
-			  "\"batch_size\":1,\"sequence_length\":4096,\"device\":\"h200-sxm-141gb\"}");
-	assert_int_equal(mpd_plan_inference(d.store, doc, &plan, &err), MP_OK);
-	copy = cJSON_Duplicate(plan, true);
-	want = cJSON_PrintUnformatted(copy);
-	got = mpd_json_print(plan, false);
-	assert_string_equal(got, want);	/* a plan holds no whole numbers at or beyond 10^15 */
+	body = cJSON_Parse("{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\","
+			   "\"batch_size\":1,\"sequence_length\":4096,\"device\":\"h200-sxm-141gb\"}");
+	assert_int_equal(lib_answer(d.svc, "inference", body, &plan, &err), MP_OK);
+	want = mpc_print(plan, false);
+	got = mpc_print(plan, false);
+	assert_string_equal(got, want);
+	assert_non_null(strstr(got, "\"total_bytes\":17638465536"));
 	cJSON_free(want);
 	cJSON_free(got);
-	cJSON_Delete(copy);
 	cJSON_Delete(plan);
-	cJSON_Delete(doc);
+	cJSON_Delete(body);
 	http_stop(&d, dir);
 }
 

@@ -13,8 +13,9 @@
 
 #include <cmocka.h>
 
-#include "../daemon/decode.h"
-#include "../daemon/hf_config.h"
+#include "../codec/json.h"
+#include "../model/fields.h"
+#include "../model/model.h"
 #include "refs.h"
 
 static mp_status count_text(const char *json, mp_param_count *pc, mp_model *m, mp_error *err)
@@ -23,7 +24,7 @@ static mp_status count_text(const char *json, mp_param_count *pc, mp_model *m, m
 	mp_status st;
 
 	assert_non_null(cfg);
-	st = mpd_model_from_hf(cfg, "/model/hf_config", m, err);
+	st = mpm_from_hf(cfg, "/model/hf_config", m, err);
 	if (st == MP_OK)
 		st = mp_count_parameters(m, pc, err);
 	cJSON_Delete(cfg);
@@ -111,8 +112,9 @@ static void test_config_errors(void **state)
 				    "\"num_key_value_heads\":8,\"head_dim\":128}",
 				    &pc, &m, &err),
 			 MP_OK);
+	/* the planner names the key under the config's own pointer (the reader gave it): no caller rewrites it */
 	assert_int_equal(count_text("{\"model_type\":\"llama\",\"num_key_value_heads\":5}", &pc, &m, &err), MP_EINVAL);
-	assert_string_equal(err.field, "/model/num_key_value_heads");
+	assert_string_equal(err.field, "/model/hf_config/num_key_value_heads");
 	assert_int_equal(count_text("{\"model_type\":\"llama\",\"vocab_size\":\"big\"}", &pc, &m, &err), MP_EINVAL);
 	assert_string_equal(err.field, "/model/hf_config/vocab_size");
 	assert_int_equal(count_text("{\"model_type\":\"no_such_type\"}", &pc, &m, &err), MP_EUNSUPPORTED);
@@ -328,12 +330,12 @@ static void test_rope_scaling_checked(void **state)
 		snprintf(text, sizeof(text), "%.17g", f);
 		got = scaled_context(text);
 		assert_true(got >= prev);
-		assert_true(got <= MPD_MAX_ROPE_SCALED_POSITIONS);
+		assert_true(got <= MPM_MAX_ROPE_SCALED_POSITIONS);
 		prev = got;
 	}
 	assert_int_equal(scaled_context("1"), 4096);
 	assert_int_equal(scaled_context("2.5"), 10240);
-	assert_int_equal(scaled_context("268435456"), MPD_MAX_ROPE_SCALED_POSITIONS); /* 2^12 x 2^28 = 2^40 */
+	assert_int_equal(scaled_context("268435456"), MPM_MAX_ROPE_SCALED_POSITIONS); /* 2^12 x 2^28 = 2^40 */
 	assert_int_equal(scaled_context("268435457"), 0);
 	/* nested keys name their own object */
 	expect_rope_error("{\"model_type\":\"llama\",\"rope_scaling\":{\"type\":\"yarn\",\"factor\":2,"
@@ -357,7 +359,7 @@ static void test_architecture_pointers(void **state)
 	mp_error err;
 
 	(void)state;
-	assert_int_equal(mpd_model_from_architecture(a, "/model/architecture", &m, &err), MP_EINVAL);
+	assert_int_equal(mpm_from_architecture(a, "/model/architecture", &m, &err), MP_EINVAL);
 	assert_string_equal(err.field, "/model/architecture/sliding_window_layers");
 	cJSON_Delete(a);
 }
@@ -368,14 +370,14 @@ static void test_utf8_sanitize(void **state)
 	char out[8];
 
 	(void)state;
-	assert_int_equal(mpd_utf8_invalid_at("ab\xff\xfe", 4), 2);
-	assert_int_equal(mpd_utf8_invalid_at("\xf4\x90\x80\x80", 4), 0); /* above U+10FFFF */
-	assert_int_equal(mpd_utf8_invalid_at("\xe2\x82\xac", 3), 3);
-	mpd_utf8_sanitize(out, sizeof(out), "ab\xff\xfe");
+	assert_int_equal(mpc_utf8_invalid_at("ab\xff\xfe", 4), 2);
+	assert_int_equal(mpc_utf8_invalid_at("\xf4\x90\x80\x80", 4), 0); /* above U+10FFFF */
+	assert_int_equal(mpc_utf8_invalid_at("\xe2\x82\xac", 3), 3);
+	mpc_utf8_sanitize(out, sizeof(out), "ab\xff\xfe");
 	assert_string_equal(out, "ab??");
-	mpd_utf8_sanitize(out, sizeof(out), "abcde\xe2\x82\xac");	/* the euro sign does not fit: dropped whole */
+	mpc_utf8_sanitize(out, sizeof(out), "abcde\xe2\x82\xac");	/* the euro sign does not fit: dropped whole */
 	assert_string_equal(out, "abcde");
-	mpd_utf8_sanitize(out, sizeof(out), "a\xe2\x82");	/* a cut character */
+	mpc_utf8_sanitize(out, sizeof(out), "a\xe2\x82");	/* a cut character */
 	assert_string_equal(out, "a??");
 }
 

@@ -1,7 +1,7 @@
 /*
- * test_planner.c: unit tests of the pure planner. Links only planner objects (and cJSON, to read the
- * reference files): the planner needs no daemon, store or HTTP library. Expected values come from
- * ../shared/conformance/seed_cases.json and the cases of ../shared/cases/cases.md (named by their ids).
+ * test_planner.c: unit tests of the pure planner. Links only the planner's archive (and its floor, core/) and
+ * -lm, and reads no file: the planner needs no JSON, store or HTTP library. Expected values come from
+ * tests/ref/conformance/seed_cases.json and the cases of tests/ref/cases/cases.md (named by their ids), quoted here.
  */
 #include <math.h>
 #include <stdio.h>
@@ -14,7 +14,6 @@
 #include <cmocka.h>
 
 #include "../planner/memplan.h"
-#include "refs.h"
 
 /* A llama-shaped model: GQA, SwiGLU, RMSNorm, untied. */
 static mp_model llama(uint64_t layers, uint64_t hidden, uint64_t heads, uint64_t kv_heads, uint64_t head_dim,
@@ -159,7 +158,7 @@ static void test_plan_inference_fit(void **state)
 {
 	mp_model m = llama(32, 4096, 32, 8, 128, 14336, 128256);
 	mp_param_count pc;
-	mp_inference_req req = { MP_DTYPE_BF16, MP_DTYPE_BF16, 1, 4096, 1, 0 };
+	mp_inference_req req = { MP_DTYPE_BF16, MP_DTYPE_BF16, 1, 4096, 1, 0, NULL };
 	mp_device dev;
 	mp_inference_memory mem;
 	mp_fit fit;

@@ -20,8 +20,8 @@
 #include <libxml/xpath.h>
 #include <libxml/xpathInternals.h>
 
-#include "../daemon/hf_config.h"
-#include "../daemon/roofline_doc.h"
+#include "../model/model.h"
+#include "../codec/codec.h"
 #include "../planner/memplan.h"
 #include "http_util.h"
 #include "refs.h"
@@ -455,7 +455,7 @@ static void load_model(const char *id, mp_model *m)
 
 	snprintf(rel, sizeof(rel), "models/%s.json", id);
 	cfg = ref_json(rel);
-	if (mpd_model_from_hf(cfg, "/model/hf_config", m, &err) != MP_OK)
+	if (mpm_from_hf(cfg, "/model/hf_config", m, &err) != MP_OK)
 		fail_msg("%s: %s: %s", id, err.field, err.message);
 	cJSON_Delete(cfg);
 }
@@ -1205,13 +1205,13 @@ static void test_xml_escape(void **state)
 	char buf[64];
 
 	(void)state;
-	assert_int_equal(mpd_xml_escape("a<b>&\"'c", buf, sizeof(buf)), strlen("a&lt;b&gt;&amp;&quot;&#39;c"));
+	assert_int_equal(mpc_xml_escape("a<b>&\"'c", buf, sizeof(buf)), strlen("a&lt;b&gt;&amp;&quot;&#39;c"));
 	assert_string_equal(buf, "a&lt;b&gt;&amp;&quot;&#39;c");
-	mpd_xml_escape("ab&cd", buf, 5); /* no room for "&amp;": cut before it, never inside */
+	mpc_xml_escape("ab&cd", buf, 5); /* no room for "&amp;": cut before it, never inside */
 	assert_string_equal(buf, "ab");
-	mpd_xml_escape("x\xc3\xa9", buf, 3); /* "é" needs 2 bytes + NUL: not cut in half */
+	mpc_xml_escape("x\xc3\xa9", buf, 3); /* "é" needs 2 bytes + NUL: not cut in half */
 	assert_string_equal(buf, "x");
-	mpd_xml_escape("a\x01"
+	mpc_xml_escape("a\x01"
 	               "b",
 	               buf, sizeof(buf)); /* control characters are not XML */
 	assert_string_equal(buf, "ab");

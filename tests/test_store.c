@@ -17,7 +17,8 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
-#include "../daemon/hf_config.h"
+#include "../model/model.h"
+#include "../service/service.h"
 #include "../db/store.h"
 #include "refs.h"
 
@@ -74,7 +75,7 @@ static void test_create_seed_reopen(void **state)
 	cJSON *counts = ref_json("models/parameter_counts.json");
 
 	(void)state;
-	assert_int_equal(mp_store_open(path, mpd_hf_count_parameters, &s, &err), MP_OK);
+	assert_int_equal(mp_store_open(path, mps_presets(), &s, &err), MP_OK);
 	assert_int_equal(mp_store_user_version(s), mp_store_schema_version());
 	assert_int_equal(mp_store_model_list(s, NULL, 100, count_models, &n, &more, &err), MP_OK);
 	assert_true(n >= 20);
@@ -97,7 +98,7 @@ static void test_create_seed_reopen(void **state)
 	mp_store_close(s);
 
 	/* reopening migrates nothing and duplicates nothing */
-	assert_int_equal(mp_store_open(path, mpd_hf_count_parameters, &s, &err), MP_OK);
+	assert_int_equal(mp_store_open(path, mps_presets(), &s, &err), MP_OK);
 	n = 0;
 	assert_int_equal(mp_store_device_list(s, NULL, 1000, count_devices, &n, &more, &err), MP_OK);
 	assert_true(n >= 3);
@@ -152,7 +153,7 @@ static void test_upgrade_from_v2(void **state)
 	sqlite3 *db;
 
 	(void)state;
-	assert_int_equal(mp_store_open_at(path, 2, mpd_hf_count_parameters, &s, &err), MP_OK);
+	assert_int_equal(mp_store_open_at(path, 2, mps_presets(), &s, &err), MP_OK);
 	assert_int_equal(mp_store_user_version(s), 2);
 	mp_store_close(s);
 	db = raw_open();
@@ -170,7 +171,7 @@ static void test_upgrade_from_v2(void **state)
 	raw_exec(db, "INSERT INTO calibration_runs (id, target, state) VALUES ('job-1', 'gpu:0', 'succeeded')");
 	sqlite3_close(db);
 
-	assert_int_equal(mp_store_open(path, mpd_hf_count_parameters, &s, &err), MP_OK);
+	assert_int_equal(mp_store_open(path, mps_presets(), &s, &err), MP_OK);
 	assert_int_equal(mp_store_user_version(s), mp_store_schema_version());
 	/* user rows as they were */
 	assert_int_equal(mp_store_device_get(s, "lab-gpu", &d, &err), MP_OK);
@@ -192,7 +193,7 @@ static void test_upgrade_from_v2(void **state)
 	/* a deleted preset stays deleted across reopen (the preset log remembers it was applied) */
 	assert_int_equal(mp_store_device_remove(s, "h200-sxm-141gb", "test", &err), MP_OK);
 	mp_store_close(s);
-	assert_int_equal(mp_store_open(path, mpd_hf_count_parameters, &s, &err), MP_OK);
+	assert_int_equal(mp_store_open(path, mps_presets(), &s, &err), MP_OK);
 	assert_int_equal(mp_store_device_get(s, "h200-sxm-141gb", &d, &err), MP_ENOTFOUND);
 	mp_store_close(s);
 	db = raw_open();
@@ -235,7 +236,7 @@ static void test_measured_h200(void **state)
 	assert_non_null(p);
 	sscanf(p + 33, "%lf", &lat);
 
-	assert_int_equal(mp_store_open(path, mpd_hf_count_parameters, &s, &err), MP_OK);
+	assert_int_equal(mp_store_open(path, mps_presets(), &s, &err), MP_OK);
 	assert_int_equal(mp_store_device_get(s, "h200-sxm-141gb-measured", &d, &err), MP_OK);
 	assert_string_equal(d.source, "measured");
 	assert_string_equal(d.linked_device_id, "h200-sxm-141gb");
@@ -271,7 +272,7 @@ static void test_model_presets(void **state)
 	int n = 0;
 
 	(void)state;
-	assert_int_equal(mp_store_open(path, mpd_hf_count_parameters, &s, &err), MP_OK);
+	assert_int_equal(mp_store_open(path, mps_presets(), &s, &err), MP_OK);
 	cJSON_ArrayForEach(c, cJSON_GetObjectItem(counts, "models"))
 	{
 		assert_int_equal(mp_store_model_get(s, c->string, &m, &err), MP_OK);
@@ -326,7 +327,7 @@ static void test_writes_audit_filters_batch(void **state)
 	bool created = false;
 
 	(void)state;
-	assert_int_equal(mp_store_open(path, mpd_hf_count_parameters, &s, &err), MP_OK);
+	assert_int_equal(mp_store_open(path, mps_presets(), &s, &err), MP_OK);
 	memset(&d, 0, sizeof(d));
 	snprintf(d.id, sizeof(d.id), "t-gpu");
 	snprintf(d.name, sizeof(d.name), "Test GPU");
@@ -377,67 +378,78 @@ static void test_writes_audit_filters_batch(void **state)
 	mp_store_close(s);
 }
 
-/* ----- the decoded-model memo and the statement cache --------------------------------------------------- */
+/* ----- the decoded-model memo (service/) and the statement cache ----------------------------------------- */
 
-typedef struct decoded {
-	uint64_t parameters;
-	size_t config_len;
-} decoded;
-
-static int decodes;	/* how many times decode_row ran: a memo hit does not run it */
-
-static mp_status decode_row(const mp_store_model *m, void *out, mp_error *err)
+/* A llama config of `layers` layers: each count gives its own parameter total. */
+static const char *config_of(int layers, char *buf, size_t len)
 {
-	decoded *d = out;
-
-	(void)err;
-	decodes++;
-	d->parameters = m->parameters;
-	d->config_len = strlen(m->config_json);
-	return MP_OK;
+	snprintf(buf, len, "{\"model_type\":\"llama\",\"num_hidden_layers\":%d}", layers);
+	return buf;
 }
 
-static void write_model(mp_store *s, const char *id, const char *config, uint64_t parameters)
+static uint64_t params_of(int layers)
+{
+	char buf[96];
+	mp_model m;
+	mp_param_count pc;
+	mp_error err;
+
+	assert_int_equal(mpm_from_hf_text(config_of(layers, buf, sizeof(buf)), "", &m, &err), MP_OK);
+	assert_int_equal(mp_count_parameters(&m, &pc, &err), MP_OK);
+	return pc.total;
+}
+
+static void write_model(mp_store *s, const char *id, int layers)
 {
 	mp_store_model m;
 	mp_error err;
+	char buf[96];
 
 	memset(&m, 0, sizeof(m));
 	snprintf(m.id, sizeof(m.id), "%s", id);
 	snprintf(m.model_type, sizeof(m.model_type), "llama");
 	snprintf(m.source, sizeof(m.source), "user");
-	m.config_json = (char *)config;
-	m.parameters = parameters;
+	m.config_json = (char *)config_of(layers, buf, sizeof(buf));
+	m.parameters = params_of(layers);
 	assert_int_equal(mp_store_model_write(s, &m, "test", NULL, &err), MP_OK);
 }
 
-static decoded get_decoded(mp_store *s, const char *id, mp_status want)
+/* The resolved parameter count of stored model id (0 when the resolution fails with `want`). */
+static uint64_t resolved(mps_service *svc, const char *id, mp_status want)
 {
-	decoded d = { 0, 0 };
+	mps_model_ref ref;
+	mps_model m;
 	mp_error err;
 
-	assert_int_equal(mp_store_model_decoded(s, id, decode_row, &d, sizeof(d), &err), want);
-	return d;
+	memset(&ref, 0, sizeof(ref));
+	ref.kind = MPS_MODEL_STORED;
+	snprintf(ref.id, sizeof(ref.id), "%s", id);
+	snprintf(ref.pointer, sizeof(ref.pointer), "/model");
+	assert_int_equal(mps_model_resolve(svc, &ref, &m, &err), want);
+	return want == MP_OK ? m.params.total : 0;
 }
 
-/* A memo hit skips decoding; a write through the same handle, a write through a second handle (another connection)
+/* A memo hit skips parsing; a write through the same handle, a write through a second handle (another connection)
  * and a write by a child process (another process) are each seen by the next read; deletes too; no decoded value
- * outlives its row. The generation moves exactly when something changed. */
+ * outlives its row. The store's generation moves exactly when something changed. */
 static void test_memo_invalidation(void **state)
 {
+	mps_service *svc;
 	mp_store *s, *s2;
 	mp_error err;
-	uint64_t g;
+	uint64_t g, hits, misses;
 	pid_t pid;
 	int status;
 
 	(void)state;
-	assert_int_equal(mp_store_open(path, mpd_hf_count_parameters, &s, &err), MP_OK);
-	write_model(s, "memo-m", "{\"a\":1}", 100);
-	decodes = 0;
-	assert_true(get_decoded(s, "memo-m", MP_OK).parameters == 100);
-	assert_true(get_decoded(s, "memo-m", MP_OK).parameters == 100);
-	assert_int_equal(decodes, 1);
+	assert_int_equal(mps_open(path, &svc, &err), MP_OK);
+	s = mps_store(svc);
+	write_model(s, "memo-m", 2);
+	assert_true(resolved(svc, "memo-m", MP_OK) == params_of(2));
+	mps_model_memo_stats(svc, &hits, &misses);
+	assert_true(resolved(svc, "memo-m", MP_OK) == params_of(2));
+	mps_model_memo_stats(svc, &g, &misses);
+	assert_true(g == hits + 1); /* the second read was a hit */
 	g = mp_store_generation(s);
 	assert_true(mp_store_generation(s) == g);
 
@@ -447,30 +459,27 @@ static void test_memo_invalidation(void **state)
 	assert_true(mp_store_generation(s) == g);
 	/* a transaction rolled back after a write that succeeded inside it: its reads saw the write, so it moves */
 	assert_int_equal(mp_store_begin(s, &err), MP_OK);
-	write_model(s, "memo-rolled-back", "{}", 7);
+	write_model(s, "memo-rolled-back", 1);
 	mp_store_rollback(s);
 	assert_true(mp_store_generation(s) != g);
-	get_decoded(s, "memo-rolled-back", MP_ENOTFOUND);
+	resolved(svc, "memo-rolled-back", MP_ENOTFOUND);
 	g = mp_store_generation(s);
 
 	/* this handle writes: seen at once */
-	write_model(s, "memo-m", "{\"a\":22}", 200);
+	write_model(s, "memo-m", 3);
 	assert_true(mp_store_generation(s) != g);
-	assert_true(get_decoded(s, "memo-m", MP_OK).parameters == 200);
-	assert_true(get_decoded(s, "memo-m", MP_OK).config_len == 8);
-	assert_int_equal(decodes, 2);
+	assert_true(resolved(svc, "memo-m", MP_OK) == params_of(3));
 
 	/* another connection writes */
-	assert_int_equal(mp_store_open(path, mpd_hf_count_parameters, &s2, &err), MP_OK);
-	write_model(s2, "memo-m", "{\"a\":333}", 300);
-	assert_true(get_decoded(s, "memo-m", MP_OK).parameters == 300);
-	assert_int_equal(decodes, 3);
+	assert_int_equal(mp_store_open(path, mps_presets(), &s2, &err), MP_OK);
+	write_model(s2, "memo-m", 4);
+	assert_true(resolved(svc, "memo-m", MP_OK) == params_of(4));
 	/* a write to another row also drops the memo (it is all or nothing), and reads stay right */
-	write_model(s2, "memo-other", "{}", 5);
-	assert_true(get_decoded(s, "memo-m", MP_OK).parameters == 300);
-	assert_true(get_decoded(s, "memo-other", MP_OK).parameters == 5);
+	write_model(s2, "memo-other", 5);
+	assert_true(resolved(svc, "memo-m", MP_OK) == params_of(4));
+	assert_true(resolved(svc, "memo-other", MP_OK) == params_of(5));
 	assert_int_equal(mp_store_model_remove(s2, "memo-other", "test", &err), MP_OK);
-	get_decoded(s, "memo-other", MP_ENOTFOUND);
+	resolved(svc, "memo-other", MP_ENOTFOUND);
 	mp_store_close(s2);
 
 	/* another process writes */
@@ -478,35 +487,27 @@ static void test_memo_invalidation(void **state)
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		mp_store *c;
-		mp_store_model m;
 
-		if (mp_store_open(path, mpd_hf_count_parameters, &c, &err) != MP_OK)
+		if (mp_store_open(path, mps_presets(), &c, &err) != MP_OK)
 			_exit(1);
-		memset(&m, 0, sizeof(m));
-		snprintf(m.id, sizeof(m.id), "memo-m");
-		snprintf(m.model_type, sizeof(m.model_type), "llama");
-		snprintf(m.source, sizeof(m.source), "user");
-		m.config_json = (char *)"{\"a\":4444}";
-		m.parameters = 400;
-		_exit(mp_store_model_write(c, &m, "child", NULL, &err) == MP_OK ? 0 : 2);
+		write_model(c, "memo-m", 6);
+		_exit(0);
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	assert_true(get_decoded(s, "memo-m", MP_OK).parameters == 400);
-	assert_true(get_decoded(s, "memo-m", MP_OK).config_len == 10);
+	assert_true(resolved(svc, "memo-m", MP_OK) == params_of(6));
 
 	/* deleted through this handle: not served from the memo */
 	assert_int_equal(mp_store_model_remove(s, "memo-m", "test", &err), MP_OK);
-	get_decoded(s, "memo-m", MP_ENOTFOUND);
-	get_decoded(s, "Not An Id", MP_EINVAL);
+	resolved(svc, "memo-m", MP_ENOTFOUND);
 
 	/* inside a batch transaction the writer sees its own uncommitted row, and nothing of it is kept on rollback */
 	assert_int_equal(mp_store_begin(s, &err), MP_OK);
-	write_model(s, "memo-m", "{}", 7);
-	assert_true(get_decoded(s, "memo-m", MP_OK).parameters == 7);
+	write_model(s, "memo-m", 7);
+	assert_true(resolved(svc, "memo-m", MP_OK) == params_of(7));
 	mp_store_rollback(s);
-	get_decoded(s, "memo-m", MP_ENOTFOUND);
-	mp_store_close(s);
+	resolved(svc, "memo-m", MP_ENOTFOUND);
+	mps_close(svc);
 }
 
 typedef struct walk {
@@ -554,23 +555,25 @@ static mp_status nested_list(const mp_store_device *d, void *ctx)
 static void test_memo_bounds_and_statements(void **state)
 {
 	walk w = { NULL, 0 };
+	mps_service *svc;
 	mp_store *s;
 	mp_error err;
 	char id[32];
 	int more = 0;
 
 	(void)state;
-	assert_int_equal(mp_store_open(path, mpd_hf_count_parameters, &s, &err), MP_OK);
+	assert_int_equal(mps_open(path, &svc, &err), MP_OK);
+	s = mps_store(svc);
 	assert_int_equal(mp_store_begin(s, &err), MP_OK);
 	for (int i = 0; i < 100; i++) {
 		snprintf(id, sizeof(id), "bulk-%03d", i);
-		write_model(s, id, "{}", (uint64_t)i + 1);
+		write_model(s, id, i + 1);
 	}
 	assert_int_equal(mp_store_commit(s, &err), MP_OK);
 	for (int round = 0; round < 3; round++)
 		for (int i = 0; i < 100; i++) {
 			snprintf(id, sizeof(id), "bulk-%03d", i);
-			assert_true(get_decoded(s, id, MP_OK).parameters == (uint64_t)i + 1);
+			assert_true(resolved(svc, id, MP_OK) == params_of(i + 1));
 		}
 	w.s = s;
 	assert_int_equal(mp_store_device_list(s, NULL, 1000, nested_get, &w, &more, &err), MP_OK);
@@ -578,7 +581,7 @@ static void test_memo_bounds_and_statements(void **state)
 	w.n = 0;
 	assert_int_equal(mp_store_device_list(s, NULL, 1000, nested_list, &w, &more, &err), MP_OK);
 	assert_true(w.n > 10);
-	mp_store_close(s);
+	mps_close(svc);
 }
 
 int main(void)

@@ -16,7 +16,7 @@
 #include <curl/curl.h>
 
 #include "../daemon/auth.h"
-#include "../daemon/hf_config.h"
+#include "../model/model.h"
 #include "http_util.h"
 #include "refs.h"
 
@@ -308,13 +308,20 @@ static void write_elsewhere(fixture *f, const char *id, const char *config)
 	mp_store_model m;
 	mp_error err;
 
-	assert_int_equal(mp_store_open(f->d.cfg.db_path, mpd_hf_count_parameters, &s, &err), MP_OK);
+	assert_int_equal(mp_store_open(f->d.cfg.db_path, mps_presets(), &s, &err), MP_OK);
 	memset(&m, 0, sizeof(m));
 	snprintf(m.id, sizeof(m.id), "%s", id);
 	snprintf(m.model_type, sizeof(m.model_type), "llama");
 	snprintf(m.source, sizeof(m.source), "user");
 	m.config_json = (char *)config;
-	assert_int_equal(mpd_hf_count_parameters(config, &m.parameters, &err), MP_OK);
+	{
+		mp_model arch;
+		mp_param_count pc;
+
+		assert_int_equal(mpm_from_hf_text(config, "", &arch, &err), MP_OK);
+		assert_int_equal(mp_count_parameters(&arch, &pc, &err), MP_OK);
+		m.parameters = pc.total;
+	}
 	assert_int_equal(mp_store_model_write(s, &m, "test", NULL, &err), MP_OK);
 	mp_store_close(s);
 }
@@ -400,7 +407,7 @@ static void bandwidth_elsewhere(fixture *f, double bytes_per_second)
 	mp_store_device dev;
 	mp_error err;
 
-	assert_int_equal(mp_store_open(f->d.cfg.db_path, mpd_hf_count_parameters, &s, &err), MP_OK);
+	assert_int_equal(mp_store_open(f->d.cfg.db_path, mps_presets(), &s, &err), MP_OK);
 	assert_int_equal(mp_store_device_get(s, "h200-sxm-141gb", &dev, &err), MP_OK);
 	dev.hw.memory_bandwidth_bytes_per_second = bytes_per_second;
 	assert_int_equal(mp_store_device_write(s, &dev, "test", NULL, &err), MP_OK);

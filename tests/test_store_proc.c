@@ -20,7 +20,8 @@
 #include <cmocka.h>
 #include <curl/curl.h>
 
-#include "../daemon/hf_config.h"
+#include "../model/model.h"
+#include "../service/service.h"
 #include "../db/store.h"
 
 static char dir[64];
@@ -164,7 +165,7 @@ static void check_integrity(const char *db, mp_store **out)
 	mp_error err;
 	char ok[64];
 
-	assert_int_equal(mp_store_open(db, mpd_hf_count_parameters, &s, &err), MP_OK);
+	assert_int_equal(mp_store_open(db, mps_presets(), &s, &err), MP_OK);
 	assert_int_equal(mp_store_integrity_check(s, ok, sizeof(ok), &err), MP_OK);
 	assert_string_equal(ok, "ok");
 	*out = s;

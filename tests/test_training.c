@@ -15,8 +15,7 @@
 
 #include <cmocka.h>
 
-#include "../daemon/hf_config.h"
-#include "../daemon/train_config.h"
+#include "../model/model.h"
 #include "../planner/memplan.h"
 #include "refs.h"
 
@@ -29,8 +28,8 @@ static void load_model(const char *name, mp_model *m, mp_param_count *pc)
 
 	snprintf(rel, sizeof(rel), "models/%s.json", name);
 	cfg = ref_json(rel);
-	assert_int_equal(mpd_model_from_hf(cfg, "", m, &err), MP_OK);
-	mpd_training_config_extras(cfg, m);
+	assert_int_equal(mpm_from_hf(cfg, "", m, &err), MP_OK);
+	mpm_training_extras(cfg, m);
 	assert_int_equal(mp_count_parameters(m, pc, &err), MP_OK);
 	cJSON_Delete(cfg);
 }
@@ -587,7 +586,7 @@ static void test_tp_valid_degrees_shared_rule(void **state)
 	size_t n;
 
 	(void)state;
-	assert_int_equal(mpd_model_from_hf(cfg, "", &m, &err), MP_OK);
+	assert_int_equal(mpm_from_hf(cfg, "", &m, &err), MP_OK);
 	cJSON_Delete(cfg);
 	assert_int_equal(mp_count_parameters(&m, &pc, &err), MP_OK);
 	n = mp_valid_tp_degrees(&m, deg, MP_MAX_TP_DEGREES);

@@ -1,0 +1,77 @@
+/*
+ * db.c: `memplan db export|import`: devices and user models as one JSON document, and that document written back
+ * all or nothing.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../codec/codec.h"
+#include "cli.h"
+
+/* memplan db export [--db PATH] | memplan db import FILE [--db PATH] */
+int cli_db(int argc, char **argv)
+{
+	const char *verb = argc > 0 ? argv[0] : "", *file = NULL;
+	const char *path = CLI_DEFAULT_DB;
+	mps_service *svc = NULL;
+	mp_error err = { { 0 }, { 0 } };
+	cJSON *doc = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	mp_status st;
+	int rc = 1;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--db") == 0 && i + 1 < argc)
+			path = argv[++i];
+		else if (file == NULL && argv[i][0] != '-')
+			file = argv[i];
+		else
+			verb = "";
+	}
+	if (!((strcmp(verb, "export") == 0 && file == NULL) || (strcmp(verb, "import") == 0 && file))) {
+		fprintf(stderr, "%s", cli_usage);
+		return 2;
+	}
+	if (file && (text = cli_read_file(file, &len)) == NULL) {
+		fprintf(stderr, "memplan db import: cannot read %s\n", file);
+		return 2;
+	}
+	if (verb[0] == 'e' && access(path, F_OK) != 0) {
+		/* a mistyped path must not export a freshly seeded, empty fleet */
+		fprintf(stderr, "memplan db export: no database at %s (give --db PATH)\n", path);
+		return 1;
+	}
+	st = mps_open(path, &svc, &err);
+	if (st == MP_OK && verb[0] == 'e') {
+		doc = mpc_export_new(mp_store_user_version(mps_store(svc)));
+		st = doc ? mps_export(svc, mpc_export_add_device, mpc_export_add_model, doc, &err)
+			 : mp_fail(&err, MP_ENOMEM, "", "out of memory");
+		if (st == MP_OK)
+			rc = cli_print_json(doc) ? 0 : 1;
+	} else if (st == MP_OK) {
+		mps_import im;
+
+		doc = cJSON_ParseWithLength(text, len);
+		st = doc ? mpc_import_decode(doc, &im, &err) : mp_fail(&err, MP_EPARSE, "", "%s is not valid JSON", file);
+		if (st == MP_OK) {
+			st = mps_import_run(svc, &im, &err);
+			if (st == MP_OK) {
+				fprintf(stderr, "memplan db import: %zu devices and %zu models written to %s\n", im.ndevices,
+					im.nmodels, path);
+				rc = 0;
+			}
+			mpc_import_free(&im);
+		}
+	}
+	if (st != MP_OK)
+		fprintf(stderr, "memplan db %s: %s%s%s: %s\n", verb, mp_status_str(st), err.field[0] ? " at " : "",
+			err.field, err.message);
+	cJSON_Delete(doc);
+	free(text);
+	mps_close(svc);
+	return rc;
+}
+

@@ -1,0 +1,188 @@
+/*
+ * plan.c: `memplan plan inference|training`: the request the plan endpoints take, built from the command line
+ * (every --name value a field; --config FILE the model's hf_config; --request FILE a whole body), answered
+ * locally through the same decode -> service -> encode path as the daemon, printed for people or as JSON.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../codec/codec.h"
+#include "cli.h"
+
+/*
+ * A command-line value as JSON: true/false, a number when the whole text is one, a JSON object or list
+ * when it starts with { or [, else a string. So new request fields need no CLI code.
+ */
+static cJSON *cli_value(const char *v)
+{
+	char *end;
+
+	if (strcmp(v, "true") == 0 || strcmp(v, "false") == 0)
+		return cJSON_CreateBool(v[0] == 't');
+	if (v[0] == '{' || v[0] == '[')
+		return cJSON_Parse(v);
+	if (v[0] != '\0') {
+		double d = strtod(v, &end);
+
+		if (*end == '\0')
+			return cJSON_CreateNumber(d);
+	}
+	return cJSON_CreateString(v);
+}
+
+/* Sets body[path] = value; a dotted path ("weight_formats.lm_head") creates the objects on the way. Dashes in
+ * names become underscores (--batch-size = --batch_size). */
+static bool set_path(cJSON *body, const char *path, cJSON *value)
+{
+	char key[128];
+	const char *dot;
+	cJSON *obj = body;
+
+	for (;;) {
+		size_t n;
+
+		dot = strchr(path, '.');
+		n = dot ? (size_t)(dot - path) : strlen(path);
+		if (n == 0 || n >= sizeof(key)) {
+			cJSON_Delete(value);
+			return false;
+		}
+		memcpy(key, path, n);
+		key[n] = '\0';
+		for (char *p = key; *p; p++)
+			if (*p == '-')
+				*p = '_';
+		if (dot == NULL)
+			break;
+		{
+			cJSON *next = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+			if (!cJSON_IsObject(next)) {
+				cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+				next = cJSON_AddObjectToObject(obj, key);
+			}
+			obj = next;
+		}
+		path = dot + 1;
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+	cJSON_AddItemToObject(obj, key, value);
+	return true;
+}
+
+/* The inference plan of a body: the document POST /v1/plan/inference answers. */
+static mp_status plan_inference(mps_service *svc, const cJSON *body, cJSON **out, mp_error *err)
+{
+	mps_inference_request *rq = malloc(sizeof(*rq));
+	mps_inference_plan *p = malloc(sizeof(*p));
+	mp_status st = rq && p ? mpc_inference_decode(body, "", true, rq, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
+
+	if (st == MP_OK)
+		st = mps_plan_inference(svc, rq, p, err);
+	if (st == MP_OK && (*out = mpc_inference_plan_json(rq, p)) == NULL)
+		st = mp_fail(err, MP_ENOMEM, "", "out of memory");
+	free(p);
+	free(rq);
+	return st;
+}
+
+static mp_status plan_training(mps_service *svc, const cJSON *body, cJSON **out, mp_error *err)
+{
+	mps_training_request *rq = malloc(sizeof(*rq));
+	mps_training_plan *p = malloc(sizeof(*p));
+	mp_status st = rq && p ? mpc_training_decode(body, "", true, rq, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
+
+	if (st == MP_OK)
+		st = mps_plan_training(svc, rq, p, err);
+	if (st == MP_OK && (*out = mpc_training_plan_json(rq, p)) == NULL)
+		st = mp_fail(err, MP_ENOMEM, "", "out of memory");
+	free(p);
+	free(rq);
+	return st;
+}
+
+int cli_plan(int argc, char **argv)
+{
+	const char *kind = argc > 0 ? argv[0] : "";
+	const char *db = CLI_DEFAULT_DB;
+	mps_service *svc = NULL;
+	mp_error err = { { 0 }, { 0 } };
+	cJSON *body = NULL, *out = NULL;
+	bool json = false;
+	mp_status st;
+	int rc = 2;
+
+	if (strcmp(kind, "inference") != 0 && strcmp(kind, "training") != 0) {
+		fprintf(stderr, "%s", cli_usage);
+		return 2;
+	}
+	body = cJSON_CreateObject();
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (strcmp(a, "--json") == 0) {
+			json = true;
+			continue;
+		}
+		if (strncmp(a, "--", 2) != 0 || a[2] == '\0' || val == NULL) {
+			fprintf(stderr, "memplan plan: expected --name value, got '%s'\n\n%s", a, cli_usage);
+			goto out;
+		}
+		i++;
+		if (strcmp(a, "--db") == 0) {
+			db = val;
+		} else if (strcmp(a, "--request") == 0) {
+			cJSON *base = cli_parse_file("plan", val, "request"), *item;
+
+			if (base == NULL || !cJSON_IsObject(base)) {
+				cJSON_Delete(base);
+				goto out;
+			}
+			/* the file's members, each overridable by a later --name value */
+			while ((item = base->child) != NULL) {
+				cJSON_DetachItemViaPointer(base, item);
+				cJSON_DeleteItemFromObjectCaseSensitive(body, item->string);
+				cJSON_AddItemToObject(body, item->string, item);
+			}
+			cJSON_Delete(base);
+		} else if (strcmp(a, "--config") == 0) {
+			cJSON *cfg = cli_parse_file("plan", val, "config"), *model;
+
+			if (cfg == NULL)
+				goto out;
+			model = cJSON_CreateObject();
+			cJSON_AddItemToObject(model, "hf_config", cfg);
+			set_path(body, "model", model);
+		} else if (!set_path(body, a + 2, cli_value(val))) {
+			fprintf(stderr, "memplan plan: bad option name '%s'\n", a);
+			goto out;
+		}
+	}
+	rc = 1;
+	st = mps_open(db, &svc, &err);
+	if (st == MP_OK)
+		st = kind[0] == 'i' ? plan_inference(svc, body, &out, &err) : plan_training(svc, body, &out, &err);
+	if (st == MP_OK) {
+		if (json) {
+			if (!cli_print_json(out))
+				goto out;
+		} else {
+			char *text = mpc_doc_text(out);
+
+			if (text == NULL)
+				goto out;
+			printf("memplan plan %s (GB = 1e9 bytes, GiB = 2^30 bytes)\n%s", kind, text);
+			free(text);
+		}
+		rc = 0;
+	} else {
+		cli_print_error("plan", st, &err);
+	}
+out:
+	cJSON_Delete(out);
+	cJSON_Delete(body);
+	mps_close(svc);
+	return rc;
+}
+

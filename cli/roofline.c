@@ -1,0 +1,138 @@
+/*
+ * roofline.c: `memplan roofline`: builds the request POST /v1/roofline takes from the command line, answers it
+ * locally and prints a table and a text log-log chart (or the JSON document, or an SVG file).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../codec/codec.h"
+#include "cli.h"
+
+/* Writes the chart as SVG to path. */
+static bool write_svg(const char *path, const mpc_chart *chart)
+{
+	FILE *f = fopen(path, "w");
+	char *text = mpc_roofline_svg(chart);
+	bool ok = f && text && fputs(text, f) >= 0;
+
+	if (f && fclose(f) != 0)
+		ok = false;
+	free(text);
+	if (!ok)
+		fprintf(stderr, "memplan roofline: cannot write %s\n", path);
+	return ok;
+}
+
+/* Prints the answer: the JSON document, or the table and the text chart. */
+static bool print_answer(const mps_roofline_request *rq, const mps_roofline_result *r, const mpc_chart *chart, bool json)
+{
+	char *text;
+
+	if (json) {
+		cJSON *doc = mpc_roofline_json(rq, r);
+		bool ok = doc && cli_print_json(doc);
+
+		cJSON_Delete(doc);
+		return ok;
+	}
+	text = mpc_roofline_table_text(rq, r);
+	if (text == NULL)
+		return false;
+	printf("%s", text);
+	free(text);
+	text = mpc_roofline_text(chart);
+	if (text && chart->npoints)
+		printf("%s", text);
+	free(text);
+	return true;
+}
+
+int cli_roofline(int argc, char **argv)
+{
+	const char *db = CLI_DEFAULT_DB, *device = NULL, *svg = NULL;
+	mps_service *svc = NULL;
+	mps_roofline_request *rq = malloc(sizeof(*rq));
+	mps_roofline_result *r = malloc(sizeof(*r));
+	mpc_chart *chart = malloc(sizeof(*chart));
+	mp_error err = { { 0 }, { 0 } };
+	cJSON *body = cJSON_CreateObject(), *ops, *tr = NULL;
+	bool json = false;
+	mp_status st = MP_OK;
+	int rc = 2;
+
+	if (body == NULL || rq == NULL || r == NULL || chart == NULL) {
+		rc = 1;
+		goto out;
+	}
+	ops = cJSON_AddArrayToObject(body, "ops");
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (strcmp(a, "--device") == 0 && v)
+			device = argv[++i];
+		else if (strcmp(a, "--db") == 0 && v)
+			db = argv[++i];
+		else if (strcmp(a, "--svg") == 0 && v)
+			svg = argv[++i];
+		else if (strcmp(a, "--json") == 0)
+			json = true;
+		else if (strcmp(a, "--ridge-dtype") == 0 && v)
+			cJSON_AddStringToObject(body, "ridge_dtype", argv[++i]);
+		else if (strcmp(a, "--model") == 0 && v) {
+			if (tr == NULL)
+				tr = cJSON_AddObjectToObject(body, "transformer");
+			cJSON_AddStringToObject(tr, "model", argv[++i]);
+		} else if ((strcmp(a, "--batch") == 0 || strcmp(a, "--context") == 0 || strcmp(a, "--prompt") == 0) && v) {
+			char *end = NULL;
+			double n = strtod(argv[++i], &end);
+
+			if (*end || tr == NULL) {
+				fprintf(stderr, "memplan roofline: %s takes a number and needs --model before it\n", a);
+				goto out;
+			}
+			cJSON_AddNumberToObject(tr, a[2] == 'b' ? "batch_size" : a[2] == 'c' ? "context_tokens" : "prompt_tokens",
+						n);
+		} else if (a[0] != '-' && strchr(a, ':')) {
+			cJSON *op;
+			char field[32];
+
+			snprintf(field, sizeof(field), "argv[%d]", i);
+			st = mpc_op_spec_json(a, field, &op, &err);
+			if (st != MP_OK) {
+				fprintf(stderr, "memplan roofline: %s: %s\n", a, err.message);
+				goto out;
+			}
+			cJSON_AddItemToArray(ops, op);
+		} else {
+			fprintf(stderr, "memplan roofline: unknown or incomplete argument '%s'\n\n%s", a, cli_usage);
+			goto out;
+		}
+	}
+	if (device == NULL) {
+		fprintf(stderr, "memplan roofline: --device ID is required\n\n%s", cli_usage);
+		goto out;
+	}
+	cJSON_AddStringToObject(body, "device", device);
+	rc = 1;
+	st = mpc_roofline_decode(body, rq, &err);
+	if (st == MP_OK)
+		st = mps_open(db, &svc, &err);
+	if (st == MP_OK)
+		st = mps_roofline(svc, rq, r, &err);
+	if (st != MP_OK) {
+		cli_print_error("roofline", st, &err);
+		goto out;
+	}
+	mpc_chart_from_result(rq, r, chart);
+	if (!print_answer(rq, r, chart, json) || (svg && !write_svg(svg, chart)))
+		goto out;
+	rc = 0;
+out:
+	cJSON_Delete(body);
+	free(chart);
+	free(r);
+	free(rq);
+	mps_close(svc);
+	return rc;
+}

@@ -1,0 +1,217 @@
+/*
+ * codec.h: JSON <-> structs for every request and every result, problem+json, and the text renderings people
+ * read. Decoders turn a parsed body (a cJSON tree) into the service's request structs, validating every field
+ * against one table per document and naming the field of each problem; encoders turn result structs into trees
+ * that json.h prints. Calls nothing of the store, the planner's arithmetic or the kernels: the numbers arrive
+ * computed. Inline model configs are read through model/ (the readers), a floor below.
+ *
+ * Ownership: decoders borrow their input and fill caller-owned structs; encoders return trees (or text) the
+ * caller owns (cJSON_Delete / free), or NULL when out of memory.
+ */
+#ifndef MPC_CODEC_H
+#define MPC_CODEC_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#include "../service/service.h"
+#include "json.h"
+
+/* ----- the formats each endpoint takes: one definition each ------------------------------------------- */
+
+#define MPC_DT(x) (1u << (x))
+/* Weights: every storage format the weight model knows. */
+#define MPC_WEIGHT_DTYPES                                                                                         \
+	(MPC_DT(MP_DTYPE_FP32) | MPC_DT(MP_DTYPE_BF16) | MPC_DT(MP_DTYPE_FP16) | MPC_DT(MP_DTYPE_FP8_E4M3) |      \
+	 MPC_DT(MP_DTYPE_FP8_E5M2) | MPC_DT(MP_DTYPE_INT8) | MPC_DT(MP_DTYPE_INT4) | MPC_DT(MP_DTYPE_NF4) |       \
+	 MPC_DT(MP_DTYPE_Q8_0) | MPC_DT(MP_DTYPE_Q4_0) | MPC_DT(MP_DTYPE_Q4_K) | MPC_DT(MP_DTYPE_Q5_K) |          \
+	 MPC_DT(MP_DTYPE_Q6_K))
+/* KV cache: the float types, fp8 (vLLM), and llama.cpp's q8_0 and q4_0 cache types. */
+#define MPC_KV_DTYPES                                                                                             \
+	(MPC_DT(MP_DTYPE_FP32) | MPC_DT(MP_DTYPE_BF16) | MPC_DT(MP_DTYPE_FP16) | MPC_DT(MP_DTYPE_FP8_E4M3) |      \
+	 MPC_DT(MP_DTYPE_FP8_E5M2) | MPC_DT(MP_DTYPE_Q8_0) | MPC_DT(MP_DTYPE_Q4_0))
+/* Activations and logits (compute_dtype), and the norms format. */
+#define MPC_COMPUTE_DTYPES (MPC_DT(MP_DTYPE_FP32) | MPC_DT(MP_DTYPE_BF16) | MPC_DT(MP_DTYPE_FP16))
+/* Any data type (roofline operations). */
+#define MPC_ALL_DTYPES (0xffffffffu & ~1u)
+
+/* A KV-cache format by name: the MPC_KV_DTYPES names and "fp8" (vLLM's name for fp8_e4m3). Errors: MP_EINVAL
+ * naming field with the list. */
+mp_status mpc_kv_dtype(const char *name, const char *field, mp_dtype *out, mp_error *err);
+/* A weight format by name (MPC_WEIGHT_DTYPES). Errors: MP_EINVAL naming field with the list. */
+mp_status mpc_weight_dtype(const char *name, const char *field, mp_dtype *out, mp_error *err);
+
+/* ----- problems (RFC 9457) ----------------------------------------------------------------------------- */
+
+/* The problem type's last word for a status ("invalid-value", "not-found", ...). */
+const char *mpc_problem_slug(mp_status st);
+/* The problem+json document for an error answered with HTTP status http (title from http; type from st, or
+ * "method-not-allowed" / "unsupported-media-type" for 405 / 415). Echoed text is made well-formed UTF-8. */
+cJSON *mpc_problem_json(int http, mp_status st, const mp_error *err);
+
+/* ----- models and devices ------------------------------------------------------------------------------ */
+
+/*
+ * A request's "model" member (v, NULL when absent) at pointer ("/model", "/jobs/3/inference/model"): a stored
+ * id, {"hf_config": {...}} (read by model/), {"architecture": {...}} (with an optional hf_config naming its
+ * model_type and giving its training details), or {"parameters": N}. required: absence is an error (else kind
+ * NONE). Errors: MP_EINVAL / MP_EUNSUPPORTED naming the field.
+ */
+mp_status mpc_model_ref_decode(const cJSON *v, const char *pointer, bool required, mps_model_ref *out, mp_error *err);
+
+/* The model block of a plan: id, model_type, parameters and their breakdown. */
+cJSON *mpc_model_json(const mps_model *m);
+/* The API's stored-model document: id, model_type, parameters, source, timestamps, hf_config. */
+cJSON *mpc_stored_model_json(const mp_store_model *m);
+/*
+ * A model document ({"hf_config": {...}} plus read-only members, which are ignored) as a model to store with id
+ * `id`. in->config_json is heap text owned by *owned (free it). Errors: MP_EINVAL / MP_EUNSUPPORTED naming the
+ * field under pointer, MP_ENOMEM.
+ */
+mp_status mpc_stored_model_decode(const cJSON *doc, const char *pointer, const char *id, mps_model_input *in,
+				  char **owned, mp_error *err);
+
+/* The API's device document (every profile field, null where unknown). */
+cJSON *mpc_device_json(const mp_store_device *d);
+/*
+ * A device document (a PUT body, an export entry, a preset) into *out with id `id` (NULL: the document's own
+ * "id", which must then be valid). Null members mean absent; read-only members (created_at, updated_at) are
+ * ignored; "id", when present, must equal id. source defaults to `default_source` ("user" for the API). The one
+ * range table of every device field. Errors: MP_EINVAL naming the field under pointer.
+ */
+mp_status mpc_device_decode(const cJSON *doc, const char *pointer, const char *id, const char *default_source,
+			    mp_store_device *out, mp_error *err);
+/*
+ * A request's "device" member at pointer: a stored id, or an inline profile (the same table as a stored one,
+ * with only memory_bandwidth_bytes_per_second and peak_flops_per_second required, and the roofline's extras:
+ * vector_flops_per_second, l2/shared-memory bandwidth, memory_latency_seconds or _cycles). NULL: not given.
+ */
+mp_status mpc_device_ref_decode(const cJSON *v, const char *pointer, mps_device_ref *out, mp_error *err);
+
+/* Applies a JSON merge patch (RFC 7396) to target in place: null members delete, objects merge, anything else
+ * replaces. Errors: MP_EINVAL when patch is not an object, MP_ENOMEM. */
+mp_status mpc_merge_patch(cJSON *target, const cJSON *patch, mp_error *err);
+
+/* ----- plans ---------------------------------------------------------------------------------------------- */
+
+/* POST /v1/plan/inference bodies (and the inference jobs of /v1/fit, a calibration's fit_plan) at pointer.
+ * allow_device: a "device" member is taken (fit jobs name none). */
+mp_status mpc_inference_decode(const cJSON *body, const char *pointer, bool allow_device, mps_inference_request *out,
+			       mp_error *err);
+cJSON *mpc_inference_plan_json(const mps_inference_request *rq, const mps_inference_plan *p);
+
+mp_status mpc_training_decode(const cJSON *body, const char *pointer, bool allow_device, mps_training_request *out,
+			      mp_error *err);
+cJSON *mpc_training_plan_json(const mps_training_request *rq, const mps_training_plan *p);
+
+/* ----- fit ------------------------------------------------------------------------------------------------ */
+
+/* POST /v1/fit. *out's arrays are heap (mpc_fit_request_free). */
+mp_status mpc_fit_decode(const cJSON *body, mps_fit_request *out, mp_error *err);
+void mpc_fit_request_free(mps_fit_request *rq);
+
+/* The fit answer written as it is computed: each job's object is printed and freed before the next is made. */
+typedef struct mpc_fit_writer mpc_fit_writer;
+mpc_fit_writer *mpc_fit_writer_new(const mps_fit_request *rq);
+const mps_fit_sink *mpc_fit_sink(void);	/* pass the writer as ctx */
+/* The whole text (heap, free()) once mps_fit returned MP_OK; frees the writer. NULL when out of memory. */
+char *mpc_fit_writer_finish(mpc_fit_writer *w);
+void mpc_fit_writer_free(mpc_fit_writer *w);
+
+/* ----- capacity --------------------------------------------------------------------------------------------- */
+
+/* A query string: the value of one argument, or NULL when absent. */
+typedef const char *(*mpc_query_fn)(void *ctx, const char *name);
+
+/* GET /v1/capacity's arguments (model, sequence_length, weight_dtype, kv_cache_dtype, vendor, source, format).
+ * *text says whether format=text was asked for. Errors: MP_EINVAL naming "?<name>". */
+mp_status mpc_capacity_decode(mpc_query_fn get, void *ctx, mps_capacity_request *out, bool *text, mp_error *err);
+
+/* Collects capacity rows (mps_capacity's callback, ctx = the collector) into a document. */
+typedef struct mpc_capacity_doc mpc_capacity_doc;
+mpc_capacity_doc *mpc_capacity_doc_new(const mps_capacity_request *rq);
+mp_status mpc_capacity_row(void *ctx, const mps_capacity_row *row);
+/* The document (owned by the caller) once the model is known; frees the collector. */
+cJSON *mpc_capacity_doc_finish(mpc_capacity_doc *c, const mps_model *m);
+void mpc_capacity_doc_free(mpc_capacity_doc *c);
+/* The same document as an aligned text table for people (GB/GiB labelled). Caller frees. */
+char *mpc_capacity_text(const cJSON *doc);
+
+/* ----- roofline --------------------------------------------------------------------------------------------- */
+
+/* POST /v1/roofline bodies. */
+mp_status mpc_roofline_decode(const cJSON *body, mps_roofline_request *out, mp_error *err);
+/* A compact operation spec ("matmul:m=1,k=4096,n=4096,dtype=bf16"; numbers may use exponents when integral),
+ * as the SVG route's ?op= arguments and the CLI's arguments give them, into *op, errors naming field ("?op",
+ * "argv[3]"). */
+mp_status mpc_op_spec_decode(const char *spec, const char *field, mps_roofline_op *op, mp_error *err);
+/* The same spec as the JSON operation object POST /v1/roofline takes (caller owns it). */
+mp_status mpc_op_spec_json(const char *spec, const char *field, cJSON **out, mp_error *err);
+cJSON *mpc_roofline_json(const mps_roofline_request *rq, const mps_roofline_result *r);
+
+/* A roofline chart's contents, from a result. */
+#define MPC_CHART_MAX_POINTS MPS_ROOFLINE_MAX_OPS
+typedef struct mpc_chart_point {
+	char label[64];
+	double intensity;  /* FLOP/byte */
+	double attainable; /* FLOP/s */
+	bool compute_bound;
+} mpc_chart_point;
+
+typedef struct mpc_chart {
+	char title[160];
+	double bandwidth;    /* DRAM, bytes/s */
+	double peak;         /* matrix peak of the ridge dtype, FLOP/s */
+	char peak_label[32]; /* "bf16 tensor" */
+	double vector_peak;  /* 0 = none drawn */
+	double l2_bandwidth; /* 0 = none drawn */
+	size_t npoints;
+	mpc_chart_point points[MPC_CHART_MAX_POINTS];
+} mpc_chart;
+
+void mpc_chart_from_result(const mps_roofline_request *rq, const mps_roofline_result *r, mpc_chart *c);
+/*
+ * An SVG chart: log-log axes (decades labelled), the bandwidth and compute ceilings, the ridge (a marked
+ * point with id "ridge"), each operation as a labelled point (class "op"). Every element carries its data
+ * value in data-* attributes. Caller frees. NULL when out of memory.
+ */
+char *mpc_roofline_svg(const mpc_chart *c);
+/* A text log-log chart for terminals: axes labelled, the ridge marked, points numbered, a legend. Caller frees. */
+char *mpc_roofline_text(const mpc_chart *c);
+/* Escapes &, <, >, " and ' for XML text and attribute values into out (always NUL-terminated; truncates at
+ * a character boundary). Returns the length written. */
+size_t mpc_xml_escape(const char *in, char *out, size_t len);
+/* The roofline table the CLI prints (the ridge, one row per operation, then the transformer's steps). Caller
+ * frees. */
+char *mpc_roofline_table_text(const mps_roofline_request *rq, const mps_roofline_result *r);
+
+/* ----- store documents -------------------------------------------------------------------------------------- */
+
+/* A page of a listing: {"items": [...], "next_cursor": id | null}. Takes items (owned). */
+cJSON *mpc_page_json(cJSON *items, bool more);
+/* GET /v1/health. */
+cJSON *mpc_health_json(const mps_health *h);
+
+/* The export document, {"format": "memplan-export", "version": 1, "schema_version", "devices": [...all...],
+ * "models": [...user models: id + hf_config...]}, filled by mps_export through the two callbacks (ctx = the
+ * document). */
+cJSON *mpc_export_new(int schema_version);
+mp_status mpc_export_add_device(const mp_store_device *d, void *doc);
+mp_status mpc_export_add_model(const mp_store_model *m, void *doc);
+/* An export document as an import (mps_import_run). *out's arrays and texts are heap (mpc_import_free). Errors:
+ * MP_EINVAL naming the field ("/devices/3/memory_bytes"), MP_ENOMEM. */
+mp_status mpc_import_decode(const cJSON *doc, mps_import *out, mp_error *err);
+void mpc_import_free(mps_import *im);
+/* A listing's item callbacks (mps_device_find / mps_model_find), ctx = a cJSON array. */
+mp_status mpc_list_add_device(const mp_store_device *d, void *items);
+mp_status mpc_list_add_model(const mp_store_model *m, void *items);
+
+/* ----- text for people -------------------------------------------------------------------------------------- */
+
+/* Every member of a document, indented, "_bytes" figures as "16,060,522,496 B = 16.061 GB = 14.958 GiB"
+ * (GB = 1e9, GiB = 2^30), notes as a list. Caller frees. */
+char *mpc_doc_text(const cJSON *doc);
+
+#endif /* MPC_CODEC_H */

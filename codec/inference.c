@@ -1,0 +1,411 @@
+/*
+ * inference.c: POST /v1/plan/inference both ways: the request's field tables (the same for a plan body, a fit
+ * job and a calibration's fit_plan) and the answer document (per-GPU memory by term, weights per tensor class,
+ * KV cache and workspace detail, the fit, the performance block) with notes on what each figure includes.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../model/fields.h"
+#include "codec.h"
+
+static const char *const int4_names[] = { "gptq", "awq", NULL };
+static const char *const layout_names[] = { "auto", "packed", "pytorch", "gguf", NULL };
+static const char *const scope_names[] = { "per_sequence", "shared", NULL };
+static const char *const mla_names[] = { "latent", "expanded", NULL };
+static const char *const attention_names[] = { "none", "fused", "eager", NULL };
+
+typedef struct inference_body {
+	mp_inference_req req;
+	mp_inference_opts opts;
+	char kv_dtype[16];
+	int int4_scheme, layout, scope, mla, attention;
+	bool nf4_double_quant;
+	double utilization;
+} inference_body;
+
+#define OFF(f) offsetof(inference_body, f)
+
+static const mpm_field inference_fields[] = {
+	{ .name = "model", .type = MPM_F_ANY, .required = true },
+	{ .name = "weight_dtype", .type = MPM_F_DTYPE, .required = true, .offset = OFF(req.weight_dtype),
+	  .dtypes = MPC_WEIGHT_DTYPES },
+	{ .name = "kv_cache_dtype", .type = MPM_F_STRING, .required = true, .offset = OFF(kv_dtype),
+	  .size = MPM_STR(inference_body, kv_dtype) },
+	{ .name = "batch_size", .type = MPM_F_U64, .required = true, .offset = OFF(req.batch_size), .min = 1,
+	  .max = MP_MAX_BATCH_SIZE },
+	{ .name = "sequence_length", .type = MPM_F_U64, .required = true, .offset = OFF(req.sequence_length), .min = 1,
+	  .max = MP_MAX_SEQUENCE_LENGTH },
+	{ .name = "device", .type = MPM_F_ANY },
+	{ .name = "num_gpus", .type = MPM_F_U64, .offset = OFF(req.num_gpus), .min = 1, .max = MP_MAX_GPUS },
+	{ .name = "tensor_parallel_size", .type = MPM_F_U64, .offset = OFF(opts.tensor_parallel_size), .min = 1,
+	  .max = MP_MAX_GPUS },
+	{ .name = "cuda_context_bytes", .type = MPM_F_U64, .offset = OFF(req.cuda_context_bytes), .min = 0,
+	  .max = UINT64_C(1) << 40 },
+	{ .name = "weight_formats", .type = MPM_F_ANY },
+	{ .name = "weight_layout", .type = MPM_F_ENUM, .offset = OFF(layout), .names = layout_names },
+	{ .name = "int4_group_size", .type = MPM_F_U64, .offset = OFF(opts.formats.int4_group_size), .min = 1,
+	  .max = UINT64_C(1) << 32 },
+	{ .name = "int4_scheme", .type = MPM_F_ENUM, .offset = OFF(int4_scheme), .names = int4_names },
+	{ .name = "nf4_double_quant", .type = MPM_F_BOOL, .offset = OFF(nf4_double_quant) },
+	{ .name = "compute_dtype", .type = MPM_F_DTYPE, .offset = OFF(opts.compute_dtype), .dtypes = MPC_COMPUTE_DTYPES },
+	{ .name = "kv_block_size", .type = MPM_F_U64, .offset = OFF(opts.kv_block_size), .min = 1, .max = 1 << 20 },
+	{ .name = "sequence_length_scope", .type = MPM_F_ENUM, .offset = OFF(scope), .names = scope_names },
+	{ .name = "mla_kv_cache", .type = MPM_F_ENUM, .offset = OFF(mla), .names = mla_names },
+	{ .name = "attention_implementation", .type = MPM_F_ENUM, .offset = OFF(attention), .names = attention_names },
+	{ .name = "max_num_batched_tokens", .type = MPM_F_U64, .offset = OFF(opts.max_num_batched_tokens), .min = 1,
+	  .max = MP_MAX_SEQUENCE_LENGTH },
+	{ .name = "logits_positions", .type = MPM_F_U64, .offset = OFF(opts.logits_positions), .min = 1,
+	  .max = MP_MAX_SEQUENCE_LENGTH },
+	{ .name = "gpu_memory_utilization", .type = MPM_F_DOUBLE, .offset = OFF(utilization), .dmin = 0, .dmax = 1 },
+	{ .name = "allow_beyond_max_position_embeddings", .type = MPM_F_BOOL,
+	  .offset = OFF(opts.allow_beyond_max_position) },
+};
+
+#define FOFF(c) offsetof(mp_weight_formats, cls) + (c) * sizeof(mp_dtype)
+
+static const mpm_field format_fields[] = {
+	{ .name = "embeddings", .type = MPM_F_DTYPE, .offset = FOFF(MP_TC_EMBEDDINGS), .dtypes = MPC_WEIGHT_DTYPES },
+	{ .name = "attention", .type = MPM_F_DTYPE, .offset = FOFF(MP_TC_ATTENTION), .dtypes = MPC_WEIGHT_DTYPES },
+	{ .name = "mlp", .type = MPM_F_DTYPE, .offset = FOFF(MP_TC_MLP), .dtypes = MPC_WEIGHT_DTYPES },
+	{ .name = "experts", .type = MPM_F_DTYPE, .offset = FOFF(MP_TC_EXPERTS), .dtypes = MPC_WEIGHT_DTYPES },
+	{ .name = "lm_head", .type = MPM_F_DTYPE, .offset = FOFF(MP_TC_LM_HEAD), .dtypes = MPC_WEIGHT_DTYPES },
+	{ .name = "norms", .type = MPM_F_DTYPE, .offset = FOFF(MP_TC_NORMS), .dtypes = MPC_COMPUTE_DTYPES },
+};
+
+/* The body's own fields into ib, with the API's defaults (fused attention, double-quantised nf4). */
+static mp_status decode_body(const cJSON *body, const char *pointer, inference_body *ib, mp_error *err)
+{
+	const cJSON *v;
+	char field[96];
+	mp_status st;
+	mp_dtype kv;
+
+	memset(ib, 0, sizeof(*ib));
+	ib->attention = MP_ATTENTION_FUSED;
+	ib->nf4_double_quant = true;
+	st = mpm_decode_fields(body, pointer, inference_fields, MPM_COUNT(inference_fields), ib, err);
+	if (st != MP_OK)
+		return st;
+	snprintf(field, sizeof(field), "%s/kv_cache_dtype", pointer);
+	st = mpc_kv_dtype(ib->kv_dtype, field, &kv, err);
+	if (st != MP_OK)
+		return st;
+	ib->req.kv_cache_dtype = kv;
+	v = cJSON_GetObjectItemCaseSensitive(body, "weight_formats");
+	if (v) {
+		snprintf(field, sizeof(field), "%s/weight_formats", pointer);
+		st = mpm_decode_fields(v, field, format_fields, MPM_COUNT(format_fields), &ib->opts.formats, err);
+		if (st != MP_OK)
+			return st;
+	}
+	v = cJSON_GetObjectItemCaseSensitive(body, "gpu_memory_utilization");
+	if (v && ib->utilization <= 0) {
+		snprintf(field, sizeof(field), "%s/gpu_memory_utilization", pointer);
+		return mp_fail(err, MP_EINVAL, field,
+			       "gpu_memory_utilization must be in (0, 1]: the fraction of the GPU the plan may use");
+	}
+	{
+		/* format options that apply to one format only: given without that format they would be silently
+		 * ignored, so they are refused naming the field */
+		static const struct {
+			const char *name;
+			mp_dtype dt;
+		} only_for[] = { { "int4_scheme", MP_DTYPE_INT4 },
+				 { "int4_group_size", MP_DTYPE_INT4 },
+				 { "nf4_double_quant", MP_DTYPE_NF4 } };
+
+		for (size_t i = 0; i < sizeof(only_for) / sizeof(only_for[0]); i++) {
+			bool used = ib->req.weight_dtype == only_for[i].dt;
+
+			for (int c = 0; c < MP_TC_COUNT; c++)
+				used = used || ib->opts.formats.cls[c] == only_for[i].dt;
+			if (!used && cJSON_GetObjectItemCaseSensitive(body, only_for[i].name)) {
+				snprintf(field, sizeof(field), "%s/%s", pointer, only_for[i].name);
+				return mp_fail(err, MP_EINVAL, field,
+					       "%s applies only when weight_dtype (or a weight_formats class) is %s",
+					       only_for[i].name, mp_dtype_name(only_for[i].dt));
+			}
+		}
+	}
+	ib->opts.gpu_memory_utilization = ib->utilization;
+	ib->opts.formats.int4_scheme = (mp_int4_scheme)ib->int4_scheme;
+	ib->opts.formats.nf4_no_double_quant = !ib->nf4_double_quant;
+	ib->opts.formats.layout = (mp_weight_layout)ib->layout;
+	ib->opts.length_scope = (mp_length_scope)ib->scope;
+	ib->opts.mla_cache = (mp_mla_cache)ib->mla;
+	ib->opts.attention = (mp_attention_impl)ib->attention;
+	return MP_OK;
+}
+
+mp_status mpc_inference_decode(const cJSON *body, const char *pointer, bool allow_device, mps_inference_request *out,
+			       mp_error *err)
+{
+	inference_body ib;
+	mps_inference_job *j = &out->job;
+	char field[96];
+	mp_status st;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(j->pointer, sizeof(j->pointer), "%s", pointer);
+	st = decode_body(body, pointer, &ib, err);
+	if (st != MP_OK)
+		return st;
+	j->req = ib.req;
+	j->opts = ib.opts;
+	snprintf(field, sizeof(field), "%s/model", pointer);
+	st = mpc_model_ref_decode(cJSON_GetObjectItemCaseSensitive(body, "model"), field, true, &j->model, err);
+	if (st != MP_OK)
+		return st;
+	snprintf(field, sizeof(field), "%s/device", pointer);
+	if (!allow_device && cJSON_GetObjectItemCaseSensitive(body, "device"))
+		return mp_fail(err, MP_EINVAL, field,
+			       "a job names no device: the devices are given once for the whole batch in the "
+			       "top-level \"devices\" list");
+	return mpc_device_ref_decode(cJSON_GetObjectItemCaseSensitive(body, "device"), field, &out->device, err);
+}
+
+/* ----- the answer --------------------------------------------------------------------------------------- */
+
+static cJSON *weights_json(const mp_inference_memory *mem)
+{
+	cJSON *o = cJSON_CreateObject(), *c;
+	uint64_t params = 0;
+
+	cJSON_AddStringToObject(o, "layout", layout_names[mem->weights.layout]);
+	c = cJSON_AddObjectToObject(o, "classes");
+	for (int i = 0; i < MP_TC_COUNT; i++) {
+		cJSON *k = cJSON_AddObjectToObject(c, mp_tensor_class_name((mp_tensor_class)i));
+
+		cJSON_AddStringToObject(k, "format", mp_dtype_name(mem->weights.cls[i].format));
+		mpc_add_u64(k, "parameters", mem->weights.cls[i].parameters);
+		mpc_add_u64(k, "bytes", mem->weights.cls[i].bytes);
+		params += mem->weights.cls[i].parameters;
+	}
+	mpc_add_u64(o, "buffers_bytes", mem->weights.buffers_bytes);
+	mpc_add_u64(o, "total_bytes", mem->weights.total_bytes);
+	/* bits per parameter over the whole model (meaningful per GPU only when tensor_parallel_size is 1) */
+	if (params && mem->tensor_parallel_size == 1)
+		mpc_add_num(o, "bits_per_parameter", 8.0 * (double)mem->weights.total_bytes / (double)params);
+	return o;
+}
+
+static cJSON *kv_json(const mp_inference_req *req, const mp_inference_opts *o, const mps_model *m,
+		      const mp_inference_memory *mem)
+{
+	cJSON *k = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(k, "dtype", mp_dtype_name(req->kv_cache_dtype));
+	mpc_add_u64(k, "bytes", mem->kv_cache_bytes);
+	mpc_add_u64(k, "bytes_per_token", mem->kv.bytes_per_token);
+	mpc_add_u64(k, "values_per_token_per_layer", mem->kv.values_per_token_per_layer);
+	if (m->arch.attn_kind == MP_ATTN_MLA)
+		cJSON_AddStringToObject(k, "mla_form", o->mla_cache == MP_MLA_EXPANDED ? "expanded" : "latent");
+	mpc_add_u64(k, "kv_heads_per_gpu", mem->kv.kv_heads_per_gpu);
+	mpc_add_u64(k, "kv_head_replication", mem->kv.kv_head_replication);
+	mpc_add_u64(k, "full_attention_layers", mem->kv.full_layers);
+	mpc_add_u64(k, "sliding_window_layers", mem->kv.window_layers);
+	mpc_add_u64(k, "tokens_allocated_full", mem->kv.tokens_full);
+	mpc_add_u64(k, "tokens_allocated_window", mem->kv.tokens_window);
+	mpc_add_u64(k, "block_size", mem->kv.block_size);
+	cJSON_AddStringToObject(k, "sequence_length_scope", scope_names[o->length_scope]);
+	return k;
+}
+
+static cJSON *workspace_json(const mp_inference_opts *o, const mp_inference_memory *mem)
+{
+	cJSON *w = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(w, "attention_implementation", attention_names[o->attention]);
+	if (o->attention == MP_ATTENTION_NONE)
+		return w;
+	mpc_add_u64(w, "prefill_tokens", mem->workspace.prefill_tokens);
+	cJSON_AddStringToObject(w, "peak_phase", mem->workspace.peak_phase);
+	mpc_add_u64(w, "attention_phase_bytes", mem->workspace.attention_phase_bytes);
+	mpc_add_u64(w, "mlp_phase_bytes", mem->workspace.mlp_phase_bytes);
+	mpc_add_u64(w, "head_phase_bytes", mem->workspace.head_phase_bytes);
+	mpc_add_u64(w, "scores_bytes", mem->workspace.scores_bytes);
+	mpc_add_u64(w, "mask_bytes", mem->workspace.mask_bytes);
+	mpc_add_u64(w, "logits_bytes", mem->workspace.logits_bytes);
+	return w;
+}
+
+static cJSON *fit_json(const mp_fit *fit, const mp_store_device *dev)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "device", dev->id);
+	cJSON_AddBoolToObject(o, "fits", fit->fits);
+	mpc_add_u64(o, "capacity_bytes", fit->capacity_bytes);
+	cJSON_AddStringToObject(o, "capacity_source", dev->hw.usable_memory_bytes ? "usable_memory_bytes" : "memory_bytes");
+	mpc_add_i64(o, "headroom_bytes", fit->headroom_bytes);
+	cJSON_AddStringToObject(o, "binding_term", fit->binding_term ? fit->binding_term : "weights");
+	mpc_add_u64(o, "max_batch_size", fit->max_batch_size);
+	mpc_add_u64(o, "max_sequence_length", fit->max_sequence_length);
+	mpc_add_u64(o, "budget_bytes", fit->budget_bytes);
+	mpc_add_u64(o, "reserve_bytes", fit->reserve_bytes);
+	mpc_add_u64_or_null(o, "min_gpus", fit->min_gpus);
+	return o;
+}
+
+/* The performance block: roofline floors from the same engine as POST /v1/roofline. */
+static cJSON *performance_json(const mps_performance *p)
+{
+	cJSON *o = cJSON_CreateObject(), *notes;
+	const mp_step *dec = &p->decode, *pre = &p->prefill;
+
+	if (o == NULL)
+		return NULL;
+	mpc_add_num(o, "decode_step_seconds", dec->step_seconds);
+	mpc_add_num(o, "prefill_seconds", pre->step_seconds);
+	mpc_add_num(o, "tokens_per_second_per_sequence", dec->tokens_per_second_per_sequence);
+	mpc_add_num(o, "tokens_per_second_total", dec->tokens_per_second_total);
+	cJSON_AddStringToObject(o, "bound", dec->compute_bound ? "compute" : "memory");
+	cJSON_AddStringToObject(o, "prefill_bound", pre->compute_bound ? "compute" : "memory");
+	mpc_add_num(o, "decode_bytes_per_step", dec->bytes);
+	mpc_add_num(o, "decode_kv_cache_read_bytes_per_step", dec->kv_read_bytes);
+	mpc_add_u64_or_null(o, "decode_compute_bound_batch", p->compute_bound_batch);
+	notes = cJSON_AddArrayToObject(o, "notes");
+	cJSON_AddItemToArray(
+		notes,
+		cJSON_CreateString(
+			"Roofline floors (POST /v1/roofline's engine): the decode step is the last token of sequence_length "
+			"(each sequence reads its own KV cache); prefill_seconds is a time-to-first-token floor for prompts of "
+			"sequence_length tokens, all sequences at once. Launch overhead and imperfect bandwidth make real steps "
+			"slower."));
+	if (p->tensor_parallel_size > 1) {
+		char t[320];
+
+		snprintf(t, sizeof(t),
+			 "Per GPU with tensor_parallel_size %llu: each GPU reads its 1/%llu of the sharded weights and of "
+			 "the KV cache (heads, FFN and expert widths, vocabulary split); norms and embeddings are "
+			 "replicated. The all-reduce traffic between the GPUs (two per layer) is not modelled.",
+			 (unsigned long long)p->tensor_parallel_size, (unsigned long long)p->tensor_parallel_size);
+		cJSON_AddItemToArray(notes, cJSON_CreateString(t));
+	} else {
+		cJSON_AddItemToArray(notes, cJSON_CreateString("One GPU (tensor_parallel_size 1)."));
+	}
+	return o;
+}
+
+static void note(cJSON *notes, const char *text)
+{
+	cJSON_AddItemToArray(notes, cJSON_CreateString(text));
+}
+
+static void add_notes(cJSON *notes, const mps_inference_request *rq, const mps_inference_plan *p)
+{
+	const mp_inference_opts *o = &rq->job.opts;
+	const mp_inference_memory *mem = &p->mem;
+	char buf[512];
+
+	note(notes, "Byte counts are per GPU. total_bytes = weights_bytes + kv_cache_bytes + activations_bytes + "
+		    "overhead_bytes.");
+	note(notes, "kv_cache_bytes = layers x tokens x (K + V values per token per layer, per GPU, each row stored "
+		    "in kv_cache_dtype with its block scales) x sequences; tokens are rounded up to whole kv_block_size "
+		    "blocks (16 by default, 1 = contiguous) and sliding-window layers keep at most their window.");
+	if (o->length_scope == MP_LENGTH_SHARED)
+		note(notes, "sequence_length_scope shared: sequence_length tokens in all, shared by the batch_size "
+			    "slots (llama.cpp -c with -np).");
+	else
+		note(notes, "sequence_length is per sequence: each of batch_size slots holds its own sequence_length "
+			    "tokens (parallel slots multiply the context).");
+	if (mem->kv.kv_head_replication > 1 && p->model.arch.attn_kind == MP_ATTN_GQA) {
+		snprintf(buf, sizeof(buf),
+			 "tensor_parallel_size %llu exceeds the %llu KV heads: each rank holds one KV head, replicated "
+			 "on %llu ranks, so the KV cache per GPU does not shrink further.",
+			 (unsigned long long)mem->tensor_parallel_size, (unsigned long long)p->model.arch.num_kv_heads,
+			 (unsigned long long)mem->kv.kv_head_replication);
+		note(notes, buf);
+	}
+	if (p->model.arch.attn_kind == MP_ATTN_MLA && o->mla_cache == MP_MLA_LATENT)
+		note(notes, "MLA cache: the compressed latent (kv_lora_rank) plus the RoPE key (qk_rope_head_dim) per "
+			    "token per layer, replicated on every tensor-parallel rank, not split (vLLM, SGLang, "
+			    "llama.cpp); mla_kv_cache expanded gives transformers' full per-head K and V.");
+	if (o->attention == MP_ATTENTION_NONE)
+		note(notes, "attention_implementation none: no prefill workspace (activations_bytes 0), the steady "
+			    "decode state only.");
+	else
+		note(notes,
+		     "activations_bytes is the transient peak of one prefill forward of prefill_tokens tokens "
+		     "(max_num_batched_tokens, else the whole batch), over the weights and the KV cache: the "
+		     "tensors transformers' eager PyTorch forward keeps alive at the last layer's attention, MLP "
+		     "or lm_head (the kept logits included), eager attention adding the score matrices at the "
+		     "softmax.");
+	snprintf(buf, sizeof(buf),
+		 "overhead_bytes is the CUDA context: %llu,%03llu,%03llu bytes measured on an H200 with CUDA 13.0 unless "
+		 "the device or the request sets cuda_context_bytes.",
+		 (unsigned long long)(MP_DEFAULT_CUDA_CONTEXT_BYTES / 1000000),
+		 (unsigned long long)(MP_DEFAULT_CUDA_CONTEXT_BYTES / 1000 % 1000),
+		 (unsigned long long)(MP_DEFAULT_CUDA_CONTEXT_BYTES % 1000));
+	note(notes, buf);
+	snprintf(buf, sizeof(buf),
+		 "Weights: weight_dtype for the attention, MLP and expert matrices; the embeddings and lm_head stay "
+		 "in compute_dtype when weight_dtype is an fp8, int or nf4 format (as quantizers leave them; GGUF "
+		 "types apply to them too); per-class weight_formats override any of it; vectors (norms, biases) "
+		 "use the norms format; layout %s.",
+		 mem->weights.layout == MP_LAYOUT_PYTORCH ? "pytorch (each tensor rounded up to 512 B, RoPE buffers)"
+		 : mem->weights.layout == MP_LAYOUT_GGUF  ? "gguf (llama.cpp tensors, rope_freqs for llama3 RoPE)"
+							  : "packed (tensor bytes as a checkpoint stores them)");
+	note(notes, buf);
+	if (p->have_device)
+		note(notes,
+		     "fit: total_bytes against budget_bytes = capacity_bytes x gpu_memory_utilization (the vLLM "
+		     "convention: the fraction of the GPU the engine may use, CUDA context included). min_gpus is "
+		     "the smallest valid tensor_parallel_size that fits (null: none does; pipeline parallelism "
+		     "is not modelled). max_sequence_length stops at the model's context (max_position_embeddings) "
+		     "unless allow_beyond_max_position_embeddings is true.");
+}
+
+cJSON *mpc_inference_plan_json(const mps_inference_request *rq, const mps_inference_plan *p)
+{
+	const mp_inference_req *r = &rq->job.req;
+	const mp_inference_opts *op = &rq->job.opts;
+	const mp_inference_memory *mem = &p->mem;
+	cJSON *doc = cJSON_CreateObject(), *o, *a;
+
+	if (doc == NULL)
+		return NULL;
+	cJSON_AddItemToObject(doc, "model", mpc_model_json(&p->model));
+	o = cJSON_AddObjectToObject(doc, "request");
+	cJSON_AddStringToObject(o, "weight_dtype", mp_dtype_name(r->weight_dtype));
+	cJSON_AddStringToObject(o, "kv_cache_dtype", mp_dtype_name(r->kv_cache_dtype));
+	mpc_add_u64(o, "batch_size", r->batch_size);
+	mpc_add_u64(o, "sequence_length", r->sequence_length);
+	cJSON_AddStringToObject(o, "sequence_length_scope", scope_names[op->length_scope]);
+	mpc_add_u64(o, "tensor_parallel_size", mem->tensor_parallel_size);
+	mpc_add_u64(o, "num_gpus", r->num_gpus ? r->num_gpus : mem->tensor_parallel_size);
+	cJSON_AddStringToObject(o, "attention_implementation", attention_names[op->attention]);
+	cJSON_AddStringToObject(o, "compute_dtype", mp_dtype_name(op->compute_dtype ? op->compute_dtype : MP_DTYPE_BF16));
+	mpc_add_num(o, "gpu_memory_utilization", op->gpu_memory_utilization > 0 ? op->gpu_memory_utilization : 1.0);
+
+	o = cJSON_AddObjectToObject(doc, "memory");
+	mpc_add_u64(o, "weights_bytes", mem->weights_bytes);
+	mpc_add_u64(o, "kv_cache_bytes", mem->kv_cache_bytes);
+	mpc_add_u64(o, "kv_cache_bytes_per_token", mem->kv_cache_bytes_per_token);
+	mpc_add_u64(o, "activations_bytes", mem->activations_bytes);
+	mpc_add_u64(o, "logits_bytes", mem->workspace.logits_bytes);
+	mpc_add_u64(o, "overhead_bytes", mem->overhead_bytes);
+	mpc_add_u64(o, "total_bytes", mem->total_bytes);
+	mpc_add_u64(o, "kv_plus_logits_bytes", mem->kv_cache_bytes + mem->workspace.logits_bytes);
+	mpc_add_u64(o, "prefill_peak_over_start_bytes", mem->kv_cache_bytes + mem->activations_bytes);
+
+	cJSON_AddItemToObject(doc, "weights", weights_json(mem));
+	cJSON_AddItemToObject(doc, "kv_cache", kv_json(r, op, &p->model, mem));
+	cJSON_AddItemToObject(doc, "workspace", workspace_json(op, mem));
+
+	o = cJSON_AddObjectToObject(doc, "parallel");
+	mpc_add_u64(o, "tensor_parallel_size", mem->tensor_parallel_size);
+	a = cJSON_AddArrayToObject(o, "valid_tensor_parallel_sizes");
+	for (size_t i = 0; i < p->ntp && i < MP_MAX_TP_DEGREES; i++)
+		cJSON_AddItemToArray(a, mpc_number((double)p->tp_degrees[i]));
+	cJSON_AddBoolToObject(o, "kv_heads_replicated", mem->kv.kv_head_replication > 1);
+
+	if (p->have_device) {
+		cJSON_AddItemToObject(doc, "fit", fit_json(&p->fit, &p->device));
+		cJSON_AddItemToObject(doc, "performance", performance_json(&p->perf));
+	}
+	add_notes(cJSON_AddArrayToObject(doc, "notes"), rq, p);
+	return doc;
+}

@@ -1,0 +1,58 @@
+/*
+ * json.h: JSON text in and out. Request bodies parsed strictly into cJSON trees; trees printed as replies with
+ * exact integers; the UTF-8 checks every echoed string goes through. The one place numbers are turned into text.
+ */
+#ifndef MPC_JSON_H
+#define MPC_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "../core/mp_base.h"
+
+/* Parses a request body, which must be NUL-terminated at body[len]; MP_EPARSE with the position of the error when it
+ * is not JSON, MP_EINVAL when the top level is not an object, when a string holds U+0000, or when a member name
+ * appears twice in one object (naming the repeated member, e.g. "/model/hf_config/num_hidden_layers"). The result
+ * is owned by the caller (cJSON_Delete). */
+mp_status mpc_parse_body(const char *body, size_t len, cJSON **out, mp_error *err);
+
+/*
+ * The offset of the first byte of s[0..len) that is not part of a well-formed UTF-8 sequence (RFC 3629:
+ * no overlong forms, no surrogates, nothing above U+10FFFF), or len when all of it is valid.
+ */
+size_t mpc_utf8_invalid_at(const char *s, size_t len);
+
+/* Copies src into dst (size cap, NUL-terminated) replacing every byte of an ill-formed UTF-8 sequence by '?',
+ * so text that echoes a request can always be sent as JSON. Cuts only at a character boundary. */
+void mpc_utf8_sanitize(char *dst, size_t cap, const char *src);
+
+/*
+ * Numbers as encoders add them. cJSON stores numbers as doubles and prints them with "%1.15g" (1978.9e12 FLOP/s
+ * would read 1.9789e+15 while 989.4e12 reads 989400000000000), and its print-then-scan round trip is the slowest
+ * part of printing a plan. So a whole number of magnitude up to 2^53 (MP_MAX_PLAN_BYTES) is added as a raw item
+ * holding its exact digits; other values as cJSON numbers. -0 stays a number. Return the item (owned by obj), or
+ * NULL when out of memory.
+ * Worked example (tests/test_codec.c): mpc_add_num(o, "x", 1978.9e12) prints "x":1978900000000000.
+ */
+cJSON *mpc_number(double v);
+cJSON *mpc_add_num(cJSON *obj, const char *key, double v);
+cJSON *mpc_add_u64(cJSON *obj, const char *key, uint64_t v);
+cJSON *mpc_add_i64(cJSON *obj, const char *key, int64_t v);
+/* v when v is not 0, else null (an optional figure that is unknown). */
+cJSON *mpc_add_u64_or_null(cJSON *obj, const char *key, uint64_t v);
+cJSON *mpc_add_num_or_null(cJSON *obj, const char *key, double v); /* null unless v > 0 */
+cJSON *mpc_add_str_or_null(cJSON *obj, const char *key, const char *v); /* null when NULL or "" */
+
+/* Prints doc as JSON text (pretty when `pretty`, tab-indented as cJSON does) followed by nothing. Never changes doc.
+ * Returns heap text (free with cJSON_free) or NULL (no memory). */
+char *mpc_print(const cJSON *doc, bool pretty);
+
+/* doc as a client reads it: printed and parsed back, so its numbers are cJSON numbers again (a document built
+ * here holds whole numbers as raw digits, which the decoders do not take). Caller owns the copy; NULL when out of
+ * memory. Borrowed: doc. */
+cJSON *mpc_as_parsed(const cJSON *doc);
+
+#endif /* MPC_JSON_H */

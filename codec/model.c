@@ -1,0 +1,178 @@
+/*
+ * model.c: a request's "model" member (a stored id, an inline hf_config or architecture object, or a bare
+ * parameter count) into a model reference; the model block of a plan; the stored-model documents both ways.
+ * Configs are read by model/ (the readers); parameter counts come from the service.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../model/fields.h"
+#include "../model/model.h"
+#include "codec.h"
+
+typedef struct bare_model {
+	uint64_t parameters;
+} bare_model;
+
+static const mpm_field bare_model_fields[] = {
+	{ .name = "parameters", .type = MPM_F_U64, .required = true, .offset = offsetof(bare_model, parameters),
+	  .min = 1, .max = UINT64_C(1) << 50 },
+};
+
+mp_status mpc_model_ref_decode(const cJSON *model, const char *pointer, bool required, mps_model_ref *out,
+			       mp_error *err)
+{
+	char ptr[96];
+	mp_status st;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(out->pointer, sizeof(out->pointer), "%s", pointer);
+	if (model == NULL) {
+		if (!required)
+			return MP_OK;
+		return mp_fail(err, MP_EINVAL, pointer,
+			       "model is required: a stored id, {\"hf_config\": {...}}, {\"architecture\": {...}} or "
+			       "{\"parameters\": N}");
+	}
+	if (cJSON_IsString(model)) {
+		out->kind = MPS_MODEL_STORED;
+		if (!mp_valid_id(model->valuestring))
+			return mp_fail(err, MP_EINVAL, pointer,
+				       "the model id is not a valid id: ids match ^[a-z0-9][a-z0-9._-]{0,62}$ (1 to 63 "
+				       "bytes)");
+		snprintf(out->id, sizeof(out->id), "%s", model->valuestring);
+		return MP_OK;
+	}
+	if (cJSON_IsObject(model) && cJSON_GetObjectItemCaseSensitive(model, "architecture")) {
+		/* a generic architecture; an hf_config beside it names the model (its model_type) and gives the
+		 * training details (dropout, activation) */
+		const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(model, "hf_config");
+		const cJSON *type = cfg ? cJSON_GetObjectItemCaseSensitive(cfg, "model_type") : NULL;
+
+		if (cJSON_GetArraySize(model) != 1 + (cfg != NULL))
+			return mp_fail(err, MP_EINVAL, pointer,
+				       "a model by architecture is {\"architecture\": {...}} (with an optional hf_config)");
+		snprintf(ptr, sizeof(ptr), "%s/architecture", pointer);
+		st = mpm_from_architecture(cJSON_GetObjectItemCaseSensitive(model, "architecture"), ptr, &out->arch,
+					   err);
+		if (st != MP_OK)
+			return st;
+		if (cJSON_IsString(type))
+			snprintf(out->arch.model_type, sizeof(out->arch.model_type), "%s", type->valuestring);
+		mpm_training_extras(cfg, &out->arch);
+		out->kind = MPS_MODEL_INLINE;
+		return MP_OK;
+	}
+	if (cJSON_IsObject(model) && cJSON_GetObjectItemCaseSensitive(model, "hf_config")) {
+		if (cJSON_GetArraySize(model) != 1)
+			return mp_fail(err, MP_EINVAL, pointer,
+				       "an inline model is {\"hf_config\": {...}} with no other members");
+		snprintf(ptr, sizeof(ptr), "%s/hf_config", pointer);
+		st = mpm_from_hf(cJSON_GetObjectItemCaseSensitive(model, "hf_config"), ptr, &out->arch, err);
+		if (st != MP_OK)
+			return st;
+		out->kind = MPS_MODEL_INLINE;
+		return MP_OK;
+	}
+	if (cJSON_IsObject(model) && cJSON_GetObjectItemCaseSensitive(model, "parameters")) {
+		bare_model bm = { 0 };
+
+		st = mpm_decode_fields(model, pointer, bare_model_fields, MPM_COUNT(bare_model_fields), &bm, err);
+		if (st != MP_OK)
+			return st;
+		out->kind = MPS_MODEL_BARE;
+		out->parameters = bm.parameters;
+		return MP_OK;
+	}
+	return mp_fail(err, MP_EINVAL, pointer,
+		       "model must be a stored id (\"llama-3-8b\"), {\"hf_config\": {...}}, {\"architecture\": {...}} "
+		       "or {\"parameters\": N}");
+}
+
+cJSON *mpc_model_json(const mps_model *m)
+{
+	cJSON *o = cJSON_CreateObject(), *c;
+
+	if (o == NULL)
+		return NULL;
+	mpc_add_str_or_null(o, "id", m->id);
+	cJSON_AddStringToObject(o, "model_type", m->arch.model_type);
+	mpc_add_u64(o, "parameters", m->params.total);
+	if (!m->architecture_known)
+		return o;
+	mpc_add_u64(o, "active_parameters_per_token", m->params.active_per_token);
+	c = cJSON_AddObjectToObject(o, "parameters_by_component");
+	mpc_add_u64(c, "embedding", m->params.embedding);
+	mpc_add_u64(c, "position_embedding", m->params.position_embedding);
+	mpc_add_u64(c, "attention", m->params.attention);
+	mpc_add_u64(c, "mlp", m->params.mlp);
+	mpc_add_u64(c, "experts", m->params.experts);
+	mpc_add_u64(c, "norms", m->params.norms);
+	mpc_add_u64(c, "lm_head", m->params.lm_head);
+	cJSON_AddBoolToObject(o, "tie_word_embeddings", m->arch.tie_word_embeddings);
+	return o;
+}
+
+cJSON *mpc_stored_model_json(const mp_store_model *m)
+{
+	cJSON *o = cJSON_CreateObject(), *cfg;
+
+	if (o == NULL)
+		return NULL;
+	cJSON_AddStringToObject(o, "id", m->id);
+	cJSON_AddStringToObject(o, "model_type", m->model_type);
+	mpc_add_u64(o, "parameters", m->parameters);
+	cJSON_AddStringToObject(o, "source", m->source);
+	cJSON_AddStringToObject(o, "created_at", m->created_at);
+	cJSON_AddStringToObject(o, "updated_at", m->updated_at);
+	cfg = cJSON_Parse(m->config_json);
+	if (cfg == NULL || !cJSON_AddItemToObject(o, "hf_config", cfg)) {
+		cJSON_Delete(cfg);
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+static const mpm_field stored_model_fields[] = {
+	{ .name = "hf_config", .type = MPM_F_ANY, .required = true },
+	{ .name = "id", .type = MPM_F_ANY },
+	{ .name = "model_type", .type = MPM_F_ANY },
+	{ .name = "parameters", .type = MPM_F_ANY },
+	{ .name = "source", .type = MPM_F_ANY },
+	{ .name = "created_at", .type = MPM_F_ANY },
+	{ .name = "updated_at", .type = MPM_F_ANY },
+};
+
+mp_status mpc_stored_model_decode(const cJSON *doc, const char *pointer, const char *id, mps_model_input *in,
+				  char **owned, mp_error *err)
+{
+	const cJSON *cfg, *bid;
+	char ptr[96], field[96];
+	mp_status st;
+	int unused = 0; /* every member is read here, not by the table */
+
+	memset(in, 0, sizeof(*in));
+	*owned = NULL;
+	st = mpm_decode_fields(doc, pointer, stored_model_fields, MPM_COUNT(stored_model_fields), &unused, err);
+	if (st != MP_OK)
+		return st;
+	bid = cJSON_GetObjectItemCaseSensitive(doc, "id");
+	if (bid && !(cJSON_IsString(bid) && strcmp(bid->valuestring, id) == 0)) {
+		snprintf(field, sizeof(field), "%s/id", pointer);
+		return mp_fail(err, MP_EINVAL, field, "id in the body differs from the id in the path");
+	}
+	cfg = cJSON_GetObjectItemCaseSensitive(doc, "hf_config");
+	snprintf(ptr, sizeof(ptr), "%s/hf_config", pointer);
+	st = mpm_from_hf(cfg, ptr, &in->arch, err);
+	if (st != MP_OK)
+		return st;
+	*owned = cJSON_PrintUnformatted(cfg);
+	if (*owned == NULL)
+		return mp_fail(err, MP_ENOMEM, "", "out of memory");
+	in->config_json = *owned;
+	snprintf(in->id, sizeof(in->id), "%s", id);
+	return MP_OK;
+}

@@ -1,0 +1,636 @@
+/*
+ * roofline.c: POST /v1/roofline both ways, and the compact operation specs of query strings and the command line:
+ * the device (a stored id or an inline profile), operations by one field table per kind, the optional transformer
+ * step analysis; the answer with every operation's roof, the steps, Little's law and the notes on what a floor
+ * leaves out. Every figure is computed by the planner (through the service); this file only moves values.
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../model/fields.h"
+#include "codec.h"
+
+/* ----- operations ----------------------------------------------------------------------------------------- */
+
+enum {
+	K_RAW,
+	K_ELEMENTWISE,
+	K_REDUCTION,
+	K_SOFTMAX,
+	K_LAYERNORM,
+	K_RMSNORM,
+	K_MATVEC,
+	K_MATMUL,
+	K_ATTENTION,
+	K_DECODE
+};
+static const char *const kind_names[] = {"raw",    "elementwise", "reduction", "softmax", "layernorm", "rmsnorm",
+                                         "matvec", "matmul",      "attention", "decode",  NULL};
+static const char *const impl_names[] = {"fused", "eager", NULL};
+static const char *const phase_names[] = {"prefill", "decode", NULL};
+static const char *const unit_names[] = {"vector", "matrix", NULL};
+
+typedef struct op_body {
+	int kind;
+	char label[64];
+	mp_dtype dtype, a_dtype, b_dtype, c_dtype, compute_dtype, kv_dtype;
+	uint64_t elements, inputs, outputs, rows, cols, m, k, n;
+	uint64_t batch, heads, kv_heads, head_dim, q_tokens, kv_tokens;
+	uint64_t bytes, l2_bytes, shared_memory_bytes, weight_bytes, parameters, kv_cache_bytes_per_sequence;
+	double flops_per_element, flops, measured_seconds;
+	bool causal;
+	int implementation, phase, unit;
+} op_body;
+
+#define ALL_DTYPES MPC_ALL_DTYPES
+#define BIG (UINT64_C(1) << 53)
+#define F_U64(nm, req, lo)                                                                                             \
+	{                                                                                                              \
+		.name = #nm, .type = MPM_F_U64, .required = req, .offset = offsetof(op_body, nm), .min = lo,           \
+		.max = BIG                                                                                             \
+	}
+#define F_DT(nm, req)                                                                                                  \
+	{                                                                                                              \
+		.name = #nm, .type = MPM_F_DTYPE, .required = req, .offset = offsetof(op_body, nm),                    \
+		.dtypes = ALL_DTYPES                                                                                   \
+	}
+#define F_COMMON(dtreq)                                                                                                \
+	{.name = "op", .type = MPM_F_ANY},                                                                             \
+	    {.name = "label", .type = MPM_F_STRING, .offset = offsetof(op_body, label), .size = MPM_STR(op_body, label)},                   \
+	    F_DT(dtype, dtreq),                                                                                        \
+	{                                                                                                              \
+		.name = "measured_seconds", .type = MPM_F_DOUBLE, .offset = offsetof(op_body, measured_seconds),       \
+		.dmin = 1e-12, .dmax = 1e9                                                                             \
+	}
+
+static const mpm_field raw_fields[] = {
+    F_COMMON(false),
+    {.name = "flops",
+     .type = MPM_F_DOUBLE,
+     .required = true,
+     .offset = offsetof(op_body, flops),
+     .dmin = 0,
+     .dmax = 1e30},
+    F_U64(bytes, true, 0),
+    F_U64(l2_bytes, false, 0),
+    F_U64(shared_memory_bytes, false, 0),
+    {.name = "unit", .type = MPM_F_ENUM, .offset = offsetof(op_body, unit), .names = unit_names},
+};
+static const mpm_field elementwise_fields[] = {
+    F_COMMON(true),
+    F_U64(elements, true, 1),
+    F_U64(inputs, false, 0),
+    F_U64(outputs, false, 0),
+    {.name = "flops_per_element",
+     .type = MPM_F_DOUBLE,
+     .offset = offsetof(op_body, flops_per_element),
+     .dmin = 0,
+     .dmax = 1e6},
+};
+static const mpm_field rows_cols_fields[] = {F_COMMON(true), F_U64(rows, true, 1), F_U64(cols, true, 1)};
+static const mpm_field matvec_fields[] = {
+    F_COMMON(false),      F_U64(k, true, 1),    F_U64(n, true, 1),          F_DT(a_dtype, false),
+    F_DT(b_dtype, false), F_DT(c_dtype, false), F_DT(compute_dtype, false),
+};
+static const mpm_field matmul_fields[] = {
+    F_COMMON(false),      F_U64(m, true, 1),    F_U64(k, true, 1),    F_U64(n, true, 1),
+    F_DT(a_dtype, false), F_DT(b_dtype, false), F_DT(c_dtype, false), F_DT(compute_dtype, false),
+};
+static const mpm_field attention_fields[] = {
+    F_COMMON(true),
+    F_U64(batch, false, 1),
+    F_U64(heads, true, 1),
+    F_U64(kv_heads, false, 1),
+    F_U64(head_dim, true, 1),
+    F_U64(q_tokens, false, 1),
+    F_U64(kv_tokens, true, 1),
+    F_DT(kv_dtype, false),
+    {.name = "causal", .type = MPM_F_BOOL, .offset = offsetof(op_body, causal)},
+    {.name = "implementation", .type = MPM_F_ENUM, .offset = offsetof(op_body, implementation), .names = impl_names},
+    {.name = "phase", .type = MPM_F_ENUM, .offset = offsetof(op_body, phase), .names = phase_names},
+};
+static const mpm_field decode_fields[] = {
+    F_COMMON(false),
+    F_U64(weight_bytes, true, 1),
+    F_U64(parameters, false, 0),
+    F_U64(batch, false, 1),
+    F_U64(kv_cache_bytes_per_sequence, false, 0),
+};
+
+static const struct {
+	const mpm_field *fields;
+	size_t n;
+} kind_tables[] = {
+#define T(x)                                                                                                           \
+	{                                                                                                              \
+		x, sizeof(x) / sizeof(x[0])                                                                            \
+	}
+    [K_RAW] = T(raw_fields),           [K_ELEMENTWISE] = T(elementwise_fields), [K_REDUCTION] = T(rows_cols_fields),
+    [K_SOFTMAX] = T(rows_cols_fields), [K_LAYERNORM] = T(rows_cols_fields),     [K_RMSNORM] = T(rows_cols_fields),
+    [K_MATVEC] = T(matvec_fields),     [K_MATMUL] = T(matmul_fields),           [K_ATTENTION] = T(attention_fields),
+    [K_DECODE] = T(decode_fields),
+#undef T
+};
+
+/* Decodes ops[i] into a planner op; body keeps what the response echoes. */
+static mp_status decode_op(const cJSON *o, const char *pointer, op_body *body, mp_op *op, mp_error *err)
+{
+	const cJSON *kind = cJSON_GetObjectItemCaseSensitive(o, "op");
+	char field[96];
+	mp_status st;
+	int k = -1;
+
+	memset(body, 0, sizeof(*body));
+	memset(op, 0, sizeof(*op));
+	snprintf(field, sizeof(field), "%s/op", pointer);
+	if (!cJSON_IsObject(o))
+		return mp_fail(err, MP_EINVAL, pointer, "an operation is an object with \"op\" and its shape");
+	if (kind == NULL && cJSON_GetObjectItemCaseSensitive(o, "flops"))
+		k = K_RAW;
+	for (int i = 0; cJSON_IsString(kind) && kind_names[i]; i++)
+		if (strcmp(kind->valuestring, kind_names[i]) == 0)
+			k = i;
+	if (k < 0)
+		return mp_fail(err, MP_EINVAL, field,
+		               "op must be one of: raw, elementwise, reduction, softmax, layernorm, rmsnorm, matvec, "
+		               "matmul, attention, decode");
+	body->kind = k;
+	body->dtype = MP_DTYPE_BF16;
+	body->inputs = 2;
+	body->outputs = 1;
+	body->flops_per_element = 1;
+	body->batch = 1;
+	body->causal = true;
+	body->unit = MP_UNIT_MATRIX;
+	st = mpm_decode_fields(o, pointer, kind_tables[k].fields, kind_tables[k].n, body, err);
+	if (st != MP_OK)
+		return st;
+	if (body->label[0] == '\0')
+		snprintf(body->label, sizeof(body->label), "%s", kind_names[k]);
+	op->dtype = body->dtype;
+	op->kind = k == K_DECODE ? MP_OP_RAW : (mp_op_kind)k;
+	switch (k) {
+	case K_RAW:
+		op->flops = body->flops;
+		op->bytes = body->bytes;
+		op->l2_bytes = body->l2_bytes;
+		op->shared_memory_bytes = body->shared_memory_bytes;
+		op->unit = (mp_unit)body->unit;
+		break;
+	case K_ELEMENTWISE:
+		op->elements = body->elements;
+		op->inputs = body->inputs;
+		op->outputs = body->outputs;
+		op->flops_per_element = body->flops_per_element;
+		break;
+	case K_REDUCTION:
+	case K_SOFTMAX:
+	case K_LAYERNORM:
+	case K_RMSNORM:
+		op->rows = body->rows;
+		op->cols = body->cols;
+		break;
+	case K_MATVEC:
+	case K_MATMUL:
+		op->m = k == K_MATVEC ? 1 : body->m;
+		op->k = body->k;
+		op->n = body->n;
+		op->a_dtype = body->a_dtype;
+		op->b_dtype = body->b_dtype;
+		op->c_dtype = body->c_dtype;
+		op->compute_dtype = body->compute_dtype;
+		break;
+	case K_ATTENTION:
+		op->batch = body->batch;
+		op->heads = body->heads;
+		op->kv_heads = body->kv_heads ? body->kv_heads : body->heads;
+		op->head_dim = body->head_dim;
+		op->kv_tokens = body->kv_tokens;
+		op->q_tokens = body->q_tokens ? body->q_tokens : body->phase == 1 ? 1 : body->kv_tokens;
+		op->causal = body->causal;
+		op->eager = body->implementation == 1;
+		op->kv_dtype = body->kv_dtype;
+		break;
+	case K_DECODE: {
+		/* the weights-only decode step plus each sequence's own KV reads (they do not batch) */
+		uint64_t kv;
+
+		op->unit = MP_UNIT_MATRIX;
+		op->flops = 2.0 * (double)body->parameters * (double)body->batch;
+		if (!mp_mul_u64(body->kv_cache_bytes_per_sequence, body->batch, &kv) ||
+		    !mp_add_u64(body->weight_bytes, kv, &op->bytes))
+			return mp_fail(err, MP_EOVERFLOW, pointer, "the decode step's bytes overflow 64 bits");
+		break;
+	}
+	}
+	return MP_OK;
+}
+
+/* ----- encoding ------------------------------------------------------------------------------------------- */
+
+static const char *level_name(int l)
+{
+	return l == MP_LEVEL_DRAM ? "dram" : l == MP_LEVEL_L2 ? "l2" : "shared_memory";
+}
+
+static void add_roof(cJSON *o, const mp_roof *r)
+{
+	cJSON *levels;
+
+	mpc_add_num(o, "flops", r->flops);
+	mpc_add_num(o, "bytes", r->bytes);
+	mpc_add_num(o, "arithmetic_intensity_flops_per_byte", r->intensity_flops_per_byte);
+	cJSON_AddStringToObject(o, "unit", r->unit == MP_UNIT_MATRIX ? "matrix" : "vector");
+	cJSON_AddStringToObject(o, "peak_dtype", mp_dtype_name(r->peak_dtype));
+	cJSON_AddBoolToObject(o, "peak_fallback", r->peak_fallback);
+	mpc_add_num(o, "peak_flops_per_second", r->peak_flops_per_second);
+	mpc_add_num(o, "ridge_flops_per_byte", r->ridge_flops_per_byte);
+	mpc_add_num(o, "attainable_flops_per_second", r->attainable_flops_per_second);
+	mpc_add_num(o, "fraction_of_peak", r->fraction_of_peak);
+	cJSON_AddStringToObject(o, "bound", r->compute_bound ? "compute" : "memory");
+	mpc_add_num(o, "memory_time_seconds", r->memory_time_seconds);
+	mpc_add_num(o, "compute_time_seconds", r->compute_time_seconds);
+	mpc_add_num(o, "time_seconds", r->time_seconds);
+	cJSON_AddStringToObject(o, "binding_level", level_name(r->binding_level));
+	levels = cJSON_AddArrayToObject(o, "levels");
+	for (int i = 0; i < MP_LEVEL_COUNT; i++) {
+		const mp_level_roof *l = &r->level[i];
+		cJSON *e;
+
+		if (!l->present)
+			continue;
+		e = cJSON_CreateObject();
+		cJSON_AddStringToObject(e, "level", level_name(i));
+		mpc_add_num(e, "bandwidth_bytes_per_second", l->bandwidth_bytes_per_second);
+		mpc_add_num(e, "bytes", l->bytes);
+		mpc_add_num(e, "arithmetic_intensity_flops_per_byte",
+		        isfinite(l->intensity_flops_per_byte) ? l->intensity_flops_per_byte : 0);
+		mpc_add_num(e, "attainable_flops_per_second", l->attainable_flops_per_second);
+		mpc_add_num(e, "time_seconds", l->time_seconds);
+		cJSON_AddItemToArray(levels, e);
+	}
+}
+
+static cJSON *step_json(const mp_step *s)
+{
+	cJSON *o = cJSON_CreateObject(), *ops;
+
+	if (o == NULL)
+		return NULL;
+	cJSON_AddStringToObject(o, "phase", s->phase == MP_PHASE_DECODE ? "decode" : "prefill");
+	mpc_add_num(o, "step_seconds", s->step_seconds);
+	mpc_add_num(o, "tokens_per_second_per_sequence", s->tokens_per_second_per_sequence);
+	mpc_add_num(o, "tokens_per_second_total", s->tokens_per_second_total);
+	cJSON_AddStringToObject(o, "bound", s->compute_bound ? "compute" : "memory");
+	mpc_add_num(o, "memory_bound_seconds", s->memory_seconds);
+	mpc_add_num(o, "compute_bound_seconds", s->compute_seconds);
+	mpc_add_num(o, "flops", s->flops);
+	mpc_add_num(o, "bytes", s->bytes);
+	mpc_add_num(o, "weight_bytes", s->weight_bytes);
+	mpc_add_num(o, "kv_cache_read_bytes", s->kv_read_bytes);
+	if (s->active_experts > 0)
+		mpc_add_num(o, "active_experts_per_moe_layer", s->active_experts);
+	ops = cJSON_AddArrayToObject(o, "ops");
+	for (size_t i = 0; i < s->nops; i++) {
+		const mp_step_op *so = &s->ops[i];
+		cJSON *e = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(e, "name", so->name);
+		mpc_add_num(e, "count", so->count);
+		mpc_add_num(e, "flops", so->roof.flops);
+		mpc_add_num(e, "bytes", so->roof.bytes);
+		mpc_add_num(e, "weight_bytes", so->weight_bytes);
+		mpc_add_num(e, "arithmetic_intensity_flops_per_byte", so->roof.intensity_flops_per_byte);
+		cJSON_AddStringToObject(e, "bound", so->roof.compute_bound ? "compute" : "memory");
+		mpc_add_num(e, "time_seconds", so->roof.time_seconds);
+		mpc_add_num(e, "total_seconds", so->time_seconds);
+		cJSON_AddItemToArray(ops, e);
+	}
+	return o;
+}
+
+typedef struct transformer_body {
+	mp_step_req req;
+	int attention;
+	char kv_dtype[16];
+} transformer_body;
+
+
+static const mpm_field transformer_fields[] = {
+    {.name = "model", .type = MPM_F_ANY, .required = true},
+    {.name = "weight_dtype",
+     .type = MPM_F_DTYPE,
+     .offset = offsetof(transformer_body, req.weight_dtype),
+     .dtypes = MPC_WEIGHT_DTYPES},
+    /* the plan's KV formats (mpd_kv_dtype), not every weight format */
+    {.name = "kv_cache_dtype", .type = MPM_F_STRING, .offset = offsetof(transformer_body, kv_dtype),
+     .size = MPM_STR(transformer_body, kv_dtype)},
+    {.name = "activation_dtype",
+     .type = MPM_F_DTYPE,
+     .offset = offsetof(transformer_body, req.activation_dtype),
+     .dtypes = MPM_DT(MP_DTYPE_FP32) | MPM_DT(MP_DTYPE_BF16) | MPM_DT(MP_DTYPE_FP16) | MPM_DT(MP_DTYPE_FP8_E4M3)},
+    {.name = "batch_size",
+     .type = MPM_F_U64,
+     .offset = offsetof(transformer_body, req.batch_size),
+     .min = 1,
+     .max = MP_MAX_BATCH_SIZE},
+    {.name = "context_tokens",
+     .type = MPM_F_U64,
+     .offset = offsetof(transformer_body, req.context_tokens),
+     .min = 0,
+     .max = MP_MAX_SEQUENCE_LENGTH},
+    {.name = "prompt_tokens",
+     .type = MPM_F_U64,
+     .offset = offsetof(transformer_body, req.prompt_tokens),
+     .min = 1,
+     .max = MP_MAX_SEQUENCE_LENGTH},
+    {.name = "attention", .type = MPM_F_ENUM, .offset = offsetof(transformer_body, attention), .names = impl_names},
+    {.name = "allow_beyond_max_position_embeddings",
+     .type = MPM_F_BOOL,
+     .offset = offsetof(transformer_body, req.allow_beyond_max_position)},
+};
+
+
+/* ----- requests ----------------------------------------------------------------------------------------- */
+
+/* ops[i] (at pointer) into *out. */
+static mp_status decode_one_op(const cJSON *o, const char *pointer, mps_roofline_op *out, mp_error *err)
+{
+	op_body b;
+	mp_status st;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(out->pointer, sizeof(out->pointer), "%s", pointer);
+	st = decode_op(o, pointer, &b, &out->op, err);
+	if (st != MP_OK)
+		return st;
+	out->op.json_pointer = NULL; /* set by the service to out->pointer, which outlives any copy of the op */
+	snprintf(out->kind, sizeof(out->kind), "%s", kind_names[b.kind]);
+	snprintf(out->label, sizeof(out->label), "%s", b.label);
+	out->decode = b.kind == K_DECODE;
+	out->batch = b.batch;
+	out->measured_seconds = b.measured_seconds;
+	return MP_OK;
+}
+
+static mp_status decode_transformer(const cJSON *t, mps_roofline_transformer *out, mp_error *err)
+{
+	transformer_body tb;
+	mp_status st;
+
+	memset(&tb, 0, sizeof(tb));
+	snprintf(out->pointer, sizeof(out->pointer), "/transformer");
+	out->given = true;
+	tb.req.weight_dtype = MP_DTYPE_BF16;
+	tb.req.kv_cache_dtype = MP_DTYPE_BF16;
+	tb.req.batch_size = 1;
+	tb.req.context_tokens = 4096;
+	tb.req.prompt_tokens = 4096;
+	st = mpm_decode_fields(t, "/transformer", transformer_fields, MPM_COUNT(transformer_fields), &tb, err);
+	if (st == MP_OK && tb.kv_dtype[0])
+		st = mpc_kv_dtype(tb.kv_dtype, "/transformer/kv_cache_dtype", &tb.req.kv_cache_dtype, err);
+	if (st != MP_OK)
+		return st;
+	tb.req.eager_attention = tb.attention == 1;
+	out->req = tb.req;
+	out->context_given = cJSON_GetObjectItemCaseSensitive(t, "context_tokens") != NULL;
+	out->prompt_given = cJSON_GetObjectItemCaseSensitive(t, "prompt_tokens") != NULL;
+	return mpc_model_ref_decode(cJSON_GetObjectItemCaseSensitive(t, "model"), "/transformer/model", true,
+				    &out->model, err);
+}
+
+static const mpm_field roofline_fields[] = {
+	{ .name = "device", .type = MPM_F_ANY, .required = true },
+	{ .name = "ops", .type = MPM_F_ANY },
+	{ .name = "ridge_dtype", .type = MPM_F_DTYPE, .dtypes = ALL_DTYPES },
+	{ .name = "transformer", .type = MPM_F_ANY },
+};
+
+mp_status mpc_roofline_decode(const cJSON *body, mps_roofline_request *rq, mp_error *err)
+{
+	struct {
+		mp_dtype ridge_dtype;
+	} top = { MP_DTYPE_BF16 };
+	const cJSON *ops = cJSON_GetObjectItemCaseSensitive(body, "ops"), *o;
+	mp_status st;
+	int i = 0;
+
+	memset(rq, 0, sizeof(*rq));
+	snprintf(rq->ridge_pointer, sizeof(rq->ridge_pointer), "/ridge_dtype");
+	st = mpm_decode_fields(body, "", roofline_fields, MPM_COUNT(roofline_fields), &top, err);
+	if (st != MP_OK)
+		return st;
+	rq->ridge_dtype = top.ridge_dtype;
+	rq->ridge_dtype_given = cJSON_GetObjectItemCaseSensitive(body, "ridge_dtype") != NULL;
+	st = mpc_device_ref_decode(cJSON_GetObjectItemCaseSensitive(body, "device"), "/device", &rq->device, err);
+	if (st != MP_OK)
+		return st;
+	if (ops && (!cJSON_IsArray(ops) || cJSON_GetArraySize(ops) > MPS_ROOFLINE_MAX_OPS))
+		return mp_fail(err, MP_EINVAL, "/ops", "ops must be an array of at most %d operations",
+			       MPS_ROOFLINE_MAX_OPS);
+	if (ops == NULL && cJSON_GetObjectItemCaseSensitive(body, "transformer") == NULL)
+		return mp_fail(err, MP_EINVAL, "/ops", "give ops (an array of operations) or transformer (a model)");
+	rq->ops_given = ops != NULL;
+	cJSON_ArrayForEach(o, ops)
+	{
+		char pointer[32];
+
+		snprintf(pointer, sizeof(pointer), "/ops/%d", i++);
+		st = decode_one_op(o, pointer, &rq->ops[rq->nops], err);
+		if (st != MP_OK)
+			return st;
+		rq->nops++;
+	}
+	if (cJSON_GetObjectItemCaseSensitive(body, "transformer"))
+		return decode_transformer(cJSON_GetObjectItemCaseSensitive(body, "transformer"), &rq->transformer, err);
+	return MP_OK;
+}
+
+/* A compact spec ("matmul:m=1,k=4096,n=4096,dtype=bf16") as the JSON operation object it stands for. */
+mp_status mpc_op_spec_json(const char *spec, const char *field, cJSON **out, mp_error *err)
+{
+	const char *colon = strchr(spec, ':');
+	cJSON *o = cJSON_CreateObject();
+	char buf[512], *p, *next;
+
+	*out = NULL;
+	if (o == NULL)
+		return mp_fail(err, MP_ENOMEM, "", "out of memory");
+	if (strlen(spec) >= sizeof(buf) || colon == NULL || colon == spec) {
+		cJSON_Delete(o);
+		return mp_fail(err, MP_EINVAL, field,
+			       "an operation is KIND:key=value,... (e.g. matmul:m=1,k=4096,n=4096,dtype=bf16), at most "
+			       "511 characters");
+	}
+	snprintf(buf, sizeof(buf), "%.*s", (int)(colon - spec), spec);
+	cJSON_AddStringToObject(o, "op", buf);
+	snprintf(buf, sizeof(buf), "%s", colon + 1);
+	for (p = buf; p; p = next) {
+		char *eq, *end = NULL;
+		double v;
+
+		next = strchr(p, ',');
+		if (next)
+			*next++ = '\0';
+		eq = strchr(p, '=');
+		if (eq == NULL || eq == p) {
+			cJSON_Delete(o);
+			return mp_fail(err, MP_EINVAL, field, "'%.40s' is not key=value", p);
+		}
+		*eq++ = '\0';
+		if (cJSON_GetObjectItemCaseSensitive(o, p)) {
+			cJSON_Delete(o);
+			return mp_fail(err, MP_EINVAL, field, "'%.40s' is given twice", p);
+		}
+		v = strtod(eq, &end);
+		if (*eq && end && *end == '\0' && isfinite(v))
+			cJSON_AddNumberToObject(o, p, v);
+		else if (strcmp(eq, "true") == 0 || strcmp(eq, "false") == 0)
+			cJSON_AddBoolToObject(o, p, eq[0] == 't');
+		else
+			cJSON_AddStringToObject(o, p, eq);
+	}
+	*out = o;
+	return MP_OK;
+}
+
+mp_status mpc_op_spec_decode(const char *spec, const char *field, mps_roofline_op *op, mp_error *err)
+{
+	cJSON *o = NULL;
+	mp_status st = mpc_op_spec_json(spec, field, &o, err);
+
+	if (st == MP_OK) {
+		/* the spec is one value: its problems are named by the argument that carries it */
+		st = decode_one_op(o, "", op, err);
+		if (st != MP_OK)
+			snprintf(err->field, sizeof(err->field), "%s", field);
+		snprintf(op->pointer, sizeof(op->pointer), "%s", field);
+	}
+	cJSON_Delete(o);
+	return st;
+}
+
+/* ----- the answer --------------------------------------------------------------------------------------- */
+
+static cJSON *transformer_json(const mps_roofline_result *r)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (o == NULL)
+		return NULL;
+	cJSON_AddItemToObject(o, "model", mpc_model_json(&r->model));
+	cJSON_AddItemToObject(o, "decode", step_json(&r->decode));
+	cJSON_AddItemToObject(o, "prefill", step_json(&r->prefill));
+	mpc_add_u64_or_null(o, "decode_compute_bound_batch", r->decode_compute_bound_batch);
+	return o;
+}
+
+cJSON *mpc_roofline_json(const mps_roofline_request *rq, const mps_roofline_result *r)
+{
+	const mp_device *hw = &r->device.hw;
+	cJSON *doc = cJSON_CreateObject(), *d, *arr, *warnings, *notes;
+
+	if (doc == NULL)
+		return NULL;
+	d = cJSON_AddObjectToObject(doc, "device");
+	mpc_add_str_or_null(d, "id", r->device.id);
+	cJSON_AddStringToObject(d, "name", r->device.name);
+	mpc_add_num(d, "memory_bandwidth_bytes_per_second", hw->memory_bandwidth_bytes_per_second);
+	mpc_add_num(d, "peak_flops_per_second", r->peak_flops_per_second);
+	cJSON_AddStringToObject(d, "peak_dtype", mp_dtype_name(r->peak_dtype));
+	if (r->vector_flops_per_second > 0)
+		mpc_add_num(d, "vector_flops_per_second", r->vector_flops_per_second);
+	if (hw->l2_bandwidth_bytes_per_second > 0)
+		mpc_add_num(d, "l2_bandwidth_bytes_per_second", hw->l2_bandwidth_bytes_per_second);
+	if (hw->shared_memory_bandwidth_bytes_per_second > 0)
+		mpc_add_num(d, "shared_memory_bandwidth_bytes_per_second", hw->shared_memory_bandwidth_bytes_per_second);
+	cJSON_AddStringToObject(doc, "ridge_dtype", mp_dtype_name(r->ridge_dtype));
+	mpc_add_num(doc, "ridge_flops_per_byte", r->ridge_flops_per_byte);
+	if (r->have_littles_law) {
+		cJSON *ll = cJSON_AddObjectToObject(doc, "littles_law");
+
+		mpc_add_num(ll, "latency_seconds", r->littles_law.latency_seconds);
+		mpc_add_num(ll, "bytes_in_flight", r->littles_law.bytes_in_flight);
+		if (hw->sm_count)
+			mpc_add_num(ll, "bytes_in_flight_per_sm", r->littles_law.bytes_in_flight_per_sm);
+		else
+			cJSON_AddNullToObject(ll, "bytes_in_flight_per_sm");
+	}
+	arr = cJSON_AddArrayToObject(doc, "ops");
+	warnings = cJSON_AddArrayToObject(doc, "warnings");
+	for (size_t i = 0; i < r->nops; i++) {
+		const mps_roofline_op *op = &rq->ops[i];
+		const mps_roofline_op_result *res = &r->ops[i];
+		cJSON *e = cJSON_CreateObject();
+
+		if (e == NULL || !cJSON_AddItemToArray(arr, e)) {
+			cJSON_Delete(e);
+			cJSON_Delete(doc);
+			return NULL;
+		}
+		cJSON_AddStringToObject(e, "label", op->label);
+		cJSON_AddStringToObject(e, "op", op->kind);
+		cJSON_AddStringToObject(e, "dtype", mp_dtype_name(op->op.dtype));
+		add_roof(e, &res->roof);
+		if (op->decode && res->roof.time_seconds > 0) {
+			mpc_add_num(e, "tokens_per_second_per_sequence", 1.0 / res->roof.time_seconds);
+			mpc_add_num(e, "tokens_per_second_total", (double)op->batch / res->roof.time_seconds);
+		}
+		if (res->measured) {
+			const mp_measurement_check *mc = &res->check;
+			cJSON *m = cJSON_AddObjectToObject(e, "measured");
+
+			mpc_add_num(m, "time_seconds", mc->measured_seconds);
+			mpc_add_num(m, "effective_bandwidth_bytes_per_second", mc->effective_bandwidth_bytes_per_second);
+			mpc_add_num(m, "effective_flops_per_second", mc->effective_flops_per_second);
+			mpc_add_num(m, "fraction_of_floor", mc->achieved_fraction);
+			cJSON_AddBoolToObject(m, "above_roof", mc->above_roof);
+			if (mc->above_roof) {
+				char msg[256];
+
+				snprintf(msg, sizeof(msg),
+					 "%s: the measured %.4g s beats the roofline floor %.4g s (effective %.4g GB/s "
+					 "against %.4g GB/s): the device profile or the measurement is wrong",
+					 op->pointer, mc->measured_seconds, res->roof.time_seconds,
+					 mc->effective_bandwidth_bytes_per_second / 1e9,
+					 hw->memory_bandwidth_bytes_per_second / 1e9);
+				cJSON_AddItemToArray(warnings, cJSON_CreateString(msg));
+			}
+		}
+	}
+	if (r->have_transformer)
+		cJSON_AddItemToObject(doc, "transformer", transformer_json(r));
+	notes = cJSON_AddArrayToObject(doc, "notes");
+	cJSON_AddItemToArray(
+		notes,
+		cJSON_CreateString(
+			"bytes count each input read once and each output written once (compulsory traffic), so time_seconds "
+			"= max(bytes / bandwidth, flops / peak) is a floor, not a prediction."));
+	cJSON_AddItemToArray(notes, cJSON_CreateString("Peaks are dense: matrix work uses the tensor-core peak of its "
+						       "compute dtype, vector work (elementwise, "
+						       "norms, softmax, reductions) the CUDA-core rate; peak_fallback "
+						       "marks a peak taken from another dtype."));
+	return doc;
+}
+
+void mpc_chart_from_result(const mps_roofline_request *rq, const mps_roofline_result *r, mpc_chart *c)
+{
+	memset(c, 0, sizeof(*c));
+	snprintf(c->title, sizeof(c->title), "Roofline: %s", r->device.name[0] ? r->device.name : "device");
+	c->bandwidth = r->device.hw.memory_bandwidth_bytes_per_second;
+	c->peak = r->peak_flops_per_second;
+	snprintf(c->peak_label, sizeof(c->peak_label), "%s tensor", mp_dtype_name(r->peak_dtype));
+	c->vector_peak = r->vector_flops_per_second;
+	c->l2_bandwidth = r->device.hw.l2_bandwidth_bytes_per_second;
+	for (size_t i = 0; i < r->nops && c->npoints < MPC_CHART_MAX_POINTS; i++) {
+		mpc_chart_point *p = &c->points[c->npoints++];
+
+		snprintf(p->label, sizeof(p->label), "%s", rq->ops[i].label[0] ? rq->ops[i].label : "op");
+		p->intensity = r->ops[i].roof.intensity_flops_per_byte;
+		p->attainable = r->ops[i].roof.attainable_flops_per_second;
+		p->compute_bound = r->ops[i].roof.compute_bound;
+	}
+}

@@ -1,0 +1,95 @@
+/*
+ * mp_base.h: the floor of the house. Status codes, error detail (one error, or a list of them), and checked
+ * 64-bit arithmetic: the types every folder above shares. Holds no state and calls nothing but libc's snprintf.
+ * The planner's contract (planner/memplan.h) includes it; nothing here knows JSON, SQL or HTTP.
+ */
+#ifndef MP_BASE_H
+#define MP_BASE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Status codes. Append-only: the numbers are stable. mp_status_str() gives a short constant string; the daemon
+ * maps each to one HTTP status in one switch (daemon/reply.c) and codec/ to one problem type.
+ * Who returns which: the planner only MP_OK, MP_EINVAL, MP_EOVERFLOW, MP_EUNSUPPORTED and MP_EINTERNAL; the
+ * model readers and codec/ also MP_EPARSE and MP_ENOMEM; db/ MP_ENOTFOUND, MP_EDB, MP_ECONFLICT; kernels/ and
+ * the calibration jobs MP_ENOTBUILTIN, MP_ENODEV, MP_EBUSY; the daemon MP_ETOOLARGE, MP_EAUTH, MP_EFORBIDDEN.
+ * ------------------------------------------------------------------------------------------------------- */
+typedef enum mp_status {
+	MP_OK = 0,
+	MP_EINVAL = 1,		/* a value is out of its allowed range or inconsistent: HTTP 422 */
+	MP_EOVERFLOW = 2,	/* a derived quantity does not fit in 64 bits: HTTP 422 */
+	MP_EUNSUPPORTED = 3,	/* well-formed but not modelled (unknown model_type, ...): HTTP 422 */
+	MP_ENOTFOUND = 4,	/* unknown id: HTTP 404 */
+	MP_ENOMEM = 5,		/* allocation failed (never from the planner): HTTP 500 */
+	MP_EPARSE = 6,		/* malformed document (bad JSON): HTTP 400 */
+	MP_EDB = 7,		/* the store failed: HTTP 500 */
+	MP_ENOTBUILTIN = 8,	/* feature compiled out: HTTP 501 */
+	MP_ENODEV = 9,		/* hardware absent: HTTP 503 */
+	MP_EBUSY = 10,		/* hardware or job slot busy: HTTP 409 */
+	MP_ECONFLICT = 11,	/* state conflict (id exists, precondition failed): HTTP 409 */
+	MP_ETOOLARGE = 12,	/* request too large: HTTP 413 */
+	MP_EINTERNAL = 13,	/* an invariant broke: HTTP 500 */
+	MP_EAUTH = 14,		/* credentials missing: HTTP 401 */
+	MP_EFORBIDDEN = 15,	/* credentials wrong: HTTP 403 */
+} mp_status;
+
+/* Returns a constant, never NULL, lowercase string for any value (unknown values give "unknown"). */
+const char *mp_status_str(mp_status st);
+
+/*
+ * Error detail filled by any function that returns something other than MP_OK. `field` is a JSON pointer into
+ * the request document ("/batch_size", "/model/hf_config/num_key_value_heads"); `message` says what is wrong and
+ * what is allowed. Caller-owned; functions write NUL-terminated, truncated strings.
+ */
+typedef struct mp_error {
+	char field[96];
+	char message[320];
+} mp_error;
+
+/* Fills err (if not NULL) and returns st. printf-style. */
+mp_status mp_fail(mp_error *err, mp_status st, const char *field, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 4, 5)))
+#endif
+	;
+
+/*
+ * mp_fail with the field built from a base JSON pointer and a member: base "/jobs/3/inference" and field
+ * "/batch_size" give "/jobs/3/inference/batch_size"; a NULL base is "". Callers hand the planner the pointer of
+ * the object it reads (mp_inference_req.json_pointer, ...) instead of rewriting fields after the fact.
+ */
+mp_status mp_fail_at(mp_error *err, mp_status st, const char *base, const char *field, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 5, 6)))
+#endif
+	;
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Checked 64-bit arithmetic. Each returns false on overflow and leaves *out unspecified.
+ * ------------------------------------------------------------------------------------------------------- */
+bool mp_mul_u64(uint64_t a, uint64_t b, uint64_t *out);
+bool mp_add_u64(uint64_t a, uint64_t b, uint64_t *out);
+/* *acc += a * b, checked. */
+bool mp_muladd_u64(uint64_t *acc, uint64_t a, uint64_t b);
+
+/* The largest byte total a plan may report: 2^53 (about 9 PB). JSON numbers are exact integers only up to 2^53,
+ * and no device is within a million times of it, so a larger total is refused (MP_EOVERFLOW) rather than
+ * rounded. The one definition: codec/ prints whole numbers up to it as exact integers. */
+#define MP_MAX_PLAN_BYTES (UINT64_C(1) << 53)
+
+/* Whether id is a valid resource id (devices, models): ^[a-z0-9][a-z0-9._-]{0,62}$, 1 to 63 bytes. The one id
+ * rule: the store, the decoders and the daemon all ask this. NULL-safe. */
+bool mp_valid_id(const char *id);
+
+/* A file embedded at build time by tools/embed.c (the contract, the web page's files). Arrays of these end with a
+ * { NULL, NULL, 0 } entry. */
+typedef struct mp_embedded_file {
+	const char *name;	/* base name without extension: "openapi", "index" */
+	const char *data;	/* NUL-terminated contents */
+	size_t len;
+} mp_embedded_file;
+
+#endif /* MP_BASE_H */

@@ -1,0 +1,799 @@
+/*
+ * hf_config.c: Hugging Face config.json -> mp_model, and the generic "architecture" object -> mp_model.
+ * Each supported model_type has a row of defaults copied from its transformers configuration class
+ * (transformers/models/<type>/configuration_<type>.py, v5) and a function that maps its keys; the module
+ * structure each type builds (which projections carry biases, how many norms a layer has) follows
+ * modeling_<type>.py. A key that is absent or null takes the default; a key of the wrong type is an error
+ * naming the key. This file does no arithmetic beyond what the config itself derives (head_dim, window layers).
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fields.h"
+#include "model.h"
+
+typedef struct hf_ctx {
+	const cJSON *cfg;
+	const char *pointer;
+	mp_error *err;
+	mp_status st;
+} hf_ctx;
+
+/* Finds the first of the NULL-terminated alias keys that is present and not null. */
+static const cJSON *find(const hf_ctx *c, const char *const *keys, const char **which)
+{
+	for (; *keys; keys++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(c->cfg, *keys);
+
+		if (v && !cJSON_IsNull(v)) {
+			*which = *keys;
+			return v;
+		}
+	}
+	return NULL;
+}
+
+static bool has(const hf_ctx *c, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(c->cfg, key);
+
+	return v && !cJSON_IsNull(v);
+}
+
+/* Reads a non-negative integer under any of the alias keys, or dflt when absent. */
+static uint64_t get_u64(hf_ctx *c, const char *const *keys, uint64_t dflt)
+{
+	const char *key = keys[0];
+	const cJSON *v = find(c, keys, &key);
+	char field[96];
+
+	if (v == NULL || c->st != MP_OK)
+		return dflt;
+	snprintf(field, sizeof(field), "%s/%s", c->pointer, key);
+	if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble != floor(v->valuedouble) ||
+	    v->valuedouble > 9007199254740992.0) {
+		c->st = mp_fail(c->err, MP_EINVAL, field, "%s must be a non-negative integer", key);
+		return dflt;
+	}
+	return (uint64_t)v->valuedouble;
+}
+
+static double get_double(hf_ctx *c, const cJSON *obj, const char *key, double dflt)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	if (v == NULL || cJSON_IsNull(v) || c->st != MP_OK)
+		return dflt;
+	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0) {
+		char field[96];
+
+		snprintf(field, sizeof(field), "%s/%s", c->pointer, key);
+		c->st = mp_fail(c->err, MP_EINVAL, field, "%s must be a non-negative number", key);
+		return dflt;
+	}
+	return v->valuedouble;
+}
+
+static bool get_bool(hf_ctx *c, const char *const *keys, bool dflt)
+{
+	const char *key = keys[0];
+	const cJSON *v = find(c, keys, &key);
+	char field[96];
+
+	if (v == NULL || c->st != MP_OK)
+		return dflt;
+	if (!cJSON_IsBool(v)) {
+		snprintf(field, sizeof(field), "%s/%s", c->pointer, key);
+		c->st = mp_fail(c->err, MP_EINVAL, field, "%s must be true or false", key);
+		return dflt;
+	}
+	return cJSON_IsTrue(v);
+}
+
+#define KEYS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static void fail_key(hf_ctx *c, const char *key, const char *msg)
+{
+	char field[96];
+
+	if (c->st != MP_OK)
+		return;
+	snprintf(field, sizeof(field), "%s/%s", c->pointer, key);
+	c->st = mp_fail(c->err, MP_EINVAL, field, "%s", msg);
+}
+
+/* head_dim: an explicit value wins (it need not equal hidden / heads, gemma's does not); otherwise
+ * hidden_size / num_attention_heads, which must then divide exactly. */
+static void derive_head_dim(hf_ctx *c, mp_model *m, const char *heads_key)
+{
+	m->head_dim = get_u64(c, KEYS("head_dim"), 0);
+	if (m->head_dim != 0 || c->st != MP_OK || m->num_heads == 0)
+		return;
+	if (m->hidden_size % m->num_heads != 0) {
+		char msg[200];
+
+		snprintf(msg, sizeof(msg), "hidden_size (%llu) is not divisible by %s (%llu); give head_dim explicitly",
+		         (unsigned long long)m->hidden_size, heads_key, (unsigned long long)m->num_heads);
+		fail_key(c, heads_key, msg);
+		return;
+	}
+	m->head_dim = m->hidden_size / m->num_heads;
+}
+
+/*
+ * RoPE: rope_parameters (transformers v5) or rope_scaling + rope_theta (older files). A scaling other than
+ * "default" declares that contexts beyond max_position_embeddings are intended: the scaled limit is
+ * original_max_position_embeddings (or max_position_embeddings) x factor, and never below
+ * max_position_embeddings (llama3-type configs already state the extended length there).
+ * partial_rotary_factor (phi3, gpt_neox's rotary_pct) sets how much of each head rotates.
+ */
+static void decode_rope(hf_ctx *c, mp_model *m, double partial_default)
+{
+	const cJSON *rp = cJSON_GetObjectItemCaseSensitive(c->cfg, "rope_parameters");
+	const cJSON *rs = cJSON_GetObjectItemCaseSensitive(c->cfg, "rope_scaling");
+	const cJSON *scaling = NULL, *type;
+	char sub_pointer[96] = "";	/* JSON pointer of the scaling object: its keys are reported under it */
+	double partial = partial_default, factor, scaled;
+	uint64_t orig;
+
+	snprintf(m->rope_type, sizeof(m->rope_type), "default");
+	if (cJSON_IsObject(rp)) {
+		/* gemma3 nests one rope_parameters object per layer type */
+		const cJSON *full = cJSON_GetObjectItemCaseSensitive(rp, "full_attention");
+
+		scaling = cJSON_IsObject(full) ? full : rp;
+		snprintf(sub_pointer, sizeof(sub_pointer), "%s/rope_parameters%s", c->pointer,
+		         cJSON_IsObject(full) ? "/full_attention" : "");
+	} else if (cJSON_IsObject(rs)) {
+		scaling = rs;
+		snprintf(sub_pointer, sizeof(sub_pointer), "%s/rope_scaling", c->pointer);
+	} else if (rs && !cJSON_IsNull(rs)) {
+		fail_key(c, "rope_scaling", "rope_scaling must be an object or null");
+		return;
+	}
+	if (has(c, "partial_rotary_factor"))
+		partial = get_double(c, c->cfg, "partial_rotary_factor", partial);
+	else if (has(c, "rotary_pct"))
+		partial = get_double(c, c->cfg, "rotary_pct", partial);
+	if (scaling && cJSON_GetObjectItemCaseSensitive(scaling, "partial_rotary_factor")) {
+		hf_ctx sub = {scaling, sub_pointer, c->err, c->st};
+
+		partial = get_double(&sub, scaling, "partial_rotary_factor", partial);
+		if (sub.st == MP_OK && (partial <= 0 || partial > 1))
+			fail_key(&sub, "partial_rotary_factor", "partial_rotary_factor must be in (0, 1]");
+		c->st = sub.st;
+		if (c->st != MP_OK)
+			return;
+	}
+	if (partial <= 0 || partial > 1) {
+		fail_key(c, "partial_rotary_factor", "partial_rotary_factor must be in (0, 1]");
+		return;
+	}
+	m->rotary_dim = (uint64_t)((double)m->head_dim * partial);
+	m->rotary_buffer_sets = 1;
+	if (scaling == NULL)
+		return;
+	type = cJSON_GetObjectItemCaseSensitive(scaling, "rope_type");
+	if (!cJSON_IsString(type))
+		type = cJSON_GetObjectItemCaseSensitive(scaling, "type");
+	if (cJSON_IsString(type))
+		snprintf(m->rope_type, sizeof(m->rope_type), "%s", type->valuestring);
+	if (strcmp(m->rope_type, "default") == 0)
+		return;
+	m->rope_scaling = true;
+	{
+		hf_ctx sub = {scaling, sub_pointer, c->err, c->st};
+		uint64_t top = get_u64(c, KEYS("original_max_position_embeddings"), m->max_position_embeddings);
+
+		sub.st = c->st;
+		factor = get_double(&sub, scaling, "factor", 1.0);
+		/* a scaling stretches the context: a factor below 1 (or 0) is no scaling the config could mean */
+		if (sub.st == MP_OK && factor < 1)
+			fail_key(&sub, "factor", "factor must be a finite number >= 1 (how many times the RoPE scaling "
+			                         "stretches the original context)");
+		orig = get_u64(&sub, KEYS("original_max_position_embeddings"), top);
+		c->st = sub.st;
+		if (c->st != MP_OK)
+			return;
+		/* checked in double before any conversion: the ceiling keeps the product exact and far above
+		 * MP_MAX_SEQUENCE_LENGTH, so the allowed context is monotonic in factor */
+		scaled = (double)orig * factor;
+		if (scaled > (double)MPM_MAX_ROPE_SCALED_POSITIONS) {
+			char msg[200];
+
+			snprintf(msg, sizeof(msg),
+			         "factor x original_max_position_embeddings (%.6g) exceeds %llu positions, the most a RoPE "
+			         "scaling may declare",
+			         scaled, (unsigned long long)MPM_MAX_ROPE_SCALED_POSITIONS);
+			fail_key(&sub, "factor", msg);
+			c->st = sub.st;
+			return;
+		}
+	}
+	m->rope_scaled_max_position = (uint64_t)scaled;
+	if (m->rope_scaled_max_position < m->max_position_embeddings)
+		m->rope_scaled_max_position = m->max_position_embeddings;
+}
+
+/* layer_types (v5): a list of "sliding_attention" / "full_attention"; counts the sliding layers. */
+static void decode_layer_types(hf_ctx *c, mp_model *m)
+{
+	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types"), *v;
+	uint64_t n = 0, sliding = 0;
+
+	if (lt == NULL || cJSON_IsNull(lt))
+		return;
+	if (!cJSON_IsArray(lt)) {
+		fail_key(c, "layer_types", "layer_types must be a list of \"sliding_attention\" or \"full_attention\"");
+		return;
+	}
+	cJSON_ArrayForEach(v, lt)
+	{
+		if (!cJSON_IsString(v) || (strcmp(v->valuestring, "sliding_attention") != 0 &&
+		                           strcmp(v->valuestring, "full_attention") != 0)) {
+			fail_key(c, "layer_types",
+			         "layer_types entries must be \"sliding_attention\" or "
+			         "\"full_attention\"");
+			return;
+		}
+		sliding += v->valuestring[0] == 's';
+		n++;
+	}
+	if (n != m->num_layers) {
+		fail_key(c, "layer_types", "layer_types must have one entry per layer (num_hidden_layers)");
+		return;
+	}
+	if (sliding == 0)
+		m->sliding_window = 0;
+	m->sliding_window_layers = sliding;
+}
+
+/* mlp_only_layers (qwen2_moe, qwen3_moe): indices of layers that keep a dense MLP. */
+static void decode_mlp_only_layers(hf_ctx *c, mp_model *m)
+{
+	const cJSON *l = cJSON_GetObjectItemCaseSensitive(c->cfg, "mlp_only_layers"), *v;
+
+	if (l == NULL || cJSON_IsNull(l))
+		return;
+	if (!cJSON_IsArray(l)) {
+		fail_key(c, "mlp_only_layers", "mlp_only_layers must be a list of layer indices");
+		return;
+	}
+	cJSON_ArrayForEach(v, l)
+	{
+		if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble >= (double)m->num_layers ||
+		    v->valuedouble != floor(v->valuedouble) || v->valuedouble >= MP_MAX_LAYERS) {
+			fail_key(c, "mlp_only_layers",
+			         "mlp_only_layers entries must be layer indices below "
+			         "num_hidden_layers");
+			return;
+		}
+		m->dense_layer_mask[(int)v->valuedouble / 8] |= (uint8_t)(1u << ((int)v->valuedouble % 8));
+	}
+}
+
+/* Defaults of one model type, from its transformers configuration class. num_kv_heads 0 means "defaults to
+ * num_attention_heads"; head_dim 0 means hidden / heads. */
+typedef struct hf_defaults {
+	const char *model_type;
+	uint64_t vocab_size, hidden_size, intermediate_size, num_layers, num_heads, num_kv_heads, head_dim;
+	uint64_t max_position_embeddings;
+	bool tie_word_embeddings, qkv_bias;
+	uint64_t sliding_window;
+	uint64_t num_experts;     /* mixtral num_local_experts */
+	bool qk_norm;             /* qwen3, gemma3: q_norm and k_norm of head_dim */
+	uint64_t norms_per_layer; /* gemma2 and gemma3: 4 (pre/post attention, pre/post feed-forward) */
+} hf_defaults;
+
+static const hf_defaults llama_family[] = {
+    /* LlamaConfig: vocab 32000, hidden 4096, FFN 11008, 32 layers, 32 heads, kv = heads, 2048 positions. */
+    {"llama", 32000, 4096, 11008, 32, 32, 0, 0, 2048, false, false, 0, 0, false, 2},
+    /* MistralConfig: FFN 14336, 8 KV heads, 4096 * 32 positions, sliding_window 4096. */
+    {"mistral", 32000, 4096, 14336, 32, 32, 8, 0, 4096 * 32, false, false, 4096, 0, false, 2},
+    /* Qwen2Config: vocab 151936, FFN 22016, kv 32, 32768 positions; q/k/v always carry biases. */
+    {"qwen2", 151936, 4096, 22016, 32, 32, 32, 0, 32768, false, true, 0, 0, false, 2},
+    /* MixtralConfig: FFN 14336 per expert, 8 KV heads, 4096 * 32 positions, 8 local experts, top-2,
+     * sliding_window None. */
+    {"mixtral", 32000, 4096, 14336, 32, 32, 8, 0, 4096 * 32, false, false, 0, 8, false, 2},
+    /* GemmaConfig: vocab 256000, hidden 3072, FFN 24576, 28 layers, 16 heads, kv 16, head_dim 256, tied. */
+    {"gemma", 256000, 3072, 24576, 28, 16, 16, 256, 8192, true, false, 0, 0, false, 2},
+    /* Phi3Config: vocab 32064, hidden 3072, FFN 8192, 32 layers, 32 heads, kv = heads, 4096 positions;
+     * fused qkv_proj and gate_up_proj hold the same parameters as the separate projections. */
+    {"phi3", 32064, 3072, 8192, 32, 32, 0, 0, 4096, false, false, 0, 0, false, 2},
+    /* Qwen3Config: vocab 151936, hidden 4096, FFN 22016, 32 layers, 32 heads, kv 32, head_dim 128, 32768
+     * positions, attention_bias False (on q, k, v and o when set); q_norm and k_norm (RMSNorm of head_dim). */
+    {"qwen3", 151936, 4096, 22016, 32, 32, 32, 128, 32768, false, false, 0, 0, true, 2},
+    /* Gemma2Config: vocab 256000, hidden 2304, FFN 9216, 26 layers, 8 heads, kv 4, head_dim 256, 8192
+     * positions, tied, sliding_window 4096 on every other layer (layer i slides when (i + 1) % 2), 4 norms. */
+    {"gemma2", 256000, 2304, 9216, 26, 8, 4, 256, 8192, true, false, 4096, 0, false, 4},
+    /* Gemma3TextConfig: vocab 262208, hidden 2304, FFN 9216, 26 layers, 8 heads, kv 4, head_dim 256, 131072
+     * positions, tied, sliding_window 4096 on 5 layers of 6 (sliding_window_pattern 6), q/k norms, 4 norms. */
+    {"gemma3_text", 262208, 2304, 9216, 26, 8, 4, 256, 131072, true, false, 4096, 0, true, 4},
+};
+
+static void decode_llama_family(hf_ctx *c, const hf_defaults *d, mp_model *m)
+{
+	bool attention_bias;
+
+	m->vocab_size = get_u64(c, KEYS("vocab_size"), d->vocab_size);
+	m->hidden_size = get_u64(c, KEYS("hidden_size"), d->hidden_size);
+	m->intermediate_size = get_u64(c, KEYS("intermediate_size"), d->intermediate_size);
+	m->num_layers = get_u64(c, KEYS("num_hidden_layers"), d->num_layers);
+	m->num_heads = get_u64(c, KEYS("num_attention_heads"), d->num_heads);
+	m->num_kv_heads = get_u64(c, KEYS("num_key_value_heads"), d->num_kv_heads ? d->num_kv_heads : m->num_heads);
+	m->max_position_embeddings = get_u64(c, KEYS("max_position_embeddings"), d->max_position_embeddings);
+	m->tie_word_embeddings = get_bool(c, KEYS("tie_word_embeddings"), d->tie_word_embeddings);
+	attention_bias = get_bool(c, KEYS("attention_bias"), false);
+	m->qkv_bias = d->qkv_bias || attention_bias;
+	/* LlamaAttention puts attention_bias on o_proj too; Qwen2's o_proj never has one. */
+	m->o_bias = !d->qkv_bias && attention_bias;
+	m->mlp_bias = get_bool(c, KEYS("mlp_bias"), false);
+	if (d->head_dim && !has(c, "head_dim"))
+		m->head_dim = d->head_dim;
+	else
+		derive_head_dim(c, m, "num_attention_heads");
+	m->qk_norm = d->qk_norm;
+	m->norms_per_layer = d->norms_per_layer;
+	m->sliding_window = get_u64(c, KEYS("sliding_window"), d->sliding_window);
+	if (strcmp(d->model_type, "qwen2") == 0 || strcmp(d->model_type, "qwen3") == 0) {
+		/* Qwen2Config/Qwen3Config: the window applies only with use_sliding_window, to the layers from
+		 * max_window_layers on. */
+		uint64_t from = get_u64(c, KEYS("max_window_layers"), 28);
+
+		if (!get_bool(c, KEYS("use_sliding_window"), false) || from >= m->num_layers)
+			m->sliding_window = 0;
+		else
+			m->sliding_window_layers = m->num_layers - from;
+	} else if (strcmp(d->model_type, "gemma2") == 0) {
+		m->sliding_window_layers = (m->num_layers + 1) / 2; /* layers 0, 2, 4, ... */
+	} else if (strcmp(d->model_type, "gemma3_text") == 0) {
+		uint64_t pattern = get_u64(c, KEYS("sliding_window_pattern"), 6);
+
+		m->sliding_window_layers = pattern ? m->num_layers - m->num_layers / pattern : m->num_layers;
+		m->rotary_buffer_sets = 2; /* local and global RoPE */
+	}
+	if (d->num_experts) {
+		m->num_experts = get_u64(c, KEYS("num_local_experts"), d->num_experts);
+		m->num_experts_per_tok = get_u64(c, KEYS("num_experts_per_tok"), 2);
+		m->moe_intermediate_size = m->intermediate_size;
+		m->intermediate_size = 0;
+	}
+	m->attn_kind = MP_ATTN_GQA;
+	m->ffn_kind = MP_FFN_GATED;
+	m->norm_kind = MP_NORM_RMS;
+	m->final_norm = true;
+	decode_layer_types(c, m);
+	decode_rope(c, m, 1.0);
+	if (strcmp(d->model_type, "gemma3_text") == 0)
+		m->rotary_buffer_sets = 2;
+}
+
+/*
+ * Qwen2MoeConfig: vocab 151936, hidden 2048, FFN 5632 (dense layers), 24 layers, 16 heads, kv 16, 32768
+ * positions, untied, q/k/v biases, 60 experts of 1408, top-4, a shared expert of 5632 behind a hidden x 1
+ * sigmoid gate, decoder_sparse_step 1, mlp_only_layers []. Qwen3MoeConfig: hidden 2048, FFN 6144, 24 layers,
+ * 32 heads, kv 4, 128 experts of 768, top-8, no shared expert, q/k norms, attention_bias False.
+ */
+static void decode_qwen_moe(hf_ctx *c, mp_model *m, bool qwen3)
+{
+	m->vocab_size = get_u64(c, KEYS("vocab_size"), 151936);
+	m->hidden_size = get_u64(c, KEYS("hidden_size"), 2048);
+	m->intermediate_size = get_u64(c, KEYS("intermediate_size"), qwen3 ? 6144 : 5632);
+	m->num_layers = get_u64(c, KEYS("num_hidden_layers"), 24);
+	m->num_heads = get_u64(c, KEYS("num_attention_heads"), qwen3 ? 32 : 16);
+	m->num_kv_heads = get_u64(c, KEYS("num_key_value_heads"), qwen3 ? 4 : 16);
+	m->max_position_embeddings = get_u64(c, KEYS("max_position_embeddings"), 32768);
+	m->tie_word_embeddings = get_bool(c, KEYS("tie_word_embeddings"), false);
+	derive_head_dim(c, m, "num_attention_heads");
+	if (qwen3) {
+		m->qkv_bias = m->o_bias = get_bool(c, KEYS("attention_bias"), false);
+		m->qk_norm = true;
+	} else {
+		m->qkv_bias = get_bool(c, KEYS("qkv_bias"), true);
+	}
+	m->num_experts = get_u64(c, KEYS("num_experts"), qwen3 ? 128 : 60);
+	m->num_experts_per_tok = get_u64(c, KEYS("num_experts_per_tok"), qwen3 ? 8 : 4);
+	m->moe_intermediate_size = get_u64(c, KEYS("moe_intermediate_size"), qwen3 ? 768 : 1408);
+	m->moe_layer_step = get_u64(c, KEYS("decoder_sparse_step"), 1);
+	if (!qwen3) {
+		m->shared_expert_intermediate_size = get_u64(c, KEYS("shared_expert_intermediate_size"), 5632);
+		m->num_shared_experts = m->shared_expert_intermediate_size > 0;
+		m->shared_expert_gate = m->shared_expert_intermediate_size > 0;
+	}
+	decode_mlp_only_layers(c, m);
+	m->sliding_window = get_u64(c, KEYS("sliding_window"), 4096);
+	{
+		uint64_t from = get_u64(c, KEYS("max_window_layers"), qwen3 ? 28 : 21);
+
+		if (!get_bool(c, KEYS("use_sliding_window"), false) || from >= m->num_layers)
+			m->sliding_window = 0;
+		else
+			m->sliding_window_layers = m->num_layers - from;
+	}
+	m->attn_kind = MP_ATTN_GQA;
+	m->ffn_kind = MP_FFN_GATED;
+	m->norm_kind = MP_NORM_RMS;
+	m->norms_per_layer = 2;
+	m->final_norm = true;
+	decode_layer_types(c, m);
+	decode_rope(c, m, 1.0);
+}
+
+/* GPT2Config: vocab 50257, n_positions 1024, n_embd 768, n_layer 12, n_head 12, n_inner None (= 4 x n_embd),
+ * tied. Conv1D projections all carry biases; LayerNorm has weight and bias; learned position table. */
+static void decode_gpt2(hf_ctx *c, mp_model *m)
+{
+	m->vocab_size = get_u64(c, KEYS("vocab_size"), 50257);
+	m->hidden_size = get_u64(c, KEYS("n_embd", "hidden_size"), 768);
+	m->num_layers = get_u64(c, KEYS("n_layer", "num_hidden_layers"), 12);
+	m->num_heads = get_u64(c, KEYS("n_head", "num_attention_heads"), 12);
+	m->num_kv_heads = m->num_heads;
+	m->max_position_embeddings = get_u64(c, KEYS("n_positions", "max_position_embeddings"), 1024);
+	m->learned_position_embeddings = m->max_position_embeddings;
+	m->intermediate_size = get_u64(c, KEYS("n_inner"), 4 * m->hidden_size);
+	m->tie_word_embeddings = get_bool(c, KEYS("tie_word_embeddings"), true);
+	if (m->num_heads && m->hidden_size % m->num_heads != 0)
+		fail_key(c, "n_head", "n_embd must be divisible by n_head");
+	else if (m->num_heads)
+		m->head_dim = m->hidden_size / m->num_heads;
+	m->qkv_bias = m->o_bias = m->mlp_bias = true;
+	m->attn_kind = MP_ATTN_GQA;
+	m->ffn_kind = MP_FFN_PLAIN;
+	m->norm_kind = MP_NORM_LAYER;
+	m->norms_per_layer = 2;
+	m->final_norm = true;
+	snprintf(m->rope_type, sizeof(m->rope_type), "none");
+}
+
+/*
+ * GPTNeoXConfig: vocab 50432, hidden 6144, 44 layers, 64 heads, FFN 24576, rotary_pct 0.25, 2048 positions,
+ * untied (embed_in, embed_out), attention_bias True on the fused query_key_value and on dense, MLP biases,
+ * LayerNorms (input, post_attention, final), parallel residual (modeling_gpt_neox.py).
+ */
+static void decode_gpt_neox(hf_ctx *c, mp_model *m)
+{
+	m->vocab_size = get_u64(c, KEYS("vocab_size"), 50432);
+	m->hidden_size = get_u64(c, KEYS("hidden_size"), 6144);
+	m->num_layers = get_u64(c, KEYS("num_hidden_layers"), 44);
+	m->num_heads = get_u64(c, KEYS("num_attention_heads"), 64);
+	m->num_kv_heads = m->num_heads;
+	m->intermediate_size = get_u64(c, KEYS("intermediate_size"), 24576);
+	m->max_position_embeddings = get_u64(c, KEYS("max_position_embeddings"), 2048);
+	m->tie_word_embeddings = get_bool(c, KEYS("tie_word_embeddings"), false);
+	m->qkv_bias = m->o_bias = get_bool(c, KEYS("attention_bias"), true);
+	m->mlp_bias = true;
+	derive_head_dim(c, m, "num_attention_heads");
+	m->parallel_block = get_bool(c, KEYS("use_parallel_residual"), true);
+	m->attn_kind = MP_ATTN_GQA;
+	m->ffn_kind = MP_FFN_PLAIN;
+	m->norm_kind = MP_NORM_LAYER;
+	m->norms_per_layer = 2;
+	m->final_norm = true;
+	decode_rope(c, m, 0.25);
+}
+
+/* FalconConfig: vocab 65024, hidden 4544, 32 layers, 71 heads, multi_query True, parallel_attn True,
+ * bias False, new_decoder_architecture False, ffn_hidden_size None (= 4 x hidden), tied. The fused
+ * query_key_value projection is hidden -> (heads + 2 x kv_heads) x head_dim, where kv_heads is 1 for
+ * multi-query, num_kv_heads for the new decoder architecture, else heads (modeling_falcon.py). */
+static void decode_falcon(hf_ctx *c, mp_model *m)
+{
+	bool new_arch, multi_query, parallel;
+	uint64_t ln_parallel;
+
+	m->vocab_size = get_u64(c, KEYS("vocab_size"), 65024);
+	m->hidden_size = get_u64(c, KEYS("hidden_size", "n_embed"), 4544);
+	m->num_layers = get_u64(c, KEYS("num_hidden_layers", "n_layer"), 32);
+	m->num_heads = get_u64(c, KEYS("num_attention_heads", "n_head"), 71);
+	m->max_position_embeddings = get_u64(c, KEYS("max_position_embeddings"), 2048);
+	m->tie_word_embeddings = get_bool(c, KEYS("tie_word_embeddings"), true);
+	new_arch = get_bool(c, KEYS("new_decoder_architecture"), false);
+	multi_query = get_bool(c, KEYS("multi_query"), true);
+	parallel = get_bool(c, KEYS("parallel_attn"), true);
+	m->qkv_bias = m->o_bias = m->mlp_bias = get_bool(c, KEYS("bias"), false);
+	derive_head_dim(c, m, "num_attention_heads");
+	if (new_arch)
+		m->num_kv_heads = get_u64(c, KEYS("num_kv_heads"), m->num_heads);
+	else
+		m->num_kv_heads = multi_query ? 1 : m->num_heads;
+	m->intermediate_size = get_u64(c, KEYS("ffn_hidden_size"), 4 * m->hidden_size);
+	ln_parallel = get_u64(c, KEYS("num_ln_in_parallel_attn"), 2);
+	m->norms_per_layer = new_arch ? ln_parallel : (parallel ? 1 : 2);
+	m->parallel_block = new_arch || parallel;
+	m->attn_kind = MP_ATTN_GQA;
+	m->ffn_kind = MP_FFN_PLAIN;
+	m->norm_kind = MP_NORM_LAYER;
+	m->final_norm = true;
+	if (get_bool(c, KEYS("alibi"), false))
+		snprintf(m->rope_type, sizeof(m->rope_type), "none");
+	else
+		decode_rope(c, m, 1.0);
+}
+
+/*
+ * DeepseekV3Config: vocab 129280, hidden 7168, FFN 18432 (dense layers), 61 layers, 128 heads, MLA with
+ * q_lora_rank 1536, kv_lora_rank 512, qk_nope_head_dim 128, qk_rope_head_dim 64, v_head_dim 128; 256 routed
+ * experts of 2048, top-8, n_shared_experts 1 (one MLP of n_shared x 2048), first_k_dense_replace 3, 4096
+ * positions, untied, attention_bias False. e_score_correction_bias is a registered buffer of the router
+ * (DeepseekV3TopkRouter), not a parameter: it takes memory but is not counted (modeling_deepseek_v3.py).
+ * The multi-token-prediction layer 61 of the checkpoint is not built by transformers and not counted.
+ */
+static void decode_deepseek_v3(hf_ctx *c, mp_model *m)
+{
+	uint64_t shared;
+
+	m->vocab_size = get_u64(c, KEYS("vocab_size"), 129280);
+	m->hidden_size = get_u64(c, KEYS("hidden_size"), 7168);
+	m->intermediate_size = get_u64(c, KEYS("intermediate_size"), 18432);
+	m->num_layers = get_u64(c, KEYS("num_hidden_layers"), 61);
+	m->num_heads = get_u64(c, KEYS("num_attention_heads"), 128);
+	m->num_kv_heads = get_u64(c, KEYS("num_key_value_heads"), 128);
+	m->max_position_embeddings = get_u64(c, KEYS("max_position_embeddings"), 4096);
+	m->tie_word_embeddings = get_bool(c, KEYS("tie_word_embeddings"), false);
+	m->qkv_bias = m->o_bias = get_bool(c, KEYS("attention_bias"), false);
+	m->attn_kind = MP_ATTN_MLA;
+	/* q_lora_rank null means q is projected directly: get_u64 treats null as absent, so look first */
+	{
+		const cJSON *q = cJSON_GetObjectItemCaseSensitive(c->cfg, "q_lora_rank");
+
+		m->q_lora_rank = (q && cJSON_IsNull(q)) ? 0 : get_u64(c, KEYS("q_lora_rank"), 1536);
+	}
+	m->kv_lora_rank = get_u64(c, KEYS("kv_lora_rank"), 512);
+	m->qk_nope_head_dim = get_u64(c, KEYS("qk_nope_head_dim"), 128);
+	m->qk_rope_head_dim = get_u64(c, KEYS("qk_rope_head_dim"), 64);
+	m->v_head_dim = get_u64(c, KEYS("v_head_dim"), 128);
+	m->head_dim = m->qk_nope_head_dim + m->qk_rope_head_dim;
+	m->num_experts = get_u64(c, KEYS("n_routed_experts"), 256);
+	m->num_experts_per_tok = get_u64(c, KEYS("num_experts_per_tok"), 8);
+	m->moe_intermediate_size = get_u64(c, KEYS("moe_intermediate_size"), 2048);
+	shared = get_u64(c, KEYS("n_shared_experts"), 1);
+	m->num_shared_experts = shared;
+	m->shared_expert_intermediate_size = shared * m->moe_intermediate_size;
+	m->first_dense_layers = get_u64(c, KEYS("first_k_dense_replace"), 3);
+	if (m->first_dense_layers > m->num_layers)
+		m->first_dense_layers = m->num_layers;
+	m->router_correction_buffer = true;
+	m->ffn_kind = MP_FFN_GATED;
+	m->norm_kind = MP_NORM_RMS;
+	m->norms_per_layer = 2;
+	m->final_norm = true;
+	{
+		uint64_t hd = m->head_dim;
+
+		m->head_dim = m->qk_rope_head_dim; /* RoPE rotates only the rope part */
+		decode_rope(c, m, 1.0);
+		m->head_dim = hd;
+	}
+}
+
+typedef struct hf_type {
+	const char *name;
+	void (*decode)(hf_ctx *c, mp_model *m);
+} hf_type;
+
+static void dec_gpt2(hf_ctx *c, mp_model *m)
+{
+	decode_gpt2(c, m);
+}
+static void dec_falcon(hf_ctx *c, mp_model *m)
+{
+	decode_falcon(c, m);
+}
+static void dec_neox(hf_ctx *c, mp_model *m)
+{
+	decode_gpt_neox(c, m);
+}
+static void dec_q2moe(hf_ctx *c, mp_model *m)
+{
+	decode_qwen_moe(c, m, false);
+}
+static void dec_q3moe(hf_ctx *c, mp_model *m)
+{
+	decode_qwen_moe(c, m, true);
+}
+static void dec_dsv3(hf_ctx *c, mp_model *m)
+{
+	decode_deepseek_v3(c, m);
+}
+
+static const hf_type other_types[] = {
+    {"gpt2", dec_gpt2},       {"falcon", dec_falcon},   {"gpt_neox", dec_neox},
+    {"qwen2_moe", dec_q2moe}, {"qwen3_moe", dec_q3moe}, {"deepseek_v3", dec_dsv3},
+};
+
+const char *mpm_supported_types(void)
+{
+	return "llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, phi3, "
+	       "gpt2, gpt_neox, falcon, deepseek_v3";
+}
+
+mp_status mpm_from_hf(const cJSON *cfg, const char *pointer, mp_model *m, mp_error *err)
+{
+	hf_ctx c = {cfg, pointer, err, MP_OK};
+	const cJSON *type = cJSON_GetObjectItemCaseSensitive(cfg, "model_type");
+	char field[96];
+
+	memset(m, 0, sizeof(*m));
+	snprintf(m->json_pointer, sizeof(m->json_pointer), "%s", pointer);
+	snprintf(field, sizeof(field), "%s/model_type", pointer);
+	if (!cJSON_IsObject(cfg))
+		return mp_fail(err, MP_EINVAL, pointer, "hf_config must be a JSON object (a config.json)");
+	if (!cJSON_IsString(type))
+		return mp_fail(err, MP_EINVAL, field, "model_type is required; supported: %s",
+		               mpm_supported_types());
+	for (size_t i = 0; i < sizeof(llama_family) / sizeof(llama_family[0]); i++) {
+		if (strcmp(type->valuestring, llama_family[i].model_type) != 0)
+			continue;
+		snprintf(m->model_type, sizeof(m->model_type), "%s", type->valuestring);
+		decode_llama_family(&c, &llama_family[i], m);
+		if (c.st == MP_OK)
+			mpm_training_extras(cfg, m);
+		return c.st;
+	}
+	for (size_t i = 0; i < sizeof(other_types) / sizeof(other_types[0]); i++) {
+		if (strcmp(type->valuestring, other_types[i].name) != 0)
+			continue;
+		snprintf(m->model_type, sizeof(m->model_type), "%s", type->valuestring);
+		other_types[i].decode(&c, m);
+		if (c.st == MP_OK)
+			mpm_training_extras(cfg, m);
+		return c.st;
+	}
+	return mp_fail(err, MP_EUNSUPPORTED, field,
+	               "model_type '%.40s' is not supported; supported: %s; or describe the model with "
+	               "model.architecture",
+	               type->valuestring, mpm_supported_types());
+}
+
+/* ----- the generic architecture object ------------------------------------------------------------------ */
+
+typedef struct arch_body {
+	mp_model m;
+	int ffn, norm, attn;
+	bool rope;
+	bool learned_positions;
+} arch_body;
+
+static const char *const ffn_names[] = {"gated", "plain", NULL};
+static const char *const norm_names[] = {"rms", "layer", NULL};
+static const char *const attn_names[] = {"gqa", "mla", NULL};
+
+#define AU64(n, f, lo, hi)                                                                                             \
+	{                                                                                                              \
+		.name = n, .type = MPM_F_U64, .offset = offsetof(arch_body, m.f), .min = lo, .max = hi                 \
+	}
+#define ABOOL(n, f)                                                                                                    \
+	{                                                                                                              \
+		.name = n, .type = MPM_F_BOOL, .offset = offsetof(arch_body, m.f)                                      \
+	}
+#define BIG (UINT64_C(1) << 40)
+
+static const mpm_field arch_fields[] = {
+    {.name = "hidden_size",
+     .type = MPM_F_U64,
+     .required = true,
+     .offset = offsetof(arch_body, m.hidden_size),
+     .min = 1,
+     .max = BIG},
+    {.name = "num_hidden_layers",
+     .type = MPM_F_U64,
+     .required = true,
+     .offset = offsetof(arch_body, m.num_layers),
+     .min = 1,
+     .max = MP_MAX_LAYERS},
+    {.name = "num_attention_heads",
+     .type = MPM_F_U64,
+     .required = true,
+     .offset = offsetof(arch_body, m.num_heads),
+     .min = 1,
+     .max = BIG},
+    {.name = "vocab_size",
+     .type = MPM_F_U64,
+     .required = true,
+     .offset = offsetof(arch_body, m.vocab_size),
+     .min = 1,
+     .max = BIG},
+    AU64("num_key_value_heads", num_kv_heads, 1, BIG), /* absent = MHA; 0 is refused (case BI-03) */
+    AU64("head_dim", head_dim, 0, BIG),
+    AU64("intermediate_size", intermediate_size, 1, BIG),
+    {.name = "ffn_kind", .type = MPM_F_ENUM, .offset = offsetof(arch_body, ffn), .names = ffn_names},
+    {.name = "norm_kind", .type = MPM_F_ENUM, .offset = offsetof(arch_body, norm), .names = norm_names},
+    {.name = "attention_kind", .type = MPM_F_ENUM, .offset = offsetof(arch_body, attn), .names = attn_names},
+    AU64("norms_per_layer", norms_per_layer, 0, 8),
+    ABOOL("final_norm", final_norm),
+    ABOOL("tie_word_embeddings", tie_word_embeddings),
+    ABOOL("qkv_bias", qkv_bias),
+    ABOOL("o_bias", o_bias),
+    ABOOL("mlp_bias", mlp_bias),
+    ABOOL("lm_head_bias", lm_head_bias),
+    ABOOL("qk_norm", qk_norm),
+    ABOOL("parallel_block", parallel_block),
+    AU64("max_position_embeddings", max_position_embeddings, 1, BIG),
+    {.name = "learned_position_embeddings", .type = MPM_F_BOOL, .offset = offsetof(arch_body, learned_positions)},
+    {.name = "rope", .type = MPM_F_BOOL, .offset = offsetof(arch_body, rope)},
+    AU64("sliding_window", sliding_window, 0, BIG),
+    AU64("sliding_window_layers", sliding_window_layers, 0, MP_MAX_LAYERS),
+    AU64("num_experts", num_experts, 0, BIG),
+    AU64("num_experts_per_tok", num_experts_per_tok, 0, BIG),
+    AU64("moe_intermediate_size", moe_intermediate_size, 0, BIG),
+    AU64("shared_expert_intermediate_size", shared_expert_intermediate_size, 0, BIG),
+    AU64("first_dense_layers", first_dense_layers, 0, MP_MAX_LAYERS),
+    AU64("q_lora_rank", q_lora_rank, 0, BIG),
+    AU64("kv_lora_rank", kv_lora_rank, 0, BIG),
+    AU64("qk_nope_head_dim", qk_nope_head_dim, 0, BIG),
+    AU64("qk_rope_head_dim", qk_rope_head_dim, 0, BIG),
+    AU64("v_head_dim", v_head_dim, 0, BIG),
+};
+
+mp_status mpm_from_architecture(const cJSON *arch, const char *pointer, mp_model *out, mp_error *err)
+{
+	arch_body b;
+	mp_status st;
+	char field[96];
+
+	memset(&b, 0, sizeof(b));
+	b.m.norms_per_layer = 2;
+	b.m.final_norm = true;
+	b.rope = true;
+	b.m.max_position_embeddings = UINT64_C(1) << 24;
+	st = mpm_decode_fields(arch, pointer, arch_fields, sizeof(arch_fields) / sizeof(arch_fields[0]), &b, err);
+	if (st != MP_OK)
+		return st;
+	*out = b.m;
+	snprintf(out->model_type, sizeof(out->model_type), "custom");
+	snprintf(out->json_pointer, sizeof(out->json_pointer), "%s", pointer);
+	out->ffn_kind = (mp_ffn_kind)b.ffn;
+	out->norm_kind = (mp_norm_kind)b.norm;
+	out->attn_kind = (mp_attn_kind)b.attn;
+	if (cJSON_GetObjectItemCaseSensitive(arch, "num_key_value_heads") == NULL)
+		out->num_kv_heads = out->num_heads;	/* absent: multi-head attention */
+	if (out->head_dim == 0) {
+		if (out->attn_kind == MP_ATTN_MLA) {
+			out->head_dim = out->qk_nope_head_dim + out->qk_rope_head_dim;
+		} else if (out->hidden_size % out->num_heads != 0) {
+			snprintf(field, sizeof(field), "%s/num_attention_heads", pointer);
+			return mp_fail(err, MP_EINVAL, field,
+			               "hidden_size (%llu) is not divisible by num_attention_heads (%llu); give "
+			               "head_dim explicitly",
+			               (unsigned long long)out->hidden_size, (unsigned long long)out->num_heads);
+		} else {
+			out->head_dim = out->hidden_size / out->num_heads;
+		}
+	}
+	if (out->sliding_window_layers > out->num_layers) {
+		/* the planner's check names layer_types (the hf_config key); here the key is sliding_window_layers */
+		snprintf(field, sizeof(field), "%s/sliding_window_layers", pointer);
+		return mp_fail(err, MP_EINVAL, field,
+		               "sliding_window_layers (%llu) must not exceed num_hidden_layers (%llu)",
+		               (unsigned long long)out->sliding_window_layers, (unsigned long long)out->num_layers);
+	}
+	if (out->num_experts > 0 && out->moe_intermediate_size == 0)
+		out->moe_intermediate_size = out->intermediate_size;
+	out->num_shared_experts = out->shared_expert_intermediate_size > 0;
+	if (b.learned_positions) {
+		out->learned_position_embeddings = out->max_position_embeddings;
+		b.rope = false;
+	}
+	if (b.rope) {
+		out->rotary_dim = out->attn_kind == MP_ATTN_MLA ? out->qk_rope_head_dim : out->head_dim;
+		out->rotary_buffer_sets = 1;
+		snprintf(out->rope_type, sizeof(out->rope_type), "default");
+	} else {
+		snprintf(out->rope_type, sizeof(out->rope_type), "none");
+	}
+	return MP_OK;
+}
+
+mp_status mpm_from_hf_text(const char *json, const char *pointer, mp_model *m, mp_error *err)
+{
+	cJSON *cfg = cJSON_Parse(json);
+	mp_status st;
+
+	if (cfg == NULL)
+		return mp_fail(err, MP_EPARSE, pointer, "config is not valid JSON");
+	st = mpm_from_hf(cfg, pointer, m, err);
+	cJSON_Delete(cfg);
+	return st;
+}

@@ -1,0 +1,54 @@
+/*
+ * model.h: the readers of model descriptions. A Hugging Face config.json (as a cJSON tree or as text) or the API's
+ * generic architecture object becomes the planner's mp_model. Owns the per-model_type knowledge of transformers'
+ * configuration defaults and key aliases, so the planner never sees JSON. JSON in, planner structs out: no store,
+ * no HTTP, no files. Used by codec/ (inline models in requests) and service/ (stored models, presets).
+ */
+#ifndef MPM_MODEL_H
+#define MPM_MODEL_H
+
+#include <cjson/cJSON.h>
+
+#include "../planner/memplan.h"
+
+/* The largest context a RoPE scaling may declare (factor x original_max_position_embeddings): 2^40 positions,
+ * far above any plan's sequence_length (at most 2^24) and exact in a double; beyond it the config is refused
+ * (422 naming .../rope_scaling/factor or .../rope_parameters/factor). */
+#define MPM_MAX_ROPE_SCALED_POSITIONS (UINT64_C(1) << 40)
+
+/*
+ * Fills *m from cfg. Keys the config leaves out (or sets to null) take the model type's defaults as
+ * transformers' <Type>Config.__init__ would. `pointer` is the JSON pointer of cfg in the request (for
+ * example "/model/hf_config"); error fields are built under it. Also sets the training-time details
+ * (mpm_training_extras). Errors: MP_EINVAL (a key has the wrong type or an impossible value), MP_EUNSUPPORTED
+ * (model_type is not one memplan knows). Borrowed: cfg. Owned by the caller: *m.
+ * Worked example (tests/test_models.c): ../ref/models/llama-3-8b.json -> 32 layers, 8 KV heads, 8,030,261,248
+ * parameters once counted.
+ */
+mp_status mpm_from_hf(const cJSON *cfg, const char *pointer, mp_model *m, mp_error *err);
+
+/* mpm_from_hf over config text (a stored model's config_json). Errors: MP_EPARSE (not JSON), those of
+ * mpm_from_hf. Borrowed: json. */
+mp_status mpm_from_hf_text(const char *json, const char *pointer, mp_model *m, mp_error *err);
+
+/*
+ * Fills *m from a generic architecture object (hidden_size, num_hidden_layers, num_attention_heads,
+ * num_key_value_heads, head_dim, intermediate_size, ffn_kind, vocab_size, norms, biases, experts, MLA ranks;
+ * see openapi.yaml ModelArchitecture) for models whose model_type memplan does not know. Errors: MP_EINVAL
+ * naming "<pointer>/<key>". Borrowed: arch. Owned by the caller: *m.
+ */
+mp_status mpm_from_architecture(const cJSON *arch, const char *pointer, mp_model *m, mp_error *err);
+
+/* A comma-separated list of the supported model_type values, for error messages. Static storage. */
+const char *mpm_supported_types(void);
+
+/*
+ * Sets m->attention_dropout, hidden_dropout, embedding_dropout (probability > 0) and composite_activation
+ * (gelu_new) from cfg (NULL: none given), with the model type's transformers defaults for absent keys
+ * (GPT2Config: 0.1 for attn_pdrop, resid_pdrop and embd_pdrop, activation_function "gelu_new"; Llama-family
+ * configs: no dropout). Only the training planner reads them. Never fails: values of the wrong type count as
+ * absent. Borrowed: cfg.
+ */
+void mpm_training_extras(const cJSON *cfg, mp_model *m);
+
+#endif /* MPM_MODEL_H */

@@ -1,0 +1,95 @@
+/*
+ * roofline.c: POST /v1/roofline and the roofline chart: the device (stored or inline), each operation on its
+ * roofline, a measured time against its floor, Little's law when the profile has a latency, and the transformer
+ * step analysis (decode, prefill, the batch where decode turns compute-bound).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "service.h"
+
+static mp_status transformer(mps_service *s, const mps_roofline_transformer *t, const mp_device *dev,
+			     mps_roofline_result *out, mp_error *err)
+{
+	mp_step_req req = t->req;
+	mp_status st = mps_model_resolve(s, &t->model, &out->model, err);
+	uint64_t limit;
+
+	if (st == MP_OK && !out->model.architecture_known)
+		st = mp_fail(err, MP_EINVAL, t->model.pointer,
+			     "the step analysis needs the architecture: a stored id, {\"hf_config\": {...}} or "
+			     "{\"architecture\": {...}}");
+	if (st != MP_OK)
+		return st;
+	/* the 4096-token defaults stop at the model's context (gpt2 has 1024 positions) */
+	limit = mp_model_context_limit(&out->model.arch);
+	if (limit > 0 && !t->context_given && req.context_tokens >= limit)
+		req.context_tokens = limit - 1;
+	if (limit > 0 && !t->prompt_given && req.prompt_tokens > limit)
+		req.prompt_tokens = limit;
+	req.json_pointer = t->pointer;
+	st = mp_step_analyze(&out->model.arch, dev, MP_PHASE_DECODE, &req, &out->decode, err);
+	if (st == MP_OK)
+		st = mp_step_analyze(&out->model.arch, dev, MP_PHASE_PREFILL, &req, &out->prefill, err);
+	if (st == MP_OK)
+		st = mp_step_compute_bound_batch(&out->model.arch, dev, &req, &out->decode_compute_bound_batch, err);
+	out->have_transformer = st == MP_OK;
+	return st;
+}
+
+mp_status mps_roofline(mps_service *s, const mps_roofline_request *rq, mps_roofline_result *out, mp_error *err)
+{
+	const mp_device *hw;
+	mp_dtype used, vused;
+	mp_status st;
+
+	memset(out, 0, sizeof(*out));
+	st = mps_device_resolve(s, &rq->device, &out->device, err);
+	if (st != MP_OK)
+		return st;
+	hw = &out->device.hw;
+	if (!(hw->memory_bandwidth_bytes_per_second > 0))
+		return mp_fail(err, MP_EINVAL, rq->device.pointer, "the device has no memory bandwidth");
+	out->ridge_dtype = rq->ridge_dtype;
+	if (rq->ridge_dtype_given && !(hw->peak_flops_per_second[rq->ridge_dtype] > 0)) {
+		/* an explicit ridge dtype the device has no dense peak for: no silent fallback to another roof */
+		uint32_t have = 0;
+		char list[256];
+
+		for (int t = 0; t < MP_DTYPE_COUNT; t++)
+			if (hw->peak_flops_per_second[t] > 0)
+				have |= 1u << t;
+		mp_dtype_list(have, list, sizeof(list));
+		return mp_fail(err, MP_EINVAL, rq->ridge_pointer,
+			       "the device has no dense %s peak; ridge_dtype must be one it has: %s",
+			       mp_dtype_name(rq->ridge_dtype), have ? list : "(none)");
+	}
+	out->peak_flops_per_second = mp_device_peak(hw, rq->ridge_dtype, MP_UNIT_MATRIX, &used, NULL);
+	out->peak_dtype = used;
+	/* no ridge_dtype given and the device has no bf16 peak (a V100: fp16 only): the ridge is the roof it has,
+	 * and is labelled with it */
+	if (!rq->ridge_dtype_given && used != MP_DTYPE_INVALID && hw->peak_flops_per_second[used] > 0)
+		out->ridge_dtype = used;
+	out->vector_flops_per_second = mp_device_peak(hw, MP_DTYPE_FP32, MP_UNIT_VECTOR, &vused, NULL);
+	out->ridge_flops_per_byte = mp_device_ridge(hw, out->ridge_dtype);
+	if (hw->memory_latency_seconds > 0)
+		out->have_littles_law = mp_little(hw->memory_bandwidth_bytes_per_second, hw->memory_latency_seconds,
+						  hw->sm_count, &out->littles_law, NULL) == MP_OK;
+	for (size_t i = 0; i < rq->nops; i++) {
+		mp_op op = rq->ops[i].op;
+		mps_roofline_op_result *r = &out->ops[i];
+
+		op.json_pointer = rq->ops[i].pointer; /* the planner names the op's fields under it */
+		st = mp_roofline(hw, &op, &r->roof, err);
+		if (st != MP_OK)
+			return st;
+		if (rq->ops[i].measured_seconds > 0) {
+			r->measured = true;
+			mp_check_measurement(&r->roof, rq->ops[i].measured_seconds, &r->check);
+		}
+		out->nops++;
+	}
+	if (rq->transformer.given)
+		return transformer(s, &rq->transformer, hw, out, err);
+	return MP_OK;
+}

@@ -1,0 +1,72 @@
+/*
+ * lib_util.c: the plan endpoints as library calls (see lib_util.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../codec/codec.h"
+#include "lib_util.h"
+
+mp_status lib_answer(mps_service *svc, const char *kind, const cJSON *body, cJSON **out, mp_error *err)
+{
+	mp_status st = MP_OK;
+
+	*out = NULL;
+	if (strcmp(kind, "inference") == 0) {
+		mps_inference_request *rq = malloc(sizeof(*rq));
+		mps_inference_plan *p = malloc(sizeof(*p));
+
+		st = rq && p ? mpc_inference_decode(body, "", true, rq, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
+		if (st == MP_OK)
+			st = mps_plan_inference(svc, rq, p, err);
+		if (st == MP_OK)
+			*out = mpc_inference_plan_json(rq, p);
+		free(p);
+		free(rq);
+	} else if (strcmp(kind, "training") == 0) {
+		mps_training_request *rq = malloc(sizeof(*rq));
+		mps_training_plan *p = malloc(sizeof(*p));
+
+		st = rq && p ? mpc_training_decode(body, "", true, rq, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
+		if (st == MP_OK)
+			st = mps_plan_training(svc, rq, p, err);
+		if (st == MP_OK)
+			*out = mpc_training_plan_json(rq, p);
+		free(p);
+		free(rq);
+	} else if (strcmp(kind, "roofline") == 0) {
+		mps_roofline_request *rq = malloc(sizeof(*rq));
+		mps_roofline_result *r = malloc(sizeof(*r));
+
+		st = rq && r ? mpc_roofline_decode(body, rq, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
+		if (st == MP_OK)
+			st = mps_roofline(svc, rq, r, err);
+		if (st == MP_OK)
+			*out = mpc_roofline_json(rq, r);
+		free(r);
+		free(rq);
+	} else if (strcmp(kind, "fit") == 0) {
+		mps_fit_request rq;
+		mpc_fit_writer *w = NULL;
+
+		st = mpc_fit_decode(body, &rq, err);
+		if (st == MP_OK && (w = mpc_fit_writer_new(&rq)) == NULL)
+			st = mp_fail(err, MP_ENOMEM, "", "out of memory");
+		if (st == MP_OK)
+			st = mps_fit(svc, &rq, mpc_fit_sink(), w, err);
+		if (st == MP_OK) {
+			char *text = mpc_fit_writer_finish(w);
+
+			w = NULL;
+			*out = text ? cJSON_Parse(text) : NULL;
+			free(text);
+		}
+		mpc_fit_writer_free(w);
+		mpc_fit_request_free(&rq);
+	} else {
+		st = mp_fail(err, MP_EINVAL, "", "unknown kind %s", kind);
+	}
+	if (st == MP_OK && *out == NULL)
+		st = mp_fail(err, MP_ENOMEM, "", "out of memory");
+	return st;
+}
