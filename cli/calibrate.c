@@ -55,178 +55,209 @@ static bool parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out
 	return true;
 }
 
-int cli_calibrate(int argc, char **argv)
-{
-	const char *db = CLI_DEFAULT_DB;
-	mps_service *svc = NULL;
-	mps_calib_jobs *jobs = NULL;
-	mps_calib_request rq;
-	mps_calib_job *job = NULL;
-	mps_inference_request *fit = malloc(sizeof(*fit));
-	mps_inference_plan *plan = NULL;
-	bool has_fit = false;
-	mp_error err = { { 0 }, { 0 } };
-	mp_calib_gpu_info gi;
-	cJSON *doc = NULL, *body = NULL;
-	char id[MPS_CALIB_ID_MAX], *text = NULL;
-	const char *suites = NULL, *fit_file = NULL, *save = NULL;
-	bool json = false, force_cpu = false, force_gpu = false;
-	uint64_t runs = 0, array_bytes = 0, matrix = 0, threads = 0;
-	bar b = { isatty(2) != 0, -1 };
-	struct sigaction sa;
-	size_t len = 0;
-	mp_status st;
-	int rc = 1;
+/* What the command line asked for. */
+typedef struct calib_args {
+	const char *db, *suites, *fit_file, *save;
+	bool json, force_cpu, force_gpu;
+	uint64_t runs, array_bytes, matrix, threads;
+} calib_args;
 
-	if (fit == NULL)
-		return 1;
+/* Reads the options into *a. Returns -1 to go on, else the exit status (0 for --help, 2 for a usage error). */
+static int parse_args(int argc, char **argv, calib_args *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->db = CLI_DEFAULT_DB;
 	for (int i = 0; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		bool ok = true;
 
-		if (strcmp(a, "--cpu") == 0)
-			force_cpu = true;
-		else if (strcmp(a, "--gpu") == 0)
-			force_gpu = true;
-		else if (strcmp(a, "--json") == 0)
-			json = true;
-		else if (strcmp(a, "--db") == 0 && v)
-			db = argv[++i];
-		else if (strcmp(a, "--suites") == 0 && v)
-			suites = argv[++i];
-		else if (strcmp(a, "--fit-plan") == 0 && v)
-			fit_file = argv[++i];
-		else if (strcmp(a, "--save") == 0 && v)
-			save = argv[++i];
-		else if (strcmp(a, "--runs") == 0 && v)
-			ok = parse_count(argv[++i], MP_CALIB_MIN_RUNS, 1000, &runs);
-		else if (strcmp(a, "--array-bytes") == 0 && v)
-			ok = parse_count(argv[++i], 1u << 20, UINT64_C(1) << 40, &array_bytes);
-		else if (strcmp(a, "--matrix-size") == 0 && v)
-			ok = parse_count(argv[++i], 64, 16384, &matrix);
-		else if (strcmp(a, "--threads") == 0 && v)
-			ok = parse_count(argv[++i], 1, 256, &threads);
-		else
-			ok = false;
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+		if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
 			fputs(cli_usage, stdout);
-			free(fit);
 			return 0;
 		}
-		if (!ok || (force_cpu && force_gpu)) {
+		if (strcmp(o, "--cpu") == 0)
+			a->force_cpu = true;
+		else if (strcmp(o, "--gpu") == 0)
+			a->force_gpu = true;
+		else if (strcmp(o, "--json") == 0)
+			a->json = true;
+		else if (strcmp(o, "--db") == 0 && v)
+			a->db = argv[++i];
+		else if (strcmp(o, "--suites") == 0 && v)
+			a->suites = argv[++i];
+		else if (strcmp(o, "--fit-plan") == 0 && v)
+			a->fit_file = argv[++i];
+		else if (strcmp(o, "--save") == 0 && v)
+			a->save = argv[++i];
+		else if (strcmp(o, "--runs") == 0 && v)
+			ok = parse_count(argv[++i], MP_CALIB_MIN_RUNS, 1000, &a->runs);
+		else if (strcmp(o, "--array-bytes") == 0 && v)
+			ok = parse_count(argv[++i], 1u << 20, UINT64_C(1) << 40, &a->array_bytes);
+		else if (strcmp(o, "--matrix-size") == 0 && v)
+			ok = parse_count(argv[++i], 64, 16384, &a->matrix);
+		else if (strcmp(o, "--threads") == 0 && v)
+			ok = parse_count(argv[++i], 1, 256, &a->threads);
+		else
+			ok = false;
+		if (!ok || (a->force_cpu && a->force_gpu)) {
 			fprintf(stderr,
 				"memplan calibrate: bad or incomplete option '%s' (--runs takes %u to 1000, --array-bytes "
 				"1 MiB to 1 TiB, --matrix-size 64 to 16384, --threads 1 to 256; --cpu and --gpu exclude "
 				"each other)\n\n%s",
-				a, MP_CALIB_MIN_RUNS, cli_usage);
-			free(fit);
+				o, MP_CALIB_MIN_RUNS, cli_usage);
 			return 2;
 		}
 	}
-	/* The request as the API would get it, so the CLI validates exactly like POST /v1/calibrations. */
-	body = cJSON_CreateObject();
-	if (!force_cpu && !force_gpu && mp_calib_gpu_probe(&gi, &err) != MP_OK) {
-		fprintf(stderr, "memplan calibrate: no GPU to measure (%s); measuring the CPU\n", err.message);
-		force_cpu = true;
-	}
-	cJSON_AddStringToObject(body, "target", force_cpu ? "cpu" : "gpu:0");
-	if (suites) {
-		cJSON *a = cJSON_AddArrayToObject(body, "suites");
+	return -1;
+}
 
-		for (const char *p = suites; *p;) {
+/* The request as the API would get it, so the CLI validates exactly like POST /v1/calibrations. NULL (after a
+ * message) when the fit plan cannot be read. */
+static cJSON *request_body(calib_args *a)
+{
+	cJSON *body = cJSON_CreateObject();
+	mp_calib_gpu_info gi;
+	mp_error err = { { 0 }, { 0 } };
+
+	if (body == NULL)
+		return NULL;
+	if (!a->force_cpu && !a->force_gpu && mp_calib_gpu_probe(&gi, &err) != MP_OK) {
+		fprintf(stderr, "memplan calibrate: no GPU to measure (%s); measuring the CPU\n", err.message);
+		a->force_cpu = true;
+	}
+	cJSON_AddStringToObject(body, "target", a->force_cpu ? "cpu" : "gpu:0");
+	if (a->suites) {
+		cJSON *arr = cJSON_AddArrayToObject(body, "suites");
+
+		for (const char *p = a->suites; *p;) {
 			size_t n = strcspn(p, ",");
 			char name[32];
 
 			snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1), p);
-			cJSON_AddItemToArray(a, cJSON_CreateString(name));
+			cJSON_AddItemToArray(arr, cJSON_CreateString(name));
 			p += n + (p[n] == ',');
 		}
 	}
-	if (runs || array_bytes || matrix || threads) {
+	if (a->runs || a->array_bytes || a->matrix || a->threads) {
 		cJSON *o = cJSON_AddObjectToObject(body, "options");
 
-		if (runs)
-			cJSON_AddNumberToObject(o, "runs", (double)runs);
-		if (array_bytes)
-			cJSON_AddNumberToObject(o, "array_bytes", (double)array_bytes);
-		if (matrix)
-			cJSON_AddNumberToObject(o, "matrix_size", (double)matrix);
-		if (threads)
-			cJSON_AddNumberToObject(o, "threads", (double)threads);
+		if (a->runs)
+			cJSON_AddNumberToObject(o, "runs", (double)a->runs);
+		if (a->array_bytes)
+			cJSON_AddNumberToObject(o, "array_bytes", (double)a->array_bytes);
+		if (a->matrix)
+			cJSON_AddNumberToObject(o, "matrix_size", (double)a->matrix);
+		if (a->threads)
+			cJSON_AddNumberToObject(o, "threads", (double)a->threads);
 	}
-	if (fit_file) {
-		cJSON *plan;
+	if (a->fit_file) {
+		cJSON *plan = cli_parse_file("calibrate", a->fit_file, "fit plan");
 
-		text = cli_read_file(fit_file, &len);
-		plan = text ? cJSON_ParseWithLength(text, len) : NULL;
 		if (plan == NULL) {
-			fprintf(stderr, "memplan calibrate: cannot read %s as JSON\n", fit_file);
 			cJSON_Delete(body);
-			free(text);
-			free(fit);
-			return 2;
+			return NULL;
 		}
 		cJSON_AddItemToObject(body, "fit_plan", plan);
 	}
+	return body;
+}
+
+/* Decodes the body, plans the fit check's bytes, starts the job and waits for it (progress bar on a terminal).
+ * *job gets the finished job. */
+static mp_status run_job(mps_service *svc, mps_calib_jobs *jobs, const cJSON *body, const char *db, mps_calib_job **job,
+			 mp_error *err)
+{
+	mps_calib_request rq;
+	mps_inference_request *fit = malloc(sizeof(*fit));
+	mps_inference_plan *plan = NULL;
+	bool has_fit = false;
+	bar b = { isatty(2) != 0, -1 };
+	char id[MPS_CALIB_ID_MAX];
+	mp_status st = fit ? mpc_calib_decode(body, &rq, fit, &has_fit, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
+
+	if (st == MP_OK && has_fit) {
+		plan = malloc(sizeof(*plan));
+		st = plan ? mps_plan_inference(svc, fit, plan, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
+		if (st == MP_OK)
+			mps_calib_fit_from_plan(plan, &rq);
+	}
+	free(plan);
+	free(fit);
+	if (st == MP_OK)
+		st = mps_calib_start(jobs, &rq, id, err);
+	if (st == MP_OK) {
+		if (b.tty)
+			fprintf(stderr, "memplan calibrate: job %s on %s, database %s\n", id, rq.gpu ? "gpu:0" : "cpu", db);
+		st = mps_calib_wait(jobs, id, calib_tick, &b, err);
+		if (b.tty)
+			fprintf(stderr, "\r%-70s\r", "");
+	}
+	return st == MP_OK ? mps_calib_get(jobs, id, job, err) : st;
+}
+
+/* The job's document to --save FILE, then the document (--json) or the table. Returns the exit status. */
+static int report(const calib_args *a, const mps_calib_job *job)
+{
+	cJSON *doc = mpc_calib_job_json(job);
+	int rc = strcmp(job->state, "succeeded") == 0 ? 0 : 1;
+
+	if (doc == NULL)
+		return 1;
+	if (a->save) {
+		FILE *sf = fopen(a->save, "w");
+		char *printed = mpc_print(doc, true);
+
+		if (sf == NULL || printed == NULL || fprintf(sf, "%s\n", printed) < 0) {
+			fprintf(stderr, "memplan calibrate: cannot write %s\n", a->save);
+			rc = 1;
+		}
+		if (sf)
+			fclose(sf);
+		cJSON_free(printed);
+	}
+	if (a->json)
+		cli_print_json(doc);
+	else
+		mpc_calib_print_table(stdout, job); /* from the job itself, never from a printed document */
+	cJSON_Delete(doc);
+	return rc;
+}
+
+int cli_calibrate(int argc, char **argv)
+{
+	calib_args a;
+	mps_service *svc = NULL;
+	mps_calib_jobs *jobs = NULL;
+	mps_calib_job *job = NULL;
+	mp_error err = { { 0 }, { 0 } };
+	cJSON *body;
+	struct sigaction sa;
+	mp_status st;
+	int rc = parse_args(argc, argv, &a);
+
+	if (rc >= 0)
+		return rc;
+	body = request_body(&a);
+	if (body == NULL)
+		return 2;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-
-	st = mps_open(db, &svc, &err);
+	st = mps_open(a.db, &svc, &err);
 	if (st == MP_OK)
 		st = mps_calib_jobs_create(svc, mpc_calib_job_text, &jobs, &err);
 	if (st == MP_OK)
-		st = mpc_calib_decode(body, &rq, fit, &has_fit, &err);
-	if (st == MP_OK && has_fit) {
-		plan = malloc(sizeof(*plan));
-		st = plan ? mps_plan_inference(svc, fit, plan, &err) : mp_fail(&err, MP_ENOMEM, "", "out of memory");
-		if (st == MP_OK)
-			mps_calib_fit_from_plan(plan, &rq);
-	}
-	if (st == MP_OK)
-		st = mps_calib_start(jobs, &rq, id, &err);
+		st = run_job(svc, jobs, body, a.db, &job, &err);
 	if (st == MP_OK) {
-		if (b.tty)
-			fprintf(stderr, "memplan calibrate: job %s on %s, database %s\n", id, rq.gpu ? "gpu:0" : "cpu", db);
-		st = mps_calib_wait(jobs, id, calib_tick, &b, &err);
-		if (b.tty)
-			fprintf(stderr, "\r%-70s\r", "");
-	}
-	if (st == MP_OK)
-		st = mps_calib_get(jobs, id, &job, &err);
-	if (st == MP_OK && (doc = mpc_calib_job_json(job)) == NULL)
-		st = mp_fail(&err, MP_ENOMEM, "", "out of memory");
-	if (st == MP_OK) {
-		rc = strcmp(job->state, "succeeded") == 0 ? 0 : 1;
-		if (save) {
-			FILE *sf = fopen(save, "w");
-			char *printed = mpc_print(doc, true);
-
-			if (sf == NULL || printed == NULL || fprintf(sf, "%s\n", printed) < 0) {
-				fprintf(stderr, "memplan calibrate: cannot write %s\n", save);
-				rc = 1;
-			}
-			if (sf)
-				fclose(sf);
-			cJSON_free(printed);
-		}
-		if (json)
-			cli_print_json(doc);
-		else
-			mpc_calib_print_table(stdout, job);
+		rc = report(&a, job);
 	} else {
 		cli_print_error("calibrate", st, &err);
 		rc = st == MP_EINVAL ? 2 : 1;
 	}
-	cJSON_Delete(doc);
 	cJSON_Delete(body);
-	free(text);
-	free(plan);
-	free(fit);
 	mps_calib_job_free(job);
 	mps_calib_jobs_destroy(jobs);
 	mps_close(svc);
 	return rc;
 }
-

@@ -214,216 +214,312 @@ static cJSON *gpu_device_json(const mp_calib_gpu_info *in)
 static const mp_dtype matmul_types[] = {MP_DTYPE_BF16, MP_DTYPE_FP16, MP_DTYPE_TF32, MP_DTYPE_FP8_E4M3};
 #define N_MATMUL (sizeof(matmul_types) / sizeof(matmul_types[0]))
 
+/* What the results encoders read: the run, the request, the datasheet and the profile (either may be NULL). */
+typedef struct gpu_ctx {
+	const mp_calib_gpu_results *r;
+	const mps_calib_request *rq;
+	const mp_store_device *ds, *profile;
+} gpu_ctx;
+
+/* results.memory */
+static void memory_json(cJSON *res, const gpu_ctx *c)
+{
+	const mp_calib_gpu_results *r = c->r;
+	cJSON *o;
+
+	o = cJSON_AddObjectToObject(res, "memory");
+	mpc_add_num(o, "total_bytes", r->info.memory_bytes);
+	mpc_add_num(o, "free_bytes", r->info.free_bytes);
+	mpc_add_num(o, "context_bytes", r->context_bytes);
+	cJSON_AddStringToObject(
+	    o, "note",
+	    "cudaMemGetInfo right after context creation; context_bytes = total - free, which "
+	    "also counts memory other processes held at that moment");
+}
+
+/* results.hbm */
+static void hbm_json(cJSON *res, const gpu_ctx *c)
+{
+	const mp_calib_gpu_results *r = c->r;
+	cJSON *o, *p;
+
+	o = cJSON_AddObjectToObject(res, "hbm");
+	mpc_add_num(o, "array_bytes", r->array_bytes);
+	mpc_add_num(o, "access_bytes", 16);
+	add_stat(o, "memcpy_d2d", &r->memcpy_d2d, "bytes_per_second");
+	p = add_stat(o, "copy", &r->copy, "bytes_per_second");
+	if (cJSON_IsObject(p)) {
+		mpc_add_num(p, "loads_in_flight_per_thread", r->copy_unroll);
+		mpc_add_num(p, "blocks", r->copy_blocks);
+	}
+	add_stat(o, "read", &r->read, "bytes_per_second");
+	add_stat(o, "write", &r->write, "bytes_per_second");
+	add_stat(o, "triad", &r->triad, "bytes_per_second");
+	cJSON_AddStringToObject(o, "note",
+	                        "bytes read + bytes written per second; copy and triad use the "
+	                        "grid and loads in flight that won a tuning sweep in the same run");
+}
+
+/* results.strided */
+static void strided_json(cJSON *res, const gpu_ctx *c)
+{
+	const mp_calib_gpu_results *r = c->r;
+	cJSON *o, *a, *p;
+
+	o = cJSON_AddObjectToObject(res, "strided");
+	mpc_add_num(o, "element_bytes", 4);
+	a = cJSON_AddArrayToObject(o, "points");
+	for (int k = 0; k < MP_CALIB_STRIDE_COUNT; k++) {
+		p = cJSON_CreateObject();
+		mpc_add_num(p, "stride", 1u << k);
+		cJSON_AddItemToObject(p, "useful", stat_json(&r->strided[k], "bytes_per_second"));
+		add_ratio(p, "fraction_of_stride_1", r->strided[k].best, r->strided[0].best);
+		cJSON_AddItemToArray(a, p);
+	}
+}
+
+/* results.l2 */
+static void l2_json(cJSON *res, const gpu_ctx *c)
+{
+	const mp_calib_gpu_results *r = c->r;
+	cJSON *o;
+
+	o = cJSON_AddObjectToObject(res, "l2");
+	mpc_add_num(o, "working_set_bytes", r->l2_working_set_bytes);
+	add_stat(o, "read", &r->l2_read, "bytes_per_second");
+	add_ratio(o, "over_hbm_read", r->l2_read.best, r->read.best);
+}
+
+/* results.smem */
+static void smem_json(cJSON *res, const gpu_ctx *c)
+{
+	const mp_calib_gpu_results *r = c->r;
+	cJSON *o, *a, *p;
+
+	o = cJSON_AddObjectToObject(res, "smem");
+	a = cJSON_AddArrayToObject(o, "points");
+	for (int k = 0; k < MP_CALIB_SMEM_STRIDE_COUNT; k++) {
+		p = cJSON_CreateObject();
+		mpc_add_num(p, "stride_words", 1u << k);
+		mpc_add_num(p, "bank_conflict_ways", 1u << k);
+		cJSON_AddItemToObject(p, "read", stat_json(&r->smem[k], "bytes_per_second"));
+		cJSON_AddItemToArray(a, p);
+	}
+	add_stat(o, "tile_32x32_column", &r->smem_tile_column, "bytes_per_second");
+	add_stat(o, "tile_32x33_column_padded", &r->smem_tile_padded, "bytes_per_second");
+	add_ratio(o, "padding_speedup", r->smem_tile_padded.best, r->smem_tile_column.best);
+	if (r->info.clock_hz > 0 && r->info.sm_count > 0)
+		mpc_add_num(o, "best_bytes_per_clock_per_sm", r->smem[0].best / r->info.clock_hz / r->info.sm_count);
+}
+
+/* results.fma */
+static void fma_json(cJSON *res, const gpu_ctx *c)
+{
+	const mp_calib_gpu_results *r = c->r;
+	const mp_store_device *ds = c->ds;
+	cJSON *o;
+
+	o = cJSON_AddObjectToObject(res, "fma");
+	add_stat(o, "fp32", &r->fma_fp32, "flops_per_second");
+	add_ratio(o, "fp32_over_datasheet", r->fma_fp32.best,
+	          ds ? ds->hw.peak_flops_per_second[MP_DTYPE_FP32] : 0);
+}
+
+/* results.matmul */
+static void matmul_json(cJSON *res, const gpu_ctx *c)
+{
+	const mp_calib_gpu_results *r = c->r;
+	const mp_store_device *ds = c->ds;
+	cJSON *o, *p;
+
+	cJSON *lt;
+
+	o = cJSON_AddObjectToObject(res, "matmul");
+	mpc_add_num(o, "size", r->cublas_bf16.size);
+	mpc_add_num(o, "workspace_bytes", r->matmul_workspace_bytes);
+	lt = cJSON_AddObjectToObject(o, "cublaslt");
+	for (size_t i = 0; i < N_MATMUL; i++) {
+		const mp_calib_matmul *m = &r->matmul[matmul_types[i]];
+
+		p = cJSON_AddObjectToObject(lt, mp_dtype_name(matmul_types[i]));
+		cJSON_AddItemToObject(p, "rate", stat_json(&m->flops_per_second, "flops_per_second"));
+		mpc_add_num(p, "algorithms_tried", m->algos_tried);
+		if (m->flops_per_second.runs || m->rel_error > 0)
+			mpc_add_num(p, "relative_error", m->rel_error);
+		else
+			cJSON_AddNullToObject(p, "relative_error");
+		if (m->status[0])
+			cJSON_AddStringToObject(p, "status", m->status);
+		else
+			cJSON_AddNullToObject(p, "status");
+		add_ratio(p, "over_datasheet", mp_calib_matmul_peak(r, matmul_types[i]),
+		          ds ? ds->hw.peak_flops_per_second[matmul_types[i]] : 0);
+	}
+	p = cJSON_AddObjectToObject(o, "cublas_bf16");
+	cJSON_AddItemToObject(p, "rate", stat_json(&r->cublas_bf16.flops_per_second, "flops_per_second"));
+	mpc_add_num(p, "relative_error", r->cublas_bf16.rel_error);
+	if (r->cublas_bf16.status[0])
+		cJSON_AddStringToObject(p, "status", r->cublas_bf16.status);
+	else
+		cJSON_AddNullToObject(p, "status");
+	cJSON_AddStringToObject(o, "note",
+	                        "m = n = k, A transposed (TN), fp32 accumulation, random inputs in "
+	                        "[-1, 1); cuBLASLt: fastest of the first heuristic candidates; fp8_e4m3 "
+	                        "writes bf16; cublas_bf16 is cublasGemmEx with CUBLAS_GEMM_DEFAULT");
+}
+
+/* results.latency */
+static void latency_json(cJSON *res, const gpu_ctx *c)
+{
+	const mp_calib_gpu_results *r = c->r;
+	const mp_store_device *profile = c->profile;
+	cJSON *o, *p;
+
+	cJSON *ll;
+	double bw = profile ? profile->hw.memory_bandwidth_bytes_per_second : 0, lat = r->latency_hbm.median;
+
+	o = cJSON_AddObjectToObject(res, "latency");
+	p = cJSON_AddObjectToObject(o, "hbm");
+	mpc_add_num(p, "span_bytes", r->latency_hbm_span_bytes);
+	cJSON_AddItemToObject(p, "load", stat_json(&r->latency_hbm, "seconds"));
+	p = cJSON_AddObjectToObject(o, "l2");
+	mpc_add_num(p, "span_bytes", r->latency_l2_span_bytes);
+	cJSON_AddItemToObject(p, "load", stat_json(&r->latency_l2, "seconds"));
+	cJSON_AddStringToObject(o, "note",
+	                        "one thread, a random single cycle over 128-byte lines, loads that "
+	                        "skip L1; the HBM figure includes TLB misses over its span");
+	ll = cJSON_AddObjectToObject(o, "littles_law");
+	if (bw > 0 && lat > 0) {
+		mpc_add_num(ll, "bandwidth_bytes_per_second", bw);
+		mpc_add_num(ll, "latency_seconds", lat);
+		mpc_add_num(ll, "bytes_in_flight", bw * lat);
+		if (r->info.sm_count)
+			mpc_add_num(ll, "bytes_in_flight_per_sm", bw * lat / r->info.sm_count);
+		cJSON_AddStringToObject(ll, "note",
+		                        "bytes that must be in flight to sustain the measured bandwidth "
+		                        "at the measured HBM latency (bandwidth x latency)");
+	} else {
+		cJSON_AddStringToObject(ll, "note", "needs the hbm suite's bandwidth in the same profile");
+	}
+}
+
+/* results.intensity */
+static void intensity_json(cJSON *res, const gpu_ctx *c)
+{
+	const mp_calib_gpu_results *r = c->r;
+	const mp_store_device *ds = c->ds;
+	uint32_t done = r->suites_done;
+	cJSON *o, *a, *p;
+
+	double peak = (done & MP_CALIB_FMA) ? r->fma_fp32.best : 0;
+	double bw = (done & MP_CALIB_HBM) ? mp_calib_gpu_bandwidth(r) : 0;
+	double ds_peak = ds ? ds->hw.peak_flops_per_second[MP_DTYPE_FP32] : 0;
+	double ds_bw = ds ? ds->hw.memory_bandwidth_bytes_per_second : 0;
+
+	o = cJSON_AddObjectToObject(res, "intensity");
+	mpc_add_num(o, "bytes", r->intensity_bytes);
+	cJSON_AddStringToObject(o, "note",
+	                        "a read-only stream doing M fp32 FMAs per 16-byte element; roof = "
+	                        "min(fp32 peak, intensity x bandwidth) from this run's FMA peak and "
+	                        "profile bandwidth, and from the datasheet");
+	a = cJSON_AddArrayToObject(o, "points");
+	for (int k = 0; k < MP_CALIB_INTENSITY_COUNT; k++) {
+		const mp_calib_intensity_point *ip = &r->intensity[k];
+		double roof = 0, dsroof = 0;
+
+		p = cJSON_CreateObject();
+		mpc_add_num(p, "flops_per_byte", ip->flops_per_byte);
+		cJSON_AddItemToObject(p, "rate", stat_json(&ip->flops_per_second, "flops_per_second"));
+		if (peak > 0 && bw > 0) {
+			roof = fmin(peak, ip->flops_per_byte * bw);
+			mpc_add_num(p, "roof_flops_per_second", roof);
+			add_ratio(p, "measured_over_roof", ip->flops_per_second.median, roof);
+			cJSON_AddStringToObject(p, "bound",
+			                        ip->flops_per_byte * bw < peak ? "memory" : "compute");
+		} else {
+			cJSON_AddNullToObject(p, "roof_flops_per_second");
+			cJSON_AddNullToObject(p, "measured_over_roof");
+		}
+		if (ds_peak > 0 && ds_bw > 0) {
+			dsroof = fmin(ds_peak, ip->flops_per_byte * ds_bw);
+			mpc_add_num(p, "datasheet_roof_flops_per_second", dsroof);
+			add_ratio(p, "measured_over_datasheet_roof", ip->flops_per_second.median, dsroof);
+		}
+		cJSON_AddItemToArray(a, p);
+	}
+}
+
+/* results.fit */
+static void fit_json(cJSON *res, const gpu_ctx *c)
+{
+	const mp_calib_gpu_results *r = c->r;
+	const mps_calib_request *rq = c->rq;
+	cJSON *o, *p;
+
+	uint64_t cap = r->fit_total_bytes;
+	bool predicted = rq->fit_total_bytes <= cap;
+	double pred_headroom = (double)cap - (double)rq->fit_total_bytes;
+
+	o = cJSON_AddObjectToObject(res, "fit");
+	p = cJSON_AddObjectToObject(o, "plan");
+	mpc_add_num(p, "weights_bytes", rq->fit_weights_bytes);
+	mpc_add_num(p, "kv_cache_bytes", rq->fit_kv_cache_bytes);
+	mpc_add_num(p, "workspace_bytes", rq->fit_workspace_bytes);
+	mpc_add_num(p, "overhead_bytes", rq->fit_overhead_bytes);
+	mpc_add_num(p, "total_bytes", rq->fit_total_bytes);
+	mpc_add_num(o, "capacity_bytes", cap);
+	cJSON_AddBoolToObject(o, "predicted_fits", predicted);
+	mpc_add_num(o, "predicted_headroom_bytes", pred_headroom);
+	mpc_add_num(o, "allocated_bytes", r->fit_requested_bytes);
+	cJSON_AddBoolToObject(o, "allocated", r->fit_allocated);
+	if (r->fit_failed_part[0])
+		cJSON_AddStringToObject(o, "failed_part", r->fit_failed_part);
+	else
+		cJSON_AddNullToObject(o, "failed_part");
+	mpc_add_num(o, "free_before_bytes", r->fit_free_before_bytes);
+	if (r->fit_allocated) {
+		mpc_add_num(o, "real_headroom_bytes", r->fit_free_after_bytes);
+		mpc_add_num(o, "headroom_error_bytes", (double)r->fit_free_after_bytes - pred_headroom);
+	} else {
+		cJSON_AddNullToObject(o, "real_headroom_bytes");
+		cJSON_AddNullToObject(o, "headroom_error_bytes");
+	}
+	cJSON_AddBoolToObject(o, "verdict_held", predicted == r->fit_allocated);
+	cJSON_AddStringToObject(o, "note",
+	                        "weights, KV cache and workspace each cudaMalloc'ed and written in "
+	                        "this process (whose CUDA context is the plan's overhead), then freed; "
+	                        "real headroom is cudaMemGetInfo free with everything allocated");
+}
+
 static cJSON *gpu_results_json(const mp_calib_gpu_results *r, const mps_calib_request *rq, const mp_store_device *ds,
                                const mp_store_device *profile)
 {
-	cJSON *res = cJSON_CreateObject(), *o, *a, *p;
+	cJSON *res = cJSON_CreateObject();
 	uint32_t done = r->suites_done;
+	const gpu_ctx c = { r, rq, ds, profile };
 
-	if (done & MP_CALIB_MEMORY) {
-		o = cJSON_AddObjectToObject(res, "memory");
-		mpc_add_num(o, "total_bytes", r->info.memory_bytes);
-		mpc_add_num(o, "free_bytes", r->info.free_bytes);
-		mpc_add_num(o, "context_bytes", r->context_bytes);
-		cJSON_AddStringToObject(
-		    o, "note",
-		    "cudaMemGetInfo right after context creation; context_bytes = total - free, which "
-		    "also counts memory other processes held at that moment");
-	}
-	if (done & MP_CALIB_HBM) {
-		o = cJSON_AddObjectToObject(res, "hbm");
-		mpc_add_num(o, "array_bytes", r->array_bytes);
-		mpc_add_num(o, "access_bytes", 16);
-		add_stat(o, "memcpy_d2d", &r->memcpy_d2d, "bytes_per_second");
-		p = add_stat(o, "copy", &r->copy, "bytes_per_second");
-		if (cJSON_IsObject(p)) {
-			mpc_add_num(p, "loads_in_flight_per_thread", r->copy_unroll);
-			mpc_add_num(p, "blocks", r->copy_blocks);
-		}
-		add_stat(o, "read", &r->read, "bytes_per_second");
-		add_stat(o, "write", &r->write, "bytes_per_second");
-		add_stat(o, "triad", &r->triad, "bytes_per_second");
-		cJSON_AddStringToObject(o, "note",
-		                        "bytes read + bytes written per second; copy and triad use the "
-		                        "grid and loads in flight that won a tuning sweep in the same run");
-	}
-	if (done & MP_CALIB_STRIDED) {
-		o = cJSON_AddObjectToObject(res, "strided");
-		mpc_add_num(o, "element_bytes", 4);
-		a = cJSON_AddArrayToObject(o, "points");
-		for (int k = 0; k < MP_CALIB_STRIDE_COUNT; k++) {
-			p = cJSON_CreateObject();
-			mpc_add_num(p, "stride", 1u << k);
-			cJSON_AddItemToObject(p, "useful", stat_json(&r->strided[k], "bytes_per_second"));
-			add_ratio(p, "fraction_of_stride_1", r->strided[k].best, r->strided[0].best);
-			cJSON_AddItemToArray(a, p);
-		}
-	}
-	if (done & MP_CALIB_L2) {
-		o = cJSON_AddObjectToObject(res, "l2");
-		mpc_add_num(o, "working_set_bytes", r->l2_working_set_bytes);
-		add_stat(o, "read", &r->l2_read, "bytes_per_second");
-		add_ratio(o, "over_hbm_read", r->l2_read.best, r->read.best);
-	}
-	if (done & MP_CALIB_SMEM) {
-		o = cJSON_AddObjectToObject(res, "smem");
-		a = cJSON_AddArrayToObject(o, "points");
-		for (int k = 0; k < MP_CALIB_SMEM_STRIDE_COUNT; k++) {
-			p = cJSON_CreateObject();
-			mpc_add_num(p, "stride_words", 1u << k);
-			mpc_add_num(p, "bank_conflict_ways", 1u << k);
-			cJSON_AddItemToObject(p, "read", stat_json(&r->smem[k], "bytes_per_second"));
-			cJSON_AddItemToArray(a, p);
-		}
-		add_stat(o, "tile_32x32_column", &r->smem_tile_column, "bytes_per_second");
-		add_stat(o, "tile_32x33_column_padded", &r->smem_tile_padded, "bytes_per_second");
-		add_ratio(o, "padding_speedup", r->smem_tile_padded.best, r->smem_tile_column.best);
-		if (r->info.clock_hz > 0 && r->info.sm_count > 0)
-			mpc_add_num(o, "best_bytes_per_clock_per_sm", r->smem[0].best / r->info.clock_hz / r->info.sm_count);
-	}
-	if (done & MP_CALIB_FMA) {
-		o = cJSON_AddObjectToObject(res, "fma");
-		add_stat(o, "fp32", &r->fma_fp32, "flops_per_second");
-		add_ratio(o, "fp32_over_datasheet", r->fma_fp32.best,
-		          ds ? ds->hw.peak_flops_per_second[MP_DTYPE_FP32] : 0);
-	}
-	if (done & MP_CALIB_MATMUL) {
-		cJSON *lt;
-
-		o = cJSON_AddObjectToObject(res, "matmul");
-		mpc_add_num(o, "size", r->cublas_bf16.size);
-		mpc_add_num(o, "workspace_bytes", r->matmul_workspace_bytes);
-		lt = cJSON_AddObjectToObject(o, "cublaslt");
-		for (size_t i = 0; i < N_MATMUL; i++) {
-			const mp_calib_matmul *m = &r->matmul[matmul_types[i]];
-
-			p = cJSON_AddObjectToObject(lt, mp_dtype_name(matmul_types[i]));
-			cJSON_AddItemToObject(p, "rate", stat_json(&m->flops_per_second, "flops_per_second"));
-			mpc_add_num(p, "algorithms_tried", m->algos_tried);
-			if (m->flops_per_second.runs || m->rel_error > 0)
-				mpc_add_num(p, "relative_error", m->rel_error);
-			else
-				cJSON_AddNullToObject(p, "relative_error");
-			if (m->status[0])
-				cJSON_AddStringToObject(p, "status", m->status);
-			else
-				cJSON_AddNullToObject(p, "status");
-			add_ratio(p, "over_datasheet", mp_calib_matmul_peak(r, matmul_types[i]),
-			          ds ? ds->hw.peak_flops_per_second[matmul_types[i]] : 0);
-		}
-		p = cJSON_AddObjectToObject(o, "cublas_bf16");
-		cJSON_AddItemToObject(p, "rate", stat_json(&r->cublas_bf16.flops_per_second, "flops_per_second"));
-		mpc_add_num(p, "relative_error", r->cublas_bf16.rel_error);
-		if (r->cublas_bf16.status[0])
-			cJSON_AddStringToObject(p, "status", r->cublas_bf16.status);
-		else
-			cJSON_AddNullToObject(p, "status");
-		cJSON_AddStringToObject(o, "note",
-		                        "m = n = k, A transposed (TN), fp32 accumulation, random inputs in "
-		                        "[-1, 1); cuBLASLt: fastest of the first heuristic candidates; fp8_e4m3 "
-		                        "writes bf16; cublas_bf16 is cublasGemmEx with CUBLAS_GEMM_DEFAULT");
-	}
-	if (done & MP_CALIB_LATENCY) {
-		cJSON *ll;
-		double bw = profile ? profile->hw.memory_bandwidth_bytes_per_second : 0, lat = r->latency_hbm.median;
-
-		o = cJSON_AddObjectToObject(res, "latency");
-		p = cJSON_AddObjectToObject(o, "hbm");
-		mpc_add_num(p, "span_bytes", r->latency_hbm_span_bytes);
-		cJSON_AddItemToObject(p, "load", stat_json(&r->latency_hbm, "seconds"));
-		p = cJSON_AddObjectToObject(o, "l2");
-		mpc_add_num(p, "span_bytes", r->latency_l2_span_bytes);
-		cJSON_AddItemToObject(p, "load", stat_json(&r->latency_l2, "seconds"));
-		cJSON_AddStringToObject(o, "note",
-		                        "one thread, a random single cycle over 128-byte lines, loads that "
-		                        "skip L1; the HBM figure includes TLB misses over its span");
-		ll = cJSON_AddObjectToObject(o, "littles_law");
-		if (bw > 0 && lat > 0) {
-			mpc_add_num(ll, "bandwidth_bytes_per_second", bw);
-			mpc_add_num(ll, "latency_seconds", lat);
-			mpc_add_num(ll, "bytes_in_flight", bw * lat);
-			if (r->info.sm_count)
-				mpc_add_num(ll, "bytes_in_flight_per_sm", bw * lat / r->info.sm_count);
-			cJSON_AddStringToObject(ll, "note",
-			                        "bytes that must be in flight to sustain the measured bandwidth "
-			                        "at the measured HBM latency (bandwidth x latency)");
-		} else {
-			cJSON_AddStringToObject(ll, "note", "needs the hbm suite's bandwidth in the same profile");
-		}
-	}
-	if (done & MP_CALIB_INTENSITY) {
-		double peak = (done & MP_CALIB_FMA) ? r->fma_fp32.best : 0;
-		double bw = (done & MP_CALIB_HBM) ? mp_calib_gpu_bandwidth(r) : 0;
-		double ds_peak = ds ? ds->hw.peak_flops_per_second[MP_DTYPE_FP32] : 0;
-		double ds_bw = ds ? ds->hw.memory_bandwidth_bytes_per_second : 0;
-
-		o = cJSON_AddObjectToObject(res, "intensity");
-		mpc_add_num(o, "bytes", r->intensity_bytes);
-		cJSON_AddStringToObject(o, "note",
-		                        "a read-only stream doing M fp32 FMAs per 16-byte element; roof = "
-		                        "min(fp32 peak, intensity x bandwidth) from this run's FMA peak and "
-		                        "profile bandwidth, and from the datasheet");
-		a = cJSON_AddArrayToObject(o, "points");
-		for (int k = 0; k < MP_CALIB_INTENSITY_COUNT; k++) {
-			const mp_calib_intensity_point *ip = &r->intensity[k];
-			double roof = 0, dsroof = 0;
-
-			p = cJSON_CreateObject();
-			mpc_add_num(p, "flops_per_byte", ip->flops_per_byte);
-			cJSON_AddItemToObject(p, "rate", stat_json(&ip->flops_per_second, "flops_per_second"));
-			if (peak > 0 && bw > 0) {
-				roof = fmin(peak, ip->flops_per_byte * bw);
-				mpc_add_num(p, "roof_flops_per_second", roof);
-				add_ratio(p, "measured_over_roof", ip->flops_per_second.median, roof);
-				cJSON_AddStringToObject(p, "bound",
-				                        ip->flops_per_byte * bw < peak ? "memory" : "compute");
-			} else {
-				cJSON_AddNullToObject(p, "roof_flops_per_second");
-				cJSON_AddNullToObject(p, "measured_over_roof");
-			}
-			if (ds_peak > 0 && ds_bw > 0) {
-				dsroof = fmin(ds_peak, ip->flops_per_byte * ds_bw);
-				mpc_add_num(p, "datasheet_roof_flops_per_second", dsroof);
-				add_ratio(p, "measured_over_datasheet_roof", ip->flops_per_second.median, dsroof);
-			}
-			cJSON_AddItemToArray(a, p);
-		}
-	}
-	if (done & MP_CALIB_FIT) {
-		uint64_t cap = r->fit_total_bytes;
-		bool predicted = rq->fit_total_bytes <= cap;
-		double pred_headroom = (double)cap - (double)rq->fit_total_bytes;
-
-		o = cJSON_AddObjectToObject(res, "fit");
-		p = cJSON_AddObjectToObject(o, "plan");
-		mpc_add_num(p, "weights_bytes", rq->fit_weights_bytes);
-		mpc_add_num(p, "kv_cache_bytes", rq->fit_kv_cache_bytes);
-		mpc_add_num(p, "workspace_bytes", rq->fit_workspace_bytes);
-		mpc_add_num(p, "overhead_bytes", rq->fit_overhead_bytes);
-		mpc_add_num(p, "total_bytes", rq->fit_total_bytes);
-		mpc_add_num(o, "capacity_bytes", cap);
-		cJSON_AddBoolToObject(o, "predicted_fits", predicted);
-		mpc_add_num(o, "predicted_headroom_bytes", pred_headroom);
-		mpc_add_num(o, "allocated_bytes", r->fit_requested_bytes);
-		cJSON_AddBoolToObject(o, "allocated", r->fit_allocated);
-		if (r->fit_failed_part[0])
-			cJSON_AddStringToObject(o, "failed_part", r->fit_failed_part);
-		else
-			cJSON_AddNullToObject(o, "failed_part");
-		mpc_add_num(o, "free_before_bytes", r->fit_free_before_bytes);
-		if (r->fit_allocated) {
-			mpc_add_num(o, "real_headroom_bytes", r->fit_free_after_bytes);
-			mpc_add_num(o, "headroom_error_bytes", (double)r->fit_free_after_bytes - pred_headroom);
-		} else {
-			cJSON_AddNullToObject(o, "real_headroom_bytes");
-			cJSON_AddNullToObject(o, "headroom_error_bytes");
-		}
-		cJSON_AddBoolToObject(o, "verdict_held", predicted == r->fit_allocated);
-		cJSON_AddStringToObject(o, "note",
-		                        "weights, KV cache and workspace each cudaMalloc'ed and written in "
-		                        "this process (whose CUDA context is the plan's overhead), then freed; "
-		                        "real headroom is cudaMemGetInfo free with everything allocated");
-	}
+	if (res == NULL)
+		return NULL;
+	if (done & MP_CALIB_MEMORY)
+		memory_json(res, &c);
+	if (done & MP_CALIB_HBM)
+		hbm_json(res, &c);
+	if (done & MP_CALIB_STRIDED)
+		strided_json(res, &c);
+	if (done & MP_CALIB_L2)
+		l2_json(res, &c);
+	if (done & MP_CALIB_SMEM)
+		smem_json(res, &c);
+	if (done & MP_CALIB_FMA)
+		fma_json(res, &c);
+	if (done & MP_CALIB_MATMUL)
+		matmul_json(res, &c);
+	if (done & MP_CALIB_LATENCY)
+		latency_json(res, &c);
+	if (done & MP_CALIB_INTENSITY)
+		intensity_json(res, &c);
+	if (done & MP_CALIB_FIT)
+		fit_json(res, &c);
 	return res;
 }
 
@@ -736,23 +832,12 @@ static const char *shown(const char *s)
 	return s ? s : "?";
 }
 
-static void print_table(FILE *f, const cJSON *doc)
+/* The GPU suites' rows. */
+static void table_gpu(FILE *f, const cJSON *res)
 {
-	const cJSON *dev = cJSON_GetObjectItem(doc, "device"), *res = cJSON_GetObjectItem(doc, "results"), *o, *a, *e;
-	const char *dsid = jstr(doc, "datasheet_id"), *devid = jstr(doc, "device_id");
+	const cJSON *o, *e;
 	char label[96], b1[32], b2[32];
 
-	fprintf(f, "\n%s (%s): job %s, %s, %.1f s\n", shown(jstr(dev, "name")), shown(jstr(doc, "target")),
-		shown(jstr(doc, "id")), shown(jstr(doc, "state")), jnum(doc, "elapsed_seconds"));
-	if (devid)
-		fprintf(f, "profile stored: %s%s%s\n", devid, dsid ? ", compared with datasheet " : "",
-		        dsid ? dsid : "");
-	e = cJSON_GetObjectItem(doc, "error");
-	if (cJSON_IsObject(e))
-		fprintf(f, "error: %s\n", shown(jstr(e, "message")));
-	if (!cJSON_IsObject(res))
-		return;
-	fprintf(f, "\n  %-44s %14s %14s %8s\n", "figure", "best", "median", "ratio");
 	if ((o = cJSON_GetObjectItem(res, "memory")) != NULL) {
 		human(b1, sizeof(b1), jnum(o, "total_bytes"), "B");
 		human(b2, sizeof(b2), jnum(o, "context_bytes"), "B");
@@ -838,6 +923,14 @@ static void print_table(FILE *f, const cJSON *doc)
 		        cJSON_IsTrue(cJSON_GetObjectItem(o, "allocated")) ? "succeeded" : "failed",
 		        cJSON_IsTrue(cJSON_GetObjectItem(o, "verdict_held")) ? "held" : "DID NOT HOLD", b1, b2);
 	}
+}
+
+/* The CPU suites' rows. */
+static void table_cpu(FILE *f, const cJSON *res)
+{
+	const cJSON *o;
+	char label[96], b1[32];
+
 	if ((o = cJSON_GetObjectItem(res, "stream")) != NULL) {
 		human(b1, sizeof(b1), jnum(o, "array_bytes"), "B");
 		snprintf(label, sizeof(label), "STREAM triad, %g threads, 3 x %s arrays", jnum(o, "threads"), b1);
@@ -849,6 +942,13 @@ static void print_table(FILE *f, const cJSON *doc)
 		snprintf(label, sizeof(label), "sgemm (fp32) n = %g", jnum(o, "size"));
 		row(f, label, cJSON_GetObjectItem(o, "sgemm"), "flops_per_second", "FLOP/s", NAN);
 	}
+}
+
+/* Measured / datasheet, the bench targets and the warnings. */
+static void table_summary(FILE *f, const cJSON *doc, const char *dsid)
+{
+	const cJSON *o, *a, *e;
+
 	o = cJSON_GetObjectItem(doc, "ratios");
 	if (cJSON_IsObject(o)) {
 		fprintf(f, "\n  measured / datasheet (%s):", dsid ? dsid : "?");
@@ -879,6 +979,27 @@ static void print_table(FILE *f, const cJSON *doc)
 	cJSON_ArrayForEach(e, cJSON_GetObjectItem(doc, "warnings")) if (cJSON_IsString(e))
 	    fprintf(f, "  warning: %s\n", e->valuestring);
 	fprintf(f, "\n  (B/s and FLOP/s with decimal prefixes: 1 TB/s = 1e12 bytes per second)\n");
+}
+
+static void print_table(FILE *f, const cJSON *doc)
+{
+	const cJSON *dev = cJSON_GetObjectItem(doc, "device"), *res = cJSON_GetObjectItem(doc, "results"), *e;
+	const char *dsid = jstr(doc, "datasheet_id"), *devid = jstr(doc, "device_id");
+
+	fprintf(f, "\n%s (%s): job %s, %s, %.1f s\n", shown(jstr(dev, "name")), shown(jstr(doc, "target")),
+		shown(jstr(doc, "id")), shown(jstr(doc, "state")), jnum(doc, "elapsed_seconds"));
+	if (devid)
+		fprintf(f, "profile stored: %s%s%s\n", devid, dsid ? ", compared with datasheet " : "",
+		        dsid ? dsid : "");
+	e = cJSON_GetObjectItem(doc, "error");
+	if (cJSON_IsObject(e))
+		fprintf(f, "error: %s\n", shown(jstr(e, "message")));
+	if (!cJSON_IsObject(res))
+		return;
+	fprintf(f, "\n  %-44s %14s %14s %8s\n", "figure", "best", "median", "ratio");
+	table_gpu(f, res);
+	table_cpu(f, res);
+	table_summary(f, doc, dsid);
 }
 
 void mpc_calib_print_table(FILE *f, const mps_calib_job *job)

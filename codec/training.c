@@ -127,15 +127,11 @@ static void phase_json(cJSON *o, const char *key, const mp_phase_memory *p, uint
 
 static const char *const phase_keys[MP_TRAIN_PHASE_COUNT] = { "forward", "backward", "optimizer_step" };
 
-static cJSON *document(const mps_model *m, const mp_training_req *r, const mps_training_plan *p)
+/* request: the fields as the planner took them. */
+static void request_json(cJSON *doc, const mp_training_req *r, const mp_training_memory *mem)
 {
-	cJSON *doc = cJSON_CreateObject(), *o, *b, *notes;
-	const mp_training_memory *mem = &p->mem;
-	char buf[320];
+	cJSON *o;
 
-	if (doc == NULL)
-		return NULL;
-	cJSON_AddItemToObject(doc, "model", mpc_model_json(m));
 	o = cJSON_AddObjectToObject(doc, "request");
 	cJSON_AddStringToObject(o, "precision", precision_names[r->precision]);
 	cJSON_AddStringToObject(o, "optimizer", optimizer_names[r->optimizer]);
@@ -153,6 +149,13 @@ static cJSON *document(const mps_model *m, const mp_training_req *r, const mps_t
 	cJSON_AddStringToObject(o, "finetune", finetune_names[r->finetune]);
 	if (r->finetune != MP_FINETUNE_FULL)
 		mpc_add_u64(o, "lora_rank", r->lora_rank);
+
+}
+
+/* layout and bytes_per_parameter, parameters and memory: the api.md terms per GPU. */
+static void states_json(cJSON *doc, const mp_training_req *r, const mp_training_memory *mem)
+{
+	cJSON *o;
 
 	o = cJSON_AddObjectToObject(doc, "layout");
 	mpc_add_u64(o, "num_gpus", or1(r->num_gpus));
@@ -198,6 +201,14 @@ static cJSON *document(const mps_model *m, const mp_training_req *r, const mps_t
 	mpc_add_u64(o, "total_bytes", mem->total_bytes);
 	mpc_add_u64(o, "states_bytes", mem->states_bytes);
 
+}
+
+/* breakdown: per-layer activations, the published formulas, the logits chain, the overheads. */
+static void breakdown_json(cJSON *doc, const mp_training_req *r, const mps_training_plan *p)
+{
+	const mp_training_memory *mem = &p->mem;
+	cJSON *o, *b;
+
 	b = cJSON_AddObjectToObject(doc, "breakdown");
 	if (mem->activations_known) {
 		const mp_activation_memory *a = &mem->activations;
@@ -238,6 +249,14 @@ static cJSON *document(const mps_model *m, const mp_training_req *r, const mps_t
 	if (r->finetune != MP_FINETUNE_FULL)
 		mpc_add_u64(b, "lora_base_bytes", mem->lora_base_bytes);
 
+}
+
+/* phases and the notes on what the figures include. */
+static void phases_json(cJSON *doc, const mp_training_memory *mem)
+{
+	cJSON *o, *notes;
+	char buf[320];
+
 	o = cJSON_AddObjectToObject(doc, "phases");
 	for (int i = 0; i < MP_TRAIN_PHASE_COUNT; i++)
 		phase_json(o, phase_keys[i], &mem->phases[i], mem->cuda_context_bytes);
@@ -263,6 +282,19 @@ static cJSON *document(const mps_model *m, const mp_training_req *r, const mps_t
 			"Checked against an H200 (PyTorch 2.11, transformers 5.17, GPT-2): every measured training row "
 			"within 1% (bench/RESULTS.md)."));
 	}
+}
+
+static cJSON *document(const mps_model *m, const mp_training_req *r, const mps_training_plan *p)
+{
+	cJSON *doc = cJSON_CreateObject();
+
+	if (doc == NULL)
+		return NULL;
+	cJSON_AddItemToObject(doc, "model", mpc_model_json(m));
+	request_json(doc, r, &p->mem);
+	states_json(doc, r, &p->mem);
+	breakdown_json(doc, r, p);
+	phases_json(doc, &p->mem);
 	return doc;
 }
 

@@ -415,54 +415,116 @@ static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *re
 	return st;
 }
 
-static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
-				 const char *version, const char *upload_data, size_t *upload_data_size,
-				 void **req_cls)
+/* Sends an error answer now; remembers the status sent. */
+static enum MHD_Result reply_error(struct MHD_Connection *conn, req_state *rs, mp_status st, mpd_reply *rep)
 {
-	mpd_daemon *d = cls;
-	req_state *rs = *req_cls;
+	enum MHD_Result ret = mpd_reply_send(conn, st, rep, NULL) == MHD_YES ? MHD_YES : MHD_NO;
+
+	rs->status = rep->http_status;
+	return ret;
+}
+
+/* The first call for a request, with the headers complete: per-request state, the route (so a request cut off
+ * mid-body is logged under it), and a declared body over the cap refused before it is read. */
+static enum MHD_Result on_headers(mpd_daemon *d, struct MHD_Connection *conn, const char *url, const char *method,
+				  void **req_cls)
+{
 	char idbuf[MP_STORE_ID_MAX + 1], allow[64];
+	const char *id;
 	const mpd_route *route;
+	unsigned long long declared;
+	req_state *rs = request_begin(d, method, url);
+
+	if (rs == NULL)
+		return MHD_NO;
+	*req_cls = rs;
+	route = mpd_route_find(method, url, idbuf, sizeof(idbuf), &id, allow, sizeof(allow));
+	if (route)
+		rs->route = route->pattern;
+	if (content_length(conn, &declared) && declared > d->cfg.max_body_bytes)
+		return too_large(conn, rs, d->cfg.max_body_bytes);
+	return MHD_YES;
+}
+
+/* A chunk of the body: kept below the cap; past it, answered now (or the connection closed). */
+static enum MHD_Result on_body_chunk(mpd_daemon *d, struct MHD_Connection *conn, req_state *rs,
+				     const char *upload_data, size_t *upload_data_size)
+{
+	rs->received += *upload_data_size;
+	if (rs->status) { /* answered already (413): the rest is read and dropped */
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (!append(rs, upload_data, *upload_data_size, d->cfg.max_body_bytes))
+		return MHD_NO;
+	*upload_data_size = 0;
+	if (rs->too_large) {
+		/* a chunked body crossed the cap: answer now when libmicrohttpd lets a response be queued mid-body,
+		 * else close the connection rather than read the rest */
+		return too_large(conn, rs, d->cfg.max_body_bytes);
+	}
+	return MHD_YES;
+}
+
+/* 422 naming a query argument the route does not take (MP_OK when every one is known). */
+static mp_status check_query(struct MHD_Connection *conn, const mpd_route *route, mpd_reply *rep)
+{
+	query_check q = { route->query ? route->query : "", "" };
+	char field[80], names[128];
+	size_t o = 0;
+
+	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, check_query_name, &q);
+	if (q.bad[0] == '\0')
+		return MP_OK;
+	for (const char *p = q.allowed; *p && o + 3 < sizeof(names); p++) {
+		if (*p == ' ')
+			names[o++] = ',';
+		names[o++] = *p;
+	}
+	names[o] = '\0';
+	snprintf(field, sizeof(field), "?%s", q.bad);
+	rep->http_status = 422;
+	return mp_fail(&rep->err, MP_EINVAL, field, "unknown query argument '%s'; this endpoint takes %s%s", q.bad,
+		       o ? "only: " : "none", names);
+}
+
+/* The route's policy, from its flags, before any handler runs: the token for a write, the media type of a JSON
+ * body, the query arguments. MP_OK to go on; otherwise rep holds the answer. */
+static mp_status admit(const mpd_daemon *d, struct MHD_Connection *conn, const mpd_route *route, mpd_reply *rep)
+{
+	mp_status st = mpd_auth_request(d, (route->flags & MPD_ROUTE_WRITE) != 0, conn, &rep->err); /* auth.h */
+
+	if (st != MP_OK)
+		return st;
+	if (route->flags & MPD_ROUTE_JSON_BODY) {
+		bool patch = (route->flags & MPD_ROUTE_MERGE_PATCH) != 0;
+		const char *ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+
+		if (!json_media_type(ct, patch)) {
+			rep->http_status = 415;
+			return mp_fail(&rep->err, MP_EINVAL, "Content-Type", "%s",
+				       patch ? "the request body must be a JSON merge patch: send it with 'Content-Type: "
+					       "application/merge-patch+json' or 'Content-Type: application/json'"
+					     : "the request body must be JSON: send it with 'Content-Type: application/json' "
+					       "(curl: -H 'Content-Type: application/json')");
+		}
+	}
+	return check_query(conn, route, rep);
+}
+
+/* The whole request is in: the route's checks, the body parsed once (strictly) for a JSON route, the handler (or
+ * the response cache), the answer. */
+static enum MHD_Result on_request(mpd_daemon *d, struct MHD_Connection *conn, req_state *rs, const char *url,
+				  const char *method)
+{
+	char idbuf[MP_STORE_ID_MAX + 1], allow[64];
+	const char *id;
+	const mpd_route *route = mpd_route_find(method, url, idbuf, sizeof(idbuf), &id, allow, sizeof(allow));
 	mpd_request req;
 	mpd_reply rep;
 	mp_status st;
-	const char *id;
-	enum MHD_Result ret;
-	unsigned long long declared;
 	cJSON *body = NULL;
 
-	(void)version;
-	if (rs == NULL) {
-		rs = request_begin(d, method, url);
-		if (rs == NULL)
-			return MHD_NO;
-		*req_cls = rs;
-		/* the route now, so that a request cut off mid-body is logged and counted under it */
-		route = mpd_route_find(method, url, idbuf, sizeof(idbuf), &id, allow, sizeof(allow));
-		if (route)
-			rs->route = route->pattern;
-		/* the headers are complete: a declared body over the cap is refused now, before it is read */
-		if (content_length(conn, &declared) && declared > d->cfg.max_body_bytes)
-			return too_large(conn, rs, d->cfg.max_body_bytes);
-		return MHD_YES;
-	}
-	if (*upload_data_size > 0) {
-		rs->received += *upload_data_size;
-		if (rs->status) { /* answered already (413): the rest is read and dropped */
-			*upload_data_size = 0;
-			return MHD_YES;
-		}
-		if (!append(rs, upload_data, *upload_data_size, d->cfg.max_body_bytes))
-			return MHD_NO;
-		*upload_data_size = 0;
-		if (rs->too_large) {
-			/* a chunked body crossed the cap: answer now when libmicrohttpd lets a response be queued
-			 * mid-body, else close the connection rather than read the rest */
-			return too_large(conn, rs, d->cfg.max_body_bytes);
-		}
-		return MHD_YES;
-	}
-	route = mpd_route_find(method, url, idbuf, sizeof(idbuf), &id, allow, sizeof(allow));
 	if (route)
 		rs->route = route->pattern;
 	if (rs->too_large)
@@ -473,7 +535,6 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
 		snprintf(msg, sizeof(msg), "the request path exceeds the limit of %d bytes", MPD_MAX_URL_BYTES);
 		return fail_now(conn, rs, MP_ETOOLARGE, 414, "", msg, NULL);
 	}
-
 	if (route == NULL && allow[0])
 		return fail_now(conn, rs, MP_EINVAL, 405, "", "this method is not allowed on this path; see Allow",
 				allow);
@@ -481,47 +542,10 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
 		return fail_now(conn, rs, MP_ENOTFOUND, 404, "", "no such endpoint; GET /openapi.yaml lists them",
 				NULL);
 	memset(&rep, 0, sizeof(rep));
-	st = mpd_auth_request(d, (route->flags & MPD_ROUTE_WRITE) != 0, conn, &rep.err); /* auth.h */
-	if (st != MP_OK) {
-		ret = mpd_reply_send(conn, st, &rep, NULL) == MHD_YES ? MHD_YES : MHD_NO;
-		rs->status = rep.http_status;
-		return ret;
-	}
-	if (route->flags & MPD_ROUTE_JSON_BODY) {
-		bool patch = (route->flags & MPD_ROUTE_MERGE_PATCH) != 0;
-		const char *ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
-
-		if (!json_media_type(ct, patch))
-			return fail_now(conn, rs, MP_EINVAL, 415, "Content-Type",
-					patch ? "the request body must be a JSON merge patch: send it with 'Content-Type: "
-						"application/merge-patch+json' or 'Content-Type: application/json'"
-					      : "the request body must be JSON: send it with "
-						"'Content-Type: application/json' (curl: -H 'Content-Type: application/json')",
-					NULL);
-	}
-	{
-		query_check q = { route->query ? route->query : "", "" };
-
-		MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, check_query_name, &q);
-		if (q.bad[0]) {
-			char field[80], msg[256], names[128];
-			size_t o = 0;
-
-			for (const char *p = q.allowed; *p && o + 3 < sizeof(names); p++) {
-				if (*p == ' ')
-					names[o++] = ',';
-				names[o++] = *p;
-			}
-			names[o] = '\0';
-			snprintf(field, sizeof(field), "?%s", q.bad);
-			snprintf(msg, sizeof(msg), "unknown query argument '%s'; this endpoint takes %s%s", q.bad,
-				 o ? "only: " : "none", names);
-			return fail_now(conn, rs, MP_EINVAL, 422, field, msg, NULL);
-		}
-	}
-
+	st = admit(d, conn, route, &rep);
+	if (st != MP_OK)
+		return reply_error(conn, rs, st, &rep);
 	memset(&req, 0, sizeof(req));
-	memset(&rep, 0, sizeof(rep));
 	req.d = d;
 	req.method = method;
 	req.path = url;
@@ -533,11 +557,8 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
 	if (route->flags & MPD_ROUTE_JSON_BODY) {
 		/* one strict parse for every JSON route: a malformed body never reaches a handler */
 		st = mpc_parse_body(req.body, req.body_len, &body, &rep.err);
-		if (st != MP_OK) {
-			ret = mpd_reply_send(conn, st, &rep, NULL) == MHD_YES ? MHD_YES : MHD_NO;
-			rs->status = rep.http_status;
-			return ret;
-		}
+		if (st != MP_OK)
+			return reply_error(conn, rs, st, &rep);
 		req.json = body;
 	}
 	st = dispatch(d, route, &req, &rep);
@@ -547,9 +568,23 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
 	if (st != MP_OK && mpd_http_status(st) >= 500)
 		mpd_log((mpd_log_level)d->cfg.log_level, MPD_LOG_ERROR, "%s %s: %s: %s", method, rs->path,
 			mp_status_str(st), rep.err.message);
-	ret = mpd_reply_send(conn, st, &rep, NULL) == MHD_YES ? MHD_YES : MHD_NO;
-	rs->status = rep.http_status;
-	return ret;
+	return reply_error(conn, rs, st, &rep);
+}
+
+/* libmicrohttpd's access handler: called when the headers are complete, for each chunk of the body, and once
+ * the body is complete. */
+static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+				 const char *version, const char *upload_data, size_t *upload_data_size,
+				 void **req_cls)
+{
+	mpd_daemon *d = cls;
+
+	(void)version;
+	if (*req_cls == NULL)
+		return on_headers(d, conn, url, method, req_cls);
+	if (*upload_data_size > 0)
+		return on_body_chunk(d, conn, *req_cls, upload_data, upload_data_size);
+	return on_request(d, conn, *req_cls, url, method);
 }
 
 /* libmicrohttpd's own errors (oversize headers, socket errors) as JSON log lines at warn. */

@@ -1655,23 +1655,20 @@ static const struct {
     {MP_CALIB_INTENSITY, 1.0}, {MP_CALIB_FIT, 1.0},
 };
 
-static mp_status run_suites(run *R)
+/* The context (created before anything is allocated, so cudaMemGetInfo sees only its cost), the stream, the
+ * timing events, the sample buffer and the per-thread result sink sized for the widest grid. */
+static mp_status setup_context(run *R, size_t *free_b)
 {
 	mp_calib_gpu_results *r = R->r;
-	const mp_calib_gpu_options *o = R->o;
-	hbm_bufs h;
-	size_t free_b = 0, total_b = 0;
-	uint32_t need_hbm = MP_CALIB_HBM | MP_CALIB_STRIDED | MP_CALIB_L2 | MP_CALIB_INTENSITY;
+	size_t total_b = 0;
+	int occ_fma = 0, occ_smem = 0;
 
-	memset(&h, 0, sizeof(h));
-	/* Context creation, then cudaMemGetInfo before anything else is allocated. */
 	CK(cudaSetDevice(0));
 	CK(cudaFree(0));
-	CK(cudaMemGetInfo(&free_b, &total_b));
+	CK(cudaMemGetInfo(free_b, &total_b));
 	r->info.memory_bytes = total_b;
-	r->info.free_bytes = free_b;
-	r->context_bytes = total_b - free_b;
-
+	r->info.free_bytes = *free_b;
+	r->context_bytes = total_b - *free_b;
 	CK(cudaStreamCreateWithFlags(&R->stream, cudaStreamNonBlocking));
 	CK(cudaEventCreate(&R->ev0));
 	CK(cudaEventCreate(&R->ev1));
@@ -1682,50 +1679,102 @@ static mp_status run_suites(run *R)
 	if (R->occ_stream < 1)
 		R->occ_stream = 1;
 	R->sink_floats = (size_t)R->occ_stream * r->info.sm_count * 4 * THREADS; /* the 4-wave copy grid */
-	{
-		int occ_fma = 0, occ_smem = 0;
-
-		CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_fma, k_fma, THREADS, 0));
-		CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_smem, k_smem, THREADS, 0));
-		if ((size_t)occ_fma * 2 * r->info.sm_count * THREADS > R->sink_floats)
-			R->sink_floats = (size_t)occ_fma * 2 * r->info.sm_count * THREADS;
-		if ((size_t)occ_smem * r->info.sm_count * THREADS > R->sink_floats)
-			R->sink_floats = (size_t)occ_smem * r->info.sm_count * THREADS;
-	}
+	CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_fma, k_fma, THREADS, 0));
+	CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_smem, k_smem, THREADS, 0));
+	if ((size_t)occ_fma * 2 * r->info.sm_count * THREADS > R->sink_floats)
+		R->sink_floats = (size_t)occ_fma * 2 * r->info.sm_count * THREADS;
+	if ((size_t)occ_smem * r->info.sm_count * THREADS > R->sink_floats)
+		R->sink_floats = (size_t)occ_smem * r->info.sm_count * THREADS;
 	TRY(dalloc(R, (void **)&R->d_sink, R->sink_floats * sizeof(float), "per-thread results"));
 	TRY(dalloc(R, (void **)&R->d_bad, sizeof(*R->d_bad), "check counter"));
+	return MP_OK;
+}
 
-	if (R->suites & need_hbm) {
-		uint64_t want = o->array_bytes;
+/* The three HBM arrays the stream suites share: 16 x L2 (at least 2 GiB, at most free / 8) unless given. */
+static mp_status alloc_hbm(run *R, hbm_bufs *h, size_t free_b)
+{
+	mp_calib_gpu_results *r = R->r;
+	uint64_t want = R->o->array_bytes;
 
-		if (want == 0) {
-			want = 16 * r->info.l2_cache_bytes;
-			if (want < 2 * GiB)
-				want = 2 * GiB;
-			if (want > free_b / 8)
-				want = free_b / 8;
-		}
-		want &= ~(uint64_t)(MiB - 1);
-		if (want < 8 * r->info.l2_cache_bytes && o->array_bytes == 0)
-			return mp_fail(R->err, MP_ENOMEM, "", "too little free device memory for arrays of 8x the L2");
-		if (want < MiB)
-			return mp_fail(R->err, MP_EINVAL, "/options/array_bytes", "array_bytes must be at least 1 MiB");
-		r->array_bytes = want;
-		h.n4 = want / 16;
-		TRY(dalloc(R, (void **)&h.a, want, "HBM array a"));
-		TRY(dalloc(R, (void **)&h.b, want, "HBM array b"));
-		TRY(dalloc(R, (void **)&h.c, want, "HBM array c"));
-		k_fill_pos<<<4096, THREADS, 0, R->stream>>>((float *)h.b, 4 * h.n4, 1);
-		LAUNCHED();
-		k_fill_pos<<<4096, THREADS, 0, R->stream>>>((float *)h.c, 4 * h.n4, 2);
-		LAUNCHED();
-		CK(cudaStreamSynchronize(R->stream));
+	if (want == 0) {
+		want = 16 * r->info.l2_cache_bytes;
+		if (want < 2 * GiB)
+			want = 2 * GiB;
+		if (want > free_b / 8)
+			want = free_b / 8;
 	}
+	want &= ~(uint64_t)(MiB - 1);
+	if (want < 8 * r->info.l2_cache_bytes && R->o->array_bytes == 0)
+		return mp_fail(R->err, MP_ENOMEM, "", "too little free device memory for arrays of 8x the L2");
+	if (want < MiB)
+		return mp_fail(R->err, MP_EINVAL, "/options/array_bytes", "array_bytes must be at least 1 MiB");
+	r->array_bytes = want;
+	h->n4 = want / 16;
+	TRY(dalloc(R, (void **)&h->a, want, "HBM array a"));
+	TRY(dalloc(R, (void **)&h->b, want, "HBM array b"));
+	TRY(dalloc(R, (void **)&h->c, want, "HBM array c"));
+	k_fill_pos<<<4096, THREADS, 0, R->stream>>>((float *)h->b, 4 * h->n4, 1);
+	LAUNCHED();
+	k_fill_pos<<<4096, THREADS, 0, R->stream>>>((float *)h->c, 4 * h->n4, 2);
+	LAUNCHED();
+	CK(cudaStreamSynchronize(R->stream));
+	return MP_OK;
+}
 
+/* One suite. */
+static mp_status run_one(run *R, uint32_t bit, hbm_bufs *h)
+{
+	switch (bit) {
+	case MP_CALIB_MEMORY:
+		return suite_memory(R);
+	case MP_CALIB_HBM:
+		return suite_hbm(R, h);
+	case MP_CALIB_STRIDED:
+		return suite_strided(R, h);
+	case MP_CALIB_L2:
+		return suite_l2(R, h);
+	case MP_CALIB_SMEM:
+		return suite_smem(R);
+	case MP_CALIB_FMA:
+		return suite_fma(R);
+	case MP_CALIB_MATMUL:
+		return suite_matmul(R);
+	case MP_CALIB_LATENCY:
+		return suite_latency(R);
+	case MP_CALIB_INTENSITY:
+		return suite_intensity(R, h);
+	case MP_CALIB_FIT:
+		/* The plan's bytes need the room the HBM arrays hold: give it back first. */
+		dfree(R, h->a);
+		dfree(R, h->b);
+		dfree(R, h->c);
+		memset(h, 0, sizeof(*h));
+		dfree(R, R->d_sink);
+		dfree(R, R->d_bad);
+		R->d_sink = NULL;
+		R->d_bad = NULL;
+		return suite_fit(R);
+	default:
+		return MP_OK;
+	}
+}
+
+/* The suites asked for, in the fixed order, each timed on the host clock, progress reported between them. */
+static mp_status run_suites(run *R)
+{
+	mp_calib_gpu_results *r = R->r;
+	hbm_bufs h;
+	size_t free_b = 0;
+	uint32_t need_hbm = MP_CALIB_HBM | MP_CALIB_STRIDED | MP_CALIB_L2 | MP_CALIB_INTENSITY;
+
+	memset(&h, 0, sizeof(h));
+	TRY(setup_context(R, &free_b));
+	if (R->suites & need_hbm)
+		TRY(alloc_hbm(R, &h, free_b));
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
 		uint32_t bit = order[i].bit;
 		double t0;
-		mp_status st = MP_OK;
+		mp_status st;
 
 		if (!(R->suites & bit))
 			continue;
@@ -1735,49 +1784,7 @@ static mp_status run_suites(run *R)
 		if (!progress(R, 0))
 			return MP_OK;
 		t0 = now_seconds();
-		switch (bit) {
-		case MP_CALIB_MEMORY:
-			st = suite_memory(R);
-			break;
-		case MP_CALIB_HBM:
-			st = suite_hbm(R, &h);
-			break;
-		case MP_CALIB_STRIDED:
-			st = suite_strided(R, &h);
-			break;
-		case MP_CALIB_L2:
-			st = suite_l2(R, &h);
-			break;
-		case MP_CALIB_SMEM:
-			st = suite_smem(R);
-			break;
-		case MP_CALIB_FMA:
-			st = suite_fma(R);
-			break;
-		case MP_CALIB_MATMUL:
-			st = suite_matmul(R);
-			break;
-		case MP_CALIB_LATENCY:
-			st = suite_latency(R);
-			break;
-		case MP_CALIB_INTENSITY:
-			st = suite_intensity(R, &h);
-			break;
-		case MP_CALIB_FIT:
-			/* The plan's bytes need the room the HBM arrays hold: give it back first. */
-			dfree(R, h.a);
-			dfree(R, h.b);
-			dfree(R, h.c);
-			memset(&h, 0, sizeof(h));
-			dfree(R, R->d_sink);
-			dfree(R, R->d_bad);
-			R->d_sink = NULL;
-			R->d_bad = NULL;
-			st = suite_fit(R);
-			break;
-		default:
-			break;
-		}
+		st = run_one(R, bit, &h);
 		CK(cudaStreamSynchronize(R->stream));
 		r->suite_seconds[mp_calib_suite_index(bit)] = now_seconds() - t0;
 		if (st != MP_OK || r->cancelled)

@@ -252,6 +252,14 @@ typedef struct mp_training_fit {
 } mp_training_fit;
 
 /*
+ * The one training verdict (the plan endpoint and the scheduler's batch both use it): the plan's total_bytes (the
+ * peak phase plus the CUDA context, per GPU) against dev's capacity (usable memory, else the label); headroom and
+ * the binding term; the solved fields are left 0. Worked example: 112,000,000,000 bytes on an H200 (150,109,880,320
+ * usable) -> fits, headroom 38,109,880,320. No errors.
+ */
+void mp_training_verdict(const mp_training_memory *mem, const mp_device *dev, mp_fit *fit);
+
+/*
  * The plan plus its fit against dev: largest micro-batch and longest sequence by bisection on the plan itself
  * (memory is monotone in both), smallest GPU count by growing the data-parallel degree (only sharded
  * states shrink with it). Errors: as mp_plan_training.

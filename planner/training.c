@@ -598,57 +598,44 @@ static mp_status stage_activations(const mp_model *m, const mp_training_req *req
 	return MP_OK;
 }
 
-static mp_status plan_stage(const mp_model *m, const mp_param_count *pc, const mp_training_req *req,
-			    const layout *l, bool first, bool last, stage_plan *p, mp_training_memory *mem,
-			    mp_error *err)
+/* Model states alone (states_only): every phase holds the states, nothing else. */
+static void states_only_phases(stage_plan *p, mp_ck *c)
+{
+	const states *st = &p->st;
+	uint64_t tot = mp_ckadd(c, mp_ckadd(c, st->weights, st->grads), mp_ckadd(c, st->master, st->opt));
+	term t[] = { { "weights", st->weights }, { "gradients", st->grads },
+		     { "master_weights", st->master }, { "optimizer_states", st->opt } };
+
+	for (int i = 0; i < MP_TRAIN_PHASE_COUNT; i++) {
+		p->ph[i].allocated_bytes = tot;
+		p->ph[i].binding_term = largest_term(t, 4);
+		p->ph[i].moment = "model states only";
+	}
+	p->peak = tot;
+	p->peak_phase = MP_TRAIN_PHASE_OPTIMIZER;
+	p->binding = p->ph[MP_TRAIN_PHASE_OPTIMIZER].binding_term;
+}
+
+/* cuBLAS workspaces that stay allocated between steps (PyTorch keeps one per cuBLAS handle and stream,
+ * CublasHandlePool.cpp; 32 MiB on sm90). 16-bit addmm/mm with fused attention run through cuBLASLt with a
+ * per-call workspace and keep none; fp32 GEMMs keep one; eager attention's batched GEMMs (bmm) keep one for the
+ * forward thread and one for the autograd thread. The counts are read off the H200 rows. */
+static uint64_t stage_workspace(const mp_training_req *req, mp_ck *c)
 {
 	mp_regime_bytes rb = mp_regime_bytes_of(req->precision);
+	uint64_t handles = (rb.compute == 4 ? 1 : 0) + (req->attention == MP_TRAIN_ATTENTION_EAGER ? 2 : 0);
+	uint64_t ws = req->cublas_workspace_bytes ? req->cublas_workspace_bytes : MP_DEFAULT_CUBLAS_WORKSPACE_BYTES;
+
+	return mp_ckmul(c, mp_min_u64(handles, 2), ws);
+}
+
+/* Communication buffers (only with data parallelism) by phase: DDP's buckets, ZeRO's reduce and all-gather
+ * buckets, the gathered layers of ZeRO-3 / FSDP. Returns the data-parallel degree the gradients are sharded by. */
+static uint64_t stage_comm(const mp_training_req *req, const layout *l, stage_plan *p, mp_ck *c)
+{
 	const states *st = &p->st;
-	const mp_activation_memory *a = &p->act;
-	uint64_t persistent, g_acc, head_grads = 0, shard_g = 1, bucket, gather = 0, reduce = 0, allgather = 0;
-	uint64_t fwd_acts, bwd[3];
-	mp_status s;
-	mp_ck c = { false };
+	uint64_t shard_g = 1, bucket, gather = 0, reduce = 0, allgather = 0;
 
-	memset(p, 0, sizeof(*p));
-	stage_params(m, pc, l, first, last, &p->s, &c);
-	if (c.ovf)
-		return MODEL_FAIL(err, MP_EOVERFLOW, m, req, "parameter counts overflow 64 bits");
-	s = model_states(m, pc, req, l, &p->s, &p->st, mem, err);
-	if (s != MP_OK)
-		return s;
-
-	if (req->states_only) {
-		uint64_t tot = mp_ckadd(&c, mp_ckadd(&c, st->weights, st->grads), mp_ckadd(&c, st->master, st->opt));
-		term t[] = { { "weights", st->weights }, { "gradients", st->grads },
-			     { "master_weights", st->master }, { "optimizer_states", st->opt } };
-
-		for (int i = 0; i < MP_TRAIN_PHASE_COUNT; i++) {
-			p->ph[i].allocated_bytes = tot;
-			p->ph[i].binding_term = largest_term(t, 4);
-			p->ph[i].moment = "model states only";
-		}
-		p->peak = tot;
-		p->peak_phase = MP_TRAIN_PHASE_OPTIMIZER;
-		p->binding = p->ph[MP_TRAIN_PHASE_OPTIMIZER].binding_term;
-		return c.ovf ? MODEL_FAIL(err, MP_EOVERFLOW, m, req, "model-state bytes overflow 64 bits") : MP_OK;
-	}
-	s = stage_activations(m, req, l, p, err);
-	if (s != MP_OK)
-		return s;
-
-	/* cuBLAS workspaces that stay allocated between steps (PyTorch keeps one per cuBLAS handle and stream,
-	 * CublasHandlePool.cpp; 32 MiB on sm90). 16-bit addmm/mm with fused attention run through cuBLASLt with a
-	 * per-call workspace and keep none; fp32 GEMMs keep one; eager attention's batched GEMMs (bmm) keep one
-	 * for the forward thread and one for the autograd thread. The counts are read off the H200 rows. */
-	{
-		uint64_t handles = (rb.compute == 4 ? 1 : 0) + (req->attention == MP_TRAIN_ATTENTION_EAGER ? 2 : 0);
-		uint64_t ws = req->cublas_workspace_bytes ? req->cublas_workspace_bytes : MP_DEFAULT_CUBLAS_WORKSPACE_BYTES;
-
-		p->workspace = mp_ckmul(&c, mp_min_u64(handles, 2), ws);
-	}
-
-	/* Communication buffers (only with data parallelism). */
 	if (req->sharding == MP_SHARDING_ZERO2 || req->sharding == MP_SHARDING_ZERO3 ||
 	    req->sharding == MP_SHARDING_FSDP_FULL || req->sharding == MP_SHARDING_FSDP_GRAD_OP)
 		shard_g = l->dp;
@@ -666,35 +653,38 @@ static mp_status plan_stage(const mp_model *m, const mp_param_count *pc, const m
 		case MP_SHARDING_FSDP_GRAD_OP:
 			/* DeepSpeed stage 1/2: the reduce bucket (ipg buffer, reduce_bucket_size elements) in backward and
 			 * the all-gather bucket (allgather_bucket_size) after the step. */
-			reduce = mp_ckmul(&c, bucket, st->grad_bytes_pp);
-			allgather = mp_ckmul(&c, bucket, st->weight_bytes_pp);
+			reduce = mp_ckmul(c, bucket, st->grad_bytes_pp);
+			allgather = mp_ckmul(c, bucket, st->weight_bytes_pp);
 			break;
 		case MP_SHARDING_ZERO3:
 		case MP_SHARDING_FSDP_FULL:
 			/* ZeRO-3 / FSDP FULL_SHARD: the unit being computed and the prefetched next one are gathered in
 			 * full (two layers' weights), and one layer's gradients await their reduce-scatter. */
-			gather = mp_ckmul3(&c, 2, p->s.layer_params, st->weight_bytes_pp);
-			reduce = mp_ckmul(&c, p->s.layer_params, st->grad_bytes_pp);
+			gather = mp_ckmul3(c, 2, p->s.layer_params, st->weight_bytes_pp);
+			reduce = mp_ckmul(c, p->s.layer_params, st->grad_bytes_pp);
 			break;
 		}
 	}
 	p->comm_fwd = gather;
-	p->comm_bwd = mp_ckadd(&c, gather, reduce);
+	p->comm_bwd = mp_ckadd(c, gather, reduce);
 	p->comm_opt = allgather;
+	return shard_g;
+}
 
-	persistent = mp_ckadd(&c, mp_ckadd(&c, st->weights, st->master), mp_ckadd(&c, st->opt, p->workspace));
-	persistent = mp_ckadd(&c, persistent, p->comm_persistent);
-	g_acc = l->gas > 1 ? st->grads : 0;	/* accumulated gradients stay across micro-batches */
-	if (last && req->finetune == MP_FINETUNE_FULL)
-		head_grads = ceil_div(mp_ckmul(&c, p->s.head, st->grad_bytes_pp), shard_g);
+/* Forward, at the loss: every saved activation, the whole autocast cast cache, and the logits chain. */
+static void forward_phase(const mp_training_req *req, bool last, uint64_t persistent, uint64_t g_acc, stage_plan *p,
+			  mp_ck *c)
+{
+	mp_regime_bytes rb = mp_regime_bytes_of(req->precision);
+	const states *st = &p->st;
+	const mp_activation_memory *a = &p->act;
+	uint64_t fwd_acts = a->total - mp_min_u64(a->total, a->autocast_weight_copies_bytes);
 
-	/* Forward, at the loss: every saved activation, the whole autocast cast cache, and the logits chain. */
-	fwd_acts = a->total - mp_min_u64(a->total, a->autocast_weight_copies_bytes);
-	fwd_acts = mp_ckadd(&c, fwd_acts, a->autocast_weight_copies_bytes);
+	fwd_acts = mp_ckadd(c, fwd_acts, a->autocast_weight_copies_bytes);
 	if (rb.amp && req->finetune == MP_FINETUNE_FULL && req->recompute != MP_RECOMPUTE_FULL)
 		fwd_acts = a->total;	/* copies saved for backward == cast cache (x micro-batches in flight) */
-	p->ph[MP_TRAIN_PHASE_FORWARD].allocated_bytes =
-		mp_ckadd(&c, mp_ckadd(&c, persistent, g_acc), mp_ckadd(&c, fwd_acts, mp_ckadd(&c, p->lg.forward_peak_bytes, gather)));
+	p->ph[MP_TRAIN_PHASE_FORWARD].allocated_bytes = mp_ckadd(
+		c, mp_ckadd(c, persistent, g_acc), mp_ckadd(c, fwd_acts, mp_ckadd(c, p->lg.forward_peak_bytes, p->comm_fwd)));
 	p->ph[MP_TRAIN_PHASE_FORWARD].moment = last ? "loss (log_softmax)" : "end of forward (micro-batches in flight)";
 	{
 		term t[] = { { "weights", st->weights },	  { "master_weights", st->master },
@@ -703,24 +693,33 @@ static mp_status plan_stage(const mp_model *m, const mp_param_count *pc, const m
 
 		p->ph[MP_TRAIN_PHASE_FORWARD].binding_term = largest_term(t, 6);
 	}
+}
 
-	/* Backward: (0) at log_softmax backward, every activation plus three tokens x vocab fp32 tensors;
-	 * (1) in the last layer's backward, every activation plus the head's gradients, the recomputed layer and
-	 * that layer's temporaries; (2) at the first layer, all gradients plus one layer. */
-	bwd[0] = last ? mp_ckadd(&c, mp_ckadd(&c, persistent, g_acc),
-				 mp_ckadd(&c, a->total, mp_ckadd(&c, p->lg.backward_peak_bytes, p->comm_bwd)))
+/* Backward: (0) at log_softmax backward, every activation plus three tokens x vocab fp32 tensors; (1) in the last
+ * layer's backward, every activation plus the head's gradients, the recomputed layer and that layer's
+ * temporaries; (2) at the first layer, all gradients plus one layer. The largest of the three. */
+static void backward_phase(bool last, uint64_t persistent, uint64_t g_acc, uint64_t head_grads, stage_plan *p,
+			   mp_ck *c)
+{
+	static const char *const moments[] = { "loss backward (log_softmax backward)", "last layer's backward",
+					       "first layer's backward" };
+	const states *st = &p->st;
+	const mp_activation_memory *a = &p->act;
+	uint64_t bwd[3];
+	int w;
+
+	bwd[0] = last ? mp_ckadd(c, mp_ckadd(c, persistent, g_acc),
+				 mp_ckadd(c, a->total, mp_ckadd(c, p->lg.backward_peak_bytes, p->comm_bwd)))
 		      : 0;
-	bwd[1] = mp_ckadd(&c, mp_ckadd(&c, persistent, mp_max_u64(g_acc, head_grads)),
-			  mp_ckadd(&c, a->total, mp_ckadd(&c, a->recompute_bytes, a->backward_transient_bytes)));
-	bwd[1] = mp_ckadd(&c, bwd[1], p->comm_bwd);
-	bwd[2] = mp_ckadd(&c, mp_ckadd(&c, persistent, st->grads),
-			  mp_ckadd(&c, mp_ckadd(&c, a->embedding_bytes, a->saved_per_layer),
-				   mp_ckadd(&c, a->recompute_bytes, a->backward_transient_bytes)));
-	bwd[2] = mp_ckadd(&c, bwd[2], p->comm_bwd);
+	bwd[1] = mp_ckadd(c, mp_ckadd(c, persistent, mp_max_u64(g_acc, head_grads)),
+			  mp_ckadd(c, a->total, mp_ckadd(c, a->recompute_bytes, a->backward_transient_bytes)));
+	bwd[1] = mp_ckadd(c, bwd[1], p->comm_bwd);
+	bwd[2] = mp_ckadd(c, mp_ckadd(c, persistent, st->grads),
+			  mp_ckadd(c, mp_ckadd(c, a->embedding_bytes, a->saved_per_layer),
+				   mp_ckadd(c, a->recompute_bytes, a->backward_transient_bytes)));
+	bwd[2] = mp_ckadd(c, bwd[2], p->comm_bwd);
+	w = bwd[0] >= bwd[1] && bwd[0] >= bwd[2] ? 0 : (bwd[1] >= bwd[2] ? 1 : 2);
 	{
-		int w = bwd[0] >= bwd[1] && bwd[0] >= bwd[2] ? 0 : (bwd[1] >= bwd[2] ? 1 : 2);
-		static const char *const moments[] = { "loss backward (log_softmax backward)",
-						       "last layer's backward", "first layer's backward" };
 		term t0[] = { { "weights", st->weights },	  { "master_weights", st->master },
 			      { "optimizer_states", st->opt }, { "gradients", g_acc },
 			      { "activations", a->total },	  { "logits", p->lg.backward_peak_bytes } };
@@ -741,18 +740,58 @@ static mp_status plan_stage(const mp_model *m, const mp_param_count *pc, const m
 		p->ph[MP_TRAIN_PHASE_BACKWARD].binding_term = w == 0 ? largest_term(t0, 6) : w == 1 ? largest_term(t1, 5)
 											       : largest_term(t2, 5);
 	}
+}
 
-	/* Optimizer step: states, all gradients and the step's temporaries. */
+/* Optimizer step: states, all gradients and the step's temporaries. */
+static void optimizer_phase(uint64_t persistent, stage_plan *p, mp_ck *c)
+{
+	const states *st = &p->st;
+	term t[] = { { "weights", st->weights },	  { "master_weights", st->master },
+		     { "optimizer_states", st->opt }, { "gradients", st->grads },
+		     { "optimizer_transient", st->opt_transient } };
+
 	p->ph[MP_TRAIN_PHASE_OPTIMIZER].allocated_bytes =
-		mp_ckadd(&c, mp_ckadd(&c, persistent, st->grads), mp_ckadd(&c, st->opt_transient, p->comm_opt));
+		mp_ckadd(c, mp_ckadd(c, persistent, st->grads), mp_ckadd(c, st->opt_transient, p->comm_opt));
 	p->ph[MP_TRAIN_PHASE_OPTIMIZER].moment = "optimizer step (foreach temporaries)";
-	{
-		term t[] = { { "weights", st->weights },	  { "master_weights", st->master },
-			     { "optimizer_states", st->opt }, { "gradients", st->grads },
-			     { "optimizer_transient", st->opt_transient } };
+	p->ph[MP_TRAIN_PHASE_OPTIMIZER].binding_term = largest_term(t, 5);
+}
 
-		p->ph[MP_TRAIN_PHASE_OPTIMIZER].binding_term = largest_term(t, 5);
+/* One pipeline stage (the first and/or the last): its parameters and states, activations, workspaces and
+ * communication buffers, then the memory at each phase and the peak. */
+static mp_status plan_stage(const mp_model *m, const mp_param_count *pc, const mp_training_req *req,
+			    const layout *l, bool first, bool last, stage_plan *p, mp_training_memory *mem,
+			    mp_error *err)
+{
+	const states *st = &p->st;
+	uint64_t persistent, g_acc, head_grads = 0, shard_g;
+	mp_status s;
+	mp_ck c = { false };
+
+	memset(p, 0, sizeof(*p));
+	stage_params(m, pc, l, first, last, &p->s, &c);
+	if (c.ovf)
+		return MODEL_FAIL(err, MP_EOVERFLOW, m, req, "parameter counts overflow 64 bits");
+	s = model_states(m, pc, req, l, &p->s, &p->st, mem, err);
+	if (s != MP_OK)
+		return s;
+	if (req->states_only) {
+		states_only_phases(p, &c);
+		return c.ovf ? MODEL_FAIL(err, MP_EOVERFLOW, m, req, "model-state bytes overflow 64 bits") : MP_OK;
 	}
+	s = stage_activations(m, req, l, p, err);
+	if (s != MP_OK)
+		return s;
+	p->workspace = stage_workspace(req, &c);
+	shard_g = stage_comm(req, l, p, &c);
+
+	persistent = mp_ckadd(&c, mp_ckadd(&c, st->weights, st->master), mp_ckadd(&c, st->opt, p->workspace));
+	persistent = mp_ckadd(&c, persistent, p->comm_persistent);
+	g_acc = l->gas > 1 ? st->grads : 0;	/* accumulated gradients stay across micro-batches */
+	if (last && req->finetune == MP_FINETUNE_FULL)
+		head_grads = ceil_div(mp_ckmul(&c, p->s.head, st->grad_bytes_pp), shard_g);
+	forward_phase(req, last, persistent, g_acc, p, &c);
+	backward_phase(last, persistent, g_acc, head_grads, p, &c);
+	optimizer_phase(persistent, p, &c);
 	p->peak_phase = MP_TRAIN_PHASE_FORWARD;
 	for (int i = 1; i < MP_TRAIN_PHASE_COUNT; i++)
 		if (p->ph[i].allocated_bytes > p->ph[p->peak_phase].allocated_bytes)
@@ -918,6 +957,18 @@ static bool fits_with(const mp_model *m, const mp_param_count *pc, const mp_trai
 		(result) = lo_;                                               \
 	} while (0)
 
+void mp_training_verdict(const mp_training_memory *mem, const mp_device *dev, mp_fit *fit)
+{
+	uint64_t cap = mp_device_capacity_bytes(dev);
+
+	memset(fit, 0, sizeof(*fit));
+	fit->capacity_bytes = cap;
+	fit->budget_bytes = cap;
+	fit->fits = mem->total_bytes <= cap;
+	fit->headroom_bytes = (int64_t)cap - (int64_t)mem->total_bytes;
+	fit->binding_term = mem->binding_term ? mem->binding_term : "weights";
+}
+
 mp_status mp_plan_training_fit(const mp_model *m, const mp_param_count *pc, const mp_training_req *req,
 			       const mp_device *dev, mp_training_memory *mem, mp_training_fit *tf, mp_error *err)
 {
@@ -929,11 +980,8 @@ mp_status mp_plan_training_fit(const mp_model *m, const mp_param_count *pc, cons
 	st = mp_plan_training(m, pc, req, mem, err);
 	if (st != MP_OK || dev == NULL)
 		return st;
-	cap = mp_device_capacity_bytes(dev);
-	tf->fit.capacity_bytes = cap;
-	tf->fit.fits = mem->total_bytes <= cap;
-	tf->fit.headroom_bytes = (int64_t)cap - (int64_t)mem->total_bytes;
-	tf->fit.binding_term = mem->binding_term;
+	mp_training_verdict(mem, dev, &tf->fit);
+	cap = tf->fit.capacity_bytes;
 
 	r = *req;
 	r.global_batch_size = 0;

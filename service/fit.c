@@ -133,7 +133,7 @@ static mp_status fit_training(const fit_ctx *c, const mps_fit_request *rq, const
 	}
 	for (size_t d = 0; d < c->ndevs && st == MP_OK; d++) {
 		const mp_store_device *dev = &c->devs[d];
-		uint64_t cap = mp_device_capacity_bytes(&dev->hw), smallest = 0;
+		uint64_t smallest = 0;
 
 		for (size_t g = 0; g < rq->ngpu_counts; g++) {
 			mps_fit_row *row = &rows[g];
@@ -142,10 +142,13 @@ static mp_status fit_training(const fit_ctx *c, const mps_fit_request *rq, const
 			row->gpu_count = rq->gpu_counts[g];
 			row->binding_term = "invalid_layout";
 			if (tvalid[g]) {
+				mp_fit fit;
+
+				mp_training_verdict(&tm[g], &dev->hw, &fit); /* the plan endpoint's own rule */
 				row->total_bytes = tm[g].total_bytes;
-				row->fits = row->total_bytes <= cap;
-				row->headroom_bytes = (int64_t)cap - (int64_t)row->total_bytes;
-				row->binding_term = tm[g].binding_term ? tm[g].binding_term : "weights";
+				row->fits = fit.fits;
+				row->headroom_bytes = fit.headroom_bytes;
+				row->binding_term = fit.binding_term;
 			}
 			if (row->fits && smallest == 0)
 				smallest = row->gpu_count;
