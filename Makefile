@@ -147,7 +147,7 @@ deps:
 # One pattern links every test: tests/<name>.c, the helpers TEST_HELPERS_<name> and the archives of the layer it
 # tests (TEST_STACK_<name>). The planner test links the planner alone: it needs no JSON, store or HTTP library.
 TESTS := test_planner test_models test_store test_http test_roofline test_training test_inference test_store_http \
-         test_store_proc test_calib test_limits test_respcache test_golden
+         test_store_proc test_calib test_limits test_respcache test_golden test_codec
 HTTP_HELPERS := tests/http_util.c tests/refs.c tests/lib_util.c
 TEST_STACK_test_planner   := planner
 TEST_HELPERS_test_planner :=
@@ -157,7 +157,8 @@ TEST_HELPERS_test_models  := tests/refs.c
 TEST_STACK_test_training  := codec
 TEST_HELPERS_test_training := tests/refs.c
 TEST_STACK_test_codec     := codec
-TEST_HELPERS_test_codec   := tests/refs.c
+TEST_HELPERS_test_codec   := tests/refs.c tests/lib_util.c
+TEST_LIBS_test_codec      := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
 TEST_STACK_test_store     := service
 TEST_HELPERS_test_store   := tests/refs.c
 TEST_STACK_test_store_proc := service
@@ -187,8 +188,10 @@ TEST_BINS := $(addprefix $(BUILD)/tests/,$(TESTS))
 HTTP_LOG := $(abspath $(BUILD))/http-exchanges.jsonl
 
 # The C tests (unit, golden, store, HTTP) and the lints: the quick tier.
+# the benchmarks are built (not run) by check, so they cannot rot
+BENCH_BINS := $(BUILD)/bench/training_h200 $(BUILD)/bench/bench_fit $(BUILD)/bench/bench_plan
 check:
-	@$(MAKE) --no-print-directory $(TEST_BINS) $(BUILD)/memplan
+	@$(MAKE) --no-print-directory $(TEST_BINS) $(BENCH_BINS) $(BUILD)/memplan
 	@rm -f $(HTTP_LOG)
 	@set -e; for t in $(TEST_BINS); do echo "== $$t"; MEMPLAN_BIN=$(BUILD)/memplan MEMPLAN_HTTP_LOG=$(HTTP_LOG) $$t; done
 	@echo "== tests/lint_sql.sh"; sh tests/lint_sql.sh

@@ -13,8 +13,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "../daemon/plan.h"
-#include "../daemon/reply.h"
+#include "../codec/codec.h"
+#include "../codec/json.h"
+#include "../service/service.h"
 
 static const char body_text[] = "{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\","
 				"\"batch_size\":1,\"sequence_length\":4096,\"device\":\"h200-sxm-141gb\"}";
@@ -31,11 +32,16 @@ int main(int argc, char **argv)
 	struct timespec t0, t1;
 	size_t bytes = 0;
 
-	if (mkdtemp(path) == NULL)
+	if (rq == NULL || plan == NULL || mkdtemp(path) == NULL) {
+		free(rq);
+		free(plan);
 		return 1;
+	}
 	snprintf(db, sizeof(db), "%s/m.db", path);
-	if (rq == NULL || plan == NULL || mps_open(db, &svc, &err) != MP_OK) {
+	if (mps_open(db, &svc, &err) != MP_OK) {
 		fprintf(stderr, "bench-plan: %s\n", err.message);
+		free(rq);
+		free(plan);
 		return 1;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);

@@ -134,7 +134,7 @@ static cJSON *request_body(calib_args *a)
 			char name[32];
 
 			snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1), p);
-			cJSON_AddItemToArray(arr, cJSON_CreateString(name));
+			mpc_append(arr, cJSON_CreateString(name));
 			p += n + (p[n] == ',');
 		}
 	}
@@ -157,7 +157,7 @@ static cJSON *request_body(calib_args *a)
 			cJSON_Delete(body);
 			return NULL;
 		}
-		cJSON_AddItemToObject(body, "fit_plan", plan);
+		mpc_add_item(body, "fit_plan", plan);
 	}
 	return body;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../planner/memplan.h"
+#include "../codec/json.h"
 #include "cli.h"
 
 const char cli_usage[] =
@@ -45,6 +46,7 @@ const char cli_usage[] =
 
 int main(int argc, char **argv)
 {
+	mpc_json_init(NULL); /* before any cJSON call: allocation failures are counted (codec/json.h) */
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
 		fputs(cli_usage, argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;

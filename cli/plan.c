@@ -67,7 +67,7 @@ static bool set_path(cJSON *body, const char *path, cJSON *value)
 		path = dot + 1;
 	}
 	cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
-	cJSON_AddItemToObject(obj, key, value);
+	mpc_add_item(obj, key, value);
 	return true;
 }
 
@@ -143,7 +143,7 @@ int cli_plan(int argc, char **argv)
 			while ((item = base->child) != NULL) {
 				cJSON_DetachItemViaPointer(base, item);
 				cJSON_DeleteItemFromObjectCaseSensitive(body, item->string);
-				cJSON_AddItemToObject(body, item->string, item);
+				mpc_add_item(body, item->string, item);
 			}
 			cJSON_Delete(base);
 		} else if (strcmp(a, "--config") == 0) {
@@ -152,7 +152,7 @@ int cli_plan(int argc, char **argv)
 			if (cfg == NULL)
 				goto out;
 			model = cJSON_CreateObject();
-			cJSON_AddItemToObject(model, "hf_config", cfg);
+			mpc_add_item(model, "hf_config", cfg);
 			set_path(body, "model", model);
 		} else if (!set_path(body, a + 2, cli_value(val))) {
 			fprintf(stderr, "memplan plan: bad option name '%s'\n", a);
@@ -161,8 +161,13 @@ int cli_plan(int argc, char **argv)
 	}
 	rc = 1;
 	st = mps_open(db, &svc, &err);
-	if (st == MP_OK)
+	if (st == MP_OK) {
+		unsigned long failed = mpc_alloc_failures();
+
 		st = kind[0] == 'i' ? plan_inference(svc, body, &out, &err) : plan_training(svc, body, &out, &err);
+		if (st == MP_OK && mpc_alloc_failures() != failed) /* the document may be incomplete (codec/json.h) */
+			st = mp_fail(&err, MP_ENOMEM, "", "out of memory");
+	}
 	if (st == MP_OK) {
 		if (json) {
 			if (!cli_print_json(out))

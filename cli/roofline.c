@@ -103,7 +103,7 @@ int cli_roofline(int argc, char **argv)
 				fprintf(stderr, "memplan roofline: %s: %s\n", a, err.message);
 				goto out;
 			}
-			cJSON_AddItemToArray(ops, op);
+			mpc_append(ops, op);
 		} else {
 			fprintf(stderr, "memplan roofline: unknown or incomplete argument '%s'\n\n%s", a, cli_usage);
 			goto out;

@@ -19,7 +19,7 @@ cJSON *mpc_calib_suites_json(uint32_t suites)
 
 	for (int i = 0; a && i < MP_CALIB_SUITE_BITS; i++)
 		if (suites & (1u << i))
-			cJSON_AddItemToArray(a, cJSON_CreateString(mp_calib_suite_name(1u << i)));
+			mpc_append(a, cJSON_CreateString(mp_calib_suite_name(1u << i)));
 	return a;
 }
 
@@ -160,7 +160,7 @@ static cJSON *add_stat(cJSON *o, const char *name, const mp_calib_stat *s, const
 {
 	cJSON *v = stat_json(s, unit);
 
-	cJSON_AddItemToObject(o, name, v);
+	mpc_add_item(o, name, v);
 	return v;
 }
 
@@ -188,10 +188,10 @@ static void add_target(cJSON *targets, const char *name, const char *what, doubl
 		cJSON_AddBoolToObject(t, "met", minimum ? value >= limit : value <= limit);
 	else
 		cJSON_AddNullToObject(t, "met");
-	cJSON_AddItemToArray(targets, t);
+	mpc_append(targets, t);
 }
 
-static cJSON *gpu_device_json(const mp_calib_gpu_info *in)
+static cJSON *gpu_device_json(const mp_calib_gpu_info *in, const mps_calib_gpu_figures *fig)
 {
 	cJSON *o = cJSON_CreateObject();
 	char cc[16];
@@ -203,7 +203,7 @@ static cJSON *gpu_device_json(const mp_calib_gpu_info *in)
 	mpc_add_num(o, "l2_cache_bytes", in->l2_cache_bytes);
 	snprintf(cc, sizeof(cc), "%d.%d", in->cc_major, in->cc_minor);
 	cJSON_AddStringToObject(o, "compute_capability", cc);
-	cJSON_AddStringToObject(o, "architecture", mp_calib_architecture(in->cc_major, in->cc_minor));
+	cJSON_AddStringToObject(o, "architecture", fig->architecture ? fig->architecture : "unknown");
 	mpc_add_num(o, "clock_hz", in->clock_hz);
 	mpc_add_num(o, "shared_memory_per_sm_bytes", in->shared_memory_per_sm_bytes);
 	mpc_add_num(o, "driver_version", in->driver_version);
@@ -217,6 +217,7 @@ static const mp_dtype matmul_types[] = {MP_DTYPE_BF16, MP_DTYPE_FP16, MP_DTYPE_T
 /* What the results encoders read: the run, the request, the datasheet and the profile (either may be NULL). */
 typedef struct gpu_ctx {
 	const mp_calib_gpu_results *r;
+	const mps_calib_gpu_figures *fig;
 	const mps_calib_request *rq;
 	const mp_store_device *ds, *profile;
 } gpu_ctx;
@@ -272,9 +273,9 @@ static void strided_json(cJSON *res, const gpu_ctx *c)
 	for (int k = 0; k < MP_CALIB_STRIDE_COUNT; k++) {
 		p = cJSON_CreateObject();
 		mpc_add_num(p, "stride", 1u << k);
-		cJSON_AddItemToObject(p, "useful", stat_json(&r->strided[k], "bytes_per_second"));
+		mpc_add_item(p, "useful", stat_json(&r->strided[k], "bytes_per_second"));
 		add_ratio(p, "fraction_of_stride_1", r->strided[k].best, r->strided[0].best);
-		cJSON_AddItemToArray(a, p);
+		mpc_append(a, p);
 	}
 }
 
@@ -302,8 +303,8 @@ static void smem_json(cJSON *res, const gpu_ctx *c)
 		p = cJSON_CreateObject();
 		mpc_add_num(p, "stride_words", 1u << k);
 		mpc_add_num(p, "bank_conflict_ways", 1u << k);
-		cJSON_AddItemToObject(p, "read", stat_json(&r->smem[k], "bytes_per_second"));
-		cJSON_AddItemToArray(a, p);
+		mpc_add_item(p, "read", stat_json(&r->smem[k], "bytes_per_second"));
+		mpc_append(a, p);
 	}
 	add_stat(o, "tile_32x32_column", &r->smem_tile_column, "bytes_per_second");
 	add_stat(o, "tile_32x33_column_padded", &r->smem_tile_padded, "bytes_per_second");
@@ -342,7 +343,7 @@ static void matmul_json(cJSON *res, const gpu_ctx *c)
 		const mp_calib_matmul *m = &r->matmul[matmul_types[i]];
 
 		p = cJSON_AddObjectToObject(lt, mp_dtype_name(matmul_types[i]));
-		cJSON_AddItemToObject(p, "rate", stat_json(&m->flops_per_second, "flops_per_second"));
+		mpc_add_item(p, "rate", stat_json(&m->flops_per_second, "flops_per_second"));
 		mpc_add_num(p, "algorithms_tried", m->algos_tried);
 		if (m->flops_per_second.runs || m->rel_error > 0)
 			mpc_add_num(p, "relative_error", m->rel_error);
@@ -352,11 +353,11 @@ static void matmul_json(cJSON *res, const gpu_ctx *c)
 			cJSON_AddStringToObject(p, "status", m->status);
 		else
 			cJSON_AddNullToObject(p, "status");
-		add_ratio(p, "over_datasheet", mp_calib_matmul_peak(r, matmul_types[i]),
+		add_ratio(p, "over_datasheet", c->fig->matmul_peak_flops_per_second[matmul_types[i]],
 		          ds ? ds->hw.peak_flops_per_second[matmul_types[i]] : 0);
 	}
 	p = cJSON_AddObjectToObject(o, "cublas_bf16");
-	cJSON_AddItemToObject(p, "rate", stat_json(&r->cublas_bf16.flops_per_second, "flops_per_second"));
+	mpc_add_item(p, "rate", stat_json(&r->cublas_bf16.flops_per_second, "flops_per_second"));
 	mpc_add_num(p, "relative_error", r->cublas_bf16.rel_error);
 	if (r->cublas_bf16.status[0])
 		cJSON_AddStringToObject(p, "status", r->cublas_bf16.status);
@@ -381,10 +382,10 @@ static void latency_json(cJSON *res, const gpu_ctx *c)
 	o = cJSON_AddObjectToObject(res, "latency");
 	p = cJSON_AddObjectToObject(o, "hbm");
 	mpc_add_num(p, "span_bytes", r->latency_hbm_span_bytes);
-	cJSON_AddItemToObject(p, "load", stat_json(&r->latency_hbm, "seconds"));
+	mpc_add_item(p, "load", stat_json(&r->latency_hbm, "seconds"));
 	p = cJSON_AddObjectToObject(o, "l2");
 	mpc_add_num(p, "span_bytes", r->latency_l2_span_bytes);
-	cJSON_AddItemToObject(p, "load", stat_json(&r->latency_l2, "seconds"));
+	mpc_add_item(p, "load", stat_json(&r->latency_l2, "seconds"));
 	cJSON_AddStringToObject(o, "note",
 	                        "one thread, a random single cycle over 128-byte lines, loads that "
 	                        "skip L1; the HBM figure includes TLB misses over its span");
@@ -412,7 +413,7 @@ static void intensity_json(cJSON *res, const gpu_ctx *c)
 	cJSON *o, *a, *p;
 
 	double peak = (done & MP_CALIB_FMA) ? r->fma_fp32.best : 0;
-	double bw = (done & MP_CALIB_HBM) ? mp_calib_gpu_bandwidth(r) : 0;
+	double bw = (done & MP_CALIB_HBM) ? c->fig->memory_bandwidth_bytes_per_second : 0;
 	double ds_peak = ds ? ds->hw.peak_flops_per_second[MP_DTYPE_FP32] : 0;
 	double ds_bw = ds ? ds->hw.memory_bandwidth_bytes_per_second : 0;
 
@@ -429,7 +430,7 @@ static void intensity_json(cJSON *res, const gpu_ctx *c)
 
 		p = cJSON_CreateObject();
 		mpc_add_num(p, "flops_per_byte", ip->flops_per_byte);
-		cJSON_AddItemToObject(p, "rate", stat_json(&ip->flops_per_second, "flops_per_second"));
+		mpc_add_item(p, "rate", stat_json(&ip->flops_per_second, "flops_per_second"));
 		if (peak > 0 && bw > 0) {
 			roof = fmin(peak, ip->flops_per_byte * bw);
 			mpc_add_num(p, "roof_flops_per_second", roof);
@@ -445,7 +446,7 @@ static void intensity_json(cJSON *res, const gpu_ctx *c)
 			mpc_add_num(p, "datasheet_roof_flops_per_second", dsroof);
 			add_ratio(p, "measured_over_datasheet_roof", ip->flops_per_second.median, dsroof);
 		}
-		cJSON_AddItemToArray(a, p);
+		mpc_append(a, p);
 	}
 }
 
@@ -491,12 +492,12 @@ static void fit_json(cJSON *res, const gpu_ctx *c)
 	                        "real headroom is cudaMemGetInfo free with everything allocated");
 }
 
-static cJSON *gpu_results_json(const mp_calib_gpu_results *r, const mps_calib_request *rq, const mp_store_device *ds,
-                               const mp_store_device *profile)
+static cJSON *gpu_results_json(const mp_calib_gpu_results *r, const mps_calib_gpu_figures *fig,
+                               const mps_calib_request *rq, const mp_store_device *ds, const mp_store_device *profile)
 {
 	cJSON *res = cJSON_CreateObject();
 	uint32_t done = r->suites_done;
-	const gpu_ctx c = { r, rq, ds, profile };
+	const gpu_ctx c = { r, fig, rq, ds, profile };
 
 	if (res == NULL)
 		return NULL;
@@ -532,11 +533,12 @@ static void gpu_parts(cJSON *doc, cJSON *warnings, const mps_calib_job *job)
 	const mp_store_device *profile = &job->profile;
 	const mp_device *dh = datasheet ? &datasheet->hw : NULL;
 	bool have_profile = job->have_profile;
-	double bw = mp_calib_gpu_bandwidth(r), elapsed_seconds = job->elapsed_seconds;
+	const mps_calib_gpu_figures *fig = &job->gpu_figures;
+	double bw = fig->memory_bandwidth_bytes_per_second, elapsed_seconds = job->elapsed_seconds;
 	cJSON *ratios, *peaks, *targets, *secs;
 
-	cJSON_AddItemToObject(doc, "device", gpu_device_json(&r->info));
-	cJSON_AddItemToObject(doc, "results", gpu_results_json(r, rq, datasheet, have_profile ? profile : NULL));
+	mpc_add_item(doc, "device", gpu_device_json(&r->info, fig));
+	mpc_add_item(doc, "results", gpu_results_json(r, fig, rq, datasheet, have_profile ? profile : NULL));
 	secs = cJSON_AddObjectToObject(doc, "suite_seconds");
 	for (int i = 0; i < MP_CALIB_SUITE_BITS; i++)
 		if (r->suites_done & (1u << i))
@@ -549,7 +551,7 @@ static void gpu_parts(cJSON *doc, cJSON *warnings, const mps_calib_job *job)
 		add_ratio(peaks, "fp32", (r->suites_done & MP_CALIB_FMA) ? r->fma_fp32.best : 0,
 		          dh->peak_flops_per_second[MP_DTYPE_FP32]);
 		for (size_t i = 0; i < N_MATMUL; i++)
-			add_ratio(peaks, mp_dtype_name(matmul_types[i]), mp_calib_matmul_peak(r, matmul_types[i]),
+			add_ratio(peaks, mp_dtype_name(matmul_types[i]), fig->matmul_peak_flops_per_second[matmul_types[i]],
 			          dh->peak_flops_per_second[matmul_types[i]]);
 		add_ratio(ratios, "memory_bytes", (double)r->info.memory_bytes, (double)dh->memory_bytes);
 	} else {
@@ -567,18 +569,18 @@ static void gpu_parts(cJSON *doc, cJSON *warnings, const mps_calib_job *job)
 	           (r->suites_done & MP_CALIB_FMA) && dh && dh->peak_flops_per_second[MP_DTYPE_FP32] > 0, 0.95, true);
 	add_target(targets, "bf16_cublaslt_over_cublas", "cuBLASLt bf16 / cublasGemmEx bf16 at the same size, same run",
 	           r->cublas_bf16.flops_per_second.best > 0
-	               ? mp_calib_matmul_peak(r, MP_DTYPE_BF16) / r->cublas_bf16.flops_per_second.best
+	               ? fig->matmul_peak_flops_per_second[MP_DTYPE_BF16] / r->cublas_bf16.flops_per_second.best
 	               : 0,
-	           mp_calib_matmul_peak(r, MP_DTYPE_BF16) > 0 && r->cublas_bf16.flops_per_second.best > 0, 0.95, true);
+	           fig->matmul_peak_flops_per_second[MP_DTYPE_BF16] > 0 && r->cublas_bf16.flops_per_second.best > 0, 0.95, true);
 	add_target(targets, "default_suite_seconds", "wall time of the run (the target applies to the default suite)",
 	           elapsed_seconds, rq->suites == 0 || rq->suites == MP_CALIB_GPU_DEFAULT, 20.0, false);
 
 	if (!have_profile)
-		cJSON_AddItemToArray(warnings, cJSON_CreateString("no profile stored: the memory bandwidth was not "
+		mpc_append(warnings, cJSON_CreateString("no profile stored: the memory bandwidth was not "
 		                                                  "measured (add the hbm suite) and no earlier profile "
 		                                                  "or datasheet gives one"));
 	if (datasheet == NULL)
-		cJSON_AddItemToArray(warnings, cJSON_CreateString("no datasheet profile matches this GPU's name: no "
+		mpc_append(warnings, cJSON_CreateString("no datasheet profile matches this GPU's name: no "
 		                                                  "measured/datasheet ratios"));
 	for (size_t i = 0; i < N_MATMUL; i++) {
 		const mp_calib_matmul *m = &r->matmul[matmul_types[i]];
@@ -587,7 +589,7 @@ static void gpu_parts(cJSON *doc, cJSON *warnings, const mps_calib_job *job)
 			char w[256];
 
 			snprintf(w, sizeof(w), "matmul %s: %s", mp_dtype_name(matmul_types[i]), m->status);
-			cJSON_AddItemToArray(warnings, cJSON_CreateString(w));
+			mpc_append(warnings, cJSON_CreateString(w));
 		}
 	}
 	}
@@ -647,20 +649,12 @@ static void cpu_parts(cJSON *doc, cJSON *warnings, const mps_calib_job *job)
 		    "each triad array (%.1f MiB) is less than 4x the last-level cache the OS reports (%.1f MiB): the "
 		    "bandwidth may include cache hits (a virtual machine may report the host's whole cache)",
 		    (double)r->array_bytes / 1048576.0, (double)r->info.llc_bytes / 1048576.0);
-		cJSON_AddItemToArray(warnings, cJSON_CreateString(w));
+		mpc_append(warnings, cJSON_CreateString(w));
 	}
 	if (!have_profile)
-		cJSON_AddItemToArray(warnings, cJSON_CreateString("no profile stored: the memory bandwidth was not "
+		mpc_append(warnings, cJSON_CreateString("no profile stored: the memory bandwidth was not "
 		                                                  "measured (add the stream suite)"));
 	}
-
-static void set_item(cJSON *o, const char *k, cJSON *v)
-{
-	if (cJSON_GetObjectItemCaseSensitive(o, k))
-		cJSON_ReplaceItemInObjectCaseSensitive(o, k, v);
-	else
-		cJSON_AddItemToObject(o, k, v);
-}
 
 static cJSON *error_json(const mps_calib_job *job)
 {
@@ -683,15 +677,15 @@ static cJSON *stored_json(const mps_calib_job *job)
 		doc = cJSON_CreateObject();
 	if (doc == NULL)
 		return NULL;
-	set_item(doc, "id", cJSON_CreateString(job->id));
-	set_item(doc, "target", cJSON_CreateString(job->rq.gpu ? "gpu:0" : "cpu"));
-	set_item(doc, "state", cJSON_CreateString(job->state));
-	set_item(doc, "created_at", cJSON_CreateString(job->created_at));
-	set_item(doc, "finished_at", job->finished_at[0] ? cJSON_CreateString(job->finished_at) : cJSON_CreateNull());
-	set_item(doc, "device_id", job->device_id[0] ? cJSON_CreateString(job->device_id) : cJSON_CreateNull());
-	set_item(doc, "datasheet_id", job->datasheet_id[0] ? cJSON_CreateString(job->datasheet_id) : cJSON_CreateNull());
+	mpc_set_item(doc, "id", cJSON_CreateString(job->id));
+	mpc_set_item(doc, "target", cJSON_CreateString(job->rq.gpu ? "gpu:0" : "cpu"));
+	mpc_set_item(doc, "state", cJSON_CreateString(job->state));
+	mpc_set_item(doc, "created_at", cJSON_CreateString(job->created_at));
+	mpc_set_item(doc, "finished_at", job->finished_at[0] ? cJSON_CreateString(job->finished_at) : cJSON_CreateNull());
+	mpc_set_item(doc, "device_id", job->device_id[0] ? cJSON_CreateString(job->device_id) : cJSON_CreateNull());
+	mpc_set_item(doc, "datasheet_id", job->datasheet_id[0] ? cJSON_CreateString(job->datasheet_id) : cJSON_CreateNull());
 	if (strcmp(job->error_status, "interrupted") == 0)
-		set_item(doc, "error", error_json(job));
+		mpc_set_item(doc, "error", error_json(job));
 	return doc;
 }
 
@@ -713,7 +707,7 @@ cJSON *mpc_calib_job_json(const mps_calib_job *job)
 	cJSON_AddStringToObject(o, "id", job->id);
 	cJSON_AddStringToObject(o, "target", rq->gpu ? "gpu:0" : "cpu");
 	cJSON_AddStringToObject(o, "state", job->state);
-	cJSON_AddItemToObject(o, "suites", mpc_calib_suites_json(suites));
+	mpc_add_item(o, "suites", mpc_calib_suites_json(suites));
 	p = cJSON_AddObjectToObject(o, "options");
 	if (rq->runs)
 		mpc_add_num(p, "runs", rq->runs);
@@ -741,8 +735,8 @@ cJSON *mpc_calib_job_json(const mps_calib_job *job)
 		cJSON_AddNullToObject(o, "device");
 		cJSON_AddNullToObject(o, "results");
 	}
-	cJSON_AddItemToObject(o, "warnings", warnings);
-	cJSON_AddItemToObject(o, "error", error_json(job));
+	mpc_add_item(o, "warnings", warnings);
+	mpc_add_item(o, "error", error_json(job));
 	return o;
 }
 

@@ -142,18 +142,18 @@ cJSON *mpc_capacity_doc_finish(mpc_capacity_doc *c, const mps_model *m)
 	mpc_add_u64(o, "sequence_length", r->sequence_length);
 	cJSON_AddStringToObject(o, "weight_dtype", mp_dtype_name(r->weight_dtype));
 	cJSON_AddStringToObject(o, "kv_cache_dtype", mp_dtype_name(r->kv_cache_dtype));
-	cJSON_AddItemToObject(doc, "items", c->items);
+	mpc_add_item(doc, "items", c->items);
 	c->items = NULL;
 	mpc_capacity_doc_free(c);
 	notes = cJSON_AddArrayToObject(doc, "notes");
-	cJSON_AddItemToArray(notes, cJSON_CreateString(
+	mpc_append(notes, cJSON_CreateString(
 		"replica_bytes = weights + KV cache of one sequence at sequence_length + activations + CUDA context (the "
 		"inference plan at batch 1); replicas_per_gpu = floor(capacity_bytes / replica_bytes), each replica "
 		"its own process."));
-	cJSON_AddItemToArray(notes, cJSON_CreateString(
+	mpc_append(notes, cJSON_CreateString(
 		"max_concurrent_sequences: sequences of sequence_length one replica can hold on one GPU (the plan's "
 		"max_batch_size)."));
-	cJSON_AddItemToArray(notes, cJSON_CreateString(
+	mpc_append(notes, cJSON_CreateString(
 		"decode tokens/s are roofline bounds from the same engine as POST /v1/roofline and the inference plan's "
 		"performance block: each operation's floor max(bytes / bandwidth, FLOPs / peak) summed over one decode "
 		"step at full length (weights read once per step, each sequence's KV cache once, MoE experts as touched); "

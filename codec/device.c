@@ -46,7 +46,7 @@ cJSON *mpc_device_json(const mp_store_device *d)
 		cJSON *ic = cJSON_Parse(d->interconnect_json);
 
 		if (ic)
-			cJSON_AddItemToObject(o, "interconnect", ic);
+			mpc_add_item(o, "interconnect", ic);
 		else
 			cJSON_AddNullToObject(o, "interconnect");
 	} else {

@@ -243,13 +243,13 @@ static mp_status w_begin(void *ctx, const mps_fit_request *rq, size_t ndevices)
 	char num[32];
 
 	for (size_t i = 0; a && i < sizeof(columns) / sizeof(columns[0]); i++)
-		cJSON_AddItemToArray(a, cJSON_CreateString(columns[i]));
+		mpc_append(a, cJSON_CreateString(columns[i]));
 	puts_(w, "{\"columns\":");
 	put_item(w, a);
 	puts_(w, ",\"gpu_counts\":");
 	a = cJSON_CreateArray();
 	for (size_t g = 0; a && g < rq->ngpu_counts; g++)
-		cJSON_AddItemToArray(a, mpc_number((double)rq->gpu_counts[g]));
+		mpc_append(a, mpc_number((double)rq->gpu_counts[g]));
 	put_item(w, a);
 	snprintf(num, sizeof(num), ",\"pairs\":%zu,\"jobs\":[", rq->njobs * ndevices);
 	puts_(w, num);

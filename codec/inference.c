@@ -267,7 +267,7 @@ static cJSON *performance_json(const mps_performance *p)
 	mpc_add_num(o, "decode_kv_cache_read_bytes_per_step", dec->kv_read_bytes);
 	mpc_add_u64_or_null(o, "decode_compute_bound_batch", p->compute_bound_batch);
 	notes = cJSON_AddArrayToObject(o, "notes");
-	cJSON_AddItemToArray(
+	mpc_append(
 		notes,
 		cJSON_CreateString(
 			"Roofline floors (POST /v1/roofline's engine): the decode step is the last token of sequence_length "
@@ -282,16 +282,16 @@ static cJSON *performance_json(const mps_performance *p)
 			 "the KV cache (heads, FFN and expert widths, vocabulary split); norms and embeddings are "
 			 "replicated. The all-reduce traffic between the GPUs (two per layer) is not modelled.",
 			 (unsigned long long)p->tensor_parallel_size, (unsigned long long)p->tensor_parallel_size);
-		cJSON_AddItemToArray(notes, cJSON_CreateString(t));
+		mpc_append(notes, cJSON_CreateString(t));
 	} else {
-		cJSON_AddItemToArray(notes, cJSON_CreateString("One GPU (tensor_parallel_size 1)."));
+		mpc_append(notes, cJSON_CreateString("One GPU (tensor_parallel_size 1)."));
 	}
 	return o;
 }
 
 static void note(cJSON *notes, const char *text)
 {
-	cJSON_AddItemToArray(notes, cJSON_CreateString(text));
+	mpc_append(notes, cJSON_CreateString(text));
 }
 
 static void add_notes(cJSON *notes, const mps_inference_request *rq, const mps_inference_plan *p)
@@ -302,9 +302,12 @@ static void add_notes(cJSON *notes, const mps_inference_request *rq, const mps_i
 
 	note(notes, "Byte counts are per GPU. total_bytes = weights_bytes + kv_cache_bytes + activations_bytes + "
 		    "overhead_bytes.");
-	note(notes, "kv_cache_bytes = layers x tokens x (K + V values per token per layer, per GPU, each row stored "
-		    "in kv_cache_dtype with its block scales) x sequences; tokens are rounded up to whole kv_block_size "
-		    "blocks (16 by default, 1 = contiguous) and sliding-window layers keep at most their window.");
+	snprintf(buf, sizeof(buf),
+		 "kv_cache_bytes = layers x tokens x (K + V values per token per layer, per GPU, each row stored in "
+		 "kv_cache_dtype with its block scales) x sequences; tokens are rounded up to whole kv_block_size blocks "
+		 "(%d by default, 1 = contiguous) and sliding-window layers keep at most their window.",
+		 MP_DEFAULT_KV_BLOCK_SIZE);
+	note(notes, buf);
 	if (o->length_scope == MP_LENGTH_SHARED)
 		note(notes, "sequence_length_scope shared: sequence_length tokens in all, shared by the batch_size "
 			    "slots (llama.cpp -c with -np).");
@@ -367,7 +370,7 @@ cJSON *mpc_inference_plan_json(const mps_inference_request *rq, const mps_infere
 
 	if (doc == NULL)
 		return NULL;
-	cJSON_AddItemToObject(doc, "model", mpc_model_json(&p->model));
+	mpc_add_item(doc, "model", mpc_model_json(&p->model));
 	o = cJSON_AddObjectToObject(doc, "request");
 	cJSON_AddStringToObject(o, "weight_dtype", mp_dtype_name(r->weight_dtype));
 	cJSON_AddStringToObject(o, "kv_cache_dtype", mp_dtype_name(r->kv_cache_dtype));
@@ -391,20 +394,20 @@ cJSON *mpc_inference_plan_json(const mps_inference_request *rq, const mps_infere
 	mpc_add_u64(o, "kv_plus_logits_bytes", mem->kv_cache_bytes + mem->workspace.logits_bytes);
 	mpc_add_u64(o, "prefill_peak_over_start_bytes", mem->kv_cache_bytes + mem->activations_bytes);
 
-	cJSON_AddItemToObject(doc, "weights", weights_json(mem));
-	cJSON_AddItemToObject(doc, "kv_cache", kv_json(r, op, &p->model, mem));
-	cJSON_AddItemToObject(doc, "workspace", workspace_json(op, mem));
+	mpc_add_item(doc, "weights", weights_json(mem));
+	mpc_add_item(doc, "kv_cache", kv_json(r, op, &p->model, mem));
+	mpc_add_item(doc, "workspace", workspace_json(op, mem));
 
 	o = cJSON_AddObjectToObject(doc, "parallel");
 	mpc_add_u64(o, "tensor_parallel_size", mem->tensor_parallel_size);
 	a = cJSON_AddArrayToObject(o, "valid_tensor_parallel_sizes");
 	for (size_t i = 0; i < p->ntp && i < MP_MAX_TP_DEGREES; i++)
-		cJSON_AddItemToArray(a, mpc_number((double)p->tp_degrees[i]));
+		mpc_append(a, mpc_number((double)p->tp_degrees[i]));
 	cJSON_AddBoolToObject(o, "kv_heads_replicated", mem->kv.kv_head_replication > 1);
 
 	if (p->have_device) {
-		cJSON_AddItemToObject(doc, "fit", fit_json(&p->fit, &p->device));
-		cJSON_AddItemToObject(doc, "performance", performance_json(&p->perf));
+		mpc_add_item(doc, "fit", fit_json(&p->fit, &p->device));
+		mpc_add_item(doc, "performance", performance_json(&p->perf));
 	}
 	add_notes(cJSON_AddArrayToObject(doc, "notes"), rq, p);
 	return doc;

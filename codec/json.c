@@ -9,6 +9,8 @@
 
 #include "json.h"
 
+static _Thread_local unsigned long failures; /* cJSON allocations that failed on this thread (mpc_json_init) */
+
 /* Length of the well-formed UTF-8 sequence at s (at most n bytes available), or 0 when it is ill-formed. */
 static size_t utf8_seq(const unsigned char *s, size_t n)
 {
@@ -276,7 +278,13 @@ mp_status mpc_parse_body(const char *body, size_t len, cJSON **out, mp_error *er
 	if (bad_at != len)
 		return mp_fail(err, MP_EPARSE, "", "the request body is not valid UTF-8 (byte %zu)", bad_at);
 	/* body[len] is the NUL the server keeps after the data; cJSON counts it in the length. */
-	doc = cJSON_ParseWithLengthOpts(body, len + 1, &end, true);
+	{
+		unsigned long failed = mpc_alloc_failures();
+
+		doc = cJSON_ParseWithLengthOpts(body, len + 1, &end, true);
+		if (doc == NULL && mpc_alloc_failures() != failed) /* cJSON ran out of memory: not the client's JSON */
+			return mp_fail(err, MP_ENOMEM, "", "out of memory");
+	}
 	if (doc == NULL) {
 		size_t at = end && end >= body ? (size_t)(end - body) : 0;
 
@@ -336,7 +344,7 @@ cJSON *mpc_number(double v)
 	return cJSON_CreateNumber(v);
 }
 
-static cJSON *add(cJSON *obj, const char *key, cJSON *item)
+cJSON *mpc_add_item(cJSON *obj, const char *key, cJSON *item)
 {
 	if (item == NULL)
 		return NULL;
@@ -347,19 +355,44 @@ static cJSON *add(cJSON *obj, const char *key, cJSON *item)
 	return item;
 }
 
+cJSON *mpc_append(cJSON *arr, cJSON *item)
+{
+	if (item == NULL)
+		return NULL;
+	if (arr == NULL || !cJSON_AddItemToArray(arr, item)) {
+		cJSON_Delete(item);
+		return NULL;
+	}
+	return item;
+}
+
+cJSON *mpc_set_item(cJSON *obj, const char *key, cJSON *item)
+{
+	if (item == NULL)
+		return NULL;
+	if (obj != NULL && cJSON_GetObjectItemCaseSensitive(obj, key) != NULL) {
+		if (!cJSON_ReplaceItemInObjectCaseSensitive(obj, key, item)) {
+			cJSON_Delete(item);
+			return NULL;
+		}
+		return item;
+	}
+	return mpc_add_item(obj, key, item);
+}
+
 cJSON *mpc_add_num(cJSON *obj, const char *key, double v)
 {
-	return add(obj, key, mpc_number(v));
+	return mpc_add_item(obj, key, mpc_number(v));
 }
 
 cJSON *mpc_add_u64(cJSON *obj, const char *key, uint64_t v)
 {
-	return add(obj, key, mpc_number((double)v));
+	return mpc_add_item(obj, key, mpc_number((double)v));
 }
 
 cJSON *mpc_add_i64(cJSON *obj, const char *key, int64_t v)
 {
-	return add(obj, key, mpc_number((double)v));
+	return mpc_add_item(obj, key, mpc_number((double)v));
 }
 
 cJSON *mpc_add_u64_or_null(cJSON *obj, const char *key, uint64_t v)
@@ -392,4 +425,35 @@ cJSON *mpc_as_parsed(const cJSON *doc)
 
 	cJSON_free(text);
 	return copy;
+}
+
+/* ----- allocation failures -------------------------------------------------------------------------------- */
+
+static void *(*json_malloc)(size_t) = malloc;
+
+static void *counting_malloc(size_t n)
+{
+	void *p = json_malloc(n);
+
+	if (p == NULL)
+		failures++;
+	return p;
+}
+
+static void plain_free(void *p)
+{
+	free(p);
+}
+
+void mpc_json_init(void *(*malloc_fn)(size_t))
+{
+	cJSON_Hooks hooks = { counting_malloc, plain_free };
+
+	json_malloc = malloc_fn ? malloc_fn : malloc;
+	cJSON_InitHooks(&hooks);
+}
+
+unsigned long mpc_alloc_failures(void)
+{
+	return failures;
 }

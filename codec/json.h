@@ -38,6 +38,14 @@ void mpc_utf8_sanitize(char *dst, size_t cap, const char *src);
  * Worked example (tests/test_codec.c): mpc_add_num(o, "x", 1978.9e12) prints "x":1978900000000000.
  */
 cJSON *mpc_number(double v);
+/*
+ * Attach item to obj under key / to the end of arr / under key replacing any member of that name. On any failure
+ * (item NULL, container NULL, cJSON out of memory copying the key) item is deleted, so a caller never leaks it;
+ * returns item, or NULL on failure (the failure is also counted by mpc_alloc_failures when it was an allocation).
+ */
+cJSON *mpc_add_item(cJSON *obj, const char *key, cJSON *item);
+cJSON *mpc_append(cJSON *arr, cJSON *item);
+cJSON *mpc_set_item(cJSON *obj, const char *key, cJSON *item);
 cJSON *mpc_add_num(cJSON *obj, const char *key, double v);
 cJSON *mpc_add_u64(cJSON *obj, const char *key, uint64_t v);
 cJSON *mpc_add_i64(cJSON *obj, const char *key, int64_t v);
@@ -54,5 +62,16 @@ char *mpc_print(const cJSON *doc, bool pretty);
  * here holds whole numbers as raw digits, which the decoders do not take). Caller owns the copy; NULL when out of
  * memory. Borrowed: doc. */
 cJSON *mpc_as_parsed(const cJSON *doc);
+
+/*
+ * Allocation failures inside cJSON. cJSON's adders return NULL when memory runs out and an encoder that builds a
+ * document of a hundred members cannot check each one, so the failures are counted instead: mpc_json_init
+ * installs cJSON's allocation hooks (malloc_fn NULL = malloc) once, before any cJSON call, and counts each
+ * allocation that fails, per thread. A caller reads mpc_alloc_failures() before and after a decode, service and
+ * encode; a count that moved means the answer may be incomplete, and it answers MP_ENOMEM instead (the daemon's
+ * dispatch and the command line do). Like errno, the count is the thread's own.
+ */
+void mpc_json_init(void *(*malloc_fn)(size_t));
+unsigned long mpc_alloc_failures(void);
 
 #endif /* MPC_JSON_H */

@@ -73,7 +73,7 @@ cJSON *mpc_problem_json(int http, mp_status st, const mp_error *err)
 		e = cJSON_CreateObject();
 		cJSON_AddStringToObject(e, "field", field);
 		cJSON_AddStringToObject(e, "message", message);
-		cJSON_AddItemToArray(errors, e);
+		mpc_append(errors, e);
 	}
 	return doc;
 }

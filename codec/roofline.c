@@ -270,7 +270,7 @@ static void add_roof(cJSON *o, const mp_roof *r)
 		        isfinite(l->intensity_flops_per_byte) ? l->intensity_flops_per_byte : 0);
 		mpc_add_num(e, "attainable_flops_per_second", l->attainable_flops_per_second);
 		mpc_add_num(e, "time_seconds", l->time_seconds);
-		cJSON_AddItemToArray(levels, e);
+		mpc_append(levels, e);
 	}
 }
 
@@ -307,7 +307,7 @@ static cJSON *step_json(const mp_step *s)
 		cJSON_AddStringToObject(e, "bound", so->roof.compute_bound ? "compute" : "memory");
 		mpc_add_num(e, "time_seconds", so->roof.time_seconds);
 		mpc_add_num(e, "total_seconds", so->time_seconds);
-		cJSON_AddItemToArray(ops, e);
+		mpc_append(ops, e);
 	}
 	return o;
 }
@@ -521,9 +521,9 @@ static cJSON *transformer_json(const mps_roofline_result *r)
 
 	if (o == NULL)
 		return NULL;
-	cJSON_AddItemToObject(o, "model", mpc_model_json(&r->model));
-	cJSON_AddItemToObject(o, "decode", step_json(&r->decode));
-	cJSON_AddItemToObject(o, "prefill", step_json(&r->prefill));
+	mpc_add_item(o, "model", mpc_model_json(&r->model));
+	mpc_add_item(o, "decode", step_json(&r->decode));
+	mpc_add_item(o, "prefill", step_json(&r->prefill));
 	mpc_add_u64_or_null(o, "decode_compute_bound_batch", r->decode_compute_bound_batch);
 	return o;
 }
@@ -597,19 +597,19 @@ cJSON *mpc_roofline_json(const mps_roofline_request *rq, const mps_roofline_resu
 					 op->pointer, mc->measured_seconds, res->roof.time_seconds,
 					 mc->effective_bandwidth_bytes_per_second / 1e9,
 					 hw->memory_bandwidth_bytes_per_second / 1e9);
-				cJSON_AddItemToArray(warnings, cJSON_CreateString(msg));
+				mpc_append(warnings, cJSON_CreateString(msg));
 			}
 		}
 	}
 	if (r->have_transformer)
-		cJSON_AddItemToObject(doc, "transformer", transformer_json(r));
+		mpc_add_item(doc, "transformer", transformer_json(r));
 	notes = cJSON_AddArrayToObject(doc, "notes");
-	cJSON_AddItemToArray(
+	mpc_append(
 		notes,
 		cJSON_CreateString(
 			"bytes count each input read once and each output written once (compulsory traffic), so time_seconds "
 			"= max(bytes / bandwidth, flops / peak) is a floor, not a prediction."));
-	cJSON_AddItemToArray(notes, cJSON_CreateString("Peaks are dense: matrix work uses the tensor-core peak of its "
+	mpc_append(notes, cJSON_CreateString("Peaks are dense: matrix work uses the tensor-core peak of its "
 						       "compute dtype, vector work (elementwise, "
 						       "norms, softmax, reductions) the CUDA-core rate; peak_fallback "
 						       "marks a peak taken from another dtype."));

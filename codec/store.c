@@ -104,10 +104,8 @@ mp_status mpc_merge_patch(cJSON *target, const cJSON *patch, mp_error *err)
 			if (copy == NULL)
 				return mp_fail(err, MP_ENOMEM, "", "out of memory");
 			/* replaced by name, so the new member keeps its key (a bare object built above has none) */
-			if (t)
-				cJSON_ReplaceItemInObjectCaseSensitive(target, p->string, copy);
-			else
-				cJSON_AddItemToObject(target, p->string, copy);
+			if (mpc_set_item(target, p->string, copy) == NULL)
+				return mp_fail(err, MP_ENOMEM, "", "out of memory");
 		}
 	}
 	return MP_OK;
@@ -146,7 +144,7 @@ mp_status mpc_export_add_model(const mp_store_model *m, void *doc)
 		return MP_ENOMEM;
 	}
 	cJSON_AddStringToObject(o, "id", m->id);
-	cJSON_AddItemToObject(o, "hf_config", cfg);
+	mpc_add_item(o, "hf_config", cfg);
 	return MP_OK;
 }
 

@@ -265,20 +265,20 @@ static void phases_json(cJSON *doc, const mp_training_memory *mem)
 
 	notes = cJSON_AddArrayToObject(doc, "notes");
 	snprintf(buf, sizeof(buf), "Model states: %s.", mem->composition ? mem->composition : "");
-	cJSON_AddItemToArray(notes, cJSON_CreateString(buf));
+	mpc_append(notes, cJSON_CreateString(buf));
 	if (!mem->activations_known) {
-		cJSON_AddItemToArray(notes, cJSON_CreateString(
+		mpc_append(notes, cJSON_CreateString(
 			"states_only: total_bytes counts model states alone (no activations, logits, CUDA context or "
 			"workspaces), as the bytes-per-parameter conventions do."));
 	} else {
-		cJSON_AddItemToArray(notes, cJSON_CreateString(
+		mpc_append(notes, cJSON_CreateString(
 			"Memory is per GPU (the busiest pipeline stage). total_bytes is the peak phase's allocator bytes "
 			"plus the CUDA context; the memory terms are each term's size, which do not all coexist."));
-		cJSON_AddItemToArray(notes, cJSON_CreateString(
+		mpc_append(notes, cJSON_CreateString(
 			"Activations: Korthikanti et al. 2022 (arXiv 2205.05198) eq. 1 extended term by term to what "
 			"PyTorch autograd saves for this regime, attention kernel, MLP and norm; logits: three fp32 "
 			"tokens x vocab tensors at log_softmax backward (transformers ForCausalLMLoss upcasts)."));
-		cJSON_AddItemToArray(notes, cJSON_CreateString(
+		mpc_append(notes, cJSON_CreateString(
 			"Checked against an H200 (PyTorch 2.11, transformers 5.17, GPT-2): every measured training row "
 			"within 1% (bench/RESULTS.md)."));
 	}
@@ -290,7 +290,7 @@ static cJSON *document(const mps_model *m, const mp_training_req *r, const mps_t
 
 	if (doc == NULL)
 		return NULL;
-	cJSON_AddItemToObject(doc, "model", mpc_model_json(m));
+	mpc_add_item(doc, "model", mpc_model_json(m));
 	request_json(doc, r, &p->mem);
 	states_json(doc, r, &p->mem);
 	breakdown_json(doc, r, p);
@@ -373,6 +373,6 @@ cJSON *mpc_training_plan_json(const mps_training_request *rq, const mps_training
 	cJSON *doc = document(&p->model, &rq->job.req, p);
 
 	if (doc && p->have_device)
-		cJSON_AddItemToObject(doc, "fit", fit_json(&p->fit, &p->device));
+		mpc_add_item(doc, "fit", fit_json(&p->fit, &p->device));
 	return doc;
 }

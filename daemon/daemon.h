@@ -86,9 +86,6 @@ void mpd_stop(mpd_daemon *d);
  */
 unsigned long mpd_shutdown(mpd_daemon *d);
 
-/* The libmicrohttpd version string this process runs on. */
-const char *mpd_mhd_version(void);
-
 /* Parses "host:port" or "[v6]:port" into cfg. Errors: MP_EINVAL naming "--listen". */
 mp_status mpd_parse_listen(const char *s, mpd_config *cfg, mp_error *err);
 void mpd_config_defaults(mpd_config *cfg);

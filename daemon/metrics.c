@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <microhttpd.h>
+
 #include "metrics.h"
 #include "routes.h"
 
@@ -325,7 +327,7 @@ char *mpd_metrics_render(mpd_metrics *m, const mpd_respcache_stats *cache)
 	sb_printf(&b, "# HELP memplan_build_info The memplan build: version and the libmicrohttpd it runs on.\n"
 		      "# TYPE memplan_build_info gauge\n"
 		      "memplan_build_info{version=\"%s\",libmicrohttpd=\"%s\"} 1\n",
-		  MP_VERSION, mpd_mhd_version());
+		  MP_VERSION, MHD_get_version());
 	sb_printf(&b, "# HELP memplan_http_requests_total HTTP requests answered, by route pattern, method and "
 		      "status code.\n# TYPE memplan_http_requests_total counter\n");
 	for (size_t i = 0; i < m->nreq; i++)

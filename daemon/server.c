@@ -58,11 +58,6 @@ void mpd_config_defaults(mpd_config *cfg)
 	cfg->response_cache_bytes = MPD_DEFAULT_RESPONSE_CACHE_BYTES;
 }
 
-const char *mpd_mhd_version(void)
-{
-	return MHD_get_version();
-}
-
 mp_status mpd_parse_listen(const char *s, mpd_config *cfg, mp_error *err)
 {
 	const char *colon;
@@ -343,6 +338,24 @@ static enum MHD_Result add_query_arg(void *cls, enum MHD_ValueKind kind, const c
  * pure route is printed here (the bytes the reply writer would print) and kept, unless the store moved while it
  * was computed.
  */
+/* The route's handler. When cJSON ran out of memory anywhere in it (codec/json.h counts), the answer may be
+ * incomplete: none is sent, and the status is MP_ENOMEM whatever the handler said. */
+static mp_status run_handler(const mpd_route *route, mpd_request *req, mpd_reply *rep)
+{
+	unsigned long failed = mpc_alloc_failures();
+	mp_status st = route->handler(req, rep);
+
+	if (mpc_alloc_failures() == failed || st == MP_ENOMEM)
+		return st;
+	cJSON_Delete(rep->json);
+	rep->json = NULL;
+	free(rep->text);
+	rep->text = NULL;
+	rep->http_status = 0;
+	rep->location[0] = '\0';
+	return mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
+}
+
 static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *req, mpd_reply *rep)
 {
 	unsigned key = (unsigned)(route - mpd_routes);
@@ -355,9 +368,9 @@ static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *re
 	query_key *q = NULL;
 
 	if (d->respcache == NULL || d->svc == NULL)
-		return route->handler(req, rep);
+		return run_handler(route, req, rep);
 	if (!(route->flags & MPD_ROUTE_PURE)) {
-		st = route->handler(req, rep);
+		st = run_handler(route, req, rep);
 		if (route->flags & MPD_ROUTE_WRITE) /* a write empties the cache now, not at the next lookup */
 			mpd_respcache_sync(d->respcache, mp_store_generation(mps_store(d->svc)));
 		return st;
@@ -365,14 +378,14 @@ static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *re
 	if (strcmp(route->method, "GET") == 0) { /* a GET's question is its query arguments */
 		q = malloc(sizeof(*q));
 		if (q == NULL)
-			return route->handler(req, rep);
+			return run_handler(route, req, rep);
 		q->len = 0;
 		q->too_long = false;
 		q->buf[0] = '\0';
 		MHD_get_connection_values((struct MHD_Connection *)req->conn, MHD_GET_ARGUMENT_KIND, add_query_arg, q);
 		if (q->too_long) {
 			free(q);
-			return route->handler(req, rep);
+			return run_handler(route, req, rep);
 		}
 		kb = q->buf;
 		klen = q->len;
@@ -385,7 +398,7 @@ static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *re
 		rep->text_type = "application/json";
 		return MP_OK;
 	}
-	st = route->handler(req, rep);
+	st = run_handler(route, req, rep);
 	/* only JSON answers are kept: a tree (printed here, the bytes the reply writer would print) or JSON text a
 	 * handler wrote as it went (POST /v1/fit); text for people (?format=text) is another key, computed each time */
 	if (st != MP_OK || (rep->http_status != 0 && rep->http_status != 200)) {

@@ -7,7 +7,9 @@
  * naming the key. This file does no arithmetic beyond what the config itself derives (head_dim, window layers).
  */
 #include <math.h>
+#include <pthread.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -603,10 +605,38 @@ static const hf_type other_types[] = {
     {"qwen2_moe", dec_q2moe}, {"qwen3_moe", dec_q3moe}, {"deepseek_v3", dec_dsv3},
 };
 
+/* The supported model_type values, from the tables above (the one source), sorted, comma-separated. Built once. */
+static char supported[1024];
+static pthread_once_t supported_once = PTHREAD_ONCE_INIT;
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void build_supported(void)
+{
+	const char *names[sizeof(llama_family) / sizeof(llama_family[0]) + sizeof(other_types) / sizeof(other_types[0])];
+	size_t n = 0, used = 0;
+
+	for (size_t i = 0; i < sizeof(llama_family) / sizeof(llama_family[0]); i++)
+		names[n++] = llama_family[i].model_type;
+	for (size_t i = 0; i < sizeof(other_types) / sizeof(other_types[0]); i++)
+		names[n++] = other_types[i].name;
+	qsort(names, n, sizeof(names[0]), cmp_str);
+	for (size_t i = 0; i < n; i++) {
+		int w = snprintf(supported + used, sizeof(supported) - used, "%s%s", i ? ", " : "", names[i]);
+
+		if (w < 0 || (size_t)w >= sizeof(supported) - used)
+			break;
+		used += (size_t)w;
+	}
+}
+
 const char *mpm_supported_types(void)
 {
-	return "llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, phi3, "
-	       "gpt2, gpt_neox, falcon, deepseek_v3";
+	pthread_once(&supported_once, build_supported);
+	return supported;
 }
 
 mp_status mpm_from_hf(const cJSON *cfg, const char *pointer, mp_model *m, mp_error *err)

@@ -454,7 +454,16 @@ out:
 }
 
 /* Runs the kernels, derives and stores the profile, keeps the record. */
-static void *worker(void *arg)
+void mps_calib_gpu_figures_of(const mp_calib_gpu_results *r, mps_calib_gpu_figures *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->memory_bandwidth_bytes_per_second = mp_calib_gpu_bandwidth(r);
+	for (int t = 0; t < MP_DTYPE_COUNT; t++)
+		f->matmul_peak_flops_per_second[t] = mp_calib_matmul_peak(r, (mp_dtype)t);
+	f->architecture = mp_calib_architecture(r->info.cc_major, r->info.cc_minor);
+}
+
+static void *job_thread(void *arg)
 {
 	job *jb = arg;
 	mps_calib_jobs *j = jb->owner;
@@ -500,6 +509,7 @@ static void *worker(void *arg)
 		/* the figures, owned by the job from here */
 		if (v->rq.gpu) {
 			v->gpu = gr;
+			mps_calib_gpu_figures_of(gr, &v->gpu_figures);
 			gr = NULL;
 		} else {
 			v->cpu = cr;
@@ -641,7 +651,7 @@ mp_status mps_calib_start(mps_calib_jobs *j, const mps_calib_request *rq, char *
 	pthread_mutex_unlock(&j->lock);
 
 	st = save_row(j, jb, NULL, err);
-	if (st == MP_OK && pthread_create(&jb->tid, NULL, worker, jb) != 0)
+	if (st == MP_OK && pthread_create(&jb->tid, NULL, job_thread, jb) != 0)
 		st = mp_fail(err, MP_EINTERNAL, "", "cannot start the calibration thread");
 	pthread_mutex_lock(&j->lock);
 	if (st != MP_OK) {

@@ -35,6 +35,21 @@ typedef struct mps_calib_request {
 void mps_calib_fit_from_plan(const mps_inference_plan *plan, mps_calib_request *rq);
 
 /* A job as the caller sees it: a copy taken under the jobs' lock (mps_calib_job_free). */
+/*
+ * Figures derived from a finished GPU run by the kernels' own rules, filled by the service so the codec only
+ * prints: the HBM bandwidth (mp_calib_gpu_bandwidth: the best of read, copy and triad, bytes/s), each dtype's
+ * tensor-core matmul peak (mp_calib_matmul_peak, FLOP/s; 0 = not measured) and the architecture name
+ * (mp_calib_architecture, static string).
+ */
+typedef struct mps_calib_gpu_figures {
+	double memory_bandwidth_bytes_per_second;
+	double matmul_peak_flops_per_second[MP_DTYPE_COUNT];
+	const char *architecture;
+} mps_calib_gpu_figures;
+
+/* Fills f from r. No errors. */
+void mps_calib_gpu_figures_of(const mp_calib_gpu_results *r, mps_calib_gpu_figures *f);
+
 typedef struct mps_calib_job {
 	char id[MPS_CALIB_ID_MAX];
 	mps_calib_request rq;
@@ -49,6 +64,7 @@ typedef struct mps_calib_job {
 	/* once the kernels returned (a finished job held in memory) */
 	bool have_results;
 	mp_calib_gpu_results *gpu; /* rq.gpu: the figures (heap, owned) */
+	mps_calib_gpu_figures gpu_figures; /* derived from gpu */
 	mp_calib_cpu_results *cpu; /* !rq.gpu */
 	bool have_datasheet;
 	mp_store_device datasheet;

@@ -9,6 +9,7 @@
 
 mp_status lib_answer(mps_service *svc, const char *kind, const cJSON *body, cJSON **out, mp_error *err)
 {
+	unsigned long failed = mpc_alloc_failures();
 	mp_status st = MP_OK;
 
 	*out = NULL;
@@ -68,5 +69,10 @@ mp_status lib_answer(mps_service *svc, const char *kind, const cJSON *body, cJSO
 	}
 	if (st == MP_OK && *out == NULL)
 		st = mp_fail(err, MP_ENOMEM, "", "out of memory");
+	if (mpc_alloc_failures() != failed && st != MP_ENOMEM) { /* as the daemon's dispatch: maybe incomplete */
+		cJSON_Delete(*out);
+		*out = NULL;
+		st = mp_fail(err, MP_ENOMEM, "", "out of memory");
+	}
 	return st;
 }

@@ -65,6 +65,19 @@ cJSON *ref_json(const char *rel)
 	return j;
 }
 
+cJSON *ref_json_path(const char *path)
+{
+	char *t = ref_read(path, NULL);
+	cJSON *j = t != NULL ? cJSON_Parse(t) : NULL;
+
+	free(t);
+	if (j == NULL) {
+		fprintf(stderr, "%s is missing or not JSON\n", path);
+		exit(1);
+	}
+	return j;
+}
+
 int ref_close(double a, double b, double tol)
 {
 	return fabs(a - b) <= tol * fabs(b);

@@ -13,6 +13,8 @@
 char *ref_read(const char *path, size_t *len);
 /* Parses $MEMPLAN_SHARED/<rel> (default ../shared); aborts the test program when missing or invalid. */
 cJSON *ref_json(const char *rel);
+/* Parses the JSON file at an absolute or working-directory path; aborts when missing or invalid. */
+cJSON *ref_json_path(const char *path);
 /* The text of $MEMPLAN_SHARED/<rel>; aborts when missing. Caller frees. */
 char *ref_text(const char *rel);
 /* Full path of $MEMPLAN_SHARED/<rel> in a static buffer. */

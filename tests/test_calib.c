@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+#include <sqlite3.h>
+
 #include "../codec/calib.h"
 #include "../service/calib.h"
 #include "../model/model.h"
@@ -226,6 +228,7 @@ static void test_gpu_doc_from_ground_truth(void **state)
 	job->elapsed_seconds = 4.2;
 	job->have_results = true;
 	job->gpu = r;
+	mps_calib_gpu_figures_of(r, &job->gpu_figures);
 	job->have_datasheet = true;
 	job->datasheet = ds;
 	job->have_profile = true;
@@ -684,6 +687,87 @@ static void test_fit_plan_decode(void **state)
 	free(fit);
 }
 
+/* A job whose profile cannot be stored fails with the store's own words; an earlier lookup that found nothing (no
+ * previous profile, no datasheet for a CPU) is never given as the cause. Regression: the worker once reported the
+ * stale "no device" text of a lookup, and formatted a message into itself when that was empty. */
+static void test_store_failure_reason(void **state)
+{
+	char dir[] = "/tmp/memplan-calib-XXXXXX", path[128];
+	mps_service *svc = NULL;
+	mps_calib_jobs *jobs = NULL;
+	mps_calib_job *job = NULL;
+	mps_calib_request rq;
+	sqlite3 *db = NULL;
+	mp_error err;
+	char id[MPS_CALIB_ID_MAX];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/m.db", dir);
+	assert_int_equal(mps_open(path, &svc, &err), MP_OK);
+	/* another connection makes every new device row fail, as a full disk or a locked file would */
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+				      "CREATE TRIGGER no_new_devices BEFORE INSERT ON devices BEGIN "
+				      "SELECT RAISE(ABORT, 'the test refuses new devices'); END;",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(mps_calib_jobs_create(svc, mpc_calib_job_text, &jobs, &err), MP_OK);
+	memset(&rq, 0, sizeof(rq));
+	rq.suites = MP_CALIB_STREAM;
+	rq.runs = 10;
+	rq.array_bytes = 8u << 20;
+	rq.threads = 2;
+	assert_int_equal(mps_calib_start(jobs, &rq, id, &err), MP_OK);
+	assert_int_equal(mps_calib_wait(jobs, id, NULL, NULL, &err), MP_OK);
+	assert_int_equal(mps_calib_get(jobs, id, &job, &err), MP_OK);
+	assert_string_equal(job->state, "failed");
+	assert_true(job->have_profile); /* measured: only the storing failed */
+	assert_non_null(strstr(job->error_message, "storing the profile failed"));
+	assert_non_null(strstr(job->error_message, "the test refuses new devices"));
+	assert_null(strstr(job->error_message, "no device"));
+	assert_string_equal(job->device_id, "");
+	{
+		/* the CLI's table of the failed job prints its reason and no "(null)" */
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+
+		assert_non_null(f);
+		mpc_calib_print_table(f, job);
+		fclose(f);
+		assert_non_null(strstr(text, "error: measured, but storing the profile failed"));
+		assert_null(strstr(text, "(null)"));
+		free(text);
+	}
+	mps_calib_job_free(job);
+	job = NULL;
+	/* a job that never ran (no figures, no device) prints as well */
+	job = calloc(1, sizeof(*job));
+	assert_non_null(job);
+	snprintf(job->id, sizeof(job->id), "cal-test");
+	snprintf(job->state, sizeof(job->state), "failed");
+	snprintf(job->error_status, sizeof(job->error_status), "interrupted");
+	{
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+
+		assert_non_null(f);
+		mpc_calib_print_table(f, job);
+		fclose(f);
+		assert_null(strstr(text, "(null)"));
+		assert_non_null(strstr(text, "? (cpu): job cal-test, failed"));
+		free(text);
+	}
+	mps_calib_job_free(job);
+	mps_calib_jobs_destroy(jobs);
+	mps_close(svc);
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	assert_int_equal(system(path), 0);
+}
+
 /* ----- CLI --------------------------------------------------------------------------------------------- */
 
 static void test_cli(void **state)
@@ -723,6 +807,37 @@ static void test_cli(void **state)
 	assert_true(num_at(doc, "results.stream.triad.best_bytes_per_second") > 0);
 	cJSON_Delete(doc);
 	free(out);
+	out = NULL;
+
+	/* the table with --save: drawn from the job, never from the printed document (a regression: it once read
+	 * "STREAM triad, nan threads, 3 x - arrays"); the saved document is the job's JSON */
+	snprintf(cmd, sizeof(cmd),
+		 "%s calibrate --cpu --db %s/m.db --suites stream --runs 10 --array-bytes 8388608 --threads 2 "
+		 "--save %s/job.json 2>/dev/null",
+		 bin, dir, dir);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	len = 0;
+	out = NULL;
+	while ((n = fread(buf, 1, sizeof(buf), p)) > 0) {
+		char *grown = realloc(out, len + n + 1);
+
+		assert_non_null(grown);
+		out = grown;
+		memcpy(out + len, buf, n);
+		len += n;
+		out[len] = '\0';
+	}
+	assert_int_equal(pclose(p), 0);
+	assert_non_null(strstr(out, "STREAM triad, 2 threads, 3 x 8.39 MB arrays"));
+	assert_null(strstr(out, "nan"));
+	free(out);
+	out = NULL;
+	snprintf(cmd, sizeof(cmd), "%s/job.json", dir);
+	doc = ref_json_path(cmd);
+	assert_string_equal(str_at(doc, "state"), "succeeded");
+	assert_true(num_at(doc, "results.stream.threads") == 2);
+	cJSON_Delete(doc);
 
 	/* the table (no --json) names the figures; a bad option is a usage error (2) */
 	snprintf(
@@ -748,6 +863,7 @@ int main(void)
 	    cmocka_unit_test(test_cpu_run),
 	    cmocka_unit_test(test_gpu_run),
 	    cmocka_unit_test(test_cli),
+	    cmocka_unit_test(test_store_failure_reason),
 	};
 	const struct CMUnitTest http[] = {
 	    cmocka_unit_test_setup_teardown(test_http_cpu_job, http_fixture_setup, http_fixture_teardown),

@@ -154,9 +154,12 @@ static char *run_cli(const char *bin, const char *args, const char *db, int *rc)
 	assert_non_null(p);
 	do {
 		if (n + 4097 > cap) {
+			char *grown;
+
 			cap = cap ? cap * 2 : 8192;
-			out = realloc(out, cap);
-			assert_non_null(out);
+			grown = realloc(out, cap);
+			assert_non_null(grown);
+			out = grown;
 		}
 		r = fread(out + n, 1, cap - n - 1, p);
 		n += r;

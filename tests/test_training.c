@@ -571,6 +571,33 @@ static void test_training_fit(void **state)
 	assert_true(plan_ok(&m, &pc, &req).total_bytes > dev.memory_bytes);
 }
 
+/* mp_training_verdict's worked example: 112e9 bytes (7e9 parameters x 16 B, the states of seed case T-01) on an
+ * H200 as CUDA reports it (150,109,880,320 B, groundtruth README) fits with 38,109,880,320 B of headroom; one
+ * byte past the capacity does not fit, and the verdict names the plan's binding term. */
+static void test_training_verdict(void **state)
+{
+	mp_training_memory mem;
+	mp_device dev;
+	mp_fit fit;
+
+	(void)state;
+	memset(&mem, 0, sizeof(mem));
+	memset(&dev, 0, sizeof(dev));
+	dev.memory_bytes = UINT64_C(150109880320);
+	mem.total_bytes = UINT64_C(112000000000);
+	mem.binding_term = "optimizer_states";
+	mp_training_verdict(&mem, &dev, &fit);
+	assert_true(fit.fits);
+	assert_true(fit.capacity_bytes == UINT64_C(150109880320));
+	assert_true(fit.headroom_bytes == INT64_C(38109880320));
+	assert_string_equal(fit.binding_term, "optimizer_states");
+	assert_true(fit.max_batch_size == 0 && fit.max_sequence_length == 0);
+	mem.total_bytes = UINT64_C(150109880321);
+	mp_training_verdict(&mem, &dev, &fit);
+	assert_false(fit.fits);
+	assert_true(fit.headroom_bytes == -1);
+}
+
 /* D1: the training 422 lists the same valid degrees as inference (one rule: heads, KV heads and every FFN width).
  * LLaMA-33B shape (case BI-01): 52 heads, FFN 17920: 13, 26 and 52 divide the heads but not the FFN width. */
 static void test_tp_valid_degrees_shared_rule(void **state)
@@ -636,6 +663,7 @@ int main(void)
 		cmocka_unit_test(test_moe_expert_parallel),
 		cmocka_unit_test(test_lora_qlora),
 		cmocka_unit_test(test_training_fit),
+		cmocka_unit_test(test_training_verdict),
 		cmocka_unit_test(test_bare_model_needs_states_only),
 		cmocka_unit_test(test_tp_valid_degrees_shared_rule),
 		cmocka_unit_test(test_training_context_limit),

@@ -31,10 +31,14 @@ def test_logged_responses_conform():
 
 
 def test_validator_catches_a_bad_body():
-    """The check can fail: a health document without 'status', and an undocumented status."""
+    """The check can fail: a health document without 'status', an undocumented status, a problem type the spec
+    does not list; and a well-formed problem passes."""
     s = specmod.Spec()
     assert s.check_response("GET", "/v1/health", 200, "application/json", '{"version":"x"}')
     assert s.check_response("GET", "/v1/health", 418, "application/json", "{}")
     assert s.check_response("POST", "/v1/plan/inference", 200, "text/plain", "x")
+    assert s.check_response("GET", "/v1/nope", 404, "application/problem+json",
+                            '{"type":"t","title":"t","status":404,"detail":"d","errors":[]}')
     assert not s.check_response("GET", "/v1/nope", 404, "application/problem+json",
-                                '{"type":"t","title":"t","status":404,"detail":"d","errors":[]}')
+                                '{"type":"urn:memplan:problem:not-found","title":"Not Found","status":404,'
+                                '"detail":"d","errors":[]}')
