@@ -1,7 +1,7 @@
 /*
  * training_h200.c: prints the training planner's predictions next to the H200 measurements
- * (../shared/groundtruth/h200/measurements.json, "training" rows) as a Markdown table with the error of each row.
- * Usage: build/bench/training_h200 [SHARED_DIR]. Reads files; the planner stays pure.
+ * (tests/ref/groundtruth/h200/measurements.json, "training" rows) as a Markdown table with the error of each row.
+ * Usage: build/bench/training_h200 [REF_DIR, default tests/ref]. Reads files; the planner stays pure.
  */
 #include <math.h>
 #include <stdio.h>
@@ -53,7 +53,7 @@ static cJSON *load(const char *dir, const char *rel)
 
 int main(int argc, char **argv)
 {
-	const char *dir = argc > 1 ? argv[1] : "../shared";
+	const char *dir = argc > 1 ? argv[1] : "tests/ref";
 	cJSON *gt = load(dir, "groundtruth/h200/measurements.json"), *cfg = load(dir, "models/gpt2.json"), *row;
 	double worst_s = 0, worst_p = 0;
 	int n = 0;

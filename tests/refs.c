@@ -1,5 +1,5 @@
 /*
- * refs.c: reads the shared reference files for the tests (see refs.h).
+ * refs.c: reads the reference files in tests/ref for the tests (see refs.h).
  */
 #include <math.h>
 #include <stdio.h>
@@ -35,9 +35,9 @@ char *ref_read(const char *path, size_t *len)
 const char *ref_path(const char *rel)
 {
 	static char path[1024];
-	const char *root = getenv("MEMPLAN_SHARED");
+	const char *root = getenv("MEMPLAN_REF_DIR");
 
-	snprintf(path, sizeof(path), "%s/%s", root && *root ? root : "../shared", rel);
+	snprintf(path, sizeof(path), "%s/%s", root && *root ? root : "tests/ref", rel);
 	return path;
 }
 
@@ -46,7 +46,7 @@ char *ref_text(const char *rel)
 	char *t = ref_read(ref_path(rel), NULL);
 
 	if (t == NULL) {
-		fprintf(stderr, "cannot read reference file %s (set MEMPLAN_SHARED)\n", ref_path(rel));
+		fprintf(stderr, "cannot read reference file %s (run the tests from the repository root, or set MEMPLAN_REF_DIR to the folder holding the reference data)\n", ref_path(rel));
 		exit(1);
 	}
 	return t;

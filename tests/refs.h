@@ -1,6 +1,6 @@
 /*
- * refs.h: test helpers that read the reference material in ../shared (MEMPLAN_SHARED) directly, so tests
- * assert against the references themselves, never against copies.
+ * refs.h: test helpers that read the reference data in tests/ref (see its README for each file's provenance;
+ * MEMPLAN_REF_DIR overrides the folder), so tests assert against the references themselves.
  */
 #ifndef MP_TEST_REFS_H
 #define MP_TEST_REFS_H
@@ -11,13 +11,13 @@
 
 /* Reads a whole file (NUL-terminated, caller frees); NULL when it cannot. */
 char *ref_read(const char *path, size_t *len);
-/* Parses $MEMPLAN_SHARED/<rel> (default ../shared); aborts the test program when missing or invalid. */
+/* Parses $MEMPLAN_REF_DIR/<rel> (default tests/ref); aborts the test program when missing or invalid. */
 cJSON *ref_json(const char *rel);
 /* Parses the JSON file at an absolute or working-directory path; aborts when missing or invalid. */
 cJSON *ref_json_path(const char *path);
-/* The text of $MEMPLAN_SHARED/<rel>; aborts when missing. Caller frees. */
+/* The text of $MEMPLAN_REF_DIR/<rel>; aborts when missing. Caller frees. */
 char *ref_text(const char *rel);
-/* Full path of $MEMPLAN_SHARED/<rel> in a static buffer. */
+/* Full path of $MEMPLAN_REF_DIR/<rel> in a static buffer. */
 const char *ref_path(const char *rel);
 /* Relative comparison |a - b| <= tol * |b|. */
 int ref_close(double a, double b, double tol);

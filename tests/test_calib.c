@@ -3,7 +3,7 @@
  * build has CUDA and the machine a GPU, and is skipped with the reason otherwise. Also: the job API over
  * HTTP (202 + Location, polling, 409 while busy, DELETE cancels, 501/503 for gpu:0 without CUDA/GPU,
  * 422s naming the field), the stored measured profile and history, the CLI, and the document builder fed
- * with the H200 ground truth (../shared/groundtruth/h200) against the h200-sxm-141gb datasheet profile.
+ * with the H200 ground truth (tests/ref/groundtruth/h200) against the h200-sxm-141gb datasheet profile.
  */
 #include <math.h>
 #include <setjmp.h>

@@ -64,7 +64,7 @@ static void test_plan_inference_by_id(void **state)
 	http_resp_free(&r);
 }
 
-/* The same with the config file of ../shared/models posted inline. */
+/* The same with the config file of tests/ref/models posted inline. */
 static void test_plan_inference_inline(void **state)
 {
 	fixture *f = *state;

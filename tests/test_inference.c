@@ -1,8 +1,8 @@
 /*
  * test_inference.c: the inference planner end to end. The golden cases of tests/data/inference_cases.json
- * (cases BR-01, BR-02, BR-05, BR-07, BR-17, BI-01, BI-03, BI-05 of ../shared/cases/cases.md and more) run
+ * (cases BR-01, BR-02, BR-05, BR-07, BR-17, BI-01, BI-03, BI-05 of tests/ref/cases/cases.md and more) run
  * twice, through the library (lib_answer: decode, service, encode) and over HTTP, and must give the same document; the H200
- * measurements of ../shared/groundtruth/h200 (inference rows) are predicted within the issue's tolerances;
+ * measurements of tests/ref/groundtruth/h200 (inference rows) are predicted within the issue's tolerances;
  * weight-format layouts and the fit solver are checked against hand-worked figures.
  */
 #include <math.h>
@@ -153,7 +153,7 @@ static void test_golden_cases(void **state)
 }
 
 /*
- * ../shared/groundtruth/h200/measurements.json, inference rows: transformers 5.17 forward, bf16, allocator
+ * tests/ref/groundtruth/h200/measurements.json, inference rows: transformers 5.17 forward, bf16, allocator
  * figures. weight_bytes and kv_plus_logits_bytes within 0.01 %, prefill_peak_over_start_bytes within 15 %
  * (the issue's tolerances), for sdpa (fused) and eager; through the library and HTTP alike.
  */
@@ -174,7 +174,7 @@ static void test_groundtruth_h200(void **state)
 		    {"prefill_peak_over_start_bytes", "/memory/prefill_peak_over_start_bytes"}};
 
 		if (strcmp(model, "qwen2.5-0.5b") == 0) {
-			cfg = data_json("qwen2.5-0.5b.json"); /* not in ../shared/models: the public config */
+			cfg = data_json("qwen2.5-0.5b.json"); /* not in tests/ref/models: the public config */
 		} else {
 			char rel[96];
 

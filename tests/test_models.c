@@ -1,6 +1,6 @@
 /*
  * test_models.c: the Hugging Face config adapter and the planner together: every config file of
- * ../shared/models gives exactly the parameter count of parameter_counts.json (PyTorch's count of the
+ * tests/ref/models gives exactly the parameter count of parameter_counts.json (PyTorch's count of the
  * transformers model built from it), and model-type defaults and key checks behave as transformers does.
  */
 #include <setjmp.h>

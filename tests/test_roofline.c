@@ -1,7 +1,7 @@
 /*
  * test_roofline.c: the roofline engine, the step analysis and Little's law against every case of
- * ../shared/conformance/seed_cases.json and cases BR-14 and BR-15 of ../shared/cases/cases.md, then against
- * what a real H200 did (../shared/groundtruth/h200/measurements.json). Also the roofline document, the text
+ * tests/ref/conformance/seed_cases.json and cases BR-14 and BR-15 of tests/ref/cases/cases.md, then against
+ * what a real H200 did (tests/ref/groundtruth/h200/measurements.json). Also the roofline document, the text
  * and SVG charts (the SVG parsed with libxml2) and POST /v1/roofline over HTTP. Expected values are read
  * from the reference files. MEMPLAN_ROOFLINE_TABLE=1 prints the predicted-vs-measured table (markdown).
  */

@@ -2,7 +2,7 @@
  * test_store.c: the SQLite store. A new database is created at the current schema version and seeded with
  * the presets; opening it again applies nothing twice; devices carry their datasheet figures and sources; a
  * version 2 database with user rows is upgraded in place without touching them; the measured H200 profile
- * matches ../shared/groundtruth/h200; every write is audited; filters and batch transactions work.
+ * matches tests/ref/groundtruth/h200; every write is audited; filters and batch transactions work.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,8 +1,8 @@
 /*
  * test_training.c: the training planner against its references: the training_state seed cases, cases BR-10,
- * BR-12 and BR-13 (values parsed from ../shared/cases/cases.md), every `training` row the H200 measured
- * (../shared/groundtruth/h200/measurements.json), layout validation, optimizers, parallelism, LoRA and the fit.
- * Links the planner, the hf_config adapter and train_config (to build models from ../shared/models).
+ * BR-12 and BR-13 (values parsed from tests/ref/cases/cases.md), every `training` row the H200 measured
+ * (tests/ref/groundtruth/h200/measurements.json), layout validation, optimizers, parallelism, LoRA and the fit.
+ * Links the planner, the hf_config adapter and train_config (to build models from tests/ref/models).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -19,7 +19,7 @@
 #include "../planner/memplan.h"
 #include "refs.h"
 
-/* A model from ../shared/models/<name>.json with its training extras. */
+/* A model from tests/ref/models/<name>.json with its training extras. */
 static void load_model(const char *name, mp_model *m, mp_param_count *pc)
 {
 	char rel[128];
