@@ -133,15 +133,18 @@ STACK_planner := planner core
 SYS_LIBS := -lmicrohttpd -lcjson -lsqlite3 -lpthread -lm $(KERNELS_LIBS)
 
 # ----- the program --------------------------------------------------------------------------------------------
-.PHONY: all run test check deps clean lint contract asan fuzz fuzz-build fuzz-smoke bench-load bench-training \
+.PHONY: all run test check deps deps-build clean lint contract asan fuzz fuzz-build fuzz-smoke bench-load bench-training \
         bench-plan bench-store
 all: $(BUILD)/memplan
 
 $(BUILD)/memplan: $(call obj,$(CLI_SRC)) $(foreach l,$(STACK_daemon),$(call lib,$(l)))
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDFLAGS) $(SYS_LIBS)
 
+# the Debian packages each goal needs (scripts/install-deps: build, test, dev sets)
 deps:
-	@./scripts/install-deps
+	@./scripts/install-deps build test
+deps-build:
+	@./scripts/install-deps build
 
 # ----- tests --------------------------------------------------------------------------------------------------
 # One pattern links every test: tests/<name>.c, the helpers TEST_HELPERS_<name> and the archives of the layer it
@@ -265,7 +268,7 @@ bench-plan: $(BUILD)/bench/bench_plan
 bench-load: $(BUILD)/memplan
 	MEMPLAN_BIN=$(BUILD)/memplan ./bench/load/run.sh $(DURATION)
 
-run: deps
+run: deps-build
 	@$(MAKE) --no-print-directory $(BUILD)/memplan
 	$(BUILD)/memplan serve --listen $(LISTEN) --db $(DB)
 
