@@ -687,6 +687,19 @@ static void test_fit_plan_decode(void **state)
 	free(fit);
 }
 
+/* The CLI's table of job, as text (caller frees). */
+static char *table_text(const mps_calib_job *job)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	mpc_calib_print_table(f, job);
+	fclose(f);
+	return text;
+}
+
 /* A job whose profile cannot be stored fails with the store's own words; an earlier lookup that found nothing (no
  * previous profile, no datasheet for a CPU) is never given as the cause. Regression: the worker once reported the
  * stale "no device" text of a lookup, and formatted a message into itself when that was empty. */
@@ -730,13 +743,8 @@ static void test_store_failure_reason(void **state)
 	assert_string_equal(job->device_id, "");
 	{
 		/* the CLI's table of the failed job prints its reason and no "(null)" */
-		char *text = NULL;
-		size_t len = 0;
-		FILE *f = open_memstream(&text, &len);
+		char *text = table_text(job);
 
-		assert_non_null(f);
-		mpc_calib_print_table(f, job);
-		fclose(f);
 		assert_non_null(strstr(text, "error: measured, but storing the profile failed"));
 		assert_null(strstr(text, "(null)"));
 		free(text);
@@ -750,13 +758,8 @@ static void test_store_failure_reason(void **state)
 	snprintf(job->state, sizeof(job->state), "failed");
 	snprintf(job->error_status, sizeof(job->error_status), "interrupted");
 	{
-		char *text = NULL;
-		size_t len = 0;
-		FILE *f = open_memstream(&text, &len);
+		char *text = table_text(job);
 
-		assert_non_null(f);
-		mpc_calib_print_table(f, job);
-		fclose(f);
 		assert_null(strstr(text, "(null)"));
 		assert_non_null(strstr(text, "? (cpu): job cal-test, failed"));
 		free(text);
