@@ -133,7 +133,7 @@ STACK_planner := planner core
 SYS_LIBS := -lmicrohttpd -lcjson -lsqlite3 -lpthread -lm $(KERNELS_LIBS)
 
 # ----- the program --------------------------------------------------------------------------------------------
-.PHONY: all run test check deps deps-build clean lint contract asan fuzz fuzz-build fuzz-smoke bench-load bench-training \
+.PHONY: groundtruth all run test check deps deps-build clean lint contract asan fuzz fuzz-build fuzz-smoke bench-load bench-training \
         bench-plan bench-store
 all: $(BUILD)/memplan
 
@@ -267,6 +267,15 @@ bench-plan: $(BUILD)/bench/bench_plan
 # ----- load benchmark (wrk): prints figures for bench/RESULTS.md; not part of make test ---------------------------
 bench-load: $(BUILD)/memplan
 	MEMPLAN_BIN=$(BUILD)/memplan ./bench/load/run.sh $(DURATION)
+
+# ----- ground truth of the model readers (tools/groundtruth; by hand, not part of make test) --------------------
+GT_VENV := tools/groundtruth/.venv
+$(GT_VENV)/.installed: tools/groundtruth/requirements.txt
+	@test -x $(GT_VENV)/bin/python || python3 -m venv $(GT_VENV)
+	$(GT_VENV)/bin/pip install -q --disable-pip-version-check -r tools/groundtruth/requirements.txt
+	@touch $@
+groundtruth: $(GT_VENV)/.installed
+	$(GT_VENV)/bin/python tools/groundtruth/generate.py
 
 run: deps-build
 	@$(MAKE) --no-print-directory $(BUILD)/memplan

@@ -347,7 +347,9 @@ static void add_notes(cJSON *notes, const mps_inference_request *rq, const mps_i
 		note(notes, "Recurrent state: each of the kv_cache.recurrent_layers keeps a constant state per sequence "
 			    "(the conv state's last conv_kernel - 1 inputs in compute_dtype, the scan's state in fp32, as "
 			    "vLLM's Mamba layers hold them); kv_cache_bytes includes recurrent_state_bytes "
-			    "(recurrent_state_bytes_per_sequence x batch_size), which never grows with sequence_length.");
+			    "(recurrent_state_bytes_per_sequence x batch_size), which never grows with sequence_length. The "
+			    "prefill workspace counts the hidden states and logits only: the recurrent mixers' own "
+			    "transients (their in_proj outputs and scan chunks) are not in activations_bytes.");
 	if (o->attention == MP_ATTENTION_NONE)
 		note(notes, "attention_implementation none: no prefill workspace (activations_bytes 0), the steady "
 			    "decode state only.");

@@ -615,6 +615,8 @@ static const hf_type other_types[] = {
 static char supported[4096];
 static pthread_once_t supported_once = PTHREAD_ONCE_INIT;
 
+static const char *supported_list(void);
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -642,10 +644,72 @@ static void build_supported(void)
 	}
 }
 
+/* Edit distance of a and b (at most 40 characters of each are compared). */
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strlen(a) < 40 ? strlen(a) : 40, lb = strlen(b) < 40 ? strlen(b) : 40, row[41];
+
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[lb];
+}
+
+/* The three supported types nearest to `name` by edit distance (ties: alphabetical), comma-separated. */
+static void nearest_types(const char *name, char *buf, size_t len)
+{
+	const char *best[3] = {NULL, NULL, NULL};
+	size_t bd[3] = {SIZE_MAX, SIZE_MAX, SIZE_MAX};
+	char all[sizeof(supported)];
+	char *p = all;
+
+	snprintf(all, sizeof(all), "%s", supported_list());
+	while (p && *p) {
+		char *end = strstr(p, ", ");
+		size_t d;
+
+		if (end)
+			*end = '\0';
+		d = distance(name, p);
+		for (int k = 0; k < 3; k++)
+			if (d < bd[k]) {
+				for (int j = 2; j > k; j--) {
+					bd[j] = bd[j - 1];
+					best[j] = best[j - 1];
+				}
+				bd[k] = d;
+				best[k] = p;
+				break;
+			}
+		p = end ? end + 2 : NULL;
+	}
+	snprintf(buf, len, "%s%s%s%s%s", best[0] ? best[0] : "", best[1] ? ", " : "", best[1] ? best[1] : "",
+	         best[2] ? ", " : "", best[2] ? best[2] : "");
+}
+
 const char *mpm_supported_types(void)
 {
 	pthread_once(&supported_once, build_supported);
 	return supported;
+}
+
+static const char *supported_list(void)
+{
+	return mpm_supported_types();
 }
 
 mp_status mpm_from_hf(const cJSON *cfg, const char *pointer, mp_model *m, mp_error *err)
@@ -689,10 +753,19 @@ mp_status mpm_from_hf(const cJSON *cfg, const char *pointer, mp_model *m, mp_err
 			mpm_training_extras(cfg, m);
 		return c.st;
 	}
-	return mp_fail(err, MP_EUNSUPPORTED, field,
-	               "model_type '%.40s' is not supported; supported: %s; or describe the model with "
-	               "model.architecture",
-	               type->valuestring, mpm_supported_types());
+	{
+		char near[160];
+		bool wrapper = cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(cfg, "text_config"));
+
+		nearest_types(type->valuestring, near, sizeof(near));
+		return mp_fail(err, MP_EUNSUPPORTED, field,
+		               "model_type '%.40s' is not supported; nearest supported: %s;%s or describe the model "
+		               "with model.architecture (openapi.yaml, schema ModelArchitecture)",
+		               type->valuestring, near,
+		               wrapper ? " a multimodal wrapper's decoder is its text_config, which can be posted as "
+		                         "hf_config alone (without the vision tower);"
+		                       : "");
+	}
 }
 
 /* ----- the generic architecture object ------------------------------------------------------------------ */

@@ -26,8 +26,8 @@ static bool conv_channels(const mp_ssm *s, uint64_t *out)
  *     d_inner -> h; in_proj and out_proj with biases when use_bias.
  *   Mamba-2 (modeling_mamba2.py Mamba2Mixer): in_proj h -> 2 d_inner + 2 G N + H, conv1d over conv_channels x K
  *     (+ bias), dt_bias, A_log and D of H each, the gated norm's d_inner weight, out_proj d_inner -> h.
- * Worked example (tests/test_planner.c): mamba-130m (h 768, d_inner 1536, N 16, K 4, dt_rank 48) -> 1,179,648 +
- * 7,680 + 122,880 + 75,264 + 24,576 + 1,536 + 1,179,648 = 2,591,232 per layer.
+ * Worked example (tests/test_models.c): mamba-130m (h 768, d_inner 1536, N 16, K 4, dt_rank 48) -> 2,359,296 +
+ * 7,680 + 122,880 + 75,264 + 24,576 + 1,536 + 1,179,648 = 3,770,880 per layer.
  */
 bool mp_ssm_layer_parameters(const mp_model *m, uint64_t *out)
 {

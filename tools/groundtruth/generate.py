@@ -72,7 +72,7 @@ def build(cfg, device):
 
 VISION = re.compile(r"(^|\.)(vision_tower|visual|vision_model|vision_embed|multi_modal_projector|mm_projector|"
                     r"audio_tower|audio_model|embed_vision|embed_audio|vision|audio)(\.|$)")
-EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|embed_tokens_per_layer)\.weight$")
+EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|embed_tokens_per_layer|backbone\.embeddings)\.weight$")
 
 
 def component(name, p):
