@@ -414,6 +414,12 @@ static void test_gpt_oss_mxfp4(void **state)
 	assert_int_equal(w.cls[MP_TC_EXPERTS].bytes, mats + biases + router);
 	assert_int_equal(w.cls[MP_TC_ATTENTION].bytes, 2 * w.cls[MP_TC_ATTENTION].parameters);
 	free(text);
+	/* nvfp4 anywhere: LlamaConfig's defaults, every attention matrix 4096 x 4096 = 4096 rows x 256 blocks x 9 B
+	 * + the fp32 per-tensor scale; embeddings stay bf16 */
+	assert_int_equal(count_text("{\"model_type\":\"llama\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(mp_weight_bytes(&m, MP_DTYPE_NVFP4, MP_DTYPE_BF16, NULL, 1, &w, &err), MP_OK);
+	assert_int_equal(w.cls[MP_TC_ATTENTION].bytes, UINT64_C(32) * 4 * (UINT64_C(4096) * 256 * 9 + 4));
+	assert_int_equal(w.cls[MP_TC_EMBEDDINGS].format, MP_DTYPE_BF16);
 }
 
 /* Mamba (mamba-130m's shapes: transformers' MambaConfig defaults with 24 layers): 3,770,880 parameters per layer
