@@ -26,8 +26,8 @@ DB      ?= var/memplan.db
 CORE_SRC    := core/base.c
 PLANNER_SRC := planner/core.c planner/model.c planner/device.c planner/inference.c planner/training.c \
                planner/roofline.c planner/step.c planner/activations.c planner/weights.c planner/kv.c \
-               planner/workspace.c
-MODEL_SRC   := model/fields.c model/hf_config.c model/train_config.c
+               planner/workspace.c planner/recurrent.c
+MODEL_SRC   := model/fields.c model/hf_config.c model/hf_types.c model/train_config.c
 DB_SRC      := db/store.c
 KERNELS_SRC := kernels/calib_common.c kernels/calib_cpu.c
 SERVICE_SRC := service/service.c service/plan.c service/fit.c service/capacity.c service/roofline.c service/calib.c
@@ -133,7 +133,7 @@ STACK_planner := planner core
 SYS_LIBS := -lmicrohttpd -lcjson -lsqlite3 -lpthread -lm $(KERNELS_LIBS)
 
 # ----- the program --------------------------------------------------------------------------------------------
-.PHONY: all run test check deps deps-build clean lint contract asan fuzz fuzz-build fuzz-smoke bench-load bench-training \
+.PHONY: groundtruth all run test check deps deps-build clean lint contract asan fuzz fuzz-build fuzz-smoke bench-load bench-training \
         bench-plan bench-store
 all: $(BUILD)/memplan
 
@@ -267,6 +267,15 @@ bench-plan: $(BUILD)/bench/bench_plan
 # ----- load benchmark (wrk): prints figures for bench/RESULTS.md; not part of make test ---------------------------
 bench-load: $(BUILD)/memplan
 	MEMPLAN_BIN=$(BUILD)/memplan ./bench/load/run.sh $(DURATION)
+
+# ----- ground truth of the model readers (tools/groundtruth; by hand, not part of make test) --------------------
+GT_VENV := tools/groundtruth/.venv
+$(GT_VENV)/.installed: tools/groundtruth/requirements.txt
+	@test -x $(GT_VENV)/bin/python || python3 -m venv $(GT_VENV)
+	$(GT_VENV)/bin/pip install -q --disable-pip-version-check -r tools/groundtruth/requirements.txt
+	@touch $@
+groundtruth: $(GT_VENV)/.installed
+	$(GT_VENV)/bin/python tools/groundtruth/generate.py
 
 run: deps-build
 	@$(MAKE) --no-print-directory $(BUILD)/memplan

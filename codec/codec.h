@@ -27,7 +27,7 @@
 	(MPC_DT(MP_DTYPE_FP32) | MPC_DT(MP_DTYPE_BF16) | MPC_DT(MP_DTYPE_FP16) | MPC_DT(MP_DTYPE_FP8_E4M3) |      \
 	 MPC_DT(MP_DTYPE_FP8_E5M2) | MPC_DT(MP_DTYPE_INT8) | MPC_DT(MP_DTYPE_INT4) | MPC_DT(MP_DTYPE_NF4) |       \
 	 MPC_DT(MP_DTYPE_Q8_0) | MPC_DT(MP_DTYPE_Q4_0) | MPC_DT(MP_DTYPE_Q4_K) | MPC_DT(MP_DTYPE_Q5_K) |          \
-	 MPC_DT(MP_DTYPE_Q6_K))
+	 MPC_DT(MP_DTYPE_Q6_K) | MPC_DT(MP_DTYPE_MXFP4) | MPC_DT(MP_DTYPE_NVFP4))
 /* KV cache: the float types, fp8 (vLLM), and llama.cpp's q8_0 and q4_0 cache types. */
 #define MPC_KV_DTYPES                                                                                             \
 	(MPC_DT(MP_DTYPE_FP32) | MPC_DT(MP_DTYPE_BF16) | MPC_DT(MP_DTYPE_FP16) | MPC_DT(MP_DTYPE_FP8_E4M3) |      \

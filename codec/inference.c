@@ -72,6 +72,7 @@ static const mpm_field format_fields[] = {
 	{ .name = "experts", .type = MPM_F_DTYPE, .offset = FOFF(MP_TC_EXPERTS), .dtypes = MPC_WEIGHT_DTYPES },
 	{ .name = "lm_head", .type = MPM_F_DTYPE, .offset = FOFF(MP_TC_LM_HEAD), .dtypes = MPC_WEIGHT_DTYPES },
 	{ .name = "norms", .type = MPM_F_DTYPE, .offset = FOFF(MP_TC_NORMS), .dtypes = MPC_COMPUTE_DTYPES },
+	{ .name = "recurrent", .type = MPM_F_DTYPE, .offset = FOFF(MP_TC_RECURRENT), .dtypes = MPC_WEIGHT_DTYPES },
 };
 
 /* The body's own fields into ib, with the API's defaults (fused attention, double-quantised nf4). */
@@ -176,7 +177,12 @@ static cJSON *weights_json(const mp_inference_memory *mem)
 	cJSON_AddStringToObject(o, "layout", layout_names[mem->weights.layout]);
 	c = cJSON_AddObjectToObject(o, "classes");
 	for (int i = 0; i < MP_TC_COUNT; i++) {
-		cJSON *k = cJSON_AddObjectToObject(c, mp_tensor_class_name((mp_tensor_class)i));
+		cJSON *k;
+
+		/* classes after norms (recurrent) appear only in models that have them */
+		if (i > MP_TC_NORMS && mem->weights.cls[i].parameters == 0)
+			continue;
+		k = cJSON_AddObjectToObject(c, mp_tensor_class_name((mp_tensor_class)i));
 
 		cJSON_AddStringToObject(k, "format", mp_dtype_name(mem->weights.cls[i].format));
 		mpc_add_u64(k, "parameters", mem->weights.cls[i].parameters);
@@ -210,6 +216,14 @@ static cJSON *kv_json(const mp_inference_req *req, const mp_inference_opts *o, c
 	mpc_add_u64(k, "tokens_allocated_window", mem->kv.tokens_window);
 	mpc_add_u64(k, "block_size", mem->kv.block_size);
 	cJSON_AddStringToObject(k, "sequence_length_scope", scope_names[o->length_scope]);
+	if (mem->kv.shared_kv_layers)
+		mpc_add_u64(k, "shared_kv_layers", mem->kv.shared_kv_layers);
+	if (mem->kv.recurrent_layers) {
+		/* constant per sequence: in bytes, times the sequences; never grows with the tokens */
+		mpc_add_u64(k, "recurrent_layers", mem->kv.recurrent_layers);
+		mpc_add_u64(k, "recurrent_state_bytes_per_sequence", mem->kv.recurrent_state_bytes_per_sequence);
+		mpc_add_u64(k, "recurrent_state_bytes", mem->kv.recurrent_state_bytes);
+	}
 	return k;
 }
 
@@ -326,6 +340,16 @@ static void add_notes(cJSON *notes, const mps_inference_request *rq, const mps_i
 		note(notes, "MLA cache: the compressed latent (kv_lora_rank) plus the RoPE key (qk_rope_head_dim) per "
 			    "token per layer, replicated on every tensor-parallel rank, not split (vLLM, SGLang, "
 			    "llama.cpp); mla_kv_cache expanded gives transformers' full per-head K and V.");
+	if (p->no_performance)
+		note(notes, "No performance block: the step analysis models attention and MLP layers, not the recurrent "
+			    "(state-space) layers this model has.");
+	if (mem->kv.recurrent_layers)
+		note(notes, "Recurrent state: each of the kv_cache.recurrent_layers keeps a constant state per sequence "
+			    "(the conv state's last conv_kernel - 1 inputs in compute_dtype, the scan's state in fp32, as "
+			    "vLLM's Mamba layers hold them); kv_cache_bytes includes recurrent_state_bytes "
+			    "(recurrent_state_bytes_per_sequence x batch_size), which never grows with sequence_length. The "
+			    "prefill workspace counts the hidden states and logits only: the recurrent mixers' own "
+			    "transients (their in_proj outputs and scan chunks) are not in activations_bytes.");
 	if (o->attention == MP_ATTENTION_NONE)
 		note(notes, "attention_implementation none: no prefill workspace (activations_bytes 0), the steady "
 			    "decode state only.");
@@ -407,7 +431,8 @@ cJSON *mpc_inference_plan_json(const mps_inference_request *rq, const mps_infere
 
 	if (p->have_device) {
 		mpc_add_item(doc, "fit", fit_json(&p->fit, &p->device));
-		mpc_add_item(doc, "performance", performance_json(&p->perf));
+		if (!p->no_performance)
+			mpc_add_item(doc, "performance", performance_json(&p->perf));
 	}
 	add_notes(cJSON_AddArrayToObject(doc, "notes"), rq, p);
 	return doc;

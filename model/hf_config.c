@@ -14,17 +14,12 @@
 #include <string.h>
 
 #include "fields.h"
+#include "hf_internal.h"
 #include "model.h"
 
-typedef struct hf_ctx {
-	const cJSON *cfg;
-	const char *pointer;
-	mp_error *err;
-	mp_status st;
-} hf_ctx;
 
 /* Finds the first of the NULL-terminated alias keys that is present and not null. */
-static const cJSON *find(const hf_ctx *c, const char *const *keys, const char **which)
+const cJSON *hf_find(const hf_ctx *c, const char *const *keys, const char **which)
 {
 	for (; *keys; keys++) {
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(c->cfg, *keys);
@@ -37,18 +32,34 @@ static const cJSON *find(const hf_ctx *c, const char *const *keys, const char **
 	return NULL;
 }
 
-static bool has(const hf_ctx *c, const char *key)
+bool hf_has(const hf_ctx *c, const char *key)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(c->cfg, key);
 
 	return v && !cJSON_IsNull(v);
 }
 
+bool hf_is_null(const hf_ctx *c, const char *key)
+{
+	return cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(c->cfg, key));
+}
+
+uint64_t hf_window(hf_ctx *c, const char *key, uint64_t dflt)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(c->cfg, key);
+
+	if (v == NULL)
+		return dflt;
+	if (cJSON_IsNull(v) || cJSON_IsFalse(v))
+		return 0;
+	return hf_get_u64(c, (const char *const[]){key, NULL}, dflt);
+}
+
 /* Reads a non-negative integer under any of the alias keys, or dflt when absent. */
-static uint64_t get_u64(hf_ctx *c, const char *const *keys, uint64_t dflt)
+uint64_t hf_get_u64(hf_ctx *c, const char *const *keys, uint64_t dflt)
 {
 	const char *key = keys[0];
-	const cJSON *v = find(c, keys, &key);
+	const cJSON *v = hf_find(c, keys, &key);
 	char field[96];
 
 	if (v == NULL || c->st != MP_OK)
@@ -62,7 +73,7 @@ static uint64_t get_u64(hf_ctx *c, const char *const *keys, uint64_t dflt)
 	return (uint64_t)v->valuedouble;
 }
 
-static double get_double(hf_ctx *c, const cJSON *obj, const char *key, double dflt)
+double hf_get_double(hf_ctx *c, const cJSON *obj, const char *key, double dflt)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
 
@@ -78,10 +89,10 @@ static double get_double(hf_ctx *c, const cJSON *obj, const char *key, double df
 	return v->valuedouble;
 }
 
-static bool get_bool(hf_ctx *c, const char *const *keys, bool dflt)
+bool hf_get_bool(hf_ctx *c, const char *const *keys, bool dflt)
 {
 	const char *key = keys[0];
-	const cJSON *v = find(c, keys, &key);
+	const cJSON *v = hf_find(c, keys, &key);
 	char field[96];
 
 	if (v == NULL || c->st != MP_OK)
@@ -94,9 +105,8 @@ static bool get_bool(hf_ctx *c, const char *const *keys, bool dflt)
 	return cJSON_IsTrue(v);
 }
 
-#define KEYS(...) ((const char *const[]){__VA_ARGS__, NULL})
 
-static void fail_key(hf_ctx *c, const char *key, const char *msg)
+void hf_fail_key(hf_ctx *c, const char *key, const char *msg)
 {
 	char field[96];
 
@@ -108,9 +118,9 @@ static void fail_key(hf_ctx *c, const char *key, const char *msg)
 
 /* head_dim: an explicit value wins (it need not equal hidden / heads, gemma's does not); otherwise
  * hidden_size / num_attention_heads, which must then divide exactly. */
-static void derive_head_dim(hf_ctx *c, mp_model *m, const char *heads_key)
+void hf_derive_head_dim(hf_ctx *c, mp_model *m, const char *heads_key)
 {
-	m->head_dim = get_u64(c, KEYS("head_dim"), 0);
+	m->head_dim = hf_get_u64(c, KEYS("head_dim"), 0);
 	if (m->head_dim != 0 || c->st != MP_OK || m->num_heads == 0)
 		return;
 	if (m->hidden_size % m->num_heads != 0) {
@@ -118,7 +128,7 @@ static void derive_head_dim(hf_ctx *c, mp_model *m, const char *heads_key)
 
 		snprintf(msg, sizeof(msg), "hidden_size (%llu) is not divisible by %s (%llu); give head_dim explicitly",
 		         (unsigned long long)m->hidden_size, heads_key, (unsigned long long)m->num_heads);
-		fail_key(c, heads_key, msg);
+		hf_fail_key(c, heads_key, msg);
 		return;
 	}
 	m->head_dim = m->hidden_size / m->num_heads;
@@ -131,7 +141,7 @@ static void derive_head_dim(hf_ctx *c, mp_model *m, const char *heads_key)
  * max_position_embeddings (llama3-type configs already state the extended length there).
  * partial_rotary_factor (phi3, gpt_neox's rotary_pct) sets how much of each head rotates.
  */
-static void decode_rope(hf_ctx *c, mp_model *m, double partial_default)
+void hf_decode_rope(hf_ctx *c, mp_model *m, double partial_default)
 {
 	const cJSON *rp = cJSON_GetObjectItemCaseSensitive(c->cfg, "rope_parameters");
 	const cJSON *rs = cJSON_GetObjectItemCaseSensitive(c->cfg, "rope_scaling");
@@ -152,25 +162,25 @@ static void decode_rope(hf_ctx *c, mp_model *m, double partial_default)
 		scaling = rs;
 		snprintf(sub_pointer, sizeof(sub_pointer), "%s/rope_scaling", c->pointer);
 	} else if (rs && !cJSON_IsNull(rs)) {
-		fail_key(c, "rope_scaling", "rope_scaling must be an object or null");
+		hf_fail_key(c, "rope_scaling", "rope_scaling must be an object or null");
 		return;
 	}
-	if (has(c, "partial_rotary_factor"))
-		partial = get_double(c, c->cfg, "partial_rotary_factor", partial);
-	else if (has(c, "rotary_pct"))
-		partial = get_double(c, c->cfg, "rotary_pct", partial);
+	if (hf_has(c, "partial_rotary_factor"))
+		partial = hf_get_double(c, c->cfg, "partial_rotary_factor", partial);
+	else if (hf_has(c, "rotary_pct"))
+		partial = hf_get_double(c, c->cfg, "rotary_pct", partial);
 	if (scaling && cJSON_GetObjectItemCaseSensitive(scaling, "partial_rotary_factor")) {
 		hf_ctx sub = {scaling, sub_pointer, c->err, c->st};
 
-		partial = get_double(&sub, scaling, "partial_rotary_factor", partial);
+		partial = hf_get_double(&sub, scaling, "partial_rotary_factor", partial);
 		if (sub.st == MP_OK && (partial <= 0 || partial > 1))
-			fail_key(&sub, "partial_rotary_factor", "partial_rotary_factor must be in (0, 1]");
+			hf_fail_key(&sub, "partial_rotary_factor", "partial_rotary_factor must be in (0, 1]");
 		c->st = sub.st;
 		if (c->st != MP_OK)
 			return;
 	}
 	if (partial <= 0 || partial > 1) {
-		fail_key(c, "partial_rotary_factor", "partial_rotary_factor must be in (0, 1]");
+		hf_fail_key(c, "partial_rotary_factor", "partial_rotary_factor must be in (0, 1]");
 		return;
 	}
 	m->rotary_dim = (uint64_t)((double)m->head_dim * partial);
@@ -187,15 +197,15 @@ static void decode_rope(hf_ctx *c, mp_model *m, double partial_default)
 	m->rope_scaling = true;
 	{
 		hf_ctx sub = {scaling, sub_pointer, c->err, c->st};
-		uint64_t top = get_u64(c, KEYS("original_max_position_embeddings"), m->max_position_embeddings);
+		uint64_t top = hf_get_u64(c, KEYS("original_max_position_embeddings"), m->max_position_embeddings);
 
 		sub.st = c->st;
-		factor = get_double(&sub, scaling, "factor", 1.0);
+		factor = hf_get_double(&sub, scaling, "factor", 1.0);
 		/* a scaling stretches the context: a factor below 1 (or 0) is no scaling the config could mean */
 		if (sub.st == MP_OK && factor < 1)
-			fail_key(&sub, "factor", "factor must be a finite number >= 1 (how many times the RoPE scaling "
+			hf_fail_key(&sub, "factor", "factor must be a finite number >= 1 (how many times the RoPE scaling "
 			                         "stretches the original context)");
-		orig = get_u64(&sub, KEYS("original_max_position_embeddings"), top);
+		orig = hf_get_u64(&sub, KEYS("original_max_position_embeddings"), top);
 		c->st = sub.st;
 		if (c->st != MP_OK)
 			return;
@@ -209,7 +219,7 @@ static void decode_rope(hf_ctx *c, mp_model *m, double partial_default)
 			         "factor x original_max_position_embeddings (%.6g) exceeds %llu positions, the most a RoPE "
 			         "scaling may declare",
 			         scaled, (unsigned long long)MPM_MAX_ROPE_SCALED_POSITIONS);
-			fail_key(&sub, "factor", msg);
+			hf_fail_key(&sub, "factor", msg);
 			c->st = sub.st;
 			return;
 		}
@@ -220,7 +230,7 @@ static void decode_rope(hf_ctx *c, mp_model *m, double partial_default)
 }
 
 /* layer_types (v5): a list of "sliding_attention" / "full_attention"; counts the sliding layers. */
-static void decode_layer_types(hf_ctx *c, mp_model *m)
+void hf_decode_layer_types(hf_ctx *c, mp_model *m)
 {
 	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types"), *v;
 	uint64_t n = 0, sliding = 0;
@@ -228,14 +238,14 @@ static void decode_layer_types(hf_ctx *c, mp_model *m)
 	if (lt == NULL || cJSON_IsNull(lt))
 		return;
 	if (!cJSON_IsArray(lt)) {
-		fail_key(c, "layer_types", "layer_types must be a list of \"sliding_attention\" or \"full_attention\"");
+		hf_fail_key(c, "layer_types", "layer_types must be a list of \"sliding_attention\" or \"full_attention\"");
 		return;
 	}
 	cJSON_ArrayForEach(v, lt)
 	{
 		if (!cJSON_IsString(v) || (strcmp(v->valuestring, "sliding_attention") != 0 &&
 		                           strcmp(v->valuestring, "full_attention") != 0)) {
-			fail_key(c, "layer_types",
+			hf_fail_key(c, "layer_types",
 			         "layer_types entries must be \"sliding_attention\" or "
 			         "\"full_attention\"");
 			return;
@@ -244,7 +254,7 @@ static void decode_layer_types(hf_ctx *c, mp_model *m)
 		n++;
 	}
 	if (n != m->num_layers) {
-		fail_key(c, "layer_types", "layer_types must have one entry per layer (num_hidden_layers)");
+		hf_fail_key(c, "layer_types", "layer_types must have one entry per layer (num_hidden_layers)");
 		return;
 	}
 	if (sliding == 0)
@@ -253,21 +263,21 @@ static void decode_layer_types(hf_ctx *c, mp_model *m)
 }
 
 /* mlp_only_layers (qwen2_moe, qwen3_moe): indices of layers that keep a dense MLP. */
-static void decode_mlp_only_layers(hf_ctx *c, mp_model *m)
+void hf_decode_mlp_only_layers(hf_ctx *c, mp_model *m)
 {
 	const cJSON *l = cJSON_GetObjectItemCaseSensitive(c->cfg, "mlp_only_layers"), *v;
 
 	if (l == NULL || cJSON_IsNull(l))
 		return;
 	if (!cJSON_IsArray(l)) {
-		fail_key(c, "mlp_only_layers", "mlp_only_layers must be a list of layer indices");
+		hf_fail_key(c, "mlp_only_layers", "mlp_only_layers must be a list of layer indices");
 		return;
 	}
 	cJSON_ArrayForEach(v, l)
 	{
 		if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble >= (double)m->num_layers ||
 		    v->valuedouble != floor(v->valuedouble) || v->valuedouble >= MP_MAX_LAYERS) {
-			fail_key(c, "mlp_only_layers",
+			hf_fail_key(c, "mlp_only_layers",
 			         "mlp_only_layers entries must be layer indices below "
 			         "num_hidden_layers");
 			return;
@@ -319,46 +329,46 @@ static void decode_llama_family(hf_ctx *c, const hf_defaults *d, mp_model *m)
 {
 	bool attention_bias;
 
-	m->vocab_size = get_u64(c, KEYS("vocab_size"), d->vocab_size);
-	m->hidden_size = get_u64(c, KEYS("hidden_size"), d->hidden_size);
-	m->intermediate_size = get_u64(c, KEYS("intermediate_size"), d->intermediate_size);
-	m->num_layers = get_u64(c, KEYS("num_hidden_layers"), d->num_layers);
-	m->num_heads = get_u64(c, KEYS("num_attention_heads"), d->num_heads);
-	m->num_kv_heads = get_u64(c, KEYS("num_key_value_heads"), d->num_kv_heads ? d->num_kv_heads : m->num_heads);
-	m->max_position_embeddings = get_u64(c, KEYS("max_position_embeddings"), d->max_position_embeddings);
-	m->tie_word_embeddings = get_bool(c, KEYS("tie_word_embeddings"), d->tie_word_embeddings);
-	attention_bias = get_bool(c, KEYS("attention_bias"), false);
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), d->vocab_size);
+	m->hidden_size = hf_get_u64(c, KEYS("hidden_size"), d->hidden_size);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), d->intermediate_size);
+	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), d->num_layers);
+	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), d->num_heads);
+	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), d->num_kv_heads ? d->num_kv_heads : m->num_heads);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), d->max_position_embeddings);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), d->tie_word_embeddings);
+	attention_bias = hf_get_bool(c, KEYS("attention_bias"), false);
 	m->qkv_bias = d->qkv_bias || attention_bias;
 	/* LlamaAttention puts attention_bias on o_proj too; Qwen2's o_proj never has one. */
 	m->o_bias = !d->qkv_bias && attention_bias;
-	m->mlp_bias = get_bool(c, KEYS("mlp_bias"), false);
-	if (d->head_dim && !has(c, "head_dim"))
+	m->mlp_bias = hf_get_bool(c, KEYS("mlp_bias"), false);
+	if (d->head_dim && !hf_has(c, "head_dim"))
 		m->head_dim = d->head_dim;
 	else
-		derive_head_dim(c, m, "num_attention_heads");
+		hf_derive_head_dim(c, m, "num_attention_heads");
 	m->qk_norm = d->qk_norm;
 	m->norms_per_layer = d->norms_per_layer;
-	m->sliding_window = get_u64(c, KEYS("sliding_window"), d->sliding_window);
+	m->sliding_window = hf_window(c, "sliding_window", d->sliding_window);
 	if (strcmp(d->model_type, "qwen2") == 0 || strcmp(d->model_type, "qwen3") == 0) {
 		/* Qwen2Config/Qwen3Config: the window applies only with use_sliding_window, to the layers from
 		 * max_window_layers on. */
-		uint64_t from = get_u64(c, KEYS("max_window_layers"), 28);
+		uint64_t from = hf_get_u64(c, KEYS("max_window_layers"), 28);
 
-		if (!get_bool(c, KEYS("use_sliding_window"), false) || from >= m->num_layers)
+		if (!hf_get_bool(c, KEYS("use_sliding_window"), false) || from >= m->num_layers)
 			m->sliding_window = 0;
 		else
 			m->sliding_window_layers = m->num_layers - from;
 	} else if (strcmp(d->model_type, "gemma2") == 0) {
 		m->sliding_window_layers = (m->num_layers + 1) / 2; /* layers 0, 2, 4, ... */
 	} else if (strcmp(d->model_type, "gemma3_text") == 0) {
-		uint64_t pattern = get_u64(c, KEYS("sliding_window_pattern"), 6);
+		uint64_t pattern = hf_get_u64(c, KEYS("sliding_window_pattern"), 6);
 
 		m->sliding_window_layers = pattern ? m->num_layers - m->num_layers / pattern : m->num_layers;
 		m->rotary_buffer_sets = 2; /* local and global RoPE */
 	}
 	if (d->num_experts) {
-		m->num_experts = get_u64(c, KEYS("num_local_experts"), d->num_experts);
-		m->num_experts_per_tok = get_u64(c, KEYS("num_experts_per_tok"), 2);
+		m->num_experts = hf_get_u64(c, KEYS("num_local_experts"), d->num_experts);
+		m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 2);
 		m->moe_intermediate_size = m->intermediate_size;
 		m->intermediate_size = 0;
 	}
@@ -366,8 +376,8 @@ static void decode_llama_family(hf_ctx *c, const hf_defaults *d, mp_model *m)
 	m->ffn_kind = MP_FFN_GATED;
 	m->norm_kind = MP_NORM_RMS;
 	m->final_norm = true;
-	decode_layer_types(c, m);
-	decode_rope(c, m, 1.0);
+	hf_decode_layer_types(c, m);
+	hf_decode_rope(c, m, 1.0);
 	if (strcmp(d->model_type, "gemma3_text") == 0)
 		m->rotary_buffer_sets = 2;
 }
@@ -380,36 +390,36 @@ static void decode_llama_family(hf_ctx *c, const hf_defaults *d, mp_model *m)
  */
 static void decode_qwen_moe(hf_ctx *c, mp_model *m, bool qwen3)
 {
-	m->vocab_size = get_u64(c, KEYS("vocab_size"), 151936);
-	m->hidden_size = get_u64(c, KEYS("hidden_size"), 2048);
-	m->intermediate_size = get_u64(c, KEYS("intermediate_size"), qwen3 ? 6144 : 5632);
-	m->num_layers = get_u64(c, KEYS("num_hidden_layers"), 24);
-	m->num_heads = get_u64(c, KEYS("num_attention_heads"), qwen3 ? 32 : 16);
-	m->num_kv_heads = get_u64(c, KEYS("num_key_value_heads"), qwen3 ? 4 : 16);
-	m->max_position_embeddings = get_u64(c, KEYS("max_position_embeddings"), 32768);
-	m->tie_word_embeddings = get_bool(c, KEYS("tie_word_embeddings"), false);
-	derive_head_dim(c, m, "num_attention_heads");
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 151936);
+	m->hidden_size = hf_get_u64(c, KEYS("hidden_size"), 2048);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), qwen3 ? 6144 : 5632);
+	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), 24);
+	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), qwen3 ? 32 : 16);
+	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), qwen3 ? 4 : 16);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 32768);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), false);
+	hf_derive_head_dim(c, m, "num_attention_heads");
 	if (qwen3) {
-		m->qkv_bias = m->o_bias = get_bool(c, KEYS("attention_bias"), false);
+		m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
 		m->qk_norm = true;
 	} else {
-		m->qkv_bias = get_bool(c, KEYS("qkv_bias"), true);
+		m->qkv_bias = hf_get_bool(c, KEYS("qkv_bias"), true);
 	}
-	m->num_experts = get_u64(c, KEYS("num_experts"), qwen3 ? 128 : 60);
-	m->num_experts_per_tok = get_u64(c, KEYS("num_experts_per_tok"), qwen3 ? 8 : 4);
-	m->moe_intermediate_size = get_u64(c, KEYS("moe_intermediate_size"), qwen3 ? 768 : 1408);
-	m->moe_layer_step = get_u64(c, KEYS("decoder_sparse_step"), 1);
+	m->num_experts = hf_get_u64(c, KEYS("num_experts"), qwen3 ? 128 : 60);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), qwen3 ? 8 : 4);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), qwen3 ? 768 : 1408);
+	m->moe_layer_step = hf_get_u64(c, KEYS("decoder_sparse_step"), 1);
 	if (!qwen3) {
-		m->shared_expert_intermediate_size = get_u64(c, KEYS("shared_expert_intermediate_size"), 5632);
+		m->shared_expert_intermediate_size = hf_get_u64(c, KEYS("shared_expert_intermediate_size"), 5632);
 		m->num_shared_experts = m->shared_expert_intermediate_size > 0;
 		m->shared_expert_gate = m->shared_expert_intermediate_size > 0;
 	}
-	decode_mlp_only_layers(c, m);
-	m->sliding_window = get_u64(c, KEYS("sliding_window"), 4096);
+	hf_decode_mlp_only_layers(c, m);
+	m->sliding_window = hf_window(c, "sliding_window", 4096);
 	{
-		uint64_t from = get_u64(c, KEYS("max_window_layers"), qwen3 ? 28 : 21);
+		uint64_t from = hf_get_u64(c, KEYS("max_window_layers"), qwen3 ? 28 : 21);
 
-		if (!get_bool(c, KEYS("use_sliding_window"), false) || from >= m->num_layers)
+		if (!hf_get_bool(c, KEYS("use_sliding_window"), false) || from >= m->num_layers)
 			m->sliding_window = 0;
 		else
 			m->sliding_window_layers = m->num_layers - from;
@@ -419,25 +429,25 @@ static void decode_qwen_moe(hf_ctx *c, mp_model *m, bool qwen3)
 	m->norm_kind = MP_NORM_RMS;
 	m->norms_per_layer = 2;
 	m->final_norm = true;
-	decode_layer_types(c, m);
-	decode_rope(c, m, 1.0);
+	hf_decode_layer_types(c, m);
+	hf_decode_rope(c, m, 1.0);
 }
 
 /* GPT2Config: vocab 50257, n_positions 1024, n_embd 768, n_layer 12, n_head 12, n_inner None (= 4 x n_embd),
  * tied. Conv1D projections all carry biases; LayerNorm has weight and bias; learned position table. */
 static void decode_gpt2(hf_ctx *c, mp_model *m)
 {
-	m->vocab_size = get_u64(c, KEYS("vocab_size"), 50257);
-	m->hidden_size = get_u64(c, KEYS("n_embd", "hidden_size"), 768);
-	m->num_layers = get_u64(c, KEYS("n_layer", "num_hidden_layers"), 12);
-	m->num_heads = get_u64(c, KEYS("n_head", "num_attention_heads"), 12);
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 50257);
+	m->hidden_size = hf_get_u64(c, KEYS("n_embd", "hidden_size"), 768);
+	m->num_layers = hf_get_u64(c, KEYS("n_layer", "num_hidden_layers"), 12);
+	m->num_heads = hf_get_u64(c, KEYS("n_head", "num_attention_heads"), 12);
 	m->num_kv_heads = m->num_heads;
-	m->max_position_embeddings = get_u64(c, KEYS("n_positions", "max_position_embeddings"), 1024);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("n_positions", "max_position_embeddings"), 1024);
 	m->learned_position_embeddings = m->max_position_embeddings;
-	m->intermediate_size = get_u64(c, KEYS("n_inner"), 4 * m->hidden_size);
-	m->tie_word_embeddings = get_bool(c, KEYS("tie_word_embeddings"), true);
+	m->intermediate_size = hf_get_u64(c, KEYS("n_inner"), 4 * m->hidden_size);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
 	if (m->num_heads && m->hidden_size % m->num_heads != 0)
-		fail_key(c, "n_head", "n_embd must be divisible by n_head");
+		hf_fail_key(c, "n_head", "n_embd must be divisible by n_head");
 	else if (m->num_heads)
 		m->head_dim = m->hidden_size / m->num_heads;
 	m->qkv_bias = m->o_bias = m->mlp_bias = true;
@@ -456,24 +466,24 @@ static void decode_gpt2(hf_ctx *c, mp_model *m)
  */
 static void decode_gpt_neox(hf_ctx *c, mp_model *m)
 {
-	m->vocab_size = get_u64(c, KEYS("vocab_size"), 50432);
-	m->hidden_size = get_u64(c, KEYS("hidden_size"), 6144);
-	m->num_layers = get_u64(c, KEYS("num_hidden_layers"), 44);
-	m->num_heads = get_u64(c, KEYS("num_attention_heads"), 64);
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 50432);
+	m->hidden_size = hf_get_u64(c, KEYS("hidden_size"), 6144);
+	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), 44);
+	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), 64);
 	m->num_kv_heads = m->num_heads;
-	m->intermediate_size = get_u64(c, KEYS("intermediate_size"), 24576);
-	m->max_position_embeddings = get_u64(c, KEYS("max_position_embeddings"), 2048);
-	m->tie_word_embeddings = get_bool(c, KEYS("tie_word_embeddings"), false);
-	m->qkv_bias = m->o_bias = get_bool(c, KEYS("attention_bias"), true);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 24576);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 2048);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), false);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), true);
 	m->mlp_bias = true;
-	derive_head_dim(c, m, "num_attention_heads");
-	m->parallel_block = get_bool(c, KEYS("use_parallel_residual"), true);
+	hf_derive_head_dim(c, m, "num_attention_heads");
+	m->parallel_block = hf_get_bool(c, KEYS("use_parallel_residual"), true);
 	m->attn_kind = MP_ATTN_GQA;
 	m->ffn_kind = MP_FFN_PLAIN;
 	m->norm_kind = MP_NORM_LAYER;
 	m->norms_per_layer = 2;
 	m->final_norm = true;
-	decode_rope(c, m, 0.25);
+	hf_decode_rope(c, m, 0.25);
 }
 
 /* FalconConfig: vocab 65024, hidden 4544, 32 layers, 71 heads, multi_query True, parallel_attn True,
@@ -485,33 +495,33 @@ static void decode_falcon(hf_ctx *c, mp_model *m)
 	bool new_arch, multi_query, parallel;
 	uint64_t ln_parallel;
 
-	m->vocab_size = get_u64(c, KEYS("vocab_size"), 65024);
-	m->hidden_size = get_u64(c, KEYS("hidden_size", "n_embed"), 4544);
-	m->num_layers = get_u64(c, KEYS("num_hidden_layers", "n_layer"), 32);
-	m->num_heads = get_u64(c, KEYS("num_attention_heads", "n_head"), 71);
-	m->max_position_embeddings = get_u64(c, KEYS("max_position_embeddings"), 2048);
-	m->tie_word_embeddings = get_bool(c, KEYS("tie_word_embeddings"), true);
-	new_arch = get_bool(c, KEYS("new_decoder_architecture"), false);
-	multi_query = get_bool(c, KEYS("multi_query"), true);
-	parallel = get_bool(c, KEYS("parallel_attn"), true);
-	m->qkv_bias = m->o_bias = m->mlp_bias = get_bool(c, KEYS("bias"), false);
-	derive_head_dim(c, m, "num_attention_heads");
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 65024);
+	m->hidden_size = hf_get_u64(c, KEYS("hidden_size", "n_embed"), 4544);
+	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers", "n_layer"), 32);
+	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads", "n_head"), 71);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 2048);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
+	new_arch = hf_get_bool(c, KEYS("new_decoder_architecture"), false);
+	multi_query = hf_get_bool(c, KEYS("multi_query"), true);
+	parallel = hf_get_bool(c, KEYS("parallel_attn"), true);
+	m->qkv_bias = m->o_bias = m->mlp_bias = hf_get_bool(c, KEYS("bias"), false);
+	hf_derive_head_dim(c, m, "num_attention_heads");
 	if (new_arch)
-		m->num_kv_heads = get_u64(c, KEYS("num_kv_heads"), m->num_heads);
+		m->num_kv_heads = hf_get_u64(c, KEYS("num_kv_heads"), m->num_heads);
 	else
 		m->num_kv_heads = multi_query ? 1 : m->num_heads;
-	m->intermediate_size = get_u64(c, KEYS("ffn_hidden_size"), 4 * m->hidden_size);
-	ln_parallel = get_u64(c, KEYS("num_ln_in_parallel_attn"), 2);
+	m->intermediate_size = hf_get_u64(c, KEYS("ffn_hidden_size"), 4 * m->hidden_size);
+	ln_parallel = hf_get_u64(c, KEYS("num_ln_in_parallel_attn"), 2);
 	m->norms_per_layer = new_arch ? ln_parallel : (parallel ? 1 : 2);
 	m->parallel_block = new_arch || parallel;
 	m->attn_kind = MP_ATTN_GQA;
 	m->ffn_kind = MP_FFN_PLAIN;
 	m->norm_kind = MP_NORM_LAYER;
 	m->final_norm = true;
-	if (get_bool(c, KEYS("alibi"), false))
+	if (hf_get_bool(c, KEYS("alibi"), false))
 		snprintf(m->rope_type, sizeof(m->rope_type), "none");
 	else
-		decode_rope(c, m, 1.0);
+		hf_decode_rope(c, m, 1.0);
 }
 
 /*
@@ -526,34 +536,34 @@ static void decode_deepseek_v3(hf_ctx *c, mp_model *m)
 {
 	uint64_t shared;
 
-	m->vocab_size = get_u64(c, KEYS("vocab_size"), 129280);
-	m->hidden_size = get_u64(c, KEYS("hidden_size"), 7168);
-	m->intermediate_size = get_u64(c, KEYS("intermediate_size"), 18432);
-	m->num_layers = get_u64(c, KEYS("num_hidden_layers"), 61);
-	m->num_heads = get_u64(c, KEYS("num_attention_heads"), 128);
-	m->num_kv_heads = get_u64(c, KEYS("num_key_value_heads"), 128);
-	m->max_position_embeddings = get_u64(c, KEYS("max_position_embeddings"), 4096);
-	m->tie_word_embeddings = get_bool(c, KEYS("tie_word_embeddings"), false);
-	m->qkv_bias = m->o_bias = get_bool(c, KEYS("attention_bias"), false);
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 129280);
+	m->hidden_size = hf_get_u64(c, KEYS("hidden_size"), 7168);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 18432);
+	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), 61);
+	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), 128);
+	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), 128);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 4096);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), false);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
 	m->attn_kind = MP_ATTN_MLA;
 	/* q_lora_rank null means q is projected directly: get_u64 treats null as absent, so look first */
 	{
 		const cJSON *q = cJSON_GetObjectItemCaseSensitive(c->cfg, "q_lora_rank");
 
-		m->q_lora_rank = (q && cJSON_IsNull(q)) ? 0 : get_u64(c, KEYS("q_lora_rank"), 1536);
+		m->q_lora_rank = (q && cJSON_IsNull(q)) ? 0 : hf_get_u64(c, KEYS("q_lora_rank"), 1536);
 	}
-	m->kv_lora_rank = get_u64(c, KEYS("kv_lora_rank"), 512);
-	m->qk_nope_head_dim = get_u64(c, KEYS("qk_nope_head_dim"), 128);
-	m->qk_rope_head_dim = get_u64(c, KEYS("qk_rope_head_dim"), 64);
-	m->v_head_dim = get_u64(c, KEYS("v_head_dim"), 128);
+	m->kv_lora_rank = hf_get_u64(c, KEYS("kv_lora_rank"), 512);
+	m->qk_nope_head_dim = hf_get_u64(c, KEYS("qk_nope_head_dim"), 128);
+	m->qk_rope_head_dim = hf_get_u64(c, KEYS("qk_rope_head_dim"), 64);
+	m->v_head_dim = hf_get_u64(c, KEYS("v_head_dim"), 128);
 	m->head_dim = m->qk_nope_head_dim + m->qk_rope_head_dim;
-	m->num_experts = get_u64(c, KEYS("n_routed_experts"), 256);
-	m->num_experts_per_tok = get_u64(c, KEYS("num_experts_per_tok"), 8);
-	m->moe_intermediate_size = get_u64(c, KEYS("moe_intermediate_size"), 2048);
-	shared = get_u64(c, KEYS("n_shared_experts"), 1);
+	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts"), 256);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 8);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 2048);
+	shared = hf_get_u64(c, KEYS("n_shared_experts"), 1);
 	m->num_shared_experts = shared;
 	m->shared_expert_intermediate_size = shared * m->moe_intermediate_size;
-	m->first_dense_layers = get_u64(c, KEYS("first_k_dense_replace"), 3);
+	m->first_dense_layers = hf_get_u64(c, KEYS("first_k_dense_replace"), 3);
 	if (m->first_dense_layers > m->num_layers)
 		m->first_dense_layers = m->num_layers;
 	m->router_correction_buffer = true;
@@ -565,15 +575,11 @@ static void decode_deepseek_v3(hf_ctx *c, mp_model *m)
 		uint64_t hd = m->head_dim;
 
 		m->head_dim = m->qk_rope_head_dim; /* RoPE rotates only the rope part */
-		decode_rope(c, m, 1.0);
+		hf_decode_rope(c, m, 1.0);
 		m->head_dim = hd;
 	}
 }
 
-typedef struct hf_type {
-	const char *name;
-	void (*decode)(hf_ctx *c, mp_model *m);
-} hf_type;
 
 static void dec_gpt2(hf_ctx *c, mp_model *m)
 {
@@ -606,8 +612,10 @@ static const hf_type other_types[] = {
 };
 
 /* The supported model_type values, from the tables above (the one source), sorted, comma-separated. Built once. */
-static char supported[1024];
+static char supported[4096];
 static pthread_once_t supported_once = PTHREAD_ONCE_INIT;
+
+static const char *supported_list(void);
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -616,13 +624,16 @@ static int cmp_str(const void *a, const void *b)
 
 static void build_supported(void)
 {
-	const char *names[sizeof(llama_family) / sizeof(llama_family[0]) + sizeof(other_types) / sizeof(other_types[0])];
+	const char *names[sizeof(llama_family) / sizeof(llama_family[0]) + sizeof(other_types) / sizeof(other_types[0]) +
+	                  256];
 	size_t n = 0, used = 0;
 
 	for (size_t i = 0; i < sizeof(llama_family) / sizeof(llama_family[0]); i++)
 		names[n++] = llama_family[i].model_type;
 	for (size_t i = 0; i < sizeof(other_types) / sizeof(other_types[0]); i++)
 		names[n++] = other_types[i].name;
+	for (size_t i = 0; i < mpm_hf_more_count && i < 256; i++)
+		names[n++] = mpm_hf_more_types[i].name;
 	qsort(names, n, sizeof(names[0]), cmp_str);
 	for (size_t i = 0; i < n; i++) {
 		int w = snprintf(supported + used, sizeof(supported) - used, "%s%s", i ? ", " : "", names[i]);
@@ -633,10 +644,72 @@ static void build_supported(void)
 	}
 }
 
+/* Edit distance of a and b (at most 40 characters of each are compared). */
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strlen(a) < 40 ? strlen(a) : 40, lb = strlen(b) < 40 ? strlen(b) : 40, row[41];
+
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[lb];
+}
+
+/* The three supported types nearest to `name` by edit distance (ties: alphabetical), comma-separated. */
+static void nearest_types(const char *name, char *buf, size_t len)
+{
+	const char *best[3] = {NULL, NULL, NULL};
+	size_t bd[3] = {SIZE_MAX, SIZE_MAX, SIZE_MAX};
+	char all[sizeof(supported)];
+	char *p = all;
+
+	snprintf(all, sizeof(all), "%s", supported_list());
+	while (p && *p) {
+		char *end = strstr(p, ", ");
+		size_t d;
+
+		if (end)
+			*end = '\0';
+		d = distance(name, p);
+		for (int k = 0; k < 3; k++)
+			if (d < bd[k]) {
+				for (int j = 2; j > k; j--) {
+					bd[j] = bd[j - 1];
+					best[j] = best[j - 1];
+				}
+				bd[k] = d;
+				best[k] = p;
+				break;
+			}
+		p = end ? end + 2 : NULL;
+	}
+	snprintf(buf, len, "%s%s%s%s%s", best[0] ? best[0] : "", best[1] ? ", " : "", best[1] ? best[1] : "",
+	         best[2] ? ", " : "", best[2] ? best[2] : "");
+}
+
 const char *mpm_supported_types(void)
 {
 	pthread_once(&supported_once, build_supported);
 	return supported;
+}
+
+static const char *supported_list(void)
+{
+	return mpm_supported_types();
 }
 
 mp_status mpm_from_hf(const cJSON *cfg, const char *pointer, mp_model *m, mp_error *err)
@@ -671,10 +744,28 @@ mp_status mpm_from_hf(const cJSON *cfg, const char *pointer, mp_model *m, mp_err
 			mpm_training_extras(cfg, m);
 		return c.st;
 	}
-	return mp_fail(err, MP_EUNSUPPORTED, field,
-	               "model_type '%.40s' is not supported; supported: %s; or describe the model with "
-	               "model.architecture",
-	               type->valuestring, mpm_supported_types());
+	for (size_t i = 0; i < mpm_hf_more_count; i++) {
+		if (strcmp(type->valuestring, mpm_hf_more_types[i].name) != 0)
+			continue;
+		snprintf(m->model_type, sizeof(m->model_type), "%s", type->valuestring);
+		mpm_hf_more_types[i].decode(&c, m);
+		if (c.st == MP_OK)
+			mpm_training_extras(cfg, m);
+		return c.st;
+	}
+	{
+		char near[160];
+		bool wrapper = cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(cfg, "text_config"));
+
+		nearest_types(type->valuestring, near, sizeof(near));
+		return mp_fail(err, MP_EUNSUPPORTED, field,
+		               "model_type '%.40s' is not supported; nearest supported: %s;%s or describe the model "
+		               "with model.architecture (openapi.yaml, schema ModelArchitecture)",
+		               type->valuestring, near,
+		               wrapper ? " a multimodal wrapper's decoder is its text_config, which can be posted as "
+		                         "hf_config alone (without the vision tower);"
+		                       : "");
+	}
 }
 
 /* ----- the generic architecture object ------------------------------------------------------------------ */

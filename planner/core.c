@@ -36,6 +36,12 @@ static const struct {
 	[MP_DTYPE_Q4_K] = { "q4_K", { 256, 144 } },
 	[MP_DTYPE_Q5_K] = { "q5_K", { 256, 176 } },
 	[MP_DTYPE_Q6_K] = { "q6_K", { 256, 210 } },
+	/* OCP Microscaling Formats (MX) v1.0 sec. 5: MXFP4 = 32 FP4 E2M1 elements sharing one E8M0 scale; gpt-oss
+	 * checkpoints store them as *_blocks (16 B) and *_scales (1 B) per 32 weights of a row. NVFP4 (NVIDIA
+	 * TensorRT Model Optimizer): 16 E2M1 elements per FP8 E4M3 scale, plus one fp32 scale per tensor (added by
+	 * the weight model). */
+	[MP_DTYPE_MXFP4] = { "mxfp4", { 32, 17 } },
+	[MP_DTYPE_NVFP4] = { "nvfp4", { 16, 9 } },
 };
 
 const char *mp_dtype_name(mp_dtype dt)

@@ -10,11 +10,33 @@
 
 #include "memplan.h"
 
+/* The recurrent mixer splits its channels (Mamba) or heads (Mamba-2) over the ranks (vLLM MambaMixer,
+ * MambaMixer2: the divisibility asserts of their __init__). */
+static bool ssm_degree_ok(const mp_model *m, uint64_t t)
+{
+	if (m->ssm.kind == MP_SSM_NONE)
+		return true;
+	if (m->ssm.d_inner % t != 0)
+		return false;
+	return m->ssm.kind != MP_SSM_MAMBA2 || m->ssm.n_heads % t == 0;
+}
+
+/* What the tensor-parallel degrees must divide first: the attention heads, or the recurrent heads or channels of a
+ * model without attention. */
+static uint64_t tp_base(const mp_model *m)
+{
+	if (m->num_heads && mp_model_attention_layers(m) > 0)
+		return m->num_heads;
+	return m->ssm.kind == MP_SSM_MAMBA2 ? m->ssm.n_heads : m->ssm.d_inner;
+}
+
 bool mp_tp_degree_ok(const mp_model *m, uint64_t t)
 {
-	if (t == 0 || m->num_heads % t != 0)
+	if (t == 0 || tp_base(m) % t != 0 || !ssm_degree_ok(m, t))
 		return false;
-	if (m->attn_kind == MP_ATTN_GQA && m->num_kv_heads % t != 0 && t % m->num_kv_heads != 0)
+	if (mp_model_attention_layers(m) > 0 && m->num_heads % t != 0)
+		return false;
+	if (m->attn_kind == MP_ATTN_GQA && m->num_kv_heads && m->num_kv_heads % t != 0 && t % m->num_kv_heads != 0)
 		return false;
 	if (m->intermediate_size && m->intermediate_size % t != 0)
 		return false;
@@ -28,13 +50,15 @@ size_t mp_valid_tp_degrees(const mp_model *m, uint64_t *out, size_t cap)
 	uint64_t small[64], large[64];
 	size_t ns = 0, nl = 0, n = 0;
 
+	uint64_t base = tp_base(m);
+
 	/* divisors of the head count, in pairs up to its square root */
-	for (uint64_t d = 1; d <= m->num_heads / d && ns < 64 && nl < 64; d++) {
-		if (m->num_heads % d != 0)
+	for (uint64_t d = 1; d <= base / d && ns < 64 && nl < 64; d++) {
+		if (base % d != 0)
 			continue;
 		small[ns++] = d;
-		if (d != m->num_heads / d)
-			large[nl++] = m->num_heads / d;
+		if (d != base / d)
+			large[nl++] = base / d;
 	}
 	for (size_t i = 0; i < ns; i++)
 		if (mp_tp_degree_ok(m, small[i])) {

@@ -35,10 +35,39 @@ static void layer_rows(const mp_model *m, mp_mla_cache mla, uint64_t tp, uint64_
 		d->kv_head_replication = 1;
 		return;
 	}
+	if (m->num_kv_heads == 0 || mp_model_attention_layers(m) == 0) {
+		/* no attention layer (a recurrent model): no K or V rows */
+		*k = *v = 0;
+		d->kv_heads_per_gpu = 0;
+		d->kv_head_replication = 1;
+		return;
+	}
 	/* vLLM QKVParallelLinear: kv_heads / tp heads per rank, or one head replicated tp / kv_heads times */
 	d->kv_heads_per_gpu = m->num_kv_heads >= tp ? m->num_kv_heads / tp : 1;
 	d->kv_head_replication = m->num_kv_heads >= tp ? 1 : tp / m->num_kv_heads;
 	*k = *v = d->kv_heads_per_gpu * m->head_dim;
+}
+
+/* The recurrent layers' state (planner/recurrent.c), charged per sequence: every one of batch_size slots keeps
+ * its own, whatever the length scope (llama.cpp keeps one per sequence id, vLLM one per request). The conv state is
+ * in the compute dtype, the scan's state in fp32. */
+static mp_status add_recurrent_state(const mp_model *m, const mp_inference_req *req, const mp_inference_opts *o,
+                                     uint64_t tp, uint64_t *bytes, mp_kv_detail *d, mp_error *err)
+{
+	mp_recurrent_state rs;
+	mp_dtype conv = o->compute_dtype != MP_DTYPE_INVALID ? o->compute_dtype : MP_DTYPE_BF16;
+	mp_status st = mp_recurrent_state_bytes(m, conv, MP_DTYPE_FP32, tp, &rs, err);
+
+	if (st != MP_OK)
+		return st;
+	d->recurrent_layers = rs.layers;
+	d->recurrent_state_bytes_per_sequence = rs.bytes_per_sequence;
+	if (!mp_mul_u64(rs.bytes_per_sequence, req->batch_size, &d->recurrent_state_bytes) ||
+	    !mp_add_u64(*bytes, d->recurrent_state_bytes, bytes))
+		return mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/batch_size",
+		                  "the recurrent state of %llu sequences overflows 64 bits",
+		                  (unsigned long long)req->batch_size);
+	return MP_OK;
 }
 
 mp_status mp_kv_cache(const mp_model *m, const mp_inference_req *req, const mp_inference_opts *opts, uint64_t *bytes,
@@ -58,12 +87,20 @@ mp_status mp_kv_cache(const mp_model *m, const mp_inference_req *req, const mp_i
 	if (mp_dtype_layout_of(req->kv_cache_dtype).block_values == 0)
 		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/kv_cache_dtype", "kv_cache_dtype is not a known format");
 	layer_rows(m, o->mla_cache, tp, &k, &v, d);
-	if (!mp_dtype_bytes(req->kv_cache_dtype, k, &kb) || (v && !mp_dtype_bytes(req->kv_cache_dtype, v, &vb)) ||
+	if ((k && !mp_dtype_bytes(req->kv_cache_dtype, k, &kb)) || (v && !mp_dtype_bytes(req->kv_cache_dtype, v, &vb)) ||
 	    !mp_add_u64(kb, vb, &row))
 		return mp_fail(err, MP_EOVERFLOW, mp_model_pointer(m), "KV cache width overflows 64 bits");
 	d->values_per_token_per_layer = k + v;
 	d->window_layers = mp_model_sliding_layers(m);
-	d->full_layers = m->num_layers - d->window_layers;
+	d->shared_kv_layers = m->no_kv_layers;
+	{
+		/* layers with a KV cache of their own: the attention layers less those that reuse another's */
+		uint64_t attn = mp_model_attention_layers(m), own = attn > m->no_kv_layers ? attn - m->no_kv_layers : 0;
+
+		if (d->window_layers > own)
+			d->window_layers = own;
+		d->full_layers = own - d->window_layers;
+	}
 	d->block_size = o->kv_block_size ? o->kv_block_size : MP_DEFAULT_KV_BLOCK_SIZE;
 	if (o->length_scope == MP_LENGTH_SHARED) {
 		/* llama.cpp: one cache of n_ctx cells shared by the slots; a windowed layer needs the window
@@ -79,7 +116,7 @@ mp_status mp_kv_cache(const mp_model *m, const mp_inference_req *req, const mp_i
 	d->tokens_window = d->window_layers ? round_up(seq < window ? seq : window, d->block_size) : 0;
 	if (d->tokens_full < seq)
 		return mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/sequence_length", "sequence_length overflows 64 bits");
-	if (!mp_mul_u64(row, m->num_layers, &d->bytes_per_token))
+	if (!mp_mul_u64(row, d->full_layers + d->window_layers, &d->bytes_per_token))
 		return mp_fail(err, MP_EOVERFLOW, mp_model_pointer(m), "KV cache width overflows 64 bits");
 	if (!mp_muladd_u64(&acc, d->full_layers, d->tokens_full) ||
 	    !mp_muladd_u64(&acc, d->window_layers, d->tokens_window) || !mp_mul_u64(acc, row, &t) ||
@@ -87,7 +124,7 @@ mp_status mp_kv_cache(const mp_model *m, const mp_inference_req *req, const mp_i
 		return mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/sequence_length",
 		               "the KV cache for %llu tokens x %llu sequences overflows 64 bits",
 		               (unsigned long long)seq, (unsigned long long)req->batch_size);
-	return MP_OK;
+	return add_recurrent_state(m, req, o, tp, bytes, d, err);
 }
 
 mp_status mp_kv_cache_bytes(const mp_model *m, mp_dtype kv_dtype, uint64_t sequence_length, uint64_t batch_size,

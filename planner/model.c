@@ -24,11 +24,22 @@ mp_status mp_model_validate(const mp_model *m, mp_error *err)
 	REQUIRE_POSITIVE(m->hidden_size, "hidden_size");
 	REQUIRE_POSITIVE(m->num_layers, "num_hidden_layers");
 	REQUIRE_POSITIVE(m->vocab_size, "vocab_size");
-	REQUIRE_POSITIVE(m->num_heads, "num_attention_heads");
 	if (m->num_layers > MP_MAX_LAYERS)
 		return mp_fail_at(err, MP_EINVAL, mp_model_pointer(m), "/num_hidden_layers",
 			       "num_hidden_layers is %llu; at most %d layers are supported",
 			       (unsigned long long)m->num_layers, MP_MAX_LAYERS);
+	if (m->ssm.kind != MP_SSM_NONE) {
+		REQUIRE_POSITIVE(m->ssm.d_inner, "intermediate_size");
+		REQUIRE_POSITIVE(m->ssm.d_state, "state_size");
+		REQUIRE_POSITIVE(m->ssm.conv_kernel, "conv_kernel");
+		if (m->ssm.kind == MP_SSM_MAMBA2) {
+			REQUIRE_POSITIVE(m->ssm.n_heads, "num_heads");
+			REQUIRE_POSITIVE(m->ssm.n_groups, "n_groups");
+		}
+	}
+	if (mp_model_attention_layers(m) == 0)
+		goto ffn; /* a recurrent model: no attention to check */
+	REQUIRE_POSITIVE(m->num_heads, "num_attention_heads");
 	if (m->attn_kind == MP_ATTN_GQA) {
 		/* Case BI-03: check kv_heads >= 1, <= heads and dividing heads before any division. */
 		REQUIRE_POSITIVE(m->num_kv_heads, "num_key_value_heads");
@@ -48,7 +59,8 @@ mp_status mp_model_validate(const mp_model *m, mp_error *err)
 		REQUIRE_POSITIVE(m->qk_nope_head_dim, "qk_nope_head_dim");
 		REQUIRE_POSITIVE(m->v_head_dim, "v_head_dim");
 	}
-	if (m->num_experts == 0 || m->first_dense_layers > 0)
+ffn:
+	if (mp_model_ffn_layers(m) > 0 && (m->num_experts == 0 || m->first_dense_layers > 0))
 		REQUIRE_POSITIVE(m->intermediate_size, "intermediate_size");
 	if (m->num_experts > 0) {
 		REQUIRE_POSITIVE(m->num_experts_per_tok, "num_experts_per_tok");
@@ -113,7 +125,7 @@ static bool linear(uint64_t *acc, uint64_t in, uint64_t out, bool bias)
 /* One norm of width h: RMSNorm has a weight, LayerNorm a weight and a bias. */
 static bool norm(uint64_t *acc, const mp_model *m, uint64_t h)
 {
-	return mp_muladd_u64(acc, m->norm_kind == MP_NORM_LAYER ? 2 : 1, h);
+	return mp_muladd_u64(acc, m->norm_kind == MP_NORM_LAYER ? 2 : m->norm_kind == MP_NORM_NONE ? 0 : 1, h);
 }
 
 /* One MLP of width f: gated = gate + up + down, plain = up + down (biases on each when mlp_bias). */
@@ -124,7 +136,7 @@ static bool mlp(uint64_t *acc, const mp_model *m, uint64_t f)
 
 	if (ok && m->ffn_kind == MP_FFN_GATED)
 		ok = linear(acc, h, f, m->mlp_bias);
-	return ok;
+	return ok && mp_add_u64(*acc, m->activation_params, acc) && mp_add_u64(*acc, m->ffn_sub_norm, acc);
 }
 
 /* Attention block of one layer (projections, biases, qk norms). */
@@ -158,11 +170,45 @@ static bool attention(uint64_t *acc, const mp_model *m)
 	if (!linear(acc, h, q_width, m->qkv_bias) || !linear(acc, h, kv_width, m->qkv_bias) ||
 	    !linear(acc, h, kv_width, m->qkv_bias) || !linear(acc, q_width, h, m->o_bias))
 		return false;
+	if (m->attention_sinks && !mp_add_u64(*acc, m->num_heads, acc))
+		return false;
+	if (m->qk_norm_layer && !mp_muladd_u64(acc, 4, m->head_dim))
+		return false;
+	if (m->qk_norm_full) /* OLMo-2: RMSNorm over the whole q and k projections (modeling_olmo2.py) */
+		return mp_add_u64(*acc, q_width, acc) && mp_add_u64(*acc, kv_width, acc);
 	return !m->qk_norm || mp_muladd_u64(acc, 2, m->head_dim);
+}
+
+static uint64_t layers_with(const mp_model *m, unsigned flag)
+{
+	uint64_t n = 0;
+
+	if (!m->layer_pattern)
+		return flag == MP_LAYER_SSM ? 0 : m->num_layers;
+	for (uint64_t i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++)
+		n += (m->layer_flags[i] & flag) != 0;
+	return n;
+}
+
+uint64_t mp_model_attention_layers(const mp_model *m)
+{
+	return layers_with(m, MP_LAYER_ATTENTION);
+}
+
+uint64_t mp_model_ssm_layers(const mp_model *m)
+{
+	return layers_with(m, MP_LAYER_SSM);
+}
+
+uint64_t mp_model_ffn_layers(const mp_model *m)
+{
+	return layers_with(m, MP_LAYER_FFN);
 }
 
 bool mp_model_is_moe_layer(const mp_model *m, uint64_t i)
 {
+	if (m->layer_pattern && i < MP_MAX_LAYERS && !(m->layer_flags[i] & MP_LAYER_FFN))
+		return false;
 	if (m->num_experts == 0 || i < m->first_dense_layers)
 		return false;
 	if (i < MP_MAX_LAYERS && (m->dense_layer_mask[i / 8] >> (i % 8)) & 1)
@@ -176,7 +222,7 @@ uint64_t mp_model_sliding_layers(const mp_model *m)
 {
 	if (m->sliding_window == 0)
 		return 0;
-	return m->sliding_window_layers ? m->sliding_window_layers : m->num_layers;
+	return m->sliding_window_layers ? m->sliding_window_layers : mp_model_attention_layers(m);
 }
 
 /* Experts of one MoE layer: router + routed experts + shared experts (+ shared gate). Sets *active to
@@ -201,8 +247,8 @@ static bool experts(uint64_t *acc, uint64_t *active, const mp_model *m)
 mp_status mp_count_parameters(const mp_model *m, mp_param_count *out, mp_error *err)
 {
 	mp_status st;
-	uint64_t attn_one = 0, norms_one = 0, mlp_one = 0, exp_one = 0, exp_active = 0, moe_layers = 0;
-	uint64_t active_trunk;
+	uint64_t attn_one = 0, norms_one = 0, mlp_one = 0, exp_one = 0, exp_active = 0, moe_layers = 0, ssm_one = 0;
+	uint64_t active_trunk, attn_layers = mp_model_attention_layers(m), ffn_layers = mp_model_ffn_layers(m);
 
 	memset(out, 0, sizeof(*out));
 	st = mp_model_validate(m, err);
@@ -212,7 +258,10 @@ mp_status mp_count_parameters(const mp_model *m, mp_param_count *out, mp_error *
 	if (!mp_muladd_u64(&out->embedding, m->vocab_size, m->hidden_size) ||
 	    !mp_muladd_u64(&out->position_embedding, m->learned_position_embeddings, m->hidden_size))
 		goto overflow;
-	if (!attention(&attn_one, m) || !mp_mul_u64(attn_one, m->num_layers, &out->attention))
+	if (!attention(&attn_one, m) || !mp_mul_u64(attn_one, attn_layers, &out->attention))
+		goto overflow;
+	if (m->ssm.kind != MP_SSM_NONE &&
+	    (!mp_ssm_layer_parameters(m, &ssm_one) || !mp_mul_u64(ssm_one, mp_model_ssm_layers(m), &out->recurrent)))
 		goto overflow;
 	for (uint64_t i = 0; i < m->norms_per_layer; i++)
 		if (!norm(&norms_one, m, m->hidden_size))
@@ -228,7 +277,7 @@ mp_status mp_count_parameters(const mp_model *m, mp_param_count *out, mp_error *
 		goto overflow;
 	if (m->intermediate_size > 0 && !mlp(&mlp_one, m, m->intermediate_size))
 		goto overflow;
-	if (!mp_mul_u64(mlp_one, m->num_layers - moe_layers, &out->mlp) ||
+	if (!mp_mul_u64(mlp_one, ffn_layers - moe_layers, &out->mlp) ||
 	    !mp_mul_u64(exp_one, moe_layers, &out->experts))
 		goto overflow;
 
@@ -241,7 +290,7 @@ mp_status mp_count_parameters(const mp_model *m, mp_param_count *out, mp_error *
 	if (!mp_add_u64(out->total, out->position_embedding, &out->total) ||
 	    !mp_add_u64(out->total, out->attention, &out->total) || !mp_add_u64(out->total, out->mlp, &out->total) ||
 	    !mp_add_u64(out->total, out->experts, &out->total) || !mp_add_u64(out->total, out->norms, &out->total) ||
-	    !mp_add_u64(out->total, out->lm_head, &out->total))
+	    !mp_add_u64(out->total, out->lm_head, &out->total) || !mp_add_u64(out->total, out->recurrent, &out->total))
 		goto overflow;
 	active_trunk = out->total - out->experts;
 	if (!mp_muladd_u64(&active_trunk, exp_active, moe_layers))

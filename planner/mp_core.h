@@ -62,6 +62,8 @@ typedef enum mp_dtype {
 	MP_DTYPE_Q4_K,
 	MP_DTYPE_Q5_K,
 	MP_DTYPE_Q6_K,
+	MP_DTYPE_MXFP4, /* OCP microscaling FP4: 32 E2M1 values (16 B) + one E8M0 scale byte = 17 B per block */
+	MP_DTYPE_NVFP4, /* NVIDIA FP4: 16 E2M1 values (8 B) + one FP8 E4M3 scale byte = 9 B per block */
 	MP_DTYPE_COUNT
 } mp_dtype;
 

@@ -28,6 +28,7 @@ typedef enum mp_tensor_class {
 	MP_TC_EXPERTS,        /* routed and shared experts, routers */
 	MP_TC_LM_HEAD,        /* output projection (absent when tied) */
 	MP_TC_NORMS,          /* layer norms, final norm */
+	MP_TC_RECURRENT,      /* state-space mixers (Mamba in/out projections, conv, A, D, dt); reported when present */
 	MP_TC_COUNT
 } mp_tensor_class;
 
@@ -49,9 +50,10 @@ typedef struct mp_tensor {
 	mp_tp_split split;
 	bool vector; /* 1-D: stored in the norms format, never quantised */
 	bool buffer; /* a registered buffer, not a parameter (stored fp32) */
+	bool router; /* an MoE router: unquantised when the checkpoint quantises the experts itself */
 } mp_tensor;
 
-#define MP_MAX_TENSOR_KINDS 64
+#define MP_MAX_TENSOR_KINDS 96
 
 typedef struct mp_tensor_list {
 	size_t n;
@@ -177,7 +179,24 @@ typedef struct mp_kv_detail {
 	uint64_t tokens_full;   /* allocated per sequence (or in all, shared) on full-attention layers */
 	uint64_t tokens_window; /* allocated on sliding-window layers */
 	uint64_t block_size;    /* tokens per block (1 = contiguous) */
+	/* --- appended for issue 14: the constant state of recurrent layers (Mamba) --- */
+	uint64_t recurrent_layers;                   /* layers with a recurrent state */
+	uint64_t recurrent_state_bytes_per_sequence; /* per GPU, all recurrent layers, one sequence */
+	uint64_t recurrent_state_bytes;              /* per GPU: per sequence x sequences (included in the KV bytes) */
+	uint64_t shared_kv_layers;                   /* attention layers that reuse another layer's K and V */
 } mp_kv_detail;
+
+/* The state one sequence keeps in the recurrent layers, per GPU (planner/recurrent.c). */
+typedef struct mp_recurrent_state {
+	uint64_t layers;
+	uint64_t conv_bytes_per_layer; /* the conv state: conv_kernel - 1 inputs per conv channel, conv dtype */
+	uint64_t ssm_bytes_per_layer;  /* the scan's state, state dtype */
+	uint64_t bytes_per_sequence;   /* all layers */
+} mp_recurrent_state;
+
+/* See planner/recurrent.c for the layout and its source. Errors: MP_EOVERFLOW. Fills *out. */
+mp_status mp_recurrent_state_bytes(const mp_model *m, mp_dtype conv_dtype, mp_dtype state_dtype, uint64_t tp,
+                                   mp_recurrent_state *out, mp_error *err);
 
 typedef struct mp_workspace {
 	uint64_t prefill_tokens;        /* tokens in one prefill forward (the chunk) */

@@ -20,7 +20,36 @@ typedef enum mp_ffn_kind {
 typedef enum mp_norm_kind {
 	MP_NORM_RMS = 0,	/* RMSNorm: one weight vector */
 	MP_NORM_LAYER = 1,	/* LayerNorm: weight and bias vectors */
+	MP_NORM_NONE = 2,	/* a norm without parameters (OLMo's LayerNorm without affine weights) */
 } mp_norm_kind;
+
+/* The recurrent (state-space or linear-attention) mixer of a layer. Its state is constant per sequence: it grows
+ * with the batch, never with the tokens. */
+typedef enum mp_ssm_kind {
+	MP_SSM_NONE = 0,
+	MP_SSM_MAMBA1 = 1,	/* Mamba (arXiv 2312.00752; transformers MambaMixer): selective scan over d_inner channels */
+	MP_SSM_MAMBA2 = 2,	/* Mamba-2 (arXiv 2405.21060; transformers Mamba2Mixer): SSD heads with grouped B and C */
+} mp_ssm_kind;
+
+typedef struct mp_ssm {
+	mp_ssm_kind kind;
+	uint64_t d_inner;	/* channels of the scan: expand x hidden (mamba_d_inner), = n_heads x head_dim for Mamba-2 */
+	uint64_t d_state;	/* N: state per channel (state_size, mamba_d_state, ssm_state_size) */
+	uint64_t conv_kernel;	/* width of the causal depthwise convolution (conv_kernel, mamba_d_conv) */
+	uint64_t dt_rank;	/* Mamba: width of the low-rank dt projection (time_step_rank) */
+	uint64_t n_groups;	/* Mamba-2: groups sharing B and C */
+	uint64_t n_heads;	/* Mamba-2: SSD heads */
+	uint64_t head_dim;	/* Mamba-2: channels per head */
+	bool proj_bias;		/* in_proj and out_proj carry biases (use_bias) */
+	bool conv_bias;		/* conv1d carries a bias (use_conv_bias) */
+	bool gated_norm;	/* Mamba-2: the gated RMSNorm over d_inner before out_proj (a weight of d_inner) */
+} mp_ssm;
+
+/* Per-layer flags when mp_model.layer_pattern is set: what a layer holds. Without a pattern every layer holds
+ * attention and a feed-forward block. */
+#define MP_LAYER_ATTENTION 1u	/* self-attention with its KV cache */
+#define MP_LAYER_SSM 2u		/* the recurrent mixer (mp_model.ssm) with its state */
+#define MP_LAYER_FFN 4u		/* a feed-forward block: dense MLP or experts (mp_model_is_moe_layer) */
 
 typedef enum mp_attn_kind {
 	MP_ATTN_GQA = 0,	/* MHA, GQA and MQA: num_kv_heads in [1, num_heads] */
@@ -99,6 +128,20 @@ typedef struct mp_model {
 	/* The JSON pointer of the object whose members are the config keys ("/model/hf_config",
 	 * "/jobs/3/inference/model"): errors about the model name its keys under it. "" = "/model". */
 	char json_pointer[64];
+	/* --- appended for issue 14 (model types): the fields above keep their names and meaning --- */
+	bool qk_norm_full;		/* q_norm over heads x head_dim and k_norm over kv_heads x head_dim (olmo2, olmoe) */
+	bool attention_sinks;		/* gpt_oss: one learned sink logit per attention head per layer */
+	uint64_t activation_params;	/* learned scalars of each MLP's activation (apertus xIELU: alpha_p, alpha_n) */
+	bool layer_pattern;		/* layer_flags says what each layer holds (hybrid and recurrent models) */
+	uint8_t layer_flags[MP_MAX_LAYERS];	/* MP_LAYER_* per layer, when layer_pattern */
+	mp_ssm ssm;			/* the recurrent mixer of the MP_LAYER_SSM layers */
+	uint64_t no_kv_layers;		/* attention layers that reuse another layer's K and V (no cache of their own) */
+	/* The format a class of tensors has in the checkpoint when its quantization_config quantises only some (the
+	 * MXFP4 experts of gpt-oss): the default of that class under a float weight_dtype. MP_DTYPE_INVALID (0) = none.
+	 * Indexed by mp_tensor_class (mp_inference.h); sized for it. */
+	uint8_t checkpoint_format[8];
+	uint64_t ffn_sub_norm;		/* BitNet: the ffn_sub_norm weight before down_proj (intermediate_size values) */
+	bool qk_norm_layer;		/* Phi qk_layernorm: per-head LayerNorms of q and k (weight and bias, head_dim) */
 } mp_model;
 
 /* Where errors about m's keys are named: m->json_pointer, or "/model" when it is empty. */
@@ -110,6 +153,12 @@ bool mp_model_is_moe_layer(const mp_model *m, uint64_t i);
 
 /* How many layers use the sliding window (0 when the model has none). */
 uint64_t mp_model_sliding_layers(const mp_model *m);
+
+/* How many layers have self-attention (all of them without a layer pattern), a recurrent mixer, a feed-forward
+ * block. Worked example: Jamba-v0.1's pattern (attention every 8th layer from 4, 32 layers) -> 4, 28, 32. */
+uint64_t mp_model_attention_layers(const mp_model *m);
+uint64_t mp_model_ssm_layers(const mp_model *m);
+uint64_t mp_model_ffn_layers(const mp_model *m);
 
 /*
  * Checks that a model is self-consistent before any arithmetic: every count >= 1 where required,
@@ -150,6 +199,8 @@ typedef struct mp_param_count {
 	uint64_t norms;			/* all layer norms + final norm */
 	uint64_t lm_head;		/* 0 when tied */
 	uint64_t active_per_token;	/* MoE: parameters a token touches (top-k routed + shared); = total if dense */
+	/* --- appended for issue 14 --- */
+	uint64_t recurrent;		/* all layers: the state-space mixers (in/out projections, conv, A, D, dt) */
 } mp_param_count;
 
 /*
@@ -160,5 +211,9 @@ typedef struct mp_param_count {
  * Errors: MP_EINVAL (validation), MP_EOVERFLOW.
  */
 mp_status mp_count_parameters(const mp_model *m, mp_param_count *out, mp_error *err);
+
+/* Parameters of one layer's recurrent mixer (m->ssm; 0 without one) into *out (planner/recurrent.c, where each
+ * term and its source are). False on overflow. */
+bool mp_ssm_layer_parameters(const mp_model *m, uint64_t *out);
 
 #endif /* MP_MODEL_H */

@@ -25,6 +25,8 @@ static mp_dtype matrix_fallback(mp_dtype dt)
 	case MP_DTYPE_Q4_K:
 	case MP_DTYPE_Q5_K:
 	case MP_DTYPE_Q6_K:
+	case MP_DTYPE_MXFP4:
+	case MP_DTYPE_NVFP4:
 		return MP_DTYPE_BF16;
 	case MP_DTYPE_BF16:
 		return MP_DTYPE_FP16;

@@ -293,6 +293,10 @@ static mp_status check(const mp_model *m, mp_phase phase, const mp_step_req *req
 	if (phase == MP_PHASE_PREFILL && (req->prompt_tokens < 1 || req->prompt_tokens > MP_MAX_SEQUENCE_LENGTH))
 		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/prompt_tokens", "prompt_tokens must be between 1 and %llu",
 		               (unsigned long long)MP_MAX_SEQUENCE_LENGTH);
+	if (mp_model_ssm_layers(m) > 0)
+		return mp_fail(err, MP_EUNSUPPORTED, mp_model_pointer(m),
+		               "the step analysis models attention and MLP layers, not the recurrent (state-space) layers "
+		               "of model_type %s", m->model_type);
 	if (m->hidden_size == 0 || m->num_heads == 0 || m->vocab_size == 0)
 		return mp_fail(err, MP_EINVAL, mp_model_pointer(m), "the step analysis needs hidden_size, heads and vocab_size");
 	/* the same context rule as the plans: the decode step writes position context_tokens + 1 */

@@ -839,6 +839,10 @@ static mp_status check_req(const mp_model *m, const mp_training_req *req, mp_err
 			return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/precision",
 				       "QLoRA computes in 16 bits (bnb_4bit_compute_dtype); use amp_bf16, bf16 or amp_fp16");
 	}
+	if (m != NULL && mp_model_ssm_layers(m) > 0)
+		return MODEL_FAIL(err, MP_EUNSUPPORTED, m, req,
+		                  "the training planner models attention and MLP layers, not the recurrent (state-space) "
+		                  "layers of this model");
 	if (m != NULL && (m->num_layers == 0 || m->hidden_size == 0 || m->num_heads == 0 || m->vocab_size == 0))
 		return MODEL_FAIL(err, MP_EINVAL, m, req, "the architecture needs layers, hidden size, heads and vocabulary");
 	return MP_OK;

@@ -10,7 +10,8 @@
 
 const char *mp_tensor_class_name(mp_tensor_class c)
 {
-	static const char *const names[MP_TC_COUNT] = {"embeddings", "attention", "mlp", "experts", "lm_head", "norms"};
+	static const char *const names[MP_TC_COUNT] = {"embeddings", "attention", "mlp", "experts", "lm_head", "norms",
+	                                                       "recurrent"};
 
 	return (unsigned)c < MP_TC_COUNT ? names[c] : "invalid";
 }
@@ -40,6 +41,7 @@ static void add_t(builder *b, const char *name, mp_tensor_class cls, uint64_t ro
 	t->split = split;
 	t->vector = vector;
 	t->buffer = buffer;
+	t->router = false;
 }
 
 /* A matrix rows x cols, a vector of `values`, a buffer (fp32, not a parameter). */
@@ -65,12 +67,52 @@ static void mlp(builder *b, const mp_model *m, const char *gate, const char *up,
 		linear(b, gate, bias_names[0], cls, f, m->hidden_size, m->mlp_bias, count, MP_SPLIT_ROWS);
 	linear(b, up, bias_names[1], cls, f, m->hidden_size, m->mlp_bias, count, MP_SPLIT_ROWS);
 	linear(b, down, bias_names[2], cls, m->hidden_size, f, m->mlp_bias, count, MP_SPLIT_COLS);
+	if (m->activation_params && count)
+		VEC(b, "act_fn.alpha", cls, m->activation_params, count, MP_SPLIT_NONE);
+	if (m->ffn_sub_norm && count)
+		VEC(b, "mlp.ffn_sub_norm", cls, m->ffn_sub_norm, count, MP_SPLIT_ROWS);
+}
+
+/* The recurrent mixer's tensors (planner/recurrent.c names each and its source), `count` layers. Channel
+ * dimensions split over tensor-parallel ranks as vLLM's MambaMixer/MambaMixer2 split them. */
+static void ssm_tensors(builder *b, const mp_model *m, uint64_t count)
+{
+	const mp_ssm *s = &m->ssm;
+	uint64_t h = m->hidden_size, conv = s->d_inner;
+
+	if (s->kind == MP_SSM_NONE || count == 0)
+		return;
+	if (s->kind == MP_SSM_MAMBA2)
+		conv = s->d_inner + 2 * s->n_groups * s->d_state;
+	linear(b, "mixer.in_proj", "mixer.in_proj.bias", MP_TC_RECURRENT,
+	       s->kind == MP_SSM_MAMBA1 ? 2 * s->d_inner : s->d_inner + conv + s->n_heads, h, s->proj_bias, count,
+	       MP_SPLIT_ROWS);
+	MAT(b, "mixer.conv1d", MP_TC_RECURRENT, conv, s->conv_kernel, count, MP_SPLIT_ROWS);
+	if (s->conv_bias)
+		VEC(b, "mixer.conv1d.bias", MP_TC_RECURRENT, conv, count, MP_SPLIT_ROWS);
+	if (s->kind == MP_SSM_MAMBA1) {
+		MAT(b, "mixer.x_proj", MP_TC_RECURRENT, s->dt_rank + 2 * s->d_state, s->d_inner, count, MP_SPLIT_COLS);
+		linear(b, "mixer.dt_proj", "mixer.dt_proj.bias", MP_TC_RECURRENT, s->d_inner, s->dt_rank, true, count,
+		       MP_SPLIT_ROWS);
+		MAT(b, "mixer.A_log", MP_TC_RECURRENT, s->d_inner, s->d_state, count, MP_SPLIT_ROWS);
+		VEC(b, "mixer.D", MP_TC_RECURRENT, s->d_inner, count, MP_SPLIT_ROWS);
+	} else {
+		VEC(b, "mixer.dt_bias", MP_TC_RECURRENT, s->n_heads, count, MP_SPLIT_ROWS);
+		VEC(b, "mixer.A_log", MP_TC_RECURRENT, s->n_heads, count, MP_SPLIT_ROWS);
+		VEC(b, "mixer.D", MP_TC_RECURRENT, s->n_heads, count, MP_SPLIT_ROWS);
+		if (s->gated_norm)
+			VEC(b, "mixer.norm", MP_TC_RECURRENT, s->d_inner, count, MP_SPLIT_ROWS);
+	}
+	linear(b, "mixer.out_proj", "mixer.out_proj.bias", MP_TC_RECURRENT, h, s->d_inner, s->proj_bias, count,
+	       MP_SPLIT_COLS);
 }
 
 /* A norm of `width`: RMSNorm a weight, LayerNorm a weight and a bias. */
 static void norm(builder *b, bool layer_norm, const char *w, const char *bias, mp_tensor_class cls, uint64_t width,
                  uint64_t count)
 {
+	if (w == NULL)
+		return; /* a norm without parameters */
 	VEC(b, w, cls, width, count, MP_SPLIT_NONE);
 	if (layer_norm)
 		VEC(b, bias, cls, width, count, MP_SPLIT_NONE);
@@ -84,7 +126,9 @@ static bool mul3(uint64_t a, uint64_t b, uint64_t c, uint64_t *out)
 mp_status mp_model_tensors(const mp_model *m, mp_weight_layout layout, mp_tensor_list *out, mp_error *err)
 {
 	builder b = {out, false};
-	uint64_t L = m->num_layers, h = m->hidden_size, moe_layers = 0, q_width, kv_width, w;
+	uint64_t L = mp_model_attention_layers(m), h = m->hidden_size, moe_layers = 0, q_width, kv_width, w;
+	uint64_t ffn_layers = mp_model_ffn_layers(m);
+	const char *nw = m->norm_kind == MP_NORM_NONE ? NULL : "layernorm";
 	mp_status st;
 	static const char *const mlp_bias_names[3] = {"mlp.gate_proj.bias", "mlp.up_proj.bias", "mlp.down_proj.bias"};
 	static const char *const exp_bias_names[3] = {"experts.gate_proj.bias", "experts.up_proj.bias",
@@ -96,7 +140,7 @@ mp_status mp_model_tensors(const mp_model *m, mp_weight_layout layout, mp_tensor
 	st = mp_model_validate(m, err);
 	if (st != MP_OK)
 		return st;
-	for (uint64_t i = 0; i < L; i++)
+	for (uint64_t i = 0; i < m->num_layers; i++)
 		moe_layers += mp_model_is_moe_layer(m, i);
 
 	/* embeddings (nn.Embedding vocab x hidden; VocabParallelEmbedding splits the vocabulary) */
@@ -132,15 +176,26 @@ mp_status mp_model_tensors(const mp_model *m, mp_weight_layout layout, mp_tensor
 		linear(&b, "k_proj", "k_proj.bias", MP_TC_ATTENTION, kv_width, h, m->qkv_bias, L, MP_SPLIT_KV_ROWS);
 		linear(&b, "v_proj", "v_proj.bias", MP_TC_ATTENTION, kv_width, h, m->qkv_bias, L, MP_SPLIT_KV_ROWS);
 		linear(&b, "o_proj", "o_proj.bias", MP_TC_ATTENTION, h, q_width, m->o_bias, L, MP_SPLIT_COLS);
-		if (m->qk_norm) {
+		if (m->qk_norm_full) {
+			/* one weight per value of the whole q and k projections (OLMo-2); split with them */
+			VEC(&b, "q_norm", MP_TC_ATTENTION, q_width, L, MP_SPLIT_ROWS);
+			VEC(&b, "k_norm", MP_TC_ATTENTION, kv_width, L, MP_SPLIT_KV_ROWS);
+		} else if (m->qk_norm) {
 			norm(&b, false, "q_norm", NULL, MP_TC_ATTENTION, m->head_dim, L);
 			norm(&b, false, "k_norm", NULL, MP_TC_ATTENTION, m->head_dim, L);
 		}
+		if (m->qk_norm_layer) { /* Phi: q_layernorm and k_layernorm, LayerNorm(head_dim) each */
+			norm(&b, true, "q_layernorm", "q_layernorm.bias", MP_TC_ATTENTION, m->head_dim, L);
+			norm(&b, true, "k_layernorm", "k_layernorm.bias", MP_TC_ATTENTION, m->head_dim, L);
+		}
+		if (m->attention_sinks) /* gpt_oss: a sink logit per head, split with the heads */
+			VEC(&b, "sinks", MP_TC_ATTENTION, m->num_heads, L, MP_SPLIT_ROWS);
 	}
+	ssm_tensors(&b, m, mp_model_ssm_layers(m));
 
 	/* dense MLPs */
-	mlp(&b, m, "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj", MP_TC_MLP, m->intermediate_size, L - moe_layers,
-	    mlp_bias_names);
+	mlp(&b, m, "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj", MP_TC_MLP, m->intermediate_size,
+	    m->intermediate_size ? ffn_layers - moe_layers : 0, mlp_bias_names);
 
 	/* experts */
 	if (moe_layers > 0) {
@@ -149,6 +204,8 @@ mp_status mp_model_tensors(const mp_model *m, mp_weight_layout layout, mp_tensor
 		mlp(&b, m, "experts.gate_proj", "experts.up_proj", "experts.down_proj", MP_TC_EXPERTS,
 		    m->moe_intermediate_size, w, exp_bias_names);
 		MAT(&b, "router", MP_TC_EXPERTS, m->num_experts, h, moe_layers, MP_SPLIT_NONE);
+		if (out->n)
+			out->t[out->n - 1].router = true;
 		if (m->router_bias)
 			VEC(&b, "router.bias", MP_TC_EXPERTS, m->num_experts, moe_layers, MP_SPLIT_NONE);
 		mlp(&b, m, "shared_expert.gate_proj", "shared_expert.up_proj", "shared_expert.down_proj", MP_TC_EXPERTS,
@@ -161,11 +218,11 @@ mp_status mp_model_tensors(const mp_model *m, mp_weight_layout layout, mp_tensor
 	}
 
 	/* norms */
-	if (!mp_mul_u64(L, m->norms_per_layer, &w))
+	if (!mp_mul_u64(m->num_layers, m->norms_per_layer, &w))
 		goto overflow;
-	norm(&b, m->norm_kind == MP_NORM_LAYER, "layernorm", "layernorm.bias", MP_TC_NORMS, h, w);
+	norm(&b, m->norm_kind == MP_NORM_LAYER, nw, "layernorm.bias", MP_TC_NORMS, h, w);
 	if (m->final_norm)
-		norm(&b, m->norm_kind == MP_NORM_LAYER, "norm", "norm.bias", MP_TC_NORMS, h, 1);
+		norm(&b, m->norm_kind == MP_NORM_LAYER, nw ? "norm" : NULL, "norm.bias", MP_TC_NORMS, h, 1);
 
 	/* head */
 	if (!m->tie_word_embeddings)
@@ -272,11 +329,12 @@ static bool matrix_bytes(mp_dtype d, uint64_t r, uint64_t c, const fmt_ctx *x, u
 		       round_add(out, 256 * 4, x->align) && round_add(out, 4, x->align);
 	}
 	default:
-		if (is_gguf(d)) {
+		if (is_gguf(d) || d == MP_DTYPE_MXFP4 || d == MP_DTYPE_NVFP4) {
 			mp_dtype_layout l = mp_dtype_layout_of(d);
 
+			/* blocks run along each row (the input dimension); NVFP4 adds its fp32 per-tensor scale */
 			return mp_mul_u64(ceil_div(c, l.block_values), l.block_bytes, &t) && mp_mul_u64(t, r, &t) &&
-			       round_add(out, t, x->align);
+			       round_add(out, t, x->align) && (d != MP_DTYPE_NVFP4 || round_add(out, 4, x->align));
 		}
 		return mp_dtype_bytes(d, n, &t) && round_add(out, t, x->align);
 	}
@@ -314,14 +372,18 @@ static void per_rank(const mp_model *m, const mp_tensor *t, uint64_t tp, uint64_
 	}
 }
 
-static mp_status class_format(const mp_weight_formats *f, mp_tensor_class cls, mp_dtype weight_dtype, mp_dtype compute,
-                              mp_dtype *out, mp_error *err)
+static mp_status class_format(const mp_model *m, const mp_weight_formats *f, mp_tensor_class cls, mp_dtype weight_dtype,
+                              mp_dtype compute, mp_dtype *out, mp_error *err)
 {
 	static const char *const fields[MP_TC_COUNT] = {"/weight_formats/embeddings", "/weight_formats/attention",
 	                                                "/weight_formats/mlp",        "/weight_formats/experts",
-	                                                "/weight_formats/lm_head",    "/weight_formats/norms"};
+	                                                "/weight_formats/lm_head",    "/weight_formats/norms",
+	                                                "/weight_formats/recurrent"};
 	mp_dtype d = f ? f->cls[cls] : MP_DTYPE_INVALID;
 
+	/* a checkpoint that ships a class quantised (gpt-oss's MXFP4 experts) loads it so, whatever the rest is */
+	if (d == MP_DTYPE_INVALID && m->checkpoint_format[cls] != MP_DTYPE_INVALID && is_float(weight_dtype))
+		d = m->checkpoint_format[cls];
 	if (d == MP_DTYPE_INVALID) {
 		if (cls == MP_TC_NORMS)
 			d = is_gguf(weight_dtype) ? MP_DTYPE_FP32 : (is_float(weight_dtype) ? weight_dtype : compute);
@@ -334,7 +396,7 @@ static mp_status class_format(const mp_weight_formats *f, mp_tensor_class cls, m
 	if (d == MP_DTYPE_TF32 || d == MP_DTYPE_FP64 || mp_dtype_layout_of(d).block_values == 0)
 		return mp_fail_at(err, MP_EINVAL, f ? f->json_pointer : NULL, fields[cls],
 		               "%s format must be one of fp32, bf16, fp16, fp8_e4m3, fp8_e5m2, int8, int4, nf4, q8_0, "
-		               "q4_0, q4_K, q5_K, q6_K",
+		               "q4_0, q4_K, q5_K, q6_K, mxfp4, nvfp4",
 		               mp_tensor_class_name(cls));
 	if (cls == MP_TC_NORMS && !is_float(d))
 		return mp_fail_at(err, MP_EINVAL, f ? f->json_pointer : NULL, fields[cls],
@@ -349,6 +411,7 @@ mp_status mp_weight_bytes(const mp_model *m, mp_dtype weight_dtype, mp_dtype com
 	mp_tensor_list tl;
 	mp_weight_layout layout = f ? f->layout : MP_LAYOUT_AUTO;
 	fmt_ctx x = {MP_DEFAULT_INT4_GROUP_SIZE, MP_INT4_GPTQ, true, 1};
+	bool f_ckpt[MP_TC_COUNT]; /* the class's format comes from the checkpoint's quantization_config */
 	mp_status st;
 
 	memset(out, 0, sizeof(*out));
@@ -359,7 +422,9 @@ mp_status mp_weight_bytes(const mp_model *m, mp_dtype weight_dtype, mp_dtype com
 	if (tp == 0)
 		tp = 1;
 	for (int c = 0; c < MP_TC_COUNT; c++) {
-		st = class_format(f, (mp_tensor_class)c, weight_dtype, compute_dtype, &out->cls[c].format, err);
+		f_ckpt[c] = (!f || f->cls[c] == MP_DTYPE_INVALID) && m->checkpoint_format[c] != MP_DTYPE_INVALID &&
+		            is_float(weight_dtype);
+		st = class_format(m, f, (mp_tensor_class)c, weight_dtype, compute_dtype, &out->cls[c].format, err);
 		if (st != MP_OK)
 			return st;
 		if (layout == MP_LAYOUT_AUTO && is_gguf(out->cls[c].format))
@@ -384,6 +449,11 @@ mp_status mp_weight_bytes(const mp_model *m, mp_dtype weight_dtype, mp_dtype com
 		uint64_t r, c, one, all, n;
 		mp_dtype d =
 		    t->buffer ? MP_DTYPE_FP32 : (t->vector ? out->cls[MP_TC_NORMS].format : out->cls[t->cls].format);
+
+		/* a checkpoint that quantises its experts itself leaves the router unquantised (gpt-oss
+		 * modules_to_not_convert: mlp.router) */
+		if (t->router && f_ckpt[t->cls])
+			d = compute_dtype;
 
 		per_rank(m, t, tp, &r, &c);
 		if (!matrix_bytes(d, r, c, &x, &one) || !mp_mul_u64(one, t->count, &all))

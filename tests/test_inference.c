@@ -413,6 +413,61 @@ static void test_cli(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+
+/* Every tiny copy of tests/ref/hf/groundtruth.json (transformers ran it on the CPU with use_cache=True, batch 2, at
+ * a length below and one above its 8-token windows) whose model_type memplan reads: the plan's kv_cache_bytes is
+ * what the engine layout holds (the generator's engine_bytes: windows of min(tokens, window), conv states of
+ * conv_kernel - 1, every other tensor as transformers keeps it, recurrent states included), through the library
+ * and over HTTP alike. */
+static void test_groundtruth_cache(void **state)
+{
+	fixture *f = *state;
+	cJSON *doc = ref_json("hf/groundtruth.json"), *c;
+	int n = 0, recurrent = 0;
+
+	cJSON_ArrayForEach(c, cJSON_GetObjectItem(doc, "cases"))
+	{
+		const cJSON *tiny = cJSON_GetObjectItem(c, "tiny_config"), *run;
+		mp_model m;
+		mp_error err;
+
+		if (tiny == NULL || mpm_from_hf(tiny, "/model/hf_config", &m, &err) == MP_EUNSUPPORTED)
+			continue;
+		cJSON_ArrayForEach(run, cJSON_GetObjectItem(c, "cache"))
+		{
+			cJSON *body = cJSON_CreateObject(), *model = cJSON_AddObjectToObject(body, "model");
+			double want = cJSON_GetObjectItem(run, "engine_bytes")->valuedouble;
+			const cJSON *got;
+			both b;
+
+			cJSON_AddItemToObject(model, "hf_config", cJSON_Duplicate(tiny, true));
+			cJSON_AddStringToObject(body, "weight_dtype", "bf16");
+			cJSON_AddStringToObject(body, "kv_cache_dtype", "bf16");
+			cJSON_AddNumberToObject(body, "batch_size", cJSON_GetObjectItem(run, "batch_size")->valuedouble);
+			cJSON_AddNumberToObject(body, "sequence_length", cJSON_GetObjectItem(run, "tokens")->valuedouble);
+			cJSON_AddNumberToObject(body, "kv_block_size", 1);
+			run_both(f, body, &b);
+			if (b.st != MP_OK)
+				fail_msg("%s: %s: %s", c->string, b.err.field, b.err.message);
+			if (b.http.status != 200 || !cJSON_Compare(b.lib, b.http.json, true))
+				fail_msg("%s: HTTP (%ld) and the library give different documents", c->string,
+				         b.http.status);
+			got = pointer(b.lib, "/memory/kv_cache_bytes");
+			if (got == NULL || got->valuedouble != want)
+				fail_msg("%s at %.0f tokens: kv_cache_bytes %.0f, transformers (engine layout) %.0f",
+				         c->string, cJSON_GetObjectItem(run, "tokens")->valuedouble,
+				         got ? got->valuedouble : -1.0, want);
+			recurrent += pointer(b.lib, "/kv_cache/recurrent_layers") != NULL;
+			free_both(&b);
+			cJSON_Delete(body);
+			n++;
+		}
+	}
+	if (n < 90 || recurrent < 6)
+		fail_msg("only %d tiny runs checked (%d with recurrent state)", n, recurrent);
+	cJSON_Delete(doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -421,6 +476,7 @@ int main(void)
 	    cmocka_unit_test(test_weight_formats),
 	    cmocka_unit_test(test_fit_solver),
 	    cmocka_unit_test(test_cli),
+	    cmocka_unit_test(test_groundtruth_cache),
 	};
 
 	return cmocka_run_group_tests_name("inference", tests, http_fixture_setup, http_fixture_teardown);

@@ -1,0 +1,397 @@
+#!/usr/bin/env python3
+"""
+generate.py: the ground truth of memplan's model readers, made by transformers itself (run by hand, never by CI).
+
+For each case (a model type's default config, or a published checkpoint's config.json kept in configs/):
+  1. builds the model transformers builds from the config on the meta device (no memory, no weights) and records
+     PyTorch's count of its unique parameters, total and per component, with the shape of every parameter
+     (layer indices folded: "model.layers.*.self_attn.q_proj.weight": [[4096, 4096], 32]);
+  2. builds a tiny copy (the same cache-relevant widths, kinds of layer and layer pattern; few layers, a small
+     vocabulary, few experts, windows and chunks shrunk to 8 tokens so that a cap shows) in bf16 on the CPU, runs
+     it with use_cache=True at two lengths with batch 2, and records what its cache holds per layer: every tensor
+     (keys, values, conv and recurrent states) with its shape, dtype and bytes.
+
+The output (tests/ref/hf/groundtruth.json) also gives, per tiny run, the bytes the engine layout holds (the
+convention memplan follows, vLLM's): a sliding-window layer holds min(tokens, window) tokens where transformers
+keeps window - 1; a chunked-attention layer holds min(tokens, chunk) tokens; a conv state holds conv_kernel - 1
+columns where transformers keeps conv_kernel. Every other tensor counts as transformers holds it.
+
+Usage (from the repository root):
+  make -C tools/groundtruth venv         # tools/groundtruth/.venv: CPU is enough (torch, transformers from PyPI)
+  tools/groundtruth/.venv/bin/python tools/groundtruth/generate.py [--only TYPE,...] [--no-cache]
+"""
+import argparse
+import copy
+import gc
+import json
+import os
+import re
+import sys
+import time
+
+import torch
+import transformers
+from transformers import AutoConfig
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+OUT = os.path.join(ROOT, "tests", "ref", "hf", "groundtruth.json")
+CONFIGS = os.path.join(HERE, "configs")
+
+# The model types of the issue, in the order the readers were written. Each gets its default config (the
+# transformers configuration class's defaults); published configs in configs/ add real checkpoints.
+TYPES = """llama mistral mixtral qwen2 qwen2_moe qwen3 qwen3_moe gemma gemma2 gemma3_text phi3 gpt2 gpt_neox falcon
+deepseek_v3 granite olmo olmo2 olmo3 olmoe cohere cohere2 smollm3 arcee apertus ernie4_5 ernie4_5_moe exaone4 glm glm4
+glm4_moe starcoder2 stablelm phi gptj gpt_bigcode nemotron seed_oss hunyuan_v1_dense hunyuan_v1_moe deepseek_v2
+granitemoe phimoe mamba mamba2 falcon_mamba gpt_oss bitnet dots1 minimax_m2 exaone ministral3 jamba bamba nemotron_h
+falcon_h1 lfm2 lfm2_moe qwen3_next gemma3 llama4 mistral3 llava qwen2_vl qwen2_5_vl qwen3_vl qwen3_vl_moe qwen3_5
+qwen3_5_moe glm4_moe_lite granitemoehybrid kimi_linear longcat_flash minimax zamba2 gemma3n deepseek_v32 deepseek_v4
+gemma4 glm_moe_dsa""".split()
+
+TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
+LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
+BATCH = 2
+
+
+def text_config(cfg):
+    return getattr(cfg, "text_config", None) or cfg
+
+
+def build(cfg, device):
+    """The model transformers builds for text generation from cfg (ForCausalLM, else the image-text-to-text class)."""
+    from transformers import AutoModelForCausalLM, AutoModelForImageTextToText
+    errors = []
+    for auto in (AutoModelForCausalLM, AutoModelForImageTextToText):
+        try:
+            with torch.device(device):
+                return auto.from_config(cfg), auto.__name__
+        except (ValueError, KeyError) as e:
+            errors.append(f"{auto.__name__}: {e}")
+    raise RuntimeError("; ".join(errors))
+
+
+VISION = re.compile(r"(^|\.)(vision_tower|visual|vision_model|vision_embed|multi_modal_projector|mm_projector|"
+                    r"audio_tower|audio_model|embed_vision|embed_audio|vision|audio)(\.|$)")
+EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|embed_tokens_per_layer|backbone\.embeddings)\.weight$")
+
+
+def component(name, p):
+    """The class of a parameter, for the per-component figures (matches memplan's breakdown where it can)."""
+    if VISION.search(name):
+        return "vision"
+    if re.search(r"(^|\.)(lm_head|embed_out)\.", name):
+        return "lm_head"
+    if EMBED.search(name):
+        return "embedding"
+    return "decoder"
+
+
+def count(cfg):
+    model, cls = build(cfg, "meta")
+    seen = set()
+    comp = {}
+    shapes = {}
+    for name, p in model.named_parameters():   # named_parameters() yields a tied tensor once
+        if id(p) in seen:
+            continue
+        seen.add(id(p))
+        c = component(name, p)
+        comp[c] = comp.get(c, 0) + p.numel()
+        key = re.sub(r"\.\d+\.", ".*.", name)
+        key = re.sub(r"\.\d+\.", ".*.", key)
+        ent = shapes.setdefault(key, [list(p.shape), 0])
+        ent[1] += 1
+    buffers = {}
+    for name, b in model.named_buffers():
+        key = re.sub(r"\.\d+\.", ".*.", name)
+        key = re.sub(r"\.\d+\.", ".*.", key)
+        ent = buffers.setdefault(key, [list(b.shape), str(b.dtype).replace("torch.", ""), 0])
+        ent[2] += 1
+    total = sum(comp.values())
+    del model
+    gc.collect()
+    return {"class": cls, "total": total, "components": comp, "parameters": shapes, "buffers": buffers}
+
+
+# ----- tiny copies ----------------------------------------------------------------------------------------------
+
+EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts", "num_experts_total")
+TOPK_KEYS = ("num_experts_per_tok", "moe_k", "top_k", "num_experts_per_token")
+WINDOW_KEYS = ("sliding_window", "attention_chunk_size", "local_window_size", "window_size")
+
+
+def layer_pattern(tc):
+    for key in ("layer_types", "layers_block_type", "hybrid_override_pattern", "layers_block_types"):
+        v = getattr(tc, key, None)
+        if isinstance(v, (list, str)) and len(v) > 0:
+            return key, list(v)
+    return None, None
+
+
+def tiny_layers(tc):
+    """How many leading layers keep every kind of layer the model has (at least 2, at most 12)."""
+    key, pat = layer_pattern(tc)
+    n = getattr(tc, "num_hidden_layers", None) or 2
+    want = 2
+    if pat:
+        kinds = set(pat)
+        got = set()
+        for i, k in enumerate(pat):
+            got.add(k)
+            if got == kinds:
+                want = max(want, i + 1)
+                break
+    for k in ("first_k_dense_replace", "first_dense_layers", "moe_layer_start_index"):
+        v = getattr(tc, k, None)
+        if isinstance(v, int) and v > 0:
+            want = max(want, v + 1)
+    for k in ("attn_layer_offset", "expert_layer_offset"):
+        v = getattr(tc, k, None)
+        if isinstance(v, int):
+            want = max(want, v + 1)
+    for k in ("full_attn_idxs",):
+        v = getattr(tc, k, None)
+        if isinstance(v, list) and v:
+            want = max(want, min(v) + 1)
+    return min(n, max(2, min(want, 12)))
+
+
+def shrink_text(tc):
+    """Tiny copy of a decoder config, in place: few layers, vocabulary 512, at most 4 experts, windows of 8."""
+    n = tiny_layers(tc)
+    key, pat = layer_pattern(tc)
+    tc.num_hidden_layers = n
+    try:
+        if pat and key != "hybrid_override_pattern":
+            setattr(tc, key, pat[:n])
+        elif key == "hybrid_override_pattern":
+            tc.hybrid_override_pattern = "".join(pat[:n])
+    except AttributeError:
+        pass    # a pattern derived from other keys (a read-only property): it follows num_hidden_layers
+    if hasattr(tc, "vocab_size"):
+        tc.vocab_size = 512
+    for k in ("pad_token_id", "bos_token_id", "eos_token_id"):
+        v = getattr(tc, k, None)
+        if isinstance(v, int) and v >= 512:
+            setattr(tc, k, 0)
+    for k in EXPERT_KEYS:
+        v = getattr(tc, k, None)
+        if isinstance(v, int) and v > 4:
+            setattr(tc, k, 4)
+    for k in TOPK_KEYS:
+        v = getattr(tc, k, None)
+        if isinstance(v, int) and v > 2:
+            setattr(tc, k, 2)
+    for k in ("n_group", "topk_group"):
+        if isinstance(getattr(tc, k, None), int):
+            setattr(tc, k, 1)
+    for k in WINDOW_KEYS:
+        v = getattr(tc, k, None)
+        if isinstance(v, int) and v > TINY_WINDOW:
+            setattr(tc, k, TINY_WINDOW)
+    for k in ("no_rope_layers", "mlp_only_layers", "moe_layers"):
+        v = getattr(tc, k, None)
+        if isinstance(v, list) and len(v) > n and all(isinstance(x, int) and x in (0, 1) for x in v):
+            setattr(tc, k, v[:n])
+    # MLP widths do not reach the cache (unless the config is a state-space model's, whose d_inner is one)
+    ssm = any(hasattr(tc, k) for k in ("state_size", "ssm_state_size", "mamba_d_state", "mamba_expand"))
+    for k in ("intermediate_size", "moe_intermediate_size", "shared_expert_intermediate_size", "ffn_hidden_size"):
+        v = getattr(tc, k, None)
+        if isinstance(v, int) and v > 256 and not (ssm and k == "intermediate_size"):
+            setattr(tc, k, 256)
+    tc.use_cache = True
+    return tc
+
+
+def shrink(cfg):
+    cfg = copy.deepcopy(cfg)
+    tc = text_config(cfg)
+    shrink_text(tc)
+    for sub in ("vision_config", "audio_config"):
+        vc = getattr(cfg, sub, None)
+        if vc is not None:
+            for k in ("num_hidden_layers", "depth", "num_layers"):
+                if isinstance(getattr(vc, k, None), int):
+                    setattr(vc, k, 1)
+    return cfg
+
+
+def tensors_of(obj, path, out, seen, depth=0):
+    if depth > 4 or obj is None:
+        return
+    if isinstance(obj, torch.Tensor):
+        if id(obj) not in seen and obj.numel() > 0 and obj.dim() > 0 and not path.startswith("_"):
+            seen.add(id(obj))
+            out.append({"tensor": path, "shape": list(obj.shape), "dtype": str(obj.dtype).replace("torch.", ""),
+                        "bytes": obj.numel() * obj.element_size()})
+        return
+    if isinstance(obj, (list, tuple)):
+        for i, v in enumerate(obj):
+            tensors_of(v, f"{path}[{i}]", out, seen, depth + 1)
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            tensors_of(v, f"{path}[{k}]", out, seen, depth + 1)
+
+
+def cache_layers(cache):
+    """Per layer of the cache: its class and every tensor it holds."""
+    seen = set()
+    layers = []
+    for i, layer in enumerate(getattr(cache, "layers", []) or []):
+        ts = []
+        for k, v in vars(layer).items():
+            tensors_of(v, k, ts, seen)
+        attrs = {k: v for k, v in vars(layer).items()
+                 if isinstance(v, (int, bool)) and k in ("sliding_window", "cumulative_length", "chunk_size")}
+        layers.append({"layer": i, "class": type(layer).__name__, "tensors": ts, **attrs})
+    rest = []
+    for k, v in vars(cache).items():
+        if k != "layers":
+            tensors_of(v, k, rest, seen)
+    return layers, rest
+
+
+def engine_bytes(layer, tokens, tc):
+    """Bytes of one cache layer in the engine layout (see the file's comment)."""
+    total = 0
+    window = layer.get("sliding_window")
+    conv_k = None
+    for k in ("conv_kernel", "mamba_d_conv", "conv_kernel_size", "linear_conv_kernel_dim", "short_conv_kernel",
+              "conv_L_cache"):
+        v = getattr(tc, k, None)
+        if isinstance(v, int):
+            conv_k = v
+            break
+    for t in layer["tensors"]:
+        name, shape, b = t["tensor"], t["shape"], t["bytes"]
+        if name in ("keys", "values") or name.startswith(("keys", "values")):
+            held = shape[-2]
+            if window and "Sliding" in layer["class"]:
+                want = min(tokens, window)
+            elif "Chunked" in layer["class"] and window:
+                want = min(tokens, window)
+            else:
+                want = tokens
+            total += b // held * want if held else 0
+        elif name.startswith("conv_states") and conv_k and shape[-1] == conv_k:
+            total += b // conv_k * (conv_k - 1)
+        else:
+            total += b
+    return total
+
+
+def run_tiny(cfg):
+    tiny = shrink(cfg)
+    tc = text_config(tiny)
+    torch.manual_seed(0)
+    torch.set_default_dtype(torch.bfloat16)   # built in bf16 at once: a tiny copy keeps the real widths
+    try:
+        model, cls = build(tiny, "cpu")
+    finally:
+        torch.set_default_dtype(torch.float32)
+    model = model.to(torch.bfloat16).eval()
+    runs = []
+    for n in LENGTHS:
+        ids = torch.randint(1, 500, (BATCH, n))
+        with torch.no_grad():
+            out = model(input_ids=ids, use_cache=True)
+        cache = out.past_key_values
+        layers, rest = cache_layers(cache)
+        run = {"batch_size": BATCH, "tokens": n, "cache_class": type(cache).__name__, "layers": layers}
+        if rest:
+            run["other_tensors"] = rest
+        run["transformers_bytes"] = sum(t["bytes"] for l in layers for t in l["tensors"]) + \
+            sum(t["bytes"] for t in rest)
+        run["engine_bytes"] = sum(engine_bytes(l, n, tc) for l in layers) + sum(t["bytes"] for t in rest)
+        runs.append(run)
+        del out, cache
+    del model
+    gc.collect()
+    return tiny, runs
+
+
+def finite(v):
+    """JSON has no infinity (Mamba-2's time_step_limit default is (0, inf)): such values are left out."""
+    if isinstance(v, float):
+        return v == v and v not in (float("inf"), float("-inf"))
+    if isinstance(v, (list, tuple)):
+        return all(finite(x) for x in v)
+    if isinstance(v, dict):
+        return all(finite(x) for x in v.values())
+    return True
+
+
+def config_dict(cfg):
+    d = cfg.to_dict()
+    for k in ("transformers_version", "_name_or_path", "architectures"):
+        d.pop(k, None)
+    for k in [k for k, v in d.items() if not finite(v)]:
+        d.pop(k)
+    for sub in ("text_config", "vision_config", "audio_config"):
+        if isinstance(d.get(sub), dict):
+            for k in [k for k, v in d[sub].items() if not finite(v)]:
+                d[sub].pop(k)
+    return d
+
+
+def cases(only):
+    out = []
+    for t in TYPES:
+        if only and t not in only:
+            continue
+        out.append((f"{t}-default", t, None))
+    for f in sorted(os.listdir(CONFIGS)) if os.path.isdir(CONFIGS) else []:
+        if not f.endswith(".json"):
+            continue
+        with open(os.path.join(CONFIGS, f)) as fh:
+            d = json.load(fh)
+        t = d.get("model_type")
+        if only and t not in only:
+            continue
+        out.append((f[:-5], t, d))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", default="")
+    ap.add_argument("--no-cache", action="store_true")
+    ap.add_argument("--out", default=OUT)
+    a = ap.parse_args()
+    only = set(x for x in a.only.split(",") if x)
+    doc = {"about": "Made by tools/groundtruth/generate.py (see its docstring and tests/ref/hf/README.md).",
+           "transformers": transformers.__version__, "torch": torch.__version__, "cases": {}}
+    if os.path.exists(a.out):
+        with open(a.out) as fh:
+            old = json.load(fh)
+        doc["cases"] = old.get("cases", {})
+    for name, t, d in cases(only):
+        t0 = time.time()
+        entry = {"model_type": t}
+        try:
+            if d is None:
+                cfg = AutoConfig.for_model(t)
+            else:
+                entry["source"] = d.pop("_source", None)
+                cfg = AutoConfig.for_model(t, **{k: v for k, v in d.items() if k != "model_type"})
+            entry["config"] = config_dict(cfg) if d is None else dict(d, model_type=t)
+            entry["count"] = count(cfg)
+            if not a.no_cache:
+                tiny, runs = run_tiny(cfg)
+                entry["tiny_config"] = config_dict(tiny)
+                entry["cache"] = runs
+        except Exception as e:  # recorded, so the README can say which types transformers itself cannot build
+            entry["error"] = f"{type(e).__name__}: {e}"[:600]
+        entry["seconds"] = round(time.time() - t0, 1)
+        doc["cases"][name] = entry
+        print(f"{name:32s} {entry.get('count', {}).get('total', '-')!s:>14} "
+              f"{[r['engine_bytes'] for r in entry.get('cache', [])]} {entry.get('error', '')[:120]} "
+              f"({entry['seconds']} s)", flush=True)
+        os.makedirs(os.path.dirname(a.out), exist_ok=True)
+        with open(a.out, "w") as fh:
+            json.dump(doc, fh, indent=1, sort_keys=True)
+            fh.write("\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
