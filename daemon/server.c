@@ -37,6 +37,7 @@ typedef struct req_state {
 	const char *route;		/* the route's pattern, or "unmatched" (static) */
 	unsigned long long received;	/* body bytes received, counted past the cap too */
 	int status;			/* the HTTP status sent; 0 until a response is queued */
+	size_t max_body;		/* the route's body limit (--max-body-bytes, or --k8s-max-body-bytes) */
 	char method[16];
 	char path[160];			/* for the access log, truncated */
 } req_state;
@@ -56,6 +57,8 @@ void mpd_config_defaults(mpd_config *cfg)
 	cfg->log_level = MPD_LOG_INFO;
 	cfg->shutdown_timeout_seconds = 10;
 	cfg->response_cache_bytes = MPD_DEFAULT_RESPONSE_CACHE_BYTES;
+	cfg->k8s_headroom_floor_percent = 10;
+	cfg->k8s_max_body_bytes = MPD_DEFAULT_K8S_MAX_BODY_BYTES;
 }
 
 mp_status mpd_parse_listen(const char *s, mpd_config *cfg, mp_error *err)
@@ -454,8 +457,9 @@ static enum MHD_Result on_headers(mpd_daemon *d, struct MHD_Connection *conn, co
 	route = mpd_route_find(method, url, idbuf, sizeof(idbuf), &id, allow, sizeof(allow));
 	if (route)
 		rs->route = route->pattern;
-	if (content_length(conn, &declared) && declared > d->cfg.max_body_bytes)
-		return too_large(conn, rs, d->cfg.max_body_bytes);
+	rs->max_body = route && (route->flags & MPD_ROUTE_LARGE_BODY) ? d->cfg.k8s_max_body_bytes : d->cfg.max_body_bytes;
+	if (content_length(conn, &declared) && declared > rs->max_body)
+		return too_large(conn, rs, rs->max_body);
 	return MHD_YES;
 }
 
@@ -468,13 +472,14 @@ static enum MHD_Result on_body_chunk(mpd_daemon *d, struct MHD_Connection *conn,
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
-	if (!append(rs, upload_data, *upload_data_size, d->cfg.max_body_bytes))
+	(void)d;
+	if (!append(rs, upload_data, *upload_data_size, rs->max_body))
 		return MHD_NO;
 	*upload_data_size = 0;
 	if (rs->too_large) {
 		/* a chunked body crossed the cap: answer now when libmicrohttpd lets a response be queued mid-body,
 		 * else close the connection rather than read the rest */
-		return too_large(conn, rs, d->cfg.max_body_bytes);
+		return too_large(conn, rs, rs->max_body);
 	}
 	return MHD_YES;
 }
@@ -541,7 +546,7 @@ static enum MHD_Result on_request(mpd_daemon *d, struct MHD_Connection *conn, re
 	if (route)
 		rs->route = route->pattern;
 	if (rs->too_large)
-		return too_large(conn, rs, d->cfg.max_body_bytes);
+		return too_large(conn, rs, rs->max_body);
 	if (strlen(url) > MPD_MAX_URL_BYTES) {
 		char msg[96];
 
