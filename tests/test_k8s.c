@@ -22,6 +22,7 @@
 
 #include "../codec/json.h"
 #include "../codec/k8s.h"
+#include "../daemon/config.h"
 #include "http_util.h"
 #include "refs.h"
 
@@ -611,6 +612,33 @@ static void test_rules(void **state)
 	assert_int_equal(mpc_k8s_model_candidates("/models/", out, MPS_K8S_MAX_CANDIDATES), 0);
 }
 
+/* The extender's settings, each refused with its name when out of range. */
+static void test_settings(void **state)
+{
+	mpd_config cfg;
+	mp_error e;
+
+	(void)state;
+	mpd_config_defaults(&cfg);
+	assert_false(cfg.k8s_unknown_device_fails);
+	assert_int_equal(cfg.k8s_headroom_floor_percent, 10);
+	assert_int_equal(cfg.k8s_max_body_bytes, MPD_DEFAULT_K8S_MAX_BODY_BYTES);
+	assert_int_equal(mpd_config_set(&cfg, "k8s-unknown-device", "fail", &e), MP_OK);
+	assert_true(cfg.k8s_unknown_device_fails);
+	assert_int_equal(mpd_config_set(&cfg, "k8s-unknown-device", "maybe", &e), MP_EINVAL);
+	assert_string_equal(e.field, "k8s-unknown-device");
+	assert_int_equal(mpd_config_set(&cfg, "k8s-headroom-floor-percent", "95", &e), MP_EINVAL);
+	assert_int_equal(mpd_config_set(&cfg, "k8s-headroom-floor-percent", "20", &e), MP_OK);
+	assert_int_equal(cfg.k8s_headroom_floor_percent, 20);
+	assert_int_equal(mpd_config_set(&cfg, "k8s-max-body-bytes", "268435456", &e), MP_OK);
+	assert_int_equal(cfg.k8s_max_body_bytes, 268435456);
+	assert_int_equal(mpd_config_set(&cfg, "node-labels", "Hostname=n1,gpu=0,modelName=NVIDIA H200", &e), MP_OK);
+	assert_string_equal(cfg.node_labels, "Hostname=n1,gpu=0,modelName=NVIDIA H200");
+	assert_int_equal(mpd_config_set(&cfg, "node-labels", "0gpu=1", &e), MP_EINVAL);
+	assert_int_equal(mpd_config_set(&cfg, "node-labels", "Host name=x", &e), MP_EINVAL);
+	assert_int_equal(mpd_config_set(&cfg, "node-labels", "__name__=x", &e), MP_EINVAL);
+}
+
 /* The extender's counters, next to the request metrics. */
 static void test_metrics(void **state)
 {
@@ -652,6 +680,7 @@ int main(void)
 		cmocka_unit_test(test_protocol_errors),
 		cmocka_unit_test(test_large_body),
 		cmocka_unit_test(test_metrics),
+		cmocka_unit_test(test_settings),
 	};
 	int rc;
 
