@@ -34,11 +34,11 @@ SERVICE_SRC := service/service.c service/plan.c service/fit.c service/capacity.c
                service/k8s.c
 CODEC_SRC   := codec/json.c codec/problem.c codec/formats.c codec/model.c codec/device.c codec/inference.c \
                codec/training.c codec/fit.c codec/capacity.c codec/roofline.c codec/svg.c codec/text.c \
-               codec/store.c codec/calib.c codec/k8s.c
+               codec/store.c codec/calib.c codec/k8s.c codec/slurm.c
 DAEMON_SRC  := daemon/server.c daemon/routes.c daemon/reply.c daemon/query.c daemon/auth.c daemon/config.c \
                daemon/log.c daemon/metrics.c daemon/respcache.c daemon/h_health.c daemon/h_devices.c \
                daemon/h_models.c daemon/h_plan.c daemon/h_fit.c daemon/h_roofline.c daemon/h_calibrations.c \
-               daemon/h_k8s.c
+               daemon/h_k8s.c daemon/h_slurm.c
 CLI_SRC     := cli/main.c cli/common.c cli/serve.c cli/plan.c cli/roofline.c cli/calibrate.c cli/db.c
 LAYERS      := core planner model db kernels service codec daemon cli
 
@@ -201,6 +201,7 @@ check:
 	@set -e; for t in $(TEST_BINS); do echo "== $$t"; MEMPLAN_BIN=$(BUILD)/memplan MEMPLAN_HTTP_LOG=$(HTTP_LOG) $$t; done
 	@echo "== tests/lint_sql.sh"; sh tests/lint_sql.sh
 	@echo "== tests/lint_layers.sh"; sh tests/lint_layers.sh
+	@echo "== tests/slurm/run.sh"; sh tests/slurm/run.sh $(BUILD)/memplan
 
 # Everything: the quick tier, then the contract tests (spec, schemas, Schemathesis, promtool, valgrind) and a
 # short fuzz run.

@@ -40,6 +40,8 @@ const mpd_route mpd_routes[] = {
 	/* kube-scheduler's extender (urlPrefix .../v1/k8s, filterVerb filter, prioritizeVerb prioritize) */
 	{ "POST", "/v1/k8s/filter", mpd_h_k8s_filter, NULL, JSON | LARGE },
 	{ "POST", "/v1/k8s/prioritize", mpd_h_k8s_prioritize, NULL, JSON | LARGE },
+	/* Slurm's job_submit.lua reads this table (deploy/slurm) */
+	{ "POST", "/v1/slurm/fit-table", mpd_h_slurm_fit_table, NULL, PURE | JSON },
 };
 const size_t mpd_route_count = sizeof(mpd_routes) / sizeof(mpd_routes[0]);
 

@@ -66,5 +66,6 @@ mp_status mpd_h_calibration_cancel(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_metrics(mpd_request *req, mpd_reply *rep);	/* metrics.c */
 mp_status mpd_h_k8s_filter(mpd_request *req, mpd_reply *rep);	/* h_k8s.c */
 mp_status mpd_h_k8s_prioritize(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_slurm_fit_table(mpd_request *req, mpd_reply *rep);	/* h_slurm.c */
 
 #endif /* MPD_ROUTES_H */

@@ -22,6 +22,7 @@
 
 #include "../codec/json.h"
 #include "../codec/k8s.h"
+#include "../codec/slurm.h"
 #include "../daemon/config.h"
 #include "http_util.h"
 #include "refs.h"
@@ -612,6 +613,40 @@ static void test_rules(void **state)
 	assert_int_equal(mpc_k8s_model_candidates("/models/", out, MPS_K8S_MAX_CANDIDATES), 0);
 }
 
+/* POST /v1/slurm/fit-table: the fit answer's smallest counts as a Lua table (false where none fits), the AutoDetect
+ * GRES types of the devices' NVML names, job ids quoted as Lua strings. */
+static void test_slurm_fit_table(void **state)
+{
+	fixture *f = *state;
+	const char *body = "{\"jobs\":[{\"id\":\"big \\\"70b\\\"\",\"inference\":{\"model\":\"llama-3.1-70b\",\"weight_dtype\":"
+			   "\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":1,\"sequence_length\":32768}}],"
+			   "\"devices\":[\"h100-sxm5-80gb\",\"t4-16gb\"],\"gpu_counts\":[1,2,4,8]}";
+	http_resp r, j;
+	char line[160], q[64];
+	double smallest;
+
+	http_do(&f->d, "POST", "/v1/fit", body, "application/json", NULL, &j);
+	assert_int_equal(j.status, 200);
+	smallest = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(
+						   cJSON_GetObjectItem(j.json, "jobs"), 0), "devices"), 0),
+				       "smallest_gpu_count")->valuedouble;
+	http_do(&f->d, "POST", "/v1/slurm/fit-table", body, "application/json", NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(r.content_type, "text/x-lua; charset=utf-8");
+	assert_non_null(strstr(r.body, "format = \"memplan-slurm-fit-table\""));
+	assert_non_null(strstr(r.body, "[\"big \\\"70b\\\"\"] = {"));
+	snprintf(line, sizeof(line), "[\"h100-sxm5-80gb\"] = %.0f,", smallest);
+	assert_non_null(strstr(r.body, line));
+	assert_non_null(strstr(r.body, "[\"t4-16gb\"] = false,"));
+	assert_non_null(strstr(r.body, "[\"nvidia_h100_80gb_hbm3\"] = \"h100-sxm5-80gb\","));
+	assert_non_null(strstr(r.body, "[\"tesla_t4\"] = \"t4-16gb\","));
+	http_resp_free(&r);
+	http_resp_free(&j);
+	assert_true(mpc_lua_quote("a\"b\\c\n\x01", q, sizeof(q)));
+	assert_string_equal(q, "\"a\\\"b\\\\c\\010\\001\"");
+	assert_false(mpc_lua_quote("abcdef", q, 5));
+}
+
 /* The extender's settings, each refused with its name when out of range. */
 static void test_settings(void **state)
 {
@@ -681,6 +716,7 @@ int main(void)
 		cmocka_unit_test(test_large_body),
 		cmocka_unit_test(test_metrics),
 		cmocka_unit_test(test_settings),
+		cmocka_unit_test(test_slurm_fit_table),
 	};
 	int rc;
 
