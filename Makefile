@@ -229,7 +229,7 @@ asan: deps
 		$(MAKE) --no-print-directory CC=clang CUDA=0 BUILD=build/asan SAN_FLAGS="$(ASAN_FLAGS)" test
 
 # ----- fuzzing (libFuzzer, clang) ------------------------------------------------------------------------------
-FUZZERS      := plan hf_config
+FUZZERS      := plan hf_config k8s
 FUZZ_BUILD   := build/fuzz
 FUZZ_SECONDS ?= 60
 SMOKE_SECONDS ?= 10
@@ -239,6 +239,8 @@ $(BUILD)/fuzz_plan: $(call obj,fuzz/fuzz_plan.c tests/lib_util.c) $(foreach l,$(
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(SYS_LIBS)
 $(BUILD)/fuzz_hf_config: $(call obj,fuzz/fuzz_hf_config.c) $(foreach l,$(STACK_model),$(call lib,$(l)))
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lcjson -lm
+$(BUILD)/fuzz_k8s: $(call obj,fuzz/fuzz_k8s.c) $(foreach l,$(STACK_codec),$(call lib,$(l)))
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(SYS_LIBS)
 
 fuzz-build:
 	@$(MAKE) --no-print-directory CC=clang CUDA=0 BUILD=$(FUZZ_BUILD) SAN_FLAGS="$(FUZZ_SAN)" \

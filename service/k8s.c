@@ -293,6 +293,7 @@ static mp_status resolve_device(judge *j, mps_k8s_class *c, mp_error *err)
 
 	base_product(c->product, base, sizeof(base), &shared, &mig);
 	mig = mig || mig_resource;
+	c->mig = mig;
 	if (c->profile_label[0] && mp_valid_id(c->profile_label)) {
 		mp_error e;
 
@@ -388,7 +389,11 @@ static void judge_class(judge *j, mps_k8s_class *c)
 	c->score = mps_k8s_score(c->fits, c->headroom_bytes, c->budget_bytes, j->policy->headroom_floor);
 	if (c->fits)
 		return;
-	if (!j->job.training && c->fits_with_gpus)
+	/* more MIG slices or shared replicas add no memory to one process (a CUDA process sees one MIG device, and
+	 * replicas may sit on one GPU): a count is suggested for whole GPUs only */
+	if (c->mig || c->shared)
+		c->fits_with_gpus = 0;
+	else if (!j->job.training && c->fits_with_gpus)
 		snprintf(fitsw, sizeof(fitsw), "; it fits on %llu", (unsigned long long)c->fits_with_gpus);
 	else if (!j->job.training)
 		snprintf(fitsw, sizeof(fitsw), "; no GPU count of this device fits it");

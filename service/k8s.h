@@ -96,7 +96,8 @@ typedef enum mps_k8s_verdict {
 typedef struct mps_k8s_class {
 	char product[128], gke_accelerator[96], profile_label[MP_STORE_ID_MAX];
 	uint64_t memory_mib, replicas;
-	bool shared;
+	bool shared;			/* time-slicing or MPS replicas of one GPU */
+	bool mig;			/* a MIG slice (single or mixed strategy) */
 	bool known;			/* a profile was found */
 	const char *matched_by;		/* "memplan-profile", "gpu.product", "gke-accelerator", "gpu.memory" */
 	mp_store_device device;		/* the profile (known) */
