@@ -6,6 +6,7 @@
  * 5 s) and the handler's parts without HTTP (parse, decode, place, encode and print); prints medians and
  * extremes and the process's peak RSS. Not a test: figures go to bench/RESULTS.md. Run: make bench-k8s [NODES=n]
  */
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,6 +173,7 @@ static void parts(mps_service *svc, const char *body, size_t len, bool prioritiz
 		mps_k8s_result res;
 		mp_error err;
 		double t0 = now(), t1, t2, t3;
+		size_t heap0 = mallinfo2().uordblks;
 		char *text;
 
 		if (mpc_parse_body(body, len, &doc, &err) != MP_OK) {
@@ -179,6 +181,9 @@ static void parts(mps_service *svc, const char *body, size_t len, bool prioritiz
 			exit(1);
 		}
 		t1 = now();
+		if (r == 0 && !prioritize)
+			printf("  the parsed ExtenderArgs (cJSON tree) hold %.0f MB of heap for a %.0f MB body\n",
+			       (double)(mallinfo2().uordblks - heap0) / 1e6, (double)len / 1e6);
 		if (mpc_k8s_args_decode(doc, &a, &err) != MP_OK) {
 			fprintf(stderr, "decode: %s\n", err.message);
 			exit(1);
