@@ -419,9 +419,13 @@ static void read_launch(const cJSON *containers, mps_k8s_pod *pod, launch *l)
 
 		tk->n = tk->used = 0;
 		cJSON_ArrayForEach(v, member(c, "command"))
-		add_tokens(tk, string_of(v));
+		{
+			add_tokens(tk, string_of(v));
+		}
 		cJSON_ArrayForEach(v, member(c, "args"))
-		add_tokens(tk, string_of(v));
+		{
+			add_tokens(tk, string_of(v));
+		}
 		l->eng = detect(tk, string_of(member(c, "image")), &start, &positional);
 		if (l->eng == ENG_NONE)
 			continue;
@@ -822,8 +826,10 @@ static void read_job(const cJSON *pod_obj, mps_k8s_pod *pod)
 		return;
 	}
 	cJSON_ArrayForEach(a, kids(ann))
-	any_field = any_field || (strncmp(a->string, ANN_PREFIX, strlen(ANN_PREFIX)) == 0 &&
-				  strcmp(a->string, ANN_PREFIX "inference") && strcmp(a->string, ANN_PREFIX "training"));
+	{
+		any_field = any_field || (strncmp(a->string, ANN_PREFIX, strlen(ANN_PREFIX)) == 0 &&
+					  strcmp(a->string, ANN_PREFIX "inference") && strcmp(a->string, ANN_PREFIX "training"));
+	}
 	if ((member(ann, ANN_PREFIX "inference") && !inf) || (member(ann, ANN_PREFIX "training") && !trn)) {
 		bad_job(pod, "memplan: annotation %s: an annotation's value is a string%s",
 			inf || !member(ann, ANN_PREFIX "inference") ? ANN_PREFIX "training" : ANN_PREFIX "inference", "");

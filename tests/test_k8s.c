@@ -38,8 +38,11 @@ static const cJSON *node_fixture(const char *name)
 	const cJSON *n;
 
 	cJSON_ArrayForEach(n, cJSON_GetObjectItem(nodes_ref, "nodes"))
-	if (strcmp(cJSON_GetObjectItem(n, "name")->valuestring, name) == 0)
-		return n;
+
+	{
+		if (strcmp(cJSON_GetObjectItem(n, "name")->valuestring, name) == 0)
+			return n;
+	}
 	fail_msg("no node fixture %s", name);
 	return NULL;
 }
@@ -146,10 +149,12 @@ static const cJSON *filter(fixture *f, const char *pod, const char *const *nodes
 			assert_null(cJSON_GetObjectItemCaseSensitive(failed, nm));
 			assert_null(cJSON_GetObjectItemCaseSensitive(unres, nm));
 			cJSON_ArrayForEach(s, sent)
-			if (strcmp(cJSON_GetObjectItem(cJSON_GetObjectItem(s, "metadata"), "name")->valuestring, nm) == 0) {
-				/* the Node object that passed comes back as it was sent */
-				assert_true(cJSON_Compare(s, obj, true));
-				found = true;
+			{
+				if (strcmp(cJSON_GetObjectItem(cJSON_GetObjectItem(s, "metadata"), "name")->valuestring, nm) == 0) {
+					/* the Node object that passed comes back as it was sent */
+					assert_true(cJSON_Compare(s, obj, true));
+					found = true;
+				}
 			}
 			assert_true(found);
 		}
@@ -168,8 +173,11 @@ static int verdict(const cJSON *res, const char *node)
 	const cJSON *n;
 
 	cJSON_ArrayForEach(n, cJSON_GetObjectItem(res, "NodeNames"))
-	if (strcmp(n->valuestring, node) == 0)
-		return PASS;
+
+	{
+		if (strcmp(n->valuestring, node) == 0)
+			return PASS;
+	}
 	if (cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItem(res, "FailedNodes"), node))
 		return FAILED;
 	if (cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItem(res, "FailedAndUnresolvableNodes"), node))
@@ -216,8 +224,11 @@ static int score_of(const cJSON *list, const char *node)
 	const cJSON *h;
 
 	cJSON_ArrayForEach(h, list)
-	if (strcmp(cJSON_GetObjectItem(h, "Host")->valuestring, node) == 0)
-		return (int)cJSON_GetObjectItem(h, "Score")->valuedouble;
+
+	{
+		if (strcmp(cJSON_GetObjectItem(h, "Host")->valuestring, node) == 0)
+			return (int)cJSON_GetObjectItem(h, "Score")->valuedouble;
+	}
 	fail_msg("no score for %s", node);
 	return -1;
 }
@@ -417,7 +428,9 @@ static void test_pass_through(void **state)
 
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(res, "NodeNames")), (int)NALL);
 	cJSON_ArrayForEach(h, pr)
-	assert_int_equal((int)cJSON_GetObjectItem(h, "Score")->valuedouble, 0);
+	{
+		assert_int_equal((int)cJSON_GetObjectItem(h, "Score")->valuedouble, 0);
+	}
 	http_resp_free(&r);
 	http_resp_free(&p);
 	res = filter(f, "vllm-pipeline", all_nodes, NALL, &r);
