@@ -30,13 +30,15 @@ PLANNER_SRC := planner/core.c planner/model.c planner/device.c planner/inference
 MODEL_SRC   := model/fields.c model/hf_config.c model/hf_types.c model/train_config.c
 DB_SRC      := db/store.c
 KERNELS_SRC := kernels/calib_common.c kernels/calib_cpu.c
-SERVICE_SRC := service/service.c service/plan.c service/fit.c service/capacity.c service/roofline.c service/calib.c
+SERVICE_SRC := service/service.c service/plan.c service/fit.c service/capacity.c service/roofline.c service/calib.c \
+               service/k8s.c
 CODEC_SRC   := codec/json.c codec/problem.c codec/formats.c codec/model.c codec/device.c codec/inference.c \
                codec/training.c codec/fit.c codec/capacity.c codec/roofline.c codec/svg.c codec/text.c \
-               codec/store.c codec/calib.c
+               codec/store.c codec/calib.c codec/k8s.c codec/slurm.c
 DAEMON_SRC  := daemon/server.c daemon/routes.c daemon/reply.c daemon/query.c daemon/auth.c daemon/config.c \
                daemon/log.c daemon/metrics.c daemon/respcache.c daemon/h_health.c daemon/h_devices.c \
-               daemon/h_models.c daemon/h_plan.c daemon/h_fit.c daemon/h_roofline.c daemon/h_calibrations.c
+               daemon/h_models.c daemon/h_plan.c daemon/h_fit.c daemon/h_roofline.c daemon/h_calibrations.c \
+               daemon/h_k8s.c daemon/h_slurm.c
 CLI_SRC     := cli/main.c cli/common.c cli/serve.c cli/plan.c cli/roofline.c cli/calibrate.c cli/db.c
 LAYERS      := core planner model db kernels service codec daemon cli
 
@@ -134,7 +136,7 @@ SYS_LIBS := -lmicrohttpd -lcjson -lsqlite3 -lpthread -lm $(KERNELS_LIBS)
 
 # ----- the program --------------------------------------------------------------------------------------------
 .PHONY: groundtruth all run test check deps deps-build clean lint contract asan fuzz fuzz-build fuzz-smoke bench-load bench-training \
-        bench-plan bench-store
+        bench-plan bench-store bench-k8s
 all: $(BUILD)/memplan
 
 $(BUILD)/memplan: $(call obj,$(CLI_SRC)) $(foreach l,$(STACK_daemon),$(call lib,$(l)))
@@ -149,7 +151,7 @@ deps-build:
 # ----- tests --------------------------------------------------------------------------------------------------
 # One pattern links every test: tests/<name>.c, the helpers TEST_HELPERS_<name> and the archives of the layer it
 # tests (TEST_STACK_<name>). The planner test links the planner alone: it needs no JSON, store or HTTP library.
-TESTS := test_planner test_models test_store test_http test_roofline test_training test_inference test_store_http \
+TESTS := test_planner test_models test_store test_http test_roofline test_training test_inference test_store_http test_k8s \
          test_store_proc test_calib test_limits test_respcache test_golden test_codec
 HTTP_HELPERS := tests/http_util.c tests/refs.c tests/lib_util.c
 TEST_STACK_test_planner   := planner
@@ -192,13 +194,14 @@ HTTP_LOG := $(abspath $(BUILD))/http-exchanges.jsonl
 
 # The C tests (unit, golden, store, HTTP) and the lints: the quick tier.
 # the benchmarks are built (not run) by check, so they cannot rot
-BENCH_BINS := $(BUILD)/bench/training_h200 $(BUILD)/bench/bench_fit $(BUILD)/bench/bench_plan
+BENCH_BINS := $(BUILD)/bench/training_h200 $(BUILD)/bench/bench_fit $(BUILD)/bench/bench_plan $(BUILD)/bench/bench_k8s
 check:
 	@$(MAKE) --no-print-directory $(TEST_BINS) $(BENCH_BINS) $(BUILD)/memplan
 	@rm -f $(HTTP_LOG)
 	@set -e; for t in $(TEST_BINS); do echo "== $$t"; MEMPLAN_BIN=$(BUILD)/memplan MEMPLAN_HTTP_LOG=$(HTTP_LOG) $$t; done
 	@echo "== tests/lint_sql.sh"; sh tests/lint_sql.sh
 	@echo "== tests/lint_layers.sh"; sh tests/lint_layers.sh
+	@echo "== tests/slurm/run.sh"; sh tests/slurm/run.sh $(BUILD)/memplan
 
 # Everything: the quick tier, then the contract tests (spec, schemas, Schemathesis, promtool, valgrind) and a
 # short fuzz run.
@@ -226,7 +229,7 @@ asan: deps
 		$(MAKE) --no-print-directory CC=clang CUDA=0 BUILD=build/asan SAN_FLAGS="$(ASAN_FLAGS)" test
 
 # ----- fuzzing (libFuzzer, clang) ------------------------------------------------------------------------------
-FUZZERS      := plan hf_config
+FUZZERS      := plan hf_config k8s
 FUZZ_BUILD   := build/fuzz
 FUZZ_SECONDS ?= 60
 SMOKE_SECONDS ?= 10
@@ -236,6 +239,8 @@ $(BUILD)/fuzz_plan: $(call obj,fuzz/fuzz_plan.c tests/lib_util.c) $(foreach l,$(
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(SYS_LIBS)
 $(BUILD)/fuzz_hf_config: $(call obj,fuzz/fuzz_hf_config.c) $(foreach l,$(STACK_model),$(call lib,$(l)))
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lcjson -lm
+$(BUILD)/fuzz_k8s: $(call obj,fuzz/fuzz_k8s.c) $(foreach l,$(STACK_codec),$(call lib,$(l)))
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(SYS_LIBS)
 
 fuzz-build:
 	@$(MAKE) --no-print-directory CC=clang CUDA=0 BUILD=$(FUZZ_BUILD) SAN_FLAGS="$(FUZZ_SAN)" \
@@ -258,6 +263,11 @@ $(BUILD)/bench/bench_fit: $(call obj,bench/bench_fit.c tests/http_util.c) $(fore
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ -lcurl $(SYS_LIBS)
 bench-store: $(BUILD)/bench/bench_fit
 	$(BUILD)/bench/bench_fit
+# The kube-scheduler extender with NODES Node objects (default 5,000) of kube-scheduler's size.
+$(BUILD)/bench/bench_k8s: $(call obj,bench/bench_k8s.c tests/http_util.c) $(foreach l,$(STACK_daemon),$(call lib,$(l)))
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ -lcurl $(SYS_LIBS)
+bench-k8s: $(BUILD)/bench/bench_k8s
+	$(BUILD)/bench/bench_k8s $(NODES)
 # The plan endpoint's cost without HTTP (profile it: valgrind --tool=callgrind build/bench/bench_plan 5000).
 $(BUILD)/bench/bench_plan: $(call obj,bench/bench_plan.c) $(foreach l,$(STACK_codec),$(call lib,$(l)))
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ $(SYS_LIBS)

@@ -62,6 +62,12 @@ cJSON *mpc_device_json(const mp_store_device *d)
 	mpc_add_num_or_null(o, "memory_clock_hz", d->memory_clock_hz);
 	mpc_add_num_or_null(o, "fma_flops_per_second", d->fma_flops_per_second);
 	mpc_add_num_or_null(o, "memory_latency_seconds", d->memory_latency_seconds);
+	{
+		cJSON *aliases = cJSON_AddArrayToObject(o, "aliases");
+
+		for (size_t i = 0; i < d->naliases && i < MP_STORE_MAX_ALIASES; i++)
+			mpc_append(aliases, cJSON_CreateString(d->aliases[i]));
+	}
 	return o;
 }
 
@@ -113,6 +119,7 @@ static const mpm_field device_fields[] = {
 	DBL("memory_latency_cycles", latency_cycles, 1, 1e9),
 	{ .name = "created_at", .type = MPM_F_ANY },
 	{ .name = "updated_at", .type = MPM_F_ANY },
+	{ .name = "aliases", .type = MPM_F_ANY },
 	/* the roofline's extras: taken in inline profiles; the store keeps none of them yet */
 	{ .name = "vector_flops_per_second", .type = MPM_F_ANY },
 	DBL("l2_bandwidth_bytes_per_second", d.hw.l2_bandwidth_bytes_per_second, 1e6, 1e17),
@@ -229,6 +236,52 @@ static mp_status decode_interconnect(const cJSON *v, const char *pointer, mp_sto
 	return st;
 }
 
+/*
+ * "aliases": up to MP_STORE_MAX_ALIASES names the device goes by elsewhere (the NVML name first, by convention),
+ * each 1 to 95 printable ASCII characters without blanks at either end, no two with the same key
+ * (mp_alias_key: case, ' ', '_' and '-' aside). Errors name "<pointer>/aliases/<i>".
+ */
+static mp_status decode_aliases(const cJSON *v, const char *pointer, mp_store_device *d, mp_error *err)
+{
+	const cJSON *a;
+	char field[112];
+	size_t i = 0;
+
+	snprintf(field, sizeof(field), "%s/aliases", pointer);
+	if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) > MP_STORE_MAX_ALIASES)
+		return mp_fail(err, MP_EINVAL, field,
+			       "aliases is a list of up to %d names the device goes by (the NVML name first, e.g. "
+			       "[\"NVIDIA H100 80GB HBM3\"])", MP_STORE_MAX_ALIASES);
+	cJSON_ArrayForEach(a, v)
+	{
+		const char *t = cJSON_IsString(a) ? a->valuestring : NULL;
+		size_t n = t ? strlen(t) : 0;
+		bool ok = n > 0 && n < MP_STORE_ALIAS_MAX && t[0] != ' ' && t[n - 1] != ' ';
+		char key[MP_STORE_ALIAS_MAX], other[MP_STORE_ALIAS_MAX];
+
+		for (size_t k = 0; ok && k < n; k++)
+			ok = (unsigned char)t[k] >= 0x20 && (unsigned char)t[k] < 0x7f;
+		snprintf(field, sizeof(field), "%s/aliases/%zu", pointer, i);
+		if (!ok)
+			return mp_fail(err, MP_EINVAL, field,
+				       "an alias is 1 to %d printable ASCII characters without blanks at either end "
+				       "(GPU Feature Discovery's nvidia.com/gpu.product, an NVML name, a GKE accelerator)",
+				       MP_STORE_ALIAS_MAX - 1);
+		mp_alias_key(t, key, sizeof(key));
+		for (size_t k = 0; k < i; k++) {
+			mp_alias_key(d->aliases[k], other, sizeof(other));
+			if (strcmp(key, other) == 0)
+				return mp_fail(err, MP_EINVAL, field,
+					       "alias '%s' is alias %zu again (names are matched without regard to case, "
+					       "' ', '_' and '-')", t, k);
+		}
+		memcpy(d->aliases[i], t, n + 1);
+		i++;
+	}
+	d->naliases = i;
+	return MP_OK;
+}
+
 /* The table's rules for either kind of profile. inline_profile: only bandwidth and peaks are required, and the
  * roofline's extras are taken. */
 static mp_status decode(const cJSON *doc, const char *pointer, const char *id, const char *default_source,
@@ -286,6 +339,8 @@ static mp_status decode(const cJSON *doc, const char *pointer, const char *id, c
 				  "vector_flops_per_second", b->d.hw.vector_flops_per_second, false, err);
 	if (st == MP_OK && (v = cJSON_GetObjectItemCaseSensitive(c, "interconnect")) != NULL)
 		st = decode_interconnect(v, pointer, &b->d, err);
+	if (st == MP_OK && (v = cJSON_GetObjectItemCaseSensitive(c, "aliases")) != NULL)
+		st = decode_aliases(v, pointer, &b->d, err);
 	if (st != MP_OK)
 		goto out;
 	if (b->d.hw.usable_memory_bytes && b->d.hw.memory_bytes && b->d.hw.usable_memory_bytes > b->d.hw.memory_bytes) {

@@ -87,3 +87,26 @@ bool mp_valid_id(const char *id)
 	}
 	return true;
 }
+
+bool mp_alias_key(const char *alias, char *out, size_t len)
+{
+	size_t i = 0;
+
+	if (len == 0)
+		return false;
+	for (; alias && alias[i]; i++) {
+		char c = alias[i];
+
+		if (i + 1 >= len) {
+			out[i] = '\0';
+			return false;
+		}
+		if (c >= 'A' && c <= 'Z')
+			c = (char)(c - 'A' + 'a');
+		else if (c == ' ' || c == '_')
+			c = '-';
+		out[i] = c;
+	}
+	out[i] = '\0';
+	return true;
+}

@@ -84,6 +84,14 @@ bool mp_muladd_u64(uint64_t *acc, uint64_t a, uint64_t b);
  * rule: the store, the decoders and the daemon all ask this. NULL-safe. */
 bool mp_valid_id(const char *id);
 
+/*
+ * The key a device alias is matched by: ASCII lowercased, ' ' and '_' turned into '-', so the NVML name "NVIDIA H100
+ * 80GB HBM3", GPU Feature Discovery's nvidia.com/gpu.product "NVIDIA-H100-80GB-HBM3" and Slurm's AutoDetect=nvml
+ * GRES type "nvidia_h100_80gb_hbm3" are one key, "nvidia-h100-80gb-hbm3". Writes at most len - 1 bytes and a NUL
+ * into out; returns false (out truncated) when the key does not fit. NULL-safe for alias.
+ */
+bool mp_alias_key(const char *alias, char *out, size_t len);
+
 /* A file embedded at build time by tools/embed.c (the contract, the web page's files). Arrays of these end with a
  * { NULL, NULL, 0 } entry. */
 typedef struct mp_embedded_file {

@@ -11,7 +11,7 @@
 #include "config.h"
 #include "log.h"
 
-typedef enum kind { K_LISTEN, K_PATH, K_UINT, K_SIZE, K_LEVEL, K_TOKEN_FILE, K_BOOL } kind;
+typedef enum kind { K_LISTEN, K_PATH, K_UINT, K_SIZE, K_LEVEL, K_TOKEN_FILE, K_BOOL, K_PASS_FAIL, K_LABELS } kind;
 
 static const struct setting {
 	const char *key;
@@ -34,6 +34,18 @@ static const struct setting {
 	  "bytes kept of answers to repeated plan, fit, roofline and capacity requests, dropped when the store "
 	  "changes; 0 = off (default 33554432)" },
 	{ "insecure", K_BOOL, 0, 0, "true: allow a non-loopback --listen without a token (default false)" },
+	{ "k8s-unknown-device", K_PASS_FAIL, 0, 0,
+	  "kube-scheduler extender: a node whose GPU maps to no device profile passes (pass, fail open, for an "
+	  "extender with ignorable: true) or fails with the reason (fail) (default pass)" },
+	{ "k8s-headroom-floor-percent", K_UINT, 0, 90,
+	  "kube-scheduler extender: prioritize scores highest the tightest fit that leaves this much of the memory "
+	  "budget free (default 10)" },
+	{ "k8s-max-body-bytes", K_SIZE, 1024, 1ULL << 32,
+	  "body limit of /v1/k8s/filter and /v1/k8s/prioritize, which carry every candidate Node object (default "
+	  "134217728)" },
+	{ "node-labels", K_LABELS, 0, 0,
+	  "labels added to this node's calibration gauges, aligned with the DCGM exporter's: "
+	  "Hostname=...,gpu=0,UUID=GPU-...,modelName=NVIDIA H200 (default none; the node agent sets them)" },
 };
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 
@@ -73,6 +85,37 @@ static mp_status set_one(mpd_config *cfg, const struct setting *s, const char *v
 		else
 			return mp_fail(err, MP_EINVAL, s->key, "%s must be true or false (got '%.40s')", s->key, value);
 		return MP_OK;
+	case K_PASS_FAIL:
+		if (strcmp(value, "pass") == 0 || strcmp(value, "fail") == 0) {
+			cfg->k8s_unknown_device_fails = strcmp(value, "fail") == 0;
+			return MP_OK;
+		}
+		return mp_fail(err, MP_EINVAL, s->key, "%s must be pass or fail (got '%.40s')", s->key, value);
+	case K_LABELS: {
+		/* name=value pairs separated by ','; names are Prometheus label names, values have no ',' */
+		const char *p = value;
+
+		if (strlen(value) >= sizeof(cfg->node_labels))
+			return mp_fail(err, MP_EINVAL, s->key, "%s is longer than %zu bytes", s->key,
+				       sizeof(cfg->node_labels) - 1);
+		while (*p) {
+			size_t n = strcspn(p, "=,"), k;
+
+			for (k = 0; k < n && (isalnum((unsigned char)p[k]) || p[k] == '_'); k++)
+				;
+			if (n == 0 || k != n || isdigit((unsigned char)p[0]) || p[n] != '=' ||
+			    (n >= 2 && p[0] == '_' && p[1] == '_'))
+				return mp_fail(err, MP_EINVAL, s->key,
+					       "%s is name=value pairs separated by ',' (names: letters, digits and '_'), "
+					       "e.g. Hostname=gpu-node-1,gpu=0,UUID=GPU-...,modelName=NVIDIA H200", s->key);
+			p += n + 1;
+			p += strcspn(p, ",");
+			if (*p == ',')
+				p++;
+		}
+		snprintf(cfg->node_labels, sizeof(cfg->node_labels), "%s", value);
+		return MP_OK;
+	}
 	case K_UINT:
 	case K_SIZE:
 		break;
@@ -94,6 +137,10 @@ static mp_status set_one(mpd_config *cfg, const struct setting *s, const char *v
 		cfg->shutdown_timeout_seconds = (unsigned int)v;
 	else if (strcmp(s->key, "response-cache-bytes") == 0)
 		cfg->response_cache_bytes = (size_t)v;
+	else if (strcmp(s->key, "k8s-headroom-floor-percent") == 0)
+		cfg->k8s_headroom_floor_percent = (unsigned int)v;
+	else if (strcmp(s->key, "k8s-max-body-bytes") == 0)
+		cfg->k8s_max_body_bytes = (size_t)v;
 	return MP_OK;
 }
 

@@ -20,6 +20,9 @@
 #define MPD_DEFAULT_DB "var/memplan.db"
 #define MPD_DEFAULT_MAX_BODY_BYTES (1024 * 1024)
 #define MPD_DEFAULT_RESPONSE_CACHE_BYTES (32 * 1024 * 1024)
+/* kube-scheduler sends every feasible Node object (10 to 20 KB each with GFD and NFD labels and the image list):
+ * 5,000 nodes are 50 to 100 MB */
+#define MPD_DEFAULT_K8S_MAX_BODY_BYTES (128 * 1024 * 1024)
 #define MPD_MAX_URL_BYTES 4096			/* longer request targets get 414 */
 #define MPD_CONNECTION_MEMORY_BYTES (64 * 1024)	/* per connection: request line + headers must fit (else 431) */
 
@@ -37,6 +40,12 @@ typedef struct mpd_config {
 	int log_level;			/* mpd_log_level (log.h); MPD_LOG_INFO by default */
 	unsigned int shutdown_timeout_seconds;	/* how long SIGTERM waits for in-flight requests */
 	size_t response_cache_bytes;	/* bound of the pure POST endpoints' response cache; 0 = off */
+	/* kube-scheduler extender (h_k8s.c, service/k8s.h) */
+	bool k8s_unknown_device_fails;	/* a node whose GPU maps to no profile fails (default: passes) */
+	unsigned int k8s_headroom_floor_percent;	/* prioritize: headroom a placement should keep (default 10) */
+	size_t k8s_max_body_bytes;	/* body limit of the extender's routes (Node objects of every candidate node) */
+	char node_labels[512];		/* "Hostname=n1,gpu=0,UUID=GPU-...,modelName=NVIDIA H200": labels of this node's
+					 * calibration gauges, aligned with DCGM's (the node agent sets them) */
 } mpd_config;
 
 typedef struct mpd_daemon {

@@ -42,6 +42,7 @@ typedef struct gauge {
 	char help[256];
 	char labels[GAUGE_LABELS_MAX];	/* rendered: a="x",b="y" */
 	double value;
+	bool counter;			/* rendered as a counter (mpd_metrics_counter_add) */
 } gauge;
 
 struct mpd_metrics {
@@ -197,8 +198,43 @@ static bool put_escaped(char *buf, size_t cap, size_t *n, const char *value)
 	return true;
 }
 
+static mp_status series_update(mpd_metrics *m, const char *name, const char *help, const mpd_label *labels,
+			       size_t nlabels, double value, bool counter, mp_error *err);
+
 mp_status mpd_metrics_gauge_set(mpd_metrics *m, const char *name, const char *help, const mpd_label *labels,
 				size_t nlabels, double value, mp_error *err)
+{
+	return series_update(m, name, help, labels, nlabels, value, false, err);
+}
+
+mp_status mpd_metrics_counter_add(mpd_metrics *m, const char *name, const char *help, const mpd_label *labels,
+				  size_t nlabels, double delta, mp_error *err)
+{
+	return series_update(m, name, help, labels, nlabels, delta, true, err);
+}
+
+void mpd_metrics_gauge_trim(mpd_metrics *m, const char *name, size_t keep)
+{
+	size_t n = 0, i, w;
+
+	pthread_mutex_lock(&m->mu);
+	for (i = 0; i < m->ng; i++)
+		n += strcmp(m->g[i].name, name) == 0;
+	for (i = 0, w = 0; i < m->ng; i++) {
+		if (n > keep && strcmp(m->g[i].name, name) == 0) {
+			n--; /* the oldest of the name goes */
+			continue;
+		}
+		if (w != i)
+			m->g[w] = m->g[i];
+		w++;
+	}
+	m->ng = w;
+	pthread_mutex_unlock(&m->mu);
+}
+
+static mp_status series_update(mpd_metrics *m, const char *name, const char *help, const mpd_label *labels,
+			       size_t nlabels, double value, bool counter, mp_error *err)
 {
 	char rendered[GAUGE_LABELS_MAX];
 	size_t n = 0, i;
@@ -249,9 +285,15 @@ mp_status mpd_metrics_gauge_set(mpd_metrics *m, const char *name, const char *he
 			}
 		}
 		m->g[i].help[n] = '\0';
+		m->g[i].counter = counter;
+		m->g[i].value = 0;
 		m->ng++;
 	}
-	m->g[i].value = value;
+	if (m->g[i].counter != counter) {
+		st = mp_fail(err, MP_EINVAL, "name", "'%s' is registered as a %s", name, m->g[i].counter ? "counter" : "gauge");
+		goto unlock;
+	}
+	m->g[i].value = counter ? m->g[i].value + value : value;
 unlock:
 	pthread_mutex_unlock(&m->mu);
 	return st;
@@ -390,7 +432,8 @@ char *mpd_metrics_render(mpd_metrics *m, const mpd_respcache_stats *cache)
 			seen = strcmp(m->g[j].name, m->g[i].name) == 0;
 		if (seen)
 			continue;
-		sb_printf(&b, "# HELP %s %s\n# TYPE %s gauge\n", m->g[i].name, m->g[i].help, m->g[i].name);
+		sb_printf(&b, "# HELP %s %s\n# TYPE %s %s\n", m->g[i].name, m->g[i].help, m->g[i].name,
+			  m->g[i].counter ? "counter" : "gauge");
 		for (size_t k = i; k < m->ng; k++) {
 			if (strcmp(m->g[k].name, m->g[i].name) != 0)
 				continue;

@@ -50,6 +50,15 @@ unsigned long mpd_metrics_in_flight(mpd_metrics *m);
 mp_status mpd_metrics_gauge_set(mpd_metrics *m, const char *name, const char *help, const mpd_label *labels,
 				size_t nlabels, double value, mp_error *err);
 
+/* As mpd_metrics_gauge_set for a counter: adds delta (>= 0) to the series, created at 0 on first use; rendered with
+ * # TYPE counter (name it *_total). Errors: as mpd_metrics_gauge_set, and MP_EINVAL when name is a gauge. */
+mp_status mpd_metrics_counter_add(mpd_metrics *m, const char *name, const char *help, const mpd_label *labels,
+				  size_t nlabels, double delta, mp_error *err);
+
+/* Keeps the `keep` newest series (by first registration) of gauge `name`, dropping the older ones: a bound on
+ * per-object series such as one per scheduled pod. */
+void mpd_metrics_gauge_trim(mpd_metrics *m, const char *name, size_t keep);
+
 /* Renders every metric in the Prometheus text exposition format 0.0.4, with the response cache's counters when
  * cache is not NULL (a snapshot, borrowed). Caller frees; NULL when out of memory. */
 char *mpd_metrics_render(mpd_metrics *m, const mpd_respcache_stats *cache);

@@ -11,6 +11,7 @@
 #define WRITE MPD_ROUTE_WRITE
 #define JSON MPD_ROUTE_JSON_BODY
 #define PATCH (MPD_ROUTE_JSON_BODY | MPD_ROUTE_MERGE_PATCH)
+#define LARGE MPD_ROUTE_LARGE_BODY
 
 const mpd_route mpd_routes[] = {
 	{ "GET", "/v1/health", mpd_h_health, NULL, 0 },
@@ -36,6 +37,11 @@ const mpd_route mpd_routes[] = {
 	{ "GET", "/v1/calibrations/{id}", mpd_h_calibration_get, NULL, 0 },
 	{ "DELETE", "/v1/calibrations/{id}", mpd_h_calibration_cancel, NULL, WRITE },
 	{ "GET", "/metrics", mpd_h_metrics, NULL, 0 },
+	/* kube-scheduler's extender (urlPrefix .../v1/k8s, filterVerb filter, prioritizeVerb prioritize) */
+	{ "POST", "/v1/k8s/filter", mpd_h_k8s_filter, NULL, JSON | LARGE },
+	{ "POST", "/v1/k8s/prioritize", mpd_h_k8s_prioritize, NULL, JSON | LARGE },
+	/* Slurm's job_submit.lua reads this table (deploy/slurm) */
+	{ "POST", "/v1/slurm/fit-table", mpd_h_slurm_fit_table, NULL, PURE | JSON },
 };
 const size_t mpd_route_count = sizeof(mpd_routes) / sizeof(mpd_routes[0]);
 

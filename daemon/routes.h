@@ -26,6 +26,9 @@ typedef struct mpd_route {
 #define MPD_ROUTE_JSON_BODY 4u
 /* A JSON merge patch body (RFC 7396): as JSON_BODY, also taking application/merge-patch+json. */
 #define MPD_ROUTE_MERGE_PATCH 8u
+/* The body may be as large as --k8s-max-body-bytes instead of --max-body-bytes (kube-scheduler's ExtenderArgs carry
+ * every candidate Node object). */
+#define MPD_ROUTE_LARGE_BODY 16u
 
 extern const mpd_route mpd_routes[];
 extern const size_t mpd_route_count;
@@ -61,5 +64,8 @@ mp_status mpd_h_calibration_create(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_calibration_get(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_calibration_cancel(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_metrics(mpd_request *req, mpd_reply *rep);	/* metrics.c */
+mp_status mpd_h_k8s_filter(mpd_request *req, mpd_reply *rep);	/* h_k8s.c */
+mp_status mpd_h_k8s_prioritize(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_slurm_fit_table(mpd_request *req, mpd_reply *rep);	/* h_slurm.c */
 
 #endif /* MPD_ROUTES_H */

@@ -37,6 +37,7 @@ typedef struct req_state {
 	const char *route;		/* the route's pattern, or "unmatched" (static) */
 	unsigned long long received;	/* body bytes received, counted past the cap too */
 	int status;			/* the HTTP status sent; 0 until a response is queued */
+	size_t max_body;		/* the route's body limit (--max-body-bytes, or --k8s-max-body-bytes) */
 	char method[16];
 	char path[160];			/* for the access log, truncated */
 } req_state;
@@ -56,6 +57,8 @@ void mpd_config_defaults(mpd_config *cfg)
 	cfg->log_level = MPD_LOG_INFO;
 	cfg->shutdown_timeout_seconds = 10;
 	cfg->response_cache_bytes = MPD_DEFAULT_RESPONSE_CACHE_BYTES;
+	cfg->k8s_headroom_floor_percent = 10;
+	cfg->k8s_max_body_bytes = MPD_DEFAULT_K8S_MAX_BODY_BYTES;
 }
 
 mp_status mpd_parse_listen(const char *s, mpd_config *cfg, mp_error *err)
@@ -454,8 +457,9 @@ static enum MHD_Result on_headers(mpd_daemon *d, struct MHD_Connection *conn, co
 	route = mpd_route_find(method, url, idbuf, sizeof(idbuf), &id, allow, sizeof(allow));
 	if (route)
 		rs->route = route->pattern;
-	if (content_length(conn, &declared) && declared > d->cfg.max_body_bytes)
-		return too_large(conn, rs, d->cfg.max_body_bytes);
+	rs->max_body = route && (route->flags & MPD_ROUTE_LARGE_BODY) ? d->cfg.k8s_max_body_bytes : d->cfg.max_body_bytes;
+	if (content_length(conn, &declared) && declared > rs->max_body)
+		return too_large(conn, rs, rs->max_body);
 	return MHD_YES;
 }
 
@@ -468,13 +472,14 @@ static enum MHD_Result on_body_chunk(mpd_daemon *d, struct MHD_Connection *conn,
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
-	if (!append(rs, upload_data, *upload_data_size, d->cfg.max_body_bytes))
+	(void)d;
+	if (!append(rs, upload_data, *upload_data_size, rs->max_body))
 		return MHD_NO;
 	*upload_data_size = 0;
 	if (rs->too_large) {
 		/* a chunked body crossed the cap: answer now when libmicrohttpd lets a response be queued mid-body,
 		 * else close the connection rather than read the rest */
-		return too_large(conn, rs, d->cfg.max_body_bytes);
+		return too_large(conn, rs, rs->max_body);
 	}
 	return MHD_YES;
 }
@@ -541,7 +546,7 @@ static enum MHD_Result on_request(mpd_daemon *d, struct MHD_Connection *conn, re
 	if (route)
 		rs->route = route->pattern;
 	if (rs->too_large)
-		return too_large(conn, rs, d->cfg.max_body_bytes);
+		return too_large(conn, rs, rs->max_body);
 	if (strlen(url) > MPD_MAX_URL_BYTES) {
 		char msg[96];
 
@@ -628,29 +633,74 @@ static void open_file_limit(const mpd_daemon *d)
 			(unsigned long long)rl.rlim_cur, d->cfg.connection_limit, (unsigned long long)want);
 }
 
+/* The --node-labels pairs ("Hostname=n1,gpu=0,UUID=GPU-...,modelName=NVIDIA H200") as labels after lab[0..n),
+ * pointing into buf (a copy); returns the new count. The setting was checked when it was read (config.c). */
+static size_t node_labels(const char *setting, char *buf, size_t len, mpd_label *lab, size_t n, size_t cap)
+{
+	char *p = buf;
+
+	snprintf(buf, len, "%s", setting);
+	while (*p && n < cap) {
+		char *eq = strchr(p, '='), *comma;
+
+		if (eq == NULL)
+			break;
+		*eq = '\0';
+		comma = strchr(eq + 1, ',');
+		if (comma)
+			*comma = '\0';
+		lab[n].name = p;
+		lab[n++].value = eq + 1;
+		if (comma == NULL)
+			break;
+		p = comma + 1;
+	}
+	return n;
+}
+
 /* A stored measured profile's figures as gauges: the latest run wins (errors are ignored: metrics never fail a
- * run). Called on the calibration worker's thread. */
+ * run). With --node-labels, each also carries this node's DCGM-aligned labels (Hostname, gpu, UUID, modelName), so
+ * a dashboard sets the measured bandwidth beside DCGM's figures of the same GPU. Called on the calibration worker's
+ * thread. */
 static void publish_profile(void *ctx, const mp_store_device *p)
 {
-	mpd_metrics *m = ctx;
-	mpd_label dev = { "device", p->id }, lab[2] = { { "device", p->id }, { "dtype", "" } };
+	mpd_daemon *d = ctx;
+	mpd_metrics *m = d ? d->metrics : NULL;
+	char buf[sizeof(d->cfg.node_labels)];
+	mpd_label lab[12];
+	size_t n;
 	mp_error e;
 
 	if (m == NULL)
 		return;
+	lab[0].name = "device";
+	lab[0].value = p->id;
+	n = node_labels(d->cfg.node_labels, buf, sizeof(buf), lab, 1, 11);
 	mpd_metrics_gauge_set(m, "memplan_calibration_memory_bandwidth_bytes_per_second",
-			      "Best memory bandwidth the latest calibration measured.", &dev, 1,
+			      "Best memory bandwidth the latest calibration measured.", lab, n,
 			      p->hw.memory_bandwidth_bytes_per_second, &e);
 	if (p->hw.usable_memory_bytes)
 		mpd_metrics_gauge_set(m, "memplan_calibration_usable_memory_bytes",
-				      "Usable memory the latest calibration found (cudaMemGetInfo total).", &dev, 1,
+				      "Usable memory the latest calibration found (cudaMemGetInfo total).", lab, n,
 				      (double)p->hw.usable_memory_bytes, &e);
+	if (p->linked_device_id[0]) {
+		mpd_label info[13];
+
+		memcpy(info, lab, n * sizeof(*lab));
+		info[n].name = "datasheet_device";
+		info[n].value = p->linked_device_id;
+		mpd_metrics_gauge_set(m, "memplan_calibration_info",
+				      "1 for the latest calibration: the measured profile and its datasheet profile (with "
+				      "--node-labels, the GPU's DCGM labels).",
+				      info, n + 1, 1, &e);
+	}
 	for (int t = 1; t < MP_DTYPE_COUNT; t++) {
 		if (!(p->hw.peak_flops_per_second[t] > 0))
 			continue;
-		lab[1].value = mp_dtype_name((mp_dtype)t);
+		lab[n].name = "dtype";
+		lab[n].value = mp_dtype_name((mp_dtype)t);
 		mpd_metrics_gauge_set(m, "memplan_calibration_peak_flops_per_second",
-				      "Dense peak per data type in the latest calibration's profile.", lab, 2,
+				      "Dense peak per data type in the latest calibration's profile.", lab, n + 1,
 				      p->hw.peak_flops_per_second[t], &e);
 	}
 }
@@ -707,7 +757,7 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 		d->mhd = NULL;
 		return MP_ENOMEM;
 	}
-	mps_calib_jobs_on_profile(d->calib, publish_profile, d->metrics);
+	mps_calib_jobs_on_profile(d->calib, publish_profile, d);
 	if (d->cfg.response_cache_bytes && d->respcache == NULL &&
 	    (d->respcache = mpd_respcache_new(d->cfg.response_cache_bytes)) == NULL) {
 		mpd_stop(d);

@@ -45,6 +45,7 @@ struct mp_store {
 	uint64_t memo_generation;	/* the generation the memo's values were read at */
 	uint64_t memo_clock;
 	memo_slot memo[MEMO_SLOTS];
+	bool aliases_ready;	/* the database is at schema v5 or later: devices have aliases */
 };
 
 /* ----- migrations ------------------------------------------------------------------------------------- */
@@ -232,9 +233,21 @@ static const char schema_v3[] =
 	"INSERT INTO preset_log (kind, id) SELECT 'device', id FROM devices WHERE source <> 'user';"
 	"INSERT INTO preset_log (kind, id) SELECT 'model', id FROM models WHERE source = 'preset';";
 
+/* Version 5: the names a device goes by elsewhere (NVML and GPU Feature Discovery product names, GKE accelerator
+ * names, a site's own), one row per alias, keyed by mp_alias_key so each name means one device. A separate
+ * table, so the device row itself is unchanged. */
+static const char schema_v5[] =
+	"CREATE TABLE device_aliases ("
+	" alias_key TEXT PRIMARY KEY NOT NULL,"
+	" alias TEXT NOT NULL,"
+	" device_id TEXT NOT NULL REFERENCES devices(id) ON DELETE CASCADE,"
+	" position INTEGER NOT NULL CHECK (position >= 0)"
+	") STRICT;"
+	"CREATE INDEX device_aliases_device ON device_aliases(device_id, position);";
+
 /* Migration n takes the database from user_version n - 1 to n; when presets change, add a migration that
  * calls apply_presets again (it only adds ids never applied before). */
-#define SCHEMA_VERSION 4
+#define SCHEMA_VERSION 5
 
 int mp_store_schema_version(void)
 {
@@ -258,6 +271,7 @@ static mp_status device_upsert(mp_store *s, const mp_store_device *d, const char
 			       bool *created, mp_error *err);
 static mp_status model_upsert(mp_store *s, const mp_store_model *m, const char *actor, const char *action,
 			      bool *created, mp_error *err);
+static mp_status preset_aliases(mp_store *s, const mp_store_presets *p, mp_error *err);
 
 /* Whether (kind, id) was applied before; records it when not. */
 static mp_status preset_claim(mp_store *s, const char *kind, const char *id, bool *fresh, mp_error *err)
@@ -378,6 +392,15 @@ static mp_status migrate(mp_store *s, int target, const mp_store_presets *preset
 			if (st == MP_OK)
 				st = exec_script(db, "PRAGMA user_version = 4", err);
 			break;
+		case 5:
+			/* device aliases; the presets' aliases go to preset rows that are still the preset's */
+			st = exec_script(db, schema_v5, err);
+			s->aliases_ready = st == MP_OK;
+			if (st == MP_OK)
+				st = preset_aliases(s, presets, err);
+			if (st == MP_OK)
+				st = exec_script(db, "PRAGMA user_version = 5", err);
+			break;
 		default: st = mp_fail(err, MP_EINTERNAL, "", "no migration to version %d", next);
 		}
 		if (st == MP_OK)
@@ -431,6 +454,7 @@ mp_status mp_store_open_at(const char *path, int version, const mp_store_presets
 			 err);
 	if (st == MP_OK)
 		st = migrate(s, version, presets, err);
+	s->aliases_ready = st == MP_OK && user_version(s->db) >= 5;
 	if (st != MP_OK) {
 		stmts_finalize(s);
 		sqlite3_close(s->db);
@@ -690,6 +714,26 @@ static mp_status load_peaks(mp_store *s, mp_store_device *d, mp_error *err)
 	return rc == SQLITE_DONE ? MP_OK : db_fail(err, db, "read peaks");
 }
 
+/* The device's aliases in their order (none before schema v5). */
+static mp_status load_aliases(mp_store *s, mp_store_device *d, mp_error *err)
+{
+	sqlite3 *db = s->db;
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	d->naliases = 0;
+	if (!s->aliases_ready)
+		return MP_OK;
+	if ((st = stmt_get(s, "SELECT alias FROM device_aliases WHERE device_id = ?1 ORDER BY position")) == NULL)
+		return db_fail(err, db, "read aliases");
+	sqlite3_bind_text(st, 1, d->id, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if (d->naliases < MP_STORE_MAX_ALIASES)
+			col_text(st, 0, d->aliases[d->naliases++], MP_STORE_ALIAS_MAX);
+	stmt_done(s, st);
+	return rc == SQLITE_DONE ? MP_OK : db_fail(err, db, "read aliases");
+}
+
 bool mp_store_valid_id(const char *id)
 {
 	return mp_valid_id(id); /* the one id rule (core/mp_base.h); MP_STORE_ID_MAX is 64 */
@@ -726,6 +770,8 @@ mp_status mp_store_device_get(mp_store *s, const char *id, mp_store_device *out,
 	if (step == SQLITE_ROW) {
 		row_to_device(st, out);
 		rc = load_peaks(s, out, err);
+		if (rc == MP_OK)
+			rc = load_aliases(s, out, err);
 		/* read under the lock at s->memo_generation: a commit elsewhere since then moves the generation at the
 		 * next look, which drops this copy */
 		if (rc == MP_OK && memo)
@@ -775,6 +821,8 @@ mp_status mp_store_device_find(mp_store *s, const mp_store_device_filter *f, con
 		row_to_device(st, d);
 		rc = load_peaks(s, d, err);
 		if (rc == MP_OK)
+			rc = load_aliases(s, d, err);
+		if (rc == MP_OK)
 			rc = fn(d, ctx);
 	}
 	if (rc == MP_OK && !*more && step != SQLITE_DONE)
@@ -797,6 +845,130 @@ static mp_status constraint_or_db(sqlite3 *db, mp_error *err, const char *what)
 	if (sqlite3_errcode(db) == SQLITE_CONSTRAINT)
 		return mp_fail(err, MP_EINVAL, "", "%s: %s", what, sqlite3_errmsg(db));
 	return db_fail(err, db, what);
+}
+
+/* Replaces the aliases of d->id with d's (inside the write's transaction). An alias another device goes by is a
+ * conflict naming "/aliases/<i>"; nothing is written before schema v5. */
+static mp_status write_aliases(mp_store *s, const mp_store_device *d, mp_error *err)
+{
+	sqlite3 *db = s->db;
+	sqlite3_stmt *del = NULL, *owner = NULL, *ins = NULL;
+	mp_status rc = MP_OK;
+
+	if (!s->aliases_ready)
+		return MP_OK;
+	if ((del = stmt_get(s, "DELETE FROM device_aliases WHERE device_id = ?1")) == NULL ||
+	    (owner = stmt_get(s, "SELECT device_id FROM device_aliases WHERE alias_key = ?1")) == NULL ||
+	    (ins = stmt_get(s, "INSERT INTO device_aliases (alias_key, alias, device_id, position)"
+			      " VALUES (?1, ?2, ?3, ?4)")) == NULL) {
+		rc = db_fail(err, db, "write device aliases");
+		goto out;
+	}
+	sqlite3_bind_text(del, 1, d->id, -1, SQLITE_STATIC);
+	if (sqlite3_step(del) != SQLITE_DONE) {
+		rc = db_fail(err, db, "write device aliases");
+		goto out;
+	}
+	for (size_t i = 0; i < d->naliases && i < MP_STORE_MAX_ALIASES && rc == MP_OK; i++) {
+		char key[MP_STORE_ALIAS_MAX];
+		int step;
+
+		if (!mp_alias_key(d->aliases[i], key, sizeof(key)) || key[0] == '\0') {
+			rc = mp_fail(err, MP_EINVAL, "", "alias %zu is empty or too long", i);
+			snprintf(err->field, sizeof(err->field), "/aliases/%zu", i);
+			break;
+		}
+		sqlite3_reset(owner);
+		sqlite3_bind_text(owner, 1, key, -1, SQLITE_TRANSIENT);
+		step = sqlite3_step(owner);
+		if (step == SQLITE_ROW) {
+			rc = mp_fail(err, MP_ECONFLICT, "", "the alias '%s' is taken: device '%s' goes by it (or by a name "
+				     "that matches it, case and ' ', '_', '-' aside); remove it there first",
+				     d->aliases[i], (const char *)sqlite3_column_text(owner, 0));
+			snprintf(err->field, sizeof(err->field), "/aliases/%zu", i);
+			break;
+		}
+		if (step != SQLITE_DONE) {
+			rc = db_fail(err, db, "write device aliases");
+			break;
+		}
+		sqlite3_reset(ins);
+		sqlite3_bind_text(ins, 1, key, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(ins, 2, d->aliases[i], -1, SQLITE_STATIC);
+		sqlite3_bind_text(ins, 3, d->id, -1, SQLITE_STATIC);
+		sqlite3_bind_int(ins, 4, (int)i);
+		if (sqlite3_step(ins) != SQLITE_DONE)
+			rc = constraint_or_db(db, err, "write device aliases");
+	}
+out:
+	stmt_done(s, ins);
+	stmt_done(s, owner);
+	stmt_done(s, del);
+	return rc;
+}
+
+/*
+ * The presets' aliases, for a database that had the presets before aliases existed (migration 5): each alias goes
+ * to its preset device when that row is still a preset's (not the user's) and no device goes by the name yet. On a
+ * new database the preset rows were written at migration 3, before the table; this is where they get theirs.
+ */
+static mp_status preset_aliases(mp_store *s, const mp_store_presets *p, mp_error *err)
+{
+	sqlite3_stmt *ins = NULL;
+	mp_status rc = MP_OK;
+
+	if (p == NULL)
+		return MP_OK;
+	if ((ins = stmt_get(s, "INSERT INTO device_aliases (alias_key, alias, device_id, position)"
+			      " SELECT ?1, ?2, id, ?4 FROM devices WHERE id = ?3 AND source <> 'user'"
+			      " ON CONFLICT DO NOTHING")) == NULL)
+		return db_fail(err, s->db, "preset aliases");
+	for (size_t i = 0; i < p->ndevices && rc == MP_OK; i++)
+		for (size_t a = 0; a < p->devices[i].naliases && a < MP_STORE_MAX_ALIASES && rc == MP_OK; a++) {
+			char key[MP_STORE_ALIAS_MAX];
+
+			if (!mp_alias_key(p->devices[i].aliases[a], key, sizeof(key)))
+				continue;
+			sqlite3_reset(ins);
+			sqlite3_bind_text(ins, 1, key, -1, SQLITE_TRANSIENT);
+			sqlite3_bind_text(ins, 2, p->devices[i].aliases[a], -1, SQLITE_STATIC);
+			sqlite3_bind_text(ins, 3, p->devices[i].id, -1, SQLITE_STATIC);
+			sqlite3_bind_int(ins, 4, (int)a);
+			if (sqlite3_step(ins) != SQLITE_DONE)
+				rc = db_fail(err, s->db, "preset aliases");
+		}
+	stmt_done(s, ins);
+	return rc;
+}
+
+mp_status mp_store_device_by_alias(mp_store *s, const char *alias, mp_store_device *out, mp_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	char key[MP_STORE_ALIAS_MAX], id[MP_STORE_ID_MAX];
+	mp_status rc = MP_OK;
+	int step;
+
+	if (!mp_alias_key(alias, key, sizeof(key)) || key[0] == '\0' || !s->aliases_ready)
+		return mp_fail(err, MP_ENOTFOUND, "", "no device goes by '%.95s'", alias);
+	pthread_mutex_lock(&s->lock);
+	if ((st = stmt_get(s, "SELECT device_id FROM device_aliases WHERE alias_key = ?1")) == NULL) {
+		rc = db_fail(err, s->db, "read aliases");
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	step = sqlite3_step(st);
+	if (step == SQLITE_ROW)
+		col_text(st, 0, id, sizeof(id));
+	else if (step == SQLITE_DONE)
+		rc = mp_fail(err, MP_ENOTFOUND, "", "no device goes by '%.95s'", alias);
+	else
+		rc = db_fail(err, s->db, "read aliases");
+out:
+	stmt_done(s, st);
+	if (rc == MP_OK)
+		rc = mp_store_device_get(s, id, out, err); /* recursive lock */
+	pthread_mutex_unlock(&s->lock);
+	return rc;
 }
 
 static mp_status device_upsert(mp_store *s, const mp_store_device *d, const char *actor, const char *action,
@@ -882,7 +1054,13 @@ static mp_status device_upsert(mp_store *s, const mp_store_device *d, const char
 			goto out;
 		}
 	}
-	rc = audit(s, actor, action ? action : existed ? "replace" : "create", "device", d->id, err);
+	stmt_done(s, ins);
+	stmt_done(s, del);
+	stmt_done(s, st);
+	ins = del = st = NULL;
+	rc = write_aliases(s, d, err);
+	if (rc == MP_OK)
+		rc = audit(s, actor, action ? action : existed ? "replace" : "create", "device", d->id, err);
 out:
 	stmt_done(s, ins);
 	stmt_done(s, del);

@@ -38,6 +38,8 @@ int mp_store_schema_version(void);
 int mp_store_user_version(mp_store *s);
 
 #define MP_STORE_ID_MAX 64
+#define MP_STORE_MAX_ALIASES 8		/* aliases per device */
+#define MP_STORE_ALIAS_MAX 96		/* bytes of one alias, NUL included */
 
 typedef struct mp_store_device {
 	char id[MP_STORE_ID_MAX];
@@ -60,6 +62,12 @@ typedef struct mp_store_device {
 	double memory_clock_hz;
 	double fma_flops_per_second;	/* fp32 vector FMA rate (CUDA cores / stream processors), not a matrix rate */
 	double memory_latency_seconds;	/* one dependent DRAM load (pointer chase beyond L2) */
+	/* schema v5: names the device goes by elsewhere (table device_aliases), matched by mp_alias_key (core/).
+	 * By convention the first is the NVML name ("NVIDIA H100 80GB HBM3"), from which NVIDIA GPU Feature
+	 * Discovery's nvidia.com/gpu.product (spaces to '-'), Slurm's AutoDetect=nvml GRES type (lowercase, spaces
+	 * to '_') and DCGM's modelName (the name itself) all follow; others: GKE accelerator names, site names. */
+	char aliases[MP_STORE_MAX_ALIASES][MP_STORE_ALIAS_MAX];
+	size_t naliases;
 } mp_store_device;
 
 /*
@@ -67,6 +75,12 @@ typedef struct mp_store_device {
  * removals of any other string answer MP_EINVAL naming their field, without echoing it (it may be anything).
  */
 bool mp_store_valid_id(const char *id);
+
+/*
+ * Fills *out with the device one of whose aliases has the key of alias (mp_alias_key, core/mp_base.h). Errors:
+ * MP_ENOTFOUND (no device goes by that name; err->message names it), MP_EDB.
+ */
+mp_status mp_store_device_by_alias(mp_store *s, const char *alias, mp_store_device *out, mp_error *err);
 
 /* Fills *out for id. Reads are memoised per handle: up to 64 rows kept while mp_store_generation stays (any write
  * through this handle or a commit by another connection drops them), bypassed inside mp_store_begin. Errors: MP_EINVAL (not a valid id), MP_ENOTFOUND,
@@ -93,11 +107,13 @@ mp_status mp_store_device_find(mp_store *s, const mp_store_device_filter *filter
 			       mp_store_device_fn fn, void *ctx, int *more, mp_error *err);
 
 /*
- * Creates or replaces the device d->id with its peaks (peak_flops_per_second > 0 only), in one transaction
+ * Creates or replaces the device d->id with its peaks (peak_flops_per_second > 0 only) and its aliases (replacing
+ * those it had), in one transaction
  * that also appends an audit_log row naming actor ("api", "import", "calibration"; NULL = "store").
  * created_at is kept on replace; updated_at is set to now. *created (may be NULL) tells whether the id was
  * new. Errors: MP_EINVAL (a CHECK failed, e.g. source not one of datasheet/measured/user, or a
- * linked_device_id that names no device), MP_EDB.
+ * linked_device_id that names no device), MP_ECONFLICT naming "/aliases/<i>" (an alias another device goes
+ * by), MP_EDB.
  */
 mp_status mp_store_device_write(mp_store *s, const mp_store_device *d, const char *actor, bool *created,
 				mp_error *err);

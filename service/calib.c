@@ -126,6 +126,8 @@ void mps_calib_gpu_profile(const mp_calib_gpu_results *r, const mp_store_device 
 	memset(profile, 0, sizeof(*profile));
 	if (base)
 		*profile = *base;
+	if (base != previous)
+		profile->naliases = 0; /* the datasheet profile's names (NVML, GPU Feature Discovery) stay its own */
 	mps_calib_profile_id(true, profile->id, sizeof(profile->id));
 	snprintf(profile->name, sizeof(profile->name), "%s", r->info.name);
 	snprintf(profile->vendor, sizeof(profile->vendor), "NVIDIA");

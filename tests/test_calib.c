@@ -492,12 +492,28 @@ static void test_http_cpu_job(void **state)
 	}
 	http_resp_free(&g);
 
-	/* a second run: a new row in the history, the first still readable */
+	/* a second run: a new row in the history, the first still readable; with --node-labels (the node agent's
+	 * DCGM-aligned identity of this GPU) every calibration gauge carries them */
+	snprintf(f->d.cfg.node_labels, sizeof(f->d.cfg.node_labels), "Hostname=gpu-node-7,gpu=0,UUID=GPU-d35d5b4e-05b7-"
+		 "b7c3-26ab-1f7d5ac5c8cc,modelName=NVIDIA A100 80GB PCIe");
 	post(f, "{\"target\":\"cpu\",\"suites\":[\"stream\"]," CPU_SMALL "}", &r);
 	assert_int_equal(r.status, 202);
 	assert_string_not_equal(str_at(r.json, "id"), first);
 	wait_job(f, r.location, &g);
+	f->d.cfg.node_labels[0] = '\0';
 	assert_string_equal(str_at(g.json, "state"), "succeeded");
+	{
+		http_resp m;
+		char line[400];
+
+		http_do(&f->d, "GET", "/metrics", NULL, NULL, NULL, &m);
+		snprintf(line, sizeof(line),
+			 "memplan_calibration_memory_bandwidth_bytes_per_second{device=\"%s\",Hostname=\"gpu-node-7\",gpu=\"0\","
+			 "UUID=\"GPU-d35d5b4e-05b7-b7c3-26ab-1f7d5ac5c8cc\",modelName=\"NVIDIA A100 80GB PCIe\"} ",
+			 str_at(g.json, "device_id"));
+		assert_non_null(strstr(m.body, line));
+		http_resp_free(&m);
+	}
 	assert_null(cJSON_GetObjectItem(cJSON_GetObjectItem(g.json, "results"), "gemm"));
 	http_resp_free(&g);
 	http_resp_free(&r);

@@ -201,6 +201,53 @@ static void test_upgrade_from_v2(void **state)
 	sqlite3_close(db);
 }
 
+/* Schema 5: a database of schema 4 gets the presets' aliases on the preset rows that are still the preset's (a row
+ * the user replaced gets none); an alias is looked up by its key (case, ' ', '_', '-' aside); each name belongs to
+ * one device; deleting a device frees its names. */
+static void test_aliases_upgrade_and_rules(void **state)
+{
+	mp_store *s;
+	mp_error err;
+	mp_store_device d, other;
+	sqlite3 *db;
+
+	(void)state;
+	assert_int_equal(mp_store_open_at(path, 4, mps_presets(), &s, &err), MP_OK);
+	mp_store_close(s);
+	db = raw_open();
+	raw_exec(db, "UPDATE devices SET source = 'user', source_note = 'replaced by the site' WHERE id = 'l40s-48gb'");
+	sqlite3_close(db);
+	assert_int_equal(mp_store_open(path, mps_presets(), &s, &err), MP_OK);
+	assert_int_equal(mp_store_user_version(s), 5);
+	assert_int_equal(mp_store_device_get(s, "h100-sxm5-80gb", &d, &err), MP_OK);
+	assert_true(d.naliases >= 2);
+	assert_string_equal(d.aliases[0], "NVIDIA H100 80GB HBM3"); /* the NVML name first */
+	assert_int_equal(mp_store_device_get(s, "l40s-48gb", &d, &err), MP_OK);
+	assert_int_equal(d.naliases, 0);
+	/* GPU Feature Discovery's and Slurm's spellings of the NVML name find the device */
+	assert_int_equal(mp_store_device_by_alias(s, "NVIDIA-H100-80GB-HBM3", &d, &err), MP_OK);
+	assert_string_equal(d.id, "h100-sxm5-80gb");
+	assert_int_equal(mp_store_device_by_alias(s, "nvidia_h100_80gb_hbm3", &d, &err), MP_OK);
+	assert_string_equal(d.id, "h100-sxm5-80gb");
+	assert_int_equal(mp_store_device_by_alias(s, "NVIDIA-L40S", &d, &err), MP_ENOTFOUND);
+	/* a name another device goes by is a conflict naming it; nothing is written */
+	assert_int_equal(mp_store_device_get(s, "h100-pcie-80gb", &other, &err), MP_OK);
+	snprintf(other.aliases[other.naliases++], MP_STORE_ALIAS_MAX, "nvidia-h100-80gb-hbm3");
+	assert_int_equal(mp_store_device_write(s, &other, "test", NULL, &err), MP_ECONFLICT);
+	assert_string_equal(err.field, "/aliases/1");
+	assert_non_null(strstr(err.message, "h100-sxm5-80gb"));
+	assert_int_equal(mp_store_device_get(s, "h100-pcie-80gb", &other, &err), MP_OK);
+	assert_int_equal(other.naliases, 1);
+	/* a replace sets the list; a delete frees the names */
+	assert_int_equal(mp_store_device_remove(s, "h100-sxm5-80gb", "test", &err), MP_OK);
+	assert_int_equal(mp_store_device_by_alias(s, "NVIDIA-H100-80GB-HBM3", &d, &err), MP_ENOTFOUND);
+	snprintf(other.aliases[other.naliases++], MP_STORE_ALIAS_MAX, "NVIDIA H100 80GB HBM3");
+	assert_int_equal(mp_store_device_write(s, &other, "test", NULL, &err), MP_OK);
+	assert_int_equal(mp_store_device_by_alias(s, "NVIDIA-H100-80GB-HBM3", &d, &err), MP_OK);
+	assert_string_equal(d.id, "h100-pcie-80gb");
+	mp_store_close(s);
+}
+
 static double gt_num(const cJSON *o, const char *a, const char *b)
 {
 	const cJSON *v = b ? cJSON_GetObjectItem(cJSON_GetObjectItem(o, a), b) : cJSON_GetObjectItem(o, a);
@@ -589,6 +636,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_create_seed_reopen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_upgrade_from_v2, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_aliases_upgrade_and_rules, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_measured_h200, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_model_presets, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_writes_audit_filters_batch, setup, teardown),

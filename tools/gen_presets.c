@@ -102,6 +102,14 @@ static void emit_device(FILE *out, const mp_store_device *d)
 	field_u64(out, "hw.sm_count", d->hw.sm_count);
 	field_dbl(out, "hw.boost_clock_hz", d->hw.boost_clock_hz);
 	field_u64(out, "hw.cuda_context_bytes", d->hw.cuda_context_bytes);
+	for (size_t a = 0; a < d->naliases; a++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "aliases[%zu]", a);
+		field_str(out, name, d->aliases[a]);
+	}
+	if (d->naliases)
+		fprintf(out, "\t\t.naliases = %zu,\n", d->naliases);
 	fprintf(out, "\t},\n");
 }
 

@@ -1,0 +1,53 @@
+/*
+ * k8s.h: kube-scheduler's extender v1 protocol both ways (k8s.io/kube-scheduler/extender/v1 types.go; a copy of
+ * the types in tests/ref/k8s/). The extender's structs carry no json tags, so their keys are the Go field names
+ * (Pod, Nodes, NodeNames; Nodes, NodeNames, FailedNodes, FailedAndUnresolvableNodes, Error; Host, Score), while
+ * the Pod and Node objects inside are Kubernetes' own JSON (metadata, spec, status). Decodes ExtenderArgs into the
+ * service's placement request (service/k8s.h): the pod's job from its annotations or its serving container's
+ * arguments, each node's GPU facts from its labels and status; encodes ExtenderFilterResult and HostPriorityList.
+ * Calls nothing: model names become candidate ids here, the store is asked by service/.
+ *
+ * Ownership: the decoded arguments borrow the body (each node's object is echoed back by the filter answer, as
+ * kube-scheduler with nodeCacheCapable: false takes the Node objects that passed); free them with
+ * mpc_k8s_args_free before the body. Encoders return trees the caller owns (NULL when out of memory).
+ */
+#ifndef MPC_K8S_H
+#define MPC_K8S_H
+
+#include <cjson/cJSON.h>
+
+#include "../service/k8s.h"
+
+typedef struct mpc_k8s_args {
+	mps_k8s_request rq;		/* rq.nodes: heap */
+	const cJSON **items;		/* per node, its object in the body (borrowed) */
+	bool nodes_given;		/* Nodes was a NodeList (not null) */
+} mpc_k8s_args;
+
+/*
+ * ExtenderArgs (body, borrowed) into *out. What kube-scheduler could not have sent is a 422 naming the member
+ * ("/Pod", "/Nodes/items/3/metadata/name"); what the pod's owner wrote wrong (a malformed memplan.io annotation, a
+ * vLLM argument that is not a number) is not an error here: the pod's state says BAD_JOB with the message naming
+ * the annotation or argument, and the filter answers it in Error. Unknown members are ignored, as Go's decoder
+ * does. Errors: MP_EINVAL, MP_ETOOLARGE (more than MPS_K8S_MAX_NODES nodes), MP_ENOMEM.
+ */
+mp_status mpc_k8s_args_decode(const cJSON *body, mpc_k8s_args *out, mp_error *err);
+void mpc_k8s_args_free(mpc_k8s_args *a);
+
+/*
+ * The stored model ids a model name may mean, in the order tried: a Hugging Face id or path is lowercased and taken
+ * after its last '/'; then without a "meta-" prefix; then each of those cut before the first "-instruct", "-chat",
+ * "-it", "-hf" or "-base" token (the tuned and converted variants of a base model share its architecture).
+ * Only valid ids are kept, without repeats. Returns how many (at most MPS_K8S_MAX_CANDIDATES).
+ * Worked example (tests/test_k8s.c): "meta-llama/Meta-Llama-3-8B-Instruct" -> meta-llama-3-8b-instruct,
+ * llama-3-8b-instruct, meta-llama-3-8b, llama-3-8b.
+ */
+size_t mpc_k8s_model_candidates(const char *name, char out[][MP_STORE_ID_MAX], size_t cap);
+
+/* ExtenderFilterResult: the nodes that passed (Nodes echoing their objects when Nodes was sent, NodeNames with
+ * their names), FailedNodes and FailedAndUnresolvableNodes with a reason each, Error. */
+cJSON *mpc_k8s_filter_json(const mpc_k8s_args *a, const mps_k8s_result *r);
+/* HostPriorityList: [{"Host": name, "Score": 0..10}] for every node sent, in order. */
+cJSON *mpc_k8s_prioritize_json(const mpc_k8s_args *a, const mps_k8s_result *r);
+
+#endif /* MPC_K8S_H */

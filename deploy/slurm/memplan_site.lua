@@ -1,0 +1,35 @@
+-- memplan_site.lua: the site's settings for memplan's Slurm scripts (cli_filter.lua and job_submit.lua), a Lua chunk
+-- of data loaded with loadfile(path, "t", {}): no code runs from it. Install beside slurm.conf
+-- (/etc/slurm/memplan_site.lua) or point MEMPLAN_SITE (cli_filter) at another copy.
+return {
+  -- where cli_filter.lua asks (POST /v1/fit); cli_filter runs on login nodes, as the submitting user
+  url = "http://memplan.example.org:8080",
+  -- seconds cli_filter waits for memplan before it lets the job through unchecked (advisory)
+  timeout_seconds = 5,
+  -- the table job_submit.lua looks jobs up in, exported by memplan:
+  --   curl -s http://memplan:8080/v1/slurm/fit-table -H 'Content-Type: application/json' \
+  --     -d @/etc/slurm/memplan_jobs.json > /etc/slurm/memplan_fit.lua.new && mv /etc/slurm/memplan_fit.lua.new /etc/slurm/memplan_fit.lua
+  fit_table = "/etc/slurm/memplan_fit.lua",
+  -- job_submit.lua reads the table again when it is older than this (a local file; never the network)
+  reload_seconds = 300,
+  -- "reject": refuse a job that asks for fewer GPUs than it needs; "correct": raise its GPU request to the count
+  mode = "reject",
+  -- GPU counts cli_filter asks memplan about (the job's smallest fitting count among them)
+  gpu_counts = { 1, 2, 4, 8 },
+  -- GRES type (gres.conf Type=, or what AutoDetect=nvml names the GPU) -> memplan device profile. Types
+  -- AutoDetect gives the profiles' GPUs ("nvidia_h100_80gb_hbm3") come with the exported table; list here the
+  -- site's own abbreviations.
+  gres = {
+    h100 = "h100-sxm5-80gb",
+    h200 = "h200-sxm-141gb",
+    a100 = "a100-sxm4-80gb",
+    a100_40g = "a100-sxm4-40gb",
+    l40s = "l40s-48gb",
+    t4 = "t4-16gb",
+  },
+  -- the GPU type of a partition, for jobs that ask for untyped GPUs (--gres=gpu:2, --gpus-per-node=2)
+  partitions = {
+    gpu = "h100",
+  },
+  default_partition = "gpu",
+}
