@@ -208,10 +208,54 @@ void mpc_import_free(mps_import *im);
 mp_status mpc_list_add_device(const mp_store_device *d, void *items);
 mp_status mpc_list_add_model(const mp_store_model *m, void *items);
 
-/* ----- text for people -------------------------------------------------------------------------------------- */
+/* ----- numbers for people (human.c) ----------------------------------------------------------------------- */
 
-/* Every member of a document, indented, "_bytes" figures as "16,060,522,496 B = 16.061 GB = 14.958 GiB"
- * (GB = 1e9, GiB = 2^30), notes as a list. Caller frees. */
+/* Each writes into buf (always NUL-terminated, cut at len) and returns buf. Worked examples (tests/test_codec.c):
+ *   mpc_fmt_count(8030261248)        "8,030,261,248"     (exact integers: thousands separators)
+ *   mpc_fmt_sig3(308.5)              "309"               (3 significant digits; >= 1000 grouped: "61,300")
+ *   mpc_fmt_bytes(17638465536)       "17.6 GB (16.4 GiB)" (GB = 1e9, GiB = 2^30; "537 MB (512 MiB)"; "512 B")
+ *   mpc_fmt_seconds(0.003241)        "3.24 ms"           (ns, us, ms, s)
+ *   mpc_fmt_si(989.4e12, "FLOP/s")   "989 TFLOP/s"       (k M G T P E; below 1: "0.125 FLOP/B")
+ *   mpc_fmt_percent(0.9106)          "91.1%"
+ */
+char *mpc_fmt_count(char *buf, size_t len, double v);
+char *mpc_fmt_sig3(char *buf, size_t len, double v);
+char *mpc_fmt_bytes(char *buf, size_t len, double bytes);
+char *mpc_fmt_seconds(char *buf, size_t len, double seconds);
+char *mpc_fmt_si(char *buf, size_t len, double v, const char *unit);
+char *mpc_fmt_percent(char *buf, size_t len, double fraction);
+
+/* ----- text for people (text.c) ------------------------------------------------------------------------------ */
+
+/* Every member of a document, indented, figures by the unit their name ends in: "_bytes" as "16,060,522,496 B
+ * (16.1 GB, 15.0 GiB)", "_seconds", "_flops_per_second", "_bytes_per_second" and "_flops_per_byte" to 3 significant
+ * digits with the unit, whole numbers with thousands separators, lists of strings as bullets. Members it has no
+ * rule for are printed as they are: a new member never breaks it. Caller frees; NULL when out of memory. */
 char *mpc_doc_text(const cJSON *doc);
+
+/*
+ * A plan document (POST /v1/plan/inference or /v1/plan/training, as mpc_*_plan_json made it) for people, the
+ * answer first: fits or does not fit, the total against the budget (GB and GiB), the headroom, the binding term,
+ * the largest batch, the longest sequence, the smallest GPU count, the performance floors and the warnings; then
+ * the memory terms as a table; with `verbose` every member (mpc_doc_text). `hint` (may be NULL) ends the text
+ * ("--verbose prints every figure"). Reads only the members it knows, by name; absent ones are left out. Caller
+ * frees; NULL when out of memory.
+ */
+char *mpc_plan_text(const cJSON *doc, bool verbose, const char *hint);
+
+/* The fields of a request body for people, one entry each, from the decoders' own tables (name, required, what it
+ * means, the allowed values or range): kind "inference" or "training" (a plan body, as --name value), "roofline"
+ * (each operation kind as KIND:key=value,...), "transformer" (POST /v1/roofline's transformer object). Caller frees;
+ * NULL when out of memory or for an unknown kind (an empty text). */
+char *mpc_request_fields_text(const char *kind);
+
+/* POST /v1/fit as text: per job, the verdict (how many devices it fits, the fewest GPUs and where), then a table of
+ * devices x GPU counts (fits or not, total per GPU). Written as mps_fit computes it, like mpc_fit_writer. */
+typedef struct mpc_fit_text mpc_fit_text;
+mpc_fit_text *mpc_fit_text_new(const mps_fit_request *rq);
+const mps_fit_sink *mpc_fit_text_sink(void); /* pass the writer as ctx */
+/* The whole text (heap, free()) once mps_fit returned MP_OK; frees the writer. NULL when out of memory. */
+char *mpc_fit_text_finish(mpc_fit_text *w);
+void mpc_fit_text_free(mpc_fit_text *w);
 
 #endif /* MPC_CODEC_H */

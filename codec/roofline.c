@@ -12,6 +12,7 @@
 
 #include "../model/fields.h"
 #include "codec.h"
+#include "tables.h"
 
 /* ----- operations ----------------------------------------------------------------------------------------- */
 
@@ -633,4 +634,19 @@ void mpc_chart_from_result(const mps_roofline_request *rq, const mps_roofline_re
 		p->attainable = r->ops[i].roof.attainable_flops_per_second;
 		p->compute_bound = r->ops[i].roof.compute_bound;
 	}
+}
+
+const mpm_field *mpc_transformer_field_table(size_t *n)
+{
+	*n = MPM_COUNT(transformer_fields);
+	return transformer_fields;
+}
+
+const mpm_field *mpc_op_field_table(size_t kind, const char **name, size_t *n)
+{
+	if (kind >= sizeof(kind_tables) / sizeof(kind_tables[0]))
+		return NULL;
+	*name = kind_names[kind];
+	*n = kind_tables[kind].n;
+	return kind_tables[kind].fields;
 }
