@@ -36,7 +36,8 @@ CODEC_SRC   := codec/json.c codec/problem.c codec/formats.c codec/model.c codec/
                codec/store.c codec/calib.c
 DAEMON_SRC  := daemon/server.c daemon/routes.c daemon/reply.c daemon/query.c daemon/auth.c daemon/config.c \
                daemon/log.c daemon/metrics.c daemon/respcache.c daemon/h_health.c daemon/h_devices.c \
-               daemon/h_models.c daemon/h_plan.c daemon/h_fit.c daemon/h_roofline.c daemon/h_calibrations.c
+               daemon/h_models.c daemon/h_plan.c daemon/h_fit.c daemon/h_roofline.c daemon/h_calibrations.c \
+               daemon/h_web.c
 CLI_SRC     := cli/main.c cli/common.c cli/serve.c cli/plan.c cli/roofline.c cli/calibrate.c cli/db.c
 LAYERS      := core planner model db kernels service codec daemon cli
 
@@ -92,6 +93,12 @@ $(BUILD)/gen/openapi.c: $(BUILD)/tools/embed openapi.yaml
 	@mkdir -p $(dir $@)
 	$(Q_GEN)$(BUILD)/tools/embed $@ mpd_openapi_files openapi.yaml
 
+# The web page served at / (web/README.md): static files, embedded as they are (no build step).
+WEB_FILES := web/index.html web/style.css web/app.js
+$(BUILD)/gen/web.c: $(BUILD)/tools/embed $(WEB_FILES)
+	@mkdir -p $(dir $@)
+	$(Q_GEN)$(BUILD)/tools/embed $@ mpd_web_files $(WEB_FILES)
+
 # The presets, decoded at build time by the API's own device decoder and the model readers (a preset the API
 # would refuse fails the build): structs the store takes, no JSON at run time.
 $(BUILD)/tools/gen_presets: $(call obj,tools/gen_presets.c) $(BUILD)/libcodec.a $(BUILD)/libmodel.a \
@@ -116,7 +123,7 @@ $(BUILD)/libdb.a: $(call obj,$(DB_SRC))
 $(BUILD)/libkernels.a: $(call obj,$(KERNELS_SRC)) $(CUDA_OBJ)
 $(BUILD)/libservice.a: $(call obj,$(SERVICE_SRC)) $(BUILD)/gen/presets.o
 $(BUILD)/libcodec.a: $(call obj,$(CODEC_SRC))
-$(BUILD)/libdaemon.a: $(call obj,$(DAEMON_SRC)) $(BUILD)/gen/openapi.o
+$(BUILD)/libdaemon.a: $(call obj,$(DAEMON_SRC)) $(BUILD)/gen/openapi.o $(BUILD)/gen/web.o
 $(BUILD)/lib%.a:
 	@mkdir -p $(dir $@)
 	@rm -f $@

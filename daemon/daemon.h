@@ -73,6 +73,7 @@ typedef struct mpd_reply {
 	bool cacheable;			/* a GET: reply.c adds a strong ETag and answers If-None-Match with 304 */
 	char location[192];		/* Location header (201 Created), "" = none */
 	bool pretty;			/* ?pretty=true: JSON answers (problems included) indented */
+	bool page;			/* the web page's files: reply.c adds its Content-Security-Policy */
 } mpd_reply;
 
 typedef mp_status (*mpd_handler)(mpd_request *req, mpd_reply *rep);

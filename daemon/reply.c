@@ -116,6 +116,11 @@ static int queue(struct MHD_Connection *conn, int http, char *body, const char *
 	MHD_add_response_header(r, "Cache-Control", etag[0] ? "no-cache" : "no-store");
 	if (etag[0])
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, etag);
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	if (rep && rep->page) /* the page may load and call only this origin; no inline code, no frames */
+		MHD_add_response_header(r, "Content-Security-Policy",
+					"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+					"connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'");
 	if (allow)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
 	if (http == 401)

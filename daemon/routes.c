@@ -13,6 +13,9 @@
 #define PATCH (MPD_ROUTE_JSON_BODY | MPD_ROUTE_MERGE_PATCH)
 
 const mpd_route mpd_routes[] = {
+	{ "GET", "/", mpd_h_web, NULL, 0 },
+	{ "GET", "/ui/style.css", mpd_h_web, NULL, 0 },
+	{ "GET", "/ui/app.js", mpd_h_web, NULL, 0 },
 	{ "GET", "/v1/health", mpd_h_health, NULL, 0 },
 	{ "GET", "/openapi.yaml", mpd_h_openapi, NULL, 0 },
 	{ "GET", "/v1/devices", mpd_h_devices_list, "limit cursor vendor source min_memory_bytes", 0 },
@@ -22,7 +25,7 @@ const mpd_route mpd_routes[] = {
 	{ "POST", "/v1/plan/inference", mpd_h_plan_inference, "format", PURE | JSON },
 	{ "POST", "/v1/plan/training", mpd_h_plan_training, "format", PURE | JSON },
 	{ "POST", "/v1/roofline", mpd_h_roofline, NULL, PURE | JSON },
-	{ "GET", "/v1/devices/{id}/roofline.svg", mpd_h_device_roofline_svg, "op ridge_dtype", 0 },
+	{ "GET", "/v1/devices/{id}/roofline.svg", mpd_h_device_roofline_svg, "op ridge_dtype model batch_size context_tokens prompt_tokens weight_dtype kv_cache_dtype", 0 },
 	{ "PUT", "/v1/devices/{id}", mpd_h_device_put, NULL, WRITE | JSON },
 	{ "PATCH", "/v1/devices/{id}", mpd_h_device_patch, NULL, WRITE | PATCH },
 	{ "DELETE", "/v1/devices/{id}", mpd_h_device_delete, NULL, WRITE },
