@@ -152,8 +152,11 @@ int cli_plan(int argc, char **argv)
 	int rc = 2;
 
 	if (strcmp(kind, "inference") != 0 && strcmp(kind, "training") != 0) {
-		fprintf(stderr, "memplan plan: say inference or training%s%s%s (memplan plan --help)\n",
-			kind[0] ? ", not '" : "", kind, kind[0] ? "'" : "");
+		if (kind[0] == '\0' || kind[0] == '-')
+			fprintf(stderr, "memplan plan: say inference or training first (memplan plan inference --model ID "
+					"...; memplan plan --help)\n");
+		else
+			fprintf(stderr, "memplan plan: say inference or training, not '%s' (memplan plan --help)\n", kind);
 		return 2;
 	}
 	body = cJSON_CreateObject();

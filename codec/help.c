@@ -69,6 +69,35 @@ static const field_doc docs[] = {
 	{ "label", "the operation's name in the table and the chart", "text" },
 	{ "dtype", "data type (picks the compute roof)", NULL },
 	{ "measured_seconds", "a measured time to compare with the floor", NULL },
+	{ "flops", "floating-point operations", NULL },
+	{ "bytes", "DRAM bytes moved", NULL },
+	{ "l2_bytes", "L2 bytes moved (hierarchical roofline)", NULL },
+	{ "shared_memory_bytes", "shared-memory bytes moved", NULL },
+	{ "unit", "tensor cores (matrix) or CUDA cores (vector)", NULL },
+	{ "elements", "values per tensor", NULL },
+	{ "inputs", "tensors read (default 2)", NULL },
+	{ "outputs", "tensors written (default 1)", NULL },
+	{ "flops_per_element", "operations per value (default 1)", NULL },
+	{ "rows", "rows (tokens)", NULL },
+	{ "cols", "values per row (hidden size)", NULL },
+	{ "m", "rows of A and C (tokens)", NULL },
+	{ "k", "the shared dimension", NULL },
+	{ "n", "columns of B and C", NULL },
+	{ "a_dtype", "A's data type (default dtype)", NULL },
+	{ "b_dtype", "B's data type (default dtype)", NULL },
+	{ "c_dtype", "C's data type (default dtype)", NULL },
+	{ "batch", "sequences (default 1)", NULL },
+	{ "heads", "query heads", NULL },
+	{ "kv_heads", "key/value heads (GQA; default heads)", NULL },
+	{ "head_dim", "values per head", NULL },
+	{ "q_tokens", "query tokens (default kv_tokens, 1 for decode)", NULL },
+	{ "kv_tokens", "key/value tokens", NULL },
+	{ "causal", "causal mask (default true)", NULL },
+	{ "implementation", "fused (flash) or eager (scores in DRAM)", NULL },
+	{ "phase", "prefill or decode", NULL },
+	{ "weight_bytes", "weight bytes read per step", NULL },
+	{ "parameters", "parameters (2 FLOPs each per token)", NULL },
+	{ "kv_cache_bytes_per_sequence", "KV cache bytes each sequence reads", NULL },
 };
 
 static const field_doc *doc_of(const char *name)
@@ -125,11 +154,12 @@ static void allowed_of(const mpm_field *fl, const field_doc *d, char *out, size_
 	}
 }
 
-/* One field per entry: "  --name  (required) meaning\n        allowed". */
-static void print_fields(FILE *f, const mpm_field *t, size_t n, const char *prefix)
+/* One field per entry: "  --name  (required) meaning\n        allowed". describe: look the meaning up by name
+ * (not for the members of weight_formats, whose names are tensor classes). */
+static void print_fields(FILE *f, const mpm_field *t, size_t n, const char *prefix, bool describe)
 {
 	for (size_t i = 0; i < n; i++) {
-		const field_doc *d = doc_of(t[i].name);
+		const field_doc *d = describe ? doc_of(t[i].name) : NULL;
 		char allowed[512];
 
 		if (strcmp(t[i].name, "op") == 0)
@@ -151,23 +181,23 @@ char *mpc_request_fields_text(const char *kind)
 		return NULL;
 	if (strcmp(kind, "inference") == 0) {
 		t = mpc_inference_field_table(&n);
-		print_fields(f, t, n, "--");
+		print_fields(f, t, n, "--", true);
 		t = mpc_weight_formats_field_table(&n);
 		fprintf(f, "\n  weight_formats members (--weight_formats.NAME FORMAT):\n");
-		print_fields(f, t, n, "--weight_formats.");
+		print_fields(f, t, n, "--weight_formats.", false);
 	} else if (strcmp(kind, "training") == 0) {
 		t = mpc_training_field_table(&n);
-		print_fields(f, t, n, "--");
+		print_fields(f, t, n, "--", true);
 	} else if (strcmp(kind, "roofline") == 0) {
 		const char *name;
 
 		for (size_t k = 0; (t = mpc_op_field_table(k, &name, &n)) != NULL; k++) {
 			fprintf(f, "%s%s:key=value,...\n", k ? "\n" : "", name);
-			print_fields(f, t, n, "");
+			print_fields(f, t, n, "", true);
 		}
 	} else if (strcmp(kind, "transformer") == 0) {
 		t = mpc_transformer_field_table(&n);
-		print_fields(f, t, n, "");
+		print_fields(f, t, n, "", true);
 	}
 	if (fclose(f) != 0) {
 		free(text);

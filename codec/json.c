@@ -429,7 +429,15 @@ static bool numbers_as_raw(cJSON *item)
 		if (cJSON_IsNumber(c)) {
 			cJSON *n = mpc_number(c->valuedouble);
 
-			if (n == NULL || !cJSON_ReplaceItemViaPointer(item, c, n)) {
+			/* the member keeps its name: ReplaceItemViaPointer moves the item, not the key */
+			if (n && c->string) {
+				size_t len = strlen(c->string) + 1;
+
+				n->string = cJSON_malloc(len);
+				if (n->string)
+					memcpy(n->string, c->string, len);
+			}
+			if (n == NULL || (c->string && n->string == NULL) || !cJSON_ReplaceItemViaPointer(item, c, n)) {
 				cJSON_Delete(n);
 				return false;
 			}

@@ -101,7 +101,7 @@ static num_text fsi(double v, const char *unit)
 	return t;
 }
 
-/* A parameter count: "8,030,261,248 (8.03 billion)". */
+/* A parameter count: "8,030,261,248 parameters (8.03 billion)". */
 static num_text fparams(double v)
 {
 	num_text t;
@@ -109,11 +109,11 @@ static num_text fparams(double v)
 
 	mpc_fmt_count(a, sizeof(a), v);
 	if (v >= 1e9)
-		snprintf(t.s, sizeof(t.s), "%s (%s billion)", a, mpc_fmt_sig3(b, sizeof(b), v / 1e9));
+		snprintf(t.s, sizeof(t.s), "%s parameters (%s billion)", a, mpc_fmt_sig3(b, sizeof(b), v / 1e9));
 	else if (v >= 1e6)
-		snprintf(t.s, sizeof(t.s), "%s (%s million)", a, mpc_fmt_sig3(b, sizeof(b), v / 1e6));
+		snprintf(t.s, sizeof(t.s), "%s parameters (%s million)", a, mpc_fmt_sig3(b, sizeof(b), v / 1e6));
 	else
-		snprintf(t.s, sizeof(t.s), "%s", a);
+		snprintf(t.s, sizeof(t.s), "%s parameters", a);
 	return t;
 }
 
@@ -311,7 +311,7 @@ static void print_head(FILE *f, const cJSON *doc, bool training)
 
 	fprintf(f, "%s plan: %s", training ? "Training" : "Inference", id && id[0] ? id : "inline model");
 	if (num_at(m, "parameters", &params))
-		fprintf(f, " (%s%s%s parameters)", type ? type : "", type ? ", " : "", fparams(params).s);
+		fprintf(f, " (%s%s%s)", type ? type : "", type ? ", " : "", fparams(params).s);
 	if (dev)
 		fprintf(f, " on %s", dev);
 	fprintf(f, "\n");
@@ -352,7 +352,7 @@ static void print_verdict(FILE *f, const cJSON *doc, bool training)
 		term_label(binding, label, sizeof(label));
 		snprintf(key, sizeof(key), "%s_bytes", binding);
 		if (num_at(mem, key, &term_bytes) && total > 0)
-			fprintf(f, "  binding term:        %s (%s, %s of the total)\n", label, fbytes(term_bytes).s,
+			fprintf(f, "  binding term:        %s: %s, %s of the total\n", label, fbytes(term_bytes).s,
 				mpc_fmt_percent((char[16]){ 0 }, 16, term_bytes / total));
 		else
 			fprintf(f, "  binding term:        %s\n", label);
@@ -360,12 +360,21 @@ static void print_verdict(FILE *f, const cJSON *doc, bool training)
 	num_at(rq, "sequence_length", &seq);
 	if (!num_at(rq, training ? "micro_batch_size" : "batch_size", &batch))
 		batch = 1;
-	if (num_at(fit, "max_batch_size", &x))
-		fprintf(f, "  largest %s %s at %s tokens%s\n", training ? "micro-batch:" : "batch:      ",
-			x > 0 ? fcount(x).s : "none fits", fcount(seq).s, x > 0 ? (training ? "" : " each") : "");
-	if (num_at(fit, "max_sequence_length", &x))
-		fprintf(f, "  longest sequence:    %s at %s %s\n", x > 0 ? fcount(x).s : "none fits", training ? "micro-batch" : "batch",
-			fcount(batch).s);
+	if (num_at(fit, "max_batch_size", &x)) {
+		fprintf(f, "  largest %s ", training ? "micro-batch:" : "batch:      ");
+		if (x > 0)
+			fprintf(f, "%s sequence%s of %s tokens\n", fcount(x).s, x == 1 ? "" : "s", fcount(seq).s);
+		else
+			fprintf(f, "none fits at %s tokens\n", fcount(seq).s);
+	}
+	if (num_at(fit, "max_sequence_length", &x)) {
+		if (x > 0)
+			fprintf(f, "  longest sequence:    %s tokens at %s %s\n", fcount(x).s,
+				training ? "micro-batch" : "batch", fcount(batch).s);
+		else
+			fprintf(f, "  longest sequence:    none fits at %s %s\n", training ? "micro-batch" : "batch",
+				fcount(batch).s);
+	}
 	if (num_at(fit, "min_gpus", &x) || num_at(fit, "min_num_gpus", &x))
 		fprintf(f, "  smallest GPU count:  %s\n", x > 0 ? fcount(x).s : "none up to the largest layout tried");
 	else if (cJSON_IsNull(member(fit, "min_gpus")) || cJSON_IsNull(member(fit, "min_num_gpus")))
@@ -584,7 +593,7 @@ static mp_status t_job_begin(void *ctx, const mps_fit_job *job, const mps_model 
 		char h[32];
 
 		snprintf(h, sizeof(h), "%llu GPU%s", (unsigned long long)w->gpu_counts[g], w->gpu_counts[g] == 1 ? "" : "s");
-		fprintf(w->rows, " %-*s", FIT_CELL, h);
+		fprintf(w->rows, " %-*s", g + 1 < w->ngpu_counts ? FIT_CELL : 0, h);
 	}
 	fprintf(w->rows, "\n");
 	return MP_OK;
@@ -628,7 +637,7 @@ static mp_status t_device(void *ctx, const mp_store_device *dev, const mps_fit_r
 			mpc_fmt_si(b, sizeof(b), (double)rows[i].total_bytes, "B");
 			snprintf(cell, sizeof(cell), "%s %s", rows[i].fits ? "yes" : "no ", b);
 		}
-		fprintf(w->rows, " %-*s", FIT_CELL, cell);
+		fprintf(w->rows, " %-*s", i + 1 < nrows ? FIT_CELL : 0, cell);
 	}
 	fprintf(w->rows, "\n");
 	return MP_OK;
@@ -643,7 +652,7 @@ static mp_status t_job_end(void *ctx)
 		return MP_ENOMEM;
 	}
 	w->rows = NULL;
-	fprintf(w->f, "\njob %s (%s, %s, %s parameters): ", w->job_id, w->kind, w->model, fparams(w->parameters).s);
+	fprintf(w->f, "\njob %s (%s, %s, %s): ", w->job_id, w->kind, w->model, fparams(w->parameters).s);
 	if (w->nfit == 0)
 		fprintf(w->f, "DOES NOT FIT on any of the %zu devices at these GPU counts\n", w->ndevices);
 	else
