@@ -140,7 +140,7 @@ STACK_planner := planner core
 SYS_LIBS := -lmicrohttpd -lcjson -lsqlite3 -lpthread -lm $(KERNELS_LIBS)
 
 # ----- the program --------------------------------------------------------------------------------------------
-.PHONY: all run test check deps deps-build clean lint contract asan fuzz fuzz-build fuzz-smoke bench-load bench-training \
+.PHONY: all run test check deps deps-build clean lint contract browser asan fuzz fuzz-build fuzz-smoke bench-load bench-training \
         bench-plan bench-store
 all: $(BUILD)/memplan
 
@@ -212,6 +212,7 @@ check:
 test: deps
 	@$(MAKE) --no-print-directory check
 	@$(MAKE) --no-print-directory contract
+	@$(MAKE) --no-print-directory browser
 	@$(MAKE) --no-print-directory fuzz-smoke
 
 # ----- contract tests (Python, in .venv from the pinned tests/contract/requirements.txt) ---------------------
@@ -225,6 +226,12 @@ $(VENV)/.installed: tests/contract/requirements.txt
 contract: $(VENV)/.installed $(BUILD)/memplan
 	MEMPLAN_BIN=$(abspath $(BUILD)/memplan) MEMPLAN_HTTP_LOG=$(HTTP_LOG) $(VENV)/bin/pytest -q -p no:cacheprovider \
 		tests/contract
+
+# ----- the web page in a real browser: headless Chromium driven by Selenium (tests/browser); skips, saying why,
+# where Chromium cannot start. Screenshots of the page and the charts go to $(BUILD)/browser/ for people to look at.
+browser: $(VENV)/.installed $(BUILD)/memplan
+	MEMPLAN_BIN=$(abspath $(BUILD)/memplan) MEMPLAN_SCREENSHOT_DIR=$(abspath $(BUILD))/browser \
+		$(VENV)/bin/pytest -q -rs -p no:cacheprovider tests/browser
 
 # ----- sanitizers: the whole suite under ASan + UBSan, in its own build folder ----------------------------------
 ASAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all

@@ -84,7 +84,7 @@ static const char *si_scale(double v, double step, const char *const *prefixes, 
 
 char *mpc_fmt_si(char *buf, size_t len, double v, const char *unit)
 {
-	static const char *const prefixes[] = { "", "k", "M", "G", "T", "P", "E" };
+	static const char *const prefixes[] = {"", "k", "M", "G", "T", "P", "E"};
 	char num[48];
 	double s;
 	const char *p;
@@ -100,8 +100,8 @@ char *mpc_fmt_si(char *buf, size_t len, double v, const char *unit)
 
 char *mpc_fmt_bytes(char *buf, size_t len, double bytes)
 {
-	static const char *const dec[] = { "B", "kB", "MB", "GB", "TB", "PB" };
-	static const char *const bin[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	static const char *const dec[] = {"B", "kB", "MB", "GB", "TB", "PB"};
+	static const char *const bin[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
 	double a = fabs(bytes), sd, sb;
 	char n1[32], n2[32];
 	int p = 0;
@@ -119,7 +119,7 @@ char *mpc_fmt_bytes(char *buf, size_t len, double bytes)
 	sd = bytes / pow(1000, p);
 	sb = bytes / pow(1024, p);
 	snprintf(buf, len, "%s %s (%s %s)", mpc_fmt_sig3(n1, sizeof(n1), sd), dec[p], mpc_fmt_sig3(n2, sizeof(n2), sb),
-		 bin[p]);
+	         bin[p]);
 	return buf;
 }
 

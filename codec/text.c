@@ -63,7 +63,7 @@ typedef struct num_text {
 
 static num_text fbytes(double v)
 {
-	num_text t;
+	num_text t = { { 0 } };
 
 	mpc_fmt_bytes(t.s, sizeof(t.s), v);
 	return t;
@@ -71,7 +71,7 @@ static num_text fbytes(double v)
 
 static num_text fcount(double v)
 {
-	num_text t;
+	num_text t = { { 0 } };
 
 	mpc_fmt_count(t.s, sizeof(t.s), v);
 	return t;
@@ -79,7 +79,7 @@ static num_text fcount(double v)
 
 static num_text fsig(double v)
 {
-	num_text t;
+	num_text t = { { 0 } };
 
 	mpc_fmt_sig3(t.s, sizeof(t.s), v);
 	return t;
@@ -87,7 +87,7 @@ static num_text fsig(double v)
 
 static num_text fsec(double v)
 {
-	num_text t;
+	num_text t = { { 0 } };
 
 	mpc_fmt_seconds(t.s, sizeof(t.s), v);
 	return t;
@@ -95,7 +95,7 @@ static num_text fsec(double v)
 
 static num_text fsi(double v, const char *unit)
 {
-	num_text t;
+	num_text t = { { 0 } };
 
 	mpc_fmt_si(t.s, sizeof(t.s), v, unit);
 	return t;
@@ -104,7 +104,7 @@ static num_text fsi(double v, const char *unit)
 /* A parameter count: "8,030,261,248 parameters (8.03 billion)". */
 static num_text fparams(double v)
 {
-	num_text t;
+	num_text t = { { 0 } };
 	char a[48], b[32];
 
 	mpc_fmt_count(a, sizeof(a), v);

@@ -15,9 +15,9 @@ extern const mp_embedded_file mpd_web_files[];
 static const struct {
 	const char *path, *name, *type;
 } web_files[] = {
-	{ "/", "index", "text/html; charset=utf-8" },
-	{ "/ui/style.css", "style", "text/css; charset=utf-8" },
-	{ "/ui/app.js", "app", "text/javascript; charset=utf-8" },
+    {"/", "index", "text/html; charset=utf-8"},
+    {"/ui/style.css", "style", "text/css; charset=utf-8"},
+    {"/ui/app.js", "app", "text/javascript; charset=utf-8"},
 };
 
 mp_status mpd_h_web(mpd_request *req, mpd_reply *rep)
@@ -28,7 +28,8 @@ mp_status mpd_h_web(mpd_request *req, mpd_reply *rep)
 		size_t n = strlen(web_files[i].path);
 
 		/* the route matched, so the path is the file's, with at most a trailing slash */
-		if (!(plen == n || (plen == n + 1 && req->path[n] == '/')) || strncmp(req->path, web_files[i].path, n) != 0)
+		if (!(plen == n || (plen == n + 1 && req->path[n] == '/')) ||
+		    strncmp(req->path, web_files[i].path, n) != 0)
 			continue;
 		for (const mp_embedded_file *f = mpd_web_files; f->name; f++) {
 			if (strcmp(f->name, web_files[i].name) != 0)
