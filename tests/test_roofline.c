@@ -1405,7 +1405,7 @@ static void check_layout(fixture *f, const char *path, int *nlabels, int *nnumbe
 
 	http_do(&f->d, "GET", path, NULL, NULL, NULL, &r);
 	if (r.status != 200)
-		fail_msg("%s: %d %s", path, r.status, r.body);
+		fail_msg("%s: %ld %s", path, r.status, r.body);
 	doc = xmlReadMemory(r.body, (int)r.len, "roofline.svg", NULL, XML_PARSE_NONET);
 	assert_non_null(doc);
 	w = prop(xmlDocGetRootElement(doc), "width");

@@ -119,6 +119,32 @@ def test_devices_measured_beside_datasheet(daemon, page):
     assert page.find_elements(By.CSS_SELECTOR, "#devices-table tr[data-device='h200-sxm-141gb-measured']") == []
 
 
+def test_plan_from_a_pasted_config(daemon, page):
+    """A config.json pasted into the form (Llama-3-8B's, tests/ref/models) gives the API's inline answer."""
+    with open(os.path.join(ROOT, "tests", "ref", "models", "llama-3-8b.json"), encoding="utf-8") as f:
+        config = f.read()
+    body = dict(PLAN, model={"hf_config": json.loads(config)})
+    expected = api(daemon, "/v1/plan/inference", body)
+    page.find_element(By.CSS_SELECTOR, "input[name=model-source][value=config]").click()
+    box = page.find_element(By.ID, "plan-config")
+    assert box.is_displayed()
+    page.execute_script("arguments[0].value = arguments[1]", box, config)
+    for field, value in (("batch_size", "1"), ("sequence_length", "4096")):
+        page.find_element(By.ID, field).clear()
+        page.find_element(By.ID, field).send_keys(value)
+    page.find_element(By.ID, "plan-submit").click()
+    want = expected["memory"]["total_bytes"]
+    WebDriverWait(page, 30).until(
+        lambda d: d.find_element(By.ID, "plan-total").get_attribute("data-bytes") == str(want))
+    assert "{:,}".format(want) in page.find_element(By.ID, "plan-total").text
+    # a config that is not JSON says so, in the page
+    page.execute_script("arguments[0].value = '{not json'", box)
+    page.find_element(By.ID, "plan-submit").click()
+    errors = WebDriverWait(page, 30).until(EC.visibility_of_element_located((By.ID, "plan-errors")))
+    assert "not valid JSON" in errors.text
+    page.find_element(By.CSS_SELECTOR, "input[name=model-source][value=stored]").click()
+
+
 def test_plan_error_names_the_field(page):
     box = page.find_element(By.ID, "batch_size")
     box.clear()
