@@ -33,12 +33,12 @@ KERNELS_SRC := kernels/calib_common.c kernels/calib_cpu.c
 SERVICE_SRC := service/service.c service/plan.c service/fit.c service/capacity.c service/roofline.c service/calib.c \
                service/k8s.c
 CODEC_SRC   := codec/json.c codec/problem.c codec/formats.c codec/model.c codec/device.c codec/inference.c \
-               codec/training.c codec/fit.c codec/capacity.c codec/roofline.c codec/svg.c codec/text.c \
+               codec/training.c codec/fit.c codec/capacity.c codec/roofline.c codec/svg.c codec/text.c codec/human.c codec/help.c \
                codec/store.c codec/calib.c codec/k8s.c codec/slurm.c
 DAEMON_SRC  := daemon/server.c daemon/routes.c daemon/reply.c daemon/query.c daemon/auth.c daemon/config.c \
                daemon/log.c daemon/metrics.c daemon/respcache.c daemon/h_health.c daemon/h_devices.c \
                daemon/h_models.c daemon/h_plan.c daemon/h_fit.c daemon/h_roofline.c daemon/h_calibrations.c \
-               daemon/h_k8s.c daemon/h_slurm.c
+               daemon/h_k8s.c daemon/h_slurm.c daemon/h_web.c
 CLI_SRC     := cli/main.c cli/common.c cli/serve.c cli/plan.c cli/roofline.c cli/calibrate.c cli/db.c
 LAYERS      := core planner model db kernels service codec daemon cli
 
@@ -94,6 +94,12 @@ $(BUILD)/gen/openapi.c: $(BUILD)/tools/embed openapi.yaml
 	@mkdir -p $(dir $@)
 	$(Q_GEN)$(BUILD)/tools/embed $@ mpd_openapi_files openapi.yaml
 
+# The web page served at / (web/README.md): static files, embedded as they are (no build step).
+WEB_FILES := web/index.html web/style.css web/app.js
+$(BUILD)/gen/web.c: $(BUILD)/tools/embed $(WEB_FILES)
+	@mkdir -p $(dir $@)
+	$(Q_GEN)$(BUILD)/tools/embed $@ mpd_web_files $(WEB_FILES)
+
 # The presets, decoded at build time by the API's own device decoder and the model readers (a preset the API
 # would refuse fails the build): structs the store takes, no JSON at run time.
 $(BUILD)/tools/gen_presets: $(call obj,tools/gen_presets.c) $(BUILD)/libcodec.a $(BUILD)/libmodel.a \
@@ -118,7 +124,7 @@ $(BUILD)/libdb.a: $(call obj,$(DB_SRC))
 $(BUILD)/libkernels.a: $(call obj,$(KERNELS_SRC)) $(CUDA_OBJ)
 $(BUILD)/libservice.a: $(call obj,$(SERVICE_SRC)) $(BUILD)/gen/presets.o
 $(BUILD)/libcodec.a: $(call obj,$(CODEC_SRC))
-$(BUILD)/libdaemon.a: $(call obj,$(DAEMON_SRC)) $(BUILD)/gen/openapi.o
+$(BUILD)/libdaemon.a: $(call obj,$(DAEMON_SRC)) $(BUILD)/gen/openapi.o $(BUILD)/gen/web.o
 $(BUILD)/lib%.a:
 	@mkdir -p $(dir $@)
 	@rm -f $@
@@ -135,7 +141,7 @@ STACK_planner := planner core
 SYS_LIBS := -lmicrohttpd -lcjson -lsqlite3 -lpthread -lm $(KERNELS_LIBS)
 
 # ----- the program --------------------------------------------------------------------------------------------
-.PHONY: groundtruth all run test check deps deps-build clean lint contract asan fuzz fuzz-build fuzz-smoke bench-load bench-training \
+.PHONY: groundtruth all run test check deps deps-build clean lint contract browser asan fuzz fuzz-build fuzz-smoke bench-load bench-training \
         bench-plan bench-store bench-k8s
 all: $(BUILD)/memplan
 
@@ -208,6 +214,7 @@ check:
 test: deps
 	@$(MAKE) --no-print-directory check
 	@$(MAKE) --no-print-directory contract
+	@$(MAKE) --no-print-directory browser
 	@$(MAKE) --no-print-directory fuzz-smoke
 
 # ----- contract tests (Python, in .venv from the pinned tests/contract/requirements.txt) ---------------------
@@ -221,6 +228,12 @@ $(VENV)/.installed: tests/contract/requirements.txt
 contract: $(VENV)/.installed $(BUILD)/memplan
 	MEMPLAN_BIN=$(abspath $(BUILD)/memplan) MEMPLAN_HTTP_LOG=$(HTTP_LOG) $(VENV)/bin/pytest -q -p no:cacheprovider \
 		tests/contract
+
+# ----- the web page in a real browser: headless Chromium driven by Selenium (tests/browser); skips, saying why,
+# where Chromium cannot start. Screenshots of the page and the charts go to $(BUILD)/browser/ for people to look at.
+browser: $(VENV)/.installed $(BUILD)/memplan
+	MEMPLAN_BIN=$(abspath $(BUILD)/memplan) MEMPLAN_SCREENSHOT_DIR=$(abspath $(BUILD))/browser \
+		$(VENV)/bin/pytest -q -rs -p no:cacheprovider tests/browser
 
 # ----- sanitizers: the whole suite under ASan + UBSan, in its own build folder ----------------------------------
 ASAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all

@@ -55,6 +55,49 @@ static bool parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out
 	return true;
 }
 
+/* The suites of one mask as "a, b, c". */
+static void suite_list(uint32_t mask, char *out, size_t len)
+{
+	size_t o = 0;
+
+	out[0] = '\0';
+	for (int b = 0; b < MP_CALIB_SUITE_BITS && o < len; b++) {
+		const char *name = (mask >> b) & 1u ? mp_calib_suite_name(1u << b) : NULL;
+
+		if (name)
+			o += (size_t)snprintf(out + o, len - o, "%s%s", o ? ", " : "", name);
+	}
+}
+
+void cli_calibrate_help(void)
+{
+	char gpu[256], cpu[128], dflt[256];
+
+	suite_list(MP_CALIB_GPU_SUITES, gpu, sizeof(gpu));
+	suite_list(MP_CALIB_CPU_SUITES, cpu, sizeof(cpu));
+	suite_list(MP_CALIB_GPU_DEFAULT, dflt, sizeof(dflt));
+	printf("Usage: memplan calibrate [--cpu | --gpu] [--json] [--db PATH] [--suites a,b,...] [--runs N]\n"
+	       "                         [--array-bytes N] [--matrix-size N] [--threads N] [--fit-plan FILE]\n"
+	       "                         [--save FILE]\n\n"
+	       "Measures this machine's GPU 0 (the CPU with --cpu, or when no GPU is usable), stores the measured\n"
+	       "profile beside the datasheet one and prints a table (the job document with --json), as POST\n"
+	       "/v1/calibrations does.\n\n"
+	       "Options:\n"
+	       "  --cpu | --gpu       what to measure (default: the GPU when one is usable)\n"
+	       "  --suites a,b,...    GPU suites: %s\n"
+	       "                      (default: %s); CPU suites: %s\n"
+	       "  --runs N            timed runs per figure, %u to 1000\n"
+	       "  --array-bytes N     bytes per bandwidth array, 1 MiB (1048576) to 1 TiB\n"
+	       "  --matrix-size N     matrix side of the matmul suites, 64 to 16384\n"
+	       "  --threads N         CPU threads, 1 to 256\n"
+	       "  --fit-plan FILE     an inference request (JSON) whose bytes the fit suite allocates\n"
+	       "  --save FILE         also write the job document to FILE\n"
+	       "  --json              print the job document instead of the table\n"
+	       "  --db PATH           the database the measured profile is stored in (below)\n\n",
+	       gpu, dflt, cpu, MP_CALIB_MIN_RUNS);
+	cli_print_db_help(stdout);
+}
+
 /* What the command line asked for. */
 typedef struct calib_args {
 	const char *db, *suites, *fit_file, *save;
@@ -66,15 +109,11 @@ typedef struct calib_args {
 static int parse_args(int argc, char **argv, calib_args *a)
 {
 	memset(a, 0, sizeof(*a));
-	a->db = CLI_DEFAULT_DB;
+	a->db = cli_default_db();
 	for (int i = 0; i < argc; i++) {
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		bool ok = true;
 
-		if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
-			fputs(cli_usage, stdout);
-			return 0;
-		}
 		if (strcmp(o, "--cpu") == 0)
 			a->force_cpu = true;
 		else if (strcmp(o, "--gpu") == 0)
@@ -104,7 +143,7 @@ static int parse_args(int argc, char **argv, calib_args *a)
 				"memplan calibrate: bad or incomplete option '%s' (--runs takes %u to 1000, --array-bytes "
 				"1 MiB to 1 TiB, --matrix-size 64 to 16384, --threads 1 to 256; --cpu and --gpu exclude "
 				"each other)\n\n%s",
-				o, MP_CALIB_MIN_RUNS, cli_usage);
+				o, MP_CALIB_MIN_RUNS, "memplan calibrate --help lists the options\n");
 			return 2;
 		}
 	}
@@ -252,7 +291,7 @@ int cli_calibrate(int argc, char **argv)
 	if (st == MP_OK) {
 		rc = report(&a, job);
 	} else {
-		cli_print_error("calibrate", st, &err);
+		cli_print_error_db("calibrate", st, &err, a.db);
 		rc = st == MP_EINVAL ? 2 : 1;
 	}
 	cJSON_Delete(body);

@@ -8,15 +8,35 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include <cjson/cJSON.h>
 
 #include "../core/mp_base.h"
+#include "../service/service.h"
 
 /* The global usage text (memplan --help). */
 extern const char cli_usage[];
-/* The database a command uses unless --db is given. */
+/* The database a command uses unless --db or MEMPLAN_DB is given. */
 #define CLI_DEFAULT_DB "var/memplan.db"
+/* The database without --db: $MEMPLAN_DB when set, else CLI_DEFAULT_DB (borrowed). */
+const char *cli_default_db(void);
+/* "Database: ..." for a subcommand's --help: where it is looked for, now and in general, and the daemon's. */
+void cli_print_db_help(FILE *f);
+/* mps_open, saying on stderr when it created the database at a path the user did not give (db_given false). */
+mp_status cli_open(const char *cmd, const char *db, bool db_given, mps_service **svc, mp_error *err);
+
+/* argv with every "--name=value" split in two ("--name", "value"), so each subcommand takes both spellings.
+ * *out is heap (cli_free_options); returns its count, or -1 when out of memory. */
+int cli_split_options(int argc, char **argv, char ***out);
+void cli_free_options(int argc, char **argv);
+/* Whether --help or -h is among the arguments. */
+bool cli_wants_help(int argc, char **argv);
+/* Each subcommand's --help (stdout). kind: plan's "inference", "training" or "" (both). */
+void cli_plan_help(const char *kind);
+void cli_roofline_help(void);
+void cli_calibrate_help(void);
+void cli_db_help(void);
 
 int cli_serve(int argc, char **argv);
 int cli_plan(int argc, char **argv);
@@ -33,5 +53,7 @@ cJSON *cli_parse_file(const char *cmd, const char *path, const char *what);
 bool cli_print_json(const cJSON *doc);
 /* Prints "memplan <cmd>: <status> at <field>: <message>" on stderr. */
 void cli_print_error(const char *cmd, mp_status st, const mp_error *err);
+/* The same, and for MP_ENOTFOUND the database it looked in and how to give the daemon's. */
+void cli_print_error_db(const char *cmd, mp_status st, const mp_error *err, const char *db);
 
 #endif /* MPCLI_CLI_H */

@@ -1,9 +1,11 @@
 /*
  * common.c: what the subcommands share: reading files, printing JSON and errors.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../codec/json.h"
 #include "cli.h"
@@ -70,4 +72,90 @@ void cli_print_error(const char *cmd, mp_status st, const mp_error *err)
 {
 	fprintf(stderr, "memplan %s: %s%s%s: %s\n", cmd, mp_status_str(st), err->field[0] ? " at " : "", err->field,
 		err->message);
+}
+
+void cli_print_error_db(const char *cmd, mp_status st, const mp_error *err, const char *db)
+{
+	cli_print_error(cmd, st, err);
+	if (st == MP_ENOTFOUND)
+		fprintf(stderr,
+			"memplan %s: looked in the database %s; what was stored through the daemon is in the daemon's "
+			"database: give it with --db PATH (or MEMPLAN_DB)\n",
+			cmd, db);
+}
+
+const char *cli_default_db(void)
+{
+	const char *e = getenv("MEMPLAN_DB");
+
+	return e && e[0] ? e : CLI_DEFAULT_DB;
+}
+
+void cli_print_db_help(FILE *f)
+{
+	char cwd[PATH_MAX];
+	const char *e = getenv("MEMPLAN_DB");
+
+	fprintf(f,
+		"Database: --db PATH, else $MEMPLAN_DB, else %s under the current folder; created and seeded with the\n"
+		"device and model presets on first use. Models and devices stored through the daemon are in the daemon's\n"
+		"database (memplan serve --db PATH; make run: var/memplan.db in the clone): give that path to see them.\n",
+		CLI_DEFAULT_DB);
+	if (e && e[0])
+		fprintf(f, "Now: %s (MEMPLAN_DB)\n", e);
+	else if (getcwd(cwd, sizeof(cwd)))
+		fprintf(f, "Now: %s/%s\n", cwd, CLI_DEFAULT_DB);
+}
+
+mp_status cli_open(const char *cmd, const char *db, bool db_given, mps_service **svc, mp_error *err)
+{
+	bool existed = access(db, F_OK) == 0;
+	mp_status st = mps_open(db, svc, err);
+
+	if (st == MP_OK && !existed && !db_given)
+		fprintf(stderr, "memplan %s: created the database %s (seeded with the presets); give --db PATH to use "
+				"another, such as the daemon's\n",
+			cmd, db);
+	return st;
+}
+
+int cli_split_options(int argc, char **argv, char ***out)
+{
+	char **v = calloc((size_t)argc * 2 + 1, sizeof(*v));
+	int n = 0;
+
+	if (v == NULL)
+		return -1;
+	for (int i = 0; i < argc; i++) {
+		const char *eq = strncmp(argv[i], "--", 2) == 0 ? strchr(argv[i], '=') : NULL;
+
+		if (eq && eq > argv[i] + 2) {
+			v[n] = strndup(argv[i], (size_t)(eq - argv[i]));
+			v[n + 1] = strdup(eq + 1);
+		} else {
+			v[n] = strdup(argv[i]);
+		}
+		if (v[n] == NULL || (eq && eq > argv[i] + 2 && v[n + 1] == NULL)) {
+			cli_free_options(n + 2, v);
+			return -1;
+		}
+		n += eq && eq > argv[i] + 2 ? 2 : 1;
+	}
+	*out = v;
+	return n;
+}
+
+void cli_free_options(int argc, char **argv)
+{
+	for (int i = 0; argv && i < argc; i++)
+		free(argv[i]);
+	free(argv);
+}
+
+bool cli_wants_help(int argc, char **argv)
+{
+	for (int i = 0; i < argc; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+			return true;
+	return false;
 }

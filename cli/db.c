@@ -10,11 +10,21 @@
 #include "../codec/codec.h"
 #include "cli.h"
 
+void cli_db_help(void)
+{
+	printf("Usage: memplan db export [--db PATH] > fleet.json\n"
+	       "       memplan db import FILE [--db PATH]\n\n"
+	       "export prints every device profile and every user model as one JSON document (format memplan-export);\n"
+	       "import writes such a document back, all or nothing (a device or model that exists is replaced).\n"
+	       "export refuses a database that does not exist (a mistyped path must not export a fresh fleet).\n\n");
+	cli_print_db_help(stdout);
+}
+
 /* memplan db export [--db PATH] | memplan db import FILE [--db PATH] */
 int cli_db(int argc, char **argv)
 {
 	const char *verb = argc > 0 ? argv[0] : "", *file = NULL;
-	const char *path = CLI_DEFAULT_DB;
+	const char *path = cli_default_db();
 	mps_service *svc = NULL;
 	mp_error err = { { 0 }, { 0 } };
 	cJSON *doc = NULL;
@@ -32,7 +42,7 @@ int cli_db(int argc, char **argv)
 			verb = "";
 	}
 	if (!((strcmp(verb, "export") == 0 && file == NULL) || (strcmp(verb, "import") == 0 && file))) {
-		fprintf(stderr, "%s", cli_usage);
+		fprintf(stderr, "memplan db: say export [--db PATH] or import FILE [--db PATH] (memplan db --help)\n");
 		return 2;
 	}
 	if (file && (text = cli_read_file(file, &len)) == NULL) {
@@ -41,7 +51,7 @@ int cli_db(int argc, char **argv)
 	}
 	if (verb[0] == 'e' && access(path, F_OK) != 0) {
 		/* a mistyped path must not export a freshly seeded, empty fleet */
-		fprintf(stderr, "memplan db export: no database at %s (give --db PATH)\n", path);
+		fprintf(stderr, "memplan db export: no database at %s (give --db PATH, or set MEMPLAN_DB)\n", path);
 		return 1;
 	}
 	st = mps_open(path, &svc, &err);

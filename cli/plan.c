@@ -102,19 +102,61 @@ static mp_status plan_training(mps_service *svc, const cJSON *body, cJSON **out,
 	return st;
 }
 
+void cli_plan_help(const char *kind)
+{
+	bool both = strcmp(kind, "inference") != 0 && strcmp(kind, "training") != 0;
+	char *fields;
+
+	printf("Usage: memplan plan %s [--model ID | --config FILE] [--device ID] [--name value ...]\n"
+	       "                     [--request FILE] [--json] [--verbose] [--db PATH]\n\n",
+	       both ? "inference|training" : kind);
+	printf("Plans %s memory locally, through the same decoder and planner as POST /v1/plan/%s (no daemon).\n"
+	       "The answer comes first: fits or not, the total against the budget, the headroom, the binding term, the\n"
+	       "largest batch, the longest sequence, the smallest GPU count; then the memory terms.\n\n",
+	       both ? "inference or training" : kind, both ? "inference and /v1/plan/training" : kind);
+	printf("Options:\n"
+	       "  --model ID          a stored model (memplan db export lists them)\n"
+	       "  --config FILE       a Hugging Face config.json as the model (model.hf_config)\n"
+	       "  --device ID         fit on this device (a stored id)\n"
+	       "  --request FILE      a whole request body (JSON); later --name value options override its members\n"
+	       "  --NAME VALUE        any request field below (also --NAME=VALUE; numbers, true/false, JSON objects\n"
+	       "                      and lists are recognised, anything else is text; a.b sets a nested field)\n"
+	       "  --json              print the API's JSON document instead of text\n"
+	       "  --verbose           after the summary, every figure of the answer\n"
+	       "  --db PATH           the database (below)\n\n");
+	for (int k = 0; k < 2; k++) {
+		const char *name = k ? "training" : "inference";
+
+		if (!both && strcmp(kind, name) != 0)
+			continue;
+		fields = mpc_request_fields_text(name);
+		printf("Request fields of %s plans (POST /v1/plan/%s):\n%s\n", name, name, fields ? fields : "");
+		free(fields);
+	}
+	cli_print_db_help(stdout);
+	printf("\nExample:\n  memplan plan %s --model llama-3-8b %s --device h200-sxm-141gb\n",
+	       both || kind[0] == 'i' ? "inference" : "training",
+	       both || kind[0] == 'i' ? "--weight_dtype bf16 --kv_cache_dtype bf16 --batch_size 1 --sequence_length 4096"
+				      : "--precision mixed_bf16 --optimizer adamw --micro_batch_size 1 --sequence_length 4096");
+}
+
 int cli_plan(int argc, char **argv)
 {
 	const char *kind = argc > 0 ? argv[0] : "";
-	const char *db = CLI_DEFAULT_DB;
+	const char *db = cli_default_db();
 	mps_service *svc = NULL;
 	mp_error err = { { 0 }, { 0 } };
 	cJSON *body = NULL, *out = NULL;
-	bool json = false;
+	bool json = false, verbose = false, db_given = getenv("MEMPLAN_DB") && getenv("MEMPLAN_DB")[0];
 	mp_status st;
 	int rc = 2;
 
 	if (strcmp(kind, "inference") != 0 && strcmp(kind, "training") != 0) {
-		fprintf(stderr, "%s", cli_usage);
+		if (kind[0] == '\0' || kind[0] == '-')
+			fprintf(stderr, "memplan plan: say inference or training first (memplan plan inference --model ID "
+					"...; memplan plan --help)\n");
+		else
+			fprintf(stderr, "memplan plan: say inference or training, not '%s' (memplan plan --help)\n", kind);
 		return 2;
 	}
 	body = cJSON_CreateObject();
@@ -125,13 +167,20 @@ int cli_plan(int argc, char **argv)
 			json = true;
 			continue;
 		}
+		if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
+			verbose = true;
+			continue;
+		}
 		if (strncmp(a, "--", 2) != 0 || a[2] == '\0' || val == NULL) {
-			fprintf(stderr, "memplan plan: expected --name value, got '%s'\n\n%s", a, cli_usage);
+			fprintf(stderr, "memplan plan: expected --name value, got '%s' (memplan plan %s --help lists the "
+					"fields)\n",
+				a, kind);
 			goto out;
 		}
 		i++;
 		if (strcmp(a, "--db") == 0) {
 			db = val;
+			db_given = true;
 		} else if (strcmp(a, "--request") == 0) {
 			cJSON *base = cli_parse_file("plan", val, "request"), *item;
 
@@ -160,7 +209,7 @@ int cli_plan(int argc, char **argv)
 		}
 	}
 	rc = 1;
-	st = mps_open(db, &svc, &err);
+	st = cli_open("plan", db, db_given, &svc, &err);
 	if (st == MP_OK) {
 		unsigned long failed = mpc_alloc_failures();
 
@@ -173,16 +222,16 @@ int cli_plan(int argc, char **argv)
 			if (!cli_print_json(out))
 				goto out;
 		} else {
-			char *text = mpc_doc_text(out);
+			char *text = mpc_plan_text(out, verbose, verbose ? NULL : "--verbose prints every figure.");
 
 			if (text == NULL)
 				goto out;
-			printf("memplan plan %s (GB = 1e9 bytes, GiB = 2^30 bytes)\n%s", kind, text);
+			printf("%s", text);
 			free(text);
 		}
 		rc = 0;
 	} else {
-		cli_print_error("plan", st, &err);
+		cli_print_error_db("plan", st, &err, db);
 	}
 out:
 	cJSON_Delete(out);
@@ -190,4 +239,3 @@ out:
 	mps_close(svc);
 	return rc;
 }
-

@@ -48,16 +48,43 @@ static bool print_answer(const mps_roofline_request *rq, const mps_roofline_resu
 	return true;
 }
 
+void cli_roofline_help(void)
+{
+	char *ops = mpc_request_fields_text("roofline");
+
+	printf("Usage: memplan roofline --device ID [--db PATH] [--json] [--svg FILE] [--ridge-dtype DTYPE]\n"
+	       "                        [--model ID [--batch N] [--context N] [--prompt N]] [OP...]\n\n"
+	       "The roofline of operations on a stored device, as POST /v1/roofline answers it: a table (arithmetic\n"
+	       "intensity, attainable FLOP/s, fraction of peak, bound, time floor), then a text log-log chart. With\n"
+	       "--model, the model's decode and prefill operations are analysed and drawn too.\n\n"
+	       "Options:\n"
+	       "  --device ID         the device (required; a stored id)\n"
+	       "  --model ID          a stored model: its per-layer decode and prefill operations, step times, tokens/s\n"
+	       "  --batch N           sequences decoded together (with --model; default 1)\n"
+	       "  --context N         tokens already in each sequence's KV cache (with --model; default 4096)\n"
+	       "  --prompt N          tokens of the prefill (with --model; default 4096)\n"
+	       "  --ridge-dtype DTYPE the compute roof the ridge uses (default bf16)\n"
+	       "  --svg FILE          also write the chart as SVG (one roof per data type among the points)\n"
+	       "  --json              print the API's JSON document instead\n"
+	       "  --db PATH           the database (below)\n\n"
+	       "OP is KIND:key=value,... (numbers may use exponents, 1e6); the kinds and their keys:\n%s\n",
+	       ops ? ops : "");
+	free(ops);
+	cli_print_db_help(stdout);
+	printf("\nExample:\n  memplan roofline --device h100-sxm5-80gb matmul:m=1,k=4096,n=4096,dtype=bf16,label=gemv "
+	       "matmul:m=8192,k=8192,n=8192,dtype=bf16\n");
+}
+
 int cli_roofline(int argc, char **argv)
 {
-	const char *db = CLI_DEFAULT_DB, *device = NULL, *svg = NULL;
+	const char *db = cli_default_db(), *device = NULL, *svg = NULL;
 	mps_service *svc = NULL;
 	mps_roofline_request *rq = malloc(sizeof(*rq));
 	mps_roofline_result *r = malloc(sizeof(*r));
 	mpc_chart *chart = malloc(sizeof(*chart));
 	mp_error err = { { 0 }, { 0 } };
 	cJSON *body = cJSON_CreateObject(), *ops, *tr = NULL;
-	bool json = false;
+	bool json = false, db_given = getenv("MEMPLAN_DB") && getenv("MEMPLAN_DB")[0];
 	mp_status st = MP_OK;
 	int rc = 2;
 
@@ -71,8 +98,10 @@ int cli_roofline(int argc, char **argv)
 
 		if (strcmp(a, "--device") == 0 && v)
 			device = argv[++i];
-		else if (strcmp(a, "--db") == 0 && v)
+		else if (strcmp(a, "--db") == 0 && v) {
 			db = argv[++i];
+			db_given = true;
+		}
 		else if (strcmp(a, "--svg") == 0 && v)
 			svg = argv[++i];
 		else if (strcmp(a, "--json") == 0)
@@ -105,23 +134,23 @@ int cli_roofline(int argc, char **argv)
 			}
 			mpc_append(ops, op);
 		} else {
-			fprintf(stderr, "memplan roofline: unknown or incomplete argument '%s'\n\n%s", a, cli_usage);
+			fprintf(stderr, "memplan roofline: unknown or incomplete argument '%s' (memplan roofline --help)\n", a);
 			goto out;
 		}
 	}
 	if (device == NULL) {
-		fprintf(stderr, "memplan roofline: --device ID is required\n\n%s", cli_usage);
+		fprintf(stderr, "memplan roofline: --device ID is required (memplan roofline --help)\n");
 		goto out;
 	}
 	cJSON_AddStringToObject(body, "device", device);
 	rc = 1;
 	st = mpc_roofline_decode(body, rq, &err);
 	if (st == MP_OK)
-		st = mps_open(db, &svc, &err);
+		st = cli_open("roofline", db, db_given, &svc, &err);
 	if (st == MP_OK)
 		st = mps_roofline(svc, rq, r, &err);
 	if (st != MP_OK) {
-		cli_print_error("roofline", st, &err);
+		cli_print_error_db("roofline", st, &err, db);
 		goto out;
 	}
 	mpc_chart_from_result(rq, r, chart);

@@ -178,38 +178,80 @@ static const char *str(const cJSON *o, const char *k)
 	return cJSON_IsString(v) ? v->valuestring : "";
 }
 
+/* A device fits the model when one replica fits on one GPU. */
+static bool row_fits(const cJSON *it)
+{
+	return num(it, "replicas_per_gpu") >= 1;
+}
+
+static double tokens_at_max(const cJSON *it)
+{
+	return num(it, "decode_tokens_per_second_at_max_concurrency");
+}
+
 char *mpc_capacity_text(const cJSON *doc)
 {
 	const cJSON *m = cJSON_GetObjectItem(doc, "model"), *r = cJSON_GetObjectItem(doc, "request"), *it;
-	size_t cap = 4096 + 160 * (size_t)cJSON_GetArraySize(cJSON_GetObjectItem(doc, "items")), used = 0;
-	char *buf = malloc(cap);
-	int n;
+	const cJSON *items = cJSON_GetObjectItem(doc, "items"), *best = NULL;
+	char *text = NULL, a[48], b[48], c[48], d[48], e[48], g[48], h[48];
+	size_t len = 0, nfit = 0, n = 0;
+	int w = 24; /* the device column: as wide as the longest id */
+	FILE *f = open_memstream(&text, &len);
 
-	if (buf == NULL)
+	if (f == NULL)
 		return NULL;
-	n = snprintf(buf, cap,
-		     "capacity of %s (%.3f billion parameters), %s weights, %s KV cache, %.0f tokens per sequence\n"
-		     "(GiB = 2^30 bytes; tokens/s = roofline bound on decode at full length)\n\n"
-		     "%-26s %12s %11s %11s %9s %9s %10s %11s\n",
-		     str(m, "id"), num(m, "parameters") / 1e9, str(r, "weight_dtype"), str(r, "kv_cache_dtype"),
-		     num(r, "sequence_length"), "device", "capacity GiB", "weights GiB", "KV/seq GiB", "replicas",
-		     "max seqs", "tok/s/seq", "tok/s @max");
-	used = n > 0 ? (size_t)n : 0;
-	cJSON_ArrayForEach(it, cJSON_GetObjectItem(doc, "items"))
+	cJSON_ArrayForEach(it, items)
 	{
-		double t1 = num(it, "decode_tokens_per_second_per_sequence");
-		double tm = num(it, "decode_tokens_per_second_at_max_concurrency");
-		char a[32], b[32];
-
-		snprintf(a, sizeof(a), t1 < 0 ? "-" : "%.1f", t1);
-		snprintf(b, sizeof(b), tm < 0 ? "-" : "%.0f", tm);
-		n = snprintf(buf + used, cap - used, "%-26s %12.2f %11.2f %11.3f %9.0f %9.0f %10s %11s\n",
-			     str(it, "device"), num(it, "capacity_bytes") / GIB, num(it, "weights_bytes") / GIB,
-			     num(it, "kv_cache_bytes_per_sequence") / GIB, num(it, "replicas_per_gpu"),
-			     num(it, "max_concurrent_sequences"), a, b);
-		if (n < 0 || (size_t)n >= cap - used)
-			break;
-		used += (size_t)n;
+		n++;
+		nfit += row_fits(it);
+		if ((int)strlen(str(it, "device")) > w)
+			w = (int)strlen(str(it, "device"));
+		/* the device with the most decode throughput at full concurrency */
+		if (row_fits(it) && tokens_at_max(it) > 0 && (best == NULL || tokens_at_max(it) > tokens_at_max(best)))
+			best = it;
 	}
-	return buf;
+	mpc_fmt_count(a, sizeof(a), num(m, "parameters"));
+	mpc_fmt_count(b, sizeof(b), num(r, "sequence_length"));
+	fprintf(f, "Capacity of %s (%s parameters), %s weights, %s KV cache, %s tokens per sequence:\n", str(m, "id"), a,
+		str(r, "weight_dtype"), str(r, "kv_cache_dtype"), b);
+	if (n == 0)
+		fprintf(f, "no device matches the filters\n");
+	else
+		fprintf(f, "FITS on %zu of %zu device%s (one replica on one GPU)%s\n", nfit, n, n == 1 ? "" : "s",
+			nfit < n ? "; - marks those it does not fit" : "");
+	if (best)
+		fprintf(f, "most decode throughput: %s, %s tokens/s with %s concurrent sequences per replica\n",
+			str(best, "device"), mpc_fmt_sig3(c, sizeof(c), tokens_at_max(best)),
+			mpc_fmt_count(d, sizeof(d), num(best, "max_concurrent_sequences")));
+	fprintf(f, "\n%-*s %20s %20s %20s %9s %9s %11s %11s\n", w, "device", "capacity", "replica (1 seq)", "KV per seq",
+		"replicas", "max seqs", "tok/s/seq", "tok/s @max");
+	cJSON_ArrayForEach(it, items)
+	{
+		double t1 = num(it, "decode_tokens_per_second_per_sequence"), tm = tokens_at_max(it);
+		bool fits = row_fits(it);
+
+		mpc_fmt_bytes(a, sizeof(a), num(it, "capacity_bytes"));
+		mpc_fmt_bytes(b, sizeof(b), num(it, "replica_bytes"));
+		mpc_fmt_bytes(c, sizeof(c), num(it, "kv_cache_bytes_per_sequence"));
+		snprintf(d, sizeof(d), "-");
+		snprintf(e, sizeof(e), "-");
+		snprintf(g, sizeof(g), "-");
+		snprintf(h, sizeof(h), "-");
+		if (t1 > 0)
+			mpc_fmt_sig3(d, sizeof(d), t1);
+		if (tm > 0)
+			mpc_fmt_sig3(e, sizeof(e), tm);
+		if (fits) {
+			mpc_fmt_count(g, sizeof(g), num(it, "replicas_per_gpu"));
+			mpc_fmt_count(h, sizeof(h), num(it, "max_concurrent_sequences"));
+		}
+		fprintf(f, "%-*s %20s %20s %20s %9s %9s %11s %11s\n", w, str(it, "device"), a, b, c, g, h, d, e);
+	}
+	fprintf(f, "\nreplica: weights + the KV cache of one sequence + activations + CUDA context; tokens/s: roofline "
+		   "bounds on decode at full length (real decoding is slower). GB = 1e9 bytes, GiB = 2^30 bytes.\n");
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
 }

@@ -150,36 +150,60 @@ mp_status mpc_op_spec_decode(const char *spec, const char *field, mps_roofline_o
 /* The same spec as the JSON operation object POST /v1/roofline takes (caller owns it). */
 mp_status mpc_op_spec_json(const char *spec, const char *field, cJSON **out, mp_error *err);
 cJSON *mpc_roofline_json(const mps_roofline_request *rq, const mps_roofline_result *r);
+/* The transformer analysis from query arguments (the SVG route's ?model=ID&batch_size=&context_tokens=
+ * &prompt_tokens=&weight_dtype=&kv_cache_dtype=), decoded by the table POST /v1/roofline's transformer object uses.
+ * Errors: MP_EINVAL naming "?<name>", MP_ENOMEM. */
+mp_status mpc_transformer_query_decode(mpc_query_fn get, void *ctx, mps_roofline_transformer *out, mp_error *err);
 
-/* A roofline chart's contents, from a result. */
-#define MPC_CHART_MAX_POINTS MPS_ROOFLINE_MAX_OPS
+/* A roofline chart's contents, from a result: the operations and, with a transformer, its decode and prefill
+ * operations as points; one compute roof for each (data type, unit) peak among them plus the ridge's. */
+#define MPC_CHART_MAX_POINTS (MPS_ROOFLINE_MAX_OPS + 2 * MP_STEP_MAX_OPS)
+#define MPC_CHART_MAX_ROOFS 12
 typedef struct mpc_chart_point {
 	char label[64];
 	double intensity;  /* FLOP/byte */
 	double attainable; /* FLOP/s */
 	bool compute_bound;
+	size_t roof;       /* index into roofs: the compute roof that caps it */
 } mpc_chart_point;
+
+typedef struct mpc_chart_roof {
+	char label[48];               /* "bf16 matrix", "fp8_e4m3 matrix", "fp32 vector"; data types sharing a peak
+	                                 are listed together ("bf16, fp16 matrix") */
+	double flops_per_second;
+	bool vector;
+} mpc_chart_roof;
 
 typedef struct mpc_chart {
 	char title[160];
 	double bandwidth;    /* DRAM, bytes/s */
-	double peak;         /* matrix peak of the ridge dtype, FLOP/s */
+	double peak;         /* matrix peak of the ridge dtype, FLOP/s (roofs[0]) */
 	char peak_label[32]; /* "bf16 tensor" */
-	double vector_peak;  /* 0 = none drawn */
+	double vector_peak;  /* 0 = none */
 	double l2_bandwidth; /* 0 = none drawn */
+	size_t nroofs;       /* roofs[0] is the ridge's */
+	mpc_chart_roof roofs[MPC_CHART_MAX_ROOFS];
 	size_t npoints;
 	mpc_chart_point points[MPC_CHART_MAX_POINTS];
 } mpc_chart;
 
 void mpc_chart_from_result(const mps_roofline_request *rq, const mps_roofline_result *r, mpc_chart *c);
 /*
- * An SVG chart: log-log axes (decades labelled), the bandwidth and compute ceilings, the ridge (a marked
- * point with id "ridge"), each operation as a labelled point (class "op"). Every element carries its data
- * value in data-* attributes. Caller frees. NULL when out of memory.
+ * An SVG chart: log-log axes (decades labelled), the bandwidth ceiling and one compute roof per chart roof, the
+ * ridge (a marked point with id "ridge"), each operation as a point (class "op"; blue memory-bound, red
+ * compute-bound) with its label placed where it overlaps no other label or point and stays inside the plot (a
+ * leader line when it sits away from its point); a label with no room is replaced by a number listed in a table
+ * under the plot, and points drawn on the same spot share one label. A legend beside the plot explains the lines
+ * and the colours. Every element carries its data in data-* attributes; every text element placed in the plot has
+ * class "label". Caller frees. NULL when out of memory.
  */
 char *mpc_roofline_svg(const mpc_chart *c);
-/* A text log-log chart for terminals: axes labelled, the ridge marked, points numbered, a legend. Caller frees. */
+/* A text log-log chart for terminals: axes labelled, the roofs, the ridge marked, points numbered (points in one
+ * cell marked '*' and listed together), a legend with every label in full. Caller frees. */
 char *mpc_roofline_text(const mpc_chart *c);
+/* The width in pixels a text of font-size px is given by the chart's layout (a conservative estimate for
+ * sans-serif fonts: 0.62 em per character), which tests use to check that no two labels overlap. */
+double mpc_svg_text_width(const char *utf8, double px);
 /* Escapes &, <, >, " and ' for XML text and attribute values into out (always NUL-terminated; truncates at
  * a character boundary). Returns the length written. */
 size_t mpc_xml_escape(const char *in, char *out, size_t len);
@@ -208,10 +232,54 @@ void mpc_import_free(mps_import *im);
 mp_status mpc_list_add_device(const mp_store_device *d, void *items);
 mp_status mpc_list_add_model(const mp_store_model *m, void *items);
 
-/* ----- text for people -------------------------------------------------------------------------------------- */
+/* ----- numbers for people (human.c) ----------------------------------------------------------------------- */
 
-/* Every member of a document, indented, "_bytes" figures as "16,060,522,496 B = 16.061 GB = 14.958 GiB"
- * (GB = 1e9, GiB = 2^30), notes as a list. Caller frees. */
+/* Each writes into buf (always NUL-terminated, cut at len) and returns buf. Worked examples (tests/test_codec.c):
+ *   mpc_fmt_count(8030261248)        "8,030,261,248"     (exact integers: thousands separators)
+ *   mpc_fmt_sig3(308.5)              "309"               (3 significant digits; >= 1000 grouped: "61,300")
+ *   mpc_fmt_bytes(17638465536)       "17.6 GB (16.4 GiB)" (GB = 1e9, GiB = 2^30; "537 MB (512 MiB)"; "512 B")
+ *   mpc_fmt_seconds(0.003241)        "3.24 ms"           (ns, us, ms, s)
+ *   mpc_fmt_si(989.4e12, "FLOP/s")   "989 TFLOP/s"       (k M G T P E; below 1: "0.125 FLOP/B")
+ *   mpc_fmt_percent(0.9106)          "91.1%"
+ */
+char *mpc_fmt_count(char *buf, size_t len, double v);
+char *mpc_fmt_sig3(char *buf, size_t len, double v);
+char *mpc_fmt_bytes(char *buf, size_t len, double bytes);
+char *mpc_fmt_seconds(char *buf, size_t len, double seconds);
+char *mpc_fmt_si(char *buf, size_t len, double v, const char *unit);
+char *mpc_fmt_percent(char *buf, size_t len, double fraction);
+
+/* ----- text for people (text.c) ------------------------------------------------------------------------------ */
+
+/* Every member of a document, indented, figures by the unit their name ends in: "_bytes" as "16,060,522,496 B
+ * (16.1 GB, 15.0 GiB)", "_seconds", "_flops_per_second", "_bytes_per_second" and "_flops_per_byte" to 3 significant
+ * digits with the unit, whole numbers with thousands separators, lists of strings as bullets. Members it has no
+ * rule for are printed as they are: a new member never breaks it. Caller frees; NULL when out of memory. */
 char *mpc_doc_text(const cJSON *doc);
+
+/*
+ * A plan document (POST /v1/plan/inference or /v1/plan/training, as mpc_*_plan_json made it) for people, the
+ * answer first: fits or does not fit, the total against the budget (GB and GiB), the headroom, the binding term,
+ * the largest batch, the longest sequence, the smallest GPU count, the performance floors and the warnings; then
+ * the memory terms as a table; with `verbose` every member (mpc_doc_text). `hint` (may be NULL) ends the text
+ * ("--verbose prints every figure"). Reads only the members it knows, by name; absent ones are left out. Caller
+ * frees; NULL when out of memory.
+ */
+char *mpc_plan_text(const cJSON *doc, bool verbose, const char *hint);
+
+/* The fields of a request body for people, one entry each, from the decoders' own tables (name, required, what it
+ * means, the allowed values or range): kind "inference" or "training" (a plan body, as --name value), "roofline"
+ * (each operation kind as KIND:key=value,...), "transformer" (POST /v1/roofline's transformer object). Caller frees;
+ * NULL when out of memory or for an unknown kind (an empty text). */
+char *mpc_request_fields_text(const char *kind);
+
+/* POST /v1/fit as text: per job, the verdict (how many devices it fits, the fewest GPUs and where), then a table of
+ * devices x GPU counts (fits or not, total per GPU). Written as mps_fit computes it, like mpc_fit_writer. */
+typedef struct mpc_fit_text mpc_fit_text;
+mpc_fit_text *mpc_fit_text_new(const mps_fit_request *rq);
+const mps_fit_sink *mpc_fit_text_sink(void); /* pass the writer as ctx */
+/* The whole text (heap, free()) once mps_fit returned MP_OK; frees the writer. NULL when out of memory. */
+char *mpc_fit_text_finish(mpc_fit_text *w);
+void mpc_fit_text_free(mpc_fit_text *w);
 
 #endif /* MPC_CODEC_H */

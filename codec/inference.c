@@ -9,6 +9,7 @@
 
 #include "../model/fields.h"
 #include "codec.h"
+#include "tables.h"
 
 static const char *const int4_names[] = { "gptq", "awq", NULL };
 static const char *const layout_names[] = { "auto", "packed", "pytorch", "gguf", NULL };
@@ -436,4 +437,16 @@ cJSON *mpc_inference_plan_json(const mps_inference_request *rq, const mps_infere
 	}
 	add_notes(cJSON_AddArrayToObject(doc, "notes"), rq, p);
 	return doc;
+}
+
+const mpm_field *mpc_inference_field_table(size_t *n)
+{
+	*n = MPM_COUNT(inference_fields);
+	return inference_fields;
+}
+
+const mpm_field *mpc_weight_formats_field_table(size_t *n)
+{
+	*n = MPM_COUNT(format_fields);
+	return format_fields;
 }

@@ -418,6 +418,46 @@ char *mpc_print(const cJSON *doc, bool pretty)
 	return cJSON_PrintBuffered(doc, 8192, pretty);
 }
 
+/* Makes every whole number of magnitude up to 2^53 under item a raw item of its digits, as the encoders add them. */
+static bool numbers_as_raw(cJSON *item)
+{
+	cJSON *c = item->child;
+
+	while (c) {
+		cJSON *next = c->next;
+
+		if (cJSON_IsNumber(c)) {
+			cJSON *n = mpc_number(c->valuedouble);
+
+			/* the member keeps its name: ReplaceItemViaPointer moves the item, not the key */
+			if (n && c->string) {
+				size_t len = strlen(c->string) + 1;
+
+				n->string = cJSON_malloc(len);
+				if (n->string)
+					memcpy(n->string, c->string, len);
+			}
+			if (n == NULL || (c->string && n->string == NULL) || !cJSON_ReplaceItemViaPointer(item, c, n)) {
+				cJSON_Delete(n);
+				return false;
+			}
+		} else if ((cJSON_IsObject(c) || cJSON_IsArray(c)) && !numbers_as_raw(c)) {
+			return false;
+		}
+		c = next;
+	}
+	return true;
+}
+
+char *mpc_reprint(const char *json, bool pretty)
+{
+	cJSON *doc = cJSON_Parse(json);
+	char *text = doc && numbers_as_raw(doc) ? mpc_print(doc, pretty) : NULL;
+
+	cJSON_Delete(doc);
+	return text;
+}
+
 cJSON *mpc_as_parsed(const cJSON *doc)
 {
 	char *text = mpc_print(doc, false);

@@ -58,6 +58,11 @@ cJSON *mpc_add_str_or_null(cJSON *obj, const char *key, const char *v); /* null 
  * Returns heap text (free with cJSON_free) or NULL (no memory). */
 char *mpc_print(const cJSON *doc, bool pretty);
 
+/* JSON text printed again (pretty when `pretty`) with the numbers as mpc_print writes them: the same digits, so
+ * mpc_reprint(mpc_print(doc, false), true) is mpc_print(doc, true) byte for byte. Heap text (cJSON_free) or NULL
+ * when json does not parse or memory runs out. Borrowed: json. */
+char *mpc_reprint(const char *json, bool pretty);
+
 /* doc as a client reads it: printed and parsed back, so its numbers are cJSON numbers again (a document built
  * here holds whole numbers as raw digits, which the decoders do not take). Caller owns the copy; NULL when out of
  * memory. Borrowed: doc. */

@@ -12,6 +12,7 @@
 
 #include "../model/fields.h"
 #include "codec.h"
+#include "tables.h"
 
 /* ----- operations ----------------------------------------------------------------------------------------- */
 
@@ -135,6 +136,44 @@ static const struct {
 #undef T
 };
 
+/* An unlabelled operation's name: its kind, shape and data type ("matmul 8192x8192x8192 bf16"), so the table and
+ * the chart tell two operations apart. */
+static void default_label(op_body *b)
+{
+	const char *kn = kind_names[b->kind], *dt = mp_dtype_name(b->dtype);
+	unsigned long long m = b->m, k = b->k, n = b->n;
+
+	switch (b->kind) {
+	case K_MATMUL:
+		snprintf(b->label, sizeof(b->label), "%s %llux%llux%llu %s", kn, m, k, n, dt);
+		break;
+	case K_MATVEC:
+		snprintf(b->label, sizeof(b->label), "%s %llux%llu %s", kn, k, n, dt);
+		break;
+	case K_ELEMENTWISE:
+		snprintf(b->label, sizeof(b->label), "%s %llu %s", kn, (unsigned long long)b->elements, dt);
+		break;
+	case K_REDUCTION:
+	case K_SOFTMAX:
+	case K_LAYERNORM:
+	case K_RMSNORM:
+		snprintf(b->label, sizeof(b->label), "%s %llux%llu %s", kn, (unsigned long long)b->rows,
+			 (unsigned long long)b->cols, dt);
+		break;
+	case K_ATTENTION:
+		snprintf(b->label, sizeof(b->label), "%s %lluh q%llu kv%llu %s", kn, (unsigned long long)b->heads,
+			 (unsigned long long)(b->q_tokens ? b->q_tokens : b->phase == 1 ? 1 : b->kv_tokens),
+			 (unsigned long long)b->kv_tokens, dt);
+		break;
+	case K_DECODE:
+		snprintf(b->label, sizeof(b->label), "%s batch %llu", kn, (unsigned long long)b->batch);
+		break;
+	default:
+		snprintf(b->label, sizeof(b->label), "%s %.3g FLOP %.3g B", kn, b->flops, (double)b->bytes);
+		break;
+	}
+}
+
 /* Decodes ops[i] into a planner op; body keeps what the response echoes. */
 static mp_status decode_op(const cJSON *o, const char *pointer, op_body *body, mp_op *op, mp_error *err)
 {
@@ -169,7 +208,7 @@ static mp_status decode_op(const cJSON *o, const char *pointer, op_body *body, m
 	if (st != MP_OK)
 		return st;
 	if (body->label[0] == '\0')
-		snprintf(body->label, sizeof(body->label), "%s", kind_names[k]);
+		default_label(body);
 	op->dtype = body->dtype;
 	op->kind = k == K_DECODE ? MP_OP_RAW : (mp_op_kind)k;
 	switch (k) {
@@ -376,30 +415,63 @@ static mp_status decode_one_op(const cJSON *o, const char *pointer, mps_roofline
 	return MP_OK;
 }
 
-static mp_status decode_transformer(const cJSON *t, mps_roofline_transformer *out, mp_error *err)
+static mp_status decode_transformer_at(const cJSON *t, const char *at, mps_roofline_transformer *out, mp_error *err)
 {
 	transformer_body tb;
 	mp_status st;
+	char kv[48], model[48];
 
 	memset(&tb, 0, sizeof(tb));
-	snprintf(out->pointer, sizeof(out->pointer), "/transformer");
+	snprintf(out->pointer, sizeof(out->pointer), "%s", at);
+	snprintf(kv, sizeof(kv), "%s/kv_cache_dtype", at);
+	snprintf(model, sizeof(model), "%s/model", at);
 	out->given = true;
 	tb.req.weight_dtype = MP_DTYPE_BF16;
 	tb.req.kv_cache_dtype = MP_DTYPE_BF16;
 	tb.req.batch_size = 1;
 	tb.req.context_tokens = 4096;
 	tb.req.prompt_tokens = 4096;
-	st = mpm_decode_fields(t, "/transformer", transformer_fields, MPM_COUNT(transformer_fields), &tb, err);
+	st = mpm_decode_fields(t, at, transformer_fields, MPM_COUNT(transformer_fields), &tb, err);
 	if (st == MP_OK && tb.kv_dtype[0])
-		st = mpc_kv_dtype(tb.kv_dtype, "/transformer/kv_cache_dtype", &tb.req.kv_cache_dtype, err);
+		st = mpc_kv_dtype(tb.kv_dtype, kv, &tb.req.kv_cache_dtype, err);
 	if (st != MP_OK)
 		return st;
 	tb.req.eager_attention = tb.attention == 1;
 	out->req = tb.req;
 	out->context_given = cJSON_GetObjectItemCaseSensitive(t, "context_tokens") != NULL;
 	out->prompt_given = cJSON_GetObjectItemCaseSensitive(t, "prompt_tokens") != NULL;
-	return mpc_model_ref_decode(cJSON_GetObjectItemCaseSensitive(t, "model"), "/transformer/model", true,
-				    &out->model, err);
+	return mpc_model_ref_decode(cJSON_GetObjectItemCaseSensitive(t, "model"), model, true, &out->model, err);
+}
+
+static mp_status decode_transformer(const cJSON *t, mps_roofline_transformer *out, mp_error *err)
+{
+	return decode_transformer_at(t, "/transformer", out, err);
+}
+
+mp_status mpc_transformer_query_decode(mpc_query_fn get, void *ctx, mps_roofline_transformer *out, mp_error *err)
+{
+	static const char *const names[] = { "model", "batch_size", "context_tokens", "prompt_tokens", "weight_dtype",
+					     "kv_cache_dtype" };
+	cJSON *t = cJSON_CreateObject();
+	mp_status st;
+
+	if (t == NULL)
+		return mp_fail(err, MP_ENOMEM, "", "out of memory");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const char *v = get(ctx, names[i]);
+		char *end = NULL;
+		double d;
+
+		if (v == NULL)
+			continue;
+		d = i >= 1 && i <= 3 && v[0] >= '0' && v[0] <= '9' ? strtod(v, &end) : 0;
+		mpc_add_item(t, names[i], end && *end == '\0' ? cJSON_CreateNumber(d) : cJSON_CreateString(v));
+	}
+	st = decode_transformer_at(t, "?", out, err);
+	cJSON_Delete(t);
+	if (st != MP_OK && strncmp(err->field, "?/", 2) == 0) /* "?/batch_size" is the query's "?batch_size" */
+		memmove(err->field + 1, err->field + 2, strlen(err->field + 2) + 1);
+	return st;
 }
 
 static const mpm_field roofline_fields[] = {
@@ -616,6 +688,49 @@ cJSON *mpc_roofline_json(const mps_roofline_request *rq, const mps_roofline_resu
 	return doc;
 }
 
+/* The roof a point sits under: the chart roof with the same peak and unit, added (or named) when new. */
+static size_t chart_roof(mpc_chart *c, const mp_roof *ro)
+{
+	bool vector = ro->unit == MP_UNIT_VECTOR;
+	const char *dt = mp_dtype_name(ro->peak_dtype);
+
+	for (size_t k = 0; k < c->nroofs; k++) {
+		mpc_chart_roof *rf = &c->roofs[k];
+
+		if (rf->vector != vector || rf->flops_per_second != ro->peak_flops_per_second)
+			continue;
+		/* another data type with the same peak: listed with it ("bf16, fp16 matrix") */
+		if (strstr(rf->label, dt) == NULL) {
+			char base[48];
+			size_t n = strcspn(rf->label, " ");
+
+			snprintf(base, sizeof(base), "%.*s, %s %s", (int)n, rf->label, dt, vector ? "vector" : "matrix");
+			snprintf(rf->label, sizeof(rf->label), "%s", base);
+		}
+		return k;
+	}
+	if (c->nroofs == MPC_CHART_MAX_ROOFS)
+		return 0;
+	c->roofs[c->nroofs].flops_per_second = ro->peak_flops_per_second;
+	c->roofs[c->nroofs].vector = vector;
+	snprintf(c->roofs[c->nroofs].label, sizeof(c->roofs[c->nroofs].label), "%s %s", dt, vector ? "vector" : "matrix");
+	return c->nroofs++;
+}
+
+static void chart_point(mpc_chart *c, const char *label, const mp_roof *ro)
+{
+	mpc_chart_point *p;
+
+	if (c->npoints >= MPC_CHART_MAX_POINTS)
+		return;
+	p = &c->points[c->npoints++];
+	snprintf(p->label, sizeof(p->label), "%s", label);
+	p->intensity = ro->intensity_flops_per_byte;
+	p->attainable = ro->attainable_flops_per_second;
+	p->compute_bound = ro->compute_bound;
+	p->roof = ro->peak_flops_per_second > 0 ? chart_roof(c, ro) : 0;
+}
+
 void mpc_chart_from_result(const mps_roofline_request *rq, const mps_roofline_result *r, mpc_chart *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -625,12 +740,35 @@ void mpc_chart_from_result(const mps_roofline_request *rq, const mps_roofline_re
 	snprintf(c->peak_label, sizeof(c->peak_label), "%s tensor", mp_dtype_name(r->peak_dtype));
 	c->vector_peak = r->vector_flops_per_second;
 	c->l2_bandwidth = r->device.hw.l2_bandwidth_bytes_per_second;
-	for (size_t i = 0; i < r->nops && c->npoints < MPC_CHART_MAX_POINTS; i++) {
-		mpc_chart_point *p = &c->points[c->npoints++];
+	/* roofs[0]: the ridge's */
+	c->nroofs = 1;
+	c->roofs[0].flops_per_second = r->peak_flops_per_second;
+	snprintf(c->roofs[0].label, sizeof(c->roofs[0].label), "%s matrix", mp_dtype_name(r->peak_dtype));
+	for (size_t i = 0; i < r->nops; i++)
+		chart_point(c, rq->ops[i].label[0] ? rq->ops[i].label : rq->ops[i].kind, &r->ops[i].roof);
+	for (int ph = 0; r->have_transformer && ph < 2; ph++) {
+		const mp_step *st = ph ? &r->prefill : &r->decode;
 
-		snprintf(p->label, sizeof(p->label), "%s", rq->ops[i].label[0] ? rq->ops[i].label : "op");
-		p->intensity = r->ops[i].roof.intensity_flops_per_byte;
-		p->attainable = r->ops[i].roof.attainable_flops_per_second;
-		p->compute_bound = r->ops[i].roof.compute_bound;
+		for (size_t i = 0; i < st->nops; i++) {
+			char label[64];
+
+			snprintf(label, sizeof(label), "%s %s", ph ? "prefill" : "decode", st->ops[i].name);
+			chart_point(c, label, &st->ops[i].roof);
+		}
 	}
+}
+
+const mpm_field *mpc_transformer_field_table(size_t *n)
+{
+	*n = MPM_COUNT(transformer_fields);
+	return transformer_fields;
+}
+
+const mpm_field *mpc_op_field_table(size_t kind, const char **name, size_t *n)
+{
+	if (kind >= sizeof(kind_tables) / sizeof(kind_tables[0]))
+		return NULL;
+	*name = kind_names[kind];
+	*n = kind_tables[kind].n;
+	return kind_tables[kind].fields;
 }

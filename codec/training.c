@@ -9,6 +9,7 @@
 
 #include "../model/fields.h"
 #include "codec.h"
+#include "tables.h"
 
 /* Index order matches the planner's enums. */
 static const char *const precision_names[] = { "mixed_bf16", "mixed_fp16", "fp32", "amp_bf16", "amp_fp16", "bf16",
@@ -375,4 +376,10 @@ cJSON *mpc_training_plan_json(const mps_training_request *rq, const mps_training
 	if (doc && p->have_device)
 		mpc_add_item(doc, "fit", fit_json(&p->fit, &p->device));
 	return doc;
+}
+
+const mpm_field *mpc_training_field_table(size_t *n)
+{
+	*n = MPM_COUNT(training_fields);
+	return training_fields;
 }

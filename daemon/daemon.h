@@ -68,6 +68,7 @@ typedef struct mpd_request {
 	size_t body_len;
 	const cJSON *json;		/* the parsed body of a MPD_ROUTE_JSON_BODY route (strict: codec/json.h), else NULL */
 	void *conn;			/* struct MHD_Connection *, for query arguments and headers */
+	bool text;			/* ?format=text on a route that takes it: the answer for people (text/plain) */
 } mpd_request;
 
 /* What a handler produces. On MP_OK, `json` (owned; freed by the reply writer) and `http_status` (0 = 200).
@@ -80,6 +81,8 @@ typedef struct mpd_reply {
 	mp_error err;
 	bool cacheable;			/* a GET: reply.c adds a strong ETag and answers If-None-Match with 304 */
 	char location[192];		/* Location header (201 Created), "" = none */
+	bool pretty;			/* ?pretty=true: JSON answers (problems included) indented */
+	bool page;			/* the web page's files: reply.c adds its Content-Security-Policy */
 } mpd_reply;
 
 typedef mp_status (*mpd_handler)(mpd_request *req, mpd_reply *rep);

@@ -8,11 +8,33 @@
 #include "query.h"
 #include "routes.h"
 
+/* ?format=text: the table for people, written as the service computes it. */
+static mp_status fit_text(mpd_request *req, mps_fit_request *rq, mpd_reply *rep)
+{
+	mpc_fit_text *w = mpc_fit_text_new(rq);
+	mp_status st = w ? mps_fit(req->d->svc, rq, mpc_fit_text_sink(), w, &rep->err)
+			 : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
+
+	if (st == MP_OK) {
+		rep->text = mpc_fit_text_finish(w);
+		w = NULL;
+		rep->text_type = "text/plain; charset=utf-8";
+		if (rep->text == NULL)
+			st = mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
+	}
+	mpc_fit_text_free(w);
+	mpc_fit_request_free(rq);
+	return st;
+}
+
 mp_status mpd_h_fit(mpd_request *req, mpd_reply *rep)
 {
 	mps_fit_request rq;
 	mpc_fit_writer *w = NULL;
 	mp_status st = mpc_fit_decode(req->json, &rq, &rep->err);
+
+	if (st == MP_OK && req->text)
+		return fit_text(req, &rq, rep);
 
 	if (st == MP_OK && (w = mpc_fit_writer_new(&rq)) == NULL)
 		st = mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");

@@ -53,6 +53,11 @@ static enum MHD_Result collect_op(void *cls, enum MHD_ValueKind kind, const char
 	return a->st == MP_OK ? MHD_YES : MHD_NO;
 }
 
+static const char *query_get(void *ctx, const char *name)
+{
+	return mpd_query(ctx, name);
+}
+
 mp_status mpd_h_device_roofline_svg(mpd_request *req, mpd_reply *rep)
 {
 	mps_roofline_request *rq = calloc(1, sizeof(*rq));
@@ -89,10 +94,22 @@ mp_status mpd_h_device_roofline_svg(mpd_request *req, mpd_reply *rep)
 	rq->ops_given = true;
 	MHD_get_connection_values((struct MHD_Connection *)req->conn, MHD_GET_ARGUMENT_KIND, collect_op, &a);
 	st = a.st;
+	/* ?model=ID (and its batch_size, context_tokens, ...): the model's decode and prefill operations as points */
+	if (st == MP_OK && mpd_query(req, "model"))
+		st = mpc_transformer_query_decode(query_get, req, &rq->transformer, &rep->err);
+	else if (st == MP_OK && (mpd_query(req, "batch_size") || mpd_query(req, "context_tokens") ||
+				 mpd_query(req, "prompt_tokens") || mpd_query(req, "weight_dtype") ||
+				 mpd_query(req, "kv_cache_dtype")))
+		st = mp_fail(&rep->err, MP_EINVAL, "?model",
+			     "batch_size, context_tokens, prompt_tokens, weight_dtype and kv_cache_dtype describe ?model's "
+			     "steps: give model=ID with them");
 	if (st == MP_OK)
 		st = mps_roofline(req->d->svc, rq, r, &rep->err);
-	if (st != MP_OK)
+	if (st != MP_OK) {
+		if (strncmp(rep->err.field, "?/", 2) == 0) /* the steps' fields under "?": "?context_tokens" */
+			memmove(rep->err.field + 1, rep->err.field + 2, strlen(rep->err.field + 2) + 1);
 		goto out;
+	}
 	mpc_chart_from_result(rq, r, chart);
 	rep->text = mpc_roofline_svg(chart);
 	rep->text_type = "image/svg+xml";

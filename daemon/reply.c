@@ -116,6 +116,11 @@ static int queue(struct MHD_Connection *conn, int http, char *body, const char *
 	MHD_add_response_header(r, "Cache-Control", etag[0] ? "no-cache" : "no-store");
 	if (etag[0])
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, etag);
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	if (rep && rep->page) /* the page may load and call only this origin; no inline code, no frames */
+		MHD_add_response_header(r, "Content-Security-Policy",
+					"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+					"connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'");
 	if (allow)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
 	if (http == 401)
@@ -127,11 +132,36 @@ static int queue(struct MHD_Connection *conn, int http, char *body, const char *
 	return ret;
 }
 
+static bool json_type(const char *type)
+{
+	return strcmp(type, "application/json") == 0 || strcmp(type, "application/problem+json") == 0;
+}
+
+/* body with a newline at its end (a JSON answer ends with one, so a shell prompt never sticks to it); body is
+ * consumed. NULL when out of memory. */
+static char *with_newline(char *body)
+{
+	size_t n = strlen(body);
+	char *p;
+
+	if (n > 0 && body[n - 1] == '\n')
+		return body;
+	p = realloc(body, n + 2);
+	if (p == NULL) {
+		free(body);
+		return NULL;
+	}
+	p[n] = '\n';
+	p[n + 1] = '\0';
+	return p;
+}
+
 int mpd_reply_send(void *conn, mp_status st, mpd_reply *rep, const char *allow)
 {
 	int http;
 	char *body;
 	const char *type;
+	bool pretty = rep->pretty;
 
 	if (st == MP_OK) {
 		http = rep->http_status ? rep->http_status : 200;
@@ -139,8 +169,14 @@ int mpd_reply_send(void *conn, mp_status st, mpd_reply *rep, const char *allow)
 			body = rep->text;
 			rep->text = NULL;
 			type = rep->text_type ? rep->text_type : "text/plain; charset=utf-8";
+			if (pretty && json_type(type)) { /* JSON text (the fit writer's, the cache's) indented */
+				char *p = mpc_reprint(body, true);
+
+				free(body);
+				body = p;
+			}
 		} else {
-			body = rep->json ? mpc_print(rep->json, false) : http == 204 ? strdup("") : NULL;
+			body = rep->json ? mpc_print(rep->json, pretty) : http == 204 ? strdup("") : NULL;
 			type = "application/json";
 		}
 	} else {
@@ -148,10 +184,12 @@ int mpd_reply_send(void *conn, mp_status st, mpd_reply *rep, const char *allow)
 
 		http = rep->http_status ? rep->http_status : mpd_http_status(st);
 		doc = mpc_problem_json(http, st, &rep->err);
-		body = doc ? cJSON_PrintUnformatted(doc) : NULL;
+		body = doc ? mpc_print(doc, pretty) : NULL;
 		cJSON_Delete(doc);
 		type = "application/problem+json";
 	}
+	if (body && body[0] && json_type(type))
+		body = with_newline(body);
 	cJSON_Delete(rep->json);
 	rep->json = NULL;
 	free(rep->text);

@@ -14,23 +14,26 @@
 #define LARGE MPD_ROUTE_LARGE_BODY
 
 const mpd_route mpd_routes[] = {
+	{ "GET", "/", mpd_h_web, NULL, 0 },
+	{ "GET", "/ui/style.css", mpd_h_web, NULL, 0 },
+	{ "GET", "/ui/app.js", mpd_h_web, NULL, 0 },
 	{ "GET", "/v1/health", mpd_h_health, NULL, 0 },
 	{ "GET", "/openapi.yaml", mpd_h_openapi, NULL, 0 },
 	{ "GET", "/v1/devices", mpd_h_devices_list, "limit cursor vendor source min_memory_bytes", 0 },
 	{ "GET", "/v1/devices/{id}", mpd_h_device_get, NULL, 0 },
 	{ "GET", "/v1/models", mpd_h_models_list, "limit cursor model_type source", 0 },
 	{ "GET", "/v1/models/{id}", mpd_h_model_get, NULL, 0 },
-	{ "POST", "/v1/plan/inference", mpd_h_plan_inference, NULL, PURE | JSON },
-	{ "POST", "/v1/plan/training", mpd_h_plan_training, NULL, PURE | JSON },
+	{ "POST", "/v1/plan/inference", mpd_h_plan_inference, "format", PURE | JSON },
+	{ "POST", "/v1/plan/training", mpd_h_plan_training, "format", PURE | JSON },
 	{ "POST", "/v1/roofline", mpd_h_roofline, NULL, PURE | JSON },
-	{ "GET", "/v1/devices/{id}/roofline.svg", mpd_h_device_roofline_svg, "op ridge_dtype", 0 },
+	{ "GET", "/v1/devices/{id}/roofline.svg", mpd_h_device_roofline_svg, "op ridge_dtype model batch_size context_tokens prompt_tokens weight_dtype kv_cache_dtype", 0 },
 	{ "PUT", "/v1/devices/{id}", mpd_h_device_put, NULL, WRITE | JSON },
 	{ "PATCH", "/v1/devices/{id}", mpd_h_device_patch, NULL, WRITE | PATCH },
 	{ "DELETE", "/v1/devices/{id}", mpd_h_device_delete, NULL, WRITE },
 	{ "PUT", "/v1/models/{id}", mpd_h_model_put, NULL, WRITE | JSON },
 	{ "PATCH", "/v1/models/{id}", mpd_h_model_patch, NULL, WRITE | PATCH },
 	{ "DELETE", "/v1/models/{id}", mpd_h_model_delete, NULL, WRITE },
-	{ "POST", "/v1/fit", mpd_h_fit, NULL, PURE | JSON },
+	{ "POST", "/v1/fit", mpd_h_fit, "format", PURE | JSON },
 	{ "GET", "/v1/capacity", mpd_h_capacity,
 	  "model sequence_length weight_dtype kv_cache_dtype vendor source format", PURE },
 	{ "POST", "/v1/calibrations", mpd_h_calibration_create, NULL, WRITE | JSON },
@@ -81,13 +84,20 @@ static bool match(const char *pattern, const char *path, char *idbuf, size_t idl
 const mpd_route *mpd_route_find(const char *method, const char *path, char *idbuf, size_t idlen,
 				const char **id, char *allow, size_t allowlen)
 {
-	size_t used = 0;
+	size_t used = 0, n = strlen(path);
 	bool has_id;
+	char trimmed[MPD_MAX_URL_BYTES + 1];
 
 	*id = NULL;
 	allow[0] = '\0';
 	if (strcmp(method, "HEAD") == 0)
 		method = "GET";
+	/* "/v1/devices/" is "/v1/devices": one trailing slash is dropped ("/" itself is the page) */
+	if (n > 1 && path[n - 1] == '/' && n <= MPD_MAX_URL_BYTES) {
+		memcpy(trimmed, path, n - 1);
+		trimmed[n - 1] = '\0';
+		path = trimmed;
+	}
 	for (size_t i = 0; i < mpd_route_count; i++) {
 		if (!match(mpd_routes[i].pattern, path, idbuf, idlen, &has_id))
 			continue;

@@ -44,6 +44,7 @@ const mpd_route *mpd_route_find(const char *method, const char *path, char *idbu
 /* Handlers, each living with its resource. */
 mp_status mpd_h_health(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_openapi(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_web(mpd_request *req, mpd_reply *rep);		/* h_web.c: GET /, /ui/... */
 mp_status mpd_h_devices_list(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_device_get(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_models_list(mpd_request *req, mpd_reply *rep);

@@ -275,7 +275,7 @@ static enum MHD_Result check_query_name(void *cls, enum MHD_ValueKind kind, cons
 
 	(void)kind;
 	(void)value;
-	if (key == NULL || in_list(q->allowed, key))
+	if (key == NULL || in_list(q->allowed, key) || strcmp(key, "pretty") == 0) /* pretty: every route */
 		return MHD_YES;
 	mpc_utf8_sanitize(q->bad, sizeof(q->bad), key[0] ? key : "(empty)");
 	for (char *p = q->bad; *p; p++)
@@ -370,7 +370,8 @@ static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *re
 	size_t klen = req->body_len;
 	query_key *q = NULL;
 
-	if (d->respcache == NULL || d->svc == NULL)
+	/* text for people is computed each time: the cache holds JSON answers, keyed without ?format */
+	if (d->respcache == NULL || d->svc == NULL || req->text)
 		return run_handler(route, req, rep);
 	if (!(route->flags & MPD_ROUTE_PURE)) {
 		st = run_handler(route, req, rep);
@@ -502,8 +503,33 @@ static mp_status check_query(struct MHD_Connection *conn, const mpd_route *route
 	names[o] = '\0';
 	snprintf(field, sizeof(field), "?%s", q.bad);
 	rep->http_status = 422;
-	return mp_fail(&rep->err, MP_EINVAL, field, "unknown query argument '%s'; this endpoint takes %s%s", q.bad,
-		       o ? "only: " : "none", names);
+	return mp_fail(&rep->err, MP_EINVAL, field, "unknown query argument '%s'; this endpoint takes %s%s%s", q.bad,
+		       o ? "only: " : "", names, o ? ", pretty" : "only pretty");
+}
+
+/* ?pretty (every route: indented JSON) and ?format (the routes that list it: json or text) into rep and req. */
+static mp_status read_format(struct MHD_Connection *conn, const mpd_route *route, mpd_request *req, mpd_reply *rep)
+{
+	const char *pretty = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "pretty");
+	const char *format = route->query && in_list(route->query, "format")
+				     ? MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "format")
+				     : NULL;
+
+	if (pretty) {
+		if (strcmp(pretty, "true") == 0 || strcmp(pretty, "1") == 0 || pretty[0] == '\0')
+			rep->pretty = true;
+		else if (strcmp(pretty, "false") != 0 && strcmp(pretty, "0") != 0) {
+			rep->http_status = 422;
+			return mp_fail(&rep->err, MP_EINVAL, "?pretty", "pretty must be true or false (1 or 0)");
+		}
+	}
+	if (format && strcmp(format, "text") == 0)
+		req->text = true;
+	else if (format && strcmp(format, "json") != 0) {
+		rep->http_status = 422;
+		return mp_fail(&rep->err, MP_EINVAL, "?format", "format must be json or text (text: the answer for people)");
+	}
+	return MP_OK;
 }
 
 /* The route's policy, from its flags, before any handler runs: the token for a write, the media type of a JSON
@@ -553,17 +579,23 @@ static enum MHD_Result on_request(mpd_daemon *d, struct MHD_Connection *conn, re
 		snprintf(msg, sizeof(msg), "the request path exceeds the limit of %d bytes", MPD_MAX_URL_BYTES);
 		return fail_now(conn, rs, MP_ETOOLARGE, 414, "", msg, NULL);
 	}
-	if (route == NULL && allow[0])
-		return fail_now(conn, rs, MP_EINVAL, 405, "", "this method is not allowed on this path; see Allow",
-				allow);
+	if (route == NULL && allow[0]) {
+		char msg[224];
+
+		snprintf(msg, sizeof(msg), "%.16s is not allowed on %.64s; it takes %s (the Allow header)", method, url,
+			 allow);
+		return fail_now(conn, rs, MP_EINVAL, 405, "", msg, allow);
+	}
 	if (route == NULL)
 		return fail_now(conn, rs, MP_ENOTFOUND, 404, "", "no such endpoint; GET /openapi.yaml lists them",
 				NULL);
 	memset(&rep, 0, sizeof(rep));
+	memset(&req, 0, sizeof(req));
 	st = admit(d, conn, route, &rep);
+	if (st == MP_OK)
+		st = read_format(conn, route, &req, &rep);
 	if (st != MP_OK)
 		return reply_error(conn, rs, st, &rep);
-	memset(&req, 0, sizeof(req));
 	req.d = d;
 	req.method = method;
 	req.path = url;

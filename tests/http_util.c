@@ -87,6 +87,7 @@ static size_t on_header(char *p, size_t size, size_t n, void *ctx)
 	header_value(p, size * n, "Allow", r->allow, sizeof(r->allow));
 	header_value(p, size * n, "ETag", r->etag, sizeof(r->etag));
 	header_value(p, size * n, "Location", r->location, sizeof(r->location));
+	header_value(p, size * n, "Content-Security-Policy", r->csp, sizeof(r->csp));
 	return size * n;
 }
 

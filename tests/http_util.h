@@ -19,6 +19,7 @@ typedef struct http_resp {
 	char allow[64];
 	char etag[128];
 	char location[256];
+	char csp[512];		/* Content-Security-Policy */
 	cJSON *json;		/* parsed body when it is JSON, else NULL; owned */
 } http_resp;
 

@@ -196,6 +196,191 @@ static void test_problem_types_in_spec(void **state)
 	free(spec);
 }
 
+/* The worked examples of codec.h's numbers for people. */
+static void test_numbers_for_people(void **state)
+{
+	char b[64];
+
+	(void)state;
+	assert_string_equal(mpc_fmt_count(b, sizeof(b), 8030261248.0), "8,030,261,248");
+	assert_string_equal(mpc_fmt_count(b, sizeof(b), -1234567), "-1,234,567");
+	assert_string_equal(mpc_fmt_count(b, sizeof(b), 999), "999");
+	assert_string_equal(mpc_fmt_sig3(b, sizeof(b), 308.5), "309");  /* 308.5 rounds half away from zero */
+	assert_string_equal(mpc_fmt_sig3(b, sizeof(b), 61250), "61,300");
+	assert_string_equal(mpc_fmt_sig3(b, sizeof(b), 0.012345), "0.0123");
+	assert_string_equal(mpc_fmt_sig3(b, sizeof(b), 99.96), "100");  /* rounding moves the decade: no "100.0" */
+	assert_string_equal(mpc_fmt_sig3(b, sizeof(b), 16.06), "16.1");
+	/* GB = 1e9 beside GiB = 2^30: the README's Llama-3-8B figures */
+	assert_string_equal(mpc_fmt_bytes(b, sizeof(b), 17638465536.0), "17.6 GB (16.4 GiB)");
+	assert_string_equal(mpc_fmt_bytes(b, sizeof(b), 16060522496.0), "16.1 GB (15.0 GiB)");
+	assert_string_equal(mpc_fmt_bytes(b, sizeof(b), 536870912.0), "537 MB (512 MiB)");
+	assert_string_equal(mpc_fmt_bytes(b, sizeof(b), 150109880320.0), "150 GB (140 GiB)");
+	assert_string_equal(mpc_fmt_bytes(b, sizeof(b), 512), "512 B");
+	assert_string_equal(mpc_fmt_bytes(b, sizeof(b), 999999999.0), "1.00 GB (0.931 GiB)");
+	assert_string_equal(mpc_fmt_seconds(b, sizeof(b), 0.003241), "3.24 ms");
+	assert_string_equal(mpc_fmt_seconds(b, sizeof(b), 0.2489), "249 ms");
+	assert_string_equal(mpc_fmt_seconds(b, sizeof(b), 1.0015e-05), "10.0 us");
+	assert_string_equal(mpc_fmt_seconds(b, sizeof(b), 3.64), "3.64 s");
+	assert_string_equal(mpc_fmt_si(b, sizeof(b), 989.4e12, "FLOP/s"), "989 TFLOP/s");
+	assert_string_equal(mpc_fmt_si(b, sizeof(b), 1978.9e12, "FLOP/s"), "1.98 PFLOP/s");
+	assert_string_equal(mpc_fmt_si(b, sizeof(b), 3.352e12, "B/s"), "3.35 TB/s");
+	assert_string_equal(mpc_fmt_si(b, sizeof(b), 999.96e9, "B/s"), "1.00 TB/s");
+	assert_string_equal(mpc_fmt_si(b, sizeof(b), 0.125, "FLOP/B"), "0.125 FLOP/B");
+	assert_string_equal(mpc_fmt_percent(b, sizeof(b), 0.9106), "91.1%");
+	mpc_fmt_bytes(b, 8, 17638465536.0); /* cut at the buffer, never past it */
+	assert_int_equal(strlen(b), 7);
+}
+
+static cJSON *plan_doc(const char *kind, const char *body_text)
+{
+	cJSON *body = cJSON_Parse(body_text), *out = NULL;
+	mp_error err;
+
+	assert_non_null(body);
+	if (lib_answer(svc, kind, body, &out, &err) != MP_OK)
+		fail_msg("%s: %s: %s", kind, err.field, err.message);
+	cJSON_Delete(body);
+	return out;
+}
+
+/* The plan text leads with the answer, read from the document's members by name; new members never break it. */
+static void test_plan_text(void **state)
+{
+	cJSON *doc = plan_doc("inference", "{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\","
+					   "\"batch_size\":1,\"sequence_length\":4096,\"device\":\"h200-sxm-141gb\"}");
+	char *t = mpc_plan_text(doc, false, "HINT"), *first_nl;
+
+	(void)state;
+	assert_non_null(t);
+	first_nl = strchr(t, '\n');
+	assert_non_null(first_nl);
+	/* line 1: what and where; line 2: the verdict, total against the budget (GB and GiB), headroom */
+	assert_true(strncmp(t, "Inference plan: llama-3-8b (llama, 8,030,261,248 parameters (8.03 billion)) on "
+			       "h200-sxm-141gb\n", (size_t)(first_nl - t) + 1) == 0);
+	assert_true(strncmp(first_nl + 1, "FITS: 17.6 GB (16.4 GiB) per GPU of a 150 GB (140 GiB) budget; headroom 132 GB "
+					  "(123 GiB)\n", 80) == 0);
+	assert_non_null(strstr(t, "  binding term:        weights: 16.1 GB (15.0 GiB), 91.1% of the total\n"));
+	assert_non_null(strstr(t, "  largest batch:       130 sequences of 4,096 tokens\n"));
+	assert_non_null(strstr(t, "  longest sequence:    8,192 tokens at batch 1\n"));
+	assert_non_null(strstr(t, "  smallest GPU count:  1\n"));
+	assert_non_null(strstr(t, "  total                    17,638,465,536       17.6       16.4    100%\n"));
+	assert_non_null(strstr(t, "GB = 1e9 bytes, GiB = 2^30 bytes. HINT\n"));
+	assert_null(strstr(t, "Every figure")); /* not verbose */
+	/* the verdict comes before the breakdown */
+	assert_true(strstr(t, "FITS") < strstr(t, "memory per GPU"));
+	free(t);
+	/* members it does not know (another engineer's block, warnings) are shown, never a crash */
+	mpc_add_item(doc, "warnings", cJSON_CreateStringArray((const char *[]){ "an assumption" }, 1));
+	mpc_add_item(doc, "engine", cJSON_CreateObject());
+	mpc_add_item(cJSON_GetObjectItem(doc, "engine"), "predicted_kv_cache_bytes", mpc_number(123456789));
+	t = mpc_plan_text(doc, true, NULL);
+	assert_non_null(strstr(t, "warnings:\n  - an assumption\n"));
+	assert_true(strstr(t, "warnings:") < strstr(t, "memory per GPU"));
+	assert_non_null(strstr(t, "predicted_kv_cache_bytes: 123,456,789 B (123 MB (118 MiB))"));
+	assert_non_null(strstr(t, "parameters: 8,030,261,248\n"));
+	free(t);
+	/* without the fit block: what it needs */
+	cJSON_DeleteItemFromObject(doc, "fit");
+	cJSON_DeleteItemFromObject(doc, "performance");
+	t = mpc_plan_text(doc, false, NULL);
+	assert_non_null(strstr(t, "NEEDS 17.6 GB (16.4 GiB) per GPU"));
+	free(t);
+	/* a document with nothing it knows still renders */
+	t = mpc_plan_text(cJSON_GetObjectItem(doc, "kv_cache"), false, NULL);
+	assert_non_null(t);
+	free(t);
+	cJSON_Delete(doc);
+	/* does not fit: by how much, and the smallest GPU count that does */
+	doc = plan_doc("inference", "{\"model\":\"llama-3.1-70b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\","
+				    "\"batch_size\":1,\"sequence_length\":4096,\"device\":\"rtx-4090-24gb\"}");
+	t = mpc_plan_text(doc, false, NULL);
+	assert_non_null(strstr(t, "DOES NOT FIT: 144 GB (134 GiB) per GPU against a 25.8 GB (24.0 GiB) budget; 118 GB "
+				  "(110 GiB) over\n"));
+	assert_non_null(strstr(t, "  largest batch:       none fits at 4,096 tokens\n"));
+	assert_non_null(strstr(t, "  smallest GPU count:  8\n"));
+	free(t);
+	cJSON_Delete(doc);
+	/* training: the terms that do not add up say so */
+	doc = plan_doc("training", "{\"model\":\"llama-2-7b\",\"precision\":\"mixed_bf16\",\"optimizer\":\"adamw\","
+				   "\"micro_batch_size\":1,\"sequence_length\":4096,\"activation_recomputation\":\"selective\","
+				   "\"num_gpus\":8,\"sharding\":\"zero1\",\"device\":\"h200-sxm-141gb\"}");
+	t = mpc_plan_text(doc, false, NULL);
+	assert_true(strncmp(t, "Training plan: llama-2-7b", 25) == 0);
+	assert_non_null(strstr(t, "FITS: 51.3 GB (47.8 GiB) per GPU of a 150 GB (140 GiB) budget"));
+	assert_non_null(strstr(t, "  largest micro-batch: 4 sequences of 4,096 tokens\n"));
+	assert_non_null(strstr(t, "(the peak of the backward phase; the terms do not all coexist)"));
+	assert_non_null(strstr(t, "8 GPUs (data 8 x tensor 1 x pipeline 1, zero1)"));
+	free(t);
+	cJSON_Delete(doc);
+}
+
+/* ?pretty reprints the compact text: the same digits as printing the tree pretty. */
+static void test_reprint(void **state)
+{
+	cJSON *doc = plan_doc("inference", "{\"model\":\"mixtral-8x7b\",\"weight_dtype\":\"fp8_e4m3\",\"kv_cache_dtype\":"
+					   "\"fp8\",\"batch_size\":64,\"sequence_length\":8192,\"tensor_parallel_size\":2,"
+					   "\"device\":\"h100-sxm5-80gb\"}");
+	cJSON *raw = cJSON_CreateObject();
+	char *compact, *pretty, *again;
+
+	(void)state;
+	/* the document as the encoders build it, with exact digits */
+	mpc_add_item(raw, "plan", doc);
+	mpc_add_num(raw, "peak", 1978.9e12);
+	mpc_add_num(raw, "fraction", 0.1 + 0.2);
+	compact = mpc_print(raw, false);
+	pretty = mpc_print(raw, true);
+	again = mpc_reprint(compact, true);
+	assert_non_null(again);
+	assert_string_equal(again, pretty);
+	cJSON_free(again);
+	again = mpc_reprint(pretty, false);
+	assert_string_equal(again, compact);
+	assert_non_null(strstr(compact, "\"peak\":1978900000000000"));
+	assert_null(mpc_reprint("{not json", true));
+	cJSON_free(again);
+	cJSON_free(compact);
+	cJSON_free(pretty);
+	cJSON_Delete(raw);
+}
+
+/* The fit batch as text: per job the verdict, then devices x GPU counts. */
+static void test_fit_text(void **state)
+{
+	cJSON *body = cJSON_Parse("{\"jobs\":[{\"id\":\"chat\",\"inference\":{\"model\":\"llama-3-8b\",\"weight_dtype\":"
+				  "\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":8,\"sequence_length\":8192}},"
+				  "{\"id\":\"huge\",\"inference\":{\"model\":\"llama-3.1-70b\",\"weight_dtype\":\"bf16\","
+				  "\"kv_cache_dtype\":\"bf16\",\"batch_size\":1,\"sequence_length\":4096}},"
+				  "{\"id\":\"tune\",\"training\":{\"model\":\"llama-3.1-70b\",\"precision\":\"mixed_bf16\","
+				  "\"optimizer\":\"adamw\",\"micro_batch_size\":1,\"sequence_length\":4096}}],"
+				  "\"devices\":[\"rtx-4090-24gb\",\"h100-sxm5-80gb\"],\"gpu_counts\":[1,2]}");
+	mps_fit_request rq;
+	mpc_fit_text *w;
+	mp_error err;
+	char *t;
+
+	(void)state;
+	assert_int_equal(mpc_fit_decode(body, &rq, &err), MP_OK);
+	w = mpc_fit_text_new(&rq);
+	assert_int_equal(mps_fit(svc, &rq, mpc_fit_text_sink(), w, &err), MP_OK);
+	t = mpc_fit_text_finish(w);
+	assert_non_null(t);
+	assert_non_null(strstr(t, "Fit: 3 jobs x 2 devices x GPU counts 1, 2\n"));
+	assert_non_null(strstr(t, "job chat (inference, llama-3-8b, 8,030,261,248 parameters (8.03 billion)): FITS on 2 "
+				  "of 2 devices; fewest GPUs: 1 (h100-sxm5-80gb)\n"));
+	/* 141 GB of bf16 weights: split over 2 H100s, 72.4 GB each */
+	assert_non_null(strstr(t, "job huge (inference, llama-3.1-70b, 70,553,706,496 parameters (70.6 billion)): FITS on 1 "
+				  "of 2 devices; fewest GPUs: 2 (h100-sxm5-80gb)\n"));
+	assert_non_null(strstr(t, "  h100-sxm5-80gb           2         no  144 GB      yes 72.4 GB\n"));
+	assert_non_null(strstr(t, "job tune (training, llama-3.1-70b, 70,553,706,496 parameters (70.6 billion)): DOES NOT "
+				  "FIT on any of the 2 devices at these GPU counts\n"));
+	/* the 4090 row of chat: no at 1 GPU (33.0 GB per GPU), yes at 2 */
+	assert_non_null(strstr(t, "  rtx-4090-24gb            2         no  33.0 GB     yes 17.8 GB\n"));
+	free(t);
+	mpc_fit_request_free(&rq);
+	cJSON_Delete(body);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -203,6 +388,10 @@ int main(void)
 		cmocka_unit_test(test_inference_under_failures),
 		cmocka_unit_test(test_training_under_failures),
 		cmocka_unit_test(test_fit_and_roofline_under_failures),
+		cmocka_unit_test(test_numbers_for_people),
+		cmocka_unit_test(test_plan_text),
+		cmocka_unit_test(test_reprint),
+		cmocka_unit_test(test_fit_text),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

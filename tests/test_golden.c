@@ -3,7 +3,8 @@
  * freshly seeded database and compares status, media type and body, byte for byte, with
  * tests/golden/http_expected.jsonl; runs every command line of tests/golden/cli_cases.txt and compares its
  * output with tests/golden/cli/<name>.txt. The requests are those the HTTP tests send plus the README's examples
- * (tests/golden/README.md). Timestamps of stored rows (created_at, updated_at) are the only bytes masked.
+ * (tests/golden/README.md). Timestamps of stored rows (created_at, updated_at), and in CLI outputs the temporary
+ * database's path and the working folder, are the only bytes masked.
  *
  * MEMPLAN_GOLDEN_RECORD=1 rewrites the expected files from what this build answers: do it only for a change
  * that is meant to change answers, and say why in the commit.
@@ -20,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "../codec/tables.h"
 #include "http_util.h"
 #include "refs.h"
 
@@ -64,6 +66,29 @@ static char *mask_times(const char *in)
 			*o++ = *p++;
 	}
 	*o = '\0';
+	return out;
+}
+
+/* Replaces each occurrence of needle (the test's database path, a fresh temporary folder; the working folder the
+ * help names) by repl, at most as long; in is consumed. */
+static char *mask_text(char *in, const char *needle, const char *repl)
+{
+	size_t n = strlen(needle), rn = strlen(repl), o = 0;
+	char *out = malloc(strlen(in) + 1);
+
+	assert_non_null(out);
+	assert_true(rn <= n);
+	for (const char *p = in; *p;) {
+		if (strncmp(p, needle, n) == 0) {
+			memcpy(out + o, repl, rn);
+			o += rn;
+			p += n;
+		} else {
+			out[o++] = *p++;
+		}
+	}
+	out[o] = '\0';
+	free(in);
 	return out;
 }
 
@@ -173,7 +198,7 @@ static void test_cli_golden(void **state)
 {
 	const char *bin = getenv("MEMPLAN_BIN");
 	char *cases = read_text(GOLDEN_DIR "/cli_cases.txt"), *line, *save = NULL;
-	char dir[] = "/tmp/memplan-golden-XXXXXX", db[128], binabs[1024];
+	char dir[] = "/tmp/memplan-golden-XXXXXX", db[128], binabs[1024], cwd[1024];
 	int n = 0, bad = 0;
 
 	(void)state;
@@ -181,6 +206,7 @@ static void test_cli_golden(void **state)
 		fprintf(stderr, "CLI golden cases skipped: MEMPLAN_BIN is not set (make check sets it)\n");
 		skip();
 	}
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
 	assert_non_null(realpath(bin, binabs));
 	assert_non_null(mkdtemp(dir));
 	snprintf(db, sizeof(db), "%s/golden.db", dir);
@@ -194,7 +220,7 @@ static void test_cli_golden(void **state)
 		snprintf(name, sizeof(name), "%.*s", (int)(tab - line), line);
 		snprintf(path, sizeof(path), GOLDEN_DIR "/cli/%s.txt", name);
 		out = run_cli(binabs, tab + 1, db, &rc);
-		masked = mask_times(out);
+		masked = mask_text(mask_text(mask_times(out), db, "$DB"), cwd, "$CWD");
 		if (recording()) {
 			FILE *f = fopen(path, "w");
 
@@ -232,11 +258,102 @@ static void test_cli_golden(void **state)
 	free(cases);
 }
 
+/* `memplan CMD --help` for each subcommand: exit 0, a usage line, the options; the plan and roofline helps list
+ * every field of the decoders' own tables (so a new field is never missing) with what it takes. */
+static void test_cli_help(void **state)
+{
+	static const char *const subcommands[] = { "plan inference", "plan training", "plan", "roofline", "calibrate",
+						   "db", "routes", "serve" };
+	const char *bin = getenv("MEMPLAN_BIN");
+	char dir[] = "/tmp/memplan-help-XXXXXX", db[128], binabs[1024];
+
+	(void)state;
+	if (bin == NULL) {
+		fprintf(stderr, "CLI help cases skipped: MEMPLAN_BIN is not set (make check sets it)\n");
+		skip();
+	}
+	assert_non_null(realpath(bin, binabs));
+	assert_non_null(mkdtemp(dir));
+	snprintf(db, sizeof(db), "%s/h.db", dir);
+	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++) {
+		char args[64], usage[64];
+		int rc;
+		char *out;
+
+		snprintf(args, sizeof(args), "%s --help", subcommands[i]);
+		out = run_cli(binabs, args, db, &rc);
+		snprintf(usage, sizeof(usage), "Usage: memplan %.*s", (int)strcspn(subcommands[i], " "), subcommands[i]);
+		if (strncmp(out, usage, strlen(usage)) != 0 || strstr(out, "[exit 0]") == NULL)
+			fail_msg("memplan %s:\n%s", args, out);
+		if (strcmp(subcommands[i], "routes") != 0 && strcmp(subcommands[i], "serve") != 0)
+			assert_non_null(strstr(out, "Database: --db PATH, else $MEMPLAN_DB"));
+		for (int k = 0; k < 2 && strncmp(subcommands[i], "plan", 4) == 0; k++) {
+			size_t n;
+			const mpm_field *t = k ? mpc_training_field_table(&n) : mpc_inference_field_table(&n);
+
+			if (strcmp(subcommands[i], k ? "plan inference" : "plan training") == 0)
+				continue;
+			for (size_t j = 0; j < n; j++) {
+				char opt[96];
+
+				snprintf(opt, sizeof(opt), "  --%s", t[j].name);
+				if (strstr(out, opt) == NULL)
+					fail_msg("memplan %s does not list %s", args, opt);
+			}
+		}
+		if (strcmp(subcommands[i], "plan inference") == 0) {
+			/* the allowed values: from the table (an enum, the dtypes) and the KV formats */
+			assert_non_null(strstr(out, "one of: none, fused, eager"));
+			assert_non_null(strstr(out, "fp8 (= fp8_e4m3)"));
+			assert_non_null(strstr(out, "an integer 1 to 1,048,576"));
+		}
+		if (strcmp(subcommands[i], "roofline") == 0) {
+			const char *name;
+			size_t n;
+
+			for (size_t k = 0; mpc_op_field_table(k, &name, &n); k++) {
+				char spec[64];
+
+				snprintf(spec, sizeof(spec), "\n%s:key=value,...\n", name);
+				assert_non_null(strstr(out, spec));
+			}
+		}
+		free(out);
+	}
+	/* --name=value is --name value; a not-found error says which database it read */
+	{
+		int rc1, rc2;
+		char *a = run_cli(binabs, "plan inference --model=llama-3-8b --weight_dtype=bf16 --kv_cache_dtype=bf16 "
+					  "--batch_size=2 --sequence_length=1024", db, &rc1);
+		char *b = run_cli(binabs, "plan inference --model llama-3-8b --weight_dtype bf16 --kv_cache_dtype bf16 "
+					  "--batch_size 2 --sequence_length 1024", db, &rc2);
+		char want[256];
+
+		assert_string_equal(a, b);
+		assert_non_null(strstr(a, "batch 2 x 1,024 tokens"));
+		free(a);
+		free(b);
+		a = run_cli(binabs, "plan inference --model=nope --weight_dtype=bf16 --kv_cache_dtype=bf16 --batch_size=1 "
+				    "--sequence_length=1", db, &rc1);
+		snprintf(want, sizeof(want), "looked in the database %s;", db);
+		assert_non_null(strstr(a, want));
+		assert_non_null(strstr(a, "[exit 1]"));
+		free(a);
+	}
+	{
+		char cmd[256];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		assert_int_equal(system(cmd), 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_http_golden, http_fixture_setup, http_fixture_teardown),
 		cmocka_unit_test(test_cli_golden),
+		cmocka_unit_test(test_cli_help),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -406,6 +406,153 @@ static void test_method_not_allowed_has_allow(void **state)
 	http_resp_free(&r);
 }
 
+/* Every JSON answer ends with a newline (problems too); ?pretty=true indents it with the same digits. */
+static void test_newline_and_pretty(void **state)
+{
+	fixture *f = *state;
+	http_resp a, b;
+	const char *body = "{\"model\":\"llama-3-8b\"," LLAMA3_REQ_TAIL;
+
+	http_do(&f->d, "POST", "/v1/plan/inference", body, J, NULL, &a);
+	assert_int_equal(a.status, 200);
+	assert_true(a.len > 2 && a.body[a.len - 1] == '\n' && a.body[a.len - 2] == '}');
+	assert_null(strchr(a.body, '\t'));
+	http_do(&f->d, "POST", "/v1/plan/inference?pretty=true", body, J, NULL, &b);
+	assert_int_equal(b.status, 200);
+	assert_string_equal(b.content_type, "application/json");
+	assert_non_null(strstr(b.body, "{\n\t\"model\":\t{\n"));
+	assert_non_null(strstr(b.body, "\"total_bytes\":\t17638465536,")); /* exact digits, as the compact answer */
+	assert_true(b.body[b.len - 1] == '\n');
+	/* the same document */
+	{
+		cJSON *x = cJSON_Parse(a.body), *y = cJSON_Parse(b.body);
+
+		assert_true(cJSON_Compare(x, y, true));
+		cJSON_Delete(x);
+		cJSON_Delete(y);
+	}
+	http_resp_free(&a);
+	http_resp_free(&b);
+	/* a cached answer (the fit writer's text, the cache's bytes) indented too; a GET; a problem */
+	http_do(&f->d, "POST", "/v1/fit?pretty=1", "{\"jobs\":[{\"inference\":{\"model\":\"llama-3-8b\"," LLAMA3_REQ_TAIL "}],"
+	        "\"devices\":[\"h100-sxm5-80gb\"]}", J, NULL, &a);
+	assert_int_equal(a.status, 200);
+	assert_non_null(strstr(a.body, "\n\t\"columns\":\t["));
+	http_resp_free(&a);
+	http_do(&f->d, "GET", "/v1/devices/h100-sxm5-80gb?pretty=true", NULL, NULL, NULL, &a);
+	assert_non_null(strstr(a.body, "\n\t\"memory_bandwidth_bytes_per_second\":\t3352000000000,\n"));
+	http_resp_free(&a);
+	http_do(&f->d, "POST", "/v1/plan/inference?pretty=true", "{\"model\":\"llama-3-8b\"}", J, NULL, &a);
+	assert_int_equal(a.status, 422);
+	assert_non_null(strstr(a.body, "\n\t\"status\":\t422,\n"));
+	assert_true(a.body[a.len - 1] == '\n');
+	http_resp_free(&a);
+	http_do(&f->d, "GET", "/v1/health?pretty=false", NULL, NULL, NULL, &a);
+	assert_int_equal(a.status, 200);
+	assert_null(strchr(a.body, '\t'));
+	http_resp_free(&a);
+	expect_problem(f, "GET", "/v1/health?pretty=yes", NULL, NULL, 422, "?pretty");
+}
+
+/* ?format=text on the plans, the fit and capacity: the answer for people, never taken from the JSON cache. */
+static void test_format_text(void **state)
+{
+	fixture *f = *state;
+	http_resp r;
+	const char *body = "{\"model\":\"llama-3-8b\"," LLAMA3_REQ_TAIL;
+	char dev[512];
+
+	snprintf(dev, sizeof(dev), "{\"model\":\"llama-3-8b\",\"device\":\"h200-sxm-141gb\",%s", LLAMA3_REQ_TAIL);
+	/* the JSON answer first: it is now in the response cache */
+	http_do(&f->d, "POST", "/v1/plan/inference", dev, J, NULL, &r);
+	assert_string_equal(r.content_type, "application/json");
+	http_resp_free(&r);
+	http_do(&f->d, "POST", "/v1/plan/inference?format=text", dev, J, NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(r.content_type, "text/plain; charset=utf-8");
+	assert_true(strncmp(r.body, "Inference plan: llama-3-8b", 26) == 0);
+	assert_non_null(strstr(r.body, "\nFITS: 17.6 GB (16.4 GiB) per GPU of a 150 GB (140 GiB) budget"));
+	http_resp_free(&r);
+	http_do(&f->d, "POST", "/v1/plan/inference?format=json", body, J, NULL, &r);
+	assert_string_equal(r.content_type, "application/json");
+	http_resp_free(&r);
+	http_do(&f->d, "POST", "/v1/plan/training?format=text",
+	        "{\"model\":\"llama-2-7b\",\"precision\":\"mixed_bf16\",\"optimizer\":\"adamw\",\"micro_batch_size\":1,"
+	        "\"sequence_length\":4096,\"device\":\"h200-sxm-141gb\"}",
+	        J, NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_true(strncmp(r.body, "Training plan: llama-2-7b", 25) == 0);
+	http_resp_free(&r);
+	http_do(&f->d, "POST", "/v1/fit?format=text", "{\"jobs\":[{\"id\":\"a\",\"inference\":{\"model\":\"llama-3-8b\","
+	        LLAMA3_REQ_TAIL "}],\"devices\":[\"h100-sxm5-80gb\"],\"gpu_counts\":[1]}", J, NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(r.content_type, "text/plain; charset=utf-8");
+	assert_non_null(strstr(r.body, "job a (inference, llama-3-8b, 8,030,261,248 parameters (8.03 billion)): FITS on 1 "
+	                               "of 1 device; fewest GPUs: 1 (h100-sxm5-80gb)\n"));
+	http_resp_free(&r);
+	http_do(&f->d, "GET", "/v1/capacity?model=llama-3-8b&sequence_length=4096&format=text&vendor=amd", NULL, NULL,
+	        NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.body, "Capacity of llama-3-8b (8,030,261,248 parameters), bf16 weights, bf16 KV cache, "
+	                               "4,096 tokens per sequence:\nFITS on "));
+	http_resp_free(&r);
+	/* errors stay problem+json */
+	expect_problem(f, "POST", "/v1/plan/inference?format=yaml", body, J, 422, "?format");
+	expect_problem(f, "POST", "/v1/plan/inference?format=text", "{\"model\":\"nope\"," LLAMA3_REQ_TAIL, J, 404, "/model");
+	/* format is not every route's */
+	expect_problem(f, "POST", "/v1/roofline?format=text", "{\"device\":\"h100-sxm5-80gb\",\"ops\":[]}", J, 422, "?format");
+}
+
+/* GET /: the embedded page and its files, ETag'd, under a Content-Security-Policy; trailing slashes; 405's text. */
+static void test_web_page_and_paths(void **state)
+{
+	fixture *f = *state;
+	http_resp r;
+	char inm[160];
+
+	http_do(&f->d, "GET", "/", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(r.content_type, "text/html; charset=utf-8");
+	assert_non_null(strstr(r.body, "<script src=\"/ui/app.js\" defer></script>"));
+	assert_non_null(strstr(r.csp, "default-src 'none'"));
+	assert_non_null(strstr(r.csp, "connect-src 'self'"));
+	assert_true(r.etag[0] == '"');
+	snprintf(inm, sizeof(inm), "If-None-Match: %s", r.etag);
+	http_resp_free(&r);
+	http_do(&f->d, "GET", "/", NULL, NULL, inm, &r);
+	assert_int_equal(r.status, 304);
+	http_resp_free(&r);
+	http_do(&f->d, "GET", "/ui/app.js", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(r.content_type, "text/javascript; charset=utf-8");
+	assert_non_null(strstr(r.body, "fetch(path, init)"));
+	assert_null(strstr(r.body, "http://")); /* nothing fetched from elsewhere */
+	assert_null(strstr(r.body, "https://"));
+	http_resp_free(&r);
+	http_do(&f->d, "GET", "/ui/style.css", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(r.content_type, "text/css; charset=utf-8");
+	http_resp_free(&r);
+	http_do(&f->d, "GET", "/ui/nope.js", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 404);
+	http_resp_free(&r);
+	/* one trailing slash is the same path */
+	http_do(&f->d, "GET", "/v1/devices/?limit=1", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "items")), 1);
+	http_resp_free(&r);
+	http_do(&f->d, "GET", "/v1/devices/h100-sxm5-80gb/", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(cJSON_GetObjectItem(r.json, "id")->valuestring, "h100-sxm5-80gb");
+	http_resp_free(&r);
+	/* a 405 names the methods in its detail, not only in Allow */
+	http_do(&f->d, "DELETE", "/v1/health", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 405);
+	assert_string_equal(cJSON_GetObjectItem(r.json, "detail")->valuestring,
+	                    "DELETE is not allowed on /v1/health; it takes GET, HEAD (the Allow header)");
+	http_resp_free(&r);
+}
+
 static void test_body_too_large(void **state)
 {
 	fixture *f = *state;
@@ -583,6 +730,9 @@ int main(void)
 		cmocka_unit_test(test_unknown_query),
 		cmocka_unit_test(test_duplicate_keys),
 		cmocka_unit_test(test_method_not_allowed_has_allow),
+		cmocka_unit_test(test_newline_and_pretty),
+		cmocka_unit_test(test_format_text),
+		cmocka_unit_test(test_web_page_and_paths),
 		cmocka_unit_test(test_body_too_large),
 		cmocka_unit_test(test_reads),
 		cmocka_unit_test(test_routes_match_openapi),

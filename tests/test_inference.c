@@ -375,11 +375,13 @@ static void test_cli(void **state)
 	n = fread(buf, 1, sizeof(buf) - 1, p);
 	buf[n] = '\0';
 	assert_int_equal(pclose(p), 0);
-	assert_non_null(strstr(buf, "weights_bytes: 16,060,522,496 B = 16.061 GB = 14.958 GiB"));
-	/* D12: the readable output rounds figures for humans (4 significant digits); --json keeps them all */
+	assert_non_null(strstr(buf, "memory per GPU                      bytes         GB        GiB   share\n"
+				    "  weights                  16,060,522,496       16.1       15.0   91.1%\n"));
+	assert_non_null(strstr(buf, "GB = 1e9 bytes, GiB = 2^30 bytes."));
+	/* D12: the readable output rounds figures for humans (3 significant digits); --json keeps them all */
 	snprintf(cmd, sizeof(cmd),
 	         "%s plan inference --model llama-3-8b --weight_dtype int4 --kv_cache_dtype bf16 --batch_size 1 "
-	         "--sequence_length 4096 --db %s/m.db",
+	         "--sequence_length 4096 --verbose --db %s/m.db",
 	         bin, dir);
 	p = popen(cmd, "r");
 	n = fread(buf, 1, sizeof(buf) - 1, p);
@@ -393,7 +395,7 @@ static void test_cli(void **state)
 		assert_non_null(at);
 		at += strlen("bits_per_parameter: ");
 		snprintf(text, sizeof(text), "%.*s", (int)strcspn(at, "\n"), at);
-		assert_true(strlen(text) <= 5); /* e.g. 5.711, never 5.7109375000000004 */
+		assert_true(strlen(text) <= 4); /* e.g. 5.71, never 5.7109375000000004 */
 		shown = strtod(text, NULL);
 		snprintf(cmd, sizeof(cmd),
 		         "%s plan inference --model llama-3-8b --weight_dtype int4 --kv_cache_dtype bf16 --batch_size 1 "
@@ -406,7 +408,7 @@ static void test_cli(void **state)
 		doc = cJSON_Parse(buf);
 		assert_non_null(doc);
 		exact = pointer(doc, "/weights/bits_per_parameter")->valuedouble;
-		assert_true(exact != shown && fabs(shown - exact) <= 5e-4 * exact);
+		assert_true(exact != shown && fabs(shown - exact) <= 5e-3 * exact);
 		cJSON_Delete(doc);
 	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);

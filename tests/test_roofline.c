@@ -1356,11 +1356,181 @@ static void test_svg_chart(void **state)
 	cJSON_Delete(seed);
 }
 
+/* A text element's box as the layout gives it: the estimated width at its font size, from the font size above the
+ * baseline to a third of it below (the label boxes the placer keeps apart are at least this tall). */
+typedef struct tbox {
+	double x0, y0, x1, y1;
+	char cls[32], text[256];
+} tbox;
+
+static tbox text_box(xmlNodePtr t)
+{
+	xmlChar *c = xmlGetProp(t, (const xmlChar *)"class"), *id = xmlGetProp(t, (const xmlChar *)"id");
+	xmlChar *fs = xmlGetProp(t, (const xmlChar *)"font-size"), *anchor = xmlGetProp(t, (const xmlChar *)"text-anchor");
+	xmlChar *content = xmlNodeGetContent(t);
+	double px = fs ? strtod((const char *)fs, NULL) : 12, x = prop(t, "x"), y = prop(t, "y");
+	double w = mpc_svg_text_width((const char *)content, px);
+	tbox b;
+
+	if (anchor && strcmp((const char *)anchor, "end") == 0)
+		x -= w;
+	else if (anchor && strcmp((const char *)anchor, "middle") == 0)
+		x -= w / 2;
+	b.x0 = x;
+	b.x1 = x + w;
+	b.y0 = y - px;
+	b.y1 = y + px / 3;
+	snprintf(b.cls, sizeof(b.cls), "%s", c ? (const char *)c : id ? (const char *)id : "");
+	snprintf(b.text, sizeof(b.text), "%s", (const char *)content);
+	xmlFree(c);
+	xmlFree(id);
+	xmlFree(fs);
+	xmlFree(anchor);
+	xmlFree(content);
+	return b;
+}
+
+/* The chart at path: no two labels of the plot intersect, none covers a point, and every text (labels, legend,
+ * table, title) lies inside the viewport; each point sits under the roof its data-roof names; each numbered point
+ * is in the table. Returns how many labels the plot holds and how many points are numbered. */
+static void check_layout(fixture *f, const char *path, int *nlabels, int *nnumbered)
+{
+	http_resp r;
+	xmlDocPtr doc;
+	xmlXPathContextPtr ctx;
+	xmlXPathObjectPtr texts, ops;
+	tbox *labels;
+	int nl = 0, numbered = 0;
+	double w, h;
+
+	http_do(&f->d, "GET", path, NULL, NULL, NULL, &r);
+	if (r.status != 200)
+		fail_msg("%s: %ld %s", path, r.status, r.body);
+	doc = xmlReadMemory(r.body, (int)r.len, "roofline.svg", NULL, XML_PARSE_NONET);
+	assert_non_null(doc);
+	w = prop(xmlDocGetRootElement(doc), "width");
+	h = prop(xmlDocGetRootElement(doc), "height");
+	ctx = xmlXPathNewContext(doc);
+	xmlXPathRegisterNs(ctx, (const xmlChar *)"s", (const xmlChar *)"http://www.w3.org/2000/svg");
+	/* every text but the rotated y-axis title and the tick labels (numbers with a superscript) */
+	texts = xmlXPathEvalExpression((const xmlChar *)"//s:text[not(@transform) and not(contains(@class,'tick'))]", ctx);
+	labels = calloc((size_t)texts->nodesetval->nodeNr + 1, sizeof(*labels));
+	assert_non_null(labels);
+	for (int i = 0; i < texts->nodesetval->nodeNr; i++) {
+		tbox b = text_box(texts->nodesetval->nodeTab[i]);
+
+		if (b.x0 < 0 || b.y0 < 0 || b.x1 > w || b.y1 > h)
+			fail_msg("%s: text '%s' (%s) at [%.1f %.1f %.1f %.1f] leaves the %gx%g viewport", path, b.text, b.cls,
+			         b.x0, b.y0, b.x1, b.y1, w, h);
+		if (strcmp(b.cls, "label") == 0)
+			labels[nl++] = b;
+	}
+	for (int i = 0; i < nl; i++)
+		for (int j = i + 1; j < nl; j++)
+			if (labels[i].x0 < labels[j].x1 && labels[j].x0 < labels[i].x1 && labels[i].y0 < labels[j].y1 &&
+			    labels[j].y0 < labels[i].y1)
+				fail_msg("%s: labels '%s' and '%s' overlap", path, labels[i].text, labels[j].text);
+	ops = xmlXPathEvalExpression((const xmlChar *)"//s:g[@class='op']", ctx);
+	for (int i = 0; i < ops->nodesetval->nodeNr; i++) {
+		xmlNodePtr g = ops->nodesetval->nodeTab[i], circle = NULL;
+		xmlChar *roof = xmlGetProp(g, (const xmlChar *)"data-roof"), *num = xmlGetProp(g, (const xmlChar *)"data-number");
+		char xpath[160];
+		xmlXPathObjectPtr line;
+
+		for (xmlNodePtr k = g->children; k; k = k->next)
+			if (k->type == XML_ELEMENT_NODE && strcmp((const char *)k->name, "circle") == 0)
+				circle = k;
+		assert_non_null(circle);
+		/* no label covers a point */
+		for (int j = 0; j < nl; j++)
+			if (prop(circle, "cx") > labels[j].x0 && prop(circle, "cx") < labels[j].x1 &&
+			    prop(circle, "cy") > labels[j].y0 && prop(circle, "cy") < labels[j].y1)
+				fail_msg("%s: label '%s' covers a point", path, labels[j].text);
+		/* under the roof it names */
+		snprintf(xpath, sizeof(xpath), "//s:line[contains(@class,'ceiling') and @data-label='%s']", (const char *)roof);
+		line = xmlXPathEvalExpression((const xmlChar *)xpath, ctx);
+		if (line->nodesetval == NULL || line->nodesetval->nodeNr != 1)
+			fail_msg("%s: no roof line for '%s'", path, (const char *)roof);
+		assert_true(prop(g, "data-attainable") <= prop(line->nodesetval->nodeTab[0], "data-flops-per-second") * 1.000001);
+		xmlXPathFreeObject(line);
+		if (num) {
+			snprintf(xpath, sizeof(xpath), "//s:text[@class='table-label' and @data-number='%s']", (const char *)num);
+			line = xmlXPathEvalExpression((const xmlChar *)xpath, ctx);
+			assert_int_equal(line->nodesetval ? line->nodesetval->nodeNr : 0, 1);
+			xmlXPathFreeObject(line);
+			numbered++;
+		}
+		xmlFree(roof);
+		xmlFree(num);
+	}
+	/* the legend explains the colours */
+	xmlXPathFreeObject(ops);
+	ops = xmlXPathEvalExpression((const xmlChar *)"//s:circle[@id='legend-memory' or @id='legend-compute']", ctx);
+	assert_int_equal(ops->nodesetval->nodeNr, 2);
+	xmlXPathFreeObject(ops);
+	xmlXPathFreeObject(texts);
+	xmlXPathFreeContext(ctx);
+	xmlFreeDoc(doc);
+	free(labels);
+	http_resp_free(&r);
+	*nlabels = nl;
+	*nnumbered = numbered;
+}
+
+/* The README's chart, a model's steps, and a crowded chart: labels apart and inside; roofs per data type. */
+static void test_svg_layout(void **state)
+{
+	fixture *f = *state;
+	char crowded[4096];
+	size_t o = 0;
+	int nl, nn;
+	http_resp r;
+
+	/* the README's example: three operations, each labelled in full, none numbered */
+	check_layout(f,
+	             "/v1/devices/h100-sxm5-80gb/roofline.svg?op=matmul:m=1,k=4096,n=4096,dtype=bf16,label=gemv&op=matmul:"
+	             "m=256,k=256,n=256,dtype=bf16&op=matmul:m=8192,k=8192,n=8192,dtype=bf16",
+	             &nl, &nn);
+	assert_int_equal(nl, 4); /* three operations and the ridge */
+	assert_int_equal(nn, 0);
+	/* a model's decode and prefill steps: points on one spot share a label or are numbered */
+	check_layout(f, "/v1/devices/h200-sxm-141gb/roofline.svg?model=llama-3-8b&batch_size=8&context_tokens=4096", &nl,
+	             &nn);
+	assert_true(nl >= 8);
+	/* crowded: 28 matrix products in two data types, a MoE model's steps, a long label */
+	o += (size_t)snprintf(crowded + o, sizeof(crowded) - o,
+	                      "/v1/devices/h100-sxm5-80gb/roofline.svg?model=mixtral-8x7b&batch_size=64&context_tokens=8192");
+	for (int m = 1; m <= 8192; m *= 2)
+		for (int d = 0; d < 2; d++)
+			o += (size_t)snprintf(crowded + o, sizeof(crowded) - o, "&op=matmul:m=%d,k=4096,n=4096,dtype=%s", m,
+			                      d ? "fp8_e4m3" : "bf16");
+	snprintf(crowded + o, sizeof(crowded) - o, "&op=elementwise:elements=1048576,dtype=bf16,label=a%%20label%%20long"
+	                                           "%%20enough%%20to%%20need%%20room%%20of%%20its%%20own");
+	check_layout(f, crowded, &nl, &nn);
+	assert_true(nn > 0); /* some had to be numbered */
+	/* the fp8 operations sit under an fp8 roof, drawn above the bf16 one */
+	http_do(&f->d, "GET", crowded, NULL, NULL, NULL, &r);
+	assert_non_null(strstr(r.body, "class=\"ceiling roof\" x1="));
+	assert_non_null(strstr(r.body, "data-label=\"fp8_e4m3 matrix\""));
+	assert_non_null(strstr(r.body, "fp32 vector"));
+	http_resp_free(&r);
+	/* model's arguments without a model: named */
+	http_do(&f->d, "GET", "/v1/devices/h100-sxm5-80gb/roofline.svg?batch_size=8", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 422);
+	assert_string_equal(http_problem_field(&r), "?model");
+	http_resp_free(&r);
+	http_do(&f->d, "GET", "/v1/devices/h100-sxm5-80gb/roofline.svg?model=llama-3-8b&context_tokens=x", NULL, NULL, NULL,
+	        &r);
+	assert_int_equal(r.status, 422);
+	assert_string_equal(http_problem_field(&r), "?context_tokens");
+	http_resp_free(&r);
+}
+
 /* The text chart and `memplan roofline`: axes labelled, ridge marked, legend. */
 static void test_text_chart_cli(void **state)
 {
 	const char *bin = getenv("MEMPLAN_BIN");
-	char cmd[512], out[8192];
+	char cmd[1024], out[16384];
 	size_t n;
 	FILE *p;
 	char dir[] = "/tmp/memplan-roofline-XXXXXX";
@@ -1380,14 +1550,33 @@ static void test_text_chart_cli(void **state)
 	assert_int_equal(pclose(p), 0);
 	assert_non_null(strstr(out, "Arithmetic intensity (FLOP/byte, log)"));
 	assert_non_null(strstr(out, "Attainable FLOP/s (log)"));
-	assert_non_null(strstr(out, "R ridge 295.2 FLOP/B"));
+	assert_non_null(strstr(out, "R ridge 295 FLOP/B"));
 	assert_non_null(strstr(out, "gemv"));
+	/* an unlabelled operation is named by its shape, in full, however long */
+	assert_non_null(strstr(out, "matmul 8192x8192x8192 bf16"));
+	assert_non_null(strstr(out, "roof bf16 matrix"));
 	assert_non_null(strstr(out, "memory-bound"));
 	assert_non_null(strstr(out, "compute-bound"));
 	assert_non_null(strchr(out, 'R'));
 	snprintf(cmd, sizeof(cmd), "%s roofline --db %s/m.db --device h100-sxm5-80gb matmul:k=0 >/dev/null 2>&1", bin,
 	         dir);
 	assert_int_not_equal(system(cmd), 0);
+	/* two operations of one shape land in one cell: marked '*', each listed with its cell mate; a label longer
+	 * than 24 characters is printed whole; --model adds the model's decode and prefill operations */
+	snprintf(cmd, sizeof(cmd),
+	         "%s roofline --db %s/m.db --device h100-sxm5-80gb --model llama-3-8b --batch 8 "
+	         "matmul:m=1,k=4096,n=4096,dtype=bf16,label=first_of_two_identical_gemvs "
+	         "matmul:m=1,k=4096,n=4096,dtype=bf16,label=second 2>&1",
+	         bin, dir);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = '\0';
+	assert_int_equal(pclose(p), 0);
+	assert_non_null(strstr(out, "  *  first_of_two_identical_gemvs"));
+	assert_non_null(strstr(out, "(one cell with second"));
+	assert_non_null(strstr(out, "decode qkv"));
+	assert_non_null(strstr(out, "prefill mlp_down"));
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	assert_int_equal(system(cmd), 0);
 }
@@ -1414,6 +1603,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_http_errors_and_warnings, http_fixture_setup, http_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_http_transformer_and_plan, http_fixture_setup, http_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_svg_chart, http_fixture_setup, http_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_svg_layout, http_fixture_setup, http_fixture_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -493,7 +493,7 @@ static void test_response_cache(void **state)
 			http_do(&f->d, "GET", cap_text, NULL, NULL, NULL, &a);
 			assert_int_equal(a.status, 200);
 			assert_non_null(strstr(a.content_type, "text/plain"));
-			assert_true(strncmp(a.body, "capacity of llama-3-8b", 22) == 0);
+			assert_true(strncmp(a.body, "Capacity of llama-3-8b", 22) == 0);
 			http_resp_free(&a);
 		}
 		assert_true(metric(f, "memplan_response_cache_hits_total") == hits + 1);
@@ -686,8 +686,10 @@ static void test_capacity(void **state)
 		NULL, NULL, &t);
 	assert_int_equal(t.status, 200);
 	assert_non_null(strstr(t.content_type, "text/plain"));
-	assert_non_null(strstr(t.body, "capacity GiB"));
-	assert_non_null(strstr(t.body, "h200-sxm-141gb "));
+	/* the verdict first, then the table with GB and GiB labelled */
+	assert_non_null(strstr(t.body, "\nFITS on "));
+	assert_non_null(strstr(t.body, "capacity      replica (1 seq)"));
+	assert_non_null(strstr(t.body, "h200-sxm-141gb               150 GB (140 GiB)"));
 	assert_null(strstr(t.body, "mi300x"));
 	http_resp_free(&t);
 	expect(f, "GET", "/v1/capacity?sequence_length=4096", NULL, NULL, 422, "?model");

@@ -62,6 +62,8 @@ class Spec:
     def match(self, method, path):
         """(template, operation or None) for a request path (query string ignored); (None, None) if unknown."""
         path = path.split("?", 1)[0]
+        if len(path) > 1 and path.endswith("/"):  # the daemon drops one trailing slash (openapi.yaml, info)
+            path = path[:-1]
         for template, rx in self.templates:
             if rx.match(path):
                 item = self.doc["paths"][template]

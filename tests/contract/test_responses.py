@@ -36,7 +36,7 @@ def test_validator_catches_a_bad_body():
     s = specmod.Spec()
     assert s.check_response("GET", "/v1/health", 200, "application/json", '{"version":"x"}')
     assert s.check_response("GET", "/v1/health", 418, "application/json", "{}")
-    assert s.check_response("POST", "/v1/plan/inference", 200, "text/plain", "x")
+    assert s.check_response("POST", "/v1/plan/inference", 200, "text/html", "x")
     assert s.check_response("GET", "/v1/nope", 404, "application/problem+json",
                             '{"type":"t","title":"t","status":404,"detail":"d","errors":[]}')
     assert not s.check_response("GET", "/v1/nope", 404, "application/problem+json",
