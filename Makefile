@@ -26,7 +26,7 @@ DB      ?= var/memplan.db
 CORE_SRC    := core/base.c
 PLANNER_SRC := planner/core.c planner/model.c planner/device.c planner/inference.c planner/training.c \
                planner/roofline.c planner/step.c planner/activations.c planner/weights.c planner/kv.c \
-               planner/workspace.c
+               planner/workspace.c planner/engine.c
 MODEL_SRC   := model/fields.c model/hf_config.c model/train_config.c
 DB_SRC      := db/store.c
 KERNELS_SRC := kernels/calib_common.c kernels/calib_cpu.c
@@ -149,12 +149,15 @@ deps-build:
 # ----- tests --------------------------------------------------------------------------------------------------
 # One pattern links every test: tests/<name>.c, the helpers TEST_HELPERS_<name> and the archives of the layer it
 # tests (TEST_STACK_<name>). The planner test links the planner alone: it needs no JSON, store or HTTP library.
-TESTS := test_planner test_models test_store test_http test_roofline test_training test_inference test_store_http \
+TESTS := test_planner test_engine test_models test_store test_http test_roofline test_training test_inference test_store_http \
          test_store_proc test_calib test_limits test_respcache test_golden test_codec
 HTTP_HELPERS := tests/http_util.c tests/refs.c tests/lib_util.c
 TEST_STACK_test_planner   := planner
 TEST_HELPERS_test_planner :=
 TEST_LIBS_test_planner    := -lm
+TEST_STACK_test_engine    := planner
+TEST_HELPERS_test_engine  :=
+TEST_LIBS_test_engine     := -lm
 TEST_STACK_test_models    := codec
 TEST_HELPERS_test_models  := tests/refs.c
 TEST_STACK_test_training  := codec
