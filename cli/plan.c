@@ -109,7 +109,7 @@ int cli_plan(int argc, char **argv)
 	mps_service *svc = NULL;
 	mp_error err = { { 0 }, { 0 } };
 	cJSON *body = NULL, *out = NULL;
-	bool json = false;
+	bool json = false, print_args = false;
 	mp_status st;
 	int rc = 2;
 
@@ -123,6 +123,10 @@ int cli_plan(int argc, char **argv)
 
 		if (strcmp(a, "--json") == 0) {
 			json = true;
+			continue;
+		}
+		if (strcmp(a, "--print-args") == 0) {
+			print_args = true;
 			continue;
 		}
 		if (strncmp(a, "--", 2) != 0 || a[2] == '\0' || val == NULL) {
@@ -159,6 +163,11 @@ int cli_plan(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (print_args && (kind[0] != 'i' || !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(body, "engine")))) {
+		fprintf(stderr, "memplan plan: --print-args prints an engine's command line: it needs `plan inference` "
+				"and --engine vllm|sglang|trtllm\n");
+		goto out;
+	}
 	rc = 1;
 	st = mps_open(db, &svc, &err);
 	if (st == MP_OK) {
@@ -169,7 +178,19 @@ int cli_plan(int argc, char **argv)
 			st = mp_fail(&err, MP_ENOMEM, "", "out of memory");
 	}
 	if (st == MP_OK) {
-		if (json) {
+		const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(out, "engine"), "command");
+
+		if (print_args) {
+			/* the command line alone, ready to paste (and the engine's options file, when it needs one) */
+			const cJSON *yaml = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(out, "engine"),
+									     "extra_llm_api_options_yaml");
+
+			if (!cJSON_IsString(cmd))
+				goto out;
+			if (cJSON_IsString(yaml))
+				printf("cat > extra_llm_api_options.yaml <<'EOF'\n%sEOF\n", yaml->valuestring);
+			printf("%s\n", cmd->valuestring);
+		} else if (json) {
 			if (!cli_print_json(out))
 				goto out;
 		} else {
