@@ -150,7 +150,7 @@ deps-build:
 # One pattern links every test: tests/<name>.c, the helpers TEST_HELPERS_<name> and the archives of the layer it
 # tests (TEST_STACK_<name>). The planner test links the planner alone: it needs no JSON, store or HTTP library.
 TESTS := test_planner test_engine test_models test_store test_http test_roofline test_training test_inference test_store_http \
-         test_store_proc test_calib test_limits test_respcache test_golden test_codec
+         test_store_proc test_calib test_limits test_respcache test_golden test_codec test_engine_check
 HTTP_HELPERS := tests/http_util.c tests/refs.c tests/lib_util.c
 TEST_STACK_test_planner   := planner
 TEST_HELPERS_test_planner :=
@@ -165,6 +165,8 @@ TEST_HELPERS_test_training := tests/refs.c
 TEST_STACK_test_codec     := codec
 TEST_HELPERS_test_codec   := tests/refs.c tests/lib_util.c
 TEST_LIBS_test_codec      := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
+TEST_STACK_test_engine_check := codec
+TEST_HELPERS_test_engine_check := tests/refs.c
 TEST_STACK_test_store     := service
 TEST_HELPERS_test_store   := tests/refs.c
 TEST_STACK_test_store_proc := service

@@ -641,10 +641,22 @@ mp_status mpc_engine_check_decode(const cJSON *body, mps_engine_check_request *o
 		return mp_fail(err, MP_EINVAL, "/plan/engine",
 			       "plan.engine, when given, must be the check's engine (%s); it can be left out",
 			       mp_engine_name(e));
-	st = mpc_inference_decode(plan, "/plan", true, &out->plan, err);
+	{
+		/* the plan is decoded as naming the check's engine (its engine knobs, mem_fraction_static and the
+		 * like, are then allowed) */
+		cJSON *named = cJSON_Duplicate(plan, true);
+
+		if (named == NULL)
+			return mp_fail(err, MP_ENOMEM, "", "out of memory");
+		if (pe == NULL && !cJSON_AddStringToObject(named, "engine", mp_engine_name(e))) {
+			cJSON_Delete(named);
+			return mp_fail(err, MP_ENOMEM, "", "out of memory");
+		}
+		st = mpc_inference_decode(named, "/plan", true, &out->plan, err);
+		cJSON_Delete(named);
+	}
 	if (st != MP_OK)
 		return st;
-	out->plan.job.engine.engine = e;
 	return mpc_engine_report_parse(e, text->valuestring, metrics != NULL, log ? "/log" : "/metrics", &out->report,
 				       err);
 }

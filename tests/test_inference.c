@@ -199,6 +199,9 @@ static void test_groundtruth_h200(void **state)
 		                                                                                          : "fused");
 		cJSON_AddStringToObject(body, "weight_layout", "pytorch"); /* each tensor rounded to 512 B */
 		cJSON_AddNumberToObject(body, "kv_block_size", 1);         /* DynamicCache: contiguous */
+		/* transformers' forward takes the whole batch at once (the plan's default is vLLM's chunk) */
+		cJSON_AddNumberToObject(body, "max_num_batched_tokens", cJSON_GetObjectItem(r, "batch")->valuedouble *
+		                                                            cJSON_GetObjectItem(r, "seq")->valuedouble);
 		run_both(f, body, &b);
 		if (b.st != MP_OK)
 			fail_msg("%s: %s: %s", model, b.err.field, b.err.message);
