@@ -7,6 +7,7 @@
  */
 #include <ctype.h>
 #include <math.h>
+#include <pthread.h>
 #include <regex.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -424,7 +425,16 @@ static double number_of(const char *s, size_t n, int *decimals)
 	}
 	buf[o] = '\0';
 	*decimals = dot ? (int)(s + n - dot - 1) : 0;
+	if (*decimals > 15)
+		*decimals = 15; /* a double holds no more */
 	return strtod(buf, NULL);
+}
+
+/* A figure an engine can have printed: finite and within 2^53 (bytes, tokens and GiB all are), so every later
+ * conversion to an integer is defined. */
+static bool plausible(double v)
+{
+	return isfinite(v) && fabs(v) <= 9007199254740992.0;
 }
 
 static void add_figure(mps_engine_report *r, mps_figure kind, double v, int decimals, uint64_t tokens,
@@ -483,7 +493,7 @@ static void metrics_line(mps_engine_report *r, const regex_t *label, const char 
 			memcpy(num, v, vl);
 			num[vl] = '\0';
 			d = strtod(num, &end);
-			if (*end != '\0') /* "None": not set */
+			if (*end != '\0' || !plausible(d) || d < 0) /* "None": not set */
 				continue;
 			(void)number_of(num, vl, &dec);
 			if (dec > labels[i].max_decimals && labels[i].max_decimals)
@@ -496,30 +506,37 @@ static void metrics_line(mps_engine_report *r, const regex_t *label, const char 
 	r->lines_recognised += any;
 }
 
+/* The patterns, compiled once per process (pthread_once) and only read afterwards: regexec takes a const
+ * regex_t, and glibc's regexec is safe to call from several threads on one compiled pattern. Compiling them
+ * costs about 1.5 ms, far more than reading a log. */
+static regex_t compiled[NPATTERNS], label_re;
+static bool compiled_ok;
+static pthread_once_t compile_once = PTHREAD_ONCE_INIT;
+
+static void compile_patterns(void)
+{
+	for (size_t i = 0; i < NPATTERNS; i++)
+		if (regcomp(&compiled[i], patterns[i].regex, REG_EXTENDED) != 0)
+			return;
+	if (regcomp(&label_re, "([a-zA-Z_][a-zA-Z0-9_]*)=\"([^\"]*)\"", REG_EXTENDED) != 0)
+		return;
+	compiled_ok = true;
+}
+
 mp_status mpc_engine_report_parse(mp_engine engine, const char *text, bool metrics, const char *pointer,
 				  mps_engine_report *r, mp_error *err)
 {
-	regex_t re[NPATTERNS], label;
-	size_t compiled = 0;
-	mp_status st = MP_OK;
+	const regex_t *re = compiled, *label = &label_re;
 	const char *p = text;
 	char linebuf[4097];
 	uint32_t lineno = 0;
-	bool label_ok = false;
 
 	memset(r, 0, sizeof(*r));
 	r->engine = engine;
 	r->from_metrics = metrics;
-	for (; compiled < NPATTERNS; compiled++)
-		if (regcomp(&re[compiled], patterns[compiled].regex, REG_EXTENDED) != 0) {
-			st = mp_fail(err, MP_EINTERNAL, "", "a log pattern does not compile");
-			goto out;
-		}
-	if (regcomp(&label, "([a-zA-Z_][a-zA-Z0-9_]*)=\"([^\"]*)\"", REG_EXTENDED) != 0) {
-		st = mp_fail(err, MP_EINTERNAL, "", "the metrics label pattern does not compile");
-		goto out;
-	}
-	label_ok = true;
+	pthread_once(&compile_once, compile_patterns);
+	if (!compiled_ok)
+		return mp_fail(err, MP_EINTERNAL, "", "a log pattern does not compile");
 	while (*p) {
 		const char *eol = strchr(p, '\n');
 		size_t n = eol ? (size_t)(eol - p) : strlen(p), k = n;
@@ -537,7 +554,7 @@ mp_status mpc_engine_report_parse(mp_engine engine, const char *text, bool metri
 			const char *at = strstr(linebuf, "vllm:cache_config_info{");
 
 			if (engine == MP_ENGINE_VLLM && at && linebuf[0] != '#')
-				metrics_line(r, &label, at, lineno, linebuf, k);
+				metrics_line(r, label, at, lineno, linebuf, k);
 			continue;
 		}
 		for (size_t i = 0; i < NPATTERNS; i++) {
@@ -550,10 +567,12 @@ mp_status mpc_engine_report_parse(mp_engine engine, const char *text, bool metri
 				continue;
 			if (pt->tokens_group) {
 				int d;
+				double t = number_of(linebuf + m[pt->tokens_group].rm_so,
+						     (size_t)(m[pt->tokens_group].rm_eo - m[pt->tokens_group].rm_so), &d);
 
-				tokens = (uint64_t)number_of(linebuf + m[pt->tokens_group].rm_so,
-							     (size_t)(m[pt->tokens_group].rm_eo - m[pt->tokens_group].rm_so),
-							     &d);
+				if (!plausible(t) || t < 0)
+					continue; /* no engine prints such a length: not its line */
+				tokens = (uint64_t)t;
 			}
 			for (int g = 1; g <= 5; g++) {
 				int dec;
@@ -562,6 +581,8 @@ mp_status mpc_engine_report_parse(mp_engine engine, const char *text, bool metri
 				if (pt->figs[g - 1] == NONE || m[g].rm_so < 0)
 					continue;
 				v = number_of(linebuf + m[g].rm_so, (size_t)(m[g].rm_eo - m[g].rm_so), &dec);
+				if (!plausible(v))
+					continue;
 				if (pt->max_decimals && dec > pt->max_decimals)
 					dec = pt->max_decimals;
 				add_figure(r, pt->figs[g - 1], v, dec, tokens, lineno, linebuf, k);
@@ -575,19 +596,14 @@ mp_status mpc_engine_report_parse(mp_engine engine, const char *text, bool metri
 		char kw[1024];
 
 		keyword_list(engine, kw, sizeof(kw));
-		st = mp_fail(err, MP_EINVAL, pointer,
-			     metrics ? "no vllm:cache_config_info sample with block_size, num_gpu_blocks, "
-				       "gpu_memory_utilization or kv_cache_size_tokens in the %u lines of the metrics"
-				     : "none of the %u lines is one memplan reads for %s: it looks for the start-up lines "
-				       "holding %s",
-			     lineno, mp_engine_name(engine), kw);
+		return mp_fail(err, MP_EINVAL, pointer,
+			       metrics ? "no vllm:cache_config_info sample with block_size, num_gpu_blocks, "
+					 "gpu_memory_utilization or kv_cache_size_tokens in the %u lines of the metrics"
+				       : "none of the %u lines is one memplan reads for %s: it looks for the start-up lines "
+					 "holding %s",
+			       lineno, mp_engine_name(engine), kw);
 	}
-out:
-	for (size_t i = 0; i < compiled; i++)
-		regfree(&re[i]);
-	if (label_ok)
-		regfree(&label);
-	return st;
+	return MP_OK;
 }
 
 /* ----- POST /v1/engine-check ----------------------------------------------------------------------------- */

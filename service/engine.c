@@ -382,6 +382,12 @@ mp_status mps_engine_block_for(const mps_inference_job *j, mps_inference_plan *p
 
 /* ----- the check of a pasted log ----------------------------------------------------------------------- */
 
+/* A reported count as an integer (the reader keeps figures within 2^53; negative ones count as 0). */
+static uint64_t count_of(double v)
+{
+	return v > 0 && v < 9007199254740992.0 ? (uint64_t)v : 0;
+}
+
 static double half_unit(int decimals)
 {
 	return decimals > 0 ? 0.5 * pow(10, -decimals) : 0;
@@ -475,11 +481,11 @@ static void check_vllm(const check_ctx *x, const mps_engine_figure *f, mps_engin
 		if (!x->uniform)
 			break;
 		if ((u = find(r, MPS_FIG_NUM_GPU_BLOCKS, f->line)) != NULL) {
-			double v = mp_vllm_max_concurrency((uint64_t)u->reported, in->block_size, len);
+			double v = mp_vllm_max_concurrency(count_of(u->reported), in->block_size, len);
 
 			implied(c, v, v, "num_gpu_blocks");
 		} else if ((u = find(r, MPS_FIG_KV_CACHE_TOKENS, f->line)) != NULL) {
-			double v = mp_vllm_max_concurrency((uint64_t)u->reported / in->block_size, in->block_size, len);
+			double v = mp_vllm_max_concurrency(count_of(u->reported) / in->block_size, in->block_size, len);
 
 			implied(c, v, v, "kv_cache_tokens");
 		}
@@ -607,7 +613,7 @@ static void check_trtllm(const check_ctx *x, const mps_engine_figure *f, mps_eng
 		break;
 	case MPS_FIG_NUM_GPU_BLOCKS:
 		if ((u = find(r, MPS_FIG_KV_CACHE_TOKENS, f->line)) != NULL) {
-			double b = (double)mp_trtllm_blocks((uint64_t)u->reported, in->block_size);
+			double b = (double)mp_trtllm_blocks(count_of(u->reported), in->block_size);
 
 			implied(c, b, b, "kv_cache_tokens / tokens_per_block");
 		} else if ((u = find(r, MPS_FIG_AVAILABLE_AFTER_WEIGHTS_GIB, f->line)) != NULL) {
@@ -651,7 +657,7 @@ static bool predicted(const mps_engine_block *b, const mps_engine_figure *f, dou
 		return true;
 	case MPS_FIG_FREE_GPU_MEMORY_GIB:
 		*basis = "the device profile less the CUDA context";
-		*out = (double)(in->total_memory_bytes - in->context_bytes) / GIB;
+		*out = ((double)in->total_memory_bytes - (double)in->context_bytes) / GIB;
 		return true;
 	case MPS_FIG_MEMORY_FRACTION:
 		*basis = "the launch argument";
@@ -700,7 +706,7 @@ static bool predicted(const mps_engine_block *b, const mps_engine_figure *f, dou
 		return true;
 	case MPS_FIG_AVAILABLE_AFTER_WEIGHTS_GIB:
 		*out = sg ? p->available_after_weights_gib
-			  : (double)(in->total_memory_bytes - in->context_bytes - in->weights_bytes) / GIB;
+			  : ((double)in->total_memory_bytes - (double)in->context_bytes - (double)in->weights_bytes) / GIB;
 		return sg || trt;
 	case MPS_FIG_K_CACHE_GIB:
 	case MPS_FIG_V_CACHE_GIB:
