@@ -134,7 +134,7 @@ SYS_LIBS := -lmicrohttpd -lcjson -lsqlite3 -lpthread -lm $(KERNELS_LIBS)
 
 # ----- the program --------------------------------------------------------------------------------------------
 .PHONY: all run test check deps deps-build clean lint contract asan fuzz fuzz-build fuzz-smoke bench-load bench-training \
-        bench-plan bench-store
+        bench-plan bench-store bench-engine
 all: $(BUILD)/memplan
 
 $(BUILD)/memplan: $(call obj,$(CLI_SRC)) $(foreach l,$(STACK_daemon),$(call lib,$(l)))
@@ -197,7 +197,7 @@ HTTP_LOG := $(abspath $(BUILD))/http-exchanges.jsonl
 
 # The C tests (unit, golden, store, HTTP) and the lints: the quick tier.
 # the benchmarks are built (not run) by check, so they cannot rot
-BENCH_BINS := $(BUILD)/bench/training_h200 $(BUILD)/bench/bench_fit $(BUILD)/bench/bench_plan
+BENCH_BINS := $(BUILD)/bench/training_h200 $(BUILD)/bench/bench_fit $(BUILD)/bench/bench_plan $(BUILD)/bench/bench_engine
 check:
 	@$(MAKE) --no-print-directory $(TEST_BINS) $(BENCH_BINS) $(BUILD)/memplan
 	@rm -f $(HTTP_LOG)
@@ -270,6 +270,11 @@ $(BUILD)/bench/bench_plan: $(call obj,bench/bench_plan.c) $(foreach l,$(STACK_co
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ $(SYS_LIBS)
 bench-plan: $(BUILD)/bench/bench_plan
 	$(BUILD)/bench/bench_plan $(N)
+# The engine-check figures of the real logs in tests/data/engines, and the log reader's cost.
+$(BUILD)/bench/bench_engine: $(call obj,bench/bench_engine.c) $(foreach l,$(STACK_codec),$(call lib,$(l)))
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ $(SYS_LIBS)
+bench-engine: $(BUILD)/bench/bench_engine
+	$(BUILD)/bench/bench_engine
 
 # ----- load benchmark (wrk): prints figures for bench/RESULTS.md; not part of make test ---------------------------
 bench-load: $(BUILD)/memplan
