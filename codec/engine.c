@@ -269,6 +269,11 @@ cJSON *mpc_engine_block_json(const mps_inference_job *j, const mps_inference_pla
 	else
 		mpc_add_item(o, "predicted", trtllm_predicted(b, j));
 	notes = cJSON_AddArrayToObject(o, "notes");
+	if (b->have_prediction && p->device.hw.usable_memory_bytes == 0)
+		mpc_append(notes, cJSON_CreateString(
+					  "The device profile has no usable_memory_bytes: the engine's total is taken as "
+					  "memory_bytes, the marketed capacity, which is above what CUDA reports (an H100 "
+					  "80GB gives 79.2 GiB): predicted overstates the KV cache by the difference."));
 	if (!b->have_prediction)
 		mpc_append(notes, cJSON_CreateString("predicted needs a device: the engines size the KV cache from "
 						     "its memory"));

@@ -426,7 +426,9 @@ static void add_warnings(cJSON *w, const mps_inference_request *rq, const mps_in
 			 "max_num_batched_tokens to plan another chunk.",
 			 mp_engine_name(c->basis), p->have_device ? "this device" : "an unknown device (no device given)",
 			 c->device_class ? c->device_class : "", (unsigned long long)c->engine_default,
-			 c->chunked_prefill ? "on" : "off (at least sequence_length per forward)",
+			 c->basis == MP_ENGINE_TRTLLM ? "as the engine schedules it (a forward holds at most max_num_tokens)"
+			 : c->chunked_prefill          ? "on"
+						       : "off (at least sequence_length per forward)",
 			 c->basis == MP_ENGINE_VLLM     ? "vllm/engine/arg_utils.py get_batch_defaults, vLLM 0.11"
 			 : c->basis == MP_ENGINE_SGLANG ? "sglang server_args.py _handle_gpu_memory_settings"
 							: "TensorRT-LLM max_num_tokens",
