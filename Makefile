@@ -26,18 +26,18 @@ DB      ?= var/memplan.db
 CORE_SRC    := core/base.c
 PLANNER_SRC := planner/core.c planner/model.c planner/device.c planner/inference.c planner/training.c \
                planner/roofline.c planner/step.c planner/activations.c planner/weights.c planner/kv.c \
-               planner/workspace.c planner/recurrent.c
+               planner/workspace.c planner/recurrent.c planner/engine.c
 MODEL_SRC   := model/fields.c model/hf_config.c model/hf_types.c model/train_config.c
 DB_SRC      := db/store.c
 KERNELS_SRC := kernels/calib_common.c kernels/calib_cpu.c
 SERVICE_SRC := service/service.c service/plan.c service/fit.c service/capacity.c service/roofline.c service/calib.c \
-               service/k8s.c
+               service/k8s.c service/engine.c
 CODEC_SRC   := codec/json.c codec/problem.c codec/formats.c codec/model.c codec/device.c codec/inference.c \
                codec/training.c codec/fit.c codec/capacity.c codec/roofline.c codec/svg.c codec/text.c codec/human.c codec/help.c \
-               codec/store.c codec/calib.c codec/k8s.c codec/slurm.c
+               codec/store.c codec/calib.c codec/k8s.c codec/slurm.c codec/engine.c
 DAEMON_SRC  := daemon/server.c daemon/routes.c daemon/reply.c daemon/query.c daemon/auth.c daemon/config.c \
                daemon/log.c daemon/metrics.c daemon/respcache.c daemon/h_health.c daemon/h_devices.c \
-               daemon/h_models.c daemon/h_plan.c daemon/h_fit.c daemon/h_roofline.c daemon/h_calibrations.c \
+               daemon/h_models.c daemon/h_plan.c daemon/h_engine.c daemon/h_fit.c daemon/h_roofline.c daemon/h_calibrations.c \
                daemon/h_k8s.c daemon/h_slurm.c daemon/h_web.c
 CLI_SRC     := cli/main.c cli/common.c cli/serve.c cli/plan.c cli/roofline.c cli/calibrate.c cli/db.c
 LAYERS      := core planner model db kernels service codec daemon cli
@@ -142,7 +142,7 @@ SYS_LIBS := -lmicrohttpd -lcjson -lsqlite3 -lpthread -lm $(KERNELS_LIBS)
 
 # ----- the program --------------------------------------------------------------------------------------------
 .PHONY: groundtruth all run test check deps deps-build clean lint contract browser asan fuzz fuzz-build fuzz-smoke bench-load bench-training \
-        bench-plan bench-store bench-k8s
+        bench-plan bench-store bench-k8s bench-engine
 all: $(BUILD)/memplan
 
 $(BUILD)/memplan: $(call obj,$(CLI_SRC)) $(foreach l,$(STACK_daemon),$(call lib,$(l)))
@@ -157,12 +157,15 @@ deps-build:
 # ----- tests --------------------------------------------------------------------------------------------------
 # One pattern links every test: tests/<name>.c, the helpers TEST_HELPERS_<name> and the archives of the layer it
 # tests (TEST_STACK_<name>). The planner test links the planner alone: it needs no JSON, store or HTTP library.
-TESTS := test_planner test_models test_store test_http test_roofline test_training test_inference test_store_http test_k8s \
-         test_store_proc test_calib test_limits test_respcache test_golden test_codec
+TESTS := test_planner test_engine test_models test_store test_http test_roofline test_training test_inference test_store_http \
+         test_k8s test_store_proc test_calib test_limits test_respcache test_golden test_codec test_engine_check
 HTTP_HELPERS := tests/http_util.c tests/refs.c tests/lib_util.c
 TEST_STACK_test_planner   := planner
 TEST_HELPERS_test_planner :=
 TEST_LIBS_test_planner    := -lm
+TEST_STACK_test_engine    := planner
+TEST_HELPERS_test_engine  :=
+TEST_LIBS_test_engine     := -lm
 TEST_STACK_test_models    := codec
 TEST_HELPERS_test_models  := tests/refs.c
 TEST_STACK_test_training  := codec
@@ -170,6 +173,8 @@ TEST_HELPERS_test_training := tests/refs.c
 TEST_STACK_test_codec     := codec
 TEST_HELPERS_test_codec   := tests/refs.c tests/lib_util.c
 TEST_LIBS_test_codec      := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
+TEST_STACK_test_engine_check := codec
+TEST_HELPERS_test_engine_check := tests/refs.c
 TEST_STACK_test_store     := service
 TEST_HELPERS_test_store   := tests/refs.c
 TEST_STACK_test_store_proc := service
@@ -200,7 +205,7 @@ HTTP_LOG := $(abspath $(BUILD))/http-exchanges.jsonl
 
 # The C tests (unit, golden, store, HTTP) and the lints: the quick tier.
 # the benchmarks are built (not run) by check, so they cannot rot
-BENCH_BINS := $(BUILD)/bench/training_h200 $(BUILD)/bench/bench_fit $(BUILD)/bench/bench_plan $(BUILD)/bench/bench_k8s
+BENCH_BINS := $(BUILD)/bench/training_h200 $(BUILD)/bench/bench_fit $(BUILD)/bench/bench_plan $(BUILD)/bench/bench_k8s $(BUILD)/bench/bench_engine
 check:
 	@$(MAKE) --no-print-directory $(TEST_BINS) $(BENCH_BINS) $(BUILD)/memplan
 	@rm -f $(HTTP_LOG)
@@ -242,13 +247,15 @@ asan: deps
 		$(MAKE) --no-print-directory CC=clang CUDA=0 BUILD=build/asan SAN_FLAGS="$(ASAN_FLAGS)" test
 
 # ----- fuzzing (libFuzzer, clang) ------------------------------------------------------------------------------
-FUZZERS      := plan hf_config k8s
+FUZZERS      := plan hf_config k8s engine_log
 FUZZ_BUILD   := build/fuzz
 FUZZ_SECONDS ?= 60
 SMOKE_SECONDS ?= 10
 FUZZ_SAN     := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 
 $(BUILD)/fuzz_plan: $(call obj,fuzz/fuzz_plan.c tests/lib_util.c) $(foreach l,$(STACK_codec),$(call lib,$(l)))
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(SYS_LIBS)
+$(BUILD)/fuzz_engine_log: $(call obj,fuzz/fuzz_engine_log.c) $(foreach l,$(STACK_codec),$(call lib,$(l)))
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(SYS_LIBS)
 $(BUILD)/fuzz_hf_config: $(call obj,fuzz/fuzz_hf_config.c) $(foreach l,$(STACK_model),$(call lib,$(l)))
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lcjson -lm
@@ -286,6 +293,11 @@ $(BUILD)/bench/bench_plan: $(call obj,bench/bench_plan.c) $(foreach l,$(STACK_co
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ $(SYS_LIBS)
 bench-plan: $(BUILD)/bench/bench_plan
 	$(BUILD)/bench/bench_plan $(N)
+# The engine-check figures of the real logs in tests/data/engines, and the log reader's cost.
+$(BUILD)/bench/bench_engine: $(call obj,bench/bench_engine.c) $(foreach l,$(STACK_codec),$(call lib,$(l)))
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ $(SYS_LIBS)
+bench-engine: $(BUILD)/bench/bench_engine
+	$(BUILD)/bench/bench_engine
 
 # ----- load benchmark (wrk): prints figures for bench/RESULTS.md; not part of make test ---------------------------
 bench-load: $(BUILD)/memplan

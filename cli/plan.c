@@ -108,7 +108,7 @@ void cli_plan_help(const char *kind)
 	char *fields;
 
 	printf("Usage: memplan plan %s [--model ID | --config FILE] [--device ID] [--name value ...]\n"
-	       "                     [--request FILE] [--json] [--verbose] [--db PATH]\n\n",
+	       "                     [--request FILE] [--json] [--verbose] [--print-args] [--db PATH]\n\n",
 	       both ? "inference|training" : kind);
 	printf("Plans %s memory locally, through the same decoder and planner as POST /v1/plan/%s (no daemon).\n"
 	       "The answer comes first: fits or not, the total against the budget, the headroom, the binding term, the\n"
@@ -123,6 +123,7 @@ void cli_plan_help(const char *kind)
 	       "                      and lists are recognised, anything else is text; a.b sets a nested field)\n"
 	       "  --json              print the API's JSON document instead of text\n"
 	       "  --verbose           after the summary, every figure of the answer\n"
+	       "  --print-args        with --engine vllm|sglang|trtllm (inference): the engine's command line alone\n"
 	       "  --db PATH           the database (below)\n\n");
 	for (int k = 0; k < 2; k++) {
 		const char *name = k ? "training" : "inference";
@@ -147,7 +148,8 @@ int cli_plan(int argc, char **argv)
 	mps_service *svc = NULL;
 	mp_error err = { { 0 }, { 0 } };
 	cJSON *body = NULL, *out = NULL;
-	bool json = false, verbose = false, db_given = getenv("MEMPLAN_DB") && getenv("MEMPLAN_DB")[0];
+	bool json = false, verbose = false, print_args = false;
+	bool db_given = getenv("MEMPLAN_DB") && getenv("MEMPLAN_DB")[0];
 	mp_status st;
 	int rc = 2;
 
@@ -169,6 +171,10 @@ int cli_plan(int argc, char **argv)
 		}
 		if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
 			verbose = true;
+			continue;
+		}
+		if (strcmp(a, "--print-args") == 0) {
+			print_args = true;
 			continue;
 		}
 		if (strncmp(a, "--", 2) != 0 || a[2] == '\0' || val == NULL) {
@@ -208,6 +214,11 @@ int cli_plan(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (print_args && (kind[0] != 'i' || !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(body, "engine")))) {
+		fprintf(stderr, "memplan plan: --print-args prints an engine's command line: it needs `plan inference` "
+				"and --engine vllm|sglang|trtllm\n");
+		goto out;
+	}
 	rc = 1;
 	st = cli_open("plan", db, db_given, &svc, &err);
 	if (st == MP_OK) {
@@ -218,7 +229,19 @@ int cli_plan(int argc, char **argv)
 			st = mp_fail(&err, MP_ENOMEM, "", "out of memory");
 	}
 	if (st == MP_OK) {
-		if (json) {
+		const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(out, "engine"), "command");
+
+		if (print_args) {
+			/* the command line alone, ready to paste (and the engine's options file, when it needs one) */
+			const cJSON *yaml = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(out, "engine"),
+									     "extra_llm_api_options_yaml");
+
+			if (!cJSON_IsString(cmd))
+				goto out;
+			if (cJSON_IsString(yaml))
+				printf("cat > extra_llm_api_options.yaml <<'EOF'\n%sEOF\n", yaml->valuestring);
+			printf("%s\n", cmd->valuestring);
+		} else if (json) {
 			if (!cli_print_json(out))
 				goto out;
 		} else {

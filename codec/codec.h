@@ -102,6 +102,25 @@ mp_status mpc_inference_decode(const cJSON *body, const char *pointer, bool allo
 			       mp_error *err);
 cJSON *mpc_inference_plan_json(const mps_inference_request *rq, const mps_inference_plan *p);
 
+/* The engine block of an inference plan that names an engine (p->have_engine): name, source, command, args,
+ * defaults, predicted (with the engine's log lines in its own formats; null without a device), notes. */
+cJSON *mpc_engine_block_json(const mps_inference_job *j, const mps_inference_plan *p);
+/* The block's command line, one shell-quoted line ("vllm serve meta-llama/Meta-Llama-3-8B --tensor-parallel-size
+ * 1 ..."). Heap (free()); NULL when out of memory. */
+char *mpc_engine_command(const mps_engine_block *b);
+
+/*
+ * Reads the figures an engine printed from text (a start-up log, or with metrics a Prometheus exposition holding
+ * vllm:cache_config_info) into *r: version-tolerant patterns per engine (vLLM V0 and V1, SGLang, TensorRT-LLM's
+ * PyTorch backend and C++ runtime); lines it does not know are skipped. Errors: MP_EINVAL naming pointer when no
+ * line is one it knows (the message lists what it looks for).
+ */
+mp_status mpc_engine_report_parse(mp_engine engine, const char *text, bool metrics, const char *pointer,
+				  mps_engine_report *r, mp_error *err);
+/* POST /v1/engine-check bodies: engine, log or metrics (one of them), plan (an inference plan request). */
+mp_status mpc_engine_check_decode(const cJSON *body, mps_engine_check_request *out, mp_error *err);
+cJSON *mpc_engine_check_json(const mps_engine_check_request *rq, const mps_engine_check *c);
+
 mp_status mpc_training_decode(const cJSON *body, const char *pointer, bool allow_device, mps_training_request *out,
 			      mp_error *err);
 cJSON *mpc_training_plan_json(const mps_training_request *rq, const mps_training_plan *p);

@@ -341,7 +341,9 @@ char *mpc_fit_writer_finish(mpc_fit_writer *w)
 {
 	cJSON *note = cJSON_CreateString("total_bytes and headroom_bytes are per GPU (peak of the step, CUDA context "
 					 "included); a GPU count the job's parallel layout cannot use is a row with "
-					 "binding_term invalid_layout");
+					 "binding_term invalid_layout; an inference job without max_num_batched_tokens "
+					 "prefills in the chunks its engine (vLLM when none is named) takes by default on "
+					 "each device (vLLM: 8192 tokens on GPUs of 70 GiB or more that are not A100s, else 2048)");
 	char *text;
 
 	puts_(w, "],\"note\":");

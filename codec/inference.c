@@ -16,14 +16,16 @@ static const char *const layout_names[] = { "auto", "packed", "pytorch", "gguf",
 static const char *const scope_names[] = { "per_sequence", "shared", NULL };
 static const char *const mla_names[] = { "latent", "expanded", NULL };
 static const char *const attention_names[] = { "none", "fused", "eager", NULL };
+static const char *const engine_names[] = { "vllm", "sglang", "trtllm", NULL }; /* mp_engine - 1 */
 
 typedef struct inference_body {
 	mp_inference_req req;
 	mp_inference_opts opts;
 	char kv_dtype[16];
-	int int4_scheme, layout, scope, mla, attention;
-	bool nf4_double_quant;
-	double utilization;
+	int int4_scheme, layout, scope, mla, attention, engine;
+	bool nf4_double_quant, chunked_prefill;
+	double utilization, mem_fraction_static, free_gpu_memory_fraction;
+	char served_model[256];
 } inference_body;
 
 #define OFF(f) offsetof(inference_body, f)
@@ -62,6 +64,14 @@ static const mpm_field inference_fields[] = {
 	{ .name = "gpu_memory_utilization", .type = MPM_F_DOUBLE, .offset = OFF(utilization), .dmin = 0, .dmax = 1 },
 	{ .name = "allow_beyond_max_position_embeddings", .type = MPM_F_BOOL,
 	  .offset = OFF(opts.allow_beyond_max_position) },
+	{ .name = "engine", .type = MPM_F_ENUM, .offset = OFF(engine), .names = engine_names },
+	{ .name = "chunked_prefill", .type = MPM_F_BOOL, .offset = OFF(chunked_prefill) },
+	{ .name = "mem_fraction_static", .type = MPM_F_DOUBLE, .offset = OFF(mem_fraction_static), .dmin = 0.01,
+	  .dmax = 1 },
+	{ .name = "free_gpu_memory_fraction", .type = MPM_F_DOUBLE, .offset = OFF(free_gpu_memory_fraction),
+	  .dmin = 0.01, .dmax = 1 },
+	{ .name = "served_model", .type = MPM_F_STRING, .offset = OFF(served_model),
+	  .size = MPM_STR(inference_body, served_model) },
 };
 
 #define FOFF(c) offsetof(mp_weight_formats, cls) + (c) * sizeof(mp_dtype)
@@ -87,6 +97,8 @@ static mp_status decode_body(const cJSON *body, const char *pointer, inference_b
 	memset(ib, 0, sizeof(*ib));
 	ib->attention = MP_ATTENTION_FUSED;
 	ib->nf4_double_quant = true;
+	ib->engine = -1;
+	ib->chunked_prefill = true;
 	st = mpm_decode_fields(body, pointer, inference_fields, MPM_COUNT(inference_fields), ib, err);
 	if (st != MP_OK)
 		return st;
@@ -131,6 +143,26 @@ static mp_status decode_body(const cJSON *body, const char *pointer, inference_b
 			}
 		}
 	}
+	{
+		/* an engine's own knob given without that engine would be ignored: refused, naming the field */
+		static const struct {
+			const char *name;
+			int engine;
+		} knobs[] = { { "mem_fraction_static", MP_ENGINE_SGLANG - 1 },
+			      { "free_gpu_memory_fraction", MP_ENGINE_TRTLLM - 1 },
+			      { "served_model", -2 } };
+
+		for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
+			bool ok = knobs[i].engine == -2 ? ib->engine >= 0 : ib->engine == knobs[i].engine;
+
+			if (!ok && cJSON_GetObjectItemCaseSensitive(body, knobs[i].name)) {
+				snprintf(field, sizeof(field), "%s/%s", pointer, knobs[i].name);
+				return mp_fail(err, MP_EINVAL, field, "%s applies only with engine %s", knobs[i].name,
+					       knobs[i].engine == -2 ? "vllm, sglang or trtllm"
+								     : engine_names[knobs[i].engine]);
+			}
+		}
+	}
 	ib->opts.gpu_memory_utilization = ib->utilization;
 	ib->opts.formats.int4_scheme = (mp_int4_scheme)ib->int4_scheme;
 	ib->opts.formats.nf4_no_double_quant = !ib->nf4_double_quant;
@@ -156,6 +188,20 @@ mp_status mpc_inference_decode(const cJSON *body, const char *pointer, bool allo
 		return st;
 	j->req = ib.req;
 	j->opts = ib.opts;
+	j->engine.engine = ib.engine >= 0 ? (mp_engine)(ib.engine + 1) : MP_ENGINE_NONE;
+	j->engine.chunked_prefill = cJSON_GetObjectItemCaseSensitive(body, "chunked_prefill") ? ib.chunked_prefill : -1;
+	j->engine.utilization_given = cJSON_GetObjectItemCaseSensitive(body, "gpu_memory_utilization") != NULL;
+	j->engine.block_size_given = cJSON_GetObjectItemCaseSensitive(body, "kv_block_size") != NULL;
+	j->engine.mem_fraction_static = ib.mem_fraction_static;
+	j->engine.free_gpu_memory_fraction = ib.free_gpu_memory_fraction;
+	snprintf(j->engine.served_model, sizeof(j->engine.served_model), "%s", ib.served_model);
+	for (const char *c = j->engine.served_model; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f) {
+			snprintf(field, sizeof(field), "%s/served_model", pointer);
+			return mp_fail(err, MP_EINVAL, field,
+				       "served_model is the model argument of a command line (a Hugging Face repository "
+				       "or a path): no control characters");
+		}
 	snprintf(field, sizeof(field), "%s/model", pointer);
 	st = mpc_model_ref_decode(cJSON_GetObjectItemCaseSensitive(body, "model"), field, true, &j->model, err);
 	if (st != MP_OK)
@@ -357,7 +403,8 @@ static void add_notes(cJSON *notes, const mps_inference_request *rq, const mps_i
 	else
 		note(notes,
 		     "activations_bytes is the transient peak of one prefill forward of prefill_tokens tokens "
-		     "(max_num_batched_tokens, else the whole batch), over the weights and the KV cache: the "
+		     "(max_num_batched_tokens: the request's, else the engine's default for the device, as "
+		     "request.max_num_batched_tokens_source says), over the weights and the KV cache: the "
 		     "tensors transformers' eager PyTorch forward keeps alive at the last layer's attention, MLP "
 		     "or lm_head (the kept logits included), eager attention adding the score matrices at the "
 		     "softmax.");
@@ -386,10 +433,46 @@ static void add_notes(cJSON *notes, const mps_inference_request *rq, const mps_i
 		     "unless allow_beyond_max_position_embeddings is true.");
 }
 
+/* The answer's warnings: what it rests on that the request did not say. */
+static void add_warnings(cJSON *w, const mps_inference_request *rq, const mps_inference_plan *p)
+{
+	const mps_prefill_choice *c = &p->prefill;
+	const mp_inference_req *r = &rq->job.req;
+	char buf[640];
+
+	if (c->defaulted) {
+		uint64_t total = p->opts.length_scope == MP_LENGTH_SHARED ? r->sequence_length
+									    : r->batch_size * r->sequence_length;
+
+		snprintf(buf, sizeof(buf),
+			 "prefill: max_num_batched_tokens was not given, so the plan takes %s's default for %s (%s: "
+			 "%llu tokens per forward, chunked prefill %s; %s): the prefill runs in forwards of %llu "
+			 "tokens (the batch holds %llu) and activations_bytes is one forward's. Give "
+			 "max_num_batched_tokens to plan another chunk.",
+			 mp_engine_name(c->basis), p->have_device ? "this device" : "an unknown device (no device given)",
+			 c->device_class ? c->device_class : "", (unsigned long long)c->engine_default,
+			 c->basis == MP_ENGINE_TRTLLM ? "as the engine schedules it (a forward holds at most max_num_tokens)"
+			 : c->chunked_prefill          ? "on"
+						       : "off (at least sequence_length per forward)",
+			 c->basis == MP_ENGINE_VLLM     ? "vllm/engine/arg_utils.py get_batch_defaults, vLLM 0.11"
+			 : c->basis == MP_ENGINE_SGLANG ? "sglang server_args.py _handle_gpu_memory_settings"
+							: "TensorRT-LLM max_num_tokens",
+			 (unsigned long long)c->max_num_batched_tokens, (unsigned long long)total);
+		mpc_append(w, cJSON_CreateString(buf));
+	}
+	if (p->have_engine && !p->engine.model_arg_known) {
+		snprintf(buf, sizeof(buf),
+			 "engine.command: the model argument is \"%s\", the request's model id; give served_model "
+			 "(the Hugging Face repository or the path the engine loads)",
+			 p->engine.model_arg);
+		mpc_append(w, cJSON_CreateString(buf));
+	}
+}
+
 cJSON *mpc_inference_plan_json(const mps_inference_request *rq, const mps_inference_plan *p)
 {
 	const mp_inference_req *r = &rq->job.req;
-	const mp_inference_opts *op = &rq->job.opts;
+	const mp_inference_opts *op = &p->opts;
 	const mp_inference_memory *mem = &p->mem;
 	cJSON *doc = cJSON_CreateObject(), *o, *a;
 
@@ -407,6 +490,14 @@ cJSON *mpc_inference_plan_json(const mps_inference_request *rq, const mps_infere
 	cJSON_AddStringToObject(o, "attention_implementation", attention_names[op->attention]);
 	cJSON_AddStringToObject(o, "compute_dtype", mp_dtype_name(op->compute_dtype ? op->compute_dtype : MP_DTYPE_BF16));
 	mpc_add_num(o, "gpu_memory_utilization", op->gpu_memory_utilization > 0 ? op->gpu_memory_utilization : 1.0);
+	cJSON_AddStringToObject(o, "engine", mp_engine_name(rq->job.engine.engine));
+	cJSON_AddBoolToObject(o, "chunked_prefill", p->prefill.chunked_prefill);
+	mpc_add_u64_or_null(o, "max_num_batched_tokens", p->prefill.max_num_batched_tokens);
+	cJSON_AddStringToObject(o, "max_num_batched_tokens_source",
+				op->attention == MP_ATTENTION_NONE ? "none"
+				: p->prefill.defaulted             ? "engine_default"
+								   : "request");
+	mpc_add_u64(o, "kv_block_size", p->mem.kv.block_size);
 
 	o = cJSON_AddObjectToObject(doc, "memory");
 	mpc_add_u64(o, "weights_bytes", mem->weights_bytes);
@@ -435,6 +526,9 @@ cJSON *mpc_inference_plan_json(const mps_inference_request *rq, const mps_infere
 		if (!p->no_performance)
 			mpc_add_item(doc, "performance", performance_json(&p->perf));
 	}
+	if (p->have_engine)
+		mpc_add_item(doc, "engine", mpc_engine_block_json(&rq->job, p));
+	add_warnings(cJSON_AddArrayToObject(doc, "warnings"), rq, p);
 	add_notes(cJSON_AddArrayToObject(doc, "notes"), rq, p);
 	return doc;
 }

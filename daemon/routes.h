@@ -51,6 +51,7 @@ mp_status mpd_h_models_list(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_model_get(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_plan_inference(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_plan_training(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_engine_check(mpd_request *req, mpd_reply *rep);	/* h_engine.c */
 mp_status mpd_h_roofline(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_device_roofline_svg(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_device_put(mpd_request *req, mpd_reply *rep);

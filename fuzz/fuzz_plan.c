@@ -1,7 +1,9 @@
 /*
- * fuzz_plan.c: libFuzzer harness for the request path of POST /v1/plan/inference and /v1/plan/training:
+ * fuzz_plan.c: libFuzzer harness for the request path of POST /v1/plan/inference, /v1/plan/training and
+ * /v1/engine-check:
  * body parsing (mpc_parse_body), field-table decoding, model resolution (stored ids, inline hf_config,
- * bare counts), the planner and the response document. The first byte picks the endpoint; the rest is the
+ * bare counts), the planner and the response document. The first byte picks the endpoint (bit 1: engine-check,
+ * else bit 0: training, else inference); the rest is the
  * body. A store with the presets is opened once in a temporary folder. Any crash, sanitizer report or
  * leak is a bug; a document returned without an error must print.
  */
@@ -59,7 +61,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&err, 0, sizeof(err));
 	st = mpc_parse_body(body, size - 1, &doc, &err);
 	if (st == MP_OK)
-		st = lib_answer(svc, (data[0] & 1) ? "training" : "inference", doc, &out, &err);
+		st = lib_answer(svc, (data[0] & 2) ? "engine-check" : (data[0] & 1) ? "training" : "inference", doc, &out,
+				&err);
 	if (st == MP_OK) {
 		char *printed = cJSON_PrintUnformatted(out);
 

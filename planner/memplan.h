@@ -20,6 +20,7 @@
 #include "mp_model.h"
 #include "mp_device.h"
 #include "mp_inference.h"
+#include "mp_engine.h"
 #include "mp_training.h"
 #include "mp_roofline.h"
 

@@ -177,6 +177,7 @@ static mp_status fit_inference(const fit_ctx *c, const mps_fit_request *rq, cons
 		for (size_t g = 0; g < rq->ngpu_counts; g++) {
 			mps_fit_row *row = &rows[g];
 			mp_inference_req r = ij->req;
+			mp_inference_opts o;
 			mp_fit fit;
 			mp_error e;
 
@@ -185,13 +186,16 @@ static mp_status fit_inference(const fit_ctx *c, const mps_fit_request *rq, cons
 			row->binding_term = "invalid_layout";
 			r.num_gpus = rq->gpu_counts[g];
 			r.json_pointer = ij->pointer;
-			st = mp_plan_inference_ex(&m->arch, &m->params, &r, &ij->opts, &dev->hw, mem, NULL, &e);
+			/* the engine's defaults on this device (the prefill chunk depends on its memory) */
+			st = mps_inference_opts_for(ij, dev, &o, NULL, &e);
+			if (st == MP_OK)
+				st = mp_plan_inference_ex(&m->arch, &m->params, &r, &o, &dev->hw, mem, NULL, &e);
 			if (st != MP_OK && st != MP_EINVAL) {
 				*err = e;
 				goto out;
 			}
 			if (st == MP_OK) {
-				mp_fit_verdict(mem, &ij->opts, &dev->hw, &fit);
+				mp_fit_verdict(mem, &o, &dev->hw, &fit);
 				row->total_bytes = mem->total_bytes;
 				row->fits = fit.fits;
 				row->headroom_bytes = fit.headroom_bytes;

@@ -375,11 +375,15 @@ static void judge_class(judge *j, mps_k8s_class *c)
 	} else {
 		mp_error e;
 		mp_inference_memory *mem = &j->mem;
+		mp_inference_opts opts = j->job.u.inference.opts;
 
-		/* with the device: the verdict, and the smallest GPU count that would fit it */
-		if (mp_plan_inference_ex(&j->model.arch, &j->model.params, &j->job.u.inference.req,
-					 &j->job.u.inference.opts, &c->device.hw, mem, &fit, &e) != MP_OK)
-			mp_fit_verdict(&j->mem, &j->job.u.inference.opts, &c->device.hw, &fit);
+		/* with the device: its engine's serving defaults (the prefill chunk), as the plan endpoint takes them;
+		 * then the verdict, and the smallest GPU count that would fit it */
+		if (mps_inference_opts_for(&j->job.u.inference, &c->device, &opts, NULL, &e) != MP_OK)
+			opts = j->job.u.inference.opts;
+		if (mp_plan_inference_ex(&j->model.arch, &j->model.params, &j->job.u.inference.req, &opts,
+					 &c->device.hw, mem, &fit, &e) != MP_OK)
+			mp_fit_verdict(&j->mem, &opts, &c->device.hw, &fit);
 		c->total_bytes = mem->total_bytes;
 		c->fits_with_gpus = fit.min_gpus;
 	}

@@ -1,7 +1,9 @@
 /*
  * plan.c: the inference and training plans. Resolves the model and the device, runs the memory planner, and
  * with a device the fit and (inference) the performance block: the roofline floors of one decode step and of the
- * prefill, from the same step analysis as POST /v1/roofline. Fills result structs; encodes nothing.
+ * prefill, from the same step analysis as POST /v1/roofline, and the engine block (engine.c). What the request
+ * leaves out is taken as the engine it names (vLLM when none) would take it on the device. Fills result structs;
+ * encodes nothing.
  */
 #include <stdio.h>
 #include <string.h>
@@ -53,8 +55,12 @@ mp_status mps_plan_inference(mps_service *s, const mps_inference_request *rq, mp
 		st = mps_device_resolve(s, &rq->device, &out->device, err);
 		out->have_device = st == MP_OK;
 	}
+	/* what the request leaves out, as the engine it names (vLLM when none) would take it on this device */
 	if (st == MP_OK)
-		st = mp_plan_inference_ex(&out->model.arch, &out->model.params, &req, &rq->job.opts,
+		st = mps_inference_opts_for(&rq->job, out->have_device ? &out->device : NULL, &out->opts, &out->prefill,
+					    err);
+	if (st == MP_OK)
+		st = mp_plan_inference_ex(&out->model.arch, &out->model.params, &req, &out->opts,
 					  out->have_device ? &out->device.hw : NULL, &out->mem, &out->fit, err);
 	if (st != MP_OK)
 		return st;
@@ -64,6 +70,8 @@ mp_status mps_plan_inference(mps_service *s, const mps_inference_request *rq, mp
 	out->no_performance = out->have_device && mp_model_ssm_layers(&out->model.arch) > 0;
 	if (out->have_device && !out->no_performance)
 		st = performance(&out->model, &req, &out->device.hw, out->mem.tensor_parallel_size, &out->perf, err);
+	if (st == MP_OK)
+		st = mps_engine_block_for(&rq->job, out, err);
 	return st;
 }
 

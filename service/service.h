@@ -111,14 +111,74 @@ mp_status mps_device_resolve(mps_service *s, const mps_device_ref *ref, mp_store
 
 /* ----- inference plan ------------------------------------------------------------------------------------ */
 
+/* The serving engine a request names, and the engine knobs it sets (service/engine.c resolves the rest). */
+typedef struct mps_engine_opts {
+	mp_engine engine;		/* MP_ENGINE_NONE: no engine block; the defaults follow vLLM's */
+	int chunked_prefill;		/* -1: not given (on, as every engine's default), 0 off, 1 on */
+	bool utilization_given;		/* gpu_memory_utilization came from the request */
+	bool block_size_given;		/* kv_block_size came from the request */
+	double mem_fraction_static;	/* SGLang's knob; 0 = its default for the device */
+	double free_gpu_memory_fraction;	/* TensorRT-LLM's knob; 0 = its default (0.9) */
+	char served_model[256];		/* the model argument of the command line; "" = the preset's repository */
+} mps_engine_opts;
+
 /* Everything of an inference request but the device, so a scheduler's batch can be evaluated against many
  * devices and GPU counts. */
 typedef struct mps_inference_job {
 	mps_model_ref model;
 	mp_inference_req req;		/* req.json_pointer points at `pointer` */
-	mp_inference_opts opts;
+	mp_inference_opts opts;		/* as given: max_num_batched_tokens 0 = the engine's default (resolved per device) */
 	char pointer[64];		/* the request's own pointer: "" for a body, "/jobs/3/inference", "/fit_plan" */
+	mps_engine_opts engine;
 } mps_inference_job;
+
+/* How the prefill chunk (max_num_batched_tokens) of a plan was chosen. */
+typedef struct mps_prefill_choice {
+	uint64_t max_num_batched_tokens;	/* the chunk the plan used */
+	bool defaulted;			/* the request gave none: the engine's default for the device */
+	bool chunked_prefill;		/* false: the engine's rule without chunking (at least max_model_len) */
+	mp_engine basis;		/* whose rule (MP_ENGINE_VLLM when no engine is named) */
+	uint64_t engine_default;	/* the engine's default for the device, before the caps below */
+	const char *device_class;	/* static text: the branch of the engine's rule */
+} mps_prefill_choice;
+
+/*
+ * The options a job runs with on dev (NULL: no device): the request's own, with what it left out taken from the
+ * engine it names (vLLM when none), as that engine would on that device (planner/mp_engine.h):
+ * max_num_batched_tokens (vLLM: min(max_num_seqs x max_model_len, the device's default), with max_num_seqs =
+ * batch_size and max_model_len = sequence_length; chunked prefill off: at least max_model_len), kv_block_size
+ * (vLLM 16, SGLang 1, TensorRT-LLM 32) and, for vLLM, gpu_memory_utilization 0.9. A request with attention
+ * "none" has no prefill and keeps max_num_batched_tokens 0. choice (may be NULL) says what was chosen.
+ * Errors: MP_EINVAL from the engine's defaults.
+ */
+mp_status mps_inference_opts_for(const mps_inference_job *j, const mp_store_device *dev, mp_inference_opts *out,
+				 mps_prefill_choice *choice, mp_error *err);
+
+/* One launch argument of an engine's command line. */
+typedef struct mps_engine_arg {
+	const char *flag;		/* static: "--tensor-parallel-size" */
+	char value[256];		/* "" for a switch */
+	const char *source;		/* static: "plan" (realises the plan), "request", "default" (the engine's) */
+} mps_engine_arg;
+
+#define MPS_ENGINE_MAX_ARGS 24
+
+/* The engine block of an inference plan: the arguments that realise it and what the engine will print. */
+typedef struct mps_engine_block {
+	mp_engine engine;
+	const char *program;		/* static: "vllm serve", "python3 -m sglang.launch_server", "trtllm-serve" */
+	const char *model_flag;		/* static: NULL (positional) or "--model-path" */
+	char model_arg[256];		/* the served model (a Hugging Face repository or a path) */
+	bool model_arg_known;		/* false: the request's model id stands in (give served_model) */
+	mps_engine_arg args[MPS_ENGINE_MAX_ARGS];
+	size_t nargs;
+	char extra_options_yaml[256];	/* TensorRT-LLM's --extra_llm_api_options file, "" when none is needed */
+	mp_engine_defaults defaults;	/* the engine's defaults on the device */
+	bool have_prediction;		/* with a device */
+	mp_engine_inputs inputs;	/* what the prediction started from (per GPU) */
+	mp_engine_prediction predicted;
+	const char *source;		/* static: the engine version and files the arithmetic follows */
+} mps_engine_block;
 
 typedef struct mps_inference_request {
 	mps_inference_job job;
@@ -144,7 +204,19 @@ typedef struct mps_inference_plan {
 	mps_performance perf;		/* with a device */
 	bool no_performance;		/* with a device, no performance block: the step analysis models attention
 					   and MLP layers only, not recurrent (Mamba) ones */
+	mp_inference_opts opts;		/* the options the plan ran with (mps_inference_opts_for) */
+	mps_prefill_choice prefill;
+	bool have_engine;		/* the request named an engine */
+	mps_engine_block engine;
 } mps_inference_plan;
+
+/*
+ * The engine block of plan p for job j (p computed by mps_plan_inference with the options of
+ * mps_inference_opts_for): the arguments that realise the plan and, with a device, what the engine will print.
+ * Sets p->have_engine; nothing when j names no engine. Errors: MP_EINVAL naming the field an engine cannot take
+ * (kv_cache_dtype, weight_dtype, sequence_length_scope), MP_EOVERFLOW.
+ */
+mp_status mps_engine_block_for(const mps_inference_job *j, mps_inference_plan *p, mp_error *err);
 
 /*
  * POST /v1/plan/inference: the memory plan; with a device its fit and performance. *out is large (about 40 KB):
@@ -152,6 +224,98 @@ typedef struct mps_inference_plan {
  * MP_ENOTFOUND, MP_EOVERFLOW, MP_EDB.
  */
 mp_status mps_plan_inference(mps_service *s, const mps_inference_request *rq, mps_inference_plan *out, mp_error *err);
+
+/* ----- engine check: what an engine printed beside memplan's prediction ------------------------------------ */
+
+#define MPS_ENGINE_MAX_FIGURES 64
+
+/* The figures an engine prints at start-up; mps_figure_name gives each its API name, the unit in the name. */
+typedef enum mps_figure {
+	MPS_FIG_WEIGHTS_LOADED_GIB = 0,	/* vLLM "Model loading took", SGLang "mem usage", TensorRT-LLM "inside torch" */
+	MPS_FIG_TOTAL_GPU_MEMORY_GIB,	/* the engine's total: CUDA's (vLLM, TensorRT-LLM), free before load (SGLang) */
+	MPS_FIG_FREE_GPU_MEMORY_GIB,	/* vLLM's start-up free memory (the utilisation error) */
+	MPS_FIG_MEMORY_FRACTION,	/* gpu_memory_utilization, mem_fraction_static, free_gpu_memory_fraction */
+	MPS_FIG_REQUESTED_MEMORY_GIB,	/* vLLM total x utilisation */
+	MPS_FIG_NON_TORCH_MEMORY_GIB,	/* vLLM V0 non_torch_memory */
+	MPS_FIG_ACTIVATION_PEAK_GIB,	/* the profile run's peak over the weights */
+	MPS_FIG_PEAK_TORCH_MEMORY_GIB,	/* vLLM V0.6: weights + activation peak; TensorRT-LLM: the profile's peak */
+	MPS_FIG_AVAILABLE_KV_CACHE_GIB,	/* the KV budget */
+	MPS_FIG_NUM_GPU_BLOCKS,		/* vLLM num_gpu_blocks, TensorRT-LLM blocks in the primary pool */
+	MPS_FIG_KV_CACHE_TOKENS,	/* vLLM "GPU KV cache size", SGLang "#tokens", TensorRT-LLM max tokens */
+	MPS_FIG_MAX_CONCURRENCY,	/* vLLM "Maximum concurrency for N tokens per request" */
+	MPS_FIG_NEEDED_KV_CACHE_GIB,	/* vLLM's start-up check: one request of max_model_len */
+	MPS_FIG_ESTIMATED_MAX_MODEL_LEN,	/* vLLM's estimate when max_model_len does not fit */
+	MPS_FIG_BLOCK_SIZE,		/* tokens per block (vllm:cache_config_info) */
+	MPS_FIG_AVAILABLE_AFTER_WEIGHTS_GIB,	/* SGLang "Load weight end. avail mem", TensorRT-LLM C++ "available" */
+	MPS_FIG_K_CACHE_GIB,		/* SGLang K size (its "GB" are GiB) */
+	MPS_FIG_V_CACHE_GIB,
+	MPS_FIG_AVAILABLE_AFTER_POOL_GIB,	/* SGLang "Memory pool end. avail mem" */
+	MPS_FIG_MAX_RUNNING_REQUESTS,
+	MPS_FIG_CHUNKED_PREFILL_SIZE,	/* SGLang chunked_prefill_size */
+	MPS_FIG_CONTEXT_LEN,		/* SGLang context_len */
+	MPS_FIG_KV_SIZE_PER_TOKEN_BYTES,	/* TensorRT-LLM "kv size is" */
+	MPS_FIG_KV_CACHE_BYTES,		/* TensorRT-LLM "Allocate N bytes for k/v cache" */
+	MPS_FIG_COUNT
+} mps_figure;
+
+/* "weights_loaded_gib", "kv_cache_tokens", ...; "invalid" outside the enum. */
+const char *mps_figure_name(mps_figure f);
+
+/* One figure an engine printed at start-up (codec/ reads them from a log or a metrics exposition). */
+typedef struct mps_engine_figure {
+	mps_figure kind;
+	double reported;		/* in the unit of the name, as printed */
+	int decimals;			/* decimals printed: the rounding the engine applied */
+	uint64_t tokens_per_request;	/* max_concurrency, needed_kv_cache_gib, ...: the length the line names */
+	uint32_t line;			/* 1-based line of the text */
+	char text[200];			/* the line, cut at 199 bytes (well-formed UTF-8) */
+} mps_engine_figure;
+
+typedef struct mps_engine_report {
+	mp_engine engine;
+	uint32_t lines;			/* lines read */
+	uint32_t lines_recognised;	/* lines that gave at least one figure */
+	size_t nfigures;
+	mps_engine_figure figures[MPS_ENGINE_MAX_FIGURES];
+	bool truncated;			/* more figures than MPS_ENGINE_MAX_FIGURES: the later ones were left out */
+	bool from_metrics;		/* a Prometheus exposition (vllm:cache_config_info) rather than a log */
+} mps_engine_report;
+
+typedef struct mps_engine_check_request {
+	mps_inference_request plan;	/* the plan to compare with; its job's engine is the report's */
+	mps_engine_report report;
+} mps_engine_check_request;
+
+/* One reported figure against memplan. */
+typedef struct mps_engine_comparison {
+	bool have_predicted;
+	double predicted;		/* memplan's plan through the engine's arithmetic, in the figure's unit */
+	double tolerance;		/* half a unit of the last digit the engine printed (0 for counts) */
+	bool within_tolerance;		/* |reported - predicted| <= tolerance */
+	bool have_implied;		/* the engine's own arithmetic applied to the log's other figures */
+	double implied_min, implied_max;	/* what those figures allow, their rounding included */
+	bool consistent;		/* reported within [implied_min - tolerance, implied_max + tolerance] */
+	const char *implied_from;	/* static: the figure(s) it follows from */
+	const char *basis;		/* static: "engine arithmetic" (exact from the plan's bytes) or "modelled" */
+} mps_engine_comparison;
+
+typedef struct mps_engine_check {
+	mps_inference_plan plan;	/* with its engine block */
+	mps_engine_comparison rows[MPS_ENGINE_MAX_FIGURES];	/* one per figure of the report, in its order */
+	size_t predicted, within_tolerance, checked, consistent;
+} mps_engine_check;
+
+/*
+ * POST /v1/engine-check: plans rq->plan (the engine named), then sets each figure the engine printed beside the
+ * prediction and beside what the log's other figures imply by the engine's arithmetic (blocks from the KV memory,
+ * tokens from blocks, concurrency from tokens, the start-up check's bytes from max_model_len), with the tolerance
+ * the printed rounding allows. With tensor parallelism vLLM keeps the smallest worker's blocks, so a figure that
+ * follows from one worker's line is bounded from above only. *out is large: callers allocate it. Errors: those of
+ * mps_plan_inference; MP_EINVAL naming "/plan/device" when the plan names no device (the engines size their pool
+ * from it).
+ */
+mp_status mps_engine_check_run(mps_service *s, const mps_engine_check_request *rq, mps_engine_check *out,
+			       mp_error *err);
 
 /* ----- training plan ------------------------------------------------------------------------------------- */
 

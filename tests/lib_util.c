@@ -46,6 +46,17 @@ mp_status lib_answer(mps_service *svc, const char *kind, const cJSON *body, cJSO
 			*out = mpc_roofline_json(rq, r);
 		free(r);
 		free(rq);
+	} else if (strcmp(kind, "engine-check") == 0) {
+		mps_engine_check_request *rq = malloc(sizeof(*rq));
+		mps_engine_check *c = malloc(sizeof(*c));
+
+		st = rq && c ? mpc_engine_check_decode(body, rq, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
+		if (st == MP_OK)
+			st = mps_engine_check_run(svc, rq, c, err);
+		if (st == MP_OK)
+			*out = mpc_engine_check_json(rq, c);
+		free(c);
+		free(rq);
 	} else if (strcmp(kind, "fit") == 0) {
 		mps_fit_request rq;
 		mpc_fit_writer *w = NULL;

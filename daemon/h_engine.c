@@ -1,0 +1,25 @@
+/*
+ * h_engine.c: POST /v1/engine-check: decode (codec: the body and the pasted log) -> the plan and the comparison
+ * (service) -> encode.
+ */
+#include <stdlib.h>
+
+#include "../codec/codec.h"
+#include "routes.h"
+
+mp_status mpd_h_engine_check(mpd_request *req, mpd_reply *rep)
+{
+	mps_engine_check_request *rq = malloc(sizeof(*rq));
+	mps_engine_check *c = malloc(sizeof(*c));
+	mp_status st = rq && c ? MP_OK : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
+
+	if (st == MP_OK)
+		st = mpc_engine_check_decode(req->json, rq, &rep->err);
+	if (st == MP_OK)
+		st = mps_engine_check_run(req->d->svc, rq, c, &rep->err);
+	if (st == MP_OK && (rep->json = mpc_engine_check_json(rq, c)) == NULL)
+		st = mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
+	free(c);
+	free(rq);
+	return st;
+}

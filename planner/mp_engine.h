@@ -1,0 +1,175 @@
+/*
+ * mp_engine.h: the serving engines' own arithmetic. vLLM, SGLang and TensorRT-LLM size their KV cache from
+ * different bases (vLLM: a fraction of the total memory; SGLang: a fraction of the memory free before the weights
+ * load, for weights plus the KV pool; TensorRT-LLM: a fraction of what is free after the profile run). This
+ * header holds each engine's serving defaults by device and the figures the engine prints at start-up, computed
+ * the way its source computes them, from a plan's bytes. Pure arithmetic on caller-owned structs.
+ * Part of the planner's public contract; include "memplan.h", not this file.
+ *
+ * Sources (the stored snapshots read; file and function per formula below):
+ *   vLLM V1, 0.10-0.11: vllm/engine/arg_utils.py (get_batch_defaults, _set_default_max_num_seqs_and_batched_
+ *     tokens_args), vllm/v1/worker/gpu_worker.py @35d5cda1 (requested_memory, determine_available_memory),
+ *     vllm/utils/mem_utils.py @a6d5c390 (memory_profiling), vllm/v1/core/kv_cache_utils.py @bbf906a8
+ *     (get_num_blocks, get_max_concurrency_for_kv_cache_config, check_enough_kv_cache_memory),
+ *     vllm/model_executor/layers/rotary_embedding.py (cos_sin_cache), vocab_parallel_embedding.py (padding 64).
+ *   SGLang: python/sglang/srt/server_args.py (_handle_gpu_memory_settings, after PR #10975),
+ *     python/sglang/srt/model_executor/model_runner.py @01cc04e2 (profile_max_num_token, init_memory_pool).
+ *   TensorRT-LLM, PyTorch backend (trtllm-serve): tensorrt_llm/_torch/pyexecutor/_util.py (KvCacheCreator:
+ *     _get_cache_size_per_token, _cal_max_tokens), resource_manager.py (calculate_max_num_blocks).
+ */
+#ifndef MP_ENGINE_H
+#define MP_ENGINE_H
+
+#include "mp_inference.h"
+
+typedef enum mp_engine {
+	MP_ENGINE_NONE = 0,	/* no engine named: the plan follows vLLM's serving defaults */
+	MP_ENGINE_VLLM,
+	MP_ENGINE_SGLANG,
+	MP_ENGINE_TRTLLM,
+	MP_ENGINE_COUNT
+} mp_engine;
+
+/* "none", "vllm", "sglang", "trtllm"; "invalid" otherwise. */
+const char *mp_engine_name(mp_engine e);
+/* The engine of that name, MP_ENGINE_COUNT when there is none. NULL-safe. */
+mp_engine mp_engine_from_name(const char *name);
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Serving defaults by device.
+ * ------------------------------------------------------------------------------------------------------- */
+typedef struct mp_engine_defaults {
+	/* tokens one forward may hold: vLLM max_num_batched_tokens, SGLang chunked_prefill_size, TensorRT-LLM
+	 * max_num_tokens */
+	uint64_t max_num_batched_tokens;
+	/* concurrent sequences: vLLM max_num_seqs, SGLang 0 (derived from the pool), TensorRT-LLM max_batch_size */
+	uint64_t max_num_seqs;
+	/* vLLM gpu_memory_utilization, SGLang mem_fraction_static, TensorRT-LLM free_gpu_memory_fraction */
+	double memory_fraction;
+	uint64_t block_size;		/* vLLM block_size 16, SGLang page_size 1, TensorRT-LLM tokens_per_block 32 */
+	uint64_t cuda_graph_max_bs;	/* SGLang only */
+	double reserved_mib;		/* SGLang only: the reserve mem_fraction_static leaves, MiB */
+	const char *device_class;	/* static text: the branch of the engine's rule the device took */
+} mp_engine_defaults;
+
+/*
+ * The engine's defaults on one GPU of total_memory_bytes (0 = unknown: the engine's own fallback) named
+ * device_name (vLLM's A100 exception; NULL = ""), at tensor-parallel degree tp (SGLang's reserve).
+ *   vLLM (API server, arg_utils.get_batch_defaults): total >= 70 GiB and "a100" not in the lower-cased name:
+ *     max_num_batched_tokens 8192, max_num_seqs 1024; else 2048 and 256 (a device vLLM cannot query counts as
+ *     0 bytes). gpu_memory_utilization 0.9, block_size 16.
+ *   SGLang (_handle_gpu_memory_settings; gpu_mem = nvidia-smi memory.total, MiB): chunked_prefill_size and
+ *     cuda_graph_max_bs by bucket (< 20 GiB 2048/8, < 35 GiB 2048/24 (80 at tp >= 4), < 60 GiB 4096/32 (160),
+ *     < 90 GiB 8192/256 (512), < 160 GiB 8192/256 (512), else 16384/512; unknown 4096/160), then
+ *     reserved = 512 + 1.5 max(chunk, 2048) + 2 cuda_graph_max_bs + 1024 tp / 8 MiB, at least 10240 MiB above
+ *     60 GiB, and mem_fraction_static = round((gpu_mem - reserved) / gpu_mem, 3) (0.88 when unknown).
+ *   TensorRT-LLM (KvCacheConfig, TorchLlmArgs): free_gpu_memory_fraction 0.9, tokens_per_block 32,
+ *     max_num_tokens 8192, max_batch_size 2048.
+ * Worked examples (tests/test_engine.c): vLLM, H100 (85,520,809,984 B) -> 8192 / 1024; A100 80GB -> 2048 / 256;
+ * SGLang, H100 at 81,559 MiB, tp 1 -> reserved 13,440 MiB, mem_fraction_static 0.835.
+ * Errors: MP_EINVAL for an engine outside the enum (MP_ENGINE_NONE gives vLLM's).
+ */
+mp_status mp_engine_defaults_for(mp_engine e, uint64_t total_memory_bytes, const char *device_name, uint64_t tp,
+                                 mp_engine_defaults *out, mp_error *err);
+
+/* ---------------------------------------------------------------------------------------------------------
+ * What the engine prints at start-up.
+ * ------------------------------------------------------------------------------------------------------- */
+typedef struct mp_engine_inputs {
+	mp_engine engine;
+	uint64_t total_memory_bytes;	/* per GPU, as CUDA reports it (torch.cuda.mem_get_info()[1]) */
+	uint64_t context_bytes;		/* per process before the weights: CUDA context (and NCCL) */
+	double memory_fraction;		/* the resolved gpu_memory_utilization / mem_fraction_static / fraction */
+	uint64_t block_size;		/* tokens per KV block (SGLang: page size) */
+	uint64_t max_model_len;		/* tokens one request may hold */
+	uint64_t max_num_seqs;		/* concurrent sequences the launch asks for */
+	uint64_t max_num_batched_tokens;	/* the profile run's tokens */
+	uint64_t weights_bytes;		/* per GPU, as the engine allocates them (see mp_engine_weights_bytes) */
+	uint64_t activation_bytes;	/* per GPU: the profile run's peak over the weights */
+	uint64_t non_torch_bytes;	/* per GPU: memory outside PyTorch that the profile adds; 0 = not modelled */
+	uint64_t kv_row_bytes;		/* per GPU: K and V of one token in one layer, in the KV dtype */
+	uint64_t full_layers;		/* layers with a full-attention KV cache */
+	uint64_t window_layers;		/* layers with a sliding-window KV cache */
+	uint64_t sliding_window;	/* tokens (window_layers > 0) */
+	uint64_t batch_size;		/* the plan's concurrent sequences, for the utilisation they need */
+} mp_engine_inputs;
+
+typedef struct mp_engine_prediction {
+	/* vLLM */
+	uint64_t requested_memory_bytes;	/* int(total x gpu_memory_utilization) */
+	uint64_t non_kv_cache_bytes;		/* weights + activation peak + non-torch increase */
+	int64_t available_kv_cache_bytes;	/* "Available KV cache memory: %.2f GiB" (negative: none) */
+	uint64_t page_bytes;			/* one block of one layer: block_size x kv_row_bytes */
+	uint64_t num_gpu_blocks;		/* available // page // layers per group */
+	uint64_t kv_cache_tokens;		/* "GPU KV cache size: %s tokens" */
+	uint64_t blocks_per_request;		/* blocks one request of max_model_len takes (all groups) */
+	double max_concurrency;			/* "Maximum concurrency for %s tokens per request: %.2fx" */
+	uint64_t needed_kv_cache_bytes;		/* for one request of max_model_len (the start-up check) */
+	bool serves_max_model_len;		/* false: the engine refuses to start (the max_model_len error) */
+	uint64_t estimated_max_model_len;	/* the longest request the pool holds (vLLM's binary search) */
+	uint64_t kv_groups;			/* vLLM KV cache groups (1 unless full and window layers mix) */
+	uint64_t group_layers;			/* layers per group */
+	double required_memory_fraction;	/* the smallest fraction whose pool holds batch_size x max_model_len */
+	/* SGLang */
+	double total_gpu_memory_gib;		/* free after the distributed init, before the weights (GiB) */
+	double available_after_weights_gib;	/* "Load weight end. ... avail mem=%.2f GB" */
+	double rest_memory_gib;			/* available_after - total x (1 - mem_fraction_static) */
+	uint64_t cell_size_bytes;		/* one token, all layers: K and V */
+	uint64_t max_total_num_tokens;		/* "KV Cache is allocated. #tokens: %d" */
+	uint64_t k_size_bytes;			/* "K size: %.2f GB" (GiB) */
+	uint64_t max_running_requests;
+	/* TensorRT-LLM */
+	uint64_t kv_size_per_token_bytes;	/* "kv size is %d" */
+	uint64_t peak_memory_bytes;		/* weights + activations + non-torch (context included) */
+	uint64_t max_tokens;			/* "Estimated max tokens in KV cache : %d" */
+	uint64_t blocks_in_primary_pool;	/* ceil(max_tokens / tokens_per_block) */
+} mp_engine_prediction;
+
+/*
+ * The engine's start-up figures for in (per GPU).
+ *   vLLM V1: requested = int(total x util); available = requested - (weights + activation peak + non-torch
+ *     increase) (the context, measured before the baseline snapshot, lies outside the budget); page = block_size
+ *     x kv_row_bytes; one group of all layers when the layers are uniform, else groups of min(full, window)
+ *     layers; num_gpu_blocks = available // page // group_layers; kv_cache_tokens = num_gpu_blocks // groups x
+ *     block_size; blocks_per_request = groups of full layers x cdiv(max_model_len, block_size) + groups of window
+ *     layers x (cdiv(min(window - 1 + max_num_batched_tokens, max_model_len), block_size) + 1); max_concurrency =
+ *     num_gpu_blocks / blocks_per_request; the start-up check needs blocks_per_request x page x group_layers.
+ *   SGLang: total = (total_memory - context) / 2^30; after = total - weights / 2^30; rest = after - total x
+ *     (1 - mem_fraction_static); cell = kv_row_bytes x layers; max_total_num_tokens = int(rest x 2^30 // cell),
+ *     rounded down to the page size; K size = tokens x cell / 2; max_running_requests = the launch's
+ *     max_num_seqs, else min(max(int(tokens / max_model_len x 512), 2048), 4096).
+ *   TensorRT-LLM (PyTorch backend): kv_size_per_token = kv_row_bytes x layers; peak = weights + activations +
+ *     context + non-torch; max_tokens = int((total - peak) x fraction // kv_size_per_token) (the profile's own
+ *     KV allocation cancels: _cal_max_tokens adds it back); blocks = ceil(max_tokens / tokens_per_block).
+ * Worked example (tests/test_engine.c, vllm #10517 on an RTX 3090): Llama-3.1-8B, bf16, 1,952 blocks of 16 ->
+ * 31,232 tokens, concurrency 1.56x for 20,000 tokens. Errors: MP_EINVAL (no layers, block size 0, an engine
+ * outside the enum), MP_EOVERFLOW.
+ */
+mp_status mp_engine_predict(const mp_engine_inputs *in, mp_engine_prediction *out, mp_error *err);
+
+/*
+ * The bytes an engine's weights take per GPU: the plan's weights plus what the engine's model code adds.
+ * vLLM and SGLang: one RoPE cos_sin_cache per distinct rotary embedding, positions x rotary_dim in the compute
+ * dtype (positions: max_position_embeddings; linear, dynamic and yarn scalings: the scaled length), and the
+ * vocabulary padded to a multiple of 64 rows (VocabParallelEmbedding) in the embeddings and lm_head classes.
+ * TensorRT-LLM: the plan's weights. Worked example: Llama-3.1-8B bf16, tp 1: 16,060,522,496 + 131,072 x 128 x 2
+ * = 16,094,076,928 bytes, which vLLM prints as "Loading model weights took 14.9888 GB" (vllm #10517).
+ * Errors: MP_EOVERFLOW.
+ */
+mp_status mp_engine_weights_bytes(mp_engine e, const mp_model *m, const mp_weights *w, mp_dtype compute_dtype,
+                                  uint64_t tp, uint64_t *out, mp_error *err);
+
+/* The engines' arithmetic on figures a log printed (the check of a pasted log). */
+
+/* vLLM: blocks from available bytes: int(available // page // layers), 0 when available <= 0. */
+uint64_t mp_vllm_num_blocks(double available_bytes, uint64_t page_bytes, uint64_t layers);
+/* vLLM: num_blocks / cdiv(max_model_len, block_size) for uniform full attention (0 when max_model_len is 0). */
+double mp_vllm_max_concurrency(uint64_t num_blocks, uint64_t block_size, uint64_t max_model_len);
+/* SGLang: int(rest_gib x 2^30 // cell_size), rest = after - total x (1 - fraction), 0 when not positive. */
+uint64_t mp_sglang_max_total_num_tokens(double total_gib, double after_weights_gib, double fraction,
+                                        uint64_t cell_size);
+/* TensorRT-LLM: int(available_bytes // kv_size_per_token) and ceil(tokens / tokens_per_block). */
+uint64_t mp_trtllm_max_tokens(double available_bytes, uint64_t kv_size_per_token);
+uint64_t mp_trtllm_blocks(uint64_t max_tokens, uint64_t tokens_per_block);
+
+#endif /* MP_ENGINE_H */

@@ -1,0 +1,789 @@
+/*
+ * engine.c: the serving engines around an inference plan. Resolves what a request leaves out the way the engine
+ * it names would on the device (the prefill chunk, the block size, vLLM's utilisation), builds the launch
+ * arguments that realise the plan with the figures the engine will print (planner/mp_engine.h), and sets a pasted
+ * start-up log beside them (POST /v1/engine-check). Fills structs; formats no text (codec/ writes the command).
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "service.h"
+
+#define GIB 1073741824.0
+
+const char *mps_figure_name(mps_figure f)
+{
+	static const char *const names[MPS_FIG_COUNT] = {
+		"weights_loaded_gib", "total_gpu_memory_gib", "free_gpu_memory_gib", "memory_fraction",
+		"requested_memory_gib", "non_torch_memory_gib", "activation_peak_gib", "peak_torch_memory_gib",
+		"available_kv_cache_gib", "num_gpu_blocks", "kv_cache_tokens", "max_concurrency",
+		"needed_kv_cache_gib", "estimated_max_model_len_tokens", "block_size_tokens",
+		"available_after_weights_gib", "k_cache_gib", "v_cache_gib", "available_after_pool_gib",
+		"max_running_requests", "chunked_prefill_size_tokens", "context_len_tokens", "kv_size_per_token_bytes",
+		"kv_cache_bytes",
+	};
+
+	return (unsigned)f < MPS_FIG_COUNT ? names[f] : "invalid";
+}
+
+static uint64_t job_tp(const mps_inference_job *j)
+{
+	if (j->opts.tensor_parallel_size)
+		return j->opts.tensor_parallel_size;
+	return j->req.num_gpus ? j->req.num_gpus : 1;
+}
+
+mp_status mps_inference_opts_for(const mps_inference_job *j, const mp_store_device *dev, mp_inference_opts *out,
+				 mps_prefill_choice *choice, mp_error *err)
+{
+	mps_prefill_choice c;
+	mp_engine e = j->engine.engine;
+	mp_engine_defaults d;
+	uint64_t total_tokens, chunk;
+	mp_status st;
+
+	memset(&c, 0, sizeof(c));
+	*out = j->opts;
+	st = mp_engine_defaults_for(e, dev ? mp_device_capacity_bytes(&dev->hw) : 0, dev ? dev->name : NULL, job_tp(j),
+				    &d, err);
+	if (st != MP_OK)
+		return st;
+	c.basis = e == MP_ENGINE_NONE ? MP_ENGINE_VLLM : e;
+	c.chunked_prefill = j->engine.chunked_prefill != 0;
+	c.engine_default = d.max_num_batched_tokens;
+	c.device_class = d.device_class;
+	if (e != MP_ENGINE_NONE && !j->engine.block_size_given)
+		out->kv_block_size = d.block_size;
+	if (e == MP_ENGINE_VLLM && !j->engine.utilization_given)
+		out->gpu_memory_utilization = d.memory_fraction;
+	if (out->attention == MP_ATTENTION_NONE) {
+		c.max_num_batched_tokens = 0;
+	} else if (j->opts.max_num_batched_tokens) {
+		c.max_num_batched_tokens = j->opts.max_num_batched_tokens;
+	} else {
+		/* vLLM _set_default_max_num_seqs_and_batched_tokens_args with max_num_seqs = batch_size and
+		 * max_model_len = sequence_length: without chunked prefill at least max_model_len, then at most
+		 * max_num_seqs x max_model_len. SGLang without chunking prefills up to max_prefill_tokens (16384)
+		 * but a longer prompt whole; TensorRT-LLM's forward holds at most max_num_tokens. */
+		chunk = d.max_num_batched_tokens;
+		if (!c.chunked_prefill) {
+			uint64_t floor_tokens = c.basis == MP_ENGINE_SGLANG ? 16384 : chunk;
+
+			chunk = j->req.sequence_length > floor_tokens ? j->req.sequence_length : floor_tokens;
+		}
+		if (j->opts.length_scope == MP_LENGTH_SHARED)
+			total_tokens = j->req.sequence_length;
+		else if (!mp_mul_u64(j->req.batch_size, j->req.sequence_length, &total_tokens))
+			total_tokens = UINT64_MAX;
+		c.max_num_batched_tokens = chunk < total_tokens ? chunk : total_tokens;
+		c.defaulted = true;
+		out->max_num_batched_tokens = c.max_num_batched_tokens;
+	}
+	if (choice)
+		*choice = c;
+	return MP_OK;
+}
+
+/* ----- the launch arguments ------------------------------------------------------------------------------ */
+
+/* The Hugging Face repositories the model presets were copied from (db/presets/models/SOURCES.md). */
+static const struct {
+	const char *id, *repo;
+} preset_repos[] = {
+	{"falcon-7b", "tiiuae/falcon-7b"},
+	{"gemma-2b", "google/gemma-2b"},
+	{"gemma-7b", "google/gemma-7b"},
+	{"gpt2", "openai-community/gpt2"},
+	{"llama-2-7b", "meta-llama/Llama-2-7b-hf"},
+	{"llama-3-8b", "meta-llama/Meta-Llama-3-8B"},
+	{"llama-3.1-405b", "meta-llama/Llama-3.1-405B"},
+	{"llama-3.1-70b", "meta-llama/Llama-3.1-70B"},
+	{"llama-3.1-8b", "meta-llama/Llama-3.1-8B"},
+	{"llama-3.2-1b", "meta-llama/Llama-3.2-1B"},
+	{"llama-3.2-3b", "meta-llama/Llama-3.2-3B"},
+	{"mistral-7b-v0.1", "mistralai/Mistral-7B-v0.1"},
+	{"mixtral-8x7b", "mistralai/Mixtral-8x7B-v0.1"},
+	{"phi-3-mini-4k", "microsoft/Phi-3-mini-4k-instruct"},
+	{"qwen2.5-0.5b", "Qwen/Qwen2.5-0.5B"},
+	{"qwen2.5-14b", "Qwen/Qwen2.5-14B"},
+	{"qwen2.5-32b", "Qwen/Qwen2.5-32B"},
+	{"qwen2.5-3b", "Qwen/Qwen2.5-3B"},
+	{"qwen2.5-72b-instruct", "Qwen/Qwen2.5-72B-Instruct"},
+	{"qwen2.5-7b", "Qwen/Qwen2.5-7B"},
+};
+
+static void add_arg(mps_engine_block *b, const char *flag, const char *source, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void add_arg(mps_engine_block *b, const char *flag, const char *source, const char *fmt, ...)
+{
+	mps_engine_arg *a;
+	va_list ap;
+
+	if (b->nargs == MPS_ENGINE_MAX_ARGS)
+		return; /* not reached: no engine has that many */
+	a = &b->args[b->nargs++];
+	a->flag = flag;
+	a->source = source;
+	va_start(ap, fmt);
+	vsnprintf(a->value, sizeof(a->value), fmt, ap);
+	va_end(ap);
+}
+
+/* A fraction as the engines' argument parsers take it: up to 4 decimals, no trailing zeros beyond 2. */
+static void fraction_text(double f, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.4f", f);
+	for (size_t n = strlen(buf); n > 0 && buf[n - 1] == '0' && n > 4; n--)
+		buf[n - 1] = '\0';
+}
+
+static const char *torch_dtype(mp_dtype dt)
+{
+	return dt == MP_DTYPE_FP16 ? "float16" : dt == MP_DTYPE_FP32 ? "float32" : "bfloat16";
+}
+
+static bool is_gguf(mp_dtype dt)
+{
+	return dt == MP_DTYPE_Q8_0 || dt == MP_DTYPE_Q4_0 || dt == MP_DTYPE_Q4_K || dt == MP_DTYPE_Q5_K ||
+	       dt == MP_DTYPE_Q6_K;
+}
+
+/* The --quantization value of vLLM and SGLang for the weights' format ("" when none: float weights). */
+static const char *quantization_of(const mp_inference_req *r, const mp_inference_opts *o)
+{
+	switch (r->weight_dtype) {
+	case MP_DTYPE_FP8_E4M3:
+	case MP_DTYPE_FP8_E5M2:
+		return "fp8";
+	case MP_DTYPE_INT4:
+		return o->formats.int4_scheme == MP_INT4_AWQ ? "awq" : "gptq";
+	case MP_DTYPE_INT8:
+	case MP_DTYPE_NF4:
+		return "bitsandbytes";
+	default:
+		return is_gguf(r->weight_dtype) ? "gguf" : "";
+	}
+}
+
+/* The engine's name for the KV dtype, or an error naming kv_cache_dtype with what the engine takes. */
+static mp_status kv_arg(mp_engine e, mp_dtype kv, mp_dtype compute, const char *base, const char **out, mp_error *err)
+{
+	*out = NULL;
+	if (kv == compute)
+		*out = "auto";
+	else if (kv == MP_DTYPE_FP8_E4M3)
+		*out = e == MP_ENGINE_VLLM ? "fp8" : e == MP_ENGINE_SGLANG ? "fp8_e4m3" : "fp8";
+	else if (kv == MP_DTYPE_FP8_E5M2 && e != MP_ENGINE_TRTLLM)
+		*out = "fp8_e5m2";
+	if (*out)
+		return MP_OK;
+	return mp_fail_at(err, MP_EINVAL, base, "/kv_cache_dtype",
+			  "%s stores the KV cache in the compute dtype (%s) or in %s, not %s", mp_engine_name(e),
+			  mp_dtype_name(compute), e == MP_ENGINE_TRTLLM ? "fp8 (e4m3)" : "fp8_e4m3 or fp8_e5m2",
+			  mp_dtype_name(kv));
+}
+
+static void served_model(const mps_inference_job *j, const mps_model *m, mps_engine_block *b)
+{
+	b->model_arg_known = true;
+	if (j->engine.served_model[0]) {
+		snprintf(b->model_arg, sizeof(b->model_arg), "%s", j->engine.served_model);
+		return;
+	}
+	for (size_t i = 0; j->model.kind == MPS_MODEL_STORED && i < sizeof(preset_repos) / sizeof(preset_repos[0]); i++)
+		if (strcmp(m->id, preset_repos[i].id) == 0) {
+			snprintf(b->model_arg, sizeof(b->model_arg), "%s", preset_repos[i].repo);
+			return;
+		}
+	b->model_arg_known = false;
+	snprintf(b->model_arg, sizeof(b->model_arg), "%s", m->id[0] ? m->id : "MODEL");
+}
+
+static mp_status vllm_args(const mps_inference_job *j, const mps_inference_plan *p, const char *kv,
+			   mps_engine_block *b)
+{
+	const mp_inference_opts *o = &p->opts;
+	uint64_t tp = p->mem.tensor_parallel_size, gpus = j->req.num_gpus ? j->req.num_gpus : tp;
+	const char *q = quantization_of(&j->req, o);
+	char f[16];
+
+	b->program = "vllm serve";
+	add_arg(b, "--tensor-parallel-size", "plan", "%llu", (unsigned long long)tp);
+	if (gpus > tp)
+		add_arg(b, "--data-parallel-size", "plan", "%llu", (unsigned long long)(gpus / tp));
+	add_arg(b, "--max-model-len", "plan", "%llu", (unsigned long long)j->req.sequence_length);
+	add_arg(b, "--max-num-seqs", "plan", "%llu", (unsigned long long)j->req.batch_size);
+	if (o->attention != MP_ATTENTION_NONE)
+		add_arg(b, "--max-num-batched-tokens", p->prefill.defaulted ? "default" : "request", "%llu",
+			(unsigned long long)p->prefill.max_num_batched_tokens);
+	fraction_text(o->gpu_memory_utilization, f, sizeof(f));
+	add_arg(b, "--gpu-memory-utilization", j->engine.utilization_given ? "request" : "default", "%s", f);
+	add_arg(b, "--kv-cache-dtype", "request", "%s", kv);
+	add_arg(b, "--block-size", j->engine.block_size_given ? "request" : "default", "%llu",
+		(unsigned long long)p->mem.kv.block_size);
+	add_arg(b, "--dtype", "request", "%s", torch_dtype(o->compute_dtype));
+	if (q[0])
+		add_arg(b, "--quantization", "request", "%s", q);
+	if (j->engine.chunked_prefill == 0)
+		add_arg(b, "--no-enable-chunked-prefill", "request", "%s", "");
+	return MP_OK;
+}
+
+static mp_status sglang_args(const mps_inference_job *j, const mps_inference_plan *p, const char *kv,
+			     double fraction, mps_engine_block *b)
+{
+	const mp_inference_opts *o = &p->opts;
+	uint64_t tp = p->mem.tensor_parallel_size, gpus = j->req.num_gpus ? j->req.num_gpus : tp;
+	const char *q = quantization_of(&j->req, o);
+	char f[16];
+
+	b->program = "python3 -m sglang.launch_server";
+	b->model_flag = "--model-path";
+	add_arg(b, "--tp", "plan", "%llu", (unsigned long long)tp);
+	if (gpus > tp)
+		add_arg(b, "--dp", "plan", "%llu", (unsigned long long)(gpus / tp));
+	add_arg(b, "--context-length", "plan", "%llu", (unsigned long long)j->req.sequence_length);
+	fraction_text(fraction, f, sizeof(f));
+	add_arg(b, "--mem-fraction-static", j->engine.mem_fraction_static > 0 ? "request" : "default", "%s", f);
+	add_arg(b, "--max-running-requests", "plan", "%llu", (unsigned long long)j->req.batch_size);
+	if (j->engine.chunked_prefill == 0)
+		add_arg(b, "--chunked-prefill-size", "request", "-1");
+	else if (o->attention != MP_ATTENTION_NONE)
+		add_arg(b, "--chunked-prefill-size", p->prefill.defaulted ? "default" : "request", "%llu",
+			(unsigned long long)p->prefill.max_num_batched_tokens);
+	add_arg(b, "--kv-cache-dtype", "request", "%s", kv);
+	if (p->mem.kv.block_size > 1)
+		add_arg(b, "--page-size", j->engine.block_size_given ? "request" : "default", "%llu",
+			(unsigned long long)p->mem.kv.block_size);
+	add_arg(b, "--dtype", "request", "%s", torch_dtype(o->compute_dtype));
+	if (q[0])
+		add_arg(b, "--quantization", "request", "%s", q);
+	return MP_OK;
+}
+
+static mp_status trtllm_args(const mps_inference_job *j, const mps_inference_plan *p, const char *kv,
+			     double fraction, mps_engine_block *b, mp_error *err)
+{
+	const mp_inference_opts *o = &p->opts;
+	char f[16];
+
+	if (j->req.weight_dtype == MP_DTYPE_NF4 || is_gguf(j->req.weight_dtype))
+		return mp_fail_at(err, MP_EINVAL, j->pointer, "/weight_dtype",
+				  "trtllm loads float, fp8, int8 and int4 (AWQ/GPTQ) checkpoints, not %s",
+				  mp_dtype_name(j->req.weight_dtype));
+	b->program = "trtllm-serve";
+	add_arg(b, "--backend", "default", "pytorch");
+	add_arg(b, "--tp_size", "plan", "%llu", (unsigned long long)p->mem.tensor_parallel_size);
+	add_arg(b, "--max_batch_size", "plan", "%llu", (unsigned long long)j->req.batch_size);
+	if (o->attention != MP_ATTENTION_NONE)
+		add_arg(b, "--max_num_tokens", p->prefill.defaulted ? "default" : "request", "%llu",
+			(unsigned long long)p->prefill.max_num_batched_tokens);
+	add_arg(b, "--max_seq_len", "plan", "%llu", (unsigned long long)j->req.sequence_length);
+	fraction_text(fraction, f, sizeof(f));
+	add_arg(b, "--kv_cache_free_gpu_memory_fraction", j->engine.free_gpu_memory_fraction > 0 ? "request" : "default",
+		"%s", f);
+	if (strcmp(kv, "auto") != 0 || p->mem.kv.block_size != 32) {
+		/* KvCacheConfig has no command-line flag of its own: trtllm-serve reads it from this file */
+		int n = snprintf(b->extra_options_yaml, sizeof(b->extra_options_yaml), "kv_cache_config:\n");
+
+		if (strcmp(kv, "auto") != 0)
+			n += snprintf(b->extra_options_yaml + n, sizeof(b->extra_options_yaml) - (size_t)n, "  dtype: %s\n",
+				      kv);
+		if (p->mem.kv.block_size != 32)
+			snprintf(b->extra_options_yaml + n, sizeof(b->extra_options_yaml) - (size_t)n,
+				 "  tokens_per_block: %llu\n", (unsigned long long)p->mem.kv.block_size);
+		add_arg(b, "--extra_llm_api_options", "request", "extra_llm_api_options.yaml");
+	}
+	return MP_OK;
+}
+
+/* The engine block of plan p (computed with the options of mps_inference_opts_for). */
+static mp_status engine_block(const mps_inference_job *j, mps_inference_plan *p, mp_error *err)
+{
+	mps_engine_block *b = &p->engine;
+	mp_engine e = j->engine.engine;
+	const mp_inference_opts *o = &p->opts;
+	mp_dtype compute = o->compute_dtype ? o->compute_dtype : MP_DTYPE_BF16;
+	const char *kv;
+	double fraction;
+	mp_status st;
+
+	memset(b, 0, sizeof(*b));
+	b->engine = e;
+	if (o->length_scope == MP_LENGTH_SHARED)
+		return mp_fail_at(err, MP_EINVAL, j->pointer, "/sequence_length_scope",
+				  "%s gives every sequence its own max_model_len: sequence_length_scope shared is "
+				  "llama.cpp's, not an engine's",
+				  mp_engine_name(e));
+	st = kv_arg(e, j->req.kv_cache_dtype, compute, j->pointer, &kv, err);
+	if (st == MP_OK)
+		st = mp_engine_defaults_for(e, p->have_device ? p->fit.capacity_bytes : 0,
+					    p->have_device ? p->device.name : NULL, p->mem.tensor_parallel_size,
+					    &b->defaults, err);
+	if (st != MP_OK)
+		return st;
+	fraction = e == MP_ENGINE_VLLM     ? o->gpu_memory_utilization
+		   : e == MP_ENGINE_SGLANG ? (j->engine.mem_fraction_static > 0 ? j->engine.mem_fraction_static
+										: b->defaults.memory_fraction)
+					   : (j->engine.free_gpu_memory_fraction > 0 ? j->engine.free_gpu_memory_fraction
+										    : b->defaults.memory_fraction);
+	served_model(j, &p->model, b);
+	if (e == MP_ENGINE_VLLM) {
+		b->source = "vLLM 0.11 V1 engine: vllm/engine/arg_utils.py (get_batch_defaults), "
+			    "vllm/v1/worker/gpu_worker.py (determine_available_memory), vllm/v1/core/kv_cache_utils.py";
+		st = vllm_args(j, p, kv, b);
+	} else if (e == MP_ENGINE_SGLANG) {
+		b->source = "SGLang: python/sglang/srt/server_args.py (_handle_gpu_memory_settings), "
+			    "python/sglang/srt/model_executor/model_runner.py (profile_max_num_token)";
+		st = sglang_args(j, p, kv, fraction, b);
+	} else {
+		b->source = "TensorRT-LLM PyTorch backend (trtllm-serve): tensorrt_llm/_torch/pyexecutor/_util.py "
+			    "(KvCacheCreator), resource_manager.py (calculate_max_num_blocks)";
+		st = trtllm_args(j, p, kv, fraction, b, err);
+	}
+	if (st != MP_OK || !p->have_device)
+		return st;
+
+	/* what the engine will print: the plan's bytes through the engine's arithmetic */
+	{
+		mp_engine_inputs *in = &b->inputs;
+
+		in->engine = e;
+		in->total_memory_bytes = p->fit.capacity_bytes;
+		in->context_bytes = p->mem.overhead_bytes;
+		in->memory_fraction = fraction;
+		in->block_size = p->mem.kv.block_size;
+		in->max_model_len = j->req.sequence_length;
+		in->max_num_seqs = j->req.batch_size;
+		in->max_num_batched_tokens = p->prefill.max_num_batched_tokens;
+		in->activation_bytes = p->mem.activations_bytes;
+		in->kv_row_bytes = p->model.arch.num_layers ? p->mem.kv.bytes_per_token / p->model.arch.num_layers : 0;
+		in->full_layers = p->mem.kv.full_layers;
+		in->window_layers = p->mem.kv.window_layers;
+		in->sliding_window = p->model.arch.sliding_window;
+		in->batch_size = j->req.batch_size;
+		st = mp_engine_weights_bytes(e, &p->model.arch, &p->mem.weights, compute, p->mem.tensor_parallel_size,
+					     &in->weights_bytes, err);
+		if (st == MP_OK)
+			st = mp_engine_predict(in, &b->predicted, err);
+		b->have_prediction = st == MP_OK;
+	}
+	return st;
+}
+
+mp_status mps_engine_block_for(const mps_inference_job *j, mps_inference_plan *p, mp_error *err)
+{
+	p->have_engine = j->engine.engine != MP_ENGINE_NONE;
+	return p->have_engine ? engine_block(j, p, err) : MP_OK;
+}
+
+/* ----- the check of a pasted log ----------------------------------------------------------------------- */
+
+/* A reported count as an integer (the reader keeps figures within 2^53; negative ones count as 0). */
+static uint64_t count_of(double v)
+{
+	return v > 0 && v < 9007199254740992.0 ? (uint64_t)v : 0;
+}
+
+static double half_unit(int decimals)
+{
+	return decimals > 0 ? 0.5 * pow(10, -decimals) : 0;
+}
+
+/* The figure of that kind nearest before (or on) line, else the first after it; NULL when there is none. */
+static const mps_engine_figure *find(const mps_engine_report *r, mps_figure kind, uint32_t line)
+{
+	const mps_engine_figure *best = NULL;
+
+	for (size_t i = 0; i < r->nfigures; i++) {
+		const mps_engine_figure *f = &r->figures[i];
+
+		if (f->kind != kind)
+			continue;
+		if (f->line <= line && (best == NULL || best->line > line || f->line >= best->line))
+			best = f;
+		else if (best == NULL)
+			best = f;
+	}
+	return best;
+}
+
+typedef struct check_ctx {
+	const mps_engine_report *r;
+	const mps_engine_block *b;
+	bool uniform;		/* vLLM: one group of full-attention layers */
+	uint64_t page, layers;	/* vLLM page of one layer, layers per group */
+	bool min_over_workers;	/* tensor parallelism: a worker's line bounds the engine's blocks from above */
+} check_ctx;
+
+static void implied(mps_engine_comparison *c, double lo, double hi, const char *from)
+{
+	c->have_implied = true;
+	c->implied_min = lo;
+	c->implied_max = hi;
+	c->implied_from = from;
+}
+
+/* vLLM figures that follow from the KV memory a line printed, [lo, hi] bytes. */
+static void vllm_from_available(const check_ctx *x, const mps_engine_figure *f, double lo_b, double hi_b,
+				mps_engine_comparison *c)
+{
+	const mp_engine_inputs *in = &x->b->inputs;
+	double blo = (double)mp_vllm_num_blocks(lo_b, x->page, x->layers);
+	double bhi = (double)mp_vllm_num_blocks(hi_b, x->page, x->layers);
+	double groups = (double)(x->b->predicted.kv_groups ? x->b->predicted.kv_groups : 1);
+
+	if (x->min_over_workers)
+		blo = 0;
+	switch (f->kind) {
+	case MPS_FIG_NUM_GPU_BLOCKS:
+		implied(c, blo, bhi, "available_kv_cache_gib");
+		break;
+	case MPS_FIG_KV_CACHE_TOKENS:
+		implied(c, floor(blo / groups) * (double)in->block_size, floor(bhi / groups) * (double)in->block_size,
+			"available_kv_cache_gib");
+		break;
+	case MPS_FIG_ESTIMATED_MAX_MODEL_LEN:
+		if (x->uniform)
+			implied(c, blo * (double)in->block_size, bhi * (double)in->block_size, "available_kv_cache_gib");
+		break;
+	default:
+		break;
+	}
+}
+
+static void check_vllm(const check_ctx *x, const mps_engine_figure *f, mps_engine_comparison *c)
+{
+	const mps_engine_report *r = x->r;
+	const mp_engine_inputs *in = &x->b->inputs;
+	const mps_engine_figure *u;
+	uint64_t len = f->tokens_per_request ? f->tokens_per_request : in->max_model_len;
+
+	switch (f->kind) {
+	case MPS_FIG_NUM_GPU_BLOCKS:
+	case MPS_FIG_KV_CACHE_TOKENS:
+	case MPS_FIG_ESTIMATED_MAX_MODEL_LEN:
+		if (f->kind == MPS_FIG_KV_CACHE_TOKENS && (u = find(r, MPS_FIG_NUM_GPU_BLOCKS, f->line)) != NULL) {
+			double t = floor(u->reported / (double)(x->b->predicted.kv_groups ? x->b->predicted.kv_groups : 1)) *
+				   (double)in->block_size;
+
+			implied(c, t, t, "num_gpu_blocks");
+		} else if ((u = find(r, MPS_FIG_AVAILABLE_KV_CACHE_GIB, f->line)) != NULL) {
+			double h = half_unit(u->decimals);
+
+			vllm_from_available(x, f, (u->reported - h) * GIB, (u->reported + h) * GIB, c);
+		}
+		break;
+	case MPS_FIG_MAX_CONCURRENCY:
+		if (!x->uniform)
+			break;
+		if ((u = find(r, MPS_FIG_NUM_GPU_BLOCKS, f->line)) != NULL) {
+			double v = mp_vllm_max_concurrency(count_of(u->reported), in->block_size, len);
+
+			implied(c, v, v, "num_gpu_blocks");
+		} else if ((u = find(r, MPS_FIG_KV_CACHE_TOKENS, f->line)) != NULL) {
+			double v = mp_vllm_max_concurrency(count_of(u->reported) / in->block_size, in->block_size, len);
+
+			implied(c, v, v, "kv_cache_tokens");
+		}
+		break;
+	case MPS_FIG_NEEDED_KV_CACHE_GIB:
+		if (x->uniform) {
+			double v = (double)((len + in->block_size - 1) / in->block_size) * (double)x->page *
+				   (double)x->layers / GIB;
+
+			implied(c, v, v, "the line's max seq len");
+		}
+		break;
+	case MPS_FIG_REQUESTED_MEMORY_GIB: {
+		const mps_engine_figure *t = find(r, MPS_FIG_TOTAL_GPU_MEMORY_GIB, f->line);
+		const mps_engine_figure *u2 = find(r, MPS_FIG_MEMORY_FRACTION, f->line);
+
+		if (t && u2) {
+			double h = half_unit(t->decimals), hu = half_unit(u2->decimals);
+
+			implied(c, (t->reported - h) * (u2->reported - hu), (t->reported + h) * (u2->reported + hu),
+				"total_gpu_memory_gib x memory_fraction");
+		}
+		break;
+	}
+	case MPS_FIG_AVAILABLE_KV_CACHE_GIB: {
+		/* V0's budget lines: requested - weights - non-torch - activations (0.7), total x utilisation -
+		 * peak torch - non-torch (0.6), each term with its rounding */
+		const mps_engine_figure *rq = find(r, MPS_FIG_REQUESTED_MEMORY_GIB, f->line);
+		const mps_engine_figure *w = find(r, MPS_FIG_WEIGHTS_LOADED_GIB, f->line);
+		const mps_engine_figure *nt = find(r, MPS_FIG_NON_TORCH_MEMORY_GIB, f->line);
+		const mps_engine_figure *a = find(r, MPS_FIG_ACTIVATION_PEAK_GIB, f->line);
+		const mps_engine_figure *pt = find(r, MPS_FIG_PEAK_TORCH_MEMORY_GIB, f->line);
+		const mps_engine_figure *t = find(r, MPS_FIG_TOTAL_GPU_MEMORY_GIB, f->line);
+		const mps_engine_figure *fr = find(r, MPS_FIG_MEMORY_FRACTION, f->line);
+
+		if (rq && w && nt && a && rq->line == f->line - 1 && w->line == f->line) {
+			double v = rq->reported - w->reported - nt->reported - a->reported;
+			double h = half_unit(rq->decimals) + half_unit(w->decimals) + half_unit(nt->decimals) +
+				   half_unit(a->decimals);
+
+			implied(c, v - h, v + h, "requested - weights - non_torch - activation peak");
+		} else if (pt && nt && t && fr && pt->line == f->line && t->line == f->line) {
+			double h = half_unit(t->decimals) + half_unit(pt->decimals) + half_unit(nt->decimals);
+			double v = t->reported * fr->reported - pt->reported - nt->reported;
+
+			implied(c, v - h, v + h, "total x gpu_memory_utilization - peak_torch - non_torch");
+		}
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+static void check_sglang(const check_ctx *x, const mps_engine_figure *f, mps_engine_comparison *c)
+{
+	const mps_engine_report *r = x->r;
+	const mp_engine_prediction *p = &x->b->predicted;
+	const mps_engine_figure *u;
+
+	switch (f->kind) {
+	case MPS_FIG_K_CACHE_GIB:
+	case MPS_FIG_V_CACHE_GIB:
+		if ((u = find(r, MPS_FIG_KV_CACHE_TOKENS, f->line)) != NULL && p->cell_size_bytes) {
+			double v = u->reported * (double)(p->cell_size_bytes / 2) / GIB;
+
+			implied(c, v, v, "kv_cache_tokens x cell / 2");
+		}
+		break;
+	case MPS_FIG_KV_CACHE_TOKENS: {
+		const mps_engine_figure *t = find(r, MPS_FIG_TOTAL_GPU_MEMORY_GIB, f->line);
+		const mps_engine_figure *a = find(r, MPS_FIG_AVAILABLE_AFTER_WEIGHTS_GIB, f->line);
+
+		if (t && a) {
+			double ht = half_unit(t->decimals), ha = half_unit(a->decimals), fr = x->b->inputs.memory_fraction;
+
+			implied(c,
+				(double)mp_sglang_max_total_num_tokens(t->reported + ht, a->reported - ha, fr,
+								       p->cell_size_bytes),
+				(double)mp_sglang_max_total_num_tokens(t->reported - ht, a->reported + ha, fr,
+								       p->cell_size_bytes),
+				"total_gpu_memory_gib, available_after_weights_gib, mem_fraction_static");
+		}
+		break;
+	}
+	case MPS_FIG_AVAILABLE_AFTER_POOL_GIB: {
+		const mps_engine_figure *a = find(r, MPS_FIG_AVAILABLE_AFTER_WEIGHTS_GIB, f->line);
+		const mps_engine_figure *k = find(r, MPS_FIG_K_CACHE_GIB, f->line);
+		const mps_engine_figure *v = find(r, MPS_FIG_V_CACHE_GIB, f->line);
+
+		if (a && k && v) {
+			double h = half_unit(a->decimals) + half_unit(k->decimals) + half_unit(v->decimals);
+			double m = a->reported - k->reported - v->reported;
+
+			implied(c, m - h, m + h, "available_after_weights - K - V");
+		}
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+static void check_trtllm(const check_ctx *x, const mps_engine_figure *f, mps_engine_comparison *c)
+{
+	const mps_engine_report *r = x->r;
+	const mp_engine_inputs *in = &x->b->inputs;
+	uint64_t kvpt = x->b->predicted.kv_size_per_token_bytes;
+	const mps_engine_figure *u;
+
+	if (kvpt == 0)
+		return;
+	switch (f->kind) {
+	case MPS_FIG_KV_CACHE_TOKENS:
+		if ((u = find(r, MPS_FIG_KV_CACHE_BYTES, f->line)) != NULL) {
+			double t = floor(u->reported / (double)kvpt);
+
+			implied(c, t, t, "kv_cache_bytes / kv_size_per_token");
+		} else if ((u = find(r, MPS_FIG_AVAILABLE_KV_CACHE_GIB, f->line)) != NULL) {
+			double h = half_unit(u->decimals);
+
+			implied(c, (double)mp_trtllm_max_tokens((u->reported - h) * GIB, kvpt),
+				(double)mp_trtllm_max_tokens((u->reported + h) * GIB, kvpt), "available_kv_cache_gib");
+		}
+		break;
+	case MPS_FIG_NUM_GPU_BLOCKS:
+		if ((u = find(r, MPS_FIG_KV_CACHE_TOKENS, f->line)) != NULL) {
+			double b = (double)mp_trtllm_blocks(count_of(u->reported), in->block_size);
+
+			implied(c, b, b, "kv_cache_tokens / tokens_per_block");
+		} else if ((u = find(r, MPS_FIG_AVAILABLE_AFTER_WEIGHTS_GIB, f->line)) != NULL) {
+			double h = half_unit(u->decimals);
+
+			implied(c,
+				(double)mp_trtllm_blocks(
+					mp_trtllm_max_tokens((u->reported - h) * GIB * in->memory_fraction, kvpt),
+					in->block_size),
+				(double)mp_trtllm_blocks(
+					mp_trtllm_max_tokens((u->reported + h) * GIB * in->memory_fraction, kvpt),
+					in->block_size),
+				"available_after_weights_gib x free_gpu_memory_fraction");
+		}
+		break;
+	case MPS_FIG_KV_SIZE_PER_TOKEN_BYTES:
+		implied(c, (double)kvpt, (double)kvpt, "the plan's model and KV dtype");
+		break;
+	default:
+		break;
+	}
+}
+
+/* memplan's figure of that kind, in its unit: the plan through the engine's arithmetic. */
+static bool predicted(const mps_engine_block *b, const mps_engine_figure *f, double *out, const char **basis)
+{
+	const mp_engine_inputs *in = &b->inputs;
+	const mp_engine_prediction *p = &b->predicted;
+	uint64_t len = f->tokens_per_request ? f->tokens_per_request : in->max_model_len;
+	bool sg = b->engine == MP_ENGINE_SGLANG, trt = b->engine == MP_ENGINE_TRTLLM;
+
+	*basis = "engine arithmetic on the plan";
+	switch (f->kind) {
+	case MPS_FIG_WEIGHTS_LOADED_GIB:
+		*basis = "the plan's weights as the engine allocates them";
+		*out = (double)in->weights_bytes / GIB;
+		return true;
+	case MPS_FIG_TOTAL_GPU_MEMORY_GIB:
+		*basis = "the device profile";
+		*out = sg ? p->total_gpu_memory_gib : (double)in->total_memory_bytes / GIB;
+		return true;
+	case MPS_FIG_FREE_GPU_MEMORY_GIB:
+		*basis = "the device profile less the CUDA context";
+		*out = ((double)in->total_memory_bytes - (double)in->context_bytes) / GIB;
+		return true;
+	case MPS_FIG_MEMORY_FRACTION:
+		*basis = "the launch argument";
+		*out = in->memory_fraction;
+		return true;
+	case MPS_FIG_REQUESTED_MEMORY_GIB:
+		*out = (double)p->requested_memory_bytes / GIB;
+		return !sg && !trt;
+	case MPS_FIG_ACTIVATION_PEAK_GIB:
+		*basis = "modelled: the plan's prefill workspace at max_num_batched_tokens";
+		*out = (double)in->activation_bytes / GIB;
+		return true;
+	case MPS_FIG_PEAK_TORCH_MEMORY_GIB:
+		*basis = "modelled: weights + the plan's prefill workspace";
+		*out = trt ? (double)p->peak_memory_bytes / GIB : (double)(in->weights_bytes + in->activation_bytes) / GIB;
+		return true;
+	case MPS_FIG_AVAILABLE_KV_CACHE_GIB:
+		*basis = "engine arithmetic on the plan (the activation peak modelled)";
+		*out = sg ? p->rest_memory_gib : (double)p->available_kv_cache_bytes / GIB;
+		return true;
+	case MPS_FIG_NUM_GPU_BLOCKS:
+		*out = (double)p->num_gpu_blocks;
+		return !sg;
+	case MPS_FIG_KV_CACHE_TOKENS:
+		*out = (double)p->kv_cache_tokens;
+		return true;
+	case MPS_FIG_MAX_CONCURRENCY:
+		if (sg || trt)
+			return false;
+		*out = p->kv_groups == 1 && in->window_layers == 0
+			       ? mp_vllm_max_concurrency(p->num_gpu_blocks, in->block_size, len)
+			       : p->max_concurrency;
+		return true;
+	case MPS_FIG_NEEDED_KV_CACHE_GIB:
+		if (sg || trt || in->window_layers)
+			return false;
+		*out = (double)((len + in->block_size - 1) / in->block_size) * (double)p->page_bytes *
+		       (double)p->group_layers / GIB;
+		return true;
+	case MPS_FIG_ESTIMATED_MAX_MODEL_LEN:
+		*out = (double)p->estimated_max_model_len;
+		return !sg && !trt;
+	case MPS_FIG_BLOCK_SIZE:
+		*basis = "the launch argument";
+		*out = (double)in->block_size;
+		return true;
+	case MPS_FIG_AVAILABLE_AFTER_WEIGHTS_GIB:
+		*out = sg ? p->available_after_weights_gib
+			  : ((double)in->total_memory_bytes - (double)in->context_bytes - (double)in->weights_bytes) / GIB;
+		return sg || trt;
+	case MPS_FIG_K_CACHE_GIB:
+	case MPS_FIG_V_CACHE_GIB:
+		*out = (double)p->k_size_bytes / GIB;
+		return sg;
+	case MPS_FIG_AVAILABLE_AFTER_POOL_GIB:
+		*out = p->available_after_weights_gib - 2 * (double)p->k_size_bytes / GIB;
+		return sg;
+	case MPS_FIG_MAX_RUNNING_REQUESTS:
+		*basis = "the launch argument";
+		*out = (double)p->max_running_requests;
+		return sg;
+	case MPS_FIG_CHUNKED_PREFILL_SIZE:
+		*basis = "the launch argument";
+		*out = (double)in->max_num_batched_tokens;
+		return true;
+	case MPS_FIG_CONTEXT_LEN:
+		*basis = "the launch argument";
+		*out = (double)in->max_model_len;
+		return true;
+	case MPS_FIG_KV_SIZE_PER_TOKEN_BYTES:
+		*out = (double)(sg ? p->cell_size_bytes : p->kv_size_per_token_bytes);
+		return sg || trt;
+	case MPS_FIG_KV_CACHE_BYTES:
+		*out = (double)p->max_tokens * (double)p->kv_size_per_token_bytes;
+		return trt;
+	default:
+		return false; /* non_torch_memory: not modelled */
+	}
+}
+
+mp_status mps_engine_check_run(mps_service *s, const mps_engine_check_request *rq, mps_engine_check *out,
+			       mp_error *err)
+{
+	const mps_engine_report *r = &rq->report;
+	check_ctx x;
+	mp_status st;
+
+	memset(out, 0, sizeof(*out));
+	if (!rq->plan.device.given)
+		return mp_fail(err, MP_EINVAL, "/plan/device",
+			       "the engine check needs the device the engine ran on: the engines size their KV cache "
+			       "from its memory (a stored id or an inline profile with usable_memory_bytes)");
+	st = mps_plan_inference(s, &rq->plan, &out->plan, err);
+	if (st != MP_OK)
+		return st;
+	memset(&x, 0, sizeof(x));
+	x.r = r;
+	x.b = &out->plan.engine;
+	x.uniform = x.b->predicted.kv_groups == 1 && x.b->inputs.window_layers == 0;
+	x.page = x.b->predicted.page_bytes;
+	x.layers = x.b->predicted.group_layers;
+	x.min_over_workers = out->plan.mem.tensor_parallel_size > 1;
+	for (size_t i = 0; i < r->nfigures && i < MPS_ENGINE_MAX_FIGURES; i++) {
+		const mps_engine_figure *f = &r->figures[i];
+		mps_engine_comparison *c = &out->rows[i];
+
+		c->tolerance = half_unit(f->decimals);
+		c->have_predicted = predicted(x.b, f, &c->predicted, &c->basis);
+		if (c->have_predicted) {
+			/* a count the engine prints whole is compared whole */
+			c->within_tolerance = fabs(f->reported - c->predicted) <= c->tolerance + 1e-9;
+			out->predicted++;
+			out->within_tolerance += c->within_tolerance;
+		}
+		if (r->engine == MP_ENGINE_SGLANG)
+			check_sglang(&x, f, c);
+		else if (r->engine == MP_ENGINE_TRTLLM)
+			check_trtllm(&x, f, c);
+		else
+			check_vllm(&x, f, c);
+		if (c->have_implied) {
+			c->consistent = f->reported >= c->implied_min - c->tolerance - 1e-9 &&
+					f->reported <= c->implied_max + c->tolerance + 1e-9;
+			out->checked++;
+			out->consistent += c->consistent;
+		}
+	}
+	return MP_OK;
+}

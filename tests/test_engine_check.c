@@ -1,0 +1,555 @@
+/*
+ * test_engine_check.c: POST /v1/engine-check through the library (decode -> service -> encode), on the real start-up
+ * logs of tests/data/engines (README there names each issue report). Each log's figures must follow from one another
+ * by the engine's own arithmetic within the engine's printed rounding; memplan's weights must match vLLM's printed
+ * figure; the engine block's predicted figures are recomputed here from the plan's bytes, the engine's way.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../codec/codec.h"
+#include "refs.h"
+
+#define GIB 1073741824.0
+
+static mps_service *svc;
+static char dir[] = "/tmp/memplan-engine-XXXXXX";
+
+static int setup(void **state)
+{
+	char path[64];
+	mp_error err;
+
+	(void)state;
+	mpc_json_init(NULL);
+	if (mkdtemp(dir) == NULL)
+		return -1;
+	snprintf(path, sizeof(path), "%s/m.db", dir);
+	return mps_open(path, &svc, &err) == MP_OK ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[96];
+
+	(void)state;
+	mps_close(svc);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* The document as a client reads it (numbers parsed back); frees the one the encoder made. */
+static cJSON *parsed(cJSON *doc)
+{
+	cJSON *copy = doc ? mpc_as_parsed(doc) : NULL;
+
+	cJSON_Delete(doc);
+	return copy;
+}
+
+static char *data_text(const char *name)
+{
+	char path[256];
+	size_t len;
+	char *t;
+
+	snprintf(path, sizeof(path), "tests/data/%s", name);
+	t = ref_read(path, &len);
+	if (t == NULL)
+		fail_msg("cannot read %s (run from the worktree root)", path);
+	return t;
+}
+
+static cJSON *data_json(const char *name)
+{
+	char *t = data_text(name);
+	cJSON *doc = cJSON_Parse(t);
+
+	free(t);
+	if (doc == NULL)
+		fail_msg("%s is not JSON", name);
+	return doc;
+}
+
+/* A plan body: a stored model id or tests/data/<config>.json inline, and a device (an id or a JSON profile). */
+static cJSON *plan(const char *model, const char *config, const char *wdt, const char *kvdt, double batch, double seq,
+		   const char *device)
+{
+	cJSON *p = cJSON_CreateObject();
+
+	if (config) {
+		cJSON *m = cJSON_AddObjectToObject(p, "model");
+
+		cJSON_AddItemToObject(m, "hf_config", data_json(config));
+	} else {
+		cJSON_AddStringToObject(p, "model", model);
+	}
+	cJSON_AddStringToObject(p, "weight_dtype", wdt);
+	cJSON_AddStringToObject(p, "kv_cache_dtype", kvdt);
+	cJSON_AddNumberToObject(p, "batch_size", batch);
+	cJSON_AddNumberToObject(p, "sequence_length", seq);
+	if (device && device[0] == '{')
+		cJSON_AddItemToObject(p, "device", cJSON_Parse(device));
+	else if (device)
+		cJSON_AddStringToObject(p, "device", device);
+	return p;
+}
+
+/* The check of log file `file` (metrics when `metrics`) against plan p (owned): the answer, or NULL with *st. */
+static cJSON *check(const char *engine, const char *file, bool metrics, cJSON *p, mp_status *st, mp_error *err)
+{
+	cJSON *body = cJSON_CreateObject(), *out = NULL;
+	mps_engine_check_request *rq = malloc(sizeof(*rq));
+	mps_engine_check *c = malloc(sizeof(*c));
+	char *text = file ? data_text(file) : NULL;
+
+	assert_non_null(rq);
+	assert_non_null(c);
+	cJSON_AddStringToObject(body, "engine", engine);
+	if (text)
+		cJSON_AddStringToObject(body, metrics ? "metrics" : "log", text);
+	cJSON_AddItemToObject(body, "plan", p);
+	*st = mpc_engine_check_decode(body, rq, err);
+	if (*st == MP_OK)
+		*st = mps_engine_check_run(svc, rq, c, err);
+	if (*st == MP_OK)
+		out = parsed(mpc_engine_check_json(rq, c));
+	free(text);
+	free(c);
+	free(rq);
+	cJSON_Delete(body);
+	return out;
+}
+
+static cJSON *check_ok(const char *engine, const char *file, cJSON *p)
+{
+	mp_status st;
+	mp_error err;
+	cJSON *doc = check(engine, file, false, p, &st, &err);
+
+	if (st != MP_OK)
+		fail_msg("%s: %s at %s: %s", file, mp_status_str(st), err.field, err.message);
+	return doc;
+}
+
+/* The nth (0-based) figure of that name. */
+static const cJSON *figure(const cJSON *doc, const char *name, int nth)
+{
+	const cJSON *f;
+
+	cJSON_ArrayForEach(f, cJSON_GetObjectItem(doc, "figures"))
+		if (strcmp(cJSON_GetObjectItem(f, "figure")->valuestring, name) == 0 && nth-- == 0)
+			return f;
+	fail_msg("no figure %s", name);
+	return NULL;
+}
+
+static double num(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItem(o, key);
+
+	if (!cJSON_IsNumber(v))
+		fail_msg("%s is not a number", key);
+	return v->valuedouble;
+}
+
+/* The figure is consistent with what the log's other figures imply, and that range holds `value`. */
+static void implied_holds(const cJSON *f, double value)
+{
+	const cJSON *im = cJSON_GetObjectItem(f, "implied");
+
+	assert_true(cJSON_IsObject(im));
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(f, "consistent")));
+	if (!(num(im, "min") - num(f, "tolerance") - 1e-9 <= value && value <= num(im, "max") + num(f, "tolerance") + 1e-9))
+		fail_msg("%s: %g outside [%g, %g]", cJSON_GetObjectItem(f, "figure")->valuestring, value, num(im, "min"),
+			 num(im, "max"));
+}
+
+static bool summary_true(const cJSON *doc, const char *key)
+{
+	return cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "summary"), key));
+}
+
+/* The RTX 3090 of vllm #10517 as vLLM saw it: total_gpu_memory=23.58GiB. */
+#define RTX3090 \
+	"{\"name\":\"RTX 3090 (vllm #10517)\",\"memory_bytes\":25769803776,\"usable_memory_bytes\":25318829015," \
+	"\"memory_bandwidth_bytes_per_second\":936e9,\"peak_flops_per_second\":{\"bf16\":71e12}}"
+
+/* vllm #10517, V0 0.6, --max-model-len 20000 (chunked prefill off below 32k): the weights memplan predicts are
+ * the ones vLLM printed (14.9888 GiB: the checkpoint plus the RoPE cache); blocks, concurrency and the budget
+ * follow from each other. */
+static void test_vllm_10517_20k(void **state)
+{
+	cJSON *p = plan("llama-3.1-8b", NULL, "bf16", "bf16", 1, 20000, RTX3090), *doc;
+	const cJSON *f;
+
+	(void)state;
+	cJSON_AddStringToObject(p, "engine", "vllm");
+	cJSON_AddFalseToObject(p, "chunked_prefill");
+	doc = check_ok("vllm", "engines/vllm-10517-llama31-8b-rtx3090-20k.log", p);
+	assert_int_equal(num(doc, "lines_read"), 4);
+	assert_int_equal(num(doc, "lines_recognised"), 4);
+	f = figure(doc, "weights_loaded_gib", 0);
+	assert_true(num(f, "reported") == 14.9888);
+	assert_true(fabs(num(f, "predicted") - 14.9888) <= 0.00005);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(f, "within_tolerance")));
+	assert_true(fabs(num(figure(doc, "total_gpu_memory_gib", 0), "predicted") - 23.58) <= 0.005);
+	implied_holds(figure(doc, "available_kv_cache_gib", 0), 3.81);
+	implied_holds(figure(doc, "num_gpu_blocks", 0), 1952);
+	implied_holds(figure(doc, "max_concurrency", 0), 1.56);
+	assert_int_equal(num(figure(doc, "max_concurrency", 0), "tokens_per_request"), 20000);
+	assert_true(summary_true(doc, "log_consistent"));
+	assert_int_equal(num(cJSON_GetObjectItem(doc, "summary"), "checked"), 3);
+	assert_false(summary_true(doc, "engine_refused_max_model_len"));
+	/* the plan prefills the whole 20000-token sequence, as vLLM's profile run did without chunking */
+	assert_int_equal(num(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "plan"), "request"), "max_num_batched_tokens"),
+			 20000);
+	cJSON_Delete(doc);
+}
+
+/* vllm #10517 at 29000 tokens: 2.89 GiB -> 1478 blocks -> 23,648 tokens, too few for 29000: the engine's error. */
+static void test_vllm_10517_29k(void **state)
+{
+	cJSON *p = plan("llama-3.1-8b", NULL, "bf16", "bf16", 1, 29000, RTX3090), *doc;
+
+	(void)state;
+	cJSON_AddFalseToObject(p, "chunked_prefill");
+	doc = check_ok("vllm", "engines/vllm-10517-llama31-8b-rtx3090-29k.log", p);
+	implied_holds(figure(doc, "num_gpu_blocks", 0), 1478);
+	implied_holds(figure(doc, "kv_cache_tokens", 0), 23648);
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(figure(doc, "kv_cache_tokens", 0), "implied"),
+						"from")->valuestring,
+			    "num_gpu_blocks");
+	implied_holds(figure(doc, "max_concurrency", 0), 0.82);
+	assert_true(summary_true(doc, "log_consistent"));
+	assert_true(summary_true(doc, "engine_refused_max_model_len"));
+	cJSON_Delete(doc);
+}
+
+/* The V0 0.7 lines of the reference (H100, utilisation 0.15; the model is not stated): 79.25 x 0.15 = 11.89 and
+ * 11.89 - 8.51 - 0.26 - 0.94 = 2.18 hold. Planned as Llama-3-8B (2 MiB blocks), the 715 blocks cannot come from
+ * 2.18 GiB: the check says the log is not this model's. */
+static void test_vllm_v07_budget(void **state)
+{
+	cJSON *doc = check_ok("vllm", "engines/vllm-v0.7-h100-util015.log",
+			      plan("llama-3-8b", NULL, "bf16", "bf16", 1, 4096, "h100-sxm5-80gb"));
+	const cJSON *b;
+
+	(void)state;
+	implied_holds(figure(doc, "requested_memory_gib", 0), 11.89);
+	implied_holds(figure(doc, "available_kv_cache_gib", 0), 2.18);
+	b = figure(doc, "num_gpu_blocks", 0);
+	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(b, "consistent")));
+	assert_int_equal(num(cJSON_GetObjectItem(b, "implied"), "max"), 1118); /* 2.185 GiB / 2 MiB */
+	assert_false(summary_true(doc, "log_consistent"));
+	cJSON_Delete(doc);
+}
+
+/* LMCache #1739, vLLM V1, Qwen3-14B bf16: 6.51 GiB -> 42,656 tokens -> 1.30x for 32,768. */
+static void test_vllm_v1_qwen3_14b(void **state)
+{
+	cJSON *doc = check_ok("vllm", "engines/vllm-lmcache1739-qwen3-14b.log",
+			      plan(NULL, "qwen3-14b.json", "bf16", "bf16", 1, 32768, "h100-sxm5-80gb"));
+
+	(void)state;
+	assert_int_equal(num(doc, "lines_recognised"), 3);
+	implied_holds(figure(doc, "kv_cache_tokens", 0), 42656);
+	implied_holds(figure(doc, "max_concurrency", 0), 1.30);
+	assert_true(summary_true(doc, "log_consistent"));
+	cJSON_Delete(doc);
+}
+
+/* vllm #25350, V1, fp8 KV on a model of 48 layers x 4 KV heads x 128 (Qwen3-30B-A3B's shape). */
+static void test_vllm_25350(void **state)
+{
+	cJSON *p = plan(NULL, "qwen3-30b-a3b.json", "bf16", "fp8", 1, 100000, "h100-sxm5-80gb"), *doc;
+	const cJSON *f;
+
+	(void)state;
+	cJSON_AddTrueToObject(p, "allow_beyond_max_position_embeddings");
+	doc = check_ok("vllm", "engines/vllm-25350-fp8kv-100k.log", p);
+	implied_holds(figure(doc, "kv_cache_tokens", 0), 230528);
+	implied_holds(figure(doc, "max_concurrency", 0), 2.31);
+	assert_true(summary_true(doc, "log_consistent"));
+	cJSON_Delete(doc);
+
+	p = plan(NULL, "qwen3-30b-a3b.json", "bf16", "fp8", 1, 221000, "h100-sxm5-80gb");
+	cJSON_AddTrueToObject(p, "allow_beyond_max_position_embeddings");
+	doc = check_ok("vllm", "engines/vllm-25350-fp8kv-221k.log", p);
+	f = figure(doc, "needed_kv_cache_gib", 0);
+	assert_int_equal(num(f, "tokens_per_request"), 221000);
+	implied_holds(f, 10.12);
+	implied_holds(figure(doc, "estimated_max_model_len_tokens", 0), 122080);
+	assert_true(summary_true(doc, "engine_refused_max_model_len"));
+	assert_true(summary_true(doc, "log_consistent"));
+	cJSON_Delete(doc);
+}
+
+/* vllm #21348, V1 at tensor_parallel_size 4: 8.11 GiB (at most 8.115) on one worker allows 11,315 blocks = 181,040
+ * tokens; the engine printed 178,880 (the smallest worker's): consistent, as an upper bound. */
+static void test_vllm_21348_tp4(void **state)
+{
+	cJSON *p = plan(NULL, "qwen3-235b-a22b.json", "fp8_e4m3", "bf16", 1, 40960, "h100-sxm5-80gb"), *doc;
+	const cJSON *f;
+
+	(void)state;
+	cJSON_AddNumberToObject(p, "tensor_parallel_size", 4);
+	doc = check_ok("vllm", "engines/vllm-21348-qwen3-235b-tp4.log", p);
+	f = figure(doc, "kv_cache_tokens", 0);
+	implied_holds(f, 178880);
+	assert_int_equal(num(cJSON_GetObjectItem(f, "implied"), "max"), 181040);
+	assert_int_equal(num(cJSON_GetObjectItem(f, "implied"), "min"), 0);
+	assert_true(summary_true(doc, "log_consistent"));
+	cJSON_Delete(doc);
+}
+
+/* SGLang in vllm #21348: #tokens 367,404 with a 48,128 B cell (94 layers, 1 KV head per GPU at tp 4, bf16) is
+ * K 8.23 GB and V 8.23 GB (its GB are GiB). */
+static void test_sglang_21348(void **state)
+{
+	cJSON *p = plan(NULL, "qwen3-235b-a22b.json", "fp8_e4m3", "bf16", 1, 40960, "h100-sxm5-80gb"), *doc, *pred;
+
+	(void)state;
+	cJSON_AddNumberToObject(p, "tensor_parallel_size", 4);
+	cJSON_AddNumberToObject(p, "mem_fraction_static", 0.93);
+	doc = check_ok("sglang", "engines/sglang-21348-qwen3-235b-tp4.log", p);
+	implied_holds(figure(doc, "k_cache_gib", 0), 8.23);
+	implied_holds(figure(doc, "v_cache_gib", 0), 8.23);
+	assert_true(summary_true(doc, "log_consistent"));
+	pred = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "plan"), "engine"), "predicted");
+	assert_int_equal(num(pred, "cell_size_bytes"), 48128);
+	assert_true(num(pred, "mem_fraction_static") == 0.93);
+	cJSON_Delete(doc);
+}
+
+/* TensorRT-LLM #1400: 69,524,783,104 bytes for 132,608 tokens: 524,288 B a token, Llama-2-7B's fp16 cache. */
+static void test_trtllm_1400(void **state)
+{
+	cJSON *p = plan("llama-2-7b", NULL, "fp16", "fp16", 8, 4096, "a100-sxm4-80gb"), *doc;
+	const cJSON *f;
+
+	(void)state;
+	cJSON_AddStringToObject(p, "compute_dtype", "fp16"); /* the checkpoint's dtype: the engine's KV dtype */
+	doc = check_ok("trtllm", "engines/trtllm-1400-kv-allocation.log", p);
+	f = figure(doc, "kv_cache_tokens", 0);
+	implied_holds(f, 132608);
+	assert_true(num(cJSON_GetObjectItem(f, "implied"), "min") == 132608);
+	assert_true(summary_true(doc, "log_consistent"));
+	assert_int_equal(num(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "plan"), "engine"),
+						 "predicted"),
+			     "kv_size_per_token_bytes"),
+			 524288);
+	cJSON_Delete(doc);
+	/* the C++ runtime's primary-pool line is read (its model is not stated: no consistency asserted) */
+	p = plan("llama-2-7b", NULL, "fp16", "fp16", 8, 4096, "a100-sxm4-80gb");
+	cJSON_AddStringToObject(p, "compute_dtype", "fp16");
+	doc = check_ok("trtllm", "engines/trtllm-2268-primary-pool.log", p);
+	assert_int_equal(num(figure(doc, "num_gpu_blocks", 0), "reported"), 631);
+	assert_true(num(figure(doc, "available_after_weights_gib", 0), "reported") == 21.89);
+	assert_true(num(figure(doc, "total_gpu_memory_gib", 0), "reported") == 39.39);
+	cJSON_Delete(doc);
+}
+
+/* vllm:cache_config_info, a real sample: block_size 16, num_gpu_blocks 573, gpu_memory_utilization 0.82. */
+static void test_vllm_metrics(void **state)
+{
+	cJSON *p = plan(NULL, "qwen3-14b.json", "bf16", "bf16", 1, 8192, "h100-sxm5-80gb"), *doc;
+	mp_status st;
+	mp_error err;
+
+	(void)state;
+	cJSON_AddNumberToObject(p, "gpu_memory_utilization", 0.82);
+	doc = check("vllm", "engines/vllm-metrics-qwen3-32b.prom", true, p, &st, &err);
+	assert_int_equal(st, MP_OK);
+	assert_string_equal(cJSON_GetObjectItem(doc, "source")->valuestring, "metrics");
+	assert_int_equal(num(figure(doc, "block_size_tokens", 0), "reported"), 16);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(figure(doc, "block_size_tokens", 0), "within_tolerance")));
+	assert_int_equal(num(figure(doc, "num_gpu_blocks", 0), "reported"), 573);
+	assert_true(num(figure(doc, "memory_fraction", 0), "reported") == 0.82);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(figure(doc, "memory_fraction", 0), "within_tolerance")));
+	cJSON_Delete(doc);
+}
+
+static void expect_error(const char *body_text, const char *field, const char *needle)
+{
+	cJSON *body = cJSON_Parse(body_text);
+	mps_engine_check_request *rq = malloc(sizeof(*rq));
+	mps_engine_check *c = malloc(sizeof(*c));
+	mp_error err;
+	mp_status st;
+
+	assert_non_null(body);
+	st = mpc_engine_check_decode(body, rq, &err);
+	if (st == MP_OK)
+		st = mps_engine_check_run(svc, rq, c, &err);
+	assert_int_equal(st, MP_EINVAL);
+	assert_string_equal(err.field, field);
+	if (needle && strstr(err.message, needle) == NULL)
+		fail_msg("message '%s' lacks '%s'", err.message, needle);
+	cJSON_Delete(body);
+	free(c);
+	free(rq);
+}
+
+#define PLAN "\"plan\":{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":1," \
+	     "\"sequence_length\":4096,\"device\":\"h100-sxm5-80gb\"}"
+
+/* A log with no line memplan reads is a 422 that says what it looks for; the body's rules, each naming its field. */
+static void test_errors(void **state)
+{
+	(void)state;
+	expect_error("{\"engine\":\"vllm\",\"log\":\"INFO starting\\nWARNING something else\\n\"," PLAN "}", "/log",
+		     "Available KV cache memory");
+	expect_error("{\"engine\":\"sglang\",\"log\":\"\"," PLAN "}", "/log", "KV Cache is allocated");
+	expect_error("{\"engine\":\"vllm\",\"log\":\"x\",\"metrics\":\"y\"," PLAN "}", "/metrics", "exactly one");
+	expect_error("{\"engine\":\"vllm\"," PLAN "}", "/log", "exactly one");
+	expect_error("{\"engine\":\"sglang\",\"metrics\":\"vllm:cache_config_info{block_size=\\\"16\\\"} 1\"," PLAN "}",
+		     "/metrics", "vllm");
+	expect_error("{\"engine\":\"vllm\",\"metrics\":\"vllm:num_requests_running 2\"," PLAN "}", "/metrics",
+		     "cache_config_info");
+	expect_error("{\"engine\":\"vllm\",\"log\":\"GPU KV cache size: 10 tokens\",\"plan\":{\"model\":\"llama-3-8b\","
+		     "\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":1,\"sequence_length\":4096}}",
+		     "/plan/device", "device");
+	expect_error("{\"engine\":\"vllm\",\"log\":\"GPU KV cache size: 10 tokens\",\"plan\":{\"model\":\"llama-3-8b\","
+		     "\"engine\":\"sglang\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":1,"
+		     "\"sequence_length\":4096,\"device\":\"h100-sxm5-80gb\"}}",
+		     "/plan/engine", "vllm");
+	expect_error("{\"engine\":\"ollama\",\"log\":\"x\"," PLAN "}", "/engine", NULL);
+	expect_error("{\"engine\":\"vllm\",\"log\":\"GPU KV cache size: 10 tokens\",\"plan\":{\"model\":\"llama-3-8b\","
+		     "\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"q8_0\",\"batch_size\":1,\"sequence_length\":4096,"
+		     "\"device\":\"h100-sxm5-80gb\"}}",
+		     "/plan/kv_cache_dtype", "fp8");
+}
+
+/* An inference plan body with an engine, through the library. */
+static cJSON *engine_plan(const char *engine, const char *extra)
+{
+	char text[640];
+	cJSON *body, *out = NULL;
+	mps_inference_request *rq = malloc(sizeof(*rq));
+	mps_inference_plan *p = malloc(sizeof(*p));
+	mp_error err;
+	mp_status st;
+
+	snprintf(text, sizeof(text),
+		 "{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":32,"
+		 "\"sequence_length\":4096,\"device\":\"h100-sxm5-80gb\",\"engine\":\"%s\"%s}",
+		 engine, extra);
+	body = cJSON_Parse(text);
+	assert_non_null(body);
+	st = mpc_inference_decode(body, "", true, rq, &err);
+	if (st == MP_OK)
+		st = mps_plan_inference(svc, rq, p, &err);
+	if (st != MP_OK)
+		fail_msg("%s: %s %s", engine, err.field, err.message);
+	out = parsed(mpc_inference_plan_json(rq, p));
+	cJSON_Delete(body);
+	free(p);
+	free(rq);
+	return out;
+}
+
+static double at(const cJSON *doc, const char *a, const char *b)
+{
+	return num(cJSON_GetObjectItem(doc, a), b);
+}
+
+/* The predicted figures follow from the plan's own bytes, recomputed here the engine's way. */
+static void test_predicted_from_plan(void **state)
+{
+	cJSON *doc;
+	const cJSON *pr;
+	double cap, weights, act, ctx, row, tokens;
+
+	(void)state;
+	/* vLLM: int(total x 0.9) - (weights + RoPE cache 8192 x 128 x 2 + activations), // (16 x row) // 32 */
+	doc = engine_plan("vllm", "");
+	pr = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "engine"), "predicted");
+	cap = at(doc, "fit", "capacity_bytes");
+	weights = at(doc, "memory", "weights_bytes") + 8192.0 * 128 * 2;
+	act = at(doc, "memory", "activations_bytes");
+	row = at(doc, "kv_cache", "bytes_per_token") / 32;
+	assert_true(num(pr, "weights_bytes") == weights);
+	assert_true(num(pr, "requested_memory_bytes") == floor(cap * 0.9));
+	assert_true(num(pr, "available_kv_cache_bytes") == floor(cap * 0.9) - weights - act);
+	assert_true(num(pr, "num_gpu_blocks") == floor(floor((floor(cap * 0.9) - weights - act) / (16 * row)) / 32));
+	assert_true(num(pr, "kv_cache_tokens") == num(pr, "num_gpu_blocks") * 16);
+	assert_true(fabs(num(pr, "max_concurrency") - num(pr, "num_gpu_blocks") / 256) < 1e-12);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(pr, "holds_batch")));
+	assert_true(at(doc, "request", "max_num_batched_tokens") == 8192); /* H100: >= 70 GiB, not an A100 */
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "engine"), "command")->valuestring,
+			    "vllm serve meta-llama/Meta-Llama-3-8B --tensor-parallel-size 1 --max-model-len 4096 "
+			    "--max-num-seqs 32 --max-num-batched-tokens 8192 --gpu-memory-utilization 0.90 "
+			    "--kv-cache-dtype auto --block-size 16 --dtype bfloat16");
+	cJSON_Delete(doc);
+
+	/* SGLang: free before the weights = total - CUDA context; pool = int((after - total x (1 - f)) 2^30 // cell),
+	 * page size 1, f its rule for an H100 of 81,559 MiB: 0.835 */
+	doc = engine_plan("sglang", "");
+	pr = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "engine"), "predicted");
+	cap = at(doc, "fit", "capacity_bytes");
+	ctx = at(doc, "memory", "overhead_bytes");
+	weights = at(doc, "memory", "weights_bytes") + 8192.0 * 128 * 2;
+	assert_true(num(pr, "mem_fraction_static") == 0.835);
+	{
+		double total = (cap - ctx) / GIB, after = total - weights / GIB, rest = after - total * (1 - 0.835);
+
+		tokens = floor(rest * GIB / at(doc, "kv_cache", "bytes_per_token"));
+	}
+	assert_true(num(pr, "max_total_num_tokens") == tokens);
+	assert_true(num(pr, "k_size_bytes") == tokens * at(doc, "kv_cache", "bytes_per_token") / 2);
+	assert_true(at(doc, "request", "kv_block_size") == 1);
+	cJSON_Delete(doc);
+
+	/* TensorRT-LLM: (total - (weights + activations + context)) x 0.9 // kv_size_per_token; blocks of 32 */
+	doc = engine_plan("trtllm", "");
+	pr = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "engine"), "predicted");
+	cap = at(doc, "fit", "capacity_bytes");
+	tokens = floor((cap - (at(doc, "memory", "weights_bytes") + at(doc, "memory", "activations_bytes") +
+			       at(doc, "memory", "overhead_bytes"))) *
+		       0.9 / at(doc, "kv_cache", "bytes_per_token"));
+	assert_true(num(pr, "max_tokens") == tokens);
+	assert_true(num(pr, "blocks_in_primary_pool") == ceil(tokens / 32));
+	assert_true(at(doc, "request", "kv_block_size") == 32);
+	cJSON_Delete(doc);
+
+	/* a request's own values win over the engine's defaults, and each argument says where it came from */
+	doc = engine_plan("vllm", ",\"max_num_batched_tokens\":4096,\"gpu_memory_utilization\":0.85,\"kv_block_size\":32,"
+				  "\"served_model\":\"/models/llama 3\"");
+	assert_true(at(doc, "request", "max_num_batched_tokens") == 4096);
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "request"), "max_num_batched_tokens_source")
+				    ->valuestring,
+			    "request");
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "engine"), "command")->valuestring,
+			    "vllm serve '/models/llama 3' --tensor-parallel-size 1 --max-model-len 4096 --max-num-seqs 32 "
+			    "--max-num-batched-tokens 4096 --gpu-memory-utilization 0.85 --kv-cache-dtype auto "
+			    "--block-size 32 --dtype bfloat16");
+	cJSON_Delete(doc);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_vllm_10517_20k),
+		cmocka_unit_test(test_vllm_10517_29k),
+		cmocka_unit_test(test_vllm_v07_budget),
+		cmocka_unit_test(test_vllm_v1_qwen3_14b),
+		cmocka_unit_test(test_vllm_25350),
+		cmocka_unit_test(test_vllm_21348_tp4),
+		cmocka_unit_test(test_sglang_21348),
+		cmocka_unit_test(test_trtllm_1400),
+		cmocka_unit_test(test_vllm_metrics),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_predicted_from_plan),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
