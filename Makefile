@@ -27,10 +27,10 @@ CORE_SRC    := core/base.c
 PLANNER_SRC := planner/core.c planner/model.c planner/device.c planner/inference.c planner/training.c \
                planner/roofline.c planner/step.c planner/activations.c planner/weights.c planner/kv.c \
                planner/workspace.c
-MODEL_SRC   := model/fields.c model/hf_config.c model/train_config.c
+MODEL_SRC   := model/fields.c model/hf_config.c model/train_config.c model/hf_facts.c
 DB_SRC      := db/store.c
 KERNELS_SRC := kernels/calib_common.c kernels/calib_cpu.c
-SERVICE_SRC := service/service.c service/plan.c service/fit.c service/capacity.c service/roofline.c service/calib.c
+SERVICE_SRC := service/service.c service/defaults.c service/plan.c service/fit.c service/capacity.c service/roofline.c service/calib.c
 CODEC_SRC   := codec/json.c codec/problem.c codec/formats.c codec/model.c codec/device.c codec/inference.c \
                codec/training.c codec/fit.c codec/capacity.c codec/roofline.c codec/svg.c codec/text.c \
                codec/store.c codec/calib.c

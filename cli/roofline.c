@@ -55,7 +55,7 @@ int cli_roofline(int argc, char **argv)
 	mps_roofline_request *rq = malloc(sizeof(*rq));
 	mps_roofline_result *r = malloc(sizeof(*r));
 	mpc_chart *chart = malloc(sizeof(*chart));
-	mp_error err = { { 0 }, { 0 } };
+	mp_error err = { { 0 }, { 0 }, NULL };
 	cJSON *body = cJSON_CreateObject(), *ops, *tr = NULL;
 	bool json = false;
 	mp_status st = MP_OK;

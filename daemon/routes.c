@@ -15,7 +15,7 @@
 const mpd_route mpd_routes[] = {
 	{ "GET", "/v1/health", mpd_h_health, NULL, 0 },
 	{ "GET", "/openapi.yaml", mpd_h_openapi, NULL, 0 },
-	{ "GET", "/v1/devices", mpd_h_devices_list, "limit cursor vendor source min_memory_bytes", 0 },
+	{ "GET", "/v1/devices", mpd_h_devices_list, "limit cursor vendor source min_memory_bytes kind", 0 },
 	{ "GET", "/v1/devices/{id}", mpd_h_device_get, NULL, 0 },
 	{ "GET", "/v1/models", mpd_h_models_list, "limit cursor model_type source", 0 },
 	{ "GET", "/v1/models/{id}", mpd_h_model_get, NULL, 0 },
@@ -31,7 +31,7 @@ const mpd_route mpd_routes[] = {
 	{ "DELETE", "/v1/models/{id}", mpd_h_model_delete, NULL, WRITE },
 	{ "POST", "/v1/fit", mpd_h_fit, NULL, PURE | JSON },
 	{ "GET", "/v1/capacity", mpd_h_capacity,
-	  "model sequence_length weight_dtype kv_cache_dtype vendor source format", PURE },
+	  "model sequence_length weight_dtype kv_cache_dtype vendor source kind tensor_parallel_size num_gpus format", PURE },
 	{ "POST", "/v1/calibrations", mpd_h_calibration_create, NULL, WRITE | JSON },
 	{ "GET", "/v1/calibrations/{id}", mpd_h_calibration_get, NULL, 0 },
 	{ "DELETE", "/v1/calibrations/{id}", mpd_h_calibration_cancel, NULL, WRITE },

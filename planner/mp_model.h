@@ -99,6 +99,17 @@ typedef struct mp_model {
 	/* The JSON pointer of the object whose members are the config keys ("/model/hf_config",
 	 * "/jobs/3/inference/model"): errors about the model name its keys under it. "" = "/model". */
 	char json_pointer[64];
+	/* --- appended for issue 15: what the description says about itself (model/hf_facts.c), for the service's
+	 * defaults and warnings; the memory formulas never read these --- */
+	mp_dtype config_dtype;		/* the checkpoint's dtype (torch_dtype / dtype); MP_DTYPE_INVALID = not stated */
+	mp_dtype config_quant_dtype;	/* quantization_config's storage format (int4 for gptq/awq, fp8_e4m3, nf4,
+					   int8); MP_DTYPE_INVALID = none */
+	uint8_t config_quant_scheme;	/* int4: 0 gptq, 1 awq (mp_int4_scheme) */
+	uint64_t config_quant_group_size;	/* quantization_config.group_size; 0 = not stated */
+	char defaulted_keys[256];	/* shape keys the config leaves out, with the values the model type's defaults
+					   gave them: "num_hidden_layers=32, intermediate_size=11008"; "" = none */
+	bool max_position_defaulted;	/* max_position_embeddings (or its alias) is not in the config: the context
+					   limit is the model type's default, not the model's statement */
 } mp_model;
 
 /* Where errors about m's keys are named: m->json_pointer, or "/model" when it is empty. */

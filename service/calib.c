@@ -412,7 +412,7 @@ static mp_status store_profile(mps_calib_jobs *j, job *jb, const char *now, mp_e
 {
 	const mps_calib_job *v = &jb->v;
 	mp_store_device *prev = calloc(1, sizeof(*prev)), *ds = calloc(1, sizeof(*ds)), *prof = calloc(1, sizeof(*prof));
-	mp_error lookup, e = { { 0 }, { 0 } };
+	mp_error lookup, e = { { 0 }, { 0 }, NULL };
 	bool have_prev, have_ds, have_profile = false, stored = false;
 	mp_status st = MP_OK;
 
@@ -473,7 +473,7 @@ static void *job_thread(void *arg)
 	mp_calib_cpu_results *cr = calloc(1, sizeof(*cr));
 	bool cancelled, requested;
 	char now[32], *record = NULL;
-	mp_error err = { { 0 }, { 0 } }, ignored;
+	mp_error err = { { 0 }, { 0 }, NULL }, ignored;
 	mp_status st;
 
 	pthread_mutex_lock(&j->lock);
@@ -531,7 +531,7 @@ static void *job_thread(void *arg)
 	jb->cancel = requested;
 	if (st != MP_OK) {
 		snprintf(v->error_status, sizeof(v->error_status), "%s", mp_status_str(st));
-		snprintf(v->error_message, sizeof(v->error_message), "%s",
+		snprintf(v->error_message, sizeof(v->error_message), "%.*s", (int)sizeof(v->error_message) - 1,
 			 err.message[0] ? err.message : mp_status_str(st));
 	} else if (cancelled) {
 		snprintf(v->error_status, sizeof(v->error_status), "cancelled");
@@ -658,7 +658,7 @@ mp_status mps_calib_start(mps_calib_jobs *j, const mps_calib_request *rq, char *
 		snprintf(jb->v.state, sizeof(jb->v.state), "failed");
 		iso_now(jb->v.finished_at, sizeof(jb->v.finished_at));
 		snprintf(jb->v.error_status, sizeof(jb->v.error_status), "%s", mp_status_str(st));
-		snprintf(jb->v.error_message, sizeof(jb->v.error_message), "%s", err->message);
+		snprintf(jb->v.error_message, sizeof(jb->v.error_message), "%.*s", (int)sizeof(jb->v.error_message) - 1, err->message);
 		jb->finished = true;
 	} else {
 		jb->thread_started = true;

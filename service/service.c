@@ -116,7 +116,7 @@ const char *mps_db_path(const mps_service *s)
 
 void mps_health_get(mps_service *s, mps_health *h)
 {
-	mp_error e = { { 0 }, { 0 } };
+	mp_error e = { { 0 }, { 0 }, NULL };
 
 	memset(h, 0, sizeof(*h));
 	h->db_path = s->db_path;
@@ -125,7 +125,7 @@ void mps_health_get(mps_service *s, mps_health *h)
 	pthread_mutex_lock(&s->lock);
 	if (!s->gpu_probed) {
 		s->gpu_status = mp_calib_gpu_probe(&s->gpu, &e);
-		snprintf(s->gpu_reason, sizeof(s->gpu_reason), "%s", s->gpu_status == MP_OK ? "" : e.message);
+		snprintf(s->gpu_reason, sizeof(s->gpu_reason), "%.319s", s->gpu_status == MP_OK ? "" : e.message);
 		s->gpu_probed = true;
 	}
 	h->gpu_available = s->gpu_status == MP_OK;

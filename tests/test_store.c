@@ -321,8 +321,8 @@ static void test_writes_audit_filters_batch(void **state)
 	mp_store *s;
 	mp_error err;
 	mp_store_device d, back;
-	mp_store_device_filter amd = { "amd", NULL, 0 }, big = { NULL, NULL, UINT64_C(150) << 30 },
-			       user = { NULL, "user", 0 };
+	mp_store_device_filter amd = { "amd", NULL, 0, 0 }, big = { NULL, NULL, UINT64_C(150) << 30, 0 },
+			       user = { NULL, "user", 0, 0 };
 	int counts[3] = { 0, 0, 0 }, n = 0, more = 0;
 	bool created = false;
 

@@ -102,6 +102,9 @@ static void emit_device(FILE *out, const mp_store_device *d)
 	field_u64(out, "hw.sm_count", d->hw.sm_count);
 	field_dbl(out, "hw.boost_clock_hz", d->hw.boost_clock_hz);
 	field_u64(out, "hw.cuda_context_bytes", d->hw.cuda_context_bytes);
+	field_str(out, "kind", d->kind);
+	field_u64(out, "nvml_memory_bytes", d->nvml_memory_bytes);
+	field_str(out, "usable_memory_source", d->usable_memory_source);
 	fprintf(out, "\t},\n");
 }
 
@@ -152,7 +155,7 @@ int main(int argc, char **argv)
 	cJSON_ArrayForEach(dev, devices)
 	{
 		mp_store_device d;
-		mp_error err = { { 0 }, { 0 } };
+		mp_error err = { { 0 }, { 0 }, NULL };
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(dev, "id"), *src;
 		char ptr[32];
 
@@ -174,7 +177,7 @@ int main(int argc, char **argv)
 	for (int a = 3; a < argc; a++) {
 		mp_model m;
 		mp_param_count pc;
-		mp_error err = { { 0 }, { 0 } };
+		mp_error err = { { 0 }, { 0 }, NULL };
 
 		text = read_file(argv[a]);
 		if (text == NULL || mpm_from_hf_text(text, "", &m, &err) != MP_OK ||

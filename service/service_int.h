@@ -1,0 +1,28 @@
+/*
+ * service_int.h: helpers shared by the service's own files (not part of its contract): the warnings each answer
+ * may carry (defaults.c) and the one inference evaluation the plan and capacity share (plan.c).
+ */
+#ifndef MPS_SERVICE_INT_H
+#define MPS_SERVICE_INT_H
+
+#include "service.h"
+
+/* The shape keys the model's config left out (mp_model.defaulted_keys), as one warning. */
+void mps_warn_model(const mps_model *m, mps_warnings *w);
+/* A device whose capacity is its marketed label (no usable_memory_bytes). */
+void mps_warn_capacity(const mp_store_device *d, mps_warnings *w);
+/* A sequence beyond the model's context, planned because allow_beyond_max_position_embeddings is true. */
+void mps_warn_context(const mp_model *m, uint64_t tokens, bool allow_beyond, mps_warnings *w);
+/* KV heads copied on several tensor-parallel ranks. */
+void mps_warn_kv_replication(const mp_model *m, const mp_inference_memory *mem, mps_warnings *w);
+
+/*
+ * The inference plan of job (defaults resolved into out->job) for a resolved model on a resolved device (NULL:
+ * none): memory, fit, valid tensor-parallel degrees, performance and warnings, into *out (model and device
+ * copied in). POST /v1/plan/inference and every capacity row are this one evaluation, so they cannot disagree.
+ * Errors: the planner's, naming the request's fields.
+ */
+mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, const mps_inference_job *job,
+				mps_inference_plan *out, mp_error *err);
+
+#endif /* MPS_SERVICE_INT_H */
