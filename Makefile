@@ -30,7 +30,7 @@ PLANNER_SRC := planner/core.c planner/model.c planner/device.c planner/inference
 MODEL_SRC   := model/fields.c model/hf_config.c model/train_config.c model/hf_facts.c
 DB_SRC      := db/store.c
 KERNELS_SRC := kernels/calib_common.c kernels/calib_cpu.c
-SERVICE_SRC := service/service.c service/defaults.c service/plan.c service/fit.c service/capacity.c service/roofline.c service/calib.c
+SERVICE_SRC := service/service.c service/defaults.c service/suggest.c service/plan.c service/fit.c service/capacity.c service/roofline.c service/calib.c
 CODEC_SRC   := codec/json.c codec/problem.c codec/formats.c codec/model.c codec/device.c codec/inference.c \
                codec/training.c codec/fit.c codec/capacity.c codec/roofline.c codec/svg.c codec/text.c \
                codec/store.c codec/calib.c
@@ -97,9 +97,10 @@ $(BUILD)/gen/openapi.c: $(BUILD)/tools/embed openapi.yaml
 $(BUILD)/tools/gen_presets: $(call obj,tools/gen_presets.c) $(BUILD)/libcodec.a $(BUILD)/libmodel.a \
 		$(BUILD)/libplanner.a $(BUILD)/libcore.a
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ -lcjson -lm
-$(BUILD)/gen/presets.c: $(BUILD)/tools/gen_presets db/presets/devices.json $(MODEL_PRESETS)
+$(BUILD)/gen/presets.c: $(BUILD)/tools/gen_presets db/presets/devices.json db/presets/model_repo_ids.json $(MODEL_PRESETS)
 	@mkdir -p $(dir $@)
-	$(Q_GEN)$(BUILD)/tools/gen_presets $@ db/presets/devices.json $(MODEL_PRESETS)
+	$(Q_GEN)$(BUILD)/tools/gen_presets $@ db/presets/devices.json --repo-ids db/presets/model_repo_ids.json \
+		$(MODEL_PRESETS)
 
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	$(Q_CC)$(CC) $(ALL_CFLAGS) -Icore -Iservice -c -o $@ $<

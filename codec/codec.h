@@ -68,6 +68,9 @@ cJSON *mpc_problem_json(int http, mp_status st, const mp_error *err);
  * NONE). Errors: MP_EINVAL / MP_EUNSUPPORTED naming the field.
  */
 mp_status mpc_model_ref_decode(const cJSON *v, const char *pointer, bool required, mps_model_ref *out, mp_error *err);
+/* Whether s is a Hugging Face repo id: "name" or "owner/name", each part [A-Za-z0-9][A-Za-z0-9._-]*, at most 96
+ * bytes (a model given by one is looked up among the presets' repo ids). */
+bool mpc_repo_id_ok(const char *s);
 
 /* The model block of a plan: id, model_type, parameters and their breakdown. */
 cJSON *mpc_model_json(const mps_model *m);

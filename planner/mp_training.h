@@ -248,7 +248,8 @@ mp_status mp_plan_training(const mp_model *m, const mp_param_count *pc, const mp
 /* Training fit extras, beyond mp_fit (filled by mp_plan_training_fit). */
 typedef struct mp_training_fit {
 	mp_fit fit;			/* fits, capacity, headroom, binding_term, max_batch_size (micro), max_sequence_length */
-	uint64_t min_num_gpus;		/* smallest GPU count (same tp x pp x cp, data parallel grown) that fits; 0 = none */
+	uint64_t min_num_gpus;		/* smallest GPU count (same tp x pp x cp, data parallel grown) that fits; 0 = none
+					   (the API's min_gpus, null for none) */
 } mp_training_fit;
 
 /*
@@ -261,8 +262,12 @@ void mp_training_verdict(const mp_training_memory *mem, const mp_device *dev, mp
 
 /*
  * The plan plus its fit against dev: largest micro-batch and longest sequence by bisection on the plan itself
- * (memory is monotone in both), smallest GPU count by growing the data-parallel degree (only sharded
- * states shrink with it). Errors: as mp_plan_training.
+ * (memory is monotone in both); the smallest GPU count (same tp x pp x cp, data parallelism grown in steps of
+ * the expert-parallel degree) by evaluating the counts: the first 64 one by one (one to two replicas adds DDP's or
+ * ZeRO's buckets, so two GPUs may need more per GPU than one), then bisection where every term is constant or a
+ * shrinking share of sharded states. fits (at the requested count) implies min_num_gpus <= that count.
+ * Worked example (tests/test_answers.c): llama-3.1-8b, mixed_bf16, AdamW, 1 x 4096, no sharding, on an H200:
+ * fits on 1 GPU, min_num_gpus 1 (2 GPUs need DDP's buckets on top and do not fit). Errors: as mp_plan_training.
  */
 mp_status mp_plan_training_fit(const mp_model *m, const mp_param_count *pc, const mp_training_req *req,
 			       const mp_device *dev, mp_training_memory *mem, mp_training_fit *tf, mp_error *err);

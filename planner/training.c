@@ -926,6 +926,9 @@ static bool fits_with(const mp_model *m, const mp_param_count *pc, const mp_trai
 	return mp_plan_training(m, pc, req, &tmp, &e) == MP_OK && tmp.total_bytes <= cap;
 }
 
+/* Data-parallel counts the training fit plans one by one before it bisects (see mp_plan_training_fit). */
+#define MP_FIT_EXHAUSTIVE_REPLICAS 64
+
 /* Largest k in [1, limit] with ok(k), for ok monotone (true then false); 0 when ok(1) is false. */
 #define LARGEST(result, limit, OK)                                            \
 	do {                                                                  \
@@ -995,27 +998,45 @@ mp_status mp_plan_training_fit(const mp_model *m, const mp_param_count *pc, cons
 	LARGEST(best, lim / unit, (r.sequence_length = k * unit, fits_with(m, pc, &r, cap)));
 	tf->fit.max_sequence_length = best * unit;
 
-	/* Smallest GPU count: keep tp x pp x cp, grow data parallelism in steps of the expert-parallel degree. */
+	/* Smallest GPU count: keep tp x pp x cp, grow data parallelism in steps of the expert-parallel degree, and
+	 * evaluate the counts rather than assume memory falls with them: going from one data-parallel replica to
+	 * two ADDS DDP's gradient buckets (a second copy of the gradients) or ZeRO's reduce and all-gather buckets.
+	 * The first MP_FIT_EXHAUSTIVE_REPLICAS counts are each planned in turn; beyond them every term of the plan is
+	 * either independent of the data-parallel degree (activations, logits, buckets, gathered layers) or a
+	 * ceil(x / dp) share of sharded states (mp_plan_training above), so bytes per GPU never grow there and the
+	 * smallest fitting count is bisected, its answer planned once more. A requested count that fits bounds the
+	 * search, so fits and min_gpus cannot disagree. */
 	r = *req;
 	r.global_batch_size = 0;
 	group = mp_or1(req->tensor_parallel_size) * mp_or1(req->pipeline_parallel_size) *
 		mp_or1(req->context_parallel_size);
 	unit = group * mp_or1(req->expert_parallel_size);
 	lim = MP_MAX_GPUS / unit;
-	r.num_gpus = lim * unit;
-	if (lim >= 1 && fits_with(m, pc, &r, cap)) {
-		uint64_t lo = 0, hi = lim;	/* fits at hi, not known at lo (0 = none) */
+	if (tf->fit.fits && mp_or1(req->num_gpus) / unit >= 1 && mp_or1(req->num_gpus) / unit < lim)
+		lim = mp_or1(req->num_gpus) / unit; /* fits here: the answer is at most this */
+	for (uint64_t k = 1; k <= lim && k <= MP_FIT_EXHAUSTIVE_REPLICAS && tf->min_num_gpus == 0; k++) {
+		r.num_gpus = k * unit;
+		if (fits_with(m, pc, &r, cap))
+			tf->min_num_gpus = k * unit;
+	}
+	if (tf->min_num_gpus == 0 && lim > MP_FIT_EXHAUSTIVE_REPLICAS) {
+		r.num_gpus = lim * unit;
+		if (fits_with(m, pc, &r, cap)) {
+			uint64_t lo = MP_FIT_EXHAUSTIVE_REPLICAS, hi = lim; /* fits at hi, not at lo */
 
-		while (hi - lo > 1) {
-			uint64_t k = lo + (hi - lo) / 2;
+			while (hi - lo > 1) {
+				uint64_t k = lo + (hi - lo) / 2;
 
-			r.num_gpus = k * unit;
+				r.num_gpus = k * unit;
+				if (fits_with(m, pc, &r, cap))
+					hi = k;
+				else
+					lo = k;
+			}
+			r.num_gpus = hi * unit;
 			if (fits_with(m, pc, &r, cap))
-				hi = k;
-			else
-				lo = k;
+				tf->min_num_gpus = hi * unit;
 		}
-		tf->min_num_gpus = hi * unit;
 	}
 	return MP_OK;
 }

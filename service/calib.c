@@ -133,6 +133,8 @@ void mps_calib_gpu_profile(const mp_calib_gpu_results *r, const mp_store_device 
 	         mp_calib_architecture(r->info.cc_major, r->info.cc_minor));
 	snprintf(profile->source, sizeof(profile->source), "measured");
 	snprintf(profile->measured_at, sizeof(profile->measured_at), "%s", now);
+	snprintf(profile->kind, sizeof(profile->kind), "gpu");
+	snprintf(profile->usable_memory_source, sizeof(profile->usable_memory_source), "measured");
 	profile->hw.memory_bytes = r->info.memory_bytes;
 	profile->hw.usable_memory_bytes = r->info.memory_bytes;
 	profile->hw.sm_count = r->info.sm_count;
@@ -201,6 +203,10 @@ void mps_calib_cpu_profile(const mp_calib_cpu_results *r, const mp_store_device 
 	snprintf(profile->form_factor, sizeof(profile->form_factor), "host CPU, %u threads", r->threads);
 	snprintf(profile->source, sizeof(profile->source), "measured");
 	snprintf(profile->measured_at, sizeof(profile->measured_at), "%s", now);
+	/* a CPU: fit and capacity leave it out unless asked for kind cpu (it is no GPU a scheduler places on) */
+	snprintf(profile->kind, sizeof(profile->kind), "cpu");
+	profile->usable_memory_source[0] = '\0';
+	profile->nvml_memory_bytes = 0;
 	profile->hw.memory_bytes = r->info.memory_bytes;
 	profile->hw.usable_memory_bytes = 0;
 	if (r->suites_done & MP_CALIB_STREAM)

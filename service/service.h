@@ -42,6 +42,16 @@ const char *mps_db_path(const mps_service *s);
 /* The presets built into the binary (generated from db/presets at build time), as the store takes them. */
 const mp_store_presets *mps_presets(void);
 
+/* The Hugging Face repo ids a model preset stands for (db/presets/model_repo_ids.json, checked at build time). */
+typedef struct mps_repo_alias {
+	const char *id;			/* the preset's id */
+	const char *const *repo_ids;	/* NULL-terminated: "meta-llama/Llama-3.1-8B-Instruct", ... */
+} mps_repo_alias;
+/* Every preset's aliases, ending with { NULL, NULL }. */
+const mps_repo_alias *mps_preset_repo_ids(void);
+/* The repo ids preset `id` stands for (NULL-terminated), or NULL when it is no preset or has none. */
+const char *const *mps_model_repo_ids(const char *id);
+
 /* ----- health ----------------------------------------------------------------------------------------- */
 
 typedef struct mps_health {
@@ -72,6 +82,8 @@ typedef enum mps_model_kind {
 typedef struct mps_model_ref {
 	mps_model_kind kind;
 	char id[MP_STORE_ID_MAX];
+	char repo_id[128];		/* STORED by a Hugging Face repo id ("meta-llama/Llama-3.1-8B"), id "": the
+					   service resolves it to the preset it stands for (mps_model_repo_ids) */
 	mp_model arch;			/* INLINE; its json_pointer names where its keys sit */
 	uint64_t parameters;		/* BARE */
 	char pointer[64];		/* where the member sits: "/model", "/jobs/3/training/model" */
