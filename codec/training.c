@@ -140,6 +140,8 @@ static void request_json(cJSON *doc, const mp_training_req *r, const mp_training
 	mpc_add_u64(o, "global_batch_size", r->micro_batch_size * mem->data_parallel_size * mem->gradient_accumulation_steps);
 	cJSON_AddStringToObject(o, "activation_recomputation", recompute_names[r->recompute]);
 	cJSON_AddStringToObject(o, "attention", attention_names[r->attention]);
+	/* what runs: eager, or the kernel SDPA picks for "fused" (flash, efficient, or its math fallback) */
+	mpc_add_str_or_null(o, "attention_kernel", mem->attention_kernel);
 	cJSON_AddBoolToObject(o, "dropout", !r->no_dropout);
 	cJSON_AddStringToObject(o, "optimizer_state_dtype",
 				r->optimizer_state_dtype != MP_DTYPE_INVALID ? mp_dtype_name(r->optimizer_state_dtype)

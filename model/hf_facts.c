@@ -1,7 +1,8 @@
 /*
  * hf_facts.c: what a Hugging Face config.json says about itself, beside its shape: the checkpoint's dtype, its
- * quantization_config, and which shape keys it leaves out (so the answer can say which defaults it took). Read
- * after the shape reader (hf_config.c) has filled the model; never changes a figure the memory formulas use.
+ * quantization_config, which shape keys it leaves out (so the answer can say which defaults it took), and Gemma-2's
+ * tanh soft-capping (which the training planner counts). Read after the shape reader (hf_config.c) has filled
+ * the model.
  * JSON in, mp_model fields out; no store, HTTP or files.
  */
 #include <stdio.h>
@@ -147,6 +148,17 @@ static void quantization(const cJSON *cfg, mp_model *m)
 	}
 }
 
+/* A soft-capping key: a number enables it, null disables it, absent takes the type's default (Gemma2Config: 50.0
+ * on the attention scores, 30.0 on the logits; every other type none). */
+static bool softcap(const cJSON *cfg, const char *key, bool type_default)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(cfg, key);
+
+	if (v == NULL)
+		return type_default;
+	return cJSON_IsNumber(v) && v->valuedouble > 0;
+}
+
 void mpm_config_facts(const cJSON *cfg, mp_model *m)
 {
 	bool full = full_shape_type(m->model_type);
@@ -158,10 +170,13 @@ void mpm_config_facts(const cJSON *cfg, mp_model *m)
 	m->config_quant_group_size = 0;
 	m->defaulted_keys[0] = '\0';
 	m->max_position_defaulted = false;
+	m->attn_logit_softcapping = m->final_logit_softcapping = false;
 	if (!cJSON_IsObject(cfg))
 		return;
 	m->config_dtype = config_dtype(cfg);
 	quantization(cfg, m);
+	m->attn_logit_softcapping = softcap(cfg, "attn_logit_softcapping", strcmp(m->model_type, "gemma2") == 0);
+	m->final_logit_softcapping = softcap(cfg, "final_logit_softcapping", strcmp(m->model_type, "gemma2") == 0);
 	for (size_t i = 0; i < sizeof(shape_keys) / sizeof(shape_keys[0]); i++) {
 		const shape_key *k = &shape_keys[i];
 		int n;

@@ -160,6 +160,7 @@ typedef struct mp_logits_memory {
 	uint64_t log_probs_bytes;	/* log_softmax output kept for backward (fp32) */
 	uint64_t forward_peak_bytes;	/* at log_softmax: logits + upcast + log-probs */
 	uint64_t backward_peak_bytes;	/* at log_softmax backward: log-probs + their gradient + logits gradient */
+	uint64_t softcap_bytes;		/* final_logit_softcapping: the tanh output autograd keeps (in both peaks) */
 } mp_logits_memory;
 
 typedef enum mp_train_phase {
@@ -217,6 +218,9 @@ typedef struct mp_training_memory {
 	mp_phase_memory phases[MP_TRAIN_PHASE_COUNT];
 	mp_train_phase peak_phase;
 	const char *binding_term;	/* the largest term of the peak phase */
+	/* --- appended for issue 15 --- */
+	const char *attention_kernel;	/* what runs: "eager", or SDPA's "flash", "efficient", "math" (mp_sdpa_kernel_of);
+					   NULL without the architecture */
 } mp_training_memory;
 
 /* ---------------------------------------------------------------------------------------------------------

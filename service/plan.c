@@ -116,6 +116,14 @@ mp_status mps_plan_training(mps_service *s, const mps_training_request *rq, mps_
 	if (arch == NULL)
 		return MP_OK;
 	mps_warn_context(arch, req.sequence_length, req.allow_beyond_max_position, &out->warnings);
+	if (req.attention == MP_TRAIN_ATTENTION_FUSED && out->mem.attention_kernel &&
+	    strcmp(out->mem.attention_kernel, "math") == 0)
+		mps_warn(&out->warnings,
+			 "attention fused: PyTorch's SDPA has no fused kernel for this call (fp32 with grouped-query heads: "
+			 "flash needs 16 bits, the memory-efficient kernel equal head counts), so it runs its math "
+			 "fallback and keeps the score matrices, %llu bytes per layer; a 16-bit regime (amp_bf16, bf16) "
+			 "runs flash instead",
+			 (unsigned long long)out->mem.activations.layer.attention_scores);
 	/* the published formulas for the same shape (case BR-13), whole model, 16-bit, no parallelism */
 	for (int f = 0; f < MP_FORMULA_COUNT; f++) {
 		mp_error e;
