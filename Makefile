@@ -30,7 +30,8 @@ PLANNER_SRC := planner/core.c planner/model.c planner/device.c planner/inference
 MODEL_SRC   := model/fields.c model/hf_config.c model/train_config.c model/hf_facts.c
 DB_SRC      := db/store.c
 KERNELS_SRC := kernels/calib_common.c kernels/calib_cpu.c
-SERVICE_SRC := service/service.c service/defaults.c service/suggest.c service/plan.c service/fit.c service/capacity.c service/roofline.c service/calib.c
+SERVICE_SRC := service/service.c service/defaults.c service/suggest.c service/plan.c service/fit.c service/capacity.c \
+               service/roofline.c service/calib.c
 CODEC_SRC   := codec/json.c codec/problem.c codec/formats.c codec/model.c codec/device.c codec/inference.c \
                codec/training.c codec/fit.c codec/capacity.c codec/roofline.c codec/svg.c codec/text.c \
                codec/store.c codec/calib.c
@@ -151,7 +152,7 @@ deps-build:
 # One pattern links every test: tests/<name>.c, the helpers TEST_HELPERS_<name> and the archives of the layer it
 # tests (TEST_STACK_<name>). The planner test links the planner alone: it needs no JSON, store or HTTP library.
 TESTS := test_planner test_models test_store test_http test_roofline test_training test_inference test_store_http \
-         test_store_proc test_calib test_limits test_respcache test_golden test_codec
+         test_store_proc test_calib test_limits test_respcache test_golden test_codec test_answers test_fidelity
 HTTP_HELPERS := tests/http_util.c tests/refs.c tests/lib_util.c
 TEST_STACK_test_planner   := planner
 TEST_HELPERS_test_planner :=
@@ -160,6 +161,8 @@ TEST_STACK_test_models    := codec
 TEST_HELPERS_test_models  := tests/refs.c
 TEST_STACK_test_training  := codec
 TEST_HELPERS_test_training := tests/refs.c
+TEST_STACK_test_fidelity  := codec
+TEST_HELPERS_test_fidelity := tests/refs.c
 TEST_STACK_test_codec     := codec
 TEST_HELPERS_test_codec   := tests/refs.c tests/lib_util.c
 TEST_LIBS_test_codec      := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc

@@ -337,6 +337,8 @@ static mp_status w_device(void *ctx, const mp_store_device *dev, const mps_fit_r
 	if (o == NULL || !cJSON_AddItemToArray(w->devices, o))
 		return MP_ENOMEM;
 	cJSON_AddStringToObject(o, "device", dev->id);
+	if (dev->id[0] == '\0') /* an inline profile has no id: its name tells the rows apart */
+		cJSON_AddStringToObject(o, "name", dev->name);
 	results = cJSON_AddArrayToObject(o, "results");
 	for (size_t i = 0; results && i < nrows; i++) {
 		const mps_fit_row *r = &rows[i];
