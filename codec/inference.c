@@ -173,7 +173,7 @@ static mp_status decode_body(const cJSON *body, const char *pointer, inference_b
 				 err);
 	}
 	v = cJSON_GetObjectItemCaseSensitive(body, "gpu_memory_utilization");
-	if (v && cJSON_IsNumber(v) && ib->utilization <= 0) {
+	if (v && cJSON_IsNumber(v) && v->valuedouble == 0) { /* the table allows 0 to 1: 0 itself is no budget */
 		snprintf(field, sizeof(field), "%s/gpu_memory_utilization", pointer);
 		mp_problems_note(&p,
 				 mp_fail(err, MP_EINVAL, field,
