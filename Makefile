@@ -136,7 +136,7 @@ SYS_LIBS := -lmicrohttpd -lcjson -lsqlite3 -lpthread -lm $(KERNELS_LIBS)
 
 # ----- the program --------------------------------------------------------------------------------------------
 .PHONY: all run test check deps deps-build clean lint contract asan fuzz fuzz-build fuzz-smoke bench-load bench-training \
-        bench-plan bench-store
+        bench-plan bench-store bench-fidelity
 all: $(BUILD)/memplan
 
 $(BUILD)/memplan: $(call obj,$(CLI_SRC)) $(foreach l,$(STACK_daemon),$(call lib,$(l)))
@@ -196,7 +196,7 @@ HTTP_LOG := $(abspath $(BUILD))/http-exchanges.jsonl
 
 # The C tests (unit, golden, store, HTTP) and the lints: the quick tier.
 # the benchmarks are built (not run) by check, so they cannot rot
-BENCH_BINS := $(BUILD)/bench/training_h200 $(BUILD)/bench/bench_fit $(BUILD)/bench/bench_plan
+BENCH_BINS := $(BUILD)/bench/training_h200 $(BUILD)/bench/bench_fit $(BUILD)/bench/bench_plan $(BUILD)/bench/fidelity
 check:
 	@$(MAKE) --no-print-directory $(TEST_BINS) $(BENCH_BINS) $(BUILD)/memplan
 	@rm -f $(HTTP_LOG)
@@ -257,6 +257,11 @@ $(BUILD)/bench/training_h200: $(call obj,bench/training_h200.c) $(foreach l,$(ST
 # Prints the training planner against the H200 measurements (the table in bench/RESULTS.md).
 bench-training: $(BUILD)/bench/training_h200
 	$(BUILD)/bench/training_h200
+# Prints what the issue-15 mechanisms put into the peaks of the cases the held-back H200 rows missed.
+$(BUILD)/bench/fidelity: $(call obj,bench/fidelity.c) $(foreach l,$(STACK_codec),$(call lib,$(l)))
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ $(SYS_LIBS)
+bench-fidelity: $(BUILD)/bench/fidelity
+	$(BUILD)/bench/fidelity
 
 $(BUILD)/bench/bench_fit: $(call obj,bench/bench_fit.c tests/http_util.c) $(foreach l,$(STACK_daemon),$(call lib,$(l)))
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ -lcurl $(SYS_LIBS)
