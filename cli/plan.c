@@ -107,7 +107,8 @@ int cli_plan(int argc, char **argv)
 	const char *kind = argc > 0 ? argv[0] : "";
 	const char *db = CLI_DEFAULT_DB;
 	mps_service *svc = NULL;
-	mp_error err = { { 0 }, { 0 }, NULL };
+	static mp_errors all; /* every problem of the request, printed together (one command, one thread) */
+	mp_error err = { { 0 }, { 0 }, &all };
 	cJSON *body = NULL, *out = NULL;
 	bool json = false;
 	mp_status st;

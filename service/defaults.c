@@ -12,7 +12,7 @@
 
 void mps_warn(mps_warnings *w, const char *fmt, ...)
 {
-	char text[sizeof(w->text[0])];
+	char text[MPS_WARNING_BYTES];
 	va_list ap;
 
 	if (w == NULL || w->n >= MPS_MAX_WARNINGS)

@@ -126,9 +126,10 @@ mp_status mps_device_resolve(mps_service *s, const mps_device_ref *ref, mp_store
 /* ----- warnings: what an answer rests on that the request did not say ------------------------------------ */
 
 #define MPS_MAX_WARNINGS 8
+#define MPS_WARNING_BYTES 480
 typedef struct mps_warnings {
 	size_t n;
-	char text[MPS_MAX_WARNINGS][480];
+	char text[MPS_MAX_WARNINGS][MPS_WARNING_BYTES];
 } mps_warnings;
 
 /* Adds one warning (printf-style; cut at MPS_MAX_WARNINGS, an exact repeat skipped). */
