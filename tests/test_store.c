@@ -201,6 +201,52 @@ static void test_upgrade_from_v2(void **state)
 	sqlite3_close(db);
 }
 
+/* Version 5 (issue 15): a database of version 4, with a preset row only the presets wrote (its audit entry is the
+ * preset's) and one a user replaced, upgrades: the untouched preset takes this build's figures (usable memory,
+ * kind), the user's row stays as it was, and rows get their kind (a measured CPU profile is a cpu). */
+static void test_upgrade_to_v5(void **state)
+{
+	mp_store *s;
+	mp_error err;
+	mp_store_device d;
+	sqlite3 *db;
+
+	(void)state;
+	assert_int_equal(mp_store_open_at(path, 4, mps_presets(), &s, &err), MP_OK);
+	mp_store_close(s);
+	db = raw_open();
+	raw_exec(db, "INSERT INTO devices (id, name, vendor, memory_bytes, memory_bandwidth_bytes_per_second, source,"
+		     " source_note) VALUES ('rtx-3090-24gb', 'RTX 3090', 'NVIDIA', 25769803776, 936e9, 'datasheet',"
+		     " 'release 4 preset')");
+	raw_exec(db, "INSERT INTO audit_log (actor, action, kind, resource_id) VALUES ('preset', 'preset', 'device',"
+		     " 'rtx-3090-24gb')");
+	raw_exec(db, "INSERT INTO preset_log (kind, id) VALUES ('device', 'rtx-3090-24gb')");
+	raw_exec(db, "INSERT INTO devices (id, name, vendor, memory_bytes, memory_bandwidth_bytes_per_second, source,"
+		     " source_note) VALUES ('t4-16gb', 'T4', 'NVIDIA', 17179869184, 320e9, 'datasheet', 'edited')");
+	raw_exec(db, "INSERT INTO audit_log (actor, action, kind, resource_id) VALUES ('preset', 'preset', 'device',"
+		     " 't4-16gb')");
+	raw_exec(db, "INSERT INTO audit_log (actor, action, kind, resource_id) VALUES ('api', 'replace', 'device',"
+		     " 't4-16gb')");
+	raw_exec(db, "INSERT INTO preset_log (kind, id) VALUES ('device', 't4-16gb')");
+	raw_exec(db, "INSERT INTO devices (id, name, vendor, memory_bytes, memory_bandwidth_bytes_per_second, source,"
+		     " source_note, measured_at) VALUES ('measured-cpu-lab', 'CPU', 'Intel', 68719476736, 1e11,"
+		     " 'measured', 'stream', '2026-11-29T10:00:00Z')");
+	sqlite3_close(db);
+	assert_int_equal(mp_store_open(path, mps_presets(), &s, &err), MP_OK);
+	assert_int_equal(mp_store_user_version(s), 5);
+	assert_int_equal(mp_store_device_get(s, "rtx-3090-24gb", &d, &err), MP_OK);
+	assert_int_equal(d.hw.usable_memory_bytes, UINT64_C(25206325248)); /* this build's preset figure */
+	assert_string_equal(d.usable_memory_source, "published");
+	assert_int_equal(mp_store_device_get(s, "t4-16gb", &d, &err), MP_OK);
+	assert_string_equal(d.source_note, "edited");
+	assert_int_equal(d.hw.usable_memory_bytes, 0);
+	assert_int_equal(mp_store_device_get(s, "measured-cpu-lab", &d, &err), MP_OK);
+	assert_string_equal(d.kind, "cpu");
+	assert_int_equal(mp_store_device_get(s, "gaudi3-128gb", &d, &err), MP_OK);
+	assert_string_equal(d.kind, "accelerator");
+	mp_store_close(s);
+}
+
 static double gt_num(const cJSON *o, const char *a, const char *b)
 {
 	const cJSON *v = b ? cJSON_GetObjectItem(cJSON_GetObjectItem(o, a), b) : cJSON_GetObjectItem(o, a);
@@ -589,6 +635,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_create_seed_reopen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_upgrade_from_v2, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_upgrade_to_v5, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_measured_h200, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_model_presets, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_writes_audit_filters_batch, setup, teardown),
