@@ -75,19 +75,6 @@ mp_status mp_error_keep(mp_error *err, mp_status st)
 	return st;
 }
 
-size_t mp_error_count(const mp_error *err)
-{
-	return err && err->all ? err->all->n + err->all->dropped : 0;
-}
-
-void mp_error_first(mp_error *err)
-{
-	if (err == NULL || err->all == NULL || err->all->n == 0)
-		return;
-	snprintf(err->field, sizeof(err->field), "%s", err->all->item[0].field);
-	snprintf(err->message, sizeof(err->message), "%s", err->all->item[0].message);
-}
-
 mp_status mp_problems_note(mp_problems *p, mp_status st, mp_error *err)
 {
 	if (st == MP_OK)

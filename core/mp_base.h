@@ -89,10 +89,6 @@ mp_status mp_fail_at(mp_error *err, mp_status st, const char *base, const char *
  * Without a list (or with err NULL) it only returns st.
  */
 mp_status mp_error_keep(mp_error *err, mp_status st);
-/* How many problems err->all holds, those beyond MP_MAX_ERRORS included (0 without a list). */
-size_t mp_error_count(const mp_error *err);
-/* Sets err's (field, message) back to the first problem kept, so the single-error view names the first one. */
-void mp_error_first(mp_error *err);
 
 /*
  * A decoder's running tally of problems: mp_problems_note records one (mp_error_keep) and remembers the first;
@@ -116,7 +112,7 @@ mp_status mp_problems_end(const mp_problems *p, mp_error *err);
  * Appends item to the comma-separated list in buf (cap bytes, NUL-terminated): ", item" (or item when buf is
  * empty). An item that would not fit whole is left out and the list ends with ", ..." (once), so no list an error
  * message quotes is ever cut inside a word. Returns false once an item was left out.
- * Worked example (tests/test_codec.c): cap 20, items "alpha", "beta", "gamma" -> "alpha, beta, ...".
+ * Worked example (tests/test_fidelity.c): cap 20, items "alpha", "beta", "gamma" -> "alpha, beta, ...".
  */
 bool mp_list_add(char *buf, size_t cap, const char *item);
 

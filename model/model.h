@@ -61,7 +61,7 @@ void mpm_training_extras(const cJSON *cfg, mp_model *m);
  * whose configs always state them (the llama family, phi3, deepseek_v3). Also the tanh soft-capping keys
  * (attn_logit_softcapping, final_logit_softcapping; Gemma2Config defaults 50.0 and 30.0, null = off).
  * mpm_from_hf calls it; m's shape must be decoded already. Never fails. Borrowed: cfg.
- * Worked example (tests/test_answers.c): {"model_type": "llama", "hidden_size": 4096} -> defaulted_keys
+ * Worked example (tests/test_fidelity.c): {"model_type": "llama", "hidden_size": 4096} -> defaulted_keys
  * "num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=32, intermediate_size=11008,
  * vocab_size=32000, max_position_embeddings=2048".
  */

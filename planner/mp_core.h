@@ -78,7 +78,7 @@ mp_dtype mp_dtype_from_name(const char *name);
  * A data type as config files, engines and people spell it: a canonical name in any case ("BF16", "Q4_K"), an
  * optional "torch." prefix, or an alias: bfloat16, float16, half, float32, float, float64, double, fp8 and
  * float8_e4m3fn (fp8_e4m3: vLLM's and PyTorch's default fp8), float8_e5m2. MP_DTYPE_INVALID otherwise; NULL-safe.
- * Worked example (tests/test_planner.c): "bfloat16" -> bf16, "Half" -> fp16, "torch.float32" -> fp32.
+ * Worked example (tests/test_fidelity.c): "bfloat16" -> bf16, "Half" -> fp16, "torch.float32" -> fp32.
  */
 mp_dtype mp_dtype_from_alias(const char *name);
 /* The aliases mp_dtype_from_alias takes beyond the canonical names, for error messages. */

@@ -137,7 +137,7 @@ typedef enum mp_sdpa_kernel {
  *   math: everything else, so fp32 with grouped-query heads and no mask (the usual training case) falls back to
  *     the math kernel, which materialises batch x heads x s x s fp32 scores.
  * compute_bytes: 4 for fp32, 2 for fp16/bf16; heads, kv_heads: per GPU; masked: an explicit mask is passed (a
- * sliding window shorter than the keys, or padding). Worked example (tests/test_planner.c): Llama-3.2-1B (32
+ * sliding window shorter than the keys, or padding). Worked example (tests/test_fidelity.c): Llama-3.2-1B (32
  * heads, 8 KV heads, head_dim 64): fp32 unmasked -> math; bf16 -> flash; fp32 masked -> efficient (k/v repeated).
  */
 mp_sdpa_kernel mp_sdpa_kernel_of(const mp_model *m, uint64_t compute_bytes, uint64_t heads, uint64_t kv_heads,

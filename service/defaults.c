@@ -68,6 +68,7 @@ void mps_inference_defaults(const mp_model *m, const mp_device *dev, mps_inferen
 {
 	mps_dtype_choice c = { "request", "request", "request" };
 	mp_dtype serve = serving_dtype(m, dev);
+	bool served = false; /* the model's own dtype, as vLLM serves it, decided the compute dtype */
 
 	if (!job->compute_dtype_given) {
 		if (!job->weight_dtype_auto && is_float(job->req.weight_dtype)) {
@@ -76,6 +77,7 @@ void mps_inference_defaults(const mp_model *m, const mp_device *dev, mps_inferen
 		} else {
 			job->opts.compute_dtype = serve;
 			c.compute_dtype_from = m->config_dtype != MP_DTYPE_INVALID ? "config_dtype" : "default";
+			served = true;
 		}
 	}
 	if (job->weight_dtype_auto) {
@@ -96,15 +98,13 @@ void mps_inference_defaults(const mp_model *m, const mp_device *dev, mps_inferen
 		job->req.kv_cache_dtype = job->opts.compute_dtype;
 		c.kv_cache_dtype_from = "compute_dtype";
 	}
-	/* the choices that rest on an assumption */
-	if ((job->weight_dtype_auto || !job->compute_dtype_given) && m->config_dtype == MP_DTYPE_INVALID &&
-	    strcmp(m->model_type, "custom") != 0)
+	/* the choices that rest on an assumption (a custom architecture object states no dtype by design) */
+	if (served && m->config_dtype == MP_DTYPE_INVALID && strcmp(m->model_type, "custom") != 0)
 		mps_warn(w,
 			 "the model's config states no dtype: it was taken as float32 and served in %s, as vLLM's dtype "
 			 "\"auto\" does; give weight_dtype (and compute_dtype) if the checkpoint is stored otherwise",
 			 mp_dtype_name(serve));
-	else if ((job->weight_dtype_auto || !job->compute_dtype_given) && m->config_dtype != serve &&
-		 m->config_dtype != MP_DTYPE_INVALID && c.compute_dtype_from[0] == 'c')
+	else if (served && m->config_dtype != MP_DTYPE_INVALID && m->config_dtype != serve)
 		mps_warn(w,
 			 "the checkpoint is %s; it is planned in %s, as vLLM's dtype \"auto\" serves it on this device "
 			 "(give weight_dtype %s to plan the checkpoint's own precision)",
