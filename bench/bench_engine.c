@@ -111,7 +111,7 @@ static void table(mps_service *svc)
 		cJSON *body = cJSON_CreateObject(), *doc = NULL, *f;
 		mps_engine_check_request *rq = malloc(sizeof(*rq));
 		mps_engine_check *c = malloc(sizeof(*c));
-		mp_error err;
+		mp_error err = MP_ERROR_INIT;
 		mp_status st;
 
 		snprintf(path, sizeof(path), "tests/data/engines/%s", runs[i].file);
@@ -164,7 +164,7 @@ static void reader_cost(int lines, int reps)
 	char *text = malloc(cap);
 	static mps_engine_report r;
 	struct timespec t0, t1;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	double ms;
 
 	if (text == NULL)
@@ -192,7 +192,7 @@ int main(void)
 {
 	char dir[] = "/tmp/memplan-bench-engine-XXXXXX", db[64];
 	mps_service *svc = NULL;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 
 	mpc_json_init(NULL);
 	if (mkdtemp(dir) == NULL)

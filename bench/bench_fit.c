@@ -72,7 +72,7 @@ static void run(mpd_daemon *d, const char *label, const char *gpu_counts)
 	cJSON *req = cJSON_Parse(body);
 	double fn[RUNS], http[RUNS];
 	size_t bytes = 0;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 
 	for (int r = 0; r < RUNS; r++) {
 		double t0 = now();

@@ -171,7 +171,7 @@ static void parts(mps_service *svc, const char *body, size_t len, bool prioritiz
 		cJSON *doc = NULL;
 		mpc_k8s_args a;
 		mps_k8s_result res;
-		mp_error err;
+		mp_error err = MP_ERROR_INIT;
 		double t0 = now(), t1, t2, t3;
 		size_t heap0 = mallinfo2().uordblks;
 		char *text;

@@ -67,7 +67,7 @@ int main(int argc, char **argv)
 		mp_param_count pc;
 		mp_training_req req;
 		mp_training_memory mem;
-		mp_error err;
+		mp_error err = MP_ERROR_INIT;
 		const char *regime = cJSON_GetObjectItem(row, "regime")->valuestring;
 		const char *attn = cJSON_GetObjectItem(row, "attn")->valuestring;
 		bool ckpt = cJSON_IsTrue(cJSON_GetObjectItem(row, "ckpt"));

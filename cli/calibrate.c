@@ -156,7 +156,7 @@ static cJSON *request_body(calib_args *a)
 {
 	cJSON *body = cJSON_CreateObject();
 	mp_calib_gpu_info gi;
-	mp_error err = { { 0 }, { 0 } };
+	mp_error err = { { 0 }, { 0 }, NULL };
 
 	if (body == NULL)
 		return NULL;
@@ -268,7 +268,7 @@ int cli_calibrate(int argc, char **argv)
 	mps_service *svc = NULL;
 	mps_calib_jobs *jobs = NULL;
 	mps_calib_job *job = NULL;
-	mp_error err = { { 0 }, { 0 } };
+	mp_error err = { { 0 }, { 0 }, NULL };
 	cJSON *body;
 	struct sigaction sa;
 	mp_status st;

@@ -72,6 +72,11 @@ void cli_print_error(const char *cmd, mp_status st, const mp_error *err)
 {
 	fprintf(stderr, "memplan %s: %s%s%s: %s\n", cmd, mp_status_str(st), err->field[0] ? " at " : "", err->field,
 		err->message);
+	/* every other problem the decoders found (err->all, when the caller attached one) */
+	for (size_t i = 0; err->all && i < err->all->n; i++)
+		if (strcmp(err->all->item[i].field, err->field) || strcmp(err->all->item[i].message, err->message))
+			fprintf(stderr, "memplan %s: %s%s%s: %s\n", cmd, mp_status_str(st),
+				err->all->item[i].field[0] ? " at " : "", err->all->item[i].field, err->all->item[i].message);
 }
 
 void cli_print_error_db(const char *cmd, mp_status st, const mp_error *err, const char *db)

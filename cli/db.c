@@ -26,7 +26,7 @@ int cli_db(int argc, char **argv)
 	const char *verb = argc > 0 ? argv[0] : "", *file = NULL;
 	const char *path = cli_default_db();
 	mps_service *svc = NULL;
-	mp_error err = { { 0 }, { 0 } };
+	mp_error err = { { 0 }, { 0 }, NULL };
 	cJSON *doc = NULL;
 	char *text = NULL;
 	size_t len = 0;

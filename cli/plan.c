@@ -146,7 +146,8 @@ int cli_plan(int argc, char **argv)
 	const char *kind = argc > 0 ? argv[0] : "";
 	const char *db = cli_default_db();
 	mps_service *svc = NULL;
-	mp_error err = { { 0 }, { 0 } };
+	static mp_errors all; /* every problem of the request, printed together (one command, one thread) */
+	mp_error err = { { 0 }, { 0 }, &all };
 	cJSON *body = NULL, *out = NULL;
 	bool json = false, verbose = false, print_args = false;
 	bool db_given = getenv("MEMPLAN_DB") && getenv("MEMPLAN_DB")[0];

@@ -82,7 +82,7 @@ int cli_roofline(int argc, char **argv)
 	mps_roofline_request *rq = malloc(sizeof(*rq));
 	mps_roofline_result *r = malloc(sizeof(*r));
 	mpc_chart *chart = malloc(sizeof(*chart));
-	mp_error err = { { 0 }, { 0 } };
+	mp_error err = { { 0 }, { 0 }, NULL };
 	cJSON *body = cJSON_CreateObject(), *ops, *tr = NULL;
 	bool json = false, db_given = getenv("MEMPLAN_DB") && getenv("MEMPLAN_DB")[0];
 	mp_status st = MP_OK;

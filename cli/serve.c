@@ -31,7 +31,7 @@ static const char *config_path(int argc, char **argv)
 static int serve_settings(int argc, char **argv, mpd_config *cfg)
 {
 	const char *file = config_path(argc, argv);
-	mp_error err = { { 0 }, { 0 } };
+	mp_error err = { { 0 }, { 0 }, NULL };
 
 	mpd_config_defaults(cfg);
 	if (file && mpd_config_load_file(cfg, file, &err) != MP_OK)
@@ -113,7 +113,7 @@ static int stop_signals_install(int *read_fd)
 int cli_serve(int argc, char **argv)
 {
 	mpd_daemon d;
-	mp_error err = { { 0 }, { 0 } };
+	mp_error err = { { 0 }, { 0 }, NULL };
 	mp_status st;
 	sigset_t stop_set;
 	int sig = 0, stop_fd = -1;

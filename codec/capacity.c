@@ -31,38 +31,69 @@ static mp_status query_u64(const char *v, const char *name, uint64_t min, uint64
 mp_status mpc_capacity_decode(mpc_query_fn get, void *ctx, mps_capacity_request *r, bool *text, mp_error *err)
 {
 	const char *model = get(ctx, "model"), *fmt = get(ctx, "format"), *wd = get(ctx, "weight_dtype"),
-		   *kd = get(ctx, "kv_cache_dtype"), *vendor = get(ctx, "vendor"), *source = get(ctx, "source");
-	mp_status st;
+		   *kd = get(ctx, "kv_cache_dtype"), *vendor = get(ctx, "vendor"), *source = get(ctx, "source"),
+		   *kind = get(ctx, "kind");
+	mps_inference_job *j = &r->job;
+	mp_problems p = MP_PROBLEMS_INIT;
 
 	memset(r, 0, sizeof(*r));
 	*text = false;
-	if (model == NULL || model[0] == '\0' || strlen(model) >= sizeof(r->model))
-		return mp_fail(err, MP_EINVAL, "?model", "model is required: a stored model id (GET /v1/models)");
-	snprintf(r->model, sizeof(r->model), "%s", model);
+	/* the plan body's defaults and readers, so each row is the plan of the same inputs */
+	mpc_inference_job_init(j);
+	j->req.batch_size = 1;
+	if (model == NULL || model[0] == '\0' || strlen(model) >= 256) {
+		mp_problems_note(&p,
+				 mp_fail(err, MP_EINVAL, "?model",
+					 "model is required: a stored model id (GET /v1/models) or its Hugging Face repo id"),
+				 err);
+	} else {
+		cJSON *v = cJSON_CreateString(model);
+
+		if (v == NULL)
+			return mp_fail(err, MP_ENOMEM, "", "out of memory");
+		mp_problems_note(&p, mpc_model_ref_decode(v, "?model", true, &j->model, err), err);
+		cJSON_Delete(v);
+		snprintf(r->model, sizeof(r->model), "%s", j->model.id);
+	}
 	if (get(ctx, "sequence_length") == NULL)
-		return mp_fail(err, MP_EINVAL, "?sequence_length",
-			       "sequence_length is required (tokens per sequence, prompt + output)");
-	st = query_u64(get(ctx, "sequence_length"), "sequence_length", 1, MP_MAX_SEQUENCE_LENGTH, &r->sequence_length,
-		       err);
-	if (st != MP_OK)
-		return st;
-	/* the same formats, and the same errors, as POST /v1/plan/inference */
-	r->weight_dtype = MP_DTYPE_BF16;
-	r->kv_cache_dtype = MP_DTYPE_BF16;
-	if (wd && (st = mpc_weight_dtype(wd, "?weight_dtype", &r->weight_dtype, err)) != MP_OK)
-		return st;
-	if (kd && (st = mpc_kv_dtype(kd, "?kv_cache_dtype", &r->kv_cache_dtype, err)) != MP_OK)
-		return st;
+		mp_problems_note(&p,
+				 mp_fail(err, MP_EINVAL, "?sequence_length",
+					 "sequence_length is required (tokens per sequence, prompt + output): an integer "
+					 "between 1 and %llu",
+					 (unsigned long long)MP_MAX_SEQUENCE_LENGTH),
+				 err);
+	else
+		mp_problems_note(&p,
+				 query_u64(get(ctx, "sequence_length"), "sequence_length", 1, MP_MAX_SEQUENCE_LENGTH,
+					   &r->sequence_length, err),
+				 err);
+	j->req.sequence_length = r->sequence_length;
+	if (get(ctx, "tensor_parallel_size"))
+		mp_problems_note(&p,
+				 query_u64(get(ctx, "tensor_parallel_size"), "tensor_parallel_size", 1, MP_MAX_GPUS,
+					   &j->opts.tensor_parallel_size, err),
+				 err);
+	if (get(ctx, "num_gpus"))
+		mp_problems_note(&p, query_u64(get(ctx, "num_gpus"), "num_gpus", 1, MP_MAX_GPUS, &j->req.num_gpus, err),
+				 err);
+	/* the same formats, aliases and "auto", and the same errors, as POST /v1/plan/inference */
+	mp_problems_note(&p, mpc_inference_dtypes(wd, kd, "?weight_dtype", "?kv_cache_dtype", j, err), err);
 	if (fmt && strcmp(fmt, "json") != 0 && strcmp(fmt, "text") != 0)
-		return mp_fail(err, MP_EINVAL, "?format", "format must be json or text");
+		mp_problems_note(&p, mp_fail(err, MP_EINVAL, "?format", "format must be json or text"), err);
 	*text = fmt && strcmp(fmt, "text") == 0;
 	if (vendor && strlen(vendor) >= sizeof(r->vendor))
-		return mp_fail(err, MP_EINVAL, "?vendor", "vendor must be at most %zu bytes", sizeof(r->vendor) - 1);
-	if (source && strlen(source) >= sizeof(r->source))
-		return mp_fail(err, MP_EINVAL, "?source", "source must be datasheet, measured or user");
-	snprintf(r->vendor, sizeof(r->vendor), "%s", vendor ? vendor : "");
-	snprintf(r->source, sizeof(r->source), "%s", source ? source : "");
-	return MP_OK;
+		mp_problems_note(&p,
+				 mp_fail(err, MP_EINVAL, "?vendor", "vendor must be at most %zu bytes",
+					 sizeof(r->vendor) - 1),
+				 err);
+	if (source && (strlen(source) >= sizeof(r->source) ||
+		       (strcmp(source, "datasheet") && strcmp(source, "measured") && strcmp(source, "user"))))
+		mp_problems_note(&p, mp_fail(err, MP_EINVAL, "?source", "source must be datasheet, measured or user"), err);
+	if (kind)
+		mp_problems_note(&p, mpc_kinds(kind, "?kind", &r->kinds, err), err);
+	snprintf(r->vendor, sizeof(r->vendor), "%s", vendor && strlen(vendor) < sizeof(r->vendor) ? vendor : "");
+	snprintf(r->source, sizeof(r->source), "%s", source && strlen(source) < sizeof(r->source) ? source : "");
+	return mp_problems_end(&p, err);
 }
 
 struct mpc_capacity_doc {
@@ -104,7 +135,14 @@ mp_status mpc_capacity_row(void *ctx, const mps_capacity_row *row)
 	cJSON_AddStringToObject(o, "device", d->id);
 	cJSON_AddStringToObject(o, "name", d->name);
 	cJSON_AddStringToObject(o, "source", d->source);
+	cJSON_AddStringToObject(o, "kind", d->kind[0] ? d->kind : "gpu");
 	mpc_add_u64(o, "capacity_bytes", row->fit.capacity_bytes);
+	cJSON_AddStringToObject(o, "capacity_source", d->hw.usable_memory_bytes ? "usable_memory_bytes" : "memory_bytes");
+	if (row->plan) {
+		cJSON_AddStringToObject(o, "weight_dtype", mp_dtype_name(row->plan->job.req.weight_dtype));
+		cJSON_AddStringToObject(o, "kv_cache_dtype", mp_dtype_name(row->plan->job.req.kv_cache_dtype));
+		mpc_add_u64(o, "tensor_parallel_size", row->plan->mem.tensor_parallel_size);
+	}
 	mpc_add_u64(o, "weights_bytes", row->mem.weights_bytes);
 	mpc_add_u64(o, "kv_cache_bytes_per_sequence", row->mem.kv_cache_bytes);
 	mpc_add_u64(o, "overhead_bytes", row->mem.overhead_bytes);
@@ -122,6 +160,8 @@ mp_status mpc_capacity_row(void *ctx, const mps_capacity_row *row)
 		cJSON_AddNullToObject(o, "decode_tokens_per_second_at_max_concurrency");
 		cJSON_AddNullToObject(o, "decode_bound");
 	}
+	if (row->plan)
+		mpc_add_item(o, "warnings", mpc_warnings_json(&row->plan->warnings));
 	return MP_OK;
 }
 
@@ -140,8 +180,24 @@ cJSON *mpc_capacity_doc_finish(mpc_capacity_doc *c, const mps_model *m)
 	mpc_add_u64(o, "parameters", m->params.total);
 	o = cJSON_AddObjectToObject(doc, "request");
 	mpc_add_u64(o, "sequence_length", r->sequence_length);
-	cJSON_AddStringToObject(o, "weight_dtype", mp_dtype_name(r->weight_dtype));
-	cJSON_AddStringToObject(o, "kv_cache_dtype", mp_dtype_name(r->kv_cache_dtype));
+	/* as asked ("auto" resolves per device: each row says what it planned) */
+	cJSON_AddStringToObject(o, "weight_dtype",
+				r->job.weight_dtype_auto ? "auto" : mp_dtype_name(r->job.req.weight_dtype));
+	cJSON_AddStringToObject(o, "kv_cache_dtype",
+				r->job.kv_cache_dtype_auto ? "auto" : mp_dtype_name(r->job.req.kv_cache_dtype));
+	mpc_add_u64_or_null(o, "tensor_parallel_size", r->job.opts.tensor_parallel_size);
+	mpc_add_u64_or_null(o, "num_gpus", r->job.req.num_gpus);
+	{
+		cJSON *k = cJSON_AddArrayToObject(o, "kinds");
+		unsigned mask = r->kinds ? r->kinds : MP_STORE_KIND_GPU;
+
+		if (mask & MP_STORE_KIND_GPU)
+			mpc_append(k, cJSON_CreateString("gpu"));
+		if (mask & MP_STORE_KIND_CPU)
+			mpc_append(k, cJSON_CreateString("cpu"));
+		if (mask & MP_STORE_KIND_ACCELERATOR)
+			mpc_append(k, cJSON_CreateString("accelerator"));
+	}
 	mpc_add_item(doc, "items", c->items);
 	c->items = NULL;
 	mpc_capacity_doc_free(c);
@@ -151,8 +207,12 @@ cJSON *mpc_capacity_doc_finish(mpc_capacity_doc *c, const mps_model *m)
 		"inference plan at batch 1); replicas_per_gpu = floor(capacity_bytes / replica_bytes), each replica "
 		"its own process."));
 	mpc_append(notes, cJSON_CreateString(
-		"max_concurrent_sequences: sequences of sequence_length one replica can hold on one GPU (the plan's "
-		"max_batch_size)."));
+		"max_concurrent_sequences: sequences of sequence_length one replica can hold (per GPU with "
+		"tensor_parallel_size): each row is POST /v1/plan/inference of the same inputs at batch_size 1 on that "
+		"device, and this is its fit.max_batch_size."));
+	mpc_append(notes, cJSON_CreateString(
+		"Only devices of the kinds listed in request.kinds are shown (GPUs unless ?kind= says otherwise: "
+		"gpu, cpu, accelerator or all)."));
 	mpc_append(notes, cJSON_CreateString(
 		"decode tokens/s are roofline bounds from the same engine as POST /v1/roofline and the inference plan's "
 		"performance block: each operation's floor max(bytes / bandwidth, FLOPs / peak) summed over one decode "
@@ -189,6 +249,28 @@ static double tokens_at_max(const cJSON *it)
 	return num(it, "decode_tokens_per_second_at_max_concurrency");
 }
 
+/* The request's data type for people: "auto" as the rows resolved it when they all agree ("bf16 (auto)"), else
+ * "auto (per device)"; a type the request gave, as given. */
+static const char *resolved(const cJSON *r, const cJSON *items, const char *key, char *buf, size_t len)
+{
+	const char *asked = str(r, key), *first = NULL;
+	const cJSON *it;
+
+	if (strcmp(asked, "auto") != 0)
+		return asked;
+	cJSON_ArrayForEach(it, items)
+	{
+		if (first == NULL)
+			first = str(it, key);
+		else if (strcmp(first, str(it, key)) != 0)
+			return "auto (per device)";
+	}
+	if (first == NULL)
+		return asked;
+	snprintf(buf, len, "%s (auto)", first);
+	return buf;
+}
+
 char *mpc_capacity_text(const cJSON *doc)
 {
 	const cJSON *m = cJSON_GetObjectItem(doc, "model"), *r = cJSON_GetObjectItem(doc, "request"), *it;
@@ -213,7 +295,7 @@ char *mpc_capacity_text(const cJSON *doc)
 	mpc_fmt_count(a, sizeof(a), num(m, "parameters"));
 	mpc_fmt_count(b, sizeof(b), num(r, "sequence_length"));
 	fprintf(f, "Capacity of %s (%s parameters), %s weights, %s KV cache, %s tokens per sequence:\n", str(m, "id"), a,
-		str(r, "weight_dtype"), str(r, "kv_cache_dtype"), b);
+		resolved(r, items, "weight_dtype", e, sizeof(e)), resolved(r, items, "kv_cache_dtype", g, sizeof(g)), b);
 	if (n == 0)
 		fprintf(f, "no device matches the filters\n");
 	else

@@ -37,11 +37,19 @@
 /* Any data type (roofline operations). */
 #define MPC_ALL_DTYPES (0xffffffffu & ~1u)
 
-/* A KV-cache format by name: the MPC_KV_DTYPES names and "fp8" (vLLM's name for fp8_e4m3). Errors: MP_EINVAL
- * naming field with the list. */
+/* A KV-cache format by name: the MPC_KV_DTYPES names in any case and the aliases of mp_dtype_from_alias ("fp8" is
+ * vLLM's fp8_e4m3). Errors: MP_EINVAL naming field with the list. */
 mp_status mpc_kv_dtype(const char *name, const char *field, mp_dtype *out, mp_error *err);
-/* A weight format by name (MPC_WEIGHT_DTYPES). Errors: MP_EINVAL naming field with the list. */
+/* As mpc_kv_dtype, also taking "auto" (vLLM's default: the compute dtype) when is_auto is not NULL: then *is_auto
+ * is set and *out is MP_DTYPE_INVALID, for the service to resolve. */
+mp_status mpc_kv_dtype_ex(const char *name, const char *field, mp_dtype *out, bool *is_auto, mp_error *err);
+/* A weight format by name (MPC_WEIGHT_DTYPES, any case, aliases). Errors: MP_EINVAL naming field with the list. */
 mp_status mpc_weight_dtype(const char *name, const char *field, mp_dtype *out, mp_error *err);
+/* As mpc_weight_dtype, also taking "gptq" and "awq" (int4 in that scheme: *int4_scheme gets the mp_int4_scheme,
+ * else -1) when int4_scheme is not NULL, and "auto" (the config's quantization_config or dtype, resolved by the
+ * service) when is_auto is not NULL. */
+mp_status mpc_weight_dtype_ex(const char *name, const char *field, mp_dtype *out, int *int4_scheme, bool *is_auto,
+			      mp_error *err);
 
 /* ----- problems (RFC 9457) ----------------------------------------------------------------------------- */
 
@@ -60,6 +68,9 @@ cJSON *mpc_problem_json(int http, mp_status st, const mp_error *err);
  * NONE). Errors: MP_EINVAL / MP_EUNSUPPORTED naming the field.
  */
 mp_status mpc_model_ref_decode(const cJSON *v, const char *pointer, bool required, mps_model_ref *out, mp_error *err);
+/* Whether s is a Hugging Face repo id: "name" or "owner/name", each part [A-Za-z0-9][A-Za-z0-9._-]*, at most 96
+ * bytes (a model given by one is looked up among the presets' repo ids). */
+bool mpc_repo_id_ok(const char *s);
 
 /* The model block of a plan: id, model_type, parameters and their breakdown. */
 cJSON *mpc_model_json(const mps_model *m);
@@ -89,6 +100,12 @@ mp_status mpc_device_decode(const cJSON *doc, const char *pointer, const char *i
  * vector_flops_per_second, l2/shared-memory bandwidth, memory_latency_seconds or _cycles). NULL: not given.
  */
 mp_status mpc_device_ref_decode(const cJSON *v, const char *pointer, mps_device_ref *out, mp_error *err);
+/* Plans and fits judge memory: an inline profile there must give memory_bytes or usable_memory_bytes (a stored id
+ * or no device passes). Errors: MP_EINVAL naming "<pointer>/memory_bytes". */
+mp_status mpc_device_ref_require_memory(const mps_device_ref *d, mp_error *err);
+/* A list of device kinds ("gpu", "gpu,accelerator", "all") into a MP_STORE_KIND_* mask. Errors: MP_EINVAL naming
+ * field with the names allowed. */
+mp_status mpc_kinds(const char *list, const char *field, unsigned *mask, mp_error *err);
 
 /* Applies a JSON merge patch (RFC 7396) to target in place: null members delete, objects merge, anything else
  * replaces. Errors: MP_EINVAL when patch is not an object, MP_ENOMEM. */
@@ -101,6 +118,17 @@ mp_status mpc_merge_patch(cJSON *target, const cJSON *patch, mp_error *err);
 mp_status mpc_inference_decode(const cJSON *body, const char *pointer, bool allow_device, mps_inference_request *out,
 			       mp_error *err);
 cJSON *mpc_inference_plan_json(const mps_inference_request *rq, const mps_inference_plan *p);
+/* The defaults of an inference job before any field is read: what every decoder of one (the plan body, fit jobs, a
+ * calibration's fit_plan, the capacity query) starts from: fused attention, double-quantised nf4, weight and KV
+ * dtypes "auto". Keeps j->pointer. */
+void mpc_inference_job_init(mps_inference_job *j);
+/* An inference job's weight_dtype and kv_cache_dtype as given (NULL: absent = "auto"), into j (req dtypes, the
+ * *_auto flags, an int4 scheme from "gptq"/"awq"); errors name weight_field / kv_field. The plan body, the fit jobs
+ * and the capacity query all read them here. */
+mp_status mpc_inference_dtypes(const char *weight, const char *kv, const char *weight_field, const char *kv_field,
+			       mps_inference_job *j, mp_error *err);
+/* A plan's warnings as a JSON array of strings (always an array). */
+cJSON *mpc_warnings_json(const mps_warnings *w);
 
 /* The engine block of an inference plan that names an engine (p->have_engine): name, source, command, args,
  * defaults, predicted (with the engine's log lines in its own formats; null without a device), notes. */
@@ -144,8 +172,10 @@ void mpc_fit_writer_free(mpc_fit_writer *w);
 /* A query string: the value of one argument, or NULL when absent. */
 typedef const char *(*mpc_query_fn)(void *ctx, const char *name);
 
-/* GET /v1/capacity's arguments (model, sequence_length, weight_dtype, kv_cache_dtype, vendor, source, format).
- * *text says whether format=text was asked for. Errors: MP_EINVAL naming "?<name>". */
+/* GET /v1/capacity's arguments (model, sequence_length, weight_dtype, kv_cache_dtype, tensor_parallel_size,
+ * num_gpus, vendor, source, kind, format) into the same inference job the plan body would give (batch_size 1,
+ * mpc_inference_job_init's defaults). *text says whether format=text was asked for. Every problem is recorded.
+ * Errors: MP_EINVAL naming "?<name>". */
 mp_status mpc_capacity_decode(mpc_query_fn get, void *ctx, mps_capacity_request *out, bool *text, mp_error *err);
 
 /* Collects capacity rows (mps_capacity's callback, ctx = the collector) into a document. */

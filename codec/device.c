@@ -68,18 +68,23 @@ cJSON *mpc_device_json(const mp_store_device *d)
 		for (size_t i = 0; i < d->naliases && i < MP_STORE_MAX_ALIASES; i++)
 			mpc_append(aliases, cJSON_CreateString(d->aliases[i]));
 	}
+	cJSON_AddStringToObject(o, "kind", d->kind[0] ? d->kind : "gpu");
+	mpc_add_u64_or_null(o, "nvml_memory_bytes", d->nvml_memory_bytes);
+	mpc_add_str_or_null(o, "usable_memory_source", d->usable_memory_source);
 	return o;
 }
 
 /* ----- decoding: the one range table ---------------------------------------------------------------------- */
 
 static const char *const source_names[] = { "datasheet", "measured", "user", NULL };
+static const char *const kind_names[] = { "gpu", "cpu", "accelerator", NULL };
+static const char *const usable_source_names[] = { "measured", "published", "derived", NULL };
 
 typedef struct device_body {
 	mp_store_device d;
 	char id[MP_STORE_ID_MAX];
 	uint64_t sm_count;
-	int source;
+	int source, kind, usable_source;
 	double latency_cycles;
 } device_body;
 
@@ -124,6 +129,10 @@ static const mpm_field device_fields[] = {
 	{ .name = "vector_flops_per_second", .type = MPM_F_ANY },
 	DBL("l2_bandwidth_bytes_per_second", d.hw.l2_bandwidth_bytes_per_second, 1e6, 1e17),
 	DBL("shared_memory_bandwidth_bytes_per_second", d.hw.shared_memory_bandwidth_bytes_per_second, 1e6, 1e18),
+	/* schema v5 */
+	{ .name = "kind", .type = MPM_F_ENUM, .offset = DF(kind), .names = kind_names },
+	U64("nvml_memory_bytes", d.nvml_memory_bytes, UINT64_C(1) << 20, MAX_BYTES),
+	{ .name = "usable_memory_source", .type = MPM_F_ENUM, .offset = DF(usable_source), .names = usable_source_names },
 };
 
 /* Members a stored profile cannot keep (the store has no column for them yet): refused there, never dropped. */
@@ -297,6 +306,7 @@ static mp_status decode(const cJSON *doc, const char *pointer, const char *id, c
 		goto out;
 	}
 	b->source = 2; /* user */
+	b->usable_source = -1;
 	for (int i = 0; source_names[i]; i++)
 		if (default_source && strcmp(default_source, source_names[i]) == 0)
 			b->source = i;
@@ -309,13 +319,20 @@ static mp_status decode(const cJSON *doc, const char *pointer, const char *id, c
 		static const int inline_need[] = { F_BANDWIDTH };
 		const int *need = inline_profile ? inline_need : stored_need;
 		size_t nneed = inline_profile ? 1 : 4;
+		mp_problems p = MP_PROBLEMS_INIT;
 
 		for (size_t i = 0; i < nneed; i++)
 			if (cJSON_GetObjectItemCaseSensitive(c, device_fields[need[i]].name) == NULL) {
-				st = mp_fail(err, MP_EINVAL, "", "%s is required", device_fields[need[i]].name);
-				snprintf(err->field, sizeof(err->field), "%s/%s", pointer, device_fields[need[i]].name);
-				goto out;
+				char field[96];
+
+				snprintf(field, sizeof(field), "%s/%s", pointer, device_fields[need[i]].name);
+				mp_problems_note(&p, mp_fail(err, MP_EINVAL, field, "%s is required",
+							     device_fields[need[i]].name),
+						 err);
 			}
+		st = mp_problems_end(&p, err);
+		if (st != MP_OK)
+			goto out;
 	}
 	if (!inline_profile)
 		for (size_t i = 0; i < sizeof(inline_only) / sizeof(inline_only[0]); i++)
@@ -371,8 +388,22 @@ static mp_status decode(const cJSON *doc, const char *pointer, const char *id, c
 		st = field_fail(err, pointer, "linked_device_id", "a profile cannot link to itself");
 		goto out;
 	}
+	if (b->usable_source >= 0 && !b->d.hw.usable_memory_bytes) {
+		st = field_fail(err, pointer, "usable_memory_source", "usable_memory_source says how usable_memory_bytes is "
+				"known; give usable_memory_bytes with it");
+		goto out;
+	}
+	if (b->d.nvml_memory_bytes && b->d.hw.usable_memory_bytes && b->d.hw.usable_memory_bytes > b->d.nvml_memory_bytes) {
+		st = field_fail(err, pointer, "usable_memory_bytes",
+				"usable_memory_bytes (the CUDA total) cannot exceed nvml_memory_bytes (NVML's total)");
+		goto out;
+	}
 	snprintf(b->d.id, sizeof(b->d.id), "%s", id ? id : b->id);
 	snprintf(b->d.source, sizeof(b->d.source), "%s", source_names[b->source]);
+	snprintf(b->d.kind, sizeof(b->d.kind), "%s", kind_names[b->kind]);
+	if (b->usable_source >= 0)
+		snprintf(b->d.usable_memory_source, sizeof(b->d.usable_memory_source), "%s",
+			 usable_source_names[b->usable_source]);
 	b->d.hw.sm_count = (uint32_t)b->sm_count;
 	b->d.hw.memory_latency_seconds = b->d.memory_latency_seconds;
 	*out = b->d;
@@ -415,6 +446,53 @@ mp_status mpc_device_ref_decode(const cJSON *v, const char *pointer, mps_device_
 		return st;
 	if (out->profile.name[0] == '\0')
 		snprintf(out->profile.name, sizeof(out->profile.name), "inline profile");
+	if (out->profile.hw.memory_bytes == 0)
+		out->profile.hw.memory_bytes = out->profile.hw.usable_memory_bytes; /* the one figure given */
 	snprintf(out->id, sizeof(out->id), "%s", out->profile.id);
 	return MP_OK;
+}
+
+mp_status mpc_device_ref_require_memory(const mps_device_ref *d, mp_error *err)
+{
+	char field[96];
+
+	if (!d->given || !d->inline_profile || d->profile.hw.memory_bytes)
+		return MP_OK;
+	snprintf(field, sizeof(field), "%s/memory_bytes", d->pointer);
+	return mp_fail(err, MP_EINVAL, field,
+		       "an inline device in a plan or fit needs its memory: memory_bytes (the label) or usable_memory_bytes "
+		       "(what cudaMemGetInfo reports), in bytes");
+}
+
+mp_status mpc_kinds(const char *list, const char *field, unsigned *mask, mp_error *err)
+{
+	char buf[64];
+	size_t len;
+
+	*mask = 0;
+	if (list == NULL || strlen(list) >= sizeof(buf) || list[0] == '\0')
+		goto bad;
+	if (strcmp(list, "all") == 0) {
+		*mask = MP_STORE_KIND_ALL;
+		return MP_OK;
+	}
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (char *p = buf; *p; p += len + (p[len] == ',')) {
+		char one[16];
+		unsigned bit;
+
+		len = strcspn(p, ",");
+		if (len == 0 || len >= sizeof(one))
+			goto bad;
+		memcpy(one, p, len);
+		one[len] = '\0';
+		bit = mp_store_kind_bit(one);
+		if (bit == 0)
+			goto bad;
+		*mask |= bit;
+	}
+	return MP_OK;
+bad:
+	return mp_fail(err, MP_EINVAL, field,
+		       "device kinds are \"all\" or a comma-separated list of gpu, cpu, accelerator (default gpu)");
 }

@@ -15,7 +15,33 @@ static const mpm_field fit_fields[] = {
 	{ .name = "jobs", .type = MPM_F_ANY, .required = true },
 	{ .name = "devices", .type = MPM_F_ANY },
 	{ .name = "gpu_counts", .type = MPM_F_ANY },
+	{ .name = "device_kinds", .type = MPM_F_ANY },
 };
+
+/* device_kinds: "all", or a list of "gpu", "cpu", "accelerator" (without devices: which stored ones to try;
+ * default gpu). */
+static mp_status decode_kinds(const cJSON *v, mps_fit_request *rq, mp_error *err)
+{
+	const cJSON *k;
+
+	if (v == NULL)
+		return MP_OK;
+	if (cJSON_IsString(v))
+		return mpc_kinds(v->valuestring, "/device_kinds", &rq->kinds, err);
+	if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) < 1)
+		return mp_fail(err, MP_EINVAL, "/device_kinds",
+			       "device_kinds is \"all\" or a list of gpu, cpu, accelerator (default [\"gpu\"])");
+	cJSON_ArrayForEach(k, v)
+	{
+		unsigned bit = cJSON_IsString(k) ? mp_store_kind_bit(k->valuestring) : 0;
+
+		if (bit == 0 || (cJSON_IsString(k) && k->valuestring[0] == '\0'))
+			return mp_fail(err, MP_EINVAL, "/device_kinds",
+				       "device_kinds is \"all\" or a list of gpu, cpu, accelerator (default [\"gpu\"])");
+		rq->kinds |= bit;
+	}
+	return MP_OK;
+}
 
 static mp_status decode_gpu_counts(const cJSON *list, mps_fit_request *rq, mp_error *err)
 {
@@ -51,6 +77,7 @@ static mp_status decode_gpu_counts(const cJSON *list, mps_fit_request *rq, mp_er
 
 static mp_status decode_devices(const cJSON *list, mps_fit_request *rq, mp_error *err)
 {
+	mp_problems p = MP_PROBLEMS_INIT;
 	const cJSON *v;
 	int i = 0;
 
@@ -69,12 +96,14 @@ static mp_status decode_devices(const cJSON *list, mps_fit_request *rq, mp_error
 		mp_status st;
 
 		snprintf(field, sizeof(field), "/devices/%d", i++);
-		st = mpc_device_ref_decode(v, field, &rq->devices[rq->ndevices], err);
-		if (st != MP_OK)
-			return st;
+		st = mp_problems_note(&p, mpc_device_ref_decode(v, field, &rq->devices[rq->ndevices], err), err);
+		if (st == MP_ENOMEM)
+			return mp_problems_end(&p, err);
+		if (st == MP_OK)
+			mp_problems_note(&p, mpc_device_ref_require_memory(&rq->devices[rq->ndevices], err), err);
 		rq->ndevices++;
 	}
-	return MP_OK;
+	return mp_problems_end(&p, err);
 }
 
 static mp_status decode_job(const cJSON *job, int i, mps_fit_request *rq, mp_error *err)
@@ -134,31 +163,41 @@ mp_status mpc_fit_decode(const cJSON *body, mps_fit_request *rq, mp_error *err)
 {
 	const cJSON *list = cJSON_GetObjectItemCaseSensitive(body, "jobs"), *job;
 	int unused = 0, i = 0, n;
+	mp_problems p = MP_PROBLEMS_INIT;
 	mp_status st;
 
 	memset(rq, 0, sizeof(*rq));
-	st = mpm_decode_fields(body, "", fit_fields, MPM_COUNT(fit_fields), &unused, err);
-	if (st == MP_OK)
-		st = decode_gpu_counts(cJSON_GetObjectItemCaseSensitive(body, "gpu_counts"), rq, err);
-	if (st != MP_OK)
-		return st;
+	if (mp_problems_note(&p, mpm_decode_fields(body, "", fit_fields, MPM_COUNT(fit_fields), &unused, err), err) ==
+		    MP_ENOMEM ||
+	    !cJSON_IsObject(body))
+		return mp_problems_end(&p, err);
+	mp_problems_note(&p, decode_gpu_counts(cJSON_GetObjectItemCaseSensitive(body, "gpu_counts"), rq, err), err);
 	n = cJSON_GetArraySize(list);
-	if (!cJSON_IsArray(list) || n < 1)
-		return mp_fail(err, MP_EINVAL, "/jobs",
-			       "jobs must be a list of {\"id\": ..., \"inference\": {...}} or {\"id\": ..., \"training\": "
-			       "{...}}");
+	if (!cJSON_IsArray(list) || n < 1) {
+		mp_problems_note(&p,
+				 mp_fail(err, MP_EINVAL, "/jobs",
+					 "jobs must be a list of {\"id\": ..., \"inference\": {...}} or {\"id\": ..., "
+					 "\"training\": {...}}"),
+				 err);
+		return mp_problems_end(&p, err);
+	}
 	if (n > MPS_FIT_MAX_JOBS)
 		return mp_fail(err, MP_ETOOLARGE, "/jobs", "at most %d jobs per request", MPS_FIT_MAX_JOBS);
 	rq->jobs = calloc((size_t)n, sizeof(*rq->jobs));
 	if (rq->jobs == NULL)
 		return mp_fail(err, MP_ENOMEM, "", "out of memory");
+	/* every job's problems at once, then the devices' */
 	cJSON_ArrayForEach(job, list)
 	{
-		st = decode_job(job, i++, rq, err);
-		if (st != MP_OK)
-			return st;
+		st = mp_problems_note(&p, decode_job(job, i++, rq, err), err);
+		if (st == MP_ENOMEM || st == MP_ETOOLARGE)
+			return mp_problems_end(&p, err);
 	}
-	return decode_devices(cJSON_GetObjectItemCaseSensitive(body, "devices"), rq, err);
+	st = mp_problems_note(&p, decode_devices(cJSON_GetObjectItemCaseSensitive(body, "devices"), rq, err), err);
+	if (st == MP_ENOMEM)
+		return mp_problems_end(&p, err);
+	mp_problems_note(&p, decode_kinds(cJSON_GetObjectItemCaseSensitive(body, "device_kinds"), rq, err), err);
+	return mp_problems_end(&p, err);
 }
 
 void mpc_fit_request_free(mps_fit_request *rq)
@@ -298,6 +337,8 @@ static mp_status w_device(void *ctx, const mp_store_device *dev, const mps_fit_r
 	if (o == NULL || !cJSON_AddItemToArray(w->devices, o))
 		return MP_ENOMEM;
 	cJSON_AddStringToObject(o, "device", dev->id);
+	if (dev->id[0] == '\0') /* an inline profile has no id: its name tells the rows apart */
+		cJSON_AddStringToObject(o, "name", dev->name);
 	results = cJSON_AddArrayToObject(o, "results");
 	for (size_t i = 0; results && i < nrows; i++) {
 		const mps_fit_row *r = &rows[i];

@@ -1,32 +1,74 @@
 /*
- * formats.c: weight and KV-cache formats by name, with the lists every error gives (codec.h holds the sets).
+ * formats.c: weight and KV-cache formats by name, as engines and config files spell them (aliases, any case,
+ * "auto"), with the lists every error gives (codec.h holds the sets).
  */
+#include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "codec.h"
 
-mp_status mpc_kv_dtype(const char *name, const char *field, mp_dtype *out, mp_error *err)
+mp_status mpc_kv_dtype_ex(const char *name, const char *field, mp_dtype *out, bool *is_auto, mp_error *err)
 {
-	/* vLLM's kv_cache_dtype "fp8" is fp8_e4m3 (its default fp8 KV format); both names are accepted */
-	mp_dtype kv = strcmp(name, "fp8") == 0 ? MP_DTYPE_FP8_E4M3 : mp_dtype_from_name(name);
-
-	if (kv == MP_DTYPE_INVALID || !(MPC_KV_DTYPES & MPC_DT(kv)))
-		return mp_fail(err, MP_EINVAL, field,
-			       "kv_cache_dtype must be one of: fp32, bf16, fp16, fp8 (= fp8_e4m3), fp8_e4m3, fp8_e5m2, "
-			       "q8_0, q4_0");
-	*out = kv;
-	return MP_OK;
-}
-
-mp_status mpc_weight_dtype(const char *name, const char *field, mp_dtype *out, mp_error *err)
-{
-	mp_dtype dt = mp_dtype_from_name(name);
+	/* vLLM's --kv-cache-dtype: "auto" is the model's dtype, "fp8" is fp8_e4m3 (its default fp8 KV format) */
+	mp_dtype kv = mp_dtype_from_alias(name);
 	char list[256];
 
+	if (is_auto)
+		*is_auto = false;
+	if (name && strcasecmp(name, "auto") == 0 && is_auto) {
+		*is_auto = true;
+		*out = MP_DTYPE_INVALID;
+		return MP_OK;
+	}
+	if (kv != MP_DTYPE_INVALID && (MPC_KV_DTYPES & MPC_DT(kv))) {
+		*out = kv;
+		return MP_OK;
+	}
+	mp_dtype_list(MPC_KV_DTYPES, list, sizeof(list));
+	return mp_fail(err, MP_EINVAL, field,
+		       "kv_cache_dtype must be one of: %s%s (" MP_DTYPE_ALIASES ")", is_auto ? "auto (the compute dtype), "
+											: "",
+		       list);
+}
+
+mp_status mpc_kv_dtype(const char *name, const char *field, mp_dtype *out, mp_error *err)
+{
+	return mpc_kv_dtype_ex(name, field, out, NULL, err);
+}
+
+mp_status mpc_weight_dtype_ex(const char *name, const char *field, mp_dtype *out, int *int4_scheme, bool *is_auto,
+			      mp_error *err)
+{
+	mp_dtype dt = mp_dtype_from_alias(name);
+	char list[256];
+
+	if (int4_scheme)
+		*int4_scheme = -1;
+	if (is_auto)
+		*is_auto = false;
+	if (name && is_auto && strcasecmp(name, "auto") == 0) {
+		*is_auto = true;
+		*out = MP_DTYPE_INVALID;
+		return MP_OK;
+	}
+	/* the quantizers' names (vLLM --quantization gptq / awq): 4-bit integer weights in that scheme's layout */
+	if (name && int4_scheme && (strcasecmp(name, "gptq") == 0 || strcasecmp(name, "awq") == 0)) {
+		*int4_scheme = strcasecmp(name, "awq") == 0 ? MP_INT4_AWQ : MP_INT4_GPTQ;
+		*out = MP_DTYPE_INT4;
+		return MP_OK;
+	}
 	if (dt != MP_DTYPE_INVALID && (MPC_WEIGHT_DTYPES & MPC_DT(dt))) {
 		*out = dt;
 		return MP_OK;
 	}
 	mp_dtype_list(MPC_WEIGHT_DTYPES, list, sizeof(list));
-	return mp_fail(err, MP_EINVAL, field, "weight_dtype must be one of: %s", list);
+	return mp_fail(err, MP_EINVAL, field, "weight_dtype must be one of: %s%s%s (" MP_DTYPE_ALIASES ")",
+		       is_auto ? "auto (the config's quantization or dtype), " : "",
+		       int4_scheme ? "gptq, awq (int4 in that scheme), " : "", list);
+}
+
+mp_status mpc_weight_dtype(const char *name, const char *field, mp_dtype *out, mp_error *err)
+{
+	return mpc_weight_dtype_ex(name, field, out, NULL, NULL, err);
 }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../model/fields.h"
 #include "codec.h"
@@ -21,7 +22,7 @@ static const char *const engine_names[] = { "vllm", "sglang", "trtllm", NULL }; 
 typedef struct inference_body {
 	mp_inference_req req;
 	mp_inference_opts opts;
-	char kv_dtype[16];
+	char weight_dtype[24], kv_dtype[24];
 	int int4_scheme, layout, scope, mla, attention, engine;
 	bool nf4_double_quant, chunked_prefill;
 	double utilization, mem_fraction_static, free_gpu_memory_fraction;
@@ -32,9 +33,11 @@ typedef struct inference_body {
 
 static const mpm_field inference_fields[] = {
 	{ .name = "model", .type = MPM_F_ANY, .required = true },
-	{ .name = "weight_dtype", .type = MPM_F_DTYPE, .required = true, .offset = OFF(req.weight_dtype),
-	  .dtypes = MPC_WEIGHT_DTYPES },
-	{ .name = "kv_cache_dtype", .type = MPM_F_STRING, .required = true, .offset = OFF(kv_dtype),
+	/* weight_dtype and kv_cache_dtype: names, aliases, "auto" (the default); read by mpc_weight_dtype_ex and
+	 * mpc_kv_dtype_ex below */
+	{ .name = "weight_dtype", .type = MPM_F_STRING, .offset = OFF(weight_dtype),
+	  .size = MPM_STR(inference_body, weight_dtype) },
+	{ .name = "kv_cache_dtype", .type = MPM_F_STRING, .offset = OFF(kv_dtype),
 	  .size = MPM_STR(inference_body, kv_dtype) },
 	{ .name = "batch_size", .type = MPM_F_U64, .required = true, .offset = OFF(req.batch_size), .min = 1,
 	  .max = MP_MAX_BATCH_SIZE },
@@ -86,43 +89,115 @@ static const mpm_field format_fields[] = {
 	{ .name = "recurrent", .type = MPM_F_DTYPE, .offset = FOFF(MP_TC_RECURRENT), .dtypes = MPC_WEIGHT_DTYPES },
 };
 
-/* The body's own fields into ib, with the API's defaults (fused attention, double-quantised nf4). */
-static mp_status decode_body(const cJSON *body, const char *pointer, inference_body *ib, mp_error *err)
+void mpc_inference_job_init(mps_inference_job *j)
 {
+	char pointer[sizeof(j->pointer)];
+
+	memcpy(pointer, j->pointer, sizeof(pointer));
+	memset(j, 0, sizeof(*j));
+	memcpy(j->pointer, pointer, sizeof(pointer));
+	j->req.json_pointer = NULL;
+	j->opts.attention = MP_ATTENTION_FUSED;	/* sdpa: transformers' and vLLM's default attention */
+	j->opts.formats.nf4_no_double_quant = false;	/* QLoRA's double quantisation */
+	j->weight_dtype_auto = j->kv_cache_dtype_auto = true;
+}
+
+mp_status mpc_inference_dtypes(const char *weight, const char *kv, const char *weight_field, const char *kv_field,
+			       mps_inference_job *j, mp_error *err)
+{
+	mp_problems p = MP_PROBLEMS_INIT;
+	int scheme = -1;
+
+	j->weight_dtype_auto = j->kv_cache_dtype_auto = true;
+	j->req.weight_dtype = j->req.kv_cache_dtype = MP_DTYPE_INVALID;
+	if (weight && mp_problems_note(&p,
+				       mpc_weight_dtype_ex(weight, weight_field, &j->req.weight_dtype, &scheme,
+							   &j->weight_dtype_auto, err),
+				       err) == MP_OK &&
+	    scheme >= 0) {
+		j->opts.formats.int4_scheme = (mp_int4_scheme)scheme;
+		j->int4_scheme_given = true;
+	}
+	if (kv)
+		mp_problems_note(&p, mpc_kv_dtype_ex(kv, kv_field, &j->req.kv_cache_dtype, &j->kv_cache_dtype_auto, err),
+				 err);
+	return mp_problems_end(&p, err);
+}
+
+/* The body's own fields into ib and the job's dtypes, with the API's defaults (fused attention, double-quantised
+ * nf4, weight and KV dtypes auto). Every problem is recorded (mp_problems); the first is returned. */
+static mp_status decode_body(const cJSON *body, const char *pointer, inference_body *ib, mps_inference_job *j,
+			     mp_error *err)
+{
+	mp_problems p = MP_PROBLEMS_INIT;
 	const cJSON *v;
-	char field[96];
+	char field[96], wfield[96];
 	mp_status st;
-	mp_dtype kv;
 
 	memset(ib, 0, sizeof(*ib));
-	ib->attention = MP_ATTENTION_FUSED;
-	ib->nf4_double_quant = true;
+	mpc_inference_job_init(j);
+	ib->attention = (int)j->opts.attention;
+	ib->nf4_double_quant = !j->opts.formats.nf4_no_double_quant;
 	ib->engine = -1;
 	ib->chunked_prefill = true;
-	st = mpm_decode_fields(body, pointer, inference_fields, MPM_COUNT(inference_fields), ib, err);
-	if (st != MP_OK)
-		return st;
-	snprintf(field, sizeof(field), "%s/kv_cache_dtype", pointer);
-	st = mpc_kv_dtype(ib->kv_dtype, field, &kv, err);
-	if (st != MP_OK)
-		return st;
-	ib->req.kv_cache_dtype = kv;
+	st = mp_problems_note(&p, mpm_decode_fields(body, pointer, inference_fields, MPM_COUNT(inference_fields), ib, err),
+			      err);
+	if (st == MP_ENOMEM || !cJSON_IsObject(body))
+		return mp_problems_end(&p, err);
+	j->opts = ib->opts;
+	j->opts.formats.int4_scheme = (mp_int4_scheme)ib->int4_scheme;
+	j->int4_scheme_given = cJSON_GetObjectItemCaseSensitive(body, "int4_scheme") != NULL;
+	j->int4_group_size_given = cJSON_GetObjectItemCaseSensitive(body, "int4_group_size") != NULL;
+	j->compute_dtype_given = cJSON_GetObjectItemCaseSensitive(body, "compute_dtype") != NULL;
+	{
+		/* the string fields are read only when the table took them (a bad type is its problem already) */
+		const cJSON *w = cJSON_GetObjectItemCaseSensitive(body, "weight_dtype");
+		const cJSON *k = cJSON_GetObjectItemCaseSensitive(body, "kv_cache_dtype");
+		bool scheme_given = j->int4_scheme_given;
+		mp_int4_scheme asked = j->opts.formats.int4_scheme;
+
+		snprintf(wfield, sizeof(wfield), "%s/weight_dtype", pointer);
+		snprintf(field, sizeof(field), "%s/kv_cache_dtype", pointer);
+		mp_problems_note(&p,
+				 mpc_inference_dtypes(cJSON_IsString(w) ? w->valuestring : NULL,
+						      cJSON_IsString(k) ? k->valuestring : NULL, wfield, field, j, err),
+				 err);
+		if (w && !cJSON_IsString(w))
+			j->weight_dtype_auto = false;
+		if (k && !cJSON_IsString(k))
+			j->kv_cache_dtype_auto = false;
+		/* "weight_dtype": "awq" with "int4_scheme": "gptq" says two things */
+		if (scheme_given && j->int4_scheme_given && j->opts.formats.int4_scheme != asked &&
+		    cJSON_IsString(w) && (strcasecmp(w->valuestring, "gptq") == 0 || strcasecmp(w->valuestring, "awq") == 0)) {
+			snprintf(field, sizeof(field), "%s/int4_scheme", pointer);
+			mp_problems_note(&p,
+					 mp_fail(err, MP_EINVAL, field,
+						 "int4_scheme %s contradicts weight_dtype %s; give one of them", int4_names[asked],
+						 w->valuestring),
+					 err);
+		}
+		if (scheme_given)
+			j->int4_scheme_given = true;
+	}
 	v = cJSON_GetObjectItemCaseSensitive(body, "weight_formats");
 	if (v) {
 		snprintf(field, sizeof(field), "%s/weight_formats", pointer);
-		st = mpm_decode_fields(v, field, format_fields, MPM_COUNT(format_fields), &ib->opts.formats, err);
-		if (st != MP_OK)
-			return st;
+		mp_problems_note(&p,
+				 mpm_decode_fields(v, field, format_fields, MPM_COUNT(format_fields), &j->opts.formats, err),
+				 err);
 	}
 	v = cJSON_GetObjectItemCaseSensitive(body, "gpu_memory_utilization");
-	if (v && ib->utilization <= 0) {
+	if (v && cJSON_IsNumber(v) && v->valuedouble == 0) { /* the table allows 0 to 1: 0 itself is no budget */
 		snprintf(field, sizeof(field), "%s/gpu_memory_utilization", pointer);
-		return mp_fail(err, MP_EINVAL, field,
-			       "gpu_memory_utilization must be in (0, 1]: the fraction of the GPU the plan may use");
+		mp_problems_note(&p,
+				 mp_fail(err, MP_EINVAL, field,
+					 "gpu_memory_utilization must be in (0, 1]: the fraction of the GPU the plan may "
+					 "use"),
+				 err);
 	}
 	{
 		/* format options that apply to one format only: given without that format they would be silently
-		 * ignored, so they are refused naming the field */
+		 * ignored, so they are refused naming the field (an "auto" weight_dtype may resolve to it) */
 		static const struct {
 			const char *name;
 			mp_dtype dt;
@@ -131,15 +206,17 @@ static mp_status decode_body(const cJSON *body, const char *pointer, inference_b
 				 { "nf4_double_quant", MP_DTYPE_NF4 } };
 
 		for (size_t i = 0; i < sizeof(only_for) / sizeof(only_for[0]); i++) {
-			bool used = ib->req.weight_dtype == only_for[i].dt;
+			bool used = j->weight_dtype_auto || j->req.weight_dtype == only_for[i].dt;
 
 			for (int c = 0; c < MP_TC_COUNT; c++)
-				used = used || ib->opts.formats.cls[c] == only_for[i].dt;
+				used = used || j->opts.formats.cls[c] == only_for[i].dt;
 			if (!used && cJSON_GetObjectItemCaseSensitive(body, only_for[i].name)) {
 				snprintf(field, sizeof(field), "%s/%s", pointer, only_for[i].name);
-				return mp_fail(err, MP_EINVAL, field,
-					       "%s applies only when weight_dtype (or a weight_formats class) is %s",
-					       only_for[i].name, mp_dtype_name(only_for[i].dt));
+				mp_problems_note(&p,
+						 mp_fail(err, MP_EINVAL, field,
+							 "%s applies only when weight_dtype (or a weight_formats class) is %s",
+							 only_for[i].name, mp_dtype_name(only_for[i].dt)),
+						 err);
 			}
 		}
 	}
@@ -157,20 +234,43 @@ static mp_status decode_body(const cJSON *body, const char *pointer, inference_b
 
 			if (!ok && cJSON_GetObjectItemCaseSensitive(body, knobs[i].name)) {
 				snprintf(field, sizeof(field), "%s/%s", pointer, knobs[i].name);
-				return mp_fail(err, MP_EINVAL, field, "%s applies only with engine %s", knobs[i].name,
-					       knobs[i].engine == -2 ? "vllm, sglang or trtllm"
-								     : engine_names[knobs[i].engine]);
+				mp_problems_note(&p,
+						 mp_fail(err, MP_EINVAL, field, "%s applies only with engine %s",
+							 knobs[i].name,
+							 knobs[i].engine == -2 ? "vllm, sglang or trtllm"
+									       : engine_names[knobs[i].engine]),
+						 err);
 			}
 		}
 	}
-	ib->opts.gpu_memory_utilization = ib->utilization;
-	ib->opts.formats.int4_scheme = (mp_int4_scheme)ib->int4_scheme;
-	ib->opts.formats.nf4_no_double_quant = !ib->nf4_double_quant;
-	ib->opts.formats.layout = (mp_weight_layout)ib->layout;
-	ib->opts.length_scope = (mp_length_scope)ib->scope;
-	ib->opts.mla_cache = (mp_mla_cache)ib->mla;
-	ib->opts.attention = (mp_attention_impl)ib->attention;
-	return MP_OK;
+	j->engine.engine = ib->engine >= 0 ? (mp_engine)(ib->engine + 1) : MP_ENGINE_NONE;
+	j->engine.chunked_prefill = cJSON_GetObjectItemCaseSensitive(body, "chunked_prefill") ? (ib->chunked_prefill ? 1 : -1) : 0;
+	j->engine.utilization_given = cJSON_GetObjectItemCaseSensitive(body, "gpu_memory_utilization") != NULL;
+	j->engine.block_size_given = cJSON_GetObjectItemCaseSensitive(body, "kv_block_size") != NULL;
+	j->engine.mem_fraction_static = ib->mem_fraction_static;
+	j->engine.free_gpu_memory_fraction = ib->free_gpu_memory_fraction;
+	snprintf(j->engine.served_model, sizeof(j->engine.served_model), "%s", ib->served_model);
+	for (const char *c = j->engine.served_model; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f) {
+			snprintf(field, sizeof(field), "%s/served_model", pointer);
+			mp_problems_note(&p,
+					 mp_fail(err, MP_EINVAL, field,
+						 "served_model is the model argument of a command line (a Hugging Face "
+						 "repository or a path): no control characters"),
+					 err);
+			break;
+		}
+	j->req.batch_size = ib->req.batch_size;
+	j->req.sequence_length = ib->req.sequence_length;
+	j->req.num_gpus = ib->req.num_gpus;
+	j->req.cuda_context_bytes = ib->req.cuda_context_bytes;
+	j->opts.gpu_memory_utilization = ib->utilization;
+	j->opts.formats.nf4_no_double_quant = !ib->nf4_double_quant;
+	j->opts.formats.layout = (mp_weight_layout)ib->layout;
+	j->opts.length_scope = (mp_length_scope)ib->scope;
+	j->opts.mla_cache = (mp_mla_cache)ib->mla;
+	j->opts.attention = (mp_attention_impl)ib->attention;
+	return mp_problems_end(&p, err);
 }
 
 mp_status mpc_inference_decode(const cJSON *body, const char *pointer, bool allow_device, mps_inference_request *out,
@@ -178,40 +278,32 @@ mp_status mpc_inference_decode(const cJSON *body, const char *pointer, bool allo
 {
 	inference_body ib;
 	mps_inference_job *j = &out->job;
+	mp_problems p = MP_PROBLEMS_INIT;
 	char field[96];
-	mp_status st;
 
 	memset(out, 0, sizeof(*out));
 	snprintf(j->pointer, sizeof(j->pointer), "%s", pointer);
-	st = decode_body(body, pointer, &ib, err);
-	if (st != MP_OK)
-		return st;
-	j->req = ib.req;
-	j->opts = ib.opts;
-	j->engine.engine = ib.engine >= 0 ? (mp_engine)(ib.engine + 1) : MP_ENGINE_NONE;
-	j->engine.chunked_prefill = cJSON_GetObjectItemCaseSensitive(body, "chunked_prefill") ? ib.chunked_prefill : -1;
-	j->engine.utilization_given = cJSON_GetObjectItemCaseSensitive(body, "gpu_memory_utilization") != NULL;
-	j->engine.block_size_given = cJSON_GetObjectItemCaseSensitive(body, "kv_block_size") != NULL;
-	j->engine.mem_fraction_static = ib.mem_fraction_static;
-	j->engine.free_gpu_memory_fraction = ib.free_gpu_memory_fraction;
-	snprintf(j->engine.served_model, sizeof(j->engine.served_model), "%s", ib.served_model);
-	for (const char *c = j->engine.served_model; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f) {
-			snprintf(field, sizeof(field), "%s/served_model", pointer);
-			return mp_fail(err, MP_EINVAL, field,
-				       "served_model is the model argument of a command line (a Hugging Face repository "
-				       "or a path): no control characters");
-		}
+	/* every problem of the body at once: its fields, the model and the device */
+	if (mp_problems_note(&p, decode_body(body, pointer, &ib, j, err), err) == MP_ENOMEM || !cJSON_IsObject(body))
+		return mp_problems_end(&p, err);
 	snprintf(field, sizeof(field), "%s/model", pointer);
-	st = mpc_model_ref_decode(cJSON_GetObjectItemCaseSensitive(body, "model"), field, true, &j->model, err);
-	if (st != MP_OK)
-		return st;
+	if (mp_problems_note(&p,
+			     mpc_model_ref_decode(cJSON_GetObjectItemCaseSensitive(body, "model"), field, true, &j->model,
+						  err),
+			     err) == MP_ENOMEM)
+		return mp_problems_end(&p, err);
 	snprintf(field, sizeof(field), "%s/device", pointer);
 	if (!allow_device && cJSON_GetObjectItemCaseSensitive(body, "device"))
-		return mp_fail(err, MP_EINVAL, field,
-			       "a job names no device: the devices are given once for the whole batch in the "
-			       "top-level \"devices\" list");
-	return mpc_device_ref_decode(cJSON_GetObjectItemCaseSensitive(body, "device"), field, &out->device, err);
+		mp_problems_note(&p,
+				 mp_fail(err, MP_EINVAL, field,
+					 "a job names no device: the devices are given once for the whole batch in the "
+					 "top-level \"devices\" list"),
+				 err);
+	else if (mp_problems_note(&p, mpc_device_ref_decode(cJSON_GetObjectItemCaseSensitive(body, "device"), field,
+							     &out->device, err),
+				  err) == MP_OK)
+		mp_problems_note(&p, mpc_device_ref_require_memory(&out->device, err), err);
+	return mp_problems_end(&p, err);
 }
 
 /* ----- the answer --------------------------------------------------------------------------------------- */
@@ -355,9 +447,9 @@ static void note(cJSON *notes, const char *text)
 	mpc_append(notes, cJSON_CreateString(text));
 }
 
-static void add_notes(cJSON *notes, const mps_inference_request *rq, const mps_inference_plan *p)
+static void add_notes(cJSON *notes, const mps_inference_plan *p)
 {
-	const mp_inference_opts *o = &rq->job.opts;
+	const mp_inference_opts *o = &p->opts;
 	const mp_inference_memory *mem = &p->mem;
 	char buf[512];
 
@@ -433,45 +525,21 @@ static void add_notes(cJSON *notes, const mps_inference_request *rq, const mps_i
 		     "unless allow_beyond_max_position_embeddings is true.");
 }
 
-/* The answer's warnings: what it rests on that the request did not say. */
-static void add_warnings(cJSON *w, const mps_inference_request *rq, const mps_inference_plan *p)
+/* warnings: what the answer rests on that the request did not say (always present, possibly empty) */
+cJSON *mpc_warnings_json(const mps_warnings *w)
 {
-	const mps_prefill_choice *c = &p->prefill;
-	const mp_inference_req *r = &rq->job.req;
-	char buf[640];
+	cJSON *a = cJSON_CreateArray();
 
-	if (c->defaulted) {
-		uint64_t total = p->opts.length_scope == MP_LENGTH_SHARED ? r->sequence_length
-									    : r->batch_size * r->sequence_length;
-
-		snprintf(buf, sizeof(buf),
-			 "prefill: max_num_batched_tokens was not given, so the plan takes %s's default for %s (%s: "
-			 "%llu tokens per forward, chunked prefill %s; %s): the prefill runs in forwards of %llu "
-			 "tokens (the batch holds %llu) and activations_bytes is one forward's. Give "
-			 "max_num_batched_tokens to plan another chunk.",
-			 mp_engine_name(c->basis), p->have_device ? "this device" : "an unknown device (no device given)",
-			 c->device_class ? c->device_class : "", (unsigned long long)c->engine_default,
-			 c->basis == MP_ENGINE_TRTLLM ? "as the engine schedules it (a forward holds at most max_num_tokens)"
-			 : c->chunked_prefill          ? "on"
-						       : "off (at least sequence_length per forward)",
-			 c->basis == MP_ENGINE_VLLM     ? "vllm/engine/arg_utils.py get_batch_defaults, vLLM 0.11"
-			 : c->basis == MP_ENGINE_SGLANG ? "sglang server_args.py _handle_gpu_memory_settings"
-							: "TensorRT-LLM max_num_tokens",
-			 (unsigned long long)c->max_num_batched_tokens, (unsigned long long)total);
-		mpc_append(w, cJSON_CreateString(buf));
-	}
-	if (p->have_engine && !p->engine.model_arg_known) {
-		snprintf(buf, sizeof(buf),
-			 "engine.command: the model argument is \"%s\", the request's model id; give served_model "
-			 "(the Hugging Face repository or the path the engine loads)",
-			 p->engine.model_arg);
-		mpc_append(w, cJSON_CreateString(buf));
-	}
+	for (size_t i = 0; a && i < w->n && i < MPS_MAX_WARNINGS; i++)
+		mpc_append(a, cJSON_CreateString(w->text[i]));
+	return a;
 }
 
 cJSON *mpc_inference_plan_json(const mps_inference_request *rq, const mps_inference_plan *p)
 {
-	const mp_inference_req *r = &rq->job.req;
+	/* the job as planned: the request with its defaults resolved (mps_inference_defaults), run with the options
+	 * its engine's defaults completed (mps_inference_opts_for) */
+	const mp_inference_req *r = &p->job.req;
 	const mp_inference_opts *op = &p->opts;
 	const mp_inference_memory *mem = &p->mem;
 	cJSON *doc = cJSON_CreateObject(), *o, *a;
@@ -481,7 +549,13 @@ cJSON *mpc_inference_plan_json(const mps_inference_request *rq, const mps_infere
 	mpc_add_item(doc, "model", mpc_model_json(&p->model));
 	o = cJSON_AddObjectToObject(doc, "request");
 	cJSON_AddStringToObject(o, "weight_dtype", mp_dtype_name(r->weight_dtype));
+	cJSON_AddStringToObject(o, "weight_dtype_from", p->choice.weight_dtype_from ? p->choice.weight_dtype_from
+										       : "request");
+	if (r->weight_dtype == MP_DTYPE_INT4)
+		cJSON_AddStringToObject(o, "int4_scheme", int4_names[op->formats.int4_scheme == MP_INT4_AWQ]);
 	cJSON_AddStringToObject(o, "kv_cache_dtype", mp_dtype_name(r->kv_cache_dtype));
+	cJSON_AddStringToObject(o, "kv_cache_dtype_from",
+				p->choice.kv_cache_dtype_from ? p->choice.kv_cache_dtype_from : "request");
 	mpc_add_u64(o, "batch_size", r->batch_size);
 	mpc_add_u64(o, "sequence_length", r->sequence_length);
 	cJSON_AddStringToObject(o, "sequence_length_scope", scope_names[op->length_scope]);
@@ -489,6 +563,8 @@ cJSON *mpc_inference_plan_json(const mps_inference_request *rq, const mps_infere
 	mpc_add_u64(o, "num_gpus", r->num_gpus ? r->num_gpus : mem->tensor_parallel_size);
 	cJSON_AddStringToObject(o, "attention_implementation", attention_names[op->attention]);
 	cJSON_AddStringToObject(o, "compute_dtype", mp_dtype_name(op->compute_dtype ? op->compute_dtype : MP_DTYPE_BF16));
+	cJSON_AddStringToObject(o, "compute_dtype_from",
+				p->choice.compute_dtype_from ? p->choice.compute_dtype_from : "request");
 	mpc_add_num(o, "gpu_memory_utilization", op->gpu_memory_utilization > 0 ? op->gpu_memory_utilization : 1.0);
 	cJSON_AddStringToObject(o, "engine", mp_engine_name(rq->job.engine.engine));
 	cJSON_AddBoolToObject(o, "chunked_prefill", p->prefill.chunked_prefill);
@@ -527,9 +603,10 @@ cJSON *mpc_inference_plan_json(const mps_inference_request *rq, const mps_infere
 			mpc_add_item(doc, "performance", performance_json(&p->perf));
 	}
 	if (p->have_engine)
-		mpc_add_item(doc, "engine", mpc_engine_block_json(&rq->job, p));
-	add_warnings(cJSON_AddArrayToObject(doc, "warnings"), rq, p);
-	add_notes(cJSON_AddArrayToObject(doc, "notes"), rq, p);
+		mpc_add_item(doc, "engine", mpc_engine_block_json(&p->job, p));
+	mpc_add_item(doc, "warnings", mpc_warnings_json(&p->warnings));
+	add_notes(cJSON_AddArrayToObject(doc, "notes"), p);
+	(void)rq;
 	return doc;
 }
 

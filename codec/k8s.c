@@ -709,7 +709,7 @@ static bool annotation_members(builder *b, mps_k8s_pod *pod, const cJSON *ann)
 /* The plan body as a job: decoded by the plan endpoint's decoder; its errors name the annotation or argument. */
 static void decode_job(builder *b, mps_k8s_pod *pod, bool training)
 {
-	mp_error e;
+	mp_error e = MP_ERROR_INIT;
 	mp_status st;
 
 	memset(&e, 0, sizeof(e));
@@ -749,7 +749,7 @@ static void decode_job(builder *b, mps_k8s_pod *pod, bool training)
 /* A whole-body annotation (memplan.io/inference or memplan.io/training): the plan endpoint's body, less "device". */
 static void json_annotation(builder *b, mps_k8s_pod *pod, const char *name, const char *text)
 {
-	mp_error e;
+	mp_error e = MP_ERROR_INIT;
 	cJSON *doc = NULL;
 	const cJSON *model;
 

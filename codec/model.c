@@ -21,6 +21,30 @@ static const mpm_field bare_model_fields[] = {
 	  .min = 1, .max = UINT64_C(1) << 50 },
 };
 
+bool mpc_repo_id_ok(const char *s)
+{
+	size_t n = s ? strlen(s) : 0, slashes = 0;
+	bool start = true;
+
+	if (n == 0 || n > 96)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+
+		if (c == '/') {
+			if (start || ++slashes > 1)
+				return false;
+			start = true;
+			continue;
+		}
+		if (start ? !alnum : !(alnum || c == '.' || c == '_' || c == '-'))
+			return false;
+		start = false;
+	}
+	return !start;
+}
+
 mp_status mpc_model_ref_decode(const cJSON *model, const char *pointer, bool required, mps_model_ref *out,
 			       mp_error *err)
 {
@@ -38,12 +62,19 @@ mp_status mpc_model_ref_decode(const cJSON *model, const char *pointer, bool req
 	}
 	if (cJSON_IsString(model)) {
 		out->kind = MPS_MODEL_STORED;
-		if (!mp_valid_id(model->valuestring))
-			return mp_fail(err, MP_EINVAL, pointer,
-				       "the model id is not a valid id: ids match ^[a-z0-9][a-z0-9._-]{0,62}$ (1 to 63 "
-				       "bytes)");
-		snprintf(out->id, sizeof(out->id), "%s", model->valuestring);
-		return MP_OK;
+		if (mp_valid_id(model->valuestring)) {
+			snprintf(out->id, sizeof(out->id), "%s", model->valuestring);
+			return MP_OK;
+		}
+		/* a Hugging Face repo id ("meta-llama/Llama-3.1-8B-Instruct", "Qwen2.5-7B"): the service finds the
+		 * preset it stands for */
+		if (mpc_repo_id_ok(model->valuestring)) {
+			snprintf(out->repo_id, sizeof(out->repo_id), "%s", model->valuestring);
+			return MP_OK;
+		}
+		return mp_fail(err, MP_EINVAL, pointer,
+			       "model must be a stored id (^[a-z0-9][a-z0-9._-]{0,62}$, GET /v1/models) or a Hugging Face "
+			       "repo id (owner/name, letters, digits, '.', '_', '-', at most 96 bytes)");
 	}
 	if (cJSON_IsObject(model) && cJSON_GetObjectItemCaseSensitive(model, "architecture")) {
 		/* a generic architecture; an hf_config beside it names the model (its model_type) and gives the
@@ -129,6 +160,14 @@ cJSON *mpc_stored_model_json(const mp_store_model *m)
 	cJSON_AddStringToObject(o, "source", m->source);
 	cJSON_AddStringToObject(o, "created_at", m->created_at);
 	cJSON_AddStringToObject(o, "updated_at", m->updated_at);
+	{
+		/* the Hugging Face repo ids a preset stands for (a request may name the model by any of them) */
+		const char *const *repos = strcmp(m->source, "preset") == 0 ? mps_model_repo_ids(m->id) : NULL;
+		cJSON *a = cJSON_AddArrayToObject(o, "hf_repo_ids");
+
+		for (size_t i = 0; repos && repos[i]; i++)
+			mpc_append(a, cJSON_CreateString(repos[i]));
+	}
 	cfg = cJSON_Parse(m->config_json);
 	if (cfg == NULL || !cJSON_AddItemToObject(o, "hf_config", cfg)) {
 		cJSON_Delete(cfg);
@@ -146,6 +185,7 @@ static const mpm_field stored_model_fields[] = {
 	{ .name = "source", .type = MPM_F_ANY },
 	{ .name = "created_at", .type = MPM_F_ANY },
 	{ .name = "updated_at", .type = MPM_F_ANY },
+	{ .name = "hf_repo_ids", .type = MPM_F_ANY }, /* read-only: the presets' table */
 };
 
 mp_status mpc_stored_model_decode(const cJSON *doc, const char *pointer, const char *id, mps_model_input *in,

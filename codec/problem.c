@@ -52,10 +52,34 @@ static const char *title_of(int http)
 	}
 }
 
+static void add_entry(cJSON *errors, const char *field, const char *message)
+{
+	char f[sizeof(((mp_error *)0)->field)], m[sizeof(((mp_error *)0)->message)];
+	cJSON *e = cJSON_CreateObject();
+
+	/* messages may quote request text (an id, a key) or be cut mid-character: send only well-formed UTF-8 */
+	mpc_utf8_sanitize(f, sizeof(f), field);
+	mpc_utf8_sanitize(m, sizeof(m), message);
+	cJSON_AddStringToObject(e, "field", f);
+	cJSON_AddStringToObject(e, "message", m);
+	mpc_append(errors, e);
+}
+
+/* Whether err's own problem is one of those kept in its list. */
+static bool listed(const mp_error *err)
+{
+	for (size_t i = 0; err->all && i < err->all->n; i++)
+		if (strcmp(err->all->item[i].field, err->field) == 0 &&
+		    strcmp(err->all->item[i].message, err->message) == 0)
+			return true;
+	return false;
+}
+
 cJSON *mpc_problem_json(int http, mp_status st, const mp_error *err)
 {
-	cJSON *doc = cJSON_CreateObject(), *errors, *e;
-	char type[96], field[sizeof(err->field)], message[sizeof(err->message)];
+	cJSON *doc = cJSON_CreateObject(), *errors;
+	char type[96], message[sizeof(err->message)], detail[sizeof(err->message) + 96];
+	size_t kept = err->all ? err->all->n : 0, total;
 
 	if (doc == NULL)
 		return NULL;
@@ -64,16 +88,30 @@ cJSON *mpc_problem_json(int http, mp_status st, const mp_error *err)
 	cJSON_AddStringToObject(doc, "type", type);
 	cJSON_AddStringToObject(doc, "title", title_of(http));
 	cJSON_AddNumberToObject(doc, "status", http);
-	/* messages may quote request text (an id, a key) or be cut mid-character: send only well-formed UTF-8 */
-	mpc_utf8_sanitize(field, sizeof(field), err->field);
-	mpc_utf8_sanitize(message, sizeof(message), err->message);
-	cJSON_AddStringToObject(doc, "detail", message[0] ? message : mp_status_str(st));
+	/* every problem of the request (err->all, in the order found) with err's own first when it is not among them;
+	 * detail is the first problem's message, saying how many there are in all */
+	total = (err->message[0] && !listed(err) ? 1 : 0) + kept + (err->all ? err->all->dropped : 0);
+	mpc_utf8_sanitize(message, sizeof(message), err->message[0] ? err->message
+						 : kept			? err->all->item[0].message
+									: mp_status_str(st));
+	if (total > 1)
+		snprintf(detail, sizeof(detail), "%s (%zu problems in all, each in errors)", message, total);
+	else
+		snprintf(detail, sizeof(detail), "%s", message);
+	cJSON_AddStringToObject(doc, "detail", detail);
 	errors = cJSON_AddArrayToObject(doc, "errors");
-	if (errors && message[0]) {
-		e = cJSON_CreateObject();
-		cJSON_AddStringToObject(e, "field", field);
-		cJSON_AddStringToObject(e, "message", message);
-		mpc_append(errors, e);
+	if (errors == NULL)
+		return doc;
+	if (err->message[0] && !listed(err))
+		add_entry(errors, err->field, err->message);
+	for (size_t i = 0; i < kept; i++)
+		add_entry(errors, err->all->item[i].field, err->all->item[i].message);
+	if (err->all && err->all->dropped) {
+		char more[96];
+
+		snprintf(more, sizeof(more), "%zu more problems were found and not listed (at most %d are)",
+			 err->all->dropped, MP_MAX_ERRORS);
+		add_entry(errors, "", more);
 	}
 	return doc;
 }

@@ -575,10 +575,12 @@ mp_status mpc_op_spec_decode(const char *spec, const char *field, mps_roofline_o
 	mp_status st = mpc_op_spec_json(spec, field, &o, err);
 
 	if (st == MP_OK) {
-		/* the spec is one value: its problems are named by the argument that carries it */
-		st = decode_one_op(o, "", op, err);
+		/* the spec is one value: its (first) problem is named by the argument that carries it */
+		mp_error e = { { 0 }, { 0 }, NULL };
+
+		st = decode_one_op(o, "", op, &e);
 		if (st != MP_OK)
-			snprintf(err->field, sizeof(err->field), "%s", field);
+			mp_error_keep(err, mp_fail(err, st, field, "%s", e.message));
 		snprintf(op->pointer, sizeof(op->pointer), "%s", field);
 	}
 	cJSON_Delete(o);

@@ -141,6 +141,8 @@ static void request_json(cJSON *doc, const mp_training_req *r, const mp_training
 	mpc_add_u64(o, "global_batch_size", r->micro_batch_size * mem->data_parallel_size * mem->gradient_accumulation_steps);
 	cJSON_AddStringToObject(o, "activation_recomputation", recompute_names[r->recompute]);
 	cJSON_AddStringToObject(o, "attention", attention_names[r->attention]);
+	/* what runs: eager, or the kernel SDPA picks for "fused" (flash, efficient, or its math fallback) */
+	mpc_add_str_or_null(o, "attention_kernel", mem->attention_kernel);
 	cJSON_AddBoolToObject(o, "dropout", !r->no_dropout);
 	cJSON_AddStringToObject(o, "optimizer_state_dtype",
 				r->optimizer_state_dtype != MP_DTYPE_INVALID ? mp_dtype_name(r->optimizer_state_dtype)
@@ -296,6 +298,7 @@ static cJSON *document(const mps_model *m, const mp_training_req *r, const mps_t
 	states_json(doc, r, &p->mem);
 	breakdown_json(doc, r, p);
 	phases_json(doc, &p->mem);
+	mpc_add_item(doc, "warnings", mpc_warnings_json(&p->warnings));
 	return doc;
 }
 
@@ -305,6 +308,7 @@ mp_status mpc_training_decode(const cJSON *body, const char *pointer, bool allow
 {
 	training_body tb;
 	mps_training_job *j = &out->job;
+	mp_problems p = MP_PROBLEMS_INIT;
 	char field[96];
 	mp_status st;
 
@@ -313,43 +317,59 @@ mp_status mpc_training_decode(const cJSON *body, const char *pointer, bool allow
 	snprintf(j->pointer, sizeof(j->pointer), "%s", pointer);
 	tb.dropout = true;
 	tb.req.num_gpus = 1;
-	st = mpm_decode_fields(body, pointer, training_fields, MPM_COUNT(training_fields), &tb, err);
-	if (st == MP_OK) {
-		tb.req.precision = (mp_precision)tb.precision;
-		tb.req.optimizer = (mp_optimizer)tb.optimizer;
-		tb.req.convention = (mp_state_convention)tb.convention;
-		tb.req.recompute = (mp_recompute)tb.recompute;
-		tb.req.attention = (mp_train_attention)tb.attention;
-		tb.req.sharding = (mp_sharding)tb.sharding;
-		tb.req.finetune = (mp_finetune)tb.finetune;
-		tb.req.optimizer_state_dtype = tb.state_dtype;
-		tb.req.no_dropout = !tb.dropout;
-		if (tb.req.finetune != MP_FINETUNE_FULL && tb.req.lora_rank == 0)
-			st = mp_fail_at(err, MP_EINVAL, pointer, "/lora_rank",
-					"lora_rank is required with finetune lora or qlora");
-		/* LoRA settings without LoRA would be silently ignored */
-		if (tb.req.finetune == MP_FINETUNE_FULL && cJSON_GetObjectItemCaseSensitive(body, "lora_rank"))
-			st = mp_fail_at(err, MP_EINVAL, pointer, "/lora_rank",
-					"lora_rank applies only with finetune lora or qlora (finetune is full)");
-		else if (tb.req.finetune == MP_FINETUNE_FULL && cJSON_GetObjectItemCaseSensitive(body, "lora_targets"))
-			st = mp_fail_at(err, MP_EINVAL, pointer, "/lora_targets",
-					"lora_targets applies only with finetune lora or qlora (finetune is full)");
-	}
-	if (st == MP_OK)
-		st = parse_targets(tb.lora_targets, pointer, &tb.req.lora_targets, err);
-	if (st != MP_OK)
-		return st;
+	/* every problem of the body at once: its fields, the LoRA settings, the model and the device */
+	st = mp_problems_note(&p, mpm_decode_fields(body, pointer, training_fields, MPM_COUNT(training_fields), &tb, err),
+			      err);
+	if (st == MP_ENOMEM || !cJSON_IsObject(body))
+		return mp_problems_end(&p, err);
+	tb.req.precision = (mp_precision)tb.precision;
+	tb.req.optimizer = (mp_optimizer)tb.optimizer;
+	tb.req.convention = (mp_state_convention)tb.convention;
+	tb.req.recompute = (mp_recompute)tb.recompute;
+	tb.req.attention = (mp_train_attention)tb.attention;
+	tb.req.sharding = (mp_sharding)tb.sharding;
+	tb.req.finetune = (mp_finetune)tb.finetune;
+	tb.req.optimizer_state_dtype = tb.state_dtype;
+	tb.req.no_dropout = !tb.dropout;
+	if (tb.req.finetune != MP_FINETUNE_FULL && tb.req.lora_rank == 0 &&
+	    !cJSON_GetObjectItemCaseSensitive(body, "lora_rank"))
+		mp_problems_note(&p,
+				 mp_fail_at(err, MP_EINVAL, pointer, "/lora_rank",
+					    "lora_rank is required with finetune lora or qlora: an integer between 1 and "
+					    "65536 (the adapters' rank r)"),
+				 err);
+	/* LoRA settings without LoRA would be silently ignored */
+	if (tb.req.finetune == MP_FINETUNE_FULL && cJSON_GetObjectItemCaseSensitive(body, "lora_rank"))
+		mp_problems_note(&p,
+				 mp_fail_at(err, MP_EINVAL, pointer, "/lora_rank",
+					    "lora_rank applies only with finetune lora or qlora (finetune is full)"),
+				 err);
+	if (tb.req.finetune == MP_FINETUNE_FULL && cJSON_GetObjectItemCaseSensitive(body, "lora_targets"))
+		mp_problems_note(&p,
+				 mp_fail_at(err, MP_EINVAL, pointer, "/lora_targets",
+					    "lora_targets applies only with finetune lora or qlora (finetune is full)"),
+				 err);
+	mp_problems_note(&p, parse_targets(tb.lora_targets, pointer, &tb.req.lora_targets, err), err);
 	j->req = tb.req;
 	snprintf(field, sizeof(field), "%s/model", pointer);
-	st = mpc_model_ref_decode(cJSON_GetObjectItemCaseSensitive(body, "model"), field, true, &j->model, err);
-	if (st != MP_OK)
-		return st;
+	if (mp_problems_note(&p,
+			     mpc_model_ref_decode(cJSON_GetObjectItemCaseSensitive(body, "model"), field, true, &j->model,
+						  err),
+			     err) == MP_ENOMEM)
+		return mp_problems_end(&p, err);
 	snprintf(field, sizeof(field), "%s/device", pointer);
 	if (!allow_device && cJSON_GetObjectItemCaseSensitive(body, "device"))
-		return mp_fail(err, MP_EINVAL, field,
-			       "a job names no device: the devices are given once for the whole batch in the "
-			       "top-level \"devices\" list");
-	return mpc_device_ref_decode(cJSON_GetObjectItemCaseSensitive(body, "device"), field, &out->device, err);
+		mp_problems_note(&p,
+				 mp_fail(err, MP_EINVAL, field,
+					 "a job names no device: the devices are given once for the whole batch in the "
+					 "top-level \"devices\" list"),
+				 err);
+	else if (mp_problems_note(&p,
+				  mpc_device_ref_decode(cJSON_GetObjectItemCaseSensitive(body, "device"), field,
+							&out->device, err),
+				  err) == MP_OK)
+		mp_problems_note(&p, mpc_device_ref_require_memory(&out->device, err), err);
+	return mp_problems_end(&p, err);
 }
 
 static cJSON *fit_json(const mp_training_fit *tf, const mp_store_device *dev)
@@ -365,6 +385,9 @@ static cJSON *fit_json(const mp_training_fit *tf, const mp_store_device *dev)
 	cJSON_AddStringToObject(o, "binding_term", fit->binding_term ? fit->binding_term : "weights");
 	mpc_add_u64(o, "max_batch_size", fit->max_batch_size);
 	mpc_add_u64(o, "max_sequence_length", fit->max_sequence_length);
+	/* the inference plan's name and convention (null: no count fits); min_num_gpus is the old name, kept one
+	 * release as a deprecated alias with its old convention (0: none) */
+	mpc_add_u64_or_null(o, "min_gpus", tf->min_num_gpus);
 	mpc_add_u64(o, "min_num_gpus", tf->min_num_gpus);
 	return o;
 }

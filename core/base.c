@@ -56,6 +56,68 @@ mp_status mp_fail_at(mp_error *err, mp_status st, const char *base, const char *
 	return st;
 }
 
+mp_status mp_error_keep(mp_error *err, mp_status st)
+{
+	mp_errors *all = err ? err->all : NULL;
+
+	if (all == NULL || st == MP_OK)
+		return st;
+	for (size_t i = 0; i < all->n; i++)
+		if (strcmp(all->item[i].field, err->field) == 0 && strcmp(all->item[i].message, err->message) == 0)
+			return st;
+	if (all->n == MP_MAX_ERRORS) {
+		all->dropped++;
+		return st;
+	}
+	snprintf(all->item[all->n].field, sizeof(all->item[0].field), "%s", err->field);
+	snprintf(all->item[all->n].message, sizeof(all->item[0].message), "%s", err->message);
+	all->n++;
+	return st;
+}
+
+mp_status mp_problems_note(mp_problems *p, mp_status st, mp_error *err)
+{
+	if (st == MP_OK)
+		return st;
+	mp_error_keep(err, st);
+	if (p->st == MP_OK) {
+		p->st = st;
+		snprintf(p->field, sizeof(p->field), "%s", err ? err->field : "");
+		snprintf(p->message, sizeof(p->message), "%s", err ? err->message : "");
+	}
+	return st;
+}
+
+mp_status mp_problems_end(const mp_problems *p, mp_error *err)
+{
+	if (p->st != MP_OK && err) {
+		snprintf(err->field, sizeof(err->field), "%s", p->field);
+		snprintf(err->message, sizeof(err->message), "%s", p->message);
+	}
+	return p->st;
+}
+
+bool mp_list_add(char *buf, size_t cap, const char *item)
+{
+	static const char more[] = ", ...";
+	size_t used, need;
+
+	if (buf == NULL || cap == 0)
+		return false;
+	used = strlen(buf);
+	if (used >= sizeof(more) - 1 && strcmp(buf + used - (sizeof(more) - 1), more) == 0)
+		return false; /* already cut */
+	need = (used ? 2 : 0) + strlen(item);
+	/* room for the item and, should a later one not fit, the ", ..." that would follow it */
+	if (used + need + sizeof(more) <= cap) {
+		snprintf(buf + used, cap - used, "%s%s", used ? ", " : "", item);
+		return true;
+	}
+	if (used + sizeof(more) <= cap)
+		snprintf(buf + used, cap - used, "%s", used ? more : "...");
+	return false;
+}
+
 bool mp_mul_u64(uint64_t a, uint64_t b, uint64_t *out)
 {
 	return !__builtin_mul_overflow(a, b, out);

@@ -44,10 +44,30 @@ const char *mp_status_str(mp_status st);
  * the request document ("/batch_size", "/model/hf_config/num_key_value_heads"); `message` says what is wrong and
  * what is allowed. Caller-owned; functions write NUL-terminated, truncated strings.
  */
+typedef struct mp_errors mp_errors;
 typedef struct mp_error {
 	char field[96];
-	char message[320];
+	char message[1024];	/* long enough for every list of allowed values the API names in full */
+	/* Where every problem of one request is collected (NULL: only the one above). Decoders that check many
+	 * fields record each problem with mp_error_keep and go on, so one answer names them all (codec/, model/).
+	 * Borrowed: the caller that set it owns the list. */
+	mp_errors *all;
 } mp_error;
+
+/* An empty error with no list attached. Declare every mp_error with it (or zero it): a decoder that records its
+ * problems follows `all`, so an uninitialised one would be followed into garbage. */
+#define MP_ERROR_INIT { { 0 }, { 0 }, NULL }
+
+/* Every problem of one request, in the order found (the daemon and the command line give one to the decoders). */
+#define MP_MAX_ERRORS 16
+struct mp_errors {
+	size_t n;		/* entries filled */
+	size_t dropped;		/* problems found beyond MP_MAX_ERRORS (counted, not kept) */
+	struct {
+		char field[96];
+		char message[1024];
+	} item[MP_MAX_ERRORS];
+};
 
 /* Fills err (if not NULL) and returns st. printf-style. */
 mp_status mp_fail(mp_error *err, mp_status st, const char *field, const char *fmt, ...)
@@ -66,6 +86,39 @@ mp_status mp_fail_at(mp_error *err, mp_status st, const char *base, const char *
 	__attribute__((format(printf, 5, 6)))
 #endif
 	;
+
+/*
+ * Records err's current problem (field, message) in err->all when a list is attached, skipping an exact repeat of
+ * one already there, and returns st unchanged: `return mp_error_keep(err, mp_fail(err, ...))` fails and keeps.
+ * Without a list (or with err NULL) it only returns st.
+ */
+mp_status mp_error_keep(mp_error *err, mp_status st);
+
+/*
+ * A decoder's running tally of problems: mp_problems_note records one (mp_error_keep) and remembers the first;
+ * mp_problems_end puts the first back into err and returns its status (MP_OK when there was none). The idiom of
+ * every decoder that checks many fields before it answers:
+ *     mp_problems p = MP_PROBLEMS_INIT;
+ *     mp_problems_note(&p, step_a(..., err), err);  mp_problems_note(&p, step_b(..., err), err);
+ *     return mp_problems_end(&p, err);
+ */
+typedef struct mp_problems {
+	mp_status st;
+	char field[96];
+	char message[1024];
+} mp_problems;
+#define MP_PROBLEMS_INIT { MP_OK, "", "" }
+/* Notes st (nothing when MP_OK); returns st. */
+mp_status mp_problems_note(mp_problems *p, mp_status st, mp_error *err);
+mp_status mp_problems_end(const mp_problems *p, mp_error *err);
+
+/*
+ * Appends item to the comma-separated list in buf (cap bytes, NUL-terminated): ", item" (or item when buf is
+ * empty). An item that would not fit whole is left out and the list ends with ", ..." (once), so no list an error
+ * message quotes is ever cut inside a word. Returns false once an item was left out.
+ * Worked example (tests/test_fidelity.c): cap 20, items "alpha", "beta", "gamma" -> "alpha, beta, ...".
+ */
+bool mp_list_add(char *buf, size_t cap, const char *item);
 
 /* ---------------------------------------------------------------------------------------------------------
  * Checked 64-bit arithmetic. Each returns false on overflow and leaves *out unspecified.

@@ -26,7 +26,7 @@ static mp_status query_source(const mpd_request *req, const char **out, mp_error
 
 mp_status mpd_h_devices_list(mpd_request *req, mpd_reply *rep)
 {
-	mp_store_device_filter f = { mpd_query(req, "vendor"), NULL, 0 };
+	mp_store_device_filter f = { mpd_query(req, "vendor"), NULL, 0, 0 };
 	uint64_t limit;
 	cJSON *items;
 	int more;
@@ -34,6 +34,8 @@ mp_status mpd_h_devices_list(mpd_request *req, mpd_reply *rep)
 
 	if (st == MP_OK)
 		st = mpd_query_u64(req, "min_memory_bytes", 0, MP_MAX_PLAN_BYTES, 0, &f.min_memory_bytes, &rep->err);
+	if (st == MP_OK && mpd_query(req, "kind"))
+		st = mpc_kinds(mpd_query(req, "kind"), "?kind", &f.kinds, &rep->err); /* a listing shows every kind */
 	if (st == MP_OK)
 		st = query_source(req, &f.source, &rep->err);
 	if (st != MP_OK)

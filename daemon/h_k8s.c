@@ -27,7 +27,7 @@ static void count(mpd_metrics *m, const char *verb, const mps_k8s_result *r)
 		     { "failed", offsetof(mps_k8s_result, failed) },
 		     { "unresolvable", offsetof(mps_k8s_result, unresolvable) } };
 	mpd_label l[2] = { { "verb", verb }, { "outcome", mps_k8s_outcome_name(r->outcome) } };
-	mp_error e;
+	mp_error e = MP_ERROR_INIT;
 
 	mpd_metrics_counter_add(m, "memplan_k8s_pods_total",
 				"Pods kube-scheduler asked the extender about, by verb and outcome (planned, no_job: no "
@@ -54,7 +54,7 @@ static void count(mpd_metrics *m, const char *verb, const mps_k8s_result *r)
 static void planned(mpd_metrics *m, const mpc_k8s_args *a, const mps_k8s_result *r)
 {
 	char gpus[24];
-	mp_error e;
+	mp_error e = MP_ERROR_INIT;
 
 	if (r->outcome != MPS_K8S_OUT_PLANNED)
 		return;

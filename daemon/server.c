@@ -567,6 +567,8 @@ static enum MHD_Result on_request(mpd_daemon *d, struct MHD_Connection *conn, re
 	mpd_request req;
 	mpd_reply rep;
 	mp_status st;
+	mp_errors *all = NULL;
+	enum MHD_Result ret;
 	cJSON *body = NULL;
 
 	if (route)
@@ -596,6 +598,12 @@ static enum MHD_Result on_request(mpd_daemon *d, struct MHD_Connection *conn, re
 		st = read_format(conn, route, &req, &rep);
 	if (st != MP_OK)
 		return reply_error(conn, rs, st, &rep);
+	/* the decoders record every problem of the body here, so one 422 names them all (without it: the first) */
+	all = malloc(sizeof(*all));
+	if (all) {
+		all->n = all->dropped = 0;
+		rep.err.all = all;
+	}
 	req.d = d;
 	req.method = method;
 	req.path = url;
@@ -607,8 +615,11 @@ static enum MHD_Result on_request(mpd_daemon *d, struct MHD_Connection *conn, re
 	if (route->flags & MPD_ROUTE_JSON_BODY) {
 		/* one strict parse for every JSON route: a malformed body never reaches a handler */
 		st = mpc_parse_body(req.body, req.body_len, &body, &rep.err);
-		if (st != MP_OK)
-			return reply_error(conn, rs, st, &rep);
+		if (st != MP_OK) {
+			ret = reply_error(conn, rs, st, &rep);
+			free(all);
+			return ret;
+		}
 		req.json = body;
 	}
 	st = dispatch(d, route, &req, &rep);
@@ -618,7 +629,9 @@ static enum MHD_Result on_request(mpd_daemon *d, struct MHD_Connection *conn, re
 	if (st != MP_OK && mpd_http_status(st) >= 500)
 		mpd_log((mpd_log_level)d->cfg.log_level, MPD_LOG_ERROR, "%s %s: %s: %s", method, rs->path,
 			mp_status_str(st), rep.err.message);
-	return reply_error(conn, rs, st, &rep);
+	ret = reply_error(conn, rs, st, &rep);
+	free(all);
+	return ret;
 }
 
 /* libmicrohttpd's access handler: called when the headers are complete, for each chunk of the body, and once
@@ -701,7 +714,7 @@ static void publish_profile(void *ctx, const mp_store_device *p)
 	char buf[sizeof(d->cfg.node_labels)];
 	mpd_label lab[12];
 	size_t n;
-	mp_error e;
+	mp_error e = MP_ERROR_INIT;
 
 	if (m == NULL)
 		return;

@@ -45,7 +45,7 @@ struct mp_store {
 	uint64_t memo_generation;	/* the generation the memo's values were read at */
 	uint64_t memo_clock;
 	memo_slot memo[MEMO_SLOTS];
-	bool aliases_ready;	/* the database is at schema v5 or later: devices have aliases */
+	bool aliases_ready;	/* the database is at schema v6 or later: devices have aliases */
 };
 
 /* ----- migrations ------------------------------------------------------------------------------------- */
@@ -233,10 +233,22 @@ static const char schema_v3[] =
 	"INSERT INTO preset_log (kind, id) SELECT 'device', id FROM devices WHERE source <> 'user';"
 	"INSERT INTO preset_log (kind, id) SELECT 'model', id FROM models WHERE source = 'preset';";
 
-/* Version 5: the names a device goes by elsewhere (NVML and GPU Feature Discovery product names, GKE accelerator
+/* Version 5: the device's kind (gpu, cpu, accelerator: fit and capacity consider GPUs unless asked otherwise),
+ * NVML's memory total beside the CUDA total (usable_memory_bytes) and how the usable figure is known. Rows written
+ * before get their kind from what they are: measured CPU profiles are "cpu", Intel Gaudi presets "accelerator". */
+static const char schema_v5[] =
+	"ALTER TABLE devices ADD COLUMN kind TEXT NOT NULL DEFAULT 'gpu' CHECK (kind IN ('gpu', 'cpu', 'accelerator'));"
+	"ALTER TABLE devices ADD COLUMN nvml_memory_bytes INTEGER CHECK (nvml_memory_bytes > 0);"
+	"ALTER TABLE devices ADD COLUMN usable_memory_source TEXT"
+	" CHECK (usable_memory_source IN ('measured', 'published', 'derived'));"
+	"UPDATE devices SET kind = 'cpu' WHERE id LIKE 'measured-cpu-%';"
+	"UPDATE devices SET kind = 'accelerator' WHERE id LIKE 'gaudi%' AND source = 'datasheet';"
+	"CREATE INDEX devices_kind ON devices(kind);";
+
+/* Version 6: the names a device goes by elsewhere (NVML and GPU Feature Discovery product names, GKE accelerator
  * names, a site's own), one row per alias, keyed by mp_alias_key so each name means one device. A separate
  * table, so the device row itself is unchanged. */
-static const char schema_v5[] =
+static const char schema_v6[] =
 	"CREATE TABLE device_aliases ("
 	" alias_key TEXT PRIMARY KEY NOT NULL,"
 	" alias TEXT NOT NULL,"
@@ -246,8 +258,9 @@ static const char schema_v5[] =
 	"CREATE INDEX device_aliases_device ON device_aliases(device_id, position);";
 
 /* Migration n takes the database from user_version n - 1 to n; when presets change, add a migration that
- * calls apply_presets again (it only adds ids never applied before). */
-#define SCHEMA_VERSION 5
+ * calls apply_presets again (it only adds ids never applied before) and move the preset writes there: they use
+ * this build's columns, so only the newest migration may write them. */
+#define SCHEMA_VERSION 6
 
 int mp_store_schema_version(void)
 {
@@ -347,6 +360,45 @@ static mp_status apply_presets(mp_store *s, const mp_store_presets *p, mp_error 
 	return st;
 }
 
+/*
+ * Rewrites the preset device rows provably written by the presets alone (the audit log holds the preset's write of
+ * the id and no other; rows from before the audit log are left alone) with this build's preset figures, so an
+ * upgrade brings
+ * corrected datasheet values without touching a row a user wrote, replaced or imported.
+ */
+static mp_status refresh_presets(mp_store *s, const mp_store_presets *p, mp_error *err)
+{
+	mp_status st = MP_OK;
+
+	if (p == NULL)
+		return MP_OK;
+	for (int pass = 0; pass < 2 && st == MP_OK; pass++) {
+		for (size_t i = 0; i < p->ndevices && st == MP_OK; i++) {
+			const mp_store_device *d = &p->devices[i];
+			sqlite3_stmt *q;
+			int step;
+
+			if ((d->linked_device_id[0] != '\0') != (pass == 1))
+				continue;
+			q = stmt_get(s, "SELECT 1 FROM devices WHERE id = ?1 AND source <> 'user'"
+					" AND EXISTS (SELECT 1 FROM audit_log WHERE kind = 'device'"
+					" AND resource_id = ?1 AND actor = 'preset')"
+					" AND NOT EXISTS (SELECT 1 FROM audit_log WHERE kind = 'device'"
+					" AND resource_id = ?1 AND actor <> 'preset')");
+			if (q == NULL)
+				return db_fail(err, s->db, "refresh presets");
+			sqlite3_bind_text(q, 1, d->id, -1, SQLITE_STATIC);
+			step = sqlite3_step(q);
+			stmt_done(s, q);
+			if (step != SQLITE_ROW && step != SQLITE_DONE)
+				return db_fail(err, s->db, "refresh presets");
+			if (step == SQLITE_ROW)
+				st = device_upsert(s, d, "preset", "preset", NULL, err);
+		}
+	}
+	return st;
+}
+
 static mp_status migrate(mp_store *s, int target, const mp_store_presets *presets, mp_error *err)
 {
 	sqlite3 *db = s->db;
@@ -380,26 +432,35 @@ static mp_status migrate(mp_store *s, int target, const mp_store_presets *preset
 				st = exec_script(db, "PRAGMA user_version = 2", err);
 			break;
 		case 3:
+			/* the presets are written by migration 5 (migration 6 adds their aliases): this build's rows have its
+			 * columns */
 			st = exec_script(db, schema_v3, err);
-			if (st == MP_OK)
-				st = apply_presets(s, presets, err);
 			if (st == MP_OK)
 				st = exec_script(db, "PRAGMA user_version = 3", err);
 			break;
 		case 4:
-			/* presets added since version 3 (the A100 40GB PCIe); user rows are untouched */
-			st = apply_presets(s, presets, err);
-			if (st == MP_OK)
-				st = exec_script(db, "PRAGMA user_version = 4", err);
+			/* version 4 added the A100 40GB PCIe preset; version 5 applies every preset never applied */
+			st = exec_script(db, "PRAGMA user_version = 4", err);
 			break;
 		case 5:
-			/* device aliases; the presets' aliases go to preset rows that are still the preset's */
+			/* kinds, NVML totals, usable memory for every GPU preset: preset rows nobody changed take the
+			 * new figures; user rows are untouched */
 			st = exec_script(db, schema_v5, err);
+			if (st == MP_OK)
+				st = refresh_presets(s, presets, err);
+			if (st == MP_OK)
+				st = apply_presets(s, presets, err);
+			if (st == MP_OK)
+				st = exec_script(db, "PRAGMA user_version = 5", err);
+			break;
+		case 6:
+			/* device aliases; the presets' aliases go to preset rows that are still the preset's */
+			st = exec_script(db, schema_v6, err);
 			s->aliases_ready = st == MP_OK;
 			if (st == MP_OK)
 				st = preset_aliases(s, presets, err);
 			if (st == MP_OK)
-				st = exec_script(db, "PRAGMA user_version = 5", err);
+				st = exec_script(db, "PRAGMA user_version = 6", err);
 			break;
 		default: st = mp_fail(err, MP_EINTERNAL, "", "no migration to version %d", next);
 		}
@@ -454,7 +515,7 @@ mp_status mp_store_open_at(const char *path, int version, const mp_store_presets
 			 err);
 	if (st == MP_OK)
 		st = migrate(s, version, presets, err);
-	s->aliases_ready = st == MP_OK && user_version(s->db) >= 5;
+	s->aliases_ready = st == MP_OK && user_version(s->db) >= 6;
 	if (st != MP_OK) {
 		stmts_finalize(s);
 		sqlite3_close(s->db);
@@ -549,7 +610,7 @@ static mp_status tx_end(mp_store *s, mp_status rc, mp_error *err)
 	}
 	if (--s->depth == 0) {
 		if (!s->failed) {
-			mp_error e2;
+			mp_error e2 = MP_ERROR_INIT;
 
 			rc = exec_script(s->db, "COMMIT", err ? err : &e2);
 		}
@@ -656,7 +717,8 @@ out:
 	"id, name, vendor, architecture, form_factor, memory_type, memory_bytes, usable_memory_bytes,"        \
 	" memory_bandwidth_bytes_per_second, l2_cache_bytes, sm_count, boost_clock_hz, tdp_watts,"            \
 	" cuda_context_bytes, interconnect_json, source, source_note, measured_at, created_at, updated_at,"   \
-	" linked_device_id, base_clock_hz, memory_clock_hz, fma_flops_per_second, memory_latency_seconds"
+	" linked_device_id, base_clock_hz, memory_clock_hz, fma_flops_per_second, memory_latency_seconds,"        \
+	" kind, nvml_memory_bytes, usable_memory_source"
 
 static void col_text(sqlite3_stmt *st, int i, char *dst, size_t len)
 {
@@ -693,7 +755,11 @@ static void row_to_device(sqlite3_stmt *st, mp_store_device *d)
 	d->memory_clock_hz = sqlite3_column_double(st, 22);
 	d->fma_flops_per_second = sqlite3_column_double(st, 23);
 	d->memory_latency_seconds = sqlite3_column_double(st, 24);
+	col_text(st, 25, d->kind, sizeof(d->kind));
+	d->nvml_memory_bytes = (uint64_t)sqlite3_column_int64(st, 26);
+	col_text(st, 27, d->usable_memory_source, sizeof(d->usable_memory_source));
 }
+
 
 static mp_status load_peaks(mp_store *s, mp_store_device *d, mp_error *err)
 {
@@ -794,6 +860,7 @@ mp_status mp_store_device_find(mp_store *s, const mp_store_device_filter *f, con
 				  " AND (?3 IS NULL OR vendor = ?3 COLLATE NOCASE)"
 				  " AND (?4 IS NULL OR source = ?4)"
 				  " AND (?5 IS NULL OR memory_bytes >= ?5)"
+				  " AND (?6 IS NULL OR (?6 & CASE kind WHEN 'gpu' THEN 1 WHEN 'cpu' THEN 2 ELSE 4 END) <> 0)"
 				  " ORDER BY id LIMIT ?2";
 	sqlite3_stmt *st = NULL;
 	mp_status rc = MP_OK;
@@ -813,6 +880,7 @@ mp_status mp_store_device_find(mp_store *s, const mp_store_device_filter *f, con
 	bind_text_or_null(st, 3, f ? f->vendor : NULL);
 	bind_text_or_null(st, 4, f ? f->source : NULL);
 	bind_u64_or_null(st, 5, f ? f->min_memory_bytes : 0);
+	bind_u64_or_null(st, 6, f ? f->kinds : 0);
 	while (rc == MP_OK && (step = sqlite3_step(st)) == SQLITE_ROW) {
 		if (n++ == limit) {
 			*more = 1;
@@ -978,9 +1046,10 @@ static mp_status device_upsert(mp_store *s, const mp_store_device *d, const char
 		"INSERT INTO devices (id, name, vendor, architecture, form_factor, memory_type, memory_bytes,"
 		" usable_memory_bytes, memory_bandwidth_bytes_per_second, l2_cache_bytes, sm_count, boost_clock_hz,"
 		" tdp_watts, cuda_context_bytes, interconnect_json, source, source_note, measured_at,"
-		" linked_device_id, base_clock_hz, memory_clock_hz, fma_flops_per_second, memory_latency_seconds)"
+		" linked_device_id, base_clock_hz, memory_clock_hz, fma_flops_per_second, memory_latency_seconds,"
+		" kind, nvml_memory_bytes, usable_memory_source)"
 		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,"
-		" ?21, ?22, ?23)"
+		" ?21, ?22, ?23, ?24, ?25, ?26)"
 		" ON CONFLICT (id) DO UPDATE SET name = excluded.name, vendor = excluded.vendor,"
 		" architecture = excluded.architecture, form_factor = excluded.form_factor,"
 		" memory_type = excluded.memory_type, memory_bytes = excluded.memory_bytes,"
@@ -992,7 +1061,8 @@ static mp_status device_upsert(mp_store *s, const mp_store_device *d, const char
 		" source = excluded.source, source_note = excluded.source_note, measured_at = excluded.measured_at,"
 		" linked_device_id = excluded.linked_device_id, base_clock_hz = excluded.base_clock_hz,"
 		" memory_clock_hz = excluded.memory_clock_hz, fma_flops_per_second = excluded.fma_flops_per_second,"
-		" memory_latency_seconds = excluded.memory_latency_seconds,"
+		" memory_latency_seconds = excluded.memory_latency_seconds, kind = excluded.kind,"
+		" nvml_memory_bytes = excluded.nvml_memory_bytes, usable_memory_source = excluded.usable_memory_source,"
 		" updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')";
 	sqlite3 *db = s->db;
 	sqlite3_stmt *st = NULL, *del = NULL, *ins = NULL;
@@ -1033,6 +1103,9 @@ static mp_status device_upsert(mp_store *s, const mp_store_device *d, const char
 	bind_double_or_null(st, 21, d->memory_clock_hz);
 	bind_double_or_null(st, 22, d->fma_flops_per_second);
 	bind_double_or_null(st, 23, d->memory_latency_seconds);
+	sqlite3_bind_text(st, 24, d->kind[0] ? d->kind : "gpu", -1, SQLITE_STATIC);
+	bind_u64_or_null(st, 25, d->nvml_memory_bytes);
+	bind_text_or_null(st, 26, d->usable_memory_source);
 	if (sqlite3_step(st) != SQLITE_DONE) {
 		rc = constraint_or_db(db, err, "write device");
 		goto out;

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "../planner/memplan.h"
 
@@ -62,13 +63,38 @@ typedef struct mp_store_device {
 	double memory_clock_hz;
 	double fma_flops_per_second;	/* fp32 vector FMA rate (CUDA cores / stream processors), not a matrix rate */
 	double memory_latency_seconds;	/* one dependent DRAM load (pointer chase beyond L2) */
-	/* schema v5: names the device goes by elsewhere (table device_aliases), matched by mp_alias_key (core/).
+	/* schema v6 (issue 17): names the device goes by elsewhere (table device_aliases), matched by mp_alias_key (core/).
 	 * By convention the first is the NVML name ("NVIDIA H100 80GB HBM3"), from which NVIDIA GPU Feature
 	 * Discovery's nvidia.com/gpu.product (spaces to '-'), Slurm's AutoDetect=nvml GRES type (lowercase, spaces
 	 * to '_') and DCGM's modelName (the name itself) all follow; others: GKE accelerator names, site names. */
 	char aliases[MP_STORE_MAX_ALIASES][MP_STORE_ALIAS_MAX];
 	size_t naliases;
+	/* schema v5 (issue 15) */
+	char kind[16];			/* "gpu", "cpu" or "accelerator" (fit and capacity consider GPUs by default);
+					   "" = "gpu" */
+	uint64_t nvml_memory_bytes;	/* NVML's total (nvidia-smi, GPU Feature Discovery's nvidia.com/gpu.memory in
+					   MiB, DCGM): above the CUDA total by what the driver hides; 0 = unknown */
+	char usable_memory_source[16];	/* how usable_memory_bytes is known: "measured" (cudaMemGetInfo here),
+					   "published" (a real card's reading, cited in source_note), "derived" (from
+					   related figures, said how in source_note); "" = not said */
 } mp_store_device;
+
+/* The device kinds a profile may have, as a mask for filters (MP_STORE_KIND_GPU is the default everywhere). */
+#define MP_STORE_KIND_GPU 1u
+#define MP_STORE_KIND_CPU 2u
+#define MP_STORE_KIND_ACCELERATOR 4u
+#define MP_STORE_KIND_ALL 7u
+/* The kind bit of a profile's kind ("" counts as gpu); 0 for a name that is none of them. */
+static inline unsigned mp_store_kind_bit(const char *kind)
+{
+	if (kind == NULL || kind[0] == '\0' || strcmp(kind, "gpu") == 0)
+		return MP_STORE_KIND_GPU;
+	if (strcmp(kind, "cpu") == 0)
+		return MP_STORE_KIND_CPU;
+	if (strcmp(kind, "accelerator") == 0)
+		return MP_STORE_KIND_ACCELERATOR;
+	return 0;
+}
 
 /*
  * Whether id is a valid resource id: ^[a-z0-9][a-z0-9._-]{0,62}$ (1 to MP_STORE_ID_MAX - 1 bytes). Lookups and
@@ -100,6 +126,7 @@ typedef struct mp_store_device_filter {
 	const char *vendor;		/* exact, case-insensitive ("nvidia" matches "NVIDIA") */
 	const char *source;		/* "datasheet", "measured" or "user" */
 	uint64_t min_memory_bytes;	/* memory_bytes >= this */
+	unsigned kinds;			/* MP_STORE_KIND_* mask; 0 = every kind */
 } mp_store_device_filter;
 
 /* As mp_store_device_list, restricted by filter (NULL = none). */

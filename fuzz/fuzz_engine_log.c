@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	mp_engine e;
 	bool metrics;
 	char *text;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	mp_status st;
 
 	if (size == 0)

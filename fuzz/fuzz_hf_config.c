@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cJSON *cfg;
 	mp_model m;
 	mp_param_count pc;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 
 	if (text == NULL)
 		return 0;

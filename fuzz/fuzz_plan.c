@@ -26,7 +26,7 @@ static void close_store(void)
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	char dir[] = "/tmp/memplan-fuzz-XXXXXX", path[64];
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 
 	(void)argc;
 	(void)argv;
@@ -48,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *body;
 	cJSON *doc = NULL, *out = NULL;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	mp_status st;
 
 	if (size < 1)

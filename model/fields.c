@@ -11,80 +11,101 @@
 
 #define MAX_EXACT_INTEGER ((double)MP_MAX_PLAN_BYTES) /* 2^53 */
 
-static mp_status bad(mp_error *err, const char *pointer, const char *name, const char *fmt, const char *a)
+/* What a field takes, for its messages: "an integer between 1 and 1048576", "one of: fused, eager", ... */
+static void allowed_of(const mpm_field *f, char *buf, size_t len)
 {
-	char field[96];
+	switch (f->type) {
+	case MPM_F_U64:
+		snprintf(buf, len, "an integer between %llu and %llu", (unsigned long long)f->min,
+			 (unsigned long long)f->max);
+		return;
+	case MPM_F_DOUBLE:
+		snprintf(buf, len, "a number between %g and %g", f->dmin, f->dmax);
+		return;
+	case MPM_F_BOOL:
+		snprintf(buf, len, "true or false");
+		return;
+	case MPM_F_DTYPE: {
+		char list[512];
 
-	snprintf(field, sizeof(field), "%s/%s", pointer, name);
-	return mp_fail(err, MP_EINVAL, field, fmt, name, a);
+		mp_dtype_list(f->dtypes, list, sizeof(list));
+		snprintf(buf, len, "one of: %s (" MP_DTYPE_ALIASES ")", list);
+		return;
+	}
+	case MPM_F_ENUM: {
+		char list[512] = "";
+
+		for (int i = 0; f->names[i]; i++)
+			if (!mp_list_add(list, sizeof(list), f->names[i]))
+				break;
+		snprintf(buf, len, "one of: %s", list);
+		return;
+	}
+	case MPM_F_STRING:
+		snprintf(buf, len, "a non-empty string of at most %zu bytes", f->size - 1);
+		return;
+	case MPM_F_ANY:
+		snprintf(buf, len, "a value");
+		return;
+	}
+	snprintf(buf, len, "a value");
+}
+
+/* A field's problem: "<pointer>/<name>" with "<name> <what>: <allowed>[ (got ...)]". */
+static mp_status bad(mp_error *err, const char *pointer, const mpm_field *f, const char *what, const char *got)
+{
+	char field[96], allowed[640];
+
+	snprintf(field, sizeof(field), "%s/%s", pointer, f->name);
+	allowed_of(f, allowed, sizeof(allowed));
+	return mp_fail(err, MP_EINVAL, field, "%s %s %s%s", f->name, what, allowed, got ? got : "");
 }
 
 static mp_status decode_one(const cJSON *v, const char *pointer, const mpm_field *f, void *dst, mp_error *err)
 {
 	char *p = (char *)dst + f->offset;
-	char buf[256];
+	char got[64];
 
 	switch (f->type) {
 	case MPM_F_U64:
 		if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < 0 ||
-		    v->valuedouble > MAX_EXACT_INTEGER) {
-			snprintf(buf, sizeof(buf), "%llu and %llu", (unsigned long long)f->min,
-				 (unsigned long long)f->max);
-			return bad(err, pointer, f->name, "%s must be an integer between %s", buf);
-		}
+		    v->valuedouble > MAX_EXACT_INTEGER)
+			return bad(err, pointer, f, "must be", NULL);
 		if ((uint64_t)v->valuedouble < f->min || (uint64_t)v->valuedouble > f->max) {
-			snprintf(buf, sizeof(buf), "%llu and %llu (got %.17g)", (unsigned long long)f->min,
-				 (unsigned long long)f->max, v->valuedouble);
-			return bad(err, pointer, f->name, "%s must be between %s", buf);
+			snprintf(got, sizeof(got), " (got %.17g)", v->valuedouble);
+			return bad(err, pointer, f, "must be", got);
 		}
 		*(uint64_t *)p = (uint64_t)v->valuedouble;
 		return MP_OK;
 	case MPM_F_DOUBLE:
 		if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < f->dmin ||
-		    v->valuedouble > f->dmax) {
-			snprintf(buf, sizeof(buf), "%g and %g", f->dmin, f->dmax);
-			return bad(err, pointer, f->name, "%s must be a number between %s", buf);
-		}
+		    v->valuedouble > f->dmax)
+			return bad(err, pointer, f, "must be", NULL);
 		*(double *)p = v->valuedouble;
 		return MP_OK;
 	case MPM_F_BOOL:
 		if (!cJSON_IsBool(v))
-			return bad(err, pointer, f->name, "%s must be true or false%s", "");
+			return bad(err, pointer, f, "must be", NULL);
 		*(bool *)p = cJSON_IsTrue(v);
 		return MP_OK;
 	case MPM_F_DTYPE: {
-		mp_dtype dt = cJSON_IsString(v) ? mp_dtype_from_name(v->valuestring) : MP_DTYPE_INVALID;
+		mp_dtype dt = cJSON_IsString(v) ? mp_dtype_from_alias(v->valuestring) : MP_DTYPE_INVALID;
 
-		if (dt == MP_DTYPE_INVALID || !(f->dtypes & MPM_DT(dt))) {
-			mp_dtype_list(f->dtypes, buf, sizeof(buf));
-			return bad(err, pointer, f->name, "%s must be one of: %s", buf);
-		}
+		if (dt == MP_DTYPE_INVALID || !(f->dtypes & MPM_DT(dt)))
+			return bad(err, pointer, f, "must be", NULL);
 		*(mp_dtype *)p = dt;
 		return MP_OK;
 	}
-	case MPM_F_ENUM: {
-		size_t used = 0;
-
+	case MPM_F_ENUM:
 		for (int i = 0; f->names[i]; i++)
 			if (cJSON_IsString(v) && strcmp(v->valuestring, f->names[i]) == 0) {
 				*(int *)p = i;
 				return MP_OK;
 			}
-		buf[0] = '\0';
-		for (int i = 0; f->names[i] && used < sizeof(buf); i++) {
-			int n = snprintf(buf + used, sizeof(buf) - used, "%s%s", i ? ", " : "", f->names[i]);
-
-			if (n < 0)
-				break;
-			used += (size_t)n;
-		}
-		return bad(err, pointer, f->name, "%s must be one of: %s", buf);
-	}
+		return bad(err, pointer, f, "must be", NULL);
 	case MPM_F_STRING:
-		if (!cJSON_IsString(v) || strlen(v->valuestring) == 0 || strlen(v->valuestring) >= f->size) {
-			snprintf(buf, sizeof(buf), "%zu", f->size - 1);
-			return bad(err, pointer, f->name, "%s must be a non-empty string of at most %s bytes", buf);
-		}
+		if (!cJSON_IsString(v) || strlen(v->valuestring) == 0 || strlen(v->valuestring) >= f->size)
+			return bad(err, pointer, f, "must be", NULL);
 		memcpy(p, v->valuestring, strlen(v->valuestring) + 1);
 		return MP_OK;
 	case MPM_F_ANY:
@@ -96,11 +117,13 @@ static mp_status decode_one(const cJSON *v, const char *pointer, const mpm_field
 mp_status mpm_decode_fields(const cJSON *obj, const char *pointer, const mpm_field *fields, size_t nfields,
 			    void *dst, mp_error *err)
 {
+	mp_problems fp = MP_PROBLEMS_INIT;
 	const cJSON *v;
 
 	if (!cJSON_IsObject(obj))
-		return mp_fail(err, MP_EINVAL, pointer[0] ? pointer : "/", "expected a JSON object");
-	/* Unknown keys first: a misspelt optional field must not pass unnoticed. */
+		return mp_error_keep(err, mp_fail(err, MP_EINVAL, pointer[0] ? pointer : "/", "expected a JSON object"));
+	/* Unknown keys: a misspelt optional field must not pass unnoticed. Every problem is recorded (mp_error_keep)
+	 * and the decode goes on, so one answer names them all; the first is returned. */
 	cJSON_ArrayForEach(v, obj)
 	{
 		size_t i;
@@ -109,21 +132,16 @@ mp_status mpm_decode_fields(const cJSON *obj, const char *pointer, const mpm_fie
 			if (strcmp(fields[i].name, v->string) == 0)
 				break;
 		if (i == nfields) {
-			char field[96], known[512];
-			size_t used = 0;
+			char field[96], known[768] = "";
 
-			known[0] = '\0';
-			for (i = 0; i < nfields && used < sizeof(known); i++) {
-				int n = snprintf(known + used, sizeof(known) - used, "%s%s", i ? ", " : "",
-						 fields[i].name);
-
-				if (n < 0)
+			for (i = 0; i < nfields; i++)
+				if (!mp_list_add(known, sizeof(known), fields[i].name))
 					break;
-				used += (size_t)n;
-			}
 			snprintf(field, sizeof(field), "%s/%.60s", pointer, v->string);
-			return mp_fail(err, MP_EINVAL, field, "unknown field '%.60s'; known fields: %s", v->string,
-				       known);
+			mp_problems_note(&fp,
+					 mp_fail(err, MP_EINVAL, field, "unknown field '%.60s'; known fields: %s",
+						 v->string, known),
+					 err);
 		}
 	}
 	for (size_t i = 0; i < nfields; i++) {
@@ -131,14 +149,13 @@ mp_status mpm_decode_fields(const cJSON *obj, const char *pointer, const mpm_fie
 
 		v = cJSON_GetObjectItemCaseSensitive(obj, fields[i].name);
 		if (v == NULL) {
-			if (fields[i].required)
-				return bad(err, pointer, fields[i].name, "%s is required%s", "");
+			/* an MPM_F_ANY member's absence is its caller's to name: it knows what is allowed there */
+			if (fields[i].required && fields[i].type != MPM_F_ANY)
+				mp_problems_note(&fp, bad(err, pointer, &fields[i], "is required:", NULL), err);
 			continue;
 		}
 		st = decode_one(v, pointer, &fields[i], dst, err);
-		if (st != MP_OK)
-			return st;
+		mp_problems_note(&fp, st, err);
 	}
-	return MP_OK;
+	return mp_problems_end(&fp, err);
 }
-

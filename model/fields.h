@@ -1,6 +1,6 @@
 /*
  * fields.h: decoding of JSON objects by a field table. Each object type declares its fields once (name, type,
- * required, range, destination); decoding then validates every value and names the field of the first problem.
+ * required, range, destination); decoding then validates every value and names the field of every problem.
  * Unknown members are refused, so a typo never silently falls back to a default. The model readers use it for the
  * architecture object, and codec/ (one floor up) for every request body.
  */
@@ -18,7 +18,7 @@ typedef enum mpm_ftype {
 	MPM_F_U64,	/* integer in [min, max] -> uint64_t */
 	MPM_F_DOUBLE,	/* number in [dmin, dmax] -> double */
 	MPM_F_BOOL,	/* -> bool */
-	MPM_F_DTYPE,	/* dtype name allowed by `dtypes` mask -> mp_dtype */
+	MPM_F_DTYPE,	/* dtype name or alias (mp_dtype_from_alias) allowed by `dtypes` mask -> mp_dtype */
 	MPM_F_ENUM,	/* one of `names` -> int (its index) */
 	MPM_F_STRING,	/* -> char[size] */
 	MPM_F_ANY,	/* any JSON value, decoded by the caller (skipped here, only checked for presence) */
@@ -43,8 +43,10 @@ typedef struct mpm_field {
 
 /*
  * Decodes obj into dst by the table. Fields that are absent keep the value dst already holds (the
- * caller's documented default); required fields must be present. Errors: MP_EINVAL naming
- * "<pointer>/<field>" for the first bad or unknown field. Borrows obj and fields; writes only dst.
+ * caller's documented default); required fields must be present (an MPM_F_ANY field's absence is left to the
+ * caller, which decodes it). Every problem is checked, not only the first: each unknown, missing or bad field
+ * is recorded in err->all (mp_error_keep) with what the field allows, and the decode goes on. Returns the first
+ * problem's status with err naming it ("<pointer>/<field>"). Borrows obj and fields; writes only dst.
  */
 mp_status mpm_decode_fields(const cJSON *obj, const char *pointer, const mpm_field *fields, size_t nfields,
 			    void *dst, mp_error *err);

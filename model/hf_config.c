@@ -731,8 +731,10 @@ mp_status mpm_from_hf(const cJSON *cfg, const char *pointer, mp_model *m, mp_err
 			continue;
 		snprintf(m->model_type, sizeof(m->model_type), "%s", type->valuestring);
 		decode_llama_family(&c, &llama_family[i], m);
-		if (c.st == MP_OK)
+		if (c.st == MP_OK) {
 			mpm_training_extras(cfg, m);
+			mpm_config_facts(cfg, m);
+		}
 		return c.st;
 	}
 	for (size_t i = 0; i < sizeof(other_types) / sizeof(other_types[0]); i++) {
@@ -740,8 +742,10 @@ mp_status mpm_from_hf(const cJSON *cfg, const char *pointer, mp_model *m, mp_err
 			continue;
 		snprintf(m->model_type, sizeof(m->model_type), "%s", type->valuestring);
 		other_types[i].decode(&c, m);
-		if (c.st == MP_OK)
+		if (c.st == MP_OK) {
 			mpm_training_extras(cfg, m);
+			mpm_config_facts(cfg, m);
+		}
 		return c.st;
 	}
 	for (size_t i = 0; i < mpm_hf_more_count; i++) {

@@ -51,4 +51,20 @@ const char *mpm_supported_types(void);
  */
 void mpm_training_extras(const cJSON *cfg, mp_model *m);
 
+/*
+ * What the config says about itself beside its shape (model/hf_facts.c), into m's config_* members: the checkpoint
+ * dtype ("dtype", or the older "torch_dtype"; fp32, bf16 or fp16), its quantization_config (gptq/awq 4-bit ->
+ * int4 with the scheme and group_size, fp8 -> fp8_e4m3, bitsandbytes -> nf4 or int8), and the shape keys it leaves
+ * out (m->defaulted_keys, "name=value" with the value the type's default gave; m->max_position_defaulted). The
+ * keys checked for every type are the hidden size, layers, heads, vocabulary and context under any of their
+ * transformers spellings (n_embd, n_layer, ...; text_config too); the FFN width and KV heads only for the types
+ * whose configs always state them (the llama family, phi3, deepseek_v3). Also the tanh soft-capping keys
+ * (attn_logit_softcapping, final_logit_softcapping; Gemma2Config defaults 50.0 and 30.0, null = off).
+ * mpm_from_hf calls it; m's shape must be decoded already. Never fails. Borrowed: cfg.
+ * Worked example (tests/test_fidelity.c): {"model_type": "llama", "hidden_size": 4096} -> defaulted_keys
+ * "num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=32, intermediate_size=11008,
+ * vocab_size=32000, max_position_embeddings=2048".
+ */
+void mpm_config_facts(const cJSON *cfg, mp_model *m);
+
 #endif /* MPM_MODEL_H */

@@ -47,10 +47,14 @@ static uint64_t score_bytes_per_element(const mp_model *m, const mp_training_req
 {
 	bool dropout = m->attention_dropout && !req->no_dropout;
 	uint64_t softmax = (rb->amp || rb->compute == 4 || mp_model_upcasts_softmax(m)) ? 4 : rb->compute;
+	/* Gemma-2's soft-capping (modeling_gemma2.py eager_attention_forward: scores / softcap, tanh, * softcap):
+	 * tanh saves its output, one score-sized tensor in the compute dtype; the scalar divide and multiply save
+	 * nothing. Gemma-2-2B bf16: 2 + 4 + 2 = 8 bytes per score instead of 6. */
+	uint64_t cap = m->attn_logit_softcapping ? rb->compute : 0;
 
 	if (dropout)
-		return softmax + 1 + rb->compute;
-	return softmax + (softmax != rb->compute ? rb->compute : 0);
+		return cap + softmax + 1 + rb->compute;
+	return cap + softmax + (softmax != rb->compute ? rb->compute : 0);
 }
 
 /*
@@ -85,6 +89,64 @@ static uint64_t proj_inputs_per_token(const mp_regime_bytes *rb, uint64_t n_proj
 	return mp_ckmul(c, rb->compute, h);
 }
 
+/*
+ * What one layer keeps under LoRA and QLoRA, where the base weights are frozen: PyTorch's generated backward saves a
+ * matmul's input only when the other operand requires a gradient (tools/autograd: each SavedVariable is stored
+ * under should_compute_output), so a frozen base keeps less than full fine-tuning, term by term:
+ *  - a frozen base linear keeps nothing of its input. A targeted one's adapter does (peft tuners/lora/layer.py
+ *    Linear.forward: x = self._cast_input_dtype(x, lora_A.weight.dtype); result + lora_B(lora_A(dropout(x))) *
+ *    scaling): the adapters are fp32 (autocast_adapter_dtype), so over a 16-bit base each targeted module casts
+ *    its own fp32 copy of the input (4 bytes per value) and lora_A saves it; under autocast lora_A saves its own
+ *    16-bit cast instead (2); over an fp32 base the input itself is shared by the modules that read it. lora_B
+ *    saves lora_A's r-wide output (fp32, 16-bit under autocast).
+ *  - RMSNorm written out as transformers does (weight * x.to(dtype)): the weight multiply saves the normalised
+ *    input only for the weight's gradient, so a frozen norm keeps its fp32 input and rsqrt, 4h + 4 bytes per token
+ *    (LayerNorm's fused kernel keeps its input and statistics either way).
+ *  - the MLP's down-projection input (act(gate) x up, or the activation's output) is kept only when down is
+ *    targeted; eager attention's output copy (o_proj's input) only when o is (SDPA's kernels keep their output
+ *    for their own backward).
+ * The lm_head input and final norm are in training.c (head_bytes_per_token). Dense GQA models; MoE models keep
+ * full fine-tuning's count.
+ */
+static void lora_layer(const mp_model *m, const mp_training_req *req, const mp_regime_bytes *rb, uint64_t tokens,
+		       uint64_t rep_div, bool eager_out, mp_layer_activations *out, mp_ck *c)
+{
+	uint32_t t = req->lora_targets ? req->lora_targets : MP_LORA_ALL;
+	uint64_t tp = mp_or1(req->tensor_parallel_size), h = m->hidden_size, cb = rb->compute;
+	uint64_t hq = m->num_heads / tp * m->head_dim, f = m->intermediate_size / tp;
+	bool fused = mp_model_fused_projections(m), shared = !rb->amp && cb == 4;
+	uint64_t bpv = rb->amp ? 2 : shared ? cb : 4, ab = rb->amp ? 2 : 4;
+	uint64_t n_attn, n_mlp_in, mods, wide = 0, narrow = 0, down_full;
+
+	/* norms */
+	if (m->norm_kind == MP_NORM_RMS)
+		out->norms = mp_ckmul3(c, tokens, mp_or1(m->norms_per_layer), 4 * h + 4) / rep_div;
+	/* targeted modules reading the attention input and the MLP input */
+	n_attn = fused ? ((t & (MP_LORA_Q | MP_LORA_K | MP_LORA_V)) != 0)
+		       : ((t & MP_LORA_Q) != 0) + ((t & MP_LORA_K) != 0) + ((t & MP_LORA_V) != 0);
+	n_mlp_in = fused || m->ffn_kind == MP_FFN_PLAIN
+			   ? ((t & (MP_LORA_GATE | MP_LORA_UP)) != 0)
+			   : ((t & MP_LORA_GATE) != 0) + ((t & MP_LORA_UP) != 0);
+	mods = n_attn + n_mlp_in + ((t & MP_LORA_O) != 0) + ((t & MP_LORA_DOWN) != 0);
+	if (shared) {
+		wide = mp_ckadd(c, n_attn ? cb * h : 0, n_mlp_in ? cb * h : 0);
+	} else {
+		wide = mp_ckmul3(c, n_attn + n_mlp_in, bpv, h);
+	}
+	/* o_proj's input: eager's contiguous copy is kept only for a targeted o (shared), or replaced by its cast */
+	if (eager_out)
+		out->attention -= mp_min_u64(out->attention, mp_ckmul3(c, tokens, cb, hq));
+	if (t & MP_LORA_O)
+		narrow = mp_ckadd(c, narrow, mp_ckmul(c, (shared && !eager_out) ? 0 : bpv, hq));
+	/* the MLP: full fine-tuning's count less the down projection's input, which a targeted down keeps (cast) */
+	down_full = (rb->amp && m->composite_activation && m->ffn_kind == MP_FFN_PLAIN) ? 2 : cb;
+	out->mlp -= mp_min_u64(out->mlp, mp_ckmul3(c, tokens, down_full, f));
+	if (t & MP_LORA_DOWN)
+		narrow = mp_ckadd(c, narrow, mp_ckmul(c, bpv, f));
+	narrow = mp_ckadd(c, narrow, mp_ckmul3(c, mods, ab, req->lora_rank)); /* lora_A outputs */
+	out->projection_inputs = mp_ckadd(c, mp_ckmul(c, tokens, wide) / rep_div, mp_ckmul(c, tokens, narrow));
+}
+
 mp_status mp_layer_activation_bytes(const mp_model *m, const mp_training_req *req, uint64_t batch, uint64_t seq,
 				    mp_layer_activations *out, mp_error *err)
 {
@@ -95,6 +157,7 @@ mp_status mp_layer_activation_bytes(const mp_model *m, const mp_training_req *re
 	uint64_t rep_div = req->sequence_parallel ? tp : 1;
 	bool fused = mp_model_fused_projections(m), moe = m->num_experts > 0;
 	bool hid_drop = m->hidden_dropout && !req->no_dropout;
+	mp_train_kernel kernel = mp_train_attention_kernel(m, req, seq);
 	uint64_t n_attn_proj, n_mlp_proj, rep, par;
 	mp_ck c = { false };
 
@@ -132,17 +195,21 @@ mp_status mp_layer_activation_bytes(const mp_model *m, const mp_training_req *re
 		if (req->attention == MP_TRAIN_ATTENTION_FUSED)
 			par = mp_ckadd(&c, par, mp_ckmul(&c, 4, heads));
 	} else {
-		uint64_t d = m->head_dim, kv_kept = req->attention == MP_TRAIN_ATTENTION_EAGER ? heads : kv;
+		/* k and v at the query-head count where they are expanded: eager's repeat_kv, SDPA's math fallback
+		 * (repeat_interleave inside), or transformers' repeat_kv before a masked SDPA call */
+		uint64_t d = m->head_dim, kv_kept = kernel.kv_expanded ? heads : kv;
 
 		par = mp_ckmul3(&c, rb.compute, heads + 2 * kv_kept, d);
 		par = mp_ckadd(&c, par, mp_ckmul3(&c, rb.compute, heads, d));
-		if (req->attention == MP_TRAIN_ATTENTION_FUSED)
-			par = mp_ckadd(&c, par, mp_ckmul(&c, 4, heads));
+		if (!kernel.scores)
+			par = mp_ckadd(&c, par, mp_ckmul(&c, 4, heads)); /* flash / efficient: the log-sum-exp */
 	}
 	out->attention = mp_ckmul(&c, tokens, par);
 
-	/* Eager score matrices: batch x heads x s x s (the causal half is materialised too). */
-	if (req->attention == MP_TRAIN_ATTENTION_EAGER)
+	/* Score matrices: batch x heads x s x s (the causal half is materialised too), kept by eager attention and by
+	 * SDPA's math fallback (aten _scaled_dot_product_attention_math: _safe_softmax saves its output, which the
+	 * P x V matmul saves too; dropout adds its mask and output as eager's does). */
+	if (kernel.scores)
 		out->attention_scores = mp_ckmul(&c, mp_ckmul3(&c, batch, heads, mp_ckmul(&c, seq, seq)),
 						 score_bytes_per_element(m, req, &rb));
 
@@ -167,6 +234,10 @@ mp_status mp_layer_activation_bytes(const mp_model *m, const mp_training_req *re
 	/* Dropout masks after the attention and MLP outputs (one byte per value; Korthikanti's 2 x sbh). */
 	if (hid_drop)
 		out->dropout_masks = mp_ckmul3(&c, tokens, 2, h) / rep_div;
+
+	/* LoRA / QLoRA: a frozen base keeps less (see lora_layer) */
+	if (req->finetune != MP_FINETUNE_FULL && !moe && m->attn_kind == MP_ATTN_GQA)
+		lora_layer(m, req, &rb, tokens, rep_div, kernel.scores, out, &c);
 
 	out->total = out->norms;
 	out->total = mp_ckadd(&c, out->total, out->projection_inputs);

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "memplan.h"
 
@@ -61,6 +62,32 @@ mp_dtype mp_dtype_from_name(const char *name)
 	return MP_DTYPE_INVALID;
 }
 
+mp_dtype mp_dtype_from_alias(const char *name)
+{
+	/* the spellings of config files (torch_dtype, dtype), engines (vLLM --dtype, --kv-cache-dtype) and people */
+	static const struct {
+		const char *alias;
+		mp_dtype dt;
+	} aliases[] = {
+		{ "bfloat16", MP_DTYPE_BF16 }, { "float16", MP_DTYPE_FP16 }, { "half", MP_DTYPE_FP16 },
+		{ "float32", MP_DTYPE_FP32 },  { "float", MP_DTYPE_FP32 },   { "float64", MP_DTYPE_FP64 },
+		{ "double", MP_DTYPE_FP64 },   { "fp8", MP_DTYPE_FP8_E4M3 }, { "float8_e4m3fn", MP_DTYPE_FP8_E4M3 },
+		{ "float8_e5m2", MP_DTYPE_FP8_E5M2 },
+	};
+
+	if (name == NULL)
+		return MP_DTYPE_INVALID;
+	if (strncmp(name, "torch.", 6) == 0)
+		name += 6;
+	for (int i = 1; i < MP_DTYPE_COUNT; i++)
+		if (strcasecmp(dtype_table[i].name, name) == 0)
+			return (mp_dtype)i;
+	for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
+		if (strcasecmp(aliases[i].alias, name) == 0)
+			return aliases[i].dt;
+	return MP_DTYPE_INVALID;
+}
+
 mp_dtype_layout mp_dtype_layout_of(mp_dtype dt)
 {
 	if ((unsigned)dt >= MP_DTYPE_COUNT)
@@ -70,21 +97,12 @@ mp_dtype_layout mp_dtype_layout_of(mp_dtype dt)
 
 void mp_dtype_list(uint32_t allowed, char *buf, size_t len)
 {
-	size_t used = 0;
-
 	if (len == 0)
 		return;
 	buf[0] = '\0';
-	for (int i = 1; i < MP_DTYPE_COUNT; i++) {
-		int n;
-
-		if (!(allowed & (1u << i)))
-			continue;
-		n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", dtype_table[i].name);
-		if (n < 0 || (size_t)n >= len - used)
-			return;
-		used += (size_t)n;
-	}
+	for (int i = 1; i < MP_DTYPE_COUNT; i++)
+		if ((allowed & (1u << i)) && !mp_list_add(buf, len, dtype_table[i].name))
+			return; /* whole names only: the list ends with ", ..." */
 }
 
 bool mp_dtype_bytes(mp_dtype dt, uint64_t n, uint64_t *out)

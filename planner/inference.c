@@ -233,7 +233,7 @@ static bool fits_with(const mp_model *m, const mp_inference_req *req, const mp_i
                       const mp_weights *weights, uint64_t budget)
 {
 	mp_inference_memory mem;
-	mp_error e;
+	mp_error e = MP_ERROR_INIT;
 
 	return evaluate(m, req, o, dev, weights, &mem, &e) == MP_OK && mem.total_bytes <= budget;
 }
@@ -254,7 +254,7 @@ static mp_status excess_at(void *ctx, uint64_t v, double *out, mp_error *err)
 {
 	fit_search *c = ctx;
 	mp_inference_memory mem;
-	mp_error e;
+	mp_error e = MP_ERROR_INIT;
 
 	(void)err;
 	if (c->batch)

@@ -76,6 +76,15 @@ typedef struct mp_dtype_layout {
 const char *mp_dtype_name(mp_dtype dt);
 /* Parses a canonical name; MP_DTYPE_INVALID when unknown. NULL-safe. */
 mp_dtype mp_dtype_from_name(const char *name);
+/*
+ * A data type as config files, engines and people spell it: a canonical name in any case ("BF16", "Q4_K"), an
+ * optional "torch." prefix, or an alias: bfloat16, float16, half, float32, float, float64, double, fp8 and
+ * float8_e4m3fn (fp8_e4m3: vLLM's and PyTorch's default fp8), float8_e5m2. MP_DTYPE_INVALID otherwise; NULL-safe.
+ * Worked example (tests/test_fidelity.c): "bfloat16" -> bf16, "Half" -> fp16, "torch.float32" -> fp32.
+ */
+mp_dtype mp_dtype_from_alias(const char *name);
+/* The aliases mp_dtype_from_alias takes beyond the canonical names, for error messages. */
+#define MP_DTYPE_ALIASES "any case; aliases bfloat16, float16, half, float32, fp8 = fp8_e4m3"
 /* Storage layout of a format (see above). {0, 0} for MP_DTYPE_INVALID. */
 mp_dtype_layout mp_dtype_layout_of(mp_dtype dt);
 /* A comma-separated list of the names in `allowed` (a mask of 1u << dtype), for error messages. */

@@ -142,7 +142,51 @@ typedef struct mp_model {
 	uint8_t checkpoint_format[8];
 	uint64_t ffn_sub_norm;		/* BitNet: the ffn_sub_norm weight before down_proj (intermediate_size values) */
 	bool qk_norm_layer;		/* Phi qk_layernorm: per-head LayerNorms of q and k (weight and bias, head_dim) */
+	/* --- appended for issue 15: what the description says about itself (model/hf_facts.c), for the service's
+	 * defaults and warnings; the memory formulas never read these --- */
+	mp_dtype config_dtype;		/* the checkpoint's dtype (torch_dtype / dtype); MP_DTYPE_INVALID = not stated */
+	mp_dtype config_quant_dtype;	/* quantization_config's storage format (int4 for gptq/awq, fp8_e4m3, nf4,
+					   int8); MP_DTYPE_INVALID = none */
+	uint8_t config_quant_scheme;	/* int4: 0 gptq, 1 awq (mp_int4_scheme) */
+	uint64_t config_quant_group_size;	/* quantization_config.group_size; 0 = not stated */
+	char defaulted_keys[256];	/* shape keys the config leaves out, with the values the model type's defaults
+					   gave them: "num_hidden_layers=32, intermediate_size=11008"; "" = none */
+	bool max_position_defaulted;	/* max_position_embeddings (or its alias) is not in the config: the context
+					   limit is the model type's default, not the model's statement */
+	/* tanh soft-capping (Gemma-2: attn_logit_softcapping 50, final_logit_softcapping 30): the training planner
+	 * counts the tanh outputs autograd keeps (activations.c, training.c) */
+	bool attn_logit_softcapping;	/* on the attention scores (eager attention) */
+	bool final_logit_softcapping;	/* on the logits */
 } mp_model;
+
+/* ---------------------------------------------------------------------------------------------------------
+ * The attention kernel torch.nn.functional.scaled_dot_product_attention runs for transformers' "sdpa"
+ * attention on a CUDA GPU of compute capability 8.0 or newer (planner/sdpa.c).
+ * ------------------------------------------------------------------------------------------------------- */
+typedef enum mp_sdpa_kernel {
+	MP_SDPA_FLASH = 0,	/* FlashAttention-2: q, k, v, out and the log-sum-exp kept; no score matrix */
+	MP_SDPA_EFFICIENT,	/* memory-efficient (cutlass): the same, any float type, masks allowed */
+	MP_SDPA_MATH,		/* the composite fallback: scores materialised and softmax kept, like eager */
+} mp_sdpa_kernel;
+
+/*
+ * Which kernel SDPA picks, from its constraints (PyTorch 2.5 to 2.11, aten/src/ATen/native/transformers/cuda/
+ * sdp_utils.cpp, priority flash > efficient > math) and what transformers passes it
+ * (integrations/sdpa_attention.py: without an attention mask it calls with enable_gqa=True and k/v at their own
+ * head count; with one, repeat_kv expands k/v to every query head first):
+ *   flash: fp16 or bf16, no explicit mask, head_dim <= 256 and a multiple of 8; grouped-query heads allowed;
+ *   efficient: fp32, fp16 or bf16, masks allowed, but the same head count for q, k and v
+ *     (check_batch_size_and_num_heads_dense<false>: no grouped-query attention);
+ *   math: everything else, so fp32 with grouped-query heads and no mask (the usual training case) falls back to
+ *     the math kernel, which materialises batch x heads x s x s fp32 scores.
+ * compute_bytes: 4 for fp32, 2 for fp16/bf16; heads, kv_heads: per GPU; masked: an explicit mask is passed (a
+ * sliding window shorter than the keys, or padding). Worked example (tests/test_fidelity.c): Llama-3.2-1B (32
+ * heads, 8 KV heads, head_dim 64): fp32 unmasked -> math; bf16 -> flash; fp32 masked -> efficient (k/v repeated).
+ */
+mp_sdpa_kernel mp_sdpa_kernel_of(const mp_model *m, uint64_t compute_bytes, uint64_t heads, uint64_t kv_heads,
+				 bool masked);
+/* "flash", "efficient", "math"; "invalid" outside the range. */
+const char *mp_sdpa_kernel_name(mp_sdpa_kernel k);
 
 /* Where errors about m's keys are named: m->json_pointer, or "/model" when it is empty. */
 const char *mp_model_pointer(const mp_model *m);

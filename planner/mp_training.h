@@ -160,6 +160,7 @@ typedef struct mp_logits_memory {
 	uint64_t log_probs_bytes;	/* log_softmax output kept for backward (fp32) */
 	uint64_t forward_peak_bytes;	/* at log_softmax: logits + upcast + log-probs */
 	uint64_t backward_peak_bytes;	/* at log_softmax backward: log-probs + their gradient + logits gradient */
+	uint64_t softcap_bytes;		/* final_logit_softcapping: the tanh output autograd keeps (in both peaks) */
 } mp_logits_memory;
 
 typedef enum mp_train_phase {
@@ -217,6 +218,9 @@ typedef struct mp_training_memory {
 	mp_phase_memory phases[MP_TRAIN_PHASE_COUNT];
 	mp_train_phase peak_phase;
 	const char *binding_term;	/* the largest term of the peak phase */
+	/* --- appended for issue 15 --- */
+	const char *attention_kernel;	/* what runs: "eager", or SDPA's "flash", "efficient", "math" (mp_sdpa_kernel_of);
+					   NULL without the architecture */
 } mp_training_memory;
 
 /* ---------------------------------------------------------------------------------------------------------
@@ -248,7 +252,8 @@ mp_status mp_plan_training(const mp_model *m, const mp_param_count *pc, const mp
 /* Training fit extras, beyond mp_fit (filled by mp_plan_training_fit). */
 typedef struct mp_training_fit {
 	mp_fit fit;			/* fits, capacity, headroom, binding_term, max_batch_size (micro), max_sequence_length */
-	uint64_t min_num_gpus;		/* smallest GPU count (same tp x pp x cp, data parallel grown) that fits; 0 = none */
+	uint64_t min_num_gpus;		/* smallest GPU count (same tp x pp x cp, data parallel grown) that fits; 0 = none
+					   (the API's min_gpus, null for none) */
 } mp_training_fit;
 
 /*
@@ -261,8 +266,12 @@ void mp_training_verdict(const mp_training_memory *mem, const mp_device *dev, mp
 
 /*
  * The plan plus its fit against dev: largest micro-batch and longest sequence by bisection on the plan itself
- * (memory is monotone in both), smallest GPU count by growing the data-parallel degree (only sharded
- * states shrink with it). Errors: as mp_plan_training.
+ * (memory is monotone in both); the smallest GPU count (same tp x pp x cp, data parallelism grown in steps of
+ * the expert-parallel degree) by evaluating the counts: the first 64 one by one (one to two replicas adds DDP's or
+ * ZeRO's buckets, so two GPUs may need more per GPU than one), then bisection where every term is constant or a
+ * shrinking share of sharded states. fits (at the requested count) implies min_num_gpus <= that count.
+ * Worked example (tests/test_answers.c): llama-3.1-8b, mixed_bf16, AdamW, 1 x 4096, no sharding, on an H200:
+ * fits on 1 GPU, min_num_gpus 1 (2 GPUs need DDP's buckets on top and do not fit). Errors: as mp_plan_training.
  */
 mp_status mp_plan_training_fit(const mp_model *m, const mp_param_count *pc, const mp_training_req *req,
 			       const mp_device *dev, mp_training_memory *mem, mp_training_fit *tf, mp_error *err);

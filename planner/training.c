@@ -487,15 +487,20 @@ typedef struct stage_plan {
 
 /* Bytes per token the final norm and the head's input keep (the head reads the norm output; under autocast it
  * saves its own 16-bit cast). */
-static uint64_t head_bytes_per_token(const mp_model *m, const mp_regime_bytes *rb, mp_ck *c)
+static uint64_t head_bytes_per_token(const mp_model *m, const mp_training_req *req, const mp_regime_bytes *rb,
+				     mp_ck *c)
 {
 	uint64_t h = m->hidden_size, norm;
+	bool frozen = req->finetune != MP_FINETUNE_FULL;
 
+	/* LoRA: the frozen final RMSNorm keeps its fp32 input and rsqrt, the frozen lm_head nothing of its input (the
+	 * weight needs no gradient; activations.c lora_layer says why) */
 	norm = m->norm_kind == MP_NORM_LAYER ? mp_ckadd(c, mp_ckmul(c, rb->residual, h), 8)
+		: frozen		     ? mp_ckadd(c, mp_ckmul(c, 4, h), 4)
 					     : mp_ckadd(c, mp_ckmul(c, 4 + rb->residual, h), 4);
 	if (!m->final_norm)
 		norm = 0;
-	return mp_ckadd(c, norm, mp_ckmul(c, rb->amp ? 2 : rb->compute, h));
+	return mp_ckadd(c, norm, frozen ? 0 : mp_ckmul(c, rb->amp ? 2 : rb->compute, h));
 }
 
 /* Activations (and logits on the last stage) of one stage. */
@@ -562,7 +567,7 @@ static mp_status stage_activations(const mp_model *m, const mp_training_req *req
 		a->embedding_bytes = mp_ckmul3(&c, l->tokens, per, k);
 	}
 	if (p->s.last)
-		a->head_bytes = mp_ckmul(&c, l->tokens, head_bytes_per_token(m, &rb, &c)) / rep_div;
+		a->head_bytes = mp_ckmul(&c, l->tokens, head_bytes_per_token(m, req, &rb, &c)) / rep_div;
 
 	/* Autocast: F.linear / addmm cast fp32 weights to 16 bits and save the copies for backward (the cast cache
 	 * lives until autocast exits, torch/amp/autocast_mode.py). Under full recomputation only the head's copy
@@ -592,6 +597,13 @@ static mp_status stage_activations(const mp_model *m, const mp_training_req *req
 		g->log_probs_bytes = mp_ckmul3(&c, l->tokens, v, 4);
 		g->forward_peak_bytes = mp_ckadd(&c, mp_ckadd(&c, g->logits_bytes, g->upcast_bytes), g->log_probs_bytes);
 		g->backward_peak_bytes = mp_ckmul(&c, g->log_probs_bytes, 3);
+		/* Gemma-2's final_logit_softcapping (Gemma2ForCausalLM.forward: logits / cap, tanh, * cap): tanh keeps
+		 * its output (tokens x vocab in the compute dtype) until its backward, which runs after log_softmax's */
+		if (m->final_logit_softcapping) {
+			g->softcap_bytes = mp_ckmul3(&c, l->tokens, v, rb.compute);
+			g->forward_peak_bytes = mp_ckadd(&c, g->forward_peak_bytes, g->softcap_bytes);
+			g->backward_peak_bytes = mp_ckadd(&c, g->backward_peak_bytes, g->softcap_bytes);
+		}
 	}
 	if (c.ovf)
 		return mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/micro_batch_size", "activation bytes overflow 64 bits");
@@ -620,10 +632,12 @@ static void states_only_phases(stage_plan *p, mp_ck *c)
  * CublasHandlePool.cpp; 32 MiB on sm90). 16-bit addmm/mm with fused attention run through cuBLASLt with a
  * per-call workspace and keep none; fp32 GEMMs keep one; eager attention's batched GEMMs (bmm) keep one for the
  * forward thread and one for the autograd thread. The counts are read off the H200 rows. */
-static uint64_t stage_workspace(const mp_training_req *req, mp_ck *c)
+static uint64_t stage_workspace(const mp_model *m, const mp_training_req *req, uint64_t seq, mp_ck *c)
 {
 	mp_regime_bytes rb = mp_regime_bytes_of(req->precision);
-	uint64_t handles = (rb.compute == 4 ? 1 : 0) + (req->attention == MP_TRAIN_ATTENTION_EAGER ? 2 : 0);
+	/* the score matrices' batched GEMMs: eager attention's, or SDPA's math fallback (at::matmul -> bmm) */
+	bool bmm = m ? mp_train_attention_kernel(m, req, seq).scores : req->attention == MP_TRAIN_ATTENTION_EAGER;
+	uint64_t handles = (rb.compute == 4 ? 1 : 0) + (bmm ? 2 : 0);
 	uint64_t ws = req->cublas_workspace_bytes ? req->cublas_workspace_bytes : MP_DEFAULT_CUBLAS_WORKSPACE_BYTES;
 
 	return mp_ckmul(c, mp_min_u64(handles, 2), ws);
@@ -781,7 +795,7 @@ static mp_status plan_stage(const mp_model *m, const mp_param_count *pc, const m
 	s = stage_activations(m, req, l, p, err);
 	if (s != MP_OK)
 		return s;
-	p->workspace = stage_workspace(req, &c);
+	p->workspace = stage_workspace(m, req, l->seq_local, &c);
 	shard_g = stage_comm(req, l, p, &c);
 
 	persistent = mp_ckadd(&c, mp_ckadd(&c, st->weights, st->master), mp_ckadd(&c, st->opt, p->workspace));
@@ -906,6 +920,8 @@ mp_status mp_plan_training(const mp_model *m, const mp_param_count *pc, const mp
 	}
 	context = req->states_only ? 0 : req->cuda_context_bytes ? req->cuda_context_bytes : MP_DEFAULT_CUDA_CONTEXT_BYTES;
 	copy_stage(&first, &l, req, context, mem);
+	if (m != NULL && !req->states_only)
+		mem->attention_kernel = mp_train_attention_kernel(m, req, l.seq_local).name;
 	mem->trainable_parameters = req->finetune == MP_FINETUNE_FULL
 					    ? pc->total
 					    : (m ? mp_ckmul(&c, lora_params_per_layer(m, req, 1, &c), m->num_layers) : 0);
@@ -925,10 +941,13 @@ mp_status mp_plan_training(const mp_model *m, const mp_param_count *pc, const mp
 static bool fits_with(const mp_model *m, const mp_param_count *pc, const mp_training_req *req, uint64_t cap)
 {
 	mp_training_memory tmp;
-	mp_error e;
+	mp_error e = MP_ERROR_INIT;
 
 	return mp_plan_training(m, pc, req, &tmp, &e) == MP_OK && tmp.total_bytes <= cap;
 }
+
+/* Data-parallel counts the training fit plans one by one before it bisects (see mp_plan_training_fit). */
+#define MP_FIT_EXHAUSTIVE_REPLICAS 64
 
 /* Largest k in [1, limit] with ok(k), for ok monotone (true then false); 0 when ok(1) is false. */
 #define LARGEST(result, limit, OK)                                            \
@@ -999,27 +1018,45 @@ mp_status mp_plan_training_fit(const mp_model *m, const mp_param_count *pc, cons
 	LARGEST(best, lim / unit, (r.sequence_length = k * unit, fits_with(m, pc, &r, cap)));
 	tf->fit.max_sequence_length = best * unit;
 
-	/* Smallest GPU count: keep tp x pp x cp, grow data parallelism in steps of the expert-parallel degree. */
+	/* Smallest GPU count: keep tp x pp x cp, grow data parallelism in steps of the expert-parallel degree, and
+	 * evaluate the counts rather than assume memory falls with them: going from one data-parallel replica to
+	 * two ADDS DDP's gradient buckets (a second copy of the gradients) or ZeRO's reduce and all-gather buckets.
+	 * The first MP_FIT_EXHAUSTIVE_REPLICAS counts are each planned in turn; beyond them every term of the plan is
+	 * either independent of the data-parallel degree (activations, logits, buckets, gathered layers) or a
+	 * ceil(x / dp) share of sharded states (mp_plan_training above), so bytes per GPU never grow there and the
+	 * smallest fitting count is bisected, its answer planned once more. A requested count that fits bounds the
+	 * search, so fits and min_gpus cannot disagree. */
 	r = *req;
 	r.global_batch_size = 0;
 	group = mp_or1(req->tensor_parallel_size) * mp_or1(req->pipeline_parallel_size) *
 		mp_or1(req->context_parallel_size);
 	unit = group * mp_or1(req->expert_parallel_size);
 	lim = MP_MAX_GPUS / unit;
-	r.num_gpus = lim * unit;
-	if (lim >= 1 && fits_with(m, pc, &r, cap)) {
-		uint64_t lo = 0, hi = lim;	/* fits at hi, not known at lo (0 = none) */
+	if (tf->fit.fits && mp_or1(req->num_gpus) / unit >= 1 && mp_or1(req->num_gpus) / unit < lim)
+		lim = mp_or1(req->num_gpus) / unit; /* fits here: the answer is at most this */
+	for (uint64_t k = 1; k <= lim && k <= MP_FIT_EXHAUSTIVE_REPLICAS && tf->min_num_gpus == 0; k++) {
+		r.num_gpus = k * unit;
+		if (fits_with(m, pc, &r, cap))
+			tf->min_num_gpus = k * unit;
+	}
+	if (tf->min_num_gpus == 0 && lim > MP_FIT_EXHAUSTIVE_REPLICAS) {
+		r.num_gpus = lim * unit;
+		if (fits_with(m, pc, &r, cap)) {
+			uint64_t lo = MP_FIT_EXHAUSTIVE_REPLICAS, hi = lim; /* fits at hi, not at lo */
 
-		while (hi - lo > 1) {
-			uint64_t k = lo + (hi - lo) / 2;
+			while (hi - lo > 1) {
+				uint64_t k = lo + (hi - lo) / 2;
 
-			r.num_gpus = k * unit;
+				r.num_gpus = k * unit;
+				if (fits_with(m, pc, &r, cap))
+					hi = k;
+				else
+					lo = k;
+			}
+			r.num_gpus = hi * unit;
 			if (fits_with(m, pc, &r, cap))
-				hi = k;
-			else
-				lo = k;
+				tf->min_num_gpus = hi * unit;
 		}
-		tf->min_num_gpus = hi * unit;
 	}
 	return MP_OK;
 }

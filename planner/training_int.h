@@ -85,4 +85,36 @@ bool mp_model_fused_projections(const mp_model *m);
  * softmax(..., dtype=torch.float32); GPT-2's does not (modeling_llama.py / modeling_gpt2.py). */
 bool mp_model_upcasts_softmax(const mp_model *m);
 
+/*
+ * The attention kernel one training step runs (issue 15): eager attention as requested, or for "fused" the
+ * kernel SDPA picks (mp_sdpa_kernel_of) with the mask transformers passes: a sliding window shorter than the
+ * sequence is an explicit mask (transformers then repeats k/v to every query head). scores: the score matrices
+ * are kept for backward (eager, or SDPA's math fallback: fp32 with grouped-query heads); kv_expanded: k and v are
+ * kept at the query-head count.
+ */
+typedef struct mp_train_kernel {
+	bool scores;
+	bool kv_expanded;
+	const char *name;	/* "eager", "flash", "efficient", "math" (static string) */
+} mp_train_kernel;
+
+static inline mp_train_kernel mp_train_attention_kernel(const mp_model *m, const mp_training_req *req, uint64_t seq)
+{
+	mp_regime_bytes rb = mp_regime_bytes_of(req->precision);
+	uint64_t tp = req->tensor_parallel_size ? req->tensor_parallel_size : 1;
+	uint64_t heads = m->num_heads / tp, kv = m->num_kv_heads >= tp ? m->num_kv_heads / tp : 1;
+	bool masked = m->sliding_window && m->sliding_window < seq;
+	mp_train_kernel k = { true, true, "eager" };
+	mp_sdpa_kernel s;
+
+	if (req->attention == MP_TRAIN_ATTENTION_EAGER)
+		return k;
+	/* under autocast SDPA runs in 16 bits (it is on autocast's lower-precision list) */
+	s = mp_sdpa_kernel_of(m, rb.amp ? 2 : rb.compute, heads, kv, masked);
+	k.name = mp_sdpa_kernel_name(s);
+	k.scores = s == MP_SDPA_MATH;
+	k.kv_expanded = s == MP_SDPA_MATH || (masked && m->attn_kind == MP_ATTN_GQA && kv < heads);
+	return k;
+}
+
 #endif /* MP_TRAINING_INT_H */

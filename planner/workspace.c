@@ -146,13 +146,36 @@ mp_status mp_prefill_workspace(const mp_model *m, const mp_inference_req *req, c
 	{
 		uint64_t vd = m->attn_kind == MP_ATTN_MLA ? m->v_head_dim : m->head_dim;
 		uint64_t kd = m->attn_kind == MP_ATTN_MLA ? m->qk_nope_head_dim + m->qk_rope_head_dim : m->head_dim;
-		bool repeat = m->attn_kind == MP_ATTN_GQA && kvh < heads && (eager || ws->mask_bytes);
+		/* sdpa in fp32 with grouped-query heads and no mask runs SDPA's math fallback (planner/sdpa.c): it
+		 * expands K and V itself and materialises the scores as eager attention does */
+		bool math = !eager && mp_sdpa_kernel_of(m, a, heads, kvh, ws->mask_bytes != 0) == MP_SDPA_MATH;
+		bool repeat = m->attn_kind == MP_ATTN_GQA && kvh < heads && (eager || ws->mask_bytes || math);
 
 		/* repeat_kv copies K and V to every query head when groups > 1 (eager_attention_forward; sdpa only
-		 * with a mask, use_gqa_in_sdpa) over the keys of the chunk's sequences */
+		 * with a mask, use_gqa_in_sdpa; the math kernel's repeat_interleave) over the keys of the chunk's
+		 * sequences */
 		if (repeat)
 			term(&attn, heads, max2(T, sk), (kd + vd) * a);
-		if (eager) {
+		if (math) {
+			/* aten _scaled_dot_product_attention_math: q and k scaled copies, scores [b, heads, q, k] in the
+			 * compute dtype with the causal mask added in place (the mask itself a float [q, k] tensor), and
+			 * _safe_softmax's output beside its input: 2 score tensors + the mask at the softmax */
+			acc sc = {0, true};
+
+			term(&sc, heads, T, sk);
+			term(&attn, T, heads * kd, a);		/* q x sqrt(scale) */
+			term(&attn, max2(T, sk), heads * kd, a);	/* k^T x sqrt(scale), expanded */
+			if (!sc.ok)
+				goto overflow;
+			x = (acc){0, true};
+			term(&x, sc.v, 2 * a, 1);
+			term(&x, pos, sk, a);			/* the causal mask [q, k], one per call */
+			if (!x.ok)
+				goto overflow;
+			ws->scores_bytes = x.v;
+			term(&attn, x.v, 1, 1);
+			term(&attn, 2 * T, heads * vd, a); /* the output and its contiguous copy */
+		} else if (eager) {
 			/* scores [batch, heads, q, k]: matmul * scaling, + mask, softmax; the peak is at the softmax */
 			acc sc = {0, true};
 
@@ -171,10 +194,15 @@ mp_status mp_prefill_workspace(const mp_model *m, const mp_inference_req *req, c
 		}
 	}
 
-	/* MLP of the last layer. Dense: mlp_ffn tensors of T x ffn. MoE: vLLM fused_moe's intermediate caches
-	 * T x top_k x (2 moe_ffn + moe_ffn + h) (an upper bound of transformers' per-expert loop, which holds at
-	 * most T tokens per expert), the routed output and fp32 router logits; the shared expert runs after the
-	 * routed part (DeepseekV3MoE.forward): its 3 x T x shared_ffn with the routed output alive. */
+	/* MLP of the last layer. Dense: mlp_ffn tensors of T x ffn. MoE: transformers' default experts backend,
+	 * grouped_mm (integrations/moe.py grouped_mm_experts_forward; the default experts_implementation since
+	 * transformers 5, modeling_utils get_correct_experts_implementation), over S = T x top_k token-expert pairs:
+	 * the routed output T x h; int64 token_idx, perm, inv_perm, the grouped expert ids and the router's top-k
+	 * indices (5 x 8 bytes per pair) and the top-k and grouped routing weights; the gathered states twice
+	 * (hidden_states[token_idx] and its regrouped copy, both still bound), then the larger of two moments:
+	 * at act(gate) x up, gate_up_out (2 moe_ffn), act(gate) and the product (4 moe_ffn in all); at the routing
+	 * multiply, gate_up_out, the product and the down output twice (3 moe_ffn + 2 h). The shared expert runs
+	 * after the routed part (DeepseekV3MoE.forward): its 3 x T x shared_ffn with the routed output alive. */
 	mlp = common;
 	term(&mlp, st.layer_mlp, T, h * a);
 	{
@@ -188,9 +216,12 @@ mp_status mp_prefill_workspace(const mp_model *m, const mp_inference_req *req, c
 			dense = d.v;
 		}
 		if (moe_layers) {
-			term(&r, T, m->num_experts_per_tok, (3 * (m->moe_intermediate_size / tp) + h) * a);
+			uint64_t mf = m->moe_intermediate_size / tp, k = m->num_experts_per_tok;
+
 			term(&r, T, h, a);
-			term(&r, T, m->num_experts, 4);
+			term(&r, T, k, 5 * 8 + 2 * a);
+			term(&r, T, k, 2 * h * a);
+			term(&r, T, k, max2(4 * mf, 3 * mf + 2 * h) * a);
 			term(&sh, T, h, a);
 			term(&sh, 3 * T, m->shared_expert_intermediate_size / tp, a);
 			moe = max2(r.v, sh.v);

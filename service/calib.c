@@ -135,6 +135,8 @@ void mps_calib_gpu_profile(const mp_calib_gpu_results *r, const mp_store_device 
 	         mp_calib_architecture(r->info.cc_major, r->info.cc_minor));
 	snprintf(profile->source, sizeof(profile->source), "measured");
 	snprintf(profile->measured_at, sizeof(profile->measured_at), "%s", now);
+	snprintf(profile->kind, sizeof(profile->kind), "gpu");
+	snprintf(profile->usable_memory_source, sizeof(profile->usable_memory_source), "measured");
 	profile->hw.memory_bytes = r->info.memory_bytes;
 	profile->hw.usable_memory_bytes = r->info.memory_bytes;
 	profile->hw.sm_count = r->info.sm_count;
@@ -203,6 +205,10 @@ void mps_calib_cpu_profile(const mp_calib_cpu_results *r, const mp_store_device 
 	snprintf(profile->form_factor, sizeof(profile->form_factor), "host CPU, %u threads", r->threads);
 	snprintf(profile->source, sizeof(profile->source), "measured");
 	snprintf(profile->measured_at, sizeof(profile->measured_at), "%s", now);
+	/* a CPU: fit and capacity leave it out unless asked for kind cpu (it is no GPU a scheduler places on) */
+	snprintf(profile->kind, sizeof(profile->kind), "cpu");
+	profile->usable_memory_source[0] = '\0';
+	profile->nvml_memory_bytes = 0;
 	profile->hw.memory_bytes = r->info.memory_bytes;
 	profile->hw.usable_memory_bytes = 0;
 	if (r->suites_done & MP_CALIB_STREAM)
@@ -414,7 +420,7 @@ static mp_status store_profile(mps_calib_jobs *j, job *jb, const char *now, mp_e
 {
 	const mps_calib_job *v = &jb->v;
 	mp_store_device *prev = calloc(1, sizeof(*prev)), *ds = calloc(1, sizeof(*ds)), *prof = calloc(1, sizeof(*prof));
-	mp_error lookup, e = { { 0 }, { 0 } };
+	mp_error lookup, e = { { 0 }, { 0 }, NULL };
 	bool have_prev, have_ds, have_profile = false, stored = false;
 	mp_status st = MP_OK;
 
@@ -475,7 +481,7 @@ static void *job_thread(void *arg)
 	mp_calib_cpu_results *cr = calloc(1, sizeof(*cr));
 	bool cancelled, requested;
 	char now[32], *record = NULL;
-	mp_error err = { { 0 }, { 0 } }, ignored;
+	mp_error err = { { 0 }, { 0 }, NULL }, ignored;
 	mp_status st;
 
 	pthread_mutex_lock(&j->lock);
@@ -533,7 +539,7 @@ static void *job_thread(void *arg)
 	jb->cancel = requested;
 	if (st != MP_OK) {
 		snprintf(v->error_status, sizeof(v->error_status), "%s", mp_status_str(st));
-		snprintf(v->error_message, sizeof(v->error_message), "%s",
+		snprintf(v->error_message, sizeof(v->error_message), "%.*s", (int)sizeof(v->error_message) - 1,
 			 err.message[0] ? err.message : mp_status_str(st));
 	} else if (cancelled) {
 		snprintf(v->error_status, sizeof(v->error_status), "cancelled");
@@ -624,7 +630,7 @@ mp_status mps_calib_start(mps_calib_jobs *j, const mps_calib_request *rq, char *
 	}
 	/* Link the datasheet only when the store has it (the row's foreign key). */
 	if (dsid) {
-		mp_error lookup;
+		mp_error lookup = MP_ERROR_INIT;
 
 		if (mps_device_get(j->s, dsid, ds, &lookup) == MP_OK)
 			snprintf(jb->v.datasheet_id, sizeof(jb->v.datasheet_id), "%s", dsid);
@@ -660,7 +666,7 @@ mp_status mps_calib_start(mps_calib_jobs *j, const mps_calib_request *rq, char *
 		snprintf(jb->v.state, sizeof(jb->v.state), "failed");
 		iso_now(jb->v.finished_at, sizeof(jb->v.finished_at));
 		snprintf(jb->v.error_status, sizeof(jb->v.error_status), "%s", mp_status_str(st));
-		snprintf(jb->v.error_message, sizeof(jb->v.error_message), "%s", err->message);
+		snprintf(jb->v.error_message, sizeof(jb->v.error_message), "%.*s", (int)sizeof(jb->v.error_message) - 1, err->message);
 		jb->finished = true;
 	} else {
 		jb->thread_started = true;
@@ -668,7 +674,7 @@ mp_status mps_calib_start(mps_calib_jobs *j, const mps_calib_request *rq, char *
 	}
 	pthread_mutex_unlock(&j->lock);
 	if (st != MP_OK) {
-		mp_error ignored;
+		mp_error ignored = MP_ERROR_INIT;
 
 		(void)save_row(j, jb, NULL, &ignored);
 	}

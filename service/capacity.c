@@ -4,13 +4,15 @@
  * bound on decode speed.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "service.h"
+#include "service_int.h"
 
 typedef struct cap_ctx {
 	const mps_model *m;
 	const mps_capacity_request *r;
+	mps_inference_plan *plan;	/* heap: one row's plan at a time */
 	mps_capacity_fn fn;
 	void *ctx;
 	mp_error *err;
@@ -23,24 +25,25 @@ typedef struct cap_ctx {
  * operation's floor max(bytes / bandwidth, FLOPs / peak) summed. Weights are read once per step (the embedding
  * table as a lookup), the KV cache once per sequence (it does not batch), MoE layers the experts the batch
  * touches. Returns tokens/s over all b sequences (0 when the step cannot be analysed) and whether compute-bound
- * operations take most of the step.
+ * operations take most of the step. Per GPU with tensor parallelism (all-reduces not modelled).
  * Worked example: Llama-3-8B bf16 on an H200 (4.8e12 B/s), L = 4096, b = 1: about 308 tokens/s (the memory-only
  * formula (weights + KV) / bandwidth gives 289: it also charges the whole embedding table).
  */
-static double decode_tokens_per_second(const mps_model *m, const mp_device *d, const mps_capacity_request *r,
-				       uint64_t b, bool *compute_bound)
+static double decode_tokens_per_second(const mps_model *m, const mp_device *d, const mps_inference_plan *p, uint64_t b,
+				       bool *compute_bound)
 {
 	mp_step_req sr;
 	mp_step step;
-	mp_error e;
+	mp_error e = MP_ERROR_INIT;
 
 	memset(&sr, 0, sizeof(sr));
-	sr.weight_dtype = r->weight_dtype;
-	sr.kv_cache_dtype = r->kv_cache_dtype;
+	sr.weight_dtype = p->job.req.weight_dtype;
+	sr.kv_cache_dtype = p->job.req.kv_cache_dtype;
 	sr.batch_size = b;
-	sr.context_tokens = r->sequence_length > 1 ? r->sequence_length - 1 : 1;
+	sr.context_tokens = p->job.req.sequence_length > 1 ? p->job.req.sequence_length - 1 : 1;
 	sr.prompt_tokens = 1;
 	sr.allow_beyond_max_position = true; /* the memory plan has already applied the context rule */
+	sr.tensor_parallel_size = p->mem.tensor_parallel_size;
 	if (mp_step_analyze(&m->arch, d, MP_PHASE_DECODE, &sr, &step, &e) != MP_OK)
 		return 0;
 	*compute_bound = step.compute_bound;
@@ -50,24 +53,28 @@ static double decode_tokens_per_second(const mps_model *m, const mp_device *d, c
 static mp_status cap_device(const mp_store_device *d, void *ctx)
 {
 	cap_ctx *c = ctx;
-	mp_inference_req req = { c->r->weight_dtype, c->r->kv_cache_dtype, 1, c->r->sequence_length, 1, 0, NULL };
 	mps_capacity_row row;
 	mp_status st;
 
 	memset(&row, 0, sizeof(row));
 	snprintf(c->last, sizeof(c->last), "%s", d->id);
-	st = mp_plan_inference(&c->m->arch, &c->m->params, &req, &d->hw, &row.mem, &row.fit, c->err);
+	/* the plan endpoint's own evaluation of the same job on this device (one story: the row's concurrent
+	 * sequences are that plan's max_batch_size) */
+	st = mps_plan_inference_on(c->m, d, &c->r->job, c->plan, c->err);
 	if (st != MP_OK)
 		return st;
 	row.device = d;
-	row.replicas_per_gpu = row.fit.capacity_bytes / row.mem.total_bytes;
+	row.plan = c->plan;
+	row.mem = c->plan->mem;
+	row.fit = c->plan->fit;
+	row.replicas_per_gpu = row.mem.total_bytes ? row.fit.budget_bytes / row.mem.total_bytes : 0;
 	row.max_concurrent_sequences = row.fit.fits ? row.fit.max_batch_size : 0;
 	if (row.fit.fits) {
 		bool cb1 = false;
 
-		row.decode_tokens_per_second_per_sequence = decode_tokens_per_second(c->m, &d->hw, c->r, 1, &cb1);
+		row.decode_tokens_per_second_per_sequence = decode_tokens_per_second(c->m, &d->hw, c->plan, 1, &cb1);
 		row.decode_tokens_per_second_at_max_concurrency =
-			decode_tokens_per_second(c->m, &d->hw, c->r, row.fit.max_batch_size, &row.decode_compute_bound);
+			decode_tokens_per_second(c->m, &d->hw, c->plan, row.fit.max_batch_size, &row.decode_compute_bound);
 	}
 	return c->fn(c->ctx, &row);
 }
@@ -75,20 +82,15 @@ static mp_status cap_device(const mp_store_device *d, void *ctx)
 mp_status mps_capacity(mps_service *s, const mps_capacity_request *r, mps_model *model, mps_capacity_fn fn, void *ctx,
 		       mp_error *err)
 {
-	mp_store_device_filter f = { r->vendor[0] ? r->vendor : NULL, r->source[0] ? r->source : NULL, 0 };
-	mps_model_ref ref;
+	mp_store_device_filter f = { r->vendor[0] ? r->vendor : NULL, r->source[0] ? r->source : NULL, 0,
+				     r->kinds ? r->kinds : MP_STORE_KIND_GPU };
 	cap_ctx c;
 	int more = 1;
 	mp_status st;
 
-	memset(&ref, 0, sizeof(ref));
-	ref.kind = MPS_MODEL_STORED;
-	snprintf(ref.id, sizeof(ref.id), "%s", r->model);
-	snprintf(ref.pointer, sizeof(ref.pointer), "?model");
-	if (!mp_valid_id(r->model))
-		return mp_fail(err, MP_EINVAL, "?model",
-			       "the model id is not a valid id: ids match ^[a-z0-9][a-z0-9._-]{0,62}$ (1 to 63 bytes)");
-	st = mps_model_resolve(s, &ref, model, err);
+	st = mps_model_resolve(s, &r->job.model, model, err);
+	if (st == MP_OK && !model->architecture_known)
+		st = mp_fail(err, MP_EINVAL, "?model", "capacity needs the model's architecture");
 	if (st != MP_OK)
 		return st;
 	memset(&c, 0, sizeof(c));
@@ -97,7 +99,11 @@ mp_status mps_capacity(mps_service *s, const mps_capacity_request *r, mps_model 
 	c.fn = fn;
 	c.ctx = ctx;
 	c.err = err;
+	c.plan = malloc(sizeof(*c.plan));
+	if (c.plan == NULL)
+		return mp_fail(err, MP_ENOMEM, "", "out of memory");
 	while (st == MP_OK && more)
 		st = mp_store_device_find(mps_store(s), &f, c.last[0] ? c.last : NULL, 1000, cap_device, &c, &more, err);
+	free(c.plan);
 	return st == MP_ENOMEM ? mp_fail(err, st, "", "out of memory") : st;
 }

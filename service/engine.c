@@ -9,9 +9,36 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "service.h"
+#include "service_int.h"
 
 #define GIB 1073741824.0
+
+void mps_warn_prefill(const mps_inference_plan *p, mps_warnings *w)
+{
+	const mps_prefill_choice *c = &p->prefill;
+	const mp_inference_req *r = &p->job.req;
+	uint64_t total;
+
+	if (!c->defaulted)
+		return;
+	total = p->opts.length_scope == MP_LENGTH_SHARED ? r->sequence_length : r->batch_size * r->sequence_length;
+	mps_warn(w,
+		 "prefill: max_num_batched_tokens was not given, so the plan takes %s's default %s (%s): %llu tokens "
+		 "per forward, chunked prefill %s (%s). The prefill runs in forwards of %llu tokens (the batch holds "
+		 "%llu) and activations_bytes is one forward's; give max_num_batched_tokens to plan another chunk.",
+		 c->basis == MP_ENGINE_VLLM     ? "vLLM"
+		 : c->basis == MP_ENGINE_SGLANG ? "SGLang"
+						: "TensorRT-LLM",
+		 p->have_device ? "on this device" : "with no device given",
+		 c->device_class ? c->device_class : "", (unsigned long long)c->engine_default,
+		 c->basis == MP_ENGINE_TRTLLM ? "as the engine schedules it: a forward holds at most max_num_tokens"
+		 : c->chunked_prefill          ? "on"
+					       : "off: at least sequence_length per forward",
+		 c->basis == MP_ENGINE_VLLM     ? "vllm/engine/arg_utils.py get_batch_defaults, vLLM 0.11"
+		 : c->basis == MP_ENGINE_SGLANG ? "sglang server_args.py _handle_gpu_memory_settings"
+						: "TensorRT-LLM max_num_tokens",
+		 (unsigned long long)c->max_num_batched_tokens, (unsigned long long)total);
+}
 
 const char *mps_figure_name(mps_figure f)
 {
@@ -26,6 +53,17 @@ const char *mps_figure_name(mps_figure f)
 	};
 
 	return (unsigned)f < MPS_FIG_COUNT ? names[f] : "invalid";
+}
+
+/* The total memory an engine's rule reads: SGLang's nvidia-smi memory.total (NVML's figure, the profile's
+ * nvml_memory_bytes when known); vLLM's and TensorRT-LLM's torch.cuda total (the CUDA total: the capacity). */
+static uint64_t engine_total_bytes(mp_engine e, const mp_store_device *dev)
+{
+	if (dev == NULL)
+		return 0;
+	if (e == MP_ENGINE_SGLANG && dev->nvml_memory_bytes)
+		return dev->nvml_memory_bytes;
+	return mp_device_capacity_bytes(&dev->hw);
 }
 
 static uint64_t job_tp(const mps_inference_job *j)
@@ -46,12 +84,12 @@ mp_status mps_inference_opts_for(const mps_inference_job *j, const mp_store_devi
 
 	memset(&c, 0, sizeof(c));
 	*out = j->opts;
-	st = mp_engine_defaults_for(e, dev ? mp_device_capacity_bytes(&dev->hw) : 0, dev ? dev->name : NULL, job_tp(j),
+	st = mp_engine_defaults_for(e, engine_total_bytes(e, dev), dev ? dev->name : NULL, job_tp(j),
 				    &d, err);
 	if (st != MP_OK)
 		return st;
 	c.basis = e == MP_ENGINE_NONE ? MP_ENGINE_VLLM : e;
-	c.chunked_prefill = j->engine.chunked_prefill != 0;
+	c.chunked_prefill = j->engine.chunked_prefill >= 0;
 	c.engine_default = d.max_num_batched_tokens;
 	c.device_class = d.device_class;
 	if (e != MP_ENGINE_NONE && !j->engine.block_size_given)
@@ -227,7 +265,7 @@ static mp_status vllm_args(const mps_inference_job *j, const mps_inference_plan 
 	add_arg(b, "--dtype", "request", "%s", torch_dtype(o->compute_dtype));
 	if (q[0])
 		add_arg(b, "--quantization", "request", "%s", q);
-	if (j->engine.chunked_prefill == 0)
+	if (j->engine.chunked_prefill < 0)
 		add_arg(b, "--no-enable-chunked-prefill", "request", "%s", "");
 	return MP_OK;
 }
@@ -249,7 +287,7 @@ static mp_status sglang_args(const mps_inference_job *j, const mps_inference_pla
 	fraction_text(fraction, f, sizeof(f));
 	add_arg(b, "--mem-fraction-static", j->engine.mem_fraction_static > 0 ? "request" : "default", "%s", f);
 	add_arg(b, "--max-running-requests", "plan", "%llu", (unsigned long long)j->req.batch_size);
-	if (j->engine.chunked_prefill == 0)
+	if (j->engine.chunked_prefill < 0)
 		add_arg(b, "--chunked-prefill-size", "request", "-1");
 	else if (o->attention != MP_ATTENTION_NONE)
 		add_arg(b, "--chunked-prefill-size", p->prefill.defaulted ? "default" : "request", "%llu",
@@ -320,7 +358,10 @@ static mp_status engine_block(const mps_inference_job *j, mps_inference_plan *p,
 				  mp_engine_name(e));
 	st = kv_arg(e, j->req.kv_cache_dtype, compute, j->pointer, &kv, err);
 	if (st == MP_OK)
-		st = mp_engine_defaults_for(e, p->have_device ? p->fit.capacity_bytes : 0,
+		st = mp_engine_defaults_for(e, p->have_device ? (e == MP_ENGINE_SGLANG && p->device.nvml_memory_bytes
+								     ? p->device.nvml_memory_bytes
+								     : p->fit.capacity_bytes)
+							  : 0,
 					    p->have_device ? p->device.name : NULL, p->mem.tensor_parallel_size,
 					    &b->defaults, err);
 	if (st != MP_OK)

@@ -37,13 +37,16 @@ static mp_status collect_device(const mp_store_device *d, void *ctx)
 static mp_status load_devices(fit_ctx *c, const mps_fit_request *rq, mp_error *err)
 {
 	if (rq->devices == NULL) {
+		/* the stored devices of the kinds asked for: GPUs unless the request says otherwise */
+		mp_store_device_filter f = { NULL, NULL, 0, rq->kinds ? rq->kinds : MP_STORE_KIND_GPU };
 		int more = 1;
 		mp_status st = MP_OK;
 
 		while (st == MP_OK && more) {
 			const char *after = c->ndevs ? c->devs[c->ndevs - 1].id : NULL;
 
-			st = mp_store_device_list(mps_store(c->s), after, MPS_FIT_MAX_DEVICES, collect_device, c, &more, err);
+			st = mp_store_device_find(mps_store(c->s), &f, after, MPS_FIT_MAX_DEVICES, collect_device, c, &more,
+						  err);
 			if (st == MP_OK && more && c->ndevs >= MPS_FIT_MAX_DEVICES)
 				return mp_fail(err, MP_ETOOLARGE, "/devices",
 					       "more than %d devices are stored: list the ones to fit in devices",
@@ -116,7 +119,7 @@ static mp_status fit_training(const fit_ctx *c, const mps_fit_request *rq, const
 	/* a layout no GPU count can use is the job's own error (a 422), not a row of invalid layouts */
 	for (size_t g = 0; g < rq->ngpu_counts; g++) {
 		mp_training_req r = j->u.train.req;
-		mp_error e;
+		mp_error e = MP_ERROR_INIT;
 
 		r.num_gpus = rq->gpu_counts[g];
 		r.json_pointer = j->u.train.pointer;
@@ -172,26 +175,30 @@ static mp_status fit_inference(const fit_ctx *c, const mps_fit_request *rq, cons
 		return mp_fail(err, MP_ENOMEM, "", "out of memory");
 	for (size_t d = 0; d < c->ndevs && st == MP_OK; d++) {
 		const mp_store_device *dev = &c->devs[d];
+		mps_inference_job job = *ij;
 		uint64_t smallest = 0;
 
+		/* the plan endpoint's defaults (dtype "auto" depends on the device's bf16 support) */
+		mps_inference_defaults(&m->arch, &dev->hw, &job, NULL, NULL);
 		for (size_t g = 0; g < rq->ngpu_counts; g++) {
 			mps_fit_row *row = &rows[g];
-			mp_inference_req r = ij->req;
+			mp_inference_req r;
 			mp_inference_opts o;
 			mp_fit fit;
-			mp_error e;
+			mp_error e = { { 0 }, { 0 }, NULL };
 
 			memset(row, 0, sizeof(*row));
 			row->gpu_count = rq->gpu_counts[g];
 			row->binding_term = "invalid_layout";
+			r = job.req;
 			r.num_gpus = rq->gpu_counts[g];
 			r.json_pointer = ij->pointer;
 			/* the engine's defaults on this device (the prefill chunk depends on its memory) */
-			st = mps_inference_opts_for(ij, dev, &o, NULL, &e);
+			st = mps_inference_opts_for(&job, dev, &o, NULL, &e);
 			if (st == MP_OK)
 				st = mp_plan_inference_ex(&m->arch, &m->params, &r, &o, &dev->hw, mem, NULL, &e);
 			if (st != MP_OK && st != MP_EINVAL) {
-				*err = e;
+				mp_fail(err, st, e.field, "%s", e.message);
 				goto out;
 			}
 			if (st == MP_OK) {

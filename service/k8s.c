@@ -137,7 +137,7 @@ static void pod_error(mps_k8s_result *out, const mps_k8s_pod *pod, const mp_erro
 static mp_status prepare_job(judge *j, mps_k8s_result *out, mp_error *err)
 {
 	const mps_k8s_pod *pod = &j->rq->pod;
-	mp_error e;
+	mp_error e = MP_ERROR_INIT;
 	mp_status st;
 
 	memset(&e, 0, sizeof(e));
@@ -272,7 +272,7 @@ static void base_product(const char *product, char *out, size_t len, bool *share
 
 static mp_status lookup_alias(judge *j, const char *name, mp_store_device *out, bool *found, mp_error *err)
 {
-	mp_error e;
+	mp_error e = MP_ERROR_INIT;
 	mp_status st = name[0] ? mp_store_device_by_alias(mps_store(j->s), name, out, &e) : MP_ENOTFOUND;
 
 	*found = st == MP_OK;
@@ -295,7 +295,7 @@ static mp_status resolve_device(judge *j, mps_k8s_class *c, mp_error *err)
 	mig = mig || mig_resource;
 	c->mig = mig;
 	if (c->profile_label[0] && mp_valid_id(c->profile_label)) {
-		mp_error e;
+		mp_error e = MP_ERROR_INIT;
 
 		found = mps_device_get(j->s, c->profile_label, &c->device, &e) == MP_OK;
 		c->matched_by = "memplan-profile";
@@ -373,7 +373,7 @@ static void judge_class(judge *j, mps_k8s_class *c)
 		mp_training_verdict(&j->tmem, &c->device.hw, &fit);
 		c->total_bytes = j->tmem.total_bytes;
 	} else {
-		mp_error e;
+		mp_error e = MP_ERROR_INIT;
 		mp_inference_memory *mem = &j->mem;
 		mp_inference_opts opts = j->job.u.inference.opts;
 
@@ -533,7 +533,7 @@ mp_status mps_k8s_place(mps_service *s, const mps_k8s_request *rq, const mps_k8s
 	const mps_k8s_pod *pod = &rq->pod;
 	judge *j;
 	mp_status st;
-	mp_error e;
+	mp_error e = MP_ERROR_INIT;
 
 	memset(out, 0, sizeof(*out));
 	if (rq->nnodes > MPS_K8S_MAX_NODES)

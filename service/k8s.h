@@ -27,7 +27,7 @@
 #define MPS_K8S_MAX_NODES 15000		/* kube-scheduler's feasible nodes in one call; Kubernetes' tested limit is 5,000 */
 #define MPS_K8S_NAME_MAX 254		/* a node or pod name: a DNS subdomain of at most 253 bytes */
 #define MPS_K8S_MAX_CANDIDATES 6	/* stored model ids tried for one model name */
-#define MPS_K8S_ERROR_MAX 640
+#define MPS_K8S_ERROR_MAX 1344 /* "memplan: " + where (300) + an mp_error message (1024) */
 
 /* Where the pod's job came from. */
 typedef enum mps_k8s_job_state {

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "service.h"
+#include "service_int.h"
 
 /* The performance block on dev: decode at the last token of sequence_length, prefill of sequence_length tokens,
  * and the batch where decode turns compute-bound. Per GPU with tensor parallelism (all-reduces not modelled). */
@@ -36,13 +36,59 @@ static mp_status performance(const mps_model *m, const mp_inference_req *req, co
 	return st;
 }
 
+mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, const mps_inference_job *job,
+				mps_inference_plan *out, mp_error *err)
+{
+	mp_inference_req req;
+	mp_status st;
+
+	/* out->model may already be m (the plan endpoint resolves into it): copy through a temporary */
+	if (&out->model != m)
+		out->model = *m;
+	out->job = *job;
+	out->have_device = dev != NULL;
+	if (dev && &out->device != dev)
+		out->device = *dev;
+	memset(&out->warnings, 0, sizeof(out->warnings));
+	/* the data types the request left to "auto" (vLLM's rule), then what it left to its engine (vLLM when none
+	 * is named) on this device: the prefill chunk, the KV block, the utilisation */
+	mps_inference_defaults(&out->model.arch, dev ? &dev->hw : NULL, &out->job, &out->choice, &out->warnings);
+	req = out->job.req;
+	req.json_pointer = out->job.pointer;
+	st = mps_inference_opts_for(&out->job, dev, &out->opts, &out->prefill, err);
+	if (st == MP_OK)
+		st = mp_plan_inference_ex(&out->model.arch, &out->model.params, &req, &out->opts, dev ? &dev->hw : NULL,
+					  &out->mem, &out->fit, err);
+	if (st != MP_OK)
+		return st;
+	out->ntp = mp_valid_tp_degrees(&out->model.arch, out->tp_degrees, MP_MAX_TP_DEGREES);
+	if (out->ntp > MP_MAX_TP_DEGREES)
+		out->ntp = MP_MAX_TP_DEGREES;
+	mps_warn_prefill(out, &out->warnings);
+	mps_warn_model(&out->model, &out->warnings);
+	mps_warn_context(&out->model.arch, req.sequence_length, out->opts.allow_beyond_max_position, &out->warnings);
+	mps_warn_kv_replication(&out->model.arch, &out->mem, &out->warnings);
+	out->no_performance = dev && mp_model_ssm_layers(&out->model.arch) > 0;
+	if (dev) {
+		mps_warn_capacity(dev, &out->warnings);
+		if (!out->no_performance)
+			st = performance(&out->model, &req, &dev->hw, out->mem.tensor_parallel_size, &out->perf, err);
+	}
+	if (st == MP_OK)
+		st = mps_engine_block_for(&out->job, out, err);
+	if (st == MP_OK && out->have_engine && !out->engine.model_arg_known)
+		mps_warn(&out->warnings,
+			 "engine.command: the model argument is \"%s\", the request's model id; give served_model (the "
+			 "Hugging Face repository or the path the engine loads)",
+			 out->engine.model_arg);
+	return st;
+}
+
 mp_status mps_plan_inference(mps_service *s, const mps_inference_request *rq, mps_inference_plan *out, mp_error *err)
 {
-	mp_inference_req req = rq->job.req;
 	mp_status st;
 
 	memset(out, 0, sizeof(*out));
-	req.json_pointer = rq->job.pointer;
 	st = mps_model_resolve(s, &rq->job.model, &out->model, err);
 	if (st == MP_OK && !out->model.architecture_known)
 		st = mp_fail(
@@ -51,28 +97,11 @@ mp_status mps_plan_inference(mps_service *s, const mps_inference_request *rq, mp
 			"{\"hf_config\": {...}} or {\"architecture\": {...}} with at least hidden_size, num_hidden_layers, "
 			"num_attention_heads, vocab_size and intermediate_size (num_key_value_heads and head_dim when they "
 			"differ from the defaults)");
-	if (st == MP_OK && rq->device.given) {
+	if (st == MP_OK && rq->device.given)
 		st = mps_device_resolve(s, &rq->device, &out->device, err);
-		out->have_device = st == MP_OK;
-	}
-	/* what the request leaves out, as the engine it names (vLLM when none) would take it on this device */
-	if (st == MP_OK)
-		st = mps_inference_opts_for(&rq->job, out->have_device ? &out->device : NULL, &out->opts, &out->prefill,
-					    err);
-	if (st == MP_OK)
-		st = mp_plan_inference_ex(&out->model.arch, &out->model.params, &req, &out->opts,
-					  out->have_device ? &out->device.hw : NULL, &out->mem, &out->fit, err);
 	if (st != MP_OK)
 		return st;
-	out->ntp = mp_valid_tp_degrees(&out->model.arch, out->tp_degrees, MP_MAX_TP_DEGREES);
-	if (out->ntp > MP_MAX_TP_DEGREES)
-		out->ntp = MP_MAX_TP_DEGREES;
-	out->no_performance = out->have_device && mp_model_ssm_layers(&out->model.arch) > 0;
-	if (out->have_device && !out->no_performance)
-		st = performance(&out->model, &req, &out->device.hw, out->mem.tensor_parallel_size, &out->perf, err);
-	if (st == MP_OK)
-		st = mps_engine_block_for(&rq->job, out, err);
-	return st;
+	return mps_plan_inference_on(&out->model, rq->device.given ? &out->device : NULL, &rq->job, out, err);
 }
 
 mp_status mps_plan_training(mps_service *s, const mps_training_request *rq, mps_training_plan *out, mp_error *err)
@@ -95,11 +124,25 @@ mp_status mps_plan_training(mps_service *s, const mps_training_request *rq, mps_
 	arch = out->model.architecture_known ? &out->model.arch : NULL;
 	st = mp_plan_training_fit(arch, &out->model.params, &req, out->have_device ? &out->device.hw : NULL, &out->mem,
 				  &out->fit, err);
-	if (st != MP_OK || arch == NULL)
+	if (st != MP_OK)
 		return st;
+	mps_warn_model(&out->model, &out->warnings);
+	if (out->have_device)
+		mps_warn_capacity(&out->device, &out->warnings);
+	if (arch == NULL)
+		return MP_OK;
+	mps_warn_context(arch, req.sequence_length, req.allow_beyond_max_position, &out->warnings);
+	if (req.attention == MP_TRAIN_ATTENTION_FUSED && out->mem.attention_kernel &&
+	    strcmp(out->mem.attention_kernel, "math") == 0)
+		mps_warn(&out->warnings,
+			 "attention fused: PyTorch's SDPA has no fused kernel for this call (fp32 with grouped-query heads: "
+			 "flash needs 16 bits, the memory-efficient kernel equal head counts), so it runs its math "
+			 "fallback and keeps the score matrices, %llu bytes per layer; a 16-bit regime (amp_bf16, bf16) "
+			 "runs flash instead",
+			 (unsigned long long)out->mem.activations.layer.attention_scores);
 	/* the published formulas for the same shape (case BR-13), whole model, 16-bit, no parallelism */
 	for (int f = 0; f < MP_FORMULA_COUNT; f++) {
-		mp_error e;
+		mp_error e = MP_ERROR_INIT;
 
 		out->formula_known[f] = mp_activation_formula_bytes(arch, req.micro_batch_size, req.sequence_length,
 								    (mp_activation_formula)f, &out->formula_bytes[f],

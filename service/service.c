@@ -12,7 +12,7 @@
 
 #include "../kernels/calib.h"
 #include "../model/model.h"
-#include "service.h"
+#include "service_int.h"
 
 #define MEMO_SLOTS 64
 
@@ -116,7 +116,7 @@ const char *mps_db_path(const mps_service *s)
 
 void mps_health_get(mps_service *s, mps_health *h)
 {
-	mp_error e = { { 0 }, { 0 } };
+	mp_error e = { { 0 }, { 0 }, NULL };
 
 	memset(h, 0, sizeof(*h));
 	h->db_path = s->db_path;
@@ -125,7 +125,7 @@ void mps_health_get(mps_service *s, mps_health *h)
 	pthread_mutex_lock(&s->lock);
 	if (!s->gpu_probed) {
 		s->gpu_status = mp_calib_gpu_probe(&s->gpu, &e);
-		snprintf(s->gpu_reason, sizeof(s->gpu_reason), "%s", s->gpu_status == MP_OK ? "" : e.message);
+		snprintf(s->gpu_reason, sizeof(s->gpu_reason), "%.319s", s->gpu_status == MP_OK ? "" : e.message);
 		s->gpu_probed = true;
 	}
 	h->gpu_available = s->gpu_status == MP_OK;
@@ -243,13 +243,23 @@ mp_status mps_model_resolve(mps_service *s, const mps_model_ref *ref, mps_model 
 		return mp_fail(err, MP_EINVAL, ref->pointer,
 			       "model is required: a stored id, {\"hf_config\": {...}}, {\"architecture\": {...}} or "
 			       "{\"parameters\": N}");
-	case MPS_MODEL_STORED:
-		st = stored_model(s, ref->id, out, err);
-		if (st == MP_ENOTFOUND || st == MP_EINVAL)
+	case MPS_MODEL_STORED: {
+		char id[MP_STORE_ID_MAX];
+		const char *asked = ref->repo_id[0] ? ref->repo_id : ref->id;
+
+		/* a Hugging Face repo id stands for its preset (or names a stored id spelt in its own case) */
+		snprintf(id, sizeof(id), "%s", ref->id);
+		if (ref->repo_id[0] && !mps_model_repo_lookup(ref->repo_id, id, sizeof(id)))
+			return mps_not_found(s, true, asked, ref->pointer, err);
+		st = stored_model(s, id, out, err);
+		if (st == MP_ENOTFOUND)
+			return mps_not_found(s, true, asked, ref->pointer, err);
+		if (st == MP_EINVAL)
 			snprintf(err->field, sizeof(err->field), "%s", ref->pointer);
 		if (st == MP_OK) /* errors about a stored model's keys name the model member itself */
 			snprintf(out->arch.json_pointer, sizeof(out->arch.json_pointer), "%s", ref->pointer);
 		return st;
+	}
 	case MPS_MODEL_INLINE:
 		out->arch = ref->arch;
 		out->architecture_known = true;
@@ -273,6 +283,8 @@ mp_status mps_device_resolve(mps_service *s, const mps_device_ref *ref, mp_store
 		return MP_OK;
 	}
 	st = mp_store_device_get(s->store, ref->id, out, err);
+	if (st == MP_ENOTFOUND)
+		return mps_not_found(s, false, ref->id, ref->pointer, err);
 	if (st != MP_OK)
 		snprintf(err->field, sizeof(err->field), "%s", ref->pointer);
 	return st;
@@ -280,14 +292,16 @@ mp_status mps_device_resolve(mps_service *s, const mps_device_ref *ref, mp_store
 
 mp_status mps_device_get(mps_service *s, const char *id, mp_store_device *out, mp_error *err)
 {
-	return mp_store_device_get(s->store, id, out, err);
+	mp_status st = mp_store_device_get(s->store, id, out, err);
+
+	return st == MP_ENOTFOUND ? mps_not_found(s, false, id, "/device", err) : st;
 }
 
 /* A profile's link must name a stored device. */
 static mp_status check_link(mps_service *s, const mp_store_device *d, const char *pointer, mp_error *err)
 {
 	mp_store_device *other;
-	mp_error e2;
+	mp_error e2 = MP_ERROR_INIT;
 	mp_status st;
 
 	if (d->linked_device_id[0] == '\0')
@@ -345,7 +359,9 @@ mp_status mps_device_update(mps_service *s, const char *id, const char *actor,
 
 mp_status mps_model_get(mps_service *s, const char *id, mp_store_model *out, mp_error *err)
 {
-	return mp_store_model_get(s->store, id, out, err);
+	mp_status st = mp_store_model_get(s->store, id, out, err);
+
+	return st == MP_ENOTFOUND ? mps_not_found(s, true, id, "/model", err) : st;
 }
 
 static mp_status model_row(const mps_model_input *in, mp_store_model *row, mp_error *err)

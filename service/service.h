@@ -42,6 +42,16 @@ const char *mps_db_path(const mps_service *s);
 /* The presets built into the binary (generated from db/presets at build time), as the store takes them. */
 const mp_store_presets *mps_presets(void);
 
+/* The Hugging Face repo ids a model preset stands for (db/presets/model_repo_ids.json, checked at build time). */
+typedef struct mps_repo_alias {
+	const char *id;			/* the preset's id */
+	const char *const *repo_ids;	/* NULL-terminated: "meta-llama/Llama-3.1-8B-Instruct", ... */
+} mps_repo_alias;
+/* Every preset's aliases, ending with { NULL, NULL }. */
+const mps_repo_alias *mps_preset_repo_ids(void);
+/* The repo ids preset `id` stands for (NULL-terminated), or NULL when it is no preset or has none. */
+const char *const *mps_model_repo_ids(const char *id);
+
 /* ----- health ----------------------------------------------------------------------------------------- */
 
 typedef struct mps_health {
@@ -72,6 +82,8 @@ typedef enum mps_model_kind {
 typedef struct mps_model_ref {
 	mps_model_kind kind;
 	char id[MP_STORE_ID_MAX];
+	char repo_id[128];		/* STORED by a Hugging Face repo id ("meta-llama/Llama-3.1-8B"), id "": the
+					   service resolves it to the preset it stands for (mps_model_repo_ids) */
 	mp_model arch;			/* INLINE; its json_pointer names where its keys sit */
 	uint64_t parameters;		/* BARE */
 	char pointer[64];		/* where the member sits: "/model", "/jobs/3/training/model" */
@@ -114,13 +126,29 @@ mp_status mps_device_resolve(mps_service *s, const mps_device_ref *ref, mp_store
 /* The serving engine a request names, and the engine knobs it sets (service/engine.c resolves the rest). */
 typedef struct mps_engine_opts {
 	mp_engine engine;		/* MP_ENGINE_NONE: no engine block; the defaults follow vLLM's */
-	int chunked_prefill;		/* -1: not given (on, as every engine's default), 0 off, 1 on */
+	int chunked_prefill;		/* 0: not given (on, as every engine's default; a zeroed job is that), -1 off, 1 on */
 	bool utilization_given;		/* gpu_memory_utilization came from the request */
 	bool block_size_given;		/* kv_block_size came from the request */
 	double mem_fraction_static;	/* SGLang's knob; 0 = its default for the device */
 	double free_gpu_memory_fraction;	/* TensorRT-LLM's knob; 0 = its default (0.9) */
 	char served_model[256];		/* the model argument of the command line; "" = the preset's repository */
 } mps_engine_opts;
+
+/* ----- warnings: what an answer rests on that the request did not say ------------------------------------ */
+
+#define MPS_MAX_WARNINGS 8
+#define MPS_WARNING_BYTES 768
+typedef struct mps_warnings {
+	size_t n;
+	char text[MPS_MAX_WARNINGS][MPS_WARNING_BYTES];
+} mps_warnings;
+
+/* Adds one warning (printf-style; cut at MPS_MAX_WARNINGS, an exact repeat skipped). */
+void mps_warn(mps_warnings *w, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 2, 3)))
+#endif
+	;
 
 /* Everything of an inference request but the device, so a scheduler's batch can be evaluated against many
  * devices and GPU counts. */
@@ -130,6 +158,13 @@ typedef struct mps_inference_job {
 	mp_inference_opts opts;		/* as given: max_num_batched_tokens 0 = the engine's default (resolved per device) */
 	char pointer[64];		/* the request's own pointer: "" for a body, "/jobs/3/inference", "/fit_plan" */
 	mps_engine_opts engine;
+	/* --- issue 15: what the request left to the defaults, resolved per model and device by
+	 * mps_inference_defaults --- */
+	bool weight_dtype_auto;		/* weight_dtype absent or "auto" */
+	bool kv_cache_dtype_auto;	/* kv_cache_dtype absent or "auto" */
+	bool compute_dtype_given;	/* compute_dtype was in the request */
+	bool int4_scheme_given;		/* int4_scheme, or weight_dtype gptq / awq, was in the request */
+	bool int4_group_size_given;
 } mps_inference_job;
 
 /* How the prefill chunk (max_num_batched_tokens) of a plan was chosen. */
@@ -180,6 +215,30 @@ typedef struct mps_engine_block {
 	const char *source;		/* static: the engine version and files the arithmetic follows */
 } mps_engine_block;
 
+/* How an inference job's "auto" values were resolved (echoed in the answer's request block). */
+typedef struct mps_dtype_choice {
+	const char *weight_dtype_from;	/* "request", "quantization_config", "config_dtype", "default" */
+	const char *kv_cache_dtype_from;	/* "request" or "compute_dtype" */
+	const char *compute_dtype_from;	/* "request", "weight_dtype", "config_dtype", "default" */
+} mps_dtype_choice;
+
+/*
+ * Resolves the job's defaults for model m on dev (NULL: no device) in place, as vLLM resolves --dtype auto and
+ * --kv-cache-dtype auto (vllm/config/model.py _get_and_verify_dtype and _resolve_auto_dtype, vLLM 0.11):
+ *   compute_dtype: the request's, else a float weight_dtype (fp32, bf16, fp16), else the model's dtype: the
+ *     config's dtype, with float32 (or no dtype stated: vLLM reads that as float32) served in the device's
+ *     preferred type, bf16 where the device has a bf16 path and fp16 where not; fp16 is never chosen for
+ *     gemma2, gemma3, gemma3_text, plamo2 and glm4 (_FLOAT16_NOT_SUPPORTED_MODELS: bf16, or fp32 without bf16).
+ *   weight_dtype auto: the config's quantization_config (gptq/awq -> int4 with that scheme and group_size, fp8,
+ *     bitsandbytes nf4/int8), else the compute dtype.
+ *   kv_cache_dtype auto: the compute dtype (vLLM CacheConfig cache_dtype "auto").
+ * Adds a warning for each choice that rests on an assumption (no dtype in the config, an fp32 checkpoint served
+ * in 16 bits). choice may be NULL. No errors.
+ * Worked example (tests/test_answers.c): llama-3-8b (dtype bfloat16), nothing given -> bf16 weights, bf16 KV.
+ */
+void mps_inference_defaults(const mp_model *m, const mp_device *dev, mps_inference_job *job, mps_dtype_choice *choice,
+			    mps_warnings *w);
+
 typedef struct mps_inference_request {
 	mps_inference_job job;
 	mps_device_ref device;
@@ -195,6 +254,9 @@ typedef struct mps_performance {
 
 typedef struct mps_inference_plan {
 	mps_model model;
+	mps_inference_job job;		/* the request's job with its defaults resolved (what was planned) */
+	mps_dtype_choice choice;
+	mps_warnings warnings;
 	mp_inference_memory mem;
 	bool have_device;
 	mp_store_device device;
@@ -332,6 +394,7 @@ typedef struct mps_training_request {
 
 typedef struct mps_training_plan {
 	mps_model model;
+	mps_warnings warnings;
 	mp_training_memory mem;
 	bool have_device;
 	mp_store_device device;
@@ -366,6 +429,7 @@ typedef struct mps_fit_request {
 	size_t ndevices;
 	uint64_t gpu_counts[MPS_FIT_MAX_GPU_COUNTS];
 	size_t ngpu_counts;
+	unsigned kinds;			/* without devices: the stored devices of these kinds (MP_STORE_KIND_*); 0 = GPUs */
 } mps_fit_request;
 
 /* One answer: a job on one device with one GPU count. A GPU count the job's layout cannot use does not fit,
@@ -397,19 +461,23 @@ mp_status mps_fit(mps_service *s, const mps_fit_request *rq, const mps_fit_sink 
 /* ----- capacity ------------------------------------------------------------------------------------------- */
 
 typedef struct mps_capacity_request {
-	char model[MP_STORE_ID_MAX];	/* stored model id */
+	char model[MP_STORE_ID_MAX];	/* stored model id (or what the job's model ref names) */
 	uint64_t sequence_length;	/* tokens per sequence */
-	mp_dtype weight_dtype, kv_cache_dtype;
+	/* the plan each row is: the job POST /v1/plan/inference would decode from the same arguments (batch_size 1,
+	 * the plan's defaults, dtypes "auto" unless given, tensor_parallel_size / num_gpus) */
+	mps_inference_job job;
 	char vendor[64], source[16];	/* device filters, "" = all */
+	unsigned kinds;			/* MP_STORE_KIND_* mask; 0 = GPUs only */
 } mps_capacity_request;
 
-/* One device's row. */
+/* One device's row: the inference plan at batch 1 on that device. */
 typedef struct mps_capacity_row {
 	const mp_store_device *device;	/* borrowed for the callback */
+	const mps_inference_plan *plan;	/* borrowed for the callback: the plan endpoint's own answer for this row */
 	mp_inference_memory mem;	/* the plan at batch 1 */
 	mp_fit fit;
 	uint64_t replicas_per_gpu;
-	uint64_t max_concurrent_sequences;
+	uint64_t max_concurrent_sequences;	/* = plan->fit.max_batch_size when it fits, else 0 */
 	double decode_tokens_per_second_per_sequence;	/* 0 = unknown or does not fit */
 	double decode_tokens_per_second_at_max_concurrency;
 	bool decode_compute_bound;
@@ -417,8 +485,9 @@ typedef struct mps_capacity_row {
 
 typedef mp_status (*mps_capacity_fn)(void *ctx, const mps_capacity_row *row);
 
-/* GET /v1/capacity: the model, then one row per matching device in id order. Errors: MP_ENOTFOUND naming
- * "?model", the planner's, MP_EDB; those fn returns. */
+/* GET /v1/capacity: the model, then one row per matching device in id order (GPUs unless rq->kinds says
+ * otherwise). Each row is mps_plan_inference for the same job on that device: its max_concurrent_sequences is the
+ * plan's max_batch_size. Errors: MP_ENOTFOUND naming "?model", the planner's, MP_EDB; those fn returns. */
 mp_status mps_capacity(mps_service *s, const mps_capacity_request *rq, mps_model *model, mps_capacity_fn fn, void *ctx,
 		       mp_error *err);
 

@@ -15,7 +15,7 @@
 
 void http_start(mpd_daemon *d, char *dir, size_t dirlen)
 {
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 
 	memset(d, 0, sizeof(*d));
 	mpd_config_defaults(&d->cfg);

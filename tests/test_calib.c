@@ -119,7 +119,7 @@ static void test_datasheet_map(void **state)
 	const char *gt_name = str_at(cJSON_GetObjectItem(gt, "device"), "name");
 	char dir[] = "/tmp/memplan-calib-XXXXXX", path[128];
 	mp_store *s = NULL;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	mp_store_device dev;
 
 	(void)state;
@@ -185,7 +185,7 @@ static void test_gpu_doc_from_ground_truth(void **state)
 	mps_calib_job *job = calloc(1, sizeof(*job));
 	char dir[] = "/tmp/memplan-calib-XXXXXX", path[128];
 	mp_store *s = NULL;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	bool have = false;
 	double memcpy_bps, copy_bps, fma, bf16, lat;
 
@@ -305,7 +305,7 @@ static void test_cpu_run(void **state)
 	mp_calib_cpu_options o = {0, 10, 2, 8u << 20, 256};
 	mp_calib_cpu_results *r = calloc(1, sizeof(*r));
 	mp_calib_ctl ctl = {stop_at_first, NULL};
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	int calls = 0;
 
 	(void)state;
@@ -343,7 +343,7 @@ static void test_cpu_run(void **state)
 static bool gpu_or_skip(void)
 {
 	mp_calib_gpu_info gi;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	mp_status st = mp_calib_gpu_probe(&gi, &err);
 
 	if (st == MP_OK)
@@ -358,7 +358,7 @@ static void test_gpu_run(void **state)
 {
 	mp_calib_gpu_options o;
 	mp_calib_gpu_results *r;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 
 	(void)state;
 	if (!gpu_or_skip()) {
@@ -566,7 +566,7 @@ static void test_history_from_store(void **state)
 	mp_store_calibration row;
 	http_resp r, g;
 	cJSON *doc = NULL;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	char id[64], *warn;
 
 	/* gemm alone on a fresh database measures no bandwidth: no profile is stored, and the job says why */
@@ -681,7 +681,7 @@ static void test_fit_plan_decode(void **state)
 	mps_inference_request *fit = malloc(sizeof(*fit));
 	mps_inference_plan *plan = malloc(sizeof(*plan));
 	bool has_fit = false;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	cJSON *body = cJSON_Parse("{\"target\":\"gpu:0\",\"fit_plan\":{\"model\":\"llama-3-8b\",\"weight_dtype\":"
 	                          "\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":1,\"sequence_length\":4096}}");
 
@@ -727,7 +727,7 @@ static void test_store_failure_reason(void **state)
 	mps_calib_job *job = NULL;
 	mps_calib_request rq;
 	sqlite3 *db = NULL;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	char id[MPS_CALIB_ID_MAX];
 
 	(void)state;

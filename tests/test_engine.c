@@ -58,7 +58,7 @@ static void blocks_range(double gib, uint64_t page, uint64_t layers, uint64_t *l
 static void test_vllm_defaults(void **state)
 {
 	mp_engine_defaults d;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 
 	(void)state;
 	/* H100 SXM (the preset's 85,520,809,984 B): >= 70 GiB, not an A100 */
@@ -88,7 +88,7 @@ static void test_vllm_defaults(void **state)
 static void test_sglang_defaults(void **state)
 {
 	mp_engine_defaults d;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 
 	(void)state;
 	/* H100, nvidia-smi 81,559 MiB, tp 1: 512 + 1.5 x 8192 + 2 x 256 + 1024 / 8 = 13,440 MiB (above 10 GiB) */
@@ -122,7 +122,7 @@ static void test_vllm_10517(void **state)
 	mp_model m = llama(32, 4096, 32, 8, 128, 14336, 128256, 131072);
 	mp_weight_formats f;
 	mp_weights w;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	uint64_t bytes, lo, hi, page = 16 * (8 * 128 * 2 * 2);
 
 	(void)state;
@@ -167,7 +167,7 @@ static void test_vllm_25350(void **state)
 {
 	mp_engine_inputs in;
 	mp_engine_prediction p;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	uint64_t lo, hi, page = 16 * (4 * 128 * 2 * 1);
 
 	(void)state;
@@ -222,7 +222,7 @@ static void test_trtllm(void **state)
 {
 	mp_engine_inputs in;
 	mp_engine_prediction p;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 
 	(void)state;
 	assert_int_equal(UINT64_C(69524783104) / 524288, 132608);
@@ -257,7 +257,7 @@ static void test_vllm_predict(void **state)
 {
 	mp_engine_inputs in;
 	mp_engine_prediction p;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 
 	(void)state;
 	memset(&in, 0, sizeof(in));

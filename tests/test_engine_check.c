@@ -26,7 +26,7 @@ static char dir[] = "/tmp/memplan-engine-XXXXXX";
 static int setup(void **state)
 {
 	char path[64];
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 
 	(void)state;
 	mpc_json_init(NULL);
@@ -132,7 +132,7 @@ static cJSON *check(const char *engine, const char *file, bool metrics, cJSON *p
 static cJSON *check_ok(const char *engine, const char *file, cJSON *p)
 {
 	mp_status st;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	cJSON *doc = check(engine, file, false, p, &st, &err);
 
 	if (st != MP_OK)
@@ -363,7 +363,7 @@ static void test_vllm_metrics(void **state)
 {
 	cJSON *p = plan(NULL, "qwen3-14b.json", "bf16", "bf16", 1, 8192, "h100-sxm5-80gb"), *doc;
 	mp_status st;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 
 	(void)state;
 	cJSON_AddNumberToObject(p, "gpu_memory_utilization", 0.82);
@@ -383,7 +383,7 @@ static void expect_error(const char *body_text, const char *field, const char *n
 	cJSON *body = cJSON_Parse(body_text);
 	mps_engine_check_request *rq = malloc(sizeof(*rq));
 	mps_engine_check *c = malloc(sizeof(*c));
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	mp_status st;
 
 	assert_non_null(body);
@@ -436,7 +436,7 @@ static cJSON *engine_plan(const char *engine, const char *extra)
 	cJSON *body, *out = NULL;
 	mps_inference_request *rq = malloc(sizeof(*rq));
 	mps_inference_plan *p = malloc(sizeof(*p));
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	mp_status st;
 
 	snprintf(text, sizeof(text),

@@ -234,7 +234,7 @@ static void test_weight_formats(void **state)
 	mp_model m;
 	mp_weights w;
 	mp_weight_formats f;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	const uint64_t n = UINT64_C(14336) * 4096;
 
 	(void)state;
@@ -434,7 +434,7 @@ static void test_groundtruth_cache(void **state)
 	{
 		const cJSON *tiny = cJSON_GetObjectItem(c, "tiny_config"), *run;
 		mp_model m;
-		mp_error err;
+		mp_error err = MP_ERROR_INIT;
 
 		if (tiny == NULL || mpm_from_hf(tiny, "/model/hf_config", &m, &err) == MP_EUNSUPPORTED)
 			continue;

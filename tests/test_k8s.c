@@ -358,8 +358,10 @@ static void test_annotation_mig_shared(void **state)
 	assert_non_null(strstr(reason(res, "mig-1g10gb-0"), "NVIDIA-A100-80GB-PCIe-MIG-1g.10gb"));
 	assert_non_null(strstr(reason(res, "mig-1g10gb-0"), "9.50 GiB")); /* the slice's 9728 MiB */
 	assert_int_equal(verdict(res, "t4-shared-0"), UNRES);
+	/* the lower of the profile's CUDA total (15,642,329,088 B, the T4 preset's usable memory) and the node's label
+	 * (15360 MiB, NVML's total, which includes what the driver hides), split among 4 replicas */
 	assert_true(metric(f, "memplan_k8s_planned_capacity_bytes{", "pod=\"batch-8b-0\"", "profile=\"t4-16gb\"") ==
-		    (double)(15360ull * 1048576 / 4));
+		    (double)(15642329088ull / 4));
 	assert_true(metric(f, "memplan_k8s_planned_capacity_bytes{", "pod=\"batch-8b-0\"", "profile=\"a100-pcie-80gb\"") ==
 		    (double)(9728ull * 1048576));
 	/* the gauges carry DCGM's modelName (the profile's NVML name) */
@@ -516,8 +518,9 @@ static void test_alias_table(void **state)
 	http_resp_free(&r);
 	filter(f, "annotated-inference", nodes, 1, &r);
 	http_resp_free(&r);
+	/* the H100 SXM preset's CUDA total (85,045,477,376 B), below the node's 81559 MiB NVML label */
 	assert_true(metric(f, "memplan_k8s_planned_capacity_bytes{", "pod=\"batch-8b-0\"", "profile=\"h100-sxm5-80gb\"") ==
-		    (double)(81559ull * 1048576));
+		    (double)85045477376ull);
 	/* the same name, spelt as Slurm's AutoDetect would, on another device: a conflict naming the alias */
 	http_do(&f->d, "PATCH", "/v1/devices/h100-pcie-80gb", "{\"aliases\":[\"nvidia_h100_sxm4_80gb\"]}",
 		"application/merge-patch+json", NULL, &r);
@@ -664,7 +667,7 @@ static void test_slurm_fit_table(void **state)
 static void test_settings(void **state)
 {
 	mpd_config cfg;
-	mp_error e;
+	mp_error e = MP_ERROR_INIT;
 
 	(void)state;
 	mpd_config_defaults(&cfg);

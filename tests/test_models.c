@@ -43,7 +43,7 @@ static void test_every_shared_model_exact(void **state)
 		char *text;
 		mp_param_count pc;
 		mp_model m;
-		mp_error err;
+		mp_error err = MP_ERROR_INIT;
 
 		snprintf(rel, sizeof(rel), "models/%s.json", c->string);
 		text = ref_text(rel);
@@ -68,7 +68,7 @@ static void test_mixtral_active(void **state)
 	char *text = ref_text("models/mixtral-8x7b.json");
 	mp_param_count pc;
 	mp_model m;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 
 	(void)state;
 	assert_int_equal(count_text(text, &pc, &m, &err), MP_OK);
@@ -83,7 +83,7 @@ static void test_llama_defaults(void **state)
 {
 	mp_param_count pc;
 	mp_model m;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 
 	(void)state;
 	assert_int_equal(count_text("{\"model_type\": \"llama\"}", &pc, &m, &err), MP_OK);
@@ -99,7 +99,7 @@ static void test_config_errors(void **state)
 {
 	mp_param_count pc;
 	mp_model m;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 
 	(void)state;
 	/* hidden not divisible by heads with implicit head_dim: rejected, naming the key */
@@ -140,7 +140,7 @@ static char *data_text(const char *name)
 static void check_tensor_list(const char *name, const mp_model *m, const mp_param_count *pc)
 {
 	mp_weights w;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 
 	if (mp_weight_bytes(m, MP_DTYPE_BF16, MP_DTYPE_BF16, NULL, 1, &w, &err) != MP_OK)
 		fail_msg("%s: %s: %s", name, err.field, err.message);
@@ -171,7 +171,7 @@ static void test_architectures_exact(void **state)
 		char *text;
 		mp_param_count pc;
 		mp_model m;
-		mp_error err;
+		mp_error err = MP_ERROR_INIT;
 		const cJSON *active = cJSON_GetObjectItem(c, "active");
 
 		snprintf(file, sizeof(file), "%s.json", c->string);
@@ -205,7 +205,7 @@ static void test_shared_tensor_lists(void **state)
 		char *text;
 		mp_param_count pc;
 		mp_model m;
-		mp_error err;
+		mp_error err = MP_ERROR_INIT;
 
 		snprintf(rel, sizeof(rel), "models/%s.json", c->string);
 		text = ref_text(rel);
@@ -222,7 +222,7 @@ static void test_type_details(void **state)
 {
 	mp_param_count pc, pc2;
 	mp_model m;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	char *t;
 
 	(void)state;
@@ -295,7 +295,7 @@ static void test_groundtruth_counts(void **state)
 		const cJSON *cfg = cJSON_GetObjectItem(c, "config"), *count = cJSON_GetObjectItem(c, "count"), *comp;
 		mp_param_count pc;
 		mp_model m;
-		mp_error err;
+		mp_error err = MP_ERROR_INIT;
 		mp_status st;
 		double emb, head;
 
@@ -361,7 +361,7 @@ static void test_no_window_spellings(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		mp_param_count pc;
 		mp_model m;
-		mp_error err;
+		mp_error err = MP_ERROR_INIT;
 
 		if (count_text(cases[i].json, &pc, &m, &err) != MP_OK)
 			fail_msg("%s: %s: %s", cases[i].json, err.field, err.message);
@@ -380,7 +380,7 @@ static void test_mistral_v03_no_window(void **state)
 	char *text = ref_text("hf/configs/mistral-7b-instruct-v0.3.json");
 	mp_param_count pc;
 	mp_model m;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	uint64_t kv;
 
 	(void)state;
@@ -399,7 +399,7 @@ static void test_gpt_oss_mxfp4(void **state)
 	char *text = ref_text("hf/configs/gpt-oss-20b.json");
 	mp_param_count pc;
 	mp_model m;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	mp_weights w;
 	uint64_t mats = UINT64_C(24) * 32 * (UINT64_C(5760) * 2880 + UINT64_C(2880) * 2880) / 32 * 17;
 	uint64_t biases = UINT64_C(24) * 32 * (5760 + 2880) * 2, router = UINT64_C(24) * (32 * 2880 + 32) * 2;
@@ -429,7 +429,7 @@ static void test_mamba_state(void **state)
 {
 	mp_param_count pc;
 	mp_model m;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	uint64_t one, kv1, kv2;
 
 	(void)state;
@@ -449,7 +449,7 @@ static void expect_rope_error(const char *json, const char *field)
 {
 	mp_param_count pc;
 	mp_model m;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 
 	if (count_text(json, &pc, &m, &err) != MP_EINVAL)
 		fail_msg("%s: accepted", json);
@@ -462,7 +462,7 @@ static uint64_t scaled_context(const char *factor)
 	char json[256];
 	mp_param_count pc;
 	mp_model m;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 
 	snprintf(json, sizeof(json),
 		 "{\"model_type\":\"llama\",\"max_position_embeddings\":4096,\"rope_scaling\":{\"type\":\"linear\","
@@ -524,7 +524,7 @@ static void test_architecture_pointers(void **state)
 			       "\"vocab_size\":100,\"intermediate_size\":128,\"sliding_window\":16,"
 			       "\"sliding_window_layers\":3}");
 	mp_model m;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 
 	(void)state;
 	assert_int_equal(mpm_from_architecture(a, "/model/architecture", &m, &err), MP_EINVAL);

@@ -41,7 +41,7 @@ static mp_model llama(uint64_t layers, uint64_t hidden, uint64_t heads, uint64_t
 static uint64_t kv(const mp_model *m, mp_dtype dt, uint64_t seq, uint64_t batch)
 {
 	uint64_t out = 0;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 
 	assert_int_equal(mp_kv_cache_bytes(m, dt, seq, batch, &out, &err), MP_OK);
 	return out;
@@ -104,7 +104,7 @@ static void test_dtype_block_bytes(void **state)
 static void test_validate_bi03(void **state)
 {
 	mp_model m = llama(2, 224, 7, 2, 32, 512, 1000);
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 
 	(void)state;
 	assert_int_equal(mp_model_validate(&m, &err), MP_EINVAL);
@@ -124,7 +124,7 @@ static void test_count_llama3_8b(void **state)
 {
 	mp_model m = llama(32, 4096, 32, 8, 128, 14336, 128256);
 	mp_param_count pc;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 
 	(void)state;
 	assert_int_equal(mp_count_parameters(&m, &pc, &err), MP_OK);
@@ -141,7 +141,7 @@ static void test_overflow_bi05(void **state)
 {
 	mp_model m = llama(61, 7168, 128, 128, 160, 18432, 129280); /* K+V width 2 x 128 x 160 */
 	uint64_t out;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 
 	(void)state;
 	/* The expanded MLA K/V width of BI-05 (40960 per token per layer) needs 64-bit arithmetic. */
@@ -162,7 +162,7 @@ static void test_plan_inference_fit(void **state)
 	mp_device dev;
 	mp_inference_memory mem;
 	mp_fit fit;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 
 	(void)state;
 	memset(&dev, 0, sizeof(dev));
@@ -241,7 +241,7 @@ static mp_status shape_at(void *ctx, uint64_t x, double *out, mp_error *err)
 static void test_search_crossing(void **state)
 {
 	shape s = { 0, 0, 0 };
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	uint64_t x = 0;
 	unsigned n = 0;
 	double g;

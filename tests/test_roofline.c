@@ -451,7 +451,7 @@ static void load_model(const char *id, mp_model *m)
 {
 	char rel[96];
 	cJSON *cfg;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 
 	snprintf(rel, sizeof(rel), "models/%s.json", id);
 	cfg = ref_json(rel);
@@ -768,7 +768,7 @@ static void test_step_properties(void **state)
 	req.context_tokens = 32768;
 	{
 		uint64_t b;
-		mp_error err;
+		mp_error err = MP_ERROR_INIT;
 
 		assert_int_equal(mp_step_analyze(&m, &d, MP_PHASE_DECODE, &req, &s64, &err), MP_EINVAL);
 		assert_string_equal(err.field, "/context_tokens");
@@ -830,7 +830,7 @@ static void test_errors(void **state)
 	mp_device d = {0};
 	mp_op op = {.kind = MP_OP_MATMUL, .dtype = MP_DTYPE_BF16, .m = 1, .k = 0, .n = 4};
 	mp_roof r;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 
 	(void)state;
 	assert_int_equal(mp_roofline(&d, &op, &r, &err), MP_EINVAL);

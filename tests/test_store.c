@@ -68,7 +68,7 @@ static mp_status count_devices(const mp_store_device *d, void *ctx)
 static void test_create_seed_reopen(void **state)
 {
 	mp_store *s;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	mp_store_device d;
 	mp_store_model m;
 	int n = 0, more = 0;
@@ -147,7 +147,7 @@ static long long raw_int(sqlite3 *db, const char *sql)
 static void test_upgrade_from_v2(void **state)
 {
 	mp_store *s;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	mp_store_device d;
 	mp_store_model m;
 	sqlite3 *db;
@@ -201,24 +201,24 @@ static void test_upgrade_from_v2(void **state)
 	sqlite3_close(db);
 }
 
-/* Schema 5: a database of schema 4 gets the presets' aliases on the preset rows that are still the preset's (a row
+/* Schema 6: a database of schema 5 (the presets written) gets the presets' aliases on the preset rows that are still the preset's (a row
  * the user replaced gets none); an alias is looked up by its key (case, ' ', '_', '-' aside); each name belongs to
  * one device; deleting a device frees its names. */
 static void test_aliases_upgrade_and_rules(void **state)
 {
 	mp_store *s;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	mp_store_device d, other;
 	sqlite3 *db;
 
 	(void)state;
-	assert_int_equal(mp_store_open_at(path, 4, mps_presets(), &s, &err), MP_OK);
+	assert_int_equal(mp_store_open_at(path, 5, mps_presets(), &s, &err), MP_OK);
 	mp_store_close(s);
 	db = raw_open();
 	raw_exec(db, "UPDATE devices SET source = 'user', source_note = 'replaced by the site' WHERE id = 'l40s-48gb'");
 	sqlite3_close(db);
 	assert_int_equal(mp_store_open(path, mps_presets(), &s, &err), MP_OK);
-	assert_int_equal(mp_store_user_version(s), 5);
+	assert_int_equal(mp_store_user_version(s), 6);
 	assert_int_equal(mp_store_device_get(s, "h100-sxm5-80gb", &d, &err), MP_OK);
 	assert_true(d.naliases >= 2);
 	assert_string_equal(d.aliases[0], "NVIDIA H100 80GB HBM3"); /* the NVML name first */
@@ -248,6 +248,52 @@ static void test_aliases_upgrade_and_rules(void **state)
 	mp_store_close(s);
 }
 
+/* Version 5 (issue 15): a database of version 4, with a preset row only the presets wrote (its audit entry is the
+ * preset's) and one a user replaced, upgrades: the untouched preset takes this build's figures (usable memory,
+ * kind), the user's row stays as it was, and rows get their kind (a measured CPU profile is a cpu). */
+static void test_upgrade_to_v5(void **state)
+{
+	mp_store *s;
+	mp_error err = MP_ERROR_INIT;
+	mp_store_device d;
+	sqlite3 *db;
+
+	(void)state;
+	assert_int_equal(mp_store_open_at(path, 4, mps_presets(), &s, &err), MP_OK);
+	mp_store_close(s);
+	db = raw_open();
+	raw_exec(db, "INSERT INTO devices (id, name, vendor, memory_bytes, memory_bandwidth_bytes_per_second, source,"
+		     " source_note) VALUES ('rtx-3090-24gb', 'RTX 3090', 'NVIDIA', 25769803776, 936e9, 'datasheet',"
+		     " 'release 4 preset')");
+	raw_exec(db, "INSERT INTO audit_log (actor, action, kind, resource_id) VALUES ('preset', 'preset', 'device',"
+		     " 'rtx-3090-24gb')");
+	raw_exec(db, "INSERT INTO preset_log (kind, id) VALUES ('device', 'rtx-3090-24gb')");
+	raw_exec(db, "INSERT INTO devices (id, name, vendor, memory_bytes, memory_bandwidth_bytes_per_second, source,"
+		     " source_note) VALUES ('t4-16gb', 'T4', 'NVIDIA', 17179869184, 320e9, 'datasheet', 'edited')");
+	raw_exec(db, "INSERT INTO audit_log (actor, action, kind, resource_id) VALUES ('preset', 'preset', 'device',"
+		     " 't4-16gb')");
+	raw_exec(db, "INSERT INTO audit_log (actor, action, kind, resource_id) VALUES ('api', 'replace', 'device',"
+		     " 't4-16gb')");
+	raw_exec(db, "INSERT INTO preset_log (kind, id) VALUES ('device', 't4-16gb')");
+	raw_exec(db, "INSERT INTO devices (id, name, vendor, memory_bytes, memory_bandwidth_bytes_per_second, source,"
+		     " source_note, measured_at) VALUES ('measured-cpu-lab', 'CPU', 'Intel', 68719476736, 1e11,"
+		     " 'measured', 'stream', '2026-11-29T10:00:00Z')");
+	sqlite3_close(db);
+	assert_int_equal(mp_store_open(path, mps_presets(), &s, &err), MP_OK);
+	assert_int_equal(mp_store_user_version(s), 6);
+	assert_int_equal(mp_store_device_get(s, "rtx-3090-24gb", &d, &err), MP_OK);
+	assert_int_equal(d.hw.usable_memory_bytes, UINT64_C(25206325248)); /* this build's preset figure */
+	assert_string_equal(d.usable_memory_source, "published");
+	assert_int_equal(mp_store_device_get(s, "t4-16gb", &d, &err), MP_OK);
+	assert_string_equal(d.source_note, "edited");
+	assert_int_equal(d.hw.usable_memory_bytes, 0);
+	assert_int_equal(mp_store_device_get(s, "measured-cpu-lab", &d, &err), MP_OK);
+	assert_string_equal(d.kind, "cpu");
+	assert_int_equal(mp_store_device_get(s, "gaudi3-128gb", &d, &err), MP_OK);
+	assert_string_equal(d.kind, "accelerator");
+	mp_store_close(s);
+}
+
 static double gt_num(const cJSON *o, const char *a, const char *b)
 {
 	const cJSON *v = b ? cJSON_GetObjectItem(cJSON_GetObjectItem(o, a), b) : cJSON_GetObjectItem(o, a);
@@ -266,7 +312,7 @@ static void test_measured_h200(void **state)
 	const char *mb = cJSON_GetObjectItem(gt, "microbenchmarks_cuda_c")->valuestring, *p;
 	double best = gt_num(gt, "ceilings_torch", "copy_GBps"), fma = 0, lat = 0, v;
 	mp_store *s;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	mp_store_device d;
 
 	(void)state;
@@ -314,7 +360,7 @@ static void test_model_presets(void **state)
 	cJSON *counts = ref_json("models/parameter_counts.json"), *gt = ref_json("groundtruth/h200/measurements.json");
 	const cJSON *c, *run;
 	mp_store *s;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	mp_store_model m;
 	int n = 0;
 
@@ -366,10 +412,10 @@ static mp_status count_any(const mp_store_device *d, void *ctx)
 static void test_writes_audit_filters_batch(void **state)
 {
 	mp_store *s;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	mp_store_device d, back;
-	mp_store_device_filter amd = { "amd", NULL, 0 }, big = { NULL, NULL, UINT64_C(150) << 30 },
-			       user = { NULL, "user", 0 };
+	mp_store_device_filter amd = { "amd", NULL, 0, 0 }, big = { NULL, NULL, UINT64_C(150) << 30, 0 },
+			       user = { NULL, "user", 0, 0 };
 	int counts[3] = { 0, 0, 0 }, n = 0, more = 0;
 	bool created = false;
 
@@ -439,7 +485,7 @@ static uint64_t params_of(int layers)
 	char buf[96];
 	mp_model m;
 	mp_param_count pc;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 
 	assert_int_equal(mpm_from_hf_text(config_of(layers, buf, sizeof(buf)), "", &m, &err), MP_OK);
 	assert_int_equal(mp_count_parameters(&m, &pc, &err), MP_OK);
@@ -449,7 +495,7 @@ static uint64_t params_of(int layers)
 static void write_model(mp_store *s, const char *id, int layers)
 {
 	mp_store_model m;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	char buf[96];
 
 	memset(&m, 0, sizeof(m));
@@ -466,7 +512,7 @@ static uint64_t resolved(mps_service *svc, const char *id, mp_status want)
 {
 	mps_model_ref ref;
 	mps_model m;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 
 	memset(&ref, 0, sizeof(ref));
 	ref.kind = MPS_MODEL_STORED;
@@ -483,7 +529,7 @@ static void test_memo_invalidation(void **state)
 {
 	mps_service *svc;
 	mp_store *s, *s2;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	uint64_t g, hits, misses;
 	pid_t pid;
 	int status;
@@ -574,7 +620,7 @@ static mp_status nested_get(const mp_store_device *d, void *ctx)
 {
 	walk *w = ctx;
 	mp_store_device again;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 
 	w->n++;
 	assert_int_equal(mp_store_device_get(w->s, d->id, &again, &err), MP_OK);
@@ -587,7 +633,7 @@ static mp_status nested_get(const mp_store_device *d, void *ctx)
 static mp_status nested_list(const mp_store_device *d, void *ctx)
 {
 	walk *w = ctx;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	int n = 0, more = 0;
 
 	(void)d;
@@ -604,7 +650,7 @@ static void test_memo_bounds_and_statements(void **state)
 	walk w = { NULL, 0 };
 	mps_service *svc;
 	mp_store *s;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	char id[32];
 	int more = 0;
 
@@ -637,6 +683,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_create_seed_reopen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_upgrade_from_v2, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_aliases_upgrade_and_rules, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_upgrade_to_v5, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_measured_h200, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_model_presets, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_writes_audit_filters_batch, setup, teardown),

@@ -188,7 +188,7 @@ static void test_auth(void **state)
 	assert_false(mpd_auth_is_loopback("0.0.0.0") || mpd_auth_is_loopback("10.1.2.3") || mpd_auth_is_loopback("::"));
 	{
 		mpd_config c;
-		mp_error err;
+		mp_error err = MP_ERROR_INIT;
 
 		mpd_config_defaults(&c);
 		snprintf(c.listen_host, sizeof(c.listen_host), "0.0.0.0");
@@ -306,7 +306,7 @@ static void write_elsewhere(fixture *f, const char *id, const char *config)
 {
 	mp_store *s;
 	mp_store_model m;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 
 	assert_int_equal(mp_store_open(f->d.cfg.db_path, mps_presets(), &s, &err), MP_OK);
 	memset(&m, 0, sizeof(m));
@@ -405,7 +405,7 @@ static void bandwidth_elsewhere(fixture *f, double bytes_per_second)
 {
 	mp_store *s;
 	mp_store_device dev;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 
 	assert_int_equal(mp_store_open(f->d.cfg.db_path, mps_presets(), &s, &err), MP_OK);
 	assert_int_equal(mp_store_device_get(s, "h200-sxm-141gb", &dev, &err), MP_OK);
@@ -540,12 +540,15 @@ static const cJSON *job_device(const cJSON *job, const char *id)
 }
 
 /* How many devices the store holds (every preset plus nothing else in a fresh database). */
-static int stored_devices(fixture *f)
+/* Stored devices of a kind ("gpu", ...; NULL: every kind). */
+static int stored_devices(fixture *f, const char *kind)
 {
 	http_resp r;
+	char path[96];
 	int n;
 
-	http_do(&f->d, "GET", "/v1/devices?limit=1000", NULL, NULL, NULL, &r);
+	snprintf(path, sizeof(path), "/v1/devices?limit=1000%s%s", kind ? "&kind=" : "", kind ? kind : "");
+	http_do(&f->d, "GET", path, NULL, NULL, NULL, &r);
 	assert_int_equal(r.status, 200);
 	n = cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "items"));
 	http_resp_free(&r);
@@ -567,9 +570,11 @@ static void test_fit(void **state)
 		"\"adamw\",\"micro_batch_size\":1,\"sequence_length\":4096}}],\"gpu_counts\":[1,2]}",
 		J, NULL, &r);
 	assert_int_equal(r.status, 200);
-	/* default: every stored device */
-	assert_true(num(r.json, "pairs") == 3 * stored_devices(f));
-	assert_true(stored_devices(f) >= 24); /* 23 datasheet presets + the measured H200 */
+	/* default: every stored GPU (issue 15: the Gaudi presets are accelerators, a CPU profile a cpu) */
+	assert_true(num(r.json, "pairs") == 3 * stored_devices(f, "gpu"));
+	assert_true(stored_devices(f, NULL) >= 24); /* 23 datasheet presets + the measured H200 */
+	assert_true(stored_devices(f, "gpu") == stored_devices(f, NULL) - stored_devices(f, "accelerator,cpu"));
+	assert_true(stored_devices(f, "accelerator") >= 2);
 	job = cJSON_GetArrayItem(cJSON_GetObjectItem(r.json, "jobs"), 0);
 	assert_string_equal(cJSON_GetObjectItem(job, "id")->valuestring, "chat");
 	/* the same numbers as the plan endpoint for the same request and device */
@@ -611,8 +616,9 @@ static void test_fit(void **state)
 	       "\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":1,\"sequence_length\":16}}]}",
 	       NULL, 422, "/jobs/1/id");
 	expect(f, "POST", "/v1/fit", "{\"jobs\":[\"chat\"]}", NULL, 422, "/jobs/0");
+	/* the dtypes may be left out ("auto"); batch_size and sequence_length may not, and both are named */
 	expect(f, "POST", "/v1/fit", "{\"jobs\":[{\"inference\":{\"model\":\"gpt2\"}}]}", NULL, 422,
-	       "/jobs/0/inference/weight_dtype");
+	       "/jobs/0/inference/batch_size");
 	expect(f, "POST", "/v1/fit",
 	       "{\"jobs\":[{\"inference\":{\"model\":\"gpt2\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\","
 	       "\"batch_size\":0,\"sequence_length\":1}}]}",
@@ -647,7 +653,7 @@ static void test_capacity(void **state)
 	expect(f, "GET", "/v1/capacity?model=llama-3-8b&sequence_length=4096&weight_dtype=fp64", NULL, NULL, 422,
 	       "?weight_dtype");
 	expect(f, "GET", "/v1/capacity?model=llama-3-8b&sequence_length=4096&kv_cache_dtype=fp8", NULL, NULL, 200, NULL);
-	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "items")), stored_devices(f));
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "items")), stored_devices(f, "gpu"));
 	cJSON_ArrayForEach(it, cJSON_GetObjectItem(r.json, "items"))
 	if (strcmp(cJSON_GetObjectItem(it, "device")->valuestring, "h200-sxm-141gb") == 0)
 		h200 = it;
@@ -656,7 +662,20 @@ static void test_capacity(void **state)
 	assert_true(num(h200, "weights_bytes") == 16060522496.0);
 	assert_true(num(h200, "kv_cache_bytes_per_sequence") == 536870912.0);
 	assert_true(num(h200, "replicas_per_gpu") == 8);
-	assert_true(num(h200, "max_concurrent_sequences") ==
+	/* one story (issue 15): the plan's max_batch_size for the same inputs, prefill workspace included; below the
+	 * weights + KV + context count (150,109,880,320 - 16,060,522,496 - 552,402,944) / 536,870,912 = 248 */
+	{
+		http_resp p;
+
+		http_do(&f->d, "POST", "/v1/plan/inference",
+			"{\"model\":\"llama-3-8b\",\"device\":\"h200-sxm-141gb\",\"batch_size\":1,\"sequence_length\":4096}",
+			J, NULL, &p);
+		assert_int_equal(p.status, 200);
+		assert_true(num(h200, "max_concurrent_sequences") ==
+			    num(cJSON_GetObjectItem(p.json, "fit"), "max_batch_size"));
+		http_resp_free(&p);
+	}
+	assert_true(num(h200, "max_concurrent_sequences") <
 		    (double)((150109880320ULL - 16060522496ULL - 552402944ULL) / 536870912ULL));
 	/* the decode bound comes from the roofline engine: the same figure as the inference plan's performance
 	 * block, and above the memory-only formula 4.8e12 / (16,060,522,496 + 536,870,912) = 289.2 tokens/s,

@@ -162,7 +162,7 @@ static int teardown(void **state)
 static void check_integrity(const char *db, mp_store **out)
 {
 	mp_store *s;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	char ok[64];
 
 	assert_int_equal(mp_store_open(db, mps_presets(), &s, &err), MP_OK);
@@ -231,7 +231,7 @@ static void test_two_daemons(void **state)
 	pthread_t ta, tb;
 	mp_store *s;
 	mp_store_device d;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 
 	(void)state;
 	db_path(db, sizeof(db), "two.db");
@@ -272,7 +272,7 @@ static void test_sigkill_mid_loop(void **state)
 	pthread_t t;
 	mp_store *s;
 	mp_store_device d;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	struct timespec nap = { 0, 400 * 1000 * 1000 };
 
 	(void)state;
@@ -304,7 +304,7 @@ static void test_export_import(void **state)
 	mp_store *s;
 	mp_store_device d;
 	mp_store_model m;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 
 	(void)state;
 	db_path(a, sizeof(a), "from.db");

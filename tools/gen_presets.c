@@ -6,6 +6,7 @@
  * and the store never sees JSON.
  * Usage: gen_presets OUT.c DEVICES.json MODEL.json...
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +111,9 @@ static void emit_device(FILE *out, const mp_store_device *d)
 	}
 	if (d->naliases)
 		fprintf(out, "\t\t.naliases = %zu,\n", d->naliases);
+	field_str(out, "kind", d->kind);
+	field_u64(out, "nvml_memory_bytes", d->nvml_memory_bytes);
+	field_str(out, "usable_memory_source", d->usable_memory_source);
 	fprintf(out, "\t},\n");
 }
 
@@ -132,6 +136,91 @@ static void drop_unknown_peaks(cJSON *dev, const char *id)
 	}
 }
 
+#define FIRST_MODEL 5
+
+/* Whether s is a Hugging Face repo id: "name" or "owner/name", each part [A-Za-z0-9][A-Za-z0-9._-]*, at most 96
+ * bytes in all (the Hub's limit). */
+static bool repo_id_ok(const char *s)
+{
+	size_t n = strlen(s), parts = 0;
+	bool start = true;
+
+	if (n == 0 || n > 96)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+
+		if (c == '/') {
+			if (start || ++parts > 1)
+				return false;
+			start = true;
+			continue;
+		}
+		if (start ? !alnum : !(alnum || c == '.' || c == '_' || c == '-'))
+			return false;
+		start = false;
+	}
+	return !start;
+}
+
+/* The repo ids of model presets (db/presets/model_repo_ids.json): every key names a model preset file and every
+ * id is a valid repo id, else the build fails. Emits mps_preset_repo_ids(). */
+static int emit_repo_ids(FILE *out, const char *path, char **models, int nmodels)
+{
+	char *text = read_file(path);
+	cJSON *doc = text ? cJSON_Parse(text) : NULL, *ids = cJSON_GetObjectItemCaseSensitive(doc, "repo_ids"), *e, *r;
+	int k = 0;
+
+	free(text);
+	if (!cJSON_IsObject(ids)) {
+		fprintf(stderr, "gen_presets: %s: no \"repo_ids\" object\n", path);
+		cJSON_Delete(doc);
+		return 1;
+	}
+	cJSON_ArrayForEach(e, ids)
+	{
+		bool known = false;
+
+		for (int a = 0; a < nmodels && !known; a++) {
+			const char *base = strrchr(models[a], '/');
+			size_t n = strlen(e->string);
+
+			base = base ? base + 1 : models[a];
+			known = strncmp(base, e->string, n) == 0 && strcmp(base + n, ".json") == 0;
+		}
+		if (!known || !cJSON_IsArray(e)) {
+			fprintf(stderr, "gen_presets: %s: '%s' is not a model preset with a list of repo ids\n", path,
+				e->string);
+			cJSON_Delete(doc);
+			return 1;
+		}
+		fprintf(out, "\nstatic const char *const repo_ids_%d[] = { ", k++);
+		cJSON_ArrayForEach(r, e)
+		{
+			if (!cJSON_IsString(r) || !repo_id_ok(r->valuestring)) {
+				fprintf(stderr, "gen_presets: %s: %s: not a repo id\n", path, e->string);
+				cJSON_Delete(doc);
+				return 1;
+			}
+			c_string(out, r->valuestring);
+			fprintf(out, ", ");
+		}
+		fprintf(out, "NULL };");
+	}
+	fprintf(out, "\n\nstatic const mps_repo_alias repo_ids[] = {\n");
+	k = 0;
+	cJSON_ArrayForEach(e, ids)
+	{
+		fprintf(out, "\t{ ");
+		c_string(out, e->string);
+		fprintf(out, ", repo_ids_%d },\n", k++);
+	}
+	fprintf(out, "\t{ NULL, NULL },\n};\n\nconst mps_repo_alias *mps_preset_repo_ids(void)\n{\n\treturn repo_ids;\n}\n");
+	cJSON_Delete(doc);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	FILE *out;
@@ -139,8 +228,8 @@ int main(int argc, char **argv)
 	cJSON *devices, *dev;
 	int i = 0, nmodels = 0;
 
-	if (argc < 3) {
-		fprintf(stderr, "usage: gen_presets OUT.c DEVICES.json MODEL.json...\n");
+	if (argc < 5 || strcmp(argv[3], "--repo-ids") != 0) {
+		fprintf(stderr, "usage: gen_presets OUT.c DEVICES.json --repo-ids REPO_IDS.json MODEL.json...\n");
 		return 2;
 	}
 	text = read_file(argv[2]);
@@ -160,7 +249,7 @@ int main(int argc, char **argv)
 	cJSON_ArrayForEach(dev, devices)
 	{
 		mp_store_device d;
-		mp_error err = { { 0 }, { 0 } };
+		mp_error err = { { 0 }, { 0 }, NULL };
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(dev, "id"), *src;
 		char ptr[32];
 
@@ -179,10 +268,10 @@ int main(int argc, char **argv)
 		emit_device(out, &d);
 	}
 	fprintf(out, "};\n\n");
-	for (int a = 3; a < argc; a++) {
+	for (int a = FIRST_MODEL; a < argc; a++) {
 		mp_model m;
 		mp_param_count pc;
-		mp_error err = { { 0 }, { 0 } };
+		mp_error err = { { 0 }, { 0 }, NULL };
 
 		text = read_file(argv[a]);
 		if (text == NULL || mpm_from_hf_text(text, "", &m, &err) != MP_OK ||
@@ -198,12 +287,12 @@ int main(int argc, char **argv)
 		nmodels++;
 	}
 	fprintf(out, "\nstatic const mp_store_model models[] = {\n");
-	for (int a = 3; a < argc; a++) {
+	for (int a = FIRST_MODEL; a < argc; a++) {
 		const char *base = strrchr(argv[a], '/'), *dot;
 		char id[MP_STORE_ID_MAX];
 		mp_model m;
 		mp_param_count pc;
-		mp_error err;
+		mp_error err = MP_ERROR_INIT;
 
 		base = base ? base + 1 : argv[a];
 		dot = strrchr(base, '.');
@@ -221,5 +310,7 @@ int main(int argc, char **argv)
 		     "%d };\n\nconst mp_store_presets *mps_presets(void)\n{\n\treturn &presets;\n}\n",
 		nmodels);
 	cJSON_Delete(devices);
+	if (emit_repo_ids(out, argv[4], argv + FIRST_MODEL, argc - FIRST_MODEL) != 0)
+		return 1;
 	return fclose(out) == 0 ? 0 : 1;
 }

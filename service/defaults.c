@@ -1,0 +1,158 @@
+/*
+ * defaults.c: what a request leaves unsaid, resolved the way the serving engines resolve it, and the warnings an
+ * answer carries when it rests on something the user did not say (defaults a partial config took, a marketed
+ * rather than usable capacity, replicated KV heads, a length beyond the model's context, a dtype assumed). Fills
+ * structs; encodes nothing.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "service_int.h"
+
+void mps_warn(mps_warnings *w, const char *fmt, ...)
+{
+	char text[MPS_WARNING_BYTES];
+	va_list ap;
+
+	if (w == NULL || w->n >= MPS_MAX_WARNINGS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	for (size_t i = 0; i < w->n; i++)
+		if (strcmp(w->text[i], text) == 0)
+			return;
+	memcpy(w->text[w->n++], text, sizeof(text));
+}
+
+static bool is_float(mp_dtype dt)
+{
+	return dt == MP_DTYPE_FP32 || dt == MP_DTYPE_BF16 || dt == MP_DTYPE_FP16;
+}
+
+/* vLLM's _FLOAT16_NOT_SUPPORTED_MODELS (vllm/config/model.py, 0.11): numerically unstable in fp16. */
+static bool fp16_unsupported(const char *model_type)
+{
+	static const char *const types[] = { "gemma2", "gemma3", "gemma3_text", "plamo2", "glm4", NULL };
+
+	for (int i = 0; types[i]; i++)
+		if (strcmp(types[i], model_type) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The model's serving dtype as vLLM's _resolve_auto_dtype picks it: supported = the platform's dtypes (CUDA:
+ * bf16, fp16, fp32 on compute capability >= 8.0, else fp16, fp32; a profile with a bf16 peak counts as the
+ * former) minus fp16 for the models above; preferred = the first of them; an fp32 (or unstated: vLLM reads a
+ * config without dtype as float32) checkpoint is served in the preferred type; a config dtype the device does
+ * not support becomes the preferred type too.
+ */
+static mp_dtype serving_dtype(const mp_model *m, const mp_device *dev)
+{
+	bool bf16 = dev == NULL || dev->peak_flops_per_second[MP_DTYPE_BF16] > 0;
+	bool fp16 = !fp16_unsupported(m->model_type);
+	mp_dtype preferred = bf16 ? MP_DTYPE_BF16 : fp16 ? MP_DTYPE_FP16 : MP_DTYPE_FP32;
+	mp_dtype cfg = m->config_dtype == MP_DTYPE_INVALID ? MP_DTYPE_FP32 : m->config_dtype;
+
+	if (cfg == MP_DTYPE_FP32)
+		return preferred;
+	if ((cfg == MP_DTYPE_BF16 && bf16) || (cfg == MP_DTYPE_FP16 && fp16))
+		return cfg;
+	return preferred;
+}
+
+void mps_inference_defaults(const mp_model *m, const mp_device *dev, mps_inference_job *job, mps_dtype_choice *choice,
+			    mps_warnings *w)
+{
+	mps_dtype_choice c = { "request", "request", "request" };
+	mp_dtype serve = serving_dtype(m, dev);
+	bool served = false; /* the model's own dtype, as vLLM serves it, decided the compute dtype */
+
+	if (!job->compute_dtype_given) {
+		if (!job->weight_dtype_auto && is_float(job->req.weight_dtype)) {
+			job->opts.compute_dtype = job->req.weight_dtype;
+			c.compute_dtype_from = "weight_dtype";
+		} else {
+			job->opts.compute_dtype = serve;
+			c.compute_dtype_from = m->config_dtype != MP_DTYPE_INVALID ? "config_dtype" : "default";
+			served = true;
+		}
+	}
+	if (job->weight_dtype_auto) {
+		if (m->config_quant_dtype != MP_DTYPE_INVALID) {
+			job->req.weight_dtype = m->config_quant_dtype;
+			if (m->config_quant_dtype == MP_DTYPE_INT4 && !job->int4_scheme_given)
+				job->opts.formats.int4_scheme = (mp_int4_scheme)m->config_quant_scheme;
+			if (m->config_quant_dtype == MP_DTYPE_INT4 && !job->int4_group_size_given &&
+			    m->config_quant_group_size)
+				job->opts.formats.int4_group_size = m->config_quant_group_size;
+			c.weight_dtype_from = "quantization_config";
+		} else {
+			job->req.weight_dtype = job->opts.compute_dtype;
+			c.weight_dtype_from = m->config_dtype != MP_DTYPE_INVALID ? "config_dtype" : "default";
+		}
+	}
+	if (job->kv_cache_dtype_auto) {
+		job->req.kv_cache_dtype = job->opts.compute_dtype;
+		c.kv_cache_dtype_from = "compute_dtype";
+	}
+	/* the choices that rest on an assumption (a custom architecture object states no dtype by design) */
+	if (served && m->config_dtype == MP_DTYPE_INVALID && strcmp(m->model_type, "custom") != 0)
+		mps_warn(w,
+			 "the model's config states no dtype: it was taken as float32 and served in %s, as vLLM's dtype "
+			 "\"auto\" does; give weight_dtype (and compute_dtype) if the checkpoint is stored otherwise",
+			 mp_dtype_name(serve));
+	else if (served && m->config_dtype != MP_DTYPE_INVALID && m->config_dtype != serve)
+		mps_warn(w,
+			 "the checkpoint is %s; it is planned in %s, as vLLM's dtype \"auto\" serves it on this device "
+			 "(give weight_dtype %s to plan the checkpoint's own precision)",
+			 mp_dtype_name(m->config_dtype), mp_dtype_name(serve), mp_dtype_name(m->config_dtype));
+	if (choice)
+		*choice = c;
+}
+
+void mps_warn_model(const mps_model *m, mps_warnings *w)
+{
+	if (m->architecture_known && m->arch.defaulted_keys[0])
+		mps_warn(w,
+			 "the config leaves out %s: planned with the %s defaults shown (transformers' config class "
+			 "defaults); give these keys if the model differs",
+			 m->arch.defaulted_keys, m->arch.model_type);
+}
+
+void mps_warn_capacity(const mp_store_device *d, mps_warnings *w)
+{
+	if (d->hw.usable_memory_bytes)
+		return;
+	mps_warn(w,
+		 "capacity_bytes is the marketed memory_bytes of %s (%.2f GiB): the runtime reports less (CUDA's total on "
+		 "the GPUs measured is 0.6 to 1.8%% below the label) and the profile gives no usable_memory_bytes; set it "
+		 "to what cudaMemGetInfo reports",
+		 d->id[0] ? d->id : "the inline device", (double)d->hw.memory_bytes / 1073741824.0);
+}
+
+void mps_warn_context(const mp_model *m, uint64_t tokens, bool allow_beyond, mps_warnings *w)
+{
+	uint64_t limit = mp_model_context_limit(m);
+
+	if (limit == 0 || tokens <= limit || !allow_beyond)
+		return;
+	mps_warn(w,
+		 "sequence_length %llu is beyond the model's context of %llu tokens (allow_beyond_max_position_"
+		 "embeddings): the memory is planned, but positions past the context are not what the model was trained "
+		 "on",
+		 (unsigned long long)tokens, (unsigned long long)limit);
+}
+
+void mps_warn_kv_replication(const mp_model *m, const mp_inference_memory *mem, mps_warnings *w)
+{
+	if (mem->kv.kv_head_replication <= 1 || m->attn_kind != MP_ATTN_GQA)
+		return;
+	mps_warn(w,
+		 "tensor_parallel_size %llu exceeds the model's %llu KV heads: each GPU holds a copy of one KV head (%llu "
+		 "GPUs share each), so the KV cache per GPU stops shrinking with more GPUs",
+		 (unsigned long long)mem->tensor_parallel_size, (unsigned long long)m->num_kv_heads,
+		 (unsigned long long)mem->kv.kv_head_replication);
+}

@@ -1,0 +1,38 @@
+/*
+ * service_int.h: helpers shared by the service's own files (not part of its contract): the warnings each answer
+ * may carry (defaults.c) and the one inference evaluation the plan and capacity share (plan.c).
+ */
+#ifndef MPS_SERVICE_INT_H
+#define MPS_SERVICE_INT_H
+
+#include "service.h"
+
+/* The shape keys the model's config left out (mp_model.defaulted_keys), as one warning. */
+void mps_warn_model(const mps_model *m, mps_warnings *w);
+/* A device whose capacity is its marketed label (no usable_memory_bytes). */
+void mps_warn_capacity(const mp_store_device *d, mps_warnings *w);
+/* A sequence beyond the model's context, planned because allow_beyond_max_position_embeddings is true. */
+void mps_warn_context(const mp_model *m, uint64_t tokens, bool allow_beyond, mps_warnings *w);
+/* The prefill chunk the plan took from its engine's defaults because the request gave none (engine.c). */
+void mps_warn_prefill(const mps_inference_plan *p, mps_warnings *w);
+/* KV heads copied on several tensor-parallel ranks. */
+void mps_warn_kv_replication(const mp_model *m, const mp_inference_memory *mem, mps_warnings *w);
+
+/*
+ * The inference plan of job (defaults resolved into out->job) for a resolved model on a resolved device (NULL:
+ * none): memory, fit, valid tensor-parallel degrees, performance and warnings, into *out (model and device
+ * copied in). POST /v1/plan/inference and every capacity row are this one evaluation, so they cannot disagree.
+ * Errors: the planner's, naming the request's fields.
+ */
+mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, const mps_inference_job *job,
+				mps_inference_plan *out, mp_error *err);
+
+/* The preset id a Hugging Face repo id stands for (case-insensitive), else the repo's last part lower-cased when
+ * that is a valid id ("Qwen/Qwen2.5-7B" -> "qwen2.5-7b"), into id; false when neither. */
+bool mps_model_repo_lookup(const char *repo, char *id, size_t len);
+/* Up to five stored ids near `asked` (a part of them, or a few edits away), comma-separated into out ("" none). */
+void mps_suggest_ids(mps_service *s, bool models, const char *asked, char *out, size_t len);
+/* The 404 for an id nothing is stored under, naming pointer, with the nearest stored ids. Returns MP_ENOTFOUND. */
+mp_status mps_not_found(mps_service *s, bool models, const char *asked, const char *pointer, mp_error *err);
+
+#endif /* MPS_SERVICE_INT_H */
