@@ -79,7 +79,7 @@ mp_status mpc_capacity_decode(mpc_query_fn get, void *ctx, mps_capacity_request 
 	/* the same formats, aliases and "auto", and the same errors, as POST /v1/plan/inference */
 	mp_problems_note(&p, mpc_inference_dtypes(wd, kd, "?weight_dtype", "?kv_cache_dtype", j, err), err);
 	if (fmt && strcmp(fmt, "json") != 0 && strcmp(fmt, "text") != 0)
-		mp_problems_note(&p, mp_fail(err, MP_EINVAL, "?format", "format must be json or text"), err);
+		mp_problems_note(&p, mp_fail(err, MP_EINVAL, "?format", "format must be json or text (text: the answer for people)"), err);
 	*text = fmt && strcmp(fmt, "text") == 0;
 	if (vendor && strlen(vendor) >= sizeof(r->vendor))
 		mp_problems_note(&p,

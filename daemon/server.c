@@ -568,6 +568,9 @@ static enum MHD_Result on_request(mpd_daemon *d, struct MHD_Connection *conn, re
 	mpd_reply rep;
 	mp_status st;
 	mp_errors *all = NULL;
+	mp_error fmt_err = MP_ERROR_INIT;
+	mp_status fst;
+	int fmt_http = 0;
 	enum MHD_Result ret;
 	cJSON *body = NULL;
 
@@ -594,15 +597,26 @@ static enum MHD_Result on_request(mpd_daemon *d, struct MHD_Connection *conn, re
 	memset(&rep, 0, sizeof(rep));
 	memset(&req, 0, sizeof(req));
 	st = admit(d, conn, route, &rep);
-	if (st == MP_OK)
-		st = read_format(conn, route, &req, &rep);
 	if (st != MP_OK)
 		return reply_error(conn, rs, st, &rep);
-	/* the decoders record every problem of the body here, so one 422 names them all (without it: the first) */
+	/* the decoders record every problem of the request here, so one 422 names them all (without it: the first) */
 	all = malloc(sizeof(*all));
 	if (all) {
 		all->n = all->dropped = 0;
 		rep.err.all = all;
+	}
+	/* a bad ?format or ?pretty is one problem among the others: a pure route still decodes the rest (its handler
+	 * has no effects), and the answer is the 422 naming them all */
+	fst = mp_error_keep(&rep.err, read_format(conn, route, &req, &rep));
+	if (fst != MP_OK) {
+		fmt_err = rep.err;
+		fmt_http = rep.http_status;
+		if (!(route->flags & MPD_ROUTE_PURE)) {
+			ret = reply_error(conn, rs, fst, &rep);
+			free(all);
+			return ret;
+		}
+		rep.http_status = 0;
 	}
 	req.d = d;
 	req.method = method;
@@ -624,6 +638,21 @@ static enum MHD_Result on_request(mpd_daemon *d, struct MHD_Connection *conn, re
 	}
 	st = dispatch(d, route, &req, &rep);
 	cJSON_Delete(body);
+	if (fst != MP_OK && (st == MP_OK || st == MP_EINVAL)) {
+		/* the answer it would have been is not sent: the query's problem (and the handler's, in rep.err.all) */
+		cJSON_Delete(rep.json);
+		rep.json = NULL;
+		free(rep.text);
+		rep.text = NULL;
+		if (st == MP_OK) {
+			mp_errors *keep = rep.err.all;
+
+			rep.err = fmt_err;
+			rep.err.all = keep;
+			rep.http_status = fmt_http;
+		}
+		st = MP_EINVAL;
+	}
 	if (st == MP_EDB && d->metrics)
 		mpd_metrics_db_error(d->metrics);
 	if (st != MP_OK && mpd_http_status(st) >= 500)

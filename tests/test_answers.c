@@ -366,9 +366,15 @@ static void test_warnings(void **state)
 	     422, &r);
 	assert_true(names(&r, "/sequence_length", "does not state it"));
 	http_resp_free(&r);
-	/* a complete config says nothing */
+	/* a complete config says nothing of itself: the one warning is the prefill chunk the request left to vLLM's
+	 * default (issue 18); with max_num_batched_tokens given there is none */
 	call(f, "POST", "/v1/plan/inference", "{\"model\":\"llama-3-8b\",\"batch_size\":1,\"sequence_length\":4096}", 200,
 	     &r);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "warnings")), 1);
+	assert_true(warns(r.json, "prefill: max_num_batched_tokens was not given"));
+	http_resp_free(&r);
+	call(f, "POST", "/v1/plan/inference",
+	     "{\"model\":\"llama-3-8b\",\"batch_size\":1,\"sequence_length\":4096,\"max_num_batched_tokens\":4096}", 200, &r);
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "warnings")), 0);
 	http_resp_free(&r);
 	/* replicated KV heads: 16 GPUs, 8 KV heads */
