@@ -524,63 +524,6 @@ static void decode_falcon(hf_ctx *c, mp_model *m)
 		hf_decode_rope(c, m, 1.0);
 }
 
-/*
- * DeepseekV3Config: vocab 129280, hidden 7168, FFN 18432 (dense layers), 61 layers, 128 heads, MLA with
- * q_lora_rank 1536, kv_lora_rank 512, qk_nope_head_dim 128, qk_rope_head_dim 64, v_head_dim 128; 256 routed
- * experts of 2048, top-8, n_shared_experts 1 (one MLP of n_shared x 2048), first_k_dense_replace 3, 4096
- * positions, untied, attention_bias False. e_score_correction_bias is a registered buffer of the router
- * (DeepseekV3TopkRouter), not a parameter: it takes memory but is not counted (modeling_deepseek_v3.py).
- * The multi-token-prediction layer 61 of the checkpoint is not built by transformers and not counted.
- */
-static void decode_deepseek_v3(hf_ctx *c, mp_model *m)
-{
-	uint64_t shared;
-
-	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 129280);
-	m->hidden_size = hf_get_u64(c, KEYS("hidden_size"), 7168);
-	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 18432);
-	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), 61);
-	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), 128);
-	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), 128);
-	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 4096);
-	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), false);
-	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
-	m->attn_kind = MP_ATTN_MLA;
-	/* q_lora_rank null means q is projected directly: get_u64 treats null as absent, so look first */
-	{
-		const cJSON *q = cJSON_GetObjectItemCaseSensitive(c->cfg, "q_lora_rank");
-
-		m->q_lora_rank = (q && cJSON_IsNull(q)) ? 0 : hf_get_u64(c, KEYS("q_lora_rank"), 1536);
-	}
-	m->kv_lora_rank = hf_get_u64(c, KEYS("kv_lora_rank"), 512);
-	m->qk_nope_head_dim = hf_get_u64(c, KEYS("qk_nope_head_dim"), 128);
-	m->qk_rope_head_dim = hf_get_u64(c, KEYS("qk_rope_head_dim"), 64);
-	m->v_head_dim = hf_get_u64(c, KEYS("v_head_dim"), 128);
-	m->head_dim = m->qk_nope_head_dim + m->qk_rope_head_dim;
-	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts"), 256);
-	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 8);
-	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 2048);
-	shared = hf_get_u64(c, KEYS("n_shared_experts"), 1);
-	m->num_shared_experts = shared;
-	m->shared_expert_intermediate_size = shared * m->moe_intermediate_size;
-	m->first_dense_layers = hf_get_u64(c, KEYS("first_k_dense_replace"), 3);
-	if (m->first_dense_layers > m->num_layers)
-		m->first_dense_layers = m->num_layers;
-	m->router_correction_buffer = true;
-	m->ffn_kind = MP_FFN_GATED;
-	m->norm_kind = MP_NORM_RMS;
-	m->norms_per_layer = 2;
-	m->final_norm = true;
-	{
-		uint64_t hd = m->head_dim;
-
-		m->head_dim = m->qk_rope_head_dim; /* RoPE rotates only the rope part */
-		hf_decode_rope(c, m, 1.0);
-		m->head_dim = hd;
-	}
-}
-
-
 static void dec_gpt2(hf_ctx *c, mp_model *m)
 {
 	decode_gpt2(c, m);
@@ -601,14 +544,23 @@ static void dec_q3moe(hf_ctx *c, mp_model *m)
 {
 	decode_qwen_moe(c, m, true);
 }
-static void dec_dsv3(hf_ctx *c, mp_model *m)
-{
-	decode_deepseek_v3(c, m);
-}
 
 static const hf_type other_types[] = {
     {"gpt2", dec_gpt2},       {"falcon", dec_falcon},   {"gpt_neox", dec_neox},
-    {"qwen2_moe", dec_q2moe}, {"qwen3_moe", dec_q3moe}, {"deepseek_v3", dec_dsv3},
+    {"qwen2_moe", dec_q2moe}, {"qwen3_moe", dec_q3moe},
+};
+
+/* Every table of types beyond the Llama family, in lookup order (one type is in one table). */
+typedef struct type_table {
+	const hf_type *types;
+	const size_t *count;
+} type_table;
+
+static const size_t other_count = sizeof(other_types) / sizeof(other_types[0]);
+static const type_table tables[] = {
+    {other_types, &other_count},
+    {mpm_hf_more_types, &mpm_hf_more_count},
+    {mpm_hf_moe_types, &mpm_hf_moe_count},
 };
 
 /* The supported model_type values, from the tables above (the one source), sorted, comma-separated. Built once. */
@@ -624,16 +576,14 @@ static int cmp_str(const void *a, const void *b)
 
 static void build_supported(void)
 {
-	const char *names[sizeof(llama_family) / sizeof(llama_family[0]) + sizeof(other_types) / sizeof(other_types[0]) +
-	                  256];
+	const char *names[sizeof(llama_family) / sizeof(llama_family[0]) + 256];
 	size_t n = 0, used = 0;
 
 	for (size_t i = 0; i < sizeof(llama_family) / sizeof(llama_family[0]); i++)
 		names[n++] = llama_family[i].model_type;
-	for (size_t i = 0; i < sizeof(other_types) / sizeof(other_types[0]); i++)
-		names[n++] = other_types[i].name;
-	for (size_t i = 0; i < mpm_hf_more_count && i < 256; i++)
-		names[n++] = mpm_hf_more_types[i].name;
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
+		for (size_t i = 0; i < *tables[t].count && n < sizeof(names) / sizeof(names[0]); i++)
+			names[n++] = tables[t].types[i].name;
 	qsort(names, n, sizeof(names[0]), cmp_str);
 	for (size_t i = 0; i < n; i++) {
 		int w = snprintf(supported + used, sizeof(supported) - used, "%s%s", i ? ", " : "", names[i]);
@@ -735,24 +685,16 @@ mp_status mpm_from_hf(const cJSON *cfg, const char *pointer, mp_model *m, mp_err
 			mpm_training_extras(cfg, m);
 		return c.st;
 	}
-	for (size_t i = 0; i < sizeof(other_types) / sizeof(other_types[0]); i++) {
-		if (strcmp(type->valuestring, other_types[i].name) != 0)
-			continue;
-		snprintf(m->model_type, sizeof(m->model_type), "%s", type->valuestring);
-		other_types[i].decode(&c, m);
-		if (c.st == MP_OK)
-			mpm_training_extras(cfg, m);
-		return c.st;
-	}
-	for (size_t i = 0; i < mpm_hf_more_count; i++) {
-		if (strcmp(type->valuestring, mpm_hf_more_types[i].name) != 0)
-			continue;
-		snprintf(m->model_type, sizeof(m->model_type), "%s", type->valuestring);
-		mpm_hf_more_types[i].decode(&c, m);
-		if (c.st == MP_OK)
-			mpm_training_extras(cfg, m);
-		return c.st;
-	}
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
+		for (size_t i = 0; i < *tables[t].count; i++) {
+			if (strcmp(type->valuestring, tables[t].types[i].name) != 0)
+				continue;
+			snprintf(m->model_type, sizeof(m->model_type), "%s", type->valuestring);
+			tables[t].types[i].decode(&c, m);
+			if (c.st == MP_OK)
+				mpm_training_extras(cfg, m);
+			return c.st;
+		}
 	{
 		char near[160];
 		bool wrapper = cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(cfg, "text_config"));

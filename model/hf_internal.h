@@ -52,5 +52,8 @@ typedef struct hf_type {
 /* The types of hf_types.c, and how many. */
 extern const hf_type mpm_hf_more_types[];
 extern const size_t mpm_hf_more_count;
+/* The mixture-of-experts types of hf_moe.c (the DeepSeek family's MLA rows, GQA decoders with experts). */
+extern const hf_type mpm_hf_moe_types[];
+extern const size_t mpm_hf_moe_count;
 
 #endif /* MPM_HF_INTERNAL_H */

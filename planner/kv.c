@@ -18,8 +18,10 @@ static void layer_rows(const mp_model *m, mp_mla_cache mla, uint64_t tp, uint64_
 {
 	if (m->attn_kind == MP_ATTN_MLA && mla == MP_MLA_LATENT) {
 		/* DeepSeek-V2 sec. 2.1.2 (arXiv 2405.04434): c_KV (kv_lora_rank) and the shared RoPE key k^R
-		 * (qk_rope_head_dim) per token; every tensor-parallel rank holds all of it (vLLM MLA backend). */
-		*k = m->kv_lora_rank + m->qk_rope_head_dim;
+		 * (qk_rope_head_dim) per token; every tensor-parallel rank holds all of it (vLLM MLA backend).
+		 * DeepSeek-V3.2 adds the indexer's key (index_head_dim) per token (transformers DynamicIndexedLayer;
+		 * vLLM keeps it in its own cache, fp8 with a scale per 128 values: here in kv_cache_dtype). */
+		*k = m->kv_lora_rank + m->qk_rope_head_dim + m->indexer_head_dim;
 		*v = 0;
 		d->kv_heads_per_gpu = 0;
 		d->kv_head_replication = tp;
@@ -29,7 +31,7 @@ static void layer_rows(const mp_model *m, mp_mla_cache mla, uint64_t tp, uint64_
 		uint64_t heads = m->num_heads / tp;
 
 		/* transformers DeepseekV3Attention caches the expanded K (nope + rope) and V per head */
-		*k = heads * (m->qk_nope_head_dim + m->qk_rope_head_dim);
+		*k = heads * (m->qk_nope_head_dim + m->qk_rope_head_dim) + m->indexer_head_dim;
 		*v = heads * m->v_head_dim;
 		d->kv_heads_per_gpu = heads;
 		d->kv_head_replication = 1;

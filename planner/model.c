@@ -139,6 +139,21 @@ static bool mlp(uint64_t *acc, const mp_model *m, uint64_t f)
 	return ok && mp_add_u64(*acc, m->activation_params, acc) && mp_add_u64(*acc, m->ffn_sub_norm, acc);
 }
 
+/* DeepSeek-V3.2's indexer of one layer (modeling_deepseek_v32.py DeepseekV32Indexer): wq_b (q_lora_rank ->
+ * heads x dim), wk (hidden -> dim), k_norm (LayerNorm of dim: weight and bias), weights_proj (hidden -> heads).
+ * Worked example (DeepseekV32Config: 64 heads of 128, q_lora 1536, hidden 7168): 12,582,912 + 917,504 + 256 +
+ * 458,752 = 13,959,424 per layer. */
+static bool indexer(uint64_t *acc, const mp_model *m)
+{
+	uint64_t q;
+
+	if (m->indexer_head_dim == 0)
+		return true;
+	return mp_mul_u64(m->indexer_heads, m->indexer_head_dim, &q) && linear(acc, m->q_lora_rank, q, false) &&
+	       linear(acc, m->hidden_size, m->indexer_head_dim, false) && mp_muladd_u64(acc, 2, m->indexer_head_dim) &&
+	       linear(acc, m->hidden_size, m->indexer_heads, false);
+}
+
 /* Attention block of one layer (projections, biases, qk norms). */
 static bool attention(uint64_t *acc, const mp_model *m)
 {
@@ -163,7 +178,7 @@ static bool attention(uint64_t *acc, const mp_model *m)
 		}
 		return linear(acc, h, m->kv_lora_rank + m->qk_rope_head_dim, m->qkv_bias) &&
 		       mp_add_u64(*acc, m->kv_lora_rank, acc) && linear(acc, m->kv_lora_rank, kvh, false) &&
-		       linear(acc, vo, h, m->o_bias);
+		       linear(acc, vo, h, m->o_bias) && indexer(acc, m);
 	}
 	if (!mp_mul_u64(m->num_heads, m->head_dim, &q_width) || !mp_mul_u64(m->num_kv_heads, m->head_dim, &kv_width))
 		return false;

@@ -142,6 +142,12 @@ typedef struct mp_model {
 	uint8_t checkpoint_format[8];
 	uint64_t ffn_sub_norm;		/* BitNet: the ffn_sub_norm weight before down_proj (intermediate_size values) */
 	bool qk_norm_layer;		/* Phi qk_layernorm: per-head LayerNorms of q and k (weight and bias, head_dim) */
+	/* --- appended for issue 14, second half --- */
+	/* DeepSeek sparse attention's lightning indexer (DeepSeek-V3.2, arXiv 2512.02556; modeling_deepseek_v32.py
+	 * DeepseekV32Indexer): per attention layer wq_b (heads x dim from q_lora_rank), wk (dim from hidden), k_norm (a
+	 * LayerNorm of dim), weights_proj (heads from hidden); it caches one key of indexer_head_dim per token. */
+	uint64_t indexer_heads;
+	uint64_t indexer_head_dim;	/* 0 = no indexer */
 } mp_model;
 
 /* Where errors about m's keys are named: m->json_pointer, or "/model" when it is empty. */

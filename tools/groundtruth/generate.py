@@ -160,7 +160,16 @@ def shrink_text(tc):
     """Tiny copy of a decoder config, in place: few layers, vocabulary 512, at most 4 experts, windows of 8."""
     n = tiny_layers(tc)
     key, pat = layer_pattern(tc)
+    full = getattr(tc, "num_hidden_layers", None)
     tc.num_hidden_layers = n
+    # every other per-layer list (mlp_layer_types, indexer_types, ...) follows the layers kept; index lists do not
+    for k, v in list(vars(tc).items()):
+        if k != key and isinstance(v, list) and full and len(v) == full and n < full and \
+                all(isinstance(x, str) for x in v):
+            try:
+                setattr(tc, k, v[:n])
+            except AttributeError:
+                pass
     try:
         if pat and key != "hybrid_override_pattern":
             setattr(tc, key, pat[:n])
