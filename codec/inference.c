@@ -73,6 +73,7 @@ static const mpm_field format_fields[] = {
 	{ .name = "lm_head", .type = MPM_F_DTYPE, .offset = FOFF(MP_TC_LM_HEAD), .dtypes = MPC_WEIGHT_DTYPES },
 	{ .name = "norms", .type = MPM_F_DTYPE, .offset = FOFF(MP_TC_NORMS), .dtypes = MPC_COMPUTE_DTYPES },
 	{ .name = "recurrent", .type = MPM_F_DTYPE, .offset = FOFF(MP_TC_RECURRENT), .dtypes = MPC_WEIGHT_DTYPES },
+	{ .name = "vision", .type = MPM_F_DTYPE, .offset = FOFF(MP_TC_VISION), .dtypes = MPC_WEIGHT_DTYPES },
 };
 
 /* The body's own fields into ib, with the API's defaults (fused attention, double-quantised nf4). */
@@ -179,7 +180,7 @@ static cJSON *weights_json(const mp_inference_memory *mem)
 	for (int i = 0; i < MP_TC_COUNT; i++) {
 		cJSON *k;
 
-		/* classes after norms (recurrent) appear only in models that have them */
+		/* classes after norms (recurrent, vision) appear only in models that have them */
 		if (i > MP_TC_NORMS && mem->weights.cls[i].parameters == 0)
 			continue;
 		k = cJSON_AddObjectToObject(c, mp_tensor_class_name((mp_tensor_class)i));

@@ -170,7 +170,7 @@ void hf_decode_rope(hf_ctx *c, mp_model *m, double partial_default)
 	else if (hf_has(c, "rotary_pct"))
 		partial = hf_get_double(c, c->cfg, "rotary_pct", partial);
 	if (scaling && cJSON_GetObjectItemCaseSensitive(scaling, "partial_rotary_factor")) {
-		hf_ctx sub = {scaling, sub_pointer, c->err, c->st};
+		hf_ctx sub = {scaling, sub_pointer, c->err, c->st, NULL};
 
 		partial = hf_get_double(&sub, scaling, "partial_rotary_factor", partial);
 		if (sub.st == MP_OK && (partial <= 0 || partial > 1))
@@ -196,7 +196,7 @@ void hf_decode_rope(hf_ctx *c, mp_model *m, double partial_default)
 		return;
 	m->rope_scaling = true;
 	{
-		hf_ctx sub = {scaling, sub_pointer, c->err, c->st};
+		hf_ctx sub = {scaling, sub_pointer, c->err, c->st, NULL};
 		uint64_t top = hf_get_u64(c, KEYS("original_max_position_embeddings"), m->max_position_embeddings);
 
 		sub.st = c->st;
@@ -323,6 +323,13 @@ static const hf_defaults llama_family[] = {
     /* Gemma3TextConfig: vocab 262208, hidden 2304, FFN 9216, 26 layers, 8 heads, kv 4, head_dim 256, 131072
      * positions, tied, sliding_window 4096 on 5 layers of 6 (sliding_window_pattern 6), q/k norms, 4 norms. */
     {"gemma3_text", 262208, 2304, 9216, 26, 8, 4, 256, 131072, true, false, 4096, 0, true, 4},
+    /* Qwen2VLTextConfig and Qwen2_5_VLTextConfig (the decoders of Qwen2-VL and Qwen2.5-VL): Qwen2's modules with
+     * the 72B's defaults: vocab 152064, hidden 8192, FFN 29568, 80 layers, 64 heads, kv 8, 32768 positions. */
+    {"qwen2_vl_text", 152064, 8192, 29568, 80, 64, 8, 0, 32768, false, true, 0, 0, false, 2},
+    {"qwen2_5_vl_text", 152064, 8192, 29568, 80, 64, 8, 0, 32768, false, true, 0, 0, false, 2},
+    /* Qwen3VLTextConfig (Qwen3-VL's decoder): Qwen3's modules; vocab 151936, hidden 4096, FFN 22016, 32 layers, 32
+     * heads, kv 32, head_dim 128, 128000 positions. */
+    {"qwen3_vl_text", 151936, 4096, 22016, 32, 32, 32, 128, 128000, false, false, 0, 0, true, 2},
 };
 
 static void decode_llama_family(hf_ctx *c, const hf_defaults *d, mp_model *m)
@@ -349,10 +356,10 @@ static void decode_llama_family(hf_ctx *c, const hf_defaults *d, mp_model *m)
 	m->qk_norm = d->qk_norm;
 	m->norms_per_layer = d->norms_per_layer;
 	m->sliding_window = hf_window(c, "sliding_window", d->sliding_window);
-	if (strcmp(d->model_type, "qwen2") == 0 || strcmp(d->model_type, "qwen3") == 0) {
+	if (strncmp(d->model_type, "qwen2", 5) == 0 || strncmp(d->model_type, "qwen3", 5) == 0) {
 		/* Qwen2Config/Qwen3Config: the window applies only with use_sliding_window, to the layers from
-		 * max_window_layers on. */
-		uint64_t from = hf_get_u64(c, KEYS("max_window_layers"), 28);
+		 * max_window_layers on (28; 80 in the VL text configs). */
+		uint64_t from = hf_get_u64(c, KEYS("max_window_layers"), strstr(d->model_type, "_vl") ? 80 : 28);
 
 		if (!hf_get_bool(c, KEYS("use_sliding_window"), false) || from >= m->num_layers)
 			m->sliding_window = 0;
@@ -561,6 +568,7 @@ static const type_table tables[] = {
     {other_types, &other_count},
     {mpm_hf_more_types, &mpm_hf_more_count},
     {mpm_hf_moe_types, &mpm_hf_moe_count},
+    {mpm_hf_wrapper_types, &mpm_hf_wrapper_count},
 };
 
 /* The supported model_type values, from the tables above (the one source), sorted, comma-separated. Built once. */
@@ -662,9 +670,30 @@ static const char *supported_list(void)
 	return mpm_supported_types();
 }
 
+bool hf_decode_type(hf_ctx *c, const char *type, bool text_only, mp_model *m)
+{
+	snprintf(m->model_type, sizeof(m->model_type), "%s", type);
+	for (size_t i = 0; i < sizeof(llama_family) / sizeof(llama_family[0]); i++)
+		if (strcmp(type, llama_family[i].model_type) == 0) {
+			decode_llama_family(c, &llama_family[i], m);
+			return true;
+		}
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
+		if (text_only && tables[t].types == mpm_hf_wrapper_types)
+			continue;
+		for (size_t i = 0; i < *tables[t].count; i++)
+			if (strcmp(type, tables[t].types[i].name) == 0) {
+				tables[t].types[i].decode(c, m);
+				return true;
+			}
+	}
+	m->model_type[0] = '\0';
+	return false;
+}
+
 mp_status mpm_from_hf(const cJSON *cfg, const char *pointer, mp_model *m, mp_error *err)
 {
-	hf_ctx c = {cfg, pointer, err, MP_OK};
+	hf_ctx c = {cfg, pointer, err, MP_OK, NULL};
 	const cJSON *type = cJSON_GetObjectItemCaseSensitive(cfg, "model_type");
 	char field[96];
 
@@ -676,25 +705,11 @@ mp_status mpm_from_hf(const cJSON *cfg, const char *pointer, mp_model *m, mp_err
 	if (!cJSON_IsString(type))
 		return mp_fail(err, MP_EINVAL, field, "model_type is required; supported: %s",
 		               mpm_supported_types());
-	for (size_t i = 0; i < sizeof(llama_family) / sizeof(llama_family[0]); i++) {
-		if (strcmp(type->valuestring, llama_family[i].model_type) != 0)
-			continue;
-		snprintf(m->model_type, sizeof(m->model_type), "%s", type->valuestring);
-		decode_llama_family(&c, &llama_family[i], m);
+	if (hf_decode_type(&c, type->valuestring, false, m)) {
 		if (c.st == MP_OK)
-			mpm_training_extras(cfg, m);
+			mpm_training_extras(c.text ? c.text : cfg, m);
 		return c.st;
 	}
-	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
-		for (size_t i = 0; i < *tables[t].count; i++) {
-			if (strcmp(type->valuestring, tables[t].types[i].name) != 0)
-				continue;
-			snprintf(m->model_type, sizeof(m->model_type), "%s", type->valuestring);
-			tables[t].types[i].decode(&c, m);
-			if (c.st == MP_OK)
-				mpm_training_extras(cfg, m);
-			return c.st;
-		}
 	{
 		char near[160];
 		bool wrapper = cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(cfg, "text_config"));

@@ -15,6 +15,7 @@ typedef struct hf_ctx {
 	const char *pointer;	/* its JSON pointer in the request */
 	mp_error *err;
 	mp_status st;		/* the first error; every reader below is a no-op once it is set */
+	const cJSON *text;	/* set by a wrapper's decoder: the object its decoder's keys came from */
 } hf_ctx;
 
 #define KEYS(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -55,5 +56,13 @@ extern const size_t mpm_hf_more_count;
 /* The mixture-of-experts types of hf_moe.c (the DeepSeek family's MLA rows, GQA decoders with experts). */
 extern const hf_type mpm_hf_moe_types[];
 extern const size_t mpm_hf_moe_count;
+
+/* The multimodal wrappers of hf_wrap.c (a decoder in text_config, or flat, beside a vision_config). */
+extern const hf_type mpm_hf_wrapper_types[];
+extern const size_t mpm_hf_wrapper_count;
+
+/* Decodes c->cfg as model_type `type` into *m (model_type set); text_only skips the wrappers (a text_config's type).
+ * False when no reader knows the type. */
+bool hf_decode_type(hf_ctx *c, const char *type, bool text_only, mp_model *m);
 
 #endif /* MPM_HF_INTERNAL_H */

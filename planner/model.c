@@ -296,6 +296,17 @@ mp_status mp_count_parameters(const mp_model *m, mp_param_count *out, mp_error *
 	    !mp_mul_u64(exp_one, moe_layers, &out->experts))
 		goto overflow;
 
+	{
+		mp_tensor vt[MP_MAX_VISION_TENSORS];
+		size_t nv = mp_vision_tensors(m, vt, MP_MAX_VISION_TENSORS);
+
+		for (size_t i = 0; i < nv && i < MP_MAX_VISION_TENSORS; i++) {
+			uint64_t n;
+
+			if (!mp_mul_u64(vt[i].rows, vt[i].cols, &n) || !mp_muladd_u64(&out->vision, n, vt[i].count))
+				goto overflow;
+		}
+	}
 	if (!m->tie_word_embeddings && !linear(&out->lm_head, m->hidden_size, m->vocab_size, m->lm_head_bias))
 		goto overflow;
 	if (m->tie_word_embeddings && m->lm_head_bias && !mp_add_u64(out->lm_head, m->vocab_size, &out->lm_head))
@@ -305,7 +316,8 @@ mp_status mp_count_parameters(const mp_model *m, mp_param_count *out, mp_error *
 	if (!mp_add_u64(out->total, out->position_embedding, &out->total) ||
 	    !mp_add_u64(out->total, out->attention, &out->total) || !mp_add_u64(out->total, out->mlp, &out->total) ||
 	    !mp_add_u64(out->total, out->experts, &out->total) || !mp_add_u64(out->total, out->norms, &out->total) ||
-	    !mp_add_u64(out->total, out->lm_head, &out->total) || !mp_add_u64(out->total, out->recurrent, &out->total))
+	    !mp_add_u64(out->total, out->lm_head, &out->total) || !mp_add_u64(out->total, out->recurrent, &out->total) ||
+	    !mp_add_u64(out->total, out->vision, &out->total))
 		goto overflow;
 	active_trunk = out->total - out->experts;
 	if (!mp_muladd_u64(&active_trunk, exp_active, moe_layers))

@@ -58,6 +58,42 @@ typedef enum mp_attn_kind {
 
 #define MP_MAX_LAYERS 1024
 
+/* How a multimodal wrapper's vision tower hands its features to the decoder (planner/vision.c names each module). */
+typedef enum mp_projector_kind {
+	MP_PROJECTOR_NONE = 0,
+	MP_PROJECTOR_GEMMA3 = 1,	/* Gemma 3: soft-embedding RMSNorm of the tower width, one projection matrix */
+	MP_PROJECTOR_MLP2 = 2,		/* LLaVA, Mistral 3: [norm, patch merger,] linear_1, GELU, linear_2 */
+	MP_PROJECTOR_QWEN_MERGER = 3,	/* Qwen2/2.5/3-VL: norm, fc1 over spatial_merge^2 patches, GELU, fc2 (+ DeepStack) */
+} mp_projector_kind;
+
+/*
+ * A ViT image tower and its projector (Gemma 3's SigLIP, LLaVA's CLIP, Mistral 3's Pixtral, the Qwen-VL towers):
+ * counted in the parameters and the weights (tensor class "vision", its own format) but never in the KV cache,
+ * which is the decoder's. hidden = 0: no tower.
+ */
+typedef struct mp_vision {
+	uint64_t hidden;		/* tower width */
+	uint64_t layers;
+	uint64_t intermediate;		/* MLP width */
+	uint64_t patch_values;		/* inputs of one patch: channels x temporal_patch x patch x patch */
+	uint64_t positions;		/* rows of a learned position table (0: rotary positions) */
+	mp_norm_kind norm;		/* the blocks' norms (and pre/post norms) */
+	bool patch_bias;		/* the patch convolution carries a bias */
+	bool class_embedding;		/* CLIP's class token (hidden values) */
+	bool pre_norm, post_norm;	/* a norm before the first block (CLIP pre_layrnorm, Pixtral ln_pre), after the last */
+	bool fused_qkv;			/* one qkv projection (Qwen-VL): the same parameters as q, k and v */
+	bool attn_bias, mlp_bias;	/* biases on q, k, v, o; on the MLP's projections */
+	bool gated_mlp;			/* gate, up and down (Pixtral, Qwen2.5-VL), else fc1 and fc2 */
+	bool map_head;			/* SigLIP's attention-pooling head (vision_use_head) */
+	mp_projector_kind projector;
+	uint64_t out_hidden;		/* the decoder's width (the projector's output) */
+	uint64_t feature_layers;	/* tower layers concatenated into the projector (LLaVA vision_feature_layer list) */
+	uint64_t merge;			/* spatial_merge_size: merge x merge patches into one token (1 = none) */
+	mp_norm_kind projector_norm;	/* MLP2: MP_NORM_NONE or RMS (Mistral 3); merger: LayerNorm or RMS */
+	bool projector_bias;		/* MLP2: biases on linear_1 and linear_2 (multimodal_projector_bias) */
+	uint64_t deepstack;		/* Qwen3-VL: DeepStack mergers (one per deepstack_visual_indexes entry) */
+} mp_vision;
+
 typedef struct mp_model {
 	char model_type[32];		/* "llama", "qwen2", ... or "custom" */
 
@@ -148,6 +184,7 @@ typedef struct mp_model {
 	 * LayerNorm of dim), weights_proj (heads from hidden); it caches one key of indexer_head_dim per token. */
 	uint64_t indexer_heads;
 	uint64_t indexer_head_dim;	/* 0 = no indexer */
+	mp_vision vision;		/* a multimodal wrapper's image tower and projector (vision.hidden 0: none) */
 } mp_model;
 
 /* Where errors about m's keys are named: m->json_pointer, or "/model" when it is empty. */
@@ -207,6 +244,7 @@ typedef struct mp_param_count {
 	uint64_t active_per_token;	/* MoE: parameters a token touches (top-k routed + shared); = total if dense */
 	/* --- appended for issue 14 --- */
 	uint64_t recurrent;		/* all layers: the state-space mixers (in/out projections, conv, A, D, dt) */
+	uint64_t vision;		/* a multimodal wrapper's image tower and projector */
 } mp_param_count;
 
 /*
@@ -217,6 +255,12 @@ typedef struct mp_param_count {
  * Errors: MP_EINVAL (validation), MP_EOVERFLOW.
  */
 mp_status mp_count_parameters(const mp_model *m, mp_param_count *out, mp_error *err);
+
+/* The image tower's and projector's tensors (planner/vision.c: each module and its source), at most cap of them, in
+ * class MP_TC_VISION and replicated on every tensor-parallel rank; returns how many there are (0 without a tower).
+ * Their parameters are mp_param_count.vision. */
+struct mp_tensor;
+size_t mp_vision_tensors(const mp_model *m, struct mp_tensor *out, size_t cap);
 
 /* Parameters of one layer's recurrent mixer (m->ssm; 0 without one) into *out (planner/recurrent.c, where each
  * term and its source are). False on overflow. */

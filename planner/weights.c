@@ -11,7 +11,7 @@
 const char *mp_tensor_class_name(mp_tensor_class c)
 {
 	static const char *const names[MP_TC_COUNT] = {"embeddings", "attention", "mlp", "experts", "lm_head", "norms",
-	                                                       "recurrent"};
+	                                                       "recurrent", "vision"};
 
 	return (unsigned)c < MP_TC_COUNT ? names[c] : "invalid";
 }
@@ -238,6 +238,16 @@ mp_status mp_model_tensors(const mp_model *m, mp_weight_layout layout, mp_tensor
 	if (m->lm_head_bias)
 		VEC(&b, "lm_head.bias", MP_TC_LM_HEAD, m->vocab_size, 1, MP_SPLIT_ROWS);
 
+	/* a multimodal wrapper's image tower and projector (planner/vision.c) */
+	{
+		size_t room = MP_MAX_TENSOR_KINDS - out->n, nv = mp_vision_tensors(m, out->t + out->n, room);
+
+		if (nv > room)
+			b.full = true;
+		else
+			out->n += nv;
+	}
+
 	/* runtime buffers */
 	if (m->rotary_dim >= 2 && layout == MP_LAYOUT_PYTORCH)
 		/* transformers' <Type>RotaryEmbedding registers inv_freq and original_inv_freq (rotary_dim / 2
@@ -386,7 +396,7 @@ static mp_status class_format(const mp_model *m, const mp_weight_formats *f, mp_
 	static const char *const fields[MP_TC_COUNT] = {"/weight_formats/embeddings", "/weight_formats/attention",
 	                                                "/weight_formats/mlp",        "/weight_formats/experts",
 	                                                "/weight_formats/lm_head",    "/weight_formats/norms",
-	                                                "/weight_formats/recurrent"};
+	                                                "/weight_formats/recurrent",  "/weight_formats/vision"};
 	mp_dtype d = f ? f->cls[cls] : MP_DTYPE_INVALID;
 
 	/* a checkpoint that ships a class quantised (gpt-oss's MXFP4 experts) loads it so, whatever the rest is */
@@ -397,6 +407,10 @@ static mp_status class_format(const mp_model *m, const mp_weight_formats *f, mp_
 			d = is_gguf(weight_dtype) ? MP_DTYPE_FP32 : (is_float(weight_dtype) ? weight_dtype : compute);
 		else if ((cls == MP_TC_EMBEDDINGS || cls == MP_TC_LM_HEAD) && !is_float(weight_dtype) &&
 		         !is_gguf(weight_dtype))
+			d = compute;
+		else if (cls == MP_TC_VISION && !is_float(weight_dtype))
+			/* quantizers leave the image tower in 16 bit (llm-compressor and AutoAWQ ignore it, GGUF ships it
+			 * as a separate f16 mmproj file) */
 			d = compute;
 		else
 			d = weight_dtype;

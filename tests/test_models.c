@@ -147,7 +147,8 @@ static void check_tensor_list(const char *name, const mp_model *m, const mp_para
 	if (w.cls[MP_TC_EMBEDDINGS].parameters != pc->embedding + pc->position_embedding ||
 	    w.cls[MP_TC_ATTENTION].parameters != pc->attention || w.cls[MP_TC_MLP].parameters != pc->mlp ||
 	    w.cls[MP_TC_EXPERTS].parameters != pc->experts || w.cls[MP_TC_NORMS].parameters != pc->norms ||
-	    w.cls[MP_TC_LM_HEAD].parameters != pc->lm_head)
+	    w.cls[MP_TC_LM_HEAD].parameters != pc->lm_head || w.cls[MP_TC_RECURRENT].parameters != pc->recurrent ||
+	    w.cls[MP_TC_VISION].parameters != pc->vision)
 		fail_msg("%s: the tensor list disagrees with the parameter count", name);
 	/* bf16, packed: exactly 2 bytes per parameter (+ buffers, none for packed except router corrections), unless the
 	 * checkpoint ships a class quantised (gpt-oss's MXFP4 experts) */
