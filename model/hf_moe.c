@@ -59,6 +59,53 @@ static bool mlp_layer_types(hf_ctx *c, mp_model *m)
 	return true;
 }
 
+/*
+ * GLM-5's indexer_types: "full" (the layer runs its indexer) or "shared" (it reuses the previous full layer's
+ * top-k: no indexer weights, no cached keys). Absent: index_topk_pattern ("F"/"S" per layer), else layer i is full
+ * when max(i - index_skip_topk_offset + 1, 0) % index_topk_freq == 0 (freq 1, offset 2 by default: all full), as
+ * GlmMoeDsaConfig.__post_init__ derives it.
+ */
+static void indexer_types(hf_ctx *c, mp_model *m)
+{
+	const cJSON *l = cJSON_GetObjectItemCaseSensitive(c->cfg, "indexer_types"), *v;
+	const cJSON *pat = cJSON_GetObjectItemCaseSensitive(c->cfg, "index_topk_pattern");
+	uint64_t full = 0, n = 0;
+
+	if (cJSON_IsArray(l)) {
+		cJSON_ArrayForEach(v, l)
+		{
+			if (!cJSON_IsString(v) || (strcmp(v->valuestring, "full") != 0 && strcmp(v->valuestring, "shared") != 0)) {
+				hf_fail_key(c, "indexer_types", "indexer_types entries must be \"full\" or \"shared\"");
+				return;
+			}
+			full += v->valuestring[0] == 'f';
+			n++;
+		}
+	} else if (cJSON_IsString(pat)) {
+		for (const char *p = pat->valuestring; *p; p++, n++) {
+			if (*p != 'F' && *p != 'S') {
+				hf_fail_key(c, "index_topk_pattern", "index_topk_pattern must be a string of F (full) and S (shared)");
+				return;
+			}
+			full += *p == 'F';
+		}
+	} else {
+		uint64_t freq = hf_get_u64(c, KEYS("index_topk_freq"), 1), off = hf_get_u64(c, KEYS("index_skip_topk_offset"), 2);
+
+		freq = freq ? freq : 1;
+		for (n = 0; n < m->num_layers; n++)
+			full += ((n + 1 > off ? n + 1 - off : 0) % freq) == 0;
+	}
+	if (n != m->num_layers) {
+		hf_fail_key(c, cJSON_IsArray(l) ? "indexer_types" : "index_topk_pattern",
+		            "the indexer pattern must have one entry per layer (num_hidden_layers)");
+		return;
+	}
+	m->indexer_layers = full;
+	if (full == 0)
+		m->indexer_head_dim = 0; /* no layer keeps an indexer */
+}
+
 /* ----- the DeepSeek family: MLA + routed and shared experts ---------------------------------------------------- */
 
 typedef struct mla_row {
@@ -86,6 +133,11 @@ static const mla_row mla_types[] = {
      * 768, qk_nope 192, qk_rope 64, v 256; 64 routed experts of 1536, top-4, one shared, layer 0 dense
      * (mlp_layer_types), 202752 positions. */
     {"glm4_moe_lite", 154880, 2048, 10240, 1536, 47, 20, 768, 512, 192, 64, 256, 64, 4, 1, 1, 202752, true, 0, 0},
+    /* GlmMoeDsaConfig (GLM-5): vocab 154880, hidden 6144, FFN 12288, 78 layers, 64 heads, q_lora_rank 2048,
+     * qk_nope 192, qk_rope 64, v 256; 256 routed experts of 2048, top-8, one shared, first_k_dense_replace 3,
+     * 202752 positions; DeepSeek sparse attention's indexer (32 heads of 128) on the "full" layers of
+     * indexer_types ("shared" layers reuse the previous selection; modeling_glm_moe_dsa.py). */
+    {"glm_moe_dsa", 154880, 6144, 12288, 2048, 78, 64, 2048, 512, 192, 64, 256, 256, 8, 1, 3, 202752, true, 32, 128},
 };
 
 /*
@@ -139,6 +191,7 @@ static void decode_mla(hf_ctx *c, const mla_row *d, mp_model *m)
 	if (d->index_dim) {
 		m->indexer_heads = hf_get_u64(c, KEYS("index_n_heads"), d->index_heads);
 		m->indexer_head_dim = hf_get_u64(c, KEYS("index_head_dim"), d->index_dim);
+		indexer_types(c, m);
 	}
 	m->ffn_kind = MP_FFN_GATED;
 	m->norm_kind = MP_NORM_RMS;
@@ -159,6 +212,7 @@ MLA(0)
 MLA(1)
 MLA(2)
 MLA(3)
+MLA(4)
 
 /* ----- GQA decoders with experts ------------------------------------------------------------------------------- */
 
@@ -369,10 +423,32 @@ static void decode_dots1(hf_ctx *c, mp_model *m)
 	hf_decode_rope(c, m, 1.0);
 }
 
+/*
+ * Qwen3VLMoeTextConfig (the decoder of Qwen3-VL-30B-A3B and 235B-A22B): vocab 151936, hidden 2048, FFN 5632, 24
+ * layers, 16 heads, kv 16, head_dim hidden // heads, 128000 positions, tied (as a text config); Qwen3's per-head q/k
+ * norms; 60 experts (num_experts) of 1408, top-4, every decoder_sparse_step-th layer, mlp_only_layers dense; no
+ * shared expert (modeling_qwen3_vl_moe.py).
+ */
+static void decode_qwen3_vl_moe_text(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {151936, 2048, 24, 16, 16, 128000, true};
+
+	decode_trunk(c, &t, m);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 5632);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->qk_norm = true;
+	m->num_experts = hf_get_u64(c, KEYS("num_experts", "num_local_experts"), 60);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 4);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1408);
+	m->moe_layer_step = hf_get_u64(c, KEYS("decoder_sparse_step"), 1);
+	hf_decode_mlp_only_layers(c, m);
+	hf_decode_rope(c, m, 1.0);
+}
+
 const hf_type mpm_hf_moe_types[] = {
     {"deepseek_v3", mla_0},          {"deepseek_v2", mla_1},     {"deepseek_v32", mla_2},
-    {"glm4_moe_lite", mla_3},        {"glm4_moe", decode_glm4_moe}, {"olmoe", decode_olmoe},
+    {"glm4_moe_lite", mla_3},        {"glm_moe_dsa", mla_4},     {"glm4_moe", decode_glm4_moe}, {"olmoe", decode_olmoe},
     {"granitemoe", decode_granitemoe}, {"phimoe", decode_phimoe}, {"ernie4_5_moe", decode_ernie4_5_moe},
-    {"minimax_m2", decode_minimax_m2}, {"dots1", decode_dots1},
+    {"minimax_m2", decode_minimax_m2}, {"dots1", decode_dots1}, {"qwen3_vl_moe_text", decode_qwen3_vl_moe_text},
 };
 const size_t mpm_hf_moe_count = sizeof(mpm_hf_moe_types) / sizeof(mpm_hf_moe_types[0]);

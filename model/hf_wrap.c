@@ -1,5 +1,5 @@
 /*
- * hf_wrap.c: multimodal wrappers (Gemma 3, LLaVA, Mistral 3, Qwen2-VL, Qwen2.5-VL, Qwen3-VL). The decoder is the
+ * hf_wrap.c: multimodal wrappers (Gemma 3, LLaVA, Mistral 3, Qwen2-VL, Qwen2.5-VL, Qwen3-VL and its MoE). The decoder is the
  * config's text_config (its model_type, or the wrapper's default decoder), or the config itself when it is flat
  * (Qwen2-VL and Qwen2.5-VL checkpoints keep the decoder's keys at the top, as transformers still reads them); the
  * image tower and projector come from vision_config and the wrapper's own keys into mp_model.vision. Defaults are
@@ -34,6 +34,8 @@ static const vision_defaults vision_classes[] = {
     /* Qwen3VLVisionConfig: hidden 1152, MLP 4304, depth 27, 16 px x 2 frames, merge 2, out_hidden 3584, 2304
      * learned positions, DeepStack at layers 8, 16, 24 */
     {"qwen3_vl_vision", 1152, 4304, 27, 3, 0, 16, 3584, 2, 2, 2304, 3},
+    /* Qwen3VLMoeVisionConfig: the same tower */
+    {"qwen3_vl_moe_vision", 1152, 4304, 27, 3, 0, 16, 3584, 2, 2, 2304, 3},
 };
 
 typedef struct wrap_row {
@@ -56,7 +58,9 @@ static const wrap_row wraps[] = {
     {"mistral3", "mistral", "pixtral", true, false, false, 1024, 4096, 24, 1540, 14},
     {"qwen2_vl", "qwen2_vl_text", "qwen2_vl_vision", false, true, true, 0, 0, 0, 0, 0},
     {"qwen2_5_vl", "qwen2_5_vl_text", "qwen2_5_vl_vision", false, true, true, 0, 0, 0, 0, 0},
-    {"qwen3_vl", "qwen3_vl_text", "qwen3_vl_vision", false, true, false, 0, 0, 0, 0, 0},
+    /* Qwen3VLConfig, Qwen3VLMoeConfig: no back-compat for a text_config's tie_word_embeddings */
+    {"qwen3_vl", "qwen3_vl_text", "qwen3_vl_vision", false, false, false, 0, 0, 0, 0, 0},
+    {"qwen3_vl_moe", "qwen3_vl_moe_text", "qwen3_vl_vision", false, false, false, 0, 0, 0, 0, 0},
 };
 
 /* How many entries a key holds: a list's length, 1 for a number (vision_feature_layer, deepstack_visual_indexes). */
@@ -160,7 +164,7 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 	} else {
 		/* the Qwen-VL towers (modeling_qwen2_vl.py, _2_5_vl.py, _3_vl.py): a 3-D patch convolution, fused qkv,
 		 * the merger over spatial_merge_size^2 patches */
-		bool q25 = strcmp(d->type, "qwen2_5_vl_vision") == 0, q3 = strcmp(d->type, "qwen3_vl_vision") == 0;
+		bool q25 = strcmp(d->type, "qwen2_5_vl_vision") == 0, q3 = strncmp(d->type, "qwen3_vl", 8) == 0;
 
 		v->norm = q25 ? MP_NORM_RMS : MP_NORM_LAYER;
 		v->fused_qkv = v->attn_bias = v->mlp_bias = true;
@@ -246,9 +250,10 @@ WRAP(2)
 WRAP(3)
 WRAP(4)
 WRAP(5)
+WRAP(6)
 
 const hf_type mpm_hf_wrapper_types[] = {
     {"gemma3", wrap_0}, {"llava", wrap_1}, {"mistral3", wrap_2}, {"qwen2_vl", wrap_3}, {"qwen2_5_vl", wrap_4},
-    {"qwen3_vl", wrap_5},
+    {"qwen3_vl", wrap_5}, {"qwen3_vl_moe", wrap_6},
 };
 const size_t mpm_hf_wrapper_count = sizeof(mpm_hf_wrapper_types) / sizeof(mpm_hf_wrapper_types[0]);

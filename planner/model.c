@@ -178,7 +178,7 @@ static bool attention(uint64_t *acc, const mp_model *m)
 		}
 		return linear(acc, h, m->kv_lora_rank + m->qk_rope_head_dim, m->qkv_bias) &&
 		       mp_add_u64(*acc, m->kv_lora_rank, acc) && linear(acc, m->kv_lora_rank, kvh, false) &&
-		       linear(acc, vo, h, m->o_bias) && indexer(acc, m);
+		       linear(acc, vo, h, m->o_bias);
 	}
 	if (!mp_mul_u64(m->num_heads, m->head_dim, &q_width) || !mp_mul_u64(m->num_kv_heads, m->head_dim, &kv_width))
 		return false;
@@ -233,6 +233,15 @@ bool mp_model_is_moe_layer(const mp_model *m, uint64_t i)
 	return true;
 }
 
+uint64_t mp_model_indexer_layers(const mp_model *m)
+{
+	uint64_t attn = mp_model_attention_layers(m);
+
+	if (m->indexer_head_dim == 0)
+		return 0;
+	return m->indexer_layers && m->indexer_layers < attn ? m->indexer_layers : attn;
+}
+
 uint64_t mp_model_sliding_layers(const mp_model *m)
 {
 	if (m->sliding_window == 0)
@@ -275,6 +284,12 @@ mp_status mp_count_parameters(const mp_model *m, mp_param_count *out, mp_error *
 		goto overflow;
 	if (!attention(&attn_one, m) || !mp_mul_u64(attn_one, attn_layers, &out->attention))
 		goto overflow;
+	{
+		uint64_t idx_one = 0;
+
+		if (!indexer(&idx_one, m) || !mp_muladd_u64(&out->attention, idx_one, mp_model_indexer_layers(m)))
+			goto overflow;
+	}
 	if (m->ssm.kind != MP_SSM_NONE &&
 	    (!mp_ssm_layer_parameters(m, &ssm_one) || !mp_mul_u64(ssm_one, mp_model_ssm_layers(m), &out->recurrent)))
 		goto overflow;

@@ -184,6 +184,8 @@ typedef struct mp_model {
 	 * LayerNorm of dim), weights_proj (heads from hidden); it caches one key of indexer_head_dim per token. */
 	uint64_t indexer_heads;
 	uint64_t indexer_head_dim;	/* 0 = no indexer */
+	uint64_t indexer_layers;	/* layers with an indexer of their own (GLM-5's "shared" layers reuse the previous
+					 * one's selection: no weights, no cached keys); 0 = every attention layer */
 	mp_vision vision;		/* a multimodal wrapper's image tower and projector (vision.hidden 0: none) */
 } mp_model;
 
@@ -193,6 +195,9 @@ const char *mp_model_pointer(const mp_model *m);
 /* Is layer i (0-based) a mixture-of-experts layer? first_dense_layers, moe_layer_step and
  * dense_layer_mask together decide (transformers: first_k_dense_replace, decoder_sparse_step, mlp_only_layers). */
 bool mp_model_is_moe_layer(const mp_model *m, uint64_t i);
+
+/* How many layers run an indexer of their own (0 without one). */
+uint64_t mp_model_indexer_layers(const mp_model *m);
 
 /* How many layers use the sliding window (0 when the model has none). */
 uint64_t mp_model_sliding_layers(const mp_model *m);

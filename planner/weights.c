@@ -170,11 +170,13 @@ mp_status mp_model_tensors(const mp_model *m, mp_weight_layout layout, mp_tensor
 		linear(&b, "o_proj", "o_proj.bias", MP_TC_ATTENTION, h, vo, m->o_bias, L, MP_SPLIT_COLS);
 		if (m->indexer_head_dim) {
 			/* DeepSeek-V3.2's indexer (planner/model.c); vLLM replicates it on every rank */
+			uint64_t IL = mp_model_indexer_layers(m);
+
 			MAT(&b, "indexer.wq_b", MP_TC_ATTENTION, m->indexer_heads * m->indexer_head_dim, m->q_lora_rank,
-			    L, MP_SPLIT_NONE);
-			MAT(&b, "indexer.wk", MP_TC_ATTENTION, m->indexer_head_dim, h, L, MP_SPLIT_NONE);
-			norm(&b, true, "indexer.k_norm", "indexer.k_norm.bias", MP_TC_ATTENTION, m->indexer_head_dim, L);
-			MAT(&b, "indexer.weights_proj", MP_TC_ATTENTION, m->indexer_heads, h, L, MP_SPLIT_NONE);
+			    IL, MP_SPLIT_NONE);
+			MAT(&b, "indexer.wk", MP_TC_ATTENTION, m->indexer_head_dim, h, IL, MP_SPLIT_NONE);
+			norm(&b, true, "indexer.k_norm", "indexer.k_norm.bias", MP_TC_ATTENTION, m->indexer_head_dim, IL);
+			MAT(&b, "indexer.weights_proj", MP_TC_ATTENTION, m->indexer_heads, h, IL, MP_SPLIT_NONE);
 		}
 	} else {
 		if (!mp_mul_u64(m->num_heads, m->head_dim, &q_width) ||
