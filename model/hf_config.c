@@ -568,6 +568,7 @@ static const type_table tables[] = {
     {other_types, &other_count},
     {mpm_hf_more_types, &mpm_hf_more_count},
     {mpm_hf_moe_types, &mpm_hf_moe_count},
+    {mpm_hf_hybrid_types, &mpm_hf_hybrid_count},
     {mpm_hf_wrapper_types, &mpm_hf_wrapper_count},
 };
 

@@ -57,6 +57,9 @@ extern const size_t mpm_hf_more_count;
 extern const hf_type mpm_hf_moe_types[];
 extern const size_t mpm_hf_moe_count;
 
+/* The hybrid decoders of hf_hybrid.c (attention beside a linear-attention or convolution mixer). */
+extern const hf_type mpm_hf_hybrid_types[];
+extern const size_t mpm_hf_hybrid_count;
 /* The multimodal wrappers of hf_wrap.c (a decoder in text_config, or flat, beside a vision_config). */
 extern const hf_type mpm_hf_wrapper_types[];
 extern const size_t mpm_hf_wrapper_count;

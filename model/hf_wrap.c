@@ -1,5 +1,6 @@
 /*
- * hf_wrap.c: multimodal wrappers (Gemma 3, LLaVA, Mistral 3, Qwen2-VL, Qwen2.5-VL, Qwen3-VL and its MoE). The decoder is the
+ * hf_wrap.c: multimodal wrappers (Gemma 3, LLaVA, Mistral 3, Qwen2-VL, Qwen2.5-VL, Qwen3-VL and its MoE,
+ * Qwen3.5 and its MoE). The decoder is the
  * config's text_config (its model_type, or the wrapper's default decoder), or the config itself when it is flat
  * (Qwen2-VL and Qwen2.5-VL checkpoints keep the decoder's keys at the top, as transformers still reads them); the
  * image tower and projector come from vision_config and the wrapper's own keys into mp_model.vision. Defaults are
@@ -36,6 +37,9 @@ static const vision_defaults vision_classes[] = {
     {"qwen3_vl_vision", 1152, 4304, 27, 3, 0, 16, 3584, 2, 2, 2304, 3},
     /* Qwen3VLMoeVisionConfig: the same tower */
     {"qwen3_vl_moe_vision", 1152, 4304, 27, 3, 0, 16, 3584, 2, 2, 2304, 3},
+    /* Qwen3_5VisionConfig, Qwen3_5MoeVisionConfig: Qwen3-VL's tower without DeepStack mergers */
+    {"qwen3_5_vision", 1152, 4304, 27, 3, 0, 16, 3584, 2, 2, 2304, 0},
+    {"qwen3_5_moe_vision", 1152, 4304, 27, 3, 0, 16, 3584, 2, 2, 2304, 0},
 };
 
 typedef struct wrap_row {
@@ -61,6 +65,9 @@ static const wrap_row wraps[] = {
     /* Qwen3VLConfig, Qwen3VLMoeConfig: no back-compat for a text_config's tie_word_embeddings */
     {"qwen3_vl", "qwen3_vl_text", "qwen3_vl_vision", false, false, false, 0, 0, 0, 0, 0},
     {"qwen3_vl_moe", "qwen3_vl_moe_text", "qwen3_vl_vision", false, false, false, 0, 0, 0, 0, 0},
+    /* Qwen3_5Config, Qwen3_5MoeConfig (Qwen3.5): the gated-delta-net decoders of hf_hybrid.c with the tower */
+    {"qwen3_5", "qwen3_5_text", "qwen3_5_vision", false, false, false, 0, 0, 0, 0, 0},
+    {"qwen3_5_moe", "qwen3_5_moe_text", "qwen3_5_moe_vision", false, false, false, 0, 0, 0, 0, 0},
 };
 
 /* How many entries a key holds: a list's length, 1 for a number (vision_feature_layer, deepstack_visual_indexes). */
@@ -164,7 +171,7 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 	} else {
 		/* the Qwen-VL towers (modeling_qwen2_vl.py, _2_5_vl.py, _3_vl.py): a 3-D patch convolution, fused qkv,
 		 * the merger over spatial_merge_size^2 patches */
-		bool q25 = strcmp(d->type, "qwen2_5_vl_vision") == 0, q3 = strncmp(d->type, "qwen3_vl", 8) == 0;
+		bool q25 = strcmp(d->type, "qwen2_5_vl_vision") == 0, q3 = strncmp(d->type, "qwen3_", 6) == 0;
 
 		v->norm = q25 ? MP_NORM_RMS : MP_NORM_LAYER;
 		v->fused_qkv = v->attn_bias = v->mlp_bias = true;
@@ -177,7 +184,7 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 			v->out_hidden = c.cfg ? hf_get_u64(&c, KEYS("out_hidden_size"), d->out_hidden) : d->out_hidden;
 		if (q3) {
 			v->positions = c.cfg ? hf_get_u64(&c, KEYS("num_position_embeddings"), d->positions) : d->positions;
-			v->deepstack = c.cfg ? list_len(cJSON_GetObjectItemCaseSensitive(c.cfg, "deepstack_visual_indexes"),
+			v->deepstack = c.cfg && d->deepstack ? list_len(cJSON_GetObjectItemCaseSensitive(c.cfg, "deepstack_visual_indexes"),
 			                                d->deepstack)
 			                     : d->deepstack;
 		}
@@ -251,9 +258,11 @@ WRAP(3)
 WRAP(4)
 WRAP(5)
 WRAP(6)
+WRAP(7)
+WRAP(8)
 
 const hf_type mpm_hf_wrapper_types[] = {
     {"gemma3", wrap_0}, {"llava", wrap_1}, {"mistral3", wrap_2}, {"qwen2_vl", wrap_3}, {"qwen2_5_vl", wrap_4},
-    {"qwen3_vl", wrap_5}, {"qwen3_vl_moe", wrap_6},
+    {"qwen3_vl", wrap_5}, {"qwen3_vl_moe", wrap_6}, {"qwen3_5", wrap_7}, {"qwen3_5_moe", wrap_8},
 };
 const size_t mpm_hf_wrapper_count = sizeof(mpm_hf_wrapper_types) / sizeof(mpm_hf_wrapper_types[0]);

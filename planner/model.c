@@ -28,7 +28,21 @@ mp_status mp_model_validate(const mp_model *m, mp_error *err)
 		return mp_fail_at(err, MP_EINVAL, mp_model_pointer(m), "/num_hidden_layers",
 			       "num_hidden_layers is %llu; at most %d layers are supported",
 			       (unsigned long long)m->num_layers, MP_MAX_LAYERS);
-	if (m->ssm.kind != MP_SSM_NONE) {
+	if (m->ssm.kind >= MP_SSM_GATED_DELTANET) {
+		REQUIRE_POSITIVE(m->ssm.n_heads, "linear_num_heads");
+		if (m->ssm.kind != MP_SSM_SHORT_CONV)
+			REQUIRE_POSITIVE(m->ssm.head_dim, "linear_head_dim");
+		if (m->ssm.kind != MP_SSM_LIGHTNING)
+			REQUIRE_POSITIVE(m->ssm.conv_kernel, "linear_conv_kernel_dim");
+		if (m->ssm.kind == MP_SSM_GATED_DELTANET) {
+			REQUIRE_POSITIVE(m->ssm.n_groups, "linear_num_key_heads");
+			REQUIRE_POSITIVE(m->ssm.d_state, "linear_key_head_dim");
+			if (m->ssm.n_heads % m->ssm.n_groups != 0)
+				return mp_fail_at(err, MP_EINVAL, mp_model_pointer(m), "/linear_num_value_heads",
+				               "linear_num_value_heads (%llu) must be a multiple of linear_num_key_heads (%llu)",
+				               (unsigned long long)m->ssm.n_heads, (unsigned long long)m->ssm.n_groups);
+		}
+	} else if (m->ssm.kind != MP_SSM_NONE) {
 		REQUIRE_POSITIVE(m->ssm.d_inner, "intermediate_size");
 		REQUIRE_POSITIVE(m->ssm.d_state, "state_size");
 		REQUIRE_POSITIVE(m->ssm.conv_kernel, "conv_kernel");
@@ -182,7 +196,8 @@ static bool attention(uint64_t *acc, const mp_model *m)
 	}
 	if (!mp_mul_u64(m->num_heads, m->head_dim, &q_width) || !mp_mul_u64(m->num_kv_heads, m->head_dim, &kv_width))
 		return false;
-	if (!linear(acc, h, q_width, m->qkv_bias) || !linear(acc, h, kv_width, m->qkv_bias) ||
+	if ((m->attn_output_gate && !linear(acc, h, q_width, m->qkv_bias)) || /* the gate's rows of q_proj */
+	    !linear(acc, h, q_width, m->qkv_bias) || !linear(acc, h, kv_width, m->qkv_bias) ||
 	    !linear(acc, h, kv_width, m->qkv_bias) || !linear(acc, q_width, h, m->o_bias))
 		return false;
 	if (m->attention_sinks && !mp_add_u64(*acc, m->num_heads, acc))

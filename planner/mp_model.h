@@ -29,6 +29,13 @@ typedef enum mp_ssm_kind {
 	MP_SSM_NONE = 0,
 	MP_SSM_MAMBA1 = 1,	/* Mamba (arXiv 2312.00752; transformers MambaMixer): selective scan over d_inner channels */
 	MP_SSM_MAMBA2 = 2,	/* Mamba-2 (arXiv 2405.21060; transformers Mamba2Mixer): SSD heads with grouped B and C */
+	/* --- appended for issue 14, second half: the linear-attention mixers --- */
+	MP_SSM_GATED_DELTANET = 3, /* gated delta net (arXiv 2412.06464; Qwen3-Next, Qwen3.5): n_groups key heads of
+				    * d_state, n_heads value heads of head_dim; a conv over q, k and v */
+	MP_SSM_KDA = 4,		/* Kimi delta attention (Kimi-Linear): n_heads heads of head_dim for q, k and v, low-rank
+				 * forget and output gates of rank d_state; a conv over q, k and v */
+	MP_SSM_LIGHTNING = 5,	/* lightning attention (MiniMax-01, arXiv 2501.08313): n_heads heads of head_dim, no conv */
+	MP_SSM_SHORT_CONV = 6,	/* gated short convolution (LFM2): in_proj to 3 x hidden, a depthwise conv of hidden */
 } mp_ssm_kind;
 
 typedef struct mp_ssm {
@@ -43,6 +50,9 @@ typedef struct mp_ssm {
 	bool proj_bias;		/* in_proj and out_proj carry biases (use_bias) */
 	bool conv_bias;		/* conv1d carries a bias (use_conv_bias) */
 	bool gated_norm;	/* Mamba-2: the gated RMSNorm over d_inner before out_proj (a weight of d_inner) */
+	/* --- appended for issue 14, second half --- */
+	bool state_in_model_dtype; /* the recurrent state is kept in the model's dtype (MiniMax's lightning cache), not
+				    * fp32 */
 } mp_ssm;
 
 /* Per-layer flags when mp_model.layer_pattern is set: what a layer holds. Without a pattern every layer holds
@@ -187,6 +197,8 @@ typedef struct mp_model {
 	uint64_t indexer_layers;	/* layers with an indexer of their own (GLM-5's "shared" layers reuse the previous
 					 * one's selection: no weights, no cached keys); 0 = every attention layer */
 	mp_vision vision;		/* a multimodal wrapper's image tower and projector (vision.hidden 0: none) */
+	bool attn_output_gate;		/* gated attention (Qwen3-Next, Qwen3.5): q_proj also projects a per-head gate
+					 * (heads x head_dim more rows) */
 } mp_model;
 
 /* Where errors about m's keys are named: m->json_pointer, or "/model" when it is empty. */

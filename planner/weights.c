@@ -73,6 +73,54 @@ static void mlp(builder *b, const mp_model *m, const char *gate, const char *up,
 		VEC(b, "mlp.ffn_sub_norm", cls, m->ffn_sub_norm, count, MP_SPLIT_ROWS);
 }
 
+/* The linear-attention mixers' tensors (planner/recurrent.c names each module and its source), `count` layers.
+ * Heads split over tensor-parallel ranks (vLLM's GatedDeltaNet, KimiDeltaAttention, MiniMaxText01LinearAttention and
+ * ShortConv shard their projections by head). */
+static void linear_mixer_tensors(builder *b, const mp_model *m, uint64_t count)
+{
+	const mp_ssm *s = &m->ssm;
+	uint64_t h = m->hidden_size, kd = s->n_groups * s->d_state, vd = s->n_heads * s->head_dim;
+
+	switch (s->kind) {
+	case MP_SSM_GATED_DELTANET:
+		MAT(b, "linear_attn.in_proj_qkvz", MP_TC_RECURRENT, 2 * kd + 2 * vd, h, count, MP_SPLIT_ROWS);
+		MAT(b, "linear_attn.in_proj_ba", MP_TC_RECURRENT, 2 * s->n_heads, h, count, MP_SPLIT_ROWS);
+		MAT(b, "linear_attn.conv1d", MP_TC_RECURRENT, 2 * kd + vd, s->conv_kernel, count, MP_SPLIT_ROWS);
+		VEC(b, "linear_attn.dt_bias_A_log", MP_TC_RECURRENT, 2 * s->n_heads, count, MP_SPLIT_ROWS);
+		VEC(b, "linear_attn.norm", MP_TC_RECURRENT, s->head_dim, count, MP_SPLIT_NONE);
+		MAT(b, "linear_attn.out_proj", MP_TC_RECURRENT, h, vd, count, MP_SPLIT_COLS);
+		return;
+	case MP_SSM_KDA:
+		MAT(b, "self_attn.q_k_v_proj", MP_TC_RECURRENT, vd, h, 3 * count, MP_SPLIT_ROWS);
+		MAT(b, "self_attn.conv1d", MP_TC_RECURRENT, 3 * vd, s->conv_kernel, count, MP_SPLIT_ROWS);
+		VEC(b, "self_attn.forget_gate.A_log", MP_TC_RECURRENT, s->n_heads, count, MP_SPLIT_ROWS);
+		VEC(b, "self_attn.forget_gate.dt_bias", MP_TC_RECURRENT, vd, count, MP_SPLIT_ROWS);
+		MAT(b, "self_attn.f_g_a_proj", MP_TC_RECURRENT, s->d_state, h, 2 * count, MP_SPLIT_NONE);
+		MAT(b, "self_attn.f_g_b_proj", MP_TC_RECURRENT, vd, s->d_state, 2 * count, MP_SPLIT_ROWS);
+		MAT(b, "self_attn.b_proj", MP_TC_RECURRENT, s->n_heads, h, count, MP_SPLIT_ROWS);
+		VEC(b, "self_attn.o_norm", MP_TC_RECURRENT, s->head_dim, count, MP_SPLIT_NONE);
+		MAT(b, "self_attn.o_proj", MP_TC_RECURRENT, h, vd, count, MP_SPLIT_COLS);
+		return;
+	case MP_SSM_LIGHTNING:
+		MAT(b, "self_attn.qkv_proj", MP_TC_RECURRENT, 3 * vd, h, count, MP_SPLIT_ROWS);
+		MAT(b, "self_attn.output_gate", MP_TC_RECURRENT, vd, h, count, MP_SPLIT_ROWS);
+		VEC(b, "self_attn.norm", MP_TC_RECURRENT, vd, count, MP_SPLIT_ROWS);
+		MAT(b, "self_attn.out_proj", MP_TC_RECURRENT, h, vd, count, MP_SPLIT_COLS);
+		return;
+	case MP_SSM_SHORT_CONV:
+		linear(b, "conv.in_proj", "conv.in_proj.bias", MP_TC_RECURRENT, 3 * h, h, s->conv_bias, count,
+		       MP_SPLIT_ROWS);
+		MAT(b, "conv.conv", MP_TC_RECURRENT, h, s->conv_kernel, count, MP_SPLIT_ROWS);
+		if (s->conv_bias)
+			VEC(b, "conv.conv.bias", MP_TC_RECURRENT, h, count, MP_SPLIT_ROWS);
+		linear(b, "conv.out_proj", "conv.out_proj.bias", MP_TC_RECURRENT, h, h, s->conv_bias, count,
+		       MP_SPLIT_COLS);
+		return;
+	default:
+		return;
+	}
+}
+
 /* The recurrent mixer's tensors (planner/recurrent.c names each and its source), `count` layers. Channel
  * dimensions split over tensor-parallel ranks as vLLM's MambaMixer/MambaMixer2 split them. */
 static void ssm_tensors(builder *b, const mp_model *m, uint64_t count)
@@ -82,6 +130,10 @@ static void ssm_tensors(builder *b, const mp_model *m, uint64_t count)
 
 	if (s->kind == MP_SSM_NONE || count == 0)
 		return;
+	if (s->kind >= MP_SSM_GATED_DELTANET) {
+		linear_mixer_tensors(b, m, count);
+		return;
+	}
 	if (s->kind == MP_SSM_MAMBA2)
 		conv = s->d_inner + 2 * s->n_groups * s->d_state;
 	linear(b, "mixer.in_proj", "mixer.in_proj.bias", MP_TC_RECURRENT,
@@ -182,7 +234,8 @@ mp_status mp_model_tensors(const mp_model *m, mp_weight_layout layout, mp_tensor
 		if (!mp_mul_u64(m->num_heads, m->head_dim, &q_width) ||
 		    !mp_mul_u64(m->num_kv_heads, m->head_dim, &kv_width))
 			goto overflow;
-		linear(&b, "q_proj", "q_proj.bias", MP_TC_ATTENTION, q_width, h, m->qkv_bias, L, MP_SPLIT_ROWS);
+		linear(&b, "q_proj", "q_proj.bias", MP_TC_ATTENTION, q_width * (m->attn_output_gate ? 2 : 1), h,
+		       m->qkv_bias, L, MP_SPLIT_ROWS);
 		linear(&b, "k_proj", "k_proj.bias", MP_TC_ATTENTION, kv_width, h, m->qkv_bias, L, MP_SPLIT_KV_ROWS);
 		linear(&b, "v_proj", "v_proj.bias", MP_TC_ATTENTION, kv_width, h, m->qkv_bias, L, MP_SPLIT_KV_ROWS);
 		linear(&b, "o_proj", "o_proj.bias", MP_TC_ATTENTION, h, q_width, m->o_bias, L, MP_SPLIT_COLS);

@@ -58,10 +58,14 @@ def text_config(cfg):
 
 
 def build(cfg, device):
-    """The model transformers builds for text generation from cfg (ForCausalLM, else the image-text-to-text class)."""
+    """The model transformers builds for text generation from cfg (ForCausalLM, else the image-text-to-text class;
+    the image-text-to-text class first for a config with a vision_config)."""
     from transformers import AutoModelForCausalLM, AutoModelForImageTextToText
     errors = []
-    for auto in (AutoModelForCausalLM, AutoModelForImageTextToText):
+    # a multimodal config builds its image-text model (tower and projector included), as its checkpoint holds them
+    order = (AutoModelForImageTextToText, AutoModelForCausalLM) if getattr(cfg, "vision_config", None) is not None \
+        else (AutoModelForCausalLM, AutoModelForImageTextToText)
+    for auto in order:
         try:
             with torch.device(device):
                 return auto.from_config(cfg), auto.__name__
@@ -303,7 +307,15 @@ def run_tiny(cfg):
     for n in LENGTHS:
         ids = torch.randint(1, 500, (BATCH, n))
         with torch.no_grad():
-            out = model(input_ids=ids, use_cache=True)
+            try:
+                out = model(input_ids=ids, use_cache=True)
+            except AttributeError:
+                # an image-text class whose text-only forward fails (Llama4ForConditionalGeneration in 5.24): the
+                # cache is the decoder's, so run the text model of the same tiny config instead
+                from transformers import AutoModelForCausalLM
+                torch.manual_seed(0)
+                model = AutoModelForCausalLM.from_config(tiny).to(torch.bfloat16).eval()
+                out = model(input_ids=ids, use_cache=True)
         cache = out.past_key_values
         layers, rest = cache_layers(cache)
         run = {"batch_size": BATCH, "tokens": n, "cache_class": type(cache).__name__, "layers": layers}

@@ -1,0 +1,365 @@
+/*
+ * hf_hybrid.c: decoders whose layers mix softmax attention with a linear-attention or convolution mixer, per layer
+ * (layer_types, or the pattern keys each configuration class derives it from): Qwen3-Next and Qwen3.5 (gated delta
+ * net + gated attention), Kimi-Linear (KDA + MLA), MiniMax-01 (lightning attention), LFM2 (short convolutions).
+ * The mixer's state is constant per sequence (planner/recurrent.c); the attention layers keep the KV cache.
+ * Defaults are the transformers 5.24 configuration classes'; module shapes their modeling files'.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "hf_internal.h"
+
+/* Marks layer i as keeping a dense MLP. */
+static void dense_layer(mp_model *m, uint64_t i)
+{
+	if (i < MP_MAX_LAYERS)
+		m->dense_layer_mask[i / 8] |= (uint8_t)(1u << (i % 8));
+}
+
+/*
+ * layer_types of a hybrid: `attn` names the softmax-attention layers, `mixer` the recurrent ones; every layer has a
+ * feed-forward block. Absent, full_attention(i) says which layers attend (the class's own derivation). Sets the
+ * layer pattern; errors name layer_types with the kinds it may hold.
+ */
+static void hybrid_layers(hf_ctx *c, mp_model *m, const char *attn, const char *mixer, bool (*full_attention)(uint64_t i))
+{
+	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types"), *v;
+	char msg[200];
+	uint64_t i = 0;
+
+	snprintf(msg, sizeof(msg), "layer_types must list \"%s\" or \"%s\" for each of the num_hidden_layers layers",
+	         attn, mixer);
+	if (c->st != MP_OK)
+		return;
+	if (m->num_layers > MP_MAX_LAYERS) {
+		hf_fail_key(c, "num_hidden_layers", "at most 1024 layers are supported");
+		return;
+	}
+	m->layer_pattern = true;
+	if (lt == NULL || cJSON_IsNull(lt)) {
+		for (i = 0; i < m->num_layers; i++)
+			m->layer_flags[i] = MP_LAYER_FFN | (full_attention(i) ? MP_LAYER_ATTENTION : MP_LAYER_SSM);
+		return;
+	}
+	if (!cJSON_IsArray(lt) || (uint64_t)cJSON_GetArraySize(lt) != m->num_layers) {
+		hf_fail_key(c, "layer_types", msg);
+		return;
+	}
+	cJSON_ArrayForEach(v, lt)
+	{
+		if (!cJSON_IsString(v) || (strcmp(v->valuestring, attn) != 0 && strcmp(v->valuestring, mixer) != 0)) {
+			hf_fail_key(c, "layer_types", msg);
+			return;
+		}
+		m->layer_flags[i++] = MP_LAYER_FFN | (strcmp(v->valuestring, attn) == 0 ? MP_LAYER_ATTENTION : MP_LAYER_SSM);
+	}
+}
+
+/* The GQA trunk of these decoders. */
+static void trunk(hf_ctx *c, mp_model *m, uint64_t vocab, uint64_t hidden, uint64_t layers, uint64_t heads,
+                  uint64_t kv, uint64_t head_dim, uint64_t max_pos, bool tie)
+{
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), vocab);
+	m->hidden_size = hf_get_u64(c, KEYS("hidden_size"), hidden);
+	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), layers);
+	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), heads);
+	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), kv ? kv : m->num_heads);
+	m->head_dim = hf_get_u64(c, KEYS("head_dim"), head_dim);
+	if (m->head_dim == 0 && m->num_heads)
+		m->head_dim = m->hidden_size / m->num_heads;
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), max_pos);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), tie);
+	m->attn_kind = MP_ATTN_GQA;
+	m->ffn_kind = MP_FFN_GATED;
+	m->norm_kind = MP_NORM_RMS;
+	m->norms_per_layer = 2;
+	m->final_norm = true;
+}
+
+/* ----- gated delta net: Qwen3-Next, Qwen3.5 ------------------------------------------------------------------ */
+
+static bool every_fourth(uint64_t i)
+{
+	return (i + 1) % 4 == 0;
+}
+
+/* The gated delta net and the gated attention of Qwen3-Next and Qwen3.5 (modeling_qwen3_next.py,
+ * modeling_qwen3_5.py): linear_num_key_heads key heads of linear_key_head_dim, linear_num_value_heads value heads
+ * of linear_value_head_dim, a conv of linear_conv_kernel_dim; attention layers gate their output (q_proj twice as
+ * wide) and norm q and k per head. layer_types absent: every full_attention_interval-th (4) layer attends. */
+static void gated_deltanet(hf_ctx *c, mp_model *m)
+{
+	uint64_t interval = hf_get_u64(c, KEYS("full_attention_interval"), 4);
+
+	m->ssm.kind = MP_SSM_GATED_DELTANET;
+	m->ssm.n_groups = hf_get_u64(c, KEYS("linear_num_key_heads"), 16);
+	m->ssm.d_state = hf_get_u64(c, KEYS("linear_key_head_dim"), 128);
+	m->ssm.n_heads = hf_get_u64(c, KEYS("linear_num_value_heads"), 32);
+	m->ssm.head_dim = hf_get_u64(c, KEYS("linear_value_head_dim"), 128);
+	m->ssm.conv_kernel = hf_get_u64(c, KEYS("linear_conv_kernel_dim"), 4);
+	m->ssm.d_inner = m->ssm.n_heads * m->ssm.head_dim;
+	m->attn_output_gate = true;
+	m->qk_norm = true;
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	if (interval != 4 && !hf_has(c, "layer_types")) {
+		/* an interval other than the default: derive here (the class's own rule) */
+		m->layer_pattern = true;
+		for (uint64_t i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++)
+			m->layer_flags[i] = MP_LAYER_FFN | (interval && (i + 1) % interval == 0 ? MP_LAYER_ATTENTION
+			                                                                      : MP_LAYER_SSM);
+		return;
+	}
+	hybrid_layers(c, m, "full_attention", "linear_attention", every_fourth);
+}
+
+/* Qwen's MoE block: num_experts of moe_intermediate_size, a shared expert behind a sigmoid gate, every
+ * decoder_sparse_step-th layer, mlp_only_layers dense. */
+static void qwen_moe_block(hf_ctx *c, mp_model *m, uint64_t experts, uint64_t topk, uint64_t width, uint64_t shared)
+{
+	m->num_experts = hf_get_u64(c, KEYS("num_experts"), experts);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), topk);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), width);
+	m->shared_expert_intermediate_size = hf_get_u64(c, KEYS("shared_expert_intermediate_size"), shared);
+	m->num_shared_experts = m->shared_expert_intermediate_size > 0;
+	m->shared_expert_gate = m->shared_expert_intermediate_size > 0;
+	m->moe_layer_step = hf_get_u64(c, KEYS("decoder_sparse_step"), 1);
+	hf_decode_mlp_only_layers(c, m);
+}
+
+/*
+ * Qwen3NextConfig (Qwen3-Next-80B-A3B): vocab 151936, hidden 2048, FFN 5632 (mlp_only_layers), 48 layers, 16 heads,
+ * kv 2, head_dim 256, 32768 positions, untied, a quarter of each head rotates; 512 experts of 512, top-10, a shared
+ * expert of 512 behind a gate.
+ */
+static void decode_qwen3_next(hf_ctx *c, mp_model *m)
+{
+	trunk(c, m, 151936, 2048, 48, 16, 2, 256, 32768, false);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 5632);
+	qwen_moe_block(c, m, 512, 10, 512, 512);
+	gated_deltanet(c, m);
+	hf_decode_rope(c, m, 0.25);
+}
+
+/* Qwen3_5TextConfig (Qwen3.5's decoder): vocab 248320, hidden 4096, FFN 12288 (a dense MLP in every layer), 32
+ * layers, 16 heads, kv 4, head_dim 256, 32768 positions, untied; the gated delta net's projections split (in_proj_qkv,
+ * in_proj_z, in_proj_b, in_proj_a: the same parameters as Qwen3-Next's fused pair). */
+static void decode_qwen3_5_text(hf_ctx *c, mp_model *m)
+{
+	trunk(c, m, 248320, 4096, 32, 16, 4, 256, 32768, false);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 12288);
+	gated_deltanet(c, m);
+	hf_decode_rope(c, m, 0.25);
+}
+
+/* Qwen3_5MoeTextConfig: vocab 248320, hidden 2048, 40 layers, 16 heads, kv 2, head_dim 256; 256 experts of 512, top-8,
+ * a shared expert of 512 behind a gate, in every layer. */
+static void decode_qwen3_5_moe_text(hf_ctx *c, mp_model *m)
+{
+	trunk(c, m, 248320, 2048, 40, 16, 2, 256, 32768, false);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 0);
+	qwen_moe_block(c, m, 256, 8, 512, 512);
+	gated_deltanet(c, m);
+	hf_decode_rope(c, m, 0.25);
+}
+
+/* ----- Kimi-Linear: KDA + MLA ---------------------------------------------------------------------------------- */
+
+static bool kimi_full(uint64_t i)
+{
+	return i && i % 4 == 0;
+}
+
+/*
+ * KimiLinearConfig (Kimi-Linear-48B-A3B): vocab 163840, hidden 2304, FFN 9216 (dense layers), 27 layers, 32 heads;
+ * the full-attention layers are MLA without a q projection rank (q_lora_rank None), kv_lora_rank 512, qk_nope 128,
+ * qk_rope 64, v 128; the KDA layers have linear_num_heads (32) heads of linear_head_dim (128), a conv of
+ * linear_conv_kernel_dim (4) (a checkpoint's linear_attn_config {num_heads, head_dim, short_conv_kernel_size,
+ * full_attn_layers, kda_layers (1-based)} wins); 256 experts (num_experts) of 1024, top-8 (num_experts_per_token),
+ * num_shared_experts 1, mlp_layer_types (layer 0 dense), the router's e_score_correction_bias a buffer
+ * (modeling_kimi_linear.py). layer_types absent: layer i attends when i > 0 and i % 4 == 0.
+ */
+static void decode_kimi_linear(hf_ctx *c, mp_model *m)
+{
+	const cJSON *lac = cJSON_GetObjectItemCaseSensitive(c->cfg, "linear_attn_config");
+	char sub_pointer[96];
+	hf_ctx lc;
+	uint64_t shared;
+
+	trunk(c, m, 163840, 2304, 27, 32, 32, 0, 0, false);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings", "model_max_length"), 1048576);
+	m->attn_kind = MP_ATTN_MLA;
+	m->q_lora_rank = hf_is_null(c, "q_lora_rank") ? 0 : hf_get_u64(c, KEYS("q_lora_rank"), 0);
+	m->kv_lora_rank = hf_get_u64(c, KEYS("kv_lora_rank"), 512);
+	m->qk_nope_head_dim = hf_get_u64(c, KEYS("qk_nope_head_dim"), 128);
+	m->qk_rope_head_dim = hf_get_u64(c, KEYS("qk_rope_head_dim"), 64);
+	m->v_head_dim = hf_get_u64(c, KEYS("v_head_dim"), 128);
+	m->head_dim = m->qk_nope_head_dim + m->qk_rope_head_dim;
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 9216);
+	m->num_experts = hf_get_u64(c, KEYS("num_experts"), 256);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_token", "num_experts_per_tok"), 8);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1024);
+	shared = hf_get_u64(c, KEYS("num_shared_experts"), 1);
+	m->num_shared_experts = shared;
+	m->shared_expert_intermediate_size = shared * m->moe_intermediate_size;
+	m->router_correction_buffer = true;
+	m->ssm.kind = MP_SSM_KDA;
+	m->ssm.n_heads = hf_get_u64(c, KEYS("linear_num_heads"), 32);
+	m->ssm.head_dim = hf_get_u64(c, KEYS("linear_head_dim"), 128);
+	m->ssm.conv_kernel = hf_get_u64(c, KEYS("linear_conv_kernel_dim"), 4);
+	snprintf(sub_pointer, sizeof(sub_pointer), "%s/linear_attn_config", c->pointer);
+	lc = (hf_ctx){cJSON_IsObject(lac) ? lac : NULL, sub_pointer, c->err, c->st, NULL};
+	m->ssm.n_heads = hf_get_u64(&lc, KEYS("num_heads"), m->ssm.n_heads);
+	m->ssm.head_dim = hf_get_u64(&lc, KEYS("head_dim"), m->ssm.head_dim);
+	m->ssm.conv_kernel = hf_get_u64(&lc, KEYS("short_conv_kernel_size"), m->ssm.conv_kernel);
+	c->st = lc.st;
+	m->ssm.d_state = m->ssm.head_dim; /* the forget and output gates' rank (f_a_proj: hidden -> head_dim) */
+	m->ssm.d_inner = m->ssm.n_heads * m->ssm.head_dim;
+	if (!hf_has(c, "layer_types") && lc.cfg && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(lac, "full_attn_layers"))) {
+		const cJSON *v;
+
+		m->layer_pattern = true;
+		for (uint64_t i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++)
+			m->layer_flags[i] = MP_LAYER_FFN | MP_LAYER_SSM;
+		cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(lac, "full_attn_layers"))
+		{
+			if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > (double)m->num_layers) {
+				hf_fail_key(&lc, "full_attn_layers", "full_attn_layers entries must be layer numbers from 1 to "
+				                                     "num_hidden_layers");
+				c->st = lc.st;
+				return;
+			}
+			m->layer_flags[(uint64_t)v->valuedouble - 1] = MP_LAYER_FFN | MP_LAYER_ATTENTION;
+		}
+	} else {
+		hybrid_layers(c, m, "full_attention", "linear_attention", kimi_full);
+	}
+	{
+		const cJSON *l = cJSON_GetObjectItemCaseSensitive(c->cfg, "mlp_layer_types"), *v;
+		uint64_t i = 0;
+
+		if (cJSON_IsArray(l) && (uint64_t)cJSON_GetArraySize(l) == m->num_layers) {
+			cJSON_ArrayForEach(v, l)
+			{
+				if (!cJSON_IsString(v) || (strcmp(v->valuestring, "dense") && strcmp(v->valuestring, "sparse"))) {
+					hf_fail_key(c, "mlp_layer_types", "mlp_layer_types entries must be \"dense\" or \"sparse\"");
+					return;
+				}
+				if (v->valuestring[0] == 'd')
+					dense_layer(m, i);
+				i++;
+			}
+		} else if (l && !cJSON_IsNull(l)) {
+			hf_fail_key(c, "mlp_layer_types", "mlp_layer_types must list \"dense\" or \"sparse\" per layer");
+		} else {
+			m->first_dense_layers = hf_get_u64(c, KEYS("first_k_dense_replace"), 1);
+		}
+	}
+	{
+		uint64_t hd = m->head_dim;
+
+		m->head_dim = m->qk_rope_head_dim;
+		hf_decode_rope(c, m, 1.0);
+		m->head_dim = hd;
+	}
+}
+
+/* ----- MiniMax-01: lightning attention ------------------------------------------------------------------------- */
+
+static bool odd_layers_attend(uint64_t i)
+{
+	return (i + 1) % 2 != 0;
+}
+
+/*
+ * MiniMaxConfig (MiniMax-Text-01): vocab 32000, hidden 4096, 32 layers, 32 heads, kv 8, head_dim hidden / heads,
+ * 131072 positions, untied; softmax-attention layers (q, k, v, o) and lightning-attention layers (qkv_proj,
+ * output_gate, norm, out_proj) of the same heads; 8 experts (num_local_experts) of intermediate_size 14336, top-2, in
+ * every layer. The lightning state (heads x head_dim x head_dim) is kept in the model's dtype (MiniMaxCache);
+ * the decay tables are buffers (modeling_minimax.py). layer_types absent: layers 0, 2, 4, ... attend.
+ */
+static void decode_minimax(hf_ctx *c, mp_model *m)
+{
+	trunk(c, m, 32000, 4096, 32, 32, 8, 0, 131072, false);
+	m->num_experts = hf_get_u64(c, KEYS("num_local_experts"), 8);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 2);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 14336);
+	m->ssm.kind = MP_SSM_LIGHTNING;
+	m->ssm.n_heads = m->num_heads;
+	m->ssm.head_dim = m->head_dim;
+	m->ssm.d_inner = m->num_heads * m->head_dim;
+	m->ssm.state_in_model_dtype = true;
+	m->sliding_window = hf_window(c, "sliding_window", 0);
+	hybrid_layers(c, m, "full_attention", "linear_attention", odd_layers_attend);
+	hf_decode_rope(c, m, 1.0);
+}
+
+/* ----- LFM2: short convolutions -------------------------------------------------------------------------------- */
+
+static bool always_attend(uint64_t i)
+{
+	(void)i;
+	return true;
+}
+
+/*
+ * Lfm2Config (LFM2): vocab 65536, hidden 2560, 32 layers, 32 heads, kv 8, 128000 positions, tied (tie_embedding);
+ * attention layers with per-head q/k norms and out_proj; conv layers (a gated short convolution of conv_L_cache 3,
+ * conv_bias False); operator_norm and ffn_norm per layer, the final embedding_norm; the MLP (w1, w3, w2) of
+ * intermediate_size, adjusted when block_auto_adjust_ff_dim: 2/3 of it, times block_ffn_dim_multiplier, rounded up
+ * to block_multiple_of (modeling_lfm2.py). layer_types absent: the layers of full_attn_idxs attend (all by default).
+ */
+static void decode_lfm2(hf_ctx *c, mp_model *m)
+{
+	const cJSON *idx = cJSON_GetObjectItemCaseSensitive(c->cfg, "full_attn_idxs");
+	uint64_t ff;
+
+	trunk(c, m, 65536, 2560, 32, 32, 8, 0, 128000, true);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_embedding", "tie_word_embeddings"), true);
+	m->qk_norm = true;
+	ff = hf_get_u64(c, KEYS("block_ff_dim", "intermediate_size"), 12288);
+	if (hf_get_bool(c, KEYS("block_auto_adjust_ff_dim"), true)) {
+		double mult = hf_get_double(c, c->cfg, "block_ffn_dim_multiplier", 1.0);
+		uint64_t of = hf_get_u64(c, KEYS("block_multiple_of"), 256);
+
+		ff = 2 * ff / 3;
+		if (!hf_is_null(c, "block_ffn_dim_multiplier")) {
+			ff = (uint64_t)(mult * (double)ff);
+			if (of)
+				ff = of * ((ff + of - 1) / of);
+		}
+	}
+	m->intermediate_size = ff;
+	m->ssm.kind = MP_SSM_SHORT_CONV;
+	m->ssm.n_heads = 1;
+	m->ssm.conv_kernel = hf_get_u64(c, KEYS("conv_L_cache"), 3);
+	m->ssm.conv_bias = hf_get_bool(c, KEYS("conv_bias"), false);
+	m->ssm.d_inner = m->hidden_size;
+	if (!hf_has(c, "layer_types") && cJSON_IsArray(idx)) {
+		const cJSON *v;
+
+		m->layer_pattern = true;
+		for (uint64_t i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++)
+			m->layer_flags[i] = MP_LAYER_FFN | MP_LAYER_SSM;
+		cJSON_ArrayForEach(v, idx)
+		{
+			if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble >= (double)m->num_layers) {
+				hf_fail_key(c, "full_attn_idxs", "full_attn_idxs entries must be layer indices below "
+				                                 "num_hidden_layers");
+				return;
+			}
+			m->layer_flags[(uint64_t)v->valuedouble] = MP_LAYER_FFN | MP_LAYER_ATTENTION;
+		}
+	} else {
+		hybrid_layers(c, m, "full_attention", "conv", always_attend);
+	}
+	hf_decode_rope(c, m, 1.0);
+}
+
+const hf_type mpm_hf_hybrid_types[] = {
+    {"qwen3_next", decode_qwen3_next}, {"qwen3_5_text", decode_qwen3_5_text},
+    {"qwen3_5_moe_text", decode_qwen3_5_moe_text}, {"kimi_linear", decode_kimi_linear},
+    {"minimax", decode_minimax}, {"lfm2", decode_lfm2},
+};
+const size_t mpm_hf_hybrid_count = sizeof(mpm_hf_hybrid_types) / sizeof(mpm_hf_hybrid_types[0]);
