@@ -1,7 +1,9 @@
 /*
  * hf_hybrid.c: decoders whose layers mix softmax attention with a linear-attention or convolution mixer, per layer
  * (layer_types, or the pattern keys each configuration class derives it from): Qwen3-Next and Qwen3.5 (gated delta
- * net + gated attention), Kimi-Linear (KDA + MLA), MiniMax-01 (lightning attention), LFM2 (short convolutions).
+ * net + gated attention), Kimi-Linear (KDA + MLA), MiniMax-01 (lightning attention), LFM2 (short convolutions), and
+ * the Mamba hybrids Jamba (Mamba), Bamba, Granite-4.0, Nemotron-H and Falcon-H1 (Mamba-2; Falcon-H1 runs attention
+ * and Mamba-2 side by side in every layer).
  * The mixer's state is constant per sequence (planner/recurrent.c); the attention layers keep the KV cache.
  * Defaults are the transformers 5.24 configuration classes'; module shapes their modeling files'.
  */
@@ -357,9 +359,334 @@ static void decode_lfm2(hf_ctx *c, mp_model *m)
 	hf_decode_rope(c, m, 1.0);
 }
 
+/* ----- Mamba hybrids: Jamba, Bamba, Granite-4.0 (granitemoehybrid), Nemotron-H ---------------------------------- */
+
+/* A layer kind of layer_types (legacy names remapped as transformers' remap_legacy_layer_types: "mamba" is
+ * "linear_attention", "attention" "full_attention"). */
+static bool is_kind(const char *v, const char *kind)
+{
+	if (strcmp(v, "mamba") == 0)
+		v = "linear_attention";
+	else if (strcmp(v, "attention") == 0)
+		v = "full_attention";
+	return strcmp(v, kind) == 0;
+}
+
+/* Mamba-2 from the mamba_* keys (Bamba, Granite-4.0): mamba_n_heads of mamba_d_head ("auto": expand x hidden /
+ * heads), mamba_d_state, mamba_n_groups, mamba_d_conv, biases, the gated norm. */
+static void mamba2_keys(hf_ctx *c, mp_model *m, uint64_t heads, uint64_t state)
+{
+	const cJSON *dh = cJSON_GetObjectItemCaseSensitive(c->cfg, "mamba_d_head");
+	uint64_t expand = hf_get_u64(c, KEYS("mamba_expand"), 2);
+
+	m->ssm.kind = MP_SSM_MAMBA2;
+	m->ssm.n_heads = hf_get_u64(c, KEYS("mamba_n_heads"), heads);
+	if (cJSON_IsString(dh) && strcmp(dh->valuestring, "auto") == 0)
+		m->ssm.head_dim = m->ssm.n_heads ? expand * m->hidden_size / m->ssm.n_heads : 0;
+	else
+		m->ssm.head_dim = hf_get_u64(c, KEYS("mamba_d_head"), 64);
+	m->ssm.d_state = hf_get_u64(c, KEYS("mamba_d_state"), state);
+	m->ssm.n_groups = hf_get_u64(c, KEYS("mamba_n_groups"), 1);
+	m->ssm.conv_kernel = hf_get_u64(c, KEYS("mamba_d_conv"), 4);
+	m->ssm.d_inner = expand * m->hidden_size;
+	m->ssm.proj_bias = hf_get_bool(c, KEYS("mamba_proj_bias"), false);
+	m->ssm.conv_bias = hf_get_bool(c, KEYS("mamba_conv_bias"), true);
+	m->ssm.gated_norm = true;
+	if (c->st == MP_OK && m->ssm.n_heads * m->ssm.head_dim != m->ssm.d_inner)
+		hf_fail_key(c, "mamba_n_heads", "mamba_n_heads x mamba_d_head must equal mamba_expand x hidden_size");
+}
+
+/* Attention or the mixer per layer from a list of layer indices (Bamba attn_layer_indices): every layer has its
+ * feed-forward block. */
+static void attention_at(hf_ctx *c, mp_model *m, const char *key)
+{
+	const cJSON *l = cJSON_GetObjectItemCaseSensitive(c->cfg, key), *v;
+
+	m->layer_pattern = true;
+	for (uint64_t i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++)
+		m->layer_flags[i] = MP_LAYER_FFN | MP_LAYER_SSM;
+	if (l == NULL || cJSON_IsNull(l))
+		return;
+	if (!cJSON_IsArray(l)) {
+		hf_fail_key(c, key, "must be a list of layer indices");
+		return;
+	}
+	cJSON_ArrayForEach(v, l)
+	{
+		if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble >= (double)m->num_layers ||
+		    v->valuedouble >= MP_MAX_LAYERS) {
+			hf_fail_key(c, key, "entries must be layer indices below num_hidden_layers");
+			return;
+		}
+		m->layer_flags[(uint64_t)v->valuedouble] = MP_LAYER_FFN | MP_LAYER_ATTENTION;
+	}
+}
+
+/*
+ * JambaConfig (Jamba-v0.1): vocab 65536, hidden 4096, 32 layers, 32 heads, kv 8, 262144 positions, untied; attention
+ * on layer i when i % attn_layer_period (8) == attn_layer_offset (4), else Mamba (mamba_d_state 16, mamba_d_conv 4,
+ * mamba_expand 2, mamba_dt_rank "auto" = ceil(hidden / 16), conv bias, no projection bias, RMSNorms on dt, B and C);
+ * experts (num_experts 16 of intermediate_size 14336, top-2, a router without bias) on layer i when
+ * i % expert_layer_period (2) == expert_layer_offset (1), else a dense MLP of intermediate_size; input_layernorm and
+ * pre_ff_layernorm per layer, final_layernorm (modeling_jamba.py). No RoPE.
+ */
+static void decode_jamba(hf_ctx *c, mp_model *m)
+{
+	const cJSON *r = cJSON_GetObjectItemCaseSensitive(c->cfg, "mamba_dt_rank");
+	uint64_t ap, ao, ep, eo;
+
+	trunk(c, m, 65536, 4096, 32, 32, 8, 0, 262144, false);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 14336);
+	m->num_experts = hf_get_u64(c, KEYS("num_experts"), 16);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 2);
+	m->moe_intermediate_size = m->intermediate_size;
+	m->ssm.kind = MP_SSM_MAMBA1;
+	m->ssm.d_state = hf_get_u64(c, KEYS("mamba_d_state"), 16);
+	m->ssm.conv_kernel = hf_get_u64(c, KEYS("mamba_d_conv"), 4);
+	m->ssm.d_inner = hf_get_u64(c, KEYS("mamba_expand"), 2) * m->hidden_size;
+	if (cJSON_IsString(r) && strcmp(r->valuestring, "auto") == 0)
+		m->ssm.dt_rank = (m->hidden_size + 15) / 16;
+	else if (cJSON_IsString(r))
+		hf_fail_key(c, "mamba_dt_rank", "mamba_dt_rank must be an integer or \"auto\"");
+	else
+		m->ssm.dt_rank = hf_get_u64(c, KEYS("mamba_dt_rank"), (m->hidden_size + 15) / 16);
+	m->ssm.proj_bias = hf_get_bool(c, KEYS("mamba_proj_bias"), false);
+	m->ssm.conv_bias = hf_get_bool(c, KEYS("mamba_conv_bias"), true);
+	m->ssm.dt_bc_norms = true;
+	ap = hf_get_u64(c, KEYS("attn_layer_period"), 8);
+	ao = hf_get_u64(c, KEYS("attn_layer_offset"), 4);
+	ep = hf_get_u64(c, KEYS("expert_layer_period"), 2);
+	eo = hf_get_u64(c, KEYS("expert_layer_offset"), 1);
+	if (c->st == MP_OK && (ap == 0 || ep == 0 || ao >= ap || eo >= ep))
+		hf_fail_key(c, ap == 0 || ao >= ap ? "attn_layer_period" : "expert_layer_period",
+		            "attn_layer_offset must be below attn_layer_period and expert_layer_offset below "
+		            "expert_layer_period (both periods at least 1)");
+	if (c->st != MP_OK)
+		return;
+	m->layer_pattern = true;
+	for (uint64_t i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++) {
+		m->layer_flags[i] = MP_LAYER_FFN | (i % ap == ao ? MP_LAYER_ATTENTION : MP_LAYER_SSM);
+		if (i % ep != eo)
+			dense_layer(m, i);
+	}
+	if (m->num_experts == 0)
+		m->num_experts_per_tok = 0;
+	snprintf(m->rope_type, sizeof(m->rope_type), "none");
+}
+
+/*
+ * BambaConfig (Bamba-9B): vocab 128000, hidden 4096, FFN 14336 (a dense MLP in every layer, mlp_bias False), 32
+ * layers, 32 heads, kv 8, 262144 positions, untied, half of each head rotates; Mamba-2 (mamba_n_heads 128 of
+ * mamba_d_head 64, mamba_d_state 256, one group, conv 4 with bias) everywhere but the attn_layer_indices layers;
+ * input_layernorm and pre_ff_layernorm, final_layernorm (modeling_bamba.py).
+ */
+static void decode_bamba(hf_ctx *c, mp_model *m)
+{
+	trunk(c, m, 128000, 4096, 32, 32, 8, 0, 262144, false);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 14336);
+	m->mlp_bias = hf_get_bool(c, KEYS("mlp_bias"), false);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	mamba2_keys(c, m, 128, 256);
+	attention_at(c, m, "attn_layer_indices");
+	hf_decode_rope(c, m, 0.5);
+}
+
+/*
+ * GraniteMoeHybridConfig (Granite-4.0): vocab 32000, hidden 4096, 32 layers, 32 heads, kv = heads, 2048 positions,
+ * untied; layer_types "mamba" / "attention" (or their new names), all Mamba-2 by default (mamba_n_heads 128,
+ * mamba_d_head 64, mamba_d_state 256); every layer: experts (num_local_experts 8 of intermediate_size 11008, top-2,
+ * a router without bias; none with 0 experts) beside a shared MLP (input_linear hidden -> 2 x
+ * shared_intermediate_size, output_linear back); position_embedding_type "rope" rotates, else no positions
+ * (modeling_granitemoehybrid.py).
+ */
+static void decode_granitemoehybrid(hf_ctx *c, mp_model *m)
+{
+	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types"), *v, *pe;
+	uint64_t i = 0;
+
+	trunk(c, m, 32000, 4096, 32, 32, 0, 0, 2048, false);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->num_experts = hf_get_u64(c, KEYS("num_local_experts"), 8);
+	m->num_experts_per_tok = m->num_experts ? hf_get_u64(c, KEYS("num_experts_per_tok"), 2) : 0;
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 11008);
+	m->shared_expert_intermediate_size = hf_get_u64(c, KEYS("shared_intermediate_size"), 1024);
+	if (m->num_experts) {
+		m->num_shared_experts = 1;
+	} else { /* no experts: the shared MLP is the layer's dense MLP */
+		m->intermediate_size = m->shared_expert_intermediate_size;
+		m->shared_expert_intermediate_size = 0;
+	}
+	mamba2_keys(c, m, 128, 256);
+	if (c->st != MP_OK)
+		return;
+	m->layer_pattern = true;
+	if (cJSON_IsArray(lt)) {
+		if ((uint64_t)cJSON_GetArraySize(lt) != m->num_layers) {
+			hf_fail_key(c, "layer_types", "layer_types must have one entry per layer (num_hidden_layers)");
+			return;
+		}
+		cJSON_ArrayForEach(v, lt)
+		{
+			bool attn = cJSON_IsString(v) && is_kind(v->valuestring, "full_attention");
+
+			if (!attn && !(cJSON_IsString(v) && is_kind(v->valuestring, "linear_attention"))) {
+				hf_fail_key(c, "layer_types", "layer_types entries must be \"mamba\" or \"attention\"");
+				return;
+			}
+			if (i < MP_MAX_LAYERS)
+				m->layer_flags[i] = MP_LAYER_FFN | (attn ? MP_LAYER_ATTENTION : MP_LAYER_SSM);
+			i++;
+		}
+	} else {
+		for (i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++)
+			m->layer_flags[i] = MP_LAYER_FFN | MP_LAYER_SSM;
+	}
+	pe = cJSON_GetObjectItemCaseSensitive(c->cfg, "position_embedding_type");
+	if (cJSON_IsString(pe) && strcmp(pe->valuestring, "rope") == 0)
+		hf_decode_rope(c, m, 1.0);
+	else
+		snprintf(m->rope_type, sizeof(m->rope_type), "none");
+}
+
+/*
+ * NemotronHConfig (Nemotron-H, Nemotron-Nano-v2/v3): vocab 131072, hidden 4096, untied, 32 heads, kv 8, head_dim 128,
+ * 4096 positions; each layer is one block behind one RMSNorm: "linear_attention" (Mamba-2: mamba_num_heads 128 of
+ * mamba_head_dim 64, ssm_state_size 128, n_groups 8, conv_kernel 4 with bias), "full_attention" (q, k, v, o),
+ * "mlp" (up and down, ReLU^2, intermediate_size 21504) or "moe" (n_routed_experts 8 of moe_intermediate_size 7688,
+ * up and down only, top-2, n_shared_experts of moe_shared_expert_intermediate_size, the router's
+ * e_score_correction_bias a buffer); layers_block_type (or hybrid_override_pattern: M, *, -, E); norm_f. No RoPE
+ * (modeling_nemotron_h.py). A latent MoE (moe_latent_size) is refused: not modelled.
+ */
+static void decode_nemotron_h(hf_ctx *c, mp_model *m)
+{
+	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layers_block_type"), *v;
+	const cJSON *pat = cJSON_GetObjectItemCaseSensitive(c->cfg, "hybrid_override_pattern");
+	static const char *const kinds[4] = {"linear_attention", "full_attention", "mlp", "moe"};
+	static const char codes[] = "M*-E";
+	uint8_t flags[4] = {MP_LAYER_SSM, MP_LAYER_ATTENTION, MP_LAYER_FFN, MP_LAYER_FFN};
+	uint64_t n = 0, shared;
+
+	if (!cJSON_IsArray(lt))
+		lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types");
+	trunk(c, m, 131072, 4096, 4, 32, 8, 128, 4096, false);
+	m->norms_per_layer = 1;
+	m->ffn_kind = MP_FFN_PLAIN;
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->mlp_bias = hf_get_bool(c, KEYS("mlp_bias"), false);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 21504);
+	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts", "num_local_experts"), 8);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 2);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 7688);
+	shared = hf_get_u64(c, KEYS("n_shared_experts"), 1);
+	m->num_shared_experts = shared;
+	m->shared_expert_intermediate_size = shared * hf_get_u64(c, KEYS("moe_shared_expert_intermediate_size"), 7688);
+	m->router_correction_buffer = true;
+	if (hf_has(c, "moe_latent_size"))
+		hf_fail_key(c, "moe_latent_size", "a latent MoE (moe_latent_size) is not modelled yet; leave it null");
+	m->ssm.kind = MP_SSM_MAMBA2;
+	m->ssm.n_heads = hf_get_u64(c, KEYS("mamba_num_heads"), 128);
+	m->ssm.head_dim = hf_get_u64(c, KEYS("mamba_head_dim"), 64);
+	m->ssm.d_state = hf_get_u64(c, KEYS("ssm_state_size"), 128);
+	m->ssm.n_groups = hf_get_u64(c, KEYS("n_groups"), 8);
+	m->ssm.conv_kernel = hf_get_u64(c, KEYS("conv_kernel"), 4);
+	m->ssm.d_inner = m->ssm.n_heads * m->ssm.head_dim;
+	m->ssm.proj_bias = hf_get_bool(c, KEYS("mamba_proj_bias"), false);
+	m->ssm.conv_bias = hf_get_bool(c, KEYS("use_conv_bias"), true);
+	m->ssm.gated_norm = true;
+	if (c->st != MP_OK)
+		return;
+	m->layer_pattern = true;
+	/* the pattern's length is the layer count (num_hidden_layers is ignored beside it, as transformers does) */
+	if (cJSON_IsArray(lt)) {
+		cJSON_ArrayForEach(v, lt)
+		{
+			int k = -1;
+
+			for (int j = 0; j < 4 && cJSON_IsString(v); j++)
+				if (is_kind(v->valuestring, kinds[j]))
+					k = j;
+			if (k < 0 || n >= MP_MAX_LAYERS) {
+				hf_fail_key(c, "layers_block_type", "layers_block_type entries must be \"linear_attention\", "
+				                                   "\"full_attention\", \"mlp\" or \"moe\" (at most 1024)");
+				return;
+			}
+			m->layer_flags[n] = flags[k];
+			if (k == 2)
+				dense_layer(m, n);
+			n++;
+		}
+	} else if (cJSON_IsString(pat)) {
+		for (const char *p = pat->valuestring; *p; p++, n++) {
+			const char *hit = strchr(codes, *p);
+
+			if (hit == NULL || *p == '\0' || n >= MP_MAX_LAYERS) {
+				hf_fail_key(c, "hybrid_override_pattern", "hybrid_override_pattern must be a string of M (Mamba), "
+				                                         "* (attention), - (MLP) and E (MoE)");
+				return;
+			}
+			m->layer_flags[n] = flags[hit - codes];
+			if (*p == '-')
+				dense_layer(m, n);
+		}
+	} else {
+		static const uint8_t dflt[4] = {MP_LAYER_SSM, MP_LAYER_FFN, MP_LAYER_ATTENTION, MP_LAYER_FFN};
+
+		for (n = 0; n < 4; n++)
+			m->layer_flags[n] = dflt[n];
+		dense_layer(m, 3);
+	}
+	m->num_layers = n;
+	if (n == 0)
+		hf_fail_key(c, "layers_block_type", "layers_block_type must list at least one layer");
+	snprintf(m->rope_type, sizeof(m->rope_type), "none");
+}
+
+/*
+ * FalconH1Config (Falcon-H1): vocab 128000, hidden 4096, FFN 14336, 32 layers, 32 heads, kv 8, 8192 positions,
+ * untied; every layer holds attention and Mamba-2 side by side (mamba_n_heads 128, mamba_d_ssm 1024 channels =
+ * heads x mamba_d_head ("auto": d_ssm / heads), mamba_d_state 256, one group, conv 4 with bias; the gated norm only
+ * with mamba_rms_norm) and a dense MLP; input_layernorm and pre_ff_layernorm, final_layernorm; the muP multipliers
+ * hold no parameters (mup_vector is a buffer) (modeling_falcon_h1.py).
+ */
+static void decode_falcon_h1(hf_ctx *c, mp_model *m)
+{
+	const cJSON *dh = cJSON_GetObjectItemCaseSensitive(c->cfg, "mamba_d_head");
+	uint64_t d_ssm;
+
+	trunk(c, m, 128000, 4096, 32, 32, 8, 0, 8192, false);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 14336);
+	m->mlp_bias = hf_get_bool(c, KEYS("mlp_bias"), false);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	d_ssm = hf_is_null(c, "mamba_d_ssm") ? hf_get_u64(c, KEYS("mamba_expand"), 2) * m->hidden_size
+	                                     : hf_get_u64(c, KEYS("mamba_d_ssm"), 1024);
+	m->ssm.kind = MP_SSM_MAMBA2;
+	m->ssm.n_heads = hf_get_u64(c, KEYS("mamba_n_heads"), 128);
+	if (dh == NULL || cJSON_IsNull(dh) || (cJSON_IsString(dh) && strcmp(dh->valuestring, "auto") == 0))
+		m->ssm.head_dim = m->ssm.n_heads ? d_ssm / m->ssm.n_heads : 0;
+	else
+		m->ssm.head_dim = hf_get_u64(c, KEYS("mamba_d_head"), 8);
+	m->ssm.d_inner = d_ssm;
+	m->ssm.d_state = hf_get_u64(c, KEYS("mamba_d_state"), 256);
+	m->ssm.n_groups = hf_get_u64(c, KEYS("mamba_n_groups"), 1);
+	m->ssm.conv_kernel = hf_get_u64(c, KEYS("mamba_d_conv"), 4);
+	m->ssm.conv_bias = hf_get_bool(c, KEYS("mamba_conv_bias"), true);
+	m->ssm.proj_bias = hf_get_bool(c, KEYS("mamba_proj_bias"), false);
+	m->ssm.gated_norm = hf_get_bool(c, KEYS("mamba_rms_norm"), false);
+	if (c->st == MP_OK && hf_get_bool(c, KEYS("projectors_bias"), false) != m->ssm.proj_bias)
+		hf_fail_key(c, "projectors_bias", "projectors_bias (out_proj) different from mamba_proj_bias (in_proj) is "
+		                                  "not modelled; the checkpoints set both false");
+	if (c->st == MP_OK && m->ssm.n_heads * m->ssm.head_dim != d_ssm)
+		hf_fail_key(c, "mamba_n_heads", "mamba_n_heads x mamba_d_head must equal mamba_d_ssm");
+	m->layer_pattern = true;
+	for (uint64_t i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++)
+		m->layer_flags[i] = MP_LAYER_FFN | MP_LAYER_ATTENTION | MP_LAYER_SSM;
+	hf_decode_rope(c, m, 1.0);
+}
+
 const hf_type mpm_hf_hybrid_types[] = {
     {"qwen3_next", decode_qwen3_next}, {"qwen3_5_text", decode_qwen3_5_text},
     {"qwen3_5_moe_text", decode_qwen3_5_moe_text}, {"kimi_linear", decode_kimi_linear},
-    {"minimax", decode_minimax}, {"lfm2", decode_lfm2},
+    {"minimax", decode_minimax}, {"lfm2", decode_lfm2}, {"jamba", decode_jamba}, {"bamba", decode_bamba},
+    {"granitemoehybrid", decode_granitemoehybrid}, {"nemotron_h", decode_nemotron_h}, {"falcon_h1", decode_falcon_h1},
 };
 const size_t mpm_hf_hybrid_count = sizeof(mpm_hf_hybrid_types) / sizeof(mpm_hf_hybrid_types[0]);

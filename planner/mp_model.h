@@ -53,6 +53,7 @@ typedef struct mp_ssm {
 	/* --- appended for issue 14, second half --- */
 	bool state_in_model_dtype; /* the recurrent state is kept in the model's dtype (MiniMax's lightning cache), not
 				    * fp32 */
+	bool dt_bc_norms;	/* Jamba's Mamba: RMSNorm weights on dt (dt_rank), B and C (d_state each) */
 } mp_ssm;
 
 /* Per-layer flags when mp_model.layer_pattern is set: what a layer holds. Without a pattern every layer holds

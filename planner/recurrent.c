@@ -23,7 +23,8 @@ static bool conv_channels(const mp_ssm *s, uint64_t *out)
  * Parameters of one layer's mixer, as transformers builds it:
  *   Mamba (modeling_mamba.py MambaMixer): in_proj h -> 2 d_inner, conv1d d_inner x K (+ d_inner bias), x_proj
  *     d_inner -> dt_rank + 2 N, dt_proj dt_rank -> d_inner with bias, A_log d_inner x N, D d_inner, out_proj
- *     d_inner -> h; in_proj and out_proj with biases when use_bias.
+ *     d_inner -> h; in_proj and out_proj with biases when use_bias; Jamba (modeling_jamba.py JambaMambaMixer) adds
+ *     RMSNorm weights on dt, B and C (dt_rank + 2 N).
  *   Mamba-2 (modeling_mamba2.py Mamba2Mixer): in_proj h -> 2 d_inner + 2 G N + H, conv1d over conv_channels x K
  *     (+ bias), dt_bias, A_log and D of H each, the gated norm's d_inner weight, out_proj d_inner -> h.
  * Worked example (tests/test_models.c): mamba-130m (h 768, d_inner 1536, N 16, K 4, dt_rank 48) -> 2,359,296 +
@@ -96,7 +97,8 @@ bool mp_ssm_layer_parameters(const mp_model *m, uint64_t *out)
 		    (s->proj_bias && !mp_add_u64(acc, proj, &acc)) || !mp_muladd_u64(&acc, conv, s->conv_kernel) ||
 		    (s->conv_bias && !mp_add_u64(acc, conv, &acc)) ||
 		    !mp_muladd_u64(&acc, s->d_inner, s->dt_rank + 2 * s->d_state) ||
-		    !mp_muladd_u64(&acc, s->dt_rank + 1, s->d_inner) || !mp_muladd_u64(&acc, s->d_inner, s->d_state + 1))
+		    !mp_muladd_u64(&acc, s->dt_rank + 1, s->d_inner) || !mp_muladd_u64(&acc, s->d_inner, s->d_state + 1) ||
+		    (s->dt_bc_norms && !mp_add_u64(acc, s->dt_rank + 2 * s->d_state, &acc)))
 			return false;
 	} else {
 		if (!mp_add_u64(s->d_inner, conv, &proj) || !mp_add_u64(proj, s->n_heads, &proj) ||

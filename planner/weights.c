@@ -148,6 +148,8 @@ static void ssm_tensors(builder *b, const mp_model *m, uint64_t count)
 		       MP_SPLIT_ROWS);
 		MAT(b, "mixer.A_log", MP_TC_RECURRENT, s->d_inner, s->d_state, count, MP_SPLIT_ROWS);
 		VEC(b, "mixer.D", MP_TC_RECURRENT, s->d_inner, count, MP_SPLIT_ROWS);
+		if (s->dt_bc_norms)
+			VEC(b, "mixer.dt_b_c_layernorm", MP_TC_RECURRENT, s->dt_rank + 2 * s->d_state, count, MP_SPLIT_NONE);
 	} else {
 		VEC(b, "mixer.dt_bias", MP_TC_RECURRENT, s->n_heads, count, MP_SPLIT_ROWS);
 		VEC(b, "mixer.A_log", MP_TC_RECURRENT, s->n_heads, count, MP_SPLIT_ROWS);

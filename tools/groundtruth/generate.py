@@ -76,7 +76,7 @@ def build(cfg, device):
 
 VISION = re.compile(r"(^|\.)(vision_tower|visual|vision_model|vision_embed|multi_modal_projector|mm_projector|"
                     r"audio_tower|audio_model|embed_vision|embed_audio|vision|audio)(\.|$)")
-EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|embed_tokens_per_layer|backbone\.embeddings)\.weight$")
+EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|embed_tokens_per_layer|backbone\.embeddings|model\.embeddings)\.weight$")
 
 
 def component(name, p):
@@ -202,6 +202,10 @@ def shrink_text(tc):
         v = getattr(tc, k, None)
         if isinstance(v, int) and v > TINY_WINDOW:
             setattr(tc, k, TINY_WINDOW)
+    for k in ("attn_layer_indices",):   # layer indices beyond the layers kept are dropped
+        v = getattr(tc, k, None)
+        if isinstance(v, list):
+            setattr(tc, k, [x for x in v if isinstance(x, int) and x < n])
     for k in ("no_rope_layers", "mlp_only_layers", "moe_layers"):
         v = getattr(tc, k, None)
         if isinstance(v, list) and len(v) > n and all(isinstance(x, int) and x in (0, 1) for x in v):
