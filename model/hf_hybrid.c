@@ -24,7 +24,8 @@ static void dense_layer(mp_model *m, uint64_t i)
  * feed-forward block. Absent, full_attention(i) says which layers attend (the class's own derivation). Sets the
  * layer pattern; errors name layer_types with the kinds it may hold.
  */
-static void hybrid_layers(hf_ctx *c, mp_model *m, const char *attn, const char *mixer, bool (*full_attention)(uint64_t i))
+static void hybrid_layers(hf_ctx *c, mp_model *m, const char *attn, const char *mixer,
+                          bool (*full_attention)(uint64_t i))
 {
 	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types"), *v;
 	char msg[200];
@@ -54,13 +55,14 @@ static void hybrid_layers(hf_ctx *c, mp_model *m, const char *attn, const char *
 			hf_fail_key(c, "layer_types", msg);
 			return;
 		}
-		m->layer_flags[i++] = MP_LAYER_FFN | (strcmp(v->valuestring, attn) == 0 ? MP_LAYER_ATTENTION : MP_LAYER_SSM);
+		m->layer_flags[i++] =
+		    MP_LAYER_FFN | (strcmp(v->valuestring, attn) == 0 ? MP_LAYER_ATTENTION : MP_LAYER_SSM);
 	}
 }
 
 /* The GQA trunk of these decoders. */
-static void trunk(hf_ctx *c, mp_model *m, uint64_t vocab, uint64_t hidden, uint64_t layers, uint64_t heads,
-                  uint64_t kv, uint64_t head_dim, uint64_t max_pos, bool tie)
+static void trunk(hf_ctx *c, mp_model *m, uint64_t vocab, uint64_t hidden, uint64_t layers, uint64_t heads, uint64_t kv,
+                  uint64_t head_dim, uint64_t max_pos, bool tie)
 {
 	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), vocab);
 	m->hidden_size = hf_get_u64(c, KEYS("hidden_size"), hidden);
@@ -108,8 +110,8 @@ static void gated_deltanet(hf_ctx *c, mp_model *m)
 		/* an interval other than the default: derive here (the class's own rule) */
 		m->layer_pattern = true;
 		for (uint64_t i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++)
-			m->layer_flags[i] = MP_LAYER_FFN | (interval && (i + 1) % interval == 0 ? MP_LAYER_ATTENTION
-			                                                                      : MP_LAYER_SSM);
+			m->layer_flags[i] =
+			    MP_LAYER_FFN | (interval && (i + 1) % interval == 0 ? MP_LAYER_ATTENTION : MP_LAYER_SSM);
 		return;
 	}
 	hybrid_layers(c, m, "full_attention", "linear_attention", every_fourth);
@@ -218,7 +220,8 @@ static void decode_kimi_linear(hf_ctx *c, mp_model *m)
 	c->st = lc.st;
 	m->ssm.d_state = m->ssm.head_dim; /* the forget and output gates' rank (f_a_proj: hidden -> head_dim) */
 	m->ssm.d_inner = m->ssm.n_heads * m->ssm.head_dim;
-	if (!hf_has(c, "layer_types") && lc.cfg && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(lac, "full_attn_layers"))) {
+	if (!hf_has(c, "layer_types") && lc.cfg &&
+	    cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(lac, "full_attn_layers"))) {
 		const cJSON *v;
 
 		m->layer_pattern = true;
@@ -227,8 +230,9 @@ static void decode_kimi_linear(hf_ctx *c, mp_model *m)
 		cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(lac, "full_attn_layers"))
 		{
 			if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > (double)m->num_layers) {
-				hf_fail_key(&lc, "full_attn_layers", "full_attn_layers entries must be layer numbers from 1 to "
-				                                     "num_hidden_layers");
+				hf_fail_key(&lc, "full_attn_layers",
+				            "full_attn_layers entries must be layer numbers from 1 to "
+				            "num_hidden_layers");
 				c->st = lc.st;
 				return;
 			}
@@ -244,8 +248,10 @@ static void decode_kimi_linear(hf_ctx *c, mp_model *m)
 		if (cJSON_IsArray(l) && (uint64_t)cJSON_GetArraySize(l) == m->num_layers) {
 			cJSON_ArrayForEach(v, l)
 			{
-				if (!cJSON_IsString(v) || (strcmp(v->valuestring, "dense") && strcmp(v->valuestring, "sparse"))) {
-					hf_fail_key(c, "mlp_layer_types", "mlp_layer_types entries must be \"dense\" or \"sparse\"");
+				if (!cJSON_IsString(v) ||
+				    (strcmp(v->valuestring, "dense") && strcmp(v->valuestring, "sparse"))) {
+					hf_fail_key(c, "mlp_layer_types",
+					            "mlp_layer_types entries must be \"dense\" or \"sparse\"");
 					return;
 				}
 				if (v->valuestring[0] == 'd')
@@ -253,7 +259,8 @@ static void decode_kimi_linear(hf_ctx *c, mp_model *m)
 				i++;
 			}
 		} else if (l && !cJSON_IsNull(l)) {
-			hf_fail_key(c, "mlp_layer_types", "mlp_layer_types must list \"dense\" or \"sparse\" per layer");
+			hf_fail_key(c, "mlp_layer_types",
+			            "mlp_layer_types must list \"dense\" or \"sparse\" per layer");
 		} else {
 			m->first_dense_layers = hf_get_u64(c, KEYS("first_k_dense_replace"), 1);
 		}
@@ -347,8 +354,9 @@ static void decode_lfm2(hf_ctx *c, mp_model *m)
 		cJSON_ArrayForEach(v, idx)
 		{
 			if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble >= (double)m->num_layers) {
-				hf_fail_key(c, "full_attn_idxs", "full_attn_idxs entries must be layer indices below "
-				                                 "num_hidden_layers");
+				hf_fail_key(c, "full_attn_idxs",
+				            "full_attn_idxs entries must be layer indices below "
+				            "num_hidden_layers");
 				return;
 			}
 			m->layer_flags[(uint64_t)v->valuedouble] = MP_LAYER_FFN | MP_LAYER_ATTENTION;
@@ -606,8 +614,9 @@ static void decode_nemotron_h(hf_ctx *c, mp_model *m)
 				if (is_kind(v->valuestring, kinds[j]))
 					k = j;
 			if (k < 0 || n >= MP_MAX_LAYERS) {
-				hf_fail_key(c, "layers_block_type", "layers_block_type entries must be \"linear_attention\", "
-				                                   "\"full_attention\", \"mlp\" or \"moe\" (at most 1024)");
+				hf_fail_key(c, "layers_block_type",
+				            "layers_block_type entries must be \"linear_attention\", "
+				            "\"full_attention\", \"mlp\" or \"moe\" (at most 1024)");
 				return;
 			}
 			m->layer_flags[n] = flags[k];
@@ -620,8 +629,9 @@ static void decode_nemotron_h(hf_ctx *c, mp_model *m)
 			const char *hit = strchr(codes, *p);
 
 			if (hit == NULL || *p == '\0' || n >= MP_MAX_LAYERS) {
-				hf_fail_key(c, "hybrid_override_pattern", "hybrid_override_pattern must be a string of M (Mamba), "
-				                                         "* (attention), - (MLP) and E (MoE)");
+				hf_fail_key(c, "hybrid_override_pattern",
+				            "hybrid_override_pattern must be a string of M (Mamba), "
+				            "* (attention), - (MLP) and E (MoE)");
 				return;
 			}
 			m->layer_flags[n] = flags[hit - codes];
@@ -673,8 +683,9 @@ static void decode_falcon_h1(hf_ctx *c, mp_model *m)
 	m->ssm.proj_bias = hf_get_bool(c, KEYS("mamba_proj_bias"), false);
 	m->ssm.gated_norm = hf_get_bool(c, KEYS("mamba_rms_norm"), false);
 	if (c->st == MP_OK && hf_get_bool(c, KEYS("projectors_bias"), false) != m->ssm.proj_bias)
-		hf_fail_key(c, "projectors_bias", "projectors_bias (out_proj) different from mamba_proj_bias (in_proj) is "
-		                                  "not modelled; the checkpoints set both false");
+		hf_fail_key(c, "projectors_bias",
+		            "projectors_bias (out_proj) different from mamba_proj_bias (in_proj) is "
+		            "not modelled; the checkpoints set both false");
 	if (c->st == MP_OK && m->ssm.n_heads * m->ssm.head_dim != d_ssm)
 		hf_fail_key(c, "mamba_n_heads", "mamba_n_heads x mamba_d_head must equal mamba_d_ssm");
 	m->layer_pattern = true;
@@ -684,9 +695,16 @@ static void decode_falcon_h1(hf_ctx *c, mp_model *m)
 }
 
 const hf_type mpm_hf_hybrid_types[] = {
-    {"qwen3_next", decode_qwen3_next}, {"qwen3_5_text", decode_qwen3_5_text},
-    {"qwen3_5_moe_text", decode_qwen3_5_moe_text}, {"kimi_linear", decode_kimi_linear},
-    {"minimax", decode_minimax}, {"lfm2", decode_lfm2}, {"jamba", decode_jamba}, {"bamba", decode_bamba},
-    {"granitemoehybrid", decode_granitemoehybrid}, {"nemotron_h", decode_nemotron_h}, {"falcon_h1", decode_falcon_h1},
+    {"qwen3_next", decode_qwen3_next},
+    {"qwen3_5_text", decode_qwen3_5_text},
+    {"qwen3_5_moe_text", decode_qwen3_5_moe_text},
+    {"kimi_linear", decode_kimi_linear},
+    {"minimax", decode_minimax},
+    {"lfm2", decode_lfm2},
+    {"jamba", decode_jamba},
+    {"bamba", decode_bamba},
+    {"granitemoehybrid", decode_granitemoehybrid},
+    {"nemotron_h", decode_nemotron_h},
+    {"falcon_h1", decode_falcon_h1},
 };
 const size_t mpm_hf_hybrid_count = sizeof(mpm_hf_hybrid_types) / sizeof(mpm_hf_hybrid_types[0]);

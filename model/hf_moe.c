@@ -41,13 +41,15 @@ static bool mlp_layer_types(hf_ctx *c, mp_model *m)
 	if (l == NULL || cJSON_IsNull(l))
 		return false;
 	if (!cJSON_IsArray(l) || (uint64_t)cJSON_GetArraySize(l) != m->num_layers) {
-		hf_fail_key(c, "mlp_layer_types", "mlp_layer_types must list \"dense\" or \"sparse\" for each of the "
-		                                  "num_hidden_layers layers");
+		hf_fail_key(c, "mlp_layer_types",
+		            "mlp_layer_types must list \"dense\" or \"sparse\" for each of the "
+		            "num_hidden_layers layers");
 		return true;
 	}
 	cJSON_ArrayForEach(v, l)
 	{
-		if (!cJSON_IsString(v) || (strcmp(v->valuestring, "dense") != 0 && strcmp(v->valuestring, "sparse") != 0)) {
+		if (!cJSON_IsString(v) ||
+		    (strcmp(v->valuestring, "dense") != 0 && strcmp(v->valuestring, "sparse") != 0)) {
 			hf_fail_key(c, "mlp_layer_types", "mlp_layer_types entries must be \"dense\" or \"sparse\"");
 			return true;
 		}
@@ -74,7 +76,8 @@ static void indexer_types(hf_ctx *c, mp_model *m)
 	if (cJSON_IsArray(l)) {
 		cJSON_ArrayForEach(v, l)
 		{
-			if (!cJSON_IsString(v) || (strcmp(v->valuestring, "full") != 0 && strcmp(v->valuestring, "shared") != 0)) {
+			if (!cJSON_IsString(v) ||
+			    (strcmp(v->valuestring, "full") != 0 && strcmp(v->valuestring, "shared") != 0)) {
 				hf_fail_key(c, "indexer_types", "indexer_types entries must be \"full\" or \"shared\"");
 				return;
 			}
@@ -84,13 +87,15 @@ static void indexer_types(hf_ctx *c, mp_model *m)
 	} else if (cJSON_IsString(pat)) {
 		for (const char *p = pat->valuestring; *p; p++, n++) {
 			if (*p != 'F' && *p != 'S') {
-				hf_fail_key(c, "index_topk_pattern", "index_topk_pattern must be a string of F (full) and S (shared)");
+				hf_fail_key(c, "index_topk_pattern",
+				            "index_topk_pattern must be a string of F (full) and S (shared)");
 				return;
 			}
 			full += *p == 'F';
 		}
 	} else {
-		uint64_t freq = hf_get_u64(c, KEYS("index_topk_freq"), 1), off = hf_get_u64(c, KEYS("index_skip_topk_offset"), 2);
+		uint64_t freq = hf_get_u64(c, KEYS("index_topk_freq"), 1),
+		         off = hf_get_u64(c, KEYS("index_skip_topk_offset"), 2);
 
 		freq = freq ? freq : 1;
 		for (n = 0; n < m->num_layers; n++)
@@ -112,7 +117,7 @@ typedef struct mla_row {
 	const char *name;
 	uint64_t vocab, hidden, inter, moe_inter, layers, heads, q_lora, kv_lora, nope, rope, v;
 	uint64_t experts, topk, shared, first_dense, max_pos;
-	bool correction_buffer;	  /* the router's e_score_correction_bias is a registered buffer */
+	bool correction_buffer;          /* the router's e_score_correction_bias is a registered buffer */
 	uint64_t index_heads, index_dim; /* DeepSeek sparse attention's indexer (V3.2); 0 = none */
 } mla_row;
 
@@ -127,8 +132,7 @@ static const mla_row mla_types[] = {
     {"deepseek_v2", 102400, 4096, 11008, 1407, 32, 32, 1536, 512, 128, 64, 128, 64, 0, 2, 0, 2048, false, 0, 0},
     /* DeepseekV32Config: V3's shapes, 163840 positions, and the lightning indexer of DeepSeek sparse attention
      * (index_n_heads 64 of index_head_dim 128; modeling_deepseek_v32.py DeepseekV32Indexer). */
-    {"deepseek_v32", 129280, 7168, 18432, 2048, 61, 128, 1536, 512, 128, 64, 128, 256, 8, 1, 3, 163840, true, 64,
-     128},
+    {"deepseek_v32", 129280, 7168, 18432, 2048, 61, 128, 1536, 512, 128, 64, 128, 256, 8, 1, 3, 163840, true, 64, 128},
     /* Glm4MoeLiteConfig (GLM-4.7-Flash): vocab 154880, hidden 2048, FFN 10240, 47 layers, 20 heads, q_lora_rank
      * 768, qk_nope 192, qk_rope 64, v 256; 64 routed experts of 1536, top-4, one shared, layer 0 dense
      * (mlp_layer_types), 202752 positions. */
@@ -203,16 +207,16 @@ static void decode_mla(hf_ctx *c, const mla_row *d, mp_model *m)
 	m->head_dim = hd;
 }
 
-#define MLA(i)                                                                                                         \
-	static void mla_##i(hf_ctx *c, mp_model *m)                                                                    \
-	{                                                                                                              \
-		decode_mla(c, &mla_types[i], m);                                                                       \
-	}
-MLA(0)
-MLA(1)
-MLA(2)
-MLA(3)
-MLA(4)
+/* The MLA rows' one decoder: hf_decode_type set m->model_type to the type being read, which names its row. */
+static void decode_mla_row(hf_ctx *c, mp_model *m)
+{
+	for (size_t i = 0; i < sizeof(mla_types) / sizeof(mla_types[0]); i++)
+		if (strcmp(m->model_type, mla_types[i].name) == 0) {
+			decode_mla(c, &mla_types[i], m);
+			return;
+		}
+	hf_fail_key(c, "model_type", "no MLA row for this model_type"); /* unreachable: the table below */
+}
 
 /* ----- GQA decoders with experts ------------------------------------------------------------------------------- */
 
@@ -354,8 +358,9 @@ static void decode_ernie4_5_moe(hf_ctx *c, mp_model *m)
 	{
 		const cJSON *e = cJSON_GetObjectItemCaseSensitive(c->cfg, "moe_layer_end_index");
 
-		end = cJSON_IsNumber(e) && e->valuedouble == -1 ? m->num_layers - 1
-		                                                : hf_get_u64(c, KEYS("moe_layer_end_index"), m->num_layers - 1);
+		end = cJSON_IsNumber(e) && e->valuedouble == -1
+		          ? m->num_layers - 1
+		          : hf_get_u64(c, KEYS("moe_layer_end_index"), m->num_layers - 1);
 	}
 	every = hf_get_u64(c, KEYS("moe_layer_interval"), 1);
 	if (every == 0)
@@ -445,10 +450,108 @@ static void decode_qwen3_vl_moe_text(hf_ctx *c, mp_model *m)
 	hf_decode_rope(c, m, 1.0);
 }
 
+/*
+ * Llama4TextConfig (Llama-4-Scout and -Maverick's decoder): vocab 202048, hidden 5120, 48 layers, 40 heads, kv 8,
+ * head_dim 128, 131072 positions, untied; use_qk_norm is an L2 norm without weights; MoE layers (moe_layers, else
+ * every interleave_moe_layer_step-th) hold 16 experts (num_local_experts) of intermediate_size 8192, top-1, a router
+ * without bias and one shared expert of intermediate_size; the other layers a dense MLP of intermediate_size_mlp
+ * 16384. Layers with RoPE (no_rope_layers 1; else every no_rope_layer_interval-th layer (4) is NoPE) attend in chunks
+ * of attention_chunk_size (8192) tokens, the NoPE layers to everything (layer_types chunked_attention /
+ * full_attention). A chunked layer holds at most one chunk of keys and values: planned as a window of the chunk
+ * (vLLM's ChunkedLocalAttentionSpec) (modeling_llama4.py).
+ */
+static void decode_llama4_text(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {202048, 5120, 48, 40, 8, 131072, false};
+	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types");
+	const cJSON *nr = cJSON_GetObjectItemCaseSensitive(c->cfg, "no_rope_layers");
+	const cJSON *ml = cJSON_GetObjectItemCaseSensitive(c->cfg, "moe_layers"), *v;
+	uint64_t interval, step, chunked = 0, i = 0;
+
+	decode_trunk(c, &t, m);
+	if (!hf_has(c, "head_dim"))
+		m->head_dim = 128;
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size_mlp"), 16384);
+	m->num_experts = hf_get_u64(c, KEYS("num_local_experts"), 16);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 1);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 8192);
+	m->num_shared_experts = 1;
+	m->shared_expert_intermediate_size = m->moe_intermediate_size;
+	step = hf_get_u64(c, KEYS("interleave_moe_layer_step"), 1);
+	if (c->st != MP_OK)
+		return;
+	if (cJSON_IsArray(ml)) {
+		for (i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++)
+			dense_layer(m, i);
+		cJSON_ArrayForEach(v, ml)
+		{
+			if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble >= (double)m->num_layers ||
+			    v->valuedouble >= MP_MAX_LAYERS) {
+				hf_fail_key(c, "moe_layers",
+				            "moe_layers entries must be layer indices below num_hidden_layers");
+				return;
+			}
+			m->dense_layer_mask[(uint64_t)v->valuedouble / 8] &=
+			    (uint8_t) ~(1u << ((uint64_t)v->valuedouble % 8));
+		}
+	} else if (step == 0) {
+		hf_fail_key(c, "interleave_moe_layer_step", "interleave_moe_layer_step must be at least 1");
+		return;
+	} else {
+		m->moe_layer_step = step;
+	}
+	m->sliding_window = hf_window(c, "attention_chunk_size", 8192);
+	interval = hf_get_u64(c, KEYS("no_rope_layer_interval"), 4);
+	if (cJSON_IsArray(lt)) {
+		if ((uint64_t)cJSON_GetArraySize(lt) != m->num_layers) {
+			hf_fail_key(c, "layer_types", "layer_types must have one entry per layer (num_hidden_layers)");
+			return;
+		}
+		cJSON_ArrayForEach(v, lt)
+		{
+			if (!cJSON_IsString(v) || (strcmp(v->valuestring, "chunked_attention") != 0 &&
+			                           strcmp(v->valuestring, "full_attention") != 0)) {
+				hf_fail_key(c, "layer_types",
+				            "layer_types entries must be \"chunked_attention\" or "
+				            "\"full_attention\"");
+				return;
+			}
+			chunked += v->valuestring[0] == 'c';
+		}
+	} else if (cJSON_IsArray(nr) && cJSON_GetArraySize(nr) > 0) {
+		if ((uint64_t)cJSON_GetArraySize(nr) != m->num_layers) {
+			hf_fail_key(c, "no_rope_layers",
+			            "no_rope_layers must have one 0 or 1 per layer (num_hidden_layers)");
+			return;
+		}
+		cJSON_ArrayForEach(v, nr) chunked += cJSON_IsNumber(v) && v->valuedouble != 0;
+	} else if (interval == 0) {
+		hf_fail_key(c, "no_rope_layer_interval", "no_rope_layer_interval must be at least 1");
+		return;
+	} else {
+		chunked = m->num_layers - m->num_layers / interval;
+	}
+	m->sliding_window_layers = m->sliding_window ? chunked : 0;
+	if (m->sliding_window_layers == 0)
+		m->sliding_window = 0;
+	hf_decode_rope(c, m, 1.0);
+}
+
 const hf_type mpm_hf_moe_types[] = {
-    {"deepseek_v3", mla_0},          {"deepseek_v2", mla_1},     {"deepseek_v32", mla_2},
-    {"glm4_moe_lite", mla_3},        {"glm_moe_dsa", mla_4},     {"glm4_moe", decode_glm4_moe}, {"olmoe", decode_olmoe},
-    {"granitemoe", decode_granitemoe}, {"phimoe", decode_phimoe}, {"ernie4_5_moe", decode_ernie4_5_moe},
-    {"minimax_m2", decode_minimax_m2}, {"dots1", decode_dots1}, {"qwen3_vl_moe_text", decode_qwen3_vl_moe_text},
+    {"deepseek_v3", decode_mla_row},
+    {"deepseek_v2", decode_mla_row},
+    {"deepseek_v32", decode_mla_row},
+    {"glm4_moe_lite", decode_mla_row},
+    {"glm_moe_dsa", decode_mla_row},
+    {"glm4_moe", decode_glm4_moe},
+    {"olmoe", decode_olmoe},
+    {"granitemoe", decode_granitemoe},
+    {"phimoe", decode_phimoe},
+    {"ernie4_5_moe", decode_ernie4_5_moe},
+    {"minimax_m2", decode_minimax_m2},
+    {"dots1", decode_dots1},
+    {"qwen3_vl_moe_text", decode_qwen3_vl_moe_text},
+    {"llama4_text", decode_llama4_text},
 };
 const size_t mpm_hf_moe_count = sizeof(mpm_hf_moe_types) / sizeof(mpm_hf_moe_types[0]);

@@ -15,7 +15,7 @@
 
 /* A vision config class's defaults (configuration_<tower>.py). */
 typedef struct vision_defaults {
-	const char *type;	/* the vision_config's model_type */
+	const char *type; /* the vision_config's model_type */
 	uint64_t hidden, inter, layers, channels, image, patch;
 	/* Qwen-VL towers */
 	uint64_t out_hidden, merge, temporal, positions, deepstack;
@@ -37,6 +37,8 @@ static const vision_defaults vision_classes[] = {
     {"qwen3_vl_vision", 1152, 4304, 27, 3, 0, 16, 3584, 2, 2, 2304, 3},
     /* Qwen3VLMoeVisionConfig: the same tower */
     {"qwen3_vl_moe_vision", 1152, 4304, 27, 3, 0, 16, 3584, 2, 2, 2304, 3},
+    /* Llama4VisionConfig: 768 wide, MLP 5632, 34 layers, 448 px, 14 px patches (adapter and projector below) */
+    {"llama4_vision_model", 768, 5632, 34, 3, 448, 14, 0, 0, 0, 0, 0},
     /* Qwen3_5VisionConfig, Qwen3_5MoeVisionConfig: Qwen3-VL's tower without DeepStack mergers */
     {"qwen3_5_vision", 1152, 4304, 27, 3, 0, 16, 3584, 2, 2, 2304, 0},
     {"qwen3_5_moe_vision", 1152, 4304, 27, 3, 0, 16, 3584, 2, 2, 2304, 0},
@@ -44,11 +46,11 @@ static const vision_defaults vision_classes[] = {
 
 typedef struct wrap_row {
 	const char *name;
-	const char *text_type;	/* decoder when text_config gives no model_type, or the config is flat */
+	const char *text_type;   /* decoder when text_config gives no model_type, or the config is flat */
 	const char *vision_type; /* vision class when vision_config gives no model_type */
-	bool tie;		/* the wrapper's tie_word_embeddings default */
-	bool tie_from_text;	/* a text_config's tie_word_embeddings true ties too (LLaVA, Qwen-VL back-compat) */
-	bool flat;		/* the decoder's keys may sit at the top (Qwen2-VL, Qwen2.5-VL) */
+	bool tie;                /* the wrapper's tie_word_embeddings default */
+	bool tie_from_text;      /* a text_config's tie_word_embeddings true ties too (LLaVA, Qwen-VL back-compat) */
+	bool flat;               /* the decoder's keys may sit at the top (Qwen2-VL, Qwen2.5-VL) */
 	/* the wrapper's vision_config when absent (its SubConfig defaults), over the class's */
 	uint64_t hidden, inter, layers, image, patch;
 } wrap_row;
@@ -68,6 +70,8 @@ static const wrap_row wraps[] = {
     /* Qwen3_5Config, Qwen3_5MoeConfig (Qwen3.5): the gated-delta-net decoders of hf_hybrid.c with the tower */
     {"qwen3_5", "qwen3_5_text", "qwen3_5_vision", false, false, false, 0, 0, 0, 0, 0},
     {"qwen3_5_moe", "qwen3_5_moe_text", "qwen3_5_moe_vision", false, false, false, 0, 0, 0, 0, 0},
+    /* Llama4Config: Llama4TextConfig + Llama4VisionConfig */
+    {"llama4", "llama4_text", "llama4_vision_model", false, false, false, 0, 0, 0, 0, 0},
 };
 
 /* How many entries a key holds: a list's length, 1 for a number (vision_feature_layer, deepstack_visual_indexes). */
@@ -105,8 +109,8 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 	if (d == NULL) {
 		char msg[200];
 
-		snprintf(msg, sizeof(msg), "vision_config model_type '%.40s' is not supported for %s (supported: %s)", type,
-		         w->name, w->vision_type);
+		snprintf(msg, sizeof(msg), "vision_config model_type '%.40s' is not supported for %s (supported: %s)",
+		         type, w->name, w->vision_type);
 		hf_fail_key(&c, "model_type", msg);
 		top->st = c.st;
 		return;
@@ -139,7 +143,10 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 		v->out_hidden = d->out_hidden;
 	}
 	if (c.st == MP_OK && (patch == 0 || v->hidden == 0 || v->layers == 0))
-		hf_fail_key(&c, patch == 0 ? "patch_size" : v->hidden == 0 ? "hidden_size" : "num_hidden_layers",
+		hf_fail_key(&c,
+		            patch == 0       ? "patch_size"
+		            : v->hidden == 0 ? "hidden_size"
+		                             : "num_hidden_layers",
 		            "the image tower's patch_size, hidden_size and num_hidden_layers must be at least 1");
 	if (c.st != MP_OK) {
 		top->st = c.st;
@@ -154,15 +161,26 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 		v->map_head = c.cfg ? hf_get_bool(&c, KEYS("vision_use_head"), true) : true;
 		v->projector = MP_PROJECTOR_GEMMA3;
 	} else if (strcmp(d->type, "clip_vision_model") == 0) {
-		/* modeling_clip.py CLIPVisionTransformer (class token, pre_layrnorm, post_layernorm); LlavaMultiModalProjector */
+		/* modeling_clip.py CLIPVisionTransformer (class token, pre_layrnorm, post_layernorm);
+		 * LlavaMultiModalProjector */
 		v->norm = MP_NORM_LAYER;
 		v->class_embedding = v->pre_norm = v->post_norm = v->attn_bias = v->mlp_bias = true;
 		v->positions = (image / patch) * (image / patch) + 1;
 		v->projector = MP_PROJECTOR_MLP2;
 		v->projector_norm = MP_NORM_NONE;
+	} else if (strcmp(d->type, "llama4_vision_model") == 0) {
+		/* a linear patch embedding (no bias), class token, learned positions (+1), LayerNorms pre and post,
+		 * biased blocks, then the pixel-shuffle adapter and the projector (MP_PROJECTOR_LLAMA4) */
+		v->norm = MP_NORM_LAYER;
+		v->class_embedding = v->pre_norm = v->post_norm = v->attn_bias = v->mlp_bias = true;
+		v->positions = (image / patch) * (image / patch) + 1;
+		v->projector = MP_PROJECTOR_LLAMA4;
+		v->adapter_in = c.cfg ? hf_get_u64(&c, KEYS("projector_input_dim"), 4096) : 4096;
+		v->adapter_out = c.cfg ? hf_get_u64(&c, KEYS("projector_output_dim"), 4096) : 4096;
+		v->feature_dim = c.cfg ? hf_get_u64(&c, KEYS("vision_output_dim"), 7680) : 7680;
 	} else if (strcmp(d->type, "pixtral") == 0) {
-		/* modeling_pixtral.py PixtralVisionModel (RMSNorm, gated MLP, no biases, rotary); Mistral3MultiModalProjector
-		 * (RMSNorm, patch merger over spatial_merge_size^2 patches) */
+		/* modeling_pixtral.py PixtralVisionModel (RMSNorm, gated MLP, no biases, rotary);
+		 * Mistral3MultiModalProjector (RMSNorm, patch merger over spatial_merge_size^2 patches) */
 		v->norm = MP_NORM_RMS;
 		v->pre_norm = v->gated_mlp = true;
 		v->projector = MP_PROJECTOR_MLP2;
@@ -183,10 +201,13 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 		if (q25 || q3)
 			v->out_hidden = c.cfg ? hf_get_u64(&c, KEYS("out_hidden_size"), d->out_hidden) : d->out_hidden;
 		if (q3) {
-			v->positions = c.cfg ? hf_get_u64(&c, KEYS("num_position_embeddings"), d->positions) : d->positions;
-			v->deepstack = c.cfg && d->deepstack ? list_len(cJSON_GetObjectItemCaseSensitive(c.cfg, "deepstack_visual_indexes"),
-			                                d->deepstack)
-			                     : d->deepstack;
+			v->positions =
+			    c.cfg ? hf_get_u64(&c, KEYS("num_position_embeddings"), d->positions) : d->positions;
+			v->deepstack =
+			    c.cfg && d->deepstack
+			        ? list_len(cJSON_GetObjectItemCaseSensitive(c.cfg, "deepstack_visual_indexes"),
+			                   d->deepstack)
+			        : d->deepstack;
 		}
 	}
 	if (v->projector == MP_PROJECTOR_MLP2) {
@@ -220,10 +241,11 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 		if (!hf_decode_type(&t, tt->valuestring, true, m)) {
 			char msg[300];
 
-			snprintf(msg, sizeof(msg),
-			         "text_config model_type '%.40s' is not a decoder memplan reads (%s's default is %s; the "
-			         "model_type 422 of an hf_config lists every supported type)",
-			         tt->valuestring, w->name, w->text_type);
+			snprintf(
+			    msg, sizeof(msg),
+			    "text_config model_type '%.40s' is not a decoder memplan reads (%s's default is %s; the "
+			    "model_type 422 of an hf_config lists every supported type)",
+			    tt->valuestring, w->name, w->text_type);
 			hf_fail_key(&t, "model_type", msg);
 		}
 	} else {
@@ -246,23 +268,20 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 	decode_vision(c, w, m);
 }
 
-#define WRAP(i)                                                                                                        \
-	static void wrap_##i(hf_ctx *c, mp_model *m)                                                                   \
-	{                                                                                                              \
-		decode_wrapper(c, &wraps[i], m);                                                                       \
-	}
-WRAP(0)
-WRAP(1)
-WRAP(2)
-WRAP(3)
-WRAP(4)
-WRAP(5)
-WRAP(6)
-WRAP(7)
-WRAP(8)
+/* The wrappers' one decoder: hf_decode_type set m->model_type to the type being read, which names its row. */
+static void decode_wrap(hf_ctx *c, mp_model *m)
+{
+	for (size_t i = 0; i < sizeof(wraps) / sizeof(wraps[0]); i++)
+		if (strcmp(m->model_type, wraps[i].name) == 0) {
+			decode_wrapper(c, &wraps[i], m);
+			return;
+		}
+	hf_fail_key(c, "model_type", "no wrapper row for this model_type"); /* unreachable: the table below */
+}
 
 const hf_type mpm_hf_wrapper_types[] = {
-    {"gemma3", wrap_0}, {"llava", wrap_1}, {"mistral3", wrap_2}, {"qwen2_vl", wrap_3}, {"qwen2_5_vl", wrap_4},
-    {"qwen3_vl", wrap_5}, {"qwen3_vl_moe", wrap_6}, {"qwen3_5", wrap_7}, {"qwen3_5_moe", wrap_8},
+    {"gemma3", decode_wrap},      {"llava", decode_wrap},    {"mistral3", decode_wrap},     {"qwen2_vl", decode_wrap},
+    {"qwen2_5_vl", decode_wrap},  {"qwen3_vl", decode_wrap}, {"qwen3_vl_moe", decode_wrap}, {"qwen3_5", decode_wrap},
+    {"qwen3_5_moe", decode_wrap}, {"llama4", decode_wrap},
 };
 const size_t mpm_hf_wrapper_count = sizeof(mpm_hf_wrapper_types) / sizeof(mpm_hf_wrapper_types[0]);

@@ -75,6 +75,7 @@ typedef enum mp_projector_kind {
 	MP_PROJECTOR_GEMMA3 = 1,	/* Gemma 3: soft-embedding RMSNorm of the tower width, one projection matrix */
 	MP_PROJECTOR_MLP2 = 2,		/* LLaVA, Mistral 3: [norm, patch merger,] linear_1, GELU, linear_2 */
 	MP_PROJECTOR_QWEN_MERGER = 3,	/* Qwen2/2.5/3-VL: norm, fc1 over spatial_merge^2 patches, GELU, fc2 (+ DeepStack) */
+	MP_PROJECTOR_LLAMA4 = 4,	/* Llama 4: the pixel-shuffle adapter (fc1, fc2) in the tower, then linear_1 */
 } mp_projector_kind;
 
 /*
@@ -103,6 +104,8 @@ typedef struct mp_vision {
 	mp_norm_kind projector_norm;	/* MLP2: MP_NORM_NONE or RMS (Mistral 3); merger: LayerNorm or RMS */
 	bool projector_bias;		/* MLP2: biases on linear_1 and linear_2 (multimodal_projector_bias) */
 	uint64_t deepstack;		/* Qwen3-VL: DeepStack mergers (one per deepstack_visual_indexes entry) */
+	uint64_t adapter_in, adapter_out; /* Llama 4: projector_input_dim, projector_output_dim of the adapter */
+	uint64_t feature_dim;		/* Llama 4: vision_output_dim, the projector's input */
 } mp_vision;
 
 typedef struct mp_model {

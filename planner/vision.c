@@ -1,9 +1,11 @@
 /*
  * vision.c: the image tower and projector of multimodal wrappers, as tensors. One description (mp_vision) covers
- * the ViTs transformers builds for them: SigLIP (modeling_siglip.py, Gemma 3), CLIP (modeling_clip.py, LLaVA),
- * Pixtral (modeling_pixtral.py, Mistral 3) and the Qwen-VL towers (modeling_qwen2_vl.py, modeling_qwen2_5_vl.py,
- * modeling_qwen3_vl.py); the reader (model/) sets which modules a tower has. The parameter count and the weights
- * both come from this one list, so they cannot disagree. Pure arithmetic: sizes are checked where they are summed.
+ * the ViTs transformers builds for them: SigLIP (modeling_siglip.py, Gemma 3), CLIP (modeling_clip.py, LLaVA), Llama
+ * 4's (modeling_llama4.py Llama4VisionModel: a linear patch embedding, class token, LayerNorms, the pixel-shuffle
+ * adapter), Pixtral (modeling_pixtral.py, Mistral 3) and the Qwen-VL towers (modeling_qwen2_vl.py,
+ * modeling_qwen2_5_vl.py, modeling_qwen3_vl.py); the reader (model/) sets which modules a tower has. The parameter
+ * count and the weights both come from this one list, so they cannot disagree. Pure arithmetic: sizes are checked where
+ * they are summed.
  */
 #include <string.h>
 
@@ -35,7 +37,8 @@ static void put(vbuild *b, const char *name, uint64_t rows, uint64_t cols, uint6
 }
 
 /* A linear layer out x in and its bias. */
-static void lin(vbuild *b, const char *name, const char *bias, uint64_t out, uint64_t in, bool with_bias, uint64_t count)
+static void lin(vbuild *b, const char *name, const char *bias, uint64_t out, uint64_t in, bool with_bias,
+                uint64_t count)
 {
 	put(b, name, out, in, count, false);
 	if (with_bias)
@@ -70,7 +73,8 @@ size_t mp_vision_tensors(const mp_model *m, mp_tensor *out, size_t cap)
 {
 	const mp_vision *v = &m->vision;
 	vbuild b = {out, cap, 0};
-	uint64_t h = v->hidden, i = v->intermediate, L = v->layers, hm = v->hidden * (v->merge ? v->merge * v->merge : 1);
+	uint64_t h = v->hidden, i = v->intermediate, L = v->layers,
+	         hm = v->hidden * (v->merge ? v->merge * v->merge : 1);
 
 	if (h == 0)
 		return 0;
@@ -109,14 +113,21 @@ size_t mp_vision_tensors(const mp_model *m, mp_tensor *out, size_t cap)
 			put(&b, "projector.patch_merger", h, hm, 1, false);
 		lin(&b, "projector.linear_1", "projector.linear_1.bias", v->out_hidden,
 		    h * (v->feature_layers ? v->feature_layers : 1), v->projector_bias, 1);
-		lin(&b, "projector.linear_2", "projector.linear_2.bias", v->out_hidden, v->out_hidden, v->projector_bias,
-		    1);
+		lin(&b, "projector.linear_2", "projector.linear_2.bias", v->out_hidden, v->out_hidden,
+		    v->projector_bias, 1);
 		break;
 	case MP_PROJECTOR_QWEN_MERGER:
 		vnorm(&b, "merger.norm", "merger.norm.bias", v->projector_norm, h, 1);
 		lin(&b, "merger.fc1", "merger.fc1.bias", hm, hm, true, 1 + v->deepstack);
 		lin(&b, "merger.fc2", "merger.fc2.bias", v->out_hidden, hm, true, 1 + v->deepstack);
 		vnorm(&b, "deepstack_merger.norm", "deepstack_merger.norm.bias", MP_NORM_LAYER, hm, v->deepstack);
+		break;
+	case MP_PROJECTOR_LLAMA4:
+		/* modeling_llama4.py Llama4VisionPixelShuffleMLP (fc1 intermediate -> projector_input_dim, fc2
+		 * projector_output_dim square, no biases) and Llama4MultiModalProjector (linear_1, no bias) */
+		put(&b, "vision.adapter.fc1", v->adapter_in, i, 1, false);
+		put(&b, "vision.adapter.fc2", v->adapter_out, v->adapter_out, 1, false);
+		put(&b, "projector.linear_1", v->out_hidden, v->feature_dim, 1, false);
 		break;
 	case MP_PROJECTOR_NONE:
 		break;

@@ -202,7 +202,7 @@ def shrink_text(tc):
         v = getattr(tc, k, None)
         if isinstance(v, int) and v > TINY_WINDOW:
             setattr(tc, k, TINY_WINDOW)
-    for k in ("attn_layer_indices",):   # layer indices beyond the layers kept are dropped
+    for k in ("attn_layer_indices", "moe_layers"):   # layer indices beyond the layers kept are dropped
         v = getattr(tc, k, None)
         if isinstance(v, list):
             setattr(tc, k, [x for x in v if isinstance(x, int) and x < n])
