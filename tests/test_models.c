@@ -462,6 +462,127 @@ static void test_mamba_state(void **state)
 	assert_int_equal(kv2, 3 * kv1);
 }
 
+/* The pieces of issue 14's second half, each with its worked number (the ground-truth test checks whole models):
+ * the Gemma 3 SigLIP tower and projector, DeepSeek-V3.2's indexer and the key it caches, a gated-delta-net layer and
+ * its state, GLM-5's shared indexer layers, a vision tower's format under quantised weights, Llama 4's chunks as
+ * windows, and the none/null spellings of "no window" and "no chunk" of the new types. */
+static void test_issue14b_pieces(void **state)
+{
+	static const struct {
+		const char *json;
+		uint64_t window, layers; /* window 0: none */
+	} windows[] = {
+	    {"{\"model_type\":\"phimoe\"}", 0, 0},
+	    {"{\"model_type\":\"phimoe\",\"sliding_window\":null}", 0, 0},
+	    {"{\"model_type\":\"phimoe\",\"sliding_window\":2048}", 2048, 32},
+	    {"{\"model_type\":\"exaone4\",\"sliding_window\":null}", 0, 0},
+	    {"{\"model_type\":\"exaone4\"}", 4096, 24},
+	    {"{\"model_type\":\"dots1\",\"n_routed_experts\":8,\"num_experts_per_tok\":2}", 0, 0},
+	    {"{\"model_type\":\"dots1\",\"n_routed_experts\":8,\"num_experts_per_tok\":2,\"max_window_layers\":60}", 4096, 2},
+	    {"{\"model_type\":\"dots1\",\"n_routed_experts\":8,\"num_experts_per_tok\":2,\"max_window_layers\":60,"
+	     "\"sliding_window\":null}", 0, 0},
+	    {"{\"model_type\":\"llama4_text\"}", 8192, 36},
+	    {"{\"model_type\":\"llama4_text\",\"attention_chunk_size\":null}", 0, 0},
+	    {"{\"model_type\":\"minimax\",\"sliding_window\":null}", 0, 0},
+	};
+	mp_param_count pc;
+	mp_model m;
+	mp_error err;
+	mp_weights w;
+	uint64_t one, kv;
+	mp_recurrent_state rs;
+
+	(void)state;
+	/* Gemma3Config's SigLIP (768 wide, 12 layers, MLP 3072, 196 patches of 16 x 16 x 3, its head) and projector into
+	 * 2304: 94,654,464, transformers' count of the vision component */
+	assert_int_equal(count_text("{\"model_type\":\"gemma3\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(94654464));
+	/* the tower stays bf16 under int4 weights (a class of its own); a format given for it is used */
+	assert_int_equal(mp_weight_bytes(&m, MP_DTYPE_INT4, MP_DTYPE_BF16, NULL, 1, &w, &err), MP_OK);
+	assert_int_equal(w.cls[MP_TC_VISION].format, MP_DTYPE_BF16);
+	assert_int_equal(w.cls[MP_TC_VISION].bytes, 2 * UINT64_C(94654464));
+	{
+		mp_weight_formats f;
+
+		memset(&f, 0, sizeof(f));
+		f.cls[MP_TC_VISION] = MP_DTYPE_FP8_E4M3;
+		assert_int_equal(mp_weight_bytes(&m, MP_DTYPE_BF16, MP_DTYPE_BF16, &f, 1, &w, &err), MP_OK);
+		assert_int_equal(w.cls[MP_TC_VISION].format, MP_DTYPE_FP8_E4M3);
+		assert_true(w.cls[MP_TC_VISION].bytes < 2 * UINT64_C(94654464));
+	}
+	/* DeepseekV32Config: the indexer of one layer is 8192 x 1536 + 128 x 7168 + 2 x 128 + 64 x 7168 = 13,959,424;
+	 * its keys add 61 layers x 128 values x 2 B = 15,616 bytes per token to V3's latent (61 x 576 x 2) */
+	assert_int_equal(count_text("{\"model_type\":\"deepseek_v32\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(mp_model_indexer_layers(&m), 61);
+	{
+		mp_model v3 = m;
+		mp_param_count pc3;
+
+		v3.indexer_head_dim = 0;
+		assert_int_equal(mp_count_parameters(&v3, &pc3, &err), MP_OK);
+		assert_int_equal(pc.total - pc3.total, UINT64_C(61) * 13959424);
+		assert_int_equal(mp_kv_cache_bytes(&m, MP_DTYPE_BF16, 1000, 1, &kv, &err), MP_OK);
+		assert_int_equal(kv, UINT64_C(1000) * (61 * 576 * 2 + 15616));
+	}
+	/* GLM-5 with every other layer "shared": half the indexers, half the indexer keys */
+	{
+		char json[2048];
+		size_t n = 0;
+
+		n += (size_t)snprintf(json + n, sizeof(json) - n, "{\"model_type\":\"glm_moe_dsa\",\"num_hidden_layers\":8,"
+		                                                  "\"first_k_dense_replace\":1,\"indexer_types\":[");
+		for (int i = 0; i < 8; i++)
+			n += (size_t)snprintf(json + n, sizeof(json) - n, "%s\"%s\"", i ? "," : "", i % 2 ? "shared" : "full");
+		snprintf(json + n, sizeof(json) - n, "]}");
+		assert_int_equal(count_text(json, &pc, &m, &err), MP_OK);
+		assert_int_equal(mp_model_indexer_layers(&m), 4);
+		assert_int_equal(mp_kv_cache_bytes(&m, MP_DTYPE_BF16, 10, 1, &kv, &err), MP_OK);
+		assert_int_equal(kv, UINT64_C(10) * (8 * 576 * 2 + 4 * 128 * 2));
+	}
+	/* Qwen3NextConfig: one gated-delta-net layer 33,718,464 parameters; its state per sequence (bf16 conv of 8192
+	 * channels x 3, fp32 32 x 128 x 128) 49,152 + 2,097,152 bytes, on 36 of the 48 layers */
+	assert_int_equal(count_text("{\"model_type\":\"qwen3_next\"}", &pc, &m, &err), MP_OK);
+	assert_true(mp_ssm_layer_parameters(&m, &one));
+	assert_int_equal(one, UINT64_C(33718464));
+	assert_int_equal(mp_model_ssm_layers(&m), 36);
+	assert_int_equal(mp_model_attention_layers(&m), 12);
+	assert_int_equal(mp_recurrent_state_bytes(&m, MP_DTYPE_BF16, MP_DTYPE_FP32, 1, &rs, &err), MP_OK);
+	assert_int_equal(rs.conv_bytes_per_layer, UINT64_C(49152));
+	assert_int_equal(rs.ssm_bytes_per_layer, UINT64_C(2097152));
+	assert_int_equal(rs.bytes_per_sequence, UINT64_C(36) * (49152 + 2097152));
+	/* the state never grows with the tokens: only the 12 attention layers' KV do (2 heads x 256, bf16) */
+	{
+		uint64_t a, b;
+
+		assert_int_equal(mp_kv_cache_bytes(&m, MP_DTYPE_BF16, 1000, 1, &a, &err), MP_OK);
+		assert_int_equal(mp_kv_cache_bytes(&m, MP_DTYPE_BF16, 2000, 1, &b, &err), MP_OK);
+		assert_int_equal(b - a, UINT64_C(1000) * 12 * 2 * 2 * 256 * 2);
+		assert_int_equal(a, rs.bytes_per_sequence + UINT64_C(1000) * 12 * 2 * 2 * 256 * 2);
+	}
+	/* MiniMax keeps its lightning state in the model's dtype: 32 heads x 128 x 128 x 2 B per linear layer */
+	assert_int_equal(count_text("{\"model_type\":\"minimax\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(mp_recurrent_state_bytes(&m, MP_DTYPE_BF16, MP_DTYPE_FP32, 1, &rs, &err), MP_OK);
+	assert_int_equal(rs.ssm_bytes_per_layer, UINT64_C(32) * 128 * 128 * 2);
+	assert_int_equal(rs.layers, 16);
+	/* windows, chunks and their none spellings */
+	for (size_t i = 0; i < sizeof(windows) / sizeof(windows[0]); i++) {
+		if (count_text(windows[i].json, &pc, &m, &err) != MP_OK)
+			fail_msg("%s: %s: %s", windows[i].json, err.field, err.message);
+		if (mp_model_sliding_layers(&m) != windows[i].layers ||
+		    (windows[i].layers && m.sliding_window != windows[i].window))
+			fail_msg("%s: window %llu on %llu layers, expected %llu on %llu", windows[i].json,
+			         (unsigned long long)m.sliding_window, (unsigned long long)mp_model_sliding_layers(&m),
+			         (unsigned long long)windows[i].window, (unsigned long long)windows[i].layers);
+	}
+	/* a wrapper's unknown decoder and tower are 422s naming the key */
+	assert_int_equal(count_text("{\"model_type\":\"llava\",\"text_config\":{\"model_type\":\"bert\"}}", &pc, &m, &err),
+	                 MP_EINVAL);
+	assert_string_equal(err.field, "/model/hf_config/text_config/model_type");
+	assert_int_equal(
+	    count_text("{\"model_type\":\"llava\",\"vision_config\":{\"model_type\":\"vit\"}}", &pc, &m, &err), MP_EINVAL);
+	assert_string_equal(err.field, "/model/hf_config/vision_config/model_type");
+}
+
 static void expect_rope_error(const char *json, const char *field)
 {
 	mp_param_count pc;
@@ -584,6 +705,7 @@ int main(void)
 		cmocka_unit_test(test_mistral_v03_no_window),
 		cmocka_unit_test(test_gpt_oss_mxfp4),
 		cmocka_unit_test(test_mamba_state),
+		cmocka_unit_test(test_issue14b_pieces),
 	};
 
 	return cmocka_run_group_tests_name("models", tests, NULL, NULL);
