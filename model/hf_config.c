@@ -703,9 +703,18 @@ mp_status mpm_from_hf(const cJSON *cfg, const char *pointer, mp_model *m, mp_err
 	snprintf(field, sizeof(field), "%s/model_type", pointer);
 	if (!cJSON_IsObject(cfg))
 		return mp_fail(err, MP_EINVAL, pointer, "hf_config must be a JSON object (a config.json)");
-	if (!cJSON_IsString(type))
-		return mp_fail(err, MP_EINVAL, field, "model_type is required; supported: %s",
-		               mpm_supported_types());
+	if (!cJSON_IsString(type)) {
+		/* the list of every type no longer fits one message (mp_error.message): name how many and some */
+		size_t n = 1;
+
+		for (const char *p = mpm_supported_types(); *p; p++)
+			n += *p == ',';
+		return mp_fail(err, MP_EINVAL, field,
+			               "model_type is required: the config.json's \"model_type\", one of %zu types memplan "
+			               "reads (llama, mistral, qwen3, qwen3_moe, gemma3, deepseek_v3, gpt_oss, llama4, qwen3_next, "
+			               "mamba2, ...; README.md lists them all)",
+			               n);
+	}
 	if (hf_decode_type(&c, type->valuestring, false, m)) {
 		if (c.st == MP_OK)
 			mpm_training_extras(c.text ? c.text : cfg, m);
