@@ -346,11 +346,21 @@ static void add_notes(cJSON *notes, const mps_inference_request *rq, const mps_i
 			    "(state-space) layers this model has.");
 	if (mem->kv.recurrent_layers)
 		note(notes, "Recurrent state: each of the kv_cache.recurrent_layers keeps a constant state per sequence "
-			    "(the conv state's last conv_kernel - 1 inputs in compute_dtype, the scan's state in fp32, as "
-			    "vLLM's Mamba layers hold them); kv_cache_bytes includes recurrent_state_bytes "
+			    "(the conv state's last conv_kernel - 1 inputs in compute_dtype, the scan's or linear attention's "
+			    "state in fp32 (MiniMax's lightning state in compute_dtype), as vLLM's Mamba and linear-attention "
+			    "layers hold them); kv_cache_bytes includes recurrent_state_bytes "
 			    "(recurrent_state_bytes_per_sequence x batch_size), which never grows with sequence_length. The "
 			    "prefill workspace counts the hidden states and logits only: the recurrent mixers' own "
 			    "transients (their in_proj outputs and scan chunks) are not in activations_bytes.");
+	if (p->model.arch.indexer_head_dim)
+		note(notes, "Sparse attention indexer: every layer with an indexer of its own also caches one indexer key "
+			    "(index_head_dim values) per token, in kv_cache_dtype, on every tensor-parallel rank; they are in "
+			    "kv_cache_bytes and bytes_per_token (vLLM keeps them in fp8 with a scale per 128 values).");
+	if (mem->weights.cls[MP_TC_VISION].parameters)
+		note(notes, "Vision: the image tower and projector (weights.classes.vision) are counted in the parameters "
+			    "and weights, in compute_dtype under a quantised weight_dtype (quantizers leave them in 16 bit; "
+			    "weight_formats.vision overrides), whole on every tensor-parallel rank; the KV cache and the "
+			    "prefill workspace are the decoder's (image tokens are not modelled).");
 	if (o->attention == MP_ATTENTION_NONE)
 		note(notes, "attention_implementation none: no prefill workspace (activations_bytes 0), the steady "
 			    "decode state only.");
