@@ -19,6 +19,24 @@ const char *mp_model_pointer(const mp_model *m)
 	return m->json_pointer[0] ? m->json_pointer : "/model";
 }
 
+/* The widths the linear mixers and the image tower multiply out (planner/recurrent.c, weights.c, vision.c) fit 64
+ * bits with room for the small factors (2, 3, 5) those files apply unchecked: each below 2^60. */
+static bool sizes_fit(const mp_model *m)
+{
+	const mp_ssm *s = &m->ssm;
+	const mp_vision *v = &m->vision;
+	const uint64_t cap = UINT64_C(1) << 60;
+	uint64_t kd, vd, hm, m2;
+
+	if (!mp_mul_u64(s->n_groups, s->d_state, &kd) || !mp_mul_u64(s->n_heads, s->head_dim, &vd) || kd >= cap / 4 ||
+	    vd >= cap / 4 || s->dt_rank >= cap || m->hidden_size >= cap / 8)
+		return false;
+	if (!mp_mul_u64(v->merge, v->merge, &m2) || !mp_mul_u64(v->hidden, m2 ? m2 : 1, &hm) || hm >= cap ||
+	    v->hidden >= cap / 4 || v->layers >= cap / 4 || v->deepstack >= cap || v->feature_layers >= cap)
+		return false;
+	return !(v->feature_layers && !mp_mul_u64(v->hidden, v->feature_layers, &hm));
+}
+
 mp_status mp_model_validate(const mp_model *m, mp_error *err)
 {
 	REQUIRE_POSITIVE(m->hidden_size, "hidden_size");
@@ -28,6 +46,9 @@ mp_status mp_model_validate(const mp_model *m, mp_error *err)
 		return mp_fail_at(err, MP_EINVAL, mp_model_pointer(m), "/num_hidden_layers",
 			       "num_hidden_layers is %llu; at most %d layers are supported",
 			       (unsigned long long)m->num_layers, MP_MAX_LAYERS);
+	if (!sizes_fit(m))
+		return mp_fail(err, MP_EOVERFLOW, mp_model_pointer(m),
+		               "the model's recurrent mixer or image tower widths overflow 64 bits");
 	if (m->ssm.kind >= MP_SSM_GATED_DELTANET) {
 		REQUIRE_POSITIVE(m->ssm.n_heads, "linear_num_heads");
 		if (m->ssm.kind != MP_SSM_SHORT_CONV)
