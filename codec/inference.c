@@ -341,9 +341,11 @@ static void add_notes(cJSON *notes, const mps_inference_request *rq, const mps_i
 		note(notes, "MLA cache: the compressed latent (kv_lora_rank) plus the RoPE key (qk_rope_head_dim) per "
 			    "token per layer, replicated on every tensor-parallel rank, not split (vLLM, SGLang, "
 			    "llama.cpp); mla_kv_cache expanded gives transformers' full per-head K and V.");
-	if (p->no_performance)
-		note(notes, "No performance block: the step analysis models attention and MLP layers, not the recurrent "
-			    "(state-space) layers this model has.");
+	if (mem->kv.recurrent_layers && p->have_device)
+		note(notes, "Performance of the recurrent layers: their projections as matrix products and the scan as one "
+			    "vector operation per layer that reads and writes each sequence's state once per decode step "
+			    "(6 FLOPs per state value per token, 2 per conv tap); the state traffic counts in "
+			    "decode_kv_cache_read_bytes_per_step. Chunked-scan intermediates are not modelled.");
 	if (mem->kv.recurrent_layers)
 		note(notes, "Recurrent state: each of the kv_cache.recurrent_layers keeps a constant state per sequence "
 			    "(the conv state's last conv_kernel - 1 inputs in compute_dtype, the scan's or linear attention's "
@@ -442,8 +444,7 @@ cJSON *mpc_inference_plan_json(const mps_inference_request *rq, const mps_infere
 
 	if (p->have_device) {
 		mpc_add_item(doc, "fit", fit_json(&p->fit, &p->device));
-		if (!p->no_performance)
-			mpc_add_item(doc, "performance", performance_json(&p->perf));
+		mpc_add_item(doc, "performance", performance_json(&p->perf));
 	}
 	add_notes(cJSON_AddArrayToObject(doc, "notes"), rq, p);
 	return doc;

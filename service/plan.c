@@ -61,8 +61,7 @@ mp_status mps_plan_inference(mps_service *s, const mps_inference_request *rq, mp
 	out->ntp = mp_valid_tp_degrees(&out->model.arch, out->tp_degrees, MP_MAX_TP_DEGREES);
 	if (out->ntp > MP_MAX_TP_DEGREES)
 		out->ntp = MP_MAX_TP_DEGREES;
-	out->no_performance = out->have_device && mp_model_ssm_layers(&out->model.arch) > 0;
-	if (out->have_device && !out->no_performance)
+	if (out->have_device)
 		st = performance(&out->model, &req, &out->device.hw, out->mem.tensor_parallel_size, &out->perf, err);
 	return st;
 }

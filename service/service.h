@@ -141,9 +141,7 @@ typedef struct mps_inference_plan {
 	mp_fit fit;			/* zeroed without a device */
 	uint64_t tp_degrees[MP_MAX_TP_DEGREES];	/* valid tensor-parallel degrees */
 	size_t ntp;
-	mps_performance perf;		/* with a device */
-	bool no_performance;		/* with a device, no performance block: the step analysis models attention
-					   and MLP layers only, not recurrent (Mamba) ones */
+	mps_performance perf;		/* with a device (recurrent layers included: planner/step.c) */
 } mps_inference_plan;
 
 /*
