@@ -319,9 +319,10 @@ static bool always_attend(uint64_t i)
  * intermediate_size, adjusted when block_auto_adjust_ff_dim: 2/3 of it, times block_ffn_dim_multiplier, rounded up
  * to block_multiple_of (modeling_lfm2.py). layer_types absent: the layers of full_attn_idxs attend (all by default).
  */
+static void lfm2_layers(hf_ctx *c, mp_model *m);
+
 static void decode_lfm2(hf_ctx *c, mp_model *m)
 {
-	const cJSON *idx = cJSON_GetObjectItemCaseSensitive(c->cfg, "full_attn_idxs");
 	uint64_t ff;
 
 	trunk(c, m, 65536, 2560, 32, 32, 8, 0, 128000, true);
@@ -340,6 +341,14 @@ static void decode_lfm2(hf_ctx *c, mp_model *m)
 		}
 	}
 	m->intermediate_size = ff;
+	lfm2_layers(c, m);
+}
+
+/* LFM2's conv layers and layer pattern (shared by lfm2 and lfm2_moe). */
+static void lfm2_layers(hf_ctx *c, mp_model *m)
+{
+	const cJSON *idx = cJSON_GetObjectItemCaseSensitive(c->cfg, "full_attn_idxs");
+
 	m->ssm.kind = MP_SSM_SHORT_CONV;
 	m->ssm.n_heads = 1;
 	m->ssm.conv_kernel = hf_get_u64(c, KEYS("conv_L_cache"), 3);
@@ -365,6 +374,32 @@ static void decode_lfm2(hf_ctx *c, mp_model *m)
 		hybrid_layers(c, m, "full_attention", "conv", always_attend);
 	}
 	hf_decode_rope(c, m, 1.0);
+}
+
+/*
+ * Lfm2MoeConfig (LFM2-8B-A1B): LFM2's layers (vocab 65536, hidden 2048, 32 layers, 32 heads, kv 8, conv_L_cache 3,
+ * tied) with a dense MLP (w1, w3, w2 of intermediate_size 7168, not adjusted) in the first num_dense_layers (2) and
+ * experts elsewhere (num_experts 32 of moe_intermediate_size 1792, top-4, a router without bias; use_expert_bias
+ * adds a buffer); layer_types is required (the class derives none: transformers 5.24 fails without it)
+ * (modeling_lfm2_moe.py).
+ */
+static void decode_lfm2_moe(hf_ctx *c, mp_model *m)
+{
+	trunk(c, m, 65536, 2048, 32, 32, 8, 0, 128000, true);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_embedding", "tie_word_embeddings"), true);
+	m->qk_norm = true;
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 7168);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1792);
+	m->num_experts = hf_get_u64(c, KEYS("num_experts"), 32);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 4);
+	m->first_dense_layers = hf_get_u64(c, KEYS("num_dense_layers"), 2);
+	if (m->first_dense_layers > m->num_layers)
+		m->first_dense_layers = m->num_layers;
+	m->router_correction_buffer = hf_get_bool(c, KEYS("use_expert_bias"), true);
+	if (c->st == MP_OK && !hf_has(c, "layer_types") && !hf_has(c, "full_attn_idxs"))
+		hf_fail_key(c, "layer_types", "layer_types is required for lfm2_moe (\"full_attention\" or \"conv\" per "
+		                              "layer): Lfm2MoeConfig derives none");
+	lfm2_layers(c, m);
 }
 
 /* ----- Mamba hybrids: Jamba, Bamba, Granite-4.0 (granitemoehybrid), Nemotron-H ---------------------------------- */
@@ -700,7 +735,7 @@ const hf_type mpm_hf_hybrid_types[] = {
     {"qwen3_5_moe_text", decode_qwen3_5_moe_text},
     {"kimi_linear", decode_kimi_linear},
     {"minimax", decode_minimax},
-    {"lfm2", decode_lfm2},
+    {"lfm2", decode_lfm2}, {"lfm2_moe", decode_lfm2_moe},
     {"jamba", decode_jamba},
     {"bamba", decode_bamba},
     {"granitemoehybrid", decode_granitemoehybrid},

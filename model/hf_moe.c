@@ -538,6 +538,57 @@ static void decode_llama4_text(hf_ctx *c, mp_model *m)
 	hf_decode_rope(c, m, 1.0);
 }
 
+/* A key that is an integer or a list of one integer per layer (Hunyuan's moe_topk): the value, or the list's common
+ * value; a list whose entries differ is refused (a per-layer top-k is not modelled). */
+static uint64_t int_or_same_list(hf_ctx *c, const char *key, uint64_t dflt)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(c->cfg, key), *e;
+	uint64_t out = 0;
+	bool first = true;
+
+	if (!cJSON_IsArray(v))
+		return hf_get_u64(c, (const char *const[]){key, NULL}, dflt);
+	cJSON_ArrayForEach(e, v)
+	{
+		if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble != floor(e->valuedouble) ||
+		    (!first && (uint64_t)e->valuedouble != out)) {
+			char msg[160];
+
+			snprintf(msg, sizeof(msg), "%s must be an integer, or a list with the same integer for every layer "
+			                           "(a per-layer value is not modelled)", key);
+			hf_fail_key(c, key, msg);
+			return dflt;
+		}
+		out = (uint64_t)e->valuedouble;
+		first = false;
+	}
+	return first ? dflt : out;
+}
+
+/*
+ * HunYuanMoEV1Config (Hunyuan-A13B): vocab 290943, hidden 4096, 32 layers, 32 heads, kv = heads, 2048 positions,
+ * untied; attention_bias on q, k, v and o; query_layernorm and key_layernorm (per head) in every layer; every layer's
+ * MoE: num_experts (1) experts of intermediate_size, top moe_topk (an integer or one per layer), a router without
+ * bias, and one shared MLP of intermediate_size (modeling_hunyuan_v1_moe.py builds exactly one whatever
+ * num_shared_expert says; it reads no moe_intermediate_size). transformers 5.24 builds it only with head_dim given;
+ * absent, memplan derives hidden_size / heads as vLLM does.
+ */
+static void decode_hunyuan_v1_moe(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {290943, 4096, 32, 32, 0, 2048, false};
+
+	decode_trunk(c, &t, m);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->qk_norm = true;
+	m->num_experts = hf_get_u64(c, KEYS("num_experts", "num_local_experts"), 1);
+	m->num_experts_per_tok = int_or_same_list(c, "moe_topk", 1);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 11008);
+	m->num_shared_experts = 1;
+	m->shared_expert_intermediate_size = m->moe_intermediate_size;
+	m->intermediate_size = 0;
+	hf_decode_rope(c, m, 1.0);
+}
+
 const hf_type mpm_hf_moe_types[] = {
     {"deepseek_v3", decode_mla_row},
     {"deepseek_v2", decode_mla_row},
@@ -552,6 +603,6 @@ const hf_type mpm_hf_moe_types[] = {
     {"minimax_m2", decode_minimax_m2},
     {"dots1", decode_dots1},
     {"qwen3_vl_moe_text", decode_qwen3_vl_moe_text},
-    {"llama4_text", decode_llama4_text},
+    {"llama4_text", decode_llama4_text}, {"hunyuan_v1_moe", decode_hunyuan_v1_moe},
 };
 const size_t mpm_hf_moe_count = sizeof(mpm_hf_moe_types) / sizeof(mpm_hf_moe_types[0]);

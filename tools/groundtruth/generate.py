@@ -120,7 +120,7 @@ def count(cfg):
 # ----- tiny copies ----------------------------------------------------------------------------------------------
 
 EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts", "num_experts_total")
-TOPK_KEYS = ("num_experts_per_tok", "moe_k", "top_k", "num_experts_per_token")
+TOPK_KEYS = ("num_experts_per_tok", "moe_k", "top_k", "num_experts_per_token", "moe_topk")
 WINDOW_KEYS = ("sliding_window", "attention_chunk_size", "local_window_size", "window_size")
 
 
@@ -195,6 +195,8 @@ def shrink_text(tc):
         v = getattr(tc, k, None)
         if isinstance(v, int) and v > 2:
             setattr(tc, k, 2)
+        elif isinstance(v, list) and v and all(isinstance(x, int) for x in v):   # one top-k per layer (Hunyuan)
+            setattr(tc, k, [min(x, 2) for x in v][:n])
     for k in ("n_group", "topk_group"):
         if isinstance(getattr(tc, k, None), int):
             setattr(tc, k, 1)
