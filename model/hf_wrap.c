@@ -259,11 +259,14 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 	snprintf(m->json_pointer, sizeof(m->json_pointer), "%.63s", pointer);
 	c->text = t.cfg;
 	/* tie_word_embeddings is the wrapper's (transformers 5 ties from the outer config); LLaVA and the Qwen-VL
-	 * configs also take a text_config's true (their back-compat in __post_init__) */
+	 * configs also take a text_config's true (their back-compat in __post_init__). A config that leaves the outer
+	 * key out but states it in text_config is a checkpoint saved that way (Mistral-Small-3.1: its lm_head is a
+	 * tensor of its own): it takes the text_config's, as vLLM loads it. transformers 5.24 would take the wrapper
+	 * class's default there (Mistral3Config's True ties the head: tests/ref/hf/README.md). */
 	text_tie = m->tie_word_embeddings;
 	tie = hf_get_bool(c, KEYS("tie_word_embeddings"), w->tie);
-	if (t.cfg == c->cfg)
-		tie = text_tie; /* flat: the one key is both */
+	if (t.cfg == c->cfg || (!hf_has(c, "tie_word_embeddings") && t.cfg && hf_has(&t, "tie_word_embeddings")))
+		tie = text_tie; /* flat: the one key is both; else the checkpoint's own statement */
 	m->tie_word_embeddings = tie || (w->tie_from_text && text_tie);
 	decode_vision(c, w, m);
 }

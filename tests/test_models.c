@@ -574,6 +574,24 @@ static void test_issue14b_pieces(void **state)
 			         (unsigned long long)m.sliding_window, (unsigned long long)mp_model_sliding_layers(&m),
 			         (unsigned long long)windows[i].window, (unsigned long long)windows[i].layers);
 	}
+	/* a wrapper without an outer tie_word_embeddings takes its text_config's (Mistral-Small-3.1's own lm_head: 131072 x
+	 * 5120 parameters more than transformers 5.24's Mistral3Config default would build), the outer key wins when given */
+	{
+		mp_param_count tied;
+
+		assert_int_equal(count_text("{\"model_type\":\"mistral3\",\"text_config\":{\"model_type\":\"mistral\","
+		                            "\"vocab_size\":131072,\"hidden_size\":5120,\"tie_word_embeddings\":false}}",
+		                            &pc, &m, &err),
+		                 MP_OK);
+		assert_false(m.tie_word_embeddings);
+		assert_int_equal(count_text("{\"model_type\":\"mistral3\",\"tie_word_embeddings\":true,\"text_config\":{"
+		                            "\"model_type\":\"mistral\",\"vocab_size\":131072,\"hidden_size\":5120,"
+		                            "\"tie_word_embeddings\":false}}",
+		                            &tied, &m, &err),
+		                 MP_OK);
+		assert_true(m.tie_word_embeddings);
+		assert_int_equal(pc.total - tied.total, UINT64_C(131072) * 5120);
+	}
 	/* a wrapper's unknown decoder and tower are 422s naming the key */
 	assert_int_equal(count_text("{\"model_type\":\"llava\",\"text_config\":{\"model_type\":\"bert\"}}", &pc, &m, &err),
 	                 MP_EINVAL);
