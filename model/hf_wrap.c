@@ -99,7 +99,8 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 		return;
 	}
 	vt = absent ? NULL : cJSON_GetObjectItemCaseSensitive(vc, "model_type");
-	if (cJSON_IsString(vt))
+	/* older checkpoints name the tower by the wrapper's own type (Qwen2-VL, Qwen2.5-VL: "qwen2_5_vl") */
+	if (cJSON_IsString(vt) && strcmp(vt->valuestring, w->name) != 0)
 		type = vt->valuestring;
 	for (size_t i = 0; i < sizeof(vision_classes) / sizeof(vision_classes[0]); i++)
 		if (strcmp(type, vision_classes[i].type) == 0)
@@ -137,7 +138,7 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 		v->layers = hf_get_u64(&c, KEYS("num_hidden_layers", "depth"), v->layers);
 		image = hf_get_u64(&c, KEYS("image_size"), image);
 		patch = hf_get_u64(&c, KEYS("patch_size"), patch);
-		channels = hf_get_u64(&c, KEYS("num_channels", "in_channels"), channels);
+		channels = hf_get_u64(&c, KEYS("num_channels", "in_channels", "in_chans"), channels);
 		temporal = hf_get_u64(&c, KEYS("temporal_patch_size"), temporal);
 	} else if (strcmp(d->type, "qwen2_vl_vision") == 0) {
 		v->out_hidden = d->out_hidden;
