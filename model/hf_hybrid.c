@@ -286,7 +286,8 @@ static bool odd_layers_attend(uint64_t i)
  * 131072 positions, untied; softmax-attention layers (q, k, v, o) and lightning-attention layers (qkv_proj,
  * output_gate, norm, out_proj) of the same heads; 8 experts (num_local_experts) of intermediate_size 14336, top-2, in
  * every layer. The lightning state (heads x head_dim x head_dim) is kept in the model's dtype (MiniMaxCache);
- * the decay tables are buffers (modeling_minimax.py). layer_types absent: layers 0, 2, 4, ... attend.
+ * the decay tables are buffers (modeling_minimax.py). layer_types absent: MiniMax-Text-01's attn_type_list (1 softmax,
+ * 0 lightning; vLLM's reading, transformers ignores it), else layers 0, 2, 4, ... attend.
  */
 static void decode_minimax(hf_ctx *c, mp_model *m)
 {
@@ -300,7 +301,28 @@ static void decode_minimax(hf_ctx *c, mp_model *m)
 	m->ssm.d_inner = m->num_heads * m->head_dim;
 	m->ssm.state_in_model_dtype = true;
 	m->sliding_window = hf_window(c, "sliding_window", 0);
-	hybrid_layers(c, m, "full_attention", "linear_attention", odd_layers_attend);
+	if (!hf_has(c, "layer_types") && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(c->cfg, "attn_type_list"))) {
+		/* MiniMax-Text-01's own key (1: softmax attention, 0: lightning), as vLLM reads it; transformers 5.24
+		 * ignores it and alternates (layer_types' default) */
+		const cJSON *v;
+		uint64_t i = 0;
+
+		if ((uint64_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(c->cfg, "attn_type_list")) != m->num_layers) {
+			hf_fail_key(c, "attn_type_list", "attn_type_list must have one 0 or 1 per layer (num_hidden_layers)");
+			return;
+		}
+		m->layer_pattern = true;
+		cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(c->cfg, "attn_type_list"))
+		{
+			if (!cJSON_IsNumber(v) || (v->valuedouble != 0 && v->valuedouble != 1) || i >= MP_MAX_LAYERS) {
+				hf_fail_key(c, "attn_type_list", "attn_type_list entries must be 0 (lightning) or 1 (softmax)");
+				return;
+			}
+			m->layer_flags[i++] = MP_LAYER_FFN | (v->valuedouble == 1 ? MP_LAYER_ATTENTION : MP_LAYER_SSM);
+		}
+	} else {
+		hybrid_layers(c, m, "full_attention", "linear_attention", odd_layers_attend);
+	}
 	hf_decode_rope(c, m, 1.0);
 }
 

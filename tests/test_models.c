@@ -564,6 +564,12 @@ static void test_issue14b_pieces(void **state)
 	assert_int_equal(mp_recurrent_state_bytes(&m, MP_DTYPE_BF16, MP_DTYPE_FP32, 1, &rs, &err), MP_OK);
 	assert_int_equal(rs.ssm_bytes_per_layer, UINT64_C(32) * 128 * 128 * 2);
 	assert_int_equal(rs.layers, 16);
+	/* MiniMax-Text-01's attn_type_list: softmax attention where it says 1 */
+	assert_int_equal(count_text("{\"model_type\":\"minimax\",\"num_hidden_layers\":8,\"attn_type_list\":[0,0,0,0,0,0,0,1]}",
+	                            &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(mp_model_attention_layers(&m), 1);
+	assert_int_equal(mp_model_ssm_layers(&m), 7);
 	/* windows, chunks and their none spellings */
 	for (size_t i = 0; i < sizeof(windows) / sizeof(windows[0]); i++) {
 		if (count_text(windows[i].json, &pc, &m, &err) != MP_OK)
