@@ -589,6 +589,57 @@ static void decode_hunyuan_v1_moe(hf_ctx *c, mp_model *m)
 	hf_decode_rope(c, m, 1.0);
 }
 
+/*
+ * LongcatFlashConfig (LongCat-Flash): vocab 131072, hidden 6144, num_layers 28 decoder layers of two blocks each
+ * (num_hidden_layers is 2 x num_layers): each block an MLA attention (64 heads, q_lora_rank 1536, kv_lora_rank 512,
+ * qk_nope 128, qk_rope 64, v 128) and a dense MLP of ffn_hidden_size 12288; each layer one shortcut MoE beside them:
+ * 512 routed experts (n_routed_experts) of expert_ffn_hidden_size 2048, top-12 (moe_topk), and zero_expert_num 256
+ * zero-computation experts that the router scores (its classifier and e_score_correction_bias have 768 rows) but that
+ * hold no weights (modeling_longcat_flash.py). Planned as 2 x num_layers layers, the MoE on every second one.
+ * transformers 5.24 allocates gate_up_proj for the zero experts too (LongcatFlashExperts.total_experts): memplan
+ * follows the checkpoint (and vLLM), tests/ref/hf/README.md gives the difference.
+ */
+static void decode_longcat_flash(hf_ctx *c, mp_model *m)
+{
+	uint64_t hd, layers;
+
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 131072);
+	m->hidden_size = hf_get_u64(c, KEYS("hidden_size"), 6144);
+	layers = hf_get_u64(c, KEYS("num_layers"), 28);
+	if (hf_has(c, "num_hidden_layers") && !hf_has(c, "num_layers"))
+		layers = hf_get_u64(c, KEYS("num_hidden_layers"), 56) / 2;
+	m->num_layers = 2 * layers;
+	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), 64);
+	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), m->num_heads);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 131072);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), false);
+	m->qkv_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->attn_kind = MP_ATTN_MLA;
+	m->q_lora_rank = hf_is_null(c, "q_lora_rank") ? 0 : hf_get_u64(c, KEYS("q_lora_rank"), 1536);
+	m->kv_lora_rank = hf_get_u64(c, KEYS("kv_lora_rank"), 512);
+	m->qk_nope_head_dim = hf_get_u64(c, KEYS("qk_nope_head_dim"), 128);
+	m->qk_rope_head_dim = hf_get_u64(c, KEYS("qk_rope_head_dim"), 64);
+	m->v_head_dim = hf_get_u64(c, KEYS("v_head_dim"), 128);
+	m->head_dim = m->qk_nope_head_dim + m->qk_rope_head_dim;
+	m->intermediate_size = hf_get_u64(c, KEYS("ffn_hidden_size"), 12288);
+	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts"), 512);
+	m->zero_experts = hf_get_u64(c, KEYS("zero_expert_num"), 256);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("moe_topk", "num_experts_per_tok"), 12);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("expert_ffn_hidden_size"), 2048);
+	m->router_bias = hf_get_bool(c, KEYS("router_bias"), false);
+	m->router_correction_buffer = true;
+	m->moe_beside_dense = true;
+	m->moe_layer_step = 2;
+	m->ffn_kind = MP_FFN_GATED;
+	m->norm_kind = MP_NORM_RMS;
+	m->norms_per_layer = 2;
+	m->final_norm = true;
+	hd = m->head_dim;
+	m->head_dim = m->qk_rope_head_dim;
+	hf_decode_rope(c, m, 1.0);
+	m->head_dim = hd;
+}
+
 const hf_type mpm_hf_moe_types[] = {
     {"deepseek_v3", decode_mla_row},
     {"deepseek_v2", decode_mla_row},
@@ -604,5 +655,6 @@ const hf_type mpm_hf_moe_types[] = {
     {"dots1", decode_dots1},
     {"qwen3_vl_moe_text", decode_qwen3_vl_moe_text},
     {"llama4_text", decode_llama4_text}, {"hunyuan_v1_moe", decode_hunyuan_v1_moe},
+    {"longcat_flash", decode_longcat_flash},
 };
 const size_t mpm_hf_moe_count = sizeof(mpm_hf_moe_types) / sizeof(mpm_hf_moe_types[0]);

@@ -100,7 +100,9 @@ ffn:
 	if (m->num_experts > 0) {
 		REQUIRE_POSITIVE(m->num_experts_per_tok, "num_experts_per_tok");
 		REQUIRE_POSITIVE(m->moe_intermediate_size, "moe_intermediate_size");
-		if (m->num_experts_per_tok > m->num_experts)
+		if (m->zero_experts >= (UINT64_C(1) << 40) || m->num_experts >= (UINT64_C(1) << 40))
+		return mp_fail(err, MP_EOVERFLOW, mp_model_pointer(m), "the expert counts overflow 64 bits");
+	if (m->num_experts_per_tok > m->num_experts + m->zero_experts)
 			return mp_fail_at(err, MP_EINVAL, mp_model_pointer(m), "/num_experts_per_tok",
 				       "num_experts_per_tok (%llu) must not exceed the number of experts (%llu)",
 				       (unsigned long long)m->num_experts_per_tok,
@@ -291,9 +293,10 @@ static bool experts(uint64_t *acc, uint64_t *active, const mp_model *m)
 {
 	uint64_t one = 0, shared = 0, router = 0;
 
-	if (!mlp(&one, m, m->moe_intermediate_size) || !linear(&router, m->hidden_size, m->num_experts, false))
+	if (!mlp(&one, m, m->moe_intermediate_size) ||
+	    !linear(&router, m->hidden_size, m->num_experts + m->zero_experts, false))
 		return false;
-	if (m->router_bias && !mp_add_u64(router, m->num_experts, &router))
+	if (m->router_bias && !mp_add_u64(router, m->num_experts + m->zero_experts, &router))
 		return false;
 	if (m->shared_expert_intermediate_size > 0 && !mlp(&shared, m, m->shared_expert_intermediate_size))
 		return false;
@@ -343,7 +346,7 @@ mp_status mp_count_parameters(const mp_model *m, mp_param_count *out, mp_error *
 		goto overflow;
 	if (m->intermediate_size > 0 && !mlp(&mlp_one, m, m->intermediate_size))
 		goto overflow;
-	if (!mp_mul_u64(mlp_one, ffn_layers - moe_layers, &out->mlp) ||
+	if (!mp_mul_u64(mlp_one, m->moe_beside_dense ? ffn_layers : ffn_layers - moe_layers, &out->mlp) ||
 	    !mp_mul_u64(exp_one, moe_layers, &out->experts))
 		goto overflow;
 

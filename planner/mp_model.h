@@ -203,6 +203,8 @@ typedef struct mp_model {
 	mp_vision vision;		/* a multimodal wrapper's image tower and projector (vision.hidden 0: none) */
 	bool attn_output_gate;		/* gated attention (Qwen3-Next, Qwen3.5): q_proj also projects a per-head gate
 					 * (heads x head_dim more rows) */
+	bool moe_beside_dense;		/* MoE layers keep their dense MLP too (LongCat-Flash's shortcut MoE) */
+	uint64_t zero_experts;		/* LongCat-Flash's zero-computation experts: router rows, no weights */
 } mp_model;
 
 /* Where errors about m's keys are named: m->json_pointer, or "/model" when it is empty. */

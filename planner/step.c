@@ -288,7 +288,8 @@ static mp_status attention_ops(builder *b, const mp_model *m, mp_phase phase, co
 
 static mp_status mlp_ops(builder *b, const mp_model *m)
 {
-	uint64_t moe = moe_layers(m), ffn = mp_model_ffn_layers(m), dense = ffn > moe ? ffn - moe : 0;
+	uint64_t moe = moe_layers(m), ffn = mp_model_ffn_layers(m),
+	         dense = m->moe_beside_dense ? ffn : (ffn > moe ? ffn - moe : 0);
 	bool gated = m->ffn_kind == MP_FFN_GATED;
 	uint64_t up_mult = gated ? 2 : 1;
 	double act_flops = gated ? 4 : 8; /* silu(g) * u; tanh-GELU */
@@ -321,7 +322,7 @@ static mp_status mlp_ops(builder *b, const mp_model *m)
 		/* Distinct experts hit by tokens x top-k uniform draws: E (1 - (1 - k/E)^tokens). */
 		active = (double)E * (1.0 - pow(1.0 - (double)k / (double)E, (double)b->tokens));
 		b->s->active_experts = active;
-		st = linear(b, "router", moe, b->tokens, m->hidden_size, E);
+		st = linear(b, "router", moe, b->tokens, m->hidden_size, E + m->zero_experts);
 		if (st != MP_OK)
 			return st;
 		if (!mp_mul_u64(m->hidden_size, up_mult * ffn, &n) || !mp_dtype_bytes(b->w, n, &expert_up) ||

@@ -260,7 +260,7 @@ mp_status mp_model_tensors(const mp_model *m, mp_weight_layout layout, mp_tensor
 
 	/* dense MLPs */
 	mlp(&b, m, "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj", MP_TC_MLP, m->intermediate_size,
-	    m->intermediate_size ? ffn_layers - moe_layers : 0, mlp_bias_names);
+	    m->intermediate_size ? (m->moe_beside_dense ? ffn_layers : ffn_layers - moe_layers) : 0, mlp_bias_names);
 
 	/* experts */
 	if (moe_layers > 0) {
@@ -268,18 +268,18 @@ mp_status mp_model_tensors(const mp_model *m, mp_weight_layout layout, mp_tensor
 			goto overflow;
 		mlp(&b, m, "experts.gate_proj", "experts.up_proj", "experts.down_proj", MP_TC_EXPERTS,
 		    m->moe_intermediate_size, w, exp_bias_names);
-		MAT(&b, "router", MP_TC_EXPERTS, m->num_experts, h, moe_layers, MP_SPLIT_NONE);
+		MAT(&b, "router", MP_TC_EXPERTS, m->num_experts + m->zero_experts, h, moe_layers, MP_SPLIT_NONE);
 		if (out->n)
 			out->t[out->n - 1].router = true;
 		if (m->router_bias)
-			VEC(&b, "router.bias", MP_TC_EXPERTS, m->num_experts, moe_layers, MP_SPLIT_NONE);
+			VEC(&b, "router.bias", MP_TC_EXPERTS, m->num_experts + m->zero_experts, moe_layers, MP_SPLIT_NONE);
 		mlp(&b, m, "shared_expert.gate_proj", "shared_expert.up_proj", "shared_expert.down_proj", MP_TC_EXPERTS,
 		    m->shared_expert_intermediate_size, m->shared_expert_intermediate_size ? moe_layers : 0,
 		    sh_bias_names);
 		if (m->shared_expert_gate)
 			MAT(&b, "shared_expert_gate", MP_TC_EXPERTS, 1, h, moe_layers, MP_SPLIT_NONE);
 		if (m->router_correction_buffer)
-			BUF(&b, "router.e_score_correction_bias", m->num_experts, moe_layers);
+			BUF(&b, "router.e_score_correction_bias", m->num_experts + m->zero_experts, moe_layers);
 	}
 
 	/* norms */

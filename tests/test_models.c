@@ -294,6 +294,15 @@ static void test_groundtruth_counts(void **state)
 	    /* DeepseekV2Config's num_experts_per_tok default is None: no top-k (transformers' own router fails) */
 	    {"deepseek_v2-default", "/model/hf_config/num_experts_per_tok"},
 	};
+	/* Cases where memplan counts the checkpoint, not the model transformers builds, and by exactly how much. */
+	static const struct {
+		const char *name;
+		uint64_t transformers_more;
+	} differs[] = {
+	    /* LongCat-Flash: transformers 5.24 allocates gate_up_proj for the 256 zero-computation experts too
+	     * (28 layers x 256 x 2 x 2048 x 6144); they hold no weights in the checkpoint (560B published) */
+	    {"longcat_flash-default", UINT64_C(28) * 256 * 2 * 2048 * 6144},
+	};
 	cJSON *doc = ref_json("hf/groundtruth.json"), *c;
 	int n = 0, nrefused = 0;
 
@@ -325,9 +334,17 @@ static void test_groundtruth_counts(void **state)
 			st = mp_count_parameters(&m, &pc, &err);
 		if (st != MP_OK)
 			fail_msg("%s: %s: %s", c->string, err.field, err.message);
-		if ((double)pc.total != cJSON_GetObjectItem(count, "total")->valuedouble)
-			fail_msg("%s: counted %llu, transformers %.0f", c->string, (unsigned long long)pc.total,
-				 cJSON_GetObjectItem(count, "total")->valuedouble);
+		{
+			uint64_t total = pc.total;
+
+			for (size_t i = 0; i < sizeof(differs) / sizeof(differs[0]); i++)
+				if (strcmp(c->string, differs[i].name) == 0)
+					total += differs[i].transformers_more;
+			if ((double)total != cJSON_GetObjectItem(count, "total")->valuedouble)
+				fail_msg("%s: counted %llu (+ %llu), transformers %.0f", c->string,
+				         (unsigned long long)pc.total, (unsigned long long)(total - pc.total),
+				         cJSON_GetObjectItem(count, "total")->valuedouble);
+		}
 		comp = cJSON_GetObjectItem(count, "components");
 		emb = cJSON_GetObjectItem(comp, "embedding") ? cJSON_GetObjectItem(comp, "embedding")->valuedouble : 0;
 		head = cJSON_GetObjectItem(comp, "lm_head") ? cJSON_GetObjectItem(comp, "lm_head")->valuedouble : 0;
