@@ -195,6 +195,7 @@ static void decode_mla(hf_ctx *c, const mla_row *d, mp_model *m)
 	if (d->index_dim) {
 		m->indexer_heads = hf_get_u64(c, KEYS("index_n_heads"), d->index_heads);
 		m->indexer_head_dim = hf_get_u64(c, KEYS("index_head_dim"), d->index_dim);
+		m->indexer_topk = hf_get_u64(c, KEYS("index_topk"), 2048);
 		indexer_types(c, m);
 	}
 	m->ffn_kind = MP_FFN_GATED;

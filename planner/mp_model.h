@@ -198,6 +198,7 @@ typedef struct mp_model {
 	 * LayerNorm of dim), weights_proj (heads from hidden); it caches one key of indexer_head_dim per token. */
 	uint64_t indexer_heads;
 	uint64_t indexer_head_dim;	/* 0 = no indexer */
+	uint64_t indexer_topk;		/* keys each query attends to after the indexer's selection (index_topk) */
 	uint64_t indexer_layers;	/* layers with an indexer of their own (GLM-5's "shared" layers reuse the previous
 					 * one's selection: no weights, no cached keys); 0 = every attention layer */
 	mp_vision vision;		/* a multimodal wrapper's image tower and projector (vision.hidden 0: none) */

@@ -199,6 +199,37 @@ static mp_status recurrent_ops(builder *b, const mp_model *full, const mp_model 
 	return st;
 }
 
+/* DeepSeek sparse attention's lightning indexer on the layers that run one (planner/model.c names its weights): its
+ * projections, and the scoring of every cached key by every indexer head (index_head_dim wide, the keys read once
+ * per step in kv_cache_dtype). `pairs` is the query-key pairs of full causal attention. */
+static mp_status indexer_ops(builder *b, const mp_model *m, mp_phase phase, const mp_step_req *req, double pairs,
+                             uint64_t kv_tokens)
+{
+	uint64_t IL = mp_model_indexer_layers(m), kb = 0, t;
+	mp_op op;
+	mp_status st;
+
+	(void)phase;
+	st = linear(b, "indexer_q", IL, b->tokens, m->q_lora_rank, m->indexer_heads * m->indexer_head_dim);
+	if (st == MP_OK)
+		st = linear(b, "indexer_k_w", IL, b->tokens, m->hidden_size, m->indexer_head_dim + m->indexer_heads);
+	if (st != MP_OK)
+		return st;
+	if (!mp_mul_u64(req->batch_size, kv_tokens, &t) || !mp_mul_u64(t, m->indexer_head_dim, &t) ||
+	    !mp_dtype_bytes(b->kv, t, &kb))
+		return mp_fail_at(b->err, MP_EOVERFLOW, b->req->json_pointer, "/batch_size", "indexer bytes overflow 64 bits");
+	memset(&op, 0, sizeof(op));
+	op.kind = MP_OP_RAW;
+	op.unit = MP_UNIT_MATRIX;
+	op.dtype = b->act;
+	op.flops = 2.0 * (double)req->batch_size * (double)m->indexer_heads * pairs * (double)m->indexer_head_dim;
+	op.bytes = kb;
+	st = add(b, "indexer", IL, &op, 0);
+	if (st == MP_OK)
+		b->s->kv_read_bytes += (double)IL * (double)kb;
+	return st;
+}
+
 static mp_status attention_ops(builder *b, const mp_model *m, mp_phase phase, const mp_step_req *req)
 {
 	uint64_t L = mp_model_attention_layers(m), local = mp_model_sliding_layers(m), q_tokens, kv_tokens;
@@ -234,9 +265,25 @@ static mp_status attention_ops(builder *b, const mp_model *m, mp_phase phase, co
 		/* Absorbed MLA (DeepSeek-V2 sec. 2.1.2): every head scores the shared latent (kv_lora + rope wide)
 		 * and sums it (kv_lora wide); the cache holds one latent per token. */
 		pairs = phase == MP_PHASE_DECODE ? (double)kv_tokens : (double)q_tokens * ((double)q_tokens + 1) / 2;
+		if (m->indexer_head_dim && m->indexer_topk) {
+			/* DeepSeek sparse attention (DeepSeek-V3.2, arXiv 2512.02556 sec. 2.1): each query attends to the
+			 * index_topk keys its indexer selects; the indexer itself scores every key */
+			double K = (double)m->indexer_topk, T = (double)q_tokens, all = pairs;
+
+			pairs = phase == MP_PHASE_DECODE ? fmin((double)kv_tokens, K)
+			        : T <= K                 ? pairs
+			                                 : K * (K + 1) / 2 + (T - K) * K;
+			st = indexer_ops(b, m, phase, req, all, kv_tokens);
+			if (st != MP_OK)
+				return st;
+		}
 		flops = 2.0 * (double)req->batch_size * (double)m->num_heads * pairs * (double)(lat + m->kv_lora_rank);
-		if (!mp_mul_u64(req->batch_size, kv_tokens, &t) || !mp_mul_u64(t, lat, &t) ||
-		    !mp_dtype_bytes(b->kv, t, &bytes))
+		if (!mp_mul_u64(req->batch_size,
+		                phase == MP_PHASE_DECODE && m->indexer_head_dim && m->indexer_topk && m->indexer_topk < kv_tokens
+		                    ? m->indexer_topk
+		                    : kv_tokens,
+		                &t) ||
+		    !mp_mul_u64(t, lat, &t) || !mp_dtype_bytes(b->kv, t, &bytes))
 			return mp_fail_at(b->err, MP_EOVERFLOW, b->req->json_pointer, "/batch_size", "KV bytes overflow 64 bits");
 		memset(&op, 0, sizeof(op));
 		op.kind = MP_OP_RAW;

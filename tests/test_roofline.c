@@ -609,7 +609,8 @@ static void test_h200_points(void **state)
 /* Recurrent layers in the step analysis (planner/step.c recurrent_ops): mamba-130m (24 Mamba layers, d_inner 1536,
  * N 16, conv 4) decodes one token per sequence: the scan's 24 x (1536 x 16 x 6 + 1536 x 4 x 2) = 3,833,856 FLOPs per
  * sequence, its state (24 x 107,520 bytes: bf16 conv, fp32 scan) read and written once per step and counted as KV
- * reads; a hybrid (Qwen3-Next) runs attention only on its 12 attention layers. */
+ * reads; a hybrid (Qwen3-Next) runs attention only on its 12 attention layers; DeepSeek-V3.2's sparse attention reads
+ * the index_topk latents its indexer selects. */
 static void test_recurrent_step(void **state)
 {
 	mp_device d;
@@ -642,6 +643,16 @@ static void test_recurrent_step(void **state)
 	req.batch_size = 4;
 	assert_int_equal(mp_step_analyze(&m, &d, MP_PHASE_DECODE, &req, &s, &err), MP_OK);
 	CLOSE(s.kv_read_bytes, 4 * 24.0 * 2 * 107520, 1e-12);
+	/* DeepSeek-V3.2: at 4096 tokens of context each decode query reads the 2048 latents its indexer picks (61 layers x
+	 * 576 values, bf16) and the indexer scans all 4097 keys (61 x 128 values) */
+	assert_int_equal(mpm_from_hf_text("{\"model_type\":\"deepseek_v32\"}", "/model", &m, &err), MP_OK);
+	req.batch_size = 1;
+	req.context_tokens = 4096;
+	assert_int_equal(mp_step_analyze(&m, &d, MP_PHASE_DECODE, &req, &s, &err), MP_OK);
+	CLOSE(s.kv_read_bytes, 61.0 * 2048 * 576 * 2 + 61.0 * 4097 * 128 * 2, 1e-12);
+	req.context_tokens = 100; /* below the top-k: every latent */
+	assert_int_equal(mp_step_analyze(&m, &d, MP_PHASE_DECODE, &req, &s, &err), MP_OK);
+	CLOSE(s.kv_read_bytes, 61.0 * 101 * 576 * 2 + 61.0 * 101 * 128 * 2, 1e-12);
 	assert_int_equal(mpm_from_hf_text("{\"model_type\":\"qwen3_next\"}", "/model", &m, &err), MP_OK);
 	req.batch_size = 1;
 	assert_int_equal(mp_step_analyze(&m, &d, MP_PHASE_DECODE, &req, &s, &err), MP_OK);
