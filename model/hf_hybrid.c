@@ -751,6 +751,118 @@ static void decode_falcon_h1(hf_ctx *c, mp_model *m)
 	hf_decode_rope(c, m, 1.0);
 }
 
+/* Appends a module of the reader's own shapes (mp_model.extra). */
+static void extra(mp_model *m, const char *name, mp_tensor_class cls, uint64_t rows, uint64_t cols, uint64_t count,
+                  bool vector)
+{
+	if (count == 0 || rows == 0 || cols == 0 || m->n_extra >= MP_MAX_EXTRA_TENSORS)
+		return;
+	m->extra[m->n_extra++] = (mp_extra_tensor){name, (uint8_t)cls, vector, rows, cols, count};
+}
+
+/*
+ * Zamba2Config (Zamba2-1.2B/2.7B/7B): vocab 32000, hidden 2560, 54 layers, tied; every layer a Mamba-2 block
+ * (input_layernorm + mixer: n_mamba_heads 8 of (mamba_expand x hidden) / heads, mamba_d_state 64, mamba_ngroups 1,
+ * mamba_d_conv 4 with bias, the gated norm, add_bias_linear False); the "hybrid" layers of layers_block_type also
+ * run one of num_mem_blocks shared transformer blocks (attention from 2 x hidden: 32 heads of 2 x hidden / heads,
+ * num_key_value_heads = heads, o_proj back to hidden; input_layernorm of 2 x hidden, pre_ff_layernorm; a GELU-gated
+ * MLP of intermediate_size 4 x hidden) and a hidden x hidden linear; each hybrid layer adds a rank-adapter_rank LoRA
+ * to the shared MLP's gate_up (and to q, k, v with use_shared_attention_adapter). Each hybrid layer keeps its own
+ * KV cache (modeling_zamba2.py). The shared blocks' weights are counted once per block (mp_model.extra).
+ */
+static void decode_zamba2(hf_ctx *c, mp_model *m)
+{
+	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layers_block_type"), *v;
+	uint64_t h, a, inter, blocks, rank, hybrid = 0, i = 0, expand;
+
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 32000);
+	m->hidden_size = h = hf_get_u64(c, KEYS("hidden_size"), 2560);
+	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), 54);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 4096);
+	if (hf_get_bool(c, KEYS("use_long_context"), false))
+		m->max_position_embeddings = 16384;
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
+	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), 32);
+	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), m->num_heads);
+	a = 2 * h;
+	m->attn_input_size = a;
+	m->head_dim = m->num_heads ? a / m->num_heads : 0;
+	inter = hf_get_u64(c, KEYS("intermediate_size"), 4 * h);
+	m->intermediate_size = inter;
+	blocks = hf_get_u64(c, KEYS("num_mem_blocks"), 1);
+	rank = hf_get_u64(c, KEYS("adapter_rank"), 128);
+	m->attn_kind = MP_ATTN_GQA;
+	m->ffn_kind = MP_FFN_GATED;
+	m->norm_kind = MP_NORM_RMS;
+	m->norms_per_layer = 1;
+	m->final_norm = true;
+	m->shared_block_params = true;
+	expand = hf_get_u64(c, KEYS("mamba_expand"), 2);
+	m->ssm.kind = MP_SSM_MAMBA2;
+	m->ssm.n_heads = hf_get_u64(c, KEYS("n_mamba_heads"), 8);
+	m->ssm.d_inner = expand * h;
+	m->ssm.head_dim = m->ssm.n_heads ? m->ssm.d_inner / m->ssm.n_heads : 0;
+	m->ssm.d_state = hf_get_u64(c, KEYS("mamba_d_state"), 64);
+	m->ssm.n_groups = hf_get_u64(c, KEYS("mamba_ngroups"), 1);
+	m->ssm.conv_kernel = hf_get_u64(c, KEYS("mamba_d_conv"), 4);
+	m->ssm.conv_bias = hf_get_bool(c, KEYS("use_conv_bias"), true);
+	m->ssm.proj_bias = hf_get_bool(c, KEYS("add_bias_linear"), false);
+	m->ssm.gated_norm = true;
+	if (c->st == MP_OK && (blocks == 0 || m->num_layers > MP_MAX_LAYERS || h >= (UINT64_C(1) << 40) ||
+	                       inter >= (UINT64_C(1) << 40) || rank >= (UINT64_C(1) << 40)))
+		hf_fail_key(c, blocks == 0 ? "num_mem_blocks" : "hidden_size",
+		            "num_mem_blocks must be at least 1, hidden_size, intermediate_size and adapter_rank below 2^40 and "
+		            "the layers at most 1024");
+	if (c->st != MP_OK)
+		return;
+	m->layer_pattern = true;
+	if (cJSON_IsArray(lt)) {
+		if ((uint64_t)cJSON_GetArraySize(lt) != m->num_layers) {
+			hf_fail_key(c, "layers_block_type", "layers_block_type must have one entry per layer (num_hidden_layers)");
+			return;
+		}
+		cJSON_ArrayForEach(v, lt)
+		{
+			bool hyb = cJSON_IsString(v) && strcmp(v->valuestring, "hybrid") == 0;
+
+			if (!hyb && !(cJSON_IsString(v) && (strcmp(v->valuestring, "linear_attention") == 0 ||
+			                                    strcmp(v->valuestring, "mamba") == 0))) {
+				hf_fail_key(c, "layers_block_type", "layers_block_type entries must be \"mamba\" "
+				                                    "(\"linear_attention\") or \"hybrid\"");
+				return;
+			}
+			m->layer_flags[i++] = MP_LAYER_SSM | (hyb ? MP_LAYER_ATTENTION | MP_LAYER_FFN : 0);
+			hybrid += hyb;
+		}
+	} else {
+		/* Zamba2Config's default: a hybrid layer after every 5 Mamba layers (7 times), then at 47 and 51 */
+		for (i = 0; i < m->num_layers; i++) {
+			bool hyb = (i >= 1 && i <= 42 && i % 6 == 0) || i == 47 || i == 51;
+
+			m->layer_flags[i] = MP_LAYER_SSM | (hyb ? MP_LAYER_ATTENTION | MP_LAYER_FFN : 0);
+			hybrid += hyb;
+		}
+	}
+	if (hybrid) {
+		uint64_t hd = m->head_dim, q = m->num_heads * hd, kv = m->num_kv_heads * hd;
+
+		extra(m, "shared_transformer.self_attn.q_proj", MP_TC_ATTENTION, q, a, blocks, false);
+		extra(m, "shared_transformer.self_attn.k_v_proj", MP_TC_ATTENTION, kv, a, 2 * blocks, false);
+		extra(m, "shared_transformer.self_attn.o_proj", MP_TC_ATTENTION, h, q, blocks, false);
+		extra(m, "shared_transformer.feed_forward.gate_up_proj", MP_TC_MLP, 2 * inter, h, blocks, false);
+		extra(m, "shared_transformer.feed_forward.down_proj", MP_TC_MLP, h, inter, blocks, false);
+		extra(m, "shared_transformer.norms", MP_TC_NORMS, 1, a + h, blocks, true);
+		extra(m, "hybrid.linear", MP_TC_MLP, h, h, hybrid, false);
+		extra(m, "feed_forward.gate_up_proj_adapter", MP_TC_MLP, rank, h + 2 * inter, hybrid, false);
+		if (hf_get_bool(c, KEYS("use_shared_attention_adapter"), false))
+			extra(m, "self_attn.q_k_v_adapter", MP_TC_ATTENTION, rank, 2 * a, 3 * hybrid, false);
+	}
+	if (hf_get_bool(c, KEYS("use_mem_rope"), false))
+		hf_decode_rope(c, m, 1.0);
+	else
+		snprintf(m->rope_type, sizeof(m->rope_type), "none");
+}
+
 const hf_type mpm_hf_hybrid_types[] = {
     {"qwen3_next", decode_qwen3_next},
     {"qwen3_5_text", decode_qwen3_5_text},
@@ -763,5 +875,6 @@ const hf_type mpm_hf_hybrid_types[] = {
     {"granitemoehybrid", decode_granitemoehybrid},
     {"nemotron_h", decode_nemotron_h},
     {"falcon_h1", decode_falcon_h1},
+    {"zamba2", decode_zamba2},
 };
 const size_t mpm_hf_hybrid_count = sizeof(mpm_hf_hybrid_types) / sizeof(mpm_hf_hybrid_types[0]);

@@ -46,6 +46,13 @@ mp_status mp_model_validate(const mp_model *m, mp_error *err)
 		return mp_fail_at(err, MP_EINVAL, mp_model_pointer(m), "/num_hidden_layers",
 			       "num_hidden_layers is %llu; at most %d layers are supported",
 			       (unsigned long long)m->num_layers, MP_MAX_LAYERS);
+	for (size_t i = 0; i < m->n_extra && i < MP_MAX_EXTRA_TENSORS; i++) {
+		uint64_t n;
+
+		if (!mp_mul_u64(m->extra[i].rows, m->extra[i].cols, &n) || !mp_mul_u64(n, m->extra[i].count, &n))
+			return mp_fail(err, MP_EOVERFLOW, mp_model_pointer(m), "the model's %s tensors overflow 64 bits",
+			               m->extra[i].name);
+	}
 	if (!sizes_fit(m))
 		return mp_fail(err, MP_EOVERFLOW, mp_model_pointer(m),
 		               "the model's recurrent mixer or image tower widths overflow 64 bits");
@@ -321,7 +328,8 @@ mp_status mp_count_parameters(const mp_model *m, mp_param_count *out, mp_error *
 	if (!mp_muladd_u64(&out->embedding, m->vocab_size, m->hidden_size) ||
 	    !mp_muladd_u64(&out->position_embedding, m->learned_position_embeddings, m->hidden_size))
 		goto overflow;
-	if (!attention(&attn_one, m) || !mp_mul_u64(attn_one, attn_layers, &out->attention))
+	if (!attention(&attn_one, m) ||
+	    !mp_mul_u64(attn_one, m->shared_block_params ? 0 : attn_layers, &out->attention))
 		goto overflow;
 	{
 		uint64_t idx_one = 0;
@@ -346,7 +354,9 @@ mp_status mp_count_parameters(const mp_model *m, mp_param_count *out, mp_error *
 		goto overflow;
 	if (m->intermediate_size > 0 && !mlp(&mlp_one, m, m->intermediate_size))
 		goto overflow;
-	if (!mp_mul_u64(mlp_one, m->moe_beside_dense ? ffn_layers : ffn_layers - moe_layers, &out->mlp) ||
+	if (!mp_mul_u64(mlp_one,
+	                m->shared_block_params ? 0 : m->moe_beside_dense ? ffn_layers : ffn_layers - moe_layers,
+	                &out->mlp) ||
 	    !mp_mul_u64(exp_one, moe_layers, &out->experts))
 		goto overflow;
 
@@ -360,6 +370,17 @@ mp_status mp_count_parameters(const mp_model *m, mp_param_count *out, mp_error *
 			if (!mp_mul_u64(vt[i].rows, vt[i].cols, &n) || !mp_muladd_u64(&out->vision, n, vt[i].count))
 				goto overflow;
 		}
+	}
+	for (size_t i = 0; i < m->n_extra && i < MP_MAX_EXTRA_TENSORS; i++) {
+		const mp_extra_tensor *e = &m->extra[i];
+		uint64_t n, *to = e->cls == MP_TC_ATTENTION ? &out->attention
+		                  : e->cls == MP_TC_MLP     ? &out->mlp
+		                  : e->cls == MP_TC_NORMS   ? &out->norms
+		                  : e->cls == MP_TC_EXPERTS ? &out->experts
+		                                            : &out->recurrent;
+
+		if (!mp_mul_u64(e->rows, e->cols, &n) || !mp_muladd_u64(to, n, e->count))
+			goto overflow;
 	}
 	if (!m->tie_word_embeddings && !linear(&out->lm_head, m->hidden_size, m->vocab_size, m->lm_head_bias))
 		goto overflow;

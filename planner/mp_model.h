@@ -69,6 +69,18 @@ typedef enum mp_attn_kind {
 
 #define MP_MAX_LAYERS 1024
 
+/* A module a reader describes by its shape because no field above models it (Zamba2's shared transformer blocks and
+ * their adapters): `count` tensors of rows x cols (a vector: rows 1), in tensor class `cls` (mp_tensor_class). Counted
+ * in the parameters (the component of its class) and listed in the weights, replicated on every rank. */
+typedef struct mp_extra_tensor {
+	const char *name;	/* static string */
+	uint8_t cls;		/* mp_tensor_class: MP_TC_ATTENTION, MP_TC_MLP, MP_TC_NORMS, ... */
+	bool vector;
+	uint64_t rows, cols, count;
+} mp_extra_tensor;
+
+#define MP_MAX_EXTRA_TENSORS 12
+
 /* How a multimodal wrapper's vision tower hands its features to the decoder (planner/vision.c names each module). */
 typedef enum mp_projector_kind {
 	MP_PROJECTOR_NONE = 0,
@@ -205,6 +217,12 @@ typedef struct mp_model {
 	bool attn_output_gate;		/* gated attention (Qwen3-Next, Qwen3.5): q_proj also projects a per-head gate
 					 * (heads x head_dim more rows) */
 	bool moe_beside_dense;		/* MoE layers keep their dense MLP too (LongCat-Flash's shortcut MoE) */
+	/* The attention and dense MLP weights of the attention layers are shared blocks, listed in extra with their own
+	 * shapes (Zamba2): the layers keep their KV cache and their ops, not weights of their own. */
+	bool shared_block_params;
+	uint64_t attn_input_size;	/* q, k and v project from this width (Zamba2: 2 x hidden); 0 = hidden_size */
+	size_t n_extra;
+	mp_extra_tensor extra[MP_MAX_EXTRA_TENSORS];
 	uint64_t zero_experts;		/* LongCat-Flash's zero-computation experts: router rows, no weights */
 } mp_model;
 

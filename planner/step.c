@@ -297,7 +297,8 @@ static mp_status attention_ops(builder *b, const mp_model *m, mp_phase phase, co
 		return st;
 	}
 
-	st = linear(b, "qkv", L, b->tokens, m->hidden_size, (m->num_heads + 2 * m->num_kv_heads) * m->head_dim);
+	st = linear(b, "qkv", L, b->tokens, m->attn_input_size ? m->attn_input_size : m->hidden_size,
+	            (m->num_heads + 2 * m->num_kv_heads) * m->head_dim);
 	if (st != MP_OK || b->matmuls_only)
 		return st;
 	memset(&op, 0, sizeof(op));

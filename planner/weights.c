@@ -201,7 +201,9 @@ mp_status mp_model_tensors(const mp_model *m, mp_weight_layout layout, mp_tensor
 	MAT(&b, "embed_tokens", MP_TC_EMBEDDINGS, m->vocab_size, h, 1, MP_SPLIT_ROWS);
 	MAT(&b, "embed_positions", MP_TC_EMBEDDINGS, m->learned_position_embeddings, h, 1, MP_SPLIT_NONE);
 
-	/* attention */
+	/* attention (a model whose attention and MLP weights are shared blocks lists them below, with the extras) */
+	if (m->shared_block_params)
+		L = 0;
 	if (m->attn_kind == MP_ATTN_MLA) {
 		uint64_t qk = m->qk_nope_head_dim + m->qk_rope_head_dim, qh, kvh, vo;
 
@@ -260,7 +262,9 @@ mp_status mp_model_tensors(const mp_model *m, mp_weight_layout layout, mp_tensor
 
 	/* dense MLPs */
 	mlp(&b, m, "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj", MP_TC_MLP, m->intermediate_size,
-	    m->intermediate_size ? (m->moe_beside_dense ? ffn_layers : ffn_layers - moe_layers) : 0, mlp_bias_names);
+	    m->intermediate_size && !m->shared_block_params ? (m->moe_beside_dense ? ffn_layers : ffn_layers - moe_layers)
+	                                                    : 0,
+	    mlp_bias_names);
 
 	/* experts */
 	if (moe_layers > 0) {
@@ -294,6 +298,11 @@ mp_status mp_model_tensors(const mp_model *m, mp_weight_layout layout, mp_tensor
 		MAT(&b, "lm_head", MP_TC_LM_HEAD, m->vocab_size, h, 1, MP_SPLIT_ROWS);
 	if (m->lm_head_bias)
 		VEC(&b, "lm_head.bias", MP_TC_LM_HEAD, m->vocab_size, 1, MP_SPLIT_ROWS);
+
+	/* modules the reader describes by shape (mp_model.extra) */
+	for (size_t i = 0; i < m->n_extra && i < MP_MAX_EXTRA_TENSORS; i++)
+		add_t(&b, m->extra[i].name, (mp_tensor_class)m->extra[i].cls, m->extra[i].rows, m->extra[i].cols,
+		      m->extra[i].count, MP_SPLIT_NONE, m->extra[i].vector, false);
 
 	/* a multimodal wrapper's image tower and projector (planner/vision.c) */
 	{
