@@ -106,6 +106,16 @@ bool hf_get_bool(hf_ctx *c, const char *const *keys, bool dflt)
 }
 
 
+uint64_t hf_mul(hf_ctx *c, uint64_t a, uint64_t b, const char *key)
+{
+	uint64_t out;
+
+	if (mp_mul_u64(a, b, &out) && out <= (UINT64_C(1) << 53))
+		return out;
+	hf_fail_key(c, key, "a width derived from this key overflows (it must stay below 2^53)");
+	return 0;
+}
+
 void hf_fail_key(hf_ctx *c, const char *key, const char *msg)
 {
 	char field[96];

@@ -102,7 +102,7 @@ static void gated_deltanet(hf_ctx *c, mp_model *m)
 	m->ssm.n_heads = hf_get_u64(c, KEYS("linear_num_value_heads"), 32);
 	m->ssm.head_dim = hf_get_u64(c, KEYS("linear_value_head_dim"), 128);
 	m->ssm.conv_kernel = hf_get_u64(c, KEYS("linear_conv_kernel_dim"), 4);
-	m->ssm.d_inner = m->ssm.n_heads * m->ssm.head_dim;
+	m->ssm.d_inner = hf_mul(c, m->ssm.n_heads, m->ssm.head_dim, "linear_num_value_heads");
 	m->attn_output_gate = true;
 	m->qk_norm = true;
 	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
@@ -206,7 +206,7 @@ static void decode_kimi_linear(hf_ctx *c, mp_model *m)
 	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1024);
 	shared = hf_get_u64(c, KEYS("num_shared_experts"), 1);
 	m->num_shared_experts = shared;
-	m->shared_expert_intermediate_size = shared * m->moe_intermediate_size;
+	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "moe_intermediate_size");
 	m->router_correction_buffer = true;
 	m->ssm.kind = MP_SSM_KDA;
 	m->ssm.n_heads = hf_get_u64(c, KEYS("linear_num_heads"), 32);
@@ -219,7 +219,7 @@ static void decode_kimi_linear(hf_ctx *c, mp_model *m)
 	m->ssm.conv_kernel = hf_get_u64(&lc, KEYS("short_conv_kernel_size"), m->ssm.conv_kernel);
 	c->st = lc.st;
 	m->ssm.d_state = m->ssm.head_dim; /* the forget and output gates' rank (f_a_proj: hidden -> head_dim) */
-	m->ssm.d_inner = m->ssm.n_heads * m->ssm.head_dim;
+	m->ssm.d_inner = hf_mul(c, m->ssm.n_heads, m->ssm.head_dim, "linear_num_heads");
 	if (!hf_has(c, "layer_types") && lc.cfg &&
 	    cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(lac, "full_attn_layers"))) {
 		const cJSON *v;
@@ -298,7 +298,7 @@ static void decode_minimax(hf_ctx *c, mp_model *m)
 	m->ssm.kind = MP_SSM_LIGHTNING;
 	m->ssm.n_heads = m->num_heads;
 	m->ssm.head_dim = m->head_dim;
-	m->ssm.d_inner = m->num_heads * m->head_dim;
+	m->ssm.d_inner = hf_mul(c, m->num_heads, m->head_dim, "num_attention_heads");
 	m->ssm.state_in_model_dtype = true;
 	m->sliding_window = hf_window(c, "sliding_window", 0);
 	if (!hf_has(c, "layer_types") && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(c->cfg, "attn_type_list"))) {
@@ -447,17 +447,17 @@ static void mamba2_keys(hf_ctx *c, mp_model *m, uint64_t heads, uint64_t state)
 	m->ssm.kind = MP_SSM_MAMBA2;
 	m->ssm.n_heads = hf_get_u64(c, KEYS("mamba_n_heads"), heads);
 	if (cJSON_IsString(dh) && strcmp(dh->valuestring, "auto") == 0)
-		m->ssm.head_dim = m->ssm.n_heads ? expand * m->hidden_size / m->ssm.n_heads : 0;
+		m->ssm.head_dim = m->ssm.n_heads ? hf_mul(c, expand, m->hidden_size, "mamba_expand") / m->ssm.n_heads : 0;
 	else
 		m->ssm.head_dim = hf_get_u64(c, KEYS("mamba_d_head"), 64);
 	m->ssm.d_state = hf_get_u64(c, KEYS("mamba_d_state"), state);
 	m->ssm.n_groups = hf_get_u64(c, KEYS("mamba_n_groups"), 1);
 	m->ssm.conv_kernel = hf_get_u64(c, KEYS("mamba_d_conv"), 4);
-	m->ssm.d_inner = expand * m->hidden_size;
+	m->ssm.d_inner = hf_mul(c, expand, m->hidden_size, "mamba_expand");
 	m->ssm.proj_bias = hf_get_bool(c, KEYS("mamba_proj_bias"), false);
 	m->ssm.conv_bias = hf_get_bool(c, KEYS("mamba_conv_bias"), true);
 	m->ssm.gated_norm = true;
-	if (c->st == MP_OK && m->ssm.n_heads * m->ssm.head_dim != m->ssm.d_inner)
+	if (c->st == MP_OK && hf_mul(c, m->ssm.n_heads, m->ssm.head_dim, "mamba_n_heads") != m->ssm.d_inner)
 		hf_fail_key(c, "mamba_n_heads", "mamba_n_heads x mamba_d_head must equal mamba_expand x hidden_size");
 }
 
@@ -508,7 +508,7 @@ static void decode_jamba(hf_ctx *c, mp_model *m)
 	m->ssm.kind = MP_SSM_MAMBA1;
 	m->ssm.d_state = hf_get_u64(c, KEYS("mamba_d_state"), 16);
 	m->ssm.conv_kernel = hf_get_u64(c, KEYS("mamba_d_conv"), 4);
-	m->ssm.d_inner = hf_get_u64(c, KEYS("mamba_expand"), 2) * m->hidden_size;
+	m->ssm.d_inner = hf_mul(c, hf_get_u64(c, KEYS("mamba_expand"), 2), m->hidden_size, "mamba_expand");
 	if (cJSON_IsString(r) && strcmp(r->valuestring, "auto") == 0)
 		m->ssm.dt_rank = (m->hidden_size + 15) / 16;
 	else if (cJSON_IsString(r))
@@ -644,7 +644,8 @@ static void decode_nemotron_h(hf_ctx *c, mp_model *m)
 	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 7688);
 	shared = hf_get_u64(c, KEYS("n_shared_experts"), 1);
 	m->num_shared_experts = shared;
-	m->shared_expert_intermediate_size = shared * hf_get_u64(c, KEYS("moe_shared_expert_intermediate_size"), 7688);
+	m->shared_expert_intermediate_size =
+	    hf_mul(c, shared, hf_get_u64(c, KEYS("moe_shared_expert_intermediate_size"), 7688), "n_shared_experts");
 	m->router_correction_buffer = true;
 	if (hf_has(c, "moe_latent_size"))
 		hf_fail_key(c, "moe_latent_size", "a latent MoE (moe_latent_size) is not modelled yet; leave it null");
@@ -654,7 +655,7 @@ static void decode_nemotron_h(hf_ctx *c, mp_model *m)
 	m->ssm.d_state = hf_get_u64(c, KEYS("ssm_state_size"), 128);
 	m->ssm.n_groups = hf_get_u64(c, KEYS("n_groups"), 8);
 	m->ssm.conv_kernel = hf_get_u64(c, KEYS("conv_kernel"), 4);
-	m->ssm.d_inner = m->ssm.n_heads * m->ssm.head_dim;
+	m->ssm.d_inner = hf_mul(c, m->ssm.n_heads, m->ssm.head_dim, "mamba_num_heads");
 	m->ssm.proj_bias = hf_get_bool(c, KEYS("mamba_proj_bias"), false);
 	m->ssm.conv_bias = hf_get_bool(c, KEYS("use_conv_bias"), true);
 	m->ssm.gated_norm = true;
@@ -724,7 +725,7 @@ static void decode_falcon_h1(hf_ctx *c, mp_model *m)
 	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 14336);
 	m->mlp_bias = hf_get_bool(c, KEYS("mlp_bias"), false);
 	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
-	d_ssm = hf_is_null(c, "mamba_d_ssm") ? hf_get_u64(c, KEYS("mamba_expand"), 2) * m->hidden_size
+	d_ssm = hf_is_null(c, "mamba_d_ssm") ? hf_mul(c, hf_get_u64(c, KEYS("mamba_expand"), 2), m->hidden_size, "mamba_expand")
 	                                     : hf_get_u64(c, KEYS("mamba_d_ssm"), 1024);
 	m->ssm.kind = MP_SSM_MAMBA2;
 	m->ssm.n_heads = hf_get_u64(c, KEYS("mamba_n_heads"), 128);
@@ -743,7 +744,7 @@ static void decode_falcon_h1(hf_ctx *c, mp_model *m)
 		hf_fail_key(c, "projectors_bias",
 		            "projectors_bias (out_proj) different from mamba_proj_bias (in_proj) is "
 		            "not modelled; the checkpoints set both false");
-	if (c->st == MP_OK && m->ssm.n_heads * m->ssm.head_dim != d_ssm)
+	if (c->st == MP_OK && hf_mul(c, m->ssm.n_heads, m->ssm.head_dim, "mamba_n_heads") != d_ssm)
 		hf_fail_key(c, "mamba_n_heads", "mamba_n_heads x mamba_d_head must equal mamba_d_ssm");
 	m->layer_pattern = true;
 	for (uint64_t i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++)
@@ -800,7 +801,7 @@ static void decode_zamba2(hf_ctx *c, mp_model *m)
 	expand = hf_get_u64(c, KEYS("mamba_expand"), 2);
 	m->ssm.kind = MP_SSM_MAMBA2;
 	m->ssm.n_heads = hf_get_u64(c, KEYS("n_mamba_heads"), 8);
-	m->ssm.d_inner = expand * h;
+	m->ssm.d_inner = hf_mul(c, expand, h, "mamba_expand");
 	m->ssm.head_dim = m->ssm.n_heads ? m->ssm.d_inner / m->ssm.n_heads : 0;
 	m->ssm.d_state = hf_get_u64(c, KEYS("mamba_d_state"), 64);
 	m->ssm.n_groups = hf_get_u64(c, KEYS("mamba_ngroups"), 1);

@@ -30,6 +30,9 @@ uint64_t hf_get_u64(hf_ctx *c, const char *const *keys, uint64_t dflt);
 double hf_get_double(hf_ctx *c, const cJSON *obj, const char *key, double dflt);
 bool hf_get_bool(hf_ctx *c, const char *const *keys, bool dflt);
 void hf_fail_key(hf_ctx *c, const char *key, const char *msg);
+/* a x b, or 0 and the error naming `key` when the product of two config values overflows 64 bits (a silent wrap would
+ * give a small, wrong model). */
+uint64_t hf_mul(hf_ctx *c, uint64_t a, uint64_t b, const char *key);
 /* head_dim: explicit, else hidden_size / heads (which must divide). */
 void hf_derive_head_dim(hf_ctx *c, mp_model *m, const char *heads_key);
 /* RoPE keys (rope_parameters, rope_scaling, partial_rotary_factor) into rotary_dim, rope_type and the scaled

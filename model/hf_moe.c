@@ -185,7 +185,7 @@ static void decode_mla(hf_ctx *c, const mla_row *d, mp_model *m)
 	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), d->moe_inter);
 	shared = hf_get_u64(c, KEYS("n_shared_experts"), d->shared);
 	m->num_shared_experts = shared;
-	m->shared_expert_intermediate_size = shared * m->moe_intermediate_size;
+	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "moe_intermediate_size");
 	m->first_dense_layers = hf_get_u64(c, KEYS("first_k_dense_replace"), d->first_dense);
 	if (m->first_dense_layers > m->num_layers)
 		m->first_dense_layers = m->num_layers;
@@ -275,7 +275,7 @@ static void decode_glm4_moe(hf_ctx *c, mp_model *m)
 	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1408);
 	shared = hf_get_u64(c, KEYS("n_shared_experts"), 1);
 	m->num_shared_experts = shared;
-	m->shared_expert_intermediate_size = shared * m->moe_intermediate_size;
+	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "moe_intermediate_size");
 	m->first_dense_layers = hf_get_u64(c, KEYS("first_k_dense_replace"), 1);
 	if (m->first_dense_layers > m->num_layers)
 		m->first_dense_layers = m->num_layers;
@@ -353,7 +353,7 @@ static void decode_ernie4_5_moe(hf_ctx *c, mp_model *m)
 	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1536);
 	shared = hf_get_u64(c, KEYS("moe_num_shared_experts"), 2);
 	m->num_shared_experts = shared;
-	m->shared_expert_intermediate_size = shared * m->moe_intermediate_size;
+	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "moe_intermediate_size");
 	m->router_bias = true;
 	start = hf_get_u64(c, KEYS("moe_layer_start_index"), 1);
 	{
@@ -415,7 +415,7 @@ static void decode_dots1(hf_ctx *c, mp_model *m)
 	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1408);
 	shared = hf_get_u64(c, KEYS("n_shared_experts"), 0);
 	m->num_shared_experts = shared;
-	m->shared_expert_intermediate_size = shared * m->moe_intermediate_size;
+	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "moe_intermediate_size");
 	m->first_dense_layers = hf_get_u64(c, KEYS("first_k_dense_replace"), 0);
 	if (m->first_dense_layers > m->num_layers)
 		m->first_dense_layers = m->num_layers;
@@ -609,7 +609,7 @@ static void decode_longcat_flash(hf_ctx *c, mp_model *m)
 	layers = hf_get_u64(c, KEYS("num_layers"), 28);
 	if (hf_has(c, "num_hidden_layers") && !hf_has(c, "num_layers"))
 		layers = hf_get_u64(c, KEYS("num_hidden_layers"), 56) / 2;
-	m->num_layers = 2 * layers;
+	m->num_layers = hf_mul(c, 2, layers, "num_layers");
 	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), 64);
 	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), m->num_heads);
 	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 131072);

@@ -131,7 +131,10 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 		if (strcmp(d->type, "qwen2_vl_vision") == 0) { /* embed_dim is the width; hidden_size the output */
 			v->hidden = hf_get_u64(&c, KEYS("embed_dim"), d->hidden);
 			v->out_hidden = hf_get_u64(&c, KEYS("hidden_size"), d->out_hidden);
-			v->intermediate = v->hidden * hf_get_u64(&c, KEYS("mlp_ratio"), 4);
+			uint64_t ratio = hf_get_u64(&c, KEYS("mlp_ratio"), 4);
+
+			if (!mp_mul_u64(v->hidden, ratio, &v->intermediate))
+				hf_fail_key(&c, "mlp_ratio", "embed_dim x mlp_ratio overflows 64 bits");
 		} else {
 			v->intermediate = hf_get_u64(&c, KEYS("intermediate_size"), v->intermediate);
 		}
@@ -150,6 +153,15 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 		                             : "num_hidden_layers",
 		            "the image tower's patch_size, hidden_size and num_hidden_layers must be at least 1");
 	if (c.st != MP_OK) {
+		top->st = c.st;
+		return;
+	}
+	/* every size below stays far under 2^64: the tower's own widths are checked by the planner (mp_model_validate) */
+	if (patch > (UINT64_C(1) << 16) || channels > 256 || temporal > 256 || image > (UINT64_C(1) << 24)) {
+		hf_fail_key(&c, patch > (UINT64_C(1) << 16) ? "patch_size" : image > (UINT64_C(1) << 24) ? "image_size"
+		                                                                                    : "num_channels",
+		            "the image tower's patch_size must be at most 65536, image_size 2^24, num_channels and "
+		            "temporal_patch_size 256");
 		top->st = c.st;
 		return;
 	}

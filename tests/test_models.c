@@ -615,6 +615,17 @@ static void test_issue14b_pieces(void **state)
 		assert_true(m.tie_word_embeddings);
 		assert_int_equal(pc.total - tied.total, UINT64_C(131072) * 5120);
 	}
+	/* a width derived from two config values that overflows is a 422 naming the key, never a wrapped count */
+	assert_int_equal(count_text("{\"model_type\":\"jamba\",\"mamba_expand\":9007199254740992,"
+	                            "\"hidden_size\":9007199254740992}",
+	                            &pc, &m, &err),
+	                 MP_EINVAL);
+	assert_string_equal(err.field, "/model/hf_config/mamba_expand");
+	assert_int_equal(count_text("{\"model_type\":\"llava\",\"vision_config\":{\"model_type\":\"clip_vision_model\","
+	                            "\"patch_size\":100000000}}",
+	                            &pc, &m, &err),
+	                 MP_EINVAL);
+	assert_string_equal(err.field, "/model/hf_config/vision_config/patch_size");
 	/* a wrapper's unknown decoder and tower are 422s naming the key */
 	assert_int_equal(count_text("{\"model_type\":\"llava\",\"text_config\":{\"model_type\":\"bert\"}}", &pc, &m, &err),
 	                 MP_EINVAL);
