@@ -26,8 +26,9 @@ DB      ?= var/memplan.db
 CORE_SRC    := core/base.c
 PLANNER_SRC := planner/core.c planner/model.c planner/device.c planner/inference.c planner/training.c \
                planner/roofline.c planner/step.c planner/activations.c planner/weights.c planner/kv.c \
-               planner/workspace.c planner/recurrent.c planner/engine.c planner/sdpa.c
-MODEL_SRC   := model/fields.c model/hf_config.c model/hf_types.c model/train_config.c model/hf_facts.c
+               planner/workspace.c planner/recurrent.c planner/engine.c planner/sdpa.c planner/vision.c
+MODEL_SRC   := model/fields.c model/hf_config.c model/hf_types.c model/hf_moe.c model/hf_wrap.c model/hf_hybrid.c \
+               model/train_config.c model/hf_facts.c
 DB_SRC      := db/store.c
 KERNELS_SRC := kernels/calib_common.c kernels/calib_cpu.c
 SERVICE_SRC := service/service.c service/defaults.c service/suggest.c service/plan.c service/fit.c service/capacity.c \

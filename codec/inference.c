@@ -87,6 +87,7 @@ static const mpm_field format_fields[] = {
 	{ .name = "lm_head", .type = MPM_F_DTYPE, .offset = FOFF(MP_TC_LM_HEAD), .dtypes = MPC_WEIGHT_DTYPES },
 	{ .name = "norms", .type = MPM_F_DTYPE, .offset = FOFF(MP_TC_NORMS), .dtypes = MPC_COMPUTE_DTYPES },
 	{ .name = "recurrent", .type = MPM_F_DTYPE, .offset = FOFF(MP_TC_RECURRENT), .dtypes = MPC_WEIGHT_DTYPES },
+	{ .name = "vision", .type = MPM_F_DTYPE, .offset = FOFF(MP_TC_VISION), .dtypes = MPC_WEIGHT_DTYPES },
 };
 
 void mpc_inference_job_init(mps_inference_job *j)
@@ -318,7 +319,7 @@ static cJSON *weights_json(const mp_inference_memory *mem)
 	for (int i = 0; i < MP_TC_COUNT; i++) {
 		cJSON *k;
 
-		/* classes after norms (recurrent) appear only in models that have them */
+		/* classes after norms (recurrent, vision) appear only in models that have them */
 		if (i > MP_TC_NORMS && mem->weights.cls[i].parameters == 0)
 			continue;
 		k = cJSON_AddObjectToObject(c, mp_tensor_class_name((mp_tensor_class)i));
@@ -479,16 +480,28 @@ static void add_notes(cJSON *notes, const mps_inference_plan *p)
 		note(notes, "MLA cache: the compressed latent (kv_lora_rank) plus the RoPE key (qk_rope_head_dim) per "
 			    "token per layer, replicated on every tensor-parallel rank, not split (vLLM, SGLang, "
 			    "llama.cpp); mla_kv_cache expanded gives transformers' full per-head K and V.");
-	if (p->no_performance)
-		note(notes, "No performance block: the step analysis models attention and MLP layers, not the recurrent "
-			    "(state-space) layers this model has.");
+	if (mem->kv.recurrent_layers && p->have_device)
+		note(notes, "Performance of the recurrent layers: their projections as matrix products and the scan as one "
+			    "vector operation per layer that reads and writes each sequence's state once per decode step "
+			    "(6 FLOPs per state value per token, 2 per conv tap); the state traffic counts in "
+			    "decode_kv_cache_read_bytes_per_step. Chunked-scan intermediates are not modelled.");
 	if (mem->kv.recurrent_layers)
 		note(notes, "Recurrent state: each of the kv_cache.recurrent_layers keeps a constant state per sequence "
-			    "(the conv state's last conv_kernel - 1 inputs in compute_dtype, the scan's state in fp32, as "
-			    "vLLM's Mamba layers hold them); kv_cache_bytes includes recurrent_state_bytes "
+			    "(the conv state's last conv_kernel - 1 inputs in compute_dtype, the scan's or linear attention's "
+			    "state in fp32 (MiniMax's lightning state in compute_dtype), as vLLM's Mamba and linear-attention "
+			    "layers hold them); kv_cache_bytes includes recurrent_state_bytes "
 			    "(recurrent_state_bytes_per_sequence x batch_size), which never grows with sequence_length. The "
 			    "prefill workspace counts the hidden states and logits only: the recurrent mixers' own "
 			    "transients (their in_proj outputs and scan chunks) are not in activations_bytes.");
+	if (p->model.arch.indexer_head_dim)
+		note(notes, "Sparse attention indexer: every layer with an indexer of its own also caches one indexer key "
+			    "(index_head_dim values) per token, in kv_cache_dtype, on every tensor-parallel rank; they are in "
+			    "kv_cache_bytes and bytes_per_token (vLLM keeps them in fp8 with a scale per 128 values).");
+	if (mem->weights.cls[MP_TC_VISION].parameters)
+		note(notes, "Vision: the image tower and projector (weights.classes.vision) are counted in the parameters "
+			    "and weights, in compute_dtype under a quantised weight_dtype (quantizers leave them in 16 bit; "
+			    "weight_formats.vision overrides), whole on every tensor-parallel rank; the KV cache and the "
+			    "prefill workspace are the decoder's (image tokens are not modelled).");
 	if (o->attention == MP_ATTENTION_NONE)
 		note(notes, "attention_implementation none: no prefill workspace (activations_bytes 0), the steady "
 			    "decode state only.");
@@ -599,8 +612,7 @@ cJSON *mpc_inference_plan_json(const mps_inference_request *rq, const mps_infere
 
 	if (p->have_device) {
 		mpc_add_item(doc, "fit", fit_json(&p->fit, &p->device));
-		if (!p->no_performance)
-			mpc_add_item(doc, "performance", performance_json(&p->perf));
+		mpc_add_item(doc, "performance", performance_json(&p->perf));
 	}
 	if (p->have_engine)
 		mpc_add_item(doc, "engine", mpc_engine_block_json(&p->job, p));

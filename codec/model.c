@@ -144,6 +144,8 @@ cJSON *mpc_model_json(const mps_model *m)
 	mpc_add_u64(c, "lm_head", m->params.lm_head);
 	if (m->params.recurrent) /* state-space mixers: only models that have them report the member */
 		mpc_add_u64(c, "recurrent", m->params.recurrent);
+	if (m->params.vision) /* a multimodal wrapper's image tower and projector */
+		mpc_add_u64(c, "vision", m->params.vision);
 	cJSON_AddBoolToObject(o, "tie_word_embeddings", m->arch.tie_word_embeddings);
 	return o;
 }

@@ -106,6 +106,16 @@ bool hf_get_bool(hf_ctx *c, const char *const *keys, bool dflt)
 }
 
 
+uint64_t hf_mul(hf_ctx *c, uint64_t a, uint64_t b, const char *key)
+{
+	uint64_t out;
+
+	if (mp_mul_u64(a, b, &out) && out <= (UINT64_C(1) << 53))
+		return out;
+	hf_fail_key(c, key, "a width derived from this key overflows (it must stay below 2^53)");
+	return 0;
+}
+
 void hf_fail_key(hf_ctx *c, const char *key, const char *msg)
 {
 	char field[96];
@@ -170,7 +180,7 @@ void hf_decode_rope(hf_ctx *c, mp_model *m, double partial_default)
 	else if (hf_has(c, "rotary_pct"))
 		partial = hf_get_double(c, c->cfg, "rotary_pct", partial);
 	if (scaling && cJSON_GetObjectItemCaseSensitive(scaling, "partial_rotary_factor")) {
-		hf_ctx sub = {scaling, sub_pointer, c->err, c->st};
+		hf_ctx sub = {scaling, sub_pointer, c->err, c->st, NULL};
 
 		partial = hf_get_double(&sub, scaling, "partial_rotary_factor", partial);
 		if (sub.st == MP_OK && (partial <= 0 || partial > 1))
@@ -196,7 +206,7 @@ void hf_decode_rope(hf_ctx *c, mp_model *m, double partial_default)
 		return;
 	m->rope_scaling = true;
 	{
-		hf_ctx sub = {scaling, sub_pointer, c->err, c->st};
+		hf_ctx sub = {scaling, sub_pointer, c->err, c->st, NULL};
 		uint64_t top = hf_get_u64(c, KEYS("original_max_position_embeddings"), m->max_position_embeddings);
 
 		sub.st = c->st;
@@ -323,6 +333,13 @@ static const hf_defaults llama_family[] = {
     /* Gemma3TextConfig: vocab 262208, hidden 2304, FFN 9216, 26 layers, 8 heads, kv 4, head_dim 256, 131072
      * positions, tied, sliding_window 4096 on 5 layers of 6 (sliding_window_pattern 6), q/k norms, 4 norms. */
     {"gemma3_text", 262208, 2304, 9216, 26, 8, 4, 256, 131072, true, false, 4096, 0, true, 4},
+    /* Qwen2VLTextConfig and Qwen2_5_VLTextConfig (the decoders of Qwen2-VL and Qwen2.5-VL): Qwen2's modules with
+     * the 72B's defaults: vocab 152064, hidden 8192, FFN 29568, 80 layers, 64 heads, kv 8, 32768 positions. */
+    {"qwen2_vl_text", 152064, 8192, 29568, 80, 64, 8, 0, 32768, false, true, 0, 0, false, 2},
+    {"qwen2_5_vl_text", 152064, 8192, 29568, 80, 64, 8, 0, 32768, false, true, 0, 0, false, 2},
+    /* Qwen3VLTextConfig (Qwen3-VL's decoder): Qwen3's modules; vocab 151936, hidden 4096, FFN 22016, 32 layers, 32
+     * heads, kv 32, head_dim 128, 128000 positions. */
+    {"qwen3_vl_text", 151936, 4096, 22016, 32, 32, 32, 128, 128000, false, false, 0, 0, true, 2},
 };
 
 static void decode_llama_family(hf_ctx *c, const hf_defaults *d, mp_model *m)
@@ -349,10 +366,10 @@ static void decode_llama_family(hf_ctx *c, const hf_defaults *d, mp_model *m)
 	m->qk_norm = d->qk_norm;
 	m->norms_per_layer = d->norms_per_layer;
 	m->sliding_window = hf_window(c, "sliding_window", d->sliding_window);
-	if (strcmp(d->model_type, "qwen2") == 0 || strcmp(d->model_type, "qwen3") == 0) {
+	if (strncmp(d->model_type, "qwen2", 5) == 0 || strncmp(d->model_type, "qwen3", 5) == 0) {
 		/* Qwen2Config/Qwen3Config: the window applies only with use_sliding_window, to the layers from
-		 * max_window_layers on. */
-		uint64_t from = hf_get_u64(c, KEYS("max_window_layers"), 28);
+		 * max_window_layers on (28; 80 in the VL text configs). */
+		uint64_t from = hf_get_u64(c, KEYS("max_window_layers"), strstr(d->model_type, "_vl") ? 80 : 28);
 
 		if (!hf_get_bool(c, KEYS("use_sliding_window"), false) || from >= m->num_layers)
 			m->sliding_window = 0;
@@ -524,63 +541,6 @@ static void decode_falcon(hf_ctx *c, mp_model *m)
 		hf_decode_rope(c, m, 1.0);
 }
 
-/*
- * DeepseekV3Config: vocab 129280, hidden 7168, FFN 18432 (dense layers), 61 layers, 128 heads, MLA with
- * q_lora_rank 1536, kv_lora_rank 512, qk_nope_head_dim 128, qk_rope_head_dim 64, v_head_dim 128; 256 routed
- * experts of 2048, top-8, n_shared_experts 1 (one MLP of n_shared x 2048), first_k_dense_replace 3, 4096
- * positions, untied, attention_bias False. e_score_correction_bias is a registered buffer of the router
- * (DeepseekV3TopkRouter), not a parameter: it takes memory but is not counted (modeling_deepseek_v3.py).
- * The multi-token-prediction layer 61 of the checkpoint is not built by transformers and not counted.
- */
-static void decode_deepseek_v3(hf_ctx *c, mp_model *m)
-{
-	uint64_t shared;
-
-	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 129280);
-	m->hidden_size = hf_get_u64(c, KEYS("hidden_size"), 7168);
-	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 18432);
-	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), 61);
-	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), 128);
-	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), 128);
-	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 4096);
-	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), false);
-	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
-	m->attn_kind = MP_ATTN_MLA;
-	/* q_lora_rank null means q is projected directly: get_u64 treats null as absent, so look first */
-	{
-		const cJSON *q = cJSON_GetObjectItemCaseSensitive(c->cfg, "q_lora_rank");
-
-		m->q_lora_rank = (q && cJSON_IsNull(q)) ? 0 : hf_get_u64(c, KEYS("q_lora_rank"), 1536);
-	}
-	m->kv_lora_rank = hf_get_u64(c, KEYS("kv_lora_rank"), 512);
-	m->qk_nope_head_dim = hf_get_u64(c, KEYS("qk_nope_head_dim"), 128);
-	m->qk_rope_head_dim = hf_get_u64(c, KEYS("qk_rope_head_dim"), 64);
-	m->v_head_dim = hf_get_u64(c, KEYS("v_head_dim"), 128);
-	m->head_dim = m->qk_nope_head_dim + m->qk_rope_head_dim;
-	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts"), 256);
-	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 8);
-	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 2048);
-	shared = hf_get_u64(c, KEYS("n_shared_experts"), 1);
-	m->num_shared_experts = shared;
-	m->shared_expert_intermediate_size = shared * m->moe_intermediate_size;
-	m->first_dense_layers = hf_get_u64(c, KEYS("first_k_dense_replace"), 3);
-	if (m->first_dense_layers > m->num_layers)
-		m->first_dense_layers = m->num_layers;
-	m->router_correction_buffer = true;
-	m->ffn_kind = MP_FFN_GATED;
-	m->norm_kind = MP_NORM_RMS;
-	m->norms_per_layer = 2;
-	m->final_norm = true;
-	{
-		uint64_t hd = m->head_dim;
-
-		m->head_dim = m->qk_rope_head_dim; /* RoPE rotates only the rope part */
-		hf_decode_rope(c, m, 1.0);
-		m->head_dim = hd;
-	}
-}
-
-
 static void dec_gpt2(hf_ctx *c, mp_model *m)
 {
 	decode_gpt2(c, m);
@@ -601,14 +561,25 @@ static void dec_q3moe(hf_ctx *c, mp_model *m)
 {
 	decode_qwen_moe(c, m, true);
 }
-static void dec_dsv3(hf_ctx *c, mp_model *m)
-{
-	decode_deepseek_v3(c, m);
-}
 
 static const hf_type other_types[] = {
     {"gpt2", dec_gpt2},       {"falcon", dec_falcon},   {"gpt_neox", dec_neox},
-    {"qwen2_moe", dec_q2moe}, {"qwen3_moe", dec_q3moe}, {"deepseek_v3", dec_dsv3},
+    {"qwen2_moe", dec_q2moe}, {"qwen3_moe", dec_q3moe},
+};
+
+/* Every table of types beyond the Llama family, in lookup order (one type is in one table). */
+typedef struct type_table {
+	const hf_type *types;
+	const size_t *count;
+} type_table;
+
+static const size_t other_count = sizeof(other_types) / sizeof(other_types[0]);
+static const type_table tables[] = {
+    {other_types, &other_count},
+    {mpm_hf_more_types, &mpm_hf_more_count},
+    {mpm_hf_moe_types, &mpm_hf_moe_count},
+    {mpm_hf_hybrid_types, &mpm_hf_hybrid_count},
+    {mpm_hf_wrapper_types, &mpm_hf_wrapper_count},
 };
 
 /* The supported model_type values, from the tables above (the one source), sorted, comma-separated. Built once. */
@@ -624,16 +595,14 @@ static int cmp_str(const void *a, const void *b)
 
 static void build_supported(void)
 {
-	const char *names[sizeof(llama_family) / sizeof(llama_family[0]) + sizeof(other_types) / sizeof(other_types[0]) +
-	                  256];
+	const char *names[sizeof(llama_family) / sizeof(llama_family[0]) + 256];
 	size_t n = 0, used = 0;
 
 	for (size_t i = 0; i < sizeof(llama_family) / sizeof(llama_family[0]); i++)
 		names[n++] = llama_family[i].model_type;
-	for (size_t i = 0; i < sizeof(other_types) / sizeof(other_types[0]); i++)
-		names[n++] = other_types[i].name;
-	for (size_t i = 0; i < mpm_hf_more_count && i < 256; i++)
-		names[n++] = mpm_hf_more_types[i].name;
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
+		for (size_t i = 0; i < *tables[t].count && n < sizeof(names) / sizeof(names[0]); i++)
+			names[n++] = tables[t].types[i].name;
 	qsort(names, n, sizeof(names[0]), cmp_str);
 	for (size_t i = 0; i < n; i++) {
 		int w = snprintf(supported + used, sizeof(supported) - used, "%s%s", i ? ", " : "", names[i]);
@@ -712,9 +681,30 @@ static const char *supported_list(void)
 	return mpm_supported_types();
 }
 
+bool hf_decode_type(hf_ctx *c, const char *type, bool text_only, mp_model *m)
+{
+	snprintf(m->model_type, sizeof(m->model_type), "%s", type);
+	for (size_t i = 0; i < sizeof(llama_family) / sizeof(llama_family[0]); i++)
+		if (strcmp(type, llama_family[i].model_type) == 0) {
+			decode_llama_family(c, &llama_family[i], m);
+			return true;
+		}
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
+		if (text_only && tables[t].types == mpm_hf_wrapper_types)
+			continue;
+		for (size_t i = 0; i < *tables[t].count; i++)
+			if (strcmp(type, tables[t].types[i].name) == 0) {
+				tables[t].types[i].decode(c, m);
+				return true;
+			}
+	}
+	m->model_type[0] = '\0';
+	return false;
+}
+
 mp_status mpm_from_hf(const cJSON *cfg, const char *pointer, mp_model *m, mp_error *err)
 {
-	hf_ctx c = {cfg, pointer, err, MP_OK};
+	hf_ctx c = {cfg, pointer, err, MP_OK, NULL};
 	const cJSON *type = cJSON_GetObjectItemCaseSensitive(cfg, "model_type");
 	char field[96];
 
@@ -723,38 +713,23 @@ mp_status mpm_from_hf(const cJSON *cfg, const char *pointer, mp_model *m, mp_err
 	snprintf(field, sizeof(field), "%s/model_type", pointer);
 	if (!cJSON_IsObject(cfg))
 		return mp_fail(err, MP_EINVAL, pointer, "hf_config must be a JSON object (a config.json)");
-	if (!cJSON_IsString(type))
-		return mp_fail(err, MP_EINVAL, field, "model_type is required; supported: %s",
-		               mpm_supported_types());
-	for (size_t i = 0; i < sizeof(llama_family) / sizeof(llama_family[0]); i++) {
-		if (strcmp(type->valuestring, llama_family[i].model_type) != 0)
-			continue;
-		snprintf(m->model_type, sizeof(m->model_type), "%s", type->valuestring);
-		decode_llama_family(&c, &llama_family[i], m);
-		if (c.st == MP_OK) {
-			mpm_training_extras(cfg, m);
-			mpm_config_facts(cfg, m);
-		}
-		return c.st;
+	if (!cJSON_IsString(type)) {
+		/* the list of every type no longer fits one message (mp_error.message): name how many and some */
+		size_t n = 1;
+
+		for (const char *p = mpm_supported_types(); *p; p++)
+			n += *p == ',';
+		return mp_fail(err, MP_EINVAL, field,
+			               "model_type is required: the config.json's \"model_type\", one of %zu types memplan "
+			               "reads (llama, mistral, qwen3, qwen3_moe, gemma3, deepseek_v3, gpt_oss, llama4, qwen3_next, "
+			               "mamba2, ...; README.md lists them all)",
+			               n);
 	}
-	for (size_t i = 0; i < sizeof(other_types) / sizeof(other_types[0]); i++) {
-		if (strcmp(type->valuestring, other_types[i].name) != 0)
-			continue;
-		snprintf(m->model_type, sizeof(m->model_type), "%s", type->valuestring);
-		other_types[i].decode(&c, m);
+	if (hf_decode_type(&c, type->valuestring, false, m)) {
 		if (c.st == MP_OK) {
-			mpm_training_extras(cfg, m);
-			mpm_config_facts(cfg, m);
+			mpm_training_extras(c.text ? c.text : cfg, m);
+			mpm_config_facts_of(cfg, c.text, m);
 		}
-		return c.st;
-	}
-	for (size_t i = 0; i < mpm_hf_more_count; i++) {
-		if (strcmp(type->valuestring, mpm_hf_more_types[i].name) != 0)
-			continue;
-		snprintf(m->model_type, sizeof(m->model_type), "%s", type->valuestring);
-		mpm_hf_more_types[i].decode(&c, m);
-		if (c.st == MP_OK)
-			mpm_training_extras(cfg, m);
 		return c.st;
 	}
 	{

@@ -194,3 +194,18 @@ void mpm_config_facts(const cJSON *cfg, mp_model *m)
 		used += (size_t)n;
 	}
 }
+
+void mpm_config_facts_of(const cJSON *cfg, const cJSON *text, mp_model *m)
+{
+	if (text == NULL || text == cfg) {
+		mpm_config_facts(cfg, m);
+		return;
+	}
+	/* the decoder's shape keys are the text_config's; a wrapper states its dtype and its quantization_config at
+	 * the top (Gemma-3, Llama-4, Mistral-3), sometimes in the text_config too: the decoder's own wins */
+	mpm_config_facts(text, m);
+	if (m->config_dtype == MP_DTYPE_INVALID)
+		m->config_dtype = config_dtype(cfg);
+	if (m->config_quant_dtype == MP_DTYPE_INVALID)
+		quantization(cfg, m);
+}

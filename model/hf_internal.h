@@ -15,6 +15,7 @@ typedef struct hf_ctx {
 	const char *pointer;	/* its JSON pointer in the request */
 	mp_error *err;
 	mp_status st;		/* the first error; every reader below is a no-op once it is set */
+	const cJSON *text;	/* set by a wrapper's decoder: the object its decoder's keys came from */
 } hf_ctx;
 
 #define KEYS(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -29,6 +30,9 @@ uint64_t hf_get_u64(hf_ctx *c, const char *const *keys, uint64_t dflt);
 double hf_get_double(hf_ctx *c, const cJSON *obj, const char *key, double dflt);
 bool hf_get_bool(hf_ctx *c, const char *const *keys, bool dflt);
 void hf_fail_key(hf_ctx *c, const char *key, const char *msg);
+/* a x b, or 0 and the error naming `key` when the product of two config values overflows 64 bits (a silent wrap would
+ * give a small, wrong model). */
+uint64_t hf_mul(hf_ctx *c, uint64_t a, uint64_t b, const char *key);
 /* head_dim: explicit, else hidden_size / heads (which must divide). */
 void hf_derive_head_dim(hf_ctx *c, mp_model *m, const char *heads_key);
 /* RoPE keys (rope_parameters, rope_scaling, partial_rotary_factor) into rotary_dim, rope_type and the scaled
@@ -52,5 +56,19 @@ typedef struct hf_type {
 /* The types of hf_types.c, and how many. */
 extern const hf_type mpm_hf_more_types[];
 extern const size_t mpm_hf_more_count;
+/* The mixture-of-experts types of hf_moe.c (the DeepSeek family's MLA rows, GQA decoders with experts). */
+extern const hf_type mpm_hf_moe_types[];
+extern const size_t mpm_hf_moe_count;
+
+/* The hybrid decoders of hf_hybrid.c (attention beside a linear-attention or convolution mixer). */
+extern const hf_type mpm_hf_hybrid_types[];
+extern const size_t mpm_hf_hybrid_count;
+/* The multimodal wrappers of hf_wrap.c (a decoder in text_config, or flat, beside a vision_config). */
+extern const hf_type mpm_hf_wrapper_types[];
+extern const size_t mpm_hf_wrapper_count;
+
+/* Decodes c->cfg as model_type `type` into *m (model_type set); text_only skips the wrappers (a text_config's type).
+ * False when no reader knows the type. */
+bool hf_decode_type(hf_ctx *c, const char *type, bool text_only, mp_model *m);
 
 #endif /* MPM_HF_INTERNAL_H */

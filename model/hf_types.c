@@ -99,6 +99,20 @@ static const dense_row dense_types[] = {
     {"bitnet", 128256, 2560, 6912, 30, 20, 5, 0, 2048, false, 0, 0, 2, 1.0, F_ATTN_BIAS | F_SUB_NORM},
     /* Ministral3Config: vocab 131072, FFN 14336, 34 layers, kv 8, head_dim 128, 262144 positions; no window. */
     {"ministral3", 131072, 4096, 14336, 34, 32, 8, 128, 262144, false, 0, 0, 2, 1.0, 0},
+    /* Exaone4Config (EXAONE 4.0): vocab 102400, FFN 16384, kv = heads, 2048 positions; post-attention and
+     * post-feedforward norms only (2 per layer); per-head q/k norms; sliding_window 4096 on three layers of four
+     * (sliding_window_pattern 4, or layer_types). */
+    {"exaone4", 102400, 4096, 16384, 32, 32, 0, 0, 2048, false, 4096, 4, 2, 1.0, F_QK_NORM},
+    /* NemotronConfig (Nemotron-4, Minitron): vocab 256000, hidden 6144, FFN 24576, 32 layers, 48 heads, 4096
+     * positions; LayerNorm1P (weight and bias) before attention and MLP and at the end; ReLU^2 MLP (up, down);
+     * attention_bias and mlp_bias (False); half of each head rotates. */
+    {"nemotron", 256000, 6144, 24576, 32, 48, 0, 0, 4096, false, 0, 0, 2, 0.5,
+     F_ATTN_BIAS | F_MLP_BIAS_KEY | F_PLAIN | F_LAYERNORM},
+    /* HunYuanDenseV1Config (Hunyuan-7B and its smaller siblings): vocab 290943, FFN 11008, 2048 positions;
+     * query_layernorm and key_layernorm (RMSNorm of head_dim) in every layer; attention_bias on q, k, v and o.
+     * transformers 5.24 builds it only with head_dim given (its getattr finds the class default None); absent,
+     * memplan derives hidden_size / heads as vLLM does. */
+    {"hunyuan_v1_dense", 290943, 4096, 11008, 32, 32, 0, 0, 2048, false, 0, 0, 2, 1.0, F_ATTN_BIAS | F_QK_NORM},
 };
 
 static void decode_dense(hf_ctx *c, const dense_row *d, mp_model *m)
@@ -189,6 +203,9 @@ DENSE(15)
 DENSE(16)
 DENSE(17)
 DENSE(18)
+DENSE(19)
+DENSE(20)
+DENSE(21)
 
 /*
  * GPTJConfig: vocab 50400, n_embd 4096, n_layer 28, n_head 16, n_positions 2048, n_inner None (4 x n_embd),
@@ -363,7 +380,8 @@ const hf_type mpm_hf_more_types[] = {
     {"cohere", dense_4},    {"cohere2", dense_5},  {"smollm3", dense_6},   {"arcee", dense_7},
     {"apertus", dense_8},   {"ernie4_5", dense_9}, {"exaone", dense_10},   {"glm", dense_11},
     {"glm4", dense_12},     {"starcoder2", dense_13}, {"stablelm", dense_14}, {"phi", dense_15},
-    {"seed_oss", dense_16}, {"bitnet", dense_17},  {"ministral3", dense_18}, {"gptj", decode_gptj},
+    {"seed_oss", dense_16}, {"bitnet", dense_17},  {"ministral3", dense_18}, {"exaone4", dense_19},
+    {"nemotron", dense_20}, {"hunyuan_v1_dense", dense_21}, {"gptj", decode_gptj},
     {"gpt_bigcode", decode_gpt_bigcode}, {"mamba", decode_mamba}, {"falcon_mamba", decode_mamba},
     {"mamba2", decode_mamba2}, {"gpt_oss", decode_gpt_oss},
 };

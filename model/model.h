@@ -66,5 +66,8 @@ void mpm_training_extras(const cJSON *cfg, mp_model *m);
  * vocab_size=32000, max_position_embeddings=2048".
  */
 void mpm_config_facts(const cJSON *cfg, mp_model *m);
+/* The same for a config whose decoder sits in text (a multimodal wrapper's text_config; NULL or cfg: a flat
+ * config): shape facts from text, dtype and quantization_config from text else from the top-level cfg. */
+void mpm_config_facts_of(const cJSON *cfg, const cJSON *text, mp_model *m);
 
 #endif /* MPM_MODEL_H */

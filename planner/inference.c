@@ -18,6 +18,10 @@ static bool ssm_degree_ok(const mp_model *m, uint64_t t)
 		return true;
 	if (m->ssm.d_inner % t != 0)
 		return false;
+	if (m->ssm.kind == MP_SSM_GATED_DELTANET || m->ssm.kind == MP_SSM_KDA || m->ssm.kind == MP_SSM_LIGHTNING)
+		/* vLLM GatedDeltaNet / KimiDeltaAttention / MiniMaxText01LinearAttention divide their heads (and the
+		 * delta net its key heads) over the ranks */
+		return m->ssm.n_heads % t == 0 && (m->ssm.kind != MP_SSM_GATED_DELTANET || m->ssm.n_groups % t == 0);
 	return m->ssm.kind != MP_SSM_MAMBA2 || m->ssm.n_heads % t == 0;
 }
 
@@ -27,7 +31,10 @@ static uint64_t tp_base(const mp_model *m)
 {
 	if (m->num_heads && mp_model_attention_layers(m) > 0)
 		return m->num_heads;
-	return m->ssm.kind == MP_SSM_MAMBA2 ? m->ssm.n_heads : m->ssm.d_inner;
+	return m->ssm.kind == MP_SSM_MAMBA2 || m->ssm.kind == MP_SSM_GATED_DELTANET || m->ssm.kind == MP_SSM_KDA ||
+	               m->ssm.kind == MP_SSM_LIGHTNING
+	           ? m->ssm.n_heads
+	           : m->ssm.d_inner;
 }
 
 bool mp_tp_degree_ok(const mp_model *m, uint64_t t)

@@ -18,7 +18,8 @@ static void layer_rows(const mp_model *m, mp_mla_cache mla, uint64_t tp, uint64_
 {
 	if (m->attn_kind == MP_ATTN_MLA && mla == MP_MLA_LATENT) {
 		/* DeepSeek-V2 sec. 2.1.2 (arXiv 2405.04434): c_KV (kv_lora_rank) and the shared RoPE key k^R
-		 * (qk_rope_head_dim) per token; every tensor-parallel rank holds all of it (vLLM MLA backend). */
+		 * (qk_rope_head_dim) per token; every tensor-parallel rank holds all of it (vLLM MLA backend).
+		 * DeepSeek-V3.2's indexer keys are their own term (mp_kv_cache). */
 		*k = m->kv_lora_rank + m->qk_rope_head_dim;
 		*v = 0;
 		d->kv_heads_per_gpu = 0;
@@ -124,6 +125,20 @@ mp_status mp_kv_cache(const mp_model *m, const mp_inference_req *req, const mp_i
 		return mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/sequence_length",
 		               "the KV cache for %llu tokens x %llu sequences overflows 64 bits",
 		               (unsigned long long)seq, (unsigned long long)req->batch_size);
+	if (mp_model_indexer_layers(m)) {
+		/* DeepSeek sparse attention: each layer with an indexer caches one key of index_head_dim per token
+		 * (transformers DynamicIndexedLayer.indexer_keys), on every rank; vLLM keeps it in a cache of its own,
+		 * fp8 with a scale per 128 values: here in kv_cache_dtype. Worked example (DeepseekV32Config, 61 layers,
+		 * 128 values, bf16): 15,616 bytes per token. */
+		uint64_t ib, il = mp_model_indexer_layers(m), per_tok, all;
+
+		if (!mp_dtype_bytes(req->kv_cache_dtype, m->indexer_head_dim, &ib) || !mp_mul_u64(ib, il, &per_tok) ||
+		    !mp_add_u64(d->bytes_per_token, per_tok, &d->bytes_per_token) ||
+		    !mp_mul_u64(per_tok, d->tokens_full, &all) || !mp_mul_u64(all, mult, &all) ||
+		    !mp_add_u64(*bytes, all, bytes))
+			return mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/sequence_length",
+			                  "the indexer keys for %llu tokens overflow 64 bits", (unsigned long long)seq);
+	}
 	return add_recurrent_state(m, req, o, tp, bytes, d, err);
 }
 

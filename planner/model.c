@@ -19,6 +19,24 @@ const char *mp_model_pointer(const mp_model *m)
 	return m->json_pointer[0] ? m->json_pointer : "/model";
 }
 
+/* The widths the linear mixers and the image tower multiply out (planner/recurrent.c, weights.c, vision.c) fit 64
+ * bits with room for the small factors (2, 3, 5) those files apply unchecked: each below 2^60. */
+static bool sizes_fit(const mp_model *m)
+{
+	const mp_ssm *s = &m->ssm;
+	const mp_vision *v = &m->vision;
+	const uint64_t cap = UINT64_C(1) << 60;
+	uint64_t kd, vd, hm, m2;
+
+	if (!mp_mul_u64(s->n_groups, s->d_state, &kd) || !mp_mul_u64(s->n_heads, s->head_dim, &vd) || kd >= cap / 4 ||
+	    vd >= cap / 4 || s->dt_rank >= cap || m->hidden_size >= cap / 8)
+		return false;
+	if (!mp_mul_u64(v->merge, v->merge, &m2) || !mp_mul_u64(v->hidden, m2 ? m2 : 1, &hm) || hm >= cap ||
+	    v->hidden >= cap / 4 || v->layers >= cap / 4 || v->deepstack >= cap || v->feature_layers >= cap)
+		return false;
+	return !(v->feature_layers && !mp_mul_u64(v->hidden, v->feature_layers, &hm));
+}
+
 mp_status mp_model_validate(const mp_model *m, mp_error *err)
 {
 	REQUIRE_POSITIVE(m->hidden_size, "hidden_size");
@@ -28,7 +46,31 @@ mp_status mp_model_validate(const mp_model *m, mp_error *err)
 		return mp_fail_at(err, MP_EINVAL, mp_model_pointer(m), "/num_hidden_layers",
 			       "num_hidden_layers is %llu; at most %d layers are supported",
 			       (unsigned long long)m->num_layers, MP_MAX_LAYERS);
-	if (m->ssm.kind != MP_SSM_NONE) {
+	for (size_t i = 0; i < m->n_extra && i < MP_MAX_EXTRA_TENSORS; i++) {
+		uint64_t n;
+
+		if (!mp_mul_u64(m->extra[i].rows, m->extra[i].cols, &n) || !mp_mul_u64(n, m->extra[i].count, &n))
+			return mp_fail(err, MP_EOVERFLOW, mp_model_pointer(m), "the model's %s tensors overflow 64 bits",
+			               m->extra[i].name);
+	}
+	if (!sizes_fit(m))
+		return mp_fail(err, MP_EOVERFLOW, mp_model_pointer(m),
+		               "the model's recurrent mixer or image tower widths overflow 64 bits");
+	if (m->ssm.kind >= MP_SSM_GATED_DELTANET) {
+		REQUIRE_POSITIVE(m->ssm.n_heads, "linear_num_heads");
+		if (m->ssm.kind != MP_SSM_SHORT_CONV)
+			REQUIRE_POSITIVE(m->ssm.head_dim, "linear_head_dim");
+		if (m->ssm.kind != MP_SSM_LIGHTNING)
+			REQUIRE_POSITIVE(m->ssm.conv_kernel, "linear_conv_kernel_dim");
+		if (m->ssm.kind == MP_SSM_GATED_DELTANET) {
+			REQUIRE_POSITIVE(m->ssm.n_groups, "linear_num_key_heads");
+			REQUIRE_POSITIVE(m->ssm.d_state, "linear_key_head_dim");
+			if (m->ssm.n_heads % m->ssm.n_groups != 0)
+				return mp_fail_at(err, MP_EINVAL, mp_model_pointer(m), "/linear_num_value_heads",
+				               "linear_num_value_heads (%llu) must be a multiple of linear_num_key_heads (%llu)",
+				               (unsigned long long)m->ssm.n_heads, (unsigned long long)m->ssm.n_groups);
+		}
+	} else if (m->ssm.kind != MP_SSM_NONE) {
 		REQUIRE_POSITIVE(m->ssm.d_inner, "intermediate_size");
 		REQUIRE_POSITIVE(m->ssm.d_state, "state_size");
 		REQUIRE_POSITIVE(m->ssm.conv_kernel, "conv_kernel");
@@ -65,7 +107,9 @@ ffn:
 	if (m->num_experts > 0) {
 		REQUIRE_POSITIVE(m->num_experts_per_tok, "num_experts_per_tok");
 		REQUIRE_POSITIVE(m->moe_intermediate_size, "moe_intermediate_size");
-		if (m->num_experts_per_tok > m->num_experts)
+		if (m->zero_experts >= (UINT64_C(1) << 40) || m->num_experts >= (UINT64_C(1) << 40))
+		return mp_fail(err, MP_EOVERFLOW, mp_model_pointer(m), "the expert counts overflow 64 bits");
+	if (m->num_experts_per_tok > m->num_experts + m->zero_experts)
 			return mp_fail_at(err, MP_EINVAL, mp_model_pointer(m), "/num_experts_per_tok",
 				       "num_experts_per_tok (%llu) must not exceed the number of experts (%llu)",
 				       (unsigned long long)m->num_experts_per_tok,
@@ -147,6 +191,21 @@ static bool mlp(uint64_t *acc, const mp_model *m, uint64_t f)
 	return ok && mp_add_u64(*acc, m->activation_params, acc) && mp_add_u64(*acc, m->ffn_sub_norm, acc);
 }
 
+/* DeepSeek-V3.2's indexer of one layer (modeling_deepseek_v32.py DeepseekV32Indexer): wq_b (q_lora_rank ->
+ * heads x dim), wk (hidden -> dim), k_norm (LayerNorm of dim: weight and bias), weights_proj (hidden -> heads).
+ * Worked example (DeepseekV32Config: 64 heads of 128, q_lora 1536, hidden 7168): 12,582,912 + 917,504 + 256 +
+ * 458,752 = 13,959,424 per layer. */
+static bool indexer(uint64_t *acc, const mp_model *m)
+{
+	uint64_t q;
+
+	if (m->indexer_head_dim == 0)
+		return true;
+	return mp_mul_u64(m->indexer_heads, m->indexer_head_dim, &q) && linear(acc, m->q_lora_rank, q, false) &&
+	       linear(acc, m->hidden_size, m->indexer_head_dim, false) && mp_muladd_u64(acc, 2, m->indexer_head_dim) &&
+	       linear(acc, m->hidden_size, m->indexer_heads, false);
+}
+
 /* Attention block of one layer (projections, biases, qk norms). */
 static bool attention(uint64_t *acc, const mp_model *m)
 {
@@ -175,7 +234,8 @@ static bool attention(uint64_t *acc, const mp_model *m)
 	}
 	if (!mp_mul_u64(m->num_heads, m->head_dim, &q_width) || !mp_mul_u64(m->num_kv_heads, m->head_dim, &kv_width))
 		return false;
-	if (!linear(acc, h, q_width, m->qkv_bias) || !linear(acc, h, kv_width, m->qkv_bias) ||
+	if ((m->attn_output_gate && !linear(acc, h, q_width, m->qkv_bias)) || /* the gate's rows of q_proj */
+	    !linear(acc, h, q_width, m->qkv_bias) || !linear(acc, h, kv_width, m->qkv_bias) ||
 	    !linear(acc, h, kv_width, m->qkv_bias) || !linear(acc, q_width, h, m->o_bias))
 		return false;
 	if (m->attention_sinks && !mp_add_u64(*acc, m->num_heads, acc))
@@ -226,6 +286,15 @@ bool mp_model_is_moe_layer(const mp_model *m, uint64_t i)
 	return true;
 }
 
+uint64_t mp_model_indexer_layers(const mp_model *m)
+{
+	uint64_t attn = mp_model_attention_layers(m);
+
+	if (m->indexer_head_dim == 0)
+		return 0;
+	return m->indexer_layers && m->indexer_layers < attn ? m->indexer_layers : attn;
+}
+
 uint64_t mp_model_sliding_layers(const mp_model *m)
 {
 	if (m->sliding_window == 0)
@@ -239,9 +308,10 @@ static bool experts(uint64_t *acc, uint64_t *active, const mp_model *m)
 {
 	uint64_t one = 0, shared = 0, router = 0;
 
-	if (!mlp(&one, m, m->moe_intermediate_size) || !linear(&router, m->hidden_size, m->num_experts, false))
+	if (!mlp(&one, m, m->moe_intermediate_size) ||
+	    !linear(&router, m->hidden_size, m->num_experts + m->zero_experts, false))
 		return false;
-	if (m->router_bias && !mp_add_u64(router, m->num_experts, &router))
+	if (m->router_bias && !mp_add_u64(router, m->num_experts + m->zero_experts, &router))
 		return false;
 	if (m->shared_expert_intermediate_size > 0 && !mlp(&shared, m, m->shared_expert_intermediate_size))
 		return false;
@@ -266,8 +336,15 @@ mp_status mp_count_parameters(const mp_model *m, mp_param_count *out, mp_error *
 	if (!mp_muladd_u64(&out->embedding, m->vocab_size, m->hidden_size) ||
 	    !mp_muladd_u64(&out->position_embedding, m->learned_position_embeddings, m->hidden_size))
 		goto overflow;
-	if (!attention(&attn_one, m) || !mp_mul_u64(attn_one, attn_layers, &out->attention))
+	if (!attention(&attn_one, m) ||
+	    !mp_mul_u64(attn_one, m->shared_block_params ? 0 : attn_layers, &out->attention))
 		goto overflow;
+	{
+		uint64_t idx_one = 0;
+
+		if (!indexer(&idx_one, m) || !mp_muladd_u64(&out->attention, idx_one, mp_model_indexer_layers(m)))
+			goto overflow;
+	}
 	if (m->ssm.kind != MP_SSM_NONE &&
 	    (!mp_ssm_layer_parameters(m, &ssm_one) || !mp_mul_u64(ssm_one, mp_model_ssm_layers(m), &out->recurrent)))
 		goto overflow;
@@ -285,10 +362,34 @@ mp_status mp_count_parameters(const mp_model *m, mp_param_count *out, mp_error *
 		goto overflow;
 	if (m->intermediate_size > 0 && !mlp(&mlp_one, m, m->intermediate_size))
 		goto overflow;
-	if (!mp_mul_u64(mlp_one, ffn_layers - moe_layers, &out->mlp) ||
+	if (!mp_mul_u64(mlp_one,
+	                m->shared_block_params ? 0 : m->moe_beside_dense ? ffn_layers : ffn_layers - moe_layers,
+	                &out->mlp) ||
 	    !mp_mul_u64(exp_one, moe_layers, &out->experts))
 		goto overflow;
 
+	{
+		mp_tensor vt[MP_MAX_VISION_TENSORS];
+		size_t nv = mp_vision_tensors(m, vt, MP_MAX_VISION_TENSORS);
+
+		for (size_t i = 0; i < nv && i < MP_MAX_VISION_TENSORS; i++) {
+			uint64_t n;
+
+			if (!mp_mul_u64(vt[i].rows, vt[i].cols, &n) || !mp_muladd_u64(&out->vision, n, vt[i].count))
+				goto overflow;
+		}
+	}
+	for (size_t i = 0; i < m->n_extra && i < MP_MAX_EXTRA_TENSORS; i++) {
+		const mp_extra_tensor *e = &m->extra[i];
+		uint64_t n, *to = e->cls == MP_TC_ATTENTION ? &out->attention
+		                  : e->cls == MP_TC_MLP     ? &out->mlp
+		                  : e->cls == MP_TC_NORMS   ? &out->norms
+		                  : e->cls == MP_TC_EXPERTS ? &out->experts
+		                                            : &out->recurrent;
+
+		if (!mp_mul_u64(e->rows, e->cols, &n) || !mp_muladd_u64(to, n, e->count))
+			goto overflow;
+	}
 	if (!m->tie_word_embeddings && !linear(&out->lm_head, m->hidden_size, m->vocab_size, m->lm_head_bias))
 		goto overflow;
 	if (m->tie_word_embeddings && m->lm_head_bias && !mp_add_u64(out->lm_head, m->vocab_size, &out->lm_head))
@@ -298,7 +399,8 @@ mp_status mp_count_parameters(const mp_model *m, mp_param_count *out, mp_error *
 	if (!mp_add_u64(out->total, out->position_embedding, &out->total) ||
 	    !mp_add_u64(out->total, out->attention, &out->total) || !mp_add_u64(out->total, out->mlp, &out->total) ||
 	    !mp_add_u64(out->total, out->experts, &out->total) || !mp_add_u64(out->total, out->norms, &out->total) ||
-	    !mp_add_u64(out->total, out->lm_head, &out->total) || !mp_add_u64(out->total, out->recurrent, &out->total))
+	    !mp_add_u64(out->total, out->lm_head, &out->total) || !mp_add_u64(out->total, out->recurrent, &out->total) ||
+	    !mp_add_u64(out->total, out->vision, &out->total))
 		goto overflow;
 	active_trunk = out->total - out->experts;
 	if (!mp_muladd_u64(&active_trunk, exp_active, moe_layers))

@@ -29,6 +29,7 @@ typedef enum mp_tensor_class {
 	MP_TC_LM_HEAD,        /* output projection (absent when tied) */
 	MP_TC_NORMS,          /* layer norms, final norm */
 	MP_TC_RECURRENT,      /* state-space mixers (Mamba in/out projections, conv, A, D, dt); reported when present */
+	MP_TC_VISION,         /* a multimodal wrapper's image tower and projector; reported when present */
 	MP_TC_COUNT
 } mp_tensor_class;
 
@@ -54,6 +55,7 @@ typedef struct mp_tensor {
 } mp_tensor;
 
 #define MP_MAX_TENSOR_KINDS 96
+#define MP_MAX_VISION_TENSORS 40 /* rows mp_vision_tensors can give (planner/vision.c) */
 
 typedef struct mp_tensor_list {
 	size_t n;

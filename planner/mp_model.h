@@ -29,6 +29,13 @@ typedef enum mp_ssm_kind {
 	MP_SSM_NONE = 0,
 	MP_SSM_MAMBA1 = 1,	/* Mamba (arXiv 2312.00752; transformers MambaMixer): selective scan over d_inner channels */
 	MP_SSM_MAMBA2 = 2,	/* Mamba-2 (arXiv 2405.21060; transformers Mamba2Mixer): SSD heads with grouped B and C */
+	/* --- appended for issue 14, second half: the linear-attention mixers --- */
+	MP_SSM_GATED_DELTANET = 3, /* gated delta net (arXiv 2412.06464; Qwen3-Next, Qwen3.5): n_groups key heads of
+				    * d_state, n_heads value heads of head_dim; a conv over q, k and v */
+	MP_SSM_KDA = 4,		/* Kimi delta attention (Kimi-Linear): n_heads heads of head_dim for q, k and v, low-rank
+				 * forget and output gates of rank d_state; a conv over q, k and v */
+	MP_SSM_LIGHTNING = 5,	/* lightning attention (MiniMax-01, arXiv 2501.08313): n_heads heads of head_dim, no conv */
+	MP_SSM_SHORT_CONV = 6,	/* gated short convolution (LFM2): in_proj to 3 x hidden, a depthwise conv of hidden */
 } mp_ssm_kind;
 
 typedef struct mp_ssm {
@@ -43,6 +50,10 @@ typedef struct mp_ssm {
 	bool proj_bias;		/* in_proj and out_proj carry biases (use_bias) */
 	bool conv_bias;		/* conv1d carries a bias (use_conv_bias) */
 	bool gated_norm;	/* Mamba-2: the gated RMSNorm over d_inner before out_proj (a weight of d_inner) */
+	/* --- appended for issue 14, second half --- */
+	bool state_in_model_dtype; /* the recurrent state is kept in the model's dtype (MiniMax's lightning cache), not
+				    * fp32 */
+	bool dt_bc_norms;	/* Jamba's Mamba: RMSNorm weights on dt (dt_rank), B and C (d_state each) */
 } mp_ssm;
 
 /* Per-layer flags when mp_model.layer_pattern is set: what a layer holds. Without a pattern every layer holds
@@ -57,6 +68,57 @@ typedef enum mp_attn_kind {
 } mp_attn_kind;
 
 #define MP_MAX_LAYERS 1024
+
+/* A module a reader describes by its shape because no field above models it (Zamba2's shared transformer blocks and
+ * their adapters): `count` tensors of rows x cols (a vector: rows 1), in tensor class `cls` (mp_tensor_class). Counted
+ * in the parameters (the component of its class) and listed in the weights, replicated on every rank. */
+typedef struct mp_extra_tensor {
+	const char *name;	/* static string */
+	uint8_t cls;		/* mp_tensor_class: MP_TC_ATTENTION, MP_TC_MLP, MP_TC_NORMS, ... */
+	bool vector;
+	uint64_t rows, cols, count;
+} mp_extra_tensor;
+
+#define MP_MAX_EXTRA_TENSORS 12
+
+/* How a multimodal wrapper's vision tower hands its features to the decoder (planner/vision.c names each module). */
+typedef enum mp_projector_kind {
+	MP_PROJECTOR_NONE = 0,
+	MP_PROJECTOR_GEMMA3 = 1,	/* Gemma 3: soft-embedding RMSNorm of the tower width, one projection matrix */
+	MP_PROJECTOR_MLP2 = 2,		/* LLaVA, Mistral 3: [norm, patch merger,] linear_1, GELU, linear_2 */
+	MP_PROJECTOR_QWEN_MERGER = 3,	/* Qwen2/2.5/3-VL: norm, fc1 over spatial_merge^2 patches, GELU, fc2 (+ DeepStack) */
+	MP_PROJECTOR_LLAMA4 = 4,	/* Llama 4: the pixel-shuffle adapter (fc1, fc2) in the tower, then linear_1 */
+} mp_projector_kind;
+
+/*
+ * A ViT image tower and its projector (Gemma 3's SigLIP, LLaVA's CLIP, Mistral 3's Pixtral, the Qwen-VL towers):
+ * counted in the parameters and the weights (tensor class "vision", its own format) but never in the KV cache,
+ * which is the decoder's. hidden = 0: no tower.
+ */
+typedef struct mp_vision {
+	uint64_t hidden;		/* tower width */
+	uint64_t layers;
+	uint64_t intermediate;		/* MLP width */
+	uint64_t patch_values;		/* inputs of one patch: channels x temporal_patch x patch x patch */
+	uint64_t positions;		/* rows of a learned position table (0: rotary positions) */
+	mp_norm_kind norm;		/* the blocks' norms (and pre/post norms) */
+	bool patch_bias;		/* the patch convolution carries a bias */
+	bool class_embedding;		/* CLIP's class token (hidden values) */
+	bool pre_norm, post_norm;	/* a norm before the first block (CLIP pre_layrnorm, Pixtral ln_pre), after the last */
+	bool fused_qkv;			/* one qkv projection (Qwen-VL): the same parameters as q, k and v */
+	bool attn_bias, mlp_bias;	/* biases on q, k, v, o; on the MLP's projections */
+	bool gated_mlp;			/* gate, up and down (Pixtral, Qwen2.5-VL), else fc1 and fc2 */
+	bool map_head;			/* SigLIP's attention-pooling head (vision_use_head) */
+	mp_projector_kind projector;
+	uint64_t out_hidden;		/* the decoder's width (the projector's output) */
+	uint64_t feature_layers;	/* tower layers concatenated into the projector (LLaVA vision_feature_layer list) */
+	uint64_t merge;			/* spatial_merge_size: merge x merge patches into one token (1 = none) */
+	mp_norm_kind projector_norm;	/* MLP2: MP_NORM_NONE or RMS (Mistral 3); merger: LayerNorm or RMS */
+	bool projector_bias;		/* MLP2: biases on linear_1 and linear_2 (multimodal_projector_bias) */
+	uint64_t deepstack;		/* Qwen3-VL: DeepStack mergers (one per deepstack_visual_indexes entry) */
+	uint64_t adapter_in, adapter_out; /* Llama 4: projector_input_dim, projector_output_dim of the adapter */
+	uint64_t feature_dim;		/* Llama 4: vision_output_dim, the projector's input */
+} mp_vision;
 
 typedef struct mp_model {
 	char model_type[32];		/* "llama", "qwen2", ... or "custom" */
@@ -157,6 +219,26 @@ typedef struct mp_model {
 	 * counts the tanh outputs autograd keeps (activations.c, training.c) */
 	bool attn_logit_softcapping;	/* on the attention scores (eager attention) */
 	bool final_logit_softcapping;	/* on the logits */
+	/* --- appended for issue 14, second half --- */
+	/* DeepSeek sparse attention's lightning indexer (DeepSeek-V3.2, arXiv 2512.02556; modeling_deepseek_v32.py
+	 * DeepseekV32Indexer): per attention layer wq_b (heads x dim from q_lora_rank), wk (dim from hidden), k_norm (a
+	 * LayerNorm of dim), weights_proj (heads from hidden); it caches one key of indexer_head_dim per token. */
+	uint64_t indexer_heads;
+	uint64_t indexer_head_dim;	/* 0 = no indexer */
+	uint64_t indexer_topk;		/* keys each query attends to after the indexer's selection (index_topk) */
+	uint64_t indexer_layers;	/* layers with an indexer of their own (GLM-5's "shared" layers reuse the previous
+					 * one's selection: no weights, no cached keys); 0 = every attention layer */
+	mp_vision vision;		/* a multimodal wrapper's image tower and projector (vision.hidden 0: none) */
+	bool attn_output_gate;		/* gated attention (Qwen3-Next, Qwen3.5): q_proj also projects a per-head gate
+					 * (heads x head_dim more rows) */
+	bool moe_beside_dense;		/* MoE layers keep their dense MLP too (LongCat-Flash's shortcut MoE) */
+	/* The attention and dense MLP weights of the attention layers are shared blocks, listed in extra with their own
+	 * shapes (Zamba2): the layers keep their KV cache and their ops, not weights of their own. */
+	bool shared_block_params;
+	uint64_t attn_input_size;	/* q, k and v project from this width (Zamba2: 2 x hidden); 0 = hidden_size */
+	size_t n_extra;
+	mp_extra_tensor extra[MP_MAX_EXTRA_TENSORS];
+	uint64_t zero_experts;		/* LongCat-Flash's zero-computation experts: router rows, no weights */
 } mp_model;
 
 /* ---------------------------------------------------------------------------------------------------------
@@ -194,6 +276,9 @@ const char *mp_model_pointer(const mp_model *m);
 /* Is layer i (0-based) a mixture-of-experts layer? first_dense_layers, moe_layer_step and
  * dense_layer_mask together decide (transformers: first_k_dense_replace, decoder_sparse_step, mlp_only_layers). */
 bool mp_model_is_moe_layer(const mp_model *m, uint64_t i);
+
+/* How many layers run an indexer of their own (0 without one). */
+uint64_t mp_model_indexer_layers(const mp_model *m);
 
 /* How many layers use the sliding window (0 when the model has none). */
 uint64_t mp_model_sliding_layers(const mp_model *m);
@@ -245,6 +330,7 @@ typedef struct mp_param_count {
 	uint64_t active_per_token;	/* MoE: parameters a token touches (top-k routed + shared); = total if dense */
 	/* --- appended for issue 14 --- */
 	uint64_t recurrent;		/* all layers: the state-space mixers (in/out projections, conv, A, D, dt) */
+	uint64_t vision;		/* a multimodal wrapper's image tower and projector */
 } mp_param_count;
 
 /*
@@ -255,6 +341,12 @@ typedef struct mp_param_count {
  * Errors: MP_EINVAL (validation), MP_EOVERFLOW.
  */
 mp_status mp_count_parameters(const mp_model *m, mp_param_count *out, mp_error *err);
+
+/* The image tower's and projector's tensors (planner/vision.c: each module and its source), at most cap of them, in
+ * class MP_TC_VISION and replicated on every tensor-parallel rank; returns how many there are (0 without a tower).
+ * Their parameters are mp_param_count.vision. */
+struct mp_tensor;
+size_t mp_vision_tensors(const mp_model *m, struct mp_tensor *out, size_t cap);
 
 /* Parameters of one layer's recurrent mixer (m->ssm; 0 without one) into *out (planner/recurrent.c, where each
  * term and its source are). False on overflow. */

@@ -3,7 +3,8 @@
  * model (norms, QKV, attention, output projection, MLP or experts, residuals, head), places each on the
  * device's roofline (roofline.c) and sums the floors. Reads mp_model's fields only; no I/O, no allocation.
  * Sources: the model shapes as transformers builds them (modeling_llama.py, modeling_mixtral.py,
- * modeling_deepseek_v3.py); MoE expert coverage assumes uniform routing.
+ * modeling_deepseek_v3.py, the recurrent mixers of planner/recurrent.c); MoE expert coverage assumes uniform routing;
+ * layer patterns (hybrids) decide which layers attend, run a recurrent mixer or hold a feed-forward block.
  */
 #include <math.h>
 #include <stdio.h>
@@ -98,27 +99,145 @@ static mp_status vector_op(builder *b, const char *name, uint64_t count, mp_op_k
 	return add(b, name, count, &op, 0);
 }
 
-/* Layers whose MLP is a routed MoE (deepseek first_k_dense_replace, qwen2_moe decoder_sparse_step). */
+/* Layers whose MLP is a routed MoE (deepseek first_k_dense_replace, qwen2_moe decoder_sparse_step, mlp_only_layers,
+ * mlp_layer_types and the other per-layer masks: mp_model_is_moe_layer). */
 static uint64_t moe_layers(const mp_model *m)
 {
 	uint64_t n = 0;
 
-	if (m->num_experts == 0)
-		return 0;
-	for (uint64_t i = m->first_dense_layers; i < m->num_layers; i++)
-		if (m->moe_layer_step <= 1 || (i + 1) % m->moe_layer_step == 0)
-			n++;
+	for (uint64_t i = 0; i < m->num_layers; i++)
+		n += mp_model_is_moe_layer(m, i);
 	return n;
+}
+
+/*
+ * The recurrent mixers of one step, per GPU (planner/recurrent.c's shapes; vLLM's kernels): the input projection,
+ * the scan (or linear-attention update) over each sequence's state, the output projection. The scan reads and
+ * writes each sequence's state once per decode step (prefill: writes it once, after the chunked scan), plus its
+ * conv inputs and outputs; its FLOPs are 6 per state value per token (the decay multiply, the rank-1 update's
+ * multiply-add and the readout's multiply-add: Mamba's selective scan, arXiv 2312.00752 sec. 3.3; the delta rule of
+ * arXiv 2412.06464 eq. 10 has the same terms) and 2 per conv tap. The state traffic counts as KV reads (the state is
+ * in kv_cache_bytes). Worked example (tests/test_roofline.c): mamba-130m decode, batch 1: 24 layers x (1536 x 16 x 6 +
+ * 1536 x 4 x 2) = 3,833,856 scan FLOPs, reading and writing 24 x 107,520 state bytes twice over.
+ */
+static mp_status recurrent_ops(builder *b, const mp_model *full, const mp_model *m, mp_phase phase,
+                               const mp_step_req *req, uint64_t tp)
+{
+	const mp_ssm *s = &m->ssm;
+	uint64_t S = mp_model_ssm_layers(full), h = m->hidden_size, in = 0, out_in = 0, conv = 0, tokens, n;
+	uint64_t kd = s->n_groups * s->d_state, vd = s->n_heads * s->head_dim, sv;
+	mp_recurrent_state rs;
+	mp_dtype state_dtype = s->state_in_model_dtype ? b->act : MP_DTYPE_FP32;
+	uint64_t per_value = state_dtype == MP_DTYPE_FP32 ? 4 : 2;
+	mp_op op;
+	mp_status st;
+	double state_bytes, io_bytes;
+
+	if (S == 0)
+		return MP_OK;
+	switch (s->kind) {
+	case MP_SSM_MAMBA1:
+		in = 2 * s->d_inner;
+		out_in = s->d_inner;
+		conv = s->d_inner;
+		break;
+	case MP_SSM_MAMBA2:
+		conv = s->d_inner + 2 * s->n_groups * s->d_state;
+		in = s->d_inner + conv + s->n_heads;
+		out_in = s->d_inner;
+		break;
+	case MP_SSM_GATED_DELTANET:
+		conv = 2 * kd + vd;
+		in = 2 * kd + 2 * vd + 2 * s->n_heads;
+		out_in = vd;
+		break;
+	case MP_SSM_KDA:
+		conv = 3 * vd;
+		in = 3 * vd + s->n_heads + 2 * s->d_state;
+		out_in = vd;
+		break;
+	case MP_SSM_LIGHTNING:
+		in = 4 * vd;
+		out_in = vd;
+		break;
+	default: /* short conv */
+		conv = h;
+		in = 3 * h;
+		out_in = h;
+		break;
+	}
+	st = linear(b, "mixer_in_proj", S, b->tokens, h, in);
+	if (st == MP_OK && s->kind == MP_SSM_MAMBA1)
+		st = linear(b, "mixer_x_dt_proj", S, b->tokens, s->d_inner, 2 * s->d_state + 2 * s->dt_rank);
+	if (st == MP_OK && s->kind == MP_SSM_KDA)
+		st = linear(b, "mixer_gates_b", 2 * S, b->tokens, s->d_state, vd);
+	if (st == MP_OK)
+		st = linear(b, "mixer_out_proj", S, b->tokens, out_in, h);
+	if (st != MP_OK || b->matmuls_only)
+		return st;
+	st = mp_recurrent_state_bytes(full, b->act, MP_DTYPE_FP32, tp, &rs, b->err);
+	if (st != MP_OK)
+		return st;
+	sv = rs.ssm_bytes_per_layer / per_value;
+	tokens = phase == MP_PHASE_DECODE ? 1 : req->prompt_tokens;
+	state_bytes = (double)req->batch_size * ((phase == MP_PHASE_DECODE ? 2.0 : 1.0) *
+	                                         (double)(rs.ssm_bytes_per_layer + rs.conv_bytes_per_layer));
+	if (!mp_mul_u64(b->tokens, conv + out_in, &n) || !mp_dtype_bytes(b->act, n, &n))
+		return mp_fail_at(b->err, MP_EOVERFLOW, b->req->json_pointer, "/batch_size", "scan bytes overflow 64 bits");
+	io_bytes = (double)n;
+	memset(&op, 0, sizeof(op));
+	op.kind = MP_OP_RAW;
+	op.unit = MP_UNIT_VECTOR;
+	op.dtype = b->act;
+	op.compute_dtype = state_dtype;
+	op.flops = (double)req->batch_size * (double)tokens *
+	           (6.0 * (double)sv + 2.0 * (double)conv * (double)(s->conv_kernel ? s->conv_kernel : 0));
+	op.bytes = (uint64_t)llround(state_bytes + io_bytes);
+	st = add(b, "mixer_scan", S, &op, 0);
+	if (st == MP_OK)
+		b->s->kv_read_bytes += (double)S * state_bytes;
+	return st;
+}
+
+/* DeepSeek sparse attention's lightning indexer on the layers that run one (planner/model.c names its weights): its
+ * projections, and the scoring of every cached key by every indexer head (index_head_dim wide, the keys read once
+ * per step in kv_cache_dtype). `pairs` is the query-key pairs of full causal attention. */
+static mp_status indexer_ops(builder *b, const mp_model *m, mp_phase phase, const mp_step_req *req, double pairs,
+                             uint64_t kv_tokens)
+{
+	uint64_t IL = mp_model_indexer_layers(m), kb = 0, t;
+	mp_op op;
+	mp_status st;
+
+	(void)phase;
+	st = linear(b, "indexer_q", IL, b->tokens, m->q_lora_rank, m->indexer_heads * m->indexer_head_dim);
+	if (st == MP_OK)
+		st = linear(b, "indexer_k_w", IL, b->tokens, m->hidden_size, m->indexer_head_dim + m->indexer_heads);
+	if (st != MP_OK)
+		return st;
+	if (!mp_mul_u64(req->batch_size, kv_tokens, &t) || !mp_mul_u64(t, m->indexer_head_dim, &t) ||
+	    !mp_dtype_bytes(b->kv, t, &kb))
+		return mp_fail_at(b->err, MP_EOVERFLOW, b->req->json_pointer, "/batch_size", "indexer bytes overflow 64 bits");
+	memset(&op, 0, sizeof(op));
+	op.kind = MP_OP_RAW;
+	op.unit = MP_UNIT_MATRIX;
+	op.dtype = b->act;
+	op.flops = 2.0 * (double)req->batch_size * (double)m->indexer_heads * pairs * (double)m->indexer_head_dim;
+	op.bytes = kb;
+	st = add(b, "indexer", IL, &op, 0);
+	if (st == MP_OK)
+		b->s->kv_read_bytes += (double)IL * (double)kb;
+	return st;
 }
 
 static mp_status attention_ops(builder *b, const mp_model *m, mp_phase phase, const mp_step_req *req)
 {
-	uint64_t L = m->num_layers, local = 0, q_tokens, kv_tokens;
+	uint64_t L = mp_model_attention_layers(m), local = mp_model_sliding_layers(m), q_tokens, kv_tokens;
 	mp_op op;
 	mp_status st;
 
-	if (m->sliding_window)
-		local = m->sliding_window_layers ? m->sliding_window_layers : L;
+	if (L == 0)
+		return MP_OK; /* a recurrent model: no attention layer */
 	if (local > L)
 		local = L;
 	q_tokens = phase == MP_PHASE_DECODE ? 1 : req->prompt_tokens;
@@ -146,9 +265,25 @@ static mp_status attention_ops(builder *b, const mp_model *m, mp_phase phase, co
 		/* Absorbed MLA (DeepSeek-V2 sec. 2.1.2): every head scores the shared latent (kv_lora + rope wide)
 		 * and sums it (kv_lora wide); the cache holds one latent per token. */
 		pairs = phase == MP_PHASE_DECODE ? (double)kv_tokens : (double)q_tokens * ((double)q_tokens + 1) / 2;
+		if (m->indexer_head_dim && m->indexer_topk) {
+			/* DeepSeek sparse attention (DeepSeek-V3.2, arXiv 2512.02556 sec. 2.1): each query attends to the
+			 * index_topk keys its indexer selects; the indexer itself scores every key */
+			double K = (double)m->indexer_topk, T = (double)q_tokens, all = pairs;
+
+			pairs = phase == MP_PHASE_DECODE ? fmin((double)kv_tokens, K)
+			        : T <= K                 ? pairs
+			                                 : K * (K + 1) / 2 + (T - K) * K;
+			st = indexer_ops(b, m, phase, req, all, kv_tokens);
+			if (st != MP_OK)
+				return st;
+		}
 		flops = 2.0 * (double)req->batch_size * (double)m->num_heads * pairs * (double)(lat + m->kv_lora_rank);
-		if (!mp_mul_u64(req->batch_size, kv_tokens, &t) || !mp_mul_u64(t, lat, &t) ||
-		    !mp_dtype_bytes(b->kv, t, &bytes))
+		if (!mp_mul_u64(req->batch_size,
+		                phase == MP_PHASE_DECODE && m->indexer_head_dim && m->indexer_topk && m->indexer_topk < kv_tokens
+		                    ? m->indexer_topk
+		                    : kv_tokens,
+		                &t) ||
+		    !mp_mul_u64(t, lat, &t) || !mp_dtype_bytes(b->kv, t, &bytes))
 			return mp_fail_at(b->err, MP_EOVERFLOW, b->req->json_pointer, "/batch_size", "KV bytes overflow 64 bits");
 		memset(&op, 0, sizeof(op));
 		op.kind = MP_OP_RAW;
@@ -162,7 +297,8 @@ static mp_status attention_ops(builder *b, const mp_model *m, mp_phase phase, co
 		return st;
 	}
 
-	st = linear(b, "qkv", L, b->tokens, m->hidden_size, (m->num_heads + 2 * m->num_kv_heads) * m->head_dim);
+	st = linear(b, "qkv", L, b->tokens, m->attn_input_size ? m->attn_input_size : m->hidden_size,
+	            (m->num_heads + 2 * m->num_kv_heads) * m->head_dim);
 	if (st != MP_OK || b->matmuls_only)
 		return st;
 	memset(&op, 0, sizeof(op));
@@ -200,7 +336,8 @@ static mp_status attention_ops(builder *b, const mp_model *m, mp_phase phase, co
 
 static mp_status mlp_ops(builder *b, const mp_model *m)
 {
-	uint64_t moe = moe_layers(m), dense = m->num_layers - moe;
+	uint64_t moe = moe_layers(m), ffn = mp_model_ffn_layers(m),
+	         dense = m->moe_beside_dense ? ffn : (ffn > moe ? ffn - moe : 0);
 	bool gated = m->ffn_kind == MP_FFN_GATED;
 	uint64_t up_mult = gated ? 2 : 1;
 	double act_flops = gated ? 4 : 8; /* silu(g) * u; tanh-GELU */
@@ -233,7 +370,7 @@ static mp_status mlp_ops(builder *b, const mp_model *m)
 		/* Distinct experts hit by tokens x top-k uniform draws: E (1 - (1 - k/E)^tokens). */
 		active = (double)E * (1.0 - pow(1.0 - (double)k / (double)E, (double)b->tokens));
 		b->s->active_experts = active;
-		st = linear(b, "router", moe, b->tokens, m->hidden_size, E);
+		st = linear(b, "router", moe, b->tokens, m->hidden_size, E + m->zero_experts);
 		if (st != MP_OK)
 			return st;
 		if (!mp_mul_u64(m->hidden_size, up_mult * ffn, &n) || !mp_dtype_bytes(b->w, n, &expert_up) ||
@@ -293,11 +430,7 @@ static mp_status check(const mp_model *m, mp_phase phase, const mp_step_req *req
 	if (phase == MP_PHASE_PREFILL && (req->prompt_tokens < 1 || req->prompt_tokens > MP_MAX_SEQUENCE_LENGTH))
 		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/prompt_tokens", "prompt_tokens must be between 1 and %llu",
 		               (unsigned long long)MP_MAX_SEQUENCE_LENGTH);
-	if (mp_model_ssm_layers(m) > 0)
-		return mp_fail(err, MP_EUNSUPPORTED, mp_model_pointer(m),
-		               "the step analysis models attention and MLP layers, not the recurrent (state-space) layers "
-		               "of model_type %s", m->model_type);
-	if (m->hidden_size == 0 || m->num_heads == 0 || m->vocab_size == 0)
+	if (m->hidden_size == 0 || (m->num_heads == 0 && mp_model_attention_layers(m) > 0) || m->vocab_size == 0)
 		return mp_fail(err, MP_EINVAL, mp_model_pointer(m), "the step analysis needs hidden_size, heads and vocab_size");
 	/* the same context rule as the plans: the decode step writes position context_tokens + 1 */
 	if (phase == MP_PHASE_DECODE)
@@ -318,6 +451,10 @@ static void shard(mp_model *m, uint64_t tp)
 	m->moe_intermediate_size /= tp;
 	m->shared_expert_intermediate_size /= tp;
 	m->vocab_size = (m->vocab_size + tp - 1) / tp;
+	/* recurrent mixers: channels, heads and groups split (vLLM's MambaMixer2 keeps a whole group per rank) */
+	m->ssm.d_inner /= tp;
+	m->ssm.n_heads = m->ssm.n_heads >= tp ? m->ssm.n_heads / tp : 1;
+	m->ssm.n_groups = m->ssm.n_groups >= tp ? m->ssm.n_groups / tp : (m->ssm.n_groups ? 1 : 0);
 }
 
 mp_status mp_step_analyze(const mp_model *model, const mp_device *d, mp_phase phase, const mp_step_req *req,
@@ -371,7 +508,9 @@ mp_status mp_step_analyze(const mp_model *model, const mp_device *d, mp_phase ph
 		if (st == MP_OK)
 			st = attention_ops(&b, m, phase, req);
 		if (st == MP_OK)
-			st = linear(&b, "o_proj", L, b.tokens, o_in, m->hidden_size);
+			st = linear(&b, "o_proj", mp_model_attention_layers(m), b.tokens, o_in, m->hidden_size);
+		if (st == MP_OK)
+			st = recurrent_ops(&b, model, m, phase, req, tp);
 		if (st == MP_OK)
 			st = mlp_ops(&b, m);
 		if (st == MP_OK)

@@ -11,7 +11,7 @@
 const char *mp_tensor_class_name(mp_tensor_class c)
 {
 	static const char *const names[MP_TC_COUNT] = {"embeddings", "attention", "mlp", "experts", "lm_head", "norms",
-	                                                       "recurrent"};
+	                                                       "recurrent", "vision"};
 
 	return (unsigned)c < MP_TC_COUNT ? names[c] : "invalid";
 }
@@ -73,6 +73,54 @@ static void mlp(builder *b, const mp_model *m, const char *gate, const char *up,
 		VEC(b, "mlp.ffn_sub_norm", cls, m->ffn_sub_norm, count, MP_SPLIT_ROWS);
 }
 
+/* The linear-attention mixers' tensors (planner/recurrent.c names each module and its source), `count` layers.
+ * Heads split over tensor-parallel ranks (vLLM's GatedDeltaNet, KimiDeltaAttention, MiniMaxText01LinearAttention and
+ * ShortConv shard their projections by head). */
+static void linear_mixer_tensors(builder *b, const mp_model *m, uint64_t count)
+{
+	const mp_ssm *s = &m->ssm;
+	uint64_t h = m->hidden_size, kd = s->n_groups * s->d_state, vd = s->n_heads * s->head_dim;
+
+	switch (s->kind) {
+	case MP_SSM_GATED_DELTANET:
+		MAT(b, "linear_attn.in_proj_qkvz", MP_TC_RECURRENT, 2 * kd + 2 * vd, h, count, MP_SPLIT_ROWS);
+		MAT(b, "linear_attn.in_proj_ba", MP_TC_RECURRENT, 2 * s->n_heads, h, count, MP_SPLIT_ROWS);
+		MAT(b, "linear_attn.conv1d", MP_TC_RECURRENT, 2 * kd + vd, s->conv_kernel, count, MP_SPLIT_ROWS);
+		VEC(b, "linear_attn.dt_bias_A_log", MP_TC_RECURRENT, 2 * s->n_heads, count, MP_SPLIT_ROWS);
+		VEC(b, "linear_attn.norm", MP_TC_RECURRENT, s->head_dim, count, MP_SPLIT_NONE);
+		MAT(b, "linear_attn.out_proj", MP_TC_RECURRENT, h, vd, count, MP_SPLIT_COLS);
+		return;
+	case MP_SSM_KDA:
+		MAT(b, "self_attn.q_k_v_proj", MP_TC_RECURRENT, vd, h, 3 * count, MP_SPLIT_ROWS);
+		MAT(b, "self_attn.conv1d", MP_TC_RECURRENT, 3 * vd, s->conv_kernel, count, MP_SPLIT_ROWS);
+		VEC(b, "self_attn.forget_gate.A_log", MP_TC_RECURRENT, s->n_heads, count, MP_SPLIT_ROWS);
+		VEC(b, "self_attn.forget_gate.dt_bias", MP_TC_RECURRENT, vd, count, MP_SPLIT_ROWS);
+		MAT(b, "self_attn.f_g_a_proj", MP_TC_RECURRENT, s->d_state, h, 2 * count, MP_SPLIT_NONE);
+		MAT(b, "self_attn.f_g_b_proj", MP_TC_RECURRENT, vd, s->d_state, 2 * count, MP_SPLIT_ROWS);
+		MAT(b, "self_attn.b_proj", MP_TC_RECURRENT, s->n_heads, h, count, MP_SPLIT_ROWS);
+		VEC(b, "self_attn.o_norm", MP_TC_RECURRENT, s->head_dim, count, MP_SPLIT_NONE);
+		MAT(b, "self_attn.o_proj", MP_TC_RECURRENT, h, vd, count, MP_SPLIT_COLS);
+		return;
+	case MP_SSM_LIGHTNING:
+		MAT(b, "self_attn.qkv_proj", MP_TC_RECURRENT, 3 * vd, h, count, MP_SPLIT_ROWS);
+		MAT(b, "self_attn.output_gate", MP_TC_RECURRENT, vd, h, count, MP_SPLIT_ROWS);
+		VEC(b, "self_attn.norm", MP_TC_RECURRENT, vd, count, MP_SPLIT_ROWS);
+		MAT(b, "self_attn.out_proj", MP_TC_RECURRENT, h, vd, count, MP_SPLIT_COLS);
+		return;
+	case MP_SSM_SHORT_CONV:
+		linear(b, "conv.in_proj", "conv.in_proj.bias", MP_TC_RECURRENT, 3 * h, h, s->conv_bias, count,
+		       MP_SPLIT_ROWS);
+		MAT(b, "conv.conv", MP_TC_RECURRENT, h, s->conv_kernel, count, MP_SPLIT_ROWS);
+		if (s->conv_bias)
+			VEC(b, "conv.conv.bias", MP_TC_RECURRENT, h, count, MP_SPLIT_ROWS);
+		linear(b, "conv.out_proj", "conv.out_proj.bias", MP_TC_RECURRENT, h, h, s->conv_bias, count,
+		       MP_SPLIT_COLS);
+		return;
+	default:
+		return;
+	}
+}
+
 /* The recurrent mixer's tensors (planner/recurrent.c names each and its source), `count` layers. Channel
  * dimensions split over tensor-parallel ranks as vLLM's MambaMixer/MambaMixer2 split them. */
 static void ssm_tensors(builder *b, const mp_model *m, uint64_t count)
@@ -82,6 +130,10 @@ static void ssm_tensors(builder *b, const mp_model *m, uint64_t count)
 
 	if (s->kind == MP_SSM_NONE || count == 0)
 		return;
+	if (s->kind >= MP_SSM_GATED_DELTANET) {
+		linear_mixer_tensors(b, m, count);
+		return;
+	}
 	if (s->kind == MP_SSM_MAMBA2)
 		conv = s->d_inner + 2 * s->n_groups * s->d_state;
 	linear(b, "mixer.in_proj", "mixer.in_proj.bias", MP_TC_RECURRENT,
@@ -96,6 +148,8 @@ static void ssm_tensors(builder *b, const mp_model *m, uint64_t count)
 		       MP_SPLIT_ROWS);
 		MAT(b, "mixer.A_log", MP_TC_RECURRENT, s->d_inner, s->d_state, count, MP_SPLIT_ROWS);
 		VEC(b, "mixer.D", MP_TC_RECURRENT, s->d_inner, count, MP_SPLIT_ROWS);
+		if (s->dt_bc_norms)
+			VEC(b, "mixer.dt_b_c_layernorm", MP_TC_RECURRENT, s->dt_rank + 2 * s->d_state, count, MP_SPLIT_NONE);
 	} else {
 		VEC(b, "mixer.dt_bias", MP_TC_RECURRENT, s->n_heads, count, MP_SPLIT_ROWS);
 		VEC(b, "mixer.A_log", MP_TC_RECURRENT, s->n_heads, count, MP_SPLIT_ROWS);
@@ -147,7 +201,9 @@ mp_status mp_model_tensors(const mp_model *m, mp_weight_layout layout, mp_tensor
 	MAT(&b, "embed_tokens", MP_TC_EMBEDDINGS, m->vocab_size, h, 1, MP_SPLIT_ROWS);
 	MAT(&b, "embed_positions", MP_TC_EMBEDDINGS, m->learned_position_embeddings, h, 1, MP_SPLIT_NONE);
 
-	/* attention */
+	/* attention (a model whose attention and MLP weights are shared blocks lists them below, with the extras) */
+	if (m->shared_block_params)
+		L = 0;
 	if (m->attn_kind == MP_ATTN_MLA) {
 		uint64_t qk = m->qk_nope_head_dim + m->qk_rope_head_dim, qh, kvh, vo;
 
@@ -168,11 +224,22 @@ mp_status mp_model_tensors(const mp_model *m, mp_weight_layout layout, mp_tensor
 		norm(&b, false, "kv_a_layernorm", NULL, MP_TC_ATTENTION, m->kv_lora_rank, L);
 		linear(&b, "kv_b_proj", NULL, MP_TC_ATTENTION, kvh, m->kv_lora_rank, false, L, MP_SPLIT_ROWS);
 		linear(&b, "o_proj", "o_proj.bias", MP_TC_ATTENTION, h, vo, m->o_bias, L, MP_SPLIT_COLS);
+		if (m->indexer_head_dim) {
+			/* DeepSeek-V3.2's indexer (planner/model.c); vLLM replicates it on every rank */
+			uint64_t IL = mp_model_indexer_layers(m);
+
+			MAT(&b, "indexer.wq_b", MP_TC_ATTENTION, m->indexer_heads * m->indexer_head_dim, m->q_lora_rank,
+			    IL, MP_SPLIT_NONE);
+			MAT(&b, "indexer.wk", MP_TC_ATTENTION, m->indexer_head_dim, h, IL, MP_SPLIT_NONE);
+			norm(&b, true, "indexer.k_norm", "indexer.k_norm.bias", MP_TC_ATTENTION, m->indexer_head_dim, IL);
+			MAT(&b, "indexer.weights_proj", MP_TC_ATTENTION, m->indexer_heads, h, IL, MP_SPLIT_NONE);
+		}
 	} else {
 		if (!mp_mul_u64(m->num_heads, m->head_dim, &q_width) ||
 		    !mp_mul_u64(m->num_kv_heads, m->head_dim, &kv_width))
 			goto overflow;
-		linear(&b, "q_proj", "q_proj.bias", MP_TC_ATTENTION, q_width, h, m->qkv_bias, L, MP_SPLIT_ROWS);
+		linear(&b, "q_proj", "q_proj.bias", MP_TC_ATTENTION, q_width * (m->attn_output_gate ? 2 : 1), h,
+		       m->qkv_bias, L, MP_SPLIT_ROWS);
 		linear(&b, "k_proj", "k_proj.bias", MP_TC_ATTENTION, kv_width, h, m->qkv_bias, L, MP_SPLIT_KV_ROWS);
 		linear(&b, "v_proj", "v_proj.bias", MP_TC_ATTENTION, kv_width, h, m->qkv_bias, L, MP_SPLIT_KV_ROWS);
 		linear(&b, "o_proj", "o_proj.bias", MP_TC_ATTENTION, h, q_width, m->o_bias, L, MP_SPLIT_COLS);
@@ -195,7 +262,9 @@ mp_status mp_model_tensors(const mp_model *m, mp_weight_layout layout, mp_tensor
 
 	/* dense MLPs */
 	mlp(&b, m, "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj", MP_TC_MLP, m->intermediate_size,
-	    m->intermediate_size ? ffn_layers - moe_layers : 0, mlp_bias_names);
+	    m->intermediate_size && !m->shared_block_params ? (m->moe_beside_dense ? ffn_layers : ffn_layers - moe_layers)
+	                                                    : 0,
+	    mlp_bias_names);
 
 	/* experts */
 	if (moe_layers > 0) {
@@ -203,18 +272,18 @@ mp_status mp_model_tensors(const mp_model *m, mp_weight_layout layout, mp_tensor
 			goto overflow;
 		mlp(&b, m, "experts.gate_proj", "experts.up_proj", "experts.down_proj", MP_TC_EXPERTS,
 		    m->moe_intermediate_size, w, exp_bias_names);
-		MAT(&b, "router", MP_TC_EXPERTS, m->num_experts, h, moe_layers, MP_SPLIT_NONE);
+		MAT(&b, "router", MP_TC_EXPERTS, m->num_experts + m->zero_experts, h, moe_layers, MP_SPLIT_NONE);
 		if (out->n)
 			out->t[out->n - 1].router = true;
 		if (m->router_bias)
-			VEC(&b, "router.bias", MP_TC_EXPERTS, m->num_experts, moe_layers, MP_SPLIT_NONE);
+			VEC(&b, "router.bias", MP_TC_EXPERTS, m->num_experts + m->zero_experts, moe_layers, MP_SPLIT_NONE);
 		mlp(&b, m, "shared_expert.gate_proj", "shared_expert.up_proj", "shared_expert.down_proj", MP_TC_EXPERTS,
 		    m->shared_expert_intermediate_size, m->shared_expert_intermediate_size ? moe_layers : 0,
 		    sh_bias_names);
 		if (m->shared_expert_gate)
 			MAT(&b, "shared_expert_gate", MP_TC_EXPERTS, 1, h, moe_layers, MP_SPLIT_NONE);
 		if (m->router_correction_buffer)
-			BUF(&b, "router.e_score_correction_bias", m->num_experts, moe_layers);
+			BUF(&b, "router.e_score_correction_bias", m->num_experts + m->zero_experts, moe_layers);
 	}
 
 	/* norms */
@@ -229,6 +298,21 @@ mp_status mp_model_tensors(const mp_model *m, mp_weight_layout layout, mp_tensor
 		MAT(&b, "lm_head", MP_TC_LM_HEAD, m->vocab_size, h, 1, MP_SPLIT_ROWS);
 	if (m->lm_head_bias)
 		VEC(&b, "lm_head.bias", MP_TC_LM_HEAD, m->vocab_size, 1, MP_SPLIT_ROWS);
+
+	/* modules the reader describes by shape (mp_model.extra) */
+	for (size_t i = 0; i < m->n_extra && i < MP_MAX_EXTRA_TENSORS; i++)
+		add_t(&b, m->extra[i].name, (mp_tensor_class)m->extra[i].cls, m->extra[i].rows, m->extra[i].cols,
+		      m->extra[i].count, MP_SPLIT_NONE, m->extra[i].vector, false);
+
+	/* a multimodal wrapper's image tower and projector (planner/vision.c) */
+	{
+		size_t room = MP_MAX_TENSOR_KINDS - out->n, nv = mp_vision_tensors(m, out->t + out->n, room);
+
+		if (nv > room)
+			b.full = true;
+		else
+			out->n += nv;
+	}
 
 	/* runtime buffers */
 	if (m->rotary_dim >= 2 && layout == MP_LAYOUT_PYTORCH)
@@ -378,7 +462,7 @@ static mp_status class_format(const mp_model *m, const mp_weight_formats *f, mp_
 	static const char *const fields[MP_TC_COUNT] = {"/weight_formats/embeddings", "/weight_formats/attention",
 	                                                "/weight_formats/mlp",        "/weight_formats/experts",
 	                                                "/weight_formats/lm_head",    "/weight_formats/norms",
-	                                                "/weight_formats/recurrent"};
+	                                                "/weight_formats/recurrent",  "/weight_formats/vision"};
 	mp_dtype d = f ? f->cls[cls] : MP_DTYPE_INVALID;
 
 	/* a checkpoint that ships a class quantised (gpt-oss's MXFP4 experts) loads it so, whatever the rest is */
@@ -389,6 +473,10 @@ static mp_status class_format(const mp_model *m, const mp_weight_formats *f, mp_
 			d = is_gguf(weight_dtype) ? MP_DTYPE_FP32 : (is_float(weight_dtype) ? weight_dtype : compute);
 		else if ((cls == MP_TC_EMBEDDINGS || cls == MP_TC_LM_HEAD) && !is_float(weight_dtype) &&
 		         !is_gguf(weight_dtype))
+			d = compute;
+		else if (cls == MP_TC_VISION && !is_float(weight_dtype))
+			/* quantizers leave the image tower in 16 bit (llm-compressor and AutoAWQ ignore it, GGUF ships it
+			 * as a separate f16 mmproj file) */
 			d = compute;
 		else
 			d = weight_dtype;

@@ -68,11 +68,9 @@ mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, 
 	mps_warn_model(&out->model, &out->warnings);
 	mps_warn_context(&out->model.arch, req.sequence_length, out->opts.allow_beyond_max_position, &out->warnings);
 	mps_warn_kv_replication(&out->model.arch, &out->mem, &out->warnings);
-	out->no_performance = dev && mp_model_ssm_layers(&out->model.arch) > 0;
 	if (dev) {
 		mps_warn_capacity(dev, &out->warnings);
-		if (!out->no_performance)
-			st = performance(&out->model, &req, &dev->hw, out->mem.tensor_parallel_size, &out->perf, err);
+		st = performance(&out->model, &req, &dev->hw, out->mem.tensor_parallel_size, &out->perf, err);
 	}
 	if (st == MP_OK)
 		st = mps_engine_block_for(&out->job, out, err);

@@ -263,9 +263,7 @@ typedef struct mps_inference_plan {
 	mp_fit fit;			/* zeroed without a device */
 	uint64_t tp_degrees[MP_MAX_TP_DEGREES];	/* valid tensor-parallel degrees */
 	size_t ntp;
-	mps_performance perf;		/* with a device */
-	bool no_performance;		/* with a device, no performance block: the step analysis models attention
-					   and MLP layers only, not recurrent (Mamba) ones */
+	mps_performance perf;		/* with a device (recurrent layers included: planner/step.c) */
 	mp_inference_opts opts;		/* the options the plan ran with (mps_inference_opts_for) */
 	mps_prefill_choice prefill;
 	bool have_engine;		/* the request named an engine */

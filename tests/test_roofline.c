@@ -606,6 +606,64 @@ static void test_h200_points(void **state)
 	cJSON_Delete(gt);
 }
 
+/* Recurrent layers in the step analysis (planner/step.c recurrent_ops): mamba-130m (24 Mamba layers, d_inner 1536,
+ * N 16, conv 4) decodes one token per sequence: the scan's 24 x (1536 x 16 x 6 + 1536 x 4 x 2) = 3,833,856 FLOPs per
+ * sequence, its state (24 x 107,520 bytes: bf16 conv, fp32 scan) read and written once per step and counted as KV
+ * reads; a hybrid (Qwen3-Next) runs attention only on its 12 attention layers; DeepSeek-V3.2's sparse attention reads
+ * the index_topk latents its indexer selects. */
+static void test_recurrent_step(void **state)
+{
+	mp_device d;
+	mp_model m;
+	mp_error err;
+	mp_step s;
+	mp_step_req req = {.weight_dtype = MP_DTYPE_BF16, .kv_cache_dtype = MP_DTYPE_BF16, .batch_size = 1,
+	                   .context_tokens = 100};
+	bool seen = false;
+
+	(void)state;
+	memset(&d, 0, sizeof(d));
+	d.memory_bandwidth_bytes_per_second = 3.35e12;
+	d.peak_flops_per_second[MP_DTYPE_BF16] = 989e12;
+	d.peak_flops_per_second[MP_DTYPE_FP32] = 67e12;
+	assert_int_equal(mpm_from_hf_text("{\"model_type\":\"mamba\",\"num_hidden_layers\":24}", "/model", &m, &err),
+	                 MP_OK);
+	assert_int_equal(mp_step_analyze(&m, &d, MP_PHASE_DECODE, &req, &s, &err), MP_OK);
+	for (size_t i = 0; i < s.nops; i++) {
+		if (strcmp(s.ops[i].name, "mixer_scan") == 0) {
+			assert_int_equal(s.ops[i].count, 24);
+			CLOSE(s.ops[i].roof.flops, 1536.0 * 16 * 6 + 1536.0 * 4 * 2, 1e-12);
+			seen = true;
+		}
+		assert_true(strcmp(s.ops[i].name, "attention") != 0 && strcmp(s.ops[i].name, "qkv") != 0);
+	}
+	assert_true(seen);
+	CLOSE(s.kv_read_bytes, 24.0 * 2 * 107520, 1e-12);
+	/* batch 4: four states, four times the scan */
+	req.batch_size = 4;
+	assert_int_equal(mp_step_analyze(&m, &d, MP_PHASE_DECODE, &req, &s, &err), MP_OK);
+	CLOSE(s.kv_read_bytes, 4 * 24.0 * 2 * 107520, 1e-12);
+	/* DeepSeek-V3.2: at 4096 tokens of context each decode query reads the 2048 latents its indexer picks (61 layers x
+	 * 576 values, bf16) and the indexer scans all 4097 keys (61 x 128 values) */
+	assert_int_equal(mpm_from_hf_text("{\"model_type\":\"deepseek_v32\"}", "/model", &m, &err), MP_OK);
+	req.batch_size = 1;
+	req.context_tokens = 4096;
+	assert_int_equal(mp_step_analyze(&m, &d, MP_PHASE_DECODE, &req, &s, &err), MP_OK);
+	CLOSE(s.kv_read_bytes, 61.0 * 2048 * 576 * 2 + 61.0 * 4097 * 128 * 2, 1e-12);
+	req.context_tokens = 100; /* below the top-k: every latent */
+	assert_int_equal(mp_step_analyze(&m, &d, MP_PHASE_DECODE, &req, &s, &err), MP_OK);
+	CLOSE(s.kv_read_bytes, 61.0 * 101 * 576 * 2 + 61.0 * 101 * 128 * 2, 1e-12);
+	assert_int_equal(mpm_from_hf_text("{\"model_type\":\"qwen3_next\"}", "/model", &m, &err), MP_OK);
+	req.batch_size = 1;
+	assert_int_equal(mp_step_analyze(&m, &d, MP_PHASE_DECODE, &req, &s, &err), MP_OK);
+	for (size_t i = 0; i < s.nops; i++) {
+		if (strcmp(s.ops[i].name, "attention") == 0 || strcmp(s.ops[i].name, "qkv") == 0)
+			assert_int_equal(s.ops[i].count, 12);
+		if (strcmp(s.ops[i].name, "mixer_scan") == 0)
+			assert_int_equal(s.ops[i].count, 36);
+	}
+}
+
 /* The Llama-3-8B-shaped GEMM chain: same bytes and FLOPs as measured, within 25% for batch <= 64, never
  * above the measurement, and the compute-bound crossing where the measured time starts to rise. */
 static void test_h200_decode_chain(void **state)
@@ -1593,6 +1651,7 @@ int main(void)
 	    cmocka_unit_test(test_br15),
 	    cmocka_unit_test(test_h200_points),
 	    cmocka_unit_test(test_h200_decode_chain),
+	    cmocka_unit_test(test_recurrent_step),
 	    cmocka_unit_test(test_h200_prefill),
 	    cmocka_unit_test(test_step_properties),
 	    cmocka_unit_test(test_errors),

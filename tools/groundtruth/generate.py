@@ -58,10 +58,14 @@ def text_config(cfg):
 
 
 def build(cfg, device):
-    """The model transformers builds for text generation from cfg (ForCausalLM, else the image-text-to-text class)."""
+    """The model transformers builds for text generation from cfg (ForCausalLM, else the image-text-to-text class;
+    the image-text-to-text class first for a config with a vision_config)."""
     from transformers import AutoModelForCausalLM, AutoModelForImageTextToText
     errors = []
-    for auto in (AutoModelForCausalLM, AutoModelForImageTextToText):
+    # a multimodal config builds its image-text model (tower and projector included), as its checkpoint holds them
+    order = (AutoModelForImageTextToText, AutoModelForCausalLM) if getattr(cfg, "vision_config", None) is not None \
+        else (AutoModelForCausalLM, AutoModelForImageTextToText)
+    for auto in order:
         try:
             with torch.device(device):
                 return auto.from_config(cfg), auto.__name__
@@ -72,7 +76,7 @@ def build(cfg, device):
 
 VISION = re.compile(r"(^|\.)(vision_tower|visual|vision_model|vision_embed|multi_modal_projector|mm_projector|"
                     r"audio_tower|audio_model|embed_vision|embed_audio|vision|audio)(\.|$)")
-EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|embed_tokens_per_layer|backbone\.embeddings)\.weight$")
+EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|embed_tokens_per_layer|backbone\.embeddings|model\.embeddings)\.weight$")
 
 
 def component(name, p):
@@ -116,7 +120,7 @@ def count(cfg):
 # ----- tiny copies ----------------------------------------------------------------------------------------------
 
 EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts", "num_experts_total")
-TOPK_KEYS = ("num_experts_per_tok", "moe_k", "top_k", "num_experts_per_token")
+TOPK_KEYS = ("num_experts_per_tok", "moe_k", "top_k", "num_experts_per_token", "moe_topk")
 WINDOW_KEYS = ("sliding_window", "attention_chunk_size", "local_window_size", "window_size")
 
 
@@ -160,7 +164,16 @@ def shrink_text(tc):
     """Tiny copy of a decoder config, in place: few layers, vocabulary 512, at most 4 experts, windows of 8."""
     n = tiny_layers(tc)
     key, pat = layer_pattern(tc)
+    full = getattr(tc, "num_hidden_layers", None)
     tc.num_hidden_layers = n
+    # every other per-layer list (mlp_layer_types, indexer_types, ...) follows the layers kept; index lists do not
+    for k, v in list(vars(tc).items()):
+        if k != key and isinstance(v, list) and full and len(v) == full and n < full and \
+                all(isinstance(x, str) for x in v):
+            try:
+                setattr(tc, k, v[:n])
+            except AttributeError:
+                pass
     try:
         if pat and key != "hybrid_override_pattern":
             setattr(tc, key, pat[:n])
@@ -182,6 +195,8 @@ def shrink_text(tc):
         v = getattr(tc, k, None)
         if isinstance(v, int) and v > 2:
             setattr(tc, k, 2)
+        elif isinstance(v, list) and v and all(isinstance(x, int) for x in v):   # one top-k per layer (Hunyuan)
+            setattr(tc, k, [min(x, 2) for x in v][:n])
     for k in ("n_group", "topk_group"):
         if isinstance(getattr(tc, k, None), int):
             setattr(tc, k, 1)
@@ -189,6 +204,10 @@ def shrink_text(tc):
         v = getattr(tc, k, None)
         if isinstance(v, int) and v > TINY_WINDOW:
             setattr(tc, k, TINY_WINDOW)
+    for k in ("attn_layer_indices", "moe_layers"):   # layer indices beyond the layers kept are dropped
+        v = getattr(tc, k, None)
+        if isinstance(v, list):
+            setattr(tc, k, [x for x in v if isinstance(x, int) and x < n])
     for k in ("no_rope_layers", "mlp_only_layers", "moe_layers"):
         v = getattr(tc, k, None)
         if isinstance(v, list) and len(v) > n and all(isinstance(x, int) and x in (0, 1) for x in v):
@@ -294,7 +313,15 @@ def run_tiny(cfg):
     for n in LENGTHS:
         ids = torch.randint(1, 500, (BATCH, n))
         with torch.no_grad():
-            out = model(input_ids=ids, use_cache=True)
+            try:
+                out = model(input_ids=ids, use_cache=True)
+            except AttributeError:
+                # an image-text class whose text-only forward fails (Llama4ForConditionalGeneration in 5.24): the
+                # cache is the decoder's, so run the text model of the same tiny config instead
+                from transformers import AutoModelForCausalLM
+                torch.manual_seed(0)
+                model = AutoModelForCausalLM.from_config(tiny).to(torch.bfloat16).eval()
+                out = model(input_ids=ids, use_cache=True)
         cache = out.past_key_values
         layers, rest = cache_layers(cache)
         run = {"batch_size": BATCH, "tokens": n, "cache_class": type(cache).__name__, "layers": layers}

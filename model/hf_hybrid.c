@@ -1,0 +1,881 @@
+/*
+ * hf_hybrid.c: decoders whose layers mix softmax attention with a linear-attention or convolution mixer, per layer
+ * (layer_types, or the pattern keys each configuration class derives it from): Qwen3-Next and Qwen3.5 (gated delta
+ * net + gated attention), Kimi-Linear (KDA + MLA), MiniMax-01 (lightning attention), LFM2 (short convolutions), and
+ * the Mamba hybrids Jamba (Mamba), Bamba, Granite-4.0, Nemotron-H and Falcon-H1 (Mamba-2; Falcon-H1 runs attention
+ * and Mamba-2 side by side in every layer).
+ * The mixer's state is constant per sequence (planner/recurrent.c); the attention layers keep the KV cache.
+ * Defaults are the transformers 5.24 configuration classes'; module shapes their modeling files'.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "hf_internal.h"
+
+/* Marks layer i as keeping a dense MLP. */
+static void dense_layer(mp_model *m, uint64_t i)
+{
+	if (i < MP_MAX_LAYERS)
+		m->dense_layer_mask[i / 8] |= (uint8_t)(1u << (i % 8));
+}
+
+/*
+ * layer_types of a hybrid: `attn` names the softmax-attention layers, `mixer` the recurrent ones; every layer has a
+ * feed-forward block. Absent, full_attention(i) says which layers attend (the class's own derivation). Sets the
+ * layer pattern; errors name layer_types with the kinds it may hold.
+ */
+static void hybrid_layers(hf_ctx *c, mp_model *m, const char *attn, const char *mixer,
+                          bool (*full_attention)(uint64_t i))
+{
+	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types"), *v;
+	char msg[200];
+	uint64_t i = 0;
+
+	snprintf(msg, sizeof(msg), "layer_types must list \"%s\" or \"%s\" for each of the num_hidden_layers layers",
+	         attn, mixer);
+	if (c->st != MP_OK)
+		return;
+	if (m->num_layers > MP_MAX_LAYERS) {
+		hf_fail_key(c, "num_hidden_layers", "at most 1024 layers are supported");
+		return;
+	}
+	m->layer_pattern = true;
+	if (lt == NULL || cJSON_IsNull(lt)) {
+		for (i = 0; i < m->num_layers; i++)
+			m->layer_flags[i] = MP_LAYER_FFN | (full_attention(i) ? MP_LAYER_ATTENTION : MP_LAYER_SSM);
+		return;
+	}
+	if (!cJSON_IsArray(lt) || (uint64_t)cJSON_GetArraySize(lt) != m->num_layers) {
+		hf_fail_key(c, "layer_types", msg);
+		return;
+	}
+	cJSON_ArrayForEach(v, lt)
+	{
+		if (!cJSON_IsString(v) || (strcmp(v->valuestring, attn) != 0 && strcmp(v->valuestring, mixer) != 0)) {
+			hf_fail_key(c, "layer_types", msg);
+			return;
+		}
+		m->layer_flags[i++] =
+		    MP_LAYER_FFN | (strcmp(v->valuestring, attn) == 0 ? MP_LAYER_ATTENTION : MP_LAYER_SSM);
+	}
+}
+
+/* The GQA trunk of these decoders. */
+static void trunk(hf_ctx *c, mp_model *m, uint64_t vocab, uint64_t hidden, uint64_t layers, uint64_t heads, uint64_t kv,
+                  uint64_t head_dim, uint64_t max_pos, bool tie)
+{
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), vocab);
+	m->hidden_size = hf_get_u64(c, KEYS("hidden_size"), hidden);
+	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), layers);
+	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), heads);
+	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), kv ? kv : m->num_heads);
+	m->head_dim = hf_get_u64(c, KEYS("head_dim"), head_dim);
+	if (m->head_dim == 0 && m->num_heads)
+		m->head_dim = m->hidden_size / m->num_heads;
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), max_pos);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), tie);
+	m->attn_kind = MP_ATTN_GQA;
+	m->ffn_kind = MP_FFN_GATED;
+	m->norm_kind = MP_NORM_RMS;
+	m->norms_per_layer = 2;
+	m->final_norm = true;
+}
+
+/* ----- gated delta net: Qwen3-Next, Qwen3.5 ------------------------------------------------------------------ */
+
+static bool every_fourth(uint64_t i)
+{
+	return (i + 1) % 4 == 0;
+}
+
+/* The gated delta net and the gated attention of Qwen3-Next and Qwen3.5 (modeling_qwen3_next.py,
+ * modeling_qwen3_5.py): linear_num_key_heads key heads of linear_key_head_dim, linear_num_value_heads value heads
+ * of linear_value_head_dim, a conv of linear_conv_kernel_dim; attention layers gate their output (q_proj twice as
+ * wide) and norm q and k per head. layer_types absent: every full_attention_interval-th (4) layer attends. */
+static void gated_deltanet(hf_ctx *c, mp_model *m)
+{
+	uint64_t interval = hf_get_u64(c, KEYS("full_attention_interval"), 4);
+
+	m->ssm.kind = MP_SSM_GATED_DELTANET;
+	m->ssm.n_groups = hf_get_u64(c, KEYS("linear_num_key_heads"), 16);
+	m->ssm.d_state = hf_get_u64(c, KEYS("linear_key_head_dim"), 128);
+	m->ssm.n_heads = hf_get_u64(c, KEYS("linear_num_value_heads"), 32);
+	m->ssm.head_dim = hf_get_u64(c, KEYS("linear_value_head_dim"), 128);
+	m->ssm.conv_kernel = hf_get_u64(c, KEYS("linear_conv_kernel_dim"), 4);
+	m->ssm.d_inner = hf_mul(c, m->ssm.n_heads, m->ssm.head_dim, "linear_num_value_heads");
+	m->attn_output_gate = true;
+	m->qk_norm = true;
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	if (interval != 4 && !hf_has(c, "layer_types")) {
+		/* an interval other than the default: derive here (the class's own rule) */
+		m->layer_pattern = true;
+		for (uint64_t i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++)
+			m->layer_flags[i] =
+			    MP_LAYER_FFN | (interval && (i + 1) % interval == 0 ? MP_LAYER_ATTENTION : MP_LAYER_SSM);
+		return;
+	}
+	hybrid_layers(c, m, "full_attention", "linear_attention", every_fourth);
+}
+
+/* Qwen's MoE block: num_experts of moe_intermediate_size, a shared expert behind a sigmoid gate, every
+ * decoder_sparse_step-th layer, mlp_only_layers dense. */
+static void qwen_moe_block(hf_ctx *c, mp_model *m, uint64_t experts, uint64_t topk, uint64_t width, uint64_t shared)
+{
+	m->num_experts = hf_get_u64(c, KEYS("num_experts"), experts);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), topk);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), width);
+	m->shared_expert_intermediate_size = hf_get_u64(c, KEYS("shared_expert_intermediate_size"), shared);
+	m->num_shared_experts = m->shared_expert_intermediate_size > 0;
+	m->shared_expert_gate = m->shared_expert_intermediate_size > 0;
+	m->moe_layer_step = hf_get_u64(c, KEYS("decoder_sparse_step"), 1);
+	hf_decode_mlp_only_layers(c, m);
+}
+
+/*
+ * Qwen3NextConfig (Qwen3-Next-80B-A3B): vocab 151936, hidden 2048, FFN 5632 (mlp_only_layers), 48 layers, 16 heads,
+ * kv 2, head_dim 256, 32768 positions, untied, a quarter of each head rotates; 512 experts of 512, top-10, a shared
+ * expert of 512 behind a gate.
+ */
+static void decode_qwen3_next(hf_ctx *c, mp_model *m)
+{
+	trunk(c, m, 151936, 2048, 48, 16, 2, 256, 32768, false);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 5632);
+	qwen_moe_block(c, m, 512, 10, 512, 512);
+	gated_deltanet(c, m);
+	hf_decode_rope(c, m, 0.25);
+}
+
+/* Qwen3_5TextConfig (Qwen3.5's decoder): vocab 248320, hidden 4096, FFN 12288 (a dense MLP in every layer), 32
+ * layers, 16 heads, kv 4, head_dim 256, 32768 positions, untied; the gated delta net's projections split (in_proj_qkv,
+ * in_proj_z, in_proj_b, in_proj_a: the same parameters as Qwen3-Next's fused pair). */
+static void decode_qwen3_5_text(hf_ctx *c, mp_model *m)
+{
+	trunk(c, m, 248320, 4096, 32, 16, 4, 256, 32768, false);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 12288);
+	gated_deltanet(c, m);
+	hf_decode_rope(c, m, 0.25);
+}
+
+/* Qwen3_5MoeTextConfig: vocab 248320, hidden 2048, 40 layers, 16 heads, kv 2, head_dim 256; 256 experts of 512, top-8,
+ * a shared expert of 512 behind a gate, in every layer. */
+static void decode_qwen3_5_moe_text(hf_ctx *c, mp_model *m)
+{
+	trunk(c, m, 248320, 2048, 40, 16, 2, 256, 32768, false);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 0);
+	qwen_moe_block(c, m, 256, 8, 512, 512);
+	gated_deltanet(c, m);
+	hf_decode_rope(c, m, 0.25);
+}
+
+/* ----- Kimi-Linear: KDA + MLA ---------------------------------------------------------------------------------- */
+
+static bool kimi_full(uint64_t i)
+{
+	return i && i % 4 == 0;
+}
+
+/*
+ * KimiLinearConfig (Kimi-Linear-48B-A3B): vocab 163840, hidden 2304, FFN 9216 (dense layers), 27 layers, 32 heads;
+ * the full-attention layers are MLA without a q projection rank (q_lora_rank None), kv_lora_rank 512, qk_nope 128,
+ * qk_rope 64, v 128; the KDA layers have linear_num_heads (32) heads of linear_head_dim (128), a conv of
+ * linear_conv_kernel_dim (4) (a checkpoint's linear_attn_config {num_heads, head_dim, short_conv_kernel_size,
+ * full_attn_layers, kda_layers (1-based)} wins); 256 experts (num_experts) of 1024, top-8 (num_experts_per_token),
+ * num_shared_experts 1, mlp_layer_types (layer 0 dense), the router's e_score_correction_bias a buffer
+ * (modeling_kimi_linear.py). layer_types absent: layer i attends when i > 0 and i % 4 == 0.
+ */
+static void decode_kimi_linear(hf_ctx *c, mp_model *m)
+{
+	const cJSON *lac = cJSON_GetObjectItemCaseSensitive(c->cfg, "linear_attn_config");
+	char sub_pointer[96];
+	hf_ctx lc;
+	uint64_t shared;
+
+	trunk(c, m, 163840, 2304, 27, 32, 32, 0, 0, false);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings", "model_max_length"), 1048576);
+	m->attn_kind = MP_ATTN_MLA;
+	m->q_lora_rank = hf_is_null(c, "q_lora_rank") ? 0 : hf_get_u64(c, KEYS("q_lora_rank"), 0);
+	m->kv_lora_rank = hf_get_u64(c, KEYS("kv_lora_rank"), 512);
+	m->qk_nope_head_dim = hf_get_u64(c, KEYS("qk_nope_head_dim"), 128);
+	m->qk_rope_head_dim = hf_get_u64(c, KEYS("qk_rope_head_dim"), 64);
+	m->v_head_dim = hf_get_u64(c, KEYS("v_head_dim"), 128);
+	m->head_dim = m->qk_nope_head_dim + m->qk_rope_head_dim;
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 9216);
+	m->num_experts = hf_get_u64(c, KEYS("num_experts"), 256);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_token", "num_experts_per_tok"), 8);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1024);
+	shared = hf_get_u64(c, KEYS("num_shared_experts"), 1);
+	m->num_shared_experts = shared;
+	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "moe_intermediate_size");
+	m->router_correction_buffer = true;
+	m->ssm.kind = MP_SSM_KDA;
+	m->ssm.n_heads = hf_get_u64(c, KEYS("linear_num_heads"), 32);
+	m->ssm.head_dim = hf_get_u64(c, KEYS("linear_head_dim"), 128);
+	m->ssm.conv_kernel = hf_get_u64(c, KEYS("linear_conv_kernel_dim"), 4);
+	snprintf(sub_pointer, sizeof(sub_pointer), "%s/linear_attn_config", c->pointer);
+	lc = (hf_ctx){cJSON_IsObject(lac) ? lac : NULL, sub_pointer, c->err, c->st, NULL};
+	m->ssm.n_heads = hf_get_u64(&lc, KEYS("num_heads"), m->ssm.n_heads);
+	m->ssm.head_dim = hf_get_u64(&lc, KEYS("head_dim"), m->ssm.head_dim);
+	m->ssm.conv_kernel = hf_get_u64(&lc, KEYS("short_conv_kernel_size"), m->ssm.conv_kernel);
+	c->st = lc.st;
+	m->ssm.d_state = m->ssm.head_dim; /* the forget and output gates' rank (f_a_proj: hidden -> head_dim) */
+	m->ssm.d_inner = hf_mul(c, m->ssm.n_heads, m->ssm.head_dim, "linear_num_heads");
+	if (!hf_has(c, "layer_types") && lc.cfg &&
+	    cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(lac, "full_attn_layers"))) {
+		const cJSON *v;
+
+		m->layer_pattern = true;
+		for (uint64_t i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++)
+			m->layer_flags[i] = MP_LAYER_FFN | MP_LAYER_SSM;
+		cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(lac, "full_attn_layers"))
+		{
+			if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > (double)m->num_layers) {
+				hf_fail_key(&lc, "full_attn_layers",
+				            "full_attn_layers entries must be layer numbers from 1 to "
+				            "num_hidden_layers");
+				c->st = lc.st;
+				return;
+			}
+			m->layer_flags[(uint64_t)v->valuedouble - 1] = MP_LAYER_FFN | MP_LAYER_ATTENTION;
+		}
+	} else {
+		hybrid_layers(c, m, "full_attention", "linear_attention", kimi_full);
+	}
+	{
+		const cJSON *l = cJSON_GetObjectItemCaseSensitive(c->cfg, "mlp_layer_types"), *v;
+		uint64_t i = 0;
+
+		if (cJSON_IsArray(l) && (uint64_t)cJSON_GetArraySize(l) == m->num_layers) {
+			cJSON_ArrayForEach(v, l)
+			{
+				if (!cJSON_IsString(v) ||
+				    (strcmp(v->valuestring, "dense") && strcmp(v->valuestring, "sparse"))) {
+					hf_fail_key(c, "mlp_layer_types",
+					            "mlp_layer_types entries must be \"dense\" or \"sparse\"");
+					return;
+				}
+				if (v->valuestring[0] == 'd')
+					dense_layer(m, i);
+				i++;
+			}
+		} else if (l && !cJSON_IsNull(l)) {
+			hf_fail_key(c, "mlp_layer_types",
+			            "mlp_layer_types must list \"dense\" or \"sparse\" per layer");
+		} else {
+			m->first_dense_layers = hf_get_u64(c, KEYS("first_k_dense_replace"), 1);
+		}
+	}
+	{
+		uint64_t hd = m->head_dim;
+
+		m->head_dim = m->qk_rope_head_dim;
+		hf_decode_rope(c, m, 1.0);
+		m->head_dim = hd;
+	}
+}
+
+/* ----- MiniMax-01: lightning attention ------------------------------------------------------------------------- */
+
+static bool odd_layers_attend(uint64_t i)
+{
+	return (i + 1) % 2 != 0;
+}
+
+/*
+ * MiniMaxConfig (MiniMax-Text-01): vocab 32000, hidden 4096, 32 layers, 32 heads, kv 8, head_dim hidden / heads,
+ * 131072 positions, untied; softmax-attention layers (q, k, v, o) and lightning-attention layers (qkv_proj,
+ * output_gate, norm, out_proj) of the same heads; 8 experts (num_local_experts) of intermediate_size 14336, top-2, in
+ * every layer. The lightning state (heads x head_dim x head_dim) is kept in the model's dtype (MiniMaxCache);
+ * the decay tables are buffers (modeling_minimax.py). layer_types absent: MiniMax-Text-01's attn_type_list (1 softmax,
+ * 0 lightning; vLLM's reading, transformers ignores it), else layers 0, 2, 4, ... attend.
+ */
+static void decode_minimax(hf_ctx *c, mp_model *m)
+{
+	trunk(c, m, 32000, 4096, 32, 32, 8, 0, 131072, false);
+	m->num_experts = hf_get_u64(c, KEYS("num_local_experts"), 8);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 2);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 14336);
+	m->ssm.kind = MP_SSM_LIGHTNING;
+	m->ssm.n_heads = m->num_heads;
+	m->ssm.head_dim = m->head_dim;
+	m->ssm.d_inner = hf_mul(c, m->num_heads, m->head_dim, "num_attention_heads");
+	m->ssm.state_in_model_dtype = true;
+	m->sliding_window = hf_window(c, "sliding_window", 0);
+	if (!hf_has(c, "layer_types") && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(c->cfg, "attn_type_list"))) {
+		/* MiniMax-Text-01's own key (1: softmax attention, 0: lightning), as vLLM reads it; transformers 5.24
+		 * ignores it and alternates (layer_types' default) */
+		const cJSON *v;
+		uint64_t i = 0;
+
+		if ((uint64_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(c->cfg, "attn_type_list")) != m->num_layers) {
+			hf_fail_key(c, "attn_type_list", "attn_type_list must have one 0 or 1 per layer (num_hidden_layers)");
+			return;
+		}
+		m->layer_pattern = true;
+		cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(c->cfg, "attn_type_list"))
+		{
+			if (!cJSON_IsNumber(v) || (v->valuedouble != 0 && v->valuedouble != 1) || i >= MP_MAX_LAYERS) {
+				hf_fail_key(c, "attn_type_list", "attn_type_list entries must be 0 (lightning) or 1 (softmax)");
+				return;
+			}
+			m->layer_flags[i++] = MP_LAYER_FFN | (v->valuedouble == 1 ? MP_LAYER_ATTENTION : MP_LAYER_SSM);
+		}
+	} else {
+		hybrid_layers(c, m, "full_attention", "linear_attention", odd_layers_attend);
+	}
+	hf_decode_rope(c, m, 1.0);
+}
+
+/* ----- LFM2: short convolutions -------------------------------------------------------------------------------- */
+
+static bool always_attend(uint64_t i)
+{
+	(void)i;
+	return true;
+}
+
+/*
+ * Lfm2Config (LFM2): vocab 65536, hidden 2560, 32 layers, 32 heads, kv 8, 128000 positions, tied (tie_embedding);
+ * attention layers with per-head q/k norms and out_proj; conv layers (a gated short convolution of conv_L_cache 3,
+ * conv_bias False); operator_norm and ffn_norm per layer, the final embedding_norm; the MLP (w1, w3, w2) of
+ * intermediate_size, adjusted when block_auto_adjust_ff_dim: 2/3 of it, times block_ffn_dim_multiplier, rounded up
+ * to block_multiple_of (modeling_lfm2.py). layer_types absent: the layers of full_attn_idxs attend (all by default).
+ */
+static void lfm2_layers(hf_ctx *c, mp_model *m);
+
+static void decode_lfm2(hf_ctx *c, mp_model *m)
+{
+	uint64_t ff;
+
+	trunk(c, m, 65536, 2560, 32, 32, 8, 0, 128000, true);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_embedding", "tie_word_embeddings"), true);
+	m->qk_norm = true;
+	ff = hf_get_u64(c, KEYS("block_ff_dim", "intermediate_size"), 12288);
+	if (hf_get_bool(c, KEYS("block_auto_adjust_ff_dim"), true)) {
+		double mult = hf_get_double(c, c->cfg, "block_ffn_dim_multiplier", 1.0);
+		uint64_t of = hf_get_u64(c, KEYS("block_multiple_of"), 256);
+
+		ff = 2 * ff / 3;
+		if (!hf_is_null(c, "block_ffn_dim_multiplier")) {
+			ff = (uint64_t)(mult * (double)ff);
+			if (of)
+				ff = of * ((ff + of - 1) / of);
+		}
+	}
+	m->intermediate_size = ff;
+	lfm2_layers(c, m);
+}
+
+/* LFM2's conv layers and layer pattern (shared by lfm2 and lfm2_moe). */
+static void lfm2_layers(hf_ctx *c, mp_model *m)
+{
+	const cJSON *idx = cJSON_GetObjectItemCaseSensitive(c->cfg, "full_attn_idxs");
+
+	m->ssm.kind = MP_SSM_SHORT_CONV;
+	m->ssm.n_heads = 1;
+	m->ssm.conv_kernel = hf_get_u64(c, KEYS("conv_L_cache"), 3);
+	m->ssm.conv_bias = hf_get_bool(c, KEYS("conv_bias"), false);
+	m->ssm.d_inner = m->hidden_size;
+	if (!hf_has(c, "layer_types") && cJSON_IsArray(idx)) {
+		const cJSON *v;
+
+		m->layer_pattern = true;
+		for (uint64_t i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++)
+			m->layer_flags[i] = MP_LAYER_FFN | MP_LAYER_SSM;
+		cJSON_ArrayForEach(v, idx)
+		{
+			if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble >= (double)m->num_layers) {
+				hf_fail_key(c, "full_attn_idxs",
+				            "full_attn_idxs entries must be layer indices below "
+				            "num_hidden_layers");
+				return;
+			}
+			m->layer_flags[(uint64_t)v->valuedouble] = MP_LAYER_FFN | MP_LAYER_ATTENTION;
+		}
+	} else {
+		hybrid_layers(c, m, "full_attention", "conv", always_attend);
+	}
+	hf_decode_rope(c, m, 1.0);
+}
+
+/*
+ * Lfm2MoeConfig (LFM2-8B-A1B): LFM2's layers (vocab 65536, hidden 2048, 32 layers, 32 heads, kv 8, conv_L_cache 3,
+ * tied) with a dense MLP (w1, w3, w2 of intermediate_size 7168, not adjusted) in the first num_dense_layers (2) and
+ * experts elsewhere (num_experts 32 of moe_intermediate_size 1792, top-4, a router without bias; use_expert_bias
+ * adds a buffer); layer_types is required (the class derives none: transformers 5.24 fails without it)
+ * (modeling_lfm2_moe.py).
+ */
+static void decode_lfm2_moe(hf_ctx *c, mp_model *m)
+{
+	trunk(c, m, 65536, 2048, 32, 32, 8, 0, 128000, true);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_embedding", "tie_word_embeddings"), true);
+	m->qk_norm = true;
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 7168);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1792);
+	m->num_experts = hf_get_u64(c, KEYS("num_experts"), 32);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 4);
+	m->first_dense_layers = hf_get_u64(c, KEYS("num_dense_layers"), 2);
+	if (m->first_dense_layers > m->num_layers)
+		m->first_dense_layers = m->num_layers;
+	m->router_correction_buffer = hf_get_bool(c, KEYS("use_expert_bias"), true);
+	if (c->st == MP_OK && !hf_has(c, "layer_types") && !hf_has(c, "full_attn_idxs"))
+		hf_fail_key(c, "layer_types", "layer_types is required for lfm2_moe (\"full_attention\" or \"conv\" per "
+		                              "layer): Lfm2MoeConfig derives none");
+	lfm2_layers(c, m);
+}
+
+/* ----- Mamba hybrids: Jamba, Bamba, Granite-4.0 (granitemoehybrid), Nemotron-H ---------------------------------- */
+
+/* A layer kind of layer_types (legacy names remapped as transformers' remap_legacy_layer_types: "mamba" is
+ * "linear_attention", "attention" "full_attention"). */
+static bool is_kind(const char *v, const char *kind)
+{
+	if (strcmp(v, "mamba") == 0)
+		v = "linear_attention";
+	else if (strcmp(v, "attention") == 0)
+		v = "full_attention";
+	return strcmp(v, kind) == 0;
+}
+
+/* Mamba-2 from the mamba_* keys (Bamba, Granite-4.0): mamba_n_heads of mamba_d_head ("auto": expand x hidden /
+ * heads), mamba_d_state, mamba_n_groups, mamba_d_conv, biases, the gated norm. */
+static void mamba2_keys(hf_ctx *c, mp_model *m, uint64_t heads, uint64_t state)
+{
+	const cJSON *dh = cJSON_GetObjectItemCaseSensitive(c->cfg, "mamba_d_head");
+	uint64_t expand = hf_get_u64(c, KEYS("mamba_expand"), 2);
+
+	m->ssm.kind = MP_SSM_MAMBA2;
+	m->ssm.n_heads = hf_get_u64(c, KEYS("mamba_n_heads"), heads);
+	if (cJSON_IsString(dh) && strcmp(dh->valuestring, "auto") == 0)
+		m->ssm.head_dim = m->ssm.n_heads ? hf_mul(c, expand, m->hidden_size, "mamba_expand") / m->ssm.n_heads : 0;
+	else
+		m->ssm.head_dim = hf_get_u64(c, KEYS("mamba_d_head"), 64);
+	m->ssm.d_state = hf_get_u64(c, KEYS("mamba_d_state"), state);
+	m->ssm.n_groups = hf_get_u64(c, KEYS("mamba_n_groups"), 1);
+	m->ssm.conv_kernel = hf_get_u64(c, KEYS("mamba_d_conv"), 4);
+	m->ssm.d_inner = hf_mul(c, expand, m->hidden_size, "mamba_expand");
+	m->ssm.proj_bias = hf_get_bool(c, KEYS("mamba_proj_bias"), false);
+	m->ssm.conv_bias = hf_get_bool(c, KEYS("mamba_conv_bias"), true);
+	m->ssm.gated_norm = true;
+	if (c->st == MP_OK && hf_mul(c, m->ssm.n_heads, m->ssm.head_dim, "mamba_n_heads") != m->ssm.d_inner)
+		hf_fail_key(c, "mamba_n_heads", "mamba_n_heads x mamba_d_head must equal mamba_expand x hidden_size");
+}
+
+/* Attention or the mixer per layer from a list of layer indices (Bamba attn_layer_indices): every layer has its
+ * feed-forward block. */
+static void attention_at(hf_ctx *c, mp_model *m, const char *key)
+{
+	const cJSON *l = cJSON_GetObjectItemCaseSensitive(c->cfg, key), *v;
+
+	m->layer_pattern = true;
+	for (uint64_t i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++)
+		m->layer_flags[i] = MP_LAYER_FFN | MP_LAYER_SSM;
+	if (l == NULL || cJSON_IsNull(l))
+		return;
+	if (!cJSON_IsArray(l)) {
+		hf_fail_key(c, key, "must be a list of layer indices");
+		return;
+	}
+	cJSON_ArrayForEach(v, l)
+	{
+		if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble >= (double)m->num_layers ||
+		    v->valuedouble >= MP_MAX_LAYERS) {
+			hf_fail_key(c, key, "entries must be layer indices below num_hidden_layers");
+			return;
+		}
+		m->layer_flags[(uint64_t)v->valuedouble] = MP_LAYER_FFN | MP_LAYER_ATTENTION;
+	}
+}
+
+/*
+ * JambaConfig (Jamba-v0.1): vocab 65536, hidden 4096, 32 layers, 32 heads, kv 8, 262144 positions, untied; attention
+ * on layer i when i % attn_layer_period (8) == attn_layer_offset (4), else Mamba (mamba_d_state 16, mamba_d_conv 4,
+ * mamba_expand 2, mamba_dt_rank "auto" = ceil(hidden / 16), conv bias, no projection bias, RMSNorms on dt, B and C);
+ * experts (num_experts 16 of intermediate_size 14336, top-2, a router without bias) on layer i when
+ * i % expert_layer_period (2) == expert_layer_offset (1), else a dense MLP of intermediate_size; input_layernorm and
+ * pre_ff_layernorm per layer, final_layernorm (modeling_jamba.py). No RoPE.
+ */
+static void decode_jamba(hf_ctx *c, mp_model *m)
+{
+	const cJSON *r = cJSON_GetObjectItemCaseSensitive(c->cfg, "mamba_dt_rank");
+	uint64_t ap, ao, ep, eo;
+
+	trunk(c, m, 65536, 4096, 32, 32, 8, 0, 262144, false);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 14336);
+	m->num_experts = hf_get_u64(c, KEYS("num_experts"), 16);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 2);
+	m->moe_intermediate_size = m->intermediate_size;
+	m->ssm.kind = MP_SSM_MAMBA1;
+	m->ssm.d_state = hf_get_u64(c, KEYS("mamba_d_state"), 16);
+	m->ssm.conv_kernel = hf_get_u64(c, KEYS("mamba_d_conv"), 4);
+	m->ssm.d_inner = hf_mul(c, hf_get_u64(c, KEYS("mamba_expand"), 2), m->hidden_size, "mamba_expand");
+	if (cJSON_IsString(r) && strcmp(r->valuestring, "auto") == 0)
+		m->ssm.dt_rank = (m->hidden_size + 15) / 16;
+	else if (cJSON_IsString(r))
+		hf_fail_key(c, "mamba_dt_rank", "mamba_dt_rank must be an integer or \"auto\"");
+	else
+		m->ssm.dt_rank = hf_get_u64(c, KEYS("mamba_dt_rank"), (m->hidden_size + 15) / 16);
+	m->ssm.proj_bias = hf_get_bool(c, KEYS("mamba_proj_bias"), false);
+	m->ssm.conv_bias = hf_get_bool(c, KEYS("mamba_conv_bias"), true);
+	m->ssm.dt_bc_norms = true;
+	ap = hf_get_u64(c, KEYS("attn_layer_period"), 8);
+	ao = hf_get_u64(c, KEYS("attn_layer_offset"), 4);
+	ep = hf_get_u64(c, KEYS("expert_layer_period"), 2);
+	eo = hf_get_u64(c, KEYS("expert_layer_offset"), 1);
+	if (c->st == MP_OK && (ap == 0 || ep == 0 || ao >= ap || eo >= ep))
+		hf_fail_key(c, ap == 0 || ao >= ap ? "attn_layer_period" : "expert_layer_period",
+		            "attn_layer_offset must be below attn_layer_period and expert_layer_offset below "
+		            "expert_layer_period (both periods at least 1)");
+	if (c->st != MP_OK)
+		return;
+	m->layer_pattern = true;
+	for (uint64_t i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++) {
+		m->layer_flags[i] = MP_LAYER_FFN | (i % ap == ao ? MP_LAYER_ATTENTION : MP_LAYER_SSM);
+		if (i % ep != eo)
+			dense_layer(m, i);
+	}
+	if (m->num_experts == 0)
+		m->num_experts_per_tok = 0;
+	snprintf(m->rope_type, sizeof(m->rope_type), "none");
+}
+
+/*
+ * BambaConfig (Bamba-9B): vocab 128000, hidden 4096, FFN 14336 (a dense MLP in every layer, mlp_bias False), 32
+ * layers, 32 heads, kv 8, 262144 positions, untied, half of each head rotates; Mamba-2 (mamba_n_heads 128 of
+ * mamba_d_head 64, mamba_d_state 256, one group, conv 4 with bias) everywhere but the attn_layer_indices layers;
+ * input_layernorm and pre_ff_layernorm, final_layernorm (modeling_bamba.py).
+ */
+static void decode_bamba(hf_ctx *c, mp_model *m)
+{
+	trunk(c, m, 128000, 4096, 32, 32, 8, 0, 262144, false);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 14336);
+	m->mlp_bias = hf_get_bool(c, KEYS("mlp_bias"), false);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	mamba2_keys(c, m, 128, 256);
+	attention_at(c, m, "attn_layer_indices");
+	hf_decode_rope(c, m, 0.5);
+}
+
+/*
+ * GraniteMoeHybridConfig (Granite-4.0): vocab 32000, hidden 4096, 32 layers, 32 heads, kv = heads, 2048 positions,
+ * untied; layer_types "mamba" / "attention" (or their new names), all Mamba-2 by default (mamba_n_heads 128,
+ * mamba_d_head 64, mamba_d_state 256); every layer: experts (num_local_experts 8 of intermediate_size 11008, top-2,
+ * a router without bias; none with 0 experts) beside a shared MLP (input_linear hidden -> 2 x
+ * shared_intermediate_size, output_linear back); position_embedding_type "rope" rotates, else no positions
+ * (modeling_granitemoehybrid.py).
+ */
+static void decode_granitemoehybrid(hf_ctx *c, mp_model *m)
+{
+	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types"), *v, *pe;
+	uint64_t i = 0;
+
+	trunk(c, m, 32000, 4096, 32, 32, 0, 0, 2048, false);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->num_experts = hf_get_u64(c, KEYS("num_local_experts"), 8);
+	m->num_experts_per_tok = m->num_experts ? hf_get_u64(c, KEYS("num_experts_per_tok"), 2) : 0;
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 11008);
+	m->shared_expert_intermediate_size = hf_get_u64(c, KEYS("shared_intermediate_size"), 1024);
+	if (m->num_experts) {
+		m->num_shared_experts = 1;
+	} else { /* no experts: the shared MLP is the layer's dense MLP */
+		m->intermediate_size = m->shared_expert_intermediate_size;
+		m->shared_expert_intermediate_size = 0;
+	}
+	mamba2_keys(c, m, 128, 256);
+	if (c->st != MP_OK)
+		return;
+	m->layer_pattern = true;
+	if (cJSON_IsArray(lt)) {
+		if ((uint64_t)cJSON_GetArraySize(lt) != m->num_layers) {
+			hf_fail_key(c, "layer_types", "layer_types must have one entry per layer (num_hidden_layers)");
+			return;
+		}
+		cJSON_ArrayForEach(v, lt)
+		{
+			bool attn = cJSON_IsString(v) && is_kind(v->valuestring, "full_attention");
+
+			if (!attn && !(cJSON_IsString(v) && is_kind(v->valuestring, "linear_attention"))) {
+				hf_fail_key(c, "layer_types", "layer_types entries must be \"mamba\" or \"attention\"");
+				return;
+			}
+			if (i < MP_MAX_LAYERS)
+				m->layer_flags[i] = MP_LAYER_FFN | (attn ? MP_LAYER_ATTENTION : MP_LAYER_SSM);
+			i++;
+		}
+	} else {
+		for (i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++)
+			m->layer_flags[i] = MP_LAYER_FFN | MP_LAYER_SSM;
+	}
+	pe = cJSON_GetObjectItemCaseSensitive(c->cfg, "position_embedding_type");
+	if (cJSON_IsString(pe) && strcmp(pe->valuestring, "rope") == 0)
+		hf_decode_rope(c, m, 1.0);
+	else
+		snprintf(m->rope_type, sizeof(m->rope_type), "none");
+}
+
+/*
+ * NemotronHConfig (Nemotron-H, Nemotron-Nano-v2/v3): vocab 131072, hidden 4096, untied, 32 heads, kv 8, head_dim 128,
+ * 4096 positions; each layer is one block behind one RMSNorm: "linear_attention" (Mamba-2: mamba_num_heads 128 of
+ * mamba_head_dim 64, ssm_state_size 128, n_groups 8, conv_kernel 4 with bias), "full_attention" (q, k, v, o),
+ * "mlp" (up and down, ReLU^2, intermediate_size 21504) or "moe" (n_routed_experts 8 of moe_intermediate_size 7688,
+ * up and down only, top-2, n_shared_experts of moe_shared_expert_intermediate_size, the router's
+ * e_score_correction_bias a buffer); layers_block_type (or hybrid_override_pattern: M, *, -, E); norm_f. No RoPE
+ * (modeling_nemotron_h.py). A latent MoE (moe_latent_size) is refused: not modelled.
+ */
+static void decode_nemotron_h(hf_ctx *c, mp_model *m)
+{
+	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layers_block_type"), *v;
+	const cJSON *pat = cJSON_GetObjectItemCaseSensitive(c->cfg, "hybrid_override_pattern");
+	static const char *const kinds[4] = {"linear_attention", "full_attention", "mlp", "moe"};
+	static const char codes[] = "M*-E";
+	uint8_t flags[4] = {MP_LAYER_SSM, MP_LAYER_ATTENTION, MP_LAYER_FFN, MP_LAYER_FFN};
+	uint64_t n = 0, shared;
+
+	if (!cJSON_IsArray(lt))
+		lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types");
+	trunk(c, m, 131072, 4096, 4, 32, 8, 128, 4096, false);
+	m->norms_per_layer = 1;
+	m->ffn_kind = MP_FFN_PLAIN;
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->mlp_bias = hf_get_bool(c, KEYS("mlp_bias"), false);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 21504);
+	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts", "num_local_experts"), 8);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 2);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 7688);
+	shared = hf_get_u64(c, KEYS("n_shared_experts"), 1);
+	m->num_shared_experts = shared;
+	m->shared_expert_intermediate_size =
+	    hf_mul(c, shared, hf_get_u64(c, KEYS("moe_shared_expert_intermediate_size"), 7688), "n_shared_experts");
+	m->router_correction_buffer = true;
+	if (hf_has(c, "moe_latent_size"))
+		hf_fail_key(c, "moe_latent_size", "a latent MoE (moe_latent_size) is not modelled yet; leave it null");
+	m->ssm.kind = MP_SSM_MAMBA2;
+	m->ssm.n_heads = hf_get_u64(c, KEYS("mamba_num_heads"), 128);
+	m->ssm.head_dim = hf_get_u64(c, KEYS("mamba_head_dim"), 64);
+	m->ssm.d_state = hf_get_u64(c, KEYS("ssm_state_size"), 128);
+	m->ssm.n_groups = hf_get_u64(c, KEYS("n_groups"), 8);
+	m->ssm.conv_kernel = hf_get_u64(c, KEYS("conv_kernel"), 4);
+	m->ssm.d_inner = hf_mul(c, m->ssm.n_heads, m->ssm.head_dim, "mamba_num_heads");
+	m->ssm.proj_bias = hf_get_bool(c, KEYS("mamba_proj_bias"), false);
+	m->ssm.conv_bias = hf_get_bool(c, KEYS("use_conv_bias"), true);
+	m->ssm.gated_norm = true;
+	if (c->st != MP_OK)
+		return;
+	m->layer_pattern = true;
+	/* the pattern's length is the layer count (num_hidden_layers is ignored beside it, as transformers does) */
+	if (cJSON_IsArray(lt)) {
+		cJSON_ArrayForEach(v, lt)
+		{
+			int k = -1;
+
+			for (int j = 0; j < 4 && cJSON_IsString(v); j++)
+				if (is_kind(v->valuestring, kinds[j]))
+					k = j;
+			if (k < 0 || n >= MP_MAX_LAYERS) {
+				hf_fail_key(c, "layers_block_type",
+				            "layers_block_type entries must be \"linear_attention\", "
+				            "\"full_attention\", \"mlp\" or \"moe\" (at most 1024)");
+				return;
+			}
+			m->layer_flags[n] = flags[k];
+			if (k == 2)
+				dense_layer(m, n);
+			n++;
+		}
+	} else if (cJSON_IsString(pat)) {
+		for (const char *p = pat->valuestring; *p; p++, n++) {
+			const char *hit = strchr(codes, *p);
+
+			if (hit == NULL || *p == '\0' || n >= MP_MAX_LAYERS) {
+				hf_fail_key(c, "hybrid_override_pattern",
+				            "hybrid_override_pattern must be a string of M (Mamba), "
+				            "* (attention), - (MLP) and E (MoE)");
+				return;
+			}
+			m->layer_flags[n] = flags[hit - codes];
+			if (*p == '-')
+				dense_layer(m, n);
+		}
+	} else {
+		static const uint8_t dflt[4] = {MP_LAYER_SSM, MP_LAYER_FFN, MP_LAYER_ATTENTION, MP_LAYER_FFN};
+
+		for (n = 0; n < 4; n++)
+			m->layer_flags[n] = dflt[n];
+		dense_layer(m, 3);
+	}
+	m->num_layers = n;
+	if (n == 0)
+		hf_fail_key(c, "layers_block_type", "layers_block_type must list at least one layer");
+	snprintf(m->rope_type, sizeof(m->rope_type), "none");
+}
+
+/*
+ * FalconH1Config (Falcon-H1): vocab 128000, hidden 4096, FFN 14336, 32 layers, 32 heads, kv 8, 8192 positions,
+ * untied; every layer holds attention and Mamba-2 side by side (mamba_n_heads 128, mamba_d_ssm 1024 channels =
+ * heads x mamba_d_head ("auto": d_ssm / heads), mamba_d_state 256, one group, conv 4 with bias; the gated norm only
+ * with mamba_rms_norm) and a dense MLP; input_layernorm and pre_ff_layernorm, final_layernorm; the muP multipliers
+ * hold no parameters (mup_vector is a buffer) (modeling_falcon_h1.py).
+ */
+static void decode_falcon_h1(hf_ctx *c, mp_model *m)
+{
+	const cJSON *dh = cJSON_GetObjectItemCaseSensitive(c->cfg, "mamba_d_head");
+	uint64_t d_ssm;
+
+	trunk(c, m, 128000, 4096, 32, 32, 8, 0, 8192, false);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 14336);
+	m->mlp_bias = hf_get_bool(c, KEYS("mlp_bias"), false);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	d_ssm = hf_is_null(c, "mamba_d_ssm") ? hf_mul(c, hf_get_u64(c, KEYS("mamba_expand"), 2), m->hidden_size, "mamba_expand")
+	                                     : hf_get_u64(c, KEYS("mamba_d_ssm"), 1024);
+	m->ssm.kind = MP_SSM_MAMBA2;
+	m->ssm.n_heads = hf_get_u64(c, KEYS("mamba_n_heads"), 128);
+	if (dh == NULL || cJSON_IsNull(dh) || (cJSON_IsString(dh) && strcmp(dh->valuestring, "auto") == 0))
+		m->ssm.head_dim = m->ssm.n_heads ? d_ssm / m->ssm.n_heads : 0;
+	else
+		m->ssm.head_dim = hf_get_u64(c, KEYS("mamba_d_head"), 8);
+	m->ssm.d_inner = d_ssm;
+	m->ssm.d_state = hf_get_u64(c, KEYS("mamba_d_state"), 256);
+	m->ssm.n_groups = hf_get_u64(c, KEYS("mamba_n_groups"), 1);
+	m->ssm.conv_kernel = hf_get_u64(c, KEYS("mamba_d_conv"), 4);
+	m->ssm.conv_bias = hf_get_bool(c, KEYS("mamba_conv_bias"), true);
+	m->ssm.proj_bias = hf_get_bool(c, KEYS("mamba_proj_bias"), false);
+	m->ssm.gated_norm = hf_get_bool(c, KEYS("mamba_rms_norm"), false);
+	if (c->st == MP_OK && hf_get_bool(c, KEYS("projectors_bias"), false) != m->ssm.proj_bias)
+		hf_fail_key(c, "projectors_bias",
+		            "projectors_bias (out_proj) different from mamba_proj_bias (in_proj) is "
+		            "not modelled; the checkpoints set both false");
+	if (c->st == MP_OK && hf_mul(c, m->ssm.n_heads, m->ssm.head_dim, "mamba_n_heads") != d_ssm)
+		hf_fail_key(c, "mamba_n_heads", "mamba_n_heads x mamba_d_head must equal mamba_d_ssm");
+	m->layer_pattern = true;
+	for (uint64_t i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++)
+		m->layer_flags[i] = MP_LAYER_FFN | MP_LAYER_ATTENTION | MP_LAYER_SSM;
+	hf_decode_rope(c, m, 1.0);
+}
+
+/* Appends a module of the reader's own shapes (mp_model.extra). */
+static void extra(mp_model *m, const char *name, mp_tensor_class cls, uint64_t rows, uint64_t cols, uint64_t count,
+                  bool vector)
+{
+	if (count == 0 || rows == 0 || cols == 0 || m->n_extra >= MP_MAX_EXTRA_TENSORS)
+		return;
+	m->extra[m->n_extra++] = (mp_extra_tensor){name, (uint8_t)cls, vector, rows, cols, count};
+}
+
+/*
+ * Zamba2Config (Zamba2-1.2B/2.7B/7B): vocab 32000, hidden 2560, 54 layers, tied; every layer a Mamba-2 block
+ * (input_layernorm + mixer: n_mamba_heads 8 of (mamba_expand x hidden) / heads, mamba_d_state 64, mamba_ngroups 1,
+ * mamba_d_conv 4 with bias, the gated norm, add_bias_linear False); the "hybrid" layers of layers_block_type also
+ * run one of num_mem_blocks shared transformer blocks (attention from 2 x hidden: 32 heads of 2 x hidden / heads,
+ * num_key_value_heads = heads, o_proj back to hidden; input_layernorm of 2 x hidden, pre_ff_layernorm; a GELU-gated
+ * MLP of intermediate_size 4 x hidden) and a hidden x hidden linear; each hybrid layer adds a rank-adapter_rank LoRA
+ * to the shared MLP's gate_up (and to q, k, v with use_shared_attention_adapter). Each hybrid layer keeps its own
+ * KV cache (modeling_zamba2.py). The shared blocks' weights are counted once per block (mp_model.extra).
+ */
+static void decode_zamba2(hf_ctx *c, mp_model *m)
+{
+	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layers_block_type"), *v;
+	uint64_t h, a, inter, blocks, rank, hybrid = 0, i = 0, expand;
+
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 32000);
+	m->hidden_size = h = hf_get_u64(c, KEYS("hidden_size"), 2560);
+	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), 54);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 4096);
+	if (hf_get_bool(c, KEYS("use_long_context"), false))
+		m->max_position_embeddings = 16384;
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
+	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), 32);
+	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), m->num_heads);
+	a = 2 * h;
+	m->attn_input_size = a;
+	m->head_dim = m->num_heads ? a / m->num_heads : 0;
+	inter = hf_get_u64(c, KEYS("intermediate_size"), 4 * h);
+	m->intermediate_size = inter;
+	blocks = hf_get_u64(c, KEYS("num_mem_blocks"), 1);
+	rank = hf_get_u64(c, KEYS("adapter_rank"), 128);
+	m->attn_kind = MP_ATTN_GQA;
+	m->ffn_kind = MP_FFN_GATED;
+	m->norm_kind = MP_NORM_RMS;
+	m->norms_per_layer = 1;
+	m->final_norm = true;
+	m->shared_block_params = true;
+	expand = hf_get_u64(c, KEYS("mamba_expand"), 2);
+	m->ssm.kind = MP_SSM_MAMBA2;
+	m->ssm.n_heads = hf_get_u64(c, KEYS("n_mamba_heads"), 8);
+	m->ssm.d_inner = hf_mul(c, expand, h, "mamba_expand");
+	m->ssm.head_dim = m->ssm.n_heads ? m->ssm.d_inner / m->ssm.n_heads : 0;
+	m->ssm.d_state = hf_get_u64(c, KEYS("mamba_d_state"), 64);
+	m->ssm.n_groups = hf_get_u64(c, KEYS("mamba_ngroups"), 1);
+	m->ssm.conv_kernel = hf_get_u64(c, KEYS("mamba_d_conv"), 4);
+	m->ssm.conv_bias = hf_get_bool(c, KEYS("use_conv_bias"), true);
+	m->ssm.proj_bias = hf_get_bool(c, KEYS("add_bias_linear"), false);
+	m->ssm.gated_norm = true;
+	if (c->st == MP_OK && (blocks == 0 || m->num_layers > MP_MAX_LAYERS || h >= (UINT64_C(1) << 40) ||
+	                       inter >= (UINT64_C(1) << 40) || rank >= (UINT64_C(1) << 40)))
+		hf_fail_key(c, blocks == 0 ? "num_mem_blocks" : "hidden_size",
+		            "num_mem_blocks must be at least 1, hidden_size, intermediate_size and adapter_rank below 2^40 and "
+		            "the layers at most 1024");
+	if (c->st != MP_OK)
+		return;
+	m->layer_pattern = true;
+	if (cJSON_IsArray(lt)) {
+		if ((uint64_t)cJSON_GetArraySize(lt) != m->num_layers) {
+			hf_fail_key(c, "layers_block_type", "layers_block_type must have one entry per layer (num_hidden_layers)");
+			return;
+		}
+		cJSON_ArrayForEach(v, lt)
+		{
+			bool hyb = cJSON_IsString(v) && strcmp(v->valuestring, "hybrid") == 0;
+
+			if (!hyb && !(cJSON_IsString(v) && (strcmp(v->valuestring, "linear_attention") == 0 ||
+			                                    strcmp(v->valuestring, "mamba") == 0))) {
+				hf_fail_key(c, "layers_block_type", "layers_block_type entries must be \"mamba\" "
+				                                    "(\"linear_attention\") or \"hybrid\"");
+				return;
+			}
+			m->layer_flags[i++] = MP_LAYER_SSM | (hyb ? MP_LAYER_ATTENTION | MP_LAYER_FFN : 0);
+			hybrid += hyb;
+		}
+	} else {
+		/* Zamba2Config's default: a hybrid layer after every 5 Mamba layers (7 times), then at 47 and 51 */
+		for (i = 0; i < m->num_layers; i++) {
+			bool hyb = (i >= 1 && i <= 42 && i % 6 == 0) || i == 47 || i == 51;
+
+			m->layer_flags[i] = MP_LAYER_SSM | (hyb ? MP_LAYER_ATTENTION | MP_LAYER_FFN : 0);
+			hybrid += hyb;
+		}
+	}
+	if (hybrid) {
+		uint64_t hd = m->head_dim, q = m->num_heads * hd, kv = m->num_kv_heads * hd;
+
+		extra(m, "shared_transformer.self_attn.q_proj", MP_TC_ATTENTION, q, a, blocks, false);
+		extra(m, "shared_transformer.self_attn.k_v_proj", MP_TC_ATTENTION, kv, a, 2 * blocks, false);
+		extra(m, "shared_transformer.self_attn.o_proj", MP_TC_ATTENTION, h, q, blocks, false);
+		extra(m, "shared_transformer.feed_forward.gate_up_proj", MP_TC_MLP, 2 * inter, h, blocks, false);
+		extra(m, "shared_transformer.feed_forward.down_proj", MP_TC_MLP, h, inter, blocks, false);
+		extra(m, "shared_transformer.norms", MP_TC_NORMS, 1, a + h, blocks, true);
+		extra(m, "hybrid.linear", MP_TC_MLP, h, h, hybrid, false);
+		extra(m, "feed_forward.gate_up_proj_adapter", MP_TC_MLP, rank, h + 2 * inter, hybrid, false);
+		if (hf_get_bool(c, KEYS("use_shared_attention_adapter"), false))
+			extra(m, "self_attn.q_k_v_adapter", MP_TC_ATTENTION, rank, 2 * a, 3 * hybrid, false);
+	}
+	if (hf_get_bool(c, KEYS("use_mem_rope"), false))
+		hf_decode_rope(c, m, 1.0);
+	else
+		snprintf(m->rope_type, sizeof(m->rope_type), "none");
+}
+
+const hf_type mpm_hf_hybrid_types[] = {
+    {"qwen3_next", decode_qwen3_next},
+    {"qwen3_5_text", decode_qwen3_5_text},
+    {"qwen3_5_moe_text", decode_qwen3_5_moe_text},
+    {"kimi_linear", decode_kimi_linear},
+    {"minimax", decode_minimax},
+    {"lfm2", decode_lfm2}, {"lfm2_moe", decode_lfm2_moe},
+    {"jamba", decode_jamba},
+    {"bamba", decode_bamba},
+    {"granitemoehybrid", decode_granitemoehybrid},
+    {"nemotron_h", decode_nemotron_h},
+    {"falcon_h1", decode_falcon_h1},
+    {"zamba2", decode_zamba2},
+};
+const size_t mpm_hf_hybrid_count = sizeof(mpm_hf_hybrid_types) / sizeof(mpm_hf_hybrid_types[0]);

@@ -1,0 +1,661 @@
+/*
+ * hf_moe.c: the mixture-of-experts decoders added for issue 14 (second half). The DeepSeek family (MLA attention,
+ * routed and shared experts, leading dense layers, and V3.2's sparse-attention indexer) are rows of one table;
+ * the GQA decoders with experts (GLM-4.5, OLMoE, Granite-MoE, Phi-3.5-MoE, ERNIE-4.5-MoE, MiniMax-M2) share the
+ * trunk reader and set their own MoE keys. Every default is the transformers 5.24 configuration class's
+ * (configuration_<type>.py), every module shape its modeling file's; tests/ref/hf/groundtruth.json holds what
+ * transformers builds from them. Multi-token-prediction layers a checkpoint ships (num_nextn_predict_layers) are
+ * not built by transformers and not counted (tests/ref/hf/README.md).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "hf_internal.h"
+
+/* head_dim: explicit, else hidden_size // num_attention_heads (floor division, as these modeling files take it:
+ * GLM-4.5's 4096 / 96 gives 42). */
+static void head_dim_floor(hf_ctx *c, mp_model *m)
+{
+	m->head_dim = hf_get_u64(c, KEYS("head_dim"), 0);
+	if (m->head_dim == 0 && m->num_heads)
+		m->head_dim = m->hidden_size / m->num_heads;
+}
+
+/* Marks layer i as keeping a dense MLP (mp_model.dense_layer_mask). */
+static void dense_layer(mp_model *m, uint64_t i)
+{
+	if (i < MP_MAX_LAYERS)
+		m->dense_layer_mask[i / 8] |= (uint8_t)(1u << (i % 8));
+}
+
+/*
+ * mlp_layer_types (transformers 5: DeepSeek-V3.2, GLM-4.7-Flash): one "dense" or "sparse" per layer. Absent: the
+ * leading first_k_dense_replace layers are dense (m->first_dense_layers, already set). Returns whether it was given.
+ */
+static bool mlp_layer_types(hf_ctx *c, mp_model *m)
+{
+	const cJSON *l = cJSON_GetObjectItemCaseSensitive(c->cfg, "mlp_layer_types"), *v;
+	uint64_t i = 0;
+
+	if (l == NULL || cJSON_IsNull(l))
+		return false;
+	if (!cJSON_IsArray(l) || (uint64_t)cJSON_GetArraySize(l) != m->num_layers) {
+		hf_fail_key(c, "mlp_layer_types",
+		            "mlp_layer_types must list \"dense\" or \"sparse\" for each of the "
+		            "num_hidden_layers layers");
+		return true;
+	}
+	cJSON_ArrayForEach(v, l)
+	{
+		if (!cJSON_IsString(v) ||
+		    (strcmp(v->valuestring, "dense") != 0 && strcmp(v->valuestring, "sparse") != 0)) {
+			hf_fail_key(c, "mlp_layer_types", "mlp_layer_types entries must be \"dense\" or \"sparse\"");
+			return true;
+		}
+		if (v->valuestring[0] == 'd')
+			dense_layer(m, i);
+		i++;
+	}
+	m->first_dense_layers = 0;
+	return true;
+}
+
+/*
+ * GLM-5's indexer_types: "full" (the layer runs its indexer) or "shared" (it reuses the previous full layer's
+ * top-k: no indexer weights, no cached keys). Absent: index_topk_pattern ("F"/"S" per layer), else layer i is full
+ * when max(i - index_skip_topk_offset + 1, 0) % index_topk_freq == 0 (freq 1, offset 2 by default: all full), as
+ * GlmMoeDsaConfig.__post_init__ derives it.
+ */
+static void indexer_types(hf_ctx *c, mp_model *m)
+{
+	const cJSON *l = cJSON_GetObjectItemCaseSensitive(c->cfg, "indexer_types"), *v;
+	const cJSON *pat = cJSON_GetObjectItemCaseSensitive(c->cfg, "index_topk_pattern");
+	uint64_t full = 0, n = 0;
+
+	if (cJSON_IsArray(l)) {
+		cJSON_ArrayForEach(v, l)
+		{
+			if (!cJSON_IsString(v) ||
+			    (strcmp(v->valuestring, "full") != 0 && strcmp(v->valuestring, "shared") != 0)) {
+				hf_fail_key(c, "indexer_types", "indexer_types entries must be \"full\" or \"shared\"");
+				return;
+			}
+			full += v->valuestring[0] == 'f';
+			n++;
+		}
+	} else if (cJSON_IsString(pat)) {
+		for (const char *p = pat->valuestring; *p; p++, n++) {
+			if (*p != 'F' && *p != 'S') {
+				hf_fail_key(c, "index_topk_pattern",
+				            "index_topk_pattern must be a string of F (full) and S (shared)");
+				return;
+			}
+			full += *p == 'F';
+		}
+	} else {
+		uint64_t freq = hf_get_u64(c, KEYS("index_topk_freq"), 1),
+		         off = hf_get_u64(c, KEYS("index_skip_topk_offset"), 2);
+
+		freq = freq ? freq : 1;
+		for (n = 0; n < m->num_layers; n++)
+			full += ((n + 1 > off ? n + 1 - off : 0) % freq) == 0;
+	}
+	if (n != m->num_layers) {
+		hf_fail_key(c, cJSON_IsArray(l) ? "indexer_types" : "index_topk_pattern",
+		            "the indexer pattern must have one entry per layer (num_hidden_layers)");
+		return;
+	}
+	m->indexer_layers = full;
+	if (full == 0)
+		m->indexer_head_dim = 0; /* no layer keeps an indexer */
+}
+
+/* ----- the DeepSeek family: MLA + routed and shared experts ---------------------------------------------------- */
+
+typedef struct mla_row {
+	const char *name;
+	uint64_t vocab, hidden, inter, moe_inter, layers, heads, q_lora, kv_lora, nope, rope, v;
+	uint64_t experts, topk, shared, first_dense, max_pos;
+	bool correction_buffer;          /* the router's e_score_correction_bias is a registered buffer */
+	uint64_t index_heads, index_dim; /* DeepSeek sparse attention's indexer (V3.2); 0 = none */
+} mla_row;
+
+static const mla_row mla_types[] = {
+    /* DeepseekV3Config: vocab 129280, hidden 7168, FFN 18432 (dense layers), 61 layers, 128 heads, q_lora_rank
+     * 1536, kv_lora_rank 512, qk_nope 128, qk_rope 64, v 128; 256 routed experts of 2048, top-8, one shared,
+     * first_k_dense_replace 3, 4096 positions. e_score_correction_bias is a buffer of DeepseekV3TopkRouter. */
+    {"deepseek_v3", 129280, 7168, 18432, 2048, 61, 128, 1536, 512, 128, 64, 128, 256, 8, 1, 3, 4096, true, 0, 0},
+    /* DeepseekV2Config: vocab 102400, hidden 4096, FFN 11008, 32 layers, 32 heads, q_lora_rank 1536; 64 routed
+     * experts of 1407, two shared, first_k_dense_replace 0, 2048 positions; num_experts_per_tok None (no top-k:
+     * refused below); DeepseekV2TopkRouter has no correction bias. */
+    {"deepseek_v2", 102400, 4096, 11008, 1407, 32, 32, 1536, 512, 128, 64, 128, 64, 0, 2, 0, 2048, false, 0, 0},
+    /* DeepseekV32Config: V3's shapes, 163840 positions, and the lightning indexer of DeepSeek sparse attention
+     * (index_n_heads 64 of index_head_dim 128; modeling_deepseek_v32.py DeepseekV32Indexer). */
+    {"deepseek_v32", 129280, 7168, 18432, 2048, 61, 128, 1536, 512, 128, 64, 128, 256, 8, 1, 3, 163840, true, 64, 128},
+    /* Glm4MoeLiteConfig (GLM-4.7-Flash): vocab 154880, hidden 2048, FFN 10240, 47 layers, 20 heads, q_lora_rank
+     * 768, qk_nope 192, qk_rope 64, v 256; 64 routed experts of 1536, top-4, one shared, layer 0 dense
+     * (mlp_layer_types), 202752 positions. */
+    {"glm4_moe_lite", 154880, 2048, 10240, 1536, 47, 20, 768, 512, 192, 64, 256, 64, 4, 1, 1, 202752, true, 0, 0},
+    /* GlmMoeDsaConfig (GLM-5): vocab 154880, hidden 6144, FFN 12288, 78 layers, 64 heads, q_lora_rank 2048,
+     * qk_nope 192, qk_rope 64, v 256; 256 routed experts of 2048, top-8, one shared, first_k_dense_replace 3,
+     * 202752 positions; DeepSeek sparse attention's indexer (32 heads of 128) on the "full" layers of
+     * indexer_types ("shared" layers reuse the previous selection; modeling_glm_moe_dsa.py). */
+    {"glm_moe_dsa", 154880, 6144, 12288, 2048, 78, 64, 2048, 512, 192, 64, 256, 256, 8, 1, 3, 202752, true, 32, 128},
+};
+
+/*
+ * The MLA decoders (modeling_deepseek_v3.py and the files modular_*.py derives from it): q_a (h -> q_lora) +
+ * q_a_norm + q_b, or q_proj when q_lora_rank is null; kv_a_with_mqa (h -> kv_lora + rope) + kv_a_norm + kv_b
+ * (kv_lora -> heads x (nope + v)); o (heads x v -> h). Experts fused per layer (gate_up_proj, down_proj: the same
+ * parameters as separate projections); shared experts as one MLP of n_shared x moe_intermediate_size.
+ */
+static void decode_mla(hf_ctx *c, const mla_row *d, mp_model *m)
+{
+	uint64_t shared, hd;
+
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), d->vocab);
+	m->hidden_size = hf_get_u64(c, KEYS("hidden_size"), d->hidden);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), d->inter);
+	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), d->layers);
+	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), d->heads);
+	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), m->num_heads);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), d->max_pos);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), false);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->attn_kind = MP_ATTN_MLA;
+	/* q_lora_rank null means q is projected directly: get_u64 treats null as absent, so look first */
+	m->q_lora_rank = hf_is_null(c, "q_lora_rank") ? 0 : hf_get_u64(c, KEYS("q_lora_rank"), d->q_lora);
+	m->kv_lora_rank = hf_get_u64(c, KEYS("kv_lora_rank"), d->kv_lora);
+	m->qk_nope_head_dim = hf_get_u64(c, KEYS("qk_nope_head_dim"), d->nope);
+	m->qk_rope_head_dim = hf_get_u64(c, KEYS("qk_rope_head_dim"), d->rope);
+	m->v_head_dim = hf_get_u64(c, KEYS("v_head_dim"), d->v);
+	m->head_dim = m->qk_nope_head_dim + m->qk_rope_head_dim;
+	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts"), d->experts);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), d->topk);
+	if (m->num_experts_per_tok == 0 && c->st == MP_OK && m->num_experts > 0) {
+		char msg[240];
+
+		snprintf(msg, sizeof(msg),
+		         "num_experts_per_tok is required: %s's default is None, with which no expert can be routed "
+		         "(transformers itself fails); give the checkpoint's top-k (DeepSeek-V2 and V2-Lite: 6)",
+		         d->name);
+		hf_fail_key(c, "num_experts_per_tok", msg);
+	}
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), d->moe_inter);
+	shared = hf_get_u64(c, KEYS("n_shared_experts"), d->shared);
+	m->num_shared_experts = shared;
+	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "moe_intermediate_size");
+	m->first_dense_layers = hf_get_u64(c, KEYS("first_k_dense_replace"), d->first_dense);
+	if (m->first_dense_layers > m->num_layers)
+		m->first_dense_layers = m->num_layers;
+	if (!mlp_layer_types(c, m) && strcmp(d->name, "glm4_moe_lite") == 0)
+		m->first_dense_layers = m->num_layers ? 1 : 0; /* Glm4MoeLiteConfig: mlp_layer_types' default */
+	m->router_correction_buffer = d->correction_buffer;
+	if (d->index_dim) {
+		m->indexer_heads = hf_get_u64(c, KEYS("index_n_heads"), d->index_heads);
+		m->indexer_head_dim = hf_get_u64(c, KEYS("index_head_dim"), d->index_dim);
+		m->indexer_topk = hf_get_u64(c, KEYS("index_topk"), 2048);
+		indexer_types(c, m);
+	}
+	m->ffn_kind = MP_FFN_GATED;
+	m->norm_kind = MP_NORM_RMS;
+	m->norms_per_layer = 2;
+	m->final_norm = true;
+	hd = m->head_dim;
+	m->head_dim = m->qk_rope_head_dim; /* RoPE rotates only the rope part */
+	hf_decode_rope(c, m, 1.0);
+	m->head_dim = hd;
+}
+
+/* The MLA rows' one decoder: hf_decode_type set m->model_type to the type being read, which names its row. */
+static void decode_mla_row(hf_ctx *c, mp_model *m)
+{
+	for (size_t i = 0; i < sizeof(mla_types) / sizeof(mla_types[0]); i++)
+		if (strcmp(m->model_type, mla_types[i].name) == 0) {
+			decode_mla(c, &mla_types[i], m);
+			return;
+		}
+	hf_fail_key(c, "model_type", "no MLA row for this model_type"); /* unreachable: the table below */
+}
+
+/* ----- GQA decoders with experts ------------------------------------------------------------------------------- */
+
+typedef struct trunk {
+	uint64_t vocab, hidden, layers, heads, kv, max_pos;
+	bool tie;
+} trunk;
+
+/* The trunk every GQA decoder here shares: embeddings, layers, heads, positions, RMSNorm pre-norm blocks. */
+static void decode_trunk(hf_ctx *c, const trunk *t, mp_model *m)
+{
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), t->vocab);
+	m->hidden_size = hf_get_u64(c, KEYS("hidden_size"), t->hidden);
+	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), t->layers);
+	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), t->heads);
+	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), t->kv ? t->kv : m->num_heads);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), t->max_pos);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), t->tie);
+	head_dim_floor(c, m);
+	m->attn_kind = MP_ATTN_GQA;
+	m->ffn_kind = MP_FFN_GATED;
+	m->norm_kind = MP_NORM_RMS;
+	m->norms_per_layer = 2;
+	m->final_norm = true;
+}
+
+/* Experts whose width is intermediate_size (Mixtral-style configs: OLMoE, Granite-MoE, Phi-3.5-MoE, MiniMax-M2):
+ * no dense MLP, no shared expert. */
+static void experts_at_intermediate(hf_ctx *c, mp_model *m, const char *experts_key, uint64_t experts, uint64_t topk,
+                                    uint64_t inter)
+{
+	m->num_experts = hf_get_u64(c, (const char *const[]){experts_key, NULL}, experts);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), topk);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), inter);
+	m->intermediate_size = 0;
+}
+
+/*
+ * Glm4MoeConfig (GLM-4.5, GLM-4.5-Air, GLM-4.6): vocab 151552, hidden 4096, FFN 10944 (dense layers), 46 layers,
+ * 96 heads, kv 8, head_dim hidden // heads, 131072 positions; attention_bias on q, k, v (o never); use_qk_norm adds
+ * per-head q_norm and k_norm; half of each head rotates; 128 routed experts of 1408, top-8, one shared,
+ * first_k_dense_replace 1; the router's e_score_correction_bias is a buffer (modeling_glm4_moe.py).
+ */
+static void decode_glm4_moe(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {151552, 4096, 46, 96, 8, 131072, false};
+	uint64_t shared;
+
+	decode_trunk(c, &t, m);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 10944);
+	m->qkv_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->qk_norm = hf_get_bool(c, KEYS("use_qk_norm"), false);
+	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts"), 128);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 8);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1408);
+	shared = hf_get_u64(c, KEYS("n_shared_experts"), 1);
+	m->num_shared_experts = shared;
+	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "moe_intermediate_size");
+	m->first_dense_layers = hf_get_u64(c, KEYS("first_k_dense_replace"), 1);
+	if (m->first_dense_layers > m->num_layers)
+		m->first_dense_layers = m->num_layers;
+	m->router_correction_buffer = true;
+	hf_decode_rope(c, m, 0.5);
+}
+
+/*
+ * OlmoeConfig: vocab 50304, hidden 2048, 16 layers, 16 heads, 4096 positions, untied; q_norm and k_norm over the
+ * whole q and k projections (OlmoeAttention); 64 experts of intermediate_size 2048, top-8, a router without bias
+ * (modeling_olmoe.py).
+ */
+static void decode_olmoe(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {50304, 2048, 16, 16, 0, 4096, false};
+
+	decode_trunk(c, &t, m);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->qk_norm_full = true;
+	experts_at_intermediate(c, m, "num_experts", 64, 8, 2048);
+	hf_decode_rope(c, m, 1.0);
+}
+
+/*
+ * GraniteMoeConfig: LlamaConfig's trunk (vocab 32000, hidden 4096, 32 layers, 32 heads, 2048 positions, untied),
+ * attention_bias on q, k, v and o; 8 experts (num_local_experts) of intermediate_size 11008, top-2, a router
+ * without bias; the multipliers hold no parameters (modeling_granitemoe.py).
+ */
+static void decode_granitemoe(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {32000, 4096, 32, 32, 0, 2048, false};
+
+	decode_trunk(c, &t, m);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	experts_at_intermediate(c, m, "num_local_experts", 8, 2, 11008);
+	hf_decode_rope(c, m, 1.0);
+}
+
+/*
+ * PhimoeConfig (Phi-3.5-MoE): vocab 32064, hidden 4096, 32 layers, 32 heads, kv 8, 131072 positions, untied;
+ * LayerNorms with weight and bias (input, post-attention, final); attention_bias on q, k, v and o; 16 experts of
+ * 6400, top-2; lm_head_bias; sliding_window None (modeling_phimoe.py).
+ */
+static void decode_phimoe(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {32064, 4096, 32, 32, 8, 131072, false};
+
+	decode_trunk(c, &t, m);
+	m->norm_kind = MP_NORM_LAYER;
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->lm_head_bias = hf_get_bool(c, KEYS("lm_head_bias"), false);
+	experts_at_intermediate(c, m, "num_local_experts", 16, 2, 6400);
+	m->sliding_window = hf_window(c, "sliding_window", 0);
+	hf_decode_rope(c, m, 1.0);
+}
+
+/*
+ * Ernie4_5_MoeConfig (ERNIE-4.5-21B-A3B): vocab 103424, hidden 2560, FFN 12288 (dense layers), 28 layers, 20 heads,
+ * kv 4, head_dim hidden // heads (128), 131072 positions, tied; use_bias on q, k, v and o; 64 experts
+ * (moe_num_experts) of 1536, top-6 (moe_k), moe_num_shared_experts 2 (one MLP of 2 x 1536); layer i is MoE when
+ * (i + 1) % moe_layer_interval == 0 and moe_layer_start_index <= i <= moe_layer_end_index (-1, the default: the
+ * last layer), else dense; the
+ * router's e_score_correction_bias is a parameter (modeling_ernie4_5_moe.py).
+ */
+static void decode_ernie4_5_moe(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {103424, 2560, 28, 20, 4, 131072, true};
+	uint64_t shared, start, end, every;
+
+	decode_trunk(c, &t, m);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 12288);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("use_bias"), false);
+	m->num_experts = hf_get_u64(c, KEYS("moe_num_experts"), 64);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("moe_k"), 6);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1536);
+	shared = hf_get_u64(c, KEYS("moe_num_shared_experts"), 2);
+	m->num_shared_experts = shared;
+	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "moe_intermediate_size");
+	m->router_bias = true;
+	start = hf_get_u64(c, KEYS("moe_layer_start_index"), 1);
+	{
+		const cJSON *e = cJSON_GetObjectItemCaseSensitive(c->cfg, "moe_layer_end_index");
+
+		end = cJSON_IsNumber(e) && e->valuedouble == -1
+		          ? m->num_layers - 1
+		          : hf_get_u64(c, KEYS("moe_layer_end_index"), m->num_layers - 1);
+	}
+	every = hf_get_u64(c, KEYS("moe_layer_interval"), 1);
+	if (every == 0)
+		hf_fail_key(c, "moe_layer_interval", "moe_layer_interval must be at least 1");
+	for (uint64_t i = 0; every && i < m->num_layers && i < MP_MAX_LAYERS; i++)
+		if ((i + 1) % every != 0 || i < start || i > end)
+			dense_layer(m, i);
+	hf_decode_rope(c, m, 1.0);
+}
+
+/*
+ * MiniMaxM2Config: vocab 200064, hidden 3072, 62 layers, 48 heads, kv 8, head_dim 128, 196608 positions, untied;
+ * q_norm and k_norm over the whole q and k projections (MiniMaxM2Attention); 256 experts (num_local_experts) of
+ * intermediate_size 1536, top-8; the e_score_correction_bias of each MoE block is a buffer (modeling_minimax_m2.py).
+ */
+static void decode_minimax_m2(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {200064, 3072, 62, 48, 8, 196608, false};
+
+	decode_trunk(c, &t, m);
+	if (!hf_has(c, "head_dim"))
+		m->head_dim = 128;
+	m->qk_norm_full = true;
+	experts_at_intermediate(c, m, "num_local_experts", 256, 8, 1536);
+	m->router_correction_buffer = true;
+	hf_decode_rope(c, m, 1.0);
+}
+
+/*
+ * Dots1Config (dots.llm1): vocab 152064, hidden 4608, FFN 10944 (dense layers), 62 layers, 32 heads, kv 32,
+ * head_dim hidden // heads, 2048 positions, untied; per-head q_norm and k_norm; routed experts (n_routed_experts,
+ * default None) of moe_intermediate_size 1408, n_shared_experts as one MLP, first_k_dense_replace 0; the router's
+ * e_score_correction_bias is a buffer; sliding_window 4096 on the layers from max_window_layers (62) on
+ * (modeling_dots1.py, configuration_dots1.py).
+ */
+static void decode_dots1(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {152064, 4608, 62, 32, 32, 2048, false};
+	uint64_t shared, from;
+
+	decode_trunk(c, &t, m);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 10944);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->qk_norm = true;
+	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts"), 0);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 0);
+	if (c->st == MP_OK && (m->num_experts == 0 || m->num_experts_per_tok == 0))
+		hf_fail_key(c, m->num_experts == 0 ? "n_routed_experts" : "num_experts_per_tok",
+		            "n_routed_experts and num_experts_per_tok are required: Dots1Config's defaults are None "
+		            "(dots.llm1: 128 experts, top-6)");
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1408);
+	shared = hf_get_u64(c, KEYS("n_shared_experts"), 0);
+	m->num_shared_experts = shared;
+	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "moe_intermediate_size");
+	m->first_dense_layers = hf_get_u64(c, KEYS("first_k_dense_replace"), 0);
+	if (m->first_dense_layers > m->num_layers)
+		m->first_dense_layers = m->num_layers;
+	m->router_correction_buffer = true;
+	m->sliding_window = hf_window(c, "sliding_window", 4096);
+	from = hf_get_u64(c, KEYS("max_window_layers"), 62);
+	m->sliding_window_layers = from < m->num_layers ? m->num_layers - from : 0;
+	if (m->sliding_window_layers == 0)
+		m->sliding_window = 0;
+	hf_decode_layer_types(c, m);
+	hf_decode_rope(c, m, 1.0);
+}
+
+/*
+ * Qwen3VLMoeTextConfig (the decoder of Qwen3-VL-30B-A3B and 235B-A22B): vocab 151936, hidden 2048, FFN 5632, 24
+ * layers, 16 heads, kv 16, head_dim hidden // heads, 128000 positions, tied (as a text config); Qwen3's per-head q/k
+ * norms; 60 experts (num_experts) of 1408, top-4, every decoder_sparse_step-th layer, mlp_only_layers dense; no
+ * shared expert (modeling_qwen3_vl_moe.py).
+ */
+static void decode_qwen3_vl_moe_text(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {151936, 2048, 24, 16, 16, 128000, true};
+
+	decode_trunk(c, &t, m);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 5632);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->qk_norm = true;
+	m->num_experts = hf_get_u64(c, KEYS("num_experts", "num_local_experts"), 60);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 4);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1408);
+	m->moe_layer_step = hf_get_u64(c, KEYS("decoder_sparse_step"), 1);
+	hf_decode_mlp_only_layers(c, m);
+	hf_decode_rope(c, m, 1.0);
+}
+
+/*
+ * Llama4TextConfig (Llama-4-Scout and -Maverick's decoder): vocab 202048, hidden 5120, 48 layers, 40 heads, kv 8,
+ * head_dim 128, 131072 positions, untied; use_qk_norm is an L2 norm without weights; MoE layers (moe_layers, else
+ * every interleave_moe_layer_step-th) hold 16 experts (num_local_experts) of intermediate_size 8192, top-1, a router
+ * without bias and one shared expert of intermediate_size; the other layers a dense MLP of intermediate_size_mlp
+ * 16384. Layers with RoPE (no_rope_layers 1; else every no_rope_layer_interval-th layer (4) is NoPE) attend in chunks
+ * of attention_chunk_size (8192) tokens, the NoPE layers to everything (layer_types chunked_attention /
+ * full_attention). A chunked layer holds at most one chunk of keys and values: planned as a window of the chunk
+ * (vLLM's ChunkedLocalAttentionSpec) (modeling_llama4.py).
+ */
+static void decode_llama4_text(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {202048, 5120, 48, 40, 8, 131072, false};
+	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types");
+	const cJSON *nr = cJSON_GetObjectItemCaseSensitive(c->cfg, "no_rope_layers");
+	const cJSON *ml = cJSON_GetObjectItemCaseSensitive(c->cfg, "moe_layers"), *v;
+	uint64_t interval, step, chunked = 0, i = 0;
+
+	decode_trunk(c, &t, m);
+	if (!hf_has(c, "head_dim"))
+		m->head_dim = 128;
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size_mlp"), 16384);
+	m->num_experts = hf_get_u64(c, KEYS("num_local_experts"), 16);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 1);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 8192);
+	m->num_shared_experts = 1;
+	m->shared_expert_intermediate_size = m->moe_intermediate_size;
+	step = hf_get_u64(c, KEYS("interleave_moe_layer_step"), 1);
+	if (c->st != MP_OK)
+		return;
+	if (cJSON_IsArray(ml)) {
+		for (i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++)
+			dense_layer(m, i);
+		cJSON_ArrayForEach(v, ml)
+		{
+			if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble >= (double)m->num_layers ||
+			    v->valuedouble >= MP_MAX_LAYERS) {
+				hf_fail_key(c, "moe_layers",
+				            "moe_layers entries must be layer indices below num_hidden_layers");
+				return;
+			}
+			m->dense_layer_mask[(uint64_t)v->valuedouble / 8] &=
+			    (uint8_t) ~(1u << ((uint64_t)v->valuedouble % 8));
+		}
+	} else if (step == 0) {
+		hf_fail_key(c, "interleave_moe_layer_step", "interleave_moe_layer_step must be at least 1");
+		return;
+	} else {
+		m->moe_layer_step = step;
+	}
+	m->sliding_window = hf_window(c, "attention_chunk_size", 8192);
+	interval = hf_get_u64(c, KEYS("no_rope_layer_interval"), 4);
+	if (cJSON_IsArray(lt)) {
+		if ((uint64_t)cJSON_GetArraySize(lt) != m->num_layers) {
+			hf_fail_key(c, "layer_types", "layer_types must have one entry per layer (num_hidden_layers)");
+			return;
+		}
+		cJSON_ArrayForEach(v, lt)
+		{
+			if (!cJSON_IsString(v) || (strcmp(v->valuestring, "chunked_attention") != 0 &&
+			                           strcmp(v->valuestring, "full_attention") != 0)) {
+				hf_fail_key(c, "layer_types",
+				            "layer_types entries must be \"chunked_attention\" or "
+				            "\"full_attention\"");
+				return;
+			}
+			chunked += v->valuestring[0] == 'c';
+		}
+	} else if (cJSON_IsArray(nr) && cJSON_GetArraySize(nr) > 0) {
+		if ((uint64_t)cJSON_GetArraySize(nr) != m->num_layers) {
+			hf_fail_key(c, "no_rope_layers",
+			            "no_rope_layers must have one 0 or 1 per layer (num_hidden_layers)");
+			return;
+		}
+		cJSON_ArrayForEach(v, nr) chunked += cJSON_IsNumber(v) && v->valuedouble != 0;
+	} else if (interval == 0) {
+		hf_fail_key(c, "no_rope_layer_interval", "no_rope_layer_interval must be at least 1");
+		return;
+	} else {
+		chunked = m->num_layers - m->num_layers / interval;
+	}
+	m->sliding_window_layers = m->sliding_window ? chunked : 0;
+	if (m->sliding_window_layers == 0)
+		m->sliding_window = 0;
+	hf_decode_rope(c, m, 1.0);
+}
+
+/* A key that is an integer or a list of one integer per layer (Hunyuan's moe_topk): the value, or the list's common
+ * value; a list whose entries differ is refused (a per-layer top-k is not modelled). */
+static uint64_t int_or_same_list(hf_ctx *c, const char *key, uint64_t dflt)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(c->cfg, key), *e;
+	uint64_t out = 0;
+	bool first = true;
+
+	if (!cJSON_IsArray(v))
+		return hf_get_u64(c, (const char *const[]){key, NULL}, dflt);
+	cJSON_ArrayForEach(e, v)
+	{
+		if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble != floor(e->valuedouble) ||
+		    (!first && (uint64_t)e->valuedouble != out)) {
+			char msg[160];
+
+			snprintf(msg, sizeof(msg), "%s must be an integer, or a list with the same integer for every layer "
+			                           "(a per-layer value is not modelled)", key);
+			hf_fail_key(c, key, msg);
+			return dflt;
+		}
+		out = (uint64_t)e->valuedouble;
+		first = false;
+	}
+	return first ? dflt : out;
+}
+
+/*
+ * HunYuanMoEV1Config (Hunyuan-A13B): vocab 290943, hidden 4096, 32 layers, 32 heads, kv = heads, 2048 positions,
+ * untied; attention_bias on q, k, v and o; query_layernorm and key_layernorm (per head) in every layer; every layer's
+ * MoE: num_experts (1) experts of intermediate_size, top moe_topk (an integer or one per layer), a router without
+ * bias, and one shared MLP of intermediate_size (modeling_hunyuan_v1_moe.py builds exactly one whatever
+ * num_shared_expert says; it reads no moe_intermediate_size). transformers 5.24 builds it only with head_dim given;
+ * absent, memplan derives hidden_size / heads as vLLM does.
+ */
+static void decode_hunyuan_v1_moe(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {290943, 4096, 32, 32, 0, 2048, false};
+
+	decode_trunk(c, &t, m);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->qk_norm = true;
+	m->num_experts = hf_get_u64(c, KEYS("num_experts", "num_local_experts"), 1);
+	m->num_experts_per_tok = int_or_same_list(c, "moe_topk", 1);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 11008);
+	m->num_shared_experts = 1;
+	m->shared_expert_intermediate_size = m->moe_intermediate_size;
+	m->intermediate_size = 0;
+	hf_decode_rope(c, m, 1.0);
+}
+
+/*
+ * LongcatFlashConfig (LongCat-Flash): vocab 131072, hidden 6144, num_layers 28 decoder layers of two blocks each
+ * (num_hidden_layers is 2 x num_layers): each block an MLA attention (64 heads, q_lora_rank 1536, kv_lora_rank 512,
+ * qk_nope 128, qk_rope 64, v 128) and a dense MLP of ffn_hidden_size 12288; each layer one shortcut MoE beside them:
+ * 512 routed experts (n_routed_experts) of expert_ffn_hidden_size 2048, top-12 (moe_topk), and zero_expert_num 256
+ * zero-computation experts that the router scores (its classifier and e_score_correction_bias have 768 rows) but that
+ * hold no weights (modeling_longcat_flash.py). Planned as 2 x num_layers layers, the MoE on every second one.
+ * transformers 5.24 allocates gate_up_proj for the zero experts too (LongcatFlashExperts.total_experts): memplan
+ * follows the checkpoint (and vLLM), tests/ref/hf/README.md gives the difference.
+ */
+static void decode_longcat_flash(hf_ctx *c, mp_model *m)
+{
+	uint64_t hd, layers;
+
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 131072);
+	m->hidden_size = hf_get_u64(c, KEYS("hidden_size"), 6144);
+	layers = hf_get_u64(c, KEYS("num_layers"), 28);
+	if (hf_has(c, "num_hidden_layers") && !hf_has(c, "num_layers"))
+		layers = hf_get_u64(c, KEYS("num_hidden_layers"), 56) / 2;
+	m->num_layers = hf_mul(c, 2, layers, "num_layers");
+	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), 64);
+	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), m->num_heads);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 131072);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), false);
+	m->qkv_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->attn_kind = MP_ATTN_MLA;
+	m->q_lora_rank = hf_is_null(c, "q_lora_rank") ? 0 : hf_get_u64(c, KEYS("q_lora_rank"), 1536);
+	m->kv_lora_rank = hf_get_u64(c, KEYS("kv_lora_rank"), 512);
+	m->qk_nope_head_dim = hf_get_u64(c, KEYS("qk_nope_head_dim"), 128);
+	m->qk_rope_head_dim = hf_get_u64(c, KEYS("qk_rope_head_dim"), 64);
+	m->v_head_dim = hf_get_u64(c, KEYS("v_head_dim"), 128);
+	m->head_dim = m->qk_nope_head_dim + m->qk_rope_head_dim;
+	m->intermediate_size = hf_get_u64(c, KEYS("ffn_hidden_size"), 12288);
+	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts"), 512);
+	m->zero_experts = hf_get_u64(c, KEYS("zero_expert_num"), 256);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("moe_topk", "num_experts_per_tok"), 12);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("expert_ffn_hidden_size"), 2048);
+	m->router_bias = hf_get_bool(c, KEYS("router_bias"), false);
+	m->router_correction_buffer = true;
+	m->moe_beside_dense = true;
+	m->moe_layer_step = 2;
+	m->ffn_kind = MP_FFN_GATED;
+	m->norm_kind = MP_NORM_RMS;
+	m->norms_per_layer = 2;
+	m->final_norm = true;
+	hd = m->head_dim;
+	m->head_dim = m->qk_rope_head_dim;
+	hf_decode_rope(c, m, 1.0);
+	m->head_dim = hd;
+}
+
+const hf_type mpm_hf_moe_types[] = {
+    {"deepseek_v3", decode_mla_row},
+    {"deepseek_v2", decode_mla_row},
+    {"deepseek_v32", decode_mla_row},
+    {"glm4_moe_lite", decode_mla_row},
+    {"glm_moe_dsa", decode_mla_row},
+    {"glm4_moe", decode_glm4_moe},
+    {"olmoe", decode_olmoe},
+    {"granitemoe", decode_granitemoe},
+    {"phimoe", decode_phimoe},
+    {"ernie4_5_moe", decode_ernie4_5_moe},
+    {"minimax_m2", decode_minimax_m2},
+    {"dots1", decode_dots1},
+    {"qwen3_vl_moe_text", decode_qwen3_vl_moe_text},
+    {"llama4_text", decode_llama4_text}, {"hunyuan_v1_moe", decode_hunyuan_v1_moe},
+    {"longcat_flash", decode_longcat_flash},
+};
+const size_t mpm_hf_moe_count = sizeof(mpm_hf_moe_types) / sizeof(mpm_hf_moe_types[0]);
