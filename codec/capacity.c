@@ -58,7 +58,7 @@ mp_status mpc_capacity_decode(mpc_query_fn get, void *ctx, mps_capacity_request 
 	*text = fmt && strcmp(fmt, "text") == 0;
 	if (vendor && strlen(vendor) >= sizeof(r->vendor))
 		return mp_fail(err, MP_EINVAL, "?vendor", "vendor must be at most %zu bytes", sizeof(r->vendor) - 1);
-	if (source && strlen(source) >= sizeof(r->source))
+	if (source && strcmp(source, "datasheet") != 0 && strcmp(source, "measured") != 0 && strcmp(source, "user") != 0)
 		return mp_fail(err, MP_EINVAL, "?source", "source must be datasheet, measured or user");
 	snprintf(r->vendor, sizeof(r->vendor), "%s", vendor ? vendor : "");
 	snprintf(r->source, sizeof(r->source), "%s", source ? source : "");
