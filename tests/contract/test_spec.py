@@ -171,3 +171,41 @@ def test_spec_served_is_the_file(daemon):
         served = r.read().decode()
     with open(specmod.SPEC_PATH, encoding="utf-8") as f:
         assert served == f.read()
+
+
+def route_flags():
+    """(METHOD, pattern) -> set of flags, from the route table in daemon/routes.c (the source of truth the
+    daemon's policy follows: WRITE needs the token, JSON reads a body)."""
+    import re
+    path = os.path.join(os.path.dirname(specmod.SPEC_PATH), "daemon", "routes.c")
+    table = open(path, encoding="utf-8").read()
+    out = {}
+    for m in re.finditer(r'\{\s*"([A-Z]+)",\s*"([^"]+)",\s*\w+,\s*(?:NULL|"[^"]*"),\s*([^}]*)\}', table):
+        flags = {f.strip() for f in m.group(3).split("|") if f.strip() and f.strip() != "0"}
+        out[(m.group(1), m.group(2))] = flags
+    return out
+
+
+def test_statuses_follow_the_route_flags():
+    """Every status the daemon's policy gives a route is documented for it: WRITE routes need the bearer token
+    (security, 401, 403), routes with a body answer 400, 413, 415 and 422, GETs 304 to If-None-Match, and every
+    operation 500."""
+    s = specmod.Spec()
+    flags = route_flags()
+    assert len(flags) == len(s.operations()), sorted(flags)
+    problems = []
+    for (method, template), f in sorted(flags.items()):
+        op = s.doc["paths"][template][method.lower()]
+        codes = set(op.get("responses", {}))
+        need = {"500"}
+        if "WRITE" in f:
+            need |= {"401", "403"}
+            if not op.get("security"):
+                problems.append("%s %s writes but has no security requirement" % (method, template))
+        if "JSON" in f or "PATCH" in f:
+            need |= {"400", "413", "415", "422"}
+        if method == "GET":
+            need |= {"304"}
+        for c in sorted(need - codes):
+            problems.append("%s %s does not document %s" % (method, template, c))
+    assert not problems, "\n".join(problems)
