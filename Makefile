@@ -1,5 +1,8 @@
-# memplan: the developer interface. `make` builds build/memplan; `make run` installs what is missing, builds and
-# starts the daemon on 127.0.0.1:8080; `make test` runs every test. Objects go under build/.
+# memplan: the developer interface. `make` builds build/memplan (and, with nvcc, its GPU helper build/memplan-gpu);
+# `make run` installs what building needs, builds and starts the daemon on 127.0.0.1:8080. Two tiers of tests:
+# `make check` (C unit, golden, store and HTTP tests and the lints: under a minute) and `make test` (check, then
+# the contract tests in a Python venv from PyPI, Schemathesis, promtool, valgrind, the README's examples and a
+# short fuzz run). Objects go under build/.
 #
 # The house, one archive per folder, each depending only on those below it (tests/lint_layers.sh checks the
 # includes):  cli, daemon -> codec -> service -> model, db, kernels -> planner -> core.
@@ -143,8 +146,8 @@ STACK_planner := planner core
 SYS_LIBS := -lmicrohttpd -lcjson -lsqlite3 -lpthread -lm $(KERNELS_LIBS)
 
 # ----- the program --------------------------------------------------------------------------------------------
-.PHONY: all run test check deps deps-build clean lint contract asan fuzz fuzz-build fuzz-smoke bench-load bench-training \
-        bench-plan bench-store bench-startup
+.PHONY: all run test check deps deps-build clean lint contract asan fuzz fuzz-build fuzz-smoke fuzz-contract bench-load \
+        bench-training bench-plan bench-store bench-startup clean-clone-check
 all: $(BUILD)/memplan $(GPU_HELPER)
 
 $(BUILD)/memplan: $(call obj,$(CLI_SRC)) $(foreach l,$(STACK_daemon),$(call lib,$(l)))
@@ -233,8 +236,9 @@ $(VENV)/.installed: tests/contract/requirements.txt
 	$(VENV)/bin/pip install -q --disable-pip-version-check -r tests/contract/requirements.txt
 	@touch $@
 
-# spec validation, routes vs spec, logged responses vs schemas, lifecycle, promtool, valgrind, Schemathesis
-contract: $(VENV)/.installed $(BUILD)/memplan
+# spec validation, routes vs spec, logged responses vs schemas, lifecycle, promtool, valgrind, the README's
+# examples, Schemathesis (MEMPLAN_ST_EXAMPLES per operation, 25 here; make fuzz runs ST_FUZZ_EXAMPLES)
+contract: $(VENV)/.installed all
 	MEMPLAN_BIN=$(abspath $(BUILD)/memplan) MEMPLAN_HTTP_LOG=$(HTTP_LOG) $(VENV)/bin/pytest -q -p no:cacheprovider \
 		tests/contract
 
@@ -260,8 +264,15 @@ fuzz-build:
 	@$(MAKE) --no-print-directory CC=clang CUDA=0 BUILD=$(FUZZ_BUILD) SAN_FLAGS="$(FUZZ_SAN)" \
 		$(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZERS))
 
+# The longer runs: each libFuzzer harness FUZZ_SECONDS, then Schemathesis with ST_FUZZ_EXAMPLES per operation.
+ST_FUZZ_EXAMPLES ?= 300
 fuzz: fuzz-build
 	@set -e; for f in $(FUZZERS); do ./fuzz/run.sh $$f $(FUZZ_SECONDS) $(FUZZ_BUILD); done
+	@$(MAKE) --no-print-directory fuzz-contract
+
+fuzz-contract: $(VENV)/.installed all
+	MEMPLAN_ST_EXAMPLES=$(ST_FUZZ_EXAMPLES) MEMPLAN_BIN=$(abspath $(BUILD)/memplan) $(VENV)/bin/pytest -q \
+		-p no:cacheprovider tests/contract/test_schemathesis.py
 
 fuzz-smoke: fuzz-build
 	@set -e; for f in $(FUZZERS); do ./fuzz/run.sh $$f $(SMOKE_SECONDS) $(FUZZ_BUILD); done
@@ -298,6 +309,10 @@ run: deps-build
 
 clean:
 	rm -rf $(BUILD)
+
+# A clone of this commit in an empty temporary folder, nothing beside it, and `make test` there (.ci/run).
+clean-clone-check:
+	./scripts/clean-clone-check
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
