@@ -224,12 +224,17 @@ typedef struct mp_calib_cpu_info {
 	char blas[160];           /* openblas_get_config() */
 } mp_calib_cpu_info;
 
+/* The largest CPU matrix: a run is checked for cancellation between products, and one dgemm of 4096 is 137 GFLOP,
+ * about 6 s on two cores of a 2020s server (a 16384 one would be 6 minutes, and 6.4 GB of matrices). */
+#define MP_CALIB_CPU_MAX_MATRIX 4096u
+
 typedef struct mp_calib_cpu_options {
 	uint32_t suites;      /* mask of CPU suites; 0 = MP_CALIB_CPU_DEFAULT */
 	uint32_t runs;        /* 0 = 10; at least MP_CALIB_MIN_RUNS */
 	uint32_t threads;     /* 0 = every online CPU */
-	uint64_t array_bytes; /* per triad array; 0 = 4 x LLC within [64 MiB, 512 MiB], <= MemAvailable / 16 */
-	uint32_t matrix_size; /* dgemm/sgemm n; 0 = 2048 */
+	uint64_t array_bytes; /* per triad array; 0 = 4 x LLC within [64 MiB, 512 MiB], <= MemAvailable / 16; given,
+	                         at most MemAvailable / 16 */
+	uint32_t matrix_size; /* dgemm/sgemm n; 0 = 2048; at most MP_CALIB_CPU_MAX_MATRIX */
 } mp_calib_cpu_options;
 
 typedef struct mp_calib_cpu_results {

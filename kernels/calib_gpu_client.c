@@ -242,12 +242,16 @@ static mp_status helper_start(const char *given, helper *hp, mp_error *err)
 		close(sv[1]);
 		return mp_fail(err, MP_EINTERNAL, "", "cannot start the GPU helper: pipe: %s", strerror(errno));
 	}
-	/* the child: socket on stdin and stdout, the pipe on stderr, nothing else open; the signal mask and the
+	/* the child: socket on stdin and stdout, the pipe on stderr, nothing else open (descriptors are close-on-exec
+	 * here, and glibc 2.34+ closes any other); the signal mask and the
 	 * dispositions of a fresh process (the daemon's threads block SIGTERM, and may ignore SIGPIPE) */
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
 	posix_spawn_file_actions_adddup2(&fa, sv[1], 1);
 	posix_spawn_file_actions_adddup2(&fa, ep[1], 2);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3); /* none of the daemon's sockets or database files */
+#endif
 	posix_spawnattr_init(&at);
 	sigemptyset(&none);
 	sigemptyset(&deflt);

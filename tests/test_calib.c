@@ -338,6 +338,17 @@ static void test_cpu_run(void **state)
 	o.suites = MP_CALIB_HBM;
 	assert_int_equal(mp_calib_cpu_run(&o, NULL, r, &err), MP_EINVAL);
 	assert_string_equal(err.field, "/suites");
+	/* a product too long to cancel, and arrays the machine cannot hold, are refused before anything runs */
+	o.suites = MP_CALIB_GEMM;
+	o.matrix_size = MP_CALIB_CPU_MAX_MATRIX + 64;
+	assert_int_equal(mp_calib_cpu_run(&o, NULL, r, &err), MP_EINVAL);
+	assert_string_equal(err.field, "/options/matrix_size");
+	o.matrix_size = 256;
+	o.suites = MP_CALIB_STREAM;
+	o.array_bytes = UINT64_C(1) << 40; /* 3 TiB in all */
+	assert_int_equal(mp_calib_cpu_run(&o, NULL, r, &err), MP_EINVAL);
+	assert_string_equal(err.field, "/options/array_bytes");
+	assert_non_null(strstr(err.message, "a sixteenth of the memory available"));
 	free(r);
 }
 
@@ -779,6 +790,9 @@ static void test_http_validation(void **state)
 	expect_problem(f, "POST", "/v1/calibrations", "{\"target\":\"cpu\",\"suites\":[]}", 422, "/suites");
 	expect_problem(f, "POST", "/v1/calibrations", "{\"target\":\"cpu\",\"options\":{\"runs\":5}}", 422,
 	               "/options/runs");
+	/* a cpu product too long to cancel: refused before it starts (gpu:0 takes up to 16384) */
+	expect_problem(f, "POST", "/v1/calibrations", "{\"target\":\"cpu\",\"options\":{\"matrix_size\":4112}}", 422,
+	               "/options/matrix_size");
 	expect_problem(f, "POST", "/v1/calibrations", "{\"target\":\"cpu\",\"options\":{\"bogus\":1}}", 422,
 	               "/options/bogus");
 	expect_problem(f, "POST", "/v1/calibrations", "{\"target\":\"cpu\",\"extra\":1}", 422, "/extra");

@@ -38,7 +38,11 @@ def test_schemathesis_run():
     d = Daemon(env={"MEMPLAN_TOKEN": token})
     r = st_run(d, token, os.path.join(d.dir, "st-junit.xml"))
     alive = d.proc.poll() is None
-    rc = d.stop()
+    try:
+        rc = d.stop()
+    except subprocess.TimeoutExpired:
+        raise AssertionError("the daemon did not stop within 30 s of SIGTERM; its log ended:\n" +
+                             "".join(d.lines)[-4000:])
     assert alive, "the daemon died during the run:\n" + "".join(d.lines)[-4000:]
     assert rc == 0
     assert r.returncode == 0, "schemathesis failed:\n" + r.stdout[-12000:] + r.stderr[-2000:]
