@@ -1,5 +1,8 @@
-# memplan: the developer interface. `make` builds build/memplan; `make run` installs what is missing, builds and
-# starts the daemon on 127.0.0.1:8080; `make test` runs every test. Objects go under build/.
+# memplan: the developer interface. `make` builds build/memplan (and, with nvcc, its GPU helper build/memplan-gpu);
+# `make run` installs what building needs, builds and starts the daemon on 127.0.0.1:8080. Two tiers of tests:
+# `make check` (C unit, golden, store and HTTP tests and the lints: under a minute) and `make test` (check, then
+# the contract tests in a Python venv from PyPI, Schemathesis, promtool, valgrind, the README's examples and a
+# short fuzz run). Objects go under build/.
 #
 # The house, one archive per folder, each depending only on those below it (tests/lint_layers.sh checks the
 # includes):  cli, daemon -> codec -> service -> model, db, kernels -> planner -> core.
@@ -30,7 +33,7 @@ PLANNER_SRC := planner/core.c planner/model.c planner/device.c planner/inference
 MODEL_SRC   := model/fields.c model/hf_config.c model/hf_types.c model/hf_moe.c model/hf_wrap.c model/hf_hybrid.c \
                model/train_config.c model/hf_facts.c
 DB_SRC      := db/store.c
-KERNELS_SRC := kernels/calib_common.c kernels/calib_cpu.c
+KERNELS_SRC := kernels/calib_common.c kernels/calib_cpu.c kernels/calib_ipc.c kernels/calib_gpu_client.c
 SERVICE_SRC := service/service.c service/defaults.c service/suggest.c service/plan.c service/fit.c service/capacity.c \
                service/roofline.c service/calib.c service/k8s.c service/engine.c
 CODEC_SRC   := codec/json.c codec/problem.c codec/formats.c codec/model.c codec/device.c codec/inference.c \
@@ -46,35 +49,45 @@ LAYERS      := core planner model db kernels service codec daemon cli
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
 
 # ----- calibration kernels (kernels/) -----------------------------------------------------------------------
-# CUDA=auto (default) builds the CUDA kernels when nvcc is found, else the stub that answers 501 "not built
-# in"; CUDA=1 insists on nvcc; CUDA=0 forces the stub. A CUDA build runs without a GPU (503 with the reason).
-# sm_90 machine code plus compute_90 PTX, which the driver compiles for newer GPUs. The CPU path (pthreads +
-# OpenBLAS) is in every build. build/gen/cuda_mode.c follows the mode, so switching relinks.
+# CUDA=auto (default) builds the CUDA kernels when nvcc is found; CUDA=1 insists on nvcc; CUDA=0 leaves them out
+# (GPU calibration then answers 501 "not built in"). The kernels never go into memplan itself: they are the
+# helper executable build/memplan-gpu (kernels/gpu_helper.c + calib_gpu.cu, linking the CUDA runtime and
+# cuBLASLt), which memplan starts for a GPU probe or calibration and finds beside itself (or at
+# $MEMPLAN_GPU_HELPER). So memplan's start-up and memory are the same in both builds, and a CUDA build runs
+# without a GPU (503 with the reason). The CPU path (pthreads + OpenBLAS) is in every build.
+# Machine code for the GPUs the device presets name (V100 sm_70, T4 sm_75, A100 sm_80, A10/RTX 3090 sm_86,
+# L4/L40S/RTX 4090 sm_89, H100/H200 sm_90, B200/GB200 sm_100) that this nvcc can build (CUDA 13 dropped sm_70),
+# plus PTX of the newest for GPUs after them. build/gen/cuda_mode.c follows the mode, so switching relinks.
 CUDA      ?= auto
 NVCC      ?= $(shell command -v nvcc 2>/dev/null)
 CUDA_ON   := $(if $(filter auto,$(CUDA)),$(if $(NVCC),1,0),$(if $(filter 0,$(CUDA)),0,1))
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
-CUDA_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
-NVCCFLAGS ?= -O3 -std=c++17 -lineinfo $(CUDA_ARCH) -Xcompiler -Wall,-Wextra --Werror all-warnings
+CUDA_SMS  ?= 70 75 80 86 89 90 100
 OPENBLAS_CFLAGS := $(shell pkg-config --cflags openblas 2>/dev/null)
 OPENBLAS_LIBS   := $(or $(shell pkg-config --libs openblas 2>/dev/null),-lopenblas)
 KERNELS_LIBS    := $(OPENBLAS_LIBS)
 ifeq ($(CUDA_ON),1)
 ifeq ($(NVCC),)
-$(error CUDA=1 but nvcc is not on PATH (set NVCC=/path/to/nvcc, or CUDA=0 for the stub))
+$(error CUDA=1 but nvcc is not on PATH (set NVCC=/path/to/nvcc, or CUDA=0 for a build without GPU calibration))
 endif
-CUDA_OBJ     := $(BUILD)/kernels/calib_gpu.o
-KERNELS_LIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcudart_static -ldl -lrt \
-                -lstdc++
-else
-CUDA_OBJ     := $(BUILD)/kernels/calib_stub.o
+CUDA_SMS_BUILT := $(filter $(CUDA_SMS),$(patsubst sm_%,%,$(shell $(NVCC) --list-gpu-code 2>/dev/null)))
+CUDA_ARCH ?= $(foreach s,$(CUDA_SMS_BUILT),-gencode arch=compute_$(s),code=sm_$(s)) \
+             -gencode arch=compute_$(lastword $(CUDA_SMS_BUILT)),code=compute_$(lastword $(CUDA_SMS_BUILT))
+GPU_HELPER := $(BUILD)/memplan-gpu
+GPU_HELPER_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcudart_static -ldl -lrt \
+                   -lpthread -lstdc++ -lm
 endif
-CUDA_OBJ     += $(BUILD)/gen/cuda_mode.o
+NVCCFLAGS ?= -O3 -std=c++17 -lineinfo $(CUDA_ARCH) -Xcompiler -Wall,-Wextra --Werror all-warnings
 
 $(BUILD)/kernels/%.o: kernels/%.cu
 	@mkdir -p $(dir $@)
 	$(Q_NVCC)$(NVCC) $(NVCCFLAGS) -MMD -MP -c -o $@ $<
 $(BUILD)/kernels/calib_cpu.o: BUILD_CFLAGS += $(OPENBLAS_CFLAGS)
+
+# The helper: the CUDA suites, the message framing and the shared statistics; nothing of the daemon.
+$(BUILD)/memplan-gpu: $(call obj,kernels/gpu_helper.c kernels/calib_ipc.c kernels/calib_common.c) \
+		$(BUILD)/kernels/calib_gpu.o $(BUILD)/libplanner.a $(BUILD)/libcore.a
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDFLAGS) $(GPU_HELPER_LIBS)
 
 # Rewritten only when the mode changes (written by a recipe, never while the Makefile is read).
 $(BUILD)/gen/cuda_mode.c: FORCE
@@ -123,7 +136,7 @@ $(BUILD)/libcore.a: $(call obj,$(CORE_SRC))
 $(BUILD)/libplanner.a: $(call obj,$(PLANNER_SRC))
 $(BUILD)/libmodel.a: $(call obj,$(MODEL_SRC))
 $(BUILD)/libdb.a: $(call obj,$(DB_SRC))
-$(BUILD)/libkernels.a: $(call obj,$(KERNELS_SRC)) $(CUDA_OBJ)
+$(BUILD)/libkernels.a: $(call obj,$(KERNELS_SRC)) $(BUILD)/gen/cuda_mode.o
 $(BUILD)/libservice.a: $(call obj,$(SERVICE_SRC)) $(BUILD)/gen/presets.o
 $(BUILD)/libcodec.a: $(call obj,$(CODEC_SRC))
 $(BUILD)/libdaemon.a: $(call obj,$(DAEMON_SRC)) $(BUILD)/gen/openapi.o $(BUILD)/gen/web.o
@@ -143,9 +156,10 @@ STACK_planner := planner core
 SYS_LIBS := -lmicrohttpd -lcjson -lsqlite3 -lpthread -lm $(KERNELS_LIBS)
 
 # ----- the program --------------------------------------------------------------------------------------------
-.PHONY: groundtruth all run test check deps deps-build clean lint contract browser asan fuzz fuzz-build fuzz-smoke bench-load bench-training \
-        bench-plan bench-store bench-k8s bench-engine bench-fidelity
-all: $(BUILD)/memplan
+.PHONY: groundtruth all run test check deps deps-build clean lint contract browser asan fuzz fuzz-build fuzz-smoke \
+        fuzz-contract bench-load bench-training bench-plan bench-store bench-k8s bench-engine bench-fidelity bench-startup \
+        clean-clone-check
+all: $(BUILD)/memplan $(GPU_HELPER)
 
 $(BUILD)/memplan: $(call obj,$(CLI_SRC)) $(foreach l,$(STACK_daemon),$(call lib,$(l)))
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDFLAGS) $(SYS_LIBS)
@@ -203,6 +217,15 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $$(call obj,$$(call test_helpers,$$*)) \
 		$$(foreach l,$$(STACK_$$(call test_stack,$$*)),$$(call lib,$$(l)))
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ -lcmocka $(call test_libs,$*)
 
+# test_calib drives the GPU client against a fake helper that speaks the protocol with canned answers (every
+# build), and against the real one where the build has it; both paths are compiled in, so a test binary run by
+# hand finds them too.
+$(BUILD)/tests/fake_gpu_helper: $(call obj,tests/fake_gpu_helper.c kernels/calib_ipc.c) $(BUILD)/libcore.a
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^
+$(BUILD)/tests/test_calib.o: BUILD_CFLAGS += -DMP_TEST_FAKE_GPU_HELPER='"$(BUILD)/tests/fake_gpu_helper"' \
+	-DMP_TEST_GPU_HELPER='"$(BUILD)/memplan-gpu"'
+$(BUILD)/tests/test_calib: | $(BUILD)/tests/fake_gpu_helper $(GPU_HELPER)
+
 TEST_BINS := $(addprefix $(BUILD)/tests/,$(TESTS))
 
 # Every response the C HTTP tests receive is logged to HTTP_LOG; `contract` validates each against openapi.yaml.
@@ -210,11 +233,11 @@ HTTP_LOG := $(abspath $(BUILD))/http-exchanges.jsonl
 
 # The C tests (unit, golden, store, HTTP) and the lints: the quick tier.
 # the benchmarks are built (not run) by check, so they cannot rot
-BENCH_BINS := $(BUILD)/bench/training_h200 $(BUILD)/bench/bench_fit $(BUILD)/bench/bench_plan $(BUILD)/bench/bench_k8s $(BUILD)/bench/bench_engine $(BUILD)/bench/fidelity
+BENCH_BINS := $(BUILD)/bench/training_h200 $(BUILD)/bench/bench_fit $(BUILD)/bench/bench_plan $(BUILD)/bench/bench_k8s $(BUILD)/bench/bench_engine $(BUILD)/bench/fidelity $(BUILD)/bench/startup
 check:
-	@$(MAKE) --no-print-directory $(TEST_BINS) $(BENCH_BINS) $(BUILD)/memplan
+	@$(MAKE) --no-print-directory $(TEST_BINS) $(BENCH_BINS) $(BUILD)/memplan $(GPU_HELPER)
 	@rm -f $(HTTP_LOG)
-	@set -e; for t in $(TEST_BINS); do echo "== $$t"; MEMPLAN_BIN=$(BUILD)/memplan MEMPLAN_HTTP_LOG=$(HTTP_LOG) $$t; done
+	@set -e; for t in $(TEST_BINS); do echo "== $$t"; MEMPLAN_BIN=$(BUILD)/memplan MEMPLAN_HTTP_LOG=$(HTTP_LOG) $(if $(GPU_HELPER),MEMPLAN_GPU_HELPER=$(GPU_HELPER)) $$t; done
 	@echo "== tests/lint_sql.sh"; sh tests/lint_sql.sh
 	@echo "== tests/lint_layers.sh"; sh tests/lint_layers.sh
 	@echo "== tests/slurm/run.sh"; sh tests/slurm/run.sh $(BUILD)/memplan
@@ -234,8 +257,9 @@ $(VENV)/.installed: tests/contract/requirements.txt
 	$(VENV)/bin/pip install -q --disable-pip-version-check -r tests/contract/requirements.txt
 	@touch $@
 
-# spec validation, routes vs spec, logged responses vs schemas, lifecycle, promtool, valgrind, Schemathesis
-contract: $(VENV)/.installed $(BUILD)/memplan
+# spec validation, routes vs spec, logged responses vs schemas, lifecycle, promtool, valgrind, the README's
+# examples, Schemathesis (MEMPLAN_ST_EXAMPLES per operation, 25 here; make fuzz runs ST_FUZZ_EXAMPLES)
+contract: $(VENV)/.installed all
 	MEMPLAN_BIN=$(abspath $(BUILD)/memplan) MEMPLAN_HTTP_LOG=$(HTTP_LOG) $(VENV)/bin/pytest -q -p no:cacheprovider \
 		tests/contract
 
@@ -271,8 +295,15 @@ fuzz-build:
 	@$(MAKE) --no-print-directory CC=clang CUDA=0 BUILD=$(FUZZ_BUILD) SAN_FLAGS="$(FUZZ_SAN)" \
 		$(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZERS))
 
+# The longer runs: each libFuzzer harness FUZZ_SECONDS, then Schemathesis with ST_FUZZ_EXAMPLES per operation.
+ST_FUZZ_EXAMPLES ?= 300
 fuzz: fuzz-build
 	@set -e; for f in $(FUZZERS); do ./fuzz/run.sh $$f $(FUZZ_SECONDS) $(FUZZ_BUILD); done
+	@$(MAKE) --no-print-directory fuzz-contract
+
+fuzz-contract: $(VENV)/.installed all
+	MEMPLAN_ST_EXAMPLES=$(ST_FUZZ_EXAMPLES) MEMPLAN_BIN=$(abspath $(BUILD)/memplan) $(VENV)/bin/pytest -q \
+		-p no:cacheprovider tests/contract/test_schemathesis.py
 
 fuzz-smoke: fuzz-build
 	@set -e; for f in $(FUZZERS); do ./fuzz/run.sh $$f $(SMOKE_SECONDS) $(FUZZ_BUILD); done
@@ -308,6 +339,11 @@ $(BUILD)/bench/bench_engine: $(call obj,bench/bench_engine.c) $(foreach l,$(STAC
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ $(SYS_LIBS)
 bench-engine: $(BUILD)/bench/bench_engine
 	$(BUILD)/bench/bench_engine
+# Start-up CPU time and idle memory of the CUDA build and the CUDA=0 build, side by side (bench/startup.sh).
+$(BUILD)/bench/startup: $(call obj,bench/startup.c)
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ -lcurl
+bench-startup:
+	./bench/startup.sh $(RUNS)
 
 # ----- load benchmark (wrk): prints figures for bench/RESULTS.md; not part of make test ---------------------------
 bench-load: $(BUILD)/memplan
@@ -323,17 +359,21 @@ groundtruth: $(GT_VENV)/.installed
 	$(GT_VENV)/bin/python tools/groundtruth/generate.py
 
 run: deps-build
-	@$(MAKE) --no-print-directory $(BUILD)/memplan
+	@$(MAKE) --no-print-directory all
 	$(BUILD)/memplan serve --listen $(LISTEN) --db $(DB)
 
 clean:
 	rm -rf $(BUILD)
 
+# A clone of this commit in an empty temporary folder, nothing beside it, and `make test` there (.ci/run).
+clean-clone-check:
+	./scripts/clean-clone-check
+
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 # ----- lint: banned functions, the direction of includes, cppcheck, clang-format drift (report only) ----------------
 LINT_SRC = $(CORE_SRC) $(PLANNER_SRC) $(MODEL_SRC) $(DB_SRC) $(KERNELS_SRC) $(SERVICE_SRC) $(CODEC_SRC) \
-           $(DAEMON_SRC) $(CLI_SRC) tools/*.c fuzz/*.c tests/*.c bench/*.c
+           $(DAEMON_SRC) $(CLI_SRC) kernels/gpu_helper.c tools/*.c fuzz/*.c tests/*.c bench/*.c
 lint:
 	@echo "== banned functions (strcpy strcat sprintf vsprintf atoi atol strtok gets)"
 	@! grep -nE '\b(strcpy|strcat|sprintf|vsprintf|atoi|atol|strtok|gets)[[:space:]]*\(' $(LINT_SRC) | \

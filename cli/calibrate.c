@@ -141,7 +141,7 @@ static int parse_args(int argc, char **argv, calib_args *a)
 		if (!ok || (a->force_cpu && a->force_gpu)) {
 			fprintf(stderr,
 				"memplan calibrate: bad or incomplete option '%s' (--runs takes %u to 1000, --array-bytes "
-				"1 MiB to 1 TiB, --matrix-size 64 to 16384, --threads 1 to 256; --cpu and --gpu exclude "
+				"1 MiB to 1 TiB, --matrix-size 64 to 16384 (4096 with --cpu), --threads 1 to 256; --cpu and --gpu exclude "
 				"each other)\n\n%s",
 				o, MP_CALIB_MIN_RUNS, "memplan calibrate --help lists the options\n");
 			return 2;

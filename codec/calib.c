@@ -95,6 +95,11 @@ mp_status mpc_calib_decode(const cJSON *body, mps_calib_request *rq, mps_inferen
 			               rq->matrix_size);
 		if (rq->gpu && rq->threads)
 			return mp_fail(err, MP_EINVAL, "/options/threads", "threads applies to the cpu target only");
+		if (!rq->gpu && rq->matrix_size > MP_CALIB_CPU_MAX_MATRIX)
+			return mp_fail(err, MP_EINVAL, "/options/matrix_size",
+			               "on the cpu target matrix_size is at most %u (got %u): one product must stay short "
+			               "enough for a cancellation or a shutdown to be heard within seconds",
+			               MP_CALIB_CPU_MAX_MATRIX, rq->matrix_size);
 	}
 	if (suites) {
 		const cJSON *s;

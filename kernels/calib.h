@@ -1,8 +1,9 @@
 /*
  * calib.h: the calibration component's C ABI (kernels/). Measures the host GPU (or CPU) and reports the
  * figures as plain values; the daemon stores them. Builds without CUDA answer MP_ENOTBUILTIN ("not built
- * in"), like curl's CURLE_NOT_BUILT_IN. Prefix mp_calib_. Nothing here touches JSON, SQLite or HTTP: the
- * daemon turns these structs into documents and device profiles (daemon/calib_doc.c).
+ * in"), like curl's CURLE_NOT_BUILT_IN; in a CUDA build the GPU suites run in a helper process (below).
+ * Prefix mp_calib_. Nothing here touches JSON, SQLite or HTTP: service/ and codec/ turn these structs into
+ * documents and device profiles.
  */
 #ifndef MP_CALIB_H
 #define MP_CALIB_H
@@ -87,13 +88,21 @@ typedef struct mp_calib_gpu_info {
 	int driver_version, runtime_version; /* e.g. 13000 */
 } mp_calib_gpu_info;
 
-/* True when this build contains the CUDA kernels. */
+/*
+ * The GPU suites run in a helper process, memplan-gpu (calib_gpu.cu, gpu_helper.c; calib_ipc.h), which only a
+ * CUDA build makes: memplan itself never links or loads the CUDA runtime or cuBLASLt. The helper is
+ * $MEMPLAN_GPU_HELPER when that is set, else memplan-gpu in the folder of the running executable; it is started
+ * for each probe and each run and exits when it has answered.
+ */
+
+/* True when this build made the CUDA kernels (the helper); false for make CUDA=0 or a build without nvcc. */
 bool mp_calib_built_in(void);
 
 /*
- * Probes GPU 0 without creating a CUDA context (so polling it costs no device memory). Fills *info
- * (free_bytes stays 0). Errors: MP_ENOTBUILTIN (no CUDA in this build), MP_ENODEV (no usable GPU: no
- * driver, no device, or the driver is older than the runtime; err->message says which, with CUDA's words).
+ * Probes GPU 0 without creating a CUDA context (so polling it costs no device memory), in the helper. Fills
+ * *info (free_bytes stays 0). Blocks until the helper answers (at most about 90 s). Errors: MP_ENOTBUILTIN (no
+ * CUDA in this build), MP_ENODEV (no usable GPU: no driver, no device, or the driver is older than the runtime;
+ * or the helper is missing, from another build, or died: err->message says which, with CUDA's words).
  */
 mp_status mp_calib_gpu_probe(mp_calib_gpu_info *info, mp_error *err);
 
@@ -178,14 +187,6 @@ typedef struct mp_calib_gpu_results {
 	uint64_t fit_total_bytes;       /* cudaMemGetInfo total */
 } mp_calib_gpu_results;
 
-/*
- * Runs the GPU suites of *o on GPU 0 and fills *r. Every output is poisoned before it is written and checked
- * after; inputs are never zeros; each figure is the best and median of o->runs runs timed with CUDA events
- * after warm-up. All device memory, handles and the context are released before returning, whatever the
- * outcome. Errors: MP_ENOTBUILTIN, MP_ENODEV (no usable GPU), MP_EINVAL (options), MP_EINTERNAL (a CUDA
- * call failed or a kernel produced wrong data; err->message names the call and CUDA's error string).
- * A suite that cannot run on this device (fp8 below cc 8.9) is reported in its status, not as an error.
- */
 /* The readings of a GPU run that the profile, the document and the table all take the same way: the memory
  * bandwidth (the better of the 16-byte copy kernel and cudaMemcpy D2D; 0 when the hbm suite did not run), a
  * matrix peak measured without error (0 otherwise), and the architecture of a compute capability ("Hopper" for
@@ -194,6 +195,18 @@ double mp_calib_gpu_bandwidth(const mp_calib_gpu_results *r);
 double mp_calib_matmul_peak(const mp_calib_gpu_results *r, mp_dtype t);
 const char *mp_calib_architecture(int major, int minor);
 
+/*
+ * Runs the GPU suites of *o on GPU 0, in the helper, and fills *r. Every output is poisoned before it is written
+ * and checked after; inputs are never zeros; each figure is the best and median of o->runs runs timed with CUDA
+ * events after warm-up. All device memory, handles and the context are released before returning, whatever
+ * the outcome (the helper's process ends). ctl->progress is called from the calling thread as the helper
+ * reports, and at least once a second while it is quiet; when it returns false the helper is told to stop, and
+ * is killed if it has not stopped 30 s later (the run then returns MP_OK with r->cancelled). Errors:
+ * MP_ENOTBUILTIN, MP_ENODEV (no usable GPU, or no usable helper), MP_EINVAL (options), MP_EINTERNAL (a CUDA
+ * call failed or a kernel produced wrong data: err->message names the call and CUDA's error string; or the
+ * helper died: how, and the last words of its stderr). A suite that cannot run on this device (fp8 below cc
+ * 8.9) is reported in its status, not as an error.
+ */
 mp_status mp_calib_gpu_run(const mp_calib_gpu_options *o, const mp_calib_ctl *ctl, mp_calib_gpu_results *r,
                            mp_error *err);
 
@@ -211,12 +224,17 @@ typedef struct mp_calib_cpu_info {
 	char blas[160];           /* openblas_get_config() */
 } mp_calib_cpu_info;
 
+/* The largest CPU matrix: a run is checked for cancellation between products, and one dgemm of 4096 is 137 GFLOP,
+ * about 6 s on two cores of a 2020s server (a 16384 one would be 6 minutes, and 6.4 GB of matrices). */
+#define MP_CALIB_CPU_MAX_MATRIX 4096u
+
 typedef struct mp_calib_cpu_options {
 	uint32_t suites;      /* mask of CPU suites; 0 = MP_CALIB_CPU_DEFAULT */
 	uint32_t runs;        /* 0 = 10; at least MP_CALIB_MIN_RUNS */
 	uint32_t threads;     /* 0 = every online CPU */
-	uint64_t array_bytes; /* per triad array; 0 = 4 x LLC within [64 MiB, 512 MiB], <= MemAvailable / 16 */
-	uint32_t matrix_size; /* dgemm/sgemm n; 0 = 2048 */
+	uint64_t array_bytes; /* per triad array; 0 = 4 x LLC within [64 MiB, 512 MiB], <= MemAvailable / 16; given,
+	                         at most MemAvailable / 16 */
+	uint32_t matrix_size; /* dgemm/sgemm n; 0 = 2048; at most MP_CALIB_CPU_MAX_MATRIX */
 } mp_calib_cpu_options;
 
 typedef struct mp_calib_cpu_results {

@@ -457,6 +457,15 @@ mp_status mp_calib_cpu_run(const mp_calib_cpu_options *o, const mp_calib_ctl *ct
 		r->threads = 256;
 	r->matrix_size = o->matrix_size ? o->matrix_size : 2048;
 	if (o->array_bytes) {
+		/* three arrays the kernel will touch, in the daemon's process: at most a sixteenth of what is free each
+		 * (as the default), or the OOM killer may take the daemon (an allocation beyond memory succeeds under
+		 * overcommit and fails only when written) */
+		if (r->info.available_bytes && o->array_bytes > r->info.available_bytes / 16)
+			return mp_fail(err, MP_EINVAL, "/options/array_bytes",
+			               "array_bytes %llu is more than a sixteenth of the memory available now (%llu bytes): "
+			               "at most %llu here",
+			               (unsigned long long)o->array_bytes, (unsigned long long)r->info.available_bytes,
+			               (unsigned long long)(r->info.available_bytes / 16));
 		r->array_bytes = o->array_bytes;
 	} else {
 		/* STREAM's rule is 4 x the last-level cache per array; a default run stops at 512 MiB per array (a VM
@@ -475,9 +484,9 @@ mp_status mp_calib_cpu_run(const mp_calib_cpu_options *o, const mp_calib_ctl *ct
 	r->array_bytes &= ~(uint64_t)63;
 	if (r->array_bytes < MiB)
 		return mp_fail(err, MP_EINVAL, "/options/array_bytes", "array_bytes must be at least 1 MiB");
-	if (r->matrix_size < 64 || r->matrix_size > 32768)
-		return mp_fail(err, MP_EINVAL, "/options/matrix_size",
-		               "matrix_size must be between 64 and 32768 (got %u)", r->matrix_size);
+	if (r->matrix_size < 64 || r->matrix_size > MP_CALIB_CPU_MAX_MATRIX)
+		return mp_fail(err, MP_EINVAL, "/options/matrix_size", "matrix_size must be between 64 and %u (got %u)",
+		               MP_CALIB_CPU_MAX_MATRIX, r->matrix_size);
 
 	weight_stream = (suites & MP_CALIB_STREAM) ? ((suites & MP_CALIB_GEMM) ? 0.5 : 1.0) : 0.0;
 	if (suites & MP_CALIB_STREAM) {

@@ -1,11 +1,13 @@
 /*
  * calib_gpu.cu: the GPU calibration suites (CUDA C + cuBLASLt), built when nvcc is found. Measures GPU 0
- * and fills the plain structs of calib.h; it never stores anything and never talks JSON or HTTP.
+ * and fills the plain structs of calib.h; it never stores anything and never talks JSON or HTTP. It is linked
+ * into the helper executable memplan-gpu only (gpu_helper.c), never into memplan: mp_calib_cuda_probe and
+ * mp_calib_cuda_run (calib_ipc.h) run in the helper's process, which memplan starts per probe or run.
  * Method (../.library METHOD.md habits, checked here in code): every output is poisoned (0xFF bytes: NaN)
  * before the warm-up and checked after the timed runs; inputs are hashed non-zero values, never zeros; each
  * figure is the best and the median of at least 10 runs timed with CUDA events after warm-up; every CUDA,
  * cuBLAS and cuBLASLt return code is checked, and the last error after each launch. All device memory,
- * handles and the context are released before mp_calib_gpu_run returns, whatever happened.
+ * handles and the context are released before mp_calib_cuda_run returns, whatever happened.
  */
 #include <math.h>
 #include <stdio.h>
@@ -20,7 +22,7 @@
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
-#include "calib.h"
+#include "calib_ipc.h"
 
 #define GiB (UINT64_C(1) << 30)
 #define MiB (UINT64_C(1) << 20)
@@ -676,12 +678,7 @@ static mp_status time_runs(run *R, F launch, double work, bool rate, uint32_t ru
 
 /* ----- probe ------------------------------------------------------------------------------------------- */
 
-extern "C" bool mp_calib_built_in(void)
-{
-	return true;
-}
-
-extern "C" mp_status mp_calib_gpu_probe(mp_calib_gpu_info *info, mp_error *err)
+extern "C" mp_status mp_calib_cuda_probe(mp_calib_gpu_info *info, mp_error *err)
 {
 	int n = 0, khz = 0;
 	cudaError_t e;
@@ -724,7 +721,7 @@ extern "C" mp_status mp_calib_gpu_probe(mp_calib_gpu_info *info, mp_error *err)
 
 static mp_status suite_memory(run *R)
 {
-	/* The context exists (created in mp_calib_gpu_run just before); measured there, reported here. */
+	/* The context exists (created in mp_calib_cuda_run just before); measured there, reported here. */
 	R->r->suites_done |= MP_CALIB_MEMORY;
 	return MP_OK;
 }
@@ -1818,8 +1815,8 @@ static void run_release(run *R)
 	(void)cudaDeviceReset();
 }
 
-extern "C" mp_status mp_calib_gpu_run(const mp_calib_gpu_options *o, const mp_calib_ctl *ctl, mp_calib_gpu_results *r,
-                                      mp_error *err)
+extern "C" mp_status mp_calib_cuda_run(const mp_calib_gpu_options *o, const mp_calib_ctl *ctl, mp_calib_gpu_results *r,
+                                       mp_error *err)
 {
 	run RR, *R = &RR;
 	mp_status st;
@@ -1839,7 +1836,7 @@ extern "C" mp_status mp_calib_gpu_run(const mp_calib_gpu_options *o, const mp_ca
 		               "matrix_size must be a multiple of 16 between 256 and 16384 (got %u)", o->matrix_size);
 	if ((suites & MP_CALIB_FIT) && o->fit_weights_bytes + o->fit_kv_cache_bytes + o->fit_workspace_bytes == 0)
 		return mp_fail(err, MP_EINVAL, "/fit_plan", "the fit suite needs a plan's bytes (fit_plan)");
-	st = mp_calib_gpu_probe(&r->info, err);
+	st = mp_calib_cuda_probe(&r->info, err);
 	if (st != MP_OK)
 		return st;
 	R->o = o;

@@ -21,7 +21,17 @@ void http_start(mpd_daemon *d, char *dir, size_t dirlen)
 	mpd_config_defaults(&d->cfg);
 	d->cfg.listen_port = 0;
 	d->cfg.threads = 2;
-	d->cfg.log_level = MPD_LOG_WARN;	/* no access lines in test output */
+	/* The tests provoke errors on purpose (503 without a GPU, 431, cut-off bodies): the daemon's log of them
+	 * would read like failures, so it is off unless MEMPLAN_TEST_LOG_LEVEL asks for it (debug, info, warn,
+	 * error) when a test is being debugged. */
+	d->cfg.log_level = MPD_LOG_OFF;
+	if (getenv("MEMPLAN_TEST_LOG_LEVEL")) {
+		mpd_log_level lvl = MPD_LOG_WARN;
+
+		if (mpd_log_level_parse(getenv("MEMPLAN_TEST_LOG_LEVEL"), &lvl, &err) != MP_OK)
+			lvl = MPD_LOG_WARN;
+		d->cfg.log_level = (int)lvl;
+	}
 	snprintf(dir, dirlen, "/tmp/memplan-test-XXXXXX");
 	if (mkdtemp(dir) == NULL) {
 		perror("mkdtemp");

@@ -1,6 +1,9 @@
 /*
  * test_calib.c: calibration. The CPU path runs for real (tiny sizes: seconds); the GPU path runs when this
- * build has CUDA and the machine a GPU, and is skipped with the reason otherwise. Also: the job API over
+ * build has CUDA and the machine a GPU, and is skipped with the reason otherwise. The GPU helper's protocol
+ * (memplan's side, kernels/calib_gpu_client.c) runs in every build against a fake helper
+ * (tests/fake_gpu_helper.c): results, progress, cancellation, a crash, a stale or missing helper; and the
+ * process running the tests never maps the CUDA libraries. Also: the job API over
  * HTTP (202 + Location, polling, 409 while busy, DELETE cancels, 501/503 for gpu:0 without CUDA/GPU,
  * 422s naming the field), the stored measured profile and history, the CLI, and the document builder fed
  * with the H200 ground truth (tests/ref/groundtruth/h200) against the h200-sxm-141gb datasheet profile.
@@ -22,6 +25,7 @@
 #include <sqlite3.h>
 
 #include "../codec/calib.h"
+#include "../kernels/calib_ipc.h"
 #include "../service/calib.h"
 #include "../model/model.h"
 #include "http_util.h"
@@ -334,6 +338,17 @@ static void test_cpu_run(void **state)
 	o.suites = MP_CALIB_HBM;
 	assert_int_equal(mp_calib_cpu_run(&o, NULL, r, &err), MP_EINVAL);
 	assert_string_equal(err.field, "/suites");
+	/* a product too long to cancel, and arrays the machine cannot hold, are refused before anything runs */
+	o.suites = MP_CALIB_GEMM;
+	o.matrix_size = MP_CALIB_CPU_MAX_MATRIX + 64;
+	assert_int_equal(mp_calib_cpu_run(&o, NULL, r, &err), MP_EINVAL);
+	assert_string_equal(err.field, "/options/matrix_size");
+	o.matrix_size = 256;
+	o.suites = MP_CALIB_STREAM;
+	o.array_bytes = UINT64_C(1) << 40; /* 3 TiB in all */
+	assert_int_equal(mp_calib_cpu_run(&o, NULL, r, &err), MP_EINVAL);
+	assert_string_equal(err.field, "/options/array_bytes");
+	assert_non_null(strstr(err.message, "a sixteenth of the memory available"));
 	free(r);
 }
 
@@ -350,6 +365,9 @@ static bool gpu_or_skip(void)
 		return true;
 	assert_true(st == (mp_calib_built_in() ? MP_ENODEV : MP_ENOTBUILTIN));
 	assert_true(err.message[0] != '\0');
+	/* in a CUDA build the answer comes from the helper's CUDA calls, not from a helper that failed to start */
+	if (mp_calib_built_in())
+		assert_null(strstr(err.message, "GPU helper"));
 	print_message("GPU test skipped: %s\n", err.message);
 	return false;
 }
@@ -391,6 +409,136 @@ static void test_gpu_run(void **state)
 	            r->intensity[0].flops_per_second.best);
 	assert_true(r->fit_allocated && r->fit_free_after_bytes < r->fit_free_before_bytes);
 	free(r);
+}
+
+/* ----- the GPU helper: memplan's side of the protocol, against the fake helper ---------------------------- */
+
+static void fake_mode(const char *mode)
+{
+	assert_int_equal(setenv("MEMPLAN_FAKE_HELPER_MODE", mode, 1), 0);
+}
+
+static void test_helper_probe_and_run(void **state)
+{
+	mp_calib_gpu_info gi;
+	mp_calib_gpu_options o;
+	mp_calib_gpu_results *r = calloc(1, sizeof(*r));
+	mp_error err = MP_ERROR_INIT;
+
+	(void)state;
+	assert_non_null(r);
+	fake_mode("ok");
+	assert_int_equal(mp_calib_helper_probe(MP_TEST_FAKE_GPU_HELPER, &gi, &err), MP_OK);
+	assert_string_equal(gi.name, "Fake GPU");
+	assert_true(gi.memory_bytes == (UINT64_C(80) << 30) && gi.cc_major == 9);
+	memset(&o, 0, sizeof(o));
+	o.suites = MP_CALIB_HBM;
+	o.runs = 12;
+	assert_int_equal(mp_calib_helper_run(MP_TEST_FAKE_GPU_HELPER, &o, NULL, r, &err), MP_OK);
+	assert_string_equal(r->info.name, "Fake GPU");
+	assert_int_equal(r->suites_done, MP_CALIB_HBM);
+	assert_int_equal(r->runs, 12); /* the options crossed over, the results came back whole */
+	assert_true(r->copy.best == 4.0e12 && r->copy.median == 3.9e12 && r->copy.runs == 12);
+	assert_false(r->cancelled);
+	/* a failure inside the helper arrives with its status and message */
+	fake_mode("fail");
+	assert_int_equal(mp_calib_helper_run(MP_TEST_FAKE_GPU_HELPER, &o, NULL, r, &err), MP_EINTERNAL);
+	assert_non_null(strstr(err.message, "cudaMalloc(&a, 1 GiB) failed: fake out of memory"));
+	/* 100 KiB on its stderr first: read while waiting, never blocking the helper */
+	fake_mode("noisy");
+	assert_int_equal(mp_calib_helper_run(MP_TEST_FAKE_GPU_HELPER, &o, NULL, r, &err), MP_OK);
+	assert_int_equal(r->runs, 12);
+	free(r);
+}
+
+typedef struct progress_log {
+	int calls, stop_after;
+	double last;
+	char suite[32];
+} progress_log;
+
+static bool log_progress(void *ctx, double fraction, const char *suite)
+{
+	progress_log *l = ctx;
+
+	assert_true(fraction >= l->last && fraction <= 1.0); /* never backwards */
+	l->last = fraction;
+	snprintf(l->suite, sizeof(l->suite), "%s", suite);
+	return ++l->calls < l->stop_after;
+}
+
+static void test_helper_progress_and_cancel(void **state)
+{
+	mp_calib_gpu_options o;
+	mp_calib_gpu_results *r = calloc(1, sizeof(*r));
+	mp_error err = MP_ERROR_INIT;
+	progress_log log = { 0, 1000, 0, "" };
+	mp_calib_ctl ctl = { log_progress, &log };
+
+	(void)state;
+	assert_non_null(r);
+	memset(&o, 0, sizeof(o));
+	o.suites = MP_CALIB_HBM;
+	fake_mode("ok");
+	assert_int_equal(mp_calib_helper_run(MP_TEST_FAKE_GPU_HELPER, &o, &ctl, r, &err), MP_OK);
+	assert_true(log.calls >= 5); /* 0, 0.25, ..., 1: each passed on */
+	assert_true(log.last == 1.0);
+	assert_string_equal(log.suite, "done");
+	/* the caller says stop on the third report: the helper hears CANCEL and answers a cancelled run */
+	memset(&log, 0, sizeof(log));
+	log.stop_after = 3;
+	fake_mode("slow");
+	assert_int_equal(mp_calib_helper_run(MP_TEST_FAKE_GPU_HELPER, &o, &ctl, r, &err), MP_OK);
+	assert_true(r->cancelled);
+	assert_int_equal(log.calls, 3);
+	assert_string_equal(log.suite, "hbm");
+	free(r);
+}
+
+static void test_helper_failures(void **state)
+{
+	mp_calib_gpu_info gi;
+	mp_calib_gpu_options o;
+	mp_calib_gpu_results *r = calloc(1, sizeof(*r));
+	mp_error err = MP_ERROR_INIT;
+
+	(void)state;
+	assert_non_null(r);
+	memset(&o, 0, sizeof(o));
+	/* missing: 503 material, with the path, the reason and where it is looked for */
+	assert_int_equal(mp_calib_helper_probe("/nonexistent/memplan-gpu", &gi, &err), MP_ENODEV);
+	assert_non_null(strstr(err.message, "cannot start the GPU helper /nonexistent/memplan-gpu: No such file"));
+	assert_non_null(strstr(err.message, "MEMPLAN_GPU_HELPER"));
+	assert_int_equal(mp_calib_helper_run("/nonexistent/memplan-gpu", &o, NULL, r, &err), MP_ENODEV);
+	/* another build's helper is refused, never misread */
+	fake_mode("badhello");
+	assert_int_equal(mp_calib_helper_probe(MP_TEST_FAKE_GPU_HELPER, &gi, &err), MP_ENODEV);
+	assert_non_null(strstr(err.message, "is not this build's GPU helper (protocol 999"));
+	/* one that exits without a word, and one that dies mid-run, say how they ended and their last words */
+	fake_mode("silent");
+	assert_int_equal(mp_calib_helper_probe(MP_TEST_FAKE_GPU_HELPER, &gi, &err), MP_ENODEV);
+	assert_non_null(strstr(err.message, "exited with status 3 before it answered"));
+	fake_mode("crash");
+	assert_int_equal(mp_calib_helper_run(MP_TEST_FAKE_GPU_HELPER, &o, NULL, r, &err), MP_EINTERNAL);
+	assert_non_null(strstr(err.message, "was killed by signal 6"));
+	assert_non_null(strstr(err.message, "fake helper: dying on purpose"));
+	assert_int_equal(mp_calib_helper_probe(MP_TEST_FAKE_GPU_HELPER, &gi, &err), MP_ENODEV);
+	assert_non_null(strstr(err.message, "was killed by signal 6"));
+	free(r);
+}
+
+/* The process that served health and gpu:0 requests (this one: the daemon runs in-process) has not mapped the
+ * CUDA runtime, cuBLAS(Lt) or the driver, and has no CUDA symbol: those live in the helper only. */
+static void assert_no_cuda_here(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[1024];
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "libcudart") || strstr(line, "libcublas") || strstr(line, "libcuda.so"))
+			fail_msg("this process mapped a CUDA library: %s", line);
+	fclose(f);
 }
 
 /* ----- HTTP -------------------------------------------------------------------------------------------- */
@@ -639,6 +787,11 @@ static void test_http_gpu_target(void **state)
 		http_resp_free(&g);
 	}
 	http_resp_free(&r);
+	/* health's probe ran too; both in the helper, which went with its answer */
+	http_do(&f->d, "GET", "/v1/health", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	http_resp_free(&r);
+	assert_no_cuda_here();
 }
 
 static void test_http_validation(void **state)
@@ -653,6 +806,9 @@ static void test_http_validation(void **state)
 	expect_problem(f, "POST", "/v1/calibrations", "{\"target\":\"cpu\",\"suites\":[]}", 422, "/suites");
 	expect_problem(f, "POST", "/v1/calibrations", "{\"target\":\"cpu\",\"options\":{\"runs\":5}}", 422,
 	               "/options/runs");
+	/* a cpu product too long to cancel: refused before it starts (gpu:0 takes up to 16384) */
+	expect_problem(f, "POST", "/v1/calibrations", "{\"target\":\"cpu\",\"options\":{\"matrix_size\":4112}}", 422,
+	               "/options/matrix_size");
 	expect_problem(f, "POST", "/v1/calibrations", "{\"target\":\"cpu\",\"options\":{\"bogus\":1}}", 422,
 	               "/options/bogus");
 	expect_problem(f, "POST", "/v1/calibrations", "{\"target\":\"cpu\",\"extra\":1}", 422, "/extra");
@@ -873,6 +1029,8 @@ static void test_cli(void **state)
 
 int main(void)
 {
+	/* the helpers this build made, when the test is run by hand (make check sets the same) */
+	setenv("MEMPLAN_GPU_HELPER", MP_TEST_GPU_HELPER, 0);
 	const struct CMUnitTest units[] = {
 	    cmocka_unit_test(test_suite_names),
 	    cmocka_unit_test(test_stat_of),
@@ -881,6 +1039,9 @@ int main(void)
 	    cmocka_unit_test(test_gpu_doc_from_ground_truth),
 	    cmocka_unit_test(test_cpu_run),
 	    cmocka_unit_test(test_gpu_run),
+	    cmocka_unit_test(test_helper_probe_and_run),
+	    cmocka_unit_test(test_helper_progress_and_cancel),
+	    cmocka_unit_test(test_helper_failures),
 	    cmocka_unit_test(test_cli),
 	    cmocka_unit_test(test_store_failure_reason),
 	};

@@ -504,7 +504,7 @@ static void test_issue14b_pieces(void **state)
 	};
 	mp_param_count pc;
 	mp_model m;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	mp_weights w;
 	uint64_t one, kv;
 	mp_recurrent_state rs;

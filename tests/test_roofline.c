@@ -615,7 +615,7 @@ static void test_recurrent_step(void **state)
 {
 	mp_device d;
 	mp_model m;
-	mp_error err;
+	mp_error err = MP_ERROR_INIT;
 	mp_step s;
 	mp_step_req req = {.weight_dtype = MP_DTYPE_BF16, .kv_cache_dtype = MP_DTYPE_BF16, .batch_size = 1,
 	                   .context_tokens = 100};

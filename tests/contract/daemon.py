@@ -15,9 +15,9 @@ BIN = os.environ.get("MEMPLAN_BIN", os.path.join(ROOT, "build", "memplan"))
 
 
 class Daemon:
-    def __init__(self, args=(), env=None, wrapper=(), start_timeout=30.0):
+    def __init__(self, args=(), env=None, wrapper=(), start_timeout=30.0, db=None):
         self.dir = tempfile.mkdtemp(prefix="memplan-contract-")
-        self.db = os.path.join(self.dir, "memplan.db")
+        self.db = db or os.path.join(self.dir, "memplan.db")
         cmd = list(wrapper) + [BIN, "serve", "--listen", "127.0.0.1:0", "--db", self.db, "--threads", "2"]
         cmd += list(args)
         full_env = dict(os.environ)
