@@ -1005,6 +1005,17 @@ mp_status mpc_k8s_args_decode(const cJSON *body, mpc_k8s_args *out, mp_error *er
 		return mp_fail(err, MP_EINVAL, "/Nodes/items", "Nodes.items is a list of Node objects");
 	if (names && !cJSON_IsNull(names) && !cJSON_IsArray(names))
 		return mp_fail(err, MP_EINVAL, "/NodeNames", "NodeNames is a list of node names or null");
+	if (cJSON_IsArray(names)) {
+		int i = 0;
+
+		cJSON_ArrayForEach(it, names)
+		{
+			if (!cJSON_IsString(it))
+				return mp_fail(err, MP_EINVAL, "/NodeNames", "NodeNames[%d] is not a node name (a string)",
+					       i);
+			i++;
+		}
+	}
 	out->nodes_given = cJSON_IsObject(nodes);
 	out->rq.names_only = !out->nodes_given && cJSON_IsArray(names);
 	n = cJSON_IsArray(items) ? (size_t)cJSON_GetArraySize(items) : 0;
