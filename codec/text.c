@@ -286,6 +286,25 @@ static void term_label(const char *name, char *out, size_t len)
 			*p = ' ';
 }
 
+/* The serving engine's launch line and the KV cache it will report, when the plan named an engine. */
+static void print_engine(FILE *f, const cJSON *doc)
+{
+	const cJSON *e = member(doc, "engine"), *pr = member(e, "predicted");
+	const char *cmd = str_at(e, "command");
+	double tokens, conc;
+	char a[48], b[48];
+
+	if (cmd == NULL)
+		return;
+	fprintf(f, "engine launch:       %s\n", cmd);
+	if (num_at(pr, "kv_cache_tokens", &tokens)) {
+		fprintf(f, "engine will report:  %s tokens of KV cache", mpc_fmt_count(a, sizeof(a), tokens));
+		if (num_at(pr, "max_concurrency", &conc))
+			fprintf(f, ", maximum concurrency %sx", mpc_fmt_sig3(b, sizeof(b), conc));
+		fprintf(f, "\n");
+	}
+}
+
 static void print_warnings(FILE *f, const cJSON *doc)
 {
 	const cJSON *w = member(doc, "warnings"), *e;
@@ -498,6 +517,7 @@ char *mpc_plan_text(const cJSON *doc, bool verbose, const char *hint)
 	print_head(f, doc, training);
 	print_verdict(f, doc, training);
 	print_performance(f, doc);
+	print_engine(f, doc);
 	print_warnings(f, doc);
 	print_breakdown(f, doc, training);
 	fprintf(f, "\n");
