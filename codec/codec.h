@@ -61,7 +61,9 @@ cJSON *mpc_problem_json(int http, mp_status st, const mp_error *err);
  */
 mp_status mpc_model_ref_decode(const cJSON *v, const char *pointer, bool required, mps_model_ref *out, mp_error *err);
 
-/* The model block of a plan: id, model_type, parameters and their breakdown. */
+/* The model block of a plan: id, model_type, parameters and their breakdown; written as member `key` (json.h:
+ * mpc_out), or as a tree (parsed from the same text: one encoder). */
+void mpc_model_write(mpc_out *w, const char *key, const mps_model *m);
 cJSON *mpc_model_json(const mps_model *m);
 /* The API's stored-model document: id, model_type, parameters, source, timestamps, hf_config. */
 cJSON *mpc_stored_model_json(const mp_store_model *m);
@@ -100,6 +102,14 @@ mp_status mpc_merge_patch(cJSON *target, const cJSON *patch, mp_error *err);
  * allow_device: a "device" member is taken (fit jobs name none). */
 mp_status mpc_inference_decode(const cJSON *body, const char *pointer, bool allow_device, mps_inference_request *out,
 			       mp_error *err);
+/*
+ * The answer document of POST /v1/plan/inference, written as text straight into w (json.h: mpc_out; no tree: this
+ * is the per-request path). mpc_inference_plan_print returns it as heap text (free(); NULL when out of memory),
+ * mpc_inference_plan_json as a tree parsed from that text (mpc_parse_exact: mpc_print gives the same bytes), for
+ * callers that read members (the command line's text, tests). Borrowed: rq, p.
+ */
+void mpc_inference_plan_write(mpc_out *w, const mps_inference_request *rq, const mps_inference_plan *p);
+char *mpc_inference_plan_print(const mps_inference_request *rq, const mps_inference_plan *p, size_t *len);
 cJSON *mpc_inference_plan_json(const mps_inference_request *rq, const mps_inference_plan *p);
 
 mp_status mpc_training_decode(const cJSON *body, const char *pointer, bool allow_device, mps_training_request *out,

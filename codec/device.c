@@ -337,7 +337,8 @@ mp_status mpc_device_ref_decode(const cJSON *v, const char *pointer, mps_device_
 {
 	mp_status st;
 
-	memset(out, 0, sizeof(*out));
+	/* the 4 KB profile is written only for an inline one (service.h): not cleared on every request */
+	memset(out, 0, offsetof(mps_device_ref, profile));
 	snprintf(out->pointer, sizeof(out->pointer), "%s", pointer);
 	if (v == NULL)
 		return MP_OK;

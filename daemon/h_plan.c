@@ -16,8 +16,12 @@ mp_status mpd_h_plan_inference(mpd_request *req, mpd_reply *rep)
 		st = mpc_inference_decode(req->json, "", true, rq, &rep->err);
 	if (st == MP_OK)
 		st = mps_plan_inference(req->d->svc, rq, plan, &rep->err);
-	if (st == MP_OK && (rep->json = mpc_inference_plan_json(rq, plan)) == NULL)
-		st = mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
+	if (st == MP_OK) { /* written as text, no tree (codec.h) */
+		rep->text = mpc_inference_plan_print(rq, plan, NULL);
+		rep->text_type = "application/json";
+		if (rep->text == NULL)
+			st = mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
+	}
 	free(plan);
 	free(rq);
 	return st;

@@ -697,10 +697,23 @@ bool mp_store_valid_id(const char *id)
 
 #define BAD_ID_MESSAGE "is not a valid id: ids match ^[a-z0-9][a-z0-9._-]{0,62}$ (1 to 63 bytes)"
 
-static bool memo_get(mp_store *s, const char *id, mp_store_device *out);
+static bool memo_get(mp_store *s, const char *id, const uint64_t *gen, mp_store_device *out);
 static void memo_put(mp_store *s, const mp_store_device *value);
 
+static mp_status device_get(mp_store *s, const char *id, const uint64_t *gen, mp_store_device *out, mp_error *err);
+
 mp_status mp_store_device_get(mp_store *s, const char *id, mp_store_device *out, mp_error *err)
+{
+	return device_get(s, id, NULL, out, err);
+}
+
+mp_status mp_store_device_get_at(mp_store *s, const char *id, uint64_t gen, mp_store_device *out, mp_error *err)
+{
+	return device_get(s, id, &gen, out, err);
+}
+
+/* gen: a generation the caller read just now (NULL: read it here) */
+static mp_status device_get(mp_store *s, const char *id, const uint64_t *gen, mp_store_device *out, mp_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	mp_status rc = MP_OK;
@@ -713,7 +726,7 @@ mp_status mp_store_device_get(mp_store *s, const char *id, mp_store_device *out,
 	pthread_mutex_lock(&s->lock);
 	/* like the decoded models: kept while the generation stays, never inside a transaction */
 	memo = s->depth == 0;
-	if (memo && memo_get(s, id, out)) {
+	if (memo && memo_get(s, id, gen, out)) {
 		pthread_mutex_unlock(&s->lock);
 		return MP_OK;
 	}
@@ -1230,11 +1243,12 @@ static void memo_put(mp_store *s, const mp_store_device *value)
 	m->used = ++s->memo_clock;
 }
 
-/* The memo's copy of device id into out, first dropping every copy when the generation moved. Caller holds the
+/* The memo's copy of device id into out, first dropping every copy when the generation moved. gen: the caller's
+ * fresh reading of the generation, used while the handle's still equals it (NULL: read it now). Caller holds the
  * lock, outside any transaction. */
-static bool memo_get(mp_store *s, const char *id, mp_store_device *out)
+static bool memo_get(mp_store *s, const char *id, const uint64_t *gen, mp_store_device *out)
 {
-	uint64_t g = generation_now(s);
+	uint64_t g = gen && *gen == s->generation ? *gen : generation_now(s);
 	memo_slot *hit;
 
 	if (g != s->memo_generation) {

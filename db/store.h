@@ -72,6 +72,10 @@ bool mp_store_valid_id(const char *id);
  * through this handle or a commit by another connection drops them), bypassed inside mp_store_begin. Errors: MP_EINVAL (not a valid id), MP_ENOTFOUND,
  * MP_EDB. */
 mp_status mp_store_device_get(mp_store *s, const char *id, mp_store_device *out, mp_error *err);
+/* As mp_store_device_get, at a generation the caller has just read (mp_store_generation): the memo answers without
+ * reading PRAGMA data_version again while the handle's generation still equals gen, so a request that resolves a
+ * model and a device reads it once (about 7,000 instructions each), and both come from the same state. */
+mp_status mp_store_device_get_at(mp_store *s, const char *id, uint64_t gen, mp_store_device *out, mp_error *err);
 
 /*
  * Calls fn for each device with id > after (NULL: from the start) in id order, at most limit of them.

@@ -335,6 +335,14 @@ mp_status mp_plan_inference_ex(const mp_model *m, const mp_param_count *pc, cons
 		mp_inference_req r = *req;
 		mp_inference_opts ro = *o;
 
+		/* the request's own layout on as many GPUs as its tensor-parallel degree: the plan just made */
+		if (degrees[i] == mem->tensor_parallel_size && (req->num_gpus == 0 || req->num_gpus == degrees[i])) {
+			if (fit->fits) {
+				fit->min_gpus = degrees[i];
+				break;
+			}
+			continue;
+		}
 		ro.tensor_parallel_size = degrees[i];
 		r.num_gpus = degrees[i];
 		if (fits_with(m, &r, &ro, dev, NULL, fit->budget_bytes)) {

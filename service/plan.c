@@ -3,6 +3,7 @@
  * with a device the fit and (inference) the performance block: the roofline floors of one decode step and of the
  * prefill, from the same step analysis as POST /v1/roofline. Fills result structs; encodes nothing.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,8 +30,8 @@ static mp_status performance(const mps_model *m, const mp_inference_req *req, co
 	st = mp_step_analyze(&m->arch, dev, MP_PHASE_DECODE, &sr, &out->decode, err);
 	if (st == MP_OK)
 		st = mp_step_analyze(&m->arch, dev, MP_PHASE_PREFILL, &sr, &out->prefill, err);
-	if (st == MP_OK)
-		st = mp_step_compute_bound_batch(&m->arch, dev, &sr, &out->compute_bound_batch, err);
+	if (st == MP_OK) /* from the decode step just analysed: no further analyses (mp_roofline.h) */
+		mp_step_crossing_batch(&out->decode, &out->compute_bound_batch);
 	return st;
 }
 
@@ -38,10 +39,17 @@ mp_status mps_plan_inference(mps_service *s, const mps_inference_request *rq, mp
 {
 	mp_inference_req req = rq->job.req;
 	mp_status st;
+	uint64_t gen = mp_store_generation(mps_store(s)); /* once: the model and the device read at the same state */
 
-	memset(out, 0, sizeof(*out));
+	/* every member cleared but the device profile and the two steps (36 KB), each filled before it is read:
+	 * the device when have_device, the steps by their analysis */
+	memset(out, 0, offsetof(mps_inference_plan, device));
+	memset(&out->fit, 0, offsetof(mps_inference_plan, perf) - offsetof(mps_inference_plan, fit));
+	out->perf.compute_bound_batch = 0;
+	out->perf.tensor_parallel_size = 0;
+	out->perf.decode.nops = out->perf.prefill.nops = 0;
 	req.json_pointer = rq->job.pointer;
-	st = mps_model_resolve(s, &rq->job.model, &out->model, err);
+	st = mps_model_resolve_at(s, &rq->job.model, gen, &out->model, err);
 	if (st == MP_OK && !out->model.architecture_known)
 		st = mp_fail(
 			err, MP_EINVAL, rq->job.model.pointer,
@@ -50,7 +58,7 @@ mp_status mps_plan_inference(mps_service *s, const mps_inference_request *rq, mp
 			"num_attention_heads, vocab_size and intermediate_size (num_key_value_heads and head_dim when they "
 			"differ from the defaults)");
 	if (st == MP_OK && rq->device.given) {
-		st = mps_device_resolve(s, &rq->device, &out->device, err);
+		st = mps_device_resolve_at(s, &rq->device, gen, &out->device, err);
 		out->have_device = st == MP_OK;
 	}
 	if (st == MP_OK)

@@ -188,10 +188,9 @@ static void memo_put(mps_service *s, const mps_model *m)
 	slot->used = ++s->memo_clock;
 }
 
-/* A stored model: parsed and counted once per store generation. */
-static mp_status stored_model(mps_service *s, const char *id, mps_model *out, mp_error *err)
+/* A stored model: parsed and counted once per store generation (gen: read by the caller just now). */
+static mp_status stored_model(mps_service *s, const char *id, uint64_t gen, mps_model *out, mp_error *err)
 {
-	uint64_t gen = mp_store_generation(s->store);
 	mp_store_model row;
 	mp_status st;
 
@@ -235,6 +234,11 @@ void mps_model_memo_stats(mps_service *s, uint64_t *hits, uint64_t *misses)
 
 mp_status mps_model_resolve(mps_service *s, const mps_model_ref *ref, mps_model *out, mp_error *err)
 {
+	return mps_model_resolve_at(s, ref, ref->kind == MPS_MODEL_STORED ? mp_store_generation(s->store) : 0, out, err);
+}
+
+mp_status mps_model_resolve_at(mps_service *s, const mps_model_ref *ref, uint64_t gen, mps_model *out, mp_error *err)
+{
 	mp_status st;
 
 	memset(out, 0, sizeof(*out));
@@ -244,7 +248,7 @@ mp_status mps_model_resolve(mps_service *s, const mps_model_ref *ref, mps_model 
 			       "model is required: a stored id, {\"hf_config\": {...}}, {\"architecture\": {...}} or "
 			       "{\"parameters\": N}");
 	case MPS_MODEL_STORED:
-		st = stored_model(s, ref->id, out, err);
+		st = stored_model(s, ref->id, gen, out, err);
 		if (st == MP_ENOTFOUND || st == MP_EINVAL)
 			snprintf(err->field, sizeof(err->field), "%s", ref->pointer);
 		if (st == MP_OK) /* errors about a stored model's keys name the model member itself */
@@ -266,13 +270,19 @@ mp_status mps_model_resolve(mps_service *s, const mps_model_ref *ref, mps_model 
 
 mp_status mps_device_resolve(mps_service *s, const mps_device_ref *ref, mp_store_device *out, mp_error *err)
 {
+	return mps_device_resolve_at(s, ref, ref->inline_profile ? 0 : mp_store_generation(s->store), out, err);
+}
+
+mp_status mps_device_resolve_at(mps_service *s, const mps_device_ref *ref, uint64_t gen, mp_store_device *out,
+				mp_error *err)
+{
 	mp_status st;
 
 	if (ref->inline_profile) {
 		*out = ref->profile;
 		return MP_OK;
 	}
-	st = mp_store_device_get(s->store, ref->id, out, err);
+	st = mp_store_device_get_at(s->store, ref->id, gen, out, err);
 	if (st != MP_OK)
 		snprintf(err->field, sizeof(err->field), "%s", ref->pointer);
 	return st;

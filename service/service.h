@@ -91,6 +91,9 @@ typedef struct mps_model {
  * the planner's errors naming the config keys (under arch.json_pointer).
  */
 mp_status mps_model_resolve(mps_service *s, const mps_model_ref *ref, mps_model *out, mp_error *err);
+/* As mps_model_resolve and mps_device_resolve, at a store generation the caller has just read
+ * (mp_store_generation): a request that resolves both reads it once (db/store.h: mp_store_device_get_at). */
+mp_status mps_model_resolve_at(mps_service *s, const mps_model_ref *ref, uint64_t gen, mps_model *out, mp_error *err);
 /* How many stored-model resolutions the memo answered, and how many read and parsed the row. */
 void mps_model_memo_stats(mps_service *s, uint64_t *hits, uint64_t *misses);
 
@@ -101,13 +104,15 @@ typedef struct mps_device_ref {
 	bool given;			/* false: the request names no device */
 	bool inline_profile;		/* true: `profile` holds it (its id may be "") */
 	char id[MP_STORE_ID_MAX];
-	mp_store_device profile;
+	mp_store_device profile;	/* set only when inline_profile (the decoder leaves it alone otherwise) */
 	char pointer[64];		/* where the member sits: "/device" */
 } mps_device_ref;
 
 /* Resolves ref into *out (a stored profile read, an inline one copied). Errors: MP_ENOTFOUND naming ref->pointer,
  * MP_EINVAL (not a valid id), MP_EDB. */
 mp_status mps_device_resolve(mps_service *s, const mps_device_ref *ref, mp_store_device *out, mp_error *err);
+mp_status mps_device_resolve_at(mps_service *s, const mps_device_ref *ref, uint64_t gen, mp_store_device *out,
+				mp_error *err);
 
 /* ----- inference plan ------------------------------------------------------------------------------------ */
 
@@ -133,6 +138,8 @@ typedef struct mps_performance {
 	uint64_t tensor_parallel_size;
 } mps_performance;
 
+/* mps_plan_inference clears every member except `device` and perf's two steps (filled before they are read): a new
+ * member goes anywhere else. */
 typedef struct mps_inference_plan {
 	mps_model model;
 	mp_inference_memory mem;
