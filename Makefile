@@ -19,6 +19,8 @@ Q_AR    = @echo "  AR      $@";
 Q_GEN   = @echo "  GEN     $@";
 Q_NVCC  = @echo "  NVCC    $@";
 endif
+# `make` alone builds the program (the first rule below would otherwise be the default goal)
+.DEFAULT_GOAL := all
 LISTEN  ?= 127.0.0.1:8080
 DB      ?= var/memplan.db
 
@@ -134,7 +136,7 @@ SYS_LIBS := -lmicrohttpd -lcjson -lsqlite3 -lpthread -lm $(KERNELS_LIBS)
 
 # ----- the program --------------------------------------------------------------------------------------------
 .PHONY: all run test check deps deps-build clean lint contract asan fuzz fuzz-build fuzz-smoke bench-load bench-training \
-        bench-plan bench-store
+        bench-plan bench-store bench-fit-memory
 all: $(BUILD)/memplan
 
 $(BUILD)/memplan: $(call obj,$(CLI_SRC)) $(foreach l,$(STACK_daemon),$(call lib,$(l)))
@@ -150,7 +152,8 @@ deps-build:
 # One pattern links every test: tests/<name>.c, the helpers TEST_HELPERS_<name> and the archives of the layer it
 # tests (TEST_STACK_<name>). The planner test links the planner alone: it needs no JSON, store or HTTP library.
 TESTS := test_planner test_models test_store test_http test_roofline test_training test_inference test_store_http \
-         test_store_proc test_calib test_limits test_respcache test_golden test_codec
+         test_store_proc test_calib test_limits test_respcache test_golden test_codec \
+         test_hardening
 HTTP_HELPERS := tests/http_util.c tests/refs.c tests/lib_util.c
 TEST_STACK_test_planner   := planner
 TEST_HELPERS_test_planner :=
@@ -258,6 +261,9 @@ $(BUILD)/bench/bench_fit: $(call obj,bench/bench_fit.c tests/http_util.c) $(fore
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ -lcurl $(SYS_LIBS)
 bench-store: $(BUILD)/bench/bench_fit
 	$(BUILD)/bench/bench_fit
+# Peak RSS of the daemon for the largest fit it takes, alone and CONCURRENT at once (bench/load/fit_rss.sh).
+bench-fit-memory: $(BUILD)/memplan
+	MEMPLAN_BIN=$(BUILD)/memplan ./bench/load/fit_rss.sh $(CONCURRENT)
 # The plan endpoint's cost without HTTP (profile it: valgrind --tool=callgrind build/bench/bench_plan 5000).
 $(BUILD)/bench/bench_plan: $(call obj,bench/bench_plan.c) $(foreach l,$(STACK_codec),$(call lib,$(l)))
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ $(SYS_LIBS)

@@ -122,10 +122,20 @@ cJSON *mpc_training_plan_json(const mps_training_request *rq, const mps_training
 mp_status mpc_fit_decode(const cJSON *body, mps_fit_request *out, mp_error *err);
 void mpc_fit_request_free(mps_fit_request *rq);
 
-/* The fit answer written as it is computed: each job's object is printed and freed before the next is made. */
+/*
+ * The fit answer written as text as it is computed (json.h: mpc_out; no tree): the head at the sink's begin, each
+ * job's object as the service gives its rows. Whole (mpc_fit_writer_finish after mps_fit) or streamed: after each
+ * job mpc_fit_writer_take hands over the text written so far, and mpc_fit_writer_end writes the tail.
+ */
 typedef struct mpc_fit_writer mpc_fit_writer;
 mpc_fit_writer *mpc_fit_writer_new(const mps_fit_request *rq);
 const mps_fit_sink *mpc_fit_sink(void);	/* pass the writer as ctx */
+/* The text written since the last take (heap, free(); *len bytes), NULL with *len 0 when none or out of memory
+ * (mpc_fit_writer_failed tells which). */
+char *mpc_fit_writer_take(mpc_fit_writer *w, size_t *len);
+bool mpc_fit_writer_failed(const mpc_fit_writer *w);
+/* Writes the tail after the last job (the note, the closing brace). */
+void mpc_fit_writer_end(mpc_fit_writer *w);
 /* The whole text (heap, free()) once mps_fit returned MP_OK; frees the writer. NULL when out of memory. */
 char *mpc_fit_writer_finish(mpc_fit_writer *w);
 void mpc_fit_writer_free(mpc_fit_writer *w);

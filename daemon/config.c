@@ -34,6 +34,13 @@ static const struct setting {
 	  "bytes kept of answers to repeated plan, fit, roofline and capacity requests, dropped when the store "
 	  "changes; 0 = off (default 33554432)" },
 	{ "insecure", K_BOOL, 0, 0, "true: allow a non-loopback --listen without a token (default false)" },
+	{ "max-heavy-requests", K_UINT, 1, 1024,
+	  "fit and capacity computations at once; more get 503 with Retry-After (default: threads / 2, at least 1)" },
+	{ "header-timeout", K_UINT, 1, 3600,
+	  "seconds a connection has to send its request line and headers, however slowly it trickles them "
+	  "(default 10)" },
+	{ "max-connections-per-ip", K_UINT, 0, 65536,
+	  "concurrent connections from one client address; 0 = no limit (default 0)" },
 };
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 
@@ -94,6 +101,12 @@ static mp_status set_one(mpd_config *cfg, const struct setting *s, const char *v
 		cfg->shutdown_timeout_seconds = (unsigned int)v;
 	else if (strcmp(s->key, "response-cache-bytes") == 0)
 		cfg->response_cache_bytes = (size_t)v;
+	else if (strcmp(s->key, "max-heavy-requests") == 0)
+		cfg->max_heavy_requests = (unsigned int)v;
+	else if (strcmp(s->key, "header-timeout") == 0)
+		cfg->header_timeout_seconds = (unsigned int)v;
+	else if (strcmp(s->key, "max-connections-per-ip") == 0)
+		cfg->max_connections_per_ip = (unsigned int)v;
 	return MP_OK;
 }
 

@@ -8,8 +8,10 @@
 #ifndef MPD_DAEMON_H
 #define MPD_DAEMON_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <cjson/cJSON.h>
 
@@ -37,6 +39,10 @@ typedef struct mpd_config {
 	int log_level;			/* mpd_log_level (log.h); MPD_LOG_INFO by default */
 	unsigned int shutdown_timeout_seconds;	/* how long SIGTERM waits for in-flight requests */
 	size_t response_cache_bytes;	/* bound of the pure POST endpoints' response cache; 0 = off */
+	unsigned int max_heavy_requests;	/* fit and capacity computations in flight; more get 503; 0 = threads / 2
+					   (at least 1) */
+	unsigned int header_timeout_seconds;	/* a connection must send its request line and headers within this */
+	unsigned int max_connections_per_ip;	/* 0 = no per-address limit */
 } mpd_config;
 
 typedef struct mpd_daemon {
@@ -47,6 +53,9 @@ typedef struct mpd_daemon {
 	mps_calib_jobs *calib;		/* calibration jobs (service/calib.h), made by mpd_start */
 	struct mpd_metrics *metrics;	/* GET /metrics; created by mpd_start, freed by mpd_stop */
 	struct mpd_respcache *respcache;	/* pure POST answers (respcache.h); NULL = off; made by mpd_start */
+	atomic_uint heavy_in_flight;	/* HEAVY routes computing now (server.c), at most max_heavy_requests */
+	unsigned int heavy_limit;	/* max_heavy_requests as applied */
+	struct mpd_guard *guard;	/* connections still sending their headers (server.c: the header deadline) */
 } mpd_daemon;
 
 /* A decoded request, borrowed by the handler for the duration of the call. */
@@ -71,6 +80,15 @@ typedef struct mpd_reply {
 	mp_error err;
 	bool cacheable;			/* a GET: reply.c adds a strong ETag and answers If-None-Match with 304 */
 	char location[192];		/* Location header (201 Created), "" = none */
+	unsigned int retry_after;	/* seconds for a Retry-After header (503 overloaded), 0 = none */
+	bool close;			/* ask the client to close the connection after this answer (framing errors) */
+	/* A 200 body produced while it is sent (POST /v1/fit): stream_read writes up to max bytes into buf and returns
+	 * how many, 0 at the end, -1 on a failure (the connection is then closed before the answer is complete);
+	 * stream_free releases stream_ctx once the response is done. text_type names the media type. Owned by the
+	 * reply writer once the handler returns MP_OK. */
+	ssize_t (*stream_read)(void *ctx, char *buf, size_t max);
+	void (*stream_free)(void *ctx);
+	void *stream_ctx;
 } mpd_reply;
 
 typedef mp_status (*mpd_handler)(mpd_request *req, mpd_reply *rep);

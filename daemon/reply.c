@@ -33,6 +33,10 @@ int mpd_http_status(mp_status st)
 	case MP_EINTERNAL: return 500;
 	case MP_EAUTH: return 401;
 	case MP_EFORBIDDEN: return 403;
+	case MP_EOVERLOADED: return 503;
+	case MP_ESTORAGE: return 503;
+	case MP_ENOSPACE: return 507;
+	case MP_EPRECONDITION: return 412;
 	}
 	return 500; /* a value outside the enum: an invariant broke */
 }
@@ -74,6 +78,80 @@ static bool none_match(const char *header, const char *tag)
 		p += strcspn(p, ",");
 	}
 	return false;
+}
+
+/* Retry-After and Connection: close, for any answer that asks for them. */
+static void headers_common(struct MHD_Response *r, const mpd_reply *rep)
+{
+	char secs[16];
+
+	if (rep == NULL)
+		return;
+	if (rep->retry_after) {
+		snprintf(secs, sizeof(secs), "%u", rep->retry_after);
+		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, secs);
+	}
+	if (rep->close)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+}
+
+/* libmicrohttpd's reader over the handler's stream (daemon.h: mpd_reply.stream_read). */
+typedef struct stream {
+	ssize_t (*read)(void *ctx, char *buf, size_t max);
+	void (*free)(void *ctx);
+	void *ctx;
+} stream;
+
+static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	stream *s = cls;
+	ssize_t n;
+
+	(void)pos;
+	n = s->read(s->ctx, buf, max);
+	if (n > 0)
+		return n;
+	return n == 0 ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static void stream_release(void *cls)
+{
+	stream *s = cls;
+
+	if (s->free)
+		s->free(s->ctx);
+	free(s);
+}
+
+/* A 200 answer produced while it is sent, in chunks (HTTP/1.1 chunked transfer coding). */
+static int queue_stream(struct MHD_Connection *conn, mpd_reply *rep)
+{
+	stream *s = malloc(sizeof(*s));
+	struct MHD_Response *r;
+	int ret;
+
+	if (s == NULL) {
+		rep->stream_free(rep->stream_ctx);
+		return MHD_NO;
+	}
+	s->read = rep->stream_read;
+	s->free = rep->stream_free;
+	s->ctx = rep->stream_ctx;
+	rep->stream_read = NULL;
+	rep->stream_free = NULL;
+	rep->stream_ctx = NULL;
+	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_reader, s, stream_release);
+	if (r == NULL) {
+		stream_release(s);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, rep->text_type ? rep->text_type : "application/json");
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	headers_common(r, rep);
+	rep->http_status = 200;
+	ret = MHD_queue_response(conn, 200, r);
+	MHD_destroy_response(r);
+	return ret;
 }
 
 static int queue(struct MHD_Connection *conn, int http, char *body, const char *type, const char *allow,
@@ -122,6 +200,7 @@ static int queue(struct MHD_Connection *conn, int http, char *body, const char *
 		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"memplan\"");
 	if (rep && rep->location[0])
 		MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, rep->location);
+	headers_common(r, rep);
 	ret = MHD_queue_response(conn, (unsigned int)http, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -133,6 +212,19 @@ int mpd_reply_send(void *conn, mp_status st, mpd_reply *rep, const char *allow)
 	char *body;
 	const char *type;
 
+	if (st == MP_OK && rep->stream_read) {
+		cJSON_Delete(rep->json);
+		rep->json = NULL;
+		free(rep->text);
+		rep->text = NULL;
+		return queue_stream(conn, rep);
+	}
+	if (rep->stream_free) { /* an error after all: the stream is never read */
+		rep->stream_free(rep->stream_ctx);
+		rep->stream_read = NULL;
+		rep->stream_free = NULL;
+		rep->stream_ctx = NULL;
+	}
 	if (st == MP_OK) {
 		http = rep->http_status ? rep->http_status : 200;
 		if (rep->text) {
@@ -157,5 +249,7 @@ int mpd_reply_send(void *conn, mp_status st, mpd_reply *rep, const char *allow)
 	free(rep->text);
 	rep->text = NULL;
 	rep->http_status = http;	/* what was sent, for the access log and metrics */
-	return queue(conn, http, body, type, allow, st == MP_OK ? rep : NULL);
+	if (st != MP_OK)
+		rep->cacheable = false; /* no ETag on an error */
+	return queue(conn, http, body, type, allow, rep);
 }

@@ -11,6 +11,7 @@
 #define WRITE MPD_ROUTE_WRITE
 #define JSON MPD_ROUTE_JSON_BODY
 #define PATCH (MPD_ROUTE_JSON_BODY | MPD_ROUTE_MERGE_PATCH)
+#define HEAVY MPD_ROUTE_HEAVY
 
 const mpd_route mpd_routes[] = {
 	{ "GET", "/v1/health", mpd_h_health, NULL, 0 },
@@ -29,9 +30,9 @@ const mpd_route mpd_routes[] = {
 	{ "PUT", "/v1/models/{id}", mpd_h_model_put, NULL, WRITE | JSON },
 	{ "PATCH", "/v1/models/{id}", mpd_h_model_patch, NULL, WRITE | PATCH },
 	{ "DELETE", "/v1/models/{id}", mpd_h_model_delete, NULL, WRITE },
-	{ "POST", "/v1/fit", mpd_h_fit, NULL, PURE | JSON },
+	{ "POST", "/v1/fit", mpd_h_fit, NULL, PURE | JSON | HEAVY },
 	{ "GET", "/v1/capacity", mpd_h_capacity,
-	  "model sequence_length weight_dtype kv_cache_dtype vendor source format", PURE },
+	  "model sequence_length weight_dtype kv_cache_dtype vendor source format", PURE | HEAVY },
 	{ "POST", "/v1/calibrations", mpd_h_calibration_create, NULL, WRITE | JSON },
 	{ "GET", "/v1/calibrations/{id}", mpd_h_calibration_get, NULL, 0 },
 	{ "DELETE", "/v1/calibrations/{id}", mpd_h_calibration_cancel, NULL, WRITE },

@@ -26,6 +26,9 @@ typedef struct mpd_route {
 #define MPD_ROUTE_JSON_BODY 4u
 /* A JSON merge patch body (RFC 7396): as JSON_BODY, also taking application/merge-patch+json. */
 #define MPD_ROUTE_MERGE_PATCH 8u
+/* The work grows with the request (every job x device x GPU count, every stored device): at most
+ * --max-heavy-requests of them compute at once (a cached answer does not count); more get 503 with Retry-After. */
+#define MPD_ROUTE_HEAVY 16u
 
 extern const mpd_route mpd_routes[];
 extern const size_t mpd_route_count;

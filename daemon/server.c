@@ -37,6 +37,7 @@ typedef struct req_state {
 	const char *route;		/* the route's pattern, or "unmatched" (static) */
 	unsigned long long received;	/* body bytes received, counted past the cap too */
 	int status;			/* the HTTP status sent; 0 until a response is queued */
+	bool heavy;			/* holds one of the --max-heavy-requests slots (given back when computed) */
 	char method[16];
 	char path[160];			/* for the access log, truncated */
 } req_state;
@@ -56,6 +57,7 @@ void mpd_config_defaults(mpd_config *cfg)
 	cfg->log_level = MPD_LOG_INFO;
 	cfg->shutdown_timeout_seconds = 10;
 	cfg->response_cache_bytes = MPD_DEFAULT_RESPONSE_CACHE_BYTES;
+	cfg->header_timeout_seconds = 10;
 }
 
 mp_status mpd_parse_listen(const char *s, mpd_config *cfg, mp_error *err)
@@ -166,6 +168,8 @@ static void completed(void *cls, struct MHD_Connection *conn, void **req_cls, en
 	a.request_bytes = rs->received;
 	a.remote = remote_of(conn, remote, sizeof(remote));
 	a.termination = termination_name(toe);
+	if (rs->heavy) /* a request that ended before its answer was computed */
+		atomic_fetch_sub(&d->heavy_in_flight, 1);
 	if (d->metrics)
 		mpd_metrics_request_end(d->metrics, rs->route, rs->method, a.status, a.duration_seconds);
 	mpd_log_access((mpd_log_level)d->cfg.log_level, &a);
@@ -351,12 +355,187 @@ static mp_status run_handler(const mpd_route *route, mpd_request *req, mpd_reply
 	rep->json = NULL;
 	free(rep->text);
 	rep->text = NULL;
+	if (rep->stream_free)
+		rep->stream_free(rep->stream_ctx);
+	rep->stream_read = NULL;
+	rep->stream_free = NULL;
+	rep->stream_ctx = NULL;
 	rep->http_status = 0;
 	rep->location[0] = '\0';
 	return mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 }
 
-static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *req, mpd_reply *rep)
+/* A slot for a HEAVY route's computation; MP_EOVERLOADED (503, Retry-After) when every one is taken. */
+static mp_status take_heavy_slot(mpd_daemon *d, req_state *rs, mpd_reply *rep)
+{
+	unsigned int now = atomic_fetch_add(&d->heavy_in_flight, 1);
+
+	if (now >= d->heavy_limit) {
+		atomic_fetch_sub(&d->heavy_in_flight, 1);
+		rep->retry_after = 1;
+		return mp_fail(&rep->err, MP_EOVERLOADED, "",
+			       "%u fit or capacity computations are in flight, the daemon's limit "
+			       "(--max-heavy-requests); retry after a second, or ask again with what was answered "
+			       "before (repeated requests are answered from the response cache)",
+			       d->heavy_limit);
+	}
+	rs->heavy = true;
+	return MP_OK;
+}
+
+/* A streamed answer's heavy slot, given back when the last byte has been produced (or the stream is dropped), so a
+ * client that asks again as soon as it has the answer finds the slot free. */
+typedef struct slot_stream {
+	mpd_daemon *d;
+	bool held;
+	ssize_t (*read)(void *ctx, char *buf, size_t max);
+	void (*free)(void *ctx);
+	void *ctx;
+} slot_stream;
+
+static void slot_give_back(slot_stream *s)
+{
+	if (s->held)
+		atomic_fetch_sub(&s->d->heavy_in_flight, 1);
+	s->held = false;
+}
+
+static ssize_t slot_read(void *ctx, char *buf, size_t max)
+{
+	slot_stream *s = ctx;
+	ssize_t n = s->read(s->ctx, buf, max);
+
+	if (n <= 0)
+		slot_give_back(s);
+	return n;
+}
+
+static void slot_free(void *ctx)
+{
+	slot_stream *s = ctx;
+
+	slot_give_back(s);
+	s->free(s->ctx);
+	free(s);
+}
+
+/* After a HEAVY route's handler: the slot goes back now for a computed answer, at the stream's end for a streamed
+ * one (kept until completion only when no memory was left to wrap the stream). */
+static void heavy_done(mpd_daemon *d, req_state *rs, mpd_reply *rep)
+{
+	slot_stream *s;
+
+	if (!rs->heavy)
+		return;
+	if (rep->stream_read == NULL || (s = calloc(1, sizeof(*s))) == NULL) {
+		if (rep->stream_read == NULL) {
+			atomic_fetch_sub(&d->heavy_in_flight, 1);
+			rs->heavy = false;
+		}
+		return;
+	}
+	s->d = d;
+	s->held = true;
+	s->read = rep->stream_read;
+	s->free = rep->stream_free;
+	s->ctx = rep->stream_ctx;
+	rep->stream_read = slot_read;
+	rep->stream_free = slot_free;
+	rep->stream_ctx = s;
+	rs->heavy = false;
+}
+
+/*
+ * A streamed answer of a pure route, copied as it passes until it grows past what the response cache keeps (an
+ * eighth of its bound): complete and unchanged store, it is kept under its key at the end of the stream, as a
+ * whole answer would be.
+ */
+typedef struct tee {
+	mpd_daemon *d;
+	unsigned route;
+	char *key;
+	size_t klen;
+	uint64_t gen;
+	char *copy;
+	size_t len, cap, limit;
+	bool dropped;			/* grew past the limit, or no memory: not kept */
+	ssize_t (*read)(void *ctx, char *buf, size_t max);
+	void (*free)(void *ctx);
+	void *ctx;
+} tee;
+
+static ssize_t tee_read(void *ctx, char *buf, size_t max)
+{
+	tee *t = ctx;
+	ssize_t n = t->read(t->ctx, buf, max);
+
+	if (n > 0 && !t->dropped) {
+		size_t want = t->len + (size_t)n;
+
+		if (want > t->limit) {
+			t->dropped = true;
+		} else {
+			if (want > t->cap) {
+				size_t cap = t->cap ? t->cap : 65536;
+				char *p;
+
+				while (cap < want)
+					cap *= 2;
+				p = realloc(t->copy, cap);
+				if (p == NULL) {
+					t->dropped = true;
+					return n;
+				}
+				t->copy = p;
+				t->cap = cap;
+			}
+			memcpy(t->copy + t->len, buf, (size_t)n);
+			t->len = want;
+		}
+	}
+	if (n == 0 && !t->dropped && t->len > 0 &&
+	    mp_store_generation(mps_store(t->d->svc)) == t->gen)
+		mpd_respcache_put(t->d->respcache, t->route, t->key, t->klen, t->gen, t->copy, t->len);
+	return n;
+}
+
+static void tee_free(void *ctx)
+{
+	tee *t = ctx;
+
+	t->free(t->ctx);
+	free(t->copy);
+	free(t->key);
+	free(t);
+}
+
+/* Wraps rep's stream in a tee; leaves it as it is (not kept) when the key is too large or memory runs out. */
+static void tee_stream(mpd_daemon *d, unsigned route, const char *key, size_t klen, uint64_t gen, mpd_reply *rep)
+{
+	size_t limit = d->cfg.response_cache_bytes / 8;
+	tee *t;
+
+	if (klen > d->cfg.response_cache_bytes / 4 || (t = calloc(1, sizeof(*t))) == NULL)
+		return;
+	if ((t->key = malloc(klen ? klen : 1)) == NULL) {
+		free(t);
+		return;
+	}
+	memcpy(t->key, key, klen);
+	t->d = d;
+	t->route = route;
+	t->klen = klen;
+	t->gen = gen;
+	t->limit = limit;
+	t->read = rep->stream_read;
+	t->free = rep->stream_free;
+	t->ctx = rep->stream_ctx;
+	rep->stream_read = tee_read;
+	rep->stream_free = tee_free;
+	rep->stream_ctx = t;
+}
+
+static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *req, mpd_reply *rep, req_state *rs)
 {
 	unsigned key = (unsigned)(route - mpd_routes);
 	uint64_t gen = 0;
@@ -367,8 +546,13 @@ static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *re
 	size_t klen = req->body_len;
 	query_key *q = NULL;
 
-	if (d->respcache == NULL || d->svc == NULL)
-		return run_handler(route, req, rep);
+	if (d->respcache == NULL || d->svc == NULL) {
+		if ((route->flags & MPD_ROUTE_HEAVY) && (st = take_heavy_slot(d, rs, rep)) != MP_OK)
+			return st;
+		st = run_handler(route, req, rep);
+		heavy_done(d, rs, rep);
+		return st;
+	}
 	if (!(route->flags & MPD_ROUTE_PURE)) {
 		st = run_handler(route, req, rep);
 		if (route->flags & MPD_ROUTE_WRITE) /* a write empties the cache now, not at the next lookup */
@@ -398,7 +582,18 @@ static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *re
 		rep->text_type = "application/json";
 		return MP_OK;
 	}
+	if ((route->flags & MPD_ROUTE_HEAVY) && (st = take_heavy_slot(d, rs, rep)) != MP_OK) {
+		free(q);
+		return st;
+	}
 	st = run_handler(route, req, rep);
+	heavy_done(d, rs, rep);
+	if (st == MP_OK && rep->stream_read) { /* streamed: kept at its end when it is small enough */
+		if (rep->text_type && strcmp(rep->text_type, "application/json") == 0)
+			tee_stream(d, key, kb, klen, gen, rep);
+		free(q);
+		return st;
+	}
 	/* only JSON answers are kept: a tree (printed here, the bytes the reply writer would print) or JSON text a
 	 * handler wrote as it went (POST /v1/fit); text for people (?format=text) is another key, computed each time */
 	if (st != MP_OK || (rep->http_status != 0 && rep->http_status != 200)) {
@@ -574,13 +769,13 @@ static enum MHD_Result on_request(mpd_daemon *d, struct MHD_Connection *conn, re
 			return reply_error(conn, rs, st, &rep);
 		req.json = body;
 	}
-	st = dispatch(d, route, &req, &rep);
+	st = dispatch(d, route, &req, &rep, rs);
 	cJSON_Delete(body);
 	if (st == MP_EDB && d->metrics)
 		mpd_metrics_db_error(d->metrics);
-	if (st != MP_OK && mpd_http_status(st) >= 500)
-		mpd_log((mpd_log_level)d->cfg.log_level, MPD_LOG_ERROR, "%s %s: %s: %s", method, rs->path,
-			mp_status_str(st), rep.err.message);
+	if (st != MP_OK && mpd_http_status(st) >= 500) /* an expected refusal under load is a warning */
+		mpd_log((mpd_log_level)d->cfg.log_level, st == MP_EOVERLOADED ? MPD_LOG_WARN : MPD_LOG_ERROR,
+			"%s %s: %s: %s", method, rs->path, mp_status_str(st), rep.err.message);
 	return reply_error(conn, rs, st, &rep);
 }
 
@@ -685,6 +880,10 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 	}
 	if (d->metrics == NULL && (d->metrics = mpd_metrics_new()) == NULL)
 		return mp_fail(err, MP_ENOMEM, "", "out of memory");
+	d->heavy_limit = d->cfg.max_heavy_requests ? d->cfg.max_heavy_requests
+			 : d->cfg.threads >= 2	    ? d->cfg.threads / 2
+						    : 1;
+	atomic_init(&d->heavy_in_flight, 0);
 	open_file_limit(d);
 	/* one thread: the internal polling thread alone (libmicrohttpd warns about a pool of 1 and ignores it) */
 	pool[0].option = d->cfg.threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END;

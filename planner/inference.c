@@ -182,9 +182,7 @@ static mp_status evaluate(const mp_model *m, const mp_inference_req *req, const 
 		if (mem->workspace.head_phase_bytes > mem->activations_bytes)
 			mem->activations_bytes = mem->workspace.head_phase_bytes;
 	}
-	mem->overhead_bytes = req->cuda_context_bytes            ? req->cuda_context_bytes
-	                      : (dev && dev->cuda_context_bytes) ? dev->cuda_context_bytes
-	                                                         : MP_DEFAULT_CUDA_CONTEXT_BYTES;
+	mem->overhead_bytes = mp_inference_overhead_bytes(req, dev);
 	mem->total_bytes = mem->weights_bytes;
 	if (!mp_add_u64(mem->total_bytes, mem->kv_cache_bytes, &mem->total_bytes) ||
 	    !mp_add_u64(mem->total_bytes, mem->activations_bytes, &mem->total_bytes) ||
@@ -194,6 +192,27 @@ static mp_status evaluate(const mp_model *m, const mp_inference_req *req, const 
 			       "the plan needs more than 2^53 bytes (9 PB) per GPU: beyond any device, and beyond what "
 			       "the API reports as an exact integer");
 	return MP_OK;
+}
+
+uint64_t mp_inference_overhead_bytes(const mp_inference_req *req, const mp_device *dev)
+{
+	return req->cuda_context_bytes            ? req->cuda_context_bytes
+	       : (dev && dev->cuda_context_bytes) ? dev->cuda_context_bytes
+	                                          : MP_DEFAULT_CUDA_CONTEXT_BYTES;
+}
+
+bool mp_inference_on_device(const mp_inference_memory *mem, const mp_inference_req *req, const mp_device *dev,
+                            mp_inference_memory *out)
+{
+	uint64_t overhead = mp_inference_overhead_bytes(req, dev), total = mem->total_bytes - mem->overhead_bytes;
+
+	if (out != mem)
+		*out = *mem;
+	if (!mp_add_u64(total, overhead, &total) || total > MP_MAX_PLAN_BYTES)
+		return false;
+	out->overhead_bytes = overhead;
+	out->total_bytes = total;
+	return true;
 }
 
 static uint64_t budget_of(const mp_inference_opts *o, uint64_t capacity)

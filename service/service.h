@@ -219,20 +219,46 @@ typedef struct mps_fit_row {
 	const char *binding_term;	/* static string */
 } mps_fit_row;
 
+/* A device as the fit holds it: its id and the figures the verdict reads (not the whole 4 KB store row, so every
+ * stored device can be held: 23,588 of them in 11 MB). */
+typedef struct mps_fit_device {
+	char id[MP_STORE_ID_MAX];
+	mp_device hw;
+} mps_fit_device;
+
 /* Where the answers go, one job at a time, in request order (the encoder writes them out as they come, so the
- * whole answer is never held twice). Each callback returns MP_OK to go on. Borrowed arguments. */
+ * whole answer is never held). Each callback returns MP_OK to go on. Borrowed arguments. */
 typedef struct mps_fit_sink {
 	/* once the devices are known, before the first job */
 	mp_status (*begin)(void *ctx, const mps_fit_request *rq, size_t ndevices);
 	mp_status (*job_begin)(void *ctx, const mps_fit_job *job, const mps_model *model);
-	mp_status (*device)(void *ctx, const mp_store_device *dev, const mps_fit_row *rows, size_t nrows,
+	mp_status (*device)(void *ctx, const mps_fit_device *dev, const mps_fit_row *rows, size_t nrows,
 			    uint64_t smallest_gpu_count);
 	mp_status (*job_end)(void *ctx);
 } mps_fit_sink;
 
-/* Evaluates every job against every device and GPU count. Errors (before any answer is given): the jobs' own,
- * naming them ("/jobs/3/inference/batch_size"), MP_ETOOLARGE (over MPS_FIT_MAX_PAIRS pairs or more stored devices
- * than MPS_FIT_MAX_DEVICES), MP_ENOTFOUND, MP_EDB; then those the sink returns. */
+/*
+ * A fit in two halves, so that every error is known before the first byte of the answer is sent and the answer can
+ * then be written job by job while the connection takes it (daemon/h_fit.c streams it):
+ * - mps_fit_prepare resolves every model and device and plans every job at every GPU count (memory does not depend
+ *   on the device except through its CUDA context, planner/mp_inference.h: mp_inference_overhead_bytes), keeping
+ *   per job and GPU count the five byte terms only (48 bytes; 3 MB for the largest fit). Errors: the jobs' own,
+ *   naming them ("/jobs/3/inference/batch_size"; a job no GPU count can plan is a 422 with the first count's
+ *   reason), MP_ETOOLARGE (over MPS_FIT_MAX_PAIRS job x device pairs), MP_ENOTFOUND, MP_EDB, MP_ENOMEM.
+ * - mps_fit_emit_begin then mps_fit_emit for job 0, 1, ... judge each job on every device (the plan endpoints'
+ *   own verdicts) and give the rows to the sink; they fail only with what the sink returns.
+ * rq is borrowed and must outlive *out; mps_fit_plan_free releases it.
+ */
+typedef struct mps_fit_plan mps_fit_plan;
+mp_status mps_fit_prepare(mps_service *s, const mps_fit_request *rq, mps_fit_plan **out, mp_error *err);
+size_t mps_fit_plan_devices(const mps_fit_plan *p);
+size_t mps_fit_plan_jobs(const mps_fit_plan *p);
+mp_status mps_fit_emit_begin(const mps_fit_plan *p, const mps_fit_sink *sink, void *ctx);
+mp_status mps_fit_emit(const mps_fit_plan *p, size_t job, const mps_fit_sink *sink, void *ctx);
+void mps_fit_plan_free(mps_fit_plan *p);
+
+/* The whole fit in one call: prepare, then every job to the sink. Errors: as mps_fit_prepare, then those the sink
+ * returns. */
 mp_status mps_fit(mps_service *s, const mps_fit_request *rq, const mps_fit_sink *sink, void *ctx, mp_error *err);
 
 /* ----- capacity ------------------------------------------------------------------------------------------- */

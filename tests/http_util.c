@@ -87,6 +87,10 @@ static size_t on_header(char *p, size_t size, size_t n, void *ctx)
 	header_value(p, size * n, "Allow", r->allow, sizeof(r->allow));
 	header_value(p, size * n, "ETag", r->etag, sizeof(r->etag));
 	header_value(p, size * n, "Location", r->location, sizeof(r->location));
+	header_value(p, size * n, "Retry-After", r->retry_after, sizeof(r->retry_after));
+	header_value(p, size * n, "Transfer-Encoding", r->transfer_encoding, sizeof(r->transfer_encoding));
+	header_value(p, size * n, "Content-Length", r->content_length, sizeof(r->content_length));
+	header_value(p, size * n, "Connection", r->connection, sizeof(r->connection));
 	return size * n;
 }
 

@@ -19,6 +19,10 @@ typedef struct http_resp {
 	char allow[64];
 	char etag[128];
 	char location[256];
+	char retry_after[32];
+	char transfer_encoding[64];
+	char content_length[32];
+	char connection[32];
 	cJSON *json;		/* parsed body when it is JSON, else NULL; owned */
 } http_resp;
 

@@ -1,0 +1,325 @@
+/*
+ * test_hardening.c: the daemon under load and attack (issue 19), each finding reproduced first, in-process on
+ * 127.0.0.1 port 0, bounded in time:
+ * - POST /v1/fit: a large answer is streamed (chunked, never held whole) and byte for byte the answer computed
+ *   whole; a streamed answer small enough is still kept by the response cache; heavy requests beyond the bound get
+ *   503 with Retry-After; a job no GPU count can plan is a 422; every stored device is fitted past 1,000 of them;
+ *   the per-device rebase of a plan equals planning on that device.
+ * The HTTP findings (connection limit, slowloris, framing), the database findings (deleted, read-only, full) and
+ * PATCH preconditions follow below.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <curl/curl.h>
+
+#include "../codec/codec.h"
+#include "../daemon/respcache.h"
+#include "http_util.h"
+
+typedef http_fixture fixture;
+
+/* ----- helpers ------------------------------------------------------------------------------------------ */
+
+typedef struct buf {
+	char *p;
+	size_t len, cap;
+} buf;
+
+static void buf_add(buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
+		va_end(ap);
+		assert_true(n >= 0);
+		if (b->p && (size_t)n < b->cap - b->len)
+			break;
+		b->cap = (b->cap ? b->cap * 2 : 4096) + (size_t)n;
+		b->p = realloc(b->p, b->cap);
+		assert_non_null(b->p);
+	}
+	b->len += (size_t)n;
+}
+
+/* A fit body: n jobs over stored models (every fifth a training job), the given devices member (or none), and 16
+ * GPU counts. */
+static char *fit_body(int n, const char *devices)
+{
+	static const char *const models[] = { "llama-3-8b", "llama-3.1-70b", "qwen2.5-7b", "mixtral-8x7b", "gemma-7b",
+					      "qwen2.5-72b-instruct", "mistral-7b-v0.1", "phi-3-mini-4k" };
+	buf b = { 0 };
+
+	buf_add(&b, "{\"gpu_counts\":[1,2,3,4,5,6,7,8,10,12,16,24,32,48,64,128],%s%s\"jobs\":[", devices ? devices : "",
+		devices ? "," : "");
+	for (int i = 0; i < n; i++) {
+		const char *m = models[i % 8];
+
+		if (i % 5 == 4)
+			buf_add(&b, "%s{\"id\":\"t%d\",\"training\":{\"model\":\"%s\",\"precision\":\"mixed_bf16\","
+				    "\"optimizer\":\"adamw\",\"micro_batch_size\":%d,\"sequence_length\":4096}}",
+				i ? "," : "", i, m, 1 + i % 3);
+		else
+			buf_add(&b, "%s{\"id\":\"i%d\",\"inference\":{\"model\":\"%s\",\"weight_dtype\":\"bf16\","
+				    "\"kv_cache_dtype\":\"bf16\",\"batch_size\":%d,\"sequence_length\":%d}}",
+				i ? "," : "", i, m, 1 << (i % 7), 1024 << (i % 3));
+	}
+	buf_add(&b, "]}");
+	return b.p;
+}
+
+/* The fit answer computed whole in process (mps_fit into the writer), as the reference for the streamed one. */
+static char *fit_whole(mps_service *svc, const char *body)
+{
+	cJSON *req = cJSON_Parse(body);
+	mps_fit_request rq;
+	mpc_fit_writer *w;
+	mp_error err;
+	char *text;
+
+	assert_non_null(req);
+	assert_int_equal(mpc_fit_decode(req, &rq, &err), MP_OK);
+	w = mpc_fit_writer_new(&rq);
+	if (mps_fit(svc, &rq, mpc_fit_sink(), w, &err) != MP_OK)
+		fail_msg("fit: %s: %s", err.field, err.message);
+	text = mpc_fit_writer_finish(w);
+	mpc_fit_request_free(&rq);
+	cJSON_Delete(req);
+	return text;
+}
+
+/* ----- POST /v1/fit: streamed, bounded ------------------------------------------------------------------- */
+
+/* 60 jobs x 24 stored devices x 16 GPU counts = 23,040 rows: past the whole-answer bound (h_fit.c), so streamed. */
+static void test_fit_streamed(void **state)
+{
+	fixture *f = *state;
+	char *body = fit_body(60, NULL), *want = fit_whole(f->d.svc, body);
+	mpd_respcache_stats s0, s1;
+	http_resp r;
+
+	http_do(&f->d, "POST", "/v1/fit", body, "application/json", NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(r.transfer_encoding, "chunked"); /* written while sent: no Content-Length */
+	assert_string_equal(r.content_length, "");
+	assert_int_equal(r.len, strlen(want));
+	assert_true(memcmp(r.body, want, r.len) == 0);
+	assert_int_equal((int)cJSON_GetObjectItem(r.json, "pairs")->valuedouble, 60 * 24);
+	http_resp_free(&r);
+	/* 1.4 MB is within what the cache keeps (an eighth of 32 MiB): the repeat is answered from it, whole */
+	mpd_respcache_stats_get(f->d.respcache, &s0);
+	http_do(&f->d, "POST", "/v1/fit", body, "application/json", NULL, &r);
+	mpd_respcache_stats_get(f->d.respcache, &s1);
+	assert_int_equal(r.status, 200);
+	assert_true(s1.hits == s0.hits + 1);
+	assert_string_equal(r.transfer_encoding, "");
+	assert_int_equal(r.len, strlen(want));
+	assert_true(memcmp(r.body, want, r.len) == 0);
+	http_resp_free(&r);
+	free(want);
+	free(body);
+}
+
+/* Beyond --max-heavy-requests computations in flight, a fit is refused at once: 503, Retry-After, overloaded. A
+ * cached answer does not need a slot. */
+static void test_fit_heavy_bound(void **state)
+{
+	fixture *f = *state;
+	char *body = fit_body(3, "\"devices\":[\"h100-sxm5-80gb\"]");
+	http_resp r;
+
+	atomic_fetch_add(&f->d.heavy_in_flight, f->d.heavy_limit); /* every slot taken */
+	http_do(&f->d, "POST", "/v1/fit", body, "application/json", NULL, &r);
+	assert_int_equal(r.status, 503);
+	assert_string_equal(r.retry_after, "1");
+	assert_string_equal(r.content_type, "application/problem+json");
+	assert_string_equal(cJSON_GetObjectItem(r.json, "type")->valuestring, "urn:memplan:problem:overloaded");
+	assert_non_null(strstr(cJSON_GetObjectItem(r.json, "detail")->valuestring, "--max-heavy-requests"));
+	http_resp_free(&r);
+	http_do(&f->d, "GET", "/v1/capacity?model=llama-3-8b", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 503);
+	http_resp_free(&r);
+	atomic_fetch_sub(&f->d.heavy_in_flight, f->d.heavy_limit);
+	http_do(&f->d, "POST", "/v1/fit", body, "application/json", NULL, &r);
+	assert_int_equal(r.status, 200);
+	http_resp_free(&r);
+	/* the same question again while every slot is taken: answered from the cache */
+	atomic_fetch_add(&f->d.heavy_in_flight, f->d.heavy_limit);
+	http_do(&f->d, "POST", "/v1/fit", body, "application/json", NULL, &r);
+	assert_int_equal(r.status, 200);
+	http_resp_free(&r);
+	atomic_fetch_sub(&f->d.heavy_in_flight, f->d.heavy_limit);
+	assert_int_equal(atomic_load(&f->d.heavy_in_flight), 0); /* every slot given back at completion */
+	free(body);
+}
+
+/* A job that no GPU count can plan (its context is past the model's) is the job's 422, not rows of invalid layouts;
+ * one that some counts can hold keeps its invalid_layout rows. */
+static void test_fit_job_errors(void **state)
+{
+	fixture *f = *state;
+	http_resp r;
+
+	http_do(&f->d, "POST", "/v1/fit",
+		"{\"devices\":[\"h100-sxm5-80gb\"],\"gpu_counts\":[1,2],\"jobs\":[{\"id\":\"ok\",\"inference\":{\"model\":"
+		"\"llama-3-8b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":1,"
+		"\"sequence_length\":4096}},{\"id\":\"long\",\"inference\":{\"model\":\"llama-3-8b\",\"weight_dtype\":"
+		"\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":1,\"sequence_length\":100000}}]}",
+		"application/json", NULL, &r);
+	assert_int_equal(r.status, 422);
+	assert_string_equal(http_problem_field(&r), "/jobs/1/inference/sequence_length");
+	http_resp_free(&r);
+	/* tensor parallelism 3 does not divide Llama-3-8B's heads: that row is invalid_layout, the others plan */
+	http_do(&f->d, "POST", "/v1/fit",
+		"{\"devices\":[\"h100-sxm5-80gb\"],\"gpu_counts\":[1,3],\"jobs\":[{\"id\":\"ok\",\"inference\":{\"model\":"
+		"\"llama-3-8b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":1,"
+		"\"sequence_length\":4096}}]}",
+		"application/json", NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.body, "[3,false,0,0,\"invalid_layout\"]"));
+	http_resp_free(&r);
+}
+
+/* Without a devices list every stored device is fitted, 1,000 or more of them, as long as the pairs stay within
+ * the bound; past it the 413 says how to narrow the request. */
+static void test_fit_every_stored_device(void **state)
+{
+	fixture *f = *state;
+	mp_store *st = mps_store(f->d.svc);
+	mp_error err;
+	char *body;
+	http_resp r;
+
+	assert_int_equal(mp_store_begin(st, &err), MP_OK);
+	for (int i = 0; i < 1100; i++) {
+		mp_store_device d;
+
+		memset(&d, 0, sizeof(d));
+		snprintf(d.id, sizeof(d.id), "fleet-%04d", i);
+		snprintf(d.name, sizeof(d.name), "Fleet GPU %d", i);
+		snprintf(d.vendor, sizeof(d.vendor), "NVIDIA");
+		snprintf(d.source, sizeof(d.source), "user");
+		d.hw.memory_bytes = (UINT64_C(16) + (uint64_t)(i % 8) * 16) << 30;
+		d.hw.memory_bandwidth_bytes_per_second = 2e12;
+		d.hw.peak_flops_per_second[MP_DTYPE_BF16] = 500e12;
+		assert_int_equal(mps_device_put(f->d.svc, &d, "test", "", NULL, &err), MP_OK);
+	}
+	assert_int_equal(mp_store_commit(st, &err), MP_OK);
+	body = "{\"gpu_counts\":[1],\"jobs\":[{\"id\":\"a\",\"inference\":{\"model\":\"llama-3-8b\",\"weight_dtype\":"
+	       "\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":1,\"sequence_length\":4096}}]}";
+	http_do(&f->d, "POST", "/v1/fit", body, "application/json", NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_int_equal((int)cJSON_GetObjectItem(r.json, "pairs")->valuedouble, 1124);
+	http_resp_free(&r);
+	body = fit_body(100, NULL); /* 100 x 1,124 = 112,400 pairs, over 100,000 */
+	http_do(&f->d, "POST", "/v1/fit", body, "application/json", NULL, &r);
+	assert_int_equal(r.status, 413);
+	assert_string_equal(http_problem_field(&r), "/devices");
+	assert_non_null(strstr(cJSON_GetObjectItem(r.json, "detail")->valuestring, "list the devices"));
+	http_resp_free(&r);
+	free(body);
+}
+
+/* The fit plans each job once per GPU count and rebases it per device (mp_inference_on_device): every row equals
+ * the plan endpoint's own verdict for that job on that device at that GPU count, a device with its own CUDA context
+ * figure included. */
+static void test_fit_rebase_equals_plan(void **state)
+{
+	fixture *f = *state;
+	static const char *const devices[] = { "h100-sxm5-80gb", "a100-sxm4-40gb", "rtx-4090-24gb", "mi300x-192gb" };
+	const char *body = "{\"gpu_counts\":[1,2,4,8],\"devices\":[\"h100-sxm5-80gb\",\"a100-sxm4-40gb\",\"rtx-4090-24gb\","
+			   "\"mi300x-192gb\",{\"id\":\"ctx\",\"memory_bytes\":85899345920,\"memory_bandwidth_bytes_per_second\":"
+			   "2e12,\"peak_flops_per_second\":{\"bf16\":5e14},\"cuda_context_bytes\":1073741824}],\"jobs\":["
+			   "{\"id\":\"a\",\"inference\":{\"model\":\"llama-3.1-70b\",\"weight_dtype\":\"fp8_e4m3\","
+			   "\"kv_cache_dtype\":\"fp8\",\"batch_size\":8,\"sequence_length\":8192,\"gpu_memory_utilization\":0.9}},"
+			   "{\"id\":\"b\",\"inference\":{\"model\":\"mixtral-8x7b\",\"weight_dtype\":\"bf16\","
+			   "\"kv_cache_dtype\":\"bf16\",\"batch_size\":4,\"sequence_length\":4096}}]}";
+	cJSON *ans, *job;
+	http_resp r;
+	int checked = 0;
+
+	http_do(&f->d, "POST", "/v1/fit", body, "application/json", NULL, &r);
+	assert_int_equal(r.status, 200);
+	ans = r.json;
+	cJSON_ArrayForEach(job, cJSON_GetObjectItem(ans, "jobs"))
+	{
+		const char *model = strcmp(cJSON_GetObjectItem(job, "id")->valuestring, "a") == 0 ? "llama-3.1-70b"
+												   : "mixtral-8x7b";
+		cJSON *dev;
+		int di = 0;
+
+		cJSON_ArrayForEach(dev, cJSON_GetObjectItem(job, "devices"))
+		{
+			cJSON *row;
+
+			cJSON_ArrayForEach(row, cJSON_GetObjectItem(dev, "results"))
+			{
+				char plan[1024], device[400];
+				int g = (int)cJSON_GetArrayItem(row, 0)->valuedouble;
+				http_resp p;
+
+				if (strcmp(cJSON_GetArrayItem(row, 4)->valuestring, "invalid_layout") == 0)
+					continue;
+				if (di < 4)
+					snprintf(device, sizeof(device), "\"%s\"", devices[di]);
+				else
+					snprintf(device, sizeof(device),
+						 "{\"memory_bytes\":85899345920,\"memory_bandwidth_bytes_per_second\":2e12,"
+						 "\"peak_flops_per_second\":{\"bf16\":5e14},\"cuda_context_bytes\":1073741824}");
+				snprintf(plan, sizeof(plan),
+					 "{\"model\":\"%s\",\"weight_dtype\":\"%s\",\"kv_cache_dtype\":\"%s\",\"batch_size\":%d,"
+					 "\"sequence_length\":%d,%s\"num_gpus\":%d,\"device\":%s}",
+					 model, model[0] == 'l' ? "fp8_e4m3" : "bf16", model[0] == 'l' ? "fp8" : "bf16",
+					 model[0] == 'l' ? 8 : 4, model[0] == 'l' ? 8192 : 4096,
+					 model[0] == 'l' ? "\"gpu_memory_utilization\":0.9," : "", g, device);
+				http_do(&f->d, "POST", "/v1/plan/inference", plan, "application/json", NULL, &p);
+				assert_int_equal(p.status, 200);
+				assert_true(cJSON_GetArrayItem(row, 2)->valuedouble ==
+					    cJSON_GetObjectItem(cJSON_GetObjectItem(p.json, "memory"), "total_bytes")->valuedouble);
+				assert_true(cJSON_IsTrue(cJSON_GetArrayItem(row, 1)) ==
+					    cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(p.json, "fit"), "fits")));
+				assert_true(cJSON_GetArrayItem(row, 3)->valuedouble ==
+					    cJSON_GetObjectItem(cJSON_GetObjectItem(p.json, "fit"), "headroom_bytes")->valuedouble);
+				assert_string_equal(cJSON_GetArrayItem(row, 4)->valuestring,
+						    cJSON_GetObjectItem(cJSON_GetObjectItem(p.json, "fit"), "binding_term")->valuestring);
+				http_resp_free(&p);
+				checked++;
+			}
+			di++;
+		}
+	}
+	assert_true(checked >= 25);
+	http_resp_free(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_fit_streamed, http_fixture_setup, http_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_fit_heavy_bound, http_fixture_setup, http_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_fit_job_errors, http_fixture_setup, http_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_fit_every_stored_device, http_fixture_setup, http_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_fit_rebase_equals_plan, http_fixture_setup, http_fixture_teardown),
+	};
+
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
