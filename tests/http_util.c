@@ -15,6 +15,11 @@
 
 void http_start(mpd_daemon *d, char *dir, size_t dirlen)
 {
+	http_start_with(d, dir, dirlen, NULL);
+}
+
+void http_start_with(mpd_daemon *d, char *dir, size_t dirlen, void (*adjust)(mpd_config *cfg))
+{
 	mp_error err;
 
 	memset(d, 0, sizeof(*d));
@@ -28,6 +33,8 @@ void http_start(mpd_daemon *d, char *dir, size_t dirlen)
 		exit(1);
 	}
 	snprintf(d->cfg.db_path, sizeof(d->cfg.db_path), "%s/memplan.db", dir);
+	if (adjust)
+		adjust(&d->cfg);
 	if (mps_open(d->cfg.db_path, &d->svc, &err) != MP_OK || mpd_start(d, &err) != MP_OK) {
 		fprintf(stderr, "cannot start the daemon: %s\n", err.message);
 		exit(1);

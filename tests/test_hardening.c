@@ -310,6 +310,280 @@ static void test_fit_rebase_equals_plan(void **state)
 	http_resp_free(&r);
 }
 
+/* ----- HTTP: the connection limit, slowloris, framing ------------------------------------------------------ */
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int connect_to(uint16_t port)
+{
+	struct sockaddr_in a;
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_true(s >= 0);
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_port = htons(port);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(connect(s, (struct sockaddr *)&a, sizeof(a)), 0);
+	return s;
+}
+
+/* Reads until the daemon closes the connection or `wait_s` passes; the bytes in *out (NUL-terminated, caller frees).
+ * Returns seconds until the close, -1 when it stayed open. */
+static double read_until_close(int s, double wait_s, char **out)
+{
+	buf b = { 0 };
+	double t0 = now_s();
+
+	buf_add(&b, "%s", "");
+	for (;;) {
+		struct pollfd p = { .fd = s, .events = POLLIN };
+		double left = wait_s - (now_s() - t0);
+		char chunk[4096];
+		ssize_t n;
+
+		if (left <= 0)
+			break;
+		if (poll(&p, 1, (int)(left * 1000) + 1) <= 0)
+			continue;
+		n = recv(s, chunk, sizeof(chunk), 0);
+		if (n <= 0) {
+			if (out)
+				*out = b.p;
+			else
+				free(b.p);
+			return now_s() - t0;
+		}
+		buf_add(&b, "%.*s", (int)n, chunk);
+	}
+	if (out)
+		*out = b.p;
+	else
+		free(b.p);
+	return -1;
+}
+
+/* One raw exchange: sends `request` (len bytes), returns what came back before the daemon closed the connection
+ * (or 5 s passed: *closed false). */
+static char *exchange(uint16_t port, const char *request, size_t len, bool *closed)
+{
+	int s = connect_to(port);
+	char *got = NULL;
+
+	assert_int_equal(send(s, request, len, MSG_NOSIGNAL), (ssize_t)len);
+	*closed = read_until_close(s, 5, &got) >= 0;
+	close(s);
+	return got;
+}
+
+static void limit_256(mpd_config *cfg)
+{
+	cfg->threads = 1;
+	cfg->connection_limit = 256; /* a multiple of libmicrohttpd's 128 epoll events */
+	cfg->connection_timeout_seconds = 10;
+}
+
+/*
+ * Finding 1: at the connection limit, when a multiple of 128 connections closed at once, libmicrohttpd's epoll loop
+ * waited out --connection-timeout before it accepted again (wrk -c1024 against the default limit). Fill the limit
+ * with kept-alive connections that each made a request, close them all at once, then ask: the answer must come at
+ * once, not after the 10 s timeout.
+ */
+static void test_connection_limit_no_stall(void **state)
+{
+	static const char req[] = "GET /v1/health HTTP/1.1\r\nHost: t\r\n\r\n";
+	mpd_daemon d;
+	char dir[64];
+	int socks[256];
+	double t0, took;
+	http_resp r;
+
+	(void)state;
+	http_start_with(&d, dir, sizeof(dir), limit_256);
+	for (int i = 0; i < 256; i++) {
+		char got[512];
+		ssize_t n;
+
+		socks[i] = connect_to(d.bound_port);
+		assert_int_equal(send(socks[i], req, sizeof(req) - 1, MSG_NOSIGNAL), (ssize_t)(sizeof(req) - 1));
+		n = recv(socks[i], got, sizeof(got), 0); /* the answer's first bytes: the connection is being served */
+		assert_true(n > 12 && strncmp(got, "HTTP/1.1 200", 12) == 0);
+	}
+	for (int i = 0; i < 256; i++)
+		close(socks[i]);
+	t0 = now_s();
+	http_do(&d, "GET", "/v1/health", NULL, NULL, NULL, &r);
+	took = now_s() - t0;
+	assert_int_equal(r.status, 200);
+	if (took > 3)
+		fail_msg("GET /v1/health took %.1f s after the limit's connections closed (a stall)", took);
+	http_resp_free(&r);
+	http_stop(&d, dir);
+}
+
+static void header_deadline_2s(mpd_config *cfg)
+{
+	cfg->header_timeout_seconds = 2;
+	cfg->connection_timeout_seconds = 10;
+}
+
+/* Finding 2, one client: a connection trickling a header byte every 300 ms (each byte restarts the idle timeout) is
+ * closed when its headers pass --header-timeout (2 s here), not left open. */
+static void test_header_deadline(void **state)
+{
+	static const char part[] = "GET /v1/health HTTP/1.1\r\nHost: t\r\nX-Slow: ";
+	mpd_daemon d;
+	char dir[64];
+	int s;
+	double t0, closed_at = -1;
+
+	(void)state;
+	http_start_with(&d, dir, sizeof(dir), header_deadline_2s);
+	s = connect_to(d.bound_port);
+	t0 = now_s();
+	for (size_t i = 0; i < 40 && closed_at < 0; i++) { /* 12 s of trickling at most */
+		struct pollfd p = { .fd = s, .events = POLLIN };
+		char c;
+
+		if (send(s, &part[i % (sizeof(part) - 1)], 1, MSG_NOSIGNAL) != 1 ||
+		    (poll(&p, 1, 300) == 1 && recv(s, &c, 1, 0) <= 0))
+			closed_at = now_s() - t0;
+	}
+	close(s);
+	if (!(closed_at >= 1.8 && closed_at <= 4.0))
+		fail_msg("the trickling connection closed at %.1f s (want about 2 s, the header timeout)", closed_at);
+	http_stop(&d, dir);
+}
+
+static void slowloris_setting(mpd_config *cfg)
+{
+	cfg->connection_limit = 64;
+	cfg->header_timeout_seconds = 8;
+	cfg->connection_timeout_seconds = 20;
+}
+
+/*
+ * Finding 2, the attack: more trickling connections than the limit (80 against 64, one byte every 500 ms each).
+ * Near the limit the guard frees slots from connections that have sent headers for over a second, so ordinary
+ * requests are answered within a few seconds, while the attack goes on, well before the 8 s header timeout.
+ */
+static void test_slowloris(void **state)
+{
+	mpd_daemon d;
+	char dir[64];
+	int slow[80], answered = 0;
+	double t_end;
+
+	(void)state;
+	http_start_with(&d, dir, sizeof(dir), slowloris_setting);
+	for (int i = 0; i < 80; i++) {
+		int fl;
+
+		slow[i] = socket(AF_INET, SOCK_STREAM, 0);
+		fl = fcntl(slow[i], F_GETFL);
+		fcntl(slow[i], F_SETFL, fl | O_NONBLOCK); /* beyond the limit they wait in the accept queue */
+		{
+			struct sockaddr_in a;
+
+			memset(&a, 0, sizeof(a));
+			a.sin_family = AF_INET;
+			a.sin_port = htons(d.bound_port);
+			a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+			connect(slow[i], (struct sockaddr *)&a, sizeof(a));
+		}
+	}
+	t_end = now_s() + 1.0;
+	while (now_s() < t_end) { /* the attack gets going: every connection sends a first byte */
+		for (int i = 0; i < 80; i++)
+			send(slow[i], "G", 1, MSG_NOSIGNAL);
+		usleep(500 * 1000);
+	}
+	for (int k = 0; k < 5; k++) {
+		double t0 = now_s(), took;
+		http_resp r;
+
+		for (int i = 0; i < 80; i++) /* keep trickling */
+			send(slow[i], "E", 1, MSG_NOSIGNAL);
+		http_do(&d, "GET", "/v1/health", NULL, NULL, NULL, &r);
+		took = now_s() - t0;
+		if (r.status == 200 && took < 5)
+			answered++;
+		else
+			print_message("request %d: %ld after %.1f s\n", k, r.status, took);
+		http_resp_free(&r);
+	}
+	assert_int_equal(answered, 5);
+	{
+		http_resp m;
+
+		http_do(&d, "GET", "/metrics", NULL, NULL, NULL, &m);
+		assert_non_null(strstr(m.body, "memplan_http_connections_cut_total{reason=\"pressure\"}"));
+		assert_null(strstr(m.body, "memplan_http_connections_cut_total{reason=\"pressure\"} 0\n"));
+		http_resp_free(&m);
+	}
+	for (int i = 0; i < 80; i++)
+		close(slow[i]);
+	http_stop(&d, dir);
+}
+
+/* The status line, the media type and whether the connection was closed, of a raw request. */
+static void expect_raw(uint16_t port, const char *request, size_t len, const char *status, const char *type)
+{
+	bool closed;
+	char *got = exchange(port, request, len, &closed);
+
+	if (strncmp(got, status, strlen(status)) != 0)
+		fail_msg("%.60s...: got \"%.80s\", want \"%s\"", request, got, status);
+	if (type && strstr(got, type) == NULL)
+		fail_msg("%.60s...: no \"%s\" in \"%.300s\"", request, type, got);
+	if (!closed)
+		fail_msg("%.60s...: the connection stayed open", request);
+	/* one answer only: no second status line after the first */
+	if (strstr(got + 5, "\r\nHTTP/1.") != NULL)
+		fail_msg("%.60s...: two answers: %.300s", request, got);
+	free(got);
+}
+
+/*
+ * Finding 5: framing the daemon checks itself, each answered in problem+json and the connection closed: both
+ * Content-Length and Transfer-Encoding (the bytes after the chunked body must not be served as a second request),
+ * an unknown transfer coding (was: no answer until the timeout), HTTP/1.1 without Host, an HTTP version other than
+ * 1.0 and 1.1 (was: 1.9 served as 1.1).
+ */
+static void test_framing(void **state)
+{
+	fixture *f = *state;
+	uint16_t p = f->d.bound_port;
+	static const char smuggle[] = "POST /v1/roofline HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+				      "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
+				      "GET /v1/health HTTP/1.1\r\nHost: t\r\n\r\n";
+	static const char xchunked[] = "POST /v1/roofline HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+				       "Transfer-Encoding: xchunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n";
+	static const char gzip[] = "POST /v1/roofline HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+				   "Transfer-Encoding: gzip, chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n";
+	static const char nohost[] = "GET /v1/health HTTP/1.1\r\n\r\n";
+	static const char v19[] = "GET /v1/health HTTP/1.9\r\nHost: t\r\n\r\n";
+	static const char ok10[] = "GET /v1/health HTTP/1.0\r\n\r\n";
+	static const char chunked_ok[] = "POST /v1/roofline HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+					 "Transfer-Encoding: Chunked\r\nConnection: close\r\n\r\n"
+					 "b\r\n{\"device\":\"\r\n11\r\nh100-sxm5-80gb\",\"\r\n8\r\nops\":[]}\r\n0\r\n\r\n";
+
+	expect_raw(p, smuggle, sizeof(smuggle) - 1, "HTTP/1.1 400", "application/problem+json");
+	expect_raw(p, xchunked, sizeof(xchunked) - 1, "HTTP/1.1 501", "application/problem+json");
+	expect_raw(p, gzip, sizeof(gzip) - 1, "HTTP/1.1 501", "application/problem+json");
+	expect_raw(p, nohost, sizeof(nohost) - 1, "HTTP/1.1 400", "\"field\":\"Host\"");
+	expect_raw(p, v19, sizeof(v19) - 1, "HTTP/1.1 505", "application/problem+json");
+	/* still served: HTTP/1.0 without Host, and a chunked body (any case) */
+	expect_raw(p, ok10, sizeof(ok10) - 1, "HTTP/1.1 200", "application/json");
+	expect_raw(p, chunked_ok, sizeof(chunked_ok) - 1, "HTTP/1.1 200", "ridge_flops_per_byte");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -318,6 +592,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fit_job_errors, http_fixture_setup, http_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_fit_every_stored_device, http_fixture_setup, http_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_fit_rebase_equals_plan, http_fixture_setup, http_fixture_teardown),
+		cmocka_unit_test(test_connection_limit_no_stall),
+		cmocka_unit_test(test_header_deadline),
+		cmocka_unit_test(test_slowloris),
+		cmocka_unit_test_setup_teardown(test_framing, http_fixture_setup, http_fixture_teardown),
 	};
 
 	curl_global_init(CURL_GLOBAL_DEFAULT);
