@@ -190,6 +190,13 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $$(call obj,$$(call test_helpers,$$*)) \
 
 TEST_BINS := $(addprefix $(BUILD)/tests/,$(TESTS))
 
+# The preload library that makes the disk look full for a spawned daemon (tests/full_disk.c, test_store_proc).
+# Built without the sanitizers: it is preloaded into another program.
+$(BUILD)/tests/libfull_disk.so: tests/full_disk.c
+	@mkdir -p $(dir $@)
+	$(Q_LD)$(CC) -std=c11 -O1 -g -fPIC -shared -Wall -Wextra -Werror -o $@ $< -ldl
+$(BUILD)/tests/test_store_proc: | $(BUILD)/tests/libfull_disk.so
+
 # Every response the C HTTP tests receive is logged to HTTP_LOG; `contract` validates each against openapi.yaml.
 HTTP_LOG := $(abspath $(BUILD))/http-exchanges.jsonl
 

@@ -166,6 +166,13 @@ mp_status mp_store_model_write(mp_store *s, const mp_store_model *m, const char 
 /* Deletes a model (audited as actor). Errors: MP_ENOTFOUND, MP_EDB. */
 mp_status mp_store_model_remove(mp_store *s, const char *id, const char *actor, mp_error *err);
 
+/* Whether a write would be kept. MOVED: the file open is no longer the one at its path (deleted or replaced while
+ * open; SQLITE_FCNTL_HAS_MOVED), so what is written now would be lost at the next start. READONLY: SQLite opened it
+ * read-only. why (len bytes, may be NULL) says so in words for an operator. Every write checks it first and is
+ * refused with MP_ESTORAGE; a full disk is found by the write itself (MP_ENOSPACE). Thread-safe. */
+typedef enum mp_store_state { MP_STORE_WRITABLE = 0, MP_STORE_READONLY, MP_STORE_MOVED } mp_store_state;
+mp_store_state mp_store_write_state(mp_store *s, char *why, size_t len);
+
 /*
  * A counter that moves whenever data read through this handle may have changed: on every write through it, and
  * when another connection (in this process or another) committed since the last call (PRAGMA data_version).

@@ -47,6 +47,8 @@ const mp_store_presets *mps_presets(void);
 typedef struct mps_health {
 	const char *db_path;		/* borrowed from the service */
 	int schema_version;
+	bool db_writable;		/* false: writes are refused (db_problem says why); reads still work */
+	char db_problem[600];		/* "" when writable */
 	bool gpu_available;
 	bool kernels_built_in;
 	char gpu_name[128];

@@ -310,6 +310,48 @@ static void test_fit_rebase_equals_plan(void **state)
 	http_resp_free(&r);
 }
 
+/* ----- the database under the daemon ------------------------------------------------------------------------ */
+
+static const char device_body[] = "{\"name\":\"Lab\",\"vendor\":\"ACME\",\"memory_bytes\":25769803776,"
+				  "\"memory_bandwidth_bytes_per_second\":1e12,\"peak_flops_per_second\":{\"bf16\":1e14}}";
+
+/*
+ * Finding 4: the database file and its -wal/-shm removed while the daemon runs. Before, every PUT still answered
+ * 201 into the unlinked file (gone at the next start) and health said ok. Now the write is refused with 503
+ * database-unavailable saying why, health says degraded, and reads go on from the open file.
+ */
+static void test_database_deleted(void **state)
+{
+	fixture *f = *state;
+	static const char *const files[] = { "memplan.db", "memplan.db-wal", "memplan.db-shm" };
+	char path[600];
+	http_resp r;
+
+	http_do(&f->d, "PUT", "/v1/devices/lab-1", device_body, "application/json", NULL, &r);
+	assert_int_equal(r.status, 201);
+	http_resp_free(&r);
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/%s", f->dir, files[i]);
+		unlink(path);
+	}
+	http_do(&f->d, "PUT", "/v1/devices/lab-2", device_body, "application/json", NULL, &r);
+	assert_int_equal(r.status, 503);
+	assert_string_equal(cJSON_GetObjectItem(r.json, "type")->valuestring, "urn:memplan:problem:database-unavailable");
+	assert_non_null(strstr(cJSON_GetObjectItem(r.json, "detail")->valuestring, "deleted or replaced"));
+	http_resp_free(&r);
+	http_do(&f->d, "GET", "/v1/health", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(cJSON_GetObjectItem(r.json, "status")->valuestring, "degraded");
+	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "database"), "writable")));
+	http_resp_free(&r);
+	http_do(&f->d, "GET", "/v1/devices/lab-1", NULL, NULL, NULL, &r); /* still readable */
+	assert_int_equal(r.status, 200);
+	http_resp_free(&r);
+	http_do(&f->d, "DELETE", "/v1/devices/lab-1", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 503);
+	http_resp_free(&r);
+}
+
 /* ----- HTTP: the connection limit, slowloris, framing ------------------------------------------------------ */
 
 static double now_s(void)
@@ -592,6 +634,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fit_job_errors, http_fixture_setup, http_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_fit_every_stored_device, http_fixture_setup, http_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_fit_rebase_equals_plan, http_fixture_setup, http_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_database_deleted, http_fixture_setup, http_fixture_teardown),
 		cmocka_unit_test(test_connection_limit_no_stall),
 		cmocka_unit_test(test_header_deadline),
 		cmocka_unit_test(test_slowloris),
