@@ -54,6 +54,39 @@ static void etag_of(const char *body, char *out, size_t len)
 	snprintf(out, len, "\"%016llx\"", (unsigned long long)h);
 }
 
+bool mpd_document_etag(const cJSON *doc, char *out, size_t len)
+{
+	char *body = mpc_print(doc, false); /* the bytes mpd_reply_send sends for a GET of doc */
+
+	if (body == NULL)
+		return false;
+	etag_of(body, out, len);
+	cJSON_free(body);
+	return true;
+}
+
+bool mpd_if_match(const char *header, const char *tag)
+{
+	size_t tlen = strlen(tag);
+	const char *p = header;
+
+	while (*p) {
+		size_t n;
+
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		if (*p == '*')
+			return true;
+		n = strcspn(p, ",");
+		while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+			n--;
+		if (n == tlen && strncmp(p, tag, tlen) == 0)
+			return true; /* a W/ prefix makes n differ: weak tags never match */
+		p += strcspn(p, ",");
+	}
+	return false;
+}
+
 /* Whether an If-None-Match header value matches tag: "*" or any listed tag, compared weakly (RFC 9110 13.1.2:
  * W/ prefixes are ignored for If-None-Match). */
 static bool none_match(const char *header, const char *tag)

@@ -65,4 +65,8 @@ mp_status mpd_h_calibration_get(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_calibration_cancel(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_metrics(mpd_request *req, mpd_reply *rep);	/* metrics.c */
 
+/* If-Match of a write against the stored document it replaces (h_devices.c): MP_OK when absent or matching, else
+ * MP_EPRECONDITION (412) naming the current ETag. */
+mp_status mpd_check_if_match(const mpd_request *req, const cJSON *stored, mp_error *err);
+
 #endif /* MPD_ROUTES_H */

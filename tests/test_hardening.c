@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -352,6 +353,178 @@ static void test_database_deleted(void **state)
 	http_resp_free(&r);
 }
 
+/* ----- PATCH: one transaction, and If-Match ---------------------------------------------------------------- */
+
+typedef struct patcher {
+	fixture *f;
+	const char *field;
+	double base, step;	/* the i-th patch sets base + i x step (within the field's range) */
+	int ok;
+} patcher;
+
+static void *patch_loop(void *arg)
+{
+	patcher *p = arg;
+
+	for (int i = 1; i <= 20; i++) {
+		char body[96];
+		http_resp r;
+
+		snprintf(body, sizeof(body), "{\"%s\":%.0f}", p->field, p->base + i * p->step);
+		http_do(&p->f->d, "PATCH", "/v1/devices/lab-p", body, "application/merge-patch+json", NULL, &r);
+		p->ok += r.status == 200;
+		http_resp_free(&r);
+	}
+	return NULL;
+}
+
+/* Finding 10: six clients patch six different fields of one device at once, twenty times each: every last value is
+ * there at the end (each PATCH reads and writes in one transaction; a lost update would leave an older value). */
+static void test_patch_no_lost_update(void **state)
+{
+	fixture *f = *state;
+	static const char *const fields[] = { "tdp_watts", "sm_count", "l2_cache_bytes", "boost_clock_hz",
+					      "base_clock_hz", "memory_clock_hz" };
+	static const double base[] = { 100, 10, 1e6, 1e9, 1e9, 1e9 }, step[] = { 10, 1, 1e6, 1e6, 1e6, 1e6 };
+	patcher p[6];
+	pthread_t t[6];
+	http_resp r;
+
+	http_do(&f->d, "PUT", "/v1/devices/lab-p", device_body, "application/json", NULL, &r);
+	assert_int_equal(r.status, 201);
+	http_resp_free(&r);
+	for (int i = 0; i < 6; i++) {
+		p[i] = (patcher){ f, fields[i], base[i], step[i], 0 };
+		assert_int_equal(pthread_create(&t[i], NULL, patch_loop, &p[i]), 0);
+	}
+	for (int i = 0; i < 6; i++) {
+		pthread_join(t[i], NULL);
+		assert_int_equal(p[i].ok, 20);
+	}
+	http_do(&f->d, "GET", "/v1/devices/lab-p", NULL, NULL, NULL, &r);
+	for (int i = 0; i < 6; i++) {
+		const cJSON *v = cJSON_GetObjectItem(r.json, fields[i]);
+
+		if (!cJSON_IsNumber(v) || v->valuedouble != base[i] + 20 * step[i])
+			fail_msg("%s is %s after the concurrent patches, want %.0f", fields[i],
+				 cJSON_IsNumber(v) ? "another value" : "missing", base[i] + 20 * step[i]);
+	}
+	http_resp_free(&r);
+}
+
+/* The read-modify-write of mps_device_update with a slow change: A reads, holds its copy 300 ms, then writes its
+ * field; B starts 100 ms later and writes another field. In one transaction B waits for A's commit and applies its
+ * change to A's result; read and written in two store calls, B would read the old row and A's field would be lost. */
+typedef struct slow_change {
+	mps_service *svc;
+	bool slow;
+	double tdp;		/* A sets tdp_watts */
+	uint32_t sm;		/* B sets sm_count */
+	mp_status st;
+} slow_change;
+
+static mp_status set_field(void *ctx, mp_store_device *d, mp_error *err)
+{
+	slow_change *c = ctx;
+
+	(void)err;
+	if (c->slow) {
+		usleep(300 * 1000);
+		d->tdp_watts = c->tdp;
+	} else {
+		d->hw.sm_count = c->sm;
+	}
+	return MP_OK;
+}
+
+static void *update_thread(void *arg)
+{
+	slow_change *c = arg;
+	mp_error err;
+
+	c->st = mps_device_update(c->svc, "lab-t", "test", set_field, c, &err);
+	return NULL;
+}
+
+static void test_update_is_one_transaction(void **state)
+{
+	fixture *f = *state;
+	slow_change a = { f->d.svc, true, 333, 0, MP_OK }, b = { f->d.svc, false, 0, 77, MP_OK };
+	mp_store_device d;
+	pthread_t ta, tb;
+	mp_error err;
+	http_resp r;
+
+	http_do(&f->d, "PUT", "/v1/devices/lab-t", device_body, "application/json", NULL, &r);
+	assert_int_equal(r.status, 201);
+	http_resp_free(&r);
+	assert_int_equal(pthread_create(&ta, NULL, update_thread, &a), 0);
+	usleep(100 * 1000);
+	assert_int_equal(pthread_create(&tb, NULL, update_thread, &b), 0);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	assert_int_equal(a.st, MP_OK);
+	assert_int_equal(b.st, MP_OK);
+	assert_int_equal(mps_device_get(f->d.svc, "lab-t", &d, &err), MP_OK);
+	assert_true(d.tdp_watts == 333); /* A's write survived B's */
+	assert_int_equal(d.hw.sm_count, 77);
+}
+
+/* If-Match on PATCH (devices and models): the ETag a GET gave is taken; a stale one, or a weak one, is 412
+ * precondition-failed naming the current tag, and nothing is written; "*" matches any stored version. */
+static void test_patch_if_match(void **state)
+{
+	fixture *f = *state;
+	char first[128], header[160];
+	http_resp r;
+
+	http_do(&f->d, "PUT", "/v1/devices/lab-m", device_body, "application/json", NULL, &r);
+	assert_int_equal(r.status, 201);
+	http_resp_free(&r);
+	http_do(&f->d, "GET", "/v1/devices/lab-m", NULL, NULL, NULL, &r);
+	snprintf(first, sizeof(first), "%s", r.etag);
+	assert_true(first[0] == '"');
+	http_resp_free(&r);
+	snprintf(header, sizeof(header), "If-Match: %s", first);
+	http_do(&f->d, "PATCH", "/v1/devices/lab-m", "{\"tdp_watts\":300}", "application/merge-patch+json", header, &r);
+	assert_int_equal(r.status, 200);
+	http_resp_free(&r);
+	/* the same tag again: the device has changed since */
+	http_do(&f->d, "PATCH", "/v1/devices/lab-m", "{\"tdp_watts\":999}", "application/merge-patch+json", header, &r);
+	assert_int_equal(r.status, 412);
+	assert_string_equal(cJSON_GetObjectItem(r.json, "type")->valuestring, "urn:memplan:problem:precondition-failed");
+	assert_string_equal(http_problem_field(&r), "If-Match");
+	http_resp_free(&r);
+	http_do(&f->d, "GET", "/v1/devices/lab-m", NULL, NULL, NULL, &r);
+	assert_true(cJSON_GetObjectItem(r.json, "tdp_watts")->valuedouble == 300); /* the stale patch wrote nothing */
+	snprintf(header, sizeof(header), "If-Match: W/%s", r.etag);
+	http_resp_free(&r);
+	http_do(&f->d, "PATCH", "/v1/devices/lab-m", "{\"tdp_watts\":400}", "application/merge-patch+json", header, &r);
+	assert_int_equal(r.status, 412); /* If-Match compares strongly */
+	http_resp_free(&r);
+	http_do(&f->d, "PATCH", "/v1/devices/lab-m", "{\"tdp_watts\":500}", "application/merge-patch+json", "If-Match: *", &r);
+	assert_int_equal(r.status, 200);
+	http_resp_free(&r);
+	/* a model: its ETag from GET, then stale */
+	http_do(&f->d, "PUT", "/v1/models/tiny-m",
+		"{\"hf_config\":{\"model_type\":\"llama\",\"hidden_size\":64,\"intermediate_size\":128,"
+		"\"num_hidden_layers\":2,\"num_attention_heads\":4,\"vocab_size\":100}}",
+		"application/json", NULL, &r);
+	assert_int_equal(r.status, 201);
+	http_resp_free(&r);
+	http_do(&f->d, "GET", "/v1/models/tiny-m", NULL, NULL, NULL, &r);
+	snprintf(header, sizeof(header), "If-Match: %s", r.etag);
+	http_resp_free(&r);
+	http_do(&f->d, "PATCH", "/v1/models/tiny-m", "{\"hf_config\":{\"num_hidden_layers\":3}}",
+		"application/merge-patch+json", header, &r);
+	assert_int_equal(r.status, 200);
+	http_resp_free(&r);
+	http_do(&f->d, "PATCH", "/v1/models/tiny-m", "{\"hf_config\":{\"num_hidden_layers\":4}}",
+		"application/merge-patch+json", header, &r);
+	assert_int_equal(r.status, 412);
+	http_resp_free(&r);
+}
+
 /* ----- HTTP: the connection limit, slowloris, framing ------------------------------------------------------ */
 
 static double now_s(void)
@@ -635,6 +808,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fit_every_stored_device, http_fixture_setup, http_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_fit_rebase_equals_plan, http_fixture_setup, http_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_database_deleted, http_fixture_setup, http_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_patch_no_lost_update, http_fixture_setup, http_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_update_is_one_transaction, http_fixture_setup, http_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_patch_if_match, http_fixture_setup, http_fixture_teardown),
 		cmocka_unit_test(test_connection_limit_no_stall),
 		cmocka_unit_test(test_header_deadline),
 		cmocka_unit_test(test_slowloris),
