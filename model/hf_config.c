@@ -639,6 +639,28 @@ const char *mpm_supported_types(void)
 	return supported;
 }
 
+/*
+ * A mixture-of-experts type needs its experts: without them its FFN width moved to the experts would leave the
+ * dense width 0, and validation would blame intermediate_size (issue 19). Names the type's own key instead.
+ */
+static mp_status check_experts(const mp_model *m, const char *pointer, mp_error *err)
+{
+	static const struct {
+		const char *type, *field;
+	} moe[] = { { "mixtral", "/num_local_experts" },
+		    { "qwen2_moe", "/num_experts" },
+		    { "qwen3_moe", "/num_experts" },
+		    { "deepseek_v3", "/n_routed_experts" } };
+
+	for (size_t i = 0; i < sizeof(moe) / sizeof(moe[0]); i++)
+		if (strcmp(m->model_type, moe[i].type) == 0 && m->num_experts == 0)
+			return mp_fail_at(err, MP_EINVAL, pointer, moe[i].field,
+					  "%s must be at least 1: model_type %s routes each token to experts (a dense "
+					  "model has another model_type)",
+					  moe[i].field + 1, moe[i].type);
+	return MP_OK;
+}
+
 mp_status mpm_from_hf(const cJSON *cfg, const char *pointer, mp_model *m, mp_error *err)
 {
 	hf_ctx c = {cfg, pointer, err, MP_OK};
@@ -659,6 +681,8 @@ mp_status mpm_from_hf(const cJSON *cfg, const char *pointer, mp_model *m, mp_err
 		snprintf(m->model_type, sizeof(m->model_type), "%s", type->valuestring);
 		decode_llama_family(&c, &llama_family[i], m);
 		if (c.st == MP_OK)
+			c.st = check_experts(m, pointer, err);
+		if (c.st == MP_OK)
 			mpm_training_extras(cfg, m);
 		return c.st;
 	}
@@ -667,6 +691,8 @@ mp_status mpm_from_hf(const cJSON *cfg, const char *pointer, mp_model *m, mp_err
 			continue;
 		snprintf(m->model_type, sizeof(m->model_type), "%s", type->valuestring);
 		other_types[i].decode(&c, m);
+		if (c.st == MP_OK)
+			c.st = check_experts(m, pointer, err);
 		if (c.st == MP_OK)
 			mpm_training_extras(cfg, m);
 		return c.st;

@@ -74,7 +74,7 @@ static mp_status linear(builder *b, const char *name, uint64_t count, uint64_t r
 	op.k = k;
 	op.n = n;
 	if (!mp_mul_u64(k, n, &kn) || !mp_dtype_bytes(b->w, kn, &wb))
-		return mp_fail(b->err, MP_EOVERFLOW, mp_model_pointer(b->m), "weight bytes overflow 64 bits");
+		return mp_model_overflow(b->m, "a layer's weight bytes", b->err);
 	return add(b, name, count, &op, wb);
 }
 

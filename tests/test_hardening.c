@@ -525,6 +525,40 @@ static void test_patch_if_match(void **state)
 	http_resp_free(&r);
 }
 
+/* ----- errors name the field that is wrong ---------------------------------------------------------------- */
+
+/* Finding 8: num_local_experts 0 was reported as /model/hf_config/intermediate_size, hidden_size 2^40 as
+ * /sequence_length ("the prefill workspace overflows 64 bits"); a dimension past the workspace's bound as well. */
+static void test_error_fields(void **state)
+{
+	fixture *f = *state;
+	static const struct {
+		const char *config, *field;
+	} cases[] = {
+		{ "{\"model_type\":\"mixtral\",\"num_local_experts\":0}", "/model/hf_config/num_local_experts" },
+		{ "{\"model_type\":\"qwen2_moe\",\"num_experts\":0}", "/model/hf_config/num_experts" },
+		{ "{\"model_type\":\"llama\",\"hidden_size\":1099511627776}", "/model/hf_config/hidden_size" },
+		{ "{\"model_type\":\"llama\",\"hidden_size\":33554432,\"intermediate_size\":64,\"num_hidden_layers\":1,"
+		  "\"vocab_size\":100}",
+		  "/model/hf_config/hidden_size" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char body[512];
+		http_resp r;
+
+		snprintf(body, sizeof(body),
+			 "{\"model\":{\"hf_config\":%s},\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":1,"
+			 "\"sequence_length\":16}",
+			 cases[i].config);
+		http_do(&f->d, "POST", "/v1/plan/inference", body, "application/json", NULL, &r);
+		assert_int_equal(r.status, 422);
+		if (strcmp(http_problem_field(&r), cases[i].field) != 0)
+			fail_msg("%s: field %s, want %s", cases[i].config, http_problem_field(&r), cases[i].field);
+		http_resp_free(&r);
+	}
+}
+
 /* ----- HTTP: the connection limit, slowloris, framing ------------------------------------------------------ */
 
 static double now_s(void)
@@ -811,6 +845,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_patch_no_lost_update, http_fixture_setup, http_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_update_is_one_transaction, http_fixture_setup, http_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_patch_if_match, http_fixture_setup, http_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_error_fields, http_fixture_setup, http_fixture_teardown),
 		cmocka_unit_test(test_connection_limit_no_stall),
 		cmocka_unit_test(test_header_deadline),
 		cmocka_unit_test(test_slowloris),
