@@ -62,13 +62,29 @@ mp_status mpc_capacity_decode(mpc_query_fn get, void *ctx, mps_capacity_request 
 		return mp_fail(err, MP_EINVAL, "?source", "source must be datasheet, measured or user");
 	snprintf(r->vendor, sizeof(r->vendor), "%s", vendor ? vendor : "");
 	snprintf(r->source, sizeof(r->source), "%s", source ? source : "");
+	/* a page of the fleet: GET /v1/devices's limit and cursor (a store of 23,588 devices answered 10.8 MB at once) */
+	r->limit = MPS_CAPACITY_MAX_LIMIT;
+	if (get(ctx, "limit") &&
+	    (st = query_u64(get(ctx, "limit"), "limit", 1, MPS_CAPACITY_MAX_LIMIT, &r->limit, err)) != MP_OK)
+		return st;
+	if (get(ctx, "cursor")) {
+		if (!mp_valid_id(get(ctx, "cursor")))
+			return mp_fail(err, MP_EINVAL, "?cursor", "cursor must be the next_cursor of an earlier answer (a device id)");
+		snprintf(r->after, sizeof(r->after), "%s", get(ctx, "cursor"));
+	}
 	return MP_OK;
 }
 
 struct mpc_capacity_doc {
 	const mps_capacity_request *rq;
 	cJSON *items;
+	char next_cursor[MP_STORE_ID_MAX];	/* set by the caller before finishing ("" = the last page) */
 };
+
+char *mpc_capacity_doc_cursor(mpc_capacity_doc *c)
+{
+	return c->next_cursor;
+}
 
 mpc_capacity_doc *mpc_capacity_doc_new(const mps_capacity_request *rq)
 {
@@ -144,6 +160,7 @@ cJSON *mpc_capacity_doc_finish(mpc_capacity_doc *c, const mps_model *m)
 	cJSON_AddStringToObject(o, "kv_cache_dtype", mp_dtype_name(r->kv_cache_dtype));
 	mpc_add_item(doc, "items", c->items);
 	c->items = NULL;
+	mpc_add_str_or_null(doc, "next_cursor", c->next_cursor);
 	mpc_capacity_doc_free(c);
 	notes = cJSON_AddArrayToObject(doc, "notes");
 	mpc_append(notes, cJSON_CreateString(
@@ -211,5 +228,8 @@ char *mpc_capacity_text(const cJSON *doc)
 			break;
 		used += (size_t)n;
 	}
+	if (cJSON_IsString(cJSON_GetObjectItem(doc, "next_cursor")) && used < cap)
+		snprintf(buf + used, cap - used, "\nmore devices follow: ask again with &cursor=%s\n",
+			 cJSON_GetObjectItem(doc, "next_cursor")->valuestring);
 	return buf;
 }

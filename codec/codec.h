@@ -155,6 +155,8 @@ mpc_capacity_doc *mpc_capacity_doc_new(const mps_capacity_request *rq);
 mp_status mpc_capacity_row(void *ctx, const mps_capacity_row *row);
 /* The document (owned by the caller) once the model is known; frees the collector. */
 cJSON *mpc_capacity_doc_finish(mpc_capacity_doc *c, const mps_model *m);
+/* The doc's next_cursor buffer (MP_STORE_ID_MAX bytes) for mps_capacity to fill; printed as next_cursor (null when ""). */
+char *mpc_capacity_doc_cursor(mpc_capacity_doc *c);
 void mpc_capacity_doc_free(mpc_capacity_doc *c);
 /* The same document as an aligned text table for people (GB/GiB labelled). Caller frees. */
 char *mpc_capacity_text(const cJSON *doc);

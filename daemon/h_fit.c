@@ -135,7 +135,7 @@ mp_status mpd_h_capacity(mpd_request *req, mpd_reply *rep)
 	if (st == MP_OK && (doc = mpc_capacity_doc_new(&rq)) == NULL)
 		st = mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 	if (st == MP_OK)
-		st = mps_capacity(req->d->svc, &rq, &model, mpc_capacity_row, doc, &rep->err);
+		st = mps_capacity(req->d->svc, &rq, &model, mpc_capacity_row, doc, mpc_capacity_doc_cursor(doc), &rep->err);
 	if (st != MP_OK) {
 		mpc_capacity_doc_free(doc);
 		return st == MP_ENOMEM ? mp_fail(&rep->err, st, "", "out of memory") : st;

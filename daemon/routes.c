@@ -32,7 +32,7 @@ const mpd_route mpd_routes[] = {
 	{ "DELETE", "/v1/models/{id}", mpd_h_model_delete, NULL, WRITE },
 	{ "POST", "/v1/fit", mpd_h_fit, NULL, PURE | JSON | HEAVY },
 	{ "GET", "/v1/capacity", mpd_h_capacity,
-	  "model sequence_length weight_dtype kv_cache_dtype vendor source format", PURE | HEAVY },
+	  "model sequence_length weight_dtype kv_cache_dtype vendor source format limit cursor", PURE | HEAVY },
 	{ "POST", "/v1/calibrations", mpd_h_calibration_create, NULL, WRITE | JSON },
 	{ "GET", "/v1/calibrations/{id}", mpd_h_calibration_get, NULL, 0 },
 	{ "DELETE", "/v1/calibrations/{id}", mpd_h_calibration_cancel, NULL, WRITE },

@@ -270,7 +270,11 @@ typedef struct mps_capacity_request {
 	uint64_t sequence_length;	/* tokens per sequence */
 	mp_dtype weight_dtype, kv_cache_dtype;
 	char vendor[64], source[16];	/* device filters, "" = all */
+	uint64_t limit;			/* devices in this page (1 to MPS_CAPACITY_MAX_LIMIT; 0 = the maximum) */
+	char after[MP_STORE_ID_MAX];	/* the cursor: devices after this id ("" = from the first) */
 } mps_capacity_request;
+
+#define MPS_CAPACITY_MAX_LIMIT 1000
 
 /* One device's row. */
 typedef struct mps_capacity_row {
@@ -286,10 +290,11 @@ typedef struct mps_capacity_row {
 
 typedef mp_status (*mps_capacity_fn)(void *ctx, const mps_capacity_row *row);
 
-/* GET /v1/capacity: the model, then one row per matching device in id order. Errors: MP_ENOTFOUND naming
- * "?model", the planner's, MP_EDB; those fn returns. */
+/* GET /v1/capacity: the model, then one row per matching device in id order, a page of at most rq->limit devices
+ * after rq->after; next_cursor (MP_STORE_ID_MAX bytes) gets the id to continue after, "" when this page ends the
+ * list. Errors: MP_ENOTFOUND naming "?model", the planner's, MP_EDB; those fn returns. */
 mp_status mps_capacity(mps_service *s, const mps_capacity_request *rq, mps_model *model, mps_capacity_fn fn, void *ctx,
-		       mp_error *err);
+		       char *next_cursor, mp_error *err);
 
 /* ----- roofline ---------------------------------------------------------------------------------------- */
 
