@@ -32,6 +32,7 @@ const char *mpc_problem_slug(mp_status st)
 	case MP_ESTORAGE: return "database-unavailable";
 	case MP_ENOSPACE: return "insufficient-storage";
 	case MP_EPRECONDITION: return "precondition-failed";
+	case MP_EFRAMING: return "malformed-request";
 	}
 	return "internal-error";
 }

@@ -30,6 +30,7 @@ const char *mp_status_str(mp_status st)
 	case MP_ESTORAGE: return "database unavailable for writes";
 	case MP_ENOSPACE: return "no space left for the database";
 	case MP_EPRECONDITION: return "precondition failed";
+	case MP_EFRAMING: return "malformed HTTP request";
 	}
 	return "unknown";
 }

@@ -277,19 +277,19 @@ static enum MHD_Result check_framing(struct MHD_Connection *conn, req_state *rs,
 	char msg[160];
 
 	if (version == NULL || (strcmp(version, MHD_HTTP_VERSION_1_1) != 0 && strcmp(version, MHD_HTTP_VERSION_1_0) != 0))
-		return refuse_framing(conn, rs, MP_EUNSUPPORTED, 505, "",
+		return refuse_framing(conn, rs, MP_EFRAMING, 505, "",
 				      "this server speaks HTTP/1.1 and HTTP/1.0 only (behind a proxy for HTTP/2)");
 	if (strcmp(version, MHD_HTTP_VERSION_1_1) == 0 &&
 	    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST) == NULL)
-		return refuse_framing(conn, rs, MP_EPARSE, 400, "Host",
+		return refuse_framing(conn, rs, MP_EFRAMING, 400, "Host",
 				      "an HTTP/1.1 request needs a Host header (RFC 9112 section 3.2)");
 	MHD_get_connection_values_n(conn, MHD_HEADER_KIND, scan_header, &h);
 	if (h.nul_in[0]) {
 		snprintf(msg, sizeof(msg), "the %s header holds a NUL byte; header values are text", h.nul_in);
-		return refuse_framing(conn, rs, MP_EPARSE, 400, h.nul_in, msg);
+		return refuse_framing(conn, rs, MP_EFRAMING, 400, h.nul_in, msg);
 	}
 	if (te && MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH))
-		return refuse_framing(conn, rs, MP_EPARSE, 400, "Transfer-Encoding",
+		return refuse_framing(conn, rs, MP_EFRAMING, 400, "Transfer-Encoding",
 				      "Content-Length and Transfer-Encoding together: the body's length is ambiguous "
 				      "(RFC 9112 section 6.1); send one of them");
 	if (te && !only_chunked(te))
