@@ -96,7 +96,7 @@ static mp_status decode_body(const cJSON *body, const char *pointer, inference_b
 	st = mpm_decode_fields(body, pointer, inference_fields, MPM_COUNT(inference_fields), ib, err);
 	if (st != MP_OK)
 		return st;
-	snprintf(field, sizeof(field), "%s/kv_cache_dtype", pointer);
+	mpc_join(field, sizeof(field), pointer, "/kv_cache_dtype");
 	st = mpc_kv_dtype(ib->kv_dtype, field, &kv, err);
 	if (st != MP_OK)
 		return st;
@@ -158,17 +158,17 @@ mp_status mpc_inference_decode(const cJSON *body, const char *pointer, bool allo
 	memset(j, 0, sizeof(*j)); /* the device member is the device decoder's (it skips a 4 KB profile it does not use) */
 	out->device.given = false;
 	out->device.inline_profile = false;
-	snprintf(j->pointer, sizeof(j->pointer), "%s", pointer);
+	mpc_join(j->pointer, sizeof(j->pointer), pointer, NULL);
 	st = decode_body(body, pointer, &ib, err);
 	if (st != MP_OK)
 		return st;
 	j->req = ib.req;
 	j->opts = ib.opts;
-	snprintf(field, sizeof(field), "%s/model", pointer);
+	mpc_join(field, sizeof(field), pointer, "/model");
 	st = mpc_model_ref_decode(cJSON_GetObjectItemCaseSensitive(body, "model"), field, true, &j->model, err);
 	if (st != MP_OK)
 		return st;
-	snprintf(field, sizeof(field), "%s/device", pointer);
+	mpc_join(field, sizeof(field), pointer, "/device");
 	if (!allow_device && cJSON_GetObjectItemCaseSensitive(body, "device"))
 		return mp_fail(err, MP_EINVAL, field,
 			       "a job names no device: the devices are given once for the whole batch in the "

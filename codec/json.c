@@ -217,7 +217,20 @@ static bool find_duplicate(const cJSON *v, char *ptr, size_t cap, mp_status *sta
 	int n = 0, i = 0;
 
 	cJSON_ArrayForEach(c, v) n++;
-	if (cJSON_IsObject(v) && n > 1) {
+	if (cJSON_IsObject(v) && n > 1 && n <= 12) {
+		/* a small object (every request body's top level): each pair compared, no allocation; the earliest
+		 * repeat in document order, as the sorted search below finds it */
+		const cJSON *x, *y;
+
+		for (x = v->child; x; x = x->next) {
+			for (y = v->child; y != x; y = y->next)
+				if (strcmp(x->string ? x->string : "", y->string ? y->string : "") == 0) {
+					pointer_append(ptr, cap, x->string ? x->string : "");
+					*status = MP_EINVAL;
+					return true;
+				}
+		}
+	} else if (cJSON_IsObject(v) && n > 1) {
 		key_at *keys = malloc((size_t)n * sizeof(*keys));
 		int dup = -1;
 
@@ -903,6 +916,19 @@ void mpc_w_item(mpc_out *o, const char *key, const cJSON *item)
 	}
 	put(o, text, strlen(text));
 	cJSON_free(text);
+}
+
+void mpc_join(char *dst, size_t cap, const char *a, const char *b)
+{
+	size_t n = 0;
+
+	if (cap == 0)
+		return;
+	for (; a && *a && n + 1 < cap; a++)
+		dst[n++] = *a;
+	for (; b && *b && n + 1 < cap; b++)
+		dst[n++] = *b;
+	dst[n] = '\0';
 }
 
 /* Whole numbers back to raw digits, as mpc_number builds them. */

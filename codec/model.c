@@ -28,7 +28,7 @@ mp_status mpc_model_ref_decode(const cJSON *model, const char *pointer, bool req
 	mp_status st;
 
 	memset(out, 0, sizeof(*out));
-	snprintf(out->pointer, sizeof(out->pointer), "%s", pointer);
+	mpc_join(out->pointer, sizeof(out->pointer), pointer, NULL);
 	if (model == NULL) {
 		if (!required)
 			return MP_OK;
@@ -42,7 +42,7 @@ mp_status mpc_model_ref_decode(const cJSON *model, const char *pointer, bool req
 			return mp_fail(err, MP_EINVAL, pointer,
 				       "the model id is not a valid id: ids match ^[a-z0-9][a-z0-9._-]{0,62}$ (1 to 63 "
 				       "bytes)");
-		snprintf(out->id, sizeof(out->id), "%s", model->valuestring);
+		mpc_join(out->id, sizeof(out->id), model->valuestring, NULL);
 		return MP_OK;
 	}
 	if (cJSON_IsObject(model) && cJSON_GetObjectItemCaseSensitive(model, "architecture")) {
