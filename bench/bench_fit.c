@@ -109,7 +109,7 @@ static void run(mpd_daemon *d, const char *label, int jobs, const char *gpu_coun
 {
 	char *body = make_body(jobs, gpu_counts, devices), name[128];
 	cJSON *req = cJSON_Parse(body);
-	double fn[RUNS], http[RUNS], rows = 0;
+	double fn[RUNS] = { 0 }, http[RUNS] = { 0 }, rows = 0;
 	size_t bytes = 0, pairs = 0;
 	mp_error err;
 

@@ -811,13 +811,15 @@ static bool fast_number(double v, char *out, int *n)
 void mpc_w_u64(mpc_out *o, const char *key, uint64_t v)
 {
 	char digits[24];
+	size_t n;
 
 	if (v > MP_MAX_PLAN_BYTES) { /* as mpc_add_u64: exact up to 2^53, cJSON's digits of the double beyond */
 		mpc_w_num(o, key, (double)v);
 		return;
 	}
 	begin_value(o, key);
-	put(o, digits, (size_t)int_digits((long long)v, digits));
+	n = (size_t)int_digits((long long)v, digits);
+	put(o, digits, n);
 }
 
 void mpc_w_i64(mpc_out *o, const char *key, int64_t v)
@@ -831,7 +833,9 @@ void mpc_w_num(mpc_out *o, const char *key, double v)
 
 	begin_value(o, key);
 	if (isfinite(v) && fabs(v) <= (double)MP_MAX_PLAN_BYTES && v == floor(v) && !(v == 0 && signbit(v))) {
-		put(o, digits, (size_t)int_digits((long long)v, digits)); /* mpc_number's raw digits */
+		size_t n = (size_t)int_digits((long long)v, digits); /* mpc_number's raw digits */
+
+		put(o, digits, n);
 		return;
 	}
 	/* cJSON's print_number, step for step (cJSON 1.7: "%1.15g" when it reads back within DBL_EPSILON, relative,
