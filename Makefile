@@ -22,6 +22,8 @@ Q_AR    = @echo "  AR      $@";
 Q_GEN   = @echo "  GEN     $@";
 Q_NVCC  = @echo "  NVCC    $@";
 endif
+# `make` alone builds the program (the first rule below would otherwise be the default goal)
+.DEFAULT_GOAL := all
 LISTEN  ?= 127.0.0.1:8080
 DB      ?= var/memplan.db
 
@@ -40,7 +42,7 @@ CODEC_SRC   := codec/json.c codec/problem.c codec/formats.c codec/model.c codec/
                codec/training.c codec/fit.c codec/capacity.c codec/roofline.c codec/svg.c codec/text.c codec/human.c codec/help.c \
                codec/store.c codec/calib.c codec/k8s.c codec/slurm.c codec/engine.c
 DAEMON_SRC  := daemon/server.c daemon/routes.c daemon/reply.c daemon/query.c daemon/auth.c daemon/config.c \
-               daemon/log.c daemon/metrics.c daemon/respcache.c daemon/h_health.c daemon/h_devices.c \
+               daemon/log.c daemon/metrics.c daemon/respcache.c daemon/guard.c daemon/h_health.c daemon/h_devices.c \
                daemon/h_models.c daemon/h_plan.c daemon/h_engine.c daemon/h_fit.c daemon/h_roofline.c daemon/h_calibrations.c \
                daemon/h_k8s.c daemon/h_slurm.c daemon/h_web.c
 CLI_SRC     := cli/main.c cli/common.c cli/serve.c cli/plan.c cli/roofline.c cli/calibrate.c cli/db.c
@@ -157,7 +159,7 @@ SYS_LIBS := -lmicrohttpd -lcjson -lsqlite3 -lpthread -lm $(KERNELS_LIBS)
 
 # ----- the program --------------------------------------------------------------------------------------------
 .PHONY: groundtruth all run test check deps deps-build clean lint contract browser asan fuzz fuzz-build fuzz-smoke \
-        fuzz-contract bench-load bench-training bench-plan bench-store bench-k8s bench-engine bench-fidelity bench-startup \
+        fuzz-contract bench-load bench-training bench-plan bench-store bench-k8s bench-engine bench-fidelity bench-startup bench-fit-memory \
         clean-clone-check
 all: $(BUILD)/memplan $(GPU_HELPER)
 
@@ -175,7 +177,7 @@ deps-build:
 # tests (TEST_STACK_<name>). The planner test links the planner alone: it needs no JSON, store or HTTP library.
 TESTS := test_planner test_engine test_models test_store test_http test_roofline test_training test_inference test_store_http \
          test_k8s test_store_proc test_calib test_limits test_respcache test_golden test_codec test_engine_check \
-         test_answers test_fidelity
+         test_answers test_fidelity test_hardening
 HTTP_HELPERS := tests/http_util.c tests/refs.c tests/lib_util.c
 TEST_STACK_test_planner   := planner
 TEST_HELPERS_test_planner :=
@@ -227,6 +229,13 @@ $(BUILD)/tests/test_calib.o: BUILD_CFLAGS += -DMP_TEST_FAKE_GPU_HELPER='"$(BUILD
 $(BUILD)/tests/test_calib: | $(BUILD)/tests/fake_gpu_helper $(GPU_HELPER)
 
 TEST_BINS := $(addprefix $(BUILD)/tests/,$(TESTS))
+
+# The preload library that makes the disk look full for a spawned daemon (tests/full_disk.c, test_store_proc).
+# Built without the sanitizers: it is preloaded into another program.
+$(BUILD)/tests/libfull_disk.so: tests/full_disk.c
+	@mkdir -p $(dir $@)
+	$(Q_LD)$(CC) -std=c11 -O1 -g -fPIC -shared -Wall -Wextra -Werror -o $@ $< -ldl
+$(BUILD)/tests/test_store_proc: | $(BUILD)/tests/libfull_disk.so
 
 # Every response the C HTTP tests receive is logged to HTTP_LOG; `contract` validates each against openapi.yaml.
 HTTP_LOG := $(abspath $(BUILD))/http-exchanges.jsonl
@@ -329,6 +338,9 @@ $(BUILD)/bench/bench_k8s: $(call obj,bench/bench_k8s.c tests/http_util.c) $(fore
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ -lcurl $(SYS_LIBS)
 bench-k8s: $(BUILD)/bench/bench_k8s
 	$(BUILD)/bench/bench_k8s $(NODES)
+# Peak RSS of the daemon for the largest fit it takes, alone and CONCURRENT at once (bench/load/fit_rss.sh).
+bench-fit-memory: $(BUILD)/memplan
+	MEMPLAN_BIN=$(BUILD)/memplan ./bench/load/fit_rss.sh $(CONCURRENT)
 # The plan endpoint's cost without HTTP (profile it: valgrind --tool=callgrind build/bench/bench_plan 5000).
 $(BUILD)/bench/bench_plan: $(call obj,bench/bench_plan.c) $(foreach l,$(STACK_codec),$(call lib,$(l)))
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ $(SYS_LIBS)

@@ -1,7 +1,7 @@
 /*
- * bench_plan.c: the per-request cost of POST /v1/plan/inference without HTTP: parses the bench-load body, decodes
- * it, plans it with the service against a fresh store, encodes and prints the document, N times (default 5,000):
- * the handler's path. Meant to run
+ * bench_plan.c: the per-request cost of POST /v1/plan/inference without HTTP: parses the bench-load body (strictly,
+ * as the daemon does), decodes it, plans it with the service against a fresh store and writes the answer's text,
+ * N times (default 5,000): the handler's path (daemon/h_plan.c). Meant to run
  * under `valgrind --tool=callgrind` (instruction counts are repeatable on a shared machine); also prints the
  * wall time per request. Not a test: figures go to bench/RESULTS.md. Run: make bench-plan [N=5000]
  */
@@ -46,18 +46,19 @@ int main(int argc, char **argv)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int i = 0; i < n; i++) {
-		cJSON *body = cJSON_Parse(body_text), *doc = NULL;
-		char *text;
+		cJSON *body = NULL;
+		char *text = NULL;
+		size_t len = 0;
 
-		if (mpc_inference_decode(body, "", true, rq, &err) != MP_OK || mps_plan_inference(svc, rq, plan, &err) != MP_OK ||
-		    (doc = mpc_inference_plan_json(rq, plan)) == NULL) {
+		/* the handler's path: the strict parse, decode, plan, the answer written as text (daemon/h_plan.c) */
+		if (mpc_parse_body(body_text, sizeof(body_text) - 1, &body, &err) != MP_OK ||
+		    mpc_inference_decode(body, "", true, rq, &err) != MP_OK || mps_plan_inference(svc, rq, plan, &err) != MP_OK ||
+		    (text = mpc_inference_plan_print(rq, plan, &len)) == NULL) {
 			fprintf(stderr, "bench-plan: %s: %s\n", err.field, err.message);
 			return 1;
 		}
-		text = mpc_print(doc, false);
-		bytes += text ? strlen(text) : 0;
-		cJSON_free(text);
-		cJSON_Delete(doc);
+		bytes += len;
+		free(text);
 		cJSON_Delete(body);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);

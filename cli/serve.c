@@ -157,6 +157,12 @@ int cli_serve(int argc, char **argv)
 	mpd_log(lvl, MPD_LOG_INFO, "memplan %s listening on %s%s%s:%u, database %s, %u thread%s", MP_VERSION,
 		strchr(d.cfg.listen_host, ':') ? "[" : "", d.cfg.listen_host, strchr(d.cfg.listen_host, ':') ? "]" : "",
 		d.bound_port, d.cfg.db_path, d.cfg.threads, d.cfg.threads == 1 ? "" : "s");
+	{
+		char why[600];
+
+		if (mp_store_write_state(mps_store(d.svc), why, sizeof(why)) != MP_STORE_WRITABLE)
+			mpd_log(lvl, MPD_LOG_WARN, "memplan serve: %s (GET /v1/health says degraded)", why);
+	}
 	pthread_sigmask(SIG_UNBLOCK, &stop_set, NULL);
 	for (;;) {
 		unsigned char b;

@@ -72,7 +72,9 @@ mp_status mpc_model_ref_decode(const cJSON *v, const char *pointer, bool require
  * bytes (a model given by one is looked up among the presets' repo ids). */
 bool mpc_repo_id_ok(const char *s);
 
-/* The model block of a plan: id, model_type, parameters and their breakdown. */
+/* The model block of a plan: id, model_type, parameters and their breakdown; written as member `key` (json.h:
+ * mpc_out), or as a tree (parsed from the same text: one encoder). */
+void mpc_model_write(mpc_out *w, const char *key, const mps_model *m);
 cJSON *mpc_model_json(const mps_model *m);
 /* The API's stored-model document: id, model_type, parameters, source, timestamps, hf_config. */
 cJSON *mpc_stored_model_json(const mp_store_model *m);
@@ -117,6 +119,14 @@ mp_status mpc_merge_patch(cJSON *target, const cJSON *patch, mp_error *err);
  * allow_device: a "device" member is taken (fit jobs name none). */
 mp_status mpc_inference_decode(const cJSON *body, const char *pointer, bool allow_device, mps_inference_request *out,
 			       mp_error *err);
+/*
+ * The answer document of POST /v1/plan/inference, written as text straight into w (json.h: mpc_out; no tree: this
+ * is the per-request path). mpc_inference_plan_print returns it as heap text (free(); NULL when out of memory),
+ * mpc_inference_plan_json as a tree parsed from that text (mpc_parse_exact: mpc_print gives the same bytes), for
+ * callers that read members (the command line's text, tests). Borrowed: rq, p.
+ */
+void mpc_inference_plan_write(mpc_out *w, const mps_inference_request *rq, const mps_inference_plan *p);
+char *mpc_inference_plan_print(const mps_inference_request *rq, const mps_inference_plan *p, size_t *len);
 cJSON *mpc_inference_plan_json(const mps_inference_request *rq, const mps_inference_plan *p);
 /* The defaults of an inference job before any field is read: what every decoder of one (the plan body, fit jobs, a
  * calibration's fit_plan, the capacity query) starts from: fused attention, double-quantised nf4, weight and KV
@@ -159,10 +169,20 @@ cJSON *mpc_training_plan_json(const mps_training_request *rq, const mps_training
 mp_status mpc_fit_decode(const cJSON *body, mps_fit_request *out, mp_error *err);
 void mpc_fit_request_free(mps_fit_request *rq);
 
-/* The fit answer written as it is computed: each job's object is printed and freed before the next is made. */
+/*
+ * The fit answer written as text as it is computed (json.h: mpc_out; no tree): the head at the sink's begin, each
+ * job's object as the service gives its rows. Whole (mpc_fit_writer_finish after mps_fit) or streamed: after each
+ * job mpc_fit_writer_take hands over the text written so far, and mpc_fit_writer_end writes the tail.
+ */
 typedef struct mpc_fit_writer mpc_fit_writer;
 mpc_fit_writer *mpc_fit_writer_new(const mps_fit_request *rq);
 const mps_fit_sink *mpc_fit_sink(void);	/* pass the writer as ctx */
+/* The text written since the last take (heap, free(); *len bytes), NULL with *len 0 when none or out of memory
+ * (mpc_fit_writer_failed tells which). */
+char *mpc_fit_writer_take(mpc_fit_writer *w, size_t *len);
+bool mpc_fit_writer_failed(const mpc_fit_writer *w);
+/* Writes the tail after the last job (the note, the closing brace). */
+void mpc_fit_writer_end(mpc_fit_writer *w);
 /* The whole text (heap, free()) once mps_fit returned MP_OK; frees the writer. NULL when out of memory. */
 char *mpc_fit_writer_finish(mpc_fit_writer *w);
 void mpc_fit_writer_free(mpc_fit_writer *w);
@@ -184,6 +204,8 @@ mpc_capacity_doc *mpc_capacity_doc_new(const mps_capacity_request *rq);
 mp_status mpc_capacity_row(void *ctx, const mps_capacity_row *row);
 /* The document (owned by the caller) once the model is known; frees the collector. */
 cJSON *mpc_capacity_doc_finish(mpc_capacity_doc *c, const mps_model *m);
+/* The doc's next_cursor buffer (MP_STORE_ID_MAX bytes) for mps_capacity to fill; printed as next_cursor (null when ""). */
+char *mpc_capacity_doc_cursor(mpc_capacity_doc *c);
 void mpc_capacity_doc_free(mpc_capacity_doc *c);
 /* The same document as an aligned text table for people (GB/GiB labelled). Caller frees. */
 char *mpc_capacity_text(const cJSON *doc);

@@ -423,8 +423,9 @@ mp_status mpc_device_ref_decode(const cJSON *v, const char *pointer, mps_device_
 {
 	mp_status st;
 
-	memset(out, 0, sizeof(*out));
-	snprintf(out->pointer, sizeof(out->pointer), "%s", pointer);
+	/* the 4 KB profile is written only for an inline one (service.h): not cleared on every request */
+	memset(out, 0, offsetof(mps_device_ref, profile));
+	mpc_join(out->pointer, sizeof(out->pointer), pointer, NULL);
 	if (v == NULL)
 		return MP_OK;
 	out->given = true;
@@ -433,7 +434,7 @@ mp_status mpc_device_ref_decode(const cJSON *v, const char *pointer, mps_device_
 			return mp_fail(err, MP_EINVAL, pointer,
 				       "the device id is not a valid id: ids match ^[a-z0-9][a-z0-9._-]{0,62}$ (1 to 63 "
 				       "bytes)");
-		snprintf(out->id, sizeof(out->id), "%s", v->valuestring);
+		mpc_join(out->id, sizeof(out->id), v->valuestring, NULL);
 		return MP_OK;
 	}
 	if (!cJSON_IsObject(v))

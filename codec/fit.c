@@ -210,67 +210,25 @@ void mpc_fit_request_free(mps_fit_request *rq)
 /* ----- the answer, written as it comes ------------------------------------------------------------------ */
 
 struct mpc_fit_writer {
-	char *buf;
-	size_t len, cap;
-	bool failed;		/* out of memory: the text is incomplete */
+	mpc_out out;
 	size_t njobs;		/* jobs written so far */
-	cJSON *job;		/* the job being built */
-	cJSON *devices;		/* its "devices" array */
 };
-
-static void put(mpc_fit_writer *w, const char *s, size_t n)
-{
-	if (w->failed)
-		return;
-	if (w->len + n + 1 > w->cap) {
-		size_t cap = w->cap ? w->cap : 4096;
-		char *p;
-
-		while (cap < w->len + n + 1)
-			cap *= 2;
-		p = realloc(w->buf, cap);
-		if (p == NULL) {
-			w->failed = true;
-			return;
-		}
-		w->buf = p;
-		w->cap = cap;
-	}
-	memcpy(w->buf + w->len, s, n);
-	w->len += n;
-	w->buf[w->len] = '\0';
-}
-
-static void puts_(mpc_fit_writer *w, const char *s)
-{
-	put(w, s, strlen(s));
-}
-
-/* Appends the printed item (consumed). */
-static void put_item(mpc_fit_writer *w, cJSON *item)
-{
-	char *text = item ? mpc_print(item, false) : NULL;
-
-	if (text == NULL)
-		w->failed = true;
-	else
-		puts_(w, text);
-	cJSON_free(text);
-	cJSON_Delete(item);
-}
 
 mpc_fit_writer *mpc_fit_writer_new(const mps_fit_request *rq)
 {
+	mpc_fit_writer *w = calloc(1, sizeof(*w));
+
 	(void)rq;
-	return calloc(1, sizeof(mpc_fit_writer));
+	if (w)
+		mpc_out_init(&w->out);
+	return w;
 }
 
 void mpc_fit_writer_free(mpc_fit_writer *w)
 {
 	if (w == NULL)
 		return;
-	cJSON_Delete(w->job);
-	free(w->buf);
+	mpc_out_free(&w->out);
 	free(w);
 }
 
@@ -278,97 +236,69 @@ static mp_status w_begin(void *ctx, const mps_fit_request *rq, size_t ndevices)
 {
 	static const char *const columns[] = { "gpu_count", "fits", "total_bytes", "headroom_bytes", "binding_term" };
 	mpc_fit_writer *w = ctx;
-	cJSON *a = cJSON_CreateArray();
-	char num[32];
 
-	for (size_t i = 0; a && i < sizeof(columns) / sizeof(columns[0]); i++)
-		mpc_append(a, cJSON_CreateString(columns[i]));
-	puts_(w, "{\"columns\":");
-	put_item(w, a);
-	puts_(w, ",\"gpu_counts\":");
-	a = cJSON_CreateArray();
-	for (size_t g = 0; a && g < rq->ngpu_counts; g++)
-		mpc_append(a, mpc_number((double)rq->gpu_counts[g]));
-	put_item(w, a);
-	snprintf(num, sizeof(num), ",\"pairs\":%zu,\"jobs\":[", rq->njobs * ndevices);
-	puts_(w, num);
-	return w->failed ? MP_ENOMEM : MP_OK;
+	mpc_w_obj(&w->out, NULL);
+	mpc_w_arr(&w->out, "columns");
+	for (size_t i = 0; i < sizeof(columns) / sizeof(columns[0]); i++)
+		mpc_w_str(&w->out, NULL, columns[i]);
+	mpc_w_end(&w->out);
+	mpc_w_arr(&w->out, "gpu_counts");
+	for (size_t g = 0; g < rq->ngpu_counts; g++)
+		mpc_w_u64(&w->out, NULL, rq->gpu_counts[g]);
+	mpc_w_end(&w->out);
+	mpc_w_u64(&w->out, "pairs", rq->njobs * ndevices);
+	mpc_w_arr(&w->out, "jobs");
+	return w->out.failed ? MP_ENOMEM : MP_OK;
 }
 
 static mp_status w_job_begin(void *ctx, const mps_fit_job *job, const mps_model *model)
 {
 	mpc_fit_writer *w = ctx;
-	cJSON *o = cJSON_CreateObject();
 
-	w->job = o;
-	if (o == NULL)
-		return MP_ENOMEM;
-	cJSON_AddStringToObject(o, "id", job->id);
-	mpc_add_str_or_null(o, "model", model->id);
-	mpc_add_u64(o, "parameters", model->params.total);
-	cJSON_AddStringToObject(o, "kind", job->training ? "training" : "inference");
-	w->devices = cJSON_AddArrayToObject(o, "devices");
-	return w->devices ? MP_OK : MP_ENOMEM;
+	mpc_w_obj(&w->out, NULL);
+	mpc_w_str(&w->out, "id", job->id);
+	mpc_w_str_or_null(&w->out, "model", model->id);
+	mpc_w_u64(&w->out, "parameters", model->params.total);
+	mpc_w_str(&w->out, "kind", job->training ? "training" : "inference");
+	mpc_w_arr(&w->out, "devices");
+	return w->out.failed ? MP_ENOMEM : MP_OK;
 }
 
-/* An exact unsigned integer as a JSON number node. */
-static cJSON *u64_node(uint64_t v)
-{
-	char buf[24];
-
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
-	return cJSON_CreateRaw(buf);
-}
-
-static cJSON *i64_node(int64_t v)
-{
-	char buf[24];
-
-	snprintf(buf, sizeof(buf), "%lld", (long long)v);
-	return cJSON_CreateRaw(buf);
-}
-
-static mp_status w_device(void *ctx, const mp_store_device *dev, const mps_fit_row *rows, size_t nrows,
+static mp_status w_device(void *ctx, const mps_fit_device *dev, const mps_fit_row *rows, size_t nrows,
 			  uint64_t smallest)
 {
 	mpc_fit_writer *w = ctx;
-	cJSON *o = cJSON_CreateObject(), *results;
 
-	if (o == NULL || !cJSON_AddItemToArray(w->devices, o))
-		return MP_ENOMEM;
-	cJSON_AddStringToObject(o, "device", dev->id);
+	mpc_w_obj(&w->out, NULL);
+	mpc_w_str(&w->out, "device", dev->id);
 	if (dev->id[0] == '\0') /* an inline profile has no id: its name tells the rows apart */
-		cJSON_AddStringToObject(o, "name", dev->name);
-	results = cJSON_AddArrayToObject(o, "results");
-	for (size_t i = 0; results && i < nrows; i++) {
+		mpc_w_str(&w->out, "name", dev->name);
+	mpc_w_arr(&w->out, "results");
+	for (size_t i = 0; i < nrows; i++) {
 		const mps_fit_row *r = &rows[i];
-		cJSON *row = cJSON_CreateArray();
 
-		if (row == NULL || !cJSON_AddItemToArray(results, row))
-			return MP_ENOMEM;
-		if (!cJSON_AddItemToArray(row, u64_node(r->gpu_count)) ||
-		    !cJSON_AddItemToArray(row, cJSON_CreateBool(r->fits)) ||
-		    !cJSON_AddItemToArray(row, u64_node(r->total_bytes)) ||
-		    !cJSON_AddItemToArray(row, i64_node(r->headroom_bytes)) ||
-		    !cJSON_AddItemToArray(row, cJSON_CreateString(r->binding_term)))
-			return MP_ENOMEM;
+		mpc_w_arr(&w->out, NULL);
+		mpc_w_u64(&w->out, NULL, r->gpu_count);
+		mpc_w_bool(&w->out, NULL, r->fits);
+		mpc_w_u64(&w->out, NULL, r->total_bytes);
+		mpc_w_i64(&w->out, NULL, r->headroom_bytes);
+		mpc_w_str(&w->out, NULL, r->binding_term);
+		mpc_w_end(&w->out);
 	}
-	if (results == NULL)
-		return MP_ENOMEM;
-	mpc_add_u64_or_null(o, "smallest_gpu_count", smallest);
-	return MP_OK;
+	mpc_w_end(&w->out);
+	mpc_w_u64_or_null(&w->out, "smallest_gpu_count", smallest);
+	mpc_w_end(&w->out);
+	return w->out.failed ? MP_ENOMEM : MP_OK;
 }
 
 static mp_status w_job_end(void *ctx)
 {
 	mpc_fit_writer *w = ctx;
 
-	if (w->njobs++)
-		puts_(w, ",");
-	put_item(w, w->job);
-	w->job = NULL;
-	w->devices = NULL;
-	return w->failed ? MP_ENOMEM : MP_OK;
+	mpc_w_end(&w->out); /* devices */
+	mpc_w_end(&w->out); /* the job */
+	w->njobs++;
+	return w->out.failed ? MP_ENOMEM : MP_OK;
 }
 
 const mps_fit_sink *mpc_fit_sink(void)
@@ -378,21 +308,33 @@ const mps_fit_sink *mpc_fit_sink(void)
 	return &sink;
 }
 
+char *mpc_fit_writer_take(mpc_fit_writer *w, size_t *len)
+{
+	return mpc_out_take(&w->out, len);
+}
+
+bool mpc_fit_writer_failed(const mpc_fit_writer *w)
+{
+	return w->out.failed;
+}
+
+void mpc_fit_writer_end(mpc_fit_writer *w)
+{
+	mpc_w_end(&w->out); /* jobs */
+	mpc_w_str(&w->out, "note",
+		  "total_bytes and headroom_bytes are per GPU (peak of the step, CUDA context included); a GPU count the "
+		  "job's parallel layout cannot use is a row with binding_term invalid_layout; an inference job without "
+		  "max_num_batched_tokens prefills in the chunks its engine (vLLM when none is named) takes by default on "
+		  "each device (vLLM: 8192 tokens on GPUs of 70 GiB or more that are not A100s, else 2048)");
+	mpc_w_end(&w->out);
+}
+
 char *mpc_fit_writer_finish(mpc_fit_writer *w)
 {
-	cJSON *note = cJSON_CreateString("total_bytes and headroom_bytes are per GPU (peak of the step, CUDA context "
-					 "included); a GPU count the job's parallel layout cannot use is a row with "
-					 "binding_term invalid_layout; an inference job without max_num_batched_tokens "
-					 "prefills in the chunks its engine (vLLM when none is named) takes by default on "
-					 "each device (vLLM: 8192 tokens on GPUs of 70 GiB or more that are not A100s, else 2048)");
 	char *text;
 
-	puts_(w, "],\"note\":");
-	put_item(w, note);
-	puts_(w, "}");
-	text = w->failed ? NULL : w->buf;
-	if (text)
-		w->buf = NULL;
-	mpc_fit_writer_free(w);
+	mpc_fit_writer_end(w);
+	text = mpc_out_finish(&w->out, NULL);
+	free(w);
 	return text;
 }

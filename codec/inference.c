@@ -5,12 +5,20 @@
  */
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "../model/fields.h"
 #include "codec.h"
 #include "tables.h"
+
+/* The weights note, with the layout's own clause. */
+#define WEIGHTS_NOTE(layout)                                                                                       \
+	"Weights: weight_dtype for the attention, MLP and expert matrices; the embeddings and lm_head stay in "     \
+	"compute_dtype when weight_dtype is an fp8, int or nf4 format (as quantizers leave them; GGUF types apply " \
+	"to them too); per-class weight_formats override any of it; vectors (norms, biases) use the norms "         \
+	"format; layout " layout "."
 
 static const char *const int4_names[] = { "gptq", "awq", NULL };
 static const char *const layout_names[] = { "auto", "packed", "pytorch", "gguf", NULL };
@@ -307,127 +315,119 @@ mp_status mpc_inference_decode(const cJSON *body, const char *pointer, bool allo
 	return mp_problems_end(&p, err);
 }
 
-/* ----- the answer --------------------------------------------------------------------------------------- */
+/* ----- the answer: written as text (json.h: mpc_out), member by member ---------------------------------------- */
 
-static cJSON *weights_json(const mp_inference_memory *mem)
+static void weights_write(mpc_out *w, const mp_inference_memory *mem)
 {
-	cJSON *o = cJSON_CreateObject(), *c;
 	uint64_t params = 0;
 
-	cJSON_AddStringToObject(o, "layout", layout_names[mem->weights.layout]);
-	c = cJSON_AddObjectToObject(o, "classes");
+	mpc_w_obj(w, "weights");
+	mpc_w_str(w, "layout", layout_names[mem->weights.layout]);
+	mpc_w_obj(w, "classes");
 	for (int i = 0; i < MP_TC_COUNT; i++) {
-		cJSON *k;
-
 		/* classes after norms (recurrent, vision) appear only in models that have them */
 		if (i > MP_TC_NORMS && mem->weights.cls[i].parameters == 0)
 			continue;
-		k = cJSON_AddObjectToObject(c, mp_tensor_class_name((mp_tensor_class)i));
-
-		cJSON_AddStringToObject(k, "format", mp_dtype_name(mem->weights.cls[i].format));
-		mpc_add_u64(k, "parameters", mem->weights.cls[i].parameters);
-		mpc_add_u64(k, "bytes", mem->weights.cls[i].bytes);
+		mpc_w_obj(w, mp_tensor_class_name((mp_tensor_class)i));
+		mpc_w_str(w, "format", mp_dtype_name(mem->weights.cls[i].format));
+		mpc_w_u64(w, "parameters", mem->weights.cls[i].parameters);
+		mpc_w_u64(w, "bytes", mem->weights.cls[i].bytes);
+		mpc_w_end(w);
 		params += mem->weights.cls[i].parameters;
 	}
-	mpc_add_u64(o, "buffers_bytes", mem->weights.buffers_bytes);
-	mpc_add_u64(o, "total_bytes", mem->weights.total_bytes);
+	mpc_w_end(w);
+	mpc_w_u64(w, "buffers_bytes", mem->weights.buffers_bytes);
+	mpc_w_u64(w, "total_bytes", mem->weights.total_bytes);
 	/* bits per parameter over the whole model (meaningful per GPU only when tensor_parallel_size is 1) */
 	if (params && mem->tensor_parallel_size == 1)
-		mpc_add_num(o, "bits_per_parameter", 8.0 * (double)mem->weights.total_bytes / (double)params);
-	return o;
+		mpc_w_num(w, "bits_per_parameter", 8.0 * (double)mem->weights.total_bytes / (double)params);
+	mpc_w_end(w);
 }
 
-static cJSON *kv_json(const mp_inference_req *req, const mp_inference_opts *o, const mps_model *m,
-		      const mp_inference_memory *mem)
+static void kv_write(mpc_out *w, const mp_inference_req *req, const mp_inference_opts *o, const mps_model *m,
+		     const mp_inference_memory *mem)
 {
-	cJSON *k = cJSON_CreateObject();
-
-	cJSON_AddStringToObject(k, "dtype", mp_dtype_name(req->kv_cache_dtype));
-	mpc_add_u64(k, "bytes", mem->kv_cache_bytes);
-	mpc_add_u64(k, "bytes_per_token", mem->kv.bytes_per_token);
-	mpc_add_u64(k, "values_per_token_per_layer", mem->kv.values_per_token_per_layer);
+	mpc_w_obj(w, "kv_cache");
+	mpc_w_str(w, "dtype", mp_dtype_name(req->kv_cache_dtype));
+	mpc_w_u64(w, "bytes", mem->kv_cache_bytes);
+	mpc_w_u64(w, "bytes_per_token", mem->kv.bytes_per_token);
+	mpc_w_u64(w, "values_per_token_per_layer", mem->kv.values_per_token_per_layer);
 	if (m->arch.attn_kind == MP_ATTN_MLA)
-		cJSON_AddStringToObject(k, "mla_form", o->mla_cache == MP_MLA_EXPANDED ? "expanded" : "latent");
-	mpc_add_u64(k, "kv_heads_per_gpu", mem->kv.kv_heads_per_gpu);
-	mpc_add_u64(k, "kv_head_replication", mem->kv.kv_head_replication);
-	mpc_add_u64(k, "full_attention_layers", mem->kv.full_layers);
-	mpc_add_u64(k, "sliding_window_layers", mem->kv.window_layers);
-	mpc_add_u64(k, "tokens_allocated_full", mem->kv.tokens_full);
-	mpc_add_u64(k, "tokens_allocated_window", mem->kv.tokens_window);
-	mpc_add_u64(k, "block_size", mem->kv.block_size);
-	cJSON_AddStringToObject(k, "sequence_length_scope", scope_names[o->length_scope]);
+		mpc_w_str(w, "mla_form", o->mla_cache == MP_MLA_EXPANDED ? "expanded" : "latent");
+	mpc_w_u64(w, "kv_heads_per_gpu", mem->kv.kv_heads_per_gpu);
+	mpc_w_u64(w, "kv_head_replication", mem->kv.kv_head_replication);
+	mpc_w_u64(w, "full_attention_layers", mem->kv.full_layers);
+	mpc_w_u64(w, "sliding_window_layers", mem->kv.window_layers);
+	mpc_w_u64(w, "tokens_allocated_full", mem->kv.tokens_full);
+	mpc_w_u64(w, "tokens_allocated_window", mem->kv.tokens_window);
+	mpc_w_u64(w, "block_size", mem->kv.block_size);
+	mpc_w_str(w, "sequence_length_scope", scope_names[o->length_scope]);
 	if (mem->kv.shared_kv_layers)
-		mpc_add_u64(k, "shared_kv_layers", mem->kv.shared_kv_layers);
+		mpc_w_u64(w, "shared_kv_layers", mem->kv.shared_kv_layers);
 	if (mem->kv.recurrent_layers) {
 		/* constant per sequence: in bytes, times the sequences; never grows with the tokens */
-		mpc_add_u64(k, "recurrent_layers", mem->kv.recurrent_layers);
-		mpc_add_u64(k, "recurrent_state_bytes_per_sequence", mem->kv.recurrent_state_bytes_per_sequence);
-		mpc_add_u64(k, "recurrent_state_bytes", mem->kv.recurrent_state_bytes);
+		mpc_w_u64(w, "recurrent_layers", mem->kv.recurrent_layers);
+		mpc_w_u64(w, "recurrent_state_bytes_per_sequence", mem->kv.recurrent_state_bytes_per_sequence);
+		mpc_w_u64(w, "recurrent_state_bytes", mem->kv.recurrent_state_bytes);
 	}
-	return k;
+	mpc_w_end(w);
 }
 
-static cJSON *workspace_json(const mp_inference_opts *o, const mp_inference_memory *mem)
+static void workspace_write(mpc_out *w, const mp_inference_opts *o, const mp_inference_memory *mem)
 {
-	cJSON *w = cJSON_CreateObject();
-
-	cJSON_AddStringToObject(w, "attention_implementation", attention_names[o->attention]);
-	if (o->attention == MP_ATTENTION_NONE)
-		return w;
-	mpc_add_u64(w, "prefill_tokens", mem->workspace.prefill_tokens);
-	cJSON_AddStringToObject(w, "peak_phase", mem->workspace.peak_phase);
-	mpc_add_u64(w, "attention_phase_bytes", mem->workspace.attention_phase_bytes);
-	mpc_add_u64(w, "mlp_phase_bytes", mem->workspace.mlp_phase_bytes);
-	mpc_add_u64(w, "head_phase_bytes", mem->workspace.head_phase_bytes);
-	mpc_add_u64(w, "scores_bytes", mem->workspace.scores_bytes);
-	mpc_add_u64(w, "mask_bytes", mem->workspace.mask_bytes);
-	mpc_add_u64(w, "logits_bytes", mem->workspace.logits_bytes);
-	return w;
+	mpc_w_obj(w, "workspace");
+	mpc_w_str(w, "attention_implementation", attention_names[o->attention]);
+	if (o->attention != MP_ATTENTION_NONE) {
+		mpc_w_u64(w, "prefill_tokens", mem->workspace.prefill_tokens);
+		mpc_w_str(w, "peak_phase", mem->workspace.peak_phase);
+		mpc_w_u64(w, "attention_phase_bytes", mem->workspace.attention_phase_bytes);
+		mpc_w_u64(w, "mlp_phase_bytes", mem->workspace.mlp_phase_bytes);
+		mpc_w_u64(w, "head_phase_bytes", mem->workspace.head_phase_bytes);
+		mpc_w_u64(w, "scores_bytes", mem->workspace.scores_bytes);
+		mpc_w_u64(w, "mask_bytes", mem->workspace.mask_bytes);
+		mpc_w_u64(w, "logits_bytes", mem->workspace.logits_bytes);
+	}
+	mpc_w_end(w);
 }
 
-static cJSON *fit_json(const mp_fit *fit, const mp_store_device *dev)
+static void fit_write(mpc_out *w, const mp_fit *fit, const mp_store_device *dev)
 {
-	cJSON *o = cJSON_CreateObject();
-
-	cJSON_AddStringToObject(o, "device", dev->id);
-	cJSON_AddBoolToObject(o, "fits", fit->fits);
-	mpc_add_u64(o, "capacity_bytes", fit->capacity_bytes);
-	cJSON_AddStringToObject(o, "capacity_source", dev->hw.usable_memory_bytes ? "usable_memory_bytes" : "memory_bytes");
-	mpc_add_i64(o, "headroom_bytes", fit->headroom_bytes);
-	cJSON_AddStringToObject(o, "binding_term", fit->binding_term ? fit->binding_term : "weights");
-	mpc_add_u64(o, "max_batch_size", fit->max_batch_size);
-	mpc_add_u64(o, "max_sequence_length", fit->max_sequence_length);
-	mpc_add_u64(o, "budget_bytes", fit->budget_bytes);
-	mpc_add_u64(o, "reserve_bytes", fit->reserve_bytes);
-	mpc_add_u64_or_null(o, "min_gpus", fit->min_gpus);
-	return o;
+	mpc_w_obj(w, "fit");
+	mpc_w_str(w, "device", dev->id);
+	mpc_w_bool(w, "fits", fit->fits);
+	mpc_w_u64(w, "capacity_bytes", fit->capacity_bytes);
+	mpc_w_str(w, "capacity_source", dev->hw.usable_memory_bytes ? "usable_memory_bytes" : "memory_bytes");
+	mpc_w_i64(w, "headroom_bytes", fit->headroom_bytes);
+	mpc_w_str(w, "binding_term", fit->binding_term ? fit->binding_term : "weights");
+	mpc_w_u64(w, "max_batch_size", fit->max_batch_size);
+	mpc_w_u64(w, "max_sequence_length", fit->max_sequence_length);
+	mpc_w_u64(w, "budget_bytes", fit->budget_bytes);
+	mpc_w_u64(w, "reserve_bytes", fit->reserve_bytes);
+	mpc_w_u64_or_null(w, "min_gpus", fit->min_gpus);
+	mpc_w_end(w);
 }
 
 /* The performance block: roofline floors from the same engine as POST /v1/roofline. */
-static cJSON *performance_json(const mps_performance *p)
+static void performance_write(mpc_out *w, const mps_performance *p)
 {
-	cJSON *o = cJSON_CreateObject(), *notes;
 	const mp_step *dec = &p->decode, *pre = &p->prefill;
 
-	if (o == NULL)
-		return NULL;
-	mpc_add_num(o, "decode_step_seconds", dec->step_seconds);
-	mpc_add_num(o, "prefill_seconds", pre->step_seconds);
-	mpc_add_num(o, "tokens_per_second_per_sequence", dec->tokens_per_second_per_sequence);
-	mpc_add_num(o, "tokens_per_second_total", dec->tokens_per_second_total);
-	cJSON_AddStringToObject(o, "bound", dec->compute_bound ? "compute" : "memory");
-	cJSON_AddStringToObject(o, "prefill_bound", pre->compute_bound ? "compute" : "memory");
-	mpc_add_num(o, "decode_bytes_per_step", dec->bytes);
-	mpc_add_num(o, "decode_kv_cache_read_bytes_per_step", dec->kv_read_bytes);
-	mpc_add_u64_or_null(o, "decode_compute_bound_batch", p->compute_bound_batch);
-	notes = cJSON_AddArrayToObject(o, "notes");
-	mpc_append(
-		notes,
-		cJSON_CreateString(
-			"Roofline floors (POST /v1/roofline's engine): the decode step is the last token of sequence_length "
-			"(each sequence reads its own KV cache); prefill_seconds is a time-to-first-token floor for prompts of "
-			"sequence_length tokens, all sequences at once. Launch overhead and imperfect bandwidth make real steps "
-			"slower."));
+	mpc_w_obj(w, "performance");
+	mpc_w_num(w, "decode_step_seconds", dec->step_seconds);
+	mpc_w_num(w, "prefill_seconds", pre->step_seconds);
+	mpc_w_num(w, "tokens_per_second_per_sequence", dec->tokens_per_second_per_sequence);
+	mpc_w_num(w, "tokens_per_second_total", dec->tokens_per_second_total);
+	mpc_w_str(w, "bound", dec->compute_bound ? "compute" : "memory");
+	mpc_w_str(w, "prefill_bound", pre->compute_bound ? "compute" : "memory");
+	mpc_w_num(w, "decode_bytes_per_step", dec->bytes);
+	mpc_w_num(w, "decode_kv_cache_read_bytes_per_step", dec->kv_read_bytes);
+	mpc_w_u64_or_null(w, "decode_compute_bound_batch", p->compute_bound_batch);
+	mpc_w_arr(w, "notes");
+	mpc_w_str(w, NULL,
+		  "Roofline floors (POST /v1/roofline's engine): the decode step is the last token of sequence_length "
+		  "(each sequence reads its own KV cache); prefill_seconds is a time-to-first-token floor for prompts of "
+		  "sequence_length tokens, all sequences at once. Launch overhead and imperfect bandwidth make real steps "
+		  "slower.");
 	if (p->tensor_parallel_size > 1) {
 		char t[320];
 
@@ -436,106 +436,205 @@ static cJSON *performance_json(const mps_performance *p)
 			 "the KV cache (heads, FFN and expert widths, vocabulary split); norms and embeddings are "
 			 "replicated. The all-reduce traffic between the GPUs (two per layer) is not modelled.",
 			 (unsigned long long)p->tensor_parallel_size, (unsigned long long)p->tensor_parallel_size);
-		mpc_append(notes, cJSON_CreateString(t));
+		mpc_w_str(w, NULL, t);
 	} else {
-		mpc_append(notes, cJSON_CreateString("One GPU (tensor_parallel_size 1)."));
+		mpc_w_str(w, NULL, "One GPU (tensor_parallel_size 1).");
 	}
-	return o;
+	mpc_w_end(w);
+	mpc_w_end(w);
 }
 
-static void note(cJSON *notes, const char *text)
+/* The note on kv_cache_bytes, with the default block size from its constant. */
+static const char *kv_note(void)
 {
-	mpc_append(notes, cJSON_CreateString(text));
+#define MPC_STR2(x) #x
+#define MPC_STR(x) MPC_STR2(x)
+	return "kv_cache_bytes = layers x tokens x (K + V values per token per layer, per GPU, each row stored in "
+	       "kv_cache_dtype with its block scales) x sequences; tokens are rounded up to whole kv_block_size blocks "
+	       "(" MPC_STR(MP_DEFAULT_KV_BLOCK_SIZE) " by default, 1 = contiguous) and sliding-window layers keep at "
+	       "most their window.";
+#undef MPC_STR
+#undef MPC_STR2
 }
 
-static void add_notes(cJSON *notes, const mps_inference_plan *p)
+static void notes_write(mpc_out *w, const mps_inference_plan *p)
 {
 	const mp_inference_opts *o = &p->opts;
 	const mp_inference_memory *mem = &p->mem;
 	char buf[512];
 
-	note(notes, "Byte counts are per GPU. total_bytes = weights_bytes + kv_cache_bytes + activations_bytes + "
-		    "overhead_bytes.");
-	snprintf(buf, sizeof(buf),
-		 "kv_cache_bytes = layers x tokens x (K + V values per token per layer, per GPU, each row stored in "
-		 "kv_cache_dtype with its block scales) x sequences; tokens are rounded up to whole kv_block_size blocks "
-		 "(%d by default, 1 = contiguous) and sliding-window layers keep at most their window.",
-		 MP_DEFAULT_KV_BLOCK_SIZE);
-	note(notes, buf);
+	mpc_w_arr(w, "notes");
+	mpc_w_str(w, NULL, "Byte counts are per GPU. total_bytes = weights_bytes + kv_cache_bytes + activations_bytes + "
+			   "overhead_bytes.");
+	mpc_w_str(w, NULL, kv_note());
 	if (o->length_scope == MP_LENGTH_SHARED)
-		note(notes, "sequence_length_scope shared: sequence_length tokens in all, shared by the batch_size "
-			    "slots (llama.cpp -c with -np).");
+		mpc_w_str(w, NULL, "sequence_length_scope shared: sequence_length tokens in all, shared by the batch_size "
+				   "slots (llama.cpp -c with -np).");
 	else
-		note(notes, "sequence_length is per sequence: each of batch_size slots holds its own sequence_length "
-			    "tokens (parallel slots multiply the context).");
+		mpc_w_str(w, NULL, "sequence_length is per sequence: each of batch_size slots holds its own sequence_length "
+				   "tokens (parallel slots multiply the context).");
 	if (mem->kv.kv_head_replication > 1 && p->model.arch.attn_kind == MP_ATTN_GQA) {
 		snprintf(buf, sizeof(buf),
 			 "tensor_parallel_size %llu exceeds the %llu KV heads: each rank holds one KV head, replicated "
 			 "on %llu ranks, so the KV cache per GPU does not shrink further.",
 			 (unsigned long long)mem->tensor_parallel_size, (unsigned long long)p->model.arch.num_kv_heads,
 			 (unsigned long long)mem->kv.kv_head_replication);
-		note(notes, buf);
+		mpc_w_str(w, NULL, buf);
 	}
 	if (p->model.arch.attn_kind == MP_ATTN_MLA && o->mla_cache == MP_MLA_LATENT)
-		note(notes, "MLA cache: the compressed latent (kv_lora_rank) plus the RoPE key (qk_rope_head_dim) per "
-			    "token per layer, replicated on every tensor-parallel rank, not split (vLLM, SGLang, "
-			    "llama.cpp); mla_kv_cache expanded gives transformers' full per-head K and V.");
+		mpc_w_str(w, NULL, "MLA cache: the compressed latent (kv_lora_rank) plus the RoPE key (qk_rope_head_dim) per "
+				   "token per layer, replicated on every tensor-parallel rank, not split (vLLM, SGLang, "
+				   "llama.cpp); mla_kv_cache expanded gives transformers' full per-head K and V.");
 	if (mem->kv.recurrent_layers && p->have_device)
-		note(notes, "Performance of the recurrent layers: their projections as matrix products and the scan as one "
-			    "vector operation per layer that reads and writes each sequence's state once per decode step "
-			    "(6 FLOPs per state value per token, 2 per conv tap); the state traffic counts in "
-			    "decode_kv_cache_read_bytes_per_step. Chunked-scan intermediates are not modelled.");
+		mpc_w_str(w, NULL, "Performance of the recurrent layers: their projections as matrix products and the scan as "
+				   "one vector operation per layer that reads and writes each sequence's state once per decode "
+				   "step (6 FLOPs per state value per token, 2 per conv tap); the state traffic counts in "
+				   "decode_kv_cache_read_bytes_per_step. Chunked-scan intermediates are not modelled.");
 	if (mem->kv.recurrent_layers)
-		note(notes, "Recurrent state: each of the kv_cache.recurrent_layers keeps a constant state per sequence "
-			    "(the conv state's last conv_kernel - 1 inputs in compute_dtype, the scan's or linear attention's "
-			    "state in fp32 (MiniMax's lightning state in compute_dtype), as vLLM's Mamba and linear-attention "
-			    "layers hold them); kv_cache_bytes includes recurrent_state_bytes "
-			    "(recurrent_state_bytes_per_sequence x batch_size), which never grows with sequence_length. The "
-			    "prefill workspace counts the hidden states and logits only: the recurrent mixers' own "
-			    "transients (their in_proj outputs and scan chunks) are not in activations_bytes.");
+		mpc_w_str(w, NULL, "Recurrent state: each of the kv_cache.recurrent_layers keeps a constant state per sequence "
+				   "(the conv state's last conv_kernel - 1 inputs in compute_dtype, the scan's or linear "
+				   "attention's state in fp32 (MiniMax's lightning state in compute_dtype), as vLLM's Mamba and "
+				   "linear-attention layers hold them); kv_cache_bytes includes recurrent_state_bytes "
+				   "(recurrent_state_bytes_per_sequence x batch_size), which never grows with sequence_length. "
+				   "The prefill workspace counts the hidden states and logits only: the recurrent mixers' own "
+				   "transients (their in_proj outputs and scan chunks) are not in activations_bytes.");
 	if (p->model.arch.indexer_head_dim)
-		note(notes, "Sparse attention indexer: every layer with an indexer of its own also caches one indexer key "
-			    "(index_head_dim values) per token, in kv_cache_dtype, on every tensor-parallel rank; they are in "
-			    "kv_cache_bytes and bytes_per_token (vLLM keeps them in fp8 with a scale per 128 values).");
+		mpc_w_str(w, NULL, "Sparse attention indexer: every layer with an indexer of its own also caches one indexer "
+				   "key (index_head_dim values) per token, in kv_cache_dtype, on every tensor-parallel rank; "
+				   "they are in kv_cache_bytes and bytes_per_token (vLLM keeps them in fp8 with a scale per 128 "
+				   "values).");
 	if (mem->weights.cls[MP_TC_VISION].parameters)
-		note(notes, "Vision: the image tower and projector (weights.classes.vision) are counted in the parameters "
-			    "and weights, in compute_dtype under a quantised weight_dtype (quantizers leave them in 16 bit; "
-			    "weight_formats.vision overrides), whole on every tensor-parallel rank; the KV cache and the "
-			    "prefill workspace are the decoder's (image tokens are not modelled).");
+		mpc_w_str(w, NULL, "Vision: the image tower and projector (weights.classes.vision) are counted in the "
+				   "parameters and weights, in compute_dtype under a quantised weight_dtype (quantizers leave "
+				   "them in 16 bit; weight_formats.vision overrides), whole on every tensor-parallel rank; the "
+				   "KV cache and the prefill workspace are the decoder's (image tokens are not modelled).");
 	if (o->attention == MP_ATTENTION_NONE)
-		note(notes, "attention_implementation none: no prefill workspace (activations_bytes 0), the steady "
-			    "decode state only.");
+		mpc_w_str(w, NULL, "attention_implementation none: no prefill workspace (activations_bytes 0), the steady "
+				   "decode state only.");
 	else
-		note(notes,
-		     "activations_bytes is the transient peak of one prefill forward of prefill_tokens tokens "
-		     "(max_num_batched_tokens: the request's, else the engine's default for the device, as "
-		     "request.max_num_batched_tokens_source says), over the weights and the KV cache: the "
-		     "tensors transformers' eager PyTorch forward keeps alive at the last layer's attention, MLP "
-		     "or lm_head (the kept logits included), eager attention adding the score matrices at the "
-		     "softmax.");
-	snprintf(buf, sizeof(buf),
-		 "overhead_bytes is the CUDA context: %llu,%03llu,%03llu bytes measured on an H200 with CUDA 13.0 unless "
-		 "the device or the request sets cuda_context_bytes.",
-		 (unsigned long long)(MP_DEFAULT_CUDA_CONTEXT_BYTES / 1000000),
-		 (unsigned long long)(MP_DEFAULT_CUDA_CONTEXT_BYTES / 1000 % 1000),
-		 (unsigned long long)(MP_DEFAULT_CUDA_CONTEXT_BYTES % 1000));
-	note(notes, buf);
-	snprintf(buf, sizeof(buf),
-		 "Weights: weight_dtype for the attention, MLP and expert matrices; the embeddings and lm_head stay "
-		 "in compute_dtype when weight_dtype is an fp8, int or nf4 format (as quantizers leave them; GGUF "
-		 "types apply to them too); per-class weight_formats override any of it; vectors (norms, biases) "
-		 "use the norms format; layout %s.",
-		 mem->weights.layout == MP_LAYOUT_PYTORCH ? "pytorch (each tensor rounded up to 512 B, RoPE buffers)"
-		 : mem->weights.layout == MP_LAYOUT_GGUF  ? "gguf (llama.cpp tensors, rope_freqs for llama3 RoPE)"
-							  : "packed (tensor bytes as a checkpoint stores them)");
-	note(notes, buf);
+		mpc_w_str(w, NULL,
+			  "activations_bytes is the transient peak of one prefill forward of prefill_tokens tokens "
+			  "(max_num_batched_tokens: the request's, else the engine's default for the device, as "
+			  "request.max_num_batched_tokens_source says), over the weights and the KV cache: the "
+			  "tensors transformers' eager PyTorch forward keeps alive at the last layer's attention, MLP "
+			  "or lm_head (the kept logits included), eager attention adding the score matrices at the "
+			  "softmax.");
+	/* the figure is MP_DEFAULT_CUDA_CONTEXT_BYTES with its thousands marked (the assertion keeps the two in step) */
+	_Static_assert(MP_DEFAULT_CUDA_CONTEXT_BYTES == UINT64_C(552402944), "update the CUDA context note");
+	mpc_w_str(w, NULL, "overhead_bytes is the CUDA context: 552,402,944 bytes measured on an H200 with CUDA 13.0 "
+			   "unless the device or the request sets cuda_context_bytes.");
+	mpc_w_str(w, NULL,
+		  mem->weights.layout == MP_LAYOUT_PYTORCH
+			  ? WEIGHTS_NOTE("pytorch (each tensor rounded up to 512 B, RoPE buffers)")
+		  : mem->weights.layout == MP_LAYOUT_GGUF ? WEIGHTS_NOTE("gguf (llama.cpp tensors, rope_freqs for llama3 RoPE)")
+							  : WEIGHTS_NOTE("packed (tensor bytes as a checkpoint stores them)"));
 	if (p->have_device)
-		note(notes,
-		     "fit: total_bytes against budget_bytes = capacity_bytes x gpu_memory_utilization (the vLLM "
-		     "convention: the fraction of the GPU the engine may use, CUDA context included). min_gpus is "
-		     "the smallest valid tensor_parallel_size that fits (null: none does; pipeline parallelism "
-		     "is not modelled). max_sequence_length stops at the model's context (max_position_embeddings) "
-		     "unless allow_beyond_max_position_embeddings is true.");
+		mpc_w_str(w, NULL,
+			  "fit: total_bytes against budget_bytes = capacity_bytes x gpu_memory_utilization (the vLLM "
+			  "convention: the fraction of the GPU the engine may use, CUDA context included). min_gpus is "
+			  "the smallest valid tensor_parallel_size that fits (null: none does; pipeline parallelism "
+			  "is not modelled). max_sequence_length stops at the model's context (max_position_embeddings) "
+			  "unless allow_beyond_max_position_embeddings is true.");
+	mpc_w_end(w);
+}
+
+void mpc_inference_plan_write(mpc_out *w, const mps_inference_request *rq, const mps_inference_plan *p)
+{
+	/* the job as planned: the request with its defaults resolved (mps_inference_defaults), run with the options
+	 * its engine's defaults completed (mps_inference_opts_for) */
+	const mp_inference_req *r = &p->job.req;
+	const mp_inference_opts *op = &p->opts;
+	const mp_inference_memory *mem = &p->mem;
+
+	mpc_w_obj(w, NULL);
+	mpc_model_write(w, "model", &p->model);
+	mpc_w_obj(w, "request");
+	mpc_w_str(w, "weight_dtype", mp_dtype_name(r->weight_dtype));
+	mpc_w_str(w, "weight_dtype_from", p->choice.weight_dtype_from ? p->choice.weight_dtype_from : "request");
+	if (r->weight_dtype == MP_DTYPE_INT4)
+		mpc_w_str(w, "int4_scheme", int4_names[op->formats.int4_scheme == MP_INT4_AWQ]);
+	mpc_w_str(w, "kv_cache_dtype", mp_dtype_name(r->kv_cache_dtype));
+	mpc_w_str(w, "kv_cache_dtype_from", p->choice.kv_cache_dtype_from ? p->choice.kv_cache_dtype_from : "request");
+	mpc_w_u64(w, "batch_size", r->batch_size);
+	mpc_w_u64(w, "sequence_length", r->sequence_length);
+	mpc_w_str(w, "sequence_length_scope", scope_names[op->length_scope]);
+	mpc_w_u64(w, "tensor_parallel_size", mem->tensor_parallel_size);
+	mpc_w_u64(w, "num_gpus", r->num_gpus ? r->num_gpus : mem->tensor_parallel_size);
+	mpc_w_str(w, "attention_implementation", attention_names[op->attention]);
+	mpc_w_str(w, "compute_dtype", mp_dtype_name(op->compute_dtype ? op->compute_dtype : MP_DTYPE_BF16));
+	mpc_w_str(w, "compute_dtype_from", p->choice.compute_dtype_from ? p->choice.compute_dtype_from : "request");
+	mpc_w_num(w, "gpu_memory_utilization", op->gpu_memory_utilization > 0 ? op->gpu_memory_utilization : 1.0);
+	mpc_w_str(w, "engine", mp_engine_name(rq->job.engine.engine));
+	mpc_w_bool(w, "chunked_prefill", p->prefill.chunked_prefill);
+	mpc_w_u64_or_null(w, "max_num_batched_tokens", p->prefill.max_num_batched_tokens);
+	mpc_w_str(w, "max_num_batched_tokens_source", op->attention == MP_ATTENTION_NONE ? "none"
+						      : p->prefill.defaulted             ? "engine_default"
+											 : "request");
+	mpc_w_u64(w, "kv_block_size", p->mem.kv.block_size);
+	mpc_w_end(w);
+
+	mpc_w_obj(w, "memory");
+	mpc_w_u64(w, "weights_bytes", mem->weights_bytes);
+	mpc_w_u64(w, "kv_cache_bytes", mem->kv_cache_bytes);
+	mpc_w_u64(w, "kv_cache_bytes_per_token", mem->kv_cache_bytes_per_token);
+	mpc_w_u64(w, "activations_bytes", mem->activations_bytes);
+	mpc_w_u64(w, "logits_bytes", mem->workspace.logits_bytes);
+	mpc_w_u64(w, "overhead_bytes", mem->overhead_bytes);
+	mpc_w_u64(w, "total_bytes", mem->total_bytes);
+	mpc_w_u64(w, "kv_plus_logits_bytes", mem->kv_cache_bytes + mem->workspace.logits_bytes);
+	mpc_w_u64(w, "prefill_peak_over_start_bytes", mem->kv_cache_bytes + mem->activations_bytes);
+	mpc_w_end(w);
+
+	weights_write(w, mem);
+	kv_write(w, r, op, &p->model, mem);
+	workspace_write(w, op, mem);
+
+	mpc_w_obj(w, "parallel");
+	mpc_w_u64(w, "tensor_parallel_size", mem->tensor_parallel_size);
+	mpc_w_arr(w, "valid_tensor_parallel_sizes");
+	for (size_t i = 0; i < p->ntp && i < MP_MAX_TP_DEGREES; i++)
+		mpc_w_u64(w, NULL, p->tp_degrees[i]);
+	mpc_w_end(w);
+	mpc_w_bool(w, "kv_heads_replicated", mem->kv.kv_head_replication > 1);
+	mpc_w_end(w);
+
+	if (p->have_device) {
+		fit_write(w, &p->fit, &p->device);
+		performance_write(w, &p->perf);
+	}
+	if (p->have_engine) {
+		cJSON *e = mpc_engine_block_json(&p->job, p); /* a small tree of its own (engine.c), copied in */
+
+		if (e == NULL)
+			w->failed = true; /* out of memory: mpc_out_finish answers NULL */
+		else
+			mpc_w_item(w, "engine", e);
+		cJSON_Delete(e);
+	}
+	mpc_w_arr(w, "warnings");
+	for (size_t i = 0; i < p->warnings.n && i < MPS_MAX_WARNINGS; i++)
+		mpc_w_str(w, NULL, p->warnings.text[i]);
+	mpc_w_end(w);
+	notes_write(w, p);
+	mpc_w_end(w);
+}
+
+char *mpc_inference_plan_print(const mps_inference_request *rq, const mps_inference_plan *p, size_t *len)
+{
+	mpc_out w;
+
+	mpc_out_init(&w);
+	mpc_inference_plan_write(&w, rq, p);
+	return mpc_out_finish(&w, len);
+}
+
+cJSON *mpc_inference_plan_json(const mps_inference_request *rq, const mps_inference_plan *p)
+{
+	char *text = mpc_inference_plan_print(rq, p, NULL);
+	cJSON *doc = text ? mpc_parse_exact(text) : NULL;
+
+	free(text);
+	return doc;
 }
 
 /* warnings: what the answer rests on that the request did not say (always present, possibly empty) */
@@ -546,80 +645,6 @@ cJSON *mpc_warnings_json(const mps_warnings *w)
 	for (size_t i = 0; a && i < w->n && i < MPS_MAX_WARNINGS; i++)
 		mpc_append(a, cJSON_CreateString(w->text[i]));
 	return a;
-}
-
-cJSON *mpc_inference_plan_json(const mps_inference_request *rq, const mps_inference_plan *p)
-{
-	/* the job as planned: the request with its defaults resolved (mps_inference_defaults), run with the options
-	 * its engine's defaults completed (mps_inference_opts_for) */
-	const mp_inference_req *r = &p->job.req;
-	const mp_inference_opts *op = &p->opts;
-	const mp_inference_memory *mem = &p->mem;
-	cJSON *doc = cJSON_CreateObject(), *o, *a;
-
-	if (doc == NULL)
-		return NULL;
-	mpc_add_item(doc, "model", mpc_model_json(&p->model));
-	o = cJSON_AddObjectToObject(doc, "request");
-	cJSON_AddStringToObject(o, "weight_dtype", mp_dtype_name(r->weight_dtype));
-	cJSON_AddStringToObject(o, "weight_dtype_from", p->choice.weight_dtype_from ? p->choice.weight_dtype_from
-										       : "request");
-	if (r->weight_dtype == MP_DTYPE_INT4)
-		cJSON_AddStringToObject(o, "int4_scheme", int4_names[op->formats.int4_scheme == MP_INT4_AWQ]);
-	cJSON_AddStringToObject(o, "kv_cache_dtype", mp_dtype_name(r->kv_cache_dtype));
-	cJSON_AddStringToObject(o, "kv_cache_dtype_from",
-				p->choice.kv_cache_dtype_from ? p->choice.kv_cache_dtype_from : "request");
-	mpc_add_u64(o, "batch_size", r->batch_size);
-	mpc_add_u64(o, "sequence_length", r->sequence_length);
-	cJSON_AddStringToObject(o, "sequence_length_scope", scope_names[op->length_scope]);
-	mpc_add_u64(o, "tensor_parallel_size", mem->tensor_parallel_size);
-	mpc_add_u64(o, "num_gpus", r->num_gpus ? r->num_gpus : mem->tensor_parallel_size);
-	cJSON_AddStringToObject(o, "attention_implementation", attention_names[op->attention]);
-	cJSON_AddStringToObject(o, "compute_dtype", mp_dtype_name(op->compute_dtype ? op->compute_dtype : MP_DTYPE_BF16));
-	cJSON_AddStringToObject(o, "compute_dtype_from",
-				p->choice.compute_dtype_from ? p->choice.compute_dtype_from : "request");
-	mpc_add_num(o, "gpu_memory_utilization", op->gpu_memory_utilization > 0 ? op->gpu_memory_utilization : 1.0);
-	cJSON_AddStringToObject(o, "engine", mp_engine_name(rq->job.engine.engine));
-	cJSON_AddBoolToObject(o, "chunked_prefill", p->prefill.chunked_prefill);
-	mpc_add_u64_or_null(o, "max_num_batched_tokens", p->prefill.max_num_batched_tokens);
-	cJSON_AddStringToObject(o, "max_num_batched_tokens_source",
-				op->attention == MP_ATTENTION_NONE ? "none"
-				: p->prefill.defaulted             ? "engine_default"
-								   : "request");
-	mpc_add_u64(o, "kv_block_size", p->mem.kv.block_size);
-
-	o = cJSON_AddObjectToObject(doc, "memory");
-	mpc_add_u64(o, "weights_bytes", mem->weights_bytes);
-	mpc_add_u64(o, "kv_cache_bytes", mem->kv_cache_bytes);
-	mpc_add_u64(o, "kv_cache_bytes_per_token", mem->kv_cache_bytes_per_token);
-	mpc_add_u64(o, "activations_bytes", mem->activations_bytes);
-	mpc_add_u64(o, "logits_bytes", mem->workspace.logits_bytes);
-	mpc_add_u64(o, "overhead_bytes", mem->overhead_bytes);
-	mpc_add_u64(o, "total_bytes", mem->total_bytes);
-	mpc_add_u64(o, "kv_plus_logits_bytes", mem->kv_cache_bytes + mem->workspace.logits_bytes);
-	mpc_add_u64(o, "prefill_peak_over_start_bytes", mem->kv_cache_bytes + mem->activations_bytes);
-
-	mpc_add_item(doc, "weights", weights_json(mem));
-	mpc_add_item(doc, "kv_cache", kv_json(r, op, &p->model, mem));
-	mpc_add_item(doc, "workspace", workspace_json(op, mem));
-
-	o = cJSON_AddObjectToObject(doc, "parallel");
-	mpc_add_u64(o, "tensor_parallel_size", mem->tensor_parallel_size);
-	a = cJSON_AddArrayToObject(o, "valid_tensor_parallel_sizes");
-	for (size_t i = 0; i < p->ntp && i < MP_MAX_TP_DEGREES; i++)
-		mpc_append(a, mpc_number((double)p->tp_degrees[i]));
-	cJSON_AddBoolToObject(o, "kv_heads_replicated", mem->kv.kv_head_replication > 1);
-
-	if (p->have_device) {
-		mpc_add_item(doc, "fit", fit_json(&p->fit, &p->device));
-		mpc_add_item(doc, "performance", performance_json(&p->perf));
-	}
-	if (p->have_engine)
-		mpc_add_item(doc, "engine", mpc_engine_block_json(&p->job, p));
-	mpc_add_item(doc, "warnings", mpc_warnings_json(&p->warnings));
-	add_notes(cJSON_AddArrayToObject(doc, "notes"), p);
-	(void)rq;
-	return doc;
 }
 
 const mpm_field *mpc_inference_field_table(size_t *n)

@@ -2,7 +2,9 @@
  * json.c: request bodies as JSON trees (strict: no NUL, no duplicate member, well-formed UTF-8) and JSON text for
  * replies (see json.h). Uses cJSON for all parsing and printing.
  */
+#include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -215,7 +217,20 @@ static bool find_duplicate(const cJSON *v, char *ptr, size_t cap, mp_status *sta
 	int n = 0, i = 0;
 
 	cJSON_ArrayForEach(c, v) n++;
-	if (cJSON_IsObject(v) && n > 1) {
+	if (cJSON_IsObject(v) && n > 1 && n <= 12) {
+		/* a small object (every request body's top level): each pair compared, no allocation; the earliest
+		 * repeat in document order, as the sorted search below finds it */
+		const cJSON *x, *y;
+
+		for (x = v->child; x; x = x->next) {
+			for (y = v->child; y != x; y = y->next)
+				if (strcmp(x->string ? x->string : "", y->string ? y->string : "") == 0) {
+					pointer_append(ptr, cap, x->string ? x->string : "");
+					*status = MP_EINVAL;
+					return true;
+				}
+		}
+	} else if (cJSON_IsObject(v) && n > 1) {
 		key_at *keys = malloc((size_t)n * sizeof(*keys));
 		int dup = -1;
 
@@ -314,21 +329,34 @@ mp_status mpc_parse_body(const char *body, size_t len, cJSON **out, mp_error *er
 /* ----- numbers and printing ------------------------------------------------------------------------------- */
 
 /* The decimal digits of v into buf (at least 21 bytes), NUL-terminated; returns their count. printf's "%lld"
- * costs about ten times as much, and a plan prints about a hundred integers. */
+ * costs about ten times as much, and a plan prints about a hundred integers. Two digits per division. */
 static int int_digits(long long v, char *buf)
 {
+	static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+				    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+				    "8081828384858687888990919293949596979899";
 	char tmp[24];
 	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-	int n = 0, k = 0;
+	int n = sizeof(tmp), k = 0, len;
 
-	do {
-		tmp[n++] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
+	while (u >= 100) {
+		unsigned d = (unsigned)(u % 100) * 2;
+
+		u /= 100;
+		tmp[--n] = pairs[d + 1];
+		tmp[--n] = pairs[d];
+	}
+	if (u >= 10) {
+		tmp[--n] = pairs[u * 2 + 1];
+		tmp[--n] = pairs[u * 2];
+	} else {
+		tmp[--n] = (char)('0' + u);
+	}
 	if (v < 0)
 		buf[k++] = '-';
-	while (n)
-		buf[k++] = tmp[--n];
+	len = (int)sizeof(tmp) - n;
+	memcpy(buf + k, tmp + n, (size_t)len);
+	k += len;
 	buf[k] = '\0';
 	return k;
 }
@@ -465,6 +493,524 @@ cJSON *mpc_as_parsed(const cJSON *doc)
 
 	cJSON_free(text);
 	return copy;
+}
+
+/* ----- answers written as text (json.h: mpc_out) ------------------------------------------------------------ */
+
+void mpc_out_init(mpc_out *o)
+{
+	memset(o, 0, sizeof(*o));
+}
+
+void mpc_out_free(mpc_out *o)
+{
+	free(o->buf);
+	memset(o, 0, sizeof(*o));
+}
+
+char *mpc_out_finish(mpc_out *o, size_t *len)
+{
+	char *text = o->failed || o->depth != 0 || o->buf == NULL ? NULL : o->buf;
+
+	if (text)
+		o->buf = NULL;
+	if (len)
+		*len = text ? o->len : 0;
+	mpc_out_free(o);
+	return text;
+}
+
+char *mpc_out_take(mpc_out *o, size_t *len)
+{
+	char *text = o->failed ? NULL : o->buf;
+
+	*len = text ? o->len : 0;
+	if (o->failed)
+		return NULL;
+	o->buf = NULL;
+	o->len = o->cap = 0;
+	return text;
+}
+
+/* Grows the buffer to hold n more bytes and a NUL. */
+static bool grow(mpc_out *o, size_t n)
+{
+	size_t cap;
+	char *p;
+
+	if (o->failed)
+		return false;
+	cap = o->cap ? o->cap : 8192; /* a plan's answer is about 5 KB */
+	while (cap < o->len + n + 1)
+		cap *= 2;
+	p = realloc(o->buf, cap);
+	if (p == NULL) {
+		o->failed = true;
+		failures++; /* counted like cJSON's own (mpc_alloc_failures): the answer is incomplete */
+		return false;
+	}
+	o->buf = p;
+	o->cap = cap;
+	return true;
+}
+
+/* Room for n more bytes and a NUL (the buffer is never full when failed is set: cap stays at len). */
+static inline bool reserve(mpc_out *o, size_t n)
+{
+	return (o->len + n + 1 <= o->cap && !o->failed) || grow(o, n);
+}
+
+static inline void put(mpc_out *o, const char *s, size_t n)
+{
+	if (!reserve(o, n))
+		return;
+	memcpy(o->buf + o->len, s, n);
+	o->len += n;
+	o->buf[o->len] = '\0';
+}
+
+/* The bytes JSON escapes: control characters, the quote and the backslash (cJSON prints every other byte as it
+ * is, UTF-8 included). */
+static const unsigned char escaped[256] = {
+	[0x00] = 1, [0x01] = 1, [0x02] = 1, [0x03] = 1, [0x04] = 1, [0x05] = 1, [0x06] = 1, [0x07] = 1,
+	[0x08] = 1, [0x09] = 1, [0x0A] = 1, [0x0B] = 1, [0x0C] = 1, [0x0D] = 1, [0x0E] = 1, [0x0F] = 1,
+	[0x10] = 1, [0x11] = 1, [0x12] = 1, [0x13] = 1, [0x14] = 1, [0x15] = 1, [0x16] = 1, [0x17] = 1,
+	[0x18] = 1, [0x19] = 1, [0x1A] = 1, [0x1B] = 1, [0x1C] = 1, [0x1D] = 1, [0x1E] = 1, [0x1F] = 1,
+	['"'] = 1, ['\\'] = 1,
+};
+
+/* Whether s[0..n) holds nothing JSON escapes, eight bytes at a time: a byte below 0x20, or equal to '"' or '\\',
+ * sets its high bit in the mask below (the exact "has a zero byte" test, Hacker's Delight 6-1; bytes >= 0x80 never
+ * match), then the table for the last few bytes. */
+static bool plain(const char *s, size_t n)
+{
+	const uint64_t ones = UINT64_C(0x0101010101010101), highs = UINT64_C(0x8080808080808080);
+	const uint64_t quotes = ones * '"', backslashes = ones * '\\', spaces = ones * 0x20;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x, q, b;
+
+		memcpy(&x, s + i, 8);
+		q = x ^ quotes;
+		b = x ^ backslashes;
+		if (((x - spaces) & ~x & highs) | ((q - ones) & ~q & highs) | ((b - ones) & ~b & highs))
+			return false;
+	}
+	for (; i < n; i++)
+		if (escaped[(unsigned char)s[i]])
+			return false;
+	return true;
+}
+
+/* A JSON string: copied between quotes when plain, else escaped by cJSON's printer. */
+static void put_string(mpc_out *o, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (plain(s, n)) {
+		if (!reserve(o, n + 2))
+			return;
+		o->buf[o->len++] = '"';
+		memcpy(o->buf + o->len, s, n);
+		o->len += n;
+		o->buf[o->len++] = '"';
+		o->buf[o->len] = '\0';
+		return;
+	}
+	{
+		cJSON item;
+		int room = n < (size_t)(INT32_MAX / 8) ? (int)(6 * n + 8) : 0; /* \u00XX is the longest escape */
+
+		memset(&item, 0, sizeof(item));
+		item.type = cJSON_String;
+		item.valuestring = (char *)s; /* only read */
+		if (room == 0 || !reserve(o, (size_t)room)) {
+			o->failed = true;
+			return;
+		}
+		if (!cJSON_PrintPreallocated(&item, o->buf + o->len, room, false)) {
+			o->failed = true;
+			return;
+		}
+		o->len += strlen(o->buf + o->len);
+	}
+}
+
+/* The comma before a value, and its key. Keys are the encoders' own member names (literals, tensor-class and dtype
+ * names: nothing to escape), written as they are. */
+static void begin_value(mpc_out *o, const char *key)
+{
+	bool comma = o->depth > 0 && o->more[o->depth - 1];
+	size_t n = key ? strlen(key) : 0;
+	char *p;
+
+	if (o->depth > 0)
+		o->more[o->depth - 1] = true;
+	if (!reserve(o, n + 4))
+		return;
+	p = o->buf + o->len;
+	if (comma)
+		*p++ = ',';
+	if (key) {
+		*p++ = '"';
+		memcpy(p, key, n);
+		p += n;
+		*p++ = '"';
+		*p++ = ':';
+	}
+	*p = '\0';
+	o->len = (size_t)(p - o->buf);
+}
+
+static void open_container(mpc_out *o, const char *key, char open, char close)
+{
+	begin_value(o, key);
+	if (o->depth >= MPC_OUT_MAX_DEPTH) {
+		o->failed = true;
+		return;
+	}
+	put(o, &open, 1);
+	o->more[o->depth] = false;
+	o->close[o->depth] = close;
+	o->depth++;
+}
+
+void mpc_w_obj(mpc_out *o, const char *key)
+{
+	open_container(o, key, '{', '}');
+}
+
+void mpc_w_arr(mpc_out *o, const char *key)
+{
+	open_container(o, key, '[', ']');
+}
+
+void mpc_w_end(mpc_out *o)
+{
+	if (o->depth == 0) {
+		o->failed = true;
+		return;
+	}
+	o->depth--;
+	put(o, &o->close[o->depth], 1);
+}
+
+/*
+ * The text cJSON's print_number gives for v (see mpc_w_num), computed without printf when it can be decided exactly:
+ * glibc's printf rounds the exact binary value, and its "%1.15g" costs about 3,000 instructions and a malloc per
+ * call, so a plan's four fractional figures cost more than the rest of its answer. Here, for 1e-9 <= |v| < 1e16:
+ *   x = |v| x 10^s (s <= 27, so 10^s is exact in the 64-bit long double mantissa) carries one rounding, relative
+ *   2^-64, an absolute error below 2^-7 for x < 10^17; when x's fraction is within 0.01 of 1/2 (a tie, or too
+ *   close to tell) this gives up and the caller uses snprintf. Otherwise round(x) is printf's digit string.
+ *   The read-back of the 15-digit form (cJSON's sscanf, correctly rounded) is D x 10^k: exact in long double for
+ *   k >= 0, one rounding for k < 0, which gives up when the quotient lies within one long double unit of a midpoint
+ *   between doubles (the only place where rounding twice could differ from rounding once).
+ * Returns false (the caller prints with snprintf) outside that range, without an 80-bit long double, or when it
+ * gave up. tests/test_codec.c compares it with cJSON's printer on a million doubles, ties and boundaries included.
+ */
+#if LDBL_MANT_DIG >= 64
+static const long double pow10l_exact[28] = {
+	1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,  1e10L, 1e11L, 1e12L, 1e13L,
+	1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L, 1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L,
+};
+
+/* The p significant digits of a (1e-9 <= a < 1e16) as an integer in [10^(p-1), 10^p) and the decimal exponent of
+ * the first one; false when too close to a rounding boundary to decide. */
+static bool digits_of(long double a, int p, uint64_t *d, int *exp10)
+{
+	const long double lim = pow10l_exact[p], low = pow10l_exact[p - 1];
+	int e = (int)floor(log10((double)a)), s;
+	long double x = 0, f;
+
+	for (int tries = 0; tries < 3; tries++) {
+		s = p - 1 - e;
+		if (s < 0 || s > 27)
+			return false;
+		x = a * pow10l_exact[s];
+		if (fabsl(x - lim) < 0.02L || fabsl(x - low) < 0.02L)
+			return false; /* at a power of ten: let printf decide */
+		if (x >= lim)
+			e++;
+		else if (x < low)
+			e--;
+		else
+			break;
+	}
+	if (!(x >= low && x < lim))
+		return false;
+	f = x - floorl(x);
+	if (fabsl(f - 0.5L) < 0.01L)
+		return false;
+	*d = (uint64_t)floorl(x) + (f > 0.5L);
+	if ((long double)*d >= lim) { /* 99...9.6 rounds up to the next power of ten */
+		*d = (uint64_t)low;
+		e++;
+	}
+	*exp10 = e;
+	return true;
+}
+
+/* printf's "%1.<p>g" layout of p digits d (no leading zero) with exponent e: fixed for -4 <= e < p, else d.ddde+XX;
+ * trailing zeros (and a bare point) removed. */
+static int layout_g(bool neg, uint64_t d, int p, int e, char *out)
+{
+	char dig[24];
+	int nd = p, o = 0;
+
+	for (int i = p - 1; i >= 0; i--) {
+		dig[i] = (char)('0' + d % 10);
+		d /= 10;
+	}
+	while (nd > 1 && dig[nd - 1] == '0')
+		nd--;
+	if (neg)
+		out[o++] = '-';
+	if (e < -4 || e >= p) {
+		out[o++] = dig[0];
+		if (nd > 1) {
+			out[o++] = '.';
+			for (int i = 1; i < nd; i++)
+				out[o++] = dig[i];
+		}
+		out[o++] = 'e';
+		out[o++] = e < 0 ? '-' : '+';
+		if (e < 0)
+			e = -e;
+		if (e >= 100)
+			out[o++] = (char)('0' + e / 100);
+		out[o++] = (char)('0' + e / 10 % 10);
+		out[o++] = (char)('0' + e % 10);
+	} else if (e >= 0) {
+		for (int i = 0; i <= e; i++)
+			out[o++] = dig[i];
+		if (nd > e + 1) {
+			out[o++] = '.';
+			for (int i = e + 1; i < nd; i++)
+				out[o++] = dig[i];
+		}
+	} else {
+		out[o++] = '0';
+		out[o++] = '.';
+		for (int i = 0; i < -e - 1; i++)
+			out[o++] = '0';
+		for (int i = 0; i < nd; i++)
+			out[o++] = dig[i];
+	}
+	out[o] = '\0';
+	return o;
+}
+
+static bool fast_number(double v, char *out, int *n)
+{
+	long double a = fabsl((long double)v), t;
+	uint64_t d15, d17;
+	int e15, e17, k;
+
+	if (!(a >= 1e-9L && a < 1e16L) || !digits_of(a, 15, &d15, &e15))
+		return false;
+	/* cJSON's read-back of the 15 digits: the double nearest d15 x 10^(e15 - 14) */
+	k = e15 - 14;
+	if (k >= 0) {
+		t = (long double)d15 * pow10l_exact[k];
+	} else {
+		int ex;
+		uint64_t mant, tail;
+
+		if (-k > 27)
+			return false;
+		t = (long double)d15 / pow10l_exact[-k];
+		mant = (uint64_t)ldexpl(frexpl(t, &ex), 64);
+		tail = mant & 0x7FF; /* the 11 bits a double drops */
+		if (tail >= 0x3FF && tail <= 0x401)
+			return false;
+	}
+	{
+		double back = (double)t, big = fabs(back) > fabs(v) ? fabs(back) : fabs(v);
+
+		if (fabs(back - fabs(v)) <= big * DBL_EPSILON) {
+			*n = layout_g(v < 0, d15, 15, e15, out);
+			return true;
+		}
+	}
+	if (!digits_of(a, 17, &d17, &e17))
+		return false;
+	*n = layout_g(v < 0, d17, 17, e17, out);
+	return true;
+}
+#else
+static bool fast_number(double v, char *out, int *n)
+{
+	(void)v;
+	(void)out;
+	(void)n;
+	return false;
+}
+#endif
+
+void mpc_w_u64(mpc_out *o, const char *key, uint64_t v)
+{
+	char digits[24];
+	size_t n;
+
+	if (v > MP_MAX_PLAN_BYTES) { /* as mpc_add_u64: exact up to 2^53, cJSON's digits of the double beyond */
+		mpc_w_num(o, key, (double)v);
+		return;
+	}
+	begin_value(o, key);
+	n = (size_t)int_digits((long long)v, digits);
+	put(o, digits, n);
+}
+
+void mpc_w_i64(mpc_out *o, const char *key, int64_t v)
+{
+	mpc_w_num(o, key, (double)v);
+}
+
+void mpc_w_num(mpc_out *o, const char *key, double v)
+{
+	char digits[64];
+
+	begin_value(o, key);
+	if (isfinite(v) && fabs(v) <= (double)MP_MAX_PLAN_BYTES && v == floor(v) && !(v == 0 && signbit(v))) {
+		size_t n = (size_t)int_digits((long long)v, digits); /* mpc_number's raw digits */
+
+		put(o, digits, n);
+		return;
+	}
+	/* cJSON's print_number, step for step (cJSON 1.7: "%1.15g" when it reads back within DBL_EPSILON, relative,
+	 * else "%1.17g"; NaN and infinities as null). tests/test_codec.c checks the bytes against cJSON's printer. */
+	if (isnan(v) || isinf(v)) {
+		put(o, "null", 4);
+		return;
+	}
+	{
+		int n = 0;
+
+		if (!fast_number(v, digits, &n)) {
+			double back, big;
+
+			n = snprintf(digits, sizeof(digits), "%1.15g", v);
+			back = strtod(digits, NULL); /* sscanf's conversion, at a third of the cost */
+			big = fabs(back) > fabs(v) ? fabs(back) : fabs(v);
+			if (!(fabs(back - v) <= big * DBL_EPSILON))
+				n = snprintf(digits, sizeof(digits), "%1.17g", v);
+		}
+		if (n <= 0 || (size_t)n >= sizeof(digits)) {
+			o->failed = true;
+			return;
+		}
+		put(o, digits, (size_t)n);
+	}
+}
+
+void mpc_w_str(mpc_out *o, const char *key, const char *v)
+{
+	begin_value(o, key);
+	put_string(o, v ? v : "");
+}
+
+void mpc_w_bool(mpc_out *o, const char *key, bool v)
+{
+	begin_value(o, key);
+	if (v)
+		put(o, "true", 4);
+	else
+		put(o, "false", 5);
+}
+
+void mpc_w_null(mpc_out *o, const char *key)
+{
+	begin_value(o, key);
+	put(o, "null", 4);
+}
+
+void mpc_w_u64_or_null(mpc_out *o, const char *key, uint64_t v)
+{
+	if (v)
+		mpc_w_u64(o, key, v);
+	else
+		mpc_w_null(o, key);
+}
+
+void mpc_w_num_or_null(mpc_out *o, const char *key, double v)
+{
+	if (v > 0)
+		mpc_w_num(o, key, v);
+	else
+		mpc_w_null(o, key);
+}
+
+void mpc_w_str_or_null(mpc_out *o, const char *key, const char *v)
+{
+	if (v && *v)
+		mpc_w_str(o, key, v);
+	else
+		mpc_w_null(o, key);
+}
+
+void mpc_w_item(mpc_out *o, const char *key, const cJSON *item)
+{
+	char *text = mpc_print(item, false);
+
+	begin_value(o, key);
+	if (text == NULL) {
+		o->failed = true;
+		return;
+	}
+	put(o, text, strlen(text));
+	cJSON_free(text);
+}
+
+void mpc_join(char *dst, size_t cap, const char *a, const char *b)
+{
+	size_t n = 0;
+
+	if (cap == 0)
+		return;
+	for (; a && *a && n + 1 < cap; a++)
+		dst[n++] = *a;
+	for (; b && *b && n + 1 < cap; b++)
+		dst[n++] = *b;
+	dst[n] = '\0';
+}
+
+/* Whole numbers back to raw digits, as mpc_number builds them. */
+static bool exact_numbers(cJSON *v)
+{
+	cJSON *c;
+
+	for (c = v ? v->child : NULL; c; c = c->next) {
+		if (cJSON_IsNumber(c)) {
+			double x = c->valuedouble;
+			cJSON *raw;
+
+			if (!(isfinite(x) && fabs(x) <= (double)MP_MAX_PLAN_BYTES && x == floor(x) && !(x == 0 && signbit(x))))
+				continue;
+			raw = mpc_number(x);
+			/* an object member keeps its key (the replacement by name copies it) */
+			if (raw == NULL || !(c->string ? cJSON_ReplaceItemInObjectCaseSensitive(v, c->string, raw)
+						       : cJSON_ReplaceItemViaPointer(v, c, raw))) {
+				cJSON_Delete(raw);
+				return false;
+			}
+			c = raw;
+		} else if (!exact_numbers(c)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+cJSON *mpc_parse_exact(const char *text)
+{
+	cJSON *doc = text ? cJSON_Parse(text) : NULL;
+
+	if (doc && !exact_numbers(doc)) {
+		cJSON_Delete(doc);
+		return NULL;
+	}
+	return doc;
 }
 
 /* ----- allocation failures -------------------------------------------------------------------------------- */

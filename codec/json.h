@@ -68,6 +68,68 @@ char *mpc_reprint(const char *json, bool pretty);
  * memory. Borrowed: doc. */
 cJSON *mpc_as_parsed(const cJSON *doc);
 
+/* ----- answers written as text ---------------------------------------------------------------------------- */
+
+/*
+ * mpc_out: an answer's JSON text written straight into one growing buffer, member by member in document order, for
+ * the answers computed on every request (the inference plan, the fit's rows): no tree is built, printed and freed
+ * (about 1,500 instructions per member with a tree, about 100 here). This file lays out the text only: numbers are
+ * printed as mpc_number would hold them (exact digits for whole numbers up to 2^53, otherwise cJSON's own number
+ * printer), strings by cJSON's escaping unless they hold nothing to escape (then copied as they are), so the
+ * bytes are those mpc_print gives for the equivalent tree (tests/test_codec.c compares them).
+ *
+ * A member is written with its key inside an object and with key NULL inside an array or at the top. Nesting is at
+ * most MPC_OUT_MAX_DEPTH. Out of memory is sticky: every later call does nothing and mpc_out_finish returns NULL.
+ * The caller owns *o (mpc_out_init, then mpc_out_finish or mpc_out_free).
+ * Worked example: mpc_w_obj(o, NULL); mpc_w_u64(o, "a", 1); mpc_w_arr(o, "b"); mpc_w_num(o, NULL, 0.5);
+ * mpc_w_end(o); mpc_w_end(o) writes {"a":1,"b":[0.5]}.
+ */
+#define MPC_OUT_MAX_DEPTH 24
+
+typedef struct mpc_out {
+	char *buf;
+	size_t len, cap;
+	bool failed;			/* out of memory (or nesting too deep): the text is incomplete */
+	int depth;
+	bool more[MPC_OUT_MAX_DEPTH];	/* a value was written at this depth: the next one needs a comma */
+	char close[MPC_OUT_MAX_DEPTH];	/* '}' or ']' */
+} mpc_out;
+
+void mpc_out_init(mpc_out *o);
+/* The text (heap, NUL-terminated, free with free()) and its length; NULL when anything failed or a container is
+ * still open. Releases the buffer either way. */
+char *mpc_out_finish(mpc_out *o, size_t *len);
+void mpc_out_free(mpc_out *o);
+/* Takes the bytes written so far out of o (heap, NUL-terminated; the caller frees them), leaving o empty but open
+ * at the same nesting: a streamed answer hands its text over piece by piece. NULL (and *len 0) when nothing was
+ * written or memory ran out. */
+char *mpc_out_take(mpc_out *o, size_t *len);
+
+void mpc_w_obj(mpc_out *o, const char *key);
+void mpc_w_arr(mpc_out *o, const char *key);
+void mpc_w_end(mpc_out *o);
+void mpc_w_u64(mpc_out *o, const char *key, uint64_t v);
+void mpc_w_i64(mpc_out *o, const char *key, int64_t v);
+void mpc_w_num(mpc_out *o, const char *key, double v);
+void mpc_w_str(mpc_out *o, const char *key, const char *v);
+void mpc_w_bool(mpc_out *o, const char *key, bool v);
+void mpc_w_null(mpc_out *o, const char *key);
+void mpc_w_u64_or_null(mpc_out *o, const char *key, uint64_t v);	/* as mpc_add_u64_or_null */
+void mpc_w_num_or_null(mpc_out *o, const char *key, double v);	/* null unless v > 0 */
+void mpc_w_str_or_null(mpc_out *o, const char *key, const char *v);	/* null when NULL or "" */
+/* A tree printed in place (mpc_print's bytes). */
+void mpc_w_item(mpc_out *o, const char *key, const cJSON *item);
+
+/* dst = a followed by b (b may be NULL), cut to cap bytes with a NUL: a JSON pointer and its member ("/jobs/3" +
+ * "/model"), at a fraction of snprintf's cost on the per-request path. */
+void mpc_join(char *dst, size_t cap, const char *a, const char *b);
+
+/* Parses JSON text into a tree whose whole numbers up to 2^53 are raw exact digits again, as the encoders build
+ * them: mpc_print of the result gives the text back byte for byte. For callers that need a tree of an answer the
+ * writer printed (the command line's text rendering). NULL when the text is not JSON or memory ran out; caller
+ * owns the tree. */
+cJSON *mpc_parse_exact(const char *text);
+
 /*
  * Allocation failures inside cJSON. cJSON's adders return NULL when memory runs out and an encoder that builds a
  * document of a hundred members cannot check each one, so the failures are counted instead: mpc_json_init

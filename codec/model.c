@@ -52,7 +52,7 @@ mp_status mpc_model_ref_decode(const cJSON *model, const char *pointer, bool req
 	mp_status st;
 
 	memset(out, 0, sizeof(*out));
-	snprintf(out->pointer, sizeof(out->pointer), "%s", pointer);
+	mpc_join(out->pointer, sizeof(out->pointer), pointer, NULL);
 	if (model == NULL) {
 		if (!required)
 			return MP_OK;
@@ -122,32 +122,44 @@ mp_status mpc_model_ref_decode(const cJSON *model, const char *pointer, bool req
 		       "or {\"parameters\": N}");
 }
 
+void mpc_model_write(mpc_out *w, const char *key, const mps_model *m)
+{
+	mpc_w_obj(w, key);
+	mpc_w_str_or_null(w, "id", m->id);
+	mpc_w_str(w, "model_type", m->arch.model_type);
+	mpc_w_u64(w, "parameters", m->params.total);
+	if (m->architecture_known) {
+		mpc_w_u64(w, "active_parameters_per_token", m->params.active_per_token);
+		mpc_w_obj(w, "parameters_by_component");
+		mpc_w_u64(w, "embedding", m->params.embedding);
+		mpc_w_u64(w, "position_embedding", m->params.position_embedding);
+		mpc_w_u64(w, "attention", m->params.attention);
+		mpc_w_u64(w, "mlp", m->params.mlp);
+		mpc_w_u64(w, "experts", m->params.experts);
+		mpc_w_u64(w, "norms", m->params.norms);
+		mpc_w_u64(w, "lm_head", m->params.lm_head);
+		if (m->params.recurrent) /* state-space mixers: only models that have them report the member */
+			mpc_w_u64(w, "recurrent", m->params.recurrent);
+		if (m->params.vision) /* a multimodal wrapper's image tower and projector */
+			mpc_w_u64(w, "vision", m->params.vision);
+		mpc_w_end(w);
+		mpc_w_bool(w, "tie_word_embeddings", m->arch.tie_word_embeddings);
+	}
+	mpc_w_end(w);
+}
+
 cJSON *mpc_model_json(const mps_model *m)
 {
-	cJSON *o = cJSON_CreateObject(), *c;
+	mpc_out w;
+	char *text;
+	cJSON *doc;
 
-	if (o == NULL)
-		return NULL;
-	mpc_add_str_or_null(o, "id", m->id);
-	cJSON_AddStringToObject(o, "model_type", m->arch.model_type);
-	mpc_add_u64(o, "parameters", m->params.total);
-	if (!m->architecture_known)
-		return o;
-	mpc_add_u64(o, "active_parameters_per_token", m->params.active_per_token);
-	c = cJSON_AddObjectToObject(o, "parameters_by_component");
-	mpc_add_u64(c, "embedding", m->params.embedding);
-	mpc_add_u64(c, "position_embedding", m->params.position_embedding);
-	mpc_add_u64(c, "attention", m->params.attention);
-	mpc_add_u64(c, "mlp", m->params.mlp);
-	mpc_add_u64(c, "experts", m->params.experts);
-	mpc_add_u64(c, "norms", m->params.norms);
-	mpc_add_u64(c, "lm_head", m->params.lm_head);
-	if (m->params.recurrent) /* state-space mixers: only models that have them report the member */
-		mpc_add_u64(c, "recurrent", m->params.recurrent);
-	if (m->params.vision) /* a multimodal wrapper's image tower and projector */
-		mpc_add_u64(c, "vision", m->params.vision);
-	cJSON_AddBoolToObject(o, "tie_word_embeddings", m->arch.tie_word_embeddings);
-	return o;
+	mpc_out_init(&w);
+	mpc_model_write(&w, NULL, m);
+	text = mpc_out_finish(&w, NULL);
+	doc = mpc_parse_exact(text);
+	free(text);
+	return doc;
 }
 
 cJSON *mpc_stored_model_json(const mp_store_model *m)

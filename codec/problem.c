@@ -28,6 +28,11 @@ const char *mpc_problem_slug(mp_status st)
 	case MP_EINTERNAL: return "internal-error";
 	case MP_EAUTH: return "unauthorized";
 	case MP_EFORBIDDEN: return "forbidden";
+	case MP_EOVERLOADED: return "overloaded";
+	case MP_ESTORAGE: return "database-unavailable";
+	case MP_ENOSPACE: return "insufficient-storage";
+	case MP_EPRECONDITION: return "precondition-failed";
+	case MP_EFRAMING: return "malformed-request";
 	}
 	return "internal-error";
 }
@@ -41,13 +46,20 @@ static const char *title_of(int http)
 	case 403: return "Forbidden";
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
+	case 408: return "Request Timeout";
 	case 409: return "Conflict";
+	case 411: return "Length Required";
+	case 412: return "Precondition Failed";
 	case 413: return "Content Too Large";
 	case 414: return "URI Too Long";
 	case 415: return "Unsupported Media Type";
 	case 422: return "Unprocessable Content";
+	case 428: return "Precondition Required";
+	case 431: return "Request Header Fields Too Large";
 	case 501: return "Not Implemented";
 	case 503: return "Service Unavailable";
+	case 505: return "HTTP Version Not Supported";
+	case 507: return "Insufficient Storage";
 	default: return "Internal Server Error";
 	}
 }

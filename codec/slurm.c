@@ -125,43 +125,41 @@ static mp_status s_job_begin(void *ctx, const mps_fit_job *job, const mps_model 
 	return w->failed ? MP_ENOMEM : MP_OK;
 }
 
-/* The AutoDetect=nvml type of an NVML-name alias: lowercase, blanks as '_'. */
-static void add_types(mpc_slurm_writer *w, const mp_store_device *dev)
+/* The AutoDetect=nvml type of the device's NVML-name alias: lowercase, blanks as '_'. */
+static void add_types(mpc_slurm_writer *w, const mps_fit_device *dev)
 {
-	for (size_t a = 0; a < dev->naliases; a++) {
-		char t[MP_STORE_ALIAS_MAX];
-		size_t i, k;
+	char t[MP_STORE_ALIAS_MAX];
+	size_t i, k;
 
-		if (strchr(dev->aliases[a], ' ') == NULL)
-			continue;
-		for (i = 0; dev->aliases[a][i] && i + 1 < sizeof(t); i++) {
-			char c = dev->aliases[a][i];
+	if (dev->nvml_name[0] == '\0')
+		return;
+	for (i = 0; dev->nvml_name[i] && i + 1 < sizeof(t); i++) {
+		char c = dev->nvml_name[i];
 
-			t[i] = c == ' ' ? '_' : (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
-		}
-		t[i] = '\0';
-		for (k = 0; k < w->ntypes && strcmp(w->types[k][0], t) != 0; k++)
-			;
-		if (k < w->ntypes)
-			continue;
-		if (w->ntypes == w->captypes) {
-			size_t cap = w->captypes ? w->captypes * 2 : 32;
-			void *p = realloc(w->types, cap * sizeof(*w->types));
-
-			if (p == NULL) {
-				w->failed = true;
-				return;
-			}
-			w->types = p;
-			w->captypes = cap;
-		}
-		snprintf(w->types[w->ntypes][0], MP_STORE_ALIAS_MAX, "%s", t);
-		snprintf(w->types[w->ntypes][1], MP_STORE_ALIAS_MAX, "%s", dev->id);
-		w->ntypes++;
+		t[i] = c == ' ' ? '_' : (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
 	}
+	t[i] = '\0';
+	for (k = 0; k < w->ntypes && strcmp(w->types[k][0], t) != 0; k++)
+		;
+	if (k < w->ntypes)
+		return;
+	if (w->ntypes == w->captypes) {
+		size_t cap = w->captypes ? w->captypes * 2 : 32;
+		void *p = realloc(w->types, cap * sizeof(*w->types));
+
+		if (p == NULL) {
+			w->failed = true;
+			return;
+		}
+		w->types = p;
+		w->captypes = cap;
+	}
+	snprintf(w->types[w->ntypes][0], MP_STORE_ALIAS_MAX, "%s", t);
+	snprintf(w->types[w->ntypes][1], MP_STORE_ALIAS_MAX, "%s", dev->id);
+	w->ntypes++;
 }
 
-static mp_status s_device(void *ctx, const mp_store_device *dev, const mps_fit_row *rows, size_t nrows,
+static mp_status s_device(void *ctx, const mps_fit_device *dev, const mps_fit_row *rows, size_t nrows,
 			  uint64_t smallest)
 {
 	mpc_slurm_writer *w = ctx;

@@ -53,11 +53,14 @@ cJSON *mpc_health_json(const mps_health *h)
 
 	if (o == NULL)
 		return NULL;
-	cJSON_AddStringToObject(o, "status", "ok");
+	/* degraded: the daemon answers, but a write would be refused (the database's problem says why) */
+	cJSON_AddStringToObject(o, "status", h->db_writable ? "ok" : "degraded");
 	cJSON_AddStringToObject(o, "version", MP_VERSION);
 	db = cJSON_AddObjectToObject(o, "database");
 	cJSON_AddStringToObject(db, "path", h->db_path);
 	mpc_add_num(db, "schema_version", h->schema_version);
+	cJSON_AddBoolToObject(db, "writable", h->db_writable);
+	mpc_add_str_or_null(db, "problem", h->db_problem);
 	gpu = cJSON_AddObjectToObject(o, "gpu");
 	cJSON_AddBoolToObject(gpu, "available", h->gpu_available);
 	cJSON_AddBoolToObject(gpu, "kernels_built_in", h->kernels_built_in);

@@ -69,53 +69,66 @@ static char *sb_take(sbuf *b)
 	return b->s;
 }
 
+/*
+ * Text as XML 1.0 character data (section 2.2: Char is tab, newline, CR, U+0020-U+D7FF, U+E000-U+FFFD and
+ * U+10000-U+10FFFF): the five markup characters as entities, other control characters dropped, and every byte of an
+ * ill-formed UTF-8 sequence, and U+FFFE and U+FFFF, replaced by U+FFFD. A label taken from a query string can be
+ * any bytes ("%ff%fe", "%ef%bf%be"): without this an XML parser refuses the whole chart. Never cuts inside an entity
+ * or a character.
+ */
 size_t mpc_xml_escape(const char *in, char *out, size_t len)
 {
-	size_t n = 0;
+	static const char replacement[] = "\xEF\xBF\xBD"; /* U+FFFD */
+	size_t n = 0, left = strlen(in);
 
 	if (len == 0)
 		return 0;
-	for (; *in; in++) {
+	while (left > 0) {
+		const unsigned char c = (unsigned char)*in;
 		const char *rep = NULL;
-		char one[2] = {*in, '\0'};
-		size_t k;
+		size_t k, take = 1;
 
-		switch (*in) {
-		case '&':
-			rep = "&amp;";
-			break;
-		case '<':
-			rep = "&lt;";
-			break;
-		case '>':
-			rep = "&gt;";
-			break;
-		case '"':
-			rep = "&quot;";
-			break;
-		case '\'':
-			rep = "&#39;";
-			break;
+		switch (c) {
+		case '&': rep = "&amp;"; break;
+		case '<': rep = "&lt;"; break;
+		case '>': rep = "&gt;"; break;
+		case '"': rep = "&quot;"; break;
+		case '\'': rep = "&#39;"; break;
 		default:
-			/* control characters are not allowed in XML 1.0: drop them */
-			if ((unsigned char)*in < 0x20 && *in != '\t' && *in != '\n')
+			if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') { /* not a Char: dropped */
+				in++;
+				left--;
 				continue;
-			rep = one;
+			}
+			if (c < 0x80) {
+				rep = in;
+				break;
+			}
+			/* the length of the well-formed sequence at in (0 when ill-formed) */
+			take = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+			if (take > left || mpc_utf8_invalid_at(in, take) != take)
+				take = 0;
+			if (take == 3 && c == 0xEF && (unsigned char)in[1] == 0xBF && (unsigned char)in[2] >= 0xBE)
+				take = 0; /* U+FFFE, U+FFFF: noncharacters XML excludes */
+			if (take == 0) {
+				rep = replacement;
+				take = 1; /* one ill-formed byte at a time */
+			} else {
+				rep = in;
+			}
 		}
-		k = strlen(rep);
+		k = rep == in ? take : strlen(rep);
+		if (rep == replacement) /* replaces one byte of input, or the three of a noncharacter */
+			take = ((unsigned char)in[0] == 0xEF && left >= 3 && (unsigned char)in[1] == 0xBF &&
+				(unsigned char)in[2] >= 0xBE)
+				       ? 3
+				       : 1;
 		if (n + k >= len)
 			break;
-		/* do not cut a UTF-8 sequence: stop before a lead byte whose continuation would not fit */
-		if (rep == one && ((unsigned char)*in & 0xC0) == 0xC0) {
-			size_t need = ((unsigned char)*in & 0xF0) == 0xF0   ? 4
-			              : ((unsigned char)*in & 0xE0) == 0xE0 ? 3
-			                                                    : 2;
-
-			if (n + need >= len)
-				break;
-		}
 		memcpy(out + n, rep, k);
 		n += k;
+		in += take;
+		left -= take;
 	}
 	out[n] = '\0';
 	return n;

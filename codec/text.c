@@ -632,7 +632,7 @@ static void note_fewest(mpc_fit_text *w, const char *id)
 	snprintf(w->fewest_on + n, sizeof(w->fewest_on) - n, "%s%s", n ? ", " : "", id);
 }
 
-static mp_status t_device(void *ctx, const mp_store_device *dev, const mps_fit_row *rows, size_t nrows,
+static mp_status t_device(void *ctx, const mps_fit_device *dev, const mps_fit_row *rows, size_t nrows,
 			  uint64_t smallest)
 {
 	mpc_fit_text *w = ctx;

@@ -26,6 +26,11 @@ const char *mp_status_str(mp_status st)
 	case MP_EINTERNAL: return "internal error";
 	case MP_EAUTH: return "authentication required";
 	case MP_EFORBIDDEN: return "forbidden";
+	case MP_EOVERLOADED: return "overloaded";
+	case MP_ESTORAGE: return "database unavailable for writes";
+	case MP_ENOSPACE: return "no space left for the database";
+	case MP_EPRECONDITION: return "precondition failed";
+	case MP_EFRAMING: return "malformed HTTP request";
 	}
 	return "unknown";
 }

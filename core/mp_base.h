@@ -15,7 +15,8 @@
  * maps each to one HTTP status in one switch (daemon/reply.c) and codec/ to one problem type.
  * Who returns which: the planner only MP_OK, MP_EINVAL, MP_EOVERFLOW, MP_EUNSUPPORTED and MP_EINTERNAL; the
  * model readers and codec/ also MP_EPARSE and MP_ENOMEM; db/ MP_ENOTFOUND, MP_EDB, MP_ECONFLICT; kernels/ and
- * the calibration jobs MP_ENOTBUILTIN, MP_ENODEV, MP_EBUSY; the daemon MP_ETOOLARGE, MP_EAUTH, MP_EFORBIDDEN.
+ * the calibration jobs MP_ENOTBUILTIN, MP_ENODEV, MP_EBUSY; the daemon MP_ETOOLARGE, MP_EAUTH, MP_EFORBIDDEN,
+ * MP_EOVERLOADED, MP_EPRECONDITION, MP_EFRAMING; db/ also MP_ESTORAGE and MP_ENOSPACE.
  * ------------------------------------------------------------------------------------------------------- */
 typedef enum mp_status {
 	MP_OK = 0,
@@ -34,6 +35,11 @@ typedef enum mp_status {
 	MP_EINTERNAL = 13,	/* an invariant broke: HTTP 500 */
 	MP_EAUTH = 14,		/* credentials missing: HTTP 401 */
 	MP_EFORBIDDEN = 15,	/* credentials wrong: HTTP 403 */
+	MP_EOVERLOADED = 16,	/* too many heavy requests in flight: HTTP 503 with Retry-After */
+	MP_ESTORAGE = 17,	/* the database cannot take writes (moved, deleted, read-only): HTTP 503 */
+	MP_ENOSPACE = 18,	/* the disk holding the database is full: HTTP 507 */
+	MP_EPRECONDITION = 19,	/* If-Match names another version of the resource: HTTP 412 */
+	MP_EFRAMING = 20,	/* the HTTP message itself is malformed (framing, Host, header bytes): HTTP 400 */
 } mp_status;
 
 /* Returns a constant, never NULL, lowercase string for any value (unknown values give "unknown"). */

@@ -46,6 +46,13 @@ static const struct setting {
 	{ "node-labels", K_LABELS, 0, 0,
 	  "labels added to this node's calibration gauges, aligned with the DCGM exporter's: "
 	  "Hostname=...,gpu=0,UUID=GPU-...,modelName=NVIDIA H200 (default none; the node agent sets them)" },
+	{ "max-heavy-requests", K_UINT, 1, 1024,
+	  "fit and capacity computations at once; more get 503 with Retry-After (default: threads / 2, at least 1)" },
+	{ "header-timeout", K_UINT, 1, 3600,
+	  "seconds a connection has to send its request line and headers, however slowly it trickles them "
+	  "(default 10)" },
+	{ "max-connections-per-ip", K_UINT, 0, 65536,
+	  "concurrent connections from one client address; 0 = no limit (default 0)" },
 };
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 
@@ -141,6 +148,12 @@ static mp_status set_one(mpd_config *cfg, const struct setting *s, const char *v
 		cfg->k8s_headroom_floor_percent = (unsigned int)v;
 	else if (strcmp(s->key, "k8s-max-body-bytes") == 0)
 		cfg->k8s_max_body_bytes = (size_t)v;
+	else if (strcmp(s->key, "max-heavy-requests") == 0)
+		cfg->max_heavy_requests = (unsigned int)v;
+	else if (strcmp(s->key, "header-timeout") == 0)
+		cfg->header_timeout_seconds = (unsigned int)v;
+	else if (strcmp(s->key, "max-connections-per-ip") == 0)
+		cfg->max_connections_per_ip = (unsigned int)v;
 	return MP_OK;
 }
 

@@ -8,8 +8,10 @@
 #ifndef MPD_DAEMON_H
 #define MPD_DAEMON_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <cjson/cJSON.h>
 
@@ -24,7 +26,10 @@
  * 5,000 nodes are 50 to 100 MB */
 #define MPD_DEFAULT_K8S_MAX_BODY_BYTES (128 * 1024 * 1024)
 #define MPD_MAX_URL_BYTES 4096			/* longer request targets get 414 */
-#define MPD_CONNECTION_MEMORY_BYTES (64 * 1024)	/* per connection: request line + headers must fit (else 431) */
+/* per connection: request line + headers must fit (else 431). libmicrohttpd 0.9.75 zeroes the whole pool after
+ * every request (MHD_pool_reset): 64 KiB cost ~65,000 instructions per request, as much as a plan; 16 KiB holds a
+ * 4 KiB path (414 beyond) and 11 KiB of headers. */
+#define MPD_CONNECTION_MEMORY_BYTES (16 * 1024)
 
 typedef struct mpd_config {
 	char listen_host[64];		/* numeric IPv4 or IPv6 address */
@@ -46,6 +51,10 @@ typedef struct mpd_config {
 	size_t k8s_max_body_bytes;	/* body limit of the extender's routes (Node objects of every candidate node) */
 	char node_labels[512];		/* "Hostname=n1,gpu=0,UUID=GPU-...,modelName=NVIDIA H200": labels of this node's
 					 * calibration gauges, aligned with DCGM's (the node agent sets them) */
+	unsigned int max_heavy_requests;	/* fit and capacity computations in flight; more get 503; 0 = threads / 2
+					   (at least 1) */
+	unsigned int header_timeout_seconds;	/* a connection must send its request line and headers within this */
+	unsigned int max_connections_per_ip;	/* 0 = no per-address limit */
 } mpd_config;
 
 typedef struct mpd_daemon {
@@ -56,6 +65,9 @@ typedef struct mpd_daemon {
 	mps_calib_jobs *calib;		/* calibration jobs (service/calib.h), made by mpd_start */
 	struct mpd_metrics *metrics;	/* GET /metrics; created by mpd_start, freed by mpd_stop */
 	struct mpd_respcache *respcache;	/* pure POST answers (respcache.h); NULL = off; made by mpd_start */
+	atomic_uint heavy_in_flight;	/* HEAVY routes computing now (server.c), at most max_heavy_requests */
+	unsigned int heavy_limit;	/* max_heavy_requests as applied */
+	struct mpd_guard *guard;	/* connections still sending their headers (server.c: the header deadline) */
 } mpd_daemon;
 
 /* A decoded request, borrowed by the handler for the duration of the call. */
@@ -83,6 +95,15 @@ typedef struct mpd_reply {
 	char location[192];		/* Location header (201 Created), "" = none */
 	bool pretty;			/* ?pretty=true: JSON answers (problems included) indented */
 	bool page;			/* the web page's files: reply.c adds its Content-Security-Policy */
+	unsigned int retry_after;	/* seconds for a Retry-After header (503 overloaded), 0 = none */
+	bool close;			/* ask the client to close the connection after this answer (framing errors) */
+	/* A 200 body produced while it is sent (POST /v1/fit): stream_read writes up to max bytes into buf and returns
+	 * how many, 0 at the end, -1 on a failure (the connection is then closed before the answer is complete);
+	 * stream_free releases stream_ctx once the response is done. text_type names the media type. Owned by the
+	 * reply writer once the handler returns MP_OK. */
+	ssize_t (*stream_read)(void *ctx, char *buf, size_t max);
+	void (*stream_free)(void *ctx);
+	void *stream_ctx;
 } mpd_reply;
 
 typedef mp_status (*mpd_handler)(mpd_request *req, mpd_reply *rep);

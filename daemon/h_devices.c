@@ -9,6 +9,7 @@
 
 #include "../codec/codec.h"
 #include "query.h"
+#include "reply.h"
 #include "routes.h"
 
 #define LIST_DEFAULT 100
@@ -104,12 +105,34 @@ mp_status mpd_h_device_put(mpd_request *req, mpd_reply *rep)
 	return st == MP_OK ? answer(req, rep, created) : st;
 }
 
-/* The merge patch applied to the stored profile, inside the service's transaction. */
+/* If-Match on a write: the stored document's ETag (the one a GET of it carries) must be listed, else 412. Checked
+ * inside the write's transaction, so no other write can come between the check and this one. */
+mp_status mpd_check_if_match(const mpd_request *req, const cJSON *stored, mp_error *err)
+{
+	const char *want = mpd_header(req, "If-Match");
+	char tag[24];
+
+	if (want == NULL)
+		return MP_OK;
+	if (!mpd_document_etag(stored, tag, sizeof(tag)))
+		return mp_fail(err, MP_ENOMEM, "", "out of memory");
+	if (mpd_if_match(want, tag))
+		return MP_OK;
+	return mp_fail(err, MP_EPRECONDITION, "If-Match",
+		       "the resource changed since that ETag was read (it is %s now): GET it again, apply the change to "
+		       "what it holds now, and send that ETag",
+		       tag);
+}
+
+/* The merge patch applied to the stored profile, inside the service's transaction (If-Match first). */
 static mp_status patch_device(void *ctx, mp_store_device *d, mp_error *err)
 {
 	const mpd_request *req = ctx;
 	cJSON *built = mpc_device_json(d), *doc = built ? mpc_as_parsed(built) : NULL;
-	mp_status st = doc ? mpc_merge_patch(doc, req->json, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
+	mp_status st = doc ? mpd_check_if_match(req, built, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
+
+	if (st == MP_OK)
+		st = mpc_merge_patch(doc, req->json, err);
 
 	if (st == MP_OK)
 		st = mpc_device_decode(doc, "", req->path_id, "user", d, err);

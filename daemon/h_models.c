@@ -93,7 +93,10 @@ static mp_status patch_model(void *ctx, const mp_store_model *m, mps_model_input
 {
 	const mpd_request *req = ctx;
 	cJSON *built = mpc_stored_model_json(m), *doc = built ? mpc_as_parsed(built) : NULL;
-	mp_status st = doc ? mpc_merge_patch(doc, req->json, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
+	mp_status st = doc ? mpd_check_if_match(req, built, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
+
+	if (st == MP_OK)
+		st = mpc_merge_patch(doc, req->json, err);
 
 	if (st == MP_OK)
 		st = mpc_stored_model_decode(doc, "", req->path_id, in, owned, err);

@@ -31,10 +31,17 @@ mp_status mpd_h_plan_inference(mpd_request *req, mpd_reply *rep)
 		st = mpc_inference_decode(req->json, "", true, rq, &rep->err);
 	if (st == MP_OK)
 		st = mps_plan_inference(req->d->svc, rq, plan, &rep->err);
-	if (st == MP_OK && (rep->json = mpc_inference_plan_json(rq, plan)) == NULL)
-		st = mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
-	if (st == MP_OK)
-		st = as_text(req, rep);
+	if (st == MP_OK && (req->text || rep->pretty)) { /* the tree the text renderer and the indenter read */
+		if ((rep->json = mpc_inference_plan_json(rq, plan)) == NULL)
+			st = mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
+		if (st == MP_OK)
+			st = as_text(req, rep);
+	} else if (st == MP_OK) { /* the common case, written as text with no tree (codec.h) */
+		rep->text = mpc_inference_plan_print(rq, plan, NULL);
+		rep->text_type = "application/json";
+		if (rep->text == NULL)
+			st = mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
+	}
 	free(plan);
 	free(rq);
 	return st;

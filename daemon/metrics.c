@@ -55,6 +55,8 @@ struct mpd_metrics {
 	size_t ng, capg;
 	unsigned long in_flight;
 	unsigned long long db_errors;
+	unsigned long long cuts[2];	/* mpd_cut_reason */
+	unsigned int connections_open;
 };
 
 mpd_metrics *mpd_metrics_new(void)
@@ -151,6 +153,20 @@ void mpd_metrics_request_end(mpd_metrics *m, const char *route, const char *meth
 		m->lat[i].sum += seconds;
 	}
 out:
+	pthread_mutex_unlock(&m->mu);
+}
+
+void mpd_metrics_connection_cut(mpd_metrics *m, mpd_cut_reason why)
+{
+	pthread_mutex_lock(&m->mu);
+	m->cuts[why == MPD_CUT_PRESSURE]++;
+	pthread_mutex_unlock(&m->mu);
+}
+
+void mpd_metrics_connections_open(mpd_metrics *m, unsigned int open)
+{
+	pthread_mutex_lock(&m->mu);
+	m->connections_open = open;
 	pthread_mutex_unlock(&m->mu);
 }
 
@@ -397,6 +413,15 @@ char *mpd_metrics_render(mpd_metrics *m, const mpd_respcache_stats *cache)
 	sb_printf(&b, "# HELP memplan_http_requests_in_flight Requests received and not yet answered.\n"
 		      "# TYPE memplan_http_requests_in_flight gauge\nmemplan_http_requests_in_flight %lu\n",
 		  m->in_flight);
+	sb_printf(&b, "# HELP memplan_http_connections_open Client connections open.\n"
+		      "# TYPE memplan_http_connections_open gauge\nmemplan_http_connections_open %u\n",
+		  m->connections_open);
+	sb_printf(&b, "# HELP memplan_http_connections_cut_total Connections closed by the daemon while they were still "
+		      "sending their headers: past --header-timeout, or to free a slot near --max-connections.\n"
+		      "# TYPE memplan_http_connections_cut_total counter\n"
+		      "memplan_http_connections_cut_total{reason=\"header_timeout\"} %llu\n"
+		      "memplan_http_connections_cut_total{reason=\"pressure\"} %llu\n",
+		  m->cuts[0], m->cuts[1]);
 	sb_printf(&b, "# HELP memplan_database_errors_total Requests that failed because the database did.\n"
 		      "# TYPE memplan_database_errors_total counter\nmemplan_database_errors_total %llu\n",
 		  m->db_errors);

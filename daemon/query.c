@@ -14,6 +14,11 @@ const char *mpd_query(const mpd_request *req, const char *name)
 	return MHD_lookup_connection_value((struct MHD_Connection *)req->conn, MHD_GET_ARGUMENT_KIND, name);
 }
 
+const char *mpd_header(const mpd_request *req, const char *name)
+{
+	return MHD_lookup_connection_value((struct MHD_Connection *)req->conn, MHD_HEADER_KIND, name);
+}
+
 mp_status mpd_query_u64(const mpd_request *req, const char *name, uint64_t min, uint64_t max, uint64_t dflt,
 			uint64_t *out, mp_error *err)
 {

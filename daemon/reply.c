@@ -33,21 +33,64 @@ int mpd_http_status(mp_status st)
 	case MP_EINTERNAL: return 500;
 	case MP_EAUTH: return 401;
 	case MP_EFORBIDDEN: return 403;
+	case MP_EOVERLOADED: return 503;
+	case MP_ESTORAGE: return 503;
+	case MP_ENOSPACE: return 507;
+	case MP_EPRECONDITION: return 412;
+	case MP_EFRAMING: return 400;
 	}
 	return 500; /* a value outside the enum: an invariant broke */
 }
 
 /* FNV-1a, 64 bits, over the body: a strong validator (the same bytes give the same tag; any change to the
  * body, down to one byte, changes it with probability 1 - 2^-64). */
-static void etag_of(const char *body, char *out, size_t len)
+static uint64_t fnv1a(uint64_t h, const char *s)
 {
-	uint64_t h = UINT64_C(14695981039346656037);
-
-	for (const unsigned char *p = (const unsigned char *)body; *p; p++) {
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		h ^= *p;
 		h *= UINT64_C(1099511628211);
 	}
-	snprintf(out, len, "\"%016llx\"", (unsigned long long)h);
+	return h;
+}
+
+static void etag_of(const char *body, char *out, size_t len)
+{
+	snprintf(out, len, "\"%016llx\"", (unsigned long long)fnv1a(UINT64_C(14695981039346656037), body));
+}
+
+bool mpd_document_etag(const cJSON *doc, char *out, size_t len)
+{
+	char *body = mpc_print(doc, false);
+
+	if (body == NULL)
+		return false;
+	/* the bytes a GET of doc sends: the compact document and the newline every JSON answer ends with */
+	snprintf(out, len, "\"%016llx\"",
+		 (unsigned long long)fnv1a(fnv1a(UINT64_C(14695981039346656037), body), "\n"));
+	cJSON_free(body);
+	return true;
+}
+
+bool mpd_if_match(const char *header, const char *tag)
+{
+	size_t tlen = strlen(tag);
+	const char *p = header;
+
+	while (*p) {
+		size_t n;
+
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		if (*p == '*')
+			return true;
+		n = strcspn(p, ",");
+		while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+			n--;
+		if (n == tlen && strncmp(p, tag, tlen) == 0)
+			return true; /* a W/ prefix makes n differ: weak tags never match */
+		p += strcspn(p, ",");
+	}
+	return false;
 }
 
 /* Whether an If-None-Match header value matches tag: "*" or any listed tag, compared weakly (RFC 9110 13.1.2:
@@ -74,6 +117,80 @@ static bool none_match(const char *header, const char *tag)
 		p += strcspn(p, ",");
 	}
 	return false;
+}
+
+/* Retry-After and Connection: close, for any answer that asks for them. */
+static void headers_common(struct MHD_Response *r, const mpd_reply *rep)
+{
+	char secs[16];
+
+	if (rep == NULL)
+		return;
+	if (rep->retry_after) {
+		snprintf(secs, sizeof(secs), "%u", rep->retry_after);
+		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, secs);
+	}
+	if (rep->close)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+}
+
+/* libmicrohttpd's reader over the handler's stream (daemon.h: mpd_reply.stream_read). */
+typedef struct stream {
+	ssize_t (*read)(void *ctx, char *buf, size_t max);
+	void (*free)(void *ctx);
+	void *ctx;
+} stream;
+
+static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	stream *s = cls;
+	ssize_t n;
+
+	(void)pos;
+	n = s->read(s->ctx, buf, max);
+	if (n > 0)
+		return n;
+	return n == 0 ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static void stream_release(void *cls)
+{
+	stream *s = cls;
+
+	if (s->free)
+		s->free(s->ctx);
+	free(s);
+}
+
+/* A 200 answer produced while it is sent, in chunks (HTTP/1.1 chunked transfer coding). */
+static int queue_stream(struct MHD_Connection *conn, mpd_reply *rep)
+{
+	stream *s = malloc(sizeof(*s));
+	struct MHD_Response *r;
+	int ret;
+
+	if (s == NULL) {
+		rep->stream_free(rep->stream_ctx);
+		return MHD_NO;
+	}
+	s->read = rep->stream_read;
+	s->free = rep->stream_free;
+	s->ctx = rep->stream_ctx;
+	rep->stream_read = NULL;
+	rep->stream_free = NULL;
+	rep->stream_ctx = NULL;
+	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_reader, s, stream_release);
+	if (r == NULL) {
+		stream_release(s);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, rep->text_type ? rep->text_type : "application/json");
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	headers_common(r, rep);
+	rep->http_status = 200;
+	ret = MHD_queue_response(conn, 200, r);
+	MHD_destroy_response(r);
+	return ret;
 }
 
 static int queue(struct MHD_Connection *conn, int http, char *body, const char *type, const char *allow,
@@ -127,6 +244,7 @@ static int queue(struct MHD_Connection *conn, int http, char *body, const char *
 		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"memplan\"");
 	if (rep && rep->location[0])
 		MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, rep->location);
+	headers_common(r, rep);
 	ret = MHD_queue_response(conn, (unsigned int)http, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -163,6 +281,19 @@ int mpd_reply_send(void *conn, mp_status st, mpd_reply *rep, const char *allow)
 	const char *type;
 	bool pretty = rep->pretty;
 
+	if (st == MP_OK && rep->stream_read) {
+		cJSON_Delete(rep->json);
+		rep->json = NULL;
+		free(rep->text);
+		rep->text = NULL;
+		return queue_stream(conn, rep);
+	}
+	if (rep->stream_free) { /* an error after all: the stream is never read */
+		rep->stream_free(rep->stream_ctx);
+		rep->stream_read = NULL;
+		rep->stream_free = NULL;
+		rep->stream_ctx = NULL;
+	}
 	if (st == MP_OK) {
 		http = rep->http_status ? rep->http_status : 200;
 		if (rep->text) {
@@ -195,5 +326,7 @@ int mpd_reply_send(void *conn, mp_status st, mpd_reply *rep, const char *allow)
 	free(rep->text);
 	rep->text = NULL;
 	rep->http_status = http;	/* what was sent, for the access log and metrics */
-	return queue(conn, http, body, type, allow, st == MP_OK ? rep : NULL);
+	if (st != MP_OK)
+		rep->cacheable = false; /* no ETag on an error */
+	return queue(conn, http, body, type, allow, rep);
 }

@@ -10,6 +10,13 @@
 /* The HTTP status for a planner/store status (MP_OK -> 200). */
 int mpd_http_status(mp_status st);
 
+/* The strong ETag a GET answering doc carries (its printed bytes hashed as the reply writer does), into out
+ * (at least 24 bytes). false when out of memory. For If-Match on writes (h_devices.c, h_models.c). */
+bool mpd_document_etag(const cJSON *doc, char *out, size_t len);
+/* Whether an If-Match header value matches tag (RFC 9110 section 13.1.1: "*" or a listed tag, compared strongly:
+ * a weak W/ tag never matches). */
+bool mpd_if_match(const char *header, const char *tag);
+
 /* Queues the response for a handler's result on conn. `extra_allow` is the Allow header for 405 (or NULL).
  * Consumes rep->json and rep->text; sets rep->http_status to the status sent. Returns the libmicrohttpd result. */
 int mpd_reply_send(void *conn, mp_status st, mpd_reply *rep, const char *allow);

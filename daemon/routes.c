@@ -12,6 +12,7 @@
 #define JSON MPD_ROUTE_JSON_BODY
 #define PATCH (MPD_ROUTE_JSON_BODY | MPD_ROUTE_MERGE_PATCH)
 #define LARGE MPD_ROUTE_LARGE_BODY
+#define HEAVY MPD_ROUTE_HEAVY
 
 const mpd_route mpd_routes[] = {
 	{ "GET", "/", mpd_h_web, NULL, 0 },
@@ -34,18 +35,19 @@ const mpd_route mpd_routes[] = {
 	{ "PUT", "/v1/models/{id}", mpd_h_model_put, NULL, WRITE | JSON },
 	{ "PATCH", "/v1/models/{id}", mpd_h_model_patch, NULL, WRITE | PATCH },
 	{ "DELETE", "/v1/models/{id}", mpd_h_model_delete, NULL, WRITE },
-	{ "POST", "/v1/fit", mpd_h_fit, "format", PURE | JSON },
+	{ "POST", "/v1/fit", mpd_h_fit, "format", PURE | JSON | HEAVY },
 	{ "GET", "/v1/capacity", mpd_h_capacity,
-	  "model sequence_length weight_dtype kv_cache_dtype vendor source kind tensor_parallel_size num_gpus format", PURE },
+	  "model sequence_length weight_dtype kv_cache_dtype vendor source kind tensor_parallel_size num_gpus format limit cursor",
+	  PURE | HEAVY },
 	{ "POST", "/v1/calibrations", mpd_h_calibration_create, NULL, WRITE | JSON },
 	{ "GET", "/v1/calibrations/{id}", mpd_h_calibration_get, NULL, 0 },
 	{ "DELETE", "/v1/calibrations/{id}", mpd_h_calibration_cancel, NULL, WRITE },
 	{ "GET", "/metrics", mpd_h_metrics, NULL, 0 },
 	/* kube-scheduler's extender (urlPrefix .../v1/k8s, filterVerb filter, prioritizeVerb prioritize) */
-	{ "POST", "/v1/k8s/filter", mpd_h_k8s_filter, NULL, JSON | LARGE },
-	{ "POST", "/v1/k8s/prioritize", mpd_h_k8s_prioritize, NULL, JSON | LARGE },
+	{ "POST", "/v1/k8s/filter", mpd_h_k8s_filter, NULL, JSON | LARGE | HEAVY },
+	{ "POST", "/v1/k8s/prioritize", mpd_h_k8s_prioritize, NULL, JSON | LARGE | HEAVY },
 	/* Slurm's job_submit.lua reads this table (deploy/slurm) */
-	{ "POST", "/v1/slurm/fit-table", mpd_h_slurm_fit_table, NULL, PURE | JSON },
+	{ "POST", "/v1/slurm/fit-table", mpd_h_slurm_fit_table, NULL, PURE | JSON | HEAVY },
 };
 const size_t mpd_route_count = sizeof(mpd_routes) / sizeof(mpd_routes[0]);
 

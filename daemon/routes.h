@@ -29,6 +29,9 @@ typedef struct mpd_route {
 /* The body may be as large as --k8s-max-body-bytes instead of --max-body-bytes (kube-scheduler's ExtenderArgs carry
  * every candidate Node object). */
 #define MPD_ROUTE_LARGE_BODY 16u
+/* The work grows with the request (every job x device x GPU count, every stored device): at most
+ * --max-heavy-requests of them compute at once (a cached answer does not count); more get 503 with Retry-After. */
+#define MPD_ROUTE_HEAVY 32u
 
 extern const mpd_route mpd_routes[];
 extern const size_t mpd_route_count;
@@ -69,5 +72,9 @@ mp_status mpd_h_metrics(mpd_request *req, mpd_reply *rep);	/* metrics.c */
 mp_status mpd_h_k8s_filter(mpd_request *req, mpd_reply *rep);	/* h_k8s.c */
 mp_status mpd_h_k8s_prioritize(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_slurm_fit_table(mpd_request *req, mpd_reply *rep);	/* h_slurm.c */
+
+/* If-Match of a write against the stored document it replaces (h_devices.c): MP_OK when absent or matching, else
+ * MP_EPRECONDITION (412) naming the current ETag. */
+mp_status mpd_check_if_match(const mpd_request *req, const cJSON *stored, mp_error *err);
 
 #endif /* MPD_ROUTES_H */

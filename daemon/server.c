@@ -23,6 +23,7 @@
 #include "../codec/calib.h"
 #include "../codec/json.h"
 #include "auth.h"
+#include "guard.h"
 #include "log.h"
 #include "metrics.h"
 #include "reply.h"
@@ -38,6 +39,7 @@ typedef struct req_state {
 	unsigned long long received;	/* body bytes received, counted past the cap too */
 	int status;			/* the HTTP status sent; 0 until a response is queued */
 	size_t max_body;		/* the route's body limit (--max-body-bytes, or --k8s-max-body-bytes) */
+	bool heavy;			/* holds one of the --max-heavy-requests slots (given back when computed) */
 	char method[16];
 	char path[160];			/* for the access log, truncated */
 } req_state;
@@ -59,6 +61,7 @@ void mpd_config_defaults(mpd_config *cfg)
 	cfg->response_cache_bytes = MPD_DEFAULT_RESPONSE_CACHE_BYTES;
 	cfg->k8s_headroom_floor_percent = 10;
 	cfg->k8s_max_body_bytes = MPD_DEFAULT_K8S_MAX_BODY_BYTES;
+	cfg->header_timeout_seconds = 10;
 }
 
 mp_status mpd_parse_listen(const char *s, mpd_config *cfg, mp_error *err)
@@ -169,6 +172,10 @@ static void completed(void *cls, struct MHD_Connection *conn, void **req_cls, en
 	a.request_bytes = rs->received;
 	a.remote = remote_of(conn, remote, sizeof(remote));
 	a.termination = termination_name(toe);
+	if (d->guard) /* the next request's headers are on their deadline */
+		mpd_guard_request_done(d->guard, MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT)->socket_context);
+	if (rs->heavy) /* a request that ended before its answer was computed */
+		atomic_fetch_sub(&d->heavy_in_flight, 1);
 	if (d->metrics)
 		mpd_metrics_request_end(d->metrics, rs->route, rs->method, a.status, a.duration_seconds);
 	mpd_log_access((mpd_log_level)d->cfg.log_level, &a);
@@ -212,6 +219,87 @@ static enum MHD_Result fail_now(struct MHD_Connection *conn, req_state *rs, mp_s
 	mp_fail(&rep.err, st, field, "%s", msg);
 	rs->status = http;
 	return mpd_reply_send(conn, st, &rep, allow) == MHD_YES ? MHD_YES : MHD_NO;
+}
+
+/* A framing error: answered, then the connection closed (RFC 9112 section 6.1: after a message whose length cannot
+ * be trusted, the bytes that follow must not be read as another request). */
+static enum MHD_Result refuse_framing(struct MHD_Connection *conn, req_state *rs, mp_status st, int http,
+				      const char *field, const char *msg)
+{
+	mpd_reply rep;
+
+	memset(&rep, 0, sizeof(rep));
+	rep.http_status = http;
+	rep.close = true;
+	mp_fail(&rep.err, st, field, "%s", msg);
+	rs->status = http;
+	return mpd_reply_send(conn, st, &rep, NULL) == MHD_YES ? MHD_YES : MHD_NO;
+}
+
+typedef struct header_scan {
+	char nul_in[64];	/* the first header whose value holds a NUL byte, or "" */
+} header_scan;
+
+static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+				   const char *value, size_t value_size)
+{
+	header_scan *h = cls;
+
+	(void)kind;
+	if (value && memchr(value, '\0', value_size)) {
+		mpc_utf8_sanitize(h->nul_in, sizeof(h->nul_in), key_size ? key : "(empty)");
+		return MHD_NO;
+	}
+	return MHD_YES;
+}
+
+/* Whether v, without surrounding blanks, is exactly "chunked" (any case): the only transfer coding taken. */
+static bool only_chunked(const char *v)
+{
+	size_t n;
+
+	while (*v == ' ' || *v == '\t')
+		v++;
+	n = strlen(v);
+	while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+		n--;
+	return n == 7 && strncasecmp(v, "chunked", 7) == 0;
+}
+
+/*
+ * The request's framing, checked before anything of it is used (what libmicrohttpd 0.9.75 lets through; the rest
+ * it refuses itself, see README "HTTP"): the version (HTTP/1.0 or HTTP/1.1; 505), Host on HTTP/1.1 (RFC 9112
+ * section 3.2; 400), a NUL inside a header value (RFC 9110 section 5.5; 400: "Bearer <token>\0junk" must not read as
+ * the token), Content-Length together with Transfer-Encoding (RFC 9112 section 6.1; 400) and a transfer coding other
+ * than chunked (501). Each closes the connection. MHD_YES with rs->status still 0 when all is well.
+ */
+static enum MHD_Result check_framing(struct MHD_Connection *conn, req_state *rs, const char *version)
+{
+	const char *te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+	header_scan h = { "" };
+	char msg[160];
+
+	if (version == NULL || (strcmp(version, MHD_HTTP_VERSION_1_1) != 0 && strcmp(version, MHD_HTTP_VERSION_1_0) != 0))
+		return refuse_framing(conn, rs, MP_EFRAMING, 505, "",
+				      "this server speaks HTTP/1.1 and HTTP/1.0 only (behind a proxy for HTTP/2)");
+	if (strcmp(version, MHD_HTTP_VERSION_1_1) == 0 &&
+	    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST) == NULL)
+		return refuse_framing(conn, rs, MP_EFRAMING, 400, "Host",
+				      "an HTTP/1.1 request needs a Host header (RFC 9112 section 3.2)");
+	MHD_get_connection_values_n(conn, MHD_HEADER_KIND, scan_header, &h);
+	if (h.nul_in[0]) {
+		snprintf(msg, sizeof(msg), "the %s header holds a NUL byte; header values are text", h.nul_in);
+		return refuse_framing(conn, rs, MP_EFRAMING, 400, h.nul_in, msg);
+	}
+	if (te && MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH))
+		return refuse_framing(conn, rs, MP_EFRAMING, 400, "Transfer-Encoding",
+				      "Content-Length and Transfer-Encoding together: the body's length is ambiguous "
+				      "(RFC 9112 section 6.1); send one of them");
+	if (te && !only_chunked(te))
+		return refuse_framing(conn, rs, MP_EUNSUPPORTED, 501, "Transfer-Encoding",
+				      "the only transfer coding taken is chunked (send the body plain, with "
+				      "Content-Length, or chunked)");
+	return MHD_YES;
 }
 
 /*
@@ -354,12 +442,187 @@ static mp_status run_handler(const mpd_route *route, mpd_request *req, mpd_reply
 	rep->json = NULL;
 	free(rep->text);
 	rep->text = NULL;
+	if (rep->stream_free)
+		rep->stream_free(rep->stream_ctx);
+	rep->stream_read = NULL;
+	rep->stream_free = NULL;
+	rep->stream_ctx = NULL;
 	rep->http_status = 0;
 	rep->location[0] = '\0';
 	return mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 }
 
-static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *req, mpd_reply *rep)
+/* A slot for a HEAVY route's computation; MP_EOVERLOADED (503, Retry-After) when every one is taken. */
+static mp_status take_heavy_slot(mpd_daemon *d, req_state *rs, mpd_reply *rep)
+{
+	unsigned int now = atomic_fetch_add(&d->heavy_in_flight, 1);
+
+	if (now >= d->heavy_limit) {
+		atomic_fetch_sub(&d->heavy_in_flight, 1);
+		rep->retry_after = 1;
+		return mp_fail(&rep->err, MP_EOVERLOADED, "",
+			       "%u fit or capacity computations are in flight, the daemon's limit "
+			       "(--max-heavy-requests); retry after a second, or ask again with what was answered "
+			       "before (repeated requests are answered from the response cache)",
+			       d->heavy_limit);
+	}
+	rs->heavy = true;
+	return MP_OK;
+}
+
+/* A streamed answer's heavy slot, given back when the last byte has been produced (or the stream is dropped), so a
+ * client that asks again as soon as it has the answer finds the slot free. */
+typedef struct slot_stream {
+	mpd_daemon *d;
+	bool held;
+	ssize_t (*read)(void *ctx, char *buf, size_t max);
+	void (*free)(void *ctx);
+	void *ctx;
+} slot_stream;
+
+static void slot_give_back(slot_stream *s)
+{
+	if (s->held)
+		atomic_fetch_sub(&s->d->heavy_in_flight, 1);
+	s->held = false;
+}
+
+static ssize_t slot_read(void *ctx, char *buf, size_t max)
+{
+	slot_stream *s = ctx;
+	ssize_t n = s->read(s->ctx, buf, max);
+
+	if (n <= 0)
+		slot_give_back(s);
+	return n;
+}
+
+static void slot_free(void *ctx)
+{
+	slot_stream *s = ctx;
+
+	slot_give_back(s);
+	s->free(s->ctx);
+	free(s);
+}
+
+/* After a HEAVY route's handler: the slot goes back now for a computed answer, at the stream's end for a streamed
+ * one (kept until completion only when no memory was left to wrap the stream). */
+static void heavy_done(mpd_daemon *d, req_state *rs, mpd_reply *rep)
+{
+	slot_stream *s;
+
+	if (!rs->heavy)
+		return;
+	if (rep->stream_read == NULL || (s = calloc(1, sizeof(*s))) == NULL) {
+		if (rep->stream_read == NULL) {
+			atomic_fetch_sub(&d->heavy_in_flight, 1);
+			rs->heavy = false;
+		}
+		return;
+	}
+	s->d = d;
+	s->held = true;
+	s->read = rep->stream_read;
+	s->free = rep->stream_free;
+	s->ctx = rep->stream_ctx;
+	rep->stream_read = slot_read;
+	rep->stream_free = slot_free;
+	rep->stream_ctx = s;
+	rs->heavy = false;
+}
+
+/*
+ * A streamed answer of a pure route, copied as it passes until it grows past what the response cache keeps (an
+ * eighth of its bound): complete and unchanged store, it is kept under its key at the end of the stream, as a
+ * whole answer would be.
+ */
+typedef struct tee {
+	mpd_daemon *d;
+	unsigned route;
+	char *key;
+	size_t klen;
+	uint64_t gen;
+	char *copy;
+	size_t len, cap, limit;
+	bool dropped;			/* grew past the limit, or no memory: not kept */
+	ssize_t (*read)(void *ctx, char *buf, size_t max);
+	void (*free)(void *ctx);
+	void *ctx;
+} tee;
+
+static ssize_t tee_read(void *ctx, char *buf, size_t max)
+{
+	tee *t = ctx;
+	ssize_t n = t->read(t->ctx, buf, max);
+
+	if (n > 0 && !t->dropped) {
+		size_t want = t->len + (size_t)n;
+
+		if (want > t->limit) {
+			t->dropped = true;
+		} else {
+			if (want > t->cap) {
+				size_t cap = t->cap ? t->cap : 65536;
+				char *p;
+
+				while (cap < want)
+					cap *= 2;
+				p = realloc(t->copy, cap);
+				if (p == NULL) {
+					t->dropped = true;
+					return n;
+				}
+				t->copy = p;
+				t->cap = cap;
+			}
+			memcpy(t->copy + t->len, buf, (size_t)n);
+			t->len = want;
+		}
+	}
+	if (n == 0 && !t->dropped && t->len > 0 &&
+	    mp_store_generation(mps_store(t->d->svc)) == t->gen)
+		mpd_respcache_put(t->d->respcache, t->route, t->key, t->klen, t->gen, t->copy, t->len);
+	return n;
+}
+
+static void tee_free(void *ctx)
+{
+	tee *t = ctx;
+
+	t->free(t->ctx);
+	free(t->copy);
+	free(t->key);
+	free(t);
+}
+
+/* Wraps rep's stream in a tee; leaves it as it is (not kept) when the key is too large or memory runs out. */
+static void tee_stream(mpd_daemon *d, unsigned route, const char *key, size_t klen, uint64_t gen, mpd_reply *rep)
+{
+	size_t limit = d->cfg.response_cache_bytes / 8;
+	tee *t;
+
+	if (klen > d->cfg.response_cache_bytes / 4 || (t = calloc(1, sizeof(*t))) == NULL)
+		return;
+	if ((t->key = malloc(klen ? klen : 1)) == NULL) {
+		free(t);
+		return;
+	}
+	memcpy(t->key, key, klen);
+	t->d = d;
+	t->route = route;
+	t->klen = klen;
+	t->gen = gen;
+	t->limit = limit;
+	t->read = rep->stream_read;
+	t->free = rep->stream_free;
+	t->ctx = rep->stream_ctx;
+	rep->stream_read = tee_read;
+	rep->stream_free = tee_free;
+	rep->stream_ctx = t;
+}
+
+static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *req, mpd_reply *rep, req_state *rs)
 {
 	unsigned key = (unsigned)(route - mpd_routes);
 	uint64_t gen = 0;
@@ -371,8 +634,13 @@ static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *re
 	query_key *q = NULL;
 
 	/* text for people is computed each time: the cache holds JSON answers, keyed without ?format */
-	if (d->respcache == NULL || d->svc == NULL || req->text)
-		return run_handler(route, req, rep);
+	if (d->respcache == NULL || d->svc == NULL || req->text) {
+		if ((route->flags & MPD_ROUTE_HEAVY) && (st = take_heavy_slot(d, rs, rep)) != MP_OK)
+			return st;
+		st = run_handler(route, req, rep);
+		heavy_done(d, rs, rep);
+		return st;
+	}
 	if (!(route->flags & MPD_ROUTE_PURE)) {
 		st = run_handler(route, req, rep);
 		if (route->flags & MPD_ROUTE_WRITE) /* a write empties the cache now, not at the next lookup */
@@ -402,7 +670,18 @@ static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *re
 		rep->text_type = "application/json";
 		return MP_OK;
 	}
+	if ((route->flags & MPD_ROUTE_HEAVY) && (st = take_heavy_slot(d, rs, rep)) != MP_OK) {
+		free(q);
+		return st;
+	}
 	st = run_handler(route, req, rep);
+	heavy_done(d, rs, rep);
+	if (st == MP_OK && rep->stream_read) { /* streamed: kept at its end when it is small enough */
+		if (rep->text_type && strcmp(rep->text_type, "application/json") == 0)
+			tee_stream(d, key, kb, klen, gen, rep);
+		free(q);
+		return st;
+	}
 	/* only JSON answers are kept: a tree (printed here, the bytes the reply writer would print) or JSON text a
 	 * handler wrote as it went (POST /v1/fit); text for people (?format=text) is another key, computed each time */
 	if (st != MP_OK || (rep->http_status != 0 && rep->http_status != 200)) {
@@ -444,7 +723,7 @@ static enum MHD_Result reply_error(struct MHD_Connection *conn, req_state *rs, m
 /* The first call for a request, with the headers complete: per-request state, the route (so a request cut off
  * mid-body is logged under it), and a declared body over the cap refused before it is read. */
 static enum MHD_Result on_headers(mpd_daemon *d, struct MHD_Connection *conn, const char *url, const char *method,
-				  void **req_cls)
+				  const char *version, void **req_cls)
 {
 	char idbuf[MP_STORE_ID_MAX + 1], allow[64];
 	const char *id;
@@ -452,12 +731,16 @@ static enum MHD_Result on_headers(mpd_daemon *d, struct MHD_Connection *conn, co
 	unsigned long long declared;
 	req_state *rs = request_begin(d, method, url);
 
+	if (d->guard) /* the headers are in: this request met its deadline (guard.h) */
+		mpd_guard_headers_done(d->guard, MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT)->socket_context);
 	if (rs == NULL)
 		return MHD_NO;
 	*req_cls = rs;
 	route = mpd_route_find(method, url, idbuf, sizeof(idbuf), &id, allow, sizeof(allow));
 	if (route)
 		rs->route = route->pattern;
+	if (check_framing(conn, rs, version) == MHD_NO || rs->status)
+		return rs->status ? MHD_YES : MHD_NO;
 	rs->max_body = route && (route->flags & MPD_ROUTE_LARGE_BODY) ? d->cfg.k8s_max_body_bytes : d->cfg.max_body_bytes;
 	if (content_length(conn, &declared) && declared > rs->max_body)
 		return too_large(conn, rs, rs->max_body);
@@ -469,7 +752,7 @@ static enum MHD_Result on_body_chunk(mpd_daemon *d, struct MHD_Connection *conn,
 				     const char *upload_data, size_t *upload_data_size)
 {
 	rs->received += *upload_data_size;
-	if (rs->status) { /* answered already (413): the rest is read and dropped */
+	if (rs->status) { /* answered already (413, a framing error): the rest is read and dropped */
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
@@ -576,6 +859,8 @@ static enum MHD_Result on_request(mpd_daemon *d, struct MHD_Connection *conn, re
 
 	if (route)
 		rs->route = route->pattern;
+	if (rs->status && !rs->too_large) /* answered when the headers came (a framing error) */
+		return MHD_YES;
 	if (rs->too_large)
 		return too_large(conn, rs, rs->max_body);
 	if (strlen(url) > MPD_MAX_URL_BYTES) {
@@ -636,7 +921,7 @@ static enum MHD_Result on_request(mpd_daemon *d, struct MHD_Connection *conn, re
 		}
 		req.json = body;
 	}
-	st = dispatch(d, route, &req, &rep);
+	st = dispatch(d, route, &req, &rep, rs);
 	cJSON_Delete(body);
 	if (fst != MP_OK && (st == MP_OK || st == MP_EINVAL)) {
 		/* the answer it would have been is not sent: the query's problem (and the handler's, in rep.err.all) */
@@ -655,9 +940,9 @@ static enum MHD_Result on_request(mpd_daemon *d, struct MHD_Connection *conn, re
 	}
 	if (st == MP_EDB && d->metrics)
 		mpd_metrics_db_error(d->metrics);
-	if (st != MP_OK && mpd_http_status(st) >= 500)
-		mpd_log((mpd_log_level)d->cfg.log_level, MPD_LOG_ERROR, "%s %s: %s: %s", method, rs->path,
-			mp_status_str(st), rep.err.message);
+	if (st != MP_OK && mpd_http_status(st) >= 500) /* an expected refusal under load is a warning */
+		mpd_log((mpd_log_level)d->cfg.log_level, st == MP_EOVERLOADED ? MPD_LOG_WARN : MPD_LOG_ERROR,
+			"%s %s: %s: %s", method, rs->path, mp_status_str(st), rep.err.message);
 	ret = reply_error(conn, rs, st, &rep);
 	free(all);
 	return ret;
@@ -671,20 +956,42 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
 {
 	mpd_daemon *d = cls;
 
-	(void)version;
 	if (*req_cls == NULL)
-		return on_headers(d, conn, url, method, req_cls);
+		return on_headers(d, conn, url, method, version, req_cls);
 	if (*upload_data_size > 0)
 		return on_body_chunk(d, conn, *req_cls, upload_data, upload_data_size);
 	return on_request(d, conn, *req_cls, url, method);
+}
+
+/* libmicrohttpd's connection start and end, for the header deadline (guard.h). */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	mpd_daemon *d = cls;
+
+	if (d->guard == NULL)
+		return;
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+		if (ci)
+			mpd_guard_opened(d->guard, ci->connect_fd, socket_context);
+	} else {
+		mpd_guard_closed(d->guard, socket_context);
+	}
 }
 
 /* libmicrohttpd's own errors (oversize headers, socket errors) as JSON log lines at warn. */
 static void mhd_logger(void *cls, const char *fmt, va_list ap)
 {
 	const mpd_daemon *d = cls;
+	/* a client's own disconnect (or the guard's cut) is routine: at debug, so an attack cannot flood the log;
+	 * connections cut are counted in memplan_http_connections_cut_total */
+	bool routine = strncmp(fmt, "Connection socket is closed", 27) == 0 ||
+		       strncmp(fmt, "Socket has been disconnected", 28) == 0 ||
+		       strncmp(fmt, "Server reached connection limit", 31) == 0;
 
-	mpd_vlog((mpd_log_level)d->cfg.log_level, MPD_LOG_WARN, fmt, ap);
+	mpd_vlog((mpd_log_level)d->cfg.log_level, routine ? MPD_LOG_DEBUG : MPD_LOG_WARN, fmt, ap);
 }
 
 /*
@@ -784,9 +1091,13 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 	struct sockaddr_in6 a6;
 	struct sockaddr_in a4;
 	const struct sockaddr *addr;
-	/* AUTO: epoll on Linux. select(), libmicrohttpd's default, refuses every socket numbered 1024 or more, so
-	 * the daemon could not hold --max-connections beyond about a thousand */
-	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC;
+	/* poll(2): select(), libmicrohttpd's default, refuses every socket numbered 1024 or more, so the daemon could
+	 * not hold --max-connections beyond about a thousand; epoll (MHD_USE_AUTO) stalls in libmicrohttpd 0.9.75 (and
+	 * its master as of 2026) when a worker is at its connection limit and a multiple of 128 (MAX_EVENTS) of its
+	 * connections become ready at once: the drain loop calls epoll_wait again with the full timeout, and with the
+	 * listening socket out of the set nothing wakes it for --connection-timeout seconds (issue 19: -c1024 against
+	 * the default limit). poll has no such loop and measured the same under load (bench/RESULTS.md). */
+	unsigned int flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC;
 	const union MHD_DaemonInfo *info;
 	struct MHD_OptionItem pool[] = { { MHD_OPTION_END, 0, NULL }, { MHD_OPTION_END, 0, NULL } };
 	mp_status st = mpd_auth_check_listen(&d->cfg, err); /* no open writes beyond loopback: auth.h */
@@ -809,7 +1120,18 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 	}
 	if (d->metrics == NULL && (d->metrics = mpd_metrics_new()) == NULL)
 		return mp_fail(err, MP_ENOMEM, "", "out of memory");
+	d->heavy_limit = d->cfg.max_heavy_requests ? d->cfg.max_heavy_requests
+			 : d->cfg.threads >= 2	    ? d->cfg.threads / 2
+						    : 1;
+	atomic_init(&d->heavy_in_flight, 0);
 	open_file_limit(d);
+	if (d->guard == NULL &&
+	    (d->guard = mpd_guard_new(d->cfg.header_timeout_seconds, d->cfg.connection_timeout_seconds,
+				      d->cfg.connection_limit, d->metrics)) == NULL) {
+		mpd_metrics_free(d->metrics);
+		d->metrics = NULL;
+		return mp_fail(err, MP_ENOMEM, "", "cannot start the connection guard");
+	}
 	/* one thread: the internal polling thread alone (libmicrohttpd warns about a pool of 1 and ignores it) */
 	pool[0].option = d->cfg.threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END;
 	pool[0].value = (intptr_t)d->cfg.threads;
@@ -819,8 +1141,11 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 				  MHD_OPTION_CONNECTION_TIMEOUT, d->cfg.connection_timeout_seconds,
 				  MHD_OPTION_CONNECTION_LIMIT, d->cfg.connection_limit,
 				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)MPD_CONNECTION_MEMORY_BYTES,
-				  MHD_OPTION_UNESCAPE_CALLBACK, unescape, d, MHD_OPTION_END);
+				  MHD_OPTION_UNESCAPE_CALLBACK, unescape, d, MHD_OPTION_NOTIFY_CONNECTION, on_connection, d,
+				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, d->cfg.max_connections_per_ip, MHD_OPTION_END);
 	if (d->mhd == NULL) {
+		mpd_guard_free(d->guard);
+		d->guard = NULL;
 		mpd_metrics_free(d->metrics);
 		d->metrics = NULL;
 		return mp_fail(err, MP_EINTERNAL, "--listen", "cannot listen on %s:%u (in use or not permitted)",
@@ -848,6 +1173,8 @@ void mpd_stop(mpd_daemon *d)
 		MHD_stop_daemon(d->mhd);
 		d->mhd = NULL;
 	}
+	mpd_guard_free(d->guard); /* every connection has been reported closed */
+	d->guard = NULL;
 	/* After the HTTP threads: cancels running calibrations and joins them before the store closes. */
 	mps_calib_jobs_destroy(d->calib);
 	d->calib = NULL;

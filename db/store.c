@@ -89,28 +89,53 @@ static const char schema_v1[] =
 	" updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))"
 	") STRICT;";
 
+/*
+ * The store's error for SQLite's last one on db. What the operator can act on gets its own status and a true
+ * detail: a full disk (SQLITE_FULL: MP_ENOSPACE, 507) and a database that cannot be written (SQLITE_READONLY:
+ * MP_ESTORAGE, 503); the rest is MP_EDB (500). A failed write changed nothing (its transaction rolls back).
+ */
 static mp_status db_fail(mp_error *err, sqlite3 *db, const char *what)
 {
-	return mp_fail(err, MP_EDB, "", "%s: %s", what, db ? sqlite3_errmsg(db) : "cannot allocate");
+	int code = db ? sqlite3_errcode(db) & 0xff : SQLITE_NOMEM;
+	const char *msg = db ? sqlite3_errmsg(db) : "cannot allocate";
+
+	if (code == SQLITE_FULL)
+		return mp_fail(err, MP_ENOSPACE, "",
+			       "%s: the disk holding the database is full (SQLite: %s); nothing was written: free space "
+			       "on it and send the request again",
+			       what, msg);
+	if (code == SQLITE_READONLY)
+		return mp_fail(err, MP_ESTORAGE, "",
+			       "%s: the database cannot be written (SQLite: %s): check the permissions of the file, of "
+			       "its -wal and -shm files and of their folder, or a read-only filesystem; reads still work",
+			       what, msg);
+	return mp_fail(err, MP_EDB, "", "%s: %s", what, msg);
 }
 
 /* Runs a constant script of statements that take no parameters (DDL, PRAGMA). Callers pass only string
  * literals or const char[] defined from literals (tests/lint_sql.sh checks every call). */
 static mp_status exec_script(sqlite3 *db, const char *sql, mp_error *err)
 {
+	/* what failed, for the message: a transaction's begin or commit is not "the schema" */
+	const char *what = strncmp(sql, "BEGIN", 5) == 0	? "begin a write"
+			   : strncmp(sql, "COMMIT", 6) == 0	? "commit"
+			   : strncmp(sql, "ROLLBACK", 8) == 0 ? "roll back"
+			   : strncmp(sql, "PRAGMA", 6) == 0	? "database settings"
+							: "schema";
+
 	while (sql && *sql) {
 		sqlite3_stmt *stmt = NULL;
 		const char *tail = NULL;
 		int rc = sqlite3_prepare_v2(db, sql, -1, &stmt, &tail);
 
 		if (rc != SQLITE_OK)
-			return db_fail(err, db, "schema");
+			return db_fail(err, db, what);
 		if (stmt) {
 			while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
 				;
 			sqlite3_finalize(stmt);
 			if (rc != SQLITE_DONE)
-				return db_fail(err, db, "schema");
+				return db_fail(err, db, what);
 		}
 		sql = tail;
 	}
@@ -513,6 +538,16 @@ mp_status mp_store_open_at(const char *path, int version, const mp_store_presets
 	sqlite3_busy_timeout(s->db, 10000);
 	st = exec_script(s->db, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL",
 			 err);
+	if (st == MP_ESTORAGE) /* SQLite cannot even read: a WAL database needs its -shm file, which it makes */
+		st = mp_fail(err, MP_ESTORAGE, "--db",
+			     "cannot read the database %s: it is not writable here and SQLite cannot create its %s-shm "
+			     "file (WAL mode); make the file and its folder writable for this user",
+			     path, path);
+	if (st == MP_OK && sqlite3_db_readonly(s->db, "main") == 1 && user_version(s->db) < version)
+		st = mp_fail(err, MP_ESTORAGE, "--db",
+			     "the database %s is read-only and needs migrating to schema version %d (it is at %d): make it "
+			     "writable for one start",
+			     path, version, user_version(s->db));
 	if (st == MP_OK)
 		st = migrate(s, version, presets, err);
 	s->aliases_ready = st == MP_OK && user_version(s->db) >= 6;
@@ -572,14 +607,61 @@ mp_status mp_store_integrity_check(mp_store *s, char *out, size_t len, mp_error 
 	return rc;
 }
 
+/* ----- whether writes can be kept ------------------------------------------------------------------------ */
+
+/* Caller holds the lock. */
+static mp_store_state write_state(mp_store *s, char *why, size_t len)
+{
+	const char *path = sqlite3_db_filename(s->db, "main");
+	int moved = 0;
+
+	if (path == NULL || path[0] == '\0')
+		path = "(in memory)";
+	/* SQLITE_FCNTL_HAS_MOVED: the file at the path is no longer the one open (deleted, renamed or replaced) */
+	if (sqlite3_file_control(s->db, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK && moved) {
+		if (why)
+			snprintf(why, len,
+				 "the database file %s was deleted or replaced while the daemon runs: a write now would be "
+				 "lost when it restarts; restart it (it opens the path again, creating and seeding it when it "
+				 "is gone) or restore the file",
+				 path);
+		return MP_STORE_MOVED;
+	}
+	if (sqlite3_db_readonly(s->db, "main") == 1) {
+		if (why)
+			snprintf(why, len,
+				 "the database %s is open read-only (the file, its -wal or -shm file or its folder is not "
+				 "writable, or the filesystem is read-only): reads are served, writes are refused",
+				 path);
+		return MP_STORE_READONLY;
+	}
+	if (why && len)
+		why[0] = '\0';
+	return MP_STORE_WRITABLE;
+}
+
+mp_store_state mp_store_write_state(mp_store *s, char *why, size_t len)
+{
+	mp_store_state st;
+
+	pthread_mutex_lock(&s->lock);
+	st = write_state(s, why, len);
+	pthread_mutex_unlock(&s->lock);
+	return st;
+}
+
 /* ----- transactions ----------------------------------------------------------------------------------- */
 
-/* Takes the lock and opens a transaction unless one is open (mp_store_begin). */
+/* Takes the lock and opens a transaction unless one is open (mp_store_begin). A database that cannot keep a write
+ * (moved, deleted, read-only) refuses it before it begins: MP_ESTORAGE. */
 static mp_status tx_begin(mp_store *s, mp_error *err)
 {
 	pthread_mutex_lock(&s->lock);
 	if (s->depth == 0) {
-		mp_status st = exec_script(s->db, "BEGIN IMMEDIATE", err);
+		char why[600];
+		mp_status st = write_state(s, why, sizeof(why)) == MP_STORE_WRITABLE
+				       ? exec_script(s->db, "BEGIN IMMEDIATE", err)
+				       : mp_fail(err, MP_ESTORAGE, "", "%s", why);
 
 		if (st != MP_OK) {
 			pthread_mutex_unlock(&s->lock);
@@ -807,10 +889,23 @@ bool mp_store_valid_id(const char *id)
 
 #define BAD_ID_MESSAGE "is not a valid id: ids match ^[a-z0-9][a-z0-9._-]{0,62}$ (1 to 63 bytes)"
 
-static bool memo_get(mp_store *s, const char *id, mp_store_device *out);
+static bool memo_get(mp_store *s, const char *id, const uint64_t *gen, mp_store_device *out);
 static void memo_put(mp_store *s, const mp_store_device *value);
 
+static mp_status device_get(mp_store *s, const char *id, const uint64_t *gen, mp_store_device *out, mp_error *err);
+
 mp_status mp_store_device_get(mp_store *s, const char *id, mp_store_device *out, mp_error *err)
+{
+	return device_get(s, id, NULL, out, err);
+}
+
+mp_status mp_store_device_get_at(mp_store *s, const char *id, uint64_t gen, mp_store_device *out, mp_error *err)
+{
+	return device_get(s, id, &gen, out, err);
+}
+
+/* gen: a generation the caller read just now (NULL: read it here) */
+static mp_status device_get(mp_store *s, const char *id, const uint64_t *gen, mp_store_device *out, mp_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	mp_status rc = MP_OK;
@@ -823,7 +918,7 @@ mp_status mp_store_device_get(mp_store *s, const char *id, mp_store_device *out,
 	pthread_mutex_lock(&s->lock);
 	/* like the decoded models: kept while the generation stays, never inside a transaction */
 	memo = s->depth == 0;
-	if (memo && memo_get(s, id, out)) {
+	if (memo && memo_get(s, id, gen, out)) {
 		pthread_mutex_unlock(&s->lock);
 		return MP_OK;
 	}
@@ -1481,11 +1576,12 @@ static void memo_put(mp_store *s, const mp_store_device *value)
 	m->used = ++s->memo_clock;
 }
 
-/* The memo's copy of device id into out, first dropping every copy when the generation moved. Caller holds the
+/* The memo's copy of device id into out, first dropping every copy when the generation moved. gen: the caller's
+ * fresh reading of the generation, used while the handle's still equals it (NULL: read it now). Caller holds the
  * lock, outside any transaction. */
-static bool memo_get(mp_store *s, const char *id, mp_store_device *out)
+static bool memo_get(mp_store *s, const char *id, const uint64_t *gen, mp_store_device *out)
 {
-	uint64_t g = generation_now(s);
+	uint64_t g = gen && *gen == s->generation ? *gen : generation_now(s);
 	memo_slot *hit;
 
 	if (g != s->memo_generation) {

@@ -702,6 +702,28 @@ bool hf_decode_type(hf_ctx *c, const char *type, bool text_only, mp_model *m)
 	return false;
 }
 
+/*
+ * A mixture-of-experts type needs its experts: without them its FFN width moved to the experts would leave the
+ * dense width 0, and validation would blame intermediate_size (issue 19). Names the type's own key instead.
+ */
+static mp_status check_experts(const mp_model *m, const char *pointer, mp_error *err)
+{
+	static const struct {
+		const char *type, *field;
+	} moe[] = { { "mixtral", "/num_local_experts" },
+		    { "qwen2_moe", "/num_experts" },
+		    { "qwen3_moe", "/num_experts" },
+		    { "deepseek_v3", "/n_routed_experts" } };
+
+	for (size_t i = 0; i < sizeof(moe) / sizeof(moe[0]); i++)
+		if (strcmp(m->model_type, moe[i].type) == 0 && m->num_experts == 0)
+			return mp_fail_at(err, MP_EINVAL, pointer, moe[i].field,
+					  "%s must be at least 1: model_type %s routes each token to experts (a dense "
+					  "model has another model_type)",
+					  moe[i].field + 1, moe[i].type);
+	return MP_OK;
+}
+
 mp_status mpm_from_hf(const cJSON *cfg, const char *pointer, mp_model *m, mp_error *err)
 {
 	hf_ctx c = {cfg, pointer, err, MP_OK, NULL};
@@ -726,6 +748,8 @@ mp_status mpm_from_hf(const cJSON *cfg, const char *pointer, mp_model *m, mp_err
 			               n);
 	}
 	if (hf_decode_type(&c, type->valuestring, false, m)) {
+		if (c.st == MP_OK)
+			c.st = check_experts(m, pointer, err);
 		if (c.st == MP_OK) {
 			mpm_training_extras(c.text ? c.text : cfg, m);
 			mpm_config_facts_of(cfg, c.text, m);

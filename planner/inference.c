@@ -213,9 +213,7 @@ static mp_status evaluate(const mp_model *m, const mp_inference_req *req, const 
 		if (mem->workspace.head_phase_bytes > mem->activations_bytes)
 			mem->activations_bytes = mem->workspace.head_phase_bytes;
 	}
-	mem->overhead_bytes = req->cuda_context_bytes            ? req->cuda_context_bytes
-	                      : (dev && dev->cuda_context_bytes) ? dev->cuda_context_bytes
-	                                                         : MP_DEFAULT_CUDA_CONTEXT_BYTES;
+	mem->overhead_bytes = mp_inference_overhead_bytes(req, dev);
 	mem->total_bytes = mem->weights_bytes;
 	if (!mp_add_u64(mem->total_bytes, mem->kv_cache_bytes, &mem->total_bytes) ||
 	    !mp_add_u64(mem->total_bytes, mem->activations_bytes, &mem->total_bytes) ||
@@ -225,6 +223,27 @@ static mp_status evaluate(const mp_model *m, const mp_inference_req *req, const 
 			       "the plan needs more than 2^53 bytes (9 PB) per GPU: beyond any device, and beyond what "
 			       "the API reports as an exact integer");
 	return MP_OK;
+}
+
+uint64_t mp_inference_overhead_bytes(const mp_inference_req *req, const mp_device *dev)
+{
+	return req->cuda_context_bytes            ? req->cuda_context_bytes
+	       : (dev && dev->cuda_context_bytes) ? dev->cuda_context_bytes
+	                                          : MP_DEFAULT_CUDA_CONTEXT_BYTES;
+}
+
+bool mp_inference_on_device(const mp_inference_memory *mem, const mp_inference_req *req, const mp_device *dev,
+                            mp_inference_memory *out)
+{
+	uint64_t overhead = mp_inference_overhead_bytes(req, dev), total = mem->total_bytes - mem->overhead_bytes;
+
+	if (out != mem)
+		*out = *mem;
+	if (!mp_add_u64(total, overhead, &total) || total > MP_MAX_PLAN_BYTES)
+		return false;
+	out->overhead_bytes = overhead;
+	out->total_bytes = total;
+	return true;
 }
 
 static uint64_t budget_of(const mp_inference_opts *o, uint64_t capacity)
@@ -240,9 +259,10 @@ static bool fits_with(const mp_model *m, const mp_inference_req *req, const mp_i
                       const mp_weights *weights, uint64_t budget)
 {
 	mp_inference_memory mem;
-	mp_error e = MP_ERROR_INIT;
 
-	return evaluate(m, req, o, dev, weights, &mem, &e) == MP_OK && mem.total_bytes <= budget;
+	/* no error text: the probes past the model's context or 2^53 bytes fail by design, and formatting each
+	 * message (about 1,600 instructions) was a tenth of a plan's cost */
+	return evaluate(m, req, o, dev, weights, &mem, NULL) == MP_OK && mem.total_bytes <= budget;
 }
 
 typedef struct fit_search {
@@ -261,14 +281,13 @@ static mp_status excess_at(void *ctx, uint64_t v, double *out, mp_error *err)
 {
 	fit_search *c = ctx;
 	mp_inference_memory mem;
-	mp_error e = MP_ERROR_INIT;
 
 	(void)err;
 	if (c->batch)
 		c->r.batch_size = v;
 	else
 		c->r.sequence_length = v;
-	*out = evaluate(c->m, &c->r, c->o, c->dev, c->weights, &mem, &e) == MP_OK
+	*out = evaluate(c->m, &c->r, c->o, c->dev, c->weights, &mem, NULL) == MP_OK /* as fits_with: no error text */
 	           ? (double)mem.total_bytes - (double)c->budget - 0.5
 	           : INFINITY;
 	return MP_OK;
@@ -279,20 +298,30 @@ static mp_status excess_at(void *ctx, uint64_t v, double *out, mp_error *err)
  * the bisection's answer in about 4 plans instead of about 20, since memory is close to linear in both. */
 static uint64_t largest(const mp_model *m, const mp_inference_req *base, const mp_inference_opts *o,
                         const mp_device *dev, const mp_weights *weights, uint64_t budget, bool batch, uint64_t lo,
-                        uint64_t hi)
+                        uint64_t hi, uint64_t known_v, uint64_t known_total)
 {
 	fit_search c = {m, *base, o, dev, weights, budget, batch};
 	uint64_t a = lo > 0 ? lo : 1, first_over;
-	double ga, ghi;
+	double ga, ghi, gk = (double)known_total - (double)budget - 0.5;
 
 	if (lo == 0 && hi == 0)
 		return 0;
-	excess_at(&c, a, &ga, NULL);
-	if (ga >= 0)
-		return 0;
+	/* the request's own plan is one probe already made: it narrows the bracket from one side (memory grows with v,
+	 * so the crossing is the same) and the search makes one plan fewer */
+	if (known_v > a && known_v < hi && gk < 0) {
+		a = known_v;
+		ga = gk;
+	} else {
+		excess_at(&c, a, &ga, NULL);
+		if (ga >= 0)
+			return 0;
+	}
 	if (a >= hi)
 		return a;
-	excess_at(&c, hi, &ghi, NULL);
+	if (known_v > a && known_v <= hi && gk >= 0)
+		ghi = gk, hi = known_v;
+	else
+		excess_at(&c, hi, &ghi, NULL);
 	if (ghi < 0)
 		return hi;
 	if (mp_search_crossing(a, ga, hi, ghi, excess_at, &c, &first_over, NULL, NULL) != MP_OK)
@@ -347,7 +376,8 @@ mp_status mp_plan_inference_ex(const mp_model *m, const mp_param_count *pc, cons
 
 	mp_fit_verdict(mem, o, dev, fit);
 	/* the searches keep this tensor-parallel degree, so they reuse its weights */
-	fit->max_batch_size = largest(m, req, o, dev, &mem->weights, fit->budget_bytes, true, 0, MP_MAX_BATCH_SIZE);
+	fit->max_batch_size = largest(m, req, o, dev, &mem->weights, fit->budget_bytes, true, 0, MP_MAX_BATCH_SIZE,
+	                              req->batch_size, mem->total_bytes);
 	seq_hi = mp_model_sequence_ceiling(m, o->allow_beyond_max_position);
 	if (o->length_scope == MP_LENGTH_SHARED && !o->allow_beyond_max_position) {
 		uint64_t cap;
@@ -358,7 +388,8 @@ mp_status mp_plan_inference_ex(const mp_model *m, const mp_param_count *pc, cons
 	}
 	/* shared scope: every slot holds at least one token, so the search starts at batch_size */
 	fit->max_sequence_length = largest(m, req, o, dev, &mem->weights, fit->budget_bytes, false,
-	                                   o->length_scope == MP_LENGTH_SHARED ? req->batch_size : 0, seq_hi);
+	                                   o->length_scope == MP_LENGTH_SHARED ? req->batch_size : 0, seq_hi,
+	                                   req->sequence_length, mem->total_bytes);
 
 	/* the smallest GPU count: the first valid tensor-parallel degree at which the request fits */
 	nd = mp_valid_tp_degrees(m, degrees, MP_MAX_TP_DEGREES);
@@ -366,6 +397,14 @@ mp_status mp_plan_inference_ex(const mp_model *m, const mp_param_count *pc, cons
 		mp_inference_req r = *req;
 		mp_inference_opts ro = *o;
 
+		/* the request's own layout on as many GPUs as its tensor-parallel degree: the plan just made */
+		if (degrees[i] == mem->tensor_parallel_size && (req->num_gpus == 0 || req->num_gpus == degrees[i])) {
+			if (fit->fits) {
+				fit->min_gpus = degrees[i];
+				break;
+			}
+			continue;
+		}
 		ro.tensor_parallel_size = degrees[i];
 		r.num_gpus = degrees[i];
 		if (fits_with(m, &r, &ro, dev, NULL, fit->budget_bytes)) {

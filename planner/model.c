@@ -322,6 +322,34 @@ static bool experts(uint64_t *acc, uint64_t *active, const mp_model *m)
 	       mp_add_u64(*acc, router + shared, acc);
 }
 
+/*
+ * An overflowing count names the config key that drives it: every term is a product of these dimensions, so the
+ * largest one is the value to check (issue 19: hidden_size 2^40 was reported as the whole model, and before that as
+ * /sequence_length). Example: hidden_size 1,099,511,627,776 -> "/hidden_size".
+ */
+mp_status mp_model_overflow(const mp_model *m, const char *what, mp_error *err)
+{
+	const struct {
+		const char *field;
+		uint64_t v;
+	} dims[] = { { "/hidden_size", m->hidden_size },
+		     { "/intermediate_size", m->intermediate_size },
+		     { "/moe_intermediate_size", m->moe_intermediate_size },
+		     { "/vocab_size", m->vocab_size },
+		     { "/num_hidden_layers", m->num_layers },
+		     { "/head_dim", m->head_dim },
+		     { "/num_attention_heads", m->num_heads },
+		     { "/num_local_experts", m->num_experts } };
+	size_t big = 0;
+
+	for (size_t i = 1; i < sizeof(dims) / sizeof(dims[0]); i++)
+		if (dims[i].v > dims[big].v)
+			big = i;
+	return mp_fail_at(err, MP_EOVERFLOW, mp_model_pointer(m), dims[big].field,
+			  "%s (%llu) makes %s overflow 64 bits: no model is that large; check the value",
+			  dims[big].field + 1, (unsigned long long)dims[big].v, what);
+}
+
 mp_status mp_count_parameters(const mp_model *m, mp_param_count *out, mp_error *err)
 {
 	mp_status st;
@@ -408,5 +436,5 @@ mp_status mp_count_parameters(const mp_model *m, mp_param_count *out, mp_error *
 	out->active_per_token = active_trunk;
 	return MP_OK;
 overflow:
-	return mp_fail(err, MP_EOVERFLOW, mp_model_pointer(m), "the parameter count overflows 64 bits");
+	return mp_model_overflow(m, "the parameter count", err);
 }

@@ -303,6 +303,24 @@ mp_status mp_plan_inference_ex(const mp_model *m, const mp_param_count *pc, cons
  */
 void mp_fit_verdict(const mp_inference_memory *mem, const mp_inference_opts *opts, const mp_device *dev, mp_fit *fit);
 
+/*
+ * The one term of an inference plan that depends on the device: the per-GPU overhead, the request's
+ * cuda_context_bytes, else the device's (dev may be NULL), else MP_DEFAULT_CUDA_CONTEXT_BYTES. Every other term
+ * is the device's business only through the verdict, so a scheduler's batch plans each job once per GPU count
+ * and rebases it per device (mp_inference_on_device). Example: no override, an H200 profile without its own
+ * figure -> 552,402,944.
+ */
+uint64_t mp_inference_overhead_bytes(const mp_inference_req *req, const mp_device *dev);
+
+/*
+ * mem (planned with dev NULL) as mp_plan_inference_ex would have planned it on dev: the overhead and the total
+ * move with the device's CUDA context. false when the total would pass 2^53 (mp_plan_inference_ex's MP_EOVERFLOW).
+ * Worked example (tests/test_inference.c): a device with cuda_context_bytes 1 GiB adds 521,338,880 bytes to a
+ * Llama-3-8B plan's total. out may be mem.
+ */
+bool mp_inference_on_device(const mp_inference_memory *mem, const mp_inference_req *req, const mp_device *dev,
+                            mp_inference_memory *out);
+
 /* mp_plan_inference_ex with every option at its default (no prefill workspace: weights + KV + overhead). */
 mp_status mp_plan_inference(const mp_model *m, const mp_param_count *pc, const mp_inference_req *req,
                             const mp_device *dev, mp_inference_memory *mem, mp_fit *fit, mp_error *err);

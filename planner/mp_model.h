@@ -273,6 +273,11 @@ const char *mp_sdpa_kernel_name(mp_sdpa_kernel k);
 /* Where errors about m's keys are named: m->json_pointer, or "/model" when it is empty. */
 const char *mp_model_pointer(const mp_model *m);
 
+/* MP_EOVERFLOW for a model-sized quantity (what: "the parameter count", "the weight bytes") that does not fit 64
+ * bits, naming the largest of the config's dimensions, which drives every such product. Example: hidden_size
+ * 1,099,511,627,776 -> "/model/hf_config/hidden_size". */
+mp_status mp_model_overflow(const mp_model *m, const char *what, mp_error *err);
+
 /* Is layer i (0-based) a mixture-of-experts layer? first_dense_layers, moe_layer_step and
  * dense_layer_mask together decide (transformers: first_k_dense_replace, decoder_sparse_step, mlp_only_layers). */
 bool mp_model_is_moe_layer(const mp_model *m, uint64_t i);

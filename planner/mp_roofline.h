@@ -211,18 +211,22 @@ typedef struct mp_step_req {
 #define MP_STEP_MAX_OPS 32
 
 typedef struct mp_step_op {
-	char name[24];  /* "qkv", "attention", "o_proj", "mlp_up", "experts_down", "lm_head", ... */
+	const char *name; /* static: "qkv", "attention", "o_proj", "mlp_up", "experts_down", "lm_head", ... */
 	uint64_t count; /* how many times per step (layers that have it) */
 	mp_op op;
 	mp_roof roof;          /* one instance */
 	double time_seconds;   /* count x roof.time_seconds */
 	uint64_t weight_bytes; /* per instance: the part of roof.bytes that is weights (0 for none) */
+	uint64_t fixed_bytes;  /* per instance: the part of roof.bytes that does not grow with the batch: the
+	                          weights and a norm's weight vector (decode; mp_step_crossing_batch) */
+	uint64_t expert_weight_bytes; /* routed-expert ops: the weights of one expert (weight_bytes is
+	                                 active_experts x this, rounded); 0 for every other op */
 } mp_step_op;
 
 typedef struct mp_step {
+	/* every member before ops is cleared by mp_step_analyze: keep ops last */
 	mp_phase phase;
 	size_t nops;
-	mp_step_op ops[MP_STEP_MAX_OPS];
 	double flops;                          /* whole step */
 	double bytes;                          /* whole step (double: summed over layers) */
 	double weight_bytes;                   /* of which weights */
@@ -234,6 +238,9 @@ typedef struct mp_step {
 	double tokens_per_second_total;        /* x batch */
 	bool compute_bound;                    /* compute-bound ops take most of the step */
 	double active_experts;                 /* MoE: expected experts read per MoE layer (0 when dense) */
+	uint64_t tokens;                       /* rows of each per-token op: batch (decode), batch x prompt */
+	uint64_t num_experts, experts_per_token; /* MoE routing the expert ops follow (0 when dense) */
+	mp_step_op ops[MP_STEP_MAX_OPS];       /* the first nops are set; the rest are not touched */
 } mp_step;
 
 /*
@@ -254,11 +261,27 @@ mp_status mp_step_analyze(const mp_model *m, const mp_device *d, mp_phase phase,
 /*
  * The smallest batch at which the decode step's FLOP time reaches its byte time (sum of flops / peak >= sum of
  * bytes / bandwidth over the ops). 0 when it never does up to MP_STEP_MAX_SEARCH_BATCH (long contexts: the KV
- * reads grow with the batch as fast as the FLOPs). req->batch_size is ignored.
+ * reads grow with the batch as fast as the FLOPs). req->batch_size is ignored: one decode step at batch 1 is
+ * analysed and mp_step_crossing_batch solves for the batch.
  * Example: the Llama-3-8B matrix chain on the H200 ceilings measured in shared/groundtruth/h200 -> 192.
  */
 #define MP_STEP_MAX_SEARCH_BATCH UINT64_C(65536)
 mp_status mp_step_compute_bound_batch(const mp_model *m, const mp_device *d, const mp_step_req *req, uint64_t *out,
                                       mp_error *err);
+
+/*
+ * The same crossing from a decode step already analysed at any batch B (the plan's own step: the analysis runs
+ * once). In a decode step every op's FLOPs and its non-weight bytes (activations, each sequence's KV reads) are
+ * proportional to the batch, and its weight bytes are fixed, except routed experts, which read
+ * E (1 - (1 - k/E)^b) experts of expert_weight_bytes each. So each op's balance at batch b is
+ *   count x (compute_time x b/B - memory_time x bytes(b) / bytes(B)),  bytes(b) = W + (bytes(B) - W) b/B,
+ * whose sum is linear in b for a dense model: balance(b) = alpha b - beta, crossing at ceil(beta / alpha), no
+ * search. For an MoE model the sum is convex in b (the concave expert reads enter with a minus sign) and the
+ * crossing search (mp_search_crossing) runs on this closed form, not on new step analyses. Exact up to
+ * floating-point rounding against analysing the step at every batch (tests/test_roofline.c checks both ways).
+ * Example: Llama-3-8B bf16, context 0, on 3.352 TB/s and 989.4 TFLOP/s (tests/test_roofline.c): 250 < b < 420.
+ * Returns 0 in *out when never (or when step is not a decode step).
+ */
+void mp_step_crossing_batch(const mp_step *decode, uint64_t *out);
 
 #endif /* MP_ROOFLINE_H */

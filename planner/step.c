@@ -7,6 +7,7 @@
  * layer patterns (hybrids) decide which layers attend, run a recurrent mixer or hold a feed-forward block.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,10 +35,11 @@ static mp_status add(builder *b, const char *name, uint64_t count, const mp_op *
 		return mp_fail(b->err, MP_EINTERNAL, "", "step analysis: more than %d operations", MP_STEP_MAX_OPS);
 	so = &b->s->ops[b->s->nops];
 	memset(so, 0, sizeof(*so));
-	snprintf(so->name, sizeof(so->name), "%s", name);
+	so->name = name; /* a literal */
 	so->count = count;
 	so->op = *op;
 	so->weight_bytes = weight_bytes;
+	so->fixed_bytes = weight_bytes;
 	st = mp_roofline(b->d, op, &so->roof, b->err);
 	if (st != MP_OK) {
 		/* an operation's overflow names no field of its own: the step's sizes (batch x tokens) drive it */
@@ -73,7 +75,7 @@ static mp_status linear(builder *b, const char *name, uint64_t count, uint64_t r
 	op.k = k;
 	op.n = n;
 	if (!mp_mul_u64(k, n, &kn) || !mp_dtype_bytes(b->w, kn, &wb))
-		return mp_fail(b->err, MP_EOVERFLOW, mp_model_pointer(b->m), "weight bytes overflow 64 bits");
+		return mp_model_overflow(b->m, "a layer's weight bytes", b->err);
 	return add(b, name, count, &op, wb);
 }
 
@@ -81,6 +83,9 @@ static mp_status vector_op(builder *b, const char *name, uint64_t count, mp_op_k
                            uint64_t inputs, double flops_per_element)
 {
 	mp_op op;
+	mp_status st;
+	uint64_t fixed = 0;
+	size_t before;
 
 	if (b->matmuls_only)
 		return MP_OK;
@@ -96,7 +101,13 @@ static mp_status vector_op(builder *b, const char *name, uint64_t count, mp_op_k
 		op.outputs = 1;
 		op.flops_per_element = flops_per_element;
 	}
-	return add(b, name, count, &op, 0);
+	before = b->s->nops;
+	st = add(b, name, count, &op, 0);
+	/* a norm also reads its weight vector (cols values; LayerNorm's bias too) whatever the batch */
+	if (st == MP_OK && b->s->nops > before && (kind == MP_OP_RMSNORM || kind == MP_OP_LAYERNORM) &&
+	    mp_dtype_bytes(b->act, kind == MP_OP_LAYERNORM ? 2 * cols : cols, &fixed))
+		b->s->ops[b->s->nops - 1].fixed_bytes = fixed;
+	return st;
 }
 
 /* Layers whose MLP is a routed MoE (deepseek first_k_dense_replace, qwen2_moe decoder_sparse_step, mlp_only_layers,
@@ -370,6 +381,8 @@ static mp_status mlp_ops(builder *b, const mp_model *m)
 		/* Distinct experts hit by tokens x top-k uniform draws: E (1 - (1 - k/E)^tokens). */
 		active = (double)E * (1.0 - pow(1.0 - (double)k / (double)E, (double)b->tokens));
 		b->s->active_experts = active;
+		b->s->num_experts = E;
+		b->s->experts_per_token = k;
 		st = linear(b, "router", moe, b->tokens, m->hidden_size, E + m->zero_experts);
 		if (st != MP_OK)
 			return st;
@@ -395,6 +408,7 @@ static mp_status mlp_ops(builder *b, const mp_model *m)
 			st = add(b, pass ? "experts_down" : (gated ? "experts_gate_up" : "experts_up"), moe, &op, wb);
 			if (st != MP_OK)
 				return st;
+			b->s->ops[b->s->nops - 1].expert_weight_bytes = pass ? expert_down : expert_up;
 			if (pass == 0)
 				st = vector_op(b, "experts_act", moe, MP_OP_ELEMENTWISE, rows, ffn, gated ? 2 : 1,
 				               act_flops);
@@ -466,7 +480,7 @@ mp_status mp_step_analyze(const mp_model *model, const mp_device *d, mp_phase ph
 	const mp_model *m = model;
 	uint64_t L = m->num_layers, head_rows, tp = req->tensor_parallel_size ? req->tensor_parallel_size : 1;
 
-	memset(out, 0, sizeof(*out));
+	memset(out, 0, offsetof(mp_step, ops)); /* the ops are set as they are added (16 KB not cleared per step) */
 	out->phase = phase;
 	st = check(m, phase, req, err);
 	if (st != MP_OK)
@@ -496,6 +510,7 @@ mp_status mp_step_analyze(const mp_model *model, const mp_device *d, mp_phase ph
 	else if (!mp_mul_u64(req->batch_size, req->prompt_tokens, &b.tokens))
 		return mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/prompt_tokens", "batch x prompt tokens overflows 64 bits");
 	head_rows = req->batch_size; /* decode: one new token each; prefill: the last position's logits */
+	out->tokens = b.tokens;
 
 	{
 		mp_op_kind norm = m->norm_kind == MP_NORM_LAYER ? MP_OP_LAYERNORM : MP_OP_RMSNORM;
@@ -546,58 +561,90 @@ mp_status mp_step_analyze(const mp_model *model, const mp_device *d, mp_phase ph
 	return MP_OK;
 }
 
-/* Sum over the ops of FLOP time minus byte time (>= 0: the step's math outweighs its traffic). */
-static mp_status balance(const mp_model *m, const mp_device *d, const mp_step_req *req, uint64_t batch, double *out,
-                         mp_error *err)
+/* The decode step's balance (FLOP time minus byte time, summed over the ops) at batch b, from the step s analysed
+ * at batch s->tokens (mp_roofline.h: mp_step_crossing_batch). Dense ops are linear in b; routed-expert ops read
+ * E (1 - (1 - k/E)^b) experts. */
+static double balance_at_batch(const mp_step *s, double b)
 {
-	mp_step_req r = *req;
-	mp_step s;
-	mp_status st;
+	double B = (double)s->tokens, sum = 0, active = 0;
 
-	r.batch_size = batch;
-	st = mp_step_analyze(m, d, MP_PHASE_DECODE, &r, &s, err);
-	if (st != MP_OK)
-		return st;
-	*out = 0;
-	for (size_t i = 0; i < s.nops; i++)
-		*out +=
-		    (double)s.ops[i].count * (s.ops[i].roof.compute_time_seconds - s.ops[i].roof.memory_time_seconds);
+	if (s->num_experts)
+		active = (double)s->num_experts *
+		         (1.0 - pow(1.0 - (double)s->experts_per_token / (double)s->num_experts, b));
+	for (size_t i = 0; i < s->nops; i++) {
+		const mp_step_op *so = &s->ops[i];
+		double w = so->expert_weight_bytes ? active * (double)so->expert_weight_bytes : (double)so->fixed_bytes;
+		double bytes = w + ((double)so->roof.bytes - (double)so->fixed_bytes) * b / B;
+		double mem = so->roof.bytes ? so->roof.memory_time_seconds * bytes / (double)so->roof.bytes : 0;
+
+		sum += (double)so->count * (so->roof.compute_time_seconds * b / B - mem);
+	}
+	return sum;
+}
+
+typedef struct crossing_ctx {
+	const mp_step *s;
+} crossing_ctx;
+
+static mp_status balance_fn(void *ctx, uint64_t batch, double *out, mp_error *err)
+{
+	const crossing_ctx *c = ctx;
+
+	(void)err;
+	*out = balance_at_batch(c->s, (double)batch);
 	return MP_OK;
 }
 
-typedef struct balance_ctx {
-	const mp_model *m;
-	const mp_device *d;
-	const mp_step_req *req;
-} balance_ctx;
-
-static mp_status balance_at(void *ctx, uint64_t batch, double *out, mp_error *err)
+void mp_step_crossing_batch(const mp_step *s, uint64_t *out)
 {
-	const balance_ctx *c = ctx;
+	const uint64_t hi = MP_STEP_MAX_SEARCH_BATCH;
+	double g1, ghi, alpha = 0, beta = 0;
+	crossing_ctx c = {s};
 
-	return balance(c->m, c->d, c->req, batch, out, err);
+	*out = 0;
+	if (s->phase != MP_PHASE_DECODE || s->tokens == 0)
+		return;
+	g1 = balance_at_batch(s, 1);
+	if (g1 >= 0) {
+		*out = 1;
+		return;
+	}
+	ghi = balance_at_batch(s, (double)hi);
+	if (!(ghi >= 0))
+		return; /* still memory-bound at the end of the range (or no figures at all) */
+	if (s->num_experts == 0) {
+		/* linear: balance(b) = alpha b - beta; alpha from the ends of the range, the crossing at beta / alpha */
+		alpha = (ghi - g1) / (double)(hi - 1);
+		beta = alpha - g1;
+		if (alpha > 0) {
+			double r = ceil(beta / alpha);
+			uint64_t b = r <= 1 ? 2 : r >= (double)hi ? hi : (uint64_t)r;
+
+			/* rounding can leave the closed form a hair off an exact crossing: settle it on the balance itself */
+			while (b > 2 && balance_at_batch(s, (double)(b - 1)) >= 0)
+				b--;
+			while (b < hi && balance_at_batch(s, (double)b) < 0)
+				b++;
+			*out = b;
+			return;
+		}
+	}
+	/* convex (MoE): the crossing search on the closed form, a few evaluations of the sum over the ops */
+	if (mp_search_crossing(1, g1, hi, ghi, balance_fn, &c, out, NULL, NULL) != MP_OK)
+		*out = 0; /* not reached: balance_fn never fails */
 }
 
 mp_status mp_step_compute_bound_batch(const mp_model *m, const mp_device *d, const mp_step_req *req, uint64_t *out,
                                       mp_error *err)
 {
-	uint64_t lo = 1, hi = MP_STEP_MAX_SEARCH_BATCH;
-	double flo, fhi;
-	balance_ctx c = {m, d, req};
+	mp_step_req r = *req;
+	mp_step s;
 	mp_status st;
 
 	*out = 0;
-	/* balance(b) is convex in b (linear FLOPs, concave MoE expert reads), so once >= 0 it stays >= 0. */
-	st = balance(m, d, req, lo, &flo, err);
-	if (st != MP_OK)
-		return st;
-	if (flo >= 0) {
-		*out = lo;
-		return MP_OK;
-	}
-	st = balance(m, d, req, hi, &fhi, err);
-	if (st != MP_OK || fhi < 0)
-		return st;
-	/* linear for a dense model: interpolation finds it in two more steps (mp_core.h) */
-	return mp_search_crossing(lo, flo, hi, fhi, balance_at, &c, out, NULL, err);
+	r.batch_size = 1;
+	st = mp_step_analyze(m, d, MP_PHASE_DECODE, &r, &s, err);
+	if (st == MP_OK)
+		mp_step_crossing_batch(&s, out);
+	return st;
 }

@@ -562,5 +562,5 @@ mp_status mp_weight_bytes(const mp_model *m, mp_dtype weight_dtype, mp_dtype com
 			goto overflow;
 	return MP_OK;
 overflow:
-	return mp_fail(err, MP_EOVERFLOW, mp_model_pointer(m), "weight bytes overflow 64 bits");
+	return mp_model_overflow(m, "the weight bytes", err);
 }

@@ -79,7 +79,7 @@ mp_status mp_prefill_workspace(const mp_model *m, const mp_inference_req *req, c
 	fwd_style st = style_of(m);
 	uint64_t tp = o->tensor_parallel_size ? o->tensor_parallel_size : (req->num_gpus ? req->num_gpus : 1);
 	uint64_t a = mp_dtype_layout_of(o->compute_dtype ? o->compute_dtype : MP_DTYPE_BF16).block_bytes;
-	uint64_t b = req->batch_size, s = req->sequence_length, total, T, sk, pos, h = m->hidden_size;
+	uint64_t b = req->batch_size, s = req->sequence_length, total, T = 0, sk, pos, h = m->hidden_size;
 	uint64_t heads = m->num_heads / tp, kvh = m->num_kv_heads >= tp ? m->num_kv_heads / tp : 1;
 	uint64_t positions = o->logits_positions ? o->logits_positions : 1;
 	acc common = {0, true}, attn = {0, true}, mlp = {0, true}, head = {0, true}, x;
@@ -91,7 +91,10 @@ mp_status mp_prefill_workspace(const mp_model *m, const mp_inference_req *req, c
 	    m->moe_intermediate_size > LIM || m->shared_expert_intermediate_size > LIM || m->num_experts > LIM ||
 	    m->kv_lora_rank > LIM || m->qk_nope_head_dim > LIM || m->qk_rope_head_dim > LIM || m->v_head_dim > LIM ||
 	    m->num_experts_per_tok > LIM || positions > LIM || m->rotary_dim > LIM)
-		goto overflow;
+		/* a model dimension, not the request, is out of range: name it (issue 19 reported /sequence_length) */
+		return positions > LIM ? mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/logits_positions",
+						    "logits_positions must be at most %llu", (unsigned long long)LIM)
+				       : mp_model_overflow(m, "the prefill workspace", err);
 	if (o->length_scope == MP_LENGTH_SHARED) {
 		total = s;
 		sk = s / b + (s % b != 0); /* each slot's share */
@@ -257,5 +260,8 @@ mp_status mp_prefill_workspace(const mp_model *m, const mp_inference_req *req, c
 		ws->peak_phase = "head";
 	return MP_OK;
 overflow:
-	return mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/sequence_length", "the prefill workspace overflows 64 bits");
+	return mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/sequence_length",
+			  "the prefill workspace of %llu tokens (batch_size x sequence_length, or max_num_batched_tokens) "
+			  "x hidden_size %llu overflows 64 bits: lower sequence_length, batch_size or max_num_batched_tokens",
+			  (unsigned long long)T, (unsigned long long)h);
 }

@@ -57,13 +57,13 @@ const char *mps_figure_name(mps_figure f)
 
 /* The total memory an engine's rule reads: SGLang's nvidia-smi memory.total (NVML's figure, the profile's
  * nvml_memory_bytes when known); vLLM's and TensorRT-LLM's torch.cuda total (the CUDA total: the capacity). */
-static uint64_t engine_total_bytes(mp_engine e, const mp_store_device *dev)
+static uint64_t engine_total_bytes(mp_engine e, const mp_device *hw, uint64_t nvml_memory_bytes)
 {
-	if (dev == NULL)
+	if (hw == NULL)
 		return 0;
-	if (e == MP_ENGINE_SGLANG && dev->nvml_memory_bytes)
-		return dev->nvml_memory_bytes;
-	return mp_device_capacity_bytes(&dev->hw);
+	if (e == MP_ENGINE_SGLANG && nvml_memory_bytes)
+		return nvml_memory_bytes;
+	return mp_device_capacity_bytes(hw);
 }
 
 static uint64_t job_tp(const mps_inference_job *j)
@@ -76,6 +76,14 @@ static uint64_t job_tp(const mps_inference_job *j)
 mp_status mps_inference_opts_for(const mps_inference_job *j, const mp_store_device *dev, mp_inference_opts *out,
 				 mps_prefill_choice *choice, mp_error *err)
 {
+	return mps_inference_opts_on(j, dev ? &dev->hw : NULL, dev ? dev->name : NULL, dev ? dev->nvml_memory_bytes : 0,
+				     out, choice, err);
+}
+
+mp_status mps_inference_opts_on(const mps_inference_job *j, const mp_device *hw, const char *name,
+				uint64_t nvml_memory_bytes, mp_inference_opts *out, mps_prefill_choice *choice,
+				mp_error *err)
+{
 	mps_prefill_choice c;
 	mp_engine e = j->engine.engine;
 	mp_engine_defaults d;
@@ -84,7 +92,7 @@ mp_status mps_inference_opts_for(const mps_inference_job *j, const mp_store_devi
 
 	memset(&c, 0, sizeof(c));
 	*out = j->opts;
-	st = mp_engine_defaults_for(e, engine_total_bytes(e, dev), dev ? dev->name : NULL, job_tp(j),
+	st = mp_engine_defaults_for(e, engine_total_bytes(e, hw, nvml_memory_bytes), name, job_tp(j),
 				    &d, err);
 	if (st != MP_OK)
 		return st;

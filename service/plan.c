@@ -5,6 +5,7 @@
  * leaves out is taken as the engine it names (vLLM when none) would take it on the device. Fills result structs;
  * encodes nothing.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,8 +32,8 @@ static mp_status performance(const mps_model *m, const mp_inference_req *req, co
 	st = mp_step_analyze(&m->arch, dev, MP_PHASE_DECODE, &sr, &out->decode, err);
 	if (st == MP_OK)
 		st = mp_step_analyze(&m->arch, dev, MP_PHASE_PREFILL, &sr, &out->prefill, err);
-	if (st == MP_OK)
-		st = mp_step_compute_bound_batch(&m->arch, dev, &sr, &out->compute_bound_batch, err);
+	if (st == MP_OK) /* from the decode step just analysed: no further analyses (mp_roofline.h) */
+		mp_step_crossing_batch(&out->decode, &out->compute_bound_batch);
 	return st;
 }
 
@@ -42,7 +43,15 @@ mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, 
 	mp_inference_req req;
 	mp_status st;
 
-	/* out->model may already be m (the plan endpoint resolves into it): copy through a temporary */
+	/* every member but the model, the job and the device (copied in below) and perf's two steps (filled by their
+	 * analysis before they are read) is cleared: the 36 KB of the steps are not cleared per plan or capacity row */
+	memset(&out->choice, 0, offsetof(mps_inference_plan, device) - offsetof(mps_inference_plan, choice));
+	memset(&out->fit, 0, offsetof(mps_inference_plan, perf) - offsetof(mps_inference_plan, fit));
+	out->perf.compute_bound_batch = 0;
+	out->perf.tensor_parallel_size = 0;
+	out->perf.decode.nops = out->perf.prefill.nops = 0;
+	memset(&out->opts, 0, sizeof(*out) - offsetof(mps_inference_plan, opts));
+	/* out->model may already be m (the plan endpoint resolves into it) */
 	if (&out->model != m)
 		out->model = *m;
 	out->job = *job;
@@ -85,9 +94,10 @@ mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, 
 mp_status mps_plan_inference(mps_service *s, const mps_inference_request *rq, mps_inference_plan *out, mp_error *err)
 {
 	mp_status st;
+	uint64_t gen = mp_store_generation(mps_store(s)); /* once: the model and the device read at the same state */
 
-	memset(out, 0, sizeof(*out));
-	st = mps_model_resolve(s, &rq->job.model, &out->model, err);
+	out->have_device = false;
+	st = mps_model_resolve_at(s, &rq->job.model, gen, &out->model, err);
 	if (st == MP_OK && !out->model.architecture_known)
 		st = mp_fail(
 			err, MP_EINVAL, rq->job.model.pointer,
@@ -96,7 +106,7 @@ mp_status mps_plan_inference(mps_service *s, const mps_inference_request *rq, mp
 			"num_attention_heads, vocab_size and intermediate_size (num_key_value_heads and head_dim when they "
 			"differ from the defaults)");
 	if (st == MP_OK && rq->device.given)
-		st = mps_device_resolve(s, &rq->device, &out->device, err);
+		st = mps_device_resolve_at(s, &rq->device, gen, &out->device, err);
 	if (st != MP_OK)
 		return st;
 	return mps_plan_inference_on(&out->model, rq->device.given ? &out->device : NULL, &rq->job, out, err);

@@ -31,8 +31,8 @@ static mp_status transformer(mps_service *s, const mps_roofline_transformer *t, 
 	st = mp_step_analyze(&out->model.arch, dev, MP_PHASE_DECODE, &req, &out->decode, err);
 	if (st == MP_OK)
 		st = mp_step_analyze(&out->model.arch, dev, MP_PHASE_PREFILL, &req, &out->prefill, err);
-	if (st == MP_OK)
-		st = mp_step_compute_bound_batch(&out->model.arch, dev, &req, &out->decode_compute_bound_batch, err);
+	if (st == MP_OK) /* from the decode step just analysed (mp_roofline.h) */
+		mp_step_crossing_batch(&out->decode, &out->decode_compute_bound_batch);
 	out->have_transformer = st == MP_OK;
 	return st;
 }

@@ -121,6 +121,7 @@ void mps_health_get(mps_service *s, mps_health *h)
 	memset(h, 0, sizeof(*h));
 	h->db_path = s->db_path;
 	h->schema_version = mp_store_user_version(s->store);
+	h->db_writable = mp_store_write_state(s->store, h->db_problem, sizeof(h->db_problem)) == MP_STORE_WRITABLE;
 	h->kernels_built_in = mp_calib_built_in();
 	pthread_mutex_lock(&s->lock);
 	if (!s->gpu_probed) {
@@ -188,10 +189,9 @@ static void memo_put(mps_service *s, const mps_model *m)
 	slot->used = ++s->memo_clock;
 }
 
-/* A stored model: parsed and counted once per store generation. */
-static mp_status stored_model(mps_service *s, const char *id, mps_model *out, mp_error *err)
+/* A stored model: parsed and counted once per store generation (gen: read by the caller just now). */
+static mp_status stored_model(mps_service *s, const char *id, uint64_t gen, mps_model *out, mp_error *err)
 {
-	uint64_t gen = mp_store_generation(s->store);
 	mp_store_model row;
 	mp_status st;
 
@@ -235,6 +235,11 @@ void mps_model_memo_stats(mps_service *s, uint64_t *hits, uint64_t *misses)
 
 mp_status mps_model_resolve(mps_service *s, const mps_model_ref *ref, mps_model *out, mp_error *err)
 {
+	return mps_model_resolve_at(s, ref, ref->kind == MPS_MODEL_STORED ? mp_store_generation(s->store) : 0, out, err);
+}
+
+mp_status mps_model_resolve_at(mps_service *s, const mps_model_ref *ref, uint64_t gen, mps_model *out, mp_error *err)
+{
 	mp_status st;
 
 	memset(out, 0, sizeof(*out));
@@ -251,7 +256,7 @@ mp_status mps_model_resolve(mps_service *s, const mps_model_ref *ref, mps_model 
 		snprintf(id, sizeof(id), "%s", ref->id);
 		if (ref->repo_id[0] && !mps_model_repo_lookup(ref->repo_id, id, sizeof(id)))
 			return mps_not_found(s, true, asked, ref->pointer, err);
-		st = stored_model(s, id, out, err);
+		st = stored_model(s, id, gen, out, err);
 		if (st == MP_ENOTFOUND)
 			return mps_not_found(s, true, asked, ref->pointer, err);
 		if (st == MP_EINVAL)
@@ -276,13 +281,19 @@ mp_status mps_model_resolve(mps_service *s, const mps_model_ref *ref, mps_model 
 
 mp_status mps_device_resolve(mps_service *s, const mps_device_ref *ref, mp_store_device *out, mp_error *err)
 {
+	return mps_device_resolve_at(s, ref, ref->inline_profile ? 0 : mp_store_generation(s->store), out, err);
+}
+
+mp_status mps_device_resolve_at(mps_service *s, const mps_device_ref *ref, uint64_t gen, mp_store_device *out,
+				mp_error *err)
+{
 	mp_status st;
 
 	if (ref->inline_profile) {
 		*out = ref->profile;
 		return MP_OK;
 	}
-	st = mp_store_device_get(s->store, ref->id, out, err);
+	st = mp_store_device_get_at(s->store, ref->id, gen, out, err);
 	if (st == MP_ENOTFOUND)
 		return mps_not_found(s, false, ref->id, ref->pointer, err);
 	if (st != MP_OK)

@@ -57,6 +57,8 @@ const char *const *mps_model_repo_ids(const char *id);
 typedef struct mps_health {
 	const char *db_path;		/* borrowed from the service */
 	int schema_version;
+	bool db_writable;		/* false: writes are refused (db_problem says why); reads still work */
+	char db_problem[600];		/* "" when writable */
 	bool gpu_available;
 	bool kernels_built_in;
 	char gpu_name[128];
@@ -103,6 +105,9 @@ typedef struct mps_model {
  * the planner's errors naming the config keys (under arch.json_pointer).
  */
 mp_status mps_model_resolve(mps_service *s, const mps_model_ref *ref, mps_model *out, mp_error *err);
+/* As mps_model_resolve and mps_device_resolve, at a store generation the caller has just read
+ * (mp_store_generation): a request that resolves both reads it once (db/store.h: mp_store_device_get_at). */
+mp_status mps_model_resolve_at(mps_service *s, const mps_model_ref *ref, uint64_t gen, mps_model *out, mp_error *err);
 /* How many stored-model resolutions the memo answered, and how many read and parsed the row. */
 void mps_model_memo_stats(mps_service *s, uint64_t *hits, uint64_t *misses);
 
@@ -113,13 +118,15 @@ typedef struct mps_device_ref {
 	bool given;			/* false: the request names no device */
 	bool inline_profile;		/* true: `profile` holds it (its id may be "") */
 	char id[MP_STORE_ID_MAX];
-	mp_store_device profile;
+	mp_store_device profile;	/* set only when inline_profile (the decoder leaves it alone otherwise) */
 	char pointer[64];		/* where the member sits: "/device" */
 } mps_device_ref;
 
 /* Resolves ref into *out (a stored profile read, an inline one copied). Errors: MP_ENOTFOUND naming ref->pointer,
  * MP_EINVAL (not a valid id), MP_EDB. */
 mp_status mps_device_resolve(mps_service *s, const mps_device_ref *ref, mp_store_device *out, mp_error *err);
+mp_status mps_device_resolve_at(mps_service *s, const mps_device_ref *ref, uint64_t gen, mp_store_device *out,
+				mp_error *err);
 
 /* ----- inference plan ------------------------------------------------------------------------------------ */
 
@@ -188,6 +195,10 @@ typedef struct mps_prefill_choice {
  */
 mp_status mps_inference_opts_for(const mps_inference_job *j, const mp_store_device *dev, mp_inference_opts *out,
 				 mps_prefill_choice *choice, mp_error *err);
+/* The same from the figures the rule reads: hw (NULL: no device), the device's name and NVML total (0: unknown). */
+mp_status mps_inference_opts_on(const mps_inference_job *j, const mp_device *hw, const char *name,
+				uint64_t nvml_memory_bytes, mp_inference_opts *out, mps_prefill_choice *choice,
+				mp_error *err);
 
 /* One launch argument of an engine's command line. */
 typedef struct mps_engine_arg {
@@ -252,6 +263,8 @@ typedef struct mps_performance {
 	uint64_t tensor_parallel_size;
 } mps_performance;
 
+/* mps_plan_inference_on clears every member except the model, the job and the device (copied in) and perf's two steps
+ * (filled before they are read): a new member goes anywhere else. */
 typedef struct mps_inference_plan {
 	mps_model model;
 	mps_inference_job job;		/* the request's job with its defaults resolved (what was planned) */
@@ -440,20 +453,51 @@ typedef struct mps_fit_row {
 	const char *binding_term;	/* static string */
 } mps_fit_row;
 
+/* A device as the fit holds it: its id and the figures the verdict reads (not the whole 4 KB store row, so every
+ * stored device can be held: 23,588 of them in 11 MB). */
+typedef struct mps_fit_device {
+	char id[MP_STORE_ID_MAX];
+	char name[128];			/* the profile's name: an inline profile's rows are told apart by it; vLLM's
+					   defaults test it for "A100" */
+	uint64_t nvml_memory_bytes;	/* NVML's total (SGLang's defaults read it); 0 = unknown */
+	char nvml_name[MP_STORE_ALIAS_MAX];	/* the first alias that is an NVML name (it has a blank: "NVIDIA H100 80GB
+						   HBM3"), from which Slurm's AutoDetect=nvml GRES type follows; "" none */
+	mp_device hw;
+} mps_fit_device;
+
 /* Where the answers go, one job at a time, in request order (the encoder writes them out as they come, so the
- * whole answer is never held twice). Each callback returns MP_OK to go on. Borrowed arguments. */
+ * whole answer is never held). Each callback returns MP_OK to go on. Borrowed arguments. */
 typedef struct mps_fit_sink {
 	/* once the devices are known, before the first job */
 	mp_status (*begin)(void *ctx, const mps_fit_request *rq, size_t ndevices);
 	mp_status (*job_begin)(void *ctx, const mps_fit_job *job, const mps_model *model);
-	mp_status (*device)(void *ctx, const mp_store_device *dev, const mps_fit_row *rows, size_t nrows,
+	mp_status (*device)(void *ctx, const mps_fit_device *dev, const mps_fit_row *rows, size_t nrows,
 			    uint64_t smallest_gpu_count);
 	mp_status (*job_end)(void *ctx);
 } mps_fit_sink;
 
-/* Evaluates every job against every device and GPU count. Errors (before any answer is given): the jobs' own,
- * naming them ("/jobs/3/inference/batch_size"), MP_ETOOLARGE (over MPS_FIT_MAX_PAIRS pairs or more stored devices
- * than MPS_FIT_MAX_DEVICES), MP_ENOTFOUND, MP_EDB; then those the sink returns. */
+/*
+ * A fit in two halves, so that every error is known before the first byte of the answer is sent and the answer can
+ * then be written job by job while the connection takes it (daemon/h_fit.c streams it):
+ * - mps_fit_prepare resolves every model and device and plans every job at every GPU count (memory does not depend
+ *   on the device except through its CUDA context, planner/mp_inference.h: mp_inference_overhead_bytes), keeping
+ *   per job and GPU count the five byte terms only (48 bytes; 3 MB for the largest fit). Errors: the jobs' own,
+ *   naming them ("/jobs/3/inference/batch_size"; a job no GPU count can plan is a 422 with the first count's
+ *   reason), MP_ETOOLARGE (over MPS_FIT_MAX_PAIRS job x device pairs), MP_ENOTFOUND, MP_EDB, MP_ENOMEM.
+ * - mps_fit_emit_begin then mps_fit_emit for job 0, 1, ... judge each job on every device (the plan endpoints'
+ *   own verdicts) and give the rows to the sink; they fail only with what the sink returns.
+ * rq is borrowed and must outlive *out; mps_fit_plan_free releases it.
+ */
+typedef struct mps_fit_plan mps_fit_plan;
+mp_status mps_fit_prepare(mps_service *s, const mps_fit_request *rq, mps_fit_plan **out, mp_error *err);
+size_t mps_fit_plan_devices(const mps_fit_plan *p);
+size_t mps_fit_plan_jobs(const mps_fit_plan *p);
+mp_status mps_fit_emit_begin(const mps_fit_plan *p, const mps_fit_sink *sink, void *ctx);
+mp_status mps_fit_emit(const mps_fit_plan *p, size_t job, const mps_fit_sink *sink, void *ctx);
+void mps_fit_plan_free(mps_fit_plan *p);
+
+/* The whole fit in one call: prepare, then every job to the sink. Errors: as mps_fit_prepare, then those the sink
+ * returns. */
 mp_status mps_fit(mps_service *s, const mps_fit_request *rq, const mps_fit_sink *sink, void *ctx, mp_error *err);
 
 /* ----- capacity ------------------------------------------------------------------------------------------- */
@@ -466,7 +510,11 @@ typedef struct mps_capacity_request {
 	mps_inference_job job;
 	char vendor[64], source[16];	/* device filters, "" = all */
 	unsigned kinds;			/* MP_STORE_KIND_* mask; 0 = GPUs only */
+	uint64_t limit;			/* devices in this page (1 to MPS_CAPACITY_MAX_LIMIT; 0 = the maximum) */
+	char after[MP_STORE_ID_MAX];	/* the cursor: devices after this id ("" = from the first) */
 } mps_capacity_request;
+
+#define MPS_CAPACITY_MAX_LIMIT 1000
 
 /* One device's row: the inference plan at batch 1 on that device. */
 typedef struct mps_capacity_row {
@@ -484,10 +532,12 @@ typedef struct mps_capacity_row {
 typedef mp_status (*mps_capacity_fn)(void *ctx, const mps_capacity_row *row);
 
 /* GET /v1/capacity: the model, then one row per matching device in id order (GPUs unless rq->kinds says
- * otherwise). Each row is mps_plan_inference for the same job on that device: its max_concurrent_sequences is the
- * plan's max_batch_size. Errors: MP_ENOTFOUND naming "?model", the planner's, MP_EDB; those fn returns. */
+ * otherwise), a page of at most rq->limit devices after rq->after; next_cursor (MP_STORE_ID_MAX bytes) gets the id
+ * to continue after, "" when this page ends the list. Each row is mps_plan_inference for the same job on that
+ * device: its max_concurrent_sequences is the plan's max_batch_size. Errors: MP_ENOTFOUND naming "?model", the
+ * planner's, MP_EDB; those fn returns. */
 mp_status mps_capacity(mps_service *s, const mps_capacity_request *rq, mps_model *model, mps_capacity_fn fn, void *ctx,
-		       mp_error *err);
+		       char *next_cursor, mp_error *err);
 
 /* ----- roofline ---------------------------------------------------------------------------------------- */
 

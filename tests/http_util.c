@@ -15,6 +15,11 @@
 
 void http_start(mpd_daemon *d, char *dir, size_t dirlen)
 {
+	http_start_with(d, dir, dirlen, NULL);
+}
+
+void http_start_with(mpd_daemon *d, char *dir, size_t dirlen, void (*adjust)(mpd_config *cfg))
+{
 	mp_error err = MP_ERROR_INIT;
 
 	memset(d, 0, sizeof(*d));
@@ -38,6 +43,8 @@ void http_start(mpd_daemon *d, char *dir, size_t dirlen)
 		exit(1);
 	}
 	snprintf(d->cfg.db_path, sizeof(d->cfg.db_path), "%s/memplan.db", dir);
+	if (adjust)
+		adjust(&d->cfg);
 	if (mps_open(d->cfg.db_path, &d->svc, &err) != MP_OK || mpd_start(d, &err) != MP_OK) {
 		fprintf(stderr, "cannot start the daemon: %s\n", err.message);
 		exit(1);
@@ -98,6 +105,10 @@ static size_t on_header(char *p, size_t size, size_t n, void *ctx)
 	header_value(p, size * n, "ETag", r->etag, sizeof(r->etag));
 	header_value(p, size * n, "Location", r->location, sizeof(r->location));
 	header_value(p, size * n, "Content-Security-Policy", r->csp, sizeof(r->csp));
+	header_value(p, size * n, "Retry-After", r->retry_after, sizeof(r->retry_after));
+	header_value(p, size * n, "Transfer-Encoding", r->transfer_encoding, sizeof(r->transfer_encoding));
+	header_value(p, size * n, "Content-Length", r->content_length, sizeof(r->content_length));
+	header_value(p, size * n, "Connection", r->connection, sizeof(r->connection));
 	return size * n;
 }
 

@@ -20,6 +20,10 @@ typedef struct http_resp {
 	char etag[128];
 	char location[256];
 	char csp[512];		/* Content-Security-Policy */
+	char retry_after[32];
+	char transfer_encoding[64];
+	char content_length[32];
+	char connection[32];
 	cJSON *json;		/* parsed body when it is JSON, else NULL; owned */
 } http_resp;
 
@@ -34,6 +38,8 @@ int http_fixture_teardown(void **state);
 
 /* Starts a daemon with a fresh database in a temporary folder; fills d. Aborts on failure. */
 void http_start(mpd_daemon *d, char *dir, size_t dirlen);
+/* The same, with adjust (may be NULL) changing the settings first (limits, timeouts). */
+void http_start_with(mpd_daemon *d, char *dir, size_t dirlen, void (*adjust)(mpd_config *cfg));
 void http_stop(mpd_daemon *d, const char *dir);
 
 /* Sends a request; content_type NULL sends none; extra_header (e.g. "If-None-Match: x") may be NULL. */

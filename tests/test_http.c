@@ -434,8 +434,8 @@ static void test_unknown_query(void **state)
 	expect_problem(f, "GET", "/v1/health?x", NULL, NULL, 422, "?x");
 	expect_problem(f, "POST", "/v1/plan/inference?dry_run=1", "{\"model\":\"llama-3-8b\"," LLAMA3_REQ_TAIL, J, 422,
 		       "?dry_run");
-	expect_problem(f, "GET", "/v1/capacity?model=llama-3-8b&sequence_length=4096&limit=2", NULL, NULL, 422,
-		       "?limit");
+	expect_problem(f, "GET", "/v1/capacity?model=llama-3-8b&sequence_length=4096&page=2", NULL, NULL, 422,
+		       "?page");
 	/* a NUL in the name is shown as '?', never as a raw control character */
 	expect_problem(f, "GET", "/v1/models?a%00b=1", NULL, NULL, 422, "?a?b");
 	/* the documented ones pass */

@@ -875,12 +875,78 @@ static void test_step_properties(void **state)
 					continue;
 				}
 				assert_true(b > 1);
-				assert_true(step_balance(&m, &d, &req, b) >= 0);
-				assert_true(step_balance(&m, &d, &req, b - 1) < 0);
+				if (!(step_balance(&m, &d, &req, b) >= 0 && step_balance(&m, &d, &req, b - 1) < 0))
+					fail_msg("%s context %llu: crossing %llu, balance there %.6g, at b - 1 %.6g", ids[i],
+					         (unsigned long long)contexts[j], (unsigned long long)b,
+					         step_balance(&m, &d, &req, b), step_balance(&m, &d, &req, b - 1));
 				crossings++;
 			}
 		assert_true(crossings >= 4);
 	}
+}
+
+/* The analytic crossing (mp_step_crossing_batch) against its definition on full step analyses, for dense,
+ * sliding-window, MoE (Mixtral, Qwen3-MoE) and MLA (DeepSeek-V3) shapes, with and without tensor parallelism, a
+ * quantized KV cache, and derived from decode steps at batch 1 and at batch 37 (the plan derives it from its own
+ * step): the smallest batch whose balance is >= 0, the batch before it < 0. */
+static void test_crossing_batch(void **state)
+{
+	static const char *const paths[] = { "tests/ref/models/llama-3-8b.json", "tests/data/gemma-2-2b.json",
+					      "tests/ref/models/mixtral-8x7b.json", "tests/data/qwen3-30b-a3b.json",
+					      "tests/data/deepseek-v3.json" };
+	static const uint64_t contexts[] = { 0, 200 };
+	static const uint64_t tps[] = { 1, 2 };
+	mp_device d = {0};
+	int crossings = 0, cases = 0;
+
+	(void)state;
+	d.memory_bandwidth_bytes_per_second = 4.8e12;
+	d.l2_bandwidth_bytes_per_second = 12e12;
+	d.peak_flops_per_second[MP_DTYPE_BF16] = 989.4e12;
+	d.peak_flops_per_second[MP_DTYPE_FP32] = 66.9e12;
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		cJSON *cfg = ref_json_path(paths[i]);
+		mp_model m;
+		mp_error err;
+
+		if (mpm_from_hf(cfg, "/model/hf_config", &m, &err) != MP_OK)
+			fail_msg("%s: %s: %s", paths[i], err.field, err.message);
+		cJSON_Delete(cfg);
+		for (size_t j = 0; j < 2; j++)
+			for (size_t t = 0; t < 2; t++)
+				for (int q8 = 0; q8 < 2; q8++) {
+					mp_step_req req = {.weight_dtype = MP_DTYPE_BF16,
+					                   .kv_cache_dtype = q8 ? MP_DTYPE_Q8_0 : MP_DTYPE_BF16,
+					                   .context_tokens = contexts[j],
+					                   .tensor_parallel_size = tps[t]};
+					static mp_step s37;
+					uint64_t b1, b37;
+
+					if (!mp_tp_degree_ok(&m, tps[t]))
+						continue;
+					assert_int_equal(mp_step_compute_bound_batch(&m, &d, &req, &b1, NULL), MP_OK);
+					req.batch_size = 37;
+					assert_int_equal(mp_step_analyze(&m, &d, MP_PHASE_DECODE, &req, &s37, NULL), MP_OK);
+					mp_step_crossing_batch(&s37, &b37);
+					if (b1 != b37)
+						fail_msg("%s tp %llu context %llu: %llu from batch 1, %llu from batch 37", paths[i],
+						         (unsigned long long)tps[t], (unsigned long long)contexts[j],
+						         (unsigned long long)b1, (unsigned long long)b37);
+					cases++;
+					if (b1 == 0) {
+						assert_true(step_balance(&m, &d, &req, MP_STEP_MAX_SEARCH_BATCH) < 0);
+						continue;
+					}
+					if (!(step_balance(&m, &d, &req, b1) >= 0 && (b1 == 1 || step_balance(&m, &d, &req, b1 - 1) < 0)))
+						fail_msg("%s tp %llu context %llu: crossing %llu, balance %.6g there, %.6g before",
+						         paths[i], (unsigned long long)tps[t], (unsigned long long)contexts[j],
+						         (unsigned long long)b1, step_balance(&m, &d, &req, b1),
+						         step_balance(&m, &d, &req, b1 - 1));
+					crossings++;
+				}
+	}
+	assert_true(cases >= 30);
+	assert_true(crossings >= 20);
 }
 
 static void test_errors(void **state)
@@ -1273,6 +1339,19 @@ static void test_xml_escape(void **state)
 	               "b",
 	               buf, sizeof(buf)); /* control characters are not XML */
 	assert_string_equal(buf, "ab");
+	/* ill-formed UTF-8 (a query's %ff%fe) and the noncharacters U+FFFE, U+FFFF become U+FFFD, one per bad byte */
+	mpc_xml_escape("a\xff\xfe"
+	               "b",
+	               buf, sizeof(buf));
+	assert_string_equal(buf, "a\xef\xbf\xbd\xef\xbf\xbd"
+	                         "b");
+	mpc_xml_escape("x\xef\xbf\xbe"
+	               "y\xef\xbf\xbf",
+	               buf, sizeof(buf));
+	assert_string_equal(buf, "x\xef\xbf\xbd"
+	                         "y\xef\xbf\xbd");
+	mpc_xml_escape("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xed\xa0\x80", buf, sizeof(buf)); /* kept; a surrogate is not */
+	assert_string_equal(buf, "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
 }
 
 /* x (or y) of value v by log interpolation between the first and last tick of the axis. */
@@ -1356,6 +1435,28 @@ static void test_svg_chart(void **state)
 
 	doc = xmlReadMemory(r.body, (int)r.len, "roofline.svg", NULL, XML_PARSE_NONET);
 	assert_non_null(doc);
+	/* a label of any bytes still gives a chart XML parsers take (issue 19: %ff%fe and U+FFFE gave 200 and text
+	 * that libxml2 refused) */
+	{
+		static const char *const labels[] = { "%ff%fe", "%ef%bf%be", "%ed%a0%80%01x" };
+
+		for (size_t i = 0; i < 3; i++) {
+			char path[256];
+			http_resp bad;
+			xmlDocPtr parsed;
+
+			snprintf(path, sizeof(path),
+			         "/v1/devices/h100-sxm5-80gb/roofline.svg?op=matmul:m=1,k=4096,n=4096,dtype=bf16,label=%s",
+			         labels[i]);
+			http_do(&f->d, "GET", path, NULL, NULL, NULL, &bad);
+			assert_int_equal(bad.status, 200);
+			parsed = xmlReadMemory(bad.body, (int)bad.len, "bad.svg", NULL, XML_PARSE_NONET);
+			if (parsed == NULL)
+				fail_msg("label %s: the chart is not XML", labels[i]);
+			xmlFreeDoc(parsed);
+			http_resp_free(&bad);
+		}
+	}
 	ctx = xmlXPathNewContext(doc);
 	xmlXPathRegisterNs(ctx, (const xmlChar *)"s", (const xmlChar *)"http://www.w3.org/2000/svg");
 	/* the ridge at (ridge, peak) */
@@ -1654,6 +1755,7 @@ int main(void)
 	    cmocka_unit_test(test_recurrent_step),
 	    cmocka_unit_test(test_h200_prefill),
 	    cmocka_unit_test(test_step_properties),
+	    cmocka_unit_test(test_crossing_batch),
 	    cmocka_unit_test(test_errors),
 	    cmocka_unit_test(test_hierarchical),
 	    cmocka_unit_test(test_xml_escape),

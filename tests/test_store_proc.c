@@ -5,6 +5,7 @@
  * `memplan db export` / `db import` carry devices and user models to another database.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,8 +45,21 @@ static void db_path(char *out, size_t len, const char *name)
 	snprintf(out, len, "%s/%s", dir, name);
 }
 
+typedef struct spawn_opts {
+	const char *disk_full_flag;	/* preload tests/full_disk.c, full while this file exists (NULL: no) */
+	bool as_nobody;			/* run as uid/gid 65534 (when the test runs as root) */
+	char *startup;			/* out: the start-up lines (heap), when not NULL */
+} spawn_opts;
+
+static proc spawn_ex(const char *db, spawn_opts *o);
+
 /* Starts `memplan serve` on a free port and reads the port from its start-up line on stderr. */
 static proc spawn(const char *db)
+{
+	return spawn_ex(db, NULL);
+}
+
+static proc spawn_ex(const char *db, spawn_opts *o)
 {
 	int fd[2];
 	proc p = { 0, 0 };
@@ -58,6 +73,17 @@ static proc spawn(const char *db)
 		dup2(fd[1], 2);
 		close(fd[0]);
 		close(fd[1]);
+		if (o && o->disk_full_flag) {
+			char lib[600];
+			const char *b = getenv("MEMPLAN_TEST_LIB_DIR");
+
+			snprintf(lib, sizeof(lib), "%s/libfull_disk.so", b ? b : "build/tests");
+			setenv("LD_PRELOAD", lib, 1);
+			setenv("MEMPLAN_TEST_DISK_FULL", o->disk_full_flag, 1);
+			setenv("ASAN_OPTIONS", "verify_asan_link_order=0:detect_leaks=0", 1); /* the library comes first */
+		}
+		if (o && o->as_nobody && geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
+			_exit(126);
 		execl(bin(), bin(), "serve", "--listen", "127.0.0.1:0", "--db", db, (char *)NULL);
 		_exit(127);
 	}
@@ -66,8 +92,28 @@ static proc spawn(const char *db)
 	while (fgets(line, sizeof(line), f)) {
 		const char *at = strstr(line, "listening on 127.0.0.1:");
 
+		if (o && o->startup) {
+			size_t had = strlen(o->startup);
+			char *more = realloc(o->startup, had + strlen(line) + 1);
+
+			if (more) {
+				memcpy(more + had, line, strlen(line) + 1);
+				o->startup = more;
+			}
+		}
 		if (at) {
 			p.port = (unsigned)strtoul(at + 23, NULL, 10);
+			if (o && o->startup) { /* the line after it: a warning about the database, if any */
+				if (fgets(line, sizeof(line), f)) {
+					size_t had = strlen(o->startup);
+					char *more = realloc(o->startup, had + strlen(line) + 1);
+
+					if (more) {
+						memcpy(more + had, line, strlen(line) + 1);
+						o->startup = more;
+					}
+				}
+			}
 			break;
 		}
 	}
@@ -345,6 +391,96 @@ static void test_export_import(void **state)
 	mp_store_close(s);
 }
 
+/* Finding 9, a full disk: every write is 507 insufficient-storage saying so (was: 500 "schema: database or disk
+ * is full"), reads go on, health stays ok (a full disk is not the database's state), and once there is room again
+ * the next write succeeds: nothing acknowledged is lost, nothing half-written stays. */
+static void test_disk_full(void **state)
+{
+	char db[128], flag[160], *body = NULL;
+	spawn_opts o = { 0 };
+	proc p;
+	FILE *f;
+
+	(void)state;
+	db_path(db, sizeof(db), "full.db");
+	db_path(flag, sizeof(flag), "disk-is-full");
+	o.disk_full_flag = flag;
+	p = spawn_ex(db, &o);
+	assert_int_equal(put_device(p.port, "before", 1), 201);
+	f = fopen(flag, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(req(p.port, "PUT", "/v1/devices/during",
+			     "{\"name\":\"x\",\"vendor\":\"v\",\"memory_bytes\":1073741824,\"memory_bandwidth_bytes_per_"
+			     "second\":1e12,\"peak_flops_per_second\":{\"bf16\":1e14}}",
+			     &body),
+			 507);
+	assert_non_null(strstr(body, "urn:memplan:problem:insufficient-storage"));
+	assert_non_null(strstr(body, "the disk holding the database is full"));
+	assert_null(strstr(body, "schema:"));
+	free(body);
+	body = NULL;
+	assert_int_equal(req(p.port, "GET", "/v1/devices/before", NULL, NULL), 200);
+	assert_int_equal(req(p.port, "GET", "/v1/devices/during", NULL, NULL), 404);
+	assert_int_equal(req(p.port, "GET", "/v1/health", NULL, &body), 200);
+	assert_non_null(strstr(body, "\"status\":\"ok\""));
+	free(body);
+	unlink(flag);
+	assert_int_equal(put_device(p.port, "after", 2), 201);
+	assert_int_equal(WEXITSTATUS(stop(&p, SIGTERM)), 0);
+	p = spawn(db);
+	assert_int_equal(req(p.port, "GET", "/v1/devices/before", NULL, NULL), 200);
+	assert_int_equal(req(p.port, "GET", "/v1/devices/after", NULL, NULL), 200);
+	assert_int_equal(req(p.port, "GET", "/v1/devices/during", NULL, NULL), 404);
+	stop(&p, SIGTERM);
+}
+
+/* Finding 9, a read-only database (the file not writable by the daemon's user; its -wal and -shm are, as when a
+ * file is chmod'ed 0444 under a running system): the daemon says so when it starts, serves reads, answers every
+ * write 503 database-unavailable naming the cause, and health reports degraded. */
+static void test_read_only(void **state)
+{
+	char db[128], wal[160], shm[160], *body = NULL;
+	mps_service *keep = NULL;
+	spawn_opts o = { 0 };
+	mp_error err;
+	proc p;
+
+	(void)state;
+	db_path(db, sizeof(db), "ro.db");
+	snprintf(wal, sizeof(wal), "%s-wal", db);
+	snprintf(shm, sizeof(shm), "%s-shm", db);
+	/* created and seeded, and held open so that its -wal and -shm files stay */
+	assert_int_equal(mps_open(db, &keep, &err), MP_OK);
+	assert_int_equal(chmod(dir, 0755), 0);
+	assert_int_equal(chmod(db, 0444), 0);
+	assert_int_equal(chmod(wal, 0666), 0);
+	assert_int_equal(chmod(shm, 0666), 0);
+	o.as_nobody = true; /* as root the mode bits would not bind */
+	o.startup = calloc(1, 1);
+	p = spawn_ex(db, &o);
+	if (strstr(o.startup, "open read-only") == NULL)
+		fail_msg("no read-only warning at start: %s", o.startup);
+	assert_int_equal(req(p.port, "GET", "/v1/devices/h100-sxm5-80gb", NULL, NULL), 200);
+	assert_int_equal(req(p.port, "PUT", "/v1/devices/x",
+			     "{\"name\":\"x\",\"vendor\":\"v\",\"memory_bytes\":1073741824,\"memory_bandwidth_bytes_per_"
+			     "second\":1e12,\"peak_flops_per_second\":{\"bf16\":1e14}}",
+			     &body),
+			 503);
+	assert_non_null(strstr(body, "urn:memplan:problem:database-unavailable"));
+	assert_non_null(strstr(body, "read-only"));
+	free(body);
+	body = NULL;
+	assert_int_equal(req(p.port, "GET", "/v1/health", NULL, &body), 200);
+	assert_non_null(strstr(body, "\"status\":\"degraded\""));
+	assert_non_null(strstr(body, "\"writable\":false"));
+	free(body);
+	stop(&p, SIGTERM);
+	free(o.startup);
+	chmod(db, 0644);
+	mps_close(keep);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -352,6 +488,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_two_daemons, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sigkill_mid_loop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_export_import, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_only, setup, teardown),
 	};
 	int rc;
 

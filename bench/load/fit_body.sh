@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench/load/fit_body.sh: prints a POST /v1/fit body with N candidates (default 1,000) for bench/load/run.sh:
-# N/10 inference jobs (stored models, batch sizes 1-64, sequence lengths 1,024-8,192) x 10 stored preset devices x
+# N/10 inference jobs (stored models, batch sizes 1-64, sequence lengths 1,024-4,096: within every model's context) x 10 stored preset devices x
 # one GPU count, so the daemon evaluates exactly N job/device pairs. Usage: bench/load/fit_body.sh [N]
 set -eu
 N=${1:-1000}
@@ -15,7 +15,7 @@ for m in $(seq 0 $((jobs - 1))); do
 	esac
 	[ "$i" -gt 0 ] && printf ','
 	printf '{"id":"job-%d","inference":{"model":"%s","weight_dtype":"bf16","kv_cache_dtype":"bf16",' "$m" "$model"
-	printf '"batch_size":%d,"sequence_length":%d}}' $((1 << (m % 7))) $((1024 << (m % 4)))
+	printf '"batch_size":%d,"sequence_length":%d}}' $((1 << (m % 7))) $((1024 << (m % 3)))
 	i=$((i + 1))
 done
 printf ']}\n'
