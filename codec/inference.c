@@ -155,18 +155,18 @@ static mp_status decode_body(const cJSON *body, const char *pointer, inference_b
 		return mp_problems_end(&p, err);
 	j->opts = ib->opts;
 	j->opts.formats.int4_scheme = (mp_int4_scheme)ib->int4_scheme;
-	j->int4_scheme_given = cJSON_GetObjectItemCaseSensitive(body, "int4_scheme") != NULL;
-	j->int4_group_size_given = cJSON_GetObjectItemCaseSensitive(body, "int4_group_size") != NULL;
-	j->compute_dtype_given = cJSON_GetObjectItemCaseSensitive(body, "compute_dtype") != NULL;
+	j->int4_scheme_given = mpc_member(body, "int4_scheme") != NULL;
+	j->int4_group_size_given = mpc_member(body, "int4_group_size") != NULL;
+	j->compute_dtype_given = mpc_member(body, "compute_dtype") != NULL;
 	{
 		/* the string fields are read only when the table took them (a bad type is its problem already) */
-		const cJSON *w = cJSON_GetObjectItemCaseSensitive(body, "weight_dtype");
-		const cJSON *k = cJSON_GetObjectItemCaseSensitive(body, "kv_cache_dtype");
+		const cJSON *w = mpc_member(body, "weight_dtype");
+		const cJSON *k = mpc_member(body, "kv_cache_dtype");
 		bool scheme_given = j->int4_scheme_given;
 		mp_int4_scheme asked = j->opts.formats.int4_scheme;
 
-		snprintf(wfield, sizeof(wfield), "%s/weight_dtype", pointer);
-		snprintf(field, sizeof(field), "%s/kv_cache_dtype", pointer);
+		mpc_join(wfield, sizeof(wfield), pointer, "/weight_dtype");
+		mpc_join(field, sizeof(field), pointer, "/kv_cache_dtype");
 		mp_problems_note(&p,
 				 mpc_inference_dtypes(cJSON_IsString(w) ? w->valuestring : NULL,
 						      cJSON_IsString(k) ? k->valuestring : NULL, wfield, field, j, err),
@@ -188,16 +188,16 @@ static mp_status decode_body(const cJSON *body, const char *pointer, inference_b
 		if (scheme_given)
 			j->int4_scheme_given = true;
 	}
-	v = cJSON_GetObjectItemCaseSensitive(body, "weight_formats");
+	v = mpc_member(body, "weight_formats");
 	if (v) {
-		snprintf(field, sizeof(field), "%s/weight_formats", pointer);
+		mpc_join(field, sizeof(field), pointer, "/weight_formats");
 		mp_problems_note(&p,
 				 mpm_decode_fields(v, field, format_fields, MPM_COUNT(format_fields), &j->opts.formats, err),
 				 err);
 	}
-	v = cJSON_GetObjectItemCaseSensitive(body, "gpu_memory_utilization");
+	v = mpc_member(body, "gpu_memory_utilization");
 	if (v && cJSON_IsNumber(v) && v->valuedouble == 0) { /* the table allows 0 to 1: 0 itself is no budget */
-		snprintf(field, sizeof(field), "%s/gpu_memory_utilization", pointer);
+		mpc_join(field, sizeof(field), pointer, "/gpu_memory_utilization");
 		mp_problems_note(&p,
 				 mp_fail(err, MP_EINVAL, field,
 					 "gpu_memory_utilization must be in (0, 1]: the fraction of the GPU the plan may "
@@ -219,8 +219,9 @@ static mp_status decode_body(const cJSON *body, const char *pointer, inference_b
 
 			for (int c = 0; c < MP_TC_COUNT; c++)
 				used = used || j->opts.formats.cls[c] == only_for[i].dt;
-			if (!used && cJSON_GetObjectItemCaseSensitive(body, only_for[i].name)) {
-				snprintf(field, sizeof(field), "%s/%s", pointer, only_for[i].name);
+			if (!used && mpc_member(body, only_for[i].name)) {
+				mpc_join(field, sizeof(field), pointer, "/");
+				mpc_join(field, sizeof(field), field, only_for[i].name);
 				mp_problems_note(&p,
 						 mp_fail(err, MP_EINVAL, field,
 							 "%s applies only when weight_dtype (or a weight_formats class) is %s",
@@ -241,8 +242,9 @@ static mp_status decode_body(const cJSON *body, const char *pointer, inference_b
 		for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
 			bool ok = knobs[i].engine == -2 ? ib->engine >= 0 : ib->engine == knobs[i].engine;
 
-			if (!ok && cJSON_GetObjectItemCaseSensitive(body, knobs[i].name)) {
-				snprintf(field, sizeof(field), "%s/%s", pointer, knobs[i].name);
+			if (!ok && mpc_member(body, knobs[i].name)) {
+				mpc_join(field, sizeof(field), pointer, "/");
+				mpc_join(field, sizeof(field), field, knobs[i].name);
 				mp_problems_note(&p,
 						 mp_fail(err, MP_EINVAL, field, "%s applies only with engine %s",
 							 knobs[i].name,
@@ -253,15 +255,15 @@ static mp_status decode_body(const cJSON *body, const char *pointer, inference_b
 		}
 	}
 	j->engine.engine = ib->engine >= 0 ? (mp_engine)(ib->engine + 1) : MP_ENGINE_NONE;
-	j->engine.chunked_prefill = cJSON_GetObjectItemCaseSensitive(body, "chunked_prefill") ? (ib->chunked_prefill ? 1 : -1) : 0;
-	j->engine.utilization_given = cJSON_GetObjectItemCaseSensitive(body, "gpu_memory_utilization") != NULL;
-	j->engine.block_size_given = cJSON_GetObjectItemCaseSensitive(body, "kv_block_size") != NULL;
+	j->engine.chunked_prefill = mpc_member(body, "chunked_prefill") ? (ib->chunked_prefill ? 1 : -1) : 0;
+	j->engine.utilization_given = mpc_member(body, "gpu_memory_utilization") != NULL;
+	j->engine.block_size_given = mpc_member(body, "kv_block_size") != NULL;
 	j->engine.mem_fraction_static = ib->mem_fraction_static;
 	j->engine.free_gpu_memory_fraction = ib->free_gpu_memory_fraction;
-	snprintf(j->engine.served_model, sizeof(j->engine.served_model), "%s", ib->served_model);
+	mpc_join(j->engine.served_model, sizeof(j->engine.served_model), ib->served_model, NULL);
 	for (const char *c = j->engine.served_model; *c; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f) {
-			snprintf(field, sizeof(field), "%s/served_model", pointer);
+			mpc_join(field, sizeof(field), pointer, "/served_model");
 			mp_problems_note(&p,
 					 mp_fail(err, MP_EINVAL, field,
 						 "served_model is the model argument of a command line (a Hugging Face "
@@ -290,25 +292,27 @@ mp_status mpc_inference_decode(const cJSON *body, const char *pointer, bool allo
 	mp_problems p = MP_PROBLEMS_INIT;
 	char field[96];
 
-	memset(out, 0, sizeof(*out));
-	snprintf(j->pointer, sizeof(j->pointer), "%s", pointer);
+	/* the job cleared; the device member is the device decoder's (it leaves a 4 KB profile it does not use alone) */
+	memset(j, 0, sizeof(*j));
+	out->device.given = out->device.inline_profile = false;
+	mpc_join(j->pointer, sizeof(j->pointer), pointer, NULL);
 	/* every problem of the body at once: its fields, the model and the device */
 	if (mp_problems_note(&p, decode_body(body, pointer, &ib, j, err), err) == MP_ENOMEM || !cJSON_IsObject(body))
 		return mp_problems_end(&p, err);
-	snprintf(field, sizeof(field), "%s/model", pointer);
+	mpc_join(field, sizeof(field), pointer, "/model");
 	if (mp_problems_note(&p,
-			     mpc_model_ref_decode(cJSON_GetObjectItemCaseSensitive(body, "model"), field, true, &j->model,
+			     mpc_model_ref_decode(mpc_member(body, "model"), field, true, &j->model,
 						  err),
 			     err) == MP_ENOMEM)
 		return mp_problems_end(&p, err);
-	snprintf(field, sizeof(field), "%s/device", pointer);
-	if (!allow_device && cJSON_GetObjectItemCaseSensitive(body, "device"))
+	mpc_join(field, sizeof(field), pointer, "/device");
+	if (!allow_device && mpc_member(body, "device"))
 		mp_problems_note(&p,
 				 mp_fail(err, MP_EINVAL, field,
 					 "a job names no device: the devices are given once for the whole batch in the "
 					 "top-level \"devices\" list"),
 				 err);
-	else if (mp_problems_note(&p, mpc_device_ref_decode(cJSON_GetObjectItemCaseSensitive(body, "device"), field,
+	else if (mp_problems_note(&p, mpc_device_ref_decode(mpc_member(body, "device"), field,
 							     &out->device, err),
 				  err) == MP_OK)
 		mp_problems_note(&p, mpc_device_ref_require_memory(&out->device, err), err);
@@ -322,14 +326,14 @@ static void weights_write(mpc_out *w, const mp_inference_memory *mem)
 	uint64_t params = 0;
 
 	mpc_w_obj(w, "weights");
-	mpc_w_str(w, "layout", layout_names[mem->weights.layout]);
+	mpc_w_lit(w, "layout", layout_names[mem->weights.layout]);
 	mpc_w_obj(w, "classes");
 	for (int i = 0; i < MP_TC_COUNT; i++) {
 		/* classes after norms (recurrent, vision) appear only in models that have them */
 		if (i > MP_TC_NORMS && mem->weights.cls[i].parameters == 0)
 			continue;
 		mpc_w_obj(w, mp_tensor_class_name((mp_tensor_class)i));
-		mpc_w_str(w, "format", mp_dtype_name(mem->weights.cls[i].format));
+		mpc_w_lit(w, "format", mp_dtype_name(mem->weights.cls[i].format));
 		mpc_w_u64(w, "parameters", mem->weights.cls[i].parameters);
 		mpc_w_u64(w, "bytes", mem->weights.cls[i].bytes);
 		mpc_w_end(w);
@@ -348,7 +352,7 @@ static void kv_write(mpc_out *w, const mp_inference_req *req, const mp_inference
 		     const mp_inference_memory *mem)
 {
 	mpc_w_obj(w, "kv_cache");
-	mpc_w_str(w, "dtype", mp_dtype_name(req->kv_cache_dtype));
+	mpc_w_lit(w, "dtype", mp_dtype_name(req->kv_cache_dtype));
 	mpc_w_u64(w, "bytes", mem->kv_cache_bytes);
 	mpc_w_u64(w, "bytes_per_token", mem->kv.bytes_per_token);
 	mpc_w_u64(w, "values_per_token_per_layer", mem->kv.values_per_token_per_layer);
@@ -361,7 +365,7 @@ static void kv_write(mpc_out *w, const mp_inference_req *req, const mp_inference
 	mpc_w_u64(w, "tokens_allocated_full", mem->kv.tokens_full);
 	mpc_w_u64(w, "tokens_allocated_window", mem->kv.tokens_window);
 	mpc_w_u64(w, "block_size", mem->kv.block_size);
-	mpc_w_str(w, "sequence_length_scope", scope_names[o->length_scope]);
+	mpc_w_lit(w, "sequence_length_scope", scope_names[o->length_scope]);
 	if (mem->kv.shared_kv_layers)
 		mpc_w_u64(w, "shared_kv_layers", mem->kv.shared_kv_layers);
 	if (mem->kv.recurrent_layers) {
@@ -376,7 +380,7 @@ static void kv_write(mpc_out *w, const mp_inference_req *req, const mp_inference
 static void workspace_write(mpc_out *w, const mp_inference_opts *o, const mp_inference_memory *mem)
 {
 	mpc_w_obj(w, "workspace");
-	mpc_w_str(w, "attention_implementation", attention_names[o->attention]);
+	mpc_w_lit(w, "attention_implementation", attention_names[o->attention]);
 	if (o->attention != MP_ATTENTION_NONE) {
 		mpc_w_u64(w, "prefill_tokens", mem->workspace.prefill_tokens);
 		mpc_w_str(w, "peak_phase", mem->workspace.peak_phase);
@@ -417,13 +421,13 @@ static void performance_write(mpc_out *w, const mps_performance *p)
 	mpc_w_num(w, "prefill_seconds", pre->step_seconds);
 	mpc_w_num(w, "tokens_per_second_per_sequence", dec->tokens_per_second_per_sequence);
 	mpc_w_num(w, "tokens_per_second_total", dec->tokens_per_second_total);
-	mpc_w_str(w, "bound", dec->compute_bound ? "compute" : "memory");
-	mpc_w_str(w, "prefill_bound", pre->compute_bound ? "compute" : "memory");
+	mpc_w_lit(w, "bound", dec->compute_bound ? "compute" : "memory");
+	mpc_w_lit(w, "prefill_bound", pre->compute_bound ? "compute" : "memory");
 	mpc_w_num(w, "decode_bytes_per_step", dec->bytes);
 	mpc_w_num(w, "decode_kv_cache_read_bytes_per_step", dec->kv_read_bytes);
 	mpc_w_u64_or_null(w, "decode_compute_bound_batch", p->compute_bound_batch);
 	mpc_w_arr(w, "notes");
-	mpc_w_str(w, NULL,
+	mpc_w_lit(w, NULL,
 		  "Roofline floors (POST /v1/roofline's engine): the decode step is the last token of sequence_length "
 		  "(each sequence reads its own KV cache); prefill_seconds is a time-to-first-token floor for prompts of "
 		  "sequence_length tokens, all sequences at once. Launch overhead and imperfect bandwidth make real steps "
@@ -438,7 +442,7 @@ static void performance_write(mpc_out *w, const mps_performance *p)
 			 (unsigned long long)p->tensor_parallel_size, (unsigned long long)p->tensor_parallel_size);
 		mpc_w_str(w, NULL, t);
 	} else {
-		mpc_w_str(w, NULL, "One GPU (tensor_parallel_size 1).");
+		mpc_w_lit(w, NULL, "One GPU (tensor_parallel_size 1).");
 	}
 	mpc_w_end(w);
 	mpc_w_end(w);
@@ -464,14 +468,14 @@ static void notes_write(mpc_out *w, const mps_inference_plan *p)
 	char buf[512];
 
 	mpc_w_arr(w, "notes");
-	mpc_w_str(w, NULL, "Byte counts are per GPU. total_bytes = weights_bytes + kv_cache_bytes + activations_bytes + "
+	mpc_w_lit(w, NULL, "Byte counts are per GPU. total_bytes = weights_bytes + kv_cache_bytes + activations_bytes + "
 			   "overhead_bytes.");
-	mpc_w_str(w, NULL, kv_note());
+	mpc_w_lit(w, NULL, kv_note());
 	if (o->length_scope == MP_LENGTH_SHARED)
-		mpc_w_str(w, NULL, "sequence_length_scope shared: sequence_length tokens in all, shared by the batch_size "
+		mpc_w_lit(w, NULL, "sequence_length_scope shared: sequence_length tokens in all, shared by the batch_size "
 				   "slots (llama.cpp -c with -np).");
 	else
-		mpc_w_str(w, NULL, "sequence_length is per sequence: each of batch_size slots holds its own sequence_length "
+		mpc_w_lit(w, NULL, "sequence_length is per sequence: each of batch_size slots holds its own sequence_length "
 				   "tokens (parallel slots multiply the context).");
 	if (mem->kv.kv_head_replication > 1 && p->model.arch.attn_kind == MP_ATTN_GQA) {
 		snprintf(buf, sizeof(buf),
@@ -482,16 +486,16 @@ static void notes_write(mpc_out *w, const mps_inference_plan *p)
 		mpc_w_str(w, NULL, buf);
 	}
 	if (p->model.arch.attn_kind == MP_ATTN_MLA && o->mla_cache == MP_MLA_LATENT)
-		mpc_w_str(w, NULL, "MLA cache: the compressed latent (kv_lora_rank) plus the RoPE key (qk_rope_head_dim) per "
+		mpc_w_lit(w, NULL, "MLA cache: the compressed latent (kv_lora_rank) plus the RoPE key (qk_rope_head_dim) per "
 				   "token per layer, replicated on every tensor-parallel rank, not split (vLLM, SGLang, "
 				   "llama.cpp); mla_kv_cache expanded gives transformers' full per-head K and V.");
 	if (mem->kv.recurrent_layers && p->have_device)
-		mpc_w_str(w, NULL, "Performance of the recurrent layers: their projections as matrix products and the scan as "
+		mpc_w_lit(w, NULL, "Performance of the recurrent layers: their projections as matrix products and the scan as "
 				   "one vector operation per layer that reads and writes each sequence's state once per decode "
 				   "step (6 FLOPs per state value per token, 2 per conv tap); the state traffic counts in "
 				   "decode_kv_cache_read_bytes_per_step. Chunked-scan intermediates are not modelled.");
 	if (mem->kv.recurrent_layers)
-		mpc_w_str(w, NULL, "Recurrent state: each of the kv_cache.recurrent_layers keeps a constant state per sequence "
+		mpc_w_lit(w, NULL, "Recurrent state: each of the kv_cache.recurrent_layers keeps a constant state per sequence "
 				   "(the conv state's last conv_kernel - 1 inputs in compute_dtype, the scan's or linear "
 				   "attention's state in fp32 (MiniMax's lightning state in compute_dtype), as vLLM's Mamba and "
 				   "linear-attention layers hold them); kv_cache_bytes includes recurrent_state_bytes "
@@ -499,20 +503,20 @@ static void notes_write(mpc_out *w, const mps_inference_plan *p)
 				   "The prefill workspace counts the hidden states and logits only: the recurrent mixers' own "
 				   "transients (their in_proj outputs and scan chunks) are not in activations_bytes.");
 	if (p->model.arch.indexer_head_dim)
-		mpc_w_str(w, NULL, "Sparse attention indexer: every layer with an indexer of its own also caches one indexer "
+		mpc_w_lit(w, NULL, "Sparse attention indexer: every layer with an indexer of its own also caches one indexer "
 				   "key (index_head_dim values) per token, in kv_cache_dtype, on every tensor-parallel rank; "
 				   "they are in kv_cache_bytes and bytes_per_token (vLLM keeps them in fp8 with a scale per 128 "
 				   "values).");
 	if (mem->weights.cls[MP_TC_VISION].parameters)
-		mpc_w_str(w, NULL, "Vision: the image tower and projector (weights.classes.vision) are counted in the "
+		mpc_w_lit(w, NULL, "Vision: the image tower and projector (weights.classes.vision) are counted in the "
 				   "parameters and weights, in compute_dtype under a quantised weight_dtype (quantizers leave "
 				   "them in 16 bit; weight_formats.vision overrides), whole on every tensor-parallel rank; the "
 				   "KV cache and the prefill workspace are the decoder's (image tokens are not modelled).");
 	if (o->attention == MP_ATTENTION_NONE)
-		mpc_w_str(w, NULL, "attention_implementation none: no prefill workspace (activations_bytes 0), the steady "
+		mpc_w_lit(w, NULL, "attention_implementation none: no prefill workspace (activations_bytes 0), the steady "
 				   "decode state only.");
 	else
-		mpc_w_str(w, NULL,
+		mpc_w_lit(w, NULL,
 			  "activations_bytes is the transient peak of one prefill forward of prefill_tokens tokens "
 			  "(max_num_batched_tokens: the request's, else the engine's default for the device, as "
 			  "request.max_num_batched_tokens_source says), over the weights and the KV cache: the "
@@ -521,15 +525,15 @@ static void notes_write(mpc_out *w, const mps_inference_plan *p)
 			  "softmax.");
 	/* the figure is MP_DEFAULT_CUDA_CONTEXT_BYTES with its thousands marked (the assertion keeps the two in step) */
 	_Static_assert(MP_DEFAULT_CUDA_CONTEXT_BYTES == UINT64_C(552402944), "update the CUDA context note");
-	mpc_w_str(w, NULL, "overhead_bytes is the CUDA context: 552,402,944 bytes measured on an H200 with CUDA 13.0 "
+	mpc_w_lit(w, NULL, "overhead_bytes is the CUDA context: 552,402,944 bytes measured on an H200 with CUDA 13.0 "
 			   "unless the device or the request sets cuda_context_bytes.");
-	mpc_w_str(w, NULL,
+	mpc_w_lit(w, NULL,
 		  mem->weights.layout == MP_LAYOUT_PYTORCH
 			  ? WEIGHTS_NOTE("pytorch (each tensor rounded up to 512 B, RoPE buffers)")
 		  : mem->weights.layout == MP_LAYOUT_GGUF ? WEIGHTS_NOTE("gguf (llama.cpp tensors, rope_freqs for llama3 RoPE)")
 							  : WEIGHTS_NOTE("packed (tensor bytes as a checkpoint stores them)"));
 	if (p->have_device)
-		mpc_w_str(w, NULL,
+		mpc_w_lit(w, NULL,
 			  "fit: total_bytes against budget_bytes = capacity_bytes x gpu_memory_utilization (the vLLM "
 			  "convention: the fraction of the GPU the engine may use, CUDA context included). min_gpus is "
 			  "the smallest valid tensor_parallel_size that fits (null: none does; pipeline parallelism "
@@ -549,22 +553,22 @@ void mpc_inference_plan_write(mpc_out *w, const mps_inference_request *rq, const
 	mpc_w_obj(w, NULL);
 	mpc_model_write(w, "model", &p->model);
 	mpc_w_obj(w, "request");
-	mpc_w_str(w, "weight_dtype", mp_dtype_name(r->weight_dtype));
+	mpc_w_lit(w, "weight_dtype", mp_dtype_name(r->weight_dtype));
 	mpc_w_str(w, "weight_dtype_from", p->choice.weight_dtype_from ? p->choice.weight_dtype_from : "request");
 	if (r->weight_dtype == MP_DTYPE_INT4)
 		mpc_w_str(w, "int4_scheme", int4_names[op->formats.int4_scheme == MP_INT4_AWQ]);
-	mpc_w_str(w, "kv_cache_dtype", mp_dtype_name(r->kv_cache_dtype));
+	mpc_w_lit(w, "kv_cache_dtype", mp_dtype_name(r->kv_cache_dtype));
 	mpc_w_str(w, "kv_cache_dtype_from", p->choice.kv_cache_dtype_from ? p->choice.kv_cache_dtype_from : "request");
 	mpc_w_u64(w, "batch_size", r->batch_size);
 	mpc_w_u64(w, "sequence_length", r->sequence_length);
-	mpc_w_str(w, "sequence_length_scope", scope_names[op->length_scope]);
+	mpc_w_lit(w, "sequence_length_scope", scope_names[op->length_scope]);
 	mpc_w_u64(w, "tensor_parallel_size", mem->tensor_parallel_size);
 	mpc_w_u64(w, "num_gpus", r->num_gpus ? r->num_gpus : mem->tensor_parallel_size);
-	mpc_w_str(w, "attention_implementation", attention_names[op->attention]);
-	mpc_w_str(w, "compute_dtype", mp_dtype_name(op->compute_dtype ? op->compute_dtype : MP_DTYPE_BF16));
+	mpc_w_lit(w, "attention_implementation", attention_names[op->attention]);
+	mpc_w_lit(w, "compute_dtype", mp_dtype_name(op->compute_dtype ? op->compute_dtype : MP_DTYPE_BF16));
 	mpc_w_str(w, "compute_dtype_from", p->choice.compute_dtype_from ? p->choice.compute_dtype_from : "request");
 	mpc_w_num(w, "gpu_memory_utilization", op->gpu_memory_utilization > 0 ? op->gpu_memory_utilization : 1.0);
-	mpc_w_str(w, "engine", mp_engine_name(rq->job.engine.engine));
+	mpc_w_lit(w, "engine", mp_engine_name(rq->job.engine.engine));
 	mpc_w_bool(w, "chunked_prefill", p->prefill.chunked_prefill);
 	mpc_w_u64_or_null(w, "max_num_batched_tokens", p->prefill.max_num_batched_tokens);
 	mpc_w_str(w, "max_num_batched_tokens_source", op->attention == MP_ATTENTION_NONE ? "none"

@@ -910,6 +910,20 @@ void mpc_w_str(mpc_out *o, const char *key, const char *v)
 	put_string(o, v ? v : "");
 }
 
+void mpc_w_lit(mpc_out *o, const char *key, const char *v)
+{
+	size_t n = strlen(v);
+
+	begin_value(o, key);
+	if (!reserve(o, n + 2))
+		return;
+	o->buf[o->len++] = '"';
+	memcpy(o->buf + o->len, v, n);
+	o->len += n;
+	o->buf[o->len++] = '"';
+	o->buf[o->len] = '\0';
+}
+
 void mpc_w_bool(mpc_out *o, const char *key, bool v)
 {
 	begin_value(o, key);
@@ -960,6 +974,16 @@ void mpc_w_item(mpc_out *o, const char *key, const cJSON *item)
 	}
 	put(o, text, strlen(text));
 	cJSON_free(text);
+}
+
+const cJSON *mpc_member(const cJSON *obj, const char *key)
+{
+	if (obj == NULL || key == NULL || !(cJSON_IsObject(obj) || cJSON_IsArray(obj)))
+		return NULL;
+	for (const cJSON *v = obj->child; v; v = v->next)
+		if (v->string && v->string[0] == key[0] && strcmp(v->string, key) == 0)
+			return v;
+	return NULL;
 }
 
 void mpc_join(char *dst, size_t cap, const char *a, const char *b)

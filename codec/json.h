@@ -112,6 +112,10 @@ void mpc_w_u64(mpc_out *o, const char *key, uint64_t v);
 void mpc_w_i64(mpc_out *o, const char *key, int64_t v);
 void mpc_w_num(mpc_out *o, const char *key, double v);
 void mpc_w_str(mpc_out *o, const char *key, const char *v);
+/* A string the encoder itself wrote (a note, an enum name) that needs no escaping: no '"', '\\' or control byte.
+ * Written as it is, without the scan mpc_w_str makes; a literal that broke the rule would make the answer
+ * unparsable, which the golden and contract tests parse. */
+void mpc_w_lit(mpc_out *o, const char *key, const char *v);
 void mpc_w_bool(mpc_out *o, const char *key, bool v);
 void mpc_w_null(mpc_out *o, const char *key);
 void mpc_w_u64_or_null(mpc_out *o, const char *key, uint64_t v);	/* as mpc_add_u64_or_null */
@@ -123,6 +127,9 @@ void mpc_w_item(mpc_out *o, const char *key, const cJSON *item);
 /* dst = a followed by b (b may be NULL), cut to cap bytes with a NUL: a JSON pointer and its member ("/jobs/3" +
  * "/model"), at a fraction of snprintf's cost on the per-request path. */
 void mpc_join(char *dst, size_t cap, const char *a, const char *b);
+/* obj's member named key (case-sensitive, the first of repeats), or NULL: cJSON_GetObjectItemCaseSensitive's answer,
+ * with the first byte compared before the rest (a body's lookups are a request's hottest string compares). */
+const cJSON *mpc_member(const cJSON *obj, const char *key);
 
 /* Parses JSON text into a tree whose whole numbers up to 2^53 are raw exact digits again, as the encoders build
  * them: mpc_print of the result gives the text back byte for byte. For callers that need a tree of an answer the

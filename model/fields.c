@@ -118,10 +118,14 @@ mp_status mpm_decode_fields(const cJSON *obj, const char *pointer, const mpm_fie
 			    void *dst, mp_error *err)
 {
 	mp_problems fp = MP_PROBLEMS_INIT;
+	const cJSON *seen[MPM_MAX_TABLE_FIELDS] = { 0 }; /* each field's member, found in one pass over the object */
 	const cJSON *v;
 
 	if (!cJSON_IsObject(obj))
 		return mp_error_keep(err, mp_fail(err, MP_EINVAL, pointer[0] ? pointer : "/", "expected a JSON object"));
+	if (nfields > MPM_MAX_TABLE_FIELDS)
+		return mp_fail(err, MP_EINTERNAL, pointer, "a field table of %zu fields (at most %d)", nfields,
+			       MPM_MAX_TABLE_FIELDS);
 	/* Unknown keys: a misspelt optional field must not pass unnoticed. Every problem is recorded (mp_error_keep)
 	 * and the decode goes on, so one answer names them all; the first is returned. */
 	cJSON_ArrayForEach(v, obj)
@@ -129,9 +133,14 @@ mp_status mpm_decode_fields(const cJSON *obj, const char *pointer, const mpm_fie
 		size_t i;
 
 		for (i = 0; i < nfields; i++)
-			if (strcmp(fields[i].name, v->string) == 0)
+			if (fields[i].name[0] == v->string[0] && strcmp(fields[i].name, v->string) == 0)
 				break;
-		if (i == nfields) {
+		if (i < nfields) {
+			if (seen[i] == NULL) /* the first of a repeated key, as cJSON's lookup (the parser refuses repeats) */
+				seen[i] = v;
+			continue;
+		}
+		{
 			char field[96], known[768] = "";
 
 			for (i = 0; i < nfields; i++)
@@ -147,7 +156,7 @@ mp_status mpm_decode_fields(const cJSON *obj, const char *pointer, const mpm_fie
 	for (size_t i = 0; i < nfields; i++) {
 		mp_status st;
 
-		v = cJSON_GetObjectItemCaseSensitive(obj, fields[i].name);
+		v = seen[i];
 		if (v == NULL) {
 			/* an MPM_F_ANY member's absence is its caller's to name: it knows what is allowed there */
 			if (fields[i].required && fields[i].type != MPM_F_ANY)

@@ -41,6 +41,9 @@ typedef struct mpm_field {
 #define MPM_STR(T, member) sizeof(((T *)0)->member)
 #define MPM_COUNT(table) (sizeof(table) / sizeof((table)[0]))
 
+/* The most fields one table may have (the inference body has about 40). */
+#define MPM_MAX_TABLE_FIELDS 64
+
 /*
  * Decodes obj into dst by the table. Fields that are absent keep the value dst already holds (the
  * caller's documented default); required fields must be present (an MPM_F_ANY field's absence is left to the
