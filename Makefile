@@ -246,7 +246,7 @@ BENCH_BINS := $(BUILD)/bench/training_h200 $(BUILD)/bench/bench_fit $(BUILD)/ben
 check:
 	@$(MAKE) --no-print-directory $(TEST_BINS) $(BENCH_BINS) $(BUILD)/memplan $(GPU_HELPER)
 	@rm -f $(HTTP_LOG)
-	@set -e; for t in $(TEST_BINS); do echo "== $$t"; MEMPLAN_BIN=$(BUILD)/memplan MEMPLAN_HTTP_LOG=$(HTTP_LOG) $(if $(GPU_HELPER),MEMPLAN_GPU_HELPER=$(GPU_HELPER)) $$t; done
+	@set -e; for t in $(TEST_BINS); do echo "== $$t"; MEMPLAN_BIN=$(BUILD)/memplan MEMPLAN_TEST_LIB_DIR=$(BUILD)/tests MEMPLAN_HTTP_LOG=$(HTTP_LOG) $(if $(GPU_HELPER),MEMPLAN_GPU_HELPER=$(GPU_HELPER)) $$t; done
 	@echo "== tests/lint_sql.sh"; sh tests/lint_sql.sh
 	@echo "== tests/lint_layers.sh"; sh tests/lint_layers.sh
 	@echo "== tests/slurm/run.sh"; sh tests/slurm/run.sh $(BUILD)/memplan

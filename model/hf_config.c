@@ -654,6 +654,13 @@ static void nearest_types(const char *name, char *buf, size_t len)
 		if (end)
 			*end = '\0';
 		d = distance(name, p);
+		/* only a near spelling counts (a third of the name's letters, at least 2), or one name the other's
+		 * start ("llama4_vision" and "llama4"): "bert" is close to no decoder memplan reads */
+		if (d > (strlen(name) / 3 > 2 ? strlen(name) / 3 : 2) &&
+		    !(strlen(p) >= 4 && (strncmp(name, p, strlen(p)) == 0 || strncmp(p, name, strlen(name)) == 0))) {
+			p = end ? end + 2 : NULL;
+			continue;
+		}
 		for (int k = 0; k < 3; k++)
 			if (d < bd[k]) {
 				for (int j = 2; j > k; j--) {
@@ -760,11 +767,18 @@ mp_status mpm_from_hf(const cJSON *cfg, const char *pointer, mp_model *m, mp_err
 		char near[160];
 		bool wrapper = cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(cfg, "text_config"));
 
+		char close[200];
+
 		nearest_types(type->valuestring, near, sizeof(near));
+		if (near[0])
+			snprintf(close, sizeof(close), "nearest supported: %s", near);
+		else
+			snprintf(close, sizeof(close), "no supported type is spelt like it (README.md lists the types memplan "
+				 "reads)");
 		return mp_fail(err, MP_EUNSUPPORTED, field,
-		               "model_type '%.40s' is not supported; nearest supported: %s;%s or describe the model "
+		               "model_type '%.40s' is not supported; %s;%s or describe the model "
 		               "with model.architecture (openapi.yaml, schema ModelArchitecture)",
-		               type->valuestring, near,
+		               type->valuestring, close,
 		               wrapper ? " a multimodal wrapper's decoder is its text_config, which can be posted as "
 		                         "hf_config alone (without the vision tower);"
 		                       : "");

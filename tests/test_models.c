@@ -366,6 +366,32 @@ static void test_groundtruth_counts(void **state)
 
 /* "No window" spelled per type: null (Mistral-7B-v0.3), absent where the type has none, false, use_sliding_window
  * false; and a window that is given. */
+/* An unknown model_type names near spellings only: "llama4_vision" -> llama4 and llama4_text (one the other's start),
+ * "mistrall" -> mistral (one letter off), "bert" -> none (an encoder, spelt like no decoder memplan reads). */
+static void test_unknown_type_nearest(void **state)
+{
+	static const struct {
+		const char *type, *want, *not_want;
+	} cases[] = { { "llama4_vision", "llama4", NULL },
+		      { "mistrall", "nearest supported: mistral", NULL },
+		      { "bert", "no supported type is spelt like it", "nearest supported" } };
+	mp_model m;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char text[128];
+		mp_error err = MP_ERROR_INIT;
+
+		snprintf(text, sizeof(text), "{\"model_type\": \"%s\"}", cases[i].type);
+		assert_int_equal(mpm_from_hf_text(text, "/model/hf_config", &m, &err), MP_EUNSUPPORTED);
+		assert_string_equal(err.field, "/model/hf_config/model_type");
+		if (strstr(err.message, cases[i].want) == NULL)
+			fail_msg("%s: %s", cases[i].type, err.message);
+		if (cases[i].not_want && strstr(err.message, cases[i].not_want))
+			fail_msg("%s: %s", cases[i].type, err.message);
+	}
+}
+
 static void test_no_window_spellings(void **state)
 {
 	static const struct {
@@ -754,6 +780,7 @@ int main(void)
 		cmocka_unit_test(test_utf8_sanitize),
 		cmocka_unit_test(test_groundtruth_counts),
 		cmocka_unit_test(test_no_window_spellings),
+		cmocka_unit_test(test_unknown_type_nearest),
 		cmocka_unit_test(test_mistral_v03_no_window),
 		cmocka_unit_test(test_gpt_oss_mxfp4),
 		cmocka_unit_test(test_mamba_state),
