@@ -164,7 +164,7 @@ int main(void)
 		"[\"v100-sxm2-32gb\",\"t4-16gb\",\"a10-24gb\",\"a100-sxm4-40gb\",\"a100-sxm4-80gb\","
 		"\"a100-pcie-40gb\",\"a100-pcie-80gb\",\"l4-24gb\",\"l40s-48gb\",\"rtx-3090-24gb\","
 		"\"rtx-4090-24gb\",\"h100-sxm5-80gb\",\"h100-pcie-80gb\",\"h100-nvl-94gb\",\"h200-sxm-141gb\","
-		"\"h200-nvl-141gb\",\"b200-180gb\",\"gb200-186gb\",\"mi250x-128gb\",\"mi300x-192gb\","
+		"\"h200-nvl-141gb\",\"b200-180gb\",\"gb200-186gb\",\"mi250x-gcd-64gb\",\"mi300x-192gb\","
 		"\"mi325x-256gb\",\"gaudi2-96gb\",\"gaudi3-128gb\",\"h200-sxm-141gb-measured\","
 		"{\"name\":\"inline\",\"memory_bytes\":85899345920,\"memory_bandwidth_bytes_per_second\":2e12,"
 		"\"peak_flops_per_second\":{\"bf16\":5e14}}]";

@@ -41,6 +41,8 @@ mp_status mpc_capacity_decode(mpc_query_fn get, void *ctx, mps_capacity_request 
 	/* the plan body's defaults and readers, so each row is the plan of the same inputs */
 	mpc_inference_job_init(j);
 	j->req.batch_size = 1;
+	/* the planner names a problem by the query argument it came from ("?tensor_parallel_size") */
+	snprintf(j->pointer, sizeof(j->pointer), "?");
 	if (model == NULL || model[0] == '\0' || strlen(model) >= 256) {
 		mp_problems_note(&p,
 				 mp_fail(err, MP_EINVAL, "?model",
@@ -318,9 +320,18 @@ char *mpc_capacity_text(const cJSON *doc)
 		resolved(r, items, "weight_dtype", e, sizeof(e)), resolved(r, items, "kv_cache_dtype", g, sizeof(g)), b);
 	if (n == 0)
 		fprintf(f, "no device matches the filters\n");
-	else
-		fprintf(f, "FITS on %zu of %zu device%s (one replica on one GPU)%s\n", nfit, n, n == 1 ? "" : "s",
+	else {
+		/* every row plans the same layout: a replica on tensor_parallel_size GPUs (from the request or num_gpus) */
+		double tp = num(cJSON_GetArrayItem(items, 0), "tensor_parallel_size");
+		char on[96];
+
+		if (tp > 1)
+			snprintf(on, sizeof(on), "one replica on %.0f GPUs, tensor parallel; bytes per GPU", tp);
+		else
+			snprintf(on, sizeof(on), "one replica on one GPU");
+		fprintf(f, "FITS on %zu of %zu device%s (%s)%s\n", nfit, n, n == 1 ? "" : "s", on,
 			nfit < n ? "; - marks those it does not fit" : "");
+	}
 	if (best)
 		fprintf(f, "most decode throughput: %s, %s tokens/s with %s concurrent sequences per replica\n",
 			str(best, "device"), mpc_fmt_sig3(c, sizeof(c), tokens_at_max(best)),

@@ -42,6 +42,10 @@
 mp_status mpc_kv_dtype(const char *name, const char *field, mp_dtype *out, mp_error *err);
 /* As mpc_kv_dtype, also taking "auto" (vLLM's default: the compute dtype) when is_auto is not NULL: then *is_auto
  * is set and *out is MP_DTYPE_INVALID, for the service to resolve. */
+/* The names mpc_kv_dtype_ex / mpc_weight_dtype_ex take, as their errors and the CLI's help list them ("auto" and
+ * the quantizers' names where the caller takes them), into out (len bytes). */
+void mpc_kv_dtype_allowed(bool with_auto, char *out, size_t len);
+void mpc_weight_dtype_allowed(bool with_auto, bool with_schemes, char *out, size_t len);
 mp_status mpc_kv_dtype_ex(const char *name, const char *field, mp_dtype *out, bool *is_auto, mp_error *err);
 /* A weight format by name (MPC_WEIGHT_DTYPES, any case, aliases). Errors: MP_EINVAL naming field with the list. */
 mp_status mpc_weight_dtype(const char *name, const char *field, mp_dtype *out, mp_error *err);

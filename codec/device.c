@@ -199,6 +199,7 @@ static mp_status decode_peaks(const cJSON *o, const char *pointer, const char *m
 	const cJSON *v;
 	char field[160], base[112];
 	int n = 0;
+	mp_problems p = MP_PROBLEMS_INIT; /* every bad key, not the first */
 
 	snprintf(base, sizeof(base), "%s/%s", pointer, member);
 	if (o == NULL && !required)
@@ -213,14 +214,22 @@ static mp_status decode_peaks(const cJSON *o, const char *pointer, const char *m
 
 		snprintf(field, sizeof(field), "%s/%.40s", base, v->string);
 		if (dt == MP_DTYPE_INVALID)
-			return mp_fail(err, MP_EINVAL, field,
-				       "'%.40s' is not a dtype (fp64, fp32, tf32, bf16, fp16, fp8_e4m3, fp8_e5m2, int8, ...)",
-				       v->string);
-		if (!cJSON_IsNumber(v) || !(v->valuedouble > 0) || v->valuedouble > 1e19)
-			return mp_fail(err, MP_EINVAL, field, "a peak is a dense rate in FLOP/s, > 0 and <= 1e19");
-		rates[dt] = v->valuedouble;
-		n++;
+			mp_problems_note(&p,
+					 mp_fail(err, MP_EINVAL, field,
+						 "'%.40s' is not a dtype (fp64, fp32, tf32, bf16, fp16, fp8_e4m3, fp8_e5m2, "
+						 "int8, ...)",
+						 v->string),
+					 err);
+		else if (!cJSON_IsNumber(v) || !(v->valuedouble > 0) || v->valuedouble > 1e19)
+			mp_problems_note(&p, mp_fail(err, MP_EINVAL, field, "a peak is a dense rate in FLOP/s, > 0 and <= 1e19"),
+					 err);
+		else {
+			rates[dt] = v->valuedouble;
+			n++;
+		}
 	}
+	if (p.st != MP_OK)
+		return mp_problems_end(&p, err);
 	if (required && n == 0)
 		return mp_fail(err, MP_EINVAL, base, "give at least one peak, e.g. {\"bf16\": 9.894e14}");
 	return MP_OK;
@@ -310,17 +319,16 @@ static mp_status decode(const cJSON *doc, const char *pointer, const char *id, c
 	for (int i = 0; source_names[i]; i++)
 		if (default_source && strcmp(default_source, source_names[i]) == 0)
 			b->source = i;
-	st = mpm_decode_fields(c, pointer, device_fields, MPM_COUNT(device_fields), b, err);
-	if (st != MP_OK)
-		goto out;
 	{
-		/* what each kind of profile needs, in the table's order */
+		/* every problem of the body at once (fields, required members, peaks, links, aliases); the rules
+		 * between fields below need the fields themselves right */
 		static const int stored_need[] = { F_NAME, F_VENDOR, F_MEMORY_BYTES, F_BANDWIDTH };
 		static const int inline_need[] = { F_BANDWIDTH };
 		const int *need = inline_profile ? inline_need : stored_need;
 		size_t nneed = inline_profile ? 1 : 4;
 		mp_problems p = MP_PROBLEMS_INIT;
 
+		mp_problems_note(&p, mpm_decode_fields(c, pointer, device_fields, MPM_COUNT(device_fields), b, err), err);
 		for (size_t i = 0; i < nneed; i++)
 			if (cJSON_GetObjectItemCaseSensitive(c, device_fields[need[i]].name) == NULL) {
 				char field[96];
@@ -330,36 +338,35 @@ static mp_status decode(const cJSON *doc, const char *pointer, const char *id, c
 							     device_fields[need[i]].name),
 						 err);
 			}
+		if (!inline_profile)
+			for (size_t i = 0; i < sizeof(inline_only) / sizeof(inline_only[0]); i++)
+				if (cJSON_GetObjectItemCaseSensitive(c, inline_only[i])) {
+					char msg[160];
+
+					snprintf(msg, sizeof(msg),
+						 "%s is taken by inline profiles (roofline and plan requests) only: a stored "
+						 "profile does not keep it yet", inline_only[i]);
+					mp_problems_note(&p, field_fail(err, pointer, inline_only[i], msg), err);
+				}
+		if (id && b->id[0] && strcmp(b->id, id) != 0)
+			mp_problems_note(&p, field_fail(err, pointer, "id", "id in the body differs from the id in the path"),
+					 err);
+		mp_problems_note(&p,
+				 decode_peaks(cJSON_GetObjectItemCaseSensitive(c, "peak_flops_per_second"), pointer,
+					      "peak_flops_per_second", b->d.hw.peak_flops_per_second, inline_profile, err),
+				 err);
+		mp_problems_note(&p,
+				 decode_peaks(cJSON_GetObjectItemCaseSensitive(c, "vector_flops_per_second"), pointer,
+					      "vector_flops_per_second", b->d.hw.vector_flops_per_second, false, err),
+				 err);
+		if ((v = cJSON_GetObjectItemCaseSensitive(c, "interconnect")) != NULL)
+			mp_problems_note(&p, decode_interconnect(v, pointer, &b->d, err), err);
+		if ((v = cJSON_GetObjectItemCaseSensitive(c, "aliases")) != NULL)
+			mp_problems_note(&p, decode_aliases(v, pointer, &b->d, err), err);
 		st = mp_problems_end(&p, err);
 		if (st != MP_OK)
 			goto out;
 	}
-	if (!inline_profile)
-		for (size_t i = 0; i < sizeof(inline_only) / sizeof(inline_only[0]); i++)
-			if (cJSON_GetObjectItemCaseSensitive(c, inline_only[i])) {
-				char msg[160];
-
-				snprintf(msg, sizeof(msg),
-					 "%s is taken by inline profiles (roofline and plan requests) only: a stored "
-					 "profile does not keep it yet", inline_only[i]);
-				st = field_fail(err, pointer, inline_only[i], msg);
-				goto out;
-			}
-	if (id && b->id[0] && strcmp(b->id, id) != 0) {
-		st = field_fail(err, pointer, "id", "id in the body differs from the id in the path");
-		goto out;
-	}
-	st = decode_peaks(cJSON_GetObjectItemCaseSensitive(c, "peak_flops_per_second"), pointer,
-			  "peak_flops_per_second", b->d.hw.peak_flops_per_second, inline_profile, err);
-	if (st == MP_OK)
-		st = decode_peaks(cJSON_GetObjectItemCaseSensitive(c, "vector_flops_per_second"), pointer,
-				  "vector_flops_per_second", b->d.hw.vector_flops_per_second, false, err);
-	if (st == MP_OK && (v = cJSON_GetObjectItemCaseSensitive(c, "interconnect")) != NULL)
-		st = decode_interconnect(v, pointer, &b->d, err);
-	if (st == MP_OK && (v = cJSON_GetObjectItemCaseSensitive(c, "aliases")) != NULL)
-		st = decode_aliases(v, pointer, &b->d, err);
-	if (st != MP_OK)
-		goto out;
 	if (b->d.hw.usable_memory_bytes && b->d.hw.memory_bytes && b->d.hw.usable_memory_bytes > b->d.hw.memory_bytes) {
 		st = field_fail(err, pointer, "usable_memory_bytes",
 				"usable_memory_bytes (what cudaMemGetInfo reports) cannot exceed memory_bytes");

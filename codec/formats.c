@@ -8,11 +8,28 @@
 
 #include "codec.h"
 
+void mpc_kv_dtype_allowed(bool with_auto, char *out, size_t len)
+{
+	char list[256];
+
+	mp_dtype_list(MPC_KV_DTYPES, list, sizeof(list));
+	snprintf(out, len, "%s%s (" MP_DTYPE_ALIASES ")", with_auto ? "auto (the compute dtype), " : "", list);
+}
+
+void mpc_weight_dtype_allowed(bool with_auto, bool with_schemes, char *out, size_t len)
+{
+	char list[256];
+
+	mp_dtype_list(MPC_WEIGHT_DTYPES, list, sizeof(list));
+	snprintf(out, len, "%s%s%s (" MP_DTYPE_ALIASES ")", with_auto ? "auto (the config's quantization or dtype), " : "",
+		 with_schemes ? "gptq, awq (int4 in that scheme), " : "", list);
+}
+
 mp_status mpc_kv_dtype_ex(const char *name, const char *field, mp_dtype *out, bool *is_auto, mp_error *err)
 {
 	/* vLLM's --kv-cache-dtype: "auto" is the model's dtype, "fp8" is fp8_e4m3 (its default fp8 KV format) */
 	mp_dtype kv = mp_dtype_from_alias(name);
-	char list[256];
+	char list[512];
 
 	if (is_auto)
 		*is_auto = false;
@@ -25,11 +42,8 @@ mp_status mpc_kv_dtype_ex(const char *name, const char *field, mp_dtype *out, bo
 		*out = kv;
 		return MP_OK;
 	}
-	mp_dtype_list(MPC_KV_DTYPES, list, sizeof(list));
-	return mp_fail(err, MP_EINVAL, field,
-		       "kv_cache_dtype must be one of: %s%s (" MP_DTYPE_ALIASES ")", is_auto ? "auto (the compute dtype), "
-											: "",
-		       list);
+	mpc_kv_dtype_allowed(is_auto != NULL, list, sizeof(list));
+	return mp_fail(err, MP_EINVAL, field, "kv_cache_dtype must be one of: %s", list);
 }
 
 mp_status mpc_kv_dtype(const char *name, const char *field, mp_dtype *out, mp_error *err)
@@ -41,7 +55,7 @@ mp_status mpc_weight_dtype_ex(const char *name, const char *field, mp_dtype *out
 			      mp_error *err)
 {
 	mp_dtype dt = mp_dtype_from_alias(name);
-	char list[256];
+	char list[512];
 
 	if (int4_scheme)
 		*int4_scheme = -1;
@@ -62,10 +76,8 @@ mp_status mpc_weight_dtype_ex(const char *name, const char *field, mp_dtype *out
 		*out = dt;
 		return MP_OK;
 	}
-	mp_dtype_list(MPC_WEIGHT_DTYPES, list, sizeof(list));
-	return mp_fail(err, MP_EINVAL, field, "weight_dtype must be one of: %s%s%s (" MP_DTYPE_ALIASES ")",
-		       is_auto ? "auto (the config's quantization or dtype), " : "",
-		       int4_scheme ? "gptq, awq (int4 in that scheme), " : "", list);
+	mpc_weight_dtype_allowed(is_auto != NULL, int4_scheme != NULL, list, sizeof(list));
+	return mp_fail(err, MP_EINVAL, field, "weight_dtype must be one of: %s", list);
 }
 
 mp_status mpc_weight_dtype(const char *name, const char *field, mp_dtype *out, mp_error *err)

@@ -117,11 +117,14 @@ static void allowed_of(const mpm_field *fl, const field_doc *d, char *out, size_
 		snprintf(out, len, "%s", d->allowed);
 		return;
 	}
-	if (strcmp(fl->name, "kv_cache_dtype") == 0) { /* text in the table, read by mpc_kv_dtype: its formats */
-		char list[256];
-
-		mp_dtype_list(MPC_KV_DTYPES, list, sizeof(list));
-		snprintf(out, len, "one of: %s, fp8 (= fp8_e4m3)", list);
+	/* text in the tables, read by mpc_kv_dtype_ex / mpc_weight_dtype_ex: what they take, as their errors say */
+	if ((strcmp(fl->name, "kv_cache_dtype") == 0 || strcmp(fl->name, "weight_dtype") == 0) &&
+	    fl->type == MPM_F_STRING && len > 8) {
+		snprintf(out, len, "one of: ");
+		if (fl->name[0] == 'k')
+			mpc_kv_dtype_allowed(true, out + 8, len - 8);
+		else
+			mpc_weight_dtype_allowed(true, true, out + 8, len - 8);
 		return;
 	}
 	switch (fl->type) {

@@ -25,7 +25,7 @@ static const char *const layout_names[] = { "auto", "packed", "pytorch", "gguf",
 static const char *const scope_names[] = { "per_sequence", "shared", NULL };
 static const char *const mla_names[] = { "latent", "expanded", NULL };
 static const char *const attention_names[] = { "none", "fused", "eager", NULL };
-static const char *const engine_names[] = { "vllm", "sglang", "trtllm", NULL }; /* mp_engine - 1 */
+static const char *const engine_names[] = { "none", "vllm", "sglang", "trtllm", NULL }; /* by mp_engine; "none": what the answer echoes when no engine is named */
 
 typedef struct inference_body {
 	mp_inference_req req;
@@ -235,12 +235,12 @@ static mp_status decode_body(const cJSON *body, const char *pointer, inference_b
 		static const struct {
 			const char *name;
 			int engine;
-		} knobs[] = { { "mem_fraction_static", MP_ENGINE_SGLANG - 1 },
-			      { "free_gpu_memory_fraction", MP_ENGINE_TRTLLM - 1 },
+		} knobs[] = { { "mem_fraction_static", MP_ENGINE_SGLANG },
+			      { "free_gpu_memory_fraction", MP_ENGINE_TRTLLM },
 			      { "served_model", -2 } };
 
 		for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
-			bool ok = knobs[i].engine == -2 ? ib->engine >= 0 : ib->engine == knobs[i].engine;
+			bool ok = knobs[i].engine == -2 ? ib->engine >= MP_ENGINE_VLLM : ib->engine == knobs[i].engine;
 
 			if (!ok && mpc_member(body, knobs[i].name)) {
 				mpc_join(field, sizeof(field), pointer, "/");
@@ -254,7 +254,7 @@ static mp_status decode_body(const cJSON *body, const char *pointer, inference_b
 			}
 		}
 	}
-	j->engine.engine = ib->engine >= 0 ? (mp_engine)(ib->engine + 1) : MP_ENGINE_NONE;
+	j->engine.engine = ib->engine >= 0 ? (mp_engine)ib->engine : MP_ENGINE_NONE;
 	j->engine.chunked_prefill = mpc_member(body, "chunked_prefill") ? (ib->chunked_prefill ? 1 : -1) : 0;
 	j->engine.utilization_given = mpc_member(body, "gpu_memory_utilization") != NULL;
 	j->engine.block_size_given = mpc_member(body, "kv_block_size") != NULL;
@@ -405,6 +405,7 @@ static void fit_write(mpc_out *w, const mp_fit *fit, const mp_store_device *dev)
 	mpc_w_str(w, "binding_term", fit->binding_term ? fit->binding_term : "weights");
 	mpc_w_u64(w, "max_batch_size", fit->max_batch_size);
 	mpc_w_u64(w, "max_sequence_length", fit->max_sequence_length);
+	mpc_w_lit(w, "max_sequence_length_bound", fit->max_sequence_length_at_context ? "context" : "memory");
 	mpc_w_u64(w, "budget_bytes", fit->budget_bytes);
 	mpc_w_u64(w, "reserve_bytes", fit->reserve_bytes);
 	mpc_w_u64_or_null(w, "min_gpus", fit->min_gpus);
@@ -563,6 +564,7 @@ void mpc_inference_plan_write(mpc_out *w, const mps_inference_request *rq, const
 	mpc_w_u64(w, "sequence_length", r->sequence_length);
 	mpc_w_lit(w, "sequence_length_scope", scope_names[op->length_scope]);
 	mpc_w_u64(w, "tensor_parallel_size", mem->tensor_parallel_size);
+	mpc_w_lit(w, "tensor_parallel_size_from", op->tensor_parallel_size ? "request" : r->num_gpus ? "num_gpus" : "default");
 	mpc_w_u64(w, "num_gpus", r->num_gpus ? r->num_gpus : mem->tensor_parallel_size);
 	mpc_w_lit(w, "attention_implementation", attention_names[op->attention]);
 	mpc_w_lit(w, "compute_dtype", mp_dtype_name(op->compute_dtype ? op->compute_dtype : MP_DTYPE_BF16));

@@ -220,6 +220,33 @@ mp_status mpc_stored_model_decode(const cJSON *doc, const char *pointer, const c
 		snprintf(field, sizeof(field), "%s/id", pointer);
 		return mp_fail(err, MP_EINVAL, field, "id in the body differs from the id in the path");
 	}
+	{
+		/* the derived members, as stated: the service checks them against hf_config */
+		const cJSON *t = cJSON_GetObjectItemCaseSensitive(doc, "model_type");
+		const cJSON *n = cJSON_GetObjectItemCaseSensitive(doc, "parameters");
+		mp_problems p = MP_PROBLEMS_INIT;
+
+		if (t && !(cJSON_IsString(t) && strlen(t->valuestring) < sizeof(in->stated_model_type))) {
+			snprintf(field, sizeof(field), "%s/model_type", pointer);
+			mp_problems_note(&p, mp_fail(err, MP_EINVAL, field, "model_type is a string (read from hf_config)"),
+					 err);
+		} else if (t)
+			snprintf(in->stated_model_type, sizeof(in->stated_model_type), "%s", t->valuestring);
+		if (n && !(cJSON_IsNumber(n) && n->valuedouble >= 0 && n->valuedouble < 1.8e19 &&
+			   n->valuedouble == (double)(uint64_t)n->valuedouble)) {
+			snprintf(field, sizeof(field), "%s/parameters", pointer);
+			mp_problems_note(&p,
+					 mp_fail(err, MP_EINVAL, field,
+						 "parameters is a whole number (computed from hf_config; leave it out)"),
+					 err);
+		} else if (n) {
+			in->stated_parameters_given = true;
+			in->stated_parameters = (uint64_t)n->valuedouble;
+		}
+		st = mp_problems_end(&p, err);
+		if (st != MP_OK)
+			return st;
+	}
 	cfg = cJSON_GetObjectItemCaseSensitive(doc, "hf_config");
 	snprintf(ptr, sizeof(ptr), "%s/hf_config", pointer);
 	st = mpm_from_hf(cfg, ptr, &in->arch, err);

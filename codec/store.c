@@ -224,6 +224,11 @@ mp_status mpc_import_decode(const cJSON *doc, mps_import *im, mp_error *err)
 		if (st == MP_OK)
 			st = mpc_stored_model_decode(item, ptr, id, &im->models[im->nmodels],
 						     &im->model_texts[im->nmodels], err);
+		if (st == MP_OK) {
+			/* an export states what the build that wrote it counted; this build counts again */
+			im->models[im->nmodels].stated_model_type[0] = '\0';
+			im->models[im->nmodels].stated_parameters_given = false;
+		}
 		if (st != MP_OK) {
 			free(im->model_texts[im->nmodels]);
 			im->model_texts[im->nmodels] = NULL;

@@ -387,9 +387,15 @@ static void print_verdict(FILE *f, const cJSON *doc, bool training)
 			fprintf(f, "none fits at %s tokens\n", fcount(seq).s);
 	}
 	if (num_at(fit, "max_sequence_length", &x)) {
+		const cJSON *bound = member(fit, "max_sequence_length_bound");
+
 		if (x > 0)
-			fprintf(f, "  longest sequence:    %s tokens at %s %s\n", fcount(x).s,
-				training ? "micro-batch" : "batch", fcount(batch).s);
+			fprintf(f, "  longest sequence:    %s tokens at %s %s%s\n", fcount(x).s,
+				training ? "micro-batch" : "batch", fcount(batch).s,
+				cJSON_IsString(bound) && strcmp(bound->valuestring, "context") == 0
+					? " (the model's context, max_position_embeddings, not memory; "
+					  "allow_beyond_max_position_embeddings lifts it)"
+					: "");
 		else
 			fprintf(f, "  longest sequence:    none fits at %s %s\n", training ? "micro-batch" : "batch",
 				fcount(batch).s);

@@ -385,10 +385,12 @@ static cJSON *fit_json(const mp_training_fit *tf, const mp_store_device *dev)
 	cJSON_AddStringToObject(o, "binding_term", fit->binding_term ? fit->binding_term : "weights");
 	mpc_add_u64(o, "max_batch_size", fit->max_batch_size);
 	mpc_add_u64(o, "max_sequence_length", fit->max_sequence_length);
+	cJSON_AddStringToObject(o, "max_sequence_length_bound", fit->max_sequence_length_at_context ? "context" : "memory");
 	/* the inference plan's name and convention (null: no count fits); min_num_gpus is the old name, kept one
-	 * release as a deprecated alias with its old convention (0: none) */
+	 * release as a deprecated alias with the same value: its former 0 for "none" read as "needs no GPU" to a
+	 * scheduler, so it is null too */
 	mpc_add_u64_or_null(o, "min_gpus", tf->min_num_gpus);
-	mpc_add_u64(o, "min_num_gpus", tf->min_num_gpus);
+	mpc_add_u64_or_null(o, "min_num_gpus", tf->min_num_gpus);
 	return o;
 }
 

@@ -54,7 +54,10 @@ mp_status mp_fail_at(mp_error *err, mp_status st, const char *base, const char *
 
 	if (err == NULL)
 		return st;
-	snprintf(err->field, sizeof(err->field), "%s%s", base ? base : "", field ? field : "");
+	if (base && strcmp(base, "?") == 0 && field && field[0] == '/') /* a query argument: "?name" */
+		snprintf(err->field, sizeof(err->field), "?%s", field + 1);
+	else
+		snprintf(err->field, sizeof(err->field), "%s%s", base ? base : "", field ? field : "");
 	va_start(ap, fmt);
 	vsnprintf(err->message, sizeof(err->message), fmt, ap);
 	va_end(ap);

@@ -85,7 +85,8 @@ mp_status mp_fail(mp_error *err, mp_status st, const char *field, const char *fm
 /*
  * mp_fail with the field built from a base JSON pointer and a member: base "/jobs/3/inference" and field
  * "/batch_size" give "/jobs/3/inference/batch_size"; a NULL base is "". Callers hand the planner the pointer of
- * the object it reads (mp_inference_req.json_pointer, ...) instead of rewriting fields after the fact.
+ * the object it reads (mp_inference_req.json_pointer, ...) instead of rewriting fields after the fact. The base
+ * "?" stands for a query string: field "/num_gpus" gives "?num_gpus" (GET /v1/capacity).
  */
 mp_status mp_fail_at(mp_error *err, mp_status st, const char *base, const char *field, const char *fmt, ...)
 #if defined(__GNUC__)

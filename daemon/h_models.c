@@ -100,6 +100,11 @@ static mp_status patch_model(void *ctx, const mp_store_model *m, mps_model_input
 
 	if (st == MP_OK)
 		st = mpc_stored_model_decode(doc, "", req->path_id, in, owned, err);
+	/* the stored representation carries the old derived members: only what the patch itself states is checked */
+	if (st == MP_OK && !cJSON_GetObjectItemCaseSensitive(req->json, "model_type"))
+		in->stated_model_type[0] = '\0';
+	if (st == MP_OK && !cJSON_GetObjectItemCaseSensitive(req->json, "parameters"))
+		in->stated_parameters_given = false;
 	cJSON_Delete(doc);
 	cJSON_Delete(built);
 	return st;

@@ -11,7 +11,8 @@ typedef struct mpd_route {
 	const char *method;
 	const char *pattern;
 	mpd_handler handler;
-	const char *query;	/* the query arguments it takes, space-separated; NULL = none (others get 422) */
+	const char *query;	/* the query arguments it takes, space-separated; NULL = none (others get 422); each
+				 * once (twice: 422) unless marked repeatable, "op*" */
 	unsigned flags;		/* MPD_ROUTE_* */
 } mpd_route;
 

@@ -340,31 +340,56 @@ static bool content_length(struct MHD_Connection *conn, unsigned long long *out)
 typedef struct query_check {
 	const char *allowed;	/* the route's query names, space-separated ("" = none) */
 	char bad[72];		/* the first name not in the list, or "" */
+	bool twice;		/* bad is a known name given more than once (?a=1&a=2: which one?) */
+	const char *seen[32];	/* the known names so far (libmicrohttpd's strings, alive for the request) */
+	size_t nseen;
 } query_check;
 
-static bool in_list(const char *list, const char *name)
+/* Whether name is in the space-separated list, where "name*" marks one that may be given more than once
+ * (repeatable: set to whether it was so marked; may be NULL). */
+static bool in_list_ex(const char *list, const char *name, bool *repeatable)
 {
 	size_t n = strlen(name);
 
 	for (const char *p = list; *p;) {
 		size_t w = strcspn(p, " ");
 
-		if (w == n && strncmp(p, name, n) == 0)
+		if ((w == n || (w == n + 1 && p[n] == '*')) && strncmp(p, name, n) == 0) {
+			if (repeatable)
+				*repeatable = w == n + 1;
 			return true;
+		}
 		p += w;
 		p += strspn(p, " ");
 	}
 	return false;
 }
 
+static bool in_list(const char *list, const char *name)
+{
+	return in_list_ex(list, name, NULL);
+}
+
 static enum MHD_Result check_query_name(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
 {
 	query_check *q = cls;
+	bool repeatable = false;
 
 	(void)kind;
 	(void)value;
-	if (key == NULL || in_list(q->allowed, key) || strcmp(key, "pretty") == 0) /* pretty: every route */
+	if (key == NULL)
 		return MHD_YES;
+	if (in_list_ex(q->allowed, key, &repeatable) || strcmp(key, "pretty") == 0) { /* pretty: every route */
+		for (size_t i = 0; i < q->nseen && !repeatable; i++)
+			if (strcmp(q->seen[i], key) == 0) {
+				q->twice = true;
+				snprintf(q->bad, sizeof(q->bad), "%s", key); /* a known name: plain text already */
+				return MHD_NO;
+			}
+		if (q->nseen < sizeof(q->seen) / sizeof(q->seen[0]))
+			q->seen[q->nseen++] = key;
+		return MHD_YES;
+	}
 	mpc_utf8_sanitize(q->bad, sizeof(q->bad), key[0] ? key : "(empty)");
 	for (char *p = q->bad; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7F) /* control characters (a %00 comes as DEL) */
@@ -771,14 +796,24 @@ static enum MHD_Result on_body_chunk(mpd_daemon *d, struct MHD_Connection *conn,
 /* 422 naming a query argument the route does not take (MP_OK when every one is known). */
 static mp_status check_query(struct MHD_Connection *conn, const mpd_route *route, mpd_reply *rep)
 {
-	query_check q = { route->query ? route->query : "", "" };
-	char field[80], names[128];
+	query_check q = { route->query ? route->query : "", "", false, { NULL }, 0 };
+	char field[80], names[512];
 	size_t o = 0;
 
 	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, check_query_name, &q);
 	if (q.bad[0] == '\0')
 		return MP_OK;
+	if (q.twice) {
+		snprintf(field, sizeof(field), "?%s", q.bad);
+		rep->http_status = 422;
+		return mp_fail(&rep->err, MP_EINVAL, field,
+			       "query argument '%s' is given more than once; give it once (which value was meant is not "
+			       "guessed)",
+			       q.bad);
+	}
 	for (const char *p = q.allowed; *p && o + 3 < sizeof(names); p++) {
+		if (*p == '*') /* the repeatable mark is the route table's, not a name */
+			continue;
 		if (*p == ' ')
 			names[o++] = ',';
 		names[o++] = *p;

@@ -285,7 +285,7 @@ static const char schema_v6[] =
 /* Migration n takes the database from user_version n - 1 to n; when presets change, add a migration that
  * calls apply_presets again (it only adds ids never applied before) and move the preset writes there: they use
  * this build's columns, so only the newest migration may write them. */
-#define SCHEMA_VERSION 6
+#define SCHEMA_VERSION 7
 
 int mp_store_schema_version(void)
 {
@@ -424,6 +424,52 @@ static mp_status refresh_presets(mp_store *s, const mp_store_presets *p, mp_erro
 	return st;
 }
 
+/*
+ * Preset ids this build no longer ships, with why. Migration 7 deletes each such row that is provably the preset's
+ * own (the audit log holds the preset's write of it and no other write, its source is not 'user') and that no
+ * calibration run and no measured profile refers to; a row anyone changed or uses stays, untouched. The preset log
+ * keeps the id, so no later migration brings it back. Each deletion is audited (actor 'preset', action 'delete').
+ */
+static mp_status audit(mp_store *s, const char *actor, const char *action, const char *kind, const char *id,
+		       mp_error *err);
+
+static const char *const retired_presets[] = {
+	/* the whole MI250X package (128 GiB, two GCDs): ROCm and every engine see two 64 GiB devices, so no
+	 * process can hold what a plan on it promised; mi250x-gcd-64gb is the device software sees */
+	"mi250x-128gb",
+};
+
+static mp_status retire_presets(mp_store *s, mp_error *err)
+{
+	for (size_t i = 0; i < sizeof(retired_presets) / sizeof(retired_presets[0]); i++) {
+		sqlite3_stmt *q = stmt_get(s, "DELETE FROM devices WHERE id = ?1 AND source <> 'user'"
+					      " AND EXISTS (SELECT 1 FROM audit_log WHERE kind = 'device'"
+					      " AND resource_id = ?1 AND actor = 'preset')"
+					      " AND NOT EXISTS (SELECT 1 FROM audit_log WHERE kind = 'device'"
+					      " AND resource_id = ?1 AND actor <> 'preset')"
+					      " AND NOT EXISTS (SELECT 1 FROM calibration_runs"
+					      " WHERE device_id = ?1 OR datasheet_id = ?1)"
+					      " AND NOT EXISTS (SELECT 1 FROM devices WHERE linked_device_id = ?1)");
+		int step, changed;
+
+		if (q == NULL)
+			return db_fail(err, s->db, "retire presets");
+		sqlite3_bind_text(q, 1, retired_presets[i], -1, SQLITE_STATIC);
+		step = sqlite3_step(q);
+		changed = sqlite3_changes(s->db);
+		stmt_done(s, q);
+		if (step != SQLITE_DONE)
+			return db_fail(err, s->db, "retire presets");
+		if (changed > 0) {
+			mp_status st = audit(s, "preset", "delete", "device", retired_presets[i], err);
+
+			if (st != MP_OK)
+				return st;
+		}
+	}
+	return MP_OK;
+}
+
 static mp_status migrate(mp_store *s, int target, const mp_store_presets *presets, mp_error *err)
 {
 	sqlite3 *db = s->db;
@@ -486,6 +532,14 @@ static mp_status migrate(mp_store *s, int target, const mp_store_presets *preset
 				st = preset_aliases(s, presets, err);
 			if (st == MP_OK)
 				st = exec_script(db, "PRAGMA user_version = 6", err);
+			break;
+		case 7:
+			/* presets added since version 6 (mi250x-gcd-64gb) and retired ones (the MI250X package) */
+			st = apply_presets(s, presets, err);
+			if (st == MP_OK)
+				st = retire_presets(s, err);
+			if (st == MP_OK)
+				st = exec_script(db, "PRAGMA user_version = 7", err);
 			break;
 		default: st = mp_fail(err, MP_EINTERNAL, "", "no migration to version %d", next);
 		}

@@ -140,6 +140,19 @@ static mp_status check_req(const mp_model *m, const mp_inference_req *req, const
 		               "num_gpus (%llu) must be a multiple of tensor_parallel_size (%llu): each group of "
 		               "tensor_parallel_size GPUs holds one replica",
 		               (unsigned long long)req->num_gpus, (unsigned long long)tp);
+	if (o->tensor_parallel_size == 0 && req->num_gpus > 1 && !mp_tp_degree_ok(m, tp)) {
+		char list[256];
+
+		/* the degree came from num_gpus: name the field the caller sent */
+		list_degrees(m, list, sizeof(list));
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/num_gpus",
+		               "num_gpus %llu is taken as tensor_parallel_size (none was given), which must divide the "
+		               "attention heads (%llu) and every FFN width, and divide or be a multiple of the KV heads "
+		               "(%llu); valid: %s. Give tensor_parallel_size too to run data-parallel replicas (num_gpus a "
+		               "multiple of it)",
+		               (unsigned long long)tp, (unsigned long long)m->num_heads, (unsigned long long)m->num_kv_heads,
+		               list);
+	}
 	st = mp_check_tp_degree(m, tp, req->json_pointer, err);
 	if (st != MP_OK)
 		return st;
@@ -390,6 +403,8 @@ mp_status mp_plan_inference_ex(const mp_model *m, const mp_param_count *pc, cons
 	fit->max_sequence_length = largest(m, req, o, dev, &mem->weights, fit->budget_bytes, false,
 	                                   o->length_scope == MP_LENGTH_SHARED ? req->batch_size : 0, seq_hi,
 	                                   req->sequence_length, mem->total_bytes);
+	fit->max_sequence_length_at_context = fit->max_sequence_length > 0 && fit->max_sequence_length == seq_hi &&
+	                                      seq_hi < MP_MAX_SEQUENCE_LENGTH;
 
 	/* the smallest GPU count: the first valid tensor-parallel degree at which the request fits */
 	nd = mp_valid_tp_degrees(m, degrees, MP_MAX_TP_DEGREES);

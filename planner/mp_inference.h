@@ -239,6 +239,9 @@ typedef struct mp_fit {
 	uint64_t budget_bytes;  /* floor(capacity x gpu_memory_utilization) */
 	uint64_t reserve_bytes; /* capacity - budget */
 	uint64_t min_gpus;      /* smallest valid tensor-parallel degree that fits; 0 = none */
+	/* max_sequence_length is the model's context (mp_model_sequence_ceiling), not memory: it fits there and the
+	 * search stops (allow_beyond_max_position_embeddings lifts it) */
+	bool max_sequence_length_at_context;
 } mp_fit;
 
 /* KV cache bytes for the whole model (all layers), one GPU, contiguous, every sequence its own length:

@@ -1017,6 +1017,8 @@ mp_status mp_plan_training_fit(const mp_model *m, const mp_param_count *pc, cons
 	lim = m ? mp_model_sequence_ceiling(m, req->allow_beyond_max_position) : MP_MAX_SEQUENCE_LENGTH;
 	LARGEST(best, lim / unit, (r.sequence_length = k * unit, fits_with(m, pc, &r, cap)));
 	tf->fit.max_sequence_length = best * unit;
+	/* the search stopped at the context (the last whole unit under it), not at memory */
+	tf->fit.max_sequence_length_at_context = best > 0 && best == lim / unit && lim < MP_MAX_SEQUENCE_LENGTH;
 
 	/* Smallest GPU count: keep tp x pp x cp, grow data parallelism in steps of the expert-parallel degree, and
 	 * evaluate the counts rather than assume memory falls with them: going from one data-parallel replica to

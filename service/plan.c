@@ -74,6 +74,12 @@ mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, 
 	if (out->ntp > MP_MAX_TP_DEGREES)
 		out->ntp = MP_MAX_TP_DEGREES;
 	mps_warn_prefill(out, &out->warnings);
+	if (out->opts.tensor_parallel_size == 0 && req.num_gpus > 1)
+		mps_warn(&out->warnings,
+			 "tensor_parallel_size was not given, so the %llu GPUs of num_gpus hold one replica split by "
+			 "tensor parallelism (tensor_parallel_size %llu); give tensor_parallel_size to plan data-parallel "
+			 "replicas instead (num_gpus a multiple of it)",
+			 (unsigned long long)req.num_gpus, (unsigned long long)out->mem.tensor_parallel_size);
 	mps_warn_model(&out->model, &out->warnings);
 	mps_warn_context(&out->model.arch, req.sequence_length, out->opts.allow_beyond_max_position, &out->warnings);
 	mps_warn_kv_replication(&out->model.arch, &out->mem, &out->warnings);

@@ -379,7 +379,26 @@ static mp_status model_row(const mps_model_input *in, mp_store_model *row, mp_er
 {
 	mp_param_count pc;
 	mp_status st = mp_count_parameters(&in->arch, &pc, err);
+	mp_problems p = MP_PROBLEMS_INIT;
 
+	if (st != MP_OK)
+		return st;
+	/* model_type and parameters are derived from hf_config: a body that states others contradicts itself */
+	if (in->stated_model_type[0] && strcmp(in->stated_model_type, in->arch.model_type) != 0)
+		mp_problems_note(&p,
+				 mp_fail(err, MP_EINVAL, "/model_type",
+					 "model_type '%s' contradicts hf_config, whose model_type is '%s': model_type is "
+					 "read from hf_config (leave it out, or send the config of the model you mean)",
+					 in->stated_model_type, in->arch.model_type),
+				 err);
+	if (in->stated_parameters_given && in->stated_parameters != pc.total)
+		mp_problems_note(&p,
+				 mp_fail(err, MP_EINVAL, "/parameters",
+					 "parameters %llu contradicts hf_config, whose model has %llu parameters: the count "
+					 "is computed from hf_config (leave it out)",
+					 (unsigned long long)in->stated_parameters, (unsigned long long)pc.total),
+				 err);
+	st = mp_problems_end(&p, err);
 	if (st != MP_OK)
 		return st;
 	memset(row, 0, sizeof(*row));

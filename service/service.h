@@ -622,10 +622,16 @@ typedef struct mps_model_input {
 	char id[MP_STORE_ID_MAX];
 	const char *config_json;
 	mp_model arch;
+	/* what the body said of the members the store derives (a GET's answer PUT back carries them): checked
+	 * against hf_config, never stored as given */
+	char stated_model_type[64];	/* "" = not stated */
+	bool stated_parameters_given;
+	uint64_t stated_parameters;
 } mps_model_input;
 
-/* Counts the parameters of in->arch and writes the model (source "user"). Errors: the planner's naming the config
- * keys, the store's. */
+/* Counts the parameters of in->arch and writes the model (source "user"). Errors: MP_EINVAL naming /model_type or
+ * /parameters when the body states one that hf_config contradicts (both when both do), the planner's naming the
+ * config keys, the store's. */
 mp_status mps_model_put(mps_service *s, const mps_model_input *in, const char *actor, bool *created, mp_error *err);
 mp_status mps_model_get(mps_service *s, const char *id, mp_store_model *out, mp_error *err);
 mp_status mps_model_delete(mps_service *s, const char *id, const char *actor, mp_error *err);

@@ -692,13 +692,120 @@ static void test_training_min_gpus(void **state)
 	     "\"sequence_length\":4096,\"device\":\"t4-16gb\"}",
 	     200, &r);
 	assert_true(cJSON_IsNull(at(r.json, "fit.min_gpus")));
-	assert_true(num(r.json, "fit.min_num_gpus") == 0);
+	assert_true(cJSON_IsNull(at(r.json, "fit.min_num_gpus"))); /* the alias says the same: no count fits */
 	http_resp_free(&r);
 	call(f, "POST", "/v1/plan/inference",
 	     "{\"model\":\"llama-3.1-405b\",\"weight_dtype\":\"fp32\",\"batch_size\":64,\"sequence_length\":131072,"
 	     "\"device\":\"t4-16gb\"}",
 	     200, &r);
 	assert_true(cJSON_IsNull(at(r.json, "fit.min_gpus")));
+	http_resp_free(&r);
+}
+
+/* ----- a fresh user's review (2026-12-01): answers that contradicted themselves or said too little -------- */
+
+static void test_review_findings(void **state)
+{
+	fixture *f = *state;
+	http_resp r;
+	char body[4096];
+
+	/* a query argument given twice is a 422 naming it (a body member given twice already was) */
+	call(f, "GET", "/v1/capacity?model=llama-3-8b&sequence_length=4096&sequence_length=8192", NULL, 422, &r);
+	assert_true(names(&r, "?sequence_length", "more than once"));
+	http_resp_free(&r);
+	/* the list of arguments is whole, and a planner problem names the query argument, not a JSON pointer */
+	call(f, "GET", "/v1/capacity?model=llama-3-8b&sequence_length=4096&foo=1", NULL, 422, &r);
+	assert_true(names(&r, "?foo", "format, limit, cursor, pretty"));
+	http_resp_free(&r);
+	call(f, "GET", "/v1/capacity?model=llama-3-8b&sequence_length=4096&tensor_parallel_size=3", NULL, 422, &r);
+	assert_true(names(&r, "?tensor_parallel_size", "valid: 1, 2, 4, 8"));
+	http_resp_free(&r);
+	/* capacity's text says what a row is when num_gpus splits a replica */
+	http_do(&f->d, "GET", "/v1/capacity?model=llama-3.1-70b&sequence_length=8192&num_gpus=4&format=text", NULL, NULL,
+		NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.body, "(one replica on 4 GPUs, tensor parallel; bytes per GPU)"));
+	assert_null(strstr(r.body, "one replica on one GPU"));
+	http_resp_free(&r);
+	/* num_gpus without tensor_parallel_size: the degree it implies is echoed and warned of; a bad one names
+	 * num_gpus, the field the caller sent */
+	call(f, "POST", "/v1/plan/inference",
+	     "{\"model\":\"llama-3-8b\",\"batch_size\":1,\"sequence_length\":4096,\"num_gpus\":3}", 422, &r);
+	assert_true(names(&r, "/num_gpus", "taken as tensor_parallel_size"));
+	http_resp_free(&r);
+	call(f, "POST", "/v1/plan/inference",
+	     "{\"model\":\"llama-3-8b\",\"batch_size\":1,\"sequence_length\":4096,\"num_gpus\":2}", 200, &r);
+	assert_string_equal(str(r.json, "request.tensor_parallel_size_from"), "num_gpus");
+	assert_true(num(r.json, "request.tensor_parallel_size") == 2);
+	assert_true(warns(r.json, "tensor_parallel_size was not given, so the 2 GPUs of num_gpus"));
+	http_resp_free(&r);
+	call(f, "POST", "/v1/plan/inference",
+	     "{\"model\":\"llama-3-8b\",\"batch_size\":1,\"sequence_length\":4096,\"num_gpus\":2,"
+	     "\"tensor_parallel_size\":1,\"engine\":\"none\"}",
+	     200, &r);
+	/* what the answer echoes ("engine": "none") is taken back */
+	assert_string_equal(str(r.json, "request.tensor_parallel_size_from"), "request");
+	assert_string_equal(str(r.json, "request.engine"), "none");
+	assert_false(warns(r.json, "tensor_parallel_size was not given"));
+	/* the longest sequence says what stops it: Llama-3-8B's 8,192-token context on an unnamed device */
+	http_resp_free(&r);
+	call(f, "POST", "/v1/plan/inference",
+	     "{\"model\":\"llama-3-8b\",\"batch_size\":1,\"sequence_length\":4096,\"device\":\"h200-sxm-141gb\"}", 200, &r);
+	assert_true(num(r.json, "fit.max_sequence_length") == 8192);
+	assert_string_equal(str(r.json, "fit.max_sequence_length_bound"), "context");
+	http_resp_free(&r);
+	call(f, "POST", "/v1/plan/inference",
+	     "{\"model\":\"llama-3.1-8b\",\"batch_size\":64,\"sequence_length\":512,\"device\":\"a10-24gb\"}",
+	     200, &r);
+	assert_true(num(r.json, "fit.max_sequence_length") > 0 && num(r.json, "fit.max_sequence_length") < 131072);
+	assert_string_equal(str(r.json, "fit.max_sequence_length_bound"), "memory");
+	http_resp_free(&r);
+	/* a device body's bad peaks are each named beside the other bad fields */
+	call(f, "PUT", "/v1/devices/t4-review",
+	     "{\"name\":\"T\",\"vendor\":\"N\",\"memory_bytes\":1e10,\"memory_bandwidth_bytes_per_second\":-1,"
+	     "\"peak_flops_per_second\":{\"fp4\":1,\"bf16\":-5},\"kind\":\"gpux\",\"sm_count\":-3}",
+	     422, &r);
+	assert_true(names(&r, "/memory_bandwidth_bytes_per_second", NULL));
+	assert_true(names(&r, "/sm_count", NULL));
+	assert_true(names(&r, "/kind", NULL));
+	assert_true(names(&r, "/peak_flops_per_second/fp4", "not a dtype"));
+	assert_true(names(&r, "/peak_flops_per_second/bf16", "> 0"));
+	http_resp_free(&r);
+	/* a model body whose model_type or parameters contradict its hf_config is refused, naming both; the same
+	 * members as a GET gives them are taken back, and a PATCH of the config is not held to the old count */
+	snprintf(body, sizeof(body),
+		 "{\"model_type\":\"gpt2\",\"parameters\":5,\"hf_config\":{\"model_type\":\"llama\",\"hidden_size\":256,"
+		 "\"intermediate_size\":512,\"num_hidden_layers\":2,\"num_attention_heads\":4,\"vocab_size\":1000}}");
+	call(f, "PUT", "/v1/models/review-m", body, 422, &r);
+	assert_true(names(&r, "/model_type", "contradicts hf_config, whose model_type is 'llama'"));
+	assert_true(names(&r, "/parameters", "contradicts hf_config"));
+	http_resp_free(&r);
+	call(f, "PUT", "/v1/models/review-m",
+	     "{\"hf_config\":{\"model_type\":\"llama\",\"hidden_size\":256,\"intermediate_size\":512,"
+	     "\"num_hidden_layers\":2,\"num_attention_heads\":4,\"vocab_size\":1000}}",
+	     201, &r);
+	http_resp_free(&r);
+	call(f, "GET", "/v1/models/review-m", NULL, 200, &r);
+	{
+		char *again = cJSON_PrintUnformatted(r.json);
+		http_resp r2;
+
+		call(f, "PUT", "/v1/models/review-m", again, 200, &r2);
+		http_resp_free(&r2);
+		free(again);
+	}
+	http_resp_free(&r);
+	http_do(&f->d, "PATCH", "/v1/models/review-m", "{\"hf_config\":{\"num_hidden_layers\":3}}",
+		"application/merge-patch+json", AUTH, &r);
+	assert_int_equal(r.status, 200);
+	http_resp_free(&r);
+	/* a training plan where no count fits: the deprecated alias says null too, never "0 GPUs" */
+	call(f, "POST", "/v1/plan/training",
+	     "{\"model\":\"llama-3.1-405b\",\"precision\":\"fp32\",\"optimizer\":\"adamw\",\"micro_batch_size\":1,"
+	     "\"sequence_length\":4096,\"device\":\"t4-16gb\"}",
+	     200, &r);
+	assert_true(cJSON_IsNull(at(r.json, "fit.min_num_gpus")));
 	http_resp_free(&r);
 }
 
@@ -715,6 +822,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_usable_memory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inline_devices, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_training_min_gpus, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_review_findings, setup, teardown),
 	};
 	int rc;
 

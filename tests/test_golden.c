@@ -304,7 +304,13 @@ static void test_cli_help(void **state)
 		if (strcmp(subcommands[i], "plan inference") == 0) {
 			/* the allowed values: from the table (an enum, the dtypes) and the KV formats */
 			assert_non_null(strstr(out, "one of: none, fused, eager"));
-			assert_non_null(strstr(out, "fp8 (= fp8_e4m3)"));
+			assert_non_null(strstr(out, "fp8 = fp8_e4m3)"));
+			/* weight_dtype and kv_cache_dtype list what their decoders take, "auto" and gptq/awq included */
+			assert_non_null(strstr(out, "--weight_dtype  storage format of the weights\n      one of: auto (the "
+						    "config's quantization or dtype), gptq, awq"));
+			assert_non_null(strstr(out, "--kv_cache_dtype  format of the KV cache\n      one of: auto (the "
+						    "compute dtype), fp32"));
+			assert_non_null(strstr(out, "one of: none, vllm, sglang, trtllm"));
 			assert_non_null(strstr(out, "an integer 1 to 1,048,576"));
 		}
 		if (strcmp(subcommands[i], "roofline") == 0) {

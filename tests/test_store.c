@@ -218,7 +218,7 @@ static void test_aliases_upgrade_and_rules(void **state)
 	raw_exec(db, "UPDATE devices SET source = 'user', source_note = 'replaced by the site' WHERE id = 'l40s-48gb'");
 	sqlite3_close(db);
 	assert_int_equal(mp_store_open(path, mps_presets(), &s, &err), MP_OK);
-	assert_int_equal(mp_store_user_version(s), 6);
+	assert_int_equal(mp_store_user_version(s), mp_store_schema_version());
 	assert_int_equal(mp_store_device_get(s, "h100-sxm5-80gb", &d, &err), MP_OK);
 	assert_true(d.naliases >= 2);
 	assert_string_equal(d.aliases[0], "NVIDIA H100 80GB HBM3"); /* the NVML name first */
@@ -280,7 +280,7 @@ static void test_upgrade_to_v5(void **state)
 		     " 'measured', 'stream', '2026-11-29T10:00:00Z')");
 	sqlite3_close(db);
 	assert_int_equal(mp_store_open(path, mps_presets(), &s, &err), MP_OK);
-	assert_int_equal(mp_store_user_version(s), 6);
+	assert_int_equal(mp_store_user_version(s), mp_store_schema_version());
 	assert_int_equal(mp_store_device_get(s, "rtx-3090-24gb", &d, &err), MP_OK);
 	assert_int_equal(d.hw.usable_memory_bytes, UINT64_C(25206325248)); /* this build's preset figure */
 	assert_string_equal(d.usable_memory_source, "published");
@@ -292,6 +292,79 @@ static void test_upgrade_to_v5(void **state)
 	assert_int_equal(mp_store_device_get(s, "gaudi3-128gb", &d, &err), MP_OK);
 	assert_string_equal(d.kind, "accelerator");
 	mp_store_close(s);
+}
+
+/* Version 7: the whole-package MI250X preset (128 GiB over two GCDs that software sees as two 64 GiB devices) is
+ * retired. A version-6 database with the row as the presets wrote it loses it (audited: the preset's delete) and gains
+ * the per-GCD profile; a database where someone replaced the row, or where a calibration run refers to it, keeps
+ * it untouched. */
+static void write_v6_with_package(int how)
+{
+	mp_store *s;
+	mp_error err = MP_ERROR_INIT;
+	sqlite3 *db;
+
+	assert_int_equal(mp_store_open_at(path, 6, mps_presets(), &s, &err), MP_OK);
+	mp_store_close(s);
+	db = raw_open();
+	raw_exec(db, "DELETE FROM devices WHERE id = 'mi250x-gcd-64gb'");
+	raw_exec(db, "DELETE FROM preset_log WHERE id = 'mi250x-gcd-64gb'");
+	raw_exec(db, "INSERT INTO devices (id, name, vendor, memory_bytes, memory_bandwidth_bytes_per_second, source,"
+		     " source_note) VALUES ('mi250x-128gb', 'MI250X', 'AMD', 137438953472, 3.2768e12, 'datasheet',"
+		     " 'release 6 preset')");
+	raw_exec(db, "INSERT INTO audit_log (actor, action, kind, resource_id) VALUES ('preset', 'preset', 'device',"
+		     " 'mi250x-128gb')");
+	raw_exec(db, "INSERT INTO preset_log (kind, id) VALUES ('device', 'mi250x-128gb')");
+	if (how == 1)
+		raw_exec(db, "INSERT INTO audit_log (actor, action, kind, resource_id) VALUES ('api', 'replace',"
+			     " 'device', 'mi250x-128gb')");
+	if (how == 2)
+		raw_exec(db, "INSERT INTO calibration_runs (id, target, state, device_id) VALUES ('run-1', 'gpu',"
+			     " 'succeeded', 'mi250x-128gb')");
+	sqlite3_close(db);
+}
+
+static void test_upgrade_to_v7_retires_package(void **state)
+{
+	mp_store *s;
+	mp_error err = MP_ERROR_INIT;
+	mp_store_device d;
+	sqlite3 *db;
+	sqlite3_stmt *q;
+
+	(void)state;
+	assert_int_equal(mp_store_schema_version(), 7);
+	write_v6_with_package(0);
+	if (mp_store_open(path, mps_presets(), &s, &err) != MP_OK)
+		fail_msg("open: %s", err.message);
+	assert_int_equal(mp_store_user_version(s), 7);
+	assert_int_equal(mp_store_device_get(s, "mi250x-128gb", &d, &err), MP_ENOTFOUND);
+	assert_int_equal(mp_store_device_get(s, "mi250x-gcd-64gb", &d, &err), MP_OK);
+	assert_int_equal(d.hw.memory_bytes, UINT64_C(68719476736));		 /* 64 GiB per GCD */
+	assert_int_equal(d.hw.usable_memory_bytes, UINT64_C(68702699520));	 /* rocm-smi, one GCD */
+	assert_true(d.hw.memory_bandwidth_bytes_per_second == 1.6384e12); /* half the package's 3.2768 TB/s */
+	mp_store_close(s);
+	db = raw_open();
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM audit_log WHERE actor = 'preset' AND action ="
+						" 'delete' AND resource_id = 'mi250x-128gb'", -1, &q, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int(q, 0), 1);
+	sqlite3_finalize(q);
+	sqlite3_close(db);
+	/* reopening does not bring it back */
+	assert_int_equal(mp_store_open(path, mps_presets(), &s, &err), MP_OK);
+	assert_int_equal(mp_store_device_get(s, "mi250x-128gb", &d, &err), MP_ENOTFOUND);
+	mp_store_close(s);
+	for (int how = 1; how <= 2; how++) {
+		unlink(path);
+		write_v6_with_package(how);
+		assert_int_equal(mp_store_open(path, mps_presets(), &s, &err), MP_OK);
+		assert_int_equal(mp_store_device_get(s, "mi250x-128gb", &d, &err), MP_OK);
+		assert_string_equal(d.source_note, "release 6 preset");
+		assert_int_equal(mp_store_device_get(s, "mi250x-gcd-64gb", &d, &err), MP_OK);
+		mp_store_close(s);
+	}
 }
 
 static double gt_num(const cJSON *o, const char *a, const char *b)
@@ -684,6 +757,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_upgrade_from_v2, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_aliases_upgrade_and_rules, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_upgrade_to_v5, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_upgrade_to_v7_retires_package, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_measured_h200, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_model_presets, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_writes_audit_filters_batch, setup, teardown),
