@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "service_int.h"
 
@@ -131,6 +132,28 @@ void mps_warn_capacity(const mp_store_device *d, mps_warnings *w)
 		 "the GPUs measured is 0.6 to 1.8%% below the label) and the profile gives no usable_memory_bytes; set it "
 		 "to what cudaMemGetInfo reports",
 		 d->id[0] ? d->id : "the inline device", (double)d->hw.memory_bytes / 1073741824.0);
+}
+
+void mps_warn_runtime(const mp_store_device *d, uint64_t requested_context_bytes, mps_warnings *w)
+{
+	/* the overhead and the engine defaults are NVIDIA's: say so where the device is another vendor's and neither
+	 * the request nor the profile says what its runtime reserves */
+	if (requested_context_bytes || d->hw.cuda_context_bytes || strcasecmp(d->vendor, "NVIDIA") == 0 ||
+	    strcmp(d->kind, "cpu") == 0)
+		return;
+	if (d->vendor[0] == '\0')
+		mps_warn(w,
+			 "%s names no vendor, so it is taken for an NVIDIA GPU: overhead_bytes takes the CUDA context "
+			 "measured on an H200 (%llu bytes) and the serving defaults are vLLM's on CUDA; give vendor, or "
+			 "cuda_context_bytes with what its runtime reserves",
+			 d->id[0] ? d->id : "the inline device", (unsigned long long)MP_DEFAULT_CUDA_CONTEXT_BYTES);
+	else
+		mps_warn(w,
+			 "%s is not an NVIDIA device (vendor %s, kind %s): overhead_bytes takes the CUDA context measured "
+			 "on an NVIDIA H200 (%llu bytes) and the serving defaults are vLLM's on CUDA; give "
+			 "cuda_context_bytes (or store it on the profile) with what its runtime reserves",
+			 d->id[0] ? d->id : "the inline device", d->vendor, d->kind[0] ? d->kind : "not given",
+			 (unsigned long long)MP_DEFAULT_CUDA_CONTEXT_BYTES);
 }
 
 void mps_warn_context(const mp_model *m, uint64_t tokens, bool allow_beyond, mps_warnings *w)

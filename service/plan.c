@@ -85,6 +85,7 @@ mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, 
 	mps_warn_kv_replication(&out->model.arch, &out->mem, &out->warnings);
 	if (dev) {
 		mps_warn_capacity(dev, &out->warnings);
+		mps_warn_runtime(dev, job->req.cuda_context_bytes, &out->warnings);
 		st = performance(&out->model, &req, &dev->hw, out->mem.tensor_parallel_size, &out->perf, err);
 	}
 	if (st == MP_OK)
@@ -141,8 +142,10 @@ mp_status mps_plan_training(mps_service *s, const mps_training_request *rq, mps_
 	if (st != MP_OK)
 		return st;
 	mps_warn_model(&out->model, &out->warnings);
-	if (out->have_device)
+	if (out->have_device) {
 		mps_warn_capacity(&out->device, &out->warnings);
+		mps_warn_runtime(&out->device, rq->job.req.cuda_context_bytes, &out->warnings);
+	}
 	if (arch == NULL)
 		return MP_OK;
 	mps_warn_context(arch, req.sequence_length, req.allow_beyond_max_position, &out->warnings);

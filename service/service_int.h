@@ -11,6 +11,9 @@
 void mps_warn_model(const mps_model *m, mps_warnings *w);
 /* A device whose capacity is its marketed label (no usable_memory_bytes). */
 void mps_warn_capacity(const mp_store_device *d, mps_warnings *w);
+/* A warning when d is not NVIDIA's (nor a CPU) and neither the request (requested_context_bytes) nor the profile
+ * gives the runtime's reserve: the CUDA context and vLLM's CUDA defaults are assumed. */
+void mps_warn_runtime(const mp_store_device *d, uint64_t requested_context_bytes, mps_warnings *w);
 /* A sequence beyond the model's context, planned because allow_beyond_max_position_embeddings is true. */
 void mps_warn_context(const mp_model *m, uint64_t tokens, bool allow_beyond, mps_warnings *w);
 /* The prefill chunk the plan took from its engine's defaults because the request gave none (engine.c). */
