@@ -1,0 +1,386 @@
+/*
+ * hf_gemma.c: the Gemma decoders whose layers differ from one another: Gemma 4 (gemma4, gemma4_text) and Gemma 3n
+ * (gemma3n, gemma3n_text). Their attention differs per layer (Gemma 4's full-attention layers have heads of their own
+ * width, per_layer_config; both share the KV cache of earlier layers in their last num_kv_shared_layers layers), and
+ * they add modules no other decoder has (per-layer token embeddings, Gemma 4's MoE block beside the MLP, Gemma 3n's
+ * AltUp and LAuReL), described by their shapes in mp_model.extra. Defaults are transformers 5.24's
+ * configuration_gemma4.py and configuration_gemma3n.py; the modules are modeling_gemma4.py's and modeling_gemma3n.py's.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hf_internal.h"
+
+/* Appends a module of the reader's own shapes (mp_model.extra); a zero dimension or count appends nothing. */
+static void extra(mp_model *m, const char *name, mp_tensor_class cls, uint64_t rows, uint64_t cols, uint64_t count,
+                  bool vector)
+{
+	if (count == 0 || rows == 0 || cols == 0 || m->n_extra >= MP_MAX_EXTRA_TENSORS)
+		return;
+	m->extra[m->n_extra++] = (mp_extra_tensor){name, (uint8_t)cls, vector, rows, cols, count};
+}
+
+/*
+ * layer_types of a Gemma decoder: the list (each "sliding_attention" or "full_attention"), or, absent or null, the
+ * class's pattern: layer i slides unless (i + 1) % pattern == 0 (Gemma4TextConfig: 6, "5:1"; Gemma3nTextConfig: 5).
+ * Gemma 4 forces its last layer to full attention (Gemma4TextConfig.__post_init__). Sets MP_LAYER_WINDOW per layer and
+ * sliding_window_layers.
+ */
+static void gemma_layer_types(hf_ctx *c, mp_model *m, uint64_t pattern, bool last_full)
+{
+	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types"), *v;
+	uint64_t n = 0;
+
+	for (uint64_t i = 0; i < m->num_layers; i++)
+		m->layer_flags[i] = MP_LAYER_ATTENTION | MP_LAYER_FFN | ((i + 1) % pattern ? MP_LAYER_WINDOW : 0);
+	if (lt != NULL && !cJSON_IsNull(lt)) {
+		if (!cJSON_IsArray(lt) || (uint64_t)cJSON_GetArraySize(lt) != m->num_layers) {
+			hf_fail_key(c, "layer_types",
+			            "layer_types must be a list of \"sliding_attention\" or \"full_attention\", one entry per "
+			            "layer (num_hidden_layers)");
+			return;
+		}
+		cJSON_ArrayForEach(v, lt)
+		{
+			if (!cJSON_IsString(v) || (strcmp(v->valuestring, "sliding_attention") != 0 &&
+			                           strcmp(v->valuestring, "full_attention") != 0)) {
+				hf_fail_key(c, "layer_types",
+				            "layer_types entries must be \"sliding_attention\" or \"full_attention\"");
+				return;
+			}
+			m->layer_flags[n] = MP_LAYER_ATTENTION | MP_LAYER_FFN |
+			                    (v->valuestring[0] == 's' ? MP_LAYER_WINDOW : 0);
+			n++;
+		}
+	}
+	if (last_full && m->num_layers)
+		m->layer_flags[m->num_layers - 1] &= (uint8_t)~MP_LAYER_WINDOW;
+	m->sliding_window_layers = 0;
+	for (uint64_t i = 0; i < m->num_layers; i++)
+		m->sliding_window_layers += (m->layer_flags[i] & MP_LAYER_WINDOW) != 0;
+	if (m->sliding_window_layers == 0)
+		m->sliding_window = 0;
+}
+
+/*
+ * num_kv_shared_layers: the last n layers reuse the K and V of the last earlier layer of their kind (Gemma4TextConfig.
+ * kv_sharing_modes; Gemma3nTextAttention: first_kv_shared_layer_idx = layers - n, each shared layer reads the last
+ * non-shared layer of its layer type). Every kind of layer among the shared ones needs a producer before them;
+ * transformers refuses the config otherwise ("The set of layer types producing a cache is different..."), so does
+ * memplan (422 naming the key). Sets MP_LAYER_KV_SHARED and no_kv_layers.
+ */
+static void gemma_kv_shared(hf_ctx *c, mp_model *m, uint64_t shared)
+{
+	uint64_t first;
+	bool kinds_before[2] = {false, false}, kinds_all[2] = {false, false};
+
+	if (c->st != MP_OK)
+		return;
+	if (shared >= m->num_layers && shared > 0) {
+		hf_fail_key(c, "num_kv_shared_layers",
+		            "num_kv_shared_layers must be less than num_hidden_layers: some layers must keep the KV cache "
+		            "the others reuse");
+		return;
+	}
+	first = m->num_layers - shared;
+	for (uint64_t i = 0; i < m->num_layers; i++) {
+		int kind = (m->layer_flags[i] & MP_LAYER_WINDOW) ? 1 : 0;
+
+		kinds_all[kind] = true;
+		if (i < first)
+			kinds_before[kind] = true;
+	}
+	if (shared && (kinds_all[0] != kinds_before[0] || kinds_all[1] != kinds_before[1])) {
+		hf_fail_key(c, "num_kv_shared_layers",
+		            "every kind of layer (sliding_attention, full_attention) among the last num_kv_shared_layers "
+		            "layers needs a layer of its kind before them whose KV cache it reuses");
+		return;
+	}
+	for (uint64_t i = first; i < m->num_layers; i++)
+		m->layer_flags[i] |= MP_LAYER_KV_SHARED;
+	m->no_kv_layers = shared;
+}
+
+/* The per-layer token embeddings (PLE) of Gemma 4 and Gemma 3n (Gemma4TextModel, Gemma3nTextModel): a table of
+ * vocab_size_per_layer_input x (layers x ple), its projection from the hidden state (hidden -> layers x ple) and the
+ * projection's RMSNorm (ple); per layer the input gate (hidden -> ple), the projection back (ple -> hidden) and
+ * post_per_layer_input_norm (hidden, counted with the layer's norms). */
+static void gemma_ple(hf_ctx *c, mp_model *m, uint64_t vocab_pl, uint64_t ple)
+{
+	uint64_t width = hf_mul(c, m->num_layers, ple, "hidden_size_per_layer_input");
+
+	if (ple == 0 || c->st != MP_OK)
+		return;
+	extra(m, "embed_tokens_per_layer", MP_TC_EMBEDDINGS, vocab_pl, width, 1, false);
+	extra(m, "per_layer_model_projection", MP_TC_MLP, width, m->hidden_size, 1, false);
+	extra(m, "per_layer_projection_norm", MP_TC_NORMS, 1, ple, 1, true);
+	extra(m, "per_layer_input_gate", MP_TC_MLP, ple, m->hidden_size, m->num_layers, false);
+	extra(m, "per_layer_projection", MP_TC_MLP, m->hidden_size, ple, m->num_layers, false);
+	m->norms_per_layer++;
+}
+
+/* The layer index of a per_layer_config key: "05" or "5" (Gemma4TextConfig serialises them zero-padded). */
+static bool layer_index(const char *s, uint64_t layers, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (s[0] < '0' || s[0] > '9')
+		return false;
+	v = strtoull(s, &end, 10);
+	if (*end != '\0' || v >= layers)
+		return false;
+	*out = v;
+	return true;
+}
+
+/*
+ * Gemma 4's per-layer attention widths. per_layer_config (PreTrainedConfig's heterogeneous layers, transformers 5.24
+ * integrations/heterogeneity): {"<layer>": {"head_dim": d, "num_key_value_heads": kv}, ...}, the overrides of the
+ * global values for those layers. Absent, Gemma4TextConfig builds it: every full-attention layer gets head_dim
+ * global_head_dim (512 when absent) and, with attention_k_eq_v, num_key_value_heads num_global_key_value_heads when
+ * that is given. The layers whose widths differ from the global ones are MP_LAYER_GLOBAL; they must all have the same
+ * widths (two kinds of attention are modelled), and overrides other than these two keys are refused.
+ */
+static void gemma4_widths(hf_ctx *c, mp_model *m, bool k_eq_v)
+{
+	const cJSON *plc = cJSON_GetObjectItemCaseSensitive(c->cfg, "per_layer_config"), *e, *v;
+	char pointer[128];
+	uint64_t gd = 0, gkv = 0;
+	bool any = false;
+
+	if (c->st != MP_OK)
+		return;
+	if (plc == NULL || cJSON_IsNull(plc)) {
+		gd = hf_get_u64(c, KEYS("global_head_dim"), 512);
+		gkv = k_eq_v && hf_has(c, "num_global_key_value_heads")
+		          ? hf_get_u64(c, KEYS("num_global_key_value_heads"), m->num_kv_heads)
+		          : m->num_kv_heads;
+		for (uint64_t i = 0; i < m->num_layers; i++)
+			if (!(m->layer_flags[i] & MP_LAYER_WINDOW) && (gd != m->head_dim || gkv != m->num_kv_heads)) {
+				m->layer_flags[i] |= MP_LAYER_GLOBAL;
+				any = true;
+			}
+		goto done;
+	}
+	if (!cJSON_IsObject(plc)) {
+		hf_fail_key(c, "per_layer_config",
+		            "per_layer_config must be an object of layer index -> {\"head_dim\", \"num_key_value_heads\"}");
+		return;
+	}
+	cJSON_ArrayForEach(e, plc)
+	{
+		uint64_t i, d = m->head_dim, kv = m->num_kv_heads;
+		hf_ctx sub;
+
+		snprintf(pointer, sizeof(pointer), "%s/per_layer_config/%.20s", c->pointer, e->string);
+		sub = (hf_ctx){e, pointer, c->err, c->st, NULL};
+		if (!layer_index(e->string, m->num_layers, &i) || !cJSON_IsObject(e)) {
+			hf_fail_key(c, "per_layer_config",
+			            "per_layer_config keys must be layer indices below num_hidden_layers, each an object of "
+			            "overrides");
+			return;
+		}
+		cJSON_ArrayForEach(v, e)
+		{
+			if (strcmp(v->string, "head_dim") != 0 && strcmp(v->string, "num_key_value_heads") != 0) {
+				char msg[200];
+
+				snprintf(msg, sizeof(msg),
+				         "a per-layer %.40s is not modelled: memplan reads head_dim and num_key_value_heads "
+				         "per layer",
+				         v->string);
+				hf_fail_key(&sub, v->string, msg);
+				c->st = sub.st;
+				return;
+			}
+		}
+		d = hf_get_u64(&sub, KEYS("head_dim"), d);
+		kv = hf_get_u64(&sub, KEYS("num_key_value_heads"), kv);
+		c->st = sub.st;
+		if (c->st != MP_OK)
+			return;
+		if (d == m->head_dim && kv == m->num_kv_heads)
+			continue; /* an override equal to the global value is none (transformers drops it) */
+		if (any && (d != gd || kv != gkv)) {
+			hf_fail_key(c, "per_layer_config",
+			            "per_layer_config gives more than one set of widths different from the global "
+			            "head_dim and num_key_value_heads; memplan models two kinds of attention layer");
+			return;
+		}
+		gd = d;
+		gkv = kv;
+		any = true;
+		m->layer_flags[i] |= MP_LAYER_GLOBAL;
+	}
+done:
+	m->global_head_dim = any ? gd : 0;
+	m->global_kv_heads = any ? gkv : 0;
+	m->global_k_eq_v = k_eq_v;
+	if (k_eq_v && !any) {
+		/* attention_k_eq_v applies to the full-attention layers: give them the global widths explicitly */
+		for (uint64_t i = 0; i < m->num_layers; i++)
+			if (!(m->layer_flags[i] & MP_LAYER_WINDOW))
+				m->layer_flags[i] |= MP_LAYER_GLOBAL;
+		m->global_head_dim = m->head_dim;
+		m->global_kv_heads = m->num_kv_heads;
+	} else if (k_eq_v) {
+		/* k_eq_v is the full-attention layers' (use_alternative_attention = attention_k_eq_v and not sliding):
+		 * a full layer without an override has the global widths but still no v_proj */
+		for (uint64_t i = 0; i < m->num_layers; i++)
+			if (!(m->layer_flags[i] & MP_LAYER_WINDOW) && !(m->layer_flags[i] & MP_LAYER_GLOBAL) &&
+			    (gd != m->head_dim || gkv != m->num_kv_heads)) {
+				hf_fail_key(c, "per_layer_config",
+				            "with attention_k_eq_v every full-attention layer must have the same widths");
+				return;
+			}
+	}
+	for (uint64_t i = 0; i < m->num_layers; i++)
+		if ((m->layer_flags[i] & MP_LAYER_GLOBAL) && (m->layer_flags[i] & MP_LAYER_WINDOW) && k_eq_v) {
+			hf_fail_key(c, "per_layer_config",
+			            "with attention_k_eq_v, a sliding-window layer with its own widths is not modelled");
+			return;
+		}
+}
+
+/*
+ * Gemma4TextConfig (transformers 5.24, configuration_gemma4.py): vocab 262144, hidden 2304, intermediate 9216, 30
+ * layers, 8 heads, 4 KV heads of head_dim 256, 131072 positions, tied, attention_bias False, sliding_window 512 on 5
+ * layers of 6 (the last always full), the full layers' heads of global_head_dim 512 (per_layer_config), per-layer
+ * token embeddings of 256 per layer over 262144 tokens, attention_k_eq_v False, num_kv_shared_layers 0, no MoE block,
+ * use_double_wide_mlp False. Modules (modeling_gemma4.py): Gemma4TextAttention (q_norm, k_norm, v_norm without a
+ * weight), Gemma4TextMLP (gated; twice as wide in the KV-shared layers with use_double_wide_mlp), four norms per layer
+ * (+ post_per_layer_input_norm with PLE, + three with the MoE block), the MoE block beside the MLP in every layer
+ * (Gemma4TextRouter: proj hidden -> experts, scale of hidden, per_expert_scale of experts; Gemma4TextExperts: gate_up
+ * and down of moe_intermediate_size), layer_scalar a buffer. use_bidirectional_attention "all" narrows the window to
+ * window / 2 + 1 (the config class's conversion). Worked example (the defaults): 5,077,177,856 parameters.
+ */
+static void decode_gemma4_text(hf_ctx *c, mp_model *m)
+{
+	const cJSON *bidi = cJSON_GetObjectItemCaseSensitive(c->cfg, "use_bidirectional_attention");
+	uint64_t ple, vocab_pl, shared;
+	bool k_eq_v, moe;
+
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 262144);
+	m->hidden_size = hf_get_u64(c, KEYS("hidden_size"), 2304);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 9216);
+	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), 30);
+	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), 8);
+	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), 4);
+	m->head_dim = hf_get_u64(c, KEYS("head_dim"), 256);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 131072);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->sliding_window = hf_window(c, "sliding_window", 512);
+	if (bidi && !cJSON_IsNull(bidi) &&
+	    (!cJSON_IsString(bidi) || (strcmp(bidi->valuestring, "all") != 0 && strcmp(bidi->valuestring, "vision") != 0)))
+		hf_fail_key(c, "use_bidirectional_attention", "use_bidirectional_attention must be \"all\", \"vision\" or null");
+	else if (cJSON_IsString(bidi) && strcmp(bidi->valuestring, "all") == 0 && m->sliding_window)
+		m->sliding_window = m->sliding_window / 2 + 1;
+	ple = hf_get_u64(c, KEYS("hidden_size_per_layer_input"), 256);
+	vocab_pl = hf_get_u64(c, KEYS("vocab_size_per_layer_input"), 262144);
+	k_eq_v = hf_get_bool(c, KEYS("attention_k_eq_v"), false);
+	shared = hf_get_u64(c, KEYS("num_kv_shared_layers"), 0);
+	moe = hf_get_bool(c, KEYS("enable_moe_block"), false);
+	m->final_logit_softcapping = hf_has(c, "final_logit_softcapping");
+	if (c->st != MP_OK)
+		return;
+	if (m->num_layers == 0 || m->num_layers > MP_MAX_LAYERS) {
+		hf_fail_key(c, "num_hidden_layers", "num_hidden_layers must be between 1 and 1024");
+		return;
+	}
+	m->attn_kind = MP_ATTN_GQA;
+	m->ffn_kind = MP_FFN_GATED;
+	m->norm_kind = MP_NORM_RMS;
+	m->final_norm = true;
+	m->qk_norm = true;
+	m->norms_per_layer = 4;
+	m->layer_pattern = true;
+	m->attn_per_layer = true;
+	gemma_layer_types(c, m, 6, true);
+	gemma4_widths(c, m, k_eq_v);
+	gemma_kv_shared(c, m, shared);
+	gemma_ple(c, m, vocab_pl, ple);
+	if (c->st == MP_OK && hf_get_bool(c, KEYS("use_double_wide_mlp"), false) && shared)
+		/* Gemma4TextMLP: intermediate_size x 2 in the KV-shared layers: gate, up and down of one more width */
+		extra(m, "mlp.double_wide", MP_TC_MLP, m->intermediate_size, m->hidden_size, 3 * shared, false);
+	if (moe && c->st == MP_OK) {
+		static const char *const need[] = {"num_experts", "top_k_experts", "moe_intermediate_size"};
+
+		for (size_t i = 0; i < 3; i++)
+			if (!hf_has(c, need[i])) {
+				hf_fail_key(c, need[i], "enable_moe_block needs num_experts, top_k_experts and "
+				                         "moe_intermediate_size (Gemma4TextConfig's defaults are null)");
+				return;
+			}
+		m->num_experts = hf_get_u64(c, KEYS("num_experts"), 0);
+		m->num_experts_per_tok = hf_get_u64(c, KEYS("top_k_experts"), 0);
+		m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 0);
+		m->moe_beside_dense = true;
+		m->norms_per_layer += 3;
+		extra(m, "router.scale", MP_TC_EXPERTS, 1, m->hidden_size, m->num_layers, true);
+		extra(m, "router.per_expert_scale", MP_TC_EXPERTS, 1, m->num_experts, m->num_layers, true);
+	}
+	hf_decode_rope(c, m, 1.0);
+	/* "proportional" RoPE is the full layers' partial rotation (partial_rotary_factor), not a context scaling;
+	 * transformers' two rotary modules (sliding, full) each keep inv_freq pairs */
+	if (strcmp(m->rope_type, "proportional") == 0) {
+		m->rope_scaling = false;
+		m->rope_scaled_max_position = 0;
+	}
+	m->rotary_dim = m->head_dim;
+	m->rotary_buffer_sets = 2;
+}
+
+/*
+ * Gemma4Config: text_config (Gemma4TextConfig; absent = its defaults), tie_word_embeddings True (the wrapper's),
+ * vision_config and audio_config optional (null by default). The towers are not counted yet: a config that has one is
+ * refused naming it (its text_config can be posted alone).
+ */
+static void decode_gemma4(hf_ctx *c, mp_model *m)
+{
+	static const char *const towers[] = {"vision_config", "audio_config"};
+	const cJSON *tc = cJSON_GetObjectItemCaseSensitive(c->cfg, "text_config");
+	char pointer[96];
+	hf_ctx t;
+
+	for (size_t i = 0; i < 2; i++)
+		if (hf_has(c, towers[i])) {
+			hf_fail_key(c, towers[i],
+			            "Gemma 4's vision and audio towers are not counted yet: post the text_config alone as "
+			            "hf_config (the decoder), or set this key to null");
+			return;
+		}
+	if (tc && !cJSON_IsNull(tc) && !cJSON_IsObject(tc)) {
+		hf_fail_key(c, "text_config", "text_config must be an object (the decoder's config)");
+		return;
+	}
+	snprintf(pointer, sizeof(pointer), "%s%s", c->pointer, cJSON_IsObject(tc) ? "/text_config" : "");
+	/* t.cfg NULL (no text_config): every decoder key takes its class default */
+	t = (hf_ctx){cJSON_IsObject(tc) ? tc : NULL, pointer, c->err, c->st, NULL};
+	{
+		const cJSON *tt = t.cfg ? cJSON_GetObjectItemCaseSensitive(t.cfg, "model_type") : NULL;
+
+		if (tt && !(cJSON_IsString(tt) && strcmp(tt->valuestring, "gemma4_text") == 0)) {
+			hf_fail_key(&t, "model_type", "a gemma4 config's text_config is a gemma4_text decoder");
+			c->st = t.st;
+			return;
+		}
+	}
+	decode_gemma4_text(&t, m);
+	c->st = t.st;
+	if (c->st != MP_OK)
+		return;
+	snprintf(m->model_type, sizeof(m->model_type), "gemma4");
+	snprintf(m->json_pointer, sizeof(m->json_pointer), "%.63s", pointer);
+	c->text = t.cfg;
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
+}
+
+const hf_type mpm_hf_gemma_types[] = {
+    {"gemma4", decode_gemma4},
+    {"gemma4_text", decode_gemma4_text},
+};
+const size_t mpm_hf_gemma_count = sizeof(mpm_hf_gemma_types) / sizeof(mpm_hf_gemma_types[0]);
