@@ -379,8 +379,320 @@ static void decode_gemma4(hf_ctx *c, mp_model *m)
 	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
 }
 
+
+/* ----- Gemma 3n ------------------------------------------------------------------------------------------------ */
+
+/*
+ * Gemma3nTextConfig (transformers 5.24, configuration_gemma3n.py): vocab 262400, hidden 2048, intermediate_size 16384
+ * (one for all layers, or a list of one per layer), 35 layers, 8 heads, 2 KV heads of head_dim 256, 32768 positions,
+ * tied, sliding_window 512 on 4 layers of 5 (layer i full when (i + 1) % 5 == 0), num_kv_shared_layers 15, per-layer
+ * embeddings of 256 over 262144 tokens, altup_num_inputs 4, laurel_rank 64, final_logit_softcapping 30; activation
+ * sparsity has no parameters. Modules (modeling_gemma3n.py): Gemma3nTextAttention as Gemma 4's (q_norm, k_norm; no
+ * k/v projections or k_norm in the KV-shared layers), a gated MLP, four norms; AltUp per layer (Gemma3nTextAltUp:
+ * correct_output_scale of hidden, correction_coefs n x n, prediction_coefs n^2 x n, modality_router n x hidden,
+ * router_norm of hidden) and the model's altup_projections and altup_unembed_projections (n - 1 of hidden x hidden
+ * each); LAuReL per layer (Gemma3nTextLaurelBlock: linear_left rank x hidden, linear_right hidden x rank,
+ * post_laurel_norm). Worked example (the defaults): 3,949,030,128 decoder + 2,886,205,440 embedding parameters.
+ */
+static void decode_gemma3n_text(hf_ctx *c, mp_model *m)
+{
+	const cJSON *is = cJSON_GetObjectItemCaseSensitive(c->cfg, "intermediate_size"), *v;
+	uint64_t ple, vocab_pl, shared, n_alt, rank, excess = 0;
+
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 262400);
+	m->hidden_size = hf_get_u64(c, KEYS("hidden_size"), 2048);
+	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), 35);
+	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), 8);
+	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), 2);
+	m->head_dim = hf_get_u64(c, KEYS("head_dim"), 256);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 32768);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->sliding_window = hf_window(c, "sliding_window", 512);
+	ple = hf_get_u64(c, KEYS("hidden_size_per_layer_input"), 256);
+	vocab_pl = hf_get_u64(c, KEYS("vocab_size_per_layer_input"), 262144);
+	shared = hf_get_u64(c, KEYS("num_kv_shared_layers"), 15);
+	n_alt = hf_get_u64(c, KEYS("altup_num_inputs"), 4);
+	rank = hf_get_u64(c, KEYS("laurel_rank"), 64);
+	m->final_logit_softcapping = !hf_is_null(c, "final_logit_softcapping");
+	if (c->st != MP_OK)
+		return;
+	if (m->num_layers == 0 || m->num_layers > MP_MAX_LAYERS) {
+		hf_fail_key(c, "num_hidden_layers", "num_hidden_layers must be between 1 and 1024");
+		return;
+	}
+	if (n_alt == 0 || n_alt > 64) {
+		hf_fail_key(c, "altup_num_inputs", "altup_num_inputs must be between 1 and 64");
+		return;
+	}
+	/* intermediate_size: one width, or one per layer (Gemma3nTextConfig.__post_init__): the narrowest is the model's
+	 * MLP width, the rest of each layer's width an extra gate, up and down of that many rows */
+	if (cJSON_IsArray(is)) {
+		uint64_t min = UINT64_MAX;
+
+		if ((uint64_t)cJSON_GetArraySize(is) != m->num_layers) {
+			hf_fail_key(c, "intermediate_size",
+			            "intermediate_size must be one width or a list of one width per layer (num_hidden_layers)");
+			return;
+		}
+		cJSON_ArrayForEach(v, is)
+		{
+			if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble != floor(v->valuedouble) ||
+			    v->valuedouble > 9007199254740992.0) {
+				hf_fail_key(c, "intermediate_size", "intermediate_size entries must be positive integers");
+				return;
+			}
+			if ((uint64_t)v->valuedouble < min)
+				min = (uint64_t)v->valuedouble;
+		}
+		cJSON_ArrayForEach(v, is)
+			excess += (uint64_t)v->valuedouble - min;
+		m->intermediate_size = min;
+		if (excess > (UINT64_C(1) << 53)) {
+			hf_fail_key(c, "intermediate_size", "the per-layer widths overflow");
+			return;
+		}
+	} else {
+		m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 16384);
+	}
+	m->attn_kind = MP_ATTN_GQA;
+	m->ffn_kind = MP_FFN_GATED;
+	m->norm_kind = MP_NORM_RMS;
+	m->final_norm = true;
+	m->qk_norm = true;
+	m->norms_per_layer = 4 + 2; /* + AltUp's router_norm and LAuReL's post_laurel_norm */
+	m->layer_pattern = true;
+	m->attn_per_layer = true;
+	gemma_layer_types(c, m, 5, false);
+	gemma_kv_shared(c, m, shared);
+	gemma_ple(c, m, vocab_pl, ple);
+	if (c->st != MP_OK)
+		return;
+	extra(m, "mlp.per_layer_width", MP_TC_MLP, excess, m->hidden_size, 3, false);
+	extra(m, "altup.correct_output_scale", MP_TC_MLP, 1, m->hidden_size, m->num_layers, true);
+	extra(m, "altup.correction_coefs", MP_TC_MLP, n_alt, n_alt, m->num_layers, false);
+	extra(m, "altup.prediction_coefs", MP_TC_MLP, n_alt * n_alt, n_alt, m->num_layers, false);
+	extra(m, "altup.modality_router", MP_TC_MLP, n_alt, m->hidden_size, m->num_layers, false);
+	extra(m, "altup_projections", MP_TC_MLP, m->hidden_size, m->hidden_size, n_alt - 1, false);
+	extra(m, "altup_unembed_projections", MP_TC_MLP, m->hidden_size, m->hidden_size, n_alt - 1, false);
+	extra(m, "laurel.linear_left", MP_TC_MLP, rank, m->hidden_size, m->num_layers, false);
+	extra(m, "laurel.linear_right", MP_TC_MLP, m->hidden_size, rank, m->num_layers, false);
+	hf_decode_rope(c, m, 1.0);
+	m->rotary_dim = m->head_dim;
+	m->rotary_buffer_sets = 2;
+}
+
+/* A list of `n` positive integers under `key` of c (absent: dflt), into out. False (and the error) otherwise. */
+static bool int_list(hf_ctx *c, const char *key, size_t n, const uint64_t *dflt, uint64_t *out)
+{
+	const cJSON *l = cJSON_GetObjectItemCaseSensitive(c->cfg, key), *v;
+	size_t i = 0;
+
+	if (l == NULL || cJSON_IsNull(l)) {
+		memcpy(out, dflt, n * sizeof(*out));
+		return true;
+	}
+	if (!cJSON_IsArray(l) || (size_t)cJSON_GetArraySize(l) != n) {
+		char msg[120];
+
+		snprintf(msg, sizeof(msg), "%s must be a list of %zu positive integers", key, n);
+		hf_fail_key(c, key, msg);
+		return false;
+	}
+	cJSON_ArrayForEach(v, l)
+	{
+		if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 65536 ||
+		    v->valuedouble != floor(v->valuedouble)) {
+			char msg[120];
+
+			snprintf(msg, sizeof(msg), "%s must be a list of %zu integers between 1 and 65536", key, n);
+			hf_fail_key(c, key, msg);
+			return false;
+		}
+		out[i++] = (uint64_t)v->valuedouble;
+	}
+	return true;
+}
+
+/* A pair of lists ([[kh, kw], [kh, kw]]: sscp_conv_kernel_size, sscp_conv_stride_size) into out[4]. */
+static bool pair_list(hf_ctx *c, const char *key, const uint64_t dflt[4], uint64_t out[4])
+{
+	const cJSON *l = cJSON_GetObjectItemCaseSensitive(c->cfg, key);
+
+	if (l == NULL || cJSON_IsNull(l)) {
+		memcpy(out, dflt, 4 * sizeof(*out));
+		return true;
+	}
+	if (!cJSON_IsArray(l) || cJSON_GetArraySize(l) != 2) {
+		hf_fail_key(c, key, "must be a list of two [height, width] pairs of integers between 1 and 64");
+		return false;
+	}
+	for (int i = 0; i < 2; i++) {
+		const cJSON *p = cJSON_GetArrayItem(l, i), *a = cJSON_GetArrayItem(p, 0), *b = cJSON_GetArrayItem(p, 1);
+
+		if (!cJSON_IsArray(p) || cJSON_GetArraySize(p) != 2 || !cJSON_IsNumber(a) || !cJSON_IsNumber(b) ||
+		    a->valuedouble < 1 || b->valuedouble < 1 || a->valuedouble > 64 || b->valuedouble > 64 ||
+		    a->valuedouble != floor(a->valuedouble) || b->valuedouble != floor(b->valuedouble)) {
+			hf_fail_key(c, key, "must be a list of two [height, width] pairs of integers between 1 and 64");
+			return false;
+		}
+		out[2 * i] = (uint64_t)a->valuedouble;
+		out[2 * i + 1] = (uint64_t)b->valuedouble;
+	}
+	return true;
+}
+
+/*
+ * Gemma3nAudioConfig's conformer (Gemma3nAudioEncoder, modeling_gemma3n.py), counted by its shapes: the subsampling
+ * projection (two Conv2d of sscp_conv_channel_size channels, kernels sscp_conv_kernel_size, no bias, each with a norm
+ * of its channels; input_proj_linear from channels x the frequencies left after both convolutions, (f + 2 - kw) / sw
+ * + 1 each, to hidden); per conformer layer: attention q, k, v, the relative position projection and post (hidden x
+ * hidden each), per_dim_scale (hidden / heads), pre and post norms; two feed-forward halves (hidden -> 4 hidden ->
+ * hidden, two norms each); the light conv (linear_start hidden -> 2 hidden, a depthwise conv of conf_conv_kernel_size,
+ * linear_end, two norms) and the layer's norm. Worked example (the defaults: hidden 1536, 12 layers, 8 heads, kernel 5,
+ * 128 features, channels 128 and 32): 12 x 56,644,800 + 1,611,040 = 681,348,640.
+ */
+static void gemma3n_audio(hf_ctx *top, mp_model *m, uint64_t text_hidden)
+{
+	static const uint64_t chan_d[2] = {128, 32}, kern_d[4] = {3, 3, 3, 3}, stride_d[4] = {2, 2, 2, 2};
+	const cJSON *ac = cJSON_GetObjectItemCaseSensitive(top->cfg, "audio_config");
+	char pointer[96];
+	hf_ctx c;
+	uint64_t h, layers, heads, k, feat, vocab, chan[2], kern[4], stride[4], f, per_vec;
+
+	snprintf(pointer, sizeof(pointer), "%s/audio_config", top->pointer);
+	c = (hf_ctx){cJSON_IsObject(ac) ? ac : NULL, pointer, top->err, top->st, NULL};
+	if (ac && !cJSON_IsNull(ac) && !cJSON_IsObject(ac)) {
+		hf_fail_key(top, "audio_config", "audio_config must be an object");
+		return;
+	}
+	h = hf_get_u64(&c, KEYS("hidden_size"), 1536);
+	layers = hf_get_u64(&c, KEYS("conf_num_hidden_layers"), 12);
+	heads = hf_get_u64(&c, KEYS("conf_num_attention_heads"), 8);
+	k = hf_get_u64(&c, KEYS("conf_conv_kernel_size"), 5);
+	feat = hf_get_u64(&c, KEYS("input_feat_size"), 128);
+	vocab = hf_get_u64(&c, KEYS("vocab_size"), 128);
+	if (c.st == MP_OK && (h == 0 || heads == 0 || h % heads != 0 || h > (UINT64_C(1) << 24)))
+		hf_fail_key(&c, "conf_num_attention_heads",
+		            "conf_num_attention_heads must divide hidden_size (below 2^24) into heads");
+	if (c.st == MP_OK && (layers > 1024 || k > 1024 || feat > (UINT64_C(1) << 24) || vocab > (UINT64_C(1) << 32)))
+		hf_fail_key(&c, "conf_num_hidden_layers", "the audio tower's sizes are out of range");
+	if (c.st == MP_OK && int_list(&c, "sscp_conv_channel_size", 2, chan_d, chan) &&
+	    pair_list(&c, "sscp_conv_kernel_size", kern_d, kern) && pair_list(&c, "sscp_conv_stride_size", stride_d, stride)) {
+		f = feat;
+		for (int i = 0; i < 2; i++)
+			f = f + 2 < kern[2 * i + 1] ? 0 : (f + 2 - kern[2 * i + 1]) / stride[2 * i + 1] + 1;
+		per_vec = h * k + 9 * h + h / heads;
+		extra(m, "audio.conformer.attention", MP_TC_VISION, h, h, 5 * layers, false);
+		extra(m, "audio.conformer.ffw", MP_TC_VISION, 4 * h, h, 4 * layers, false);
+		extra(m, "audio.conformer.lconv1d.linear_start", MP_TC_VISION, 2 * h, h, layers, false);
+		extra(m, "audio.conformer.lconv1d.linear_end", MP_TC_VISION, h, h, layers, false);
+		extra(m, "audio.conformer.norms_and_conv", MP_TC_VISION, 1, per_vec, layers, true);
+		extra(m, "audio.subsample_conv_projection.convs", MP_TC_VISION, 1,
+		      chan[0] * kern[0] * kern[1] + chan[0] + chan[1] * chan[0] * kern[2] * kern[3] + chan[1], 1, true);
+		extra(m, "audio.subsample_conv_projection.input_proj_linear", MP_TC_VISION, h, chan[1] * f, 1, false);
+		/* Gemma3nMultimodalEmbedder: embedding vocab x h, hard and soft norms of h, projection h -> text hidden */
+		extra(m, "embed_audio.embedding", MP_TC_VISION, vocab, h, 1, false);
+		extra(m, "embed_audio.embedding_projection", MP_TC_VISION, text_hidden, h, 1, false);
+		extra(m, "embed_audio.norms", MP_TC_VISION, 1, 2 * h, 1, true);
+	}
+	top->st = c.st;
+}
+
+/*
+ * Gemma3nVisionConfig: a timm model named by `architecture` (default mobilenetv5_300m_enc) whose shapes are timm's
+ * code, not the config's: its parameter count is timm's, measured with timm 1.0.31 (timm.create_model(name) and
+ * sum(p.numel()); tests/ref/hf/README.md), per name; an architecture not in the table, or model_args that reshape it,
+ * is refused naming the key. The embedder (Gemma3nMultimodalEmbedder) is counted from hidden_size and vocab_size.
+ */
+static void gemma3n_vision(hf_ctx *top, mp_model *m, uint64_t text_hidden)
+{
+	static const struct {
+		const char *name;
+		uint64_t params;
+	} timm_models[] = {{"mobilenetv5_300m_enc", UINT64_C(294126912)}};
+	const cJSON *vc = cJSON_GetObjectItemCaseSensitive(top->cfg, "vision_config"), *arch;
+	char pointer[96];
+	hf_ctx c;
+	uint64_t h, vocab, params = 0;
+	const char *name = "mobilenetv5_300m_enc";
+
+	snprintf(pointer, sizeof(pointer), "%s/vision_config", top->pointer);
+	c = (hf_ctx){cJSON_IsObject(vc) ? vc : NULL, pointer, top->err, top->st, NULL};
+	if (vc && !cJSON_IsNull(vc) && !cJSON_IsObject(vc)) {
+		hf_fail_key(top, "vision_config", "vision_config must be an object");
+		return;
+	}
+	arch = c.cfg ? cJSON_GetObjectItemCaseSensitive(c.cfg, "architecture") : NULL;
+	if (arch && !cJSON_IsNull(arch)) {
+		if (!cJSON_IsString(arch))
+			hf_fail_key(&c, "architecture", "architecture must be a timm model name");
+		else
+			name = arch->valuestring;
+	}
+	if (c.st == MP_OK && c.cfg && hf_has(&c, "model_args"))
+		hf_fail_key(&c, "model_args", "model_args that reshape the timm tower are not modelled; memplan counts the "
+		                              "named architecture as timm builds it");
+	for (size_t i = 0; i < sizeof(timm_models) / sizeof(timm_models[0]); i++)
+		if (strcmp(name, timm_models[i].name) == 0)
+			params = timm_models[i].params;
+	if (c.st == MP_OK && params == 0)
+		hf_fail_key(&c, "architecture", "the timm architecture is not one memplan counts (mobilenetv5_300m_enc)");
+	h = hf_get_u64(&c, KEYS("hidden_size"), 2048);
+	vocab = hf_get_u64(&c, KEYS("vocab_size"), 128);
+	if (c.st == MP_OK && (h > (UINT64_C(1) << 24) || vocab > (UINT64_C(1) << 32)))
+		hf_fail_key(&c, "hidden_size", "the vision tower's sizes are out of range");
+	if (c.st == MP_OK) {
+		extra(m, "vision_tower.timm", MP_TC_VISION, params, 1, 1, false);
+		extra(m, "embed_vision.embedding", MP_TC_VISION, vocab, h, 1, false);
+		extra(m, "embed_vision.embedding_projection", MP_TC_VISION, text_hidden, h, 1, false);
+		extra(m, "embed_vision.norms", MP_TC_VISION, 1, 2 * h, 1, true);
+	}
+	top->st = c.st;
+}
+
+/*
+ * Gemma3nConfig: text_config (Gemma3nTextConfig), vision_config (Gemma3nVisionConfig) and audio_config
+ * (Gemma3nAudioConfig), each its class's defaults when absent or null: Gemma3nModel always builds both towers and
+ * their embedders. tie_word_embeddings True (the wrapper's). Worked example (the defaults): 7,818,517,072 parameters,
+ * 983,281,504 of them the towers and embedders (parameters_by_component.vision).
+ */
+static void decode_gemma3n(hf_ctx *c, mp_model *m)
+{
+	const cJSON *tc = cJSON_GetObjectItemCaseSensitive(c->cfg, "text_config"), *tt;
+	char pointer[96];
+	hf_ctx t;
+
+	if (tc && !cJSON_IsNull(tc) && !cJSON_IsObject(tc)) {
+		hf_fail_key(c, "text_config", "text_config must be an object (the decoder's config)");
+		return;
+	}
+	snprintf(pointer, sizeof(pointer), "%s%s", c->pointer, cJSON_IsObject(tc) ? "/text_config" : "");
+	t = (hf_ctx){cJSON_IsObject(tc) ? tc : NULL, pointer, c->err, c->st, NULL};
+	tt = t.cfg ? cJSON_GetObjectItemCaseSensitive(t.cfg, "model_type") : NULL;
+	if (tt && !(cJSON_IsString(tt) && strcmp(tt->valuestring, "gemma3n_text") == 0)) {
+		hf_fail_key(&t, "model_type", "a gemma3n config's text_config is a gemma3n_text decoder");
+		c->st = t.st;
+		return;
+	}
+	decode_gemma3n_text(&t, m);
+	c->st = t.st;
+	if (c->st != MP_OK)
+		return;
+	gemma3n_audio(c, m, m->hidden_size);
+	gemma3n_vision(c, m, m->hidden_size);
+	if (c->st != MP_OK)
+		return;
+	snprintf(m->model_type, sizeof(m->model_type), "gemma3n");
+	snprintf(m->json_pointer, sizeof(m->json_pointer), "%.63s", pointer);
+	c->text = t.cfg;
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
+}
+
 const hf_type mpm_hf_gemma_types[] = {
     {"gemma4", decode_gemma4},
     {"gemma4_text", decode_gemma4_text},
+    {"gemma3n", decode_gemma3n},
+    {"gemma3n_text", decode_gemma3n_text},
 };
 const size_t mpm_hf_gemma_count = sizeof(mpm_hf_gemma_types) / sizeof(mpm_hf_gemma_types[0]);

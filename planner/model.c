@@ -460,6 +460,7 @@ mp_status mp_count_parameters(const mp_model *m, mp_param_count *out, mp_error *
 	for (size_t i = 0; i < m->n_extra && i < MP_MAX_EXTRA_TENSORS; i++) {
 		const mp_extra_tensor *e = &m->extra[i];
 		uint64_t n, *to = e->cls == MP_TC_EMBEDDINGS ? &out->embedding /* Gemma's per-layer token table */
+		                  : e->cls == MP_TC_VISION ? &out->vision /* Gemma 3n's towers, described by shape */
 		                  : e->cls == MP_TC_ATTENTION ? &out->attention
 		                  : e->cls == MP_TC_MLP     ? &out->mlp
 		                  : e->cls == MP_TC_NORMS   ? &out->norms

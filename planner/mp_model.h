@@ -85,7 +85,7 @@ typedef struct mp_extra_tensor {
 	uint64_t rows, cols, count;
 } mp_extra_tensor;
 
-#define MP_MAX_EXTRA_TENSORS 24
+#define MP_MAX_EXTRA_TENSORS 32
 
 /* How a multimodal wrapper's vision tower hands its features to the decoder (planner/vision.c names each module). */
 typedef enum mp_projector_kind {

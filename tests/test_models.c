@@ -568,6 +568,66 @@ static void test_gemma4(void **state)
 	}
 }
 
+/*
+ * Gemma 3n (transformers 5.24 Gemma3nConfig defaults; the totals are tests/ref/hf/groundtruth.json's, the timm tower's
+ * count timm 1.0.31's): AltUp, LAuReL and the per-layer embeddings in the decoder, the conformer and MobileNetV5 towers
+ * with their embedders in `vision`; the last 15 layers share the KV cache of earlier ones.
+ */
+static void test_gemma3n(void **state)
+{
+	static const struct {
+		const char *json, *field;
+	} bad[] = {
+	    {"{\"model_type\":\"gemma3n\",\"vision_config\":{\"architecture\":\"mobilenetv4_conv_small\"}}",
+	     "/model/hf_config/vision_config/architecture"},
+	    {"{\"model_type\":\"gemma3n\",\"vision_config\":{\"model_args\":{\"drop_rate\":0.1}}}",
+	     "/model/hf_config/vision_config/model_args"},
+	    {"{\"model_type\":\"gemma3n\",\"audio_config\":{\"sscp_conv_channel_size\":[128]}}",
+	     "/model/hf_config/audio_config/sscp_conv_channel_size"},
+	    {"{\"model_type\":\"gemma3n\",\"text_config\":{\"intermediate_size\":[16384]}}",
+	     "/model/hf_config/text_config/intermediate_size"},
+	    {"{\"model_type\":\"gemma3n_text\",\"num_hidden_layers\":10}", "/model/hf_config/num_kv_shared_layers"},
+	};
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+	uint64_t kv;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"gemma3n\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.total, UINT64_C(7818517072));
+	/* timm's MobileNetV5-300M, the 12-layer conformer, and the two embedders (128 x 1536 + 2048 x 1536 + 2 x 1536;
+	 * 128 x 2048 + 2048 x 2048 + 2 x 2048) */
+	assert_int_equal(pc.vision, UINT64_C(294126912) + UINT64_C(12) * 56644800 + 1611040 + 3345408 + 4460544);
+	assert_int_equal(pc.embedding, UINT64_C(262400) * 2048 + UINT64_C(262144) * 35 * 256);
+	/* 4,096 tokens, bf16: 16 sliding layers of their own hold 512 tokens of 2 x 2 x 256 values, 4 full ones 4,096;
+	 * the last 15 (12 sliding, 3 full) hold none */
+	assert_int_equal(mp_kv_cache_bytes(&m, MP_DTYPE_BF16, 4096, 1, &kv, &err), MP_OK);
+	assert_int_equal(kv, UINT64_C(16) * 2048 * 512 + UINT64_C(4) * 2048 * 4096);
+	/* per-layer MLP widths: gate, up and down of each layer's own width */
+	assert_int_equal(count_text("{\"model_type\":\"gemma3n_text\",\"num_hidden_layers\":10,\"num_kv_shared_layers\":5,"
+	                            "\"intermediate_size\":[100,200,300,400,500,600,700,800,900,1000]}",
+	                            &pc, &m, &err),
+	                 MP_OK);
+	{
+		mp_param_count one;
+		mp_model m1;
+
+		assert_int_equal(count_text("{\"model_type\":\"gemma3n_text\",\"num_hidden_layers\":10,"
+		                            "\"num_kv_shared_layers\":5,\"intermediate_size\":100}",
+		                            &one, &m1, &err),
+		                 MP_OK);
+		assert_int_equal(pc.total - one.total, UINT64_C(3) * 2048 * (5500 - 1000));
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		mp_error e = MP_ERROR_INIT;
+
+		assert_int_equal(count_text(bad[i].json, &pc, &m, &e), MP_EINVAL);
+		if (strcmp(e.field, bad[i].field) != 0)
+			fail_msg("%s: error names %s (%s), want %s", bad[i].json, e.field, e.message, bad[i].field);
+	}
+}
+
 static void test_issue14b_pieces(void **state)
 {
 	static const struct {
@@ -845,6 +905,7 @@ int main(void)
 		cmocka_unit_test(test_mamba_state),
 		cmocka_unit_test(test_issue14b_pieces),
 		cmocka_unit_test(test_gemma4),
+		cmocka_unit_test(test_gemma3n),
 	};
 
 	return cmocka_run_group_tests_name("models", tests, NULL, NULL);
