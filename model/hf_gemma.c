@@ -121,6 +121,8 @@ static void gemma_ple(hf_ctx *c, mp_model *m, uint64_t vocab_pl, uint64_t ple)
 	m->norms_per_layer++;
 }
 
+static bool int_list(hf_ctx *c, const char *key, size_t n, const uint64_t *dflt, uint64_t *out);
+
 /* The layer index of a per_layer_config key: "05" or "5" (Gemma4TextConfig serialises them zero-padded). */
 static bool layer_index(const char *s, uint64_t layers, uint64_t *out)
 {
@@ -334,25 +336,121 @@ static void decode_gemma4_text(hf_ctx *c, mp_model *m)
 	m->rotary_buffer_sets = 2;
 }
 
+/* The sub-config `key` of a wrapper as a context of its own: NULL cfg (the class defaults) when absent or null; false
+ * (and the error) when it is something else than an object. */
+static bool sub_config(hf_ctx *top, const char *key, char *pointer, size_t cap, hf_ctx *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(top->cfg, key);
+
+	snprintf(pointer, cap, "%s/%s", top->pointer, key);
+	*out = (hf_ctx){cJSON_IsObject(v) ? v : NULL, pointer, top->err, top->st, NULL};
+	if (v && !cJSON_IsNull(v) && !cJSON_IsObject(v)) {
+		hf_fail_key(top, key, "must be an object (the tower's config) or null");
+		return false;
+	}
+	return top->st == MP_OK;
+}
+
+/*
+ * Gemma4VisionConfig's tower (Gemma4VisionModel, modeling_gemma4.py), when vision_config is not null: the patch
+ * embedder (input_proj 3 x patch^2 -> hidden, position_embedding_table 2 x position_embedding_size x hidden), per
+ * layer q (heads x head_dim), k and v (kv heads x head_dim) and o without biases (Gemma4ClippableLinear), q_norm and
+ * k_norm of head_dim (v_norm has no weight), a gated MLP of intermediate_size and four norms; the pooler and the
+ * standardize scales hold no parameters (buffers). Its embedder projects hidden into the decoder's width (the norm
+ * before it has no weight). Worked example (the class defaults: 768 wide, 16 layers, 12 heads of 64, MLP 3072, patch
+ * 16, 10240 positions): 15,728,640 + 589,824 + 16 x 9,440,384 = 167,364,608, + 1,769,472 for the embedder into 2304.
+ */
+static void gemma4_vision(hf_ctx *top, mp_model *m, uint64_t text_hidden)
+{
+	char pointer[96];
+	hf_ctx c;
+	uint64_t h, layers, heads, kv, hd, inter, patch, pos;
+
+	if (!hf_has(top, "vision_config") || !sub_config(top, "vision_config", pointer, sizeof(pointer), &c))
+		return;
+	h = hf_get_u64(&c, KEYS("hidden_size"), 768);
+	layers = hf_get_u64(&c, KEYS("num_hidden_layers"), 16);
+	heads = hf_get_u64(&c, KEYS("num_attention_heads"), 12);
+	kv = hf_get_u64(&c, KEYS("num_key_value_heads"), 12);
+	hd = hf_get_u64(&c, KEYS("head_dim"), 64);
+	inter = hf_get_u64(&c, KEYS("intermediate_size"), 3072);
+	patch = hf_get_u64(&c, KEYS("patch_size"), 16);
+	pos = hf_get_u64(&c, KEYS("position_embedding_size"), 10240);
+	if (c.st == MP_OK && hf_get_bool(&c, KEYS("attention_bias"), false))
+		hf_fail_key(&c, "attention_bias", "Gemma 4's vision tower has no biases (Gemma4ClippableLinear)");
+	if (c.st == MP_OK && (h > (UINT64_C(1) << 24) || layers > 1024 || heads > 4096 || kv > 4096 || hd > 65536 ||
+	                      inter > (UINT64_C(1) << 24) || patch > 1024 || pos > (UINT64_C(1) << 24)))
+		hf_fail_key(&c, "hidden_size", "the vision tower's sizes are out of range");
+	if (c.st == MP_OK) {
+		extra(m, "vision_tower.patch_embedder.position_embedding_table", MP_TC_VISION, 2 * pos, h, 1, false);
+		extra(m, "vision_tower.patch_embedder.input_proj", MP_TC_VISION, h, 3 * patch * patch, 1, false);
+		extra(m, "vision_tower.self_attn.q_o_proj", MP_TC_VISION, heads * hd, h, 2 * layers, false);
+		extra(m, "vision_tower.self_attn.k_v_proj", MP_TC_VISION, kv * hd, h, 2 * layers, false);
+		extra(m, "vision_tower.self_attn.q_k_norm", MP_TC_VISION, 1, 2 * hd, layers, true);
+		extra(m, "vision_tower.mlp", MP_TC_VISION, inter, h, 3 * layers, false);
+		extra(m, "vision_tower.norms", MP_TC_VISION, 1, 4 * h, layers, true);
+		extra(m, "embed_vision.embedding_projection", MP_TC_VISION, text_hidden, h, 1, false);
+	}
+	top->st = c.st;
+}
+
+/*
+ * Gemma4AudioConfig's conformer (Gemma4AudioModel), when audio_config is not null: the subsampling projection (two
+ * 3 x 3 Conv2d of subsampling_conv_channels without bias, each with a LayerNorm weight of its channels;
+ * input_proj_linear from (channels[0] / 4) x channels[1], as the class computes it, to hidden); per layer q, k, v,
+ * post and relative_k_proj (hidden x hidden), per_dim_scale (hidden / heads), two feed-forward halves (hidden -> 4
+ * hidden -> hidden, two norms each), the light conv (linear_start hidden -> 2 hidden, a depthwise conv of
+ * conv_kernel_size, linear_end, two norms) and three norms; output_proj hidden -> output_proj_dims with a bias. Its
+ * embedder projects output_proj_dims into the decoder's width. Worked example (the class defaults: 1024 wide, 12
+ * layers, 8 heads, kernel 5, channels 128 and 32, 1536 out): 12 x 25,180,288 + 1,086,752 + 1,574,400 = 304,824,608,
+ * + 3,538,944 for the embedder into 2304.
+ */
+static void gemma4_audio(hf_ctx *top, mp_model *m, uint64_t text_hidden)
+{
+	static const uint64_t chan_d[2] = {128, 32};
+	char pointer[96];
+	hf_ctx c;
+	uint64_t h, layers, heads, k, out, chan[2];
+
+	if (!hf_has(top, "audio_config") || !sub_config(top, "audio_config", pointer, sizeof(pointer), &c))
+		return;
+	h = hf_get_u64(&c, KEYS("hidden_size"), 1024);
+	layers = hf_get_u64(&c, KEYS("num_hidden_layers"), 12);
+	heads = hf_get_u64(&c, KEYS("num_attention_heads"), 8);
+	k = hf_get_u64(&c, KEYS("conv_kernel_size"), 5);
+	out = hf_get_u64(&c, KEYS("output_proj_dims"), 1536);
+	if (c.st == MP_OK && (h == 0 || heads == 0 || h % heads != 0 || h > (UINT64_C(1) << 24)))
+		hf_fail_key(&c, "num_attention_heads", "num_attention_heads must divide hidden_size (below 2^24) into heads");
+	if (c.st == MP_OK && (layers > 1024 || k > 1024 || out > (UINT64_C(1) << 24)))
+		hf_fail_key(&c, "num_hidden_layers", "the audio tower's sizes are out of range");
+	if (c.st == MP_OK && int_list(&c, "subsampling_conv_channels", 2, chan_d, chan)) {
+		extra(m, "audio_tower.self_attn", MP_TC_VISION, h, h, 5 * layers, false);
+		extra(m, "audio_tower.feed_forward", MP_TC_VISION, 4 * h, h, 4 * layers, false);
+		extra(m, "audio_tower.lconv1d.linear_start", MP_TC_VISION, 2 * h, h, layers, false);
+		extra(m, "audio_tower.lconv1d.linear_end", MP_TC_VISION, h, h, layers, false);
+		extra(m, "audio_tower.norms_and_conv", MP_TC_VISION, 1, h * k + 9 * h + h / heads, layers, true);
+		extra(m, "audio_tower.subsample_conv_projection.convs", MP_TC_VISION, 1,
+		      chan[0] * 9 + chan[0] + chan[1] * chan[0] * 9 + chan[1], 1, true);
+		extra(m, "audio_tower.subsample_conv_projection.input_proj_linear", MP_TC_VISION, h, chan[0] / 4 * chan[1],
+		      1, false);
+		extra(m, "audio_tower.output_proj", MP_TC_VISION, out, h, 1, false);
+		extra(m, "audio_tower.output_proj.bias", MP_TC_VISION, 1, out, 1, true);
+		extra(m, "embed_audio.embedding_projection", MP_TC_VISION, text_hidden, out, 1, false);
+	}
+	top->st = c.st;
+}
+
 /*
  * Gemma4Config: text_config (Gemma4TextConfig; absent = its defaults), tie_word_embeddings True (the wrapper's),
- * vision_config and audio_config optional (null by default). The towers are not counted yet: a config that has one is
- * refused naming it (its text_config can be posted alone).
+ * vision_config and audio_config optional (null by default: no tower), each counted in `vision` when given.
+ * Worked example (both towers at their class defaults beside the default decoder): 477,497,632 tower parameters.
  */
 static void decode_gemma4(hf_ctx *c, mp_model *m)
 {
-	static const char *const towers[] = {"vision_config", "audio_config"};
 	const cJSON *tc = cJSON_GetObjectItemCaseSensitive(c->cfg, "text_config");
 	char pointer[96];
 	hf_ctx t;
 
-	for (size_t i = 0; i < 2; i++)
-		if (hf_has(c, towers[i])) {
-			hf_fail_key(c, towers[i],
-			            "Gemma 4's vision and audio towers are not counted yet: post the text_config alone as "
-			            "hf_config (the decoder), or set this key to null");
-			return;
-		}
 	if (tc && !cJSON_IsNull(tc) && !cJSON_IsObject(tc)) {
 		hf_fail_key(c, "text_config", "text_config must be an object (the decoder's config)");
 		return;
@@ -371,6 +469,10 @@ static void decode_gemma4(hf_ctx *c, mp_model *m)
 	}
 	decode_gemma4_text(&t, m);
 	c->st = t.st;
+	if (c->st != MP_OK)
+		return;
+	gemma4_vision(c, m, m->hidden_size);
+	gemma4_audio(c, m, m->hidden_size);
 	if (c->st != MP_OK)
 		return;
 	snprintf(m->model_type, sizeof(m->model_type), "gemma4");

@@ -527,7 +527,9 @@ static void test_gemma4(void **state)
 	     "/model/hf_config/per_layer_config/5/intermediate_size"},
 	    {"{\"model_type\":\"gemma4_text\",\"per_layer_config\":{\"30\":{\"head_dim\":512}}}",
 	     "/model/hf_config/per_layer_config"},
-	    {"{\"model_type\":\"gemma4\",\"vision_config\":{}}", "/model/hf_config/vision_config"},
+	    {"{\"model_type\":\"gemma4\",\"vision_config\":5}", "/model/hf_config/vision_config"},
+	    {"{\"model_type\":\"gemma4\",\"audio_config\":{\"num_attention_heads\":7}}",
+	     "/model/hf_config/audio_config/num_attention_heads"},
 	    {"{\"model_type\":\"gemma4\",\"text_config\":{\"model_type\":\"gemma3_text\"}}",
 	     "/model/hf_config/text_config/model_type"},
 	};
@@ -546,6 +548,14 @@ static void test_gemma4(void **state)
 	/* 4,096 tokens, bf16: 25 sliding layers hold 512 tokens of 2 x 4 x 256 values, 5 full layers 4,096 of 2 x 4 x 512 */
 	assert_int_equal(mp_kv_cache_bytes(&m, MP_DTYPE_BF16, 4096, 1, &kv, &err), MP_OK);
 	assert_int_equal(kv, UINT64_C(25) * 4096 * 512 + UINT64_C(5) * 8192 * 4096);
+	/* the towers at their class defaults: SigLIP-like vision (167,364,608 + its embedder 768 -> 2304) and the
+	 * conformer (304,824,608 + its embedder 1536 -> 2304); transformers' count, gemma4-towers-variant */
+	assert_int_equal(count_text("{\"model_type\":\"gemma4\",\"vision_config\":{}}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(167364608) + 2304 * 768);
+	assert_int_equal(count_text("{\"model_type\":\"gemma4\",\"vision_config\":{},\"audio_config\":{}}", &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(477497632));
+	assert_int_equal(pc.total, UINT64_C(5077177856) + 477497632);
 	/* the decoder alone reads the same */
 	assert_int_equal(count_text("{\"model_type\":\"gemma4_text\"}", &pc, &m, &err), MP_OK);
 	assert_int_equal(pc.total, UINT64_C(5077177856));
