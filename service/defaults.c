@@ -136,8 +136,11 @@ void mps_warn_model(const mps_model *m, mps_warnings *w)
 			mps_warn(w,
 				 "%s's layers differ (%s): parameters, weights and the KV cache follow each layer, while "
 				 "activations, the prefill workspace and the step analysis take every layer with the sliding "
-				 "layers' attention widths and their own K and V projections",
-				 a->model_type, what);
+				 "layers' attention widths and their own K and V projections%s",
+				 a->model_type, what,
+				 widths ? "; an engine block's block and token figures take the mean K and V row of the layers "
+				          "with a cache"
+				        : "");
 	}
 }
 
