@@ -523,6 +523,18 @@ static void decode_gemma3n_text(hf_ctx *c, mp_model *m)
 		hf_fail_key(c, "num_hidden_layers", "num_hidden_layers must be between 1 and 1024");
 		return;
 	}
+	{
+		/* activation_sparsity_pattern holds no parameters, but transformers refuses a list of another length */
+		const cJSON *asp = cJSON_GetObjectItemCaseSensitive(c->cfg, "activation_sparsity_pattern");
+
+		if (asp && !cJSON_IsNull(asp) && !cJSON_IsNumber(asp) &&
+		    !(cJSON_IsArray(asp) && (uint64_t)cJSON_GetArraySize(asp) == m->num_layers)) {
+			hf_fail_key(c, "activation_sparsity_pattern",
+			            "activation_sparsity_pattern must be a number or a list of one value per layer "
+			            "(num_hidden_layers)");
+			return;
+		}
+	}
 	if (n_alt == 0 || n_alt > 64) {
 		hf_fail_key(c, "altup_num_inputs", "altup_num_inputs must be between 1 and 64");
 		return;

@@ -597,6 +597,8 @@ static void test_gemma3n(void **state)
 	    {"{\"model_type\":\"gemma3n\",\"text_config\":{\"intermediate_size\":[16384]}}",
 	     "/model/hf_config/text_config/intermediate_size"},
 	    {"{\"model_type\":\"gemma3n_text\",\"num_hidden_layers\":10}", "/model/hf_config/num_kv_shared_layers"},
+	    {"{\"model_type\":\"gemma3n_text\",\"activation_sparsity_pattern\":[0.95,0.0]}",
+	     "/model/hf_config/activation_sparsity_pattern"},
 	};
 	mp_param_count pc;
 	mp_model m;
