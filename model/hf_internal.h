@@ -67,6 +67,10 @@ extern const size_t mpm_hf_hybrid_count;
 extern const hf_type mpm_hf_wrapper_types[];
 extern const size_t mpm_hf_wrapper_count;
 
+/* The Gemma decoders of hf_gemma.c whose layers differ (Gemma 4, Gemma 3n), with their wrappers. */
+extern const hf_type mpm_hf_gemma_types[];
+extern const size_t mpm_hf_gemma_count;
+
 /* Decodes c->cfg as model_type `type` into *m (model_type set); text_only skips the wrappers (a text_config's type).
  * False when no reader knows the type. */
 bool hf_decode_type(hf_ctx *c, const char *type, bool text_only, mp_model *m);

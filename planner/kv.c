@@ -71,6 +71,47 @@ static mp_status add_recurrent_state(const mp_model *m, const mp_inference_req *
 	return MP_OK;
 }
 
+/*
+ * The KV cache when the attention differs per layer (m->attn_per_layer: Gemma 4, Gemma 3n). Each layer with a cache of
+ * its own holds K and V rows of its own width, kv_heads_per_gpu x head_dim each (a global layer's
+ * global_kv_heads x global_head_dim), for tokens_window tokens in a window layer, tokens_full in the others; a layer
+ * of MP_LAYER_KV_SHARED holds none (vLLM: a layer with kv_sharing_target_layer_name allocates no KV cache; transformers
+ * Gemma4TextAttention reads shared_kv_states). *row_sum gets the bytes of one token in every layer with a cache;
+ * *bytes the whole cache of `mult` sequences. False on overflow.
+ * Worked example (Gemma4TextConfig's tiny copy: 5 sliding layers of 4 x 256, a full one of 4 x 512, window 8, bf16,
+ * batch 2, 24 tokens): 2 x (5 x 4,096 x 8 + 8,192 x 24) = 720,896 bytes (tests/ref/hf/groundtruth.json).
+ */
+static bool per_layer_kv(const mp_model *m, mp_dtype dt, uint64_t tp, uint64_t tokens_full, uint64_t tokens_window,
+                         uint64_t mult, uint64_t *row_sum, uint64_t *bytes)
+{
+	uint64_t acc = 0;
+
+	*row_sum = 0;
+	for (uint64_t i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++) {
+		unsigned f = m->layer_flags[i];
+		bool global = (f & MP_LAYER_GLOBAL) != 0;
+		uint64_t kv = global ? m->global_kv_heads : m->num_kv_heads, hd = global ? m->global_head_dim : m->head_dim;
+		uint64_t heads = kv >= tp ? kv / tp : 1, values, row;
+
+		if (!(f & MP_LAYER_ATTENTION) || (f & MP_LAYER_KV_SHARED))
+			continue;
+		if (!mp_mul_u64(heads, hd, &values) || !mp_dtype_bytes(dt, values, &row) || !mp_mul_u64(row, 2, &row) ||
+		    !mp_add_u64(*row_sum, row, row_sum) ||
+		    !mp_muladd_u64(&acc, row, (f & MP_LAYER_WINDOW) ? tokens_window : tokens_full))
+			return false;
+	}
+	return mp_mul_u64(acc, mult, bytes);
+}
+
+static uint64_t flagged(const mp_model *m, unsigned want, unsigned not_want)
+{
+	uint64_t n = 0;
+
+	for (uint64_t i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++)
+		n += (m->layer_flags[i] & want) == want && !(m->layer_flags[i] & not_want);
+	return n;
+}
+
 mp_status mp_kv_cache(const mp_model *m, const mp_inference_req *req, const mp_inference_opts *opts, uint64_t *bytes,
                       mp_kv_detail *d, mp_error *err)
 {
@@ -102,6 +143,12 @@ mp_status mp_kv_cache(const mp_model *m, const mp_inference_req *req, const mp_i
 			d->window_layers = own;
 		d->full_layers = own - d->window_layers;
 	}
+	if (m->attn_per_layer && m->attn_kind == MP_ATTN_GQA) {
+		/* the layers say which slide and which share another's cache */
+		d->shared_kv_layers = flagged(m, MP_LAYER_ATTENTION | MP_LAYER_KV_SHARED, 0);
+		d->window_layers = m->sliding_window ? flagged(m, MP_LAYER_ATTENTION | MP_LAYER_WINDOW, MP_LAYER_KV_SHARED) : 0;
+		d->full_layers = flagged(m, MP_LAYER_ATTENTION, MP_LAYER_KV_SHARED) - d->window_layers;
+	}
 	d->block_size = o->kv_block_size ? o->kv_block_size : MP_DEFAULT_KV_BLOCK_SIZE;
 	if (o->length_scope == MP_LENGTH_SHARED) {
 		/* llama.cpp: one cache of n_ctx cells shared by the slots; a windowed layer needs the window
@@ -117,6 +164,14 @@ mp_status mp_kv_cache(const mp_model *m, const mp_inference_req *req, const mp_i
 	d->tokens_window = d->window_layers ? round_up(seq < window ? seq : window, d->block_size) : 0;
 	if (d->tokens_full < seq)
 		return mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/sequence_length", "sequence_length overflows 64 bits");
+	if (m->attn_per_layer && m->attn_kind == MP_ATTN_GQA) {
+		if (!per_layer_kv(m, req->kv_cache_dtype, tp, d->tokens_full, d->tokens_window, mult, &d->bytes_per_token,
+		                  bytes))
+			return mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/sequence_length",
+			                  "the KV cache for %llu tokens x %llu sequences overflows 64 bits",
+			                  (unsigned long long)seq, (unsigned long long)req->batch_size);
+		return add_recurrent_state(m, req, o, tp, bytes, d, err);
+	}
 	if (!mp_mul_u64(row, d->full_layers + d->window_layers, &d->bytes_per_token))
 		return mp_fail(err, MP_EOVERFLOW, mp_model_pointer(m), "KV cache width overflows 64 bits");
 	if (!mp_muladd_u64(&acc, d->full_layers, d->tokens_full) ||

@@ -14,6 +14,8 @@
 			return mp_fail_at(err, MP_EINVAL, mp_model_pointer(m), "/" key, key " must be at least 1"); \
 	} while (0)
 
+static uint64_t layers_with(const mp_model *m, unsigned flag);
+
 const char *mp_model_pointer(const mp_model *m)
 {
 	return m->json_pointer[0] ? m->json_pointer : "/model";
@@ -95,6 +97,16 @@ mp_status mp_model_validate(const mp_model *m, mp_error *err)
 				       "num_attention_heads (%llu) must be a multiple of num_key_value_heads "
 				       "(%llu) for grouped-query attention",
 				       (unsigned long long)m->num_heads, (unsigned long long)m->num_kv_heads);
+		if (m->attn_per_layer && layers_with(m, MP_LAYER_GLOBAL)) {
+			/* the global layers' widths (Gemma 4 per_layer_config) obey the same rules */
+			REQUIRE_POSITIVE(m->global_head_dim, "per_layer_config");
+			REQUIRE_POSITIVE(m->global_kv_heads, "per_layer_config");
+			if (m->global_kv_heads > m->num_heads || m->num_heads % m->global_kv_heads != 0)
+				return mp_fail_at(err, MP_EINVAL, mp_model_pointer(m), "/per_layer_config",
+				               "num_attention_heads (%llu) must be a multiple of the full-attention layers' "
+				               "num_key_value_heads (%llu)",
+				               (unsigned long long)m->num_heads, (unsigned long long)m->global_kv_heads);
+		}
 	} else {
 		REQUIRE_POSITIVE(m->kv_lora_rank, "kv_lora_rank");
 		REQUIRE_POSITIVE(m->qk_rope_head_dim, "qk_rope_head_dim");
@@ -247,6 +259,42 @@ static bool attention(uint64_t *acc, const mp_model *m)
 	return !m->qk_norm || mp_muladd_u64(acc, 2, m->head_dim);
 }
 
+/*
+ * The attention of one layer when it differs per layer (m->attn_per_layer; Gemma 4's Gemma4TextAttention and Gemma
+ * 3n's Gemma3nTextAttention, transformers 5.24): q_proj (hidden -> heads x d), o_proj (heads x d -> hidden) and q_norm
+ * (d) in every layer; k_proj and v_proj (hidden -> kv x d) and k_norm (d) only in a layer with a cache of its own
+ * (not MP_LAYER_KV_SHARED); no v_proj in a global layer of attention_k_eq_v; v_norm has no weight. d and kv are
+ * global_head_dim and global_kv_heads in an MP_LAYER_GLOBAL layer. Worked example (Gemma4TextConfig defaults:
+ * hidden 2304, 8 heads, kv 4 of 256 on sliding layers, kv 4 of 512 on the full ones): 14,156,288 per sliding layer,
+ * 28,312,576 per full layer (tests/test_models.c, gemma4-default).
+ */
+static bool attention_of_layer(uint64_t *acc, const mp_model *m, unsigned flags)
+{
+	bool global = (flags & MP_LAYER_GLOBAL) != 0, shared = (flags & MP_LAYER_KV_SHARED) != 0;
+	uint64_t h = m->hidden_size, d = global ? m->global_head_dim : m->head_dim;
+	uint64_t kv = global ? m->global_kv_heads : m->num_kv_heads, q_width, kv_width;
+
+	if (!mp_mul_u64(m->num_heads, d, &q_width) || !mp_mul_u64(kv, d, &kv_width))
+		return false;
+	if (!linear(acc, h, q_width, m->qkv_bias) || !linear(acc, q_width, h, m->o_bias) ||
+	    (m->qk_norm && !mp_add_u64(*acc, d, acc)))
+		return false;
+	if (shared)
+		return true;
+	return linear(acc, h, kv_width, m->qkv_bias) &&
+	       (global && m->global_k_eq_v ? true : linear(acc, h, kv_width, m->qkv_bias)) &&
+	       (!m->qk_norm || mp_add_u64(*acc, d, acc));
+}
+
+/* All attention layers' attention blocks when they differ per layer (m->attn_per_layer). */
+static bool attention_per_layer(uint64_t *acc, const mp_model *m)
+{
+	for (uint64_t i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++)
+		if ((m->layer_flags[i] & MP_LAYER_ATTENTION) && !attention_of_layer(acc, m, m->layer_flags[i]))
+			return false;
+	return true;
+}
+
 static uint64_t layers_with(const mp_model *m, unsigned flag)
 {
 	uint64_t n = 0;
@@ -355,6 +403,7 @@ mp_status mp_count_parameters(const mp_model *m, mp_param_count *out, mp_error *
 	mp_status st;
 	uint64_t attn_one = 0, norms_one = 0, mlp_one = 0, exp_one = 0, exp_active = 0, moe_layers = 0, ssm_one = 0;
 	uint64_t active_trunk, attn_layers = mp_model_attention_layers(m), ffn_layers = mp_model_ffn_layers(m);
+	uint64_t extra_experts = 0;
 
 	memset(out, 0, sizeof(*out));
 	st = mp_model_validate(m, err);
@@ -364,8 +413,9 @@ mp_status mp_count_parameters(const mp_model *m, mp_param_count *out, mp_error *
 	if (!mp_muladd_u64(&out->embedding, m->vocab_size, m->hidden_size) ||
 	    !mp_muladd_u64(&out->position_embedding, m->learned_position_embeddings, m->hidden_size))
 		goto overflow;
-	if (!attention(&attn_one, m) ||
-	    !mp_mul_u64(attn_one, m->shared_block_params ? 0 : attn_layers, &out->attention))
+	if (m->attn_per_layer ? !attention_per_layer(&out->attention, m)
+	                      : (!attention(&attn_one, m) ||
+	                         !mp_mul_u64(attn_one, m->shared_block_params ? 0 : attn_layers, &out->attention)))
 		goto overflow;
 	{
 		uint64_t idx_one = 0;
@@ -409,13 +459,18 @@ mp_status mp_count_parameters(const mp_model *m, mp_param_count *out, mp_error *
 	}
 	for (size_t i = 0; i < m->n_extra && i < MP_MAX_EXTRA_TENSORS; i++) {
 		const mp_extra_tensor *e = &m->extra[i];
-		uint64_t n, *to = e->cls == MP_TC_ATTENTION ? &out->attention
+		uint64_t n, *to = e->cls == MP_TC_EMBEDDINGS ? &out->embedding /* Gemma's per-layer token table */
+		                  : e->cls == MP_TC_VISION ? &out->vision /* Gemma 3n's towers, described by shape */
+		                  : e->cls == MP_TC_ATTENTION ? &out->attention
 		                  : e->cls == MP_TC_MLP     ? &out->mlp
 		                  : e->cls == MP_TC_NORMS   ? &out->norms
 		                  : e->cls == MP_TC_EXPERTS ? &out->experts
 		                                            : &out->recurrent;
 
 		if (!mp_mul_u64(e->rows, e->cols, &n) || !mp_muladd_u64(to, n, e->count))
+			goto overflow;
+		/* an expert-class extra is the router's own (Gemma 4's router scales): every token reads it */
+		if (e->cls == MP_TC_EXPERTS && !mp_muladd_u64(&extra_experts, n, e->count))
 			goto overflow;
 	}
 	if (!m->tie_word_embeddings && !linear(&out->lm_head, m->hidden_size, m->vocab_size, m->lm_head_bias))
@@ -431,7 +486,7 @@ mp_status mp_count_parameters(const mp_model *m, mp_param_count *out, mp_error *
 	    !mp_add_u64(out->total, out->vision, &out->total))
 		goto overflow;
 	active_trunk = out->total - out->experts;
-	if (!mp_muladd_u64(&active_trunk, exp_active, moe_layers))
+	if (!mp_muladd_u64(&active_trunk, exp_active, moe_layers) || !mp_add_u64(active_trunk, extra_experts, &active_trunk))
 		goto overflow;
 	out->active_per_token = active_trunk;
 	return MP_OK;

@@ -61,6 +61,12 @@ typedef struct mp_ssm {
 #define MP_LAYER_ATTENTION 1u	/* self-attention with its KV cache */
 #define MP_LAYER_SSM 2u		/* the recurrent mixer (mp_model.ssm) with its state */
 #define MP_LAYER_FFN 4u		/* a feed-forward block: dense MLP or experts (mp_model_is_moe_layer) */
+/* Appended for issue 14 (Gemma 4, Gemma 3n); read only when mp_model.attn_per_layer is set: */
+#define MP_LAYER_WINDOW 8u	/* the attention keeps the sliding window (mp_model.sliding_window) */
+#define MP_LAYER_KV_SHARED 16u	/* the attention reuses an earlier layer's K and V: no k/v projections, no k_norm,
+				 * no cache of its own (Gemma 3n / Gemma 4 num_kv_shared_layers; vLLM
+				 * kv_sharing_target_layer_name) */
+#define MP_LAYER_GLOBAL 32u	/* the attention has the global widths (mp_model.global_head_dim, global_kv_heads) */
 
 typedef enum mp_attn_kind {
 	MP_ATTN_GQA = 0,	/* MHA, GQA and MQA: num_kv_heads in [1, num_heads] */
@@ -79,7 +85,7 @@ typedef struct mp_extra_tensor {
 	uint64_t rows, cols, count;
 } mp_extra_tensor;
 
-#define MP_MAX_EXTRA_TENSORS 12
+#define MP_MAX_EXTRA_TENSORS 32
 
 /* How a multimodal wrapper's vision tower hands its features to the decoder (planner/vision.c names each module). */
 typedef enum mp_projector_kind {
@@ -239,6 +245,16 @@ typedef struct mp_model {
 	size_t n_extra;
 	mp_extra_tensor extra[MP_MAX_EXTRA_TENSORS];
 	uint64_t zero_experts;		/* LongCat-Flash's zero-computation experts: router rows, no weights */
+	/* --- appended for issue 14 (Gemma 4, Gemma 3n): attention that differs per layer --- */
+	/* The attention, its weights and its KV cache are per layer (layer_flags' MP_LAYER_WINDOW, MP_LAYER_KV_SHARED,
+	 * MP_LAYER_GLOBAL; layer_pattern must be set): a layer of MP_LAYER_GLOBAL has heads of global_head_dim and
+	 * global_kv_heads KV heads (Gemma 4's per_layer_config on its full-attention layers: head_dim 512), the others
+	 * head_dim and num_kv_heads. False: every attention layer is alike (sliding_window_layers says how many slide). */
+	bool attn_per_layer;
+	uint64_t global_head_dim;
+	uint64_t global_kv_heads;
+	bool global_k_eq_v;		/* the MP_LAYER_GLOBAL layers have no v_proj (Gemma 4 attention_k_eq_v): V is the k
+					 * projection before k_norm and RoPE, cached as a tensor of its own */
 } mp_model;
 
 /* ---------------------------------------------------------------------------------------------------------

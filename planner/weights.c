@@ -172,6 +172,46 @@ static void norm(builder *b, bool layer_norm, const char *w, const char *bias, m
 		VEC(b, bias, cls, width, count, MP_SPLIT_NONE);
 }
 
+/* The attention tensors when they differ per layer (m->attn_per_layer; planner/model.c attention_of_layer names each
+ * module): one row per kind of layer (the model's widths, then the global ones under "global."), each counted over
+ * the layers that hold it. */
+static void attention_per_layer(builder *b, const mp_model *m)
+{
+	static const char *const names[2][6] = {
+	    {"q_proj", "k_proj", "v_proj", "o_proj", "q_norm", "k_norm"},
+	    {"global.q_proj", "global.k_proj", "global.v_proj", "global.o_proj", "global.q_norm", "global.k_norm"}};
+	static const char *const biases[2][4] = {{"q_proj.bias", "k_proj.bias", "v_proj.bias", "o_proj.bias"},
+	                                         {"global.q_proj.bias", "global.k_proj.bias", "global.v_proj.bias",
+	                                          "global.o_proj.bias"}};
+
+	for (int g = 0; g < 2; g++) {
+		uint64_t all = 0, own = 0, d = g ? m->global_head_dim : m->head_dim;
+		uint64_t kv = g ? m->global_kv_heads : m->num_kv_heads;
+
+		for (uint64_t i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++) {
+			unsigned f = m->layer_flags[i];
+
+			if (!(f & MP_LAYER_ATTENTION) || ((f & MP_LAYER_GLOBAL) != 0) != (g == 1))
+				continue;
+			all++;
+			own += !(f & MP_LAYER_KV_SHARED);
+		}
+		linear(b, names[g][0], biases[g][0], MP_TC_ATTENTION, m->num_heads * d, m->hidden_size, m->qkv_bias, all,
+		       MP_SPLIT_ROWS);
+		linear(b, names[g][1], biases[g][1], MP_TC_ATTENTION, kv * d, m->hidden_size, m->qkv_bias, own,
+		       MP_SPLIT_KV_ROWS);
+		if (!(g && m->global_k_eq_v))
+			linear(b, names[g][2], biases[g][2], MP_TC_ATTENTION, kv * d, m->hidden_size, m->qkv_bias, own,
+			       MP_SPLIT_KV_ROWS);
+		linear(b, names[g][3], biases[g][3], MP_TC_ATTENTION, m->hidden_size, m->num_heads * d, m->o_bias, all,
+		       MP_SPLIT_COLS);
+		if (m->qk_norm) {
+			norm(b, false, names[g][4], NULL, MP_TC_ATTENTION, d, all);
+			norm(b, false, names[g][5], NULL, MP_TC_ATTENTION, d, own);
+		}
+	}
+}
+
 static bool mul3(uint64_t a, uint64_t b, uint64_t c, uint64_t *out)
 {
 	return mp_mul_u64(a, b, out) && mp_mul_u64(*out, c, out);
@@ -234,6 +274,14 @@ mp_status mp_model_tensors(const mp_model *m, mp_weight_layout layout, mp_tensor
 			norm(&b, true, "indexer.k_norm", "indexer.k_norm.bias", MP_TC_ATTENTION, m->indexer_head_dim, IL);
 			MAT(&b, "indexer.weights_proj", MP_TC_ATTENTION, m->indexer_heads, h, IL, MP_SPLIT_NONE);
 		}
+	} else if (m->attn_per_layer) {
+		/* the widest of the two kinds of layer bounds every product attention_per_layer makes */
+		uint64_t d = m->head_dim > m->global_head_dim ? m->head_dim : m->global_head_dim;
+		uint64_t kv = m->num_kv_heads > m->global_kv_heads ? m->num_kv_heads : m->global_kv_heads;
+
+		if (!mp_mul_u64(m->num_heads, d, &q_width) || !mp_mul_u64(kv, d, &kv_width))
+			goto overflow;
+		attention_per_layer(&b, m);
 	} else {
 		if (!mp_mul_u64(m->num_heads, m->head_dim, &q_width) ||
 		    !mp_mul_u64(m->num_kv_heads, m->head_dim, &kv_width))
@@ -444,13 +492,15 @@ static void per_rank(const mp_model *m, const mp_tensor *t, uint64_t tp, uint64_
 		*c = ceil_div(t->cols, tp);
 		return;
 	case MP_SPLIT_KV_ROWS: {
-		/* vLLM QKVParallelLinear: max(1, kv_heads / tp) heads per rank */
-		uint64_t heads = m->num_kv_heads >= tp ? m->num_kv_heads / tp : 1;
+		/* vLLM QKVParallelLinear: max(1, kv_heads / tp) heads per rank (a global layer's own heads and width) */
+		bool global = m->attn_per_layer && strncmp(t->name, "global.", 7) == 0;
+		uint64_t kv = global ? m->global_kv_heads : m->num_kv_heads, d = global ? m->global_head_dim : m->head_dim;
+		uint64_t heads = kv >= tp ? kv / tp : 1;
 
 		if (t->vector)
-			*c = heads * m->head_dim;
+			*c = heads * d;
 		else
-			*r = heads * m->head_dim;
+			*r = heads * d;
 		return;
 	}
 	}

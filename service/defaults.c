@@ -121,6 +121,28 @@ void mps_warn_model(const mps_model *m, mps_warnings *w)
 			 "the config leaves out %s: planned with the %s defaults shown (transformers' config class "
 			 "defaults); give these keys if the model differs",
 			 m->arch.defaulted_keys, m->arch.model_type);
+	if (m->architecture_known && m->arch.attn_per_layer) {
+		const mp_model *a = &m->arch;
+		bool widths = a->global_head_dim && (a->global_head_dim != a->head_dim || a->global_kv_heads != a->num_kv_heads);
+		char what[160] = "";
+
+		if (widths)
+			snprintf(what, sizeof(what), "full-attention heads of %llu x %llu, sliding ones of %llu x %llu%s",
+				 (unsigned long long)a->global_kv_heads, (unsigned long long)a->global_head_dim,
+				 (unsigned long long)a->num_kv_heads, (unsigned long long)a->head_dim, a->no_kv_layers ? "; " : "");
+		if (a->no_kv_layers)
+			snprintf(what + strlen(what), sizeof(what) - strlen(what),
+				 "%llu layers reuse an earlier layer's K and V", (unsigned long long)a->no_kv_layers);
+		if (what[0])
+			mps_warn(w,
+				 "%s's layers differ (%s): parameters, weights and the KV cache follow each layer, while "
+				 "activations, the prefill workspace and the step analysis take every layer with the sliding "
+				 "layers' attention widths and their own K and V projections%s",
+				 a->model_type, what,
+				 widths ? "; an engine block's block and token figures take the mean K and V row of the layers "
+				          "with a cache"
+				        : "");
+	}
 }
 
 void mps_warn_capacity(const mp_store_device *d, mps_warnings *w)

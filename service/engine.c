@@ -410,6 +410,10 @@ static mp_status engine_block(const mps_inference_job *j, mps_inference_plan *p,
 		in->max_num_batched_tokens = p->prefill.max_num_batched_tokens;
 		in->activation_bytes = p->mem.activations_bytes;
 		in->kv_row_bytes = p->model.arch.num_layers ? p->mem.kv.bytes_per_token / p->model.arch.num_layers : 0;
+		if (p->model.arch.attn_per_layer && p->mem.kv.full_layers + p->mem.kv.window_layers)
+			/* per-layer attention (Gemma 4, Gemma 3n): the row of a layer with a cache of its own (the KV-shared
+			 * layers have none; widths that differ by layer are averaged, and the warning says so) */
+			in->kv_row_bytes = p->mem.kv.bytes_per_token / (p->mem.kv.full_layers + p->mem.kv.window_layers);
 		in->full_layers = p->mem.kv.full_layers;
 		in->window_layers = p->mem.kv.window_layers;
 		in->sliding_window = p->model.arch.sliding_window;

@@ -509,6 +509,137 @@ static void test_mamba_state(void **state)
  * the Gemma 3 SigLIP tower and projector, DeepSeek-V3.2's indexer and the key it caches, a gated-delta-net layer and
  * its state, GLM-5's shared indexer layers, a vision tower's format under quantised weights, Llama 4's chunks as
  * windows, and the none/null spellings of "no window" and "no chunk" of the new types. */
+/*
+ * Gemma 4 (transformers 5.24 Gemma4TextConfig defaults; totals are tests/ref/hf/groundtruth.json's): the full-attention
+ * layers' heads are 512 wide (per_layer_config), the sliding ones 256; the KV-shared layers have no k/v projections and
+ * no cache; refusals name the key.
+ */
+static void test_gemma4(void **state)
+{
+	static const struct {
+		const char *json, *field;
+	} bad[] = {
+	    {"{\"model_type\":\"gemma4_text\",\"num_kv_shared_layers\":30}", "/model/hf_config/num_kv_shared_layers"},
+	    {"{\"model_type\":\"gemma4_text\",\"num_hidden_layers\":6,\"num_kv_shared_layers\":1}", "/model/hf_config/num_kv_shared_layers"},
+	    {"{\"model_type\":\"gemma4_text\",\"enable_moe_block\":true,\"top_k_experts\":2,\"moe_intermediate_size\":8}",
+	     "/model/hf_config/num_experts"},
+	    {"{\"model_type\":\"gemma4_text\",\"per_layer_config\":{\"5\":{\"intermediate_size\":1}}}",
+	     "/model/hf_config/per_layer_config/5/intermediate_size"},
+	    {"{\"model_type\":\"gemma4_text\",\"per_layer_config\":{\"30\":{\"head_dim\":512}}}",
+	     "/model/hf_config/per_layer_config"},
+	    {"{\"model_type\":\"gemma4\",\"vision_config\":5}", "/model/hf_config/vision_config"},
+	    {"{\"model_type\":\"gemma4\",\"audio_config\":{\"num_attention_heads\":7}}",
+	     "/model/hf_config/audio_config/num_attention_heads"},
+	    {"{\"model_type\":\"gemma4\",\"text_config\":{\"model_type\":\"gemma3_text\"}}",
+	     "/model/hf_config/text_config/model_type"},
+	};
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+	uint64_t kv;
+
+	(void)state;
+	/* 25 sliding layers of 14,156,288 attention parameters, 5 full ones of 28,312,576 */
+	assert_int_equal(count_text("{\"model_type\":\"gemma4\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.total, UINT64_C(5077177856));
+	assert_int_equal(pc.attention, UINT64_C(25) * 14156288 + UINT64_C(5) * 28312576);
+	/* per-layer token embeddings count with the embeddings: 262,144 x 2,304 + 262,144 x (30 x 256) */
+	assert_int_equal(pc.embedding, UINT64_C(262144) * 2304 + UINT64_C(262144) * 7680);
+	/* 4,096 tokens, bf16: 25 sliding layers hold 512 tokens of 2 x 4 x 256 values, 5 full layers 4,096 of 2 x 4 x 512 */
+	assert_int_equal(mp_kv_cache_bytes(&m, MP_DTYPE_BF16, 4096, 1, &kv, &err), MP_OK);
+	assert_int_equal(kv, UINT64_C(25) * 4096 * 512 + UINT64_C(5) * 8192 * 4096);
+	/* the towers at their class defaults: SigLIP-like vision (167,364,608 + its embedder 768 -> 2304) and the
+	 * conformer (304,824,608 + its embedder 1536 -> 2304); transformers' count, gemma4-towers-variant */
+	assert_int_equal(count_text("{\"model_type\":\"gemma4\",\"vision_config\":{}}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(167364608) + 2304 * 768);
+	assert_int_equal(count_text("{\"model_type\":\"gemma4\",\"vision_config\":{},\"audio_config\":{}}", &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(477497632));
+	assert_int_equal(pc.total, UINT64_C(5077177856) + 477497632);
+	/* the decoder alone reads the same */
+	assert_int_equal(count_text("{\"model_type\":\"gemma4_text\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.total, UINT64_C(5077177856));
+	/* the last 12 layers share (10 sliding, 2 full: no k/v projections, no k_norm, no cache) with double-wide MLPs */
+	assert_int_equal(count_text("{\"model_type\":\"gemma4_text\",\"num_kv_shared_layers\":12,"
+	                            "\"use_double_wide_mlp\":true}",
+	                            &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(pc.total, UINT64_C(5077177856) + UINT64_C(12) * 3 * 9216 * 2304 -
+	                               (UINT64_C(10) * (2 * 2359296 + 256) + UINT64_C(2) * (2 * 4718592 + 512)));
+	assert_int_equal(pc.total, UINT64_C(5775525888)); /* transformers' count, gemma4-kv-shared-variant */
+	assert_int_equal(mp_kv_cache_bytes(&m, MP_DTYPE_BF16, 4096, 1, &kv, &err), MP_OK);
+	assert_int_equal(kv, UINT64_C(15) * 4096 * 512 + UINT64_C(3) * 8192 * 4096);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		mp_error e = MP_ERROR_INIT;
+
+		assert_int_equal(count_text(bad[i].json, &pc, &m, &e), MP_EINVAL);
+		if (strcmp(e.field, bad[i].field) != 0)
+			fail_msg("%s: error names %s (%s), want %s", bad[i].json, e.field, e.message, bad[i].field);
+	}
+}
+
+/*
+ * Gemma 3n (transformers 5.24 Gemma3nConfig defaults; the totals are tests/ref/hf/groundtruth.json's, the timm tower's
+ * count timm 1.0.31's): AltUp, LAuReL and the per-layer embeddings in the decoder, the conformer and MobileNetV5 towers
+ * with their embedders in `vision`; the last 15 layers share the KV cache of earlier ones.
+ */
+static void test_gemma3n(void **state)
+{
+	static const struct {
+		const char *json, *field;
+	} bad[] = {
+	    {"{\"model_type\":\"gemma3n\",\"vision_config\":{\"architecture\":\"mobilenetv4_conv_small\"}}",
+	     "/model/hf_config/vision_config/architecture"},
+	    {"{\"model_type\":\"gemma3n\",\"vision_config\":{\"model_args\":{\"drop_rate\":0.1}}}",
+	     "/model/hf_config/vision_config/model_args"},
+	    {"{\"model_type\":\"gemma3n\",\"audio_config\":{\"sscp_conv_channel_size\":[128]}}",
+	     "/model/hf_config/audio_config/sscp_conv_channel_size"},
+	    {"{\"model_type\":\"gemma3n\",\"text_config\":{\"intermediate_size\":[16384]}}",
+	     "/model/hf_config/text_config/intermediate_size"},
+	    {"{\"model_type\":\"gemma3n_text\",\"num_hidden_layers\":10}", "/model/hf_config/num_kv_shared_layers"},
+	    {"{\"model_type\":\"gemma3n_text\",\"activation_sparsity_pattern\":[0.95,0.0]}",
+	     "/model/hf_config/activation_sparsity_pattern"},
+	};
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+	uint64_t kv;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"gemma3n\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.total, UINT64_C(7818517072));
+	/* timm's MobileNetV5-300M, the 12-layer conformer, and the two embedders (128 x 1536 + 2048 x 1536 + 2 x 1536;
+	 * 128 x 2048 + 2048 x 2048 + 2 x 2048) */
+	assert_int_equal(pc.vision, UINT64_C(294126912) + UINT64_C(12) * 56644800 + 1611040 + 3345408 + 4460544);
+	assert_int_equal(pc.embedding, UINT64_C(262400) * 2048 + UINT64_C(262144) * 35 * 256);
+	/* 4,096 tokens, bf16: 16 sliding layers of their own hold 512 tokens of 2 x 2 x 256 values, 4 full ones 4,096;
+	 * the last 15 (12 sliding, 3 full) hold none */
+	assert_int_equal(mp_kv_cache_bytes(&m, MP_DTYPE_BF16, 4096, 1, &kv, &err), MP_OK);
+	assert_int_equal(kv, UINT64_C(16) * 2048 * 512 + UINT64_C(4) * 2048 * 4096);
+	/* per-layer MLP widths: gate, up and down of each layer's own width */
+	assert_int_equal(count_text("{\"model_type\":\"gemma3n_text\",\"num_hidden_layers\":10,\"num_kv_shared_layers\":5,"
+	                            "\"intermediate_size\":[100,200,300,400,500,600,700,800,900,1000]}",
+	                            &pc, &m, &err),
+	                 MP_OK);
+	{
+		mp_param_count one;
+		mp_model m1;
+
+		assert_int_equal(count_text("{\"model_type\":\"gemma3n_text\",\"num_hidden_layers\":10,"
+		                            "\"num_kv_shared_layers\":5,\"intermediate_size\":100}",
+		                            &one, &m1, &err),
+		                 MP_OK);
+		assert_int_equal(pc.total - one.total, UINT64_C(3) * 2048 * (5500 - 1000));
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		mp_error e = MP_ERROR_INIT;
+
+		assert_int_equal(count_text(bad[i].json, &pc, &m, &e), MP_EINVAL);
+		if (strcmp(e.field, bad[i].field) != 0)
+			fail_msg("%s: error names %s (%s), want %s", bad[i].json, e.field, e.message, bad[i].field);
+	}
+}
+
 static void test_issue14b_pieces(void **state)
 {
 	static const struct {
@@ -785,6 +916,8 @@ int main(void)
 		cmocka_unit_test(test_gpt_oss_mxfp4),
 		cmocka_unit_test(test_mamba_state),
 		cmocka_unit_test(test_issue14b_pieces),
+		cmocka_unit_test(test_gemma4),
+		cmocka_unit_test(test_gemma3n),
 	};
 
 	return cmocka_run_group_tests_name("models", tests, NULL, NULL);

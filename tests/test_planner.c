@@ -275,6 +275,52 @@ static void test_search_crossing(void **state)
 	assert_string_equal(err.field, "/x");
 }
 
+/*
+ * Per-layer attention (planner/model.c attention_of_layer, planner/kv.c per_layer_kv), the worked examples: the tiny
+ * copy of Gemma4TextConfig (hidden 2304, 8 heads, 5 sliding layers of 4 KV heads x 256, a full one of 4 x 512, window
+ * 8, q/k norms) holds 720,896 bytes at 24 tokens x 2 sequences in bf16 (transformers' engine_bytes, groundtruth.json);
+ * its attention is 5 x 14,156,288 + 28,312,576. A KV-shared layer keeps q, o and q_norm, no cache.
+ */
+static void test_per_layer_attention(void **state)
+{
+	mp_model m = llama(6, 2304, 8, 4, 256, 256, 512);
+	mp_param_count pc;
+	mp_error err = MP_ERROR_INIT;
+	uint64_t full_attn;
+
+	(void)state;
+	m.qk_norm = true;
+	m.sliding_window = 8;
+	m.sliding_window_layers = 5;
+	m.layer_pattern = m.attn_per_layer = true;
+	m.global_head_dim = 512;
+	m.global_kv_heads = 4;
+	for (int i = 0; i < 5; i++)
+		m.layer_flags[i] = MP_LAYER_ATTENTION | MP_LAYER_FFN | MP_LAYER_WINDOW;
+	m.layer_flags[5] = MP_LAYER_ATTENTION | MP_LAYER_FFN | MP_LAYER_GLOBAL;
+	assert_int_equal(kv(&m, MP_DTYPE_BF16, 24, 2), UINT64_C(720896));
+	assert_int_equal(kv(&m, MP_DTYPE_BF16, 5, 2), UINT64_C(286720));
+	assert_int_equal(mp_count_parameters(&m, &pc, &err), MP_OK);
+	assert_int_equal(pc.attention, UINT64_C(5) * 14156288 + 28312576);
+	/* attention_k_eq_v: the full layer has no v_proj (2304 x 2048 fewer), its cache is unchanged */
+	m.global_k_eq_v = true;
+	assert_int_equal(mp_count_parameters(&m, &pc, &err), MP_OK);
+	assert_int_equal(pc.attention, UINT64_C(5) * 14156288 + 28312576 - 2304 * 2048);
+	assert_int_equal(kv(&m, MP_DTYPE_BF16, 24, 2), UINT64_C(720896));
+	m.global_k_eq_v = false;
+	/* the full layer shares an earlier one's cache: no k, v, k_norm (2 x 2304 x 2048 + 512), no cache of its own */
+	full_attn = 28312576 - (2 * UINT64_C(2304) * 2048 + 512);
+	m.layer_flags[5] |= MP_LAYER_KV_SHARED;
+	m.no_kv_layers = 1;
+	assert_int_equal(mp_count_parameters(&m, &pc, &err), MP_OK);
+	assert_int_equal(pc.attention, UINT64_C(5) * 14156288 + full_attn);
+	assert_int_equal(kv(&m, MP_DTYPE_BF16, 24, 2), UINT64_C(5) * 2 * 4 * 256 * 2 * 8 * 2);
+	/* a global layer needs global widths that divide the heads */
+	m.global_kv_heads = 3;
+	assert_int_equal(mp_count_parameters(&m, &pc, &err), MP_EINVAL);
+	assert_string_equal(err.field, "/model/per_layer_config");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -287,6 +333,7 @@ int main(void)
 		cmocka_unit_test(test_overflow_bi05),
 		cmocka_unit_test(test_plan_inference_fit),
 		cmocka_unit_test(test_search_crossing),
+		cmocka_unit_test(test_per_layer_attention),
 	};
 
 	return cmocka_run_group_tests_name("planner", tests, NULL, NULL);

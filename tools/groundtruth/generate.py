@@ -165,11 +165,25 @@ def shrink_text(tc):
     n = tiny_layers(tc)
     key, pat = layer_pattern(tc)
     full = getattr(tc, "num_hidden_layers", None)
+    shared = getattr(tc, "num_kv_shared_layers", None)
+    if isinstance(shared, int) and shared > 0 and full:
+        # KV shared across layers (Gemma 3n, Gemma 4): the tiny copy keeps the leading layers (every kind of layer,
+        # each producing a cache) and after them as many layers again, which reuse the caches of their kinds
+        k = min(shared, n, full - n)
+        tc.num_kv_shared_layers = k
+        n = n + k
+    # per-layer overrides (per_layer_config: Gemma 4's full-attention head widths) of the layers kept; the others
+    # would name layers the tiny copy does not have (transformers refuses such a config when it is read back)
+    spec = tc.__dict__.get("_heterogeneity_spec")
     tc.num_hidden_layers = n
+    if spec is not None:
+        tc.per_layer_config = {i: dict(o) for i, o in spec.per_layer_overrides.items() if i < n}
     # every other per-layer list (mlp_layer_types, indexer_types, ...) follows the layers kept; index lists do not
     for k, v in list(vars(tc).items()):
+        # per-layer lists of numbers too (Gemma 3n's intermediate_size and activation_sparsity_pattern)
         if k != key and isinstance(v, list) and full and len(v) == full and n < full and \
-                all(isinstance(x, str) for x in v):
+                (all(isinstance(x, str) for x in v) or
+                 k in ("intermediate_size", "activation_sparsity_pattern")):
             try:
                 setattr(tc, k, v[:n])
             except AttributeError:
@@ -218,6 +232,8 @@ def shrink_text(tc):
         v = getattr(tc, k, None)
         if isinstance(v, int) and v > 256 and not (ssm and k == "intermediate_size"):
             setattr(tc, k, 256)
+        elif isinstance(v, list) and v and all(isinstance(x, int) for x in v) and not ssm:
+            setattr(tc, k, [min(x, 256) for x in v])
     tc.use_cache = True
     return tc
 

@@ -1,0 +1,812 @@
+/*
+ * hf_gemma.c: the Gemma decoders whose layers differ from one another: Gemma 4 (gemma4, gemma4_text) and Gemma 3n
+ * (gemma3n, gemma3n_text). Their attention differs per layer (Gemma 4's full-attention layers have heads of their own
+ * width, per_layer_config; both share the KV cache of earlier layers in their last num_kv_shared_layers layers), and
+ * they add modules no other decoder has (per-layer token embeddings, Gemma 4's MoE block beside the MLP, Gemma 3n's
+ * AltUp and LAuReL), described by their shapes in mp_model.extra. Defaults are transformers 5.24's
+ * configuration_gemma4.py and configuration_gemma3n.py; the modules are modeling_gemma4.py's and modeling_gemma3n.py's.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hf_internal.h"
+
+/* Appends a module of the reader's own shapes (mp_model.extra); a zero dimension or count appends nothing. */
+static void extra(mp_model *m, const char *name, mp_tensor_class cls, uint64_t rows, uint64_t cols, uint64_t count,
+                  bool vector)
+{
+	if (count == 0 || rows == 0 || cols == 0 || m->n_extra >= MP_MAX_EXTRA_TENSORS)
+		return;
+	m->extra[m->n_extra++] = (mp_extra_tensor){name, (uint8_t)cls, vector, rows, cols, count};
+}
+
+/*
+ * layer_types of a Gemma decoder: the list (each "sliding_attention" or "full_attention"), or, absent or null, the
+ * class's pattern: layer i slides unless (i + 1) % pattern == 0 (Gemma4TextConfig: 6, "5:1"; Gemma3nTextConfig: 5).
+ * Gemma 4 forces its last layer to full attention (Gemma4TextConfig.__post_init__). Sets MP_LAYER_WINDOW per layer and
+ * sliding_window_layers.
+ */
+static void gemma_layer_types(hf_ctx *c, mp_model *m, uint64_t pattern, bool last_full)
+{
+	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types"), *v;
+	uint64_t n = 0;
+
+	for (uint64_t i = 0; i < m->num_layers; i++)
+		m->layer_flags[i] = MP_LAYER_ATTENTION | MP_LAYER_FFN | ((i + 1) % pattern ? MP_LAYER_WINDOW : 0);
+	if (lt != NULL && !cJSON_IsNull(lt)) {
+		if (!cJSON_IsArray(lt) || (uint64_t)cJSON_GetArraySize(lt) != m->num_layers) {
+			hf_fail_key(c, "layer_types",
+			            "layer_types must be a list of \"sliding_attention\" or \"full_attention\", one entry per "
+			            "layer (num_hidden_layers)");
+			return;
+		}
+		cJSON_ArrayForEach(v, lt)
+		{
+			if (!cJSON_IsString(v) || (strcmp(v->valuestring, "sliding_attention") != 0 &&
+			                           strcmp(v->valuestring, "full_attention") != 0)) {
+				hf_fail_key(c, "layer_types",
+				            "layer_types entries must be \"sliding_attention\" or \"full_attention\"");
+				return;
+			}
+			m->layer_flags[n] = MP_LAYER_ATTENTION | MP_LAYER_FFN |
+			                    (v->valuestring[0] == 's' ? MP_LAYER_WINDOW : 0);
+			n++;
+		}
+	}
+	if (last_full && m->num_layers)
+		m->layer_flags[m->num_layers - 1] &= (uint8_t)~MP_LAYER_WINDOW;
+	m->sliding_window_layers = 0;
+	for (uint64_t i = 0; i < m->num_layers; i++)
+		m->sliding_window_layers += (m->layer_flags[i] & MP_LAYER_WINDOW) != 0;
+	if (m->sliding_window_layers == 0)
+		m->sliding_window = 0;
+}
+
+/*
+ * num_kv_shared_layers: the last n layers reuse the K and V of the last earlier layer of their kind (Gemma4TextConfig.
+ * kv_sharing_modes; Gemma3nTextAttention: first_kv_shared_layer_idx = layers - n, each shared layer reads the last
+ * non-shared layer of its layer type). Every kind of layer among the shared ones needs a producer before them;
+ * transformers refuses the config otherwise ("The set of layer types producing a cache is different..."), so does
+ * memplan (422 naming the key). Sets MP_LAYER_KV_SHARED and no_kv_layers.
+ */
+static void gemma_kv_shared(hf_ctx *c, mp_model *m, uint64_t shared)
+{
+	uint64_t first;
+	bool kinds_before[2] = {false, false}, kinds_all[2] = {false, false};
+
+	if (c->st != MP_OK)
+		return;
+	if (shared >= m->num_layers && shared > 0) {
+		hf_fail_key(c, "num_kv_shared_layers",
+		            "num_kv_shared_layers must be less than num_hidden_layers: some layers must keep the KV cache "
+		            "the others reuse");
+		return;
+	}
+	first = m->num_layers - shared;
+	for (uint64_t i = 0; i < m->num_layers; i++) {
+		int kind = (m->layer_flags[i] & MP_LAYER_WINDOW) ? 1 : 0;
+
+		kinds_all[kind] = true;
+		if (i < first)
+			kinds_before[kind] = true;
+	}
+	if (shared && (kinds_all[0] != kinds_before[0] || kinds_all[1] != kinds_before[1])) {
+		hf_fail_key(c, "num_kv_shared_layers",
+		            "every kind of layer (sliding_attention, full_attention) among the last num_kv_shared_layers "
+		            "layers needs a layer of its kind before them whose KV cache it reuses");
+		return;
+	}
+	for (uint64_t i = first; i < m->num_layers; i++)
+		m->layer_flags[i] |= MP_LAYER_KV_SHARED;
+	m->no_kv_layers = shared;
+}
+
+/* The per-layer token embeddings (PLE) of Gemma 4 and Gemma 3n (Gemma4TextModel, Gemma3nTextModel): a table of
+ * vocab_size_per_layer_input x (layers x ple), its projection from the hidden state (hidden -> layers x ple) and the
+ * projection's RMSNorm (ple); per layer the input gate (hidden -> ple), the projection back (ple -> hidden) and
+ * post_per_layer_input_norm (hidden, counted with the layer's norms). */
+static void gemma_ple(hf_ctx *c, mp_model *m, uint64_t vocab_pl, uint64_t ple)
+{
+	uint64_t width = hf_mul(c, m->num_layers, ple, "hidden_size_per_layer_input");
+
+	if (ple == 0 || c->st != MP_OK)
+		return;
+	extra(m, "embed_tokens_per_layer", MP_TC_EMBEDDINGS, vocab_pl, width, 1, false);
+	extra(m, "per_layer_model_projection", MP_TC_MLP, width, m->hidden_size, 1, false);
+	extra(m, "per_layer_projection_norm", MP_TC_NORMS, 1, ple, 1, true);
+	extra(m, "per_layer_input_gate", MP_TC_MLP, ple, m->hidden_size, m->num_layers, false);
+	extra(m, "per_layer_projection", MP_TC_MLP, m->hidden_size, ple, m->num_layers, false);
+	m->norms_per_layer++;
+}
+
+static bool int_list(hf_ctx *c, const char *key, size_t n, const uint64_t *dflt, uint64_t *out);
+
+/* The layer index of a per_layer_config key: "05" or "5" (Gemma4TextConfig serialises them zero-padded). */
+static bool layer_index(const char *s, uint64_t layers, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (s[0] < '0' || s[0] > '9')
+		return false;
+	v = strtoull(s, &end, 10);
+	if (*end != '\0' || v >= layers)
+		return false;
+	*out = v;
+	return true;
+}
+
+/*
+ * Gemma 4's per-layer attention widths. per_layer_config (PreTrainedConfig's heterogeneous layers, transformers 5.24
+ * integrations/heterogeneity): {"<layer>": {"head_dim": d, "num_key_value_heads": kv}, ...}, the overrides of the
+ * global values for those layers. Absent, Gemma4TextConfig builds it: every full-attention layer gets head_dim
+ * global_head_dim (512 when absent) and, with attention_k_eq_v, num_key_value_heads num_global_key_value_heads when
+ * that is given. The layers whose widths differ from the global ones are MP_LAYER_GLOBAL; they must all have the same
+ * widths (two kinds of attention are modelled), and overrides other than these two keys are refused.
+ */
+static void gemma4_widths(hf_ctx *c, mp_model *m, bool k_eq_v)
+{
+	const cJSON *plc = cJSON_GetObjectItemCaseSensitive(c->cfg, "per_layer_config"), *e, *v;
+	char pointer[128];
+	uint64_t gd = 0, gkv = 0;
+	bool any = false;
+
+	if (c->st != MP_OK)
+		return;
+	if (plc == NULL || cJSON_IsNull(plc)) {
+		gd = hf_get_u64(c, KEYS("global_head_dim"), 512);
+		gkv = k_eq_v && hf_has(c, "num_global_key_value_heads")
+		          ? hf_get_u64(c, KEYS("num_global_key_value_heads"), m->num_kv_heads)
+		          : m->num_kv_heads;
+		for (uint64_t i = 0; i < m->num_layers; i++)
+			if (!(m->layer_flags[i] & MP_LAYER_WINDOW) && (gd != m->head_dim || gkv != m->num_kv_heads)) {
+				m->layer_flags[i] |= MP_LAYER_GLOBAL;
+				any = true;
+			}
+		goto done;
+	}
+	if (!cJSON_IsObject(plc)) {
+		hf_fail_key(c, "per_layer_config",
+		            "per_layer_config must be an object of layer index -> {\"head_dim\", \"num_key_value_heads\"}");
+		return;
+	}
+	cJSON_ArrayForEach(e, plc)
+	{
+		uint64_t i, d = m->head_dim, kv = m->num_kv_heads;
+		hf_ctx sub;
+
+		snprintf(pointer, sizeof(pointer), "%s/per_layer_config/%.20s", c->pointer, e->string);
+		sub = (hf_ctx){e, pointer, c->err, c->st, NULL};
+		if (!layer_index(e->string, m->num_layers, &i) || !cJSON_IsObject(e)) {
+			hf_fail_key(c, "per_layer_config",
+			            "per_layer_config keys must be layer indices below num_hidden_layers, each an object of "
+			            "overrides");
+			return;
+		}
+		cJSON_ArrayForEach(v, e)
+		{
+			if (strcmp(v->string, "head_dim") != 0 && strcmp(v->string, "num_key_value_heads") != 0) {
+				char msg[200];
+
+				snprintf(msg, sizeof(msg),
+				         "a per-layer %.40s is not modelled: memplan reads head_dim and num_key_value_heads "
+				         "per layer",
+				         v->string);
+				hf_fail_key(&sub, v->string, msg);
+				c->st = sub.st;
+				return;
+			}
+		}
+		d = hf_get_u64(&sub, KEYS("head_dim"), d);
+		kv = hf_get_u64(&sub, KEYS("num_key_value_heads"), kv);
+		c->st = sub.st;
+		if (c->st != MP_OK)
+			return;
+		if (d == m->head_dim && kv == m->num_kv_heads)
+			continue; /* an override equal to the global value is none (transformers drops it) */
+		if (any && (d != gd || kv != gkv)) {
+			hf_fail_key(c, "per_layer_config",
+			            "per_layer_config gives more than one set of widths different from the global "
+			            "head_dim and num_key_value_heads; memplan models two kinds of attention layer");
+			return;
+		}
+		gd = d;
+		gkv = kv;
+		any = true;
+		m->layer_flags[i] |= MP_LAYER_GLOBAL;
+	}
+done:
+	m->global_head_dim = any ? gd : 0;
+	m->global_kv_heads = any ? gkv : 0;
+	m->global_k_eq_v = k_eq_v;
+	if (k_eq_v && !any) {
+		/* attention_k_eq_v applies to the full-attention layers: give them the global widths explicitly */
+		for (uint64_t i = 0; i < m->num_layers; i++)
+			if (!(m->layer_flags[i] & MP_LAYER_WINDOW))
+				m->layer_flags[i] |= MP_LAYER_GLOBAL;
+		m->global_head_dim = m->head_dim;
+		m->global_kv_heads = m->num_kv_heads;
+	} else if (k_eq_v) {
+		/* k_eq_v is the full-attention layers' (use_alternative_attention = attention_k_eq_v and not sliding):
+		 * a full layer without an override has the global widths but still no v_proj */
+		for (uint64_t i = 0; i < m->num_layers; i++)
+			if (!(m->layer_flags[i] & MP_LAYER_WINDOW) && !(m->layer_flags[i] & MP_LAYER_GLOBAL) &&
+			    (gd != m->head_dim || gkv != m->num_kv_heads)) {
+				hf_fail_key(c, "per_layer_config",
+				            "with attention_k_eq_v every full-attention layer must have the same widths");
+				return;
+			}
+	}
+	for (uint64_t i = 0; i < m->num_layers; i++)
+		if ((m->layer_flags[i] & MP_LAYER_GLOBAL) && (m->layer_flags[i] & MP_LAYER_WINDOW) && k_eq_v) {
+			hf_fail_key(c, "per_layer_config",
+			            "with attention_k_eq_v, a sliding-window layer with its own widths is not modelled");
+			return;
+		}
+}
+
+/*
+ * Gemma4TextConfig (transformers 5.24, configuration_gemma4.py): vocab 262144, hidden 2304, intermediate 9216, 30
+ * layers, 8 heads, 4 KV heads of head_dim 256, 131072 positions, tied, attention_bias False, sliding_window 512 on 5
+ * layers of 6 (the last always full), the full layers' heads of global_head_dim 512 (per_layer_config), per-layer
+ * token embeddings of 256 per layer over 262144 tokens, attention_k_eq_v False, num_kv_shared_layers 0, no MoE block,
+ * use_double_wide_mlp False. Modules (modeling_gemma4.py): Gemma4TextAttention (q_norm, k_norm, v_norm without a
+ * weight), Gemma4TextMLP (gated; twice as wide in the KV-shared layers with use_double_wide_mlp), four norms per layer
+ * (+ post_per_layer_input_norm with PLE, + three with the MoE block), the MoE block beside the MLP in every layer
+ * (Gemma4TextRouter: proj hidden -> experts, scale of hidden, per_expert_scale of experts; Gemma4TextExperts: gate_up
+ * and down of moe_intermediate_size), layer_scalar a buffer. use_bidirectional_attention "all" narrows the window to
+ * window / 2 + 1 (the config class's conversion). Worked example (the defaults): 5,077,177,856 parameters.
+ */
+static void decode_gemma4_text(hf_ctx *c, mp_model *m)
+{
+	const cJSON *bidi = cJSON_GetObjectItemCaseSensitive(c->cfg, "use_bidirectional_attention");
+	uint64_t ple, vocab_pl, shared;
+	bool k_eq_v, moe;
+
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 262144);
+	m->hidden_size = hf_get_u64(c, KEYS("hidden_size"), 2304);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 9216);
+	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), 30);
+	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), 8);
+	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), 4);
+	m->head_dim = hf_get_u64(c, KEYS("head_dim"), 256);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 131072);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->sliding_window = hf_window(c, "sliding_window", 512);
+	if (bidi && !cJSON_IsNull(bidi) &&
+	    (!cJSON_IsString(bidi) || (strcmp(bidi->valuestring, "all") != 0 && strcmp(bidi->valuestring, "vision") != 0)))
+		hf_fail_key(c, "use_bidirectional_attention", "use_bidirectional_attention must be \"all\", \"vision\" or null");
+	else if (cJSON_IsString(bidi) && strcmp(bidi->valuestring, "all") == 0 && m->sliding_window)
+		m->sliding_window = m->sliding_window / 2 + 1;
+	ple = hf_get_u64(c, KEYS("hidden_size_per_layer_input"), 256);
+	vocab_pl = hf_get_u64(c, KEYS("vocab_size_per_layer_input"), 262144);
+	k_eq_v = hf_get_bool(c, KEYS("attention_k_eq_v"), false);
+	shared = hf_get_u64(c, KEYS("num_kv_shared_layers"), 0);
+	moe = hf_get_bool(c, KEYS("enable_moe_block"), false);
+	m->final_logit_softcapping = hf_has(c, "final_logit_softcapping");
+	if (c->st != MP_OK)
+		return;
+	if (m->num_layers == 0 || m->num_layers > MP_MAX_LAYERS) {
+		hf_fail_key(c, "num_hidden_layers", "num_hidden_layers must be between 1 and 1024");
+		return;
+	}
+	m->attn_kind = MP_ATTN_GQA;
+	m->ffn_kind = MP_FFN_GATED;
+	m->norm_kind = MP_NORM_RMS;
+	m->final_norm = true;
+	m->qk_norm = true;
+	m->norms_per_layer = 4;
+	m->layer_pattern = true;
+	m->attn_per_layer = true;
+	gemma_layer_types(c, m, 6, true);
+	gemma4_widths(c, m, k_eq_v);
+	gemma_kv_shared(c, m, shared);
+	gemma_ple(c, m, vocab_pl, ple);
+	if (c->st == MP_OK && hf_get_bool(c, KEYS("use_double_wide_mlp"), false) && shared)
+		/* Gemma4TextMLP: intermediate_size x 2 in the KV-shared layers: gate, up and down of one more width */
+		extra(m, "mlp.double_wide", MP_TC_MLP, m->intermediate_size, m->hidden_size, 3 * shared, false);
+	if (moe && c->st == MP_OK) {
+		static const char *const need[] = {"num_experts", "top_k_experts", "moe_intermediate_size"};
+
+		for (size_t i = 0; i < 3; i++)
+			if (!hf_has(c, need[i])) {
+				hf_fail_key(c, need[i], "enable_moe_block needs num_experts, top_k_experts and "
+				                         "moe_intermediate_size (Gemma4TextConfig's defaults are null)");
+				return;
+			}
+		m->num_experts = hf_get_u64(c, KEYS("num_experts"), 0);
+		m->num_experts_per_tok = hf_get_u64(c, KEYS("top_k_experts"), 0);
+		m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 0);
+		m->moe_beside_dense = true;
+		m->norms_per_layer += 3;
+		extra(m, "router.scale", MP_TC_EXPERTS, 1, m->hidden_size, m->num_layers, true);
+		extra(m, "router.per_expert_scale", MP_TC_EXPERTS, 1, m->num_experts, m->num_layers, true);
+	}
+	hf_decode_rope(c, m, 1.0);
+	/* "proportional" RoPE is the full layers' partial rotation (partial_rotary_factor), not a context scaling;
+	 * transformers' two rotary modules (sliding, full) each keep inv_freq pairs */
+	if (strcmp(m->rope_type, "proportional") == 0) {
+		m->rope_scaling = false;
+		m->rope_scaled_max_position = 0;
+	}
+	m->rotary_dim = m->head_dim;
+	m->rotary_buffer_sets = 2;
+}
+
+/* The sub-config `key` of a wrapper as a context of its own: NULL cfg (the class defaults) when absent or null; false
+ * (and the error) when it is something else than an object. */
+static bool sub_config(hf_ctx *top, const char *key, char *pointer, size_t cap, hf_ctx *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(top->cfg, key);
+
+	snprintf(pointer, cap, "%s/%s", top->pointer, key);
+	*out = (hf_ctx){cJSON_IsObject(v) ? v : NULL, pointer, top->err, top->st, NULL};
+	if (v && !cJSON_IsNull(v) && !cJSON_IsObject(v)) {
+		hf_fail_key(top, key, "must be an object (the tower's config) or null");
+		return false;
+	}
+	return top->st == MP_OK;
+}
+
+/*
+ * Gemma4VisionConfig's tower (Gemma4VisionModel, modeling_gemma4.py), when vision_config is not null: the patch
+ * embedder (input_proj 3 x patch^2 -> hidden, position_embedding_table 2 x position_embedding_size x hidden), per
+ * layer q (heads x head_dim), k and v (kv heads x head_dim) and o without biases (Gemma4ClippableLinear), q_norm and
+ * k_norm of head_dim (v_norm has no weight), a gated MLP of intermediate_size and four norms; the pooler and the
+ * standardize scales hold no parameters (buffers). Its embedder projects hidden into the decoder's width (the norm
+ * before it has no weight). Worked example (the class defaults: 768 wide, 16 layers, 12 heads of 64, MLP 3072, patch
+ * 16, 10240 positions): 15,728,640 + 589,824 + 16 x 9,440,384 = 167,364,608, + 1,769,472 for the embedder into 2304.
+ */
+static void gemma4_vision(hf_ctx *top, mp_model *m, uint64_t text_hidden)
+{
+	char pointer[96];
+	hf_ctx c;
+	uint64_t h, layers, heads, kv, hd, inter, patch, pos;
+
+	if (!hf_has(top, "vision_config") || !sub_config(top, "vision_config", pointer, sizeof(pointer), &c))
+		return;
+	h = hf_get_u64(&c, KEYS("hidden_size"), 768);
+	layers = hf_get_u64(&c, KEYS("num_hidden_layers"), 16);
+	heads = hf_get_u64(&c, KEYS("num_attention_heads"), 12);
+	kv = hf_get_u64(&c, KEYS("num_key_value_heads"), 12);
+	hd = hf_get_u64(&c, KEYS("head_dim"), 64);
+	inter = hf_get_u64(&c, KEYS("intermediate_size"), 3072);
+	patch = hf_get_u64(&c, KEYS("patch_size"), 16);
+	pos = hf_get_u64(&c, KEYS("position_embedding_size"), 10240);
+	if (c.st == MP_OK && hf_get_bool(&c, KEYS("attention_bias"), false))
+		hf_fail_key(&c, "attention_bias", "Gemma 4's vision tower has no biases (Gemma4ClippableLinear)");
+	if (c.st == MP_OK && (h > (UINT64_C(1) << 24) || layers > 1024 || heads > 4096 || kv > 4096 || hd > 65536 ||
+	                      inter > (UINT64_C(1) << 24) || patch > 1024 || pos > (UINT64_C(1) << 24)))
+		hf_fail_key(&c, "hidden_size", "the vision tower's sizes are out of range");
+	if (c.st == MP_OK) {
+		extra(m, "vision_tower.patch_embedder.position_embedding_table", MP_TC_VISION, 2 * pos, h, 1, false);
+		extra(m, "vision_tower.patch_embedder.input_proj", MP_TC_VISION, h, 3 * patch * patch, 1, false);
+		extra(m, "vision_tower.self_attn.q_o_proj", MP_TC_VISION, heads * hd, h, 2 * layers, false);
+		extra(m, "vision_tower.self_attn.k_v_proj", MP_TC_VISION, kv * hd, h, 2 * layers, false);
+		extra(m, "vision_tower.self_attn.q_k_norm", MP_TC_VISION, 1, 2 * hd, layers, true);
+		extra(m, "vision_tower.mlp", MP_TC_VISION, inter, h, 3 * layers, false);
+		extra(m, "vision_tower.norms", MP_TC_VISION, 1, 4 * h, layers, true);
+		extra(m, "embed_vision.embedding_projection", MP_TC_VISION, text_hidden, h, 1, false);
+	}
+	top->st = c.st;
+}
+
+/*
+ * Gemma4AudioConfig's conformer (Gemma4AudioModel), when audio_config is not null: the subsampling projection (two
+ * 3 x 3 Conv2d of subsampling_conv_channels without bias, each with a LayerNorm weight of its channels;
+ * input_proj_linear from (channels[0] / 4) x channels[1], as the class computes it, to hidden); per layer q, k, v,
+ * post and relative_k_proj (hidden x hidden), per_dim_scale (hidden / heads), two feed-forward halves (hidden -> 4
+ * hidden -> hidden, two norms each), the light conv (linear_start hidden -> 2 hidden, a depthwise conv of
+ * conv_kernel_size, linear_end, two norms) and three norms; output_proj hidden -> output_proj_dims with a bias. Its
+ * embedder projects output_proj_dims into the decoder's width. Worked example (the class defaults: 1024 wide, 12
+ * layers, 8 heads, kernel 5, channels 128 and 32, 1536 out): 12 x 25,180,288 + 1,086,752 + 1,574,400 = 304,824,608,
+ * + 3,538,944 for the embedder into 2304.
+ */
+static void gemma4_audio(hf_ctx *top, mp_model *m, uint64_t text_hidden)
+{
+	static const uint64_t chan_d[2] = {128, 32};
+	char pointer[96];
+	hf_ctx c;
+	uint64_t h, layers, heads, k, out, chan[2];
+
+	if (!hf_has(top, "audio_config") || !sub_config(top, "audio_config", pointer, sizeof(pointer), &c))
+		return;
+	h = hf_get_u64(&c, KEYS("hidden_size"), 1024);
+	layers = hf_get_u64(&c, KEYS("num_hidden_layers"), 12);
+	heads = hf_get_u64(&c, KEYS("num_attention_heads"), 8);
+	k = hf_get_u64(&c, KEYS("conv_kernel_size"), 5);
+	out = hf_get_u64(&c, KEYS("output_proj_dims"), 1536);
+	if (c.st == MP_OK && (h == 0 || heads == 0 || h % heads != 0 || h > (UINT64_C(1) << 24)))
+		hf_fail_key(&c, "num_attention_heads", "num_attention_heads must divide hidden_size (below 2^24) into heads");
+	if (c.st == MP_OK && (layers > 1024 || k > 1024 || out > (UINT64_C(1) << 24)))
+		hf_fail_key(&c, "num_hidden_layers", "the audio tower's sizes are out of range");
+	if (c.st == MP_OK && int_list(&c, "subsampling_conv_channels", 2, chan_d, chan)) {
+		extra(m, "audio_tower.self_attn", MP_TC_VISION, h, h, 5 * layers, false);
+		extra(m, "audio_tower.feed_forward", MP_TC_VISION, 4 * h, h, 4 * layers, false);
+		extra(m, "audio_tower.lconv1d.linear_start", MP_TC_VISION, 2 * h, h, layers, false);
+		extra(m, "audio_tower.lconv1d.linear_end", MP_TC_VISION, h, h, layers, false);
+		extra(m, "audio_tower.norms_and_conv", MP_TC_VISION, 1, h * k + 9 * h + h / heads, layers, true);
+		extra(m, "audio_tower.subsample_conv_projection.convs", MP_TC_VISION, 1,
+		      chan[0] * 9 + chan[0] + chan[1] * chan[0] * 9 + chan[1], 1, true);
+		extra(m, "audio_tower.subsample_conv_projection.input_proj_linear", MP_TC_VISION, h, chan[0] / 4 * chan[1],
+		      1, false);
+		extra(m, "audio_tower.output_proj", MP_TC_VISION, out, h, 1, false);
+		extra(m, "audio_tower.output_proj.bias", MP_TC_VISION, 1, out, 1, true);
+		extra(m, "embed_audio.embedding_projection", MP_TC_VISION, text_hidden, out, 1, false);
+	}
+	top->st = c.st;
+}
+
+/*
+ * Gemma4Config: text_config (Gemma4TextConfig; absent = its defaults), tie_word_embeddings True (the wrapper's),
+ * vision_config and audio_config optional (null by default: no tower), each counted in `vision` when given.
+ * Worked example (both towers at their class defaults beside the default decoder): 477,497,632 tower parameters.
+ */
+static void decode_gemma4(hf_ctx *c, mp_model *m)
+{
+	const cJSON *tc = cJSON_GetObjectItemCaseSensitive(c->cfg, "text_config");
+	char pointer[96];
+	hf_ctx t;
+
+	if (tc && !cJSON_IsNull(tc) && !cJSON_IsObject(tc)) {
+		hf_fail_key(c, "text_config", "text_config must be an object (the decoder's config)");
+		return;
+	}
+	snprintf(pointer, sizeof(pointer), "%s%s", c->pointer, cJSON_IsObject(tc) ? "/text_config" : "");
+	/* t.cfg NULL (no text_config): every decoder key takes its class default */
+	t = (hf_ctx){cJSON_IsObject(tc) ? tc : NULL, pointer, c->err, c->st, NULL};
+	{
+		const cJSON *tt = t.cfg ? cJSON_GetObjectItemCaseSensitive(t.cfg, "model_type") : NULL;
+
+		if (tt && !(cJSON_IsString(tt) && strcmp(tt->valuestring, "gemma4_text") == 0)) {
+			hf_fail_key(&t, "model_type", "a gemma4 config's text_config is a gemma4_text decoder");
+			c->st = t.st;
+			return;
+		}
+	}
+	decode_gemma4_text(&t, m);
+	c->st = t.st;
+	if (c->st != MP_OK)
+		return;
+	gemma4_vision(c, m, m->hidden_size);
+	gemma4_audio(c, m, m->hidden_size);
+	if (c->st != MP_OK)
+		return;
+	snprintf(m->model_type, sizeof(m->model_type), "gemma4");
+	snprintf(m->json_pointer, sizeof(m->json_pointer), "%.63s", pointer);
+	c->text = t.cfg;
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
+}
+
+
+/* ----- Gemma 3n ------------------------------------------------------------------------------------------------ */
+
+/*
+ * Gemma3nTextConfig (transformers 5.24, configuration_gemma3n.py): vocab 262400, hidden 2048, intermediate_size 16384
+ * (one for all layers, or a list of one per layer), 35 layers, 8 heads, 2 KV heads of head_dim 256, 32768 positions,
+ * tied, sliding_window 512 on 4 layers of 5 (layer i full when (i + 1) % 5 == 0), num_kv_shared_layers 15, per-layer
+ * embeddings of 256 over 262144 tokens, altup_num_inputs 4, laurel_rank 64, final_logit_softcapping 30; activation
+ * sparsity has no parameters. Modules (modeling_gemma3n.py): Gemma3nTextAttention as Gemma 4's (q_norm, k_norm; no
+ * k/v projections or k_norm in the KV-shared layers), a gated MLP, four norms; AltUp per layer (Gemma3nTextAltUp:
+ * correct_output_scale of hidden, correction_coefs n x n, prediction_coefs n^2 x n, modality_router n x hidden,
+ * router_norm of hidden) and the model's altup_projections and altup_unembed_projections (n - 1 of hidden x hidden
+ * each); LAuReL per layer (Gemma3nTextLaurelBlock: linear_left rank x hidden, linear_right hidden x rank,
+ * post_laurel_norm). Worked example (the defaults): 3,949,030,128 decoder + 2,886,205,440 embedding parameters.
+ */
+static void decode_gemma3n_text(hf_ctx *c, mp_model *m)
+{
+	const cJSON *is = cJSON_GetObjectItemCaseSensitive(c->cfg, "intermediate_size"), *v;
+	uint64_t ple, vocab_pl, shared, n_alt, rank, excess = 0;
+
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 262400);
+	m->hidden_size = hf_get_u64(c, KEYS("hidden_size"), 2048);
+	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), 35);
+	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), 8);
+	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), 2);
+	m->head_dim = hf_get_u64(c, KEYS("head_dim"), 256);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 32768);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->sliding_window = hf_window(c, "sliding_window", 512);
+	ple = hf_get_u64(c, KEYS("hidden_size_per_layer_input"), 256);
+	vocab_pl = hf_get_u64(c, KEYS("vocab_size_per_layer_input"), 262144);
+	shared = hf_get_u64(c, KEYS("num_kv_shared_layers"), 15);
+	n_alt = hf_get_u64(c, KEYS("altup_num_inputs"), 4);
+	rank = hf_get_u64(c, KEYS("laurel_rank"), 64);
+	m->final_logit_softcapping = !hf_is_null(c, "final_logit_softcapping");
+	if (c->st != MP_OK)
+		return;
+	if (m->num_layers == 0 || m->num_layers > MP_MAX_LAYERS) {
+		hf_fail_key(c, "num_hidden_layers", "num_hidden_layers must be between 1 and 1024");
+		return;
+	}
+	{
+		/* activation_sparsity_pattern holds no parameters, but transformers refuses a list of another length */
+		const cJSON *asp = cJSON_GetObjectItemCaseSensitive(c->cfg, "activation_sparsity_pattern");
+
+		if (asp && !cJSON_IsNull(asp) && !cJSON_IsNumber(asp) &&
+		    !(cJSON_IsArray(asp) && (uint64_t)cJSON_GetArraySize(asp) == m->num_layers)) {
+			hf_fail_key(c, "activation_sparsity_pattern",
+			            "activation_sparsity_pattern must be a number or a list of one value per layer "
+			            "(num_hidden_layers)");
+			return;
+		}
+	}
+	if (n_alt == 0 || n_alt > 64) {
+		hf_fail_key(c, "altup_num_inputs", "altup_num_inputs must be between 1 and 64");
+		return;
+	}
+	/* intermediate_size: one width, or one per layer (Gemma3nTextConfig.__post_init__): the narrowest is the model's
+	 * MLP width, the rest of each layer's width an extra gate, up and down of that many rows */
+	if (cJSON_IsArray(is)) {
+		uint64_t min = UINT64_MAX;
+
+		if ((uint64_t)cJSON_GetArraySize(is) != m->num_layers) {
+			hf_fail_key(c, "intermediate_size",
+			            "intermediate_size must be one width or a list of one width per layer (num_hidden_layers)");
+			return;
+		}
+		cJSON_ArrayForEach(v, is)
+		{
+			if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble != floor(v->valuedouble) ||
+			    v->valuedouble > 9007199254740992.0) {
+				hf_fail_key(c, "intermediate_size", "intermediate_size entries must be positive integers");
+				return;
+			}
+			if ((uint64_t)v->valuedouble < min)
+				min = (uint64_t)v->valuedouble;
+		}
+		cJSON_ArrayForEach(v, is)
+			excess += (uint64_t)v->valuedouble - min;
+		m->intermediate_size = min;
+		if (excess > (UINT64_C(1) << 53)) {
+			hf_fail_key(c, "intermediate_size", "the per-layer widths overflow");
+			return;
+		}
+	} else {
+		m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 16384);
+	}
+	m->attn_kind = MP_ATTN_GQA;
+	m->ffn_kind = MP_FFN_GATED;
+	m->norm_kind = MP_NORM_RMS;
+	m->final_norm = true;
+	m->qk_norm = true;
+	m->norms_per_layer = 4 + 2; /* + AltUp's router_norm and LAuReL's post_laurel_norm */
+	m->layer_pattern = true;
+	m->attn_per_layer = true;
+	gemma_layer_types(c, m, 5, false);
+	gemma_kv_shared(c, m, shared);
+	gemma_ple(c, m, vocab_pl, ple);
+	if (c->st != MP_OK)
+		return;
+	extra(m, "mlp.per_layer_width", MP_TC_MLP, excess, m->hidden_size, 3, false);
+	extra(m, "altup.correct_output_scale", MP_TC_MLP, 1, m->hidden_size, m->num_layers, true);
+	extra(m, "altup.correction_coefs", MP_TC_MLP, n_alt, n_alt, m->num_layers, false);
+	extra(m, "altup.prediction_coefs", MP_TC_MLP, n_alt * n_alt, n_alt, m->num_layers, false);
+	extra(m, "altup.modality_router", MP_TC_MLP, n_alt, m->hidden_size, m->num_layers, false);
+	extra(m, "altup_projections", MP_TC_MLP, m->hidden_size, m->hidden_size, n_alt - 1, false);
+	extra(m, "altup_unembed_projections", MP_TC_MLP, m->hidden_size, m->hidden_size, n_alt - 1, false);
+	extra(m, "laurel.linear_left", MP_TC_MLP, rank, m->hidden_size, m->num_layers, false);
+	extra(m, "laurel.linear_right", MP_TC_MLP, m->hidden_size, rank, m->num_layers, false);
+	hf_decode_rope(c, m, 1.0);
+	m->rotary_dim = m->head_dim;
+	m->rotary_buffer_sets = 2;
+}
+
+/* A list of `n` positive integers under `key` of c (absent: dflt), into out. False (and the error) otherwise. */
+static bool int_list(hf_ctx *c, const char *key, size_t n, const uint64_t *dflt, uint64_t *out)
+{
+	const cJSON *l = cJSON_GetObjectItemCaseSensitive(c->cfg, key), *v;
+	size_t i = 0;
+
+	if (l == NULL || cJSON_IsNull(l)) {
+		memcpy(out, dflt, n * sizeof(*out));
+		return true;
+	}
+	if (!cJSON_IsArray(l) || (size_t)cJSON_GetArraySize(l) != n) {
+		char msg[120];
+
+		snprintf(msg, sizeof(msg), "%s must be a list of %zu positive integers", key, n);
+		hf_fail_key(c, key, msg);
+		return false;
+	}
+	cJSON_ArrayForEach(v, l)
+	{
+		if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 65536 ||
+		    v->valuedouble != floor(v->valuedouble)) {
+			char msg[120];
+
+			snprintf(msg, sizeof(msg), "%s must be a list of %zu integers between 1 and 65536", key, n);
+			hf_fail_key(c, key, msg);
+			return false;
+		}
+		out[i++] = (uint64_t)v->valuedouble;
+	}
+	return true;
+}
+
+/* A pair of lists ([[kh, kw], [kh, kw]]: sscp_conv_kernel_size, sscp_conv_stride_size) into out[4]. */
+static bool pair_list(hf_ctx *c, const char *key, const uint64_t dflt[4], uint64_t out[4])
+{
+	const cJSON *l = cJSON_GetObjectItemCaseSensitive(c->cfg, key);
+
+	if (l == NULL || cJSON_IsNull(l)) {
+		memcpy(out, dflt, 4 * sizeof(*out));
+		return true;
+	}
+	if (!cJSON_IsArray(l) || cJSON_GetArraySize(l) != 2) {
+		hf_fail_key(c, key, "must be a list of two [height, width] pairs of integers between 1 and 64");
+		return false;
+	}
+	for (int i = 0; i < 2; i++) {
+		const cJSON *p = cJSON_GetArrayItem(l, i), *a = cJSON_GetArrayItem(p, 0), *b = cJSON_GetArrayItem(p, 1);
+
+		if (!cJSON_IsArray(p) || cJSON_GetArraySize(p) != 2 || !cJSON_IsNumber(a) || !cJSON_IsNumber(b) ||
+		    a->valuedouble < 1 || b->valuedouble < 1 || a->valuedouble > 64 || b->valuedouble > 64 ||
+		    a->valuedouble != floor(a->valuedouble) || b->valuedouble != floor(b->valuedouble)) {
+			hf_fail_key(c, key, "must be a list of two [height, width] pairs of integers between 1 and 64");
+			return false;
+		}
+		out[2 * i] = (uint64_t)a->valuedouble;
+		out[2 * i + 1] = (uint64_t)b->valuedouble;
+	}
+	return true;
+}
+
+/*
+ * Gemma3nAudioConfig's conformer (Gemma3nAudioEncoder, modeling_gemma3n.py), counted by its shapes: the subsampling
+ * projection (two Conv2d of sscp_conv_channel_size channels, kernels sscp_conv_kernel_size, no bias, each with a norm
+ * of its channels; input_proj_linear from channels x the frequencies left after both convolutions, (f + 2 - kw) / sw
+ * + 1 each, to hidden); per conformer layer: attention q, k, v, the relative position projection and post (hidden x
+ * hidden each), per_dim_scale (hidden / heads), pre and post norms; two feed-forward halves (hidden -> 4 hidden ->
+ * hidden, two norms each); the light conv (linear_start hidden -> 2 hidden, a depthwise conv of conf_conv_kernel_size,
+ * linear_end, two norms) and the layer's norm. Worked example (the defaults: hidden 1536, 12 layers, 8 heads, kernel 5,
+ * 128 features, channels 128 and 32): 12 x 56,644,800 + 1,611,040 = 681,348,640.
+ */
+static void gemma3n_audio(hf_ctx *top, mp_model *m, uint64_t text_hidden)
+{
+	static const uint64_t chan_d[2] = {128, 32}, kern_d[4] = {3, 3, 3, 3}, stride_d[4] = {2, 2, 2, 2};
+	const cJSON *ac = cJSON_GetObjectItemCaseSensitive(top->cfg, "audio_config");
+	char pointer[96];
+	hf_ctx c;
+	uint64_t h, layers, heads, k, feat, vocab, chan[2], kern[4], stride[4], f, per_vec;
+
+	snprintf(pointer, sizeof(pointer), "%s/audio_config", top->pointer);
+	c = (hf_ctx){cJSON_IsObject(ac) ? ac : NULL, pointer, top->err, top->st, NULL};
+	if (ac && !cJSON_IsNull(ac) && !cJSON_IsObject(ac)) {
+		hf_fail_key(top, "audio_config", "audio_config must be an object");
+		return;
+	}
+	h = hf_get_u64(&c, KEYS("hidden_size"), 1536);
+	layers = hf_get_u64(&c, KEYS("conf_num_hidden_layers"), 12);
+	heads = hf_get_u64(&c, KEYS("conf_num_attention_heads"), 8);
+	k = hf_get_u64(&c, KEYS("conf_conv_kernel_size"), 5);
+	feat = hf_get_u64(&c, KEYS("input_feat_size"), 128);
+	vocab = hf_get_u64(&c, KEYS("vocab_size"), 128);
+	if (c.st == MP_OK && (h == 0 || heads == 0 || h % heads != 0 || h > (UINT64_C(1) << 24)))
+		hf_fail_key(&c, "conf_num_attention_heads",
+		            "conf_num_attention_heads must divide hidden_size (below 2^24) into heads");
+	if (c.st == MP_OK && (layers > 1024 || k > 1024 || feat > (UINT64_C(1) << 24) || vocab > (UINT64_C(1) << 32)))
+		hf_fail_key(&c, "conf_num_hidden_layers", "the audio tower's sizes are out of range");
+	if (c.st == MP_OK && int_list(&c, "sscp_conv_channel_size", 2, chan_d, chan) &&
+	    pair_list(&c, "sscp_conv_kernel_size", kern_d, kern) && pair_list(&c, "sscp_conv_stride_size", stride_d, stride)) {
+		f = feat;
+		for (int i = 0; i < 2; i++)
+			f = f + 2 < kern[2 * i + 1] ? 0 : (f + 2 - kern[2 * i + 1]) / stride[2 * i + 1] + 1;
+		per_vec = h * k + 9 * h + h / heads;
+		extra(m, "audio.conformer.attention", MP_TC_VISION, h, h, 5 * layers, false);
+		extra(m, "audio.conformer.ffw", MP_TC_VISION, 4 * h, h, 4 * layers, false);
+		extra(m, "audio.conformer.lconv1d.linear_start", MP_TC_VISION, 2 * h, h, layers, false);
+		extra(m, "audio.conformer.lconv1d.linear_end", MP_TC_VISION, h, h, layers, false);
+		extra(m, "audio.conformer.norms_and_conv", MP_TC_VISION, 1, per_vec, layers, true);
+		extra(m, "audio.subsample_conv_projection.convs", MP_TC_VISION, 1,
+		      chan[0] * kern[0] * kern[1] + chan[0] + chan[1] * chan[0] * kern[2] * kern[3] + chan[1], 1, true);
+		extra(m, "audio.subsample_conv_projection.input_proj_linear", MP_TC_VISION, h, chan[1] * f, 1, false);
+		/* Gemma3nMultimodalEmbedder: embedding vocab x h, hard and soft norms of h, projection h -> text hidden */
+		extra(m, "embed_audio.embedding", MP_TC_VISION, vocab, h, 1, false);
+		extra(m, "embed_audio.embedding_projection", MP_TC_VISION, text_hidden, h, 1, false);
+		extra(m, "embed_audio.norms", MP_TC_VISION, 1, 2 * h, 1, true);
+	}
+	top->st = c.st;
+}
+
+/*
+ * Gemma3nVisionConfig: a timm model named by `architecture` (default mobilenetv5_300m_enc) whose shapes are timm's
+ * code, not the config's: its parameter count is timm's, measured with timm 1.0.31 (timm.create_model(name) and
+ * sum(p.numel()); tests/ref/hf/README.md), per name; an architecture not in the table, or model_args that reshape it,
+ * is refused naming the key. The embedder (Gemma3nMultimodalEmbedder) is counted from hidden_size and vocab_size.
+ */
+static void gemma3n_vision(hf_ctx *top, mp_model *m, uint64_t text_hidden)
+{
+	static const struct {
+		const char *name;
+		uint64_t params;
+	} timm_models[] = {{"mobilenetv5_300m_enc", UINT64_C(294126912)}};
+	const cJSON *vc = cJSON_GetObjectItemCaseSensitive(top->cfg, "vision_config"), *arch;
+	char pointer[96];
+	hf_ctx c;
+	uint64_t h, vocab, params = 0;
+	const char *name = "mobilenetv5_300m_enc";
+
+	snprintf(pointer, sizeof(pointer), "%s/vision_config", top->pointer);
+	c = (hf_ctx){cJSON_IsObject(vc) ? vc : NULL, pointer, top->err, top->st, NULL};
+	if (vc && !cJSON_IsNull(vc) && !cJSON_IsObject(vc)) {
+		hf_fail_key(top, "vision_config", "vision_config must be an object");
+		return;
+	}
+	arch = c.cfg ? cJSON_GetObjectItemCaseSensitive(c.cfg, "architecture") : NULL;
+	if (arch && !cJSON_IsNull(arch)) {
+		if (!cJSON_IsString(arch))
+			hf_fail_key(&c, "architecture", "architecture must be a timm model name");
+		else
+			name = arch->valuestring;
+	}
+	if (c.st == MP_OK && c.cfg && hf_has(&c, "model_args"))
+		hf_fail_key(&c, "model_args", "model_args that reshape the timm tower are not modelled; memplan counts the "
+		                              "named architecture as timm builds it");
+	for (size_t i = 0; i < sizeof(timm_models) / sizeof(timm_models[0]); i++)
+		if (strcmp(name, timm_models[i].name) == 0)
+			params = timm_models[i].params;
+	if (c.st == MP_OK && params == 0)
+		hf_fail_key(&c, "architecture", "the timm architecture is not one memplan counts (mobilenetv5_300m_enc)");
+	h = hf_get_u64(&c, KEYS("hidden_size"), 2048);
+	vocab = hf_get_u64(&c, KEYS("vocab_size"), 128);
+	if (c.st == MP_OK && (h > (UINT64_C(1) << 24) || vocab > (UINT64_C(1) << 32)))
+		hf_fail_key(&c, "hidden_size", "the vision tower's sizes are out of range");
+	if (c.st == MP_OK) {
+		extra(m, "vision_tower.timm", MP_TC_VISION, params, 1, 1, false);
+		extra(m, "embed_vision.embedding", MP_TC_VISION, vocab, h, 1, false);
+		extra(m, "embed_vision.embedding_projection", MP_TC_VISION, text_hidden, h, 1, false);
+		extra(m, "embed_vision.norms", MP_TC_VISION, 1, 2 * h, 1, true);
+	}
+	top->st = c.st;
+}
+
+/*
+ * Gemma3nConfig: text_config (Gemma3nTextConfig), vision_config (Gemma3nVisionConfig) and audio_config
+ * (Gemma3nAudioConfig), each its class's defaults when absent or null: Gemma3nModel always builds both towers and
+ * their embedders. tie_word_embeddings True (the wrapper's). Worked example (the defaults): 7,818,517,072 parameters,
+ * 983,281,504 of them the towers and embedders (parameters_by_component.vision).
+ */
+static void decode_gemma3n(hf_ctx *c, mp_model *m)
+{
+	const cJSON *tc = cJSON_GetObjectItemCaseSensitive(c->cfg, "text_config"), *tt;
+	char pointer[96];
+	hf_ctx t;
+
+	if (tc && !cJSON_IsNull(tc) && !cJSON_IsObject(tc)) {
+		hf_fail_key(c, "text_config", "text_config must be an object (the decoder's config)");
+		return;
+	}
+	snprintf(pointer, sizeof(pointer), "%s%s", c->pointer, cJSON_IsObject(tc) ? "/text_config" : "");
+	t = (hf_ctx){cJSON_IsObject(tc) ? tc : NULL, pointer, c->err, c->st, NULL};
+	tt = t.cfg ? cJSON_GetObjectItemCaseSensitive(t.cfg, "model_type") : NULL;
+	if (tt && !(cJSON_IsString(tt) && strcmp(tt->valuestring, "gemma3n_text") == 0)) {
+		hf_fail_key(&t, "model_type", "a gemma3n config's text_config is a gemma3n_text decoder");
+		c->st = t.st;
+		return;
+	}
+	decode_gemma3n_text(&t, m);
+	c->st = t.st;
+	if (c->st != MP_OK)
+		return;
+	gemma3n_audio(c, m, m->hidden_size);
+	gemma3n_vision(c, m, m->hidden_size);
+	if (c->st != MP_OK)
+		return;
+	snprintf(m->model_type, sizeof(m->model_type), "gemma3n");
+	snprintf(m->json_pointer, sizeof(m->json_pointer), "%.63s", pointer);
+	c->text = t.cfg;
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
+}
+
+const hf_type mpm_hf_gemma_types[] = {
+    {"gemma4", decode_gemma4},
+    {"gemma4_text", decode_gemma4_text},
+    {"gemma3n", decode_gemma3n},
+    {"gemma3n_text", decode_gemma3n_text},
+};
+const size_t mpm_hf_gemma_count = sizeof(mpm_hf_gemma_types) / sizeof(mpm_hf_gemma_types[0]);
