@@ -445,10 +445,17 @@ static void gemma4_audio(hf_ctx *top, mp_model *m, uint64_t text_hidden)
  * vision_config and audio_config optional (null by default: no tower), each counted in `vision` when given.
  * Worked example (both towers at their class defaults beside the default decoder): 477,497,632 tower parameters.
  */
-static void decode_gemma4(hf_ctx *c, mp_model *m)
+/*
+ * The wrapper both Gemma 4 and Gemma 3n are: text_config (absent or null: its class's defaults; else an object
+ * whose model_type, when given, is text_type) read by decode_text under "/text_config", then the towers (towers,
+ * reading the wrapper's config at the decoder's width), model_type set to wrapper_type, the wrapper's
+ * tie_word_embeddings (True by default). Errors name the key, as every reader's.
+ */
+static void decode_gemma_wrapper(hf_ctx *c, mp_model *m, const char *wrapper_type, const char *text_type,
+				 void (*decode_text)(hf_ctx *, mp_model *), void (*towers)(hf_ctx *, mp_model *))
 {
-	const cJSON *tc = cJSON_GetObjectItemCaseSensitive(c->cfg, "text_config");
-	char pointer[96];
+	const cJSON *tc = cJSON_GetObjectItemCaseSensitive(c->cfg, "text_config"), *tt;
+	char pointer[96], msg[96];
 	hf_ctx t;
 
 	if (tc && !cJSON_IsNull(tc) && !cJSON_IsObject(tc)) {
@@ -458,27 +465,35 @@ static void decode_gemma4(hf_ctx *c, mp_model *m)
 	snprintf(pointer, sizeof(pointer), "%s%s", c->pointer, cJSON_IsObject(tc) ? "/text_config" : "");
 	/* t.cfg NULL (no text_config): every decoder key takes its class default */
 	t = (hf_ctx){cJSON_IsObject(tc) ? tc : NULL, pointer, c->err, c->st, NULL};
-	{
-		const cJSON *tt = t.cfg ? cJSON_GetObjectItemCaseSensitive(t.cfg, "model_type") : NULL;
-
-		if (tt && !(cJSON_IsString(tt) && strcmp(tt->valuestring, "gemma4_text") == 0)) {
-			hf_fail_key(&t, "model_type", "a gemma4 config's text_config is a gemma4_text decoder");
-			c->st = t.st;
-			return;
-		}
+	tt = t.cfg ? cJSON_GetObjectItemCaseSensitive(t.cfg, "model_type") : NULL;
+	if (tt && !(cJSON_IsString(tt) && strcmp(tt->valuestring, text_type) == 0)) {
+		snprintf(msg, sizeof(msg), "a %s config's text_config is a %s decoder", wrapper_type, text_type);
+		hf_fail_key(&t, "model_type", msg);
+		c->st = t.st;
+		return;
 	}
-	decode_gemma4_text(&t, m);
+	decode_text(&t, m);
 	c->st = t.st;
 	if (c->st != MP_OK)
 		return;
-	gemma4_vision(c, m, m->hidden_size);
-	gemma4_audio(c, m, m->hidden_size);
+	towers(c, m);
 	if (c->st != MP_OK)
 		return;
-	snprintf(m->model_type, sizeof(m->model_type), "gemma4");
+	snprintf(m->model_type, sizeof(m->model_type), "%s", wrapper_type);
 	snprintf(m->json_pointer, sizeof(m->json_pointer), "%.63s", pointer);
 	c->text = t.cfg;
 	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
+}
+
+static void gemma4_towers(hf_ctx *c, mp_model *m)
+{
+	gemma4_vision(c, m, m->hidden_size);
+	gemma4_audio(c, m, m->hidden_size);
+}
+
+static void decode_gemma4(hf_ctx *c, mp_model *m)
+{
+	decode_gemma_wrapper(c, m, "gemma4", "gemma4_text", decode_gemma4_text, gemma4_towers);
 }
 
 
@@ -771,36 +786,15 @@ static void gemma3n_vision(hf_ctx *top, mp_model *m, uint64_t text_hidden)
  * their embedders. tie_word_embeddings True (the wrapper's). Worked example (the defaults): 7,818,517,072 parameters,
  * 983,281,504 of them the towers and embedders (parameters_by_component.vision).
  */
-static void decode_gemma3n(hf_ctx *c, mp_model *m)
+static void gemma3n_towers(hf_ctx *c, mp_model *m)
 {
-	const cJSON *tc = cJSON_GetObjectItemCaseSensitive(c->cfg, "text_config"), *tt;
-	char pointer[96];
-	hf_ctx t;
-
-	if (tc && !cJSON_IsNull(tc) && !cJSON_IsObject(tc)) {
-		hf_fail_key(c, "text_config", "text_config must be an object (the decoder's config)");
-		return;
-	}
-	snprintf(pointer, sizeof(pointer), "%s%s", c->pointer, cJSON_IsObject(tc) ? "/text_config" : "");
-	t = (hf_ctx){cJSON_IsObject(tc) ? tc : NULL, pointer, c->err, c->st, NULL};
-	tt = t.cfg ? cJSON_GetObjectItemCaseSensitive(t.cfg, "model_type") : NULL;
-	if (tt && !(cJSON_IsString(tt) && strcmp(tt->valuestring, "gemma3n_text") == 0)) {
-		hf_fail_key(&t, "model_type", "a gemma3n config's text_config is a gemma3n_text decoder");
-		c->st = t.st;
-		return;
-	}
-	decode_gemma3n_text(&t, m);
-	c->st = t.st;
-	if (c->st != MP_OK)
-		return;
 	gemma3n_audio(c, m, m->hidden_size);
 	gemma3n_vision(c, m, m->hidden_size);
-	if (c->st != MP_OK)
-		return;
-	snprintf(m->model_type, sizeof(m->model_type), "gemma3n");
-	snprintf(m->json_pointer, sizeof(m->json_pointer), "%.63s", pointer);
-	c->text = t.cfg;
-	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
+}
+
+static void decode_gemma3n(hf_ctx *c, mp_model *m)
+{
+	decode_gemma_wrapper(c, m, "gemma3n", "gemma3n_text", decode_gemma3n_text, gemma3n_towers);
 }
 
 const hf_type mpm_hf_gemma_types[] = {
