@@ -113,13 +113,13 @@ static const mpm_field attention_fields[] = {
     {.name = "implementation", .type = MPM_F_ENUM, .offset = offsetof(op_body, implementation), .names = impl_names},
     {.name = "phase", .type = MPM_F_ENUM, .offset = offsetof(op_body, phase), .names = phase_names},
 };
-static const mpm_field decode_fields[] = {
-    F_COMMON(false),
-    F_U64(weight_bytes, true, 1),
-    F_U64(parameters, false, 0),
-    F_U64(batch, false, 1),
-    F_U64(kv_cache_bytes_per_sequence, false, 0),
-};
+/* parameters is required (the table says so to the help and the spec); decoding reads it from the table without
+ * the flag (decode_fields_read) so that its absence gets decode_op's message, which says what it is */
+#define DECODE_FIELDS(params_required)                                                                                 \
+	F_COMMON(false), F_U64(weight_bytes, true, 1), F_U64(parameters, params_required, 1), F_U64(batch, false, 1),  \
+	    F_U64(kv_cache_bytes_per_sequence, false, 0)
+static const mpm_field decode_fields[] = {DECODE_FIELDS(true)};
+static const mpm_field decode_fields_read[] = {DECODE_FIELDS(false)};
 
 static const struct {
 	const mpm_field *fields;
@@ -204,7 +204,30 @@ static mp_status decode_op(const cJSON *o, const char *pointer, op_body *body, m
 	body->batch = 1;
 	body->causal = true;
 	body->unit = MP_UNIT_MATRIX;
-	st = mpm_decode_fields(o, pointer, kind_tables[k].fields, kind_tables[k].n, body, err);
+	if (k == K_DECODE) {
+		/* a decode step's FLOPs are 2 x parameters x batch: without the count they would silently be 0, and
+		 * weight_bytes does not determine it (bytes per parameter depend on the format) */
+		mp_problems p = MP_PROBLEMS_INIT;
+
+		if (cJSON_GetObjectItemCaseSensitive(o, "parameters") == NULL) {
+			snprintf(field, sizeof(field), "%s/parameters", pointer);
+			mp_problems_note(&p,
+					 mp_fail(err, MP_EINVAL, field,
+								    "parameters is required for a decode op: the "
+								    "model's parameters (the active ones per token for "
+								    "a mixture of experts), 2 FLOPs each per token and "
+								    "sequence; weight_bytes does not determine it (14e9 "
+								    "bytes are 7e9 parameters in bf16, 28e9 in int4): "
+								    "an integer between 1 and 9007199254740992"),
+					 err);
+		}
+		mp_problems_note(&p, mpm_decode_fields(o, pointer, decode_fields_read, MPM_COUNT(decode_fields_read),
+						       body, err),
+				 err);
+		st = mp_problems_end(&p, err);
+	} else {
+		st = mpm_decode_fields(o, pointer, kind_tables[k].fields, kind_tables[k].n, body, err);
+	}
 	if (st != MP_OK)
 		return st;
 	if (body->label[0] == '\0')

@@ -1204,11 +1204,13 @@ static void test_http_errors_and_warnings(void **state)
 	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "device"), "peak_dtype")->valuestring,
 	                    "fp8_e4m3");
 	http_resp_free(&r);
-	/* BR-14: a measurement faster than the floor is returned as a warning */
+	/* BR-14: a measurement faster than the floor is returned as a warning. LLaMA-7B Q4_0 (its 6,738,415,616
+	 * parameters: tests/ref/models/parameter_counts.json, llama-2-7b's shape) in fp32 on the M1's CPU */
 	post_text(
 	    f,
 	    "{\"device\":{\"memory_bandwidth_bytes_per_second\":68.25e9,\"peak_flops_per_second\":{\"fp32\":2.6e12}},"
-	    "\"ops\":[{\"op\":\"decode\",\"weight_bytes\":3791273984,\"measured_seconds\":0.0527}]}",
+	    "\"ops\":[{\"op\":\"decode\",\"weight_bytes\":3791273984,\"parameters\":6738415616,\"dtype\":\"fp32\","
+	    "\"measured_seconds\":0.0527}]}",
 	    &r);
 	assert_int_equal(r.status, 200);
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "warnings")), 1);
@@ -1217,6 +1219,8 @@ static void test_http_errors_and_warnings(void **state)
 
 		assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "measured"), "above_roof")));
 		CLOSE(num(o, "time_seconds"), 3791273984.0 / 68.25e9, 1e-12);
+		assert_true(num(o, "flops") == 2.0 * 6738415616.0);
+		assert_string_equal(cJSON_GetObjectItem(o, "bound")->valuestring, "memory");
 	}
 	http_resp_free(&r);
 }
@@ -1322,6 +1326,60 @@ static void test_http_transformer_and_plan(void **state)
 	post_text(f, "{\"device\":\"h200-sxm-141gb\",\"transformer\":{\"model\":\"gpt2\"}}", &r);
 	assert_int_equal(r.status, 200);
 	http_resp_free(&r);
+}
+
+/* ----- the review of POST /v1/roofline (four defects, each checked here) -------------------------------------- */
+
+static const char *str_of(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	if (!cJSON_IsString(v))
+		fail_msg("%s is not a string", k);
+	return v->valuestring;
+}
+
+/* Defect 2: a decode op needs its parameters (2 FLOPs each per token): absent, it is a 422, not 0 FLOPs. */
+static void test_http_decode_op_parameters(void **state)
+{
+	fixture *f = *state;
+	cJSON *seed = ref_json("conformance/seed_cases.json"), *c, *last = NULL;
+	char body[512];
+	http_resp r;
+	cJSON *o;
+
+	post_text(f,
+	          "{\"device\":\"h100-sxm5-80gb\",\"ops\":[{\"op\":\"decode\",\"weight_bytes\":14000000000,"
+	          "\"batch\":512,\"dtype\":\"bf16\"}]}",
+	          &r);
+	assert_int_equal(r.status, 422);
+	assert_string_equal(http_problem_field(&r), "/ops/0/parameters");
+	assert_non_null(strstr(r.body, "parameters"));
+	http_resp_free(&r);
+	/* the seed figure: batch 512 of a 7e9-parameter bf16 model on the H100 SXM profile is compute-bound */
+	cJSON_ArrayForEach(c, cJSON_GetObjectItem(seed, "decode")) last = c;
+	assert_non_null(last);
+	snprintf(body, sizeof(body),
+	         "{\"device\":{\"memory_bandwidth_bytes_per_second\":%.17g,\"peak_flops_per_second\":{\"bf16\":%.17g}},"
+	         "\"ops\":[{\"op\":\"decode\",\"weight_bytes\":%.0f,\"parameters\":%.0f,\"batch\":%.0f,\"dtype\":\"bf16\"}]}",
+	         num(cJSON_GetObjectItem(cJSON_GetObjectItem(seed, "devices"), "h100-sxm5"), "bandwidth_bytes_per_s"),
+	         num(cJSON_GetObjectItem(cJSON_GetObjectItem(seed, "devices"), "h100-sxm5"), "peak_flops_per_s"),
+	         num(last, "weight_bytes"), num(last, "parameters"), num(last, "batch"));
+	post_text(f, body, &r);
+	assert_int_equal(r.status, 200);
+	o = cJSON_GetArrayItem(cJSON_GetObjectItem(r.json, "ops"), 0);
+	CLOSE(num(o, "time_seconds"), num(last, "step_seconds"), num(seed, "tolerance_rel"));
+	CLOSE(num(o, "tokens_per_second_total"), num(last, "tokens_per_second_total"), num(seed, "tolerance_rel"));
+	assert_string_equal(str_of(o, "bound"), "compute");
+	http_resp_free(&r);
+	/* the compact form names the argument */
+	http_do(&f->d, "GET", "/v1/devices/h100-sxm5-80gb/roofline.svg?op=decode:weight_bytes=14e9,batch=8", NULL, NULL,
+	        NULL, &r);
+	assert_int_equal(r.status, 422);
+	assert_string_equal(http_problem_field(&r), "?op");
+	assert_non_null(strstr(r.body, "parameters"));
+	http_resp_free(&r);
+	cJSON_Delete(seed);
 }
 
 static void test_xml_escape(void **state)
@@ -1763,6 +1821,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_http_seed_roofline, http_fixture_setup, http_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_http_errors_and_warnings, http_fixture_setup, http_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_http_transformer_and_plan, http_fixture_setup, http_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_http_decode_op_parameters, http_fixture_setup, http_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_svg_chart, http_fixture_setup, http_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_svg_layout, http_fixture_setup, http_fixture_teardown),
 	};
