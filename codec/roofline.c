@@ -658,6 +658,8 @@ cJSON *mpc_roofline_json(const mps_roofline_request *rq, const mps_roofline_resu
 	}
 	arr = cJSON_AddArrayToObject(doc, "ops");
 	warnings = cJSON_AddArrayToObject(doc, "warnings");
+	for (size_t i = 0; i < r->warnings.n && i < MPS_MAX_WARNINGS; i++)
+		mpc_append(warnings, cJSON_CreateString(r->warnings.text[i]));
 	for (size_t i = 0; i < r->nops; i++) {
 		const mps_roofline_op *op = &rq->ops[i];
 		const mps_roofline_op_result *res = &r->ops[i];

@@ -763,6 +763,11 @@ char *mpc_roofline_table_text(const mps_roofline_request *rq, const mps_roofline
 		else
 			fprintf(f, "\nDecode stays memory-bound at every batch (KV reads grow with it)\n");
 	}
+	if (r->warnings.n > 0) {
+		fprintf(f, "\nwarnings:\n");
+		for (size_t i = 0; i < r->warnings.n && i < MPS_MAX_WARNINGS; i++)
+			fprintf(f, "  - %s\n", r->warnings.text[i]);
+	}
 	fprintf(f, "\n");
 	return close_text(f, &text);
 }

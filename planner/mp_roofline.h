@@ -82,6 +82,7 @@ typedef struct mp_roof {
 	uint64_t bytes;                  /* DRAM traffic, compulsory */
 	double intensity_flops_per_byte; /* flops / bytes (0 when bytes == 0) */
 	mp_unit unit;
+	mp_dtype compute_dtype; /* the dtype whose peak was asked for: the op's compute dtype */
 	mp_dtype peak_dtype; /* the dtype whose peak applies (after fallbacks) */
 	bool peak_fallback;  /* the profile lacked the exact unit/dtype peak; see mp_device_peak */
 	double peak_flops_per_second;

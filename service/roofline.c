@@ -37,6 +37,117 @@ static mp_status transformer(mps_service *s, const mps_roofline_transformer *t, 
 	return st;
 }
 
+/* Whether a roof's peak came from another dtype in a way the answer must say: a matrix peak of another dtype, or
+ * vector work at a matrix peak. Vector work at the CUDA-core fp32 rate is the model itself (mp_device_peak:
+ * frameworks do 16-bit elementwise math in fp32 registers). */
+static bool assumed_peak(const mp_roof *r)
+{
+	return r->peak_fallback && !(r->unit == MP_UNIT_VECTOR && r->peak_dtype == MP_DTYPE_FP32);
+}
+
+/* One warning per (dtype asked, unit, peak used) among the operations, naming each operation that took it. */
+static void warn_fallbacks(const mps_roofline_request *rq, const mps_roofline_result *out, const char *device,
+			   mps_warnings *w)
+{
+	bool done[MPS_ROOFLINE_MAX_OPS] = { false };
+
+	for (size_t i = 0; i < out->nops; i++) {
+		const mp_roof *r = &out->ops[i].roof;
+		mp_dtype asked;
+		char ops[400] = "";
+
+		if (done[i] || !assumed_peak(r))
+			continue;
+		asked = r->compute_dtype;
+		for (size_t j = i; j < out->nops; j++) {
+			const mp_roof *o = &out->ops[j].roof;
+
+			if (done[j] || !assumed_peak(o) || o->unit != r->unit || o->peak_dtype != r->peak_dtype ||
+			    o->compute_dtype != asked)
+				continue;
+			done[j] = true;
+			mp_list_add(ops, sizeof(ops), rq->ops[j].pointer);
+		}
+		if (r->unit == MP_UNIT_VECTOR) /* a profile with matrix peaks only: vector work at a tensor-core rate */
+			mps_warn(w,
+				 "%s: the device (%s) has no vector (CUDA-core) rate for %s work, nor an fp32 one; the %s "
+				 "matrix peak (%.4g TFLOP/s) is used, so the floor assumes vector work at the tensor-core "
+				 "rate; add vector_flops_per_second or an fp32 peak to the profile",
+				 ops, device, mp_dtype_name(asked), mp_dtype_name(r->peak_dtype),
+				 r->peak_flops_per_second / 1e12);
+		else
+			mps_warn(w,
+				 "%s: the device (%s) has no dense %s matrix peak; the %s peak (%.4g TFLOP/s) is used, so "
+				 "the floor assumes %s work runs as fast as %s there; add a %s peak to the profile if the "
+				 "device has one",
+				 ops, device, mp_dtype_name(asked), mp_dtype_name(r->peak_dtype),
+				 r->peak_flops_per_second / 1e12, mp_dtype_name(asked), mp_dtype_name(r->peak_dtype),
+				 mp_dtype_name(asked));
+	}
+}
+
+/* Whether the comma-separated list (mp_list_add's) holds item as a whole entry. */
+static bool list_has(const char *list, const char *item)
+{
+	size_t n = strlen(item);
+
+	for (const char *p = list; (p = strstr(p, item)) != NULL; p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ','))
+			return true;
+	return false;
+}
+
+/* The same for the transformer's steps: one warning per (dtype asked, peak used), naming the step operations that
+ * took it in either phase (the same layers in both: "qkv, o_proj, ..."). */
+static void warn_step_fallbacks(const mps_roofline_result *out, const char *device, mps_warnings *w)
+{
+	struct {
+		mp_dtype asked, used;
+		double peak;
+	} seen[8];
+	size_t nseen = 0;
+
+	for (int ph = 0; ph < 2; ph++) {
+		const mp_step *s = ph ? &out->prefill : &out->decode;
+
+		for (size_t i = 0; i < s->nops; i++) {
+			const mp_roof *r = &s->ops[i].roof;
+			size_t k;
+
+			if (!assumed_peak(r))
+				continue;
+			for (k = 0; k < nseen; k++)
+				if (seen[k].asked == r->compute_dtype && seen[k].used == r->peak_dtype)
+					break;
+			if (k == nseen && nseen < sizeof(seen) / sizeof(seen[0])) {
+				seen[nseen].asked = r->compute_dtype;
+				seen[nseen].used = r->peak_dtype;
+				seen[nseen++].peak = r->peak_flops_per_second;
+			}
+		}
+	}
+	for (size_t k = 0; k < nseen; k++) {
+		char ops[400] = "";
+
+		for (int ph = 0; ph < 2; ph++) {
+			const mp_step *s = ph ? &out->prefill : &out->decode;
+
+			for (size_t i = 0; i < s->nops; i++) {
+				const mp_roof *r = &s->ops[i].roof;
+
+				if (assumed_peak(r) && r->compute_dtype == seen[k].asked && r->peak_dtype == seen[k].used &&
+				    !list_has(ops, s->ops[i].name))
+					mp_list_add(ops, sizeof(ops), s->ops[i].name);
+			}
+		}
+		mps_warn(w,
+			 "transformer decode and prefill (%s): the device (%s) has no dense %s peak; the %s peak (%.4g "
+			 "TFLOP/s) is used, so the steps assume %s work runs as fast as %s there",
+			 ops, device, mp_dtype_name(seen[k].asked), mp_dtype_name(seen[k].used), seen[k].peak / 1e12,
+			 mp_dtype_name(seen[k].asked), mp_dtype_name(seen[k].used));
+	}
+}
+
 mp_status mps_roofline(mps_service *s, const mps_roofline_request *rq, mps_roofline_result *out, mp_error *err)
 {
 	const mp_device *hw;
@@ -89,7 +200,12 @@ mp_status mps_roofline(mps_service *s, const mps_roofline_request *rq, mps_roofl
 		}
 		out->nops++;
 	}
-	if (rq->transformer.given)
-		return transformer(s, &rq->transformer, hw, out, err);
-	return MP_OK;
+	warn_fallbacks(rq, out, out->device.id[0] ? out->device.id : "the inline profile", &out->warnings);
+	if (rq->transformer.given) {
+		st = transformer(s, &rq->transformer, hw, out, err);
+		if (st == MP_OK)
+			warn_step_fallbacks(out, out->device.id[0] ? out->device.id : "the inline profile",
+					    &out->warnings);
+	}
+	return st;
 }

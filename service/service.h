@@ -591,14 +591,19 @@ typedef struct mps_roofline_result {
 	mp_littles_law littles_law;
 	mps_roofline_op_result ops[MPS_ROOFLINE_MAX_OPS];
 	size_t nops;
+	/* what the answer rests on that the request did not say: a peak taken from another dtype */
+	mps_warnings warnings;
 	bool have_transformer;
 	mps_model model;		/* the transformer's */
 	mp_step decode, prefill;
 	uint64_t decode_compute_bound_batch;	/* 0 = none */
 } mps_roofline_result;
 
-/* POST /v1/roofline and the roofline chart. *out is large: callers allocate it. Errors: MP_EINVAL naming the field
- * ("/ops/3/k", "/device", "/ridge_dtype"), MP_EUNSUPPORTED, MP_EOVERFLOW, MP_ENOTFOUND. */
+/* POST /v1/roofline and the roofline chart. Adds a warning for each peak taken from another dtype, by the
+ * operations and by the transformer's steps (vector work at the CUDA-core fp32 rate is the model, mp_device_peak,
+ * and is not warned about). *out is large: callers allocate
+ * it. Errors: MP_EINVAL naming the field ("/ops/3/k", "/device", "/ridge_dtype"), MP_EUNSUPPORTED, MP_EOVERFLOW,
+ * MP_ENOTFOUND. */
 mp_status mps_roofline(mps_service *s, const mps_roofline_request *rq, mps_roofline_result *out, mp_error *err);
 
 /* ----- device and model store ----------------------------------------------------------------------------- */

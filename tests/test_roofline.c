@@ -1330,6 +1330,17 @@ static void test_http_transformer_and_plan(void **state)
 
 /* ----- the review of POST /v1/roofline (four defects, each checked here) -------------------------------------- */
 
+static bool has_warning(const cJSON *doc, const char *a, const char *b, const char *c)
+{
+	const cJSON *w;
+
+	cJSON_ArrayForEach(w, cJSON_GetObjectItem(doc, "warnings"))
+	if (cJSON_IsString(w) && strstr(w->valuestring, a) && (!b || strstr(w->valuestring, b)) &&
+	    (!c || strstr(w->valuestring, c)))
+		return true;
+	return false;
+}
+
 static const char *str_of(const cJSON *o, const char *k)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
@@ -1380,6 +1391,39 @@ static void test_http_decode_op_parameters(void **state)
 	assert_non_null(strstr(r.body, "parameters"));
 	http_resp_free(&r);
 	cJSON_Delete(seed);
+}
+
+/* Defect 4: a peak taken from another dtype is a warning naming the op, the dtype asked and the peak used. */
+static void test_http_peak_fallback_warned(void **state)
+{
+	fixture *f = *state;
+	http_resp r;
+
+	post_text(f,
+	          "{\"device\":\"v100-sxm2-32gb\",\"ops\":[{\"op\":\"matmul\",\"m\":1,\"k\":4096,\"n\":4096,"
+	          "\"dtype\":\"fp16\"},{\"op\":\"matmul\",\"m\":1,\"k\":4096,\"n\":4096,\"dtype\":\"bf16\"}]}",
+	          &r);
+	assert_int_equal(r.status, 200);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r.json, "ops"), 1),
+	                                             "peak_fallback")));
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "warnings")), 1);
+	assert_true(has_warning(r.json, "/ops/1", "bf16", "fp16"));
+	assert_false(has_warning(r.json, "/ops/0", NULL, NULL));
+	http_resp_free(&r);
+	/* the transformer's steps on a V100: bf16 activations in its matrix products take the fp16 peak, named once */
+	post_text(f,
+	          "{\"device\":\"v100-sxm2-32gb\",\"transformer\":{\"model\":\"llama-3-8b\",\"batch_size\":1,"
+	          "\"context_tokens\":100,\"prompt_tokens\":100}}",
+	          &r);
+	assert_int_equal(r.status, 200);
+	assert_true(has_warning(r.json, "transformer decode and prefill (qkv, attention, o_proj", "bf16", "fp16"));
+	http_resp_free(&r);
+	/* elementwise work at the CUDA-core fp32 rate is the model (mp_device_peak), not a missing figure */
+	post_text(f, "{\"device\":\"h100-sxm5-80gb\",\"ops\":[{\"op\":\"elementwise\",\"elements\":1048576,\"dtype\":\"bf16\"}]}",
+	          &r);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "warnings")), 0);
+	http_resp_free(&r);
 }
 
 static void test_xml_escape(void **state)
@@ -1822,6 +1866,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_http_errors_and_warnings, http_fixture_setup, http_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_http_transformer_and_plan, http_fixture_setup, http_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_http_decode_op_parameters, http_fixture_setup, http_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_http_peak_fallback_warned, http_fixture_setup, http_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_svg_chart, http_fixture_setup, http_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_svg_layout, http_fixture_setup, http_fixture_teardown),
 	};
