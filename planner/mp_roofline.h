@@ -209,6 +209,10 @@ typedef struct mp_step_req {
 	const char *json_pointer;       /* where the request sits ("/transformer"): error fields under it; borrowed */
 } mp_step_req;
 
+/* The activations' dtype of a step: req->activation_dtype, else fp32 under fp32 weights, else bf16 (the
+ * activations of every 16-bit and quantised path). Example: weight_dtype int4, no activation dtype -> bf16. */
+mp_dtype mp_step_activation_dtype(const mp_step_req *req);
+
 #define MP_STEP_MAX_OPS 32
 
 typedef struct mp_step_op {

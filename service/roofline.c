@@ -6,21 +6,35 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "service.h"
+#include "service_int.h"
 
+/*
+ * The transformer form: the model resolved, its data types as the inference plan resolves them (mps_inference_defaults,
+ * the one resolution both use), the 4096-token defaults stopped at the model's context, then the decode and prefill
+ * steps. Each default that changes the answer is a warning; the resolved request is kept in *out for the echo.
+ */
 static mp_status transformer(mps_service *s, const mps_roofline_transformer *t, const mp_device *dev,
 			     mps_roofline_result *out, mp_error *err)
 {
+	mps_inference_job job = t->job;
 	mp_step_req req = t->req;
-	mp_status st = mps_model_resolve(s, &t->model, &out->model, err);
+	mp_status st = mps_model_resolve(s, &job.model, &out->model, err);
 	uint64_t limit;
 
 	if (st == MP_OK && !out->model.architecture_known)
-		st = mp_fail(err, MP_EINVAL, t->model.pointer,
+		st = mp_fail(err, MP_EINVAL, job.model.pointer,
 			     "the step analysis needs the architecture: a stored id, {\"hf_config\": {...}} or "
 			     "{\"architecture\": {...}}");
 	if (st != MP_OK)
 		return st;
+	/* weight and KV dtypes "auto" (or absent) and the compute dtype, as POST /v1/plan/inference takes them on dev:
+	 * an AWQ config is int4 from its quantization_config, an fp16 one keeps its KV cache in fp16 */
+	mps_inference_defaults(&out->model.arch, dev, &job, &out->choice, &out->warnings);
+	req.weight_dtype = job.req.weight_dtype;
+	req.kv_cache_dtype = job.req.kv_cache_dtype;
+	out->compute_dtype = job.opts.compute_dtype;
+	out->int4_scheme = job.opts.formats.int4_scheme;
+	mps_warn_model(&out->model, &out->warnings);
 	/* the 4096-token defaults stop at the model's context (gpt2 has 1024 positions) */
 	limit = mp_model_context_limit(&out->model.arch);
 	if (limit > 0 && !t->context_given && req.context_tokens >= limit)
@@ -33,6 +47,8 @@ static mp_status transformer(mps_service *s, const mps_roofline_transformer *t, 
 		st = mp_step_analyze(&out->model.arch, dev, MP_PHASE_PREFILL, &req, &out->prefill, err);
 	if (st == MP_OK) /* from the decode step just analysed (mp_roofline.h) */
 		mp_step_crossing_batch(&out->decode, &out->decode_compute_bound_batch);
+	req.json_pointer = NULL;
+	out->step = req;
 	out->have_transformer = st == MP_OK;
 	return st;
 }

@@ -1350,6 +1350,116 @@ static const char *str_of(const cJSON *o, const char *k)
 	return v->valuestring;
 }
 
+/* An AWQ checkpoint's config (Llama-3-8B's shape, fp16, 4-bit AWQ with groups of 128), as the review posted it. */
+#define AWQ_CONFIG                                                                                                     \
+	"{\"model_type\":\"llama\",\"hidden_size\":4096,\"intermediate_size\":14336,\"num_hidden_layers\":32,"        \
+	"\"num_attention_heads\":32,\"num_key_value_heads\":8,\"vocab_size\":128256,\"max_position_embeddings\":8192," \
+	"\"torch_dtype\":\"float16\",\"quantization_config\":{\"quant_method\":\"awq\",\"bits\":4,\"group_size\":128}}"
+
+/* The roofline's transformer block and the plan's performance block for the same question: sequence_length S is
+ * a decode step over S - 1 cached tokens and a prefill of S tokens (service/plan.c performance). */
+static void same_question(fixture *f, const char *model, const char *plan_extra, const char *roof_extra,
+                          const char *device, cJSON **plan_out, http_resp *plan, http_resp *roof)
+{
+	char body[4096];
+
+	snprintf(body, sizeof(body), "{\"model\":%s,\"batch_size\":4,\"sequence_length\":4096,\"device\":\"%s\"%s}",
+	         model, device, plan_extra);
+	http_do(&f->d, "POST", "/v1/plan/inference", body, "application/json", NULL, plan);
+	if (plan->status != 200)
+		fail_msg("plan: %ld %s", plan->status, plan->body);
+	snprintf(body, sizeof(body),
+	         "{\"device\":\"%s\",\"transformer\":{\"model\":%s,\"batch_size\":4,\"context_tokens\":4095,"
+	         "\"prompt_tokens\":4096%s}}",
+	         device, model, roof_extra);
+	post_text(f, body, roof);
+	if (roof->status != 200)
+		fail_msg("roofline: %ld %s", roof->status, roof->body);
+	*plan_out = cJSON_GetObjectItem(plan->json, "performance");
+	assert_non_null(*plan_out);
+}
+
+static void assert_same_steps(const cJSON *perf, const cJSON *plan_request, const cJSON *roof)
+{
+	const cJSON *t = cJSON_GetObjectItem(roof, "transformer"), *dec = cJSON_GetObjectItem(t, "decode");
+	const cJSON *rq = cJSON_GetObjectItem(t, "request");
+
+	assert_non_null(dec);
+	assert_non_null(rq);
+	assert_true(num(dec, "step_seconds") == num(perf, "decode_step_seconds"));
+	assert_true(num(dec, "bytes") == num(perf, "decode_bytes_per_step"));
+	assert_true(num(dec, "kv_cache_read_bytes") == num(perf, "decode_kv_cache_read_bytes_per_step"));
+	assert_true(num(cJSON_GetObjectItem(t, "prefill"), "step_seconds") == num(perf, "prefill_seconds"));
+	/* the same resolution, echoed the same way */
+	assert_string_equal(str_of(rq, "weight_dtype"), str_of(plan_request, "weight_dtype"));
+	assert_string_equal(str_of(rq, "weight_dtype_from"), str_of(plan_request, "weight_dtype_from"));
+	assert_string_equal(str_of(rq, "kv_cache_dtype"), str_of(plan_request, "kv_cache_dtype"));
+	assert_string_equal(str_of(rq, "kv_cache_dtype_from"), str_of(plan_request, "kv_cache_dtype_from"));
+	assert_string_equal(str_of(rq, "compute_dtype"), str_of(plan_request, "compute_dtype"));
+	assert_string_equal(str_of(rq, "compute_dtype_from"), str_of(plan_request, "compute_dtype_from"));
+}
+
+/* Defect 1: the transformer form resolves the weight and KV dtypes as the plan does (quantization_config, the
+ * config's dtype, "auto", the aliases), so its decode step is the plan's. */
+static void test_http_transformer_dtypes_as_plan(void **state)
+{
+	fixture *f = *state;
+	http_resp p, r;
+	cJSON *perf, *rq;
+
+	/* AWQ: int4 from quantization_config, the KV cache in the config's fp16 (the review's 3.6x) */
+	same_question(f, "{\"hf_config\":" AWQ_CONFIG "}", "", "", "h100-sxm5-80gb", &perf, &p, &r);
+	rq = cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "transformer"), "request");
+	assert_same_steps(perf, cJSON_GetObjectItem(p.json, "request"), r.json);
+	assert_string_equal(str_of(rq, "weight_dtype"), "int4");
+	assert_string_equal(str_of(rq, "weight_dtype_from"), "quantization_config");
+	assert_string_equal(str_of(rq, "int4_scheme"), "awq");
+	assert_string_equal(str_of(rq, "kv_cache_dtype"), "fp16");
+	{
+		/* the step reads the 4-bit matrices: a quarter of the bf16 bytes the review saw (15,009,316,864) and
+		 * less than the plan's whole weights (their embeddings are gathered, not read) */
+		const cJSON *dec = cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "transformer"), "decode");
+		double wb = num(dec, "weight_bytes");
+
+		assert_true(wb < 15009316864.0 / 3);
+		assert_true(wb < num(cJSON_GetObjectItem(p.json, "memory"), "weights_bytes"));
+	}
+	http_resp_free(&p);
+	http_resp_free(&r);
+	/* the same with "auto" spelt out and with the quantizer's alias: the same step */
+	same_question(f, "{\"hf_config\":" AWQ_CONFIG "}", ",\"weight_dtype\":\"awq\",\"kv_cache_dtype\":\"auto\"",
+	              ",\"weight_dtype\":\"awq\",\"kv_cache_dtype\":\"auto\"", "h100-sxm5-80gb", &perf, &p, &r);
+	assert_same_steps(perf, cJSON_GetObjectItem(p.json, "request"), r.json);
+	http_resp_free(&p);
+	http_resp_free(&r);
+	/* a plain bf16 preset with nothing said, and the aliases the plan takes (bfloat16, fp8) */
+	same_question(f, "\"llama-3-8b\"", "", "", "h200-sxm-141gb", &perf, &p, &r);
+	assert_same_steps(perf, cJSON_GetObjectItem(p.json, "request"), r.json);
+	assert_string_equal(str_of(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "transformer"), "request"),
+	                           "weight_dtype_from"),
+	                    "config_dtype");
+	http_resp_free(&p);
+	http_resp_free(&r);
+	same_question(f, "\"llama-3-8b\"", ",\"weight_dtype\":\"bfloat16\",\"kv_cache_dtype\":\"fp8\"",
+	              ",\"weight_dtype\":\"bfloat16\",\"kv_cache_dtype\":\"fp8\"", "h200-sxm-141gb", &perf, &p, &r);
+	assert_same_steps(perf, cJSON_GetObjectItem(p.json, "request"), r.json);
+	http_resp_free(&p);
+	http_resp_free(&r);
+	/* a V100 has no bf16: the bf16 checkpoint is served in fp16, as the plan serves it, with its warning */
+	same_question(f, "\"llama-3-8b\"", "", "", "v100-sxm2-32gb", &perf, &p, &r);
+	assert_same_steps(perf, cJSON_GetObjectItem(p.json, "request"), r.json);
+	assert_true(has_warning(r.json, "the checkpoint is bf16", "fp16", NULL));
+	http_resp_free(&p);
+	http_resp_free(&r);
+	/* a bad dtype is named as the plan names it */
+	post_text(f, "{\"device\":\"h200-sxm-141gb\",\"transformer\":{\"model\":\"llama-3-8b\",\"weight_dtype\":\"int3\"}}",
+	          &r);
+	assert_int_equal(r.status, 422);
+	assert_string_equal(http_problem_field(&r), "/transformer/weight_dtype");
+	assert_non_null(strstr(r.body, "auto"));
+	http_resp_free(&r);
+}
+
 /* Defect 2: a decode op needs its parameters (2 FLOPs each per token): absent, it is a 422, not 0 FLOPs. */
 static void test_http_decode_op_parameters(void **state)
 {
@@ -1865,6 +1975,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_http_seed_roofline, http_fixture_setup, http_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_http_errors_and_warnings, http_fixture_setup, http_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_http_transformer_and_plan, http_fixture_setup, http_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_http_transformer_dtypes_as_plan, http_fixture_setup, http_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_http_decode_op_parameters, http_fixture_setup, http_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_http_peak_fallback_warned, http_fixture_setup, http_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_svg_chart, http_fixture_setup, http_fixture_teardown),
