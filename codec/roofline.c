@@ -654,9 +654,13 @@ static cJSON *transformer_request_json(const mps_roofline_result *r)
 	cJSON_AddStringToObject(o, "compute_dtype_from",
 				r->choice.compute_dtype_from ? r->choice.compute_dtype_from : "request");
 	cJSON_AddStringToObject(o, "activation_dtype", mp_dtype_name(mp_step_activation_dtype(q)));
+	cJSON_AddStringToObject(o, "activation_dtype_from", r->activation_dtype_from);
 	mpc_add_num(o, "batch_size", (double)q->batch_size);
+	cJSON_AddStringToObject(o, "batch_size_from", r->batch_size_from);
 	mpc_add_num(o, "context_tokens", (double)q->context_tokens);
+	cJSON_AddStringToObject(o, "context_tokens_from", r->context_tokens_from);
 	mpc_add_num(o, "prompt_tokens", (double)q->prompt_tokens);
+	cJSON_AddStringToObject(o, "prompt_tokens_from", r->prompt_tokens_from);
 	cJSON_AddStringToObject(o, "attention", q->eager_attention ? "eager" : "fused");
 	cJSON_AddBoolToObject(o, "allow_beyond_max_position_embeddings", q->allow_beyond_max_position);
 	return o;

@@ -8,6 +8,13 @@
 
 #include "service_int.h"
 
+/* A transformer field's name as a warning gives it: "/transformer/batch_size", or "?batch_size" in a chart's query. */
+static const char *member(const mps_roofline_transformer *t, const char *name, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s", t->pointer, strcmp(t->pointer, "?") == 0 ? "" : "/", name);
+	return buf;
+}
+
 /*
  * The transformer form: the model resolved, its data types as the inference plan resolves them (mps_inference_defaults,
  * the one resolution both use), the 4096-token defaults stopped at the model's context, then the decode and prefill
@@ -20,6 +27,7 @@ static mp_status transformer(mps_service *s, const mps_roofline_transformer *t, 
 	mp_step_req req = t->req;
 	mp_status st = mps_model_resolve(s, &job.model, &out->model, err);
 	uint64_t limit;
+	char name[48];
 
 	if (st == MP_OK && !out->model.architecture_known)
 		st = mp_fail(err, MP_EINVAL, job.model.pointer,
@@ -36,11 +44,47 @@ static mp_status transformer(mps_service *s, const mps_roofline_transformer *t, 
 	out->int4_scheme = job.opts.formats.int4_scheme;
 	mps_warn_model(&out->model, &out->warnings);
 	/* the 4096-token defaults stop at the model's context (gpt2 has 1024 positions) */
+	out->batch_size_from = t->batch_given ? "request" : "default";
+	out->context_tokens_from = t->context_given ? "request" : "default";
+	out->prompt_tokens_from = t->prompt_given ? "request" : "default";
+	out->activation_dtype_from = t->activation_given ? "request" : "default";
 	limit = mp_model_context_limit(&out->model.arch);
-	if (limit > 0 && !t->context_given && req.context_tokens >= limit)
+	if (limit > 0 && !t->context_given && req.context_tokens >= limit) {
 		req.context_tokens = limit - 1;
-	if (limit > 0 && !t->prompt_given && req.prompt_tokens > limit)
+		out->context_tokens_from = "model_context";
+	}
+	if (limit > 0 && !t->prompt_given && req.prompt_tokens > limit) {
 		req.prompt_tokens = limit;
+		out->prompt_tokens_from = "model_context";
+	}
+	if (!t->batch_given)
+		mps_warn(&out->warnings,
+			 "%s was not given: the steps are for batch %llu (one sequence); give batch_size, the sequences "
+			 "decoded together, for the batch you serve",
+			 member(t, "batch_size", name, sizeof(name)), (unsigned long long)req.batch_size);
+	/* the context changes the answer only through the KV reads of attention layers (a Mamba model has none) */
+	if (!t->context_given && mp_model_attention_layers(&out->model.arch) > 0) {
+		char why[96] = "the default";
+
+		if (strcmp(out->context_tokens_from, "model_context") == 0)
+			snprintf(why, sizeof(why), "the 4096-token default, stopped below the model's context of %llu",
+				 (unsigned long long)limit);
+		mps_warn(&out->warnings,
+			 "%s was not given: the decode step reads each sequence's KV cache of %llu tokens (%s); give "
+			 "context_tokens, the tokens already in the cache",
+			 member(t, "context_tokens", name, sizeof(name)), (unsigned long long)req.context_tokens, why);
+	}
+	if (!t->prompt_given) {
+		char why[96] = "the default";
+
+		if (strcmp(out->prompt_tokens_from, "model_context") == 0)
+			snprintf(why, sizeof(why), "the 4096-token default, stopped at the model's context of %llu",
+				 (unsigned long long)limit);
+		mps_warn(&out->warnings,
+			 "%s was not given: the prefill is of %llu tokens per sequence (%s); give prompt_tokens, the "
+			 "prompt length",
+			 member(t, "prompt_tokens", name, sizeof(name)), (unsigned long long)req.prompt_tokens, why);
+	}
 	req.json_pointer = t->pointer;
 	st = mp_step_analyze(&out->model.arch, dev, MP_PHASE_DECODE, &req, &out->decode, err);
 	if (st == MP_OK)

@@ -597,7 +597,7 @@ typedef struct mps_roofline_result {
 	mps_roofline_op_result ops[MPS_ROOFLINE_MAX_OPS];
 	size_t nops;
 	/* what the answer rests on that the request did not say: a peak taken from another dtype, the transformer
-	 * form's dtype assumptions (the plan's own warnings) */
+	 * form's defaults and dtype assumptions (the plan's own warnings) */
 	mps_warnings warnings;
 	bool have_transformer;
 	mps_model model;		/* the transformer's */
@@ -607,6 +607,11 @@ typedef struct mps_roofline_result {
 	mps_dtype_choice choice;	/* weight, KV and compute dtypes: as the plan's request echo */
 	mp_dtype compute_dtype;
 	mp_int4_scheme int4_scheme;	/* when step.weight_dtype is int4 */
+	const char *batch_size_from;	/* static: "request" or "default" */
+	const char *context_tokens_from;	/* static: "request", "default" (4096) or "model_context" (the default
+						   stopped below the model's context) */
+	const char *prompt_tokens_from;	/* static: "request", "default" or "model_context" */
+	const char *activation_dtype_from;	/* static: "request" or "default" (mp_step_activation_dtype) */
 	mp_step decode, prefill;
 	uint64_t decode_compute_bound_batch;	/* 0 = none */
 } mps_roofline_result;
@@ -615,10 +620,10 @@ typedef struct mps_roofline_result {
  * POST /v1/roofline and the roofline chart. The transformer form resolves its data types as POST
  * /v1/plan/inference does (mps_inference_defaults: quantization_config, the config's dtype as vLLM serves it on the
  * device, "auto"), so its decode step at context_tokens S - 1 and its prefill of S tokens are the plan's
- * performance block at sequence_length S (tests/test_roofline.c checks an AWQ config and a bf16 preset), with the
- * plan's dtype warnings. Adds a warning for each peak taken from another dtype, by the operations and by the
- * transformer's steps (vector work at the CUDA-core fp32 rate is the model, mp_device_peak, and is not warned
- * about). *out is large: callers allocate it. Errors:
+ * performance block at sequence_length S (tests/test_roofline.c checks an AWQ config and a bf16 preset). Adds a
+ * warning for each transformer default that changes the answer (batch_size, context_tokens when the model has
+ * attention layers, prompt_tokens) and for each peak taken from another dtype (vector work at the CUDA-core fp32
+ * rate is the model, mp_device_peak, and is not warned about). *out is large: callers allocate it. Errors:
  * MP_EINVAL naming the field ("/ops/3/k", "/device", "/ridge_dtype"), MP_EUNSUPPORTED, MP_EOVERFLOW,
  * MP_ENOTFOUND.
  */

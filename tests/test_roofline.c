@@ -1503,6 +1503,60 @@ static void test_http_decode_op_parameters(void **state)
 	cJSON_Delete(seed);
 }
 
+/* Defect 3: what the transformer form left to its defaults is echoed, with a warning for each that changes the
+ * answer. */
+static void test_http_transformer_defaults_echoed(void **state)
+{
+	fixture *f = *state;
+	http_resp r;
+	const cJSON *rq;
+
+	post_text(f, "{\"device\":\"h200-sxm-141gb\",\"transformer\":{\"model\":\"llama-3-8b\"}}", &r);
+	assert_int_equal(r.status, 200);
+	rq = cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "transformer"), "request");
+	assert_non_null(rq);
+	assert_true(num(rq, "batch_size") == 1);
+	assert_string_equal(str_of(rq, "batch_size_from"), "default");
+	assert_true(num(rq, "context_tokens") == 4096);
+	assert_string_equal(str_of(rq, "context_tokens_from"), "default");
+	assert_true(num(rq, "prompt_tokens") == 4096);
+	assert_string_equal(str_of(rq, "prompt_tokens_from"), "default");
+	assert_string_equal(str_of(rq, "weight_dtype"), "bf16");
+	assert_string_equal(str_of(rq, "weight_dtype_from"), "config_dtype");
+	assert_string_equal(str_of(rq, "kv_cache_dtype_from"), "compute_dtype");
+	assert_true(has_warning(r.json, "/transformer/batch_size", "1", NULL));
+	assert_true(has_warning(r.json, "/transformer/context_tokens", "4096", NULL));
+	assert_true(has_warning(r.json, "/transformer/prompt_tokens", "4096", NULL));
+	/* the decode step really is at 4096 cached tokens: 2 (K, V) x 32 layers x 8 heads x 128 x 4097 x 2 B */
+	assert_true(num(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "transformer"), "decode"), "kv_cache_read_bytes") ==
+	            2.0 * 32 * 8 * 128 * 4097 * 2);
+	http_resp_free(&r);
+	/* everything given: echoed as the request's, and no default warnings */
+	post_text(f,
+	          "{\"device\":\"h200-sxm-141gb\",\"transformer\":{\"model\":\"llama-3-8b\",\"batch_size\":8,"
+	          "\"context_tokens\":2048,\"prompt_tokens\":512,\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\"}}",
+	          &r);
+	assert_int_equal(r.status, 200);
+	rq = cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "transformer"), "request");
+	assert_true(num(rq, "batch_size") == 8);
+	assert_string_equal(str_of(rq, "batch_size_from"), "request");
+	assert_string_equal(str_of(rq, "context_tokens_from"), "request");
+	assert_string_equal(str_of(rq, "prompt_tokens_from"), "request");
+	assert_string_equal(str_of(rq, "weight_dtype_from"), "request");
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "warnings")), 0);
+	http_resp_free(&r);
+	/* gpt2's 1024 learned positions stop the defaults, and the echo says so */
+	post_text(f, "{\"device\":\"h200-sxm-141gb\",\"transformer\":{\"model\":\"gpt2\"}}", &r);
+	assert_int_equal(r.status, 200);
+	rq = cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "transformer"), "request");
+	assert_true(num(rq, "context_tokens") == 1023);
+	assert_string_equal(str_of(rq, "context_tokens_from"), "model_context");
+	assert_true(num(rq, "prompt_tokens") == 1024);
+	assert_string_equal(str_of(rq, "prompt_tokens_from"), "model_context");
+	assert_true(has_warning(r.json, "/transformer/context_tokens", "1023", "1024"));
+	http_resp_free(&r);
+}
+
 /* Defect 4: a peak taken from another dtype is a warning naming the op, the dtype asked and the peak used. */
 static void test_http_peak_fallback_warned(void **state)
 {
@@ -1977,6 +2031,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_http_transformer_and_plan, http_fixture_setup, http_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_http_transformer_dtypes_as_plan, http_fixture_setup, http_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_http_decode_op_parameters, http_fixture_setup, http_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_http_transformer_defaults_echoed, http_fixture_setup, http_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_http_peak_fallback_warned, http_fixture_setup, http_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_svg_chart, http_fixture_setup, http_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_svg_layout, http_fixture_setup, http_fixture_teardown),
