@@ -113,13 +113,13 @@ static const mpm_field attention_fields[] = {
     {.name = "implementation", .type = MPM_F_ENUM, .offset = offsetof(op_body, implementation), .names = impl_names},
     {.name = "phase", .type = MPM_F_ENUM, .offset = offsetof(op_body, phase), .names = phase_names},
 };
-static const mpm_field decode_fields[] = {
-    F_COMMON(false),
-    F_U64(weight_bytes, true, 1),
-    F_U64(parameters, false, 0),
-    F_U64(batch, false, 1),
-    F_U64(kv_cache_bytes_per_sequence, false, 0),
-};
+/* parameters is required (the table says so to the help and the spec); decoding reads it from the table without
+ * the flag (decode_fields_read) so that its absence gets decode_op's message, which says what it is */
+#define DECODE_FIELDS(params_required)                                                                                 \
+	F_COMMON(false), F_U64(weight_bytes, true, 1), F_U64(parameters, params_required, 1), F_U64(batch, false, 1),  \
+	    F_U64(kv_cache_bytes_per_sequence, false, 0)
+static const mpm_field decode_fields[] = {DECODE_FIELDS(true)};
+static const mpm_field decode_fields_read[] = {DECODE_FIELDS(false)};
 
 static const struct {
 	const mpm_field *fields;
@@ -204,7 +204,30 @@ static mp_status decode_op(const cJSON *o, const char *pointer, op_body *body, m
 	body->batch = 1;
 	body->causal = true;
 	body->unit = MP_UNIT_MATRIX;
-	st = mpm_decode_fields(o, pointer, kind_tables[k].fields, kind_tables[k].n, body, err);
+	if (k == K_DECODE) {
+		/* a decode step's FLOPs are 2 x parameters x batch: without the count they would silently be 0, and
+		 * weight_bytes does not determine it (bytes per parameter depend on the format) */
+		mp_problems p = MP_PROBLEMS_INIT;
+
+		if (cJSON_GetObjectItemCaseSensitive(o, "parameters") == NULL) {
+			snprintf(field, sizeof(field), "%s/parameters", pointer);
+			mp_problems_note(&p,
+					 mp_fail(err, MP_EINVAL, field,
+								    "parameters is required for a decode op: the "
+								    "model's parameters (the active ones per token for "
+								    "a mixture of experts), 2 FLOPs each per token and "
+								    "sequence; weight_bytes does not determine it (14e9 "
+								    "bytes are 7e9 parameters in bf16, 28e9 in int4): "
+								    "an integer between 1 and 9007199254740992"),
+					 err);
+		}
+		mp_problems_note(&p, mpm_decode_fields(o, pointer, decode_fields_read, MPM_COUNT(decode_fields_read),
+						       body, err),
+				 err);
+		st = mp_problems_end(&p, err);
+	} else {
+		st = mpm_decode_fields(o, pointer, kind_tables[k].fields, kind_tables[k].n, body, err);
+	}
 	if (st != MP_OK)
 		return st;
 	if (body->label[0] == '\0')
@@ -354,19 +377,23 @@ static cJSON *step_json(const mp_step *s)
 typedef struct transformer_body {
 	mp_step_req req;
 	int attention;
-	char kv_dtype[16];
+	char weight_dtype[24], kv_dtype[24];	/* the plan's names, aliases and "auto": mpc_inference_dtypes */
+	mp_dtype compute_dtype;
 } transformer_body;
 
 
 static const mpm_field transformer_fields[] = {
     {.name = "model", .type = MPM_F_ANY, .required = true},
-    {.name = "weight_dtype",
-     .type = MPM_F_DTYPE,
-     .offset = offsetof(transformer_body, req.weight_dtype),
-     .dtypes = MPC_WEIGHT_DTYPES},
-    /* the plan's KV formats (mpd_kv_dtype), not every weight format */
+    /* weight_dtype and kv_cache_dtype as the inference plan reads them (names, aliases, gptq / awq, "auto", the
+     * default), resolved per model and device as the plan resolves them (service: mps_inference_defaults) */
+    {.name = "weight_dtype", .type = MPM_F_STRING, .offset = offsetof(transformer_body, weight_dtype),
+     .size = MPM_STR(transformer_body, weight_dtype)},
     {.name = "kv_cache_dtype", .type = MPM_F_STRING, .offset = offsetof(transformer_body, kv_dtype),
      .size = MPM_STR(transformer_body, kv_dtype)},
+    {.name = "compute_dtype",
+     .type = MPM_F_DTYPE,
+     .offset = offsetof(transformer_body, compute_dtype),
+     .dtypes = MPC_COMPUTE_DTYPES},
     {.name = "activation_dtype",
      .type = MPM_F_DTYPE,
      .offset = offsetof(transformer_body, req.activation_dtype),
@@ -415,32 +442,51 @@ static mp_status decode_one_op(const cJSON *o, const char *pointer, mps_roofline
 	return MP_OK;
 }
 
+/* The transformer object at `at` into *out, every problem recorded (mp_problems), the first returned. */
 static mp_status decode_transformer_at(const cJSON *t, const char *at, mps_roofline_transformer *out, mp_error *err)
 {
+	mp_problems p = MP_PROBLEMS_INIT;
 	transformer_body tb;
+	const cJSON *w = cJSON_GetObjectItemCaseSensitive(t, "weight_dtype");
+	const cJSON *k = cJSON_GetObjectItemCaseSensitive(t, "kv_cache_dtype");
 	mp_status st;
-	char kv[48], model[48];
+	char wfield[48], kfield[48], model[48];
 
 	memset(&tb, 0, sizeof(tb));
+	memset(out, 0, sizeof(*out));
 	snprintf(out->pointer, sizeof(out->pointer), "%s", at);
-	snprintf(kv, sizeof(kv), "%s/kv_cache_dtype", at);
+	snprintf(wfield, sizeof(wfield), "%s/weight_dtype", at);
+	snprintf(kfield, sizeof(kfield), "%s/kv_cache_dtype", at);
 	snprintf(model, sizeof(model), "%s/model", at);
 	out->given = true;
-	tb.req.weight_dtype = MP_DTYPE_BF16;
-	tb.req.kv_cache_dtype = MP_DTYPE_BF16;
 	tb.req.batch_size = 1;
 	tb.req.context_tokens = 4096;
 	tb.req.prompt_tokens = 4096;
-	st = mpm_decode_fields(t, at, transformer_fields, MPM_COUNT(transformer_fields), &tb, err);
-	if (st == MP_OK && tb.kv_dtype[0])
-		st = mpc_kv_dtype(tb.kv_dtype, kv, &tb.req.kv_cache_dtype, err);
-	if (st != MP_OK)
-		return st;
+	st = mp_problems_note(&p, mpm_decode_fields(t, at, transformer_fields, MPM_COUNT(transformer_fields), &tb, err),
+			      err);
+	if (st == MP_ENOMEM || !cJSON_IsObject(t))
+		return mp_problems_end(&p, err);
+	/* the job the plan would decode from the same members: the dtypes auto unless given */
+	snprintf(out->job.pointer, sizeof(out->job.pointer), "%s", at);
+	mpc_inference_job_init(&out->job);
+	mp_problems_note(&p,
+			 mpc_inference_dtypes(cJSON_IsString(w) ? w->valuestring : NULL,
+					      cJSON_IsString(k) ? k->valuestring : NULL, wfield, kfield, &out->job, err),
+			 err);
+	out->job.compute_dtype_given = cJSON_GetObjectItemCaseSensitive(t, "compute_dtype") != NULL;
+	if (out->job.compute_dtype_given)
+		out->job.opts.compute_dtype = tb.compute_dtype;
 	tb.req.eager_attention = tb.attention == 1;
 	out->req = tb.req;
+	out->batch_given = cJSON_GetObjectItemCaseSensitive(t, "batch_size") != NULL;
 	out->context_given = cJSON_GetObjectItemCaseSensitive(t, "context_tokens") != NULL;
 	out->prompt_given = cJSON_GetObjectItemCaseSensitive(t, "prompt_tokens") != NULL;
-	return mpc_model_ref_decode(cJSON_GetObjectItemCaseSensitive(t, "model"), model, true, &out->model, err);
+	out->activation_given = cJSON_GetObjectItemCaseSensitive(t, "activation_dtype") != NULL;
+	mp_problems_note(&p,
+			 mpc_model_ref_decode(cJSON_GetObjectItemCaseSensitive(t, "model"), model, true, &out->job.model,
+					      err),
+			 err);
+	return mp_problems_end(&p, err);
 }
 
 static mp_status decode_transformer(const cJSON *t, mps_roofline_transformer *out, mp_error *err)
@@ -451,7 +497,7 @@ static mp_status decode_transformer(const cJSON *t, mps_roofline_transformer *ou
 mp_status mpc_transformer_query_decode(mpc_query_fn get, void *ctx, mps_roofline_transformer *out, mp_error *err)
 {
 	static const char *const names[] = { "model", "batch_size", "context_tokens", "prompt_tokens", "weight_dtype",
-					     "kv_cache_dtype" };
+					     "kv_cache_dtype", "compute_dtype" };
 	cJSON *t = cJSON_CreateObject();
 	mp_status st;
 
@@ -589,6 +635,37 @@ mp_status mpc_op_spec_decode(const char *spec, const char *field, mps_roofline_o
 
 /* ----- the answer --------------------------------------------------------------------------------------- */
 
+/* The transformer's request as analysed, each value with where it came from (the plan's request echo). */
+static cJSON *transformer_request_json(const mps_roofline_result *r)
+{
+	const mp_step_req *q = &r->step;
+	cJSON *o = cJSON_CreateObject();
+
+	if (o == NULL)
+		return NULL;
+	cJSON_AddStringToObject(o, "weight_dtype", mp_dtype_name(q->weight_dtype));
+	cJSON_AddStringToObject(o, "weight_dtype_from", r->choice.weight_dtype_from ? r->choice.weight_dtype_from : "request");
+	if (q->weight_dtype == MP_DTYPE_INT4)
+		cJSON_AddStringToObject(o, "int4_scheme", r->int4_scheme == MP_INT4_AWQ ? "awq" : "gptq");
+	cJSON_AddStringToObject(o, "kv_cache_dtype", mp_dtype_name(q->kv_cache_dtype));
+	cJSON_AddStringToObject(o, "kv_cache_dtype_from",
+				r->choice.kv_cache_dtype_from ? r->choice.kv_cache_dtype_from : "request");
+	cJSON_AddStringToObject(o, "compute_dtype", mp_dtype_name(r->compute_dtype ? r->compute_dtype : MP_DTYPE_BF16));
+	cJSON_AddStringToObject(o, "compute_dtype_from",
+				r->choice.compute_dtype_from ? r->choice.compute_dtype_from : "request");
+	cJSON_AddStringToObject(o, "activation_dtype", mp_dtype_name(mp_step_activation_dtype(q)));
+	cJSON_AddStringToObject(o, "activation_dtype_from", r->activation_dtype_from);
+	mpc_add_num(o, "batch_size", (double)q->batch_size);
+	cJSON_AddStringToObject(o, "batch_size_from", r->batch_size_from);
+	mpc_add_num(o, "context_tokens", (double)q->context_tokens);
+	cJSON_AddStringToObject(o, "context_tokens_from", r->context_tokens_from);
+	mpc_add_num(o, "prompt_tokens", (double)q->prompt_tokens);
+	cJSON_AddStringToObject(o, "prompt_tokens_from", r->prompt_tokens_from);
+	cJSON_AddStringToObject(o, "attention", q->eager_attention ? "eager" : "fused");
+	cJSON_AddBoolToObject(o, "allow_beyond_max_position_embeddings", q->allow_beyond_max_position);
+	return o;
+}
+
 static cJSON *transformer_json(const mps_roofline_result *r)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -596,6 +673,7 @@ static cJSON *transformer_json(const mps_roofline_result *r)
 	if (o == NULL)
 		return NULL;
 	mpc_add_item(o, "model", mpc_model_json(&r->model));
+	mpc_add_item(o, "request", transformer_request_json(r));
 	mpc_add_item(o, "decode", step_json(&r->decode));
 	mpc_add_item(o, "prefill", step_json(&r->prefill));
 	mpc_add_u64_or_null(o, "decode_compute_bound_batch", r->decode_compute_bound_batch);
@@ -635,6 +713,8 @@ cJSON *mpc_roofline_json(const mps_roofline_request *rq, const mps_roofline_resu
 	}
 	arr = cJSON_AddArrayToObject(doc, "ops");
 	warnings = cJSON_AddArrayToObject(doc, "warnings");
+	for (size_t i = 0; i < r->warnings.n && i < MPS_MAX_WARNINGS; i++)
+		mpc_append(warnings, cJSON_CreateString(r->warnings.text[i]));
 	for (size_t i = 0; i < r->nops; i++) {
 		const mps_roofline_op *op = &rq->ops[i];
 		const mps_roofline_op_result *res = &r->ops[i];

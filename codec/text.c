@@ -768,6 +768,18 @@ char *mpc_roofline_table_text(const mps_roofline_request *rq, const mps_roofline
 				fcount((double)r->decode_compute_bound_batch).s);
 		else
 			fprintf(f, "\nDecode stays memory-bound at every batch (KV reads grow with it)\n");
+		/* what the steps ran with, and where the values the request left out came from */
+		fprintf(f, "\nrequest: %s weights (%s), %s KV cache (%s), batch %s (%s), context %s (%s), prompt %s (%s)\n",
+			mp_dtype_name(r->step.weight_dtype), r->choice.weight_dtype_from ? r->choice.weight_dtype_from : "request",
+			mp_dtype_name(r->step.kv_cache_dtype),
+			r->choice.kv_cache_dtype_from ? r->choice.kv_cache_dtype_from : "request",
+			fcount((double)r->step.batch_size).s, r->batch_size_from, fcount((double)r->step.context_tokens).s,
+			r->context_tokens_from, fcount((double)r->step.prompt_tokens).s, r->prompt_tokens_from);
+	}
+	if (r->warnings.n > 0) {
+		fprintf(f, "\nwarnings:\n");
+		for (size_t i = 0; i < r->warnings.n && i < MPS_MAX_WARNINGS; i++)
+			fprintf(f, "  - %s\n", r->warnings.text[i]);
 	}
 	fprintf(f, "\n");
 	return close_text(f, &text);

@@ -82,6 +82,7 @@ typedef struct mp_roof {
 	uint64_t bytes;                  /* DRAM traffic, compulsory */
 	double intensity_flops_per_byte; /* flops / bytes (0 when bytes == 0) */
 	mp_unit unit;
+	mp_dtype compute_dtype; /* the dtype whose peak was asked for: the op's compute dtype */
 	mp_dtype peak_dtype; /* the dtype whose peak applies (after fallbacks) */
 	bool peak_fallback;  /* the profile lacked the exact unit/dtype peak; see mp_device_peak */
 	double peak_flops_per_second;
@@ -207,6 +208,10 @@ typedef struct mp_step_req {
 	                                   residuals replicated; the all-reduces between GPUs are not modelled */
 	const char *json_pointer;       /* where the request sits ("/transformer"): error fields under it; borrowed */
 } mp_step_req;
+
+/* The activations' dtype of a step: req->activation_dtype, else fp32 under fp32 weights, else bf16 (the
+ * activations of every 16-bit and quantised path). Example: weight_dtype int4, no activation dtype -> bf16. */
+mp_dtype mp_step_activation_dtype(const mp_step_req *req);
 
 #define MP_STEP_MAX_OPS 32
 

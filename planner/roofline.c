@@ -317,6 +317,7 @@ mp_status mp_roofline(const mp_device *d, const mp_op *op, mp_roof *out, mp_erro
 		return st;
 	out->unit = unit_of(op);
 	cdt = compute_dtype_of(op);
+	out->compute_dtype = cdt;
 	out->peak_flops_per_second = mp_device_peak(d, cdt, out->unit, &out->peak_dtype, &out->peak_fallback);
 	if (out->peak_flops_per_second <= 0 && out->flops > 0)
 		return mp_fail(err, MP_EUNSUPPORTED, "/device/peak_flops_per_second",

@@ -471,6 +471,13 @@ static void shard(mp_model *m, uint64_t tp)
 	m->ssm.n_groups = m->ssm.n_groups >= tp ? m->ssm.n_groups / tp : (m->ssm.n_groups ? 1 : 0);
 }
 
+mp_dtype mp_step_activation_dtype(const mp_step_req *req)
+{
+	return req->activation_dtype != MP_DTYPE_INVALID ? req->activation_dtype
+	       : req->weight_dtype == MP_DTYPE_FP32      ? MP_DTYPE_FP32
+	                                                 : MP_DTYPE_BF16;
+}
+
 mp_status mp_step_analyze(const mp_model *model, const mp_device *d, mp_phase phase, const mp_step_req *req,
                           mp_step *out, mp_error *err)
 {
@@ -501,9 +508,7 @@ mp_status mp_step_analyze(const mp_model *model, const mp_device *d, mp_phase ph
 	b.err = err;
 	b.w = req->weight_dtype;
 	b.kv = req->kv_cache_dtype;
-	b.act = req->activation_dtype != MP_DTYPE_INVALID ? req->activation_dtype
-	        : req->weight_dtype == MP_DTYPE_FP32      ? MP_DTYPE_FP32
-	                                                  : MP_DTYPE_BF16;
+	b.act = mp_step_activation_dtype(req);
 	b.matmuls_only = req->matmuls_only;
 	if (phase == MP_PHASE_DECODE)
 		b.tokens = req->batch_size;

@@ -557,10 +557,15 @@ typedef struct mps_roofline_op {
 /* The optional transformer step analysis. */
 typedef struct mps_roofline_transformer {
 	bool given;
-	mps_model_ref model;
-	mp_step_req req;
-	bool context_given, prompt_given;	/* else the 4096-token defaults stop at the model's context */
-	char pointer[24];		/* "/transformer" */
+	/* the model and the data types as the inference plan takes them (codec's mpc_inference_dtypes): weight and KV
+	 * dtypes "auto" unless given, compute_dtype, resolved per model and device by mps_inference_defaults, so the
+	 * steps are the plan's performance block for the same question */
+	mps_inference_job job;
+	mp_step_req req;		/* batch, context, prompt, activation dtype, attention; its dtypes are job's */
+	bool batch_given, context_given, prompt_given;	/* else 1 and the 4096-token defaults (stopped at the
+							   model's context) */
+	bool activation_given;
+	char pointer[24];		/* "/transformer", or "?" for the chart's query */
 } mps_roofline_transformer;
 
 typedef struct mps_roofline_request {
@@ -591,14 +596,37 @@ typedef struct mps_roofline_result {
 	mp_littles_law littles_law;
 	mps_roofline_op_result ops[MPS_ROOFLINE_MAX_OPS];
 	size_t nops;
+	/* what the answer rests on that the request did not say: a peak taken from another dtype, the transformer
+	 * form's defaults and dtype assumptions (the plan's own warnings) */
+	mps_warnings warnings;
 	bool have_transformer;
 	mps_model model;		/* the transformer's */
+	/* the transformer's request as analysed: step (json_pointer NULL) with the dtypes resolved, and where each
+	 * value came from */
+	mp_step_req step;
+	mps_dtype_choice choice;	/* weight, KV and compute dtypes: as the plan's request echo */
+	mp_dtype compute_dtype;
+	mp_int4_scheme int4_scheme;	/* when step.weight_dtype is int4 */
+	const char *batch_size_from;	/* static: "request" or "default" */
+	const char *context_tokens_from;	/* static: "request", "default" (4096) or "model_context" (the default
+						   stopped below the model's context) */
+	const char *prompt_tokens_from;	/* static: "request", "default" or "model_context" */
+	const char *activation_dtype_from;	/* static: "request" or "default" (mp_step_activation_dtype) */
 	mp_step decode, prefill;
 	uint64_t decode_compute_bound_batch;	/* 0 = none */
 } mps_roofline_result;
 
-/* POST /v1/roofline and the roofline chart. *out is large: callers allocate it. Errors: MP_EINVAL naming the field
- * ("/ops/3/k", "/device", "/ridge_dtype"), MP_EUNSUPPORTED, MP_EOVERFLOW, MP_ENOTFOUND. */
+/*
+ * POST /v1/roofline and the roofline chart. The transformer form resolves its data types as POST
+ * /v1/plan/inference does (mps_inference_defaults: quantization_config, the config's dtype as vLLM serves it on the
+ * device, "auto"), so its decode step at context_tokens S - 1 and its prefill of S tokens are the plan's
+ * performance block at sequence_length S (tests/test_roofline.c checks an AWQ config and a bf16 preset). Adds a
+ * warning for each transformer default that changes the answer (batch_size, context_tokens when the model has
+ * attention layers, prompt_tokens) and for each peak taken from another dtype (vector work at the CUDA-core fp32
+ * rate is the model, mp_device_peak, and is not warned about). *out is large: callers allocate it. Errors:
+ * MP_EINVAL naming the field ("/ops/3/k", "/device", "/ridge_dtype"), MP_EUNSUPPORTED, MP_EOVERFLOW,
+ * MP_ENOTFOUND.
+ */
 mp_status mps_roofline(mps_service *s, const mps_roofline_request *rq, mps_roofline_result *out, mp_error *err);
 
 /* ----- device and model store ----------------------------------------------------------------------------- */

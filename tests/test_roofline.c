@@ -1204,11 +1204,13 @@ static void test_http_errors_and_warnings(void **state)
 	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "device"), "peak_dtype")->valuestring,
 	                    "fp8_e4m3");
 	http_resp_free(&r);
-	/* BR-14: a measurement faster than the floor is returned as a warning */
+	/* BR-14: a measurement faster than the floor is returned as a warning. LLaMA-7B Q4_0 (its 6,738,415,616
+	 * parameters: tests/ref/models/parameter_counts.json, llama-2-7b's shape) in fp32 on the M1's CPU */
 	post_text(
 	    f,
 	    "{\"device\":{\"memory_bandwidth_bytes_per_second\":68.25e9,\"peak_flops_per_second\":{\"fp32\":2.6e12}},"
-	    "\"ops\":[{\"op\":\"decode\",\"weight_bytes\":3791273984,\"measured_seconds\":0.0527}]}",
+	    "\"ops\":[{\"op\":\"decode\",\"weight_bytes\":3791273984,\"parameters\":6738415616,\"dtype\":\"fp32\","
+	    "\"measured_seconds\":0.0527}]}",
 	    &r);
 	assert_int_equal(r.status, 200);
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "warnings")), 1);
@@ -1217,6 +1219,8 @@ static void test_http_errors_and_warnings(void **state)
 
 		assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "measured"), "above_roof")));
 		CLOSE(num(o, "time_seconds"), 3791273984.0 / 68.25e9, 1e-12);
+		assert_true(num(o, "flops") == 2.0 * 6738415616.0);
+		assert_string_equal(cJSON_GetObjectItem(o, "bound")->valuestring, "memory");
 	}
 	http_resp_free(&r);
 }
@@ -1321,6 +1325,268 @@ static void test_http_transformer_and_plan(void **state)
 	/* the 4096-token defaults stop at gpt2's 1024 learned positions */
 	post_text(f, "{\"device\":\"h200-sxm-141gb\",\"transformer\":{\"model\":\"gpt2\"}}", &r);
 	assert_int_equal(r.status, 200);
+	http_resp_free(&r);
+}
+
+/* ----- the review of POST /v1/roofline (four defects, each checked here) -------------------------------------- */
+
+static bool has_warning(const cJSON *doc, const char *a, const char *b, const char *c)
+{
+	const cJSON *w;
+
+	cJSON_ArrayForEach(w, cJSON_GetObjectItem(doc, "warnings"))
+	if (cJSON_IsString(w) && strstr(w->valuestring, a) && (!b || strstr(w->valuestring, b)) &&
+	    (!c || strstr(w->valuestring, c)))
+		return true;
+	return false;
+}
+
+static const char *str_of(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	if (!cJSON_IsString(v))
+		fail_msg("%s is not a string", k);
+	return v->valuestring;
+}
+
+/* An AWQ checkpoint's config (Llama-3-8B's shape, fp16, 4-bit AWQ with groups of 128), as the review posted it. */
+#define AWQ_CONFIG                                                                                                     \
+	"{\"model_type\":\"llama\",\"hidden_size\":4096,\"intermediate_size\":14336,\"num_hidden_layers\":32,"        \
+	"\"num_attention_heads\":32,\"num_key_value_heads\":8,\"vocab_size\":128256,\"max_position_embeddings\":8192," \
+	"\"torch_dtype\":\"float16\",\"quantization_config\":{\"quant_method\":\"awq\",\"bits\":4,\"group_size\":128}}"
+
+/* The roofline's transformer block and the plan's performance block for the same question: sequence_length S is
+ * a decode step over S - 1 cached tokens and a prefill of S tokens (service/plan.c performance). */
+static void same_question(fixture *f, const char *model, const char *plan_extra, const char *roof_extra,
+                          const char *device, cJSON **plan_out, http_resp *plan, http_resp *roof)
+{
+	char body[4096];
+
+	snprintf(body, sizeof(body), "{\"model\":%s,\"batch_size\":4,\"sequence_length\":4096,\"device\":\"%s\"%s}",
+	         model, device, plan_extra);
+	http_do(&f->d, "POST", "/v1/plan/inference", body, "application/json", NULL, plan);
+	if (plan->status != 200)
+		fail_msg("plan: %ld %s", plan->status, plan->body);
+	snprintf(body, sizeof(body),
+	         "{\"device\":\"%s\",\"transformer\":{\"model\":%s,\"batch_size\":4,\"context_tokens\":4095,"
+	         "\"prompt_tokens\":4096%s}}",
+	         device, model, roof_extra);
+	post_text(f, body, roof);
+	if (roof->status != 200)
+		fail_msg("roofline: %ld %s", roof->status, roof->body);
+	*plan_out = cJSON_GetObjectItem(plan->json, "performance");
+	assert_non_null(*plan_out);
+}
+
+static void assert_same_steps(const cJSON *perf, const cJSON *plan_request, const cJSON *roof)
+{
+	const cJSON *t = cJSON_GetObjectItem(roof, "transformer"), *dec = cJSON_GetObjectItem(t, "decode");
+	const cJSON *rq = cJSON_GetObjectItem(t, "request");
+
+	assert_non_null(dec);
+	assert_non_null(rq);
+	assert_true(num(dec, "step_seconds") == num(perf, "decode_step_seconds"));
+	assert_true(num(dec, "bytes") == num(perf, "decode_bytes_per_step"));
+	assert_true(num(dec, "kv_cache_read_bytes") == num(perf, "decode_kv_cache_read_bytes_per_step"));
+	assert_true(num(cJSON_GetObjectItem(t, "prefill"), "step_seconds") == num(perf, "prefill_seconds"));
+	/* the same resolution, echoed the same way */
+	assert_string_equal(str_of(rq, "weight_dtype"), str_of(plan_request, "weight_dtype"));
+	assert_string_equal(str_of(rq, "weight_dtype_from"), str_of(plan_request, "weight_dtype_from"));
+	assert_string_equal(str_of(rq, "kv_cache_dtype"), str_of(plan_request, "kv_cache_dtype"));
+	assert_string_equal(str_of(rq, "kv_cache_dtype_from"), str_of(plan_request, "kv_cache_dtype_from"));
+	assert_string_equal(str_of(rq, "compute_dtype"), str_of(plan_request, "compute_dtype"));
+	assert_string_equal(str_of(rq, "compute_dtype_from"), str_of(plan_request, "compute_dtype_from"));
+}
+
+/* Defect 1: the transformer form resolves the weight and KV dtypes as the plan does (quantization_config, the
+ * config's dtype, "auto", the aliases), so its decode step is the plan's. */
+static void test_http_transformer_dtypes_as_plan(void **state)
+{
+	fixture *f = *state;
+	http_resp p, r;
+	cJSON *perf, *rq;
+
+	/* AWQ: int4 from quantization_config, the KV cache in the config's fp16 (the review's 3.6x) */
+	same_question(f, "{\"hf_config\":" AWQ_CONFIG "}", "", "", "h100-sxm5-80gb", &perf, &p, &r);
+	rq = cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "transformer"), "request");
+	assert_same_steps(perf, cJSON_GetObjectItem(p.json, "request"), r.json);
+	assert_string_equal(str_of(rq, "weight_dtype"), "int4");
+	assert_string_equal(str_of(rq, "weight_dtype_from"), "quantization_config");
+	assert_string_equal(str_of(rq, "int4_scheme"), "awq");
+	assert_string_equal(str_of(rq, "kv_cache_dtype"), "fp16");
+	{
+		/* the step reads the 4-bit matrices: a quarter of the bf16 bytes the review saw (15,009,316,864) and
+		 * less than the plan's whole weights (their embeddings are gathered, not read) */
+		const cJSON *dec = cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "transformer"), "decode");
+		double wb = num(dec, "weight_bytes");
+
+		assert_true(wb < 15009316864.0 / 3);
+		assert_true(wb < num(cJSON_GetObjectItem(p.json, "memory"), "weights_bytes"));
+	}
+	http_resp_free(&p);
+	http_resp_free(&r);
+	/* the same with "auto" spelt out and with the quantizer's alias: the same step */
+	same_question(f, "{\"hf_config\":" AWQ_CONFIG "}", ",\"weight_dtype\":\"awq\",\"kv_cache_dtype\":\"auto\"",
+	              ",\"weight_dtype\":\"awq\",\"kv_cache_dtype\":\"auto\"", "h100-sxm5-80gb", &perf, &p, &r);
+	assert_same_steps(perf, cJSON_GetObjectItem(p.json, "request"), r.json);
+	http_resp_free(&p);
+	http_resp_free(&r);
+	/* a plain bf16 preset with nothing said, and the aliases the plan takes (bfloat16, fp8) */
+	same_question(f, "\"llama-3-8b\"", "", "", "h200-sxm-141gb", &perf, &p, &r);
+	assert_same_steps(perf, cJSON_GetObjectItem(p.json, "request"), r.json);
+	assert_string_equal(str_of(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "transformer"), "request"),
+	                           "weight_dtype_from"),
+	                    "config_dtype");
+	http_resp_free(&p);
+	http_resp_free(&r);
+	same_question(f, "\"llama-3-8b\"", ",\"weight_dtype\":\"bfloat16\",\"kv_cache_dtype\":\"fp8\"",
+	              ",\"weight_dtype\":\"bfloat16\",\"kv_cache_dtype\":\"fp8\"", "h200-sxm-141gb", &perf, &p, &r);
+	assert_same_steps(perf, cJSON_GetObjectItem(p.json, "request"), r.json);
+	http_resp_free(&p);
+	http_resp_free(&r);
+	/* a V100 has no bf16: the bf16 checkpoint is served in fp16, as the plan serves it, with its warning */
+	same_question(f, "\"llama-3-8b\"", "", "", "v100-sxm2-32gb", &perf, &p, &r);
+	assert_same_steps(perf, cJSON_GetObjectItem(p.json, "request"), r.json);
+	assert_true(has_warning(r.json, "the checkpoint is bf16", "fp16", NULL));
+	http_resp_free(&p);
+	http_resp_free(&r);
+	/* a bad dtype is named as the plan names it */
+	post_text(f, "{\"device\":\"h200-sxm-141gb\",\"transformer\":{\"model\":\"llama-3-8b\",\"weight_dtype\":\"int3\"}}",
+	          &r);
+	assert_int_equal(r.status, 422);
+	assert_string_equal(http_problem_field(&r), "/transformer/weight_dtype");
+	assert_non_null(strstr(r.body, "auto"));
+	http_resp_free(&r);
+}
+
+/* Defect 2: a decode op needs its parameters (2 FLOPs each per token): absent, it is a 422, not 0 FLOPs. */
+static void test_http_decode_op_parameters(void **state)
+{
+	fixture *f = *state;
+	cJSON *seed = ref_json("conformance/seed_cases.json"), *c, *last = NULL;
+	char body[512];
+	http_resp r;
+	cJSON *o;
+
+	post_text(f,
+	          "{\"device\":\"h100-sxm5-80gb\",\"ops\":[{\"op\":\"decode\",\"weight_bytes\":14000000000,"
+	          "\"batch\":512,\"dtype\":\"bf16\"}]}",
+	          &r);
+	assert_int_equal(r.status, 422);
+	assert_string_equal(http_problem_field(&r), "/ops/0/parameters");
+	assert_non_null(strstr(r.body, "parameters"));
+	http_resp_free(&r);
+	/* the seed figure: batch 512 of a 7e9-parameter bf16 model on the H100 SXM profile is compute-bound */
+	cJSON_ArrayForEach(c, cJSON_GetObjectItem(seed, "decode")) last = c;
+	assert_non_null(last);
+	snprintf(body, sizeof(body),
+	         "{\"device\":{\"memory_bandwidth_bytes_per_second\":%.17g,\"peak_flops_per_second\":{\"bf16\":%.17g}},"
+	         "\"ops\":[{\"op\":\"decode\",\"weight_bytes\":%.0f,\"parameters\":%.0f,\"batch\":%.0f,\"dtype\":\"bf16\"}]}",
+	         num(cJSON_GetObjectItem(cJSON_GetObjectItem(seed, "devices"), "h100-sxm5"), "bandwidth_bytes_per_s"),
+	         num(cJSON_GetObjectItem(cJSON_GetObjectItem(seed, "devices"), "h100-sxm5"), "peak_flops_per_s"),
+	         num(last, "weight_bytes"), num(last, "parameters"), num(last, "batch"));
+	post_text(f, body, &r);
+	assert_int_equal(r.status, 200);
+	o = cJSON_GetArrayItem(cJSON_GetObjectItem(r.json, "ops"), 0);
+	CLOSE(num(o, "time_seconds"), num(last, "step_seconds"), num(seed, "tolerance_rel"));
+	CLOSE(num(o, "tokens_per_second_total"), num(last, "tokens_per_second_total"), num(seed, "tolerance_rel"));
+	assert_string_equal(str_of(o, "bound"), "compute");
+	http_resp_free(&r);
+	/* the compact form names the argument */
+	http_do(&f->d, "GET", "/v1/devices/h100-sxm5-80gb/roofline.svg?op=decode:weight_bytes=14e9,batch=8", NULL, NULL,
+	        NULL, &r);
+	assert_int_equal(r.status, 422);
+	assert_string_equal(http_problem_field(&r), "?op");
+	assert_non_null(strstr(r.body, "parameters"));
+	http_resp_free(&r);
+	cJSON_Delete(seed);
+}
+
+/* Defect 3: what the transformer form left to its defaults is echoed, with a warning for each that changes the
+ * answer. */
+static void test_http_transformer_defaults_echoed(void **state)
+{
+	fixture *f = *state;
+	http_resp r;
+	const cJSON *rq;
+
+	post_text(f, "{\"device\":\"h200-sxm-141gb\",\"transformer\":{\"model\":\"llama-3-8b\"}}", &r);
+	assert_int_equal(r.status, 200);
+	rq = cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "transformer"), "request");
+	assert_non_null(rq);
+	assert_true(num(rq, "batch_size") == 1);
+	assert_string_equal(str_of(rq, "batch_size_from"), "default");
+	assert_true(num(rq, "context_tokens") == 4096);
+	assert_string_equal(str_of(rq, "context_tokens_from"), "default");
+	assert_true(num(rq, "prompt_tokens") == 4096);
+	assert_string_equal(str_of(rq, "prompt_tokens_from"), "default");
+	assert_string_equal(str_of(rq, "weight_dtype"), "bf16");
+	assert_string_equal(str_of(rq, "weight_dtype_from"), "config_dtype");
+	assert_string_equal(str_of(rq, "kv_cache_dtype_from"), "compute_dtype");
+	assert_true(has_warning(r.json, "/transformer/batch_size", "1", NULL));
+	assert_true(has_warning(r.json, "/transformer/context_tokens", "4096", NULL));
+	assert_true(has_warning(r.json, "/transformer/prompt_tokens", "4096", NULL));
+	/* the decode step really is at 4096 cached tokens: 2 (K, V) x 32 layers x 8 heads x 128 x 4097 x 2 B */
+	assert_true(num(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "transformer"), "decode"), "kv_cache_read_bytes") ==
+	            2.0 * 32 * 8 * 128 * 4097 * 2);
+	http_resp_free(&r);
+	/* everything given: echoed as the request's, and no default warnings */
+	post_text(f,
+	          "{\"device\":\"h200-sxm-141gb\",\"transformer\":{\"model\":\"llama-3-8b\",\"batch_size\":8,"
+	          "\"context_tokens\":2048,\"prompt_tokens\":512,\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\"}}",
+	          &r);
+	assert_int_equal(r.status, 200);
+	rq = cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "transformer"), "request");
+	assert_true(num(rq, "batch_size") == 8);
+	assert_string_equal(str_of(rq, "batch_size_from"), "request");
+	assert_string_equal(str_of(rq, "context_tokens_from"), "request");
+	assert_string_equal(str_of(rq, "prompt_tokens_from"), "request");
+	assert_string_equal(str_of(rq, "weight_dtype_from"), "request");
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "warnings")), 0);
+	http_resp_free(&r);
+	/* gpt2's 1024 learned positions stop the defaults, and the echo says so */
+	post_text(f, "{\"device\":\"h200-sxm-141gb\",\"transformer\":{\"model\":\"gpt2\"}}", &r);
+	assert_int_equal(r.status, 200);
+	rq = cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "transformer"), "request");
+	assert_true(num(rq, "context_tokens") == 1023);
+	assert_string_equal(str_of(rq, "context_tokens_from"), "model_context");
+	assert_true(num(rq, "prompt_tokens") == 1024);
+	assert_string_equal(str_of(rq, "prompt_tokens_from"), "model_context");
+	assert_true(has_warning(r.json, "/transformer/context_tokens", "1023", "1024"));
+	http_resp_free(&r);
+}
+
+/* Defect 4: a peak taken from another dtype is a warning naming the op, the dtype asked and the peak used. */
+static void test_http_peak_fallback_warned(void **state)
+{
+	fixture *f = *state;
+	http_resp r;
+
+	post_text(f,
+	          "{\"device\":\"v100-sxm2-32gb\",\"ops\":[{\"op\":\"matmul\",\"m\":1,\"k\":4096,\"n\":4096,"
+	          "\"dtype\":\"fp16\"},{\"op\":\"matmul\",\"m\":1,\"k\":4096,\"n\":4096,\"dtype\":\"bf16\"}]}",
+	          &r);
+	assert_int_equal(r.status, 200);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r.json, "ops"), 1),
+	                                             "peak_fallback")));
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "warnings")), 1);
+	assert_true(has_warning(r.json, "/ops/1", "bf16", "fp16"));
+	assert_false(has_warning(r.json, "/ops/0", NULL, NULL));
+	http_resp_free(&r);
+	/* the transformer's steps on a V100: bf16 activations in its matrix products take the fp16 peak, named once */
+	post_text(f,
+	          "{\"device\":\"v100-sxm2-32gb\",\"transformer\":{\"model\":\"llama-3-8b\",\"batch_size\":1,"
+	          "\"context_tokens\":100,\"prompt_tokens\":100}}",
+	          &r);
+	assert_int_equal(r.status, 200);
+	assert_true(has_warning(r.json, "transformer decode and prefill (qkv, attention, o_proj", "bf16", "fp16"));
+	http_resp_free(&r);
+	/* elementwise work at the CUDA-core fp32 rate is the model (mp_device_peak), not a missing figure */
+	post_text(f, "{\"device\":\"h100-sxm5-80gb\",\"ops\":[{\"op\":\"elementwise\",\"elements\":1048576,\"dtype\":\"bf16\"}]}",
+	          &r);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "warnings")), 0);
 	http_resp_free(&r);
 }
 
@@ -1763,6 +2029,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_http_seed_roofline, http_fixture_setup, http_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_http_errors_and_warnings, http_fixture_setup, http_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_http_transformer_and_plan, http_fixture_setup, http_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_http_transformer_dtypes_as_plan, http_fixture_setup, http_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_http_decode_op_parameters, http_fixture_setup, http_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_http_transformer_defaults_echoed, http_fixture_setup, http_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_http_peak_fallback_warned, http_fixture_setup, http_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_svg_chart, http_fixture_setup, http_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_svg_layout, http_fixture_setup, http_fixture_teardown),
 	};
