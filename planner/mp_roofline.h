@@ -207,6 +207,11 @@ typedef struct mp_step_req {
 	                                   expert widths and the vocabulary split tp ways; norms, embeddings and
 	                                   residuals replicated; the all-reduces between GPUs are not modelled */
 	const char *json_pointer;       /* where the request sits ("/transformer"): error fields under it; borrowed */
+	/* The whole model's weights as the plan stores them (mp_weight_bytes at tensor_parallel_size 1; NULL: every
+	 * matrix in weight_dtype at its plain size). Each matrix then reads its class's format (an lm_head kept in 16
+	 * bit beside int4 layers, a checkpoint's MXFP4 experts) at that class's bytes per weight, scales and zero
+	 * points included (AWQ int4 at group 128: 0.5 + 2/128 + 0.5/128 bytes). Borrowed. */
+	const struct mp_weights *weights;
 } mp_step_req;
 
 /* The activations' dtype of a step: req->activation_dtype, else fp32 under fp32 weights, else bf16 (the

@@ -20,9 +20,68 @@ typedef struct builder {
 	mp_step *s;
 	mp_error *err;
 	mp_dtype w, act, kv;
+	/* per tensor class (mp_step_req.weights): the matrices' format, and the bytes each weight costs in it, scales
+	 * and zero points included (0: a plain float format, its own size) */
+	mp_dtype fmt[MP_TC_COUNT];
+	double bytes_per_weight[MP_TC_COUNT];
 	uint64_t tokens; /* rows of every per-token operation */
 	bool matmuls_only;
 } builder;
+
+/* The tensor class of a step's matrix, by the op's name (the names below are this file's). */
+static mp_tensor_class class_of(const char *name)
+{
+	if (strncmp(name, "mlp_", 4) == 0)
+		return MP_TC_MLP;
+	if (strncmp(name, "experts_", 8) == 0 || strncmp(name, "shared_", 7) == 0 || strcmp(name, "router") == 0)
+		return MP_TC_EXPERTS;
+	if (strncmp(name, "mixer_", 6) == 0)
+		return MP_TC_RECURRENT;
+	if (strcmp(name, "lm_head") == 0)
+		return MP_TC_LM_HEAD;
+	return MP_TC_ATTENTION; /* qkv, q, q_a, q_b, kv_a, kv_b, o_proj, indexer_* */
+}
+
+static bool plain_float(mp_dtype dt)
+{
+	return dt == MP_DTYPE_FP32 || dt == MP_DTYPE_BF16 || dt == MP_DTYPE_FP16;
+}
+
+/* The classes' formats from the plan's whole-model weights: a tied lm_head reads the embedding matrix. */
+static void class_formats(builder *b, const mp_weights *w)
+{
+	for (int c = 0; c < MP_TC_COUNT; c++) {
+		b->fmt[c] = b->w;
+		b->bytes_per_weight[c] = 0;
+	}
+	if (w == NULL)
+		return;
+	for (int c = 0; c < MP_TC_COUNT; c++) {
+		const mp_weight_class_bytes *k = &w->cls[c];
+
+		if (c == MP_TC_LM_HEAD && k->parameters == 0)
+			k = &w->cls[MP_TC_EMBEDDINGS];
+		if (mp_dtype_layout_of(k->format).block_values == 0)
+			continue;
+		b->fmt[c] = k->format;
+		if (!plain_float(k->format) && k->parameters > 0)
+			b->bytes_per_weight[c] = (double)k->bytes / (double)k->parameters;
+	}
+}
+
+/* Bytes of n weights of class c (per GPU), as the plan stores them. false on overflow. */
+static bool class_bytes(const builder *b, mp_tensor_class c, uint64_t n, uint64_t *out)
+{
+	if (b->bytes_per_weight[c] > 0) {
+		double v = (double)n * b->bytes_per_weight[c];
+
+		if (!(v < 1.8e19))
+			return false;
+		*out = (uint64_t)llround(v);
+		return true;
+	}
+	return mp_dtype_bytes(b->fmt[c], n, out);
+}
 
 static mp_status add(builder *b, const char *name, uint64_t count, const mp_op *op, uint64_t weight_bytes)
 {
@@ -57,25 +116,40 @@ static mp_status add(builder *b, const char *name, uint64_t count, const mp_op *
 	return MP_OK;
 }
 
-/* A linear layer k -> n applied to `rows` tokens: weights in b->w, activations in b->act. */
+/* A linear layer k -> n applied to `rows` tokens: weights in their class's format (b->fmt), activations in b->act.
+ * A quantised class (scales, zero points) is one product whose bytes are the activations in and out and the
+ * weights as stored (b->bytes_per_weight); the math runs in the activations' type (weight-only quantisation
+ * dequantises into it; fp32 weights run in fp32). */
 static mp_status linear(builder *b, const char *name, uint64_t count, uint64_t rows, uint64_t k, uint64_t n)
 {
 	mp_op op;
-	uint64_t wb = 0, kn;
+	mp_tensor_class c = class_of(name);
+	uint64_t wb = 0, kn, ab = 0, cb = 0, mk, mn;
 
 	if (k == 0 || n == 0)
 		return MP_OK;
+	if (!mp_mul_u64(k, n, &kn) || !class_bytes(b, c, kn, &wb))
+		return mp_model_overflow(b->m, "a layer's weight bytes", b->err);
 	memset(&op, 0, sizeof(op));
-	op.kind = MP_OP_MATMUL;
 	op.dtype = b->act;
+	if (b->bytes_per_weight[c] > 0) {
+		op.kind = MP_OP_RAW;
+		op.unit = MP_UNIT_MATRIX;
+		op.compute_dtype = b->fmt[c] == MP_DTYPE_FP32 ? MP_DTYPE_FP32 : b->act;
+		op.flops = 2.0 * (double)rows * (double)k * (double)n;
+		if (!mp_mul_u64(rows, k, &mk) || !mp_dtype_bytes(b->act, mk, &ab) || !mp_mul_u64(rows, n, &mn) ||
+		    !mp_dtype_bytes(b->act, mn, &cb) || !mp_add_u64(wb, ab, &op.bytes) || !mp_add_u64(op.bytes, cb, &op.bytes))
+			return mp_fail_at(b->err, MP_EOVERFLOW, b->req->json_pointer, "/batch_size",
+			               "a layer's bytes overflow 64 bits");
+		return add(b, name, count, &op, wb);
+	}
+	op.kind = MP_OP_MATMUL;
 	op.a_dtype = b->act;
-	op.b_dtype = b->w;
+	op.b_dtype = b->fmt[c];
 	op.c_dtype = b->act;
 	op.m = rows;
 	op.k = k;
 	op.n = n;
-	if (!mp_mul_u64(k, n, &kn) || !mp_dtype_bytes(b->w, kn, &wb))
-		return mp_model_overflow(b->m, "a layer's weight bytes", b->err);
 	return add(b, name, count, &op, wb);
 }
 
@@ -386,8 +460,8 @@ static mp_status mlp_ops(builder *b, const mp_model *m)
 		st = linear(b, "router", moe, b->tokens, m->hidden_size, E + m->zero_experts);
 		if (st != MP_OK)
 			return st;
-		if (!mp_mul_u64(m->hidden_size, up_mult * ffn, &n) || !mp_dtype_bytes(b->w, n, &expert_up) ||
-		    !mp_mul_u64(ffn, m->hidden_size, &n) || !mp_dtype_bytes(b->w, n, &expert_down))
+		if (!mp_mul_u64(m->hidden_size, up_mult * ffn, &n) || !class_bytes(b, MP_TC_EXPERTS, n, &expert_up) ||
+		    !mp_mul_u64(ffn, m->hidden_size, &n) || !class_bytes(b, MP_TC_EXPERTS, n, &expert_down))
 			return mp_fail(b->err, MP_EOVERFLOW, mp_model_pointer(b->m), "expert bytes overflow 64 bits");
 		for (int pass = 0; pass < 2; pass++) {
 			uint64_t in = pass ? ffn : m->hidden_size, out = pass ? m->hidden_size : up_mult * ffn;
@@ -399,7 +473,7 @@ static mp_status mlp_ops(builder *b, const mp_model *m)
 			op.kind = MP_OP_RAW;
 			op.unit = MP_UNIT_MATRIX;
 			op.dtype = b->act;
-			op.compute_dtype = b->w == MP_DTYPE_FP32 ? MP_DTYPE_FP32 : b->act;
+			op.compute_dtype = b->fmt[MP_TC_EXPERTS] == MP_DTYPE_FP32 ? MP_DTYPE_FP32 : b->act;
 			op.flops = 2.0 * routed * (double)in * (double)out;
 			if (!mp_mul_u64(rows, in, &n) || !mp_dtype_bytes(b->act, n, &ab) ||
 			    !mp_mul_u64(rows, out, &n) || !mp_dtype_bytes(b->act, n, &cb) ||
@@ -507,6 +581,7 @@ mp_status mp_step_analyze(const mp_model *model, const mp_device *d, mp_phase ph
 	b.s = out;
 	b.err = err;
 	b.w = req->weight_dtype;
+	class_formats(&b, req->weights);
 	b.kv = req->kv_cache_dtype;
 	b.act = mp_step_activation_dtype(req);
 	b.matmuls_only = req->matmuls_only;

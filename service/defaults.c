@@ -201,3 +201,40 @@ void mps_warn_kv_replication(const mp_model *m, const mp_inference_memory *mem, 
 		 (unsigned long long)mem->tensor_parallel_size, (unsigned long long)m->num_kv_heads,
 		 (unsigned long long)mem->kv.kv_head_replication);
 }
+
+/* Whether the step analysis needs the classes' own formats: a matrix class stored otherwise than plain
+ * weight_dtype (a quantised format with scales, an lm_head kept in 16 bit, a checkpoint's MXFP4 experts). */
+static bool formats_matter(const mp_weights *w, mp_dtype weight_dtype)
+{
+	static const mp_tensor_class matrices[] = { MP_TC_EMBEDDINGS, MP_TC_ATTENTION, MP_TC_MLP, MP_TC_EXPERTS,
+						    MP_TC_LM_HEAD, MP_TC_RECURRENT };
+	bool plain = weight_dtype == MP_DTYPE_FP32 || weight_dtype == MP_DTYPE_BF16 || weight_dtype == MP_DTYPE_FP16;
+
+	if (!plain)
+		return true;
+	for (size_t i = 0; i < sizeof(matrices) / sizeof(matrices[0]); i++)
+		if (w->cls[matrices[i]].parameters > 0 && w->cls[matrices[i]].format != weight_dtype)
+			return true;
+	return false;
+}
+
+mp_status mps_step_weights(const mp_model *m, mp_dtype weight_dtype, const mp_inference_opts *o, const mp_weights *have,
+			   uint64_t have_tp, const char *pointer, mp_weights *out, const mp_weights **use, mp_error *err)
+{
+	mp_weight_formats f = o->formats;
+	mp_status st;
+
+	*use = NULL;
+	if (have && !formats_matter(have, weight_dtype))
+		return MP_OK;
+	if (have && have_tp <= 1) {
+		*use = have;
+		return MP_OK;
+	}
+	f.json_pointer = pointer;
+	st = mp_weight_bytes(m, weight_dtype, o->compute_dtype, &f, 1, out, err);
+	if (st == MP_OK && formats_matter(out, weight_dtype))
+		*use = out;
+	return st;
+}
+

@@ -13,13 +13,22 @@
 
 /* The performance block on dev: decode at the last token of sequence_length, prefill of sequence_length tokens,
  * and the batch where decode turns compute-bound. Per GPU with tensor parallelism (all-reduces not modelled). */
-static mp_status performance(const mps_model *m, const mp_inference_req *req, const mp_device *dev, uint64_t tp,
-			     mps_performance *out, mp_error *err)
+static mp_status performance(const mps_model *m, const mp_inference_req *req, const mp_inference_opts *o,
+			     const mp_inference_memory *mem, const mp_device *dev, uint64_t tp, mps_performance *out,
+			     mp_error *err)
 {
 	mp_step_req sr;
+	mp_weights whole;
+	const mp_weights *classes = NULL;
 	mp_status st;
 
 	memset(&sr, 0, sizeof(sr));
+	/* the matrices as the memory above stores them (an AWQ model's fp16 lm_head, its group scales) */
+	st = mps_step_weights(&m->arch, req->weight_dtype, o, &mem->weights, tp, req->json_pointer, &whole, &classes,
+			      err);
+	if (st != MP_OK)
+		return st;
+	sr.weights = classes;
 	sr.weight_dtype = req->weight_dtype;
 	sr.kv_cache_dtype = req->kv_cache_dtype;
 	sr.batch_size = req->batch_size;
@@ -86,7 +95,8 @@ mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, 
 	if (dev) {
 		mps_warn_capacity(dev, &out->warnings);
 		mps_warn_runtime(dev, job->req.cuda_context_bytes, &out->warnings);
-		st = performance(&out->model, &req, &dev->hw, out->mem.tensor_parallel_size, &out->perf, err);
+		st = performance(&out->model, &req, &out->opts, &out->mem, &dev->hw, out->mem.tensor_parallel_size,
+				 &out->perf, err);
 	}
 	if (st == MP_OK)
 		st = mps_engine_block_for(&out->job, out, err);

@@ -86,12 +86,24 @@ static mp_status transformer(mps_service *s, const mps_roofline_transformer *t, 
 			 member(t, "prompt_tokens", name, sizeof(name)), (unsigned long long)req.prompt_tokens, why);
 	}
 	req.json_pointer = t->pointer;
+	{
+		/* the matrices as the inference plan stores them (mps_step_weights: the plan's own rule) */
+		mp_weights whole;
+		const mp_weights *classes = NULL;
+
+		st = mps_step_weights(&out->model.arch, req.weight_dtype, &job.opts, NULL, 1, t->pointer, &whole, &classes,
+				      err);
+		if (st != MP_OK)
+			return st;
+		req.weights = classes;
+	}
 	st = mp_step_analyze(&out->model.arch, dev, MP_PHASE_DECODE, &req, &out->decode, err);
 	if (st == MP_OK)
 		st = mp_step_analyze(&out->model.arch, dev, MP_PHASE_PREFILL, &req, &out->prefill, err);
 	if (st == MP_OK) /* from the decode step just analysed (mp_roofline.h) */
 		mp_step_crossing_batch(&out->decode, &out->decode_compute_bound_batch);
 	req.json_pointer = NULL;
+	req.weights = NULL; /* borrowed for the analyses only */
 	out->step = req;
 	out->have_transformer = st == MP_OK;
 	return st;

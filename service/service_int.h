@@ -14,6 +14,14 @@ void mps_warn_capacity(const mp_store_device *d, mps_warnings *w);
 /* A warning when d is not NVIDIA's (nor a CPU) and neither the request (requested_context_bytes) nor the profile
  * gives the runtime's reserve: the CUDA context and vLLM's CUDA defaults are assumed. */
 void mps_warn_runtime(const mp_store_device *d, uint64_t requested_context_bytes, mps_warnings *w);
+/*
+ * The weights the step analysis reads per class (mp_step_req.weights): NULL in *use when every matrix is plain
+ * weight_dtype (the step's own sizes are exact); else the whole model's weights (tensor parallel 1) as the plan
+ * stores them: `have` itself when the plan's weights are at tp 1, else computed into *out from m, weight_dtype and
+ * o (formats, compute dtype). have may be NULL (compute). Errors: mp_weight_bytes's (fields under pointer).
+ */
+mp_status mps_step_weights(const mp_model *m, mp_dtype weight_dtype, const mp_inference_opts *o, const mp_weights *have,
+			   uint64_t have_tp, const char *pointer, mp_weights *out, const mp_weights **use, mp_error *err);
 /* A sequence beyond the model's context, planned because allow_beyond_max_position_embeddings is true. */
 void mps_warn_context(const mp_model *m, uint64_t tokens, bool allow_beyond, mps_warnings *w);
 /* The prefill chunk the plan took from its engine's defaults because the request gave none (engine.c). */
