@@ -126,23 +126,6 @@ bool mp_list_add(char *buf, size_t cap, const char *item)
 	return false;
 }
 
-bool mp_mul_u64(uint64_t a, uint64_t b, uint64_t *out)
-{
-	return !__builtin_mul_overflow(a, b, out);
-}
-
-bool mp_add_u64(uint64_t a, uint64_t b, uint64_t *out)
-{
-	return !__builtin_add_overflow(a, b, out);
-}
-
-bool mp_muladd_u64(uint64_t *acc, uint64_t a, uint64_t b)
-{
-	uint64_t p;
-
-	return mp_mul_u64(a, b, &p) && mp_add_u64(*acc, p, acc);
-}
-
 bool mp_valid_id(const char *id)
 {
 	size_t n = id ? strlen(id) : 0;

@@ -130,10 +130,24 @@ bool mp_list_add(char *buf, size_t cap, const char *item);
 /* ---------------------------------------------------------------------------------------------------------
  * Checked 64-bit arithmetic. Each returns false on overflow and leaves *out unspecified.
  * ------------------------------------------------------------------------------------------------------- */
-bool mp_mul_u64(uint64_t a, uint64_t b, uint64_t *out);
-bool mp_add_u64(uint64_t a, uint64_t b, uint64_t *out);
+/* inline: the planner calls them hundreds of times per plan (GCC's and Clang's overflow builtins) */
+static inline bool mp_mul_u64(uint64_t a, uint64_t b, uint64_t *out)
+{
+	return !__builtin_mul_overflow(a, b, out);
+}
+
+static inline bool mp_add_u64(uint64_t a, uint64_t b, uint64_t *out)
+{
+	return !__builtin_add_overflow(a, b, out);
+}
+
 /* *acc += a * b, checked. */
-bool mp_muladd_u64(uint64_t *acc, uint64_t a, uint64_t b);
+static inline bool mp_muladd_u64(uint64_t *acc, uint64_t a, uint64_t b)
+{
+	uint64_t p;
+
+	return mp_mul_u64(a, b, &p) && mp_add_u64(*acc, p, acc);
+}
 
 /* The largest byte total a plan may report: 2^53 (about 9 PB). JSON numbers are exact integers only up to 2^53,
  * and no device is within a million times of it, so a larger total is refused (MP_EOVERFLOW) rather than
