@@ -25,6 +25,7 @@ static mp_status transformer(mps_service *s, const mps_roofline_transformer *t, 
 {
 	mps_inference_job job = t->job;
 	mp_step_req req = t->req;
+	mp_weights whole;
 	mp_status st = mps_model_resolve(s, &job.model, &out->model, err);
 	uint64_t limit;
 	char name[48];
@@ -86,17 +87,12 @@ static mp_status transformer(mps_service *s, const mps_roofline_transformer *t, 
 			 member(t, "prompt_tokens", name, sizeof(name)), (unsigned long long)req.prompt_tokens, why);
 	}
 	req.json_pointer = t->pointer;
-	{
-		/* the matrices as the inference plan stores them (mps_step_weights: the plan's own rule) */
-		mp_weights whole;
-		const mp_weights *classes = NULL;
-
-		st = mps_step_weights(&out->model.arch, req.weight_dtype, &job.opts, NULL, 1, t->pointer, &whole, &classes,
-				      err);
-		if (st != MP_OK)
-			return st;
-		req.weights = classes;
-	}
+	/* the matrices as the inference plan stores them (mps_step_weights: the plan's own rule); `whole` lives until
+	 * both analyses are done (req.weights points into it) */
+	st = mps_step_weights(&out->model.arch, req.weight_dtype, &job.opts, NULL, 1, t->pointer, &whole, &req.weights,
+			      err);
+	if (st != MP_OK)
+		return st;
 	st = mp_step_analyze(&out->model.arch, dev, MP_PHASE_DECODE, &req, &out->decode, err);
 	if (st == MP_OK)
 		st = mp_step_analyze(&out->model.arch, dev, MP_PHASE_PREFILL, &req, &out->prefill, err);
