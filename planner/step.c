@@ -136,6 +136,12 @@ static mp_status linear(builder *b, const char *name, uint64_t count, uint64_t r
 		op.kind = MP_OP_RAW;
 		op.unit = MP_UNIT_MATRIX;
 		op.compute_dtype = b->fmt[c] == MP_DTYPE_FP32 ? MP_DTYPE_FP32 : b->act;
+		/* fp8 weights on a device with fp8 tensor cores run W8A8: the activations are quantised per token and
+		 * the product runs at the fp8 peak (vLLM 0.11 Fp8LinearMethod: cutlass_scaled_mm from compute
+		 * capability 8.9; below it, Marlin's weight-only fp8, dequantised into the activations' type) */
+		if ((b->fmt[c] == MP_DTYPE_FP8_E4M3 || b->fmt[c] == MP_DTYPE_FP8_E5M2) && b->d &&
+		    b->d->peak_flops_per_second[b->fmt[c]] > 0)
+			op.compute_dtype = b->fmt[c];
 		op.flops = 2.0 * (double)rows * (double)k * (double)n;
 		if (!mp_mul_u64(rows, k, &mk) || !mp_dtype_bytes(b->act, mk, &ab) || !mp_mul_u64(rows, n, &mn) ||
 		    !mp_dtype_bytes(b->act, mn, &cb) || !mp_add_u64(wb, ab, &op.bytes) || !mp_add_u64(op.bytes, cb, &op.bytes))
@@ -474,6 +480,9 @@ static mp_status mlp_ops(builder *b, const mp_model *m)
 			op.unit = MP_UNIT_MATRIX;
 			op.dtype = b->act;
 			op.compute_dtype = b->fmt[MP_TC_EXPERTS] == MP_DTYPE_FP32 ? MP_DTYPE_FP32 : b->act;
+			if ((b->fmt[MP_TC_EXPERTS] == MP_DTYPE_FP8_E4M3 || b->fmt[MP_TC_EXPERTS] == MP_DTYPE_FP8_E5M2) &&
+			    b->d && b->d->peak_flops_per_second[b->fmt[MP_TC_EXPERTS]] > 0)
+				op.compute_dtype = b->fmt[MP_TC_EXPERTS]; /* W8A8, as linear() says */
 			op.flops = 2.0 * routed * (double)in * (double)out;
 			if (!mp_mul_u64(rows, in, &n) || !mp_dtype_bytes(b->act, n, &ab) ||
 			    !mp_mul_u64(rows, out, &n) || !mp_dtype_bytes(b->act, n, &cb) ||
@@ -497,6 +506,44 @@ static mp_status mlp_ops(builder *b, const mp_model *m)
 		}
 	}
 	return st;
+}
+
+/*
+ * The decoder matrices a reader lists by shape (mp_model.extra) in models whose layers differ (attn_per_layer:
+ * Gemma 4's double-wide MLPs of the KV-shared layers, its per-layer input gates and projections; Gemma 3n's
+ * per-layer MLP widths, AltUp and LAuReL): one product over all of them, every token through each, weights in the
+ * MLP class's format. Embedding tables (looked up, not multiplied), vectors and the towers are not read by a decode
+ * step. Other models' extras are weights shared by blocks the step already counts (Zamba2), so none is added.
+ */
+static mp_status extra_ops(builder *b, const mp_model *m)
+{
+	uint64_t weights = 0, wb = 0, ab = 0, n;
+	mp_op op;
+
+	if (!m->attn_per_layer)
+		return MP_OK;
+	for (size_t i = 0; i < m->n_extra && i < MP_MAX_EXTRA_TENSORS; i++) {
+		const mp_extra_tensor *t = &m->extra[i];
+
+		if (t->vector || (t->cls != MP_TC_MLP && t->cls != MP_TC_ATTENTION && t->cls != MP_TC_EXPERTS))
+			continue;
+		if (!mp_mul_u64(t->rows, t->cols, &n) || !mp_muladd_u64(&weights, n, t->count))
+			return mp_model_overflow(b->m, "the extra matrices' weights", b->err);
+	}
+	if (weights == 0)
+		return MP_OK;
+	if (!class_bytes(b, MP_TC_MLP, weights, &wb) || !mp_mul_u64(b->tokens, 2 * b->m->hidden_size, &n) ||
+	    !mp_dtype_bytes(b->act, n, &ab))
+		return mp_fail_at(b->err, MP_EOVERFLOW, b->req->json_pointer, "/batch_size", "the extra matrices' bytes overflow");
+	memset(&op, 0, sizeof(op));
+	op.kind = MP_OP_RAW;
+	op.unit = MP_UNIT_MATRIX;
+	op.dtype = b->act;
+	op.compute_dtype = b->fmt[MP_TC_MLP] == MP_DTYPE_FP32 ? MP_DTYPE_FP32 : b->act;
+	op.flops = 2.0 * (double)b->tokens * (double)weights;
+	if (!mp_add_u64(wb, ab, &op.bytes))
+		return mp_fail_at(b->err, MP_EOVERFLOW, b->req->json_pointer, "/batch_size", "the extra matrices' bytes overflow");
+	return add(b, "extra_matrices", 1, &op, wb);
 }
 
 static mp_status check(const mp_model *m, mp_phase phase, const mp_step_req *req, mp_error *err)
@@ -608,6 +655,8 @@ mp_status mp_step_analyze(const mp_model *model, const mp_device *d, mp_phase ph
 			st = recurrent_ops(&b, model, m, phase, req, tp);
 		if (st == MP_OK)
 			st = mlp_ops(&b, m);
+		if (st == MP_OK)
+			st = extra_ops(&b, m);
 		if (st == MP_OK)
 			st = vector_op(&b, "residual_add", 2 * L, MP_OP_ELEMENTWISE, b.tokens, m->hidden_size, 2, 1);
 		if (st == MP_OK && m->final_norm)

@@ -36,9 +36,14 @@ static double decode_tokens_per_second(const mps_model *m, const mp_device *d, c
 {
 	mp_step_req sr;
 	mp_step step;
+	mp_weights whole;
 	mp_error e = MP_ERROR_INIT;
 
 	memset(&sr, 0, sizeof(sr));
+	/* the matrices as the row's plan stores them, as its performance block reads them (mps_step_weights) */
+	if (mps_step_weights(&m->arch, p->job.req.weight_dtype, &p->opts, &p->mem.weights, p->mem.tensor_parallel_size,
+			     NULL, &whole, &sr.weights, &e) != MP_OK)
+		return 0;
 	sr.weight_dtype = p->job.req.weight_dtype;
 	sr.kv_cache_dtype = p->job.req.kv_cache_dtype;
 	sr.batch_size = b;

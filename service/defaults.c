@@ -135,9 +135,10 @@ void mps_warn_model(const mps_model *m, mps_warnings *w)
 				 "%llu layers reuse an earlier layer's K and V", (unsigned long long)a->no_kv_layers);
 		if (what[0])
 			mps_warn(w,
-				 "%s's layers differ (%s): parameters, weights and the KV cache follow each layer, while "
-				 "activations, the prefill workspace and the step analysis take every layer with the sliding "
-				 "layers' attention widths and their own K and V projections%s",
+				 "%s's layers differ (%s): parameters, weights and the KV cache follow each layer, and the step "
+				 "analysis reads every matrix of the decoder (the per-layer MLP widths and projections among "
+				 "them), while activations, the prefill workspace and the step's attention take every layer "
+				 "with the sliding layers' attention widths and their own K and V projections%s",
 				 a->model_type, what,
 				 widths ? "; an engine block's block and token figures take the mean K and V row of the layers "
 				          "with a cache"

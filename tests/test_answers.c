@@ -5,6 +5,7 @@
  * preset, inline devices in plans and fits, and the training fit's smallest GPU count. Figures come from the
  * presets and the references in tests/ref (provenance in its README) and are derived in the comments.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -800,6 +801,68 @@ static void test_review_findings(void **state)
 		"application/merge-patch+json", AUTH, &r);
 	assert_int_equal(r.status, 200);
 	http_resp_free(&r);
+	/* a quantised model's decode speed: capacity's row is the plan's performance block (both read the matrices as
+	 * stored: AWQ's fp16 lm_head and group scales) */
+	{
+		http_resp p;
+		const cJSON *it;
+		double row = -1;
+
+		call(f, "GET", "/v1/capacity?model=llama-3-8b&sequence_length=4096&weight_dtype=awq", NULL, 200, &r);
+		cJSON_ArrayForEach(it, cJSON_GetObjectItem(r.json, "items"))
+		if (strcmp(str(it, "device"), "h100-sxm5-80gb") == 0)
+			row = num(it, "decode_tokens_per_second_per_sequence");
+		call(f, "POST", "/v1/plan/inference",
+		     "{\"model\":\"llama-3-8b\",\"batch_size\":1,\"sequence_length\":4096,\"device\":\"h100-sxm5-80gb\","
+		     "\"weight_dtype\":\"awq\"}",
+		     200, &p);
+		assert_true(row > 0 && row == num(p.json, "performance.tokens_per_second_per_sequence"));
+		http_resp_free(&p);
+		http_resp_free(&r);
+	}
+	/* Gemma 4 with double-wide MLPs in its KV-shared layers: a decode step reads every decoder matrix the weights
+	 * hold (the double-wide MLPs too), all but the per-layer embedding table (a lookup): was 1.5 GB short */
+	{
+		char *cfg = ref_text("hf/configs/gemma4-kv-shared-variant.json"), *req;
+		size_t len;
+		double weights, read, ple = 262144.0 * 30 * 256 * 2; /* vocab_size_per_layer_input x layers x 256, bf16 */
+
+		assert_non_null(cfg);
+		len = strlen(cfg) + 256;
+		req = malloc(len);
+		snprintf(req, len,
+			 "{\"model\":{\"hf_config\":%s},\"batch_size\":1,\"sequence_length\":4096,"
+			 "\"device\":\"h100-sxm5-80gb\"}",
+			 cfg);
+		call(f, "POST", "/v1/plan/inference", req, 200, &r);
+		weights = num(r.json, "memory.weights_bytes");
+		read = num(r.json, "performance.decode_bytes_per_step") -
+		       num(r.json, "performance.decode_kv_cache_read_bytes_per_step");
+		/* within 1% (the step's attention takes the sliding layers' widths, as the answer warns: 2.2 MB here) */
+		assert_true(fabs(read - (weights - ple)) < 0.01 * weights);
+		http_resp_free(&r);
+		free(req);
+		free(cfg);
+	}
+	/* fp8 weights on Hopper run W8A8 (vLLM's cutlass fp8 path): the prefill's products at the fp8 peak; on an
+	 * A100 (no fp8 tensor cores: Marlin weight-only) at the bf16 one */
+	{
+		double t[2][2];
+		const char *dev[2] = { "h100-sxm5-80gb", "a100-sxm4-80gb" }, *wd[2] = { "bf16", "fp8" };
+
+		for (int i = 0; i < 2; i++)
+			for (int j = 0; j < 2; j++) {
+				snprintf(body, sizeof(body),
+					 "{\"model\":\"llama-3-8b\",\"batch_size\":1,\"sequence_length\":8192,\"device\":\"%s\","
+					 "\"weight_dtype\":\"%s\"}",
+					 dev[i], wd[j]);
+				call(f, "POST", "/v1/plan/inference", body, 200, &r);
+				t[i][j] = num(r.json, "performance.prefill_seconds");
+				http_resp_free(&r);
+			}
+		assert_true(t[0][1] < 0.7 * t[0][0]);
+		assert_true(t[1][1] == t[1][0]);
+	}
 	/* a training plan where no count fits: the deprecated alias says null too, never "0 GPUs" */
 	call(f, "POST", "/v1/plan/training",
 	     "{\"model\":\"llama-3.1-405b\",\"precision\":\"fp32\",\"optimizer\":\"adamw\",\"micro_batch_size\":1,"
