@@ -629,57 +629,77 @@ static const mpm_field check_fields[] = {
 
 mp_status mpc_engine_check_decode(const cJSON *body, mps_engine_check_request *out, mp_error *err)
 {
-	check_body cb = {0};
+	check_body cb = {-1};
 	const cJSON *log = cJSON_GetObjectItemCaseSensitive(body, "log");
 	const cJSON *metrics = cJSON_GetObjectItemCaseSensitive(body, "metrics");
 	const cJSON *plan = cJSON_GetObjectItemCaseSensitive(body, "plan"), *pe;
-	const cJSON *text;
-	mp_engine e;
+	const cJSON *text = NULL;
+	mp_engine e = MP_ENGINE_NONE;
+	mp_problems p = MP_PROBLEMS_INIT; /* every problem of the body, the plan's among them */
 	mp_status st;
 
 	memset(out, 0, sizeof(*out));
 	st = mpm_decode_fields(body, "", check_fields, MPM_COUNT(check_fields), &cb, err);
-	if (st != MP_OK)
+	mp_problems_note(&p, st, err);
+	if (st == MP_ENOMEM)
 		return st;
-	e = (mp_engine)(cb.engine + 1);
+	if (cb.engine >= 0)
+		e = (mp_engine)(cb.engine + 1);
 	if ((log == NULL) == (metrics == NULL))
-		return mp_fail(err, MP_EINVAL, log ? "/metrics" : "/log",
-			       "give exactly one of log (the engine's start-up log, pasted) and metrics (its /metrics "
-			       "text, with vllm:cache_config_info)");
-	text = log ? log : metrics;
-	if (!cJSON_IsString(text))
-		return mp_fail(err, MP_EINVAL, log ? "/log" : "/metrics", "%s must be a string (the text, as printed)",
-			       log ? "log" : "metrics");
-	if (metrics && e != MP_ENGINE_VLLM)
-		return mp_fail(err, MP_EINVAL, "/metrics",
-			       "metrics are read for vllm (vllm:cache_config_info); for %s paste its log", mp_engine_name(e));
-	if (!cJSON_IsObject(plan))
-		return mp_fail(err, MP_EINVAL, "/plan",
-			       "plan must be an inference plan request (the body of POST /v1/plan/inference) with the "
-			       "device the engine ran on");
-	pe = cJSON_GetObjectItemCaseSensitive(plan, "engine");
-	if (pe && !(cJSON_IsString(pe) && strcmp(pe->valuestring, mp_engine_name(e)) == 0))
-		return mp_fail(err, MP_EINVAL, "/plan/engine",
-			       "plan.engine, when given, must be the check's engine (%s); it can be left out",
-			       mp_engine_name(e));
-	{
+		mp_problems_note(&p,
+				 mp_fail(err, MP_EINVAL, log ? "/metrics" : "/log",
+					 "give exactly one of log (the engine's start-up log, pasted) and metrics (its "
+					 "/metrics text, with vllm:cache_config_info)"),
+				 err);
+	else if (!cJSON_IsString(text = log ? log : metrics))
+		mp_problems_note(&p,
+				 mp_fail(err, MP_EINVAL, log ? "/log" : "/metrics", "%s must be a string (the text, as printed)",
+					 log ? "log" : "metrics"),
+				 err);
+	else if (metrics && e != MP_ENGINE_NONE && e != MP_ENGINE_VLLM)
+		mp_problems_note(&p,
+				 mp_fail(err, MP_EINVAL, "/metrics",
+					 "metrics are read for vllm (vllm:cache_config_info); for %s paste its log",
+					 mp_engine_name(e)),
+				 err);
+	if (plan && !cJSON_IsObject(plan)) {
+		mp_problems_note(&p,
+				 mp_fail(err, MP_EINVAL, "/plan",
+					 "plan must be an inference plan request (the body of POST /v1/plan/inference) with "
+					 "the device the engine ran on"),
+				 err);
+	} else if (plan) {
 		/* the plan is decoded as naming the check's engine (its engine knobs, mem_fraction_static and the
-		 * like, are then allowed) */
-		cJSON *named = cJSON_Duplicate(plan, true);
+		 * like, are then allowed); with no valid engine, as it stands, for its own problems */
+		cJSON *named;
 
+		pe = cJSON_GetObjectItemCaseSensitive(plan, "engine");
+		if (e != MP_ENGINE_NONE && pe && !(cJSON_IsString(pe) && strcmp(pe->valuestring, mp_engine_name(e)) == 0))
+			mp_problems_note(&p,
+					 mp_fail(err, MP_EINVAL, "/plan/engine",
+						 "plan.engine, when given, must be the check's engine (%s); it can be left out",
+						 mp_engine_name(e)),
+					 err);
+		named = cJSON_Duplicate(plan, true);
 		if (named == NULL)
 			return mp_fail(err, MP_ENOMEM, "", "out of memory");
-		if (pe == NULL && !cJSON_AddStringToObject(named, "engine", mp_engine_name(e))) {
+		if (e != MP_ENGINE_NONE && pe == NULL && !cJSON_AddStringToObject(named, "engine", mp_engine_name(e))) {
 			cJSON_Delete(named);
 			return mp_fail(err, MP_ENOMEM, "", "out of memory");
 		}
 		st = mpc_inference_decode(named, "/plan", true, &out->plan, err);
 		cJSON_Delete(named);
+		if (st == MP_ENOMEM)
+			return st;
+		mp_problems_note(&p, st, err);
 	}
-	if (st != MP_OK)
-		return st;
-	return mpc_engine_report_parse(e, text->valuestring, metrics != NULL, log ? "/log" : "/metrics", &out->report,
-				       err);
+	/* the text is read once the engine it is for is known */
+	if (e != MP_ENGINE_NONE && cJSON_IsString(text))
+		mp_problems_note(&p,
+				 mpc_engine_report_parse(e, text->valuestring, metrics != NULL, log ? "/log" : "/metrics",
+							 &out->report, err),
+				 err);
+	return mp_problems_end(&p, err);
 }
 
 cJSON *mpc_engine_check_json(const mps_engine_check_request *rq, const mps_engine_check *c)

@@ -64,9 +64,11 @@ static mp_status decode_gpu_counts(const cJSON *list, mps_fit_request *rq, mp_er
 				     v->valuedouble == (double)(uint64_t)v->valuedouble
 			     ? (uint64_t)v->valuedouble
 			     : 0;
+		char field[32];
 
+		snprintf(field, sizeof(field), "/gpu_counts/%d", i); /* the item, not the list */
 		if (g == 0 || (rq->ngpu_counts && g <= rq->gpu_counts[rq->ngpu_counts - 1]))
-			return mp_fail(err, MP_EINVAL, "/gpu_counts",
+			return mp_fail(err, MP_EINVAL, field,
 				       "gpu_counts[%d] must be an integer between 1 and %llu, the list increasing", i,
 				       (unsigned long long)MP_MAX_GPUS);
 		rq->gpu_counts[rq->ngpu_counts++] = g;

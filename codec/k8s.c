@@ -710,9 +710,11 @@ static bool annotation_members(builder *b, mps_k8s_pod *pod, const cJSON *ann)
 static void decode_job(builder *b, mps_k8s_pod *pod, bool training)
 {
 	mp_error e = MP_ERROR_INIT;
+	mp_errors *all = calloc(1, sizeof(*all)); /* every problem of the job, each named where it came from */
 	mp_status st;
 
 	memset(&e, 0, sizeof(e));
+	e.all = all;
 	pod->job.training = training;
 	if (training) {
 		mps_training_request t;
@@ -725,22 +727,37 @@ static void decode_job(builder *b, mps_k8s_pod *pod, bool training)
 		st = mpc_inference_decode(b->body, "", false, &r, &e);
 		pod->job.u.inference = r.job;
 	}
-	if (st == MP_ENOMEM) {
+	if (st == MP_ENOMEM || all == NULL) {
+		free(all);
 		bad_job(pod, "memplan: out of memory reading %s%s", pod->source, "");
 		return;
 	}
 	if (st != MP_OK) {
-		const char *from = origin_of(b, e.field);
-		char where[300];
+		size_t n = all->n ? all->n : 1, used = 0;
 
-		if (from)
-			snprintf(where, sizeof(where), "%s", from);
-		else
-			snprintf(where, sizeof(where), "%s: %s", pod->source, e.field[0] ? e.field : "body");
 		pod->state = MPS_K8S_BAD_JOB;
-		snprintf(pod->error, sizeof(pod->error), "memplan: %s: %s", where, e.message);
+		pod->error[0] = '\0';
+		for (size_t i = 0; i < n; i++) {
+			const char *field = all->n ? all->item[i].field : e.field;
+			const char *msg = all->n ? all->item[i].message : e.message;
+			const char *from = origin_of(b, field);
+			char where[300];
+			int w;
+
+			if (from)
+				snprintf(where, sizeof(where), "%s", from);
+			else
+				snprintf(where, sizeof(where), "%s: %s", pod->source, field[0] ? field : "body");
+			w = snprintf(pod->error + used, sizeof(pod->error) - used, "%s%s: %s", i ? "; " : "memplan: ", where,
+				     msg);
+			if (w < 0 || (size_t)w >= sizeof(pod->error) - used)
+				break;
+			used += (size_t)w;
+		}
+		free(all);
 		return;
 	}
+	free(all);
 	pod->state = MPS_K8S_JOB;
 	pod->num_gpus_given = member(b->body, "num_gpus") != NULL;
 	snprintf(pod->job.id, sizeof(pod->job.id), "pod");

@@ -46,6 +46,11 @@ static void layer_rows(const mp_model *m, mp_mla_cache mla, uint64_t tp, uint64_
 	/* vLLM QKVParallelLinear: kv_heads / tp heads per rank, or one head replicated tp / kv_heads times */
 	d->kv_heads_per_gpu = m->num_kv_heads >= tp ? m->num_kv_heads / tp : 1;
 	d->kv_head_replication = m->num_kv_heads >= tp ? 1 : tp / m->num_kv_heads;
+	/* layers of their own widths (Gemma 4's full-attention layers, fewer KV heads): the replication is the worst
+	 * layer's (the bytes are counted per layer, mp_kv_cache) */
+	if (m->attn_per_layer && m->global_kv_heads && m->global_kv_heads < tp &&
+	    tp / m->global_kv_heads > d->kv_head_replication)
+		d->kv_head_replication = tp / m->global_kv_heads;
 	*k = *v = d->kv_heads_per_gpu * m->head_dim;
 }
 

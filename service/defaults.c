@@ -194,12 +194,18 @@ void mps_warn_context(const mp_model *m, uint64_t tokens, bool allow_beyond, mps
 
 void mps_warn_kv_replication(const mp_model *m, const mp_inference_memory *mem, mps_warnings *w)
 {
+	/* a model whose full-attention layers have fewer KV heads (Gemma 4): the fewest is what replicates */
+	uint64_t heads = m->attn_per_layer && m->global_kv_heads && m->global_kv_heads < m->num_kv_heads
+				 ? m->global_kv_heads
+				 : m->num_kv_heads;
+
 	if (mem->kv.kv_head_replication <= 1 || m->attn_kind != MP_ATTN_GQA)
 		return;
 	mps_warn(w,
-		 "tensor_parallel_size %llu exceeds the model's %llu KV heads: each GPU holds a copy of one KV head (%llu "
+		 "tensor_parallel_size %llu exceeds the model's %llu KV heads%s: each GPU holds a copy of one KV head (%llu "
 		 "GPUs share each), so the KV cache per GPU stops shrinking with more GPUs",
-		 (unsigned long long)mem->tensor_parallel_size, (unsigned long long)m->num_kv_heads,
+		 (unsigned long long)mem->tensor_parallel_size, (unsigned long long)heads,
+		 heads != m->num_kv_heads ? " (of its full-attention layers)" : "",
 		 (unsigned long long)mem->kv.kv_head_replication);
 }
 

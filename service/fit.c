@@ -78,10 +78,18 @@ static mp_status collect_device(const mp_store_device *d, void *ctx)
 	return add_device(p, d);
 }
 
+/* A problem of the request (a model or device it names that is not stored, a model without an architecture): noted
+ * so that every one is named; any other failure (memory, the database) ends the request. */
+static bool request_problem(mp_status st)
+{
+	return st == MP_ENOTFOUND || st == MP_EINVAL;
+}
+
 static mp_status load_devices(mps_fit_plan *p, mp_error *err)
 {
 	const mps_fit_request *rq = p->rq;
 	mp_status st = MP_OK;
+	mp_problems probs = MP_PROBLEMS_INIT;
 
 	if (rq->devices == NULL) {
 		/* the stored devices of the kinds asked for: GPUs unless the request says otherwise */
@@ -105,15 +113,20 @@ static mp_status load_devices(mps_fit_plan *p, mp_error *err)
 	}
 	for (size_t i = 0; i < rq->ndevices && st == MP_OK; i++) {
 		mp_store_device *d = malloc(sizeof(*d));
+		mp_status one;
 
 		if (d == NULL)
 			return mp_fail(err, MP_ENOMEM, "", "out of memory");
-		st = mps_device_resolve(p->s, &rq->devices[i], d, err);
-		if (st == MP_OK && add_device(p, d) != MP_OK)
-			st = mp_fail(err, MP_ENOMEM, "", "out of memory");
+		one = mps_device_resolve(p->s, &rq->devices[i], d, err);
+		if (one == MP_OK && add_device(p, d) != MP_OK)
+			one = mp_fail(err, MP_ENOMEM, "", "out of memory");
 		free(d);
+		if (one != MP_OK && !request_problem(one))
+			st = one;
+		else
+			mp_problems_note(&probs, one, err); /* every device the request names that is not stored */
 	}
-	return st;
+	return st != MP_OK ? st : mp_problems_end(&probs, err);
 }
 
 /* Devices alike in everything the defaults read (bf16 support, capacity, NVML's total, the name's A100 test) share
@@ -154,11 +167,14 @@ static const mps_model_ref *job_model(const mps_fit_job *j)
 	return j->training ? &j->u.train.model : &j->u.inference.model;
 }
 
-/* Each job's model; a stored id already resolved in this request is copied, not read again. */
+
+/* Each job's model; a stored id already resolved in this request is copied, not read again. Every job's problem is
+ * named (mp_problems), the first one returned. */
 static mp_status load_models(mps_fit_plan *p, mp_error *err)
 {
 	const mps_fit_request *rq = p->rq;
 	uint64_t gen = mp_store_generation(mps_store(p->s)); /* every stored model read at one state */
+	mp_problems probs = MP_PROBLEMS_INIT;
 
 	p->models = calloc(rq->njobs ? rq->njobs : 1, sizeof(*p->models));
 	if (p->models == NULL)
@@ -179,14 +195,15 @@ static mp_status load_models(mps_fit_plan *p, mp_error *err)
 		if (shared)
 			continue;
 		st = mps_model_resolve_at(p->s, ref, gen, &p->models[i], err);
-		if (st != MP_OK)
+		if (st == MP_OK && !j->training && !p->models[i].architecture_known)
+			st = mp_fail(err, MP_EINVAL, j->u.inference.pointer,
+				     "inference needs the architecture for the KV cache: give the model as a stored "
+				     "id, {\"hf_config\": {...}} or {\"architecture\": {...}}");
+		if (st != MP_OK && !request_problem(st))
 			return st;
-		if (!j->training && !p->models[i].architecture_known)
-			return mp_fail(err, MP_EINVAL, j->u.inference.pointer,
-				       "inference needs the architecture for the KV cache: give the model as a stored "
-				       "id, {\"hf_config\": {...}} or {\"architecture\": {...}}");
+		mp_problems_note(&probs, st, err);
 	}
-	return MP_OK;
+	return mp_problems_end(&probs, err);
 }
 
 /* One training job at every GPU count (training memory does not depend on the device). A layout no GPU count can
@@ -318,9 +335,20 @@ mp_status mps_fit_prepare(mps_service *s, const mps_fit_request *rq, mps_fit_pla
 		return mp_fail(err, MP_ENOMEM, "", "out of memory");
 	p->s = s;
 	p->rq = rq;
-	st = load_models(p, err);
-	if (st == MP_OK)
-		st = load_devices(p, err);
+	{
+		/* the models' problems and the devices' together: one answer names them all */
+		mp_problems probs = MP_PROBLEMS_INIT;
+
+		st = load_models(p, err);
+		if (st == MP_OK || request_problem(st)) {
+			mp_problems_note(&probs, st, err);
+			st = load_devices(p, err);
+			if (st == MP_OK || request_problem(st)) {
+				mp_problems_note(&probs, st, err);
+				st = mp_problems_end(&probs, err);
+			}
+		}
+	}
 	if (st == MP_OK && rq->njobs * p->ndevs > MPS_FIT_MAX_PAIRS)
 		st = mp_fail(err, MP_ETOOLARGE, "/jobs", "%zu jobs x %zu devices is more than %d pairs per request",
 			     rq->njobs, p->ndevs, MPS_FIT_MAX_PAIRS);

@@ -350,11 +350,67 @@ static const char *shown_device(const mps_k8s_class *c)
 	return c->product[0] ? c->product : c->gke_accelerator[0] ? c->gke_accelerator : c->device.id;
 }
 
+/* The job's verdict on dev (per GPU): *total the job's bytes per GPU there, *min_gpus the smallest
+ * tensor-parallel degree that fits (inference; 0 = none or training). */
+static void verdict_on(judge *j, const mp_store_device *dev, mp_fit *fit, uint64_t *total, uint64_t *min_gpus)
+{
+	memset(fit, 0, sizeof(*fit));
+	*min_gpus = 0;
+	if (j->job.training) {
+		mp_training_verdict(&j->tmem, &dev->hw, fit);
+		*total = j->tmem.total_bytes;
+	} else {
+		mp_error e = MP_ERROR_INIT;
+		mp_inference_memory *mem = &j->mem;
+		mp_inference_opts opts = j->job.u.inference.opts;
+
+		/* with the device: its engine's serving defaults (the prefill chunk), as the plan endpoint takes them;
+		 * then the verdict, and the smallest GPU count that would fit it */
+		if (mps_inference_opts_for(&j->job.u.inference, dev, &opts, NULL, &e) != MP_OK)
+			opts = j->job.u.inference.opts;
+		if (mp_plan_inference_ex(&j->model.arch, &j->model.params, &j->job.u.inference.req, &opts, &dev->hw, mem,
+					 fit, &e) != MP_OK)
+			mp_fit_verdict(&j->mem, &opts, &dev->hw, fit);
+		*total = mem->total_bytes;
+		*min_gpus = fit->min_gpus;
+	}
+}
+
+/* A node with no profile but a gpu.memory label: the label alone is the GPU's NVML total, so a job that needs more
+ * per GPU than it cannot fit there, whatever the device is (the unknown-device policy is for what the label
+ * cannot tell). */
+static void judge_by_label(judge *j, mps_k8s_class *c)
+{
+	mp_store_device *lab = calloc(1, sizeof(*lab));
+	mp_fit fit;
+	uint64_t total = 0, min_gpus = 0;
+
+	if (lab == NULL || c->memory_mib == 0 || c->replicas > 1) {
+		free(lab);
+		return;
+	}
+	snprintf(lab->id, sizeof(lab->id), "gpu-memory-label");
+	snprintf(lab->vendor, sizeof(lab->vendor), "NVIDIA");
+	snprintf(lab->kind, sizeof(lab->kind), "gpu");
+	lab->hw.memory_bytes = lab->hw.usable_memory_bytes = c->memory_mib * MIB;
+	lab->hw.memory_bandwidth_bytes_per_second = 1e12; /* not read by a verdict */
+	verdict_on(j, lab, &fit, &total, &min_gpus);
+	free(lab);
+	if (fit.fits)
+		return;
+	c->label_no_fit = true;
+	snprintf(c->reason, sizeof(c->reason),
+		 "memplan: %s needs %.2f GiB per GPU and the node's GPUs have %llu MiB (nvidia.com/gpu.memory), so it "
+		 "cannot fit whatever %s is (no stored profile names it)",
+		 j->model.id[0] ? j->model.id : "the model", (double)total / GIB, (unsigned long long)c->memory_mib,
+		 c->product[0] ? c->product : c->gke_accelerator[0] ? c->gke_accelerator : "the device");
+}
+
 static void judge_class(judge *j, mps_k8s_class *c)
 {
 	const mps_k8s_pod *pod = &j->rq->pod;
 	mp_fit fit;
-	char fitsw[64] = "";
+	char fitsw[96] = "", layout[96] = "";
 
 	if (!c->known) {
 		if (c->product[0] || c->gke_accelerator[0] || c->memory_mib)
@@ -366,27 +422,11 @@ static void judge_class(judge *j, mps_k8s_class *c)
 		else
 			snprintf(c->reason, sizeof(c->reason),
 				 "memplan: the node has no nvidia.com/gpu.product, gpu.memory or memplan-profile label");
+		if (!c->mig && !c->shared)
+			judge_by_label(j, c);
 		return;
 	}
-	memset(&fit, 0, sizeof(fit));
-	if (j->job.training) {
-		mp_training_verdict(&j->tmem, &c->device.hw, &fit);
-		c->total_bytes = j->tmem.total_bytes;
-	} else {
-		mp_error e = MP_ERROR_INIT;
-		mp_inference_memory *mem = &j->mem;
-		mp_inference_opts opts = j->job.u.inference.opts;
-
-		/* with the device: its engine's serving defaults (the prefill chunk), as the plan endpoint takes them;
-		 * then the verdict, and the smallest GPU count that would fit it */
-		if (mps_inference_opts_for(&j->job.u.inference, &c->device, &opts, NULL, &e) != MP_OK)
-			opts = j->job.u.inference.opts;
-		if (mp_plan_inference_ex(&j->model.arch, &j->model.params, &j->job.u.inference.req, &opts,
-					 &c->device.hw, mem, &fit, &e) != MP_OK)
-			mp_fit_verdict(&j->mem, &opts, &c->device.hw, &fit);
-		c->total_bytes = mem->total_bytes;
-		c->fits_with_gpus = fit.min_gpus;
-	}
+	verdict_on(j, &c->device, &fit, &c->total_bytes, &c->fits_with_gpus);
 	c->fits = fit.fits;
 	c->budget_bytes = fit.budget_bytes ? fit.budget_bytes : fit.capacity_bytes;
 	c->headroom_bytes = fit.headroom_bytes;
@@ -398,9 +438,14 @@ static void judge_class(judge *j, mps_k8s_class *c)
 	if (c->mig || c->shared)
 		c->fits_with_gpus = 0;
 	else if (!j->job.training && c->fits_with_gpus)
-		snprintf(fitsw, sizeof(fitsw), "; it fits on %llu", (unsigned long long)c->fits_with_gpus);
+		snprintf(fitsw, sizeof(fitsw), "; it fits with tensor_parallel_size %llu (%llu GPUs a replica)",
+			 (unsigned long long)c->fits_with_gpus, (unsigned long long)c->fits_with_gpus);
 	else if (!j->job.training)
 		snprintf(fitsw, sizeof(fitsw), "; no GPU count of this device fits it");
+	/* the pod's GPUs split into replicas of tensor_parallel_size each (vLLM --tensor-parallel-size 4 on 8 GPUs) */
+	if (!j->job.training && j->mem.tensor_parallel_size && j->mem.tensor_parallel_size != pod->gpus)
+		snprintf(layout, sizeof(layout), " at tensor_parallel_size %llu (of the pod's %llu GPUs)",
+			 (unsigned long long)j->mem.tensor_parallel_size, (unsigned long long)pod->gpus);
 	if (j->job.training)
 		snprintf(c->reason, sizeof(c->reason),
 			 "memplan: %s training needs %.2f GiB per GPU on %llu x %s (%s), over its %.2f GiB",
@@ -408,13 +453,13 @@ static void judge_class(judge *j, mps_k8s_class *c)
 			 (unsigned long long)pod->gpus, shown_device(c), c->device.id, (double)c->budget_bytes / GIB);
 	else
 		snprintf(c->reason, sizeof(c->reason),
-			 "memplan: %s (%s weights, %s KV, %llu x %llu tokens) needs %.2f GiB per GPU on %llu x %s (%s), "
+			 "memplan: %s (%s weights, %s KV, %llu x %llu tokens) needs %.2f GiB per GPU on %llu x %s (%s)%s, "
 			 "over its %.2f GiB budget%s",
 			 j->model.id[0] ? j->model.id : "the model", dtype_or(j->job.u.inference.req.weight_dtype, "?"),
 			 dtype_or(j->job.u.inference.req.kv_cache_dtype, "?"),
 			 (unsigned long long)j->job.u.inference.req.batch_size,
 			 (unsigned long long)j->job.u.inference.req.sequence_length, (double)c->total_bytes / GIB,
-			 (unsigned long long)pod->gpus, shown_device(c), c->device.id, (double)c->budget_bytes / GIB,
+			 (unsigned long long)pod->gpus, shown_device(c), c->device.id, layout, (double)c->budget_bytes / GIB,
 			 fitsw);
 }
 
@@ -512,7 +557,9 @@ static mp_status place_nodes(judge *j, mps_k8s_result *out, mp_error *err)
 			continue;
 		}
 		c = &out->classes[r->cls];
-		if (!c->known) {
+		if (!c->known && c->label_no_fit) {
+			r->verdict = MPS_K8S_UNRESOLVABLE; /* the label alone shows it (judge_by_label) */
+		} else if (!c->known) {
 			out->unknown_device++;
 			r->verdict = j->policy->unknown_device_fails ? MPS_K8S_FAIL : MPS_K8S_PASS;
 		} else {

@@ -99,6 +99,7 @@ typedef struct mps_k8s_class {
 	bool shared;			/* time-slicing or MPS replicas of one GPU */
 	bool mig;			/* a MIG slice (single or mixed strategy) */
 	bool known;			/* a profile was found */
+	bool label_no_fit;		/* no profile, but the gpu.memory label alone shows the job cannot fit */
 	const char *matched_by;		/* "memplan-profile", "gpu.product", "gke-accelerator", "gpu.memory" */
 	mp_store_device device;		/* the profile (known) */
 	char model_name_label[MP_STORE_ALIAS_MAX];	/* DCGM's modelName for the profile: its first alias */

@@ -291,7 +291,7 @@ static void test_every_problem_at_once(void **state)
 	     422, &r);
 	assert_true(names(&r, "/jobs/0/inference/batch_size", NULL));
 	assert_true(names(&r, "/jobs/1/training/micro_batch_size", NULL));
-	assert_true(names(&r, "/gpu_counts", NULL));
+	assert_true(names(&r, "/gpu_counts/1", "increasing"));
 	http_resp_free(&r);
 	/* the capacity query */
 	call(f, "GET", "/v1/capacity?model=llama-3-8b&weight_dtype=bf17&format=xml", NULL, 422, &r);
@@ -862,6 +862,48 @@ static void test_review_findings(void **state)
 			}
 		assert_true(t[0][1] < 0.7 * t[0][0]);
 		assert_true(t[1][1] == t[1][0]);
+	}
+	/* every problem at once: a fit's unknown model and unknown device; an engine check's bad engine, empty log and
+	 * its plan's bad member */
+	call(f, "POST", "/v1/fit",
+	     "{\"jobs\":[{\"training\":{\"model\":\"nope\",\"precision\":\"mixed_bf16\",\"optimizer\":\"adamw\","
+	     "\"micro_batch_size\":1,\"sequence_length\":8}}],\"devices\":[\"h100-sxm5-80gb\",\"nodev\"]}",
+	     404, &r);
+	assert_true(names(&r, "/jobs/0/training/model", "nope"));
+	assert_true(names(&r, "/devices/1", "nodev"));
+	http_resp_free(&r);
+	call(f, "POST", "/v1/engine-check",
+	     "{\"engine\":\"vllmx\",\"log\":\"\",\"plan\":{\"model\":\"llama-3-8b\",\"batch_size\":0,"
+	     "\"sequence_length\":100,\"device\":\"h100-sxm5-80gb\"}}",
+	     422, &r);
+	assert_true(names(&r, "/engine", NULL));
+	assert_true(names(&r, "/plan/batch_size", NULL));
+	http_resp_free(&r);
+	call(f, "POST", "/v1/engine-check",
+	     "{\"engine\":\"vllm\",\"log\":\"\",\"plan\":{\"model\":\"llama-3-8b\",\"batch_size\":0,"
+	     "\"sequence_length\":100,\"device\":\"h100-sxm5-80gb\"}}",
+	     422, &r);
+	assert_true(names(&r, "/plan/batch_size", NULL));
+	assert_true(names(&r, "/log", NULL));
+	http_resp_free(&r);
+	/* Gemma 4 with 2 KV heads in its full-attention layers (4 in the sliding ones) at tensor parallel 4: the full
+	 * layers' heads are copied on 2 GPUs each, and the answer says so (it said no replication) */
+	{
+		char *cfg = ref_text("hf/configs/gemma4-moe-k-eq-v-variant.json"), *req;
+		size_t len;
+
+		assert_non_null(cfg);
+		len = strlen(cfg) + 256;
+		req = malloc(len);
+		snprintf(req, len, "{\"model\":{\"hf_config\":%s},\"batch_size\":1,\"sequence_length\":4096,"
+				   "\"tensor_parallel_size\":4}", cfg);
+		call(f, "POST", "/v1/plan/inference", req, 200, &r);
+		assert_true(num(r.json, "kv_cache.kv_head_replication") == 2);
+		assert_true(cJSON_IsTrue(at(r.json, "parallel.kv_heads_replicated")));
+		assert_true(warns(r.json, "exceeds the model's 2 KV heads (of its full-attention layers)"));
+		http_resp_free(&r);
+		free(req);
+		free(cfg);
 	}
 	/* a training plan where no count fits: the deprecated alias says null too, never "0 GPUs" */
 	call(f, "POST", "/v1/plan/training",

@@ -338,6 +338,27 @@ static void test_vllm_pod(void **state)
 	assert_int_equal(score_of(pr, "mystery-0"), 0);
 	http_resp_free(&r);
 	http_resp_free(&p);
+	{
+		/* the same launch asking for 8 GPUs: still planned at --tensor-parallel-size 4, and the reason says so and
+		 * names the degree that fits (it said "needs ... on 8 x ...; it fits on 8") */
+		cJSON *limits = cJSON_GetObjectItem(
+			cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(
+							       cJSON_GetObjectItem(pods_ref, "pods"), "vllm-llama70b"),
+						       "spec"),
+					       "containers"),
+					       0),
+					    "resources"),
+			"limits");
+		static const char *const a100[] = { "a100-40-0" };
+
+		cJSON_ReplaceItemInObject(limits, "nvidia.com/gpu", cJSON_CreateString("8"));
+		res = filter(f, "vllm-llama70b", a100, 1, &r);
+		assert_int_equal(verdict(res, "a100-40-0"), UNRES);
+		assert_non_null(strstr(reason(res, "a100-40-0"), "at tensor_parallel_size 4 (of the pod's 8 GPUs)"));
+		assert_non_null(strstr(reason(res, "a100-40-0"), "it fits with tensor_parallel_size 8"));
+		http_resp_free(&r);
+		cJSON_ReplaceItemInObject(limits, "nvidia.com/gpu", cJSON_CreateString("4"));
+	}
 }
 
 /* Whole-body annotation on 1 GPU: the MIG slice (9728 MiB) and a T4 replica (15360 / 4 MiB) cannot hold 16 GB of
@@ -476,14 +497,52 @@ static void test_pod_errors(void **state)
 	}
 }
 
-/* --k8s-unknown-device fail: the RTX 3060 fails with a reason that says how to add it. */
+/* Two bad annotations: the Error names both, each by its annotation (it named the first only) */
+static void test_every_bad_annotation(void **state)
+{
+	fixture *f = *state;
+	cJSON *ann = cJSON_GetObjectItem(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(pods_ref, "pods"), "annotated-fields"), "metadata"),
+		"annotations");
+	static const char *const nodes[] = { "h100-sxm-0" };
+	http_resp r;
+	const cJSON *res;
+	const char *e;
+
+	cJSON_ReplaceItemInObject(ann, "memplan.io/batch-size", cJSON_CreateString("abc"));
+	cJSON_ReplaceItemInObject(ann, "memplan.io/sequence-length", cJSON_CreateString("-1"));
+	res = filter(f, "annotated-fields", nodes, 1, &r);
+	e = cJSON_GetObjectItem(res, "Error")->valuestring;
+	if (!strstr(e, "memplan.io/batch-size") || !strstr(e, "memplan.io/sequence-length"))
+		fail_msg("Error '%s' does not name both annotations", e);
+	http_resp_free(&r);
+	cJSON_ReplaceItemInObject(ann, "memplan.io/batch-size", cJSON_CreateString("4"));
+	cJSON_ReplaceItemInObject(ann, "memplan.io/sequence-length", cJSON_CreateString("32768"));
+}
+
+/* An RTX 3060 (no stored profile) with its gpu.memory label of 12,288 MiB: a job of 31.7 GiB per GPU cannot fit
+ * there whatever the device is, so the node is unresolvable under either setting, saying why (it passed before).
+ * Without the label nothing shows it: --k8s-unknown-device fail fails it with a reason that says how to add it,
+ * the default passes it. */
 static void test_unknown_device_setting(void **state)
 {
 	fixture *f = *state;
 	static const char *const nodes[] = { "mystery-0", "h100-sxm-0" };
+	cJSON *labels = cJSON_GetObjectItem((cJSON *)node_fixture("mystery-0"), "labels"), *mem;
 	http_resp r;
 	const cJSON *res;
 
+	for (int fails = 0; fails < 2; fails++) {
+		f->d.cfg.k8s_unknown_device_fails = fails;
+		res = filter(f, "annotated-inference", nodes, 2, &r);
+		assert_int_equal(verdict(res, "mystery-0"), UNRES);
+		assert_non_null(strstr(reason(res, "mystery-0"), "12288 MiB (nvidia.com/gpu.memory)"));
+		assert_non_null(strstr(reason(res, "mystery-0"), "NVIDIA-GeForce-RTX-3060"));
+		assert_int_equal(verdict(res, "h100-sxm-0"), PASS);
+		http_resp_free(&r);
+	}
+	mem = cJSON_DetachItemFromObject(labels, "nvidia.com/gpu.memory");
+	assert_non_null(mem);
 	f->d.cfg.k8s_unknown_device_fails = true;
 	res = filter(f, "annotated-inference", nodes, 2, &r);
 	f->d.cfg.k8s_unknown_device_fails = false;
@@ -495,6 +554,7 @@ static void test_unknown_device_setting(void **state)
 	res = filter(f, "annotated-inference", nodes, 2, &r);
 	assert_int_equal(verdict(res, "mystery-0"), PASS);
 	http_resp_free(&r);
+	cJSON_AddItemToObject(labels, "nvidia.com/gpu.memory", mem);
 }
 
 /* A product no real GPU reports maps by memory (the most conservative 80 GiB profile) until it is made an alias; an
@@ -726,6 +786,7 @@ int main(void)
 		cmocka_unit_test(test_other_job_forms),
 		cmocka_unit_test(test_pass_through),
 		cmocka_unit_test(test_pod_errors),
+		cmocka_unit_test(test_every_bad_annotation),
 		cmocka_unit_test(test_unknown_device_setting),
 		cmocka_unit_test(test_alias_table),
 		cmocka_unit_test(test_protocol_errors),

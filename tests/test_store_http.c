@@ -635,7 +635,7 @@ static void test_fit(void **state)
 	expect(f, "POST", "/v1/fit",
 	       "{\"jobs\":[{\"inference\":{\"model\":\"gpt2\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\","
 	       "\"batch_size\":1,\"sequence_length\":1}}],\"gpu_counts\":[2,1]}",
-	       NULL, 422, "/gpu_counts");
+	       NULL, 422, "/gpu_counts/1");
 }
 
 static void test_capacity(void **state)
