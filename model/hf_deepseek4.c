@@ -153,16 +153,20 @@ static uint64_t layers_with(const mp_model *m, unsigned flag)
 }
 
 /*
- * mlp_layer_types: "hash_moe" or "moe", one per layer (else the first num_hash_layers, 3, are hash_moe). Both build
- * the same parameters (a router weight of n_routed_experts x hidden, the experts, the shared expert); the hash router
- * keeps a tid2eid buffer (vocab x top-k int64) where the top-k router keeps e_score_correction_bias. Only checked.
+ * mlp_layer_types: "hash_moe" or "moe", one per layer (else the first num_hash_layers, legacy, default 3, are hash_moe).
+ * Both build the same parameters (a router weight of n_routed_experts x hidden, the experts, the shared expert); the
+ * hash router keeps a tid2eid buffer (vocab x top-k int64) where the top-k router keeps e_score_correction_bias: sets
+ * hash_router_layers.
  */
-static void mlp_layer_types(hf_ctx *c, const mp_model *m)
+static void mlp_layer_types(hf_ctx *c, mp_model *m)
 {
 	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "mlp_layer_types"), *v;
+	uint64_t hash = hf_get_u64(c, KEYS("num_hash_layers"), 3);
 
+	m->hash_router_layers = hash < m->num_layers ? hash : m->num_layers;
 	if (lt == NULL || cJSON_IsNull(lt))
 		return;
+	m->hash_router_layers = 0;
 	if (!cJSON_IsArray(lt) || (uint64_t)cJSON_GetArraySize(lt) != m->num_layers) {
 		hf_fail_key(c, "mlp_layer_types",
 		            "mlp_layer_types must be a list of \"hash_moe\" or \"moe\", one entry per layer "
@@ -175,6 +179,7 @@ static void mlp_layer_types(hf_ctx *c, const mp_model *m)
 			hf_fail_key(c, "mlp_layer_types", "mlp_layer_types entries must be \"hash_moe\" or \"moe\"");
 			return;
 		}
+		m->hash_router_layers += v->valuestring[0] == 'h';
 	}
 }
 
@@ -229,6 +234,7 @@ static void decode_deepseek_v4(hf_ctx *c, mp_model *m)
 	m->shared_block_params = true;
 	m->compressed_kv = true;
 	m->csa_indexer_head_dim = idx_dim;
+	m->hc_mult = hc;
 	if (c->st != MP_OK)
 		return;
 	if (m->num_kv_heads != 1) {

@@ -107,7 +107,9 @@ static bool per_layer_kv(const mp_model *m, mp_dtype dt, uint64_t tp, uint64_t t
  * DeepSeek-V4's cache (m->compressed_kv), as transformers 5.24 keeps it (modeling_deepseek_v4.py DeepseekV4HCACache,
  * DeepseekV4CSACache; no serving engine's layout is in the references here), per sequence of `tokens` tokens:
  *   every attention layer: the keys over the window (K = V, one tensor: shared-KV MQA), key_tokens x head_dim in the
- *     KV dtype (key_tokens = min(tokens, window), the window convention of every sliding layer here);
+ *     KV dtype (key_tokens = min(tokens, window), the window convention of every sliding layer here); a layer of
+ *     "sliding_attention" (no compressor) keeps transformers' DynamicSlidingWindowLayer, whose update(kv, kv) stores
+ *     the tensor as keys and again as values: twice that;
  *   an HCA layer (rate r = hca_compress_rate): floor(tokens / r) compressed entries of head_dim (KV dtype;
  *     compressed_kv["compressor"]) and the tokens since the last closed window, (tokens mod r) x head_dim for the kv
  *     projection and as many for the gate (buffer_kv, buffer_gate: the projections' outputs, in the compute dtype);
@@ -138,10 +140,17 @@ static bool compressed_kv_bytes(const mp_model *m, mp_dtype kv_dt, mp_dtype act_
 
 		if (!(f & MP_LAYER_ATTENTION))
 			continue;
+		if (!(f & (MP_LAYER_CSA | MP_LAYER_HCA))) {
+			/* a sliding_attention layer has transformers' plain DynamicSlidingWindowLayer: its update(kv, kv)
+			 * keeps the one tensor twice, as keys and as values */
+			if (!mp_add_u64(*key_row, 2 * key, key_row) || !mp_muladd_u64(&acc, 2 * key, key_tokens))
+				return false;
+			continue;
+		}
 		if (!mp_add_u64(*key_row, key, key_row) || !mp_muladd_u64(&acc, key, key_tokens))
 			return false;
-		if (!(f & (MP_LAYER_CSA | MP_LAYER_HCA)) || r == 0)
-			continue;
+		if (r == 0)
+			continue; /* no compressor state without a rate (the reader refuses a rate of 0) */
 		entries = tokens / r;
 		open = tokens % r;
 		/* an entry: head_dim (+ the indexer's); an open token: kv and gate of head_dim (CSA: of 2 x both) */

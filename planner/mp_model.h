@@ -270,6 +270,10 @@ typedef struct mp_model {
 	uint64_t csa_compress_rate;	/* tokens per compressed entry of a CSA layer (compress_rates, 4) */
 	uint64_t hca_compress_rate;	/* of an HCA layer (128) */
 	uint64_t csa_indexer_head_dim;	/* the CSA indexer's key width (index_head_dim, 128) */
+	uint64_t hc_mult;		/* residual streams of the manifold-constrained hyper-connections (DeepSeek-V4 hc_mult);
+					 * only the warnings read it (activations take one stream) */
+	uint64_t hash_router_layers;	/* MoE layers routed by a token-id table (DeepSeek-V4 hash_moe: a tid2eid buffer of
+					 * vocab x top-k int64 instead of e_score_correction_bias); 0 = none */
 } mp_model;
 
 /* ---------------------------------------------------------------------------------------------------------
