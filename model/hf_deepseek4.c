@@ -209,7 +209,7 @@ static void decode_deepseek_v4(hf_ctx *c, mp_model *m)
 	m->head_dim = hd = hf_get_u64(c, KEYS("head_dim"), 512);
 	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 1048576);
 	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), false);
-	m->sliding_window = hf_window(c, "sliding_window", 128);
+	m->sliding_window = hf_get_u64(c, KEYS("sliding_window"), 128);
 	ql = hf_get_u64(c, KEYS("q_lora_rank"), 1024);
 	og = hf_get_u64(c, KEYS("o_groups"), 8);
 	ol = hf_get_u64(c, KEYS("o_lora_rank"), 1024);
@@ -237,6 +237,18 @@ static void decode_deepseek_v4(hf_ctx *c, mp_model *m)
 	m->hc_mult = hc;
 	if (c->st != MP_OK)
 		return;
+	if (hf_is_null(c, "sliding_window") || m->sliding_window == 0) {
+		/* DeepseekV4Config types it int (a strict dataclass): every layer's keys are a window */
+		hf_fail_key(c, "sliding_window",
+		            "sliding_window must be a positive integer: every DeepSeek-V4 layer keeps its keys over a window "
+		            "(the default is 128)");
+		return;
+	}
+	if (m->num_experts == 0) {
+		hf_fail_key(c, "n_routed_experts",
+		            "n_routed_experts must be at least 1: every DeepSeek-V4 layer's feed-forward block is a MoE");
+		return;
+	}
 	if (m->num_kv_heads != 1) {
 		hf_fail_key(c, "num_key_value_heads",
 		            "num_key_value_heads must be 1: DeepSeek-V4's attention is shared-KV MQA (kv_proj projects to "
@@ -269,10 +281,14 @@ static void decode_deepseek_v4(hf_ctx *c, mp_model *m)
 		                  : idx_heads == 0 || idx_heads >= (UINT64_C(1) << 20) ? "index_n_heads"
 		                                                                       : "index_head_dim";
 
-		hf_fail_key(c, key,
-		            "must be at least 1 (num_hidden_layers at most 1024; hidden_size, head_dim, q_lora_rank, "
-		            "o_lora_rank and index_head_dim below 2^32, num_attention_heads and index_n_heads below 2^20, "
-		            "hc_mult below 1024)");
+		char field[96];
+
+		snprintf(field, sizeof(field), "%s/%s", c->pointer, key);
+		c->st = mp_fail(c->err, MP_EINVAL, field,
+		                "%s must be at least 1 (num_hidden_layers at most 1024; hidden_size, head_dim, q_lora_rank, "
+		                "o_lora_rank and index_head_dim below 2^32, num_attention_heads and index_n_heads below 2^20, "
+		                "hc_mult below 1024)",
+		                key);
 		return;
 	}
 	if ((heads * hd) % og != 0) {

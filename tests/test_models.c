@@ -609,6 +609,9 @@ static void test_deepseek_v4(void **state)
 	     "/model/hf_config/compress_rates/compressed_sparse_attention"},
 	    {"{\"model_type\":\"deepseek_v4\",\"compress_rates\":[4,128]}", "/model/hf_config/compress_rates"},
 	    {"{\"model_type\":\"deepseek_v4\",\"compress_rate_hca\":0}", "/model/hf_config/compress_rate_hca"},
+	    {"{\"model_type\":\"deepseek_v4\",\"sliding_window\":null}", "/model/hf_config/sliding_window"},
+	    {"{\"model_type\":\"deepseek_v4\",\"n_routed_experts\":0}", "/model/hf_config/n_routed_experts"},
+	    {"{\"model_type\":\"deepseek_v4\",\"num_hidden_layers\":0}", "/model/hf_config/num_hidden_layers"},
 	};
 	mp_param_count pc, a, b;
 	mp_model m, ma, mb;
