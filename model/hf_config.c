@@ -581,6 +581,7 @@ static const type_table tables[] = {
     {mpm_hf_hybrid_types, &mpm_hf_hybrid_count},
     {mpm_hf_wrapper_types, &mpm_hf_wrapper_count},
     {mpm_hf_gemma_types, &mpm_hf_gemma_count},
+    {mpm_hf_deepseek4_types, &mpm_hf_deepseek4_count},
 };
 
 /* The supported model_type values, from the tables above (the one source), sorted, comma-separated. Built once. */

@@ -71,6 +71,10 @@ extern const size_t mpm_hf_wrapper_count;
 extern const hf_type mpm_hf_gemma_types[];
 extern const size_t mpm_hf_gemma_count;
 
+/* DeepSeek-V4 of hf_deepseek4.c (hyper-connections, compressed attention). */
+extern const hf_type mpm_hf_deepseek4_types[];
+extern const size_t mpm_hf_deepseek4_count;
+
 /* Decodes c->cfg as model_type `type` into *m (model_type set); text_only skips the wrappers (a text_config's type).
  * False when no reader knows the type. */
 bool hf_decode_type(hf_ctx *c, const char *type, bool text_only, mp_model *m);

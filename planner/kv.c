@@ -108,6 +108,67 @@ static bool per_layer_kv(const mp_model *m, mp_dtype dt, uint64_t tp, uint64_t t
 	return mp_mul_u64(acc, mult, bytes);
 }
 
+/*
+ * DeepSeek-V4's cache (m->compressed_kv), as transformers 5.24 keeps it (modeling_deepseek_v4.py DeepseekV4HCACache,
+ * DeepseekV4CSACache; no serving engine's layout is in the references here), per sequence of `tokens` tokens:
+ *   every attention layer: the keys over the window (K = V, one tensor: shared-KV MQA), key_tokens x head_dim in the
+ *     KV dtype (key_tokens = min(tokens, window), the window convention of every sliding layer here); a layer of
+ *     "sliding_attention" (no compressor) keeps transformers' DynamicSlidingWindowLayer, whose update(kv, kv) stores
+ *     the tensor as keys and again as values: twice that;
+ *   an HCA layer (rate r = hca_compress_rate): floor(tokens / r) compressed entries of head_dim (KV dtype;
+ *     compressed_kv["compressor"]) and the tokens since the last closed window, (tokens mod r) x head_dim for the kv
+ *     projection and as many for the gate (buffer_kv, buffer_gate: the projections' outputs, in the compute dtype);
+ *   a CSA layer (r = csa_compress_rate): the same with kv and gate of 2 x head_dim (the Ca and Cb series) and, for
+ *     the indexer, entries of csa_indexer_head_dim and buffers of 2 x that; once a window has closed (tokens >= r),
+ *     the last window's Ca slice, r x head_dim for kv and gate (overlap_kv, overlap_gate), and r x
+ *     csa_indexer_head_dim for the indexer's.
+ * kv_dt: the keys' and entries' format; act_dt: the buffers'; mult: sequences. *key_row gets the bytes of one token's
+ * keys in every layer. False on overflow.
+ * Worked example (tests/ref/hf/groundtruth.json, deepseek_v4-default's tiny copy: 3 HCA layers then 1 CSA layer,
+ * head_dim 512, indexer 128, rates 4 and 128, window 8, bf16, 2 sequences): at 5 tokens 2 x (3 x (5 x 1,024 +
+ * 2 x 5 x 1,024) + 5 x 1,024 + 2 x 1 x 2,560 + 1 x 1,280 + 2 x 4 x 1,280) = 135,680 bytes; at 24 tokens 2 x
+ * (3 x (8 x 1,024 + 2 x 24 x 1,024) + 8 x 1,024 + 6 x 1,280 + 2 x 4 x 1,280) = 396,288.
+ */
+static bool compressed_kv_bytes(const mp_model *m, mp_dtype kv_dt, mp_dtype act_dt, uint64_t tokens,
+                                uint64_t key_tokens, uint64_t mult, uint64_t *key_row, uint64_t *bytes)
+{
+	uint64_t acc = 0, key, idx_key, key2, idx2;
+
+	*key_row = 0;
+	if (!mp_dtype_bytes(kv_dt, m->head_dim, &key) || !mp_dtype_bytes(kv_dt, m->csa_indexer_head_dim, &idx_key) ||
+	    !mp_dtype_bytes(act_dt, m->head_dim, &key2) || !mp_dtype_bytes(act_dt, m->csa_indexer_head_dim, &idx2))
+		return false;
+	for (uint64_t i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++) {
+		unsigned f = m->layer_flags[i];
+		bool csa = (f & MP_LAYER_CSA) != 0;
+		uint64_t r = csa ? m->csa_compress_rate : m->hca_compress_rate, entries, open, one_entry, one_open;
+
+		if (!(f & MP_LAYER_ATTENTION))
+			continue;
+		if (!(f & (MP_LAYER_CSA | MP_LAYER_HCA))) {
+			/* a sliding_attention layer has transformers' plain DynamicSlidingWindowLayer: its update(kv, kv)
+			 * keeps the one tensor twice, as keys and as values */
+			if (!mp_add_u64(*key_row, 2 * key, key_row) || !mp_muladd_u64(&acc, 2 * key, key_tokens))
+				return false;
+			continue;
+		}
+		if (!mp_add_u64(*key_row, key, key_row) || !mp_muladd_u64(&acc, key, key_tokens))
+			return false;
+		if (r == 0)
+			continue; /* no compressor state without a rate (the reader refuses a rate of 0) */
+		entries = tokens / r;
+		open = tokens % r;
+		/* an entry: head_dim (+ the indexer's); an open token: kv and gate of head_dim (CSA: of 2 x both) */
+		one_entry = key + (csa ? idx_key : 0);
+		one_open = csa ? 4 * (key2 + idx2) : 2 * key2;
+		if (!mp_muladd_u64(&acc, one_entry, entries) || !mp_muladd_u64(&acc, one_open, open))
+			return false;
+		if (csa && entries > 0 && !mp_muladd_u64(&acc, 2 * (key2 + idx2), r))
+			return false;
+	}
+	return mp_mul_u64(acc, mult, bytes);
+}
+
 static uint64_t flagged(const mp_model *m, unsigned want, unsigned not_want)
 {
 	uint64_t n = 0;
@@ -169,6 +230,25 @@ mp_status mp_kv_cache(const mp_model *m, const mp_inference_req *req, const mp_i
 	d->tokens_window = d->window_layers ? round_up(seq < window ? seq : window, d->block_size) : 0;
 	if (d->tokens_full < seq)
 		return mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/sequence_length", "sequence_length overflows 64 bits");
+	if (m->compressed_kv) {
+		/* one key per token (K = V) on every rank: transformers' TP plan keeps V4's attention replicated */
+		mp_dtype act = o->compute_dtype != MP_DTYPE_INVALID ? o->compute_dtype : MP_DTYPE_BF16;
+		uint64_t attn = mp_model_attention_layers(m);
+
+		d->values_per_token_per_layer = m->head_dim;
+		d->kv_heads_per_gpu = 1;
+		d->kv_head_replication = tp;
+		d->window_layers = m->sliding_window ? attn : 0;
+		d->full_layers = attn - d->window_layers;
+		d->tokens_window = d->window_layers ? round_up(seq < window ? seq : window, d->block_size) : 0;
+		if (!compressed_kv_bytes(m, req->kv_cache_dtype, act, seq,
+		                         d->window_layers ? d->tokens_window : d->tokens_full, mult, &d->bytes_per_token,
+		                         bytes))
+			return mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/sequence_length",
+			                  "the KV cache for %llu tokens x %llu sequences overflows 64 bits",
+			                  (unsigned long long)seq, (unsigned long long)req->batch_size);
+		return add_recurrent_state(m, req, o, tp, bytes, d, err);
+	}
 	if (m->attn_per_layer && m->attn_kind == MP_ATTN_GQA) {
 		if (!per_layer_kv(m, req->kv_cache_dtype, tp, d->tokens_full, d->tokens_window, mult, &d->bytes_per_token,
 		                  bytes))

@@ -67,6 +67,11 @@ typedef struct mp_ssm {
 				 * no cache of its own (Gemma 3n / Gemma 4 num_kv_shared_layers; vLLM
 				 * kv_sharing_target_layer_name) */
 #define MP_LAYER_GLOBAL 32u	/* the attention has the global widths (mp_model.global_head_dim, global_kv_heads) */
+/* Appended for issue 14 (DeepSeek-V4); read only when mp_model.compressed_kv is set: */
+#define MP_LAYER_CSA 64u	/* compressed sparse attention: a compressor every csa_compress_rate tokens, overlapping
+				 * windows, and a lightning indexer of its own (modeling_deepseek_v4.py DeepseekV4CSACompressor) */
+#define MP_LAYER_HCA 128u	/* heavily compressed attention: a compressor every hca_compress_rate tokens, no overlap,
+				 * no indexer (DeepseekV4HCACompressor) */
 
 typedef enum mp_attn_kind {
 	MP_ATTN_GQA = 0,	/* MHA, GQA and MQA: num_kv_heads in [1, num_heads] */
@@ -255,6 +260,20 @@ typedef struct mp_model {
 	uint64_t global_kv_heads;
 	bool global_k_eq_v;		/* the MP_LAYER_GLOBAL layers have no v_proj (Gemma 4 attention_k_eq_v): V is the k
 					 * projection before k_norm and RoPE, cached as a tensor of its own */
+	/* --- appended for issue 14 (DeepSeek-V4): compressed attention (planner/kv.c compressed_kv_bytes) --- */
+	/* Every attention layer caches one key of head_dim per token over the sliding window (K = V: shared-KV MQA);
+	 * the layers of MP_LAYER_CSA / MP_LAYER_HCA add a compressor's state: one compressed entry per rate tokens and
+	 * the tokens of the window not yet closed (their kv and gate projections), CSA layers the last window's
+	 * overlap slice and an indexer of csa_indexer_head_dim doing the same. The weights are mp_model.extra
+	 * (shared_block_params set). */
+	bool compressed_kv;
+	uint64_t csa_compress_rate;	/* tokens per compressed entry of a CSA layer (compress_rates, 4) */
+	uint64_t hca_compress_rate;	/* of an HCA layer (128) */
+	uint64_t csa_indexer_head_dim;	/* the CSA indexer's key width (index_head_dim, 128) */
+	uint64_t hc_mult;		/* residual streams of the manifold-constrained hyper-connections (DeepSeek-V4 hc_mult);
+					 * only the warnings read it (activations take one stream) */
+	uint64_t hash_router_layers;	/* MoE layers routed by a token-id table (DeepSeek-V4 hash_moe: a tid2eid buffer of
+					 * vocab x top-k int64 instead of e_score_correction_bias); 0 = none */
 } mp_model;
 
 /* ---------------------------------------------------------------------------------------------------------

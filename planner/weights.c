@@ -331,7 +331,13 @@ mp_status mp_model_tensors(const mp_model *m, mp_weight_layout layout, mp_tensor
 		if (m->shared_expert_gate)
 			MAT(&b, "shared_expert_gate", MP_TC_EXPERTS, 1, h, moe_layers, MP_SPLIT_NONE);
 		if (m->router_correction_buffer)
-			BUF(&b, "router.e_score_correction_bias", m->num_experts + m->zero_experts, moe_layers);
+			BUF(&b, "router.e_score_correction_bias", m->num_experts + m->zero_experts,
+			    moe_layers > m->hash_router_layers ? moe_layers - m->hash_router_layers : 0);
+		/* DeepSeek-V4's hash-routed layers: tid2eid, vocab x top-k int64 (two fp32-sized values each), in place of
+		 * the correction bias (modeling_deepseek_v4.py DeepseekV4HashRouter, a persistent buffer) */
+		if (m->hash_router_layers && m->num_experts_per_tok &&
+		    m->vocab_size <= UINT64_MAX / 2 / m->num_experts_per_tok)
+			BUF(&b, "router.tid2eid", 2 * m->vocab_size * m->num_experts_per_tok, m->hash_router_layers);
 	}
 
 	/* norms */

@@ -146,6 +146,33 @@ void mps_warn_model(const mps_model *m, mps_warnings *w)
 	}
 }
 
+/* DeepSeek-V4 (mp_model.compressed_kv): what the plan follows and what it leaves out; kv: the answer has a KV cache. */
+void mps_warn_compressed_kv(const mp_model *a, bool kv, mps_warnings *w)
+{
+	if (!a->compressed_kv)
+		return;
+	char keys[48] = "every token";
+
+	if (a->sliding_window)
+		snprintf(keys, sizeof(keys), "the last %llu tokens", (unsigned long long)a->sliding_window);
+	if (kv)
+		mps_warn(w,
+			 "%s's KV cache follows transformers 5.24's layout (DeepseekV4HCACache / DeepseekV4CSACache), not a "
+			 "serving engine's: per layer the keys of %s (K = V, one head of %llu), one compressed "
+			 "entry per %llu tokens (CSA layers, with the lightning indexer's key of %llu) or %llu tokens (HCA "
+			 "layers), the kv and gate projections of the tokens not yet compressed (up to a rate less one, so the "
+			 "bytes are not monotone in the length) and CSA's overlap slice",
+			 a->model_type, keys, (unsigned long long)a->head_dim,
+			 (unsigned long long)a->csa_compress_rate, (unsigned long long)a->csa_indexer_head_dim,
+			 (unsigned long long)a->hca_compress_rate);
+	mps_warn(w,
+		 "%s: activations, the prefill workspace and the step analysis take the attention as MQA of %llu heads "
+		 "of %llu over the window, without the compressors, the lightning indexer and the %llu hyper-connection "
+		 "streams of the residual; the multi-token-prediction layers a checkpoint ships are not counted",
+		 a->model_type, (unsigned long long)a->num_heads, (unsigned long long)a->head_dim,
+		 (unsigned long long)a->hc_mult);
+}
+
 void mps_warn_capacity(const mp_store_device *d, mps_warnings *w)
 {
 	if (d->hw.usable_memory_bytes)

@@ -430,6 +430,12 @@ static mp_status engine_block(const mps_inference_job *j, mps_inference_plan *p,
 mp_status mps_engine_block_for(const mps_inference_job *j, mps_inference_plan *p, mp_error *err)
 {
 	p->have_engine = j->engine.engine != MP_ENGINE_NONE;
+	if (p->have_engine && p->model.architecture_known && p->model.arch.compressed_kv)
+		mps_warn(&p->warnings,
+			 "engine: %s's compressed attention is not in the engine references here: the predicted blocks and "
+			 "tokens put the plan's key row per token and layer (%llu bytes per token in all) through the engine's "
+			 "paged arithmetic, and the compressors' state the plan counts is outside them",
+			 p->model.arch.model_type, (unsigned long long)p->mem.kv.bytes_per_token);
 	return p->have_engine ? engine_block(j, p, err) : MP_OK;
 }
 

@@ -90,6 +90,8 @@ mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, 
 			 "replicas instead (num_gpus a multiple of it)",
 			 (unsigned long long)req.num_gpus, (unsigned long long)out->mem.tensor_parallel_size);
 	mps_warn_model(&out->model, &out->warnings);
+	if (out->model.architecture_known)
+		mps_warn_compressed_kv(&out->model.arch, true, &out->warnings);
 	mps_warn_context(&out->model.arch, req.sequence_length, out->opts.allow_beyond_max_position, &out->warnings);
 	mps_warn_kv_replication(&out->model.arch, &out->mem, &out->warnings);
 	if (dev) {
@@ -152,6 +154,8 @@ mp_status mps_plan_training(mps_service *s, const mps_training_request *rq, mps_
 	if (st != MP_OK)
 		return st;
 	mps_warn_model(&out->model, &out->warnings);
+	if (out->model.architecture_known)
+		mps_warn_compressed_kv(&out->model.arch, false, &out->warnings);
 	if (out->have_device) {
 		mps_warn_capacity(&out->device, &out->warnings);
 		mps_warn_runtime(&out->device, rq->job.req.cuda_context_bytes, &out->warnings);

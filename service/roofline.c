@@ -44,6 +44,7 @@ static mp_status transformer(mps_service *s, const mps_roofline_transformer *t, 
 	out->compute_dtype = job.opts.compute_dtype;
 	out->int4_scheme = job.opts.formats.int4_scheme;
 	mps_warn_model(&out->model, &out->warnings);
+	mps_warn_compressed_kv(&out->model.arch, false, &out->warnings);
 	/* the 4096-token defaults stop at the model's context (gpt2 has 1024 positions) */
 	out->batch_size_from = t->batch_given ? "request" : "default";
 	out->context_tokens_from = t->context_given ? "request" : "default";

@@ -9,6 +9,9 @@
 
 /* The shape keys the model's config left out (mp_model.defaulted_keys), as one warning. */
 void mps_warn_model(const mps_model *m, mps_warnings *w);
+/* DeepSeek-V4 (m->compressed_kv): its cache is transformers' layout (kv: the answer has one); what activations and the
+ * step leave out. Nothing for other models. */
+void mps_warn_compressed_kv(const mp_model *m, bool kv, mps_warnings *w);
 /* A device whose capacity is its marketed label (no usable_memory_bytes). */
 void mps_warn_capacity(const mp_store_device *d, mps_warnings *w);
 /* A warning when d is not NVIDIA's (nor a CPU) and neither the request (requested_context_bytes) nor the profile

@@ -419,6 +419,55 @@ static void test_cli(void **state)
 }
 
 
+/* DeepSeek-V4's cache at more lengths (tests/ref/hf/deepseek_v4_cache.json, tools/groundtruth/deepseek_v4_cache.py):
+ * a tiny copy with a layer of each kind (sliding, HCA at rate 16, CSA at rate 4, HCA) run in one prefill and as a
+ * prefill then decode steps, on both sides of the rates and of the 8-token window: kv_cache_bytes is the engine_bytes
+ * of every run (transformers' layout; the keys over min(tokens, window)) through the library and over HTTP, and the
+ * answer warns that the layout is transformers'. */
+static void test_deepseek_v4_cache_lengths(void **state)
+{
+	fixture *f = *state;
+	cJSON *doc = ref_json("hf/deepseek_v4_cache.json"), *run;
+	const cJSON *tiny = cJSON_GetObjectItem(doc, "tiny_config");
+	int n = 0, decoded = 0;
+
+	assert_non_null(tiny);
+	cJSON_ArrayForEach(run, cJSON_GetObjectItem(doc, "runs"))
+	{
+		cJSON *body = cJSON_CreateObject(), *model = cJSON_AddObjectToObject(body, "model");
+		double want = cJSON_GetObjectItem(run, "engine_bytes")->valuedouble;
+		const cJSON *got, *wv;
+		bool warned = false;
+		both b;
+
+		cJSON_AddItemToObject(model, "hf_config", cJSON_Duplicate(tiny, true));
+		cJSON_AddStringToObject(body, "weight_dtype", "bf16");
+		cJSON_AddStringToObject(body, "kv_cache_dtype", "bf16");
+		cJSON_AddNumberToObject(body, "batch_size", cJSON_GetObjectItem(run, "batch_size")->valuedouble);
+		cJSON_AddNumberToObject(body, "sequence_length", cJSON_GetObjectItem(run, "tokens")->valuedouble);
+		cJSON_AddNumberToObject(body, "kv_block_size", 1);
+		run_both(f, body, &b);
+		if (b.st != MP_OK)
+			fail_msg("deepseek_v4: %s: %s", b.err.field, b.err.message);
+		if (b.http.status != 200 || !cJSON_Compare(b.lib, b.http.json, true))
+			fail_msg("deepseek_v4: HTTP (%ld) and the library give different documents", b.http.status);
+		got = pointer(b.lib, "/memory/kv_cache_bytes");
+		if (got == NULL || got->valuedouble != want)
+			fail_msg("deepseek_v4 at %.0f tokens: kv_cache_bytes %.0f, transformers %.0f",
+			         cJSON_GetObjectItem(run, "tokens")->valuedouble, got ? got->valuedouble : -1.0, want);
+		cJSON_ArrayForEach(wv, cJSON_GetObjectItem(b.lib, "warnings"))
+			warned |= cJSON_IsString(wv) && strstr(wv->valuestring, "follows transformers 5.24's layout") != NULL;
+		assert_true(warned);
+		decoded += cJSON_GetArraySize(cJSON_GetObjectItem(run, "steps")) > 1;
+		free_both(&b);
+		cJSON_Delete(body);
+		n++;
+	}
+	assert_int_equal(n, 8);
+	assert_int_equal(decoded, 2);
+	cJSON_Delete(doc);
+}
+
 /* Every tiny copy of tests/ref/hf/groundtruth.json (transformers ran it on the CPU with use_cache=True, batch 2, at
  * a length below and one above its 8-token windows) whose model_type memplan reads: the plan's kv_cache_bytes is
  * what the engine layout holds (the generator's engine_bytes: windows of min(tokens, window), conv states of
@@ -482,6 +531,7 @@ int main(void)
 	    cmocka_unit_test(test_fit_solver),
 	    cmocka_unit_test(test_cli),
 	    cmocka_unit_test(test_groundtruth_cache),
+	    cmocka_unit_test(test_deepseek_v4_cache_lengths),
 	};
 
 	return cmocka_run_group_tests_name("inference", tests, http_fixture_setup, http_fixture_teardown);

@@ -579,6 +579,81 @@ static void test_gemma4(void **state)
 }
 
 /*
+ * DeepSeek-V4 (transformers 5.24 DeepseekV4Config defaults; the total is tests/ref/hf/groundtruth.json's
+ * deepseek_v4-default, whose folded tensor list keeps one shape per name, so the CSA layers' wider compressors are
+ * derived here from modeling_deepseek_v4.py): 43 layers, 2 HCA then CSA and HCA alternating (23 HCA, 20 CSA).
+ * Attention per layer: q_a 1024 x 4096, q_a_norm 1024, q_b 32768 x 1024, kv_proj 512 x 4096, kv_norm 512, o_a
+ * 8192 x 4096, o_b 4096 x 8192, sinks 64 = 106,956,352; an HCA compressor 2 x 512 x 4096 + 128 x 512 + 512 =
+ * 4,260,352; a CSA compressor 2 x 1024 x 4096 + 4 x 1024 + 512 and its indexer 2 x 256 x 4096 + 4 x 256 + 128 +
+ * 8192 x 1024 + 64 x 4096 = 19,142,272. The cache at 4,096 tokens, batch 1, bf16: 43 layers x 128 keys x 1,024 bytes,
+ * 23 HCA layers x 32 entries x 1,024, 20 CSA layers x (1,024 entries x 1,280 + the overlap 2 x 4 x 1,280).
+ */
+static void test_deepseek_v4(void **state)
+{
+	static const struct {
+		const char *json, *field;
+	} bad[] = {
+	    {"{\"model_type\":\"deepseek_v4\",\"num_key_value_heads\":8}", "/model/hf_config/num_key_value_heads"},
+	    {"{\"model_type\":\"deepseek_v4\",\"n_shared_experts\":2}", "/model/hf_config/n_shared_experts"},
+	    {"{\"model_type\":\"deepseek_v4\",\"mlp_bias\":true}", "/model/hf_config/mlp_bias"},
+	    {"{\"model_type\":\"deepseek_v4\",\"o_groups\":7}", "/model/hf_config/o_groups"},
+	    {"{\"model_type\":\"deepseek_v4\",\"num_hidden_layers\":2,\"layer_types\":[\"sliding_attention\"]}",
+	     "/model/hf_config/layer_types"},
+	    {"{\"model_type\":\"deepseek_v4\",\"num_hidden_layers\":1,\"layer_types\":[\"full_attention\"]}",
+	     "/model/hf_config/layer_types"},
+	    {"{\"model_type\":\"deepseek_v4\",\"num_hidden_layers\":2,\"compress_ratios\":[0,64]}",
+	     "/model/hf_config/compress_ratios"},
+	    {"{\"model_type\":\"deepseek_v4\",\"num_hidden_layers\":1,\"mlp_layer_types\":[\"dense\"]}",
+	     "/model/hf_config/mlp_layer_types"},
+	    {"{\"model_type\":\"deepseek_v4\",\"compress_rates\":{\"compressed_sparse_attention\":0}}",
+	     "/model/hf_config/compress_rates/compressed_sparse_attention"},
+	    {"{\"model_type\":\"deepseek_v4\",\"compress_rates\":[4,128]}", "/model/hf_config/compress_rates"},
+	    {"{\"model_type\":\"deepseek_v4\",\"compress_rate_hca\":0}", "/model/hf_config/compress_rate_hca"},
+	    {"{\"model_type\":\"deepseek_v4\",\"sliding_window\":null}", "/model/hf_config/sliding_window"},
+	    {"{\"model_type\":\"deepseek_v4\",\"n_routed_experts\":0}", "/model/hf_config/n_routed_experts"},
+	    {"{\"model_type\":\"deepseek_v4\",\"num_hidden_layers\":0}", "/model/hf_config/num_hidden_layers"},
+	};
+	mp_param_count pc, a, b;
+	mp_model m, ma, mb;
+	mp_error err = MP_ERROR_INIT;
+	mp_weights w;
+	uint64_t kv;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"deepseek_v4\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.total, UINT64_C(284325869015));
+	assert_int_equal(pc.attention, UINT64_C(43) * 106956352 + UINT64_C(23) * 4260352 + UINT64_C(20) * 19142272);
+	/* 43 x (2 x 4096 RMSNorm + 2 x (24 x 16384 + 24 + 3) hyper-connections) + the final norm + hc_head */
+	assert_int_equal(pc.norms, UINT64_C(43) * (2 * 4096 + 2 * (24 * 16384 + 24 + 3)) + 4096 + 4 * 16384 + 4 + 1);
+	assert_int_equal(pc.experts, UINT64_C(43) * (UINT64_C(256) * 3 * 2048 * 4096 + 256 * 4096 + 3 * 2048 * 4096));
+	/* buffers: e_score_correction_bias (256 fp32) on the 40 top-k layers, tid2eid (129,280 x 6 int64) on the 3
+	 * hash-routed ones */
+	assert_int_equal(mp_weight_bytes(&m, MP_DTYPE_BF16, MP_DTYPE_BF16, NULL, 1, &w, &err), MP_OK);
+	assert_int_equal(w.buffers_bytes, UINT64_C(40) * 256 * 4 + UINT64_C(3) * 129280 * 6 * 8);
+	assert_int_equal(mp_kv_cache_bytes(&m, MP_DTYPE_BF16, 4096, 1, &kv, &err), MP_OK);
+	assert_int_equal(kv, UINT64_C(43) * 128 * 1024 + UINT64_C(23) * 32 * 1024 + UINT64_C(20) * (1024 * 1280 + 8 * 1280));
+	/* the legacy per-layer compress_ratios (0 sliding, 4 CSA, 128 HCA) read as layer_types: a sliding layer has no
+	 * compressor (4,260,352 fewer than an HCA one) */
+	assert_int_equal(count_text("{\"model_type\":\"deepseek_v4\",\"num_hidden_layers\":4,"
+	                            "\"compress_ratios\":[0,128,4,128]}",
+	                            &a, &ma, &err),
+	                 MP_OK);
+	assert_int_equal(count_text("{\"model_type\":\"deepseek_v4\",\"num_hidden_layers\":4,\"layer_types\":"
+	                            "[\"heavily_compressed_attention\",\"heavily_compressed_attention\","
+	                            "\"compressed_sparse_attention\",\"heavily_compressed_attention\"]}",
+	                            &b, &mb, &err),
+	                 MP_OK);
+	assert_int_equal(b.total - a.total, UINT64_C(4260352));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		mp_error e = MP_ERROR_INIT;
+
+		assert_int_equal(count_text(bad[i].json, &pc, &m, &e), MP_EINVAL);
+		if (strcmp(e.field, bad[i].field) != 0)
+			fail_msg("%s: error names %s (%s), want %s", bad[i].json, e.field, e.message, bad[i].field);
+	}
+}
+
+/*
  * Gemma 3n (transformers 5.24 Gemma3nConfig defaults; the totals are tests/ref/hf/groundtruth.json's, the timm tower's
  * count timm 1.0.31's): AltUp, LAuReL and the per-layer embeddings in the decoder, the conformer and MobileNetV5 towers
  * with their embedders in `vision`; the last 15 layers share the KV cache of earlier ones.
@@ -918,6 +993,7 @@ int main(void)
 		cmocka_unit_test(test_issue14b_pieces),
 		cmocka_unit_test(test_gemma4),
 		cmocka_unit_test(test_gemma3n),
+		cmocka_unit_test(test_deepseek_v4),
 	};
 
 	return cmocka_run_group_tests_name("models", tests, NULL, NULL);

@@ -32,6 +32,7 @@ import time
 import torch
 import transformers
 from transformers import AutoConfig
+from transformers.cache_utils import DynamicSlidingWindowLayer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -278,6 +279,10 @@ def cache_layers(cache):
             tensors_of(v, k, ts, seen)
         attrs = {k: v for k, v in vars(layer).items()
                  if isinstance(v, (int, bool)) and k in ("sliding_window", "cumulative_length", "chunk_size")}
+        # a window layer whose class name does not say so (DeepSeek-V4's DeepseekV4HCACache / DeepseekV4CSACache
+        # derive from DynamicSlidingWindowLayer: their keys slide, their compressor state does not)
+        if isinstance(layer, DynamicSlidingWindowLayer) and "Sliding" not in type(layer).__name__:
+            attrs["sliding"] = True
         layers.append({"layer": i, "class": type(layer).__name__, "tensors": ts, **attrs})
     rest = []
     for k, v in vars(cache).items():
@@ -301,7 +306,7 @@ def engine_bytes(layer, tokens, tc):
         name, shape, b = t["tensor"], t["shape"], t["bytes"]
         if name in ("keys", "values") or name.startswith(("keys", "values")):
             held = shape[-2]
-            if window and "Sliding" in layer["class"]:
+            if window and ("Sliding" in layer["class"] or layer.get("sliding")):
                 want = min(tokens, window)
             elif "Chunked" in layer["class"] and window:
                 want = min(tokens, window)
