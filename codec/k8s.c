@@ -167,7 +167,8 @@ static void containers_gpus(const cJSON *list, bool init, mps_k8s_pod *pod, uint
 		{
 			uint64_t v;
 
-			if (strcmp(q->string, "nvidia.com/gpu") != 0 && strncmp(q->string, "nvidia.com/mig-", 15) != 0)
+			if (q->string == NULL || /* limits given as a list: no resource names (not a pod) */
+			    (strcmp(q->string, "nvidia.com/gpu") != 0 && strncmp(q->string, "nvidia.com/mig-", 15) != 0))
 				continue;
 			if (pod->state == MPS_K8S_BAD_JOB)
 				return;
@@ -673,9 +674,13 @@ static bool annotation_members(builder *b, mps_k8s_pod *pod, const cJSON *ann)
 	cJSON_ArrayForEach(a, kids(ann))
 	{
 		char key[48], from[200];
-		const char *name = a->string + strlen(ANN_PREFIX), *v = string_of(a);
+		const char *name, *v = string_of(a);
 
-		if (strncmp(a->string, ANN_PREFIX, strlen(ANN_PREFIX)) != 0 || strcmp(name, "inference") == 0 ||
+		/* a member of a map (read_job refuses annotations that are not one) */
+		if (a->string == NULL || strncmp(a->string, ANN_PREFIX, strlen(ANN_PREFIX)) != 0)
+			continue;
+		name = a->string + strlen(ANN_PREFIX);
+		if (strcmp(name, "inference") == 0 ||
 		    strcmp(name, "training") == 0 || strcmp(name, "mode") == 0)
 			continue;
 		snprintf(from, sizeof(from), "annotation %.90s", a->string);
@@ -842,9 +847,14 @@ static void read_job(const cJSON *pod_obj, mps_k8s_pod *pod)
 		free(b);
 		return;
 	}
+	if (ann && !cJSON_IsObject(ann)) {
+		/* Kubernetes' ObjectMeta.annotations is map[string]string: a list (or anything else) is not a pod */
+		bad_job(pod, "memplan: metadata.annotations must be an object of strings (Kubernetes ObjectMeta)%s%s", "", "");
+		goto out;
+	}
 	cJSON_ArrayForEach(a, kids(ann))
 	{
-		any_field = any_field || (strncmp(a->string, ANN_PREFIX, strlen(ANN_PREFIX)) == 0 &&
+		any_field = any_field || (a->string && strncmp(a->string, ANN_PREFIX, strlen(ANN_PREFIX)) == 0 &&
 					  strcmp(a->string, ANN_PREFIX "inference") && strcmp(a->string, ANN_PREFIX "training"));
 	}
 	if ((member(ann, ANN_PREFIX "inference") && !inf) || (member(ann, ANN_PREFIX "training") && !trn)) {

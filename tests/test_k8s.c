@@ -518,6 +518,21 @@ static void test_every_bad_annotation(void **state)
 	http_resp_free(&r);
 	cJSON_ReplaceItemInObject(ann, "memplan.io/batch-size", cJSON_CreateString("4"));
 	cJSON_ReplaceItemInObject(ann, "memplan.io/sequence-length", cJSON_CreateString("32768"));
+	{
+		/* annotations that are not a map (the fuzzer's reproducer, fuzz/regress/k8s/annotations-not-a-map,
+		 * read a NULL member name): the pod's Error says what they must be */
+		cJSON *meta = cJSON_GetObjectItem(
+			cJSON_GetObjectItem(cJSON_GetObjectItem(pods_ref, "pods"), "annotated-fields"), "metadata");
+		cJSON *kept = cJSON_DetachItemFromObject(meta, "annotations");
+
+		cJSON_AddItemToObject(meta, "annotations", cJSON_Parse("[{\"name\":\"worker\"}]"));
+		res = filter(f, "annotated-fields", nodes, 1, &r);
+		assert_non_null(strstr(cJSON_GetObjectItem(res, "Error")->valuestring,
+				       "metadata.annotations must be an object of strings"));
+		http_resp_free(&r);
+		cJSON_DeleteItemFromObject(meta, "annotations");
+		cJSON_AddItemToObject(meta, "annotations", kept);
+	}
 }
 
 /* An RTX 3060 (no stored profile) with its gpu.memory label of 12,288 MiB: a job of 31.7 GiB per GPU cannot fit
