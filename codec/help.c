@@ -48,7 +48,7 @@ static const field_doc docs[] = {
     {"precision", "training precision regime", NULL},
     {"optimizer", "optimizer (its states per parameter)", NULL},
     {"micro_batch_size", "sequences per GPU per step", NULL},
-    {"state_convention", "bytes per parameter of mixed precision's model states", NULL},
+    {"state_convention", "bytes per parameter of mixed precision's model states", "one of: 16, 18, 20 (a number or a string)"},
     {"optimizer_state_dtype", "format of the optimizer states", NULL},
     {"global_batch_size", "sequences per optimizer step (gradient accumulation)", NULL},
     {"activation_recomputation", "activations kept for the backward pass", NULL},

@@ -5,6 +5,7 @@
  */
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../model/fields.h"
@@ -43,7 +44,8 @@ static const mpm_field training_fields[] = {
 	  .max = MP_MAX_BATCH_SIZE },
 	{ .name = "sequence_length", .type = MPM_F_U64, .required = true, .offset = TB(req.sequence_length), .min = 1,
 	  .max = MP_MAX_SEQUENCE_LENGTH },
-	{ .name = "state_convention", .type = MPM_F_ENUM, .offset = TB(convention), .names = convention_names },
+	/* 16, 18 or 20, a number or its string (read below: the table's enums are strings) */
+	{ .name = "state_convention", .type = MPM_F_ANY },
 	{ .name = "optimizer_state_dtype", .type = MPM_F_DTYPE, .offset = TB(state_dtype),
 	  .dtypes = MPM_DT(MP_DTYPE_FP32) | MPM_DT(MP_DTYPE_BF16) | MPM_DT(MP_DTYPE_FP16) },
 	{ .name = "global_batch_size", .type = MPM_F_U64, .offset = TB(req.global_batch_size), .min = 1,
@@ -324,6 +326,24 @@ mp_status mpc_training_decode(const cJSON *body, const char *pointer, bool allow
 		return mp_problems_end(&p, err);
 	tb.req.precision = (mp_precision)tb.precision;
 	tb.req.optimizer = (mp_optimizer)tb.optimizer;
+	{
+		const cJSON *sc = cJSON_GetObjectItemCaseSensitive(body, "state_convention");
+		int v = -1;
+
+		for (int i = 0; sc && convention_names[i]; i++)
+			if ((cJSON_IsNumber(sc) && sc->valuedouble == atof(convention_names[i])) ||
+			    (cJSON_IsString(sc) && strcmp(sc->valuestring, convention_names[i]) == 0))
+				v = i;
+		if (sc && !cJSON_IsNull(sc) && v < 0) {
+			mpc_join(field, sizeof(field), pointer, "/state_convention");
+			mp_problems_note(&p,
+					 mp_fail(err, MP_EINVAL, field,
+						 "state_convention must be 16, 18 or 20 (bytes per parameter of the model "
+						 "states; a number or a string)"),
+					 err);
+		} else if (v >= 0)
+			tb.convention = v;
+	}
 	tb.req.convention = (mp_state_convention)tb.convention;
 	tb.req.recompute = (mp_recompute)tb.recompute;
 	tb.req.attention = (mp_train_attention)tb.attention;

@@ -153,6 +153,7 @@ typedef struct stage {
 	uint64_t layer_params;	/* one layer on this GPU (a ZeRO-3 / FSDP gather unit) */
 	uint64_t quantizable;	/* linear weights inside layers (QLoRA's nf4 part) */
 	uint64_t largest_tensor;
+	uint64_t expert_params;	/* of params, the routed experts this GPU owns under expert parallelism (ep > 1) */
 } stage;
 
 static uint64_t final_norm_params(const mp_model *m)
@@ -185,6 +186,8 @@ static void stage_params(const mp_model *m, const mp_param_count *pc, const layo
 	lay_mm = pc->attention / l->tp + pc->mlp / l->tp + pc->experts / (l->ep > 1 ? l->ep : l->tp);
 	lay_norm = pc->norms > fin ? pc->norms - fin : 0;
 	s->layers = L / l->pp;
+	if (l->ep > 1)
+		s->expert_params = mp_ckmul(c, pc->experts / l->ep, s->layers) / L;
 	lay = mp_ckadd(c, lay_mm, lay_norm);
 	s->layer_params = lay / L;
 	s->params = mp_ckmul(c, lay, s->layers) / L;
@@ -386,12 +389,22 @@ static mp_status model_states(const mp_model *m, const mp_param_count *pc, const
 	st->weight_bytes_pp = w;
 	st->grad_bytes_pp = g > 4 ? 4 : g;
 	if (!lora) {
+		/* Expert parallelism: each GPU's own experts are replicated only across the expert-data-parallel group
+		 * (dp / ep GPUs), so ZeRO/FSDP shards them by dp / ep, the rest by dp (DeepSpeed MoE's expert data
+		 * parallel groups, deepspeed/utils/groups.py; Megatron-Core's expert_data_parallel group). Mixtral on 8
+		 * GPUs with ep 8 and ZeRO-1: the experts' states stay whole on their GPU. */
+		uint64_t ne = s->expert_params, nd = s->params - ne, e = l->ep > 1 ? l->ep : 1;
+		uint64_t sw_e = shard_w / e ? shard_w / e : 1, sg_e = shard_g / e ? shard_g / e : 1,
+			 so_e = shard_opt / e ? shard_opt / e : 1;
+
 		n = s->params;
 		st->trainable = n;
-		st->weights = ceil_div(mp_ckmul(&c, n, w), shard_w);
-		st->grads = ceil_div(mp_ckmul(&c, n, g), shard_g);
-		st->master = ceil_div(mp_ckmul(&c, n, ms), shard_opt);
-		st->opt = ceil_div(optimizer_bytes(m, pc, req->optimizer, sd, n, false, &c), shard_opt);
+		st->weights = mp_ckadd(&c, ceil_div(mp_ckmul(&c, nd, w), shard_w), ceil_div(mp_ckmul(&c, ne, w), sw_e));
+		st->grads = mp_ckadd(&c, ceil_div(mp_ckmul(&c, nd, g), shard_g), ceil_div(mp_ckmul(&c, ne, g), sg_e));
+		st->master = mp_ckadd(&c, ceil_div(mp_ckmul(&c, nd, ms), shard_opt), ceil_div(mp_ckmul(&c, ne, ms), so_e));
+		st->opt = ne ? mp_ckadd(&c, ceil_div(optimizer_bytes(m, pc, req->optimizer, sd, nd, false, &c), shard_opt),
+					ceil_div(optimizer_bytes(m, pc, req->optimizer, sd, ne, false, &c), so_e))
+			     : ceil_div(optimizer_bytes(m, pc, req->optimizer, sd, n, false, &c), shard_opt);
 		mem->weight_bytes_per_parameter = (uint32_t)w;
 		mem->gradient_bytes_per_parameter = (uint32_t)g;
 		mem->master_weight_bytes_per_parameter = (uint32_t)ms;
@@ -411,6 +424,10 @@ static mp_status model_states(const mp_model *m, const mp_param_count *pc, const
 		st->trainable = adapters;
 		st->weights = mp_ckadd(&c, mem->lora_base_bytes, ceil_div(mp_ckmul(&c, adapters, 4), shard_w));
 		st->grads = ceil_div(mp_ckmul(&c, adapters, 4), shard_g);
+		/* the adapters are fp32 whatever the base: PyTorch allocates their moments like them (zeros_like), so
+		 * 4 bytes each unless optimizer_state_dtype says otherwise */
+		if (req->optimizer_state_dtype == MP_DTYPE_INVALID)
+			sd = 4;
 		st->opt = ceil_div(optimizer_bytes(m, pc, req->optimizer, sd, adapters, true, &c), shard_opt);
 		st->grad_bytes_pp = 4;
 		st->weight_bytes_pp = base_w;
@@ -420,8 +437,10 @@ static mp_status model_states(const mp_model *m, const mp_param_count *pc, const
 		mem->composition = req->finetune == MP_FINETUNE_QLORA
 					   ? "frozen nf4 base (double-quantised scales) + fp32 adapters 4 + fp32 adapter "
 					     "gradients 4 + optimizer state of the adapters"
-					   : "frozen 16-bit base + fp32 adapters 4 + fp32 adapter gradients 4 + optimizer "
-					     "state of the adapters";
+				   : base_w == 4 ? "frozen fp32 base + fp32 adapters 4 + fp32 adapter gradients 4 + optimizer "
+						   "state of the adapters"
+						 : "frozen 16-bit base + fp32 adapters 4 + fp32 adapter gradients 4 + optimizer "
+						   "state of the adapters";
 	}
 	mem->optimizer_bytes_per_parameter =
 		st->trainable ? (double)optimizer_bytes(m, pc, req->optimizer, sd, st->trainable, lora, &c) /
@@ -437,6 +456,9 @@ static mp_status model_states(const mp_model *m, const mp_param_count *pc, const
 	 * (lion-pytorch) loops over parameters with one parameter-sized temporary; SGD and bitsandbytes' fused 8-bit
 	 * kernels update in place. */
 	n = ceil_div(st->trainable, shard_opt);
+	if (!lora && s->expert_params && l->ep > 1 && shard_opt > 1) /* the experts' share sharded by dp / ep */
+		n = mp_ckadd(&c, ceil_div(st->trainable - s->expert_params, shard_opt),
+			     ceil_div(s->expert_params, shard_opt / l->ep ? shard_opt / l->ep : 1));
 	switch (req->optimizer) {
 	case MP_OPTIMIZER_ADAMW:
 	case MP_OPTIMIZER_ADAM:

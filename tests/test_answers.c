@@ -905,6 +905,30 @@ static void test_review_findings(void **state)
 		free(req);
 		free(cfg);
 	}
+	/* expert parallel 8 with ZeRO-1 over 8 GPUs (Mixtral-8x7B, mixed bf16, AdamW: 8 bytes of states per trainable
+	 * parameter): each GPU's 1/8 of the experts is replicated in no other GPU (expert-data-parallel group of 1),
+	 * so its states stay whole; the 1,605,636,096 other parameters are sharded 8 ways:
+	 * 8 x 45,097,156,608 / 8 + 8 x 1,605,636,096 / 8 = 46,702,792,704 (it answered 7,241,863,168, the experts
+	 * sharded twice); ZeRO-3's 16-bit weights: 2 x 5,637,144,576 + 2 x 1,605,636,096 / 8 */
+	call(f, "POST", "/v1/plan/training",
+	     "{\"model\":\"mixtral-8x7b\",\"precision\":\"mixed_bf16\",\"optimizer\":\"adamw\",\"micro_batch_size\":1,"
+	     "\"sequence_length\":4096,\"num_gpus\":8,\"expert_parallel_size\":8,\"sharding\":\"zero1\",\"states_only\":true}",
+	     200, &r);
+	assert_true(num(r.json, "memory.optimizer_states_bytes") == 46702792704.0);
+	http_resp_free(&r);
+	call(f, "POST", "/v1/plan/training",
+	     "{\"model\":\"mixtral-8x7b\",\"precision\":\"mixed_bf16\",\"optimizer\":\"adamw\",\"micro_batch_size\":1,"
+	     "\"sequence_length\":4096,\"num_gpus\":8,\"expert_parallel_size\":8,\"sharding\":\"zero3\",\"states_only\":true}",
+	     200, &r);
+	assert_true(num(r.json, "memory.weights_bytes") == 2.0 * 5637144576.0 + 2.0 * 1605636096.0 / 8);
+	http_resp_free(&r);
+	/* LoRA over a bf16 base: the fp32 adapters' AdamW moments are fp32 (8 bytes per adapter parameter) */
+	call(f, "POST", "/v1/plan/training",
+	     "{\"model\":\"llama-2-7b\",\"micro_batch_size\":1,\"sequence_length\":4096,\"precision\":\"bf16\","
+	     "\"optimizer\":\"adamw\",\"finetune\":\"lora\",\"lora_rank\":16}",
+	     200, &r);
+	assert_true(num(r.json, "memory.optimizer_states_bytes") == 8.0 * num(r.json, "parameters.lora"));
+	http_resp_free(&r);
 	/* a training plan where no count fits: the deprecated alias says null too, never "0 GPUs" */
 	call(f, "POST", "/v1/plan/training",
 	     "{\"model\":\"llama-3.1-405b\",\"precision\":\"fp32\",\"optimizer\":\"adamw\",\"micro_batch_size\":1,"

@@ -107,10 +107,20 @@ function slurm_cli_pre_submit(options, offset)
   if name == nil and model == nil then
     return slurm.SUCCESS
   end
+  -- GPUs per node (--gres, --gpus-per-node) times the nodes (--nodes), or the job's own (--gpus)
+  local nodes = common.node_count(options["nodes"] and tostring(options["nodes"]):match("^(%d+)"))
   local gtype, count = common.gpu_request(options["gres"], options["gpus-per-node"])
+  local per_job = false
+  if count == nil and options["gpus"] then
+    gtype, count = common.gpu_request(nil, options["gpus"])
+    per_job = count ~= nil
+  end
   if count == nil then
-    slurm.log_error("memplan: this job asks for no GPU: add --gres=gpu:TYPE:N (or --gpus-per-node)")
+    slurm.log_error("memplan: this job asks for no GPU: add --gres=gpu:TYPE:N (or --gpus-per-node, --gpus)")
     return slurm.ERROR
+  end
+  if not per_job then
+    count = count * nodes
   end
   local fit = common.load_data(site.fit_table) -- nil where this host cannot read it
   local profile, shown = common.profile_of(site, fit, gtype, options["partition"])
@@ -144,9 +154,17 @@ function slurm_cli_pre_submit(options, offset)
     slurm.log_info("%s", msg)
     return slurm.SUCCESS
   end
-  if need and site.mode == "correct" then
-    options["gres"] = common.with_count(options["gres"], gtype, need)
-    slurm.log_info("%s; --gres raised to %s", msg, options["gres"])
+  if need and site.mode == "correct" and (per_job or need % nodes == 0) then
+    -- in the option the user gave, its other GRES kept
+    local per = per_job and need or need // nodes
+    local _, gres_n = common.gpu_request(options["gres"], nil)
+    local key = per_job and "gpus" or (gres_n and "gres") or (options["gpus-per-node"] and "gpus-per-node") or "gres"
+    if key == "gres" then
+      options["gres"] = common.with_count(options["gres"], gtype, per)
+    else
+      options[key] = string.format("%s%d", gtype and (gtype .. ":") or "", per)
+    end
+    slurm.log_info("%s; --%s raised to %s", msg, key, options[key])
     return slurm.SUCCESS
   end
   slurm.log_error("%s", msg)

@@ -52,11 +52,23 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
   if t == nil then
     return slurm.SUCCESS -- nothing to judge by; said in slurmctld's log
   end
+  -- GPUs per node (--gres, --gpus-per-node: tres_per_node) times the nodes, or for the whole job (--gpus:
+  -- tres_per_job); the fit table's counts are the job's GPUs
   local spec = job_desc.tres_per_node or job_desc.gres
+  local nodes = common.node_count(job_desc.min_nodes)
   local gtype, count = common.gpu_request(spec, nil)
+  local per_job = false
+  if count == nil and job_desc.tres_per_job then
+    gtype, count = common.gpu_request(job_desc.tres_per_job, nil)
+    per_job = count ~= nil
+  end
   if count == nil then
-    tell_user(string.format("memplan: job '%s' asks for no GPU (--gres=gpu:TYPE:N or --gpus-per-node)", name))
+    tell_user(string.format("memplan: job '%s' asks for no GPU (--gres=gpu:TYPE:N, --gpus-per-node or --gpus)",
+      name))
     return slurm.ERROR
+  end
+  if not per_job then
+    count = count * nodes
   end
   local profile, shown = common.profile_of(site, t, gtype, job_desc.partition)
   if profile == nil then
@@ -68,8 +80,18 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
   if ok then
     return slurm.SUCCESS
   end
-  if need and site.mode == "correct" then
-    job_desc.tres_per_node = common.with_count(spec, gtype, need)
+  if need and site.mode == "correct" and per_job then
+    job_desc.tres_per_job = common.with_count(job_desc.tres_per_job, gtype, need)
+    tell_user(msg .. string.format("; the request is raised to %d", need))
+    return slurm.SUCCESS
+  end
+  if need and site.mode == "correct" and need % nodes == 0 then
+    -- per node, in the option the job gave (tres_per_node, else the older gres), its other GRES kept
+    if job_desc.tres_per_node then
+      job_desc.tres_per_node = common.with_count(job_desc.tres_per_node, gtype, need // nodes)
+    else
+      job_desc.gres = common.with_count(job_desc.gres, gtype, need // nodes)
+    end
     tell_user(msg .. string.format("; the request is raised to %d", need))
     return slurm.SUCCESS
   end

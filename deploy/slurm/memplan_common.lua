@@ -27,8 +27,8 @@ end
 -- Returns type, count (count nil when the job asks for no GPU).
 function M.gpu_request(gres, gpus_per_node)
   local function one(spec)
-    -- "gres/gpu:h100:4", "gpu:h100:4", "gres/gpu=4", "gpu:4", "gpu"
-    spec = spec:gsub("^gres/", ""):gsub("^gres:", "")
+    -- "gres/gpu:h100:4", "gpu:h100:4", "gres/gpu=4", "gpu:4", "gpu", "gpu:h100:4(S:0-1)" (socket-bound)
+    spec = spec:gsub("^gres/", ""):gsub("^gres:", ""):gsub("%(S:[^)]*%)$", "")
     local name, rest = spec:match("^([%w_]+)[:=]?(.*)$")
     if name ~= "gpu" then
       return nil
@@ -138,12 +138,37 @@ function M.names(t)
 end
 
 -- A GPU request with the count changed: "gpu:h100:2" with 4 -> "gpu:h100:4" (the form Slurm gave kept).
+-- spec with its GPU entry's count set to count: the other GRES of the list (nvme, shard, ...) and the entry's
+-- spelling (gres/ prefix, socket binding) kept. An empty spec becomes "gpu:[TYPE:]N".
 function M.with_count(spec, gtype, count)
-  if spec and spec ~= "" then
-    local prefix = spec:match("^(gres/)") or ""
-    return string.format("%sgpu:%s%d", prefix, gtype and (gtype .. ":") or "", count)
+  if spec == nil or spec == "" then
+    return string.format("gpu:%s%d", gtype and (gtype .. ":") or "", count)
   end
-  return string.format("gpu:%s%d", gtype and (gtype .. ":") or "", count)
+  local out, done = {}, false
+  for entry in tostring(spec):gmatch("[^,]+") do
+    local bare = entry:gsub("^gres/", ""):gsub("^gres:", "")
+    if not done and (bare:match("^gpu$") or bare:match("^gpu[:=]")) then
+      local prefix = entry:match("^(gres[/:])") or ""
+      local socket = entry:match("(%(S:[^)]*%))$") or ""
+      entry = string.format("%sgpu:%s%d%s", prefix, gtype and (gtype .. ":") or "", count, socket)
+      done = true
+    end
+    out[#out + 1] = entry
+  end
+  if not done then
+    out[#out + 1] = string.format("gpu:%s%d", gtype and (gtype .. ":") or "", count)
+  end
+  return table.concat(out, ",")
+end
+
+-- The node count a job asks for (min_nodes), or 1 when it gives none: Slurm leaves unset numbers at NO_VAL
+-- (0xfffffffe) or 0.
+function M.node_count(min_nodes)
+  local n = tonumber(min_nodes)
+  if n == nil or n < 1 or n >= 0xfffffffe then
+    return 1
+  end
+  return math.floor(n)
 end
 
 return M

@@ -95,6 +95,18 @@ check(submit({ comment = "memplan:llama70b-32k" }) == slurm.ERROR and logged("as
 check(submit({ comment = "memplan:llama70b-32k", tres_per_node = "gres/gpu:mi300x:8" }) == slurm.SUCCESS,
   "a GPU type with no profile is not judged")
 
+-- the job's GPUs whatever the spelling: --gpus (tres_per_job), several nodes (min_nodes), socket-bound GRES
+check(submit({ comment = "memplan:llama70b-32k", tres_per_job = "gres/gpu:h100:" .. need70_h100 }) == slurm.SUCCESS,
+  "--gpus (tres_per_job) with enough GPUs passes (it was 'asks for no GPU')")
+check(submit({ comment = "memplan:llama70b-32k", tres_per_job = "gres/gpu:h100:" .. (need70_h100 - 1) }) == slurm.ERROR,
+  "--gpus with too few is refused")
+check(submit({ comment = "memplan:llama70b-32k", tres_per_node = "gres/gpu:h100:1", min_nodes = need70_h100 }) ==
+  slurm.SUCCESS, "one GPU on each of enough nodes is enough GPUs for the job")
+check(submit({ comment = "memplan:llama70b-32k", tres_per_node = "gres/gpu:h100:1", min_nodes = 0xfffffffe }) ==
+  slurm.ERROR, "an unset node count (NO_VAL) is one node")
+check(submit({ comment = "memplan:llama70b-32k", tres_per_node = "gres/gpu:h100:" .. need70_h100 .. "(S:0-1)" }) ==
+  slurm.SUCCESS and not logged("no profile for GPU type"), "a socket-bound GRES is read (type h100)")
+
 -- no process, no network, no file while it judges (the table is fresh)
 do
   local saved = { io.open, io.popen, os.execute, loadfile, dofile, require }
@@ -119,6 +131,12 @@ do
   local desc = { comment = "memplan:llama70b-32k", tres_per_node = "gres/gpu:h100:1" }
   check(submit(desc) == slurm.SUCCESS, "correct mode lets the job through")
   check(desc.tres_per_node == "gres/gpu:h100:" .. need70_h100, "with the request raised: " .. tostring(desc.tres_per_node))
+  desc = { comment = "memplan:llama70b-32k", tres_per_node = "gres/gpu:h100:1,gres/nvme:1" }
+  check(submit(desc) == slurm.SUCCESS and desc.tres_per_node == "gres/gpu:h100:" .. need70_h100 .. ",gres/nvme:1",
+    "the other GRES of the request are kept: " .. tostring(desc.tres_per_node))
+  desc = { comment = "memplan:llama70b-32k", tres_per_job = "gres/gpu:h100:1" }
+  check(submit(desc) == slurm.SUCCESS and desc.tres_per_job == "gres/gpu:h100:" .. need70_h100,
+    "--gpus is raised in tres_per_job: " .. tostring(desc.tres_per_job))
   ENV.MEMPLAN_SITE = site_file
   os.remove(corrected)
 end
@@ -167,6 +185,12 @@ do
   local options = { gres = "gpu:h100:1" }
   check(pre(options, asked) == slurm.SUCCESS, "correct mode lets it through")
   check(options.gres == "gpu:h100:" .. need70_h100, "with --gres raised: " .. tostring(options.gres))
+  options = { ["gpus-per-node"] = "h100:1" }
+  check(pre(options, asked) == slurm.SUCCESS and options["gpus-per-node"] == "h100:" .. need70_h100 and
+    options.gres == nil, "--gpus-per-node is raised in place, no --gres added: " .. tostring(options["gpus-per-node"]))
+  options = { gpus = "h100:1" }
+  check(pre(options, asked) == slurm.SUCCESS and options.gpus == "h100:" .. need70_h100,
+    "--gpus is read and raised: " .. tostring(options.gpus))
   -- memplan unreachable: advisory, the job passes and the log says why
   text = text:gsub(url:gsub("%p", "%%%0"), "http://127.0.0.1:9")
   f = io.open(corrected, "w")
