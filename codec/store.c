@@ -176,6 +176,44 @@ void mpc_import_free(mps_import *im)
 	memset(im, 0, sizeof(*im));
 }
 
+typedef struct id_at {
+	const char *id;
+	size_t index;
+} id_at;
+
+static int by_id(const void *a, const void *b)
+{
+	const id_at *x = a, *y = b;
+	int c = strcmp(x->id, y->id);
+
+	return c ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+/* An id given twice in one list of the file (the second would silently replace the first): MP_EINVAL naming the
+ * later one's /<list>/N/id and the earlier index. ids[i] is entry i's id; n of them, sorted here in a copy. */
+static mp_status unique_ids(const char *list, const char *const *ids, size_t n, mp_error *err)
+{
+	id_at *v = n ? calloc(n, sizeof(*v)) : NULL;
+	mp_status st = MP_OK;
+
+	if (n && v == NULL)
+		return mp_fail(err, MP_ENOMEM, "", "out of memory");
+	for (size_t i = 0; i < n; i++)
+		v[i] = (id_at){ ids[i], i };
+	if (n)
+		qsort(v, n, sizeof(*v), by_id);
+	for (size_t i = 1; i < n && st == MP_OK; i++)
+		if (strcmp(v[i].id, v[i - 1].id) == 0) {
+			char field[48];
+
+			snprintf(field, sizeof(field), "/%s/%zu/id", list, v[i].index);
+			st = mp_fail(err, MP_EINVAL, field, "id '%s' is also %s %zu: each id once in a file", v[i].id,
+				     list, v[i - 1].index);
+		}
+	free(v);
+	return st;
+}
+
 mp_status mpc_import_decode(const cJSON *doc, mps_import *im, mp_error *err)
 {
 	const cJSON *devs = cJSON_GetObjectItemCaseSensitive(doc, "devices");
@@ -235,6 +273,23 @@ mp_status mpc_import_decode(const cJSON *doc, mps_import *im, mp_error *err)
 			break;
 		}
 		im->nmodels++;
+	}
+	{
+		/* each id once per list: a repeated one would overwrite the first without a word */
+		size_t n = im->ndevices > im->nmodels ? im->ndevices : im->nmodels;
+		const char **ids = st == MP_OK ? calloc(n ? n : 1, sizeof(*ids)) : NULL;
+
+		if (st == MP_OK && ids == NULL)
+			st = mp_fail(err, MP_ENOMEM, "", "out of memory");
+		for (size_t k = 0; st == MP_OK && k < im->ndevices; k++)
+			ids[k] = im->devices[k].id;
+		if (st == MP_OK)
+			st = unique_ids("devices", ids, im->ndevices, err);
+		for (size_t k = 0; st == MP_OK && k < im->nmodels; k++)
+			ids[k] = im->models[k].id;
+		if (st == MP_OK)
+			st = unique_ids("models", ids, im->nmodels, err);
+		free(ids);
 	}
 	if (st != MP_OK)
 		mpc_import_free(im);

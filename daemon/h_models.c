@@ -95,6 +95,11 @@ static mp_status patch_model(void *ctx, const mp_store_model *m, mps_model_input
 	cJSON *built = mpc_stored_model_json(m), *doc = built ? mpc_as_parsed(built) : NULL;
 	mp_status st = doc ? mpd_check_if_match(req, built, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
 
+	/* hf_repo_ids is the presets' table, not the row's: a patch of it would be dropped without a word */
+	if (st == MP_OK && cJSON_GetObjectItemCaseSensitive(req->json, "hf_repo_ids"))
+		st = mp_fail(err, MP_EINVAL, "/hf_repo_ids",
+			     "hf_repo_ids is read-only (the presets' table of Hugging Face repository ids, db/presets); a "
+			     "model is found by its id, or by a repository id the presets list");
 	if (st == MP_OK)
 		st = mpc_merge_patch(doc, req->json, err);
 

@@ -801,6 +801,15 @@ static void test_review_findings(void **state)
 		"application/merge-patch+json", AUTH, &r);
 	assert_int_equal(r.status, 200);
 	http_resp_free(&r);
+	/* hf_repo_ids is the presets' table: a patch of it is refused (it was dropped, the preset made a user model) */
+	http_do(&f->d, "PATCH", "/v1/models/llama-3-8b", "{\"hf_repo_ids\":[\"acme/llama3\"]}",
+		"application/merge-patch+json", AUTH, &r);
+	assert_int_equal(r.status, 422);
+	assert_true(names(&r, "/hf_repo_ids", "read-only"));
+	http_resp_free(&r);
+	call(f, "GET", "/v1/models/llama-3-8b", NULL, 200, &r);
+	assert_string_equal(str(r.json, "source"), "preset");
+	http_resp_free(&r);
 	/* a quantised model's decode speed: capacity's row is the plan's performance block (both read the matrices as
 	 * stored: AWQ's fp16 lm_head and group scales) */
 	{

@@ -345,7 +345,7 @@ static void test_sigkill_mid_loop(void **state)
 
 static void test_export_import(void **state)
 {
-	char a[128], b[128], file[128], cmd[1024];
+	char a[128], b[128], file[128], cmd[2048];
 	proc p;
 	mp_store *s;
 	mp_store_device d;
@@ -388,6 +388,18 @@ static void test_export_import(void **state)
 	assert_int_equal(system(cmd), 0);
 	check_integrity(b, &s);
 	assert_int_equal(mp_store_device_get(s, "ok-1", &d, &err), MP_ENOTFOUND);
+	mp_store_close(s);
+	/* an id twice in the file is refused, naming the second (the last copy used to win without a word) */
+	snprintf(cmd, sizeof(cmd),
+		 "printf '{\"format\":\"memplan-export\",\"devices\":[{\"id\":\"dup-1\",\"name\":\"A\",\"vendor\":\"V\","
+		 "\"memory_bytes\":1e10,\"memory_bandwidth_bytes_per_second\":1e12},{\"id\":\"dup-1\",\"name\":\"B\","
+		 "\"vendor\":\"V\",\"memory_bytes\":2e10,\"memory_bandwidth_bytes_per_second\":1e12}]}' > '%s' && "
+		 "! '%s' db import '%s' --db '%s' > '%s.out' 2>&1 && grep -q '/devices/1/id' '%s.out' && "
+		 "grep -q 'also devices 0' '%s.out'",
+		 file, bin(), file, b, file, file, file);
+	assert_int_equal(system(cmd), 0);
+	check_integrity(b, &s);
+	assert_int_equal(mp_store_device_get(s, "dup-1", &d, &err), MP_ENOTFOUND);
 	mp_store_close(s);
 }
 
