@@ -352,6 +352,13 @@ static mp_status row_exists(mp_store *s, bool model, const char *id, bool *exist
  * before is inserted, unless a row with that id exists already (a user's row is never touched). Datasheet devices
  * come first so that a measured profile can link to its datasheet one.
  */
+/* The device row ?1 is provably the presets' own: not a user's, written by the presets (the audit log holds their
+ * write of it) and by nothing else. Shared by the refresh (migration 5) and the retirement (migration 7). */
+#define PRESETS_OWN_ROW                                                                                          \
+	"id = ?1 AND source <> 'user' AND EXISTS (SELECT 1 FROM audit_log WHERE kind = 'device' AND resource_id = ?1" \
+	" AND actor = 'preset') AND NOT EXISTS (SELECT 1 FROM audit_log WHERE kind = 'device' AND resource_id = ?1"  \
+	" AND actor <> 'preset')"
+
 static mp_status apply_presets(mp_store *s, const mp_store_presets *p, mp_error *err)
 {
 	mp_status st = MP_OK;
@@ -405,11 +412,7 @@ static mp_status refresh_presets(mp_store *s, const mp_store_presets *p, mp_erro
 
 			if ((d->linked_device_id[0] != '\0') != (pass == 1))
 				continue;
-			q = stmt_get(s, "SELECT 1 FROM devices WHERE id = ?1 AND source <> 'user'"
-					" AND EXISTS (SELECT 1 FROM audit_log WHERE kind = 'device'"
-					" AND resource_id = ?1 AND actor = 'preset')"
-					" AND NOT EXISTS (SELECT 1 FROM audit_log WHERE kind = 'device'"
-					" AND resource_id = ?1 AND actor <> 'preset')");
+			q = stmt_get(s, "SELECT 1 FROM devices WHERE " PRESETS_OWN_ROW);
 			if (q == NULL)
 				return db_fail(err, s->db, "refresh presets");
 			sqlite3_bind_text(q, 1, d->id, -1, SQLITE_STATIC);
@@ -442,11 +445,7 @@ static const char *const retired_presets[] = {
 static mp_status retire_presets(mp_store *s, mp_error *err)
 {
 	for (size_t i = 0; i < sizeof(retired_presets) / sizeof(retired_presets[0]); i++) {
-		sqlite3_stmt *q = stmt_get(s, "DELETE FROM devices WHERE id = ?1 AND source <> 'user'"
-					      " AND EXISTS (SELECT 1 FROM audit_log WHERE kind = 'device'"
-					      " AND resource_id = ?1 AND actor = 'preset')"
-					      " AND NOT EXISTS (SELECT 1 FROM audit_log WHERE kind = 'device'"
-					      " AND resource_id = ?1 AND actor <> 'preset')"
+		sqlite3_stmt *q = stmt_get(s, "DELETE FROM devices WHERE " PRESETS_OWN_ROW
 					      " AND NOT EXISTS (SELECT 1 FROM calibration_runs"
 					      " WHERE device_id = ?1 OR datasheet_id = ?1)"
 					      " AND NOT EXISTS (SELECT 1 FROM devices WHERE linked_device_id = ?1)");

@@ -705,6 +705,24 @@ static void test_training_min_gpus(void **state)
 
 /* ----- a fresh user's review (2026-12-01): answers that contradicted themselves or said too little -------- */
 
+/* POST /v1/plan/inference of the config in tests/ref (rel) at batch 1 and 4,096 tokens, with the members `more`
+ * adds ("\"device\":\"...\""); 200 expected, the response the caller's to free. */
+static void plan_config(fixture *f, const char *rel, const char *more, http_resp *r)
+{
+	char *cfg = ref_text(rel), *req;
+	size_t len;
+
+	assert_non_null(cfg);
+	len = strlen(cfg) + strlen(more) + 128;
+	req = malloc(len);
+	assert_non_null(req);
+	snprintf(req, len, "{\"model\":{\"hf_config\":%s},\"batch_size\":1,\"sequence_length\":4096,%s}", cfg, more);
+	call(f, "POST", "/v1/plan/inference", req, 200, r);
+	free(req);
+	free(cfg);
+}
+
+
 static void test_review_findings(void **state)
 {
 	fixture *f = *state;
@@ -832,26 +850,15 @@ static void test_review_findings(void **state)
 	/* Gemma 4 with double-wide MLPs in its KV-shared layers: a decode step reads every decoder matrix the weights
 	 * hold (the double-wide MLPs too), all but the per-layer embedding table (a lookup): was 1.5 GB short */
 	{
-		char *cfg = ref_text("hf/configs/gemma4-kv-shared-variant.json"), *req;
-		size_t len;
 		double weights, read, ple = 262144.0 * 30 * 256 * 2; /* vocab_size_per_layer_input x layers x 256, bf16 */
 
-		assert_non_null(cfg);
-		len = strlen(cfg) + 256;
-		req = malloc(len);
-		snprintf(req, len,
-			 "{\"model\":{\"hf_config\":%s},\"batch_size\":1,\"sequence_length\":4096,"
-			 "\"device\":\"h100-sxm5-80gb\"}",
-			 cfg);
-		call(f, "POST", "/v1/plan/inference", req, 200, &r);
+		plan_config(f, "hf/configs/gemma4-kv-shared-variant.json", "\"device\":\"h100-sxm5-80gb\"", &r);
 		weights = num(r.json, "memory.weights_bytes");
 		read = num(r.json, "performance.decode_bytes_per_step") -
 		       num(r.json, "performance.decode_kv_cache_read_bytes_per_step");
 		/* within 1% (the step's attention takes the sliding layers' widths, as the answer warns: 2.2 MB here) */
 		assert_true(fabs(read - (weights - ple)) < 0.01 * weights);
 		http_resp_free(&r);
-		free(req);
-		free(cfg);
 	}
 	/* fp8 weights on Hopper run W8A8 (vLLM's cutlass fp8 path): the prefill's products at the fp8 peak; on an
 	 * A100 (no fp8 tensor cores: Marlin weight-only) at the bf16 one */
@@ -897,23 +904,11 @@ static void test_review_findings(void **state)
 	http_resp_free(&r);
 	/* Gemma 4 with 2 KV heads in its full-attention layers (4 in the sliding ones) at tensor parallel 4: the full
 	 * layers' heads are copied on 2 GPUs each, and the answer says so (it said no replication) */
-	{
-		char *cfg = ref_text("hf/configs/gemma4-moe-k-eq-v-variant.json"), *req;
-		size_t len;
-
-		assert_non_null(cfg);
-		len = strlen(cfg) + 256;
-		req = malloc(len);
-		snprintf(req, len, "{\"model\":{\"hf_config\":%s},\"batch_size\":1,\"sequence_length\":4096,"
-				   "\"tensor_parallel_size\":4}", cfg);
-		call(f, "POST", "/v1/plan/inference", req, 200, &r);
-		assert_true(num(r.json, "kv_cache.kv_head_replication") == 2);
-		assert_true(cJSON_IsTrue(at(r.json, "parallel.kv_heads_replicated")));
-		assert_true(warns(r.json, "exceeds the model's 2 KV heads (of its full-attention layers)"));
-		http_resp_free(&r);
-		free(req);
-		free(cfg);
-	}
+	plan_config(f, "hf/configs/gemma4-moe-k-eq-v-variant.json", "\"tensor_parallel_size\":4", &r);
+	assert_true(num(r.json, "kv_cache.kv_head_replication") == 2);
+	assert_true(cJSON_IsTrue(at(r.json, "parallel.kv_heads_replicated")));
+	assert_true(warns(r.json, "exceeds the model's 2 KV heads (of its full-attention layers)"));
+	http_resp_free(&r);
 	/* expert parallel 8 with ZeRO-1 over 8 GPUs (Mixtral-8x7B, mixed bf16, AdamW: 8 bytes of states per trainable
 	 * parameter): each GPU's 1/8 of the experts is replicated in no other GPU (expert-data-parallel group of 1),
 	 * so its states stay whole; the 1,605,636,096 other parameters are sharded 8 ways:
