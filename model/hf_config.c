@@ -180,7 +180,7 @@ void hf_decode_rope(hf_ctx *c, mp_model *m, double partial_default)
 	else if (hf_has(c, "rotary_pct"))
 		partial = hf_get_double(c, c->cfg, "rotary_pct", partial);
 	if (scaling && cJSON_GetObjectItemCaseSensitive(scaling, "partial_rotary_factor")) {
-		hf_ctx sub = {scaling, sub_pointer, c->err, c->st, NULL};
+		hf_ctx sub = {scaling, sub_pointer, c->err, c->st, NULL, NULL};
 
 		partial = hf_get_double(&sub, scaling, "partial_rotary_factor", partial);
 		if (sub.st == MP_OK && (partial <= 0 || partial > 1))
@@ -206,7 +206,7 @@ void hf_decode_rope(hf_ctx *c, mp_model *m, double partial_default)
 		return;
 	m->rope_scaling = true;
 	{
-		hf_ctx sub = {scaling, sub_pointer, c->err, c->st, NULL};
+		hf_ctx sub = {scaling, sub_pointer, c->err, c->st, NULL, NULL};
 		uint64_t top = hf_get_u64(c, KEYS("original_max_position_embeddings"), m->max_position_embeddings);
 
 		sub.st = c->st;
@@ -307,39 +307,40 @@ typedef struct hf_defaults {
 	uint64_t num_experts;     /* mixtral num_local_experts */
 	bool qk_norm;             /* qwen3, gemma3: q_norm and k_norm of head_dim */
 	uint64_t norms_per_layer; /* gemma2 and gemma3: 4 (pre/post attention, pre/post feed-forward) */
+	const mp_names *names;    /* the tensors' names: NULL = the Llama family's */
 } hf_defaults;
 
 static const hf_defaults llama_family[] = {
     /* LlamaConfig: vocab 32000, hidden 4096, FFN 11008, 32 layers, 32 heads, kv = heads, 2048 positions. */
-    {"llama", 32000, 4096, 11008, 32, 32, 0, 0, 2048, false, false, 0, 0, false, 2},
+    {"llama", 32000, 4096, 11008, 32, 32, 0, 0, 2048, false, false, 0, 0, false, 2, NULL},
     /* MistralConfig: FFN 14336, 8 KV heads, 4096 * 32 positions, sliding_window 4096. */
-    {"mistral", 32000, 4096, 14336, 32, 32, 8, 0, 4096 * 32, false, false, 4096, 0, false, 2},
+    {"mistral", 32000, 4096, 14336, 32, 32, 8, 0, 4096 * 32, false, false, 4096, 0, false, 2, NULL},
     /* Qwen2Config: vocab 151936, FFN 22016, kv 32, 32768 positions; q/k/v always carry biases. */
-    {"qwen2", 151936, 4096, 22016, 32, 32, 32, 0, 32768, false, true, 0, 0, false, 2},
+    {"qwen2", 151936, 4096, 22016, 32, 32, 32, 0, 32768, false, true, 0, 0, false, 2, NULL},
     /* MixtralConfig: FFN 14336 per expert, 8 KV heads, 4096 * 32 positions, 8 local experts, top-2,
      * sliding_window None. */
-    {"mixtral", 32000, 4096, 14336, 32, 32, 8, 0, 4096 * 32, false, false, 0, 8, false, 2},
+    {"mixtral", 32000, 4096, 14336, 32, 32, 8, 0, 4096 * 32, false, false, 0, 8, false, 2, NULL},
     /* GemmaConfig: vocab 256000, hidden 3072, FFN 24576, 28 layers, 16 heads, kv 16, head_dim 256, tied. */
-    {"gemma", 256000, 3072, 24576, 28, 16, 16, 256, 8192, true, false, 0, 0, false, 2},
+    {"gemma", 256000, 3072, 24576, 28, 16, 16, 256, 8192, true, false, 0, 0, false, 2, NULL},
     /* Phi3Config: vocab 32064, hidden 3072, FFN 8192, 32 layers, 32 heads, kv = heads, 4096 positions;
      * fused qkv_proj and gate_up_proj hold the same parameters as the separate projections. */
-    {"phi3", 32064, 3072, 8192, 32, 32, 0, 0, 4096, false, false, 0, 0, false, 2},
+    {"phi3", 32064, 3072, 8192, 32, 32, 0, 0, 4096, false, false, 0, 0, false, 2, &mpm_names_phi3},
     /* Qwen3Config: vocab 151936, hidden 4096, FFN 22016, 32 layers, 32 heads, kv 32, head_dim 128, 32768
      * positions, attention_bias False (on q, k, v and o when set); q_norm and k_norm (RMSNorm of head_dim). */
-    {"qwen3", 151936, 4096, 22016, 32, 32, 32, 128, 32768, false, false, 0, 0, true, 2},
+    {"qwen3", 151936, 4096, 22016, 32, 32, 32, 128, 32768, false, false, 0, 0, true, 2, NULL},
     /* Gemma2Config: vocab 256000, hidden 2304, FFN 9216, 26 layers, 8 heads, kv 4, head_dim 256, 8192
      * positions, tied, sliding_window 4096 on every other layer (layer i slides when (i + 1) % 2), 4 norms. */
-    {"gemma2", 256000, 2304, 9216, 26, 8, 4, 256, 8192, true, false, 4096, 0, false, 4},
+    {"gemma2", 256000, 2304, 9216, 26, 8, 4, 256, 8192, true, false, 4096, 0, false, 4, NULL},
     /* Gemma3TextConfig: vocab 262208, hidden 2304, FFN 9216, 26 layers, 8 heads, kv 4, head_dim 256, 131072
      * positions, tied, sliding_window 4096 on 5 layers of 6 (sliding_window_pattern 6), q/k norms, 4 norms. */
-    {"gemma3_text", 262208, 2304, 9216, 26, 8, 4, 256, 131072, true, false, 4096, 0, true, 4},
+    {"gemma3_text", 262208, 2304, 9216, 26, 8, 4, 256, 131072, true, false, 4096, 0, true, 4, NULL},
     /* Qwen2VLTextConfig and Qwen2_5_VLTextConfig (the decoders of Qwen2-VL and Qwen2.5-VL): Qwen2's modules with
      * the 72B's defaults: vocab 152064, hidden 8192, FFN 29568, 80 layers, 64 heads, kv 8, 32768 positions. */
-    {"qwen2_vl_text", 152064, 8192, 29568, 80, 64, 8, 0, 32768, false, true, 0, 0, false, 2},
-    {"qwen2_5_vl_text", 152064, 8192, 29568, 80, 64, 8, 0, 32768, false, true, 0, 0, false, 2},
+    {"qwen2_vl_text", 152064, 8192, 29568, 80, 64, 8, 0, 32768, false, true, 0, 0, false, 2, NULL},
+    {"qwen2_5_vl_text", 152064, 8192, 29568, 80, 64, 8, 0, 32768, false, true, 0, 0, false, 2, NULL},
     /* Qwen3VLTextConfig (Qwen3-VL's decoder): Qwen3's modules; vocab 151936, hidden 4096, FFN 22016, 32 layers, 32
      * heads, kv 32, head_dim 128, 128000 positions. */
-    {"qwen3_vl_text", 151936, 4096, 22016, 32, 32, 32, 128, 128000, false, false, 0, 0, true, 2},
+    {"qwen3_vl_text", 151936, 4096, 22016, 32, 32, 32, 128, 128000, false, false, 0, 0, true, 2, NULL},
 };
 
 static void decode_llama_family(hf_ctx *c, const hf_defaults *d, mp_model *m)
@@ -530,6 +531,9 @@ static void decode_falcon(hf_ctx *c, mp_model *m)
 	m->intermediate_size = hf_get_u64(c, KEYS("ffn_hidden_size"), 4 * m->hidden_size);
 	ln_parallel = hf_get_u64(c, KEYS("num_ln_in_parallel_attn"), 2);
 	m->norms_per_layer = new_arch ? ln_parallel : (parallel ? 1 : 2);
+	/* ln_attn and ln_mlp in the new decoder architecture with two norms, else input_layernorm (and
+	 * post_attention_layernorm without parallel attention) */
+	c->names = new_arch && ln_parallel == 2 ? &mpm_names_falcon_two_ln : &mpm_names_falcon;
 	m->parallel_block = new_arch || parallel;
 	m->attn_kind = MP_ATTN_GQA;
 	m->ffn_kind = MP_FFN_PLAIN;
@@ -563,8 +567,8 @@ static void dec_q3moe(hf_ctx *c, mp_model *m)
 }
 
 static const hf_type other_types[] = {
-    {"gpt2", dec_gpt2},       {"falcon", dec_falcon},   {"gpt_neox", dec_neox},
-    {"qwen2_moe", dec_q2moe}, {"qwen3_moe", dec_q3moe},
+    {"gpt2", dec_gpt2, &mpm_names_gpt2},       {"falcon", dec_falcon, NULL},   {"gpt_neox", dec_neox, &mpm_names_gpt_neox},
+    {"qwen2_moe", dec_q2moe, &mpm_names_qwen_moe}, {"qwen3_moe", dec_q3moe, NULL},
 };
 
 /* Every table of types beyond the Llama family, in lookup order (one type is in one table). */
@@ -695,6 +699,7 @@ bool hf_decode_type(hf_ctx *c, const char *type, bool text_only, mp_model *m)
 	snprintf(m->model_type, sizeof(m->model_type), "%s", type);
 	for (size_t i = 0; i < sizeof(llama_family) / sizeof(llama_family[0]); i++)
 		if (strcmp(type, llama_family[i].model_type) == 0) {
+			c->names = llama_family[i].names;
 			decode_llama_family(c, &llama_family[i], m);
 			return true;
 		}
@@ -703,6 +708,8 @@ bool hf_decode_type(hf_ctx *c, const char *type, bool text_only, mp_model *m)
 			continue;
 		for (size_t i = 0; i < *tables[t].count; i++)
 			if (strcmp(type, tables[t].types[i].name) == 0) {
+				if (tables[t].types[i].names)
+					c->names = tables[t].types[i].names;
 				tables[t].types[i].decode(c, m);
 				return true;
 			}
@@ -735,11 +742,12 @@ static mp_status check_experts(const mp_model *m, const char *pointer, mp_error 
 
 mp_status mpm_from_hf(const cJSON *cfg, const char *pointer, mp_model *m, mp_error *err)
 {
-	hf_ctx c = {cfg, pointer, err, MP_OK, NULL};
+	hf_ctx c = {cfg, pointer, err, MP_OK, NULL, NULL};
 	const cJSON *type = cJSON_GetObjectItemCaseSensitive(cfg, "model_type");
 	char field[96];
 
 	memset(m, 0, sizeof(*m));
+	mp_inventory_init(&m->inv, NULL);
 	snprintf(m->json_pointer, sizeof(m->json_pointer), "%s", pointer);
 	snprintf(field, sizeof(field), "%s/model_type", pointer);
 	if (!cJSON_IsObject(cfg))
@@ -762,6 +770,7 @@ mp_status mpm_from_hf(const cJSON *cfg, const char *pointer, mp_model *m, mp_err
 		if (c.st == MP_OK) {
 			mpm_training_extras(c.text ? c.text : cfg, m);
 			mpm_config_facts_of(cfg, c.text, m);
+			c.st = mp_model_build(m, c.names, err);
 		}
 		return c.st;
 	}
@@ -882,6 +891,7 @@ mp_status mpm_from_architecture(const cJSON *arch, const char *pointer, mp_model
 	if (st != MP_OK)
 		return st;
 	*out = b.m;
+	mp_inventory_init(&out->inv, NULL);
 	snprintf(out->model_type, sizeof(out->model_type), "custom");
 	snprintf(out->json_pointer, sizeof(out->json_pointer), "%s", pointer);
 	out->ffn_kind = (mp_ffn_kind)b.ffn;
@@ -923,7 +933,7 @@ mp_status mpm_from_architecture(const cJSON *arch, const char *pointer, mp_model
 	} else {
 		snprintf(out->rope_type, sizeof(out->rope_type), "none");
 	}
-	return MP_OK;
+	return mp_model_build(out, NULL, err);
 }
 
 mp_status mpm_from_hf_text(const char *json, const char *pointer, mp_model *m, mp_error *err)

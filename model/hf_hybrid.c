@@ -213,7 +213,7 @@ static void decode_kimi_linear(hf_ctx *c, mp_model *m)
 	m->ssm.head_dim = hf_get_u64(c, KEYS("linear_head_dim"), 128);
 	m->ssm.conv_kernel = hf_get_u64(c, KEYS("linear_conv_kernel_dim"), 4);
 	snprintf(sub_pointer, sizeof(sub_pointer), "%s/linear_attn_config", c->pointer);
-	lc = (hf_ctx){cJSON_IsObject(lac) ? lac : NULL, sub_pointer, c->err, c->st, NULL};
+	lc = (hf_ctx){cJSON_IsObject(lac) ? lac : NULL, sub_pointer, c->err, c->st, NULL, NULL};
 	m->ssm.n_heads = hf_get_u64(&lc, KEYS("num_heads"), m->ssm.n_heads);
 	m->ssm.head_dim = hf_get_u64(&lc, KEYS("head_dim"), m->ssm.head_dim);
 	m->ssm.conv_kernel = hf_get_u64(&lc, KEYS("short_conv_kernel_size"), m->ssm.conv_kernel);
@@ -324,6 +324,19 @@ static void decode_minimax(hf_ctx *c, mp_model *m)
 		hybrid_layers(c, m, "full_attention", "linear_attention", odd_layers_attend);
 	}
 	hf_decode_rope(c, m, 1.0);
+	{
+		/* the lightning layers' decay tables over block_size tokens: buffers computed at load (no checkpoint
+		 * holds them), listed as the state_dict has them */
+		uint64_t H = m->num_heads, B = hf_get_u64(c, KEYS("block_size"), 256), S = mp_model_ssm_layers(m);
+		const uint64_t slope[3] = {H, 1, 1}, qk[3] = {H, B, 1}, diag[4] = {1, H, B, B};
+		const char *p = "layers.{i}.self_attn";
+		unsigned f = MP_TF_BUFFER | MP_TF_UNCOUNTED;
+
+		hf_shape(m, MP_ROOT_DECODER, p, "slope_rate", MP_TK_RECURRENT, f, slope, 3, S);
+		hf_shape(m, MP_ROOT_DECODER, p, "query_decay", MP_TK_RECURRENT, f, qk, 3, S);
+		hf_shape(m, MP_ROOT_DECODER, p, "key_decay", MP_TK_RECURRENT, f, qk, 3, S);
+		hf_shape(m, MP_ROOT_DECODER, p, "diagonal_decay", MP_TK_RECURRENT, f, diag, 4, S);
+	}
 }
 
 /* ----- LFM2: short convolutions -------------------------------------------------------------------------------- */
@@ -752,13 +765,65 @@ static void decode_falcon_h1(hf_ctx *c, mp_model *m)
 	hf_decode_rope(c, m, 1.0);
 }
 
-/* Appends a module of the reader's own shapes (mp_model.extra). */
-static void extra(mp_model *m, const char *name, mp_tensor_class cls, uint64_t rows, uint64_t cols, uint64_t count,
-                  bool vector)
+
+/*
+ * Zamba2's shared transformer blocks (modeling_zamba2.py Zamba2AttentionDecoderLayer): num_mem_blocks blocks, each under
+ * the first hybrid layer that runs it (layers.{i}.shared_transformer): attention from 2 x hidden (q, k, v, o), a
+ * gate_up_proj / down_proj MLP, input_layernorm (2 x hidden) and pre_ff_layernorm; every hybrid layer runs one and adds
+ * its own rank-adapter_rank LoRA pair to the MLP's gate_up (and to q, k and v with use_shared_attention_adapter, listed
+ * in its block) and a hidden x hidden linear (layers.{i}.linear). The blocks' weights count once; the step applies
+ * them at every hybrid layer.
+ */
+static void zamba2_shared_blocks(hf_ctx *c, mp_model *m, uint64_t blocks, uint64_t hybrid, uint64_t rank)
 {
-	if (count == 0 || rows == 0 || cols == 0 || m->n_extra >= MP_MAX_EXTRA_TENSORS)
-		return;
-	m->extra[m->n_extra++] = (mp_extra_tensor){name, (uint8_t)cls, vector, rows, cols, count};
+	const char *at = "layers.{i}.shared_transformer.self_attn", *ff = "layers.{i}.shared_transformer.feed_forward";
+	uint64_t h = m->hidden_size, a = m->attn_input_size, hd = m->head_dim, inter = m->intermediate_size;
+	bool bias = hf_get_bool(c, KEYS("add_bias_linear"), false);
+	mp_tensor_spec s = {.root = MP_ROOT_DECODER, .path = at, .kind = MP_TK_ATTENTION, .view = MP_VIEW_LINEAR,
+	                    .count = blocks, .uses = hybrid};
+
+	s.leaf = "q_proj.weight", s.rows = m->num_heads * hd, s.cols = a, s.split = MP_SPLIT_ROWS, s.step = MP_STEP_QKV;
+	mp_inventory_add(&m->inv, &s);
+	s.split = MP_SPLIT_KV_ROWS, s.kv_heads = m->num_kv_heads, s.rows = m->num_kv_heads * hd;
+	s.leaf = "k_proj.weight";
+	mp_inventory_add(&m->inv, &s);
+	s.leaf = "v_proj.weight";
+	mp_inventory_add(&m->inv, &s);
+	s.leaf = "o_proj.weight", s.rows = h, s.cols = m->num_heads * hd, s.split = MP_SPLIT_COLS, s.step = MP_STEP_O;
+	s.kv_heads = 0;
+	mp_inventory_add(&m->inv, &s);
+	s.path = ff, s.kind = MP_TK_MLP, s.leaf = "gate_up_proj.weight", s.rows = 2 * inter, s.cols = h;
+	s.split = MP_SPLIT_ROWS, s.step = MP_STEP_MLP_GATE_UP, s.parts = 2;
+	mp_inventory_add(&m->inv, &s);
+	if (bias)
+		hf_tensor(m, MP_ROOT_DECODER, ff, "gate_up_proj.bias", MP_TK_MLP, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1,
+		          2 * inter, blocks);
+	s.leaf = "down_proj.weight", s.rows = h, s.cols = inter, s.split = MP_SPLIT_COLS, s.step = MP_STEP_MLP_DOWN;
+	s.parts = 1;
+	mp_inventory_add(&m->inv, &s);
+	if (bias)
+		hf_tensor(m, MP_ROOT_DECODER, ff, "down_proj.bias", MP_TK_MLP, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, blocks);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.shared_transformer", "input_layernorm.weight", MP_TK_NORM, MP_SPLIT_NONE,
+	          MP_STEP_NONE, true, 1, a, blocks);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.shared_transformer", "pre_ff_layernorm.weight", MP_TK_NORM,
+	          MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, blocks);
+	/* per hybrid layer: its linear and its adapters (rank x in, then out x rank) */
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}", "linear.weight", MP_TK_MLP, MP_SPLIT_NONE, MP_STEP_EXTRA, false, h, h,
+	          hybrid);
+	hf_tensor(m, MP_ROOT_DECODER, ff, "gate_up_proj_adapter_list.{j}.0.weight", MP_TK_MLP, MP_SPLIT_NONE,
+	          MP_STEP_EXTRA, false, rank, h, hybrid);
+	hf_tensor(m, MP_ROOT_DECODER, ff, "gate_up_proj_adapter_list.{j}.1.weight", MP_TK_MLP, MP_SPLIT_NONE,
+	          MP_STEP_EXTRA, false, 2 * inter, rank, hybrid);
+	if (hf_get_bool(c, KEYS("use_shared_attention_adapter"), false)) {
+		static const char *const leaves[6] = {
+		    "linear_q_adapter_list.{j}.0.weight", "linear_q_adapter_list.{j}.1.weight",
+		    "linear_k_adapter_list.{j}.0.weight", "linear_k_adapter_list.{j}.1.weight",
+		    "linear_v_adapter_list.{j}.0.weight", "linear_v_adapter_list.{j}.1.weight"};
+
+		for (int i = 0; i < 6; i++)
+			hf_tensor(m, MP_ROOT_DECODER, at, leaves[i], MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_EXTRA, false,
+			          i % 2 ? a : rank, i % 2 ? rank : a, hybrid);
+	}
 }
 
 /*
@@ -844,20 +909,8 @@ static void decode_zamba2(hf_ctx *c, mp_model *m)
 			hybrid += hyb;
 		}
 	}
-	if (hybrid) {
-		uint64_t hd = m->head_dim, q = m->num_heads * hd, kv = m->num_kv_heads * hd;
-
-		extra(m, "shared_transformer.self_attn.q_proj", MP_TC_ATTENTION, q, a, blocks, false);
-		extra(m, "shared_transformer.self_attn.k_v_proj", MP_TC_ATTENTION, kv, a, 2 * blocks, false);
-		extra(m, "shared_transformer.self_attn.o_proj", MP_TC_ATTENTION, h, q, blocks, false);
-		extra(m, "shared_transformer.feed_forward.gate_up_proj", MP_TC_MLP, 2 * inter, h, blocks, false);
-		extra(m, "shared_transformer.feed_forward.down_proj", MP_TC_MLP, h, inter, blocks, false);
-		extra(m, "shared_transformer.norms", MP_TC_NORMS, 1, a + h, blocks, true);
-		extra(m, "hybrid.linear", MP_TC_MLP, h, h, hybrid, false);
-		extra(m, "feed_forward.gate_up_proj_adapter", MP_TC_MLP, rank, h + 2 * inter, hybrid, false);
-		if (hf_get_bool(c, KEYS("use_shared_attention_adapter"), false))
-			extra(m, "self_attn.q_k_v_adapter", MP_TC_ATTENTION, rank, 2 * a, 3 * hybrid, false);
-	}
+	if (hybrid)
+		zamba2_shared_blocks(c, m, blocks, hybrid, rank);
 	if (hf_get_bool(c, KEYS("use_mem_rope"), false))
 		hf_decode_rope(c, m, 1.0);
 	else
@@ -865,17 +918,17 @@ static void decode_zamba2(hf_ctx *c, mp_model *m)
 }
 
 const hf_type mpm_hf_hybrid_types[] = {
-    {"qwen3_next", decode_qwen3_next},
-    {"qwen3_5_text", decode_qwen3_5_text},
-    {"qwen3_5_moe_text", decode_qwen3_5_moe_text},
-    {"kimi_linear", decode_kimi_linear},
-    {"minimax", decode_minimax},
-    {"lfm2", decode_lfm2}, {"lfm2_moe", decode_lfm2_moe},
-    {"jamba", decode_jamba},
-    {"bamba", decode_bamba},
-    {"granitemoehybrid", decode_granitemoehybrid},
-    {"nemotron_h", decode_nemotron_h},
-    {"falcon_h1", decode_falcon_h1},
-    {"zamba2", decode_zamba2},
+    {"qwen3_next", decode_qwen3_next, &mpm_names_qwen3_next},
+    {"qwen3_5_text", decode_qwen3_5_text, &mpm_names_qwen3_5},
+    {"qwen3_5_moe_text", decode_qwen3_5_moe_text, &mpm_names_qwen3_5},
+    {"kimi_linear", decode_kimi_linear, NULL},
+    {"minimax", decode_minimax, NULL},
+    {"lfm2", decode_lfm2, &mpm_names_lfm2}, {"lfm2_moe", decode_lfm2_moe, &mpm_names_lfm2},
+    {"jamba", decode_jamba, &mpm_names_jamba},
+    {"bamba", decode_bamba, &mpm_names_jamba},
+    {"granitemoehybrid", decode_granitemoehybrid, &mpm_names_granitemoehybrid},
+    {"nemotron_h", decode_nemotron_h, &mpm_names_nemotron_h},
+    {"falcon_h1", decode_falcon_h1, &mpm_names_jamba},
+    {"zamba2", decode_zamba2, &mpm_names_zamba2},
 };
 const size_t mpm_hf_hybrid_count = sizeof(mpm_hf_hybrid_types) / sizeof(mpm_hf_hybrid_types[0]);

@@ -16,6 +16,7 @@ typedef struct hf_ctx {
 	mp_error *err;
 	mp_status st;		/* the first error; every reader below is a no-op once it is set */
 	const cJSON *text;	/* set by a wrapper's decoder: the object its decoder's keys came from */
+	const mp_names *names;	/* set by hf_decode_type: the decoder's tensor names (NULL: the Llama family's) */
 } hf_ctx;
 
 #define KEYS(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -47,10 +48,37 @@ void hf_decode_mlp_only_layers(hf_ctx *c, mp_model *m);
  */
 uint64_t hf_window(hf_ctx *c, const char *key, uint64_t dflt);
 
-/* A model type the readers know: its name and its decoder (which fills *m from c->cfg). */
+/*
+ * A tensor of the family's own (a module no field of mp_model describes) into m's inventory, before mp_model_build
+ * adds the rest: under roots[root] (MP_ROOT_*), path (static; NULL = none) and leaf (static); a matrix rows x cols
+ * (MP_VIEW_LINEAR) or a vector of cols values; count of it; kind, TP split and step product as mp_tensor says.
+ */
+void hf_tensor(mp_model *m, uint8_t root, const char *path, const char *leaf, mp_tensor_kind kind, mp_tp_split split,
+               mp_step_product step, bool vector, uint64_t rows, uint64_t cols, uint64_t count);
+/* A tensor of an explicit shape (a convolution's, a buffer's) into m's inventory: a vector when ndim <= 1, else a matrix
+ * of dims[0] rows; flags MP_TF_* (a buffer no checkpoint holds: MP_TF_BUFFER | MP_TF_UNCOUNTED). */
+void hf_shape(mp_model *m, uint8_t root, const char *path, const char *leaf, mp_tensor_kind kind, unsigned flags,
+              const uint64_t *dims, unsigned ndim, uint64_t count);
+/* A tensor of the reader's own described by its class only (replicated, read by no step product unless the model's
+ * attention differs per layer): an intermediate form while a family's modules are named one by one. */
+void hf_legacy(mp_model *m, const char *name, mp_tensor_class cls, uint64_t rows, uint64_t cols, uint64_t count,
+               bool vector);
+
+/* The families' tensor names (model/hf_names.c). */
+extern const mp_names mpm_names_phi3, mpm_names_glm, mpm_names_glm4, mpm_names_post_norms, mpm_names_apertus, mpm_names_bitnet, mpm_names_phi, mpm_names_starcoder2, mpm_names_hunyuan, mpm_names_gpt2, mpm_names_gpt_bigcode, mpm_names_gptj, mpm_names_gpt_neox, mpm_names_falcon, mpm_names_falcon_two_ln, mpm_names_gpt_oss, mpm_names_phimoe, mpm_names_qwen_moe, mpm_names_minimax_m2, mpm_names_ernie4_5_moe, mpm_names_granitemoe, mpm_names_llama4, mpm_names_llama4_text, mpm_names_mamba, mpm_names_jamba, mpm_names_granitemoehybrid, mpm_names_nemotron_h, mpm_names_lfm2, mpm_names_qwen3_next, mpm_names_qwen3_5, mpm_names_longcat, mpm_names_zamba2;
+/* Gemma 4's names by [per-layer inputs + 2 x MoE block], Gemma 3n's by [per-layer inputs]. */
+extern const mp_names mpm_names_gemma4[4], mpm_names_gemma3n[2];
+/* Gemma 3n's timm tower (model/hf_gemma3n_timm.c, generated). */
+extern const mp_tensor mpm_gemma3n_timm[];
+extern const size_t mpm_gemma3n_timm_count;
+extern const uint64_t mpm_gemma3n_timm_parameters;
+
+/* A model type the readers know: its name, its decoder (which fills *m from c->cfg) and its tensors' names (NULL:
+ * the Llama family's). */
 typedef struct hf_type {
 	const char *name;
 	void (*decode)(hf_ctx *c, mp_model *m);
+	const mp_names *names;
 } hf_type;
 
 /* The types of hf_types.c, and how many. */

@@ -106,7 +106,7 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 		if (strcmp(type, vision_classes[i].type) == 0)
 			d = &vision_classes[i];
 	snprintf(pointer, sizeof(pointer), "%s/vision_config", top->pointer);
-	c = (hf_ctx){absent ? NULL : vc, pointer, top->err, top->st, NULL};
+	c = (hf_ctx){absent ? NULL : vc, pointer, top->err, top->st, NULL, NULL};
 	if (d == NULL) {
 		char msg[200];
 
@@ -165,8 +165,11 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 		top->st = c.st;
 		return;
 	}
-	v->patch_values = channels * (temporal ? temporal : 1) * patch * patch;
+	v->channels = channels;
+	v->temporal = temporal;
+	v->patch = patch;
 	if (strcmp(d->type, "siglip_vision_model") == 0) {
+		v->tower = MP_TOWER_SIGLIP;
 		/* modeling_siglip.py SiglipVisionTransformer; Gemma3MultiModalProjector */
 		v->norm = MP_NORM_LAYER;
 		v->patch_bias = v->post_norm = v->attn_bias = v->mlp_bias = true;
@@ -176,6 +179,7 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 	} else if (strcmp(d->type, "clip_vision_model") == 0) {
 		/* modeling_clip.py CLIPVisionTransformer (class token, pre_layrnorm, post_layernorm);
 		 * LlavaMultiModalProjector */
+		v->tower = MP_TOWER_CLIP;
 		v->norm = MP_NORM_LAYER;
 		v->class_embedding = v->pre_norm = v->post_norm = v->attn_bias = v->mlp_bias = true;
 		v->positions = (image / patch) * (image / patch) + 1;
@@ -184,6 +188,9 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 	} else if (strcmp(d->type, "llama4_vision_model") == 0) {
 		/* a linear patch embedding (no bias), class token, learned positions (+1), LayerNorms pre and post,
 		 * biased blocks, then the pixel-shuffle adapter and the projector (MP_PROJECTOR_LLAMA4) */
+		v->tower = MP_TOWER_LLAMA4;
+		v->tower_root = "vision_model.";
+		v->projector_root = "multi_modal_projector.";
 		v->norm = MP_NORM_LAYER;
 		v->class_embedding = v->pre_norm = v->post_norm = v->attn_bias = v->mlp_bias = true;
 		v->positions = (image / patch) * (image / patch) + 1;
@@ -194,6 +201,7 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 	} else if (strcmp(d->type, "pixtral") == 0) {
 		/* modeling_pixtral.py PixtralVisionModel (RMSNorm, gated MLP, no biases, rotary);
 		 * Mistral3MultiModalProjector (RMSNorm, patch merger over spatial_merge_size^2 patches) */
+		v->tower = MP_TOWER_PIXTRAL;
 		v->norm = MP_NORM_RMS;
 		v->pre_norm = v->gated_mlp = true;
 		v->projector = MP_PROJECTOR_MLP2;
@@ -204,6 +212,9 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 		 * the merger over spatial_merge_size^2 patches */
 		bool q25 = strcmp(d->type, "qwen2_5_vl_vision") == 0, q3 = strncmp(d->type, "qwen3_", 6) == 0;
 
+		v->tower = q3 ? MP_TOWER_QWEN3_VL : q25 ? MP_TOWER_QWEN2_5_VL : MP_TOWER_QWEN2_VL;
+		v->tower_root = "model.visual.";
+		v->projector_root = "model.visual.";
 		v->norm = q25 ? MP_NORM_RMS : MP_NORM_LAYER;
 		v->fused_qkv = v->attn_bias = v->mlp_bias = true;
 		v->gated_mlp = q25;
@@ -247,7 +258,7 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 	if (!cJSON_IsObject(tc) && !w->flat)
 		tc = NULL; /* no text_config: the decoder's class defaults */
 	snprintf(pointer, sizeof(pointer), "%s%s", c->pointer, cJSON_IsObject(tc) ? "/text_config" : "");
-	t = (hf_ctx){cJSON_IsObject(tc) ? tc : (w->flat ? c->cfg : NULL), pointer, c->err, c->st, NULL};
+	t = (hf_ctx){cJSON_IsObject(tc) ? tc : (w->flat ? c->cfg : NULL), pointer, c->err, c->st, NULL, NULL};
 	/* t.cfg NULL (no text_config): every decoder key takes its class default */
 	tt = t.cfg ? cJSON_GetObjectItemCaseSensitive(t.cfg, "model_type") : NULL;
 	if (cJSON_IsString(tt) && t.cfg != c->cfg) {
@@ -265,8 +276,12 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 		hf_decode_type(&t, w->text_type, true, m);
 	}
 	c->st = t.st;
+	c->names = strcmp(w->name, "llama4") == 0 ? &mpm_names_llama4 : t.names;
 	if (c->st != MP_OK)
 		return;
+	/* transformers 5 keeps a wrapper's decoder under model.language_model (Llama 4: language_model.model, its head
+	 * language_model.lm_head) */
+	m->inv.roots[MP_ROOT_DECODER] = strcmp(w->name, "llama4") == 0 ? "language_model.model." : "model.language_model.";
 	snprintf(name, sizeof(name), "%s", w->name);
 	snprintf(m->model_type, sizeof(m->model_type), "%s", name);
 	snprintf(m->json_pointer, sizeof(m->json_pointer), "%.63s", pointer);
@@ -296,8 +311,8 @@ static void decode_wrap(hf_ctx *c, mp_model *m)
 }
 
 const hf_type mpm_hf_wrapper_types[] = {
-    {"gemma3", decode_wrap},      {"llava", decode_wrap},    {"mistral3", decode_wrap},     {"qwen2_vl", decode_wrap},
-    {"qwen2_5_vl", decode_wrap},  {"qwen3_vl", decode_wrap}, {"qwen3_vl_moe", decode_wrap}, {"qwen3_5", decode_wrap},
-    {"qwen3_5_moe", decode_wrap}, {"llama4", decode_wrap},
+    {"gemma3", decode_wrap, NULL},      {"llava", decode_wrap, NULL},    {"mistral3", decode_wrap, NULL},     {"qwen2_vl", decode_wrap, NULL},
+    {"qwen2_5_vl", decode_wrap, NULL},  {"qwen3_vl", decode_wrap, NULL}, {"qwen3_vl_moe", decode_wrap, NULL}, {"qwen3_5", decode_wrap, NULL},
+    {"qwen3_5_moe", decode_wrap, NULL}, {"llama4", decode_wrap, NULL},
 };
 const size_t mpm_hf_wrapper_count = sizeof(mpm_hf_wrapper_types) / sizeof(mpm_hf_wrapper_types[0]);

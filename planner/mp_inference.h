@@ -15,53 +15,6 @@
 #define MP_DEFAULT_INT4_GROUP_SIZE 128  /* AutoGPTQ / AutoAWQ default group_size */
 #define MP_PYTORCH_ALLOCATION_BYTES 512 /* c10/cuda/CUDACachingAllocator.cpp kMinBlockSize */
 
-/* ---------------------------------------------------------------------------------------------------------
- * The model's tensors. One row per distinct tensor shape and role; `count` says how many the model holds
- * (layers x experts). Parameters are the sum of rows x cols x count over the rows that are not buffers, and
- * equal mp_count_parameters' total (tests check this for every model). Tensor classes choose the storage
- * format: matrices take their class's format, vectors (norm weights, biases) the `norms` format.
- * ------------------------------------------------------------------------------------------------------- */
-typedef enum mp_tensor_class {
-	MP_TC_EMBEDDINGS = 0, /* token (and learned position) embeddings */
-	MP_TC_ATTENTION,      /* q, k, v, o (and MLA) projections, their biases, q/k norms */
-	MP_TC_MLP,            /* dense MLP projections */
-	MP_TC_EXPERTS,        /* routed and shared experts, routers */
-	MP_TC_LM_HEAD,        /* output projection (absent when tied) */
-	MP_TC_NORMS,          /* layer norms, final norm */
-	MP_TC_RECURRENT,      /* state-space mixers (Mamba in/out projections, conv, A, D, dt); reported when present */
-	MP_TC_VISION,         /* a multimodal wrapper's image tower and projector; reported when present */
-	MP_TC_COUNT
-} mp_tensor_class;
-
-/* "embeddings", "attention", "mlp", "experts", "lm_head", "norms"; "invalid" otherwise. */
-const char *mp_tensor_class_name(mp_tensor_class c);
-
-typedef enum mp_tp_split {
-	MP_SPLIT_NONE = 0, /* replicated on every tensor-parallel rank */
-	MP_SPLIT_ROWS,     /* column-parallel: output rows divided (q, gate, up, vocab) */
-	MP_SPLIT_COLS,     /* row-parallel: input columns divided (o, down) */
-	MP_SPLIT_KV_ROWS,  /* k/v rows by KV head; one head per rank (replicated) when ranks > KV heads */
-} mp_tp_split;
-
-typedef struct mp_tensor {
-	const char *name; /* static string: "q_proj", "experts.down_proj", "rotary.inv_freq", ... */
-	mp_tensor_class cls;
-	uint64_t rows, cols; /* a matrix is rows (out) x cols (in); a vector has rows 1 */
-	uint64_t count;
-	mp_tp_split split;
-	bool vector; /* 1-D: stored in the norms format, never quantised */
-	bool buffer; /* a registered buffer, not a parameter (stored fp32) */
-	bool router; /* an MoE router: unquantised when the checkpoint quantises the experts itself */
-} mp_tensor;
-
-#define MP_MAX_TENSOR_KINDS 96
-#define MP_MAX_VISION_TENSORS 40 /* rows mp_vision_tensors can give (planner/vision.c) */
-
-typedef struct mp_tensor_list {
-	size_t n;
-	mp_tensor t[MP_MAX_TENSOR_KINDS];
-} mp_tensor_list;
-
 /* Which runtime holds the weights: it decides per-tensor rounding and the extra buffers. */
 typedef enum mp_weight_layout {
 	MP_LAYOUT_AUTO = 0, /* GGUF when any class uses a GGUF block format, else PACKED */
@@ -69,12 +22,6 @@ typedef enum mp_weight_layout {
 	MP_LAYOUT_PYTORCH,  /* each tensor rounded up to 512 B (CUDA caching allocator) + RoPE inv_freq buffers */
 	MP_LAYOUT_GGUF,     /* llama.cpp: + rope_freqs (f32) for llama3-type RoPE scaling */
 } mp_weight_layout;
-
-/*
- * The model's tensors (see above), including the buffers the layout adds. Errors: MP_EINVAL (validation),
- * MP_EOVERFLOW, MP_EINTERNAL when a model would need more than MP_MAX_TENSOR_KINDS rows.
- */
-mp_status mp_model_tensors(const mp_model *m, mp_weight_layout layout, mp_tensor_list *out, mp_error *err);
 
 /* ---------------------------------------------------------------------------------------------------------
  * Weight formats.
