@@ -109,7 +109,7 @@ static void table(mps_service *svc)
 		char path[160];
 		char *log;
 		cJSON *body = cJSON_CreateObject(), *doc = NULL, *f;
-		mps_engine_check_request *rq = malloc(sizeof(*rq));
+		mps_engine_check_request *rq = calloc(1, sizeof(*rq));
 		mps_engine_check *c = malloc(sizeof(*c));
 		mp_error err = MP_ERROR_INIT;
 		mp_status st;
@@ -151,6 +151,7 @@ static void table(mps_service *svc)
 		cJSON_Delete(body);
 		free(log);
 		free(c);
+		mpc_engine_check_request_release(rq);
 		free(rq);
 	}
 }

@@ -74,7 +74,7 @@ static bool set_path(cJSON *body, const char *path, cJSON *value)
 /* The inference plan of a body: the document POST /v1/plan/inference answers. */
 static mp_status plan_inference(mps_service *svc, const cJSON *body, cJSON **out, mp_error *err)
 {
-	mps_inference_request *rq = malloc(sizeof(*rq));
+	mps_inference_request *rq = calloc(1, sizeof(*rq));
 	mps_inference_plan *p = malloc(sizeof(*p));
 	mp_status st = rq && p ? mpc_inference_decode(body, "", true, rq, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
 
@@ -83,13 +83,14 @@ static mp_status plan_inference(mps_service *svc, const cJSON *body, cJSON **out
 	if (st == MP_OK && (*out = mpc_inference_plan_json(rq, p)) == NULL)
 		st = mp_fail(err, MP_ENOMEM, "", "out of memory");
 	free(p);
+	mpc_inference_request_release(rq);
 	free(rq);
 	return st;
 }
 
 static mp_status plan_training(mps_service *svc, const cJSON *body, cJSON **out, mp_error *err)
 {
-	mps_training_request *rq = malloc(sizeof(*rq));
+	mps_training_request *rq = calloc(1, sizeof(*rq));
 	mps_training_plan *p = malloc(sizeof(*p));
 	mp_status st = rq && p ? mpc_training_decode(body, "", true, rq, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
 
@@ -98,6 +99,7 @@ static mp_status plan_training(mps_service *svc, const cJSON *body, cJSON **out,
 	if (st == MP_OK && (*out = mpc_training_plan_json(rq, p)) == NULL)
 		st = mp_fail(err, MP_ENOMEM, "", "out of memory");
 	free(p);
+	mpc_training_request_release(rq);
 	free(rq);
 	return st;
 }

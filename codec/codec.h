@@ -69,9 +69,19 @@ cJSON *mpc_problem_json(int http, mp_status st, const mp_error *err);
  * A request's "model" member (v, NULL when absent) at pointer ("/model", "/jobs/3/inference/model"): a stored
  * id, {"hf_config": {...}} (read by model/), {"architecture": {...}} (with an optional hf_config naming its
  * model_type and giving its training details), or {"parameters": N}. required: absence is an error (else kind
- * NONE). Errors: MP_EINVAL / MP_EUNSUPPORTED naming the field.
+ * NONE). An inline model is decoded onto the heap (out->arch): the ref's owner frees it with
+ * mpc_model_ref_release (the request releases below do it for theirs). Errors: MP_EINVAL / MP_EUNSUPPORTED naming
+ * the field, MP_ENOMEM.
  */
 mp_status mpc_model_ref_decode(const cJSON *v, const char *pointer, bool required, mps_model_ref *out, mp_error *err);
+/* Frees an inline ref's model (r->arch NULL after; any other kind, or NULL, is a no-op). */
+void mpc_model_ref_release(mps_model_ref *r);
+/* The models a decoded request owns, freed (the request itself is the caller's): after mpc_inference_decode,
+ * mpc_training_decode, mpc_roofline_decode and mpc_engine_check_decode, whether they succeeded or not. */
+void mpc_inference_request_release(mps_inference_request *rq);
+void mpc_training_request_release(mps_training_request *rq);
+void mpc_roofline_request_release(mps_roofline_request *rq);
+void mpc_engine_check_request_release(mps_engine_check_request *rq);
 /* Whether s is a Hugging Face repo id: "name" or "owner/name", each part [A-Za-z0-9][A-Za-z0-9._-]*, at most 96
  * bytes (a model given by one is looked up among the presets' repo ids). */
 bool mpc_repo_id_ok(const char *s);

@@ -1073,6 +1073,7 @@ void mpc_k8s_args_free(mpc_k8s_args *a)
 {
 	if (a == NULL)
 		return;
+	mpc_model_ref_release(a->rq.pod.job.training ? &a->rq.pod.job.u.train.model : &a->rq.pod.job.u.inference.model);
 	free(a->rq.nodes);
 	free((void *)a->items);
 	a->rq.nodes = NULL;

@@ -86,13 +86,17 @@ mp_status mpc_model_ref_decode(const cJSON *model, const char *pointer, bool req
 			return mp_fail(err, MP_EINVAL, pointer,
 				       "a model by architecture is {\"architecture\": {...}} (with an optional hf_config)");
 		snprintf(ptr, sizeof(ptr), "%s/architecture", pointer);
-		st = mpm_from_architecture(cJSON_GetObjectItemCaseSensitive(model, "architecture"), ptr, &out->arch,
+		if ((out->arch = malloc(sizeof(*out->arch))) == NULL)
+			return mp_fail(err, MP_ENOMEM, pointer, "out of memory");
+		st = mpm_from_architecture(cJSON_GetObjectItemCaseSensitive(model, "architecture"), ptr, out->arch,
 					   err);
-		if (st != MP_OK)
+		if (st != MP_OK) {
+			mpc_model_ref_release(out);
 			return st;
+		}
 		if (cJSON_IsString(type))
-			snprintf(out->arch.model_type, sizeof(out->arch.model_type), "%s", type->valuestring);
-		mpm_training_extras(cfg, &out->arch);
+			snprintf(out->arch->model_type, sizeof(out->arch->model_type), "%s", type->valuestring);
+		mpm_training_extras(cfg, out->arch);
 		out->kind = MPS_MODEL_INLINE;
 		return MP_OK;
 	}
@@ -101,9 +105,13 @@ mp_status mpc_model_ref_decode(const cJSON *model, const char *pointer, bool req
 			return mp_fail(err, MP_EINVAL, pointer,
 				       "an inline model is {\"hf_config\": {...}} with no other members");
 		snprintf(ptr, sizeof(ptr), "%s/hf_config", pointer);
-		st = mpm_from_hf(cJSON_GetObjectItemCaseSensitive(model, "hf_config"), ptr, &out->arch, err);
-		if (st != MP_OK)
+		if ((out->arch = malloc(sizeof(*out->arch))) == NULL)
+			return mp_fail(err, MP_ENOMEM, pointer, "out of memory");
+		st = mpm_from_hf(cJSON_GetObjectItemCaseSensitive(model, "hf_config"), ptr, out->arch, err);
+		if (st != MP_OK) {
+			mpc_model_ref_release(out);
 			return st;
+		}
 		out->kind = MPS_MODEL_INLINE;
 		return MP_OK;
 	}
@@ -120,6 +128,38 @@ mp_status mpc_model_ref_decode(const cJSON *model, const char *pointer, bool req
 	return mp_fail(err, MP_EINVAL, pointer,
 		       "model must be a stored id (\"llama-3-8b\"), {\"hf_config\": {...}}, {\"architecture\": {...}} "
 		       "or {\"parameters\": N}");
+}
+
+void mpc_model_ref_release(mps_model_ref *r)
+{
+	if (r == NULL)
+		return;
+	free(r->arch);
+	r->arch = NULL;
+}
+
+void mpc_inference_request_release(mps_inference_request *rq)
+{
+	if (rq)
+		mpc_model_ref_release(&rq->job.model);
+}
+
+void mpc_training_request_release(mps_training_request *rq)
+{
+	if (rq)
+		mpc_model_ref_release(&rq->job.model);
+}
+
+void mpc_roofline_request_release(mps_roofline_request *rq)
+{
+	if (rq)
+		mpc_model_ref_release(&rq->transformer.job.model);
+}
+
+void mpc_engine_check_request_release(mps_engine_check_request *rq)
+{
+	if (rq)
+		mpc_model_ref_release(&rq->plan.job.model);
 }
 
 void mpc_model_write(mpc_out *w, const char *key, const mps_model *m)

@@ -9,7 +9,7 @@
 
 mp_status mpd_h_engine_check(mpd_request *req, mpd_reply *rep)
 {
-	mps_engine_check_request *rq = malloc(sizeof(*rq));
+	mps_engine_check_request *rq = calloc(1, sizeof(*rq));
 	mps_engine_check *c = malloc(sizeof(*c));
 	mp_status st = rq && c ? MP_OK : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 
@@ -20,6 +20,7 @@ mp_status mpd_h_engine_check(mpd_request *req, mpd_reply *rep)
 	if (st == MP_OK && (rep->json = mpc_engine_check_json(rq, c)) == NULL)
 		st = mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 	free(c);
+	mpc_engine_check_request_release(rq);
 	free(rq);
 	return st;
 }

@@ -23,7 +23,7 @@ static mp_status as_text(mpd_request *req, mpd_reply *rep)
 
 mp_status mpd_h_plan_inference(mpd_request *req, mpd_reply *rep)
 {
-	mps_inference_request *rq = malloc(sizeof(*rq));
+	mps_inference_request *rq = calloc(1, sizeof(*rq));
 	mps_inference_plan *plan = malloc(sizeof(*plan));
 	mp_status st = rq && plan ? MP_OK : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 
@@ -43,13 +43,14 @@ mp_status mpd_h_plan_inference(mpd_request *req, mpd_reply *rep)
 			st = mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 	}
 	free(plan);
+	mpc_inference_request_release(rq);
 	free(rq);
 	return st;
 }
 
 mp_status mpd_h_plan_training(mpd_request *req, mpd_reply *rep)
 {
-	mps_training_request *rq = malloc(sizeof(*rq));
+	mps_training_request *rq = calloc(1, sizeof(*rq));
 	mps_training_plan *plan = malloc(sizeof(*plan));
 	mp_status st = rq && plan ? MP_OK : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 
@@ -62,6 +63,7 @@ mp_status mpd_h_plan_training(mpd_request *req, mpd_reply *rep)
 	if (st == MP_OK)
 		st = as_text(req, rep);
 	free(plan);
+	mpc_training_request_release(rq);
 	free(rq);
 	return st;
 }

@@ -15,7 +15,7 @@
 
 mp_status mpd_h_roofline(mpd_request *req, mpd_reply *rep)
 {
-	mps_roofline_request *rq = malloc(sizeof(*rq));
+	mps_roofline_request *rq = calloc(1, sizeof(*rq));
 	mps_roofline_result *r = malloc(sizeof(*r));
 	mp_status st = rq && r ? MP_OK : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 
@@ -26,6 +26,7 @@ mp_status mpd_h_roofline(mpd_request *req, mpd_reply *rep)
 	if (st == MP_OK && (rep->json = mpc_roofline_json(rq, r)) == NULL)
 		st = mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 	free(r);
+	mpc_roofline_request_release(rq);
 	free(rq);
 	return st;
 }
@@ -118,6 +119,7 @@ mp_status mpd_h_device_roofline_svg(mpd_request *req, mpd_reply *rep)
 out:
 	free(chart);
 	free(r);
+	mpc_roofline_request_release(rq);
 	free(rq);
 	return st;
 }

@@ -63,16 +63,6 @@ const char *mp_step_product_name(mp_step_product p)
 	return (unsigned)p < MP_STEP_COUNT && names[p] ? names[p] : "none";
 }
 
-size_t mp_inventory_size(const mp_inventory *inv)
-{
-	return inv->n + inv->n_ext;
-}
-
-const mp_tensor *mp_inventory_at(const mp_inventory *inv, size_t i)
-{
-	return i < inv->n ? &inv->t[i] : &inv->ext[i - inv->n];
-}
-
 uint64_t mp_tensor_rows(const mp_tensor *t)
 {
 	switch (t->view) {

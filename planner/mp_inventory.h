@@ -169,9 +169,20 @@ typedef struct mp_inventory {
 	mp_tensor t[MP_MAX_TENSORS];
 } mp_inventory;
 
-/* Entry i of inv (0 <= i < mp_inventory_size(inv)): the built tensors, then ext's. */
-size_t mp_inventory_size(const mp_inventory *inv);
-const mp_tensor *mp_inventory_at(const mp_inventory *inv, size_t i);
+/* inline: every count, byte and step product walks the inventory */
+static inline size_t mp_inventory_size(const mp_inventory *inv)
+{
+	return inv->n + inv->n_ext;
+}
+
+static inline const mp_tensor *mp_inventory_at(const mp_inventory *inv, size_t i)
+{
+	return i < inv->n ? &inv->t[i] : &inv->ext[i - inv->n];
+}
+
+/* Entry i of inv (0 <= i < mp_inventory_size(inv)): the built tensors, then ext's. Defined below the struct. */
+static inline size_t mp_inventory_size(const struct mp_inventory *inv);
+static inline const mp_tensor *mp_inventory_at(const struct mp_inventory *inv, size_t i);
 
 /* rows, cols and copies of t's matrix view (mp_tensor_view); a vector is 1 x its values. */
 uint64_t mp_tensor_rows(const mp_tensor *t);

@@ -13,6 +13,16 @@
 
 #include "memplan.h"
 
+/* A product's fused matrices of one count: their weights on one rank summed, the first one's input width. */
+typedef struct product_group {
+	uint64_t count, k, weights;
+	mp_tensor_class cls;
+	bool own;        /* one MP_TF_OWN_INPUT matrix (and those identical to it) */
+	uint8_t product; /* mp_step_product */
+} product_group;
+
+#define MAX_GROUPS 48
+
 typedef struct builder {
 	const mp_model *m;
 	const mp_step_req *req;
@@ -27,6 +37,8 @@ typedef struct builder {
 	uint64_t tokens; /* rows of every per-token operation */
 	uint64_t tp;     /* tensor-parallel ranks the inventory's matrices are split over */
 	bool matmuls_only;
+	size_t ngroups;  /* the step's matrix products (group_products) */
+	product_group groups[MAX_GROUPS];
 } builder;
 
 static bool plain_float(mp_dtype dt)
@@ -146,59 +158,65 @@ static mp_status linear(builder *b, const char *name, mp_tensor_class c, uint64_
 	return add(b, name, count, &op, wb);
 }
 
-/* A product's fused matrices of one count: their weights on one rank summed, the first one's input width. */
-typedef struct product_group {
-	uint64_t count, k, weights;
-	mp_tensor_class cls;
-	bool own; /* one MP_TF_OWN_INPUT matrix (and those identical to it) */
-} product_group;
-
-#define MAX_GROUPS 8
-
 /*
- * The matrix products of step product p, from the model's inventory (planner/inventory.c): the tensors of p that
- * read the same input are one product (q, k and v: one "qkv" of k = hidden, n = their rows); tensors a different
- * number of layers hold (Gemma 4's global layers, KV-shared layers without k and v) are products of their own; a
- * tensor marked MP_TF_OWN_INPUT (Kimi's two gates) is one by itself, counted together with identical ones. Weights
- * are per rank (mp_tensor_per_rank at the step's tensor_parallel_size); rows is the tokens every product runs (the
- * head: one per sequence).
+ * The matrix products of the step, from the model's inventory (planner/inventory.c), grouped once per step
+ * (group_products): the tensors of one step product that read the same input are one product (q, k and v: one "qkv"
+ * of k = hidden, n = their rows); tensors a different number of layers hold (Gemma 4's global layers, KV-shared layers
+ * without k and v) are products of their own; a tensor marked MP_TF_OWN_INPUT (Kimi's two gates) is one by itself,
+ * counted together with identical ones. Weights are per rank (mp_tensor_per_rank at the step's tensor-parallel size).
  */
-static mp_status product_ops(builder *b, mp_step_product p, uint64_t rows)
+static mp_status group_products(builder *b)
 {
 	const mp_inventory *inv = &b->m->inv;
-	product_group g[MAX_GROUPS];
-	size_t ng = 0;
+	size_t size = mp_inventory_size(inv);
 
-	for (size_t i = 0; i < mp_inventory_size(inv); i++) {
+	b->ngroups = 0;
+	for (size_t i = 0; i < size; i++) {
 		const mp_tensor *t = mp_inventory_at(inv, i);
 		uint64_t r, c, w, count = t->uses ? t->uses : t->count;
 		bool own = (t->flags & MP_TF_OWN_INPUT) != 0;
-		size_t j;
+		product_group *g = NULL;
 
-		if (t->step != p || (t->flags & (MP_TF_BUFFER | MP_TF_UNCOUNTED)))
+		if (t->step == MP_STEP_NONE || (t->flags & (MP_TF_BUFFER | MP_TF_UNCOUNTED)))
 			continue;
 		mp_tensor_per_rank(t, b->tp, &r, &c);
 		if (!mp_mul_u64(r, c, &w))
 			return mp_model_overflow(b->m, "a layer's weight bytes", b->err);
-		for (j = 0; j < ng; j++)
-			if (own ? g[j].own && g[j].k == c && g[j].weights == w : !g[j].own && g[j].count == count)
-				break;
-		if (j == ng) {
-			if (ng == MAX_GROUPS)
-				return mp_fail(b->err, MP_EINTERNAL, "", "step analysis: more than %d kinds of %s", MAX_GROUPS,
-				               mp_step_product_name(p));
-			g[ng++] = (product_group){own ? 0 : count, c, 0, mp_tensor_format_class(t), own};
+		for (size_t j = 0; j < b->ngroups && g == NULL; j++) {
+			product_group *q = &b->groups[j];
+
+			if (q->product == t->step &&
+			    (own ? q->own && q->k == c && q->weights == w : !q->own && q->count == count))
+				g = q;
+		}
+		if (g == NULL) {
+			if (b->ngroups == MAX_GROUPS)
+				return mp_fail(b->err, MP_EINTERNAL, "", "step analysis: more than %d matrix products",
+				               MAX_GROUPS);
+			g = &b->groups[b->ngroups++];
+			*g = (product_group){own ? 0 : count, c, 0, mp_tensor_format_class(t), own, (uint8_t)t->step};
 		}
 		if (own) {
-			g[j].weights = w;
-			g[j].count += count;
-		} else if (!mp_add_u64(g[j].weights, w, &g[j].weights)) {
+			g->weights = w;
+			g->count += count;
+		} else if (!mp_add_u64(g->weights, w, &g->weights)) {
 			return mp_model_overflow(b->m, "a layer's weight bytes", b->err);
 		}
 	}
-	for (size_t j = 0; j < ng; j++) {
-		mp_status st = linear(b, mp_step_product_name(p), g[j].cls, g[j].count, rows, g[j].k, g[j].weights / g[j].k);
+	return MP_OK;
+}
 
+/* The products of step product p (grouped by group_products), each over `rows` tokens (the head: one per
+ * sequence). */
+static mp_status product_ops(builder *b, mp_step_product p, uint64_t rows)
+{
+	for (size_t j = 0; j < b->ngroups; j++) {
+		const product_group *g = &b->groups[j];
+		mp_status st;
+
+		if (g->product != p)
+			continue;
+		st = linear(b, mp_step_product_name(p), g->cls, g->count, rows, g->k, g->weights / g->k);
 		if (st != MP_OK)
 			return st;
 	}
@@ -669,7 +687,7 @@ mp_status mp_step_analyze(const mp_model *model, const mp_device *d, mp_phase ph
 		shard(&per_gpu, tp);
 		m = &per_gpu;
 	}
-	memset(&b, 0, sizeof(b));
+	memset(&b, 0, offsetof(builder, groups)); /* the groups are filled by group_products */
 	b.m = model;
 	b.req = req;
 	b.d = d;
@@ -681,6 +699,9 @@ mp_status mp_step_analyze(const mp_model *model, const mp_device *d, mp_phase ph
 	b.act = mp_step_activation_dtype(req);
 	b.matmuls_only = req->matmuls_only;
 	b.tp = tp;
+	st = group_products(&b);
+	if (st != MP_OK)
+		return st;
 	if (phase == MP_PHASE_DECODE)
 		b.tokens = req->batch_size;
 	else if (!mp_mul_u64(req->batch_size, req->prompt_tokens, &b.tokens))

@@ -61,8 +61,7 @@ mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, 
 	out->perf.decode.nops = out->perf.prefill.nops = 0;
 	memset(&out->opts, 0, sizeof(*out) - offsetof(mps_inference_plan, opts));
 	/* out->model may already be m (the plan endpoint resolves into it) */
-	if (&out->model != m)
-		out->model = *m;
+	mps_model_copy(&out->model, m);
 	out->job = *job;
 	out->have_device = dev != NULL;
 	if (dev && &out->device != dev)

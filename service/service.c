@@ -147,6 +147,21 @@ void mps_health_refresh(mps_service *s)
 
 /* ----- models ------------------------------------------------------------------------------------------ */
 
+void mps_model_copy(mps_model *dst, const mps_model *src)
+{
+	if (dst == src)
+		return;
+	memcpy(dst, src, offsetof(mps_model, arch));
+	mp_model_copy(&dst->arch, &src->arch);
+}
+
+/* Every member of *m zeroed (its model's tensor room left as it is: nothing reads past inv.n). */
+static void clear_model(mps_model *m)
+{
+	memset(m, 0, offsetof(mps_model, arch));
+	mp_model_clear(&m->arch);
+}
+
 static memo_slot *memo_find(mps_service *s, const char *id)
 {
 	for (int i = 0; i < MEMO_SLOTS; i++)
@@ -167,7 +182,7 @@ static bool memo_get(mps_service *s, const char *id, uint64_t gen, mps_model *ou
 	hit = memo_find(s, id);
 	if (hit == NULL)
 		return false;
-	*out = *hit->value;
+	mps_model_copy(out, hit->value);
 	hit->used = ++s->memo_clock;
 	return true;
 }
@@ -185,7 +200,7 @@ static void memo_put(mps_service *s, const mps_model *m)
 		if (slot->value == NULL && (slot->value = malloc(sizeof(*slot->value))) == NULL)
 			return;
 	}
-	*slot->value = *m;
+	mps_model_copy(slot->value, m);
 	slot->used = ++s->memo_clock;
 }
 
@@ -206,7 +221,7 @@ static mp_status stored_model(mps_service *s, const char *id, uint64_t gen, mps_
 	st = mp_store_model_get(s->store, id, &row, err);
 	if (st != MP_OK)
 		return st;
-	memset(out, 0, sizeof(*out));
+	clear_model(out);
 	snprintf(out->id, sizeof(out->id), "%s", id);
 	st = mpm_from_hf_text(row.config_json, "/model", &out->arch, err);
 	mp_store_model_free(&row);
@@ -242,7 +257,7 @@ mp_status mps_model_resolve_at(mps_service *s, const mps_model_ref *ref, uint64_
 {
 	mp_status st;
 
-	memset(out, 0, sizeof(*out));
+	clear_model(out);
 	switch (ref->kind) {
 	case MPS_MODEL_NONE:
 		return mp_fail(err, MP_EINVAL, ref->pointer,
@@ -266,7 +281,9 @@ mp_status mps_model_resolve_at(mps_service *s, const mps_model_ref *ref, uint64_
 		return st;
 	}
 	case MPS_MODEL_INLINE:
-		out->arch = ref->arch;
+		if (ref->arch == NULL)
+			return mp_fail(err, MP_EINTERNAL, ref->pointer, "an inline model reference without its model");
+		mp_model_copy(&out->arch, ref->arch);
 		out->architecture_known = true;
 		return mp_count_parameters(&out->arch, &out->params, err);
 	case MPS_MODEL_BARE:

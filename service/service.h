@@ -86,7 +86,10 @@ typedef struct mps_model_ref {
 	char id[MP_STORE_ID_MAX];
 	char repo_id[128];		/* STORED by a Hugging Face repo id ("meta-llama/Llama-3.1-8B"), id "": the
 					   service resolves it to the preset it stands for (mps_model_repo_ids) */
-	mp_model arch;			/* INLINE; its json_pointer names where its keys sit */
+	/* INLINE: the decoded model (its json_pointer names where its keys sit), on the heap: owned by the request the
+	 * ref belongs to (mpc_model_ref_decode allocates it, mpc_model_ref_release frees it); a copy of the ref
+	 * borrows it. Kept out of the ref so that requests stay small (a model with its tensors is about 10 KB). */
+	mp_model *arch;
 	uint64_t parameters;		/* BARE */
 	char pointer[64];		/* where the member sits: "/model", "/jobs/3/training/model" */
 } mps_model_ref;
@@ -95,9 +98,12 @@ typedef struct mps_model_ref {
 typedef struct mps_model {
 	char id[MP_STORE_ID_MAX];	/* stored id, or "" for an inline model */
 	bool architecture_known;	/* false for {"parameters": N} */
-	mp_model arch;
 	mp_param_count params;
+	mp_model arch;			/* last: mps_model_copy stops after the tensors in use (mp_model_copy) */
 } mps_model;
+
+/* *src into *dst, up to the model's tensors in use (mp_model_copy); dst == src is a no-op. */
+void mps_model_copy(mps_model *dst, const mps_model *src);
 
 /*
  * Resolves ref into *out: a stored model from the memo of decoded models (parsed once per store change, not per

@@ -14,7 +14,7 @@ mp_status lib_answer(mps_service *svc, const char *kind, const cJSON *body, cJSO
 
 	*out = NULL;
 	if (strcmp(kind, "inference") == 0) {
-		mps_inference_request *rq = malloc(sizeof(*rq));
+		mps_inference_request *rq = calloc(1, sizeof(*rq));
 		mps_inference_plan *p = malloc(sizeof(*p));
 
 		st = rq && p ? mpc_inference_decode(body, "", true, rq, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
@@ -23,9 +23,10 @@ mp_status lib_answer(mps_service *svc, const char *kind, const cJSON *body, cJSO
 		if (st == MP_OK)
 			*out = mpc_inference_plan_json(rq, p);
 		free(p);
+		mpc_inference_request_release(rq);
 		free(rq);
 	} else if (strcmp(kind, "training") == 0) {
-		mps_training_request *rq = malloc(sizeof(*rq));
+		mps_training_request *rq = calloc(1, sizeof(*rq));
 		mps_training_plan *p = malloc(sizeof(*p));
 
 		st = rq && p ? mpc_training_decode(body, "", true, rq, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
@@ -34,9 +35,10 @@ mp_status lib_answer(mps_service *svc, const char *kind, const cJSON *body, cJSO
 		if (st == MP_OK)
 			*out = mpc_training_plan_json(rq, p);
 		free(p);
+		mpc_training_request_release(rq);
 		free(rq);
 	} else if (strcmp(kind, "roofline") == 0) {
-		mps_roofline_request *rq = malloc(sizeof(*rq));
+		mps_roofline_request *rq = calloc(1, sizeof(*rq));
 		mps_roofline_result *r = malloc(sizeof(*r));
 
 		st = rq && r ? mpc_roofline_decode(body, rq, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
@@ -45,9 +47,10 @@ mp_status lib_answer(mps_service *svc, const char *kind, const cJSON *body, cJSO
 		if (st == MP_OK)
 			*out = mpc_roofline_json(rq, r);
 		free(r);
+		mpc_roofline_request_release(rq);
 		free(rq);
 	} else if (strcmp(kind, "engine-check") == 0) {
-		mps_engine_check_request *rq = malloc(sizeof(*rq));
+		mps_engine_check_request *rq = calloc(1, sizeof(*rq));
 		mps_engine_check *c = malloc(sizeof(*c));
 
 		st = rq && c ? mpc_engine_check_decode(body, rq, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
@@ -56,6 +59,7 @@ mp_status lib_answer(mps_service *svc, const char *kind, const cJSON *body, cJSO
 		if (st == MP_OK)
 			*out = mpc_engine_check_json(rq, c);
 		free(c);
+		mpc_engine_check_request_release(rq);
 		free(rq);
 	} else if (strcmp(kind, "fit") == 0) {
 		mps_fit_request rq;

@@ -107,7 +107,7 @@ static cJSON *plan(const char *model, const char *config, const char *wdt, const
 static cJSON *check(const char *engine, const char *file, bool metrics, cJSON *p, mp_status *st, mp_error *err)
 {
 	cJSON *body = cJSON_CreateObject(), *out = NULL;
-	mps_engine_check_request *rq = malloc(sizeof(*rq));
+	mps_engine_check_request *rq = calloc(1, sizeof(*rq));
 	mps_engine_check *c = malloc(sizeof(*c));
 	char *text = file ? data_text(file) : NULL;
 
@@ -124,6 +124,7 @@ static cJSON *check(const char *engine, const char *file, bool metrics, cJSON *p
 		out = parsed(mpc_engine_check_json(rq, c));
 	free(text);
 	free(c);
+	mpc_engine_check_request_release(rq);
 	free(rq);
 	cJSON_Delete(body);
 	return out;
@@ -381,7 +382,7 @@ static void test_vllm_metrics(void **state)
 static void expect_error(const char *body_text, const char *field, const char *needle)
 {
 	cJSON *body = cJSON_Parse(body_text);
-	mps_engine_check_request *rq = malloc(sizeof(*rq));
+	mps_engine_check_request *rq = calloc(1, sizeof(*rq));
 	mps_engine_check *c = malloc(sizeof(*c));
 	mp_error err = MP_ERROR_INIT;
 	mp_status st;
@@ -396,6 +397,7 @@ static void expect_error(const char *body_text, const char *field, const char *n
 		fail_msg("message '%s' lacks '%s'", err.message, needle);
 	cJSON_Delete(body);
 	free(c);
+	mpc_engine_check_request_release(rq);
 	free(rq);
 }
 
@@ -434,7 +436,7 @@ static cJSON *engine_plan(const char *engine, const char *extra)
 {
 	char text[640];
 	cJSON *body, *out = NULL;
-	mps_inference_request *rq = malloc(sizeof(*rq));
+	mps_inference_request *rq = calloc(1, sizeof(*rq));
 	mps_inference_plan *p = malloc(sizeof(*p));
 	mp_error err = MP_ERROR_INIT;
 	mp_status st;
@@ -453,6 +455,7 @@ static cJSON *engine_plan(const char *engine, const char *extra)
 	out = parsed(mpc_inference_plan_json(rq, p));
 	cJSON_Delete(body);
 	free(p);
+	mpc_inference_request_release(rq);
 	free(rq);
 	return out;
 }
