@@ -34,7 +34,7 @@ PLANNER_SRC := planner/core.c planner/model.c planner/device.c planner/inference
                planner/workspace.c planner/recurrent.c planner/engine.c planner/sdpa.c planner/vision.c \
                planner/inventory.c planner/decoder.c
 MODEL_SRC   := model/fields.c model/hf_config.c model/hf_types.c model/hf_moe.c model/hf_wrap.c model/hf_hybrid.c \
-               model/hf_gemma.c model/hf_deepseek4.c model/hf_tensors.c model/hf_names.c model/hf_gemma3n_timm.c \
+               model/hf_gemma.c model/hf_deepseek4.c model/hf_tensors.c model/hf_names.c model/hf_gemma3n_timm.c model/types.c \
                model/train_config.c model/hf_facts.c
 DB_SRC      := db/store.c
 KERNELS_SRC := kernels/calib_common.c kernels/calib_cpu.c kernels/calib_ipc.c kernels/calib_gpu_client.c

@@ -16,6 +16,7 @@
 #include "fields.h"
 #include "hf_internal.h"
 #include "model.h"
+#include "types.h"
 
 
 /* Finds the first of the NULL-terminated alias keys that is present and not null. */
@@ -296,110 +297,6 @@ void hf_decode_mlp_only_layers(hf_ctx *c, mp_model *m)
 	}
 }
 
-/* Defaults of one model type, from its transformers configuration class. num_kv_heads 0 means "defaults to
- * num_attention_heads"; head_dim 0 means hidden / heads. */
-typedef struct hf_defaults {
-	const char *model_type;
-	uint64_t vocab_size, hidden_size, intermediate_size, num_layers, num_heads, num_kv_heads, head_dim;
-	uint64_t max_position_embeddings;
-	bool tie_word_embeddings, qkv_bias;
-	uint64_t sliding_window;
-	uint64_t num_experts;     /* mixtral num_local_experts */
-	bool qk_norm;             /* qwen3, gemma3: q_norm and k_norm of head_dim */
-	uint64_t norms_per_layer; /* gemma2 and gemma3: 4 (pre/post attention, pre/post feed-forward) */
-	const mp_names *names;    /* the tensors' names: NULL = the Llama family's */
-} hf_defaults;
-
-static const hf_defaults llama_family[] = {
-    /* LlamaConfig: vocab 32000, hidden 4096, FFN 11008, 32 layers, 32 heads, kv = heads, 2048 positions. */
-    {"llama", 32000, 4096, 11008, 32, 32, 0, 0, 2048, false, false, 0, 0, false, 2, NULL},
-    /* MistralConfig: FFN 14336, 8 KV heads, 4096 * 32 positions, sliding_window 4096. */
-    {"mistral", 32000, 4096, 14336, 32, 32, 8, 0, 4096 * 32, false, false, 4096, 0, false, 2, NULL},
-    /* Qwen2Config: vocab 151936, FFN 22016, kv 32, 32768 positions; q/k/v always carry biases. */
-    {"qwen2", 151936, 4096, 22016, 32, 32, 32, 0, 32768, false, true, 0, 0, false, 2, NULL},
-    /* MixtralConfig: FFN 14336 per expert, 8 KV heads, 4096 * 32 positions, 8 local experts, top-2,
-     * sliding_window None. */
-    {"mixtral", 32000, 4096, 14336, 32, 32, 8, 0, 4096 * 32, false, false, 0, 8, false, 2, NULL},
-    /* GemmaConfig: vocab 256000, hidden 3072, FFN 24576, 28 layers, 16 heads, kv 16, head_dim 256, tied. */
-    {"gemma", 256000, 3072, 24576, 28, 16, 16, 256, 8192, true, false, 0, 0, false, 2, NULL},
-    /* Phi3Config: vocab 32064, hidden 3072, FFN 8192, 32 layers, 32 heads, kv = heads, 4096 positions;
-     * fused qkv_proj and gate_up_proj hold the same parameters as the separate projections. */
-    {"phi3", 32064, 3072, 8192, 32, 32, 0, 0, 4096, false, false, 0, 0, false, 2, &mpm_names_phi3},
-    /* Qwen3Config: vocab 151936, hidden 4096, FFN 22016, 32 layers, 32 heads, kv 32, head_dim 128, 32768
-     * positions, attention_bias False (on q, k, v and o when set); q_norm and k_norm (RMSNorm of head_dim). */
-    {"qwen3", 151936, 4096, 22016, 32, 32, 32, 128, 32768, false, false, 0, 0, true, 2, NULL},
-    /* Gemma2Config: vocab 256000, hidden 2304, FFN 9216, 26 layers, 8 heads, kv 4, head_dim 256, 8192
-     * positions, tied, sliding_window 4096 on every other layer (layer i slides when (i + 1) % 2), 4 norms. */
-    {"gemma2", 256000, 2304, 9216, 26, 8, 4, 256, 8192, true, false, 4096, 0, false, 4, NULL},
-    /* Gemma3TextConfig: vocab 262208, hidden 2304, FFN 9216, 26 layers, 8 heads, kv 4, head_dim 256, 131072
-     * positions, tied, sliding_window 4096 on 5 layers of 6 (sliding_window_pattern 6), q/k norms, 4 norms. */
-    {"gemma3_text", 262208, 2304, 9216, 26, 8, 4, 256, 131072, true, false, 4096, 0, true, 4, NULL},
-    /* Qwen2VLTextConfig and Qwen2_5_VLTextConfig (the decoders of Qwen2-VL and Qwen2.5-VL): Qwen2's modules with
-     * the 72B's defaults: vocab 152064, hidden 8192, FFN 29568, 80 layers, 64 heads, kv 8, 32768 positions. */
-    {"qwen2_vl_text", 152064, 8192, 29568, 80, 64, 8, 0, 32768, false, true, 0, 0, false, 2, NULL},
-    {"qwen2_5_vl_text", 152064, 8192, 29568, 80, 64, 8, 0, 32768, false, true, 0, 0, false, 2, NULL},
-    /* Qwen3VLTextConfig (Qwen3-VL's decoder): Qwen3's modules; vocab 151936, hidden 4096, FFN 22016, 32 layers, 32
-     * heads, kv 32, head_dim 128, 128000 positions. */
-    {"qwen3_vl_text", 151936, 4096, 22016, 32, 32, 32, 128, 128000, false, false, 0, 0, true, 2, NULL},
-};
-
-static void decode_llama_family(hf_ctx *c, const hf_defaults *d, mp_model *m)
-{
-	bool attention_bias;
-
-	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), d->vocab_size);
-	m->hidden_size = hf_get_u64(c, KEYS("hidden_size"), d->hidden_size);
-	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), d->intermediate_size);
-	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), d->num_layers);
-	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), d->num_heads);
-	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), d->num_kv_heads ? d->num_kv_heads : m->num_heads);
-	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), d->max_position_embeddings);
-	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), d->tie_word_embeddings);
-	attention_bias = hf_get_bool(c, KEYS("attention_bias"), false);
-	m->qkv_bias = d->qkv_bias || attention_bias;
-	/* LlamaAttention puts attention_bias on o_proj too; Qwen2's o_proj never has one. */
-	m->o_bias = !d->qkv_bias && attention_bias;
-	m->mlp_bias = hf_get_bool(c, KEYS("mlp_bias"), false);
-	if (d->head_dim && !hf_has(c, "head_dim"))
-		m->head_dim = d->head_dim;
-	else
-		hf_derive_head_dim(c, m, "num_attention_heads");
-	m->qk_norm = d->qk_norm;
-	m->norms_per_layer = d->norms_per_layer;
-	m->sliding_window = hf_window(c, "sliding_window", d->sliding_window);
-	if (strncmp(d->model_type, "qwen2", 5) == 0 || strncmp(d->model_type, "qwen3", 5) == 0) {
-		/* Qwen2Config/Qwen3Config: the window applies only with use_sliding_window, to the layers from
-		 * max_window_layers on (28; 80 in the VL text configs). */
-		uint64_t from = hf_get_u64(c, KEYS("max_window_layers"), strstr(d->model_type, "_vl") ? 80 : 28);
-
-		if (!hf_get_bool(c, KEYS("use_sliding_window"), false) || from >= m->num_layers)
-			m->sliding_window = 0;
-		else
-			m->sliding_window_layers = m->num_layers - from;
-	} else if (strcmp(d->model_type, "gemma2") == 0) {
-		m->sliding_window_layers = (m->num_layers + 1) / 2; /* layers 0, 2, 4, ... */
-	} else if (strcmp(d->model_type, "gemma3_text") == 0) {
-		uint64_t pattern = hf_get_u64(c, KEYS("sliding_window_pattern"), 6);
-
-		m->sliding_window_layers = pattern ? m->num_layers - m->num_layers / pattern : m->num_layers;
-		m->rotary_buffer_sets = 2; /* local and global RoPE */
-	}
-	if (d->num_experts) {
-		m->num_experts = hf_get_u64(c, KEYS("num_local_experts"), d->num_experts);
-		m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 2);
-		m->moe_intermediate_size = m->intermediate_size;
-		m->intermediate_size = 0;
-	}
-	m->attn_kind = MP_ATTN_GQA;
-	m->ffn_kind = MP_FFN_GATED;
-	m->norm_kind = MP_NORM_RMS;
-	m->final_norm = true;
-	hf_decode_layer_types(c, m);
-	hf_decode_rope(c, m, 1.0);
-	if (strcmp(d->model_type, "gemma3_text") == 0)
-		m->rotary_buffer_sets = 2;
-}
-
 /*
  * Qwen2MoeConfig: vocab 151936, hidden 2048, FFN 5632 (dense layers), 24 layers, 16 heads, kv 16, 32768
  * positions, untied, q/k/v biases, 60 experts of 1408, top-4, a shared expert of 5632 behind a hidden x 1
@@ -545,50 +442,29 @@ static void decode_falcon(hf_ctx *c, mp_model *m)
 		hf_decode_rope(c, m, 1.0);
 }
 
-static void dec_gpt2(hf_ctx *c, mp_model *m)
+void mpm_read_gpt2(hf_ctx *c, mp_model *m)
 {
 	decode_gpt2(c, m);
 }
-static void dec_falcon(hf_ctx *c, mp_model *m)
+void mpm_read_falcon(hf_ctx *c, mp_model *m)
 {
 	decode_falcon(c, m);
 }
-static void dec_neox(hf_ctx *c, mp_model *m)
+void mpm_read_gpt_neox(hf_ctx *c, mp_model *m)
 {
 	decode_gpt_neox(c, m);
 }
-static void dec_q2moe(hf_ctx *c, mp_model *m)
+void mpm_read_qwen2_moe(hf_ctx *c, mp_model *m)
 {
 	decode_qwen_moe(c, m, false);
 }
-static void dec_q3moe(hf_ctx *c, mp_model *m)
+void mpm_read_qwen3_moe(hf_ctx *c, mp_model *m)
 {
 	decode_qwen_moe(c, m, true);
 }
 
-static const hf_type other_types[] = {
-    {"gpt2", dec_gpt2, &mpm_names_gpt2},       {"falcon", dec_falcon, NULL},   {"gpt_neox", dec_neox, &mpm_names_gpt_neox},
-    {"qwen2_moe", dec_q2moe, &mpm_names_qwen_moe}, {"qwen3_moe", dec_q3moe, NULL},
-};
 
-/* Every table of types beyond the Llama family, in lookup order (one type is in one table). */
-typedef struct type_table {
-	const hf_type *types;
-	const size_t *count;
-} type_table;
-
-static const size_t other_count = sizeof(other_types) / sizeof(other_types[0]);
-static const type_table tables[] = {
-    {other_types, &other_count},
-    {mpm_hf_more_types, &mpm_hf_more_count},
-    {mpm_hf_moe_types, &mpm_hf_moe_count},
-    {mpm_hf_hybrid_types, &mpm_hf_hybrid_count},
-    {mpm_hf_wrapper_types, &mpm_hf_wrapper_count},
-    {mpm_hf_gemma_types, &mpm_hf_gemma_count},
-    {mpm_hf_deepseek4_types, &mpm_hf_deepseek4_count},
-};
-
-/* The supported model_type values, from the tables above (the one source), sorted, comma-separated. Built once. */
+/* The supported model_type values, from the one table (model/types.c), sorted, comma-separated. Built once. */
 static char supported[4096];
 static pthread_once_t supported_once = PTHREAD_ONCE_INIT;
 
@@ -601,14 +477,11 @@ static int cmp_str(const void *a, const void *b)
 
 static void build_supported(void)
 {
-	const char *names[sizeof(llama_family) / sizeof(llama_family[0]) + 256];
+	const char *names[256];
 	size_t n = 0, used = 0;
 
-	for (size_t i = 0; i < sizeof(llama_family) / sizeof(llama_family[0]); i++)
-		names[n++] = llama_family[i].model_type;
-	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
-		for (size_t i = 0; i < *tables[t].count && n < sizeof(names) / sizeof(names[0]); i++)
-			names[n++] = tables[t].types[i].name;
+	for (size_t i = 0; i < mpm_types_count && n < sizeof(names) / sizeof(names[0]); i++)
+		names[n++] = mpm_types[i].name;
 	qsort(names, n, sizeof(names[0]), cmp_str);
 	for (size_t i = 0; i < n; i++) {
 		int w = snprintf(supported + used, sizeof(supported) - used, "%s%s", i ? ", " : "", names[i]);
@@ -696,26 +569,25 @@ static const char *supported_list(void)
 
 bool hf_decode_type(hf_ctx *c, const char *type, bool text_only, mp_model *m)
 {
-	snprintf(m->model_type, sizeof(m->model_type), "%s", type);
-	for (size_t i = 0; i < sizeof(llama_family) / sizeof(llama_family[0]); i++)
-		if (strcmp(type, llama_family[i].model_type) == 0) {
-			c->names = llama_family[i].names;
-			decode_llama_family(c, &llama_family[i], m);
-			return true;
-		}
-	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
-		if (text_only && tables[t].types == mpm_hf_wrapper_types)
-			continue;
-		for (size_t i = 0; i < *tables[t].count; i++)
-			if (strcmp(type, tables[t].types[i].name) == 0) {
-				if (tables[t].types[i].names)
-					c->names = tables[t].types[i].names;
-				tables[t].types[i].decode(c, m);
-				return true;
-			}
+	const mpm_type *t = mpm_type_find(type);
+
+	if (t == NULL || (text_only && t->wrapper)) {
+		m->model_type[0] = '\0';
+		return false;
 	}
-	m->model_type[0] = '\0';
-	return false;
+	hf_decode_row(c, t, m);
+	return true;
+}
+
+void hf_decode_row(hf_ctx *c, const mpm_type *t, mp_model *m)
+{
+	snprintf(m->model_type, sizeof(m->model_type), "%s", t->name);
+	if (t->names)
+		c->names = t->names;
+	if (t->dense)
+		mpm_read_dense(c, t->dense, m);
+	else
+		t->read(c, m);
 }
 
 /*

@@ -259,7 +259,7 @@ static void v4_tensors(mp_model *m, uint64_t ql, uint64_t og, uint64_t ol, uint6
  * 1) and norm. Worked example (the class defaults, tests/ref/hf/groundtruth.json deepseek_v4-default): 284,325,869,015
  * parameters. The MTP layers (num_nextn_predict_layers) are not built by transformers and not counted.
  */
-static void decode_deepseek_v4(hf_ctx *c, mp_model *m)
+void mpm_read_deepseek_v4(hf_ctx *c, mp_model *m)
 {
 	uint64_t h, L, heads, hd, ql, og, ol, hc, idx_heads, idx_dim, csa, hca;
 
@@ -382,7 +382,3 @@ static void decode_deepseek_v4(hf_ctx *c, mp_model *m)
 	v4_tensors(m, ql, og, ol, idx_heads, idx_dim, hc, csa, hca);
 }
 
-const hf_type mpm_hf_deepseek4_types[] = {
-    {"deepseek_v4", decode_deepseek_v4, NULL},
-};
-const size_t mpm_hf_deepseek4_count = sizeof(mpm_hf_deepseek4_types) / sizeof(mpm_hf_deepseek4_types[0]);

@@ -272,7 +272,7 @@ done:
  * and down of moe_intermediate_size), layer_scalar a buffer. use_bidirectional_attention "all" narrows the window to
  * window / 2 + 1 (the config class's conversion). Worked example (the defaults): 5,077,177,856 parameters.
  */
-static void decode_gemma4_text(hf_ctx *c, mp_model *m)
+void mpm_read_gemma4_text(hf_ctx *c, mp_model *m)
 {
 	const cJSON *bidi = cJSON_GetObjectItemCaseSensitive(c->cfg, "use_bidirectional_attention");
 	uint64_t ple, vocab_pl, shared;
@@ -584,9 +584,9 @@ static void gemma4_towers(hf_ctx *c, mp_model *m)
 	gemma4_audio(c, m, m->hidden_size);
 }
 
-static void decode_gemma4(hf_ctx *c, mp_model *m)
+void mpm_read_gemma4(hf_ctx *c, mp_model *m)
 {
-	decode_gemma_wrapper(c, m, "gemma4", "gemma4_text", decode_gemma4_text, gemma4_towers);
+	decode_gemma_wrapper(c, m, "gemma4", "gemma4_text", mpm_read_gemma4_text, gemma4_towers);
 }
 
 
@@ -629,7 +629,7 @@ static void gemma3n_mlps(mp_model *m, const cJSON *is)
  * each); LAuReL per layer (Gemma3nTextLaurelBlock: linear_left rank x hidden, linear_right hidden x rank,
  * post_laurel_norm). Worked example (the defaults): 3,949,030,128 decoder + 2,886,205,440 embedding parameters.
  */
-static void decode_gemma3n_text(hf_ctx *c, mp_model *m)
+void mpm_read_gemma3n_text(hf_ctx *c, mp_model *m)
 {
 	const cJSON *is = cJSON_GetObjectItemCaseSensitive(c->cfg, "intermediate_size"), *v;
 	uint64_t ple, vocab_pl, shared, n_alt, rank;
@@ -967,15 +967,8 @@ static void gemma3n_towers(hf_ctx *c, mp_model *m)
 	gemma3n_vision(c, m, m->hidden_size);
 }
 
-static void decode_gemma3n(hf_ctx *c, mp_model *m)
+void mpm_read_gemma3n(hf_ctx *c, mp_model *m)
 {
-	decode_gemma_wrapper(c, m, "gemma3n", "gemma3n_text", decode_gemma3n_text, gemma3n_towers);
+	decode_gemma_wrapper(c, m, "gemma3n", "gemma3n_text", mpm_read_gemma3n_text, gemma3n_towers);
 }
 
-const hf_type mpm_hf_gemma_types[] = {
-    {"gemma4", decode_gemma4, NULL},
-    {"gemma4_text", decode_gemma4_text, NULL},
-    {"gemma3n", decode_gemma3n, NULL},
-    {"gemma3n_text", decode_gemma3n_text, NULL},
-};
-const size_t mpm_hf_gemma_count = sizeof(mpm_hf_gemma_types) / sizeof(mpm_hf_gemma_types[0]);

@@ -136,7 +136,7 @@ static void qwen_moe_block(hf_ctx *c, mp_model *m, uint64_t experts, uint64_t to
  * kv 2, head_dim 256, 32768 positions, untied, a quarter of each head rotates; 512 experts of 512, top-10, a shared
  * expert of 512 behind a gate.
  */
-static void decode_qwen3_next(hf_ctx *c, mp_model *m)
+void mpm_read_qwen3_next(hf_ctx *c, mp_model *m)
 {
 	trunk(c, m, 151936, 2048, 48, 16, 2, 256, 32768, false);
 	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 5632);
@@ -148,7 +148,7 @@ static void decode_qwen3_next(hf_ctx *c, mp_model *m)
 /* Qwen3_5TextConfig (Qwen3.5's decoder): vocab 248320, hidden 4096, FFN 12288 (a dense MLP in every layer), 32
  * layers, 16 heads, kv 4, head_dim 256, 32768 positions, untied; the gated delta net's projections split (in_proj_qkv,
  * in_proj_z, in_proj_b, in_proj_a: the same parameters as Qwen3-Next's fused pair). */
-static void decode_qwen3_5_text(hf_ctx *c, mp_model *m)
+void mpm_read_qwen3_5_text(hf_ctx *c, mp_model *m)
 {
 	trunk(c, m, 248320, 4096, 32, 16, 4, 256, 32768, false);
 	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 12288);
@@ -158,7 +158,7 @@ static void decode_qwen3_5_text(hf_ctx *c, mp_model *m)
 
 /* Qwen3_5MoeTextConfig: vocab 248320, hidden 2048, 40 layers, 16 heads, kv 2, head_dim 256; 256 experts of 512, top-8,
  * a shared expert of 512 behind a gate, in every layer. */
-static void decode_qwen3_5_moe_text(hf_ctx *c, mp_model *m)
+void mpm_read_qwen3_5_moe_text(hf_ctx *c, mp_model *m)
 {
 	trunk(c, m, 248320, 2048, 40, 16, 2, 256, 32768, false);
 	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 0);
@@ -183,7 +183,7 @@ static bool kimi_full(uint64_t i)
  * num_shared_experts 1, mlp_layer_types (layer 0 dense), the router's e_score_correction_bias a buffer
  * (modeling_kimi_linear.py). layer_types absent: layer i attends when i > 0 and i % 4 == 0.
  */
-static void decode_kimi_linear(hf_ctx *c, mp_model *m)
+void mpm_read_kimi_linear(hf_ctx *c, mp_model *m)
 {
 	const cJSON *lac = cJSON_GetObjectItemCaseSensitive(c->cfg, "linear_attn_config");
 	char sub_pointer[96];
@@ -289,7 +289,7 @@ static bool odd_layers_attend(uint64_t i)
  * the decay tables are buffers (modeling_minimax.py). layer_types absent: MiniMax-Text-01's attn_type_list (1 softmax,
  * 0 lightning; vLLM's reading, transformers ignores it), else layers 0, 2, 4, ... attend.
  */
-static void decode_minimax(hf_ctx *c, mp_model *m)
+void mpm_read_minimax(hf_ctx *c, mp_model *m)
 {
 	trunk(c, m, 32000, 4096, 32, 32, 8, 0, 131072, false);
 	m->num_experts = hf_get_u64(c, KEYS("num_local_experts"), 8);
@@ -356,7 +356,7 @@ static bool always_attend(uint64_t i)
  */
 static void lfm2_layers(hf_ctx *c, mp_model *m);
 
-static void decode_lfm2(hf_ctx *c, mp_model *m)
+void mpm_read_lfm2(hf_ctx *c, mp_model *m)
 {
 	uint64_t ff;
 
@@ -418,7 +418,7 @@ static void lfm2_layers(hf_ctx *c, mp_model *m)
  * adds a buffer); layer_types is required (the class derives none: transformers 5.24 fails without it)
  * (modeling_lfm2_moe.py).
  */
-static void decode_lfm2_moe(hf_ctx *c, mp_model *m)
+void mpm_read_lfm2_moe(hf_ctx *c, mp_model *m)
 {
 	trunk(c, m, 65536, 2048, 32, 32, 8, 0, 128000, true);
 	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_embedding", "tie_word_embeddings"), true);
@@ -508,7 +508,7 @@ static void attention_at(hf_ctx *c, mp_model *m, const char *key)
  * i % expert_layer_period (2) == expert_layer_offset (1), else a dense MLP of intermediate_size; input_layernorm and
  * pre_ff_layernorm per layer, final_layernorm (modeling_jamba.py). No RoPE.
  */
-static void decode_jamba(hf_ctx *c, mp_model *m)
+void mpm_read_jamba(hf_ctx *c, mp_model *m)
 {
 	const cJSON *r = cJSON_GetObjectItemCaseSensitive(c->cfg, "mamba_dt_rank");
 	uint64_t ap, ao, ep, eo;
@@ -558,7 +558,7 @@ static void decode_jamba(hf_ctx *c, mp_model *m)
  * mamba_d_head 64, mamba_d_state 256, one group, conv 4 with bias) everywhere but the attn_layer_indices layers;
  * input_layernorm and pre_ff_layernorm, final_layernorm (modeling_bamba.py).
  */
-static void decode_bamba(hf_ctx *c, mp_model *m)
+void mpm_read_bamba(hf_ctx *c, mp_model *m)
 {
 	trunk(c, m, 128000, 4096, 32, 32, 8, 0, 262144, false);
 	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 14336);
@@ -577,7 +577,7 @@ static void decode_bamba(hf_ctx *c, mp_model *m)
  * shared_intermediate_size, output_linear back); position_embedding_type "rope" rotates, else no positions
  * (modeling_granitemoehybrid.py).
  */
-static void decode_granitemoehybrid(hf_ctx *c, mp_model *m)
+void mpm_read_granitemoehybrid(hf_ctx *c, mp_model *m)
 {
 	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types"), *v, *pe;
 	uint64_t i = 0;
@@ -635,7 +635,7 @@ static void decode_granitemoehybrid(hf_ctx *c, mp_model *m)
  * e_score_correction_bias a buffer); layers_block_type (or hybrid_override_pattern: M, *, -, E); norm_f. No RoPE
  * (modeling_nemotron_h.py). A latent MoE (moe_latent_size) is refused: not modelled.
  */
-static void decode_nemotron_h(hf_ctx *c, mp_model *m)
+void mpm_read_nemotron_h(hf_ctx *c, mp_model *m)
 {
 	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layers_block_type"), *v;
 	const cJSON *pat = cJSON_GetObjectItemCaseSensitive(c->cfg, "hybrid_override_pattern");
@@ -729,7 +729,7 @@ static void decode_nemotron_h(hf_ctx *c, mp_model *m)
  * with mamba_rms_norm) and a dense MLP; input_layernorm and pre_ff_layernorm, final_layernorm; the muP multipliers
  * hold no parameters (mup_vector is a buffer) (modeling_falcon_h1.py).
  */
-static void decode_falcon_h1(hf_ctx *c, mp_model *m)
+void mpm_read_falcon_h1(hf_ctx *c, mp_model *m)
 {
 	const cJSON *dh = cJSON_GetObjectItemCaseSensitive(c->cfg, "mamba_d_head");
 	uint64_t d_ssm;
@@ -836,7 +836,7 @@ static void zamba2_shared_blocks(hf_ctx *c, mp_model *m, uint64_t blocks, uint64
  * to the shared MLP's gate_up (and to q, k, v with use_shared_attention_adapter). Each hybrid layer keeps its own
  * KV cache (modeling_zamba2.py). The shared blocks' weights are counted once per block (mp_model.extra).
  */
-static void decode_zamba2(hf_ctx *c, mp_model *m)
+void mpm_read_zamba2(hf_ctx *c, mp_model *m)
 {
 	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layers_block_type"), *v;
 	uint64_t h, a, inter, blocks, rank, hybrid = 0, i = 0, expand;
@@ -917,18 +917,3 @@ static void decode_zamba2(hf_ctx *c, mp_model *m)
 		snprintf(m->rope_type, sizeof(m->rope_type), "none");
 }
 
-const hf_type mpm_hf_hybrid_types[] = {
-    {"qwen3_next", decode_qwen3_next, &mpm_names_qwen3_next},
-    {"qwen3_5_text", decode_qwen3_5_text, &mpm_names_qwen3_5},
-    {"qwen3_5_moe_text", decode_qwen3_5_moe_text, &mpm_names_qwen3_5},
-    {"kimi_linear", decode_kimi_linear, NULL},
-    {"minimax", decode_minimax, NULL},
-    {"lfm2", decode_lfm2, &mpm_names_lfm2}, {"lfm2_moe", decode_lfm2_moe, &mpm_names_lfm2},
-    {"jamba", decode_jamba, &mpm_names_jamba},
-    {"bamba", decode_bamba, &mpm_names_jamba},
-    {"granitemoehybrid", decode_granitemoehybrid, &mpm_names_granitemoehybrid},
-    {"nemotron_h", decode_nemotron_h, &mpm_names_nemotron_h},
-    {"falcon_h1", decode_falcon_h1, &mpm_names_jamba},
-    {"zamba2", decode_zamba2, &mpm_names_zamba2},
-};
-const size_t mpm_hf_hybrid_count = sizeof(mpm_hf_hybrid_types) / sizeof(mpm_hf_hybrid_types[0]);

@@ -73,35 +73,55 @@ extern const mp_tensor mpm_gemma3n_timm[];
 extern const size_t mpm_gemma3n_timm_count;
 extern const uint64_t mpm_gemma3n_timm_parameters;
 
-/* A model type the readers know: its name, its decoder (which fills *m from c->cfg) and its tensors' names (NULL:
- * the Llama family's). */
-typedef struct hf_type {
-	const char *name;
-	void (*decode)(hf_ctx *c, mp_model *m);
-	const mp_names *names;
-} hf_type;
+struct mpm_dense;
+struct mpm_type;
+/* The dense decoder of every dense row (model/hf_types.c). */
+void mpm_read_dense(hf_ctx *c, const struct mpm_dense *d, mp_model *m);
+/* The families' readers the rows of model/types.c name (each in the file of its family). */
+void mpm_read_gpt2(hf_ctx *c, mp_model *m);
+void mpm_read_falcon(hf_ctx *c, mp_model *m);
+void mpm_read_gpt_neox(hf_ctx *c, mp_model *m);
+void mpm_read_qwen2_moe(hf_ctx *c, mp_model *m);
+void mpm_read_qwen3_moe(hf_ctx *c, mp_model *m);
+void mpm_read_gptj(hf_ctx *c, mp_model *m);
+void mpm_read_gpt_bigcode(hf_ctx *c, mp_model *m);
+void mpm_read_mamba(hf_ctx *c, mp_model *m);
+void mpm_read_mamba2(hf_ctx *c, mp_model *m);
+void mpm_read_gpt_oss(hf_ctx *c, mp_model *m);
+void mpm_read_mla(hf_ctx *c, mp_model *m);
+void mpm_read_glm4_moe(hf_ctx *c, mp_model *m);
+void mpm_read_olmoe(hf_ctx *c, mp_model *m);
+void mpm_read_granitemoe(hf_ctx *c, mp_model *m);
+void mpm_read_phimoe(hf_ctx *c, mp_model *m);
+void mpm_read_ernie4_5_moe(hf_ctx *c, mp_model *m);
+void mpm_read_minimax_m2(hf_ctx *c, mp_model *m);
+void mpm_read_dots1(hf_ctx *c, mp_model *m);
+void mpm_read_qwen3_vl_moe_text(hf_ctx *c, mp_model *m);
+void mpm_read_llama4_text(hf_ctx *c, mp_model *m);
+void mpm_read_hunyuan_v1_moe(hf_ctx *c, mp_model *m);
+void mpm_read_longcat_flash(hf_ctx *c, mp_model *m);
+void mpm_read_qwen3_next(hf_ctx *c, mp_model *m);
+void mpm_read_qwen3_5_text(hf_ctx *c, mp_model *m);
+void mpm_read_qwen3_5_moe_text(hf_ctx *c, mp_model *m);
+void mpm_read_kimi_linear(hf_ctx *c, mp_model *m);
+void mpm_read_minimax(hf_ctx *c, mp_model *m);
+void mpm_read_lfm2(hf_ctx *c, mp_model *m);
+void mpm_read_lfm2_moe(hf_ctx *c, mp_model *m);
+void mpm_read_jamba(hf_ctx *c, mp_model *m);
+void mpm_read_bamba(hf_ctx *c, mp_model *m);
+void mpm_read_granitemoehybrid(hf_ctx *c, mp_model *m);
+void mpm_read_nemotron_h(hf_ctx *c, mp_model *m);
+void mpm_read_falcon_h1(hf_ctx *c, mp_model *m);
+void mpm_read_zamba2(hf_ctx *c, mp_model *m);
+void mpm_read_wrapper(hf_ctx *c, mp_model *m);
+void mpm_read_gemma4(hf_ctx *c, mp_model *m);
+void mpm_read_gemma4_text(hf_ctx *c, mp_model *m);
+void mpm_read_gemma3n(hf_ctx *c, mp_model *m);
+void mpm_read_gemma3n_text(hf_ctx *c, mp_model *m);
+void mpm_read_deepseek_v4(hf_ctx *c, mp_model *m);
 
-/* The types of hf_types.c, and how many. */
-extern const hf_type mpm_hf_more_types[];
-extern const size_t mpm_hf_more_count;
-/* The mixture-of-experts types of hf_moe.c (the DeepSeek family's MLA rows, GQA decoders with experts). */
-extern const hf_type mpm_hf_moe_types[];
-extern const size_t mpm_hf_moe_count;
-
-/* The hybrid decoders of hf_hybrid.c (attention beside a linear-attention or convolution mixer). */
-extern const hf_type mpm_hf_hybrid_types[];
-extern const size_t mpm_hf_hybrid_count;
-/* The multimodal wrappers of hf_wrap.c (a decoder in text_config, or flat, beside a vision_config). */
-extern const hf_type mpm_hf_wrapper_types[];
-extern const size_t mpm_hf_wrapper_count;
-
-/* The Gemma decoders of hf_gemma.c whose layers differ (Gemma 4, Gemma 3n), with their wrappers. */
-extern const hf_type mpm_hf_gemma_types[];
-extern const size_t mpm_hf_gemma_count;
-
-/* DeepSeek-V4 of hf_deepseek4.c (hyper-connections, compressed attention). */
-extern const hf_type mpm_hf_deepseek4_types[];
-extern const size_t mpm_hf_deepseek4_count;
+/* Reads c->cfg by row t (its model_type set, its names noted in c->names). */
+void hf_decode_row(hf_ctx *c, const struct mpm_type *t, mp_model *m);
 
 /* Decodes c->cfg as model_type `type` into *m (model_type set); text_only skips the wrappers (a text_config's type).
  * False when no reader knows the type. */

@@ -209,7 +209,7 @@ static void decode_mla(hf_ctx *c, const mla_row *d, mp_model *m)
 }
 
 /* The MLA rows' one decoder: hf_decode_type set m->model_type to the type being read, which names its row. */
-static void decode_mla_row(hf_ctx *c, mp_model *m)
+void mpm_read_mla(hf_ctx *c, mp_model *m)
 {
 	for (size_t i = 0; i < sizeof(mla_types) / sizeof(mla_types[0]); i++)
 		if (strcmp(m->model_type, mla_types[i].name) == 0) {
@@ -261,7 +261,7 @@ static void experts_at_intermediate(hf_ctx *c, mp_model *m, const char *experts_
  * per-head q_norm and k_norm; half of each head rotates; 128 routed experts of 1408, top-8, one shared,
  * first_k_dense_replace 1; the router's e_score_correction_bias is a buffer (modeling_glm4_moe.py).
  */
-static void decode_glm4_moe(hf_ctx *c, mp_model *m)
+void mpm_read_glm4_moe(hf_ctx *c, mp_model *m)
 {
 	static const trunk t = {151552, 4096, 46, 96, 8, 131072, false};
 	uint64_t shared;
@@ -288,7 +288,7 @@ static void decode_glm4_moe(hf_ctx *c, mp_model *m)
  * whole q and k projections (OlmoeAttention); 64 experts of intermediate_size 2048, top-8, a router without bias
  * (modeling_olmoe.py).
  */
-static void decode_olmoe(hf_ctx *c, mp_model *m)
+void mpm_read_olmoe(hf_ctx *c, mp_model *m)
 {
 	static const trunk t = {50304, 2048, 16, 16, 0, 4096, false};
 
@@ -304,7 +304,7 @@ static void decode_olmoe(hf_ctx *c, mp_model *m)
  * attention_bias on q, k, v and o; 8 experts (num_local_experts) of intermediate_size 11008, top-2, a router
  * without bias; the multipliers hold no parameters (modeling_granitemoe.py).
  */
-static void decode_granitemoe(hf_ctx *c, mp_model *m)
+void mpm_read_granitemoe(hf_ctx *c, mp_model *m)
 {
 	static const trunk t = {32000, 4096, 32, 32, 0, 2048, false};
 
@@ -319,7 +319,7 @@ static void decode_granitemoe(hf_ctx *c, mp_model *m)
  * LayerNorms with weight and bias (input, post-attention, final); attention_bias on q, k, v and o; 16 experts of
  * 6400, top-2; lm_head_bias; sliding_window None (modeling_phimoe.py).
  */
-static void decode_phimoe(hf_ctx *c, mp_model *m)
+void mpm_read_phimoe(hf_ctx *c, mp_model *m)
 {
 	static const trunk t = {32064, 4096, 32, 32, 8, 131072, false};
 
@@ -340,7 +340,7 @@ static void decode_phimoe(hf_ctx *c, mp_model *m)
  * last layer), else dense; the
  * router's e_score_correction_bias is a parameter (modeling_ernie4_5_moe.py).
  */
-static void decode_ernie4_5_moe(hf_ctx *c, mp_model *m)
+void mpm_read_ernie4_5_moe(hf_ctx *c, mp_model *m)
 {
 	static const trunk t = {103424, 2560, 28, 20, 4, 131072, true};
 	uint64_t shared, start, end, every;
@@ -377,7 +377,7 @@ static void decode_ernie4_5_moe(hf_ctx *c, mp_model *m)
  * q_norm and k_norm over the whole q and k projections (MiniMaxM2Attention); 256 experts (num_local_experts) of
  * intermediate_size 1536, top-8; the e_score_correction_bias of each MoE block is a buffer (modeling_minimax_m2.py).
  */
-static void decode_minimax_m2(hf_ctx *c, mp_model *m)
+void mpm_read_minimax_m2(hf_ctx *c, mp_model *m)
 {
 	static const trunk t = {200064, 3072, 62, 48, 8, 196608, false};
 
@@ -397,7 +397,7 @@ static void decode_minimax_m2(hf_ctx *c, mp_model *m)
  * e_score_correction_bias is a buffer; sliding_window 4096 on the layers from max_window_layers (62) on
  * (modeling_dots1.py, configuration_dots1.py).
  */
-static void decode_dots1(hf_ctx *c, mp_model *m)
+void mpm_read_dots1(hf_ctx *c, mp_model *m)
 {
 	static const trunk t = {152064, 4608, 62, 32, 32, 2048, false};
 	uint64_t shared, from;
@@ -435,7 +435,7 @@ static void decode_dots1(hf_ctx *c, mp_model *m)
  * norms; 60 experts (num_experts) of 1408, top-4, every decoder_sparse_step-th layer, mlp_only_layers dense; no
  * shared expert (modeling_qwen3_vl_moe.py).
  */
-static void decode_qwen3_vl_moe_text(hf_ctx *c, mp_model *m)
+void mpm_read_qwen3_vl_moe_text(hf_ctx *c, mp_model *m)
 {
 	static const trunk t = {151936, 2048, 24, 16, 16, 128000, true};
 
@@ -461,7 +461,7 @@ static void decode_qwen3_vl_moe_text(hf_ctx *c, mp_model *m)
  * full_attention). A chunked layer holds at most one chunk of keys and values: planned as a window of the chunk
  * (vLLM's ChunkedLocalAttentionSpec) (modeling_llama4.py).
  */
-static void decode_llama4_text(hf_ctx *c, mp_model *m)
+void mpm_read_llama4_text(hf_ctx *c, mp_model *m)
 {
 	static const trunk t = {202048, 5120, 48, 40, 8, 131072, false};
 	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types");
@@ -574,7 +574,7 @@ static uint64_t int_or_same_list(hf_ctx *c, const char *key, uint64_t dflt)
  * num_shared_expert says; it reads no moe_intermediate_size). transformers 5.24 builds it only with head_dim given;
  * absent, memplan derives hidden_size / heads as vLLM does.
  */
-static void decode_hunyuan_v1_moe(hf_ctx *c, mp_model *m)
+void mpm_read_hunyuan_v1_moe(hf_ctx *c, mp_model *m)
 {
 	static const trunk t = {290943, 4096, 32, 32, 0, 2048, false};
 
@@ -600,7 +600,7 @@ static void decode_hunyuan_v1_moe(hf_ctx *c, mp_model *m)
  * transformers 5.24 allocates gate_up_proj for the zero experts too (LongcatFlashExperts.total_experts): memplan
  * follows the checkpoint (and vLLM), tests/ref/hf/README.md gives the difference.
  */
-static void decode_longcat_flash(hf_ctx *c, mp_model *m)
+void mpm_read_longcat_flash(hf_ctx *c, mp_model *m)
 {
 	uint64_t hd, layers;
 
@@ -641,21 +641,3 @@ static void decode_longcat_flash(hf_ctx *c, mp_model *m)
 	m->head_dim = hd;
 }
 
-const hf_type mpm_hf_moe_types[] = {
-    {"deepseek_v3", decode_mla_row, NULL},
-    {"deepseek_v2", decode_mla_row, NULL},
-    {"deepseek_v32", decode_mla_row, NULL},
-    {"glm4_moe_lite", decode_mla_row, NULL},
-    {"glm_moe_dsa", decode_mla_row, NULL},
-    {"glm4_moe", decode_glm4_moe, NULL},
-    {"olmoe", decode_olmoe, NULL},
-    {"granitemoe", decode_granitemoe, &mpm_names_granitemoe},
-    {"phimoe", decode_phimoe, &mpm_names_phimoe},
-    {"ernie4_5_moe", decode_ernie4_5_moe, &mpm_names_ernie4_5_moe},
-    {"minimax_m2", decode_minimax_m2, &mpm_names_minimax_m2},
-    {"dots1", decode_dots1, NULL},
-    {"qwen3_vl_moe_text", decode_qwen3_vl_moe_text, NULL},
-    {"llama4_text", decode_llama4_text, &mpm_names_llama4_text}, {"hunyuan_v1_moe", decode_hunyuan_v1_moe, &mpm_names_hunyuan},
-    {"longcat_flash", decode_longcat_flash, &mpm_names_longcat},
-};
-const size_t mpm_hf_moe_count = sizeof(mpm_hf_moe_types) / sizeof(mpm_hf_moe_types[0]);

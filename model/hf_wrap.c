@@ -300,7 +300,7 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 }
 
 /* The wrappers' one decoder: hf_decode_type set m->model_type to the type being read, which names its row. */
-static void decode_wrap(hf_ctx *c, mp_model *m)
+void mpm_read_wrapper(hf_ctx *c, mp_model *m)
 {
 	for (size_t i = 0; i < sizeof(wraps) / sizeof(wraps[0]); i++)
 		if (strcmp(m->model_type, wraps[i].name) == 0) {
@@ -310,9 +310,3 @@ static void decode_wrap(hf_ctx *c, mp_model *m)
 	hf_fail_key(c, "model_type", "no wrapper row for this model_type"); /* unreachable: the table below */
 }
 
-const hf_type mpm_hf_wrapper_types[] = {
-    {"gemma3", decode_wrap, NULL},      {"llava", decode_wrap, NULL},    {"mistral3", decode_wrap, NULL},     {"qwen2_vl", decode_wrap, NULL},
-    {"qwen2_5_vl", decode_wrap, NULL},  {"qwen3_vl", decode_wrap, NULL}, {"qwen3_vl_moe", decode_wrap, NULL}, {"qwen3_5", decode_wrap, NULL},
-    {"qwen3_5_moe", decode_wrap, NULL}, {"llama4", decode_wrap, NULL},
-};
-const size_t mpm_hf_wrapper_count = sizeof(mpm_hf_wrapper_types) / sizeof(mpm_hf_wrapper_types[0]);
