@@ -34,7 +34,7 @@ PLANNER_SRC := planner/core.c planner/model.c planner/device.c planner/inference
                planner/workspace.c planner/recurrent.c planner/engine.c planner/sdpa.c planner/vision.c \
                planner/inventory.c planner/decoder.c
 MODEL_SRC   := model/fields.c model/hf_config.c model/hf_types.c model/hf_moe.c model/hf_wrap.c model/hf_hybrid.c \
-               model/hf_gemma.c model/hf_deepseek4.c model/hf_tensors.c model/hf_names.c model/hf_gemma3n_timm.c model/types.c \
+               model/hf_gemma.c model/hf_deepseek4.c model/hf_tensors.c model/hf_names.c model/hf_gemma3n_timm.c model/mpm_types.c \
                model/train_config.c model/hf_facts.c
 DB_SRC      := db/store.c
 KERNELS_SRC := kernels/calib_common.c kernels/calib_cpu.c kernels/calib_ipc.c kernels/calib_gpu_client.c
@@ -179,7 +179,7 @@ deps-build:
 # tests (TEST_STACK_<name>). The planner test links the planner alone: it needs no JSON, store or HTTP library.
 TESTS := test_planner test_engine test_models test_store test_http test_roofline test_training test_inference test_store_http \
          test_k8s test_store_proc test_calib test_limits test_respcache test_golden test_codec test_engine_check \
-         test_answers test_fidelity test_hardening test_inventory
+         test_answers test_fidelity test_hardening test_inventory test_types
 HTTP_HELPERS := tests/http_util.c tests/refs.c tests/lib_util.c
 TEST_STACK_test_planner   := planner
 TEST_HELPERS_test_planner :=
@@ -190,6 +190,8 @@ TEST_LIBS_test_engine     := -lm
 TEST_STACK_test_models    := codec
 TEST_STACK_test_inventory := codec
 TEST_HELPERS_test_inventory := tests/refs.c
+TEST_STACK_test_types := codec
+TEST_HELPERS_test_types := tests/refs.c
 TEST_HELPERS_test_models  := tests/refs.c
 TEST_STACK_test_training  := codec
 TEST_HELPERS_test_training := tests/refs.c

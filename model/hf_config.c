@@ -16,7 +16,7 @@
 #include "fields.h"
 #include "hf_internal.h"
 #include "model.h"
-#include "types.h"
+#include "mpm_types.h"
 
 
 /* Finds the first of the NULL-terminated alias keys that is present and not null. */
@@ -464,7 +464,7 @@ void mpm_read_qwen3_moe(hf_ctx *c, mp_model *m)
 }
 
 
-/* The supported model_type values, from the one table (model/types.c), sorted, comma-separated. Built once. */
+/* The supported model_type values, from the one table (model/mpm_types.c), sorted, comma-separated. Built once. */
 static char supported[4096];
 static pthread_once_t supported_once = PTHREAD_ONCE_INIT;
 
@@ -591,28 +591,28 @@ void hf_decode_row(hf_ctx *c, const mpm_type *t, mp_model *m)
 }
 
 /*
- * A mixture-of-experts type needs its experts: without them its FFN width moved to the experts would leave the
- * dense width 0, and validation would blame intermediate_size (issue 19). Names the type's own key instead.
+ * A mixture-of-experts type needs its experts (mpm_type.experts_key): without them its FFN width moved to the
+ * experts would leave the dense width 0, and validation would blame intermediate_size. Names the type's own key.
  */
-static mp_status check_experts(const mp_model *m, const char *pointer, mp_error *err)
+static mp_status check_experts(const mpm_type *t, const mp_model *m, const char *pointer, mp_error *err)
 {
-	static const struct {
-		const char *type, *field;
-	} moe[] = { { "mixtral", "/num_local_experts" },
-		    { "qwen2_moe", "/num_experts" },
-		    { "qwen3_moe", "/num_experts" },
-		    { "deepseek_v3", "/n_routed_experts" } };
+	char field[64];
 
-	for (size_t i = 0; i < sizeof(moe) / sizeof(moe[0]); i++)
-		if (strcmp(m->model_type, moe[i].type) == 0 && m->num_experts == 0)
-			return mp_fail_at(err, MP_EINVAL, pointer, moe[i].field,
-					  "%s must be at least 1: model_type %s routes each token to experts (a dense "
-					  "model has another model_type)",
-					  moe[i].field + 1, moe[i].type);
-	return MP_OK;
+	if (t == NULL || t->experts_key == NULL || m->num_experts != 0)
+		return MP_OK;
+	snprintf(field, sizeof(field), "/%s", t->experts_key);
+	return mp_fail_at(err, MP_EINVAL, pointer, field,
+			  "%s must be at least 1: model_type %s routes each token to experts (a dense model has another "
+			  "model_type)",
+			  t->experts_key, t->name);
 }
 
 mp_status mpm_from_hf(const cJSON *cfg, const char *pointer, mp_model *m, mp_error *err)
+{
+	return mpm_from_hf_row(cfg, pointer, NULL, m, err);
+}
+
+mp_status mpm_from_hf_row(const cJSON *cfg, const char *pointer, const mpm_type *row, mp_model *m, mp_error *err)
 {
 	hf_ctx c = {cfg, pointer, err, MP_OK, NULL, NULL};
 	const cJSON *type = cJSON_GetObjectItemCaseSensitive(cfg, "model_type");
@@ -636,9 +636,9 @@ mp_status mpm_from_hf(const cJSON *cfg, const char *pointer, mp_model *m, mp_err
 			               "mamba2, ...; README.md lists them all)",
 			               n);
 	}
-	if (hf_decode_type(&c, type->valuestring, false, m)) {
+	if (row ? (hf_decode_row(&c, row, m), true) : hf_decode_type(&c, type->valuestring, false, m)) {
 		if (c.st == MP_OK)
-			c.st = check_experts(m, pointer, err);
+			c.st = check_experts(row ? row : mpm_type_find(m->model_type), m, pointer, err);
 		if (c.st == MP_OK) {
 			mpm_training_extras(c.text ? c.text : cfg, m);
 			mpm_config_facts_of(cfg, c.text, m);

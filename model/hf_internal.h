@@ -1,6 +1,6 @@
 /*
  * hf_internal.h: what the config.json readers share inside model/ (hf_config.c, the first model types and the
- * helpers; hf_types.c, the types added for issue 14). A key that is absent or null takes the default; a key of
+ * helpers; hf_types.c, the dense decoder of the table's rows). A key that is absent or null takes the default; a key of
  * the wrong type sets the context's error naming it under the config's pointer. Not a public header.
  */
 #ifndef MPM_HF_INTERNAL_H
@@ -77,7 +77,7 @@ struct mpm_dense;
 struct mpm_type;
 /* The dense decoder of every dense row (model/hf_types.c). */
 void mpm_read_dense(hf_ctx *c, const struct mpm_dense *d, mp_model *m);
-/* The families' readers the rows of model/types.c name (each in the file of its family). */
+/* The families' readers the rows of model/mpm_types.c name (each in the file of its family). */
 void mpm_read_gpt2(hf_ctx *c, mp_model *m);
 void mpm_read_falcon(hf_ctx *c, mp_model *m);
 void mpm_read_gpt_neox(hf_ctx *c, mp_model *m);

@@ -1,5 +1,5 @@
 /*
- * hf_types.c: the dense decoder every dense row of model/types.c is read by (mpm_read_dense), and the readers of
+ * hf_types.c: the dense decoder every dense row of model/mpm_types.c is read by (mpm_read_dense), and the readers of
  * GPT-J, GPTBigCode, the recurrent Mamba and Mamba-2 and gpt-oss. Every default is the transformers 5 configuration class's (configuration_<type>.py), every
  * module shape its modeling file's; tests/ref/hf/groundtruth.json (made by tools/groundtruth/generate.py from
  * transformers itself) holds the exact counts and cache bytes the tests compare with.
@@ -9,10 +9,10 @@
 #include <string.h>
 
 #include "hf_internal.h"
-#include "types.h"
+#include "mpm_types.h"
 
 /*
- * A dense decoder from its row alone (model/types.c): the trunk's sizes under their keys (the row's defaults for
+ * A dense decoder from its row alone (model/mpm_types.c): the trunk's sizes under their keys (the row's defaults for
  * keys the config leaves out), the biases, norms, q/k norms and MLP its modules flags say, the sliding window by its
  * rule, a Mixtral-style MoE block when the row has experts, then layer_types and the RoPE keys.
  */

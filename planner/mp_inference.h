@@ -74,6 +74,26 @@ typedef struct mp_weights {
 mp_status mp_weight_bytes(const mp_model *m, mp_dtype weight_dtype, mp_dtype compute_dtype, const mp_weight_formats *f,
                           uint64_t tp, mp_weights *out, mp_error *err);
 
+/* One tensor of the inventory under a weights answer's formats (mp_weight_tensors). */
+typedef struct mp_tensor_bytes {
+	mp_dtype dtype;		/* the format it is stored in; a buffer: fp32 (MP_DTYPE_INVALID for int64 values) */
+	uint64_t parameters;	/* values of all its copies and layers (0 for a buffer, and when not counted) */
+	uint64_t bytes;		/* on one of tp ranks, all its copies and layers (0 when not counted) */
+	bool counted;		/* false: a state_dict entry no checkpoint or engine holds (MP_TF_UNCOUNTED) */
+} mp_tensor_bytes;
+
+/*
+ * mp_weight_bytes (into *w), and each inventory entry's share of it into rows[i], entry i of
+ * mp_inventory_at(&m->inv, i): the sum of rows[].bytes over parameters and buffers is w->total_bytes less the
+ * layout's own RoPE tables (mp_weights.buffers_bytes holds both). n_rows must be at least mp_inventory_size(&m->inv)
+ * (the caller owns rows). Errors: those of mp_weight_bytes; MP_EINTERNAL when rows is too short.
+ * Worked example (tests/test_types.c): Helium's default config in bf16 at tp 1: model.layers.{i}.self_attn.q_proj.weight,
+ * 24 layers of [2560, 2560], 157,286,400 parameters, 314,572,800 bytes.
+ */
+mp_status mp_weight_tensors(const mp_model *m, mp_dtype weight_dtype, mp_dtype compute_dtype,
+			    const mp_weight_formats *f, uint64_t tp, mp_weights *w, mp_tensor_bytes *rows, size_t n_rows,
+			    mp_error *err);
+
 /* ---------------------------------------------------------------------------------------------------------
  * Inference request and result.
  * ------------------------------------------------------------------------------------------------------- */

@@ -155,24 +155,14 @@ static bool layout_buffers(const mp_model *m, mp_weight_layout layout, const fmt
 	return true;
 }
 
-mp_status mp_weight_bytes(const mp_model *m, mp_dtype weight_dtype, mp_dtype compute_dtype, const mp_weight_formats *f,
-                          uint64_t tp, mp_weights *out, mp_error *err)
+/* The formats and the layout of a weights answer: the classes' formats in out, the layout's context in *x,
+ * f_ckpt[c] when class c's format comes from the checkpoint's quantization_config. */
+static mp_status resolve_formats(const mp_model *m, mp_dtype weight_dtype, mp_dtype compute_dtype,
+				 const mp_weight_formats *f, mp_weights *out, fmt_ctx *x, bool *f_ckpt, mp_error *err)
 {
 	mp_weight_layout layout = f ? f->layout : MP_LAYOUT_AUTO;
-	fmt_ctx x = {MP_DEFAULT_INT4_GROUP_SIZE, MP_INT4_GPTQ, true, 1};
-	bool f_ckpt[MP_TC_COUNT]; /* the class's format comes from the checkpoint's quantization_config */
-	uint64_t lb;
 	mp_status st;
 
-	memset(out, 0, sizeof(*out));
-	if (compute_dtype == MP_DTYPE_INVALID)
-		compute_dtype = MP_DTYPE_BF16;
-	if (!is_float(compute_dtype))
-		return mp_fail_at(err, MP_EINVAL, f ? f->json_pointer : NULL, "/compute_dtype", "compute_dtype must be one of: fp32, bf16, fp16");
-	if (!m->inv.built)
-		return mp_fail(err, MP_EINTERNAL, mp_model_pointer(m), "the model's tensors were not built (mp_model_build)");
-	if (tp == 0)
-		tp = 1;
 	for (int c = 0; c < MP_TC_COUNT; c++) {
 		f_ckpt[c] = (!f || f->cls[c] == MP_DTYPE_INVALID) && m->checkpoint_format[c] != MP_DTYPE_INVALID &&
 		            is_float(weight_dtype);
@@ -187,46 +177,86 @@ mp_status mp_weight_bytes(const mp_model *m, mp_dtype weight_dtype, mp_dtype com
 	out->layout = layout;
 	if (f) {
 		if (f->int4_group_size)
-			x.group = f->int4_group_size;
-		x.scheme = f->int4_scheme;
-		x.nf4_dq = !f->nf4_no_double_quant;
+			x->group = f->int4_group_size;
+		x->scheme = f->int4_scheme;
+		x->nf4_dq = !f->nf4_no_double_quant;
 	}
 	if (layout == MP_LAYOUT_PYTORCH)
-		x.align = MP_PYTORCH_ALLOCATION_BYTES;
+		x->align = MP_PYTORCH_ALLOCATION_BYTES;
+	return MP_OK;
+}
+
+/* One inventory entry's format, values (all its copies and count) and bytes on one of tp ranks, under the formats
+ * of w. A buffer: fp32 (int64 ones taking two fp32 values' room), no parameters. False on overflow. */
+static bool tensor_bytes(const mp_tensor *t, const mp_weights *w, const fmt_ctx *x, const bool *f_ckpt,
+			 mp_dtype compute_dtype, uint64_t tp, mp_tensor_bytes *out)
+{
+	/* a tensor's bytes count in its kind's class; a vector takes the norms' format there */
+	mp_tensor_class cls = mp_tensor_kind_class((mp_tensor_kind)t->kind);
+	uint64_t r, c, one, all, n, parts = t->parts ? t->parts : 1;
+	mp_dtype d;
+
+	out->parameters = out->bytes = 0;
+	if (t->flags & MP_TF_BUFFER) {
+		out->dtype = (t->flags & MP_TF_INT64) ? MP_DTYPE_INVALID : MP_DTYPE_FP32;
+		return mp_tensor_values(t, &n) && mp_mul_u64(n, (t->flags & MP_TF_INT64) ? 2 : 1, &n) &&
+		       matrix_bytes(MP_DTYPE_FP32, 1, n, x, &one) && mp_mul_u64(one, t->count, &out->bytes);
+	}
+	d = w->cls[mp_tensor_format_class(t)].format;
+	/* a checkpoint that quantises its experts itself leaves the router unquantised (gpt-oss
+	 * modules_to_not_convert: mlp.router) */
+	if ((t->flags & MP_TF_ROUTER) && f_ckpt[cls])
+		d = compute_dtype;
+	out->dtype = d;
+	mp_tensor_per_rank(t, tp, &r, &c);
+	/* each matrix the checkpoint keeps (an expert's, a part of a fused one) is quantised with its own scales */
+	if (mp_tensor_is_vector(t) ? !matrix_bytes(d, 1, c / parts, x, &one) : !matrix_bytes(d, r / parts, c, x, &one))
+		return false;
+	if (!mp_mul_u64(one, parts, &all) || !mp_mul_u64(all, mp_tensor_copies(t), &all) ||
+	    !mp_mul_u64(all, t->count, &out->bytes) || !mp_tensor_values(t, &n))
+		return false;
+	return mp_mul_u64(n, t->count, &out->parameters);
+}
+
+mp_status mp_weight_bytes(const mp_model *m, mp_dtype weight_dtype, mp_dtype compute_dtype, const mp_weight_formats *f,
+                          uint64_t tp, mp_weights *out, mp_error *err)
+{
+	fmt_ctx x = {MP_DEFAULT_INT4_GROUP_SIZE, MP_INT4_GPTQ, true, 1};
+	bool f_ckpt[MP_TC_COUNT]; /* the class's format comes from the checkpoint's quantization_config */
+	uint64_t lb;
+	mp_status st;
+
+	memset(out, 0, sizeof(*out));
+	if (compute_dtype == MP_DTYPE_INVALID)
+		compute_dtype = MP_DTYPE_BF16;
+	if (!is_float(compute_dtype))
+		return mp_fail_at(err, MP_EINVAL, f ? f->json_pointer : NULL, "/compute_dtype", "compute_dtype must be one of: fp32, bf16, fp16");
+	if (!m->inv.built)
+		return mp_fail(err, MP_EINTERNAL, mp_model_pointer(m), "the model's tensors were not built (mp_model_build)");
+	if (tp == 0)
+		tp = 1;
+	st = resolve_formats(m, weight_dtype, compute_dtype, f, out, &x, f_ckpt, err);
+	if (st != MP_OK)
+		return st;
 	for (size_t i = 0; i < mp_inventory_size(&m->inv); i++) {
 		const mp_tensor *t = mp_inventory_at(&m->inv, i);
-		/* a tensor's bytes count in its kind's class; a vector takes the norms' format there */
 		mp_tensor_class cls = mp_tensor_kind_class((mp_tensor_kind)t->kind);
-		uint64_t r, c, one, all, n, parts = t->parts ? t->parts : 1;
-		mp_dtype d;
+		mp_tensor_bytes b;
 
 		if (t->flags & MP_TF_UNCOUNTED)
 			continue;
+		if (!tensor_bytes(t, out, &x, f_ckpt, compute_dtype, tp, &b))
+			goto overflow;
 		if (t->flags & MP_TF_BUFFER) {
-			/* a buffer: fp32 values, int64 ones taking two fp32 values' room */
-			if (!mp_tensor_values(t, &n) || !mp_mul_u64(n, (t->flags & MP_TF_INT64) ? 2 : 1, &n) ||
-			    !matrix_bytes(MP_DTYPE_FP32, 1, n, &x, &one) || !mp_mul_u64(one, t->count, &all) ||
-			    !mp_add_u64(out->buffers_bytes, all, &out->buffers_bytes))
+			if (!mp_add_u64(out->buffers_bytes, b.bytes, &out->buffers_bytes))
 				goto overflow;
 			continue;
 		}
-		d = out->cls[mp_tensor_format_class(t)].format;
-		/* a checkpoint that quantises its experts itself leaves the router unquantised (gpt-oss
-		 * modules_to_not_convert: mlp.router) */
-		if ((t->flags & MP_TF_ROUTER) && f_ckpt[cls])
-			d = compute_dtype;
-		mp_tensor_per_rank(t, tp, &r, &c);
-		/* each matrix the checkpoint keeps (an expert's, a part of a fused one) is quantised with its own scales */
-		if (mp_tensor_is_vector(t) ? !matrix_bytes(d, 1, c / parts, &x, &one)
-		                           : !matrix_bytes(d, r / parts, c, &x, &one))
-			goto overflow;
-		if (!mp_mul_u64(one, parts, &all) || !mp_mul_u64(all, mp_tensor_copies(t), &all) ||
-		    !mp_mul_u64(all, t->count, &all) || !mp_tensor_values(t, &n) || !mp_mul_u64(n, t->count, &n) ||
-		    !mp_add_u64(out->cls[cls].parameters, n, &out->cls[cls].parameters) ||
-		    !mp_add_u64(out->cls[cls].bytes, all, &out->cls[cls].bytes))
+		if (!mp_add_u64(out->cls[cls].parameters, b.parameters, &out->cls[cls].parameters) ||
+		    !mp_add_u64(out->cls[cls].bytes, b.bytes, &out->cls[cls].bytes))
 			goto overflow;
 	}
-	if (!layout_buffers(m, layout, &x, &lb) || !mp_add_u64(out->buffers_bytes, lb, &out->buffers_bytes))
+	if (!layout_buffers(m, out->layout, &x, &lb) || !mp_add_u64(out->buffers_bytes, lb, &out->buffers_bytes))
 		goto overflow;
 	out->total_bytes = out->buffers_bytes;
 	for (int c = 0; c < MP_TC_COUNT; c++)
@@ -235,4 +265,36 @@ mp_status mp_weight_bytes(const mp_model *m, mp_dtype weight_dtype, mp_dtype com
 	return MP_OK;
 overflow:
 	return mp_model_overflow(m, "the weight bytes", err);
+}
+
+mp_status mp_weight_tensors(const mp_model *m, mp_dtype weight_dtype, mp_dtype compute_dtype,
+			    const mp_weight_formats *f, uint64_t tp, mp_weights *w, mp_tensor_bytes *rows, size_t n_rows,
+			    mp_error *err)
+{
+	fmt_ctx x = {MP_DEFAULT_INT4_GROUP_SIZE, MP_INT4_GPTQ, true, 1};
+	bool f_ckpt[MP_TC_COUNT];
+	mp_weights resolved;
+	mp_status st = mp_weight_bytes(m, weight_dtype, compute_dtype, f, tp, w, err);
+
+	if (st != MP_OK)
+		return st;
+	if (n_rows < mp_inventory_size(&m->inv))
+		return mp_fail(err, MP_EINTERNAL, mp_model_pointer(m), "room for %zu tensors, the inventory holds %zu",
+			       n_rows, mp_inventory_size(&m->inv));
+	if (compute_dtype == MP_DTYPE_INVALID)
+		compute_dtype = MP_DTYPE_BF16;
+	memset(&resolved, 0, sizeof(resolved));
+	st = resolve_formats(m, weight_dtype, compute_dtype, f, &resolved, &x, f_ckpt, err);
+	if (st != MP_OK)
+		return st;
+	for (size_t i = 0; i < mp_inventory_size(&m->inv); i++) {
+		const mp_tensor *t = mp_inventory_at(&m->inv, i);
+
+		if (!tensor_bytes(t, &resolved, &x, f_ckpt, compute_dtype, tp ? tp : 1, &rows[i]))
+			return mp_model_overflow(m, "the weight bytes", err);
+		rows[i].counted = !(t->flags & MP_TF_UNCOUNTED);
+		if (!rows[i].counted)
+			rows[i].parameters = rows[i].bytes = 0;
+	}
+	return MP_OK;
 }

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "service_int.h"
+#include "../model/mpm_types.h"
 
 void mps_warn(mps_warnings *w, const char *fmt, ...)
 {
@@ -32,15 +33,12 @@ static bool is_float(mp_dtype dt)
 	return dt == MP_DTYPE_FP32 || dt == MP_DTYPE_BF16 || dt == MP_DTYPE_FP16;
 }
 
-/* vLLM's _FLOAT16_NOT_SUPPORTED_MODELS (vllm/config/model.py, 0.11): numerically unstable in fp16. */
+/* vLLM's _FLOAT16_NOT_SUPPORTED_MODELS: the type's row says (mpm_type.fp16_unstable). */
 static bool fp16_unsupported(const char *model_type)
 {
-	static const char *const types[] = { "gemma2", "gemma3", "gemma3_text", "plamo2", "glm4", NULL };
+	const mpm_type *t = mpm_type_find(model_type);
 
-	for (int i = 0; types[i]; i++)
-		if (strcmp(types[i], model_type) == 0)
-			return true;
-	return false;
+	return t != NULL && t->fp16_unstable;
 }
 
 /*

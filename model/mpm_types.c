@@ -1,5 +1,5 @@
 /*
- * types.c: the model types memplan reads, one row each (model/types.h). A dense decoder is its row alone: the defaults
+ * mpm_types.c: the model types memplan reads, one row each (model/mpm_types.h). A dense decoder is its row alone: the defaults
  * of its transformers configuration class (configuration_<type>.py, transformers 5.24) and the modules its modeling
  * file builds, read by mpm_read_dense; the other families name their reader. Every row is checked against the model
  * transformers builds (tests/test_models.c, tests/test_inventory.c).
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "hf_internal.h"
-#include "types.h"
+#include "mpm_types.h"
 
 const mpm_type mpm_types[] = {
     /* LlamaConfig: vocab 32000, hidden 4096, FFN 11008, 32 layers, 32 heads, kv = heads, 2048 positions. */
@@ -61,7 +61,7 @@ const mpm_type mpm_types[] = {
                    .max_positions = 4096 * 32,
                    .norms = 2,
                    .experts = 8,
-                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY}},
+                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY}, .experts_key = "num_local_experts"},
     /* GemmaConfig: vocab 256000, hidden 3072, FFN 24576, 28 layers, 16 heads, kv 16, head_dim 256, tied. */
     {.name = "gemma",
      .model_class = "GemmaForCausalLM",
@@ -121,7 +121,7 @@ const mpm_type mpm_types[] = {
                    .sliding_window = 4096,
                    .window_rule = MPM_WINDOW_ALTERNATE,
                    .norms = 4,
-                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY}},
+                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY}, .fp16_unstable = true},
     /* Gemma3TextConfig: vocab 262208, hidden 2304, FFN 9216, 26 layers, 8 heads, kv 4, head_dim 256, 131072
      * positions, tied, sliding_window 4096 on 5 layers of 6 (sliding_window_pattern 6), q/k norms, 4 norms. */
     {.name = "gemma3_text",
@@ -140,7 +140,7 @@ const mpm_type mpm_types[] = {
                    .window_pattern = 6,
                    .rotary_sets = 2,
                    .norms = 4,
-                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_QK_NORM}},
+                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_QK_NORM}, .fp16_unstable = true},
     /* Qwen2VLTextConfig and Qwen2_5_VLTextConfig (the decoders of Qwen2-VL and Qwen2.5-VL): Qwen2's modules with
      * the 72B's defaults: vocab 152064, hidden 8192, FFN 29568, 80 layers, 64 heads, kv 8, 32768 positions. */
     {.name = "qwen2_vl_text",
@@ -363,7 +363,7 @@ const mpm_type mpm_types[] = {
                    .norms = 4,
                    .partial_rotary = 0.5,
                    .modules = MPM_ATTENTION_BIAS_QKV | MPM_ATTENTION_BIAS_ON | MPM_NUM_LAYERS_KEY | MPM_USE_SLIDING_WINDOW},
-     .names = &mpm_names_glm4},
+     .names = &mpm_names_glm4, .fp16_unstable = true},
     /* Starcoder2Config: vocab 49152, hidden 3072, FFN 12288, 30 layers, 24 heads, kv 2, 4096 positions, tied;
      * LayerNorms, GELU MLP (c_fc, c_proj), use_bias on everything; sliding_window None. */
     {.name = "starcoder2",
@@ -493,18 +493,31 @@ const mpm_type mpm_types[] = {
                    .norms = 2,
                    .modules = MPM_ATTENTION_BIAS | MPM_QK_NORM | MPM_NUM_LAYERS_KEY | MPM_USE_SLIDING_WINDOW},
      .names = &mpm_names_hunyuan},
+    /* HeliumConfig: vocab 48000, hidden 2560, FFN 7040, 24 layers, 20 heads, head_dim 128, 4096 positions;
+     * attention_bias on q, k and v (o_proj never has one), mlp_bias. */
+    {.name = "helium",
+     .model_class = "HeliumForCausalLM",
+     .dense = &(const mpm_dense){.vocab_size = 48000,
+                   .hidden_size = 2560,
+                   .intermediate_size = 7040,
+                   .num_layers = 24,
+                   .num_heads = 20,
+                   .head_dim = 128,
+                   .max_positions = 4096,
+                   .norms = 2,
+                   .modules = MPM_ATTENTION_BIAS_QKV | MPM_MLP_BIAS_KEY}},
     {.name = "gpt2", .model_class = "GPT2LMHeadModel", .read = mpm_read_gpt2, .names = &mpm_names_gpt2},
     {.name = "falcon", .model_class = "FalconForCausalLM", .read = mpm_read_falcon},
     {.name = "gpt_neox", .model_class = "GPTNeoXForCausalLM", .read = mpm_read_gpt_neox, .names = &mpm_names_gpt_neox},
-    {.name = "qwen2_moe", .model_class = "Qwen2MoeForCausalLM", .read = mpm_read_qwen2_moe, .names = &mpm_names_qwen_moe},
-    {.name = "qwen3_moe", .model_class = "Qwen3MoeForCausalLM", .read = mpm_read_qwen3_moe},
+    {.name = "qwen2_moe", .model_class = "Qwen2MoeForCausalLM", .read = mpm_read_qwen2_moe, .names = &mpm_names_qwen_moe, .experts_key = "num_experts"},
+    {.name = "qwen3_moe", .model_class = "Qwen3MoeForCausalLM", .read = mpm_read_qwen3_moe, .experts_key = "num_experts"},
     {.name = "gptj", .model_class = "GPTJForCausalLM", .read = mpm_read_gptj, .names = &mpm_names_gptj},
     {.name = "gpt_bigcode", .model_class = "GPTBigCodeForCausalLM", .read = mpm_read_gpt_bigcode, .names = &mpm_names_gpt_bigcode},
     {.name = "mamba", .model_class = "MambaForCausalLM", .read = mpm_read_mamba, .names = &mpm_names_mamba},
     {.name = "falcon_mamba", .model_class = "FalconMambaForCausalLM", .read = mpm_read_mamba, .names = &mpm_names_mamba},
     {.name = "mamba2", .model_class = "Mamba2ForCausalLM", .read = mpm_read_mamba2, .names = &mpm_names_mamba},
     {.name = "gpt_oss", .model_class = "GptOssForCausalLM", .read = mpm_read_gpt_oss, .names = &mpm_names_gpt_oss},
-    {.name = "deepseek_v3", .model_class = "DeepseekV3ForCausalLM", .read = mpm_read_mla},
+    {.name = "deepseek_v3", .model_class = "DeepseekV3ForCausalLM", .read = mpm_read_mla, .experts_key = "n_routed_experts"},
     {.name = "deepseek_v2", .model_class = "DeepseekV2ForCausalLM", .read = mpm_read_mla},
     {.name = "deepseek_v32", .model_class = "DeepseekV32ForCausalLM", .read = mpm_read_mla},
     {.name = "glm4_moe_lite", .model_class = "Glm4MoeLiteForCausalLM", .read = mpm_read_mla},
@@ -534,7 +547,7 @@ const mpm_type mpm_types[] = {
     {.name = "nemotron_h", .model_class = "NemotronHForCausalLM", .read = mpm_read_nemotron_h, .names = &mpm_names_nemotron_h},
     {.name = "falcon_h1", .model_class = "FalconH1ForCausalLM", .read = mpm_read_falcon_h1, .names = &mpm_names_jamba},
     {.name = "zamba2", .model_class = "Zamba2ForCausalLM", .read = mpm_read_zamba2, .names = &mpm_names_zamba2},
-    {.name = "gemma3", .model_class = "Gemma3ForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "gemma3", .model_class = "Gemma3ForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true, .fp16_unstable = true},
     {.name = "llava", .model_class = "LlavaForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
     {.name = "mistral3", .model_class = "Mistral3ForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
     {.name = "qwen2_vl", .model_class = "Qwen2VLForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},

@@ -1,5 +1,5 @@
 /*
- * types.h: the model types memplan reads, one row each (model/types.c holds the one table). A row names the type
+ * mpm_types.h: the model types memplan reads, one row each (model/mpm_types.c holds the one table). A row names the type
  * (its config.json model_type and the class transformers builds for text generation), its tensors' names
  * (mp_names), and how it is read: a dense decoder by its defaults and module flags alone (mpm_dense: read by
  * mpm_read_dense, so a new dense type is one row), any other by its family's reader. The README's type list and the
@@ -74,6 +74,11 @@ typedef struct mpm_type {
 	void (*read)(struct hf_ctx *c, mp_model *m); /* a family's own reader */
 	const mp_names *names;		/* its tensors' names (NULL: the Llama family's) */
 	bool wrapper;			/* a multimodal wrapper (a text_config's model_type is never one) */
+	const char *experts_key;	/* a mixture of experts: the key naming the experts, refused when 0 (without
+					 * them the FFN width moved to the experts leaves the dense width 0) */
+	bool fp16_unstable;		/* in vLLM's _FLOAT16_NOT_SUPPORTED_MODELS (vllm/config/model.py, 0.11: gemma2,
+					 * gemma3, gemma3_text, glm4 and plamo2, which memplan does not read): served in
+					 * bf16 or fp32, never fp16 */
 	const char *simplified;		/* what an answer takes simpler than the model is (warned); NULL = exact */
 } mpm_type;
 
