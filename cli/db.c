@@ -56,7 +56,7 @@ int cli_db(int argc, char **argv)
 	}
 	st = mps_open(path, &svc, &err);
 	if (st == MP_OK && verb[0] == 'e') {
-		doc = mpc_export_new(mp_store_user_version(mps_store(svc)));
+		doc = mpc_export_new(mps_schema_version(svc));
 		st = doc ? mps_export(svc, mpc_export_add_device, mpc_export_add_model, doc, &err)
 			 : mp_fail(&err, MP_ENOMEM, "", "out of memory");
 		if (st == MP_OK)

@@ -2,8 +2,8 @@
  * codec.h: JSON <-> structs for every request and every result, problem+json, and the text renderings people
  * read. Decoders turn a parsed body (a cJSON tree) into the service's request structs, validating every field
  * against one table per document and naming the field of each problem; encoders turn result structs into trees
- * that json.h prints. Calls nothing of the store, the planner's arithmetic or the kernels: the numbers arrive
- * computed. Inline model configs are read through model/ (the readers), a floor below.
+ * that json.h prints. The structs are types/types.h's; calls nothing of the service, the store, the planner's
+ * arithmetic or the kernels: the numbers arrive computed. Inline model configs are read through model/ (the readers), a floor below.
  *
  * Ownership: decoders borrow their input and fill caller-owned structs; encoders return trees (or text) the
  * caller owns (cJSON_Delete / free), or NULL when out of memory.
@@ -16,7 +16,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "../service/service.h"
+#include "../types/types.h"
 #include "json.h"
 
 /* ----- the formats each endpoint takes: one definition each ------------------------------------------- */
@@ -80,8 +80,9 @@ bool mpc_repo_id_ok(const char *s);
  * mpc_out), or as a tree (parsed from the same text: one encoder). */
 void mpc_model_write(mpc_out *w, const char *key, const mps_model *m);
 cJSON *mpc_model_json(const mps_model *m);
-/* The API's stored-model document: id, model_type, parameters, source, timestamps, hf_config. */
-cJSON *mpc_stored_model_json(const mp_store_model *m);
+/* The API's stored-model document: id, model_type, parameters, source, timestamps, the Hugging Face repo ids it
+ * stands for (hf_repo_ids: NULL-terminated, NULL when none), hf_config. */
+cJSON *mpc_stored_model_json(const mp_store_model *m, const char *const *hf_repo_ids);
 /*
  * A model document ({"hf_config": {...}} plus read-only members, which are ignored) as a model to store with id
  * `id`. in->config_json is heap text owned by *owned (free it). Errors: MP_EINVAL / MP_EUNSUPPORTED naming the
@@ -298,14 +299,14 @@ cJSON *mpc_health_json(const mps_health *h);
  * document). */
 cJSON *mpc_export_new(int schema_version);
 mp_status mpc_export_add_device(const mp_store_device *d, void *doc);
-mp_status mpc_export_add_model(const mp_store_model *m, void *doc);
+mp_status mpc_export_add_model(const mp_store_model *m, const char *const *hf_repo_ids, void *doc);
 /* An export document as an import (mps_import_run). *out's arrays and texts are heap (mpc_import_free). Errors:
  * MP_EINVAL naming the field ("/devices/3/memory_bytes"), MP_ENOMEM. */
 mp_status mpc_import_decode(const cJSON *doc, mps_import *out, mp_error *err);
 void mpc_import_free(mps_import *im);
 /* A listing's item callbacks (mps_device_find / mps_model_find), ctx = a cJSON array. */
 mp_status mpc_list_add_device(const mp_store_device *d, void *items);
-mp_status mpc_list_add_model(const mp_store_model *m, void *items);
+mp_status mpc_list_add_model(const mp_store_model *m, const char *const *hf_repo_ids, void *items);
 
 /* ----- numbers for people (human.c) ----------------------------------------------------------------------- */
 

@@ -162,7 +162,7 @@ cJSON *mpc_model_json(const mps_model *m)
 	return doc;
 }
 
-cJSON *mpc_stored_model_json(const mp_store_model *m)
+cJSON *mpc_stored_model_json(const mp_store_model *m, const char *const *hf_repo_ids)
 {
 	cJSON *o = cJSON_CreateObject(), *cfg;
 
@@ -176,7 +176,7 @@ cJSON *mpc_stored_model_json(const mp_store_model *m)
 	cJSON_AddStringToObject(o, "updated_at", m->updated_at);
 	{
 		/* the Hugging Face repo ids a preset stands for (a request may name the model by any of them) */
-		const char *const *repos = strcmp(m->source, "preset") == 0 ? mps_model_repo_ids(m->id) : NULL;
+		const char *const *repos = hf_repo_ids;
 		cJSON *a = cJSON_AddArrayToObject(o, "hf_repo_ids");
 
 		for (size_t i = 0; repos && repos[i]; i++)

@@ -36,9 +36,9 @@ mp_status mpc_list_add_device(const mp_store_device *d, void *items)
 	return MP_OK;
 }
 
-mp_status mpc_list_add_model(const mp_store_model *m, void *items)
+mp_status mpc_list_add_model(const mp_store_model *m, const char *const *hf_repo_ids, void *items)
 {
-	cJSON *item = mpc_stored_model_json(m);
+	cJSON *item = mpc_stored_model_json(m, hf_repo_ids);
 
 	if (item == NULL || !cJSON_AddItemToArray(items, item)) {
 		cJSON_Delete(item);
@@ -137,10 +137,11 @@ mp_status mpc_export_add_device(const mp_store_device *d, void *doc)
 	return mpc_list_add_device(d, cJSON_GetObjectItem(doc, "devices"));
 }
 
-mp_status mpc_export_add_model(const mp_store_model *m, void *doc)
+mp_status mpc_export_add_model(const mp_store_model *m, const char *const *hf_repo_ids, void *doc)
 {
 	cJSON *o = cJSON_CreateObject(), *cfg = cJSON_Parse(m->config_json);
 
+	(void)hf_repo_ids; /* an export holds user models only: the presets' repo ids are the binary's */
 	if (o == NULL || cfg == NULL || !cJSON_AddItemToArray(cJSON_GetObjectItem(doc, "models"), o)) {
 		cJSON_Delete(o);
 		cJSON_Delete(cfg);

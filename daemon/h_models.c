@@ -49,8 +49,8 @@ static mp_status answer(mpd_request *req, mpd_reply *rep, bool created)
 		snprintf(rep->err.field, sizeof(rep->err.field), "/id"); /* a malformed path id: 422 naming it */
 	if (st != MP_OK)
 		return st;
-	rep->json = mpc_stored_model_json(&m);
-	mp_store_model_free(&m);
+	rep->json = mpc_stored_model_json(&m, mps_stored_model_repo_ids(&m));
+	mps_model_free(&m);
 	if (rep->json == NULL)
 		return mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 	if (created) {
@@ -92,7 +92,8 @@ mp_status mpd_h_model_put(mpd_request *req, mpd_reply *rep)
 static mp_status patch_model(void *ctx, const mp_store_model *m, mps_model_input *in, char **owned, mp_error *err)
 {
 	const mpd_request *req = ctx;
-	cJSON *built = mpc_stored_model_json(m), *doc = built ? mpc_as_parsed(built) : NULL;
+	cJSON *built = mpc_stored_model_json(m, mps_stored_model_repo_ids(m));
+	cJSON *doc = built ? mpc_as_parsed(built) : NULL;
 	mp_status st = doc ? mpd_check_if_match(req, built, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
 
 	/* hf_repo_ids is the presets' table, not the row's: a patch of it would be dropped without a word */

@@ -606,7 +606,7 @@ static ssize_t tee_read(void *ctx, char *buf, size_t max)
 		}
 	}
 	if (n == 0 && !t->dropped && t->len > 0 &&
-	    mp_store_generation(mps_store(t->d->svc)) == t->gen)
+	    mps_generation(t->d->svc) == t->gen)
 		mpd_respcache_put(t->d->respcache, t->route, t->key, t->klen, t->gen, t->copy, t->len);
 	return n;
 }
@@ -669,7 +669,7 @@ static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *re
 	if (!(route->flags & MPD_ROUTE_PURE)) {
 		st = run_handler(route, req, rep);
 		if (route->flags & MPD_ROUTE_WRITE) /* a write empties the cache now, not at the next lookup */
-			mpd_respcache_sync(d->respcache, mp_store_generation(mps_store(d->svc)));
+			mpd_respcache_sync(d->respcache, mps_generation(d->svc));
 		return st;
 	}
 	if (strcmp(route->method, "GET") == 0) { /* a GET's question is its query arguments */
@@ -687,7 +687,7 @@ static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *re
 		kb = q->buf;
 		klen = q->len;
 	}
-	gen = mp_store_generation(mps_store(d->svc));
+	gen = mps_generation(d->svc);
 	text = mpd_respcache_get(d->respcache, key, kb, klen, gen, NULL);
 	if (text) {
 		free(q);
@@ -730,7 +730,7 @@ static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *re
 		return st;
 	}
 	n = strlen(text);
-	if (mp_store_generation(mps_store(d->svc)) == gen)
+	if (mps_generation(d->svc) == gen)
 		mpd_respcache_put(d->respcache, key, kb, klen, gen, text, n);
 	free(q);
 	return st;

@@ -40,21 +40,6 @@ void mps_warn_prefill(const mps_inference_plan *p, mps_warnings *w)
 		 (unsigned long long)c->max_num_batched_tokens, (unsigned long long)total);
 }
 
-const char *mps_figure_name(mps_figure f)
-{
-	static const char *const names[MPS_FIG_COUNT] = {
-		"weights_loaded_gib", "total_gpu_memory_gib", "free_gpu_memory_gib", "memory_fraction",
-		"requested_memory_gib", "non_torch_memory_gib", "activation_peak_gib", "peak_torch_memory_gib",
-		"available_kv_cache_gib", "num_gpu_blocks", "kv_cache_tokens", "max_concurrency",
-		"needed_kv_cache_gib", "estimated_max_model_len_tokens", "block_size_tokens",
-		"available_after_weights_gib", "k_cache_gib", "v_cache_gib", "available_after_pool_gib",
-		"max_running_requests", "chunked_prefill_size_tokens", "context_len_tokens", "kv_size_per_token_bytes",
-		"kv_cache_bytes",
-	};
-
-	return (unsigned)f < MPS_FIG_COUNT ? names[f] : "invalid";
-}
-
 /* The total memory an engine's rule reads: SGLang's nvidia-smi memory.total (NVML's figure, the profile's
  * nvml_memory_bytes when known); vLLM's and TensorRT-LLM's torch.cuda total (the CUDA total: the capacity). */
 static uint64_t engine_total_bytes(mp_engine e, const mp_device *hw, uint64_t nvml_memory_bytes)

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "service.h"
+#include "service_int.h"
 
 /* One job at one GPU count in one defaults group, planned without a device: the byte terms the verdicts read. */
 typedef struct fit_cell {

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "k8s.h"
+#include "service_int.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 #define MIB (UINT64_C(1) << 20)

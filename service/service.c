@@ -112,6 +112,21 @@ const char *mps_db_path(const mps_service *s)
 	return s->db_path;
 }
 
+uint64_t mps_generation(mps_service *s)
+{
+	return mp_store_generation(s->store);
+}
+
+int mps_schema_version(mps_service *s)
+{
+	return mp_store_user_version(s->store);
+}
+
+bool mps_writable(mps_service *s, char *why, size_t len)
+{
+	return mp_store_write_state(s->store, why, len) == MP_STORE_WRITABLE;
+}
+
 /* ----- health --------------------------------------------------------------------------------------------- */
 
 void mps_health_get(mps_service *s, mps_health *h)
@@ -375,6 +390,11 @@ mp_status mps_model_get(mps_service *s, const char *id, mp_store_model *out, mp_
 	return st == MP_ENOTFOUND ? mps_not_found(s, true, id, "/model", err) : st;
 }
 
+void mps_model_free(mp_store_model *m)
+{
+	mp_store_model_free(m);
+}
+
 static mp_status model_row(const mps_model_input *in, mp_store_model *row, mp_error *err)
 {
 	mp_param_count pc;
@@ -459,8 +479,8 @@ mp_status mps_model_update(mps_service *s, const char *id, const char *actor,
 /* ----- export and import ------------------------------------------------------------------------------ */
 
 typedef struct page_ctx {
-	mp_store_device_fn device;
-	mp_store_model_fn model;
+	mps_device_fn device;
+	mps_model_fn model;
 	void *ctx;
 	char last[MP_STORE_ID_MAX];
 } page_ctx;
@@ -473,31 +493,38 @@ static mp_status page_device(const mp_store_device *d, void *ctx)
 	return p->device(d, p->ctx);
 }
 
+const char *const *mps_stored_model_repo_ids(const mp_store_model *m)
+{
+	return strcmp(m->source, "preset") == 0 ? mps_model_repo_ids(m->id) : NULL;
+}
+
 static mp_status page_model(const mp_store_model *m, void *ctx)
 {
 	page_ctx *p = ctx;
 
 	snprintf(p->last, sizeof(p->last), "%s", m->id);
-	return p->model(m, p->ctx);
+	return p->model(m, mps_stored_model_repo_ids(m), p->ctx);
 }
 
 mp_status mps_device_find(mps_service *s, const mp_store_device_filter *f, const char *after, int limit,
-			  mp_store_device_fn fn, void *ctx, int *more, mp_error *err)
+			  mps_device_fn fn, void *ctx, int *more, mp_error *err)
 {
-	mp_status st = mp_store_device_find(s->store, f, after, limit, fn, ctx, more, err);
+	page_ctx p = { fn, NULL, ctx, "" };
+	mp_status st = mp_store_device_find(s->store, f, after, limit, page_device, &p, more, err);
 
 	return st == MP_ENOMEM ? mp_fail(err, st, "", "out of memory") : st;
 }
 
 mp_status mps_model_find(mps_service *s, const mp_store_model_filter *f, const char *after, int limit,
-			 mp_store_model_fn fn, void *ctx, int *more, mp_error *err)
+			 mps_model_fn fn, void *ctx, int *more, mp_error *err)
 {
-	mp_status st = mp_store_model_find(s->store, f, after, limit, fn, ctx, more, err);
+	page_ctx p = { NULL, fn, ctx, "" };
+	mp_status st = mp_store_model_find(s->store, f, after, limit, page_model, &p, more, err);
 
 	return st == MP_ENOMEM ? mp_fail(err, st, "", "out of memory") : st;
 }
 
-mp_status mps_export(mps_service *s, mp_store_device_fn device, mp_store_model_fn model, void *ctx, mp_error *err)
+mp_status mps_export(mps_service *s, mps_device_fn device, mps_model_fn model, void *ctx, mp_error *err)
 {
 	mp_store_model_filter user = { NULL, "user" };
 	page_ctx p = { device, model, ctx, "" };

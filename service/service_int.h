@@ -1,11 +1,18 @@
 /*
- * service_int.h: helpers shared by the service's own files (not part of its contract): the warnings each answer
- * may carry (defaults.c) and the one inference evaluation the plan and capacity share (plan.c).
+ * service_int.h: helpers shared by the service's own files (not part of its contract): the store underneath, the
+ * presets built in, the warnings each answer may carry (defaults.c) and the one inference evaluation the plan and
+ * capacity share (plan.c). Tests that reach the store under a service include it too.
  */
 #ifndef MPS_SERVICE_INT_H
 #define MPS_SERVICE_INT_H
 
+#include "../db/store.h"
 #include "service.h"
+
+/* The store underneath (borrowed; lives as long as s). */
+mp_store *mps_store(mps_service *s);
+/* The presets built into the binary (generated from db/presets at build time), as the store takes them. */
+const mp_store_presets *mps_presets(void);
 
 /* The shape keys the model's config left out (mp_model.defaulted_keys), as one warning. */
 void mps_warn_model(const mps_model *m, mps_warnings *w);

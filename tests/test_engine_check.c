@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "../codec/codec.h"
+#include "../service/service.h"
 #include "refs.h"
 
 #define GIB 1073741824.0

@@ -31,6 +31,7 @@
 
 #include "../codec/codec.h"
 #include "../daemon/respcache.h"
+#include "../service/service_int.h"
 #include "http_util.h"
 
 typedef http_fixture fixture;

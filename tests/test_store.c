@@ -18,8 +18,7 @@
 #include <sqlite3.h>
 
 #include "../model/model.h"
-#include "../service/service.h"
-#include "../db/store.h"
+#include "../service/service_int.h"
 #include "refs.h"
 
 static char dir[64], path[128];
