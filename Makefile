@@ -185,9 +185,12 @@ deps-build:
 
 # ----- tests --------------------------------------------------------------------------------------------------
 # One pattern links every test: tests/<name>.c, the helpers TEST_HELPERS_<name> and the archives of the layer it
-# tests (TEST_STACK_<name>). The planner test links the planner alone: it needs no JSON, store or HTTP library.
+# tests (TEST_STACK_<name>) with that stack's system libraries. The planner tests link the planner alone; the codec
+# tests codec/'s stack alone (no store, kernels or service: tests/lint_links.sh); the tests of whole answers
+# without HTTP (test_pipeline, test_engine_check: decode, the service over a store of the presets, encode) the
+# answers stack.
 TESTS := test_planner test_engine test_models test_store test_http test_roofline test_training test_inference test_store_http \
-         test_k8s test_store_proc test_calib test_limits test_respcache test_golden test_codec test_engine_check \
+         test_k8s test_store_proc test_calib test_limits test_respcache test_golden test_codec test_pipeline test_engine_check \
          test_answers test_fidelity test_hardening
 HTTP_HELPERS := tests/http_util.c tests/refs.c tests/lib_util.c
 TEST_STACK_test_planner   := planner
@@ -202,9 +205,11 @@ TEST_STACK_test_training  := codec
 TEST_HELPERS_test_training := tests/refs.c
 TEST_STACK_test_fidelity  := codec
 TEST_HELPERS_test_fidelity := tests/refs.c
-TEST_STACK_test_codec     := answers
-TEST_HELPERS_test_codec   := tests/refs.c tests/lib_util.c
-TEST_LIBS_test_codec      := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
+TEST_STACK_test_codec     := codec
+TEST_HELPERS_test_codec   := tests/refs.c
+TEST_STACK_test_pipeline  := answers
+TEST_HELPERS_test_pipeline := tests/refs.c tests/lib_util.c
+TEST_LIBS_test_pipeline   := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
 TEST_STACK_test_engine_check := answers
 TEST_HELPERS_test_engine_check := tests/refs.c
 TEST_STACK_test_store     := service
@@ -239,6 +244,9 @@ $(BUILD)/tests/test_calib.o: BUILD_CFLAGS += -DMP_TEST_FAKE_GPU_HELPER='"$(BUILD
 $(BUILD)/tests/test_calib: | $(BUILD)/tests/fake_gpu_helper $(GPU_HELPER)
 
 TEST_BINS := $(addprefix $(BUILD)/tests/,$(TESTS))
+# the programs of codec/'s stack, which tests/lint_links.sh holds to linking without the store, kernels and service
+CODEC_BINS = $(foreach t,$(TESTS),$(if $(filter codec,$(call test_stack,$(t))),$(BUILD)/tests/$(t))) \
+             $(BUILD)/bench/training_h200 $(BUILD)/bench/fidelity
 
 # The preload library that makes the disk look full for a spawned daemon (tests/full_disk.c, test_store_proc).
 # Built without the sanitizers: it is preloaded into another program.
@@ -259,6 +267,7 @@ check:
 	@set -e; for t in $(TEST_BINS); do echo "== $$t"; MEMPLAN_BIN=$(BUILD)/memplan MEMPLAN_TEST_LIB_DIR=$(BUILD)/tests MEMPLAN_HTTP_LOG=$(HTTP_LOG) $(if $(GPU_HELPER),MEMPLAN_GPU_HELPER=$(GPU_HELPER)) $$t; done
 	@echo "== tests/lint_sql.sh"; sh tests/lint_sql.sh
 	@echo "== tests/lint_layers.sh"; sh tests/lint_layers.sh
+	@echo "== tests/lint_links.sh"; sh tests/lint_links.sh $(BUILD) $(CODEC_BINS)
 	@echo "== tests/slurm/run.sh"; sh tests/slurm/run.sh $(BUILD)/memplan
 
 # Everything: the quick tier, then the contract tests (spec, schemas, Schemathesis, promtool, valgrind) and a
