@@ -10,9 +10,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../db/store.h"
 #include "../kernels/calib.h"
 #include "../model/model.h"
-#include "service_int.h"
+#include "presets.h"
+#include "service.h"
 
 #define MEMO_SLOTS 64
 
@@ -125,6 +127,52 @@ int mps_schema_version(mps_service *s)
 bool mps_writable(mps_service *s, char *why, size_t len)
 {
 	return mp_store_write_state(s->store, why, len) == MP_STORE_WRITABLE;
+}
+
+/* ----- ids nothing is stored under ------------------------------------------------------------------------ */
+
+#define SUGGEST_CANDIDATES 1000 /* the stored ids a 404 compares with: the first ones in id order */
+
+typedef struct id_list {
+	size_t n;
+	char (*id)[MP_STORE_ID_MAX];
+} id_list;
+
+static mp_status add_device_id(const mp_store_device *d, void *ctx)
+{
+	id_list *c = ctx;
+
+	snprintf(c->id[c->n++], MP_STORE_ID_MAX, "%s", d->id);
+	return MP_OK;
+}
+
+static mp_status add_model_id(const mp_store_model *m, void *ctx)
+{
+	id_list *c = ctx;
+
+	snprintf(c->id[c->n++], MP_STORE_ID_MAX, "%s", m->id);
+	return MP_OK;
+}
+
+/* The 404 for an id nothing is stored under, naming pointer, with the nearest of the first stored ids (suggest.h
+ * picks them). Returns MP_ENOTFOUND. */
+static mp_status not_found(mps_service *s, bool models, const char *asked, const char *pointer, mp_error *err)
+{
+	id_list c = { 0, malloc(SUGGEST_CANDIDATES * sizeof(*c.id)) };
+	char near[320] = "", low[MP_STORE_ID_MAX];
+	mp_error e = MP_ERROR_INIT;
+	int more = 0;
+
+	/* a repo id is compared by its last part, as ids spell it ("Qwen/Qwen2.5-7B-Instruct": qwen2.5-7b-instruct) */
+	mps_id_of_repo(asked, low, sizeof(low));
+	if (c.id && models)
+		mp_store_model_list(s->store, NULL, SUGGEST_CANDIDATES, add_model_id, &c, &more, &e);
+	else if (c.id)
+		mp_store_device_list(s->store, NULL, SUGGEST_CANDIDATES, add_device_id, &c, &more, &e);
+	if (c.id)
+		mps_nearest_ids((const char (*)[MP_STORE_ID_MAX])c.id, c.n, low, near, sizeof(near));
+	free(c.id);
+	return mps_not_found_near(models, asked, near, pointer, err);
 }
 
 /* ----- health --------------------------------------------------------------------------------------------- */
@@ -270,10 +318,10 @@ mp_status mps_model_resolve_at(mps_service *s, const mps_model_ref *ref, uint64_
 		/* a Hugging Face repo id stands for its preset (or names a stored id spelt in its own case) */
 		snprintf(id, sizeof(id), "%s", ref->id);
 		if (ref->repo_id[0] && !mps_model_repo_lookup(ref->repo_id, id, sizeof(id)))
-			return mps_not_found(s, true, asked, ref->pointer, err);
+			return not_found(s, true, asked, ref->pointer, err);
 		st = stored_model(s, id, gen, out, err);
 		if (st == MP_ENOTFOUND)
-			return mps_not_found(s, true, asked, ref->pointer, err);
+			return not_found(s, true, asked, ref->pointer, err);
 		if (st == MP_EINVAL)
 			snprintf(err->field, sizeof(err->field), "%s", ref->pointer);
 		if (st == MP_OK) /* errors about a stored model's keys name the model member itself */
@@ -310,7 +358,7 @@ mp_status mps_device_resolve_at(mps_service *s, const mps_device_ref *ref, uint6
 	}
 	st = mp_store_device_get_at(s->store, ref->id, gen, out, err);
 	if (st == MP_ENOTFOUND)
-		return mps_not_found(s, false, ref->id, ref->pointer, err);
+		return not_found(s, false, ref->id, ref->pointer, err);
 	if (st != MP_OK)
 		snprintf(err->field, sizeof(err->field), "%s", ref->pointer);
 	return st;
@@ -320,7 +368,7 @@ mp_status mps_device_get(mps_service *s, const char *id, mp_store_device *out, m
 {
 	mp_status st = mp_store_device_get(s->store, id, out, err);
 
-	return st == MP_ENOTFOUND ? mps_not_found(s, false, id, "/device", err) : st;
+	return st == MP_ENOTFOUND ? not_found(s, false, id, "/device", err) : st;
 }
 
 /* A profile's link must name a stored device. */
@@ -387,7 +435,7 @@ mp_status mps_model_get(mps_service *s, const char *id, mp_store_model *out, mp_
 {
 	mp_status st = mp_store_model_get(s->store, id, out, err);
 
-	return st == MP_ENOTFOUND ? mps_not_found(s, true, id, "/model", err) : st;
+	return st == MP_ENOTFOUND ? not_found(s, true, id, "/model", err) : st;
 }
 
 void mps_model_free(mp_store_model *m)
@@ -491,11 +539,6 @@ static mp_status page_device(const mp_store_device *d, void *ctx)
 
 	snprintf(p->last, sizeof(p->last), "%s", d->id);
 	return p->device(d, p->ctx);
-}
-
-const char *const *mps_stored_model_repo_ids(const mp_store_model *m)
-{
-	return strcmp(m->source, "preset") == 0 ? mps_model_repo_ids(m->id) : NULL;
 }
 
 static mp_status page_model(const mp_store_model *m, void *ctx)

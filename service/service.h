@@ -1,7 +1,8 @@
 /*
  * service.h: memplan's use cases. Resolves a request's model and device (stored or given inline), calls the
  * planner, and fills result structs: inference and training plans with their fit and performance blocks, the
- * fleet-wide fit and capacity, the roofline, the device and model store, calibration jobs (calib.h). The one layer
+ * fleet-wide fit and capacity, the roofline, the device and model store, calibration jobs (calib.h), the names
+ * people type for stored things (suggest.h: Hugging Face repo ids, the nearest ids of a 404). The one layer
  * that combines the store, the planner and the kernels. No JSON and no HTTP: requests arrive decoded (codec/),
  * results leave as structs to be encoded (codec/) by the daemon or the command line.
  *
@@ -18,6 +19,7 @@
 #include <stdint.h>
 
 #include "../types/types.h"
+#include "suggest.h"
 
 typedef struct mps_service mps_service; /* opaque: the store, the decoded-model memo, the GPU probe */
 
@@ -45,17 +47,6 @@ int mps_schema_version(mps_service *s);
  * mp_store_write_state: the file moved or was deleted while open, or is read-only). */
 bool mps_writable(mps_service *s, char *why, size_t len);
 
-/* The Hugging Face repo ids a model preset stands for (db/presets/model_repo_ids.json, checked at build time). */
-typedef struct mps_repo_alias {
-	const char *id;			/* the preset's id */
-	const char *const *repo_ids;	/* NULL-terminated: "meta-llama/Llama-3.1-8B-Instruct", ... */
-} mps_repo_alias;
-/* Every preset's aliases, ending with { NULL, NULL }. */
-const mps_repo_alias *mps_preset_repo_ids(void);
-/* The repo ids preset `id` stands for (NULL-terminated), or NULL when it is no preset or has none. */
-const char *const *mps_model_repo_ids(const char *id);
-/* The repo ids a stored model stands for: a preset's (source "preset"), else NULL. */
-const char *const *mps_stored_model_repo_ids(const mp_store_model *m);
 
 /* ----- health ----------------------------------------------------------------------------------------- */
 

@@ -7,12 +7,12 @@
 #define MPS_SERVICE_INT_H
 
 #include "../db/store.h"
+#include "presets.h"
 #include "service.h"
 
-/* The store underneath (borrowed; lives as long as s). */
+/* The store underneath (borrowed; lives as long as s). Defined in service.c, which the helpers below serve and so
+ * does not include this header. */
 mp_store *mps_store(mps_service *s);
-/* The presets built into the binary (generated from db/presets at build time), as the store takes them. */
-const mp_store_presets *mps_presets(void);
 
 /* The shape keys the model's config left out (mp_model.defaulted_keys), as one warning. */
 void mps_warn_model(const mps_model *m, mps_warnings *w);
@@ -48,12 +48,5 @@ void mps_warn_kv_replication(const mp_model *m, const mp_inference_memory *mem, 
 mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, const mps_inference_job *job,
 				mps_inference_plan *out, mp_error *err);
 
-/* The preset id a Hugging Face repo id stands for (case-insensitive), else the repo's last part lower-cased when
- * that is a valid id ("Qwen/Qwen2.5-7B" -> "qwen2.5-7b"), into id; false when neither. */
-bool mps_model_repo_lookup(const char *repo, char *id, size_t len);
-/* Up to five stored ids near `asked` (a part of them, or a few edits away), comma-separated into out ("" none). */
-void mps_suggest_ids(mps_service *s, bool models, const char *asked, char *out, size_t len);
-/* The 404 for an id nothing is stored under, naming pointer, with the nearest stored ids. Returns MP_ENOTFOUND. */
-mp_status mps_not_found(mps_service *s, bool models, const char *asked, const char *pointer, mp_error *err);
 
 #endif /* MPS_SERVICE_INT_H */
