@@ -170,7 +170,7 @@ LIBS_planner := -lm
 
 # ----- the program --------------------------------------------------------------------------------------------
 .PHONY: groundtruth all run test check deps deps-build clean lint contract browser asan fuzz fuzz-build fuzz-smoke \
-        fuzz-contract bench-load bench-training bench-plan bench-store bench-k8s bench-engine bench-fidelity bench-startup bench-fit-memory \
+        fuzz-contract bench-load bench-training bench-plan bench-store bench-store-lock bench-k8s bench-engine bench-fidelity bench-startup bench-fit-memory \
         clean-clone-check
 all: $(BUILD)/memplan $(GPU_HELPER)
 
@@ -260,7 +260,8 @@ HTTP_LOG := $(abspath $(BUILD))/http-exchanges.jsonl
 
 # The C tests (unit, golden, store, HTTP) and the lints: the quick tier.
 # the benchmarks are built (not run) by check, so they cannot rot
-BENCH_BINS := $(BUILD)/bench/training_h200 $(BUILD)/bench/bench_fit $(BUILD)/bench/bench_plan $(BUILD)/bench/bench_k8s $(BUILD)/bench/bench_engine $(BUILD)/bench/fidelity $(BUILD)/bench/startup
+BENCH_BINS := $(BUILD)/bench/training_h200 $(BUILD)/bench/bench_fit $(BUILD)/bench/bench_plan $(BUILD)/bench/bench_k8s $(BUILD)/bench/bench_engine $(BUILD)/bench/fidelity $(BUILD)/bench/startup \
+              $(BUILD)/bench/store_lock
 check:
 	@$(MAKE) --no-print-directory $(TEST_BINS) $(BENCH_BINS) $(BUILD)/memplan $(GPU_HELPER)
 	@rm -f $(HTTP_LOG)
@@ -365,6 +366,11 @@ $(BUILD)/bench/bench_plan: $(call obj,bench/bench_plan.c) $(foreach l,$(STACK_an
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS_answers)
 bench-plan: $(BUILD)/bench/bench_plan
 	$(BUILD)/bench/bench_plan $(N)
+# How long a device read waits while GET /v1/capacity pages through the store (bench/store_lock.c).
+$(BUILD)/bench/store_lock: $(call obj,bench/store_lock.c) $(foreach l,$(STACK_answers),$(call lib,$(l)))
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS_answers)
+bench-store-lock: $(BUILD)/bench/store_lock
+	$(BUILD)/bench/store_lock $(SECONDS) $(DEVICES)
 # The engine-check figures of the real logs in tests/data/engines, and the log reader's cost.
 $(BUILD)/bench/bench_engine: $(call obj,bench/bench_engine.c) $(foreach l,$(STACK_answers),$(call lib,$(l)))
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS_answers)
