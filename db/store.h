@@ -59,16 +59,18 @@ mp_status mp_store_device_get(mp_store *s, const char *id, mp_store_device *out,
 mp_status mp_store_device_get_at(mp_store *s, const char *id, uint64_t gen, mp_store_device *out, mp_error *err);
 
 /*
- * Calls fn for each device with id > after (NULL: from the start) in id order, at most limit of them.
- * Sets *more when further rows exist. fn returns MP_OK to go on; any other status stops and is returned.
+ * Listings come out a page at a time, copied: the rows are read into the caller's array under the store's lock, and
+ * the lock is released before the function returns, so whatever the caller then computes on its copies leaves the
+ * store free for every other thread (no callback runs under the lock). A page holds 1 to MP_STORE_PAGE_MAX rows;
+ * the next page starts after the last id (or seq) of this one.
  */
-typedef mp_status (*mp_store_device_fn)(const mp_store_device *d, void *ctx);
-mp_status mp_store_device_list(mp_store *s, const char *after, int limit, mp_store_device_fn fn, void *ctx,
-			       int *more, mp_error *err);
+#define MP_STORE_PAGE_MAX 1000
 
-/* As mp_store_device_list, restricted by filter (NULL = none). */
-mp_status mp_store_device_find(mp_store *s, const mp_store_device_filter *filter, const char *after, int limit,
-			       mp_store_device_fn fn, void *ctx, int *more, mp_error *err);
+/* The devices with id > after (NULL: from the first) that match filter (NULL = all), in id order: at most cap of
+ * them into rows (cap rows, the caller's), *n how many, *more whether further ones match. Errors: MP_EINVAL (cap
+ * outside 1 to MP_STORE_PAGE_MAX), MP_EDB; *n is 0 on error. */
+mp_status mp_store_device_page(mp_store *s, const mp_store_device_filter *filter, const char *after,
+			       mp_store_device *rows, size_t cap, size_t *n, bool *more, mp_error *err);
 
 /*
  * Creates or replaces the device d->id with its peaks (peak_flops_per_second > 0 only) and its aliases (replacing
@@ -101,13 +103,10 @@ void mp_store_calibration_free(mp_store_calibration *c);
 mp_status mp_store_model_get(mp_store *s, const char *id, mp_store_model *out, mp_error *err);
 void mp_store_model_free(mp_store_model *m);
 
-/* As mp_store_device_list; the model passed to fn is borrowed for the call only. */
-typedef mp_status (*mp_store_model_fn)(const mp_store_model *m, void *ctx);
-mp_status mp_store_model_list(mp_store *s, const char *after, int limit, mp_store_model_fn fn, void *ctx,
-			      int *more, mp_error *err);
-
-mp_status mp_store_model_find(mp_store *s, const mp_store_model_filter *filter, const char *after, int limit,
-			      mp_store_model_fn fn, void *ctx, int *more, mp_error *err);
+/* As mp_store_device_page, for models: each row filled owns its config text (mp_store_model_free each of the *n).
+ * Errors: MP_EINVAL, MP_EDB, MP_ENOMEM; on error nothing is left to free. */
+mp_status mp_store_model_page(mp_store *s, const mp_store_model_filter *filter, const char *after, mp_store_model *rows,
+			      size_t cap, size_t *n, bool *more, mp_error *err);
 
 /*
  * Creates or replaces model m->id (model_type, config_json, parameters > 0, source "preset" or "user"), audited
@@ -133,10 +132,9 @@ mp_store_state mp_store_write_state(mp_store *s, char *why, size_t len);
 uint64_t mp_store_generation(mp_store *s);
 
 /* ----- audit log: one row per write, in the write's own transaction ----- */
-typedef mp_status (*mp_store_audit_fn)(const mp_store_audit *a, void *ctx);
-/* Calls fn for each entry with seq > after_seq, oldest first, at most limit. Errors: MP_EDB. */
-mp_status mp_store_audit_list(mp_store *s, int64_t after_seq, int limit, mp_store_audit_fn fn, void *ctx,
-			      int *more, mp_error *err);
+/* The entries with seq > after_seq, oldest first, a page as mp_store_device_page's. Errors: MP_EINVAL, MP_EDB. */
+mp_status mp_store_audit_page(mp_store *s, int64_t after_seq, mp_store_audit *rows, size_t cap, size_t *n, bool *more,
+			      mp_error *err);
 
 /*
  * Groups the writes that follow (on this thread) into one transaction: mp_store_begin, any number of

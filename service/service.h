@@ -213,9 +213,11 @@ mp_status mps_device_put(mps_service *s, const mp_store_device *d, const char *a
 			 bool *created, mp_error *err);
 mp_status mps_device_delete(mps_service *s, const char *id, const char *actor, mp_error *err);
 /*
- * Read-modify-write of one device in one transaction: reads id, lets change(ctx, &device) edit it (a merge patch),
- * writes the result. change returns MP_OK to write, anything else to abandon (its error is returned). Errors: the
- * store's, MP_ENOTFOUND, change's.
+ * Read-modify-write of one device: reads id, lets change(ctx, &device) edit a copy (a merge patch) with no lock of
+ * the store held, and writes the result in a transaction that first reads the row again: when another writer
+ * changed it in between, the new row is read and changed again (so change may run more than once, each time on a
+ * fresh copy; no update is lost). change returns MP_OK to write, anything else to abandon (its error is returned).
+ * Errors: the store's, MP_ENOTFOUND, change's, MP_ECONFLICT (the row changed under it 16 times in a row).
  */
 mp_status mps_device_update(mps_service *s, const char *id, const char *actor,
 			    mp_status (*change)(void *ctx, mp_store_device *d, mp_error *err), void *ctx, mp_error *err);
@@ -234,11 +236,12 @@ mp_status mps_model_update(mps_service *s, const char *id, const char *actor,
 					       mp_error *err),
 			   void *ctx, mp_error *err);
 
-/* Every device and every user model, in id order, through the callbacks (ctx passed on). Errors: the store's,
- * those the callbacks return. */
+/* Every device and every user model, in id order, through the callbacks (ctx passed on), each row a copy read with
+ * the store's lock released before the callback runs. Errors: the store's, those the callbacks return. */
 mp_status mps_export(mps_service *s, mps_device_fn device, mps_model_fn model, void *ctx, mp_error *err);
 
-/* A page of a listing (mp_store_device_find / mp_store_model_find). */
+/* A page of a listing: at most limit rows after `after`, each given to fn with no lock of the store held (the store
+ * copies rows out a page at a time); *more says whether further rows match. */
 mp_status mps_device_find(mps_service *s, const mp_store_device_filter *f, const char *after, int limit,
 			  mps_device_fn fn, void *ctx, int *more, mp_error *err);
 mp_status mps_model_find(mps_service *s, const mp_store_model_filter *f, const char *after, int limit,

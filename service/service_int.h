@@ -10,6 +10,18 @@
 #include "presets.h"
 #include "service.h"
 
+/*
+ * Every stored device matching f (NULL = all) with id > after (NULL: from the first), in id order, at most limit of
+ * them (0: all), each given to fn with no lock of the store held: the store copies them out a page at a time
+ * (db/store.h: mp_store_device_page). fn returns MP_OK to go on; another status stops the walk and is returned.
+ * *more (may be NULL) says whether further devices match past the limit. Errors: the store's, fn's, MP_ENOMEM.
+ * mps_each_model is the same for models, each with the repo ids it stands for.
+ */
+mp_status mps_each_device(mps_service *s, const mp_store_device_filter *f, const char *after, size_t limit,
+			  mps_device_fn fn, void *ctx, bool *more, mp_error *err);
+mp_status mps_each_model(mps_service *s, const mp_store_model_filter *f, const char *after, size_t limit,
+			 mps_model_fn fn, void *ctx, bool *more, mp_error *err);
+
 /* The store underneath (borrowed; lives as long as s). Defined in service.c, which the helpers below serve and so
  * does not include this header. */
 mp_store *mps_store(mps_service *s);
