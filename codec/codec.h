@@ -233,8 +233,10 @@ mp_status mpc_transformer_query_decode(mpc_query_fn get, void *ctx, mps_roofline
 
 /* A roofline chart's contents, from a result: the operations and, with a transformer, its decode and prefill
  * operations as points; one compute roof for each (data type, unit) peak among them plus the ridge's. */
+/* room for every point and roof a result can give: its operations and steps; one roof per data type and unit, and
+ * the ridge's */
 #define MPC_CHART_MAX_POINTS (MPS_ROOFLINE_MAX_OPS + 2 * MP_STEP_MAX_OPS)
-#define MPC_CHART_MAX_ROOFS 12
+#define MPC_CHART_MAX_ROOFS (2 * MP_DTYPE_COUNT + 1)
 typedef struct mpc_chart_point {
 	char label[64];
 	double intensity;  /* FLOP/byte */

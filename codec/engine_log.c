@@ -163,11 +163,11 @@ static void add_figure(mps_engine_report *r, mps_figure kind, double v, int deci
 		       uint32_t lineno, const char *text, size_t textlen)
 {
 	mps_engine_figure *f;
-	char tmp[200];
-	size_t n = textlen < sizeof(tmp) - 1 ? textlen : sizeof(tmp) - 1;
+	char tmp[sizeof(f->text)];
+	size_t n = textlen < sizeof(tmp) - 1 ? textlen : sizeof(tmp) - 4; /* a line cut ends in "..." */
 
 	if (r->nfigures == MPS_ENGINE_MAX_FIGURES) {
-		r->truncated = true;
+		r->figures_left_out++;
 		return;
 	}
 	f = &r->figures[r->nfigures++];
@@ -178,7 +178,9 @@ static void add_figure(mps_engine_report *r, mps_figure kind, double v, int deci
 	f->line = lineno;
 	memcpy(tmp, text, n);
 	tmp[n] = '\0';
-	mpc_utf8_sanitize(f->text, sizeof(f->text), tmp);
+	mpc_utf8_sanitize(f->text, sizeof(f->text), tmp); /* a character cut at n becomes '?' */
+	if (n < textlen)
+		memcpy(f->text + strlen(f->text), "...", 4);
 }
 
 /* The labels of vllm:cache_config_info that are figures. */
@@ -484,9 +486,16 @@ cJSON *mpc_engine_check_json(const mps_engine_check_request *rq, const mps_engin
 	cJSON_AddBoolToObject(s, "log_consistent", c->checked == c->consistent);
 	cJSON_AddBoolToObject(s, "engine_refused_max_model_len", refused);
 	cJSON_AddBoolToObject(s, "predicted_serves_max_model_len", c->plan.engine.predicted.serves_max_model_len);
-	cJSON_AddBoolToObject(s, "figures_left_out", r->truncated);
+	cJSON_AddBoolToObject(s, "figures_left_out", r->figures_left_out > 0);
 	mpc_add_item(doc, "plan", mpc_inference_plan_json(&rq->plan, &c->plan));
 	notes = cJSON_AddArrayToObject(doc, "notes");
+	if (r->figures_left_out) {
+		char more[160];
+
+		snprintf(more, sizeof(more), "%zu more figures were found after the first %d and left out (paste the "
+			 "start-up lines alone to check them)", r->figures_left_out, MPS_ENGINE_MAX_FIGURES);
+		mpc_append(notes, cJSON_CreateString(more));
+	}
 	mpc_append(notes,
 		   cJSON_CreateString(
 			   "Each figure the engine printed, in the unit its name ends with (gib = 2^30 bytes, as every "

@@ -620,6 +620,12 @@ void mpc_inference_plan_write(mpc_out *w, const mps_inference_request *rq, const
 	mpc_w_arr(w, "warnings");
 	for (size_t i = 0; i < p->warnings.n && i < MPS_MAX_WARNINGS; i++)
 		mpc_w_str(w, NULL, p->warnings.text[i]);
+	{
+		char more[96];
+
+		if (mps_warnings_left_out(&p->warnings, more, sizeof(more)))
+			mpc_w_str(w, NULL, more);
+	}
 	mpc_w_end(w);
 	notes_write(w, p);
 	mpc_w_end(w);
@@ -643,13 +649,17 @@ cJSON *mpc_inference_plan_json(const mps_inference_request *rq, const mps_infere
 	return doc;
 }
 
-/* warnings: what the answer rests on that the request did not say (always present, possibly empty) */
+/* warnings: what the answer rests on that the request did not say (always present, possibly empty; a last entry
+ * says how many were left out) */
 cJSON *mpc_warnings_json(const mps_warnings *w)
 {
 	cJSON *a = cJSON_CreateArray();
+	char more[96];
 
 	for (size_t i = 0; a && i < w->n && i < MPS_MAX_WARNINGS; i++)
 		mpc_append(a, cJSON_CreateString(w->text[i]));
+	if (a && mps_warnings_left_out(w, more, sizeof(more)))
+		mpc_append(a, cJSON_CreateString(more));
 	return a;
 }
 

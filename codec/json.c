@@ -118,22 +118,10 @@ static size_t find_nul_escapes(const char *body, size_t len, char *marked)
 	return found;
 }
 
-/* Appends key to a JSON pointer (RFC 6901: ~ as ~0, / as ~1), cut to cap. */
+/* Appends key to a JSON pointer (RFC 6901: ~ as ~0, / as ~1); one too long for cap ends in "/...". */
 static void pointer_append(char *ptr, size_t cap, const char *key)
 {
-	size_t used = strlen(ptr);
-
-	if (used + 1 < cap)
-		ptr[used++] = '/';
-	for (; *key && used + 2 < cap; key++) {
-		if (*key == '~' || *key == '/') {
-			ptr[used++] = '~';
-			ptr[used++] = *key == '~' ? '0' : '1';
-		} else {
-			ptr[used++] = *key;
-		}
-	}
-	ptr[used] = '\0';
+	(void)mp_pointer_add(ptr, cap, key); /* a pointer too long ends in "/..." (core/mp_base.h) */
 }
 
 /* The pointer of the first key or string holding the U+FFFF marker. */

@@ -715,6 +715,12 @@ cJSON *mpc_roofline_json(const mps_roofline_request *rq, const mps_roofline_resu
 	warnings = cJSON_AddArrayToObject(doc, "warnings");
 	for (size_t i = 0; i < r->warnings.n && i < MPS_MAX_WARNINGS; i++)
 		mpc_append(warnings, cJSON_CreateString(r->warnings.text[i]));
+	{
+		char more[96];
+
+		if (mps_warnings_left_out(&r->warnings, more, sizeof(more)))
+			mpc_append(warnings, cJSON_CreateString(more));
+	}
 	for (size_t i = 0; i < r->nops; i++) {
 		const mps_roofline_op *op = &rq->ops[i];
 		const mps_roofline_op_result *res = &r->ops[i];

@@ -777,9 +777,13 @@ char *mpc_roofline_table_text(const mps_roofline_request *rq, const mps_roofline
 			r->context_tokens_from, fcount((double)r->step.prompt_tokens).s, r->prompt_tokens_from);
 	}
 	if (r->warnings.n > 0) {
+		char more[96];
+
 		fprintf(f, "\nwarnings:\n");
 		for (size_t i = 0; i < r->warnings.n && i < MPS_MAX_WARNINGS; i++)
 			fprintf(f, "  - %s\n", r->warnings.text[i]);
+		if (mps_warnings_left_out(&r->warnings, more, sizeof(more)))
+			fprintf(f, "  - %s\n", more);
 	}
 	fprintf(f, "\n");
 	return close_text(f, &text);

@@ -339,9 +339,10 @@ static bool content_length(struct MHD_Connection *conn, unsigned long long *out)
 
 typedef struct query_check {
 	const char *allowed;	/* the route's query names, space-separated ("" = none) */
-	char bad[72];		/* the first name not in the list, or "" */
+	char bad[MP_POINTER_MAX - 1];	/* the first name not in the list, or "" (with "?", a whole error field) */
 	bool twice;		/* bad is a known name given more than once (?a=1&a=2: which one?) */
-	const char *seen[32];	/* the known names so far (libmicrohttpd's strings, alive for the request) */
+	const char *seen[32];	/* the known names so far that may be given once (libmicrohttpd's strings, alive for
+				   the request); a route takes fewer */
 	size_t nseen;
 } query_check;
 
@@ -386,7 +387,7 @@ static enum MHD_Result check_query_name(void *cls, enum MHD_ValueKind kind, cons
 				snprintf(q->bad, sizeof(q->bad), "%s", key); /* a known name: plain text already */
 				return MHD_NO;
 			}
-		if (q->nseen < sizeof(q->seen) / sizeof(q->seen[0]))
+		if (!repeatable && q->nseen < sizeof(q->seen) / sizeof(q->seen[0]))
 			q->seen[q->nseen++] = key;
 		return MHD_YES;
 	}
@@ -797,7 +798,7 @@ static enum MHD_Result on_body_chunk(mpd_daemon *d, struct MHD_Connection *conn,
 static mp_status check_query(struct MHD_Connection *conn, const mpd_route *route, mpd_reply *rep)
 {
 	query_check q = { route->query ? route->query : "", "", false, { NULL }, 0 };
-	char field[80], names[512];
+	char field[MP_POINTER_MAX], names[512];
 	size_t o = 0;
 
 	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, check_query_name, &q);

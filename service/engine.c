@@ -4,6 +4,7 @@
  * arguments that realise the plan with the figures the engine will print (planner/mp_engine.h). Fills structs;
  * formats no text (codec/ writes the command). The check of a pasted start-up log is engine_check.c's.
  */
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -152,8 +153,9 @@ static void add_arg(mps_engine_block *b, const char *flag, const char *source, c
 	mps_engine_arg *a;
 	va_list ap;
 
+	assert(b->nargs < MPS_ENGINE_MAX_ARGS); /* an invariant: no engine's launch takes that many arguments */
 	if (b->nargs == MPS_ENGINE_MAX_ARGS)
-		return; /* not reached: no engine has that many */
+		return;
 	a = &b->args[b->nargs++];
 	a->flag = flag;
 	a->source = source;

@@ -79,7 +79,8 @@ mp_status mps_device_resolve_at(mps_service *s, const mps_device_ref *ref, uint6
 
 /* ----- warnings: what an answer rests on that the request did not say ------------------------------------ */
 
-/* Adds one warning (printf-style; cut at MPS_MAX_WARNINGS, an exact repeat skipped). */
+/* Adds one warning (printf-style; an exact repeat of one kept is skipped; past MPS_MAX_WARNINGS it is counted in
+ * w->dropped, past MPS_WARNING_BYTES it ends in "..."). */
 void mps_warn(mps_warnings *w, const char *fmt, ...)
 #if defined(__GNUC__)
 	__attribute__((format(printf, 2, 3)))

@@ -197,7 +197,7 @@ static void test_engine_log(void **state)
 	assert_int_equal(mpc_engine_report_parse(MP_ENGINE_VLLM, log, false, "/log", r, &err), MP_OK);
 	assert_int_equal(r->lines, 4);
 	assert_int_equal(r->lines_recognised, 4);
-	assert_false(r->truncated);
+	assert_int_equal(r->figures_left_out, 0);
 	f = figure_of(r, MPS_FIG_WEIGHTS_LOADED_GIB);
 	assert_true(f->reported == 14.9888);
 	assert_int_equal(f->decimals, 4);
@@ -224,6 +224,52 @@ static void test_engine_log(void **state)
 	free(r);
 	free(log);
 }
+/* Nothing cut silently (core/mp_base.h): a pointer that does not fit ends in "/..." after its last whole segment and
+ * its message says how long it was; a message that does not fit ends in "..."; a body's repeated member under long
+ * keys of its own is named so. */
+static void test_nothing_cut_silently(void **state)
+{
+	char p[12] = "/jobs", key[300], body[1400], *msg;
+	mp_error err = MP_ERROR_INIT;
+	cJSON *doc = NULL;
+	size_t n;
+
+	(void)state;
+	/* the worked example of mp_pointer_add */
+	assert_true(mp_pointer_add(p, sizeof(p), "3"));
+	assert_string_equal(p, "/jobs/3");
+	assert_false(mp_pointer_add(p, sizeof(p), "inference"));
+	assert_string_equal(p, "/jobs/3/...");
+	assert_false(mp_pointer_add(p, sizeof(p), "x")); /* once cut, it stays so */
+	assert_string_equal(p, "/jobs/3/...");
+	/* a field longer than an error holds */
+	memset(key, 'k', sizeof(key) - 1);
+	key[sizeof(key) - 1] = '\0';
+	snprintf(body, sizeof(body), "/jobs/3/%s/%s", key, key);
+	mp_fail(&err, MP_EINVAL, body, "bad");
+	n = strlen(err.field);
+	assert_true(n < sizeof(err.field));
+	assert_string_equal(err.field + n - 4, "/...");
+	assert_true(strncmp(err.field, "/jobs/3/kkk", 11) == 0);
+	assert_non_null(strstr(err.message, "bad (the field's JSON pointer is 607 bytes long: it is shown cut)"));
+	/* a message longer than an error holds */
+	msg = malloc(3000);
+	assert_non_null(msg);
+	memset(msg, 'm', 2999);
+	msg[2999] = '\0';
+	mp_fail(&err, MP_EINVAL, "/x", "%s", msg);
+	assert_string_equal(err.field, "/x");
+	assert_int_equal(strlen(err.message), sizeof(err.message) - 1);
+	assert_string_equal(err.message + sizeof(err.message) - 4, "...");
+	free(msg);
+	/* a member repeated under long keys of the body's own: named down to its last whole key */
+	snprintf(body, sizeof(body), "{\"%s\":{\"%s\":{\"a\":1,\"a\":2}}}", key, key);
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(mpc_parse_body(body, strlen(body), &doc, &err), MP_EINVAL);
+	assert_null(doc);
+	assert_string_equal(err.field + strlen(err.field) - 4, "/...");
+	assert_int_equal(strlen(err.field), 1 + 299 + 4); /* the first key, then the mark in place of the rest */
+}
 
 int main(void)
 {
@@ -233,6 +279,7 @@ int main(void)
 		cmocka_unit_test(test_numbers_for_people),
 		cmocka_unit_test(test_reprint),
 		cmocka_unit_test(test_engine_log),
+		cmocka_unit_test(test_nothing_cut_silently),
 	};
 
 	mpc_json_init(NULL);

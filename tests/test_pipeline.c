@@ -304,6 +304,40 @@ static void test_fit_text(void **state)
 	cJSON_Delete(body);
 }
 
+/* A warnings list keeps its first 8 and says how many more there were, in the JSON as in the text; a warning too
+ * long for its room ends in "...". */
+static void test_warnings_left_out(void **state)
+{
+	mps_warnings w;
+	char more[96], *long_text = malloc(1000);
+	cJSON *a;
+
+	(void)state;
+	assert_non_null(long_text);
+	memset(&w, 0, sizeof(w));
+	memset(long_text, 'w', 999);
+	long_text[999] = '\0';
+	mps_warn(&w, "%s", long_text);
+	assert_int_equal(strlen(w.text[0]), MPS_WARNING_BYTES - 1);
+	assert_string_equal(w.text[0] + MPS_WARNING_BYTES - 4, "...");
+	for (int i = 1; i < 11; i++)
+		mps_warn(&w, "assumption %d", i);
+	mps_warn(&w, "assumption %d", 3); /* a repeat of one kept: skipped, not counted */
+	assert_int_equal(w.n, MPS_MAX_WARNINGS);
+	assert_int_equal(w.dropped, 3);	/* assumptions 8, 9 and 10 */
+	assert_true(mps_warnings_left_out(&w, more, sizeof(more)));
+	assert_string_equal(more, "warnings: 3 more were left out (an answer keeps the first 8)");
+	a = mpc_warnings_json(&w);
+	assert_int_equal(cJSON_GetArraySize(a), MPS_MAX_WARNINGS + 1);
+	assert_string_equal(cJSON_GetArrayItem(a, MPS_MAX_WARNINGS)->valuestring, more);
+	assert_string_equal(cJSON_GetArrayItem(a, 1)->valuestring, "assumption 1");
+	cJSON_Delete(a);
+	w.dropped = 0;
+	assert_false(mps_warnings_left_out(&w, more, sizeof(more)));
+	assert_string_equal(more, "");
+	free(long_text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -312,6 +346,7 @@ int main(void)
 		cmocka_unit_test(test_fit_and_roofline_under_failures),
 		cmocka_unit_test(test_plan_text),
 		cmocka_unit_test(test_fit_text),
+		cmocka_unit_test(test_warnings_left_out),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

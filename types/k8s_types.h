@@ -15,7 +15,9 @@
 #define MPS_K8S_MAX_NODES 15000		/* kube-scheduler's feasible nodes in one call; Kubernetes' tested limit is 5,000 */
 #define MPS_K8S_NAME_MAX 254		/* a node or pod name: a DNS subdomain of at most 253 bytes */
 #define MPS_K8S_MAX_CANDIDATES 6	/* stored model ids tried for one model name */
-#define MPS_K8S_ERROR_MAX 1344 /* "memplan: " + where (300) + an mp_error message (1024) */
+#define MPS_K8S_WHERE_MAX (96 + 2 + MP_POINTER_MAX) /* where a problem sits: the pod's source and the pointer */
+/* "memplan: " + where + an mp_error message + "; and N more problems not listed" (others that do not fit) */
+#define MPS_K8S_ERROR_MAX (16 + MPS_K8S_WHERE_MAX + MP_MESSAGE_MAX + 64)
 
 /* Where the pod's job came from. */
 typedef enum mps_k8s_job_state {

@@ -1,8 +1,21 @@
 /*
- * types.c: the names the API gives the enums of types.h, so that the decoders, the encoders and the service spell
- * them alike. Tables only: no state, no allocation.
+ * types.c: the names the API gives the enums of types.h and the words of a capped list's last entry, so that the
+ * decoders, the encoders and the service spell them alike. Tables only: no state, no allocation.
  */
+#include <stdio.h>
+
 #include "types.h"
+
+bool mps_warnings_left_out(const mps_warnings *w, char *buf, size_t len)
+{
+	if (len)
+		buf[0] = '\0';
+	if (w == NULL || w->dropped == 0)
+		return false;
+	snprintf(buf, len, "warnings: %zu more %s left out (an answer keeps the first %d)", w->dropped,
+		 w->dropped == 1 ? "was" : "were", MPS_MAX_WARNINGS);
+	return true;
+}
 
 const char *mps_figure_name(mps_figure f)
 {

@@ -86,12 +86,21 @@ typedef struct mps_engine_opts {
 
 /* ----- warnings: what an answer rests on that the request did not say ------------------------------------ */
 
+/* An answer keeps its first MPS_MAX_WARNINGS warnings and counts the rest: a warning that does not fit is never
+ * dropped silently, the list says how many were left out (mps_warnings_left_out). A warning longer than
+ * MPS_WARNING_BYTES - 1 bytes ends in "...". */
 #define MPS_MAX_WARNINGS 8
 #define MPS_WARNING_BYTES 768
 typedef struct mps_warnings {
 	size_t n;
+	size_t dropped;			/* distinct warnings found after the first MPS_MAX_WARNINGS, not kept */
 	char text[MPS_MAX_WARNINGS][MPS_WARNING_BYTES];
 } mps_warnings;
+
+/* The last entry of a warnings list that left some out, as every renderer shows it, into buf (len bytes):
+ * "warnings: 2 more were left out (an answer keeps the first 8)"; false (buf "") when none was left out (types.c).
+ * Worked example (tests/test_pipeline.c). */
+bool mps_warnings_left_out(const mps_warnings *w, char *buf, size_t len);
 
 /* Everything of an inference request but the device, so a scheduler's batch can be evaluated against many
  * devices and GPU counts. */
@@ -228,7 +237,8 @@ typedef struct mps_engine_figure {
 	int decimals;			/* decimals printed: the rounding the engine applied */
 	uint64_t tokens_per_request;	/* max_concurrency, needed_kv_cache_gib, ...: the length the line names */
 	uint32_t line;			/* 1-based line of the text */
-	char text[200];			/* the line, cut at 199 bytes (well-formed UTF-8) */
+	char text[200];			/* the line (well-formed UTF-8); a longer one is cut at 196 bytes and ends in
+					   "..." */
 } mps_engine_figure;
 
 typedef struct mps_engine_report {
@@ -237,7 +247,7 @@ typedef struct mps_engine_report {
 	uint32_t lines_recognised;	/* lines that gave at least one figure */
 	size_t nfigures;
 	mps_engine_figure figures[MPS_ENGINE_MAX_FIGURES];
-	bool truncated;			/* more figures than MPS_ENGINE_MAX_FIGURES: the later ones were left out */
+	size_t figures_left_out;	/* figures found after the first MPS_ENGINE_MAX_FIGURES: counted, not kept */
 	bool from_metrics;		/* a Prometheus exposition (vllm:cache_config_info) rather than a log */
 } mps_engine_report;
 
