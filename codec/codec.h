@@ -142,8 +142,13 @@ void mpc_inference_job_init(mps_inference_job *j);
  * and the capacity query all read them here. */
 mp_status mpc_inference_dtypes(const char *weight, const char *kv, const char *weight_field, const char *kv_field,
 			       mps_inference_job *j, mp_error *err);
-/* A plan's warnings as a JSON array of strings (always an array). */
-cJSON *mpc_warnings_json(const mps_warnings *w);
+/* A plan's warnings as member "warnings": an array of strings (always an array), the last saying how many were
+ * left out when some were (types.h). */
+void mpc_warnings_write(mpc_out *w, const mps_warnings *warnings);
+/* The members of a plan's fit block (inside the object the caller opens): the device, the verdict, the capacity and
+ * its source, headroom, binding term, the largest batch and sequence, the budget and reserve, and min_gpus (null
+ * when 0: no count fits). The inference and training plans' one encoder of it. */
+void mpc_fit_members_write(mpc_out *w, const mp_fit *fit, const mp_store_device *dev, uint64_t min_gpus);
 
 /* The engine block of an inference plan that names an engine (p->have_engine): name, source, command, args,
  * defaults, predicted (with the engine's log lines in its own formats; null without a device), notes. */
@@ -166,6 +171,8 @@ cJSON *mpc_engine_check_json(const mps_engine_check_request *rq, const mps_engin
 
 mp_status mpc_training_decode(const cJSON *body, const char *pointer, bool allow_device, mps_training_request *out,
 			      mp_error *err);
+/* The answer document of POST /v1/plan/training, into w. Borrowed: rq, p. */
+void mpc_training_plan_write(mpc_out *w, const mps_training_request *rq, const mps_training_plan *p);
 cJSON *mpc_training_plan_json(const mps_training_request *rq, const mps_training_plan *p);
 
 /* ----- fit ------------------------------------------------------------------------------------------------ */
@@ -203,17 +210,18 @@ typedef const char *(*mpc_query_fn)(void *ctx, const char *name);
  * Errors: MP_EINVAL naming "?<name>". */
 mp_status mpc_capacity_decode(mpc_query_fn get, void *ctx, mps_capacity_request *out, bool *text, mp_error *err);
 
-/* Collects capacity rows (mps_capacity's callback, ctx = the collector) into a document. */
+/* Collects capacity rows (mps_capacity's callback, ctx = the collector) as they come: each row's JSON written at
+ * once, and what the text for people shows of it. Borrowed: rq (must outlive the collector). */
 typedef struct mpc_capacity_doc mpc_capacity_doc;
 mpc_capacity_doc *mpc_capacity_doc_new(const mps_capacity_request *rq);
 mp_status mpc_capacity_row(void *ctx, const mps_capacity_row *row);
-/* The document (owned by the caller) once the model is known; frees the collector. */
-cJSON *mpc_capacity_doc_finish(mpc_capacity_doc *c, const mps_model *m);
 /* The doc's next_cursor buffer (MP_STORE_ID_MAX bytes) for mps_capacity to fill; printed as next_cursor (null when ""). */
 char *mpc_capacity_doc_cursor(mpc_capacity_doc *c);
+/* The answer once the model is known: the JSON document (heap text, *len bytes; once per collector, it takes the
+ * rows' text), or the same answer as an aligned table for people (GB/GiB labelled). NULL when out of memory. */
+char *mpc_capacity_json(mpc_capacity_doc *c, const mps_model *m, size_t *len);
+char *mpc_capacity_text(const mpc_capacity_doc *c, const mps_model *m);
 void mpc_capacity_doc_free(mpc_capacity_doc *c);
-/* The same document as an aligned text table for people (GB/GiB labelled). Caller frees. */
-char *mpc_capacity_text(const cJSON *doc);
 
 /* ----- roofline --------------------------------------------------------------------------------------------- */
 

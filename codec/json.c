@@ -951,6 +951,12 @@ void mpc_w_str_or_null(mpc_out *o, const char *key, const char *v)
 		mpc_w_null(o, key);
 }
 
+void mpc_w_raw(mpc_out *o, const char *key, const char *json, size_t len)
+{
+	begin_value(o, key);
+	put(o, json, len);
+}
+
 void mpc_w_item(mpc_out *o, const char *key, const cJSON *item)
 {
 	char *text = mpc_print(item, false);
