@@ -173,6 +173,7 @@ mp_status mpc_training_decode(const cJSON *body, const char *pointer, bool allow
 			      mp_error *err);
 /* The answer document of POST /v1/plan/training, into w. Borrowed: rq, p. */
 void mpc_training_plan_write(mpc_out *w, const mps_training_request *rq, const mps_training_plan *p);
+char *mpc_training_plan_print(const mps_training_request *rq, const mps_training_plan *p, size_t *len);
 cJSON *mpc_training_plan_json(const mps_training_request *rq, const mps_training_plan *p);
 
 /* ----- fit ------------------------------------------------------------------------------------------------ */
@@ -344,14 +345,17 @@ char *mpc_fmt_percent(char *buf, size_t len, double fraction);
 char *mpc_doc_text(const cJSON *doc);
 
 /*
- * A plan document (POST /v1/plan/inference or /v1/plan/training, as mpc_*_plan_json made it) for people, the
+ * A plan for people (POST /v1/plan/inference or /v1/plan/training, ?format=text), from the plan's structs, the
  * answer first: fits or does not fit, the total against the budget (GB and GiB), the headroom, the binding term,
- * the largest batch, the longest sequence, the smallest GPU count, the performance floors and the warnings; then
- * the memory terms as a table; with `verbose` every member (mpc_doc_text). `hint` (may be NULL) ends the text
- * ("--verbose prints every figure"). Reads only the members it knows, by name; absent ones are left out. Caller
- * frees; NULL when out of memory.
+ * the largest batch, the longest sequence, the smallest GPU count, the performance floors, the engine's launch
+ * and the warnings; then the memory terms as a table and the request as planned; with `verbose` every member of
+ * the JSON answer (mpc_doc_text). `hint` (may be NULL) ends the text ("--verbose prints every figure"). Caller
+ * frees; NULL when out of memory. Borrowed: rq, p.
  */
-char *mpc_plan_text(const cJSON *doc, bool verbose, const char *hint);
+char *mpc_inference_plan_text(const mps_inference_request *rq, const mps_inference_plan *p, bool verbose,
+			      const char *hint);
+char *mpc_training_plan_text(const mps_training_request *rq, const mps_training_plan *p, bool verbose,
+			     const char *hint);
 
 /* The fields of a request body for people, one entry each, from the decoders' own tables (name, required, what it
  * means, the allowed values or range): kind "inference" or "training" (a plan body, as --name value), "roofline"

@@ -407,16 +407,45 @@ const mpm_field *mpc_training_field_table(size_t *n)
 	return training_fields;
 }
 
-cJSON *mpc_training_plan_json(const mps_training_request *rq, const mps_training_plan *p)
+char *mpc_training_plan_print(const mps_training_request *rq, const mps_training_plan *p, size_t *len)
 {
 	mpc_out w;
-	char *text;
-	cJSON *doc;
 
 	mpc_out_init(&w);
 	mpc_training_plan_write(&w, rq, p);
-	text = mpc_out_finish(&w, NULL);
-	doc = text ? mpc_parse_exact(text) : NULL;
+	return mpc_out_finish(&w, len);
+}
+
+cJSON *mpc_training_plan_json(const mps_training_request *rq, const mps_training_plan *p)
+{
+	char *text = mpc_training_plan_print(rq, p, NULL);
+	cJSON *doc = text ? mpc_parse_exact(text) : NULL;
+
 	free(text);
 	return doc;
+}
+
+const char *mpc_training_precision_name(mp_precision v)
+{
+	return precision_names[v];
+}
+
+const char *mpc_training_optimizer_name(mp_optimizer v)
+{
+	return optimizer_names[v];
+}
+
+const char *mpc_training_recompute_name(mp_recompute v)
+{
+	return recompute_names[v];
+}
+
+const char *mpc_training_sharding_name(mp_sharding v)
+{
+	return sharding_names[v];
+}
+
+const char *mpc_training_phase_name(mp_train_phase v)
+{
+	return phase_keys[v];
 }

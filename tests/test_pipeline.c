@@ -180,24 +180,31 @@ static void test_fit_and_roofline_under_failures(void **state)
 			    "\"dtype\":\"bf16\"}],\"transformer\":{\"model\":\"llama-3-8b\",\"batch_size\":8}}");
 }
 
-static cJSON *plan_doc(const char *kind, const char *body_text)
+/* The inference plan of a body, planned by the service (the caller frees both). */
+static mps_inference_plan *inference_plan(const char *body_text, mps_inference_request **rq)
 {
-	cJSON *body = cJSON_Parse(body_text), *out = NULL;
+	cJSON *body = cJSON_Parse(body_text);
+	mps_inference_plan *p = malloc(sizeof(*p));
 	mp_error err = MP_ERROR_INIT;
 
+	*rq = malloc(sizeof(**rq));
 	assert_non_null(body);
-	if (lib_answer(svc, kind, body, &out, &err) != MP_OK)
-		fail_msg("%s: %s: %s", kind, err.field, err.message);
+	assert_non_null(p);
+	assert_non_null(*rq);
+	if (mpc_inference_decode(body, "", true, *rq, &err) != MP_OK || mps_plan_inference(svc, *rq, p, &err) != MP_OK)
+		fail_msg("%s: %s", err.field, err.message);
 	cJSON_Delete(body);
-	return out;
+	return p;
 }
 
-/* The plan text leads with the answer, read from the document's members by name; new members never break it. */
+/* The plan text leads with the answer, rendered from the plan's structs as the JSON answer is. */
 static void test_plan_text(void **state)
 {
-	cJSON *doc = plan_doc("inference", "{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\","
-					   "\"batch_size\":1,\"sequence_length\":4096,\"device\":\"h200-sxm-141gb\"}");
-	char *t = mpc_plan_text(doc, false, "HINT"), *first_nl;
+	mps_inference_request *rq;
+	mps_inference_plan *p = inference_plan("{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":"
+					       "\"bf16\",\"batch_size\":1,\"sequence_length\":4096,\"device\":"
+					       "\"h200-sxm-141gb\"}", &rq);
+	char *t = mpc_inference_plan_text(rq, p, false, "HINT"), *first_nl;
 
 	(void)state;
 	assert_non_null(t);
@@ -221,49 +228,58 @@ static void test_plan_text(void **state)
 	/* the verdict comes before the breakdown */
 	assert_true(strstr(t, "FITS") < strstr(t, "memory per GPU"));
 	free(t);
-	/* members it does not know (another engineer's block, warnings) are shown, never a crash */
-	mpc_set_item(doc, "warnings", cJSON_CreateStringArray((const char *[]){ "an assumption" }, 1));
-	mpc_set_item(doc, "engine", cJSON_CreateObject());
-	mpc_add_item(cJSON_GetObjectItem(doc, "engine"), "predicted_kv_cache_bytes", mpc_number(123456789));
-	t = mpc_plan_text(doc, true, NULL);
-	assert_non_null(strstr(t, "warnings:\n  - an assumption\n"));
+	/* the warnings, and verbose: every member of the JSON answer, whatever its name, by the unit it ends in */
+	mps_warn(&p->warnings, "an assumption");
+	t = mpc_inference_plan_text(rq, p, true, NULL);
+	assert_non_null(strstr(t, "  - an assumption\n"));
 	assert_true(strstr(t, "warnings:") < strstr(t, "memory per GPU"));
-	assert_non_null(strstr(t, "predicted_kv_cache_bytes: 123,456,789 B (123 MB (118 MiB))"));
+	assert_non_null(strstr(t, "Every figure of the answer:\n"));
+	assert_non_null(strstr(t, "    kv_cache_bytes_per_token: 131,072 B (131 kB (128 KiB))\n"));
 	assert_non_null(strstr(t, "parameters: 8,030,261,248\n"));
 	free(t);
-	/* without the fit block: what it needs */
-	cJSON_DeleteItemFromObject(doc, "fit");
-	cJSON_DeleteItemFromObject(doc, "performance");
-	t = mpc_plan_text(doc, false, NULL);
+	/* without a device: what it needs */
+	p->have_device = false;
+	t = mpc_inference_plan_text(rq, p, false, NULL);
 	assert_non_null(strstr(t, "NEEDS 17.6 GB (16.4 GiB) per GPU"));
+	assert_null(strstr(t, " on h200"));
 	free(t);
-	/* a document with nothing it knows still renders */
-	t = mpc_plan_text(cJSON_GetObjectItem(doc, "kv_cache"), false, NULL);
-	assert_non_null(t);
-	free(t);
-	cJSON_Delete(doc);
+	free(p);
+	free(rq);
 	/* does not fit: by how much, and the smallest GPU count that does */
-	doc = plan_doc("inference", "{\"model\":\"llama-3.1-70b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\","
-				    "\"batch_size\":1,\"sequence_length\":4096,\"device\":\"rtx-4090-24gb\"}");
-	t = mpc_plan_text(doc, false, NULL);
+	p = inference_plan("{\"model\":\"llama-3.1-70b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\","
+			   "\"batch_size\":1,\"sequence_length\":4096,\"device\":\"rtx-4090-24gb\"}", &rq);
+	t = mpc_inference_plan_text(rq, p, false, NULL);
 	assert_non_null(strstr(t, "DOES NOT FIT: 143 GB (134 GiB) per GPU against a 25.3 GB (23.5 GiB) budget; 118 GB "
 				  "(110 GiB) over\n"));
 	assert_non_null(strstr(t, "  largest batch:       none fits at 4,096 tokens\n"));
 	assert_non_null(strstr(t, "  smallest GPU count:  8\n"));
 	free(t);
-	cJSON_Delete(doc);
+	free(p);
+	free(rq);
 	/* training: the terms that do not add up say so */
-	doc = plan_doc("training", "{\"model\":\"llama-2-7b\",\"precision\":\"mixed_bf16\",\"optimizer\":\"adamw\","
-				   "\"micro_batch_size\":1,\"sequence_length\":4096,\"activation_recomputation\":\"selective\","
-				   "\"num_gpus\":8,\"sharding\":\"zero1\",\"device\":\"h200-sxm-141gb\"}");
-	t = mpc_plan_text(doc, false, NULL);
-	assert_true(strncmp(t, "Training plan: llama-2-7b", 25) == 0);
-	assert_non_null(strstr(t, "FITS: 51.3 GB (47.8 GiB) per GPU of a 150 GB (140 GiB) budget"));
-	assert_non_null(strstr(t, "  largest micro-batch: 4 sequences of 4,096 tokens\n"));
-	assert_non_null(strstr(t, "(the peak of the backward phase; the terms do not all coexist)"));
-	assert_non_null(strstr(t, "8 GPUs (data 8 x tensor 1 x pipeline 1, zero1)"));
-	free(t);
-	cJSON_Delete(doc);
+	{
+		cJSON *body = cJSON_Parse("{\"model\":\"llama-2-7b\",\"precision\":\"mixed_bf16\",\"optimizer\":\"adamw\","
+					  "\"micro_batch_size\":1,\"sequence_length\":4096,\"activation_recomputation\":"
+					  "\"selective\",\"num_gpus\":8,\"sharding\":\"zero1\",\"device\":\"h200-sxm-141gb\"}");
+		mps_training_request *trq = malloc(sizeof(*trq));
+		mps_training_plan *tp = malloc(sizeof(*tp));
+		mp_error err = MP_ERROR_INIT;
+
+		assert_non_null(trq);
+		assert_non_null(tp);
+		assert_int_equal(mpc_training_decode(body, "", true, trq, &err), MP_OK);
+		assert_int_equal(mps_plan_training(svc, trq, tp, &err), MP_OK);
+		t = mpc_training_plan_text(trq, tp, false, NULL);
+		assert_true(strncmp(t, "Training plan: llama-2-7b", 25) == 0);
+		assert_non_null(strstr(t, "FITS: 51.3 GB (47.8 GiB) per GPU of a 150 GB (140 GiB) budget"));
+		assert_non_null(strstr(t, "  largest micro-batch: 4 sequences of 4,096 tokens\n"));
+		assert_non_null(strstr(t, "(the peak of the backward phase; the terms do not all coexist)"));
+		assert_non_null(strstr(t, "8 GPUs (data 8 x tensor 1 x pipeline 1, zero1)"));
+		free(t);
+		free(tp);
+		free(trq);
+		cJSON_Delete(body);
+	}
 }
 
 /* The fit batch as text: per job the verdict, then devices x GPU counts. */
