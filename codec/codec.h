@@ -76,10 +76,8 @@ mp_status mpc_model_ref_decode(const cJSON *v, const char *pointer, bool require
  * bytes (a model given by one is looked up among the presets' repo ids). */
 bool mpc_repo_id_ok(const char *s);
 
-/* The model block of a plan: id, model_type, parameters and their breakdown; written as member `key` (json.h:
- * mpc_out), or as a tree (parsed from the same text: one encoder). */
+/* The model block of a plan: id, model_type, parameters and their breakdown, as member `key` (json.h: mpc_out). */
 void mpc_model_write(mpc_out *w, const char *key, const mps_model *m);
-cJSON *mpc_model_json(const mps_model *m);
 /* The API's stored-model document: id, model_type, parameters, source, timestamps, the Hugging Face repo ids it
  * stands for (hf_repo_ids: NULL-terminated, NULL when none), hf_config. */
 cJSON *mpc_stored_model_json(const mp_store_model *m, const char *const *hf_repo_ids);
@@ -126,13 +124,11 @@ mp_status mpc_inference_decode(const cJSON *body, const char *pointer, bool allo
 			       mp_error *err);
 /*
  * The answer document of POST /v1/plan/inference, written as text straight into w (json.h: mpc_out; no tree: this
- * is the per-request path). mpc_inference_plan_print returns it as heap text (free(); NULL when out of memory),
- * mpc_inference_plan_json as a tree parsed from that text (mpc_parse_exact: mpc_print gives the same bytes), for
- * callers that read members (the command line's text, tests). Borrowed: rq, p.
+ * is the per-request path); mpc_inference_plan_print returns it as heap text (free(); NULL when out of memory).
+ * Borrowed: rq, p.
  */
 void mpc_inference_plan_write(mpc_out *w, const mps_inference_request *rq, const mps_inference_plan *p);
 char *mpc_inference_plan_print(const mps_inference_request *rq, const mps_inference_plan *p, size_t *len);
-cJSON *mpc_inference_plan_json(const mps_inference_request *rq, const mps_inference_plan *p);
 /* The defaults of an inference job before any field is read: what every decoder of one (the plan body, fit jobs, a
  * calibration's fit_plan, the capacity query) starts from: fused attention, double-quantised nf4, weight and KV
  * dtypes "auto". Keeps j->pointer. */
@@ -150,9 +146,10 @@ void mpc_warnings_write(mpc_out *w, const mps_warnings *warnings);
  * when 0: no count fits). The inference and training plans' one encoder of it. */
 void mpc_fit_members_write(mpc_out *w, const mp_fit *fit, const mp_store_device *dev, uint64_t min_gpus);
 
-/* The engine block of an inference plan that names an engine (p->have_engine): name, source, command, args,
- * defaults, predicted (with the engine's log lines in its own formats; null without a device), notes. */
-cJSON *mpc_engine_block_json(const mps_inference_job *j, const mps_inference_plan *p);
+/* The engine block of an inference plan that names an engine (p->have_engine), as member key: name, source,
+ * command, args, defaults, predicted (with the engine's log lines in its own formats; null without a device),
+ * notes. */
+void mpc_engine_block_write(mpc_out *w, const char *key, const mps_inference_job *j, const mps_inference_plan *p);
 /* The block's command line, one shell-quoted line ("vllm serve meta-llama/Meta-Llama-3-8B --tensor-parallel-size
  * 1 ..."). Heap (free()); NULL when out of memory. */
 char *mpc_engine_command(const mps_engine_block *b);
@@ -167,14 +164,15 @@ mp_status mpc_engine_report_parse(mp_engine engine, const char *text, bool metri
 				  mps_engine_report *r, mp_error *err);
 /* POST /v1/engine-check bodies: engine, log or metrics (one of them), plan (an inference plan request). */
 mp_status mpc_engine_check_decode(const cJSON *body, mps_engine_check_request *out, mp_error *err);
-cJSON *mpc_engine_check_json(const mps_engine_check_request *rq, const mps_engine_check *c);
+/* The answer of POST /v1/engine-check: each figure beside the prediction and what the log implies, a summary, the
+ * plan (the inference plan's own document) and notes. */
+void mpc_engine_check_write(mpc_out *w, const mps_engine_check_request *rq, const mps_engine_check *c);
 
 mp_status mpc_training_decode(const cJSON *body, const char *pointer, bool allow_device, mps_training_request *out,
 			      mp_error *err);
 /* The answer document of POST /v1/plan/training, into w. Borrowed: rq, p. */
 void mpc_training_plan_write(mpc_out *w, const mps_training_request *rq, const mps_training_plan *p);
 char *mpc_training_plan_print(const mps_training_request *rq, const mps_training_plan *p, size_t *len);
-cJSON *mpc_training_plan_json(const mps_training_request *rq, const mps_training_plan *p);
 
 /* ----- fit ------------------------------------------------------------------------------------------------ */
 
@@ -234,7 +232,9 @@ mp_status mpc_roofline_decode(const cJSON *body, mps_roofline_request *out, mp_e
 mp_status mpc_op_spec_decode(const char *spec, const char *field, mps_roofline_op *op, mp_error *err);
 /* The same spec as the JSON operation object POST /v1/roofline takes (caller owns it). */
 mp_status mpc_op_spec_json(const char *spec, const char *field, cJSON **out, mp_error *err);
-cJSON *mpc_roofline_json(const mps_roofline_request *rq, const mps_roofline_result *r);
+/* The answer of POST /v1/roofline: the device's roofs, the ridge, each operation on its roof, the warnings, the
+ * transformer's steps and notes. */
+void mpc_roofline_write(mpc_out *w, const mps_roofline_request *rq, const mps_roofline_result *r);
 /* The transformer analysis from query arguments (the SVG route's ?model=ID&batch_size=&context_tokens=
  * &prompt_tokens=&weight_dtype=&kv_cache_dtype=), decoded by the table POST /v1/roofline's transformer object uses.
  * Errors: MP_EINVAL naming "?<name>", MP_ENOMEM. */

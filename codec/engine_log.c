@@ -421,93 +421,107 @@ mp_status mpc_engine_check_decode(const cJSON *body, mps_engine_check_request *o
 	return mp_problems_end(&p, err);
 }
 
-cJSON *mpc_engine_check_json(const mps_engine_check_request *rq, const mps_engine_check *c)
+void mpc_engine_check_write(mpc_out *w, const mps_engine_check_request *rq, const mps_engine_check *c)
 {
 	const mps_engine_report *r = &rq->report;
-	cJSON *doc = cJSON_CreateObject(), *figs, *s, *notes;
 	bool refused = false;
 
-	if (doc == NULL)
-		return NULL;
-	cJSON_AddStringToObject(doc, "engine", mp_engine_name(r->engine));
-	cJSON_AddStringToObject(doc, "source", r->from_metrics ? "metrics" : "log");
-	mpc_add_u64(doc, "lines_read", r->lines);
-	mpc_add_u64(doc, "lines_recognised", r->lines_recognised);
-	figs = cJSON_AddArrayToObject(doc, "figures");
+	mpc_w_obj(w, NULL);
+	mpc_w_str(w, "engine", mp_engine_name(r->engine));
+	mpc_w_lit(w, "source", r->from_metrics ? "metrics" : "log");
+	mpc_w_u64(w, "lines_read", r->lines);
+	mpc_w_u64(w, "lines_recognised", r->lines_recognised);
+	mpc_w_arr(w, "figures");
 	for (size_t i = 0; i < r->nfigures; i++) {
 		const mps_engine_figure *f = &r->figures[i];
 		const mps_engine_comparison *k = &c->rows[i];
-		cJSON *o = cJSON_CreateObject();
 
-		cJSON_AddStringToObject(o, "figure", mps_figure_name(f->kind));
-		mpc_add_u64(o, "line", f->line);
-		cJSON_AddStringToObject(o, "text", f->text);
-		mpc_add_num(o, "reported", f->reported);
-		mpc_add_u64_or_null(o, "tokens_per_request", f->tokens_per_request);
+		mpc_w_obj(w, NULL);
+		mpc_w_str(w, "figure", mps_figure_name(f->kind));
+		mpc_w_u64(w, "line", f->line);
+		mpc_w_str(w, "text", f->text);
+		mpc_w_num(w, "reported", f->reported);
+		mpc_w_u64_or_null(w, "tokens_per_request", f->tokens_per_request);
 		if (k->have_predicted) {
-			mpc_add_num(o, "predicted", k->predicted);
-			mpc_add_num(o, "difference", f->reported - k->predicted);
+			mpc_w_num(w, "predicted", k->predicted);
+			mpc_w_num(w, "difference", f->reported - k->predicted);
 			if (k->predicted != 0)
-				mpc_add_num(o, "relative_difference", (f->reported - k->predicted) / fabs(k->predicted));
+				mpc_w_num(w, "relative_difference", (f->reported - k->predicted) / fabs(k->predicted));
 			else
-				cJSON_AddNullToObject(o, "relative_difference");
+				mpc_w_null(w, "relative_difference");
 		} else {
-			cJSON_AddNullToObject(o, "predicted");
-			cJSON_AddNullToObject(o, "difference");
-			cJSON_AddNullToObject(o, "relative_difference");
+			mpc_w_null(w, "predicted");
+			mpc_w_null(w, "difference");
+			mpc_w_null(w, "relative_difference");
 		}
-		mpc_add_num(o, "tolerance", k->tolerance);
+		mpc_w_num(w, "tolerance", k->tolerance);
 		if (k->have_predicted)
-			cJSON_AddBoolToObject(o, "within_tolerance", k->within_tolerance);
+			mpc_w_bool(w, "within_tolerance", k->within_tolerance);
 		else
-			cJSON_AddNullToObject(o, "within_tolerance");
-		cJSON_AddStringToObject(o, "basis", k->have_predicted ? k->basis : "not modelled");
+			mpc_w_null(w, "within_tolerance");
+		mpc_w_str(w, "basis", k->have_predicted ? k->basis : "not modelled");
 		if (k->have_implied) {
-			cJSON *im = cJSON_AddObjectToObject(o, "implied");
-
-			mpc_add_num(im, "min", k->implied_min);
-			mpc_add_num(im, "max", k->implied_max);
-			cJSON_AddStringToObject(im, "from", k->implied_from);
-			cJSON_AddBoolToObject(o, "consistent", k->consistent);
+			mpc_w_obj(w, "implied");
+			mpc_w_num(w, "min", k->implied_min);
+			mpc_w_num(w, "max", k->implied_max);
+			mpc_w_str(w, "from", k->implied_from);
+			mpc_w_end(w);
+			mpc_w_bool(w, "consistent", k->consistent);
 		} else {
-			cJSON_AddNullToObject(o, "implied");
-			cJSON_AddNullToObject(o, "consistent");
+			mpc_w_null(w, "implied");
+			mpc_w_null(w, "consistent");
 		}
-		mpc_append(figs, o);
+		mpc_w_end(w);
 		refused = refused || f->kind == MPS_FIG_NEEDED_KV_CACHE_GIB ||
 			  (f->kind == MPS_FIG_KV_CACHE_TOKENS && strstr(f->text, "can be stored in KV cache"));
 	}
-	s = cJSON_AddObjectToObject(doc, "summary");
-	mpc_add_u64(s, "figures", r->nfigures);
-	mpc_add_u64(s, "predicted", c->predicted);
-	mpc_add_u64(s, "within_tolerance", c->within_tolerance);
-	mpc_add_u64(s, "checked", c->checked);
-	mpc_add_u64(s, "consistent", c->consistent);
-	cJSON_AddBoolToObject(s, "log_consistent", c->checked == c->consistent);
-	cJSON_AddBoolToObject(s, "engine_refused_max_model_len", refused);
-	cJSON_AddBoolToObject(s, "predicted_serves_max_model_len", c->plan.engine.predicted.serves_max_model_len);
-	cJSON_AddBoolToObject(s, "figures_left_out", r->figures_left_out > 0);
-	mpc_add_item(doc, "plan", mpc_inference_plan_json(&rq->plan, &c->plan));
-	notes = cJSON_AddArrayToObject(doc, "notes");
+	mpc_w_end(w);
+	mpc_w_obj(w, "summary");
+	mpc_w_u64(w, "figures", r->nfigures);
+	mpc_w_u64(w, "predicted", c->predicted);
+	mpc_w_u64(w, "within_tolerance", c->within_tolerance);
+	mpc_w_u64(w, "checked", c->checked);
+	mpc_w_u64(w, "consistent", c->consistent);
+	mpc_w_bool(w, "log_consistent", c->checked == c->consistent);
+	mpc_w_bool(w, "engine_refused_max_model_len", refused);
+	mpc_w_bool(w, "predicted_serves_max_model_len", c->plan.engine.predicted.serves_max_model_len);
+	mpc_w_bool(w, "figures_left_out", r->figures_left_out > 0);
+	mpc_w_end(w);
+	/* the inference plan's own encoder, as member plan */
+	{
+		mpc_out plan;
+		size_t len = 0;
+		char *text;
+
+		mpc_out_init(&plan);
+		mpc_inference_plan_write(&plan, &rq->plan, &c->plan);
+		text = mpc_out_finish(&plan, &len);
+		if (text == NULL)
+			w->failed = true;
+		else
+			mpc_w_raw(w, "plan", text, len);
+		free(text);
+	}
+	mpc_w_arr(w, "notes");
 	if (r->figures_left_out) {
 		char more[160];
 
 		snprintf(more, sizeof(more), "%zu more figures were found after the first %d and left out (paste the "
 			 "start-up lines alone to check them)", r->figures_left_out, MPS_ENGINE_MAX_FIGURES);
-		mpc_append(notes, cJSON_CreateString(more));
+		mpc_w_str(w, NULL, more);
 	}
-	mpc_append(notes,
-		   cJSON_CreateString(
-			   "Each figure the engine printed, in the unit its name ends with (gib = 2^30 bytes, as every "
-			   "engine prints it, SGLang's \"GB\" included): predicted is memplan's plan through the engine's "
-			   "arithmetic (plan.engine), tolerance half a unit of the last digit printed; implied is what "
-			   "the log's other figures give by the same arithmetic (blocks from the KV memory, tokens from "
-			   "blocks, concurrency from tokens), consistent when the figure lies within it."));
+	mpc_w_str(w, NULL,
+		  "Each figure the engine printed, in the unit its name ends with (gib = 2^30 bytes, as every "
+		  "engine prints it, SGLang's \"GB\" included): predicted is memplan's plan through the engine's "
+		  "arithmetic (plan.engine), tolerance half a unit of the last digit printed; implied is what "
+		  "the log's other figures give by the same arithmetic (blocks from the KV memory, tokens from "
+		  "blocks, concurrency from tokens), consistent when the figure lies within it.");
 	if (c->plan.mem.tensor_parallel_size > 1 && r->engine == MP_ENGINE_VLLM)
-		mpc_append(notes, cJSON_CreateString(
-					  "With tensor parallelism vLLM keeps the smallest worker's blocks, and a pasted "
-					  "\"Available KV cache memory\" line is one worker's: the blocks and tokens it "
-					  "implies bound the engine's from above only."));
-	mpc_append(notes, cJSON_CreateString("Lines memplan does not read are ignored (lines_read - lines_recognised)."));
-	return doc;
+		mpc_w_str(w, NULL,
+			  "With tensor parallelism vLLM keeps the smallest worker's blocks, and a pasted "
+			  "\"Available KV cache memory\" line is one worker's: the blocks and tokens it "
+			  "implies bound the engine's from above only.");
+	mpc_w_lit(w, NULL, "Lines memplan does not read are ignored (lines_read - lines_recognised).");
+	mpc_w_end(w);
+	mpc_w_end(w);
 }

@@ -608,15 +608,8 @@ void mpc_inference_plan_write(mpc_out *w, const mps_inference_request *rq, const
 		mpc_w_end(w);
 		performance_write(w, &p->perf);
 	}
-	if (p->have_engine) {
-		cJSON *e = mpc_engine_block_json(&p->job, p); /* a small tree of its own (engine.c), copied in */
-
-		if (e == NULL)
-			w->failed = true; /* out of memory: mpc_out_finish answers NULL */
-		else
-			mpc_w_item(w, "engine", e);
-		cJSON_Delete(e);
-	}
+	if (p->have_engine)
+		mpc_engine_block_write(w, "engine", &p->job, p);
 	mpc_warnings_write(w, &p->warnings);
 	notes_write(w, p);
 	mpc_w_end(w);
@@ -629,15 +622,6 @@ char *mpc_inference_plan_print(const mps_inference_request *rq, const mps_infere
 	mpc_out_init(&w);
 	mpc_inference_plan_write(&w, rq, p);
 	return mpc_out_finish(&w, len);
-}
-
-cJSON *mpc_inference_plan_json(const mps_inference_request *rq, const mps_inference_plan *p)
-{
-	char *text = mpc_inference_plan_print(rq, p, NULL);
-	cJSON *doc = text ? mpc_parse_exact(text) : NULL;
-
-	free(text);
-	return doc;
 }
 
 void mpc_warnings_write(mpc_out *w, const mps_warnings *warnings)

@@ -508,6 +508,15 @@ char *mpc_out_finish(mpc_out *o, size_t *len)
 	return text;
 }
 
+cJSON *mpc_out_parse(mpc_out *o)
+{
+	char *text = mpc_out_finish(o, NULL);
+	cJSON *doc = text ? cJSON_Parse(text) : NULL;
+
+	free(text);
+	return doc;
+}
+
 char *mpc_out_take(mpc_out *o, size_t *len)
 {
 	char *text = o->failed ? NULL : o->buf;

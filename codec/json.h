@@ -100,6 +100,9 @@ void mpc_out_init(mpc_out *o);
  * still open. Releases the buffer either way. */
 char *mpc_out_finish(mpc_out *o, size_t *len);
 void mpc_out_free(mpc_out *o);
+/* The document o holds, as a client reads it: its text finished (o released) and parsed by cJSON (numbers as cJSON
+ * numbers). For callers that read an answer's members (tests, benchmarks). NULL when anything failed. */
+cJSON *mpc_out_parse(mpc_out *o);
 /* Takes the bytes written so far out of o (heap, NUL-terminated; the caller frees them), leaving o empty but open
  * at the same nesting: a streamed answer hands its text over piece by piece. NULL (and *len 0) when nothing was
  * written or memory ran out. */

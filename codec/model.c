@@ -148,20 +148,6 @@ void mpc_model_write(mpc_out *w, const char *key, const mps_model *m)
 	mpc_w_end(w);
 }
 
-cJSON *mpc_model_json(const mps_model *m)
-{
-	mpc_out w;
-	char *text;
-	cJSON *doc;
-
-	mpc_out_init(&w);
-	mpc_model_write(&w, NULL, m);
-	text = mpc_out_finish(&w, NULL);
-	doc = mpc_parse_exact(text);
-	free(text);
-	return doc;
-}
-
 cJSON *mpc_stored_model_json(const mp_store_model *m, const char *const *hf_repo_ids)
 {
 	cJSON *o = cJSON_CreateObject(), *cfg;

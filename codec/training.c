@@ -416,15 +416,6 @@ char *mpc_training_plan_print(const mps_training_request *rq, const mps_training
 	return mpc_out_finish(&w, len);
 }
 
-cJSON *mpc_training_plan_json(const mps_training_request *rq, const mps_training_plan *p)
-{
-	char *text = mpc_training_plan_print(rq, p, NULL);
-	cJSON *doc = text ? mpc_parse_exact(text) : NULL;
-
-	free(text);
-	return doc;
-}
-
 const char *mpc_training_precision_name(mp_precision v)
 {
 	return precision_names[v];

@@ -274,6 +274,13 @@ static char *with_newline(char *body)
 	return p;
 }
 
+mp_status mpd_reply_json(mpd_reply *rep, mpc_out *w)
+{
+	rep->text = mpc_out_finish(w, NULL);
+	rep->text_type = "application/json";
+	return rep->text ? MP_OK : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
+}
+
 int mpd_reply_send(void *conn, mp_status st, mpd_reply *rep, const char *allow)
 {
 	int http;

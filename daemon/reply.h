@@ -5,6 +5,7 @@
 #ifndef MPD_REPLY_H
 #define MPD_REPLY_H
 
+#include "../codec/json.h"
 #include "daemon.h"
 
 /* The HTTP status for a planner/store status (MP_OK -> 200). */
@@ -16,6 +17,10 @@ bool mpd_document_etag(const cJSON *doc, char *out, size_t len);
 /* Whether an If-Match header value matches tag (RFC 9110 section 13.1.1: "*" or a listed tag, compared strongly:
  * a weak W/ tag never matches). */
 bool mpd_if_match(const char *header, const char *tag);
+
+/* A handler's JSON answer as codec's writer wrote it: takes w's text (w is released either way). MP_OK, or
+ * MP_ENOMEM when the writer ran out of memory. */
+mp_status mpd_reply_json(mpd_reply *rep, mpc_out *w);
 
 /* Queues the response for a handler's result on conn. `extra_allow` is the Allow header for 405 (or NULL).
  * Consumes rep->json and rep->text; sets rep->http_status to the status sent. Returns the libmicrohttpd result. */

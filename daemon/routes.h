@@ -5,7 +5,7 @@
 #ifndef MPD_ROUTES_H
 #define MPD_ROUTES_H
 
-#include "daemon.h"
+#include "reply.h"
 
 typedef struct mpd_route {
 	const char *method;

@@ -47,15 +47,6 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
-/* The document as a client reads it (numbers parsed back); frees the one the encoder made. */
-static cJSON *parsed(cJSON *doc)
-{
-	cJSON *copy = doc ? mpc_as_parsed(doc) : NULL;
-
-	cJSON_Delete(doc);
-	return copy;
-}
-
 static char *data_text(const char *name)
 {
 	char path[256];
@@ -121,8 +112,13 @@ static cJSON *check(const char *engine, const char *file, bool metrics, cJSON *p
 	*st = mpc_engine_check_decode(body, rq, err);
 	if (*st == MP_OK)
 		*st = mps_engine_check_run(svc, rq, c, err);
-	if (*st == MP_OK)
-		out = parsed(mpc_engine_check_json(rq, c));
+	if (*st == MP_OK) {
+		mpc_out w;
+
+		mpc_out_init(&w);
+		mpc_engine_check_write(&w, rq, c);
+		out = mpc_out_parse(&w);
+	}
 	free(text);
 	free(c);
 	free(rq);
@@ -451,7 +447,13 @@ static cJSON *engine_plan(const char *engine, const char *extra)
 		st = mps_plan_inference(svc, rq, p, &err);
 	if (st != MP_OK)
 		fail_msg("%s: %s %s", engine, err.field, err.message);
-	out = parsed(mpc_inference_plan_json(rq, p));
+	{
+		mpc_out w;
+
+		mpc_out_init(&w);
+		mpc_inference_plan_write(&w, rq, p);
+		out = mpc_out_parse(&w);
+	}
 	cJSON_Delete(body);
 	free(p);
 	free(rq);
