@@ -78,9 +78,9 @@ bool mpc_repo_id_ok(const char *s);
 
 /* The model block of a plan: id, model_type, parameters and their breakdown, as member `key` (json.h: mpc_out). */
 void mpc_model_write(mpc_out *w, const char *key, const mps_model *m);
-/* The API's stored-model document: id, model_type, parameters, source, timestamps, the Hugging Face repo ids it
- * stands for (hf_repo_ids: NULL-terminated, NULL when none), hf_config. */
-cJSON *mpc_stored_model_json(const mp_store_model *m, const char *const *hf_repo_ids);
+/* The API's stored-model document, as member key: id, model_type, parameters, source, timestamps, the Hugging Face
+ * repo ids it stands for (hf_repo_ids: NULL-terminated, NULL when none), hf_config. */
+void mpc_stored_model_write(mpc_out *w, const char *key, const mp_store_model *m, const char *const *hf_repo_ids);
 /*
  * A model document ({"hf_config": {...}} plus read-only members, which are ignored) as a model to store with id
  * `id`. in->config_json is heap text owned by *owned (free it). Errors: MP_EINVAL / MP_EUNSUPPORTED naming the
@@ -89,8 +89,8 @@ cJSON *mpc_stored_model_json(const mp_store_model *m, const char *const *hf_repo
 mp_status mpc_stored_model_decode(const cJSON *doc, const char *pointer, const char *id, mps_model_input *in,
 				  char **owned, mp_error *err);
 
-/* The API's device document (every profile field, null where unknown). */
-cJSON *mpc_device_json(const mp_store_device *d);
+/* The API's device document, as member key (every profile field, null where unknown). */
+void mpc_device_write(mpc_out *w, const char *key, const mp_store_device *d);
 /*
  * A device document (a PUT body, an export entry, a preset) into *out with id `id` (NULL: the document's own
  * "id", which must then be valid). Null members mean absent; read-only members (created_at, updated_at) are
@@ -300,24 +300,35 @@ char *mpc_roofline_table_text(const mps_roofline_request *rq, const mps_roofline
 
 /* ----- store documents -------------------------------------------------------------------------------------- */
 
-/* A page of a listing: {"items": [...], "next_cursor": id | null}. Takes items (owned). */
-cJSON *mpc_page_json(cJSON *items, bool more);
+/* A page of a listing, written as its rows come: {"items": [...], "next_cursor": the last id when more follow, else
+ * null}. mpc_page_add_device and mpc_page_add_model are mps_device_find's and mps_model_find's callbacks (ctx = the
+ * page); mpc_page_finish returns the text (heap; NULL when out of memory) and releases the page. */
+typedef struct mpc_page {
+	mpc_out w;
+	char last[MP_STORE_ID_MAX];
+} mpc_page;
+void mpc_page_begin(mpc_page *p);
+mp_status mpc_page_add_device(const mp_store_device *d, void *page);
+mp_status mpc_page_add_model(const mp_store_model *m, const char *const *hf_repo_ids, void *page);
+char *mpc_page_finish(mpc_page *p, bool more, size_t *len);
 /* GET /v1/health. */
-cJSON *mpc_health_json(const mps_health *h);
+void mpc_health_write(mpc_out *w, const mps_health *h);
 
 /* The export document, {"format": "memplan-export", "version": 1, "schema_version", "devices": [...all...],
- * "models": [...user models: id + hf_config...]}, filled by mps_export through the two callbacks (ctx = the
- * document). */
-cJSON *mpc_export_new(int schema_version);
-mp_status mpc_export_add_device(const mp_store_device *d, void *doc);
-mp_status mpc_export_add_model(const mp_store_model *m, const char *const *hf_repo_ids, void *doc);
+ * "models": [...user models: id + hf_config...]}, written as mps_export gives the rows to its two callbacks (ctx =
+ * the export, which mpc_export_finish turns into its text: heap, NULL when out of memory). */
+typedef struct mpc_export {
+	mpc_out w;
+	bool models;			/* the models' list is open */
+} mpc_export;
+void mpc_export_begin(mpc_export *e, int schema_version);
+mp_status mpc_export_add_device(const mp_store_device *d, void *export_doc);
+mp_status mpc_export_add_model(const mp_store_model *m, const char *const *hf_repo_ids, void *export_doc);
+char *mpc_export_finish(mpc_export *e, size_t *len);
 /* An export document as an import (mps_import_run). *out's arrays and texts are heap (mpc_import_free). Errors:
  * MP_EINVAL naming the field ("/devices/3/memory_bytes"), MP_ENOMEM. */
 mp_status mpc_import_decode(const cJSON *doc, mps_import *out, mp_error *err);
 void mpc_import_free(mps_import *im);
-/* A listing's item callbacks (mps_device_find / mps_model_find), ctx = a cJSON array. */
-mp_status mpc_list_add_device(const mp_store_device *d, void *items);
-mp_status mpc_list_add_model(const mp_store_model *m, const char *const *hf_repo_ids, void *items);
 
 /* ----- numbers for people (human.c) ----------------------------------------------------------------------- */
 
