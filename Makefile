@@ -5,7 +5,8 @@
 # short fuzz run). Objects go under build/.
 #
 # The house, one archive per folder, each depending only on those below it (tests/lint_layers.sh checks the
-# includes):  cli, daemon -> codec -> service -> model, db, kernels -> planner -> core.
+# includes):  cli, daemon -> codec, service -> types -> model, db, kernels -> planner -> core. codec and service
+# stand side by side: codec links without the store, the kernels or the service (make check shows it).
 
 CC      ?= cc
 # CFLAGS is yours (make CFLAGS=-O0); the flags the build needs are in BUILD_CFLAGS and always apply.
@@ -38,17 +39,18 @@ MODEL_SRC   := model/fields.c model/hf_config.c model/hf_types.c model/hf_moe.c 
                model/train_config.c model/hf_facts.c
 DB_SRC      := db/store.c
 KERNELS_SRC := kernels/calib_common.c kernels/calib_cpu.c kernels/calib_ipc.c kernels/calib_gpu_client.c
+TYPES_SRC   := types/types.c
 SERVICE_SRC := service/service.c service/defaults.c service/suggest.c service/plan.c service/fit.c service/capacity.c \
-               service/roofline.c service/calib.c service/k8s.c service/engine.c
+               service/roofline.c service/calib.c service/k8s.c service/engine.c service/engine_check.c
 CODEC_SRC   := codec/json.c codec/problem.c codec/formats.c codec/model.c codec/device.c codec/inference.c \
                codec/training.c codec/fit.c codec/capacity.c codec/roofline.c codec/svg.c codec/text.c codec/human.c codec/help.c \
-               codec/store.c codec/calib.c codec/k8s.c codec/slurm.c codec/engine.c
+               codec/store.c codec/calib.c codec/k8s.c codec/slurm.c codec/engine.c codec/engine_log.c
 DAEMON_SRC  := daemon/server.c daemon/routes.c daemon/reply.c daemon/query.c daemon/auth.c daemon/config.c \
                daemon/log.c daemon/metrics.c daemon/respcache.c daemon/guard.c daemon/h_health.c daemon/h_devices.c \
                daemon/h_models.c daemon/h_plan.c daemon/h_engine.c daemon/h_fit.c daemon/h_roofline.c daemon/h_calibrations.c \
                daemon/h_k8s.c daemon/h_slurm.c daemon/h_web.c
 CLI_SRC     := cli/main.c cli/common.c cli/serve.c cli/plan.c cli/roofline.c cli/calibrate.c cli/db.c
-LAYERS      := core planner model db kernels service codec daemon cli
+LAYERS      := core planner model db kernels types service codec daemon cli
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
 
@@ -120,8 +122,8 @@ $(BUILD)/gen/web.c: $(BUILD)/tools/embed $(WEB_FILES)
 
 # The presets, decoded at build time by the API's own device decoder and the model readers (a preset the API
 # would refuse fails the build): structs the store takes, no JSON at run time.
-$(BUILD)/tools/gen_presets: $(call obj,tools/gen_presets.c) $(BUILD)/libcodec.a $(BUILD)/libmodel.a \
-		$(BUILD)/libplanner.a $(BUILD)/libcore.a
+$(BUILD)/tools/gen_presets: $(call obj,tools/gen_presets.c) $(BUILD)/libcodec.a $(BUILD)/libtypes.a \
+		$(BUILD)/libmodel.a $(BUILD)/libplanner.a $(BUILD)/libcore.a
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ -lcjson -lm
 $(BUILD)/gen/presets.c: $(BUILD)/tools/gen_presets db/presets/devices.json db/presets/model_repo_ids.json $(MODEL_PRESETS)
 	@mkdir -p $(dir $@)
@@ -141,6 +143,7 @@ $(BUILD)/libplanner.a: $(call obj,$(PLANNER_SRC))
 $(BUILD)/libmodel.a: $(call obj,$(MODEL_SRC))
 $(BUILD)/libdb.a: $(call obj,$(DB_SRC))
 $(BUILD)/libkernels.a: $(call obj,$(KERNELS_SRC)) $(BUILD)/gen/cuda_mode.o
+$(BUILD)/libtypes.a: $(call obj,$(TYPES_SRC))
 $(BUILD)/libservice.a: $(call obj,$(SERVICE_SRC)) $(BUILD)/gen/presets.o
 $(BUILD)/libcodec.a: $(call obj,$(CODEC_SRC))
 $(BUILD)/libdaemon.a: $(call obj,$(DAEMON_SRC)) $(BUILD)/gen/openapi.o $(BUILD)/gen/web.o
@@ -149,19 +152,26 @@ $(BUILD)/lib%.a:
 	@rm -f $@
 	$(Q_AR)$(AR) rcs $@ $^
 
-# Each archive with those it needs, in link order; LIBS_<layer> are the system libraries each one adds.
+# Each archive with those it needs, in link order, and the system libraries that stack links (LIBS_<stack>).
 lib = $(BUILD)/lib$(1).a
-STACK_daemon  := daemon codec service kernels db model planner core
-STACK_codec   := codec service kernels db model planner core
-STACK_service := service kernels db model planner core
+STACK_daemon  := daemon codec service types kernels db model planner core
+STACK_service := service types kernels db model planner core
+STACK_codec   := codec types model planner core
+# decode, compute and render an answer without HTTP: the command line's stack, the benchmarks' and the fuzzers'
+STACK_answers := codec service types kernels db model planner core
 STACK_model   := model planner core
 STACK_db      := db planner core
 STACK_planner := planner core
 SYS_LIBS := -lmicrohttpd -lcjson -lsqlite3 -lpthread -lm $(KERNELS_LIBS)
+LIBS_daemon  := $(SYS_LIBS)
+LIBS_service := -lcjson -lsqlite3 -lpthread -lm $(KERNELS_LIBS)
+LIBS_answers := $(LIBS_service)
+LIBS_codec   := -lcjson -lm
+LIBS_planner := -lm
 
 # ----- the program --------------------------------------------------------------------------------------------
 .PHONY: groundtruth all run test check deps deps-build clean lint contract browser asan fuzz fuzz-build fuzz-smoke \
-        fuzz-contract bench-load bench-training bench-plan bench-store bench-k8s bench-engine bench-fidelity bench-startup bench-fit-memory \
+        fuzz-contract bench-load bench-training bench-plan bench-store bench-store-lock bench-k8s bench-engine bench-fidelity bench-startup bench-fit-memory \
         clean-clone-check
 all: $(BUILD)/memplan $(GPU_HELPER)
 
@@ -176,9 +186,12 @@ deps-build:
 
 # ----- tests --------------------------------------------------------------------------------------------------
 # One pattern links every test: tests/<name>.c, the helpers TEST_HELPERS_<name> and the archives of the layer it
-# tests (TEST_STACK_<name>). The planner test links the planner alone: it needs no JSON, store or HTTP library.
+# tests (TEST_STACK_<name>) with that stack's system libraries. The planner tests link the planner alone; the codec
+# tests codec/'s stack alone (no store, kernels or service: tests/lint_links.sh); the tests of whole answers
+# without HTTP (test_pipeline, test_engine_check: decode, the service over a store of the presets, encode) the
+# answers stack.
 TESTS := test_planner test_engine test_models test_store test_http test_roofline test_training test_inference test_store_http \
-         test_k8s test_store_proc test_calib test_limits test_respcache test_golden test_codec test_engine_check \
+         test_k8s test_store_proc test_calib test_limits test_respcache test_golden test_codec test_pipeline test_engine_check \
          test_answers test_fidelity test_hardening test_inventory test_types
 HTTP_HELPERS := tests/http_util.c tests/refs.c tests/lib_util.c
 TEST_STACK_test_planner   := planner
@@ -198,9 +211,11 @@ TEST_HELPERS_test_training := tests/refs.c
 TEST_STACK_test_fidelity  := codec
 TEST_HELPERS_test_fidelity := tests/refs.c
 TEST_STACK_test_codec     := codec
-TEST_HELPERS_test_codec   := tests/refs.c tests/lib_util.c
-TEST_LIBS_test_codec      := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
-TEST_STACK_test_engine_check := codec
+TEST_HELPERS_test_codec   := tests/refs.c
+TEST_STACK_test_pipeline  := answers
+TEST_HELPERS_test_pipeline := tests/refs.c tests/lib_util.c
+TEST_LIBS_test_pipeline   := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
+TEST_STACK_test_engine_check := answers
 TEST_HELPERS_test_engine_check := tests/refs.c
 TEST_STACK_test_store     := service
 TEST_HELPERS_test_store   := tests/refs.c
@@ -211,8 +226,7 @@ TEST_HELPERS_test_respcache :=
 
 test_stack   = $(or $(TEST_STACK_$(1)),daemon)
 test_helpers = $(if $(filter undefined,$(origin TEST_HELPERS_$(1))),$(HTTP_HELPERS),$(TEST_HELPERS_$(1)))
-test_libs    = $(TEST_LIBS_$(1)) $(if $(filter daemon,$(call test_stack,$(1))),-lcurl) \
-               $(if $(filter planner,$(call test_stack,$(1))),,$(SYS_LIBS))
+test_libs    = $(TEST_LIBS_$(1)) $(if $(filter daemon,$(call test_stack,$(1))),-lcurl) $(LIBS_$(call test_stack,$(1)))
 
 # test_roofline parses the roofline SVG with libxml2 (its own flags, so a CFLAGS given on the command line keeps them).
 XML_CFLAGS = $(shell pkg-config --cflags libxml-2.0)
@@ -235,6 +249,9 @@ $(BUILD)/tests/test_calib.o: BUILD_CFLAGS += -DMP_TEST_FAKE_GPU_HELPER='"$(BUILD
 $(BUILD)/tests/test_calib: | $(BUILD)/tests/fake_gpu_helper $(GPU_HELPER)
 
 TEST_BINS := $(addprefix $(BUILD)/tests/,$(TESTS))
+# the programs of codec/'s stack, which tests/lint_links.sh holds to linking without the store, kernels and service
+CODEC_BINS = $(foreach t,$(TESTS),$(if $(filter codec,$(call test_stack,$(t))),$(BUILD)/tests/$(t))) \
+             $(BUILD)/bench/training_h200 $(BUILD)/bench/fidelity
 
 # The preload library that makes the disk look full for a spawned daemon (tests/full_disk.c, test_store_proc).
 # Built without the sanitizers: it is preloaded into another program.
@@ -248,13 +265,15 @@ HTTP_LOG := $(abspath $(BUILD))/http-exchanges.jsonl
 
 # The C tests (unit, golden, store, HTTP) and the lints: the quick tier.
 # the benchmarks are built (not run) by check, so they cannot rot
-BENCH_BINS := $(BUILD)/bench/training_h200 $(BUILD)/bench/bench_fit $(BUILD)/bench/bench_plan $(BUILD)/bench/bench_k8s $(BUILD)/bench/bench_engine $(BUILD)/bench/fidelity $(BUILD)/bench/startup
+BENCH_BINS := $(BUILD)/bench/training_h200 $(BUILD)/bench/bench_fit $(BUILD)/bench/bench_plan $(BUILD)/bench/bench_k8s $(BUILD)/bench/bench_engine $(BUILD)/bench/fidelity $(BUILD)/bench/startup \
+              $(BUILD)/bench/store_lock
 check:
 	@$(MAKE) --no-print-directory $(TEST_BINS) $(BENCH_BINS) $(BUILD)/memplan $(GPU_HELPER)
 	@rm -f $(HTTP_LOG)
 	@set -e; for t in $(TEST_BINS); do echo "== $$t"; MEMPLAN_BIN=$(BUILD)/memplan MEMPLAN_TEST_LIB_DIR=$(BUILD)/tests MEMPLAN_HTTP_LOG=$(HTTP_LOG) $(if $(GPU_HELPER),MEMPLAN_GPU_HELPER=$(GPU_HELPER)) $$t; done
 	@echo "== tests/lint_sql.sh"; sh tests/lint_sql.sh
 	@echo "== tests/lint_layers.sh"; sh tests/lint_layers.sh
+	@echo "== tests/lint_links.sh"; sh tests/lint_links.sh $(BUILD) $(CODEC_BINS)
 	@echo "== tests/slurm/run.sh"; sh tests/slurm/run.sh $(BUILD)/memplan
 
 # Everything: the quick tier, then the contract tests (spec, schemas, Schemathesis, promtool, valgrind) and a
@@ -297,14 +316,14 @@ FUZZ_SECONDS ?= 60
 SMOKE_SECONDS ?= 10
 FUZZ_SAN     := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 
-$(BUILD)/fuzz_plan: $(call obj,fuzz/fuzz_plan.c tests/lib_util.c) $(foreach l,$(STACK_codec),$(call lib,$(l)))
-	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(SYS_LIBS)
+$(BUILD)/fuzz_plan: $(call obj,fuzz/fuzz_plan.c tests/lib_util.c) $(foreach l,$(STACK_answers),$(call lib,$(l)))
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS_answers)
 $(BUILD)/fuzz_engine_log: $(call obj,fuzz/fuzz_engine_log.c) $(foreach l,$(STACK_codec),$(call lib,$(l)))
-	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(SYS_LIBS)
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS_codec)
 $(BUILD)/fuzz_hf_config: $(call obj,fuzz/fuzz_hf_config.c) $(foreach l,$(STACK_model),$(call lib,$(l)))
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lcjson -lm
-$(BUILD)/fuzz_k8s: $(call obj,fuzz/fuzz_k8s.c) $(foreach l,$(STACK_codec),$(call lib,$(l)))
-	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(SYS_LIBS)
+$(BUILD)/fuzz_k8s: $(call obj,fuzz/fuzz_k8s.c) $(foreach l,$(STACK_answers),$(call lib,$(l)))
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS_answers)
 
 fuzz-build:
 	@$(MAKE) --no-print-directory CC=clang CUDA=0 BUILD=$(FUZZ_BUILD) SAN_FLAGS="$(FUZZ_SAN)" \
@@ -325,13 +344,13 @@ fuzz-smoke: fuzz-build
 
 # ----- benchmarks: print figures (bench/RESULTS.md); not part of make test -----------------------------------------
 $(BUILD)/bench/training_h200: $(call obj,bench/training_h200.c) $(foreach l,$(STACK_codec),$(call lib,$(l)))
-	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ $(SYS_LIBS)
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS_codec)
 # Prints the training planner against the H200 measurements (the table in bench/RESULTS.md).
 bench-training: $(BUILD)/bench/training_h200
 	$(BUILD)/bench/training_h200
 # Prints what the issue-15 mechanisms put into the peaks of the cases the held-back H200 rows missed.
 $(BUILD)/bench/fidelity: $(call obj,bench/fidelity.c) $(foreach l,$(STACK_codec),$(call lib,$(l)))
-	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ $(SYS_LIBS)
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS_codec)
 bench-fidelity: $(BUILD)/bench/fidelity
 	$(BUILD)/bench/fidelity
 
@@ -348,13 +367,18 @@ bench-k8s: $(BUILD)/bench/bench_k8s
 bench-fit-memory: $(BUILD)/memplan
 	MEMPLAN_BIN=$(BUILD)/memplan ./bench/load/fit_rss.sh $(CONCURRENT)
 # The plan endpoint's cost without HTTP (profile it: valgrind --tool=callgrind build/bench/bench_plan 5000).
-$(BUILD)/bench/bench_plan: $(call obj,bench/bench_plan.c) $(foreach l,$(STACK_codec),$(call lib,$(l)))
-	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ $(SYS_LIBS)
+$(BUILD)/bench/bench_plan: $(call obj,bench/bench_plan.c) $(foreach l,$(STACK_answers),$(call lib,$(l)))
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS_answers)
 bench-plan: $(BUILD)/bench/bench_plan
 	$(BUILD)/bench/bench_plan $(N)
+# How long a device read waits while GET /v1/capacity pages through the store (bench/store_lock.c).
+$(BUILD)/bench/store_lock: $(call obj,bench/store_lock.c) $(foreach l,$(STACK_answers),$(call lib,$(l)))
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS_answers)
+bench-store-lock: $(BUILD)/bench/store_lock
+	$(BUILD)/bench/store_lock $(SECONDS) $(DEVICES)
 # The engine-check figures of the real logs in tests/data/engines, and the log reader's cost.
-$(BUILD)/bench/bench_engine: $(call obj,bench/bench_engine.c) $(foreach l,$(STACK_codec),$(call lib,$(l)))
-	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ $(SYS_LIBS)
+$(BUILD)/bench/bench_engine: $(call obj,bench/bench_engine.c) $(foreach l,$(STACK_answers),$(call lib,$(l)))
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS_answers)
 bench-engine: $(BUILD)/bench/bench_engine
 	$(BUILD)/bench/bench_engine
 # Start-up CPU time and idle memory of the CUDA build and the CUDA=0 build, side by side (bench/startup.sh).

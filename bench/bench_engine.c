@@ -42,15 +42,6 @@ static const struct {
 	{"sglang", "sglang-21348-qwen3-235b-tp4.log", "qwen3-235b-a22b.json:40960:bf16:4", "4 x H100, 0.93"},
 };
 
-/* The document as a client reads it (numbers parsed back); frees the one the encoder made. */
-static cJSON *parsed(cJSON *doc)
-{
-	cJSON *copy = doc ? mpc_as_parsed(doc) : NULL;
-
-	cJSON_Delete(doc);
-	return copy;
-}
-
 static char *slurp(const char *path)
 {
 	FILE *f = fopen(path, "rb");
@@ -126,8 +117,13 @@ static void table(mps_service *svc)
 		st = mpc_engine_check_decode(body, rq, &err);
 		if (st == MP_OK)
 			st = mps_engine_check_run(svc, rq, c, &err);
-		if (st == MP_OK)
-			doc = parsed(mpc_engine_check_json(rq, c));
+		if (st == MP_OK) {
+			mpc_out w;
+
+			mpc_out_init(&w);
+			mpc_engine_check_write(&w, rq, c);
+			doc = mpc_out_parse(&w);
+		}
 		if (doc == NULL) {
 			fprintf(stderr, "bench_engine: %s: %s %s\n", runs[i].file, err.field, err.message);
 			exit(1);

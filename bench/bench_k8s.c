@@ -18,6 +18,7 @@
 
 #include "../codec/json.h"
 #include "../codec/k8s.h"
+#include "../service/k8s.h"
 #include "../tests/http_util.h"
 
 #define RUNS 7

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../codec/calib.h"
+#include "../service/calib.h"
 #include "cli.h"
 
 /* Ctrl-C during `memplan calibrate` cancels the run at the next suite boundary (the only global: a signal flag). */

@@ -51,6 +51,8 @@ char *cli_read_file(const char *path, size_t *len);
 cJSON *cli_parse_file(const char *cmd, const char *path, const char *what);
 /* Prints doc as JSON (pretty) on stdout, followed by a newline. Returns false when out of memory. */
 bool cli_print_json(const cJSON *doc);
+/* A JSON answer as the writer wrote it (consumed), printed indented with its newline. false when out of memory. */
+bool cli_print_json_text(char *json);
 /* Prints "memplan <cmd>: <status> at <field>: <message>" on stderr. */
 void cli_print_error(const char *cmd, mp_status st, const mp_error *err);
 /* The same, and for MP_ENOTFOUND the database it looked in and how to give the daemon's. */

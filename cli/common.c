@@ -57,6 +57,18 @@ cJSON *cli_parse_file(const char *cmd, const char *path, const char *what)
 	return doc;
 }
 
+bool cli_print_json_text(char *json)
+{
+	char *pretty = json ? mpc_reprint(json, true) : NULL;
+
+	free(json);
+	if (pretty == NULL)
+		return false;
+	printf("%s\n", pretty);
+	cJSON_free(pretty);
+	return true;
+}
+
 bool cli_print_json(const cJSON *doc)
 {
 	char *printed = mpc_print(doc, true);

@@ -71,8 +71,36 @@ static bool set_path(cJSON *body, const char *path, cJSON *value)
 	return true;
 }
 
-/* The inference plan of a body: the document POST /v1/plan/inference answers. */
-static mp_status plan_inference(mps_service *svc, const cJSON *body, cJSON **out, mp_error *err)
+/* What the command prints: the text for people, the JSON document, or the engine's command line alone. */
+typedef enum answer_form { FORM_TEXT, FORM_TEXT_VERBOSE, FORM_JSON, FORM_ARGS } answer_form;
+
+#define HINT "--verbose prints every figure."
+
+/* The engine's command line alone, ready to paste (and its options file, when it needs one); NULL when the plan
+ * named no engine or memory ran out. */
+static char *engine_args(const mps_inference_plan *p)
+{
+	char *cmd = p->have_engine ? mpc_engine_command(&p->engine) : NULL, *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (cmd == NULL || (f = open_memstream(&text, &len)) == NULL) {
+		free(cmd);
+		return NULL;
+	}
+	if (p->engine.extra_options_yaml[0])
+		fprintf(f, "cat > extra_llm_api_options.yaml <<'EOF'\n%sEOF\n", p->engine.extra_options_yaml);
+	fprintf(f, "%s\n", cmd);
+	free(cmd);
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+/* The inference plan of a body, in the form asked for (*out: heap text to print). */
+static mp_status plan_inference(mps_service *svc, const cJSON *body, answer_form form, char **out, mp_error *err)
 {
 	mps_inference_request *rq = calloc(1, sizeof(*rq));
 	mps_inference_plan *p = malloc(sizeof(*p));
@@ -80,7 +108,12 @@ static mp_status plan_inference(mps_service *svc, const cJSON *body, cJSON **out
 
 	if (st == MP_OK)
 		st = mps_plan_inference(svc, rq, p, err);
-	if (st == MP_OK && (*out = mpc_inference_plan_json(rq, p)) == NULL)
+	if (st == MP_OK)
+		*out = form == FORM_JSON   ? mpc_inference_plan_print(rq, p, NULL)
+		       : form == FORM_ARGS ? engine_args(p)
+					   : mpc_inference_plan_text(rq, p, form == FORM_TEXT_VERBOSE,
+								     form == FORM_TEXT ? HINT : NULL);
+	if (st == MP_OK && *out == NULL)
 		st = mp_fail(err, MP_ENOMEM, "", "out of memory");
 	free(p);
 	mpc_inference_request_release(rq);
@@ -88,7 +121,7 @@ static mp_status plan_inference(mps_service *svc, const cJSON *body, cJSON **out
 	return st;
 }
 
-static mp_status plan_training(mps_service *svc, const cJSON *body, cJSON **out, mp_error *err)
+static mp_status plan_training(mps_service *svc, const cJSON *body, answer_form form, char **out, mp_error *err)
 {
 	mps_training_request *rq = calloc(1, sizeof(*rq));
 	mps_training_plan *p = malloc(sizeof(*p));
@@ -96,7 +129,11 @@ static mp_status plan_training(mps_service *svc, const cJSON *body, cJSON **out,
 
 	if (st == MP_OK)
 		st = mps_plan_training(svc, rq, p, err);
-	if (st == MP_OK && (*out = mpc_training_plan_json(rq, p)) == NULL)
+	if (st == MP_OK)
+		*out = form == FORM_JSON ? mpc_training_plan_print(rq, p, NULL)
+					 : mpc_training_plan_text(rq, p, form == FORM_TEXT_VERBOSE,
+								  form == FORM_TEXT ? HINT : NULL);
+	if (st == MP_OK && *out == NULL)
 		st = mp_fail(err, MP_ENOMEM, "", "out of memory");
 	free(p);
 	mpc_training_request_release(rq);
@@ -150,7 +187,8 @@ int cli_plan(int argc, char **argv)
 	mps_service *svc = NULL;
 	static mp_errors all; /* every problem of the request, printed together (one command, one thread) */
 	mp_error err = { { 0 }, { 0 }, &all };
-	cJSON *body = NULL, *out = NULL;
+	cJSON *body = NULL;
+	char *out = NULL;
 	bool json = false, verbose = false, print_args = false;
 	bool db_given = getenv("MEMPLAN_DB") && getenv("MEMPLAN_DB")[0];
 	mp_status st;
@@ -227,40 +265,26 @@ int cli_plan(int argc, char **argv)
 	if (st == MP_OK) {
 		unsigned long failed = mpc_alloc_failures();
 
-		st = kind[0] == 'i' ? plan_inference(svc, body, &out, &err) : plan_training(svc, body, &out, &err);
+		answer_form form = print_args ? FORM_ARGS : json ? FORM_JSON : verbose ? FORM_TEXT_VERBOSE : FORM_TEXT;
+
+		st = kind[0] == 'i' ? plan_inference(svc, body, form, &out, &err)
+				    : plan_training(svc, body, form, &out, &err);
 		if (st == MP_OK && mpc_alloc_failures() != failed) /* the document may be incomplete (codec/json.h) */
 			st = mp_fail(&err, MP_ENOMEM, "", "out of memory");
+		if (st == MP_OK && form == FORM_JSON) {
+			rc = cli_print_json_text(out) ? 0 : 1;
+			out = NULL;
+			goto out;
+		}
 	}
 	if (st == MP_OK) {
-		const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(out, "engine"), "command");
-
-		if (print_args) {
-			/* the command line alone, ready to paste (and the engine's options file, when it needs one) */
-			const cJSON *yaml = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(out, "engine"),
-									     "extra_llm_api_options_yaml");
-
-			if (!cJSON_IsString(cmd))
-				goto out;
-			if (cJSON_IsString(yaml))
-				printf("cat > extra_llm_api_options.yaml <<'EOF'\n%sEOF\n", yaml->valuestring);
-			printf("%s\n", cmd->valuestring);
-		} else if (json) {
-			if (!cli_print_json(out))
-				goto out;
-		} else {
-			char *text = mpc_plan_text(out, verbose, verbose ? NULL : "--verbose prints every figure.");
-
-			if (text == NULL)
-				goto out;
-			printf("%s", text);
-			free(text);
-		}
+		printf("%s", out);
 		rc = 0;
 	} else {
 		cli_print_error_db("plan", st, &err, db);
 	}
 out:
-	cJSON_Delete(out);
+	free(out);
 	cJSON_Delete(body);
 	mps_close(svc);
 	return rc;

@@ -30,11 +30,11 @@ static bool print_answer(const mps_roofline_request *rq, const mps_roofline_resu
 	char *text;
 
 	if (json) {
-		cJSON *doc = mpc_roofline_json(rq, r);
-		bool ok = doc && cli_print_json(doc);
+		mpc_out w;
 
-		cJSON_Delete(doc);
-		return ok;
+		mpc_out_init(&w);
+		mpc_roofline_write(&w, rq, r);
+		return cli_print_json_text(mpc_out_finish(&w, NULL));
 	}
 	text = mpc_roofline_table_text(rq, r);
 	if (text == NULL)

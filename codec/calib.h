@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-#include "../service/calib.h"
+#include "../types/calib_types.h"
 #include "codec.h"
 
 /* A body: target, suites, options, fit_plan (an inference plan request whose bytes the fit check allocates: the

@@ -394,9 +394,8 @@ static void workspace_write(mpc_out *w, const mp_inference_opts *o, const mp_inf
 	mpc_w_end(w);
 }
 
-static void fit_write(mpc_out *w, const mp_fit *fit, const mp_store_device *dev)
+void mpc_fit_members_write(mpc_out *w, const mp_fit *fit, const mp_store_device *dev, uint64_t min_gpus)
 {
-	mpc_w_obj(w, "fit");
 	mpc_w_str(w, "device", dev->id);
 	mpc_w_bool(w, "fits", fit->fits);
 	mpc_w_u64(w, "capacity_bytes", fit->capacity_bytes);
@@ -408,8 +407,7 @@ static void fit_write(mpc_out *w, const mp_fit *fit, const mp_store_device *dev)
 	mpc_w_lit(w, "max_sequence_length_bound", fit->max_sequence_length_at_context ? "context" : "memory");
 	mpc_w_u64(w, "budget_bytes", fit->budget_bytes);
 	mpc_w_u64(w, "reserve_bytes", fit->reserve_bytes);
-	mpc_w_u64_or_null(w, "min_gpus", fit->min_gpus);
-	mpc_w_end(w);
+	mpc_w_u64_or_null(w, "min_gpus", min_gpus);
 }
 
 /* The performance block: roofline floors from the same engine as POST /v1/roofline. */
@@ -605,22 +603,14 @@ void mpc_inference_plan_write(mpc_out *w, const mps_inference_request *rq, const
 	mpc_w_end(w);
 
 	if (p->have_device) {
-		fit_write(w, &p->fit, &p->device);
+		mpc_w_obj(w, "fit");
+		mpc_fit_members_write(w, &p->fit, &p->device, p->fit.min_gpus);
+		mpc_w_end(w);
 		performance_write(w, &p->perf);
 	}
-	if (p->have_engine) {
-		cJSON *e = mpc_engine_block_json(&p->job, p); /* a small tree of its own (engine.c), copied in */
-
-		if (e == NULL)
-			w->failed = true; /* out of memory: mpc_out_finish answers NULL */
-		else
-			mpc_w_item(w, "engine", e);
-		cJSON_Delete(e);
-	}
-	mpc_w_arr(w, "warnings");
-	for (size_t i = 0; i < p->warnings.n && i < MPS_MAX_WARNINGS; i++)
-		mpc_w_str(w, NULL, p->warnings.text[i]);
-	mpc_w_end(w);
+	if (p->have_engine)
+		mpc_engine_block_write(w, "engine", &p->job, p);
+	mpc_warnings_write(w, &p->warnings);
 	notes_write(w, p);
 	mpc_w_end(w);
 }
@@ -634,23 +624,16 @@ char *mpc_inference_plan_print(const mps_inference_request *rq, const mps_infere
 	return mpc_out_finish(&w, len);
 }
 
-cJSON *mpc_inference_plan_json(const mps_inference_request *rq, const mps_inference_plan *p)
+void mpc_warnings_write(mpc_out *w, const mps_warnings *warnings)
 {
-	char *text = mpc_inference_plan_print(rq, p, NULL);
-	cJSON *doc = text ? mpc_parse_exact(text) : NULL;
+	char more[96];
 
-	free(text);
-	return doc;
-}
-
-/* warnings: what the answer rests on that the request did not say (always present, possibly empty) */
-cJSON *mpc_warnings_json(const mps_warnings *w)
-{
-	cJSON *a = cJSON_CreateArray();
-
-	for (size_t i = 0; a && i < w->n && i < MPS_MAX_WARNINGS; i++)
-		mpc_append(a, cJSON_CreateString(w->text[i]));
-	return a;
+	mpc_w_arr(w, "warnings");
+	for (size_t i = 0; i < warnings->n && i < MPS_MAX_WARNINGS; i++)
+		mpc_w_str(w, NULL, warnings->text[i]);
+	if (mps_warnings_left_out(warnings, more, sizeof(more)))
+		mpc_w_str(w, NULL, more);
+	mpc_w_end(w);
 }
 
 const mpm_field *mpc_inference_field_table(size_t *n)

@@ -118,22 +118,10 @@ static size_t find_nul_escapes(const char *body, size_t len, char *marked)
 	return found;
 }
 
-/* Appends key to a JSON pointer (RFC 6901: ~ as ~0, / as ~1), cut to cap. */
+/* Appends key to a JSON pointer (RFC 6901: ~ as ~0, / as ~1); one too long for cap ends in "/...". */
 static void pointer_append(char *ptr, size_t cap, const char *key)
 {
-	size_t used = strlen(ptr);
-
-	if (used + 1 < cap)
-		ptr[used++] = '/';
-	for (; *key && used + 2 < cap; key++) {
-		if (*key == '~' || *key == '/') {
-			ptr[used++] = '~';
-			ptr[used++] = *key == '~' ? '0' : '1';
-		} else {
-			ptr[used++] = *key;
-		}
-	}
-	ptr[used] = '\0';
+	(void)mp_pointer_add(ptr, cap, key); /* a pointer too long ends in "/..." (core/mp_base.h) */
 }
 
 /* The pointer of the first key or string holding the U+FFFF marker. */
@@ -518,6 +506,15 @@ char *mpc_out_finish(mpc_out *o, size_t *len)
 		*len = text ? o->len : 0;
 	mpc_out_free(o);
 	return text;
+}
+
+cJSON *mpc_out_parse(mpc_out *o)
+{
+	char *text = mpc_out_finish(o, NULL);
+	cJSON *doc = text ? cJSON_Parse(text) : NULL;
+
+	free(text);
+	return doc;
 }
 
 char *mpc_out_take(mpc_out *o, size_t *len)
@@ -961,6 +958,12 @@ void mpc_w_str_or_null(mpc_out *o, const char *key, const char *v)
 		mpc_w_str(o, key, v);
 	else
 		mpc_w_null(o, key);
+}
+
+void mpc_w_raw(mpc_out *o, const char *key, const char *json, size_t len)
+{
+	begin_value(o, key);
+	put(o, json, len);
 }
 
 void mpc_w_item(mpc_out *o, const char *key, const cJSON *item)

@@ -100,6 +100,9 @@ void mpc_out_init(mpc_out *o);
  * still open. Releases the buffer either way. */
 char *mpc_out_finish(mpc_out *o, size_t *len);
 void mpc_out_free(mpc_out *o);
+/* The document o holds, as a client reads it: its text finished (o released) and parsed by cJSON (numbers as cJSON
+ * numbers). For callers that read an answer's members (tests, benchmarks). NULL when anything failed. */
+cJSON *mpc_out_parse(mpc_out *o);
 /* Takes the bytes written so far out of o (heap, NUL-terminated; the caller frees them), leaving o empty but open
  * at the same nesting: a streamed answer hands its text over piece by piece. NULL (and *len 0) when nothing was
  * written or memory ran out. */
@@ -121,8 +124,12 @@ void mpc_w_null(mpc_out *o, const char *key);
 void mpc_w_u64_or_null(mpc_out *o, const char *key, uint64_t v);	/* as mpc_add_u64_or_null */
 void mpc_w_num_or_null(mpc_out *o, const char *key, double v);	/* null unless v > 0 */
 void mpc_w_str_or_null(mpc_out *o, const char *key, const char *v);	/* null when NULL or "" */
-/* A tree printed in place (mpc_print's bytes). */
+/* A tree printed in place (mpc_print's bytes): a document the request brought (a Node object echoed, a stored
+ * config). */
 void mpc_w_item(mpc_out *o, const char *key, const cJSON *item);
+/* A value another writer wrote (its whole text, len bytes: one JSON value), placed as it is: rows written as they
+ * came, before the head of their document was known. */
+void mpc_w_raw(mpc_out *o, const char *key, const char *json, size_t len);
 
 /* dst = a followed by b (b may be NULL), cut to cap bytes with a NUL: a JSON pointer and its member ("/jobs/3" +
  * "/model"), at a fraction of snprintf's cost on the per-request path. */

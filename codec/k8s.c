@@ -742,23 +742,32 @@ static void decode_job(builder *b, mps_k8s_pod *pod, bool training)
 
 		pod->state = MPS_K8S_BAD_JOB;
 		pod->error[0] = '\0';
-		for (size_t i = 0; i < n; i++) {
+		/* every problem while they fit, then how many more there were (room for that kept back) */
+		const size_t tail = 64, left_out = all->dropped;
+		size_t i;
+
+		for (i = 0; i < n; i++) {
 			const char *field = all->n ? all->item[i].field : e.field;
 			const char *msg = all->n ? all->item[i].message : e.message;
 			const char *from = origin_of(b, field);
-			char where[300];
+			char where[MPS_K8S_WHERE_MAX];
 			int w;
 
 			if (from)
 				snprintf(where, sizeof(where), "%s", from);
 			else
 				snprintf(where, sizeof(where), "%s: %s", pod->source, field[0] ? field : "body");
-			w = snprintf(pod->error + used, sizeof(pod->error) - used, "%s%s: %s", i ? "; " : "memplan: ", where,
-				     msg);
-			if (w < 0 || (size_t)w >= sizeof(pod->error) - used)
+			w = snprintf(pod->error + used, sizeof(pod->error) - tail - used, "%s%s: %s", i ? "; " : "memplan: ",
+				     where, msg);
+			if (w < 0 || (size_t)w >= sizeof(pod->error) - tail - used) {
+				pod->error[used] = '\0';
 				break;
+			}
 			used += (size_t)w;
 		}
+		if (n - i + left_out > 0)
+			snprintf(pod->error + used, sizeof(pod->error) - used, "%s%zu more problem%s not listed",
+				 used ? "; and " : "memplan: ", n - i + left_out, n - i + left_out == 1 ? "" : "s");
 		free(all);
 		return;
 	}

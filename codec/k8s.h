@@ -3,8 +3,8 @@
  * the types in tests/ref/k8s/). The extender's structs carry no json tags, so their keys are the Go field names
  * (Pod, Nodes, NodeNames; Nodes, NodeNames, FailedNodes, FailedAndUnresolvableNodes, Error; Host, Score), while
  * the Pod and Node objects inside are Kubernetes' own JSON (metadata, spec, status). Decodes ExtenderArgs into the
- * service's placement request (service/k8s.h): the pod's job from its annotations or its serving container's
- * arguments, each node's GPU facts from its labels and status; encodes ExtenderFilterResult and HostPriorityList.
+ * service's placement request: the pod's job from its annotations or its serving container's
+ * arguments, each node's GPU facts from its labels and status (types/k8s_types.h); encodes ExtenderFilterResult and HostPriorityList.
  * Calls nothing: model names become candidate ids here, the store is asked by service/.
  *
  * Ownership: the decoded arguments borrow the body (each node's object is echoed back by the filter answer, as
@@ -16,7 +16,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "../service/k8s.h"
+#include "../types/k8s_types.h"
 
 typedef struct mpc_k8s_args {
 	mps_k8s_request rq;		/* rq.nodes: heap */

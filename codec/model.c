@@ -188,47 +188,29 @@ void mpc_model_write(mpc_out *w, const char *key, const mps_model *m)
 	mpc_w_end(w);
 }
 
-cJSON *mpc_model_json(const mps_model *m)
+void mpc_stored_model_write(mpc_out *w, const char *key, const mp_store_model *m, const char *const *hf_repo_ids)
 {
-	mpc_out w;
-	char *text;
-	cJSON *doc;
+	cJSON *cfg = cJSON_Parse(m->config_json);
 
-	mpc_out_init(&w);
-	mpc_model_write(&w, NULL, m);
-	text = mpc_out_finish(&w, NULL);
-	doc = mpc_parse_exact(text);
-	free(text);
-	return doc;
-}
-
-cJSON *mpc_stored_model_json(const mp_store_model *m)
-{
-	cJSON *o = cJSON_CreateObject(), *cfg;
-
-	if (o == NULL)
-		return NULL;
-	cJSON_AddStringToObject(o, "id", m->id);
-	cJSON_AddStringToObject(o, "model_type", m->model_type);
-	mpc_add_u64(o, "parameters", m->parameters);
-	cJSON_AddStringToObject(o, "source", m->source);
-	cJSON_AddStringToObject(o, "created_at", m->created_at);
-	cJSON_AddStringToObject(o, "updated_at", m->updated_at);
-	{
-		/* the Hugging Face repo ids a preset stands for (a request may name the model by any of them) */
-		const char *const *repos = strcmp(m->source, "preset") == 0 ? mps_model_repo_ids(m->id) : NULL;
-		cJSON *a = cJSON_AddArrayToObject(o, "hf_repo_ids");
-
-		for (size_t i = 0; repos && repos[i]; i++)
-			mpc_append(a, cJSON_CreateString(repos[i]));
+	if (cfg == NULL) {
+		w->failed = true; /* the store keeps what the decoder took: JSON; here only memory can fail */
+		return;
 	}
-	cfg = cJSON_Parse(m->config_json);
-	if (cfg == NULL || !cJSON_AddItemToObject(o, "hf_config", cfg)) {
-		cJSON_Delete(cfg);
-		cJSON_Delete(o);
-		return NULL;
-	}
-	return o;
+	mpc_w_obj(w, key);
+	mpc_w_str(w, "id", m->id);
+	mpc_w_str(w, "model_type", m->model_type);
+	mpc_w_u64(w, "parameters", m->parameters);
+	mpc_w_str(w, "source", m->source);
+	mpc_w_str(w, "created_at", m->created_at);
+	mpc_w_str(w, "updated_at", m->updated_at);
+	/* the Hugging Face repo ids a preset stands for (a request may name the model by any of them) */
+	mpc_w_arr(w, "hf_repo_ids");
+	for (size_t i = 0; hf_repo_ids && hf_repo_ids[i]; i++)
+		mpc_w_str(w, NULL, hf_repo_ids[i]);
+	mpc_w_end(w);
+	mpc_w_item(w, "hf_config", cfg);
+	mpc_w_end(w);
+	cJSON_Delete(cfg);
 }
 
 static const mpm_field stored_model_fields[] = {

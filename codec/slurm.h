@@ -13,7 +13,7 @@
 #ifndef MPC_SLURM_H
 #define MPC_SLURM_H
 
-#include "../service/service.h"
+#include "../types/types.h"
 
 typedef struct mpc_slurm_writer mpc_slurm_writer;
 

@@ -35,15 +35,74 @@ const char *mp_status_str(mp_status st)
 	return "unknown";
 }
 
+/* The marks of a cut: a pointer cut after its last whole segment, a message cut at a character boundary. */
+static const char pointer_cut[] = "/...";
+static const char message_cut[] = "...";
+
+/* err->field = base + field ("?" + "/x" = "?x"), cut after a whole segment when it does not fit; its length when cut
+ * (0 when whole). */
+static size_t set_field(mp_error *err, const char *base, const char *field)
+{
+	size_t cap = sizeof(err->field), n;
+	const char *b = base ? base : "", *f = field ? field : "";
+
+	if (strcmp(b, "?") == 0 && f[0] == '/') /* a query argument: "?name" */
+		b = "?", f++;
+	n = strlen(b) + strlen(f);
+	if (n < cap) {
+		memcpy(err->field, b, strlen(b));
+		memcpy(err->field + strlen(b), f, strlen(f) + 1);
+		return 0;
+	}
+	/* keep the longest head that ends at a '/' and leaves room for the mark */
+	{
+		char whole[2 * MP_POINTER_MAX];
+		size_t keep;
+
+		snprintf(whole, sizeof(whole), "%s%s", b, f);
+		keep = cap - sizeof(pointer_cut);
+		while (keep > 0 && whole[keep] != '/')
+			keep--;
+		memcpy(err->field, whole, keep);
+		memcpy(err->field + keep, pointer_cut, sizeof(pointer_cut));
+	}
+	return n;
+}
+
+/* err->message from fmt, "..." at its end when it did not fit (never inside a UTF-8 character); then, when the
+ * field was cut (cut_from bytes long), a note of it. */
+static void set_message(mp_error *err, size_t cut_from, const char *fmt, va_list ap)
+{
+	size_t cap = sizeof(err->message);
+	int n = vsnprintf(err->message, cap, fmt, ap);
+
+	if (n >= 0 && (size_t)n >= cap) {
+		size_t at = cap - sizeof(message_cut);
+
+		while (at > 0 && ((unsigned char)err->message[at] & 0xC0) == 0x80)
+			at--; /* a UTF-8 continuation byte: start of the character instead */
+		memcpy(err->message + at, message_cut, sizeof(message_cut));
+	}
+	if (cut_from) {
+		char note[96];
+		size_t used = strlen(err->message);
+
+		snprintf(note, sizeof(note), " (the field's JSON pointer is %zu bytes long: it is shown cut)", cut_from);
+		if (used + strlen(note) < cap)
+			memcpy(err->message + used, note, strlen(note) + 1);
+	}
+}
+
 mp_status mp_fail(mp_error *err, mp_status st, const char *field, const char *fmt, ...)
 {
 	va_list ap;
+	size_t cut;
 
 	if (err == NULL)
 		return st;
-	snprintf(err->field, sizeof(err->field), "%s", field ? field : "");
+	cut = set_field(err, NULL, field);
 	va_start(ap, fmt);
-	vsnprintf(err->message, sizeof(err->message), fmt, ap);
+	set_message(err, cut, fmt, ap);
 	va_end(ap);
 	return st;
 }
@@ -51,17 +110,50 @@ mp_status mp_fail(mp_error *err, mp_status st, const char *field, const char *fm
 mp_status mp_fail_at(mp_error *err, mp_status st, const char *base, const char *field, const char *fmt, ...)
 {
 	va_list ap;
+	size_t cut;
 
 	if (err == NULL)
 		return st;
-	if (base && strcmp(base, "?") == 0 && field && field[0] == '/') /* a query argument: "?name" */
-		snprintf(err->field, sizeof(err->field), "?%s", field + 1);
-	else
-		snprintf(err->field, sizeof(err->field), "%s%s", base ? base : "", field ? field : "");
+	cut = set_field(err, base, field);
 	va_start(ap, fmt);
-	vsnprintf(err->message, sizeof(err->message), fmt, ap);
+	set_message(err, cut, fmt, ap);
 	va_end(ap);
 	return st;
+}
+
+bool mp_pointer_add(char *buf, size_t cap, const char *segment)
+{
+	size_t used, need = 1;
+
+	if (buf == NULL || cap == 0)
+		return false;
+	used = strlen(buf);
+	if (used >= sizeof(pointer_cut) - 1 && strcmp(buf + used - (sizeof(pointer_cut) - 1), pointer_cut) == 0)
+		return false; /* already cut */
+	for (const char *c = segment ? segment : ""; *c; c++)
+		need += *c == '~' || *c == '/' ? 2 : 1;
+	if (used + need >= cap) {
+		size_t at = used;
+
+		/* the mark after the last whole segment that leaves room for it */
+		while (at > 0 && at + sizeof(pointer_cut) > cap)
+			for (at--; at > 0 && buf[at] != '/'; at--)
+				;
+		if (at + sizeof(pointer_cut) <= cap)
+			memcpy(buf + at, pointer_cut, sizeof(pointer_cut));
+		return false;
+	}
+	buf[used++] = '/';
+	for (const char *c = segment ? segment : ""; *c; c++) {
+		if (*c == '~' || *c == '/') {
+			buf[used++] = '~';
+			buf[used++] = *c == '~' ? '0' : '1';
+		} else {
+			buf[used++] = *c;
+		}
+	}
+	buf[used] = '\0';
+	return true;
 }
 
 mp_status mp_error_keep(mp_error *err, mp_status st)

@@ -11,6 +11,7 @@
 
 #include "../codec/json.h"
 #include "../codec/k8s.h"
+#include "../service/k8s.h"
 #include "log.h"
 #include "metrics.h"
 #include "routes.h"

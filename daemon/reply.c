@@ -58,17 +58,11 @@ static void etag_of(const char *body, char *out, size_t len)
 	snprintf(out, len, "\"%016llx\"", (unsigned long long)fnv1a(UINT64_C(14695981039346656037), body));
 }
 
-bool mpd_document_etag(const cJSON *doc, char *out, size_t len)
+void mpd_document_etag(const char *json, char *out, size_t len)
 {
-	char *body = mpc_print(doc, false);
-
-	if (body == NULL)
-		return false;
-	/* the bytes a GET of doc sends: the compact document and the newline every JSON answer ends with */
+	/* the bytes a GET of the document sends: the compact text and the newline every JSON answer ends with */
 	snprintf(out, len, "\"%016llx\"",
-		 (unsigned long long)fnv1a(fnv1a(UINT64_C(14695981039346656037), body), "\n"));
-	cJSON_free(body);
-	return true;
+		 (unsigned long long)fnv1a(fnv1a(UINT64_C(14695981039346656037), json), "\n"));
 }
 
 bool mpd_if_match(const char *header, const char *tag)
@@ -272,6 +266,13 @@ static char *with_newline(char *body)
 	p[n] = '\n';
 	p[n + 1] = '\0';
 	return p;
+}
+
+mp_status mpd_reply_json(mpd_reply *rep, mpc_out *w)
+{
+	rep->text = mpc_out_finish(w, NULL);
+	rep->text_type = "application/json";
+	return rep->text ? MP_OK : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 }
 
 int mpd_reply_send(void *conn, mp_status st, mpd_reply *rep, const char *allow)

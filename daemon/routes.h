@@ -5,7 +5,7 @@
 #ifndef MPD_ROUTES_H
 #define MPD_ROUTES_H
 
-#include "daemon.h"
+#include "reply.h"
 
 typedef struct mpd_route {
 	const char *method;
@@ -74,8 +74,8 @@ mp_status mpd_h_k8s_filter(mpd_request *req, mpd_reply *rep);	/* h_k8s.c */
 mp_status mpd_h_k8s_prioritize(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_slurm_fit_table(mpd_request *req, mpd_reply *rep);	/* h_slurm.c */
 
-/* If-Match of a write against the stored document it replaces (h_devices.c): MP_OK when absent or matching, else
- * MP_EPRECONDITION (412) naming the current ETag. */
-mp_status mpd_check_if_match(const mpd_request *req, const cJSON *stored, mp_error *err);
+/* If-Match of a write against the stored document it replaces (its JSON text, as a GET sends it without the
+ * newline; h_devices.c): MP_OK when absent or matching, else MP_EPRECONDITION (412) naming the current ETag. */
+mp_status mpd_check_if_match(const mpd_request *req, const char *stored, mp_error *err);
 
 #endif /* MPD_ROUTES_H */

@@ -339,9 +339,10 @@ static bool content_length(struct MHD_Connection *conn, unsigned long long *out)
 
 typedef struct query_check {
 	const char *allowed;	/* the route's query names, space-separated ("" = none) */
-	char bad[72];		/* the first name not in the list, or "" */
+	char bad[MP_POINTER_MAX - 1];	/* the first name not in the list, or "" (with "?", a whole error field) */
 	bool twice;		/* bad is a known name given more than once (?a=1&a=2: which one?) */
-	const char *seen[32];	/* the known names so far (libmicrohttpd's strings, alive for the request) */
+	const char *seen[32];	/* the known names so far that may be given once (libmicrohttpd's strings, alive for
+				   the request); a route takes fewer */
 	size_t nseen;
 } query_check;
 
@@ -386,7 +387,7 @@ static enum MHD_Result check_query_name(void *cls, enum MHD_ValueKind kind, cons
 				snprintf(q->bad, sizeof(q->bad), "%s", key); /* a known name: plain text already */
 				return MHD_NO;
 			}
-		if (q->nseen < sizeof(q->seen) / sizeof(q->seen[0]))
+		if (!repeatable && q->nseen < sizeof(q->seen) / sizeof(q->seen[0]))
 			q->seen[q->nseen++] = key;
 		return MHD_YES;
 	}
@@ -606,7 +607,7 @@ static ssize_t tee_read(void *ctx, char *buf, size_t max)
 		}
 	}
 	if (n == 0 && !t->dropped && t->len > 0 &&
-	    mp_store_generation(mps_store(t->d->svc)) == t->gen)
+	    mps_generation(t->d->svc) == t->gen)
 		mpd_respcache_put(t->d->respcache, t->route, t->key, t->klen, t->gen, t->copy, t->len);
 	return n;
 }
@@ -669,7 +670,7 @@ static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *re
 	if (!(route->flags & MPD_ROUTE_PURE)) {
 		st = run_handler(route, req, rep);
 		if (route->flags & MPD_ROUTE_WRITE) /* a write empties the cache now, not at the next lookup */
-			mpd_respcache_sync(d->respcache, mp_store_generation(mps_store(d->svc)));
+			mpd_respcache_sync(d->respcache, mps_generation(d->svc));
 		return st;
 	}
 	if (strcmp(route->method, "GET") == 0) { /* a GET's question is its query arguments */
@@ -687,7 +688,7 @@ static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *re
 		kb = q->buf;
 		klen = q->len;
 	}
-	gen = mp_store_generation(mps_store(d->svc));
+	gen = mps_generation(d->svc);
 	text = mpd_respcache_get(d->respcache, key, kb, klen, gen, NULL);
 	if (text) {
 		free(q);
@@ -730,7 +731,7 @@ static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *re
 		return st;
 	}
 	n = strlen(text);
-	if (mp_store_generation(mps_store(d->svc)) == gen)
+	if (mps_generation(d->svc) == gen)
 		mpd_respcache_put(d->respcache, key, kb, klen, gen, text, n);
 	free(q);
 	return st;
@@ -797,7 +798,7 @@ static enum MHD_Result on_body_chunk(mpd_daemon *d, struct MHD_Connection *conn,
 static mp_status check_query(struct MHD_Connection *conn, const mpd_route *route, mpd_reply *rep)
 {
 	query_check q = { route->query ? route->query : "", "", false, { NULL }, 0 };
-	char field[80], names[512];
+	char field[MP_POINTER_MAX], names[512];
 	size_t o = 0;
 
 	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, check_query_name, &q);

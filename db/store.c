@@ -800,14 +800,19 @@ static mp_status audit(mp_store *s, const char *actor, const char *action, const
 	return rc;
 }
 
-mp_status mp_store_audit_list(mp_store *s, int64_t after_seq, int limit, mp_store_audit_fn fn, void *ctx,
-			      int *more, mp_error *err)
+static void col_text(sqlite3_stmt *st, int i, char *dst, size_t len);
+
+mp_status mp_store_audit_page(mp_store *s, int64_t after_seq, mp_store_audit *rows, size_t cap, size_t *n, bool *more,
+			      mp_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	mp_status rc = MP_OK;
-	int n = 0, step = SQLITE_DONE;
+	int step = SQLITE_DONE;
 
-	*more = 0;
+	*n = 0;
+	*more = false;
+	if (cap == 0 || cap > MP_STORE_PAGE_MAX)
+		return mp_fail(err, MP_EINVAL, "", "a page holds 1 to %d rows", MP_STORE_PAGE_MAX);
 	pthread_mutex_lock(&s->lock);
 	if ((st = stmt_get(s, "SELECT seq, at, actor, action, kind, resource_id FROM audit_log WHERE seq > ?1"
 			      " ORDER BY seq LIMIT ?2")) == NULL) {
@@ -815,34 +820,30 @@ mp_status mp_store_audit_list(mp_store *s, int64_t after_seq, int limit, mp_stor
 		goto out;
 	}
 	sqlite3_bind_int64(st, 1, after_seq);
-	sqlite3_bind_int(st, 2, limit + 1);
-	while (rc == MP_OK && (step = sqlite3_step(st)) == SQLITE_ROW) {
-		mp_store_audit a;
-		const unsigned char *t;
+	sqlite3_bind_int(st, 2, (int)cap + 1);
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		mp_store_audit *a = &rows[*n];
 
-		if (n++ == limit) {
-			*more = 1;
+		if (*n == cap) {
+			*more = true;
 			break;
 		}
-		memset(&a, 0, sizeof(a));
-		a.seq = sqlite3_column_int64(st, 0);
-		t = sqlite3_column_text(st, 1);
-		snprintf(a.at, sizeof(a.at), "%s", t ? (const char *)t : "");
-		t = sqlite3_column_text(st, 2);
-		snprintf(a.actor, sizeof(a.actor), "%s", t ? (const char *)t : "");
-		t = sqlite3_column_text(st, 3);
-		snprintf(a.action, sizeof(a.action), "%s", t ? (const char *)t : "");
-		t = sqlite3_column_text(st, 4);
-		snprintf(a.kind, sizeof(a.kind), "%s", t ? (const char *)t : "");
-		t = sqlite3_column_text(st, 5);
-		snprintf(a.resource_id, sizeof(a.resource_id), "%s", t ? (const char *)t : "");
-		rc = fn(&a, ctx);
+		memset(a, 0, sizeof(*a));
+		a->seq = sqlite3_column_int64(st, 0);
+		col_text(st, 1, a->at, sizeof(a->at));
+		col_text(st, 2, a->actor, sizeof(a->actor));
+		col_text(st, 3, a->action, sizeof(a->action));
+		col_text(st, 4, a->kind, sizeof(a->kind));
+		col_text(st, 5, a->resource_id, sizeof(a->resource_id));
+		(*n)++;
 	}
-	if (rc == MP_OK && !*more && step != SQLITE_DONE)
+	if (!*more && step != SQLITE_DONE)
 		rc = db_fail(err, s->db, "read audit log");
 out:
 	stmt_done(s, st);
 	pthread_mutex_unlock(&s->lock);
+	if (rc != MP_OK)
+		*n = 0;
 	return rc;
 }
 
@@ -1001,8 +1002,8 @@ out:
 	return rc;
 }
 
-mp_status mp_store_device_find(mp_store *s, const mp_store_device_filter *f, const char *after, int limit,
-			       mp_store_device_fn fn, void *ctx, int *more, mp_error *err)
+mp_status mp_store_device_page(mp_store *s, const mp_store_device_filter *f, const char *after, mp_store_device *rows,
+			       size_t cap, size_t *n, bool *more, mp_error *err)
 {
 	static const char sql[] = "SELECT " DEVICE_COLUMNS " FROM devices WHERE id > ?1"
 				  " AND (?3 IS NULL OR vendor = ?3 COLLATE NOCASE)"
@@ -1012,48 +1013,43 @@ mp_status mp_store_device_find(mp_store *s, const mp_store_device_filter *f, con
 				  " ORDER BY id LIMIT ?2";
 	sqlite3_stmt *st = NULL;
 	mp_status rc = MP_OK;
-	mp_store_device *d = malloc(sizeof(*d));
-	int n = 0, step = SQLITE_DONE;
+	int step = SQLITE_DONE;
 
-	*more = 0;
-	if (d == NULL)
-		return mp_fail(err, MP_ENOMEM, "", "out of memory");
+	*n = 0;
+	*more = false;
+	if (cap == 0 || cap > MP_STORE_PAGE_MAX)
+		return mp_fail(err, MP_EINVAL, "", "a page holds 1 to %d rows", MP_STORE_PAGE_MAX);
 	pthread_mutex_lock(&s->lock);
 	if ((st = stmt_get(s, sql)) == NULL) {
 		rc = db_fail(err, s->db, "list devices");
 		goto out;
 	}
 	sqlite3_bind_text(st, 1, after ? after : "", -1, SQLITE_STATIC);
-	sqlite3_bind_int(st, 2, limit + 1);
+	sqlite3_bind_int(st, 2, (int)cap + 1);
 	bind_text_or_null(st, 3, f ? f->vendor : NULL);
 	bind_text_or_null(st, 4, f ? f->source : NULL);
 	bind_u64_or_null(st, 5, f ? f->min_memory_bytes : 0);
 	bind_u64_or_null(st, 6, f ? f->kinds : 0);
 	while (rc == MP_OK && (step = sqlite3_step(st)) == SQLITE_ROW) {
-		if (n++ == limit) {
-			*more = 1;
+		if (*n == cap) {
+			*more = true;
 			break;
 		}
-		row_to_device(st, d);
-		rc = load_peaks(s, d, err);
+		row_to_device(st, &rows[*n]);
+		rc = load_peaks(s, &rows[*n], err);
 		if (rc == MP_OK)
-			rc = load_aliases(s, d, err);
+			rc = load_aliases(s, &rows[*n], err);
 		if (rc == MP_OK)
-			rc = fn(d, ctx);
+			(*n)++;
 	}
 	if (rc == MP_OK && !*more && step != SQLITE_DONE)
 		rc = db_fail(err, s->db, "list devices");
 out:
 	stmt_done(s, st);
 	pthread_mutex_unlock(&s->lock);
-	free(d);
+	if (rc != MP_OK)
+		*n = 0;
 	return rc;
-}
-
-mp_status mp_store_device_list(mp_store *s, const char *after, int limit, mp_store_device_fn fn, void *ctx,
-			       int *more, mp_error *err)
-{
-	return mp_store_device_find(s, NULL, after, limit, fn, ctx, more, err);
 }
 
 static mp_status constraint_or_db(sqlite3 *db, mp_error *err, const char *what)
@@ -1396,50 +1392,49 @@ out:
 	return rc;
 }
 
-mp_status mp_store_model_find(mp_store *s, const mp_store_model_filter *f, const char *after, int limit,
-			      mp_store_model_fn fn, void *ctx, int *more, mp_error *err)
+mp_status mp_store_model_page(mp_store *s, const mp_store_model_filter *f, const char *after, mp_store_model *rows,
+			      size_t cap, size_t *n, bool *more, mp_error *err)
 {
 	static const char sql[] = "SELECT " MODEL_COLUMNS " FROM models WHERE id > ?1"
 				  " AND (?3 IS NULL OR model_type = ?3) AND (?4 IS NULL OR source = ?4)"
 				  " ORDER BY id LIMIT ?2";
 	sqlite3_stmt *st = NULL;
 	mp_status rc = MP_OK;
-	int n = 0, step = SQLITE_DONE;
+	int step = SQLITE_DONE;
 
-	*more = 0;
+	*n = 0;
+	*more = false;
+	if (cap == 0 || cap > MP_STORE_PAGE_MAX)
+		return mp_fail(err, MP_EINVAL, "", "a page holds 1 to %d rows", MP_STORE_PAGE_MAX);
 	pthread_mutex_lock(&s->lock);
 	if ((st = stmt_get(s, sql)) == NULL) {
 		rc = db_fail(err, s->db, "list models");
 		goto out;
 	}
 	sqlite3_bind_text(st, 1, after ? after : "", -1, SQLITE_STATIC);
-	sqlite3_bind_int(st, 2, limit + 1);
+	sqlite3_bind_int(st, 2, (int)cap + 1);
 	bind_text_or_null(st, 3, f ? f->model_type : NULL);
 	bind_text_or_null(st, 4, f ? f->source : NULL);
 	while (rc == MP_OK && (step = sqlite3_step(st)) == SQLITE_ROW) {
-		mp_store_model m;
-
-		if (n++ == limit) {
-			*more = 1;
+		if (*n == cap) {
+			*more = true;
 			break;
 		}
-		rc = row_to_model(st, &m, err);
+		rc = row_to_model(st, &rows[*n], err);
 		if (rc == MP_OK)
-			rc = fn(&m, ctx);
-		mp_store_model_free(&m);
+			(*n)++;
 	}
 	if (rc == MP_OK && !*more && step != SQLITE_DONE)
 		rc = db_fail(err, s->db, "list models");
 out:
 	stmt_done(s, st);
 	pthread_mutex_unlock(&s->lock);
+	if (rc != MP_OK) {
+		for (size_t i = 0; i < *n; i++)
+			mp_store_model_free(&rows[i]);
+		*n = 0;
+	}
 	return rc;
-}
-
-mp_status mp_store_model_list(mp_store *s, const char *after, int limit, mp_store_model_fn fn, void *ctx,
-			      int *more, mp_error *err)
-{
-	return mp_store_model_find(s, NULL, after, limit, fn, ctx, more, err);
 }
 
 static mp_status model_upsert(mp_store *s, const mp_store_model *m, const char *actor, const char *action,

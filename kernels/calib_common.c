@@ -1,39 +1,11 @@
 /*
- * calib_common.c: what every build of the calibration component shares: the suite names, the median / best of
+ * calib_common.c: what every build of the calibration component shares: the suite positions, the median / best of
  * a set of timed runs, and the readings of a result that everyone takes the same way. No hardware access here.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "calib.h"
-
-static const struct {
-	uint32_t bit;
-	const char *name;
-} suites[] = {
-    {MP_CALIB_MEMORY, "memory"}, {MP_CALIB_HBM, "hbm"},         {MP_CALIB_STRIDED, "strided"},
-    {MP_CALIB_L2, "l2"},         {MP_CALIB_SMEM, "smem"},       {MP_CALIB_FMA, "fma"},
-    {MP_CALIB_MATMUL, "matmul"}, {MP_CALIB_LATENCY, "latency"}, {MP_CALIB_INTENSITY, "intensity"},
-    {MP_CALIB_FIT, "fit"},       {MP_CALIB_STREAM, "stream"},   {MP_CALIB_GEMM, "gemm"},
-};
-
-const char *mp_calib_suite_name(uint32_t bit)
-{
-	for (size_t i = 0; i < sizeof(suites) / sizeof(suites[0]); i++)
-		if (suites[i].bit == bit)
-			return suites[i].name;
-	return NULL;
-}
-
-uint32_t mp_calib_suite_from_name(const char *name)
-{
-	if (name == NULL)
-		return 0;
-	for (size_t i = 0; i < sizeof(suites) / sizeof(suites[0]); i++)
-		if (strcmp(suites[i].name, name) == 0)
-			return suites[i].bit;
-	return 0;
-}
 
 int mp_calib_suite_index(uint32_t bit)
 {

@@ -16,15 +16,27 @@ void mps_warn(mps_warnings *w, const char *fmt, ...)
 {
 	char text[MPS_WARNING_BYTES];
 	va_list ap;
+	int n;
 
-	if (w == NULL || w->n >= MPS_MAX_WARNINGS)
+	if (w == NULL)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
+	n = vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
+	if (n >= 0 && (size_t)n >= sizeof(text)) { /* cut, and said: "..." at a character boundary */
+		size_t at = sizeof(text) - 4;
+
+		while (at > 0 && ((unsigned char)text[at] & 0xC0) == 0x80)
+			at--;
+		memcpy(text + at, "...", 4);
+	}
 	for (size_t i = 0; i < w->n; i++)
 		if (strcmp(w->text[i], text) == 0)
 			return;
+	if (w->n == MPS_MAX_WARNINGS) {
+		w->dropped++; /* counted, and the list says so */
+		return;
+	}
 	memcpy(w->text[w->n++], text, sizeof(text));
 }
 

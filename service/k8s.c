@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "k8s.h"
+#include "service_int.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 #define MIB (UINT64_C(1) << 20)
@@ -184,10 +185,19 @@ no_length:
 
 /* ----- devices of nodes ------------------------------------------------------------------------------------- */
 
+/* The profiles the memory fallback may choose (by_memory): NVIDIA's, not measured ones (a measured profile is one
+ * machine's). */
+static bool memory_candidate(const mp_store_device *d)
+{
+	return strcmp(d->source, "measured") != 0 && strcasecmp(d->vendor, "NVIDIA") == 0;
+}
+
 static mp_status collect(const mp_store_device *d, void *ctx)
 {
 	judge *j = ctx;
 
+	if (!memory_candidate(d))
+		return MP_OK;
 	if (j->nall == j->capall) {
 		size_t cap = j->capall ? j->capall * 2 : 32;
 		mp_store_device *p = realloc(j->all, cap * sizeof(*p));
@@ -201,20 +211,15 @@ static mp_status collect(const mp_store_device *d, void *ctx)
 	return MP_OK;
 }
 
+/* Every stored profile the memory fallback may choose, read once per request (copies, each page with the store's
+ * lock released before any is judged). */
 static mp_status read_all(judge *j, mp_error *err)
 {
-	int more = 1;
-	mp_status st = MP_OK;
+	mp_status st;
 
 	if (j->all_read)
 		return MP_OK;
-	while (st == MP_OK && more && j->nall < MPS_FIT_MAX_DEVICES) {
-		const char *after = j->nall ? j->all[j->nall - 1].id : NULL;
-
-		st = mp_store_device_list(mps_store(j->s), after, 200, collect, j, &more, err);
-	}
-	if (st == MP_ENOMEM)
-		return mp_fail(err, st, "", "out of memory");
+	st = mps_each_device(j->s, NULL, NULL, 0, collect, j, NULL, err);
 	j->all_read = st == MP_OK;
 	return st;
 }
@@ -238,8 +243,6 @@ static const mp_store_device *by_memory(judge *j, uint64_t memory_mib, mp_error 
 		const mp_store_device *d = &j->all[i];
 		double mem = (double)d->hw.memory_bytes;
 
-		if (strcmp(d->source, "measured") == 0 || strcasecmp(d->vendor, "NVIDIA") != 0)
-			continue;
 		if (!(label <= mem && label >= mem * (1.0 - MEMORY_MATCH_SLACK)))
 			continue;
 		if (best == NULL || d->hw.memory_bytes < best->hw.memory_bytes ||

@@ -10,9 +10,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../db/store.h"
 #include "../kernels/calib.h"
 #include "../model/model.h"
-#include "service_int.h"
+#include "presets.h"
+#include "service.h"
 
 #define MEMO_SLOTS 64
 
@@ -110,6 +112,135 @@ mp_store *mps_store(mps_service *s)
 const char *mps_db_path(const mps_service *s)
 {
 	return s->db_path;
+}
+
+uint64_t mps_generation(mps_service *s)
+{
+	return mp_store_generation(s->store);
+}
+
+int mps_schema_version(mps_service *s)
+{
+	return mp_store_user_version(s->store);
+}
+
+bool mps_writable(mps_service *s, char *why, size_t len)
+{
+	return mp_store_write_state(s->store, why, len) == MP_STORE_WRITABLE;
+}
+
+/* ----- walks through the store's rows ------------------------------------------------------------------- */
+
+/* Rows the walks below copy out of the store at a time: 64 device profiles are about 370 KB. */
+#define WALK_ROWS 64
+
+mp_status mps_each_device(mps_service *s, const mp_store_device_filter *f, const char *after, size_t limit,
+			  mps_device_fn fn, void *ctx, bool *more, mp_error *err)
+{
+	mp_store_device *rows = malloc(WALK_ROWS * sizeof(*rows));
+	char last[MP_STORE_ID_MAX];
+	size_t seen = 0, n = 0;
+	bool further = true;
+	mp_status st = MP_OK;
+
+	if (more)
+		*more = false;
+	if (rows == NULL)
+		return mp_fail(err, MP_ENOMEM, "", "out of memory");
+	snprintf(last, sizeof(last), "%s", after ? after : "");
+	while (st == MP_OK && further && (limit == 0 || seen < limit)) {
+		size_t cap = limit && limit - seen < WALK_ROWS ? limit - seen : WALK_ROWS;
+
+		/* the page is a copy: the store's lock is not held while fn computes on it */
+		st = mp_store_device_page(s->store, f, last[0] ? last : NULL, rows, cap, &n, &further, err);
+		for (size_t i = 0; i < n && st == MP_OK; i++)
+			st = fn(&rows[i], ctx);
+		seen += n;
+		if (n)
+			snprintf(last, sizeof(last), "%s", rows[n - 1].id);
+	}
+	if (st == MP_OK && more)
+		*more = further;
+	free(rows);
+	return st == MP_ENOMEM ? mp_fail(err, st, "", "out of memory") : st;
+}
+
+mp_status mps_each_model(mps_service *s, const mp_store_model_filter *f, const char *after, size_t limit,
+			 mps_model_fn fn, void *ctx, bool *more, mp_error *err)
+{
+	mp_store_model *rows = malloc(WALK_ROWS * sizeof(*rows));
+	char last[MP_STORE_ID_MAX];
+	size_t seen = 0, n = 0;
+	bool further = true;
+	mp_status st = MP_OK;
+
+	if (more)
+		*more = false;
+	if (rows == NULL)
+		return mp_fail(err, MP_ENOMEM, "", "out of memory");
+	snprintf(last, sizeof(last), "%s", after ? after : "");
+	while (st == MP_OK && further && (limit == 0 || seen < limit)) {
+		size_t cap = limit && limit - seen < WALK_ROWS ? limit - seen : WALK_ROWS;
+
+		st = mp_store_model_page(s->store, f, last[0] ? last : NULL, rows, cap, &n, &further, err);
+		for (size_t i = 0; i < n && st == MP_OK; i++)
+			st = fn(&rows[i], mps_stored_model_repo_ids(&rows[i]), ctx);
+		seen += n;
+		if (n)
+			snprintf(last, sizeof(last), "%s", rows[n - 1].id);
+		for (size_t i = 0; i < n; i++)
+			mp_store_model_free(&rows[i]);
+	}
+	if (st == MP_OK && more)
+		*more = further;
+	free(rows);
+	return st == MP_ENOMEM ? mp_fail(err, st, "", "out of memory") : st;
+}
+
+/* ----- ids nothing is stored under ------------------------------------------------------------------------ */
+
+#define SUGGEST_CANDIDATES 1000 /* the stored ids a 404 compares with: the first ones in id order */
+
+typedef struct id_list {
+	size_t n;
+	char (*id)[MP_STORE_ID_MAX];
+} id_list;
+
+static mp_status add_device_id(const mp_store_device *d, void *ctx)
+{
+	id_list *c = ctx;
+
+	snprintf(c->id[c->n++], MP_STORE_ID_MAX, "%s", d->id);
+	return MP_OK;
+}
+
+static mp_status add_model_id(const mp_store_model *m, const char *const *repo_ids, void *ctx)
+{
+	id_list *c = ctx;
+
+	(void)repo_ids;
+	snprintf(c->id[c->n++], MP_STORE_ID_MAX, "%s", m->id);
+	return MP_OK;
+}
+
+/* The 404 for an id nothing is stored under, naming pointer, with the nearest of the first stored ids (suggest.h
+ * picks them). Returns MP_ENOTFOUND. */
+static mp_status not_found(mps_service *s, bool models, const char *asked, const char *pointer, mp_error *err)
+{
+	id_list c = { 0, malloc(SUGGEST_CANDIDATES * sizeof(*c.id)) };
+	char near[320] = "", low[MP_STORE_ID_MAX];
+	mp_error e = MP_ERROR_INIT;
+
+	/* a repo id is compared by its last part, as ids spell it ("Qwen/Qwen2.5-7B-Instruct": qwen2.5-7b-instruct) */
+	mps_id_of_repo(asked, low, sizeof(low));
+	if (c.id && models)
+		mps_each_model(s, NULL, NULL, SUGGEST_CANDIDATES, add_model_id, &c, NULL, &e);
+	else if (c.id)
+		mps_each_device(s, NULL, NULL, SUGGEST_CANDIDATES, add_device_id, &c, NULL, &e);
+	if (c.id)
+		mps_nearest_ids((const char (*)[MP_STORE_ID_MAX])c.id, c.n, low, near, sizeof(near));
+	free(c.id);
+	return mps_not_found_near(models, asked, near, pointer, err);
 }
 
 /* ----- health --------------------------------------------------------------------------------------------- */
@@ -270,10 +401,10 @@ mp_status mps_model_resolve_at(mps_service *s, const mps_model_ref *ref, uint64_
 		/* a Hugging Face repo id stands for its preset (or names a stored id spelt in its own case) */
 		snprintf(id, sizeof(id), "%s", ref->id);
 		if (ref->repo_id[0] && !mps_model_repo_lookup(ref->repo_id, id, sizeof(id)))
-			return mps_not_found(s, true, asked, ref->pointer, err);
+			return not_found(s, true, asked, ref->pointer, err);
 		st = stored_model(s, id, gen, out, err);
 		if (st == MP_ENOTFOUND)
-			return mps_not_found(s, true, asked, ref->pointer, err);
+			return not_found(s, true, asked, ref->pointer, err);
 		if (st == MP_EINVAL)
 			snprintf(err->field, sizeof(err->field), "%s", ref->pointer);
 		if (st == MP_OK) /* errors about a stored model's keys name the model member itself */
@@ -312,7 +443,7 @@ mp_status mps_device_resolve_at(mps_service *s, const mps_device_ref *ref, uint6
 	}
 	st = mp_store_device_get_at(s->store, ref->id, gen, out, err);
 	if (st == MP_ENOTFOUND)
-		return mps_not_found(s, false, ref->id, ref->pointer, err);
+		return not_found(s, false, ref->id, ref->pointer, err);
 	if (st != MP_OK)
 		snprintf(err->field, sizeof(err->field), "%s", ref->pointer);
 	return st;
@@ -322,7 +453,7 @@ mp_status mps_device_get(mps_service *s, const char *id, mp_store_device *out, m
 {
 	mp_status st = mp_store_device_get(s->store, id, out, err);
 
-	return st == MP_ENOTFOUND ? mps_not_found(s, false, id, "/device", err) : st;
+	return st == MP_ENOTFOUND ? not_found(s, false, id, "/device", err) : st;
 }
 
 /* A profile's link must name a stored device. */
@@ -357,29 +488,49 @@ mp_status mps_device_delete(mps_service *s, const char *id, const char *actor, m
 	return mp_store_device_remove(s->store, id, actor, err);
 }
 
+/*
+ * The read-modify-writes below hold no lock of the store while change computes (a merge patch: JSON built, patched
+ * and decoded): the row is read, a copy changed, and then, in one short transaction, read again and written only
+ * when it is still the row that was changed. A row another writer changed in between is read and changed anew, at
+ * most UPDATE_TRIES times; one that keeps changing under a patch is a 409.
+ */
+#define UPDATE_TRIES 16
+
 mp_status mps_device_update(mps_service *s, const char *id, const char *actor,
 			    mp_status (*change)(void *ctx, mp_store_device *d, mp_error *err), void *ctx, mp_error *err)
 {
-	mp_store_device *d = malloc(sizeof(*d));
-	mp_status st;
+	mp_store_device *rows = malloc(3 * sizeof(*rows)), *seen = rows, *d = rows + 1, *now = rows + 2;
+	mp_status st = MP_OK;
+	bool raced = true;
 
-	if (d == NULL)
+	if (rows == NULL)
 		return mp_fail(err, MP_ENOMEM, "", "out of memory");
-	st = mp_store_begin(s->store, err);
-	if (st != MP_OK) {
-		free(d);
-		return st;
+	for (int tries = 0; st == MP_OK && raced; tries++) {
+		if (tries == UPDATE_TRIES) {
+			st = mp_fail(err, MP_ECONFLICT, "", "device %s changed under this patch %d times in a row; send it "
+				     "again", id, UPDATE_TRIES);
+			break;
+		}
+		st = mp_store_device_get(s->store, id, seen, err);
+		if (st == MP_OK) {
+			memcpy(d, seen, sizeof(*d));
+			st = change(ctx, d, err);
+		}
+		if (st == MP_OK)
+			st = mp_store_begin(s->store, err);
+		if (st != MP_OK)
+			break;
+		st = mp_store_device_get(s->store, id, now, err); /* inside the transaction: the row as it is */
+		/* written by another since it was read: read and change it again */
+		raced = st == MP_OK && memcmp(now, seen, sizeof(*now)) != 0;
+		if (st == MP_OK && !raced)
+			st = mps_device_put(s, d, actor, "", NULL, err);
+		if (st == MP_OK && !raced)
+			st = mp_store_commit(s->store, err);
+		else
+			mp_store_rollback(s->store);
 	}
-	st = mp_store_device_get(s->store, id, d, err);
-	if (st == MP_OK)
-		st = change(ctx, d, err);
-	if (st == MP_OK)
-		st = mps_device_put(s, d, actor, "", NULL, err);
-	if (st == MP_OK)
-		st = mp_store_commit(s->store, err);
-	else
-		mp_store_rollback(s->store);
-	free(d);
+	free(rows);
 	return st;
 }
 
@@ -389,7 +540,12 @@ mp_status mps_model_get(mps_service *s, const char *id, mp_store_model *out, mp_
 {
 	mp_status st = mp_store_model_get(s->store, id, out, err);
 
-	return st == MP_ENOTFOUND ? mps_not_found(s, true, id, "/model", err) : st;
+	return st == MP_ENOTFOUND ? not_found(s, true, id, "/model", err) : st;
+}
+
+void mps_model_free(mp_store_model *m)
+{
+	mp_store_model_free(m);
 }
 
 static mp_status model_row(const mps_model_input *in, mp_store_model *row, mp_error *err)
@@ -440,34 +596,59 @@ mp_status mps_model_delete(mps_service *s, const char *id, const char *actor, mp
 	return mp_store_model_remove(s->store, id, actor, err);
 }
 
+/* Whether two reads of a model are the same row, text and all. */
+static bool model_same(const mp_store_model *a, const mp_store_model *b)
+{
+	return strcmp(a->id, b->id) == 0 && strcmp(a->model_type, b->model_type) == 0 &&
+	       strcmp(a->source, b->source) == 0 && strcmp(a->created_at, b->created_at) == 0 &&
+	       strcmp(a->updated_at, b->updated_at) == 0 && a->parameters == b->parameters &&
+	       strcmp(a->config_json ? a->config_json : "", b->config_json ? b->config_json : "") == 0;
+}
+
 mp_status mps_model_update(mps_service *s, const char *id, const char *actor,
 			   mp_status (*change)(void *ctx, const mp_store_model *m, mps_model_input *in, char **owned,
 					       mp_error *err),
 			   void *ctx, mp_error *err)
 {
-	mp_store_model m;
-	mps_model_input *in = calloc(1, sizeof(*in));
+	mp_store_model seen, now;
+	mps_model_input *in = malloc(sizeof(*in));
 	char *owned = NULL;
-	mp_status st;
+	mp_status st = MP_OK;
+	bool raced = true;
 
-	memset(&m, 0, sizeof(m));
+	memset(&seen, 0, sizeof(seen));
+	memset(&now, 0, sizeof(now));
 	if (in == NULL)
 		return mp_fail(err, MP_ENOMEM, "", "out of memory");
-	st = mp_store_begin(s->store, err);
-	if (st != MP_OK) {
-		free(in);
-		return st;
+	for (int tries = 0; st == MP_OK && raced; tries++) {
+		if (tries == UPDATE_TRIES) {
+			st = mp_fail(err, MP_ECONFLICT, "", "model %s changed under this patch %d times in a row; send it "
+				     "again", id, UPDATE_TRIES);
+			break;
+		}
+		mp_store_model_free(&seen);
+		mp_store_model_free(&now);
+		free(owned);
+		owned = NULL;
+		memset(in, 0, sizeof(*in));
+		st = mp_store_model_get(s->store, id, &seen, err);
+		if (st == MP_OK)
+			st = change(ctx, &seen, in, &owned, err);
+		if (st == MP_OK)
+			st = mp_store_begin(s->store, err);
+		if (st != MP_OK)
+			break;
+		st = mp_store_model_get(s->store, id, &now, err); /* inside the transaction: the row as it is */
+		raced = st == MP_OK && !model_same(&now, &seen);
+		if (st == MP_OK && !raced)
+			st = mps_model_put(s, in, actor, NULL, err);
+		if (st == MP_OK && !raced)
+			st = mp_store_commit(s->store, err);
+		else
+			mp_store_rollback(s->store);
 	}
-	st = mp_store_model_get(s->store, id, &m, err);
-	if (st == MP_OK)
-		st = change(ctx, &m, in, &owned, err);
-	if (st == MP_OK)
-		st = mps_model_put(s, in, actor, NULL, err);
-	if (st == MP_OK)
-		st = mp_store_commit(s->store, err);
-	else
-		mp_store_rollback(s->store);
-	mp_store_model_free(&m);
+	mp_store_model_free(&seen);
+	mp_store_model_free(&now);
 	free(owned);
 	free(in);
 	return st;
@@ -475,60 +656,32 @@ mp_status mps_model_update(mps_service *s, const char *id, const char *actor,
 
 /* ----- export and import ------------------------------------------------------------------------------ */
 
-typedef struct page_ctx {
-	mp_store_device_fn device;
-	mp_store_model_fn model;
-	void *ctx;
-	char last[MP_STORE_ID_MAX];
-} page_ctx;
-
-static mp_status page_device(const mp_store_device *d, void *ctx)
-{
-	page_ctx *p = ctx;
-
-	snprintf(p->last, sizeof(p->last), "%s", d->id);
-	return p->device(d, p->ctx);
-}
-
-static mp_status page_model(const mp_store_model *m, void *ctx)
-{
-	page_ctx *p = ctx;
-
-	snprintf(p->last, sizeof(p->last), "%s", m->id);
-	return p->model(m, p->ctx);
-}
-
 mp_status mps_device_find(mps_service *s, const mp_store_device_filter *f, const char *after, int limit,
-			  mp_store_device_fn fn, void *ctx, int *more, mp_error *err)
+			  mps_device_fn fn, void *ctx, int *more, mp_error *err)
 {
-	mp_status st = mp_store_device_find(s->store, f, after, limit, fn, ctx, more, err);
+	bool further = false;
+	mp_status st = mps_each_device(s, f, after, limit > 0 ? (size_t)limit : 1, fn, ctx, &further, err);
 
-	return st == MP_ENOMEM ? mp_fail(err, st, "", "out of memory") : st;
+	*more = further;
+	return st;
 }
 
 mp_status mps_model_find(mps_service *s, const mp_store_model_filter *f, const char *after, int limit,
-			 mp_store_model_fn fn, void *ctx, int *more, mp_error *err)
+			 mps_model_fn fn, void *ctx, int *more, mp_error *err)
 {
-	mp_status st = mp_store_model_find(s->store, f, after, limit, fn, ctx, more, err);
+	bool further = false;
+	mp_status st = mps_each_model(s, f, after, limit > 0 ? (size_t)limit : 1, fn, ctx, &further, err);
 
-	return st == MP_ENOMEM ? mp_fail(err, st, "", "out of memory") : st;
+	*more = further;
+	return st;
 }
 
-mp_status mps_export(mps_service *s, mp_store_device_fn device, mp_store_model_fn model, void *ctx, mp_error *err)
+mp_status mps_export(mps_service *s, mps_device_fn device, mps_model_fn model, void *ctx, mp_error *err)
 {
 	mp_store_model_filter user = { NULL, "user" };
-	page_ctx p = { device, model, ctx, "" };
-	int more = 1;
-	mp_status st = MP_OK;
+	mp_status st = mps_each_device(s, NULL, NULL, 0, device, ctx, NULL, err);
 
-	/* pages of 1000 so that any number of rows is exported */
-	while (st == MP_OK && more)
-		st = mp_store_device_list(s->store, p.last[0] ? p.last : NULL, 1000, page_device, &p, &more, err);
-	p.last[0] = '\0';
-	more = 1;
-	while (st == MP_OK && more)
-		st = mp_store_model_find(s->store, &user, p.last[0] ? p.last : NULL, 1000, page_model, &p, &more, err);
-	return st == MP_ENOMEM ? mp_fail(err, MP_ENOMEM, "", "out of memory") : st;
+	return st == MP_OK ? mps_each_model(s, &user, NULL, 0, model, ctx, NULL, err) : st;
 }
 
 mp_status mps_import_run(mps_service *s, const mps_import *im, mp_error *err)

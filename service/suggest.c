@@ -1,7 +1,7 @@
 /*
- * suggest.c: names people type for stored things. A Hugging Face repo id resolves to the model preset it stands
- * for; an id nothing is stored under gets the nearest stored ids in its 404 ("did you mean ..."). Reads the store's
- * ids; plans nothing.
+ * suggest.c: names people type for stored things (suggest.h). A Hugging Face repo id resolves to the model preset it
+ * stands for; an id nothing is stored under gets the nearest of the stored ids it is given in its 404 ("did you
+ * mean ..."). Reads nothing itself; plans nothing.
  */
 #include <ctype.h>
 #include <limits.h>
@@ -10,7 +10,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "service_int.h"
+#include "../core/mp_base.h"
+#include "presets.h"
+#include "suggest.h"
 
 const char *const *mps_model_repo_ids(const char *id)
 {
@@ -20,8 +22,12 @@ const char *const *mps_model_repo_ids(const char *id)
 	return NULL;
 }
 
-/* The lower-case last path component of a repo id, as an id may be spelt ("Qwen/Qwen2.5-7B" -> "qwen2.5-7b"). */
-static void id_of_repo(const char *repo, char *out, size_t len)
+const char *const *mps_stored_model_repo_ids(const mp_store_model *m)
+{
+	return strcmp(m->source, "preset") == 0 ? mps_model_repo_ids(m->id) : NULL;
+}
+
+void mps_id_of_repo(const char *repo, char *out, size_t len)
 {
 	const char *base = strrchr(repo, '/');
 	size_t i;
@@ -40,36 +46,13 @@ bool mps_model_repo_lookup(const char *repo, char *id, size_t len)
 				snprintf(id, len, "%s", a->id);
 				return true;
 			}
-	id_of_repo(repo, id, len);
+	mps_id_of_repo(repo, id, len);
 	return mp_valid_id(id);
 }
 
 /* ----- nearest ids ------------------------------------------------------------------------------------------ */
 
-#define MAX_CANDIDATES 1000
 #define MAX_SUGGESTIONS 5
-
-typedef struct ids {
-	size_t n;
-	char (*id)[MP_STORE_ID_MAX];
-} ids;
-
-static mp_status add_id(ids *c, const char *id)
-{
-	if (c->n < MAX_CANDIDATES)
-		snprintf(c->id[c->n++], MP_STORE_ID_MAX, "%s", id);
-	return MP_OK;
-}
-
-static mp_status add_device(const mp_store_device *d, void *ctx)
-{
-	return add_id(ctx, d->id);
-}
-
-static mp_status add_model(const mp_store_model *m, void *ctx)
-{
-	return add_id(ctx, m->id);
-}
 
 /* Levenshtein distance of two lower-cased strings of at most 95 bytes (one row of the table). */
 static unsigned distance(const char *a, const char *b)
@@ -144,19 +127,21 @@ static unsigned score(const char *asked, const char *id)
 	return 1000 + 4 * d - 3 * (w < 50 ? w : 50);
 }
 
-static void suggest(ids *c, const char *asked, char *out, size_t len)
+void mps_nearest_ids(const char (*ids)[MP_STORE_ID_MAX], size_t n, const char *asked, char *out, size_t len)
 {
 	size_t pick[MAX_SUGGESTIONS], np = 0;
 	unsigned ps[MAX_SUGGESTIONS];
 
 	out[0] = '\0';
-	for (size_t i = 0; i < c->n; i++) {
-		unsigned sc = score(asked, c->id[i]);
+	if (asked == NULL || asked[0] == '\0')
+		return;
+	for (size_t i = 0; i < n; i++) {
+		unsigned sc = score(asked, ids[i]);
 		size_t k;
 
 		if (sc == UINT_MAX)
 			continue;
-		/* keep the best MAX_SUGGESTIONS, ordered by score then id (the store lists ids in order) */
+		/* keep the best MAX_SUGGESTIONS, ordered by score then by the order given (the store's: by id) */
 		for (k = np; k > 0 && ps[k - 1] > sc; k--)
 			;
 		if (k == MAX_SUGGESTIONS)
@@ -169,36 +154,15 @@ static void suggest(ids *c, const char *asked, char *out, size_t len)
 		ps[k] = sc;
 	}
 	for (size_t k = 0; k < np; k++)
-		if (!mp_list_add(out, len, c->id[pick[k]]))
+		if (!mp_list_add(out, len, ids[pick[k]]))
 			break;
 }
 
-void mps_suggest_ids(mps_service *s, bool models, const char *asked, char *out, size_t len)
+mp_status mps_not_found_near(bool models, const char *asked, const char *near, const char *pointer, mp_error *err)
 {
-	ids c = { 0, malloc(MAX_CANDIDATES * sizeof(*c.id)) };
-	mp_error e = { { 0 }, { 0 }, NULL };
-	int more = 0;
+	char shown[112], low[MP_STORE_ID_MAX];
 
-	out[0] = '\0';
-	if (c.id == NULL || asked == NULL || asked[0] == '\0') {
-		free(c.id);
-		return;
-	}
-	if (models)
-		mp_store_model_list(mps_store(s), NULL, MAX_CANDIDATES, add_model, &c, &more, &e);
-	else
-		mp_store_device_list(mps_store(s), NULL, MAX_CANDIDATES, add_device, &c, &more, &e);
-	suggest(&c, asked, out, len);
-	free(c.id);
-}
-
-mp_status mps_not_found(mps_service *s, bool models, const char *asked, const char *pointer, mp_error *err)
-{
-	char near[320], shown[112], low[MP_STORE_ID_MAX];
-
-	/* a repo id is compared by its last part, as ids spell it ("Qwen/Qwen2.5-7B-Instruct": qwen2.5-7b-instruct) */
-	id_of_repo(asked, low, sizeof(low));
-	mps_suggest_ids(s, models, low, near, sizeof(near));
+	mps_id_of_repo(asked, low, sizeof(low));
 	snprintf(shown, sizeof(shown), "%.96s", asked);
 	if (models && strchr(asked, '/'))
 		return mp_fail(err, MP_ENOTFOUND, pointer,

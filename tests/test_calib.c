@@ -27,6 +27,7 @@
 #include "../codec/calib.h"
 #include "../kernels/calib_ipc.h"
 #include "../service/calib.h"
+#include "../service/service_int.h"
 #include "../model/model.h"
 #include "http_util.h"
 #include "refs.h"

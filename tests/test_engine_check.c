@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "../codec/codec.h"
+#include "../service/service.h"
 #include "refs.h"
 
 #define GIB 1073741824.0
@@ -44,15 +45,6 @@ static int teardown(void **state)
 	mps_close(svc);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	return system(cmd) == 0 ? 0 : -1;
-}
-
-/* The document as a client reads it (numbers parsed back); frees the one the encoder made. */
-static cJSON *parsed(cJSON *doc)
-{
-	cJSON *copy = doc ? mpc_as_parsed(doc) : NULL;
-
-	cJSON_Delete(doc);
-	return copy;
 }
 
 static char *data_text(const char *name)
@@ -120,8 +112,13 @@ static cJSON *check(const char *engine, const char *file, bool metrics, cJSON *p
 	*st = mpc_engine_check_decode(body, rq, err);
 	if (*st == MP_OK)
 		*st = mps_engine_check_run(svc, rq, c, err);
-	if (*st == MP_OK)
-		out = parsed(mpc_engine_check_json(rq, c));
+	if (*st == MP_OK) {
+		mpc_out w;
+
+		mpc_out_init(&w);
+		mpc_engine_check_write(&w, rq, c);
+		out = mpc_out_parse(&w);
+	}
 	free(text);
 	free(c);
 	mpc_engine_check_request_release(rq);
@@ -452,7 +449,13 @@ static cJSON *engine_plan(const char *engine, const char *extra)
 		st = mps_plan_inference(svc, rq, p, &err);
 	if (st != MP_OK)
 		fail_msg("%s: %s %s", engine, err.field, err.message);
-	out = parsed(mpc_inference_plan_json(rq, p));
+	{
+		mpc_out w;
+
+		mpc_out_init(&w);
+		mpc_inference_plan_write(&w, rq, p);
+		out = mpc_out_parse(&w);
+	}
 	cJSON_Delete(body);
 	free(p);
 	mpc_inference_request_release(rq);

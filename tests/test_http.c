@@ -716,7 +716,7 @@ static void test_json_print_matches_cjson(void **state)
 					 16060522496.0, 999999999999999.0, -999999999999999.0, 1e15, 1e15 + 2,
 					 9007199254740993.0, 1.5, 0.1, 1e-7, 308.5353922017984, 0.067066189645894475,
 					 1e300, -5e9, 4.8e12, 1.979e15 };
-	cJSON *ref = cJSON_CreateObject(), *doc = cJSON_CreateObject(), *plan = NULL, *body;
+	cJSON *ref = cJSON_CreateObject(), *doc = cJSON_CreateObject(), *body;
 	char *want, *got, *again, dir[64];
 	mpd_daemon d;
 	mp_error err = MP_ERROR_INIT;
@@ -765,14 +765,9 @@ static void test_json_print_matches_cjson(void **state)
 	http_start(&d, dir, sizeof(dir));
 	body = cJSON_Parse("{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\","
 			   "\"batch_size\":1,\"sequence_length\":4096,\"device\":\"h200-sxm-141gb\"}");
-	assert_int_equal(lib_answer(d.svc, "inference", body, &plan, &err), MP_OK);
-	want = mpc_print(plan, false);
-	got = mpc_print(plan, false);
-	assert_string_equal(got, want);
+	assert_int_equal(lib_answer(d.svc, "inference", body, &got, &err), MP_OK);
 	assert_non_null(strstr(got, "\"total_bytes\":17638465536"));
-	cJSON_free(want);
-	cJSON_free(got);
-	cJSON_Delete(plan);
+	free(got);
 	cJSON_Delete(body);
 	http_stop(&d, dir);
 }

@@ -22,6 +22,7 @@
 
 #include "../codec/json.h"
 #include "../codec/k8s.h"
+#include "../service/k8s.h"
 #include "../codec/slurm.h"
 #include "../daemon/config.h"
 #include "http_util.h"
