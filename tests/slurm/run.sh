@@ -1,14 +1,15 @@
 #!/bin/sh
 # run.sh: the Slurm scripts' test (tests/slurm/test_slurm.lua) against a real daemon, under every Lua that Slurm's
-# Lua plugins are built with (Debian 12's slurm-wlm 22.05: 5.1; newer builds: 5.3, 5.4): starts build/memplan on a
-# free loopback port with a fresh database, installs deploy/slurm's four files in a temporary folder as
-# deploy/slurm/README.md tells an admin (beside slurm.conf), exports the fit table of tests/slurm/jobs.json there
-# (POST /v1/slurm/fit-table, curl -f), points the site file at it and at the daemon, runs the Lua test under lua5.1
-# and lua5.4, stops the daemon. Run from the repository root:
+# Lua plugins can be built with (Slurm's configure takes 5.1 to 5.4; Debian 12's slurm-wlm 22.05 uses 5.1): starts
+# build/memplan on a free loopback port with a fresh database, and for each of lua5.1 to lua5.4 installs
+# deploy/slurm's four files in a temporary folder as deploy/slurm/README.md tells an admin (beside slurm.conf),
+# exports the fit table of tests/slurm/jobs.json there (POST /v1/slurm/fit-table, curl -f), points the site file at
+# it and at the daemon, and runs the Lua test; then stops the daemon. The running Slurm's test is real.sh. Run from
+# the repository root:
 #   sh tests/slurm/run.sh [MEMPLAN_BIN]
 set -u
 BIN=${1:-build/memplan}
-LUAS="lua5.1 lua5.4"
+LUAS="lua5.1 lua5.2 lua5.3 lua5.4"
 for lua in $LUAS; do
 	command -v $lua >/dev/null 2>&1 || { echo "tests/slurm: $lua is missing (scripts/install-deps test)"; exit 1; }
 	$lua -e 'require "cjson"' 2>/dev/null || { echo "tests/slurm: lua-cjson is missing for $lua (scripts/install-deps test)"; exit 1; }
