@@ -6,7 +6,7 @@
 
   The job is either
     a job of the exported fit table: "--comment memplan:<job>" or MEMPLAN_JOB=<job> (judged from the table, read
-      from memplan_site.lua's fit_table when this host can read it). A name given by MEMPLAN_JOB is also written
+      from memplan_site.conf's fit_table when this host can read it). A name given by MEMPLAN_JOB is also written
       into the job's comment ("memplan:<job>"), because job_submit.lua sees no environment of srun and salloc jobs
       nor of sbatch --export=NONE, or
     described in the environment: MEMPLAN_MODEL (a stored model id), MEMPLAN_SEQUENCE_LENGTH, and optionally
@@ -19,12 +19,12 @@
   job passes and the message says why.
 
   Needs: curl, and lua-cjson for the JSON (Debian: lua-cjson), for the Lua Slurm's cli_filter/lua is built with
-  (Debian 12: 5.1). Files, beside this script (slurm.conf's folder): memplan_common.lua, memplan_site.lua.
+  (Debian 12: 5.1). Files, beside this script (slurm.conf's folder): memplan_common.lua, memplan_site.conf.
 --]]
 
 local dir = (debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$")) or "."
 local common = dofile(dir .. "/memplan_common.lua")
-local site_path = dir .. "/memplan_site.lua"
+local site_path = dir .. "/memplan_site.conf"
 
 -- POST path with body (a Lua table) to memplan at url, waiting at most timeout_seconds; returns the decoded
 -- answer, or nil and why. The body goes through a temporary file (removed whatever happens) to curl.
@@ -35,7 +35,7 @@ local function ask(url, timeout_seconds, path, body)
   end
   url = tostring(url or "")
   if not url:match("^https?://[%w%.%-:%[%]]+/?[%w%./_%-]*$") then
-    return nil, "memplan_site.lua's url is not an http(s) URL without quotes or blanks"
+    return nil, "memplan_site.conf's url is not an http(s) URL without quotes or blanks"
   end
   local tmp = os.tmpname()
   local ok, text = pcall(function()
@@ -154,7 +154,7 @@ function slurm_cli_pre_submit(options, offset)
   local fit = common.load_fit_table(site.fit_table) -- nil where this host cannot read it
   local profile, shown = common.profile_of(site, fit, req.gtype, options["partition"])
   if profile == nil then
-    slurm.log_info("memplan: no profile for GPU type %s (memplan_site.lua's gres); not checked",
+    slurm.log_info("memplan: no profile for GPU type %s (memplan_site.conf's gres); not checked",
       tostring(shown or "(untyped, and no partition type)"))
     return slurm.SUCCESS
   end

@@ -1,7 +1,7 @@
 --[[
   job_submit.lua: memplan's check in slurmctld (JobSubmitPlugins=lua). A job that names a memplan job -- "--comment
   memplan:<job>", or MEMPLAN_JOB=<job> in a batch job's environment -- is looked up in the fit table memplan
-  exported (memplan_site.lua's fit_table, written by POST /v1/slurm/fit-table): a job asking for fewer GPUs of its
+  exported (memplan_site.conf's fit_table, written by POST /v1/slurm/fit-table): a job asking for fewer GPUs of its
   type than the job needs is refused with the reason (or, with mode "correct", its request is raised to the count
   in the option it gave). slurm_job_modify judges the same way a pending job's update that changes its GPUs, nodes,
   tasks or comment (scontrol update jobid=N Gres=...).
@@ -13,13 +13,13 @@
   name no memplan job, and jobs it cannot judge (no table, a GPU type memplan has no profile for), pass: the check
   only ever refuses what the table says does not fit.
 
-  Files, beside this script (slurm.conf's folder, /etc/slurm by default): memplan_common.lua, memplan_site.lua.
+  Files, beside this script (slurm.conf's folder, /etc/slurm by default): memplan_common.lua, memplan_site.conf.
   Runs on Lua 5.1 to 5.4.
 --]]
 
 local dir = (debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$")) or "."
 local common = dofile(dir .. "/memplan_common.lua")
-local site_path = dir .. "/memplan_site.lua"
+local site_path = dir .. "/memplan_site.conf"
 
 local state = { site = nil, site_text = nil, fit = nil, fit_path = nil, fit_tail = nil }
 
@@ -91,7 +91,7 @@ local function verdict(site, fit, name, req, why, partition, uid, set, can_tell,
   end
   local profile, shown = common.profile_of(site, fit, req.gtype, partition)
   if profile == nil then
-    slurm.log_info("memplan: job '%s' (uid %s, %s): no profile for GPU type %s (memplan_site.lua's gres); not checked",
+    slurm.log_info("memplan: job '%s' (uid %s, %s): no profile for GPU type %s (memplan_site.conf's gres); not checked",
       name, tostring(uid), what, tostring(shown or req.gtype or "(untyped, and no partition type)"))
     return slurm.SUCCESS
   end

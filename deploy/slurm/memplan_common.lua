@@ -4,8 +4,8 @@
 -- file_tail). Loaded by both scripts from the folder they are in (beside slurm.conf, /etc/slurm by default).
 --
 -- Runs on Lua 5.1 to 5.4 (Debian 12's Slurm 22.05 runs its Lua plugins on Lua 5.1, newer builds on 5.3 or 5.4): no
--- integer division, no goto, no bit operators, "*a" for read, loadstring+setfenv on 5.1 and load(text, name, "t",
--- env) after it.
+-- integer division, no goto, no bit operators, "*a" for read. It loads no file as code: the site file and the fit
+-- table are parsed here (on Lua 5.1 loadfile has no mode and no environment, so no sandbox).
 local M = {}
 
 -- The numbers Slurm leaves in an unset field: NO_VAL (0xfffffffe) and NO_VAL16 (0xfffe) of slurm.h; cli_filter's
@@ -62,96 +62,92 @@ end
 
 -- ----- the site file -------------------------------------------------------------------------------------------
 
--- What the site file may set, with the type each takes (memplan_site.lua documents each).
-local SITE_KEYS = {
-  url = "string", timeout_seconds = "number", fit_table = "string", mode = "string", gpu_counts = "table",
-  gres = "table", partitions = "table", default_partition = "string",
-}
+-- The settings a site file may give once (key = value) and those it gives per name (key NAME = value).
+local SITE_ONCE = { url = true, timeout_seconds = true, fit_table = true, mode = true, gpu_counts = true,
+  default_partition = true }
+local SITE_MAPS = { gres = "gres", partition = "partitions" }
 
--- Runs chunk (a function) with at most 1,000,000 Lua instructions (debug.sethook's count hook), so a loop in a
--- data file cannot stall the daemon that reads it. Returns pcall's results.
-local function run_bounded(chunk)
-  if debug == nil or debug.sethook == nil then
-    return pcall(chunk)
-  end
-  local hook, mask, count = debug.gethook()
-  debug.sethook(function() error("runs too long (more than 1,000,000 instructions); it must only return a table", 2) end,
-    "", 1000000)
-  local ok, value = pcall(chunk)
-  debug.sethook(hook, mask, count)
-  return ok, value
-end
-
--- The site settings from the text of a site file (memplan_site.lua: Lua table syntax, `return { ... }`), name the
--- file's name for messages. The text runs as data: text only (a binary chunk is refused), in an empty environment
--- (setfenv on Lua 5.1, load's env after it: it can call nothing), with an instruction budget. Every key is checked:
--- an unknown one (a typo), a value of the wrong type, a mode other than "reject" or "correct" is refused, naming it.
--- Returns the settings, or nil and why.
--- Example: parse_site('return { fit_table = "/etc/slurm/memplan_fit.txt", mode = "reject" }', "s") is that table;
--- parse_site('return { mdoe = "correct" }', "s") is nil, "s: unknown setting 'mdoe' (...)".
+-- The site settings from the text of a site file (memplan_site.conf; name is the file's name for messages). One
+-- setting a line, "key = value", or "gres TYPE = PROFILE" and "partition NAME = TYPE"; blank lines and lines
+-- starting with '#' are skipped. Nothing in it runs: it is parsed here. Every line is checked, and every bad one is
+-- named: an unknown key (a typo), a key given twice, a mode other than reject or correct, a timeout outside 1 to 60
+-- seconds, a GPU count that is not a whole number from 1. GRES types are matched in lowercase.
+-- Returns { url, timeout_seconds (default 5), fit_table, mode (default "reject"), gpu_counts (default 1 2 4 8),
+-- gres = { [type] = profile }, partitions = { [name] = type }, default_partition }, or nil and why.
+-- Example: parse_site("mode = correct\ngres H100 = h100-sxm5-80gb\n", "s") gives mode "correct" and
+-- gres.h100 = "h100-sxm5-80gb"; parse_site("mdoe = correct\n", "s") is nil, "s:1: unknown setting 'mdoe' (...)".
 function M.parse_site(text, name)
-  if text:sub(1, 1) == "\27" then
-    return nil, name .. " is a compiled chunk; memplan reads only text"
-  end
-  local chunk, err
-  if setfenv then -- Lua 5.1: loadstring takes no environment and no mode
-    chunk, err = loadstring(text, "=" .. name)
-    if chunk then
-      setfenv(chunk, {})
+  local site = { gres = {}, partitions = {} }
+  local bad, seen = {}, {}
+  local n = 0
+  for line in (text .. "\n"):gmatch("([^\n]*)\n") do
+    n = n + 1
+    line = line:match("^%s*(.-)%s*$")
+    local function refuse(why)
+      bad[#bad + 1] = string.format("%s:%d: %s", name, n, why)
     end
-  else
-    chunk, err = load(text, "=" .. name, "t", {})
-  end
-  if chunk == nil then
-    return nil, tostring(err)
-  end
-  local ok, site = run_bounded(chunk)
-  if not ok then
-    return nil, tostring(site) -- "NAME:LINE: what"
-  end
-  if type(site) ~= "table" then
-    return nil, name .. " does not return a table"
-  end
-  local bad = {}
-  for k, v in pairs(site) do
-    local want = SITE_KEYS[k]
-    if want == nil then
-      bad[#bad + 1] = string.format("unknown setting '%s' (allowed: %s)", tostring(k), M.names(SITE_KEYS))
-    elseif type(v) ~= want then
-      bad[#bad + 1] = string.format("%s is a %s, not a %s", k, type(v), want)
-    end
-  end
-  if site.mode ~= nil and site.mode ~= "reject" and site.mode ~= "correct" then
-    bad[#bad + 1] = string.format("mode is '%s' (allowed: reject, correct)", tostring(site.mode))
-  end
-  if type(site.timeout_seconds) == "number" and not (site.timeout_seconds >= 1 and site.timeout_seconds <= 60) then
-    bad[#bad + 1] = "timeout_seconds is " .. site.timeout_seconds .. " (allowed: 1 to 60)"
-  end
-  if type(site.gpu_counts) == "table" then
-    for i, n in ipairs(site.gpu_counts) do
-      if type(n) ~= "number" or n < 1 or n ~= math.floor(n) then
-        bad[#bad + 1] = string.format("gpu_counts[%d] is %s (allowed: whole numbers from 1)", i, tostring(n))
+    if line ~= "" and line:sub(1, 1) ~= "#" then
+      local key, sub, value = line:match("^([%w_]+)%s*([^=%s]*)%s*=%s*(.-)$")
+      local map = key and SITE_MAPS[key]
+      local twice = key and SITE_ONCE[key] and sub == "" and seen[key]
+      if key and SITE_ONCE[key] and sub == "" then
+        seen[key] = true
       end
-    end
-  end
-  for _, map in ipairs({ "gres", "partitions" }) do
-    if type(site[map]) == "table" then
-      for k, v in pairs(site[map]) do
-        if type(k) ~= "string" or type(v) ~= "string" then
-          bad[#bad + 1] = string.format("%s maps %s to %s (allowed: names to names)", map, tostring(k), tostring(v))
+      if key == nil then
+        refuse("not a setting ('key = value')")
+      elseif not SITE_ONCE[key] and not map then
+        local allowed = {}
+        for k in pairs(SITE_ONCE) do
+          allowed[#allowed + 1] = k
         end
+        allowed[#allowed + 1] = "gres TYPE"
+        allowed[#allowed + 1] = "partition NAME"
+        table.sort(allowed)
+        refuse(string.format("unknown setting '%s' (allowed: %s)", key, table.concat(allowed, ", ")))
+      elseif value == "" then
+        refuse(key .. " has no value")
+      elseif map then
+        local k = key == "gres" and sub:lower() or sub
+        if sub == "" then
+          refuse(string.format("%s needs its name: '%s NAME = VALUE'", key, key))
+        elseif site[map][k] then
+          refuse(string.format("%s %s is given twice", key, sub))
+        else
+          site[map][k] = value
+        end
+      elseif sub ~= "" then
+        refuse(string.format("%s takes no name ('%s = VALUE')", key, key))
+      elseif twice then
+        refuse(key .. " is given twice")
+      elseif key == "mode" and value ~= "reject" and value ~= "correct" then
+        refuse(string.format("mode is '%s' (allowed: reject, correct)", value))
+      elseif key == "timeout_seconds" then
+        local t = tonumber(value)
+        if t == nil or t < 1 or t > 60 then
+          refuse(string.format("timeout_seconds is '%s' (allowed: 1 to 60)", value))
+        else
+          site[key] = t
+        end
+      elseif key == "gpu_counts" then
+        site[key] = {}
+        for c in value:gmatch("%S+") do
+          local g = tonumber(c)
+          if g == nil or g < 1 or g ~= math.floor(g) then
+            refuse(string.format("gpu_counts has '%s' (allowed: whole numbers from 1)", c))
+          end
+          site[key][#site[key] + 1] = g
+        end
+      else
+        site[key] = value
       end
     end
   end
   if #bad > 0 then
-    table.sort(bad)
-    return nil, name .. ": " .. table.concat(bad, "; ")
+    return nil, table.concat(bad, "; ")
   end
   site.mode = site.mode or "reject"
   site.timeout_seconds = site.timeout_seconds or 5
   site.gpu_counts = site.gpu_counts or { 1, 2, 4, 8 }
-  site.gres = site.gres or {}
-  site.partitions = site.partitions or {}
   return site
 end
 

@@ -195,20 +195,21 @@ done
 URL="http://127.0.0.1:$PORT"
 ETC="$T/etc"
 cp "$REPO/deploy/slurm/cli_filter.lua" "$REPO/deploy/slurm/job_submit.lua" "$REPO/deploy/slurm/memplan_common.lua" \
-	"$REPO/deploy/slurm/memplan_site.lua" "$ETC/"
+	"$REPO/deploy/slurm/memplan_site.conf" "$ETC/"
 cp "$REPO/tests/slurm/jobs.json" "$ETC/memplan_jobs.json"
 # the site's edits: memplan's URL, the table's path, a shorter wait (the hung-daemon case waits it out)
-sed -i -e "s|http://memplan.example.org:8080|$URL|" -e "s|\"/etc/slurm/memplan_fit.txt\"|\"$ETC/memplan_fit.txt\"|" \
-	-e 's|timeout_seconds = 5,|timeout_seconds = 2,|' "$ETC/memplan_site.lua"
-grep -q "$ETC/memplan_fit.txt" "$ETC/memplan_site.lua" && grep -q "timeout_seconds = 2," "$ETC/memplan_site.lua" ||
-	{ fail "the site file was not edited"; exit 1; }
+sed -i -e "s|^url = http://memplan.example.org:8080\$|url = $URL|" \
+	-e "s|^fit_table = /etc/slurm/memplan_fit.txt\$|fit_table = $ETC/memplan_fit.txt|" \
+	-e 's|^timeout_seconds = 5$|timeout_seconds = 2|' "$ETC/memplan_site.conf"
+grep -q "^fit_table = $ETC/memplan_fit.txt\$" "$ETC/memplan_site.conf" && grep -q "^url = $URL\$" "$ETC/memplan_site.conf" &&
+	grep -q "^timeout_seconds = 2\$" "$ETC/memplan_site.conf" || { fail "the site file was not edited"; exit 1; }
 export_table() {
 	curl -sf "$URL/v1/slurm/fit-table" -H 'Content-Type: application/json' \
 		-d @"$ETC/memplan_jobs.json" -o "$ETC/memplan_fit.txt.new" && mv "$ETC/memplan_fit.txt.new" "$ETC/memplan_fit.txt"
 }
 export_table || { fail "the fit-table export failed"; exit 1; }
 chmod 644 "$ETC"/*
-SITE_TEXT=$(cat "$ETC/memplan_site.lua")
+SITE_TEXT=$(cat "$ETC/memplan_site.conf")
 # memplan's own figures, which every expectation below is
 need() { awk -v j="$1" -v p="$2" '$1 == "min_gpus" && $2 == j && $3 == p { print $4 }' "$ETC/memplan_fit.txt"; }
 N70=$(need llama70b-32k h100-sxm5-80gb)
@@ -253,8 +254,8 @@ case_() {
 }
 jobid() { printf '%s' "$OUT" | sed -n 's/^Submitted batch job \([0-9]*\).*/\1/p' | tail -1; }
 field() { SLURM_CONF="$T/etc/slurm.conf" scontrol show job "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1; }
-set_site() { printf '%s\n' "$1" >"$ETC/memplan_site.lua.new" && chmod 644 "$ETC/memplan_site.lua.new" &&
-	mv "$ETC/memplan_site.lua.new" "$ETC/memplan_site.lua"; }
+set_site() { printf '%s\n' "$1" >"$ETC/memplan_site.conf.new" && chmod 644 "$ETC/memplan_site.conf.new" &&
+	mv "$ETC/memplan_site.conf.new" "$ETC/memplan_site.conf"; }
 # held (-H): accepted jobs wait, so the node's GPUs stay free for the srun and salloc cases; cancelled after each part
 B="sbatch -H -o /dev/null --wrap true"
 cancel_all() { scancel -u "$TUSER" >/dev/null 2>&1; }
@@ -316,7 +317,7 @@ case_ "scontrol update of another field" ok "" etc-nofilter scontrol update jobi
 run etc scancel "$HELD"
 
 say "--- the site file and the table changed under a running slurmctld"
-set_site "$(printf '%s\n' "$SITE_TEXT" | sed 's/mode = "reject"/mode = "correct"/')"
+set_site "$(printf '%s\n' "$SITE_TEXT" | sed 's/^mode = reject$/mode = correct/')"
 case_ "mode correct (site file edited, nothing reloaded): too few GPUs are raised" ok "raised to gres:gpu:h100:$N70" \
 	etc-nofilter $B $L70 --gres=gpu:h100:1
 J=$(jobid)
@@ -326,7 +327,7 @@ if [ "$N70" -gt 2 ] && [ $((N70 % (N70 - 1))) -ne 0 ]; then
 	case_ "mode correct: a count that does not spread over the nodes" refused \
 		"$N70 GPUs do not spread evenly over $SHORT nodes" etc-nofilter $B $L70 -N $SHORT --gres=gpu:h100:1
 fi
-set_site "$(printf '%s\n' "$SITE_TEXT" | sed 's/mode = "reject"/mdoe = "reject"/')"
+set_site "$(printf '%s\n' "$SITE_TEXT" | sed 's/^mode = reject$/mdoe = reject/')"
 case_ "a typo in the site file: the last good settings (correct) stay" ok "raised to" etc-nofilter $B $L70 \
 	--gres=gpu:h100:1
 J=$(jobid)

@@ -35,13 +35,14 @@ for lua in $LUAS; do
 	ETC="$DIR/etc-$lua"
 	mkdir -p "$ETC"
 	cp deploy/slurm/cli_filter.lua deploy/slurm/job_submit.lua deploy/slurm/memplan_common.lua \
-		deploy/slurm/memplan_site.lua "$ETC/"
+		deploy/slurm/memplan_site.conf "$ETC/"
 	curl -sf -H 'Content-Type: application/json' --data-binary @tests/slurm/jobs.json -o "$ETC/memplan_fit.txt.new" \
 		"$URL/v1/slurm/fit-table" && mv "$ETC/memplan_fit.txt.new" "$ETC/memplan_fit.txt" ||
 		{ echo "tests/slurm: the fit-table export failed"; exit 1; }
-	sed -i -e "s|http://memplan.example.org:8080|$URL|" -e "s|\"/etc/slurm/memplan_fit.txt\"|\"$ETC/memplan_fit.txt\"|" \
-		"$ETC/memplan_site.lua"
-	grep -q "\"$ETC/memplan_fit.txt\"" "$ETC/memplan_site.lua" || { echo "tests/slurm: site file not rewritten"; exit 1; }
+	sed -i -e "s|^url = http://memplan.example.org:8080\$|url = $URL|" \
+		-e "s|^fit_table = /etc/slurm/memplan_fit.txt\$|fit_table = $ETC/memplan_fit.txt|" "$ETC/memplan_site.conf"
+	grep -q "^fit_table = $ETC/memplan_fit.txt\$" "$ETC/memplan_site.conf" && grep -q "^url = $URL\$" "$ETC/memplan_site.conf" ||
+		{ echo "tests/slurm: site file not rewritten"; exit 1; }
 	echo "-- under $($lua -v 2>&1 | head -1)"
 	$lua tests/slurm/test_slurm.lua "$ETC" "$URL" || rc=1
 done

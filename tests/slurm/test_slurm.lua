@@ -4,8 +4,8 @@
   points the site file at it and at the daemon at URL), under a stub `slurm` table (the constants and logging of
   job_submit/lua and cli_filter/lua), on whatever Lua runs it (run.sh: lua5.1 and lua5.4; Debian 12's Slurm 22.05
   runs these plugins on 5.1). Every expected count is the exported table's own figure (memplan's answer), so the
-  scripts are checked for reading it right: the table's format and its checksum, the site file read as data and
-  again when it changes, every GPU option (--gres, --gpus, --gpus-per-node, --gpus-per-socket, --gpus-per-task in
+  scripts are checked for reading it right: the table's format and its checksum, the site file parsed line by line
+  and read again when it changes, every GPU option (--gres, --gpus, --gpus-per-node, --gpus-per-socket, --gpus-per-task in
   each version's spelling), reject and correct modes, pending jobs' updates, job steps, the error codes of 22.05
   and of 23.02 on, and that job_submit only reads files while it judges (no process, no network, no code loaded).
   The real Slurm runs these same scripts in tests/slurm/real.sh.
@@ -69,7 +69,7 @@ local function logged(pattern)
 end
 
 local common = dofile(etc .. "/memplan_common.lua")
-local site_file, fit_file = etc .. "/memplan_site.lua", etc .. "/memplan_fit.txt"
+local site_file, fit_file = etc .. "/memplan_site.conf", etc .. "/memplan_fit.txt"
 local site_text, fit_text = read(site_file), read(fit_file)
 
 -- ----- the fit table: memplan's figures, its format, its checksum -----------------------------------------------
@@ -106,23 +106,27 @@ do
     "escaped fields read back; a record kind this reader does not know is skipped")
 end
 
--- ----- the site file: data, checked ------------------------------------------------------------------------------
+-- ----- the site file: parsed, every line checked ----------------------------------------------------------------
 do
-  local s, why = common.parse_site('return { mdoe = "correct" }', "site")
-  check(s == nil and why:find("unknown setting 'mdoe'", 1, true), "a typo in the site file is named: " .. tostring(why))
-  s, why = common.parse_site('return { mode = "strict", timeout_seconds = 0 }', "site")
-  check(s == nil and why:find("mode is 'strict' (allowed: reject, correct)", 1, true) and
-    why:find("timeout_seconds is 0", 1, true), "every bad value named: " .. tostring(why))
-  local pwned = os.tmpname()
-  os.remove(pwned)
-  s, why = common.parse_site('os.execute("touch ' .. pwned .. '") return {}', "site")
-  check(s == nil and io.open(pwned) == nil, "the site file can call nothing (no os): " .. tostring(why))
-  s, why = common.parse_site("while true do end", "site")
-  check(s == nil and why:find("runs too long", 1, true), "a loop is stopped: " .. tostring(why))
-  s, why = common.parse_site(string.dump(function() return {} end), "site")
-  check(s == nil and why:find("compiled chunk", 1, true), "a binary chunk is refused: " .. tostring(why))
+  local s, why = common.parse_site("mdoe = correct\n", "site")
+  check(s == nil and why:find("site:1: unknown setting 'mdoe' (allowed: default_partition, fit_table, gpu_counts, " ..
+    "gres TYPE, mode, partition NAME, timeout_seconds, url)", 1, true), "a typo in the site file is named: " .. tostring(why))
+  s, why = common.parse_site("mode = strict\n# a comment\n\ntimeout_seconds = 0\nmode = reject\ngpu_counts = 1 2.5\n" ..
+    "gres = h100\nurl\n", "site")
+  check(s == nil and why == "site:1: mode is 'strict' (allowed: reject, correct); site:4: timeout_seconds is '0' " ..
+    "(allowed: 1 to 60); site:5: mode is given twice; site:6: gpu_counts has '2.5' (allowed: whole numbers from 1); " ..
+    "site:7: gres needs its name: 'gres NAME = VALUE'; site:8: not a setting ('key = value')",
+    "every bad line named, with its number: " .. tostring(why))
+  s, why = common.parse_site("gres H100 = a\ngres h100 = b\n", "site")
+  check(s == nil and why:find("site:2: gres h100 is given twice", 1, true), "a GRES type given twice: " .. tostring(why))
+  s = common.parse_site("gres H100 = h100-sxm5-80gb\npartition gpu = H100\n", "site")
+  check(s and s.gres.h100 == "h100-sxm5-80gb" and s.partitions.gpu == "H100" and s.mode == "reject" and
+    s.timeout_seconds == 5 and #s.gpu_counts == 4, "GRES types in lowercase; the defaults")
+  s = common.parse_site('url = return os.execute("true")\n', "site")
+  check(s and s.url == 'return os.execute("true")', "a value is text, never run")
   s = common.parse_site(site_text, "site")
-  check(s and s.mode == "reject" and s.fit_table == fit_file and s.url == url, "the installed site file reads")
+  check(s and s.mode == "reject" and s.fit_table == fit_file and s.url == url and s.gres.t4 == "t4-16gb" and
+    s.partitions.gpu == "h100" and s.default_partition == "gpu", "the installed site file reads")
 end
 
 -- ----- the GPU request in each version's spelling ------------------------------------------------------------------
@@ -258,7 +262,7 @@ end
 
 -- the site file changed: read at the next job (no touch of job_submit.lua, no reconfigure); a bad one keeps the last
 do
-  write(site_file, (site_text:gsub('mode = "reject"', 'mode = "correct"')))
+  write(site_file, (site_text:gsub("\nmode = reject\n", "\nmode = correct\n")))
   local desc = { comment = "memplan:llama70b-32k", tres_per_node = "gres:gpu:h100:1" }
   check(submit(desc) == slurm.SUCCESS and logged("(mode correct,"), "the site file is read again when it changes")
   check(desc.tres_per_node == "gres:gpu:h100:" .. need70_h100, "correct mode raises: " .. tostring(desc.tres_per_node))
@@ -278,7 +282,7 @@ do
   check(submit(desc) == GRES_CODE and desc.tres_per_node == "gres:gpu:h100:1" and
     logged(need70_h100 .. " GPUs do not spread evenly over " .. (need70_h100 - 1) .. " nodes"),
     "a count that does not spread over the nodes is refused, saying why")
-  write(site_file, (site_text:gsub('mode = "reject"', 'mdoe = "reject"')))
+  write(site_file, (site_text:gsub("\nmode = reject\n", "\nmdoe = reject\n")))
   desc = { comment = "memplan:llama70b-32k", tres_per_node = "gres:gpu:h100:1" }
   check(submit(desc) == slurm.SUCCESS and desc.tres_per_node == "gres:gpu:h100:" .. need70_h100 and
     logged("unknown setting 'mdoe'") and logged("the last good settings are kept"),
@@ -400,7 +404,7 @@ check(pre(opts({ gres = "gres:gpu:h100:1" }), { MEMPLAN_MODEL = "no-such-model",
 
 -- mode "correct" raises the option the job gave
 do
-  write(site_file, (site_text:gsub('mode = "reject"', 'mode = "correct"')))
+  write(site_file, (site_text:gsub("\nmode = reject\n", "\nmode = correct\n")))
   local o = opts({ gres = "gres:gpu:h100:1" })
   check(pre(o, asked) == slurm.SUCCESS and o.gres == "gres:gpu:h100:" .. need70_h100, "--gres raised: " ..
     tostring(o.gres))
