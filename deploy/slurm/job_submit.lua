@@ -157,7 +157,9 @@ function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
       touched = true
     end
   end
-  if not touched or job_rec.job_state ~= 0 then -- JOB_PENDING; a running job's GPUs cannot change
+  -- JOB_PENDING is 0 in the state's low byte (JOB_STATE_BASE 0xff; the flags above it); a running job's GPUs cannot
+  -- change
+  if not touched or (tonumber(job_rec.job_state) or -1) % 256 ~= 0 then
     return slurm.SUCCESS
   end
   local comment = job_desc.comment

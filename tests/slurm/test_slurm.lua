@@ -320,6 +320,8 @@ do
   check(modify(with({}), rec) == slurm.SUCCESS and #LOG == 0, "an update of other fields is not judged")
   check(modify(with({ min_nodes = 1, tres_per_node = "gres:gpu:h100:1" }), { comment = rec.comment, job_state = 1,
     tres_per_node = rec.tres_per_node }) == slurm.SUCCESS, "a running job is not judged")
+  check(modify(with({ tres_per_node = "gres:gpu:h100:1" }), { comment = rec.comment, job_state = 0x400,
+    tres_per_node = rec.tres_per_node }) == GRES_CODE, "a pending job with a state flag (JOB_REQUEUE 0x400) is judged")
   check(modify(with({ comment = "memplan:nope" }), rec) == slurm.ERROR, "a comment changed to a typo is refused")
   check(modify(with({ comment = "memplan:chat-8b", tres_per_node = "gres:gpu:h100:1" }), rec) == slurm.SUCCESS,
     "a comment naming a smaller job, with fewer GPUs, passes")
