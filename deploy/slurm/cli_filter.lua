@@ -42,8 +42,10 @@ local function ask(url, timeout_seconds, path, body)
     local f = assert(io.open(tmp, "w"))
     f:write(cjson.encode(body))
     f:close()
+    -- curl's exit status after the body, on a line of its own (Lua 5.1's close of a pipe does not give it)
     local cmd = string.format("curl -sS --connect-timeout %d --max-time %d -H 'Content-Type: application/json' " ..
-      "--data-binary @%s '%s%s' 2>/dev/null", timeout_seconds, timeout_seconds, tmp, (url:gsub("/$", "")), path)
+      "--data-binary @%s '%s%s' 2>/dev/null; printf '\\ncurl_exit=%%d\\n' $?", timeout_seconds, timeout_seconds, tmp,
+      (url:gsub("/$", "")), path)
     local p = assert(io.popen(cmd, "r"))
     local out = p:read("*a")
     p:close()
@@ -53,9 +55,23 @@ local function ask(url, timeout_seconds, path, body)
   if not ok then
     return nil, "cannot run curl: " .. tostring(text)
   end
-  if text == nil or text == "" then
+  local body, code = tostring(text):match("^(.*)\ncurl_exit=(%d+)\n$")
+  code = tonumber(code)
+  -- curl's exit codes (curl(1) "EXIT CODES"): 6 host not resolved, 7 connection failed, 28 timeout; 127: no curl
+  if code == nil then
+    return nil, "curl's output could not be read"
+  elseif code == 127 then
+    return nil, "curl is not installed"
+  elseif code == 7 then
+    return nil, string.format("memplan at %s refused the connection (is it running?)", url)
+  elseif code == 6 then
+    return nil, string.format("the host of memplan's url %s is not known", url)
+  elseif code == 28 then
     return nil, string.format("memplan at %s did not answer within %d s", url, timeout_seconds)
+  elseif code ~= 0 or body == "" then
+    return nil, string.format("memplan at %s did not answer (curl exit %d)", url, code)
   end
+  text = body
   local okd, doc = pcall(cjson.decode, text)
   if not okd or type(doc) ~= "table" then
     return nil, "memplan's answer is not JSON"

@@ -374,9 +374,10 @@ case_ "job steps inside an accepted job (salloc)" ok "Granted job allocation" et
 say "--- memplan stopped, then hung"
 kill "$MEMPLAN_PID"
 wait "$MEMPLAN_PID" 2>/dev/null
-case_ "memplan stopped: the job passes at once, saying why" ok "did not answer" etc $MODEL $B --gres=gpu:h100:1
+case_ "memplan stopped: the job passes at once, saying why" ok "refused the connection (is it running?)" etc $MODEL \
+	$B --gres=gpu:h100:1
 [ "$MS" -lt 2000 ] || fail "with memplan stopped the submission took $MS ms"
-case_ "memplan stopped: job_submit's table still judges" refused "it asks for $SHORT" etc $B $L70 --gres=gpu:h100:$SHORT
+case_ "memplan stopped: table jobs are judged as before (the table needs no daemon)" refused "it asks for $SHORT" etc $B $L70 --gres=gpu:h100:$SHORT
 set -- $(free_ports 1)
 HUNG_PORT=$1
 python3 -c 'import socket,sys,time

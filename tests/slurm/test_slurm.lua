@@ -423,7 +423,8 @@ do
     "a count that does not spread over the nodes is refused, saying why")
   -- memplan unreachable: advisory, the job passes and the log says why
   write(site_file, (site_text:gsub(url:gsub("%p", "%%%0"), "http://127.0.0.1:9")))
-  check(pre(opts({ gres = "gres:gpu:h100:1" }), asked) == slurm.SUCCESS and logged("did not answer within 5 s"),
+  check(pre(opts({ gres = "gres:gpu:h100:1" }), asked) == slurm.SUCCESS and
+    logged("memplan at http://127.0.0.1:9 refused the connection (is it running?)"),
     "an unreachable memplan lets the job through, saying so")
   write(site_file, site_text)
 end
