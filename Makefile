@@ -162,15 +162,15 @@ STACK_answers := codec service types kernels db model planner core
 STACK_model   := model planner core
 STACK_db      := db planner core
 STACK_planner := planner core
-SYS_LIBS := -lmicrohttpd -lcjson -lsqlite3 -lpthread -lm $(KERNELS_LIBS)
+SYS_LIBS := -lmicrohttpd -lcjson -lsqlite3 -lz -lpthread -lm $(KERNELS_LIBS)
 LIBS_daemon  := $(SYS_LIBS)
-LIBS_service := -lcjson -lsqlite3 -lpthread -lm $(KERNELS_LIBS)
+LIBS_service := -lcjson -lsqlite3 -lz -lpthread -lm $(KERNELS_LIBS)
 LIBS_answers := $(LIBS_service)
-LIBS_codec   := -lcjson -lm
+LIBS_codec   := -lcjson -lz -lm
 LIBS_planner := -lm
 
 # ----- the program --------------------------------------------------------------------------------------------
-.PHONY: groundtruth all run test check deps deps-build clean lint contract browser asan fuzz fuzz-build fuzz-smoke \
+.PHONY: groundtruth all run test check deps deps-build clean lint contract browser asan slurm-real fuzz fuzz-build fuzz-smoke \
         fuzz-contract bench-load bench-training bench-plan bench-store bench-store-lock bench-k8s bench-engine bench-fidelity bench-startup bench-fit-memory \
         clean-clone-check
 all: $(BUILD)/memplan $(GPU_HELPER)
@@ -280,9 +280,16 @@ check:
 # short fuzz run.
 test: deps
 	@$(MAKE) --no-print-directory check
+	@$(MAKE) --no-print-directory slurm-real
 	@$(MAKE) --no-print-directory contract
 	@$(MAKE) --no-print-directory browser
 	@$(MAKE) --no-print-directory fuzz-smoke
+
+# ----- deploy/slurm in a real Slurm: munged, slurmctld and slurmd of Debian's slurm-wlm on a one-node cluster in a
+# temporary folder, jobs submitted with sbatch, srun, salloc and scontrol as an unprivileged user (tests/slurm/real.sh).
+# Needs root (or sudo -n); without it a developer's run skips saying why, and CI's (MEMPLAN_CI, CI) fails.
+slurm-real: $(BUILD)/memplan
+	@echo "== tests/slurm/real.sh"; sh tests/slurm/real.sh $(BUILD)/memplan
 
 # ----- contract tests (Python, in .venv from the pinned tests/contract/requirements.txt) ---------------------
 VENV := .venv
