@@ -31,10 +31,12 @@ DB      ?= var/memplan.db
 CORE_SRC    := core/base.c
 PLANNER_SRC := planner/core.c planner/model.c planner/device.c planner/inference.c planner/training.c \
                planner/roofline.c planner/step.c planner/activations.c planner/weights.c planner/kv.c \
-               planner/workspace.c planner/recurrent.c planner/engine.c planner/sdpa.c planner/vision.c
+               planner/workspace.c planner/recurrent.c planner/engine.c planner/sdpa.c planner/vision.c \
+               planner/ggml.c planner/llamacpp.c
 MODEL_SRC   := model/fields.c model/hf_config.c model/hf_types.c model/hf_moe.c model/hf_wrap.c model/hf_hybrid.c \
                model/hf_gemma.c model/hf_deepseek4.c \
-               model/train_config.c model/hf_facts.c
+               model/train_config.c model/hf_facts.c model/gguf.c model/gguf_model.c model/tensor_names.c \
+               model/safetensors.c model/gguf_llamacpp.c
 DB_SRC      := db/store.c
 KERNELS_SRC := kernels/calib_common.c kernels/calib_cpu.c kernels/calib_ipc.c kernels/calib_gpu_client.c
 SERVICE_SRC := service/service.c service/defaults.c service/suggest.c service/plan.c service/fit.c service/capacity.c \
@@ -176,7 +178,7 @@ deps-build:
 # ----- tests --------------------------------------------------------------------------------------------------
 # One pattern links every test: tests/<name>.c, the helpers TEST_HELPERS_<name> and the archives of the layer it
 # tests (TEST_STACK_<name>). The planner test links the planner alone: it needs no JSON, store or HTTP library.
-TESTS := test_planner test_engine test_models test_store test_http test_roofline test_training test_inference test_store_http \
+TESTS := test_planner test_engine test_llamacpp test_models test_store test_http test_roofline test_training test_inference test_store_http \
          test_k8s test_store_proc test_calib test_limits test_respcache test_golden test_codec test_engine_check \
          test_answers test_fidelity test_hardening
 HTTP_HELPERS := tests/http_util.c tests/refs.c tests/lib_util.c
@@ -195,6 +197,8 @@ TEST_HELPERS_test_fidelity := tests/refs.c
 TEST_STACK_test_codec     := codec
 TEST_HELPERS_test_codec   := tests/refs.c tests/lib_util.c
 TEST_LIBS_test_codec      := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
+TEST_STACK_test_llamacpp := codec
+TEST_HELPERS_test_llamacpp := tests/refs.c
 TEST_STACK_test_engine_check := codec
 TEST_HELPERS_test_engine_check := tests/refs.c
 TEST_STACK_test_store     := service
