@@ -161,7 +161,7 @@ STACK_planner := planner core
 SYS_LIBS := -lmicrohttpd -lcjson -lsqlite3 -lpthread -lm $(KERNELS_LIBS)
 
 # ----- the program --------------------------------------------------------------------------------------------
-.PHONY: groundtruth all run test check deps deps-build clean lint contract browser asan fuzz fuzz-build fuzz-smoke \
+.PHONY: groundtruth llamacpp-groundtruth all run test check deps deps-build clean lint contract browser asan fuzz fuzz-build fuzz-smoke \
         fuzz-contract bench-load bench-training bench-plan bench-store bench-k8s bench-engine bench-fidelity bench-startup bench-fit-memory \
         clean-clone-check
 all: $(BUILD)/memplan $(GPU_HELPER)
@@ -290,7 +290,7 @@ asan: deps
 		$(MAKE) --no-print-directory CC=clang CUDA=0 BUILD=build/asan SAN_FLAGS="$(ASAN_FLAGS)" test
 
 # ----- fuzzing (libFuzzer, clang) ------------------------------------------------------------------------------
-FUZZERS      := plan hf_config k8s engine_log
+FUZZERS      := plan hf_config k8s engine_log gguf safetensors
 FUZZ_BUILD   := build/fuzz
 FUZZ_SECONDS ?= 60
 SMOKE_SECONDS ?= 10
@@ -301,6 +301,10 @@ $(BUILD)/fuzz_plan: $(call obj,fuzz/fuzz_plan.c tests/lib_util.c) $(foreach l,$(
 $(BUILD)/fuzz_engine_log: $(call obj,fuzz/fuzz_engine_log.c) $(foreach l,$(STACK_codec),$(call lib,$(l)))
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(SYS_LIBS)
 $(BUILD)/fuzz_hf_config: $(call obj,fuzz/fuzz_hf_config.c) $(foreach l,$(STACK_model),$(call lib,$(l)))
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lcjson -lm
+$(BUILD)/fuzz_gguf: $(call obj,fuzz/fuzz_gguf.c) $(foreach l,$(STACK_model),$(call lib,$(l)))
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lcjson -lm
+$(BUILD)/fuzz_safetensors: $(call obj,fuzz/fuzz_safetensors.c) $(foreach l,$(STACK_model),$(call lib,$(l)))
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lcjson -lm
 $(BUILD)/fuzz_k8s: $(call obj,fuzz/fuzz_k8s.c) $(foreach l,$(STACK_codec),$(call lib,$(l)))
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(SYS_LIBS)
@@ -374,6 +378,13 @@ $(GT_VENV)/.installed: tools/groundtruth/requirements.txt
 	@touch $@
 groundtruth: $(GT_VENV)/.installed
 	$(GT_VENV)/bin/python tools/groundtruth/generate.py
+# llama.cpp's own buffers (tests/ref/llamacpp/README.md): builds llama.cpp from llama-cpp-python's sdist under
+# LLAMACPP_CACHE (default /work/cache/gguf), then converts, quantises and runs the reference models
+llamacpp-groundtruth: $(GT_VENV)/.installed
+	./tools/groundtruth/llamacpp/build.sh
+	$(GT_VENV)/bin/python -m pip install -q --disable-pip-version-check --target $${LLAMACPP_CACHE:-/work/cache/gguf}/pylib \
+		sentencepiece==0.2.1 protobuf
+	$(GT_VENV)/bin/python tools/groundtruth/llamacpp/generate.py
 
 run: deps-build
 	@$(MAKE) --no-print-directory all

@@ -103,11 +103,29 @@ mp_status mpm_gguf_llamacpp(const mpm_gguf *g, const char *pointer, mp_llamacpp_
 	p->n_expert = (uint32_t)u_at(g, "expert_count", 0, 0);
 	p->n_expert_used = (uint32_t)u_at(g, "expert_used_count", 0, 0);
 	p->n_ff_exp = (uint32_t)u_at(g, "expert_feed_forward_length", 0, p->n_expert ? p->n_ff : 0);
+	if (p->n_expert) {
+		/* feed_forward_length is the dense layers' width (a qwen3moe file states it though no layer is dense):
+		 * only layers holding ffn_up / ffn_down have one */
+		bool dense = false;
+		for (size_t i = 0; i < g->n_tensors && !dense; i++)
+			dense = strncmp(g->tensors[i].name, "blk.", 4) == 0 &&
+				(strstr(g->tensors[i].name, ".ffn_down.weight") != NULL ||
+				 strstr(g->tensors[i].name, ".ffn_up.weight") != NULL);
+		if (!dense)
+			p->n_ff = 0;
+	}
 	p->n_ff_shexp = (uint32_t)u_at(g, "expert_shared_feed_forward_length", 0, 0);
 	p->n_vocab = embd && embd->n_dims >= 2 ? (uint32_t)embd->ne[1] : 0;
 	if ((kv = mpm_gguf_find(g, "tokenizer.ggml.tokens")) != NULL && kv->type == MPM_GGUF_ARRAY && kv->count < UINT32_MAX)
 		p->n_vocab = (uint32_t)kv->count;
 	p->n_ctx_train = (uint32_t)u_at(g, "context_length", 0, 0);
+	p->fused_qkv = mpm_gguf_tensor_named(g, "blk.0.attn_qkv.weight") != NULL;
+	p->learned_positions = mpm_gguf_tensor_named(g, "position_embd.weight") != NULL;
+	{
+		const mpm_gguf_tensor *up = mpm_gguf_tensor_named(g, "blk.0.ffn_up.weight");
+		p->plain_ffn = up != NULL && mpm_gguf_tensor_named(g, "blk.0.ffn_gate.weight") == NULL && up->n_dims == 2 &&
+			       up->ne[1] == p->n_ff;
+	}
 	/* SWA (llama-model.cpp load_swa_pattern, llama-hparams.cpp set_swa_pattern: layer il slides unless
 	 * il % n_pattern == n_pattern - 1) */
 	p->n_swa = (uint32_t)u_at(g, "attention.sliding_window", 0, 0);

@@ -128,30 +128,45 @@ static bool kept_on_host(const mp_llamacpp_params *p, const mp_llamacpp_tensor *
  */
 static bool compute_bytes(const mp_llamacpp_params *p, const mp_llamacpp_plan *pl, uint32_t slot, uint64_t *out)
 {
-	uint64_t T = pl->n_ubatch, n_kv = pl->n_stream > 1 ? pl->n_ctx_seq : pl->n_ctx_seq;
-	uint64_t mask_bytes = p->flash_attn ? 2 : 4, mask, ffn, attn, width, moe;
-	uint64_t n_embd = p->n_embd, ff = p->n_ff;
+	uint64_t T = pl->n_ubatch, n_kv = pl->n_ctx_seq;
+	uint64_t mask_bytes = p->flash_attn ? 2 : 4, mask, ffn, attn, width, moe, peak;
+	uint64_t n_embd = p->n_embd;
 	bool has_layers = false;
 
-	for (uint32_t il = 0; il <= p->n_layer; il++)
+	for (uint32_t il = 0; il < p->n_layer; il++)
 		if (pl->layer_device[il] == slot)
 			has_layers = true;
-	if (!has_layers && slot != 0) {
-		*out = 0;
-		return true;
-	}
-	/* the kq mask is padded to GGML_KQ_MASK_PAD rows (ggml.h, 1 at 0c1e5709) */
+	/* the attention masks: n_kv x n_ubatch (build_attn_inp_kq_mask; f16 for flash attention), one per cache */
 	mask = n_kv * T * mask_bytes;
 	if (pl->kv_size_swa)
 		mask += (uint64_t)pl->kv_size_swa * T * mask_bytes;
-	/* MoE: the selected experts' activations (n_ff_exp x n_used per token, three of them) and the router's logits,
-	 * probabilities and weights (n_expert each) */
-	moe = p->n_expert ? (uint64_t)p->n_ff_exp * p->n_expert_used + p->n_ff_shexp + 3 * (uint64_t)p->n_expert : 0;
-	width = ff > moe ? ff : moe;
-	ffn = T * 4 * (3 * width + 4 * n_embd);
+	if (!has_layers) {
+		if (slot != 0) {
+			*out = 0; /* a GPU that holds only the output layer: its logits row (one output) */
+			return true;
+		}
+		/* the host with every layer offloaded: the inputs (the masks, the token embeddings it gathers); with -nkvo the
+		 * attention runs where the cache is, and a fused qkv projection's output comes over whole (K and V are views
+		 * of it) */
+		*out = mask + (p->learned_positions ? 3 : 2) * T * n_embd * 4;
+		if (!p->kv_offload && p->fused_qkv)
+			*out += T * 4 * ((uint64_t)n_embd + p->n_embd_k_gqa[0] + p->n_embd_v_gqa[0]);
+		return true;
+	}
+	/* the feed-forward moment: the layer input, the residual, the norm's output and its copy, and three activations
+	 * of the layer's width (gate, up, their product) in fp32 per token; a MoE layer's width is its selected experts' */
+	moe = p->n_expert ? (uint64_t)p->n_ff_exp * p->n_expert_used + p->n_ff_shexp : 0;
+	width = p->n_ff > moe ? p->n_ff : moe;
+	/* a plain feed-forward block (up, GELU, down: gpt2) keeps two activations of its width and none of the layer's */
+	ffn = p->plain_ffn ? T * 4 * (2 * width) : T * 4 * (3 * width + 4 * n_embd);
+	/* without flash attention: the scores (n_kv x n_ubatch x n_head, fp32, softmax in place) and the attention's
+	 * inputs */
 	attn = p->flash_attn ? 0 : n_kv * T * p->n_head * 4 + T * 4 * (4 * n_embd);
-	*out = mask + (ffn > attn ? ffn : attn) + T * 16;
-	(void)n_kv;
+	peak = ffn > attn ? ffn : attn;
+	/* a GPU does not hold the host's token-embedding gather */
+	if (slot != 0 && peak > T * n_embd * 4)
+		peak -= T * n_embd * 4;
+	*out = mask + peak + T * 16;
 	return true;
 }
 

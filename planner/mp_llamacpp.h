@@ -69,6 +69,9 @@ typedef struct mp_llamacpp_params {
 	uint8_t is_swa[MP_MAX_LAYERS];		/* the layer keeps the sliding window */
 	uint32_t n_swa;				/* the window (attention.sliding_window) */
 	uint32_t n_ctx_train;			/* context_length: -c 0 takes it */
+	bool fused_qkv;				/* one attn_qkv projection (phi3, gpt2): K and V are views of its output */
+	bool plain_ffn;				/* up, activation, down (gpt2): no gate */
+	bool learned_positions;			/* a position_embd table the host gathers from (gpt2) */
 	/* the launch */
 	int32_t n_gpu_layers;			/* -ngl; negative: all (llama.cpp's -1 is n_layer + 1) */
 	uint32_t n_devices;			/* GPUs (0: host only) */

@@ -51,12 +51,12 @@ ARCHS = {
                       num_experts=4, num_experts_per_tok=2, moe_intermediate_size=256, decoder_sparse_step=1,
                       mlp_only_layers=[]),
     "gemma3": dict(COMMON, model_type="gemma3_text", architectures=["Gemma3ForCausalLM"], head_dim=64,
-                   sliding_window=512, num_hidden_layers=6, tie_word_embeddings=True,
+                   sliding_window=512, num_hidden_layers=6, tie_word_embeddings=True, vocab_size=1003,
                    layer_types=["sliding_attention"] * 5 + ["full_attention"]),
     "phi3": dict(COMMON, model_type="phi3", architectures=["Phi3ForCausalLM"], num_key_value_heads=4,
                  bos_token_id=0, eos_token_id=1, pad_token_id=1),
     "gpt2": dict(model_type="gpt2", architectures=["GPT2LMHeadModel"], n_embd=256, n_layer=4, n_head=4,
-                 n_inner=1024, n_positions=2048, vocab_size=2048),
+                 n_inner=1024, n_positions=2048, n_ctx=2048, vocab_size=2048),
 }
 QUANTS = ["Q8_0", "Q4_K_M", "Q4_0", "Q6_K", "IQ4_XS", "Q5_1"]
 
