@@ -17,9 +17,9 @@
 /* The largest header the reader takes: a file's metadata (its tokenizer's vocabulary and merges, a few MB for a
  * 150k-token vocabulary) and tensor infos. A header that goes on past it is refused. */
 #define MPM_GGUF_MAX_HEADER_BYTES (UINT64_C(64) << 20)
-/* The most tensors and key-value pairs one file may declare (a DeepSeek-V3 GGUF has 1,025 tensors). */
+/* The most tensors and key-value pairs one file may declare (a DeepSeek-V3 GGUF has 1,025 tensors and about 50 keys). */
 #define MPM_GGUF_MAX_TENSORS 65536
-#define MPM_GGUF_MAX_KV 65536
+#define MPM_GGUF_MAX_KV 4096 /* keys are checked for repeats pairwise: 8M comparisons at most */
 /* GGML_MAX_NAME: a tensor name is shorter than 64 bytes (gguf.cpp refuses longer ones). */
 #define MPM_GGUF_NAME_MAX 64
 /* Arrays nest (an array of arrays) at most this deep. */

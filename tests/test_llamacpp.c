@@ -477,6 +477,73 @@ static void test_runs(void **state)
 	assert_int_equal(failures, 0);
 }
 
+/* bad input: a 422-style MP_EINVAL naming the byte or the tensor and the rule, never a read past the buffer (the
+ * fuzzers' regression inputs, fuzz/regress, and every prefix of a real header) */
+static void test_bad_input(void **state)
+{
+	size_t len, n;
+	uint8_t *buf;
+	mpm_gguf g;
+	mpm_st st = { 0 };
+	mp_error err = MP_ERROR_INIT;
+	bool truncated;
+	(void)state;
+
+	buf = (uint8_t *)ref_read("fuzz/regress/gguf/unknown-type-43", &len);
+	assert_non_null(buf);
+	assert_int_equal(mpm_gguf_read(buf, len, 0, "/model/gguf_header", &g, &truncated, &err), MP_EINVAL);
+	assert_string_equal(err.field, "/model/gguf_header");
+	assert_non_null(strstr(err.message, "tensor 'blk.0.attn_q.weight': ggml type 43 is not one"));
+	mpm_gguf_free(&g);
+	free(buf);
+	buf = (uint8_t *)ref_read("fuzz/regress/gguf/tensor-count-2e62", &len);
+	assert_int_equal(mpm_gguf_read(buf, len, 0, "/model/gguf_header", &g, &truncated, &err), MP_EINVAL);
+	assert_non_null(strstr(err.message, "byte 8: 4611686018427387904 tensors declared"));
+	mpm_gguf_free(&g);
+	free(buf);
+	/* every prefix of a real header is refused as cut short, at the byte where it ends */
+	buf = read_rel("llamacpp/models/llama-q8_0.gguf.hdr", &len);
+	for (n = 0; n < len; n += n < 64 ? 1 : 997) {
+		uint8_t *cut = malloc(n ? n : 1);
+		memcpy(cut, buf, n);
+		assert_int_equal(mpm_gguf_read(cut, n, 0, "/model/gguf_header", &g, &truncated, &err), MP_EINVAL);
+		assert_true(n < 4 || truncated);
+		mpm_gguf_free(&g);
+		free(cut);
+	}
+	/* an offset past the end of the file, when its size is known */
+	assert_int_equal(mpm_gguf_read(buf, len, len + 100, "/model/gguf_header", &g, &truncated, &err), MP_EINVAL);
+	assert_non_null(strstr(err.message, "ends past the end of the file"));
+	mpm_gguf_free(&g);
+	/* a tensor's offset that is not the running sum of padded sizes (gguf.cpp's rule): the first tensor's offset is
+	 * the last 8 bytes of its info; find the first tensor name and bump its offset */
+	{
+		assert_int_equal(mpm_gguf_read(buf, len, 0, "", &g, &truncated, &err), MP_OK);
+		const char *name = g.tensors[1].name;
+		size_t off = 0, k = strlen(name);
+		while (off + k <= len && memcmp(buf + off, name, k) != 0)
+			off++;
+		assert_true(off + k <= len);
+		off += k + 4 + 8 * g.tensors[1].n_dims + 4;
+		buf[off] ^= 0x20;
+		mpm_gguf_free(&g);
+		assert_int_equal(mpm_gguf_read(buf, len, 0, "/model/gguf_header", &g, &truncated, &err), MP_EINVAL);
+		assert_non_null(strstr(err.message, "expected"));
+		mpm_gguf_free(&g);
+	}
+	free(buf);
+	buf = (uint8_t *)ref_read("fuzz/regress/safetensors/overlapping-offsets", &len);
+	assert_int_equal(mpm_st_read(buf, len, 0, 0, "/model/safetensors_headers/0", &st, &err), MP_EINVAL);
+	assert_non_null(strstr(err.message, "tensor 'b': its data begins at 4, but the tensors before it end at 8"));
+	mpm_st_free(&st);
+	free(buf);
+	buf = (uint8_t *)ref_read("fuzz/regress/safetensors/length-past-end", &len);
+	assert_int_equal(mpm_st_read(buf, len, 0, 0, "/model/safetensors_headers/0", &st, &err), MP_EINVAL);
+	assert_non_null(strstr(err.message, "byte 0: the header is 1099511627776 bytes long"));
+	mpm_st_free(&st);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -485,6 +552,7 @@ int main(void)
 		cmocka_unit_test(test_gguf_inventory_match),
 		cmocka_unit_test(test_safetensors),
 		cmocka_unit_test(test_runs),
+		cmocka_unit_test(test_bad_input),
 	};
 	if (getenv("MEMPLAN_TEST_FILTER"))
 		cmocka_set_test_filter(getenv("MEMPLAN_TEST_FILTER"));

@@ -228,21 +228,27 @@ def run_server(model, args, port="127.0.0.1:27160"):
     host, pn = port.split(":")
     cmd = [os.path.join(BUILD, "bin", "llama-server"), "-m", model, "--host", host, "--port", pn, "-t", "2", "--fit", "off",
            "-nr", "-v", "--no-log-timestamps", "--no-log-prefix", "--no-warmup"] + args
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True)
-    out = []
-    t0 = time.time()
-    for line in p.stdout:
-        out.append(line)
-        if "server is listening" in line or "starting the main loop" in line or time.time() - t0 > 120:
-            break
-    p.terminate()
-    try:
-        rest = p.communicate(timeout=30)[0]
-    except subprocess.TimeoutExpired:
-        p.kill()
-        rest = p.communicate()[0]
-    out.append(rest or "")
-    return parse("".join(out).splitlines(), args, 0, p.returncode if not any("listening" in l for l in out) else 0, "llama-server")
+    # its output to a file, polled: a pipe would be block-buffered and hold the line back
+    logp = os.path.join(WORK, "server.log")
+    with open(logp, "w") as logf:
+        p = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        t0 = time.time()
+        up = False
+        while time.time() - t0 < 120 and p.poll() is None:
+            time.sleep(0.5)
+            with open(logp, errors="replace") as f:
+                if "server is listening" in f.read():
+                    up = True
+                    break
+        p.terminate()
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+    with open(logp, errors="replace") as f:
+        text = f.read()
+    return parse(text.splitlines(), args, 0, 0 if up else (p.returncode or 1), "llama-server")
 
 
 def main():
