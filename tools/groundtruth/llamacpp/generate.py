@@ -237,7 +237,7 @@ def run_server(model, args, port="127.0.0.1:27160"):
         while time.time() - t0 < 120 and p.poll() is None:
             time.sleep(0.5)
             with open(logp, errors="replace") as f:
-                if "server is listening" in f.read():
+                if "listening on http" in f.read():
                     up = True
                     break
         p.terminate()
