@@ -33,10 +33,11 @@ CORE_SRC    := core/base.c
 PLANNER_SRC := planner/core.c planner/model.c planner/device.c planner/inference.c planner/training.c \
                planner/roofline.c planner/step.c planner/activations.c planner/weights.c planner/kv.c \
                planner/workspace.c planner/recurrent.c planner/engine.c planner/sdpa.c planner/vision.c \
-               planner/inventory.c planner/decoder.c
+               planner/inventory.c planner/decoder.c planner/ggml.c planner/llamacpp.c
 MODEL_SRC   := model/fields.c model/hf_config.c model/hf_types.c model/hf_moe.c model/hf_wrap.c model/hf_hybrid.c \
                model/hf_gemma.c model/hf_deepseek4.c model/hf_tensors.c model/hf_names.c model/hf_gemma3n_timm.c model/mpm_types.c \
-               model/train_config.c model/hf_facts.c
+               model/train_config.c model/hf_facts.c model/gguf.c model/gguf_model.c model/tensor_names.c \
+               model/safetensors.c model/gguf_llamacpp.c
 DB_SRC      := db/store.c
 KERNELS_SRC := kernels/calib_common.c kernels/calib_cpu.c kernels/calib_ipc.c kernels/calib_gpu_client.c
 TYPES_SRC   := types/types.c
@@ -170,7 +171,7 @@ LIBS_codec   := -lcjson -lz -lm
 LIBS_planner := -lm
 
 # ----- the program --------------------------------------------------------------------------------------------
-.PHONY: groundtruth all run test check deps deps-build clean lint contract browser asan slurm-real fuzz fuzz-build fuzz-smoke \
+.PHONY: groundtruth llamacpp-groundtruth all run test check deps deps-build clean lint contract browser asan slurm-real fuzz fuzz-build fuzz-smoke \
         fuzz-contract bench-load bench-training bench-plan bench-store bench-store-lock bench-k8s bench-engine bench-fidelity bench-startup bench-fit-memory \
         clean-clone-check
 all: $(BUILD)/memplan $(GPU_HELPER)
@@ -190,7 +191,7 @@ deps-build:
 # tests codec/'s stack alone (no store, kernels or service: tests/lint_links.sh); the tests of whole answers
 # without HTTP (test_pipeline, test_engine_check: decode, the service over a store of the presets, encode) the
 # answers stack.
-TESTS := test_planner test_engine test_models test_store test_http test_roofline test_training test_inference test_store_http \
+TESTS := test_planner test_engine test_llamacpp test_models test_store test_http test_roofline test_training test_inference test_store_http \
          test_k8s test_store_proc test_calib test_limits test_respcache test_golden test_codec test_pipeline test_engine_check \
          test_answers test_fidelity test_hardening test_inventory test_types
 HTTP_HELPERS := tests/http_util.c tests/refs.c tests/lib_util.c
@@ -216,6 +217,8 @@ TEST_STACK_test_pipeline  := answers
 TEST_HELPERS_test_pipeline := tests/refs.c tests/lib_util.c
 TEST_LIBS_test_pipeline   := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
 TEST_STACK_test_engine_check := answers
+TEST_STACK_test_llamacpp := codec
+TEST_HELPERS_test_llamacpp := tests/refs.c
 TEST_HELPERS_test_engine_check := tests/refs.c
 TEST_STACK_test_store     := service
 TEST_HELPERS_test_store   := tests/refs.c
@@ -317,7 +320,7 @@ asan: deps
 		$(MAKE) --no-print-directory CC=clang CUDA=0 BUILD=build/asan SAN_FLAGS="$(ASAN_FLAGS)" test
 
 # ----- fuzzing (libFuzzer, clang) ------------------------------------------------------------------------------
-FUZZERS      := plan hf_config k8s engine_log
+FUZZERS      := plan hf_config k8s engine_log gguf safetensors
 FUZZ_BUILD   := build/fuzz
 FUZZ_SECONDS ?= 60
 SMOKE_SECONDS ?= 10
@@ -331,6 +334,10 @@ $(BUILD)/fuzz_hf_config: $(call obj,fuzz/fuzz_hf_config.c) $(foreach l,$(STACK_m
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lcjson -lm
 $(BUILD)/fuzz_k8s: $(call obj,fuzz/fuzz_k8s.c) $(foreach l,$(STACK_answers),$(call lib,$(l)))
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS_answers)
+$(BUILD)/fuzz_gguf: $(call obj,fuzz/fuzz_gguf.c) $(foreach l,$(STACK_model),$(call lib,$(l)))
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lcjson -lm
+$(BUILD)/fuzz_safetensors: $(call obj,fuzz/fuzz_safetensors.c) $(foreach l,$(STACK_model),$(call lib,$(l)))
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lcjson -lm
 
 fuzz-build:
 	@$(MAKE) --no-print-directory CC=clang CUDA=0 BUILD=$(FUZZ_BUILD) SAN_FLAGS="$(FUZZ_SAN)" \
@@ -406,6 +413,13 @@ $(GT_VENV)/.installed: tools/groundtruth/requirements.txt
 	@touch $@
 groundtruth: $(GT_VENV)/.installed
 	$(GT_VENV)/bin/python tools/groundtruth/generate.py
+# llama.cpp's own buffers (tests/ref/llamacpp/README.md): builds llama.cpp from llama-cpp-python's sdist under
+# LLAMACPP_CACHE (default /work/cache/gguf), then converts, quantises and runs the reference models
+llamacpp-groundtruth: $(GT_VENV)/.installed
+	./tools/groundtruth/llamacpp/build.sh
+	$(GT_VENV)/bin/python -m pip install -q --disable-pip-version-check --target $${LLAMACPP_CACHE:-/work/cache/gguf}/pylib \
+		sentencepiece==0.2.1 protobuf
+	$(GT_VENV)/bin/python tools/groundtruth/llamacpp/generate.py
 
 run: deps-build
 	@$(MAKE) --no-print-directory all

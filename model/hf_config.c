@@ -320,7 +320,10 @@ static void decode_qwen_moe(hf_ctx *c, mp_model *m, bool qwen3)
 	} else {
 		m->qkv_bias = hf_get_bool(c, KEYS("qkv_bias"), true);
 	}
-	m->num_experts = hf_get_u64(c, KEYS("num_experts"), qwen3 ? 128 : 60);
+	/* Qwen3MoeConfig's attribute_map spells num_experts num_local_experts, and save_pretrained (transformers 5.24)
+	 * writes that spelling */
+	m->num_experts = qwen3 ? hf_get_u64(c, KEYS("num_experts", "num_local_experts"), 128)
+			       : hf_get_u64(c, KEYS("num_experts"), 60);
 	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), qwen3 ? 8 : 4);
 	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), qwen3 ? 768 : 1408);
 	m->moe_layer_step = hf_get_u64(c, KEYS("decoder_sparse_step"), 1);
