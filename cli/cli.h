@@ -37,6 +37,8 @@ void cli_plan_help(const char *kind);
 void cli_roofline_help(void);
 void cli_calibrate_help(void);
 void cli_db_help(void);
+void cli_model_help(void);
+void cli_types_help(void);
 
 int cli_serve(int argc, char **argv);
 int cli_plan(int argc, char **argv);
@@ -44,6 +46,9 @@ int cli_roofline(int argc, char **argv);
 int cli_calibrate(int argc, char **argv);
 int cli_db(int argc, char **argv);
 int cli_routes(void);
+/* memplan model tensors ... and memplan types [--markdown] (cli/model.c). */
+int cli_model(int argc, char **argv);
+int cli_types(int argc, char **argv);
 
 /* Reads a whole file ("-" = stdin), NUL-terminated; *len gets its length. NULL when it cannot. Caller frees. */
 char *cli_read_file(const char *path, size_t *len);

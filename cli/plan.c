@@ -103,7 +103,7 @@ static char *engine_args(const mps_inference_plan *p)
 static mp_status plan_inference(mps_service *svc, const cJSON *body, answer_form form, char **out, mp_error *err)
 {
 	mps_inference_request *rq = calloc(1, sizeof(*rq));
-	mps_inference_plan *p = malloc(sizeof(*p));
+	mps_inference_plan *p = calloc(1, sizeof(*p));
 	mp_status st = rq && p ? mpc_inference_decode(body, "", true, rq, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
 
 	if (st == MP_OK)
@@ -115,6 +115,7 @@ static mp_status plan_inference(mps_service *svc, const cJSON *body, answer_form
 								     form == FORM_TEXT ? HINT : NULL);
 	if (st == MP_OK && *out == NULL)
 		st = mp_fail(err, MP_ENOMEM, "", "out of memory");
+	mps_inference_plan_release(p);
 	free(p);
 	mpc_inference_request_release(rq);
 	free(rq);

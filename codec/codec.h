@@ -340,6 +340,24 @@ char *mpc_export_finish(mpc_export *e, size_t *len);
 mp_status mpc_import_decode(const cJSON *doc, mps_import *out, mp_error *err);
 void mpc_import_free(mps_import *im);
 
+/* ----- a model's tensors (tensors.c) ------------------------------------------------------------------- */
+
+/* A plan request's "include" (absent, null or an array of "tensors"): *tensors when it asks for the tensor list.
+ * Errors: MP_EINVAL naming field with what is allowed. */
+mp_status mpc_include_decode(const cJSON *v, const char *field, bool *tensors, mp_error *err);
+/* The rows of l as array member key: {name, shape, layers, class, format_class, dtype, parameters, bytes[, counted:
+ * false]} each. */
+void mpc_tensor_rows_write(mpc_out *w, const char *key, const mps_tensor_list *l);
+/* l as object member key (a plan's "tensors"): weight_dtype and its _from, weight_layout, tensor_parallel_size,
+ * parameters, bytes_per_gpu, layout_buffers_bytes, tensors. */
+void mpc_tensors_write(mpc_out *w, const char *key, const mps_tensor_list *l);
+/* GET /v1/models/{id}/tensors: {"model": model_id (null when NULL), the members above}. Heap; NULL when out of
+ * memory. */
+char *mpc_model_tensors_print(const char *model_id, const mps_tensor_list *l, size_t *len);
+/* The same for people: a heading (tensors, parameters, bytes per GPU in GB and GiB, the format and why), then one
+ * line per tensor (name, shape, layers, class, dtype, bytes per GPU). Heap; NULL when out of memory. */
+char *mpc_model_tensors_text(const char *model, const mps_tensor_list *l);
+
 /* ----- numbers for people (human.c) ----------------------------------------------------------------------- */
 
 /* Each writes into buf (always NUL-terminated, cut at len) and returns buf. Worked examples (tests/test_codec.c):

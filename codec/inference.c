@@ -83,6 +83,8 @@ static const mpm_field inference_fields[] = {
 	  .dmin = 0.01, .dmax = 1 },
 	{ .name = "served_model", .type = MPM_F_STRING, .offset = OFF(served_model),
 	  .size = MPM_STR(inference_body, served_model) },
+	/* parts of the answer beyond the default ones: ["tensors"] (read by mpc_include_decode) */
+	{ .name = "include", .type = MPM_F_ANY },
 };
 
 #define FOFF(c) offsetof(mp_weight_formats, cls) + (c) * sizeof(mp_dtype)
@@ -271,6 +273,8 @@ static mp_status decode_body(const cJSON *body, const char *pointer, inference_b
 					 err);
 			break;
 		}
+	mpc_join(field, sizeof(field), pointer, "/include");
+	mp_problems_note(&p, mpc_include_decode(mpc_member(body, "include"), field, &j->include_tensors, err), err);
 	j->req.batch_size = ib->req.batch_size;
 	j->req.sequence_length = ib->req.sequence_length;
 	j->req.num_gpus = ib->req.num_gpus;
@@ -305,6 +309,14 @@ mp_status mpc_inference_decode(const cJSON *body, const char *pointer, bool allo
 						  err),
 			     err) == MP_ENOMEM)
 		return mp_problems_end(&p, err);
+	if (!allow_device && j->include_tensors) {
+		mpc_join(field, sizeof(field), pointer, "/include");
+		mp_problems_note(&p,
+				 mp_fail(err, MP_EINVAL, field,
+					 "include applies to one plan (POST /v1/plan/inference); a batch's answers list "
+					 "no tensors: GET /v1/models/{id}/tensors lists a model's"),
+				 err);
+	}
 	mpc_join(field, sizeof(field), pointer, "/device");
 	if (!allow_device && mpc_member(body, "device"))
 		mp_problems_note(&p,
@@ -610,6 +622,8 @@ void mpc_inference_plan_write(mpc_out *w, const mps_inference_request *rq, const
 	}
 	if (p->have_engine)
 		mpc_engine_block_write(w, "engine", &p->job, p);
+	if (p->job.include_tensors)
+		mpc_tensors_write(w, "tensors", &p->tensors);
 	mpc_warnings_write(w, &p->warnings);
 	notes_write(w, p);
 	mpc_w_end(w);

@@ -145,3 +145,40 @@ mp_status mpd_h_model_delete(mpd_request *req, mpd_reply *rep)
 		rep->http_status = 204;
 	return st;
 }
+
+/* GET /v1/models/{id}/tensors[?weight_dtype=D&tensor_parallel_size=N&format=text]: the stored model's tensors
+ * (service mps_model_tensors), as JSON or, with ?format=text, as a table for people. */
+mp_status mpd_h_model_tensors(mpd_request *req, mpd_reply *rep)
+{
+	mps_model_ref ref;
+	mps_tensors_query q = {MP_DTYPE_INVALID, MP_DTYPE_INVALID, 1, NULL};
+	mps_tensor_list l;
+	mp_problems p = MP_PROBLEMS_INIT;
+	const char *wd = mpd_query(req, "weight_dtype");
+	bool is_auto = false;
+	mp_status st;
+
+	memset(&ref, 0, sizeof(ref));
+	ref.kind = MPS_MODEL_STORED;
+	snprintf(ref.id, sizeof(ref.id), "%s", req->path_id);
+	snprintf(ref.pointer, sizeof(ref.pointer), "/id");
+	if (!mp_valid_id(req->path_id))
+		mp_problems_note(&p, valid_path_id(req, &rep->err), &rep->err);
+	if (wd)
+		mp_problems_note(&p, mpc_weight_dtype_ex(wd, "?weight_dtype", &q.weight_dtype, NULL, &is_auto, &rep->err),
+				 &rep->err);
+	mp_problems_note(&p,
+			 mpd_query_u64(req, "tensor_parallel_size", 1, MP_MAX_GPUS, 1, &q.tensor_parallel_size,
+				       &rep->err),
+			 &rep->err);
+	st = mp_problems_end(&p, &rep->err);
+	if (st != MP_OK)
+		return st;
+	st = mps_model_tensors(req->d->svc, &ref, &q, &l, &rep->err);
+	if (st != MP_OK)
+		return st;
+	rep->text = req->text ? mpc_model_tensors_text(req->path_id, &l) : mpc_model_tensors_print(req->path_id, &l, NULL);
+	rep->text_type = req->text ? "text/plain; charset=utf-8" : "application/json";
+	mps_tensor_list_release(&l);
+	return rep->text ? MP_OK : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
+}

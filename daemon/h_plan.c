@@ -12,7 +12,7 @@
 mp_status mpd_h_plan_inference(mpd_request *req, mpd_reply *rep)
 {
 	mps_inference_request *rq = calloc(1, sizeof(*rq));
-	mps_inference_plan *plan = malloc(sizeof(*plan));
+	mps_inference_plan *plan = calloc(1, sizeof(*plan));
 	mp_status st = rq && plan ? MP_OK : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 
 	if (st == MP_OK)
@@ -27,6 +27,7 @@ mp_status mpd_h_plan_inference(mpd_request *req, mpd_reply *rep)
 		if (rep->text == NULL)
 			st = mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 	}
+	mps_inference_plan_release(plan);
 	free(plan);
 	mpc_inference_request_release(rq);
 	free(rq);

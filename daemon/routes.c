@@ -24,6 +24,7 @@ const mpd_route mpd_routes[] = {
 	{ "GET", "/v1/devices/{id}", mpd_h_device_get, NULL, 0 },
 	{ "GET", "/v1/models", mpd_h_models_list, "limit cursor model_type source", 0 },
 	{ "GET", "/v1/models/{id}", mpd_h_model_get, NULL, 0 },
+	{ "GET", "/v1/models/{id}/tensors", mpd_h_model_tensors, "weight_dtype tensor_parallel_size format", 0 },
 	{ "POST", "/v1/plan/inference", mpd_h_plan_inference, "format", PURE | JSON },
 	{ "POST", "/v1/plan/training", mpd_h_plan_training, "format", PURE | JSON },
 	{ "POST", "/v1/engine-check", mpd_h_engine_check, NULL, PURE | JSON },

@@ -53,6 +53,7 @@ mp_status mpd_h_devices_list(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_device_get(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_models_list(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_model_get(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_model_tensors(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_plan_inference(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_plan_training(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_engine_check(mpd_request *req, mpd_reply *rep);	/* h_engine.c */

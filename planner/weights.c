@@ -188,7 +188,7 @@ static mp_status resolve_formats(const mp_model *m, mp_dtype weight_dtype, mp_dt
 
 /* One inventory entry's format, values (all its copies and count) and bytes on one of tp ranks, under the formats
  * of w. A buffer: fp32 (int64 ones taking two fp32 values' room), no parameters. False on overflow. */
-static bool tensor_bytes(const mp_tensor *t, const mp_weights *w, const fmt_ctx *x, const bool *f_ckpt,
+static inline bool tensor_bytes(const mp_tensor *t, const mp_weights *w, const fmt_ctx *x, const bool *f_ckpt,
 			 mp_dtype compute_dtype, uint64_t tp, mp_tensor_bytes *out)
 {
 	/* a tensor's bytes count in its kind's class; a vector takes the norms' format there */

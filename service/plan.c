@@ -127,7 +127,15 @@ mp_status mps_plan_inference(mps_service *s, const mps_inference_request *rq, mp
 		st = mps_device_resolve_at(s, &rq->device, gen, &out->device, err);
 	if (st != MP_OK)
 		return st;
-	return mps_plan_inference_on(&out->model, rq->device.given ? &out->device : NULL, &rq->job, out, err);
+	st = mps_plan_inference_on(&out->model, rq->device.given ? &out->device : NULL, &rq->job, out, err);
+	if (st == MP_OK && rq->job.include_tensors) {
+		/* the tensors as this plan stores them: its formats on one of its tensor-parallel ranks */
+		mps_tensors_query q = {out->job.req.weight_dtype, out->opts.compute_dtype, out->mem.tensor_parallel_size,
+				       &out->opts.formats};
+
+		st = mps_tensors_of(&out->model.arch, &q, &out->tensors, err);
+	}
+	return st;
 }
 
 mp_status mps_plan_training(mps_service *s, const mps_training_request *rq, mps_training_plan *out, mp_error *err)

@@ -137,6 +137,26 @@ mp_status mps_engine_block_for(const mps_inference_job *j, mps_inference_plan *p
  * MP_ENOTFOUND, MP_EOVERFLOW, MP_EDB.
  */
 mp_status mps_plan_inference(mps_service *s, const mps_inference_request *rq, mps_inference_plan *out, mp_error *err);
+/* Frees what a plan holds on the heap (its tensor list); the struct itself stays the caller's, who allocates it
+ * zeroed (calloc) so that a plan that failed early is released alike. NULL-safe. */
+void mps_inference_plan_release(mps_inference_plan *p);
+
+/* ----- a model's tensors: the inventory with each tensor's format and bytes ---------------------------------- */
+
+/*
+ * m's tensors (its inventory, planner/mp_inventory.h) under q's formats at q's tensor-parallel degree, into *out
+ * (rows on the heap: mps_tensor_list_release). The weight dtype left out is the config's float dtype, else bf16
+ * (weight_dtype_from says which). Errors: those of mp_weight_tensors (MP_EINVAL naming "/weight_formats/<class>",
+ * MP_EOVERFLOW), MP_ENOMEM. Borrowed: m, q.
+ * Worked example (tests/test_http.c test_model_tensors): llama-3-8b in bf16 at tensor_parallel_size 1 -> 8,030,261,248
+ * parameters in 12 rows, model.layers.{i}.self_attn.k_proj.weight [1024, 4096] x 32 layers, 268,435,456 bytes.
+ */
+mp_status mps_tensors_of(const mp_model *m, const mps_tensors_query *q, mps_tensor_list *out, mp_error *err);
+/* GET /v1/models/{id}/tensors: mps_tensors_of a stored model (or one a request names: ref). Errors: those of
+ * mps_model_resolve (MP_ENOTFOUND naming "/id") and mps_tensors_of. */
+mp_status mps_model_tensors(mps_service *s, const mps_model_ref *ref, const mps_tensors_query *q, mps_tensor_list *out,
+			    mp_error *err);
+void mps_tensor_list_release(mps_tensor_list *l);
 
 /* ----- engine check: what an engine printed beside memplan's prediction ------------------------------------ */
 

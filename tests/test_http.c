@@ -663,6 +663,78 @@ static void test_reads(void **state)
 	http_resp_free(&r);
 }
 
+/* The tensor inventory through the API: GET /v1/models/{id}/tensors and "include": ["tensors"] on a plan.
+ * Llama-3-8B (tests/ref/models/llama-3-8b.json, its preset): 12 entries, 8,030,261,248 parameters; k_proj [1024,
+ * 4096] x 32 layers is 268,435,456 bytes in bf16 and, at tensor_parallel_size 4 in fp8_e4m3, a quarter of its rows
+ * at one byte plus one fp32 weight_scale per matrix: 32 x (256 x 4096 + 4) = 33,554,560 bytes. */
+static void test_model_tensors(void **state)
+{
+	fixture *f = *state;
+	http_resp r;
+	const cJSON *t, *e;
+	double sum = 0, params = 0;
+	bool k_seen = false;
+
+	http_do(&f->d, "GET", "/v1/models/llama-3-8b/tensors", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	t = cJSON_GetObjectItem(r.json, "tensors");
+	assert_int_equal(cJSON_GetArraySize(t), 12);
+	assert_string_equal(cJSON_GetObjectItem(r.json, "weight_dtype")->valuestring, "bf16");
+	cJSON_ArrayForEach(e, t)
+	{
+		sum += cJSON_GetObjectItem(e, "bytes")->valuedouble;
+		params += cJSON_GetObjectItem(e, "parameters")->valuedouble;
+		if (strcmp(cJSON_GetObjectItem(e, "name")->valuestring, "model.layers.{i}.self_attn.k_proj.weight") == 0) {
+			assert_int_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(e, "shape"), 0)->valueint, 1024);
+			assert_int_equal(cJSON_GetObjectItem(e, "layers")->valueint, 32);
+			assert_true(cJSON_GetObjectItem(e, "bytes")->valuedouble == 268435456.0);
+			assert_string_equal(cJSON_GetObjectItem(e, "class")->valuestring, "attention");
+			k_seen = true;
+		}
+	}
+	assert_true(k_seen);
+	assert_true(params == 8030261248.0);
+	assert_true(sum == cJSON_GetObjectItem(r.json, "bytes_per_gpu")->valuedouble);
+	http_resp_free(&r);
+
+	http_do(&f->d, "GET", "/v1/models/llama-3-8b/tensors?weight_dtype=fp8&tensor_parallel_size=4", NULL, NULL, NULL,
+		&r);
+	assert_int_equal(r.status, 200);
+	cJSON_ArrayForEach(e, cJSON_GetObjectItem(r.json, "tensors"))
+		if (strcmp(cJSON_GetObjectItem(e, "name")->valuestring, "model.layers.{i}.self_attn.k_proj.weight") == 0)
+			assert_true(cJSON_GetObjectItem(e, "bytes")->valuedouble == 33554560.0);
+	http_resp_free(&r);
+
+	/* every bad query argument at once */
+	http_do(&f->d, "GET", "/v1/models/llama-3-8b/tensors?weight_dtype=fp9&tensor_parallel_size=0", NULL, NULL, NULL,
+		&r);
+	assert_int_equal(r.status, 422);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "errors")), 2);
+	http_resp_free(&r);
+	http_do(&f->d, "GET", "/v1/models/nope/tensors", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 404);
+	http_resp_free(&r);
+
+	/* the plan's own list: its formats on one of its ranks, summing to its weights */
+	post(f, "/v1/plan/inference",
+	     "{\"model\":\"llama-3-8b\",\"batch_size\":1,\"sequence_length\":1024,\"weight_dtype\":\"fp8\","
+	     "\"num_gpus\":4,\"include\":[\"tensors\"]}",
+	     &r);
+	assert_int_equal(r.status, 200);
+	t = cJSON_GetObjectItem(r.json, "tensors");
+	assert_int_equal(cJSON_GetObjectItem(t, "tensor_parallel_size")->valueint, 4);
+	sum = 0;
+	cJSON_ArrayForEach(e, cJSON_GetObjectItem(t, "tensors"))
+		sum += cJSON_GetObjectItem(e, "bytes")->valuedouble;
+	assert_true(sum == cJSON_GetObjectItem(t, "bytes_per_gpu")->valuedouble);
+	http_resp_free(&r);
+	post(f, "/v1/plan/inference",
+	     "{\"model\":\"llama-3-8b\",\"batch_size\":1,\"sequence_length\":1024,\"include\":[\"tensor\"]}", &r);
+	assert_int_equal(r.status, 422);
+	assert_string_equal(http_problem_field(&r), "/include");
+	http_resp_free(&r);
+}
+
 /* Every route of the table is a path of openapi.yaml with that method, and the reverse. */
 static void test_routes_match_openapi(void **state)
 {
@@ -776,6 +848,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plan_inference_by_id),
+		cmocka_unit_test(test_model_tensors),
 		cmocka_unit_test(test_plan_inference_inline),
 		cmocka_unit_test(test_plan_inference_fit),
 		cmocka_unit_test(test_engines),

@@ -105,6 +105,40 @@ typedef struct mps_warnings {
  * Worked example (tests/test_pipeline.c). */
 bool mps_warnings_left_out(const mps_warnings *w, char *buf, size_t len);
 
+/* ----- a model's tensors ---------------------------------------------------------------------------- */
+
+/* What a tensor listing is asked for (mps_tensors_of): the formats and the tensor-parallel degree. */
+typedef struct mps_tensors_query {
+	mp_dtype weight_dtype;		/* MP_DTYPE_INVALID: the config's dtype when a float one, else bf16 */
+	mp_dtype compute_dtype;		/* MP_DTYPE_INVALID: bf16 */
+	uint64_t tensor_parallel_size;	/* 0 = 1 */
+	const mp_weight_formats *formats; /* per-class formats; NULL = none (borrowed) */
+} mps_tensors_query;
+
+/* One entry of the inventory as the API lists it. */
+typedef struct mps_tensor_row {
+	char name[256];			/* the state_dict name, "{i}" for the layer: "model.layers.{i}.self_attn.q_proj.weight" */
+	uint32_t shape[MP_TENSOR_MAX_DIMS];
+	uint8_t ndim;
+	uint32_t layers;		/* how many of it (the layers or blocks it repeats over) */
+	mp_tensor_kind kind;		/* the API's "class": embedding, attention, mlp, expert, ... */
+	mp_tensor_class format_class;	/* the weight_formats class whose format it takes */
+	bool buffer;			/* a registered buffer, not a parameter */
+	mp_tensor_bytes b;		/* its format, parameters and bytes per rank */
+} mps_tensor_row;
+
+/* A model's tensors (mps_tensors_of fills it; mps_tensor_list_release frees rows). */
+typedef struct mps_tensor_list {
+	mps_tensor_row *rows;		/* heap */
+	size_t n;
+	mp_dtype weight_dtype;		/* resolved */
+	const char *weight_dtype_from;	/* static: "request", "config_dtype", "default" */
+	uint64_t tensor_parallel_size;
+	mp_weights weights;		/* the classes' formats and bytes (mp_weight_bytes) */
+	uint64_t parameters;		/* sum over rows */
+	uint64_t layout_buffers_bytes;	/* the layout's own tables (RoPE under the PyTorch layout), in no row */
+} mps_tensor_list;
+
 /* Everything of an inference request but the device, so a scheduler's batch can be evaluated against many
  * devices and GPU counts. */
 typedef struct mps_inference_job {
@@ -119,6 +153,7 @@ typedef struct mps_inference_job {
 	bool compute_dtype_given;	/* compute_dtype was in the request */
 	bool int4_scheme_given;		/* int4_scheme, or weight_dtype gptq / awq, was in the request */
 	bool int4_group_size_given;
+	bool include_tensors;		/* "include": ["tensors"]: the plan lists the model's tensors (a single plan) */
 } mps_inference_job;
 
 /* How the prefill chunk (max_num_batched_tokens) of a plan was chosen. */
@@ -195,6 +230,7 @@ typedef struct mps_inference_plan {
 	mps_prefill_choice prefill;
 	bool have_engine;		/* the request named an engine */
 	mps_engine_block engine;
+	mps_tensor_list tensors;	/* job.include_tensors: rows on the heap (mps_inference_plan_release) */
 } mps_inference_plan;
 
 /* ----- engine check: what an engine printed beside memplan's prediction ------------------------------------ */
