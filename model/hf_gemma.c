@@ -191,7 +191,7 @@ static void gemma4_widths(hf_ctx *c, mp_model *m, bool k_eq_v)
 		hf_ctx sub;
 
 		snprintf(pointer, sizeof(pointer), "%s/per_layer_config/%.20s", c->pointer, e->string);
-		sub = (hf_ctx){e, pointer, c->err, c->st, NULL, NULL};
+		sub = (hf_ctx){e, pointer, c->err, c->st, NULL, NULL, c->decode_type};
 		if (!layer_index(e->string, m->num_layers, &i) || !cJSON_IsObject(e)) {
 			hf_fail_key(c, "per_layer_config",
 			            "per_layer_config keys must be layer indices below num_hidden_layers, each an object of "
@@ -370,7 +370,7 @@ static bool sub_config(hf_ctx *top, const char *key, char *pointer, size_t cap, 
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(top->cfg, key);
 
 	snprintf(pointer, cap, "%s/%s", top->pointer, key);
-	*out = (hf_ctx){cJSON_IsObject(v) ? v : NULL, pointer, top->err, top->st, NULL, NULL};
+	*out = (hf_ctx){cJSON_IsObject(v) ? v : NULL, pointer, top->err, top->st, NULL, NULL, top->decode_type};
 	if (v && !cJSON_IsNull(v) && !cJSON_IsObject(v)) {
 		hf_fail_key(top, key, "must be an object (the tower's config) or null");
 		return false;
@@ -555,7 +555,7 @@ static void decode_gemma_wrapper(hf_ctx *c, mp_model *m, const char *wrapper_typ
 	}
 	snprintf(pointer, sizeof(pointer), "%s%s", c->pointer, cJSON_IsObject(tc) ? "/text_config" : "");
 	/* t.cfg NULL (no text_config): every decoder key takes its class default */
-	t = (hf_ctx){cJSON_IsObject(tc) ? tc : NULL, pointer, c->err, c->st, NULL, NULL};
+	t = (hf_ctx){cJSON_IsObject(tc) ? tc : NULL, pointer, c->err, c->st, NULL, NULL, c->decode_type};
 	tt = t.cfg ? cJSON_GetObjectItemCaseSensitive(t.cfg, "model_type") : NULL;
 	if (tt && !(cJSON_IsString(tt) && strcmp(tt->valuestring, text_type) == 0)) {
 		snprintf(msg, sizeof(msg), "a %s config's text_config is a %s decoder", wrapper_type, text_type);
@@ -875,7 +875,7 @@ static void gemma3n_audio(hf_ctx *top, mp_model *m, uint64_t text_hidden)
 	uint64_t h, layers, heads, k, feat, vocab, chan[2], kern[4], stride[4], f;
 
 	snprintf(pointer, sizeof(pointer), "%s/audio_config", top->pointer);
-	c = (hf_ctx){cJSON_IsObject(ac) ? ac : NULL, pointer, top->err, top->st, NULL, NULL};
+	c = (hf_ctx){cJSON_IsObject(ac) ? ac : NULL, pointer, top->err, top->st, NULL, NULL, top->decode_type};
 	if (ac && !cJSON_IsNull(ac) && !cJSON_IsObject(ac)) {
 		hf_fail_key(top, "audio_config", "audio_config must be an object");
 		return;
@@ -921,7 +921,7 @@ static void gemma3n_vision(hf_ctx *top, mp_model *m, uint64_t text_hidden)
 	const char *name = "mobilenetv5_300m_enc";
 
 	snprintf(pointer, sizeof(pointer), "%s/vision_config", top->pointer);
-	c = (hf_ctx){cJSON_IsObject(vc) ? vc : NULL, pointer, top->err, top->st, NULL, NULL};
+	c = (hf_ctx){cJSON_IsObject(vc) ? vc : NULL, pointer, top->err, top->st, NULL, NULL, top->decode_type};
 	if (vc && !cJSON_IsNull(vc) && !cJSON_IsObject(vc)) {
 		hf_fail_key(top, "vision_config", "vision_config must be an object");
 		return;

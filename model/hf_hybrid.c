@@ -213,7 +213,7 @@ void mpm_read_kimi_linear(hf_ctx *c, mp_model *m)
 	m->ssm.head_dim = hf_get_u64(c, KEYS("linear_head_dim"), 128);
 	m->ssm.conv_kernel = hf_get_u64(c, KEYS("linear_conv_kernel_dim"), 4);
 	snprintf(sub_pointer, sizeof(sub_pointer), "%s/linear_attn_config", c->pointer);
-	lc = (hf_ctx){cJSON_IsObject(lac) ? lac : NULL, sub_pointer, c->err, c->st, NULL, NULL};
+	lc = (hf_ctx){cJSON_IsObject(lac) ? lac : NULL, sub_pointer, c->err, c->st, NULL, NULL, c->decode_type};
 	m->ssm.n_heads = hf_get_u64(&lc, KEYS("num_heads"), m->ssm.n_heads);
 	m->ssm.head_dim = hf_get_u64(&lc, KEYS("head_dim"), m->ssm.head_dim);
 	m->ssm.conv_kernel = hf_get_u64(&lc, KEYS("short_conv_kernel_size"), m->ssm.conv_kernel);

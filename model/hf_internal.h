@@ -17,6 +17,10 @@ typedef struct hf_ctx {
 	mp_status st;		/* the first error; every reader below is a no-op once it is set */
 	const cJSON *text;	/* set by a wrapper's decoder: the object its decoder's keys came from */
 	const mp_names *names;	/* set by hf_decode_type: the decoder's tensor names (NULL: the Llama family's) */
+	/* reads a nested config (a wrapper's text_config) by its model_type through the table (hf_decode_type, set by
+	 * mpm_from_hf_row): the readers reach the table only through it, so the table and the readers it names
+	 * do not include each other */
+	bool (*decode_type)(struct hf_ctx *c, const char *type, bool text_only, mp_model *m);
 } hf_ctx;
 
 #define KEYS(...) ((const char *const[]){__VA_ARGS__, NULL})

@@ -106,7 +106,7 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 		if (strcmp(type, vision_classes[i].type) == 0)
 			d = &vision_classes[i];
 	snprintf(pointer, sizeof(pointer), "%s/vision_config", top->pointer);
-	c = (hf_ctx){absent ? NULL : vc, pointer, top->err, top->st, NULL, NULL};
+	c = (hf_ctx){absent ? NULL : vc, pointer, top->err, top->st, NULL, NULL, top->decode_type};
 	if (d == NULL) {
 		char msg[200];
 
@@ -258,11 +258,11 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 	if (!cJSON_IsObject(tc) && !w->flat)
 		tc = NULL; /* no text_config: the decoder's class defaults */
 	snprintf(pointer, sizeof(pointer), "%s%s", c->pointer, cJSON_IsObject(tc) ? "/text_config" : "");
-	t = (hf_ctx){cJSON_IsObject(tc) ? tc : (w->flat ? c->cfg : NULL), pointer, c->err, c->st, NULL, NULL};
+	t = (hf_ctx){cJSON_IsObject(tc) ? tc : (w->flat ? c->cfg : NULL), pointer, c->err, c->st, NULL, NULL, c->decode_type};
 	/* t.cfg NULL (no text_config): every decoder key takes its class default */
 	tt = t.cfg ? cJSON_GetObjectItemCaseSensitive(t.cfg, "model_type") : NULL;
 	if (cJSON_IsString(tt) && t.cfg != c->cfg) {
-		if (!hf_decode_type(&t, tt->valuestring, true, m)) {
+		if (!t.decode_type(&t, tt->valuestring, true, m)) {
 			char msg[300];
 
 			snprintf(
@@ -273,7 +273,7 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 			hf_fail_key(&t, "model_type", msg);
 		}
 	} else {
-		hf_decode_type(&t, w->text_type, true, m);
+		t.decode_type(&t, w->text_type, true, m);
 	}
 	c->st = t.st;
 	c->names = strcmp(w->name, "llama4") == 0 ? &mpm_names_llama4 : t.names;

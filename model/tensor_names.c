@@ -11,7 +11,7 @@
 
 #include "tensor_names.h"
 
-/* GGUF name, transformers name, inventory row(s) */
+/* key (the inventory entries a file tensor counts towards), GGUF name, transformers name */
 static const mpm_name_row rows[] = {
 	{ "embed_tokens", "token_embd.weight", "model.embed_tokens.weight" },
 	{ "embed_positions", "position_embd.weight", "model.embed_positions.weight" },
