@@ -125,8 +125,8 @@ mp_status mp_calib_cpu_probe(mp_calib_cpu_info *info, mp_error *err)
 		snprintf(info->vendor, sizeof(info->vendor), "Intel");
 	else if (strcmp(vendor, "AuthenticAMD") == 0)
 		snprintf(info->vendor, sizeof(info->vendor), "AMD");
-	else
-		snprintf(info->vendor, sizeof(info->vendor), "%s", vendor);
+	else /* a CPUID vendor string is 12 characters (three registers); ARM's /proc/cpuinfo has none */
+		snprintf(info->vendor, sizeof(info->vendor), "%.31s", vendor);
 	if (uname(&u) == 0)
 		snprintf(info->architecture, sizeof(info->architecture), "%.31s", u.machine);
 	if (info->name[0] == '\0')
