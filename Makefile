@@ -411,7 +411,7 @@ clean-clone-check:
 
 -include $(shell find $(OUT_DIRS) -name '*.d' 2>/dev/null)
 
-# ----- lint: banned functions, the house's layers, SQL, history in comments, cppcheck (make check runs it) ---------
+# ----- lint: banned functions, the house's layers, SQL, history in comments, cppcheck (make check runs it) -------
 # The layer check reads the build (its dependency files and archives), so lint builds first. cppcheck keeps its
 # analysis in build/cppcheck (shared by every BUILD of this checkout): about 20 s the first time, 2 s after.
 LINT_SRC = $(CORE_SRC) $(PLANNER_SRC) $(MODEL_SRC) $(DB_SRC) $(KERNELS_SRC) $(SERVICE_SRC) $(CODEC_SRC) \
@@ -425,6 +425,8 @@ lint: $(BUILD)/memplan $(GPU_HELPER)
 	@python3 tests/lint_layers.py --build $(BUILD)
 	@echo "== SQL (tests/lint_sql.sh)"
 	@sh tests/lint_sql.sh
+	@echo "== history in comments (tests/lint_history.sh, over tests/lint_history.scope)"
+	@sh tests/lint_history.sh
 	@echo "== cppcheck"
 	@mkdir -p $(CPPCHECK_DIR)
 	@# suppressed, each a false positive here: invalidPointerCast (fields.c writes fields through their table

@@ -91,7 +91,8 @@ mp_status mp_prefill_workspace(const mp_model *m, const mp_inference_req *req, c
 	    m->moe_intermediate_size > LIM || m->shared_expert_intermediate_size > LIM || m->num_experts > LIM ||
 	    m->kv_lora_rank > LIM || m->qk_nope_head_dim > LIM || m->qk_rope_head_dim > LIM || m->v_head_dim > LIM ||
 	    m->num_experts_per_tok > LIM || positions > LIM || m->rotary_dim > LIM)
-		/* a model dimension, not the request, is out of range: name it (issue 19 reported /sequence_length) */
+		/* a model dimension, not the request, is out of range: the error names the model's field, not the
+		 * request's /sequence_length */
 		return positions > LIM ? mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/logits_positions",
 						    "logits_positions must be at most %llu", (unsigned long long)LIM)
 				       : mp_model_overflow(m, "the prefill workspace", err);
