@@ -255,7 +255,7 @@ static bool mlp_phase(const fwd *f, acc *mlp)
 	uint64_t dense = 0, moe = 0, moe_layers = 0;
 
 	term(mlp, f->st.layer_mlp, f->T, f->h * f->a);
-	for (uint64_t i = 0; i < m->num_layers; i++)
+	for (uint64_t i = 0; m->num_experts && i < m->num_layers; i++) /* no experts: no MoE layer to look for */
 		moe_layers += mp_model_is_moe_layer(m, i);
 	if (moe_layers < m->num_layers && !mlp_dense(f, &dense))
 		return false;
