@@ -68,7 +68,8 @@ typedef struct layout {
 	uint64_t seq_local;
 } layout;
 
-static mp_status check_layout(const mp_model *m, const mp_training_req *req, layout *l, mp_error *err)
+/* The sizes and degrees, each within its limit; fills l->tp, pp, cp, ep and dp. */
+static mp_status check_degrees(const mp_training_req *req, layout *l, mp_error *err)
 {
 	uint64_t n = mp_or1(req->num_gpus), group;
 
@@ -82,8 +83,7 @@ static mp_status check_layout(const mp_model *m, const mp_training_req *req, lay
 	if (req->sequence_length < 1 || req->sequence_length > MP_MAX_SEQUENCE_LENGTH)
 		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/sequence_length", "sequence_length must be between 1 and %llu",
 			       (unsigned long long)MP_MAX_SEQUENCE_LENGTH);
-	if (n > MP_MAX_GPUS || l->tp > MP_MAX_GPUS || l->pp > MP_MAX_GPUS || l->cp > MP_MAX_GPUS ||
-	    l->ep > MP_MAX_GPUS)
+	if (mp_max_u64(mp_max_u64(n, l->tp), mp_max_u64(mp_max_u64(l->pp, l->cp), l->ep)) > MP_MAX_GPUS)
 		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/num_gpus", "num_gpus and every parallel degree must be at most %llu",
 			       (unsigned long long)MP_MAX_GPUS);
 	group = l->tp * l->pp * l->cp;	/* each <= 2^16, so at most 2^48 */
@@ -94,6 +94,12 @@ static mp_status check_layout(const mp_model *m, const mp_training_req *req, lay
 			       (unsigned long long)n, (unsigned long long)l->tp, (unsigned long long)l->pp,
 			       (unsigned long long)l->cp, (unsigned long long)group);
 	l->dp = n / group;
+	return MP_OK;
+}
+
+/* What the degrees need of the sequence, the attention kernel and the sharding. */
+static mp_status check_splits(const mp_training_req *req, const layout *l, mp_error *err)
+{
 	if (req->sequence_parallel && l->tp == 1)
 		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/sequence_parallel",
 			       "sequence_parallel splits the norm and dropout activations across tensor-parallel ranks; "
@@ -114,36 +120,47 @@ static mp_status check_layout(const mp_model *m, const mp_training_req *req, lay
 		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/sharding",
 			       "gradient and parameter sharding (zero2, zero3, fsdp) cannot be combined with pipeline "
 			       "parallelism (DeepSpeed allows ZeRO-1 with pipelines only); use zero1 or none");
+	return MP_OK;
+}
 
-	if (m != NULL) {
-		mp_status st = mp_check_tp_degree(m, l->tp, req->json_pointer, err);
+/* What the degrees need of the model: heads and experts divisible, layers divisible by the stages, the context. */
+static mp_status check_model_splits(const mp_model *m, const mp_training_req *req, const layout *l, mp_error *err)
+{
+	mp_status st;
 
-		if (st == MP_OK)
-			st = mp_check_context(m, req->sequence_length, req->allow_beyond_max_position, req->json_pointer, "/sequence_length",
-					      err);
-		if (st != MP_OK)
-			return st;
-		if (m->num_layers % l->pp != 0)
-			return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/pipeline_parallel_size",
-				       "pipeline_parallel_size (%llu) must divide the layers (%llu)",
-				       (unsigned long long)l->pp, (unsigned long long)m->num_layers);
-		if (l->ep > 1 && m->num_experts == 0)
-			return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/expert_parallel_size",
-				       "expert_parallel_size > 1 needs a mixture-of-experts model; this one has no experts");
-		if (m->num_experts && m->num_experts % l->ep != 0)
-			return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/expert_parallel_size",
-				       "expert_parallel_size (%llu) must divide the experts (%llu)",
-				       (unsigned long long)l->ep, (unsigned long long)m->num_experts);
-	} else if (l->tp > 1 || l->pp > 1 || l->ep > 1 || l->cp > 1) {
-		if (!req->states_only)
+	if (m == NULL) {
+		if ((l->tp > 1 || l->pp > 1 || l->ep > 1 || l->cp > 1) && !req->states_only)
 			return MODEL_FAIL(err, MP_EINVAL, m, req, "a parallel layout needs the model's architecture");
+		return MP_OK;
 	}
+	st = mp_check_tp_degree(m, l->tp, req->json_pointer, err);
+	if (st == MP_OK)
+		st = mp_check_context(m, req->sequence_length, req->allow_beyond_max_position, req->json_pointer,
+				      "/sequence_length", err);
+	if (st != MP_OK)
+		return st;
+	if (m->num_layers % l->pp != 0)
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/pipeline_parallel_size",
+			       "pipeline_parallel_size (%llu) must divide the layers (%llu)",
+			       (unsigned long long)l->pp, (unsigned long long)m->num_layers);
+	if (l->ep > 1 && m->num_experts == 0)
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/expert_parallel_size",
+			       "expert_parallel_size > 1 needs a mixture-of-experts model; this one has no experts");
+	if (m->num_experts && m->num_experts % l->ep != 0)
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/expert_parallel_size",
+			       "expert_parallel_size (%llu) must divide the experts (%llu)",
+			       (unsigned long long)l->ep, (unsigned long long)m->num_experts);
+	return MP_OK;
+}
+
+/* Gradient accumulation, the micro-batches in flight and the tokens per GPU. */
+static mp_status check_steps(const mp_training_req *req, layout *l, mp_error *err)
+{
 	if (l->ep > 1 && l->dp % l->ep != 0)
 		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/expert_parallel_size",
 			       "expert_parallel_size (%llu) must divide the data-parallel degree (%llu = num_gpus / "
 			       "(tp x pp x cp))",
 			       (unsigned long long)l->ep, (unsigned long long)l->dp);
-
 	l->gas = 1;
 	if (req->global_batch_size) {
 		uint64_t per_step = req->micro_batch_size * l->dp;	/* <= 2^20 x 2^16 */
@@ -163,6 +180,19 @@ static mp_status check_layout(const mp_model *m, const mp_training_req *req, lay
 	l->seq_local = req->sequence_length / l->cp;
 	l->tokens = req->micro_batch_size * l->seq_local;
 	return MP_OK;
+}
+
+static mp_status check_layout(const mp_model *m, const mp_training_req *req, layout *l, mp_error *err)
+{
+	mp_status st = check_degrees(req, l, err);
+
+	if (st == MP_OK)
+		st = check_splits(req, l, err);
+	if (st == MP_OK)
+		st = check_model_splits(m, req, l, err);
+	if (st == MP_OK)
+		st = check_steps(req, l, err);
+	return st;
 }
 
 /* ----- parameters on one GPU --------------------------------------------------------------------------- */
@@ -642,6 +672,46 @@ static void (*const recomputes[])(const layers_kept *x, mp_activation_memory *a,
 };
 MP_STATIC_ASSERT(MP_COUNT_OF(recomputes) == RECOMPUTES, "a function of recomputes per mp_recompute");
 
+/* Logits and loss (transformers ForCausalLMLoss: logits.float(), then cross_entropy = log_softmax + nll_loss).
+ * log_softmax saves its fp32 output; in backward nll_loss_backward allocates the log-probs' gradient and
+ * _log_softmax_backward_data the logits' gradient, while the saved log-probs are still alive: three fp32 tensors of
+ * tokens x vocab at once. Vocabulary-parallel across TP. */
+static void stage_logits(const mp_model *m, const layout *l, const mp_regime_bytes *rb, mp_logits_memory *g, mp_ck *c)
+{
+	uint64_t v = ceil_div(m->vocab_size, l->tp);
+
+	g->tokens = l->tokens;
+	g->logits_bytes = mp_ckmul3(c, l->tokens, v, rb->compute);
+	g->upcast_bytes = rb->compute == 4 ? 0 : mp_ckmul3(c, l->tokens, v, 4);
+	g->log_probs_bytes = mp_ckmul3(c, l->tokens, v, 4);
+	g->forward_peak_bytes = mp_ckadd(c, mp_ckadd(c, g->logits_bytes, g->upcast_bytes), g->log_probs_bytes);
+	g->backward_peak_bytes = mp_ckmul(c, g->log_probs_bytes, 3);
+	/* Gemma-2's final_logit_softcapping (Gemma2ForCausalLM.forward: logits / cap, tanh, * cap): tanh keeps its
+	 * output (tokens x vocab in the compute dtype) until its backward, which runs after log_softmax's */
+	if (m->final_logit_softcapping) {
+		g->softcap_bytes = mp_ckmul3(c, l->tokens, v, rb->compute);
+		g->forward_peak_bytes = mp_ckadd(c, g->forward_peak_bytes, g->softcap_bytes);
+		g->backward_peak_bytes = mp_ckadd(c, g->backward_peak_bytes, g->softcap_bytes);
+	}
+}
+
+/* An MoE model's leading dense layers on the first stage (first_k_dense_replace): one such layer's activations into
+ * *dense and their count; none elsewhere. */
+static mp_status leading_dense_layers(const mp_model *m, const mp_training_req *req, const layout *l, const stage *s,
+				      mp_layer_activations *dense, uint64_t *count, mp_error *err)
+{
+	mp_model dm;
+
+	memset(dense, 0, sizeof(*dense));
+	*count = 0;
+	if (!(m->num_experts && m->first_dense_layers && m->intermediate_size && s->first))
+		return MP_OK;
+	dm = *m;
+	dm.num_experts = 0;
+	*count = mp_min_u64(m->first_dense_layers, s->layers);
+	return mp_layer_activation_bytes(&dm, req, req->micro_batch_size, l->seq_local, dense, err);
+}
+
 /* Activations (and logits on the last stage) of one stage. */
 static mp_status stage_activations(const mp_model *m, const mp_training_req *req, const layout *l, stage_plan *p,
 				   mp_error *err)
@@ -658,16 +728,9 @@ static mp_status stage_activations(const mp_model *m, const mp_training_req *req
 	st = mp_layer_activation_bytes(m, req, req->micro_batch_size, l->seq_local, &a->layer, err);
 	if (st != MP_OK)
 		return st;
-	memset(&dense, 0, sizeof(dense));
-	if (m->num_experts && m->first_dense_layers && m->intermediate_size && p->s.first) {
-		mp_model dm = *m;
-
-		dm.num_experts = 0;
-		st = mp_layer_activation_bytes(&dm, req, req->micro_batch_size, l->seq_local, &dense, err);
-		if (st != MP_OK)
-			return st;
-		dense_layers = mp_min_u64(m->first_dense_layers, p->s.layers);
-	}
+	st = leading_dense_layers(m, req, l, &p->s, &dense, &dense_layers, err);
+	if (st != MP_OK)
+		return st;
 	a->layers_on_gpu = p->s.layers;
 	a->microbatches_in_flight = k;
 
@@ -702,28 +765,8 @@ static mp_status stage_activations(const mp_model *m, const mp_training_req *req
 	p->comm_fwd = 0;
 	a->autocast_weight_copies_bytes = mp_max_u64(a->autocast_weight_copies_bytes, copies_all);
 
-	/* Logits and loss (transformers ForCausalLMLoss: logits.float(), then cross_entropy = log_softmax +
-	 * nll_loss). log_softmax saves its fp32 output; in backward nll_loss_backward allocates the log-probs'
-	 * gradient and _log_softmax_backward_data the logits' gradient, while the saved log-probs are still alive:
-	 * three fp32 tensors of tokens x vocab at once. Vocabulary-parallel across TP. */
-	if (p->s.last) {
-		mp_logits_memory *g = &p->lg;
-		uint64_t v = ceil_div(m->vocab_size, l->tp);
-
-		g->tokens = l->tokens;
-		g->logits_bytes = mp_ckmul3(&c, l->tokens, v, rb.compute);
-		g->upcast_bytes = rb.compute == 4 ? 0 : mp_ckmul3(&c, l->tokens, v, 4);
-		g->log_probs_bytes = mp_ckmul3(&c, l->tokens, v, 4);
-		g->forward_peak_bytes = mp_ckadd(&c, mp_ckadd(&c, g->logits_bytes, g->upcast_bytes), g->log_probs_bytes);
-		g->backward_peak_bytes = mp_ckmul(&c, g->log_probs_bytes, 3);
-		/* Gemma-2's final_logit_softcapping (Gemma2ForCausalLM.forward: logits / cap, tanh, * cap): tanh keeps
-		 * its output (tokens x vocab in the compute dtype) until its backward, which runs after log_softmax's */
-		if (m->final_logit_softcapping) {
-			g->softcap_bytes = mp_ckmul3(&c, l->tokens, v, rb.compute);
-			g->forward_peak_bytes = mp_ckadd(&c, g->forward_peak_bytes, g->softcap_bytes);
-			g->backward_peak_bytes = mp_ckadd(&c, g->backward_peak_bytes, g->softcap_bytes);
-		}
-	}
+	if (p->s.last)
+		stage_logits(m, l, &rb, &p->lg, &c);
 	if (c.ovf)
 		return mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/micro_batch_size", "activation bytes overflow 64 bits");
 	return MP_OK;
@@ -936,7 +979,8 @@ static mp_status plan_stage(const mp_model *m, const mp_param_count *pc, const m
 
 /* ----- the plan ---------------------------------------------------------------------------------------- */
 
-static mp_status check_req(const mp_model *m, const mp_training_req *req, mp_error *err)
+/* The request's choices, each one of its enum's (a table's row) and consistent with the precision. */
+static mp_status check_choices(const mp_training_req *req, mp_error *err)
 {
 	if ((unsigned)req->precision >= MP_PRECISION_COUNT)
 		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/precision",
@@ -962,28 +1006,46 @@ static mp_status check_req(const mp_model *m, const mp_training_req *req, mp_err
 	if (req->optimizer_state_dtype != MP_DTYPE_INVALID && req->optimizer == MP_OPTIMIZER_ADAMW_8BIT)
 		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/optimizer_state_dtype",
 			       "adamw_8bit keeps 8-bit states with fp32 block scales; leave optimizer_state_dtype out");
+	return MP_OK;
+}
+
+/* LoRA and QLoRA: the architecture, a rank the hidden size allows, known targets, a 16-bit compute for QLoRA. */
+static mp_status check_lora(const mp_model *m, const mp_training_req *req, mp_error *err)
+{
+	if (req->finetune == MP_FINETUNE_FULL)
+		return MP_OK;
+	if (m == NULL)
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/finetune", "LoRA needs the architecture to size the adapters");
+	if (req->lora_rank < 1 || req->lora_rank > m->hidden_size)
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/lora_rank", "lora_rank must be between 1 and hidden_size (%llu)",
+			       (unsigned long long)m->hidden_size);
+	if (req->lora_targets & ~MP_LORA_ALL)
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/lora_targets", "unknown LoRA target");
+	if (req->finetune == MP_FINETUNE_QLORA && req->precision == MP_PRECISION_FP32)
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/precision",
+			       "QLoRA computes in 16 bits (bnb_4bit_compute_dtype); use amp_bf16, bf16 or amp_fp16");
+	return MP_OK;
+}
+
+static mp_status check_req(const mp_model *m, const mp_training_req *req, mp_error *err)
+{
+	mp_status st = check_choices(req, err);
+
+	if (st != MP_OK)
+		return st;
 	if (m == NULL && !req->states_only)
 		return MODEL_FAIL(err, MP_EINVAL, m, req,
 			       "activations and logits need the architecture (hidden_size, num_hidden_layers, "
 			       "num_attention_heads, vocab_size): give a stored model or {\"hf_config\": {...}}, or set "
 			       "states_only to true for model states alone");
-	if (req->finetune != MP_FINETUNE_FULL) {
-		if (m == NULL)
-			return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/finetune", "LoRA needs the architecture to size the adapters");
-		if (req->lora_rank < 1 || req->lora_rank > m->hidden_size)
-			return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/lora_rank", "lora_rank must be between 1 and hidden_size (%llu)",
-				       (unsigned long long)m->hidden_size);
-		if (req->lora_targets & ~MP_LORA_ALL)
-			return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/lora_targets", "unknown LoRA target");
-		if (req->finetune == MP_FINETUNE_QLORA && req->precision == MP_PRECISION_FP32)
-			return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/precision",
-				       "QLoRA computes in 16 bits (bnb_4bit_compute_dtype); use amp_bf16, bf16 or amp_fp16");
-	}
-	if (m != NULL && mp_model_ssm_layers(m) > 0)
+	st = check_lora(m, req, err);
+	if (st != MP_OK || m == NULL)
+		return st;
+	if (mp_model_ssm_layers(m) > 0)
 		return MODEL_FAIL(err, MP_EUNSUPPORTED, m, req,
 		                  "the training planner models attention and MLP layers, not the recurrent (state-space) "
 		                  "layers of this model");
-	if (m != NULL && (m->num_layers == 0 || m->hidden_size == 0 || m->num_heads == 0 || m->vocab_size == 0))
+	if (m->num_layers == 0 || m->hidden_size == 0 || m->num_heads == 0 || m->vocab_size == 0)
 		return MODEL_FAIL(err, MP_EINVAL, m, req, "the architecture needs layers, hidden size, heads and vocabulary");
 	return MP_OK;
 }
@@ -1019,6 +1081,20 @@ static void copy_stage(const stage_plan *p, const layout *l, const mp_training_r
 	mem->activations_known = !req->states_only;
 }
 
+/* What the answer says beside the bytes: the attention kernel, the trainable parameters (all, or LoRA's adapters
+ * over every layer), no overhead for model states alone. */
+static void describe_plan(const mp_model *m, const mp_param_count *pc, const mp_training_req *req, const layout *l,
+			  mp_training_memory *mem, mp_ck *c)
+{
+	if (m != NULL && !req->states_only)
+		mem->attention_kernel = mp_train_attention_kernel(m, req, l->seq_local).name;
+	mem->trainable_parameters = req->finetune == MP_FINETUNE_FULL
+					    ? pc->total
+					    : (m ? mp_ckmul(c, lora_params_per_layer(m, req, 1, c), m->num_layers) : 0);
+	if (req->states_only)
+		mem->overhead_bytes = 0;
+}
+
 mp_status mp_plan_training(const mp_model *m, const mp_param_count *pc, const mp_training_req *req,
 			   mp_training_memory *mem, mp_error *err)
 {
@@ -1046,13 +1122,7 @@ mp_status mp_plan_training(const mp_model *m, const mp_param_count *pc, const mp
 	}
 	context = req->states_only ? 0 : req->cuda_context_bytes ? req->cuda_context_bytes : MP_DEFAULT_CUDA_CONTEXT_BYTES;
 	copy_stage(&first, &l, req, context, mem);
-	if (m != NULL && !req->states_only)
-		mem->attention_kernel = mp_train_attention_kernel(m, req, l.seq_local).name;
-	mem->trainable_parameters = req->finetune == MP_FINETUNE_FULL
-					    ? pc->total
-					    : (m ? mp_ckmul(&c, lora_params_per_layer(m, req, 1, &c), m->num_layers) : 0);
-	if (req->states_only)
-		mem->overhead_bytes = 0;
+	describe_plan(m, pc, req, &l, mem, &c);
 	if (c.ovf || mem->total_bytes < first.peak)
 		return mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/micro_batch_size", "total bytes overflow 64 bits");
 	if (mem->total_bytes > MP_MAX_PLAN_BYTES)
@@ -1118,11 +1188,56 @@ void mp_training_verdict(const mp_training_memory *mem, const mp_device *dev, mp
 	fit->binding_term = mem->binding_term ? mem->binding_term : "weights";
 }
 
+/*
+ * The smallest GPU count that fits (0: none). Keep tp x pp x cp, grow data parallelism in steps of the
+ * expert-parallel degree, and evaluate the counts rather than assume memory falls with them: going from one
+ * data-parallel replica to two ADDS DDP's gradient buckets (a second copy of the gradients) or ZeRO's reduce and
+ * all-gather buckets. The first MP_FIT_EXHAUSTIVE_REPLICAS counts are each planned in turn; beyond them every term of
+ * the plan is either independent of the data-parallel degree (activations, logits, buckets, gathered layers) or a
+ * ceil(x / dp) share of sharded states (mp_plan_training above), so bytes per GPU never grow there and the smallest
+ * fitting count is bisected, its answer planned once more. A requested count that fits (fits) bounds the search, so
+ * fits and min_gpus cannot disagree.
+ */
+static uint64_t min_num_gpus(const mp_model *m, const mp_param_count *pc, const mp_training_req *req, bool fits,
+			     uint64_t cap)
+{
+	mp_training_req r = *req;
+	uint64_t group = mp_or1(req->tensor_parallel_size) * mp_or1(req->pipeline_parallel_size) *
+			 mp_or1(req->context_parallel_size);
+	uint64_t unit = group * mp_or1(req->expert_parallel_size), lim = MP_MAX_GPUS / unit;
+	uint64_t lo = MP_FIT_EXHAUSTIVE_REPLICAS, hi;
+
+	r.global_batch_size = 0;
+	if (fits && mp_or1(req->num_gpus) / unit >= 1 && mp_or1(req->num_gpus) / unit < lim)
+		lim = mp_or1(req->num_gpus) / unit; /* fits here: the answer is at most this */
+	for (uint64_t k = 1; k <= lim && k <= MP_FIT_EXHAUSTIVE_REPLICAS; k++) {
+		r.num_gpus = k * unit;
+		if (fits_with(m, pc, &r, cap))
+			return k * unit;
+	}
+	if (lim <= MP_FIT_EXHAUSTIVE_REPLICAS)
+		return 0;
+	r.num_gpus = lim * unit;
+	if (!fits_with(m, pc, &r, cap))
+		return 0;
+	for (hi = lim; hi - lo > 1;) { /* fits at hi, not at lo */
+		uint64_t k = lo + (hi - lo) / 2;
+
+		r.num_gpus = k * unit;
+		if (fits_with(m, pc, &r, cap))
+			hi = k;
+		else
+			lo = k;
+	}
+	r.num_gpus = hi * unit;
+	return fits_with(m, pc, &r, cap) ? hi * unit : 0;
+}
+
 mp_status mp_plan_training_fit(const mp_model *m, const mp_param_count *pc, const mp_training_req *req,
 			       const mp_device *dev, mp_training_memory *mem, mp_training_fit *tf, mp_error *err)
 {
 	mp_training_req r;
-	uint64_t cap, unit, group, lim, best;
+	uint64_t cap, unit, lim, best;
 	mp_status st;
 
 	memset(tf, 0, sizeof(*tf));
@@ -1146,45 +1261,6 @@ mp_status mp_plan_training_fit(const mp_model *m, const mp_param_count *pc, cons
 	/* the search stopped at the context (the last whole unit under it), not at memory */
 	tf->fit.max_sequence_length_at_context = best > 0 && best == lim / unit && lim < MP_MAX_SEQUENCE_LENGTH;
 
-	/* Smallest GPU count: keep tp x pp x cp, grow data parallelism in steps of the expert-parallel degree, and
-	 * evaluate the counts rather than assume memory falls with them: going from one data-parallel replica to
-	 * two ADDS DDP's gradient buckets (a second copy of the gradients) or ZeRO's reduce and all-gather buckets.
-	 * The first MP_FIT_EXHAUSTIVE_REPLICAS counts are each planned in turn; beyond them every term of the plan is
-	 * either independent of the data-parallel degree (activations, logits, buckets, gathered layers) or a
-	 * ceil(x / dp) share of sharded states (mp_plan_training above), so bytes per GPU never grow there and the
-	 * smallest fitting count is bisected, its answer planned once more. A requested count that fits bounds the
-	 * search, so fits and min_gpus cannot disagree. */
-	r = *req;
-	r.global_batch_size = 0;
-	group = mp_or1(req->tensor_parallel_size) * mp_or1(req->pipeline_parallel_size) *
-		mp_or1(req->context_parallel_size);
-	unit = group * mp_or1(req->expert_parallel_size);
-	lim = MP_MAX_GPUS / unit;
-	if (tf->fit.fits && mp_or1(req->num_gpus) / unit >= 1 && mp_or1(req->num_gpus) / unit < lim)
-		lim = mp_or1(req->num_gpus) / unit; /* fits here: the answer is at most this */
-	for (uint64_t k = 1; k <= lim && k <= MP_FIT_EXHAUSTIVE_REPLICAS && tf->min_num_gpus == 0; k++) {
-		r.num_gpus = k * unit;
-		if (fits_with(m, pc, &r, cap))
-			tf->min_num_gpus = k * unit;
-	}
-	if (tf->min_num_gpus == 0 && lim > MP_FIT_EXHAUSTIVE_REPLICAS) {
-		r.num_gpus = lim * unit;
-		if (fits_with(m, pc, &r, cap)) {
-			uint64_t lo = MP_FIT_EXHAUSTIVE_REPLICAS, hi = lim; /* fits at hi, not at lo */
-
-			while (hi - lo > 1) {
-				uint64_t k = lo + (hi - lo) / 2;
-
-				r.num_gpus = k * unit;
-				if (fits_with(m, pc, &r, cap))
-					hi = k;
-				else
-					lo = k;
-			}
-			r.num_gpus = hi * unit;
-			if (fits_with(m, pc, &r, cap))
-				tf->min_num_gpus = hi * unit;
-		}
-	}
+	tf->min_num_gpus = min_num_gpus(m, pc, req, tf->fit.fits, cap);
 	return MP_OK;
 }
