@@ -197,11 +197,14 @@ deps-build:
 # tests (TEST_STACK_<name>). The planner test links the planner alone: it needs no JSON, store or HTTP library.
 TESTS := test_planner test_engine test_models test_store test_http test_roofline test_training test_inference test_store_http \
          test_k8s test_store_proc test_calib test_limits test_respcache test_golden test_codec test_engine_check \
-         test_answers test_fidelity test_hardening
+         test_answers test_fidelity test_hardening test_invariants
 HTTP_HELPERS := tests/http_util.c tests/refs.c tests/lib_util.c
 TEST_STACK_test_planner   := planner
 TEST_HELPERS_test_planner :=
 TEST_LIBS_test_planner    := -lm
+TEST_STACK_test_invariants   := planner
+TEST_HELPERS_test_invariants := tests/invariants_ndebug.c
+TEST_LIBS_test_invariants    := -lm
 TEST_STACK_test_engine    := planner
 TEST_HELPERS_test_engine  :=
 TEST_LIBS_test_engine     := -lm

@@ -8,9 +8,9 @@
  *     if (MP_ALWAYS(n <= MP_MAX_LAYERS)) ...    the condition a correct program always meets
  *
  * In debug and test builds (NDEBUG not defined: `make`, `make check`, `make asan` all are) a broken invariant
- * aborts through assert(), which prints the expression, its file, line and function. In a release build
- * (CFLAGS=-DNDEBUG) each macro evaluates to its condition, so the program takes the branch written for the broken
- * case instead of going on with a bad index. Facts the compiler can check (a table's length against the enum it is
+ * aborts through assert(), which prints the macro and the expression (!"MP_NEVER(" "k >= ..." ")"), the file, line
+ * and function. In a release build (CFLAGS=-DNDEBUG) each macro evaluates to its condition, once, so the program
+ * takes the branch written for the broken case instead of going on with a bad index. Facts the compiler can check (a table's length against the enum it is
  * indexed by) are MP_STATIC_ASSERT instead: they fail the build, not a run. Header only; nothing here has state.
  */
 #ifndef MP_ASSERT_H

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/mp_assert.h"
 #include "calib.h"
 
 static const struct {
@@ -17,9 +18,19 @@ static const struct {
     {MP_CALIB_FIT, "fit"},       {MP_CALIB_STREAM, "stream"},   {MP_CALIB_GEMM, "gemm"},
 };
 
+/* every suite bit named once, each below MP_CALIB_SUITE_BITS (the per-suite arrays' length) */
+MP_STATIC_ASSERT(MP_COUNT_OF(suites) == __builtin_popcount(MP_CALIB_GPU_SUITES | MP_CALIB_CPU_SUITES),
+		 "a name per suite bit");
+MP_STATIC_ASSERT(((MP_CALIB_GPU_SUITES | MP_CALIB_CPU_SUITES) >> MP_CALIB_SUITE_BITS) == 0,
+		 "every suite bit below MP_CALIB_SUITE_BITS");
+/* the sweeps calib.h documents: strides 1 .. 64 and 1 .. 32 by doubling, intensities 2^-3 .. 2^10 */
+MP_STATIC_ASSERT(1u << (MP_CALIB_STRIDE_COUNT - 1) == 64 && 1u << (MP_CALIB_SMEM_STRIDE_COUNT - 1) == 32 &&
+		 MP_CALIB_INTENSITY_COUNT == 10 - -3 + 1,
+		 "the strided, shared-memory and intensity sweeps' lengths");
+
 const char *mp_calib_suite_name(uint32_t bit)
 {
-	for (size_t i = 0; i < sizeof(suites) / sizeof(suites[0]); i++)
+	for (size_t i = 0; i < MP_COUNT_OF(suites); i++)
 		if (suites[i].bit == bit)
 			return suites[i].name;
 	return NULL;
@@ -29,7 +40,7 @@ uint32_t mp_calib_suite_from_name(const char *name)
 {
 	if (name == NULL)
 		return 0;
-	for (size_t i = 0; i < sizeof(suites) / sizeof(suites[0]); i++)
+	for (size_t i = 0; i < MP_COUNT_OF(suites); i++)
 		if (strcmp(suites[i].name, name) == 0)
 			return suites[i].bit;
 	return 0;

@@ -15,12 +15,23 @@
 	((m) != NULL ? mp_fail((err), (st), mp_model_pointer(m), __VA_ARGS__)                                     \
 		     : mp_fail_at((err), (st), (req)->json_pointer, "/model", __VA_ARGS__))
 
-static const char *const precision_names[MP_PRECISION_COUNT] = {
-	"mixed_bf16", "mixed_fp16", "fp32", "amp_bf16", "amp_fp16", "bf16",
+static const char *const precision_names[] = {
+	[MP_PRECISION_MIXED_BF16] = "mixed_bf16", [MP_PRECISION_MIXED_FP16] = "mixed_fp16",
+	[MP_PRECISION_FP32] = "fp32",		  [MP_PRECISION_AMP_BF16] = "amp_bf16",
+	[MP_PRECISION_AMP_FP16] = "amp_fp16",	  [MP_PRECISION_BF16] = "bf16",
 };
-static const char *const optimizer_names[MP_OPTIMIZER_COUNT] = {
-	"adamw", "adam", "adamw_8bit", "sgd", "sgd_momentum", "adafactor", "lion",
+MP_STATIC_ASSERT(MP_COUNT_OF(precision_names) == MP_PRECISION_COUNT, "a name per mp_precision");
+static const char *const optimizer_names[] = {
+	[MP_OPTIMIZER_ADAMW] = "adamw",		[MP_OPTIMIZER_ADAM] = "adam",
+	[MP_OPTIMIZER_ADAMW_8BIT] = "adamw_8bit", [MP_OPTIMIZER_SGD] = "sgd",
+	[MP_OPTIMIZER_SGD_MOMENTUM] = "sgd_momentum", [MP_OPTIMIZER_ADAFACTOR] = "adafactor",
+	[MP_OPTIMIZER_LION] = "lion",
 };
+MP_STATIC_ASSERT(MP_COUNT_OF(optimizer_names) == MP_OPTIMIZER_COUNT, "a name per mp_optimizer");
+/* the layout's products of degrees and sizes are unchecked: tp x pp x cp (each at most MP_MAX_GPUS) and
+ * micro_batch_size x dp must fit 64 bits */
+MP_STATIC_ASSERT(MP_MAX_GPUS <= UINT64_C(1) << 16 && MP_MAX_BATCH_SIZE <= UINT64_C(1) << 20,
+		 "tp x pp x cp <= 2^48 and micro_batch_size x dp <= 2^36");
 
 const char *mp_precision_name(mp_precision p)
 {

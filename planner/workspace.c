@@ -54,6 +54,10 @@ static fwd_style style_of(const mp_model *m)
 }
 
 #define LIM (UINT64_C(1) << 24)
+/* a width is a product of two dimensions, times at most 8 bytes a value: it fits 64 bits before term() checks the
+ * product by tokens; a sequence's positions are within the same bound */
+MP_STATIC_ASSERT(LIM * LIM <= UINT64_MAX / 8 && MP_MAX_SEQUENCE_LENGTH <= LIM,
+		 "two dimensions x 8 bytes fit 64 bits; positions are at most LIM");
 
 typedef struct acc {
 	uint64_t v;
