@@ -50,8 +50,8 @@ def daemon_data(build):
 
 def cases(build):
     fn, data = daemon_symbol(build), daemon_data(build)
-    # (name, files {path: text, or ('symlink', target)}, the object to compile (source, flags), archive to add it
-    #  to or None, the pattern the report must show)
+    # (name, files {path: text, ('symlink', target) or ('sub', old, new) to edit a copied file}, the object to
+    #  compile (source, flags), archive to add it to or None, the pattern the report must show)
     return [
         ("a ../core/../daemon/ path",
          {"daemon/trick.h": DAEMON_H,
@@ -110,6 +110,11 @@ def cases(build):
          {"engines/trick.c": '#include "../core/mp_base.h"\nint mpe_trick(void) { return 0; }\n'},
          ("engines/trick.c", []), None,
          r"engines/trick\.c: built into \S+, but its folder engines/ has no level"),
+        ("a basename two folders share, once layers.conf says names unique",
+         {"tests/layers.conf": ("sub", "\nnames report\n", "\nnames unique\n"),
+          "codec/workspace.c": "int mpc_trick(void) { return 0; }\n"},
+         ("codec/workspace.c", []), None,
+         r"workspace\.c is in 2 folders: codec/workspace\.c, planner/workspace\.c"),
         ("pthreads in the planner",
          {"planner/trick.c": "#include <pthread.h>\nint mp_trick(void) { return (int)pthread_self(); }\n"},
          ("planner/trick.c", []), "planner",
@@ -163,8 +168,16 @@ def run_case(tmp, base, rel_build, cc, i, case):
         for path, text in files.items():
             p = os.path.join(root, path)
             os.makedirs(os.path.dirname(p), exist_ok=True)
-            if isinstance(text, tuple):
+            if isinstance(text, tuple) and text[0] == "symlink":
                 os.symlink(text[1], p)
+            elif isinstance(text, tuple):  # ("sub", old, new): edit a copied file (a new inode, not the base's)
+                with open(p) as f:
+                    body = f.read()
+                if text[1] not in body:
+                    return False, f"FAIL {name}: {path} has no {text[1]!r} to replace"
+                os.unlink(p)
+                with open(p, "w") as f:
+                    f.write(body.replace(text[1], text[2]))
             else:
                 with open(p, "w") as f:
                     f.write(text)
