@@ -204,9 +204,11 @@ class House:
         count = 0
         for d in self.depfiles():
             deps = parse_depfile(d)
-            if not deps:
+            # the source is the first .c or .cu named (clang's sanitizer builds list their ignore list first)
+            source = next((x for x in deps if x.endswith((".c", ".cu"))), None)
+            if source is None:
                 continue
-            kind, folder, src = self.folder_of(deps[0])
+            kind, folder, src = self.folder_of(source)
             if kind == "unknown":
                 self.say(f"{src}: built into {os.path.relpath(d, self.root)}, but its folder {folder}/ has no level "
                          f"in tests/layers.conf (add one)")
@@ -215,7 +217,9 @@ class House:
                 continue
             count += 1
             seen = set()
-            for dep in deps[1:]:
+            for dep in deps:
+                if dep == source:
+                    continue
                 dk, df, resolved = self.folder_of(dep)
                 if resolved in seen:
                     continue
