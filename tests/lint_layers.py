@@ -8,11 +8,12 @@ Usage: tests/lint_layers.py [--root DIR] [--build DIR] [--conf FILE]
 Three passes, each over the built tree (run it after the build; make lint and make check do):
   includes  every dependency file the compiler wrote (-MD: build/<folder>/**/*.d, build/gen/*.d) names the headers
             one object really read, after macros, `..` and -I flags. Each header, its path resolved (symlinks
-            too), must be in the object's folder or a folder of a lower level; a header outside the repository
-            must be in its room (sqlite3.h only from db/, ...).
+            too), must be in the object's folder or a folder of a lower level; a header a room names (a library's,
+            or a folder's own kept for some folders) must be read in its room (sqlite3.h only from db/, ...).
   symbols   `nm` over each folder's archive (build/lib<folder>.a) and its objects (build/<folder>/**/*.o): an
             undefined symbol another folder defines must come from a lower level (a hand-written prototype with no
-            include links fine and is caught here); one no folder defines is a library's, and must be in its room.
+            include links fine and is caught here); a symbol a room names (a library's, or a folder's kept for some
+            folders only) must be used in its room.
   names     source files with the same basename in two folders (listed; an error once layers.conf says `unique`).
 Prints each offence on a line and exits 1 on any; prints one summary line and exits 0 otherwise; 2 on a bad
 configuration or a build it cannot read. Generated sources (build/gen) belong to the archive that holds their
@@ -231,10 +232,14 @@ class House:
                         self.say(f"{src}: {self.where(folder)} reads {resolved}{via}: {room['name']} is for "
                                  f"{room_where(room)}")
                 elif dk == "layer":
+                    room = header_room(self.conf["rooms"], resolved)
                     if not self.may_use(folder, df):
                         up = "a peer" if self.levels[df] == self.levels[folder] else "a higher layer"
                         self.say(f"{src}: {self.where(folder)} reads {resolved}{via}, of {self.where(df)}: "
                                  f"{up}; the house's direction is down only")
+                    elif room and folder != df and not room_allows(room, folder):
+                        self.say(f"{src}: {self.where(folder)} reads {resolved}{via}: {room['name']} is for "
+                                 f"{room_where(room)}")
                 elif dk == "gen":
                     if df is None or not self.may_use(folder, df):
                         self.say(f"{src}: {self.where(folder)} reads the generated {resolved}{via}, which no "
@@ -283,6 +288,10 @@ class House:
                 if folder in owners:
                     continue
                 rel = os.path.relpath(where, self.root)
+                room = symbol_room(self.conf["rooms"], name)
+                if room and not room_allows(room, folder):
+                    self.say(f"{rel}: {self.where(folder)} uses {name}: {room['name']} is for {room_where(room)}")
+                    continue
                 if owners:
                     if not any(self.may_use(folder, o) for o in owners):
                         o = sorted(owners)[0]
@@ -290,10 +299,6 @@ class House:
                         self.say(f"{rel}: {self.where(folder)} uses {name}, defined in {self.where(o)}: "
                                  f"{up}; the house's direction is down only")
                     continue
-                room = symbol_room(self.conf["rooms"], name)
-                if room and not room_allows(room, folder):
-                    self.say(f"{rel}: {self.where(folder)} uses {name}: {room['name']} is for "
-                             f"{room_where(room)}")
         return sum(len(v) for v in used.values())
 
     # ----- names ------------------------------------------------------------------------------------------

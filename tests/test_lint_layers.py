@@ -48,8 +48,19 @@ def daemon_data(build):
     raise SystemExit("test_lint_layers: libdaemon.a defines no mpd_ data object")
 
 
+def store_symbol(build):
+    """A function libdb.a defines (the store's)."""
+    r = subprocess.run(["nm", "-P", "-g", "--defined-only", os.path.join(build, "libdb.a")],
+                       capture_output=True, text=True, check=True)
+    for line in r.stdout.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[1] == "T" and parts[0].startswith("mp_store_"):
+            return parts[0]
+    raise SystemExit("test_lint_layers: libdb.a defines no mp_store_ function")
+
+
 def cases(build):
-    fn, data = daemon_symbol(build), daemon_data(build)
+    fn, data, store_fn = daemon_symbol(build), daemon_data(build), store_symbol(build)
     # (name, files {path: text, ('symlink', target) or ('sub', old, new) to edit a copied file}, the object to
     #  compile (source, flags), archive to add it to or None, the pattern the report must show)
     return [
@@ -115,6 +126,18 @@ def cases(build):
           "codec/workspace.c": "int mpc_trick(void) { return 0; }\n"},
          ("codec/workspace.c", []), None,
          r"workspace\.c is in 2 folders: codec/workspace\.c, planner/workspace\.c"),
+        ("a folder's header kept for some folders (a room over db/store.h)",
+         {"tests/layers.conf": ("sub", "\nroom curl ", "\nroom store only db service headers=db/store.h\nroom curl "),
+          "daemon/trick.c": '#include "../db/store.h"\nint mpd_trick(void) { return 0; }\n'},
+         ("daemon/trick.c", []), None,
+         r"daemon/trick\.c: daemon/ \(level 6\) reads db/store\.h \(written daemon/\.\./db/store\.h\): store is for "
+         r"only db/, service/"),
+        ("a folder's functions kept for some folders (a room over mp_store_)",
+         {"tests/layers.conf": ("sub", "\nroom curl ", "\nroom store only db service symbols=mp_store_\nroom curl "),
+          "daemon/trick.c": f"int {store_fn}();\nint mpd_trick(void) {{ return {store_fn}() != 0; }}\n"},
+         ("daemon/trick.c", []), "daemon",
+         r"libdaemon\.a\[trick\.o\]: daemon/ \(level 6\) uses " + re.escape(store_fn) + r": store is for only db/, "
+         r"service/"),
         ("pthreads in the planner",
          {"planner/trick.c": "#include <pthread.h>\nint mp_trick(void) { return (int)pthread_self(); }\n"},
          ("planner/trick.c", []), "planner",
