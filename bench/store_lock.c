@@ -123,11 +123,16 @@ int main(int argc, char **argv)
 	mp_error err = MP_ERROR_INIT;
 	pthread_t th;
 
-	if (d == NULL || lat == NULL || mkdtemp(dir) == NULL)
+	if (d == NULL || lat == NULL || mkdtemp(dir) == NULL) {
+		free(d);
+		free(lat);
 		return 1;
+	}
 	snprintf(db, sizeof(db), "%s/m.db", dir);
 	if (mps_open(db, &svc, &err) != MP_OK || mps_device_get(svc, "h100-sxm5-80gb", d, &err) != MP_OK) {
 		fprintf(stderr, "bench-store-lock: %s\n", err.message);
+		free(d);
+		free(lat);
 		return 1;
 	}
 	/* copies of the H100 profile (without its aliases, which are the preset's own) */

@@ -5,7 +5,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/mp_assert.h"
 #include "calib.h"
+
+/* every suite bit named once (kernels/calib.h MP_CALIB_SUITE_NAMES), each below MP_CALIB_SUITE_BITS (the per-suite
+ * arrays' length) */
+MP_STATIC_ASSERT(sizeof((mp_calib_suite_entry[]){MP_CALIB_SUITE_NAMES}) / sizeof(mp_calib_suite_entry) ==
+			 __builtin_popcount(MP_CALIB_GPU_SUITES | MP_CALIB_CPU_SUITES),
+		 "a name per suite bit");
+MP_STATIC_ASSERT(((MP_CALIB_GPU_SUITES | MP_CALIB_CPU_SUITES) >> MP_CALIB_SUITE_BITS) == 0,
+		 "every suite bit below MP_CALIB_SUITE_BITS");
+/* the sweeps calib.h documents: strides 1 .. 64 and 1 .. 32 by doubling, intensities 2^-3 .. 2^10 */
+MP_STATIC_ASSERT(1u << (MP_CALIB_STRIDE_COUNT - 1) == 64 && 1u << (MP_CALIB_SMEM_STRIDE_COUNT - 1) == 32 &&
+		 MP_CALIB_INTENSITY_COUNT == 10 - -3 + 1,
+		 "the strided, shared-memory and intensity sweeps' lengths");
 
 int mp_calib_suite_index(uint32_t bit)
 {

@@ -33,7 +33,7 @@ static int cmp_str(const void *a, const void *b)
 
 static void build_supported(void)
 {
-	const char *names[256];
+	const char *names[256] = {0};
 	size_t n = 0, used = 0;
 
 	for (size_t i = 0; i < mpm_types_count && n < sizeof(names) / sizeof(names[0]); i++)

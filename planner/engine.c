@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../core/mp_assert.h"
 #include "memplan.h"
 
 #define GIB 1073741824.0 /* 2^30: vLLM GiB_bytes, SGLang 1 << 30, TensorRT-LLM GB = 1 << 30 */
@@ -14,7 +15,11 @@
 
 const char *mp_engine_name(mp_engine e)
 {
-	static const char *const names[MP_ENGINE_COUNT] = {"none", "vllm", "sglang", "trtllm"};
+	static const char *const names[] = {
+	    [MP_ENGINE_NONE] = "none", [MP_ENGINE_VLLM] = "vllm", [MP_ENGINE_SGLANG] = "sglang",
+	    [MP_ENGINE_TRTLLM] = "trtllm",
+	};
+	MP_STATIC_ASSERT(MP_COUNT_OF(names) == MP_ENGINE_COUNT, "a name per mp_engine");
 
 	return (unsigned)e < MP_ENGINE_COUNT ? names[e] : "invalid";
 }
@@ -58,8 +63,10 @@ static void sglang_bucket(double mib, uint64_t tp, mp_engine_defaults *d)
 		{160, 8192, 256, 512, "90-160 GiB (H20, H200)"},
 	};
 
-	for (size_t i = 0; i < sizeof(buckets) / sizeof(buckets[0]); i++)
-		if (mib < buckets[i].below_gib * 1024) {
+	for (size_t i = 0; i < MP_COUNT_OF(buckets); i++)
+		/* the first bucket above the memory: the rows ascend */
+		if (MP_ALWAYS(i == 0 || buckets[i - 1].below_gib < buckets[i].below_gib) &&
+		    mib < buckets[i].below_gib * 1024) {
 			d->max_num_batched_tokens = buckets[i].chunk;
 			d->cuda_graph_max_bs = tp < 4 ? buckets[i].bs_small : buckets[i].bs_tp4;
 			d->device_class = buckets[i].what;
