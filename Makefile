@@ -61,7 +61,7 @@ DAEMON_SRC  := daemon/server.c daemon/routes.c daemon/reply.c daemon/query.c dae
                daemon/log.c daemon/metrics.c daemon/respcache.c daemon/guard.c daemon/h_health.c daemon/h_devices.c \
                daemon/h_models.c daemon/h_plan.c daemon/h_engine.c daemon/h_fit.c daemon/h_roofline.c daemon/h_calibrations.c \
                daemon/h_k8s.c daemon/h_slurm.c daemon/h_web.c
-CLI_SRC     := cli/main.c cli/common.c cli/serve.c cli/plan.c cli/roofline.c cli/calibrate.c cli/db.c cli/model.c
+CLI_SRC     := cli/main.c cli/common.c cli/serve.c cli/plan.c cli/roofline.c cli/calibrate.c cli/db.c cli/model.c cli/list.c
 LAYERS      := core planner model db kernels types service codec daemon cli
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))

@@ -37,6 +37,9 @@ void cli_plan_help(const char *kind);
 void cli_roofline_help(void);
 void cli_calibrate_help(void);
 void cli_db_help(void);
+/* memplan models | devices [--json] (cli/list.c); what: "models" or "devices". */
+void cli_list_help(const char *what);
+int cli_list(const char *what, int argc, char **argv);
 void cli_model_help(void);
 void cli_types_help(void);
 

@@ -39,6 +39,7 @@ const char cli_usage[] =
 	"                                                    measured profile, print a table\n"
 	"  memplan db export [--db PATH]                     print devices and user models as JSON\n"
 	"  memplan db import FILE [--db PATH]                import such a file (all or nothing)\n"
+	"  memplan models [--json] | memplan devices [--json] what a plan can name: presets and stored ones\n"
 	"  memplan model tensors --config FILE | --model ID  the model's tensors: names, shapes, formats, bytes\n"
 	"  memplan types [--markdown]                        the model types memplan reads\n"
 	"  memplan routes                                    the route table (METHOD PATTERN lines)\n"
@@ -83,6 +84,13 @@ static int dispatch(int argc, char **argv)
 			return 0;
 		}
 		return cli_calibrate(argc - 1, argv + 1);
+	}
+	if (strcmp(cmd, "models") == 0 || strcmp(cmd, "devices") == 0) {
+		if (cli_wants_help(argc - 1, argv + 1)) {
+			cli_list_help(cmd);
+			return 0;
+		}
+		return cli_list(cmd, argc - 1, argv + 1);
 	}
 	if (strcmp(cmd, "model") == 0) {
 		if (cli_wants_help(argc - 1, argv + 1)) {

@@ -104,7 +104,9 @@ static mp_status plan_inference(mps_service *svc, const cJSON *body, answer_form
 {
 	mps_inference_request *rq = calloc(1, sizeof(*rq));
 	mps_inference_plan *p = calloc(1, sizeof(*p));
-	mp_status st = rq && p ? mpc_inference_decode(body, "", true, rq, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
+	mp_status st = rq && p ? mps_lookups_note(svc, &rq->job.model, &rq->device, mpc_inference_decode(body, "", true, rq, err),
+						  err)
+			       : mp_fail(err, MP_ENOMEM, "", "out of memory");
 
 	if (st == MP_OK)
 		st = mps_plan_inference(svc, rq, p, err);
@@ -126,7 +128,9 @@ static mp_status plan_training(mps_service *svc, const cJSON *body, answer_form 
 {
 	mps_training_request *rq = calloc(1, sizeof(*rq));
 	mps_training_plan *p = malloc(sizeof(*p));
-	mp_status st = rq && p ? mpc_training_decode(body, "", true, rq, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
+	mp_status st = rq && p ? mps_lookups_note(svc, &rq->job.model, &rq->device, mpc_training_decode(body, "", true, rq, err),
+						  err)
+			       : mp_fail(err, MP_ENOMEM, "", "out of memory");
 
 	if (st == MP_OK)
 		st = mps_plan_training(svc, rq, p, err);
@@ -155,9 +159,9 @@ void cli_plan_help(const char *kind)
 	       "largest batch, the longest sequence, the smallest GPU count; then the memory terms.\n\n",
 	       both ? "inference or training" : kind, both ? "inference and /v1/plan/training" : kind);
 	printf("Options:\n"
-	       "  --model ID          a stored model (memplan db export lists them)\n"
+	       "  --model ID          a stored model or a preset, any case (memplan models lists them)\n"
 	       "  --config FILE       a Hugging Face config.json as the model (model.hf_config)\n"
-	       "  --device ID         fit on this device (a stored id)\n"
+	       "  --device ID         fit on this device: an id in any case or a name it goes by (memplan devices lists them)\n"
 	       "  --request FILE      a whole request body (JSON); later --name value options override its members\n"
 	       "  --NAME VALUE        any request field below (also --NAME=VALUE; numbers, true/false, JSON objects\n"
 	       "                      and lists are recognised, anything else is text; a.b sets a nested field)\n"

@@ -7,6 +7,7 @@
  */
 #include <math.h>
 #include <stddef.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -433,11 +434,24 @@ mp_status mpc_device_ref_decode(const cJSON *v, const char *pointer, mps_device_
 		return MP_OK;
 	out->given = true;
 	if (cJSON_IsString(v)) {
-		if (!mp_valid_id(v->valuestring))
+		/* an id in any case, or a name the device goes by (an alias: NVML's, GPU Feature Discovery's, Slurm's) */
+		size_t n = strlen(v->valuestring);
+		char low[MP_STORE_ID_MAX];
+		bool printable = n > 0;
+
+		for (size_t i = 0; i < n; i++)
+			printable = printable && (unsigned char)v->valuestring[i] >= 0x20 && v->valuestring[i] != 0x7f;
+		if (!printable || n >= sizeof(out->asked))
 			return mp_fail(err, MP_EINVAL, pointer,
-				       "the device id is not a valid id: ids match ^[a-z0-9][a-z0-9._-]{0,62}$ (1 to 63 "
-				       "bytes)");
-		mpc_join(out->id, sizeof(out->id), v->valuestring, NULL);
+				       "device is a stored id (\"h100-sxm5-80gb\", any case) or a name it goes by "
+				       "(\"NVIDIA H100 80GB HBM3\"): 1 to %zu printable bytes",
+				       sizeof(out->asked) - 1);
+		mpc_join(out->asked, sizeof(out->asked), v->valuestring, NULL);
+		for (size_t i = 0; i <= n && i < sizeof(low); i++)
+			low[i] = (char)tolower((unsigned char)v->valuestring[i]);
+		low[sizeof(low) - 1] = '\0';
+		if (n < sizeof(low) && mp_valid_id(low))
+			mpc_join(out->id, sizeof(out->id), low, NULL);
 		return MP_OK;
 	}
 	if (!cJSON_IsObject(v))

@@ -408,7 +408,7 @@ static void workspace_write(mpc_out *w, const mp_inference_opts *o, const mp_inf
 
 void mpc_fit_members_write(mpc_out *w, const mp_fit *fit, const mp_store_device *dev, uint64_t min_gpus)
 {
-	mpc_w_str(w, "device", dev->id);
+	mpc_w_str(w, "device", mps_device_label(dev));
 	mpc_w_bool(w, "fits", fit->fits);
 	mpc_w_u64(w, "capacity_bytes", fit->capacity_bytes);
 	mpc_w_str(w, "capacity_source", dev->hw.usable_memory_bytes ? "usable_memory_bytes" : "memory_bytes");

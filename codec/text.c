@@ -278,7 +278,7 @@ static void plan_of_inference(const mps_inference_plan *p, plan_view *v)
 	memset(v, 0, sizeof(*v));
 	v->model = &p->model;
 	v->have_fit = p->have_device;
-	v->device = p->device.id;
+	v->device = mps_device_label(&p->device);
 	v->fit = &p->fit;
 	v->min_gpus = p->fit.min_gpus;
 	v->capacity_source = capacity_source_of(&p->device);
@@ -307,7 +307,7 @@ static void plan_of_training(const mps_training_request *rq, const mps_training_
 	v->training = true;
 	v->model = &p->model;
 	v->have_fit = p->have_device;
-	v->device = p->device.id;
+	v->device = mps_device_label(&p->device);
 	v->fit = &p->fit.fit;
 	v->min_gpus = p->fit.min_num_gpus;
 	v->capacity_source = capacity_source_of(&p->device);
@@ -689,9 +689,9 @@ static mp_status t_device(void *ctx, const mps_fit_device *dev, const mps_fit_ro
 			w->fewest_on[0] = '\0';
 		}
 		if (smallest == w->fewest)
-			note_fewest(w, dev->id);
+			note_fewest(w, dev->id[0] ? dev->id : dev->name);
 	}
-	fprintf(w->rows, "  %-24s %-9s", dev->id, smallest ? fcount((double)smallest).s : "-");
+	fprintf(w->rows, "  %-24s %-9s", dev->id[0] ? dev->id : dev->name, smallest ? fcount((double)smallest).s : "-");
 	for (size_t i = 0; i < nrows; i++) {
 		char cell[48], b[32];
 

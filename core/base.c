@@ -1,6 +1,7 @@
 /*
  * base.c: status strings, error detail and checked 64-bit arithmetic (mp_base.h). No state.
  */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -254,4 +255,73 @@ bool mp_alias_key(const char *alias, char *out, size_t len)
 	}
 	out[i] = '\0';
 	return true;
+}
+
+/* asked lowercased without separators into out (64 bytes); false when it does not fit */
+static bool compact_word(const char *s, char *out)
+{
+	size_t o = 0;
+
+	for (; s && *s; s++) {
+		char c = *s;
+
+		if (c == '-' || c == '_' || c == '.' || c == ' ')
+			continue;
+		if (c >= 'A' && c <= 'Z')
+			c = (char)(c - 'A' + 'a');
+		if (o + 1 >= 64)
+			return false;
+		out[o++] = c;
+	}
+	out[o] = '\0';
+	return true;
+}
+
+static unsigned levenshtein(const char *a, const char *b)
+{
+	unsigned row[64], n = (unsigned)strlen(b);
+
+	for (unsigned j = 0; j <= n; j++)
+		row[j] = j;
+	for (unsigned i = 1; a[i - 1]; i++) {
+		unsigned diag = row[0];
+
+		row[0] = i;
+		for (unsigned j = 1; j <= n; j++) {
+			unsigned up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			if (up + 1 < best)
+				best = up + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[n];
+}
+
+const char *mp_nearest_word(const char *asked, const char *const *words, size_t n)
+{
+	char a[64], w[64];
+	const char *best = NULL;
+	unsigned best_d = UINT_MAX, tol;
+	size_t la;
+
+	if (!compact_word(asked, a) || a[0] == '\0')
+		return NULL;
+	la = strlen(a);
+	tol = la < 4 ? 0 : (unsigned)(la / 3); /* a word of 1 to 3 letters is near only when spelt alike */
+	for (size_t i = 0; i < n; i++) {
+		unsigned d;
+
+		if (words[i] == NULL || !compact_word(words[i], w))
+			continue;
+		d = la >= 3 && strncmp(w, a, la) == 0 && w[la] ? 1 : levenshtein(a, w);
+		if (d <= tol && d < best_d) {
+			best_d = d;
+			best = words[i];
+		}
+	}
+	return best;
 }

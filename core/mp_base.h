@@ -182,6 +182,16 @@ bool mp_valid_id(const char *id);
  */
 bool mp_alias_key(const char *alias, char *out, size_t len);
 
+/*
+ * The word of words (n of them; NULL entries skipped) a misspelt `asked` most likely meant, or NULL when none is
+ * near: both compared ASCII-lowercased with '-', '_', '.' and ' ' dropped ("fp8e4m3" is "fp8_e4m3"), nearest by
+ * Levenshtein distance (one edit per letter added, dropped or changed; a swap of two letters is two) within a third
+ * of asked's length (none below 4 letters: "x" is near no field); a word asked is the start of (3 letters at least: "bfloat" -> "bfloat16") is at
+ * distance 1. Ties go to the earlier word. Strings of 64 bytes or more are never near. Worked examples (tests/
+ * test_suggest.c): "sequence_lenght" -> sequence_length, "fp8e4m3" -> fp8_e4m3, "adamw8bit" -> adamw_8bit.
+ */
+const char *mp_nearest_word(const char *asked, const char *const *words, size_t n);
+
 /* A file embedded at build time by tools/embed.c (the contract, the web page's files). Arrays of these end with a
  * { NULL, NULL, 0 } entry. */
 typedef struct mp_embedded_file {

@@ -16,7 +16,8 @@ mp_status mpd_h_plan_inference(mpd_request *req, mpd_reply *rep)
 	mp_status st = rq && plan ? MP_OK : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 
 	if (st == MP_OK)
-		st = mpc_inference_decode(req->json, "", true, rq, &rep->err);
+		st = mps_lookups_note(req->d->svc, &rq->job.model, &rq->device,
+				      mpc_inference_decode(req->json, "", true, rq, &rep->err), &rep->err);
 	if (st == MP_OK)
 		st = mps_plan_inference(req->d->svc, rq, plan, &rep->err);
 	if (st == MP_OK) {
@@ -41,7 +42,8 @@ mp_status mpd_h_plan_training(mpd_request *req, mpd_reply *rep)
 	mp_status st = rq && plan ? MP_OK : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 
 	if (st == MP_OK)
-		st = mpc_training_decode(req->json, "", true, rq, &rep->err);
+		st = mps_lookups_note(req->d->svc, &rq->job.model, &rq->device,
+				      mpc_training_decode(req->json, "", true, rq, &rep->err), &rep->err);
 	if (st == MP_OK)
 		st = mps_plan_training(req->d->svc, rq, plan, &rep->err);
 	if (st == MP_OK) {

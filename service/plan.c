@@ -7,6 +7,7 @@
  */
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "service_int.h"
@@ -109,6 +110,30 @@ mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, 
 	return st;
 }
 
+mp_status mps_lookups_note(mps_service *s, const mps_model_ref *m, const mps_device_ref *d, mp_status st,
+			   mp_error *err)
+{
+	mp_error e = {{0}, {0}, err ? err->all : NULL};
+
+	if (st == MP_OK || err == NULL || err->all == NULL)
+		return st;
+	if (m && m->kind == MPS_MODEL_STORED) {
+		mps_model *mm = malloc(sizeof(*mm));
+
+		if (mm && mps_model_resolve(s, m, mm, &e) == MP_ENOTFOUND)
+			mp_error_keep(&e, MP_ENOTFOUND);
+		free(mm);
+	}
+	if (d && d->given && !d->inline_profile) {
+		mp_store_device *dd = malloc(sizeof(*dd));
+
+		if (dd && mps_device_resolve(s, d, dd, &e) == MP_ENOTFOUND)
+			mp_error_keep(&e, MP_ENOTFOUND);
+		free(dd);
+	}
+	return st;
+}
+
 mp_status mps_plan_inference(mps_service *s, const mps_inference_request *rq, mps_inference_plan *out, mp_error *err)
 {
 	mp_status st;
@@ -116,6 +141,9 @@ mp_status mps_plan_inference(mps_service *s, const mps_inference_request *rq, mp
 
 	out->have_device = false;
 	st = mps_model_resolve_at(s, &rq->job.model, gen, &out->model, err);
+	/* a model not found: the device is looked up too, so that one answer names both */
+	if (st == MP_ENOTFOUND && rq->device.given && !rq->device.inline_profile)
+		return mps_lookups_note(s, NULL, &rq->device, mp_error_keep(err, st), err);
 	if (st == MP_OK && !out->model.architecture_known)
 		st = mp_fail(
 			err, MP_EINVAL, rq->job.model.pointer,
@@ -147,6 +175,8 @@ mp_status mps_plan_training(mps_service *s, const mps_training_request *rq, mps_
 	memset(out, 0, sizeof(*out));
 	req.json_pointer = rq->job.pointer;
 	st = mps_model_resolve(s, &rq->job.model, &out->model, err);
+	if (st == MP_ENOTFOUND && rq->device.given && !rq->device.inline_profile)
+		return mps_lookups_note(s, NULL, &rq->device, mp_error_keep(err, st), err);
 	if (st == MP_OK && rq->device.given) {
 		st = mps_device_resolve(s, &rq->device, &out->device, err);
 		out->have_device = st == MP_OK;

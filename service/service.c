@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,16 +202,31 @@ mp_status mps_each_model(mps_service *s, const mp_store_model_filter *f, const c
 
 #define SUGGEST_CANDIDATES 1000 /* the stored ids a 404 compares with: the first ones in id order */
 
+#define SUGGEST_OTHER_BYTES 512 /* the names one id also goes by, space-separated */
+
 typedef struct id_list {
 	size_t n;
 	char (*id)[MP_STORE_ID_MAX];
+	char (*other)[SUGGEST_OTHER_BYTES];
 } id_list;
+
+static void add_other(id_list *c, const char *name)
+{
+	char key[MP_STORE_ALIAS_MAX];
+
+	if (name && name[0] && mp_alias_key(name, key, sizeof(key)))
+		mp_list_add(c->other[c->n], SUGGEST_OTHER_BYTES, key); /* ", "-separated; spaces are the separator */
+}
 
 static mp_status add_device_id(const mp_store_device *d, void *ctx)
 {
 	id_list *c = ctx;
 
-	snprintf(c->id[c->n++], MP_STORE_ID_MAX, "%s", d->id);
+	snprintf(c->id[c->n], MP_STORE_ID_MAX, "%s", d->id);
+	c->other[c->n][0] = '\0';
+	for (size_t i = 0; i < d->naliases; i++)
+		add_other(c, d->aliases[i]);
+	c->n++;
 	return MP_OK;
 }
 
@@ -218,8 +234,14 @@ static mp_status add_model_id(const mp_store_model *m, const char *const *repo_i
 {
 	id_list *c = ctx;
 
-	(void)repo_ids;
-	snprintf(c->id[c->n++], MP_STORE_ID_MAX, "%s", m->id);
+	snprintf(c->id[c->n], MP_STORE_ID_MAX, "%s", m->id);
+	c->other[c->n][0] = '\0';
+	for (size_t i = 0; repo_ids && repo_ids[i]; i++) {
+		const char *base = strrchr(repo_ids[i], '/');
+
+		add_other(c, base ? base + 1 : repo_ids[i]);
+	}
+	c->n++;
 	return MP_OK;
 }
 
@@ -227,18 +249,28 @@ static mp_status add_model_id(const mp_store_model *m, const char *const *repo_i
  * picks them). Returns MP_ENOTFOUND. */
 static mp_status not_found(mps_service *s, bool models, const char *asked, const char *pointer, mp_error *err)
 {
-	id_list c = { 0, malloc(SUGGEST_CANDIDATES * sizeof(*c.id)) };
+	id_list c = { 0, malloc(SUGGEST_CANDIDATES * sizeof(*c.id)), malloc(SUGGEST_CANDIDATES * sizeof(*c.other)) };
+	const char **other = malloc(SUGGEST_CANDIDATES * sizeof(*other));
 	char near[320] = "", low[MP_STORE_ID_MAX];
 	mp_error e = MP_ERROR_INIT;
 
 	/* a repo id is compared by its last part, as ids spell it ("Qwen/Qwen2.5-7B-Instruct": qwen2.5-7b-instruct) */
 	mps_id_of_repo(asked, low, sizeof(low));
-	if (c.id && models)
-		mps_each_model(s, NULL, NULL, SUGGEST_CANDIDATES, add_model_id, &c, NULL, &e);
-	else if (c.id)
-		mps_each_device(s, NULL, NULL, SUGGEST_CANDIDATES, add_device_id, &c, NULL, &e);
-	if (c.id)
-		mps_nearest_ids((const char (*)[MP_STORE_ID_MAX])c.id, c.n, low, near, sizeof(near));
+	if (c.id && c.other && other) {
+		if (models)
+			mps_each_model(s, NULL, NULL, SUGGEST_CANDIDATES, add_model_id, &c, NULL, &e);
+		else
+			mps_each_device(s, NULL, NULL, SUGGEST_CANDIDATES, add_device_id, &c, NULL, &e);
+		for (size_t i = 0; i < c.n; i++) {
+			/* mp_list_add's ", " separators as the one space mps_nearest_names splits on */
+			for (char *q = c.other[i]; (q = strstr(q, ", ")) != NULL;)
+				memmove(q, q + 1, strlen(q + 1) + 1);
+			other[i] = c.other[i];
+		}
+		mps_nearest_names((const char (*)[MP_STORE_ID_MAX])c.id, other, c.n, low, near, sizeof(near));
+	}
+	free(other);
+	free(c.other);
 	free(c.id);
 	return mps_not_found_near(models, asked, near, pointer, err);
 }
@@ -441,9 +473,12 @@ mp_status mps_device_resolve_at(mps_service *s, const mps_device_ref *ref, uint6
 		*out = ref->profile;
 		return MP_OK;
 	}
-	st = mp_store_device_get_at(s->store, ref->id, gen, out, err);
+	st = ref->id[0] ? mp_store_device_get_at(s->store, ref->id, gen, out, err) : MP_ENOTFOUND;
+	/* not an id: a name it goes by (aliases match by their key: case, '_' and ' ' aside) */
+	if (st == MP_ENOTFOUND && ref->asked[0])
+		st = mp_store_device_by_alias(s->store, ref->asked, out, err);
 	if (st == MP_ENOTFOUND)
-		return not_found(s, false, ref->id, ref->pointer, err);
+		return not_found(s, false, ref->asked[0] ? ref->asked : ref->id, ref->pointer, err);
 	if (st != MP_OK)
 		snprintf(err->field, sizeof(err->field), "%s", ref->pointer);
 	return st;
@@ -451,9 +486,27 @@ mp_status mps_device_resolve_at(mps_service *s, const mps_device_ref *ref, uint6
 
 mp_status mps_device_get(mps_service *s, const char *id, mp_store_device *out, mp_error *err)
 {
-	mp_status st = mp_store_device_get(s->store, id, out, err);
+	mp_status st = mp_store_device_get(s->store, id, out, err), first = st;
+	mp_error e = MP_ERROR_INIT;
+	char low[MP_STORE_ID_MAX];
+	size_t i;
 
-	return st == MP_ENOTFOUND ? not_found(s, false, id, "/device", err) : st;
+	if (st != MP_ENOTFOUND && st != MP_EINVAL)
+		return st;
+	/* an id in another case ("H100-SXM5-80GB"), then a name the device goes by ("nvidia-h100-80gb") */
+	for (i = 0; id[i] && i + 1 < sizeof(low); i++)
+		low[i] = (char)tolower((unsigned char)id[i]);
+	low[i] = '\0';
+	st = id[i] == '\0' && mp_valid_id(low) ? mp_store_device_get(s->store, low, out, &e) : MP_ENOTFOUND;
+	if (st == MP_ENOTFOUND)
+		st = mp_store_device_by_alias(s->store, id, out, &e);
+	if (st == MP_OK)
+		return MP_OK;
+	if (st != MP_ENOTFOUND)
+		return mp_fail(err, st, "/device", "%s", e.message);
+	if (first == MP_EINVAL && !(id[i] == '\0' && mp_valid_id(low)))
+		return mp_store_device_get(s->store, id, out, err); /* malformed as an id and no alias: its 422 */
+	return not_found(s, false, id, "/device", err);
 }
 
 /* A profile's link must name a stored device. */

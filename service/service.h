@@ -137,6 +137,14 @@ mp_status mps_engine_block_for(const mps_inference_job *j, mps_inference_plan *p
  * MP_ENOTFOUND, MP_EOVERFLOW, MP_EDB.
  */
 mp_status mps_plan_inference(mps_service *s, const mps_inference_request *rq, mps_inference_plan *out, mp_error *err);
+/*
+ * Every problem at once: after a decoder refused a request (st, its first problem in err), the stored model and the
+ * device it names are still looked up, and each that is not found is added to err's list (err->all) with its
+ * suggestions; err's first problem and st stay. Returns st. A model or device given inline, or not given, adds
+ * nothing. Borrowed: m, d (NULL: none).
+ */
+mp_status mps_lookups_note(mps_service *s, const mps_model_ref *m, const mps_device_ref *d, mp_status st,
+			   mp_error *err);
 /* Frees what a plan holds on the heap (its tensor list); the struct itself stays the caller's, who allocates it
  * zeroed (calloc) so that a plan that failed early is released alike. NULL-safe. */
 void mps_inference_plan_release(mps_inference_plan *p);

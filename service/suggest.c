@@ -82,61 +82,109 @@ static unsigned distance(const char *a, const char *b)
 	return row[n];
 }
 
-/* The words of an id ("llama-3.1-70b": llama, 3, 1, 70b) both strings share. */
-static unsigned shared_words(const char *a, const char *b)
+/* An id's words: runs of letters and runs of digits, lower-cased, separators dropped ("h100-sxm5-80gb": h, 100,
+ * sxm, 5, 80, gb; "rtx4090": rtx, 4090). Returns how many (at most MAX_WORDS); `compact` gets them joined. */
+#define MAX_WORDS 16
+typedef struct words {
+	size_t n;
+	char w[MAX_WORDS][24];
+	char compact[96];
+} words;
+
+static void words_of(const char *s, words *out)
 {
-	unsigned n = 0;
+	size_t c = 0;
 
-	for (const char *p = a; *p;) {
-		size_t len = strcspn(p, "-._/");
+	out->n = 0;
+	out->compact[0] = '\0';
+	while (*s) {
+		size_t k = 0;
+		bool digit;
 
-		for (const char *q = b; len && *q;) {
-			size_t l2 = strcspn(q, "-._/");
-
-			if (l2 == len && strncasecmp(p, q, len) == 0) {
-				n++;
-				break;
-			}
-			q += l2 + (q[l2] != '\0');
+		if (!isalnum((unsigned char)*s)) {
+			s++;
+			continue;
 		}
-		p += len + (p[len] != '\0');
+		digit = isdigit((unsigned char)*s) != 0;
+		while (*s && isalnum((unsigned char)*s) && (isdigit((unsigned char)*s) != 0) == digit) {
+			char ch = (char)tolower((unsigned char)*s++);
+
+			if (k + 1 < sizeof(out->w[0]))
+				out->w[out->n < MAX_WORDS ? out->n : MAX_WORDS - 1][k++] = ch;
+			if (c + 1 < sizeof(out->compact))
+				out->compact[c++] = ch;
+		}
+		if (out->n < MAX_WORDS) {
+			out->w[out->n][k] = '\0';
+			out->n++;
+		}
 	}
-	return n;
+	out->compact[c] = '\0';
 }
 
-/* How close a stored id is to what was asked (lower is nearer), or UINT_MAX when it is no suggestion: a stored id
- * the asked text is part of ("h100" in "h100-sxm5-80gb") comes first, then ids a few edits away (at most a third
- * of the asked length, at least 2), the more words they share the nearer ("llama-3-70b": llama-3.1-70b before
- * llama-3-8b). */
-static unsigned score(const char *asked, const char *id)
+/*
+ * How close a stored id (or one of its aliases) is to what was asked, lower is nearer; UINT_MAX when it is no
+ * suggestion. Nearest: every word asked is one of the id's ("h100-80gb" -> h100-sxm5-80gb, h100-pcie-80gb;
+ * "rtx4090" -> rtx-4090-24gb; "llama-70b" -> llama-3.1-70b), fewer extra words first; then a few edits away once the
+ * separators are dropped (at most a quarter of the asked letters, at least 1: "lama-3-8b" -> llama-3-8b); then ids
+ * sharing at least two words and two thirds of those asked.
+ */
+static unsigned score(const words *a, const char *id)
 {
-	char a[96];
-	size_t i;
-	unsigned d, tol = (unsigned)(strlen(asked) / 3 > 2 ? strlen(asked) / 3 : 2), w;
+	words b;
+	unsigned shared = 0, d, tol;
 
-	for (i = 0; asked[i] && i + 1 < sizeof(a); i++)
-		a[i] = (char)tolower((unsigned char)asked[i]);
-	a[i] = '\0';
-	w = shared_words(a, id);
-	/* one inside the other: "h100" in "h100-sxm5-80gb", "qwen2.5-7b" in "qwen2.5-7b-instruct" */
-	if ((strlen(a) >= 2 && strstr(id, a)) || (strlen(id) >= 4 && strstr(a, id)))
-		return 100 - (w < 50 ? w : 50);
-	d = distance(a, id);
-	if (d > tol)
+	words_of(id, &b);
+	if (a->n == 0 || b.n == 0)
 		return UINT_MAX;
-	return 1000 + 4 * d - 3 * (w < 50 ? w : 50);
+	for (size_t i = 0; i < a->n; i++)
+		for (size_t j = 0; j < b.n; j++)
+			if (strcmp(a->w[i], b.w[j]) == 0) {
+				shared++;
+				break;
+			}
+	if (shared == a->n)
+		return 100 + 10 * (unsigned)(b.n - a->n) + (unsigned)strlen(b.compact) / 4;
+	tol = strlen(a->compact) / 4 > 1 ? (unsigned)(strlen(a->compact) / 4) : 1;
+	d = distance(a->compact, b.compact);
+	if (d <= tol)
+		return 1000 + 50 * d;
+	if (shared >= 2 && 3 * shared >= 2 * a->n)
+		return 5000 - 10 * shared;
+	return UINT_MAX;
 }
 
 void mps_nearest_ids(const char (*ids)[MP_STORE_ID_MAX], size_t n, const char *asked, char *out, size_t len)
 {
+	mps_nearest_names(ids, NULL, n, asked, out, len);
+}
+
+void mps_nearest_names(const char (*ids)[MP_STORE_ID_MAX], const char *const *other, size_t n, const char *asked,
+		       char *out, size_t len)
+{
 	size_t pick[MAX_SUGGESTIONS], np = 0;
 	unsigned ps[MAX_SUGGESTIONS];
+	words a;
 
 	out[0] = '\0';
 	if (asked == NULL || asked[0] == '\0')
 		return;
+	words_of(asked, &a);
 	for (size_t i = 0; i < n; i++) {
-		unsigned sc = score(asked, ids[i]);
+		unsigned sc = score(&a, ids[i]);
+
+		/* the names it also goes by ("nvidia-h100-80gb-hbm3 nvidia-h100"), space-separated */
+		for (const char *p = other ? other[i] : NULL; p && *p;) {
+			char one[MP_STORE_ALIAS_MAX];
+			size_t k = strcspn(p, " ");
+			unsigned so;
+
+			snprintf(one, sizeof(one), "%.*s", (int)(k < sizeof(one) - 1 ? k : sizeof(one) - 1), p);
+			so = score(&a, one);
+			if (so < sc)
+				sc = so;
+			p += k + (p[k] == ' ');
+		}
 		size_t k;
 
 		if (sc == UINT_MAX)
@@ -153,8 +201,11 @@ void mps_nearest_ids(const char (*ids)[MP_STORE_ID_MAX], size_t n, const char *a
 		pick[k] = i;
 		ps[k] = sc;
 	}
+	/* only the nearest kind of match: ids holding every word asked hide the ones a few edits away, and those the ones
+	 * that merely share words */
 	for (size_t k = 0; k < np; k++)
-		if (!mp_list_add(out, len, ids[pick[k]]))
+		if ((ps[k] < 1000) != (ps[0] < 1000) || (ps[k] < 5000) != (ps[0] < 5000) ||
+		    !mp_list_add(out, len, ids[pick[k]]))
 			break;
 }
 

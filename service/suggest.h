@@ -27,6 +27,11 @@ void mps_id_of_repo(const char *repo, char *out, size_t len);
  * among equals, comma-separated into out ("" none). Worked example (tests/test_answers.c): "llama-3-70b" among the
  * presets gives llama-3.1-70b before llama-3-8b. */
 void mps_nearest_ids(const char (*ids)[MP_STORE_ID_MAX], size_t n, const char *asked, char *out, size_t len);
+/* As mps_nearest_ids, an id also matched by the names it goes by (other[i]: space-separated aliases or repo ids;
+ * other NULL or an entry NULL: none); the id is what is suggested. Worked examples (tests/test_answers.c): among the
+ * presets "h100-80gb" gives h100-sxm5-80gb and h100-pcie-80gb, "rtx4090" rtx-4090-24gb. */
+void mps_nearest_names(const char (*ids)[MP_STORE_ID_MAX], const char *const *other, size_t n, const char *asked,
+		       char *out, size_t len);
 
 /* The 404 for `asked` (a model when models, else a device) naming pointer, with near (mps_nearest_ids; "" none)
  * as its "did you mean". Returns MP_ENOTFOUND. */

@@ -355,8 +355,9 @@ static void test_hostile_text(void **state)
 	assert_int_equal(r.status, 422);
 	assert_string_equal(http_problem_field(&r), "/model");
 	http_resp_free(&r);
-	/* ids outside ^[a-z0-9][a-z0-9._-]{0,62}$: 422 naming the id, never echoed */
-	expect_problem(f, "GET", "/v1/devices/H100", NULL, NULL, 422, "/id");
+	/* ids outside ^[a-z0-9][a-z0-9._-]{0,62}$: 422 naming the id, never echoed; a device id in another case is
+	 * looked up lower-cased (and as a name the device goes by), so "H100" is a 404 with suggestions */
+	expect_problem(f, "GET", "/v1/devices/H100", NULL, NULL, 404, "/device");
 	expect_problem(f, "GET", "/v1/models/-x", NULL, NULL, 422, "/id");
 	expect_problem(f, "DELETE", "/v1/devices/a%20b", NULL, NULL, 422, "/id");
 	/* D7b: %00 must not cut the id short ("h100-sxm5-80gb%00junk" is not h100-sxm5-80gb) */
@@ -371,7 +372,13 @@ static void test_hostile_text(void **state)
 	assert_string_equal(http_problem_field(&r), "/id");
 	assert_null(strstr(r.body, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
 	http_resp_free(&r);
+	/* a string that is no id may be a name the device goes by: looked up as one, then a 404 */
 	post(f, "/v1/plan/inference", "{\"model\":\"llama-3-8b\",\"device\":\"Bad Id\"," LLAMA3_REQ_TAIL, &r);
+	assert_int_equal(r.status, 404);
+	assert_string_equal(http_problem_field(&r), "/device");
+	http_resp_free(&r);
+	/* a control character or 96 bytes and more is no name: 422 */
+	post(f, "/v1/plan/inference", "{\"model\":\"llama-3-8b\",\"device\":\"h100\\u0001\"," LLAMA3_REQ_TAIL, &r);
 	assert_int_equal(r.status, 422);
 	assert_string_equal(http_problem_field(&r), "/device");
 	http_resp_free(&r);
@@ -735,6 +742,106 @@ static void test_model_tensors(void **state)
 	http_resp_free(&r);
 }
 
+/* A newcomer's request: every problem at once, lookups included; suggestions ranked by the words people type; device
+ * ids in any case and the names a device goes by; an inline device's name kept. */
+static bool errors_have(const http_resp *r, const char *field, const char *text)
+{
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, cJSON_GetObjectItem(r->json, "errors"))
+		if (strcmp(cJSON_GetObjectItem(e, "field")->valuestring, field) == 0 &&
+		    (text == NULL || strstr(cJSON_GetObjectItem(e, "message")->valuestring, text)))
+			return true;
+	return false;
+}
+
+static void test_newcomer_requests(void **state)
+{
+	fixture *f = *state;
+	http_resp r;
+	static const struct {
+		const char *body, *field, *want, *not_want;
+	} near[] = {
+	    {"{\"model\":\"llama-3-8b\",\"device\":\"h100-80gb\",\"batch_size\":1,\"sequence_length\":64}", "/device",
+	     "did you mean h100-pcie-80gb, h100-sxm5-80gb?", "b200"},
+	    {"{\"model\":\"llama-3-8b\",\"device\":\"a100-80gb\",\"batch_size\":1,\"sequence_length\":64}", "/device",
+	     "did you mean a100-pcie-80gb, a100-sxm4-80gb?", "a10-24gb"},
+	    {"{\"model\":\"llama-3-8b\",\"device\":\"rtx4090\",\"batch_size\":1,\"sequence_length\":64}", "/device",
+	     "did you mean rtx-4090-24gb?", NULL},
+	    {"{\"model\":\"llama-70b\",\"batch_size\":1,\"sequence_length\":64}", "/model", "did you mean llama-3.1-70b?",
+	     "llama-2-7b"},
+	    {"{\"model\":\"llama-3-8b\",\"batch_size\":1,\"sequence_lenght\":64}", "/sequence_lenght",
+	     "did you mean sequence_length?", NULL},
+	    {"{\"model\":\"llama-3-8b\",\"batch_size\":1,\"sequence_length\":64,\"kv_cache_dtype\":\"bfloat\"}",
+	     "/kv_cache_dtype", "did you mean bf16?", NULL},
+	};
+
+	/* every problem of the body at once: five of its fields, the model and the device */
+	post(f, "/v1/plan/inference",
+	     "{\"model\":\"lama-3-8b\",\"weight_dtype\":\"fp8e4m3\",\"batch_size\":-1,\"sequence_lenght\":4096,"
+	     "\"device\":\"h100-80gb\",\"tensor_parallel_size\":\"4\"}",
+	     &r);
+	assert_int_equal(r.status, 422);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "errors")), 7);
+	assert_true(errors_have(&r, "/model", "did you mean llama-3-8b"));
+	assert_true(errors_have(&r, "/device", "did you mean h100-pcie-80gb, h100-sxm5-80gb?"));
+	assert_true(errors_have(&r, "/weight_dtype", "did you mean fp8_e4m3?"));
+	assert_true(errors_have(&r, "/sequence_lenght", "did you mean sequence_length?"));
+	http_resp_free(&r);
+	/* a body without other problems: both lookups in one 404 */
+	post(f, "/v1/plan/inference", "{\"model\":\"lama-3-8b\",\"device\":\"h100-80gb\",\"batch_size\":1,\"sequence_length\":64}",
+	     &r);
+	assert_int_equal(r.status, 404);
+	assert_true(errors_have(&r, "/model", NULL) && errors_have(&r, "/device", NULL));
+	http_resp_free(&r);
+	post(f, "/v1/plan/training",
+	     "{\"model\":\"lama-3-8b\",\"device\":\"h100-80gb\",\"precision\":\"mixed_bf16\",\"optimizer\":\"adamw8bit\","
+	     "\"micro_batch_size\":1,\"sequence_length\":64}",
+	     &r);
+	assert_int_equal(r.status, 422);
+	assert_true(errors_have(&r, "/optimizer", "did you mean adamw_8bit?"));
+	assert_true(errors_have(&r, "/model", NULL) && errors_have(&r, "/device", NULL));
+	http_resp_free(&r);
+	for (size_t i = 0; i < sizeof(near) / sizeof(near[0]); i++) {
+		post(f, "/v1/plan/inference", near[i].body, &r);
+		if (!errors_have(&r, near[i].field, near[i].want) ||
+		    (near[i].not_want && strstr(r.body, near[i].not_want)))
+			fail_msg("%s: expected '%s' at %s: %s", near[i].body, near[i].want, near[i].field, r.body);
+		http_resp_free(&r);
+	}
+	/* device ids in any case, and the names a device goes by */
+	post(f, "/v1/plan/inference", "{\"model\":\"llama-3-8b\",\"device\":\"H100-SXM5-80GB\",\"batch_size\":1,\"sequence_length\":64}",
+	     &r);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "fit"), "device")->valuestring, "h100-sxm5-80gb");
+	http_resp_free(&r);
+	post(f, "/v1/plan/inference",
+	     "{\"model\":\"llama-3-8b\",\"device\":\"NVIDIA H100 80GB HBM3\",\"batch_size\":1,\"sequence_length\":64}", &r);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "fit"), "device")->valuestring, "h100-sxm5-80gb");
+	http_resp_free(&r);
+	http_do(&f->d, "GET", "/v1/devices/nvidia-h100-80gb", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(cJSON_GetObjectItem(r.json, "id")->valuestring, "h100-sxm5-80gb");
+	http_resp_free(&r);
+	/* an inline device's name is how the answer names it */
+	post(f, "/v1/plan/inference?format=text",
+	     "{\"model\":\"llama-3-8b\",\"batch_size\":1,\"sequence_length\":64,\"device\":{\"name\":\"RTX A6000 48GB\","
+	     "\"memory_bytes\":51527024640,\"memory_bandwidth_bytes_per_second\":768000000000,"
+	     "\"peak_flops_per_second\":{\"bf16\":154800000000000}}}",
+	     &r);
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.body, " on RTX A6000 48GB\n"));
+	http_resp_free(&r);
+	post(f, "/v1/plan/inference",
+	     "{\"model\":\"llama-3-8b\",\"batch_size\":1,\"sequence_length\":64,\"device\":{\"name\":\"RTX A6000 48GB\","
+	     "\"memory_bytes\":51527024640,\"memory_bandwidth_bytes_per_second\":768000000000,"
+	     "\"peak_flops_per_second\":{\"bf16\":154800000000000}}}",
+	     &r);
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "fit"), "device")->valuestring, "RTX A6000 48GB");
+	http_resp_free(&r);
+}
+
 /* Every route of the table is a path of openapi.yaml with that method, and the reverse. */
 static void test_routes_match_openapi(void **state)
 {
@@ -849,6 +956,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plan_inference_by_id),
 		cmocka_unit_test(test_model_tensors),
+		cmocka_unit_test(test_newcomer_requests),
 		cmocka_unit_test(test_plan_inference_inline),
 		cmocka_unit_test(test_plan_inference_fit),
 		cmocka_unit_test(test_engines),

@@ -31,3 +31,8 @@ const char *mps_figure_name(mps_figure f)
 
 	return (unsigned)f < MPS_FIG_COUNT ? names[f] : "invalid";
 }
+
+const char *mps_device_label(const mp_store_device *d)
+{
+	return d->id[0] ? d->id : d->name[0] ? d->name : "the inline profile";
+}

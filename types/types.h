@@ -69,10 +69,16 @@ typedef struct mps_model {
 typedef struct mps_device_ref {
 	bool given;			/* false: the request names no device */
 	bool inline_profile;		/* true: `profile` holds it (its id may be "") */
-	char id[MP_STORE_ID_MAX];
+	char id[MP_STORE_ID_MAX];	/* the id asked for, lower-cased ("" when what was asked is no id: an alias) */
+	char asked[MP_STORE_ALIAS_MAX];	/* the string as given: an id in any case or a name it goes by ("NVIDIA H100
+					 * 80GB HBM3", "nvidia-h100-80gb"), found by its alias key when no id matches */
 	mp_store_device profile;	/* set only when inline_profile (the decoder leaves it alone otherwise) */
 	char pointer[64];		/* where the member sits: "/device" */
 } mps_device_ref;
+
+/* How answers name a device: its id, or for an inline profile without one the name it was given ("RTX A6000 48GB"),
+ * else "the inline profile" (types.c). Borrowed from d. */
+const char *mps_device_label(const mp_store_device *d);
 
 /* ----- inference plan ------------------------------------------------------------------------------------ */
 
