@@ -146,7 +146,7 @@ void cli_plan_help(const char *kind)
 	bool both = strcmp(kind, "inference") != 0 && strcmp(kind, "training") != 0;
 	char *fields;
 
-	printf("Usage: memplan plan %s [--model ID | --config FILE] [--device ID] [--name value ...]\n"
+	printf("Usage: memplan plan %s [--model ID|FILE.gguf|DIR | --config FILE] [--device ID] [--name value ...]\n"
 	       "                     [--request FILE] [--json] [--verbose] [--print-args] [--db PATH]\n\n",
 	       both ? "inference|training" : kind);
 	printf("Plans %s memory locally, through the same decoder and planner as POST /v1/plan/%s (no daemon).\n"
@@ -154,7 +154,10 @@ void cli_plan_help(const char *kind)
 	       "largest batch, the longest sequence, the smallest GPU count; then the memory terms.\n\n",
 	       both ? "inference or training" : kind, both ? "inference and /v1/plan/training" : kind);
 	printf("Options:\n"
-	       "  --model ID          a stored model (memplan db export lists them)\n"
+	       "  --model ID          a stored model (memplan db export lists them), or a Hugging Face repo id\n"
+	       "  --model FILE.gguf   a GGUF file, from its header (every file of a split -00001-of-0000N.gguf set)\n"
+	       "  --model DIR         a checkpoint folder: config.json and its safetensors shards' headers\n"
+	       "  --gguf FILE         the same as --model FILE.gguf\n"
 	       "  --config FILE       a Hugging Face config.json as the model (model.hf_config)\n"
 	       "  --device ID         fit on this device (a stored id)\n"
 	       "  --request FILE      a whole request body (JSON); later --name value options override its members\n"
@@ -242,6 +245,15 @@ int cli_plan(int argc, char **argv)
 				mpc_add_item(body, item->string, item);
 			}
 			cJSON_Delete(base);
+		} else if (strcmp(a, "--model") == 0 || strcmp(a, "--gguf") == 0) {
+			char why[512];
+			cJSON *model = cli_model_from_path(val, why, sizeof(why));
+
+			if (model == NULL && (why[0] || strcmp(a, "--gguf") == 0)) {
+				fprintf(stderr, "memplan plan: %s %s: %s\n", a, val, why[0] ? why : "no such file");
+				goto out;
+			}
+			set_path(body, "model", model ? model : cJSON_CreateString(val));
 		} else if (strcmp(a, "--config") == 0) {
 			cJSON *cfg = cli_parse_file("plan", val, "config"), *model;
 

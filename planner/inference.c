@@ -203,6 +203,8 @@ static mp_status evaluate(const mp_model *m, const mp_inference_req *req, const 
 	mem->context_limit = mp_model_context_limit(m);
 	if (weights)
 		mem->weights = *weights;
+	else if (o->weights)
+		mem->weights = *o->weights;
 	else {
 		mp_weight_formats f = o->formats;
 
@@ -421,6 +423,7 @@ mp_status mp_plan_inference_ex(const mp_model *m, const mp_param_count *pc, cons
 			continue;
 		}
 		ro.tensor_parallel_size = degrees[i];
+		ro.weights = NULL; /* given for the request's own degree only */
 		r.num_gpus = degrees[i];
 		if (fits_with(m, &r, &ro, dev, NULL, fit->budget_bytes)) {
 			fit->min_gpus = degrees[i];

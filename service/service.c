@@ -416,7 +416,14 @@ mp_status mps_model_resolve_at(mps_service *s, const mps_model_ref *ref, uint64_
 			return mp_fail(err, MP_EINTERNAL, ref->pointer, "an inline model reference without its model");
 		mp_model_copy(&out->arch, ref->arch);
 		out->architecture_known = true;
+		out->ckpt = ref->ckpt;
+		snprintf(out->source, sizeof(out->source), "%s", ref->source);
 		return mp_count_parameters(&out->arch, &out->params, err);
+	case MPS_MODEL_HF_REPO:
+		return mp_fail(err, MP_EINVAL, ref->pointer,
+			       "a model by Hugging Face repository ({\"hf_repo\": ...}) is taken by POST /v1/plan/inference, "
+			       "/v1/plan/training, /v1/engine-check and /v1/fit; here name a stored model or give its "
+			       "hf_config");
 	case MPS_MODEL_BARE:
 		out->params.total = out->params.active_per_token = ref->parameters;
 		snprintf(out->arch.model_type, sizeof(out->arch.model_type), "unknown");
