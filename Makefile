@@ -39,6 +39,7 @@ MODEL_SRC   := model/fields.c model/hf_config.c model/hf_types.c model/hf_moe.c 
                model/train_config.c model/hf_facts.c model/gguf.c model/gguf_model.c model/tensor_names.c \
                model/safetensors.c model/gguf_llamacpp.c model/checkpoint.c
 DB_SRC      := db/store.c
+HUB_SRC     := hub/hfcache.c
 KERNELS_SRC := kernels/calib_common.c kernels/calib_cpu.c kernels/calib_ipc.c kernels/calib_gpu_client.c
 TYPES_SRC   := types/types.c
 SERVICE_SRC := service/service.c service/defaults.c service/suggest.c service/plan.c service/fit.c service/capacity.c \
@@ -51,7 +52,7 @@ DAEMON_SRC  := daemon/server.c daemon/routes.c daemon/reply.c daemon/query.c dae
                daemon/h_models.c daemon/h_plan.c daemon/h_engine.c daemon/h_fit.c daemon/h_roofline.c daemon/h_calibrations.c \
                daemon/h_k8s.c daemon/h_slurm.c daemon/h_web.c
 CLI_SRC     := cli/main.c cli/common.c cli/serve.c cli/plan.c cli/roofline.c cli/calibrate.c cli/db.c cli/model_files.c
-LAYERS      := core planner model db kernels types service codec daemon cli
+LAYERS      := core planner model db hub kernels types service codec daemon cli
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
 
@@ -143,6 +144,7 @@ $(BUILD)/libcore.a: $(call obj,$(CORE_SRC))
 $(BUILD)/libplanner.a: $(call obj,$(PLANNER_SRC))
 $(BUILD)/libmodel.a: $(call obj,$(MODEL_SRC))
 $(BUILD)/libdb.a: $(call obj,$(DB_SRC))
+$(BUILD)/libhub.a: $(call obj,$(HUB_SRC))
 $(BUILD)/libkernels.a: $(call obj,$(KERNELS_SRC)) $(BUILD)/gen/cuda_mode.o
 $(BUILD)/libtypes.a: $(call obj,$(TYPES_SRC))
 $(BUILD)/libservice.a: $(call obj,$(SERVICE_SRC)) $(BUILD)/gen/presets.o
@@ -155,11 +157,11 @@ $(BUILD)/lib%.a:
 
 # Each archive with those it needs, in link order, and the system libraries that stack links (LIBS_<stack>).
 lib = $(BUILD)/lib$(1).a
-STACK_daemon  := daemon codec service types kernels db model planner core
-STACK_service := service types kernels db model planner core
+STACK_daemon  := daemon codec service types kernels db hub model planner core
+STACK_service := service types kernels db hub model planner core
 STACK_codec   := codec types model planner core
 # decode, compute and render an answer without HTTP: the command line's stack, the benchmarks' and the fuzzers'
-STACK_answers := codec service types kernels db model planner core
+STACK_answers := codec service types kernels db hub model planner core
 STACK_model   := model planner core
 STACK_db      := db planner core
 STACK_planner := planner core
@@ -191,7 +193,7 @@ deps-build:
 # tests codec/'s stack alone (no store, kernels or service: tests/lint_links.sh); the tests of whole answers
 # without HTTP (test_pipeline, test_engine_check: decode, the service over a store of the presets, encode) the
 # answers stack.
-TESTS := test_planner test_engine test_llamacpp test_checkpoint test_models test_store test_http test_roofline test_training test_inference test_store_http \
+TESTS := test_planner test_engine test_llamacpp test_checkpoint test_hub test_models test_store test_http test_roofline test_training test_inference test_store_http \
          test_k8s test_store_proc test_calib test_limits test_respcache test_golden test_codec test_pipeline test_engine_check \
          test_answers test_fidelity test_hardening test_inventory test_types
 HTTP_HELPERS := tests/http_util.c tests/refs.c tests/lib_util.c
@@ -219,6 +221,8 @@ TEST_LIBS_test_pipeline   := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=real
 TEST_STACK_test_engine_check := answers
 TEST_STACK_test_llamacpp := codec
 TEST_STACK_test_checkpoint := codec
+TEST_STACK_test_hub := answers
+TEST_HELPERS_test_hub := tests/refs.c
 TEST_HELPERS_test_checkpoint := tests/refs.c
 TEST_HELPERS_test_llamacpp := tests/refs.c
 TEST_HELPERS_test_engine_check := tests/refs.c

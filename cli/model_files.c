@@ -15,6 +15,7 @@
 #include <openssl/evp.h>
 
 #include "../codec/codec.h"
+#include "../hub/hub.h"
 #include "../model/gguf.h"
 #include "../model/safetensors.h"
 #include "cli.h"
@@ -240,4 +241,17 @@ cJSON *cli_model_from_path(const char *path, char *why, size_t wlen)
 	snprintf(why, wlen, "%s is a file but not a .gguf: give a GGUF file, a checkpoint folder, a stored id or org/name",
 		 path);
 	return NULL;
+}
+
+bool cli_in_hf_cache(const char *repo)
+{
+	char dir[1024], path[1400];
+	const char *slash = strchr(repo, '/');
+	struct stat sb;
+
+	mph_cache_dir(dir, sizeof(dir));
+	if (dir[0] == '\0' || slash == NULL)
+		return false;
+	snprintf(path, sizeof(path), "%s/models--%.*s--%s", dir, (int)(slash - repo), repo, slash + 1);
+	return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
 }

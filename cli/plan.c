@@ -107,6 +107,8 @@ static mp_status plan_inference(mps_service *svc, const cJSON *body, answer_form
 	mp_status st = rq && p ? mpc_inference_decode(body, "", true, rq, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
 
 	if (st == MP_OK)
+		st = mps_model_ref_fetch(svc, &rq->job.model, NULL, err);
+	if (st == MP_OK)
 		st = mps_plan_inference(svc, rq, p, err);
 	if (st == MP_OK)
 		*out = form == FORM_JSON   ? mpc_inference_plan_print(rq, p, NULL)
@@ -127,6 +129,8 @@ static mp_status plan_training(mps_service *svc, const cJSON *body, answer_form 
 	mps_training_plan *p = malloc(sizeof(*p));
 	mp_status st = rq && p ? mpc_training_decode(body, "", true, rq, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
 
+	if (st == MP_OK)
+		st = mps_model_ref_fetch(svc, &rq->job.model, NULL, err);
 	if (st == MP_OK)
 		st = mps_plan_training(svc, rq, p, err);
 	if (st == MP_OK)
@@ -252,6 +256,11 @@ int cli_plan(int argc, char **argv)
 			if (model == NULL && (why[0] || strcmp(a, "--gguf") == 0)) {
 				fprintf(stderr, "memplan plan: %s %s: %s\n", a, val, why[0] ? why : "no such file");
 				goto out;
+			}
+			if (model == NULL && strchr(val, '/') && cli_in_hf_cache(val)) {
+				/* org/name in the local Hugging Face cache: its config.json and shards' headers */
+				model = cJSON_CreateObject();
+				cJSON_AddStringToObject(model, "hf_repo", val);
 			}
 			set_path(body, "model", model ? model : cJSON_CreateString(val));
 		} else if (strcmp(a, "--config") == 0) {

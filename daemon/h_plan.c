@@ -17,6 +17,8 @@ mp_status mpd_h_plan_inference(mpd_request *req, mpd_reply *rep)
 
 	if (st == MP_OK)
 		st = mpc_inference_decode(req->json, "", true, rq, &rep->err);
+	if (st == MP_OK) /* a Hugging Face repository from its cache: files outside the store, never cached */
+		st = mps_model_ref_fetch(req->d->svc, &rq->job.model, &rep->no_store, &rep->err);
 	if (st == MP_OK)
 		st = mps_plan_inference(req->d->svc, rq, plan, &rep->err);
 	if (st == MP_OK) {
@@ -41,6 +43,8 @@ mp_status mpd_h_plan_training(mpd_request *req, mpd_reply *rep)
 
 	if (st == MP_OK)
 		st = mpc_training_decode(req->json, "", true, rq, &rep->err);
+	if (st == MP_OK)
+		st = mps_model_ref_fetch(req->d->svc, &rq->job.model, &rep->no_store, &rep->err);
 	if (st == MP_OK)
 		st = mps_plan_training(req->d->svc, rq, plan, &rep->err);
 	if (st == MP_OK) {

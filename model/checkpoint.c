@@ -12,6 +12,7 @@
 #include "checkpoint.h"
 #include "gguf.h"
 #include "gguf_llamacpp.h"
+#include "model.h"
 #include "safetensors.h"
 
 const char *mpm_ckpt_format_name(mpm_ckpt_format f)
@@ -437,4 +438,22 @@ void mpm_checkpoint_weights(const mpm_checkpoint *c, const mp_weights *computed,
 		out->cls[k].bytes = c->class_bytes[k];
 	out->buffers_bytes = c->other_bytes;
 	out->total_bytes = c->tensor_bytes;
+}
+
+mp_status mpm_checkpoint_safetensors_files(const char *config_text, const uint8_t *const *bufs, const size_t *lens,
+					   size_t n, const char *index_text, const char *pointer, mp_model *m,
+					   mpm_checkpoint *out, mp_error *err)
+{
+	cJSON *index = NULL;
+	mp_status st;
+
+	memset(out, 0, sizeof(*out));
+	st = mpm_from_hf_text(config_text, pointer, m, err);
+	if (st != MP_OK)
+		return st;
+	if (index_text && (index = cJSON_Parse(index_text)) == NULL)
+		return mp_fail(err, MP_EPARSE, pointer, "model.safetensors.index.json is not JSON");
+	st = mpm_checkpoint_safetensors_bytes(bufs, lens, n, index, m, pointer, out, err);
+	cJSON_Delete(index);
+	return st;
 }

@@ -101,6 +101,12 @@ mp_status mpm_checkpoint_safetensors_bytes(const uint8_t *const *bufs, const siz
 					   const struct cJSON *index, const mp_model *m, const char *pointer,
 					   mpm_checkpoint *out, mp_error *err);
 
+/* mpm_checkpoint_safetensors_bytes with the index as text (index_text NULL: none), and the config as text: fills
+ * *m too (mpm_from_hf_text). Errors: MP_EPARSE (the config or the index is not JSON), as above. */
+mp_status mpm_checkpoint_safetensors_files(const char *config_text, const uint8_t *const *bufs, const size_t *lens,
+					   size_t n, const char *index_text, const char *pointer, mp_model *m,
+					   mpm_checkpoint *out, mp_error *err);
+
 /*
  * The plan's weights as the checkpoint holds them, per GPU at tensor-parallel degree 1: computed holds the plan's
  * weights (mp_weight_bytes with the checkpoint's format, tp 1); each class's bytes become the file's, the buffers

@@ -1,7 +1,7 @@
 #!/bin/sh
 # lint_layers.sh: the house's one direction. Every quoted #include of a source folder must point at its own folder
 # or at one below it, by the levels of LEVELS (lowest first; folders of one level may not include each other):
-#   core < planner < {model, db, kernels} < types < {service, codec} < daemon < cli
+#   core < planner < {model, db, hub, kernels} < types < {service, codec} < daemon < cli
 # and the libraries stay in their rooms: <microhttpd.h> only in daemon/, <sqlite3.h> only in db/, CUDA only in
 # kernels/, <cjson/...> never in core/, planner/, db/, kernels/, types/ or service/. The store's functions
 # (db/store.h) are reached from service/ alone: codec/, daemon/ and cli/ see its rows (db/rows.h) through types/;
@@ -9,7 +9,7 @@
 set -u
 cd "$(dirname "$0")/.."
 # The levels: one line to change when a folder is added.
-LEVELS="core:0 planner:1 model:2 db:2 kernels:2 types:3 service:4 codec:4 daemon:5 cli:6"
+LEVELS="core:0 planner:1 model:2 db:2 hub:2 kernels:2 types:3 service:4 codec:4 daemon:5 cli:6"
 level() {
 	for pair in $LEVELS; do
 		[ "${pair%%:*}" = "$1" ] && { echo "${pair##*:}"; return; }
