@@ -48,8 +48,9 @@ PLANNER_SRC := planner/core.c planner/model.c planner/device.c planner/inference
 MODEL_SRC   := model/fields.c model/hf_keys.c model/hf_config.c model/hf_first.c model/hf_types.c model/hf_moe.c model/hf_wrap.c model/hf_hybrid.c \
                model/hf_gemma.c model/hf_deepseek4.c model/hf_tensors.c model/hf_names.c model/hf_gemma3n_timm.c model/mpm_types.c \
                model/train_config.c model/hf_facts.c model/gguf.c model/gguf_model.c model/tensor_names.c \
-               model/safetensors.c model/gguf_llamacpp.c
+               model/safetensors.c model/gguf_llamacpp.c model/checkpoint.c
 DB_SRC      := db/store.c
+HUB_SRC     := hub/hfcache.c
 KERNELS_SRC := kernels/calib_common.c kernels/calib_cpu.c kernels/calib_ipc.c kernels/calib_gpu_client.c
 TYPES_SRC   := types/types.c
 SERVICE_SRC := service/service.c service/defaults.c service/suggest.c service/plan.c service/fit.c service/capacity.c \
@@ -61,8 +62,9 @@ DAEMON_SRC  := daemon/server.c daemon/routes.c daemon/reply.c daemon/query.c dae
                daemon/log.c daemon/metrics.c daemon/respcache.c daemon/guard.c daemon/h_health.c daemon/h_devices.c \
                daemon/h_models.c daemon/h_plan.c daemon/h_engine.c daemon/h_fit.c daemon/h_roofline.c daemon/h_calibrations.c \
                daemon/h_k8s.c daemon/h_slurm.c daemon/h_web.c
-CLI_SRC     := cli/main.c cli/common.c cli/serve.c cli/plan.c cli/roofline.c cli/calibrate.c cli/db.c cli/model.c cli/list.c
-LAYERS      := core planner model db kernels types service codec daemon cli
+CLI_SRC     := cli/main.c cli/common.c cli/serve.c cli/plan.c cli/roofline.c cli/calibrate.c cli/db.c cli/model.c cli/list.c \
+               cli/model_files.c
+LAYERS      := core planner model db hub kernels types service codec daemon cli
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
 
@@ -143,7 +145,7 @@ $(BUILD)/gen/web.c: $(BUILD)/tools/embed $(WEB_FILES)
 # would refuse fails the build): structs the store takes, no JSON at run time.
 $(BUILD)/tools/gen_presets: $(call obj,tools/gen_presets.c) $(BUILD)/libcodec.a $(BUILD)/libtypes.a \
 		$(BUILD)/libmodel.a $(BUILD)/libplanner.a $(BUILD)/libcore.a
-	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ -lcjson -lm
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ -lcjson -lcrypto -lm
 $(BUILD)/gen/presets.c: $(BUILD)/tools/gen_presets db/presets/devices.json db/presets/model_repo_ids.json $(MODEL_PRESETS)
 	@mkdir -p $(dir $@)
 	$(Q_GEN)$(BUILD)/tools/gen_presets $@ db/presets/devices.json --repo-ids db/presets/model_repo_ids.json \
@@ -161,6 +163,7 @@ $(BUILD)/libcore.a: $(call obj,$(CORE_SRC))
 $(BUILD)/libplanner.a: $(call obj,$(PLANNER_SRC))
 $(BUILD)/libmodel.a: $(call obj,$(MODEL_SRC))
 $(BUILD)/libdb.a: $(call obj,$(DB_SRC))
+$(BUILD)/libhub.a: $(call obj,$(HUB_SRC))
 $(BUILD)/libkernels.a: $(call obj,$(KERNELS_SRC)) $(BUILD)/gen/cuda_mode.o
 $(BUILD)/libtypes.a: $(call obj,$(TYPES_SRC))
 $(BUILD)/libservice.a: $(call obj,$(SERVICE_SRC)) $(BUILD)/gen/presets.o
@@ -173,19 +176,19 @@ $(BUILD)/lib%.a:
 
 # Each archive with those it needs, in link order, and the system libraries that stack links (LIBS_<stack>).
 lib = $(BUILD)/lib$(1).a
-STACK_daemon  := daemon codec service types kernels db model planner core
-STACK_service := service types kernels db model planner core
+STACK_daemon  := daemon codec service types kernels db hub model planner core
+STACK_service := service types kernels db hub model planner core
 STACK_codec   := codec types model planner core
 # decode, compute and render an answer without HTTP: the command line's stack, the benchmarks' and the fuzzers'
-STACK_answers := codec service types kernels db model planner core
+STACK_answers := codec service types kernels db hub model planner core
 STACK_model   := model planner core
 STACK_db      := db planner core
 STACK_planner := planner core
-SYS_LIBS := -lmicrohttpd -lcjson -lsqlite3 -lz -lpthread -lm $(KERNELS_LIBS)
+SYS_LIBS := -lmicrohttpd -lcjson -lsqlite3 -lcrypto -lz -lpthread -lm $(KERNELS_LIBS)
 LIBS_daemon  := $(SYS_LIBS)
-LIBS_service := -lcjson -lsqlite3 -lz -lpthread -lm $(KERNELS_LIBS)
+LIBS_service := -lcjson -lsqlite3 -lcrypto -lz -lpthread -lm $(KERNELS_LIBS)
 LIBS_answers := $(LIBS_service)
-LIBS_codec   := -lcjson -lz -lm
+LIBS_codec   := -lcjson -lcrypto -lz -lm
 LIBS_planner := -lm
 
 # ----- the program --------------------------------------------------------------------------------------------
@@ -209,7 +212,7 @@ deps-build:
 # tests codec/'s stack alone (no store, kernels or service: tests/lint_links.sh); the tests of whole answers
 # without HTTP (test_pipeline, test_engine_check: decode, the service over a store of the presets, encode) the
 # answers stack.
-TESTS := test_planner test_engine test_llamacpp test_models test_store test_http test_roofline test_training test_inference test_store_http \
+TESTS := test_planner test_engine test_llamacpp test_checkpoint test_hub test_models test_store test_http test_roofline test_training test_inference test_store_http \
          test_k8s test_store_proc test_calib test_limits test_respcache test_golden test_codec test_pipeline test_engine_check \
          test_answers test_fidelity test_hardening test_inventory test_types test_invariants
 HTTP_HELPERS := tests/http_util.c tests/refs.c tests/lib_util.c
@@ -239,6 +242,10 @@ TEST_HELPERS_test_pipeline := tests/refs.c tests/lib_util.c
 TEST_LIBS_test_pipeline   := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
 TEST_STACK_test_engine_check := answers
 TEST_STACK_test_llamacpp := codec
+TEST_STACK_test_checkpoint := codec
+TEST_STACK_test_hub := answers
+TEST_HELPERS_test_hub := tests/refs.c
+TEST_HELPERS_test_checkpoint := tests/refs.c
 TEST_HELPERS_test_llamacpp := tests/refs.c
 TEST_HELPERS_test_engine_check := tests/refs.c
 TEST_STACK_test_store     := service

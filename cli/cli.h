@@ -55,6 +55,14 @@ int cli_types(int argc, char **argv);
 
 /* Reads a whole file ("-" = stdin), NUL-terminated; *len gets its length. NULL when it cannot. Caller frees. */
 char *cli_read_file(const char *path, size_t *len);
+
+/* The model member of a request for a path (model_files.c): a .gguf file (every file of a split one) as
+ * {"gguf_header": ...}, a checkpoint folder as {"safetensors_headers": [...], "hf_config": ...} (or its .gguf).
+ * NULL with why "" when nothing is at path (the caller then takes it as an id), NULL with why set when something is
+ * there but cannot be read. Owned by the caller. */
+cJSON *cli_model_from_path(const char *path, char *why, size_t wlen);
+/* Whether the local Hugging Face cache (hub/hub.h mph_cache_dir) holds repo ("org/name"). */
+bool cli_in_hf_cache(const char *repo);
 /* Parses a JSON file, saying on stderr what failed ("memplan <cmd>: cannot read <what> <path>"). Caller owns. */
 cJSON *cli_parse_file(const char *cmd, const char *path, const char *what);
 /* Prints doc as JSON (pretty) on stdout, followed by a newline. Returns false when out of memory. */

@@ -109,6 +109,8 @@ static mp_status plan_inference(mps_service *svc, const cJSON *body, answer_form
 			       : mp_fail(err, MP_ENOMEM, "", "out of memory");
 
 	if (st == MP_OK)
+		st = mps_model_ref_fetch(svc, &rq->job.model, NULL, err);
+	if (st == MP_OK)
 		st = mps_plan_inference(svc, rq, p, err);
 	if (st == MP_OK)
 		*out = form == FORM_JSON   ? mpc_inference_plan_print(rq, p, NULL)
@@ -133,6 +135,8 @@ static mp_status plan_training(mps_service *svc, const cJSON *body, answer_form 
 			       : mp_fail(err, MP_ENOMEM, "", "out of memory");
 
 	if (st == MP_OK)
+		st = mps_model_ref_fetch(svc, &rq->job.model, NULL, err);
+	if (st == MP_OK)
 		st = mps_plan_training(svc, rq, p, err);
 	if (st == MP_OK)
 		*out = form == FORM_JSON ? mpc_training_plan_print(rq, p, NULL)
@@ -151,7 +155,7 @@ void cli_plan_help(const char *kind)
 	bool both = strcmp(kind, "inference") != 0 && strcmp(kind, "training") != 0;
 	char *fields;
 
-	printf("Usage: memplan plan %s [--model ID | --config FILE] [--device ID] [--name value ...]\n"
+	printf("Usage: memplan plan %s [--model ID|FILE.gguf|DIR | --config FILE] [--device ID] [--name value ...]\n"
 	       "                     [--request FILE] [--json] [--verbose] [--print-args] [--db PATH]\n\n",
 	       both ? "inference|training" : kind);
 	printf("Plans %s memory locally, through the same decoder and planner as POST /v1/plan/%s (no daemon).\n"
@@ -159,7 +163,11 @@ void cli_plan_help(const char *kind)
 	       "largest batch, the longest sequence, the smallest GPU count; then the memory terms.\n\n",
 	       both ? "inference or training" : kind, both ? "inference and /v1/plan/training" : kind);
 	printf("Options:\n"
-	       "  --model ID          a stored model or a preset, any case (memplan models lists them)\n"
+	       "  --model ID          a stored model or a preset, any case (memplan models lists them), or a Hugging\n"
+	       "                      Face repo id\n"
+	       "  --model FILE.gguf   a GGUF file, from its header (every file of a split -00001-of-0000N.gguf set)\n"
+	       "  --model DIR         a checkpoint folder: config.json and its safetensors shards' headers\n"
+	       "  --gguf FILE         the same as --model FILE.gguf\n"
 	       "  --config FILE       a Hugging Face config.json as the model (model.hf_config)\n"
 	       "  --device ID         fit on this device: an id in any case or a name it goes by (memplan devices lists them)\n"
 	       "  --request FILE      a whole request body (JSON); later --name value options override its members\n"
@@ -247,6 +255,20 @@ int cli_plan(int argc, char **argv)
 				mpc_add_item(body, item->string, item);
 			}
 			cJSON_Delete(base);
+		} else if (strcmp(a, "--model") == 0 || strcmp(a, "--gguf") == 0) {
+			char why[512];
+			cJSON *model = cli_model_from_path(val, why, sizeof(why));
+
+			if (model == NULL && (why[0] || strcmp(a, "--gguf") == 0)) {
+				fprintf(stderr, "memplan plan: %s %s: %s\n", a, val, why[0] ? why : "no such file");
+				goto out;
+			}
+			if (model == NULL && strchr(val, '/') && cli_in_hf_cache(val)) {
+				/* org/name in the local Hugging Face cache: its config.json and shards' headers */
+				model = cJSON_CreateObject();
+				cJSON_AddStringToObject(model, "hf_repo", val);
+			}
+			set_path(body, "model", model ? model : cJSON_CreateString(val));
 		} else if (strcmp(a, "--config") == 0) {
 			cJSON *cfg = cli_parse_file("plan", val, "config"), *model;
 

@@ -86,6 +86,11 @@ void mpc_engine_check_request_release(mps_engine_check_request *rq);
  * bytes (a model given by one is looked up among the presets' repo ids). */
 bool mpc_repo_id_ok(const char *s);
 
+/* Base64 (RFC 4648, OpenSSL's decoder: line breaks allowed) into *out (malloc'd, the caller frees it), *out_len
+ * bytes. Errors: MP_EINVAL naming field, MP_ENOMEM. Worked example (tests/test_checkpoint.c): "R0dVRgM=" -> "GGUF\x03". */
+mp_status mpc_base64_decode(const char *text, size_t len, const char *field, uint8_t **out, size_t *out_len,
+			    mp_error *err);
+
 /* The model block of a plan: id, model_type, parameters and their breakdown, as member `key` (json.h: mpc_out). */
 void mpc_model_write(mpc_out *w, const char *key, const mps_model *m);
 /* The API's stored-model document, as member key: id, model_type, parameters, source, timestamps, the Hugging Face

@@ -43,6 +43,9 @@ static const struct setting {
 	{ "k8s-max-body-bytes", K_SIZE, 1024, 1ULL << 32,
 	  "body limit of /v1/k8s/filter and /v1/k8s/prioritize, which carry every candidate Node object (default "
 	  "134217728)" },
+	{ "model-max-body-bytes", K_SIZE, 1024, 1ULL << 32,
+	  "body limit of the routes that take a model (plan, engine-check, fit), whose gguf_header carries a GGUF "
+	  "file's header with its tokenizer in base64 (default 33554432)" },
 	{ "node-labels", K_LABELS, 0, 0,
 	  "labels added to this node's calibration gauges, aligned with the DCGM exporter's: "
 	  "Hostname=...,gpu=0,UUID=GPU-...,modelName=NVIDIA H200 (default none; the node agent sets them)" },
@@ -148,6 +151,8 @@ static mp_status set_one(mpd_config *cfg, const struct setting *s, const char *v
 		cfg->k8s_headroom_floor_percent = (unsigned int)v;
 	else if (strcmp(s->key, "k8s-max-body-bytes") == 0)
 		cfg->k8s_max_body_bytes = (size_t)v;
+	else if (strcmp(s->key, "model-max-body-bytes") == 0)
+		cfg->model_max_body_bytes = (size_t)v;
 	else if (strcmp(s->key, "max-heavy-requests") == 0)
 		cfg->max_heavy_requests = (unsigned int)v;
 	else if (strcmp(s->key, "header-timeout") == 0)

@@ -25,6 +25,9 @@
 /* kube-scheduler sends every feasible Node object (10 to 20 KB each with GFD and NFD labels and the image list):
  * 5,000 nodes are 50 to 100 MB */
 #define MPD_DEFAULT_K8S_MAX_BODY_BYTES (128 * 1024 * 1024)
+/* a GGUF header with its tokenizer is a few MB (a 150k-token vocabulary: about 8 MB), base64 a third more: the
+ * routes that take a model (MPD_ROUTE_MODEL_BODY) take bodies up to this */
+#define MPD_DEFAULT_MODEL_MAX_BODY_BYTES (32 * 1024 * 1024)
 #define MPD_MAX_URL_BYTES 4096			/* longer request targets get 414 */
 /* per connection: request line + headers must fit (else 431). libmicrohttpd 0.9.75 zeroes the whole pool after
  * every request (MHD_pool_reset): 64 KiB cost ~65,000 instructions per request, as much as a plan; 16 KiB holds a
@@ -49,6 +52,7 @@ typedef struct mpd_config {
 	bool k8s_unknown_device_fails;	/* a node whose GPU maps to no profile fails (default: passes) */
 	unsigned int k8s_headroom_floor_percent;	/* prioritize: headroom a placement should keep (default 10) */
 	size_t k8s_max_body_bytes;	/* body limit of the extender's routes (Node objects of every candidate node) */
+	size_t model_max_body_bytes;	/* body limit of the routes that take a model (a GGUF header pasted in base64) */
 	char node_labels[512];		/* "Hostname=n1,gpu=0,UUID=GPU-...,modelName=NVIDIA H200": labels of this node's
 					 * calibration gauges, aligned with DCGM's (the node agent sets them) */
 	unsigned int max_heavy_requests;	/* fit and capacity computations in flight; more get 503; 0 = threads / 2
@@ -97,6 +101,8 @@ typedef struct mpd_reply {
 	bool page;			/* the web page's files: reply.c adds its Content-Security-Policy */
 	unsigned int retry_after;	/* seconds for a Retry-After header (503 overloaded), 0 = none */
 	bool close;			/* ask the client to close the connection after this answer (framing errors) */
+	bool no_store;			/* the answer rests on more than the body and the store (a Hugging Face repository
+					   read from its cache or the Hub): never kept in the response cache */
 	/* A 200 body produced while it is sent (POST /v1/fit): stream_read writes up to max bytes into buf and returns
 	 * how many, 0 at the end, -1 on a failure (the connection is then closed before the answer is complete);
 	 * stream_free releases stream_ctx once the response is done. text_type names the media type. Owned by the

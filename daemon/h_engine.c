@@ -16,6 +16,8 @@ mp_status mpd_h_engine_check(mpd_request *req, mpd_reply *rep)
 	if (st == MP_OK)
 		st = mpc_engine_check_decode(req->json, rq, &rep->err);
 	if (st == MP_OK)
+		st = mps_model_ref_fetch(req->d->svc, &rq->plan.job.model, &rep->no_store, &rep->err);
+	if (st == MP_OK)
 		st = mps_engine_check_run(req->d->svc, rq, c, &rep->err);
 	if (st == MP_OK) {
 		mpc_out w;

@@ -18,6 +18,8 @@ mp_status mpd_h_plan_inference(mpd_request *req, mpd_reply *rep)
 	if (st == MP_OK)
 		st = mps_lookups_note(req->d->svc, &rq->job.model, &rq->device,
 				      mpc_inference_decode(req->json, "", true, rq, &rep->err), &rep->err);
+	if (st == MP_OK) /* a Hugging Face repository from its cache: files outside the store, never cached */
+		st = mps_model_ref_fetch(req->d->svc, &rq->job.model, &rep->no_store, &rep->err);
 	if (st == MP_OK)
 		st = mps_plan_inference(req->d->svc, rq, plan, &rep->err);
 	if (st == MP_OK) {
@@ -44,6 +46,8 @@ mp_status mpd_h_plan_training(mpd_request *req, mpd_reply *rep)
 	if (st == MP_OK)
 		st = mps_lookups_note(req->d->svc, &rq->job.model, &rq->device,
 				      mpc_training_decode(req->json, "", true, rq, &rep->err), &rep->err);
+	if (st == MP_OK)
+		st = mps_model_ref_fetch(req->d->svc, &rq->job.model, &rep->no_store, &rep->err);
 	if (st == MP_OK)
 		st = mps_plan_training(req->d->svc, rq, plan, &rep->err);
 	if (st == MP_OK) {

@@ -33,6 +33,9 @@ typedef struct mpd_route {
 /* The work grows with the request (every job x device x GPU count, every stored device): at most
  * --max-heavy-requests of them compute at once (a cached answer does not count); more get 503 with Retry-After. */
 #define MPD_ROUTE_HEAVY 32u
+/* The body may carry a model's checkpoint headers (a GGUF header in base64, safetensors headers): as large as
+ * --model-max-body-bytes instead of --max-body-bytes. */
+#define MPD_ROUTE_MODEL_BODY 64u
 
 extern const mpd_route mpd_routes[];
 extern const size_t mpd_route_count;

@@ -61,6 +61,7 @@ void mpd_config_defaults(mpd_config *cfg)
 	cfg->response_cache_bytes = MPD_DEFAULT_RESPONSE_CACHE_BYTES;
 	cfg->k8s_headroom_floor_percent = 10;
 	cfg->k8s_max_body_bytes = MPD_DEFAULT_K8S_MAX_BODY_BYTES;
+	cfg->model_max_body_bytes = MPD_DEFAULT_MODEL_MAX_BODY_BYTES;
 	cfg->header_timeout_seconds = 10;
 }
 
@@ -710,7 +711,7 @@ static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *re
 	}
 	/* only JSON answers are kept: a tree (printed here, the bytes the reply writer would print) or JSON text a
 	 * handler wrote as it went (POST /v1/fit); text for people (?format=text) is another key, computed each time */
-	if (st != MP_OK || (rep->http_status != 0 && rep->http_status != 200)) {
+	if (st != MP_OK || rep->no_store || (rep->http_status != 0 && rep->http_status != 200)) {
 		free(q);
 		return st;
 	}
@@ -767,7 +768,11 @@ static enum MHD_Result on_headers(mpd_daemon *d, struct MHD_Connection *conn, co
 		rs->route = route->pattern;
 	if (check_framing(conn, rs, version) == MHD_NO || rs->status)
 		return rs->status ? MHD_YES : MHD_NO;
-	rs->max_body = route && (route->flags & MPD_ROUTE_LARGE_BODY) ? d->cfg.k8s_max_body_bytes : d->cfg.max_body_bytes;
+	rs->max_body = route && (route->flags & MPD_ROUTE_LARGE_BODY)   ? d->cfg.k8s_max_body_bytes
+		       : route && (route->flags & MPD_ROUTE_MODEL_BODY) ? d->cfg.model_max_body_bytes
+									: d->cfg.max_body_bytes;
+	if (route && (route->flags & MPD_ROUTE_MODEL_BODY) && rs->max_body < d->cfg.max_body_bytes)
+		rs->max_body = d->cfg.max_body_bytes;
 	if (content_length(conn, &declared) && declared > rs->max_body)
 		return too_large(conn, rs, rs->max_body);
 	return MHD_YES;

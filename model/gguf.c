@@ -537,7 +537,8 @@ mp_status mpm_gguf_merge(mpm_gguf *into, mpm_gguf *part, const char *pointer, mp
 	if (into->split_count == 0 || part->split_count != into->split_count)
 		st = mp_fail(err, MP_EINVAL, pointer, "a split part must have the split.count of the first file (%u, this one %u)",
 			     into->split_count, part->split_count);
-	else if (strcmp(into->architecture, part->architecture) != 0)
+	else if (part->architecture[0] && strcmp(into->architecture, part->architecture) != 0) /* llama-gguf-split
+		 * writes the metadata into the first file only: the others hold split.* and their tensors */
 		st = mp_fail(err, MP_EINVAL, pointer, "split part %u is of architecture '%s', the first file '%s'",
 			     part->split_no + 1, part->architecture, into->architecture);
 	else if (into->n_tensors + part->n_tensors > MPM_GGUF_MAX_TENSORS)

@@ -168,6 +168,47 @@ static const char *inventory_key(const mp_model *m, const mp_tensor *t, char *na
 	return r ? r->inventory : NULL;
 }
 
+/* The format class of the first inventory entry under key; -1 when none is. */
+static int inventory_class(const mp_model *m, const char *key)
+{
+	char name[256];
+
+	for (size_t i = 0; key != NULL && i < mp_inventory_size(&m->inv); i++) {
+		const mp_tensor *t = mp_inventory_at(&m->inv, i);
+		const char *k;
+
+		if (t->flags & (MP_TF_BUFFER | MP_TF_UNCOUNTED))
+			continue;
+		k = inventory_key(m, t, name, sizeof(name));
+		if (k != NULL && strcmp(k, key) == 0)
+			return (int)mp_tensor_kind_class((mp_tensor_kind)t->kind);
+	}
+	return -1;
+}
+
+/* The row a quantisation tensor's weight falls under: "...q_proj.scales" -> the row of "...q_proj.weight". */
+static const mpm_name_row *aux_row(mpm_naming naming, const char *name, const char *model_type)
+{
+	char base[300];
+	const char *dot = strrchr(name, '.');
+	int n;
+
+	if (dot == NULL)
+		return NULL;
+	n = snprintf(base, sizeof(base), "%.*s.weight", (int)(dot - name), name);
+	if (n < 0 || (size_t)n >= sizeof(base))
+		return NULL;
+	return row_for(naming, base, model_type);
+}
+
+static void add_class_bytes(mpm_match *out, int cls, uint64_t bytes)
+{
+	if (cls >= 0 && cls < MP_TC_COUNT)
+		out->class_bytes[cls] += bytes;
+	else
+		out->other_bytes += bytes;
+}
+
 /* Values of the inventory's tensors under key (all their copies and layers). */
 static bool inventory_values(const mp_model *m, const char *key, uint64_t *out)
 {
@@ -204,15 +245,19 @@ mp_status mpm_match_tensors(const mpm_named_tensor *t, size_t n, mpm_naming nami
 
 		out->file_bytes += t[i].bytes;
 		if (t[i].aux) {
+			r = aux_row(naming, t[i].name, m->model_type);
 			out->aux_bytes += t[i].bytes;
+			add_class_bytes(out, r ? inventory_class(m, r->inventory) : -1, t[i].bytes);
 			continue;
 		}
 		r = row_for(naming, t[i].name, m->model_type);
 		if (r != NULL && r->inventory == NULL) { /* a layout's own table (GGUF rope_freqs): no parameters */
 			out->aux_bytes += t[i].bytes;
+			out->other_bytes += t[i].bytes;
 			continue;
 		}
 		if (r == NULL) {
+			out->other_bytes += t[i].bytes;
 			if (out->unmapped < MPM_MATCH_MAX_UNMAPPED)
 				snprintf(out->unmapped_names[out->unmapped], sizeof(out->unmapped_names[0]), "%s",
 					 t[i].name);
@@ -232,7 +277,9 @@ mp_status mpm_match_tensors(const mpm_named_tensor *t, size_t n, mpm_naming nami
 			snprintf(mr->hf_name, sizeof(mr->hf_name), "%s", r->hf ? r->hf : "");
 			if (!inventory_values(m, r->inventory, &mr->expected_values))
 				return mp_fail(err, MP_EOVERFLOW, "", "the inventory's values overflow");
+			mr->cls = inventory_class(m, r->inventory);
 		}
+		add_class_bytes(out, mr->cls, t[i].bytes);
 		mr->file_tensors++;
 		mr->file_values += t[i].values;
 		mr->file_bytes += t[i].bytes;

@@ -47,6 +47,7 @@ typedef struct mpm_match_row {
 	uint64_t file_values;		/* their values */
 	uint64_t file_bytes;		/* their bytes (aux tensors included) */
 	uint64_t expected_values;	/* the inventory's rows x cols x count over the names */
+	int cls;			/* the format class of the inventory's entry (mp_tensor_class), -1 none */
 	bool ok;
 } mpm_match_row;
 
@@ -60,6 +61,11 @@ typedef struct mpm_match {
 	size_t mismatched;				/* rows whose values differ */
 	uint64_t file_bytes;				/* every tensor's bytes */
 	uint64_t aux_bytes;				/* of which quantisation scales, zero-points, indices */
+	/* the file's bytes by the format class of the inventory entry each tensor falls under (a scale, zero-point
+	 * or index in its weight's class), and those of no class (a layout's own table such as rope_freqs, tensors
+	 * no row names) */
+	uint64_t class_bytes[MP_TC_COUNT];
+	uint64_t other_bytes;
 	bool ok;					/* every tensor named, none missing, every row equal */
 } mpm_match;
 

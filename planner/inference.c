@@ -225,6 +225,8 @@ static mp_status evaluate(const mp_model *m, const mp_inference_req *req, const 
 	mem->context_limit = mp_model_context_limit(m);
 	if (weights)
 		mem->weights = *weights;
+	else if (o->weights)
+		mem->weights = *o->weights;
 	else {
 		mp_weight_formats f = o->formats;
 
@@ -421,6 +423,7 @@ static uint64_t min_gpus(const mp_model *m, const mp_inference_req *req, const m
 			continue;
 		}
 		ro.tensor_parallel_size = degrees[i];
+		ro.weights = NULL; /* given for the request's own degree only */
 		r.num_gpus = degrees[i];
 		if (fits_with(m, &r, &ro, dev, NULL, fit->budget_bytes))
 			return degrees[i];

@@ -137,6 +137,10 @@ typedef struct mp_inference_opts {
 	uint64_t logits_positions;       /* kept logits per sequence; 0 = 1 (the last position) */
 	double gpu_memory_utilization;   /* fraction of capacity the plan may use, (0, 1]; 0 = 1 */
 	bool allow_beyond_max_position;  /* accept sequence_length > the model's context without RoPE scaling */
+	/* the weights per GPU as a checkpoint holds them at this plan's tensor-parallel degree (its own tensors'
+	 * exact bytes, model/checkpoint.h); NULL = computed from the inventory and the formats. Borrowed. Other
+	 * degrees (the smallest GPU count's search) are computed. */
+	const struct mp_weights *weights;
 } mp_inference_opts;
 
 typedef struct mp_kv_detail {

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "../db/store.h"
+#include "../hub/hub.h"
 #include "../kernels/calib.h"
 #include "../model/model.h"
 #include "presets.h"
@@ -411,6 +412,61 @@ void mps_model_memo_stats(mps_service *s, uint64_t *hits, uint64_t *misses)
 	pthread_mutex_unlock(&s->lock);
 }
 
+mp_status mps_model_ref_fetch(mps_service *s, mps_model_ref *ref, bool *fetched, mp_error *err)
+{
+	char dir[1024], id[MP_STORE_ID_MAX], ptr[96];
+	mph_repo_files f;
+	mp_status st;
+
+	(void)s;
+	if (fetched)
+		*fetched = false;
+	if (ref->kind != MPS_MODEL_HF_REPO)
+		return MP_OK;
+	mph_cache_dir(dir, sizeof(dir));
+	st = mph_cache_read(dir, ref->repo_id, ref->revision, &f, err);
+	if (st == MP_ENOTFOUND) {
+		char why[sizeof(err->message)];
+
+		snprintf(why, sizeof(why), "%s", err ? err->message : "");
+		mph_repo_files_free(&f);
+		if (mps_model_repo_lookup(ref->repo_id, id, sizeof(id))) {
+			ref->kind = MPS_MODEL_STORED; /* the preset it stands for (resolved by repo_id) */
+			return MP_OK;
+		}
+		return mp_fail(err, MP_ENOTFOUND, ref->pointer,
+			       "%.400s; no preset stands for it, and this daemon fetches from no Hub: put the repository in "
+			       "the Hugging Face cache (huggingface-cli download %s config.json '*.safetensors*'), or give "
+			       "its hf_config",
+			       why, ref->repo_id);
+	}
+	if (st == MP_OK) {
+		ref->arch = malloc(sizeof(*ref->arch));
+		ref->ckpt = calloc(1, sizeof(*ref->ckpt));
+		if (ref->arch == NULL || ref->ckpt == NULL)
+			st = mp_fail(err, MP_ENOMEM, ref->pointer, "out of memory");
+	}
+	if (st == MP_OK) {
+		snprintf(ptr, sizeof(ptr), "%s/hf_repo", ref->pointer);
+		st = mpm_checkpoint_safetensors_files(f.config, (const uint8_t *const *)f.shards, f.lens, f.n, f.index,
+						      ptr, ref->arch, ref->ckpt, err);
+	}
+	if (st == MP_OK) {
+		ref->kind = MPS_MODEL_INLINE;
+		snprintf(ref->source, sizeof(ref->source), "hf_cache:%.96s@%.40s", ref->repo_id, f.commit);
+		if (fetched)
+			*fetched = true;
+	} else {
+		free(ref->arch);
+		ref->arch = NULL;
+		mpm_checkpoint_free(ref->ckpt);
+		free(ref->ckpt);
+		ref->ckpt = NULL;
+	}
+	mph_repo_files_free(&f);
+	return st;
+}
+
 mp_status mps_model_resolve(mps_service *s, const mps_model_ref *ref, mps_model *out, mp_error *err)
 {
 	return mps_model_resolve_at(s, ref, ref->kind == MPS_MODEL_STORED ? mp_store_generation(s->store) : 0, out, err);
@@ -448,7 +504,13 @@ mp_status mps_model_resolve_at(mps_service *s, const mps_model_ref *ref, uint64_
 			return mp_fail(err, MP_EINTERNAL, ref->pointer, "an inline model reference without its model");
 		mp_model_copy(&out->arch, ref->arch);
 		out->architecture_known = true;
+		out->ckpt = ref->ckpt;
+		snprintf(out->source, sizeof(out->source), "%s", ref->source);
 		return mp_count_parameters(&out->arch, &out->params, err);
+	case MPS_MODEL_HF_REPO:
+		return mp_fail(err, MP_EINVAL, ref->pointer,
+			       "a model by Hugging Face repository ({\"hf_repo\": ...}) is taken by POST /v1/plan/inference, "
+			       "/v1/plan/training and /v1/engine-check; here name a stored model or give its hf_config");
 	case MPS_MODEL_BARE:
 		out->params.total = out->params.active_per_token = ref->parameters;
 		snprintf(out->arch.model_type, sizeof(out->arch.model_type), "unknown");

@@ -69,6 +69,17 @@ mp_status mps_model_resolve(mps_service *s, const mps_model_ref *ref, mps_model 
 /* As mps_model_resolve and mps_device_resolve, at a store generation the caller has just read
  * (mp_store_generation): a request that resolves both reads it once (db/store.h: mp_store_device_get_at). */
 mp_status mps_model_resolve_at(mps_service *s, const mps_model_ref *ref, uint64_t gen, mps_model *out, mp_error *err);
+/*
+ * A model named by Hugging Face repository ({"hf_repo": ...}, MPS_MODEL_HF_REPO) made into one the plans take, in
+ * place: its config.json and safetensors headers from the local Hugging Face cache (hub/hub.h: HF_HUB_CACHE,
+ * HF_HOME/hub, ~/.cache/huggingface/hub) as an INLINE model with its checkpoint (owned by the ref, freed by
+ * mpc_model_ref_release), else the preset that stands for the repo id (STORED). Any other ref is left as it is.
+ * *fetched (may be NULL) says whether files outside the store were read (the answer then is not the store's alone).
+ * Errors: MP_ENOTFOUND naming ref->pointer with where it looked, the readers' (MP_EINVAL naming the file's tensor
+ * and rule), MP_ENOMEM.
+ */
+mp_status mps_model_ref_fetch(mps_service *s, mps_model_ref *ref, bool *fetched, mp_error *err);
+
 /* How many stored-model resolutions the memo answered, and how many read and parsed the row. */
 void mps_model_memo_stats(mps_service *s, uint64_t *hits, uint64_t *misses);
 

@@ -662,7 +662,7 @@ static void test_large_body(void **state)
 	assert_int_equal(r.status, 200);
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "NodeNames")), 2000);
 	http_resp_free(&r);
-	http_do(&f->d, "POST", "/v1/plan/inference", text, "application/json", NULL, &r);
+	http_do(&f->d, "POST", "/v1/roofline", text, "application/json", NULL, &r);
 	assert_int_equal(r.status, 413);
 	http_resp_free(&r);
 	f->d.cfg.k8s_max_body_bytes = 4096;

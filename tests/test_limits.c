@@ -162,7 +162,7 @@ static void test_oversized_body_refused_early(void **state)
 	/* chunked: libmicrohttpd 0.9.75 cannot queue a reply mid-body, so the connection is closed at the cap */
 	s = dial(f->d.bound_port, 3);
 	snprintf(buf, sizeof(buf),
-		 "POST /v1/plan/inference HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+		 "POST /v1/roofline HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
 		 "Transfer-Encoding: chunked\r\n\r\n");
 	assert_int_equal(send(s, buf, strlen(buf), 0), (ssize_t)strlen(buf));
 	snprintf(chunk, sizeof(chunk), "4000\r\n");

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "../db/rows.h"
+#include "../model/checkpoint.h"
 #include "../planner/memplan.h"
 
 /* ----- health ----------------------------------------------------------------------------------------- */
@@ -39,6 +40,9 @@ typedef enum mps_model_kind {
 	MPS_MODEL_STORED,	/* `id` names a stored model */
 	MPS_MODEL_INLINE,	/* `arch` holds a decoded hf_config or architecture object */
 	MPS_MODEL_BARE,		/* only `parameters` (weights and optimizer states only) */
+	MPS_MODEL_HF_REPO,	/* {"hf_repo": "org/name", "revision": ...}: mps_model_ref_fetch finds it (the local
+				   Hugging Face cache, the Hub when the daemon may reach one, a preset) and makes the ref
+				   INLINE (with its checkpoint) or STORED */
 } mps_model_kind;
 
 /* A request's "model" member, decoded (codec/model.c). */
@@ -51,7 +55,12 @@ typedef struct mps_model_ref {
 	 * ref belongs to (mpc_model_ref_decode allocates it, mpc_model_ref_release frees it); a copy of the ref
 	 * borrows it. Kept out of the ref so that requests stay small (a model with its tensors is about 10 KB). */
 	mp_model *arch;
+	/* INLINE from a checkpoint's headers (gguf_header, safetensors_headers, a Hugging Face repo): the file's own
+	 * tensors; heap-owned by the request as arch is (mpc_model_ref_release frees it); NULL otherwise */
+	mpm_checkpoint *ckpt;
 	uint64_t parameters;		/* BARE */
+	char revision[96];		/* HF_REPO: a branch, tag or commit ("" = main) */
+	char source[160];		/* INLINE, fetched: where from ("hf_cache:org/name@<commit>", "hub:...") */
 	char pointer[64];		/* where the member sits: "/model", "/jobs/3/training/model" */
 } mps_model_ref;
 
@@ -60,6 +69,8 @@ typedef struct mps_model {
 	char id[MP_STORE_ID_MAX];	/* stored id, or "" for an inline model */
 	bool architecture_known;	/* false for {"parameters": N} */
 	mp_param_count params;
+	const mpm_checkpoint *ckpt;	/* the checkpoint the model was read from (borrowed from its ref), NULL none */
+	char source[160];		/* where a fetched model came from: "hf_cache:org/name@<commit>", "hub:...", "" */
 	mp_model arch;			/* last: mps_model_copy stops after the tensors in use (mp_model_copy) */
 } mps_model;
 
@@ -237,6 +248,11 @@ typedef struct mps_inference_plan {
 	bool have_engine;		/* the request named an engine */
 	mps_engine_block engine;
 	mps_tensor_list tensors;	/* job.include_tensors: rows on the heap (mps_inference_plan_release) */
+	/* a model from a checkpoint with weight_dtype auto at tensor-parallel degree 1: the file's own bytes are the
+	 * weights (opts.weights points here) */
+	bool weights_from_checkpoint;
+	mp_weights checkpoint_weights;
+	uint64_t inventory_weights_bytes;	/* what the inventory in the checkpoint's format gives, for the note */
 } mps_inference_plan;
 
 /* ----- engine check: what an engine printed beside memplan's prediction ------------------------------------ */
