@@ -61,7 +61,7 @@ mp_status mpc_weight_dtype_ex(const char *name, const char *field, mp_dtype *out
 const char *mpc_problem_slug(mp_status st);
 /* The problem+json document for an error answered with HTTP status http (title from http; type from st, or
  * "method-not-allowed" / "unsupported-media-type" for 405 / 415). Echoed text is made well-formed UTF-8. */
-cJSON *mpc_problem_json(int http, mp_status st, const mp_error *err);
+void mpc_problem_write(mpc_out *w, int http, mp_status st, const mp_error *err);
 
 /* ----- models and devices ------------------------------------------------------------------------------ */
 

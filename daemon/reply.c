@@ -312,12 +312,18 @@ int mpd_reply_send(void *conn, mp_status st, mpd_reply *rep, const char *allow)
 			type = "application/json";
 		}
 	} else {
-		cJSON *doc;
+		mpc_out w;
 
 		http = rep->http_status ? rep->http_status : mpd_http_status(st);
-		doc = mpc_problem_json(http, st, &rep->err);
-		body = doc ? mpc_print(doc, pretty) : NULL;
-		cJSON_Delete(doc);
+		mpc_out_init(&w);
+		mpc_problem_write(&w, http, st, &rep->err);
+		body = mpc_out_finish(&w, NULL);
+		if (body && pretty) {
+			char *p = mpc_reprint(body, true);
+
+			free(body);
+			body = p;
+		}
 		type = "application/problem+json";
 	}
 	if (body && body[0] && json_type(type))
