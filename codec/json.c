@@ -396,36 +396,6 @@ cJSON *mpc_set_item(cJSON *obj, const char *key, cJSON *item)
 	return mpc_add_item(obj, key, item);
 }
 
-cJSON *mpc_add_num(cJSON *obj, const char *key, double v)
-{
-	return mpc_add_item(obj, key, mpc_number(v));
-}
-
-cJSON *mpc_add_u64(cJSON *obj, const char *key, uint64_t v)
-{
-	return mpc_add_item(obj, key, mpc_number((double)v));
-}
-
-cJSON *mpc_add_i64(cJSON *obj, const char *key, int64_t v)
-{
-	return mpc_add_item(obj, key, mpc_number((double)v));
-}
-
-cJSON *mpc_add_u64_or_null(cJSON *obj, const char *key, uint64_t v)
-{
-	return v ? mpc_add_u64(obj, key, v) : cJSON_AddNullToObject(obj, key);
-}
-
-cJSON *mpc_add_num_or_null(cJSON *obj, const char *key, double v)
-{
-	return v > 0 ? mpc_add_num(obj, key, v) : cJSON_AddNullToObject(obj, key);
-}
-
-cJSON *mpc_add_str_or_null(cJSON *obj, const char *key, const char *v)
-{
-	return v && *v ? cJSON_AddStringToObject(obj, key, v) : cJSON_AddNullToObject(obj, key);
-}
-
 char *mpc_print(const cJSON *doc, bool pretty)
 {
 	if (doc == NULL)
@@ -850,7 +820,7 @@ void mpc_w_u64(mpc_out *o, const char *key, uint64_t v)
 	char digits[24];
 	size_t n;
 
-	if (v > MP_MAX_PLAN_BYTES) { /* as mpc_add_u64: exact up to 2^53, cJSON's digits of the double beyond */
+	if (v > MP_MAX_PLAN_BYTES) { /* exact up to 2^53, cJSON's digits of the double beyond */
 		mpc_w_num(o, key, (double)v);
 		return;
 	}
