@@ -283,8 +283,6 @@ int mpd_reply_send(void *conn, mp_status st, mpd_reply *rep, const char *allow)
 	bool pretty = rep->pretty;
 
 	if (st == MP_OK && rep->stream_read) {
-		cJSON_Delete(rep->json);
-		rep->json = NULL;
 		free(rep->text);
 		rep->text = NULL;
 		return queue_stream(conn, rep);
@@ -308,7 +306,7 @@ int mpd_reply_send(void *conn, mp_status st, mpd_reply *rep, const char *allow)
 				body = p;
 			}
 		} else {
-			body = rep->json ? mpc_print(rep->json, pretty) : http == 204 ? strdup("") : NULL;
+			body = http == 204 ? strdup("") : NULL; /* a 204 has no body; any other answer has its text */
 			type = "application/json";
 		}
 	} else {
@@ -328,8 +326,6 @@ int mpd_reply_send(void *conn, mp_status st, mpd_reply *rep, const char *allow)
 	}
 	if (body && body[0] && json_type(type))
 		body = with_newline(body);
-	cJSON_Delete(rep->json);
-	rep->json = NULL;
 	free(rep->text);
 	rep->text = NULL;
 	rep->http_status = http;	/* what was sent, for the access log and metrics */

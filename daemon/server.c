@@ -464,8 +464,6 @@ static mp_status run_handler(const mpd_route *route, mpd_request *req, mpd_reply
 
 	if (mpc_alloc_failures() == failed || st == MP_ENOMEM)
 		return st;
-	cJSON_Delete(rep->json);
-	rep->json = NULL;
 	free(rep->text);
 	rep->text = NULL;
 	if (rep->stream_free)
@@ -708,23 +706,13 @@ static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *re
 		free(q);
 		return st;
 	}
-	/* only JSON answers are kept: a tree (printed here, the bytes the reply writer would print) or JSON text a
-	 * handler wrote as it went (POST /v1/fit); text for people (?format=text) is another key, computed each time */
+	/* only JSON answers are kept (codec's writer wrote them); text for people (?format=text) is another key,
+	 * computed each time */
 	if (st != MP_OK || (rep->http_status != 0 && rep->http_status != 200)) {
 		free(q);
 		return st;
 	}
-	if (rep->json != NULL && rep->text == NULL) {
-		if ((text = mpc_print(rep->json, false)) == NULL) {
-			free(q);
-			return st; /* out of memory printing: the reply writer reports it */
-		}
-		cJSON_Delete(rep->json);
-		rep->json = NULL;
-		rep->text = text;
-		rep->text_type = "application/json";
-	} else if (rep->json == NULL && rep->text != NULL && rep->text_type &&
-		   strcmp(rep->text_type, "application/json") == 0) {
+	if (rep->text != NULL && rep->text_type && strcmp(rep->text_type, "application/json") == 0) {
 		text = rep->text;
 	} else {
 		free(q);
@@ -961,8 +949,6 @@ static enum MHD_Result on_request(mpd_daemon *d, struct MHD_Connection *conn, re
 	cJSON_Delete(body);
 	if (fst != MP_OK && (st == MP_OK || st == MP_EINVAL)) {
 		/* the answer it would have been is not sent: the query's problem (and the handler's, in rep.err.all) */
-		cJSON_Delete(rep.json);
-		rep.json = NULL;
 		free(rep.text);
 		rep.text = NULL;
 		if (st == MP_OK) {
