@@ -182,7 +182,8 @@ static mp_status refuse_nul(const char *body, size_t len, mp_error *err)
 
 typedef struct key_at {
 	const char *key;
-	int index;	/* position among the object's members */
+	int index;		/* position among the object's members */
+	const cJSON *item;
 } key_at;
 
 static int key_cmp(const void *a, const void *b)
@@ -196,12 +197,13 @@ static int key_cmp(const void *a, const void *b)
 /*
  * Finds a member name that appears twice in one object anywhere in v (cJSON keeps both and lookups see the
  * first, so {"batch_size":1,"batch_size":64} would silently plan batch 1). Sorting keeps it O(n log n) per
- * object. On a find, ptr holds the pointer of the repeated member (the earliest repeat in document order)
- * and *status is MP_EINVAL, or MP_ENOMEM when it could not look.
+ * object. Returns the repeated member (the earliest repeat in document order, its later copy), or NULL with
+ * *status MP_OK when there is none, MP_ENOMEM when it could not look. Builds no pointer on the way (every body
+ * is checked): path_to names the member once one is found.
  */
-static bool find_duplicate(const cJSON *v, char *ptr, size_t cap, mp_status *status)
+static const cJSON *find_duplicate(const cJSON *v, mp_status *status)
 {
-	const cJSON *c;
+	const cJSON *c, *found;
 	int n = 0, i = 0;
 
 	cJSON_ArrayForEach(c, v) n++;
@@ -212,11 +214,8 @@ static bool find_duplicate(const cJSON *v, char *ptr, size_t cap, mp_status *sta
 
 		for (x = v->child; x; x = x->next) {
 			for (y = v->child; y != x; y = y->next)
-				if (strcmp(x->string ? x->string : "", y->string ? y->string : "") == 0) {
-					pointer_append(ptr, cap, x->string ? x->string : "");
-					*status = MP_EINVAL;
-					return true;
-				}
+				if (strcmp(x->string ? x->string : "", y->string ? y->string : "") == 0)
+					return x;
 		}
 	} else if (cJSON_IsObject(v) && n > 1) {
 		key_at *keys = malloc((size_t)n * sizeof(*keys));
@@ -224,27 +223,39 @@ static bool find_duplicate(const cJSON *v, char *ptr, size_t cap, mp_status *sta
 
 		if (keys == NULL) {
 			*status = MP_ENOMEM;
-			return true;
+			return v;
 		}
 		cJSON_ArrayForEach(c, v)
 		{
 			keys[i].key = c->string ? c->string : "";
 			keys[i].index = i;
+			keys[i].item = c;
 			i++;
 		}
 		qsort(keys, (size_t)n, sizeof(*keys), key_cmp);
 		for (i = 1; i < n; i++)
 			if (strcmp(keys[i - 1].key, keys[i].key) == 0 && (dup < 0 || keys[i].index < keys[dup].index))
 				dup = i;
-		if (dup >= 0) {
-			pointer_append(ptr, cap, keys[dup].key);
-			free(keys);
-			*status = MP_EINVAL;
-			return true;
-		}
+		found = dup >= 0 ? keys[dup].item : NULL;
 		free(keys);
+		if (found)
+			return found;
 	}
-	i = 0;
+	cJSON_ArrayForEach(c, v)
+	{
+		if ((found = find_duplicate(c, status)) != NULL)
+			return found;
+	}
+	return NULL;
+}
+
+/* The JSON pointer of target inside v appended to ptr (cap bytes; one too long ends in "/...": core/mp_base.h).
+ * false when target is not in v. */
+static bool path_to(const cJSON *v, const cJSON *target, char *ptr, size_t cap)
+{
+	const cJSON *c;
+	int i = 0;
+
 	cJSON_ArrayForEach(c, v)
 	{
 		size_t keep = strlen(ptr);
@@ -256,7 +267,7 @@ static bool find_duplicate(const cJSON *v, char *ptr, size_t cap, mp_status *sta
 			snprintf(index, sizeof(index), "%d", i);
 			pointer_append(ptr, cap, index);
 		}
-		if (find_duplicate(c, ptr, cap, status))
+		if (c == target || path_to(c, target, ptr, cap))
 			return true;
 		ptr[keep] = '\0';
 		i++;
@@ -299,12 +310,16 @@ mp_status mpc_parse_body(const char *body, size_t len, cJSON **out, mp_error *er
 	}
 	{
 		mp_status st = refuse_nul(body, len, err);
-		char ptr[sizeof(err->field)] = "";
+		const cJSON *dup = st == MP_OK ? find_duplicate(doc, &st) : NULL;
 
-		if (st == MP_OK && find_duplicate(doc, ptr, sizeof(ptr), &st))
-			st = st == MP_ENOMEM ? mp_fail(err, MP_ENOMEM, "", "out of memory")
-					     : mp_fail(err, MP_EINVAL, ptr,
-						       "a member appears twice in one object; give each once");
+		if (dup && st == MP_ENOMEM) {
+			st = mp_fail(err, MP_ENOMEM, "", "out of memory");
+		} else if (dup) {
+			char ptr[sizeof(err->field)] = "";
+
+			path_to(doc, dup, ptr, sizeof(ptr));
+			st = mp_fail(err, MP_EINVAL, ptr, "a member appears twice in one object; give each once");
+		}
 		if (st != MP_OK) {
 			cJSON_Delete(doc);
 			return st;
