@@ -1117,7 +1117,7 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 	 * not hold --max-connections beyond about a thousand; epoll (MHD_USE_AUTO) stalls in libmicrohttpd 0.9.75 (and
 	 * its master as of 2026) when a worker is at its connection limit and a multiple of 128 (MAX_EVENTS) of its
 	 * connections become ready at once: the drain loop calls epoll_wait again with the full timeout, and with the
-	 * listening socket out of the set nothing wakes it for --connection-timeout seconds (issue 19: -c1024 against
+	 * listening socket out of the set nothing wakes it for --connection-timeout seconds (wrk with -c1024 against
 	 * the default limit). poll has no such loop and measured the same under load (bench/RESULTS.md). */
 	unsigned int flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC;
 	const union MHD_DaemonInfo *info;
