@@ -49,8 +49,6 @@ int cli_routes(void);
 char *cli_read_file(const char *path, size_t *len);
 /* Parses a JSON file, saying on stderr what failed ("memplan <cmd>: cannot read <what> <path>"). Caller owns. */
 cJSON *cli_parse_file(const char *cmd, const char *path, const char *what);
-/* Prints doc as JSON (pretty) on stdout, followed by a newline. Returns false when out of memory. */
-bool cli_print_json(const cJSON *doc);
 /* A JSON answer as the writer wrote it (consumed), printed indented with its newline. false when out of memory. */
 bool cli_print_json_text(char *json);
 /* Prints "memplan <cmd>: <status> at <field>: <message>" on stderr. */

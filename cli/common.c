@@ -69,17 +69,6 @@ bool cli_print_json_text(char *json)
 	return true;
 }
 
-bool cli_print_json(const cJSON *doc)
-{
-	char *printed = mpc_print(doc, true);
-
-	if (printed == NULL)
-		return false;
-	printf("%s\n", printed);
-	cJSON_free(printed);
-	return true;
-}
-
 void cli_print_error(const char *cmd, mp_status st, const mp_error *err)
 {
 	fprintf(stderr, "memplan %s: %s%s%s: %s\n", cmd, mp_status_str(st), err->field[0] ? " at " : "", err->field,

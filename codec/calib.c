@@ -729,33 +729,74 @@ static void error_write(mpc_out *w, const mps_calib_job *job)
 	mpc_w_end(w);
 }
 
-/* A past job: the record the store kept, with the row's columns as the truth (set over the record's own members,
- * in their places; a record that is not JSON gives the columns alone). */
+/* The stored job's columns, the truth over its record's members of the same names. */
+static const char *const columns[] = { "id", "target", "state", "created_at", "finished_at", "device_id",
+				       "datasheet_id", "error" };
+#define N_COLUMNS (sizeof(columns) / sizeof(columns[0]))
+
+/* Writes column c of a past job; false for an error that is not the row's own (the record's stands). */
+static bool column_write(mpc_out *w, const mps_calib_job *job, size_t c)
+{
+	switch (c) {
+	case 0:
+		mpc_w_str(w, "id", job->id);
+		break;
+	case 1:
+		mpc_w_lit(w, "target", job->rq.gpu ? "gpu:0" : "cpu");
+		break;
+	case 2:
+		mpc_w_str(w, "state", job->state);
+		break;
+	case 3:
+		mpc_w_str(w, "created_at", job->created_at);
+		break;
+	case 4:
+		mpc_w_str_or_null(w, "finished_at", job->finished_at);
+		break;
+	case 5:
+		mpc_w_str_or_null(w, "device_id", job->device_id);
+		break;
+	case 6:
+		mpc_w_str_or_null(w, "datasheet_id", job->datasheet_id);
+		break;
+	default:
+		if (strcmp(job->error_status, "interrupted") != 0)
+			return false;
+		mpc_w_obj(w, "error");
+		mpc_w_str(w, "status", job->error_status);
+		mpc_w_str(w, "message", job->error_message);
+		mpc_w_end(w);
+	}
+	return true;
+}
+
+/* A past job: the record the store kept, with the row's columns as the truth (written over the record's own
+ * members, in their places, the rest after them; a record that is not a JSON object gives the columns alone). */
 static void stored_write(mpc_out *w, const mps_calib_job *job)
 {
 	cJSON *doc = cJSON_Parse(job->record);
+	const cJSON *m;
+	bool done[N_COLUMNS] = { false };
 
-	if (doc == NULL)
-		doc = cJSON_CreateObject();
-	if (doc == NULL) {
-		w->failed = true;
-		return;
-	}
-	mpc_set_item(doc, "id", cJSON_CreateString(job->id));
-	mpc_set_item(doc, "target", cJSON_CreateString(job->rq.gpu ? "gpu:0" : "cpu"));
-	mpc_set_item(doc, "state", cJSON_CreateString(job->state));
-	mpc_set_item(doc, "created_at", cJSON_CreateString(job->created_at));
-	mpc_set_item(doc, "finished_at", job->finished_at[0] ? cJSON_CreateString(job->finished_at) : cJSON_CreateNull());
-	mpc_set_item(doc, "device_id", job->device_id[0] ? cJSON_CreateString(job->device_id) : cJSON_CreateNull());
-	mpc_set_item(doc, "datasheet_id", job->datasheet_id[0] ? cJSON_CreateString(job->datasheet_id) : cJSON_CreateNull());
-	if (strcmp(job->error_status, "interrupted") == 0) {
-		cJSON *e = cJSON_CreateObject();
+	mpc_w_obj(w, NULL);
+	if (cJSON_IsObject(doc))
+		cJSON_ArrayForEach(m, doc)
+		{
+			size_t c = 0;
 
-		cJSON_AddStringToObject(e, "status", job->error_status);
-		cJSON_AddStringToObject(e, "message", job->error_message);
-		mpc_set_item(doc, "error", e);
-	}
-	mpc_w_item(w, NULL, doc);
+			while (c < N_COLUMNS && strcmp(columns[c], m->string) != 0)
+				c++;
+			if (c < N_COLUMNS && done[c])
+				continue; /* a name the record repeats: the column was written once */
+			if (c < N_COLUMNS && column_write(w, job, c))
+				done[c] = true;
+			else
+				mpc_w_item(w, m->string, m);
+		}
+	for (size_t c = 0; c < N_COLUMNS; c++)
+		if (!done[c])
+			column_write(w, job, c);
+	mpc_w_end(w);
 	cJSON_Delete(doc);
 }
 
