@@ -1,6 +1,6 @@
 /*
- * json.c: request bodies as JSON trees (strict: no NUL, no duplicate member, well-formed UTF-8) and JSON text for
- * replies (see json.h). Uses cJSON for all parsing and printing.
+ * json.c: request bodies as JSON trees (strict: no NUL, no duplicate member, well-formed UTF-8) and the one writer
+ * of JSON text, mpc_out (see json.h). cJSON parses, and its printer escapes the writer's strings.
  */
 #include <float.h>
 #include <math.h>
