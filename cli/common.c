@@ -78,6 +78,9 @@ void cli_print_error(const char *cmd, mp_status st, const mp_error *err)
 		if (strcmp(err->all->item[i].field, err->field) || strcmp(err->all->item[i].message, err->message))
 			fprintf(stderr, "memplan %s: %s%s%s: %s\n", cmd, mp_status_str(st),
 				err->all->item[i].field[0] ? " at " : "", err->all->item[i].field, err->all->item[i].message);
+	if (err->all && err->all->dropped)
+		fprintf(stderr, "memplan %s: %zu more problems were found and not listed (at most %d are)\n", cmd,
+			err->all->dropped, MP_MAX_ERRORS);
 }
 
 void cli_print_error_db(const char *cmd, mp_status st, const mp_error *err, const char *db)
