@@ -278,3 +278,57 @@ const mp_names mpm_names_gemma3n[2] = {
     {MP_NAMES_LLAMA_FIELDS, .norms = {GEMMA3N_NORMS}},
     {MP_NAMES_LLAMA_FIELDS, .norms = {GEMMA3N_NORMS, GEMMA_PLE_NORM}},
 };
+
+/* OPT (modeling_opt.py): model.decoder.embed_tokens and embed_positions (the reader's), layers.{i}.self_attn.
+ * {q,k,v,out}_proj, self_attn_layer_norm, fc1, fc2 and final_layer_norm on the layer, the decoder's final_layer_norm;
+ * with word_embed_proj_dim narrower than hidden, the reader lists the embeddings and the head itself. */
+#define OPT_FIELDS                                                                                                     \
+	MP_NAMES_LLAMA_FIELDS, .root = "model.decoder.", .positions = {NULL, NULL},                                     \
+	.final_norm = {"final_layer_norm.weight", "final_layer_norm.bias"}, .mlp = L,                                  \
+	.o = {"out_proj.weight", "out_proj.bias"}, .up = {"fc1.weight", "fc1.bias"}, .down = {"fc2.weight", "fc2.bias"}, \
+	.norms = {{"self_attn_layer_norm.weight", "self_attn_layer_norm.bias"},                                         \
+	          {"final_layer_norm.weight", "final_layer_norm.bias"}}
+const mp_names mpm_names_opt = {OPT_FIELDS};
+const mp_names mpm_names_opt_proj = {OPT_FIELDS, .embed = {NULL, NULL}, .lm_head = {NULL, NULL}};
+
+/* BLOOM (modeling_bloom.py): transformer.word_embeddings, h.{i}.input_layernorm, self_attention.query_key_value and
+ * dense, post_attention_layernorm, mlp.dense_h_to_4h and dense_4h_to_h, ln_f (word_embeddings_layernorm: the
+ * reader's). */
+const mp_names mpm_names_bloom = {FALCON_FIELDS,
+                                  .norms = {{"input_layernorm.weight", "input_layernorm.bias"},
+                                            {"post_attention_layernorm.weight", "post_attention_layernorm.bias"}}};
+
+/* GPT-Neo (modeling_gpt_neo.py): GPT-2's trunk as nn.Linear, h.{i}.attn.attention.{q,k,v,out}_proj. */
+const mp_names mpm_names_gpt_neo = {GPT2_FIELDS, .attn = "h.{i}.attn.attention", .qkv = {NULL, NULL},
+                                    .o = {"out_proj.weight", "out_proj.bias"}};
+
+/* CodeGen (modeling_codegen.py): GPT-J's names with one fused h.{i}.attn.qkv_proj. */
+const mp_names mpm_names_codegen = {MP_NAMES_LLAMA_FIELDS,
+                                    .root = "transformer.",
+                                    .embed = {"wte.weight", NULL},
+                                    .final_norm = {"ln_f.weight", "ln_f.bias"},
+                                    .layer = "h.{i}",
+                                    .attn = "h.{i}.attn",
+                                    .mlp = "h.{i}.mlp",
+                                    .qkv = {"qkv_proj.weight", "qkv_proj.bias"},
+                                    .o = {"out_proj.weight", "out_proj.bias"},
+                                    .up = {"fc_in.weight", "fc_in.bias"},
+                                    .down = {"fc_out.weight", "fc_out.bias"},
+                                    .norms = {{"ln_1.weight", "ln_1.bias"}}};
+
+/* MPT (modeling_mpt.py): transformer.wte, blocks.{i}.norm_1, attn.Wqkv and out_proj, norm_2, ffn.up_proj and
+ * down_proj, norm_f; the LayerNorms' bias is None (no bias leaf). */
+const mp_names mpm_names_mpt = {MP_NAMES_LLAMA_FIELDS,
+                                .root = "transformer.",
+                                .embed = {"wte.weight", NULL},
+                                .final_norm = {"norm_f.weight", NULL},
+                                .layer = "blocks.{i}",
+                                .attn = "blocks.{i}.attn",
+                                .mlp = "blocks.{i}.ffn",
+                                .qkv = {"Wqkv.weight", "Wqkv.bias"},
+                                .o = {"out_proj.weight", "out_proj.bias"},
+                                .norms = {{"norm_1.weight", NULL}, {"norm_2.weight", NULL}}};
+
+/* Llama 3.2 Vision's decoder (modeling_mllama.py MllamaTextModel under model.language_model): Llama's names; the
+ * reader lists embed_tokens (8 rows more than the vocabulary) and the cross-attention layers' modules itself. */
+const mp_names mpm_names_mllama = {MP_NAMES_LLAMA_FIELDS, .embed = {NULL, NULL}};

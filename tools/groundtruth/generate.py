@@ -47,7 +47,8 @@ glm4_moe starcoder2 stablelm phi gptj gpt_bigcode nemotron seed_oss hunyuan_v1_d
 granitemoe phimoe mamba mamba2 falcon_mamba gpt_oss bitnet dots1 minimax_m2 exaone ministral3 jamba bamba nemotron_h
 falcon_h1 lfm2 lfm2_moe qwen3_next gemma3 llama4 mistral3 llava qwen2_vl qwen2_5_vl qwen3_vl qwen3_vl_moe qwen3_5
 qwen3_5_moe glm4_moe_lite granitemoehybrid kimi_linear longcat_flash minimax zamba2 gemma3n deepseek_v32 deepseek_v4
-gemma4 glm_moe_dsa helium""".split()
+gemma4 glm_moe_dsa helium
+opt bloom gpt_neo codegen mpt mllama""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
@@ -154,7 +155,7 @@ def tiny_layers(tc):
         v = getattr(tc, k, None)
         if isinstance(v, int):
             want = max(want, v + 1)
-    for k in ("full_attn_idxs",):
+    for k in ("full_attn_idxs", "cross_attention_layers"):
         v = getattr(tc, k, None)
         if isinstance(v, list) and v:
             want = max(want, min(v) + 1)
@@ -196,6 +197,10 @@ def shrink_text(tc):
             tc.hybrid_override_pattern = "".join(pat[:n])
     except AttributeError:
         pass    # a pattern derived from other keys (a read-only property): it follows num_hidden_layers
+    # GPT-Neo's attention_types ([[kinds], repeats]) is the compact form of attention_layers: it follows the layers
+    # kept, so that the tiny config reads back as transformers built it
+    if isinstance(getattr(tc, "attention_types", None), list) and isinstance(getattr(tc, "attention_layers", None), list):
+        tc.attention_types = [[list(tc.attention_layers), 1]]
     if hasattr(tc, "vocab_size"):
         tc.vocab_size = 512
     for k in ("pad_token_id", "bos_token_id", "eos_token_id"):
@@ -219,7 +224,7 @@ def shrink_text(tc):
         v = getattr(tc, k, None)
         if isinstance(v, int) and v > TINY_WINDOW:
             setattr(tc, k, TINY_WINDOW)
-    for k in ("attn_layer_indices", "moe_layers"):   # layer indices beyond the layers kept are dropped
+    for k in ("attn_layer_indices", "moe_layers", "cross_attention_layers"):   # indices beyond the layers kept: dropped
         v = getattr(tc, k, None)
         if isinstance(v, list):
             setattr(tc, k, [x for x in v if isinstance(x, int) and x < n])
