@@ -10,6 +10,8 @@
 
 #include "hf_internal.h"
 
+static void offset_positions(hf_ctx *c, mp_model *m);
+
 /* The trunk these types share: multi-head attention (kv = heads), a plain MLP, LayerNorms, a final norm. */
 static void classic_trunk(mp_model *m)
 {
@@ -66,17 +68,7 @@ void mpm_read_opt(hf_ctx *c, mp_model *m)
 	m->final_norm = hf_get_bool(c, KEYS("do_layer_norm_before"), true) &&
 	                !hf_get_bool(c, KEYS("_remove_final_layer_norm"), false);
 	snprintf(m->rope_type, sizeof(m->rope_type), "none");
-	/* the learned positions: max_position_embeddings + 2 rows; the context is max_position_embeddings */
-	{
-		uint64_t dims[2] = {m->max_position_embeddings + 2, h};
-
-		if (m->max_position_embeddings > (UINT64_C(1) << 32)) {
-			hf_fail_key(c, "max_position_embeddings", "max_position_embeddings must be at most 2^32");
-			return;
-		}
-		hf_shape(m, MP_ROOT_DECODER, NULL, "embed_positions.weight", MP_TK_EMBEDDING, MP_TF_POSITIONS, dims, 2, 1);
-		m->learned_position_embeddings = m->max_position_embeddings;
-	}
+	offset_positions(c, m);
 	proj = hf_get_u64(c, KEYS("word_embed_proj_dim"), h);
 	if (proj == 0) {
 		hf_fail_key(c, "word_embed_proj_dim", "word_embed_proj_dim must be at least 1");
@@ -252,4 +244,59 @@ void mpm_read_mpt(hf_ctx *c, mp_model *m)
 			            "3 x d_model (no multi-query attention)");
 		c->st = sub.st;
 	}
+}
+
+/* A learned position table of max_position_embeddings + 2 rows (OPT's and BioGPT's offset of 2), listed by the
+ * reader; the context is max_position_embeddings. */
+static void offset_positions(hf_ctx *c, mp_model *m)
+{
+	uint64_t dims[2] = {m->max_position_embeddings + 2, m->hidden_size};
+
+	if (m->max_position_embeddings > (UINT64_C(1) << 32)) {
+		hf_fail_key(c, "max_position_embeddings", "max_position_embeddings must be at most 2^32");
+		return;
+	}
+	hf_shape(m, MP_ROOT_DECODER, NULL, "embed_positions.weight", MP_TK_EMBEDDING, MP_TF_POSITIONS, dims, 2, 1);
+	m->learned_position_embeddings = m->max_position_embeddings;
+}
+
+/*
+ * XGLMConfig (modeling_xglm.py): vocab 256008, 2048 positions (sinusoidal: no parameters), d_model 1024, ffn_dim
+ * 4096, num_layers 24, attention_heads 16, tied; OPT's pre-norm block (q, k, v, out_proj, fc1 and fc2 with biases,
+ * self_attn_layer_norm and final_layer_norm) and the decoder's layer_norm.
+ */
+void mpm_read_xglm(hf_ctx *c, mp_model *m)
+{
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 256008);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 2048);
+	m->hidden_size = hf_get_u64(c, KEYS("d_model", "hidden_size"), 1024);
+	m->intermediate_size = hf_get_u64(c, KEYS("ffn_dim"), 4096);
+	m->num_layers = hf_get_u64(c, KEYS("num_layers", "num_hidden_layers"), 24);
+	m->num_heads = hf_get_u64(c, KEYS("attention_heads", "num_attention_heads"), 16);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
+	classic_trunk(m);
+	classic_head_dim(c, m, "attention_heads");
+	m->qkv_bias = m->o_bias = m->mlp_bias = true;
+	snprintf(m->rope_type, sizeof(m->rope_type), "none");
+}
+
+/*
+ * BioGptConfig (modeling_biogpt.py): vocab 42384, hidden 1024, 24 layers, 16 heads, FFN 4096, 1024 positions (a
+ * learned table of 1026 rows), tied (output_projection); OPT's pre-norm block with biases everywhere, the
+ * decoder's layer_norm.
+ */
+void mpm_read_biogpt(hf_ctx *c, mp_model *m)
+{
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 42384);
+	m->hidden_size = hf_get_u64(c, KEYS("hidden_size"), 1024);
+	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), 24);
+	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), 16);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 4096);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 1024);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
+	classic_trunk(m);
+	classic_head_dim(c, m, "num_attention_heads");
+	m->qkv_bias = m->o_bias = m->mlp_bias = true;
+	snprintf(m->rope_type, sizeof(m->rope_type), "none");
+	offset_positions(c, m);
 }

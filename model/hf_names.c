@@ -332,3 +332,36 @@ const mp_names mpm_names_mpt = {MP_NAMES_LLAMA_FIELDS,
 /* Llama 3.2 Vision's decoder (modeling_mllama.py MllamaTextModel under model.language_model): Llama's names; the
  * reader lists embed_tokens (8 rows more than the vocabulary) and the cross-attention layers' modules itself. */
 const mp_names mpm_names_mllama = {MP_NAMES_LLAMA_FIELDS, .embed = {NULL, NULL}};
+
+/* XGLM (modeling_xglm.py): OPT's layer names under model., the decoder's layer_norm. BioGPT (modeling_biogpt.py):
+ * the same under biogpt., its tied head output_projection. */
+const mp_names mpm_names_xglm = {OPT_FIELDS, .root = "model.", .final_norm = {"layer_norm.weight", "layer_norm.bias"}};
+const mp_names mpm_names_biogpt = {OPT_FIELDS, .root = "biogpt.", .final_norm = {"layer_norm.weight", "layer_norm.bias"},
+                                   .lm_head = {"output_projection.weight", NULL}};
+
+/* HyperCLOVAX (modeling_hyperclovax.py): post_norm1 and post_norm2 after the attention and the MLP. */
+const mp_names mpm_names_hyperclovax = {MP_NAMES_LLAMA_FIELDS,
+                                        .norms = {{"input_layernorm.weight", NULL},
+                                                  {"post_attention_layernorm.weight", NULL},
+                                                  {"post_norm1.weight", NULL},
+                                                  {"post_norm2.weight", NULL}}};
+
+/* VaultGemma (modeling_vaultgemma.py): input_layernorm and pre_feedforward_layernorm. */
+const mp_names mpm_names_vaultgemma = {
+    MP_NAMES_LLAMA_FIELDS,
+    .norms = {{"input_layernorm.weight", NULL}, {"pre_feedforward_layernorm.weight", NULL}}};
+
+/* nanochat (modeling_nanochat.py): mlp.fc1 and fc2 (ReLU^2); its norms hold no weights. */
+const mp_names mpm_names_nanochat = {MP_NAMES_LLAMA_FIELDS, .up = {"fc1.weight", "fc1.bias"},
+                                     .down = {"fc2.weight", "fc2.bias"}};
+
+/* Persimmon (modeling_persimmon.py): self_attn.query_key_value and dense, q_layernorm and k_layernorm,
+ * mlp.dense_h_to_4h and dense_4h_to_h, LayerNorms, final_layernorm. */
+const mp_names mpm_names_persimmon = {MP_NAMES_LLAMA_FIELDS,
+                                      .final_norm = {"final_layernorm.weight", "final_layernorm.bias"},
+                                      .qkv = {"query_key_value.weight", "query_key_value.bias"},
+                                      .o = {"dense.weight", "dense.bias"},
+                                      .q_norm = {"q_layernorm.weight", "q_layernorm.bias"},
+                                      .k_norm = {"k_layernorm.weight", "k_layernorm.bias"},
+                                      .up = {"dense_h_to_4h.weight", "dense_h_to_4h.bias"},
+                                      .down = {"dense_4h_to_h.weight", "dense_4h_to_h.bias"}};

@@ -24,6 +24,7 @@ typedef enum mpm_window_rule {
 	MPM_WINDOW_ALTERNATE,	/* layers 0, 2, 4, ... (Gemma 2) */
 	MPM_WINDOW_PATTERN,	/* layer i full when (i + 1) % sliding_window_pattern == 0 (Gemma 3, Cohere 2, OLMo 3,
 				 * EXAONE 4; window_pattern: the pattern's default) */
+	MPM_WINDOW_PATTERN_FIRST, /* layer i full when i % window_pattern == 0, the others slide (CWM, Granite-SWA) */
 } mpm_window_rule;
 
 /* A dense decoder's modules (mpm_dense.modules). */
@@ -48,6 +49,9 @@ typedef enum mpm_window_rule {
 #define MPM_PARALLEL (1u << 18)		  /* attention and MLP side by side from one norm (Cohere, Phi) */
 #define MPM_NUM_LAYERS_KEY (1u << 19)	  /* num_layers is a spelling of num_hidden_layers (EXAONE 3) */
 #define MPM_USE_SLIDING_WINDOW (1u << 20) /* use_sliding_window false turns the window off (SmolLM3) */
+#define MPM_BIAS_ALWAYS (1u << 21)	  /* q, k, v, o and the MLP always carry biases (Persimmon) */
+#define MPM_QK_LAYERNORM_ON (1u << 22)	  /* qk_layernorm defaults to true (Persimmon) */
+#define MPM_SINKS (1u << 23)		  /* a learned sink logit per head in every layer (Granite-SWA) */
 
 /* A dense decoder's defaults (its transformers configuration class's) and modules. */
 typedef struct mpm_dense {

@@ -48,7 +48,8 @@ granitemoe phimoe mamba mamba2 falcon_mamba gpt_oss bitnet dots1 minimax_m2 exao
 falcon_h1 lfm2 lfm2_moe qwen3_next gemma3 llama4 mistral3 llava qwen2_vl qwen2_5_vl qwen3_vl qwen3_vl_moe qwen3_5
 qwen3_5_moe glm4_moe_lite granitemoehybrid kimi_linear longcat_flash minimax zamba2 gemma3n deepseek_v32 deepseek_v4
 gemma4 glm_moe_dsa helium
-opt bloom gpt_neo codegen mpt mllama""".split()
+opt bloom gpt_neo codegen mpt mllama
+cwm vaultgemma granite_swa nanochat persimmon xglm biogpt emu3 internlm3 iquestcoder hyperclovax diffllama""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW

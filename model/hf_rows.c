@@ -1,0 +1,139 @@
+/*
+ * hf_rows.c: dense decoders that are a row's defaults and flags (mpm_read_dense) and one thing more: another
+ * spelling of a key, a module behind a flag, a key transformers refuses, or a decoder under text_config. Each reader
+ * names its configuration class (transformers 5.24, configuration_<type>.py) and what it adds; the tests hold
+ * every one against what transformers builds (tests/ref/hf).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "hf_internal.h"
+#include "mpm_types.h"
+
+/* The decoder under text_config (the config's own keys when it has none): read by d, its keys named under
+ * /text_config; tie_word_embeddings is the text config's, as the model class ties (Emu3ForCausalLM). */
+static void text_config_dense(hf_ctx *c, const mpm_dense *d, mp_model *m)
+{
+	const cJSON *tc = cJSON_GetObjectItemCaseSensitive(c->cfg, "text_config");
+	char pointer[96];
+	hf_ctx t;
+
+	if (tc && !cJSON_IsNull(tc) && !cJSON_IsObject(tc)) {
+		hf_fail_key(c, "text_config", "text_config must be an object (the decoder's config)");
+		return;
+	}
+	if (!cJSON_IsObject(tc)) {
+		mpm_read_dense(c, d, m);
+		return;
+	}
+	snprintf(pointer, sizeof(pointer), "%s/text_config", c->pointer);
+	t = (hf_ctx){tc, pointer, c->err, c->st, NULL, NULL};
+	mpm_read_dense(&t, d, m);
+	c->st = t.st;
+	c->text = tc;
+	snprintf(m->json_pointer, sizeof(m->json_pointer), "%.63s", pointer);
+}
+
+/* Emu3Config (Emu3ForCausalLM, modeling_emu3.py): the decoder is Emu3TextConfig's Llama (vocab 184622, hidden 4096,
+ * FFN 14336, 32 layers, 32 heads, kv 8, 9216 positions, untied); the VQ-VAE (vq_config) is not part of the causal
+ * LM transformers builds. */
+void mpm_read_emu3(hf_ctx *c, mp_model *m)
+{
+	static const mpm_dense d = {.vocab_size = 184622,
+	                            .hidden_size = 4096,
+	                            .intermediate_size = 14336,
+	                            .num_layers = 32,
+	                            .num_heads = 32,
+	                            .num_kv_heads = 8,
+	                            .max_positions = 9216,
+	                            .norms = 2,
+	                            .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY};
+
+	text_config_dense(c, &d, m);
+}
+
+/* InternLM3Config (built as LlamaForCausalLM): vocab 128512, hidden 4096, FFN 10240, 48 layers, 32 heads, kv 2,
+ * head_dim 128, 32768 positions, untied; its attribute_map spells attention_bias qkv_bias and mlp_bias bias, the
+ * spellings the published config.json uses. */
+void mpm_read_internlm3(hf_ctx *c, mp_model *m)
+{
+	static const mpm_dense d = {.vocab_size = 128512,
+	                            .hidden_size = 4096,
+	                            .intermediate_size = 10240,
+	                            .num_layers = 48,
+	                            .num_heads = 32,
+	                            .num_kv_heads = 2,
+	                            .head_dim = 128,
+	                            .max_positions = 32768,
+	                            .norms = 2,
+	                            .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY};
+
+	mpm_read_dense(c, &d, m);
+	if (!hf_has(c, "attention_bias") && hf_has(c, "qkv_bias"))
+		m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("qkv_bias"), false);
+	if (!hf_has(c, "mlp_bias") && hf_has(c, "bias"))
+		m->mlp_bias = hf_get_bool(c, KEYS("bias"), false);
+}
+
+/* IQuestCoderConfig (built as LlamaForCausalLM): vocab 76800, hidden 5120, FFN 27648, 80 layers, 40 heads, kv 8,
+ * head_dim 128, 131072 positions, untied; the configuration refuses use_sliding_window. */
+void mpm_read_iquestcoder(hf_ctx *c, mp_model *m)
+{
+	static const mpm_dense d = {.vocab_size = 76800,
+	                            .hidden_size = 5120,
+	                            .intermediate_size = 27648,
+	                            .num_layers = 80,
+	                            .num_heads = 40,
+	                            .num_kv_heads = 8,
+	                            .head_dim = 128,
+	                            .max_positions = 131072,
+	                            .norms = 2,
+	                            .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY};
+
+	mpm_read_dense(c, &d, m);
+	if (hf_get_bool(c, KEYS("use_sliding_window"), false))
+		hf_fail_key(c, "use_sliding_window",
+		            "use_sliding_window must be false: IQuestCoderConfig refuses it (\"IQuestCoder does not "
+		            "support `use_sliding_window`\")");
+}
+
+/* HyperCLOVAXConfig: LlamaConfig's shapes (vocab 32000, hidden 4096, FFN 11008, 32 layers, 32 heads, head_dim 128,
+ * 2048 positions, untied); use_post_norm (True) adds post_norm1 and post_norm2 after the attention and the MLP; the
+ * multipliers hold no parameters. */
+void mpm_read_hyperclovax(hf_ctx *c, mp_model *m)
+{
+	static const mpm_dense d = {.vocab_size = 32000,
+	                            .hidden_size = 4096,
+	                            .intermediate_size = 11008,
+	                            .num_layers = 32,
+	                            .num_heads = 32,
+	                            .head_dim = 128,
+	                            .max_positions = 2048,
+	                            .norms = 2,
+	                            .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY};
+
+	mpm_read_dense(c, &d, m);
+	if (hf_get_bool(c, KEYS("use_post_norm"), true))
+		m->norms_per_layer = 4;
+}
+
+/* DiffLlamaConfig (differential attention): vocab 32000, hidden 2048, FFN 8192, 16 layers, 32 heads, kv = heads,
+ * 2048 positions, untied; attention_bias on q, k, v and o, the MLP never biased; each attention holds lambda_q1,
+ * lambda_k1, lambda_q2 and lambda_k2 of head_dim (its groupnorm has no weights). */
+void mpm_read_diffllama(hf_ctx *c, mp_model *m)
+{
+	static const mpm_dense d = {.vocab_size = 32000,
+	                            .hidden_size = 2048,
+	                            .intermediate_size = 8192,
+	                            .num_layers = 16,
+	                            .num_heads = 32,
+	                            .max_positions = 2048,
+	                            .norms = 2,
+	                            .modules = MPM_ATTENTION_BIAS};
+	static const char *const lambdas[] = {"lambda_q1", "lambda_k1", "lambda_q2", "lambda_k2"};
+
+	mpm_read_dense(c, &d, m);
+	for (size_t i = 0; i < sizeof(lambdas) / sizeof(lambdas[0]); i++)
+		hf_tensor(m, MP_ROOT_DECODER, MP_NAMES_LAYERS ".self_attn", lambdas[i], MP_TK_ATTENTION, MP_SPLIT_NONE,
+		          MP_STEP_NONE, true, 1, m->head_dim, m->num_layers);
+}
