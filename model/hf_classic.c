@@ -300,3 +300,69 @@ void mpm_read_biogpt(hf_ctx *c, mp_model *m)
 	snprintf(m->rope_type, sizeof(m->rope_type), "none");
 	offset_positions(c, m);
 }
+
+/*
+ * CTRLConfig (modeling_ctrl.py): vocab 246534, n_positions 256 (sinusoidal encodings computed for that many
+ * positions: no parameters, and no longer sequence), n_embd 1280, dff 8192, n_layer 48, n_head 16, tied (the head
+ * keeps a bias of its own); Wq, Wk, Wv and dense with biases, ffn.0 and ffn.2 with biases, layernorm1 and layernorm2
+ * before the blocks, the final layernorm.
+ */
+void mpm_read_ctrl(hf_ctx *c, mp_model *m)
+{
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 246534);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("n_positions", "max_position_embeddings"), 256);
+	m->hidden_size = hf_get_u64(c, KEYS("n_embd", "hidden_size"), 1280);
+	m->intermediate_size = hf_get_u64(c, KEYS("dff"), 8192);
+	m->num_layers = hf_get_u64(c, KEYS("n_layer", "num_hidden_layers"), 48);
+	m->num_heads = hf_get_u64(c, KEYS("n_head", "num_attention_heads"), 16);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
+	classic_trunk(m);
+	classic_head_dim(c, m, "n_head");
+	m->qkv_bias = m->o_bias = m->mlp_bias = m->lm_head_bias = true;
+	snprintf(m->rope_type, sizeof(m->rope_type), "none");
+}
+
+/*
+ * OpenAIGPTConfig (GPT-1, modeling_openai.py): vocab 40478, n_positions 512 (a learned table), n_embd 768, n_layer
+ * 12, n_head 12, tied; GPT-2's Conv1D modules with biases, but the LayerNorms after the blocks (ln_1 after the
+ * attention, ln_2 after the MLP) and no final norm.
+ */
+void mpm_read_openai_gpt(hf_ctx *c, mp_model *m)
+{
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 40478);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("n_positions", "max_position_embeddings"), 512);
+	m->learned_position_embeddings = m->max_position_embeddings;
+	m->hidden_size = hf_get_u64(c, KEYS("n_embd", "hidden_size"), 768);
+	m->num_layers = hf_get_u64(c, KEYS("n_layer", "num_hidden_layers"), 12);
+	m->num_heads = hf_get_u64(c, KEYS("n_head", "num_attention_heads"), 12);
+	m->intermediate_size = hf_mul(c, 4, m->hidden_size, "n_embd");
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
+	classic_trunk(m);
+	classic_head_dim(c, m, "n_head");
+	m->qkv_bias = m->o_bias = m->mlp_bias = true;
+	m->final_norm = false;
+	snprintf(m->rope_type, sizeof(m->rope_type), "none");
+}
+
+/*
+ * GPTNeoXJapaneseConfig (modeling_gpt_neox_japanese.py): vocab 32000, hidden 2560, 32 layers, 32 heads, MLP
+ * hidden x intermediate_multiple_size (4), 2048 positions, tied (embed_out); query_key_value, dense and the MLP
+ * without biases, the last layer's attention alone keeps a dense_bias; LayerNorms.
+ */
+void mpm_read_gpt_neox_japanese(hf_ctx *c, mp_model *m)
+{
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 32000);
+	m->hidden_size = hf_get_u64(c, KEYS("hidden_size"), 2560);
+	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), 32);
+	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), 32);
+	m->intermediate_size =
+	    hf_mul(c, m->hidden_size, hf_get_u64(c, KEYS("intermediate_multiple_size"), 4), "intermediate_multiple_size");
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 2048);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
+	classic_trunk(m);
+	classic_head_dim(c, m, "num_attention_heads");
+	hf_decode_rope(c, m, 1.0);
+	if (m->num_layers)
+		hf_tensor(m, MP_ROOT_DECODER, MP_NAMES_LAYERS ".attention", "dense_bias", MP_TK_ATTENTION, MP_SPLIT_NONE,
+		          MP_STEP_NONE, true, 1, m->hidden_size, 1);
+}

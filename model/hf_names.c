@@ -365,3 +365,46 @@ const mp_names mpm_names_persimmon = {MP_NAMES_LLAMA_FIELDS,
                                       .k_norm = {"k_layernorm.weight", "k_layernorm.bias"},
                                       .up = {"dense_h_to_4h.weight", "dense_h_to_4h.bias"},
                                       .down = {"dense_4h_to_h.weight", "dense_4h_to_h.bias"}};
+
+/* CTRL (modeling_ctrl.py): transformer.w, h.{i}.multi_head_attention.Wq, Wk, Wv and dense, ffn.0 and ffn.2,
+ * layernorm1 and layernorm2, the final layernorm; the tied head's bias. */
+const mp_names mpm_names_ctrl = {MP_NAMES_LLAMA_FIELDS,
+                                 .root = "transformer.",
+                                 .embed = {"w.weight", NULL},
+                                 .final_norm = {"layernorm.weight", "layernorm.bias"},
+                                 .layer = "h.{i}",
+                                 .attn = "h.{i}.multi_head_attention",
+                                 .mlp = "h.{i}.ffn",
+                                 .q = {"Wq.weight", "Wq.bias"},
+                                 .k = {"Wk.weight", "Wk.bias"},
+                                 .v = {"Wv.weight", "Wv.bias"},
+                                 .o = {"dense.weight", "dense.bias"},
+                                 .up = {"0.weight", "0.bias"},
+                                 .down = {"2.weight", "2.bias"},
+                                 .norms = {{"layernorm1.weight", "layernorm1.bias"}, {"layernorm2.weight", "layernorm2.bias"}}};
+
+/* GPT-1 (modeling_openai.py): GPT-2's Conv1D names, transformer.tokens_embed and positions_embed. */
+const mp_names mpm_names_openai_gpt = {GPT2_FIELDS, .conv1d = true, .embed = {"tokens_embed.weight", NULL},
+                                       .positions = {"positions_embed.weight", NULL}};
+
+/* GPT-NeoX-Japanese (modeling_gpt_neox_japanese.py): GPT-NeoX's names under gpt_neox_japanese., the head embed_out. */
+const mp_names mpm_names_gpt_neox_japanese = {MP_NAMES_LLAMA_FIELDS,
+                                              .root = "gpt_neox_japanese.",
+                                              .embed = {"embed_in.weight", NULL},
+                                              .final_norm = {"final_layer_norm.weight", "final_layer_norm.bias"},
+                                              .lm_head = {"embed_out.weight", NULL},
+                                              .attn = L ".attention",
+                                              .qkv = {"query_key_value.weight", "query_key_value.bias"},
+                                              .o = {"dense.weight", "dense.bias"},
+                                              .up = {"dense_h_to_4h.weight", "dense_h_to_4h.bias"},
+                                              .down = {"dense_4h_to_h.weight", "dense_4h_to_h.bias"}};
+
+/* Moshi (modeling_moshi.py): q, k, v and o under .linear, mlp.fc1 (gate and up) and fc2; embed_tokens the reader's. */
+const mp_names mpm_names_moshi = {MP_NAMES_LLAMA_FIELDS,
+                                  .embed = {NULL, NULL},
+                                  .q = {"q_proj.linear.weight", NULL},
+                                  .k = {"k_proj.linear.weight", NULL},
+                                  .v = {"v_proj.linear.weight", NULL},
+                                  .o = {"o_proj.linear.weight", NULL},
+                                  .gate_up = {"fc1.weight", NULL},
+                                  .down = {"fc2.weight", NULL}};

@@ -137,3 +137,31 @@ void mpm_read_diffllama(hf_ctx *c, mp_model *m)
 		hf_tensor(m, MP_ROOT_DECODER, MP_NAMES_LAYERS ".self_attn", lambdas[i], MP_TK_ATTENTION, MP_SPLIT_NONE,
 		          MP_STEP_NONE, true, 1, m->head_dim, m->num_layers);
 }
+
+/* MoshiConfig (MoshiForCausalLM, the text model of Moshi; modeling_moshi.py): vocab 32000 (embed_tokens holds one
+ * row more), hidden 4096, 32 layers, 32 heads, kv 32, head_dim 128, 3000 positions, sliding_window 3000, untied;
+ * q, k, v and o as MoshiLinear (a .linear without bias); a gated MLP whose fc1 holds gate and up (ffn_dim, 22528,
+ * rows) and whose fc2 reads ffn_dim / 2. */
+void mpm_read_moshi(hf_ctx *c, mp_model *m)
+{
+	static const mpm_dense d = {.vocab_size = 32000,
+	                            .hidden_size = 4096,
+	                            .intermediate_size = 11264,
+	                            .num_layers = 32,
+	                            .num_heads = 32,
+	                            .head_dim = 128,
+	                            .max_positions = 3000,
+	                            .sliding_window = 3000,
+	                            .norms = 2};
+
+	mpm_read_dense(c, &d, m);
+	m->intermediate_size = hf_get_u64(c, KEYS("ffn_dim"), 22528) / 2;
+	if (c->st == MP_OK && hf_get_u64(c, KEYS("ffn_dim"), 22528) % 2)
+		hf_fail_key(c, "ffn_dim", "ffn_dim must be even: MoshiGatingMLP's fc1 holds gate and up of ffn_dim / 2 each");
+	hf_tensor(m, MP_ROOT_DECODER, NULL, "embed_tokens.weight", MP_TK_EMBEDDING, MP_SPLIT_ROWS, MP_STEP_NONE, false,
+	          m->vocab_size + 1, m->hidden_size, 1);
+	if (m->tie_word_embeddings)
+		hf_fail_key(c, "tie_word_embeddings",
+		            "tie_word_embeddings must be false: Moshi's embed_tokens holds vocab_size + 1 rows, its head "
+		            "vocab_size");
+}

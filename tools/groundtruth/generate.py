@@ -49,7 +49,8 @@ falcon_h1 lfm2 lfm2_moe qwen3_next gemma3 llama4 mistral3 llava qwen2_vl qwen2_5
 qwen3_5_moe glm4_moe_lite granitemoehybrid kimi_linear longcat_flash minimax zamba2 gemma3n deepseek_v32 deepseek_v4
 gemma4 glm_moe_dsa helium
 opt bloom gpt_neo codegen mpt mllama
-cwm vaultgemma granite_swa nanochat persimmon xglm biogpt emu3 internlm3 iquestcoder hyperclovax diffllama""".split()
+cwm vaultgemma granite_swa nanochat persimmon xglm biogpt emu3 internlm3 iquestcoder hyperclovax diffllama
+ctrl openai-gpt gpt-sw3 gpt_neox_japanese moshi""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
@@ -79,7 +80,8 @@ def build(cfg, device):
 
 VISION = re.compile(r"(^|\.)(vision_tower|visual|vision_model|vision_embed|multi_modal_projector|mm_projector|"
                     r"audio_tower|audio_model|embed_vision|embed_audio|vision|audio)(\.|$)")
-EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|embed_tokens_per_layer|backbone\.embeddings|model\.embeddings)\.weight$")
+EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|embed_tokens_per_layer|backbone\.embeddings|model\.embeddings|"
+                   r"tokens_embed|positions_embed|^transformer\.w)\.weight$")
 
 
 def component(name, p):
