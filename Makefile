@@ -171,7 +171,7 @@ LIBS_codec   := -lcjson -lz -lm
 LIBS_planner := -lm
 
 # ----- the program --------------------------------------------------------------------------------------------
-.PHONY: groundtruth llamacpp-groundtruth all run test check deps deps-build clean lint contract browser asan slurm-real fuzz fuzz-build fuzz-smoke \
+.PHONY: groundtruth model-types llamacpp-groundtruth all run test check deps deps-build clean lint contract browser asan slurm-real fuzz fuzz-build fuzz-smoke \
         fuzz-contract bench-load bench-training bench-plan bench-store bench-store-lock bench-k8s bench-engine bench-fidelity bench-startup bench-fit-memory \
         clean-clone-check
 all: $(BUILD)/memplan $(GPU_HELPER)
@@ -413,6 +413,9 @@ $(GT_VENV)/.installed: tools/groundtruth/requirements.txt
 	@touch $@
 groundtruth: $(GT_VENV)/.installed
 	$(GT_VENV)/bin/python tools/groundtruth/generate.py
+# the enumeration of transformers' text-generation types (tests/ref/hf/model_types.json, held by tests/test_types.c)
+model-types: $(GT_VENV)/.installed
+	$(GT_VENV)/bin/python tools/groundtruth/model_types.py
 # llama.cpp's own buffers (tests/ref/llamacpp/README.md): builds llama.cpp from llama-cpp-python's sdist under
 # LLAMACPP_CACHE (default /work/cache/gguf), then converts, quantises and runs the reference models
 llamacpp-groundtruth: $(GT_VENV)/.installed

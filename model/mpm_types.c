@@ -683,3 +683,59 @@ const mpm_type *mpm_type_find(const char *name)
 			return &mpm_types[i];
 	return NULL;
 }
+
+/*
+ * The model types of transformers 5.24's MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+ * that memplan does not plan, and why (the 422 for such a config names it; README.md lists them).
+ */
+#define ENC(n, k) {.name = n, .model_class = k, .kind = MPM_REFUSE_ENCODER}
+#define S2S(n, k) {.name = n, .model_class = k, .kind = MPM_REFUSE_SEQ2SEQ}
+const mpm_refusal mpm_refusals[] = {
+    ENC("bert", "BertLMHeadModel"),
+    ENC("bert-generation", "BertGenerationDecoder"),
+    ENC("big_bird", "BigBirdForCausalLM"),
+    ENC("camembert", "CamembertForCausalLM"),
+    ENC("data2vec-text", "Data2VecTextForCausalLM"),
+    ENC("electra", "ElectraForCausalLM"),
+    ENC("ernie", "ErnieForCausalLM"),
+    ENC("megatron-bert", "MegatronBertForCausalLM"),
+    ENC("rembert", "RemBertForCausalLM"),
+    ENC("roberta", "RobertaForCausalLM"),
+    ENC("roberta-prelayernorm", "RobertaPreLayerNormForCausalLM"),
+    ENC("roc_bert", "RoCBertForCausalLM"),
+    ENC("roformer", "RoFormerForCausalLM"),
+    ENC("xlm-roberta", "XLMRobertaForCausalLM"),
+    ENC("xlm-roberta-xl", "XLMRobertaXLForCausalLM"),
+    ENC("xmod", "XmodForCausalLM"),
+    ENC("xlm", "XLMWithLMHeadModel"),
+    S2S("bart", "BartForCausalLM"),
+    S2S("bigbird_pegasus", "BigBirdPegasusForCausalLM"),
+    S2S("blenderbot", "BlenderbotForCausalLM"),
+    S2S("blenderbot-small", "BlenderbotSmallForCausalLM"),
+    S2S("marian", "MarianForCausalLM"),
+    S2S("mbart", "MBartForCausalLM"),
+    S2S("mvp", "MvpForCausalLM"),
+    S2S("pegasus", "PegasusForCausalLM"),
+    S2S("plbart", "PLBartForCausalLM"),
+    S2S("prophetnet", "ProphetNetForCausalLM"),
+    S2S("trocr", "TrOCRForCausalLM"),
+    S2S("whisper", "WhisperForCausalLM"),
+    {.name = "xlnet", .model_class = "XLNetLMHeadModel", .kind = MPM_REFUSE_OTHER,
+     .why = "XLNet is a permutation language model whose memory (mems) of earlier segments replaces a KV cache, with "
+            "two attention streams per layer: no serving engine runs it, and its state is not a decoder's cache"},
+    {.name = "reformer", .model_class = "ReformerModelWithLMHead", .kind = MPM_REFUSE_OTHER,
+     .why = "Reformer's layers are reversible pairs of LSH-bucketed and chunked local attention whose cache holds "
+            "bucketed states, not K and V per token; transformers 5.24 builds ReformerModelWithLMHead only with "
+            "is_decoder true"},
+};
+#undef ENC
+#undef S2S
+const size_t mpm_refusals_count = sizeof(mpm_refusals) / sizeof(mpm_refusals[0]);
+
+const mpm_refusal *mpm_refusal_find(const char *name)
+{
+	for (size_t i = 0; name && i < mpm_refusals_count; i++)
+		if (strcmp(mpm_refusals[i].name, name) == 0)
+			return &mpm_refusals[i];
+	return NULL;
+}

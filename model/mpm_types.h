@@ -93,4 +93,24 @@ extern const size_t mpm_types_count;
 /* The row of model_type name (NULL when memplan does not read it). */
 const mpm_type *mpm_type_find(const char *name);
 
+/* Why memplan does not plan a model type transformers 5.24 maps to a causal-LM or image-text-to-text class. */
+typedef enum mpm_refusal_kind {
+	MPM_REFUSE_ENCODER = 0,	/* an encoder (bidirectional, masked-LM pretrained) run as a decoder by fine-tuning */
+	MPM_REFUSE_SEQ2SEQ,	/* the decoder half of an encoder-decoder model (cross-attention to an encoder's states) */
+	MPM_REFUSE_OTHER,	/* `why` says */
+} mpm_refusal_kind;
+
+typedef struct mpm_refusal {
+	const char *name;		/* config.json's model_type */
+	const char *model_class;	/* the class transformers 5.24 maps it to */
+	mpm_refusal_kind kind;
+	const char *why;		/* MPM_REFUSE_OTHER: the reason, one clause */
+} mpm_refusal;
+
+extern const mpm_refusal mpm_refusals[];
+extern const size_t mpm_refusals_count;
+
+/* The refusal of model_type name (NULL when memplan reads it or does not know it). */
+const mpm_refusal *mpm_refusal_find(const char *name);
+
 #endif /* MPM_TYPES_H */
