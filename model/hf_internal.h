@@ -140,6 +140,14 @@ void mpm_read_ctrl(hf_ctx *c, mp_model *m);
 void mpm_read_openai_gpt(hf_ctx *c, mp_model *m);
 void mpm_read_gpt_neox_japanese(hf_ctx *c, mp_model *m);
 void mpm_read_moshi(hf_ctx *c, mp_model *m);
+void mpm_read_minicpm3(hf_ctx *c, mp_model *m);
+void mpm_read_sarvam_moe(hf_ctx *c, mp_model *m);
+void mpm_read_mellum(hf_ctx *c, mp_model *m);
+void mpm_read_solar_open(hf_ctx *c, mp_model *m);
+void mpm_read_flex_olmo(hf_ctx *c, mp_model *m);
+void mpm_read_granitemoeshared(hf_ctx *c, mp_model *m);
+void mpm_read_granitemoe_swa(hf_ctx *c, mp_model *m);
+void mpm_read_cohere2_moe(hf_ctx *c, mp_model *m);
 
 /* Reads c->cfg by row t (its model_type set, its names noted in c->names). */
 void hf_decode_row(hf_ctx *c, const struct mpm_type *t, mp_model *m);

@@ -50,7 +50,8 @@ qwen3_5_moe glm4_moe_lite granitemoehybrid kimi_linear longcat_flash minimax zam
 gemma4 glm_moe_dsa helium
 opt bloom gpt_neo codegen mpt mllama
 cwm vaultgemma granite_swa nanochat persimmon xglm biogpt emu3 internlm3 iquestcoder hyperclovax diffllama
-ctrl openai-gpt gpt-sw3 gpt_neox_japanese moshi""".split()
+ctrl openai-gpt gpt-sw3 gpt_neox_japanese moshi
+sarvam_mla minicpm3 youtu sarvam_moe mellum solar_open flex_olmo granitemoeshared granitemoe_swa cohere2_moe""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
