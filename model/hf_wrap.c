@@ -53,25 +53,68 @@ typedef struct wrap_row {
 	bool flat;               /* the decoder's keys may sit at the top (Qwen2-VL, Qwen2.5-VL) */
 	/* the wrapper's vision_config when absent (its SubConfig defaults), over the class's */
 	uint64_t hidden, inter, layers, image, patch;
+	uint8_t projector;       /* WRAP_PROJ_*: the wrapper's projector when it is not the tower's usual one */
+	bool newline;            /* image_newline, a vector of the decoder's width under model. (LLaVA-NeXT) */
+	bool no_head;            /* SigLIP without its attention-pooling head when vision_config is absent */
+	bool text_required;      /* the wrapper's defaults for an absent text_config are not the decoder class's */
+	const char *tower_root, *projector_root; /* NULL: the tower's */
 } wrap_row;
+
+/* The wrappers' projectors other than their tower's usual one (mp_vision.projector), listed by the reader when the
+ * planner has no kind for them (MP_PROJECTOR_NONE): */
+enum {
+	WRAP_PROJ_TOWER = 0, /* the tower's (decode_vision) */
+	WRAP_PROJ_MLP2,      /* LLaVA's linear_1, GELU, linear_2 with biases, over any tower (LLaVA-NeXT, OneVision) */
+	WRAP_PROJ_LINEAR,    /* one linear with a bias to projection_dim (PaliGemmaMultiModalProjector) */
+	WRAP_PROJ_VIPLLAVA,  /* a LayerNorm over the concatenated feature layers, then linear_1 and linear_2 */
+	WRAP_PROJ_SHUFFLE,   /* pixel shuffle by downsample_factor, linear_1 to alignment_intermediate_size, SwiGLU,
+	                      * linear_2 from half of it (Cohere2VisionMultiModalProjector) */
+};
 
 static const wrap_row wraps[] = {
     /* Gemma3Config: Gemma3TextConfig + SiglipVisionConfig(); tied */
-    {"gemma3", "gemma3_text", "siglip_vision_model", true, false, false, 0, 0, 0, 0, 0},
+    {"gemma3", "gemma3_text", "siglip_vision_model", true, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL},
     /* LlavaConfig: LlamaConfig + CLIPVisionConfig(hidden 1024, MLP 4096, 24 layers, 336 px, 14 px patches) */
-    {"llava", "llama", "clip_vision_model", false, true, false, 1024, 4096, 24, 336, 14},
+    {"llava", "llama", "clip_vision_model", false, true, false, 1024, 4096, 24, 336, 14, WRAP_PROJ_TOWER, false, false, false, NULL, NULL},
     /* Mistral3Config: MistralConfig + PixtralVisionConfig(1024, 4096, 24 layers, 1540 px, 14 px patches); tied */
-    {"mistral3", "mistral", "pixtral", true, false, false, 1024, 4096, 24, 1540, 14},
-    {"qwen2_vl", "qwen2_vl_text", "qwen2_vl_vision", false, true, true, 0, 0, 0, 0, 0},
-    {"qwen2_5_vl", "qwen2_5_vl_text", "qwen2_5_vl_vision", false, true, true, 0, 0, 0, 0, 0},
+    {"mistral3", "mistral", "pixtral", true, false, false, 1024, 4096, 24, 1540, 14, WRAP_PROJ_TOWER, false, false, false, NULL, NULL},
+    {"qwen2_vl", "qwen2_vl_text", "qwen2_vl_vision", false, true, true, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL},
+    {"qwen2_5_vl", "qwen2_5_vl_text", "qwen2_5_vl_vision", false, true, true, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL},
     /* Qwen3VLConfig, Qwen3VLMoeConfig: no back-compat for a text_config's tie_word_embeddings */
-    {"qwen3_vl", "qwen3_vl_text", "qwen3_vl_vision", false, false, false, 0, 0, 0, 0, 0},
-    {"qwen3_vl_moe", "qwen3_vl_moe_text", "qwen3_vl_vision", false, false, false, 0, 0, 0, 0, 0},
+    {"qwen3_vl", "qwen3_vl_text", "qwen3_vl_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL},
+    {"qwen3_vl_moe", "qwen3_vl_moe_text", "qwen3_vl_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL},
     /* Qwen3_5Config, Qwen3_5MoeConfig (Qwen3.5): the gated-delta-net decoders of hf_hybrid.c with the tower */
-    {"qwen3_5", "qwen3_5_text", "qwen3_5_vision", false, false, false, 0, 0, 0, 0, 0},
-    {"qwen3_5_moe", "qwen3_5_moe_text", "qwen3_5_moe_vision", false, false, false, 0, 0, 0, 0, 0},
+    {"qwen3_5", "qwen3_5_text", "qwen3_5_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL},
+    {"qwen3_5_moe", "qwen3_5_moe_text", "qwen3_5_moe_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL},
     /* Llama4Config: Llama4TextConfig + Llama4VisionConfig */
-    {"llama4", "llama4_text", "llama4_vision_model", false, false, false, 0, 0, 0, 0, 0},
+    {"llama4", "llama4_text", "llama4_vision_model", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL},
+    /* ShieldGemma2Config: Gemma 3's (Gemma3ForConditionalGeneration); tied unless text_config unties */
+    {"shieldgemma2", "gemma3_text", "siglip_vision_model", false, true, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false,
+     false, NULL, NULL},
+    /* LlavaNextConfig, LlavaNextVideoConfig: LLaVA's CLIP tower and projector, image_newline; VipLlavaConfig: the
+     * same tower, its projector over five feature layers (vision_feature_layer) */
+    {"llava_next", "llama", "clip_vision_model", false, false, false, 1024, 4096, 24, 336, 14, WRAP_PROJ_MLP2, true, false,
+     false, NULL, NULL},
+    {"llava_next_video", "llama", "clip_vision_model", false, true, false, 1024, 4096, 24, 336, 14, WRAP_PROJ_MLP2, true,
+     false, false, NULL, NULL},
+    {"vipllava", "llama", "clip_vision_model", false, false, false, 1024, 4096, 24, 336, 14, WRAP_PROJ_VIPLLAVA, false,
+     false, false, NULL, NULL},
+    /* LlavaOnevisionConfig: Qwen2 and SigLIP (1152 wide, MLP 4304, 26 layers, 384 px, 14 px patches, no head),
+     * LLaVA's projector, image_newline */
+    {"llava_onevision", "qwen2", "siglip_vision_model", false, true, false, 1152, 4304, 26, 384, 14, WRAP_PROJ_MLP2, true,
+     true, false, NULL, NULL},
+    /* PaliGemmaConfig: Gemma and SigLIP (1152, MLP 4096, 27 layers, 224 px, 14 px, no head), tied, one linear
+     * projector; its own defaults for an absent text_config (hidden 2048, 18 layers, kv 1) */
+    {"paligemma", "gemma", "siglip_vision_model", true, false, false, 1152, 4096, 27, 224, 14, WRAP_PROJ_LINEAR, false, true,
+     true, NULL, NULL},
+    /* LightOnOcrConfig: Qwen3 (its own defaults for an absent text_config) and Pixtral (1540 px, 14 px patches) under
+     * model.vision_encoder, Mistral 3's projector without biases under model.vision_projection, tied */
+    {"lighton_ocr", "qwen3", "pixtral", true, false, false, 0, 0, 0, 1540, 14, WRAP_PROJ_TOWER, false, false, true,
+     "model.vision_encoder.", "model.vision_projection."},
+    /* Cohere2VisionConfig: Cohere 2 and SigLIP (1152, MLP 3072, 27 layers, 512 px, 16 px patches, with its head),
+     * the pixel-shuffle SwiGLU projector, tied */
+    {"cohere2_vision", "cohere2", "siglip_vision_model", true, false, false, 1152, 3072, 27, 512, 16, WRAP_PROJ_SHUFFLE,
+     false, false, false, NULL, NULL},
 };
 
 /* How many entries a key holds: a list's length, 1 for a number (vision_feature_layer, deepstack_visual_indexes). */
@@ -174,7 +217,7 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 		v->norm = MP_NORM_LAYER;
 		v->patch_bias = v->post_norm = v->attn_bias = v->mlp_bias = true;
 		v->positions = (image / patch) * (image / patch);
-		v->map_head = c.cfg ? hf_get_bool(&c, KEYS("vision_use_head"), true) : true;
+		v->map_head = c.cfg ? hf_get_bool(&c, KEYS("vision_use_head"), true) : !w->no_head;
 		v->projector = MP_PROJECTOR_GEMMA3;
 	} else if (strcmp(d->type, "clip_vision_model") == 0) {
 		/* modeling_clip.py CLIPVisionTransformer (class token, pre_layrnorm, post_layernorm);
@@ -234,14 +277,98 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 			        : d->deepstack;
 		}
 	}
+	if (w->projector == WRAP_PROJ_MLP2) {
+		v->projector = MP_PROJECTOR_MLP2;
+		v->projector_norm = MP_NORM_NONE;
+	} else if (w->projector != WRAP_PROJ_TOWER) {
+		v->projector = MP_PROJECTOR_NONE; /* the reader's own (wrap_projector) */
+	}
+	if (w->tower_root)
+		v->tower_root = w->tower_root;
+	if (w->projector_root)
+		v->projector_root = w->projector_root;
 	if (v->projector == MP_PROJECTOR_MLP2) {
-		bool llava = strcmp(w->name, "llava") == 0;
+		bool llava = strcmp(w->name, "llava") == 0 || w->projector == WRAP_PROJ_MLP2;
 
 		v->feature_layers = list_len(cJSON_GetObjectItemCaseSensitive(top->cfg, "vision_feature_layer"), 1);
 		v->projector_bias = hf_get_bool(top, KEYS("multimodal_projector_bias"), llava);
 	}
 	if (c.st != MP_OK)
 		top->st = c.st;
+}
+
+/* The projectors listed by the reader (WRAP_PROJ_LINEAR, _VIPLLAVA, _SHUFFLE) and LLaVA-NeXT's image_newline, from
+ * the tower's width (m->vision.hidden) to the decoder's (m->hidden_size). */
+static void wrap_projector(hf_ctx *c, const wrap_row *w, mp_model *m)
+{
+	uint64_t h = m->vision.hidden, out = m->hidden_size;
+
+	if (c->st != MP_OK)
+		return;
+	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR,
+	                  m->vision.projector_root ? m->vision.projector_root : "model.multi_modal_projector.");
+	if (w->newline) {
+		mp_inventory_root(&m->inv, MP_ROOT_EXTRA, "model.");
+		hf_tensor(m, MP_ROOT_EXTRA, NULL, "image_newline", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, out,
+		          1);
+	}
+	switch (w->projector) {
+	case WRAP_PROJ_LINEAR: {
+		/* PaliGemmaConfig copies projection_dim (2048) into the tower's config; it must be the decoder's width */
+		uint64_t dim = hf_get_u64(c, KEYS("projection_dim"), 2048);
+
+		if (c->st == MP_OK && dim != out) {
+			hf_fail_key(c, "projection_dim", "projection_dim must equal the decoder's hidden_size (the image tokens "
+			                                 "join the text embeddings)");
+			return;
+		}
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false, dim,
+		          h, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, dim,
+		          1);
+		break;
+	}
+	case WRAP_PROJ_VIPLLAVA: {
+		const cJSON *fl = cJSON_GetObjectItemCaseSensitive(c->cfg, "vision_feature_layer");
+		uint64_t n = fl == NULL || cJSON_IsNull(fl) ? 5 : list_len(fl, 5), in = hf_mul(c, n, h, "vision_feature_layer");
+
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "projector_layernorm.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE,
+		          MP_STEP_NONE, true, 1, in, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "projector_layernorm.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE,
+		          MP_STEP_NONE, true, 1, in, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_1.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+		          out, in, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_1.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          out, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_2.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+		          out, out, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_2.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          out, 1);
+		break;
+	}
+	case WRAP_PROJ_SHUFFLE: {
+		uint64_t ds = hf_get_u64(c, KEYS("downsample_factor"), 2), align = hf_get_u64(c, KEYS("alignment_intermediate_size"), 36864);
+		uint64_t in = hf_mul(c, hf_mul(c, ds, ds, "downsample_factor"), h, "downsample_factor");
+
+		if (c->st == MP_OK && (align % 2 || ds == 0 || ds > 64)) {
+			hf_fail_key(c, align % 2 ? "alignment_intermediate_size" : "downsample_factor",
+			            "alignment_intermediate_size must be even (SwiGLU halves it) and downsample_factor from 1 "
+			            "to 64");
+			return;
+		}
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_1.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+		          align, in, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_1.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          align, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_2.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+		          out, align / 2, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_2.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          out, 1);
+		break;
+	}
+	default:
+		break;
+	}
 }
 
 static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
@@ -257,6 +384,15 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 	}
 	if (!cJSON_IsObject(tc) && !w->flat)
 		tc = NULL; /* no text_config: the decoder's class defaults */
+	if (tc == NULL && w->text_required) {
+		char msg[200];
+
+		snprintf(msg, sizeof(msg), "text_config is required: %s's defaults for its decoder are not %s's class "
+		                           "defaults, which memplan would take",
+		         w->name, w->text_type);
+		hf_fail_key(c, "text_config", msg);
+		return;
+	}
 	snprintf(pointer, sizeof(pointer), "%s%s", c->pointer, cJSON_IsObject(tc) ? "/text_config" : "");
 	t = (hf_ctx){cJSON_IsObject(tc) ? tc : (w->flat ? c->cfg : NULL), pointer, c->err, c->st, NULL, NULL};
 	/* t.cfg NULL (no text_config): every decoder key takes its class default */
@@ -297,6 +433,7 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 		tie = text_tie; /* flat: the one key is both; else the checkpoint's own statement */
 	m->tie_word_embeddings = tie || (w->tie_from_text && text_tie);
 	decode_vision(c, w, m);
+	wrap_projector(c, w, m);
 }
 
 /* The wrappers' one decoder: hf_decode_type set m->model_type to the type being read, which names its row. */
