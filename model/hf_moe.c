@@ -833,3 +833,78 @@ void mpm_read_cohere2_moe(hf_ctx *c, mp_model *m)
 	hf_decode_layer_types(c, m);
 	hf_decode_rope(c, m, 1.0);
 }
+
+/* A key of a sub-config object (DBRX's attn_config, ffn_config), its errors named under it. */
+static uint64_t sub_u64(hf_ctx *c, const char *obj, const char *key, uint64_t dflt)
+{
+	const cJSON *o = cJSON_GetObjectItemCaseSensitive(c->cfg, obj);
+	char pointer[96];
+	hf_ctx sub;
+	uint64_t v;
+
+	if (o && !cJSON_IsNull(o) && !cJSON_IsObject(o)) {
+		char msg[80];
+
+		snprintf(msg, sizeof(msg), "%s must be an object", obj);
+		hf_fail_key(c, obj, msg);
+		return dflt;
+	}
+	if (!cJSON_IsObject(o))
+		return dflt;
+	snprintf(pointer, sizeof(pointer), "%s/%s", c->pointer, obj);
+	sub = (hf_ctx){o, pointer, c->err, c->st, NULL, NULL};
+	v = hf_get_u64(&sub, (const char *const[]){key, NULL}, dflt);
+	c->st = sub.st;
+	return v;
+}
+
+/*
+ * DbrxConfig (modeling_dbrx.py): d_model 2048, n_heads 16, n_layers 24, max_seq_len 2048, vocab 32000, untied (tied
+ * is refused, as DbrxConfig refuses it); attn_config.kv_n_heads (1) KV heads in one fused Wqkv, out_proj, no biases;
+ * LayerNorms without bias (norm_attn_norm.norm_1 and norm_2, norm_f); every layer's MoE: ffn_config.moe_num_experts
+ * (4) experts of ffn_hidden_size (3584), top moe_top_k (1), a router without bias, the experts stacked along one
+ * dimension (w1 and v1 [E x f, h], w2 [E x f, h] stored in x out).
+ */
+void mpm_read_dbrx(hf_ctx *c, mp_model *m)
+{
+	uint64_t h, f, E, L;
+
+	m->hidden_size = h = hf_get_u64(c, KEYS("d_model", "hidden_size"), 2048);
+	m->num_heads = hf_get_u64(c, KEYS("n_heads", "num_attention_heads"), 16);
+	m->num_layers = L = hf_get_u64(c, KEYS("n_layers", "num_hidden_layers"), 24);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_seq_len", "max_position_embeddings"), 2048);
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 32000);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), false);
+	if (m->tie_word_embeddings)
+		hf_fail_key(c, "tie_word_embeddings", "tie_word_embeddings must be false: DbrxConfig refuses tied embeddings");
+	m->num_kv_heads = sub_u64(c, "attn_config", "kv_n_heads", 1);
+	hf_derive_head_dim(c, m, "n_heads");
+	m->num_experts = E = sub_u64(c, "ffn_config", "moe_num_experts", 4);
+	m->num_experts_per_tok = sub_u64(c, "ffn_config", "moe_top_k", 1);
+	m->moe_intermediate_size = f = sub_u64(c, "ffn_config", "ffn_hidden_size", 3584);
+	m->attn_kind = MP_ATTN_GQA;
+	m->ffn_kind = MP_FFN_GATED;
+	m->norm_kind = MP_NORM_LAYER; /* nn.LayerNorm(bias=False): the names hold no bias leaf */
+	m->norms_per_layer = 2;
+	m->final_norm = true;
+	hf_decode_rope(c, m, 1.0);
+	if (c->st != MP_OK || E == 0)
+		return;
+	{
+		mp_tensor_spec s = {.root = MP_ROOT_DECODER, .path = "blocks.{i}.ffn.experts.mlp", .kind = MP_TK_EXPERT,
+		                    .split = MP_SPLIT_ROWS, .step = MP_STEP_EXPERT_GATE_UP, .view = MP_VIEW_EXPERTS_FLAT,
+		                    .rows = f, .cols = h, .copies = E, .count = L, .flags = MP_TF_ROUTED | MP_TF_EP};
+
+		s.leaf = "w1";
+		mp_inventory_add(&m->inv, &s);
+		s.leaf = "v1";
+		mp_inventory_add(&m->inv, &s);
+		s.leaf = "w2";
+		s.view = MP_VIEW_EXPERTS_FLAT_T;
+		s.rows = h;
+		s.cols = f;
+		s.split = MP_SPLIT_COLS;
+		s.step = MP_STEP_EXPERT_DOWN;
+		mp_inventory_add(&m->inv, &s);
+	}
+}

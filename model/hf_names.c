@@ -408,3 +408,25 @@ const mp_names mpm_names_moshi = {MP_NAMES_LLAMA_FIELDS,
                                   .o = {"o_proj.linear.weight", NULL},
                                   .gate_up = {"fc1.weight", NULL},
                                   .down = {"fc2.weight", NULL}};
+
+/* Apertus 1.5 with a pruned head (output_vocab_size): the reader lists lm_head. */
+const mp_names mpm_names_apertus_pruned = {
+    MP_NAMES_LLAMA_FIELDS,
+    .lm_head = {NULL, NULL},
+    .norms = {{"attention_layernorm.weight", NULL}, {"feedforward_layernorm.weight", NULL}}};
+
+/* DBRX (modeling_dbrx.py): transformer.wte, blocks.{i}.norm_attn_norm.norm_1, attn.Wqkv and out_proj, norm_2,
+ * ffn.router.layer (the experts are the reader's), norm_f; LayerNorms without bias. */
+const mp_names mpm_names_dbrx = {MP_NAMES_LLAMA_FIELDS,
+                                 .root = "transformer.",
+                                 .embed = {"wte.weight", NULL},
+                                 .final_norm = {"norm_f.weight", NULL},
+                                 .layer = "blocks.{i}.norm_attn_norm",
+                                 .attn = "blocks.{i}.norm_attn_norm.attn",
+                                 .moe = "blocks.{i}.ffn",
+                                 .qkv = {"Wqkv.weight", NULL},
+                                 .o = {"out_proj.weight", NULL},
+                                 .router = {"router.layer.weight", NULL},
+                                 .experts_gate_up = {NULL, NULL},
+                                 .experts_down = {NULL, NULL},
+                                 .norms = {{"norm_1.weight", NULL}, {"norm_2.weight", NULL}}};

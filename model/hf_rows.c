@@ -165,3 +165,37 @@ void mpm_read_moshi(hf_ctx *c, mp_model *m)
 		            "tie_word_embeddings must be false: Moshi's embed_tokens holds vocab_size + 1 rows, its head "
 		            "vocab_size");
 }
+
+/* Apertus1p5TextConfig (the decoder of Apertus 1.5): Apertus's modules (xIELU MLP of up and down, per-head q/k
+ * norms, attention_layernorm and feedforward_layernorm) with vocab 266752, kv = heads, 65536 positions (llama3
+ * RoPE), untied; output_vocab_size (None) prunes the head to its first ids: the head is that many rows. */
+void mpm_read_apertus1p5_text(hf_ctx *c, mp_model *m)
+{
+	static const mpm_dense d = {.vocab_size = 266752,
+	                            .hidden_size = 4096,
+	                            .intermediate_size = 14336,
+	                            .num_layers = 32,
+	                            .num_heads = 32,
+	                            .max_positions = 65536,
+	                            .norms = 2,
+	                            .modules = MPM_ATTENTION_BIAS | MPM_PLAIN_MLP | MPM_XIELU | MPM_QK_NORM};
+	uint64_t out;
+
+	mpm_read_dense(c, &d, m);
+	out = hf_get_u64(c, KEYS("output_vocab_size"), m->vocab_size);
+	if (c->st != MP_OK || out == m->vocab_size)
+		return;
+	if (out == 0 || out > m->vocab_size) {
+		hf_fail_key(c, "output_vocab_size", "output_vocab_size must be in [1, vocab_size] (Apertus1p5TextConfig)");
+		return;
+	}
+	if (m->tie_word_embeddings) {
+		hf_fail_key(c, "tie_word_embeddings",
+		            "tie_word_embeddings must be false with output_vocab_size: the pruned head is narrower than the "
+		            "embeddings");
+		return;
+	}
+	hf_tensor(m, MP_ROOT_TOP, NULL, "lm_head.weight", MP_TK_LM_HEAD, MP_SPLIT_ROWS, MP_STEP_LM_HEAD, false, out,
+	          m->hidden_size, 1);
+	c->names = &mpm_names_apertus_pruned;
+}

@@ -52,7 +52,8 @@ opt bloom gpt_neo codegen mpt mllama
 cwm vaultgemma granite_swa nanochat persimmon xglm biogpt emu3 internlm3 iquestcoder hyperclovax diffllama
 ctrl openai-gpt gpt-sw3 gpt_neox_japanese moshi
 sarvam_mla minicpm3 youtu sarvam_moe mellum solar_open flex_olmo granitemoeshared granitemoe_swa cohere2_moe
-shieldgemma2 llava_next llava_next_video vipllava llava_onevision paligemma lighton_ocr cohere2_vision""".split()
+shieldgemma2 llava_next llava_next_video vipllava llava_onevision paligemma lighton_ocr cohere2_vision
+ministral apertus1p5_text dbrx""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
@@ -208,6 +209,8 @@ def shrink_text(tc):
         tc.attention_types = [[list(tc.attention_layers), 1]]
     if hasattr(tc, "vocab_size"):
         tc.vocab_size = 512
+    if isinstance(getattr(tc, "output_vocab_size", None), int):   # a pruned head (Apertus 1.5) stays narrower
+        tc.output_vocab_size = 256
     for k in ("pad_token_id", "bos_token_id", "eos_token_id"):
         v = getattr(tc, k, None)
         if isinstance(v, int) and v >= 512:
