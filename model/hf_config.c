@@ -667,6 +667,11 @@ mp_status mpm_from_hf_row(const cJSON *cfg, const char *pointer, const mpm_type 
 			                     "encoder-decoder model, attending to an encoder's states in every layer "
 			                     "(cross-attention), and memplan plans decoder-only text generation; describe a "
 			                     "decoder with model.architecture (openapi.yaml, schema ModelArchitecture)%s"
+			               : r->kind == MPM_REFUSE_ENCDEC
+			                   ? "model_type '%s' is not planned: transformers' %s is an encoder-decoder model, "
+			                     "its decoder attending to the encoder's states in every layer (cross-attention), "
+			                     "and memplan plans decoder-only text generation; describe a decoder with "
+			                     "model.architecture (openapi.yaml, schema ModelArchitecture)%s"
 			                   : "model_type '%s' is not planned (%s): %s",
 			               r->name, r->model_class, r->why ? r->why : "");
 

@@ -42,6 +42,11 @@ static const vision_defaults vision_classes[] = {
     /* Qwen3_5VisionConfig, Qwen3_5MoeVisionConfig: Qwen3-VL's tower without DeepStack mergers */
     {"qwen3_5_vision", 1152, 4304, 27, 3, 0, 16, 3584, 2, 2, 2304, 0},
     {"qwen3_5_moe_vision", 1152, 4304, 27, 3, 0, 16, 3584, 2, 2, 2304, 0},
+    /* Idefics3VisionConfig, SmolVLMVisionConfig, Idefics2VisionConfig: SigLIP's transformer without its head
+     * (1152 or 768 wide, MLP 3072, 12 layers, 224 px, 32 px patches) */
+    {"idefics3_vision", 1152, 3072, 12, 3, 224, 32, 0, 0, 0, 0, 0},
+    {"smolvlm_vision", 1152, 3072, 12, 3, 224, 32, 0, 0, 0, 0, 0},
+    {"idefics2_vision", 768, 3072, 12, 3, 224, 32, 0, 0, 0, 0, 0},
 };
 
 typedef struct wrap_row {
@@ -58,6 +63,7 @@ typedef struct wrap_row {
 	bool no_head;            /* SigLIP without its attention-pooling head when vision_config is absent */
 	bool text_required;      /* the wrapper's defaults for an absent text_config are not the decoder class's */
 	const char *tower_root, *projector_root; /* NULL: the tower's */
+	const char *text_root;   /* the decoder's root: NULL = model.language_model. (Idefics: model.text_model.) */
 } wrap_row;
 
 /* The wrappers' projectors other than their tower's usual one (mp_vision.projector), listed by the reader when the
@@ -69,52 +75,65 @@ enum {
 	WRAP_PROJ_VIPLLAVA,  /* a LayerNorm over the concatenated feature layers, then linear_1 and linear_2 */
 	WRAP_PROJ_SHUFFLE,   /* pixel shuffle by downsample_factor, linear_1 to alignment_intermediate_size, SwiGLU,
 	                      * linear_2 from half of it (Cohere2VisionMultiModalProjector) */
+	WRAP_PROJ_IDEFICS3,  /* pixel shuffle by scale_factor, one linear without bias (Idefics3Connector, SmolVLM's) */
+	WRAP_PROJ_IDEFICS2,  /* a gated MLP to the decoder's width and the perceiver resampler (Idefics2Connector) */
 };
 
 static const wrap_row wraps[] = {
     /* Gemma3Config: Gemma3TextConfig + SiglipVisionConfig(); tied */
-    {"gemma3", "gemma3_text", "siglip_vision_model", true, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL},
+    {"gemma3", "gemma3_text", "siglip_vision_model", true, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL},
     /* LlavaConfig: LlamaConfig + CLIPVisionConfig(hidden 1024, MLP 4096, 24 layers, 336 px, 14 px patches) */
-    {"llava", "llama", "clip_vision_model", false, true, false, 1024, 4096, 24, 336, 14, WRAP_PROJ_TOWER, false, false, false, NULL, NULL},
+    {"llava", "llama", "clip_vision_model", false, true, false, 1024, 4096, 24, 336, 14, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL},
     /* Mistral3Config: MistralConfig + PixtralVisionConfig(1024, 4096, 24 layers, 1540 px, 14 px patches); tied */
-    {"mistral3", "mistral", "pixtral", true, false, false, 1024, 4096, 24, 1540, 14, WRAP_PROJ_TOWER, false, false, false, NULL, NULL},
-    {"qwen2_vl", "qwen2_vl_text", "qwen2_vl_vision", false, true, true, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL},
-    {"qwen2_5_vl", "qwen2_5_vl_text", "qwen2_5_vl_vision", false, true, true, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL},
+    {"mistral3", "mistral", "pixtral", true, false, false, 1024, 4096, 24, 1540, 14, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL},
+    {"qwen2_vl", "qwen2_vl_text", "qwen2_vl_vision", false, true, true, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL},
+    {"qwen2_5_vl", "qwen2_5_vl_text", "qwen2_5_vl_vision", false, true, true, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL},
     /* Qwen3VLConfig, Qwen3VLMoeConfig: no back-compat for a text_config's tie_word_embeddings */
-    {"qwen3_vl", "qwen3_vl_text", "qwen3_vl_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL},
-    {"qwen3_vl_moe", "qwen3_vl_moe_text", "qwen3_vl_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL},
+    {"qwen3_vl", "qwen3_vl_text", "qwen3_vl_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL},
+    {"qwen3_vl_moe", "qwen3_vl_moe_text", "qwen3_vl_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL},
     /* Qwen3_5Config, Qwen3_5MoeConfig (Qwen3.5): the gated-delta-net decoders of hf_hybrid.c with the tower */
-    {"qwen3_5", "qwen3_5_text", "qwen3_5_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL},
-    {"qwen3_5_moe", "qwen3_5_moe_text", "qwen3_5_moe_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL},
+    {"qwen3_5", "qwen3_5_text", "qwen3_5_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL},
+    {"qwen3_5_moe", "qwen3_5_moe_text", "qwen3_5_moe_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL},
     /* Llama4Config: Llama4TextConfig + Llama4VisionConfig */
-    {"llama4", "llama4_text", "llama4_vision_model", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL},
+    {"llama4", "llama4_text", "llama4_vision_model", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL},
     /* ShieldGemma2Config: Gemma 3's (Gemma3ForConditionalGeneration); tied unless text_config unties */
     {"shieldgemma2", "gemma3_text", "siglip_vision_model", false, true, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false,
-     false, NULL, NULL},
+     false, NULL, NULL, NULL},
     /* LlavaNextConfig, LlavaNextVideoConfig: LLaVA's CLIP tower and projector, image_newline; VipLlavaConfig: the
      * same tower, its projector over five feature layers (vision_feature_layer) */
     {"llava_next", "llama", "clip_vision_model", false, false, false, 1024, 4096, 24, 336, 14, WRAP_PROJ_MLP2, true, false,
-     false, NULL, NULL},
+     false, NULL, NULL, NULL},
     {"llava_next_video", "llama", "clip_vision_model", false, true, false, 1024, 4096, 24, 336, 14, WRAP_PROJ_MLP2, true,
-     false, false, NULL, NULL},
+     false, false, NULL, NULL, NULL},
     {"vipllava", "llama", "clip_vision_model", false, false, false, 1024, 4096, 24, 336, 14, WRAP_PROJ_VIPLLAVA, false,
-     false, false, NULL, NULL},
+     false, false, NULL, NULL, NULL},
     /* LlavaOnevisionConfig: Qwen2 and SigLIP (1152 wide, MLP 4304, 26 layers, 384 px, 14 px patches, no head),
      * LLaVA's projector, image_newline */
     {"llava_onevision", "qwen2", "siglip_vision_model", false, true, false, 1152, 4304, 26, 384, 14, WRAP_PROJ_MLP2, true,
-     true, false, NULL, NULL},
+     true, false, NULL, NULL, NULL},
     /* PaliGemmaConfig: Gemma and SigLIP (1152, MLP 4096, 27 layers, 224 px, 14 px, no head), tied, one linear
      * projector; its own defaults for an absent text_config (hidden 2048, 18 layers, kv 1) */
     {"paligemma", "gemma", "siglip_vision_model", true, false, false, 1152, 4096, 27, 224, 14, WRAP_PROJ_LINEAR, false, true,
-     true, NULL, NULL},
+     true, NULL, NULL, NULL},
     /* LightOnOcrConfig: Qwen3 (its own defaults for an absent text_config) and Pixtral (1540 px, 14 px patches) under
      * model.vision_encoder, Mistral 3's projector without biases under model.vision_projection, tied */
     {"lighton_ocr", "qwen3", "pixtral", true, false, false, 0, 0, 0, 1540, 14, WRAP_PROJ_TOWER, false, false, true,
-     "model.vision_encoder.", "model.vision_projection."},
+     "model.vision_encoder.", "model.vision_projection.", NULL},
     /* Cohere2VisionConfig: Cohere 2 and SigLIP (1152, MLP 3072, 27 layers, 512 px, 16 px patches, with its head),
      * the pixel-shuffle SwiGLU projector, tied */
     {"cohere2_vision", "cohere2", "siglip_vision_model", true, false, false, 1152, 3072, 27, 512, 16, WRAP_PROJ_SHUFFLE,
-     false, false, false, NULL, NULL},
+     false, false, false, NULL, NULL, NULL},
+    /* Cosmos3OmniConfig: Qwen3-VL's decoder and tower */
+    {"cosmos3_omni", "qwen3_vl_text", "qwen3_vl_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false,
+     false, NULL, NULL, NULL},
+    /* Idefics3Config, SmolVLMConfig: Llama and their SigLIP tower under model.vision_model, the decoder under
+     * model.text_model, the pixel-shuffle connector; Idefics2Config: Mistral, its tower, the perceiver connector */
+    {"idefics3", "llama", "idefics3_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_IDEFICS3, false, false, false,
+     "model.vision_model.", "model.connector.", "model.text_model."},
+    {"smolvlm", "llama", "smolvlm_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_IDEFICS3, false, false, false,
+     "model.vision_model.", "model.connector.", "model.text_model."},
+    {"idefics2", "mistral", "idefics2_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_IDEFICS2, false, false, false,
+     "model.vision_model.", "model.connector.", "model.text_model."},
 };
 
 /* How many entries a key holds: a list's length, 1 for a number (vision_feature_layer, deepstack_visual_indexes). */
@@ -211,13 +230,16 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 	v->channels = channels;
 	v->temporal = temporal;
 	v->patch = patch;
-	if (strcmp(d->type, "siglip_vision_model") == 0) {
+	if (strcmp(d->type, "siglip_vision_model") == 0 || strstr(d->type, "idefics") || strstr(d->type, "smolvlm")) {
+		bool idefics = strcmp(d->type, "siglip_vision_model") != 0;
+
 		v->tower = MP_TOWER_SIGLIP;
-		/* modeling_siglip.py SiglipVisionTransformer; Gemma3MultiModalProjector */
+		/* modeling_siglip.py SiglipVisionTransformer (Idefics2/3's and SmolVLM's: the same modules, no head);
+		 * Gemma3MultiModalProjector */
 		v->norm = MP_NORM_LAYER;
 		v->patch_bias = v->post_norm = v->attn_bias = v->mlp_bias = true;
 		v->positions = (image / patch) * (image / patch);
-		v->map_head = c.cfg ? hf_get_bool(&c, KEYS("vision_use_head"), true) : !w->no_head;
+		v->map_head = idefics ? false : c.cfg ? hf_get_bool(&c, KEYS("vision_use_head"), true) : !w->no_head;
 		v->projector = MP_PROJECTOR_GEMMA3;
 	} else if (strcmp(d->type, "clip_vision_model") == 0) {
 		/* modeling_clip.py CLIPVisionTransformer (class token, pre_layrnorm, post_layernorm);
@@ -297,6 +319,68 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 		top->st = c.st;
 }
 
+/*
+ * Idefics2Connector (modeling_idefics2.py): modality_projection, a gated MLP from the tower's width to the decoder's
+ * through the decoder's intermediate_size, then the perceiver resampler of perceiver_config (Idefics2PerceiverConfig:
+ * hidden_size = the decoder's, resampler_n_latents 64 latents, resampler_depth 3 layers of resampler_n_heads 16 heads
+ * of resampler_head_dim 96 and num_key_value_heads 4 KV heads, RMSNorms, a gated MLP of 4 x hidden, a final norm).
+ */
+static void idefics2_connector(hf_ctx *top, mp_model *m)
+{
+	const cJSON *pc = cJSON_GetObjectItemCaseSensitive(top->cfg, "perceiver_config");
+	const cJSON *tc = cJSON_GetObjectItemCaseSensitive(top->cfg, "text_config");
+	char pointer[96];
+	hf_ctx c, t;
+	uint64_t h = m->vision.hidden, out = m->hidden_size, inter, lat, depth, heads, hd, kv, q, k, ff;
+	const char *lay = "perceiver_resampler.layers.{i}";
+
+	t = (hf_ctx){cJSON_IsObject(tc) ? tc : NULL, top->pointer, top->err, top->st, NULL, NULL};
+	inter = m->intermediate_size ? m->intermediate_size : hf_get_u64(&t, KEYS("intermediate_size"), 14336);
+	snprintf(pointer, sizeof(pointer), "%s/perceiver_config", top->pointer);
+	c = (hf_ctx){cJSON_IsObject(pc) ? pc : NULL, pointer, top->err, top->st, NULL, NULL};
+	lat = hf_get_u64(&c, KEYS("resampler_n_latents"), 64);
+	depth = hf_get_u64(&c, KEYS("resampler_depth"), 3);
+	heads = hf_get_u64(&c, KEYS("resampler_n_heads"), 16);
+	hd = hf_get_u64(&c, KEYS("resampler_head_dim"), 96);
+	kv = hf_get_u64(&c, KEYS("num_key_value_heads"), 4);
+	top->st = c.st;
+	if (c.st != MP_OK)
+		return;
+	q = hf_mul(top, heads, hd, "perceiver_config");
+	k = hf_mul(top, kv, hd, "perceiver_config");
+	ff = hf_mul(top, 4, out, "perceiver_config");
+	hf_tensor(m, MP_ROOT_PROJECTOR, "modality_projection", "gate_proj.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE,
+	          MP_STEP_NONE, false, inter, h, 1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, "modality_projection", "up_proj.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE,
+	          MP_STEP_NONE, false, inter, h, 1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, "modality_projection", "down_proj.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE,
+	          MP_STEP_NONE, false, out, inter, 1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, "perceiver_resampler", "latents", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE,
+	          false, lat, out, 1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, lay, "input_latents_norm.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE,
+	          true, 1, out, depth);
+	hf_tensor(m, MP_ROOT_PROJECTOR, lay, "input_context_norm.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE,
+	          true, 1, out, depth);
+	hf_tensor(m, MP_ROOT_PROJECTOR, "perceiver_resampler.layers.{i}.self_attn", "q_proj.weight", MP_TK_PROJECTOR,
+	          MP_SPLIT_NONE, MP_STEP_NONE, false, q, out, depth);
+	hf_tensor(m, MP_ROOT_PROJECTOR, "perceiver_resampler.layers.{i}.self_attn", "k_proj.weight", MP_TK_PROJECTOR,
+	          MP_SPLIT_NONE, MP_STEP_NONE, false, k, out, depth);
+	hf_tensor(m, MP_ROOT_PROJECTOR, "perceiver_resampler.layers.{i}.self_attn", "v_proj.weight", MP_TK_PROJECTOR,
+	          MP_SPLIT_NONE, MP_STEP_NONE, false, k, out, depth);
+	hf_tensor(m, MP_ROOT_PROJECTOR, "perceiver_resampler.layers.{i}.self_attn", "o_proj.weight", MP_TK_PROJECTOR,
+	          MP_SPLIT_NONE, MP_STEP_NONE, false, out, q, depth);
+	hf_tensor(m, MP_ROOT_PROJECTOR, lay, "post_attention_layernorm.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE,
+	          MP_STEP_NONE, true, 1, out, depth);
+	hf_tensor(m, MP_ROOT_PROJECTOR, "perceiver_resampler.layers.{i}.mlp", "gate_proj.weight", MP_TK_PROJECTOR,
+	          MP_SPLIT_NONE, MP_STEP_NONE, false, ff, out, depth);
+	hf_tensor(m, MP_ROOT_PROJECTOR, "perceiver_resampler.layers.{i}.mlp", "up_proj.weight", MP_TK_PROJECTOR,
+	          MP_SPLIT_NONE, MP_STEP_NONE, false, ff, out, depth);
+	hf_tensor(m, MP_ROOT_PROJECTOR, "perceiver_resampler.layers.{i}.mlp", "down_proj.weight", MP_TK_PROJECTOR,
+	          MP_SPLIT_NONE, MP_STEP_NONE, false, out, ff, depth);
+	hf_tensor(m, MP_ROOT_PROJECTOR, "perceiver_resampler", "norm.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE,
+	          MP_STEP_NONE, true, 1, out, 1);
+}
+
 /* The projectors listed by the reader (WRAP_PROJ_LINEAR, _VIPLLAVA, _SHUFFLE) and LLaVA-NeXT's image_newline, from
  * the tower's width (m->vision.hidden) to the decoder's (m->hidden_size). */
 static void wrap_projector(hf_ctx *c, const wrap_row *w, mp_model *m)
@@ -366,6 +450,20 @@ static void wrap_projector(hf_ctx *c, const wrap_row *w, mp_model *m)
 		          out, 1);
 		break;
 	}
+	case WRAP_PROJ_IDEFICS3: {
+		uint64_t sf = hf_get_u64(c, KEYS("scale_factor"), 2);
+
+		if (c->st == MP_OK && (sf == 0 || sf > 64)) {
+			hf_fail_key(c, "scale_factor", "scale_factor must be from 1 to 64 (the pixel shuffle's side)");
+			return;
+		}
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "modality_projection.proj.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE,
+		          MP_STEP_NONE, false, out, hf_mul(c, hf_mul(c, sf, sf, "scale_factor"), h, "scale_factor"), 1);
+		break;
+	}
+	case WRAP_PROJ_IDEFICS2:
+		idefics2_connector(c, m);
+		break;
 	default:
 		break;
 	}
@@ -417,7 +515,9 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 		return;
 	/* transformers 5 keeps a wrapper's decoder under model.language_model (Llama 4: language_model.model, its head
 	 * language_model.lm_head) */
-	m->inv.roots[MP_ROOT_DECODER] = strcmp(w->name, "llama4") == 0 ? "language_model.model." : "model.language_model.";
+	m->inv.roots[MP_ROOT_DECODER] = w->text_root                     ? w->text_root
+	                                : strcmp(w->name, "llama4") == 0 ? "language_model.model."
+	                                                                 : "model.language_model.";
 	snprintf(name, sizeof(name), "%s", w->name);
 	snprintf(m->model_type, sizeof(m->model_type), "%s", name);
 	snprintf(m->json_pointer, sizeof(m->json_pointer), "%.63s", pointer);

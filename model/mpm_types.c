@@ -703,6 +703,10 @@ const mpm_type mpm_types[] = {
      .names = &mpm_names_apertus},
     {.name = "dbrx", .model_class = "DbrxForCausalLM", .read = mpm_read_dbrx, .names = &mpm_names_dbrx,
      .experts_key = "ffn_config/moe_num_experts"},
+    {.name = "cosmos3_omni", .model_class = "Cosmos3OmniForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "idefics3", .model_class = "Idefics3ForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "smolvlm", .model_class = "SmolVLMForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "idefics2", .model_class = "Idefics2ForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
     {.name = "gemma4", .model_class = "Gemma4ForConditionalGeneration", .read = mpm_read_gemma4,
      .simplified = "activations, the prefill workspace and the step's attention take every layer with the sliding layers' attention widths"},
     {.name = "gemma4_text", .model_class = "Gemma4ForCausalLM", .read = mpm_read_gemma4_text,
@@ -760,6 +764,32 @@ const mpm_refusal mpm_refusals[] = {
     S2S("prophetnet", "ProphetNetForCausalLM"),
     S2S("trocr", "TrOCRForCausalLM"),
     S2S("whisper", "WhisperForCausalLM"),
+    {.name = "florence2", .model_class = "Florence2ForConditionalGeneration", .kind = MPM_REFUSE_ENCDEC},
+    {.name = "pix2struct", .model_class = "Pix2StructForConditionalGeneration", .kind = MPM_REFUSE_ENCDEC},
+    {.name = "pp_formulanet", .model_class = "PPFormulaNetForConditionalGeneration", .kind = MPM_REFUSE_ENCDEC},
+    {.name = "t5gemma2", .model_class = "T5Gemma2ForConditionalGeneration", .kind = MPM_REFUSE_ENCDEC},
+    {.name = "udop", .model_class = "UdopForConditionalGeneration", .kind = MPM_REFUSE_ENCDEC},
+    {.name = "vision-encoder-decoder", .model_class = "VisionEncoderDecoderModel", .kind = MPM_REFUSE_ENCDEC},
+    {.name = "blip", .model_class = "BlipForConditionalGeneration", .kind = MPM_REFUSE_ENCDEC},
+    {.name = "musicgen", .model_class = "MusicgenForCausalLM", .kind = MPM_REFUSE_OTHER,
+     .why = "MusicGen generates audio codebooks (num_codebooks token streams decoded by EnCodec) conditioned on a T5 "
+            "encoder, not text; transformers 5.24 cannot build MusicgenForCausalLM from the composite MusicgenConfig "
+            "('MusicgenConfig' object has no attribute 'dropout')"},
+    {.name = "musicgen_melody", .model_class = "MusicgenMelodyForCausalLM", .kind = MPM_REFUSE_OTHER,
+     .why = "MusicGen-Melody generates audio codebooks conditioned on text and a melody's chroma, not text; "
+            "transformers 5.24 cannot build MusicgenMelodyForCausalLM from the composite MusicgenMelodyConfig "
+            "('MusicgenMelodyConfig' object has no attribute 'dropout')"},
+    {.name = "evolla", .model_class = "EvollaForProteinText2Text", .kind = MPM_REFUSE_OTHER,
+     .why = "Evolla is a protein-language model: a protein encoder's states enter its Llama decoder through "
+            "cross-attention resamplers in the layers, and transformers 5.24 maps it to no causal-LM class "
+            "(AutoModelForCausalLM refuses EvollaConfig)"},
+    {.name = "diffusion_gemma", .model_class = "DiffusionGemmaForBlockDiffusion", .kind = MPM_REFUSE_OTHER,
+     .why = "DiffusionGemma is a block-diffusion language model: it denoises blocks of tokens in parallel over several "
+            "steps instead of generating one token at a time against a KV cache, and transformers 5.24 cannot build "
+            "its default config"},
+    {.name = "pi0", .model_class = "PI0ForConditionalGeneration", .kind = MPM_REFUSE_OTHER,
+     .why = "PI0 is a robot action policy: a PaliGemma prefix and a flow-matching action expert (dit_config) produce "
+            "continuous actions over denoising steps, not text"},
     {.name = "xlnet", .model_class = "XLNetLMHeadModel", .kind = MPM_REFUSE_OTHER,
      .why = "XLNet is a permutation language model whose memory (mems) of earlier segments replaces a KV cache, with "
             "two attention streams per layer: no serving engine runs it, and its state is not a decoder's cache"},

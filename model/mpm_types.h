@@ -97,6 +97,7 @@ const mpm_type *mpm_type_find(const char *name);
 typedef enum mpm_refusal_kind {
 	MPM_REFUSE_ENCODER = 0,	/* an encoder (bidirectional, masked-LM pretrained) run as a decoder by fine-tuning */
 	MPM_REFUSE_SEQ2SEQ,	/* the decoder half of an encoder-decoder model (cross-attention to an encoder's states) */
+	MPM_REFUSE_ENCDEC,	/* a whole encoder-decoder model (its decoder cross-attends to the encoder) */
 	MPM_REFUSE_OTHER,	/* `why` says */
 } mpm_refusal_kind;
 
