@@ -908,3 +908,30 @@ void mpm_read_dbrx(hf_ctx *c, mp_model *m)
 		mp_inventory_add(&m->inv, &s);
 	}
 }
+
+/*
+ * Glm4vMoeTextConfig (the decoder of GLM-4.5V; modeling_glm4v_moe.py): GLM-4.5's (mpm_read_glm4_moe) with its own
+ * defaults: vocab 151424, hidden 4096, FFN 10944 (the dense layers), 46 layers, 96 heads, kv 8, head_dim hidden //
+ * heads, 65536 positions, untied; attention_bias (True) on q, k and v; half of each head rotates; 128 routed experts
+ * of 1408, top-8, one shared, first_k_dense_replace 1; the correction bias a buffer; no q/k norms.
+ */
+void mpm_read_glm4v_moe_text(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {151424, 4096, 46, 96, 8, 65536, false};
+	uint64_t shared;
+
+	decode_trunk(c, &t, m);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 10944);
+	m->qkv_bias = hf_get_bool(c, KEYS("attention_bias"), true);
+	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts"), 128);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 8);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1408);
+	shared = hf_get_u64(c, KEYS("n_shared_experts"), 1);
+	m->num_shared_experts = shared;
+	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "moe_intermediate_size");
+	m->first_dense_layers = hf_get_u64(c, KEYS("first_k_dense_replace"), 1);
+	if (m->first_dense_layers > m->num_layers)
+		m->first_dense_layers = m->num_layers;
+	m->router_correction_buffer = true;
+	hf_decode_rope(c, m, 0.5);
+}

@@ -77,6 +77,8 @@ enum {
 	                      * linear_2 from half of it (Cohere2VisionMultiModalProjector) */
 	WRAP_PROJ_IDEFICS3,  /* pixel shuffle by scale_factor, one linear without bias (Idefics3Connector, SmolVLM's) */
 	WRAP_PROJ_IDEFICS2,  /* a gated MLP to the decoder's width and the perceiver resampler (Idefics2Connector) */
+	WRAP_PROJ_INTERNVL,  /* InternVL's own tower and projector, listed by the reader (internvl_tower) */
+	WRAP_PROJ_GLM4V,     /* GLM-4V's own tower with its merger, listed by the reader (glm4v_tower) */
 };
 
 static const wrap_row wraps[] = {
@@ -134,6 +136,18 @@ static const wrap_row wraps[] = {
      "model.vision_model.", "model.connector.", "model.text_model."},
     {"idefics2", "mistral", "idefics2_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_IDEFICS2, false, false, false,
      "model.vision_model.", "model.connector.", "model.text_model."},
+    /* Glm4vConfig, Glm46VConfig (and glmga, the same class), Glm4vMoeConfig: GLM-4V's decoders and tower */
+    {"glm4v", "glm4v_text", "glm4v_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_GLM4V, false, false, false, NULL,
+     NULL, NULL},
+    {"glm46v", "glm4v_text", "glm4v_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_GLM4V, false, false, false,
+     NULL, NULL, NULL},
+    {"glmga", "glm4v_text", "glm4v_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_GLM4V, false, false, false, NULL,
+     NULL, NULL},
+    {"glm4v_moe", "glm4v_moe_text", "glm4v_moe_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_GLM4V, false, false,
+     false, NULL, NULL, NULL},
+    /* InternVLConfig: Qwen2 and InternVL's tower (internvl_tower), tied */
+    {"internvl", "qwen2", "internvl_vision", true, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_INTERNVL, false, false, false,
+     NULL, NULL, NULL},
 };
 
 /* How many entries a key holds: a list's length, 1 for a number (vision_feature_layer, deepstack_visual_indexes). */
@@ -381,6 +395,233 @@ static void idefics2_connector(hf_ctx *top, mp_model *m)
 	          MP_STEP_NONE, true, 1, out, 1);
 }
 
+/* A side of a square image or patch: an integer, or a list of two equal integers (InternVL's (448, 448)). */
+static uint64_t square_side(hf_ctx *c, const char *key, uint64_t dflt)
+{
+	const cJSON *v = c->cfg ? cJSON_GetObjectItemCaseSensitive(c->cfg, key) : NULL;
+
+	if (cJSON_IsArray(v)) {
+		const cJSON *a = cJSON_GetArrayItem(v, 0), *b = cJSON_GetArrayItem(v, 1);
+
+		if (cJSON_GetArraySize(v) != 2 || !cJSON_IsNumber(a) || !cJSON_IsNumber(b) || a->valuedouble != b->valuedouble ||
+		    a->valuedouble < 1 || a->valuedouble > 65536 || a->valuedouble != (double)(uint64_t)a->valuedouble) {
+			hf_fail_key(c, key, "a list here must hold two equal integers from 1 to 65536 (a square)");
+			return dflt;
+		}
+		return (uint64_t)a->valuedouble;
+	}
+	return hf_get_u64(c, (const char *const[]){key, NULL}, dflt);
+}
+
+/*
+ * InternVL (modeling_internvl.py): InternVLVisionModel (InternVLVisionConfig: hidden 1024, 24 layers, MLP 4096, 448
+ * px images of 14 px patches, LayerNorms or RMSNorms (norm_type), q/k/v with attention_bias, projection_layer with a
+ * bias, RMSNorm q/k norms over the whole projections with use_qk_norm, layer-scale lambda_1 and lambda_2, a class
+ * token, the absolute positions of patches + 1 (use_absolute_position_embeddings), a mask token (use_mask_token), a
+ * final LayerNorm unless use_mean_pooling) and InternVLMultiModalProjector (a LayerNorm over the
+ * 1 / downsample_ratio squared merged patches, linear_1 and linear_2 with biases), listed here with their names.
+ */
+static void internvl_tower(hf_ctx *top, mp_model *m)
+{
+	const cJSON *vc = cJSON_GetObjectItemCaseSensitive(top->cfg, "vision_config"), *nt;
+	char pointer[96];
+	hf_ctx c;
+	uint64_t h, L, inter, ch, image, patch, pos, merge, in;
+	bool rms, bias, qk, mask, abs_pos, pooling;
+	double ratio;
+	const char *lay = "encoder.layer.{i}";
+
+	if (vc && !cJSON_IsNull(vc) && !cJSON_IsObject(vc)) {
+		hf_fail_key(top, "vision_config", "vision_config must be an object (the image tower's config)");
+		return;
+	}
+	snprintf(pointer, sizeof(pointer), "%s/vision_config", top->pointer);
+	c = (hf_ctx){cJSON_IsObject(vc) ? vc : NULL, pointer, top->err, top->st, NULL, NULL};
+	h = hf_get_u64(&c, KEYS("hidden_size"), 1024);
+	L = hf_get_u64(&c, KEYS("num_hidden_layers"), 24);
+	inter = hf_get_u64(&c, KEYS("intermediate_size"), 4096);
+	ch = hf_get_u64(&c, KEYS("num_channels"), 3);
+	image = square_side(&c, "image_size", 448);
+	patch = square_side(&c, "patch_size", 14);
+	bias = hf_get_bool(&c, KEYS("attention_bias"), false);
+	qk = hf_get_bool(&c, KEYS("use_qk_norm"), false);
+	mask = hf_get_bool(&c, KEYS("use_mask_token"), false);
+	abs_pos = hf_get_bool(&c, KEYS("use_absolute_position_embeddings"), true);
+	pooling = hf_get_bool(&c, KEYS("use_mean_pooling"), true);
+	nt = c.cfg ? cJSON_GetObjectItemCaseSensitive(c.cfg, "norm_type") : NULL;
+	rms = cJSON_IsString(nt) && strcmp(nt->valuestring, "rms_norm") == 0;
+	if (nt && !cJSON_IsNull(nt) && !(cJSON_IsString(nt) && (rms || strcmp(nt->valuestring, "layer_norm") == 0)))
+		hf_fail_key(&c, "norm_type", "norm_type must be \"layer_norm\" or \"rms_norm\"");
+	ratio = hf_get_double(top, top->cfg, "downsample_ratio", 0.5);
+	if (c.st == MP_OK && (h == 0 || L == 0 || patch == 0 || image < patch || h > (UINT64_C(1) << 20) ||
+	                      inter > (UINT64_C(1) << 24) || L > MP_MAX_LAYERS || ch > 256))
+		hf_fail_key(&c, "hidden_size",
+		            "the image tower needs a width (below 2^20), layers (at most 1024), a patch no larger than the "
+		            "image, an MLP below 2^24 and at most 256 channels");
+	top->st = c.st;
+	if (top->st == MP_OK && !(ratio > 0 && ratio <= 1))
+		hf_fail_key(top, "downsample_ratio", "downsample_ratio must be in (0, 1]");
+	if (top->st != MP_OK)
+		return;
+	merge = (uint64_t)(1.0 / ratio);
+	in = merge * merge * h;
+	pos = (image / patch) * (image / patch) + 1;
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.vision_tower.");
+	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "model.multi_modal_projector.");
+	{
+		uint64_t cls[3] = {1, 1, h}, pe[3] = {1, pos, h}, conv[4] = {h, ch, patch, patch};
+
+		hf_shape(m, MP_ROOT_TOWER, "embeddings", "cls_token", MP_TK_VISION, 0, cls, 3, 1);
+		if (mask)
+			hf_shape(m, MP_ROOT_TOWER, "embeddings", "mask_token", MP_TK_VISION, 0, cls, 3, 1);
+		if (abs_pos)
+			hf_shape(m, MP_ROOT_TOWER, "embeddings", "position_embeddings", MP_TK_VISION, 0, pe, 3, 1);
+		hf_shape(m, MP_ROOT_TOWER, "embeddings.patch_embeddings", "projection.weight", MP_TK_VISION, 0, conv, 4, 1);
+		hf_tensor(m, MP_ROOT_TOWER, "embeddings.patch_embeddings", "projection.bias", MP_TK_VISION, MP_SPLIT_NONE,
+		          MP_STEP_NONE, true, 1, h, 1);
+	}
+	hf_tensor(m, MP_ROOT_TOWER, lay, "lambda_1", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, lay, "lambda_2", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	{
+		static const char *const qkv[] = {"q_proj.weight", "k_proj.weight", "v_proj.weight"};
+		static const char *const qkvb[] = {"q_proj.bias", "k_proj.bias", "v_proj.bias"};
+
+		for (int i = 0; i < 3; i++) {
+			hf_tensor(m, MP_ROOT_TOWER, "encoder.layer.{i}.attention", qkv[i], MP_TK_VISION, MP_SPLIT_NONE,
+			          MP_STEP_NONE, false, h, h, L);
+			if (bias)
+				hf_tensor(m, MP_ROOT_TOWER, "encoder.layer.{i}.attention", qkvb[i], MP_TK_VISION, MP_SPLIT_NONE,
+				          MP_STEP_NONE, true, 1, h, L);
+		}
+	}
+	hf_tensor(m, MP_ROOT_TOWER, "encoder.layer.{i}.attention", "projection_layer.weight", MP_TK_VISION, MP_SPLIT_NONE,
+	          MP_STEP_NONE, false, h, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, "encoder.layer.{i}.attention", "projection_layer.bias", MP_TK_VISION, MP_SPLIT_NONE,
+	          MP_STEP_NONE, true, 1, h, L);
+	if (qk) {
+		hf_tensor(m, MP_ROOT_TOWER, "encoder.layer.{i}.attention", "q_norm.weight", MP_TK_VISION, MP_SPLIT_NONE,
+		          MP_STEP_NONE, true, 1, h, L);
+		hf_tensor(m, MP_ROOT_TOWER, "encoder.layer.{i}.attention", "k_norm.weight", MP_TK_VISION, MP_SPLIT_NONE,
+		          MP_STEP_NONE, true, 1, h, L);
+	}
+	hf_tensor(m, MP_ROOT_TOWER, "encoder.layer.{i}.mlp", "fc1.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false,
+	          inter, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, "encoder.layer.{i}.mlp", "fc1.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+	          inter, L);
+	hf_tensor(m, MP_ROOT_TOWER, "encoder.layer.{i}.mlp", "fc2.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false,
+	          h, inter, L);
+	hf_tensor(m, MP_ROOT_TOWER, "encoder.layer.{i}.mlp", "fc2.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+	          h, L);
+	hf_tensor(m, MP_ROOT_TOWER, lay, "layernorm_before.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, lay, "layernorm_after.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	if (!rms) {
+		hf_tensor(m, MP_ROOT_TOWER, lay, "layernorm_before.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h,
+		          L);
+		hf_tensor(m, MP_ROOT_TOWER, lay, "layernorm_after.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h,
+		          L);
+	}
+	if (!pooling) {
+		hf_tensor(m, MP_ROOT_TOWER, NULL, "layernorm.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+		hf_tensor(m, MP_ROOT_TOWER, NULL, "layernorm.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+	}
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "layer_norm.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, in,
+	          1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "layer_norm.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, in, 1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_1.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+	          m->hidden_size, in, 1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_1.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+	          m->hidden_size, 1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_2.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+	          m->hidden_size, m->hidden_size, 1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_2.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+	          m->hidden_size, 1);
+}
+
+/*
+ * GLM-4V, GLM-4.1V, GLM-4.5V, GLM-4.6V (modeling_glm4v.py Glm4vVisionModel; Glm4vVisionConfig: depth 24, hidden
+ * 1536, 336 px images of 14 px patches x 2 frames, spatial_merge_size 2, out_hidden_size 4096, intermediate_size
+ * 13696): a 3-D patch convolution with a bias, learned positions of (image / patch)^2, blocks of RMSNorms, a fused
+ * qkv (attention_bias) and proj without bias, a gated MLP of out_hidden_size without biases; post_layernorm, the
+ * downsample convolution over merge x merge patches to out_hidden_size with a bias, post_conv_layernorm, and the
+ * merger (proj, a LayerNorm, a gated MLP of intermediate_size, no biases) under model.visual.
+ */
+static void glm4v_tower(hf_ctx *top, mp_model *m)
+{
+	const cJSON *vc = cJSON_GetObjectItemCaseSensitive(top->cfg, "vision_config");
+	char pointer[96];
+	hf_ctx c;
+	uint64_t h, L, ch, image, patch, tp, merge, out, inter;
+	bool bias;
+	const char *blk = "blocks.{i}";
+
+	if (vc && !cJSON_IsNull(vc) && !cJSON_IsObject(vc)) {
+		hf_fail_key(top, "vision_config", "vision_config must be an object (the image tower's config)");
+		return;
+	}
+	snprintf(pointer, sizeof(pointer), "%s/vision_config", top->pointer);
+	c = (hf_ctx){cJSON_IsObject(vc) ? vc : NULL, pointer, top->err, top->st, NULL, NULL};
+	L = hf_get_u64(&c, KEYS("depth"), 24);
+	h = hf_get_u64(&c, KEYS("hidden_size"), 1536);
+	bias = hf_get_bool(&c, KEYS("attention_bias"), false);
+	ch = hf_get_u64(&c, KEYS("in_channels"), 3);
+	image = square_side(&c, "image_size", 336);
+	patch = square_side(&c, "patch_size", 14);
+	tp = square_side(&c, "temporal_patch_size", 2);
+	merge = hf_get_u64(&c, KEYS("spatial_merge_size"), 2);
+	out = hf_get_u64(&c, KEYS("out_hidden_size"), 4096);
+	inter = hf_get_u64(&c, KEYS("intermediate_size"), 13696);
+	if (c.st == MP_OK && (h == 0 || L == 0 || patch == 0 || image < patch || merge == 0 || tp == 0 ||
+	                      h > (UINT64_C(1) << 20) || out > (UINT64_C(1) << 20) || inter > (UINT64_C(1) << 24) ||
+	                      L > MP_MAX_LAYERS || ch > 256 || merge > 64 || tp > 64))
+		hf_fail_key(&c, "hidden_size",
+		            "the image tower needs a width and out_hidden_size (below 2^20), a depth (at most 1024), a patch "
+		            "no larger than the image, spatial_merge_size and temporal_patch_size from 1 to 64");
+	top->st = c.st;
+	if (top->st != MP_OK)
+		return;
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.visual.");
+	{
+		uint64_t conv[5] = {h, ch, tp, patch, patch}, down[4] = {out, h, merge, merge};
+
+		hf_tensor(m, MP_ROOT_TOWER, "embeddings", "position_embedding.weight", MP_TK_VISION, MP_SPLIT_NONE,
+		          MP_STEP_NONE, false, (image / patch) * (image / patch), h, 1);
+		hf_shape(m, MP_ROOT_TOWER, "patch_embed", "proj.weight", MP_TK_VISION, 0, conv, 5, 1);
+		hf_tensor(m, MP_ROOT_TOWER, "patch_embed", "proj.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+		hf_shape(m, MP_ROOT_TOWER, NULL, "downsample.weight", MP_TK_VISION, 0, down, 4, 1);
+		hf_tensor(m, MP_ROOT_TOWER, NULL, "downsample.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, out, 1);
+	}
+	hf_tensor(m, MP_ROOT_TOWER, blk, "norm1.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, blk, "norm2.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, "blocks.{i}.attn", "qkv.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, 3 * h,
+	          h, L);
+	if (bias)
+		hf_tensor(m, MP_ROOT_TOWER, "blocks.{i}.attn", "qkv.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          3 * h, L);
+	hf_tensor(m, MP_ROOT_TOWER, "blocks.{i}.attn", "proj.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, h, h,
+	          L);
+	hf_tensor(m, MP_ROOT_TOWER, "blocks.{i}.mlp", "gate_proj.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false,
+	          out, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, "blocks.{i}.mlp", "up_proj.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false,
+	          out, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, "blocks.{i}.mlp", "down_proj.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false,
+	          h, out, L);
+	hf_tensor(m, MP_ROOT_TOWER, NULL, "post_layernorm.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+	hf_tensor(m, MP_ROOT_TOWER, NULL, "post_conv_layernorm.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+	          h, 1);
+	hf_tensor(m, MP_ROOT_TOWER, "merger", "proj.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false, out, out,
+	          1);
+	hf_tensor(m, MP_ROOT_TOWER, "merger", "post_projection_norm.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE,
+	          true, 1, out, 1);
+	hf_tensor(m, MP_ROOT_TOWER, "merger", "post_projection_norm.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE,
+	          true, 1, out, 1);
+	hf_tensor(m, MP_ROOT_TOWER, "merger", "gate_proj.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+	          inter, out, 1);
+	hf_tensor(m, MP_ROOT_TOWER, "merger", "up_proj.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false, inter,
+	          out, 1);
+	hf_tensor(m, MP_ROOT_TOWER, "merger", "down_proj.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false, out,
+	          inter, 1);
+}
+
 /* The projectors listed by the reader (WRAP_PROJ_LINEAR, _VIPLLAVA, _SHUFFLE) and LLaVA-NeXT's image_newline, from
  * the tower's width (m->vision.hidden) to the decoder's (m->hidden_size). */
 static void wrap_projector(hf_ctx *c, const wrap_row *w, mp_model *m)
@@ -532,6 +773,10 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 	if (t.cfg == c->cfg || (!hf_has(c, "tie_word_embeddings") && t.cfg && hf_has(&t, "tie_word_embeddings")))
 		tie = text_tie; /* flat: the one key is both; else the checkpoint's own statement */
 	m->tie_word_embeddings = tie || (w->tie_from_text && text_tie);
+	if (w->projector == WRAP_PROJ_INTERNVL || w->projector == WRAP_PROJ_GLM4V) {
+		(w->projector == WRAP_PROJ_INTERNVL ? internvl_tower : glm4v_tower)(c, m);
+		return;
+	}
 	decode_vision(c, w, m);
 	wrap_projector(c, w, m);
 }

@@ -54,7 +54,8 @@ ctrl openai-gpt gpt-sw3 gpt_neox_japanese moshi
 sarvam_mla minicpm3 youtu sarvam_moe mellum solar_open flex_olmo granitemoeshared granitemoe_swa cohere2_moe
 shieldgemma2 llava_next llava_next_video vipllava llava_onevision paligemma lighton_ocr cohere2_vision
 ministral apertus1p5_text dbrx
-cosmos3_omni idefics3 smolvlm idefics2""".split()
+cosmos3_omni idefics3 smolvlm idefics2 internvl
+glm4v glm46v glmga glm4v_moe""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
