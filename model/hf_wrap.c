@@ -79,6 +79,8 @@ enum {
 	WRAP_PROJ_IDEFICS2,  /* a gated MLP to the decoder's width and the perceiver resampler (Idefics2Connector) */
 	WRAP_PROJ_INTERNVL,  /* InternVL's own tower and projector, listed by the reader (internvl_tower) */
 	WRAP_PROJ_GLM4V,     /* GLM-4V's own tower with its merger, listed by the reader (glm4v_tower) */
+	WRAP_PROJ_FUYU,      /* no tower: vision_embed_tokens projects raw patches (FuyuModel) */
+	WRAP_PROJ_ALIGNER,   /* linear1 and linear2 with biases under model.aligner (DeepseekVLAligner) */
 };
 
 static const wrap_row wraps[] = {
@@ -145,6 +147,12 @@ static const wrap_row wraps[] = {
      NULL, NULL},
     {"glm4v_moe", "glm4v_moe_text", "glm4v_moe_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_GLM4V, false, false,
      false, NULL, NULL, NULL},
+    /* FuyuConfig: Persimmon, raw patches projected by vision_embed_tokens, untied */
+    {"fuyu", "persimmon", "none", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_FUYU, false, false, false, NULL, NULL,
+     NULL},
+    /* DeepseekVLConfig: Llama and SigLIP (with its head) under model.vision_model, the aligner, tied */
+    {"deepseek_vl", "llama", "siglip_vision_model", true, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_ALIGNER, false, false,
+     false, "model.vision_model.", NULL, NULL},
     /* InternVLConfig: Qwen2 and InternVL's tower (internvl_tower), tied */
     {"internvl", "qwen2", "internvl_vision", true, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_INTERNVL, false, false, false,
      NULL, NULL, NULL},
@@ -705,6 +713,15 @@ static void wrap_projector(hf_ctx *c, const wrap_row *w, mp_model *m)
 	case WRAP_PROJ_IDEFICS2:
 		idefics2_connector(c, m);
 		break;
+	case WRAP_PROJ_ALIGNER:
+		mp_inventory_root(&m->inv, MP_ROOT_EXTRA, "model.aligner.");
+		hf_tensor(m, MP_ROOT_EXTRA, NULL, "linear1.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false, out, h,
+		          1);
+		hf_tensor(m, MP_ROOT_EXTRA, NULL, "linear1.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, out, 1);
+		hf_tensor(m, MP_ROOT_EXTRA, NULL, "linear2.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false, out,
+		          out, 1);
+		hf_tensor(m, MP_ROOT_EXTRA, NULL, "linear2.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, out, 1);
+		break;
 	default:
 		break;
 	}
@@ -773,6 +790,22 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 	if (t.cfg == c->cfg || (!hf_has(c, "tie_word_embeddings") && t.cfg && hf_has(&t, "tie_word_embeddings")))
 		tie = text_tie; /* flat: the one key is both; else the checkpoint's own statement */
 	m->tie_word_embeddings = tie || (w->tie_from_text && text_tie);
+	if (w->projector == WRAP_PROJ_FUYU) {
+		/* FuyuConfig: patch_size 30, num_channels 3; vision_embed_tokens maps a raw patch to the decoder's width */
+		uint64_t p = hf_get_u64(c, KEYS("patch_size"), 30), ch = hf_get_u64(c, KEYS("num_channels"), 3);
+
+		if (c->st == MP_OK && (p == 0 || p > 1024 || ch == 0 || ch > 256)) {
+			hf_fail_key(c, p == 0 || p > 1024 ? "patch_size" : "num_channels",
+			            "patch_size must be from 1 to 1024 and num_channels from 1 to 256");
+			return;
+		}
+		mp_inventory_root(&m->inv, MP_ROOT_EXTRA, "model.");
+		hf_tensor(m, MP_ROOT_EXTRA, NULL, "vision_embed_tokens.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE,
+		          false, m->hidden_size, p * p * ch, 1);
+		hf_tensor(m, MP_ROOT_EXTRA, NULL, "vision_embed_tokens.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE,
+		          true, 1, m->hidden_size, 1);
+		return;
+	}
 	if (w->projector == WRAP_PROJ_INTERNVL || w->projector == WRAP_PROJ_GLM4V) {
 		(w->projector == WRAP_PROJ_INTERNVL ? internvl_tower : glm4v_tower)(c, m);
 		return;

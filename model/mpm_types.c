@@ -729,6 +729,8 @@ const mpm_type mpm_types[] = {
     {.name = "glm46v", .model_class = "Glm46VForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
     {.name = "glmga", .model_class = "Glm46VForConditionalGeneration (glmga)", .read = mpm_read_wrapper, .wrapper = true},
     {.name = "glm4v_moe", .model_class = "Glm4vMoeForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "fuyu", .model_class = "FuyuForCausalLM", .read = mpm_read_wrapper, .wrapper = true, .names = &mpm_names_persimmon},
+    {.name = "deepseek_vl", .model_class = "DeepseekVLForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
     {.name = "gemma4", .model_class = "Gemma4ForConditionalGeneration", .read = mpm_read_gemma4,
      .simplified = "activations, the prefill workspace and the step's attention take every layer with the sliding layers' attention widths"},
     {.name = "gemma4_text", .model_class = "Gemma4ForCausalLM", .read = mpm_read_gemma4_text,

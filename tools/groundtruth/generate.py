@@ -55,7 +55,7 @@ sarvam_mla minicpm3 youtu sarvam_moe mellum solar_open flex_olmo granitemoeshare
 shieldgemma2 llava_next llava_next_video vipllava llava_onevision paligemma lighton_ocr cohere2_vision
 ministral apertus1p5_text dbrx
 cosmos3_omni idefics3 smolvlm idefics2 internvl
-glm4v glm46v glmga glm4v_moe""".split()
+glm4v glm46v glmga glm4v_moe fuyu deepseek_vl""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
@@ -83,7 +83,7 @@ def build(cfg, device):
     raise RuntimeError("; ".join(errors))
 
 
-VISION = re.compile(r"(^|\.)(vision_tower|visual|vision_model|vision_embed|multi_modal_projector|mm_projector|"
+VISION = re.compile(r"(^|\.)(vision_tower|visual|vision_model|vision_embed|vision_embed_tokens|multi_modal_projector|mm_projector|"
                     r"audio_tower|audio_model|embed_vision|embed_audio|vision|audio)(\.|$)")
 EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|embed_tokens_per_layer|backbone\.embeddings|model\.embeddings|"
                    r"tokens_embed|positions_embed|^transformer\.w)\.weight$")
