@@ -69,7 +69,7 @@ extern const mp_names mpm_names_phi3, mpm_names_glm, mpm_names_glm4, mpm_names_p
 /* model/hf_classic.c's families */
 extern const mp_names mpm_names_opt, mpm_names_opt_proj, mpm_names_bloom, mpm_names_gpt_neo, mpm_names_codegen, mpm_names_mpt, mpm_names_mllama, mpm_names_xglm, mpm_names_biogpt;
 /* model/hf_rows.c's and the new dense rows' */
-extern const mp_names mpm_names_hyperclovax, mpm_names_vaultgemma, mpm_names_nanochat, mpm_names_persimmon, mpm_names_ctrl, mpm_names_openai_gpt, mpm_names_gpt_neox_japanese, mpm_names_moshi, mpm_names_apertus_pruned, mpm_names_dbrx;
+extern const mp_names mpm_names_hyperclovax, mpm_names_vaultgemma, mpm_names_nanochat, mpm_names_persimmon, mpm_names_ctrl, mpm_names_openai_gpt, mpm_names_gpt_neox_japanese, mpm_names_moshi, mpm_names_apertus_pruned, mpm_names_dbrx, mpm_names_jetmoe;
 /* Gemma 4's names by [per-layer inputs + 2 x MoE block], Gemma 3n's by [per-layer inputs]. */
 extern const mp_names mpm_names_gemma4[4], mpm_names_gemma3n[2];
 /* Gemma 3n's timm tower (model/hf_gemma3n_timm.c, generated). */
@@ -151,6 +151,7 @@ void mpm_read_cohere2_moe(hf_ctx *c, mp_model *m);
 void mpm_read_apertus1p5_text(hf_ctx *c, mp_model *m);
 void mpm_read_dbrx(hf_ctx *c, mp_model *m);
 void mpm_read_glm4v_moe_text(hf_ctx *c, mp_model *m);
+void mpm_read_jetmoe(hf_ctx *c, mp_model *m);
 
 /* Reads c->cfg by row t (its model_type set, its names noted in c->names). */
 void hf_decode_row(hf_ctx *c, const struct mpm_type *t, mp_model *m);

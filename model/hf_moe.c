@@ -935,3 +935,60 @@ void mpm_read_glm4v_moe_text(hf_ctx *c, mp_model *m)
 	m->router_correction_buffer = true;
 	hf_decode_rope(c, m, 0.5);
 }
+
+/*
+ * JetMoeConfig (modeling_jetmoe.py): vocab 32000, hidden 2048, 12 layers, num_key_value_heads 16 of kv_channels 128,
+ * 4096 positions, tied; a mixture of attention heads: kv_proj (h -> 2 x kv x d) is shared, the queries and outputs
+ * come from num_local_experts (8) attention experts (input_linear [E, kv x d, h], output_linear [E, h, kv x d], a
+ * router, a bias of h), top num_experts_per_tok (2), so num_attention_heads is kv x top-k; the MLP: the same number
+ * of experts of intermediate_size (5632, gated: input_linear [E, 2f, h], output_linear [E, h, f]), its router and a
+ * bias. The KV cache holds the kv heads once.
+ */
+void mpm_read_jetmoe(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {32000, 2048, 12, 0, 16, 4096, true};
+	uint64_t kvd, E, L;
+
+	decode_trunk(c, &t, m);
+	m->head_dim = hf_get_u64(c, KEYS("kv_channels", "head_dim"), 128);
+	m->num_experts = E = hf_get_u64(c, KEYS("num_local_experts"), 8);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 2);
+	m->num_heads = hf_mul(c, m->num_kv_heads, m->num_experts_per_tok, "num_experts_per_tok");
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 5632);
+	m->intermediate_size = 0;
+	if (c->st != MP_OK || E == 0)
+		return;
+	if (m->num_experts_per_tok > E) {
+		hf_fail_key(c, "num_experts_per_tok",
+		            "num_experts_per_tok must be at most num_local_experts (JetMoeConfig.validate_architecture)");
+		return;
+	}
+	L = m->num_layers;
+	kvd = hf_mul(c, m->num_kv_heads, m->head_dim, "kv_channels");
+	{
+		mp_tensor_spec kv = {.root = MP_ROOT_DECODER, .path = MP_NAMES_LAYERS ".self_attention", .leaf = "kv_proj.weight",
+		                     .kind = MP_TK_ATTENTION, .split = MP_SPLIT_KV_ROWS, .step = MP_STEP_QKV,
+		                     .view = MP_VIEW_LINEAR, .rows = 2 * kvd, .cols = m->hidden_size, .count = L,
+		                     .kv_heads = m->num_kv_heads};
+		mp_tensor_spec ex = {.root = MP_ROOT_DECODER, .path = MP_NAMES_LAYERS ".self_attention.experts",
+		                     .kind = MP_TK_ATTENTION, .split = MP_SPLIT_ROWS, .step = MP_STEP_EXTRA,
+		                     .view = MP_VIEW_EXPERTS, .rows = kvd, .cols = m->hidden_size, .copies = E, .count = L,
+		                     .flags = MP_TF_ROUTED | MP_TF_EP};
+
+		mp_inventory_add(&m->inv, &kv);
+		ex.leaf = "input_linear.weight";
+		mp_inventory_add(&m->inv, &ex);
+		ex.leaf = "output_linear.weight";
+		ex.rows = m->hidden_size;
+		ex.cols = kvd;
+		ex.split = MP_SPLIT_COLS;
+		mp_inventory_add(&m->inv, &ex);
+	}
+	hf_tensor(m, MP_ROOT_DECODER, MP_NAMES_LAYERS ".self_attention.experts", "router.layer.weight", MP_TK_ATTENTION,
+	          MP_SPLIT_NONE, MP_STEP_EXTRA, false, E, m->hidden_size, L);
+	hf_tensor(m, MP_ROOT_DECODER, MP_NAMES_LAYERS ".self_attention.experts", "bias", MP_TK_ATTENTION, MP_SPLIT_NONE,
+	          MP_STEP_NONE, true, 1, m->hidden_size, L);
+	hf_tensor(m, MP_ROOT_DECODER, MP_NAMES_LAYERS ".mlp", "bias", MP_TK_EXPERT, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+	          m->hidden_size, L);
+	hf_decode_rope(c, m, 1.0);
+}

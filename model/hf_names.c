@@ -430,3 +430,14 @@ const mp_names mpm_names_dbrx = {MP_NAMES_LLAMA_FIELDS,
                                  .experts_gate_up = {NULL, NULL},
                                  .experts_down = {NULL, NULL},
                                  .norms = {{"norm_1.weight", NULL}, {"norm_2.weight", NULL}}};
+
+/* JetMoE (modeling_jetmoe.py): its mixture of attention is the reader's (self_attention.kv_proj and experts); the MLP
+ * experts mlp.input_linear and output_linear with mlp.router.layer. */
+const mp_names mpm_names_jetmoe = {MP_NAMES_LLAMA_FIELDS,
+                                   .q = {NULL, NULL},
+                                   .k = {NULL, NULL},
+                                   .v = {NULL, NULL},
+                                   .o = {NULL, NULL},
+                                   .router = {"router.layer.weight", NULL},
+                                   .experts_gate_up = {"input_linear.weight", NULL},
+                                   .experts_down = {"output_linear.weight", NULL}};
