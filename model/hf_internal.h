@@ -152,6 +152,8 @@ void mpm_read_apertus1p5_text(hf_ctx *c, mp_model *m);
 void mpm_read_dbrx(hf_ctx *c, mp_model *m);
 void mpm_read_glm4v_moe_text(hf_ctx *c, mp_model *m);
 void mpm_read_jetmoe(hf_ctx *c, mp_model *m);
+void mpm_read_exaone_moe(hf_ctx *c, mp_model *m);
+void mpm_read_hy_v3(hf_ctx *c, mp_model *m);
 
 /* Reads c->cfg by row t (its model_type set, its names noted in c->names). */
 void hf_decode_row(hf_ctx *c, const struct mpm_type *t, mp_model *m);

@@ -992,3 +992,69 @@ void mpm_read_jetmoe(hf_ctx *c, mp_model *m)
 	          m->hidden_size, L);
 	hf_decode_rope(c, m, 1.0);
 }
+
+/*
+ * ExaoneMoeConfig (K-EXAONE; modeling_exaone_moe.py): vocab 102400, hidden 4096, FFN 16384 (the "dense" layers of
+ * mlp_layer_types, the first first_k_dense_replace (1) by default), 32 layers, 32 heads, kv 32, head_dim hidden //
+ * heads, 2048 positions, untied; no biases; per-head q_norm and k_norm; the "sparse" layers: 64 experts
+ * (num_experts) of moe_intermediate_size 1024, top-8, num_shared_experts (1) as one MLP, the router's
+ * e_score_correction_bias a buffer; sliding_window 4096 on three layers of four (layer i full when (i + 1) %
+ * sliding_window_pattern == 0, or layer_types).
+ */
+void mpm_read_exaone_moe(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {102400, 4096, 32, 32, 0, 2048, false};
+	uint64_t shared, every;
+
+	decode_trunk(c, &t, m);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 16384);
+	m->qk_norm = true;
+	m->num_experts = hf_get_u64(c, KEYS("num_experts", "num_local_experts"), 64);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 8);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1024);
+	shared = hf_get_u64(c, KEYS("num_shared_experts"), 1);
+	m->num_shared_experts = shared;
+	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "moe_intermediate_size");
+	m->first_dense_layers = hf_get_u64(c, KEYS("first_k_dense_replace"), 1);
+	if (m->first_dense_layers > m->num_layers)
+		m->first_dense_layers = m->num_layers;
+	mlp_layer_types(c, m);
+	m->router_correction_buffer = true;
+	m->sliding_window = hf_window(c, "sliding_window", 4096);
+	every = hf_get_u64(c, KEYS("sliding_window_pattern"), 4);
+	if (m->sliding_window)
+		m->sliding_window_layers = every ? m->num_layers - m->num_layers / every : m->num_layers;
+	hf_decode_layer_types(c, m);
+	hf_decode_rope(c, m, 1.0);
+}
+
+/*
+ * HYV3Config (Hunyuan 3; modeling_hy_v3.py): vocab 120832, hidden 4096, FFN 13312 (the "dense" layers of
+ * mlp_layer_types: the first by default), 80 layers, 64 heads, kv 8, head_dim 128, 131072 positions, untied;
+ * attention_bias on q, k, v and o, mlp_bias on the MLPs (dense and shared); per-head q_norm and k_norm; the "sparse"
+ * layers: 192 experts (num_experts, or num_local_experts) of moe_intermediate_size 1536, top-8, num_shared_experts
+ * (1) as one MLP, the block's e_score_correction_bias a buffer.
+ */
+void mpm_read_hy_v3(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {120832, 4096, 80, 64, 8, 131072, false};
+	uint64_t shared;
+
+	decode_trunk(c, &t, m);
+	if (!hf_has(c, "head_dim"))
+		m->head_dim = 128;
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 13312);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->mlp_bias = hf_get_bool(c, KEYS("mlp_bias"), false);
+	m->qk_norm = true;
+	m->num_experts = hf_get_u64(c, KEYS("num_experts", "num_local_experts"), 192);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 8);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1536);
+	shared = hf_get_u64(c, KEYS("num_shared_experts"), 1);
+	m->num_shared_experts = shared;
+	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "moe_intermediate_size");
+	m->first_dense_layers = m->num_layers ? 1 : 0;
+	mlp_layer_types(c, m);
+	m->router_correction_buffer = true;
+	hf_decode_rope(c, m, 1.0);
+}

@@ -55,7 +55,7 @@ sarvam_mla minicpm3 youtu sarvam_moe mellum solar_open flex_olmo granitemoeshare
 shieldgemma2 llava_next llava_next_video vipllava llava_onevision paligemma lighton_ocr cohere2_vision
 ministral apertus1p5_text dbrx
 cosmos3_omni idefics3 smolvlm idefics2 internvl
-glm4v glm46v glmga glm4v_moe fuyu deepseek_vl jetmoe""".split()
+glm4v glm46v glmga glm4v_moe fuyu deepseek_vl jetmoe exaone_moe hy_v3""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
