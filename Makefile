@@ -42,14 +42,15 @@ DB_SRC      := db/store.c
 KERNELS_SRC := kernels/calib_common.c kernels/calib_cpu.c kernels/calib_ipc.c kernels/calib_gpu_client.c
 TYPES_SRC   := types/types.c
 SERVICE_SRC := service/service.c service/defaults.c service/suggest.c service/plan.c service/fit.c service/capacity.c \
-               service/roofline.c service/calib.c service/k8s.c service/engine.c service/engine_check.c
+               service/roofline.c service/calib.c service/k8s.c service/engine.c service/engine_check.c \
+               service/nodes.c service/observe.c
 CODEC_SRC   := codec/json.c codec/problem.c codec/formats.c codec/model.c codec/device.c codec/inference.c \
                codec/training.c codec/fit.c codec/capacity.c codec/roofline.c codec/svg.c codec/text.c codec/human.c codec/help.c \
-               codec/store.c codec/calib.c codec/k8s.c codec/slurm.c codec/engine.c codec/engine_log.c
+               codec/store.c codec/calib.c codec/k8s.c codec/slurm.c codec/engine.c codec/engine_log.c codec/fleet.c
 DAEMON_SRC  := daemon/server.c daemon/routes.c daemon/reply.c daemon/query.c daemon/auth.c daemon/config.c \
                daemon/log.c daemon/metrics.c daemon/respcache.c daemon/guard.c daemon/h_health.c daemon/h_devices.c \
                daemon/h_models.c daemon/h_plan.c daemon/h_engine.c daemon/h_fit.c daemon/h_roofline.c daemon/h_calibrations.c \
-               daemon/h_k8s.c daemon/h_slurm.c daemon/h_web.c
+               daemon/h_k8s.c daemon/h_slurm.c daemon/h_web.c daemon/h_nodes.c daemon/h_observations.c
 CLI_SRC     := cli/main.c cli/common.c cli/serve.c cli/plan.c cli/roofline.c cli/calibrate.c cli/db.c
 LAYERS      := core planner model db kernels types service codec daemon cli
 

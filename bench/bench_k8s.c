@@ -166,7 +166,7 @@ static void report(const char *what, double *t, int n)
 static void parts(mps_service *svc, const char *body, size_t len, bool prioritize)
 {
 	double tp[RUNS], td[RUNS], tl[RUNS], te[RUNS];
-	mps_k8s_policy pol = { false, 0.1 };
+	mps_k8s_policy pol = { false, 0.1, NULL, 0 };
 
 	for (int r = 0; r < RUNS; r++) {
 		cJSON *doc = NULL;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "observe.h"
 #include "service_int.h"
 
 /* The performance block on dev: decode at the last token of sequence_length, prefill of sequence_length tokens,
@@ -127,7 +128,10 @@ mp_status mps_plan_inference(mps_service *s, const mps_inference_request *rq, mp
 		st = mps_device_resolve_at(s, &rq->device, gen, &out->device, err);
 	if (st != MP_OK)
 		return st;
-	return mps_plan_inference_on(&out->model, rq->device.given ? &out->device : NULL, &rq->job, out, err);
+	st = mps_plan_inference_on(&out->model, rq->device.given ? &out->device : NULL, &rq->job, out, err);
+	if (st == MP_OK) /* the engine's terms that observations of it on this device measured (observe.h) */
+		st = mps_observed_apply(s, out, err);
+	return st;
 }
 
 mp_status mps_plan_training(mps_service *s, const mps_training_request *rq, mps_training_plan *out, mp_error *err)

@@ -4,6 +4,7 @@
  */
 #include <stdio.h>
 
+#include "fleet_types.h"
 #include "types.h"
 
 bool mps_warnings_left_out(const mps_warnings *w, char *buf, size_t len)
@@ -30,4 +31,14 @@ const char *mps_figure_name(mps_figure f)
 	};
 
 	return (unsigned)f < MPS_FIG_COUNT ? names[f] : "invalid";
+}
+
+const char *mps_obs_term_name(mps_obs_term t)
+{
+	switch (t) {
+	case MPS_OBS_NON_TORCH: return "non_torch_bytes";
+	case MPS_OBS_CONTEXT: return "context_bytes";
+	case MPS_OBS_TERM_COUNT: break;
+	}
+	return "invalid";
 }
