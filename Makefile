@@ -373,11 +373,12 @@ $(BUILD)/bench/bench_fit: $(call obj,bench/bench_fit.c tests/http_util.c) $(fore
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ -lcurl $(SYS_LIBS)
 bench-store: $(BUILD)/bench/bench_fit
 	$(BUILD)/bench/bench_fit
-# The kube-scheduler extender with NODES Node objects (default 5,000) of kube-scheduler's size.
+# The kube-scheduler extender at NODES nodes (default 5,000 and 15,000), with node names (nodeCacheCapable true, the
+# node cache filled first) and with Node objects of kube-scheduler's size; the daemon is build/memplan serve.
 $(BUILD)/bench/bench_k8s: $(call obj,bench/bench_k8s.c tests/http_util.c) $(foreach l,$(STACK_daemon),$(call lib,$(l)))
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ -lcurl $(SYS_LIBS)
-bench-k8s: $(BUILD)/bench/bench_k8s
-	$(BUILD)/bench/bench_k8s $(NODES)
+bench-k8s: $(BUILD)/bench/bench_k8s $(BUILD)/memplan
+	for n in $(or $(NODES),5000 15000); do MEMPLAN_BIN=$(BUILD)/memplan $(BUILD)/bench/bench_k8s $$n both || exit 1; done
 # Peak RSS of the daemon for the largest fit it takes, alone and CONCURRENT at once (bench/load/fit_rss.sh).
 bench-fit-memory: $(BUILD)/memplan
 	MEMPLAN_BIN=$(BUILD)/memplan ./bench/load/fit_rss.sh $(CONCURRENT)

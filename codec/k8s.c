@@ -1200,3 +1200,19 @@ cJSON *mpc_k8s_prioritize_json(const mpc_k8s_args *a, const mps_k8s_result *r)
 	}
 	return list;
 }
+
+char *mpc_k8s_prioritize_text(const mpc_k8s_args *a, const mps_k8s_result *r, size_t *len)
+{
+	mpc_out w;
+
+	mpc_out_init(&w);
+	mpc_w_arr(&w, NULL);
+	for (size_t i = 0; i < a->rq.nnodes; i++) {
+		mpc_w_obj(&w, NULL);
+		mpc_w_str(&w, "Host", a->rq.nodes[i].name);
+		mpc_w_u64(&w, "Score", r->error[0] ? 0 : (uint64_t)r->nodes[i].score);
+		mpc_w_end(&w);
+	}
+	mpc_w_end(&w);
+	return mpc_out_finish(&w, len);
+}

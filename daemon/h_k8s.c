@@ -106,9 +106,13 @@ static mp_status k8s_verb(mpd_request *req, mpd_reply *rep, bool prioritize)
 	if (st == MP_OK)
 		st = mps_k8s_place(req->d->svc, &a.rq, &policy, &r, &rep->err);
 	if (st == MP_OK) {
-		doc = prioritize ? mpc_k8s_prioritize_json(&a, &r) : mpc_k8s_filter_json(&a, &r);
-		/* printed now: the filter's answer refers to the request's Node objects, freed after the handler */
-		rep->text = doc ? mpc_print(doc, false) : NULL;
+		if (prioritize) {
+			rep->text = mpc_k8s_prioritize_text(&a, &r, NULL);
+		} else {
+			doc = mpc_k8s_filter_json(&a, &r);
+			/* printed now: the filter's answer refers to the request's Node objects, freed after the handler */
+			rep->text = doc ? mpc_print(doc, false) : NULL;
+		}
 		rep->text_type = "application/json";
 		if (rep->text == NULL)
 			st = mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");

@@ -122,8 +122,7 @@ typedef struct judge {
 	mp_store_device *all;		/* every stored device, read once when a node needs the memory fallback */
 	size_t nall, capall;
 	bool all_read;
-	mps_node_facts facts;		/* the node cache's report being read (effective_node) */
-	mps_k8s_node node;		/* the node as judged when the report gave its facts */
+	mps_k8s_node node;		/* the node as judged when the node cache's report gave its facts */
 } judge;
 
 /* Problem text of the pod, naming where its description came from. */
@@ -504,19 +503,32 @@ static uint64_t node_gpus(const mps_k8s_node *n)
  * (nvidia.com/mig-<profile>) takes that profile's slice memory and count (none: 0 allocatable); the single
  * strategy gives the product "-MIG-<profile>" and the slices' memory and count. *cached says which it was.
  */
-static const mps_k8s_node *effective_node(judge *j, const mps_k8s_node *n, mps_k8s_node *tmp, bool *cached)
+/* src into dst (cap bytes), cut to fit: snprintf's work without its formatting, per node. */
+static void copy_str(char *dst, size_t cap, const char *src)
 {
-	const char *res = j->rq->pod.resource;
-	mps_node_facts *f = &j->facts;
+	size_t n = strlen(src);
 
-	*cached = j->policy->cache && mps_node_cache_get(j->policy->cache, n->name, j->policy->now, f);
-	if (!*cached)
-		return n;
-	memset(tmp, 0, sizeof(*tmp));
-	snprintf(tmp->name, sizeof(tmp->name), "%s", n->name);
-	snprintf(tmp->profile, sizeof(tmp->profile), "%s", f->profile);
-	snprintf(tmp->product, sizeof(tmp->product), "%s", f->product);
-	snprintf(tmp->sharing_strategy, sizeof(tmp->sharing_strategy), "%s", f->sharing_strategy);
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+typedef struct node_read {
+	const char *resource;		/* the pod's GPU resource */
+	mps_k8s_node *out;
+} node_read;
+
+/* Under the cache's read lock: the report as GFD would label it (effective_node). */
+static void from_report(const mps_node_facts *f, void *ctx)
+{
+	node_read *nr = ctx;
+	mps_k8s_node *tmp = nr->out;
+	const char *res = nr->resource;
+
+	copy_str(tmp->profile, sizeof(tmp->profile), f->profile);
+	copy_str(tmp->product, sizeof(tmp->product), f->product);
+	copy_str(tmp->sharing_strategy, sizeof(tmp->sharing_strategy), f->sharing_strategy);
 	tmp->replicas = f->replicas;
 	if (strncmp(res, "nvidia.com/mig-", 15) == 0) {
 		size_t k;
@@ -537,6 +549,30 @@ static const mps_k8s_node *effective_node(judge *j, const mps_k8s_node *n, mps_k
 		tmp->memory_mib = f->memory_mib;
 		tmp->label_count = f->count;
 	}
+}
+
+/*
+ * The facts node n is judged by: its agent's report in the node cache when one holds (the agent read the GPUs
+ * themselves: product, NVML memory, count, MIG layout, the measured profile), keeping the request's allocatable
+ * count when the request has one (kube-scheduler's own); else the labels the request carries. A report is turned
+ * into what GPU Feature Discovery would label, for the pod's resource: a mixed-strategy MIG resource
+ * (nvidia.com/mig-<profile>) takes that profile's slice memory and count (none: 0 allocatable); the single
+ * strategy gives the product "-MIG-<profile>" and the slices' memory and count. *cached says which it was.
+ */
+static const mps_k8s_node *effective_node(judge *j, const mps_k8s_node *n, mps_k8s_node *tmp, bool *cached)
+{
+	node_read nr = { j->rq->pod.resource, tmp };
+
+	/* the fields from_report and the judging read, cleared (the whole struct is 1 KB: per node it shows) */
+	tmp->profile[0] = tmp->product[0] = tmp->gke_accelerator[0] = tmp->sharing_strategy[0] = tmp->bad[0] = '\0';
+	tmp->memory_mib = tmp->label_count = tmp->replicas = tmp->allocatable = 0;
+	tmp->has_allocatable = false;
+	tmp->name_only = n->name_only;
+	*cached = j->policy->cache && mps_node_cache_read(j->policy->cache, n->name, j->policy->now, from_report, &nr);
+	if (!*cached)
+		return n;
+	copy_str(tmp->name, sizeof(tmp->name), n->name);
+	tmp->name_only = false;
 	if (n->has_allocatable) {
 		tmp->has_allocatable = true;
 		tmp->allocatable = n->allocatable;

@@ -181,6 +181,22 @@ bool mps_node_cache_get(mps_node_cache *c, const char *name, int64_t now, mps_no
 	return found;
 }
 
+bool mps_node_cache_read(mps_node_cache *c, const char *name, int64_t now,
+			 void (*fn)(const mps_node_facts *f, void *ctx), void *ctx)
+{
+	bool found = false;
+	size_t i;
+
+	pthread_rwlock_rdlock(&c->lock);
+	i = find(c, name);
+	if (i != SIZE_MAX && c->slots[i]->expires_at > now) {
+		fn(c->slots[i], ctx);
+		found = true;
+	}
+	pthread_rwlock_unlock(&c->lock);
+	return found;
+}
+
 bool mps_node_cache_remove(mps_node_cache *c, const char *name)
 {
 	size_t i;

@@ -39,6 +39,11 @@ mp_status mps_node_cache_put(mps_node_cache *c, const mps_node_facts *f, int64_t
 /* Copies name's report into *out when one holds at now (expires_at > now). */
 bool mps_node_cache_get(mps_node_cache *c, const char *name, int64_t now, mps_node_facts *out);
 
+/* As mps_node_cache_get, giving the report to fn (borrowed, under the read lock: fn copies what it needs and returns
+ * quickly) instead of copying it whole; false when none holds (fn not called). The extender's per-node read. */
+bool mps_node_cache_read(mps_node_cache *c, const char *name, int64_t now,
+			 void (*fn)(const mps_node_facts *f, void *ctx), void *ctx);
+
 /* Forgets name's report; false when there was none. */
 bool mps_node_cache_remove(mps_node_cache *c, const char *name);
 
