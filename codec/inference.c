@@ -151,6 +151,7 @@ static mp_status decode_body(const cJSON *body, const char *pointer, inference_b
 	ib->nf4_double_quant = !j->opts.formats.nf4_no_double_quant;
 	ib->engine = -1;
 	ib->chunked_prefill = true;
+	ib->observed_terms = true;
 	st = mp_problems_note(&p, mpm_decode_fields(body, pointer, inference_fields, MPM_COUNT(inference_fields), ib, err),
 			      err);
 	if (st == MP_ENOMEM || !cJSON_IsObject(body))
@@ -263,7 +264,7 @@ static mp_status decode_body(const cJSON *body, const char *pointer, inference_b
 	j->engine.mem_fraction_static = ib->mem_fraction_static;
 	j->engine.free_gpu_memory_fraction = ib->free_gpu_memory_fraction;
 	/* "observed_terms": false: the engine block keeps its model's terms (service/observe.h) */
-	j->engine.observed_terms_off = cJSON_IsFalse(mpc_member(body, "observed_terms"));
+	j->engine.observed_terms_off = !ib->observed_terms;
 	mpc_join(j->engine.served_model, sizeof(j->engine.served_model), ib->served_model, NULL);
 	for (const char *c = j->engine.served_model; *c; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f) {

@@ -537,8 +537,12 @@ static void test_observation_loop(void **state)
 	assert_int_equal(cJSON_GetObjectItem(p, "non_torch_bytes")->valuedouble, 1207486054);
 	assert_int_equal(cJSON_GetObjectItem(p, "non_torch_modelled_bytes")->valuedouble, 0);
 	assert_int_equal(cJSON_GetObjectItem(p, "num_gpu_blocks")->valuedouble, engine_blocks);
-	assert_non_null(strstr(cJSON_PrintUnformatted(cJSON_GetObjectItem(r.json, "warnings")),
-			       "the median of 3 observations of vllm 0.11 on h100-sxm5-80gb"));
+	{
+		char *w = cJSON_PrintUnformatted(cJSON_GetObjectItem(r.json, "warnings"));
+
+		assert_non_null(strstr(w, "the median of 3 observations of vllm 0.11 on h100-sxm5-80gb"));
+		cJSON_free(w);
+	}
 	http_resp_free(&r);
 	/* a request can keep the model's terms */
 	p = predicted(f, ",\"observed_terms\":false", &r);
