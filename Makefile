@@ -321,7 +321,7 @@ asan: deps
 		$(MAKE) --no-print-directory CC=clang CUDA=0 BUILD=build/asan SAN_FLAGS="$(ASAN_FLAGS)" test
 
 # ----- fuzzing (libFuzzer, clang) ------------------------------------------------------------------------------
-FUZZERS      := plan hf_config k8s engine_log gguf safetensors
+FUZZERS      := plan hf_config k8s engine_log gguf safetensors fleet
 FUZZ_BUILD   := build/fuzz
 FUZZ_SECONDS ?= 60
 SMOKE_SECONDS ?= 10
@@ -334,6 +334,8 @@ $(BUILD)/fuzz_engine_log: $(call obj,fuzz/fuzz_engine_log.c) $(foreach l,$(STACK
 $(BUILD)/fuzz_hf_config: $(call obj,fuzz/fuzz_hf_config.c) $(foreach l,$(STACK_model),$(call lib,$(l)))
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lcjson -lm
 $(BUILD)/fuzz_k8s: $(call obj,fuzz/fuzz_k8s.c) $(foreach l,$(STACK_answers),$(call lib,$(l)))
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS_answers)
+$(BUILD)/fuzz_fleet: $(call obj,fuzz/fuzz_fleet.c) $(foreach l,$(STACK_answers),$(call lib,$(l)))
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS_answers)
 $(BUILD)/fuzz_gguf: $(call obj,fuzz/fuzz_gguf.c) $(foreach l,$(STACK_model),$(call lib,$(l)))
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lcjson -lm

@@ -12,6 +12,7 @@
 
 #include "../codec/json.h"
 #include "../codec/k8s.h"
+#include "../service/k8s.h"
 
 static mps_service *svc;
 
