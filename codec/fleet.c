@@ -2,6 +2,7 @@
  * fleet.c: the node agent's report and the observation documents (fleet.h). Each body is read by a field table
  * (model/fields.h): every unknown, missing or bad member is named at once, with what it allows.
  */
+#include <ctype.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +70,26 @@ static bool plain(const char *s)
 	return true;
 }
 
+bool mpc_node_name_ok(const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	if (n == 0 || n > 253 || !(isalnum((unsigned char)name[0]) && isalnum((unsigned char)name[n - 1])))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') || name[i] == '-' ||
+		      name[i] == '.'))
+			return false;
+	return true;
+}
+
+mp_status mpc_node_name_check(const char *name, mp_error *err)
+{
+	return mpc_node_name_ok(name) ? MP_OK
+				      : mp_fail(err, MP_EINVAL, "/name", "a node name is a DNS subdomain, as spec.nodeName: 1 "
+						"to 253 of a-z 0-9 '-' '.', starting and ending with a letter or digit");
+}
+
 mp_status mpc_node_decode(const cJSON *body, const char *name, mps_node_facts *out, mp_error *err)
 {
 	node_body b;
@@ -82,9 +103,8 @@ mp_status mpc_node_decode(const cJSON *body, const char *name, mps_node_facts *o
 	if (!cJSON_IsObject(body))
 		return mp_fail(err, MP_EINVAL, "", "a node report is an object: {\"product\": ..., \"memory_mib\": ..., "
 			       "\"count\": ..., \"lease_seconds\": ...}");
-	if (n == 0 || n >= sizeof(b.f.name) || !plain(name) || strchr(name, ' ') || strchr(name, '/'))
-		mp_problems_note(&p, mp_fail(err, MP_EINVAL, "/name", "a node name is 1 to 253 bytes of a DNS subdomain "
-					     "(lowercase letters, digits, '-' and '.'), as spec.nodeName"), err);
+	if (!mpc_node_name_ok(name) || n >= sizeof(b.f.name))
+		mp_problems_note(&p, mpc_node_name_check("", err), err);
 	else
 		memcpy(b.f.name, name, n + 1);
 	if (given && !(cJSON_IsString(given) && name && strcmp(given->valuestring, name) == 0))

@@ -22,6 +22,10 @@
  * here: 1 to 253 bytes of a DNS subdomain's characters). Errors: MP_EINVAL naming every bad member ("/mig/2/count").
  */
 mp_status mpc_node_decode(const cJSON *body, const char *name, mps_node_facts *out, mp_error *err);
+/* Whether name is a DNS subdomain as Kubernetes names nodes (1 to 253 of a-z 0-9 '-' '.', a letter or digit at both
+ * ends); mpc_node_name_check is the 422 naming "/name" when not. */
+bool mpc_node_name_ok(const char *name);
+mp_status mpc_node_name_check(const char *name, mp_error *err);
 /* The node document: the report with updated_at and expires_at as ISO 8601 UTC, as member key. */
 void mpc_node_write(mpc_out *w, const char *key, const mps_node_facts *f);
 /* Unix seconds as "2026-12-01T10:00:00Z" into out (at least 21 bytes). */

@@ -63,7 +63,7 @@ mp_status mpd_h_node_put(mpd_request *req, mpd_reply *rep)
 mp_status mpd_h_node_get(mpd_request *req, mpd_reply *rep)
 {
 	mps_node_facts *f = malloc(sizeof(*f));
-	mp_status st = f ? MP_OK : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
+	mp_status st = f ? mpc_node_name_check(req->path_id, &rep->err) : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 
 	if (st == MP_OK && !mps_node_cache_get(req->d->nodes, req->path_id, (int64_t)time(NULL), f))
 		st = mp_fail(&rep->err, MP_ENOTFOUND, "/name",
@@ -76,6 +76,8 @@ mp_status mpd_h_node_get(mpd_request *req, mpd_reply *rep)
 
 mp_status mpd_h_node_delete(mpd_request *req, mpd_reply *rep)
 {
+	if (mpc_node_name_check(req->path_id, &rep->err) != MP_OK)
+		return MP_EINVAL;
 	if (!mps_node_cache_remove(req->d->nodes, req->path_id))
 		return mp_fail(&rep->err, MP_ENOTFOUND, "/name", "the node cache holds no report of this node");
 	rep->http_status = 204;

@@ -148,7 +148,8 @@ static req_state *request_begin(mpd_daemon *d, const char *method, const char *u
 	clock_gettime(CLOCK_MONOTONIC, &rs->start);
 	rs->route = "unmatched";
 	snprintf(rs->method, sizeof(rs->method), "%s", method);
-	snprintf(rs->path, sizeof(rs->path), "%s", url);
+	/* well-formed UTF-8 even when cut (a log line is JSON text): a node name's path is up to 264 bytes */
+	mpc_utf8_sanitize(rs->path, sizeof(rs->path), url);
 	if (d->metrics)
 		mpd_metrics_request_begin(d->metrics);
 	return rs;
