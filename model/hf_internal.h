@@ -159,6 +159,21 @@ void mpm_read_jetmoe(hf_ctx *c, mp_model *m);
 void mpm_read_exaone_moe(hf_ctx *c, mp_model *m);
 void mpm_read_hy_v3(hf_ctx *c, mp_model *m);
 
+/* The enumeration's later types (model/hf_recurrent.c, ...): their names and readers. */
+extern const mp_names mpm_names_rwkv, mpm_names_recurrent_gemma;
+void mpm_read_rwkv(hf_ctx *c, mp_model *m);
+void mpm_read_recurrent_gemma(hf_ctx *c, mp_model *m);
+/* model/hf_decoders.c */
+extern const mp_names mpm_names_aria, mpm_names_kolibri1, mpm_names_laguna, mpm_names_afmoe;
+void mpm_read_jais2(hf_ctx *c, mp_model *m);
+void mpm_read_aria_text(hf_ctx *c, mp_model *m);
+void mpm_read_kolibri1(hf_ctx *c, mp_model *m);
+void mpm_read_flint(hf_ctx *c, mp_model *m);
+void mpm_read_laguna(hf_ctx *c, mp_model *m);
+void mpm_read_afmoe(hf_ctx *c, mp_model *m);
+void mpm_read_axk1(hf_ctx *c, mp_model *m);
+void mpm_read_beam(hf_ctx *c, mp_model *m);
+
 /* Reads c->cfg by row t (its model_type set, its names noted in c->names). */
 void hf_decode_row(hf_ctx *c, const struct mpm_type *t, mp_model *m);
 

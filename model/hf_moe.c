@@ -153,6 +153,15 @@ static const mla_row mla_types[] = {
     /* YoutuConfig: vocab 128256, hidden 2048, FFN 6144, 32 layers, 16 heads, q_lora_rank 1536, kv_lora_rank 512,
      * qk_nope 128, qk_rope 64, v 128, 131072 positions, tied, dense. */
     {"youtu", 128256, 2048, 6144, 0, 32, 16, 1536, 512, 128, 64, 128, 0, 0, 0, 0, 131072, false, 0, 0, true},
+    /* Mistral4Config (Mistral4ForCausalLM): vocab 131072, hidden 4096, FFN 12288, 36 layers, 32 heads, q_lora_rank
+     * 1024, kv_lora_rank 256, qk_nope 64, qk_rope 64, v 128; 128 routed experts (n_routed_experts, attribute_map
+     * num_local_experts) of 2048, top-4, one shared, first_k_dense_replace 0, 1048576 positions (YaRN from 8192),
+     * untied; its router holds no correction bias (modeling_mistral4.py Mistral4TopkRouter). */
+    {"mistral4", 131072, 4096, 12288, 2048, 36, 32, 1024, 256, 64, 64, 128, 128, 4, 1, 0, 1048576, false, 0, 0, false},
+    /* AXK1Config (A.X K1): vocab 163840, hidden 7168, FFN 18432, 61 layers, 64 heads, q_lora_rank 1536, kv_lora_rank
+     * 512, qk_nope 128, qk_rope 64, v 128; 192 routed experts of 2048, top-8, one shared, layer 0 dense
+     * (mlp_layer_types), 32768 positions, untied; the correction bias a buffer (mpm_read_axk1 adds its norms). */
+    {"axk1", 163840, 7168, 18432, 2048, 61, 64, 1536, 512, 128, 64, 128, 192, 8, 1, 1, 32768, true, 0, 0, false},
 };
 
 /*
@@ -182,7 +191,8 @@ static void decode_mla(hf_ctx *c, const mla_row *d, mp_model *m)
 	m->qk_rope_head_dim = hf_get_u64(c, KEYS("qk_rope_head_dim"), d->rope);
 	m->v_head_dim = hf_get_u64(c, KEYS("v_head_dim"), d->v);
 	m->head_dim = m->qk_nope_head_dim + m->qk_rope_head_dim;
-	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts"), d->experts);
+	/* num_local_experts: the attribute_map spelling of DeepseekV3Config and the configs derived from it */
+	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts", "num_local_experts"), d->experts);
 	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), d->topk);
 	if (m->num_experts_per_tok == 0 && c->st == MP_OK && m->num_experts > 0) {
 		char msg[240];

@@ -51,7 +51,10 @@ mp_status mp_model_validate(const mp_model *m, mp_error *err)
 	if (!sizes_fit(m))
 		return mp_fail(err, MP_EOVERFLOW, mp_model_pointer(m),
 		               "the model's recurrent mixer or image tower widths overflow 64 bits");
-	if (m->ssm.kind >= MP_SSM_GATED_DELTANET) {
+	if (m->ssm.kind == MP_SSM_LISTED) {
+		if (m->ssm.listed_model_values == 0 && m->ssm.listed_fp32_values == 0)
+			return mp_fail(err, MP_EINVAL, mp_model_pointer(m), "the recurrent layers keep no state");
+	} else if (m->ssm.kind >= MP_SSM_GATED_DELTANET) {
 		REQUIRE_POSITIVE(m->ssm.n_heads, "linear_num_heads");
 		if (m->ssm.kind != MP_SSM_SHORT_CONV)
 			REQUIRE_POSITIVE(m->ssm.head_dim, "linear_head_dim");

@@ -38,6 +38,10 @@ typedef enum mp_ssm_kind {
 				 * forget and output gates of rank d_state; a conv over q, k and v */
 	MP_SSM_LIGHTNING = 5,	/* lightning attention (MiniMax-01, arXiv 2501.08313): n_heads heads of head_dim, no conv */
 	MP_SSM_SHORT_CONV = 6,	/* gated short convolution (LFM2): in_proj to 3 x hidden, a depthwise conv of hidden */
+	/* A recurrence whose tensors its reader lists and whose state per layer it states as counts of values
+	 * (mp_ssm.listed_model_values, listed_fp32_values): RWKV's token shifts and WKV sums, RecurrentGemma's conv
+	 * window and RG-LRU state, xLSTM's matrix memories. */
+	MP_SSM_LISTED = 7,
 } mp_ssm_kind;
 
 typedef struct mp_ssm {
@@ -56,6 +60,11 @@ typedef struct mp_ssm {
 	bool state_in_model_dtype; /* the recurrent state is kept in the model's dtype (MiniMax's lightning cache), not
 				    * fp32 */
 	bool dt_bc_norms;	/* Jamba's Mamba: RMSNorm weights on dt (dt_rank), B and C (d_state each) */
+	/* MP_SSM_LISTED: the values one layer keeps per sequence in the model's dtype (token shifts, conv windows) and in
+	 * fp32 (the recurrence's sums and memories), as the engine the reader names keeps them; d_inner is the
+	 * channels tensor parallelism divides (both counts are shared out with them) */
+	uint64_t listed_model_values;
+	uint64_t listed_fp32_values;
 } mp_ssm;
 
 /* Per-layer flags when mp_model.layer_pattern is set: what a layer holds. Without a pattern every layer holds

@@ -23,6 +23,8 @@ static uint64_t share(uint64_t x, uint64_t tp)
  * n_heads x head_dim x d_state (Mamba-2). conv_dtype is the model's dtype; state_dtype fp32 (transformers and vLLM
  * keep the scan's state in fp32 for a bf16 model, see tests/ref/hf). Worked example: mamba-130m, 24 layers, bf16
  * conv, fp32 state -> 24 x (3 x 1536 x 2 + 1536 x 16 x 4) = 24 x 107,520 = 2,580,480 bytes per sequence.
+ * MP_SSM_LISTED: the reader's counts, listed_model_values in conv_dtype and listed_fp32_values in fp32 (RWKV-4 7B in
+ * bf16, transformers' RwkvModel state: 32 layers x (2 x 4096 x 2 + 3 x 4096 x 4) = 2,621,440 bytes per sequence).
  * Errors: MP_EOVERFLOW.
  */
 mp_status mp_recurrent_state_bytes(const mp_model *m, mp_dtype conv_dtype, mp_dtype state_dtype, uint64_t tp,
@@ -37,6 +39,21 @@ mp_status mp_recurrent_state_bytes(const mp_model *m, mp_dtype conv_dtype, mp_dt
 	out->layers = layers;
 	if (s->state_in_model_dtype)
 		state_dtype = conv_dtype;
+	if (s->kind == MP_SSM_LISTED) {
+		/* the reader's own count of values (mp_ssm.listed_*), shared out over the ranks with its channels */
+		uint64_t d = s->d_inner ? s->d_inner : 1, per = share(d, tp), mv, fv;
+
+		if (!mp_mul_u64(s->listed_model_values, per, &mv) || !mp_mul_u64(s->listed_fp32_values, per, &fv))
+			goto overflow;
+		mv = mv / d + (mv % d != 0);
+		fv = fv / d + (fv % d != 0);
+		if (!mp_dtype_bytes(conv_dtype, mv, &out->conv_bytes_per_layer) ||
+		    !mp_dtype_bytes(MP_DTYPE_FP32, fv, &out->ssm_bytes_per_layer) ||
+		    !mp_add_u64(out->conv_bytes_per_layer, out->ssm_bytes_per_layer, &out->bytes_per_sequence) ||
+		    !mp_mul_u64(out->bytes_per_sequence, layers, &out->bytes_per_sequence))
+			goto overflow;
+		return MP_OK;
+	}
 	if (s->kind >= MP_SSM_GATED_DELTANET) {
 		/* vLLM MambaStateShapeCalculator.gated_delta_net_state_shape / kda_state_shape / linear_attention_state_shape
 		 * / short_conv_state_shape: conv over q, k, v (short conv: hidden) for conv_kernel - 1 steps; the recurrent

@@ -310,6 +310,9 @@ static mp_status recurrent_ops(builder *b, const mp_model *full, const mp_model 
 	case MP_SSM_LIGHTNING:
 		out_in = vd;
 		break;
+	case MP_SSM_LISTED: /* the reader's own products; the state is read and written below */
+		out_in = h;
+		break;
 	default: /* short conv */
 		conv = h;
 		out_in = h;

@@ -55,7 +55,8 @@ sarvam_mla minicpm3 youtu sarvam_moe mellum solar_open flex_olmo granitemoeshare
 shieldgemma2 llava_next llava_next_video vipllava llava_onevision paligemma lighton_ocr cohere2_vision
 ministral apertus1p5_text dbrx
 cosmos3_omni idefics3 smolvlm idefics2 internvl
-glm4v glm46v glmga glm4v_moe fuyu deepseek_vl jetmoe exaone_moe hy_v3""".split()
+glm4v glm46v glmga glm4v_moe fuyu deepseek_vl jetmoe exaone_moe hy_v3
+rwkv recurrent_gemma mistral4 jais2 aria_text kolibri1 flint laguna afmoe axk1 beam""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
@@ -85,7 +86,7 @@ def build(cfg, device):
 
 VISION = re.compile(r"(^|\.)(vision_tower|visual|vision_model|vision_embed|vision_embed_tokens|multi_modal_projector|mm_projector|"
                     r"audio_tower|audio_model|embed_vision|embed_audio|vision|audio)(\.|$)")
-EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|embed_tokens_per_layer|backbone\.embeddings|model\.embeddings|"
+EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|embed_tokens_per_layer|backbone\.embeddings|model\.embeddings|rwkv\.embeddings|"
                    r"tokens_embed|positions_embed|^transformer\.w)\.weight$")
 
 
@@ -93,7 +94,7 @@ def component(name, p):
     """The class of a parameter, for the per-component figures (matches memplan's breakdown where it can)."""
     if VISION.search(name):
         return "vision"
-    if re.search(r"(^|\.)(lm_head|embed_out)\.", name):
+    if re.search(r"(^|\.)(lm_head|embed_out)\.", name) or name == "head.weight":   # RWKV's head
         return "lm_head"
     if EMBED.search(name):
         return "embedding"
@@ -131,7 +132,12 @@ def count(cfg):
 
 EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts", "num_experts_total")
 TOPK_KEYS = ("num_experts_per_tok", "moe_k", "top_k", "num_experts_per_token", "moe_topk")
-WINDOW_KEYS = ("sliding_window", "attention_chunk_size", "local_window_size", "window_size")
+WINDOW_KEYS = ("sliding_window", "attention_chunk_size", "local_window_size", "window_size", "attention_window_size")
+# Types whose recurrent state transformers keeps on the modules rather than in the returned cache
+# (RecurrentGemmaRecurrentBlock.conv1d_state, RecurrentGemmaRglru.recurrent_states): the tiny run passes a cache
+# of its own (the model returns none) and records these attributes too.
+MODULE_STATE_TYPES = ("recurrent_gemma",)
+MODULE_STATE_ATTRS = ("conv1d_state", "recurrent_states")
 
 
 def layer_pattern(tc):
@@ -193,7 +199,7 @@ def shrink_text(tc):
         # per-layer lists of numbers too (Gemma 3n's intermediate_size and activation_sparsity_pattern)
         if k != key and isinstance(v, list) and full and len(v) == full and n < full and \
                 (all(isinstance(x, str) for x in v) or
-                 k in ("intermediate_size", "activation_sparsity_pattern")):
+                 k in ("intermediate_size", "activation_sparsity_pattern", "num_attention_heads_per_layer")):
             try:
                 setattr(tc, k, v[:n])
             except AttributeError:
@@ -288,6 +294,8 @@ def cache_layers(cache):
     """Per layer of the cache: its class and every tensor it holds."""
     seen = set()
     layers = []
+    if cache is None:
+        return layers, []
     for i, layer in enumerate(getattr(cache, "layers", []) or []):
         ts = []
         for k, v in vars(layer).items():
@@ -346,11 +354,16 @@ def run_tiny(cfg):
         torch.set_default_dtype(torch.float32)
     model = model.to(torch.bfloat16).eval()
     runs = []
+    module_state = getattr(tc, "model_type", None) in MODULE_STATE_TYPES
     for n in LENGTHS:
         ids = torch.randint(1, 500, (BATCH, n))
+        kw = {}
+        if module_state:
+            from transformers import DynamicCache
+            kw["cache"] = DynamicCache(config=tc)
         with torch.no_grad():
             try:
-                out = model(input_ids=ids, use_cache=True)
+                out = model(input_ids=ids, use_cache=True, **kw)
             except AttributeError:
                 # an image-text class whose text-only forward fails (Llama4ForConditionalGeneration in 5.24): the
                 # cache is the decoder's, so run the text model of the same tiny config instead
@@ -358,8 +371,17 @@ def run_tiny(cfg):
                 torch.manual_seed(0)
                 model = AutoModelForCausalLM.from_config(tiny).to(torch.bfloat16).eval()
                 out = model(input_ids=ids, use_cache=True)
-        cache = out.past_key_values
+        cache = kw.get("cache") or getattr(out, "past_key_values", None)
         layers, rest = cache_layers(cache)
+        if getattr(out, "state", None) is not None:   # RWKV: the state is a list of tensors, not a Cache
+            tensors_of(out.state, "state", rest, set())
+        if module_state:
+            seen = set()
+            for mname, mod in model.named_modules():
+                for a in MODULE_STATE_ATTRS:
+                    v = getattr(mod, a, None)
+                    if isinstance(v, torch.Tensor):
+                        tensors_of(v, f"{mname}.{a}", rest, seen)
         run = {"batch_size": BATCH, "tokens": n, "cache_class": type(cache).__name__, "layers": layers}
         if rest:
             run["other_tensors"] = rest

@@ -1,0 +1,459 @@
+/*
+ * hf_decoders.c: dense and mixture-of-experts decoders of transformers 5.24's later text-generation types (Jais 2,
+ * Aria's decoder, Kolibri-1, Flint, Laguna, ...): the Llama trunk with what each adds (per-head gates, sinks, layer
+ * kinds, per-layer head counts). Every default is the configuration class's (configuration_<type>.py), every module
+ * shape its modeling file's; tests/ref/hf holds what transformers builds from them.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "hf_internal.h"
+#include "mpm_types.h"
+
+/* A family is the Llama names with some renamed (as model/hf_names.c) */
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Winitializer-overrides"
+#elif defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Woverride-init"
+#endif
+
+#define L MP_NAMES_LAYERS
+
+/* Aria's decoder (modeling_aria.py): mlp.router, experts [E, h, 2f] and [E, f, h] without biases, shared_experts
+ * with mlp_bias. */
+const mp_names mpm_names_aria = {MP_NAMES_LLAMA_FIELDS,
+                                 .router = {"router.weight", NULL},
+                                 .experts_t = true,
+                                 .experts_gate_up = {"experts.gate_up_proj", NULL},
+                                 .experts_down = {"experts.down_proj", NULL},
+                                 .sh_gate = {"shared_experts.gate_proj.weight", "shared_experts.gate_proj.bias"},
+                                 .sh_up = {"shared_experts.up_proj.weight", "shared_experts.up_proj.bias"},
+                                 .sh_down = {"shared_experts.down_proj.weight", "shared_experts.down_proj.bias"}};
+
+/* Kolibri-1 (modeling_kolibri1.py): GLM-4's four norms per layer. */
+const mp_names mpm_names_kolibri1 = {MP_NAMES_LLAMA_FIELDS,
+                                     .norms = {{"input_layernorm.weight", NULL},
+                                               {"post_attention_layernorm.weight", NULL},
+                                               {"post_self_attn_layernorm.weight", NULL},
+                                               {"post_mlp_layernorm.weight", NULL}}};
+
+/* Laguna (modeling_laguna.py): q_proj and o_proj are the reader's (their head count differs per layer); the router's
+ * e_score_correction_bias is a parameter. */
+const mp_names mpm_names_laguna = {MP_NAMES_LLAMA_FIELDS,
+                                   .q = {NULL, NULL},
+                                   .o = {NULL, NULL},
+                                   .router = {"gate.weight", "gate.e_score_correction_bias"}};
+
+typedef struct trunk {
+	uint64_t vocab, hidden, layers, heads, kv, head_dim, max_pos;
+	bool tie;
+} trunk;
+
+/* The Llama trunk: sizes, head_dim (explicit, else the row's, else hidden / heads), RMSNorm pre-norm blocks. */
+static void read_trunk(hf_ctx *c, const trunk *t, mp_model *m)
+{
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), t->vocab);
+	m->hidden_size = hf_get_u64(c, KEYS("hidden_size"), t->hidden);
+	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), t->layers);
+	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), t->heads);
+	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), t->kv ? t->kv : m->num_heads);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), t->max_pos);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), t->tie);
+	if (t->head_dim && !hf_has(c, "head_dim"))
+		m->head_dim = t->head_dim;
+	else
+		hf_derive_head_dim(c, m, "num_attention_heads");
+	m->attn_kind = MP_ATTN_GQA;
+	m->ffn_kind = MP_FFN_GATED;
+	m->norm_kind = MP_NORM_RMS;
+	m->norms_per_layer = 2;
+	m->final_norm = true;
+}
+
+/* Marks layer i as keeping a dense MLP (mp_model.dense_layer_mask). */
+static void dense_at(mp_model *m, uint64_t i)
+{
+	if (i < MP_MAX_LAYERS)
+		m->dense_layer_mask[i / 8] |= (uint8_t)(1u << (i % 8));
+}
+
+/* mlp_layer_types: "dense" or "sparse" per layer; absent, the leading `first` layers are dense (the class's
+ * default list). */
+static void mlp_kinds(hf_ctx *c, mp_model *m, uint64_t first)
+{
+	const cJSON *l = cJSON_GetObjectItemCaseSensitive(c->cfg, "mlp_layer_types"), *v;
+	uint64_t i = 0;
+
+	if (l == NULL || cJSON_IsNull(l)) {
+		for (i = 0; i < first && i < m->num_layers; i++)
+			dense_at(m, i);
+		return;
+	}
+	if (!cJSON_IsArray(l) || (uint64_t)cJSON_GetArraySize(l) != m->num_layers) {
+		hf_fail_key(c, "mlp_layer_types",
+		            "mlp_layer_types must list \"dense\" or \"sparse\" for each of the num_hidden_layers layers");
+		return;
+	}
+	cJSON_ArrayForEach(v, l)
+	{
+		if (!cJSON_IsString(v) || (strcmp(v->valuestring, "dense") != 0 && strcmp(v->valuestring, "sparse") != 0)) {
+			hf_fail_key(c, "mlp_layer_types", "mlp_layer_types entries must be \"dense\" or \"sparse\"");
+			return;
+		}
+		if (v->valuestring[0] == 'd')
+			dense_at(m, i);
+		i++;
+	}
+}
+
+/* Sliding layers by the class's rule when layer_types is absent: layer i is full when full(i, n). */
+static void window_by_rule(hf_ctx *c, mp_model *m, bool (*full)(uint64_t i, uint64_t n))
+{
+	uint64_t sliding = 0;
+
+	if (cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types"))) {
+		hf_decode_layer_types(c, m);
+		return;
+	}
+	for (uint64_t i = 0; i < m->num_layers; i++)
+		sliding += !full(i, m->num_layers);
+	m->sliding_window_layers = sliding;
+	if (sliding == 0)
+		m->sliding_window = 0;
+}
+
+/*
+ * Jais2Config (modeling_jais2.py): vocab 150272, hidden 3328, FFN 26624, 32 layers, 26 heads, kv = heads, head_dim
+ * hidden // heads (which must divide), 8192 positions, untied; LayerNorms with biases (input, post-attention, final),
+ * attention_bias (True) on q, k, v and o, a ReLU^2 MLP of up and down with mlp_bias (True).
+ */
+void mpm_read_jais2(hf_ctx *c, mp_model *m)
+{
+	static const mpm_dense d = {.vocab_size = 150272,
+	                            .hidden_size = 3328,
+	                            .intermediate_size = 26624,
+	                            .num_layers = 32,
+	                            .num_heads = 26,
+	                            .max_positions = 8192,
+	                            .norms = 2,
+	                            .modules = MPM_ATTENTION_BIAS | MPM_ATTENTION_BIAS_ON | MPM_PLAIN_MLP | MPM_LAYERNORM};
+
+	mpm_read_dense(c, &d, m);
+	m->mlp_bias = hf_get_bool(c, KEYS("mlp_bias"), true);
+}
+
+/*
+ * AriaTextConfig (AriaTextForCausalLM, the decoder of Aria): vocab 32000, hidden 4096, 32 layers, 32 heads, kv =
+ * heads, head_dim hidden / heads, 2048 positions, untied; attention_bias on q, k, v and o; every layer's MoE:
+ * moe_num_experts (8) experts of intermediate_size (4096), top moe_topk (2), a router without bias, and
+ * moe_num_shared_experts (2) shared experts as one MLP of intermediate_size x moe_num_shared_experts with mlp_bias
+ * (AriaSharedExpertsMLP; the routed experts have none).
+ */
+void mpm_read_aria_text(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {32000, 4096, 32, 32, 0, 0, 2048, false};
+	uint64_t shared;
+
+	read_trunk(c, &t, m);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->mlp_bias = hf_get_bool(c, KEYS("mlp_bias"), false);
+	m->num_experts = hf_get_u64(c, KEYS("moe_num_experts"), 8);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("moe_topk"), 2);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 4096);
+	m->intermediate_size = 0;
+	shared = hf_get_u64(c, KEYS("moe_num_shared_experts"), 2);
+	m->num_shared_experts = shared;
+	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "intermediate_size");
+	hf_decode_rope(c, m, 1.0);
+}
+
+/* Kolibri1Config: layer i is full attention when (i + 1) % 5 == 0. */
+static bool kolibri1_full(uint64_t i, uint64_t n)
+{
+	(void)n;
+	return (i + 1) % 5 == 0;
+}
+
+/*
+ * Kolibri1Config (modeling_kolibri1.py): vocab 128000, hidden 2560, 50 layers, 48 heads, kv 4, head_dim 128, 262144
+ * positions, untied; per-head q_norm and k_norm; four norms per layer (GLM-4's); every layer's MoE: 384 experts
+ * (num_local_experts, attribute_map num_experts) of moe_intermediate_size 512, top-6, a shared expert of
+ * shared_expert_intermediate_size 512 (shared_experts), the router's e_score_correction_bias a buffer;
+ * sliding_window 513 on four layers of five (layer_types).
+ */
+void mpm_read_kolibri1(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {128000, 2560, 50, 48, 4, 128, 262144, false};
+
+	read_trunk(c, &t, m);
+	m->qk_norm = true;
+	m->norms_per_layer = 4;
+	m->num_experts = hf_get_u64(c, KEYS("num_local_experts", "num_experts"), 384);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 6);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 512);
+	m->shared_expert_intermediate_size = hf_get_u64(c, KEYS("shared_expert_intermediate_size"), 512);
+	m->num_shared_experts = m->shared_expert_intermediate_size > 0;
+	m->intermediate_size = 0;
+	m->router_correction_buffer = true;
+	m->sliding_window = hf_window(c, "sliding_window", 513);
+	window_by_rule(c, m, kolibri1_full);
+	if (c->st == MP_OK && m->sliding_window_layers && m->sliding_window == 0)
+		hf_fail_key(c, "sliding_window",
+		            "sliding_window must be positive with sliding_attention layers (Kolibri1Config refuses it)");
+	hf_decode_rope(c, m, 1.0);
+}
+
+/* FlintConfig: full attention on the first two layers, every fourth from layer 1 and the last. */
+static bool flint_full(uint64_t i, uint64_t n)
+{
+	return i < 2 || i % 4 == 1 || i == n - 1;
+}
+
+/*
+ * FlintConfig (modeling_flint.py): vocab 150144, hidden 2048, FFN 6144 (the mlp_only_layers, [0, 1] by default), 49
+ * layers, 32 heads, kv 4, head_dim 128, 262144 positions, untied; attention_bias on q, k, v and o, per-head q_norm
+ * and k_norm, a sink logit per head; the other layers (every decoder_sparse_step-th) hold 256 experts (num_experts)
+ * of moe_intermediate_size 512, top-6, and Qwen's shared_expert of shared_expert_intermediate_size 1024 without a
+ * gate; sliding_window 513 where layer_types (or the class's rule) says.
+ */
+void mpm_read_flint(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {150144, 2048, 49, 32, 4, 128, 262144, false};
+
+	read_trunk(c, &t, m);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->qk_norm = true;
+	m->attention_sinks = true;
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 6144);
+	m->num_experts = hf_get_u64(c, KEYS("num_experts"), 256);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 6);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 512);
+	m->shared_expert_intermediate_size = hf_get_u64(c, KEYS("shared_expert_intermediate_size"), 1024);
+	m->num_shared_experts = m->shared_expert_intermediate_size > 0;
+	m->moe_layer_step = hf_get_u64(c, KEYS("decoder_sparse_step"), 1);
+	if (cJSON_GetObjectItemCaseSensitive(c->cfg, "mlp_only_layers") == NULL) {
+		dense_at(m, 0);
+		dense_at(m, 1);
+	} else {
+		hf_decode_mlp_only_layers(c, m);
+	}
+	m->sliding_window = hf_window(c, "sliding_window", 513);
+	window_by_rule(c, m, flint_full);
+	hf_decode_rope(c, m, 1.0);
+}
+
+/*
+ * LagunaConfig (modeling_laguna.py): vocab 100352, hidden 2048, FFN 8192 (the "dense" layers of mlp_layer_types:
+ * layer 0 by default), 40 layers, 48 heads (num_attention_heads_per_layer may differ per layer), kv 8, head_dim 128,
+ * 131072 positions, untied; attention_bias on q, k, v and o, per-head q_norm and k_norm, g_proj (hidden -> the
+ * layer's heads, or heads x head_dim when gating is "per-element"; softplus gate on the attention output); the
+ * "sparse" layers hold 256 experts (num_experts) of 512, top-8, the router's e_score_correction_bias (a parameter),
+ * and shared_experts of shared_expert_intermediate_size 512; sliding_window 512 on the sliding_attention layers of
+ * layer_types (none by default). The KV cache is the config's kv heads in every layer whatever the query heads.
+ */
+void mpm_read_laguna(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {100352, 2048, 40, 48, 8, 128, 131072, false};
+	const cJSON *hl, *g, *v;
+	uint64_t heads[MP_MAX_LAYERS], groups[8][2], ngroups = 0;
+	bool per_head = true, bias;
+
+	read_trunk(c, &t, m);
+	bias = m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->qk_norm = true;
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 8192);
+	m->num_experts = hf_get_u64(c, KEYS("num_experts"), 256);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 8);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 512);
+	m->shared_expert_intermediate_size = hf_get_u64(c, KEYS("shared_expert_intermediate_size"), 512);
+	m->num_shared_experts = m->shared_expert_intermediate_size > 0;
+	m->router_bias = true;
+	if (c->st != MP_OK || m->num_layers == 0 || m->num_layers > MP_MAX_LAYERS)
+		return;
+	mlp_kinds(c, m, 1);
+	m->sliding_window = hf_window(c, "sliding_window", 512);
+	if (cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types")))
+		hf_decode_layer_types(c, m);
+	else
+		m->sliding_window = 0; /* LagunaConfig: every layer full_attention unless layer_types says */
+	g = cJSON_GetObjectItemCaseSensitive(c->cfg, "gating");
+	if (cJSON_IsString(g) && strcmp(g->valuestring, "per-head") != 0)
+		per_head = false;
+	else if (g && !cJSON_IsNull(g) && !cJSON_IsBool(g) && !cJSON_IsString(g))
+		hf_fail_key(c, "gating", "gating must be a boolean or \"per-head\"");
+	else if (cJSON_IsFalse(g))
+		per_head = false;
+	/* the query heads of each layer: num_attention_heads_per_layer, else num_attention_heads everywhere */
+	hl = cJSON_GetObjectItemCaseSensitive(c->cfg, "num_attention_heads_per_layer");
+	for (uint64_t i = 0; i < m->num_layers; i++)
+		heads[i] = m->num_heads;
+	if (hl && !cJSON_IsNull(hl)) {
+		uint64_t i = 0;
+
+		if (!cJSON_IsArray(hl) || (uint64_t)cJSON_GetArraySize(hl) != m->num_layers) {
+			hf_fail_key(c, "num_attention_heads_per_layer",
+			            "num_attention_heads_per_layer must give the query heads of each of the num_hidden_layers "
+			            "layers (LagunaConfig refuses another length)");
+			return;
+		}
+		cJSON_ArrayForEach(v, hl)
+		{
+			if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 65536 ||
+			    v->valuedouble != (double)(uint64_t)v->valuedouble ||
+			    (m->num_kv_heads && (uint64_t)v->valuedouble % m->num_kv_heads != 0)) {
+				hf_fail_key(c, "num_attention_heads_per_layer",
+				            "each entry must be a whole multiple of num_key_value_heads, at most 65536");
+				return;
+			}
+			heads[i++] = (uint64_t)v->valuedouble;
+		}
+	}
+	for (uint64_t i = 0; i < m->num_layers; i++) {
+		uint64_t k = 0;
+
+		while (k < ngroups && groups[k][0] != heads[i])
+			k++;
+		if (k == ngroups) {
+			if (ngroups == 8) {
+				hf_fail_key(c, "num_attention_heads_per_layer",
+				            "at most 8 distinct head counts are planned (memplan lists one tensor per width)");
+				return;
+			}
+			groups[ngroups][0] = heads[i];
+			groups[ngroups++][1] = 0;
+		}
+		groups[k][1]++;
+	}
+	for (uint64_t k = 0; k < ngroups; k++) {
+		uint64_t q = hf_mul(c, groups[k][0], m->head_dim, "head_dim"), n = groups[k][1];
+		const char *a = L ".self_attn";
+
+		hf_tensor(m, MP_ROOT_DECODER, a, "q_proj.weight", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_QKV, false, q,
+		          m->hidden_size, n);
+		if (bias)
+			hf_tensor(m, MP_ROOT_DECODER, a, "q_proj.bias", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1, q,
+			          n);
+		hf_tensor(m, MP_ROOT_DECODER, a, "o_proj.weight", MP_TK_ATTENTION, MP_SPLIT_COLS, MP_STEP_O, false,
+		          m->hidden_size, q, n);
+		if (bias)
+			hf_tensor(m, MP_ROOT_DECODER, a, "o_proj.bias", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+			          m->hidden_size, n);
+		hf_tensor(m, MP_ROOT_DECODER, a, "g_proj.weight", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_QKV, false,
+		          per_head ? groups[k][0] : q, m->hidden_size, n);
+	}
+	hf_decode_rope(c, m, 1.0);
+}
+
+/* AFMoE (modeling_afmoe.py): four norms per layer, the router's gate under mlp.router and its expert_bias (an fp32
+ * parameter) on the MoE block. */
+const mp_names mpm_names_afmoe = {MP_NAMES_LLAMA_FIELDS,
+                                  .router = {"router.gate.weight", "expert_bias"},
+                                  .norms = {{"input_layernorm.weight", NULL},
+                                            {"post_attention_layernorm.weight", NULL},
+                                            {"pre_mlp_layernorm.weight", NULL},
+                                            {"post_mlp_layernorm.weight", NULL}}};
+
+/*
+ * AfmoeConfig (modeling_afmoe.py): vocab 200192, hidden 2048, FFN 6144 (the first num_dense_layers, 1), 32 layers,
+ * 16 heads, kv = heads, head_dim 128, 16384 positions, untied; attention_bias on q, k, v and o, per-head q_norm and
+ * k_norm, gate_proj (hidden -> heads x head_dim, the attention output's sigmoid gate); four norms per layer; the MoE
+ * layers: 64 experts (num_experts) of moe_intermediate_size 1408, top-6, num_shared_experts (2) as one MLP, the
+ * router's expert_bias a parameter; sliding_window 1024 on the layers that are not every
+ * global_attn_every_n_layers-th (layer_types).
+ */
+void mpm_read_afmoe(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {200192, 2048, 32, 16, 0, 128, 16384, false};
+	uint64_t dense, every, sliding = 0, shared;
+
+	read_trunk(c, &t, m);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->qk_norm = true;
+	m->norms_per_layer = 4;
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 6144);
+	m->num_experts = hf_get_u64(c, KEYS("num_experts"), 64);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 6);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1408);
+	shared = hf_get_u64(c, KEYS("num_shared_experts"), 2);
+	m->num_shared_experts = shared;
+	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "moe_intermediate_size");
+	m->router_bias = true;
+	dense = hf_get_u64(c, KEYS("num_dense_layers"), 1);
+	m->first_dense_layers = dense < m->num_layers ? dense : m->num_layers;
+	m->sliding_window = hf_window(c, "sliding_window", 1024);
+	every = hf_get_u64(c, KEYS("global_attn_every_n_layers"), 4);
+	if (cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types"))) {
+		hf_decode_layer_types(c, m);
+	} else if (c->st == MP_OK && every == 0) {
+		hf_fail_key(c, "global_attn_every_n_layers", "global_attn_every_n_layers must be at least 1");
+	} else {
+		for (uint64_t i = 0; i < m->num_layers; i++)
+			sliding += (i + 1) % every != 0;
+		m->sliding_window_layers = sliding;
+		if (sliding == 0)
+			m->sliding_window = 0;
+	}
+	if (c->st != MP_OK)
+		return;
+	hf_tensor(m, MP_ROOT_DECODER, L ".self_attn", "gate_proj.weight", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_QKV, false,
+	          hf_mul(c, m->num_heads, m->head_dim, "head_dim"), m->hidden_size, m->num_layers);
+	hf_decode_rope(c, m, 1.0);
+}
+
+/*
+ * AXK1Config (A.X K1; modeling_axk1.py): DeepSeek-V3's MLA and experts (mpm_read_mla's row: vocab 163840, hidden
+ * 7168, FFN 18432, 61 layers, 64 heads, q_lora_rank 1536, kv_lora_rank 512, qk_nope 128, qk_rope 64, v 128; 192
+ * routed experts of 2048, top-8, one shared; mlp_layer_types with layer 0 dense; the correction bias a buffer), and on
+ * each MoE block a post_mlp_layernorm of hidden_size.
+ */
+void mpm_read_axk1(hf_ctx *c, mp_model *m)
+{
+	uint64_t moe = 0;
+
+	mpm_read_mla(c, m);
+	if (c->st != MP_OK)
+		return;
+	for (uint64_t i = 0; i < m->num_layers; i++)
+		moe += mp_model_is_moe_layer(m, i);
+	hf_tensor(m, MP_ROOT_DECODER, L ".mlp", "post_mlp_layernorm.weight", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true,
+	          1, m->hidden_size, moe);
+}
+
+/* BeamConfig: every sixth layer full attention, and the last one. */
+static bool beam_full(uint64_t i, uint64_t n)
+{
+	return (i + 1) % 6 == 0 || i == n - 1;
+}
+
+/*
+ * BeamConfig (modeling_beam.py): vocab 151936, hidden 5120, FFN 20480 (the "dense" layers of mlp_layer_types: the
+ * first min(3, layers) by default), 52 layers, 48 heads, kv 8, head_dim 128, 8192 positions, untied; attention_bias
+ * on q, k, v and o, per-head q_norm and k_norm, gate_proj (hidden -> heads x head_dim) and gate_bias (one per head)
+ * gating the attention output; Gemma's four norms per layer; the "sparse" layers hold 256 experts (num_experts) of
+ * moe_intermediate_size 2560, top-8, the router's e_score_correction_bias a buffer, no shared expert; sliding_window
+ * 512 on five layers of six (the last layer full; or layer_types); no RoPE on the full layers (no parameters).
+ */
+void mpm_read_beam(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {151936, 5120, 52, 48, 8, 128, 8192, false};
+
+	read_trunk(c, &t, m);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->qk_norm = true;
+	m->norms_per_layer = 4;
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 20480);
+	m->num_experts = hf_get_u64(c, KEYS("num_experts"), 256);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 8);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 2560);
+	m->router_correction_buffer = true;
+	mlp_kinds(c, m, m->num_layers < 3 ? m->num_layers : 3);
+	m->sliding_window = hf_window(c, "sliding_window", 512);
+	window_by_rule(c, m, beam_full);
+	if (c->st != MP_OK)
+		return;
+	hf_tensor(m, MP_ROOT_DECODER, L ".self_attn", "gate_proj.weight", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_QKV, false,
+	          hf_mul(c, m->num_heads, m->head_dim, "head_dim"), m->hidden_size, m->num_layers);
+	hf_tensor(m, MP_ROOT_DECODER, L ".self_attn", "gate_bias", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1,
+	          m->num_heads, m->num_layers);
+	hf_decode_rope(c, m, 1.0);
+}

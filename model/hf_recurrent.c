@@ -1,0 +1,228 @@
+/*
+ * hf_recurrent.c: decoders whose recurrence memplan's other kinds do not describe (RWKV's WKV sums, RecurrentGemma's
+ * RG-LRU), read as MP_SSM_LISTED: the reader lists the mixer's tensors and states what each layer keeps per sequence.
+ * No serving engine memplan knows runs these types, so the state is transformers 5.24's as its modeling file keeps it
+ * (tests/ref/hf/README.md, "Conventions"). Every default is the configuration class's (configuration_<type>.py),
+ * every module shape its modeling file's; tests/ref/hf holds what transformers builds and caches.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "hf_internal.h"
+
+/* A family is the Llama names with some renamed (as model/hf_names.c) */
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Winitializer-overrides"
+#elif defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Woverride-init"
+#endif
+
+/* RWKV (modeling_rwkv.py): rwkv.embeddings, blocks.{i}.ln1 and ln2 (LayerNorms), rwkv.ln_out, the head `head`; the
+ * time mix and channel mix are the reader's. */
+const mp_names mpm_names_rwkv = {MP_NAMES_LLAMA_FIELDS,
+                                 .root = "rwkv.",
+                                 .embed = {"embeddings.weight", NULL},
+                                 .final_norm = {"ln_out.weight", "ln_out.bias"},
+                                 .lm_head = {"head.weight", NULL},
+                                 .layer = "blocks.{i}",
+                                 .norms = {{"ln1.weight", "ln1.bias"}, {"ln2.weight", "ln2.bias"}}};
+
+/* RecurrentGemma (modeling_recurrent_gemma.py): temporal_pre_norm and channel_pre_norm, the attention layers' q, k, v
+ * and o under temporal_block, mlp_block, final_norm; the recurrent blocks are the reader's. */
+const mp_names mpm_names_recurrent_gemma = {MP_NAMES_LLAMA_FIELDS,
+                                            .final_norm = {"final_norm.weight", NULL},
+                                            .attn = MP_NAMES_LAYERS ".temporal_block",
+                                            .mlp = MP_NAMES_LAYERS ".mlp_block",
+                                            .norms = {{"temporal_pre_norm.weight", NULL},
+                                                      {"channel_pre_norm.weight", NULL}}};
+
+/* A [1, 1, n] parameter (RWKV's time_mix_* vectors) of `count` layers under path. */
+static void row3(mp_model *m, const char *path, const char *leaf, uint64_t n, uint64_t count)
+{
+	uint64_t dims[3] = {1, 1, n};
+
+	hf_shape(m, MP_ROOT_DECODER, path, leaf, MP_TK_RECURRENT, 0, dims, 3, count);
+}
+
+/*
+ * RwkvConfig (RWKV-4; RwkvForCausalLM): vocab 50277, hidden 4096, 32 layers, attention_hidden_size = hidden,
+ * intermediate_size = 4 x hidden, context_length 1024 (a single forward's; in RNN mode any length), untied. Each
+ * block: ln1, the time mix (time_decay and time_first of attention_hidden_size, time_mix_key, _value, _receptance
+ * [1, 1, hidden], key, value and receptance hidden -> attention, output back), ln2, the channel mix (time_mix_key and
+ * _receptance, key hidden -> intermediate, receptance hidden -> hidden, value intermediate -> hidden); block 0 adds
+ * pre_ln. The state (RwkvModel.forward with use_cache): five [batch, hidden, layers] tensors, the two token shifts in
+ * the model's dtype and the WKV numerator, denominator and running maximum in fp32, so 2 x hidden model-dtype and
+ * 3 x hidden fp32 values per layer per sequence (transformers' layout: no engine memplan knows serves RWKV).
+ * transformers keeps the WKV sums hidden_size wide, so a narrower or wider attention_hidden_size cannot run with a
+ * cache there: refused.
+ */
+void mpm_read_rwkv(hf_ctx *c, mp_model *m)
+{
+	uint64_t h, a, f;
+	const char *att = "blocks.{i}.attention", *ffn = "blocks.{i}.feed_forward";
+
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 50277);
+	m->hidden_size = h = hf_get_u64(c, KEYS("hidden_size"), 4096);
+	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), 32);
+	a = hf_get_u64(c, KEYS("attention_hidden_size"), h);
+	f = hf_get_u64(c, KEYS("intermediate_size"), hf_mul(c, 4, h, "hidden_size"));
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), false);
+	/* context_length (max_position_embeddings' spelling) bounds one parallel forward only: no limit is planned */
+	(void)hf_get_u64(c, KEYS("context_length", "max_position_embeddings"), 1024);
+	if (c->st == MP_OK && a != h)
+		hf_fail_key(c, "attention_hidden_size",
+		            "attention_hidden_size must equal hidden_size: RwkvModel keeps its WKV state hidden_size wide, so "
+		            "transformers 5.24 cannot run any other width with a cache");
+	if (c->st != MP_OK)
+		return;
+	m->layer_pattern = true;
+	for (uint64_t i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++)
+		m->layer_flags[i] = MP_LAYER_SSM | MP_LAYER_FFN;
+	m->ssm.kind = MP_SSM_LISTED;
+	m->ssm.d_inner = h;
+	m->ssm.listed_model_values = hf_mul(c, 2, h, "hidden_size");
+	m->ssm.listed_fp32_values = hf_mul(c, 3, h, "hidden_size");
+	m->num_heads = m->num_kv_heads = m->head_dim = 0;
+	m->ffn_kind = MP_FFN_PLAIN;
+	m->intermediate_size = f;
+	m->own_mlp = true;
+	m->norm_kind = MP_NORM_LAYER;
+	m->norms_per_layer = 2;
+	m->final_norm = true;
+	snprintf(m->rope_type, sizeof(m->rope_type), "none");
+	hf_tensor(m, MP_ROOT_DECODER, "blocks.0", "pre_ln.weight", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+	hf_tensor(m, MP_ROOT_DECODER, "blocks.0", "pre_ln.bias", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+	hf_tensor(m, MP_ROOT_DECODER, att, "time_decay", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1, a,
+	          m->num_layers);
+	hf_tensor(m, MP_ROOT_DECODER, att, "time_first", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1, a,
+	          m->num_layers);
+	row3(m, att, "time_mix_key", h, m->num_layers);
+	row3(m, att, "time_mix_value", h, m->num_layers);
+	row3(m, att, "time_mix_receptance", h, m->num_layers);
+	hf_tensor(m, MP_ROOT_DECODER, att, "key.weight", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_MIXER_IN, false, a, h,
+	          m->num_layers);
+	hf_tensor(m, MP_ROOT_DECODER, att, "value.weight", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_MIXER_IN, false, a, h,
+	          m->num_layers);
+	hf_tensor(m, MP_ROOT_DECODER, att, "receptance.weight", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_MIXER_IN, false,
+	          a, h, m->num_layers);
+	hf_tensor(m, MP_ROOT_DECODER, att, "output.weight", MP_TK_RECURRENT, MP_SPLIT_COLS, MP_STEP_MIXER_OUT, false, h,
+	          a, m->num_layers);
+	row3(m, ffn, "time_mix_key", h, m->num_layers);
+	row3(m, ffn, "time_mix_receptance", h, m->num_layers);
+	hf_tensor(m, MP_ROOT_DECODER, ffn, "key.weight", MP_TK_MLP, MP_SPLIT_ROWS, MP_STEP_MLP_UP, false, f, h,
+	          m->num_layers);
+	hf_tensor(m, MP_ROOT_DECODER, ffn, "receptance.weight", MP_TK_MLP, MP_SPLIT_NONE, MP_STEP_MLP_UP, false, h, h,
+	          m->num_layers);
+	hf_tensor(m, MP_ROOT_DECODER, ffn, "value.weight", MP_TK_MLP, MP_SPLIT_COLS, MP_STEP_MLP_DOWN, false, h, f,
+	          m->num_layers);
+}
+
+/*
+ * RecurrentGemmaConfig (RecurrentGemma-2B; RecurrentGemmaForCausalLM): vocab 256000, hidden 2560, 26 layers whose
+ * temporal blocks cycle through block_types (recurrent, recurrent, attention), 10 heads of hidden // heads (the class
+ * derives head_dim so), num_key_value_heads = heads, lru_width = hidden, conv1d_width 4, tied; every layer an MLP of
+ * intermediate_size // 2 (7680 // 2) with biases behind channel_pre_norm. Attention layers: q, k and v (bias with
+ * attention_bias), o always biased, RoPE on half of each head, sliding over attention_window_size (2048) tokens
+ * (the class's layer_types are all sliding_attention). Recurrent layers: linear_y and linear_x hidden -> lru_width,
+ * a depthwise conv_1d of conv1d_width, the RG-LRU (recurrent_param of lru_width, input and recurrent gates as
+ * [heads, lru / heads, lru / heads] block-diagonal weights with [heads, lru / heads] biases), linear_out back, all
+ * biased. The state each recurrent layer keeps per sequence (RecurrentGemmaRecurrentBlock): conv1d_state of
+ * lru_width x (conv1d_width - 1) in the model's dtype and the RG-LRU's recurrent_states of lru_width in fp32.
+ */
+void mpm_read_recurrent_gemma(hf_ctx *c, mp_model *m)
+{
+	const cJSON *bt = cJSON_GetObjectItemCaseSensitive(c->cfg, "block_types"), *v;
+	static const char *const dflt_types[] = {"recurrent", "recurrent", "attention"};
+	const char *types[64];
+	uint64_t ntypes = 0, h, lru, w, heads, rec = 0, bw;
+	const char *tb = "layers.{i}.temporal_block", *lr = "layers.{i}.temporal_block.rg_lru";
+
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 256000);
+	m->hidden_size = h = hf_get_u64(c, KEYS("hidden_size"), 2560);
+	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), 26);
+	m->num_heads = heads = hf_get_u64(c, KEYS("num_attention_heads"), 10);
+	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), heads);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 3 * 2560) / 2;
+	lru = hf_get_u64(c, KEYS("lru_width"), h);
+	w = hf_get_u64(c, KEYS("conv1d_width"), 4);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
+	m->qkv_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->o_bias = true;
+	m->mlp_bias = true;
+	/* attention_window_size, or its attribute_map spelling sliding_window */
+	m->sliding_window = hf_window(c,
+	                              cJSON_GetObjectItemCaseSensitive(c->cfg, "attention_window_size") == NULL &&
+	                                      cJSON_GetObjectItemCaseSensitive(c->cfg, "sliding_window") != NULL
+	                                  ? "sliding_window"
+	                                  : "attention_window_size",
+	                              2048);
+	if (bt == NULL || cJSON_IsNull(bt)) {
+		for (ntypes = 0; ntypes < 3; ntypes++)
+			types[ntypes] = dflt_types[ntypes];
+	} else if (!cJSON_IsArray(bt) || cJSON_GetArraySize(bt) == 0 || cJSON_GetArraySize(bt) > 64) {
+		hf_fail_key(c, "block_types", "block_types must be a list of 1 to 64 \"recurrent\" or \"attention\"");
+	} else {
+		cJSON_ArrayForEach(v, bt)
+		{
+			if (!cJSON_IsString(v) ||
+			    (strcmp(v->valuestring, "recurrent") != 0 && strcmp(v->valuestring, "attention") != 0)) {
+				hf_fail_key(c, "block_types", "block_types entries must be \"recurrent\" or \"attention\"");
+				break;
+			}
+			types[ntypes++] = v->valuestring;
+		}
+	}
+	if (c->st == MP_OK && (heads == 0 || h < heads || lru % heads != 0 || w == 0))
+		hf_fail_key(c, heads == 0 || h < heads ? "num_attention_heads" : w == 0 ? "conv1d_width" : "lru_width",
+		            "num_attention_heads must be from 1 to hidden_size and divide lru_width (the RG-LRU's gate "
+		            "blocks), and conv1d_width must be at least 1");
+	if (c->st == MP_OK && m->num_kv_heads > heads)
+		hf_fail_key(c, "num_key_value_heads",
+		            "num_key_value_heads must not exceed num_attention_heads (RecurrentGemmaConfig refuses it)");
+	if (c->st != MP_OK)
+		return;
+	m->head_dim = h / heads;
+	m->layer_pattern = true;
+	for (uint64_t i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++) {
+		bool attn = strcmp(types[i % ntypes], "attention") == 0;
+
+		m->layer_flags[i] = MP_LAYER_FFN | (attn ? MP_LAYER_ATTENTION : MP_LAYER_SSM);
+		rec += !attn;
+	}
+	if (m->sliding_window)
+		m->sliding_window_layers = m->num_layers - rec;
+	m->attn_kind = MP_ATTN_GQA;
+	m->ffn_kind = MP_FFN_GATED;
+	m->norm_kind = MP_NORM_RMS;
+	m->norms_per_layer = 2;
+	m->final_norm = true;
+	m->ssm.kind = MP_SSM_LISTED;
+	m->ssm.d_inner = lru;
+	m->ssm.conv_kernel = w;
+	m->ssm.listed_model_values = hf_mul(c, lru, w - 1, "conv1d_width");
+	m->ssm.listed_fp32_values = lru;
+	hf_decode_rope(c, m, 0.5);
+	bw = lru / heads;
+	hf_tensor(m, MP_ROOT_DECODER, tb, "linear_y.weight", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_MIXER_IN, false, lru,
+	          h, rec);
+	hf_tensor(m, MP_ROOT_DECODER, tb, "linear_y.bias", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1, lru, rec);
+	hf_tensor(m, MP_ROOT_DECODER, tb, "linear_x.weight", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_MIXER_IN, false, lru,
+	          h, rec);
+	hf_tensor(m, MP_ROOT_DECODER, tb, "linear_x.bias", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1, lru, rec);
+	hf_tensor(m, MP_ROOT_DECODER, tb, "linear_out.weight", MP_TK_RECURRENT, MP_SPLIT_COLS, MP_STEP_MIXER_OUT, false,
+	          h, lru, rec);
+	hf_tensor(m, MP_ROOT_DECODER, tb, "linear_out.bias", MP_TK_RECURRENT, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, rec);
+	{
+		uint64_t conv[3] = {lru, 1, w}, gate[3] = {heads, bw, bw}, gb[2] = {heads, bw};
+
+		hf_shape(m, MP_ROOT_DECODER, tb, "conv_1d.weight", MP_TK_RECURRENT, 0, conv, 3, rec);
+		hf_tensor(m, MP_ROOT_DECODER, tb, "conv_1d.bias", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1, lru,
+		          rec);
+		hf_tensor(m, MP_ROOT_DECODER, lr, "recurrent_param", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1,
+		          lru, rec);
+		hf_shape(m, MP_ROOT_DECODER, lr, "input_gate_weight", MP_TK_RECURRENT, 0, gate, 3, rec);
+		hf_shape(m, MP_ROOT_DECODER, lr, "input_gate_bias", MP_TK_RECURRENT, 0, gb, 2, rec);
+		hf_shape(m, MP_ROOT_DECODER, lr, "recurrent_gate_weight", MP_TK_RECURRENT, 0, gate, 3, rec);
+		hf_shape(m, MP_ROOT_DECODER, lr, "recurrent_gate_bias", MP_TK_RECURRENT, 0, gb, 2, rec);
+	}
+}
