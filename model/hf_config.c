@@ -268,6 +268,12 @@ void hf_decode_layer_types(hf_ctx *c, mp_model *m)
 		hf_fail_key(c, "layer_types", "layer_types must have one entry per layer (num_hidden_layers)");
 		return;
 	}
+	if (sliding && m->sliding_window == 0) {
+		hf_fail_key(c, "layer_types",
+		            "layer_types has sliding_attention layers, but the config has no window (sliding_window null, "
+		            "or use_sliding_window false): transformers 5.24 cannot build their cache");
+		return;
+	}
 	if (sliding == 0)
 		m->sliding_window = 0;
 	m->sliding_window_layers = sliding;
@@ -333,14 +339,19 @@ static void decode_qwen_moe(hf_ctx *c, mp_model *m, bool qwen3)
 		m->shared_expert_gate = m->shared_expert_intermediate_size > 0;
 	}
 	hf_decode_mlp_only_layers(c, m);
+	/* the window only with use_sliding_window (both configuration classes). Qwen2MoeConfig derives layer_types: layer
+	 * i slides when i is even and i < max_window_layers (28); Qwen3MoeConfig has no layer_types, so every layer's
+	 * cache slides (cache_utils.get_layer_types_and_kwargs) */
 	m->sliding_window = hf_window(c, "sliding_window", 4096);
-	{
-		uint64_t from = hf_get_u64(c, KEYS("max_window_layers"), qwen3 ? 28 : 21);
+	if (!hf_get_bool(c, KEYS("use_sliding_window"), false))
+		m->sliding_window = 0;
+	if (!qwen3 && !hf_has(c, "layer_types")) {
+		uint64_t below = hf_get_u64(c, KEYS("max_window_layers"), 28);
 
-		if (!hf_get_bool(c, KEYS("use_sliding_window"), false) || from >= m->num_layers)
+		below = below < m->num_layers ? below : m->num_layers;
+		m->sliding_window_layers = m->sliding_window ? (below + 1) / 2 : 0;
+		if (m->sliding_window_layers == 0)
 			m->sliding_window = 0;
-		else
-			m->sliding_window_layers = m->num_layers - from;
 	}
 	m->attn_kind = MP_ATTN_GQA;
 	m->ffn_kind = MP_FFN_GATED;
@@ -424,9 +435,10 @@ static void decode_falcon(hf_ctx *c, mp_model *m)
 	parallel = hf_get_bool(c, KEYS("parallel_attn"), true);
 	m->qkv_bias = m->o_bias = m->mlp_bias = hf_get_bool(c, KEYS("bias"), false);
 	hf_derive_head_dim(c, m, "num_attention_heads");
-	if (new_arch)
+	if (new_arch) {
 		m->num_kv_heads = hf_get_u64(c, KEYS("num_kv_heads"), m->num_heads);
-	else
+		m->transformers_kv_heads = m->num_heads; /* FalconAttention caches the heads expanded */
+	} else
 		m->num_kv_heads = multi_query ? 1 : m->num_heads;
 	m->intermediate_size = hf_get_u64(c, KEYS("ffn_hidden_size"), 4 * m->hidden_size);
 	ln_parallel = hf_get_u64(c, KEYS("num_ln_in_parallel_attn"), 2);

@@ -191,6 +191,7 @@ void mpm_read_kimi_linear(hf_ctx *c, mp_model *m)
 	uint64_t shared;
 
 	trunk(c, m, 163840, 2304, 27, 32, 32, 0, 0, false);
+	m->tie_word_embeddings = false; /* KimiLinearForCausalLM ties nothing (_tied_weights_keys = {}) */
 	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings", "model_max_length"), 1048576);
 	m->attn_kind = MP_ATTN_MLA;
 	m->q_lora_rank = hf_is_null(c, "q_lora_rank") ? 0 : hf_get_u64(c, KEYS("q_lora_rank"), 0);
@@ -300,7 +301,10 @@ void mpm_read_minimax(hf_ctx *c, mp_model *m)
 	m->ssm.head_dim = m->head_dim;
 	m->ssm.d_inner = hf_mul(c, m->num_heads, m->head_dim, "num_attention_heads");
 	m->ssm.state_in_model_dtype = true;
-	m->sliding_window = hf_window(c, "sliding_window", 0);
+	/* sliding_window only masks the scores (MiniMaxModel's create_sliding_window_causal_mask): the softmax layers are
+	 * "full_attention" in layer_types, so the cache keeps every token of them (a DynamicLayer each) */
+	(void)hf_window(c, "sliding_window", 0);
+	m->sliding_window = 0;
 	if (!hf_has(c, "layer_types") && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(c->cfg, "attn_type_list"))) {
 		/* MiniMax-Text-01's own key (1: softmax attention, 0: lightning), as vLLM reads it; transformers 5.24
 		 * ignores it and alternates (layer_types' default) */
@@ -590,9 +594,10 @@ void mpm_read_granitemoehybrid(hf_ctx *c, mp_model *m)
 	m->shared_expert_intermediate_size = hf_get_u64(c, KEYS("shared_intermediate_size"), 1024);
 	if (m->num_experts) {
 		m->num_shared_experts = 1;
-	} else { /* no experts: the shared MLP is the layer's dense MLP */
+	} else { /* no experts: the shared MLP is the layer's dense MLP (still named shared_mlp) */
 		m->intermediate_size = m->shared_expert_intermediate_size;
 		m->shared_expert_intermediate_size = 0;
+		c->names = &mpm_names_granitemoehybrid_dense;
 	}
 	mamba2_keys(c, m, 128, 256);
 	if (c->st != MP_OK)
@@ -633,7 +638,10 @@ void mpm_read_granitemoehybrid(hf_ctx *c, mp_model *m)
  * "mlp" (up and down, ReLU^2, intermediate_size 21504) or "moe" (n_routed_experts 8 of moe_intermediate_size 7688,
  * up and down only, top-2, n_shared_experts of moe_shared_expert_intermediate_size, the router's
  * e_score_correction_bias a buffer); layers_block_type (or hybrid_override_pattern: M, *, -, E); norm_f. No RoPE
- * (modeling_nemotron_h.py). A latent MoE (moe_latent_size) is refused: not modelled.
+ * (modeling_nemotron_h.py). transformers 5.24's classes read some keys their own way: the attention never has biases
+ * (attention_bias is not read), the Mamba projections take use_bias (not mamba_proj_bias), the shared expert is one
+ * MLP of moe_shared_expert_intermediate_size whatever n_shared_experts says, and lm_head is never tied. A latent MoE
+ * (moe_latent_size) runs the routed experts at that width between fc1_latent_proj and fc2_latent_proj.
  */
 void mpm_read_nemotron_h(hf_ctx *c, mp_model *m)
 {
@@ -642,26 +650,29 @@ void mpm_read_nemotron_h(hf_ctx *c, mp_model *m)
 	static const char *const kinds[4] = {"linear_attention", "full_attention", "mlp", "moe"};
 	static const char codes[] = "M*-E";
 	uint8_t flags[4] = {MP_LAYER_SSM, MP_LAYER_ATTENTION, MP_LAYER_FFN, MP_LAYER_FFN};
-	uint64_t n = 0, shared;
+	uint64_t n = 0;
 
 	if (!cJSON_IsArray(lt))
 		lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types");
 	trunk(c, m, 131072, 4096, 4, 32, 8, 128, 4096, false);
+	m->tie_word_embeddings = false; /* NemotronHForCausalLM ties nothing (_tied_weights_keys = {}) */
 	m->norms_per_layer = 1;
 	m->ffn_kind = MP_FFN_PLAIN;
-	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	/* NemotronHAttention has no biases whatever attention_bias says; mlp_bias is the MLPs' and the shared expert's
+	 * (NemotronHMLP) and the latent projections', never the routed experts' */
+	m->qkv_bias = m->o_bias = false;
 	m->mlp_bias = hf_get_bool(c, KEYS("mlp_bias"), false);
+	m->routed_bias = MP_BIAS_OFF;
 	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 21504);
 	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts", "num_local_experts"), 8);
 	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 2);
 	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 7688);
-	shared = hf_get_u64(c, KEYS("n_shared_experts"), 1);
-	m->num_shared_experts = shared;
-	m->shared_expert_intermediate_size =
-	    hf_mul(c, shared, hf_get_u64(c, KEYS("moe_shared_expert_intermediate_size"), 7688), "n_shared_experts");
+	/* NemotronHMoE builds one shared MLP of moe_shared_expert_intermediate_size whatever n_shared_experts says */
+	(void)hf_get_u64(c, KEYS("n_shared_experts"), 1);
+	m->num_shared_experts = 1;
+	m->shared_expert_intermediate_size = hf_get_u64(c, KEYS("moe_shared_expert_intermediate_size"), 7688);
 	m->router_correction_buffer = true;
-	if (hf_has(c, "moe_latent_size"))
-		hf_fail_key(c, "moe_latent_size", "a latent MoE (moe_latent_size) is not modelled yet; leave it null");
+	m->moe_latent_size = hf_get_u64(c, KEYS("moe_latent_size"), 0);
 	m->ssm.kind = MP_SSM_MAMBA2;
 	m->ssm.n_heads = hf_get_u64(c, KEYS("mamba_num_heads"), 128);
 	m->ssm.head_dim = hf_get_u64(c, KEYS("mamba_head_dim"), 64);
@@ -669,7 +680,8 @@ void mpm_read_nemotron_h(hf_ctx *c, mp_model *m)
 	m->ssm.n_groups = hf_get_u64(c, KEYS("n_groups"), 8);
 	m->ssm.conv_kernel = hf_get_u64(c, KEYS("conv_kernel"), 4);
 	m->ssm.d_inner = hf_mul(c, m->ssm.n_heads, m->ssm.head_dim, "mamba_num_heads");
-	m->ssm.proj_bias = hf_get_bool(c, KEYS("mamba_proj_bias"), false);
+	/* NemotronHMamba2Mixer: in_proj and out_proj carry use_bias' biases (mamba_proj_bias is not read) */
+	m->ssm.proj_bias = hf_get_bool(c, KEYS("use_bias"), false);
 	m->ssm.conv_bias = hf_get_bool(c, KEYS("use_conv_bias"), true);
 	m->ssm.gated_norm = true;
 	if (c->st != MP_OK)
@@ -719,6 +731,23 @@ void mpm_read_nemotron_h(hf_ctx *c, mp_model *m)
 	m->num_layers = n;
 	if (n == 0)
 		hf_fail_key(c, "layers_block_type", "layers_block_type must list at least one layer");
+	if (m->moe_latent_size && c->st == MP_OK) {
+		/* NemotronHMoE's latent projections, hidden -> moe_latent_size -> hidden, with mlp_bias, per MoE layer */
+		uint64_t moe = 0, lat = m->moe_latent_size, h = m->hidden_size;
+
+		for (uint64_t i = 0; i < n && i < MP_MAX_LAYERS; i++)
+			moe += (m->layer_flags[i] & MP_LAYER_FFN) && !(m->dense_layer_mask[i / 8] & (1u << (i % 8)));
+		hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.mixer.fc1_latent_proj", "weight", MP_TK_SHARED_EXPERT,
+		          MP_SPLIT_NONE, MP_STEP_EXTRA, false, lat, h, moe);
+		hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.mixer.fc2_latent_proj", "weight", MP_TK_SHARED_EXPERT,
+		          MP_SPLIT_NONE, MP_STEP_EXTRA, false, h, lat, moe);
+		if (m->mlp_bias) {
+			hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.mixer.fc1_latent_proj", "bias", MP_TK_SHARED_EXPERT,
+			          MP_SPLIT_NONE, MP_STEP_NONE, true, 0, lat, moe);
+			hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.mixer.fc2_latent_proj", "bias", MP_TK_SHARED_EXPERT,
+			          MP_SPLIT_NONE, MP_STEP_NONE, true, 0, h, moe);
+		}
+	}
 	snprintf(m->rope_type, sizeof(m->rope_type), "none");
 }
 
@@ -751,12 +780,10 @@ void mpm_read_falcon_h1(hf_ctx *c, mp_model *m)
 	m->ssm.n_groups = hf_get_u64(c, KEYS("mamba_n_groups"), 1);
 	m->ssm.conv_kernel = hf_get_u64(c, KEYS("mamba_d_conv"), 4);
 	m->ssm.conv_bias = hf_get_bool(c, KEYS("mamba_conv_bias"), true);
+	/* FalconH1Mixer: in_proj's bias is mamba_proj_bias, out_proj's projectors_bias */
 	m->ssm.proj_bias = hf_get_bool(c, KEYS("mamba_proj_bias"), false);
+	m->ssm.out_bias = hf_get_bool(c, KEYS("projectors_bias"), false) ? MP_BIAS_ON : MP_BIAS_OFF;
 	m->ssm.gated_norm = hf_get_bool(c, KEYS("mamba_rms_norm"), false);
-	if (c->st == MP_OK && hf_get_bool(c, KEYS("projectors_bias"), false) != m->ssm.proj_bias)
-		hf_fail_key(c, "projectors_bias",
-		            "projectors_bias (out_proj) different from mamba_proj_bias (in_proj) is "
-		            "not modelled; the checkpoints set both false");
 	if (c->st == MP_OK && hf_mul(c, m->ssm.n_heads, m->ssm.head_dim, "mamba_n_heads") != d_ssm)
 		hf_fail_key(c, "mamba_n_heads", "mamba_n_heads x mamba_d_head must equal mamba_d_ssm");
 	m->layer_pattern = true;
@@ -773,9 +800,24 @@ void mpm_read_falcon_h1(hf_ctx *c, mp_model *m)
  * its own rank-adapter_rank LoRA pair to the MLP's gate_up (and to q, k and v with use_shared_attention_adapter, listed
  * in its block) and a hidden x hidden linear (layers.{i}.linear). The blocks' weights count once; the step applies
  * them at every hybrid layer.
+ *
+ * transformers 5.24 builds a block in every hybrid layer and ties the ones after the first num_mem_blocks to them
+ * (Zamba2Model.get_layers' _tied_weights_keys), but only when tie_word_embeddings is set: without it
+ * (PreTrainedModel.get_expanded_tied_weights_keys returns nothing) every hybrid layer keeps a block of its own, and
+ * block b (b = the layer's hybrid index mod num_mem_blocks) holds the adapters of every hybrid layer of its residue.
+ * Worked example: 2 hybrid layers, num_mem_blocks 1, untied: 2 blocks, 4 gate_up adapter pairs.
  */
 static void zamba2_shared_blocks(hf_ctx *c, mp_model *m, uint64_t blocks, uint64_t hybrid, uint64_t rank)
 {
+	bool tied = m->tie_word_embeddings;
+	uint64_t adapters = 0;
+
+	for (uint64_t j = 0; j < hybrid; j++) {
+		uint64_t k = j % blocks, per = hybrid / blocks + (k < hybrid % blocks);
+
+		adapters += tied ? (j < blocks ? per : 0) : per;
+	}
+	blocks = tied ? (blocks < hybrid ? blocks : hybrid) : hybrid;
 	const char *at = "layers.{i}.shared_transformer.self_attn", *ff = "layers.{i}.shared_transformer.feed_forward";
 	uint64_t h = m->hidden_size, a = m->attn_input_size, hd = m->head_dim, inter = m->intermediate_size;
 	bool bias = hf_get_bool(c, KEYS("add_bias_linear"), false);
@@ -811,9 +853,9 @@ static void zamba2_shared_blocks(hf_ctx *c, mp_model *m, uint64_t blocks, uint64
 	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}", "linear.weight", MP_TK_MLP, MP_SPLIT_NONE, MP_STEP_EXTRA, false, h, h,
 	          hybrid);
 	hf_tensor(m, MP_ROOT_DECODER, ff, "gate_up_proj_adapter_list.{j}.0.weight", MP_TK_MLP, MP_SPLIT_NONE,
-	          MP_STEP_EXTRA, false, rank, h, hybrid);
+	          MP_STEP_EXTRA, false, rank, h, adapters);
 	hf_tensor(m, MP_ROOT_DECODER, ff, "gate_up_proj_adapter_list.{j}.1.weight", MP_TK_MLP, MP_SPLIT_NONE,
-	          MP_STEP_EXTRA, false, 2 * inter, rank, hybrid);
+	          MP_STEP_EXTRA, false, 2 * inter, rank, adapters);
 	if (hf_get_bool(c, KEYS("use_shared_attention_adapter"), false)) {
 		static const char *const leaves[6] = {
 		    "linear_q_adapter_list.{j}.0.weight", "linear_q_adapter_list.{j}.1.weight",
@@ -822,7 +864,7 @@ static void zamba2_shared_blocks(hf_ctx *c, mp_model *m, uint64_t blocks, uint64
 
 		for (int i = 0; i < 6; i++)
 			hf_tensor(m, MP_ROOT_DECODER, at, leaves[i], MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_EXTRA, false,
-			          i % 2 ? a : rank, i % 2 ? rank : a, hybrid);
+			          i % 2 ? a : rank, i % 2 ? rank : a, adapters);
 	}
 }
 
@@ -871,7 +913,7 @@ void mpm_read_zamba2(hf_ctx *c, mp_model *m)
 	m->ssm.d_state = hf_get_u64(c, KEYS("mamba_d_state"), 64);
 	m->ssm.n_groups = hf_get_u64(c, KEYS("mamba_ngroups"), 1);
 	m->ssm.conv_kernel = hf_get_u64(c, KEYS("mamba_d_conv"), 4);
-	m->ssm.conv_bias = hf_get_bool(c, KEYS("use_conv_bias"), true);
+	m->ssm.conv_bias = true; /* Zamba2MambaMixer's conv1d always has a bias (use_conv_bias is not read) */
 	m->ssm.proj_bias = hf_get_bool(c, KEYS("add_bias_linear"), false);
 	m->ssm.gated_norm = true;
 	if (c->st == MP_OK && (blocks == 0 || m->num_layers > MP_MAX_LAYERS || h >= (UINT64_C(1) << 40) ||

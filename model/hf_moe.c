@@ -334,7 +334,8 @@ void mpm_read_phimoe(hf_ctx *c, mp_model *m)
 
 /*
  * Ernie4_5_MoeConfig (ERNIE-4.5-21B-A3B): vocab 103424, hidden 2560, FFN 12288 (dense layers), 28 layers, 20 heads,
- * kv 4, head_dim hidden // heads (128), 131072 positions, tied; use_bias on q, k, v and o; 64 experts
+ * kv 4, head_dim hidden // heads (128), 131072 positions, tied; use_bias on q, k, v, o, the dense and shared MLPs
+ * and lm_head; 64 experts
  * (moe_num_experts) of 1536, top-6 (moe_k), moe_num_shared_experts 2 (one MLP of 2 x 1536); layer i is MoE when
  * (i + 1) % moe_layer_interval == 0 and moe_layer_start_index <= i <= moe_layer_end_index (-1, the default: the
  * last layer), else dense; the
@@ -347,7 +348,10 @@ void mpm_read_ernie4_5_moe(hf_ctx *c, mp_model *m)
 
 	decode_trunk(c, &t, m);
 	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 12288);
-	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("use_bias"), false);
+	/* use_bias: q, k, v, o, the dense and shared MLPs and lm_head (Ernie4_5_MoeMLP, Ernie4_5_MoeForCausalLM); the
+	 * routed experts never have biases */
+	m->qkv_bias = m->o_bias = m->mlp_bias = m->lm_head_bias = hf_get_bool(c, KEYS("use_bias"), false);
+	m->routed_bias = MP_BIAS_OFF;
 	m->num_experts = hf_get_u64(c, KEYS("moe_num_experts"), 64);
 	m->num_experts_per_tok = hf_get_u64(c, KEYS("moe_k"), 6);
 	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1536);
@@ -614,7 +618,8 @@ void mpm_read_longcat_flash(hf_ctx *c, mp_model *m)
 	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), m->num_heads);
 	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 131072);
 	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), false);
-	m->qkv_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	/* LongcatFlashMLA: attention_bias on q_a_proj, kv_a_proj_with_mqa and o_proj */
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
 	m->attn_kind = MP_ATTN_MLA;
 	m->q_lora_rank = hf_is_null(c, "q_lora_rank") ? 0 : hf_get_u64(c, KEYS("q_lora_rank"), 1536);
 	m->kv_lora_rank = hf_get_u64(c, KEYS("kv_lora_rank"), 512);
