@@ -129,6 +129,19 @@ void hf_fail_key(hf_ctx *c, const char *key, const char *msg)
 
 /* head_dim: an explicit value wins (it need not equal hidden / heads, gemma's does not); otherwise
  * hidden_size / num_attention_heads, which must then divide exactly. */
+void hf_heads_divide_hidden(hf_ctx *c, const mp_model *m, const char *heads_key)
+{
+	char msg[200];
+
+	if (c->st != MP_OK || m->num_heads == 0 || m->hidden_size % m->num_heads == 0)
+		return;
+	snprintf(msg, sizeof(msg),
+	         "hidden_size (%llu) must be a multiple of %s (%llu) for this model type, whatever head_dim says "
+	         "(its configuration class's validate_architecture)",
+	         (unsigned long long)m->hidden_size, heads_key, (unsigned long long)m->num_heads);
+	hf_fail_key(c, heads_key, msg);
+}
+
 void hf_derive_head_dim(hf_ctx *c, mp_model *m, const char *heads_key)
 {
 	m->head_dim = hf_get_u64(c, KEYS("head_dim"), 0);
@@ -405,6 +418,7 @@ static void decode_gpt_neox(hf_ctx *c, mp_model *m)
 	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), false);
 	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), true);
 	m->mlp_bias = true;
+	hf_heads_divide_hidden(c, m, "num_attention_heads");
 	hf_derive_head_dim(c, m, "num_attention_heads");
 	m->parallel_block = hf_get_bool(c, KEYS("use_parallel_residual"), true);
 	m->attn_kind = MP_ATTN_GQA;
@@ -438,6 +452,9 @@ static void decode_falcon(hf_ctx *c, mp_model *m)
 	if (new_arch) {
 		m->num_kv_heads = hf_get_u64(c, KEYS("num_kv_heads"), m->num_heads);
 		m->transformers_kv_heads = m->num_heads; /* FalconAttention caches the heads expanded */
+		if (c->st == MP_OK && m->num_kv_heads && m->num_heads % m->num_kv_heads)
+			hf_fail_key(c, "num_kv_heads",
+			            "num_attention_heads must be a multiple of num_kv_heads (the query heads of each KV group)");
 	} else
 		m->num_kv_heads = multi_query ? 1 : m->num_heads;
 	m->intermediate_size = hf_get_u64(c, KEYS("ffn_hidden_size"), 4 * m->hidden_size);

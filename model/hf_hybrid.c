@@ -70,8 +70,8 @@ static void trunk(hf_ctx *c, mp_model *m, uint64_t vocab, uint64_t hidden, uint6
 	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), heads);
 	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), kv ? kv : m->num_heads);
 	m->head_dim = hf_get_u64(c, KEYS("head_dim"), head_dim);
-	if (m->head_dim == 0 && m->num_heads)
-		m->head_dim = m->hidden_size / m->num_heads;
+	if (m->head_dim == 0 && m->num_heads) /* derived: hidden_size / heads, which must divide */
+		hf_derive_head_dim(c, m, "num_attention_heads");
 	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), max_pos);
 	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), tie);
 	m->attn_kind = MP_ATTN_GQA;
@@ -202,10 +202,11 @@ void mpm_read_kimi_linear(hf_ctx *c, mp_model *m)
 	m->head_dim = m->qk_nope_head_dim + m->qk_rope_head_dim;
 	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
 	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 9216);
-	m->num_experts = hf_get_u64(c, KEYS("num_experts"), 256);
+	/* KimiLinearConfig's attribute_map spellings second */
+	m->num_experts = hf_get_u64(c, KEYS("num_experts", "num_local_experts"), 256);
 	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_token", "num_experts_per_tok"), 8);
 	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1024);
-	shared = hf_get_u64(c, KEYS("num_shared_experts"), 1);
+	shared = hf_get_u64(c, KEYS("num_shared_experts", "n_shared_experts"), 1);
 	m->num_shared_experts = shared;
 	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "moe_intermediate_size");
 	m->router_correction_buffer = true;
@@ -293,7 +294,7 @@ static bool odd_layers_attend(uint64_t i)
 void mpm_read_minimax(hf_ctx *c, mp_model *m)
 {
 	trunk(c, m, 32000, 4096, 32, 32, 8, 0, 131072, false);
-	m->num_experts = hf_get_u64(c, KEYS("num_local_experts"), 8);
+	m->num_experts = hf_get_u64(c, KEYS("num_local_experts", "num_experts"), 8);
 	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 2);
 	m->moe_intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 14336);
 	m->ssm.kind = MP_SSM_LIGHTNING;
@@ -519,7 +520,7 @@ void mpm_read_jamba(hf_ctx *c, mp_model *m)
 
 	trunk(c, m, 65536, 4096, 32, 32, 8, 0, 262144, false);
 	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 14336);
-	m->num_experts = hf_get_u64(c, KEYS("num_experts"), 16);
+	m->num_experts = hf_get_u64(c, KEYS("num_experts", "num_local_experts"), 16);
 	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 2);
 	m->moe_intermediate_size = m->intermediate_size;
 	m->ssm.kind = MP_SSM_MAMBA1;
@@ -585,6 +586,9 @@ void mpm_read_granitemoehybrid(hf_ctx *c, mp_model *m)
 {
 	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types"), *v, *pe;
 	uint64_t i = 0;
+
+	if (lt == NULL || cJSON_IsNull(lt)) /* GraniteMoeHybridConfig's attribute_map spelling */
+		lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layers_block_type");
 
 	trunk(c, m, 32000, 4096, 32, 32, 0, 0, 2048, false);
 	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
@@ -883,6 +887,8 @@ void mpm_read_zamba2(hf_ctx *c, mp_model *m)
 	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layers_block_type"), *v;
 	uint64_t h, a, inter, blocks, rank, hybrid = 0, i = 0, expand;
 
+	if (lt == NULL || cJSON_IsNull(lt)) /* Zamba2Config's attribute_map spelling */
+		lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types");
 	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 32000);
 	m->hidden_size = h = hf_get_u64(c, KEYS("hidden_size"), 2560);
 	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), 54);

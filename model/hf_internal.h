@@ -34,6 +34,10 @@ void hf_fail_key(hf_ctx *c, const char *key, const char *msg);
 /* a x b, or 0 and the error naming `key` when the product of two config values overflows 64 bits (a silent wrap would
  * give a small, wrong model). */
 uint64_t hf_mul(hf_ctx *c, uint64_t a, uint64_t b, const char *key);
+/* The rule of the configuration classes whose validate_architecture refuses a hidden_size that is not a multiple of
+ * the heads, whatever head_dim says (LlamaConfig, Gemma2Config, Gemma3TextConfig, Gemma3nTextConfig, ArceeConfig,
+ * ExaoneConfig, DeepseekV2Config, GPTNeoXConfig in transformers 5.24): a 422 naming heads_key. */
+void hf_heads_divide_hidden(hf_ctx *c, const mp_model *m, const char *heads_key);
 /* head_dim: explicit, else hidden_size / heads (which must divide). */
 void hf_derive_head_dim(hf_ctx *c, mp_model *m, const char *heads_key);
 /* RoPE keys (rope_parameters, rope_scaling, partial_rotary_factor) into rotary_dim, rope_type and the scaled

@@ -113,11 +113,17 @@ void mpm_read_dense(hf_ctx *c, const mpm_dense *d, mp_model *m)
 	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), d->num_kv_heads ? d->num_kv_heads : m->num_heads);
 	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), d->max_positions);
 	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), d->tie);
+	if (f & MPM_HEADS_DIVIDE_HIDDEN)
+		hf_heads_divide_hidden(c, m, "num_attention_heads");
 	if (d->head_dim && !hf_has(c, "head_dim")) {
 		m->head_dim = d->head_dim;
 	} else {
 		hf_derive_head_dim(c, m, "num_attention_heads");
 	}
+	if ((f & MPM_O_PROJ_HIDDEN) && c->st == MP_OK && m->head_dim * m->num_heads != m->hidden_size)
+		hf_fail_key(c, "num_attention_heads",
+		            "num_attention_heads x head_dim must equal hidden_size: this model type's o_proj is hidden_size x "
+		            "hidden_size (HeliumAttention), so its forward fails otherwise (head_dim's default is 128)");
 	/* biases */
 	if (f & (MPM_ATTENTION_BIAS | MPM_ATTENTION_BIAS_QKV | MPM_QKV_BIAS_ALWAYS))
 		ab = hf_get_bool(c, KEYS("attention_bias"), (f & MPM_ATTENTION_BIAS_ON) != 0);
@@ -172,13 +178,11 @@ void mpm_read_dense(hf_ctx *c, const mpm_dense *d, mp_model *m)
 	/* the window: sliding_window (null = none), then the rule that says which layers it covers when the config has
 	 * no layer_types (mpm_window_rule); layer_types, when given, decides (hf_decode_layer_types) */
 	m->sliding_window = hf_window(c, "sliding_window", d->sliding_window);
-	if ((f & MPM_USE_SLIDING_WINDOW) && !hf_get_bool(c, KEYS("use_sliding_window"), false))
-		m->sliding_window = 0;
 	if (!hf_has(c, "layer_types"))
 		dense_window_layers(c, d, m);
 	/* a Mixtral-style MoE block in every layer: num_local_experts of intermediate_size, top-2 */
 	if (d->experts) {
-		m->num_experts = hf_get_u64(c, KEYS("num_local_experts"), d->experts);
+		m->num_experts = hf_get_u64(c, KEYS("num_local_experts", "num_experts"), d->experts); /* attribute_map */
 		m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 2);
 		m->moe_intermediate_size = m->intermediate_size;
 		m->intermediate_size = 0;
@@ -336,7 +340,7 @@ void mpm_read_gpt_oss(hf_ctx *c, mp_model *m)
 	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), false);
 	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), true);
 	m->attention_sinks = true;
-	m->num_experts = hf_get_u64(c, KEYS("num_local_experts"), 128);
+	m->num_experts = hf_get_u64(c, KEYS("num_local_experts", "num_experts"), 128); /* attribute_map */
 	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 4);
 	m->moe_intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 2880);
 	m->intermediate_size = 0;
@@ -350,6 +354,12 @@ void mpm_read_gpt_oss(hf_ctx *c, mp_model *m)
 	m->sliding_window = hf_window(c, "sliding_window", 128);
 	if (m->sliding_window)
 		m->sliding_window_layers = (m->num_layers + 1) / 2; /* layers 0, 2, 4, ... */
+	else if (!hf_has(c, "layer_types") && m->num_layers)
+		/* GptOssConfig derives layer_types with sliding layers whatever the window: transformers 5.24 cannot build
+		 * their cache without one (DynamicSlidingWindowLayer(sliding_window=None)) */
+		hf_fail_key(c, "sliding_window",
+		            "sliding_window is null, but without layer_types layers 0, 2, 4, ... are sliding_attention: "
+		            "transformers 5.24 cannot build their cache (give layer_types, or a window)");
 	hf_decode_layer_types(c, m);
 	hf_decode_rope(c, m, 1.0);
 	method = cJSON_IsObject(q) ? cJSON_GetObjectItemCaseSensitive(q, "quant_method") : NULL;

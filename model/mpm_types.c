@@ -20,7 +20,7 @@ const mpm_type mpm_types[] = {
                    .num_heads = 32,
                    .max_positions = 2048,
                    .norms = 2,
-                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY}},
+                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_HEADS_DIVIDE_HIDDEN}},
     /* MistralConfig: FFN 14336, 8 KV heads, 4096 * 32 positions, sliding_window 4096. */
     {.name = "mistral",
      .model_class = "MistralForCausalLM",
@@ -121,7 +121,7 @@ const mpm_type mpm_types[] = {
                    .sliding_window = 4096,
                    .window_rule = MPM_WINDOW_ALTERNATE,
                    .norms = 4,
-                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY}, .fp16_unstable = true},
+                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_HEADS_DIVIDE_HIDDEN}, .fp16_unstable = true},
     /* Gemma3TextConfig: vocab 262208, hidden 2304, FFN 9216, 26 layers, 8 heads, kv 4, head_dim 256, 131072
      * positions, tied, sliding_window 4096 on 5 layers of 6 (sliding_window_pattern 6), q/k norms, 4 norms. */
     {.name = "gemma3_text",
@@ -140,7 +140,7 @@ const mpm_type mpm_types[] = {
                    .window_pattern = 6,
                    .rotary_sets = 2,
                    .norms = 4,
-                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_QK_NORM}, .fp16_unstable = true},
+                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_QK_NORM | MPM_HEADS_DIVIDE_HIDDEN}, .fp16_unstable = true},
     /* Qwen2VLTextConfig and Qwen2_5_VLTextConfig (the decoders of Qwen2-VL and Qwen2.5-VL): Qwen2's modules with
      * the 72B's defaults: vocab 152064, hidden 8192, FFN 29568, 80 layers, 64 heads, kv 8, 32768 positions. */
     {.name = "qwen2_vl_text",
@@ -282,7 +282,7 @@ const mpm_type mpm_types[] = {
                    .window_rule = MPM_WINDOW_NOPE,
                    .window_pattern = 4,
                    .norms = 2,
-                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_NUM_LAYERS_KEY | MPM_USE_SLIDING_WINDOW}},
+                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_NUM_LAYERS_KEY}},
     /* ArceeConfig: hidden 2560, FFN 18432, 32 layers, head_dim 80 (derived), 4096 positions; ReLU^2 MLP (up, down).
      */
     {.name = "arcee",
@@ -294,7 +294,7 @@ const mpm_type mpm_types[] = {
                    .num_heads = 32,
                    .max_positions = 4096,
                    .norms = 2,
-                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_PLAIN_MLP | MPM_NUM_LAYERS_KEY}},
+                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_PLAIN_MLP | MPM_NUM_LAYERS_KEY | MPM_HEADS_DIVIDE_HIDDEN}},
     /* ApertusConfig: vocab 131072, FFN 14336, 65536 positions; xIELU MLP (up, down, alpha_p, alpha_n); per-head q/k
      * norms. */
     {.name = "apertus",
@@ -334,7 +334,7 @@ const mpm_type mpm_types[] = {
                    .num_kv_heads = 8,
                    .max_positions = 4096,
                    .norms = 2,
-                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_NUM_LAYERS_KEY}},
+                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_NUM_LAYERS_KEY | MPM_HEADS_DIVIDE_HIDDEN}},
     /* GlmConfig (GLM-4-9B): vocab 151552, FFN 13696, 40 layers, 32 heads, kv 2, head_dim 128, 131072 positions;
      * attention_bias on q, k, v (True); fused gate_up_proj (the same parameters); half the head rotates. */
     {.name = "glm",
@@ -497,7 +497,7 @@ const mpm_type mpm_types[] = {
                    .modules = MPM_ATTENTION_BIAS | MPM_QK_NORM | MPM_NUM_LAYERS_KEY},
      .names = &mpm_names_hunyuan},
     /* HeliumConfig: vocab 48000, hidden 2560, FFN 7040, 24 layers, 20 heads, head_dim 128, 4096 positions;
-     * attention_bias on q, k and v (o_proj never has one), mlp_bias. */
+     * attention_bias on q, k and v (o_proj never has one, and is hidden x hidden), mlp_bias. */
     {.name = "helium",
      .model_class = "HeliumForCausalLM",
      .dense = &(const mpm_dense){.vocab_size = 48000,
@@ -508,7 +508,7 @@ const mpm_type mpm_types[] = {
                    .head_dim = 128,
                    .max_positions = 4096,
                    .norms = 2,
-                   .modules = MPM_ATTENTION_BIAS_QKV | MPM_MLP_BIAS_KEY}},
+                   .modules = MPM_ATTENTION_BIAS_QKV | MPM_MLP_BIAS_KEY | MPM_O_PROJ_HIDDEN}},
     {.name = "gpt2", .model_class = "GPT2LMHeadModel", .read = mpm_read_gpt2, .names = &mpm_names_gpt2},
     {.name = "falcon", .model_class = "FalconForCausalLM", .read = mpm_read_falcon},
     {.name = "gpt_neox", .model_class = "GPTNeoXForCausalLM", .read = mpm_read_gpt_neox, .names = &mpm_names_gpt_neox},

@@ -56,13 +56,17 @@ typedef enum mpm_window_rule {
 #define MPM_SUB_NORM (1u << 17)		  /* BitNet: attn_sub_norm (hidden) and ffn_sub_norm (intermediate) */
 #define MPM_PARALLEL (1u << 18)		  /* attention and MLP side by side from one norm (Cohere, Phi) */
 #define MPM_NUM_LAYERS_KEY (1u << 19)	  /* num_layers is a spelling of num_hidden_layers (EXAONE 3) */
-#define MPM_USE_SLIDING_WINDOW (1u << 20) /* use_sliding_window false turns the window off (SmolLM3) */
+/* (1u << 20) is free: SmolLM3's use_sliding_window is its window rule's (MPM_WINDOW_NOPE) */
 #define MPM_QK_NORMS_PER_HEAD_KEY (1u << 21) /* qk_layernorm: a LayerNorm(head_dim) without bias per head, in a
 					      * ModuleList (StableLmLayerNormPerHead: q_layernorm.norms.{j}) */
 #define MPM_PARALLEL_RESIDUAL_KEY (1u << 22) /* use_parallel_residual (default false): attention and MLP side by
 					      * side from input_layernorm, no post_attention_layernorm (StableLM) */
 #define MPM_NULL_WINDOW_NO_PATTERN (1u << 23) /* a null sliding_window sets sliding_window_pattern to 0, which the
 					       * derivation of layer_types divides by (Exaone4Config): refused */
+#define MPM_HEADS_DIVIDE_HIDDEN (1u << 24) /* the configuration class refuses hidden_size % heads != 0 whatever head_dim
+					    * says (validate_architecture: LlamaConfig, Gemma2Config, ...) */
+#define MPM_O_PROJ_HIDDEN (1u << 26) /* o_proj is hidden_size x hidden_size (HeliumAttention): the heads x head_dim
+				      * of q, k and v must be hidden_size, or its forward fails */
 #define MPM_PATTERN_FIXED (1u << 25) /* MPM_WINDOW_PATTERN's pattern is the row's, no key (Olmo3Config: 4) */
 
 

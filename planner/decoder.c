@@ -559,6 +559,8 @@ static void experts(builder *b, uint64_t moe)
 		linear(b, sp, n->sh_down, MP_TK_SHARED_EXPERT, h, sh, sb, moe, MP_SPLIT_COLS,
 		       MP_STEP_SHARED_DOWN);
 	}
+	if (m->shared_down_bias_only && sb && m->shared_expert_intermediate_size == 0)
+		vec(b, n->shared ? n->shared : n->moe, n->sh_down.b, MP_TK_SHARED_EXPERT, h, moe, MP_SPLIT_NONE);
 	if (m->shared_expert_gate)
 		mat(b, n->moe, n->sh_expert_gate, MP_TK_SHARED_EXPERT, 1, h, moe, MP_SPLIT_NONE, MP_STEP_NONE);
 	if (m->router_correction_buffer) {

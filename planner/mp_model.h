@@ -300,6 +300,9 @@ typedef struct mp_model {
 	/* The KV heads transformers' cache holds per attention layer where it differs from num_kv_heads (Falcon's new
 	 * decoder architecture expands them to num_attention_heads: mp_inference_opts.cache_layout); 0 = num_kv_heads. */
 	uint64_t transformers_kv_heads;
+	/* The MoE layers keep a shared-experts block of width 0 whose down_proj still has its bias of hidden_size
+	 * (DeepseekV2Moe with n_shared_experts 0 and mlp_bias: nn.Linear(0, hidden, bias=True)). */
+	bool shared_down_bias_only;
 	/* The tensors (mp_inventory.h): a reader adds the modules no field above describes, then mp_model_build adds
 	 * the rest. Every parameter count, weight byte and step product is derived from it. */
 	mp_inventory inv;

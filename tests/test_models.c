@@ -107,11 +107,17 @@ static void test_config_errors(void **state)
 				    &m, &err),
 			 MP_EINVAL);
 	assert_string_equal(err.field, "/model/hf_config/num_attention_heads");
-	/* ... but accepted when head_dim is explicit */
-	assert_int_equal(count_text("{\"model_type\":\"llama\",\"hidden_size\":4000,\"num_attention_heads\":48,"
+	/* ... but accepted when head_dim is explicit, where the configuration class allows it (MistralConfig), and still
+	 * refused where its validate_architecture does not (LlamaConfig, transformers 5.24) */
+	assert_int_equal(count_text("{\"model_type\":\"mistral\",\"hidden_size\":4000,\"num_attention_heads\":48,"
 				    "\"num_key_value_heads\":8,\"head_dim\":128}",
 				    &pc, &m, &err),
 			 MP_OK);
+	assert_int_equal(count_text("{\"model_type\":\"llama\",\"hidden_size\":4000,\"num_attention_heads\":48,"
+				    "\"num_key_value_heads\":8,\"head_dim\":128}",
+				    &pc, &m, &err),
+			 MP_EINVAL);
+	assert_string_equal(err.field, "/model/hf_config/num_attention_heads");
 	/* the planner names the key under the config's own pointer (the reader gave it): no caller rewrites it */
 	assert_int_equal(count_text("{\"model_type\":\"llama\",\"num_key_value_heads\":5}", &pc, &m, &err), MP_EINVAL);
 	assert_string_equal(err.field, "/model/hf_config/num_key_value_heads");
@@ -519,7 +525,8 @@ static void test_no_window_spellings(void **state)
 		{"{\"model_type\":\"cohere2\",\"sliding_window\":null,\"sliding_window_pattern\":1}", 0},
 		{"{\"model_type\":\"smollm3\",\"sliding_window\":4096,\"use_sliding_window\":true}", 4096},
 		{"{\"model_type\":\"qwen3_moe\",\"sliding_window\":64,\"use_sliding_window\":true}", 64},
-		{"{\"model_type\":\"gpt_oss\",\"sliding_window\":null}", 0},
+		{"{\"model_type\":\"gpt_oss\",\"sliding_window\":null,\"num_hidden_layers\":2,\"layer_types\":"
+		 "[\"full_attention\",\"full_attention\"]}", 0},
 		{"{\"model_type\":\"ministral3\"}", 0},
 		{"{\"model_type\":\"gemma3_text\",\"layer_types\":[\"full_attention\",\"full_attention\"],"
 		 "\"num_hidden_layers\":2}", 0},
@@ -533,6 +540,7 @@ static void test_no_window_spellings(void **state)
 	    "{\"model_type\":\"cohere2\",\"sliding_window\":null}",
 	    "{\"model_type\":\"gemma3_text\",\"sliding_window\":null}",
 	    "{\"model_type\":\"exaone4\",\"sliding_window\":null}",
+	    "{\"model_type\":\"gpt_oss\",\"sliding_window\":null}",
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {

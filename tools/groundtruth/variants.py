@@ -25,8 +25,8 @@ A variant is stored in one of three forms, in turn: as drawn (the keys a user wr
 (to_json_string(use_diff=True)), or in full (to_dict(): every key, derived ones included); the reference is always
 what transformers builds from the stored form itself.
 
-Seeded: variant i of type t is drawn by random.Random(f"{t}/{i}/{attempt}"), so a run reproduces its files byte for
-byte with the same transformers and torch.
+Seeded: variant i of type t is drawn by random.Random(f"{t}/{i}/{attempt}"), so a run reproduces the same configs
+and references with the same transformers and torch (the files differ in their date only).
 
 Output: tests/ref/hf/variants/<model_type>.json (see tests/ref/hf/README.md, "variants/").
 
@@ -396,8 +396,17 @@ def fam_moe(w, t):
         w.set("zero_expert_num", w.choice([0, 1, 2, 3]))
 
 
+# Multi-head latent attention: K and V are num_attention_heads wide whatever num_key_value_heads says, and
+# transformers' sdpa path repeats them num_attention_heads // num_key_value_heads times when it does not take the GQA
+# kernel, so a num_key_value_heads other than num_attention_heads runs or fails by the path taken (left out of the
+# variants; tests/ref/hf/README.md)
+MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe_lite", "glm_moe_dsa", "kimi_linear",
+             "longcat_flash"}
+
+
 def fam_mla(w, t):
     fam_moe(w, t)
+    w.d.pop("num_key_value_heads", None)
     draw_mla(w)
     for k in ("index_n_heads", "index_head_dim", "index_topk"):
         if w.has(k):
@@ -491,6 +500,7 @@ def fam_kimi(w, t):
     n = draw_common(w)
     draw_attention(w, derive_only=True)
     draw_ffn(w)
+    w.d.pop("num_key_value_heads", None)
     draw_mla(w)
     w.set("linear_num_heads", w.choice([1, 2, 4]))
     w.set("linear_head_dim", w.choice([8, 16]))
@@ -702,6 +712,47 @@ def fam_gemma4(w, t):
         w.set("global_head_dim", w.choice([32, 64]))
 
 
+def fam_deepseek_v4(w, t):
+    """DeepSeek-V4: MQA over a window, compressed layers (CSA with an indexer, HCA), hash-routed and routed MoE
+    layers, hyper-connections; some keys under their legacy spellings (compress_ratios, compress_rate_csa/hca,
+    num_hash_layers, qk_rope_head_dim), which DeepseekV4Config still reads."""
+    n = draw_common(w, layers=w.choice([2, 3, 4, 5]))
+    h = w.choice([2, 4, 8])
+    w.set("hidden_size", w.choice([64, 128]))
+    w.set("num_attention_heads", h)
+    w.set("head_dim", w.choice([16, 32, 64]))
+    w.set("q_lora_rank", w.choice([16, 32]))
+    w.set("o_groups", w.choice([g for g in (1, 2, 4) if h % g == 0]))
+    w.set("o_lora_rank", w.choice([8, 16]))
+    w.set("moe_intermediate_size", w.choice([16, 32, 48]))
+    e = w.choice([2, 4, 6, 8])
+    w.set("n_routed_experts", e)
+    w.set("num_experts_per_tok", w.choice(range(1, min(3, e) + 1)))
+    w.set("sliding_window", w.choice([4, 8, 16]))
+    csa, hca = w.choice([2, 4]), w.choice([4, 8, 16])
+    kinds = ["sliding_attention", "compressed_sparse_attention", "heavily_compressed_attention"]
+    form = w.choice(["new", "new", "legacy", "default"])
+    if form == "new":
+        w.set("compress_rates", {"compressed_sparse_attention": csa, "heavily_compressed_attention": hca})
+        w.set("layer_types", [w.choice(kinds) for _ in range(n)])
+    elif form == "legacy":
+        w.set("compress_rate_csa", csa)
+        w.set("compress_rate_hca", hca)
+        w.set("compress_ratios", [w.choice([0, csa, hca]) for _ in range(n)] + [0])   # one more: the MTP layer's
+    if w.rng.random() < 0.5:
+        w.set("mlp_layer_types", [w.choice(["hash_moe", "moe"]) for _ in range(n)])
+    else:
+        w.maybe("num_hash_layers", w.choice(range(0, n + 1)), 0.3)
+    w.set("hc_mult", w.choice([1, 2, 4]))
+    w.set("index_n_heads", w.choice([1, 2, 4]))
+    w.set("index_head_dim", w.choice([8, 16]))
+    w.set("index_topk", w.choice([2, 4, 8]))
+    if w.rng.random() < 0.5:
+        w.set("partial_rotary_factor", w.choice([0.25, 0.5]))
+    else:
+        w.maybe("qk_rope_head_dim", w.choice([4, 8]), 0.5)
+
+
 FAMILIES = {
     "gpt2": fam_gpt2, "gptj": fam_gptj, "gpt_bigcode": fam_gpt_bigcode, "falcon": fam_falcon,
     "gpt_neox": fam_gpt_neox, "mamba": fam_mamba, "falcon_mamba": fam_mamba, "mamba2": fam_mamba2,
@@ -713,7 +764,7 @@ FAMILIES = {
     "qwen3_next": fam_linear, "qwen3_5_text": fam_linear, "qwen3_5_moe_text": fam_linear, "kimi_linear": fam_kimi,
     "minimax": fam_minimax, "lfm2": fam_lfm2, "lfm2_moe": fam_lfm2, "jamba": fam_jamba, "bamba": fam_bamba,
     "granitemoehybrid": fam_granitemoehybrid, "nemotron_h": fam_nemotron_h, "falcon_h1": fam_falcon_h1,
-    "zamba2": fam_zamba2, "gemma3n_text": fam_gemma3n, "gemma4_text": fam_gemma4,
+    "zamba2": fam_zamba2, "gemma3n_text": fam_gemma3n, "gemma4_text": fam_gemma4, "deepseek_v4": fam_deepseek_v4,
 }
 
 
@@ -722,7 +773,21 @@ def draw_text(rng, t, cls, dd):
     w = Draw(rng, dd, cls)
     FAMILIES.get(t, fam_dense)(w, t)
     draw_bools(w, own_bools(cls))
-    return w.d
+    return spell(rng, cls, w.d)
+
+
+def spell(rng, cls, d):
+    """Some keys under the other spelling the configuration class reads (its attribute_map: num_local_experts for
+    Qwen3-MoE's num_experts, n_embd for GPT-2's hidden_size, ...), as checkpoints of other versions write them."""
+    aliases = {}
+    for alias, field in (getattr(cls, "attribute_map", None) or {}).items():
+        aliases.setdefault(field, []).append(alias)
+    out = {}
+    for k, v in d.items():
+        if k in aliases and rng.random() < 0.35:
+            k = rng.choice(sorted(aliases[k]))
+        out[k] = v
+    return out
 
 
 # ----- vision towers -------------------------------------------------------------------------------------------------
@@ -810,6 +875,24 @@ def draw_wrapper(rng, t, cfg0):
         d["vision_feature_layer"] = rng.choice([-1, -2, [-2, -1]])
     if "spatial_merge_size" in top and rng.random() < 0.5:
         d["spatial_merge_size"] = rng.choice([1, 2])
+    if t == "gemma4":
+        # Gemma 4's towers are null by default: half the variants draw each (small, every flag either way)
+        if rng.random() < 0.5:
+            h = rng.choice([2, 4])
+            hid = rng.choice([32, 64])
+            d["vision_config"] = {"model_type": "gemma4_vision", "hidden_size": hid, "num_attention_heads": h,
+                                  "num_key_value_heads": rng.choice(divisors(h)), "head_dim": hid // h,
+                                  "intermediate_size": rng.choice([48, 64, 96]),
+                                  "num_hidden_layers": rng.choice([1, 2]), "patch_size": rng.choice([4, 8]),
+                                  "position_embedding_size": rng.choice([64, 256]),
+                                  "pooling_kernel_size": rng.choice([1, 2, 3]),
+                                  "use_clipped_linears": rng.random() < 0.5, "standardize": rng.random() < 0.5}
+        if rng.random() < 0.5:
+            d["audio_config"] = {"model_type": "gemma4_audio", "hidden_size": rng.choice([32, 64]),
+                                 "num_attention_heads": rng.choice([2, 4]), "num_hidden_layers": rng.choice([1, 2]),
+                                 "subsampling_conv_channels": [rng.choice([8, 16]), rng.choice([4, 8])],
+                                 "conv_kernel_size": rng.choice([3, 5]), "output_proj_dims": rng.choice([32, 48]),
+                                 "use_clipped_linears": rng.random() < 0.5}
     if "mm_tokens_per_image" in top:
         # Gemma 3: the projector pools the patches to mm_tokens_per_image (a square that divides the patch grid)
         side = d["vision_config"]["image_size"] // d["vision_config"]["patch_size"]
@@ -962,13 +1045,20 @@ def _heads(tc):
 
 
 def _undivided(tc, hk, hid, kk):
-    """Heads a multiple of the KV heads (so that only the rule broken is broken) that do not divide hidden_size."""
+    """Heads a multiple of the KV heads (so that only the rule broken is broken) that do not divide hidden_size; a KV
+    head count the config leaves to its default is stated (1), so that the default cannot break the other rule."""
     kv = tc.get(kk) if kk and isinstance(tc.get(kk), int) else 1
+    if kk is None and KV_FIELD[0]:
+        tc[KV_FIELD[0]] = 1
     for m in range(2, 64):
         h = kv * m
         if tc[hid] % h and h <= tc[hid]:
             return h
     return None
+
+
+# the KV-heads field of the type being broken (refused() sets it; None for a class without one)
+KV_FIELD = [None]
 
 
 def break_heads_derived(d):
@@ -981,6 +1071,8 @@ def break_heads_derived(d):
         return None
     tc[hk] = h
     tc.pop("head_dim", None)
+    if kk or KV_FIELD[0]:
+        tc[kk or KV_FIELD[0]] = h     # as many KV heads as heads: only the rule on hidden_size is broken
     return hk
 
 
@@ -994,11 +1086,15 @@ def break_heads_explicit(d):
         return None
     tc[hk] = h
     tc["head_dim"] = 16
+    if kk or KV_FIELD[0]:
+        tc[kk or KV_FIELD[0]] = h
     return hk
 
 
 def break_kv(d):
     tc = d.get("text_config", d)
+    if tc.get("model_type", d.get("model_type")) in MLA_TYPES:
+        return None
     hk, hid, kk = _heads(tc)
     if hk is None or kk is None or hk not in tc:
         return None
@@ -1027,6 +1123,8 @@ BREAKS = (("hidden_size not a multiple of the heads, head_dim derived", break_he
 def refused(t, variants):
     """Per rule, a drawn variant broken on purpose, kept when transformers refuses it (config, model or forward)."""
     out = []
+    cfg0 = AutoConfig.for_model(t)
+    KV_FIELD[0] = first(generate.text_config(cfg0).to_dict(), "num_key_value_heads", "num_kv_heads")
     drawn = [v for v in variants if v["form"] == "drawn"] + [v for v in variants if v["form"] != "drawn"]
     for r, (what, fn) in enumerate(BREAKS):
         for v in drawn:
