@@ -129,6 +129,14 @@ void hf_fail_key(hf_ctx *c, const char *key, const char *msg)
 
 /* head_dim: an explicit value wins (it need not equal hidden / heads, gemma's does not); otherwise
  * hidden_size / num_attention_heads, which must then divide exactly. */
+const char *hf_key_of(const hf_ctx *c, const char *const *keys)
+{
+	const char *which = keys[0];
+
+	hf_find(c, keys, &which);
+	return which;
+}
+
 void hf_heads_divide_hidden(hf_ctx *c, const mp_model *m, const char *heads_key)
 {
 	char msg[200];
@@ -389,7 +397,7 @@ static void decode_gpt2(hf_ctx *c, mp_model *m)
 	m->intermediate_size = hf_get_u64(c, KEYS("n_inner"), 4 * m->hidden_size);
 	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
 	if (m->num_heads && m->hidden_size % m->num_heads != 0)
-		hf_fail_key(c, "n_head", "n_embd must be divisible by n_head");
+		hf_fail_key(c, hf_key_of(c, KEYS("n_head", "num_attention_heads")), "n_embd must be divisible by n_head");
 	else if (m->num_heads)
 		m->head_dim = m->hidden_size / m->num_heads;
 	m->qkv_bias = m->o_bias = m->mlp_bias = true;
@@ -448,7 +456,7 @@ static void decode_falcon(hf_ctx *c, mp_model *m)
 	multi_query = hf_get_bool(c, KEYS("multi_query"), true);
 	parallel = hf_get_bool(c, KEYS("parallel_attn"), true);
 	m->qkv_bias = m->o_bias = m->mlp_bias = hf_get_bool(c, KEYS("bias"), false);
-	hf_derive_head_dim(c, m, "num_attention_heads");
+	hf_derive_head_dim(c, m, hf_key_of(c, KEYS("num_attention_heads", "n_head")));
 	if (new_arch) {
 		m->num_kv_heads = hf_get_u64(c, KEYS("num_kv_heads"), m->num_heads);
 		m->transformers_kv_heads = m->num_heads; /* FalconAttention caches the heads expanded */

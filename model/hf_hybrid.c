@@ -628,6 +628,9 @@ void mpm_read_granitemoehybrid(hf_ctx *c, mp_model *m)
 		for (i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++)
 			m->layer_flags[i] = MP_LAYER_FFN | MP_LAYER_SSM;
 	}
+	if (m->num_experts == 0 && m->intermediate_size == 0) /* no experts and a shared MLP of width 0: no MLP at all */
+		for (uint64_t k = 0; k < m->num_layers && k < MP_MAX_LAYERS; k++)
+			m->layer_flags[k] &= (uint8_t)~MP_LAYER_FFN;
 	pe = cJSON_GetObjectItemCaseSensitive(c->cfg, "position_embedding_type");
 	if (cJSON_IsString(pe) && strcmp(pe->valuestring, "rope") == 0)
 		hf_decode_rope(c, m, 1.0);
@@ -901,6 +904,11 @@ void mpm_read_zamba2(hf_ctx *c, mp_model *m)
 	a = 2 * h;
 	m->attn_input_size = a;
 	m->head_dim = m->num_heads ? a / m->num_heads : 0;
+	if (c->st == MP_OK && m->num_heads && a % m->num_heads)
+		/* Zamba2Config: attention_head_dim = 2 x hidden_size // heads, and the attention reshapes 2 x hidden_size
+		 * into heads of it: a remainder fails the forward */
+		hf_fail_key(c, "num_attention_heads", "2 x hidden_size must be a multiple of num_attention_heads (the shared "
+		                                      "blocks' attention is 2 x hidden_size wide)");
 	inter = hf_get_u64(c, KEYS("intermediate_size"), 4 * h);
 	m->intermediate_size = inter;
 	blocks = hf_get_u64(c, KEYS("num_mem_blocks"), 1);

@@ -23,6 +23,9 @@ typedef struct hf_ctx {
 
 /* The first of the NULL-terminated alias keys that is present and not null (its name into *which), or NULL. */
 const cJSON *hf_find(const hf_ctx *c, const char *const *keys, const char **which);
+/* The spelling of keys the config uses (the first present and not null), else keys[0]: errors name the key as the
+ * config spells it. */
+const char *hf_key_of(const hf_ctx *c, const char *const *keys);
 /* Whether key is present and not null. */
 bool hf_has(const hf_ctx *c, const char *key);
 /* Whether key is present with the value null (a config's explicit "none"). */

@@ -501,6 +501,9 @@ void mpm_read_qwen3_vl_moe_text(hf_ctx *c, mp_model *m)
 	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1408);
 	m->moe_layer_step = hf_get_u64(c, KEYS("decoder_sparse_step"), 1);
 	hf_decode_mlp_only_layers(c, m);
+	/* Qwen3VLMoeTextConfig.__post_init__ sets sliding_window None, but a sliding_window key (not a field) is set after
+	 * it: the cache then slides in every layer (no layer_types) */
+	m->sliding_window = hf_window(c, "sliding_window", 0);
 	hf_decode_rope(c, m, 1.0);
 }
 
@@ -678,6 +681,12 @@ void mpm_read_longcat_flash(hf_ctx *c, mp_model *m)
 	m->qk_rope_head_dim = hf_get_u64(c, KEYS("qk_rope_head_dim"), 64);
 	m->v_head_dim = hf_get_u64(c, KEYS("v_head_dim"), 128);
 	m->head_dim = m->qk_nope_head_dim + m->qk_rope_head_dim;
+	/* LongcatFlashConfig keeps head_dim (64) beside qk_rope_head_dim, and its rotary embedding takes head_dim: the
+	 * two must agree, or the forward fails */
+	if (c->st == MP_OK && hf_get_u64(c, KEYS("head_dim"), 64) != m->qk_rope_head_dim)
+		hf_fail_key(c, "head_dim",
+		            "head_dim must equal qk_rope_head_dim (LongCat-Flash's rotary embedding is head_dim wide; its "
+		            "default is 64)");
 	m->intermediate_size = hf_get_u64(c, KEYS("ffn_hidden_size", "intermediate_size"), 12288);
 	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts", "num_local_experts"), 512);
 	m->zero_experts = hf_get_u64(c, KEYS("zero_expert_num"), 256);

@@ -208,7 +208,7 @@ void mpm_read_gptj(hf_ctx *c, mp_model *m)
 	m->max_position_embeddings = hf_get_u64(c, KEYS("n_positions", "max_position_embeddings"), 2048);
 	m->intermediate_size = hf_get_u64(c, KEYS("n_inner"), 4 * m->hidden_size);
 	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), false);
-	hf_derive_head_dim(c, m, "n_head");
+	hf_derive_head_dim(c, m, hf_key_of(c, KEYS("n_head", "num_attention_heads")));
 	m->mlp_bias = m->lm_head_bias = true;
 	m->attn_kind = MP_ATTN_GQA;
 	m->ffn_kind = MP_FFN_PLAIN;
@@ -238,7 +238,7 @@ void mpm_read_gpt_bigcode(hf_ctx *c, mp_model *m)
 	m->learned_position_embeddings = m->max_position_embeddings;
 	m->intermediate_size = hf_get_u64(c, KEYS("n_inner"), 4 * m->hidden_size);
 	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
-	hf_derive_head_dim(c, m, "n_head");
+	hf_derive_head_dim(c, m, hf_key_of(c, KEYS("n_head", "num_attention_heads")));
 	m->qkv_bias = m->o_bias = m->mlp_bias = true;
 	m->attn_kind = MP_ATTN_GQA;
 	m->ffn_kind = MP_FFN_PLAIN;

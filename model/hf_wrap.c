@@ -53,25 +53,28 @@ typedef struct wrap_row {
 	bool flat;               /* the decoder's keys may sit at the top (Qwen2-VL, Qwen2.5-VL) */
 	/* the wrapper's vision_config when absent (its SubConfig defaults), over the class's */
 	uint64_t hidden, inter, layers, image, patch;
+	/* the head is tied by the decoder's own config alone (Llama 4: lm_head lives in language_model, a
+	 * Llama4ForCausalLM whose config is text_config; the wrapper's tie_word_embeddings ties nothing) */
+	bool tie_inner;
 } wrap_row;
 
 static const wrap_row wraps[] = {
     /* Gemma3Config: Gemma3TextConfig + SiglipVisionConfig(); tied */
-    {"gemma3", "gemma3_text", "siglip_vision_model", true, false, false, 0, 0, 0, 0, 0},
+    {"gemma3", "gemma3_text", "siglip_vision_model", true, false, false, 0, 0, 0, 0, 0, false},
     /* LlavaConfig: LlamaConfig + CLIPVisionConfig(hidden 1024, MLP 4096, 24 layers, 336 px, 14 px patches) */
-    {"llava", "llama", "clip_vision_model", false, true, false, 1024, 4096, 24, 336, 14},
+    {"llava", "llama", "clip_vision_model", false, true, false, 1024, 4096, 24, 336, 14, false},
     /* Mistral3Config: MistralConfig + PixtralVisionConfig(1024, 4096, 24 layers, 1540 px, 14 px patches); tied */
-    {"mistral3", "mistral", "pixtral", true, false, false, 1024, 4096, 24, 1540, 14},
-    {"qwen2_vl", "qwen2_vl_text", "qwen2_vl_vision", false, true, true, 0, 0, 0, 0, 0},
-    {"qwen2_5_vl", "qwen2_5_vl_text", "qwen2_5_vl_vision", false, true, true, 0, 0, 0, 0, 0},
+    {"mistral3", "mistral", "pixtral", true, false, false, 1024, 4096, 24, 1540, 14, false},
+    {"qwen2_vl", "qwen2_vl_text", "qwen2_vl_vision", false, true, true, 0, 0, 0, 0, 0, false},
+    {"qwen2_5_vl", "qwen2_5_vl_text", "qwen2_5_vl_vision", false, true, true, 0, 0, 0, 0, 0, false},
     /* Qwen3VLConfig, Qwen3VLMoeConfig: no back-compat for a text_config's tie_word_embeddings */
-    {"qwen3_vl", "qwen3_vl_text", "qwen3_vl_vision", false, false, false, 0, 0, 0, 0, 0},
-    {"qwen3_vl_moe", "qwen3_vl_moe_text", "qwen3_vl_vision", false, false, false, 0, 0, 0, 0, 0},
+    {"qwen3_vl", "qwen3_vl_text", "qwen3_vl_vision", false, false, false, 0, 0, 0, 0, 0, false},
+    {"qwen3_vl_moe", "qwen3_vl_moe_text", "qwen3_vl_vision", false, false, false, 0, 0, 0, 0, 0, false},
     /* Qwen3_5Config, Qwen3_5MoeConfig (Qwen3.5): the gated-delta-net decoders of hf_hybrid.c with the tower */
-    {"qwen3_5", "qwen3_5_text", "qwen3_5_vision", false, false, false, 0, 0, 0, 0, 0},
-    {"qwen3_5_moe", "qwen3_5_moe_text", "qwen3_5_moe_vision", false, false, false, 0, 0, 0, 0, 0},
+    {"qwen3_5", "qwen3_5_text", "qwen3_5_vision", false, false, false, 0, 0, 0, 0, 0, false},
+    {"qwen3_5_moe", "qwen3_5_moe_text", "qwen3_5_moe_vision", false, false, false, 0, 0, 0, 0, 0, false},
     /* Llama4Config: Llama4TextConfig + Llama4VisionConfig */
-    {"llama4", "llama4_text", "llama4_vision_model", false, false, false, 0, 0, 0, 0, 0},
+    {"llama4", "llama4_text", "llama4_vision_model", false, false, false, 0, 0, 0, 0, 0, true},
 };
 
 /* How many entries a key holds: a list's length, 1 for a number (vision_feature_layer, deepstack_visual_indexes). */
@@ -207,6 +210,7 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 		v->projector = MP_PROJECTOR_MLP2;
 		v->projector_norm = MP_NORM_RMS;
 		v->merge = hf_get_u64(top, KEYS("spatial_merge_size"), 2);
+		v->patch_merger = true;
 	} else {
 		/* the Qwen-VL towers (modeling_qwen2_vl.py, _2_5_vl.py, _3_vl.py): a 3-D patch convolution, fused qkv,
 		 * the merger over spatial_merge_size^2 patches */
@@ -295,7 +299,7 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 	tie = hf_get_bool(c, KEYS("tie_word_embeddings"), w->tie);
 	if (t.cfg == c->cfg || (!hf_has(c, "tie_word_embeddings") && t.cfg && hf_has(&t, "tie_word_embeddings")))
 		tie = text_tie; /* flat: the one key is both; else the checkpoint's own statement */
-	m->tie_word_embeddings = tie || (w->tie_from_text && text_tie);
+	m->tie_word_embeddings = w->tie_inner ? text_tie : tie || (w->tie_from_text && text_tie);
 	decode_vision(c, w, m);
 }
 

@@ -141,6 +141,9 @@ typedef struct mp_vision {
 	uint64_t deepstack;		/* Qwen3-VL: DeepStack mergers (one per deepstack_visual_indexes entry) */
 	uint64_t adapter_in, adapter_out; /* Llama 4: projector_input_dim, projector_output_dim of the adapter */
 	uint64_t feature_dim;		/* Llama 4: vision_output_dim, the projector's input */
+	/* --- appended for issue 24 --- */
+	bool patch_merger;		/* MLP2: the projector's patch merger (Mistral 3's Mistral3PatchMerger, built whatever
+					 * spatial_merge_size says, 1 included); LLaVA has none */
 } mp_vision;
 
 typedef struct mp_model {

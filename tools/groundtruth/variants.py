@@ -1063,6 +1063,8 @@ KV_FIELD = [None]
 
 def break_heads_derived(d):
     tc = d.get("text_config", d)
+    if tc.get("model_type", d.get("model_type")) in MLA_TYPES:
+        return None       # MLA's widths are its ranks and head dims: hidden_size need not split into heads
     hk, hid, kk = _heads(tc)
     if hk is None or hid is None or hid not in tc:
         return None
@@ -1078,6 +1080,8 @@ def break_heads_derived(d):
 
 def break_heads_explicit(d):
     tc = d.get("text_config", d)
+    if tc.get("model_type", d.get("model_type")) in MLA_TYPES:
+        return None
     hk, hid, kk = _heads(tc)
     if hk is None or hid is None or hid not in tc or "head_dim" not in tc:
         return None
