@@ -193,7 +193,7 @@ LIBS_codec   := -lcjson -lcrypto -lz -lm
 LIBS_planner := -lm
 
 # ----- the program --------------------------------------------------------------------------------------------
-.PHONY: groundtruth model-types llamacpp-groundtruth all run test check deps deps-build clean lint contract browser asan slurm-real fuzz fuzz-build fuzz-smoke \
+.PHONY: groundtruth model-types variants state-dicts llamacpp-groundtruth all run test check deps deps-build clean lint contract browser asan slurm-real fuzz fuzz-build fuzz-smoke \
         fuzz-contract bench-load bench-training bench-plan bench-store bench-store-lock bench-k8s bench-engine bench-fidelity bench-startup bench-fit-memory \
         clean-clone-check format-drift
 all: $(BUILD)/memplan $(GPU_HELPER)
@@ -458,6 +458,16 @@ groundtruth: $(GT_VENV)/.installed
 # the enumeration of transformers' text-generation types (tests/ref/hf/model_types.json, held by tests/test_types.c)
 model-types: $(GT_VENV)/.installed
 	$(GT_VENV)/bin/python tools/groundtruth/model_types.py
+# The differential generator (tools/groundtruth/variants.py, tests/ref/hf/README.md "variants/"): random valid variants
+# of every type memplan reads, built and run by transformers on the CPU, into tests/ref/hf/variants (about an hour on
+# two cores; one thread, niced). GT_PYTHON may name another interpreter with the pinned torch and transformers (a venv
+# made elsewhere); VARIANTS_ARGS passes options (--only llama,gpt2, -n 12, --from TYPE).
+GT_PYTHON ?= $(GT_VENV)/bin/python
+variants: $(if $(filter $(GT_VENV)/bin/python,$(GT_PYTHON)),$(GT_VENV)/.installed)
+	OMP_NUM_THREADS=1 nice $(GT_PYTHON) tools/groundtruth/variants.py $(VARIANTS_ARGS)
+# state_dict templates of the reference cases (tools/groundtruth/state_dicts.py)
+state-dicts: $(if $(filter $(GT_VENV)/bin/python,$(GT_PYTHON)),$(GT_VENV)/.installed)
+	OMP_NUM_THREADS=1 nice $(GT_PYTHON) tools/groundtruth/state_dicts.py
 # llama.cpp's own buffers (tests/ref/llamacpp/README.md): builds llama.cpp from llama-cpp-python's sdist under
 # LLAMACPP_CACHE (default /work/cache/gguf), then converts, quantises and runs the reference models
 llamacpp-groundtruth: $(GT_VENV)/.installed

@@ -42,6 +42,7 @@ static const field_doc docs[] = {
     {"kv_block_size", "tokens per KV block (paged attention; 1 = contiguous)", NULL},
     {"sequence_length_scope", "whether each sequence holds sequence_length tokens or all share them", NULL},
     {"mla_kv_cache", "MLA's cache: the latent or the expanded heads", NULL},
+    {"cache_layout", "the engines' KV cache layout or transformers' (window - 1, conv_kernel, Falcon's heads)", NULL},
     {"attention_implementation", "eager adds the score matrices to the prefill peak", NULL},
     {"max_num_batched_tokens", "prefill chunk (vLLM)", NULL},
     {"logits_positions", "positions whose logits the prefill keeps", NULL},

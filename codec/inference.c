@@ -24,6 +24,7 @@ static const char *const int4_names[] = { "gptq", "awq", NULL };
 static const char *const layout_names[] = { "auto", "packed", "pytorch", "gguf", NULL };
 static const char *const scope_names[] = { "per_sequence", "shared", NULL };
 static const char *const mla_names[] = { "latent", "expanded", NULL };
+static const char *const cache_layout_names[] = { "engine", "transformers", NULL }; /* mp_cache_layout */
 static const char *const attention_names[] = { "none", "fused", "eager", NULL };
 static const char *const engine_names[] = { "none", "vllm", "sglang", "trtllm", NULL }; /* by mp_engine; "none": what the answer echoes when no engine is named */
 
@@ -31,7 +32,7 @@ typedef struct inference_body {
 	mp_inference_req req;
 	mp_inference_opts opts;
 	char weight_dtype[24], kv_dtype[24];
-	int int4_scheme, layout, scope, mla, attention, engine;
+	int int4_scheme, layout, scope, mla, attention, engine, cache_layout;
 	bool nf4_double_quant, chunked_prefill;
 	double utilization, mem_fraction_static, free_gpu_memory_fraction;
 	char served_model[256];
@@ -68,6 +69,7 @@ static const mpm_field inference_fields[] = {
 	{ .name = "kv_block_size", .type = MPM_F_U64, .offset = OFF(opts.kv_block_size), .min = 1, .max = 1 << 20 },
 	{ .name = "sequence_length_scope", .type = MPM_F_ENUM, .offset = OFF(scope), .names = scope_names },
 	{ .name = "mla_kv_cache", .type = MPM_F_ENUM, .offset = OFF(mla), .names = mla_names },
+	{ .name = "cache_layout", .type = MPM_F_ENUM, .offset = OFF(cache_layout), .names = cache_layout_names },
 	{ .name = "attention_implementation", .type = MPM_F_ENUM, .offset = OFF(attention), .names = attention_names },
 	{ .name = "max_num_batched_tokens", .type = MPM_F_U64, .offset = OFF(opts.max_num_batched_tokens), .min = 1,
 	  .max = MP_MAX_SEQUENCE_LENGTH },
@@ -289,6 +291,7 @@ static mp_status decode_body(const cJSON *body, const char *pointer, inference_b
 	j->opts.formats.layout = (mp_weight_layout)ib->layout;
 	j->opts.length_scope = (mp_length_scope)ib->scope;
 	j->opts.mla_cache = (mp_mla_cache)ib->mla;
+	j->opts.cache_layout = (mp_cache_layout)ib->cache_layout;
 	j->opts.attention = (mp_attention_impl)ib->attention;
 	return mp_problems_end(&p, err);
 }
@@ -365,6 +368,14 @@ static void weights_write(mpc_out *w, const mp_inference_memory *mem)
 	mpc_w_end(w);
 }
 
+/* Whether the engines' and transformers' layouts differ for this model (mp_cache_layout): sliding-window layers,
+ * recurrent states with a conv, or Falcon's expanded KV heads. */
+static bool layout_matters(const mps_model *m, const mp_inference_memory *mem)
+{
+	return mem->kv.window_layers || (mem->kv.recurrent_layers && m->arch.ssm.conv_kernel) ||
+	       m->arch.transformers_kv_heads;
+}
+
 static void kv_write(mpc_out *w, const mp_inference_req *req, const mp_inference_opts *o, const mps_model *m,
 		     const mp_inference_memory *mem)
 {
@@ -375,6 +386,8 @@ static void kv_write(mpc_out *w, const mp_inference_req *req, const mp_inference
 	mpc_w_u64(w, "values_per_token_per_layer", mem->kv.values_per_token_per_layer);
 	if (m->arch.attn_kind == MP_ATTN_MLA)
 		mpc_w_str(w, "mla_form", o->mla_cache == MP_MLA_EXPANDED ? "expanded" : "latent");
+	if (layout_matters(m, mem))
+		mpc_w_lit(w, "layout", cache_layout_names[o->cache_layout]);
 	mpc_w_u64(w, "kv_heads_per_gpu", mem->kv.kv_heads_per_gpu);
 	mpc_w_u64(w, "kv_head_replication", mem->kv.kv_head_replication);
 	mpc_w_u64(w, "full_attention_layers", mem->kv.full_layers);
@@ -505,6 +518,17 @@ static void notes_write(mpc_out *w, const mps_inference_plan *p)
 		mpc_w_lit(w, NULL, "MLA cache: the compressed latent (kv_lora_rank) plus the RoPE key (qk_rope_head_dim) per "
 				   "token per layer, replicated on every tensor-parallel rank, not split (vLLM, SGLang, "
 				   "llama.cpp); mla_kv_cache expanded gives transformers' full per-head K and V.");
+	if (layout_matters(&p->model, mem))
+		mpc_w_lit(w, NULL, o->cache_layout == MP_CACHE_TRANSFORMERS
+		                       ? "cache_layout transformers (kv_cache.layout): the KV cache as transformers 5.24's "
+		                         "DynamicCache holds it: a sliding-window layer min(tokens, window - 1) tokens, a conv "
+		                         "state conv_kernel inputs, Falcon's new decoder architecture num_attention_heads KV "
+		                         "heads. cache_layout engine (the default) gives the serving engines' layout."
+		                       : "cache_layout engine (kv_cache.layout, the default): the KV cache as the serving "
+		                         "engines hold it (vLLM): a sliding-window layer min(tokens, window) tokens, a conv "
+		                         "state conv_kernel - 1 inputs, Falcon's new decoder architecture num_kv_heads KV "
+		                         "heads. cache_layout transformers gives transformers' DynamicCache (window - 1 "
+		                         "tokens, conv_kernel inputs, Falcon's heads expanded).");
 	if (mem->kv.recurrent_layers && p->have_device)
 		mpc_w_lit(w, NULL, "Performance of the recurrent layers: their projections as matrix products and the scan as "
 				   "one vector operation per layer that reads and writes each sequence's state once per decode "

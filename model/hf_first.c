@@ -48,14 +48,19 @@ static void decode_qwen_moe(hf_ctx *c, mp_model *m, bool qwen3)
 		m->shared_expert_gate = m->shared_expert_intermediate_size > 0;
 	}
 	hf_decode_mlp_only_layers(c, m);
+	/* the window only with use_sliding_window (both configuration classes). Qwen2MoeConfig derives layer_types: layer
+	 * i slides when i is even and i < max_window_layers (28); Qwen3MoeConfig has no layer_types, so every layer's
+	 * cache slides (cache_utils.get_layer_types_and_kwargs) */
 	m->sliding_window = hf_window(c, "sliding_window", 4096);
-	{
-		uint64_t from = hf_get_u64(c, KEYS("max_window_layers"), qwen3 ? 28 : 21);
+	if (!hf_get_bool(c, KEYS("use_sliding_window"), false))
+		m->sliding_window = 0;
+	if (!qwen3 && !hf_has(c, "layer_types")) {
+		uint64_t below = hf_get_u64(c, KEYS("max_window_layers"), 28);
 
-		if (!hf_get_bool(c, KEYS("use_sliding_window"), false) || from >= m->num_layers)
+		below = below < m->num_layers ? below : m->num_layers;
+		m->sliding_window_layers = m->sliding_window ? (below + 1) / 2 : 0;
+		if (m->sliding_window_layers == 0)
 			m->sliding_window = 0;
-		else
-			m->sliding_window_layers = m->num_layers - from;
 	}
 	m->attn_kind = MP_ATTN_GQA;
 	m->ffn_kind = MP_FFN_GATED;
@@ -80,7 +85,7 @@ static void decode_gpt2(hf_ctx *c, mp_model *m)
 	m->intermediate_size = hf_get_u64(c, KEYS("n_inner"), 4 * m->hidden_size);
 	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
 	if (m->num_heads && m->hidden_size % m->num_heads != 0)
-		hf_fail_key(c, "n_head", "n_embd must be divisible by n_head");
+		hf_fail_key(c, hf_key_of(c, KEYS("n_head", "num_attention_heads")), "n_embd must be divisible by n_head");
 	else if (m->num_heads)
 		m->head_dim = m->hidden_size / m->num_heads;
 	m->qkv_bias = m->o_bias = m->mlp_bias = true;
@@ -109,6 +114,7 @@ static void decode_gpt_neox(hf_ctx *c, mp_model *m)
 	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), false);
 	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), true);
 	m->mlp_bias = true;
+	hf_heads_divide_hidden(c, m, "num_attention_heads");
 	hf_derive_head_dim(c, m, "num_attention_heads");
 	m->parallel_block = hf_get_bool(c, KEYS("use_parallel_residual"), true);
 	m->attn_kind = MP_ATTN_GQA;
@@ -138,10 +144,14 @@ static void decode_falcon(hf_ctx *c, mp_model *m)
 	multi_query = hf_get_bool(c, KEYS("multi_query"), true);
 	parallel = hf_get_bool(c, KEYS("parallel_attn"), true);
 	m->qkv_bias = m->o_bias = m->mlp_bias = hf_get_bool(c, KEYS("bias"), false);
-	hf_derive_head_dim(c, m, "num_attention_heads");
-	if (new_arch)
+	hf_derive_head_dim(c, m, hf_key_of(c, KEYS("num_attention_heads", "n_head")));
+	if (new_arch) {
 		m->num_kv_heads = hf_get_u64(c, KEYS("num_kv_heads"), m->num_heads);
-	else
+		m->transformers_kv_heads = m->num_heads; /* FalconAttention caches the heads expanded */
+		if (c->st == MP_OK && m->num_kv_heads && m->num_heads % m->num_kv_heads)
+			hf_fail_key(c, "num_kv_heads",
+			            "num_attention_heads must be a multiple of num_kv_heads (the query heads of each KV group)");
+	} else
 		m->num_kv_heads = multi_query ? 1 : m->num_heads;
 	m->intermediate_size = hf_get_u64(c, KEYS("ffn_hidden_size"), 4 * m->hidden_size);
 	ln_parallel = hf_get_u64(c, KEYS("num_ln_in_parallel_attn"), 2);

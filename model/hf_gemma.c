@@ -643,6 +643,7 @@ void mpm_read_gemma3n_text(hf_ctx *c, mp_model *m)
 	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 32768);
 	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
 	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	hf_heads_divide_hidden(c, m, "num_attention_heads"); /* Gemma3nTextConfig.validate_architecture */
 	m->sliding_window = hf_window(c, "sliding_window", 512);
 	ple = hf_get_u64(c, KEYS("hidden_size_per_layer_input"), 256);
 	vocab_pl = hf_get_u64(c, KEYS("vocab_size_per_layer_input"), 262144);

@@ -70,8 +70,8 @@ static void trunk(hf_ctx *c, mp_model *m, uint64_t vocab, uint64_t hidden, uint6
 	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), heads);
 	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), kv ? kv : m->num_heads);
 	m->head_dim = hf_get_u64(c, KEYS("head_dim"), head_dim);
-	if (m->head_dim == 0 && m->num_heads)
-		m->head_dim = m->hidden_size / m->num_heads;
+	if (m->head_dim == 0 && m->num_heads) /* derived: hidden_size / heads, which must divide */
+		hf_derive_head_dim(c, m, "num_attention_heads");
 	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), max_pos);
 	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), tie);
 	m->attn_kind = MP_ATTN_GQA;
@@ -191,6 +191,7 @@ void mpm_read_kimi_linear(hf_ctx *c, mp_model *m)
 	uint64_t shared;
 
 	trunk(c, m, 163840, 2304, 27, 32, 32, 0, 0, false);
+	m->tie_word_embeddings = false; /* KimiLinearForCausalLM ties nothing (_tied_weights_keys = {}) */
 	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings", "model_max_length"), 1048576);
 	m->attn_kind = MP_ATTN_MLA;
 	m->q_lora_rank = hf_is_null(c, "q_lora_rank") ? 0 : hf_get_u64(c, KEYS("q_lora_rank"), 0);
@@ -201,10 +202,11 @@ void mpm_read_kimi_linear(hf_ctx *c, mp_model *m)
 	m->head_dim = m->qk_nope_head_dim + m->qk_rope_head_dim;
 	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
 	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 9216);
-	m->num_experts = hf_get_u64(c, KEYS("num_experts"), 256);
+	/* KimiLinearConfig's attribute_map spellings second */
+	m->num_experts = hf_get_u64(c, KEYS("num_experts", "num_local_experts"), 256);
 	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_token", "num_experts_per_tok"), 8);
 	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1024);
-	shared = hf_get_u64(c, KEYS("num_shared_experts"), 1);
+	shared = hf_get_u64(c, KEYS("num_shared_experts", "n_shared_experts"), 1);
 	m->num_shared_experts = shared;
 	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "moe_intermediate_size");
 	m->router_correction_buffer = true;
@@ -292,7 +294,7 @@ static bool odd_layers_attend(uint64_t i)
 void mpm_read_minimax(hf_ctx *c, mp_model *m)
 {
 	trunk(c, m, 32000, 4096, 32, 32, 8, 0, 131072, false);
-	m->num_experts = hf_get_u64(c, KEYS("num_local_experts"), 8);
+	m->num_experts = hf_get_u64(c, KEYS("num_local_experts", "num_experts"), 8);
 	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 2);
 	m->moe_intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 14336);
 	m->ssm.kind = MP_SSM_LIGHTNING;
@@ -300,7 +302,10 @@ void mpm_read_minimax(hf_ctx *c, mp_model *m)
 	m->ssm.head_dim = m->head_dim;
 	m->ssm.d_inner = hf_mul(c, m->num_heads, m->head_dim, "num_attention_heads");
 	m->ssm.state_in_model_dtype = true;
-	m->sliding_window = hf_window(c, "sliding_window", 0);
+	/* sliding_window only masks the scores (MiniMaxModel's create_sliding_window_causal_mask): the softmax layers are
+	 * "full_attention" in layer_types, so the cache keeps every token of them (a DynamicLayer each) */
+	(void)hf_window(c, "sliding_window", 0);
+	m->sliding_window = 0;
 	if (!hf_has(c, "layer_types") && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(c->cfg, "attn_type_list"))) {
 		/* MiniMax-Text-01's own key (1: softmax attention, 0: lightning), as vLLM reads it; transformers 5.24
 		 * ignores it and alternates (layer_types' default) */
@@ -515,7 +520,7 @@ void mpm_read_jamba(hf_ctx *c, mp_model *m)
 
 	trunk(c, m, 65536, 4096, 32, 32, 8, 0, 262144, false);
 	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 14336);
-	m->num_experts = hf_get_u64(c, KEYS("num_experts"), 16);
+	m->num_experts = hf_get_u64(c, KEYS("num_experts", "num_local_experts"), 16);
 	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 2);
 	m->moe_intermediate_size = m->intermediate_size;
 	m->ssm.kind = MP_SSM_MAMBA1;
@@ -582,6 +587,9 @@ void mpm_read_granitemoehybrid(hf_ctx *c, mp_model *m)
 	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types"), *v, *pe;
 	uint64_t i = 0;
 
+	if (lt == NULL || cJSON_IsNull(lt)) /* GraniteMoeHybridConfig's attribute_map spelling */
+		lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layers_block_type");
+
 	trunk(c, m, 32000, 4096, 32, 32, 0, 0, 2048, false);
 	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
 	m->num_experts = hf_get_u64(c, KEYS("num_local_experts"), 8);
@@ -590,9 +598,10 @@ void mpm_read_granitemoehybrid(hf_ctx *c, mp_model *m)
 	m->shared_expert_intermediate_size = hf_get_u64(c, KEYS("shared_intermediate_size"), 1024);
 	if (m->num_experts) {
 		m->num_shared_experts = 1;
-	} else { /* no experts: the shared MLP is the layer's dense MLP */
+	} else { /* no experts: the shared MLP is the layer's dense MLP (still named shared_mlp) */
 		m->intermediate_size = m->shared_expert_intermediate_size;
 		m->shared_expert_intermediate_size = 0;
+		c->names = &mpm_names_granitemoehybrid_dense;
 	}
 	mamba2_keys(c, m, 128, 256);
 	if (c->st != MP_OK)
@@ -619,6 +628,9 @@ void mpm_read_granitemoehybrid(hf_ctx *c, mp_model *m)
 		for (i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++)
 			m->layer_flags[i] = MP_LAYER_FFN | MP_LAYER_SSM;
 	}
+	if (m->num_experts == 0 && m->intermediate_size == 0) /* no experts and a shared MLP of width 0: no MLP at all */
+		for (uint64_t k = 0; k < m->num_layers && k < MP_MAX_LAYERS; k++)
+			m->layer_flags[k] &= (uint8_t)~MP_LAYER_FFN;
 	pe = cJSON_GetObjectItemCaseSensitive(c->cfg, "position_embedding_type");
 	if (cJSON_IsString(pe) && strcmp(pe->valuestring, "rope") == 0)
 		hf_decode_rope(c, m, 1.0);
@@ -633,7 +645,10 @@ void mpm_read_granitemoehybrid(hf_ctx *c, mp_model *m)
  * "mlp" (up and down, ReLU^2, intermediate_size 21504) or "moe" (n_routed_experts 8 of moe_intermediate_size 7688,
  * up and down only, top-2, n_shared_experts of moe_shared_expert_intermediate_size, the router's
  * e_score_correction_bias a buffer); layers_block_type (or hybrid_override_pattern: M, *, -, E); norm_f. No RoPE
- * (modeling_nemotron_h.py). A latent MoE (moe_latent_size) is refused: not modelled.
+ * (modeling_nemotron_h.py). transformers 5.24's classes read some keys their own way: the attention never has biases
+ * (attention_bias is not read), the Mamba projections take use_bias (not mamba_proj_bias), the shared expert is one
+ * MLP of moe_shared_expert_intermediate_size whatever n_shared_experts says, and lm_head is never tied. A latent MoE
+ * (moe_latent_size) runs the routed experts at that width between fc1_latent_proj and fc2_latent_proj.
  */
 void mpm_read_nemotron_h(hf_ctx *c, mp_model *m)
 {
@@ -642,26 +657,29 @@ void mpm_read_nemotron_h(hf_ctx *c, mp_model *m)
 	static const char *const kinds[4] = {"linear_attention", "full_attention", "mlp", "moe"};
 	static const char codes[] = "M*-E";
 	uint8_t flags[4] = {MP_LAYER_SSM, MP_LAYER_ATTENTION, MP_LAYER_FFN, MP_LAYER_FFN};
-	uint64_t n = 0, shared;
+	uint64_t n = 0;
 
 	if (!cJSON_IsArray(lt))
 		lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types");
 	trunk(c, m, 131072, 4096, 4, 32, 8, 128, 4096, false);
+	m->tie_word_embeddings = false; /* NemotronHForCausalLM ties nothing (_tied_weights_keys = {}) */
 	m->norms_per_layer = 1;
 	m->ffn_kind = MP_FFN_PLAIN;
-	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	/* NemotronHAttention has no biases whatever attention_bias says; mlp_bias is the MLPs' and the shared expert's
+	 * (NemotronHMLP) and the latent projections', never the routed experts' */
+	m->qkv_bias = m->o_bias = false;
 	m->mlp_bias = hf_get_bool(c, KEYS("mlp_bias"), false);
+	m->routed_bias = MP_BIAS_OFF;
 	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 21504);
 	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts", "num_local_experts"), 8);
 	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 2);
 	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 7688);
-	shared = hf_get_u64(c, KEYS("n_shared_experts"), 1);
-	m->num_shared_experts = shared;
-	m->shared_expert_intermediate_size =
-	    hf_mul(c, shared, hf_get_u64(c, KEYS("moe_shared_expert_intermediate_size"), 7688), "n_shared_experts");
+	/* NemotronHMoE builds one shared MLP of moe_shared_expert_intermediate_size whatever n_shared_experts says */
+	(void)hf_get_u64(c, KEYS("n_shared_experts"), 1);
+	m->num_shared_experts = 1;
+	m->shared_expert_intermediate_size = hf_get_u64(c, KEYS("moe_shared_expert_intermediate_size"), 7688);
 	m->router_correction_buffer = true;
-	if (hf_has(c, "moe_latent_size"))
-		hf_fail_key(c, "moe_latent_size", "a latent MoE (moe_latent_size) is not modelled yet; leave it null");
+	m->moe_latent_size = hf_get_u64(c, KEYS("moe_latent_size"), 0);
 	m->ssm.kind = MP_SSM_MAMBA2;
 	m->ssm.n_heads = hf_get_u64(c, KEYS("mamba_num_heads"), 128);
 	m->ssm.head_dim = hf_get_u64(c, KEYS("mamba_head_dim"), 64);
@@ -669,7 +687,8 @@ void mpm_read_nemotron_h(hf_ctx *c, mp_model *m)
 	m->ssm.n_groups = hf_get_u64(c, KEYS("n_groups"), 8);
 	m->ssm.conv_kernel = hf_get_u64(c, KEYS("conv_kernel"), 4);
 	m->ssm.d_inner = hf_mul(c, m->ssm.n_heads, m->ssm.head_dim, "mamba_num_heads");
-	m->ssm.proj_bias = hf_get_bool(c, KEYS("mamba_proj_bias"), false);
+	/* NemotronHMamba2Mixer: in_proj and out_proj carry use_bias' biases (mamba_proj_bias is not read) */
+	m->ssm.proj_bias = hf_get_bool(c, KEYS("use_bias"), false);
 	m->ssm.conv_bias = hf_get_bool(c, KEYS("use_conv_bias"), true);
 	m->ssm.gated_norm = true;
 	if (c->st != MP_OK)
@@ -719,6 +738,23 @@ void mpm_read_nemotron_h(hf_ctx *c, mp_model *m)
 	m->num_layers = n;
 	if (n == 0)
 		hf_fail_key(c, "layers_block_type", "layers_block_type must list at least one layer");
+	if (m->moe_latent_size && c->st == MP_OK) {
+		/* NemotronHMoE's latent projections, hidden -> moe_latent_size -> hidden, with mlp_bias, per MoE layer */
+		uint64_t moe = 0, lat = m->moe_latent_size, h = m->hidden_size;
+
+		for (uint64_t i = 0; i < n && i < MP_MAX_LAYERS; i++)
+			moe += (m->layer_flags[i] & MP_LAYER_FFN) && !(m->dense_layer_mask[i / 8] & (1u << (i % 8)));
+		hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.mixer.fc1_latent_proj", "weight", MP_TK_SHARED_EXPERT,
+		          MP_SPLIT_NONE, MP_STEP_EXTRA, false, lat, h, moe);
+		hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.mixer.fc2_latent_proj", "weight", MP_TK_SHARED_EXPERT,
+		          MP_SPLIT_NONE, MP_STEP_EXTRA, false, h, lat, moe);
+		if (m->mlp_bias) {
+			hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.mixer.fc1_latent_proj", "bias", MP_TK_SHARED_EXPERT,
+			          MP_SPLIT_NONE, MP_STEP_NONE, true, 0, lat, moe);
+			hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.mixer.fc2_latent_proj", "bias", MP_TK_SHARED_EXPERT,
+			          MP_SPLIT_NONE, MP_STEP_NONE, true, 0, h, moe);
+		}
+	}
 	snprintf(m->rope_type, sizeof(m->rope_type), "none");
 }
 
@@ -751,12 +787,10 @@ void mpm_read_falcon_h1(hf_ctx *c, mp_model *m)
 	m->ssm.n_groups = hf_get_u64(c, KEYS("mamba_n_groups"), 1);
 	m->ssm.conv_kernel = hf_get_u64(c, KEYS("mamba_d_conv"), 4);
 	m->ssm.conv_bias = hf_get_bool(c, KEYS("mamba_conv_bias"), true);
+	/* FalconH1Mixer: in_proj's bias is mamba_proj_bias, out_proj's projectors_bias */
 	m->ssm.proj_bias = hf_get_bool(c, KEYS("mamba_proj_bias"), false);
+	m->ssm.out_bias = hf_get_bool(c, KEYS("projectors_bias"), false) ? MP_BIAS_ON : MP_BIAS_OFF;
 	m->ssm.gated_norm = hf_get_bool(c, KEYS("mamba_rms_norm"), false);
-	if (c->st == MP_OK && hf_get_bool(c, KEYS("projectors_bias"), false) != m->ssm.proj_bias)
-		hf_fail_key(c, "projectors_bias",
-		            "projectors_bias (out_proj) different from mamba_proj_bias (in_proj) is "
-		            "not modelled; the checkpoints set both false");
 	if (c->st == MP_OK && hf_mul(c, m->ssm.n_heads, m->ssm.head_dim, "mamba_n_heads") != d_ssm)
 		hf_fail_key(c, "mamba_n_heads", "mamba_n_heads x mamba_d_head must equal mamba_d_ssm");
 	m->layer_pattern = true;
@@ -773,9 +807,24 @@ void mpm_read_falcon_h1(hf_ctx *c, mp_model *m)
  * its own rank-adapter_rank LoRA pair to the MLP's gate_up (and to q, k and v with use_shared_attention_adapter, listed
  * in its block) and a hidden x hidden linear (layers.{i}.linear). The blocks' weights count once; the step applies
  * them at every hybrid layer.
+ *
+ * transformers 5.24 builds a block in every hybrid layer and ties the ones after the first num_mem_blocks to them
+ * (Zamba2Model.get_layers' _tied_weights_keys), but only when tie_word_embeddings is set: without it
+ * (PreTrainedModel.get_expanded_tied_weights_keys returns nothing) every hybrid layer keeps a block of its own, and
+ * block b (b = the layer's hybrid index mod num_mem_blocks) holds the adapters of every hybrid layer of its residue.
+ * Worked example: 2 hybrid layers, num_mem_blocks 1, untied: 2 blocks, 4 gate_up adapter pairs.
  */
 static void zamba2_shared_blocks(hf_ctx *c, mp_model *m, uint64_t blocks, uint64_t hybrid, uint64_t rank)
 {
+	bool tied = m->tie_word_embeddings;
+	uint64_t adapters = 0;
+
+	for (uint64_t j = 0; j < hybrid; j++) {
+		uint64_t k = j % blocks, per = hybrid / blocks + (k < hybrid % blocks);
+
+		adapters += tied ? (j < blocks ? per : 0) : per;
+	}
+	blocks = tied ? (blocks < hybrid ? blocks : hybrid) : hybrid;
 	const char *at = "layers.{i}.shared_transformer.self_attn", *ff = "layers.{i}.shared_transformer.feed_forward";
 	uint64_t h = m->hidden_size, a = m->attn_input_size, hd = m->head_dim, inter = m->intermediate_size;
 	bool bias = hf_get_bool(c, KEYS("add_bias_linear"), false);
@@ -811,9 +860,9 @@ static void zamba2_shared_blocks(hf_ctx *c, mp_model *m, uint64_t blocks, uint64
 	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}", "linear.weight", MP_TK_MLP, MP_SPLIT_NONE, MP_STEP_EXTRA, false, h, h,
 	          hybrid);
 	hf_tensor(m, MP_ROOT_DECODER, ff, "gate_up_proj_adapter_list.{j}.0.weight", MP_TK_MLP, MP_SPLIT_NONE,
-	          MP_STEP_EXTRA, false, rank, h, hybrid);
+	          MP_STEP_EXTRA, false, rank, h, adapters);
 	hf_tensor(m, MP_ROOT_DECODER, ff, "gate_up_proj_adapter_list.{j}.1.weight", MP_TK_MLP, MP_SPLIT_NONE,
-	          MP_STEP_EXTRA, false, 2 * inter, rank, hybrid);
+	          MP_STEP_EXTRA, false, 2 * inter, rank, adapters);
 	if (hf_get_bool(c, KEYS("use_shared_attention_adapter"), false)) {
 		static const char *const leaves[6] = {
 		    "linear_q_adapter_list.{j}.0.weight", "linear_q_adapter_list.{j}.1.weight",
@@ -822,7 +871,7 @@ static void zamba2_shared_blocks(hf_ctx *c, mp_model *m, uint64_t blocks, uint64
 
 		for (int i = 0; i < 6; i++)
 			hf_tensor(m, MP_ROOT_DECODER, at, leaves[i], MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_EXTRA, false,
-			          i % 2 ? a : rank, i % 2 ? rank : a, hybrid);
+			          i % 2 ? a : rank, i % 2 ? rank : a, adapters);
 	}
 }
 
@@ -841,6 +890,8 @@ void mpm_read_zamba2(hf_ctx *c, mp_model *m)
 	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layers_block_type"), *v;
 	uint64_t h, a, inter, blocks, rank, hybrid = 0, i = 0, expand;
 
+	if (lt == NULL || cJSON_IsNull(lt)) /* Zamba2Config's attribute_map spelling */
+		lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types");
 	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 32000);
 	m->hidden_size = h = hf_get_u64(c, KEYS("hidden_size"), 2560);
 	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), 54);
@@ -853,6 +904,11 @@ void mpm_read_zamba2(hf_ctx *c, mp_model *m)
 	a = 2 * h;
 	m->attn_input_size = a;
 	m->head_dim = m->num_heads ? a / m->num_heads : 0;
+	if (c->st == MP_OK && m->num_heads && a % m->num_heads)
+		/* Zamba2Config: attention_head_dim = 2 x hidden_size // heads, and the attention reshapes 2 x hidden_size
+		 * into heads of it: a remainder fails the forward */
+		hf_fail_key(c, "num_attention_heads", "2 x hidden_size must be a multiple of num_attention_heads (the shared "
+		                                      "blocks' attention is 2 x hidden_size wide)");
 	inter = hf_get_u64(c, KEYS("intermediate_size"), 4 * h);
 	m->intermediate_size = inter;
 	blocks = hf_get_u64(c, KEYS("num_mem_blocks"), 1);
@@ -871,7 +927,7 @@ void mpm_read_zamba2(hf_ctx *c, mp_model *m)
 	m->ssm.d_state = hf_get_u64(c, KEYS("mamba_d_state"), 64);
 	m->ssm.n_groups = hf_get_u64(c, KEYS("mamba_ngroups"), 1);
 	m->ssm.conv_kernel = hf_get_u64(c, KEYS("mamba_d_conv"), 4);
-	m->ssm.conv_bias = hf_get_bool(c, KEYS("use_conv_bias"), true);
+	m->ssm.conv_bias = true; /* Zamba2MambaMixer's conv1d always has a bias (use_conv_bias is not read) */
 	m->ssm.proj_bias = hf_get_bool(c, KEYS("add_bias_linear"), false);
 	m->ssm.gated_norm = true;
 	if (c->st == MP_OK && (blocks == 0 || m->num_layers > MP_MAX_LAYERS || h >= (UINT64_C(1) << 40) ||

@@ -27,6 +27,9 @@ typedef struct hf_ctx {
 
 /* The first of the NULL-terminated alias keys that is present and not null (its name into *which), or NULL. */
 const cJSON *hf_find(const hf_ctx *c, const char *const *keys, const char **which);
+/* The spelling of keys the config uses (the first present and not null), else keys[0]: errors name the key as the
+ * config spells it. */
+const char *hf_key_of(const hf_ctx *c, const char *const *keys);
 /* Whether key is present and not null. */
 bool hf_has(const hf_ctx *c, const char *key);
 /* Whether key is present with the value null (a config's explicit "none"). */
@@ -38,6 +41,10 @@ void hf_fail_key(hf_ctx *c, const char *key, const char *msg);
 /* a x b, or 0 and the error naming `key` when the product of two config values overflows 64 bits (a silent wrap would
  * give a small, wrong model). */
 uint64_t hf_mul(hf_ctx *c, uint64_t a, uint64_t b, const char *key);
+/* The rule of the configuration classes whose validate_architecture refuses a hidden_size that is not a multiple of
+ * the heads, whatever head_dim says (LlamaConfig, Gemma2Config, Gemma3TextConfig, Gemma3nTextConfig, ArceeConfig,
+ * ExaoneConfig, DeepseekV2Config, GPTNeoXConfig in transformers 5.24): a 422 naming heads_key. */
+void hf_heads_divide_hidden(hf_ctx *c, const mp_model *m, const char *heads_key);
 /* head_dim: explicit, else hidden_size / heads (which must divide). */
 void hf_derive_head_dim(hf_ctx *c, mp_model *m, const char *heads_key);
 /* RoPE keys (rope_parameters, rope_scaling, partial_rotary_factor) into rotary_dim, rope_type and the scaled
@@ -69,7 +76,7 @@ void hf_legacy(mp_model *m, const char *name, mp_tensor_class cls, uint64_t rows
                bool vector);
 
 /* The families' tensor names (model/hf_names.c). */
-extern const mp_names mpm_names_phi3, mpm_names_glm, mpm_names_glm4, mpm_names_post_norms, mpm_names_apertus, mpm_names_bitnet, mpm_names_phi, mpm_names_starcoder2, mpm_names_hunyuan, mpm_names_gpt2, mpm_names_gpt_bigcode, mpm_names_gptj, mpm_names_gpt_neox, mpm_names_falcon, mpm_names_falcon_two_ln, mpm_names_gpt_oss, mpm_names_phimoe, mpm_names_qwen_moe, mpm_names_minimax_m2, mpm_names_ernie4_5_moe, mpm_names_granitemoe, mpm_names_llama4, mpm_names_llama4_text, mpm_names_mamba, mpm_names_jamba, mpm_names_granitemoehybrid, mpm_names_nemotron_h, mpm_names_lfm2, mpm_names_qwen3_next, mpm_names_qwen3_5, mpm_names_longcat, mpm_names_zamba2;
+extern const mp_names mpm_names_phi3, mpm_names_glm, mpm_names_glm4, mpm_names_post_norms, mpm_names_apertus, mpm_names_bitnet, mpm_names_phi, mpm_names_starcoder2, mpm_names_hunyuan, mpm_names_gpt2, mpm_names_gpt_bigcode, mpm_names_gptj, mpm_names_gpt_neox, mpm_names_falcon, mpm_names_falcon_two_ln, mpm_names_gpt_oss, mpm_names_phimoe, mpm_names_qwen_moe, mpm_names_minimax_m2, mpm_names_ernie4_5_moe, mpm_names_granitemoe, mpm_names_llama4, mpm_names_llama4_text, mpm_names_mamba, mpm_names_jamba, mpm_names_granitemoehybrid, mpm_names_granitemoehybrid_dense, mpm_names_nemotron_h, mpm_names_lfm2, mpm_names_qwen3_next, mpm_names_qwen3_5, mpm_names_longcat, mpm_names_zamba2;
 /* model/hf_classic.c's families */
 extern const mp_names mpm_names_opt, mpm_names_opt_proj, mpm_names_bloom, mpm_names_gpt_neo, mpm_names_codegen, mpm_names_mpt, mpm_names_mllama, mpm_names_xglm, mpm_names_biogpt;
 /* model/hf_rows.c's and the new dense rows' */

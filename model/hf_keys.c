@@ -120,6 +120,27 @@ void hf_fail_key(hf_ctx *c, const char *key, const char *msg)
 	c->st = mp_fail(c->err, MP_EINVAL, field, "%s", msg);
 }
 
+const char *hf_key_of(const hf_ctx *c, const char *const *keys)
+{
+	const char *which = keys[0];
+
+	hf_find(c, keys, &which);
+	return which;
+}
+
+void hf_heads_divide_hidden(hf_ctx *c, const mp_model *m, const char *heads_key)
+{
+	char msg[200];
+
+	if (c->st != MP_OK || m->num_heads == 0 || m->hidden_size % m->num_heads == 0)
+		return;
+	snprintf(msg, sizeof(msg),
+	         "hidden_size (%llu) must be a multiple of %s (%llu) for this model type, whatever head_dim says "
+	         "(its configuration class's validate_architecture)",
+	         (unsigned long long)m->hidden_size, heads_key, (unsigned long long)m->num_heads);
+	hf_fail_key(c, heads_key, msg);
+}
+
 /* head_dim: an explicit value wins (it need not equal hidden / heads, gemma's does not); otherwise
  * hidden_size / num_attention_heads, which must then divide exactly. */
 void hf_derive_head_dim(hf_ctx *c, mp_model *m, const char *heads_key)
@@ -259,6 +280,12 @@ void hf_decode_layer_types(hf_ctx *c, mp_model *m)
 	}
 	if (n != m->num_layers) {
 		hf_fail_key(c, "layer_types", "layer_types must have one entry per layer (num_hidden_layers)");
+		return;
+	}
+	if (sliding && m->sliding_window == 0) {
+		hf_fail_key(c, "layer_types",
+		            "layer_types has sliding_attention layers, but the config has no window (sliding_window null, "
+		            "or use_sliding_window false): transformers 5.24 cannot build their cache");
 		return;
 	}
 	if (sliding == 0)

@@ -17,9 +17,17 @@
  * GLM-4.5's 4096 / 96 gives 42). */
 static void head_dim_floor(hf_ctx *c, mp_model *m)
 {
-	m->head_dim = hf_get_u64(c, KEYS("head_dim"), 0);
-	if (m->head_dim == 0 && m->num_heads)
-		m->head_dim = m->hidden_size / m->num_heads;
+	/* head_dim given, else hidden_size // heads as their classes floor it. Only GLM-4.5's model (and GLM-4.5V's
+	 * decoder, the same attention) runs with a head_dim that does not divide (its default: 4096 / 96, a rotary half
+	 * of 21 rounded up by its RoPE); the others' forward fails then (an odd head_dim for full RoPE, q_norm of
+	 * hidden_size against heads x head_dim), so theirs must divide (hf_derive_head_dim) */
+	if (strcmp(m->model_type, "glm4_moe") == 0 || strcmp(m->model_type, "glm4v_moe_text") == 0) {
+		m->head_dim = hf_get_u64(c, KEYS("head_dim"), 0);
+		if (m->head_dim == 0 && m->num_heads)
+			m->head_dim = m->hidden_size / m->num_heads;
+		return;
+	}
+	hf_derive_head_dim(c, m, "num_attention_heads");
 }
 
 /* Marks layer i as keeping a dense MLP (mp_model.dense_layer_mask). */
@@ -184,15 +192,27 @@ static void decode_mla(hf_ctx *c, const mla_row *d, mp_model *m)
 	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), d->tie);
 	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
 	m->attn_kind = MP_ATTN_MLA;
+	if (strcmp(d->name, "deepseek_v2") == 0) {
+		/* DeepseekV2Config.validate_architecture; DeepseekV2MLP (the dense layers' and the shared experts') takes
+		 * mlp_bias, the routed experts never (DeepSeek-V3.2's and GLM-5's mlp_bias is read by no module) */
+		hf_heads_divide_hidden(c, m, "num_attention_heads");
+		m->mlp_bias = hf_get_bool(c, KEYS("mlp_bias"), false);
+		m->routed_bias = MP_BIAS_OFF;
+	}
 	/* q_lora_rank null means q is projected directly: get_u64 treats null as absent, so look first */
 	m->q_lora_rank = hf_is_null(c, "q_lora_rank") ? 0 : hf_get_u64(c, KEYS("q_lora_rank"), d->q_lora);
 	m->kv_lora_rank = hf_get_u64(c, KEYS("kv_lora_rank"), d->kv_lora);
 	m->qk_nope_head_dim = hf_get_u64(c, KEYS("qk_nope_head_dim"), d->nope);
-	m->qk_rope_head_dim = hf_get_u64(c, KEYS("qk_rope_head_dim"), d->rope);
+	/* Glm4MoeLiteConfig's attribute_map spells qk_rope_head_dim head_dim (the others' head_dim is derived from it) */
+	m->qk_rope_head_dim = strcmp(d->name, "glm4_moe_lite") == 0
+	                          ? hf_get_u64(c, KEYS("qk_rope_head_dim", "head_dim"), d->rope)
+	                          : hf_get_u64(c, KEYS("qk_rope_head_dim"), d->rope);
 	m->v_head_dim = hf_get_u64(c, KEYS("v_head_dim"), d->v);
 	m->head_dim = m->qk_nope_head_dim + m->qk_rope_head_dim;
-	/* num_local_experts: the attribute_map spelling of DeepseekV3Config and the configs derived from it */
-	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts", "num_local_experts"), d->experts);
+	/* the attribute_map's spelling: num_experts (DeepSeek-V2), num_local_experts (the others) */
+	m->num_experts = strcmp(d->name, "deepseek_v2") == 0
+	                     ? hf_get_u64(c, KEYS("n_routed_experts", "num_experts"), d->experts)
+	                     : hf_get_u64(c, KEYS("n_routed_experts", "num_local_experts"), d->experts);
 	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), d->topk);
 	if (m->num_experts_per_tok == 0 && c->st == MP_OK && m->num_experts > 0) {
 		char msg[240];
@@ -207,12 +227,39 @@ static void decode_mla(hf_ctx *c, const mla_row *d, mp_model *m)
 	shared = hf_get_u64(c, KEYS("n_shared_experts"), d->shared);
 	m->num_shared_experts = shared;
 	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "moe_intermediate_size");
+	/* DeepseekV2Moe builds its shared experts whenever n_shared_experts is not None: with 0, of width 0, and its
+	 * down_proj keeps mlp_bias's bias */
+	m->shared_down_bias_only = strcmp(d->name, "deepseek_v2") == 0 && shared == 0 && hf_has(c, "n_shared_experts");
 	m->first_dense_layers = hf_get_u64(c, KEYS("first_k_dense_replace"), d->first_dense);
 	if (m->first_dense_layers > m->num_layers)
 		m->first_dense_layers = m->num_layers;
 	if (!mlp_layer_types(c, m) && strcmp(d->name, "glm4_moe_lite") == 0)
 		m->first_dense_layers = m->num_layers ? 1 : 0; /* Glm4MoeLiteConfig: mlp_layer_types' default */
 	m->router_correction_buffer = d->correction_buffer;
+	{
+		/* layer_types (DeepSeek-V3.2, GLM-5: "indexed_attention" in every layer, the legacy spelling
+		 * "deepseek_sparse_attention"): one entry per layer, as their configuration classes check */
+		const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types"), *v;
+
+		if (cJSON_IsArray(lt) && (uint64_t)cJSON_GetArraySize(lt) != m->num_layers)
+			hf_fail_key(c, "layer_types", "layer_types must have one entry per layer (num_hidden_layers)");
+		if (!cJSON_IsArray(lt))
+			lt = NULL;
+		cJSON_ArrayForEach(v, lt)
+		{
+			const char *want = d->index_dim ? "indexed_attention" : "full_attention";
+
+			if (c->st == MP_OK &&
+			    (!cJSON_IsString(v) || (strcmp(v->valuestring, want) != 0 &&
+			                            !(d->index_dim && strcmp(v->valuestring, "deepseek_sparse_attention") == 0)))) {
+				char msg[160];
+
+				snprintf(msg, sizeof(msg), "layer_types entries must be \"%s\" for %s (other kinds are not modelled)",
+				         want, d->name);
+				hf_fail_key(c, "layer_types", msg);
+			}
+		}
+	}
 	if (d->index_dim) {
 		m->indexer_heads = hf_get_u64(c, KEYS("index_n_heads"), d->index_heads);
 		m->indexer_head_dim = hf_get_u64(c, KEYS("index_head_dim"), d->index_dim);
@@ -266,11 +313,12 @@ static void decode_trunk(hf_ctx *c, const trunk *t, mp_model *m)
 }
 
 /* Experts whose width is intermediate_size (Mixtral-style configs: OLMoE, Granite-MoE, Phi-3.5-MoE, MiniMax-M2):
- * no dense MLP, no shared expert. */
-static void experts_at_intermediate(hf_ctx *c, mp_model *m, const char *experts_key, uint64_t experts, uint64_t topk,
-                                    uint64_t inter)
+ * no dense MLP, no shared expert. experts_keys: the count's key and the other spellings its configuration class
+ * reads (attribute_map). */
+static void experts_at_intermediate(hf_ctx *c, mp_model *m, const char *const *experts_keys, uint64_t experts,
+                                    uint64_t topk, uint64_t inter)
 {
-	m->num_experts = hf_get_u64(c, (const char *const[]){experts_key, NULL}, experts);
+	m->num_experts = hf_get_u64(c, experts_keys, experts);
 	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), topk);
 	m->moe_intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), inter);
 	m->intermediate_size = 0;
@@ -291,7 +339,7 @@ void mpm_read_glm4_moe(hf_ctx *c, mp_model *m)
 	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 10944);
 	m->qkv_bias = hf_get_bool(c, KEYS("attention_bias"), false);
 	m->qk_norm = hf_get_bool(c, KEYS("use_qk_norm"), false);
-	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts"), 128);
+	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts", "num_local_experts"), 128);
 	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 8);
 	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1408);
 	shared = hf_get_u64(c, KEYS("n_shared_experts"), 1);
@@ -316,7 +364,7 @@ void mpm_read_olmoe(hf_ctx *c, mp_model *m)
 	decode_trunk(c, &t, m);
 	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
 	m->qk_norm_full = true;
-	experts_at_intermediate(c, m, "num_experts", 64, 8, 2048);
+	experts_at_intermediate(c, m, KEYS("num_experts", "num_local_experts"), 64, 8, 2048);
 	hf_decode_rope(c, m, 1.0);
 }
 
@@ -331,7 +379,7 @@ void mpm_read_granitemoe(hf_ctx *c, mp_model *m)
 
 	decode_trunk(c, &t, m);
 	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
-	experts_at_intermediate(c, m, "num_local_experts", 8, 2, 11008);
+	experts_at_intermediate(c, m, KEYS("num_local_experts"), 8, 2, 11008);
 	hf_decode_rope(c, m, 1.0);
 }
 
@@ -348,14 +396,15 @@ void mpm_read_phimoe(hf_ctx *c, mp_model *m)
 	m->norm_kind = MP_NORM_LAYER;
 	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
 	m->lm_head_bias = hf_get_bool(c, KEYS("lm_head_bias"), false);
-	experts_at_intermediate(c, m, "num_local_experts", 16, 2, 6400);
+	experts_at_intermediate(c, m, KEYS("num_local_experts"), 16, 2, 6400);
 	m->sliding_window = hf_window(c, "sliding_window", 0);
 	hf_decode_rope(c, m, 1.0);
 }
 
 /*
  * Ernie4_5_MoeConfig (ERNIE-4.5-21B-A3B): vocab 103424, hidden 2560, FFN 12288 (dense layers), 28 layers, 20 heads,
- * kv 4, head_dim hidden // heads (128), 131072 positions, tied; use_bias on q, k, v and o; 64 experts
+ * kv 4, head_dim hidden // heads (128), 131072 positions, tied; use_bias on q, k, v, o, the dense and shared MLPs
+ * and lm_head; 64 experts
  * (moe_num_experts) of 1536, top-6 (moe_k), moe_num_shared_experts 2 (one MLP of 2 x 1536); layer i is MoE when
  * (i + 1) % moe_layer_interval == 0 and moe_layer_start_index <= i <= moe_layer_end_index (-1, the default: the
  * last layer), else dense; the
@@ -368,9 +417,12 @@ void mpm_read_ernie4_5_moe(hf_ctx *c, mp_model *m)
 
 	decode_trunk(c, &t, m);
 	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 12288);
-	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("use_bias"), false);
-	m->num_experts = hf_get_u64(c, KEYS("moe_num_experts"), 64);
-	m->num_experts_per_tok = hf_get_u64(c, KEYS("moe_k"), 6);
+	/* use_bias: q, k, v, o, the dense and shared MLPs and lm_head (Ernie4_5_MoeMLP, Ernie4_5_MoeForCausalLM); the
+	 * routed experts never have biases */
+	m->qkv_bias = m->o_bias = m->mlp_bias = m->lm_head_bias = hf_get_bool(c, KEYS("use_bias"), false);
+	m->routed_bias = MP_BIAS_OFF;
+	m->num_experts = hf_get_u64(c, KEYS("moe_num_experts", "num_experts"), 64);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("moe_k", "num_experts_per_tok"), 6);
 	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1536);
 	shared = hf_get_u64(c, KEYS("moe_num_shared_experts"), 2);
 	m->num_shared_experts = shared;
@@ -406,7 +458,7 @@ void mpm_read_minimax_m2(hf_ctx *c, mp_model *m)
 	if (!hf_has(c, "head_dim"))
 		m->head_dim = 128;
 	m->qk_norm_full = true;
-	experts_at_intermediate(c, m, "num_local_experts", 256, 8, 1536);
+	experts_at_intermediate(c, m, KEYS("num_local_experts", "num_experts"), 256, 8, 1536);
 	m->router_correction_buffer = true;
 	hf_decode_rope(c, m, 1.0);
 }
@@ -427,7 +479,7 @@ void mpm_read_dots1(hf_ctx *c, mp_model *m)
 	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 10944);
 	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
 	m->qk_norm = true;
-	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts"), 0);
+	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts", "num_local_experts"), 0);
 	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 0);
 	if (c->st == MP_OK && (m->num_experts == 0 || m->num_experts_per_tok == 0))
 		hf_fail_key(c, m->num_experts == 0 ? "n_routed_experts" : "num_experts_per_tok",
@@ -469,6 +521,9 @@ void mpm_read_qwen3_vl_moe_text(hf_ctx *c, mp_model *m)
 	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1408);
 	m->moe_layer_step = hf_get_u64(c, KEYS("decoder_sparse_step"), 1);
 	hf_decode_mlp_only_layers(c, m);
+	/* Qwen3VLMoeTextConfig.__post_init__ sets sliding_window None, but a sliding_window key (not a field) is set after
+	 * it: the cache then slides in every layer (no layer_types) */
+	m->sliding_window = hf_window(c, "sliding_window", 0);
 	hf_decode_rope(c, m, 1.0);
 }
 
@@ -603,7 +658,9 @@ void mpm_read_hunyuan_v1_moe(hf_ctx *c, mp_model *m)
 	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
 	m->qk_norm = true;
 	m->num_experts = hf_get_u64(c, KEYS("num_experts", "num_local_experts"), 1);
-	m->num_experts_per_tok = int_or_same_list(c, "moe_topk", 1);
+	m->num_experts_per_tok = hf_has(c, "moe_topk") || !hf_has(c, "num_experts_per_tok")
+	                             ? int_or_same_list(c, "moe_topk", 1)
+	                             : int_or_same_list(c, "num_experts_per_tok", 1); /* the attribute_map's spelling */
 	m->moe_intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 11008);
 	m->num_shared_experts = 1;
 	m->shared_expert_intermediate_size = m->moe_intermediate_size;
@@ -635,7 +692,8 @@ void mpm_read_longcat_flash(hf_ctx *c, mp_model *m)
 	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), m->num_heads);
 	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 131072);
 	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), false);
-	m->qkv_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	/* LongcatFlashMLA: attention_bias on q_a_proj, kv_a_proj_with_mqa and o_proj */
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
 	m->attn_kind = MP_ATTN_MLA;
 	m->q_lora_rank = hf_is_null(c, "q_lora_rank") ? 0 : hf_get_u64(c, KEYS("q_lora_rank"), 1536);
 	m->kv_lora_rank = hf_get_u64(c, KEYS("kv_lora_rank"), 512);
@@ -643,11 +701,17 @@ void mpm_read_longcat_flash(hf_ctx *c, mp_model *m)
 	m->qk_rope_head_dim = hf_get_u64(c, KEYS("qk_rope_head_dim"), 64);
 	m->v_head_dim = hf_get_u64(c, KEYS("v_head_dim"), 128);
 	m->head_dim = m->qk_nope_head_dim + m->qk_rope_head_dim;
-	m->intermediate_size = hf_get_u64(c, KEYS("ffn_hidden_size"), 12288);
-	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts"), 512);
+	/* LongcatFlashConfig keeps head_dim (64) beside qk_rope_head_dim, and its rotary embedding takes head_dim: the
+	 * two must agree, or the forward fails */
+	if (c->st == MP_OK && hf_get_u64(c, KEYS("head_dim"), 64) != m->qk_rope_head_dim)
+		hf_fail_key(c, "head_dim",
+		            "head_dim must equal qk_rope_head_dim (LongCat-Flash's rotary embedding is head_dim wide; its "
+		            "default is 64)");
+	m->intermediate_size = hf_get_u64(c, KEYS("ffn_hidden_size", "intermediate_size"), 12288);
+	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts", "num_local_experts"), 512);
 	m->zero_experts = hf_get_u64(c, KEYS("zero_expert_num"), 256);
 	m->num_experts_per_tok = hf_get_u64(c, KEYS("moe_topk", "num_experts_per_tok"), 12);
-	m->moe_intermediate_size = hf_get_u64(c, KEYS("expert_ffn_hidden_size"), 2048);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("expert_ffn_hidden_size", "moe_intermediate_size"), 2048);
 	m->router_bias = hf_get_bool(c, KEYS("router_bias"), false);
 	m->router_correction_buffer = true;
 	m->moe_beside_dense = true;
@@ -933,7 +997,7 @@ void mpm_read_glm4v_moe_text(hf_ctx *c, mp_model *m)
 	decode_trunk(c, &t, m);
 	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 10944);
 	m->qkv_bias = hf_get_bool(c, KEYS("attention_bias"), true);
-	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts"), 128);
+	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts", "num_local_experts"), 128); /* attribute_map */
 	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 8);
 	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1408);
 	shared = hf_get_u64(c, KEYS("n_shared_experts"), 1);

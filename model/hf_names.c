@@ -192,6 +192,11 @@ const mp_names mpm_names_granitemoehybrid = {MP_NAMES_LLAMA_FIELDS,
                                              .router = {"router.weight", NULL},
                                              .sh_gate_up = {"shared_mlp.input_linear.weight", NULL},
                                              .sh_down = {"shared_mlp.output_linear.weight", NULL}};
+/* GraniteMoeHybrid without experts (num_local_experts 0): the shared MLP is the layer's only MLP, under its own name. */
+const mp_names mpm_names_granitemoehybrid_dense = {MP_NAMES_LLAMA_FIELDS,
+                                                   .mlp = L,
+                                                   .gate_up = {"shared_mlp.input_linear.weight", NULL},
+                                                   .down = {"shared_mlp.output_linear.weight", NULL}};
 
 /* Nemotron-H (modeling_nemotron_h.py): every layer one mixer (Mamba-2, attention, MLP or MoE) behind one norm;
  * model.embeddings and norm_f. */

@@ -12,6 +12,93 @@
 #include "mpm_types.h"
 
 /*
+ * The sliding layers of a dense decoder whose config has no layer_types, by its row's rule (mpm_window_rule): the
+ * layer_types the configuration class derives (configuration_<type>.py __post_init__, transformers 5.24). A rule that
+ * gives sliding layers to a config without a window is refused, as transformers cannot run it.
+ */
+static void dense_window_layers(hf_ctx *c, const mpm_dense *d, mp_model *m)
+{
+	uint64_t L = m->num_layers, sliding = L;
+	const char *why = NULL;
+
+	switch (d->window_rule) {
+	case MPM_WINDOW_FROM_LAYER: {
+		/* Qwen2Config: sliding_window = None without use_sliding_window; layer i slides when i >= max_window_layers */
+		uint64_t from = hf_get_u64(c, KEYS("max_window_layers"), d->window_pattern);
+
+		if (!hf_get_bool(c, KEYS("use_sliding_window"), false))
+			m->sliding_window = 0;
+		sliding = m->sliding_window && from < L ? L - from : 0;
+		break;
+	}
+	case MPM_WINDOW_ALTERNATE: /* Gemma2Config: layers 0, 2, 4, ... whatever the window */
+		sliding = (L + 1) / 2;
+		why = "layers 0, 2, 4, ... are sliding_attention";
+		break;
+	case MPM_WINDOW_PATTERN: {
+		/* Gemma3TextConfig, Cohere2Config, Olmo3Config, Exaone4Config: layer i is full when (i + 1) % pattern == 0 */
+		uint64_t every = (d->modules & MPM_PATTERN_FIXED)
+		                     ? d->window_pattern
+		                     : hf_get_u64(c, KEYS("sliding_window_pattern"), d->window_pattern);
+
+		if (m->sliding_window == 0 && (d->modules & MPM_NULL_WINDOW_NO_PATTERN)) {
+			hf_fail_key(c, "sliding_window",
+			            "sliding_window null sets sliding_window_pattern to 0, by which Exaone4Config divides to "
+			            "derive layer_types: give layer_types, or a window");
+			return;
+		}
+		if (every == 0) {
+			hf_fail_key(c, "sliding_window_pattern",
+			            "sliding_window_pattern must be at least 1 (layer i is full when (i + 1) % "
+			            "sliding_window_pattern == 0)");
+			return;
+		}
+		sliding = L - L / every;
+		why = "the layers i with (i + 1) % sliding_window_pattern != 0 are sliding_attention";
+		break;
+	}
+	case MPM_WINDOW_PATTERN_FIRST: /* CwmConfig, GraniteSWAConfig: layer i is full when i % pattern == 0 */
+		sliding = d->window_pattern ? L - (L + d->window_pattern - 1) / d->window_pattern : L;
+		why = "the layers i with i % 4 != 0 are sliding_attention";
+		break;
+	case MPM_WINDOW_NOPE: {
+		/* SmolLM3Config: with use_sliding_window and a window, the layers without RoPE slide */
+		const cJSON *nope = cJSON_GetObjectItemCaseSensitive(c->cfg, "no_rope_layers"), *v;
+		uint64_t every = hf_get_u64(c, KEYS("no_rope_layer_interval"), d->window_pattern);
+
+		sliding = 0;
+		if (cJSON_IsArray(nope)) {
+			cJSON_ArrayForEach(v, nope)
+				sliding += cJSON_IsNumber(v) && v->valuedouble == 0;
+		} else if (every) {
+			sliding = L / every;
+		}
+		if (!hf_get_bool(c, KEYS("use_sliding_window"), false) || m->sliding_window == 0)
+			sliding = 0;
+		break;
+	}
+	default: /* every layer, when there is a window */
+		sliding = m->sliding_window ? L : 0;
+		break;
+	}
+	if (c->st != MP_OK)
+		return;
+	if (why && sliding && m->sliding_window == 0) {
+		char msg[240];
+
+		snprintf(msg, sizeof(msg),
+		         "sliding_window is null, but without layer_types %s: transformers 5.24 cannot build their cache "
+		         "(give layer_types, or a window)",
+		         why);
+		hf_fail_key(c, "sliding_window", msg);
+		return;
+	}
+	if (sliding == 0)
+		m->sliding_window = 0;
+	m->sliding_window_layers = m->sliding_window ? sliding : 0;
+}
+
+/*
  * A dense decoder from its row alone (model/mpm_types.c): the trunk's sizes under their keys (the row's defaults for
  * keys the config leaves out), the biases, norms, q/k norms and MLP its modules flags say, the sliding window by its
  * rule, a Mixtral-style MoE block when the row has experts, then layer_types and the RoPE keys.
@@ -30,10 +117,17 @@ void mpm_read_dense(hf_ctx *c, const mpm_dense *d, mp_model *m)
 	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), d->num_kv_heads ? d->num_kv_heads : m->num_heads);
 	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), d->max_positions);
 	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), d->tie);
-	if (d->head_dim && !hf_has(c, "head_dim"))
+	if (f & MPM_HEADS_DIVIDE_HIDDEN)
+		hf_heads_divide_hidden(c, m, "num_attention_heads");
+	if (d->head_dim && !hf_has(c, "head_dim")) {
 		m->head_dim = d->head_dim;
-	else
+	} else {
 		hf_derive_head_dim(c, m, "num_attention_heads");
+	}
+	if ((f & MPM_O_PROJ_HIDDEN) && c->st == MP_OK && m->head_dim * m->num_heads != m->hidden_size)
+		hf_fail_key(c, "num_attention_heads",
+		            "num_attention_heads x head_dim must equal hidden_size: this model type's o_proj is hidden_size x "
+		            "hidden_size (HeliumAttention), so its forward fails otherwise (head_dim's default is 128)");
 	/* biases */
 	if (f & (MPM_ATTENTION_BIAS | MPM_ATTENTION_BIAS_QKV | MPM_QKV_BIAS_ALWAYS))
 		ab = hf_get_bool(c, KEYS("attention_bias"), (f & MPM_ATTENTION_BIAS_ON) != 0);
@@ -52,7 +146,7 @@ void mpm_read_dense(hf_ctx *c, const mpm_dense *d, mp_model *m)
 	if (f & MPM_BIAS_ALWAYS)
 		m->qkv_bias = m->o_bias = m->mlp_bias = true;
 	if (f & MPM_USE_BIAS_KEY)
-		m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("use_bias"), false);
+		m->qkv_bias = m->o_bias = m->mlp_bias = hf_get_bool(c, KEYS("use_bias"), false);
 	if (f & MPM_QKV_BIAS_KEY)
 		m->qkv_bias = hf_get_bool(c, KEYS("use_qkv_bias"), false);
 	if (f & MPM_MLP_BIAS_KEY)
@@ -60,6 +154,7 @@ void mpm_read_dense(hf_ctx *c, const mpm_dense *d, mp_model *m)
 	/* norms */
 	m->qk_norm = (f & MPM_QK_NORM) != 0;
 	m->qk_norm_full = (f & MPM_QK_NORM_FULL) || ((f & MPM_QK_NORM_KEY) && hf_get_bool(c, KEYS("use_qk_norm"), false));
+	m->qk_norm_heads = m->qk_norm_full && (f & MPM_QK_NORM_KEY);
 	if ((f & MPM_QK_LAYERNORM_KEY) && hf_get_bool(c, KEYS("qk_layernorm"), (f & MPM_QK_LAYERNORM_ON) != 0))
 		m->qk_norm_layer = true;
 	m->lm_head_bias = (f & MPM_LM_HEAD_BIAS) != 0;
@@ -71,46 +166,30 @@ void mpm_read_dense(hf_ctx *c, const mpm_dense *d, mp_model *m)
 	m->norms_per_layer = d->norms;
 	m->final_norm = true;
 	m->parallel_block = (f & MPM_PARALLEL) != 0;
+	if ((f & MPM_PARALLEL_RESIDUAL_KEY) && hf_get_bool(c, KEYS("use_parallel_residual"), false)) {
+		m->parallel_block = true;
+		m->norms_per_layer = 1;
+	}
+	if ((f & MPM_QK_NORMS_PER_HEAD_KEY) && hf_get_bool(c, KEYS("qk_layernorm"), false) && c->st == MP_OK) {
+		/* StableLmLayerNormPerHead: one LayerNorm(head_dim, bias=False) per query head and per KV head */
+		hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.self_attn.q_layernorm.norms.{j}", "weight", MP_TK_ATTENTION,
+		          MP_SPLIT_NONE, MP_STEP_NONE, true, 0, m->head_dim, hf_mul(c, m->num_layers, m->num_heads, "num_attention_heads"));
+		hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.self_attn.k_layernorm.norms.{j}", "weight", MP_TK_ATTENTION,
+		          MP_SPLIT_NONE, MP_STEP_NONE, true, 0, m->head_dim,
+		          hf_mul(c, m->num_layers, m->num_kv_heads, "num_key_value_heads"));
+	}
 	if (f & MPM_SUB_NORM) {
 		m->norms_per_layer = 3; /* input, post-attention and attn_sub_norm: all of hidden_size */
 		m->ffn_sub_norm = m->intermediate_size;
 	}
-	/* the window: sliding_window (null = none), then the rule that says which layers it covers */
+	/* the window: sliding_window (null = none), then the rule that says which layers it covers when the config has
+	 * no layer_types (mpm_window_rule); layer_types, when given, decides (hf_decode_layer_types) */
 	m->sliding_window = hf_window(c, "sliding_window", d->sliding_window);
-	if ((f & MPM_USE_SLIDING_WINDOW) && hf_has(c, "use_sliding_window") &&
-	    !hf_get_bool(c, KEYS("use_sliding_window"), false))
-		m->sliding_window = 0;
-	switch (d->window_rule) {
-	case MPM_WINDOW_FROM_LAYER: {
-		/* Qwen2Config/Qwen3Config: only with use_sliding_window, the layers from max_window_layers on */
-		uint64_t from = hf_get_u64(c, KEYS("max_window_layers"), d->window_pattern);
-
-		if (!hf_get_bool(c, KEYS("use_sliding_window"), false) || from >= m->num_layers)
-			m->sliding_window = 0;
-		else
-			m->sliding_window_layers = m->num_layers - from;
-		break;
-	}
-	case MPM_WINDOW_ALTERNATE:
-		m->sliding_window_layers = (m->num_layers + 1) / 2; /* layers 0, 2, 4, ... */
-		break;
-	case MPM_WINDOW_PATTERN:
-		if (m->sliding_window) {
-			uint64_t every = hf_get_u64(c, KEYS("sliding_window_pattern"), d->window_pattern);
-
-			m->sliding_window_layers = every ? m->num_layers - m->num_layers / every : m->num_layers;
-		}
-		break;
-	case MPM_WINDOW_PATTERN_FIRST:
-		if (m->sliding_window && d->window_pattern)
-			m->sliding_window_layers = m->num_layers - (m->num_layers + d->window_pattern - 1) / d->window_pattern;
-		break;
-	default:
-		break;
-	}
+	if (!hf_has(c, "layer_types"))
+		dense_window_layers(c, d, m);
 	/* a Mixtral-style MoE block in every layer: num_local_experts of intermediate_size, top-2 */
 	if (d->experts) {
-		m->num_experts = hf_get_u64(c, KEYS("num_local_experts"), d->experts);
+		m->num_experts = hf_get_u64(c, KEYS("num_local_experts", "num_experts"), d->experts); /* attribute_map */
 		m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 2);
 		m->moe_intermediate_size = m->intermediate_size;
 		m->intermediate_size = 0;
@@ -136,7 +215,7 @@ void mpm_read_gptj(hf_ctx *c, mp_model *m)
 	m->max_position_embeddings = hf_get_u64(c, KEYS("n_positions", "max_position_embeddings"), 2048);
 	m->intermediate_size = hf_get_u64(c, KEYS("n_inner"), 4 * m->hidden_size);
 	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), false);
-	hf_derive_head_dim(c, m, "n_head");
+	hf_derive_head_dim(c, m, hf_key_of(c, KEYS("n_head", "num_attention_heads")));
 	m->mlp_bias = m->lm_head_bias = true;
 	m->attn_kind = MP_ATTN_GQA;
 	m->ffn_kind = MP_FFN_PLAIN;
@@ -166,7 +245,7 @@ void mpm_read_gpt_bigcode(hf_ctx *c, mp_model *m)
 	m->learned_position_embeddings = m->max_position_embeddings;
 	m->intermediate_size = hf_get_u64(c, KEYS("n_inner"), 4 * m->hidden_size);
 	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
-	hf_derive_head_dim(c, m, "n_head");
+	hf_derive_head_dim(c, m, hf_key_of(c, KEYS("n_head", "num_attention_heads")));
 	m->qkv_bias = m->o_bias = m->mlp_bias = true;
 	m->attn_kind = MP_ATTN_GQA;
 	m->ffn_kind = MP_FFN_PLAIN;
@@ -268,7 +347,7 @@ void mpm_read_gpt_oss(hf_ctx *c, mp_model *m)
 	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), false);
 	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), true);
 	m->attention_sinks = true;
-	m->num_experts = hf_get_u64(c, KEYS("num_local_experts"), 128);
+	m->num_experts = hf_get_u64(c, KEYS("num_local_experts", "num_experts"), 128); /* attribute_map */
 	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 4);
 	m->moe_intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 2880);
 	m->intermediate_size = 0;
@@ -282,6 +361,12 @@ void mpm_read_gpt_oss(hf_ctx *c, mp_model *m)
 	m->sliding_window = hf_window(c, "sliding_window", 128);
 	if (m->sliding_window)
 		m->sliding_window_layers = (m->num_layers + 1) / 2; /* layers 0, 2, 4, ... */
+	else if (!hf_has(c, "layer_types") && m->num_layers)
+		/* GptOssConfig derives layer_types with sliding layers whatever the window: transformers 5.24 cannot build
+		 * their cache without one (DynamicSlidingWindowLayer(sliding_window=None)) */
+		hf_fail_key(c, "sliding_window",
+		            "sliding_window is null, but without layer_types layers 0, 2, 4, ... are sliding_attention: "
+		            "transformers 5.24 cannot build their cache (give layer_types, or a window)");
 	hf_decode_layer_types(c, m);
 	hf_decode_rope(c, m, 1.0);
 	method = cJSON_IsObject(q) ? cJSON_GetObjectItemCaseSensitive(q, "quant_method") : NULL;

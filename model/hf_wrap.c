@@ -64,6 +64,9 @@ typedef struct wrap_row {
 	bool text_required;      /* the wrapper's defaults for an absent text_config are not the decoder class's */
 	const char *tower_root, *projector_root; /* NULL: the tower's */
 	const char *text_root;   /* the decoder's root: NULL = model.language_model. (Idefics: model.text_model.) */
+	/* the head is tied by the decoder's own config alone (Llama 4: lm_head lives in language_model, a
+	 * Llama4ForCausalLM whose config is text_config; the wrapper's tie_word_embeddings ties nothing) */
+	bool tie_inner;
 } wrap_row;
 
 /* The wrappers' projectors other than their tower's usual one (mp_vision.projector), listed by the reader when the
@@ -85,77 +88,77 @@ enum {
 
 static const wrap_row wraps[] = {
     /* Gemma3Config: Gemma3TextConfig + SiglipVisionConfig(); tied */
-    {"gemma3", "gemma3_text", "siglip_vision_model", true, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL},
+    {"gemma3", "gemma3_text", "siglip_vision_model", true, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL, false},
     /* LlavaConfig: LlamaConfig + CLIPVisionConfig(hidden 1024, MLP 4096, 24 layers, 336 px, 14 px patches) */
-    {"llava", "llama", "clip_vision_model", false, true, false, 1024, 4096, 24, 336, 14, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL},
+    {"llava", "llama", "clip_vision_model", false, true, false, 1024, 4096, 24, 336, 14, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL, false},
     /* Mistral3Config: MistralConfig + PixtralVisionConfig(1024, 4096, 24 layers, 1540 px, 14 px patches); tied */
-    {"mistral3", "mistral", "pixtral", true, false, false, 1024, 4096, 24, 1540, 14, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL},
-    {"qwen2_vl", "qwen2_vl_text", "qwen2_vl_vision", false, true, true, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL},
-    {"qwen2_5_vl", "qwen2_5_vl_text", "qwen2_5_vl_vision", false, true, true, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL},
+    {"mistral3", "mistral", "pixtral", true, false, false, 1024, 4096, 24, 1540, 14, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL, false},
+    {"qwen2_vl", "qwen2_vl_text", "qwen2_vl_vision", false, true, true, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL, false},
+    {"qwen2_5_vl", "qwen2_5_vl_text", "qwen2_5_vl_vision", false, true, true, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL, false},
     /* Qwen3VLConfig, Qwen3VLMoeConfig: no back-compat for a text_config's tie_word_embeddings */
-    {"qwen3_vl", "qwen3_vl_text", "qwen3_vl_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL},
-    {"qwen3_vl_moe", "qwen3_vl_moe_text", "qwen3_vl_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL},
+    {"qwen3_vl", "qwen3_vl_text", "qwen3_vl_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL, false},
+    {"qwen3_vl_moe", "qwen3_vl_moe_text", "qwen3_vl_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL, false},
     /* Qwen3_5Config, Qwen3_5MoeConfig (Qwen3.5): the gated-delta-net decoders of hf_hybrid.c with the tower */
-    {"qwen3_5", "qwen3_5_text", "qwen3_5_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL},
-    {"qwen3_5_moe", "qwen3_5_moe_text", "qwen3_5_moe_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL},
+    {"qwen3_5", "qwen3_5_text", "qwen3_5_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL, false},
+    {"qwen3_5_moe", "qwen3_5_moe_text", "qwen3_5_moe_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL, false},
     /* Llama4Config: Llama4TextConfig + Llama4VisionConfig */
-    {"llama4", "llama4_text", "llama4_vision_model", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL},
+    {"llama4", "llama4_text", "llama4_vision_model", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL, true},
     /* ShieldGemma2Config: Gemma 3's (Gemma3ForConditionalGeneration); tied unless text_config unties */
     {"shieldgemma2", "gemma3_text", "siglip_vision_model", false, true, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false,
-     false, NULL, NULL, NULL},
+     false, NULL, NULL, NULL, false},
     /* LlavaNextConfig, LlavaNextVideoConfig: LLaVA's CLIP tower and projector, image_newline; VipLlavaConfig: the
      * same tower, its projector over five feature layers (vision_feature_layer) */
     {"llava_next", "llama", "clip_vision_model", false, false, false, 1024, 4096, 24, 336, 14, WRAP_PROJ_MLP2, true, false,
-     false, NULL, NULL, NULL},
+     false, NULL, NULL, NULL, false},
     {"llava_next_video", "llama", "clip_vision_model", false, true, false, 1024, 4096, 24, 336, 14, WRAP_PROJ_MLP2, true,
-     false, false, NULL, NULL, NULL},
+     false, false, NULL, NULL, NULL, false},
     {"vipllava", "llama", "clip_vision_model", false, false, false, 1024, 4096, 24, 336, 14, WRAP_PROJ_VIPLLAVA, false,
-     false, false, NULL, NULL, NULL},
+     false, false, NULL, NULL, NULL, false},
     /* LlavaOnevisionConfig: Qwen2 and SigLIP (1152 wide, MLP 4304, 26 layers, 384 px, 14 px patches, no head),
      * LLaVA's projector, image_newline */
     {"llava_onevision", "qwen2", "siglip_vision_model", false, true, false, 1152, 4304, 26, 384, 14, WRAP_PROJ_MLP2, true,
-     true, false, NULL, NULL, NULL},
+     true, false, NULL, NULL, NULL, false},
     /* PaliGemmaConfig: Gemma and SigLIP (1152, MLP 4096, 27 layers, 224 px, 14 px, no head), tied, one linear
      * projector; its own defaults for an absent text_config (hidden 2048, 18 layers, kv 1) */
     {"paligemma", "gemma", "siglip_vision_model", true, false, false, 1152, 4096, 27, 224, 14, WRAP_PROJ_LINEAR, false, true,
-     true, NULL, NULL, NULL},
+     true, NULL, NULL, NULL, false},
     /* LightOnOcrConfig: Qwen3 (its own defaults for an absent text_config) and Pixtral (1540 px, 14 px patches) under
      * model.vision_encoder, Mistral 3's projector without biases under model.vision_projection, tied */
     {"lighton_ocr", "qwen3", "pixtral", true, false, false, 0, 0, 0, 1540, 14, WRAP_PROJ_TOWER, false, false, true,
-     "model.vision_encoder.", "model.vision_projection.", NULL},
+     "model.vision_encoder.", "model.vision_projection.", NULL, false},
     /* Cohere2VisionConfig: Cohere 2 and SigLIP (1152, MLP 3072, 27 layers, 512 px, 16 px patches, with its head),
      * the pixel-shuffle SwiGLU projector, tied */
     {"cohere2_vision", "cohere2", "siglip_vision_model", true, false, false, 1152, 3072, 27, 512, 16, WRAP_PROJ_SHUFFLE,
-     false, false, false, NULL, NULL, NULL},
+     false, false, false, NULL, NULL, NULL, false},
     /* Cosmos3OmniConfig: Qwen3-VL's decoder and tower */
     {"cosmos3_omni", "qwen3_vl_text", "qwen3_vl_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false,
-     false, NULL, NULL, NULL},
+     false, NULL, NULL, NULL, false},
     /* Idefics3Config, SmolVLMConfig: Llama and their SigLIP tower under model.vision_model, the decoder under
      * model.text_model, the pixel-shuffle connector; Idefics2Config: Mistral, its tower, the perceiver connector */
     {"idefics3", "llama", "idefics3_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_IDEFICS3, false, false, false,
-     "model.vision_model.", "model.connector.", "model.text_model."},
+     "model.vision_model.", "model.connector.", "model.text_model.", false},
     {"smolvlm", "llama", "smolvlm_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_IDEFICS3, false, false, false,
-     "model.vision_model.", "model.connector.", "model.text_model."},
+     "model.vision_model.", "model.connector.", "model.text_model.", false},
     {"idefics2", "mistral", "idefics2_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_IDEFICS2, false, false, false,
-     "model.vision_model.", "model.connector.", "model.text_model."},
+     "model.vision_model.", "model.connector.", "model.text_model.", false},
     /* Glm4vConfig, Glm46VConfig (and glmga, the same class), Glm4vMoeConfig: GLM-4V's decoders and tower */
     {"glm4v", "glm4v_text", "glm4v_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_GLM4V, false, false, false, NULL,
-     NULL, NULL},
+     NULL, NULL, false},
     {"glm46v", "glm4v_text", "glm4v_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_GLM4V, false, false, false,
-     NULL, NULL, NULL},
+     NULL, NULL, NULL, false},
     {"glmga", "glm4v_text", "glm4v_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_GLM4V, false, false, false, NULL,
-     NULL, NULL},
+     NULL, NULL, false},
     {"glm4v_moe", "glm4v_moe_text", "glm4v_moe_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_GLM4V, false, false,
-     false, NULL, NULL, NULL},
+     false, NULL, NULL, NULL, false},
     /* FuyuConfig: Persimmon, raw patches projected by vision_embed_tokens, untied */
     {"fuyu", "persimmon", "none", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_FUYU, false, false, false, NULL, NULL,
-     NULL},
+     NULL, false},
     /* DeepseekVLConfig: Llama and SigLIP (with its head) under model.vision_model, the aligner, tied */
     {"deepseek_vl", "llama", "siglip_vision_model", true, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_ALIGNER, false, false,
-     false, "model.vision_model.", NULL, NULL},
+     false, "model.vision_model.", NULL, NULL, false},
     /* InternVLConfig: Qwen2 and InternVL's tower (internvl_tower), tied */
     {"internvl", "qwen2", "internvl_vision", true, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_INTERNVL, false, false, false,
-     NULL, NULL, NULL},
+     NULL, NULL, NULL, false},
 };
 
 /* How many entries a key holds: a list's length, 1 for a number (vision_feature_layer, deepstack_visual_indexes). */
@@ -294,6 +297,7 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 		v->projector = MP_PROJECTOR_MLP2;
 		v->projector_norm = MP_NORM_RMS;
 		v->merge = hf_get_u64(top, KEYS("spatial_merge_size"), 2);
+		v->patch_merger = true;
 	} else {
 		/* the Qwen-VL towers (modeling_qwen2_vl.py, _2_5_vl.py, _3_vl.py): a 3-D patch convolution, fused qkv,
 		 * the merger over spatial_merge_size^2 patches */
@@ -789,7 +793,7 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 	tie = hf_get_bool(c, KEYS("tie_word_embeddings"), w->tie);
 	if (t.cfg == c->cfg || (!hf_has(c, "tie_word_embeddings") && t.cfg && hf_has(&t, "tie_word_embeddings")))
 		tie = text_tie; /* flat: the one key is both; else the checkpoint's own statement */
-	m->tie_word_embeddings = tie || (w->tie_from_text && text_tie);
+	m->tie_word_embeddings = w->tie_inner ? text_tie : tie || (w->tie_from_text && text_tie);
 	if (w->projector == WRAP_PROJ_FUYU) {
 		/* FuyuConfig: patch_size 30, num_channels 3; vision_embed_tokens maps a raw patch to the decoder's width */
 		uint64_t p = hf_get_u64(c, KEYS("patch_size"), 30), ch = hf_get_u64(c, KEYS("num_channels"), 3);

@@ -20,7 +20,7 @@ const mpm_type mpm_types[] = {
                    .num_heads = 32,
                    .max_positions = 2048,
                    .norms = 2,
-                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY}},
+                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_HEADS_DIVIDE_HIDDEN}},
     /* MistralConfig: FFN 14336, 8 KV heads, 4096 * 32 positions, sliding_window 4096. */
     {.name = "mistral",
      .model_class = "MistralForCausalLM",
@@ -121,7 +121,7 @@ const mpm_type mpm_types[] = {
                    .sliding_window = 4096,
                    .window_rule = MPM_WINDOW_ALTERNATE,
                    .norms = 4,
-                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY}, .fp16_unstable = true},
+                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_HEADS_DIVIDE_HIDDEN}, .fp16_unstable = true},
     /* Gemma3TextConfig: vocab 262208, hidden 2304, FFN 9216, 26 layers, 8 heads, kv 4, head_dim 256, 131072
      * positions, tied, sliding_window 4096 on 5 layers of 6 (sliding_window_pattern 6), q/k norms, 4 norms. */
     {.name = "gemma3_text",
@@ -140,7 +140,7 @@ const mpm_type mpm_types[] = {
                    .window_pattern = 6,
                    .rotary_sets = 2,
                    .norms = 4,
-                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_QK_NORM}, .fp16_unstable = true},
+                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_QK_NORM | MPM_HEADS_DIVIDE_HIDDEN}, .fp16_unstable = true},
     /* Qwen2VLTextConfig and Qwen2_5_VLTextConfig (the decoders of Qwen2-VL and Qwen2.5-VL): Qwen2's modules with
      * the 72B's defaults: vocab 152064, hidden 8192, FFN 29568, 80 layers, 64 heads, kv 8, 32768 positions. */
     {.name = "qwen2_vl_text",
@@ -199,7 +199,7 @@ const mpm_type mpm_types[] = {
                    .max_positions = 2048,
                    .tie = true,
                    .norms = 2,
-                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_NUM_LAYERS_KEY | MPM_USE_SLIDING_WINDOW}},
+                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_NUM_LAYERS_KEY}},
     /* OlmoConfig: vocab 50304, 2048 positions; OlmoLayerNorm has no weights (input, post-attention, final). */
     {.name = "olmo",
      .model_class = "OlmoForCausalLM",
@@ -210,7 +210,7 @@ const mpm_type mpm_types[] = {
                    .num_heads = 32,
                    .max_positions = 2048,
                    .norms = 2,
-                   .modules = MPM_ATTENTION_BIAS | MPM_NORM_NONE | MPM_NUM_LAYERS_KEY | MPM_USE_SLIDING_WINDOW}},
+                   .modules = MPM_ATTENTION_BIAS | MPM_NORM_NONE | MPM_NUM_LAYERS_KEY}},
     /* Olmo2Config: post-attention and post-feedforward norms only; q_norm/k_norm over the projections. */
     {.name = "olmo2",
      .model_class = "Olmo2ForCausalLM",
@@ -221,7 +221,7 @@ const mpm_type mpm_types[] = {
                    .num_heads = 32,
                    .max_positions = 2048,
                    .norms = 2,
-                   .modules = MPM_ATTENTION_BIAS | MPM_QK_NORM_FULL | MPM_NUM_LAYERS_KEY | MPM_USE_SLIDING_WINDOW},
+                   .modules = MPM_ATTENTION_BIAS | MPM_QK_NORM_FULL | MPM_NUM_LAYERS_KEY},
      .names = &mpm_names_post_norms},
     /* Olmo3Config: OLMo-2 with sliding_window 4096 on three layers of four. */
     {.name = "olmo3",
@@ -236,7 +236,7 @@ const mpm_type mpm_types[] = {
                    .window_rule = MPM_WINDOW_PATTERN,
                    .window_pattern = 4,
                    .norms = 2,
-                   .modules = MPM_ATTENTION_BIAS | MPM_QK_NORM_FULL | MPM_NUM_LAYERS_KEY | MPM_USE_SLIDING_WINDOW},
+                   .modules = MPM_ATTENTION_BIAS | MPM_QK_NORM_FULL | MPM_NUM_LAYERS_KEY | MPM_PATTERN_FIXED},
      .names = &mpm_names_post_norms},
     /* CohereConfig: vocab 256000, hidden 8192, FFN 22528, 40 layers, 64 heads, tied; one LayerNorm (weight, no
      * bias) before attention and MLP in parallel; use_qk_norm adds LayerNorms of heads x head_dim. */
@@ -250,8 +250,9 @@ const mpm_type mpm_types[] = {
                    .max_positions = 8192,
                    .tie = true,
                    .norms = 1,
-                   .modules = MPM_ATTENTION_BIAS | MPM_QK_NORM_KEY | MPM_PARALLEL | MPM_NUM_LAYERS_KEY | MPM_USE_SLIDING_WINDOW}},
-    /* Cohere2Config: Cohere with sliding_window 4096 on three layers of four (sliding_window_pattern 4). */
+                   .modules = MPM_ATTENTION_BIAS | MPM_QK_NORM_KEY | MPM_PARALLEL | MPM_NUM_LAYERS_KEY}},
+    /* Cohere2Config: Cohere with sliding_window 4096 on three layers of four (sliding_window_pattern 4); head_dim
+     * hidden / heads unless given (__post_init__ derives it; a head_dim key is set after). */
     {.name = "cohere2",
      .model_class = "Cohere2ForCausalLM",
      .dense = &(const mpm_dense){.vocab_size = 256000,
@@ -259,16 +260,15 @@ const mpm_type mpm_types[] = {
                    .intermediate_size = 22528,
                    .num_layers = 40,
                    .num_heads = 64,
-                   .head_dim = 128,
                    .max_positions = 8192,
                    .tie = true,
                    .sliding_window = 4096,
                    .window_rule = MPM_WINDOW_PATTERN,
                    .window_pattern = 4,
                    .norms = 1,
-                   .modules = MPM_ATTENTION_BIAS | MPM_PARALLEL | MPM_NUM_LAYERS_KEY | MPM_USE_SLIDING_WINDOW}},
+                   .modules = MPM_ATTENTION_BIAS | MPM_PARALLEL | MPM_NUM_LAYERS_KEY}},
     /* SmolLM3Config: vocab 128256, hidden 2048, 36 layers, 16 heads, kv 4, 32768 positions, tied; NoPE every 4th
-     * layer (no parameters); a window only with use_sliding_window. */
+     * layer (no parameters); a window only with use_sliding_window, on the NoPE layers. */
     {.name = "smollm3",
      .model_class = "SmolLM3ForCausalLM",
      .dense = &(const mpm_dense){.vocab_size = 128256,
@@ -279,8 +279,10 @@ const mpm_type mpm_types[] = {
                    .num_kv_heads = 4,
                    .max_positions = 32768,
                    .tie = true,
+                   .window_rule = MPM_WINDOW_NOPE,
+                   .window_pattern = 4,
                    .norms = 2,
-                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_NUM_LAYERS_KEY | MPM_USE_SLIDING_WINDOW}},
+                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_NUM_LAYERS_KEY}},
     /* ArceeConfig: hidden 2560, FFN 18432, 32 layers, head_dim 80 (derived), 4096 positions; ReLU^2 MLP (up, down).
      */
     {.name = "arcee",
@@ -292,7 +294,7 @@ const mpm_type mpm_types[] = {
                    .num_heads = 32,
                    .max_positions = 4096,
                    .norms = 2,
-                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_PLAIN_MLP | MPM_NUM_LAYERS_KEY | MPM_USE_SLIDING_WINDOW}},
+                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_PLAIN_MLP | MPM_NUM_LAYERS_KEY | MPM_HEADS_DIVIDE_HIDDEN}},
     /* ApertusConfig: vocab 131072, FFN 14336, 65536 positions; xIELU MLP (up, down, alpha_p, alpha_n); per-head q/k
      * norms. */
     {.name = "apertus",
@@ -304,10 +306,10 @@ const mpm_type mpm_types[] = {
                    .num_heads = 32,
                    .max_positions = 65536,
                    .norms = 2,
-                   .modules = MPM_ATTENTION_BIAS | MPM_PLAIN_MLP | MPM_XIELU | MPM_QK_NORM | MPM_NUM_LAYERS_KEY | MPM_USE_SLIDING_WINDOW},
+                   .modules = MPM_ATTENTION_BIAS | MPM_PLAIN_MLP | MPM_XIELU | MPM_QK_NORM | MPM_NUM_LAYERS_KEY},
      .names = &mpm_names_apertus},
     /* Ernie4_5Config: vocab 103424, hidden 1024, FFN 3072, 18 layers, 16 heads, kv 2, head_dim 128, 131072
-     * positions, tied; use_bias on the attention projections. */
+     * positions, tied; use_bias on the attention and MLP projections (never on lm_head). */
     {.name = "ernie4_5",
      .model_class = "Ernie4_5ForCausalLM",
      .dense = &(const mpm_dense){.vocab_size = 103424,
@@ -320,7 +322,7 @@ const mpm_type mpm_types[] = {
                    .max_positions = 131072,
                    .tie = true,
                    .norms = 2,
-                   .modules = MPM_USE_BIAS_KEY | MPM_NUM_LAYERS_KEY | MPM_USE_SLIDING_WINDOW}},
+                   .modules = MPM_USE_BIAS_KEY | MPM_NUM_LAYERS_KEY}},
     /* ExaoneConfig (EXAONE 3.x): vocab 102400, FFN 14336, kv 8, 4096 positions. */
     {.name = "exaone",
      .model_class = "ExaoneForCausalLM",
@@ -332,7 +334,7 @@ const mpm_type mpm_types[] = {
                    .num_kv_heads = 8,
                    .max_positions = 4096,
                    .norms = 2,
-                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_NUM_LAYERS_KEY | MPM_USE_SLIDING_WINDOW}},
+                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_NUM_LAYERS_KEY | MPM_HEADS_DIVIDE_HIDDEN}},
     /* GlmConfig (GLM-4-9B): vocab 151552, FFN 13696, 40 layers, 32 heads, kv 2, head_dim 128, 131072 positions;
      * attention_bias on q, k, v (True); fused gate_up_proj (the same parameters); half the head rotates. */
     {.name = "glm",
@@ -347,7 +349,7 @@ const mpm_type mpm_types[] = {
                    .max_positions = 131072,
                    .norms = 2,
                    .partial_rotary = 0.5,
-                   .modules = MPM_ATTENTION_BIAS_QKV | MPM_ATTENTION_BIAS_ON | MPM_NUM_LAYERS_KEY | MPM_USE_SLIDING_WINDOW},
+                   .modules = MPM_ATTENTION_BIAS_QKV | MPM_ATTENTION_BIAS_ON | MPM_NUM_LAYERS_KEY},
      .names = &mpm_names_glm},
     /* Glm4Config: GLM with post-attention and post-MLP norms (4 per layer). */
     {.name = "glm4",
@@ -362,7 +364,7 @@ const mpm_type mpm_types[] = {
                    .max_positions = 131072,
                    .norms = 4,
                    .partial_rotary = 0.5,
-                   .modules = MPM_ATTENTION_BIAS_QKV | MPM_ATTENTION_BIAS_ON | MPM_NUM_LAYERS_KEY | MPM_USE_SLIDING_WINDOW},
+                   .modules = MPM_ATTENTION_BIAS_QKV | MPM_ATTENTION_BIAS_ON | MPM_NUM_LAYERS_KEY},
      .names = &mpm_names_glm4, .fp16_unstable = true},
     /* Starcoder2Config: vocab 49152, hidden 3072, FFN 12288, 30 layers, 24 heads, kv 2, 4096 positions, tied;
      * LayerNorms, GELU MLP (c_fc, c_proj), use_bias on everything; sliding_window None. */
@@ -377,10 +379,10 @@ const mpm_type mpm_types[] = {
                    .max_positions = 4096,
                    .tie = true,
                    .norms = 2,
-                   .modules = MPM_USE_BIAS | MPM_PLAIN_MLP | MPM_LAYERNORM | MPM_NUM_LAYERS_KEY | MPM_USE_SLIDING_WINDOW},
+                   .modules = MPM_USE_BIAS | MPM_PLAIN_MLP | MPM_LAYERNORM | MPM_NUM_LAYERS_KEY},
      .names = &mpm_names_starcoder2},
     /* StableLmConfig: vocab 50304, hidden 2560, FFN 6912, 32 layers, 4096 positions; LayerNorms; use_qkv_bias; a
-     * quarter of each head rotates. */
+     * quarter of each head rotates; qk_layernorm a LayerNorm per head, use_parallel_residual one norm per layer. */
     {.name = "stablelm",
      .model_class = "StableLmForCausalLM",
      .dense = &(const mpm_dense){.vocab_size = 50304,
@@ -391,7 +393,8 @@ const mpm_type mpm_types[] = {
                    .max_positions = 4096,
                    .norms = 2,
                    .partial_rotary = 0.25,
-                   .modules = MPM_LAYERNORM | MPM_QKV_BIAS_KEY | MPM_NUM_LAYERS_KEY | MPM_USE_SLIDING_WINDOW}},
+                   .modules = MPM_LAYERNORM | MPM_QKV_BIAS_KEY | MPM_NUM_LAYERS_KEY |
+                              MPM_QK_NORMS_PER_HEAD_KEY | MPM_PARALLEL_RESIDUAL_KEY}},
     /* PhiConfig (phi-2 shapes at hidden 2048): one LayerNorm per layer, attention and MLP in parallel, biases on q,
      * k, v, dense, fc1, fc2 and lm_head; half of each head rotates. */
     {.name = "phi",
@@ -404,7 +407,7 @@ const mpm_type mpm_types[] = {
                    .max_positions = 2048,
                    .norms = 1,
                    .partial_rotary = 0.5,
-                   .modules = MPM_USE_BIAS | MPM_PLAIN_MLP | MPM_LAYERNORM | MPM_LM_HEAD_BIAS | MPM_PARALLEL | MPM_QK_LAYERNORM_KEY | MPM_NUM_LAYERS_KEY | MPM_USE_SLIDING_WINDOW},
+                   .modules = MPM_USE_BIAS | MPM_PLAIN_MLP | MPM_LAYERNORM | MPM_LM_HEAD_BIAS | MPM_PARALLEL | MPM_QK_LAYERNORM_KEY | MPM_NUM_LAYERS_KEY},
      .names = &mpm_names_phi},
     /* SeedOssConfig: vocab 155136, FFN 27648, 64 layers, 80 heads, kv 8, head_dim 128, 524288 positions;
      * attention_bias (True) on q, k, v; attention_out_bias (False) on o. */
@@ -419,7 +422,7 @@ const mpm_type mpm_types[] = {
                    .head_dim = 128,
                    .max_positions = 524288,
                    .norms = 2,
-                   .modules = MPM_ATTENTION_BIAS_QKV | MPM_ATTENTION_BIAS_ON | MPM_MLP_BIAS_KEY | MPM_NUM_LAYERS_KEY | MPM_USE_SLIDING_WINDOW}},
+                   .modules = MPM_ATTENTION_BIAS_QKV | MPM_ATTENTION_BIAS_ON | MPM_MLP_BIAS_KEY | MPM_NUM_LAYERS_KEY}},
     /* BitNetConfig: vocab 128256, hidden 2560, FFN 6912, 30 layers, 20 heads, kv 5, 2048 positions; sub-norms
      * before o_proj and down_proj. */
     {.name = "bitnet",
@@ -432,7 +435,7 @@ const mpm_type mpm_types[] = {
                    .num_kv_heads = 5,
                    .max_positions = 2048,
                    .norms = 2,
-                   .modules = MPM_ATTENTION_BIAS | MPM_SUB_NORM | MPM_NUM_LAYERS_KEY | MPM_USE_SLIDING_WINDOW},
+                   .modules = MPM_ATTENTION_BIAS | MPM_SUB_NORM | MPM_NUM_LAYERS_KEY},
      .names = &mpm_names_bitnet},
     /* Ministral3Config: vocab 131072, FFN 14336, 34 layers, kv 8, head_dim 128, 262144 positions; no window. */
     {.name = "ministral3",
@@ -446,7 +449,7 @@ const mpm_type mpm_types[] = {
                    .head_dim = 128,
                    .max_positions = 262144,
                    .norms = 2,
-                   .modules = MPM_NUM_LAYERS_KEY | MPM_USE_SLIDING_WINDOW}},
+                   .modules = MPM_NUM_LAYERS_KEY}},
     /* Exaone4Config (EXAONE 4.0): vocab 102400, FFN 16384, kv = heads, 2048 positions; post-attention and
      * post-feedforward norms only (2 per layer); per-head q/k norms; sliding_window 4096 on three layers of four
      * (sliding_window_pattern 4, or layer_types). */
@@ -462,7 +465,7 @@ const mpm_type mpm_types[] = {
                    .window_rule = MPM_WINDOW_PATTERN,
                    .window_pattern = 4,
                    .norms = 2,
-                   .modules = MPM_QK_NORM | MPM_NUM_LAYERS_KEY | MPM_USE_SLIDING_WINDOW},
+                   .modules = MPM_QK_NORM | MPM_NUM_LAYERS_KEY | MPM_NULL_WINDOW_NO_PATTERN},
      .names = &mpm_names_post_norms},
     /* NemotronConfig (Nemotron-4, Minitron): vocab 256000, hidden 6144, FFN 24576, 32 layers, 48 heads, 4096
      * positions; LayerNorm1P (weight and bias) before attention and MLP and at the end; ReLU^2 MLP (up, down);
@@ -477,7 +480,7 @@ const mpm_type mpm_types[] = {
                    .max_positions = 4096,
                    .norms = 2,
                    .partial_rotary = 0.5,
-                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_PLAIN_MLP | MPM_LAYERNORM | MPM_NUM_LAYERS_KEY | MPM_USE_SLIDING_WINDOW}},
+                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_PLAIN_MLP | MPM_LAYERNORM | MPM_NUM_LAYERS_KEY}},
     /* HunYuanDenseV1Config (Hunyuan-7B and its smaller siblings): vocab 290943, FFN 11008, 2048 positions;
      * query_layernorm and key_layernorm (RMSNorm of head_dim) in every layer; attention_bias on q, k, v and o.
      * transformers 5.24 builds it only with head_dim given (its getattr finds the class default None); absent,
@@ -491,10 +494,10 @@ const mpm_type mpm_types[] = {
                    .num_heads = 32,
                    .max_positions = 2048,
                    .norms = 2,
-                   .modules = MPM_ATTENTION_BIAS | MPM_QK_NORM | MPM_NUM_LAYERS_KEY | MPM_USE_SLIDING_WINDOW},
+                   .modules = MPM_ATTENTION_BIAS | MPM_QK_NORM | MPM_NUM_LAYERS_KEY},
      .names = &mpm_names_hunyuan},
     /* HeliumConfig: vocab 48000, hidden 2560, FFN 7040, 24 layers, 20 heads, head_dim 128, 4096 positions;
-     * attention_bias on q, k and v (o_proj never has one), mlp_bias. */
+     * attention_bias on q, k and v (o_proj never has one, and is hidden x hidden), mlp_bias. */
     {.name = "helium",
      .model_class = "HeliumForCausalLM",
      .dense = &(const mpm_dense){.vocab_size = 48000,
@@ -505,7 +508,7 @@ const mpm_type mpm_types[] = {
                    .head_dim = 128,
                    .max_positions = 4096,
                    .norms = 2,
-                   .modules = MPM_ATTENTION_BIAS_QKV | MPM_MLP_BIAS_KEY}},
+                   .modules = MPM_ATTENTION_BIAS_QKV | MPM_MLP_BIAS_KEY | MPM_O_PROJ_HIDDEN}},
     /* CwmConfig (Code World Model): vocab 128256, hidden 6144, FFN 21504, 64 layers, 48 heads, kv 8, head_dim 128,
      * 131072 positions (llama3 RoPE), untied; no attention biases, mlp_bias; sliding_window 8192 on three layers of
      * four (layer i full when i % 4 == 0, or layer_types). */

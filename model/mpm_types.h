@@ -16,7 +16,13 @@
 
 struct hf_ctx;
 
-/* Which layers a dense decoder's sliding window covers (layer_types, when the config has it, always wins). */
+/*
+ * Which layers a dense decoder's sliding window covers when the config has no layer_types (transformers' cache gives a
+ * layer of layer_types' "sliding_attention" the window, whatever the rule: cache_utils.get_layer_types_and_kwargs;
+ * the rule is how the configuration class derives layer_types, or, for a class without layer_types, every layer
+ * slides when the window is set). A rule that puts sliding layers in a config whose window is null is refused (422):
+ * transformers 5.24 cannot build their cache (DynamicSlidingWindowLayer(sliding_window=None)).
+ */
 typedef enum mpm_window_rule {
 	MPM_WINDOW_ALL = 0,	/* every layer (Mistral) */
 	MPM_WINDOW_FROM_LAYER,	/* only with use_sliding_window, the layers from max_window_layers on (Qwen2, Qwen3;
@@ -25,6 +31,8 @@ typedef enum mpm_window_rule {
 	MPM_WINDOW_PATTERN,	/* layer i full when (i + 1) % sliding_window_pattern == 0 (Gemma 3, Cohere 2, OLMo 3,
 				 * EXAONE 4; window_pattern: the pattern's default) */
 	MPM_WINDOW_PATTERN_FIRST, /* layer i full when i % window_pattern == 0, the others slide (CWM, Granite-SWA) */
+	MPM_WINDOW_NOPE,	/* only with use_sliding_window, the NoPE layers: no_rope_layers[i] == 0, by default
+				 * (i + 1) % no_rope_layer_interval == 0 (SmolLM3; window_pattern: the interval's default) */
 } mpm_window_rule;
 
 /* A dense decoder's modules (mpm_dense.modules). */
@@ -33,7 +41,7 @@ typedef enum mpm_window_rule {
 #define MPM_ATTENTION_BIAS_ON (1u << 2)	  /* attention_bias defaults to true */
 #define MPM_QKV_BIAS_ALWAYS (1u << 3)	  /* q, k and v always carry biases, o never (Qwen2) */
 #define MPM_USE_BIAS (1u << 4)		  /* use_bias (default true) on q, k, v, o and the MLP (Starcoder2) */
-#define MPM_USE_BIAS_KEY (1u << 5)	  /* use_bias (default false) on q, k, v and o (ERNIE 4.5) */
+#define MPM_USE_BIAS_KEY (1u << 5)	  /* use_bias (default false) on q, k, v, o and the MLP (ERNIE 4.5) */
 #define MPM_QKV_BIAS_KEY (1u << 6)	  /* use_qkv_bias (StableLM) */
 #define MPM_MLP_BIAS_KEY (1u << 7)	  /* mlp_bias (default false) */
 #define MPM_PLAIN_MLP (1u << 8)		  /* up and down only (ReLU^2, GELU, xIELU MLPs) */
@@ -41,17 +49,30 @@ typedef enum mpm_window_rule {
 #define MPM_NORM_NONE (1u << 10)	  /* LayerNorm without parameters (OLMo) */
 #define MPM_QK_NORM (1u << 11)		  /* per-head q_norm and k_norm of head_dim */
 #define MPM_QK_NORM_FULL (1u << 12)	  /* q_norm and k_norm over the whole projections (OLMo-2/3) */
-#define MPM_QK_NORM_KEY (1u << 13)	  /* use_qk_norm: norms over the whole projections (Cohere) */
+#define MPM_QK_NORM_KEY (1u << 13)	  /* use_qk_norm: LayerNorms of (heads, head_dim) and (kv_heads, head_dim),
+					   * weights only (Cohere) */
 #define MPM_QK_LAYERNORM_KEY (1u << 14)	  /* qk_layernorm: per-head LayerNorms (Phi) */
 #define MPM_LM_HEAD_BIAS (1u << 15)	  /* lm_head carries a bias (Phi) */
 #define MPM_XIELU (1u << 16)		  /* xIELU activation: alpha_p and alpha_n per MLP (Apertus) */
 #define MPM_SUB_NORM (1u << 17)		  /* BitNet: attn_sub_norm (hidden) and ffn_sub_norm (intermediate) */
 #define MPM_PARALLEL (1u << 18)		  /* attention and MLP side by side from one norm (Cohere, Phi) */
 #define MPM_NUM_LAYERS_KEY (1u << 19)	  /* num_layers is a spelling of num_hidden_layers (EXAONE 3) */
-#define MPM_USE_SLIDING_WINDOW (1u << 20) /* use_sliding_window false turns the window off (SmolLM3) */
+/* (1u << 20) is free: SmolLM3's use_sliding_window is its window rule's (MPM_WINDOW_NOPE) */
 #define MPM_BIAS_ALWAYS (1u << 21)	  /* q, k, v, o and the MLP always carry biases (Persimmon) */
 #define MPM_QK_LAYERNORM_ON (1u << 22)	  /* qk_layernorm defaults to true (Persimmon) */
 #define MPM_SINKS (1u << 23)		  /* a learned sink logit per head in every layer (Granite-SWA) */
+#define MPM_QK_NORMS_PER_HEAD_KEY (1u << 24) /* qk_layernorm: a LayerNorm(head_dim) without bias per head, in a
+					      * ModuleList (StableLmLayerNormPerHead: q_layernorm.norms.{j}) */
+#define MPM_PARALLEL_RESIDUAL_KEY (1u << 25) /* use_parallel_residual (default false): attention and MLP side by
+					      * side from input_layernorm, no post_attention_layernorm (StableLM) */
+#define MPM_NULL_WINDOW_NO_PATTERN (1u << 26) /* a null sliding_window sets sliding_window_pattern to 0, which the
+					       * derivation of layer_types divides by (Exaone4Config): refused */
+#define MPM_HEADS_DIVIDE_HIDDEN (1u << 27) /* the configuration class refuses hidden_size % heads != 0 whatever head_dim
+					    * says (validate_architecture: LlamaConfig, Gemma2Config, ...) */
+#define MPM_PATTERN_FIXED (1u << 28) /* MPM_WINDOW_PATTERN's pattern is the row's, no key (Olmo3Config: 4) */
+#define MPM_O_PROJ_HIDDEN (1u << 29) /* o_proj is hidden_size x hidden_size (HeliumAttention): the heads x head_dim
+				      * of q, k and v must be hidden_size, or its forward fails */
+
 
 /* A dense decoder's defaults (its transformers configuration class's) and modules. */
 typedef struct mpm_dense {

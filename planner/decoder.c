@@ -150,7 +150,18 @@ static void attention_gqa(builder *b, uint64_t L)
 		kv_linear(b, n->attn, n->v, m->num_kv_heads, d, h, m->qkv_bias, L);
 	}
 	linear(b, n->attn, n->o, MP_TK_ATTENTION, m->hidden_size, q, m->o_bias, L, MP_SPLIT_COLS, MP_STEP_O);
-	if (m->qk_norm_full) {
+	if (m->qk_norm_full && m->qk_norm_heads) {
+		/* Cohere's use_qk_norm: CohereLayerNorm((heads, head_dim)), weights of [heads, d] and [kv, d] */
+		mat(b, n->attn, n->q_norm.w, MP_TK_ATTENTION, m->num_heads, d, L, MP_SPLIT_ROWS, MP_STEP_NONE);
+		{
+			mp_tensor_spec s = {.root = 1, .path = n->attn, .leaf = n->k_norm.w, .kind = MP_TK_ATTENTION,
+			                    .split = MP_SPLIT_KV_ROWS, .view = MP_VIEW_LINEAR, .rows = m->num_kv_heads,
+			                    .cols = d, .count = L, .kv_heads = m->num_kv_heads};
+
+			if (n->k_norm.w)
+				mp_inventory_add(b->inv, &s);
+		}
+	} else if (m->qk_norm_full) {
 		/* one weight per value of the whole q and k projections (OLMo-2), split with them */
 		vec(b, n->attn, n->q_norm.w, MP_TK_ATTENTION, q, L, MP_SPLIT_ROWS);
 		{
@@ -302,7 +313,8 @@ static void mamba(builder *b, const char *p, uint64_t S)
 		if (s->gated_norm)
 			vec(b, p, "norm.weight", MP_TK_RECURRENT, s->d_inner, S, MP_SPLIT_ROWS);
 	}
-	linear(b, p, (mp_wb){"out_proj.weight", "out_proj.bias"}, MP_TK_RECURRENT, h, s->d_inner, s->proj_bias, S,
+	linear(b, p, (mp_wb){"out_proj.weight", "out_proj.bias"}, MP_TK_RECURRENT, h, s->d_inner,
+	       s->out_bias == MP_BIAS_AS_MLP ? s->proj_bias : s->out_bias == MP_BIAS_ON, S,
 	       MP_SPLIT_COLS, MP_STEP_MIXER_OUT);
 }
 
@@ -455,7 +467,10 @@ static void experts(builder *b, uint64_t moe)
 	const mp_model *m = b->m;
 	const mp_names *n = b->n;
 	uint64_t h = m->hidden_size, f = m->moe_intermediate_size, E = m->num_experts, routes = add(b, E, m->zero_experts);
+	uint64_t eh = m->moe_latent_size ? m->moe_latent_size : h; /* the routed experts' input and output width */
 	bool gated = m->ffn_kind == MP_FFN_GATED;
+	bool rb = m->routed_bias == MP_BIAS_AS_MLP ? m->mlp_bias : m->routed_bias == MP_BIAS_ON;
+	bool sb = m->shared_bias == MP_BIAS_AS_MLP ? m->mlp_bias : m->shared_bias == MP_BIAS_ON;
 	mp_tensor_spec s = {.root = 1, .path = n->moe, .kind = MP_TK_EXPERT, .count = moe, .copies = E,
 	                    .flags = MP_TF_ROUTED | MP_TF_EP};
 
@@ -465,13 +480,13 @@ static void experts(builder *b, uint64_t moe)
 	s.view = n->experts_t ? MP_VIEW_EXPERTS_T : MP_VIEW_EXPERTS;
 	s.leaf = gated ? n->experts_gate_up.w : n->experts_up.w;
 	s.rows = gated ? mul(b, 2, f) : f;
-	s.cols = h;
+	s.cols = eh;
 	s.split = MP_SPLIT_ROWS;
 	s.step = gated ? MP_STEP_EXPERT_GATE_UP : MP_STEP_EXPERT_UP;
 	s.parts = gated ? 2 : 1;
 	if (s.leaf)
 		mp_inventory_add(b->inv, &s);
-	if (m->mlp_bias) {
+	if (rb) {
 		mp_tensor_spec bs = s;
 
 		bs.leaf = gated ? n->experts_gate_up.b : n->experts_up.b;
@@ -484,19 +499,19 @@ static void experts(builder *b, uint64_t moe)
 			mp_inventory_add(b->inv, &bs);
 	}
 	s.leaf = n->experts_down.w;
-	s.rows = h;
+	s.rows = eh;
 	s.cols = f;
 	s.split = MP_SPLIT_COLS;
 	s.step = MP_STEP_EXPERT_DOWN;
 	s.parts = 1;
 	if (s.leaf)
 		mp_inventory_add(b->inv, &s);
-	if (m->mlp_bias) {
+	if (rb) {
 		mp_tensor_spec bs = s;
 
 		bs.leaf = n->experts_down.b;
 		bs.view = MP_VIEW_EXPERTS_VECTOR; /* [E, h] */
-		bs.cols = h;
+		bs.cols = eh;
 		bs.step = MP_STEP_NONE;
 		bs.split = MP_SPLIT_NONE;
 		bs.flags = MP_TF_ROUTED | MP_TF_EP;
@@ -533,17 +548,19 @@ static void experts(builder *b, uint64_t moe)
 
 			mp_inventory_add(b->inv, &g);
 		} else if (gated) {
-			linear(b, sp, n->sh_gate, MP_TK_SHARED_EXPERT, sh, h, m->mlp_bias, moe, MP_SPLIT_ROWS,
+			linear(b, sp, n->sh_gate, MP_TK_SHARED_EXPERT, sh, h, sb, moe, MP_SPLIT_ROWS,
 			       MP_STEP_SHARED_GATE_UP);
-			linear(b, sp, n->sh_up, MP_TK_SHARED_EXPERT, sh, h, m->mlp_bias, moe, MP_SPLIT_ROWS,
+			linear(b, sp, n->sh_up, MP_TK_SHARED_EXPERT, sh, h, sb, moe, MP_SPLIT_ROWS,
 			       MP_STEP_SHARED_GATE_UP);
 		} else {
-			linear(b, sp, n->sh_up, MP_TK_SHARED_EXPERT, sh, h, m->mlp_bias, moe, MP_SPLIT_ROWS,
+			linear(b, sp, n->sh_up, MP_TK_SHARED_EXPERT, sh, h, sb, moe, MP_SPLIT_ROWS,
 			       MP_STEP_SHARED_UP);
 		}
-		linear(b, sp, n->sh_down, MP_TK_SHARED_EXPERT, h, sh, m->mlp_bias, moe, MP_SPLIT_COLS,
+		linear(b, sp, n->sh_down, MP_TK_SHARED_EXPERT, h, sh, sb, moe, MP_SPLIT_COLS,
 		       MP_STEP_SHARED_DOWN);
 	}
+	if (m->shared_down_bias_only && sb && m->shared_expert_intermediate_size == 0)
+		vec(b, n->shared ? n->shared : n->moe, n->sh_down.b, MP_TK_SHARED_EXPERT, h, moe, MP_SPLIT_NONE);
 	if (m->shared_expert_gate)
 		mat(b, n->moe, n->sh_expert_gate, MP_TK_SHARED_EXPERT, 1, h, moe, MP_SPLIT_NONE, MP_STEP_NONE);
 	if (m->router_correction_buffer) {

@@ -15,8 +15,12 @@ static uint64_t round_up(uint64_t v, uint64_t to)
 }
 
 /* Values per token of one layer on one of tp ranks: *k and *v rows (v = 0 for the MLA latent). */
-static void layer_rows(const mp_model *m, mp_mla_cache mla, uint64_t tp, uint64_t *k, uint64_t *v, mp_kv_detail *d)
+static void layer_rows(const mp_model *m, mp_mla_cache mla, mp_cache_layout layout, uint64_t tp, uint64_t *k,
+                       uint64_t *v, mp_kv_detail *d)
 {
+	uint64_t kvh = layout == MP_CACHE_TRANSFORMERS && m->transformers_kv_heads ? m->transformers_kv_heads
+	                                                                             : m->num_kv_heads;
+
 	if (m->attn_kind == MP_ATTN_MLA && mla == MP_MLA_LATENT) {
 		/* DeepSeek-V2 sec. 2.1.2 (arXiv 2405.04434): c_KV (kv_lora_rank) and the shared RoPE key k^R
 		 * (qk_rope_head_dim) per token; every tensor-parallel rank holds all of it (vLLM MLA backend).
@@ -37,7 +41,7 @@ static void layer_rows(const mp_model *m, mp_mla_cache mla, uint64_t tp, uint64_
 		d->kv_head_replication = 1;
 		return;
 	}
-	if (m->num_kv_heads == 0 || mp_model_attention_layers(m) == 0) {
+	if (kvh == 0 || mp_model_attention_layers(m) == 0) {
 		/* no attention layer (a recurrent model): no K or V rows */
 		*k = *v = 0;
 		d->kv_heads_per_gpu = 0;
@@ -45,8 +49,8 @@ static void layer_rows(const mp_model *m, mp_mla_cache mla, uint64_t tp, uint64_
 		return;
 	}
 	/* vLLM QKVParallelLinear: kv_heads / tp heads per rank, or one head replicated tp / kv_heads times */
-	d->kv_heads_per_gpu = m->num_kv_heads >= tp ? m->num_kv_heads / tp : 1;
-	d->kv_head_replication = m->num_kv_heads >= tp ? 1 : tp / m->num_kv_heads;
+	d->kv_heads_per_gpu = kvh >= tp ? kvh / tp : 1;
+	d->kv_head_replication = kvh >= tp ? 1 : tp / kvh;
 	/* layers of their own widths (Gemma 4's full-attention layers, fewer KV heads): the replication is the worst
 	 * layer's (the bytes are counted per layer, mp_kv_cache) */
 	if (m->attn_per_layer && m->global_kv_heads && m->global_kv_heads < tp &&
@@ -63,7 +67,7 @@ static mp_status add_recurrent_state(const mp_model *m, const mp_inference_req *
 {
 	mp_recurrent_state rs;
 	mp_dtype conv = o->compute_dtype != MP_DTYPE_INVALID ? o->compute_dtype : MP_DTYPE_BF16;
-	mp_status st = mp_recurrent_state_bytes(m, conv, MP_DTYPE_FP32, tp, &rs, err);
+	mp_status st = mp_recurrent_state_bytes_in(m, conv, MP_DTYPE_FP32, tp, o->cache_layout, &rs, err);
 
 	if (st != MP_OK)
 		return st;
@@ -337,6 +341,10 @@ static bool kv_tokens(kv_shape *s, mp_kv_detail *d)
 	} else {
 		s->mult = req->batch_size;
 		window = s->m->sliding_window;
+		/* transformers' DynamicSlidingWindowLayer keeps the last sliding_window - 1 tokens (a window of 1: its slice
+		 * [-0:] keeps them all) */
+		if (s->o->cache_layout == MP_CACHE_TRANSFORMERS && window)
+			window = window >= 2 ? window - 1 : UINT64_MAX;
 	}
 	d->tokens_full = round_up(seq, d->block_size);
 	d->tokens_window = d->window_layers ? round_up(seq < window ? seq : window, d->block_size) : 0;
@@ -361,7 +369,7 @@ mp_status mp_kv_cache(const mp_model *m, const mp_inference_req *req, const mp_i
 		return st;
 	if (mp_dtype_layout_of(req->kv_cache_dtype).block_values == 0)
 		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/kv_cache_dtype", "kv_cache_dtype is not a known format");
-	layer_rows(m, o->mla_cache, s.tp, &k, &v, d);
+	layer_rows(m, o->mla_cache, o->cache_layout, s.tp, &k, &v, d);
 	if ((k && !mp_dtype_bytes(req->kv_cache_dtype, k, &kb)) || (v && !mp_dtype_bytes(req->kv_cache_dtype, v, &vb)) ||
 	    !mp_add_u64(kb, vb, &s.row))
 		return mp_fail(err, MP_EOVERFLOW, mp_model_pointer(m), "KV cache width overflows 64 bits");

@@ -113,6 +113,22 @@ typedef enum mp_mla_cache {
 	MP_MLA_EXPANDED = 1, /* full K (heads x (nope + rope)) and V (heads x v) per token (transformers) */
 } mp_mla_cache;
 
+/*
+ * Whose layout the KV cache and the recurrent state follow where the engines and transformers keep different state
+ * (tests/ref/hf/README.md, "Conventions"):
+ *   MP_CACHE_ENGINE (0, the default; vLLM's): a sliding-window layer holds min(tokens, window) tokens; a conv state
+ *     conv_kernel - 1 inputs (vLLM MambaStateShapeCalculator, causal-conv1d); Falcon's new decoder architecture
+ *     num_kv_heads KV heads;
+ *   MP_CACHE_TRANSFORMERS (transformers 5.24's DynamicCache): a sliding-window (or chunked) layer holds
+ *     min(tokens, window - 1) tokens (DynamicSlidingWindowLayer keeps the last sliding_window - 1; a window of 1
+ *     keeps every token, its slice [-0:] being the whole); a conv state conv_kernel inputs; Falcon's new decoder
+ *     architecture num_attention_heads KV heads (FalconAttention expands them before the cache).
+ */
+typedef enum mp_cache_layout {
+	MP_CACHE_ENGINE = 0,
+	MP_CACHE_TRANSFORMERS = 1,
+} mp_cache_layout;
+
 typedef struct mp_inference_req {
 	mp_dtype weight_dtype;
 	mp_dtype kv_cache_dtype;
@@ -141,6 +157,7 @@ typedef struct mp_inference_opts {
 	 * exact bytes, model/checkpoint.h); NULL = computed from the inventory and the formats. Borrowed. Other
 	 * degrees (the smallest GPU count's search) are computed. */
 	const struct mp_weights *weights;
+	mp_cache_layout cache_layout;    /* the engines' (default) or transformers' cache layout */
 } mp_inference_opts;
 
 typedef struct mp_kv_detail {
@@ -167,9 +184,12 @@ typedef struct mp_recurrent_state {
 	uint64_t bytes_per_sequence;   /* all layers */
 } mp_recurrent_state;
 
-/* See planner/recurrent.c for the layout and its source. Errors: MP_EOVERFLOW. Fills *out. */
+/* See planner/recurrent.c for the layout and its source. Errors: MP_EOVERFLOW. Fills *out. In the engines' layout;
+ * mp_recurrent_state_bytes_in takes the layout (MP_CACHE_TRANSFORMERS: conv states of conv_kernel inputs). */
 mp_status mp_recurrent_state_bytes(const mp_model *m, mp_dtype conv_dtype, mp_dtype state_dtype, uint64_t tp,
                                    mp_recurrent_state *out, mp_error *err);
+mp_status mp_recurrent_state_bytes_in(const mp_model *m, mp_dtype conv_dtype, mp_dtype state_dtype, uint64_t tp,
+                                      mp_cache_layout layout, mp_recurrent_state *out, mp_error *err);
 
 typedef struct mp_workspace {
 	uint64_t prefill_tokens;        /* tokens in one prefill forward (the chunk) */

@@ -44,6 +44,11 @@ typedef enum mp_ssm_kind {
 	MP_SSM_LISTED = 7,
 } mp_ssm_kind;
 
+/* A bias that a class sets apart from the one it usually follows (mp_model.routed_bias, shared_bias; mp_ssm.out_bias) */
+#define MP_BIAS_AS_MLP 0
+#define MP_BIAS_ON 1
+#define MP_BIAS_OFF 2
+
 typedef struct mp_ssm {
 	mp_ssm_kind kind;
 	uint64_t d_inner;	/* channels of the scan: expand x hidden (mamba_d_inner), = n_heads x head_dim for Mamba-2 */
@@ -65,6 +70,8 @@ typedef struct mp_ssm {
 	 * channels tensor parallelism divides (both counts are shared out with them) */
 	uint64_t listed_model_values;
 	uint64_t listed_fp32_values;
+	uint8_t out_bias;	/* out_proj's bias where a class sets it apart from in_proj's (Falcon-H1's projectors_bias):
+				 * MP_BIAS_AS_MLP (0) = as proj_bias, MP_BIAS_ON, MP_BIAS_OFF */
 } mp_ssm;
 
 /* Per-layer flags when mp_model.layer_pattern is set: what a layer holds. Without a pattern every layer holds
@@ -142,6 +149,9 @@ typedef struct mp_vision {
 	uint64_t deepstack;		/* Qwen3-VL: DeepStack mergers (one per deepstack_visual_indexes entry) */
 	uint64_t adapter_in, adapter_out; /* Llama 4: projector_input_dim, projector_output_dim of the adapter */
 	uint64_t feature_dim;		/* Llama 4: vision_output_dim, the projector's input */
+	/* --- appended for issue 24 --- */
+	bool patch_merger;		/* MLP2: the projector's patch merger (Mistral 3's Mistral3PatchMerger, built whatever
+					 * spatial_merge_size says, 1 included); LLaVA has none */
 } mp_vision;
 
 typedef struct mp_model {
@@ -288,6 +298,22 @@ typedef struct mp_model {
 					 * only the warnings read it (activations take one stream) */
 	uint64_t hash_router_layers;	/* MoE layers routed by a token-id table (DeepSeek-V4 hash_moe: a tid2eid buffer of
 					 * vocab x top-k int64 instead of e_score_correction_bias); 0 = none */
+	/* --- appended for issue 24 (every config off the defaults) --- */
+	bool qk_norm_heads;		/* with qk_norm_full: the norms' weights are [heads, head_dim] and [kv_heads, head_dim]
+					 * matrices (CohereLayerNorm of (heads, head_dim), modeling_cohere.py), not vectors */
+	/* Biases of the routed and of the shared experts where a class sets them apart from the dense MLP's (mlp_bias):
+	 * MP_BIAS_AS_MLP (0) follows mlp_bias, MP_BIAS_ON and MP_BIAS_OFF say so (ERNIE 4.5 MoE: use_bias on the dense
+	 * and shared MLPs, never on the routed experts). */
+	uint8_t routed_bias, shared_bias;
+	/* The routed experts project from and to this width instead of hidden_size (Nemotron-H's latent MoE,
+	 * moe_latent_size: fc1_latent_proj and fc2_latent_proj around them, the reader's tensors); 0 = hidden_size. */
+	uint64_t moe_latent_size;
+	/* The KV heads transformers' cache holds per attention layer where it differs from num_kv_heads (Falcon's new
+	 * decoder architecture expands them to num_attention_heads: mp_inference_opts.cache_layout); 0 = num_kv_heads. */
+	uint64_t transformers_kv_heads;
+	/* The MoE layers keep a shared-experts block of width 0 whose down_proj still has its bias of hidden_size
+	 * (DeepseekV2Moe with n_shared_experts 0 and mlp_bias: nn.Linear(0, hidden, bias=True)). */
+	bool shared_down_bias_only;
 	/* The tensors (mp_inventory.h): a reader adds the modules no field above describes, then mp_model_build adds
 	 * the rest. Every parameter count, weight byte and step product is derived from it. */
 	mp_inventory inv;

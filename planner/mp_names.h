@@ -96,8 +96,10 @@ typedef struct mp_names {
 	.experts_gate_up = {"experts.gate_up_proj", "experts.gate_up_proj_bias"},                                      \
 	.experts_up = {"experts.up_proj", "experts.up_proj_bias"},                                                     \
 	.experts_down = {"experts.down_proj", "experts.down_proj_bias"},                                               \
-	.sh_gate = {"shared_experts.gate_proj.weight", NULL}, .sh_up = {"shared_experts.up_proj.weight", NULL},        \
-	.sh_down = {"shared_experts.down_proj.weight", NULL}, .sh_expert_gate = "shared_expert_gate.weight"
+	.sh_gate = {"shared_experts.gate_proj.weight", "shared_experts.gate_proj.bias"},                               \
+	.sh_up = {"shared_experts.up_proj.weight", "shared_experts.up_proj.bias"},                                     \
+	.sh_down = {"shared_experts.down_proj.weight", "shared_experts.down_proj.bias"},                               \
+	.sh_expert_gate = "shared_expert_gate.weight"
 
 /* The Llama family's names (LlamaForCausalLM): model.embed_tokens, model.layers.{i}.self_attn.q_proj, ... mlp.gate_proj,
  * input_layernorm, post_attention_layernorm, model.norm, lm_head; the MoE block of Mixtral and Qwen-MoE

@@ -30,7 +30,16 @@ static uint64_t share(uint64_t x, uint64_t tp)
 mp_status mp_recurrent_state_bytes(const mp_model *m, mp_dtype conv_dtype, mp_dtype state_dtype, uint64_t tp,
                                    mp_recurrent_state *out, mp_error *err)
 {
+	return mp_recurrent_state_bytes_in(m, conv_dtype, state_dtype, tp, MP_CACHE_ENGINE, out, err);
+}
+
+/* The same in either layout: transformers' conv states (MambaCache, the linear-attention layers' conv_states) keep
+ * conv_kernel inputs, one more than the engines'. */
+mp_status mp_recurrent_state_bytes_in(const mp_model *m, mp_dtype conv_dtype, mp_dtype state_dtype, uint64_t tp,
+                                      mp_cache_layout layout, mp_recurrent_state *out, mp_error *err)
+{
 	const mp_ssm *s = &m->ssm;
+	uint64_t columns = layout == MP_CACHE_TRANSFORMERS ? s->conv_kernel : s->conv_kernel > 0 ? s->conv_kernel - 1 : 0;
 	uint64_t conv, conv_values, state_values, layers = mp_model_ssm_layers(m);
 
 	memset(out, 0, sizeof(*out));
@@ -92,7 +101,7 @@ mp_status mp_recurrent_state_bytes(const mp_model *m, mp_dtype conv_dtype, mp_dt
 		    !mp_mul_u64(conv, s->d_state, &state_values) || !mp_add_u64(conv, bc, &conv))
 			goto overflow;
 	}
-	if (!mp_mul_u64(conv, s->conv_kernel > 0 ? s->conv_kernel - 1 : 0, &conv_values) ||
+	if (!mp_mul_u64(conv, columns, &conv_values) ||
 	    !mp_dtype_bytes(conv_dtype, conv_values, &out->conv_bytes_per_layer) ||
 	    !mp_dtype_bytes(state_dtype, state_values, &out->ssm_bytes_per_layer) ||
 	    !mp_add_u64(out->conv_bytes_per_layer, out->ssm_bytes_per_layer, &out->bytes_per_sequence) ||

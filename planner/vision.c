@@ -212,7 +212,7 @@ static void projector(vbuild *b, const mp_vision *v)
 	}
 	case MP_PROJECTOR_MLP2:
 		vnorm(b, NULL, WB("norm"), v->projector_norm, h, 1);
-		if (v->merge > 1)
+		if (v->patch_merger)
 			put(b, "patch_merger", "merging_layer.weight", h, h * v->merge * v->merge, 1);
 		lin(b, NULL, WB("linear_1"), v->out_hidden, h * (v->feature_layers ? v->feature_layers : 1),
 		    v->projector_bias, 1);

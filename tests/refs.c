@@ -1,9 +1,11 @@
 /*
  * refs.c: reads the reference files in tests/ref for the tests (see refs.h).
  */
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "refs.h"
 
@@ -81,4 +83,54 @@ cJSON *ref_json_path(const char *path)
 int ref_close(double a, double b, double tol)
 {
 	return fabs(a - b) <= tol * fabs(b);
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+cJSON *ref_json_dir(const char *rel)
+{
+	char dir[1024], path[1400];
+	DIR *d;
+	struct dirent *e;
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	cJSON *out = cJSON_CreateObject();
+
+	snprintf(dir, sizeof(dir), "%s", ref_path(rel));
+	d = opendir(dir);
+	if (d == NULL || out == NULL) {
+		fprintf(stderr, "cannot read reference folder %s\n", dir);
+		exit(1);
+	}
+	while ((e = readdir(d)) != NULL) {
+		size_t len = strlen(e->d_name);
+
+		if (len <= 5 || strcmp(e->d_name + len - 5, ".json") != 0)
+			continue;
+		if (n == cap) {
+			char **grown = realloc(names, (cap = cap ? 2 * cap : 64) * sizeof(*names));
+
+			if (grown == NULL)
+				exit(1);
+			names = grown;
+		}
+		names[n] = strdup(e->d_name);
+		if (names[n] == NULL)
+			exit(1);
+		n++;
+	}
+	closedir(d);
+	if (n)
+		qsort(names, n, sizeof(*names), by_name);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		names[i][strlen(names[i]) - 5] = '\0';
+		cJSON_AddItemToObject(out, names[i], ref_json_path(path));
+		free(names[i]);
+	}
+	free(names);
+	return out;
 }

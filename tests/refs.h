@@ -17,6 +17,12 @@ cJSON *ref_json(const char *rel);
 cJSON *ref_json_path(const char *path);
 /* The text of $MEMPLAN_REF_DIR/<rel>; aborts when missing. Caller frees. */
 char *ref_text(const char *rel);
+/*
+ * Every *.json file of the folder $MEMPLAN_REF_DIR/<rel>, parsed, as one object {file name without ".json": document}
+ * in the order of the names (tests/ref/hf/variants: one document per model type). Aborts the test program when the
+ * folder is missing or a file is not JSON; an empty folder gives an empty object. Caller frees (cJSON_Delete).
+ */
+cJSON *ref_json_dir(const char *rel);
 /* Full path of $MEMPLAN_REF_DIR/<rel> in a static buffer. */
 const char *ref_path(const char *rel);
 /* Relative comparison |a - b| <= tol * |b|. */

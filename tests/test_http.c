@@ -254,9 +254,10 @@ static void test_errors(void **state)
 		       "{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\","
 		       "\"batch_size\":1048576,\"sequence_length\":16777216,\"allow_beyond_max_position_embeddings\":true}",
 		       J, 422, "/sequence_length");
-	/* heads not divisible by KV heads (BI-03), named under the inline config */
+	/* heads not divisible by KV heads (BI-03), named under the inline config (Mistral: LlamaConfig would refuse the
+	 * 4096 / 7 split first, as transformers' validate_architecture does) */
 	expect_problem(f, "POST", "/v1/plan/inference",
-		       "{\"model\":{\"hf_config\":{\"model_type\":\"llama\",\"num_attention_heads\":7,"
+		       "{\"model\":{\"hf_config\":{\"model_type\":\"mistral\",\"num_attention_heads\":7,"
 		       "\"num_key_value_heads\":2,\"head_dim\":32}}," LLAMA3_REQ_TAIL,
 		       J, 422, "/model/hf_config/num_key_value_heads");
 	/* a product that overflows 64 bits: 2^20 layers' worth of KV is refused as a 422, never wrapped */

@@ -521,6 +521,111 @@ static void test_groundtruth_cache(void **state)
 	cJSON_Delete(doc);
 }
 
+/* kv_cache_bytes of the variant's config at one of its runs, in one cache layout ("engine" or "transformers"),
+ * through the library (and over HTTP too, with the same document, when http); -1 when refused (printed). */
+static double variant_kv_bytes(fixture *f, const cJSON *v, const cJSON *run, const char *layout, bool http)
+{
+	cJSON *body = cJSON_CreateObject(), *model = cJSON_AddObjectToObject(body, "model"), *lib = NULL;
+	const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(v, "name"));
+	const cJSON *got;
+	mp_error err = MP_ERROR_INIT;
+	mp_status st;
+	double bytes;
+
+	cJSON_AddItemToObject(model, "hf_config", cJSON_Duplicate(cJSON_GetObjectItem(v, "config"), true));
+	cJSON_AddStringToObject(body, "weight_dtype", "bf16");
+	cJSON_AddStringToObject(body, "kv_cache_dtype", "bf16");
+	cJSON_AddNumberToObject(body, "batch_size", cJSON_GetObjectItem(run, "batch_size")->valuedouble);
+	cJSON_AddNumberToObject(body, "sequence_length", cJSON_GetObjectItem(run, "tokens")->valuedouble);
+	cJSON_AddNumberToObject(body, "kv_block_size", 1);
+	cJSON_AddStringToObject(body, "cache_layout", layout);
+	if (http) {
+		both b;
+
+		run_both(f, body, &b);
+		if (b.st == MP_OK && (b.http.status != 200 || !cJSON_Compare(b.lib, b.http.json, true)))
+			fail_msg("%s: HTTP (%ld) and the library give different documents", name, b.http.status);
+		st = b.st;
+		err = b.err;
+		lib = b.lib;
+		b.lib = NULL;
+		free_both(&b);
+	} else {
+		char *printed = NULL;
+
+		st = lib_answer(f->d.svc, "inference", body, &printed, &err);
+		lib = printed ? cJSON_Parse(printed) : NULL;
+		free(printed);
+	}
+	got = st == MP_OK ? pointer(lib, "/memory/kv_cache_bytes") : NULL;
+	if (st != MP_OK)
+		fprintf(stderr, "%s: %s: %s\n", name, err.field, err.message);
+	bytes = got ? got->valuedouble : -1.0;
+	cJSON_Delete(lib);
+	cJSON_Delete(body);
+	return bytes;
+}
+
+/*
+ * Every variant of tests/ref/hf/variants (tools/groundtruth/variants.py: random valid configs of every type memplan
+ * reads, each run by transformers 5.24 on the CPU in bf16 with batch 2 at 5 and 24 tokens): memory.kv_cache_bytes of a
+ * plan of the same config, batch and length equals the bytes of transformers' cache in the engine layout
+ * (engine_bytes: the default cache_layout), and with cache_layout transformers the bytes transformers' cache holds
+ * (transformers_bytes), through the library; the first variant of each type over HTTP too, with the same document.
+ */
+static void test_variant_cache(void **state)
+{
+	fixture *f = *state;
+	cJSON *dir = ref_json_dir("hf/variants"), *doc;
+	int runs = 0, exact = 0, variants = 0, variants_exact = 0;
+	char failed[8192] = "";
+
+	cJSON_ArrayForEach(doc, dir)
+	{
+		const cJSON *v;
+		int n = 0, ok = 0;
+
+		cJSON_ArrayForEach(v, cJSON_GetObjectItem(doc, "variants"))
+		{
+			const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(v, "name"));
+			const cJSON *run;
+			bool all = true;
+
+			cJSON_ArrayForEach(run, cJSON_GetObjectItem(v, "cache"))
+			{
+				static const char *const layouts[2] = {"engine", "transformers"}, *const members[2] = {
+				    "engine_bytes", "transformers_bytes"};
+
+				for (int l = 0; l < 2; l++) {
+					double want = cJSON_GetObjectItem(run, members[l])->valuedouble;
+					double got = variant_kv_bytes(f, v, run, layouts[l], n == 0 && l == 0);
+
+					runs++;
+					if (got == want) {
+						exact++;
+						continue;
+					}
+					all = false;
+					if (got >= 0)
+						fprintf(stderr, "%s at %.0f tokens, cache_layout %s: kv_cache_bytes %.0f, transformers %.0f\n",
+						        name, cJSON_GetObjectItem(run, "tokens")->valuedouble, layouts[l], got, want);
+				}
+			}
+			n++;
+			ok += all;
+			if (!all)
+				mp_list_add(failed, sizeof(failed), name);
+		}
+		print_message("  %-20s %2d of %2d variants exact on cache bytes (both layouts)\n", doc->string, ok, n);
+		variants += n;
+		variants_exact += ok;
+	}
+	print_message("%d of %d variants (%d of %d runs x layouts) exact on cache bytes%s%s\n", variants_exact, variants,
+	              exact, runs, failed[0] ? "; not: " : "", failed);
+	cJSON_Delete(dir);
+	assert_int_equal(exact, runs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -530,6 +635,7 @@ int main(void)
 	    cmocka_unit_test(test_fit_solver),
 	    cmocka_unit_test(test_cli),
 	    cmocka_unit_test(test_groundtruth_cache),
+	    cmocka_unit_test(test_variant_cache),
 	    cmocka_unit_test(test_deepseek_v4_cache_lengths),
 	};
 

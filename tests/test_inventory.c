@@ -74,7 +74,9 @@ static void put(rows *rs, const char *name, const uint64_t *dims, unsigned ndim,
 	rs->n++;
 }
 
-/* The reference's parameters and persistent buffers of one case. */
+/* The reference's parameters and persistent buffers of one case. A tensor with no values (a dimension 0: the shared
+ * experts DeepseekV3MoE builds with n_shared_experts 0, of width 0) is left out: it holds nothing, and memplan's
+ * inventory lists tensors that hold values. */
 static void reference_rows(const cJSON *c, rows *rs)
 {
 	static const char *const parts[] = {"parameters", "buffers"};
@@ -93,11 +95,16 @@ static void reference_rows(const cJSON *c, rows *rs)
 				unsigned nd = 0;
 				const cJSON *d;
 
+				bool empty = false;
+
 				cJSON_ArrayForEach(d, cJSON_GetObjectItem(r, "shape"))
 				{
 					if (nd < 8)
 						dims[nd++] = (uint64_t)d->valuedouble;
+					empty |= d->valuedouble == 0;
 				}
+				if (empty)
+					continue;
 				put(rs, tmpl->string, dims, nd, (uint64_t)cJSON_GetObjectItem(r, "count")->valuedouble);
 			}
 		}
@@ -231,10 +238,87 @@ static void test_state_dicts(void **state)
 	assert_int_equal(failing, 0);
 }
 
+/* LongCat-Flash: transformers 5.24 allocates gate_up_proj for the zero-computation experts too
+ * (LongcatFlashExperts.total_experts = n_routed_experts + zero_expert_num); memplan lists the routed ones (the
+ * checkpoint's, vLLM's). Memplan's row is given transformers' expert count, so that every other dimension and the
+ * count are still compared. */
+static void longcat_total_experts(const mp_model *m, rows *mine)
+{
+	static const char name[] = "model.layers.#.mlp.experts.gate_up_proj [";
+
+	if (strcmp(m->model_type, "longcat_flash") != 0 || m->zero_experts == 0)
+		return;
+	for (size_t i = 0; i < mine->n; i++)
+		if (strncmp(mine->r[i].key, name, sizeof(name) - 1) == 0) {
+			char rest[320];
+			unsigned long long e = strtoull(mine->r[i].key + sizeof(name) - 1, NULL, 10);
+			const char *tail = strchr(mine->r[i].key + sizeof(name) - 1, ',');
+
+			snprintf(rest, sizeof(rest), "%s%llu%s", name, e + m->zero_experts, tail ? tail : "]");
+			snprintf(mine->r[i].key, sizeof(mine->r[i].key), "%s", rest);
+		}
+}
+
+/*
+ * Every variant of tests/ref/hf/variants (made by tools/groundtruth/variants.py: random valid configs of every type
+ * memplan reads, each built by transformers 5.24 on the meta device): memplan's inventory names every tensor of the
+ * state_dict with its shape and count. Prints the counts by type; fails on the first type with a variant that differs
+ * (every differing variant is listed on stderr with its rows).
+ */
+static void test_variant_state_dicts(void **state)
+{
+	cJSON *dir = ref_json_dir("hf/variants"), *doc;
+	static rows mine, ref;
+	static char msg[65536];
+	int types = 0, variants = 0, exact = 0;
+	char failed[8192] = "";
+
+	(void)state;
+	cJSON_ArrayForEach(doc, dir)
+	{
+		const cJSON *v;
+		int n = 0, ok = 0;
+
+		cJSON_ArrayForEach(v, cJSON_GetObjectItem(doc, "variants"))
+		{
+			const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(v, "name"));
+			mp_model m;
+			mp_error err = MP_ERROR_INIT;
+			mp_status st = mpm_from_hf(cJSON_GetObjectItem(v, "config"), "/model/hf_config", &m, &err);
+
+			n++;
+			if (st != MP_OK) {
+				fprintf(stderr, "%s: refused: %s: %s\n", name, err.field, err.message);
+				mp_list_add(failed, sizeof(failed), name);
+				continue;
+			}
+			inventory_rows(&m, &mine);
+			longcat_total_experts(&m, &mine);
+			reference_rows(v, &ref);
+			if (differences(&mine, &ref, msg, sizeof(msg)) == 0) {
+				ok++;
+				continue;
+			}
+			msg[4000] = '\0';
+			fprintf(stderr, "%s:%s\n", name, msg);
+			mp_list_add(failed, sizeof(failed), name);
+		}
+		print_message("  %-20s %2d of %2d variants name every tensor as transformers does\n", doc->string, ok, n);
+		types++;
+		variants += n;
+		exact += ok;
+	}
+	print_message("%d of %d variants of %d types exact%s%s\n", exact, variants, types, exact < variants ? "; not: " : "",
+	              failed);
+	cJSON_Delete(dir);
+	assert_int_equal(exact, variants);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_state_dicts),
+	    cmocka_unit_test(test_variant_state_dicts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -107,11 +107,17 @@ static void test_config_errors(void **state)
 				    &m, &err),
 			 MP_EINVAL);
 	assert_string_equal(err.field, "/model/hf_config/num_attention_heads");
-	/* ... but accepted when head_dim is explicit */
-	assert_int_equal(count_text("{\"model_type\":\"llama\",\"hidden_size\":4000,\"num_attention_heads\":48,"
+	/* ... but accepted when head_dim is explicit, where the configuration class allows it (MistralConfig), and still
+	 * refused where its validate_architecture does not (LlamaConfig, transformers 5.24) */
+	assert_int_equal(count_text("{\"model_type\":\"mistral\",\"hidden_size\":4000,\"num_attention_heads\":48,"
 				    "\"num_key_value_heads\":8,\"head_dim\":128}",
 				    &pc, &m, &err),
 			 MP_OK);
+	assert_int_equal(count_text("{\"model_type\":\"llama\",\"hidden_size\":4000,\"num_attention_heads\":48,"
+				    "\"num_key_value_heads\":8,\"head_dim\":128}",
+				    &pc, &m, &err),
+			 MP_EINVAL);
+	assert_string_equal(err.field, "/model/hf_config/num_attention_heads");
 	/* the planner names the key under the config's own pointer (the reader gave it): no caller rewrites it */
 	assert_int_equal(count_text("{\"model_type\":\"llama\",\"num_key_value_heads\":5}", &pc, &m, &err), MP_EINVAL);
 	assert_string_equal(err.field, "/model/hf_config/num_key_value_heads");
@@ -364,6 +370,111 @@ static void test_groundtruth_counts(void **state)
 	cJSON_Delete(doc);
 }
 
+/* LongCat-Flash: the parameters transformers 5.24 allocates beyond memplan's count, gate_up_proj of the
+ * zero-computation experts (LongcatFlashExperts.total_experts; tests/ref/hf/README.md): layers x zero_expert_num x
+ * 2 x expert_ffn_hidden_size x hidden_size, read off memplan's own gate_up_proj. 0 for every other type. */
+static uint64_t zero_expert_parameters(const mp_model *m)
+{
+	if (strcmp(m->model_type, "longcat_flash") != 0)
+		return 0;
+	for (size_t i = 0; i < mp_inventory_size(&m->inv); i++) {
+		const mp_tensor *t = mp_inventory_at(&m->inv, i);
+		char name[256];
+
+		mp_tensor_name(&m->inv, t, name, sizeof(name));
+		if (strstr(name, "experts.gate_up_proj") && t->ndim == 3)
+			return (uint64_t)t->count * m->zero_experts * t->dims[1] * t->dims[2];
+	}
+	return 0;
+}
+
+/*
+ * Every variant of tests/ref/hf/variants (tools/groundtruth/variants.py: random valid configs of every type memplan
+ * reads, built by transformers 5.24 on the meta device): the total, the embeddings, the lm_head and the vision tower's
+ * count exact, the tensor list agreeing with the count; and every config that breaks a rule transformers enforces
+ * (its "refused" list, with transformers' error) refused with MP_EINVAL naming the key. Prints the counts by type.
+ */
+static void test_variant_counts(void **state)
+{
+	cJSON *dir = ref_json_dir("hf/variants"), *doc;
+	int variants = 0, exact = 0, refusals = 0, refused_ok = 0;
+	char failed[8192] = "";
+
+	(void)state;
+	cJSON_ArrayForEach(doc, dir)
+	{
+		const cJSON *v;
+		int n = 0, ok = 0, nr = 0, rok = 0;
+
+		cJSON_ArrayForEach(v, cJSON_GetObjectItem(doc, "variants"))
+		{
+			const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(v, "name"));
+			const cJSON *count = cJSON_GetObjectItem(v, "count"), *comp = cJSON_GetObjectItem(count, "components");
+			double total = cJSON_GetObjectItem(count, "total")->valuedouble, emb, head, vision;
+			mp_param_count pc;
+			mp_model m;
+			mp_error err = MP_ERROR_INIT;
+			mp_status st = mpm_from_hf(cJSON_GetObjectItem(v, "config"), "/model/hf_config", &m, &err);
+
+			n++;
+			if (st == MP_OK)
+				st = mp_count_parameters(&m, &pc, &err);
+			if (st != MP_OK) {
+				fprintf(stderr, "%s: %s: %s\n", name, err.field, err.message);
+				mp_list_add(failed, sizeof(failed), name);
+				continue;
+			}
+			emb = cJSON_GetObjectItem(comp, "embedding") ? cJSON_GetObjectItem(comp, "embedding")->valuedouble : 0;
+			head = cJSON_GetObjectItem(comp, "lm_head") ? cJSON_GetObjectItem(comp, "lm_head")->valuedouble : 0;
+			vision = cJSON_GetObjectItem(comp, "vision") ? cJSON_GetObjectItem(comp, "vision")->valuedouble : 0;
+			if ((double)(pc.total + zero_expert_parameters(&m)) != total ||
+			    (m.tie_word_embeddings ? (double)(pc.embedding + pc.position_embedding + pc.lm_head) != emb + head
+			                           : ((double)(pc.embedding + pc.position_embedding) != emb ||
+			                              (double)pc.lm_head != head)) ||
+			    (double)pc.vision != vision) {
+				fprintf(stderr,
+				        "%s: counted %llu (embedding %llu, lm_head %llu, vision %llu; tied %d), transformers %.0f "
+				        "(%.0f, %.0f, %.0f)\n",
+				        name, (unsigned long long)pc.total, (unsigned long long)(pc.embedding + pc.position_embedding),
+				        (unsigned long long)pc.lm_head, (unsigned long long)pc.vision, m.tie_word_embeddings, total,
+				        emb, head, vision);
+				mp_list_add(failed, sizeof(failed), name);
+				continue;
+			}
+			check_tensor_list(name, &m, &pc);
+			ok++;
+		}
+		cJSON_ArrayForEach(v, cJSON_GetObjectItem(doc, "refused"))
+		{
+			const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(v, "name"));
+			const char *key = cJSON_GetStringValue(cJSON_GetObjectItem(v, "key"));
+			mp_model m;
+			mp_error err = MP_ERROR_INIT;
+			mp_status st = mpm_from_hf(cJSON_GetObjectItem(v, "config"), "/model/hf_config", &m, &err);
+			const char *slash = strrchr(err.field, '/');
+
+			nr++;
+			if (st == MP_EINVAL && slash && strcmp(slash + 1, key) == 0) {
+				rok++;
+				continue;
+			}
+			fprintf(stderr, "%s: transformers refuses it (%s), memplan: %s %s: %s\n", name,
+			        cJSON_GetStringValue(cJSON_GetObjectItem(v, "rule")), mp_status_str(st), err.field, err.message);
+			mp_list_add(failed, sizeof(failed), name);
+		}
+		print_message("  %-20s %2d of %2d variants exact, %d of %d refusals\n", doc->string, ok, n, rok, nr);
+		variants += n;
+		exact += ok;
+		refusals += nr;
+		refused_ok += rok;
+	}
+	print_message("%d of %d variants exact on parameters, %d of %d refused as transformers refuses them%s%s\n", exact,
+	              variants, refused_ok, refusals, failed[0] ? "; not: " : "", failed);
+	cJSON_Delete(dir);
+	assert_int_equal(exact, variants);
+	assert_int_equal(refused_ok, refusals);
+}
+
 /* "No window" spelled per type: null (Mistral-7B-v0.3), absent where the type has none, false, use_sliding_window
  * false; and a window that is given. */
 /* An unknown model_type names near spellings only: "llama4_vision" -> llama4 and llama4_text (one the other's start),
@@ -410,18 +521,41 @@ static void test_no_window_spellings(void **state)
 		{"{\"model_type\":\"qwen2\",\"sliding_window\":4096,\"use_sliding_window\":false}", 0},
 		{"{\"model_type\":\"qwen2\",\"sliding_window\":null,\"use_sliding_window\":true,\"max_window_layers\":0}", 0},
 		{"{\"model_type\":\"qwen2_moe\",\"sliding_window\":null,\"use_sliding_window\":true}", 0},
-		{"{\"model_type\":\"gemma2\",\"sliding_window\":null}", 0},
+		{"{\"model_type\":\"gemma2\",\"sliding_window\":null,\"num_hidden_layers\":2,\"layer_types\":"
+		 "[\"full_attention\",\"full_attention\"]}", 0},
 		{"{\"model_type\":\"starcoder2\",\"sliding_window\":null}", 0},
 		{"{\"model_type\":\"starcoder2\",\"sliding_window\":4096}", 4096},
 		{"{\"model_type\":\"smollm3\",\"sliding_window\":4096,\"use_sliding_window\":false}", 0},
-		{"{\"model_type\":\"olmo3\",\"sliding_window\":null}", 0},
-		{"{\"model_type\":\"cohere2\",\"sliding_window\":null}", 0},
-		{"{\"model_type\":\"gpt_oss\",\"sliding_window\":null}", 0},
+		{"{\"model_type\":\"cohere2\",\"sliding_window\":null,\"sliding_window_pattern\":1}", 0},
+		{"{\"model_type\":\"smollm3\",\"sliding_window\":4096,\"use_sliding_window\":true}", 4096},
+		{"{\"model_type\":\"qwen3_moe\",\"sliding_window\":64,\"use_sliding_window\":true}", 64},
+		{"{\"model_type\":\"gpt_oss\",\"sliding_window\":null,\"num_hidden_layers\":2,\"layer_types\":"
+		 "[\"full_attention\",\"full_attention\"]}", 0},
 		{"{\"model_type\":\"ministral3\"}", 0},
 		{"{\"model_type\":\"gemma3_text\",\"layer_types\":[\"full_attention\",\"full_attention\"],"
 		 "\"num_hidden_layers\":2}", 0},
 	};
+	/* a null window where the type's derived layer_types has sliding layers: transformers 5.24 cannot build their cache
+	 * (DynamicSlidingWindowLayer(sliding_window=None), or Exaone4Config's division by the pattern it sets to 0), so
+	 * memplan refuses it naming sliding_window; given layer_types, the list decides */
+	static const char *const refused[] = {
+	    "{\"model_type\":\"gemma2\",\"sliding_window\":null}",
+	    "{\"model_type\":\"olmo3\",\"sliding_window\":null}",
+	    "{\"model_type\":\"cohere2\",\"sliding_window\":null}",
+	    "{\"model_type\":\"gemma3_text\",\"sliding_window\":null}",
+	    "{\"model_type\":\"exaone4\",\"sliding_window\":null}",
+	    "{\"model_type\":\"gpt_oss\",\"sliding_window\":null}",
+	};
 	(void)state;
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		mp_param_count pc;
+		mp_model m;
+		mp_error err = MP_ERROR_INIT;
+
+		if (count_text(refused[i], &pc, &m, &err) != MP_EINVAL ||
+		    strcmp(err.field, "/model/hf_config/sliding_window") != 0)
+			fail_msg("%s: expected a 422 naming sliding_window, got %s %s", refused[i], err.field, err.message);
+	}
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		mp_param_count pc;
 		mp_model m;
@@ -728,7 +862,8 @@ static void test_issue14b_pieces(void **state)
 	    {"{\"model_type\":\"phimoe\"}", 0, 0},
 	    {"{\"model_type\":\"phimoe\",\"sliding_window\":null}", 0, 0},
 	    {"{\"model_type\":\"phimoe\",\"sliding_window\":2048}", 2048, 32},
-	    {"{\"model_type\":\"exaone4\",\"sliding_window\":null}", 0, 0},
+	    {"{\"model_type\":\"exaone4\",\"sliding_window\":null,\"num_hidden_layers\":2,"
+	     "\"layer_types\":[\"full_attention\",\"full_attention\"]}", 0, 0},
 	    {"{\"model_type\":\"exaone4\"}", 4096, 24},
 	    {"{\"model_type\":\"dots1\",\"n_routed_experts\":8,\"num_experts_per_tok\":2}", 0, 0},
 	    {"{\"model_type\":\"dots1\",\"n_routed_experts\":8,\"num_experts_per_tok\":2,\"max_window_layers\":60}", 4096, 2},
@@ -990,6 +1125,7 @@ int main(void)
 		cmocka_unit_test(test_architecture_pointers),
 		cmocka_unit_test(test_utf8_sanitize),
 		cmocka_unit_test(test_groundtruth_counts),
+		cmocka_unit_test(test_variant_counts),
 		cmocka_unit_test(test_no_window_spellings),
 		cmocka_unit_test(test_unknown_type_nearest),
 		cmocka_unit_test(test_mistral_v03_no_window),

@@ -275,7 +275,7 @@ static void test_model_crud(void **state)
 	expect(f, "PUT", "/v1/models/bad", "{\"hf_config\":{\"model_type\":\"bert\"}}", AUTH, 422,
 	       "/hf_config/model_type");
 	expect(f, "PUT", "/v1/models/bad",
-	       "{\"hf_config\":{\"model_type\":\"llama\",\"num_attention_heads\":7,\"num_key_value_heads\":2,"
+	       "{\"hf_config\":{\"model_type\":\"mistral\",\"num_attention_heads\":7,\"num_key_value_heads\":2,"
 	       "\"head_dim\":32}}",
 	       AUTH, 422, "/hf_config/num_key_value_heads");
 	expect(f, "PUT", "/v1/models/bad", "{\"config\":{}}", AUTH, 422, "/config");

@@ -1,0 +1,1192 @@
+#!/usr/bin/env python3
+"""
+variants.py: the differential generator of memplan's model readers (run by hand, never by CI; `make variants`).
+
+For every model type memplan reads (the `.name` of each row of model/mpm_types.c), it draws random valid variants of
+the config a user can write: other head and KV-head counts, an explicit head_dim or none, every bias and norm flag
+the configuration class has (each a dataclass field typed bool, found in the class itself, not listed by hand),
+tie_word_embeddings flipped or left out, sliding windows (null, smaller and larger than the tiny runs' lengths),
+layer schedules (layer_types and the lists and indices each family spells its own way), expert, top-k and
+shared-expert counts, first dense layers, MLA ranks, conv kernels and state sizes, and vision tower sizes. The
+widths are small (a rule must not depend on size) so that every variant runs on the CPU in a second.
+
+Each variant is a config dict; transformers 5.24 builds it (AutoConfig.for_model(model_type, **config)) and
+  1. on the meta device (generate.build): PyTorch's count of its unique parameters, total and per component, and its
+     state_dict as templates (state_dicts.record: every name with the layer index folded, shape and count);
+  2. on the CPU in bf16: a forward with use_cache=True on batch 2 at 5 and 24 tokens, the cache's bytes as
+     transformers holds them and in the engine layout memplan follows (generate.engine_bytes: a sliding layer holds
+     min(tokens, window) tokens, a conv state conv_kernel - 1 columns).
+A variant transformers refuses (its configuration class's validation, the model's constructor, or the forward) is
+drawn again from the next seed; the generator also writes, per type, a few configs that break a rule transformers
+enforces on purpose (a head count that does not divide, a layer_types list of the wrong length), with transformers'
+error, which memplan must refuse with a 422 naming the key.
+
+A variant is stored in one of three forms, in turn: as drawn (the keys a user writes), as save_pretrained writes it
+(to_json_string(use_diff=True)), or in full (to_dict(): every key, derived ones included); the reference is always
+what transformers builds from the stored form itself.
+
+Seeded: variant i of type t is drawn by random.Random(f"{t}/{i}/{attempt}"), so a run reproduces the same configs
+and references with the same transformers and torch (the files differ in their date only).
+
+Output: tests/ref/hf/variants/<model_type>.json (see tests/ref/hf/README.md, "variants/").
+
+Usage (from the repository root; one thread, as the build machines are shared):
+  make variants                                                     # every type
+  OMP_NUM_THREADS=1 tools/groundtruth/.venv/bin/python tools/groundtruth/variants.py --only llama,gpt2 [-n 12]
+"""
+import argparse
+import copy
+import dataclasses
+import datetime
+import gc
+import json
+import math
+import os
+import random
+import re
+import sys
+import time
+import typing
+import warnings
+
+import torch
+import transformers
+from transformers import AutoConfig
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import generate  # noqa: E402  (how a model is built, its cache read and counted)
+import state_dicts  # noqa: E402  (the state_dict templates)
+
+ROOT = generate.ROOT
+OUT = os.path.join(ROOT, "tests", "ref", "hf", "variants")
+TABLE = os.path.join(ROOT, "model", "mpm_types.c")
+LENGTHS = (5, 24)
+BATCH = 2
+ATTEMPTS = 20
+DEFAULT_N = 12
+# Types whose tiny models are slow to build (Gemma 3n's timm tower and audio conformer: ~50 s each): fewer variants.
+N_PER_TYPE = {"gemma3n": 8}
+
+# The decoders memplan reads only as a wrapper's text_config (transformers has no causal-LM class for them): their
+# variants are the wrapper's.
+VIA_WRAPPER = {"qwen2_vl_text": "qwen2_vl", "qwen2_5_vl_text": "qwen2_5_vl", "qwen3_vl_text": "qwen3_vl",
+               "qwen3_vl_moe_text": "qwen3_vl_moe"}
+
+# bool fields that change no parameter or cache tensor and that the CPU run cannot take either way (kernels not
+# installed, training-only outputs), or that make a decoder an encoder-decoder: left at their defaults.
+FIXED_BOOLS = {"use_cache", "use_mamba_kernels", "use_mambapy", "use_associative_scan", "output_router_logits",
+               "output_attentions", "output_hidden_states", "return_dict", "is_decoder", "add_cross_attention",
+               "use_mem_eff_path", "is_encoder_decoder", "tie_encoder_decoder", "torchscript", "use_return_dict",
+               "scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn", "summary_use_proj",
+               "summary_proj_to_labels", "do_pooling", "use_bidirectional_attention", "use_long_context",
+               "gradient_checkpointing", "moe_shared_expert_overlap", "rescale_prenorm_residual"}
+
+
+def table_types():
+    """The model types memplan reads, in the table's order."""
+    with open(TABLE) as fh:
+        return re.findall(r'\.name = "([a-z0-9_]+)"', fh.read())
+
+
+def fields(cls):
+    """{name: annotation} of a configuration class's dataclass fields."""
+    try:
+        return {f.name: f.type for f in dataclasses.fields(cls)}
+    except TypeError:
+        return {}
+
+
+def is_bool(ann):
+    if ann is bool:
+        return True
+    args = typing.get_args(ann)
+    return bool(args) and bool in args and all(a in (bool, type(None)) for a in args)
+
+
+def own_bools(cls):
+    """The bool fields a configuration class adds to PreTrainedConfig's."""
+    base = set(fields(transformers.PreTrainedConfig))
+    return sorted(k for k, a in fields(cls).items() if is_bool(a) and k not in base and k not in FIXED_BOOLS)
+
+
+def divisors(n):
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def first(dd, *names):
+    """The first spelling of a key the default config has."""
+    for n in names:
+        if n in dd:
+            return n
+    return None
+
+
+# ----- drawing ------------------------------------------------------------------------------------------------------
+
+class Draw:
+    """One variant's config being drawn: the dict, the random source, the defaults it is drawn against."""
+
+    def __init__(self, rng, dd, cls):
+        self.rng, self.dd, self.cls, self.d = rng, dd, cls, {}
+
+    def has(self, k):
+        return k in self.dd
+
+    def set(self, k, v):
+        self.d[k] = v
+
+    def maybe(self, k, v, p_absent=0.25):
+        """k = v, or k left out (the class default) with probability p_absent."""
+        if self.rng.random() >= p_absent:
+            self.d[k] = v
+
+    def choice(self, xs):
+        return self.rng.choice(list(xs))
+
+    def get(self, k):
+        """The value the config will have: drawn, else the default."""
+        return self.d[k] if k in self.d else self.dd.get(k)
+
+
+def draw_bools(w, keys):
+    for k in keys:
+        if w.has(k) and k not in w.d:
+            w.maybe(k, w.rng.random() < 0.5, 0.3)
+
+
+def draw_window(w, key="sliding_window"):
+    if w.has(key):
+        v = w.choice([None, None, 3, 4, 8, 16, 64])
+        if w.rng.random() < 0.2:
+            return   # the class default
+        w.set(key, v)
+
+
+def draw_layer_list(w, key, kinds, n, need=()):
+    """A per-layer list of kinds (layer_types, mlp_layer_types, ...), or left out (the class derives it)."""
+    if w.rng.random() < 0.5 and not need:
+        return
+    lst = [w.choice(kinds) for _ in range(n)]
+    for i, k in enumerate(need):          # every kind the family needs at least once
+        if k not in lst:
+            lst[w.rng.randrange(n)] = k
+    w.set(key, lst)
+
+
+def draw_attention(w, hidden_choices=(64, 96, 128), heads_choices=(2, 3, 4, 6, 8), head_dim_key="head_dim",
+                   heads_key=None, kv_key=None, derive_only=False):
+    """Heads, KV heads, head_dim and the hidden width consistent with them (an explicit head_dim lets the heads
+    leave hidden_size undivided: the classes that refuse that are redrawn)."""
+    heads_key = heads_key or first(w.dd, "num_attention_heads", "n_head", "num_heads")
+    kv_key = kv_key or first(w.dd, "num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num")
+    hidden_key = first(w.dd, "hidden_size", "n_embd", "d_model")
+    h = w.choice(heads_choices)
+    hd = "absent"
+    if head_dim_key and w.has(head_dim_key) and not derive_only:
+        ann = fields(w.cls).get(head_dim_key) if w.cls else None
+        nullable = ann is None or type(None) in typing.get_args(ann)
+        hd = w.choice(["absent", None, 8, 16, 24, 32] if nullable else ["absent", 8, 16, 24, 32])
+        if hd != "absent":
+            w.set(head_dim_key, hd)
+    divides = [x for x in hidden_choices if x % h == 0] or [h * 16]
+    hidden = w.choice(hidden_choices if isinstance(hd, int) and w.rng.random() < 0.3 else divides)
+    w.set(hidden_key, hidden)
+    w.set(heads_key, h)
+    if kv_key:
+        kv = w.choice(divisors(h))
+        default_kv = w.dd.get(kv_key)
+        if default_kv is None or (isinstance(default_kv, int) and h % default_kv == 0 and default_kv <= h):
+            w.maybe(kv_key, kv, 0.2)
+        else:
+            w.set(kv_key, kv)
+    return hidden, h
+
+
+def draw_ffn(w, key=None, choices=(48, 64, 96, 128, 160)):
+    key = key or first(w.dd, "intermediate_size", "n_inner", "ffn_hidden_size")
+    if key:
+        w.set(key, w.choice(choices))
+
+
+def draw_common(w, layers=None, vocab=True):
+    """Layers, vocabulary, the special tokens inside it, tie_word_embeddings."""
+    n = layers if layers is not None else w.choice([2, 3, 4, 5, 6])
+    lk = first(w.dd, "num_hidden_layers", "n_layer", "num_layers")
+    if lk:
+        w.set(lk, n)
+    if vocab and w.has("vocab_size"):
+        v = w.choice([256, 320, 384, 512])
+        w.set("vocab_size", v)
+        fix_tokens(w, v)
+    if w.has("tie_word_embeddings"):
+        w.maybe("tie_word_embeddings", w.rng.random() < 0.5, 0.3)
+    return n
+
+
+def fix_tokens(w, v, dd=None, d=None):
+    """Special tokens inside the vocabulary, and out of the range the runs' inputs are drawn from."""
+    dd = dd if dd is not None else w.dd
+    d = d if d is not None else w.d
+    top = v - 1
+    for k, x in sorted(dd.items()):
+        if (k.endswith("_token_id") or k.endswith("_token_index") or k in ("eod_token_id", "sep_token_id")) \
+                and isinstance(x, int) and not isinstance(x, bool):
+            if k in ("pad_token_id", "bos_token_id", "eos_token_id"):
+                d[k] = {"pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2}[k]
+            else:
+                d[k] = top
+                top -= 1
+        elif k == "eos_token_id" and isinstance(x, list):
+            d[k] = [2]
+
+
+def draw_moe(w, experts_key, topk_key, experts=(2, 3, 4, 6, 8), topk_max=4):
+    e = w.choice(experts)
+    w.set(experts_key, e)
+    if topk_key:
+        w.set(topk_key, w.choice(range(1, min(topk_max, e) + 1)))
+    for k in ("moe_intermediate_size", "expert_ffn_hidden_size", "shared_expert_intermediate_size",
+              "moe_shared_expert_intermediate_size", "shared_intermediate_size"):
+        if w.has(k):
+            w.set(k, w.choice([16, 32, 48, 64]))
+    return e
+
+
+def draw_mla(w):
+    w.set("kv_lora_rank", w.choice([16, 24, 32]))
+    if w.has("q_lora_rank"):
+        w.set("q_lora_rank", w.choice([None, 16, 24, 48]))
+    w.set("qk_rope_head_dim", w.choice([8, 16]))
+    w.set("qk_nope_head_dim", w.choice([8, 16, 24]))
+    w.set("v_head_dim", w.choice([8, 16, 32]))
+
+
+# ----- the families ---------------------------------------------------------------------------------------------------
+# Each takes a Draw over the decoder's defaults and fills w.d; the generic parts (bools) are added by draw_text.
+
+def fam_dense(w, t):
+    n = draw_common(w)
+    draw_attention(w)
+    draw_ffn(w)
+    draw_window(w)
+    if w.has("use_sliding_window"):
+        w.maybe("use_sliding_window", w.rng.random() < 0.6)
+    if w.has("max_window_layers"):
+        w.maybe("max_window_layers", w.choice(range(0, n + 1)))
+    lt = w.dd.get("layer_types")
+    if isinstance(lt, list) and lt:
+        kinds = set(lt) | ({"sliding_attention"} if w.has("sliding_window") else set())
+        if w.get("sliding_window") is None:
+            kinds.discard("sliding_attention")      # a sliding layer without a window: transformers cannot run it
+        kinds = sorted(kinds or {"full_attention"})
+        draw_layer_list(w, "layer_types", kinds, n)
+    # the pattern of the derived layer_types: Gemma 3 and Cohere 2 read it as the key sliding_window_pattern (their
+    # to_dict writes _sliding_window_pattern, which they do not read back), EXAONE 4 as a field
+    if (w.has("sliding_window_pattern") or w.has("_sliding_window_pattern")) and "layer_types" not in w.d:
+        w.maybe("sliding_window_pattern", w.choice([1, 2, 3, 4]))
+        if w.has("_sliding_window_pattern") and w.rng.random() < 0.3:
+            w.set("_sliding_window_pattern", w.choice([2, 3, 5]))
+    if w.has("no_rope_layers"):
+        if w.rng.random() < 0.5:
+            w.set("no_rope_layers", [w.choice([0, 1]) for _ in range(n)])
+        elif w.has("no_rope_layer_interval"):
+            w.maybe("no_rope_layer_interval", w.choice([1, 2, 3, 4]))
+    if w.has("partial_rotary_factor"):
+        w.maybe("partial_rotary_factor", w.choice([0.25, 0.5, 1.0]), 0.5)
+    if w.has("max_position_embeddings") and w.rng.random() < 0.3:
+        w.set("max_position_embeddings", w.choice([64, 128, 4096]))
+
+
+def fam_gpt2(w, t):
+    draw_common(w)
+    draw_attention(w, heads_key="n_head")
+    w.maybe("n_inner", w.choice([None, 48, 96, 160]), 0.3)
+    w.set("n_positions", w.choice([32, 64, 100]))
+
+
+def fam_gptj(w, t):
+    draw_common(w)
+    hidden, h = draw_attention(w, heads_key="n_head")
+    w.maybe("n_inner", w.choice([None, 48, 96, 160]), 0.3)
+    w.set("n_positions", w.choice([32, 64, 100]))
+    w.maybe("rotary_dim", w.choice([x for x in (4, 8, 16) if x <= hidden // h]), 0.3)
+
+
+def fam_gpt_bigcode(w, t):
+    fam_gpt2(w, t)
+
+
+def fam_falcon(w, t):
+    draw_common(w)
+    hidden, h = draw_attention(w, kv_key="num_kv_heads")
+    w.maybe("ffn_hidden_size", w.choice([None, 48, 128]), 0.3)
+    for k in ("new_decoder_architecture", "multi_query", "parallel_attn", "bias", "alibi"):
+        w.maybe(k, w.rng.random() < 0.5, 0.3)
+    if w.get("new_decoder_architecture"):
+        w.maybe("num_ln_in_parallel_attn", w.choice([None, 1, 2]), 0.3)
+    if w.get("alibi"):
+        w.set("max_position_embeddings", w.choice([64, 128]))
+
+
+def fam_gpt_neox(w, t):
+    draw_common(w)
+    draw_attention(w)
+    draw_ffn(w)
+    w.set("max_position_embeddings", w.choice([64, 128, 2048]))
+    w.maybe("rotary_pct", w.choice([0.25, 0.5, 1.0]), 0.5)
+
+
+def fam_mamba(w, t):
+    draw_common(w)
+    w.set("hidden_size", w.choice([32, 48, 64]))
+    w.set("state_size", w.choice([4, 8, 16]))
+    w.set("expand", w.choice([1, 2]))
+    w.set("conv_kernel", w.choice([2, 3, 4]))
+    w.maybe("time_step_rank", w.choice(["auto", 4, 8]), 0.3)
+    if w.has("intermediate_size"):
+        w.maybe("intermediate_size", w.get("hidden_size") * w.get("expand"), 0.5)
+
+
+def fam_mamba2(w, t):
+    draw_common(w)
+    hidden = w.choice([32, 48, 64])
+    expand = w.choice([1, 2])
+    w.set("hidden_size", hidden)
+    w.set("expand", expand)
+    inner = hidden * expand
+    hd = w.choice([x for x in (8, 16, 32) if inner % x == 0])
+    w.set("head_dim", hd)
+    nh = inner // hd
+    w.set("num_heads", nh)
+    w.set("n_groups", w.choice(divisors(nh)[:3]))
+    w.set("state_size", w.choice([4, 8, 16]))
+    w.set("conv_kernel", w.choice([2, 3, 4]))
+    w.set("chunk_size", w.choice([4, 8, 256]))
+    w.maybe("time_step_rank", w.choice(["auto", 4, 8]), 0.3)
+
+
+def fam_moe(w, t):
+    """A Mixtral-style or Qwen-style MoE decoder (the attention of fam_dense)."""
+    fam_dense(w, t)
+    n = w.get(first(w.dd, "num_hidden_layers", "num_layers"))
+    ek = first(w.dd, "num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts")
+    tk = first(w.dd, "num_experts_per_tok", "moe_k", "moe_topk", "num_experts_per_token", "top_k_experts")
+    e = draw_moe(w, ek, tk)
+    for k in ("n_shared_experts", "num_shared_experts", "moe_num_shared_experts"):
+        if w.has(k):
+            w.maybe(k, w.choice([0, 1, 2]) if w.dd.get(k) is not None else w.choice([None, 1, 2]), 0.2)
+    for k in ("first_k_dense_replace", "num_dense_layers", "moe_layer_start_index"):
+        if w.has(k):
+            w.maybe(k, w.choice(range(0, n)), 0.2)
+    if w.has("moe_layer_end_index"):
+        w.maybe("moe_layer_end_index", w.choice([-1, n - 1, max(0, n - 2)]), 0.3)
+    if w.has("moe_layer_interval"):
+        w.maybe("moe_layer_interval", w.choice([1, 2]), 0.3)
+    if w.has("decoder_sparse_step"):
+        w.maybe("decoder_sparse_step", w.choice([1, 2, 3]), 0.3)
+    if w.has("mlp_only_layers"):
+        w.maybe("mlp_only_layers", sorted(w.rng.sample(range(n), w.choice([0, 1, 2]))), 0.3)
+    if w.has("n_group"):
+        g = w.choice([x for x in divisors(e) if x <= 4])
+        w.set("n_group", g)
+        w.set("topk_group", w.choice(range(1, g + 1)))
+    if w.has("mlp_layer_types"):
+        draw_layer_list(w, "mlp_layer_types", ["dense", "sparse"], n)
+    if w.has("zero_expert_num"):
+        w.set("zero_expert_num", w.choice([0, 1, 2, 3]))
+
+
+# Multi-head latent attention: K and V are num_attention_heads wide whatever num_key_value_heads says, and
+# transformers' sdpa path repeats them num_attention_heads // num_key_value_heads times when it does not take the GQA
+# kernel, so a num_key_value_heads other than num_attention_heads runs or fails by the path taken (left out of the
+# variants; tests/ref/hf/README.md)
+MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe_lite", "glm_moe_dsa", "kimi_linear",
+             "longcat_flash"}
+
+
+def fam_mla(w, t):
+    fam_moe(w, t)
+    w.d.pop("num_key_value_heads", None)
+    draw_mla(w)
+    for k in ("index_n_heads", "index_head_dim", "index_topk"):
+        if w.has(k):
+            w.set(k, w.choice({"index_n_heads": [1, 2, 4], "index_head_dim": [8, 16, 32],
+                               "index_topk": [2, 4, 16]}[k]))
+    n = w.get("num_hidden_layers")
+    if w.has("indexer_types"):
+        draw_layer_list(w, "indexer_types", sorted(set(w.dd["indexer_types"]) | {"full", "shared"}), n)
+    if "layer_types" in w.d and isinstance(w.dd.get("layer_types"), list):
+        w.d.pop("layer_types")     # only indexed_attention: its one kind
+    w.d.pop("head_dim", None)
+
+
+def fam_hunyuan_moe(w, t):
+    fam_dense(w, t)
+    n = w.get("num_hidden_layers")
+    e = w.choice([1, 2, 4])
+    w.set("num_experts", e)
+    k = w.choice(range(1, min(2, e) + 1))
+    w.set("moe_topk", k if w.rng.random() < 0.6 else [k] * n)
+    if w.has("num_shared_expert"):
+        w.maybe("num_shared_expert", w.choice([0, 1, 2]) if w.rng.random() < 0.6 else [1] * n)
+    if w.has("moe_intermediate_size"):
+        w.maybe("moe_intermediate_size", w.choice([32, 64]), 0.3)
+
+
+def fam_longcat(w, t):
+    draw_common(w)
+    draw_attention(w, derive_only=True)
+    w.d.pop("num_key_value_heads", None)
+    draw_mla(w)
+    w.set("ffn_hidden_size", w.choice([48, 96]))
+    w.set("expert_ffn_hidden_size", w.choice([16, 32]))
+    e = w.choice([2, 4, 6])
+    w.set("n_routed_experts", e)
+    w.set("zero_expert_num", w.choice([0, 1, 2]))
+    w.set("moe_topk", w.choice(range(1, min(3, e) + 1)))
+    w.set("head_dim", w.get("qk_rope_head_dim"))     # the rotary width (LongcatFlashConfig keeps both keys)
+
+
+def fam_gpt_oss(w, t):
+    n = draw_common(w)
+    draw_attention(w)
+    draw_ffn(w)
+    draw_moe(w, "num_local_experts", "num_experts_per_tok")
+    draw_window(w)
+    draw_layer_list(w, "layer_types", ["full_attention", "sliding_attention"], n)
+
+
+def fam_llama4(w, t):
+    n = draw_common(w)
+    draw_attention(w)
+    draw_ffn(w)
+    w.set("intermediate_size_mlp", w.choice([48, 96]))
+    draw_moe(w, "num_local_experts", "num_experts_per_tok", topk_max=1)
+    w.maybe("interleave_moe_layer_step", w.choice([1, 2]), 0.4)
+    if w.rng.random() < 0.4:
+        w.set("moe_layers", sorted(w.rng.sample(range(n), w.choice(range(0, n + 1)))))
+    w.maybe("attention_chunk_size", w.choice([None, 4, 8, 16]), 0.3)
+    if w.rng.random() < 0.4:
+        w.set("no_rope_layers", [w.choice([0, 1]) for _ in range(n)])
+    elif w.rng.random() < 0.5:
+        w.set("no_rope_layer_interval", w.choice([1, 2, 4]))
+    if w.rng.random() < 0.3:
+        draw_layer_list(w, "layer_types", ["full_attention", "chunked_attention"], n)
+
+
+def fam_linear(w, t):
+    """Gated delta net + attention (Qwen3-Next, Qwen3.5 and its MoE)."""
+    n = draw_common(w)
+    draw_attention(w)
+    draw_ffn(w)
+    kh = w.choice([1, 2, 4])
+    w.set("linear_num_key_heads", kh)
+    w.set("linear_num_value_heads", kh * w.choice([1, 2]))
+    w.set("linear_key_head_dim", w.choice([8, 16]))
+    w.set("linear_value_head_dim", w.choice([8, 16, 32]))
+    w.set("linear_conv_kernel_dim", w.choice([2, 3, 4]))
+    if w.has("num_experts"):
+        e = draw_moe(w, "num_experts", "num_experts_per_tok")
+        if w.has("decoder_sparse_step"):
+            w.maybe("decoder_sparse_step", w.choice([1, 2]), 0.3)
+        if w.has("mlp_only_layers"):
+            w.maybe("mlp_only_layers", sorted(w.rng.sample(range(n), w.choice([0, 1]))), 0.3)
+    draw_layer_list(w, "layer_types", ["full_attention", "linear_attention"], n, need=("full_attention",))
+    if w.has("partial_rotary_factor"):
+        w.maybe("partial_rotary_factor", w.choice([0.25, 0.5]), 0.5)
+
+
+def fam_kimi(w, t):
+    n = draw_common(w)
+    draw_attention(w, derive_only=True)
+    draw_ffn(w)
+    w.d.pop("num_key_value_heads", None)
+    draw_mla(w)
+    w.set("linear_num_heads", w.choice([1, 2, 4]))
+    w.set("linear_head_dim", w.choice([8, 16]))
+    w.set("linear_conv_kernel_dim", w.choice([2, 3, 4]))
+    e = draw_moe(w, "num_experts", "num_experts_per_token")
+    w.maybe("num_shared_experts", w.choice([0, 1, 2]), 0.3)
+    g = w.choice([x for x in divisors(e) if x <= 2])
+    w.set("num_expert_group", g)
+    w.set("topk_group", w.choice(range(1, g + 1)))
+    draw_layer_list(w, "layer_types", ["full_attention", "linear_attention"], n, need=("full_attention",))
+    draw_layer_list(w, "mlp_layer_types", ["dense", "sparse"], n)
+    w.d.pop("head_dim", None)
+
+
+def fam_minimax(w, t):
+    n = draw_common(w)
+    draw_attention(w)
+    draw_ffn(w)
+    draw_moe(w, "num_local_experts", "num_experts_per_tok")
+    draw_window(w)
+    draw_layer_list(w, "layer_types", ["full_attention", "linear_attention"], n, need=("full_attention",))
+    w.maybe("block_size", w.choice([4, 8, 256]), 0.3)
+
+
+def fam_lfm2(w, t):
+    n = draw_common(w)
+    draw_attention(w, derive_only=True)
+    draw_ffn(w, choices=(64, 96, 128, 200))
+    w.set("conv_L_cache", w.choice([2, 3, 4]))
+    w.maybe("block_multiple_of", w.choice([16, 32, 256]), 0.3)
+    w.maybe("block_ffn_dim_multiplier", w.choice([None, 1.0, 1.5]), 0.3)
+    if w.has("moe_intermediate_size"):
+        draw_moe(w, "num_experts", "num_experts_per_tok")
+        w.maybe("num_dense_layers", w.choice(range(0, n)), 0.3)
+    if w.rng.random() < 0.5:
+        draw_layer_list(w, "layer_types", ["full_attention", "conv"], n, need=("full_attention",))
+    elif w.has("full_attn_idxs"):
+        w.set("full_attn_idxs", sorted(w.rng.sample(range(n), w.choice(range(1, n + 1)))))
+
+
+def mamba_keys(w, hidden, heads_key="mamba_n_heads", head_key="mamba_d_head", groups_key="mamba_n_groups",
+               expand_key="mamba_expand"):
+    expand = w.choice([1, 2])
+    w.set(expand_key, expand)
+    inner = hidden * expand
+    hd = w.choice([x for x in (8, 16, 32) if inner % x == 0])
+    nh = inner // hd
+    if head_key:
+        w.set(head_key, hd)
+    if heads_key:
+        w.set(heads_key, nh)
+    if groups_key:
+        w.set(groups_key, w.choice(divisors(nh)[:3]))
+    return nh
+
+
+def fam_jamba(w, t):
+    n = draw_common(w, layers=w.choice([2, 3, 4, 6]))
+    draw_attention(w, derive_only=True)
+    draw_ffn(w)
+    draw_moe(w, "num_experts", "num_experts_per_tok")
+    w.set("attn_layer_period", w.choice([1, 2, 3]))
+    w.set("attn_layer_offset", w.choice(range(0, w.get("attn_layer_period"))))
+    w.set("expert_layer_period", w.choice([1, 2, 3]))
+    w.set("expert_layer_offset", w.choice(range(0, w.get("expert_layer_period"))))
+    w.set("mamba_d_state", w.choice([4, 8, 16]))
+    w.set("mamba_d_conv", w.choice([2, 3, 4]))
+    w.set("mamba_expand", w.choice([1, 2]))
+    w.maybe("mamba_dt_rank", w.choice(["auto", 4, 8]), 0.3)
+    w.set("use_mamba_kernels", False)
+
+
+def fam_bamba(w, t):
+    n = draw_common(w)
+    hidden, h = draw_attention(w, derive_only=True)
+    draw_ffn(w)
+    mamba_keys(w, hidden)
+    w.set("mamba_d_state", w.choice([4, 8, 16]))
+    w.set("mamba_d_conv", w.choice([2, 3, 4]))
+    w.set("mamba_chunk_size", w.choice([4, 8, 256]))
+    w.set("attn_layer_indices", sorted(w.rng.sample(range(n), w.choice(range(1, n + 1)))))
+
+
+def fam_granitemoehybrid(w, t):
+    n = draw_common(w)
+    hidden, h = draw_attention(w, derive_only=True)
+    draw_ffn(w)
+    mamba_keys(w, hidden)
+    w.set("mamba_d_state", w.choice([4, 8, 16]))
+    w.set("mamba_d_conv", w.choice([2, 3, 4]))
+    w.set("mamba_chunk_size", w.choice([4, 8, 256]))
+    w.set("num_local_experts", w.choice([0, 2, 4]))
+    w.set("num_experts_per_tok", w.choice([1, 2]))
+    w.set("shared_intermediate_size", w.choice([0, 32, 64]))
+    w.maybe("position_embedding_type", w.choice([None, "rope"]), 0.3)
+    draw_layer_list(w, "layer_types", ["full_attention", "linear_attention"], n, need=("full_attention",))
+
+
+def fam_nemotron_h(w, t):
+    n = w.choice([2, 3, 4, 5, 6])
+    draw_common(w, layers=n)
+    w.d.pop("num_hidden_layers", None)
+    hidden, h = draw_attention(w)
+    draw_ffn(w)
+    mamba_keys(w, hidden, heads_key="mamba_num_heads", head_key="mamba_head_dim", groups_key="n_groups",
+               expand_key="expand")
+    w.set("ssm_state_size", w.choice([4, 8, 16]))
+    w.set("conv_kernel", w.choice([2, 3, 4]))
+    w.set("chunk_size", w.choice([4, 8, 128]))
+    draw_moe(w, "n_routed_experts", "num_experts_per_tok")
+    w.maybe("n_shared_experts", w.choice([0, 1, 2]), 0.3)
+    w.set("n_group", 1)
+    w.set("topk_group", 1)
+    kinds = ["linear_attention", "moe", "full_attention", "mlp"]
+    lst = [w.choice(kinds) for _ in range(n)]
+    if "full_attention" not in lst:
+        lst[w.rng.randrange(n)] = "full_attention"
+    w.set("layers_block_type", lst)
+    w.set("use_mamba_kernels", False)
+
+
+def fam_falcon_h1(w, t):
+    n = draw_common(w)
+    hidden, h = draw_attention(w, derive_only=True)
+    draw_ffn(w)
+    nh = mamba_keys(w, hidden)
+    w.set("mamba_d_ssm", w.choice([None, hidden * w.get("mamba_expand")]))
+    w.set("mamba_d_state", w.choice([4, 8, 16]))
+    w.set("mamba_d_conv", w.choice([2, 3, 4]))
+    w.set("mamba_chunk_size", w.choice([4, 8, 256]))
+    if w.has("head_dim"):
+        w.maybe("head_dim", w.choice([8, 16, 32]), 0.5)
+
+
+def fam_zamba2(w, t):
+    n = w.choice([2, 3, 4, 6])
+    draw_common(w, layers=n)
+    hidden = w.choice([32, 64])
+    w.set("hidden_size", hidden)
+    h = w.choice([2, 4])
+    w.set("num_attention_heads", h)
+    w.maybe("num_key_value_heads", w.choice(divisors(h)), 0.3)
+    w.set("intermediate_size", w.choice([48, 64, 128]))
+    w.set("mamba_expand", w.choice([1, 2]))
+    inner = hidden * w.get("mamba_expand")
+    w.set("n_mamba_heads", w.choice([x for x in (1, 2, 4) if inner % x == 0]))
+    w.set("mamba_ngroups", w.choice(divisors(w.get("n_mamba_heads"))[:2]))
+    w.set("mamba_d_state", w.choice([4, 8, 16]))
+    w.set("mamba_d_conv", w.choice([2, 3, 4]))
+    w.set("chunk_size", w.choice([4, 8, 256]))
+    w.set("num_mem_blocks", w.choice([1, 2]))
+    w.maybe("use_shared_attention_adapter", w.rng.random() < 0.5, 0.3)
+    w.set("adapter_rank", w.choice([4, 8]))
+    lst = [w.choice(["linear_attention", "hybrid"]) for _ in range(n)]
+    if "hybrid" not in lst:
+        lst[w.rng.randrange(n)] = "hybrid"
+    w.set("layers_block_type", lst)
+    w.set("use_mamba_kernels", False)
+
+
+def fam_gemma3n(w, t):
+    n = w.choice([4, 6, 8])
+    draw_common(w, layers=n)
+    hidden, h = draw_attention(w, hidden_choices=(64, 128))
+    if w.d.get("head_dim") in (None,) or "head_dim" not in w.d:
+        w.set("head_dim", w.choice([16, 32]))
+    w.set("intermediate_size", w.choice([64, 96]) if w.rng.random() < 0.5 else
+          [w.choice([64, 96]) for _ in range(n)])
+    draw_window(w)
+    if w.d.get("sliding_window") is None:
+        w.set("sliding_window", w.choice([4, 8, 16]))
+    lst = [w.choice(["sliding_attention", "full_attention"]) for _ in range(n)]
+    lst[-1] = "full_attention"
+    w.set("layer_types", lst)
+    w.set("vocab_size_per_layer_input", w.get("vocab_size"))
+    w.set("hidden_size_per_layer_input", w.choice([8, 16]))
+    w.set("num_kv_shared_layers", w.choice([0, n // 2]))
+    w.set("laurel_rank", w.choice([4, 8]))
+    w.set("altup_num_inputs", w.choice([2, 4]))
+    w.set("activation_sparsity_pattern", [w.choice([0.0, 0.95]) for _ in range(n)])
+
+
+def fam_gemma4(w, t):
+    n = w.choice([3, 4, 6])
+    draw_common(w, layers=n)
+    hidden, h = draw_attention(w, hidden_choices=(64, 128))
+    if "head_dim" not in w.d or w.d["head_dim"] is None:
+        w.set("head_dim", w.choice([16, 32]))
+    draw_ffn(w)
+    w.set("sliding_window", w.choice([4, 8, 16]))
+    lst = [w.choice(["sliding_attention", "full_attention"]) for _ in range(n)]
+    lst[-1] = "full_attention"
+    w.set("layer_types", lst)
+    ple = w.rng.random() < 0.5
+    w.set("hidden_size_per_layer_input", w.choice([8, 16]) if ple else 0)
+    w.set("vocab_size_per_layer_input", w.get("vocab_size"))
+    w.maybe("num_kv_shared_layers", w.choice([0, 0, n // 2]), 0.2)
+    w.set("enable_moe_block", False)
+    w.set("attention_k_eq_v", False)
+    if w.rng.random() < 0.4:
+        w.set("enable_moe_block", True)
+        w.set("num_experts", w.choice([2, 4]))
+        w.set("top_k_experts", w.choice([1, 2]))
+        w.set("moe_intermediate_size", w.choice([16, 32]))
+    if w.rng.random() < 0.4:
+        w.set("attention_k_eq_v", True)
+        w.set("num_global_key_value_heads", w.choice(divisors(h)))
+    if w.rng.random() < 0.4:
+        w.set("global_head_dim", w.choice([32, 64]))
+
+
+def fam_deepseek_v4(w, t):
+    """DeepSeek-V4: MQA over a window, compressed layers (CSA with an indexer, HCA), hash-routed and routed MoE
+    layers, hyper-connections; some keys under their legacy spellings (compress_ratios, compress_rate_csa/hca,
+    num_hash_layers, qk_rope_head_dim), which DeepseekV4Config still reads."""
+    n = draw_common(w, layers=w.choice([2, 3, 4, 5]))
+    h = w.choice([2, 4, 8])
+    w.set("hidden_size", w.choice([64, 128]))
+    w.set("num_attention_heads", h)
+    w.set("head_dim", w.choice([16, 32, 64]))
+    w.set("q_lora_rank", w.choice([16, 32]))
+    w.set("o_groups", w.choice([g for g in (1, 2, 4) if h % g == 0]))
+    w.set("o_lora_rank", w.choice([8, 16]))
+    w.set("moe_intermediate_size", w.choice([16, 32, 48]))
+    e = w.choice([2, 4, 6, 8])
+    w.set("n_routed_experts", e)
+    w.set("num_experts_per_tok", w.choice(range(1, min(3, e) + 1)))
+    w.set("sliding_window", w.choice([4, 8, 16]))
+    csa, hca = w.choice([2, 4]), w.choice([4, 8, 16])
+    kinds = ["sliding_attention", "compressed_sparse_attention", "heavily_compressed_attention"]
+    form = w.choice(["new", "new", "legacy", "default"])
+    if form == "new":
+        w.set("compress_rates", {"compressed_sparse_attention": csa, "heavily_compressed_attention": hca})
+        w.set("layer_types", [w.choice(kinds) for _ in range(n)])
+    elif form == "legacy":
+        w.set("compress_rate_csa", csa)
+        w.set("compress_rate_hca", hca)
+        w.set("compress_ratios", [w.choice([0, csa, hca]) for _ in range(n)] + [0])   # one more: the MTP layer's
+    if w.rng.random() < 0.5:
+        w.set("mlp_layer_types", [w.choice(["hash_moe", "moe"]) for _ in range(n)])
+    else:
+        w.maybe("num_hash_layers", w.choice(range(0, n + 1)), 0.3)
+    w.set("hc_mult", w.choice([1, 2, 4]))
+    w.set("index_n_heads", w.choice([1, 2, 4]))
+    w.set("index_head_dim", w.choice([8, 16]))
+    w.set("index_topk", w.choice([2, 4, 8]))
+    if w.rng.random() < 0.5:
+        w.set("partial_rotary_factor", w.choice([0.25, 0.5]))
+    else:
+        w.maybe("qk_rope_head_dim", w.choice([4, 8]), 0.5)
+
+
+FAMILIES = {
+    "gpt2": fam_gpt2, "gptj": fam_gptj, "gpt_bigcode": fam_gpt_bigcode, "falcon": fam_falcon,
+    "gpt_neox": fam_gpt_neox, "mamba": fam_mamba, "falcon_mamba": fam_mamba, "mamba2": fam_mamba2,
+    "mixtral": fam_moe, "qwen2_moe": fam_moe, "qwen3_moe": fam_moe, "olmoe": fam_moe, "granitemoe": fam_moe,
+    "phimoe": fam_moe, "ernie4_5_moe": fam_moe, "minimax_m2": fam_moe, "dots1": fam_moe, "glm4_moe": fam_moe,
+    "qwen3_vl_moe_text": fam_moe, "deepseek_v3": fam_mla, "deepseek_v2": fam_mla, "deepseek_v32": fam_mla,
+    "glm4_moe_lite": fam_mla, "glm_moe_dsa": fam_mla, "hunyuan_v1_moe": fam_hunyuan_moe,
+    "longcat_flash": fam_longcat, "gpt_oss": fam_gpt_oss, "llama4_text": fam_llama4,
+    "qwen3_next": fam_linear, "qwen3_5_text": fam_linear, "qwen3_5_moe_text": fam_linear, "kimi_linear": fam_kimi,
+    "minimax": fam_minimax, "lfm2": fam_lfm2, "lfm2_moe": fam_lfm2, "jamba": fam_jamba, "bamba": fam_bamba,
+    "granitemoehybrid": fam_granitemoehybrid, "nemotron_h": fam_nemotron_h, "falcon_h1": fam_falcon_h1,
+    "zamba2": fam_zamba2, "gemma3n_text": fam_gemma3n, "gemma4_text": fam_gemma4, "deepseek_v4": fam_deepseek_v4,
+}
+
+
+def draw_text(rng, t, cls, dd):
+    """A decoder config of type t (class cls, defaults dd)."""
+    w = Draw(rng, dd, cls)
+    FAMILIES.get(t, fam_dense)(w, t)
+    draw_bools(w, own_bools(cls))
+    return spell(rng, cls, w.d)
+
+
+def spell(rng, cls, d):
+    """Some keys under the other spelling the configuration class reads (its attribute_map: num_local_experts for
+    Qwen3-MoE's num_experts, n_embd for GPT-2's hidden_size, ...), as checkpoints of other versions write them."""
+    aliases = {}
+    for alias, field in (getattr(cls, "attribute_map", None) or {}).items():
+        aliases.setdefault(field, []).append(alias)
+    out = {}
+    for k, v in d.items():
+        if k in aliases and rng.random() < 0.35:
+            k = rng.choice(sorted(aliases[k]))
+        out[k] = v
+    return out
+
+
+# ----- vision towers -------------------------------------------------------------------------------------------------
+
+def draw_vision(rng, vd, text_hidden):
+    """A small vision tower of the defaults vd (a vision_config's to_dict())."""
+    w = Draw(rng, vd, None)
+    mt = vd.get("model_type", "")
+    d = w.d
+    if mt.startswith("qwen"):
+        w.set("depth", w.choice([1, 2, 3]))
+        h = w.choice([2, 4])
+        w.set("num_heads", h)
+        hid = w.choice([32, 64])
+        if "embed_dim" in vd:                       # Qwen2-VL: embed_dim wide, hidden_size the output
+            w.set("embed_dim", hid)
+            w.set("hidden_size", text_hidden)
+            w.maybe("mlp_ratio", w.choice([2, 4]), 0.3)
+        else:
+            w.set("hidden_size", hid)
+            w.set("intermediate_size", w.choice([48, 64, 96]))
+            w.set("out_hidden_size", text_hidden)
+        w.set("patch_size", w.choice([4, 8, 14]))
+        w.maybe("temporal_patch_size", w.choice([1, 2]), 0.3)
+        w.maybe("spatial_merge_size", w.choice([1, 2]), 0.3)
+        if "num_position_embeddings" in vd:
+            w.maybe("num_position_embeddings", w.choice([16, 64, 144]), 0.3)
+        if "deepstack_visual_indexes" in vd:
+            w.maybe("deepstack_visual_indexes", sorted(rng.sample(range(w.get("depth")),
+                                                              rng.choice(range(0, w.get("depth") + 1)))), 0.3)
+        if "fullatt_block_indexes" in vd:
+            w.maybe("fullatt_block_indexes", sorted(rng.sample(range(w.get("depth")), 1)), 0.3)
+        if "window_size" in vd:
+            w.maybe("window_size", w.choice([16, 32, 112]), 0.3)
+    else:
+        h = w.choice([2, 4])
+        w.set("num_attention_heads", h)
+        w.set("hidden_size", w.choice([32, 64]))
+        w.set("intermediate_size", w.choice([48, 64, 96]))
+        w.set("num_hidden_layers", w.choice([1, 2, 3]))
+        patch = w.choice([4, 8, 14])
+        w.set("patch_size", patch)
+        w.set("image_size", patch * w.choice([2, 3, 4]))
+        if "vision_use_head" in vd:
+            w.maybe("vision_use_head", rng.random() < 0.5, 0.3)
+        if "projection_dim" in vd:
+            w.maybe("projection_dim", w.choice([16, 32]), 0.3)
+        if "head_dim" in vd:
+            w.set("head_dim", w.get("hidden_size") // h)
+        if mt == "llama4_vision_model":
+            w.set("vision_output_dim", w.choice([32, 64]))
+            w.set("projector_input_dim", w.choice([32, 64]))
+            w.set("projector_output_dim", w.choice([32, 64]))
+            w.maybe("multi_modal_projector_bias", rng.random() < 0.5, 0.3)
+    d["model_type"] = mt
+    return d
+
+
+WRAPPER_KEYS = {"multimodal_projector_bias", "vision_feature_layer", "spatial_merge_size", "mm_tokens_per_image"}
+
+
+def draw_wrapper(rng, t, cfg0):
+    """A multimodal wrapper: its decoder and tower drawn, its own keys too."""
+    tc, vc = cfg0.text_config, getattr(cfg0, "vision_config", None)
+    td = tc.to_dict()
+    text = draw_text(rng, tc.model_type, type(tc), td)
+    text["model_type"] = tc.model_type
+    mrope(text, td)
+    d = {"model_type": t, "text_config": text}
+    hidden = text.get("hidden_size", td.get("hidden_size"))
+    if vc is not None:
+        d["vision_config"] = draw_vision(rng, vc.to_dict(), hidden)
+    top = cfg0.to_dict()
+    v = text.get("vocab_size", td.get("vocab_size"))
+    fix_tokens(None, v, dd=top, d=d)
+    # the outer tie_word_embeddings is stated whenever text_config states its own: transformers ties from the
+    # wrapper's key (its class default when absent), a checkpoint saved with only the inner key is read as that key
+    # by memplan (tests/ref/hf/README.md), and the variants compare like with like
+    if "tie_word_embeddings" in top and (rng.random() < 0.7 or "tie_word_embeddings" in text):
+        d["tie_word_embeddings"] = rng.random() < 0.5
+    if "multimodal_projector_bias" in top:
+        if rng.random() < 0.7:
+            d["multimodal_projector_bias"] = rng.random() < 0.5
+    if "vision_feature_layer" in top and rng.random() < 0.5:
+        d["vision_feature_layer"] = rng.choice([-1, -2, [-2, -1]])
+    if "spatial_merge_size" in top and rng.random() < 0.5:
+        d["spatial_merge_size"] = rng.choice([1, 2])
+    if t == "gemma4":
+        # Gemma 4's towers are null by default: half the variants draw each (small, every flag either way)
+        if rng.random() < 0.5:
+            h = rng.choice([2, 4])
+            hid = rng.choice([32, 64])
+            d["vision_config"] = {"model_type": "gemma4_vision", "hidden_size": hid, "num_attention_heads": h,
+                                  "num_key_value_heads": rng.choice(divisors(h)), "head_dim": hid // h,
+                                  "intermediate_size": rng.choice([48, 64, 96]),
+                                  "num_hidden_layers": rng.choice([1, 2]), "patch_size": rng.choice([4, 8]),
+                                  "position_embedding_size": rng.choice([64, 256]),
+                                  "pooling_kernel_size": rng.choice([1, 2, 3]),
+                                  "use_clipped_linears": rng.random() < 0.5, "standardize": rng.random() < 0.5}
+        if rng.random() < 0.5:
+            d["audio_config"] = {"model_type": "gemma4_audio", "hidden_size": rng.choice([32, 64]),
+                                 "num_attention_heads": rng.choice([2, 4]), "num_hidden_layers": rng.choice([1, 2]),
+                                 "subsampling_conv_channels": [rng.choice([8, 16]), rng.choice([4, 8])],
+                                 "conv_kernel_size": rng.choice([3, 5]), "output_proj_dims": rng.choice([32, 48]),
+                                 "use_clipped_linears": rng.random() < 0.5}
+    if "mm_tokens_per_image" in top:
+        # Gemma 3: the projector pools the patches to mm_tokens_per_image (a square that divides the patch grid)
+        side = d["vision_config"]["image_size"] // d["vision_config"]["patch_size"]
+        d["mm_tokens_per_image"] = rng.choice([x * x for x in divisors(side)])
+    return d
+
+
+def mrope(text, td):
+    """Multimodal RoPE (Qwen-VL): mrope_section splits the rotary half of head_dim in three (temporal, height, width);
+    its default fits head_dim 128, so it is scaled to the head_dim drawn."""
+    rp = td.get("rope_parameters")
+    if not isinstance(rp, dict) or ("mrope_section" not in rp and not td.get("model_type", "").startswith("qwen")):
+        return
+    d = dict(text)
+    d.pop("model_type")
+    c = AutoConfig.for_model(text["model_type"], **d)
+    hd = getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads
+    half = hd // 2
+    rp = dict(rp)
+    rp["mrope_section"] = [half - 2 * (half // 3), half // 3, half // 3]
+    text["rope_parameters"] = rp
+
+
+def draw(t, rng):
+    cfg0 = AutoConfig.for_model(t)
+    if getattr(cfg0, "text_config", None) is not None and t not in ("gemma3n_text", "gemma4_text"):
+        return draw_wrapper(rng, t, cfg0)
+    d = draw_text(rng, t, type(cfg0), cfg0.to_dict())
+    d["model_type"] = t
+    return d
+
+
+# ----- references ----------------------------------------------------------------------------------------------------
+
+def build_config(d):
+    d = copy.deepcopy(d)
+    t = d.pop("model_type")
+    return AutoConfig.for_model(t, **d)
+
+
+def stored_form(d, cfg, form):
+    """The config as stored: drawn, saved (save_pretrained's diff), or in full (to_dict)."""
+    if form == "drawn":
+        return d
+    out = json.loads(cfg.to_json_string(use_diff=(form == "saved")))
+    for k in ("transformers_version", "_name_or_path", "architectures", "dtype"):
+        out.pop(k, None)
+    out["model_type"] = d["model_type"]
+    return finite_only(out)
+
+
+def finite_only(v):
+    """JSON has no infinity: to_json_string writes one as {"__float__": "Infinity"}, which is left out (the keys that
+    hold one, Mamba-2's time_step_limit (0, inf), keep their defaults)."""
+    def ok(x):
+        if isinstance(x, dict):
+            return "__float__" not in x and all(ok(y) for y in x.values())
+        if isinstance(x, list):
+            return all(ok(y) for y in x)
+        return generate.finite(x)
+    if isinstance(v, dict):
+        return {k: finite_only(x) for k, x in v.items() if ok(x) or isinstance(x, dict) and "__float__" not in x}
+    return v
+
+
+def engine_layer_bytes(layer, tokens, tc):
+    """generate.engine_bytes, and Falcon's grouped KV heads: FalconAttention caches num_attention_heads heads in the
+    new decoder architecture (it expands num_kv_heads before the cache), where vLLM keeps num_kv_heads."""
+    b = generate.engine_bytes(layer, tokens, tc)
+    if getattr(tc, "model_type", "") == "falcon" and getattr(tc, "new_decoder_architecture", False):
+        h, kv = tc.num_attention_heads, tc.num_kv_heads
+        kvb = sum(t["bytes"] for t in layer["tensors"] if t["tensor"] in ("keys", "values") and t["shape"][1] == h)
+        b -= kvb - kvb // h * kv
+    return b
+
+
+def cache_runs(cfg):
+    """The forward at each length on the CPU in bf16, as generate.run_tiny (the config is already small)."""
+    tc = generate.text_config(cfg)
+    torch.manual_seed(0)
+    torch.set_default_dtype(torch.bfloat16)
+    try:
+        model, _ = generate.build(cfg, "cpu")
+    finally:
+        torch.set_default_dtype(torch.float32)
+    model = model.to(torch.bfloat16).eval()
+    vocab = getattr(tc, "vocab_size", 256)
+    runs = []
+    for n in LENGTHS:
+        ids = torch.randint(3, max(4, vocab - 16), (BATCH, n))
+        with torch.no_grad():
+            try:
+                out = model(input_ids=ids, use_cache=True)
+            except AttributeError:
+                from transformers import AutoModelForCausalLM    # as generate.run_tiny (Llama 4)
+                torch.manual_seed(0)
+                model = AutoModelForCausalLM.from_config(cfg).to(torch.bfloat16).eval()
+                out = model(input_ids=ids, use_cache=True)
+        layers, rest = generate.cache_layers(out.past_key_values)
+        per_layer = [[l["class"], engine_layer_bytes(l, n, tc)] for l in layers]
+        runs.append({"tokens": n, "batch_size": BATCH, "cache_class": type(out.past_key_values).__name__,
+                     "transformers_bytes": sum(t["bytes"] for l in layers for t in l["tensors"]) +
+                     sum(t["bytes"] for t in rest),
+                     "engine_bytes": sum(b for _, b in per_layer) + sum(t["bytes"] for t in rest),
+                     "layers": per_layer})
+        del out
+    del model
+    gc.collect()
+    return runs
+
+
+def reference(d):
+    """Count, state_dict and cache of config d (the dict memplan is given)."""
+    cfg = build_config(d)
+    count = generate.count(cfg)
+    sd = state_dicts.record(cfg)
+    runs = cache_runs(cfg)
+    return {"class": sd["class"], "count": {"total": count["total"], "components": count["components"]},
+            "parameters": sd["parameters"], "buffers": sd["buffers"], **({"tied": sd["tied"]} if "tied" in sd
+                                                                           else {}),
+            "cache": runs}
+
+
+FORMS = ("drawn", "saved", "full")
+
+
+def one_variant(t, i):
+    """Variant i of type t: the first draw transformers builds and runs."""
+    errors = []
+    for attempt in range(ATTEMPTS):
+        rng = random.Random(f"{t}/{i}/{attempt}")
+        try:
+            d = draw(t, rng)
+            cfg = build_config(d)
+            form = FORMS[i % len(FORMS)]
+            stored = stored_form(d, cfg, form)
+            ref = reference(stored)
+            return {"name": f"{t}-v{i:02d}", "seed": f"{t}/{i}/{attempt}", "form": form, "config": stored,
+                    **ref}, errors
+        except Exception as e:   # drawn again: a config transformers refuses is no variant
+            errors.append(f"{type(e).__name__}: {str(e)[:200]}")
+    return None, errors
+
+
+# Configs that break a rule transformers enforces: (the rule, how to break a drawn config: returns the key memplan
+# must name, or None when the config has no such key). Each is kept only when transformers refuses it.
+def _heads(tc):
+    return first(tc, "num_attention_heads", "n_head"), first(tc, "hidden_size", "n_embd"), \
+        first(tc, "num_key_value_heads", "num_kv_heads")
+
+
+def _undivided(tc, hk, hid, kk):
+    """Heads a multiple of the KV heads (so that only the rule broken is broken) that do not divide hidden_size; a KV
+    head count the config leaves to its default is stated (1), so that the default cannot break the other rule."""
+    kv = tc.get(kk) if kk and isinstance(tc.get(kk), int) else 1
+    if kk is None and KV_FIELD[0]:
+        tc[KV_FIELD[0]] = 1
+    for m in range(2, 64):
+        h = kv * m
+        if tc[hid] % h and h <= tc[hid]:
+            return h
+    return None
+
+
+# the KV-heads field of the type being broken (refused() sets it; None for a class without one)
+KV_FIELD = [None]
+
+
+def break_heads_derived(d):
+    tc = d.get("text_config", d)
+    if tc.get("model_type", d.get("model_type")) in MLA_TYPES:
+        return None       # MLA's widths are its ranks and head dims: hidden_size need not split into heads
+    hk, hid, kk = _heads(tc)
+    if hk is None or hid is None or hid not in tc:
+        return None
+    h = _undivided(tc, hk, hid, kk)
+    if h is None:
+        return None
+    tc[hk] = h
+    tc.pop("head_dim", None)
+    if kk or KV_FIELD[0]:
+        tc[kk or KV_FIELD[0]] = h     # as many KV heads as heads: only the rule on hidden_size is broken
+    return hk
+
+
+def break_heads_explicit(d):
+    tc = d.get("text_config", d)
+    if tc.get("model_type", d.get("model_type")) in MLA_TYPES:
+        return None
+    hk, hid, kk = _heads(tc)
+    if hk is None or hid is None or hid not in tc or "head_dim" not in tc:
+        return None
+    h = _undivided(tc, hk, hid, kk)
+    if h is None:
+        return None
+    tc[hk] = h
+    tc["head_dim"] = 16
+    if kk or KV_FIELD[0]:
+        tc[kk or KV_FIELD[0]] = h
+    return hk
+
+
+def break_kv(d):
+    tc = d.get("text_config", d)
+    if tc.get("model_type", d.get("model_type")) in MLA_TYPES:
+        return None
+    hk, hid, kk = _heads(tc)
+    if hk is None or kk is None or hk not in tc:
+        return None
+    h = tc[hk]
+    bad = [k for k in range(2, h) if h % k]
+    if not bad:
+        return None
+    tc[kk] = bad[0]
+    return kk
+
+
+def break_layer_types(d):
+    tc = d.get("text_config", d)
+    if not isinstance(tc.get("layer_types"), list):
+        return None
+    tc["layer_types"] = tc["layer_types"] + tc["layer_types"][:1]
+    return "layer_types"
+
+
+BREAKS = (("hidden_size not a multiple of the heads, head_dim derived", break_heads_derived),
+          ("hidden_size not a multiple of the heads, head_dim given", break_heads_explicit),
+          ("the heads not a multiple of the KV heads", break_kv),
+          ("layer_types of another length than num_hidden_layers", break_layer_types))
+
+
+def refused(t, variants):
+    """Per rule, a drawn variant broken on purpose, kept when transformers refuses it (config, model or forward)."""
+    out = []
+    cfg0 = AutoConfig.for_model(t)
+    KV_FIELD[0] = first(generate.text_config(cfg0).to_dict(), "num_key_value_heads", "num_kv_heads")
+    drawn = [v for v in variants if v["form"] == "drawn"] + [v for v in variants if v["form"] != "drawn"]
+    for r, (what, fn) in enumerate(BREAKS):
+        for v in drawn:
+            d = copy.deepcopy(v["config"])
+            key = fn(d)
+            if key is None:
+                continue
+            try:
+                cfg = build_config(d)
+                generate.build(cfg, "meta")
+                cache_runs(cfg)
+            except Exception as e:
+                out.append({"name": f"{v['name']}-refused-{r}", "rule": what, "key": key, "config": d,
+                            "error": f"{type(e).__name__}: {str(e)[:300]}"})
+            break
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", default="")
+    ap.add_argument("-n", type=int, default=DEFAULT_N, help="variants per type")
+    ap.add_argument("--out", default=OUT)
+    ap.add_argument("--from", dest="start", default="", help="start at this type of the table (a run resumed)")
+    a = ap.parse_args()
+    torch.set_num_threads(1)
+    warnings.filterwarnings("ignore")
+    transformers.logging.set_verbosity_error()
+    only = [x for x in a.only.split(",") if x]
+    types = [t for t in table_types() if not only or t in only]
+    if a.start:
+        types = types[types.index(a.start):]
+    os.makedirs(a.out, exist_ok=True)
+    for t in types:
+        t0 = time.time()
+        if t in VIA_WRAPPER:
+            print(f"{t:20s} via {VIA_WRAPPER[t]}", flush=True)
+            continue
+        variants, failures = [], []
+        for i in range(min(a.n, N_PER_TYPE.get(t, a.n))):
+            v, errors = one_variant(t, i)
+            if v is None:
+                failures.append({"variant": i, "errors": errors[-3:]})
+            else:
+                variants.append(v)
+        doc = {"about": "Made by tools/groundtruth/variants.py (see its docstring and tests/ref/hf/README.md).",
+               "model_type": t, "transformers": transformers.__version__, "torch": torch.__version__,
+               "date": datetime.date.today().isoformat(), "variants": variants, "refused": refused(t, variants)}
+        if failures:
+            doc["not_drawn"] = failures
+        with open(os.path.join(a.out, f"{t}.json"), "w") as fh:
+            json.dump(doc, fh, indent=None, sort_keys=True, separators=(",", ":"))
+            fh.write("\n")
+        print(f"{t:20s} {len(variants):3d} variants {len(doc['refused'])} refused "
+              f"{len(failures)} not drawn ({time.time() - t0:.0f} s)", flush=True)
+        for f in failures:
+            print("    ", f["errors"][-1][:200], flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
