@@ -103,7 +103,7 @@ typedef struct mps_k8s_class {
 	bool label_no_fit;		/* no profile, but the gpu.memory label alone shows the job cannot fit */
 	const char *matched_by;		/* "memplan-profile", "gpu.product", "gke-accelerator", "gpu.memory" */
 	mp_store_device device;		/* the profile (known) */
-	char model_name_label[MP_STORE_ALIAS_MAX];	/* DCGM's modelName for the profile: its first alias */
+	char model_name_label[128];	/* DCGM's modelName: the node's NVML name (as wide as product), or the profile's first alias */
 	uint64_t capacity_bytes;	/* per GPU, as judged (see k8s.h's rules) */
 	bool fits;
 	uint64_t total_bytes;		/* the job per GPU on this device */
