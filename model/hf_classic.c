@@ -23,9 +23,12 @@ static void classic_trunk(mp_model *m)
 	m->final_norm = true;
 }
 
-/* head_dim = hidden / heads, which must divide (every one of these attention modules reshapes hidden into heads). */
+/* head_dim = hidden / heads, which must divide (every one of these attention modules reshapes hidden into heads).
+ * heads_key: the class's own spelling; the 422 names the spelling the config used (num_attention_heads, the
+ * attribute_map's, or heads_key). */
 static void classic_head_dim(hf_ctx *c, mp_model *m, const char *heads_key)
 {
+	heads_key = hf_key_of(c, (const char *const[]){heads_key, "num_attention_heads", NULL});
 	if (m->num_heads == 0)
 		return; /* validation names the key */
 	if (m->hidden_size % m->num_heads != 0) {

@@ -136,7 +136,8 @@ void mpm_read_jais2(hf_ctx *c, mp_model *m)
 	                            .num_heads = 26,
 	                            .max_positions = 8192,
 	                            .norms = 2,
-	                            .modules = MPM_ATTENTION_BIAS | MPM_ATTENTION_BIAS_ON | MPM_PLAIN_MLP | MPM_LAYERNORM};
+	                            .modules = MPM_ATTENTION_BIAS | MPM_ATTENTION_BIAS_ON | MPM_PLAIN_MLP | MPM_LAYERNORM |
+	                                       MPM_HEADS_DIVIDE_HIDDEN};
 
 	mpm_read_dense(c, &d, m);
 	m->mlp_bias = hf_get_bool(c, KEYS("mlp_bias"), true);

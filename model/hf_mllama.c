@@ -54,6 +54,10 @@ static void mllama_text(hf_ctx *c, mp_model *m)
 	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 131072);
 	m->tie_word_embeddings = false;
 	m->head_dim = m->num_heads ? h / m->num_heads : 0;
+	if (c->st == MP_OK && m->head_dim % 2)
+		hf_fail_key(c, "num_attention_heads",
+		            "hidden_size // num_attention_heads (MllamaTextSelfAttention's head_dim) must be even: its rotary "
+		            "embedding rotates head_dim / 2 pairs, and the forward fails on an odd width");
 	m->attn_kind = MP_ATTN_GQA;
 	m->ffn_kind = MP_FFN_GATED;
 	m->norm_kind = MP_NORM_RMS;
@@ -74,13 +78,15 @@ static void mllama_text(hf_ctx *c, mp_model *m)
 	} else {
 		cJSON_ArrayForEach(v, cl)
 		{
-			if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble != (double)(uint64_t)v->valuedouble ||
-			    v->valuedouble >= (double)m->num_layers) {
+			if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble != (double)(uint64_t)v->valuedouble) {
 				hf_fail_key(c, "cross_attention_layers",
-				            "cross_attention_layers entries must be layer indices below num_hidden_layers");
+				            "cross_attention_layers entries must be layer indices (whole numbers from 0)");
 				return;
 			}
-			m->layer_flags[(uint64_t)v->valuedouble] = 0;
+			/* MllamaTextModel builds layer i as a cross-attention layer when i is listed, for i below
+			 * num_hidden_layers: an index beyond the layers is ignored */
+			if (v->valuedouble < (double)m->num_layers)
+				m->layer_flags[(uint64_t)v->valuedouble] = 0;
 		}
 	}
 	for (uint64_t i = 0; i < m->num_layers; i++)

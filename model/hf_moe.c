@@ -734,6 +734,7 @@ void mpm_read_minicpm3(hf_ctx *c, mp_model *m)
 {
 	mpm_read_mla(c, m);
 	m->mlp_bias = hf_get_bool(c, KEYS("mlp_bias"), false);
+	hf_heads_divide_hidden(c, m, "num_attention_heads"); /* MiniCPM3Config.validate_architecture */
 }
 
 /*

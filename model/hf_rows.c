@@ -66,7 +66,7 @@ void mpm_read_internlm3(hf_ctx *c, mp_model *m)
 	                            .head_dim = 128,
 	                            .max_positions = 32768,
 	                            .norms = 2,
-	                            .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY};
+	                            .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_HEADS_DIVIDE_HIDDEN};
 
 	mpm_read_dense(c, &d, m);
 	if (!hf_has(c, "attention_bias") && hf_has(c, "qkv_bias"))
@@ -88,7 +88,7 @@ void mpm_read_iquestcoder(hf_ctx *c, mp_model *m)
 	                            .head_dim = 128,
 	                            .max_positions = 131072,
 	                            .norms = 2,
-	                            .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY};
+	                            .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_HEADS_DIVIDE_HIDDEN};
 
 	mpm_read_dense(c, &d, m);
 	if (hf_get_bool(c, KEYS("use_sliding_window"), false))
@@ -97,8 +97,8 @@ void mpm_read_iquestcoder(hf_ctx *c, mp_model *m)
 		            "support `use_sliding_window`\")");
 }
 
-/* HyperCLOVAXConfig: LlamaConfig's shapes (vocab 32000, hidden 4096, FFN 11008, 32 layers, 32 heads, head_dim 128,
- * 2048 positions, untied); use_post_norm (True) adds post_norm1 and post_norm2 after the attention and the MLP; the
+/* HyperCLOVAXConfig: LlamaConfig's shapes (vocab 32000, hidden 4096, FFN 11008, 32 layers, 32 heads, head_dim
+ * hidden // heads (128), 2048 positions, untied); use_post_norm (True) adds post_norm1 and post_norm2 after the attention and the MLP; the
  * multipliers hold no parameters. */
 void mpm_read_hyperclovax(hf_ctx *c, mp_model *m)
 {
@@ -107,10 +107,9 @@ void mpm_read_hyperclovax(hf_ctx *c, mp_model *m)
 	                            .intermediate_size = 11008,
 	                            .num_layers = 32,
 	                            .num_heads = 32,
-	                            .head_dim = 128,
 	                            .max_positions = 2048,
 	                            .norms = 2,
-	                            .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY};
+	                            .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_HEADS_DIVIDE_HIDDEN};
 
 	mpm_read_dense(c, &d, m);
 	if (hf_get_bool(c, KEYS("use_post_norm"), true))

@@ -526,7 +526,7 @@ const mpm_type mpm_types[] = {
                    .window_rule = MPM_WINDOW_PATTERN_FIRST,
                    .window_pattern = 4,
                    .norms = 2,
-                   .modules = MPM_MLP_BIAS_KEY}},
+                   .modules = MPM_MLP_BIAS_KEY | MPM_HEADS_DIVIDE_HIDDEN}},
     /* VaultGemmaConfig: Gemma 2's shapes (vocab 256000, hidden 2304, FFN 9216, 26 layers, 8 heads, kv 4, head_dim
      * 256, 8192 positions, tied, sliding_window 4096 on layers 0, 2, 4, ...) with two norms per layer
      * (input_layernorm, pre_feedforward_layernorm); attention_bias on q, k, v and o, the MLP never biased. */
@@ -544,7 +544,7 @@ const mpm_type mpm_types[] = {
                    .sliding_window = 4096,
                    .window_rule = MPM_WINDOW_ALTERNATE,
                    .norms = 2,
-                   .modules = MPM_ATTENTION_BIAS},
+                   .modules = MPM_ATTENTION_BIAS | MPM_HEADS_DIVIDE_HIDDEN},
      .names = &mpm_names_vaultgemma},
     /* GraniteSWAConfig: vocab 100352, hidden 2560, FFN 8192, 24 layers, 20 heads, kv 4, 8192 positions, tied;
      * sliding_window 128 on three layers of four (layer i full when i % 4 == 0, or layer_types); a sink logit per

@@ -94,7 +94,7 @@ def component(name, p):
     """The class of a parameter, for the per-component figures (matches memplan's breakdown where it can)."""
     if VISION.search(name):
         return "vision"
-    if re.search(r"(^|\.)(lm_head|embed_out)\.", name) or name == "head.weight":   # RWKV's head
+    if re.search(r"(^|\.)(lm_head|embed_out|output_projection)\.", name) or name == "head.weight":   # RWKV's head, BioGPT's
         return "lm_head"
     if EMBED.search(name):
         return "embedding"
