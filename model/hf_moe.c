@@ -729,11 +729,14 @@ void mpm_read_longcat_flash(hf_ctx *c, mp_model *m)
 
 /* ----- the types added with the enumeration of transformers 5.24 ----------------------------------------------- */
 
-/* MiniCPM3: an MLA row (mla_types) whose MLP reads mlp_bias (MiniCPM3MLP). */
+/* MiniCPM3: an MLA row (mla_types) whose MLP reads mlp_bias (MiniCPM3MLP) and whose v_head_dim, when absent or
+ * null, is hidden_size // num_attention_heads (MiniCPM3Config.__post_init__; 2560 // 40 = 64 by default). */
 void mpm_read_minicpm3(hf_ctx *c, mp_model *m)
 {
 	mpm_read_mla(c, m);
 	m->mlp_bias = hf_get_bool(c, KEYS("mlp_bias"), false);
+	if (c->st == MP_OK && m->num_heads && !hf_has(c, "v_head_dim"))
+		m->v_head_dim = m->hidden_size / m->num_heads;
 	hf_heads_divide_hidden(c, m, "num_attention_heads"); /* MiniCPM3Config.validate_architecture */
 }
 

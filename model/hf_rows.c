@@ -138,9 +138,11 @@ void mpm_read_diffllama(hf_ctx *c, mp_model *m)
 }
 
 /* MoshiConfig (MoshiForCausalLM, the text model of Moshi; modeling_moshi.py): vocab 32000 (embed_tokens holds one
- * row more), hidden 4096, 32 layers, 32 heads, kv 32, head_dim 128, 3000 positions, sliding_window 3000, untied;
- * q, k, v and o as MoshiLinear (a .linear without bias); a gated MLP whose fc1 holds gate and up (ffn_dim, 22528,
- * rows) and whose fc2 reads ffn_dim / 2. */
+ * row more), hidden 4096, 32 layers, 32 heads (which must divide hidden_size: MoshiAttention refuses another), kv 32,
+ * head_dim hidden // heads (128) unless given, 3000 positions, sliding_window 3000; q, k, v and o as MoshiLinear (a
+ * .linear without bias); a gated MLP whose fc1 holds gate and up (ffn_dim, 22528, rows) and whose fc2 reads
+ * ffn_dim / 2. The head is never tied: MoshiForCausalLM declares no tied weights, so lm_head (vocab_size rows) is
+ * its own tensor whatever tie_word_embeddings says. */
 void mpm_read_moshi(hf_ctx *c, mp_model *m)
 {
 	static const mpm_dense d = {.vocab_size = 32000,
@@ -148,10 +150,10 @@ void mpm_read_moshi(hf_ctx *c, mp_model *m)
 	                            .intermediate_size = 11264,
 	                            .num_layers = 32,
 	                            .num_heads = 32,
-	                            .head_dim = 128,
 	                            .max_positions = 3000,
 	                            .sliding_window = 3000,
-	                            .norms = 2};
+	                            .norms = 2,
+	                            .modules = MPM_HEADS_DIVIDE_HIDDEN};
 
 	mpm_read_dense(c, &d, m);
 	m->intermediate_size = hf_get_u64(c, KEYS("ffn_dim"), 22528) / 2;
@@ -159,10 +161,7 @@ void mpm_read_moshi(hf_ctx *c, mp_model *m)
 		hf_fail_key(c, "ffn_dim", "ffn_dim must be even: MoshiGatingMLP's fc1 holds gate and up of ffn_dim / 2 each");
 	hf_tensor(m, MP_ROOT_DECODER, NULL, "embed_tokens.weight", MP_TK_EMBEDDING, MP_SPLIT_ROWS, MP_STEP_NONE, false,
 	          m->vocab_size + 1, m->hidden_size, 1);
-	if (m->tie_word_embeddings)
-		hf_fail_key(c, "tie_word_embeddings",
-		            "tie_word_embeddings must be false: Moshi's embed_tokens holds vocab_size + 1 rows, its head "
-		            "vocab_size");
+	m->tie_word_embeddings = false;
 }
 
 /* Apertus1p5TextConfig (the decoder of Apertus 1.5): Apertus's modules (xIELU MLP of up and down, per-head q/k

@@ -70,7 +70,7 @@ N_PER_TYPE = {"gemma3n": 8}
 # The decoders memplan reads only as a wrapper's text_config (transformers has no causal-LM class for them): their
 # variants are the wrapper's.
 VIA_WRAPPER = {"qwen2_vl_text": "qwen2_vl", "qwen2_5_vl_text": "qwen2_5_vl", "qwen3_vl_text": "qwen3_vl",
-               "qwen3_vl_moe_text": "qwen3_vl_moe"}
+               "qwen3_vl_moe_text": "qwen3_vl_moe", "glm4v_text": "glm4v", "glm4v_moe_text": "glm4v_moe"}
 
 # bool fields that change no parameter or cache tensor and that the CPU run cannot take either way (kernels not
 # installed, training-only outputs), or that make a decoder an encoder-decoder: left at their defaults.
@@ -80,6 +80,11 @@ FIXED_BOOLS = {"use_cache", "use_mamba_kernels", "use_mambapy", "use_associative
                "scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn", "summary_use_proj",
                "summary_proj_to_labels", "do_pooling", "use_bidirectional_attention", "use_long_context",
                "gradient_checkpointing", "moe_shared_expert_overlap", "rescale_prenorm_residual"}
+# bool fields left at their defaults for one type, and why:
+# - MPT's no_bias: transformers 5.24's MPT never builds a bias whatever it says (modeling_mpt.py), while vLLM's
+#   MPTAttention and MPTMLP take bias = not no_bias; a config with no_bias false describes a checkpoint one of the two
+#   cannot hold, and memplan refuses it naming the key (model/hf_classic.c mpm_read_mpt)
+FIXED_BOOLS_BY_TYPE = {"mpt": {"no_bias"}}
 
 
 def table_types():
@@ -177,7 +182,7 @@ def draw_attention(w, hidden_choices=(64, 96, 128), heads_choices=(2, 3, 4, 6, 8
                    heads_key=None, kv_key=None, derive_only=False):
     """Heads, KV heads, head_dim and the hidden width consistent with them (an explicit head_dim lets the heads
     leave hidden_size undivided: the classes that refuse that are redrawn)."""
-    heads_key = heads_key or first(w.dd, "num_attention_heads", "n_head", "num_heads")
+    heads_key = heads_key or first(w.dd, "num_attention_heads", "n_head", "num_heads", "attention_heads", "n_heads")
     kv_key = kv_key or first(w.dd, "num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num")
     hidden_key = first(w.dd, "hidden_size", "n_embd", "d_model")
     h = w.choice(heads_choices)
@@ -203,7 +208,7 @@ def draw_attention(w, hidden_choices=(64, 96, 128), heads_choices=(2, 3, 4, 6, 8
 
 
 def draw_ffn(w, key=None, choices=(48, 64, 96, 128, 160)):
-    key = key or first(w.dd, "intermediate_size", "n_inner", "ffn_hidden_size")
+    key = key or first(w.dd, "intermediate_size", "n_inner", "ffn_hidden_size", "ffn_dim")
     if key:
         w.set(key, w.choice(choices))
 
@@ -211,7 +216,7 @@ def draw_ffn(w, key=None, choices=(48, 64, 96, 128, 160)):
 def draw_common(w, layers=None, vocab=True):
     """Layers, vocabulary, the special tokens inside it, tie_word_embeddings."""
     n = layers if layers is not None else w.choice([2, 3, 4, 5, 6])
-    lk = first(w.dd, "num_hidden_layers", "n_layer", "num_layers")
+    lk = first(w.dd, "num_hidden_layers", "n_layer", "num_layers", "n_layers")
     if lk:
         w.set(lk, n)
     if vocab and w.has("vocab_size"):
@@ -263,6 +268,14 @@ def draw_mla(w):
 
 # ----- the families ---------------------------------------------------------------------------------------------------
 # Each takes a Draw over the decoder's defaults and fills w.d; the generic parts (bools) are added by draw_text.
+
+def fam_gpt_neo(w, t):
+    """GPT-Neo: attention_types ([[kinds, repeats], ...]) must expand to num_layers entries (GPTNeoConfig)."""
+    fam_dense(w, t)
+    n = w.get("num_layers")
+    w.set("attention_types", [[[w.choice(["global", "local"]) for _ in range(n)], 1]])
+    w.maybe("window_size", w.choice([4, 8, 16]))
+
 
 def fam_dense(w, t):
     n = draw_common(w)
@@ -764,7 +777,7 @@ FAMILIES = {
     "qwen3_next": fam_linear, "qwen3_5_text": fam_linear, "qwen3_5_moe_text": fam_linear, "kimi_linear": fam_kimi,
     "minimax": fam_minimax, "lfm2": fam_lfm2, "lfm2_moe": fam_lfm2, "jamba": fam_jamba, "bamba": fam_bamba,
     "granitemoehybrid": fam_granitemoehybrid, "nemotron_h": fam_nemotron_h, "falcon_h1": fam_falcon_h1,
-    "zamba2": fam_zamba2, "gemma3n_text": fam_gemma3n, "gemma4_text": fam_gemma4, "deepseek_v4": fam_deepseek_v4,
+    "zamba2": fam_zamba2, "gpt_neo": fam_gpt_neo, "gemma3n_text": fam_gemma3n, "gemma4_text": fam_gemma4, "deepseek_v4": fam_deepseek_v4,
 }
 
 
@@ -772,7 +785,7 @@ def draw_text(rng, t, cls, dd):
     """A decoder config of type t (class cls, defaults dd)."""
     w = Draw(rng, dd, cls)
     FAMILIES.get(t, fam_dense)(w, t)
-    draw_bools(w, own_bools(cls))
+    draw_bools(w, [k for k in own_bools(cls) if k not in FIXED_BOOLS_BY_TYPE.get(t, ())])
     return spell(rng, cls, w.d)
 
 
@@ -1040,7 +1053,8 @@ def one_variant(t, i):
 # Configs that break a rule transformers enforces: (the rule, how to break a drawn config: returns the key memplan
 # must name, or None when the config has no such key). Each is kept only when transformers refuses it.
 def _heads(tc):
-    return first(tc, "num_attention_heads", "n_head"), first(tc, "hidden_size", "n_embd"), \
+    return first(tc, "num_attention_heads", "n_head", "num_heads", "attention_heads", "n_heads"), \
+        first(tc, "hidden_size", "n_embd", "d_model"), \
         first(tc, "num_key_value_heads", "num_kv_heads")
 
 
