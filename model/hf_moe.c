@@ -209,6 +209,13 @@ static void decode_mla(hf_ctx *c, const mla_row *d, mp_model *m)
 	                          : hf_get_u64(c, KEYS("qk_rope_head_dim"), d->rope);
 	m->v_head_dim = hf_get_u64(c, KEYS("v_head_dim"), d->v);
 	m->head_dim = m->qk_nope_head_dim + m->qk_rope_head_dim;
+	/* YoutuConfig keeps head_dim beside qk_rope_head_dim (its __post_init__ sets it so) and its rotary embedding
+	 * takes head_dim: a config that gives another fails the forward */
+	if (strcmp(d->name, "youtu") == 0 && c->st == MP_OK && hf_has(c, "head_dim") &&
+	    hf_get_u64(c, KEYS("head_dim"), 0) != m->qk_rope_head_dim)
+		hf_fail_key(c, "head_dim",
+		            "head_dim must equal qk_rope_head_dim (Youtu's rotary embedding is head_dim wide; its default is "
+		            "qk_rope_head_dim)");
 	/* the attribute_map's spelling: num_experts (DeepSeek-V2), num_local_experts (the others) */
 	m->num_experts = strcmp(d->name, "deepseek_v2") == 0
 	                     ? hf_get_u64(c, KEYS("n_routed_experts", "num_experts"), d->experts)
@@ -755,7 +762,7 @@ void mpm_read_sarvam_moe(hf_ctx *c, mp_model *m)
 	if (!hf_has(c, "head_dim"))
 		m->head_dim = 64;
 	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 8192);
-	m->qkv_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->qkv_bias = hf_get_bool(c, KEYS("attention_bias", "use_qkv_bias"), false); /* attribute_map */
 	m->qk_norm = hf_get_bool(c, KEYS("use_qk_norm"), true);
 	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts"), 128);
 	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 6);

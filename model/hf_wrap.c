@@ -651,14 +651,12 @@ static void wrap_projector(hf_ctx *c, const wrap_row *w, mp_model *m)
 	}
 	switch (w->projector) {
 	case WRAP_PROJ_LINEAR: {
-		/* PaliGemmaConfig copies projection_dim (2048) into the tower's config; it must be the decoder's width */
+		/* PaliGemmaConfig copies projection_dim (2048) into the tower's config, and PaliGemmaMultiModalProjector
+		 * projects to it whatever the decoder's width: transformers 5.24 builds (and runs text through) a config
+		 * whose projection_dim differs from text_config.hidden_size, so it is counted as given (its image tokens
+		 * could not join the text embeddings) */
 		uint64_t dim = hf_get_u64(c, KEYS("projection_dim"), 2048);
 
-		if (c->st == MP_OK && dim != out) {
-			hf_fail_key(c, "projection_dim", "projection_dim must equal the decoder's hidden_size (the image tokens "
-			                                 "join the text embeddings)");
-			return;
-		}
 		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false, dim,
 		          h, 1);
 		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, dim,

@@ -413,7 +413,8 @@ def fam_moe(w, t):
 # transformers' sdpa path repeats them num_attention_heads // num_key_value_heads times when it does not take the GQA
 # kernel, so a num_key_value_heads other than num_attention_heads runs or fails by the path taken (left out of the
 # variants; tests/ref/hf/README.md)
-MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe_lite", "glm_moe_dsa", "kimi_linear",
+MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe_lite", "glm_moe_dsa", "kimi_linear", "youtu",
+             "sarvam_mla", "mistral4", "axk1",
              "longcat_flash"}
 
 
