@@ -572,7 +572,7 @@ static void glm4v_tower(hf_ctx *top, mp_model *m)
 	}
 	snprintf(pointer, sizeof(pointer), "%s/vision_config", top->pointer);
 	c = (hf_ctx){cJSON_IsObject(vc) ? vc : NULL, pointer, top->err, top->st, NULL, NULL, top->decode_type};
-	L = hf_get_u64(&c, KEYS("depth"), 24);
+	L = hf_get_u64(&c, KEYS("depth", "num_hidden_layers"), 24);
 	h = hf_get_u64(&c, KEYS("hidden_size"), 1536);
 	bias = hf_get_bool(&c, KEYS("attention_bias"), false);
 	ch = hf_get_u64(&c, KEYS("in_channels"), 3);

@@ -269,6 +269,22 @@ def draw_mla(w):
 # ----- the families ---------------------------------------------------------------------------------------------------
 # Each takes a Draw over the decoder's defaults and fills w.d; the generic parts (bools) are added by draw_text.
 
+def fam_dbrx(w, t):
+    """DBRX: the attention and the experts under attn_config and ffn_config; transformers 5.24 builds DbrxConfig only
+    with attn_config's rope_theta given (its DbrxAttentionConfig default has none) and never tied."""
+    draw_common(w)
+    w.set("tie_word_embeddings", False)
+    _, h = draw_attention(w, kv_key="none")
+    w.d.pop("none", None)
+    attn = {"kv_n_heads": w.choice(divisors(h)), "rope_theta": w.choice([10000, 500000])}
+    if w.rng.random() < 0.5:
+        attn["clip_qkv"] = w.choice([4, 8])
+    w.set("attn_config", attn)
+    e = w.choice([2, 4, 6])
+    w.set("ffn_config", {"ffn_hidden_size": w.choice([32, 48, 64]), "moe_num_experts": e,
+                         "moe_top_k": w.choice(range(1, min(3, e) + 1))})
+
+
 def fam_gpt_neo(w, t):
     """GPT-Neo: attention_types ([[kinds, repeats], ...]) must expand to num_layers entries (GPTNeoConfig)."""
     fam_dense(w, t)
@@ -778,7 +794,7 @@ FAMILIES = {
     "qwen3_next": fam_linear, "qwen3_5_text": fam_linear, "qwen3_5_moe_text": fam_linear, "kimi_linear": fam_kimi,
     "minimax": fam_minimax, "lfm2": fam_lfm2, "lfm2_moe": fam_lfm2, "jamba": fam_jamba, "bamba": fam_bamba,
     "granitemoehybrid": fam_granitemoehybrid, "nemotron_h": fam_nemotron_h, "falcon_h1": fam_falcon_h1,
-    "zamba2": fam_zamba2, "gpt_neo": fam_gpt_neo, "gemma3n_text": fam_gemma3n, "gemma4_text": fam_gemma4, "deepseek_v4": fam_deepseek_v4,
+    "zamba2": fam_zamba2, "gpt_neo": fam_gpt_neo, "dbrx": fam_dbrx, "gemma3n_text": fam_gemma3n, "gemma4_text": fam_gemma4, "deepseek_v4": fam_deepseek_v4,
 }
 
 
