@@ -120,14 +120,15 @@ void mpm_read_rwkv(hf_ctx *c, mp_model *m)
 /*
  * RecurrentGemmaConfig (RecurrentGemma-2B; RecurrentGemmaForCausalLM): vocab 256000, hidden 2560, 26 layers whose
  * temporal blocks cycle through block_types (recurrent, recurrent, attention), 10 heads of hidden // heads (the class
- * derives head_dim so), num_key_value_heads = heads, lru_width = hidden, conv1d_width 4, tied; every layer an MLP of
- * intermediate_size // 2 (7680 // 2) with biases behind channel_pre_norm. Attention layers: q, k and v (bias with
- * attention_bias), o always biased, RoPE on half of each head, sliding over attention_window_size (2048) tokens
- * (the class's layer_types are all sliding_attention). Recurrent layers: linear_y and linear_x hidden -> lru_width,
- * a depthwise conv_1d of conv1d_width, the RG-LRU (recurrent_param of lru_width, input and recurrent gates as
- * [heads, lru / heads, lru / heads] block-diagonal weights with [heads, lru / heads] biases), linear_out back, all
- * biased. The state each recurrent layer keeps per sequence (RecurrentGemmaRecurrentBlock): conv1d_state of
- * lru_width x (conv1d_width - 1) in the model's dtype and the RG-LRU's recurrent_states of lru_width in fp32.
+ * derives head_dim so; a head_dim key overrides it), num_key_value_heads = heads, lru_width = hidden, conv1d_width 4,
+ * tied; every layer an MLP of intermediate_size // 2 (7680 // 2) with biases behind channel_pre_norm. Attention
+ * layers: q, k and v (bias with attention_bias), o always biased, RoPE on half of each head, sliding over
+ * attention_window_size (2048) tokens (the class's layer_types are all sliding_attention). Recurrent layers: linear_y
+ * and linear_x hidden -> lru_width, a depthwise conv_1d of conv1d_width, the RG-LRU (recurrent_param of lru_width,
+ * input and recurrent gates as [heads, lru / heads, lru / heads] block-diagonal weights with [heads, lru / heads]
+ * biases), linear_out back, all biased. The state each recurrent layer keeps per sequence
+ * (RecurrentGemmaRecurrentBlock): conv1d_state of lru_width x (conv1d_width - 1) in the model's dtype and the RG-LRU's
+ * recurrent_states of lru_width in fp32.
  */
 void mpm_read_recurrent_gemma(hf_ctx *c, mp_model *m)
 {
@@ -172,8 +173,14 @@ void mpm_read_recurrent_gemma(hf_ctx *c, mp_model *m)
 			types[ntypes++] = v->valuestring;
 		}
 	}
+	/* the key named for a width the heads do not divide: lru_width when the config gives it, else the heads (the
+	 * RG-LRU is hidden_size wide then) */
 	if (c->st == MP_OK && (heads == 0 || h < heads || lru % heads != 0 || w == 0))
-		hf_fail_key(c, heads == 0 || h < heads ? "num_attention_heads" : w == 0 ? "conv1d_width" : "lru_width",
+		hf_fail_key(c,
+		            heads == 0 || h < heads ? "num_attention_heads"
+		            : w == 0                ? "conv1d_width"
+		            : hf_has(c, "lru_width") ? "lru_width"
+		                                     : "num_attention_heads",
 		            "num_attention_heads must be from 1 to hidden_size and divide lru_width (the RG-LRU's gate "
 		            "blocks), and conv1d_width must be at least 1");
 	if (c->st == MP_OK && m->num_kv_heads > heads)
@@ -181,7 +188,9 @@ void mpm_read_recurrent_gemma(hf_ctx *c, mp_model *m)
 		            "num_key_value_heads must not exceed num_attention_heads (RecurrentGemmaConfig refuses it)");
 	if (c->st != MP_OK)
 		return;
-	m->head_dim = h / heads;
+	/* RecurrentGemmaConfig.__post_init__ sets head_dim = hidden_size // heads, and an explicit head_dim key is set
+	 * after it (PreTrainedConfig keeps the extra keys): the key wins */
+	m->head_dim = hf_get_u64(c, KEYS("head_dim"), h / heads);
 	m->layer_pattern = true;
 	for (uint64_t i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++) {
 		bool attn = strcmp(types[i % ntypes], "attention") == 0;

@@ -98,8 +98,8 @@ void mpm_read_iquestcoder(hf_ctx *c, mp_model *m)
 }
 
 /* HyperCLOVAXConfig: LlamaConfig's shapes (vocab 32000, hidden 4096, FFN 11008, 32 layers, 32 heads, head_dim
- * hidden // heads (128), 2048 positions, untied); use_post_norm (True) adds post_norm1 and post_norm2 after the attention and the MLP; the
- * multipliers hold no parameters. */
+ * hidden // heads (128), 2048 positions, untied); use_post_norm (True) adds post_norm1 and post_norm2 after the
+ * attention and the MLP; the multipliers hold no parameters. */
 void mpm_read_hyperclovax(hf_ctx *c, mp_model *m)
 {
 	static const mpm_dense d = {.vocab_size = 32000,

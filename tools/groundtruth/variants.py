@@ -285,6 +285,16 @@ def fam_dbrx(w, t):
                          "moe_top_k": w.choice(range(1, min(3, e) + 1))})
 
 
+def fam_rwkv(w, t):
+    """RWKV: no heads; hidden_size, intermediate_size and attention_hidden_size (which RwkvModel's cached state
+    requires to equal hidden_size: drawn equal or left out)."""
+    draw_common(w)
+    h = w.choice([32, 64, 96])
+    w.set("hidden_size", h)
+    w.maybe("attention_hidden_size", h, 0.5)
+    w.maybe("intermediate_size", w.choice([64, 128, 160]), 0.4)
+
+
 def fam_gpt_neo(w, t):
     """GPT-Neo: attention_types ([[kinds, repeats], ...]) must expand to num_layers entries (GPTNeoConfig)."""
     fam_dense(w, t)
@@ -794,7 +804,7 @@ FAMILIES = {
     "qwen3_next": fam_linear, "qwen3_5_text": fam_linear, "qwen3_5_moe_text": fam_linear, "kimi_linear": fam_kimi,
     "minimax": fam_minimax, "lfm2": fam_lfm2, "lfm2_moe": fam_lfm2, "jamba": fam_jamba, "bamba": fam_bamba,
     "granitemoehybrid": fam_granitemoehybrid, "nemotron_h": fam_nemotron_h, "falcon_h1": fam_falcon_h1,
-    "zamba2": fam_zamba2, "gpt_neo": fam_gpt_neo, "dbrx": fam_dbrx, "gemma3n_text": fam_gemma3n, "gemma4_text": fam_gemma4, "deepseek_v4": fam_deepseek_v4,
+    "zamba2": fam_zamba2, "gpt_neo": fam_gpt_neo, "dbrx": fam_dbrx, "rwkv": fam_rwkv, "gemma3n_text": fam_gemma3n, "gemma4_text": fam_gemma4, "deepseek_v4": fam_deepseek_v4,
 }
 
 
@@ -1011,19 +1021,36 @@ def cache_runs(cfg):
     model = model.to(torch.bfloat16).eval()
     vocab = getattr(tc, "vocab_size", 256)
     runs = []
+    # as generate.run_tiny: RecurrentGemma keeps its state on the modules (a cache of our own is passed and the
+    # modules' attributes read), RWKV returns its state as a list of tensors
+    module_state = getattr(tc, "model_type", None) in generate.MODULE_STATE_TYPES
     for n in LENGTHS:
         ids = torch.randint(3, max(4, vocab - 16), (BATCH, n))
+        kw = {}
+        if module_state:
+            from transformers import DynamicCache
+            kw["cache"] = DynamicCache(config=tc)
         with torch.no_grad():
             try:
-                out = model(input_ids=ids, use_cache=True)
+                out = model(input_ids=ids, use_cache=True, **kw)
             except AttributeError:
                 from transformers import AutoModelForCausalLM    # as generate.run_tiny (Llama 4)
                 torch.manual_seed(0)
                 model = AutoModelForCausalLM.from_config(cfg).to(torch.bfloat16).eval()
                 out = model(input_ids=ids, use_cache=True)
-        layers, rest = generate.cache_layers(out.past_key_values)
+        cache = kw.get("cache") or getattr(out, "past_key_values", None)
+        layers, rest = generate.cache_layers(cache)
+        if getattr(out, "state", None) is not None:
+            generate.tensors_of(out.state, "state", rest, set())
+        if module_state:
+            seen = set()
+            for mname, mod in model.named_modules():
+                for a in generate.MODULE_STATE_ATTRS:
+                    v = getattr(mod, a, None)
+                    if isinstance(v, torch.Tensor):
+                        generate.tensors_of(v, f"{mname}.{a}", rest, seen)
         per_layer = [[l["class"], engine_layer_bytes(l, n, tc)] for l in layers]
-        runs.append({"tokens": n, "batch_size": BATCH, "cache_class": type(out.past_key_values).__name__,
+        runs.append({"tokens": n, "batch_size": BATCH, "cache_class": type(cache).__name__,
                      "transformers_bytes": sum(t["bytes"] for l in layers for t in l["tensors"]) +
                      sum(t["bytes"] for t in rest),
                      "engine_bytes": sum(b for _, b in per_layer) + sum(t["bytes"] for t in rest),
