@@ -156,6 +156,7 @@ void mpm_read_aria_text(hf_ctx *c, mp_model *m)
 	uint64_t shared;
 
 	read_trunk(c, &t, m);
+	hf_heads_divide_hidden(c, m, "num_attention_heads"); /* AriaTextConfig.validate_architecture */
 	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
 	m->mlp_bias = hf_get_bool(c, KEYS("mlp_bias"), false);
 	m->num_experts = hf_get_u64(c, KEYS("moe_num_experts"), 8);

@@ -804,7 +804,9 @@ FAMILIES = {
     "qwen3_next": fam_linear, "qwen3_5_text": fam_linear, "qwen3_5_moe_text": fam_linear, "kimi_linear": fam_kimi,
     "minimax": fam_minimax, "lfm2": fam_lfm2, "lfm2_moe": fam_lfm2, "jamba": fam_jamba, "bamba": fam_bamba,
     "granitemoehybrid": fam_granitemoehybrid, "nemotron_h": fam_nemotron_h, "falcon_h1": fam_falcon_h1,
-    "zamba2": fam_zamba2, "gpt_neo": fam_gpt_neo, "dbrx": fam_dbrx, "rwkv": fam_rwkv, "gemma3n_text": fam_gemma3n, "gemma4_text": fam_gemma4, "deepseek_v4": fam_deepseek_v4,
+    "zamba2": fam_zamba2, "gpt_neo": fam_gpt_neo, "dbrx": fam_dbrx, "rwkv": fam_rwkv,
+    "mistral4": fam_mla, "axk1": fam_mla, "aria_text": fam_moe, "kolibri1": fam_moe, "flint": fam_moe,
+    "laguna": fam_moe, "afmoe": fam_moe, "beam": fam_moe, "gemma3n_text": fam_gemma3n, "gemma4_text": fam_gemma4, "deepseek_v4": fam_deepseek_v4,
 }
 
 
