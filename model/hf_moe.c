@@ -1106,9 +1106,21 @@ void mpm_read_exaone_moe(hf_ctx *c, mp_model *m)
 	mlp_layer_types(c, m);
 	m->router_correction_buffer = true;
 	m->sliding_window = hf_window(c, "sliding_window", 4096);
-	every = hf_get_u64(c, KEYS("sliding_window_pattern"), 4);
-	if (m->sliding_window)
-		m->sliding_window_layers = every ? m->num_layers - m->num_layers / every : m->num_layers;
+	if (!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types"))) {
+		/* ExaoneMoeConfig.__post_init__: layer i slides when (i + 1) % sliding_window_pattern != 0, the pattern set
+		 * to 0 by a null window (a division by zero there: transformers cannot build it) */
+		every = hf_get_u64(c, KEYS("sliding_window_pattern"), 4);
+		if (c->st == MP_OK && (m->sliding_window == 0 || every == 0)) {
+			hf_fail_key(c, m->sliding_window == 0 ? "sliding_window" : "sliding_window_pattern",
+			            "without layer_types, ExaoneMoeConfig derives the sliding layers by dividing by "
+			            "sliding_window_pattern, which a null sliding_window sets to 0: give layer_types, or a window "
+			            "and a pattern of at least 1");
+			return;
+		}
+		m->sliding_window_layers = m->num_layers - m->num_layers / every;
+		if (m->sliding_window_layers == 0)
+			m->sliding_window = 0; /* a pattern of 1: every layer full_attention */
+	}
 	hf_decode_layer_types(c, m);
 	hf_decode_rope(c, m, 1.0);
 }
@@ -1136,8 +1148,14 @@ void mpm_read_hy_v3(hf_ctx *c, mp_model *m)
 	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 8);
 	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1536);
 	shared = hf_get_u64(c, KEYS("num_shared_experts"), 1);
-	m->num_shared_experts = shared;
+	/* HYV3MoE builds shared_experts as HYV3MLP(intermediate_size = moe_intermediate_size x num_shared_experts), and
+	 * HYV3MLP takes `intermediate_size or config.intermediate_size`: with no shared expert the block is the dense
+	 * MLP's width, never absent. The routed experts carry no bias whatever mlp_bias says (HYV3Experts). */
 	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "moe_intermediate_size");
+	if (m->shared_expert_intermediate_size == 0)
+		m->shared_expert_intermediate_size = m->intermediate_size;
+	m->num_shared_experts = shared ? shared : 1;
+	m->routed_bias = MP_BIAS_OFF;
 	m->first_dense_layers = m->num_layers ? 1 : 0;
 	mlp_layer_types(c, m);
 	m->router_correction_buffer = true;

@@ -84,7 +84,7 @@ def build(cfg, device):
     raise RuntimeError("; ".join(errors))
 
 
-VISION = re.compile(r"(^|\.)(vision_tower|visual|vision_model|vision_embed|vision_embed_tokens|multi_modal_projector|mm_projector|image_newline|vision_encoder|vision_projection|connector|"
+VISION = re.compile(r"(^|\.)(vision_tower|visual|vision_model|vision_embed|vision_embed_tokens|multi_modal_projector|mm_projector|image_newline|vision_encoder|vision_projection|connector|aligner|"
                     r"audio_tower|audio_model|embed_vision|embed_audio|vision|audio)(\.|$)")
 EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|embed_tokens_per_layer|backbone\.embeddings|model\.embeddings|rwkv\.embeddings|"
                    r"tokens_embed|positions_embed|^transformer\.w)\.weight$")
