@@ -280,7 +280,8 @@ void mpm_read_deepseek_v4(hf_ctx *c, mp_model *m)
 	idx_dim = hf_get_u64(c, KEYS("index_head_dim"), 128);
 	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts", "num_local_experts"), 256);
 	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 6);
-	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 2048);
+	/* intermediate_size: the attribute_map's spelling of moe_intermediate_size (DeepseekV4Config) */
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size", "intermediate_size"), 2048);
 	m->num_shared_experts = hf_get_u64(c, KEYS("n_shared_experts"), 1);
 	m->shared_expert_intermediate_size = m->moe_intermediate_size; /* DeepseekV4MLP reads intermediate_size, an alias */
 	m->intermediate_size = 0;
@@ -323,11 +324,9 @@ void mpm_read_deepseek_v4(hf_ctx *c, mp_model *m)
 		            "whatever the value (DeepseekV4SparseMoeBlock)");
 		return;
 	}
-	if (hf_get_bool(c, KEYS("mlp_bias"), false)) {
-		hf_fail_key(c, "mlp_bias", "mlp_bias true (biases on the shared expert only) is not modelled; the checkpoints "
-		                           "set it false");
-		return;
-	}
+	/* mlp_bias: the shared expert's gate, up and down biases (a LlamaMLP); the routed experts never have one */
+	m->shared_bias = hf_get_bool(c, KEYS("mlp_bias"), false) ? MP_BIAS_ON : MP_BIAS_OFF;
+	m->routed_bias = MP_BIAS_OFF;
 	if (L == 0 || L > MP_MAX_LAYERS || h == 0 || heads == 0 || hd == 0 || ql == 0 || og == 0 || ol == 0 || hc == 0 ||
 	    idx_heads == 0 || idx_dim == 0 || h >= (UINT64_C(1) << 32) || hd >= (UINT64_C(1) << 32) ||
 	    heads >= (UINT64_C(1) << 20) || hc >= (UINT64_C(1) << 10) || ql >= (UINT64_C(1) << 32) ||

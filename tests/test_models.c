@@ -733,7 +733,6 @@ static void test_deepseek_v4(void **state)
 	} bad[] = {
 	    {"{\"model_type\":\"deepseek_v4\",\"num_key_value_heads\":8}", "/model/hf_config/num_key_value_heads"},
 	    {"{\"model_type\":\"deepseek_v4\",\"n_shared_experts\":2}", "/model/hf_config/n_shared_experts"},
-	    {"{\"model_type\":\"deepseek_v4\",\"mlp_bias\":true}", "/model/hf_config/mlp_bias"},
 	    {"{\"model_type\":\"deepseek_v4\",\"o_groups\":7}", "/model/hf_config/o_groups"},
 	    {"{\"model_type\":\"deepseek_v4\",\"num_hidden_layers\":2,\"layer_types\":[\"sliding_attention\"]}",
 	     "/model/hf_config/layer_types"},
