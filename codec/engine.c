@@ -107,6 +107,22 @@ static void line(cJSON *arr, const char *fmt, ...)
 	mpc_append(arr, cJSON_CreateString(buf));
 }
 
+/* Every memory term beyond weights and KV the release subtracts, each with its source. */
+static void terms_json(cJSON *o, const mp_engine_prediction *p)
+{
+	cJSON *t = cJSON_AddArrayToObject(o, "terms");
+
+	for (size_t i = 0; i < p->nterms; i++) {
+		cJSON *x = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(x, "term", p->terms[i].name);
+		mpc_add_u64(x, "bytes", p->terms[i].bytes);
+		cJSON_AddBoolToObject(x, "in_budget", p->terms[i].in_budget);
+		cJSON_AddStringToObject(x, "source", p->terms[i].source);
+		mpc_append(t, x);
+	}
+}
+
 static cJSON *vllm_predicted(const mps_engine_block *b, const mps_inference_job *j)
 {
 	const mp_engine_prediction *p = &b->predicted;
@@ -118,8 +134,10 @@ static cJSON *vllm_predicted(const mps_engine_block *b, const mps_inference_job 
 	mpc_add_num(o, "gpu_memory_utilization", in->memory_fraction);
 	mpc_add_u64(o, "requested_memory_bytes", p->requested_memory_bytes);
 	mpc_add_u64(o, "weights_bytes", in->weights_bytes);
-	mpc_add_u64(o, "activation_peak_bytes", in->activation_bytes);
+	mpc_add_u64(o, "activation_peak_bytes", p->profile_peak_bytes ? p->profile_peak_bytes : in->activation_bytes);
+	mpc_add_u64(o, "cuda_graph_bytes", p->cuda_graph_bytes);
 	mpc_add_u64(o, "non_kv_cache_bytes", p->non_kv_cache_bytes);
+	terms_json(o, p);
 	mpc_add_i64(o, "available_kv_cache_bytes", p->available_kv_cache_bytes);
 	mpc_add_u64(o, "block_bytes_per_layer", p->page_bytes);
 	mpc_add_u64(o, "kv_cache_groups", p->kv_groups);
@@ -166,6 +184,7 @@ static cJSON *sglang_predicted(const mps_engine_block *b, const mps_inference_jo
 	mpc_add_u64(o, "total_gpu_memory_bytes", (uint64_t)(p->total_gpu_memory_gib * GIB));
 	mpc_add_num(o, "mem_fraction_static", in->memory_fraction);
 	mpc_add_u64(o, "weights_bytes", in->weights_bytes);
+	terms_json(o, p);
 	mpc_add_u64(o, "available_after_weights_bytes",
 		    p->available_after_weights_gib > 0 ? (uint64_t)(p->available_after_weights_gib * GIB) : 0);
 	mpc_add_i64(o, "rest_memory_bytes", (int64_t)(p->rest_memory_gib * GIB));
@@ -202,6 +221,7 @@ static cJSON *trtllm_predicted(const mps_engine_block *b, const mps_inference_jo
 	mpc_add_num(o, "free_gpu_memory_fraction", in->memory_fraction);
 	mpc_add_u64(o, "weights_bytes", in->weights_bytes);
 	mpc_add_u64(o, "peak_memory_bytes", p->peak_memory_bytes);
+	terms_json(o, p);
 	mpc_add_i64(o, "available_kv_cache_bytes", p->available_kv_cache_bytes);
 	mpc_add_u64(o, "kv_size_per_token_bytes", p->kv_size_per_token_bytes);
 	mpc_add_u64(o, "max_tokens", p->max_tokens);
@@ -233,7 +253,14 @@ cJSON *mpc_engine_block_json(const mps_inference_job *j, const mps_inference_pla
 	if (o == NULL)
 		return NULL;
 	cJSON_AddStringToObject(o, "name", mp_engine_name(b->engine));
+	cJSON_AddStringToObject(o, "version", b->version ? b->version->name : "");
+	cJSON_AddStringToObject(o, "version_from", b->version_from ? b->version_from : "default");
+	cJSON_AddStringToObject(o, "release", b->version ? b->version->release : "");
 	cJSON_AddStringToObject(o, "source", b->source ? b->source : "");
+	mpc_add_u64(o, "replicas", b->replicas);
+	cJSON_AddStringToObject(o, "quantization", b->quantization ? b->quantization : "");
+	cJSON_AddStringToObject(o, "quantization_from", b->quantization_how ? b->quantization_how : "");
+	cJSON_AddBoolToObject(o, "model_argument_known", b->model_arg_known);
 	cmd = mpc_engine_command(b);
 	if (cmd) {
 		cJSON_AddStringToObject(o, "command", cmd);
@@ -260,6 +287,7 @@ cJSON *mpc_engine_block_json(const mps_inference_job *j, const mps_inference_pla
 	mpc_add_u64_or_null(d, "max_num_seqs", b->defaults.max_num_seqs);
 	mpc_add_num(d, "memory_fraction", b->defaults.memory_fraction);
 	mpc_add_u64(d, "block_size", b->defaults.block_size);
+	mpc_add_u64_or_null(d, "device_memory_bytes", b->defaults.device_memory_bytes);
 	if (!b->have_prediction)
 		cJSON_AddNullToObject(o, "predicted");
 	else if (b->engine == MP_ENGINE_VLLM)
@@ -279,11 +307,13 @@ cJSON *mpc_engine_block_json(const mps_inference_job *j, const mps_inference_pla
 						     "its memory"));
 	if (b->engine == MP_ENGINE_VLLM)
 		mpc_append(notes, cJSON_CreateString(
-					  "vLLM V1 budgets total x gpu_memory_utilization for weights, the profile "
-					  "run's activation peak, the memory outside PyTorch it adds (not modelled: "
-					  "counted 0) and the KV cache; the CUDA context it created before its baseline "
-					  "lies outside. --max-num-seqs and --max-model-len are the plan's batch_size "
-					  "and sequence_length, so the profile run and the plan prefill the same tokens."));
+					  "vLLM budgets total x gpu_memory_utilization for the weights, the profile "
+					  "run's peak (its forward per rank, or its sampler over max_num_seqs), the "
+					  "memory outside PyTorch it adds, the CUDA-graph estimate (0.21 on) and the KV "
+					  "cache; predicted.terms lists each with its source, and which lie outside the "
+					  "budget (the CUDA context; NCCL from 0.21 on). With tensor parallelism the "
+					  "engine keeps the smallest rank's blocks. --max-num-seqs and --max-model-len "
+					  "are the plan's batch_size and sequence_length."));
 	else if (b->engine == MP_ENGINE_SGLANG)
 		mpc_append(notes, cJSON_CreateString(
 					  "SGLang: mem_fraction_static is the share of the memory free before the "

@@ -139,6 +139,8 @@ typedef struct mps_engine_opts {
 	double mem_fraction_static;	/* SGLang's knob; 0 = its default for the device */
 	double free_gpu_memory_fraction;	/* TensorRT-LLM's knob; 0 = its default (0.9) */
 	char served_model[256];		/* the model argument of the command line; "" = the preset's repository */
+	const mp_engine_version *version;	/* the release line (engine_version); NULL = the engine's newest */
+	bool enforce_eager;		/* no CUDA graphs (vLLM --enforce-eager, SGLang --disable-cuda-graph) */
 } mps_engine_opts;
 
 /* ----- warnings: what an answer rests on that the request did not say ------------------------------------ */
@@ -224,6 +226,13 @@ typedef struct mps_engine_block {
 	mp_engine_inputs inputs;	/* what the prediction started from (per GPU) */
 	mp_engine_prediction predicted;
 	const char *source;		/* static: the engine version and files the arithmetic follows */
+	const mp_engine_version *version;	/* the release line the block follows */
+	const char *version_from;	/* static: "request" or "default" (the newest) */
+	uint64_t replicas;		/* data-parallel replicas of the TP group (num_gpus / tp) */
+	const char *quantization;	/* static: the --quantization value, "" for none */
+	const char *quantization_how;	/* static: "checkpoint" (a quantised repository), "on_load" (the flag
+					 * quantises the base weights while loading), "" */
+	char yaml_file[64];		/* the name the command gives extra_options_yaml */
 } mps_engine_block;
 
 /* How an inference job's "auto" values were resolved (echoed in the answer's request block). */

@@ -470,24 +470,32 @@ static void test_predicted_from_plan(void **state)
 	double cap, weights, act, ctx, row, tokens;
 
 	(void)state;
-	/* vLLM: int(total x 0.9) - (weights + RoPE cache 8192 x 128 x 2 + activations), // (16 x row) // 32 */
+	/* vLLM 0.33 (the newest line): ceil(total x 0.92) - (weights + RoPE cache 8192 x 128 x 2 + 64 MiB outside
+	 * PyTorch + the profile's peak (its forward, or the sampler's 32 x 128,256 x (2 + 4 + 4 + 8) B when larger) +
+	 * the CUDA-graph estimate: 276 MiB + 6 MiB x 11 capture sizes up to 64), // (16 x row) // 32 */
 	doc = engine_plan("vllm", "");
 	pr = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "engine"), "predicted");
 	cap = at(doc, "fit", "capacity_bytes");
 	weights = at(doc, "memory", "weights_bytes") + 8192.0 * 128 * 2;
 	act = at(doc, "memory", "activations_bytes");
+	if (act < 32.0 * 128256 * 18)
+		act = 32.0 * 128256 * 18;
+	act += 64.0 * 1048576 + (276.0 + 6 * 11) * 1048576;
 	row = at(doc, "kv_cache", "bytes_per_token") / 32;
 	assert_true(num(pr, "weights_bytes") == weights);
-	assert_true(num(pr, "requested_memory_bytes") == floor(cap * 0.9));
-	assert_true(num(pr, "available_kv_cache_bytes") == floor(cap * 0.9) - weights - act);
-	assert_true(num(pr, "num_gpu_blocks") == floor(floor((floor(cap * 0.9) - weights - act) / (16 * row)) / 32));
+	assert_true(num(pr, "cuda_graph_bytes") == (276.0 + 6 * 11) * 1048576);
+	assert_true(num(pr, "requested_memory_bytes") == ceil(cap * 0.92));
+	assert_true(num(pr, "available_kv_cache_bytes") == ceil(cap * 0.92) - weights - act);
+	assert_true(num(pr, "num_gpu_blocks") == floor(floor((ceil(cap * 0.92) - weights - act) / (16 * row)) / 32));
 	assert_true(num(pr, "kv_cache_tokens") == num(pr, "num_gpu_blocks") * 16);
 	assert_true(fabs(num(pr, "max_concurrency") - num(pr, "num_gpu_blocks") / 256) < 1e-12);
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(pr, "holds_batch")));
 	assert_true(at(doc, "request", "max_num_batched_tokens") == 8192); /* H100: >= 70 GiB, not an A100 */
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "request"), "engine_version")->valuestring,
+			    "0.33");
 	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "engine"), "command")->valuestring,
 			    "vllm serve meta-llama/Meta-Llama-3-8B --tensor-parallel-size 1 --max-model-len 4096 "
-			    "--max-num-seqs 32 --max-num-batched-tokens 8192 --gpu-memory-utilization 0.90 "
+			    "--max-num-seqs 32 --max-num-batched-tokens 8192 --gpu-memory-utilization 0.92 "
 			    "--kv-cache-dtype auto --block-size 16 --dtype bfloat16");
 	cJSON_Delete(doc);
 

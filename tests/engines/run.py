@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""run.py MEMPLAN [ENGINE...]: memplan's engine commands through the engines' own code (make engines-real).
+
+For a grid of plans (dense, GQA, MLA, MoE, quantised AWQ/GPTQ/fp8/int8, TP 1/2/4/8, DP, long context, vision,
+fp8 KV), asks memplan (the CLI, `plan inference --json`: the same decoder and planner as POST
+/v1/plan/inference) for the engine block, then runs every printed command through the pinned engine release in
+its own venv (tests/engines/venv.sh: cached outside the clone), with check_vllm.py / check_sglang.py. A command
+the engine's code refuses, a value it resolves otherwise than the plan, or a block count its sizing code computes
+otherwise from memplan's available KV memory fails the case. Prints one line per case and the closing
+"N passed, N failed" line; exits non-zero on any failure.
+
+Needs no GPU: CUDA's driver stub (the toolkit's lib64/stubs/libcuda.so, found beside nvcc or under
+/usr/local/cuda) is linked as libcuda.so.1 into a folder put first on LD_LIBRARY_PATH, which is all the engines'
+extensions need to import. ENGINES_REAL_SKIP=1 skips (saying so) where the venvs cannot be made.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+MEMPLAN = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.join(ROOT, "build", "memplan")
+ONLY = sys.argv[2:]
+
+# the devices the checkers answer for: capability, the name CUDA reports, torch's total memory (the presets')
+DEVICES = {
+    "h100-sxm5-80gb": {"capability": [9, 0], "name": "NVIDIA H100 80GB HBM3"},
+    "b200-180gb": {"capability": [10, 0], "name": "NVIDIA B200"},
+}
+
+PRESETS = os.path.join(ROOT, "db", "presets", "models")
+CONFIGS = os.path.join(ROOT, "tests", "ref", "hf", "configs")
+
+
+def preset(mid):
+    return {"model": mid, "config": os.path.join(PRESETS, mid + ".json")}
+
+
+def config_file(name):
+    return {"config": os.path.join(CONFIGS, name + ".json")}
+
+
+# one plan per row: what it exercises, the model, the request's fields
+GRID = [
+    ("dense-tp1", preset("llama-3.1-8b"), {"batch_size": 16, "sequence_length": 32768}),
+    ("dense-tp2", preset("llama-3.1-8b"), {"batch_size": 16, "sequence_length": 32768, "num_gpus": 2}),
+    ("dense-70b-tp4", preset("llama-3.1-70b"), {"batch_size": 32, "sequence_length": 8192, "num_gpus": 4}),
+    ("dense-70b-tp8", preset("llama-3.1-70b"), {"batch_size": 64, "sequence_length": 16384, "num_gpus": 8}),
+    ("dp2-tp2", preset("llama-3.1-8b"),
+     {"batch_size": 16, "sequence_length": 8192, "num_gpus": 4, "tensor_parallel_size": 2}),
+    ("long-131k", preset("llama-3.1-8b"), {"batch_size": 1, "sequence_length": 131072}),
+    ("gqa-qwen2.5-7b", preset("qwen2.5-7b"), {"batch_size": 32, "sequence_length": 16384}),
+    ("awq", preset("llama-3.1-8b"), {"batch_size": 16, "sequence_length": 8192, "weight_dtype": "awq"}),
+    ("gptq", preset("llama-3.1-8b"), {"batch_size": 16, "sequence_length": 8192, "weight_dtype": "gptq"}),
+    ("fp8", preset("llama-3.1-8b"), {"batch_size": 16, "sequence_length": 8192, "weight_dtype": "fp8"}),
+    ("int8", preset("llama-3.1-8b"), {"batch_size": 16, "sequence_length": 8192, "weight_dtype": "int8"}),
+    ("fp8-kv", preset("llama-3.1-8b"), {"batch_size": 16, "sequence_length": 32768, "kv_cache_dtype": "fp8"}),
+    ("moe-mixtral-tp2", preset("mixtral-8x7b"), {"batch_size": 16, "sequence_length": 16384, "num_gpus": 2}),
+    ("mla-deepseek-v2-lite", config_file("deepseek-v2-lite"), {"batch_size": 16, "sequence_length": 16384}),
+    ("vision-qwen2.5-vl", config_file("qwen2.5-vl-7b-instruct"), {"batch_size": 8, "sequence_length": 16384}),
+    ("mla-b200", config_file("deepseek-v2-lite"), {"batch_size": 16, "sequence_length": 16384},
+     "b200-180gb"),
+]
+
+# the engine releases: (engine, engine_version, venv name, checker)
+ENGINES = [
+    ("vllm", "0.33", "vllm", "check_vllm.py"),
+    ("sglang", "0.5", "sglang", "check_sglang.py"),
+]
+
+# what a quantised checkpoint's config.json carries (the served model of a "checkpoint" plan)
+QUANT_CONFIGS = {
+    "awq": {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True, "version": "gemm"},
+    "gptq": {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": False, "sym": True,
+             "damp_percent": 0.01, "static_groups": False, "true_sequential": True},
+    "auto_awq": {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True, "version": "gemm"},
+    "auto_gptq": {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": False, "sym": True,
+                  "damp_percent": 0.01, "static_groups": False, "true_sequential": True},
+    "gptq_marlin": {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": False, "sym": True},
+    "w8a8_int8": {"quant_method": "w8a8_int8"},
+}
+
+
+def stub_dir(tmp):
+    """A folder with libcuda.so.1 -> the CUDA toolkit's driver stub."""
+    nvcc = shutil.which("nvcc")
+    roots = [os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))] if nvcc else []
+    roots.append("/usr/local/cuda")
+    for r in roots:
+        for sub in ("lib64/stubs/libcuda.so", "targets/x86_64-linux/lib/stubs/libcuda.so"):
+            p = os.path.join(r, sub)
+            if os.path.exists(p):
+                d = os.path.join(tmp, "cuda-stub")
+                os.makedirs(d, exist_ok=True)
+                os.symlink(p, os.path.join(d, "libcuda.so.1"))
+                return d
+    raise SystemExit("run.py: no CUDA driver stub (lib64/stubs/libcuda.so) under %s" % roots)
+
+
+def plan(model, fields, engine, version, device):
+    cmd = [MEMPLAN, "plan", "inference", "--json", "--device", device, "--engine", engine,
+           "--engine_version", version, "--db", os.path.join(TMP, "memplan.db")]
+    if "model" in model:
+        cmd += ["--model", model["model"]]
+    else:
+        cmd += ["--config", model["config"]]
+    for k, v in fields.items():
+        cmd += ["--" + k, str(v)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, (r.stderr or r.stdout).strip()
+    return json.loads(r.stdout), None
+
+
+def model_dir(model, doc, name):
+    """The served model locally: its config.json (and a quantised checkpoint's quantization_config)."""
+    d = os.path.join(TMP, "models", name)
+    os.makedirs(d, exist_ok=True)
+    cfg = json.load(open(model["config"]))
+    cfg = {k: v for k, v in cfg.items() if not k.startswith("_")}
+    eng = doc["engine"]
+    q = eng.get("quantization") or ""
+    if eng.get("quantization_from") == "checkpoint" and q in QUANT_CONFIGS:
+        cfg["quantization_config"] = QUANT_CONFIGS[q]
+    json.dump(cfg, open(os.path.join(d, "config.json"), "w"))
+    return d
+
+
+def main():
+    global TMP
+    TMP = tempfile.mkdtemp(prefix="memplan-engines-")
+    stub = stub_dir(TMP)
+    passed = failed = 0
+    lines = []
+    for engine, version, venv_name, checker in ENGINES:
+        if ONLY and engine not in ONLY and venv_name not in ONLY:
+            continue
+        r = subprocess.run([os.path.join(HERE, "venv.sh"), venv_name], capture_output=True, text=True)
+        if r.returncode != 0:
+            if os.environ.get("ENGINES_REAL_SKIP") == "1":
+                print("SKIP %s %s: no venv (%s)" % (engine, version, r.stderr.strip()[-300:]))
+                continue
+            sys.stderr.write(r.stderr)
+            raise SystemExit("run.py: could not make the %s venv" % venv_name)
+        py = os.path.join(r.stdout.strip(), "bin", "python")
+        by_device = {}
+        for row in GRID:
+            cid, model, fields = row[0], row[1], row[2]
+            if os.environ.get("ENGINES_REAL_CASES") and cid not in os.environ["ENGINES_REAL_CASES"].split(","):
+                continue
+            device = row[3] if len(row) > 3 else "h100-sxm5-80gb"
+            doc, err = plan(model, fields, engine, version, device)
+            if doc is None:
+                # a plan the release cannot express is a 422, never a command that fails: reported, not run
+                lines.append("ok   %s %s %-22s 422: %s" % (engine, version, cid, err[:160]))
+                passed += 1
+                continue
+            by_device.setdefault(device, []).append(
+                {"id": cid, "plan": doc, "model_dir": model_dir(model, doc, "%s-%s-%s" % (engine, cid, device))})
+        for device, cases in by_device.items():
+            spec = dict(DEVICES[device])
+            spec["total_memory_bytes"] = cases[0]["plan"]["engine"]["predicted"]["total_memory_bytes"]
+            spec["nvml_memory_bytes"] = cases[0]["plan"]["engine"]["defaults"]["device_memory_bytes"]
+            inp = os.path.join(TMP, "%s-%s.json" % (engine, device))
+            out = os.path.join(TMP, "%s-%s.out.json" % (engine, device))
+            json.dump({"device": spec, "cases": cases}, open(inp, "w"))
+            env = dict(os.environ, LD_LIBRARY_PATH=stub + ":" + os.environ.get("LD_LIBRARY_PATH", ""),
+                       HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", VLLM_NO_USAGE_STATS="1",
+                       DO_NOT_TRACK="1", TOKENIZERS_PARALLELISM="false")
+            r = subprocess.run([py, os.path.join(HERE, checker), inp, out], capture_output=True, text=True,
+                               env=env, cwd=TMP)
+            if r.returncode != 0 or not os.path.exists(out):
+                sys.stderr.write(r.stderr[-4000:])
+                raise SystemExit("run.py: %s exited %d" % (checker, r.returncode))
+            res = json.load(open(out))
+            for x in res["results"]:
+                tag = "ok  " if x["ok"] else "FAIL"
+                passed += x["ok"]
+                failed += not x["ok"]
+                detail = "; ".join(x["errors"]) if x["errors"] else \
+                    "blocks %s, %s" % (x.get("num_blocks", "-"), x.get("backend", x.get("resolved", "")))
+                lines.append("%s %s %s %-22s %s" % (tag, engine, res["version"], x["id"], detail[:400]))
+                if not x["ok"] and os.environ.get("ENGINES_REAL_VERBOSE") == "1" and x.get("trace"):
+                    lines.append(x["trace"])
+    print("\n".join(lines))
+    if os.environ.get("KEEP") != "1":
+        shutil.rmtree(TMP, ignore_errors=True)
+    print("%d passed, %d failed" % (passed, failed))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
