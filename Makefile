@@ -161,7 +161,7 @@ SYS_LIBS := -lmicrohttpd -lcjson -lsqlite3 -lpthread -lm $(KERNELS_LIBS)
 # ----- the program --------------------------------------------------------------------------------------------
 .PHONY: groundtruth all run test check deps deps-build clean lint contract browser asan fuzz fuzz-build fuzz-smoke \
         fuzz-contract bench-load bench-training bench-plan bench-store bench-k8s bench-engine bench-fidelity bench-startup bench-fit-memory \
-        clean-clone-check
+        clean-clone-check engines-real
 all: $(BUILD)/memplan $(GPU_HELPER)
 
 $(BUILD)/memplan: $(call obj,$(CLI_SRC)) $(foreach l,$(STACK_daemon),$(call lib,$(l)))
@@ -259,6 +259,20 @@ test: deps
 	@$(MAKE) --no-print-directory contract
 	@$(MAKE) --no-print-directory browser
 	@$(MAKE) --no-print-directory fuzz-smoke
+	@$(MAKE) --no-print-directory engines-real
+
+# ----- the engines' own code (tests/engines): every command memplan prints for a grid of plans through vLLM's
+# and SGLang's parsers, config checks, attention-backend selection and KV-cache sizing, from PyPI, pinned, one venv
+# per engine in a cache outside the clone (tests/engines/venv.sh; ~9 GB and ~1.5 min each to make, reused by every
+# clone on the machine). No GPU needed (CUDA's driver stub). ENGINES_REAL_SKIP=1 skips an engine whose venv cannot
+# be made, saying so; ENGINES_REAL=0 leaves the tier out (it then says so).
+ENGINES_REAL ?= 1
+engines-real: $(BUILD)/memplan
+ifeq ($(ENGINES_REAL),0)
+	@echo "engines-real: skipped (ENGINES_REAL=0)"
+else
+	python3 tests/engines/run.py $(abspath $(BUILD)/memplan)
+endif
 
 # ----- contract tests (Python, in .venv from the pinned tests/contract/requirements.txt) ---------------------
 VENV := .venv

@@ -45,6 +45,8 @@ static const mp_engine_version versions[] = {
 	 .non_torch_bytes = 160 * MIB_U, .nccl_bytes_per_peer = 256 * MIB_U, .custom_allreduce_bytes = 64 * MIB_U,
 	 .nccl_in_budget = true, .context_in_budget = false,
 	 .has_bitsandbytes = true, .has_gguf = true, .no_prefix_flags = true, .chunked_prefill_flag = false,
+	 /* awq.py, gptq.py get_supported_act_dtypes: [torch.half] */
+	 .awq_needs_float16 = true, .gptq_needs_float16 = true,
 	 .fp8_kv_name = "fp8", .awq_name = "awq", .gptq_name = "gptq"},
 	{.engine = MP_ENGINE_VLLM, .name = "0.6", .release = "0.6.6.post1",
 	 .source = "vLLM 0.6.6: vllm/worker/worker.py (determine_num_available_blocks: total x util - peak, the "
@@ -53,8 +55,11 @@ static const mp_engine_version versions[] = {
 	 .budget = MP_BUDGET_VLLM_V0, .memory_fraction = 0.9, .block_size = 16, .mla_block_size = 0,
 	 .block_size_mask = (UINT64_C(1) << 3) | (UINT64_C(1) << 4) | (UINT64_C(1) << 5),
 	 .non_torch_bytes = 0, .nccl_bytes_per_peer = 256 * MIB_U, .custom_allreduce_bytes = 64 * MIB_U,
-	 .nccl_in_budget = true, .context_in_budget = true,
+	 /* V0's non_torch_memory, the CUDA context (torch 2.5, CUDA 12 lazy loading) inside: 0.35 GiB on one GPU
+	  * (vllm #10517, "Memory profiling results") */
+	 .nccl_in_budget = true, .context_in_budget = true, .context_bytes = 375809638,
 	 .has_bitsandbytes = true, .has_gguf = true, .no_prefix_flags = false, .chunked_prefill_flag = true,
+	 .awq_needs_float16 = true, .gptq_needs_float16 = true,
 	 .fp8_kv_name = "fp8", .awq_name = "awq", .gptq_name = "gptq"},
 	{.engine = MP_ENGINE_SGLANG, .name = "0.5", .release = "0.5.23",
 	 .source = "SGLang 0.5.23: python/sglang/srt/arg_groups/memory_hook.py (handle_gpu_memory_settings, "

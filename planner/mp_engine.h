@@ -70,6 +70,8 @@ typedef struct mp_engine_version {
 	uint64_t custom_allreduce_bytes;	/* the custom all-reduce's IPC buffers (TP 2-8) */
 	bool nccl_in_budget;		/* NCCL and custom all-reduce allocated after the baseline snapshot */
 	bool context_in_budget;		/* the CUDA context counts inside the budget (V0) */
+	uint64_t context_bytes;		/* the CUDA context as the release's own figure counts it, where the device
+					 * profile has none (0: the device's, or memplan's default) */
 	/* CUDA graphs subtracted from the budget (vLLM 0.21 on): base + per capture size */
 	uint64_t cuda_graph_base_bytes;
 	uint64_t cuda_graph_bytes_per_size;
@@ -79,7 +81,8 @@ typedef struct mp_engine_version {
 	bool no_prefix_flags;		/* BooleanOptionalAction flags (--no-enable-chunked-prefill); else
 					 * --enable-chunked-prefill false */
 	bool chunked_prefill_flag;	/* chunked prefill must be asked for when the chunk is below max_model_len */
-	bool awq_needs_float16;		/* SGLang: AWQ runs in float16 only */
+	bool awq_needs_float16;		/* AWQ runs in float16 only (SGLang; vLLM's plain awq before auto_awq) */
+	bool gptq_needs_float16;	/* GPTQ runs in float16 only (vLLM's plain gptq before auto_gptq) */
 	bool gptq_marlin_only;		/* SGLang: GPTQ is gptq_marlin on CUDA */
 	bool chunk_divisible_by_page;	/* SGLang: chunked_prefill_size % page_size == 0 */
 	const char *fp8_kv_name;	/* the --kv-cache-dtype value for fp8 e4m3 */

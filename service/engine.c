@@ -49,7 +49,7 @@ const char *mps_figure_name(mps_figure f)
 		"needed_kv_cache_gib", "estimated_max_model_len_tokens", "block_size_tokens",
 		"available_after_weights_gib", "k_cache_gib", "v_cache_gib", "available_after_pool_gib",
 		"max_running_requests", "chunked_prefill_size_tokens", "context_len_tokens", "kv_size_per_token_bytes",
-		"kv_cache_bytes",
+		"kv_cache_bytes", "cuda_graph_gib", "kv_cache_gib",
 	};
 
 	return (unsigned)f < MPS_FIG_COUNT ? names[f] : "invalid";
@@ -354,13 +354,41 @@ static void block_size_names(const mp_engine_version *v, char *buf, size_t len)
 		}
 }
 
-static mp_status vllm_args(const mps_inference_job *j, const mps_inference_plan *p, const char *kv,
-			   const quant_choice *q, uint64_t block_size, mps_engine_block *b)
+/* The --dtype a release runs the weights' format in: float16 where its AWQ or GPTQ kernels take nothing else
+ * (a warning says so; a compute_dtype the request gave otherwise is a 422). */
+static mp_status int4_dtype(const mps_inference_job *j, mps_inference_plan *p, const mp_engine_version *v,
+			    mp_dtype *compute, mp_error *err)
+{
+	bool awq = j->req.weight_dtype == MP_DTYPE_INT4 && p->opts.formats.int4_scheme == MP_INT4_AWQ;
+	bool gptq = j->req.weight_dtype == MP_DTYPE_INT4 && p->opts.formats.int4_scheme != MP_INT4_AWQ;
+
+	if (!((awq && v->awq_needs_float16) || (gptq && v->gptq_needs_float16)) || *compute == MP_DTYPE_FP16)
+		return MP_OK;
+	if (j->compute_dtype_given)
+		return mp_fail_at(err, MP_EINVAL, j->pointer, "/compute_dtype",
+				  "%s %s runs %s weights in float16 only (the kernels' supported activation dtypes): "
+				  "give compute_dtype fp16 or leave it out",
+				  mp_engine_name(v->engine), v->release, awq ? "AWQ" : "GPTQ");
+	*compute = MP_DTYPE_FP16;
+	mps_warn(&p->warnings,
+		 "engine: %s %s runs %s weights in float16 only, so the command passes --dtype float16 (the plan's "
+		 "activations are the same size)",
+		 mp_engine_name(v->engine), v->release, awq ? "AWQ" : "GPTQ");
+	return MP_OK;
+}
+
+static mp_status vllm_args(const mps_inference_job *j, mps_inference_plan *p, const char *kv, const quant_choice *q,
+			   uint64_t block_size, mps_engine_block *b, mp_error *err)
 {
 	const mp_inference_opts *o = &p->opts;
 	const mp_engine_version *v = b->version;
 	uint64_t tp = p->mem.tensor_parallel_size;
+	mp_dtype compute = o->compute_dtype ? o->compute_dtype : MP_DTYPE_BF16;
 	char f[32];
+	mp_status st = int4_dtype(j, p, v, &compute, err);
+
+	if (st != MP_OK)
+		return st;
 
 	b->program = "vllm serve";
 	add_arg(b, "--tensor-parallel-size", "plan", "%llu", (unsigned long long)tp);
@@ -376,7 +404,7 @@ static mp_status vllm_args(const mps_inference_job *j, const mps_inference_plan 
 	add_arg(b, "--kv-cache-dtype", "request", "%s", kv);
 	add_arg(b, "--block-size", j->engine.block_size_given ? "request" : "default", "%llu",
 		(unsigned long long)block_size);
-	add_arg(b, "--dtype", "request", "%s", torch_dtype(o->compute_dtype));
+	add_arg(b, "--dtype", "request", "%s", torch_dtype(compute));
 	if (q->method[0])
 		add_arg(b, "--quantization", "request", "%s", q->method);
 	if (v->chunked_prefill_flag) {
@@ -399,22 +427,12 @@ static mp_status sglang_args(const mps_inference_job *j, mps_inference_plan *p, 
 	uint64_t tp = p->mem.tensor_parallel_size;
 	mp_dtype compute = o->compute_dtype ? o->compute_dtype : MP_DTYPE_BF16;
 	char f[32];
+	mp_status st = int4_dtype(j, p, v, &compute, err);
 
+	if (st != MP_OK)
+		return st;
 	b->program = "python3 -m sglang.launch_server";
 	b->model_flag = "--model-path";
-	if (v->awq_needs_float16 && j->req.weight_dtype == MP_DTYPE_INT4 && o->formats.int4_scheme == MP_INT4_AWQ &&
-	    compute != MP_DTYPE_FP16) {
-		if (j->compute_dtype_given)
-			return mp_fail_at(err, MP_EINVAL, j->pointer, "/compute_dtype",
-					  "SGLang %s runs AWQ weights in float16 only (awq's supported activation "
-					  "dtypes): give compute_dtype fp16 or leave it out",
-					  v->release);
-		compute = MP_DTYPE_FP16;
-		mps_warn(&p->warnings,
-			 "engine: SGLang %s runs AWQ weights in float16 only, so the command passes --dtype float16 "
-			 "(the plan's activations are the same size)",
-			 v->release);
-	}
 	add_arg(b, "--tp", "plan", "%llu", (unsigned long long)tp);
 	if (b->replicas > 1)
 		add_arg(b, "--dp", "plan", "%llu", (unsigned long long)b->replicas);
@@ -584,7 +602,7 @@ static mp_status engine_block(const mps_inference_job *j, mps_inference_plan *p,
 	served_model(j, &p->model, &q, b, &p->warnings);
 	b->source = v->source;
 	if (e == MP_ENGINE_VLLM)
-		st = vllm_args(j, p, kv, &q, block_size, b);
+		st = vllm_args(j, p, kv, &q, block_size, b, err);
 	else if (e == MP_ENGINE_SGLANG)
 		st = sglang_args(j, p, kv, &q, fraction, b, err);
 	else
@@ -614,6 +632,8 @@ static mp_status engine_block(const mps_inference_job *j, mps_inference_plan *p,
 		in->version = v;
 		in->total_memory_bytes = p->fit.capacity_bytes;
 		in->context_bytes = p->mem.overhead_bytes;
+		if (v->context_bytes && j->req.cuda_context_bytes == 0 && p->device.hw.cuda_context_bytes == 0)
+			in->context_bytes = v->context_bytes; /* the release's own count, where nothing measured it */
 		in->memory_fraction = fraction;
 		in->block_size = block_size;
 		in->max_model_len = j->req.sequence_length;
@@ -731,6 +751,13 @@ static void vllm_from_available(const check_ctx *x, const mps_engine_figure *f, 
 	}
 }
 
+/* Two figures of one start-up report: the V0 budget's lines, one line (0.6.2-0.7) or a table of up to nine
+ * (0.6.5's "Memory profiling results:"), printed together. */
+static bool near(const mps_engine_figure *a, const mps_engine_figure *f)
+{
+	return a->line <= f->line && f->line - a->line <= 8;
+}
+
 static void check_vllm(const check_ctx *x, const mps_engine_figure *f, mps_engine_comparison *c)
 {
 	const mps_engine_report *r = x->r;
@@ -797,13 +824,13 @@ static void check_vllm(const check_ctx *x, const mps_engine_figure *f, mps_engin
 		const mps_engine_figure *t = find(r, MPS_FIG_TOTAL_GPU_MEMORY_GIB, f->line);
 		const mps_engine_figure *fr = find(r, MPS_FIG_MEMORY_FRACTION, f->line);
 
-		if (rq && w && nt && a && rq->line == f->line - 1 && w->line == f->line) {
+		if (rq && w && nt && a && near(rq, f) && near(w, f) && near(nt, f) && near(a, f)) {
 			double v = rq->reported - w->reported - nt->reported - a->reported;
 			double h = half_unit(rq->decimals) + half_unit(w->decimals) + half_unit(nt->decimals) +
 				   half_unit(a->decimals);
 
 			implied(c, v - h, v + h, "requested - weights - non_torch - activation peak");
-		} else if (pt && nt && t && fr && pt->line == f->line && t->line == f->line) {
+		} else if (pt && nt && t && fr && pt->line == f->line && t->line == f->line && near(fr, f)) {
 			double h = half_unit(t->decimals) + half_unit(pt->decimals) + half_unit(nt->decimals);
 			double v = t->reported * fr->reported - pt->reported - nt->reported;
 
@@ -829,6 +856,13 @@ static void check_sglang(const check_ctx *x, const mps_engine_figure *f, mps_eng
 			double v = u->reported * (double)(p->cell_size_bytes / 2) / GIB;
 
 			implied(c, v, v, "kv_cache_tokens x cell / 2");
+		}
+		break;
+	case MPS_FIG_KV_CACHE_GIB:
+		if ((u = find(r, MPS_FIG_KV_CACHE_TOKENS, f->line)) != NULL && p->cell_size_bytes) {
+			double v = u->reported * (double)p->cell_size_bytes / GIB;
+
+			implied(c, v, v, "kv_cache_tokens x cell (MLA: one latent pool)");
 		}
 		break;
 	case MPS_FIG_KV_CACHE_TOKENS: {
@@ -943,12 +977,15 @@ static bool predicted(const mps_engine_block *b, const mps_engine_figure *f, dou
 		*out = (double)p->requested_memory_bytes / GIB;
 		return !sg && !trt;
 	case MPS_FIG_ACTIVATION_PEAK_GIB:
-		*basis = "modelled: the plan's prefill workspace at max_num_batched_tokens";
-		*out = (double)in->activation_bytes / GIB;
+		*basis = "modelled: the profile's peak per rank (its forward at max_num_batched_tokens, or its sampler)";
+		*out = (double)(p->profile_peak_bytes ? p->profile_peak_bytes : in->activation_bytes) / GIB;
 		return true;
 	case MPS_FIG_PEAK_TORCH_MEMORY_GIB:
 		*basis = "modelled: weights + the plan's prefill workspace";
-		*out = trt ? (double)p->peak_memory_bytes / GIB : (double)(in->weights_bytes + in->activation_bytes) / GIB;
+		*out = trt ? (double)p->peak_memory_bytes / GIB
+			   : (double)(in->weights_bytes + (p->profile_peak_bytes ? p->profile_peak_bytes
+										     : in->activation_bytes)) /
+				     GIB;
 		return true;
 	case MPS_FIG_AVAILABLE_KV_CACHE_GIB:
 		*basis = "engine arithmetic on the plan (the activation peak modelled)";
@@ -1009,8 +1046,94 @@ static bool predicted(const mps_engine_block *b, const mps_engine_figure *f, dou
 	case MPS_FIG_KV_CACHE_BYTES:
 		*out = (double)p->max_tokens * (double)p->kv_size_per_token_bytes;
 		return trt;
+	case MPS_FIG_CUDA_GRAPH_GIB:
+		*basis = "modelled: the release's CUDA-graph estimate (predicted.terms)";
+		*out = (double)p->cuda_graph_bytes / GIB;
+		return !sg && !trt;
+	case MPS_FIG_KV_CACHE_GIB:
+		*out = (double)p->max_total_num_tokens * (double)p->cell_size_bytes / GIB;
+		return sg;
+	case MPS_FIG_NON_TORCH_MEMORY_GIB: {
+		/* the terms a release counts as memory outside PyTorch: inside the budget, but the profile's */
+		double b = 0;
+
+		*basis = "modelled: the release's terms outside PyTorch (predicted.terms)";
+		for (size_t i = 0; i < p->nterms; i++)
+			if (p->terms[i].in_budget && strcmp(p->terms[i].name, "profile_activation") != 0 &&
+			    strcmp(p->terms[i].name, "sampler") != 0 && strcmp(p->terms[i].name, "cuda_graphs") != 0)
+				b += (double)p->terms[i].bytes;
+		*out = b / GIB;
+		return !sg && !trt && p->nterms > 0;
+	}
 	default:
 		return false; /* non_torch_memory: not modelled */
+	}
+}
+
+/* The figures that follow from the KV budget: a gap in them is a gap in one of the terms taken before it. */
+static bool kv_figure(mps_figure k)
+{
+	return k == MPS_FIG_AVAILABLE_KV_CACHE_GIB || k == MPS_FIG_NUM_GPU_BLOCKS || k == MPS_FIG_KV_CACHE_TOKENS ||
+	       k == MPS_FIG_MAX_CONCURRENCY || k == MPS_FIG_K_CACHE_GIB || k == MPS_FIG_V_CACHE_GIB ||
+	       k == MPS_FIG_KV_CACHE_GIB || k == MPS_FIG_KV_CACHE_BYTES || k == MPS_FIG_ESTIMATED_MAX_MODEL_LEN;
+}
+
+/* The terms taken before the KV budget, as an engine prints them (GiB, or a fraction of the total). */
+static bool term_figure(mps_figure k)
+{
+	return k == MPS_FIG_WEIGHTS_LOADED_GIB || k == MPS_FIG_NON_TORCH_MEMORY_GIB || k == MPS_FIG_ACTIVATION_PEAK_GIB ||
+	       k == MPS_FIG_CUDA_GRAPH_GIB || k == MPS_FIG_TOTAL_GPU_MEMORY_GIB || k == MPS_FIG_MEMORY_FRACTION ||
+	       k == MPS_FIG_PEAK_TORCH_MEMORY_GIB || k == MPS_FIG_AVAILABLE_AFTER_WEIGHTS_GIB;
+}
+
+/*
+ * A KV figure off its prediction: names the printed term whose figure is furthest from memplan's (in GiB; a
+ * fraction counts as its share of the total), the printed and predicted values and the gap, into
+ * rows[i].explained_by. With no printed term off, says so and names memplan's largest modelled term the log does
+ * not print.
+ */
+static void explain_gap(const mps_engine_report *r, mps_engine_comparison *rows, size_t i, const mps_engine_block *b)
+{
+	const mps_engine_figure *f = &r->figures[i];
+	mps_engine_comparison *c = &rows[i];
+	double worst = 0, total = (double)b->inputs.total_memory_bytes / GIB;
+	size_t at = SIZE_MAX;
+
+	if (!c->have_predicted || c->within_tolerance || !kv_figure(f->kind))
+		return;
+	for (size_t k = 0; k < r->nfigures && k < MPS_ENGINE_MAX_FIGURES; k++) {
+		const mps_engine_comparison *t = &rows[k];
+		double gap;
+
+		if (!term_figure(r->figures[k].kind) || !t->have_predicted || t->within_tolerance)
+			continue;
+		gap = fabs(r->figures[k].reported - t->predicted);
+		if (r->figures[k].kind == MPS_FIG_MEMORY_FRACTION)
+			gap *= total;
+		if (gap > worst) {
+			worst = gap;
+			at = k;
+		}
+	}
+	if (at != SIZE_MAX) {
+		const mps_engine_figure *t = &r->figures[at];
+
+		snprintf(c->explained_by, sizeof(c->explained_by), "%s (line %u): printed %g, predicted %.4g (%+.2f GiB)",
+			 mps_figure_name(t->kind), t->line, t->reported, rows[at].predicted,
+			 (t->kind == MPS_FIG_MEMORY_FRACTION ? total : 1) * (t->reported - rows[at].predicted));
+		return;
+	}
+	{
+		const mp_engine_prediction *p = &b->predicted;
+		const mp_engine_term *big = NULL;
+
+		for (size_t k = 0; k < p->nterms; k++)
+			if (p->terms[k].in_budget && (big == NULL || p->terms[k].bytes > big->bytes))
+				big = &p->terms[k];
+		snprintf(c->explained_by, sizeof(c->explained_by),
+			 "no printed term is off: the gap lies in one the log does not print (memplan's largest: %s, %.2f "
+			 "GiB)",
+			 big ? big->name : "none", big ? (double)big->bytes / GIB : 0.0);
 	}
 }
 
@@ -1061,5 +1184,7 @@ mp_status mps_engine_check_run(mps_service *s, const mps_engine_check_request *r
 			out->consistent += c->consistent;
 		}
 	}
+	for (size_t i = 0; i < r->nfigures && i < MPS_ENGINE_MAX_FIGURES; i++)
+		explain_gap(r, out->rows, i, &out->plan.engine);
 	return MP_OK;
 }

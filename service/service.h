@@ -337,6 +337,8 @@ typedef enum mps_figure {
 	MPS_FIG_CONTEXT_LEN,		/* SGLang context_len */
 	MPS_FIG_KV_SIZE_PER_TOKEN_BYTES,	/* TensorRT-LLM "kv size is" */
 	MPS_FIG_KV_CACHE_BYTES,		/* TensorRT-LLM "Allocate N bytes for k/v cache" */
+	MPS_FIG_CUDA_GRAPH_GIB,		/* vLLM 0.21 on: "Estimated CUDA graph memory", "for CUDAGraph memory" */
+	MPS_FIG_KV_CACHE_GIB,		/* SGLang MLA "KV size" (one latent pool) */
 	MPS_FIG_COUNT
 } mps_figure;
 
@@ -351,6 +353,7 @@ typedef struct mps_engine_figure {
 	uint64_t tokens_per_request;	/* max_concurrency, needed_kv_cache_gib, ...: the length the line names */
 	uint32_t line;			/* 1-based line of the text */
 	char text[200];			/* the line, cut at 199 bytes (well-formed UTF-8) */
+	bool refusal;			/* the line is the engine refusing max_model_len (read on the whole line) */
 } mps_engine_figure;
 
 typedef struct mps_engine_report {
@@ -379,6 +382,9 @@ typedef struct mps_engine_comparison {
 	bool consistent;		/* reported within [implied_min - tolerance, implied_max + tolerance] */
 	const char *implied_from;	/* static: the figure(s) it follows from */
 	const char *basis;		/* static: "engine arithmetic" (exact from the plan's bytes) or "modelled" */
+	/* a KV figure off its prediction: the memory term whose printed figure is furthest from memplan's, "" when
+	 * none is off (then the log shows no term to blame) */
+	char explained_by[192];
 } mps_engine_comparison;
 
 typedef struct mps_engine_check {

@@ -69,6 +69,13 @@ class PlanDevice(CudaPlatform):
 
 platforms.current_platform = PlanDevice()
 
+# the host's memory: vLLM 0.11 refuses a swap space (4 GiB per rank) beyond 70% of it, a check of the server the
+# plan runs on, not of the plan; this build machine has 24 GiB, an 8-GPU server 2 TiB
+import psutil  # noqa: E402
+
+_vm = psutil.virtual_memory
+psutil.virtual_memory = lambda: _vm()._replace(total=2 << 40)
+
 
 class _Props:
     major, minor = DEVICE["capability"]
@@ -97,14 +104,28 @@ if DEVICE["capability"][0] == 10:
     import vllm.v1.attention.backends.mla.cutlass_mla  # noqa: E402,F401
     torch.empty = _empty
 
+# each release's own modules: 0.33's first, then where 0.11 keeps them
 from vllm.config import set_current_vllm_config  # noqa: E402
 from vllm.engine.arg_utils import AsyncEngineArgs  # noqa: E402
-from vllm.entrypoints.common.cli_args import make_arg_parser  # noqa: E402
-from vllm.utils.argparse_utils import FlexibleArgumentParser  # noqa: E402
-from vllm.v1.attention.backends.utils import get_supported_kv_cache_layouts, resolve_kv_cache_layout  # noqa: E402
-from vllm.v1.attention.selector import get_attn_backend  # noqa: E402
-from vllm.v1.core import kv_cache_planning  # noqa: E402
 from vllm.v1.kv_cache_interface import FullAttentionSpec, MLAAttentionSpec, SlidingWindowSpec  # noqa: E402
+
+try:
+    from vllm.entrypoints.common.cli_args import make_arg_parser  # noqa: E402
+except ImportError:
+    from vllm.entrypoints.openai.cli_args import make_arg_parser  # noqa: E402
+try:
+    from vllm.utils.argparse_utils import FlexibleArgumentParser  # noqa: E402
+except ImportError:
+    from vllm.utils import FlexibleArgumentParser  # noqa: E402
+try:
+    from vllm.v1.attention.selector import get_attn_backend  # noqa: E402
+    from vllm.v1.attention.backends.utils import get_supported_kv_cache_layouts, resolve_kv_cache_layout  # noqa
+    from vllm.v1.core import kv_cache_planning  # noqa: E402
+    V1_SELECTOR = True
+except ImportError:
+    from vllm.attention.selector import get_attn_backend  # noqa: E402
+    from vllm.v1.core import kv_cache_utils as kv_cache_planning  # noqa: E402
+    V1_SELECTOR = False
 
 import vllm  # noqa: E402
 
@@ -141,7 +162,8 @@ def kv_specs(cfg, block_size):
         name = "model.layers.%d.self_attn.attn" % i
         if mc.use_mla:
             specs[name] = MLAAttentionSpec(block_size=block_size, num_kv_heads=1, head_size=mc.get_head_size(),
-                                           dtype=kv_dtype, cache_dtype_str=dtype)
+                                           dtype=kv_dtype, **({"cache_dtype_str": dtype} if "cache_dtype_str" in
+                                                              MLAAttentionSpec.__dataclass_fields__ else {}))
         elif window and layer_types and layer_types[i] == "sliding_attention":
             specs[name] = SlidingWindowSpec(block_size=block_size, num_kv_heads=mc.get_num_kv_heads(pc),
                                             head_size=mc.get_head_size(), dtype=kv_dtype, sliding_window=window)
@@ -152,6 +174,8 @@ def kv_specs(cfg, block_size):
 
 
 def num_blocks(cfg, specs, available, backend):
+    if not V1_SELECTOR:  # 0.11: kv_cache_utils.get_kv_cache_configs(config, specs, memory)
+        return kv_cache_planning.get_kv_cache_configs(cfg, [specs], [available])[0].num_blocks
     # the engine core resolves one KV cache layout from the backends' lists before sizing (core.py)
     layouts = [layout.name for layout in get_supported_kv_cache_layouts([backend])]
     resolve_kv_cache_layout(cfg, [layouts], list(specs.values()))
@@ -161,10 +185,21 @@ def num_blocks(cfg, specs, available, backend):
 
 
 def backend_for(cfg):
-    mc = cfg.model_config
+    mc, cc = cfg.model_config, cfg.cache_config
     with set_current_vllm_config(cfg):
-        return get_attn_backend(mc.get_head_size(), mc.dtype, cfg.cache_config.cache_dtype, use_mla=mc.use_mla,
+        if not V1_SELECTOR:
+            return get_attn_backend(mc.get_head_size(), mc.dtype, cc.cache_dtype, cc.block_size, use_mla=mc.use_mla)
+        return get_attn_backend(mc.get_head_size(), mc.dtype, cc.cache_dtype, use_mla=mc.use_mla,
                                 num_heads=mc.get_num_attention_heads(cfg.parallel_config))
+
+
+def preferred_block_size(cfg0, backend0):
+    """The block size vLLM itself takes with no --block-size: 0.33 asks the backend it picked; 0.11 resolved it
+    in the config (the platform's check_and_update_config sets the MLA backends' size)."""
+    if hasattr(backend0, "get_preferred_block_size"):
+        with set_current_vllm_config(cfg0):
+            return backend0.get_preferred_block_size(cfg0.cache_config.block_size)
+    return cfg0.cache_config.block_size
 
 
 def check(case):
@@ -202,14 +237,14 @@ def check(case):
         if w != g:
             errors.append("%s: plan %r, vLLM resolved %r" % (k, w, g))
     backend = backend_for(cfg)
-    if not backend.supports_block_size(cc.block_size):
+    if hasattr(backend, "supports_block_size") and not backend.supports_block_size(cc.block_size):
         errors.append("block_size %d: the selected backend %s does not take it" % (cc.block_size, backend.get_name()))
     # vLLM's own block size with no --block-size: the backend it picks and that backend's preferred size
     cfg0 = parse(eng["command"], case["model_dir"], drop_block_size=True).create_engine_config()
     backend0 = backend_for(cfg0)
-    with set_current_vllm_config(cfg0):
-        preferred = backend0.get_preferred_block_size(cfg0.cache_config.block_size)
-    if preferred != cc.block_size:
+    preferred = preferred_block_size(cfg0, backend0)
+    bs_source = [a for a in eng["args"] if a["flag"] == "--block-size"][0]["source"]
+    if preferred != cc.block_size and bs_source == "default":
         errors.append("block_size: plan %d, vLLM picks %d (%s) when --block-size is left out"
                       % (cc.block_size, preferred, backend0.get_name()))
     result = {"backend": backend.get_name(), "backend_default": backend0.get_name(), "resolved": got}

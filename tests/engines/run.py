@@ -63,11 +63,18 @@ GRID = [
     ("vision-qwen2.5-vl", config_file("qwen2.5-vl-7b-instruct"), {"batch_size": 8, "sequence_length": 16384}),
     ("mla-b200", config_file("deepseek-v2-lite"), {"batch_size": 16, "sequence_length": 16384},
      "b200-180gb"),
+    # what a release cannot express is a 422 naming the field, never a command that fails (keyed by the venv:
+    # "vllm" is 0.33)
+    ("nf4", preset("llama-3.1-8b"), {"batch_size": 16, "sequence_length": 8192, "weight_dtype": "nf4"},
+     None, {"vllm": "/weight_dtype"}),
+    ("block-size-1", preset("llama-3.1-8b"), {"batch_size": 16, "sequence_length": 8192, "kv_block_size": 1},
+     None, {"vllm": "/kv_block_size"}),
 ]
 
 # the engine releases: (engine, engine_version, venv name, checker)
 ENGINES = [
     ("vllm", "0.33", "vllm", "check_vllm.py"),
+    ("vllm", "0.11", "vllm-0.11", "check_vllm.py"),
     ("sglang", "0.5", "sglang", "check_sglang.py"),
 ]
 
@@ -101,6 +108,7 @@ def stub_dir(tmp):
 
 
 def plan(model, fields, engine, version, device):
+    """memplan's answer (the JSON document), or None and the 422's field; any other failure stops the run."""
     cmd = [MEMPLAN, "plan", "inference", "--json", "--device", device, "--engine", engine,
            "--engine_version", version, "--db", os.path.join(TMP, "memplan.db")]
     if "model" in model:
@@ -111,7 +119,10 @@ def plan(model, fields, engine, version, device):
         cmd += ["--" + k, str(v)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
-        return None, (r.stderr or r.stdout).strip()
+        err = (r.stderr or r.stdout).strip()
+        if "invalid value at " not in err:
+            raise SystemExit("run.py: memplan failed (exit %d): %s" % (r.returncode, err[-2000:]))
+        return None, err
     return json.loads(r.stdout), None
 
 
@@ -136,7 +147,7 @@ def main():
     passed = failed = 0
     lines = []
     for engine, version, venv_name, checker in ENGINES:
-        if ONLY and engine not in ONLY and venv_name not in ONLY:
+        if ONLY and venv_name not in ONLY and (engine not in ONLY or venv_name != engine):
             continue
         r = subprocess.run([os.path.join(HERE, "venv.sh"), venv_name], capture_output=True, text=True)
         if r.returncode != 0:
@@ -151,12 +162,17 @@ def main():
             cid, model, fields = row[0], row[1], row[2]
             if os.environ.get("ENGINES_REAL_CASES") and cid not in os.environ["ENGINES_REAL_CASES"].split(","):
                 continue
-            device = row[3] if len(row) > 3 else "h100-sxm5-80gb"
+            device = (row[3] if len(row) > 3 else None) or "h100-sxm5-80gb"
+            expect = (row[4] if len(row) > 4 else {}).get(venv_name)
             doc, err = plan(model, fields, engine, version, device)
-            if doc is None:
-                # a plan the release cannot express is a 422, never a command that fails: reported, not run
-                lines.append("ok   %s %s %-22s 422: %s" % (engine, version, cid, err[:160]))
-                passed += 1
+            if expect or doc is None:
+                # a plan the release cannot express is a 422 naming the field, never a command that fails
+                ok = doc is None and expect is not None and ("invalid value at %s:" % expect) in err
+                passed += ok
+                failed += not ok
+                lines.append("%s %s %s %-22s %s" % ("ok  " if ok else "FAIL", engine, version, cid,
+                                                    ("422: " + err[:200]) if doc is None else
+                                                    "printed a command, expected a 422 at %s" % expect))
                 continue
             by_device.setdefault(device, []).append(
                 {"id": cid, "plan": doc, "model_dir": model_dir(model, doc, "%s-%s-%s" % (engine, cid, device))})
