@@ -267,9 +267,29 @@ typedef struct mp_engine_prediction {
  *   TensorRT-LLM (PyTorch backend): kv_size_per_token = kv_row_bytes x layers; peak = weights + activations +
  *     context + non-torch; max_tokens = int((total - peak) x fraction // kv_size_per_token) (the profile's own
  *     KV allocation cancels: _cal_max_tokens adds it back); blocks = ceil(max_tokens / tokens_per_block).
+ * With in->version set, every term the release subtracts beyond the weights and KV is computed and listed in
+ * out->terms (name, bytes, inside the budget or not, source):
+ *   cuda_context: in->context_bytes; inside the budget for vLLM V0 (non_torch_memory counted it), outside
+ *     from V1 on (measured before the baseline snapshot), SGLang (before "Load weight begin") and TensorRT-LLM
+ *     (in its profile's peak).
+ *   nccl_buffers (tp > 1): (tp - 1) x nccl_bytes_per_peer + custom_allreduce_bytes (tp <= 8); inside the budget
+ *     where the release allocates them after its snapshot (vLLM before 0.21: init_worker_distributed_environment
+ *     ran after MemorySnapshot), outside from 0.21 on (gpu_worker.py init_device: "Initialize the distributed
+ *     environment BEFORE taking memory snapshot").
+ *   non_torch: the row's non_torch_bytes (cuBLAS workspaces, attention buffers the profile adds).
+ *   profile_activation: in->activation_bytes + (tp > 1: 2 x tokens x hidden x compute_bytes x (tp - 1) / tp, the
+ *     residual stream and the all-reduced outputs every rank holds whole); sampler (vLLM): min(max_num_seqs,
+ *     max_num_batched_tokens) x vocab x (compute_bytes + 4 + 4 + 8) (the dummy sampler's logits, their float32
+ *     copy, the top-k/top-p sort's values and int64 indices); the peak is the larger.
+ *   cuda_graphs (vLLM 0.21 on, cuda_graphs): cuda_graph_base_bytes + cuda_graph_bytes_per_size x the capture
+ *     sizes up to min(2 x max_num_seqs, 512).
+ * vLLM 0.21 on requests ceil(total x util), before int(). With in->version NULL the older arithmetic holds
+ * (activation_bytes and non_torch_bytes as given, nothing else).
  * Worked example (tests/test_engine.c, vllm #10517 on an RTX 3090): Llama-3.1-8B, bf16, 1,952 blocks of 16 ->
- * 31,232 tokens, concurrency 1.56x for 20,000 tokens. Errors: MP_EINVAL (no layers, block size 0, an engine
- * outside the enum), MP_EOVERFLOW.
+ * 31,232 tokens, concurrency 1.56x for 20,000 tokens; tests/test_engine_check.c test_predicted_from_plan holds
+ * 0.33's terms (ceil(total x 0.92), 64 MiB outside PyTorch, the sampler's 32 x 128,256 x 18 B, 342 MiB of CUDA
+ * graphs for Llama-3-8B at 32 sequences). Errors: MP_EINVAL (no layers, block size 0, an engine outside the
+ * enum), MP_EOVERFLOW.
  */
 mp_status mp_engine_predict(const mp_engine_inputs *in, mp_engine_prediction *out, mp_error *err);
 

@@ -17,14 +17,16 @@ void mps_warn_prefill(const mps_inference_plan *p, mps_warnings *w)
 {
 	const mps_prefill_choice *c = &p->prefill;
 	const mp_inference_req *r = &p->job.req;
+	const mp_engine_version *rel;
 	uint64_t total;
 
 	if (!c->defaulted)
 		return;
+	rel = p->job.engine.version ? p->job.engine.version : mp_engine_version_find(c->basis, NULL);
 	total = p->opts.length_scope == MP_LENGTH_SHARED ? r->sequence_length : r->batch_size * r->sequence_length;
 	mps_warn(w,
 		 "prefill: max_num_batched_tokens was not given, so the plan takes %s's default %s (%s): %llu tokens "
-		 "per forward, chunked prefill %s (%s). The prefill runs in forwards of %llu tokens (the batch holds "
+		 "per forward, chunked prefill %s (%s, release %s). The prefill runs in forwards of %llu tokens (the batch holds "
 		 "%llu) and activations_bytes is one forward's; give max_num_batched_tokens to plan another chunk.",
 		 c->basis == MP_ENGINE_VLLM     ? "vLLM"
 		 : c->basis == MP_ENGINE_SGLANG ? "SGLang"
@@ -34,9 +36,10 @@ void mps_warn_prefill(const mps_inference_plan *p, mps_warnings *w)
 		 c->basis == MP_ENGINE_TRTLLM ? "as the engine schedules it: a forward holds at most max_num_tokens"
 		 : c->chunked_prefill          ? "on"
 					       : "off: at least sequence_length per forward",
-		 c->basis == MP_ENGINE_VLLM     ? "vllm/engine/arg_utils.py get_batch_defaults, vLLM 0.11"
-		 : c->basis == MP_ENGINE_SGLANG ? "sglang server_args.py _handle_gpu_memory_settings"
+		 c->basis == MP_ENGINE_VLLM     ? "vllm/engine/arg_utils.py get_batch_defaults"
+		 : c->basis == MP_ENGINE_SGLANG ? "sglang/srt/arg_groups/memory_hook.py handle_gpu_memory_settings"
 						: "TensorRT-LLM max_num_tokens",
+		 rel ? rel->release : "",
 		 (unsigned long long)c->max_num_batched_tokens, (unsigned long long)total);
 }
 

@@ -91,6 +91,50 @@ QUANT_CONFIGS = {
 }
 
 
+# TensorRT-LLM 1.2: its wheel is not on PyPI (the package there fetches it from NVIDIA's index, not reachable
+# here), so its commands are held to the options trtllm-serve declares, read from its source
+# (tensorrt_llm/commands/serve.py, NVIDIA/TensorRT-LLM at 00209af1: click options of `serve`), and to the rule
+# that the options file replaces the KvCacheConfig the flags built (update_llm_args_with_extra_dict): a
+# kv_cache_config in it must carry free_gpu_memory_fraction. A reading of the source, not the engine's code.
+TRTLLM_SERVE_OPTIONS = {
+    "--tokenizer", "--custom_tokenizer", "--host", "--port", "--backend", "--custom_module_dirs", "--log_level",
+    "--max_beam_width", "--max_batch_size", "--max_num_tokens", "--max_seq_len", "--tensor_parallel_size",
+    "--tp_size", "--pipeline_parallel_size", "--pp_size", "--context_parallel_size", "--cp_size",
+    "--moe_expert_parallel_size", "--ep_size", "--moe_cluster_parallel_size", "--cluster_size", "--gpus_per_node",
+    "--free_gpu_memory_fraction", "--kv_cache_free_gpu_memory_fraction", "--num_postprocess_workers",
+    "--trust_remote_code", "--revision", "--config", "--extra_llm_api_options", "--reasoning_parser",
+    "--tool_parser", "--metadata_server_config_file", "--server_role", "--fail_fast_on_attention_window_too_large",
+    "--otlp_traces_endpoint", "--disagg_cluster_uri", "--enable_chunked_prefill", "--media_io_kwargs",
+    "--chat_template",
+}
+TRTLLM_FLAGS = {"--trust_remote_code", "--enable_chunked_prefill", "--fail_fast_on_attention_window_too_large"}
+
+
+def check_trtllm(doc):
+    """The errors of one trtllm-serve command against the options its source declares."""
+    eng = doc["engine"]
+    errors = []
+    for a in eng["args"]:
+        if a["flag"] not in TRTLLM_SERVE_OPTIONS:
+            errors.append("%s: not an option of trtllm-serve 1.2" % a["flag"])
+        elif (a["flag"] in TRTLLM_FLAGS) != (a.get("value") is None):
+            errors.append("%s: %s" % (a["flag"], "a switch takes no value" if a["flag"] in TRTLLM_FLAGS
+                                      else "needs a value"))
+    yaml_text = eng.get("extra_llm_api_options_yaml", "")
+    flags = {a["flag"] for a in eng["args"]}
+    if yaml_text:
+        if "--extra_llm_api_options" not in flags:
+            errors.append("an options file with no --extra_llm_api_options")
+        if "kv_cache_config:" in yaml_text and "free_gpu_memory_fraction:" not in yaml_text:
+            errors.append("kv_cache_config replaces the flags' KvCacheConfig: free_gpu_memory_fraction lost")
+    req = doc["request"]
+    if req.get("max_num_batched_tokens") and req["max_num_batched_tokens"] < req["sequence_length"] and \
+            "--enable_chunked_prefill" not in flags:
+        errors.append("max_num_tokens %d below max_seq_len %d without --enable_chunked_prefill"
+                      % (req["max_num_batched_tokens"], req["sequence_length"]))
+    return errors
+
+
 def stub_dir(tmp):
     """A folder with libcuda.so.1 -> the CUDA toolkit's driver stub."""
     nvcc = shutil.which("nvcc")
@@ -201,6 +245,23 @@ def main():
                 lines.append("%s %s %s %-22s %s" % (tag, engine, res["version"], x["id"], detail[:400]))
                 if not x["ok"] and os.environ.get("ENGINES_REAL_VERBOSE") == "1" and x.get("trace"):
                     lines.append(x["trace"])
+    if not ONLY or "trtllm" in ONLY:
+        for row in GRID:
+            cid, model, fields = row[0], row[1], row[2]
+            if os.environ.get("ENGINES_REAL_CASES") and cid not in os.environ["ENGINES_REAL_CASES"].split(","):
+                continue
+            doc, err = plan(model, fields, "trtllm", "1.2", (row[3] if len(row) > 3 else None) or "h100-sxm5-80gb")
+            if doc is None:
+                ok = "invalid value at /weight_dtype:" in err  # nf4: TensorRT-LLM has no nf4
+                lines.append("%s trtllm 1.2 (source) %-22s 422: %s" % ("ok  " if ok else "FAIL", cid, err[:160]))
+            else:
+                errs = check_trtllm(doc)
+                ok = not errs
+                lines.append("%s trtllm 1.2 (source) %-22s %s" % ("ok  " if ok else "FAIL", cid,
+                                                                   "; ".join(errs) or "options and KV file as "
+                                                                   "serve.py declares them"))
+            passed += ok
+            failed += not ok
     print("\n".join(lines))
     if os.environ.get("KEEP") != "1":
         shutil.rmtree(TMP, ignore_errors=True)
