@@ -295,9 +295,11 @@ browser: $(VENV)/.installed $(BUILD)/memplan
 
 # ----- sanitizers: the whole suite under ASan + UBSan, in its own build folder ----------------------------------
 ASAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+# The engines' tier plans every case with the sanitized memplan but leaves the engines' own checks (the same
+# Python, 10 minutes) to the plain `make test` (ENGINES_REAL_PLANS_ONLY=1).
 asan: deps
 	MEMPLAN_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-		$(MAKE) --no-print-directory CC=clang CUDA=0 BUILD=build/asan SAN_FLAGS="$(ASAN_FLAGS)" test
+		ENGINES_REAL_PLANS_ONLY=1 $(MAKE) --no-print-directory CC=clang CUDA=0 BUILD=build/asan SAN_FLAGS="$(ASAN_FLAGS)" test
 
 # ----- fuzzing (libFuzzer, clang) ------------------------------------------------------------------------------
 FUZZERS      := plan hf_config k8s engine_log
