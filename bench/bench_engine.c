@@ -64,15 +64,6 @@ static const struct {
 	{"sglang", "sglang-21348-qwen3-235b-tp4.log", "qwen3-235b-a22b.json:40960:bf16:4:0.5", "4 x H100, 0.93", true},
 };
 
-/* The document as a client reads it (numbers parsed back); frees the one the encoder made. */
-static cJSON *parsed(cJSON *doc)
-{
-	cJSON *copy = doc ? mpc_as_parsed(doc) : NULL;
-
-	cJSON_Delete(doc);
-	return copy;
-}
-
 static char *slurp(const char *path)
 {
 	FILE *f = fopen(path, "rb");
@@ -165,7 +156,7 @@ static void table(mps_service *svc)
 		char path[160];
 		char *log;
 		cJSON *body = cJSON_CreateObject(), *doc = NULL, *f;
-		mps_engine_check_request *rq = malloc(sizeof(*rq));
+		mps_engine_check_request *rq = calloc(1, sizeof(*rq));
 		mps_engine_check *c = malloc(sizeof(*c));
 		mp_error err = MP_ERROR_INIT;
 		mp_status st;
@@ -182,8 +173,13 @@ static void table(mps_service *svc)
 		st = mpc_engine_check_decode(body, rq, &err);
 		if (st == MP_OK)
 			st = mps_engine_check_run(svc, rq, c, &err);
-		if (st == MP_OK)
-			doc = parsed(mpc_engine_check_json(rq, c));
+		if (st == MP_OK) {
+			mpc_out w;
+
+			mpc_out_init(&w);
+			mpc_engine_check_write(&w, rq, c);
+			doc = mpc_out_parse(&w);
+		}
 		if (doc == NULL) {
 			fprintf(stderr, "bench_engine: %s: %s %s\n", runs[i].file, err.field, err.message);
 			exit(1);
@@ -218,6 +214,7 @@ static void table(mps_service *svc)
 		cJSON_Delete(body);
 		free(log);
 		free(c);
+		mpc_engine_check_request_release(rq);
 		free(rq);
 	}
 	printf("\nOn the logs whose GPU, model and settings the report states (|reported - predicted| / predicted):\n\n");

@@ -30,11 +30,11 @@ static bool print_answer(const mps_roofline_request *rq, const mps_roofline_resu
 	char *text;
 
 	if (json) {
-		cJSON *doc = mpc_roofline_json(rq, r);
-		bool ok = doc && cli_print_json(doc);
+		mpc_out w;
 
-		cJSON_Delete(doc);
-		return ok;
+		mpc_out_init(&w);
+		mpc_roofline_write(&w, rq, r);
+		return cli_print_json_text(mpc_out_finish(&w, NULL));
 	}
 	text = mpc_roofline_table_text(rq, r);
 	if (text == NULL)
@@ -79,7 +79,7 @@ int cli_roofline(int argc, char **argv)
 {
 	const char *db = cli_default_db(), *device = NULL, *svg = NULL;
 	mps_service *svc = NULL;
-	mps_roofline_request *rq = malloc(sizeof(*rq));
+	mps_roofline_request *rq = calloc(1, sizeof(*rq));
 	mps_roofline_result *r = malloc(sizeof(*r));
 	mpc_chart *chart = malloc(sizeof(*chart));
 	mp_error err = { { 0 }, { 0 }, NULL };
@@ -161,6 +161,7 @@ out:
 	cJSON_Delete(body);
 	free(chart);
 	free(r);
+	mpc_roofline_request_release(rq);
 	free(rq);
 	mps_close(svc);
 	return rc;

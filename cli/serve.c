@@ -160,7 +160,7 @@ int cli_serve(int argc, char **argv)
 	{
 		char why[600];
 
-		if (mp_store_write_state(mps_store(d.svc), why, sizeof(why)) != MP_STORE_WRITABLE)
+		if (!mps_writable(d.svc, why, sizeof(why)))
 			mpd_log(lvl, MPD_LOG_WARN, "memplan serve: %s (GET /v1/health says degraded)", why);
 	}
 	pthread_sigmask(SIG_UNBLOCK, &stop_set, NULL);

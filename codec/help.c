@@ -33,6 +33,8 @@ static const field_doc docs[] = {
     {"weight_formats", "per tensor class formats overriding weight_dtype",
      "an object of embeddings, attention, mlp, experts, lm_head, norms (--weight_formats.lm_head q6_K)"},
     {"weight_layout", "how weight bytes are counted", NULL},
+    {"include", "optional parts of the answer",
+     "a list of: tensors (the model's tensors with formats and bytes: --include '[\"tensors\"]')"},
     {"int4_group_size", "int4 quantisation group", NULL},
     {"int4_scheme", "int4 scales and zeros", NULL},
     {"nf4_double_quant", "nf4 with quantised scales (bitsandbytes)", NULL},
@@ -45,6 +47,8 @@ static const field_doc docs[] = {
     {"logits_positions", "positions whose logits the prefill keeps", NULL},
     {"gpu_memory_utilization", "the fraction of the GPU the plan may use (vLLM)", NULL},
     {"allow_beyond_max_position_embeddings", "plan past the model's context", NULL},
+    {"observed_terms", "take a memory term from running engines' reports where the model is consistently off "
+     "(POST /v1/observations)", "true (the default) or false (the model's terms)"},
     {"precision", "training precision regime", NULL},
     {"optimizer", "optimizer (its states per parameter)", NULL},
     {"micro_batch_size", "sequences per GPU per step", NULL},

@@ -35,6 +35,7 @@ typedef struct inference_body {
 	bool nf4_double_quant, chunked_prefill;
 	double utilization, mem_fraction_static, free_gpu_memory_fraction;
 	char served_model[256];
+	bool observed_terms;
 	char engine_version[32];
 	bool enforce_eager;
 } inference_body;
@@ -85,6 +86,9 @@ static const mpm_field inference_fields[] = {
 	  .dmin = 0.01, .dmax = 1 },
 	{ .name = "served_model", .type = MPM_F_STRING, .offset = OFF(served_model),
 	  .size = MPM_STR(inference_body, served_model) },
+	/* parts of the answer beyond the default ones: ["tensors"] (read by mpc_include_decode) */
+	{ .name = "include", .type = MPM_F_ANY },
+	{ .name = "observed_terms", .type = MPM_F_BOOL, .offset = OFF(observed_terms) },
 	{ .name = "engine_version", .type = MPM_F_STRING, .offset = OFF(engine_version),
 	  .size = MPM_STR(inference_body, engine_version) },
 	{ .name = "enforce_eager", .type = MPM_F_BOOL, .offset = OFF(enforce_eager) },
@@ -154,6 +158,7 @@ static mp_status decode_body(const cJSON *body, const char *pointer, inference_b
 	ib->nf4_double_quant = !j->opts.formats.nf4_no_double_quant;
 	ib->engine = -1;
 	ib->chunked_prefill = true;
+	ib->observed_terms = true;
 	st = mp_problems_note(&p, mpm_decode_fields(body, pointer, inference_fields, MPM_COUNT(inference_fields), ib, err),
 			      err);
 	if (st == MP_ENOMEM || !cJSON_IsObject(body))
@@ -267,6 +272,8 @@ static mp_status decode_body(const cJSON *body, const char *pointer, inference_b
 	j->engine.block_size_given = mpc_member(body, "kv_block_size") != NULL;
 	j->engine.mem_fraction_static = ib->mem_fraction_static;
 	j->engine.free_gpu_memory_fraction = ib->free_gpu_memory_fraction;
+	/* "observed_terms": false: the engine block keeps its model's terms (service/observe.h) */
+	j->engine.observed_terms_off = !ib->observed_terms;
 	mpc_join(j->engine.served_model, sizeof(j->engine.served_model), ib->served_model, NULL);
 	j->engine.enforce_eager = ib->enforce_eager;
 	j->engine.version = NULL;
@@ -295,6 +302,8 @@ static mp_status decode_body(const cJSON *body, const char *pointer, inference_b
 					 err);
 			break;
 		}
+	mpc_join(field, sizeof(field), pointer, "/include");
+	mp_problems_note(&p, mpc_include_decode(mpc_member(body, "include"), field, &j->include_tensors, err), err);
 	j->req.batch_size = ib->req.batch_size;
 	j->req.sequence_length = ib->req.sequence_length;
 	j->req.num_gpus = ib->req.num_gpus;
@@ -329,6 +338,14 @@ mp_status mpc_inference_decode(const cJSON *body, const char *pointer, bool allo
 						  err),
 			     err) == MP_ENOMEM)
 		return mp_problems_end(&p, err);
+	if (!allow_device && j->include_tensors) {
+		mpc_join(field, sizeof(field), pointer, "/include");
+		mp_problems_note(&p,
+				 mp_fail(err, MP_EINVAL, field,
+					 "include applies to one plan (POST /v1/plan/inference); a batch's answers list "
+					 "no tensors: GET /v1/models/{id}/tensors lists a model's"),
+				 err);
+	}
 	mpc_join(field, sizeof(field), pointer, "/device");
 	if (!allow_device && mpc_member(body, "device"))
 		mp_problems_note(&p,
@@ -418,10 +435,9 @@ static void workspace_write(mpc_out *w, const mp_inference_opts *o, const mp_inf
 	mpc_w_end(w);
 }
 
-static void fit_write(mpc_out *w, const mp_fit *fit, const mp_store_device *dev)
+void mpc_fit_members_write(mpc_out *w, const mp_fit *fit, const mp_store_device *dev, uint64_t min_gpus)
 {
-	mpc_w_obj(w, "fit");
-	mpc_w_str(w, "device", dev->id);
+	mpc_w_str(w, "device", mps_device_label(dev));
 	mpc_w_bool(w, "fits", fit->fits);
 	mpc_w_u64(w, "capacity_bytes", fit->capacity_bytes);
 	mpc_w_str(w, "capacity_source", dev->hw.usable_memory_bytes ? "usable_memory_bytes" : "memory_bytes");
@@ -432,8 +448,7 @@ static void fit_write(mpc_out *w, const mp_fit *fit, const mp_store_device *dev)
 	mpc_w_lit(w, "max_sequence_length_bound", fit->max_sequence_length_at_context ? "context" : "memory");
 	mpc_w_u64(w, "budget_bytes", fit->budget_bytes);
 	mpc_w_u64(w, "reserve_bytes", fit->reserve_bytes);
-	mpc_w_u64_or_null(w, "min_gpus", fit->min_gpus);
-	mpc_w_end(w);
+	mpc_w_u64_or_null(w, "min_gpus", min_gpus);
 }
 
 /* The performance block: roofline floors from the same engine as POST /v1/roofline. */
@@ -636,22 +651,16 @@ void mpc_inference_plan_write(mpc_out *w, const mps_inference_request *rq, const
 	mpc_w_end(w);
 
 	if (p->have_device) {
-		fit_write(w, &p->fit, &p->device);
+		mpc_w_obj(w, "fit");
+		mpc_fit_members_write(w, &p->fit, &p->device, p->fit.min_gpus);
+		mpc_w_end(w);
 		performance_write(w, &p->perf);
 	}
-	if (p->have_engine) {
-		cJSON *e = mpc_engine_block_json(&p->job, p); /* a small tree of its own (engine.c), copied in */
-
-		if (e == NULL)
-			w->failed = true; /* out of memory: mpc_out_finish answers NULL */
-		else
-			mpc_w_item(w, "engine", e);
-		cJSON_Delete(e);
-	}
-	mpc_w_arr(w, "warnings");
-	for (size_t i = 0; i < p->warnings.n && i < MPS_MAX_WARNINGS; i++)
-		mpc_w_str(w, NULL, p->warnings.text[i]);
-	mpc_w_end(w);
+	if (p->have_engine)
+		mpc_engine_block_write(w, "engine", &p->job, p);
+	if (p->job.include_tensors)
+		mpc_tensors_write(w, "tensors", &p->tensors);
+	mpc_warnings_write(w, &p->warnings);
 	notes_write(w, p);
 	mpc_w_end(w);
 }
@@ -665,23 +674,16 @@ char *mpc_inference_plan_print(const mps_inference_request *rq, const mps_infere
 	return mpc_out_finish(&w, len);
 }
 
-cJSON *mpc_inference_plan_json(const mps_inference_request *rq, const mps_inference_plan *p)
+void mpc_warnings_write(mpc_out *w, const mps_warnings *warnings)
 {
-	char *text = mpc_inference_plan_print(rq, p, NULL);
-	cJSON *doc = text ? mpc_parse_exact(text) : NULL;
+	char more[96];
 
-	free(text);
-	return doc;
-}
-
-/* warnings: what the answer rests on that the request did not say (always present, possibly empty) */
-cJSON *mpc_warnings_json(const mps_warnings *w)
-{
-	cJSON *a = cJSON_CreateArray();
-
-	for (size_t i = 0; a && i < w->n && i < MPS_MAX_WARNINGS; i++)
-		mpc_append(a, cJSON_CreateString(w->text[i]));
-	return a;
+	mpc_w_arr(w, "warnings");
+	for (size_t i = 0; i < warnings->n && i < MPS_MAX_WARNINGS; i++)
+		mpc_w_str(w, NULL, warnings->text[i]);
+	if (mps_warnings_left_out(warnings, more, sizeof(more)))
+		mpc_w_str(w, NULL, more);
+	mpc_w_end(w);
 }
 
 const mpm_field *mpc_inference_field_table(size_t *n)

@@ -481,7 +481,7 @@ static void svg_roofs(svg_state *s, const mpc_chart *c)
 		const mpc_chart_roof *rf = &c->roofs[k];
 		double y = sy(a, rf->flops_per_second), w;
 		box tag;
-		char id[16];
+		char id[32]; /* "roof-tag-" and a size_t's 20 digits */
 
 		if (!(rf->flops_per_second > 0) || rf->flops_per_second < pow(10, a->y0))
 			continue;

@@ -11,7 +11,7 @@
 #include "config.h"
 #include "log.h"
 
-typedef enum kind { K_LISTEN, K_PATH, K_UINT, K_SIZE, K_LEVEL, K_TOKEN_FILE, K_BOOL, K_PASS_FAIL, K_LABELS } kind;
+typedef enum kind { K_LISTEN, K_PATH, K_UINT, K_SIZE, K_LEVEL, K_TOKEN_FILE, K_BOOL, K_PASS_FAIL, K_LABELS, K_ON_OFF } kind;
 
 static const struct setting {
 	const char *key;
@@ -43,6 +43,9 @@ static const struct setting {
 	{ "k8s-max-body-bytes", K_SIZE, 1024, 1ULL << 32,
 	  "body limit of /v1/k8s/filter and /v1/k8s/prioritize, which carry every candidate Node object (default "
 	  "134217728)" },
+	{ "model-max-body-bytes", K_SIZE, 1024, 1ULL << 32,
+	  "body limit of the routes that take a model (plan, engine-check, fit), whose gguf_header carries a GGUF "
+	  "file's header with its tokenizer in base64 (default 33554432)" },
 	{ "node-labels", K_LABELS, 0, 0,
 	  "labels added to this node's calibration gauges, aligned with the DCGM exporter's: "
 	  "Hostname=...,gpu=0,UUID=GPU-...,modelName=NVIDIA H200 (default none; the node agent sets them)" },
@@ -53,6 +56,10 @@ static const struct setting {
 	  "(default 10)" },
 	{ "max-connections-per-ip", K_UINT, 0, 65536,
 	  "concurrent connections from one client address; 0 = no limit (default 0)" },
+	{ "observed-terms", K_ON_OFF, 0, 0,
+	  "on: an engine block takes a memory term from what running engines reported (POST /v1/observations) where "
+	  "the model is consistently off for that engine version and device, saying so; off: the model's terms "
+	  "always (default on)" },
 };
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 
@@ -123,6 +130,12 @@ static mp_status set_one(mpd_config *cfg, const struct setting *s, const char *v
 		snprintf(cfg->node_labels, sizeof(cfg->node_labels), "%s", value);
 		return MP_OK;
 	}
+	case K_ON_OFF:
+		if (strcmp(value, "on") == 0 || strcmp(value, "off") == 0) {
+			cfg->observed_terms_off = strcmp(value, "off") == 0;
+			return MP_OK;
+		}
+		return mp_fail(err, MP_EINVAL, s->key, "%s must be on or off (got '%.40s')", s->key, value);
 	case K_UINT:
 	case K_SIZE:
 		break;
@@ -148,6 +161,8 @@ static mp_status set_one(mpd_config *cfg, const struct setting *s, const char *v
 		cfg->k8s_headroom_floor_percent = (unsigned int)v;
 	else if (strcmp(s->key, "k8s-max-body-bytes") == 0)
 		cfg->k8s_max_body_bytes = (size_t)v;
+	else if (strcmp(s->key, "model-max-body-bytes") == 0)
+		cfg->model_max_body_bytes = (size_t)v;
 	else if (strcmp(s->key, "max-heavy-requests") == 0)
 		cfg->max_heavy_requests = (unsigned int)v;
 	else if (strcmp(s->key, "header-timeout") == 0)

@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "../service/calib.h"
+#include "../service/nodes.h"
 #include "../service/service.h"
 
 #define MPD_DEFAULT_LISTEN "127.0.0.1:8080"
@@ -25,7 +26,12 @@
 /* kube-scheduler sends every feasible Node object (10 to 20 KB each with GFD and NFD labels and the image list):
  * 5,000 nodes are 50 to 100 MB */
 #define MPD_DEFAULT_K8S_MAX_BODY_BYTES (128 * 1024 * 1024)
+/* a GGUF header with its tokenizer is a few MB (a 150k-token vocabulary: about 8 MB), base64 a third more: the
+ * routes that take a model (MPD_ROUTE_MODEL_BODY) take bodies up to this */
+#define MPD_DEFAULT_MODEL_MAX_BODY_BYTES (32 * 1024 * 1024)
 #define MPD_MAX_URL_BYTES 4096			/* longer request targets get 414 */
+/* the {id} segment of a path as routes hand it over: a node name (a DNS subdomain, 253 bytes) fits */
+#define MPD_PATH_ID_MAX 256
 /* per connection: request line + headers must fit (else 431). libmicrohttpd 0.9.75 zeroes the whole pool after
  * every request (MHD_pool_reset): 64 KiB cost ~65,000 instructions per request, as much as a plan; 16 KiB holds a
  * 4 KiB path (414 beyond) and 11 KiB of headers. */
@@ -49,12 +55,14 @@ typedef struct mpd_config {
 	bool k8s_unknown_device_fails;	/* a node whose GPU maps to no profile fails (default: passes) */
 	unsigned int k8s_headroom_floor_percent;	/* prioritize: headroom a placement should keep (default 10) */
 	size_t k8s_max_body_bytes;	/* body limit of the extender's routes (Node objects of every candidate node) */
+	size_t model_max_body_bytes;	/* body limit of the routes that take a model (a GGUF header pasted in base64) */
 	char node_labels[512];		/* "Hostname=n1,gpu=0,UUID=GPU-...,modelName=NVIDIA H200": labels of this node's
 					 * calibration gauges, aligned with DCGM's (the node agent sets them) */
 	unsigned int max_heavy_requests;	/* fit and capacity computations in flight; more get 503; 0 = threads / 2
 					   (at least 1) */
 	unsigned int header_timeout_seconds;	/* a connection must send its request line and headers within this */
 	unsigned int max_connections_per_ip;	/* 0 = no per-address limit */
+	bool observed_terms_off;	/* --observed-terms off: plans keep the model's terms (service/observe.h) */
 } mpd_config;
 
 typedef struct mpd_daemon {
@@ -68,6 +76,7 @@ typedef struct mpd_daemon {
 	atomic_uint heavy_in_flight;	/* HEAVY routes computing now (server.c), at most max_heavy_requests */
 	unsigned int heavy_limit;	/* max_heavy_requests as applied */
 	struct mpd_guard *guard;	/* connections still sending their headers (server.c: the header deadline) */
+	mps_node_cache *nodes;		/* the node agents' reports (service/nodes.h), made by mpd_start */
 } mpd_daemon;
 
 /* A decoded request, borrowed by the handler for the duration of the call. */
@@ -83,12 +92,12 @@ typedef struct mpd_request {
 	bool text;			/* ?format=text on a route that takes it: the answer for people (text/plain) */
 } mpd_request;
 
-/* What a handler produces. On MP_OK, `json` (owned; freed by the reply writer) and `http_status` (0 = 200).
- * On error, `err` names the field and says what is wrong; `http_status` may refine the default mapping. */
+/* What a handler produces. On MP_OK, `text` (owned; freed by the reply writer: the JSON answer codec's writer
+ * wrote, or text for people) with its `text_type`, and `http_status` (0 = 200). On error, `err` names the field
+ * and says what is wrong; `http_status` may refine the default mapping. */
 typedef struct mpd_reply {
 	int http_status;
-	cJSON *json;
-	char *text;			/* alternative plain-text body (owned), with text_type */
+	char *text;			/* the body (owned), with text_type; NULL for a 204 */
 	const char *text_type;
 	mp_error err;
 	bool cacheable;			/* a GET: reply.c adds a strong ETag and answers If-None-Match with 304 */
@@ -97,6 +106,8 @@ typedef struct mpd_reply {
 	bool page;			/* the web page's files: reply.c adds its Content-Security-Policy */
 	unsigned int retry_after;	/* seconds for a Retry-After header (503 overloaded), 0 = none */
 	bool close;			/* ask the client to close the connection after this answer (framing errors) */
+	bool no_store;			/* the answer rests on more than the body and the store (a Hugging Face repository
+					   read from its cache or the Hub): never kept in the response cache */
 	/* A 200 body produced while it is sent (POST /v1/fit): stream_read writes up to max bytes into buf and returns
 	 * how many, 0 at the end, -1 on a failure (the connection is then closed before the answer is complete);
 	 * stream_free releases stream_ctx once the response is done. text_type names the media type. Owned by the

@@ -172,14 +172,8 @@ mp_status mpd_h_capacity(mpd_request *req, mpd_reply *rep)
 		mpc_capacity_doc_free(doc);
 		return st == MP_ENOMEM ? mp_fail(&rep->err, st, "", "out of memory") : st;
 	}
-	rep->json = mpc_capacity_doc_finish(doc, &model);
-	if (rep->json == NULL)
-		return mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
-	if (text) {
-		rep->text = mpc_capacity_text(rep->json);
-		if (rep->text == NULL)
-			return mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
-		rep->text_type = "text/plain; charset=utf-8";
-	}
-	return MP_OK;
+	rep->text = text ? mpc_capacity_text(doc, &model) : mpc_capacity_json(doc, &model, NULL);
+	rep->text_type = text ? "text/plain; charset=utf-8" : "application/json";
+	mpc_capacity_doc_free(doc);
+	return rep->text ? MP_OK : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 }

@@ -15,7 +15,7 @@
 
 mp_status mpd_h_roofline(mpd_request *req, mpd_reply *rep)
 {
-	mps_roofline_request *rq = malloc(sizeof(*rq));
+	mps_roofline_request *rq = calloc(1, sizeof(*rq));
 	mps_roofline_result *r = malloc(sizeof(*r));
 	mp_status st = rq && r ? MP_OK : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 
@@ -23,9 +23,15 @@ mp_status mpd_h_roofline(mpd_request *req, mpd_reply *rep)
 		st = mpc_roofline_decode(req->json, rq, &rep->err);
 	if (st == MP_OK)
 		st = mps_roofline(req->d->svc, rq, r, &rep->err);
-	if (st == MP_OK && (rep->json = mpc_roofline_json(rq, r)) == NULL)
-		st = mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
+	if (st == MP_OK) {
+		mpc_out w;
+
+		mpc_out_init(&w);
+		mpc_roofline_write(&w, rq, r);
+		st = mpd_reply_json(rep, &w);
+	}
 	free(r);
+	mpc_roofline_request_release(rq);
 	free(rq);
 	return st;
 }
@@ -118,6 +124,7 @@ mp_status mpd_h_device_roofline_svg(mpd_request *req, mpd_reply *rep)
 out:
 	free(chart);
 	free(r);
+	mpc_roofline_request_release(rq);
 	free(rq);
 	return st;
 }

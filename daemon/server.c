@@ -28,6 +28,7 @@
 #include "metrics.h"
 #include "reply.h"
 #include "respcache.h"
+#include "../service/observe.h"
 #include "routes.h"
 
 typedef struct req_state {
@@ -61,6 +62,7 @@ void mpd_config_defaults(mpd_config *cfg)
 	cfg->response_cache_bytes = MPD_DEFAULT_RESPONSE_CACHE_BYTES;
 	cfg->k8s_headroom_floor_percent = 10;
 	cfg->k8s_max_body_bytes = MPD_DEFAULT_K8S_MAX_BODY_BYTES;
+	cfg->model_max_body_bytes = MPD_DEFAULT_MODEL_MAX_BODY_BYTES;
 	cfg->header_timeout_seconds = 10;
 }
 
@@ -147,7 +149,8 @@ static req_state *request_begin(mpd_daemon *d, const char *method, const char *u
 	clock_gettime(CLOCK_MONOTONIC, &rs->start);
 	rs->route = "unmatched";
 	snprintf(rs->method, sizeof(rs->method), "%s", method);
-	snprintf(rs->path, sizeof(rs->path), "%s", url);
+	/* well-formed UTF-8 even when cut (a log line is JSON text): a node name's path is up to 264 bytes */
+	mpc_utf8_sanitize(rs->path, sizeof(rs->path), url);
 	if (d->metrics)
 		mpd_metrics_request_begin(d->metrics);
 	return rs;
@@ -339,9 +342,10 @@ static bool content_length(struct MHD_Connection *conn, unsigned long long *out)
 
 typedef struct query_check {
 	const char *allowed;	/* the route's query names, space-separated ("" = none) */
-	char bad[72];		/* the first name not in the list, or "" */
+	char bad[MP_POINTER_MAX - 1];	/* the first name not in the list, or "" (with "?", a whole error field) */
 	bool twice;		/* bad is a known name given more than once (?a=1&a=2: which one?) */
-	const char *seen[32];	/* the known names so far (libmicrohttpd's strings, alive for the request) */
+	const char *seen[32];	/* the known names so far that may be given once (libmicrohttpd's strings, alive for
+				   the request); a route takes fewer */
 	size_t nseen;
 } query_check;
 
@@ -386,7 +390,7 @@ static enum MHD_Result check_query_name(void *cls, enum MHD_ValueKind kind, cons
 				snprintf(q->bad, sizeof(q->bad), "%s", key); /* a known name: plain text already */
 				return MHD_NO;
 			}
-		if (q->nseen < sizeof(q->seen) / sizeof(q->seen[0]))
+		if (!repeatable && q->nseen < sizeof(q->seen) / sizeof(q->seen[0]))
 			q->seen[q->nseen++] = key;
 		return MHD_YES;
 	}
@@ -463,8 +467,6 @@ static mp_status run_handler(const mpd_route *route, mpd_request *req, mpd_reply
 
 	if (mpc_alloc_failures() == failed || st == MP_ENOMEM)
 		return st;
-	cJSON_Delete(rep->json);
-	rep->json = NULL;
 	free(rep->text);
 	rep->text = NULL;
 	if (rep->stream_free)
@@ -606,7 +608,7 @@ static ssize_t tee_read(void *ctx, char *buf, size_t max)
 		}
 	}
 	if (n == 0 && !t->dropped && t->len > 0 &&
-	    mp_store_generation(mps_store(t->d->svc)) == t->gen)
+	    mps_generation(t->d->svc) == t->gen)
 		mpd_respcache_put(t->d->respcache, t->route, t->key, t->klen, t->gen, t->copy, t->len);
 	return n;
 }
@@ -669,7 +671,7 @@ static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *re
 	if (!(route->flags & MPD_ROUTE_PURE)) {
 		st = run_handler(route, req, rep);
 		if (route->flags & MPD_ROUTE_WRITE) /* a write empties the cache now, not at the next lookup */
-			mpd_respcache_sync(d->respcache, mp_store_generation(mps_store(d->svc)));
+			mpd_respcache_sync(d->respcache, mps_generation(d->svc));
 		return st;
 	}
 	if (strcmp(route->method, "GET") == 0) { /* a GET's question is its query arguments */
@@ -687,7 +689,7 @@ static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *re
 		kb = q->buf;
 		klen = q->len;
 	}
-	gen = mp_store_generation(mps_store(d->svc));
+	gen = mps_generation(d->svc);
 	text = mpd_respcache_get(d->respcache, key, kb, klen, gen, NULL);
 	if (text) {
 		free(q);
@@ -707,30 +709,20 @@ static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *re
 		free(q);
 		return st;
 	}
-	/* only JSON answers are kept: a tree (printed here, the bytes the reply writer would print) or JSON text a
-	 * handler wrote as it went (POST /v1/fit); text for people (?format=text) is another key, computed each time */
-	if (st != MP_OK || (rep->http_status != 0 && rep->http_status != 200)) {
+	/* only JSON answers are kept (codec's writer wrote them); text for people (?format=text) is another key,
+	 * computed each time */
+	if (st != MP_OK || rep->no_store || (rep->http_status != 0 && rep->http_status != 200)) {
 		free(q);
 		return st;
 	}
-	if (rep->json != NULL && rep->text == NULL) {
-		if ((text = mpc_print(rep->json, false)) == NULL) {
-			free(q);
-			return st; /* out of memory printing: the reply writer reports it */
-		}
-		cJSON_Delete(rep->json);
-		rep->json = NULL;
-		rep->text = text;
-		rep->text_type = "application/json";
-	} else if (rep->json == NULL && rep->text != NULL && rep->text_type &&
-		   strcmp(rep->text_type, "application/json") == 0) {
+	if (rep->text != NULL && rep->text_type && strcmp(rep->text_type, "application/json") == 0) {
 		text = rep->text;
 	} else {
 		free(q);
 		return st;
 	}
 	n = strlen(text);
-	if (mp_store_generation(mps_store(d->svc)) == gen)
+	if (mps_generation(d->svc) == gen)
 		mpd_respcache_put(d->respcache, key, kb, klen, gen, text, n);
 	free(q);
 	return st;
@@ -750,7 +742,7 @@ static enum MHD_Result reply_error(struct MHD_Connection *conn, req_state *rs, m
 static enum MHD_Result on_headers(mpd_daemon *d, struct MHD_Connection *conn, const char *url, const char *method,
 				  const char *version, void **req_cls)
 {
-	char idbuf[MP_STORE_ID_MAX + 1], allow[64];
+	char idbuf[MPD_PATH_ID_MAX], allow[64];
 	const char *id;
 	const mpd_route *route;
 	unsigned long long declared;
@@ -766,7 +758,11 @@ static enum MHD_Result on_headers(mpd_daemon *d, struct MHD_Connection *conn, co
 		rs->route = route->pattern;
 	if (check_framing(conn, rs, version) == MHD_NO || rs->status)
 		return rs->status ? MHD_YES : MHD_NO;
-	rs->max_body = route && (route->flags & MPD_ROUTE_LARGE_BODY) ? d->cfg.k8s_max_body_bytes : d->cfg.max_body_bytes;
+	rs->max_body = route && (route->flags & MPD_ROUTE_LARGE_BODY)   ? d->cfg.k8s_max_body_bytes
+		       : route && (route->flags & MPD_ROUTE_MODEL_BODY) ? d->cfg.model_max_body_bytes
+									: d->cfg.max_body_bytes;
+	if (route && (route->flags & MPD_ROUTE_MODEL_BODY) && rs->max_body < d->cfg.max_body_bytes)
+		rs->max_body = d->cfg.max_body_bytes;
 	if (content_length(conn, &declared) && declared > rs->max_body)
 		return too_large(conn, rs, rs->max_body);
 	return MHD_YES;
@@ -797,7 +793,7 @@ static enum MHD_Result on_body_chunk(mpd_daemon *d, struct MHD_Connection *conn,
 static mp_status check_query(struct MHD_Connection *conn, const mpd_route *route, mpd_reply *rep)
 {
 	query_check q = { route->query ? route->query : "", "", false, { NULL }, 0 };
-	char field[80], names[512];
+	char field[MP_POINTER_MAX], names[512];
 	size_t o = 0;
 
 	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, check_query_name, &q);
@@ -879,7 +875,7 @@ static mp_status admit(const mpd_daemon *d, struct MHD_Connection *conn, const m
 static enum MHD_Result on_request(mpd_daemon *d, struct MHD_Connection *conn, req_state *rs, const char *url,
 				  const char *method)
 {
-	char idbuf[MP_STORE_ID_MAX + 1], allow[64];
+	char idbuf[MPD_PATH_ID_MAX], allow[64];
 	const char *id;
 	const mpd_route *route = mpd_route_find(method, url, idbuf, sizeof(idbuf), &id, allow, sizeof(allow));
 	mpd_request req;
@@ -960,8 +956,6 @@ static enum MHD_Result on_request(mpd_daemon *d, struct MHD_Connection *conn, re
 	cJSON_Delete(body);
 	if (fst != MP_OK && (st == MP_OK || st == MP_EINVAL)) {
 		/* the answer it would have been is not sent: the query's problem (and the handler's, in rep.err.all) */
-		cJSON_Delete(rep.json);
-		rep.json = NULL;
 		free(rep.text);
 		rep.text = NULL;
 		if (st == MP_OK) {
@@ -1130,7 +1124,7 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 	 * not hold --max-connections beyond about a thousand; epoll (MHD_USE_AUTO) stalls in libmicrohttpd 0.9.75 (and
 	 * its master as of 2026) when a worker is at its connection limit and a multiple of 128 (MAX_EVENTS) of its
 	 * connections become ready at once: the drain loop calls epoll_wait again with the full timeout, and with the
-	 * listening socket out of the set nothing wakes it for --connection-timeout seconds (issue 19: -c1024 against
+	 * listening socket out of the set nothing wakes it for --connection-timeout seconds (wrk with -c1024 against
 	 * the default limit). poll has no such loop and measured the same under load (bench/RESULTS.md). */
 	unsigned int flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC;
 	const union MHD_DaemonInfo *info;
@@ -1154,6 +1148,8 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 		return mp_fail(err, MP_EINVAL, "--listen", "not a numeric address: %s", d->cfg.listen_host);
 	}
 	if (d->metrics == NULL && (d->metrics = mpd_metrics_new()) == NULL)
+		return mp_fail(err, MP_ENOMEM, "", "out of memory");
+	if (d->nodes == NULL && (d->nodes = mps_node_cache_new(0)) == NULL)
 		return mp_fail(err, MP_ENOMEM, "", "out of memory");
 	d->heavy_limit = d->cfg.max_heavy_requests ? d->cfg.max_heavy_requests
 			 : d->cfg.threads >= 2	    ? d->cfg.threads / 2
@@ -1192,6 +1188,10 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 		return MP_ENOMEM;
 	}
 	mps_calib_jobs_on_profile(d->calib, publish_profile, d);
+	if (d->svc) {
+		mps_observed_terms_set(d->svc, !d->cfg.observed_terms_off);
+		mpd_observation_gauges(d); /* memplan's error as the stored observations give it */
+	}
 	if (d->cfg.response_cache_bytes && d->respcache == NULL &&
 	    (d->respcache = mpd_respcache_new(d->cfg.response_cache_bytes)) == NULL) {
 		mpd_stop(d);
@@ -1217,6 +1217,8 @@ void mpd_stop(mpd_daemon *d)
 	d->metrics = NULL;
 	mpd_respcache_free(d->respcache);
 	d->respcache = NULL;
+	mps_node_cache_free(d->nodes);
+	d->nodes = NULL;
 }
 
 unsigned long mpd_shutdown(mpd_daemon *d)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../core/mp_assert.h"
 #include "memplan.h"
 
 #define GIB 1073741824.0 /* 2^30: vLLM GiB_bytes, SGLang 1 << 30, TensorRT-LLM GB = 1 << 30 */
@@ -135,7 +136,11 @@ void mp_engine_version_names(mp_engine e, char *buf, size_t len)
 
 const char *mp_engine_name(mp_engine e)
 {
-	static const char *const names[MP_ENGINE_COUNT] = {"none", "vllm", "sglang", "trtllm"};
+	static const char *const names[] = {
+	    [MP_ENGINE_NONE] = "none", [MP_ENGINE_VLLM] = "vllm", [MP_ENGINE_SGLANG] = "sglang",
+	    [MP_ENGINE_TRTLLM] = "trtllm",
+	};
+	MP_STATIC_ASSERT(MP_COUNT_OF(names) == MP_ENGINE_COUNT, "a name per mp_engine");
 
 	return (unsigned)e < MP_ENGINE_COUNT ? names[e] : "invalid";
 }
@@ -179,8 +184,10 @@ static void sglang_bucket(double mib, uint64_t tp, mp_engine_defaults *d)
 		{160, 8192, 256, 512, "90-160 GiB (H20, H200)"},
 	};
 
-	for (size_t i = 0; i < sizeof(buckets) / sizeof(buckets[0]); i++)
-		if (mib < buckets[i].below_gib * 1024) {
+	for (size_t i = 0; i < MP_COUNT_OF(buckets); i++)
+		/* the first bucket above the memory: the rows ascend */
+		if (MP_ALWAYS(i == 0 || buckets[i - 1].below_gib < buckets[i].below_gib) &&
+		    mib < buckets[i].below_gib * 1024) {
 			d->max_num_batched_tokens = buckets[i].chunk;
 			d->cuda_graph_max_bs = tp < 4 ? buckets[i].bs_small : buckets[i].bs_tp4;
 			d->device_class = buckets[i].what;
@@ -409,6 +416,41 @@ static uint64_t vllm_capture_sizes(uint64_t max_num_seqs)
 }
 
 /*
+ * The terms observations measured in place of the modelled ones they cover (mp_engine_predict): vLLM's terms
+ * inside the budget but the profile's peak, SGLang's outside it; *in_b and *out_b follow.
+ */
+static void observed_terms(const mp_engine_inputs *in, mp_engine_prediction *p, uint64_t *in_b, uint64_t *out_b)
+{
+	bool vllm = in->engine == MP_ENGINE_VLLM || in->engine == MP_ENGINE_NONE;
+	size_t k = 0;
+
+	if (!vllm && in->engine != MP_ENGINE_SGLANG)
+		return;
+	for (size_t i = 0; i < p->nterms; i++) {
+		const mp_engine_term *t = &p->terms[i];
+		bool covered = vllm ? t->in_budget && strcmp(t->name, "profile_activation") != 0 &&
+					      strcmp(t->name, "sampler") != 0
+				    : !t->in_budget;
+
+		if (!covered)
+			p->terms[k++] = *t;
+	}
+	p->nterms = k;
+	if (vllm) {
+		p->cuda_graph_bytes = 0;
+		add_term(p, "observed_non_torch", in->observed_bytes, true,
+			 "the median of observations of this release on this device: what the budget held beyond the "
+			 "weights and the profile's peak (service/observe.c)");
+		*in_b = p->profile_peak_bytes + in->observed_bytes;
+	} else {
+		add_term(p, "observed_context", in->observed_bytes, false,
+			 "the median of observations of this release on this device: the memory taken before the weights "
+			 "(service/observe.c)");
+		*out_b = in->observed_bytes;
+	}
+}
+
+/*
  * The memory terms a release subtracts beyond the plan's weights and KV (per GPU), into p->terms; returns the
  * part inside the budget (non_kv less the weights) and sets *outside to what only lowers the free memory.
  * With in->version NULL: the older arithmetic (activation + non_torch as given, nothing else).
@@ -423,7 +465,7 @@ static mp_status engine_terms(const mp_engine_inputs *in, uint64_t *inside, uint
 
 	if (v == NULL) {
 		*outside = 0;
-		if (!mp_add_u64(in->activation_bytes, in->non_torch_bytes, inside))
+		if (!mp_add_u64(in->activation_bytes, in->observed ? in->observed_bytes : in->non_torch_bytes, inside))
 			return mp_fail(err, MP_EOVERFLOW, "", "the engine's memory figures overflow 64 bits");
 		p->profile_peak_bytes = in->activation_bytes;
 		return MP_OK;
@@ -494,6 +536,8 @@ static mp_status engine_terms(const mp_engine_inputs *in, uint64_t *inside, uint
 		add_term(p, "non_torch_given", in->non_torch_bytes, true, "the request's non-torch memory");
 		in_b += in->non_torch_bytes;
 	}
+	if (in->observed)
+		observed_terms(in, p, &in_b, &out_b);
 	*inside = in_b;
 	*outside = out_b;
 	return MP_OK;
@@ -565,7 +609,7 @@ static mp_status predict_sglang(const mp_engine_inputs *in, mp_engine_prediction
 	/* get_available_gpu_memory after init_torch_distributed: free = total - CUDA context - NCCL (the terms
 	 * outside: with a version, the context is among them) */
 	if (in->version == NULL)
-		outside = in->context_bytes;
+		outside = in->observed ? in->observed_bytes : in->context_bytes;
 	total = in->total_memory_bytes > outside ? (double)(in->total_memory_bytes - outside) / GIB : 0;
 	p->total_gpu_memory_gib = total;
 	p->available_after_weights_gib = total - (double)in->weights_bytes / GIB;

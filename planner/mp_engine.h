@@ -202,12 +202,17 @@ typedef struct mp_engine_inputs {
 	uint64_t compute_bytes;		/* bytes of one activation value (2 for bf16) */
 	bool cuda_graphs;		/* the engine captures CUDA graphs (no --enforce-eager) */
 	bool custom_allreduce;		/* vLLM's custom all-reduce (TP 2-8 over NVLink) */
+	/* a term measured on running engines of this release and device, in place of the model's (service/observe.c):
+	 * vLLM the budget beyond the weights and the profile's peak, SGLang the memory taken before the weights */
+	bool observed;
+	uint64_t observed_bytes;	/* per GPU, when observed */
 } mp_engine_inputs;
 
 /* One memory term the engine subtracts, as memplan models it (mp_engine_prediction.terms). */
 typedef struct mp_engine_term {
 	const char *name;		/* static: "cuda_context", "nccl_buffers", "non_torch", "profile_activation",
-					 * "sampler", "cuda_graphs" */
+					 * "sampler", "cuda_graphs", "non_torch_given", "observed_non_torch",
+					 * "observed_context" */
 	uint64_t bytes;			/* per GPU */
 	bool in_budget;			/* taken from the engine's budget (else it only lowers the free memory) */
 	const char *source;		/* static: the file and release the term follows */
@@ -283,8 +288,13 @@ typedef struct mp_engine_prediction {
  *     copy, the top-k/top-p sort's values and int64 indices); the peak is the larger.
  *   cuda_graphs (vLLM 0.21 on, cuda_graphs): cuda_graph_base_bytes + cuda_graph_bytes_per_size x the capture
  *     sizes up to min(2 x max_num_seqs, 512).
+ *   non_torch_given: in->non_torch_bytes, inside the budget, when given.
+ * With in->observed, the terms observations measured replace the model's (service/observe.c): vLLM, every term
+ *   inside the budget but the profile's peak becomes one observed_non_torch of in->observed_bytes (cuda_graph_bytes
+ *   then 0: the observation holds it); SGLang, every term outside becomes one observed_context.
  * vLLM 0.21 on requests ceil(total x util), before int(). With in->version NULL the older arithmetic holds
- * (activation_bytes and non_torch_bytes as given, nothing else).
+ * (activation_bytes and non_torch_bytes as given, nothing else; observed_bytes in place of non_torch_bytes for vLLM,
+ * of context_bytes for SGLang).
  * Worked example (tests/test_engine.c, vllm #10517 on an RTX 3090): Llama-3.1-8B, bf16, 1,952 blocks of 16 ->
  * 31,232 tokens, concurrency 1.56x for 20,000 tokens; tests/test_engine_check.c test_predicted_from_plan holds
  * 0.33's terms (ceil(total x 0.92), 64 MiB outside PyTorch, the sampler's 32 x 128,256 x 18 B, 342 MiB of CUDA

@@ -10,20 +10,33 @@
 #include <strings.h>
 
 #include "service_int.h"
+#include "../model/mpm_types.h"
 
 void mps_warn(mps_warnings *w, const char *fmt, ...)
 {
 	char text[MPS_WARNING_BYTES];
 	va_list ap;
+	int n;
 
-	if (w == NULL || w->n >= MPS_MAX_WARNINGS)
+	if (w == NULL)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
+	n = vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
+	if (n >= 0 && (size_t)n >= sizeof(text)) { /* cut, and said: "..." at a character boundary */
+		size_t at = sizeof(text) - 4;
+
+		while (at > 0 && ((unsigned char)text[at] & 0xC0) == 0x80)
+			at--;
+		memcpy(text + at, "...", 4);
+	}
 	for (size_t i = 0; i < w->n; i++)
 		if (strcmp(w->text[i], text) == 0)
 			return;
+	if (w->n == MPS_MAX_WARNINGS) {
+		w->dropped++; /* counted, and the list says so */
+		return;
+	}
 	memcpy(w->text[w->n++], text, sizeof(text));
 }
 
@@ -32,15 +45,12 @@ static bool is_float(mp_dtype dt)
 	return dt == MP_DTYPE_FP32 || dt == MP_DTYPE_BF16 || dt == MP_DTYPE_FP16;
 }
 
-/* vLLM's _FLOAT16_NOT_SUPPORTED_MODELS (vllm/config/model.py, 0.11): numerically unstable in fp16. */
+/* vLLM's _FLOAT16_NOT_SUPPORTED_MODELS: the type's row says (mpm_type.fp16_unstable). */
 static bool fp16_unsupported(const char *model_type)
 {
-	static const char *const types[] = { "gemma2", "gemma3", "gemma3_text", "plamo2", "glm4", NULL };
+	const mpm_type *t = mpm_type_find(model_type);
 
-	for (int i = 0; types[i]; i++)
-		if (strcmp(types[i], model_type) == 0)
-			return true;
-	return false;
+	return t != NULL && t->fp16_unstable;
 }
 
 /*
@@ -116,6 +126,14 @@ void mps_inference_defaults(const mp_model *m, const mp_device *dev, mps_inferen
 
 void mps_warn_model(const mps_model *m, mps_warnings *w)
 {
+	/* what the type's row takes simpler than the model (mpm_type.simplified); the layers that differ per layer and
+	 * DeepSeek-V4's compressed cache say it at more length below and in mps_warn_compressed_kv */
+	if (m->architecture_known && !m->arch.attn_per_layer && !m->arch.compressed_kv) {
+		const mpm_type *t = mpm_type_find(m->arch.model_type);
+
+		if (t && t->simplified)
+			mps_warn(w, "%s: %s", t->name, t->simplified);
+	}
 	if (m->architecture_known && m->arch.defaulted_keys[0])
 		mps_warn(w,
 			 "the config leaves out %s: planned with the %s defaults shown (transformers' config class "

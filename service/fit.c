@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "service.h"
+#include "service_int.h"
 
 /* One job at one GPU count in one defaults group, planned without a device: the byte terms the verdicts read. */
 typedef struct fit_cell {
@@ -94,22 +94,14 @@ static mp_status load_devices(mps_fit_plan *p, mp_error *err)
 	if (rq->devices == NULL) {
 		/* the stored devices of the kinds asked for: GPUs unless the request says otherwise */
 		mp_store_device_filter f = { NULL, NULL, 0, rq->kinds ? rq->kinds : MP_STORE_KIND_GPU };
-		int more = 1;
 
-		while (st == MP_OK && more) {
-			char after[MP_STORE_ID_MAX] = "";
-
-			if (p->ndevs)
-				snprintf(after, sizeof(after), "%s", p->devs[p->ndevs - 1].id);
-			st = mp_store_device_find(mps_store(p->s), &f, p->ndevs ? after : NULL, 1000, collect_device, p,
-						  &more, err);
-		}
+		st = mps_each_device(p->s, &f, NULL, 0, collect_device, p, NULL, err);
 		if (st == MP_ETOOLARGE)
 			return mp_fail(err, st, "/devices",
 				       "%zu jobs x the stored devices is more than %d job x device pairs per request: list the "
 				       "devices to fit in devices (GET /v1/devices filters them), or send fewer jobs",
 				       rq->njobs, MPS_FIT_MAX_PAIRS);
-		return st == MP_ENOMEM ? mp_fail(err, st, "", "out of memory") : st;
+		return st;
 	}
 	for (size_t i = 0; i < rq->ndevices && st == MP_OK; i++) {
 		mp_store_device *d = malloc(sizeof(*d));

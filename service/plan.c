@@ -7,8 +7,10 @@
  */
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "observe.h"
 #include "service_int.h"
 
 /* The performance block on dev: decode at the last token of sequence_length, prefill of sequence_length tokens,
@@ -46,6 +48,53 @@ static mp_status performance(const mps_model *m, const mp_inference_req *req, co
 	return st;
 }
 
+/* A model read from a checkpoint: at tensor-parallel degree 1 with the checkpoint's own format, the weights are the
+ * file's tensors to the byte (per class as the name table files them); otherwise the inventory's, with a warning
+ * when the two differ. A file whose tensors differ from the inventory is named tensor by tensor. */
+static mp_status checkpoint_weights(mps_inference_plan *out, const mp_inference_req *req, mp_error *err)
+{
+	const mpm_checkpoint *c = out->model.ckpt;
+	uint64_t tp = out->opts.tensor_parallel_size ? out->opts.tensor_parallel_size : req->num_gpus ? req->num_gpus : 1;
+	mp_weight_formats f = out->opts.formats;
+	mp_weights computed;
+	char why[1024];
+	mp_status st;
+
+	f.json_pointer = req->json_pointer;
+	st = mp_weight_bytes(&out->model.arch, req->weight_dtype, out->opts.compute_dtype, &f, 1, &computed, err);
+	if (st != MP_OK)
+		return st;
+	out->inventory_weights_bytes = computed.total_bytes;
+	if (!c->match.ok) {
+		mpm_match_describe(&c->match, why, sizeof(why));
+		mps_warn(&out->warnings,
+			 "checkpoint: the file's tensors differ from the %s inventory memplan builds: %s",
+			 out->model.arch.model_type, why);
+	}
+	if (strcmp(out->choice.weight_dtype_from ? out->choice.weight_dtype_from : "", "checkpoint") != 0)
+		return MP_OK; /* another format asked for: the inventory in it */
+	if (tp == 1) {
+		mpm_checkpoint_weights(c, &computed, &out->checkpoint_weights);
+		out->weights_from_checkpoint = true;
+		out->opts.weights = &out->checkpoint_weights;
+		if (computed.total_bytes != c->tensor_bytes || !c->weight_dtype_exact)
+			mps_warn(&out->warnings,
+				 "weights: weights_bytes is the checkpoint's %llu tensors, %llu bytes; the inventory in %s%s "
+				 "gives %llu bytes, so the classes' formats are the nearest the planner names and their bytes "
+				 "the file's",
+				 (unsigned long long)c->tensors, (unsigned long long)c->tensor_bytes,
+				 mp_dtype_name(req->weight_dtype), c->weight_dtype_exact ? "" : " (the nearest format)",
+				 (unsigned long long)computed.total_bytes);
+	} else if (computed.total_bytes != c->tensor_bytes) {
+		mps_warn(&out->warnings,
+			 "weights: at tensor_parallel_size %llu each GPU's weights are the inventory's in %s (%llu bytes "
+			 "at one GPU; the checkpoint's tensors are %llu bytes)",
+			 (unsigned long long)tp, mp_dtype_name(req->weight_dtype),
+			 (unsigned long long)computed.total_bytes, (unsigned long long)c->tensor_bytes);
+	}
+	return MP_OK;
+}
+
 mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, const mps_inference_job *job,
 				mps_inference_plan *out, mp_error *err)
 {
@@ -61,8 +110,7 @@ mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, 
 	out->perf.decode.nops = out->perf.prefill.nops = 0;
 	memset(&out->opts, 0, sizeof(*out) - offsetof(mps_inference_plan, opts));
 	/* out->model may already be m (the plan endpoint resolves into it) */
-	if (&out->model != m)
-		out->model = *m;
+	mps_model_copy(&out->model, m);
 	out->job = *job;
 	out->have_device = dev != NULL;
 	if (dev && &out->device != dev)
@@ -70,10 +118,39 @@ mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, 
 	memset(&out->warnings, 0, sizeof(out->warnings));
 	/* the data types the request left to "auto" (vLLM's rule), then what it left to its engine (vLLM when none
 	 * is named) on this device: the prefill chunk, the KV block, the utilisation */
-	mps_inference_defaults(&out->model.arch, dev ? &dev->hw : NULL, &out->job, &out->choice, &out->warnings);
+	if (out->model.ckpt && out->job.weight_dtype_auto && out->model.ckpt->weight_dtype != MP_DTYPE_INVALID) {
+		/* the checkpoint's own format: its matrices as the file stores them */
+		const mpm_checkpoint *c = out->model.ckpt;
+
+		out->job.req.weight_dtype = c->weight_dtype;
+		out->job.weight_dtype_auto = false;
+		if (c->weight_dtype == MP_DTYPE_INT4) {
+			out->job.opts.formats.int4_scheme = c->int4_scheme;
+			if (c->int4_group_size && !out->job.int4_group_size_given)
+				out->job.opts.formats.int4_group_size = c->int4_group_size;
+		}
+		/* llama.cpp computes a GGUF's activations in f32 and keeps its KV cache in f16 by default: the plan's
+		 * compute (and "auto" KV) dtype is fp16 */
+		bool gguf_compute = c->format == MPM_CKPT_GGUF && !out->job.compute_dtype_given;
+
+		if (gguf_compute) {
+			out->job.opts.compute_dtype = MP_DTYPE_FP16;
+			out->job.compute_dtype_given = true;
+		}
+		mps_inference_defaults(&out->model.arch, dev ? &dev->hw : NULL, &out->job, &out->choice,
+				       &out->warnings);
+		out->choice.weight_dtype_from = "checkpoint";
+		if (gguf_compute)
+			out->choice.compute_dtype_from = "checkpoint";
+	} else {
+		mps_inference_defaults(&out->model.arch, dev ? &dev->hw : NULL, &out->job, &out->choice,
+				       &out->warnings);
+	}
 	req = out->job.req;
 	req.json_pointer = out->job.pointer;
 	st = mps_inference_opts_for(&out->job, dev, &out->opts, &out->prefill, err);
+	if (st == MP_OK && out->model.ckpt)
+		st = checkpoint_weights(out, &req, err);
 	if (st == MP_OK)
 		st = mp_plan_inference_ex(&out->model.arch, &out->model.params, &req, &out->opts, dev ? &dev->hw : NULL,
 					  &out->mem, &out->fit, err);
@@ -110,6 +187,30 @@ mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, 
 	return st;
 }
 
+mp_status mps_lookups_note(mps_service *s, const mps_model_ref *m, const mps_device_ref *d, mp_status st,
+			   mp_error *err)
+{
+	mp_error e = {{0}, {0}, err ? err->all : NULL};
+
+	if (st == MP_OK || err == NULL || err->all == NULL)
+		return st;
+	if (m && m->kind == MPS_MODEL_STORED) {
+		mps_model *mm = malloc(sizeof(*mm));
+
+		if (mm && mps_model_resolve(s, m, mm, &e) == MP_ENOTFOUND)
+			mp_error_keep(&e, MP_ENOTFOUND);
+		free(mm);
+	}
+	if (d && d->given && !d->inline_profile) {
+		mp_store_device *dd = malloc(sizeof(*dd));
+
+		if (dd && mps_device_resolve(s, d, dd, &e) == MP_ENOTFOUND)
+			mp_error_keep(&e, MP_ENOTFOUND);
+		free(dd);
+	}
+	return st;
+}
+
 mp_status mps_plan_inference(mps_service *s, const mps_inference_request *rq, mps_inference_plan *out, mp_error *err)
 {
 	mp_status st;
@@ -117,6 +218,9 @@ mp_status mps_plan_inference(mps_service *s, const mps_inference_request *rq, mp
 
 	out->have_device = false;
 	st = mps_model_resolve_at(s, &rq->job.model, gen, &out->model, err);
+	/* a model not found: the device is looked up too, so that one answer names both */
+	if (st == MP_ENOTFOUND && rq->device.given && !rq->device.inline_profile)
+		return mps_lookups_note(s, NULL, &rq->device, mp_error_keep(err, st), err);
 	if (st == MP_OK && !out->model.architecture_known)
 		st = mp_fail(
 			err, MP_EINVAL, rq->job.model.pointer,
@@ -128,7 +232,17 @@ mp_status mps_plan_inference(mps_service *s, const mps_inference_request *rq, mp
 		st = mps_device_resolve_at(s, &rq->device, gen, &out->device, err);
 	if (st != MP_OK)
 		return st;
-	return mps_plan_inference_on(&out->model, rq->device.given ? &out->device : NULL, &rq->job, out, err);
+	st = mps_plan_inference_on(&out->model, rq->device.given ? &out->device : NULL, &rq->job, out, err);
+	if (st == MP_OK) /* the engine's terms that observations of it on this device measured (observe.h) */
+		st = mps_observed_apply(s, out, err);
+	if (st == MP_OK && rq->job.include_tensors) {
+		/* the tensors as this plan stores them: its formats on one of its tensor-parallel ranks */
+		mps_tensors_query q = {out->job.req.weight_dtype, out->opts.compute_dtype, out->mem.tensor_parallel_size,
+				       &out->opts.formats};
+
+		st = mps_tensors_of(&out->model.arch, &q, &out->tensors, err);
+	}
+	return st;
 }
 
 mp_status mps_plan_training(mps_service *s, const mps_training_request *rq, mps_training_plan *out, mp_error *err)
@@ -140,6 +254,8 @@ mp_status mps_plan_training(mps_service *s, const mps_training_request *rq, mps_
 	memset(out, 0, sizeof(*out));
 	req.json_pointer = rq->job.pointer;
 	st = mps_model_resolve(s, &rq->job.model, &out->model, err);
+	if (st == MP_ENOTFOUND && rq->device.given && !rq->device.inline_profile)
+		return mps_lookups_note(s, NULL, &rq->device, mp_error_keep(err, st), err);
 	if (st == MP_OK && rq->device.given) {
 		st = mps_device_resolve(s, &rq->device, &out->device, err);
 		out->have_device = st == MP_OK;

@@ -1,11 +1,30 @@
 /*
- * service_int.h: helpers shared by the service's own files (not part of its contract): the warnings each answer
- * may carry (defaults.c) and the one inference evaluation the plan and capacity share (plan.c).
+ * service_int.h: helpers shared by the service's own files (not part of its contract): the store underneath, the
+ * presets built in, the warnings each answer may carry (defaults.c) and the one inference evaluation the plan and
+ * capacity share (plan.c). Tests that reach the store under a service include it too.
  */
 #ifndef MPS_SERVICE_INT_H
 #define MPS_SERVICE_INT_H
 
+#include "../db/store.h"
+#include "presets.h"
 #include "service.h"
+
+/*
+ * Every stored device matching f (NULL = all) with id > after (NULL: from the first), in id order, at most limit of
+ * them (0: all), each given to fn with no lock of the store held: the store copies them out a page at a time
+ * (db/store.h: mp_store_device_page). fn returns MP_OK to go on; another status stops the walk and is returned.
+ * *more (may be NULL) says whether further devices match past the limit. Errors: the store's, fn's, MP_ENOMEM.
+ * mps_each_model is the same for models, each with the repo ids it stands for.
+ */
+mp_status mps_each_device(mps_service *s, const mp_store_device_filter *f, const char *after, size_t limit,
+			  mps_device_fn fn, void *ctx, bool *more, mp_error *err);
+mp_status mps_each_model(mps_service *s, const mp_store_model_filter *f, const char *after, size_t limit,
+			 mps_model_fn fn, void *ctx, bool *more, mp_error *err);
+
+/* The store underneath (borrowed; lives as long as s). Defined in service.c, which the helpers below serve and so
+ * does not include this header. */
+mp_store *mps_store(mps_service *s);
 
 /* The shape keys the model's config left out (mp_model.defaulted_keys), as one warning. */
 void mps_warn_model(const mps_model *m, mps_warnings *w);
@@ -41,12 +60,5 @@ void mps_warn_kv_replication(const mp_model *m, const mp_inference_memory *mem, 
 mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, const mps_inference_job *job,
 				mps_inference_plan *out, mp_error *err);
 
-/* The preset id a Hugging Face repo id stands for (case-insensitive), else the repo's last part lower-cased when
- * that is a valid id ("Qwen/Qwen2.5-7B" -> "qwen2.5-7b"), into id; false when neither. */
-bool mps_model_repo_lookup(const char *repo, char *id, size_t len);
-/* Up to five stored ids near `asked` (a part of them, or a few edits away), comma-separated into out ("" none). */
-void mps_suggest_ids(mps_service *s, bool models, const char *asked, char *out, size_t len);
-/* The 404 for an id nothing is stored under, naming pointer, with the nearest stored ids. Returns MP_ENOTFOUND. */
-mp_status mps_not_found(mps_service *s, bool models, const char *asked, const char *pointer, mp_error *err);
 
 #endif /* MPS_SERVICE_INT_H */

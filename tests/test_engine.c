@@ -38,6 +38,7 @@ static mp_model llama(uint64_t layers, uint64_t hidden, uint64_t heads, uint64_t
 	m.max_position_embeddings = positions;
 	m.norms_per_layer = 2;
 	m.final_norm = true;
+	assert_int_equal(mp_model_build(&m, NULL, NULL), MP_OK); /* its tensors (the Llama family's) */
 	return m;
 }
 

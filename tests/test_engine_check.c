@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "../codec/codec.h"
+#include "../service/service.h"
 #include "refs.h"
 
 #define GIB 1073741824.0
@@ -44,15 +45,6 @@ static int teardown(void **state)
 	mps_close(svc);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	return system(cmd) == 0 ? 0 : -1;
-}
-
-/* The document as a client reads it (numbers parsed back); frees the one the encoder made. */
-static cJSON *parsed(cJSON *doc)
-{
-	cJSON *copy = doc ? mpc_as_parsed(doc) : NULL;
-
-	cJSON_Delete(doc);
-	return copy;
 }
 
 static char *data_text(const char *name)
@@ -107,7 +99,7 @@ static cJSON *plan(const char *model, const char *config, const char *wdt, const
 static cJSON *check(const char *engine, const char *file, bool metrics, cJSON *p, mp_status *st, mp_error *err)
 {
 	cJSON *body = cJSON_CreateObject(), *out = NULL;
-	mps_engine_check_request *rq = malloc(sizeof(*rq));
+	mps_engine_check_request *rq = calloc(1, sizeof(*rq));
 	mps_engine_check *c = malloc(sizeof(*c));
 	char *text = file ? data_text(file) : NULL;
 
@@ -120,10 +112,16 @@ static cJSON *check(const char *engine, const char *file, bool metrics, cJSON *p
 	*st = mpc_engine_check_decode(body, rq, err);
 	if (*st == MP_OK)
 		*st = mps_engine_check_run(svc, rq, c, err);
-	if (*st == MP_OK)
-		out = parsed(mpc_engine_check_json(rq, c));
+	if (*st == MP_OK) {
+		mpc_out w;
+
+		mpc_out_init(&w);
+		mpc_engine_check_write(&w, rq, c);
+		out = mpc_out_parse(&w);
+	}
 	free(text);
 	free(c);
+	mpc_engine_check_request_release(rq);
 	free(rq);
 	cJSON_Delete(body);
 	return out;
@@ -381,7 +379,7 @@ static void test_vllm_metrics(void **state)
 static void expect_error(const char *body_text, const char *field, const char *needle)
 {
 	cJSON *body = cJSON_Parse(body_text);
-	mps_engine_check_request *rq = malloc(sizeof(*rq));
+	mps_engine_check_request *rq = calloc(1, sizeof(*rq));
 	mps_engine_check *c = malloc(sizeof(*c));
 	mp_error err = MP_ERROR_INIT;
 	mp_status st;
@@ -396,6 +394,7 @@ static void expect_error(const char *body_text, const char *field, const char *n
 		fail_msg("message '%s' lacks '%s'", err.message, needle);
 	cJSON_Delete(body);
 	free(c);
+	mpc_engine_check_request_release(rq);
 	free(rq);
 }
 
@@ -434,7 +433,7 @@ static cJSON *engine_plan(const char *engine, const char *extra)
 {
 	char text[640];
 	cJSON *body, *out = NULL;
-	mps_inference_request *rq = malloc(sizeof(*rq));
+	mps_inference_request *rq = calloc(1, sizeof(*rq));
 	mps_inference_plan *p = malloc(sizeof(*p));
 	mp_error err = MP_ERROR_INIT;
 	mp_status st;
@@ -450,9 +449,16 @@ static cJSON *engine_plan(const char *engine, const char *extra)
 		st = mps_plan_inference(svc, rq, p, &err);
 	if (st != MP_OK)
 		fail_msg("%s: %s %s", engine, err.field, err.message);
-	out = parsed(mpc_inference_plan_json(rq, p));
+	{
+		mpc_out w;
+
+		mpc_out_init(&w);
+		mpc_inference_plan_write(&w, rq, p);
+		out = mpc_out_parse(&w);
+	}
 	cJSON_Delete(body);
 	free(p);
+	mpc_inference_request_release(rq);
 	free(rq);
 	return out;
 }
@@ -547,10 +553,11 @@ static void test_predicted_from_plan(void **state)
 static cJSON *check_text(const char *engine, const char *text, cJSON *p)
 {
 	cJSON *body = cJSON_CreateObject(), *out = NULL;
-	mps_engine_check_request *rq = malloc(sizeof(*rq));
+	mps_engine_check_request *rq = calloc(1, sizeof(*rq));
 	mps_engine_check *c = malloc(sizeof(*c));
 	mp_error err = MP_ERROR_INIT;
 	mp_status st;
+	mpc_out w;
 
 	assert_non_null(rq);
 	assert_non_null(c);
@@ -562,8 +569,12 @@ static cJSON *check_text(const char *engine, const char *text, cJSON *p)
 		st = mps_engine_check_run(svc, rq, c, &err);
 	if (st != MP_OK)
 		fail_msg("%s at %s: %s", mp_status_str(st), err.field, err.message);
-	out = parsed(mpc_engine_check_json(rq, c));
+	mpc_out_init(&w);
+	mpc_engine_check_write(&w, rq, c);
+	out = mpc_out_parse(&w);
+	assert_non_null(out);
 	free(c);
+	mpc_engine_check_request_release(rq);
 	free(rq);
 	cJSON_Delete(body);
 	return out;
