@@ -195,7 +195,7 @@ LIBS_planner := -lm
 # ----- the program --------------------------------------------------------------------------------------------
 .PHONY: groundtruth model-types llamacpp-groundtruth all run test check deps deps-build clean lint contract browser asan slurm-real fuzz fuzz-build fuzz-smoke \
         fuzz-contract bench-load bench-training bench-plan bench-store bench-store-lock bench-k8s bench-engine bench-fidelity bench-startup bench-fit-memory \
-        clean-clone-check format-drift
+        clean-clone-check format-drift engines-real
 all: $(BUILD)/memplan $(GPU_HELPER)
 
 $(BUILD)/memplan: $(call obj,$(CLI_SRC)) $(foreach l,$(STACK_daemon),$(call lib,$(l)))
@@ -325,6 +325,20 @@ test: deps
 	@$(MAKE) --no-print-directory contract
 	@$(MAKE) --no-print-directory browser
 	@$(MAKE) --no-print-directory fuzz-smoke
+	@$(MAKE) --no-print-directory engines-real
+
+# ----- the engines' own code (tests/engines): every command memplan prints for a grid of plans through vLLM's
+# and SGLang's parsers, config checks, attention-backend selection and KV-cache sizing, from PyPI, pinned, one venv
+# per engine in a cache outside the clone (tests/engines/venv.sh; ~9 GB and ~1.5 min each to make, reused by every
+# clone on the machine). No GPU needed (CUDA's driver stub). ENGINES_REAL_SKIP=1 skips an engine whose venv cannot
+# be made, saying so; ENGINES_REAL=0 leaves the tier out (it then says so).
+ENGINES_REAL ?= 1
+engines-real: $(BUILD)/memplan
+ifeq ($(ENGINES_REAL),0)
+	@echo "engines-real: skipped (ENGINES_REAL=0)"
+else
+	python3 tests/engines/run.py $(abspath $(BUILD)/memplan)
+endif
 
 # ----- deploy/slurm in a real Slurm: munged, slurmctld and slurmd of Debian's slurm-wlm on a one-node cluster in a
 # temporary folder, jobs submitted with sbatch, srun, salloc and scontrol as an unprivileged user (tests/slurm/real.sh).
@@ -353,9 +367,11 @@ browser: $(VENV)/.installed $(BUILD)/memplan
 
 # ----- sanitizers: the whole suite under ASan + UBSan, in its own build folder ----------------------------------
 ASAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+# The engines' tier plans every case with the sanitized memplan but leaves the engines' own checks (the same
+# Python, 10 minutes) to the plain `make test` (ENGINES_REAL_PLANS_ONLY=1).
 asan: deps
 	MEMPLAN_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-		$(MAKE) --no-print-directory CC=clang CUDA=0 BUILD=build/asan SAN_FLAGS="$(ASAN_FLAGS)" test
+		ENGINES_REAL_PLANS_ONLY=1 $(MAKE) --no-print-directory CC=clang CUDA=0 BUILD=build/asan SAN_FLAGS="$(ASAN_FLAGS)" test
 
 # ----- fuzzing (libFuzzer, clang) ------------------------------------------------------------------------------
 FUZZERS      := plan hf_config k8s engine_log gguf safetensors fleet

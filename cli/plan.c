@@ -31,6 +31,14 @@ static cJSON *cli_value(const char *v)
 	return cJSON_CreateString(v);
 }
 
+/* A release name is text even when it reads as a number ("--engine_version 0.10" is not 0.1). */
+static bool version_field(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n >= 8 && strcmp(name + n - 8, "_version") == 0;
+}
+
 /* Sets body[path] = value; a dotted path ("weight_formats.lm_head") creates the objects on the way. Dashes in
  * names become underscores (--batch-size = --batch_size). */
 static bool set_path(cJSON *body, const char *path, cJSON *value)
@@ -277,7 +285,7 @@ int cli_plan(int argc, char **argv)
 			model = cJSON_CreateObject();
 			mpc_add_item(model, "hf_config", cfg);
 			set_path(body, "model", model);
-		} else if (!set_path(body, a + 2, cli_value(val))) {
+		} else if (!set_path(body, a + 2, version_field(a + 2) ? cJSON_CreateString(val) : cli_value(val))) {
 			fprintf(stderr, "memplan plan: bad option name '%s'\n", a);
 			goto out;
 		}

@@ -112,9 +112,24 @@ static void line(mpc_out *w, const char *fmt, ...)
 	mpc_w_str(w, NULL, buf);
 }
 
+/* Every memory term beyond weights and KV the release subtracts, each with its source. */
+static void terms_write(mpc_out *w, const mp_engine_prediction *p)
+{
+	mpc_w_arr(w, "terms");
+	for (size_t i = 0; i < p->nterms; i++) {
+		mpc_w_obj(w, NULL);
+		mpc_w_str(w, "term", p->terms[i].name);
+		mpc_w_u64(w, "bytes", p->terms[i].bytes);
+		mpc_w_bool(w, "in_budget", p->terms[i].in_budget);
+		mpc_w_str(w, "source", p->terms[i].source);
+		mpc_w_end(w);
+	}
+	mpc_w_end(w);
+}
+
 /* A term the prediction took from observations (service/observe.h): its value, "<term>_from": "observed" and how
  * many. Written only then, so an answer without observations is the model's alone, byte for byte. */
-static void observed_term(mpc_out *w, const mps_engine_block *b, mps_obs_term t, uint64_t value)
+static void observed_term(mpc_out *w, const mps_engine_block *b, mps_obs_term t)
 {
 	char key[64];
 	const char *name = mps_obs_term_name(t);
@@ -122,7 +137,7 @@ static void observed_term(mpc_out *w, const mps_engine_block *b, mps_obs_term t,
 
 	if (!b->observed[t].observed)
 		return;
-	mpc_w_u64(w, name, value);
+	mpc_w_u64(w, name, b->inputs.observed_bytes);
 	snprintf(key, sizeof(key), "%s_from", name);
 	mpc_w_lit(w, key, "observed");
 	snprintf(key, sizeof(key), "%.*s_observations", (int)n, name);
@@ -144,9 +159,11 @@ static void vllm_predicted(mpc_out *w, const mps_engine_block *b, const mps_infe
 	mpc_w_num(w, "gpu_memory_utilization", in->memory_fraction);
 	mpc_w_u64(w, "requested_memory_bytes", p->requested_memory_bytes);
 	mpc_w_u64(w, "weights_bytes", in->weights_bytes);
-	mpc_w_u64(w, "activation_peak_bytes", in->activation_bytes);
-	observed_term(w, b, MPS_OBS_NON_TORCH, in->non_torch_bytes);
+	mpc_w_u64(w, "activation_peak_bytes", p->profile_peak_bytes ? p->profile_peak_bytes : in->activation_bytes);
+	mpc_w_u64(w, "cuda_graph_bytes", p->cuda_graph_bytes);
+	observed_term(w, b, MPS_OBS_NON_TORCH);
 	mpc_w_u64(w, "non_kv_cache_bytes", p->non_kv_cache_bytes);
+	terms_write(w, p);
 	mpc_w_i64(w, "available_kv_cache_bytes", p->available_kv_cache_bytes);
 	mpc_w_u64(w, "block_bytes_per_layer", p->page_bytes);
 	mpc_w_u64(w, "kv_cache_groups", p->kv_groups);
@@ -193,8 +210,9 @@ static void sglang_predicted(mpc_out *w, const mps_engine_block *b, const mps_in
 	mpc_w_u64(w, "total_memory_bytes", in->total_memory_bytes);
 	mpc_w_u64(w, "total_gpu_memory_bytes", (uint64_t)(p->total_gpu_memory_gib * GIB));
 	mpc_w_num(w, "mem_fraction_static", in->memory_fraction);
-	observed_term(w, b, MPS_OBS_CONTEXT, in->context_bytes);
+	observed_term(w, b, MPS_OBS_CONTEXT);
 	mpc_w_u64(w, "weights_bytes", in->weights_bytes);
+	terms_write(w, p);
 	mpc_w_u64(w, "available_after_weights_bytes",
 		  p->available_after_weights_gib > 0 ? (uint64_t)(p->available_after_weights_gib * GIB) : 0);
 	mpc_w_i64(w, "rest_memory_bytes", (int64_t)(p->rest_memory_gib * GIB));
@@ -234,6 +252,7 @@ static void trtllm_predicted(mpc_out *w, const mps_engine_block *b, const mps_in
 	mpc_w_num(w, "free_gpu_memory_fraction", in->memory_fraction);
 	mpc_w_u64(w, "weights_bytes", in->weights_bytes);
 	mpc_w_u64(w, "peak_memory_bytes", p->peak_memory_bytes);
+	terms_write(w, p);
 	mpc_w_i64(w, "available_kv_cache_bytes", p->available_kv_cache_bytes);
 	mpc_w_u64(w, "kv_size_per_token_bytes", p->kv_size_per_token_bytes);
 	mpc_w_u64(w, "max_tokens", p->max_tokens);
@@ -268,7 +287,14 @@ void mpc_engine_block_write(mpc_out *w, const char *key, const mps_inference_job
 	}
 	mpc_w_obj(w, key);
 	mpc_w_str(w, "name", mp_engine_name(b->engine));
+	mpc_w_str(w, "version", b->version ? b->version->name : "");
+	mpc_w_str(w, "version_from", b->version_from ? b->version_from : "default");
+	mpc_w_str(w, "release", b->version ? b->version->release : "");
 	mpc_w_str(w, "source", b->source ? b->source : "");
+	mpc_w_u64(w, "replicas", b->replicas);
+	mpc_w_str(w, "quantization", b->quantization ? b->quantization : "");
+	mpc_w_str(w, "quantization_from", b->quantization_how ? b->quantization_how : "");
+	mpc_w_bool(w, "model_argument_known", b->model_arg_known);
 	mpc_w_str(w, "command", cmd);
 	free(cmd);
 	mpc_w_str(w, "model_argument", b->model_arg);
@@ -292,6 +318,7 @@ void mpc_engine_block_write(mpc_out *w, const char *key, const mps_inference_job
 	mpc_w_u64_or_null(w, "max_num_seqs", b->defaults.max_num_seqs);
 	mpc_w_num(w, "memory_fraction", b->defaults.memory_fraction);
 	mpc_w_u64(w, "block_size", b->defaults.block_size);
+	mpc_w_u64_or_null(w, "device_memory_bytes", b->defaults.device_memory_bytes);
 	mpc_w_end(w);
 	if (!b->have_prediction)
 		mpc_w_null(w, "predicted");
@@ -311,11 +338,13 @@ void mpc_engine_block_write(mpc_out *w, const char *key, const mps_inference_job
 		mpc_w_lit(w, NULL, "predicted needs a device: the engines size the KV cache from its memory");
 	if (b->engine == MP_ENGINE_VLLM)
 		mpc_w_lit(w, NULL,
-			  "vLLM V1 budgets total x gpu_memory_utilization for weights, the profile "
-			  "run's activation peak, the memory outside PyTorch it adds (not modelled: "
-			  "counted 0) and the KV cache; the CUDA context it created before its baseline "
-			  "lies outside. --max-num-seqs and --max-model-len are the plan's batch_size "
-			  "and sequence_length, so the profile run and the plan prefill the same tokens.");
+			  "vLLM budgets total x gpu_memory_utilization for the weights, the profile "
+			  "run's peak (its forward per rank, or its sampler over max_num_seqs), the "
+			  "memory outside PyTorch it adds, the CUDA-graph estimate (0.21 on) and the KV "
+			  "cache; predicted.terms lists each with its source, and which lie outside the "
+			  "budget (the CUDA context; NCCL from 0.21 on). With tensor parallelism the "
+			  "engine keeps the smallest rank's blocks. --max-num-seqs and --max-model-len "
+			  "are the plan's batch_size and sequence_length.");
 	else if (b->engine == MP_ENGINE_SGLANG)
 		mpc_w_str(w, NULL,
 			  "SGLang: mem_fraction_static is the share of the memory free before the "

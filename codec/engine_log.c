@@ -26,6 +26,7 @@ typedef struct pattern {
 	mps_figure figs[5];	/* per group 1..5; MPS_FIG_COUNT = not a figure */
 	int tokens_group;	/* the group holding the tokens per request the figures name (0 = none) */
 	int max_decimals;	/* cap on the decimals a figure is held to (float32 fractions print 16) */
+	bool refusal;		/* the line is the engine refusing max_model_len */
 } pattern;
 
 #define NUM "(-?[0-9][0-9,]*\\.?[0-9]*)"
@@ -33,82 +34,113 @@ typedef struct pattern {
 
 static const pattern patterns[] = {
 	/* vLLM V1 (gpu_model_runner, gpu_worker, kv_cache_utils) and V0 (model_runner, worker, executor_base) */
-	{MP_ENGINE_VLLM, "loading took", "Model loading took " NUM " ?GiB", {MPS_FIG_WEIGHTS_LOADED_GIB, NONE, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_VLLM, "model weights took", "Loading model weights took " NUM " ?GB", {MPS_FIG_WEIGHTS_LOADED_GIB, NONE, NONE, NONE, NONE}, 0, 0},
+	{MP_ENGINE_VLLM, "loading took", "Model loading took " NUM " ?GiB", {MPS_FIG_WEIGHTS_LOADED_GIB, NONE, NONE, NONE, NONE}, 0, 0, false},
+	{MP_ENGINE_VLLM, "model weights took", "Loading model weights took " NUM " ?GB", {MPS_FIG_WEIGHTS_LOADED_GIB, NONE, NONE, NONE, NONE}, 0, 0, false},
 	{MP_ENGINE_VLLM, "x gpu_memory_utilization",
 	 "total_gpu_memory \\(" NUM " ?GiB\\) x gpu_memory_utilization \\(" NUM "\\) = " NUM " ?GiB",
-	 {MPS_FIG_TOTAL_GPU_MEMORY_GIB, MPS_FIG_MEMORY_FRACTION, MPS_FIG_REQUESTED_MEMORY_GIB, NONE, NONE}, 0, 0},
+	 {MPS_FIG_TOTAL_GPU_MEMORY_GIB, MPS_FIG_MEMORY_FRACTION, MPS_FIG_REQUESTED_MEMORY_GIB, NONE, NONE}, 0, 0, false},
 	{MP_ENGINE_VLLM, "model weights take",
 	 "model weights take " NUM " ?GiB; non_torch_memory takes " NUM " ?GiB; PyTorch activation peak memory takes "
 	 NUM " ?GiB; the rest of the memory reserved for KV Cache is " NUM " ?GiB",
 	 {MPS_FIG_WEIGHTS_LOADED_GIB, MPS_FIG_NON_TORCH_MEMORY_GIB, MPS_FIG_ACTIVATION_PEAK_GIB,
-	  MPS_FIG_AVAILABLE_KV_CACHE_GIB, NONE}, 0, 0},
+	  MPS_FIG_AVAILABLE_KV_CACHE_GIB, NONE}, 0, 0, false},
 	{MP_ENGINE_VLLM, "Memory profiling results",
 	 "total_gpu_memory=" NUM "GiB .*peak_torch_memory=" NUM "GiB .*non_torch_memory=" NUM "GiB kv_cache_size=" NUM
 	 "GiB gpu_memory_utilization=" NUM,
 	 {MPS_FIG_TOTAL_GPU_MEMORY_GIB, MPS_FIG_PEAK_TORCH_MEMORY_GIB, MPS_FIG_NON_TORCH_MEMORY_GIB,
-	  MPS_FIG_AVAILABLE_KV_CACHE_GIB, MPS_FIG_MEMORY_FRACTION}, 0, 0},
-	{MP_ENGINE_VLLM, "blocks:", "(GPU|CUDA|cuda) blocks: " NUM, {NONE, MPS_FIG_NUM_GPU_BLOCKS, NONE, NONE, NONE}, 0, 0},
+	  MPS_FIG_AVAILABLE_KV_CACHE_GIB, MPS_FIG_MEMORY_FRACTION}, 0, 0, false},
+	{MP_ENGINE_VLLM, "blocks:", "(GPU|CUDA|cuda) blocks: " NUM, {NONE, MPS_FIG_NUM_GPU_BLOCKS, NONE, NONE, NONE}, 0, 0, false},
 	{MP_ENGINE_VLLM, "Available KV cache memory", "Available KV cache memory: " NUM " ?GiB",
-	 {MPS_FIG_AVAILABLE_KV_CACHE_GIB, NONE, NONE, NONE, NONE}, 0, 0},
+	 {MPS_FIG_AVAILABLE_KV_CACHE_GIB, NONE, NONE, NONE, NONE}, 0, 0, false},
 	{MP_ENGINE_VLLM, "GPU KV cache size", "GPU KV cache size: " NUM " tokens",
-	 {MPS_FIG_KV_CACHE_TOKENS, NONE, NONE, NONE, NONE}, 0, 0},
+	 {MPS_FIG_KV_CACHE_TOKENS, NONE, NONE, NONE, NONE}, 0, 0, false},
 	{MP_ENGINE_VLLM, "Maximum concurrency for", "Maximum concurrency for " NUM " tokens per request: " NUM "x",
-	 {NONE, MPS_FIG_MAX_CONCURRENCY, NONE, NONE, NONE}, 1, 0},
+	 {NONE, MPS_FIG_MAX_CONCURRENCY, NONE, NONE, NONE}, 1, 0, false},
 	{MP_ENGINE_VLLM, "max seq len",
 	 "models?'s max seq len \\(" NUM "\\), \\(" NUM " GiB KV cache is needed, which is larger than the available KV "
 	 "cache memory \\(" NUM " GiB\\)",
-	 {NONE, MPS_FIG_NEEDED_KV_CACHE_GIB, MPS_FIG_AVAILABLE_KV_CACHE_GIB, NONE, NONE}, 1, 0},
+	 {NONE, MPS_FIG_NEEDED_KV_CACHE_GIB, MPS_FIG_AVAILABLE_KV_CACHE_GIB, NONE, NONE}, 1, 0, true},
 	{MP_ENGINE_VLLM, "estimated maximum model length", "estimated maximum model length is " NUM,
-	 {MPS_FIG_ESTIMATED_MAX_MODEL_LEN, NONE, NONE, NONE, NONE}, 0, 0},
+	 {MPS_FIG_ESTIMATED_MAX_MODEL_LEN, NONE, NONE, NONE, NONE}, 0, 0, false},
 	{MP_ENGINE_VLLM, "can be stored in KV cache",
 	 "max seq len \\(" NUM "\\) is larger than the maximum number of tokens that can be stored in KV cache \\(" NUM
 	 "\\)",
-	 {NONE, MPS_FIG_KV_CACHE_TOKENS, NONE, NONE, NONE}, 0, 0},
+	 {NONE, MPS_FIG_KV_CACHE_TOKENS, NONE, NONE, NONE}, 0, 0, true},
+	/* vLLM 0.6.5's table ("Memory profiling results:" then one "name    value" line per figure); the "$" keeps
+	 * each from the one-line forms of 0.6.2-0.7 */
+	{MP_ENGINE_VLLM, "total_gpu_memory", "total_gpu_memory[ \t]+" NUM " ?GiB[ \t]*$",
+	 {MPS_FIG_TOTAL_GPU_MEMORY_GIB, NONE, NONE, NONE, NONE}, 0, 0, false},
+	{MP_ENGINE_VLLM, "gpu_memory_utilization", "gpu_memory_utilization[ \t]+" NUM "[ \t]*$",
+	 {MPS_FIG_MEMORY_FRACTION, NONE, NONE, NONE, NONE}, 0, 6, false},
+	{MP_ENGINE_VLLM, "the current vLLM instance can use", "the current vLLM instance can use[ \t]+" NUM " ?GiB[ \t]*$",
+	 {MPS_FIG_REQUESTED_MEMORY_GIB, NONE, NONE, NONE, NONE}, 0, 0, false},
+	{MP_ENGINE_VLLM, "model weights take", "model weights take[ \t]+" NUM " ?GiB[ \t]*$",
+	 {MPS_FIG_WEIGHTS_LOADED_GIB, NONE, NONE, NONE, NONE}, 0, 0, false},
+	{MP_ENGINE_VLLM, "non_torch_memory", "non_torch_memory[ \t]+" NUM " ?GiB[ \t]*$",
+	 {MPS_FIG_NON_TORCH_MEMORY_GIB, NONE, NONE, NONE, NONE}, 0, 0, false},
+	{MP_ENGINE_VLLM, "PyTorch activation peak memory", "PyTorch activation peak memory[ \t]+" NUM " ?GiB[ \t]*$",
+	 {MPS_FIG_ACTIVATION_PEAK_GIB, NONE, NONE, NONE, NONE}, 0, 0, false},
+	{MP_ENGINE_VLLM, "available_kv_cache_memory", "available_kv_cache_memory[ \t]+" NUM " ?GiB[ \t]*$",
+	 {MPS_FIG_AVAILABLE_KV_CACHE_GIB, NONE, NONE, NONE, NONE}, 0, 0, false},
+	/* vLLM 0.21 on: the CUDA-graph estimate, and the kv_cache_memory_bytes suggestion's breakdown */
+	{MP_ENGINE_VLLM, "Estimated CUDA graph memory", "Estimated CUDA graph memory: " NUM " ?GiB",
+	 {MPS_FIG_CUDA_GRAPH_GIB, NONE, NONE, NONE, NONE}, 0, 0, false},
+	{MP_ENGINE_VLLM, "for CUDAGraph memory",
+	 "usage:?[ is]*" NUM " ?GiB for weights?, " NUM " ?GiB for peak activation, " NUM
+	 " ?GiB for non-torch memory,?[ and]*" NUM " ?GiB for CUDAGraph memory",
+	 {MPS_FIG_WEIGHTS_LOADED_GIB, MPS_FIG_ACTIVATION_PEAK_GIB, MPS_FIG_NON_TORCH_MEMORY_GIB, MPS_FIG_CUDA_GRAPH_GIB,
+	  NONE}, 0, 0, false},
+	{MP_ENGINE_VLLM, "Desired GPU memory utilization is",
+	 "Free memory on device \\(" NUM "/" NUM " ?GiB\\) on startup\\. Desired GPU memory utilization is \\(" NUM
+	 ", " NUM " ?GiB\\)",
+	 {MPS_FIG_FREE_GPU_MEMORY_GIB, MPS_FIG_TOTAL_GPU_MEMORY_GIB, MPS_FIG_MEMORY_FRACTION,
+	  MPS_FIG_REQUESTED_MEMORY_GIB, NONE}, 0, 0, false},
 	{MP_ENGINE_VLLM, "Free memory on device",
 	 "Free memory on device \\(" NUM "/" NUM " ?GiB\\) on startup is less than desired GPU memory utilization \\("
 	 NUM ", " NUM " ?GiB\\)",
 	 {MPS_FIG_FREE_GPU_MEMORY_GIB, MPS_FIG_TOTAL_GPU_MEMORY_GIB, MPS_FIG_MEMORY_FRACTION,
-	  MPS_FIG_REQUESTED_MEMORY_GIB, NONE}, 0, 0},
+	  MPS_FIG_REQUESTED_MEMORY_GIB, NONE}, 0, 0, false},
 	/* SGLang (model_runner, memory_pool, scheduler) */
 	{MP_ENGINE_SGLANG, "Load weight begin", "Load weight begin\\. avail mem=" NUM " ?GB",
-	 {MPS_FIG_TOTAL_GPU_MEMORY_GIB, NONE, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_SGLANG, "Load weight end", "avail mem=" NUM " ?GB", {MPS_FIG_AVAILABLE_AFTER_WEIGHTS_GIB, NONE, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_SGLANG, "Load weight end", "mem usage=" NUM " ?GB", {MPS_FIG_WEIGHTS_LOADED_GIB, NONE, NONE, NONE, NONE}, 0, 0},
+	 {MPS_FIG_TOTAL_GPU_MEMORY_GIB, NONE, NONE, NONE, NONE}, 0, 0, false},
+	{MP_ENGINE_SGLANG, "Load weight end", "avail mem=" NUM " ?GB", {MPS_FIG_AVAILABLE_AFTER_WEIGHTS_GIB, NONE, NONE, NONE, NONE}, 0, 0, false},
+	{MP_ENGINE_SGLANG, "Load weight end", "mem usage=" NUM " ?GB", {MPS_FIG_WEIGHTS_LOADED_GIB, NONE, NONE, NONE, NONE}, 0, 0, false},
 	{MP_ENGINE_SGLANG, "KV Cache is allocated", "#tokens: " NUM ", K size: " NUM " ?GB, V size: " NUM " ?GB",
-	 {MPS_FIG_KV_CACHE_TOKENS, MPS_FIG_K_CACHE_GIB, MPS_FIG_V_CACHE_GIB, NONE, NONE}, 0, 0},
+	 {MPS_FIG_KV_CACHE_TOKENS, MPS_FIG_K_CACHE_GIB, MPS_FIG_V_CACHE_GIB, NONE, NONE}, 0, 0, false},
+	{MP_ENGINE_SGLANG, "KV Cache is allocated", "#tokens: " NUM ", KV size: " NUM " ?GB",
+	 {MPS_FIG_KV_CACHE_TOKENS, MPS_FIG_KV_CACHE_GIB, NONE, NONE, NONE}, 0, 0, false},
 	{MP_ENGINE_SGLANG, "Memory pool end", "Memory pool end\\. avail mem=" NUM " ?GB",
-	 {MPS_FIG_AVAILABLE_AFTER_POOL_GIB, NONE, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_SGLANG, "max_total_num_tokens=", "max_total_num_tokens=" NUM, {MPS_FIG_KV_CACHE_TOKENS, NONE, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_SGLANG, "chunked_prefill_size=", "chunked_prefill_size=" NUM, {MPS_FIG_CHUNKED_PREFILL_SIZE, NONE, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_SGLANG, "max_running_requests=", "max_running_requests=" NUM, {MPS_FIG_MAX_RUNNING_REQUESTS, NONE, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_SGLANG, "context_len=", "context_len=" NUM, {MPS_FIG_CONTEXT_LEN, NONE, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_SGLANG, "mem_fraction_static=", "mem_fraction_static=" NUM, {MPS_FIG_MEMORY_FRACTION, NONE, NONE, NONE, NONE}, 0, 6},
+	 {MPS_FIG_AVAILABLE_AFTER_POOL_GIB, NONE, NONE, NONE, NONE}, 0, 0, false},
+	{MP_ENGINE_SGLANG, "max_total_num_tokens=", "max_total_num_tokens=" NUM, {MPS_FIG_KV_CACHE_TOKENS, NONE, NONE, NONE, NONE}, 0, 0, false},
+	{MP_ENGINE_SGLANG, "chunked_prefill_size=", "chunked_prefill_size=" NUM, {MPS_FIG_CHUNKED_PREFILL_SIZE, NONE, NONE, NONE, NONE}, 0, 0, false},
+	{MP_ENGINE_SGLANG, "max_running_requests=", "max_running_requests=" NUM, {MPS_FIG_MAX_RUNNING_REQUESTS, NONE, NONE, NONE, NONE}, 0, 0, false},
+	{MP_ENGINE_SGLANG, "context_len=", "context_len=" NUM, {MPS_FIG_CONTEXT_LEN, NONE, NONE, NONE, NONE}, 0, 0, false},
+	{MP_ENGINE_SGLANG, "mem_fraction_static=", "mem_fraction_static=" NUM, {MPS_FIG_MEMORY_FRACTION, NONE, NONE, NONE, NONE}, 0, 6, false},
 	/* TensorRT-LLM: PyTorch backend (_util.py KvCacheCreator) and the C++ runtime (kvCacheManager) */
 	{MP_ENGINE_TRTLLM, "loading model weights (inside torch)",
 	 "Memory used after loading model weights \\(inside torch\\) in memory usage profiling: " NUM " ?GiB",
-	 {MPS_FIG_WEIGHTS_LOADED_GIB, NONE, NONE, NONE, NONE}, 0, 0},
+	 {MPS_FIG_WEIGHTS_LOADED_GIB, NONE, NONE, NONE, NONE}, 0, 0, false},
 	{MP_ENGINE_TRTLLM, "Peak memory during memory usage profiling",
 	 "Peak memory during memory usage profiling \\(torch \\+ non-torch\\): " NUM " ?GiB",
-	 {MPS_FIG_PEAK_TORCH_MEMORY_GIB, NONE, NONE, NONE, NONE}, 0, 0},
+	 {MPS_FIG_PEAK_TORCH_MEMORY_GIB, NONE, NONE, NONE, NONE}, 0, 0, false},
 	{MP_ENGINE_TRTLLM, "when calculating max tokens:", "available KV cache memory when calculating max tokens: " NUM " ?GiB",
-	 {MPS_FIG_AVAILABLE_KV_CACHE_GIB, NONE, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_TRTLLM, "fraction is set", "fraction is set " NUM, {MPS_FIG_MEMORY_FRACTION, NONE, NONE, NONE, NONE}, 0, 6},
-	{MP_ENGINE_TRTLLM, "kv size", "kv size (per token )?is " NUM, {NONE, MPS_FIG_KV_SIZE_PER_TOKEN_BYTES, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_TRTLLM, "device total memory", "device total memory " NUM " ?GiB", {MPS_FIG_TOTAL_GPU_MEMORY_GIB, NONE, NONE, NONE, NONE}, 0, 0},
+	 {MPS_FIG_AVAILABLE_KV_CACHE_GIB, NONE, NONE, NONE, NONE}, 0, 0, false},
+	{MP_ENGINE_TRTLLM, "fraction is set", "fraction is set " NUM, {MPS_FIG_MEMORY_FRACTION, NONE, NONE, NONE, NONE}, 0, 6, false},
+	{MP_ENGINE_TRTLLM, "kv size", "kv size (per token )?is " NUM, {NONE, MPS_FIG_KV_SIZE_PER_TOKEN_BYTES, NONE, NONE, NONE}, 0, 0, false},
+	{MP_ENGINE_TRTLLM, "device total memory", "device total memory " NUM " ?GiB", {MPS_FIG_TOTAL_GPU_MEMORY_GIB, NONE, NONE, NONE, NONE}, 0, 0, false},
 	{MP_ENGINE_TRTLLM, "Estimated max tokens in KV cache", "Estimated max tokens in KV cache *: *" NUM,
-	 {MPS_FIG_KV_CACHE_TOKENS, NONE, NONE, NONE, NONE}, 0, 0},
+	 {MPS_FIG_KV_CACHE_TOKENS, NONE, NONE, NONE, NONE}, 0, 0, false},
 	{MP_ENGINE_TRTLLM, "Estimated max memory in KV cache", "Estimated max memory in KV cache *: *" NUM " ?GiB",
-	 {MPS_FIG_AVAILABLE_KV_CACHE_GIB, NONE, NONE, NONE, NONE}, 0, 0},
+	 {MPS_FIG_AVAILABLE_KV_CACHE_GIB, NONE, NONE, NONE, NONE}, 0, 0, false},
 	{MP_ENGINE_TRTLLM, "calculating max tokens in paged kv cache",
 	 "calculating max tokens in paged kv cache: total: " NUM " ?GiB, available: " NUM " ?GiB",
-	 {MPS_FIG_TOTAL_GPU_MEMORY_GIB, MPS_FIG_AVAILABLE_AFTER_WEIGHTS_GIB, NONE, NONE, NONE}, 0, 0},
+	 {MPS_FIG_TOTAL_GPU_MEMORY_GIB, MPS_FIG_AVAILABLE_AFTER_WEIGHTS_GIB, NONE, NONE, NONE}, 0, 0, false},
 	{MP_ENGINE_TRTLLM, "primary pool", "Number of blocks in KV cache primary pool: " NUM,
-	 {MPS_FIG_NUM_GPU_BLOCKS, NONE, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_TRTLLM, "bytes for k/v cache", "Allocate " NUM " bytes for k/v cache", {MPS_FIG_KV_CACHE_BYTES, NONE, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_TRTLLM, "tokens in paged KV cache", "Using " NUM " tokens in paged KV cache", {MPS_FIG_KV_CACHE_TOKENS, NONE, NONE, NONE, NONE}, 0, 0},
+	 {MPS_FIG_NUM_GPU_BLOCKS, NONE, NONE, NONE, NONE}, 0, 0, false},
+	{MP_ENGINE_TRTLLM, "bytes for k/v cache", "Allocate " NUM " bytes for k/v cache", {MPS_FIG_KV_CACHE_BYTES, NONE, NONE, NONE, NONE}, 0, 0, false},
+	{MP_ENGINE_TRTLLM, "tokens in paged KV cache", "Using " NUM " tokens in paged KV cache", {MPS_FIG_KV_CACHE_TOKENS, NONE, NONE, NONE, NONE}, 0, 0, false},
 	{MP_ENGINE_TRTLLM, "for max tokens in paged KV cache", "for max tokens in paged KV cache \\(" NUM "\\)",
-	 {MPS_FIG_KV_CACHE_TOKENS, NONE, NONE, NONE, NONE}, 0, 0},
+	 {MPS_FIG_KV_CACHE_TOKENS, NONE, NONE, NONE, NONE}, 0, 0, false},
 };
 
 #define NPATTERNS (sizeof(patterns) / sizeof(patterns[0]))
@@ -160,7 +192,7 @@ static bool plausible(double v)
 }
 
 static void add_figure(mps_engine_report *r, mps_figure kind, double v, int decimals, uint64_t tokens,
-		       uint32_t lineno, const char *text, size_t textlen)
+		       uint32_t lineno, const char *text, size_t textlen, bool refusal)
 {
 	mps_engine_figure *f;
 	char tmp[sizeof(f->text)];
@@ -176,6 +208,7 @@ static void add_figure(mps_engine_report *r, mps_figure kind, double v, int deci
 	f->decimals = decimals;
 	f->tokens_per_request = tokens;
 	f->line = lineno;
+	f->refusal = refusal;
 	memcpy(tmp, text, n);
 	tmp[n] = '\0';
 	mpc_utf8_sanitize(f->text, sizeof(f->text), tmp); /* a character cut at n becomes '?' */
@@ -222,7 +255,7 @@ static void metrics_line(mps_engine_report *r, const regex_t *label, const char 
 			(void)number_of(num, vl, &dec);
 			if (dec > labels[i].max_decimals && labels[i].max_decimals)
 				dec = labels[i].max_decimals;
-			add_figure(r, labels[i].kind, d, dec, 0, lineno, text, textlen);
+			add_figure(r, labels[i].kind, d, dec, 0, lineno, text, textlen, false);
 			any = true;
 		}
 		s += m[0].rm_eo;
@@ -247,7 +280,7 @@ static void sglang_metrics_line(mps_engine_report *r, uint32_t lineno, const cha
 	d = strtod(v + 1, &end);
 	if (end == v + 1 || !plausible(d) || d < 0 || d != floor(d))
 		return;
-	add_figure(r, MPS_FIG_KV_CACHE_TOKENS, d, 0, 0, lineno, line, len);
+	add_figure(r, MPS_FIG_KV_CACHE_TOKENS, d, 0, 0, lineno, line, len, false);
 	r->lines_recognised++;
 }
 
@@ -273,7 +306,8 @@ mp_status mpc_engine_report_parse(mp_engine engine, const char *text, bool metri
 {
 	const regex_t *re = compiled, *label = &label_re;
 	const char *p = text;
-	char linebuf[4097];
+	char linebuf[4097], *line = linebuf, *big = NULL;
+	size_t bigcap = 0;
 	uint32_t lineno = 0;
 
 	memset(r, 0, sizeof(*r));
@@ -290,18 +324,40 @@ mp_status mpc_engine_report_parse(mp_engine engine, const char *text, bool metri
 		lineno++;
 		if (k > 0 && p[k - 1] == '\r')
 			k--;
-		if (k >= sizeof(linebuf))
-			k = sizeof(linebuf) - 1; /* a line is read up to 4096 bytes; the rest is not a figure */
-		memcpy(linebuf, p, k);
-		linebuf[k] = '\0';
+		line = linebuf;
+		if (k >= sizeof(linebuf)) {
+			/* a long line (a worker prefix, a wrapped paste) is read whole: the body bounds it */
+			if (k + 1 > bigcap) {
+				char *nb = realloc(big, k + 1);
+
+				if (nb == NULL) {
+					free(big);
+					return mp_fail(err, MP_ENOMEM, "", "out of memory");
+				}
+				big = nb;
+				bigcap = k + 1;
+			}
+			line = big;
+		}
+		{
+			/* markdown emphasis and code spans around a figure ("**8.11** GiB", "`8.11 GiB`") are not
+			 * part of what the engine printed */
+			size_t o = 0;
+
+			for (size_t i = 0; i < k; i++)
+				if (p[i] != '*' && p[i] != '`')
+					line[o++] = p[i];
+			k = o;
+			line[k] = '\0';
+		}
 		p += n + (eol != NULL);
 		if (metrics) {
-			const char *at = strstr(linebuf, "vllm:cache_config_info{");
+			const char *at = strstr(line, "vllm:cache_config_info{");
 
-			if (engine == MP_ENGINE_VLLM && at && linebuf[0] != '#')
-				metrics_line(r, label, at, lineno, linebuf, k);
+			if (engine == MP_ENGINE_VLLM && at && line[0] != '#')
+				metrics_line(r, label, at, lineno, line, k);
 			if (engine == MP_ENGINE_SGLANG)
-				sglang_metrics_line(r, lineno, linebuf, k);
+				sglang_metrics_line(r, lineno, line, k);
 			continue;
 		}
 		for (size_t i = 0; i < NPATTERNS; i++) {
@@ -309,12 +365,12 @@ mp_status mpc_engine_report_parse(mp_engine engine, const char *text, bool metri
 			regmatch_t m[6];
 			uint64_t tokens = 0;
 
-			if (pt->engine != engine || strstr(linebuf, pt->keyword) == NULL ||
-			    regexec(&re[i], linebuf, 6, m, 0) != 0)
+			if (pt->engine != engine || strstr(line, pt->keyword) == NULL ||
+			    regexec(&re[i], line, 6, m, 0) != 0)
 				continue;
 			if (pt->tokens_group) {
 				int d;
-				double t = number_of(linebuf + m[pt->tokens_group].rm_so,
+				double t = number_of(line + m[pt->tokens_group].rm_so,
 						     (size_t)(m[pt->tokens_group].rm_eo - m[pt->tokens_group].rm_so), &d);
 
 				if (!plausible(t) || t < 0)
@@ -327,17 +383,18 @@ mp_status mpc_engine_report_parse(mp_engine engine, const char *text, bool metri
 
 				if (pt->figs[g - 1] == NONE || m[g].rm_so < 0)
 					continue;
-				v = number_of(linebuf + m[g].rm_so, (size_t)(m[g].rm_eo - m[g].rm_so), &dec);
+				v = number_of(line + m[g].rm_so, (size_t)(m[g].rm_eo - m[g].rm_so), &dec);
 				if (!plausible(v))
 					continue;
 				if (pt->max_decimals && dec > pt->max_decimals)
 					dec = pt->max_decimals;
-				add_figure(r, pt->figs[g - 1], v, dec, tokens, lineno, linebuf, k);
+				add_figure(r, pt->figs[g - 1], v, dec, tokens, lineno, line, k, pt->refusal);
 				recognised = true;
 			}
 		}
 		r->lines_recognised += recognised;
 	}
+	free(big);
 	r->lines = lineno;
 	if (r->nfigures == 0) {
 		char kw[1024];
@@ -485,6 +542,10 @@ void mpc_engine_check_write(mpc_out *w, const mps_engine_check_request *rq, cons
 		else
 			mpc_w_null(w, "within_tolerance");
 		mpc_w_str(w, "basis", k->have_predicted ? k->basis : "not modelled");
+		if (k->explained_by[0])
+			mpc_w_str(w, "explained_by", k->explained_by);
+		else
+			mpc_w_null(w, "explained_by");
 		if (k->have_implied) {
 			mpc_w_obj(w, "implied");
 			mpc_w_num(w, "min", k->implied_min);
@@ -497,8 +558,7 @@ void mpc_engine_check_write(mpc_out *w, const mps_engine_check_request *rq, cons
 			mpc_w_null(w, "consistent");
 		}
 		mpc_w_end(w);
-		refused = refused || f->kind == MPS_FIG_NEEDED_KV_CACHE_GIB ||
-			  (f->kind == MPS_FIG_KV_CACHE_TOKENS && strstr(f->text, "can be stored in KV cache"));
+		refused = refused || f->refusal;
 	}
 	mpc_w_end(w);
 	mpc_w_obj(w, "summary");

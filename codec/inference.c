@@ -36,6 +36,8 @@ typedef struct inference_body {
 	double utilization, mem_fraction_static, free_gpu_memory_fraction;
 	char served_model[256];
 	bool observed_terms;
+	char engine_version[32];
+	bool enforce_eager;
 } inference_body;
 
 #define OFF(f) offsetof(inference_body, f)
@@ -87,6 +89,9 @@ static const mpm_field inference_fields[] = {
 	/* parts of the answer beyond the default ones: ["tensors"] (read by mpc_include_decode) */
 	{ .name = "include", .type = MPM_F_ANY },
 	{ .name = "observed_terms", .type = MPM_F_BOOL, .offset = OFF(observed_terms) },
+	{ .name = "engine_version", .type = MPM_F_STRING, .offset = OFF(engine_version),
+	  .size = MPM_STR(inference_body, engine_version) },
+	{ .name = "enforce_eager", .type = MPM_F_BOOL, .offset = OFF(enforce_eager) },
 };
 
 #define FOFF(c) offsetof(mp_weight_formats, cls) + (c) * sizeof(mp_dtype)
@@ -242,7 +247,9 @@ static mp_status decode_body(const cJSON *body, const char *pointer, inference_b
 			int engine;
 		} knobs[] = { { "mem_fraction_static", MP_ENGINE_SGLANG },
 			      { "free_gpu_memory_fraction", MP_ENGINE_TRTLLM },
-			      { "served_model", -2 } };
+			      { "served_model", -2 },
+			      { "engine_version", -2 },
+			      { "enforce_eager", -2 } };
 
 		for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
 			bool ok = knobs[i].engine == -2 ? ib->engine >= MP_ENGINE_VLLM : ib->engine == knobs[i].engine;
@@ -268,6 +275,23 @@ static mp_status decode_body(const cJSON *body, const char *pointer, inference_b
 	/* "observed_terms": false: the engine block keeps its model's terms (service/observe.h) */
 	j->engine.observed_terms_off = !ib->observed_terms;
 	mpc_join(j->engine.served_model, sizeof(j->engine.served_model), ib->served_model, NULL);
+	j->engine.enforce_eager = ib->enforce_eager;
+	j->engine.version = NULL;
+	if (ib->engine_version[0] && ib->engine >= MP_ENGINE_VLLM) {
+		j->engine.version = mp_engine_version_find((mp_engine)ib->engine, ib->engine_version);
+		if (j->engine.version == NULL) {
+			char names[256];
+
+			mp_engine_version_names((mp_engine)ib->engine, names, sizeof(names));
+			mpc_join(field, sizeof(field), pointer, "/engine_version");
+			mp_problems_note(&p,
+					 mp_fail(err, MP_EINVAL, field,
+						 "engine_version '%s' is not a %s release memplan follows: one of %s (a "
+						 "release such as 0.33.0 names its line; leave it out for the newest)",
+						 ib->engine_version, engine_names[ib->engine], names),
+					 err);
+		}
+	}
 	for (const char *c = j->engine.served_model; *c; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f) {
 			mpc_join(field, sizeof(field), pointer, "/served_model");
@@ -586,6 +610,13 @@ void mpc_inference_plan_write(mpc_out *w, const mps_inference_request *rq, const
 	mpc_w_str(w, "compute_dtype_from", p->choice.compute_dtype_from ? p->choice.compute_dtype_from : "request");
 	mpc_w_num(w, "gpu_memory_utilization", op->gpu_memory_utilization > 0 ? op->gpu_memory_utilization : 1.0);
 	mpc_w_lit(w, "engine", mp_engine_name(rq->job.engine.engine));
+	if (rq->job.engine.engine != MP_ENGINE_NONE) {
+		const mp_engine_version *ev = rq->job.engine.version ? rq->job.engine.version
+								     : mp_engine_version_find(rq->job.engine.engine, NULL);
+
+		mpc_w_str(w, "engine_version", ev ? ev->name : "");
+		mpc_w_lit(w, "engine_version_from", rq->job.engine.version ? "request" : "default");
+	}
 	mpc_w_bool(w, "chunked_prefill", p->prefill.chunked_prefill);
 	mpc_w_u64_or_null(w, "max_num_batched_tokens", p->prefill.max_num_batched_tokens);
 	mpc_w_str(w, "max_num_batched_tokens_source", op->attention == MP_ATTENTION_NONE ? "none"

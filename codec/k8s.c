@@ -710,7 +710,11 @@ static bool annotation_members(builder *b, mps_k8s_pod *pod, const cJSON *ann)
 		}
 		for (size_t i = 0; i <= strlen(name); i++)
 			key[i] = name[i] == '-' ? '_' : name[i];
-		set_member(b, key, annotation_value(v), from);
+		/* a release name is text even when it reads as a number (memplan.io/engine-version: "0.10") */
+		set_member(b, key,
+			   strlen(key) > 8 && strcmp(key + strlen(key) - 8, "_version") == 0 ? cJSON_CreateString(v)
+											      : annotation_value(v),
+			   from);
 	}
 	return true;
 }

@@ -30,14 +30,12 @@ static size_t corrections(mps_service *svc, const mps_obs_summary *rows, size_t 
 		mp_error e = MP_ERROR_INIT;
 		char line[16];
 		mps_obs_term t = mps_engine_term(rows[i].engine);
-		const char *plan_line = mps_engine_plan_line(rows[i].engine);
 		size_t j;
 
 		if (t == MPS_OBS_TERM_COUNT)
 			continue;
+		/* plans take the observations of their own release line (service/observe.h mps_engine_plan_line) */
 		mps_version_line(rows[i].engine_version, line, sizeof(line));
-		if (plan_line[0] == '\0')
-			line[0] = '\0'; /* an engine whose plans take every version's observations */
 		for (j = 0; j < k; j++)
 			if (strcmp(keys[j][0], mp_engine_name(rows[i].engine)) == 0 && strcmp(keys[j][1], line) == 0 &&
 			    strcmp(keys[j][2], rows[i].device_id) == 0)
@@ -144,8 +142,6 @@ mp_status mpd_h_observation_post(mpd_request *req, mpd_reply *rep)
 		char line[16];
 
 		mps_version_line(o->engine_version, line, sizeof(line));
-		if (mps_engine_plan_line(eng)[0] == '\0')
-			line[0] = '\0';
 		mpc_out_init(&w);
 		mpc_w_obj(&w, NULL);
 		mpc_observation_write(&w, "observation", o);

@@ -5,6 +5,8 @@
  * structs only.
  */
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "service_int.h"
@@ -84,6 +86,13 @@ static void vllm_from_available(const check_ctx *x, const mps_engine_figure *f, 
 	}
 }
 
+/* Two figures of one start-up report: the V0 budget's lines, one line (0.6.2-0.7) or a table of up to nine
+ * (0.6.5's "Memory profiling results:"), printed together. */
+static bool near(const mps_engine_figure *a, const mps_engine_figure *f)
+{
+	return a->line <= f->line && f->line - a->line <= 8;
+}
+
 static void check_vllm(const check_ctx *x, const mps_engine_figure *f, mps_engine_comparison *c)
 {
 	const mps_engine_report *r = x->r;
@@ -150,13 +159,13 @@ static void check_vllm(const check_ctx *x, const mps_engine_figure *f, mps_engin
 		const mps_engine_figure *t = find(r, MPS_FIG_TOTAL_GPU_MEMORY_GIB, f->line);
 		const mps_engine_figure *fr = find(r, MPS_FIG_MEMORY_FRACTION, f->line);
 
-		if (rq && w && nt && a && rq->line == f->line - 1 && w->line == f->line) {
+		if (rq && w && nt && a && near(rq, f) && near(w, f) && near(nt, f) && near(a, f)) {
 			double v = rq->reported - w->reported - nt->reported - a->reported;
 			double h = half_unit(rq->decimals) + half_unit(w->decimals) + half_unit(nt->decimals) +
 				   half_unit(a->decimals);
 
 			implied(c, v - h, v + h, "requested - weights - non_torch - activation peak");
-		} else if (pt && nt && t && fr && pt->line == f->line && t->line == f->line) {
+		} else if (pt && nt && t && fr && pt->line == f->line && t->line == f->line && near(fr, f)) {
 			double h = half_unit(t->decimals) + half_unit(pt->decimals) + half_unit(nt->decimals);
 			double v = t->reported * fr->reported - pt->reported - nt->reported;
 
@@ -182,6 +191,13 @@ static void check_sglang(const check_ctx *x, const mps_engine_figure *f, mps_eng
 			double v = u->reported * (double)(p->cell_size_bytes / 2) / GIB;
 
 			implied(c, v, v, "kv_cache_tokens x cell / 2");
+		}
+		break;
+	case MPS_FIG_KV_CACHE_GIB:
+		if ((u = find(r, MPS_FIG_KV_CACHE_TOKENS, f->line)) != NULL && p->cell_size_bytes) {
+			double v = u->reported * (double)p->cell_size_bytes / GIB;
+
+			implied(c, v, v, "kv_cache_tokens x cell (MLA: one latent pool)");
 		}
 		break;
 	case MPS_FIG_KV_CACHE_TOKENS: {
@@ -296,12 +312,15 @@ static bool predicted(const mps_engine_block *b, const mps_engine_figure *f, dou
 		*out = (double)p->requested_memory_bytes / GIB;
 		return !sg && !trt;
 	case MPS_FIG_ACTIVATION_PEAK_GIB:
-		*basis = "modelled: the plan's prefill workspace at max_num_batched_tokens";
-		*out = (double)in->activation_bytes / GIB;
+		*basis = "modelled: the profile's peak per rank (its forward at max_num_batched_tokens, or its sampler)";
+		*out = (double)(p->profile_peak_bytes ? p->profile_peak_bytes : in->activation_bytes) / GIB;
 		return true;
 	case MPS_FIG_PEAK_TORCH_MEMORY_GIB:
 		*basis = "modelled: weights + the plan's prefill workspace";
-		*out = trt ? (double)p->peak_memory_bytes / GIB : (double)(in->weights_bytes + in->activation_bytes) / GIB;
+		*out = trt ? (double)p->peak_memory_bytes / GIB
+			   : (double)(in->weights_bytes + (p->profile_peak_bytes ? p->profile_peak_bytes
+										     : in->activation_bytes)) /
+				     GIB;
 		return true;
 	case MPS_FIG_AVAILABLE_KV_CACHE_GIB:
 		*basis = "engine arithmetic on the plan (the activation peak modelled)";
@@ -362,8 +381,94 @@ static bool predicted(const mps_engine_block *b, const mps_engine_figure *f, dou
 	case MPS_FIG_KV_CACHE_BYTES:
 		*out = (double)p->max_tokens * (double)p->kv_size_per_token_bytes;
 		return trt;
+	case MPS_FIG_CUDA_GRAPH_GIB:
+		*basis = "modelled: the release's CUDA-graph estimate (predicted.terms)";
+		*out = (double)p->cuda_graph_bytes / GIB;
+		return !sg && !trt;
+	case MPS_FIG_KV_CACHE_GIB:
+		*out = (double)p->max_total_num_tokens * (double)p->cell_size_bytes / GIB;
+		return sg;
+	case MPS_FIG_NON_TORCH_MEMORY_GIB: {
+		/* the terms a release counts as memory outside PyTorch: inside the budget, but the profile's */
+		double b = 0;
+
+		*basis = "modelled: the release's terms outside PyTorch (predicted.terms)";
+		for (size_t i = 0; i < p->nterms; i++)
+			if (p->terms[i].in_budget && strcmp(p->terms[i].name, "profile_activation") != 0 &&
+			    strcmp(p->terms[i].name, "sampler") != 0 && strcmp(p->terms[i].name, "cuda_graphs") != 0)
+				b += (double)p->terms[i].bytes;
+		*out = b / GIB;
+		return !sg && !trt && p->nterms > 0;
+	}
 	default:
 		return false; /* non_torch_memory: not modelled */
+	}
+}
+
+/* The figures that follow from the KV budget: a gap in them is a gap in one of the terms taken before it. */
+static bool kv_figure(mps_figure k)
+{
+	return k == MPS_FIG_AVAILABLE_KV_CACHE_GIB || k == MPS_FIG_NUM_GPU_BLOCKS || k == MPS_FIG_KV_CACHE_TOKENS ||
+	       k == MPS_FIG_MAX_CONCURRENCY || k == MPS_FIG_K_CACHE_GIB || k == MPS_FIG_V_CACHE_GIB ||
+	       k == MPS_FIG_KV_CACHE_GIB || k == MPS_FIG_KV_CACHE_BYTES || k == MPS_FIG_ESTIMATED_MAX_MODEL_LEN;
+}
+
+/* The terms taken before the KV budget, as an engine prints them (GiB, or a fraction of the total). */
+static bool term_figure(mps_figure k)
+{
+	return k == MPS_FIG_WEIGHTS_LOADED_GIB || k == MPS_FIG_NON_TORCH_MEMORY_GIB || k == MPS_FIG_ACTIVATION_PEAK_GIB ||
+	       k == MPS_FIG_CUDA_GRAPH_GIB || k == MPS_FIG_TOTAL_GPU_MEMORY_GIB || k == MPS_FIG_MEMORY_FRACTION ||
+	       k == MPS_FIG_PEAK_TORCH_MEMORY_GIB || k == MPS_FIG_AVAILABLE_AFTER_WEIGHTS_GIB;
+}
+
+/*
+ * A KV figure off its prediction: names the printed term whose figure is furthest from memplan's (in GiB; a
+ * fraction counts as its share of the total), the printed and predicted values and the gap, into
+ * rows[i].explained_by. With no printed term off, says so and names memplan's largest modelled term the log does
+ * not print.
+ */
+static void explain_gap(const mps_engine_report *r, mps_engine_comparison *rows, size_t i, const mps_engine_block *b)
+{
+	const mps_engine_figure *f = &r->figures[i];
+	mps_engine_comparison *c = &rows[i];
+	double worst = 0, total = (double)b->inputs.total_memory_bytes / GIB;
+	size_t at = SIZE_MAX;
+
+	if (!c->have_predicted || c->within_tolerance || !kv_figure(f->kind))
+		return;
+	for (size_t k = 0; k < r->nfigures && k < MPS_ENGINE_MAX_FIGURES; k++) {
+		const mps_engine_comparison *t = &rows[k];
+		double gap;
+
+		if (!term_figure(r->figures[k].kind) || !t->have_predicted || t->within_tolerance)
+			continue;
+		gap = fabs(r->figures[k].reported - t->predicted);
+		if (r->figures[k].kind == MPS_FIG_MEMORY_FRACTION)
+			gap *= total;
+		if (gap > worst) {
+			worst = gap;
+			at = k;
+		}
+	}
+	if (at != SIZE_MAX) {
+		const mps_engine_figure *t = &r->figures[at];
+
+		snprintf(c->explained_by, sizeof(c->explained_by), "%s (line %u): printed %g, predicted %.4g (%+.2f GiB)",
+			 mps_figure_name(t->kind), t->line, t->reported, rows[at].predicted,
+			 (t->kind == MPS_FIG_MEMORY_FRACTION ? total : 1) * (t->reported - rows[at].predicted));
+		return;
+	}
+	{
+		const mp_engine_prediction *p = &b->predicted;
+		const mp_engine_term *big = NULL;
+
+		for (size_t k = 0; k < p->nterms; k++)
+			if (p->terms[k].in_budget && (big == NULL || p->terms[k].bytes > big->bytes))
+				big = &p->terms[k];
+		snprintf(c->explained_by, sizeof(c->explained_by),
+			 "no printed term is off: the gap lies in one the log does not print (memplan's largest: %s, %.2f "
+			 "GiB)",
+			 big ? big->name : "none", big ? (double)big->bytes / GIB : 0.0);
 	}
 }
 
@@ -414,5 +519,7 @@ mp_status mps_engine_check_run(mps_service *s, const mps_engine_check_request *r
 			out->consistent += c->consistent;
 		}
 	}
+	for (size_t i = 0; i < r->nfigures && i < MPS_ENGINE_MAX_FIGURES; i++)
+		explain_gap(r, out->rows, i, &out->plan.engine);
 	return MP_OK;
 }

@@ -1,18 +1,20 @@
 /*
  * observe.c: observations of running engines and the terms plans take from them (observe.h). The engines'
- * arithmetic run backwards (planner/mp_engine.h says it forwards):
- *   vLLM V1: num_gpu_blocks = available // page // group_layers with available = int(total x util) - (weights +
- *     activation peak + non-torch), so a reported count B puts available in [B, B + 1) x page x group_layers, and
- *     the budget beyond the weights and the modelled activation peak at
- *       non_torch = int(total x util) - (B + 1/2) x page x group_layers - weights - activation_peak,
+ * arithmetic run backwards (planner/mp_engine.h says it forwards), on the release line the observation names:
+ *   vLLM V1: num_gpu_blocks = available // page // group_layers with available = requested - (weights + the
+ *     profile's peak + the rest of the budget: memory outside PyTorch, CUDA graphs from 0.21 on), requested =
+ *     int(total x util) (ceil from 0.21 on), so a reported count B puts available in [B, B + 1) x page x
+ *     group_layers, and the budget beyond the weights and the profile's peak at
+ *       non_torch = requested - (B + 1/2) x page x group_layers - weights - peak,
  *     within half a block of every layer either way (the resolution is one block of every layer);
  *   SGLang: max_total_num_tokens = rest // cell rounded down to the page, rest = f x (total - context) - weights,
- *     so a reported count T puts the memory taken before the weights at
+ *     so a reported count T puts the memory taken before the weights (the CUDA context, NCCL) at
  *       context = total - ((T + page / 2) x cell + weights) / f,
  *     within page x cell / (2 f) either way.
- * Worked example (tests/test_fleet.c): Llama-3.1-8B bf16 on an H100 SXM5 at utilisation 0.9 predicts 27,949 blocks of
- * 16 tokens (2 MiB a block over 32 layers at 64 KiB each); a pod reporting 27,373 blocks implies 1,208,221,696 bytes
- * beyond the weights and the activation peak, where memplan's model has 0.
+ * Applied, the median stands for every modelled term it covers (mp_engine_inputs.observed).
+ * Worked example (tests/test_fleet.c): Llama-3.1-8B bf16 on an H100 SXM5 at utilisation 0.9 on vLLM 0.11 predicts
+ * 28,277 blocks of 16 tokens (2 MiB a block over 32 layers at 64 KiB each; 160 MiB outside PyTorch modelled); a pod
+ * reporting 27,701 blocks implies 1,375,258,214 bytes beyond the weights and the activation peak.
  */
 #include <math.h>
 #include <stdio.h>
@@ -66,11 +68,9 @@ void mps_image_version(const char *image, char *out, size_t len)
 	out[n] = '\0';
 }
 
-const char *mps_engine_plan_line(mp_engine e)
+const char *mps_engine_plan_line(const mp_engine_version *v)
 {
-	/* the engine block's vLLM arithmetic is vLLM 0.11's V1 engine (service/engine.c); SGLang's and TensorRT-LLM's
-	 * are not tied to a release here, so their observations of every release count */
-	return e == MP_ENGINE_VLLM || e == MP_ENGINE_NONE ? "0.11" : "";
+	return v ? v->name : "";
 }
 
 mps_obs_term mps_engine_term(mp_engine e)
@@ -152,6 +152,27 @@ mp_status mps_observation_correction(mps_service *s, mp_engine e, const char *ve
 
 /* ----- plans ------------------------------------------------------------------------------------------------ */
 
+/* What the model has for term t of block b: vLLM, the terms inside the budget but the profile's peak (memory
+ * outside PyTorch, CUDA graphs, NCCL and the context where the release counts them there); SGLang, the terms outside
+ * it (the CUDA context, NCCL). Without terms (no release row), the inputs' own. */
+static int64_t modelled_term(const mps_engine_block *b, mps_obs_term t)
+{
+	const mp_engine_prediction *p = &b->predicted;
+	uint64_t sum = 0;
+
+	if (b->inputs.version == NULL)
+		return t == MPS_OBS_NON_TORCH ? (int64_t)b->inputs.non_torch_bytes : (int64_t)b->inputs.context_bytes;
+	for (size_t i = 0; i < p->nterms; i++) {
+		const mp_engine_term *x = &p->terms[i];
+
+		if (t == MPS_OBS_NON_TORCH ? x->in_budget && strcmp(x->name, "profile_activation") != 0 &&
+						     strcmp(x->name, "sampler") != 0
+					   : !x->in_budget)
+			sum += x->bytes;
+	}
+	return (int64_t)sum;
+}
+
 mp_status mps_observed_apply(mps_service *s, mps_inference_plan *p, mp_error *err)
 {
 	mps_engine_block *b = &p->engine;
@@ -166,18 +187,16 @@ mp_status mps_observed_apply(mps_service *s, mps_inference_plan *p, mp_error *er
 		return MP_OK;
 	o = &b->observed[t];
 	memset(o, 0, sizeof(*o));
-	o->modelled_bytes = t == MPS_OBS_NON_TORCH ? (int64_t)b->inputs.non_torch_bytes : (int64_t)b->inputs.context_bytes;
+	o->modelled_bytes = modelled_term(b, t);
 	if (!mps_observed_terms_on(s) || p->job.engine.observed_terms_off || !p->device.id[0])
 		return MP_OK;
-	snprintf(b->observed_version_line, sizeof(b->observed_version_line), "%s", mps_engine_plan_line(e));
+	snprintf(b->observed_version_line, sizeof(b->observed_version_line), "%s", mps_engine_plan_line(b->version));
 	st = mps_observation_correction(s, e, b->observed_version_line, p->device.id, t, &c, err);
 	if (st != MP_OK || !c.applies)
 		return st;
 	in = b->inputs;
-	if (t == MPS_OBS_NON_TORCH)
-		in.non_torch_bytes = c.median_bytes > 0 ? (uint64_t)c.median_bytes : 0;
-	else
-		in.context_bytes = c.median_bytes > 0 ? (uint64_t)c.median_bytes : 0;
+	in.observed = true;
+	in.observed_bytes = c.median_bytes > 0 ? (uint64_t)c.median_bytes : 0;
 	st = mp_engine_predict(&in, &b->predicted, err);
 	if (st != MP_OK)
 		return st;
@@ -253,6 +272,25 @@ static mp_status pod_plan(mps_service *s, mps_node_cache *cache, int64_t now, mp
 	return st;
 }
 
+/* The plan follows the observed release's line (observe.h); a plan naming another line cannot measure it. */
+static mp_status plan_release(mps_observation_request *rq, mp_error *err)
+{
+	mps_engine_opts *eo = &rq->check.plan.job.engine;
+	const mp_engine_version *v = rq->engine_version[0] ? mp_engine_version_find(eo->engine, rq->engine_version)
+							   : NULL;
+
+	if (v == NULL)
+		return MP_OK; /* not a line memplan follows: the plan's own (its newest when it names none) */
+	if (eo->version == NULL)
+		eo->version = v;
+	else if (eo->version != v)
+		return mp_fail(err, MP_EINVAL, rq->from_pod ? "/pod" : "/plan/engine_version",
+			       "the plan's engine_version (%s%s) is not the line of the observed engine_version %s (%s): "
+			       "leave it out, or give the same line", eo->version->name,
+			       rq->from_pod ? ", the pod's memplan.io/engine-version" : "", rq->engine_version, v->name);
+	return MP_OK;
+}
+
 /* The figure the observation compares, and the term it measures (the arithmetic of the file's head). */
 static mp_status derive(const mps_engine_check *c, const mps_engine_report *r, mps_observation *o, mp_error *err)
 {
@@ -268,6 +306,8 @@ static mp_status derive(const mps_engine_check *c, const mps_engine_report *r, m
 		const mps_engine_figure *u = first_figure(r, MPS_FIG_MEMORY_FRACTION);
 		double blocks, unit = (double)p->page_bytes * (double)p->group_layers;
 		double requested = (double)p->requested_memory_bytes;
+		double peak = (double)(p->profile_peak_bytes ? p->profile_peak_bytes : in->activation_bytes);
+		bool ceiled = in->version && in->version->budget == MP_BUDGET_VLLM_V1_CONSUMED;
 
 		if ((f = first_figure(r, MPS_FIG_NUM_GPU_BLOCKS)) != NULL) {
 			blocks = f->reported;
@@ -281,12 +321,13 @@ static mp_status derive(const mps_engine_check *c, const mps_engine_report *r, m
 			return mp_fail(err, MP_EINVAL, where, "the report gives neither num_gpu_blocks "
 				       "(vllm:cache_config_info) nor the GPU KV cache size in tokens: no figure to compare");
 		}
-		if (u && u->reported > 0 && u->reported <= 1)
-			requested = floor((double)in->total_memory_bytes * u->reported); /* what the engine ran with */
+		if (u && u->reported > 0 && u->reported <= 1) /* what the engine ran with, rounded as its release does */
+			requested = ceiled ? ceil((double)in->total_memory_bytes * u->reported)
+					   : floor((double)in->total_memory_bytes * u->reported);
 		o->reported = f->reported;
 		snprintf(o->term, sizeof(o->term), "%s", mps_obs_term_name(MPS_OBS_NON_TORCH));
 		o->term_observed_bytes = (int64_t)llround(requested - (blocks + 0.5) * unit - (double)in->weights_bytes -
-							  (double)in->activation_bytes);
+							  peak);
 		o->term_modelled_bytes = b->observed[MPS_OBS_NON_TORCH].modelled_bytes;
 		o->term_resolution_bytes = (int64_t)unit;
 	} else if (b->engine == MP_ENGINE_SGLANG) {
@@ -337,6 +378,9 @@ mp_status mps_observation_evaluate(mps_service *s, mps_node_cache *cache, int64_
 	}
 	if (rq->check.report.engine != rq->check.plan.job.engine.engine)
 		return mp_fail(err, MP_EINTERNAL, "", "the report was read for another engine than the plan's");
+	st = plan_release(rq, err);
+	if (st != MP_OK)
+		return st;
 	st = mps_engine_check_run(s, &rq->check, check, err);
 	if (st != MP_OK)
 		return st;

@@ -32,9 +32,10 @@ bool mps_observed_terms_on(const mps_service *s);
 void mps_version_line(const char *version, char *out, size_t len);
 /* The engine version a container image's tag names ("vllm/vllm-openai:v0.11.0" -> "0.11.0", "...:latest" -> ""). */
 void mps_image_version(const char *image, char *out, size_t len);
-/* The version line whose observations plans of engine e take (the release line the engine block's arithmetic
- * follows: vLLM "0.11"; "" for an engine whose arithmetic here is not versioned: every version's observations). */
-const char *mps_engine_plan_line(mp_engine e);
+/* The version line whose observations a plan takes: the release line its engine block follows (v, the request's
+ * engine_version or the engine's newest: "0.33", "0.11", "0.5"; planner/engine.c mp_engine_versions), "" for none.
+ * An observation's own line is mps_version_line of the release it names. */
+const char *mps_engine_plan_line(const mp_engine_version *v);
 
 /*
  * The correction samples give (newest first, n of them), as the rule above says, into *out (term set by the caller).
@@ -45,9 +46,10 @@ void mps_obs_correct(const mp_store_term_sample *samples, size_t n, mps_obs_corr
 
 /*
  * The terms plan p (an inference plan with its engine block and a device) takes from observations, applied in
- * place: each term's modelled value is recorded (p->engine.observed[t].modelled_bytes) and, where observations
- * apply and neither the service nor the job turned them off, the engine's figures are predicted again with the
- * median, and a warning says so once. Nothing for a plan without an engine prediction. Errors: MP_EDB, the
+ * place: each term's modelled value is recorded (p->engine.observed[t].modelled_bytes: vLLM, the release's terms
+ * inside the budget but the profile's peak; SGLang, those outside it) and, where observations of the block's release
+ * line apply and neither the service nor the job turned them off, the engine's figures are predicted again with the
+ * median in place of those terms (mp_engine_inputs.observed), and a warning says so once. Nothing for a plan without an engine prediction. Errors: MP_EDB, the
  * engine arithmetic's.
  */
 mp_status mps_observed_apply(mps_service *s, mps_inference_plan *p, mp_error *err);
@@ -55,7 +57,10 @@ mp_status mps_observed_apply(mps_service *s, mps_inference_plan *p, mp_error *er
 /*
  * POST /v1/observations, first half: the launch planned as memplan answers it now and the report set beside it.
  * The pod form's plan is built here: its model as the extender resolves it, its device the node's (the node cache
- * at now), its engine its serving container's; the person's form plans rq->check.plan. *check gets the plan and
+ * at now), its engine its serving container's; the person's form plans rq->check.plan. The plan follows the release
+ * line of the observed engine_version (the image tag's in the pod form) when it names none and the line is one
+ * memplan follows; a plan naming another line is a 422 at "/plan/engine_version" ("/pod" for the pod form's
+ * memplan.io/engine-version). *check gets the plan and
  * the figure-by-figure comparison (mps_engine_check_run); *out the observation row, all but settings_json, id and
  * (when rq gives none) observed_at. Errors: MP_EINVAL naming "/pod" (not a serving pod memplan reads), "/metrics"
  * or "/log" (no figure that measures a term: vLLM num_gpu_blocks or kv_cache_tokens, SGLang kv_cache_tokens),

@@ -431,6 +431,16 @@ static void test_other_job_forms(void **state)
 	assert_int_equal(verdict(res, "l40s-0"), UNRES); /* 4 L40S GPUs for a pod asking for 8 */
 	http_resp_free(&r);
 
+	/* memplan.io/engine-version "0.11" is the release line (text, not the number 0.11): vLLM 0.11's 0.9 */
+	res = filter(f, "annotated-engine-version", nodes, 3, &r);
+	assert_string_equal(cJSON_GetObjectItem(res, "Error")->valuestring, "");
+	plan_total(f, "inference",
+		   "{\"model\":\"llama-3.1-8b\",\"weight_dtype\":\"bf16\",\"batch_size\":4,\"sequence_length\":8192,"
+		   "\"engine\":\"vllm\",\"engine_version\":\"0.11\"}",
+		   "h200-sxm-141gb", &total, &cap);
+	assert_true(metric(f, "memplan_k8s_planned_memory_bytes{", "pod=\"v011-8b-0\"", "h200-sxm-141gb") == (double)total);
+	http_resp_free(&r);
+
 	res = filter(f, "annotated-training", nodes, 3, &r);
 	assert_string_equal(cJSON_GetObjectItem(res, "Error")->valuestring, "");
 	plan_total(f, "training",

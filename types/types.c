@@ -27,7 +27,7 @@ const char *mps_figure_name(mps_figure f)
 		"needed_kv_cache_gib", "estimated_max_model_len_tokens", "block_size_tokens",
 		"available_after_weights_gib", "k_cache_gib", "v_cache_gib", "available_after_pool_gib",
 		"max_running_requests", "chunked_prefill_size_tokens", "context_len_tokens", "kv_size_per_token_bytes",
-		"kv_cache_bytes",
+		"kv_cache_bytes", "cuda_graph_gib", "kv_cache_gib",
 	};
 
 	return (unsigned)f < MPS_FIG_COUNT ? names[f] : "invalid";

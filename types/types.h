@@ -102,6 +102,8 @@ typedef struct mps_engine_opts {
 	double mem_fraction_static;	/* SGLang's knob; 0 = its default for the device */
 	double free_gpu_memory_fraction;	/* TensorRT-LLM's knob; 0 = its default (0.9) */
 	char served_model[256];		/* the model argument of the command line; "" = the preset's repository */
+	const mp_engine_version *version;	/* the release line (engine_version); NULL = the engine's newest */
+	bool enforce_eager;		/* no CUDA graphs (vLLM --enforce-eager, SGLang --disable-cuda-graph) */
 	bool observed_terms_off;	/* "observed_terms": false: the engine block keeps its model's terms */
 } mps_engine_opts;
 
@@ -230,6 +232,13 @@ typedef struct mps_engine_block {
 	mp_engine_inputs inputs;	/* what the prediction started from (per GPU) */
 	mp_engine_prediction predicted;
 	const char *source;		/* static: the engine version and files the arithmetic follows */
+	const mp_engine_version *version;	/* the release line the block follows */
+	const char *version_from;	/* static: "request" or "default" (the newest) */
+	uint64_t replicas;		/* data-parallel replicas of the TP group (num_gpus / tp) */
+	const char *quantization;	/* static: the --quantization value, "" for none */
+	const char *quantization_how;	/* static: "checkpoint" (a quantised repository), "on_load" (the flag
+					 * quantises the base weights while loading), "" */
+	char yaml_file[64];		/* the name the command gives extra_options_yaml */
 	mps_observed_term observed[MPS_OBS_TERM_COUNT];	/* service/observe.c */
 	char observed_version_line[16];	/* the engine version line the observations are of ("" = every version) */
 } mps_engine_block;
@@ -310,6 +319,8 @@ typedef enum mps_figure {
 	MPS_FIG_CONTEXT_LEN,		/* SGLang context_len */
 	MPS_FIG_KV_SIZE_PER_TOKEN_BYTES,	/* TensorRT-LLM "kv size is" */
 	MPS_FIG_KV_CACHE_BYTES,		/* TensorRT-LLM "Allocate N bytes for k/v cache" */
+	MPS_FIG_CUDA_GRAPH_GIB,		/* vLLM 0.21 on: "Estimated CUDA graph memory", "for CUDAGraph memory" */
+	MPS_FIG_KV_CACHE_GIB,		/* SGLang MLA "KV size" (one latent pool) */
 	MPS_FIG_COUNT
 } mps_figure;
 
@@ -325,6 +336,7 @@ typedef struct mps_engine_figure {
 	uint32_t line;			/* 1-based line of the text */
 	char text[200];			/* the line (well-formed UTF-8); a longer one is cut at 196 bytes and ends in
 					   "..." */
+	bool refusal;			/* the line is the engine refusing max_model_len (read on the whole line) */
 } mps_engine_figure;
 
 typedef struct mps_engine_report {
@@ -353,6 +365,9 @@ typedef struct mps_engine_comparison {
 	bool consistent;		/* reported within [implied_min - tolerance, implied_max + tolerance] */
 	const char *implied_from;	/* static: the figure(s) it follows from */
 	const char *basis;		/* static: "engine arithmetic" (exact from the plan's bytes) or "modelled" */
+	/* a KV figure off its prediction: the memory term whose printed figure is furthest from memplan's, "" when
+	 * none is off (then the log shows no term to blame) */
+	char explained_by[192];
 } mps_engine_comparison;
 
 typedef struct mps_engine_check {

@@ -150,7 +150,9 @@ def test_plan_error_names_the_field(page):
     box.clear()
     box.send_keys("0")
     page.find_element(By.ID, "plan-submit").click()
+    # the previous test leaves its own error shown: wait for this answer's, not for any visible error
     errors = WebDriverWait(page, 30).until(EC.visibility_of_element_located((By.ID, "plan-errors")))
+    WebDriverWait(page, 30).until(lambda d: "batch_size" in d.find_element(By.ID, "plan-errors").text)
     assert "batch_size" in errors.text
 
 
