@@ -54,10 +54,12 @@ HUB_SRC     := hub/hfcache.c
 KERNELS_SRC := kernels/calib_common.c kernels/calib_cpu.c kernels/calib_ipc.c kernels/calib_gpu_client.c
 TYPES_SRC   := types/types.c
 SERVICE_SRC := service/service.c service/defaults.c service/suggest.c service/plan.c service/fit.c service/capacity.c \
-               service/roofline.c service/calib.c service/k8s.c service/engine.c service/engine_check.c service/tensors.c
+               service/roofline.c service/calib.c service/k8s.c service/engine.c service/engine_check.c service/tensors.c \
+               service/llamacpp.c service/llamacpp_check.c
 CODEC_SRC   := codec/json.c codec/problem.c codec/formats.c codec/model.c codec/device.c codec/inference.c \
                codec/training.c codec/fit.c codec/capacity.c codec/roofline.c codec/svg.c codec/text.c codec/human.c codec/help.c \
-               codec/store.c codec/calib.c codec/k8s.c codec/slurm.c codec/engine.c codec/engine_log.c codec/tensors.c
+               codec/store.c codec/calib.c codec/k8s.c codec/slurm.c codec/engine.c codec/engine_log.c codec/tensors.c \
+               codec/llamacpp.c codec/llamacpp_log.c
 DAEMON_SRC  := daemon/server.c daemon/routes.c daemon/reply.c daemon/query.c daemon/auth.c daemon/config.c \
                daemon/log.c daemon/metrics.c daemon/respcache.c daemon/guard.c daemon/h_health.c daemon/h_devices.c \
                daemon/h_models.c daemon/h_plan.c daemon/h_engine.c daemon/h_fit.c daemon/h_roofline.c daemon/h_calibrations.c \
@@ -192,7 +194,7 @@ LIBS_codec   := -lcjson -lcrypto -lz -lm
 LIBS_planner := -lm
 
 # ----- the program --------------------------------------------------------------------------------------------
-.PHONY: groundtruth llamacpp-groundtruth all run test check deps deps-build clean lint contract browser asan slurm-real fuzz fuzz-build fuzz-smoke \
+.PHONY: groundtruth llamacpp-groundtruth llamacpp-real all run test check deps deps-build clean lint contract browser asan slurm-real fuzz fuzz-build fuzz-smoke \
         fuzz-contract bench-load bench-training bench-plan bench-store bench-store-lock bench-k8s bench-engine bench-fidelity bench-startup bench-fit-memory \
         clean-clone-check format-drift
 all: $(BUILD)/memplan $(GPU_HELPER)
@@ -212,7 +214,7 @@ deps-build:
 # tests codec/'s stack alone (no store, kernels or service: tests/lint_links.sh); the tests of whole answers
 # without HTTP (test_pipeline, test_engine_check: decode, the service over a store of the presets, encode) the
 # answers stack.
-TESTS := test_planner test_engine test_llamacpp test_checkpoint test_hub test_models test_store test_http test_roofline test_training test_inference test_store_http \
+TESTS := test_planner test_engine test_llamacpp test_llamacpp_engine test_checkpoint test_hub test_models test_store test_http test_roofline test_training test_inference test_store_http \
          test_k8s test_store_proc test_calib test_limits test_respcache test_golden test_codec test_pipeline test_engine_check \
          test_answers test_fidelity test_hardening test_inventory test_types test_invariants
 HTTP_HELPERS := tests/http_util.c tests/refs.c tests/lib_util.c
@@ -242,6 +244,8 @@ TEST_HELPERS_test_pipeline := tests/refs.c tests/lib_util.c
 TEST_LIBS_test_pipeline   := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
 TEST_STACK_test_engine_check := answers
 TEST_STACK_test_llamacpp := codec
+TEST_STACK_test_llamacpp_engine := answers
+TEST_HELPERS_test_llamacpp_engine := tests/refs.c tests/lib_util.c
 TEST_STACK_test_checkpoint := codec
 TEST_STACK_test_hub := answers
 TEST_HELPERS_test_hub := tests/refs.c
@@ -321,6 +325,7 @@ check:
 test: deps
 	@$(MAKE) --no-print-directory check
 	@$(MAKE) --no-print-directory slurm-real
+	@$(MAKE) --no-print-directory llamacpp-real
 	@$(MAKE) --no-print-directory contract
 	@$(MAKE) --no-print-directory browser
 	@$(MAKE) --no-print-directory fuzz-smoke
@@ -330,6 +335,11 @@ test: deps
 # Needs root (or sudo -n); without it a developer's run skips saying why, and CI's (MEMPLAN_CI, CI) fails.
 slurm-real: $(BUILD)/memplan
 	@echo "== tests/slurm/real.sh"; sh tests/slurm/real.sh $(BUILD)/memplan
+
+# memplan's llama.cpp and Ollama commands run by the real llama.cpp (tests/llamacpp/real.py; skips, saying why, where
+# tools/groundtruth/llamacpp/build.sh's build or the model files are absent)
+llamacpp-real: $(BUILD)/memplan
+	@echo "== tests/llamacpp/real.py"; python3 tests/llamacpp/real.py --memplan $(BUILD)/memplan
 
 # ----- contract tests (Python, in .venv from the pinned tests/contract/requirements.txt) ---------------------
 VENV := .venv
@@ -458,6 +468,7 @@ llamacpp-groundtruth: $(GT_VENV)/.installed
 	$(GT_VENV)/bin/python -m pip install -q --disable-pip-version-check --target $${LLAMACPP_CACHE:-/work/cache/gguf}/pylib \
 		sentencepiece==0.2.1 protobuf
 	$(GT_VENV)/bin/python tools/groundtruth/llamacpp/generate.py
+	./tools/groundtruth/llamacpp/help.sh
 
 run: deps-build
 	@$(MAKE) --no-print-directory all

@@ -17,7 +17,7 @@ const char *mp_engine_name(mp_engine e)
 {
 	static const char *const names[] = {
 	    [MP_ENGINE_NONE] = "none", [MP_ENGINE_VLLM] = "vllm", [MP_ENGINE_SGLANG] = "sglang",
-	    [MP_ENGINE_TRTLLM] = "trtllm",
+	    [MP_ENGINE_TRTLLM] = "trtllm", [MP_ENGINE_LLAMACPP] = "llamacpp", [MP_ENGINE_OLLAMA] = "ollama",
 	};
 	MP_STATIC_ASSERT(MP_COUNT_OF(names) == MP_ENGINE_COUNT, "a name per mp_engine");
 
@@ -131,8 +131,18 @@ mp_status mp_engine_defaults_for(mp_engine e, uint64_t total_memory_bytes, const
 		out->block_size = 32;               /* KvCacheConfig.tokens_per_block */
 		out->device_class = "any device (TensorRT-LLM's defaults do not depend on it)";
 		return MP_OK;
+	case MP_ENGINE_LLAMACPP:
+	case MP_ENGINE_OLLAMA:
+		/* common_params n_ubatch 512 (Ollama: num_batch 512, passed as -b and -ub), one sequence */
+		out->max_num_batched_tokens = 512;
+		out->max_num_seqs = 1;
+		out->memory_fraction = 1.0;
+		out->block_size = MP_LLAMACPP_CTX_PAD;
+		out->device_class = e == MP_ENGINE_OLLAMA ? "any device (Ollama's num_batch default, 512)"
+							  : "any device (llama.cpp's -ub default, 512)";
+		return MP_OK;
 	default:
-		return mp_fail(err, MP_EINVAL, "/engine", "engine must be vllm, sglang or trtllm");
+		return mp_fail(err, MP_EINVAL, "/engine", "engine must be vllm, sglang, trtllm, llamacpp or ollama");
 	}
 }
 
@@ -338,7 +348,7 @@ mp_status mp_engine_predict(const mp_engine_inputs *in, mp_engine_prediction *ou
 	case MP_ENGINE_TRTLLM:
 		return predict_trtllm(in, out, err);
 	default:
-		return mp_fail(err, MP_EINVAL, "/engine", "engine must be vllm, sglang or trtllm");
+		return mp_fail(err, MP_EINVAL, "/engine", "engine must be vllm, sglang, trtllm, llamacpp or ollama");
 	}
 }
 

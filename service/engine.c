@@ -19,24 +19,28 @@ void mps_warn_prefill(const mps_inference_plan *p, mps_warnings *w)
 	const mp_inference_req *r = &p->job.req;
 	uint64_t total;
 
-	if (!c->defaulted)
-		return;
+	if (!c->defaulted || c->basis == MP_ENGINE_LLAMACPP || c->basis == MP_ENGINE_OLLAMA)
+		return; /* llama.cpp's forward is one ubatch: its engine block's context.n_ubatch */
 	total = p->opts.length_scope == MP_LENGTH_SHARED ? r->sequence_length : r->batch_size * r->sequence_length;
 	mps_warn(w,
 		 "prefill: max_num_batched_tokens was not given, so the plan takes %s's default %s (%s): %llu tokens "
 		 "per forward, chunked prefill %s (%s). The prefill runs in forwards of %llu tokens (the batch holds "
 		 "%llu) and activations_bytes is one forward's; give max_num_batched_tokens to plan another chunk.",
-		 c->basis == MP_ENGINE_VLLM     ? "vLLM"
-		 : c->basis == MP_ENGINE_SGLANG ? "SGLang"
-						: "TensorRT-LLM",
+		 c->basis == MP_ENGINE_VLLM       ? "vLLM"
+		 : c->basis == MP_ENGINE_SGLANG   ? "SGLang"
+		 : c->basis == MP_ENGINE_LLAMACPP ? "llama.cpp"
+		 : c->basis == MP_ENGINE_OLLAMA   ? "Ollama"
+						  : "TensorRT-LLM",
 		 p->have_device ? "on this device" : "with no device given",
 		 c->device_class ? c->device_class : "", (unsigned long long)c->engine_default,
 		 c->basis == MP_ENGINE_TRTLLM ? "as the engine schedules it: a forward holds at most max_num_tokens"
 		 : c->chunked_prefill          ? "on"
 					       : "off: at least sequence_length per forward",
-		 c->basis == MP_ENGINE_VLLM     ? "vllm/engine/arg_utils.py get_batch_defaults, vLLM 0.11"
-		 : c->basis == MP_ENGINE_SGLANG ? "sglang server_args.py _handle_gpu_memory_settings"
-						: "TensorRT-LLM max_num_tokens",
+		 c->basis == MP_ENGINE_VLLM       ? "vllm/engine/arg_utils.py get_batch_defaults, vLLM 0.11"
+		 : c->basis == MP_ENGINE_SGLANG   ? "sglang server_args.py _handle_gpu_memory_settings"
+		 : c->basis == MP_ENGINE_LLAMACPP ? "llama.cpp common/common.h n_ubatch: one ubatch per forward"
+		 : c->basis == MP_ENGINE_OLLAMA   ? "Ollama api/types.go num_batch, passed as -ub"
+						  : "TensorRT-LLM max_num_tokens",
 		 (unsigned long long)c->max_num_batched_tokens, (unsigned long long)total);
 }
 
@@ -416,6 +420,8 @@ static mp_status engine_block(const mps_inference_job *j, mps_inference_plan *p,
 mp_status mps_engine_block_for(const mps_inference_job *j, mps_inference_plan *p, mp_error *err)
 {
 	p->have_engine = j->engine.engine != MP_ENGINE_NONE;
+	if (j->engine.engine == MP_ENGINE_LLAMACPP || j->engine.engine == MP_ENGINE_OLLAMA)
+		return mps_llamacpp_block_for(j, p, err); /* llamacpp.c: llama.cpp's own buffers of the GGUF file */
 	if (p->have_engine && p->model.architecture_known && p->model.arch.compressed_kv)
 		mps_warn(&p->warnings,
 			 "engine: %s's compressed attention is not in the engine references here: the predicted blocks and "

@@ -191,6 +191,16 @@ void mps_tensor_list_release(mps_tensor_list *l);
 mp_status mps_engine_check_run(mps_service *s, const mps_engine_check_request *rq, mps_engine_check *out,
 			       mp_error *err);
 
+/*
+ * POST /v1/engine-check for llama.cpp and Ollama (llamacpp_check.c): what the plan leaves out of the launch is taken
+ * from the log (gpu_layers from "offloaded X/Y" or Ollama's -ngl, num_gpus and the backend from the GPU buffers'
+ * names, the cache types from the size line: rq->plan.job is updated), the plan is made, and each figure the log
+ * printed is set beside the placement's (model and KV buffers exact to the printed rounding, compute buffers
+ * within 10%). *out is large: callers allocate it and release out->plan (mps_inference_plan_release). Errors: those
+ * of mps_plan_inference (a model not from a GGUF file among them).
+ */
+mp_status mps_llama_check_run(mps_service *s, mps_llama_check_request *rq, mps_llama_check *out, mp_error *err);
+
 /* ----- training plan ------------------------------------------------------------------------------------- */
 
 /* POST /v1/plan/training. Errors: as mps_plan_inference. */
