@@ -172,7 +172,7 @@ mp_status mpm_from_hf_row(const cJSON *cfg, const char *pointer, const mpm_type 
 {
 	hf_ctx c = {cfg, pointer, err, MP_OK, NULL, NULL, hf_decode_type};
 	const cJSON *type = cJSON_GetObjectItemCaseSensitive(cfg, "model_type");
-	char field[96];
+	char field[MP_POINTER_MAX];
 
 	memset(m, 0, sizeof(*m));
 	mp_inventory_init(&m->inv, NULL);
@@ -308,7 +308,7 @@ mp_status mpm_from_architecture(const cJSON *arch, const char *pointer, mp_model
 {
 	arch_body b;
 	mp_status st;
-	char field[96];
+	char field[MP_POINTER_MAX];
 
 	memset(&b, 0, sizeof(b));
 	b.m.norms_per_layer = 2;

@@ -86,7 +86,7 @@ static uint64_t list_len(const cJSON *v, uint64_t dflt)
 static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 {
 	const cJSON *vc = cJSON_GetObjectItemCaseSensitive(top->cfg, "vision_config"), *vt;
-	char pointer[96];
+	char pointer[MP_POINTER_MAX];
 	hf_ctx c;
 	const vision_defaults *d = NULL;
 	const char *type = w->vision_type;
@@ -247,7 +247,7 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 {
 	const cJSON *tc = cJSON_GetObjectItemCaseSensitive(c->cfg, "text_config"), *tt;
-	char pointer[96], name[32];
+	char pointer[MP_POINTER_MAX], name[32];
 	hf_ctx t;
 	bool tie, text_tie;
 
