@@ -11,7 +11,8 @@
 #include "config.h"
 #include "log.h"
 
-typedef enum kind { K_LISTEN, K_PATH, K_UINT, K_SIZE, K_LEVEL, K_TOKEN_FILE, K_BOOL, K_PASS_FAIL, K_LABELS } kind;
+typedef enum kind { K_LISTEN, K_PATH, K_UINT, K_SIZE, K_LEVEL, K_TOKEN_FILE, K_BOOL, K_PASS_FAIL, K_LABELS, K_URL,
+		    K_HUB_PATH } kind;
 
 static const struct setting {
 	const char *key;
@@ -56,6 +57,18 @@ static const struct setting {
 	  "(default 10)" },
 	{ "max-connections-per-ip", K_UINT, 0, 65536,
 	  "concurrent connections from one client address; 0 = no limit (default 0)" },
+	{ "hub-endpoint", K_URL, 0, 0,
+	  "the Hugging Face Hub a model given as {\"hf_repo\": \"org/name\"} may be fetched from when the local "
+	  "cache lacks it (https://huggingface.co, or a mirror): config.json, the index and each shard's header by "
+	  "range requests, never the weights (default none: the daemon fetches nothing)" },
+	{ "hub-token-file", K_HUB_PATH, 0, 0,
+	  "file holding the Hub token for gated and private repositories (MEMPLAN_HUB_TOKEN may hold the token "
+	  "itself); sent to the hub-endpoint's host only, never logged" },
+	{ "hub-cache", K_HUB_PATH, 0, 0, "folder where the headers fetched from the Hub are kept (default hub-cache "
+					 "beside the database)" },
+	{ "hub-cache-bytes", K_SIZE, 0, 1ULL << 40, "the hub cache's bound: the oldest snapshots go first (default "
+						     "268435456)" },
+	{ "hub-timeout", K_UINT, 1, 600, "seconds each Hub request may take, connection included (default 30)" },
 };
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 
@@ -126,6 +139,30 @@ static mp_status set_one(mpd_config *cfg, const struct setting *s, const char *v
 		snprintf(cfg->node_labels, sizeof(cfg->node_labels), "%s", value);
 		return MP_OK;
 	}
+	case K_URL: {
+		/* http(s)://host[:port][/path], printable, no spaces or quotes: the base of every Hub URL */
+		bool ok = (strncmp(value, "https://", 8) == 0 || strncmp(value, "http://", 7) == 0) &&
+			  strlen(value) < sizeof(cfg->hub_endpoint) && strlen(value) > 8;
+
+		for (const char *p = value; ok && *p; p++)
+			ok = (unsigned char)*p > 0x20 && *p != 0x7f && *p != '"' && *p != '\\';
+		if (!ok)
+			return mp_fail(err, MP_EINVAL, s->key,
+				       "%s must be an http:// or https:// URL of at most %zu bytes, without spaces "
+				       "(https://huggingface.co)",
+				       s->key, sizeof(cfg->hub_endpoint) - 1);
+		snprintf(cfg->hub_endpoint, sizeof(cfg->hub_endpoint), "%s", value);
+		return MP_OK;
+	}
+	case K_HUB_PATH: {
+		char *dst = strcmp(s->key, "hub-cache") == 0 ? cfg->hub_cache : cfg->hub_token_file;
+
+		if (value[0] == '\0' || strlen(value) >= sizeof(cfg->hub_cache))
+			return mp_fail(err, MP_EINVAL, s->key, "%s must be a path of 1 to %zu bytes", s->key,
+				       sizeof(cfg->hub_cache) - 1);
+		snprintf(dst, sizeof(cfg->hub_cache), "%s", value);
+		return MP_OK;
+	}
 	case K_UINT:
 	case K_SIZE:
 		break;
@@ -159,6 +196,10 @@ static mp_status set_one(mpd_config *cfg, const struct setting *s, const char *v
 		cfg->header_timeout_seconds = (unsigned int)v;
 	else if (strcmp(s->key, "max-connections-per-ip") == 0)
 		cfg->max_connections_per_ip = (unsigned int)v;
+	else if (strcmp(s->key, "hub-cache-bytes") == 0)
+		cfg->hub_cache_bytes = (size_t)v;
+	else if (strcmp(s->key, "hub-timeout") == 0)
+		cfg->hub_timeout_seconds = (unsigned int)v;
 	return MP_OK;
 }
 

@@ -84,6 +84,8 @@ mp_status lib_answer(mps_service *svc, const char *kind, const cJSON *body, char
 		mpc_fit_writer *fw = NULL;
 
 		st = mpc_fit_decode(body, &rq, err);
+		if (st == MP_OK)
+			st = mps_fit_fetch_models(svc, &rq, NULL, err);
 		if (st == MP_OK && (fw = mpc_fit_writer_new(&rq)) == NULL)
 			st = mp_fail(err, MP_ENOMEM, "", "out of memory");
 		if (st == MP_OK)
