@@ -11,8 +11,8 @@
 #include "config.h"
 #include "log.h"
 
-typedef enum kind { K_LISTEN, K_PATH, K_UINT, K_SIZE, K_LEVEL, K_TOKEN_FILE, K_BOOL, K_PASS_FAIL, K_LABELS, K_URL,
-		    K_HUB_PATH } kind;
+typedef enum kind { K_LISTEN, K_PATH, K_UINT, K_SIZE, K_LEVEL, K_TOKEN_FILE, K_BOOL, K_PASS_FAIL, K_LABELS, K_ON_OFF,
+		    K_URL, K_HUB_PATH } kind;
 
 static const struct setting {
 	const char *key;
@@ -57,6 +57,10 @@ static const struct setting {
 	  "(default 10)" },
 	{ "max-connections-per-ip", K_UINT, 0, 65536,
 	  "concurrent connections from one client address; 0 = no limit (default 0)" },
+	{ "observed-terms", K_ON_OFF, 0, 0,
+	  "on: an engine block takes a memory term from what running engines reported (POST /v1/observations) where "
+	  "the model is consistently off for that engine version and device, saying so; off: the model's terms "
+	  "always (default on)" },
 	{ "hub-endpoint", K_URL, 0, 0,
 	  "the Hugging Face Hub a model given as {\"hf_repo\": \"org/name\"} may be fetched from when the local "
 	  "cache lacks it (https://huggingface.co, or a mirror): config.json, the index and each shard's header by "
@@ -139,6 +143,12 @@ static mp_status set_one(mpd_config *cfg, const struct setting *s, const char *v
 		snprintf(cfg->node_labels, sizeof(cfg->node_labels), "%s", value);
 		return MP_OK;
 	}
+	case K_ON_OFF:
+		if (strcmp(value, "on") == 0 || strcmp(value, "off") == 0) {
+			cfg->observed_terms_off = strcmp(value, "off") == 0;
+			return MP_OK;
+		}
+		return mp_fail(err, MP_EINVAL, s->key, "%s must be on or off (got '%.40s')", s->key, value);
 	case K_URL: {
 		/* http(s)://host[:port][/path], printable, no spaces or quotes: the base of every Hub URL */
 		bool ok = (strncmp(value, "https://", 8) == 0 || strncmp(value, "http://", 7) == 0) &&

@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "../service/calib.h"
+#include "../service/nodes.h"
 #include "../service/service.h"
 
 #define MPD_DEFAULT_LISTEN "127.0.0.1:8080"
@@ -29,6 +30,8 @@
  * routes that take a model (MPD_ROUTE_MODEL_BODY) take bodies up to this */
 #define MPD_DEFAULT_MODEL_MAX_BODY_BYTES (32 * 1024 * 1024)
 #define MPD_MAX_URL_BYTES 4096			/* longer request targets get 414 */
+/* the {id} segment of a path as routes hand it over: a node name (a DNS subdomain, 253 bytes) fits */
+#define MPD_PATH_ID_MAX 256
 /* the Hub's headers kept by default: a 405B model's 191 shard headers are about 5 MB */
 #define MPD_DEFAULT_HUB_CACHE_BYTES (256 * 1024 * 1024)
 /* per connection: request line + headers must fit (else 431). libmicrohttpd 0.9.75 zeroes the whole pool after
@@ -61,6 +64,7 @@ typedef struct mpd_config {
 					   (at least 1) */
 	unsigned int header_timeout_seconds;	/* a connection must send its request line and headers within this */
 	unsigned int max_connections_per_ip;	/* 0 = no per-address limit */
+	bool observed_terms_off;	/* --observed-terms off: plans keep the model's terms (service/observe.h) */
 	/* the Hugging Face Hub models given by hf_repo may be fetched from (service.h mps_set_hub); "" = never */
 	char hub_endpoint[512];
 	char hub_token_file[512];	/* the Hub token's file ("" = MEMPLAN_HUB_TOKEN or none) */
@@ -81,6 +85,7 @@ typedef struct mpd_daemon {
 	atomic_uint heavy_in_flight;	/* HEAVY routes computing now (server.c), at most max_heavy_requests */
 	unsigned int heavy_limit;	/* max_heavy_requests as applied */
 	struct mpd_guard *guard;	/* connections still sending their headers (server.c: the header deadline) */
+	mps_node_cache *nodes;		/* the node agents' reports (service/nodes.h), made by mpd_start */
 } mpd_daemon;
 
 /* A decoded request, borrowed by the handler for the duration of the call. */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "observe.h"
 #include "service_int.h"
 
 /* The performance block on dev: decode at the last token of sequence_length, prefill of sequence_length tokens,
@@ -247,6 +248,8 @@ mp_status mps_plan_inference(mps_service *s, const mps_inference_request *rq, mp
 			st = mps_llamacpp_speed_for(out, host, err);
 		free(host);
 	}
+	if (st == MP_OK) /* the engine's terms that observations of it on this device measured (observe.h) */
+		st = mps_observed_apply(s, out, err);
 	if (st == MP_OK && rq->job.include_tensors) {
 		/* the tensors as this plan stores them: its formats on one of its tensor-parallel ranks */
 		mps_tensors_query q = {out->job.req.weight_dtype, out->opts.compute_dtype, out->mem.tensor_parallel_size,

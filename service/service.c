@@ -17,6 +17,7 @@
 #include "../kernels/calib.h"
 #include "../model/model.h"
 #include "hub_fetch.h"
+#include "observe.h"
 #include "presets.h"
 #include "service.h"
 
@@ -40,6 +41,7 @@ struct mps_service {
 	mp_calib_gpu_info gpu;
 	char gpu_reason[320];
 	mph_hub hub;		/* the Hub the operator lets it fetch from (mps_set_hub); endpoint "" = none */
+	bool observed_terms_off;	/* --observed-terms off (service/observe.h) */
 };
 
 /* ----- opening -------------------------------------------------------------------------------------------- */
@@ -878,4 +880,15 @@ mp_status mps_import_run(mps_service *s, const mps_import *im, mp_error *err)
 		return st;
 	}
 	return mp_store_commit(s->store, err);
+}
+
+/* The switch of service/observe.h: a plain flag, set once at start-up before the daemon serves. */
+void mps_observed_terms_set(mps_service *s, bool on)
+{
+	s->observed_terms_off = !on;
+}
+
+bool mps_observed_terms_on(const mps_service *s)
+{
+	return !s->observed_terms_off;
 }
