@@ -50,15 +50,16 @@ MODEL_SRC   := model/fields.c model/hf_keys.c model/hf_config.c model/hf_first.c
                model/train_config.c model/hf_facts.c model/gguf.c model/gguf_model.c model/tensor_names.c \
                model/safetensors.c model/gguf_llamacpp.c model/checkpoint.c
 DB_SRC      := db/store.c
-HUB_SRC     := hub/hfcache.c
+HUB_SRC     := hub/hfcache.c hub/hubclient.c hub/hubcache.c
 KERNELS_SRC := kernels/calib_common.c kernels/calib_cpu.c kernels/calib_ipc.c kernels/calib_gpu_client.c
 TYPES_SRC   := types/types.c
 SERVICE_SRC := service/service.c service/defaults.c service/suggest.c service/plan.c service/fit.c service/capacity.c \
                service/roofline.c service/calib.c service/k8s.c service/engine.c service/engine_check.c service/tensors.c \
-               service/nodes.c service/observe.c
+               service/nodes.c service/observe.c service/llamacpp.c service/llamacpp_check.c service/hub.c
 CODEC_SRC   := codec/json.c codec/problem.c codec/formats.c codec/model.c codec/device.c codec/inference.c \
                codec/training.c codec/fit.c codec/capacity.c codec/roofline.c codec/svg.c codec/text.c codec/human.c codec/help.c \
-               codec/store.c codec/calib.c codec/k8s.c codec/slurm.c codec/engine.c codec/engine_log.c codec/tensors.c codec/fleet.c
+               codec/store.c codec/calib.c codec/k8s.c codec/slurm.c codec/engine.c codec/engine_log.c codec/tensors.c codec/fleet.c \
+               codec/llamacpp.c codec/llamacpp_log.c
 DAEMON_SRC  := daemon/server.c daemon/routes.c daemon/reply.c daemon/query.c daemon/auth.c daemon/config.c \
                daemon/log.c daemon/metrics.c daemon/respcache.c daemon/guard.c daemon/h_health.c daemon/h_devices.c \
                daemon/h_models.c daemon/h_plan.c daemon/h_engine.c daemon/h_fit.c daemon/h_roofline.c daemon/h_calibrations.c \
@@ -185,15 +186,15 @@ STACK_answers := codec service types kernels db hub model planner core
 STACK_model   := model planner core
 STACK_db      := db planner core
 STACK_planner := planner core
-SYS_LIBS := -lmicrohttpd -lcjson -lsqlite3 -lcrypto -lz -lpthread -lm $(KERNELS_LIBS)
+SYS_LIBS := -lmicrohttpd -lcurl -lcjson -lsqlite3 -lcrypto -lz -lpthread -lm $(KERNELS_LIBS)
 LIBS_daemon  := $(SYS_LIBS)
-LIBS_service := -lcjson -lsqlite3 -lcrypto -lz -lpthread -lm $(KERNELS_LIBS)
+LIBS_service := -lcurl -lcjson -lsqlite3 -lcrypto -lz -lpthread -lm $(KERNELS_LIBS)
 LIBS_answers := $(LIBS_service)
 LIBS_codec   := -lcjson -lcrypto -lz -lm
 LIBS_planner := -lm
 
 # ----- the program --------------------------------------------------------------------------------------------
-.PHONY: groundtruth model-types llamacpp-groundtruth all run test check deps deps-build clean lint contract browser asan slurm-real fuzz fuzz-build fuzz-smoke \
+.PHONY: groundtruth model-types llamacpp-groundtruth llamacpp-real hub-real all run test check deps deps-build clean lint contract browser asan slurm-real fuzz fuzz-build fuzz-smoke \
         fuzz-contract bench-load bench-training bench-plan bench-store bench-store-lock bench-k8s bench-engine bench-fidelity bench-startup bench-fit-memory \
         clean-clone-check format-drift engines-real
 all: $(BUILD)/memplan $(GPU_HELPER)
@@ -213,7 +214,7 @@ deps-build:
 # tests codec/'s stack alone (no store, kernels or service: tests/lint_links.sh); the tests of whole answers
 # without HTTP (test_pipeline, test_engine_check: decode, the service over a store of the presets, encode) the
 # answers stack.
-TESTS := test_planner test_engine test_llamacpp test_checkpoint test_hub test_models test_store test_http test_roofline test_training test_inference test_store_http \
+TESTS := test_planner test_engine test_llamacpp test_llamacpp_engine test_checkpoint test_hub test_models test_store test_http test_roofline test_training test_inference test_store_http \
          test_k8s test_store_proc test_calib test_limits test_respcache test_golden test_codec test_pipeline test_engine_check \
          test_answers test_fidelity test_hardening test_inventory test_types test_invariants test_fleet
 HTTP_HELPERS := tests/http_util.c tests/refs.c tests/lib_util.c
@@ -243,9 +244,11 @@ TEST_HELPERS_test_pipeline := tests/refs.c tests/lib_util.c
 TEST_LIBS_test_pipeline   := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
 TEST_STACK_test_engine_check := answers
 TEST_STACK_test_llamacpp := codec
+TEST_STACK_test_llamacpp_engine := answers
+TEST_HELPERS_test_llamacpp_engine := tests/refs.c tests/lib_util.c
 TEST_STACK_test_checkpoint := codec
 TEST_STACK_test_hub := answers
-TEST_HELPERS_test_hub := tests/refs.c
+TEST_HELPERS_test_hub := tests/refs.c tests/lib_util.c
 TEST_HELPERS_test_checkpoint := tests/refs.c
 TEST_HELPERS_test_llamacpp := tests/refs.c
 TEST_HELPERS_test_engine_check := tests/refs.c
@@ -279,6 +282,13 @@ $(BUILD)/tests/fake_gpu_helper: $(call obj,tests/fake_gpu_helper.c kernels/calib
 $(BUILD)/tests/test_calib.o: BUILD_CFLAGS += -DMP_TEST_FAKE_GPU_HELPER='"$(BUILD)/tests/fake_gpu_helper"' \
 	-DMP_TEST_GPU_HELPER='"$(BUILD)/memplan-gpu"'
 $(BUILD)/tests/test_calib: | $(BUILD)/tests/fake_gpu_helper $(GPU_HELPER)
+
+# A Hugging Face Hub that serves the Hub's URL layout from a folder (tests/hub_server.c): test_hub starts it; the
+# contract tier holds it to huggingface_hub's own client (tests/contract/test_hub_server.py)
+$(BUILD)/tests/hub_server: $(call obj,tests/hub_server.c)
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ -lmicrohttpd
+$(BUILD)/tests/test_hub.o: BUILD_CFLAGS += -DMP_TEST_HUB_SERVER='"$(BUILD)/tests/hub_server"'
+$(BUILD)/tests/test_hub: | $(BUILD)/tests/hub_server
 
 TEST_BINS := $(addprefix $(BUILD)/tests/,$(TESTS))
 # the programs of codec/'s stack, which tests/lint_links.sh holds to linking without the store, kernels and service
@@ -322,6 +332,8 @@ check:
 test: deps
 	@$(MAKE) --no-print-directory check
 	@$(MAKE) --no-print-directory slurm-real
+	@$(MAKE) --no-print-directory llamacpp-real
+	@$(MAKE) --no-print-directory hub-real
 	@$(MAKE) --no-print-directory contract
 	@$(MAKE) --no-print-directory browser
 	@$(MAKE) --no-print-directory fuzz-smoke
@@ -345,6 +357,21 @@ endif
 # Needs root (or sudo -n); without it a developer's run skips saying why, and CI's (MEMPLAN_CI, CI) fails.
 slurm-real: $(BUILD)/memplan
 	@echo "== tests/slurm/real.sh"; sh tests/slurm/real.sh $(BUILD)/memplan
+
+# The Hub test server and the daemon's Hub fetch held to huggingface_hub itself (tests/hub/check_server.py, its
+# pinned client in .venv-hub)
+HUB_VENV := .venv-hub
+$(HUB_VENV)/.installed: tests/hub/requirements.txt
+	@test -x $(HUB_VENV)/bin/python || python3 -m venv $(HUB_VENV)
+	$(HUB_VENV)/bin/pip install -q --disable-pip-version-check -r tests/hub/requirements.txt
+	@touch $@
+hub-real: $(HUB_VENV)/.installed $(BUILD)/memplan $(BUILD)/tests/hub_server
+	@echo "== tests/hub/check_server.py"; $(HUB_VENV)/bin/python tests/hub/check_server.py $(BUILD)
+
+# memplan's llama.cpp and Ollama commands run by the real llama.cpp (tests/llamacpp/real.py; skips, saying why, where
+# tools/groundtruth/llamacpp/build.sh's build or the model files are absent)
+llamacpp-real: $(BUILD)/memplan
+	@echo "== tests/llamacpp/real.py"; python3 tests/llamacpp/real.py --memplan $(BUILD)/memplan
 
 # ----- contract tests (Python, in .venv from the pinned tests/contract/requirements.txt) ---------------------
 VENV := .venv
@@ -481,6 +508,7 @@ llamacpp-groundtruth: $(GT_VENV)/.installed
 	$(GT_VENV)/bin/python -m pip install -q --disable-pip-version-check --target $${LLAMACPP_CACHE:-/work/cache/gguf}/pylib \
 		sentencepiece==0.2.1 protobuf
 	$(GT_VENV)/bin/python tools/groundtruth/llamacpp/generate.py
+	./tools/groundtruth/llamacpp/help.sh
 
 run: deps-build
 	@$(MAKE) --no-print-directory all

@@ -216,11 +216,12 @@ static mp_status run_job(mps_service *svc, mps_calib_jobs *jobs, const cJSON *bo
 	mp_status st = fit ? mpc_calib_decode(body, &rq, fit, &has_fit, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
 
 	if (st == MP_OK && has_fit) {
-		plan = malloc(sizeof(*plan));
+		plan = calloc(1, sizeof(*plan));
 		st = plan ? mps_plan_inference(svc, fit, plan, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
 		if (st == MP_OK)
 			mps_calib_fit_from_plan(plan, &rq);
 	}
+	mps_inference_plan_release(plan);
 	free(plan);
 	free(fit);
 	if (st == MP_OK)

@@ -88,7 +88,7 @@ typedef enum answer_form { FORM_TEXT, FORM_TEXT_VERBOSE, FORM_JSON, FORM_ARGS } 
  * named no engine or memory ran out. */
 static char *engine_args(const mps_inference_plan *p)
 {
-	char *cmd = p->have_engine ? mpc_engine_command(&p->engine) : NULL, *text = NULL;
+	char *cmd = mpc_plan_engine_command(p), *text = NULL;
 	size_t len = 0;
 	FILE *f;
 
@@ -211,6 +211,7 @@ int cli_plan(int argc, char **argv)
 	cJSON *body = NULL;
 	char *out = NULL;
 	bool json = false, verbose = false, print_args = false;
+	const char *gguf_path = NULL; /* --model FILE.gguf: the file llama.cpp and Ollama load */
 	bool db_given = getenv("MEMPLAN_DB") && getenv("MEMPLAN_DB")[0];
 	mp_status st;
 	int rc = 2;
@@ -277,6 +278,7 @@ int cli_plan(int argc, char **argv)
 				cJSON_AddStringToObject(model, "hf_repo", val);
 			}
 			set_path(body, "model", model ? model : cJSON_CreateString(val));
+			gguf_path = model && cJSON_GetObjectItemCaseSensitive(model, "gguf_header") ? val : NULL;
 		} else if (strcmp(a, "--config") == 0) {
 			cJSON *cfg = cli_parse_file("plan", val, "config"), *model;
 
@@ -292,8 +294,17 @@ int cli_plan(int argc, char **argv)
 	}
 	if (print_args && (kind[0] != 'i' || !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(body, "engine")))) {
 		fprintf(stderr, "memplan plan: --print-args prints an engine's command line: it needs `plan inference` "
-				"and --engine vllm|sglang|trtllm\n");
+				"and --engine vllm|sglang|trtllm|llamacpp|ollama\n");
 		goto out;
+	}
+	{
+		/* llama.cpp and Ollama load the file given: it is the command's model argument */
+		const cJSON *e = cJSON_GetObjectItemCaseSensitive(body, "engine");
+
+		if (gguf_path && cJSON_IsString(e) &&
+		    (strcmp(e->valuestring, "llamacpp") == 0 || strcmp(e->valuestring, "ollama") == 0) &&
+		    !cJSON_GetObjectItemCaseSensitive(body, "served_model"))
+			cJSON_AddStringToObject(body, "served_model", gguf_path);
 	}
 	rc = 1;
 	st = cli_open("plan", db, db_given, &svc, &err);

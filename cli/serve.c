@@ -126,7 +126,7 @@ int cli_serve(int argc, char **argv)
 	if (rc != 0)
 		return rc;
 	if (mpd_auth_load(&d.cfg, d.cfg.token_file[0] ? d.cfg.token_file : NULL, &err) != MP_OK ||
-	    mpd_auth_check_listen(&d.cfg, &err) != MP_OK) {
+	    mpd_auth_check_listen(&d.cfg, &err) != MP_OK || mpd_hub_token_load(&d.cfg, &err) != MP_OK) {
 		fprintf(stderr, "memplan serve: %s\n", err.message);
 		return 2;
 	}
@@ -147,6 +147,22 @@ int cli_serve(int argc, char **argv)
 	if (st != MP_OK) {
 		mpd_log(lvl, MPD_LOG_ERROR, "memplan serve: %s", err.message);
 		return 1;
+	}
+	if (d.cfg.hub_endpoint[0]) {
+		/* the Hub the operator allows: its answers kept in hub-cache, beside the database by default */
+		char cache[600];
+
+		if (d.cfg.hub_cache[0])
+			snprintf(cache, sizeof(cache), "%s", d.cfg.hub_cache);
+		else {
+			const char *slash = strrchr(d.cfg.db_path, '/');
+			snprintf(cache, sizeof(cache), "%.*shub-cache", slash ? (int)(slash - d.cfg.db_path + 1) : 0,
+				 d.cfg.db_path);
+		}
+		mps_set_hub(d.svc, d.cfg.hub_endpoint, d.cfg.hub_token, cache, d.cfg.hub_cache_bytes,
+			    d.cfg.hub_timeout_seconds);
+		mpd_log(lvl, MPD_LOG_INFO, "memplan serve: models given by hf_repo may be fetched from %s (%s; cache %s)",
+			d.cfg.hub_endpoint, d.cfg.hub_token[0] ? "with a token" : "no token", cache);
 	}
 	st = mpd_start(&d, &err);
 	if (st != MP_OK) {

@@ -137,6 +137,33 @@ mp_status mpc_merge_patch(cJSON *target, const cJSON *patch, mp_error *err);
 
 /* ----- plans ---------------------------------------------------------------------------------------------- */
 
+/* An inference body's engine_options (v, NULL when absent) for engine, under pointer (the body's): llama.cpp's and
+ * Ollama's launch knobs (llamacpp.c). Every "not given" value is left for the service to resolve (-1, 0,
+ * MP_GGML_TYPE_COUNT); a knob Ollama has no setting for is refused with engine ollama, and engine_options with
+ * any other engine. Errors: MP_EINVAL naming each bad member (mp_problems), MP_ENOMEM. */
+mp_status mpc_llamacpp_opts_decode(const cJSON *v, const char *pointer, mp_engine engine, mps_llamacpp_opts *out,
+				   mp_error *err);
+/* The engine block of a llama.cpp or Ollama plan as member key (p->llama set). */
+void mpc_llamacpp_block_write(mpc_out *w, const char *key, const mps_inference_plan *p);
+/* The command an engine block gives, for people and scripts: vLLM, SGLang and TensorRT-LLM's launch line
+ * (mpc_engine_command); llama.cpp's; Ollama's environment and `ollama serve`. Heap text (free it), NULL when the
+ * plan names no engine or memory ran out. */
+char *mpc_plan_engine_command(const mps_inference_plan *p);
+
+/* llama.cpp's start-up log (and Ollama's around it, engine ollama) into *r (llamacpp_log.c): the buffer lines of each
+ * device, the caches' size lines, the offloaded layers, the context; Ollama's llama-server command and default
+ * context. pointer names the text in errors. Errors: MP_EINVAL when no line is one it reads (naming what it looks
+ * for). */
+mp_status mpc_llama_report_parse(mp_engine engine, const char *text, const char *pointer, mps_llama_report *r,
+				 mp_error *err);
+/* Whether an engine-check body names engine llamacpp or ollama (read by mpc_llama_check_decode, not
+ * mpc_engine_check_decode). */
+bool mpc_llama_check_engine(const cJSON *body);
+/* POST /v1/engine-check for llamacpp / ollama: {engine, log, plan}; the plan decoded as naming the engine. The
+ * request's model is released with mpc_inference_request_release(&out->plan). Errors: every problem at once. */
+mp_status mpc_llama_check_decode(const cJSON *body, mps_llama_check_request *out, mp_error *err);
+void mpc_llama_check_write(mpc_out *w, const mps_llama_check_request *rq, const mps_llama_check *c);
+
 /* POST /v1/plan/inference bodies (and the inference jobs of /v1/fit, a calibration's fit_plan) at pointer.
  * allow_device: a "device" member is taken (fit jobs name none). */
 mp_status mpc_inference_decode(const cJSON *body, const char *pointer, bool allow_device, mps_inference_request *out,

@@ -413,7 +413,7 @@ mp_status mpc_engine_report_parse(mp_engine engine, const char *text, bool metri
 
 /* ----- POST /v1/engine-check ----------------------------------------------------------------------------- */
 
-static const char *const check_engines[] = {"vllm", "sglang", "trtllm", NULL};
+static const char *const check_engines[] = {"vllm", "sglang", "trtllm", NULL}; /* llamacpp, ollama: llamacpp_log.c */
 
 typedef struct check_body {
 	int engine;

@@ -33,6 +33,10 @@ static const field_doc docs[] = {
     {"weight_formats", "per tensor class formats overriding weight_dtype",
      "an object of embeddings, attention, mlp, experts, lm_head, norms (--weight_formats.lm_head q6_K)"},
     {"weight_layout", "how weight bytes are counted", NULL},
+    {"engine_options", "llama.cpp's and Ollama's launch knobs (engine llamacpp or ollama)",
+     "an object of program, gpu_layers, cache_type_k, cache_type_v, flash_attention, tensor_split, n_batch, "
+     "n_ubatch, n_cpu_moe, cpu_moe, kv_offload, mmap, swa_full, repack, backend, gpu_margin_bytes, host_device "
+     "(--engine_options.gpu_layers 20)"},
     {"include", "optional parts of the answer",
      "a list of: tensors (the model's tensors with formats and bytes: --include '[\"tensors\"]')"},
     {"int4_group_size", "int4 quantisation group", NULL},

@@ -25,7 +25,7 @@ static const char *const layout_names[] = { "auto", "packed", "pytorch", "gguf",
 static const char *const scope_names[] = { "per_sequence", "shared", NULL };
 static const char *const mla_names[] = { "latent", "expanded", NULL };
 static const char *const attention_names[] = { "none", "fused", "eager", NULL };
-static const char *const engine_names[] = { "none", "vllm", "sglang", "trtllm", NULL }; /* by mp_engine; "none": what the answer echoes when no engine is named */
+static const char *const engine_names[] = { "none", "vllm", "sglang", "trtllm", "llamacpp", "ollama", NULL }; /* by mp_engine; "none": what the answer echoes when no engine is named */
 
 typedef struct inference_body {
 	mp_inference_req req;
@@ -92,6 +92,8 @@ static const mpm_field inference_fields[] = {
 	{ .name = "engine_version", .type = MPM_F_STRING, .offset = OFF(engine_version),
 	  .size = MPM_STR(inference_body, engine_version) },
 	{ .name = "enforce_eager", .type = MPM_F_BOOL, .offset = OFF(enforce_eager) },
+	/* llama.cpp's and Ollama's launch knobs (read by mpc_llamacpp_opts_decode) */
+	{ .name = "engine_options", .type = MPM_F_ANY },
 };
 
 #define FOFF(c) offsetof(mp_weight_formats, cls) + (c) * sizeof(mp_dtype)
@@ -267,6 +269,10 @@ static mp_status decode_body(const cJSON *body, const char *pointer, inference_b
 		}
 	}
 	j->engine.engine = ib->engine >= 0 ? (mp_engine)ib->engine : MP_ENGINE_NONE;
+	if (mp_problems_note(&p, mpc_llamacpp_opts_decode(mpc_member(body, "engine_options"), pointer, j->engine.engine,
+							  &j->llama, err),
+			     err) == MP_ENOMEM)
+		return mp_problems_end(&p, err);
 	j->engine.chunked_prefill = mpc_member(body, "chunked_prefill") ? (ib->chunked_prefill ? 1 : -1) : 0;
 	j->engine.utilization_given = mpc_member(body, "gpu_memory_utilization") != NULL;
 	j->engine.block_size_given = mpc_member(body, "kv_block_size") != NULL;
@@ -357,6 +363,21 @@ mp_status mpc_inference_decode(const cJSON *body, const char *pointer, bool allo
 							     &out->device, err),
 				  err) == MP_OK)
 		mp_problems_note(&p, mpc_device_ref_require_memory(&out->device, err), err);
+	/* the host of a llama.cpp placement: a CPU profile (engine_options.host_device) */
+	{
+		const cJSON *eo = mpc_member(body, "engine_options");
+		const cJSON *hd = cJSON_IsObject(eo) ? mpc_member(eo, "host_device") : NULL;
+
+		mpc_join(field, sizeof(field), pointer, "/engine_options/host_device");
+		if (hd && !allow_device)
+			mp_problems_note(&p,
+					 mp_fail(err, MP_EINVAL, field,
+						 "a job names no host device: a batch's answers give no llama.cpp speed"),
+					 err);
+		else
+			mp_problems_note(&p, mpc_device_ref_decode(allow_device ? hd : NULL, field, &out->host_device, err),
+					 err);
+	}
 	return mp_problems_end(&p, err);
 }
 
@@ -656,7 +677,9 @@ void mpc_inference_plan_write(mpc_out *w, const mps_inference_request *rq, const
 		mpc_w_end(w);
 		performance_write(w, &p->perf);
 	}
-	if (p->have_engine)
+	if (p->have_engine && p->llama)
+		mpc_llamacpp_block_write(w, "engine", p);
+	else if (p->have_engine)
 		mpc_engine_block_write(w, "engine", &p->job, p);
 	if (p->job.include_tensors)
 		mpc_tensors_write(w, "tensors", &p->tensors);

@@ -33,6 +33,7 @@ const char *mpc_problem_slug(mp_status st)
 	case MP_ENOSPACE: return "insufficient-storage";
 	case MP_EPRECONDITION: return "precondition-failed";
 	case MP_EFRAMING: return "malformed-request";
+	case MP_EUPSTREAM: return "bad-gateway";
 	}
 	return "internal-error";
 }
@@ -57,6 +58,7 @@ static const char *title_of(int http)
 	case 428: return "Precondition Required";
 	case 431: return "Request Header Fields Too Large";
 	case 501: return "Not Implemented";
+	case 502: return "Bad Gateway";
 	case 503: return "Service Unavailable";
 	case 505: return "HTTP Version Not Supported";
 	case 507: return "Insufficient Storage";

@@ -257,6 +257,7 @@ typedef struct plan_view {
 	const mps_performance *perf;
 	/* inference naming an engine */
 	const mps_engine_block *engine;
+	const mps_inference_plan *iplan;	/* its plan (llama.cpp's and Ollama's placement) */
 	const mps_warnings *warnings;
 } plan_view;
 
@@ -296,6 +297,7 @@ static void plan_of_inference(const mps_inference_plan *p, plan_view *v)
 	v->batch_size = p->job.req.batch_size;
 	v->perf = p->have_device ? &p->perf : NULL;
 	v->engine = p->have_engine ? &p->engine : NULL;
+	v->iplan = p;
 	v->warnings = &p->warnings;
 }
 
@@ -363,10 +365,31 @@ static void print_engine(FILE *f, const plan_view *v)
 	const mps_engine_block *b = v->engine;
 	char *cmd, a[48], c[48];
 
-	if (b == NULL || (cmd = mpc_engine_command(b)) == NULL)
+	if (b == NULL || (cmd = v->iplan ? mpc_plan_engine_command(v->iplan) : mpc_engine_command(b)) == NULL)
 		return;
 	fprintf(f, "engine launch:       %s\n", cmd);
 	free(cmd);
+	if (v->iplan && v->iplan->llama) {
+		const mps_llamacpp_block *k = v->iplan->llama;
+		char g[48], h[48], t[48];
+
+		fprintf(f, "llama.cpp places:    %u of %u layers on the GPU%s (-ngl %d, %s); host buffers %s\n",
+			k->plan.gpu_layers, k->params.n_layer + 1, k->params.n_devices > 1 ? "s" : "", k->params.n_gpu_layers,
+			k->gpu_layers_from, mpc_fmt_bytes(h, sizeof(h), (double)k->host_bytes));
+		for (uint32_t d = 1; d <= k->params.n_devices && k->have_device; d++)
+			fprintf(f, "  GPU %u:             %s of a %s budget%s\n", d - 1,
+				mpc_fmt_bytes(g, sizeof(g), (double)k->plan.total_bytes[d]),
+				mpc_fmt_bytes(t, sizeof(t), (double)k->budget_bytes),
+				k->plan.total_bytes[d] <= k->budget_bytes ? "" : " (over)");
+		if (k->have_device)
+			fprintf(f, "  largest -ngl %d; largest -c at this -ngl %u\n", k->max_gpu_layers, k->max_context);
+		if (k->speed.decode.known)
+			fprintf(f, "  decode at most %s tokens/s per sequence\n",
+				mpc_fmt_sig3(g, sizeof(g), k->speed.decode_tokens_per_second_per_sequence));
+		if (k->engine == MP_ENGINE_OLLAMA)
+			fprintf(f, "  Ollama options:    num_ctx %u, num_gpu %d, num_batch %u\n", k->ollama.num_ctx,
+				k->ollama.num_gpu, k->ollama.num_batch);
+	}
 	/* vLLM prints its KV cache in tokens and the concurrency they allow (its predicted block has both) */
 	if (b->have_prediction && b->engine == MP_ENGINE_VLLM)
 		fprintf(f, "engine will report:  %s tokens of KV cache, maximum concurrency %sx\n",

@@ -11,7 +11,8 @@
 #include "config.h"
 #include "log.h"
 
-typedef enum kind { K_LISTEN, K_PATH, K_UINT, K_SIZE, K_LEVEL, K_TOKEN_FILE, K_BOOL, K_PASS_FAIL, K_LABELS, K_ON_OFF } kind;
+typedef enum kind { K_LISTEN, K_PATH, K_UINT, K_SIZE, K_LEVEL, K_TOKEN_FILE, K_BOOL, K_PASS_FAIL, K_LABELS, K_ON_OFF,
+		    K_URL, K_HUB_PATH } kind;
 
 static const struct setting {
 	const char *key;
@@ -60,6 +61,18 @@ static const struct setting {
 	  "on: an engine block takes a memory term from what running engines reported (POST /v1/observations) where "
 	  "the model is consistently off for that engine version and device, saying so; off: the model's terms "
 	  "always (default on)" },
+	{ "hub-endpoint", K_URL, 0, 0,
+	  "the Hugging Face Hub a model given as {\"hf_repo\": \"org/name\"} may be fetched from when the local "
+	  "cache lacks it (https://huggingface.co, or a mirror): config.json, the index and each shard's header by "
+	  "range requests, never the weights (default none: the daemon fetches nothing)" },
+	{ "hub-token-file", K_HUB_PATH, 0, 0,
+	  "file holding the Hub token for gated and private repositories (MEMPLAN_HUB_TOKEN may hold the token "
+	  "itself); sent to the hub-endpoint's host only, never logged" },
+	{ "hub-cache", K_HUB_PATH, 0, 0, "folder where the headers fetched from the Hub are kept (default hub-cache "
+					 "beside the database)" },
+	{ "hub-cache-bytes", K_SIZE, 0, 1ULL << 40, "the hub cache's bound: the oldest snapshots go first (default "
+						     "268435456)" },
+	{ "hub-timeout", K_UINT, 1, 600, "seconds each Hub request may take, connection included (default 30)" },
 };
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 
@@ -136,6 +149,30 @@ static mp_status set_one(mpd_config *cfg, const struct setting *s, const char *v
 			return MP_OK;
 		}
 		return mp_fail(err, MP_EINVAL, s->key, "%s must be on or off (got '%.40s')", s->key, value);
+	case K_URL: {
+		/* http(s)://host[:port][/path], printable, no spaces or quotes: the base of every Hub URL */
+		bool ok = (strncmp(value, "https://", 8) == 0 || strncmp(value, "http://", 7) == 0) &&
+			  strlen(value) < sizeof(cfg->hub_endpoint) && strlen(value) > 8;
+
+		for (const char *p = value; ok && *p; p++)
+			ok = (unsigned char)*p > 0x20 && *p != 0x7f && *p != '"' && *p != '\\';
+		if (!ok)
+			return mp_fail(err, MP_EINVAL, s->key,
+				       "%s must be an http:// or https:// URL of at most %zu bytes, without spaces "
+				       "(https://huggingface.co)",
+				       s->key, sizeof(cfg->hub_endpoint) - 1);
+		snprintf(cfg->hub_endpoint, sizeof(cfg->hub_endpoint), "%s", value);
+		return MP_OK;
+	}
+	case K_HUB_PATH: {
+		char *dst = strcmp(s->key, "hub-cache") == 0 ? cfg->hub_cache : cfg->hub_token_file;
+
+		if (value[0] == '\0' || strlen(value) >= sizeof(cfg->hub_cache))
+			return mp_fail(err, MP_EINVAL, s->key, "%s must be a path of 1 to %zu bytes", s->key,
+				       sizeof(cfg->hub_cache) - 1);
+		snprintf(dst, sizeof(cfg->hub_cache), "%s", value);
+		return MP_OK;
+	}
 	case K_UINT:
 	case K_SIZE:
 		break;
@@ -169,6 +206,10 @@ static mp_status set_one(mpd_config *cfg, const struct setting *s, const char *v
 		cfg->header_timeout_seconds = (unsigned int)v;
 	else if (strcmp(s->key, "max-connections-per-ip") == 0)
 		cfg->max_connections_per_ip = (unsigned int)v;
+	else if (strcmp(s->key, "hub-cache-bytes") == 0)
+		cfg->hub_cache_bytes = (size_t)v;
+	else if (strcmp(s->key, "hub-timeout") == 0)
+		cfg->hub_timeout_seconds = (unsigned int)v;
 	return MP_OK;
 }
 

@@ -32,6 +32,8 @@
 #define MPD_MAX_URL_BYTES 4096			/* longer request targets get 414 */
 /* the {id} segment of a path as routes hand it over: a node name (a DNS subdomain, 253 bytes) fits */
 #define MPD_PATH_ID_MAX 256
+/* the Hub's headers kept by default: a 405B model's 191 shard headers are about 5 MB */
+#define MPD_DEFAULT_HUB_CACHE_BYTES (256 * 1024 * 1024)
 /* per connection: request line + headers must fit (else 431). libmicrohttpd 0.9.75 zeroes the whole pool after
  * every request (MHD_pool_reset): 64 KiB cost ~65,000 instructions per request, as much as a plan; 16 KiB holds a
  * 4 KiB path (414 beyond) and 11 KiB of headers. */
@@ -63,6 +65,13 @@ typedef struct mpd_config {
 	unsigned int header_timeout_seconds;	/* a connection must send its request line and headers within this */
 	unsigned int max_connections_per_ip;	/* 0 = no per-address limit */
 	bool observed_terms_off;	/* --observed-terms off: plans keep the model's terms (service/observe.h) */
+	/* the Hugging Face Hub models given by hf_repo may be fetched from (service.h mps_set_hub); "" = never */
+	char hub_endpoint[512];
+	char hub_token_file[512];	/* the Hub token's file ("" = MEMPLAN_HUB_TOKEN or none) */
+	char hub_token[512];		/* loaded by mpd_hub_token_load; never logged */
+	char hub_cache[512];		/* where fetched headers are kept ("" = hub-cache beside the database) */
+	size_t hub_cache_bytes;
+	unsigned int hub_timeout_seconds;
 } mpd_config;
 
 typedef struct mpd_daemon {

@@ -115,6 +115,9 @@ mp_status mpd_h_fit(mpd_request *req, mpd_reply *rep)
 	fit_stream *f = calloc(1, sizeof(*f));
 	mp_status st = f ? mpc_fit_decode(req->json, &f->rq, &rep->err) : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 
+	/* models given by repository: from the Hugging Face cache or the Hub, before anything is planned */
+	if (st == MP_OK)
+		st = mps_fit_fetch_models(req->d->svc, &f->rq, &rep->no_store, &rep->err);
 	if (st == MP_OK && req->text) { /* the table for people (it holds one job's rows at a time) */
 		st = fit_text(req, &f->rq, rep);
 		fit_stream_free(f);

@@ -38,6 +38,7 @@ int mpd_http_status(mp_status st)
 	case MP_ENOSPACE: return 507;
 	case MP_EPRECONDITION: return 412;
 	case MP_EFRAMING: return 400;
+	case MP_EUPSTREAM: return 502;
 	}
 	return 500; /* a value outside the enum: an invariant broke */
 }

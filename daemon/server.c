@@ -64,6 +64,8 @@ void mpd_config_defaults(mpd_config *cfg)
 	cfg->k8s_max_body_bytes = MPD_DEFAULT_K8S_MAX_BODY_BYTES;
 	cfg->model_max_body_bytes = MPD_DEFAULT_MODEL_MAX_BODY_BYTES;
 	cfg->header_timeout_seconds = 10;
+	cfg->hub_cache_bytes = MPD_DEFAULT_HUB_CACHE_BYTES;
+	cfg->hub_timeout_seconds = 30;
 }
 
 mp_status mpd_parse_listen(const char *s, mpd_config *cfg, mp_error *err)

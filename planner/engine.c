@@ -138,7 +138,7 @@ const char *mp_engine_name(mp_engine e)
 {
 	static const char *const names[] = {
 	    [MP_ENGINE_NONE] = "none", [MP_ENGINE_VLLM] = "vllm", [MP_ENGINE_SGLANG] = "sglang",
-	    [MP_ENGINE_TRTLLM] = "trtllm",
+	    [MP_ENGINE_TRTLLM] = "trtllm", [MP_ENGINE_LLAMACPP] = "llamacpp", [MP_ENGINE_OLLAMA] = "ollama",
 	};
 	MP_STATIC_ASSERT(MP_COUNT_OF(names) == MP_ENGINE_COUNT, "a name per mp_engine");
 
@@ -297,8 +297,24 @@ mp_status mp_engine_defaults_at(const mp_engine_version *v, uint64_t total_memor
 		out->device_class = "any device (TensorRT-LLM's defaults do not depend on it)";
 		return MP_OK;
 	default:
-		return mp_fail(err, MP_EINVAL, "/engine", "engine must be vllm, sglang or trtllm");
+		return mp_fail(err, MP_EINVAL, "/engine", "engine must be vllm, sglang, trtllm, llamacpp or ollama");
 	}
+}
+
+/* llama.cpp and Ollama have no release rows (their defaults do not move between the builds memplan is tested
+ * against: common/common.h of llama.cpp 0c1e5709; Ollama's api/types.go): common_params n_ubatch 512 (Ollama:
+ * num_batch 512, passed as -b and -ub), one sequence, the context padded to MP_LLAMACPP_CTX_PAD. */
+static mp_status llamacpp_defaults(mp_engine e, uint64_t total_memory_bytes, mp_engine_defaults *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->device_memory_bytes = total_memory_bytes;
+	out->max_num_batched_tokens = 512;
+	out->max_num_seqs = 1;
+	out->memory_fraction = 1.0;
+	out->block_size = MP_LLAMACPP_CTX_PAD;
+	out->device_class = e == MP_ENGINE_OLLAMA ? "any device (Ollama's num_batch default, 512)"
+						  : "any device (llama.cpp's -ub default, 512)";
+	return MP_OK;
 }
 
 mp_status mp_engine_defaults_for(mp_engine e, uint64_t total_memory_bytes, const char *device_name, uint64_t tp,
@@ -306,8 +322,11 @@ mp_status mp_engine_defaults_for(mp_engine e, uint64_t total_memory_bytes, const
 {
 	if ((unsigned)e >= MP_ENGINE_COUNT) {
 		memset(out, 0, sizeof(*out));
-		return mp_fail(err, MP_EINVAL, "/engine", "engine must be vllm, sglang or trtllm");
+		return mp_fail(err, MP_EINVAL, "/engine", "engine must be vllm, sglang, trtllm, llamacpp or ollama");
 	}
+	(void)tp;
+	if (e == MP_ENGINE_LLAMACPP || e == MP_ENGINE_OLLAMA)
+		return llamacpp_defaults(e, total_memory_bytes, out);
 	return mp_engine_defaults_at(mp_engine_version_find(e, NULL), total_memory_bytes, device_name, tp, NULL, out,
 	                             err);
 }
@@ -681,7 +700,7 @@ mp_status mp_engine_predict(const mp_engine_inputs *in, mp_engine_prediction *ou
 	case MP_ENGINE_TRTLLM:
 		return predict_trtllm(in, out, err);
 	default:
-		return mp_fail(err, MP_EINVAL, "/engine", "engine must be vllm, sglang or trtllm");
+		return mp_fail(err, MP_EINVAL, "/engine", "engine must be vllm, sglang, trtllm, llamacpp or ollama");
 	}
 }
 

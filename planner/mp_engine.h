@@ -27,6 +27,8 @@ typedef enum mp_engine {
 	MP_ENGINE_VLLM,
 	MP_ENGINE_SGLANG,
 	MP_ENGINE_TRTLLM,
+	MP_ENGINE_LLAMACPP,	/* llama.cpp's llama-server (llama-completion, llama-cli): mp_llamacpp.h */
+	MP_ENGINE_OLLAMA,	/* Ollama, which starts llama-server with the settings it resolves (mp_llamacpp.h) */
 	MP_ENGINE_COUNT
 } mp_engine;
 
@@ -101,7 +103,7 @@ const mp_engine_version *mp_engine_version_find(mp_engine e, const char *name);
 /* "0.33, 0.11, 0.6" for engine e into buf (cut to len). */
 void mp_engine_version_names(mp_engine e, char *buf, size_t len);
 
-/* "none", "vllm", "sglang", "trtllm"; "invalid" otherwise. */
+/* "none", "vllm", "sglang", "trtllm", "llamacpp", "ollama"; "invalid" otherwise. */
 const char *mp_engine_name(mp_engine e);
 /* The engine of that name, MP_ENGINE_COUNT when there is none. NULL-safe. */
 mp_engine mp_engine_from_name(const char *name);
@@ -139,8 +141,13 @@ typedef struct mp_engine_defaults {
  *     60 GiB, and mem_fraction_static = round((gpu_mem - reserved) / gpu_mem, 3) (0.88 when unknown).
  *   TensorRT-LLM (KvCacheConfig, TorchLlmArgs): free_gpu_memory_fraction 0.9, tokens_per_block 32,
  *     max_num_tokens 8192, max_batch_size 2048.
+ *   llama.cpp and Ollama (common/common.h common_params at 0c1e5709; Ollama 0.32.15 api/types.go DefaultOptions):
+ *     a forward is one ubatch, 512 tokens (-ub; Ollama's num_batch 512, passed as -b and -ub); one sequence
+ *     (llama-completion's -np 1, Ollama's OLLAMA_NUM_PARALLEL 1); the whole device (memory_fraction 1); the context
+ *     padded to 256 cells per stream (block_size 256).
  * Worked examples (tests/test_engine.c): vLLM, H100 (85,520,809,984 B) -> 8192 / 1024; A100 80GB -> 2048 / 256;
  * SGLang, H100 at 81,559 MiB, tp 1 -> reserved 13,440 MiB, mem_fraction_static 0.835.
+ * llama.cpp and Ollama (no release rows): n_ubatch 512, one sequence, fraction 1, the context padding as block_size.
  * Errors: MP_EINVAL for an engine outside the enum (MP_ENGINE_NONE gives vLLM's).
  */
 mp_status mp_engine_defaults_for(mp_engine e, uint64_t total_memory_bytes, const char *device_name, uint64_t tp,

@@ -21,17 +21,19 @@ void mps_warn_prefill(const mps_inference_plan *p, mps_warnings *w)
 	const mp_engine_version *rel;
 	uint64_t total;
 
-	if (!c->defaulted)
-		return;
+	if (!c->defaulted || c->basis == MP_ENGINE_LLAMACPP || c->basis == MP_ENGINE_OLLAMA)
+		return; /* llama.cpp's forward is one ubatch: its engine block's context.n_ubatch */
 	rel = p->job.engine.version ? p->job.engine.version : mp_engine_version_find(c->basis, NULL);
 	total = p->opts.length_scope == MP_LENGTH_SHARED ? r->sequence_length : r->batch_size * r->sequence_length;
 	mps_warn(w,
 		 "prefill: max_num_batched_tokens was not given, so the plan takes %s's default %s (%s): %llu tokens "
 		 "per forward, chunked prefill %s (%s, release %s). The prefill runs in forwards of %llu tokens (the batch holds "
 		 "%llu) and activations_bytes is one forward's; give max_num_batched_tokens to plan another chunk.",
-		 c->basis == MP_ENGINE_VLLM     ? "vLLM"
-		 : c->basis == MP_ENGINE_SGLANG ? "SGLang"
-						: "TensorRT-LLM",
+		 c->basis == MP_ENGINE_VLLM       ? "vLLM"
+		 : c->basis == MP_ENGINE_SGLANG   ? "SGLang"
+		 : c->basis == MP_ENGINE_LLAMACPP ? "llama.cpp"
+		 : c->basis == MP_ENGINE_OLLAMA   ? "Ollama"
+						  : "TensorRT-LLM",
 		 p->have_device ? "on this device" : "with no device given",
 		 c->device_class ? c->device_class : "", (unsigned long long)c->engine_default,
 		 c->basis == MP_ENGINE_TRTLLM ? "as the engine schedules it: a forward holds at most max_num_tokens"
@@ -89,8 +91,12 @@ mp_status mps_inference_opts_on(const mps_inference_job *j, const mp_device *hw,
 	{
 		mp_engine_launch l = {.chunk = j->opts.max_num_batched_tokens, .max_running_requests = j->req.batch_size};
 
-		st = mp_engine_defaults_at(job_version(j), engine_total_bytes(e, hw, nvml_memory_bytes), name, job_tp(j),
-					   &l, &d, err);
+		if (e == MP_ENGINE_LLAMACPP || e == MP_ENGINE_OLLAMA)
+			st = mp_engine_defaults_for(e, engine_total_bytes(e, hw, nvml_memory_bytes), name, job_tp(j), &d,
+						    err);
+		else
+			st = mp_engine_defaults_at(job_version(j), engine_total_bytes(e, hw, nvml_memory_bytes), name,
+						   job_tp(j), &l, &d, err);
 	}
 	if (st != MP_OK)
 		return st;
@@ -657,6 +663,8 @@ static mp_status engine_block(const mps_inference_job *j, mps_inference_plan *p,
 mp_status mps_engine_block_for(const mps_inference_job *j, mps_inference_plan *p, mp_error *err)
 {
 	p->have_engine = j->engine.engine != MP_ENGINE_NONE;
+	if (j->engine.engine == MP_ENGINE_LLAMACPP || j->engine.engine == MP_ENGINE_OLLAMA)
+		return mps_llamacpp_block_for(j, p, err); /* llamacpp.c: llama.cpp's own buffers of the GGUF file */
 	if (p->have_engine && p->model.architecture_known && p->model.arch.compressed_kv)
 		mps_warn(&p->warnings,
 			 "engine: %s's compressed attention is not in the engine references here: the predicted blocks and "

@@ -159,6 +159,59 @@ static const mps_model_ref *job_model(const mps_fit_job *j)
 	return j->training ? &j->u.train.model : &j->u.inference.model;
 }
 
+mp_status mps_fit_fetch_models(mps_service *s, mps_fit_request *rq, bool *fetched, mp_error *err)
+{
+	mp_problems probs = MP_PROBLEMS_INIT;
+
+	if (fetched)
+		*fetched = false;
+	for (size_t i = 0; i < rq->njobs; i++) {
+		mps_model_ref *ref = rq->jobs[i].training ? &rq->jobs[i].u.train.model : &rq->jobs[i].u.inference.model;
+		mps_model_ref *same = NULL;
+		bool f = false;
+		mp_status st;
+
+		if (ref->kind != MPS_MODEL_HF_REPO)
+			continue;
+		/* a repository an earlier job named at the same revision: its model copied, not fetched again */
+		for (size_t k = 0; k < i && same == NULL; k++) {
+			mps_model_ref *o = rq->jobs[k].training ? &rq->jobs[k].u.train.model : &rq->jobs[k].u.inference.model;
+			if (o->repo_id[0] && strcmp(o->repo_id, ref->repo_id) == 0 && strcmp(o->revision, ref->revision) == 0 &&
+			    (o->kind == MPS_MODEL_INLINE || o->kind == MPS_MODEL_STORED))
+				same = o;
+		}
+		if (same && same->kind == MPS_MODEL_STORED) {
+			ref->kind = MPS_MODEL_STORED;
+			continue;
+		}
+		if (same) {
+			ref->arch = malloc(sizeof(*ref->arch));
+			ref->ckpt = same->ckpt ? calloc(1, sizeof(*ref->ckpt)) : NULL;
+			if (ref->arch == NULL || (same->ckpt && ref->ckpt == NULL)) {
+				free(ref->arch);
+				free(ref->ckpt);
+				ref->arch = NULL;
+				ref->ckpt = NULL;
+				return mp_fail(err, MP_ENOMEM, ref->pointer, "out of memory");
+			}
+			mp_model_copy(ref->arch, same->arch);
+			st = ref->ckpt ? mpm_checkpoint_copy(ref->ckpt, same->ckpt, err) : MP_OK;
+			if (st != MP_OK)
+				return st;
+			snprintf(ref->source, sizeof(ref->source), "%s", same->source);
+			ref->kind = MPS_MODEL_INLINE;
+			continue;
+		}
+		st = mps_model_ref_fetch(s, ref, &f, err);
+		if (f && fetched)
+			*fetched = true;
+		if (st == MP_ENOMEM)
+			return st;
+		mp_problems_note(&probs, st, err);
+	}
+	return mp_problems_end(&probs, err);
+}
+
 
 /* Each job's model; a stored id already resolved in this request is copied, not read again. Every job's problem is
  * named (mp_problems), the first one returned. */

@@ -179,7 +179,12 @@ mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, 
 	}
 	if (st == MP_OK)
 		st = mps_engine_block_for(&out->job, out, err);
-	if (st == MP_OK && out->have_engine && !out->engine.model_arg_known)
+	if (st == MP_OK && out->have_engine && out->llama && !out->engine.model_arg_known)
+		mps_warn(&out->warnings,
+			 "engine.command: the model argument is \"%s\"; give served_model (the path of the .gguf file %s "
+			 "loads)",
+			 out->engine.model_arg, out->llama->engine == MP_ENGINE_OLLAMA ? "Ollama's Modelfile FROM" : "llama.cpp");
+	else if (st == MP_OK && out->have_engine && !out->engine.model_arg_known)
 		mps_warn(&out->warnings,
 			 "engine.command: the model argument is \"%s\", the request's model id; give served_model (the "
 			 "Hugging Face repository or the path the engine loads)",
@@ -233,6 +238,16 @@ mp_status mps_plan_inference(mps_service *s, const mps_inference_request *rq, mp
 	if (st != MP_OK)
 		return st;
 	st = mps_plan_inference_on(&out->model, rq->device.given ? &out->device : NULL, &rq->job, out, err);
+	if (st == MP_OK && out->llama && rq->host_device.given) {
+		/* the host of a llama.cpp placement: its rates bound the layers in host memory */
+		mp_store_device *host = malloc(sizeof(*host));
+
+		st = host ? mps_device_resolve_at(s, &rq->host_device, gen, host, err)
+			  : mp_fail(err, MP_ENOMEM, "", "out of memory");
+		if (st == MP_OK)
+			st = mps_llamacpp_speed_for(out, host, err);
+		free(host);
+	}
 	if (st == MP_OK) /* the engine's terms that observations of it on this device measured (observe.h) */
 		st = mps_observed_apply(s, out, err);
 	if (st == MP_OK && rq->job.include_tensors) {

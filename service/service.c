@@ -9,12 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "../db/store.h"
 #include "../hub/hub.h"
 #include "../kernels/calib.h"
 #include "../model/model.h"
+#include "hub_fetch.h"
 #include "observe.h"
 #include "presets.h"
 #include "service.h"
@@ -38,6 +40,7 @@ struct mps_service {
 	mp_status gpu_status;
 	mp_calib_gpu_info gpu;
 	char gpu_reason[320];
+	mph_hub hub;		/* the Hub the operator lets it fetch from (mps_set_hub); endpoint "" = none */
 	bool observed_terms_off;	/* --observed-terms off (service/observe.h) */
 };
 
@@ -414,20 +417,66 @@ void mps_model_memo_stats(mps_service *s, uint64_t *hits, uint64_t *misses)
 	pthread_mutex_unlock(&s->lock);
 }
 
+/* Whether a preset's table names repo (case aside): the models memplan ships, not a guess at a stored id. */
+static bool preset_for_repo(const char *repo)
+{
+	for (const mps_repo_alias *a = mps_preset_repo_ids(); a->id; a++)
+		for (size_t i = 0; a->repo_ids[i]; i++)
+			if (strcasecmp(a->repo_ids[i], repo) == 0)
+				return true;
+	return false;
+}
+
+void mps_set_hub(mps_service *s, const char *endpoint, const char *token, const char *cache_dir,
+		 uint64_t cache_max_bytes, unsigned timeout_seconds)
+{
+	memset(&s->hub, 0, sizeof(s->hub));
+	snprintf(s->hub.endpoint, sizeof(s->hub.endpoint), "%s", endpoint ? endpoint : "");
+	for (size_t n = strlen(s->hub.endpoint); n > 0 && s->hub.endpoint[n - 1] == '/'; n--)
+		s->hub.endpoint[n - 1] = '\0';
+	snprintf(s->hub.token, sizeof(s->hub.token), "%s", token ? token : "");
+	snprintf(s->hub.cache_dir, sizeof(s->hub.cache_dir), "%s", cache_dir ? cache_dir : "");
+	s->hub.cache_max_bytes = cache_max_bytes;
+	s->hub.timeout_seconds = timeout_seconds;
+}
+
+bool mps_hub_enabled(const mps_service *s)
+{
+	return s->hub.endpoint[0] != '\0';
+}
+
 mp_status mps_model_ref_fetch(mps_service *s, mps_model_ref *ref, bool *fetched, mp_error *err)
 {
 	char dir[1024], id[MP_STORE_ID_MAX], ptr[96];
+	const char *from = "hf_cache";
 	mph_repo_files f;
 	mp_status st;
 
-	(void)s;
 	if (fetched)
 		*fetched = false;
 	if (ref->kind != MPS_MODEL_HF_REPO)
 		return MP_OK;
 	mph_cache_dir(dir, sizeof(dir));
 	st = mph_cache_read(dir, ref->repo_id, ref->revision, &f, err);
-	if (st == MP_ENOTFOUND) {
+	if (st == MP_ENOTFOUND && s && s->hub.endpoint[0]) {
+		/* not in the local cache: the Hub the operator allowed (its answers kept in the daemon's hub cache) */
+		bool cached = false;
+
+		mph_repo_files_free(&f);
+		st = mps_hub_fetch_repo(&s->hub, ref->repo_id, ref->revision, &f, &cached, err);
+		from = cached ? "hub_cache" : "hub";
+		if (st != MP_OK && preset_for_repo(ref->repo_id)) {
+			/* the Hub refused or failed, and a preset stands for the repo */
+			mph_repo_files_free(&f);
+			ref->kind = MPS_MODEL_STORED;
+			return MP_OK;
+		}
+		if (st != MP_OK) {
+			snprintf(err->field, sizeof(err->field), "%s", ref->pointer);
+			mph_repo_files_free(&f);
+			return st;
+		}
+	} else if (st == MP_ENOTFOUND) {
 		char why[sizeof(err->message)];
 
 		snprintf(why, sizeof(why), "%s", err ? err->message : "");
@@ -455,10 +504,16 @@ mp_status mps_model_ref_fetch(mps_service *s, mps_model_ref *ref, bool *fetched,
 	}
 	if (st == MP_OK) {
 		ref->kind = MPS_MODEL_INLINE;
-		snprintf(ref->source, sizeof(ref->source), "hf_cache:%.96s@%.40s", ref->repo_id, f.commit);
+		snprintf(ref->source, sizeof(ref->source), "%s:%.96s@%.40s", from, ref->repo_id, f.commit);
 		if (fetched)
 			*fetched = true;
 	} else {
+		/* the readers name "/model/hf_repo...": the member where this ref sits ("/jobs/3/inference/model") */
+		if (err && strncmp(err->field, "/model/hf_repo", 14) == 0 && strcmp(ref->pointer, "/model") != 0) {
+			char rest[256];
+			snprintf(rest, sizeof(rest), "%.255s", err->field + 6);
+			snprintf(err->field, sizeof(err->field), "%.200s%s", ref->pointer, rest);
+		}
 		free(ref->arch);
 		ref->arch = NULL;
 		mpm_checkpoint_free(ref->ckpt);
@@ -512,7 +567,8 @@ mp_status mps_model_resolve_at(mps_service *s, const mps_model_ref *ref, uint64_
 	case MPS_MODEL_HF_REPO:
 		return mp_fail(err, MP_EINVAL, ref->pointer,
 			       "a model by Hugging Face repository ({\"hf_repo\": ...}) is taken by POST /v1/plan/inference, "
-			       "/v1/plan/training and /v1/engine-check; here name a stored model or give its hf_config");
+			       "/v1/plan/training, /v1/engine-check and /v1/fit; here name a stored model or give its "
+			       "hf_config");
 	case MPS_MODEL_BARE:
 		out->params.total = out->params.active_per_token = ref->parameters;
 		snprintf(out->arch.model_type, sizeof(out->arch.model_type), "unknown");

@@ -79,6 +79,17 @@ mp_status mps_model_resolve_at(mps_service *s, const mps_model_ref *ref, uint64_
  * and rule), MP_ENOMEM.
  */
 mp_status mps_model_ref_fetch(mps_service *s, mps_model_ref *ref, bool *fetched, mp_error *err);
+/*
+ * Lets mps_model_ref_fetch reach the Hugging Face Hub at endpoint ("https://huggingface.co"; NULL or "" = never, the
+ * default) when the local cache lacks a repository: token (NULL: none) is sent to the endpoint's host alone and never
+ * logged; fetched files are kept under cache_dir (NULL: not kept) up to cache_max_bytes; each request waits at most
+ * timeout_seconds. A repository the Hub refuses or fails for falls back to the preset that stands for it, if any;
+ * otherwise the Hub's 404 is a 404 and its refusals, timeouts and over-limit bodies are MP_EUPSTREAM (502) naming the
+ * repository. Call before serving requests (not thread-safe against them).
+ */
+void mps_set_hub(mps_service *s, const char *endpoint, const char *token, const char *cache_dir,
+		 uint64_t cache_max_bytes, unsigned timeout_seconds);
+bool mps_hub_enabled(const mps_service *s);
 
 /* How many stored-model resolutions the memo answered, and how many read and parsed the row. */
 void mps_model_memo_stats(mps_service *s, uint64_t *hits, uint64_t *misses);
@@ -191,6 +202,16 @@ void mps_tensor_list_release(mps_tensor_list *l);
 mp_status mps_engine_check_run(mps_service *s, const mps_engine_check_request *rq, mps_engine_check *out,
 			       mp_error *err);
 
+/*
+ * POST /v1/engine-check for llama.cpp and Ollama (llamacpp_check.c): what the plan leaves out of the launch is taken
+ * from the log (gpu_layers from "offloaded X/Y" or Ollama's -ngl, num_gpus and the backend from the GPU buffers'
+ * names, the cache types from the size line: rq->plan.job is updated), the plan is made, and each figure the log
+ * printed is set beside the placement's (model and KV buffers exact to the printed rounding, compute buffers
+ * within 10%). *out is large: callers allocate it and release out->plan (mps_inference_plan_release). Errors: those
+ * of mps_plan_inference (a model not from a GGUF file among them).
+ */
+mp_status mps_llama_check_run(mps_service *s, mps_llama_check_request *rq, mps_llama_check *out, mp_error *err);
+
 /* ----- training plan ------------------------------------------------------------------------------------- */
 
 /* POST /v1/plan/training. Errors: as mps_plan_inference. */
@@ -212,6 +233,14 @@ mp_status mps_plan_training(mps_service *s, const mps_training_request *rq, mps_
  */
 typedef struct mps_fit_plan mps_fit_plan;
 mp_status mps_fit_prepare(mps_service *s, const mps_fit_request *rq, mps_fit_plan **out, mp_error *err);
+/*
+ * Each job's model given by Hugging Face repository ({"hf_repo": ...}) made into one the fit takes, before
+ * mps_fit_prepare: mps_model_ref_fetch's (the local Hugging Face cache, the Hub where the daemon may reach one, the
+ * preset that stands for it); a repository an earlier job named at the same revision is copied from it, not fetched
+ * again. *fetched (may be NULL): files outside the store were read. Errors: every job's (mp_problems: a 404 naming
+ * "/jobs/N/.../model", a 502 from the Hub), MP_ENOMEM.
+ */
+mp_status mps_fit_fetch_models(mps_service *s, mps_fit_request *rq, bool *fetched, mp_error *err);
 size_t mps_fit_plan_devices(const mps_fit_plan *p);
 size_t mps_fit_plan_jobs(const mps_fit_plan *p);
 mp_status mps_fit_emit_begin(const mps_fit_plan *p, const mps_fit_sink *sink, void *ctx);

@@ -60,5 +60,15 @@ void mps_warn_kv_replication(const mp_model *m, const mp_inference_memory *mem, 
 mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, const mps_inference_job *job,
 				mps_inference_plan *out, mp_error *err);
 
+/*
+ * The engine block of a llama.cpp or Ollama plan (llamacpp.c): the GGUF model's placement on the plan's device(s),
+ * the command and the buffers llama.cpp allocates, into p->engine (the command's arguments) and p->llama (heap,
+ * freed by mps_inference_plan_release). Errors: MP_EINVAL (a model not from a GGUF file, a launch llama.cpp or
+ * Ollama refuses, naming the field), MP_ENOMEM, the planner's.
+ */
+mp_status mps_llamacpp_block_for(const mps_inference_job *j, mps_inference_plan *p, mp_error *err);
+/* The speed bounds of p's llama.cpp placement again with host's rates for the layers in host memory (a CPU
+ * profile; NULL: none, the host's part unbounded). A no-op without a llama block. Errors: the planner's. */
+mp_status mps_llamacpp_speed_for(mps_inference_plan *p, const mp_store_device *host, mp_error *err);
 
 #endif /* MPS_SERVICE_INT_H */

@@ -94,6 +94,9 @@ void mps_tensor_list_release(mps_tensor_list *l)
 
 void mps_inference_plan_release(mps_inference_plan *p)
 {
-	if (p != NULL)
-		mps_tensor_list_release(&p->tensors);
+	if (p == NULL)
+		return;
+	mps_tensor_list_release(&p->tensors);
+	free(p->llama);
+	p->llama = NULL;
 }

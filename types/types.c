@@ -47,3 +47,14 @@ const char *mps_obs_term_name(mps_obs_term t)
 	}
 	return "invalid";
 }
+
+const char *mps_llama_figure_name(mps_llama_fig f)
+{
+	static const char *const names[MPS_LF_COUNT] = {
+		"model_buffer_mib", "kv_buffer_mib", "compute_buffer_mib", "output_buffer_mib", "kv_size_mib", "k_mib",
+		"v_mib", "kv_cells", "offloaded_layers", "n_ctx", "n_ctx_seq", "n_batch", "n_ubatch", "n_seq_max",
+		"default_num_ctx", "launch_ctx", "launch_parallel", "launch_gpu_layers", "launch_batch", "launch_ubatch",
+	};
+
+	return (unsigned)f < MPS_LF_COUNT ? names[f] : "invalid";
+}

@@ -107,6 +107,39 @@ typedef struct mps_engine_opts {
 	bool observed_terms_off;	/* "observed_terms": false: the engine block keeps its model's terms */
 } mps_engine_opts;
 
+/* llama.cpp's and Ollama's launch knobs: the request's engine_options (codec/llamacpp.c decodes them; service/
+ * llamacpp.c resolves what is left out). Each "not given" value is the engine's own default. */
+typedef enum mps_llamacpp_program {
+	MPS_LLAMACPP_SERVER = 0,	/* llama-server (the default) */
+	MPS_LLAMACPP_COMPLETION,	/* llama-completion: one sequence, -np 1 */
+	MPS_LLAMACPP_CLI,		/* llama-cli (the chat front end of the same common arguments) */
+	MPS_LLAMACPP_PROGRAM_COUNT
+} mps_llamacpp_program;
+
+typedef struct mps_llamacpp_opts {
+	bool given;			/* engine_options was in the request */
+	mps_llamacpp_program program;
+	int32_t gpu_layers;		/* -ngl (Ollama num_gpu); -1: the largest that fits (every layer without a device) */
+	uint32_t cache_type_k, cache_type_v;	/* ggml types; MP_GGML_TYPE_COUNT: from kv_cache_dtype, else f16 */
+	int flash_attention;		/* -1 auto (the default), 0 off, 1 on */
+	uint32_t n_tensor_split;	/* -ts proportions given (0: by each GPU's memory) */
+	double tensor_split[MP_LLAMACPP_MAX_DEVICES];
+	uint32_t n_batch, n_ubatch;	/* -b, -ub (Ollama num_batch: both); 0 = the default */
+	int32_t n_cpu_moe;		/* --n-cpu-moe N; -1 not given */
+	bool cpu_moe;			/* --cpu-moe: every layer's experts on the host */
+	bool no_kv_offload;		/* -nkvo */
+	bool no_mmap;			/* --load-mode none (Ollama use_mmap false) */
+	bool swa_full;			/* --swa-full */
+	bool no_repack;			/* --no-repack: the host's weights stay in the mapped file (llama.cpp's default
+					 * copies those its CPU can repack into REPACK / AMX buffers: not modelled) */
+	bool mmap_given;		/* use_mmap was in the request (Ollama's CPU-only default is off) */
+	int backend;			/* -1: from the device's vendor; else mp_llamacpp_backend */
+	uint64_t gpu_margin_bytes;	/* memory left free on each GPU beside the buffers; margin_given */
+	bool margin_given;
+	bool host_device_given;		/* engine_options.host_device (decoded into the request's host_device) */
+	bool no_gpu;			/* the host alone (the engine check of a log that shows no GPU) */
+} mps_llamacpp_opts;
+
 /* ----- warnings: what an answer rests on that the request did not say ------------------------------------ */
 
 /* An answer keeps its first MPS_MAX_WARNINGS warnings and counts the rest: a warning that does not fit is never
@@ -167,6 +200,7 @@ typedef struct mps_inference_job {
 	mp_inference_opts opts;		/* as given: max_num_batched_tokens 0 = the engine's default (resolved per device) */
 	char pointer[64];		/* the request's own pointer: "" for a body, "/jobs/3/inference", "/fit_plan" */
 	mps_engine_opts engine;
+	mps_llamacpp_opts llama;	/* engine llamacpp or ollama: engine_options */
 	/* what the request left to the defaults, resolved per model and device by mps_inference_defaults */
 	bool weight_dtype_auto;		/* weight_dtype absent or "auto" */
 	bool kv_cache_dtype_auto;	/* kv_cache_dtype absent or "auto" */
@@ -243,6 +277,54 @@ typedef struct mps_engine_block {
 	char observed_version_line[16];	/* the engine version line the observations are of ("" = every version) */
 } mps_engine_block;
 
+/* ----- llama.cpp and Ollama: the placement of an inference plan (service/llamacpp.c) ---------------------- */
+
+/* Ollama 0.32.15's settings for the launch, and what it resolves from them (planner/llamacpp.c mp_ollama_*). */
+typedef struct mps_ollama_settings {
+	uint32_t num_ctx;		/* per request (options.num_ctx): the plan's sequence_length */
+	uint32_t num_parallel;		/* OLLAMA_NUM_PARALLEL: the plan's batch_size */
+	uint32_t num_batch;		/* options.num_batch: passed as -b and -ub */
+	bool num_batch_auto;		/* not given: Ollama's automaticGenerationBatch chose it */
+	int32_t num_gpu;		/* options.num_gpu: -ngl (the plan's gpu_layers) */
+	uint32_t default_num_ctx;	/* what Ollama takes when num_ctx and OLLAMA_CONTEXT_LENGTH are unset (0 = no device) */
+	uint64_t predicted_vram_bytes;	/* llm.PredictServerVRAM: the file and an f16 cache */
+	uint64_t available_bytes;	/* the GPUs' free memory Ollama's batch rule reads */
+	bool mmap_off;			/* Ollama turns mmap off by default (CPU only): --load-mode none */
+	const char *flash_attention_env;	/* OLLAMA_FLASH_ATTENTION value, NULL when unset (auto) */
+	const char *kv_cache_type_env;	/* OLLAMA_KV_CACHE_TYPE value, NULL when unset (f16) */
+} mps_ollama_settings;
+
+typedef struct mps_llamacpp_block {
+	mp_engine engine;		/* MP_ENGINE_LLAMACPP or MP_ENGINE_OLLAMA */
+	mps_llamacpp_program program;
+	mp_llamacpp_params params;	/* the file's model and the resolved launch */
+	mp_llamacpp_plan plan;		/* the buffers of that launch */
+	bool have_device;		/* the GPUs' memory is known: the search and the fit ran */
+	bool host_only;			/* the device is a CPU: no layer is offloaded */
+	uint64_t capacity_bytes;	/* per GPU: usable_memory_bytes, else memory_bytes */
+	uint64_t context_bytes;		/* per GPU: the CUDA context outside the buffers */
+	uint64_t margin_bytes;		/* per GPU: left free beside them (llama.cpp's --fit-target default, 1024 MiB) */
+	uint64_t budget_bytes;		/* per GPU: floor(capacity x gpu_memory_utilization) - context - margin */
+	const char *gpu_layers_from;	/* static: "request", "largest_that_fits", "all_layers" (no device), "host_only" */
+	int32_t max_gpu_layers;		/* the largest -ngl whose buffers fit every GPU (-1: not even -ngl 0) */
+	uint32_t max_context;		/* the largest -c (a multiple of 256) that fits at the chosen -ngl; 0 none */
+	uint32_t context_limit;		/* the search's upper end: the model's context_length */
+	bool fits;			/* every GPU's buffers within budget_bytes */
+	uint64_t host_bytes;		/* the host's buffers: model (the mapped file under mmap), KV, compute, output */
+	uint64_t host_memory_bytes;	/* the host profile's memory (0: no host profile) */
+	bool host_fits;			/* host_bytes within host_memory_bytes (false when unknown) */
+	mp_llamacpp_backend backend;
+	const char *backend_from;	/* static: "request" or "device_vendor" */
+	bool flash_attention_auto;	/* -fa auto: taken as on (the CPU and CUDA backends run it) */
+	uint32_t n_ctx_asked;		/* the -c of the command */
+	/* speed bounds (roofline over the devices) */
+	bool have_speed;		/* every device with work has rates */
+	mp_llamacpp_speed speed;
+	mp_llamacpp_speed_req speed_req;
+	char host_name[128];		/* the host profile's label, "" none */
+	mps_ollama_settings ollama;	/* engine ollama */
+} mps_llamacpp_block;
+
 /* How an inference job's "auto" values were resolved (echoed in the answer's request block). */
 typedef struct mps_dtype_choice {
 	const char *weight_dtype_from;	/* "request", "quantization_config", "config_dtype", "default" */
@@ -253,6 +335,7 @@ typedef struct mps_dtype_choice {
 typedef struct mps_inference_request {
 	mps_inference_job job;
 	mps_device_ref device;
+	mps_device_ref host_device;	/* engine_options.host_device: the host of a llama.cpp placement (a CPU profile) */
 } mps_inference_request;
 
 /* The inference plan's performance block: roofline floors of one decode step at the last token of
@@ -282,6 +365,9 @@ typedef struct mps_inference_plan {
 	bool have_engine;		/* the request named an engine */
 	mps_engine_block engine;
 	mps_tensor_list tensors;	/* job.include_tensors: rows on the heap (mps_inference_plan_release) */
+	/* engine llamacpp or ollama: llama.cpp's placement and buffers, on the heap (mps_inference_plan_release frees
+	 * it; re-planning into the same struct without releasing it first leaks it) */
+	struct mps_llamacpp_block *llama;
 	/* a model from a checkpoint with weight_dtype auto at tensor-parallel degree 1: the file's own bytes are the
 	 * weights (opts.weights points here) */
 	bool weights_from_checkpoint;
@@ -375,6 +461,85 @@ typedef struct mps_engine_check {
 	mps_engine_comparison rows[MPS_ENGINE_MAX_FIGURES];	/* one per figure of the report, in its order */
 	size_t predicted, within_tolerance, checked, consistent;
 } mps_engine_check;
+
+/* ----- engine check of llama.cpp and Ollama: the buffer lines a log printed beside the plan's --------------- */
+
+/* The figures llama.cpp (and Ollama around it) prints at start-up; mps_llama_figure_name gives each its API name. */
+typedef enum mps_llama_fig {
+	MPS_LF_MODEL_BUFFER_MIB = 0,	/* load_tensors: <dev> model buffer size = X MiB */
+	MPS_LF_KV_BUFFER_MIB,		/* llama_kv_cache: <dev> KV buffer size = X MiB */
+	MPS_LF_COMPUTE_BUFFER_MIB,	/* sched_reserve: <dev> compute buffer size = X MiB */
+	MPS_LF_OUTPUT_BUFFER_MIB,	/* llama_context: <dev> output buffer size = X MiB */
+	MPS_LF_KV_SIZE_MIB,		/* llama_kv_cache: size = X MiB (a cache: K + V) */
+	MPS_LF_K_MIB,			/* ..., K (type): X MiB */
+	MPS_LF_V_MIB,			/* ..., V (type): X MiB */
+	MPS_LF_KV_CELLS,		/* ... (N cells, ...) */
+	MPS_LF_OFFLOADED_LAYERS,	/* load_tensors: offloaded X/Y layers to GPU */
+	MPS_LF_N_CTX,			/* llama_context: n_ctx = N */
+	MPS_LF_N_CTX_SEQ,
+	MPS_LF_N_BATCH,
+	MPS_LF_N_UBATCH,
+	MPS_LF_N_SEQ_MAX,
+	MPS_LF_DEFAULT_NUM_CTX,		/* Ollama: msg="vram-based default context" default_num_ctx=N */
+	MPS_LF_LAUNCH_CTX,		/* Ollama: msg="starting llama-server" cmd="... -c N ..." */
+	MPS_LF_LAUNCH_PARALLEL,		/* ... -np N */
+	MPS_LF_LAUNCH_GPU_LAYERS,	/* ... -ngl N */
+	MPS_LF_LAUNCH_BATCH,		/* ... -b N */
+	MPS_LF_LAUNCH_UBATCH,		/* ... -ub N */
+	MPS_LF_COUNT
+} mps_llama_fig;
+
+/* "model_buffer_mib", "kv_cells", ...; "invalid" outside the enum (types.c). */
+const char *mps_llama_figure_name(mps_llama_fig f);
+
+#define MPS_LLAMA_MAX_FIGURES 96
+
+typedef struct mps_llama_figure {
+	mps_llama_fig kind;
+	char device[48];		/* the buffer's name as printed ("CUDA0", "CPU_Mapped", "RPC0[127.0.0.1:50052]") */
+	int slot;			/* 0 the host, 1.. the GPUs (CUDA<i> is i + 1; other names by first appearance) */
+	int cache;			/* the KV cache lines: 0 the full-attention cache, 1 the sliding-window one */
+	double reported;
+	int decimals;
+	uint32_t line;
+	char text[200];			/* the line (well-formed UTF-8), cut at 196 bytes with "..." */
+	bool replaced;			/* a later line printed the same buffer again (the fit's probe, a reload) */
+	char type[16];			/* MPS_LF_K_MIB / V: the cache type printed */
+} mps_llama_figure;
+
+typedef struct mps_llama_report {
+	mp_engine engine;		/* MP_ENGINE_LLAMACPP or MP_ENGINE_OLLAMA */
+	uint32_t lines, lines_recognised;
+	size_t n;
+	mps_llama_figure figures[MPS_LLAMA_MAX_FIGURES];
+	size_t left_out;		/* figures past MPS_LLAMA_MAX_FIGURES: counted, not kept */
+	uint32_t gpus;			/* distinct GPU buffer names seen */
+	bool cuda_names;		/* the GPUs print as CUDA<i> / ROCm<i> (else RPC servers of the CPU backend) */
+	bool ollama_command;		/* Ollama's "starting llama-server" line was read */
+	bool host_repack;		/* a REPACK / AMX host buffer was printed: the host's weights were repacked */
+} mps_llama_report;
+
+typedef struct mps_llama_check_request {
+	mps_inference_request plan;	/* the plan to compare with (its engine is the report's) */
+	mps_llama_report report;
+} mps_llama_check_request;
+
+typedef struct mps_llama_comparison {
+	bool have_predicted;
+	double predicted;		/* in the figure's unit */
+	double tolerance;		/* half a unit of the last digit printed (a modelled figure: 10% of it) */
+	bool within_tolerance;
+	const char *basis;		/* static: "llama.cpp's arithmetic", "modelled", "the launch" */
+} mps_llama_comparison;
+
+typedef struct mps_llama_check {
+	mps_inference_plan plan;	/* with its llama block */
+	mps_llama_comparison rows[MPS_LLAMA_MAX_FIGURES];
+	size_t predicted, within_tolerance;
+	size_t exact, exact_within;	/* the model and KV figures: llama.cpp's arithmetic to the byte */
+	/* what the check took from the log because the plan left it out */
+	bool gpu_layers_from_log, gpus_from_log, cache_types_from_log, backend_from_log;
+} mps_llama_check;
 
 /* ----- training plan ------------------------------------------------------------------------------------- */
 
