@@ -214,7 +214,7 @@ deps-build:
 # answers stack.
 TESTS := test_planner test_engine test_llamacpp test_checkpoint test_hub test_models test_store test_http test_roofline test_training test_inference test_store_http \
          test_k8s test_store_proc test_calib test_limits test_respcache test_golden test_codec test_pipeline test_engine_check \
-         test_answers test_fidelity test_hardening test_inventory test_types test_invariants
+         test_answers test_assumptions test_fidelity test_hardening test_inventory test_types test_invariants
 HTTP_HELPERS := tests/http_util.c tests/refs.c tests/lib_util.c
 TEST_STACK_test_planner   := planner
 TEST_HELPERS_test_planner :=

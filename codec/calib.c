@@ -784,34 +784,19 @@ static const char *jstr(const cJSON *o, const char *key)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-/* "4.26 TB/s", "812 GB/s", "65.1 TFLOP/s", "180 ns": decimal prefixes, as the unit says. */
+/* "4.26 TB/s", "812 GB/s", "65.1 TFLOP/s", "180 ns": decimal prefixes, as the unit says, three significant figures
+ * kept ("1.20 TB/s", not "1.2"), by the rules every answer for people uses (codec/human.c). */
 static void human(char *buf, size_t len, double v, const char *unit)
 {
-	static const struct {
-		double scale;
-		const char *prefix;
-	} pre[] = {{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}, {1, ""}};
-
-	if (!isfinite(v)) {
+	if (!isfinite(v))
 		snprintf(buf, len, "-");
-		return;
-	}
-	if (strcmp(unit, "s") == 0) {
-		if (v < 1e-6)
-			snprintf(buf, len, "%.1f ns", v * 1e9);
-		else if (v < 1e-3)
-			snprintf(buf, len, "%.2f us", v * 1e6);
-		else
-			snprintf(buf, len, "%.3f s", v);
-		return;
-	}
-	for (size_t i = 0; i < sizeof(pre) / sizeof(pre[0]); i++)
-		if (fabs(v) >= pre[i].scale || i + 1 == sizeof(pre) / sizeof(pre[0])) {
-			snprintf(buf, len, "%.3g %s%s", v / pre[i].scale, pre[i].prefix, unit);
-			return;
-		}
+	else if (strcmp(unit, "s") == 0)
+		mpc_fmt_seconds(buf, len, v);
+	else
+		mpc_fmt_si(buf, len, v, unit);
 }
 
+/* One figure: best and median, and the ratio its row compares (NAN: none, the column left blank). */
 static void row(FILE *f, const char *label, const cJSON *stat, const char *key_unit, const char *unit, double ratio)
 {
 	char k1[64], k2[64], b[32], m[32], r[16] = "";
@@ -823,6 +808,18 @@ static void row(FILE *f, const char *label, const cJSON *stat, const char *key_u
 	if (isfinite(ratio))
 		snprintf(r, sizeof(r), "%.3f", ratio);
 	fprintf(f, "  %-44s %14s %14s %8s\n", label, b, m, r);
+}
+
+/* The same without the ratio column (the CPU suites have no datasheet to compare with). */
+static void row2(FILE *f, const char *label, const cJSON *stat, const char *key_unit, const char *unit)
+{
+	char k1[64], k2[64], b[32], m[32];
+
+	snprintf(k1, sizeof(k1), "best_%s", key_unit);
+	snprintf(k2, sizeof(k2), "median_%s", key_unit);
+	human(b, sizeof(b), jnum(stat, k1), unit);
+	human(m, sizeof(m), jnum(stat, k2), unit);
+	fprintf(f, "  %-44s %14s %14s\n", label, b, m);
 }
 
 /* A string for printf: "?" for a member that is absent or not a string (a failed job has no device name). */
@@ -932,14 +929,15 @@ static void table_cpu(FILE *f, const cJSON *res)
 
 	if ((o = cJSON_GetObjectItem(res, "stream")) != NULL) {
 		human(b1, sizeof(b1), jnum(o, "array_bytes"), "B");
-		snprintf(label, sizeof(label), "STREAM triad, %g threads, 3 x %s arrays", jnum(o, "threads"), b1);
-		row(f, label, cJSON_GetObjectItem(o, "triad"), "bytes_per_second", "B/s", NAN);
+		snprintf(label, sizeof(label), "STREAM triad, %g thread%s, 3 x %s arrays", jnum(o, "threads"),
+			 jnum(o, "threads") == 1 ? "" : "s", b1);
+		row2(f, label, cJSON_GetObjectItem(o, "triad"), "bytes_per_second", "B/s");
 	}
 	if ((o = cJSON_GetObjectItem(res, "gemm")) != NULL) {
 		snprintf(label, sizeof(label), "dgemm (fp64) n = %g", jnum(o, "size"));
-		row(f, label, cJSON_GetObjectItem(o, "dgemm"), "flops_per_second", "FLOP/s", NAN);
+		row2(f, label, cJSON_GetObjectItem(o, "dgemm"), "flops_per_second", "FLOP/s");
 		snprintf(label, sizeof(label), "sgemm (fp32) n = %g", jnum(o, "size"));
-		row(f, label, cJSON_GetObjectItem(o, "sgemm"), "flops_per_second", "FLOP/s", NAN);
+		row2(f, label, cJSON_GetObjectItem(o, "sgemm"), "flops_per_second", "FLOP/s");
 	}
 }
 
@@ -995,7 +993,11 @@ static void print_table(FILE *f, const cJSON *doc)
 		fprintf(f, "error: %s\n", shown(jstr(e, "message")));
 	if (!cJSON_IsObject(res))
 		return;
-	fprintf(f, "\n  %-44s %14s %14s %8s\n", "figure", "best", "median", "ratio");
+	/* the ratio column where a row compares (the GPU suites: against the datasheet, memcpy, stride 1, ...) */
+	if (jstr(doc, "target") && strcmp(jstr(doc, "target"), "cpu") == 0)
+		fprintf(f, "\n  %-44s %14s %14s\n", "figure", "best", "median");
+	else
+		fprintf(f, "\n  %-44s %14s %14s %8s\n", "figure", "best", "median", "ratio");
 	table_gpu(f, res);
 	table_cpu(f, res);
 	table_summary(f, doc, dsid);

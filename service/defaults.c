@@ -56,13 +56,14 @@ static bool fp16_unsupported(const char *model_type)
 /*
  * The model's serving dtype as vLLM's _resolve_auto_dtype picks it: supported = the platform's dtypes (CUDA:
  * bf16, fp16, fp32 on compute capability >= 8.0, else fp16, fp32; a profile with a bf16 peak counts as the
- * former) minus fp16 for the models above; preferred = the first of them; an fp32 (or unstated: vLLM reads a
- * config without dtype as float32) checkpoint is served in the preferred type; a config dtype the device does
- * not support becomes the preferred type too.
+ * former; the CPU platform, vllm/platforms/cpu.py supported_dtypes on x86: bf16, fp16, fp32, whatever peaks its
+ * calibration measured) minus fp16 for the models above; preferred = the first of them; an fp32 (or unstated:
+ * vLLM reads a config without dtype as float32) checkpoint is served in the preferred type; a config dtype the
+ * device does not support becomes the preferred type too.
  */
 static mp_dtype serving_dtype(const mp_model *m, const mp_device *dev)
 {
-	bool bf16 = dev == NULL || dev->peak_flops_per_second[MP_DTYPE_BF16] > 0;
+	bool bf16 = dev == NULL || dev->host_memory || dev->peak_flops_per_second[MP_DTYPE_BF16] > 0;
 	bool fp16 = !fp16_unsupported(m->model_type);
 	mp_dtype preferred = bf16 ? MP_DTYPE_BF16 : fp16 ? MP_DTYPE_FP16 : MP_DTYPE_FP32;
 	mp_dtype cfg = m->config_dtype == MP_DTYPE_INVALID ? MP_DTYPE_FP32 : m->config_dtype;
@@ -126,11 +127,20 @@ void mps_inference_defaults(const mp_model *m, const mp_device *dev, mps_inferen
 
 void mps_warn_model(const mps_model *m, mps_warnings *w)
 {
-	if (m->architecture_known && m->arch.defaulted_keys[0])
+	if (m->architecture_known && m->arch.defaulted_keys[0]) {
+		const mp_model *a = &m->arch;
+		char context[160] = "";
+
+		/* the context limit then rests on the default (mpm_config_facts): say whether the scaling is in it */
+		if (a->max_position_defaulted && a->rope_scaling && mp_model_context_limit(a) == a->max_position_embeddings)
+			snprintf(context, sizeof(context),
+				 "; the context is that default, %llu tokens, with the %s rope_scaling taken as already in it",
+				 (unsigned long long)a->max_position_embeddings, a->rope_type);
 		mps_warn(w,
 			 "the config leaves out %s: planned with the %s defaults shown (transformers' config class "
-			 "defaults); give these keys if the model differs",
-			 m->arch.defaulted_keys, m->arch.model_type);
+			 "defaults)%s; give these keys if the model differs",
+			 a->defaulted_keys, a->model_type, context);
+	}
 	if (m->architecture_known && m->arch.attn_per_layer) {
 		const mp_model *a = &m->arch;
 		bool widths = a->global_head_dim && (a->global_head_dim != a->head_dim || a->global_kv_heads != a->num_kv_heads);
@@ -183,10 +193,72 @@ void mps_warn_compressed_kv(const mp_model *a, bool kv, mps_warnings *w)
 		 (unsigned long long)a->hc_mult);
 }
 
+const char *mps_training_defaults(const mps_training_job *job, mp_training_req *req)
+{
+	if (job->recompute_given)
+		return "request";
+	if (req->finetune == MP_FINETUNE_QLORA) {
+		req->recompute = MP_RECOMPUTE_FULL;
+		return "finetune";
+	}
+	req->recompute = MP_RECOMPUTE_NONE;
+	return "default";
+}
+
+/* Bytes as GB (1e9) for a warning's sentence, three significant digits and no exponent: "96.1 GB", "1130 GB". */
+static const char *gb(char *buf, size_t len, uint64_t bytes)
+{
+	double v = (double)bytes / 1e9;
+
+	snprintf(buf, len, "%.*f GB", v >= 100 ? 0 : v >= 10 ? 1 : 2, v);
+	return buf;
+}
+
+void mps_warn_recompute(const char *from, const mp_training_memory *mem, const mp_training_memory *full,
+			bool full_fits, mps_warnings *w)
+{
+	char with_full[160] = "", a[32], b[32];
+
+	if (from == NULL || strcmp(from, "request") == 0)
+		return;
+	if (strcmp(from, "finetune") == 0) {
+		mps_warn(w,
+			 "activation_recomputation: not given, so full, as QLoRA runs it (peft's "
+			 "prepare_model_for_kbit_training turns gradient checkpointing on: use_gradient_checkpointing=True); "
+			 "give none if the job turns it off");
+		return;
+	}
+	if (full)
+		snprintf(with_full, sizeof(with_full), "; with full they are %s and the total %s%s",
+			 gb(a, sizeof(a), full->activations_bytes), gb(b, sizeof(b), full->total_bytes),
+			 full_fits ? ", which fits" : "");
+	if (mem && mem->activations_known) {
+		char c[32], d[32];
+
+		mps_warn(w,
+			 "activation_recomputation: not given, so none, as transformers' Trainer (gradient_checkpointing "
+			 "false) and Megatron-LM (no --recompute-granularity) train by default: activations are %s of the "
+			 "%s total (GB = 1e9 bytes)%s; give selective or full if the job recomputes",
+			 gb(c, sizeof(c), mem->activations_bytes), gb(d, sizeof(d), mem->total_bytes), with_full);
+	}
+	else
+		mps_warn(w,
+			 "activation_recomputation: not given, so none, as transformers' Trainer (gradient_checkpointing "
+			 "false) and Megatron-LM (no --recompute-granularity) train by default; give selective or full if "
+			 "the job recomputes");
+}
+
 void mps_warn_capacity(const mp_store_device *d, mps_warnings *w)
 {
 	if (d->hw.usable_memory_bytes)
 		return;
+	if (d->hw.host_memory) {
+		mps_warn(w,
+			 "capacity_bytes is all of %s's host memory (%.2f GiB): the OS, other processes and the page "
+			 "cache hold part of it; set usable_memory_bytes to what the job may use",
+			 d->id[0] ? d->id : "the inline device", (double)d->hw.memory_bytes / 1073741824.0);
+		return;
+	}
 	mps_warn(w,
 		 "capacity_bytes is the marketed memory_bytes of %s (%.2f GiB): the runtime reports less (CUDA's total on "
 		 "the GPUs measured is 0.6 to 1.8%% below the label) and the profile gives no usable_memory_bytes; set it "
