@@ -5,6 +5,8 @@
 
 // ----- numbers for people (the rules of codec/human.c) -------------------------------------------------------
 
+const NBSP = "\u00a0"; // between a number and its unit
+
 function round3(v) {
   if (v === 0 || !isFinite(v)) return v;
   const e = Math.floor(Math.log10(Math.abs(v)));
@@ -28,11 +30,12 @@ function sig3(v) {
 function bytes(b) {
   if (b === null || b === undefined || !isFinite(b)) return "-";
   const a = Math.abs(b);
-  if (a < 1000) return count(b) + " B";
+  if (a < 1000) return count(b) + NBSP + "B";
   const dec = ["B", "kB", "MB", "GB", "TB", "PB"], bin = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
   let p = 0;
   while (p + 1 < 6 && round3(a / Math.pow(1000, p + 1)) >= 1) p++;
-  return sig3(b / Math.pow(1000, p)) + " " + dec[p] + " (" + sig3(b / Math.pow(1024, p)) + " " + bin[p] + ")";
+  // a number keeps its unit (no-break spaces): a narrow table cell breaks only before the GiB figure
+  return sig3(b / Math.pow(1000, p)) + NBSP + dec[p] + " (" + sig3(b / Math.pow(1024, p)) + NBSP + bin[p] + ")";
 }
 
 function si(v, unit) {
@@ -40,16 +43,16 @@ function si(v, unit) {
   const prefixes = ["", "k", "M", "G", "T", "P", "E"];
   let p = 0;
   while (p + 1 < prefixes.length && round3(v / Math.pow(1000, p)) >= 1000) p++;
-  return sig3(v / Math.pow(1000, p)) + " " + prefixes[p] + unit;
+  return sig3(v / Math.pow(1000, p)) + NBSP + prefixes[p] + unit;
 }
 
 function seconds(s) {
   if (s === null || s === undefined || !isFinite(s)) return "-";
   const a = round3(Math.abs(s));
-  if (a < 1e-6) return sig3(s * 1e9) + " ns";
-  if (a < 1e-3) return sig3(s * 1e6) + " us";
-  if (a < 1) return sig3(s * 1e3) + " ms";
-  return sig3(s) + " s";
+  if (a < 1e-6) return sig3(s * 1e9) + NBSP + "ns";
+  if (a < 1e-3) return sig3(s * 1e6) + NBSP + "us";
+  if (a < 1) return sig3(s * 1e3) + NBSP + "ms";
+  return sig3(s) + NBSP + "s";
 }
 
 // ----- the API ----------------------------------------------------------------------------------------------

@@ -206,6 +206,15 @@ def test_svg_labels_do_not_collide(daemon, browser, name, path):
 
 # ----- issue 28: the page agrees with the API, fits the window, clears what is stale, has the training fields -------
 
+@pytest.fixture
+def home(daemon, browser):
+    """The page, loaded afresh (the chart tests above leave the browser on an SVG)."""
+    browser.set_window_size(1280, 1000)
+    browser.get(daemon.url + "/")
+    WebDriverWait(browser, 60).until(lambda d: d.execute_script("return document.body.dataset.ready === 'true'"))
+    return browser
+
+
 def fill(page, field, value):
     box = page.find_element(By.ID, field)
     box.clear()
@@ -232,10 +241,11 @@ def chart_steps(daemon, page):
     return src, {k: v.rstrip('"') for k, v in attrs.items()}
 
 
-def test_chart_draws_the_plan(daemon, page):
+def test_chart_draws_the_plan(daemon, home):
     """The issue's case: llama-3.1-70b on an H100, fp8 weights, batch 8 x 32768 tokens, TP 4 drew bf16 steps at
     7.99 FLOP/B; the chart is now of the plan's own steps (its decode and prefill floors to the digit), with an
     engine named too (the engine changes the budget, not the steps)."""
+    page = home
     page.find_element(By.CSS_SELECTOR, "input[name=kind][value=inference]").click()
     page.find_element(By.CSS_SELECTOR, "input[name=model-source][value=stored]").click()
     Select(page.find_element(By.ID, "plan-model")).select_by_value("llama-3.1-70b")
@@ -272,8 +282,9 @@ def test_chart_draws_the_plan(daemon, page):
     shot(page, "page-fp8-tp4.png")
 
 
-def test_switching_clears_the_result(daemon, page):
+def test_switching_clears_the_result(daemon, home):
     """A result stays on screen only as long as the form asks the question it answers."""
+    page = home
     Select(page.find_element(By.ID, "plan-model")).select_by_value("llama-3-8b")
     Select(page.find_element(By.ID, "plan-device")).select_by_value("h200-sxm-141gb")
     for field, value in (("weight_dtype", "bf16"), ("kv_cache_dtype", "bf16"), ("batch_size", "1"),
@@ -288,15 +299,16 @@ def test_switching_clears_the_result(daemon, page):
     assert not page.find_element(By.ID, "plan-result").is_displayed()
 
 
-def test_training_fields_and_terms(daemon, page):
+def test_training_fields_and_terms(daemon, home):
     """QLoRA of Llama-3.1-70B on an L40S from the form's own fields (the issue's case): the API's total, its
     recomputation as QLoRA runs it (the warning shown), shares in every row, and the note that the terms do not all
     coexist with their sum against the total."""
+    page = home
     page.find_element(By.CSS_SELECTOR, "input[name=kind][value=training]").click()
     Select(page.find_element(By.ID, "plan-model")).select_by_value("llama-3.1-70b")
     Select(page.find_element(By.ID, "plan-device")).select_by_value("l40s-48gb")
-    Select(page.find_element(By.ID, "precision")).select_by_value("bf16")
-    Select(page.find_element(By.ID, "optimizer")).select_by_value("adamw")
+    Select(page.find_element(By.ID, "precision")).select_by_visible_text("bf16")
+    Select(page.find_element(By.ID, "optimizer")).select_by_visible_text("adamw")
     Select(page.find_element(By.ID, "activation_recomputation")).select_by_value("")
     Select(page.find_element(By.ID, "finetune")).select_by_value("qlora")
     for field, value in (("micro_batch_size", "1"), ("train_sequence_length", "2048"), ("lora_rank", "16"),
@@ -347,9 +359,10 @@ return out;
 
 
 @pytest.mark.parametrize("width", [1280, 1024, 800])
-def test_tables_fit_the_window(daemon, page, width):
+def test_tables_fit_the_window(daemon, home, width):
     """No table reaches past the page: at 1280 and 1024 px every table fits its box whole (headers and names wrap);
     narrower, a table may scroll inside its own box, never the page."""
+    page = home
     page.find_element(By.CSS_SELECTOR, "input[name=kind][value=inference]").click()
     Select(page.find_element(By.ID, "plan-model")).select_by_value("llama-3-8b")
     Select(page.find_element(By.ID, "plan-device")).select_by_value("h200-sxm-141gb")
