@@ -46,7 +46,7 @@ PLANNER_SRC := planner/core.c planner/model.c planner/device.c planner/inference
                planner/workspace.c planner/recurrent.c planner/engine.c planner/sdpa.c planner/vision.c \
                planner/inventory.c planner/decoder.c planner/ggml.c planner/llamacpp.c
 MODEL_SRC   := model/fields.c model/hf_keys.c model/hf_config.c model/hf_first.c model/hf_types.c model/hf_moe.c model/hf_wrap.c model/hf_hybrid.c \
-               model/hf_gemma.c model/hf_deepseek4.c model/hf_tensors.c model/hf_names.c model/hf_gemma3n_timm.c model/mpm_types.c \
+               model/hf_gemma.c model/hf_deepseek4.c model/hf_classic.c model/hf_mllama.c model/hf_rows.c model/hf_tensors.c model/hf_names.c model/hf_gemma3n_timm.c model/mpm_types.c \
                model/train_config.c model/hf_facts.c model/gguf.c model/gguf_model.c model/tensor_names.c \
                model/safetensors.c model/gguf_llamacpp.c model/checkpoint.c
 DB_SRC      := db/store.c
@@ -193,7 +193,7 @@ LIBS_codec   := -lcjson -lcrypto -lz -lm
 LIBS_planner := -lm
 
 # ----- the program --------------------------------------------------------------------------------------------
-.PHONY: groundtruth llamacpp-groundtruth all run test check deps deps-build clean lint contract browser asan slurm-real fuzz fuzz-build fuzz-smoke \
+.PHONY: groundtruth model-types llamacpp-groundtruth all run test check deps deps-build clean lint contract browser asan slurm-real fuzz fuzz-build fuzz-smoke \
         fuzz-contract bench-load bench-training bench-plan bench-store bench-store-lock bench-k8s bench-engine bench-fidelity bench-startup bench-fit-memory \
         clean-clone-check format-drift
 all: $(BUILD)/memplan $(GPU_HELPER)
@@ -454,6 +454,9 @@ $(GT_VENV)/.installed: tools/groundtruth/requirements.txt
 	@touch $@
 groundtruth: $(GT_VENV)/.installed
 	$(GT_VENV)/bin/python tools/groundtruth/generate.py
+# the enumeration of transformers' text-generation types (tests/ref/hf/model_types.json, held by tests/test_types.c)
+model-types: $(GT_VENV)/.installed
+	$(GT_VENV)/bin/python tools/groundtruth/model_types.py
 # llama.cpp's own buffers (tests/ref/llamacpp/README.md): builds llama.cpp from llama-cpp-python's sdist under
 # LLAMACPP_CACHE (default /work/cache/gguf), then converts, quantises and runs the reference models
 llamacpp-groundtruth: $(GT_VENV)/.installed

@@ -196,10 +196,14 @@ static void parts(mps_service *svc, const char *body, size_t len, bool prioritiz
 		}
 		t3 = now();
 		{
-			cJSON *o = prioritize ? mpc_k8s_prioritize_json(&a, &res) : mpc_k8s_filter_json(&a, &res);
+			mpc_out w;
 
-			text = mpc_print(o, false);
-			cJSON_Delete(o);
+			mpc_out_init(&w);
+			if (prioritize)
+				mpc_k8s_prioritize_write(&w, &a, &res);
+			else
+				mpc_k8s_filter_write(&w, &a, &res);
+			text = mpc_out_finish(&w, NULL);
 		}
 		te[r] = now() - t3;
 		tp[r] = t1 - t0;
@@ -209,7 +213,7 @@ static void parts(mps_service *svc, const char *body, size_t len, bool prioritiz
 			printf("  %s: %zu classes of node, %llu passed, %llu unresolvable, answer %zu bytes\n",
 			       prioritize ? "prioritize" : "filter", res.nclasses, (unsigned long long)res.passed,
 			       (unsigned long long)res.unresolvable, strlen(text));
-		cJSON_free(text);
+		free(text);
 		mps_k8s_result_free(&res);
 		mpc_k8s_args_free(&a);
 		cJSON_Delete(doc);

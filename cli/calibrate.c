@@ -238,14 +238,14 @@ static mp_status run_job(mps_service *svc, mps_calib_jobs *jobs, const cJSON *bo
 /* The job's document to --save FILE, then the document (--json) or the table. Returns the exit status. */
 static int report(const calib_args *a, const mps_calib_job *job)
 {
-	cJSON *doc = mpc_calib_job_json(job);
+	char *text = mpc_calib_job_text(job);
 	int rc = strcmp(job->state, "succeeded") == 0 ? 0 : 1;
 
-	if (doc == NULL)
+	if (text == NULL)
 		return 1;
 	if (a->save) {
 		FILE *sf = fopen(a->save, "w");
-		char *printed = mpc_print(doc, true);
+		char *printed = mpc_reprint(text, true);
 
 		if (sf == NULL || printed == NULL || fprintf(sf, "%s\n", printed) < 0) {
 			fprintf(stderr, "memplan calibrate: cannot write %s\n", a->save);
@@ -255,11 +255,13 @@ static int report(const calib_args *a, const mps_calib_job *job)
 			fclose(sf);
 		cJSON_free(printed);
 	}
-	if (a->json)
-		cli_print_json(doc);
-	else
-		mpc_calib_print_table(stdout, job); /* from the job itself, never from a printed document */
-	cJSON_Delete(doc);
+	if (a->json) {
+		cli_print_json_text(text);
+		text = NULL;
+	} else {
+		mpc_calib_print_table(stdout, job); /* the job's structs, as the document is */
+	}
+	free(text);
 	return rc;
 }
 

@@ -65,8 +65,6 @@ cJSON *cli_model_from_path(const char *path, char *why, size_t wlen);
 bool cli_in_hf_cache(const char *repo);
 /* Parses a JSON file, saying on stderr what failed ("memplan <cmd>: cannot read <what> <path>"). Caller owns. */
 cJSON *cli_parse_file(const char *cmd, const char *path, const char *what);
-/* Prints doc as JSON (pretty) on stdout, followed by a newline. Returns false when out of memory. */
-bool cli_print_json(const cJSON *doc);
 /* A JSON answer as the writer wrote it (consumed), printed indented with its newline. false when out of memory. */
 bool cli_print_json_text(char *json);
 /* Prints "memplan <cmd>: <status> at <field>: <message>" on stderr. */

@@ -69,17 +69,6 @@ bool cli_print_json_text(char *json)
 	return true;
 }
 
-bool cli_print_json(const cJSON *doc)
-{
-	char *printed = mpc_print(doc, true);
-
-	if (printed == NULL)
-		return false;
-	printf("%s\n", printed);
-	cJSON_free(printed);
-	return true;
-}
-
 /* msg in the command line's terms: the API's listings named as the commands that print them ("GET /v1/models
  * lists them" -> "memplan models lists them"), into out. */
 static const char *cli_terms(const char *msg, char *out, size_t len)
@@ -118,6 +107,9 @@ void cli_print_error(const char *cmd, mp_status st, const mp_error *err)
 			fprintf(stderr, "memplan %s: %s%s%s\n", cmd, err->all->item[i].field,
 				err->all->item[i].field[0] ? ": " : "",
 				cli_terms(err->all->item[i].message, msg, sizeof(msg)));
+	if (err->all && err->all->dropped)
+		fprintf(stderr, "memplan %s: %zu more problems were found and not listed (at most %d are)\n", cmd,
+			err->all->dropped, MP_MAX_ERRORS);
 }
 
 void cli_print_error_db(const char *cmd, mp_status st, const mp_error *err, const char *db)

@@ -1,12 +1,16 @@
 /*
- * codec.h: JSON <-> structs for every request and every result, problem+json, and the text renderings people
- * read. Decoders turn a parsed body (a cJSON tree) into the service's request structs, validating every field
- * against one table per document and naming the field of each problem; encoders turn result structs into trees
- * that json.h prints. The structs are types/types.h's; calls nothing of the service, the store, the planner's
- * arithmetic or the kernels: the numbers arrive computed. Inline model configs are read through model/ (the readers), a floor below.
+ * codec.h: requests decoded into structs, and results rendered from them: the structs (types/types.h) are the data
+ * model, and JSON, text and SVG are three renderers of them (cmark's node / renderer split). Decoders turn a parsed
+ * body (a cJSON tree) into the request structs, validating every field against one table per document and naming
+ * the field of each problem; the JSON encoders write result structs with json.h's one writer (mpc_out), one
+ * encoder per block (the model, the fit, the warnings, a device...) shared by every document that holds it; the
+ * text and SVG renderers read the same structs, never a JSON document's member names. Calls nothing of the
+ * service, the store, the planner's arithmetic or the kernels: the numbers arrive computed. Inline model configs
+ * are read through model/ (the readers), a floor below.
  *
- * Ownership: decoders borrow their input and fill caller-owned structs; encoders return trees (or text) the
- * caller owns (cJSON_Delete / free), or NULL when out of memory.
+ * Ownership: decoders borrow their input and fill caller-owned structs; encoders write into the caller's writer
+ * (json.h: mpc_out_finish hands over the text); text renderers return heap text the caller frees (NULL when out of
+ * memory).
  */
 #ifndef MPC_CODEC_H
 #define MPC_CODEC_H
@@ -61,7 +65,7 @@ mp_status mpc_weight_dtype_ex(const char *name, const char *field, mp_dtype *out
 const char *mpc_problem_slug(mp_status st);
 /* The problem+json document for an error answered with HTTP status http (title from http; type from st, or
  * "method-not-allowed" / "unsupported-media-type" for 405 / 415). Echoed text is made well-formed UTF-8. */
-cJSON *mpc_problem_json(int http, mp_status st, const mp_error *err);
+void mpc_problem_write(mpc_out *w, int http, mp_status st, const mp_error *err);
 
 /* ----- models and devices ------------------------------------------------------------------------------ */
 

@@ -1092,8 +1092,8 @@ void mpc_k8s_args_free(mpc_k8s_args *a)
 
 /* ----- answers ---------------------------------------------------------------------------------------------- */
 
-/* The reason with the job's assumptions, so a refusal says what it rests on. */
-static cJSON *reason_text(const mpc_k8s_args *a, const char *reason)
+/* A node's reason, with what the job assumed that the pod did not say. */
+static void reason_write(mpc_out *w, const char *key, const mpc_k8s_args *a, const char *reason)
 {
 	char buf[900];
 	const char *as = a->rq.pod.assumption;
@@ -1102,62 +1102,64 @@ static cJSON *reason_text(const mpc_k8s_args *a, const char *reason)
 		snprintf(buf, sizeof(buf), "%s (assumed: %s)", reason, as);
 	else
 		snprintf(buf, sizeof(buf), "%s", reason);
-	return cJSON_CreateString(buf);
+	mpc_w_str(w, key, buf);
 }
 
-cJSON *mpc_k8s_filter_json(const mpc_k8s_args *a, const mps_k8s_result *r)
+/* The nodes of one verdict as {name: reason} (node names are DNS subdomains, checked by the decoder: keys with
+ * nothing to escape). */
+static void failed_write(mpc_out *w, const char *key, const mpc_k8s_args *a, const mps_k8s_result *r,
+			 mps_k8s_verdict verdict, bool error)
 {
-	cJSON *o = cJSON_CreateObject(), *list = NULL, *items = NULL, *names, *failed, *unres;
+	mpc_w_obj(w, key);
+	for (size_t i = 0; i < a->rq.nnodes && !error; i++)
+		if (r->nodes[i].verdict == verdict)
+			reason_write(w, a->rq.nodes[i].name, a,
+				     r->nodes[i].reason ? r->nodes[i].reason : "memplan: does not fit");
+	mpc_w_end(w);
+}
+
+void mpc_k8s_filter_write(mpc_out *w, const mpc_k8s_args *a, const mps_k8s_result *r)
+{
 	bool error = r->error[0] != '\0';
 
-	if (o == NULL)
-		return NULL;
+	mpc_w_obj(w, NULL);
 	if (a->nodes_given && !error) {
-		list = cJSON_CreateObject();
-		mpc_add_item(list, "metadata", cJSON_CreateObject());
-		items = cJSON_AddArrayToObject(list, "items");
-		mpc_add_item(o, "Nodes", list);
+		/* the passing nodes' own objects, as the request sent them */
+		mpc_w_obj(w, "Nodes");
+		mpc_w_obj(w, "metadata");
+		mpc_w_end(w);
+		mpc_w_arr(w, "items");
+		for (size_t i = 0; i < a->rq.nnodes; i++)
+			if (r->nodes[i].verdict == MPS_K8S_PASS)
+				mpc_w_item(w, NULL, a->items[i]);
+		mpc_w_end(w);
+		mpc_w_end(w);
 	} else {
-		cJSON_AddNullToObject(o, "Nodes");
+		mpc_w_null(w, "Nodes");
 	}
-	names = error ? cJSON_AddNullToObject(o, "NodeNames") : cJSON_AddArrayToObject(o, "NodeNames");
-	failed = cJSON_AddObjectToObject(o, "FailedNodes");
-	unres = cJSON_AddObjectToObject(o, "FailedAndUnresolvableNodes");
-	for (size_t i = 0; i < a->rq.nnodes && !error; i++) {
-		const mps_k8s_node_result *nr = &r->nodes[i];
-		const char *name = a->rq.nodes[i].name;
-
-		switch (nr->verdict) {
-		case MPS_K8S_PASS:
-			/* the node's own object, not a copy: a reference printed in place */
-			if (items)
-				mpc_append(items, cJSON_CreateObjectReference(a->items[i]->child));
-			mpc_append(names, cJSON_CreateString(name));
-			break;
-		case MPS_K8S_FAIL:
-			mpc_add_item(failed, name, reason_text(a, nr->reason ? nr->reason : "memplan: does not fit"));
-			break;
-		case MPS_K8S_UNRESOLVABLE:
-			mpc_add_item(unres, name, reason_text(a, nr->reason ? nr->reason : "memplan: does not fit"));
-			break;
-		}
+	if (error) {
+		mpc_w_null(w, "NodeNames");
+	} else {
+		mpc_w_arr(w, "NodeNames");
+		for (size_t i = 0; i < a->rq.nnodes; i++)
+			if (r->nodes[i].verdict == MPS_K8S_PASS)
+				mpc_w_str(w, NULL, a->rq.nodes[i].name);
+		mpc_w_end(w);
 	}
-	cJSON_AddStringToObject(o, "Error", r->error);
-	return o;
+	failed_write(w, "FailedNodes", a, r, MPS_K8S_FAIL, error);
+	failed_write(w, "FailedAndUnresolvableNodes", a, r, MPS_K8S_UNRESOLVABLE, error);
+	mpc_w_str(w, "Error", r->error);
+	mpc_w_end(w);
 }
 
-cJSON *mpc_k8s_prioritize_json(const mpc_k8s_args *a, const mps_k8s_result *r)
+void mpc_k8s_prioritize_write(mpc_out *w, const mpc_k8s_args *a, const mps_k8s_result *r)
 {
-	cJSON *list = cJSON_CreateArray();
-
-	if (list == NULL)
-		return NULL;
+	mpc_w_arr(w, NULL);
 	for (size_t i = 0; i < a->rq.nnodes; i++) {
-		cJSON *h = cJSON_CreateObject();
-
-		cJSON_AddStringToObject(h, "Host", a->rq.nodes[i].name);
-		mpc_add_u64(h, "Score", r->error[0] ? 0 : (uint64_t)r->nodes[i].score);
-		mpc_append(list, h);
+		mpc_w_obj(w, NULL);
+		mpc_w_str(w, "Host", a->rq.nodes[i].name);
+		mpc_w_u64(w, "Score", r->error[0] ? 0 : (uint64_t)r->nodes[i].score);
+		mpc_w_end(w);
 	}
-	return list;
+	mpc_w_end(w);
 }

@@ -9,7 +9,7 @@
  *
  * Ownership: the decoded arguments borrow the body (each node's object is echoed back by the filter answer, as
  * kube-scheduler with nodeCacheCapable: false takes the Node objects that passed); free them with
- * mpc_k8s_args_free before the body. Encoders return trees the caller owns (NULL when out of memory).
+ * mpc_k8s_args_free before the body. Encoders write into the caller's writer (json.h).
  */
 #ifndef MPC_K8S_H
 #define MPC_K8S_H
@@ -17,6 +17,7 @@
 #include <cjson/cJSON.h>
 
 #include "../types/k8s_types.h"
+#include "json.h"
 
 typedef struct mpc_k8s_args {
 	mps_k8s_request rq;		/* rq.nodes: heap */
@@ -46,8 +47,8 @@ size_t mpc_k8s_model_candidates(const char *name, char out[][MP_STORE_ID_MAX], s
 
 /* ExtenderFilterResult: the nodes that passed (Nodes echoing their objects when Nodes was sent, NodeNames with
  * their names), FailedNodes and FailedAndUnresolvableNodes with a reason each, Error. */
-cJSON *mpc_k8s_filter_json(const mpc_k8s_args *a, const mps_k8s_result *r);
+void mpc_k8s_filter_write(mpc_out *w, const mpc_k8s_args *a, const mps_k8s_result *r);
 /* HostPriorityList: [{"Host": name, "Score": 0..10}] for every node sent, in order. */
-cJSON *mpc_k8s_prioritize_json(const mpc_k8s_args *a, const mps_k8s_result *r);
+void mpc_k8s_prioritize_write(mpc_out *w, const mpc_k8s_args *a, const mps_k8s_result *r);
 
 #endif /* MPC_K8S_H */

@@ -84,7 +84,7 @@ mp_status mpc_base64_decode(const char *text, size_t len, const char *field, uin
 
 /* {"gguf_header": "<base64>" | ["<base64>", ...]}: the header bytes of a GGUF file, or of each file of a split
  * model. */
-static mp_status gguf_model(const cJSON *model, const char *pointer, mps_model_ref *out, mp_error *err)
+static mp_status decode_gguf_header(const cJSON *model, const char *pointer, mps_model_ref *out, mp_error *err)
 {
 	const cJSON *h = cJSON_GetObjectItemCaseSensitive(model, "gguf_header"), *e;
 	size_t n = cJSON_IsArray(h) ? (size_t)cJSON_GetArraySize(h) : 1, i = 0;
@@ -275,7 +275,7 @@ mp_status mpc_model_ref_decode(const cJSON *model, const char *pointer, bool req
 			       "repo id (owner/name, letters, digits, '.', '_', '-', at most 96 bytes)");
 	}
 	if (cJSON_IsObject(model) && cJSON_GetObjectItemCaseSensitive(model, "gguf_header"))
-		return gguf_model(model, pointer, out, err);
+		return decode_gguf_header(model, pointer, out, err);
 	if (cJSON_IsObject(model) && cJSON_GetObjectItemCaseSensitive(model, "safetensors_headers"))
 		return safetensors_model(model, pointer, out, err);
 	if (cJSON_IsObject(model) && cJSON_GetObjectItemCaseSensitive(model, "hf_repo"))

@@ -87,12 +87,12 @@ typedef struct mpd_request {
 	bool text;			/* ?format=text on a route that takes it: the answer for people (text/plain) */
 } mpd_request;
 
-/* What a handler produces. On MP_OK, `json` (owned; freed by the reply writer) and `http_status` (0 = 200).
- * On error, `err` names the field and says what is wrong; `http_status` may refine the default mapping. */
+/* What a handler produces. On MP_OK, `text` (owned; freed by the reply writer: the JSON answer codec's writer
+ * wrote, or text for people) with its `text_type`, and `http_status` (0 = 200). On error, `err` names the field
+ * and says what is wrong; `http_status` may refine the default mapping. */
 typedef struct mpd_reply {
 	int http_status;
-	cJSON *json;
-	char *text;			/* alternative plain-text body (owned), with text_type */
+	char *text;			/* the body (owned), with text_type; NULL for a 204 */
 	const char *text_type;
 	mp_error err;
 	bool cacheable;			/* a GET: reply.c adds a strong ETag and answers If-None-Match with 304 */

@@ -19,9 +19,12 @@ static mp_status need_jobs(mpd_request *req, mpd_reply *rep)
 /* The job's document as the answer (the copy is freed here). */
 static mp_status answer(mpd_reply *rep, mps_calib_job *job)
 {
-	rep->json = mpc_calib_job_json(job);
+	mpc_out w;
+
+	mpc_out_init(&w);
+	mpc_calib_job_write(&w, job);
 	mps_calib_job_free(job);
-	return rep->json ? MP_OK : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
+	return mpd_reply_json(rep, &w);
 }
 
 mp_status mpd_h_calibration_create(mpd_request *req, mpd_reply *rep)

@@ -87,19 +87,21 @@ static mp_status k8s_verb(mpd_request *req, mpd_reply *rep, bool prioritize)
 	mps_k8s_policy policy = { cfg->k8s_unknown_device_fails, cfg->k8s_headroom_floor_percent / 100.0 };
 	mpc_k8s_args a;
 	mps_k8s_result r;
-	cJSON *doc = NULL;
 	mp_status st = mpc_k8s_args_decode(req->json, &a, &rep->err);
 
 	memset(&r, 0, sizeof(r));
 	if (st == MP_OK)
 		st = mps_k8s_place(req->d->svc, &a.rq, &policy, &r, &rep->err);
 	if (st == MP_OK) {
-		doc = prioritize ? mpc_k8s_prioritize_json(&a, &r) : mpc_k8s_filter_json(&a, &r);
-		/* printed now: the filter's answer refers to the request's Node objects, freed after the handler */
-		rep->text = doc ? mpc_print(doc, false) : NULL;
-		rep->text_type = "application/json";
-		if (rep->text == NULL)
-			st = mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
+		mpc_out w;
+
+		/* written now: the filter's answer echoes the request's Node objects, freed after the handler */
+		mpc_out_init(&w);
+		if (prioritize)
+			mpc_k8s_prioritize_write(&w, &a, &r);
+		else
+			mpc_k8s_filter_write(&w, &a, &r);
+		st = mpd_reply_json(rep, &w);
 	}
 	if (st == MP_OK && req->d->metrics) {
 		count(req->d->metrics, prioritize ? "prioritize" : "filter", &r);
@@ -112,7 +114,6 @@ static mp_status k8s_verb(mpd_request *req, mpd_reply *rep, bool prioritize)
 			prioritize ? "prioritize" : "filter", a.rq.pod.namespace_, a.rq.pod.name,
 			mps_k8s_outcome_name(r.outcome), r.model_id[0] ? " " : "", r.model_id, a.rq.nnodes,
 			(unsigned long long)r.passed, (unsigned long long)r.failed, (unsigned long long)r.unresolvable);
-	cJSON_Delete(doc);
 	mps_k8s_result_free(&r);
 	mpc_k8s_args_free(&a);
 	return st;

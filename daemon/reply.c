@@ -286,8 +286,6 @@ int mpd_reply_send(void *conn, mp_status st, mpd_reply *rep, const char *allow)
 	bool pretty = rep->pretty;
 
 	if (st == MP_OK && rep->stream_read) {
-		cJSON_Delete(rep->json);
-		rep->json = NULL;
 		free(rep->text);
 		rep->text = NULL;
 		return queue_stream(conn, rep);
@@ -311,22 +309,26 @@ int mpd_reply_send(void *conn, mp_status st, mpd_reply *rep, const char *allow)
 				body = p;
 			}
 		} else {
-			body = rep->json ? mpc_print(rep->json, pretty) : http == 204 ? strdup("") : NULL;
+			body = http == 204 ? strdup("") : NULL; /* a 204 has no body; any other answer has its text */
 			type = "application/json";
 		}
 	} else {
-		cJSON *doc;
+		mpc_out w;
 
 		http = rep->http_status ? rep->http_status : mpd_http_status(st);
-		doc = mpc_problem_json(http, st, &rep->err);
-		body = doc ? mpc_print(doc, pretty) : NULL;
-		cJSON_Delete(doc);
+		mpc_out_init(&w);
+		mpc_problem_write(&w, http, st, &rep->err);
+		body = mpc_out_finish(&w, NULL);
+		if (body && pretty) {
+			char *p = mpc_reprint(body, true);
+
+			free(body);
+			body = p;
+		}
 		type = "application/problem+json";
 	}
 	if (body && body[0] && json_type(type))
 		body = with_newline(body);
-	cJSON_Delete(rep->json);
-	rep->json = NULL;
 	free(rep->text);
 	rep->text = NULL;
 	rep->http_status = http;	/* what was sent, for the access log and metrics */

@@ -24,7 +24,7 @@ bool mpd_if_match(const char *header, const char *tag);
 mp_status mpd_reply_json(mpd_reply *rep, mpc_out *w);
 
 /* Queues the response for a handler's result on conn. `extra_allow` is the Allow header for 405 (or NULL).
- * Consumes rep->json and rep->text; sets rep->http_status to the status sent. Returns the libmicrohttpd result. */
+ * Consumes rep->text; sets rep->http_status to the status sent. Returns the libmicrohttpd result. */
 int mpd_reply_send(void *conn, mp_status st, mpd_reply *rep, const char *allow);
 
 #endif /* MPD_REPLY_H */

@@ -465,8 +465,6 @@ static mp_status run_handler(const mpd_route *route, mpd_request *req, mpd_reply
 
 	if (mpc_alloc_failures() == failed || st == MP_ENOMEM)
 		return st;
-	cJSON_Delete(rep->json);
-	rep->json = NULL;
 	free(rep->text);
 	rep->text = NULL;
 	if (rep->stream_free)
@@ -709,23 +707,13 @@ static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *re
 		free(q);
 		return st;
 	}
-	/* only JSON answers are kept: a tree (printed here, the bytes the reply writer would print) or JSON text a
-	 * handler wrote as it went (POST /v1/fit); text for people (?format=text) is another key, computed each time */
+	/* only JSON answers are kept (codec's writer wrote them); text for people (?format=text) is another key,
+	 * computed each time */
 	if (st != MP_OK || rep->no_store || (rep->http_status != 0 && rep->http_status != 200)) {
 		free(q);
 		return st;
 	}
-	if (rep->json != NULL && rep->text == NULL) {
-		if ((text = mpc_print(rep->json, false)) == NULL) {
-			free(q);
-			return st; /* out of memory printing: the reply writer reports it */
-		}
-		cJSON_Delete(rep->json);
-		rep->json = NULL;
-		rep->text = text;
-		rep->text_type = "application/json";
-	} else if (rep->json == NULL && rep->text != NULL && rep->text_type &&
-		   strcmp(rep->text_type, "application/json") == 0) {
+	if (rep->text != NULL && rep->text_type && strcmp(rep->text_type, "application/json") == 0) {
 		text = rep->text;
 	} else {
 		free(q);
@@ -966,8 +954,6 @@ static enum MHD_Result on_request(mpd_daemon *d, struct MHD_Connection *conn, re
 	cJSON_Delete(body);
 	if (fst != MP_OK && (st == MP_OK || st == MP_EINVAL)) {
 		/* the answer it would have been is not sent: the query's problem (and the handler's, in rep.err.all) */
-		cJSON_Delete(rep.json);
-		rep.json = NULL;
 		free(rep.text);
 		rep.text = NULL;
 		if (st == MP_OK) {
@@ -1136,7 +1122,7 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 	 * not hold --max-connections beyond about a thousand; epoll (MHD_USE_AUTO) stalls in libmicrohttpd 0.9.75 (and
 	 * its master as of 2026) when a worker is at its connection limit and a multiple of 128 (MAX_EVENTS) of its
 	 * connections become ready at once: the drain loop calls epoll_wait again with the full timeout, and with the
-	 * listening socket out of the set nothing wakes it for --connection-timeout seconds (issue 19: -c1024 against
+	 * listening socket out of the set nothing wakes it for --connection-timeout seconds (wrk with -c1024 against
 	 * the default limit). poll has no such loop and measured the same under load (bench/RESULTS.md). */
 	unsigned int flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC;
 	const union MHD_DaemonInfo *info;

@@ -12,6 +12,7 @@
 
 #include "../codec/json.h"
 #include "../codec/k8s.h"
+#include "../service/k8s.h"
 
 static mps_service *svc;
 
@@ -67,13 +68,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (st == MP_OK)
 		st = mps_k8s_place(svc, &a.rq, &policy, &r, &err);
 	if (st == MP_OK) {
-		char *printed;
+		mpc_out w;
 
-		out = (data[0] & 1) ? mpc_k8s_prioritize_json(&a, &r) : mpc_k8s_filter_json(&a, &r);
-		printed = out ? mpc_print(out, false) : NULL;
-		if (printed == NULL)
-			abort(); /* success must come with an answer */
-		cJSON_free(printed);
+		mpc_out_init(&w);
+		if (data[0] & 1)
+			mpc_k8s_prioritize_write(&w, &a, &r);
+		else
+			mpc_k8s_filter_write(&w, &a, &r);
+		out = mpc_out_parse(&w);
+		if (out == NULL)
+			abort(); /* success must come with an answer that parses */
 	} else if (err.message[0] == '\0') {
 		abort(); /* every error says what is wrong */
 	}

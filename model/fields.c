@@ -61,7 +61,7 @@ static void member_pointer(char *field, size_t cap, const char *pointer, const c
 /* A misspelt value's problem: "did you mean <near>? (got '<got>'); <name> must be <allowed>". */
 static mp_status bad_near(mp_error *err, const char *pointer, const mpm_field *f, const char *got, const char *near)
 {
-	char field[96], allowed[640];
+	char field[MP_POINTER_MAX], allowed[640];
 
 	member_pointer(field, sizeof(field), pointer, f->name);
 	allowed_of(f, allowed, sizeof(allowed));
@@ -72,7 +72,7 @@ static mp_status bad_near(mp_error *err, const char *pointer, const mpm_field *f
 /* A field's problem: "<pointer>/<name>" with "<name> <what>: <allowed>[ (got ...)]". */
 static mp_status bad(mp_error *err, const char *pointer, const mpm_field *f, const char *what, const char *got)
 {
-	char field[96], allowed[640];
+	char field[MP_POINTER_MAX], allowed[640];
 
 	member_pointer(field, sizeof(field), pointer, f->name);
 	allowed_of(f, allowed, sizeof(allowed));
@@ -169,7 +169,7 @@ mp_status mpm_decode_fields(const cJSON *obj, const char *pointer, const mpm_fie
 			continue;
 		}
 		{
-			char field[96], known[768] = "", hint[96] = "";
+			char field[MP_POINTER_MAX], known[768] = "", hint[96] = "";
 			const char *names[MPM_MAX_TABLE_FIELDS], *near;
 
 			for (i = 0; i < nfields; i++)

@@ -113,7 +113,7 @@ mp_status mpm_gguf_to_model(const mpm_gguf *g, const char *pointer, mp_model *m,
 	bool f_layers, f_hidden, f_heads, f_kv, f_ff, f_ctx, f_exp, f_used, f_eff, f_shff, f_key, f_win, f_pat;
 	mp_problems p = MP_PROBLEMS_INIT;
 	mp_status st;
-	char ptr[96];
+	char ptr[MP_POINTER_MAX];
 
 	for (size_t i = 0; i < sizeof(arch_rows) / sizeof(arch_rows[0]); i++)
 		if (strcmp(arch_rows[i].arch, g->architecture) == 0)

@@ -172,7 +172,7 @@ mp_status mpm_from_hf_row(const cJSON *cfg, const char *pointer, const mpm_type 
 {
 	hf_ctx c = {cfg, pointer, err, MP_OK, NULL, NULL, hf_decode_type};
 	const cJSON *type = cJSON_GetObjectItemCaseSensitive(cfg, "model_type");
-	char field[96];
+	char field[MP_POINTER_MAX];
 
 	memset(m, 0, sizeof(*m));
 	mp_inventory_init(&m->inv, NULL);
@@ -205,8 +205,28 @@ mp_status mpm_from_hf_row(const cJSON *cfg, const char *pointer, const mpm_type 
 	{
 		char near[160];
 		bool wrapper = cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(cfg, "text_config"));
-
+		const mpm_refusal *r = mpm_refusal_find(type->valuestring);
 		char close[200];
+
+		if (r)
+			return mp_fail(err, MP_EUNSUPPORTED, field,
+			               r->kind == MPM_REFUSE_ENCODER
+			                   ? "model_type '%s' is not planned: it is an encoder (bidirectional self-attention, "
+			                     "pretrained as a masked language model) that transformers' %s runs as a decoder "
+			                     "only when fine-tuned so, and memplan plans decoder-only text generation; describe "
+			                     "a decoder with model.architecture (openapi.yaml, schema ModelArchitecture)%s"
+			               : r->kind == MPM_REFUSE_SEQ2SEQ
+			                   ? "model_type '%s' is not planned: transformers' %s is the decoder half of an "
+			                     "encoder-decoder model, attending to an encoder's states in every layer "
+			                     "(cross-attention), and memplan plans decoder-only text generation; describe a "
+			                     "decoder with model.architecture (openapi.yaml, schema ModelArchitecture)%s"
+			               : r->kind == MPM_REFUSE_ENCDEC
+			                   ? "model_type '%s' is not planned: transformers' %s is an encoder-decoder model, "
+			                     "its decoder attending to the encoder's states in every layer (cross-attention), "
+			                     "and memplan plans decoder-only text generation; describe a decoder with "
+			                     "model.architecture (openapi.yaml, schema ModelArchitecture)%s"
+			                   : "model_type '%s' is not planned (%s): %s",
+			               r->name, r->model_class, r->why ? r->why : "");
 
 		nearest_types(type->valuestring, near, sizeof(near));
 		if (near[0])
@@ -308,7 +328,7 @@ mp_status mpm_from_architecture(const cJSON *arch, const char *pointer, mp_model
 {
 	arch_body b;
 	mp_status st;
-	char field[96];
+	char field[MP_POINTER_MAX];
 
 	memset(&b, 0, sizeof(b));
 	b.m.norms_per_layer = 2;

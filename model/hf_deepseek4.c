@@ -41,7 +41,7 @@ static void compress_rates(hf_ctx *c, mp_model *m)
 			continue;
 		if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 1048576 ||
 		    v->valuedouble != (double)(uint64_t)v->valuedouble) {
-			char field[96];
+			char field[MP_POINTER_MAX];
 
 			snprintf(field, sizeof(field), "%s/compress_rates/%s", c->pointer, names[i]);
 			c->st = mp_fail(c->err, MP_EINVAL, field, "compress_rates.%s must be an integer from 1 to 1048576",
@@ -343,7 +343,7 @@ void mpm_read_deepseek_v4(hf_ctx *c, mp_model *m)
 		                  : idx_heads == 0 || idx_heads >= (UINT64_C(1) << 20) ? "index_n_heads"
 		                                                                       : "index_head_dim";
 
-		char field[96];
+		char field[MP_POINTER_MAX];
 
 		snprintf(field, sizeof(field), "%s/%s", c->pointer, key);
 		c->st = mp_fail(c->err, MP_EINVAL, field,

@@ -389,7 +389,7 @@ static bool sub_config(hf_ctx *top, const char *key, char *pointer, size_t cap, 
  */
 static void gemma4_vision(hf_ctx *top, mp_model *m, uint64_t text_hidden)
 {
-	char pointer[96];
+	char pointer[MP_POINTER_MAX];
 	hf_ctx c;
 	uint64_t h, layers, heads, kv, hd, inter, patch, pos;
 
@@ -511,7 +511,7 @@ static void gemma4_audio_tensors(mp_model *m, uint64_t h, uint64_t layers, uint6
 static void gemma4_audio(hf_ctx *top, mp_model *m, uint64_t text_hidden)
 {
 	static const uint64_t chan_d[2] = {128, 32};
-	char pointer[96];
+	char pointer[MP_POINTER_MAX];
 	hf_ctx c;
 	uint64_t h, layers, heads, k, out, chan[2];
 
@@ -546,7 +546,7 @@ static void decode_gemma_wrapper(hf_ctx *c, mp_model *m, const char *wrapper_typ
 				 void (*decode_text)(hf_ctx *, mp_model *), void (*towers)(hf_ctx *, mp_model *))
 {
 	const cJSON *tc = cJSON_GetObjectItemCaseSensitive(c->cfg, "text_config"), *tt;
-	char pointer[96], msg[96];
+	char pointer[MP_POINTER_MAX], msg[96];
 	hf_ctx t;
 
 	if (tc && !cJSON_IsNull(tc) && !cJSON_IsObject(tc)) {
@@ -870,7 +870,7 @@ static void gemma3n_audio(hf_ctx *top, mp_model *m, uint64_t text_hidden)
 {
 	static const uint64_t chan_d[2] = {128, 32}, kern_d[4] = {3, 3, 3, 3}, stride_d[4] = {2, 2, 2, 2};
 	const cJSON *ac = cJSON_GetObjectItemCaseSensitive(top->cfg, "audio_config");
-	char pointer[96];
+	char pointer[MP_POINTER_MAX];
 	hf_ctx c;
 	uint64_t h, layers, heads, k, feat, vocab, chan[2], kern[4], stride[4], f;
 
@@ -915,7 +915,7 @@ static void gemma3n_vision(hf_ctx *top, mp_model *m, uint64_t text_hidden)
 	} timm_models[] = {{"mobilenetv5_300m_enc", UINT64_C(294126912)}};
 	_Static_assert(sizeof(timm_models) / sizeof(timm_models[0]) == 1, "one timm table (mpm_gemma3n_timm)");
 	const cJSON *vc = cJSON_GetObjectItemCaseSensitive(top->cfg, "vision_config"), *arch;
-	char pointer[96];
+	char pointer[MP_POINTER_MAX];
 	hf_ctx c;
 	uint64_t h, vocab, params = 0;
 	const char *name = "mobilenetv5_300m_enc";

@@ -186,7 +186,7 @@ static bool kimi_full(uint64_t i)
 void mpm_read_kimi_linear(hf_ctx *c, mp_model *m)
 {
 	const cJSON *lac = cJSON_GetObjectItemCaseSensitive(c->cfg, "linear_attn_config");
-	char sub_pointer[96];
+	char sub_pointer[MP_POINTER_MAX];
 	hf_ctx lc;
 	uint64_t shared;
 

@@ -70,6 +70,10 @@ void hf_legacy(mp_model *m, const char *name, mp_tensor_class cls, uint64_t rows
 
 /* The families' tensor names (model/hf_names.c). */
 extern const mp_names mpm_names_phi3, mpm_names_glm, mpm_names_glm4, mpm_names_post_norms, mpm_names_apertus, mpm_names_bitnet, mpm_names_phi, mpm_names_starcoder2, mpm_names_hunyuan, mpm_names_gpt2, mpm_names_gpt_bigcode, mpm_names_gptj, mpm_names_gpt_neox, mpm_names_falcon, mpm_names_falcon_two_ln, mpm_names_gpt_oss, mpm_names_phimoe, mpm_names_qwen_moe, mpm_names_minimax_m2, mpm_names_ernie4_5_moe, mpm_names_granitemoe, mpm_names_llama4, mpm_names_llama4_text, mpm_names_mamba, mpm_names_jamba, mpm_names_granitemoehybrid, mpm_names_nemotron_h, mpm_names_lfm2, mpm_names_qwen3_next, mpm_names_qwen3_5, mpm_names_longcat, mpm_names_zamba2;
+/* model/hf_classic.c's families */
+extern const mp_names mpm_names_opt, mpm_names_opt_proj, mpm_names_bloom, mpm_names_gpt_neo, mpm_names_codegen, mpm_names_mpt, mpm_names_mllama, mpm_names_xglm, mpm_names_biogpt;
+/* model/hf_rows.c's and the new dense rows' */
+extern const mp_names mpm_names_hyperclovax, mpm_names_vaultgemma, mpm_names_nanochat, mpm_names_persimmon, mpm_names_ctrl, mpm_names_openai_gpt, mpm_names_gpt_neox_japanese, mpm_names_moshi, mpm_names_apertus_pruned, mpm_names_dbrx, mpm_names_jetmoe;
 /* Gemma 4's names by [per-layer inputs + 2 x MoE block], Gemma 3n's by [per-layer inputs]. */
 extern const mp_names mpm_names_gemma4[4], mpm_names_gemma3n[2];
 /* Gemma 3n's timm tower (model/hf_gemma3n_timm.c, generated). */
@@ -123,6 +127,37 @@ void mpm_read_gemma4_text(hf_ctx *c, mp_model *m);
 void mpm_read_gemma3n(hf_ctx *c, mp_model *m);
 void mpm_read_gemma3n_text(hf_ctx *c, mp_model *m);
 void mpm_read_deepseek_v4(hf_ctx *c, mp_model *m);
+void mpm_read_opt(hf_ctx *c, mp_model *m);
+void mpm_read_bloom(hf_ctx *c, mp_model *m);
+void mpm_read_gpt_neo(hf_ctx *c, mp_model *m);
+void mpm_read_codegen(hf_ctx *c, mp_model *m);
+void mpm_read_mpt(hf_ctx *c, mp_model *m);
+void mpm_read_mllama(hf_ctx *c, mp_model *m);
+void mpm_read_xglm(hf_ctx *c, mp_model *m);
+void mpm_read_biogpt(hf_ctx *c, mp_model *m);
+void mpm_read_emu3(hf_ctx *c, mp_model *m);
+void mpm_read_internlm3(hf_ctx *c, mp_model *m);
+void mpm_read_iquestcoder(hf_ctx *c, mp_model *m);
+void mpm_read_hyperclovax(hf_ctx *c, mp_model *m);
+void mpm_read_diffllama(hf_ctx *c, mp_model *m);
+void mpm_read_ctrl(hf_ctx *c, mp_model *m);
+void mpm_read_openai_gpt(hf_ctx *c, mp_model *m);
+void mpm_read_gpt_neox_japanese(hf_ctx *c, mp_model *m);
+void mpm_read_moshi(hf_ctx *c, mp_model *m);
+void mpm_read_minicpm3(hf_ctx *c, mp_model *m);
+void mpm_read_sarvam_moe(hf_ctx *c, mp_model *m);
+void mpm_read_mellum(hf_ctx *c, mp_model *m);
+void mpm_read_solar_open(hf_ctx *c, mp_model *m);
+void mpm_read_flex_olmo(hf_ctx *c, mp_model *m);
+void mpm_read_granitemoeshared(hf_ctx *c, mp_model *m);
+void mpm_read_granitemoe_swa(hf_ctx *c, mp_model *m);
+void mpm_read_cohere2_moe(hf_ctx *c, mp_model *m);
+void mpm_read_apertus1p5_text(hf_ctx *c, mp_model *m);
+void mpm_read_dbrx(hf_ctx *c, mp_model *m);
+void mpm_read_glm4v_moe_text(hf_ctx *c, mp_model *m);
+void mpm_read_jetmoe(hf_ctx *c, mp_model *m);
+void mpm_read_exaone_moe(hf_ctx *c, mp_model *m);
+void mpm_read_hy_v3(hf_ctx *c, mp_model *m);
 
 /* Reads c->cfg by row t (its model_type set, its names noted in c->names). */
 void hf_decode_row(hf_ctx *c, const struct mpm_type *t, mp_model *m);

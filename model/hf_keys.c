@@ -54,7 +54,7 @@ uint64_t hf_get_u64(hf_ctx *c, const char *const *keys, uint64_t dflt)
 {
 	const char *key = keys[0];
 	const cJSON *v = hf_find(c, keys, &key);
-	char field[96];
+	char field[MP_POINTER_MAX];
 
 	if (v == NULL || c->st != MP_OK)
 		return dflt;
@@ -74,7 +74,7 @@ double hf_get_double(hf_ctx *c, const cJSON *obj, const char *key, double dflt)
 	if (v == NULL || cJSON_IsNull(v) || c->st != MP_OK)
 		return dflt;
 	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0) {
-		char field[96];
+		char field[MP_POINTER_MAX];
 
 		snprintf(field, sizeof(field), "%s/%s", c->pointer, key);
 		c->st = mp_fail(c->err, MP_EINVAL, field, "%s must be a non-negative number", key);
@@ -87,7 +87,7 @@ bool hf_get_bool(hf_ctx *c, const char *const *keys, bool dflt)
 {
 	const char *key = keys[0];
 	const cJSON *v = hf_find(c, keys, &key);
-	char field[96];
+	char field[MP_POINTER_MAX];
 
 	if (v == NULL || c->st != MP_OK)
 		return dflt;
@@ -112,7 +112,7 @@ uint64_t hf_mul(hf_ctx *c, uint64_t a, uint64_t b, const char *key)
 
 void hf_fail_key(hf_ctx *c, const char *key, const char *msg)
 {
-	char field[96];
+	char field[MP_POINTER_MAX];
 
 	if (c->st != MP_OK)
 		return;
@@ -150,7 +150,7 @@ void hf_decode_rope(hf_ctx *c, mp_model *m, double partial_default)
 	const cJSON *rp = cJSON_GetObjectItemCaseSensitive(c->cfg, "rope_parameters");
 	const cJSON *rs = cJSON_GetObjectItemCaseSensitive(c->cfg, "rope_scaling");
 	const cJSON *scaling = NULL, *type;
-	char sub_pointer[96] = "";	/* JSON pointer of the scaling object: its keys are reported under it */
+	char sub_pointer[MP_POINTER_MAX] = "";	/* JSON pointer of the scaling object: its keys are reported under it */
 	double partial = partial_default, factor, scaled;
 	uint64_t orig;
 

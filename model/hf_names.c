@@ -278,3 +278,166 @@ const mp_names mpm_names_gemma3n[2] = {
     {MP_NAMES_LLAMA_FIELDS, .norms = {GEMMA3N_NORMS}},
     {MP_NAMES_LLAMA_FIELDS, .norms = {GEMMA3N_NORMS, GEMMA_PLE_NORM}},
 };
+
+/* OPT (modeling_opt.py): model.decoder.embed_tokens and embed_positions (the reader's), layers.{i}.self_attn.
+ * {q,k,v,out}_proj, self_attn_layer_norm, fc1, fc2 and final_layer_norm on the layer, the decoder's final_layer_norm;
+ * with word_embed_proj_dim narrower than hidden, the reader lists the embeddings and the head itself. */
+#define OPT_FIELDS                                                                                                     \
+	MP_NAMES_LLAMA_FIELDS, .root = "model.decoder.", .positions = {NULL, NULL},                                     \
+	.final_norm = {"final_layer_norm.weight", "final_layer_norm.bias"}, .mlp = L,                                  \
+	.o = {"out_proj.weight", "out_proj.bias"}, .up = {"fc1.weight", "fc1.bias"}, .down = {"fc2.weight", "fc2.bias"}, \
+	.norms = {{"self_attn_layer_norm.weight", "self_attn_layer_norm.bias"},                                         \
+	          {"final_layer_norm.weight", "final_layer_norm.bias"}}
+const mp_names mpm_names_opt = {OPT_FIELDS};
+const mp_names mpm_names_opt_proj = {OPT_FIELDS, .embed = {NULL, NULL}, .lm_head = {NULL, NULL}};
+
+/* BLOOM (modeling_bloom.py): transformer.word_embeddings, h.{i}.input_layernorm, self_attention.query_key_value and
+ * dense, post_attention_layernorm, mlp.dense_h_to_4h and dense_4h_to_h, ln_f (word_embeddings_layernorm: the
+ * reader's). */
+const mp_names mpm_names_bloom = {FALCON_FIELDS,
+                                  .norms = {{"input_layernorm.weight", "input_layernorm.bias"},
+                                            {"post_attention_layernorm.weight", "post_attention_layernorm.bias"}}};
+
+/* GPT-Neo (modeling_gpt_neo.py): GPT-2's trunk as nn.Linear, h.{i}.attn.attention.{q,k,v,out}_proj. */
+const mp_names mpm_names_gpt_neo = {GPT2_FIELDS, .attn = "h.{i}.attn.attention", .qkv = {NULL, NULL},
+                                    .o = {"out_proj.weight", "out_proj.bias"}};
+
+/* CodeGen (modeling_codegen.py): GPT-J's names with one fused h.{i}.attn.qkv_proj. */
+const mp_names mpm_names_codegen = {MP_NAMES_LLAMA_FIELDS,
+                                    .root = "transformer.",
+                                    .embed = {"wte.weight", NULL},
+                                    .final_norm = {"ln_f.weight", "ln_f.bias"},
+                                    .layer = "h.{i}",
+                                    .attn = "h.{i}.attn",
+                                    .mlp = "h.{i}.mlp",
+                                    .qkv = {"qkv_proj.weight", "qkv_proj.bias"},
+                                    .o = {"out_proj.weight", "out_proj.bias"},
+                                    .up = {"fc_in.weight", "fc_in.bias"},
+                                    .down = {"fc_out.weight", "fc_out.bias"},
+                                    .norms = {{"ln_1.weight", "ln_1.bias"}}};
+
+/* MPT (modeling_mpt.py): transformer.wte, blocks.{i}.norm_1, attn.Wqkv and out_proj, norm_2, ffn.up_proj and
+ * down_proj, norm_f; the LayerNorms' bias is None (no bias leaf). */
+const mp_names mpm_names_mpt = {MP_NAMES_LLAMA_FIELDS,
+                                .root = "transformer.",
+                                .embed = {"wte.weight", NULL},
+                                .final_norm = {"norm_f.weight", NULL},
+                                .layer = "blocks.{i}",
+                                .attn = "blocks.{i}.attn",
+                                .mlp = "blocks.{i}.ffn",
+                                .qkv = {"Wqkv.weight", "Wqkv.bias"},
+                                .o = {"out_proj.weight", "out_proj.bias"},
+                                .norms = {{"norm_1.weight", NULL}, {"norm_2.weight", NULL}}};
+
+/* Llama 3.2 Vision's decoder (modeling_mllama.py MllamaTextModel under model.language_model): Llama's names; the
+ * reader lists embed_tokens (8 rows more than the vocabulary) and the cross-attention layers' modules itself. */
+const mp_names mpm_names_mllama = {MP_NAMES_LLAMA_FIELDS, .embed = {NULL, NULL}};
+
+/* XGLM (modeling_xglm.py): OPT's layer names under model., the decoder's layer_norm. BioGPT (modeling_biogpt.py):
+ * the same under biogpt., its tied head output_projection. */
+const mp_names mpm_names_xglm = {OPT_FIELDS, .root = "model.", .final_norm = {"layer_norm.weight", "layer_norm.bias"}};
+const mp_names mpm_names_biogpt = {OPT_FIELDS, .root = "biogpt.", .final_norm = {"layer_norm.weight", "layer_norm.bias"},
+                                   .lm_head = {"output_projection.weight", NULL}};
+
+/* HyperCLOVAX (modeling_hyperclovax.py): post_norm1 and post_norm2 after the attention and the MLP. */
+const mp_names mpm_names_hyperclovax = {MP_NAMES_LLAMA_FIELDS,
+                                        .norms = {{"input_layernorm.weight", NULL},
+                                                  {"post_attention_layernorm.weight", NULL},
+                                                  {"post_norm1.weight", NULL},
+                                                  {"post_norm2.weight", NULL}}};
+
+/* VaultGemma (modeling_vaultgemma.py): input_layernorm and pre_feedforward_layernorm. */
+const mp_names mpm_names_vaultgemma = {
+    MP_NAMES_LLAMA_FIELDS,
+    .norms = {{"input_layernorm.weight", NULL}, {"pre_feedforward_layernorm.weight", NULL}}};
+
+/* nanochat (modeling_nanochat.py): mlp.fc1 and fc2 (ReLU^2); its norms hold no weights. */
+const mp_names mpm_names_nanochat = {MP_NAMES_LLAMA_FIELDS, .up = {"fc1.weight", "fc1.bias"},
+                                     .down = {"fc2.weight", "fc2.bias"}};
+
+/* Persimmon (modeling_persimmon.py): self_attn.query_key_value and dense, q_layernorm and k_layernorm,
+ * mlp.dense_h_to_4h and dense_4h_to_h, LayerNorms, final_layernorm. */
+const mp_names mpm_names_persimmon = {MP_NAMES_LLAMA_FIELDS,
+                                      .final_norm = {"final_layernorm.weight", "final_layernorm.bias"},
+                                      .qkv = {"query_key_value.weight", "query_key_value.bias"},
+                                      .o = {"dense.weight", "dense.bias"},
+                                      .q_norm = {"q_layernorm.weight", "q_layernorm.bias"},
+                                      .k_norm = {"k_layernorm.weight", "k_layernorm.bias"},
+                                      .up = {"dense_h_to_4h.weight", "dense_h_to_4h.bias"},
+                                      .down = {"dense_4h_to_h.weight", "dense_4h_to_h.bias"}};
+
+/* CTRL (modeling_ctrl.py): transformer.w, h.{i}.multi_head_attention.Wq, Wk, Wv and dense, ffn.0 and ffn.2,
+ * layernorm1 and layernorm2, the final layernorm; the tied head's bias. */
+const mp_names mpm_names_ctrl = {MP_NAMES_LLAMA_FIELDS,
+                                 .root = "transformer.",
+                                 .embed = {"w.weight", NULL},
+                                 .final_norm = {"layernorm.weight", "layernorm.bias"},
+                                 .layer = "h.{i}",
+                                 .attn = "h.{i}.multi_head_attention",
+                                 .mlp = "h.{i}.ffn",
+                                 .q = {"Wq.weight", "Wq.bias"},
+                                 .k = {"Wk.weight", "Wk.bias"},
+                                 .v = {"Wv.weight", "Wv.bias"},
+                                 .o = {"dense.weight", "dense.bias"},
+                                 .up = {"0.weight", "0.bias"},
+                                 .down = {"2.weight", "2.bias"},
+                                 .norms = {{"layernorm1.weight", "layernorm1.bias"}, {"layernorm2.weight", "layernorm2.bias"}}};
+
+/* GPT-1 (modeling_openai.py): GPT-2's Conv1D names, transformer.tokens_embed and positions_embed. */
+const mp_names mpm_names_openai_gpt = {GPT2_FIELDS, .conv1d = true, .embed = {"tokens_embed.weight", NULL},
+                                       .positions = {"positions_embed.weight", NULL}};
+
+/* GPT-NeoX-Japanese (modeling_gpt_neox_japanese.py): GPT-NeoX's names under gpt_neox_japanese., the head embed_out. */
+const mp_names mpm_names_gpt_neox_japanese = {MP_NAMES_LLAMA_FIELDS,
+                                              .root = "gpt_neox_japanese.",
+                                              .embed = {"embed_in.weight", NULL},
+                                              .final_norm = {"final_layer_norm.weight", "final_layer_norm.bias"},
+                                              .lm_head = {"embed_out.weight", NULL},
+                                              .attn = L ".attention",
+                                              .qkv = {"query_key_value.weight", "query_key_value.bias"},
+                                              .o = {"dense.weight", "dense.bias"},
+                                              .up = {"dense_h_to_4h.weight", "dense_h_to_4h.bias"},
+                                              .down = {"dense_4h_to_h.weight", "dense_4h_to_h.bias"}};
+
+/* Moshi (modeling_moshi.py): q, k, v and o under .linear, mlp.fc1 (gate and up) and fc2; embed_tokens the reader's. */
+const mp_names mpm_names_moshi = {MP_NAMES_LLAMA_FIELDS,
+                                  .embed = {NULL, NULL},
+                                  .q = {"q_proj.linear.weight", NULL},
+                                  .k = {"k_proj.linear.weight", NULL},
+                                  .v = {"v_proj.linear.weight", NULL},
+                                  .o = {"o_proj.linear.weight", NULL},
+                                  .gate_up = {"fc1.weight", NULL},
+                                  .down = {"fc2.weight", NULL}};
+
+/* Apertus 1.5 with a pruned head (output_vocab_size): the reader lists lm_head. */
+const mp_names mpm_names_apertus_pruned = {
+    MP_NAMES_LLAMA_FIELDS,
+    .lm_head = {NULL, NULL},
+    .norms = {{"attention_layernorm.weight", NULL}, {"feedforward_layernorm.weight", NULL}}};
+
+/* DBRX (modeling_dbrx.py): transformer.wte, blocks.{i}.norm_attn_norm.norm_1, attn.Wqkv and out_proj, norm_2,
+ * ffn.router.layer (the experts are the reader's), norm_f; LayerNorms without bias. */
+const mp_names mpm_names_dbrx = {MP_NAMES_LLAMA_FIELDS,
+                                 .root = "transformer.",
+                                 .embed = {"wte.weight", NULL},
+                                 .final_norm = {"norm_f.weight", NULL},
+                                 .layer = "blocks.{i}.norm_attn_norm",
+                                 .attn = "blocks.{i}.norm_attn_norm.attn",
+                                 .moe = "blocks.{i}.ffn",
+                                 .qkv = {"Wqkv.weight", NULL},
+                                 .o = {"out_proj.weight", NULL},
+                                 .router = {"router.layer.weight", NULL},
+                                 .experts_gate_up = {NULL, NULL},
+                                 .experts_down = {NULL, NULL},
+                                 .norms = {{"norm_1.weight", NULL}, {"norm_2.weight", NULL}}};
+
+/* JetMoE (modeling_jetmoe.py): its mixture of attention is the reader's (self_attention.kv_proj and experts); the MLP
+ * experts mlp.input_linear and output_linear with mlp.router.layer. */
+const mp_names mpm_names_jetmoe = {MP_NAMES_LLAMA_FIELDS,
+                                   .q = {NULL, NULL},
+                                   .k = {NULL, NULL},
+                                   .v = {NULL, NULL},
+                                   .o = {NULL, NULL},
+                                   .router = {"router.layer.weight", NULL},
+                                   .experts_gate_up = {"input_linear.weight", NULL},
+                                   .experts_down = {"output_linear.weight", NULL}};

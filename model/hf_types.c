@@ -49,6 +49,8 @@ void mpm_read_dense(hf_ctx *c, const mpm_dense *d, mp_model *m)
 	}
 	if (f & MPM_USE_BIAS)
 		m->qkv_bias = m->o_bias = m->mlp_bias = hf_get_bool(c, KEYS("use_bias"), true);
+	if (f & MPM_BIAS_ALWAYS)
+		m->qkv_bias = m->o_bias = m->mlp_bias = true;
 	if (f & MPM_USE_BIAS_KEY)
 		m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("use_bias"), false);
 	if (f & MPM_QKV_BIAS_KEY)
@@ -58,9 +60,10 @@ void mpm_read_dense(hf_ctx *c, const mpm_dense *d, mp_model *m)
 	/* norms */
 	m->qk_norm = (f & MPM_QK_NORM) != 0;
 	m->qk_norm_full = (f & MPM_QK_NORM_FULL) || ((f & MPM_QK_NORM_KEY) && hf_get_bool(c, KEYS("use_qk_norm"), false));
-	if ((f & MPM_QK_LAYERNORM_KEY) && hf_get_bool(c, KEYS("qk_layernorm"), false))
+	if ((f & MPM_QK_LAYERNORM_KEY) && hf_get_bool(c, KEYS("qk_layernorm"), (f & MPM_QK_LAYERNORM_ON) != 0))
 		m->qk_norm_layer = true;
 	m->lm_head_bias = (f & MPM_LM_HEAD_BIAS) != 0;
+	m->attention_sinks = (f & MPM_SINKS) != 0;
 	m->activation_params = (f & MPM_XIELU) ? 2 : 0;
 	m->attn_kind = MP_ATTN_GQA;
 	m->ffn_kind = (f & MPM_PLAIN_MLP) ? MP_FFN_PLAIN : MP_FFN_GATED;
@@ -97,6 +100,10 @@ void mpm_read_dense(hf_ctx *c, const mpm_dense *d, mp_model *m)
 
 			m->sliding_window_layers = every ? m->num_layers - m->num_layers / every : m->num_layers;
 		}
+		break;
+	case MPM_WINDOW_PATTERN_FIRST:
+		if (m->sliding_window && d->window_pattern)
+			m->sliding_window_layers = m->num_layers - (m->num_layers + d->window_pattern - 1) / d->window_pattern;
 		break;
 	default:
 		break;

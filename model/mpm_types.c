@@ -507,6 +507,119 @@ const mpm_type mpm_types[] = {
                    .max_positions = 4096,
                    .norms = 2,
                    .modules = MPM_ATTENTION_BIAS_QKV | MPM_MLP_BIAS_KEY}},
+    /* CwmConfig (Code World Model): vocab 128256, hidden 6144, FFN 21504, 64 layers, 48 heads, kv 8, head_dim 128,
+     * 131072 positions (llama3 RoPE), untied; no attention biases, mlp_bias; sliding_window 8192 on three layers of
+     * four (layer i full when i % 4 == 0, or layer_types). */
+    {.name = "cwm",
+     .model_class = "CwmForCausalLM",
+     .dense = &(const mpm_dense){.vocab_size = 128256,
+                   .hidden_size = 6144,
+                   .intermediate_size = 21504,
+                   .num_layers = 64,
+                   .num_heads = 48,
+                   .num_kv_heads = 8,
+                   .head_dim = 128,
+                   .max_positions = 131072,
+                   .sliding_window = 8192,
+                   .window_rule = MPM_WINDOW_PATTERN_FIRST,
+                   .window_pattern = 4,
+                   .norms = 2,
+                   .modules = MPM_MLP_BIAS_KEY}},
+    /* VaultGemmaConfig: Gemma 2's shapes (vocab 256000, hidden 2304, FFN 9216, 26 layers, 8 heads, kv 4, head_dim
+     * 256, 8192 positions, tied, sliding_window 4096 on layers 0, 2, 4, ...) with two norms per layer
+     * (input_layernorm, pre_feedforward_layernorm); attention_bias on q, k, v and o, the MLP never biased. */
+    {.name = "vaultgemma",
+     .model_class = "VaultGemmaForCausalLM",
+     .dense = &(const mpm_dense){.vocab_size = 256000,
+                   .hidden_size = 2304,
+                   .intermediate_size = 9216,
+                   .num_layers = 26,
+                   .num_heads = 8,
+                   .num_kv_heads = 4,
+                   .head_dim = 256,
+                   .max_positions = 8192,
+                   .tie = true,
+                   .sliding_window = 4096,
+                   .window_rule = MPM_WINDOW_ALTERNATE,
+                   .norms = 2,
+                   .modules = MPM_ATTENTION_BIAS},
+     .names = &mpm_names_vaultgemma},
+    /* GraniteSWAConfig: vocab 100352, hidden 2560, FFN 8192, 24 layers, 20 heads, kv 4, 8192 positions, tied;
+     * sliding_window 128 on three layers of four (layer i full when i % 4 == 0, or layer_types); a sink logit per
+     * head in every layer; the multipliers hold no parameters. */
+    {.name = "granite_swa",
+     .model_class = "GraniteSWAForCausalLM",
+     .dense = &(const mpm_dense){.vocab_size = 100352,
+                   .hidden_size = 2560,
+                   .intermediate_size = 8192,
+                   .num_layers = 24,
+                   .num_heads = 20,
+                   .num_kv_heads = 4,
+                   .max_positions = 8192,
+                   .tie = true,
+                   .sliding_window = 128,
+                   .window_rule = MPM_WINDOW_PATTERN_FIRST,
+                   .window_pattern = 4,
+                   .norms = 2,
+                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_SINKS}},
+    /* NanoChatConfig: vocab 50304, hidden 768, FFN 8192, 12 layers, 6 heads, kv 6, 2048 positions, untied; RMSNorms
+     * without weights (layers, q/k and the final norm), a ReLU^2 MLP (fc1, fc2) without biases, attention_bias on
+     * q, k, v and o. */
+    {.name = "nanochat",
+     .model_class = "NanoChatForCausalLM",
+     .dense = &(const mpm_dense){.vocab_size = 50304,
+                   .hidden_size = 768,
+                   .intermediate_size = 8192,
+                   .num_layers = 12,
+                   .num_heads = 6,
+                   .max_positions = 2048,
+                   .norms = 2,
+                   .modules = MPM_ATTENTION_BIAS | MPM_PLAIN_MLP | MPM_NORM_NONE},
+     .names = &mpm_names_nanochat},
+    /* PersimmonConfig: vocab 262144, hidden 4096, FFN 16384, 36 layers, 64 heads, 16384 positions, untied; the fused
+     * query_key_value and dense always with biases, q_layernorm and k_layernorm (LayerNorms of head_dim) unless
+     * qk_layernorm is false, a ReLU^2 MLP with biases, LayerNorms; half of each head rotates. */
+    {.name = "persimmon",
+     .model_class = "PersimmonForCausalLM",
+     .dense = &(const mpm_dense){.vocab_size = 262144,
+                   .hidden_size = 4096,
+                   .intermediate_size = 16384,
+                   .num_layers = 36,
+                   .num_heads = 64,
+                   .max_positions = 16384,
+                   .norms = 2,
+                   .partial_rotary = 0.5,
+                   .modules = MPM_BIAS_ALWAYS | MPM_PLAIN_MLP | MPM_LAYERNORM | MPM_QK_LAYERNORM_KEY | MPM_QK_LAYERNORM_ON},
+     .names = &mpm_names_persimmon},
+    /* MinistralConfig: Mistral's shapes (vocab 32000, hidden 4096, FFN 14336, 32 layers, 32 heads, kv 8, 131072
+     * positions, untied), no biases, sliding_window 4096 on every layer (layer_types). transformers 5.24 builds it
+     * only with head_dim given (its default None fails); absent, memplan derives hidden_size / heads as vLLM does. */
+    {.name = "ministral",
+     .model_class = "MinistralForCausalLM",
+     .dense = &(const mpm_dense){.vocab_size = 32000,
+                   .hidden_size = 4096,
+                   .intermediate_size = 14336,
+                   .num_layers = 32,
+                   .num_heads = 32,
+                   .num_kv_heads = 8,
+                   .max_positions = 4096 * 32,
+                   .sliding_window = 4096,
+                   .norms = 2}},
+    /* Glm4vTextConfig (the decoder of GLM-4.1V, GLM-4.5V's dense siblings and GLM-4.6V): GLM-4's modules (fused
+     * gate_up_proj, four norms per layer) with q, k and v always biased (o never): vocab 151552, hidden 4096, FFN
+     * 13696, 40 layers, 32 heads, kv 2, 32768 positions, untied. */
+    {.name = "glm4v_text",
+     .model_class = "Glm4vTextModel (the decoder of Glm4vForConditionalGeneration)",
+     .dense = &(const mpm_dense){.vocab_size = 151552,
+                   .hidden_size = 4096,
+                   .intermediate_size = 13696,
+                   .num_layers = 40,
+                   .num_heads = 32,
+                   .num_kv_heads = 2,
+                   .max_positions = 32768,
+                   .norms = 4,
+                   .modules = MPM_QKV_BIAS_ALWAYS},
+     .names = &mpm_names_glm4},
     {.name = "gpt2", .model_class = "GPT2LMHeadModel", .read = mpm_read_gpt2, .names = &mpm_names_gpt2},
     {.name = "falcon", .model_class = "FalconForCausalLM", .read = mpm_read_falcon},
     {.name = "gpt_neox", .model_class = "GPTNeoXForCausalLM", .read = mpm_read_gpt_neox, .names = &mpm_names_gpt_neox},
@@ -559,6 +672,73 @@ const mpm_type mpm_types[] = {
     {.name = "qwen3_5", .model_class = "Qwen3_5ForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
     {.name = "qwen3_5_moe", .model_class = "Qwen3_5MoeForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
     {.name = "llama4", .model_class = "Llama4ForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "opt", .model_class = "OPTForCausalLM", .read = mpm_read_opt, .names = &mpm_names_opt},
+    {.name = "bloom", .model_class = "BloomForCausalLM", .read = mpm_read_bloom, .names = &mpm_names_bloom},
+    {.name = "gpt_neo", .model_class = "GPTNeoForCausalLM", .read = mpm_read_gpt_neo, .names = &mpm_names_gpt_neo},
+    {.name = "codegen", .model_class = "CodeGenForCausalLM", .read = mpm_read_codegen, .names = &mpm_names_codegen},
+    {.name = "mpt", .model_class = "MptForCausalLM", .read = mpm_read_mpt, .names = &mpm_names_mpt},
+    {.name = "mllama", .model_class = "MllamaForConditionalGeneration", .read = mpm_read_mllama, .names = &mpm_names_mllama,
+     .wrapper = true,
+     .simplified = "text only: the cross-attention layers hold no cache and run no step (an image's tiles add their keys and values, max_num_tiles x (patches + 1) tokens per sequence in each cross-attention layer, not counted)"},
+    {.name = "xglm", .model_class = "XGLMForCausalLM", .read = mpm_read_xglm, .names = &mpm_names_xglm},
+    {.name = "biogpt", .model_class = "BioGptForCausalLM", .read = mpm_read_biogpt, .names = &mpm_names_biogpt},
+    {.name = "emu3", .model_class = "Emu3ForCausalLM", .read = mpm_read_emu3},
+    {.name = "internlm3", .model_class = "LlamaForCausalLM (InternLM3Config)", .read = mpm_read_internlm3},
+    {.name = "iquestcoder", .model_class = "LlamaForCausalLM (IQuestCoderConfig)", .read = mpm_read_iquestcoder},
+    {.name = "hyperclovax", .model_class = "HyperCLOVAXForCausalLM", .read = mpm_read_hyperclovax, .names = &mpm_names_hyperclovax},
+    {.name = "diffllama", .model_class = "DiffLlamaForCausalLM", .read = mpm_read_diffllama},
+    {.name = "ctrl", .model_class = "CTRLLMHeadModel", .read = mpm_read_ctrl, .names = &mpm_names_ctrl},
+    {.name = "openai-gpt", .model_class = "OpenAIGPTLMHeadModel", .read = mpm_read_openai_gpt, .names = &mpm_names_openai_gpt,
+     .simplified = "the KV cache is the one an engine would keep: transformers 5.24's OpenAIGPTLMHeadModel keeps none (every step recomputes the prefix)"},
+    {.name = "gpt-sw3", .model_class = "GPT2LMHeadModel (GPT-SW3)", .read = mpm_read_gpt2, .names = &mpm_names_gpt2},
+    {.name = "gpt_neox_japanese", .model_class = "GPTNeoXJapaneseForCausalLM", .read = mpm_read_gpt_neox_japanese,
+     .names = &mpm_names_gpt_neox_japanese},
+    {.name = "moshi", .model_class = "MoshiForCausalLM", .read = mpm_read_moshi, .names = &mpm_names_moshi},
+    {.name = "sarvam_mla", .model_class = "DeepseekV3ForCausalLM (SarvamMLAConfig)", .read = mpm_read_mla, .experts_key = "n_routed_experts"},
+    {.name = "minicpm3", .model_class = "MiniCPM3ForCausalLM", .read = mpm_read_minicpm3},
+    {.name = "youtu", .model_class = "YoutuForCausalLM", .read = mpm_read_mla},
+    {.name = "sarvam_moe", .model_class = "Glm4MoeForCausalLM (SarvamMoEConfig)", .read = mpm_read_sarvam_moe, .experts_key = "n_routed_experts"},
+    {.name = "mellum", .model_class = "MellumForCausalLM", .read = mpm_read_mellum, .experts_key = "num_local_experts"},
+    {.name = "solar_open", .model_class = "SolarOpenForCausalLM", .read = mpm_read_solar_open, .experts_key = "n_routed_experts"},
+    {.name = "flex_olmo", .model_class = "FlexOlmoForCausalLM", .read = mpm_read_flex_olmo, .names = &mpm_names_post_norms,
+     .experts_key = "num_experts"},
+    {.name = "granitemoeshared", .model_class = "GraniteMoeSharedForCausalLM", .read = mpm_read_granitemoeshared,
+     .names = &mpm_names_granitemoe, .experts_key = "num_local_experts"},
+    {.name = "granitemoe_swa", .model_class = "GraniteMoeSWAForCausalLM", .read = mpm_read_granitemoe_swa,
+     .names = &mpm_names_granitemoe, .experts_key = "num_local_experts"},
+    {.name = "cohere2_moe", .model_class = "Cohere2MoeForCausalLM", .read = mpm_read_cohere2_moe, .experts_key = "num_experts"},
+    {.name = "shieldgemma2", .model_class = "Gemma3ForConditionalGeneration (ShieldGemma2Config)", .read = mpm_read_wrapper,
+     .wrapper = true, .fp16_unstable = true},
+    {.name = "llava_next", .model_class = "LlavaNextForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "llava_next_video", .model_class = "LlavaNextVideoForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "vipllava", .model_class = "VipLlavaForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "llava_onevision", .model_class = "LlavaOnevisionForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "paligemma", .model_class = "PaliGemmaForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "lighton_ocr", .model_class = "LightOnOcrForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "cohere2_vision", .model_class = "Cohere2VisionForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "apertus1p5_text", .model_class = "Apertus1p5TextForCausalLM", .read = mpm_read_apertus1p5_text,
+     .names = &mpm_names_apertus},
+    {.name = "dbrx", .model_class = "DbrxForCausalLM", .read = mpm_read_dbrx, .names = &mpm_names_dbrx,
+     .experts_key = "ffn_config/moe_num_experts"},
+    {.name = "cosmos3_omni", .model_class = "Cosmos3OmniForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "idefics3", .model_class = "Idefics3ForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "smolvlm", .model_class = "SmolVLMForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "idefics2", .model_class = "Idefics2ForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "internvl", .model_class = "InternVLForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "glm4v_moe_text", .model_class = "Glm4vMoeTextModel (the decoder of Glm4vMoeForConditionalGeneration)",
+     .read = mpm_read_glm4v_moe_text, .experts_key = "n_routed_experts"},
+    {.name = "glm4v", .model_class = "Glm4vForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "glm46v", .model_class = "Glm46VForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "glmga", .model_class = "Glm46VForConditionalGeneration (glmga)", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "glm4v_moe", .model_class = "Glm4vMoeForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "fuyu", .model_class = "FuyuForCausalLM", .read = mpm_read_wrapper, .wrapper = true, .names = &mpm_names_persimmon},
+    {.name = "deepseek_vl", .model_class = "DeepseekVLForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "jetmoe", .model_class = "JetMoeForCausalLM", .read = mpm_read_jetmoe, .names = &mpm_names_jetmoe,
+     .experts_key = "num_local_experts",
+     .simplified = "the step analysis reads the mixture-of-attention experts' query and output projections whole (all experts, as one product), where a token runs num_experts_per_tok of them"},
+    {.name = "exaone_moe", .model_class = "ExaoneMoeForCausalLM", .read = mpm_read_exaone_moe, .experts_key = "num_experts"},
+    {.name = "hy_v3", .model_class = "HYV3ForCausalLM", .read = mpm_read_hy_v3, .names = &mpm_names_minimax_m2,
+     .experts_key = "num_experts"},
     {.name = "gemma4", .model_class = "Gemma4ForConditionalGeneration", .read = mpm_read_gemma4,
      .simplified = "activations, the prefill workspace and the step's attention take every layer with the sliding layers' attention widths"},
     {.name = "gemma4_text", .model_class = "Gemma4ForCausalLM", .read = mpm_read_gemma4_text,
@@ -577,5 +757,87 @@ const mpm_type *mpm_type_find(const char *name)
 	for (size_t i = 0; name && i < mpm_types_count; i++)
 		if (strcmp(mpm_types[i].name, name) == 0)
 			return &mpm_types[i];
+	return NULL;
+}
+
+/*
+ * The model types of transformers 5.24's MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+ * that memplan does not plan, and why (the 422 for such a config names it; README.md lists them).
+ */
+#define ENC(n, k) {.name = n, .model_class = k, .kind = MPM_REFUSE_ENCODER}
+#define S2S(n, k) {.name = n, .model_class = k, .kind = MPM_REFUSE_SEQ2SEQ}
+const mpm_refusal mpm_refusals[] = {
+    ENC("bert", "BertLMHeadModel"),
+    ENC("bert-generation", "BertGenerationDecoder"),
+    ENC("big_bird", "BigBirdForCausalLM"),
+    ENC("camembert", "CamembertForCausalLM"),
+    ENC("data2vec-text", "Data2VecTextForCausalLM"),
+    ENC("electra", "ElectraForCausalLM"),
+    ENC("ernie", "ErnieForCausalLM"),
+    ENC("megatron-bert", "MegatronBertForCausalLM"),
+    ENC("rembert", "RemBertForCausalLM"),
+    ENC("roberta", "RobertaForCausalLM"),
+    ENC("roberta-prelayernorm", "RobertaPreLayerNormForCausalLM"),
+    ENC("roc_bert", "RoCBertForCausalLM"),
+    ENC("roformer", "RoFormerForCausalLM"),
+    ENC("xlm-roberta", "XLMRobertaForCausalLM"),
+    ENC("xlm-roberta-xl", "XLMRobertaXLForCausalLM"),
+    ENC("xmod", "XmodForCausalLM"),
+    ENC("xlm", "XLMWithLMHeadModel"),
+    S2S("bart", "BartForCausalLM"),
+    S2S("bigbird_pegasus", "BigBirdPegasusForCausalLM"),
+    S2S("blenderbot", "BlenderbotForCausalLM"),
+    S2S("blenderbot-small", "BlenderbotSmallForCausalLM"),
+    S2S("marian", "MarianForCausalLM"),
+    S2S("mbart", "MBartForCausalLM"),
+    S2S("mvp", "MvpForCausalLM"),
+    S2S("pegasus", "PegasusForCausalLM"),
+    S2S("plbart", "PLBartForCausalLM"),
+    S2S("prophetnet", "ProphetNetForCausalLM"),
+    S2S("trocr", "TrOCRForCausalLM"),
+    S2S("whisper", "WhisperForCausalLM"),
+    {.name = "florence2", .model_class = "Florence2ForConditionalGeneration", .kind = MPM_REFUSE_ENCDEC},
+    {.name = "pix2struct", .model_class = "Pix2StructForConditionalGeneration", .kind = MPM_REFUSE_ENCDEC},
+    {.name = "pp_formulanet", .model_class = "PPFormulaNetForConditionalGeneration", .kind = MPM_REFUSE_ENCDEC},
+    {.name = "t5gemma2", .model_class = "T5Gemma2ForConditionalGeneration", .kind = MPM_REFUSE_ENCDEC},
+    {.name = "udop", .model_class = "UdopForConditionalGeneration", .kind = MPM_REFUSE_ENCDEC},
+    {.name = "vision-encoder-decoder", .model_class = "VisionEncoderDecoderModel", .kind = MPM_REFUSE_ENCDEC},
+    {.name = "blip", .model_class = "BlipForConditionalGeneration", .kind = MPM_REFUSE_ENCDEC},
+    {.name = "musicgen", .model_class = "MusicgenForCausalLM", .kind = MPM_REFUSE_OTHER,
+     .why = "MusicGen generates audio codebooks (num_codebooks token streams decoded by EnCodec) conditioned on a T5 "
+            "encoder, not text; transformers 5.24 cannot build MusicgenForCausalLM from the composite MusicgenConfig "
+            "('MusicgenConfig' object has no attribute 'dropout')"},
+    {.name = "musicgen_melody", .model_class = "MusicgenMelodyForCausalLM", .kind = MPM_REFUSE_OTHER,
+     .why = "MusicGen-Melody generates audio codebooks conditioned on text and a melody's chroma, not text; "
+            "transformers 5.24 cannot build MusicgenMelodyForCausalLM from the composite MusicgenMelodyConfig "
+            "('MusicgenMelodyConfig' object has no attribute 'dropout')"},
+    {.name = "evolla", .model_class = "EvollaForProteinText2Text", .kind = MPM_REFUSE_OTHER,
+     .why = "Evolla is a protein-language model: a protein encoder's states enter its Llama decoder through "
+            "cross-attention resamplers in the layers, and transformers 5.24 maps it to no causal-LM class "
+            "(AutoModelForCausalLM refuses EvollaConfig)"},
+    {.name = "diffusion_gemma", .model_class = "DiffusionGemmaForBlockDiffusion", .kind = MPM_REFUSE_OTHER,
+     .why = "DiffusionGemma is a block-diffusion language model: it denoises blocks of tokens in parallel over several "
+            "steps instead of generating one token at a time against a KV cache, and transformers 5.24 cannot build "
+            "its default config"},
+    {.name = "pi0", .model_class = "PI0ForConditionalGeneration", .kind = MPM_REFUSE_OTHER,
+     .why = "PI0 is a robot action policy: a PaliGemma prefix and a flow-matching action expert (dit_config) produce "
+            "continuous actions over denoising steps, not text"},
+    {.name = "xlnet", .model_class = "XLNetLMHeadModel", .kind = MPM_REFUSE_OTHER,
+     .why = "XLNet is a permutation language model whose memory (mems) of earlier segments replaces a KV cache, with "
+            "two attention streams per layer: no serving engine runs it, and its state is not a decoder's cache"},
+    {.name = "reformer", .model_class = "ReformerModelWithLMHead", .kind = MPM_REFUSE_OTHER,
+     .why = "Reformer's layers are reversible pairs of LSH-bucketed and chunked local attention whose cache holds "
+            "bucketed states, not K and V per token; transformers 5.24 builds ReformerModelWithLMHead only with "
+            "is_decoder true"},
+};
+#undef ENC
+#undef S2S
+const size_t mpm_refusals_count = sizeof(mpm_refusals) / sizeof(mpm_refusals[0]);
+
+const mpm_refusal *mpm_refusal_find(const char *name)
+{
+	for (size_t i = 0; name && i < mpm_refusals_count; i++)
+		if (strcmp(mpm_refusals[i].name, name) == 0)
+			return &mpm_refusals[i];
 	return NULL;
 }

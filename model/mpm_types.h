@@ -24,6 +24,7 @@ typedef enum mpm_window_rule {
 	MPM_WINDOW_ALTERNATE,	/* layers 0, 2, 4, ... (Gemma 2) */
 	MPM_WINDOW_PATTERN,	/* layer i full when (i + 1) % sliding_window_pattern == 0 (Gemma 3, Cohere 2, OLMo 3,
 				 * EXAONE 4; window_pattern: the pattern's default) */
+	MPM_WINDOW_PATTERN_FIRST, /* layer i full when i % window_pattern == 0, the others slide (CWM, Granite-SWA) */
 } mpm_window_rule;
 
 /* A dense decoder's modules (mpm_dense.modules). */
@@ -48,6 +49,9 @@ typedef enum mpm_window_rule {
 #define MPM_PARALLEL (1u << 18)		  /* attention and MLP side by side from one norm (Cohere, Phi) */
 #define MPM_NUM_LAYERS_KEY (1u << 19)	  /* num_layers is a spelling of num_hidden_layers (EXAONE 3) */
 #define MPM_USE_SLIDING_WINDOW (1u << 20) /* use_sliding_window false turns the window off (SmolLM3) */
+#define MPM_BIAS_ALWAYS (1u << 21)	  /* q, k, v, o and the MLP always carry biases (Persimmon) */
+#define MPM_QK_LAYERNORM_ON (1u << 22)	  /* qk_layernorm defaults to true (Persimmon) */
+#define MPM_SINKS (1u << 23)		  /* a learned sink logit per head in every layer (Granite-SWA) */
 
 /* A dense decoder's defaults (its transformers configuration class's) and modules. */
 typedef struct mpm_dense {
@@ -94,5 +98,26 @@ extern const size_t mpm_types_count;
 
 /* The row of model_type name (NULL when memplan does not read it). */
 const mpm_type *mpm_type_find(const char *name);
+
+/* Why memplan does not plan a model type transformers 5.24 maps to a causal-LM or image-text-to-text class. */
+typedef enum mpm_refusal_kind {
+	MPM_REFUSE_ENCODER = 0,	/* an encoder (bidirectional, masked-LM pretrained) run as a decoder by fine-tuning */
+	MPM_REFUSE_SEQ2SEQ,	/* the decoder half of an encoder-decoder model (cross-attention to an encoder's states) */
+	MPM_REFUSE_ENCDEC,	/* a whole encoder-decoder model (its decoder cross-attends to the encoder) */
+	MPM_REFUSE_OTHER,	/* `why` says */
+} mpm_refusal_kind;
+
+typedef struct mpm_refusal {
+	const char *name;		/* config.json's model_type */
+	const char *model_class;	/* the class transformers 5.24 maps it to */
+	mpm_refusal_kind kind;
+	const char *why;		/* MPM_REFUSE_OTHER: the reason, one clause */
+} mpm_refusal;
+
+extern const mpm_refusal mpm_refusals[];
+extern const size_t mpm_refusals_count;
+
+/* The refusal of model_type name (NULL when memplan reads it or does not know it). */
+const mpm_refusal *mpm_refusal_find(const char *name);
 
 #endif /* MPM_TYPES_H */

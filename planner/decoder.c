@@ -671,7 +671,7 @@ mp_status mp_model_build(mp_model *m, const mp_names *names, mp_error *err)
 
 		if (n->head_root)
 			root = mp_inventory_root(&m->inv, 2, n->head_root);
-		if (!m->tie_word_embeddings) {
+		if (!m->tie_word_embeddings && n->lm_head.w) { /* no leaf: the reader lists a head of its own width */
 			mp_tensor_spec s = {.root = root, .leaf = n->lm_head.w, .kind = MP_TK_LM_HEAD, .split = MP_SPLIT_ROWS,
 			                    .step = MP_STEP_LM_HEAD, .view = MP_VIEW_LINEAR, .rows = m->vocab_size, .cols = h,
 			                    .count = 1};

@@ -75,6 +75,10 @@ uint64_t mp_tensor_rows(const mp_tensor *t)
 		return t->dims[1];
 	case MP_VIEW_EXPERTS_T:
 		return t->dims[2];
+	case MP_VIEW_EXPERTS_FLAT:
+		return t->dims[0] / mp_tensor_copies(t);
+	case MP_VIEW_EXPERTS_FLAT_T:
+		return t->dims[1];
 	default:
 		return t->ndim ? t->dims[0] : 1;
 	}
@@ -102,6 +106,8 @@ uint64_t mp_tensor_cols(const mp_tensor *t)
 	case MP_VIEW_EXPERTS_T:
 	case MP_VIEW_EXPERTS_VECTOR:
 		return t->dims[1];
+	case MP_VIEW_EXPERTS_FLAT_T:
+		return t->dims[0] / mp_tensor_copies(t);
 	default:
 		return dims_product(t, 1);
 	}
@@ -109,6 +115,8 @@ uint64_t mp_tensor_cols(const mp_tensor *t)
 
 uint64_t mp_tensor_copies(const mp_tensor *t)
 {
+	if (t->view == MP_VIEW_EXPERTS_FLAT || t->view == MP_VIEW_EXPERTS_FLAT_T)
+		return t->dims[MP_TENSOR_MAX_DIMS - 1] ? t->dims[MP_TENSOR_MAX_DIMS - 1] : 1;
 	return t->view == MP_VIEW_EXPERTS || t->view == MP_VIEW_EXPERTS_T || t->view == MP_VIEW_EXPERTS_VECTOR ? t->dims[0]
 	                                                                                                      : 1;
 }
@@ -288,6 +296,17 @@ void mp_inventory_add(mp_inventory *inv, const mp_tensor_spec *s)
 		t->dims[1] = narrow(inv, s->cols);
 		t->dims[2] = narrow(inv, rows);
 		break;
+	case MP_VIEW_EXPERTS_FLAT:
+	case MP_VIEW_EXPERTS_FLAT_T: {
+		bool tr = s->view == MP_VIEW_EXPERTS_FLAT_T;
+		uint64_t all;
+
+		t->ndim = 2;
+		t->dims[0] = narrow(inv, mp_mul_u64(copies, tr ? s->cols : rows, &all) ? all : UINT64_MAX);
+		t->dims[1] = narrow(inv, tr ? rows : s->cols);
+		t->dims[MP_TENSOR_MAX_DIMS - 1] = narrow(inv, copies);
+		break;
+	}
 	default:
 		if (s->conv) { /* a depthwise Conv1d: [channels, 1, kernel] */
 			t->ndim = 3;

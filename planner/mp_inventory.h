@@ -106,6 +106,9 @@ typedef enum mp_tensor_view {
 	MP_VIEW_EXPERTS,	/* [copies, rows, cols]: transformers' fused experts (gate_up_proj [E, 2f, h]) */
 	MP_VIEW_EXPERTS_T,	/* [copies, cols, rows] (gpt-oss's experts [E, h, 2f]) */
 	MP_VIEW_EXPERTS_VECTOR,	/* [copies, cols]: a vector per expert (gpt-oss's gate_up_proj_bias [E, 2f]) */
+	MP_VIEW_EXPERTS_FLAT,	/* [copies x rows, cols]: the experts stacked along one dimension (DBRX's w1 and v1
+				 * [E x f, h]); the copies are kept in dims[MP_TENSOR_MAX_DIMS - 1] */
+	MP_VIEW_EXPERTS_FLAT_T,	/* [copies x cols, rows]: the same, each expert stored in x out (DBRX's w2 [E x f, h]) */
 } mp_tensor_view;
 
 #define MP_TF_BUFFER 1u		/* a registered buffer in the state_dict, not a parameter (fp32 unless MP_TF_INT64) */
@@ -123,7 +126,8 @@ typedef enum mp_tensor_view {
 typedef struct mp_tensor {
 	const char *path;	/* static: the module's path under the root, "layers.{i}.self_attn"; NULL = none */
 	const char *leaf;	/* static: "q_proj.weight", "A_log" */
-	uint32_t dims[MP_TENSOR_MAX_DIMS]; /* the shape as state_dict holds it */
+	uint32_t dims[MP_TENSOR_MAX_DIMS]; /* the shape as state_dict holds it (the first ndim; MP_VIEW_EXPERTS_FLAT keeps
+					    * its copies in the last) */
 	uint8_t ndim;		/* 0 (a scalar) to MP_TENSOR_MAX_DIMS */
 	uint8_t root;		/* index into mp_inventory.roots */
 	uint8_t kind;		/* mp_tensor_kind */
@@ -231,7 +235,8 @@ typedef struct mp_tensor_spec {
 } mp_tensor_spec;
 
 /* Adds s (its shape follows from view: LINEAR [rows, cols], T [cols, rows], EXPERTS [copies, rows, cols],
- * EXPERTS_T [copies, cols, rows], VECTOR [cols]). A dimension of 2^32 or more, or a full inventory, marks it for
+ * EXPERTS_T [copies, cols, rows], EXPERTS_FLAT [copies x rows, cols], EXPERTS_FLAT_T [copies x cols, rows],
+ * VECTOR [cols]). A dimension of 2^32 or more, or a full inventory, marks it for
  * mp_inventory_finish to refuse (MP_EOVERFLOW, MP_ETOOLARGE). */
 void mp_inventory_add(mp_inventory *inv, const mp_tensor_spec *s);
 

@@ -204,7 +204,7 @@ typedef struct mp_model {
 	uint8_t dense_layer_mask[MP_MAX_LAYERS / 8];	/* bit i: layer i keeps a dense MLP (mlp_only_layers) */
 	/* The JSON pointer of the object whose members are the config keys ("/model/hf_config",
 	 * "/jobs/3/inference/model"): errors about the model name its keys under it. "" = "/model". */
-	char json_pointer[64];
+	char json_pointer[MP_POINTER_MAX];
 	/* --- appended for issue 14 (model types): the fields above keep their names and meaning --- */
 	bool qk_norm_full;		/* q_norm over heads x head_dim and k_norm over kv_heads x head_dim (olmo2, olmoe) */
 	bool attention_sinks;		/* gpt_oss: one learned sink logit per attention head per layer */

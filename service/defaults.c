@@ -127,6 +127,14 @@ void mps_inference_defaults(const mp_model *m, const mp_device *dev, mps_inferen
 
 void mps_warn_model(const mps_model *m, mps_warnings *w)
 {
+	/* what the type's row takes simpler than the model (mpm_type.simplified); the layers that differ per layer and
+	 * DeepSeek-V4's compressed cache say it at more length below and in mps_warn_compressed_kv */
+	if (m->architecture_known && !m->arch.attn_per_layer && !m->arch.compressed_kv) {
+		const mpm_type *t = mpm_type_find(m->arch.model_type);
+
+		if (t && t->simplified)
+			mps_warn(w, "%s: %s", t->name, t->simplified);
+	}
 	if (m->architecture_known && m->arch.defaulted_keys[0]) {
 		const mp_model *a = &m->arch;
 		char context[160] = "";

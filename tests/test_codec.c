@@ -154,8 +154,8 @@ static void test_reprint(void **state)
 	(void)state;
 	/* the document as the encoders build it, with exact digits */
 	mpc_add_item(raw, "plan", doc);
-	mpc_add_num(raw, "peak", 1978.9e12);
-	mpc_add_num(raw, "fraction", 0.1 + 0.2);
+	mpc_add_item(raw, "peak", mpc_number(1978.9e12));
+	mpc_add_item(raw, "fraction", mpc_number(0.1 + 0.2));
 	compact = mpc_print(raw, false);
 	pretty = mpc_print(raw, true);
 	again = mpc_reprint(compact, true);

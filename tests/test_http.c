@@ -900,7 +900,7 @@ static void test_routes_match_openapi(void **state)
 	free(spec);
 }
 
-/* Numbers as the encoders add them (mpc_add_num) print as cJSON_PrintUnformatted would print the same values
+/* Numbers as a tree of an answer holds them (mpc_number) print as cJSON_PrintUnformatted would print the same values
  * (integers in and beyond int's range, negative zero, fractions, NaN and infinities, nesting), except that whole
  * numbers from 10^15 to 2^53 come out as exact integer digits rather than cJSON's exponent form. And the printer
  * never changes what it prints (a regression: it once turned numbers into raw items in place, and a table read
@@ -922,12 +922,12 @@ static void test_json_print_matches_cjson(void **state)
 
 		snprintf(key, sizeof(key), "v%zu", i);
 		cJSON_AddNumberToObject(ref, key, values[i]);
-		mpc_add_num(doc, key, values[i]);
+		mpc_add_item(doc, key, mpc_number(values[i]));
 	}
 	cJSON_AddNumberToObject(ref, "nan", NAN);
-	mpc_add_num(doc, "nan", NAN);
+	mpc_add_item(doc, "nan", mpc_number(NAN));
 	cJSON_AddNumberToObject(ref, "inf", INFINITY);
-	mpc_add_num(doc, "inf", INFINITY);
+	mpc_add_item(doc, "inf", mpc_number(INFINITY));
 	want = cJSON_PrintUnformatted(ref);
 	got = mpc_print(doc, false);
 	{

@@ -215,15 +215,15 @@ static void test_metrics(void **state)
 			 MP_EINVAL);
 
 	/* A request is counted in libmicrohttpd's completion callback, which may run just after the client has its
-	 * response: poll (at most 2 s) until the health check, the 404 and the 304 above are counted, so the figures
-	 * below are settled. */
+	 * response: poll (at most 2 s) until the requests above are counted, so the figures below are settled. */
 	for (int tries = 0;; tries++) {
 		http_do(&f->d, "GET", "/metrics", NULL, NULL, NULL, &r);
-		/* each request's completion runs on its own connection's thread: wait for all three, not only the last */
+		/* each request's completion runs on its own connection's thread: wait for every one, not only the last */
 		if (tries >= 200 || (strstr(r.body ? r.body : "", "code=\"304\"} 1\n") != NULL &&
 				     strstr(r.body ? r.body : "", "code=\"404\"} 1\n") != NULL &&
-				     strstr(r.body ? r.body : "", "route=\"/v1/health\",method=\"GET\",code=\"200\"} 1\n") !=
-					     NULL))
+				     strstr(r.body ? r.body : "",
+					    "route=\"/v1/devices/{id}\",method=\"GET\",code=\"200\"} 1\n") != NULL &&
+				     strstr(r.body ? r.body : "", "route=\"/v1/health\",method=\"GET\",code=\"200\"} 1\n")))
 			break;
 		http_resp_free(&r);
 		usleep(10000);

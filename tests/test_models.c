@@ -367,14 +367,18 @@ static void test_groundtruth_counts(void **state)
 /* "No window" spelled per type: null (Mistral-7B-v0.3), absent where the type has none, false, use_sliding_window
  * false; and a window that is given. */
 /* An unknown model_type names near spellings only: "llama4_vision" -> llama4 and llama4_text (one the other's start),
- * "mistrall" -> mistral (one letter off), "bert" -> none (an encoder, spelt like no decoder memplan reads). */
+ * "mistrall" -> mistral (one letter off), "t5" -> none (spelt like no decoder memplan reads); "bert" and "whisper",
+ * types transformers maps to causal-LM classes that memplan does not plan, say why. */
 static void test_unknown_type_nearest(void **state)
 {
 	static const struct {
 		const char *type, *want, *not_want;
 	} cases[] = { { "llama4_vision", "llama4", NULL },
 		      { "mistrall", "nearest supported: mistral", NULL },
-		      { "bert", "no supported type is spelt like it", "nearest supported" } };
+		      { "t5", "no supported type is spelt like it", "nearest supported" },
+		      /* a type of the enumeration memplan does not plan: why, not "not supported" */
+		      { "bert", "it is an encoder", "not supported" },
+		      { "whisper", "the decoder half of an encoder-decoder model", "not supported" } };
 	mp_model m;
 
 	(void)state;
