@@ -54,14 +54,15 @@ HUB_SRC     := hub/hfcache.c
 KERNELS_SRC := kernels/calib_common.c kernels/calib_cpu.c kernels/calib_ipc.c kernels/calib_gpu_client.c
 TYPES_SRC   := types/types.c
 SERVICE_SRC := service/service.c service/defaults.c service/suggest.c service/plan.c service/fit.c service/capacity.c \
-               service/roofline.c service/calib.c service/k8s.c service/engine.c service/engine_check.c service/tensors.c
+               service/roofline.c service/calib.c service/k8s.c service/engine.c service/engine_check.c service/tensors.c \
+               service/nodes.c service/observe.c
 CODEC_SRC   := codec/json.c codec/problem.c codec/formats.c codec/model.c codec/device.c codec/inference.c \
                codec/training.c codec/fit.c codec/capacity.c codec/roofline.c codec/svg.c codec/text.c codec/human.c codec/help.c \
-               codec/store.c codec/calib.c codec/k8s.c codec/slurm.c codec/engine.c codec/engine_log.c codec/tensors.c
+               codec/store.c codec/calib.c codec/k8s.c codec/slurm.c codec/engine.c codec/engine_log.c codec/tensors.c codec/fleet.c
 DAEMON_SRC  := daemon/server.c daemon/routes.c daemon/reply.c daemon/query.c daemon/auth.c daemon/config.c \
                daemon/log.c daemon/metrics.c daemon/respcache.c daemon/guard.c daemon/h_health.c daemon/h_devices.c \
                daemon/h_models.c daemon/h_plan.c daemon/h_engine.c daemon/h_fit.c daemon/h_roofline.c daemon/h_calibrations.c \
-               daemon/h_k8s.c daemon/h_slurm.c daemon/h_web.c
+               daemon/h_k8s.c daemon/h_slurm.c daemon/h_web.c daemon/h_nodes.c daemon/h_observations.c
 CLI_SRC     := cli/main.c cli/common.c cli/serve.c cli/plan.c cli/roofline.c cli/calibrate.c cli/db.c cli/model.c cli/list.c \
                cli/model_files.c
 LAYERS      := core planner model db hub kernels types service codec daemon cli
@@ -215,7 +216,7 @@ deps-build:
 # answers stack.
 TESTS := test_planner test_engine test_llamacpp test_checkpoint test_hub test_models test_store test_http test_roofline test_training test_inference test_store_http \
          test_k8s test_store_proc test_calib test_limits test_respcache test_golden test_codec test_pipeline test_engine_check \
-         test_answers test_assumptions test_fidelity test_hardening test_inventory test_types test_invariants
+         test_answers test_assumptions test_fidelity test_hardening test_inventory test_types test_invariants test_fleet
 HTTP_HELPERS := tests/http_util.c tests/refs.c tests/lib_util.c
 TEST_STACK_test_planner   := planner
 TEST_HELPERS_test_planner :=
@@ -360,7 +361,7 @@ asan: deps
 		$(MAKE) --no-print-directory CC=clang CUDA=0 BUILD=build/asan SAN_FLAGS="$(ASAN_FLAGS)" test
 
 # ----- fuzzing (libFuzzer, clang) ------------------------------------------------------------------------------
-FUZZERS      := plan hf_config k8s engine_log gguf safetensors
+FUZZERS      := plan hf_config k8s engine_log gguf safetensors fleet
 FUZZ_BUILD   := build/fuzz
 FUZZ_SECONDS ?= 60
 SMOKE_SECONDS ?= 10
@@ -373,6 +374,8 @@ $(BUILD)/fuzz_engine_log: $(call obj,fuzz/fuzz_engine_log.c) $(foreach l,$(STACK
 $(BUILD)/fuzz_hf_config: $(call obj,fuzz/fuzz_hf_config.c) $(foreach l,$(STACK_model),$(call lib,$(l)))
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lcjson -lm
 $(BUILD)/fuzz_k8s: $(call obj,fuzz/fuzz_k8s.c) $(foreach l,$(STACK_answers),$(call lib,$(l)))
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS_answers)
+$(BUILD)/fuzz_fleet: $(call obj,fuzz/fuzz_fleet.c) $(foreach l,$(STACK_answers),$(call lib,$(l)))
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS_answers)
 $(BUILD)/fuzz_gguf: $(call obj,fuzz/fuzz_gguf.c) $(foreach l,$(STACK_model),$(call lib,$(l)))
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lcjson -lm
@@ -413,11 +416,12 @@ $(BUILD)/bench/bench_fit: $(call obj,bench/bench_fit.c tests/http_util.c) $(fore
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ -lcurl $(SYS_LIBS)
 bench-store: $(BUILD)/bench/bench_fit
 	$(BUILD)/bench/bench_fit
-# The kube-scheduler extender with NODES Node objects (default 5,000) of kube-scheduler's size.
+# The kube-scheduler extender at NODES nodes (default 5,000 and 15,000), with node names (nodeCacheCapable true, the
+# node cache filled first) and with Node objects of kube-scheduler's size; the daemon is build/memplan serve.
 $(BUILD)/bench/bench_k8s: $(call obj,bench/bench_k8s.c tests/http_util.c) $(foreach l,$(STACK_daemon),$(call lib,$(l)))
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ -lcurl $(SYS_LIBS)
-bench-k8s: $(BUILD)/bench/bench_k8s
-	$(BUILD)/bench/bench_k8s $(NODES)
+bench-k8s: $(BUILD)/bench/bench_k8s $(BUILD)/memplan
+	for n in $(or $(NODES),5000 15000); do MEMPLAN_BIN=$(BUILD)/memplan $(BUILD)/bench/bench_k8s $$n both || exit 1; done
 # Peak RSS of the daemon for the largest fit it takes, alone and CONCURRENT at once (bench/load/fit_rss.sh).
 bench-fit-memory: $(BUILD)/memplan
 	MEMPLAN_BIN=$(BUILD)/memplan ./bench/load/fit_rss.sh $(CONCURRENT)

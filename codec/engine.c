@@ -112,6 +112,27 @@ static void line(mpc_out *w, const char *fmt, ...)
 	mpc_w_str(w, NULL, buf);
 }
 
+/* A term the prediction took from observations (service/observe.h): its value, "<term>_from": "observed" and how
+ * many. Written only then, so an answer without observations is the model's alone, byte for byte. */
+static void observed_term(mpc_out *w, const mps_engine_block *b, mps_obs_term t, uint64_t value)
+{
+	char key[64];
+	const char *name = mps_obs_term_name(t);
+	size_t n = strlen(name) - strlen("_bytes");
+
+	if (!b->observed[t].observed)
+		return;
+	mpc_w_u64(w, name, value);
+	snprintf(key, sizeof(key), "%s_from", name);
+	mpc_w_lit(w, key, "observed");
+	snprintf(key, sizeof(key), "%.*s_observations", (int)n, name);
+	mpc_w_u64(w, key, b->observed[t].observations);
+	snprintf(key, sizeof(key), "%.*s_modelled_bytes", (int)n, name);
+	mpc_w_i64(w, key, b->observed[t].modelled_bytes);
+	if (b->observed_version_line[0])
+		mpc_w_str(w, "observed_engine_version", b->observed_version_line);
+}
+
 static void vllm_predicted(mpc_out *w, const mps_engine_block *b, const mps_inference_job *j)
 {
 	const mp_engine_prediction *p = &b->predicted;
@@ -124,6 +145,7 @@ static void vllm_predicted(mpc_out *w, const mps_engine_block *b, const mps_infe
 	mpc_w_u64(w, "requested_memory_bytes", p->requested_memory_bytes);
 	mpc_w_u64(w, "weights_bytes", in->weights_bytes);
 	mpc_w_u64(w, "activation_peak_bytes", in->activation_bytes);
+	observed_term(w, b, MPS_OBS_NON_TORCH, in->non_torch_bytes);
 	mpc_w_u64(w, "non_kv_cache_bytes", p->non_kv_cache_bytes);
 	mpc_w_i64(w, "available_kv_cache_bytes", p->available_kv_cache_bytes);
 	mpc_w_u64(w, "block_bytes_per_layer", p->page_bytes);
@@ -171,6 +193,7 @@ static void sglang_predicted(mpc_out *w, const mps_engine_block *b, const mps_in
 	mpc_w_u64(w, "total_memory_bytes", in->total_memory_bytes);
 	mpc_w_u64(w, "total_gpu_memory_bytes", (uint64_t)(p->total_gpu_memory_gib * GIB));
 	mpc_w_num(w, "mem_fraction_static", in->memory_fraction);
+	observed_term(w, b, MPS_OBS_CONTEXT, in->context_bytes);
 	mpc_w_u64(w, "weights_bytes", in->weights_bytes);
 	mpc_w_u64(w, "available_after_weights_bytes",
 		  p->available_after_weights_gib > 0 ? (uint64_t)(p->available_after_weights_gib * GIB) : 0);

@@ -230,6 +230,27 @@ static void metrics_line(mps_engine_report *r, const regex_t *label, const char 
 	r->lines_recognised += any;
 }
 
+/* SGLang's pool size as its /metrics gives it: the gauge sglang:max_total_num_tokens, set once at start-up (SGLang
+ * 0.5.23 python/sglang/srt/observability/metrics_collector.py, emit_constants), labelled by model_name and the
+ * ranks: "sglang:max_total_num_tokens{model_name=\"...\",...} 1.234e+06". The sample is the figure. */
+static void sglang_metrics_line(mps_engine_report *r, uint32_t lineno, const char *line, size_t len)
+{
+	static const char name[] = "sglang:max_total_num_tokens";
+	const char *v = line + sizeof(name) - 1;
+	char *end;
+	double d;
+
+	if (strncmp(line, name, sizeof(name) - 1) != 0 || (*v != '{' && *v != ' '))
+		return;
+	if (*v == '{' && (v = strchr(v, '}')) == NULL)
+		return;
+	d = strtod(v + 1, &end);
+	if (end == v + 1 || !plausible(d) || d < 0 || d != floor(d))
+		return;
+	add_figure(r, MPS_FIG_KV_CACHE_TOKENS, d, 0, 0, lineno, line, len);
+	r->lines_recognised++;
+}
+
 /* The patterns, compiled once per process (pthread_once) and only read afterwards: regexec takes a const
  * regex_t, and glibc's regexec is safe to call from several threads on one compiled pattern. Compiling them
  * costs about 1.5 ms, far more than reading a log. */
@@ -279,6 +300,8 @@ mp_status mpc_engine_report_parse(mp_engine engine, const char *text, bool metri
 
 			if (engine == MP_ENGINE_VLLM && at && linebuf[0] != '#')
 				metrics_line(r, label, at, lineno, linebuf, k);
+			if (engine == MP_ENGINE_SGLANG)
+				sglang_metrics_line(r, lineno, linebuf, k);
 			continue;
 		}
 		for (size_t i = 0; i < NPATTERNS; i++) {
@@ -322,7 +345,8 @@ mp_status mpc_engine_report_parse(mp_engine engine, const char *text, bool metri
 		keyword_list(engine, kw, sizeof(kw));
 		return mp_fail(err, MP_EINVAL, pointer,
 			       metrics ? "no vllm:cache_config_info sample with block_size, num_gpu_blocks, "
-					 "gpu_memory_utilization or kv_cache_size_tokens in the %u lines of the metrics"
+					 "gpu_memory_utilization or kv_cache_size_tokens (vLLM), nor sglang:max_total_num_tokens "
+					 "(SGLang), in the %u lines of the metrics"
 				       : "none of the %u lines is one memplan reads for %s: it looks for the start-up lines "
 					 "holding %s",
 			       lineno, mp_engine_name(engine), kw);
@@ -375,10 +399,11 @@ mp_status mpc_engine_check_decode(const cJSON *body, mps_engine_check_request *o
 				 mp_fail(err, MP_EINVAL, log ? "/log" : "/metrics", "%s must be a string (the text, as printed)",
 					 log ? "log" : "metrics"),
 				 err);
-	else if (metrics && e != MP_ENGINE_NONE && e != MP_ENGINE_VLLM)
+	else if (metrics && e == MP_ENGINE_TRTLLM)
 		mp_problems_note(&p,
 				 mp_fail(err, MP_EINVAL, "/metrics",
-					 "metrics are read for vllm (vllm:cache_config_info); for %s paste its log",
+					 "metrics are read for vllm (vllm:cache_config_info) and sglang "
+					 "(sglang:max_total_num_tokens); for %s paste its log",
 					 mp_engine_name(e)),
 				 err);
 	if (plan && !cJSON_IsObject(plan)) {

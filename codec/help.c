@@ -47,6 +47,8 @@ static const field_doc docs[] = {
     {"logits_positions", "positions whose logits the prefill keeps", NULL},
     {"gpu_memory_utilization", "the fraction of the GPU the plan may use (vLLM)", NULL},
     {"allow_beyond_max_position_embeddings", "plan past the model's context", NULL},
+    {"observed_terms", "take a memory term from running engines' reports where the model is consistently off "
+     "(POST /v1/observations)", "true (the default) or false (the model's terms)"},
     {"precision", "training precision regime", NULL},
     {"optimizer", "optimizer (its states per parameter)", NULL},
     {"micro_batch_size", "sequences per GPU per step", NULL},

@@ -35,6 +35,7 @@ typedef struct inference_body {
 	bool nf4_double_quant, chunked_prefill;
 	double utilization, mem_fraction_static, free_gpu_memory_fraction;
 	char served_model[256];
+	bool observed_terms;
 } inference_body;
 
 #define OFF(f) offsetof(inference_body, f)
@@ -85,6 +86,7 @@ static const mpm_field inference_fields[] = {
 	  .size = MPM_STR(inference_body, served_model) },
 	/* parts of the answer beyond the default ones: ["tensors"] (read by mpc_include_decode) */
 	{ .name = "include", .type = MPM_F_ANY },
+	{ .name = "observed_terms", .type = MPM_F_BOOL, .offset = OFF(observed_terms) },
 };
 
 #define FOFF(c) offsetof(mp_weight_formats, cls) + (c) * sizeof(mp_dtype)
@@ -151,6 +153,7 @@ static mp_status decode_body(const cJSON *body, const char *pointer, inference_b
 	ib->nf4_double_quant = !j->opts.formats.nf4_no_double_quant;
 	ib->engine = -1;
 	ib->chunked_prefill = true;
+	ib->observed_terms = true;
 	st = mp_problems_note(&p, mpm_decode_fields(body, pointer, inference_fields, MPM_COUNT(inference_fields), ib, err),
 			      err);
 	if (st == MP_ENOMEM || !cJSON_IsObject(body))
@@ -262,6 +265,8 @@ static mp_status decode_body(const cJSON *body, const char *pointer, inference_b
 	j->engine.block_size_given = mpc_member(body, "kv_block_size") != NULL;
 	j->engine.mem_fraction_static = ib->mem_fraction_static;
 	j->engine.free_gpu_memory_fraction = ib->free_gpu_memory_fraction;
+	/* "observed_terms": false: the engine block keeps its model's terms (service/observe.h) */
+	j->engine.observed_terms_off = !ib->observed_terms;
 	mpc_join(j->engine.served_model, sizeof(j->engine.served_model), ib->served_model, NULL);
 	for (const char *c = j->engine.served_model; *c; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f) {

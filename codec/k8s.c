@@ -431,6 +431,8 @@ static void read_launch(const cJSON *containers, mps_k8s_pod *pod, launch *l)
 		if (l->eng == ENG_NONE)
 			continue;
 		snprintf(l->container, sizeof(l->container), "%s", string_of(member(c, "name")) ? string_of(member(c, "name")) : "?");
+		if (string_of(member(c, "image")) && strlen(string_of(member(c, "image"))) < sizeof(pod->image))
+			snprintf(pod->image, sizeof(pod->image), "%s", string_of(member(c, "image")));
 		if (positional)
 			snprintf(l->model, sizeof(l->model), "%s", positional);
 		for (size_t i = start; i < tk->n; i++) {
@@ -551,6 +553,8 @@ static void launch_body(builder *b, mps_k8s_pod *pod, const launch *l)
 	const char *eng = engine_name(l->eng), *dt = NULL, *compute = "bf16";
 
 	snprintf(pod->source, sizeof(pod->source), "container %s (%s)", l->container, eng);
+	snprintf(pod->engine, sizeof(pod->engine), "%s", eng);
+	snprintf(pod->container, sizeof(pod->container), "%s", l->container);
 	snprintf(from, sizeof(from), "container %s: %s model", l->container, eng);
 	if (!l->model[0]) {
 		bad_job(pod, "memplan: container %s: the launch names no model (%s)", l->container,
@@ -910,7 +914,7 @@ out:
 	free(b);
 }
 
-static void read_pod(const cJSON *p, mps_k8s_pod *pod)
+void mpc_k8s_read_pod(const cJSON *p, mps_k8s_pod *pod)
 {
 	const cJSON *meta = member(p, "metadata"), *spec = member(p, "spec");
 	uint64_t sum = 0, init = 0;
@@ -976,19 +980,18 @@ static void label_string(mps_k8s_node *n, const cJSON *labels, const char *name,
 	snprintf(out, len, "%s", v);
 }
 
-static mp_status read_node(const cJSON *item, size_t i, const mps_k8s_pod *pod, mps_k8s_node *n, mp_error *err)
+/* A node's name into n->name: 1 to 253 bytes of printable ASCII without '"' (a DNS subdomain is narrower; what
+ * kube-scheduler sends is echoed, so only what could break the answer is refused). The error names where it sits:
+ * "/NodeNames/<i>" or "/Nodes/items/<i>/metadata/name". */
+static mp_status node_name(const char *name, size_t i, bool from_names, mps_k8s_node *n, mp_error *err)
 {
-	const cJSON *meta = member(item, "metadata"), *labels = member(meta, "labels");
-	const cJSON *alloc = member(member(item, "status"), "allocatable"), *q;
-	const char *name = string_of(member(meta, "name"));
-	const char *res = pod->resource[0] ? pod->resource : "nvidia.com/gpu";
 	char field[64];
 	size_t len = name ? strlen(name) : 0;
 
-	memset(n, 0, sizeof(*n));
-	snprintf(field, sizeof(field), "/Nodes/items/%zu/metadata/name", i);
-	if (!cJSON_IsObject(item))
-		return mp_fail(err, MP_EINVAL, field, "a node is a Kubernetes Node object");
+	if (from_names)
+		snprintf(field, sizeof(field), "/NodeNames/%zu", i);
+	else
+		snprintf(field, sizeof(field), "/Nodes/items/%zu/metadata/name", i);
 	if (len == 0 || len >= sizeof(n->name))
 		return mp_fail(err, MP_EINVAL, field, "a node needs metadata.name, 1 to 253 bytes");
 	for (size_t k = 0; k < len; k++)
@@ -996,6 +999,25 @@ static mp_status read_node(const cJSON *item, size_t i, const mps_k8s_pod *pod, 
 			return mp_fail(err, MP_EINVAL, field, "a node name is a DNS subdomain (lowercase letters, digits, "
 				       "'-' and '.')");
 	memcpy(n->name, name, len + 1);
+	return MP_OK;
+}
+
+static mp_status read_node(const cJSON *item, size_t i, const mps_k8s_pod *pod, mps_k8s_node *n, mp_error *err)
+{
+	const cJSON *meta = member(item, "metadata"), *labels = member(meta, "labels");
+	const cJSON *alloc = member(member(item, "status"), "allocatable"), *q;
+	const char *name = string_of(member(meta, "name"));
+	const char *res = pod->resource[0] ? pod->resource : "nvidia.com/gpu";
+	char field[64];
+	mp_status st;
+
+	memset(n, 0, sizeof(*n));
+	snprintf(field, sizeof(field), "/Nodes/items/%zu/metadata/name", i);
+	if (!cJSON_IsObject(item))
+		return mp_fail(err, MP_EINVAL, field, "a node is a Kubernetes Node object");
+	st = node_name(name, i, false, n, err);
+	if (st != MP_OK)
+		return st;
 	label_string(n, labels, "feature.node.kubernetes.io/memplan-profile", n->profile, sizeof(n->profile));
 	label_string(n, labels, "nvidia.com/gpu.product", n->product, sizeof(n->product));
 	label_string(n, labels, "cloud.google.com/gke-accelerator", n->gke_accelerator, sizeof(n->gke_accelerator));
@@ -1055,15 +1077,32 @@ mp_status mpc_k8s_args_decode(const cJSON *body, mpc_k8s_args *out, mp_error *er
 	out->nodes_given = cJSON_IsObject(nodes);
 	out->rq.names_only = !out->nodes_given && cJSON_IsArray(names);
 	n = cJSON_IsArray(items) ? (size_t)cJSON_GetArraySize(items) : 0;
+	if (out->rq.names_only)
+		n = (size_t)cJSON_GetArraySize(names);
 	if (n > MPS_K8S_MAX_NODES)
-		return mp_fail(err, MP_ETOOLARGE, "/Nodes/items", "%zu nodes is more than the %d one call may carry", n,
-			       MPS_K8S_MAX_NODES);
-	read_pod(pod, &out->rq.pod);
+		return mp_fail(err, MP_ETOOLARGE, out->rq.names_only ? "/NodeNames" : "/Nodes/items",
+			       "%zu nodes is more than the %d one call may carry", n, MPS_K8S_MAX_NODES);
+	mpc_k8s_read_pod(pod, &out->rq.pod);
 	out->rq.nodes = calloc(n ? n : 1, sizeof(*out->rq.nodes));
 	out->items = calloc(n ? n : 1, sizeof(*out->items));
 	if (out->rq.nodes == NULL || out->items == NULL) {
 		mpc_k8s_args_free(out);
 		return mp_fail(err, MP_ENOMEM, "", "out of memory");
+	}
+	if (out->rq.names_only) {
+		/* nodeCacheCapable: true: names alone, their facts are the node cache's (service/k8s.c) */
+		cJSON_ArrayForEach(it, names)
+		{
+			mp_status st = node_name(it->valuestring, out->rq.nnodes, true,
+						 &out->rq.nodes[out->rq.nnodes], err);
+
+			if (st != MP_OK) {
+				mpc_k8s_args_free(out);
+				return st;
+			}
+			out->rq.nodes[out->rq.nnodes++].name_only = true;
+		}
+		return MP_OK;
 	}
 	cJSON_ArrayForEach(it, kids(items))
 	{

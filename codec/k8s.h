@@ -7,6 +7,9 @@
  * arguments, each node's GPU facts from its labels and status (types/k8s_types.h); encodes ExtenderFilterResult and HostPriorityList.
  * Calls nothing: model names become candidate ids here, the store is asked by service/.
  *
+ * With nodeCacheCapable: true kube-scheduler sends NodeNames alone: each name becomes a node of name_only facts,
+ * which the node cache fills (service/k8s.c).
+ *
  * Ownership: the decoded arguments borrow the body (each node's object is echoed back by the filter answer, as
  * kube-scheduler with nodeCacheCapable: false takes the Node objects that passed); free them with
  * mpc_k8s_args_free before the body. Encoders write into the caller's writer (json.h).
@@ -34,6 +37,10 @@ typedef struct mpc_k8s_args {
  */
 mp_status mpc_k8s_args_decode(const cJSON *body, mpc_k8s_args *out, mp_error *err);
 void mpc_k8s_args_free(mpc_k8s_args *a);
+
+/* The rules one Pod object is read by (the extender's and POST /v1/observations'): its GPU request and job into
+ * *pod, its problems in pod->state and pod->error. The job's model ref names the first candidate id. */
+void mpc_k8s_read_pod(const cJSON *p, mps_k8s_pod *pod);
 
 /*
  * The stored model ids a model name may mean, in the order tried: a Hugging Face id or path is lowercased and taken

@@ -11,7 +11,7 @@
 #include "config.h"
 #include "log.h"
 
-typedef enum kind { K_LISTEN, K_PATH, K_UINT, K_SIZE, K_LEVEL, K_TOKEN_FILE, K_BOOL, K_PASS_FAIL, K_LABELS } kind;
+typedef enum kind { K_LISTEN, K_PATH, K_UINT, K_SIZE, K_LEVEL, K_TOKEN_FILE, K_BOOL, K_PASS_FAIL, K_LABELS, K_ON_OFF } kind;
 
 static const struct setting {
 	const char *key;
@@ -58,6 +58,10 @@ static const struct setting {
 	  "(default 10)" },
 	{ "max-connections-per-ip", K_UINT, 0, 65536,
 	  "concurrent connections from one client address; 0 = no limit (default 0)" },
+	{ "observed-terms", K_ON_OFF, 0, 0,
+	  "on: an engine block takes a memory term from what running engines reported (POST /v1/observations) where "
+	  "the model is consistently off for that engine version and device, saying so; off: the model's terms "
+	  "always (default on)" },
 };
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 
@@ -128,6 +132,12 @@ static mp_status set_one(mpd_config *cfg, const struct setting *s, const char *v
 		snprintf(cfg->node_labels, sizeof(cfg->node_labels), "%s", value);
 		return MP_OK;
 	}
+	case K_ON_OFF:
+		if (strcmp(value, "on") == 0 || strcmp(value, "off") == 0) {
+			cfg->observed_terms_off = strcmp(value, "off") == 0;
+			return MP_OK;
+		}
+		return mp_fail(err, MP_EINVAL, s->key, "%s must be on or off (got '%.40s')", s->key, value);
 	case K_UINT:
 	case K_SIZE:
 		break;

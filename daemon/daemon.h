@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "../service/calib.h"
+#include "../service/nodes.h"
 #include "../service/service.h"
 
 #define MPD_DEFAULT_LISTEN "127.0.0.1:8080"
@@ -29,6 +30,8 @@
  * routes that take a model (MPD_ROUTE_MODEL_BODY) take bodies up to this */
 #define MPD_DEFAULT_MODEL_MAX_BODY_BYTES (32 * 1024 * 1024)
 #define MPD_MAX_URL_BYTES 4096			/* longer request targets get 414 */
+/* the {id} segment of a path as routes hand it over: a node name (a DNS subdomain, 253 bytes) fits */
+#define MPD_PATH_ID_MAX 256
 /* per connection: request line + headers must fit (else 431). libmicrohttpd 0.9.75 zeroes the whole pool after
  * every request (MHD_pool_reset): 64 KiB cost ~65,000 instructions per request, as much as a plan; 16 KiB holds a
  * 4 KiB path (414 beyond) and 11 KiB of headers. */
@@ -59,6 +62,7 @@ typedef struct mpd_config {
 					   (at least 1) */
 	unsigned int header_timeout_seconds;	/* a connection must send its request line and headers within this */
 	unsigned int max_connections_per_ip;	/* 0 = no per-address limit */
+	bool observed_terms_off;	/* --observed-terms off: plans keep the model's terms (service/observe.h) */
 } mpd_config;
 
 typedef struct mpd_daemon {
@@ -72,6 +76,7 @@ typedef struct mpd_daemon {
 	atomic_uint heavy_in_flight;	/* HEAVY routes computing now (server.c), at most max_heavy_requests */
 	unsigned int heavy_limit;	/* max_heavy_requests as applied */
 	struct mpd_guard *guard;	/* connections still sending their headers (server.c: the header deadline) */
+	mps_node_cache *nodes;		/* the node agents' reports (service/nodes.h), made by mpd_start */
 } mpd_daemon;
 
 /* A decoded request, borrowed by the handler for the duration of the call. */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../codec/json.h"
 #include "../codec/k8s.h"
@@ -44,6 +45,16 @@ static void count(mpd_metrics *m, const char *verb, const mps_k8s_result *r)
 					"FailedAndUnresolvableNodes).",
 					&nl, 1, (double)*(const uint64_t *)(const void *)((const char *)r + rows[i].off), &e);
 	}
+	if (r->from_cache)
+		mpd_metrics_counter_add(m, "memplan_k8s_cached_nodes_total",
+					"Nodes the filter judged by their agent's report in the node cache (rather than the "
+					"labels of the request).",
+					NULL, 0, (double)r->from_cache, &e);
+	if (r->unreported)
+		mpd_metrics_counter_add(m, "memplan_k8s_unreported_nodes_total",
+					"Node names sent alone (nodeCacheCapable: true) that the node cache held no report "
+					"of: judged as nodes of unknown device.",
+					NULL, 0, (double)r->unreported, &e);
 	if (r->unknown_device)
 		mpd_metrics_counter_add(m, "memplan_k8s_unknown_device_nodes_total",
 					"Nodes whose GPU matched no device profile (alias or memory), passed or failed by "
@@ -84,7 +95,8 @@ static void planned(mpd_metrics *m, const mpc_k8s_args *a, const mps_k8s_result 
 static mp_status k8s_verb(mpd_request *req, mpd_reply *rep, bool prioritize)
 {
 	const mpd_config *cfg = &req->d->cfg;
-	mps_k8s_policy policy = { cfg->k8s_unknown_device_fails, cfg->k8s_headroom_floor_percent / 100.0 };
+	mps_k8s_policy policy = { cfg->k8s_unknown_device_fails, cfg->k8s_headroom_floor_percent / 100.0, req->d->nodes,
+				  (int64_t)time(NULL) };
 	mpc_k8s_args a;
 	mps_k8s_result r;
 	mp_status st = mpc_k8s_args_decode(req->json, &a, &rep->err);

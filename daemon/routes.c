@@ -48,6 +48,14 @@ const mpd_route mpd_routes[] = {
 	/* kube-scheduler's extender (urlPrefix .../v1/k8s, filterVerb filter, prioritizeVerb prioritize) */
 	{ "POST", "/v1/k8s/filter", mpd_h_k8s_filter, NULL, JSON | LARGE | HEAVY },
 	{ "POST", "/v1/k8s/prioritize", mpd_h_k8s_prioritize, NULL, JSON | LARGE | HEAVY },
+	/* the node cache the node agents feed (nodeCacheCapable: true) */
+	{ "GET", "/v1/nodes", mpd_h_nodes_list, "limit cursor", 0 },
+	{ "GET", "/v1/nodes/{id}", mpd_h_node_get, NULL, 0 },
+	{ "PUT", "/v1/nodes/{id}", mpd_h_node_put, NULL, WRITE | JSON },
+	{ "DELETE", "/v1/nodes/{id}", mpd_h_node_delete, NULL, WRITE },
+	/* what running engines reported, beside memplan's prediction */
+	{ "POST", "/v1/observations", mpd_h_observation_post, NULL, WRITE | JSON },
+	{ "GET", "/v1/observations", mpd_h_observations_list, "limit cursor engine device model", 0 },
 	/* Slurm's job_submit.lua reads this table (deploy/slurm) */
 	{ "POST", "/v1/slurm/fit-table", mpd_h_slurm_fit_table, NULL, PURE | JSON | HEAVY },
 };

@@ -77,6 +77,15 @@ mp_status mpd_h_metrics(mpd_request *req, mpd_reply *rep);	/* metrics.c */
 mp_status mpd_h_k8s_filter(mpd_request *req, mpd_reply *rep);	/* h_k8s.c */
 mp_status mpd_h_k8s_prioritize(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_slurm_fit_table(mpd_request *req, mpd_reply *rep);	/* h_slurm.c */
+mp_status mpd_h_nodes_list(mpd_request *req, mpd_reply *rep);		/* h_nodes.c */
+mp_status mpd_h_node_get(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_node_put(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_node_delete(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_observation_post(mpd_request *req, mpd_reply *rep);	/* h_observations.c */
+mp_status mpd_h_observations_list(mpd_request *req, mpd_reply *rep);
+/* The /metrics gauges of memplan's error against the observations and of the observed terms, set again from the
+ * store (h_observations.c: at start and after each new observation). */
+void mpd_observation_gauges(mpd_daemon *d);
 
 /* If-Match of a write against the stored document it replaces (its JSON text, as a GET sends it without the
  * newline; h_devices.c): MP_OK when absent or matching, else MP_EPRECONDITION (412) naming the current ETag. */

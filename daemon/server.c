@@ -28,6 +28,7 @@
 #include "metrics.h"
 #include "reply.h"
 #include "respcache.h"
+#include "../service/observe.h"
 #include "routes.h"
 
 typedef struct req_state {
@@ -148,7 +149,8 @@ static req_state *request_begin(mpd_daemon *d, const char *method, const char *u
 	clock_gettime(CLOCK_MONOTONIC, &rs->start);
 	rs->route = "unmatched";
 	snprintf(rs->method, sizeof(rs->method), "%s", method);
-	snprintf(rs->path, sizeof(rs->path), "%s", url);
+	/* well-formed UTF-8 even when cut (a log line is JSON text): a node name's path is up to 264 bytes */
+	mpc_utf8_sanitize(rs->path, sizeof(rs->path), url);
 	if (d->metrics)
 		mpd_metrics_request_begin(d->metrics);
 	return rs;
@@ -740,7 +742,7 @@ static enum MHD_Result reply_error(struct MHD_Connection *conn, req_state *rs, m
 static enum MHD_Result on_headers(mpd_daemon *d, struct MHD_Connection *conn, const char *url, const char *method,
 				  const char *version, void **req_cls)
 {
-	char idbuf[MP_STORE_ID_MAX + 1], allow[64];
+	char idbuf[MPD_PATH_ID_MAX], allow[64];
 	const char *id;
 	const mpd_route *route;
 	unsigned long long declared;
@@ -873,7 +875,7 @@ static mp_status admit(const mpd_daemon *d, struct MHD_Connection *conn, const m
 static enum MHD_Result on_request(mpd_daemon *d, struct MHD_Connection *conn, req_state *rs, const char *url,
 				  const char *method)
 {
-	char idbuf[MP_STORE_ID_MAX + 1], allow[64];
+	char idbuf[MPD_PATH_ID_MAX], allow[64];
 	const char *id;
 	const mpd_route *route = mpd_route_find(method, url, idbuf, sizeof(idbuf), &id, allow, sizeof(allow));
 	mpd_request req;
@@ -1147,6 +1149,8 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 	}
 	if (d->metrics == NULL && (d->metrics = mpd_metrics_new()) == NULL)
 		return mp_fail(err, MP_ENOMEM, "", "out of memory");
+	if (d->nodes == NULL && (d->nodes = mps_node_cache_new(0)) == NULL)
+		return mp_fail(err, MP_ENOMEM, "", "out of memory");
 	d->heavy_limit = d->cfg.max_heavy_requests ? d->cfg.max_heavy_requests
 			 : d->cfg.threads >= 2	    ? d->cfg.threads / 2
 						    : 1;
@@ -1184,6 +1188,10 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 		return MP_ENOMEM;
 	}
 	mps_calib_jobs_on_profile(d->calib, publish_profile, d);
+	if (d->svc) {
+		mps_observed_terms_set(d->svc, !d->cfg.observed_terms_off);
+		mpd_observation_gauges(d); /* memplan's error as the stored observations give it */
+	}
 	if (d->cfg.response_cache_bytes && d->respcache == NULL &&
 	    (d->respcache = mpd_respcache_new(d->cfg.response_cache_bytes)) == NULL) {
 		mpd_stop(d);
@@ -1209,6 +1217,8 @@ void mpd_stop(mpd_daemon *d)
 	d->metrics = NULL;
 	mpd_respcache_free(d->respcache);
 	d->respcache = NULL;
+	mps_node_cache_free(d->nodes);
+	d->nodes = NULL;
 }
 
 unsigned long mpd_shutdown(mpd_daemon *d)

@@ -116,4 +116,47 @@ typedef struct mp_store_audit {
 	char resource_id[MP_STORE_ID_MAX];
 } mp_store_audit;
 
+/*
+ * One observation (schema v8, table observations): what a running engine reported at start-up beside what memplan
+ * predicted for the same launch. Append-only: a row is never changed. Texts "" and the term's numbers 0 when the
+ * row has no term.
+ */
+typedef struct mp_store_observation {
+	int64_t id;			/* set by the store, increasing */
+	char observed_at[32];		/* ISO 8601 UTC */
+	char key[200];			/* the reporter's idempotency key (one row per key), "" = none */
+	char engine[16];		/* "vllm", "sglang", "trtllm" */
+	char engine_version[32];	/* as reported ("0.11.0"), "" = unknown */
+	char version_line[16];		/* its major.minor ("0.11"), "" = unknown */
+	char device_id[MP_STORE_ID_MAX];
+	char model_id[MP_STORE_ID_MAX];
+	char node[254];
+	char namespace_[64];
+	char pod[254];
+	char source[16];		/* "metrics" or "log" */
+	char settings_json[2048];	/* the plan request the launch stands for, compact JSON ("" = none) */
+	char figure[40];		/* "num_gpu_blocks", "kv_cache_tokens" */
+	double reported, predicted, error_ratio;
+	char term[32];			/* "non_torch_bytes", "context_bytes"; "" = the figure measures none */
+	int64_t term_observed_bytes;	/* what the reported figure implies for the term */
+	int64_t term_modelled_bytes;	/* what memplan's model has for it, observations aside */
+	int64_t term_resolution_bytes;	/* the figure's granularity in bytes */
+} mp_store_observation;
+
+/* Filters of an observation listing; NULL members match everything. */
+typedef struct mp_store_observation_filter {
+	const char *engine, *device_id, *model_id;
+} mp_store_observation_filter;
+
+/* A term's evidence, newest first: per observation what was implied, modelled, and the resolution. */
+typedef struct mp_store_term_sample {
+	int64_t observed_bytes, modelled_bytes, resolution_bytes;
+} mp_store_term_sample;
+
+/* One (engine, version, device, model, figure) group of observations and its size. */
+typedef struct mp_store_observation_group {
+	char engine[16], engine_version[32], device_id[MP_STORE_ID_MAX], model_id[MP_STORE_ID_MAX], figure[40];
+	uint64_t count;
+} mp_store_observation_group;
+
 #endif /* MP_STORE_ROWS_H */

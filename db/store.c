@@ -282,10 +282,41 @@ static const char schema_v6[] =
 	") STRICT;"
 	"CREATE INDEX device_aliases_device ON device_aliases(device_id, position);";
 
+/* Version 8: observations, what running engines reported beside memplan's prediction for the same launch
+ * (service/observe.c). Append-only, its own record (observed_at, key): not in audit_log, whose kinds are the
+ * catalog's resources. The first index serves the terms a plan takes from observations, the second the error
+ * per (engine, version, device, model). */
+static const char schema_v8[] =
+	"CREATE TABLE observations ("
+	" id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	" observed_at TEXT NOT NULL,"
+	" key TEXT UNIQUE,"
+	" engine TEXT NOT NULL CHECK (engine IN ('vllm', 'sglang', 'trtllm')),"
+	" engine_version TEXT NOT NULL,"
+	" version_line TEXT NOT NULL,"
+	" device_id TEXT NOT NULL,"
+	" model_id TEXT NOT NULL,"
+	" node TEXT NOT NULL,"
+	" namespace TEXT NOT NULL,"
+	" pod TEXT NOT NULL,"
+	" source TEXT NOT NULL CHECK (source IN ('metrics', 'log')),"
+	" settings_json TEXT NOT NULL,"
+	" figure TEXT NOT NULL,"
+	" reported REAL NOT NULL,"
+	" predicted REAL NOT NULL,"
+	" error_ratio REAL NOT NULL,"
+	" term TEXT NOT NULL,"
+	" term_observed_bytes INTEGER NOT NULL,"
+	" term_modelled_bytes INTEGER NOT NULL,"
+	" term_resolution_bytes INTEGER NOT NULL CHECK (term_resolution_bytes >= 0)"
+	") STRICT;"
+	"CREATE INDEX observations_term ON observations(engine, device_id, term, version_line, id);"
+	"CREATE INDEX observations_group ON observations(engine, engine_version, device_id, model_id, figure, id);";
+
 /* Migration n takes the database from user_version n - 1 to n; when presets change, add a migration that
  * calls apply_presets again (it only adds ids never applied before) and move the preset writes there: they use
  * this build's columns, so only the newest migration may write them. */
-#define SCHEMA_VERSION 7
+#define SCHEMA_VERSION 8
 
 int mp_store_schema_version(void)
 {
@@ -539,6 +570,11 @@ static mp_status migrate(mp_store *s, int target, const mp_store_presets *preset
 				st = retire_presets(s, err);
 			if (st == MP_OK)
 				st = exec_script(db, "PRAGMA user_version = 7", err);
+			break;
+		case 8:
+			st = exec_script(db, schema_v8, err);
+			if (st == MP_OK)
+				st = exec_script(db, "PRAGMA user_version = 8", err);
 			break;
 		default: st = mp_fail(err, MP_EINTERNAL, "", "no migration to version %d", next);
 		}
@@ -1643,4 +1679,279 @@ static bool memo_get(mp_store *s, const char *id, const uint64_t *gen, mp_store_
 	*out = *hit->value;
 	hit->used = ++s->memo_clock;
 	return true;
+}
+
+/* ----- observations ---------------------------------------------------------------------------------------- */
+
+#define OBS_COLUMNS \
+	"id, observed_at, coalesce(key, ''), engine, engine_version, version_line, device_id, model_id, node," \
+	" namespace, pod, source, settings_json, figure, reported, predicted, error_ratio, term," \
+	" term_observed_bytes, term_modelled_bytes, term_resolution_bytes"
+
+static void obs_row(sqlite3_stmt *st, mp_store_observation *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->id = sqlite3_column_int64(st, 0);
+	col_text(st, 1, o->observed_at, sizeof(o->observed_at));
+	col_text(st, 2, o->key, sizeof(o->key));
+	col_text(st, 3, o->engine, sizeof(o->engine));
+	col_text(st, 4, o->engine_version, sizeof(o->engine_version));
+	col_text(st, 5, o->version_line, sizeof(o->version_line));
+	col_text(st, 6, o->device_id, sizeof(o->device_id));
+	col_text(st, 7, o->model_id, sizeof(o->model_id));
+	col_text(st, 8, o->node, sizeof(o->node));
+	col_text(st, 9, o->namespace_, sizeof(o->namespace_));
+	col_text(st, 10, o->pod, sizeof(o->pod));
+	col_text(st, 11, o->source, sizeof(o->source));
+	col_text(st, 12, o->settings_json, sizeof(o->settings_json));
+	col_text(st, 13, o->figure, sizeof(o->figure));
+	o->reported = sqlite3_column_double(st, 14);
+	o->predicted = sqlite3_column_double(st, 15);
+	o->error_ratio = sqlite3_column_double(st, 16);
+	col_text(st, 17, o->term, sizeof(o->term));
+	o->term_observed_bytes = sqlite3_column_int64(st, 18);
+	o->term_modelled_bytes = sqlite3_column_int64(st, 19);
+	o->term_resolution_bytes = sqlite3_column_int64(st, 20);
+}
+
+mp_status mp_store_observation_add(mp_store *s, const mp_store_observation *o, int64_t *id, bool *existed,
+				   mp_error *err)
+{
+	static const char ins[] =
+		"INSERT INTO observations (observed_at, key, engine, engine_version, version_line, device_id, model_id,"
+		" node, namespace, pod, source, settings_json, figure, reported, predicted, error_ratio, term,"
+		" term_observed_bytes, term_modelled_bytes, term_resolution_bytes)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)"
+		" ON CONFLICT (key) DO NOTHING";
+	static const char by_key[] = "SELECT id FROM observations WHERE key = ?1";
+	sqlite3_stmt *st = NULL;
+	mp_status rc = tx_begin(s, err);
+	int step;
+
+	*existed = false;
+	*id = 0;
+	if (rc != MP_OK)
+		return rc;
+	if ((st = stmt_get(s, ins)) == NULL) {
+		rc = db_fail(err, s->db, "write observation");
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, o->observed_at, -1, SQLITE_STATIC);
+	bind_text_or_null(st, 2, o->key);
+	sqlite3_bind_text(st, 3, o->engine, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, o->engine_version, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 5, o->version_line, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 6, o->device_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 7, o->model_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 8, o->node, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 9, o->namespace_, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 10, o->pod, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 11, o->source, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 12, o->settings_json, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 13, o->figure, -1, SQLITE_STATIC);
+	sqlite3_bind_double(st, 14, o->reported);
+	sqlite3_bind_double(st, 15, o->predicted);
+	sqlite3_bind_double(st, 16, o->error_ratio);
+	sqlite3_bind_text(st, 17, o->term, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 18, o->term_observed_bytes);
+	sqlite3_bind_int64(st, 19, o->term_modelled_bytes);
+	sqlite3_bind_int64(st, 20, o->term_resolution_bytes);
+	step = sqlite3_step(st);
+	if (step != SQLITE_DONE) {
+		rc = sqlite3_errcode(s->db) == SQLITE_CONSTRAINT ? mp_fail(err, MP_EINVAL, "", "%s", sqlite3_errmsg(s->db))
+								  : db_fail(err, s->db, "write observation");
+		goto out;
+	}
+	if (sqlite3_changes(s->db) == 1) {
+		*id = sqlite3_last_insert_rowid(s->db);
+		goto out;
+	}
+	stmt_done(s, st);
+	*existed = true;
+	if ((st = stmt_get(s, by_key)) == NULL) {
+		rc = db_fail(err, s->db, "read observation");
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, o->key, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		*id = sqlite3_column_int64(st, 0);
+	else
+		rc = db_fail(err, s->db, "read observation");
+out:
+	stmt_done(s, st);
+	return tx_end(s, rc, err);
+}
+
+mp_status mp_store_observation_get(mp_store *s, int64_t id, mp_store_observation *out, mp_error *err)
+{
+	static const char sql[] = "SELECT " OBS_COLUMNS " FROM observations WHERE id = ?1";
+	sqlite3_stmt *st = NULL;
+	mp_status rc = MP_OK;
+	int step;
+
+	pthread_mutex_lock(&s->lock);
+	if ((st = stmt_get(s, sql)) == NULL) {
+		rc = db_fail(err, s->db, "read observation");
+		goto out;
+	}
+	sqlite3_bind_int64(st, 1, id);
+	step = sqlite3_step(st);
+	if (step == SQLITE_ROW)
+		obs_row(st, out);
+	else if (step == SQLITE_DONE)
+		rc = mp_fail(err, MP_ENOTFOUND, "/id", "no observation %lld", (long long)id);
+	else
+		rc = db_fail(err, s->db, "read observation");
+out:
+	stmt_done(s, st);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+mp_status mp_store_observation_page(mp_store *s, const mp_store_observation_filter *f, int64_t before,
+				    mp_store_observation *rows, size_t cap, size_t *n, bool *more, mp_error *err)
+{
+	static const char sql[] = "SELECT " OBS_COLUMNS " FROM observations WHERE (?1 = 0 OR id < ?1)"
+				  " AND (?2 IS NULL OR engine = ?2) AND (?3 IS NULL OR device_id = ?3)"
+				  " AND (?4 IS NULL OR model_id = ?4) ORDER BY id DESC LIMIT ?5";
+	sqlite3_stmt *st = NULL;
+	mp_status rc = MP_OK;
+	int step;
+
+	*n = 0;
+	*more = false;
+	if (cap < 1 || cap > MP_STORE_PAGE_MAX)
+		return mp_fail(err, MP_EINVAL, "?limit", "a page holds 1 to %d rows", MP_STORE_PAGE_MAX);
+	pthread_mutex_lock(&s->lock);
+	if ((st = stmt_get(s, sql)) == NULL) {
+		rc = db_fail(err, s->db, "list observations");
+		goto out;
+	}
+	sqlite3_bind_int64(st, 1, before);
+	bind_text_or_null(st, 2, f ? f->engine : NULL);
+	bind_text_or_null(st, 3, f ? f->device_id : NULL);
+	bind_text_or_null(st, 4, f ? f->model_id : NULL);
+	sqlite3_bind_int64(st, 5, (sqlite3_int64)cap + 1);
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			*more = true;
+			break;
+		}
+		obs_row(st, &rows[(*n)++]);
+	}
+	if (step != SQLITE_ROW && step != SQLITE_DONE) {
+		*n = 0;
+		rc = db_fail(err, s->db, "list observations");
+	}
+out:
+	stmt_done(s, st);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+mp_status mp_store_term_samples(mp_store *s, const char *engine, const char *version_line, const char *device_id,
+				const char *term, mp_store_term_sample *rows, size_t cap, size_t *n, mp_error *err)
+{
+	static const char sql[] = "SELECT term_observed_bytes, term_modelled_bytes, term_resolution_bytes"
+				  " FROM observations WHERE engine = ?1 AND device_id = ?2 AND term = ?3"
+				  " AND (?4 = '' OR version_line = ?4) ORDER BY id DESC LIMIT ?5";
+	sqlite3_stmt *st = NULL;
+	mp_status rc = MP_OK;
+	int step = SQLITE_DONE;
+
+	*n = 0;
+	pthread_mutex_lock(&s->lock);
+	if ((st = stmt_get(s, sql)) == NULL) {
+		rc = db_fail(err, s->db, "read observations");
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, engine, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, device_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, term, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, version_line ? version_line : "", -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 5, (sqlite3_int64)cap);
+	while (*n < cap && (step = sqlite3_step(st)) == SQLITE_ROW) {
+		rows[*n].observed_bytes = sqlite3_column_int64(st, 0);
+		rows[*n].modelled_bytes = sqlite3_column_int64(st, 1);
+		rows[*n].resolution_bytes = sqlite3_column_int64(st, 2);
+		(*n)++;
+	}
+	if (*n < cap && step != SQLITE_DONE) {
+		*n = 0;
+		rc = db_fail(err, s->db, "read observations");
+	}
+out:
+	stmt_done(s, st);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+mp_status mp_store_observation_groups(mp_store *s, mp_store_observation_group *rows, size_t cap, size_t *n,
+				      mp_error *err)
+{
+	static const char sql[] = "SELECT engine, engine_version, device_id, model_id, figure, count(*)"
+				  " FROM observations GROUP BY engine, engine_version, device_id, model_id, figure"
+				  " ORDER BY engine, engine_version, device_id, model_id, figure LIMIT ?1";
+	sqlite3_stmt *st = NULL;
+	mp_status rc = MP_OK;
+	int step = SQLITE_DONE;
+
+	*n = 0;
+	pthread_mutex_lock(&s->lock);
+	if ((st = stmt_get(s, sql)) == NULL) {
+		rc = db_fail(err, s->db, "read observations");
+		goto out;
+	}
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)cap);
+	while (*n < cap && (step = sqlite3_step(st)) == SQLITE_ROW) {
+		mp_store_observation_group *g = &rows[(*n)++];
+
+		col_text(st, 0, g->engine, sizeof(g->engine));
+		col_text(st, 1, g->engine_version, sizeof(g->engine_version));
+		col_text(st, 2, g->device_id, sizeof(g->device_id));
+		col_text(st, 3, g->model_id, sizeof(g->model_id));
+		col_text(st, 4, g->figure, sizeof(g->figure));
+		g->count = (uint64_t)sqlite3_column_int64(st, 5);
+	}
+	if (*n < cap && step != SQLITE_DONE) {
+		*n = 0;
+		rc = db_fail(err, s->db, "read observations");
+	}
+out:
+	stmt_done(s, st);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+mp_status mp_store_observation_errors(mp_store *s, const mp_store_observation_group *g, double *ratios, size_t cap,
+				      size_t *n, mp_error *err)
+{
+	static const char sql[] = "SELECT error_ratio FROM observations WHERE engine = ?1 AND engine_version = ?2"
+				  " AND device_id = ?3 AND model_id = ?4 AND figure = ?5 ORDER BY id DESC LIMIT ?6";
+	sqlite3_stmt *st = NULL;
+	mp_status rc = MP_OK;
+	int step = SQLITE_DONE;
+
+	*n = 0;
+	pthread_mutex_lock(&s->lock);
+	if ((st = stmt_get(s, sql)) == NULL) {
+		rc = db_fail(err, s->db, "read observations");
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, g->engine, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, g->engine_version, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, g->device_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, g->model_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 5, g->figure, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 6, (sqlite3_int64)cap);
+	while (*n < cap && (step = sqlite3_step(st)) == SQLITE_ROW)
+		ratios[(*n)++] = sqlite3_column_double(st, 0);
+	if (*n < cap && step != SQLITE_DONE) {
+		*n = 0;
+		rc = db_fail(err, s->db, "read observations");
+	}
+out:
+	stmt_done(s, st);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
 }

@@ -117,6 +117,32 @@ mp_status mp_store_model_write(mp_store *s, const mp_store_model *m, const char 
 /* Deletes a model (audited as actor). Errors: MP_ENOTFOUND, MP_EDB. */
 mp_status mp_store_model_remove(mp_store *s, const char *id, const char *actor, mp_error *err);
 
+/* ----- observations (schema v8): what running engines reported, beside memplan's prediction ----- */
+
+/*
+ * Appends o (its id ignored) and sets *id; a row whose key (when not "") is already stored is not added again: *id is
+ * that row's and *existed true (the reporter's retries are idempotent). Errors: MP_EINVAL (a CHECK failed), MP_ESTORAGE
+ * (the database cannot keep a write), MP_EDB.
+ */
+mp_status mp_store_observation_add(mp_store *s, const mp_store_observation *o, int64_t *id, bool *existed,
+				   mp_error *err);
+/* Fills *out for id. Errors: MP_ENOTFOUND, MP_EDB. */
+mp_status mp_store_observation_get(mp_store *s, int64_t id, mp_store_observation *out, mp_error *err);
+/* The observations matching f with id < before (0: from the newest), newest first, at most cap into rows; *more
+ * whether older ones match. Errors: MP_EINVAL (cap outside 1 to MP_STORE_PAGE_MAX), MP_EDB. */
+mp_status mp_store_observation_page(mp_store *s, const mp_store_observation_filter *f, int64_t before,
+				    mp_store_observation *rows, size_t cap, size_t *n, bool *more, mp_error *err);
+/* The newest cap samples of term for engine on device at version_line ("": every version), newest first. Errors:
+ * MP_EDB. */
+mp_status mp_store_term_samples(mp_store *s, const char *engine, const char *version_line, const char *device_id,
+				const char *term, mp_store_term_sample *rows, size_t cap, size_t *n, mp_error *err);
+/* The groups of observations (engine, version, device, model, figure), at most cap. Errors: MP_EDB. */
+mp_status mp_store_observation_groups(mp_store *s, mp_store_observation_group *rows, size_t cap, size_t *n,
+				      mp_error *err);
+/* The newest cap error ratios of group g, newest first. Errors: MP_EDB. */
+mp_status mp_store_observation_errors(mp_store *s, const mp_store_observation_group *g, double *ratios, size_t cap,
+				      size_t *n, mp_error *err);
+
 /* Whether a write would be kept. MOVED: the file open is no longer the one at its path (deleted or replaced while
  * open; SQLITE_FCNTL_HAS_MOVED), so what is written now would be lost at the next start. READONLY: SQLite opened it
  * read-only. why (len bytes, may be NULL) says so in words for an operator. Every write checks it first and is

@@ -44,7 +44,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	mps_k8s_policy policy = { (size & 2) != 0, 0.1 };
+	mps_k8s_policy policy = { (size & 2) != 0, 0.1, NULL, 0 };
 	char *body;
 	cJSON *doc = NULL, *out = NULL;
 	mpc_k8s_args a;

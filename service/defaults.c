@@ -12,6 +12,32 @@
 #include "service_int.h"
 #include "../model/mpm_types.h"
 
+/* Keeps text (n bytes, NUL-terminated; cut already): skipped when an exact repeat, counted past the limit. */
+static void keep(mps_warnings *w, const char *text, size_t n)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (strcmp(w->text[i], text) == 0)
+			return;
+	if (w->n == MPS_MAX_WARNINGS) {
+		w->dropped++; /* counted, and the list says so */
+		return;
+	}
+	memcpy(w->text[w->n++], text, n + 1);
+}
+
+/* Cuts text, whose untruncated length was n, to fit: "..." at a character boundary. Returns its length. */
+static size_t cut(char *text, size_t n)
+{
+	size_t at = MPS_WARNING_BYTES - 4;
+
+	if (n < MPS_WARNING_BYTES)
+		return n;
+	while (at > 0 && ((unsigned char)text[at] & 0xC0) == 0x80)
+		at--;
+	memcpy(text + at, "...", 4);
+	return at + 3;
+}
+
 void mps_warn(mps_warnings *w, const char *fmt, ...)
 {
 	char text[MPS_WARNING_BYTES];
@@ -23,21 +49,43 @@ void mps_warn(mps_warnings *w, const char *fmt, ...)
 	va_start(ap, fmt);
 	n = vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	if (n >= 0 && (size_t)n >= sizeof(text)) { /* cut, and said: "..." at a character boundary */
-		size_t at = sizeof(text) - 4;
-
-		while (at > 0 && ((unsigned char)text[at] & 0xC0) == 0x80)
-			at--;
-		memcpy(text + at, "...", 4);
-	}
-	for (size_t i = 0; i < w->n; i++)
-		if (strcmp(w->text[i], text) == 0)
-			return;
-	if (w->n == MPS_MAX_WARNINGS) {
-		w->dropped++; /* counted, and the list says so */
+	if (n < 0)
 		return;
+	keep(w, text, cut(text, (size_t)n));
+}
+
+void mps_warn_cat(mps_warnings *w, const char *const *parts, size_t nparts)
+{
+	char text[MPS_WARNING_BYTES];
+	size_t n = 0;
+
+	if (w == NULL)
+		return;
+	for (size_t i = 0; i < nparts; i++) {
+		size_t k = parts[i] ? strlen(parts[i]) : 0;
+
+		if (n + k >= sizeof(text)) { /* past the end: as much as fits, then cut */
+			memcpy(text + n, parts[i], sizeof(text) - 1 - n);
+			text[sizeof(text) - 1] = '\0';
+			keep(w, text, cut(text, sizeof(text)));
+			return;
+		}
+		memcpy(text + n, parts[i], k);
+		n += k;
 	}
-	memcpy(w->text[w->n++], text, sizeof(text));
+	text[n] = '\0';
+	keep(w, text, n);
+}
+
+char *mps_u64_text(uint64_t v, char buf[24])
+{
+	char *p = buf + 23;
+
+	*p = '\0';
+	do
+		*--p = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	return p;
 }
 
 static bool is_float(mp_dtype dt)

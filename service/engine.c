@@ -25,16 +25,15 @@ void mps_warn_prefill(const mps_inference_plan *p, mps_warnings *w)
 {
 	const mps_prefill_choice *c = &p->prefill;
 
-	if (!c->defaulted)
-		return;
-	mps_warn(w,
-		 "prefill: max_num_batched_tokens not given: forwards of %llu tokens, %s's default %s (%s; chunked "
-		 "prefill %s)",
-		 (unsigned long long)c->max_num_batched_tokens, prefill_basis(c),
-		 p->have_device ? "on this device" : "with no device given", c->device_class ? c->device_class : "",
-		 c->basis == MP_ENGINE_TRTLLM ? "as max_num_tokens schedules it"
-		 : c->chunked_prefill          ? "on"
-					       : "off");
+	char digits[24];
+	const char *parts[] = {
+		"prefill: max_num_batched_tokens not given: forwards of ", mps_u64_text(c->max_num_batched_tokens, digits),
+		" tokens, ", prefill_basis(c), "'s default ", p->have_device ? "on this device" : "with no device given",
+		" (", c->device_class, "; chunked prefill ",
+		c->basis == MP_ENGINE_TRTLLM ? "as max_num_tokens schedules it" : c->chunked_prefill ? "on" : "off", ")"};
+
+	if (c->defaulted)
+		mps_warn_cat(w, parts, sizeof(parts) / sizeof(parts[0]));
 }
 
 void mps_warn_prefill_rows(const mps_prefill_choice *c, mps_warnings *w)
@@ -74,11 +73,12 @@ const char *mps_budget_from(const mps_inference_job *j)
 	return j->engine.engine == MP_ENGINE_VLLM ? "engine_default" : "default";
 }
 
-void mps_warn_budget(const mps_inference_job *j, const mp_store_device *dev, mps_warnings *w)
+void mps_warn_budget(const mps_inference_job *j, const mp_store_device *dev, double fraction, mps_warnings *w)
 {
 	mp_engine e = j->engine.engine;
 	mp_engine_defaults d;
 	uint64_t total = 0;
+	unsigned hundredths;
 
 	if (j->engine.utilization_given || e == MP_ENGINE_VLLM)
 		return; /* the request's, or the named engine's own default: said by request.gpu_memory_utilization_from */
@@ -89,25 +89,33 @@ void mps_warn_budget(const mps_inference_job *j, const mp_store_device *dev, mps
 			 "gpu_memory_utilization for the share the job may use");
 		return;
 	}
-	if (dev)
-		total = e == MP_ENGINE_SGLANG && dev->nvml_memory_bytes ? dev->nvml_memory_bytes
-									  : mp_device_capacity_bytes(&dev->hw);
-	if (mp_engine_defaults_for(e == MP_ENGINE_NONE ? MP_ENGINE_VLLM : e, total, dev ? dev->name : NULL, job_tp(j),
-				   &d, NULL) != MP_OK)
-		return;
-	if (e == MP_ENGINE_NONE)
-		mps_warn(w,
-			 "budget: no engine named, so the fit takes the whole capacity (gpu_memory_utilization 1); vLLM "
-			 "would keep %.2f of it (its default gpu_memory_utilization): give engine, or gpu_memory_utilization",
-			 d.memory_fraction);
-	else
+	if (fraction <= 0) { /* not known yet: the engine's table on dev */
+		if (dev)
+			total = e == MP_ENGINE_SGLANG && dev->nvml_memory_bytes ? dev->nvml_memory_bytes
+										  : mp_device_capacity_bytes(&dev->hw);
+		if (mp_engine_defaults_for(e == MP_ENGINE_NONE ? MP_ENGINE_VLLM : e, total, dev ? dev->name : NULL,
+					   job_tp(j), &d, NULL) != MP_OK)
+			return;
+		fraction = d.memory_fraction;
+	}
+	/* in hundredths, without printf (every plan without an engine says this) */
+	hundredths = (unsigned)(fraction * 100 + 0.5);
+	if (e == MP_ENGINE_NONE) {
+		char whole[24], frac[4] = {(char)('0' + hundredths % 100 / 10), (char)('0' + hundredths % 10), '\0'};
+		const char *parts[] = {"budget: no engine named, so the fit takes the whole capacity (gpu_memory_utilization "
+				       "1); vLLM would keep ",
+				       mps_u64_text(hundredths / 100, whole), ".", frac,
+				       " of it (its default gpu_memory_utilization): give engine, or gpu_memory_utilization"};
+
+		mps_warn_cat(w, parts, sizeof(parts) / sizeof(parts[0]));
+	} else
 		mps_warn(w,
 			 "budget: the fit takes the whole capacity (gpu_memory_utilization 1): %s sizes its KV pool by %s "
 			 "%.3g instead, which engine.predicted applies; give gpu_memory_utilization to hold the fit to a share",
 			 mp_engine_name(e), e == MP_ENGINE_SGLANG ? "mem_fraction_static" : "free_gpu_memory_fraction",
 			 e == MP_ENGINE_SGLANG && j->engine.mem_fraction_static > 0      ? j->engine.mem_fraction_static
 			 : e == MP_ENGINE_TRTLLM && j->engine.free_gpu_memory_fraction > 0 ? j->engine.free_gpu_memory_fraction
-											   : d.memory_fraction);
+											   : fraction);
 }
 
 mp_status mps_inference_opts_for(const mps_inference_job *j, const mp_store_device *dev, mp_inference_opts *out,
@@ -137,6 +145,7 @@ mp_status mps_inference_opts_on(const mps_inference_job *j, const mp_device *hw,
 	c.chunked_prefill = j->engine.chunked_prefill >= 0;
 	c.engine_default = d.max_num_batched_tokens;
 	c.device_class = d.device_class;
+	c.memory_fraction = d.memory_fraction;
 	if (e != MP_ENGINE_NONE && !j->engine.block_size_given)
 		out->kv_block_size = d.block_size;
 	if (e == MP_ENGINE_VLLM && !j->engine.utilization_given)

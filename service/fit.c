@@ -416,7 +416,7 @@ mp_status mps_fit_emit(const mps_fit_plan *p, size_t job, const mps_fit_sink *si
 
 		mps_warn_recompute(mps_training_defaults(&j->u.train, &r), NULL, NULL, false, &warnings);
 	} else if (p->ndevs) {
-		mps_warn_budget(&j->u.inference, NULL, &warnings);
+		mps_warn_budget(&j->u.inference, NULL, 0, &warnings);
 	}
 	st = sink->job_begin(ctx, j, &p->models[job], &warnings);
 

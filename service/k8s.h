@@ -6,6 +6,9 @@
  * a stored device profile and judges the job there with the fit use case's own planner calls; no JSON, no HTTP.
  *
  * The rules, each one documented where it is applied (k8s.c):
+ *   facts of a node: its node agent's report in the node cache (service/nodes.h) while its lease holds, else the
+ *     labels of the Node object kube-scheduler sent; with nodeCacheCapable: true kube-scheduler sends names only,
+ *     and a name the cache holds no report of is a node of unknown device (the policy says pass or fail);
  *   device of a node: the profile named by memplan's own node label (feature.node.kubernetes.io/memplan-profile,
  *     written by the memplan node agent), else a profile one of whose aliases is the node's nvidia.com/gpu.product
  *     (without -SHARED and -MIG-<profile>) or cloud.google.com/gke-accelerator, else the profile the node's
@@ -50,5 +53,20 @@ void mps_k8s_result_free(mps_k8s_result *r);
  * 10 - floor(8.55) = 2; on an L40S labelled 46068 MiB it is 43,475,219,251 bytes, h = 0.5943, score 10 - 5 = 5.
  */
 int mps_k8s_score(bool fits, int64_t headroom_bytes, uint64_t budget_bytes, double floor);
+
+/*
+ * The extender's rules for one pod or one node, for what observes them (service/observe.c):
+ * mps_k8s_pod_model resolves the pod's model as the extender does (its candidate ids in order) into *m, its stored
+ * id into id (MP_STORE_ID_MAX bytes); job is the pod's, its model ref set to the id found. Errors: MP_ENOTFOUND (no
+ * candidate is stored), those of mps_model_resolve.
+ * mps_k8s_node_device maps node's report in the node cache at now to the device profile the extender judges it by
+ * (its capacity per GPU for resource, "" = nvidia.com/gpu, applied). Errors: MP_ENOTFOUND naming "/node" (no
+ * report, or GPUs no profile matches), MP_EDB, MP_ENOMEM.
+ */
+struct mps_node_cache;
+mp_status mps_k8s_pod_model(mps_service *s, const mps_k8s_pod *pod, mps_fit_job *job, mps_model *m, char *id,
+			    mp_error *err);
+mp_status mps_k8s_node_device(mps_service *s, struct mps_node_cache *cache, int64_t now, const char *node,
+			      const char *resource, mp_store_device *out, mp_error *err);
 
 #endif /* MPS_K8S_H */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "observe.h"
 #include "service_int.h"
 
 /* The performance block on dev: decode at the last token of sequence_length, prefill of sequence_length tokens,
@@ -173,7 +174,7 @@ mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, 
 	mps_warn_context(&out->model.arch, req.sequence_length, out->opts.allow_beyond_max_position, &out->warnings);
 	mps_warn_kv_replication(&out->model.arch, &out->mem, &out->warnings);
 	if (dev) {
-		mps_warn_budget(&out->job, dev, &out->warnings);
+		mps_warn_budget(&out->job, dev, out->prefill.memory_fraction, &out->warnings);
 		mps_warn_capacity(dev, &out->warnings);
 		mps_warn_runtime(dev, job->req.cuda_context_bytes, &out->warnings);
 		st = performance(&out->model, &req, &out->opts, &out->mem, &dev->hw, out->mem.tensor_parallel_size,
@@ -235,6 +236,8 @@ mp_status mps_plan_inference(mps_service *s, const mps_inference_request *rq, mp
 	if (st != MP_OK)
 		return st;
 	st = mps_plan_inference_on(&out->model, rq->device.given ? &out->device : NULL, &rq->job, out, err);
+	if (st == MP_OK) /* the engine's terms that observations of it on this device measured (observe.h) */
+		st = mps_observed_apply(s, out, err);
 	if (st == MP_OK && rq->job.include_tensors) {
 		/* the tensors as this plan stores them: its formats on one of its tensor-parallel ranks */
 		mps_tensors_query q = {out->job.req.weight_dtype, out->opts.compute_dtype, out->mem.tensor_parallel_size,

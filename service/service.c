@@ -15,6 +15,7 @@
 #include "../hub/hub.h"
 #include "../kernels/calib.h"
 #include "../model/model.h"
+#include "observe.h"
 #include "presets.h"
 #include "service.h"
 
@@ -37,6 +38,7 @@ struct mps_service {
 	mp_status gpu_status;
 	mp_calib_gpu_info gpu;
 	char gpu_reason[320];
+	bool observed_terms_off;	/* --observed-terms off (service/observe.h) */
 };
 
 /* ----- opening -------------------------------------------------------------------------------------------- */
@@ -822,4 +824,15 @@ mp_status mps_import_run(mps_service *s, const mps_import *im, mp_error *err)
 		return st;
 	}
 	return mp_store_commit(s->store, err);
+}
+
+/* The switch of service/observe.h: a plain flag, set once at start-up before the daemon serves. */
+void mps_observed_terms_set(mps_service *s, bool on)
+{
+	s->observed_terms_off = !on;
+}
+
+bool mps_observed_terms_on(const mps_service *s)
+{
+	return !s->observed_terms_off;
 }

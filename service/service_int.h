@@ -26,6 +26,12 @@ mp_status mps_each_model(mps_service *s, const mp_store_model_filter *f, const c
  * does not include this header. */
 mp_store *mps_store(mps_service *s);
 
+/* mps_warn without a format: the parts concatenated (a NULL part is empty), for the warnings every plan may carry
+ * (printf's walk of a long format is most of a short warning's cost). The same repeat, limit and cut rules. */
+void mps_warn_cat(mps_warnings *w, const char *const *parts, size_t nparts);
+/* v in decimal digits, in buf (24 bytes); returns where they start. */
+char *mps_u64_text(uint64_t v, char buf[24]);
+
 /* The shape keys the model's config left out (mp_model.defaulted_keys), as one warning. */
 void mps_warn_model(const mps_model *m, mps_warnings *w);
 /* DeepSeek-V4 (m->compressed_kv): its cache is transformers' layout (kv: the answer has one); what activations and the
@@ -69,7 +75,9 @@ void mps_warn_prefill_rows(const mps_prefill_choice *c, mps_warnings *w);
  * SGLang and TensorRT-LLM, the fraction their KV pool takes instead.
  */
 const char *mps_budget_from(const mps_inference_job *j);
-void mps_warn_budget(const mps_inference_job *j, const mp_store_device *dev, mps_warnings *w);
+/* fraction: the engine's default share on dev, as mps_inference_opts_on found it (mps_prefill_choice); 0 when not
+ * known, to look it up */
+void mps_warn_budget(const mps_inference_job *j, const mp_store_device *dev, double fraction, mps_warnings *w);
 /* KV heads copied on several tensor-parallel ranks. */
 void mps_warn_kv_replication(const mp_model *m, const mp_inference_memory *mem, mps_warnings *w);
 

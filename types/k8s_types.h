@@ -36,6 +36,9 @@ typedef struct mps_k8s_pod {
 	char error[MPS_K8S_ERROR_MAX];	/* BAD_JOB: what is wrong, naming the annotation or argument */
 	char note[160];			/* UNSUPPORTED: why it is passed through */
 	char source[96];		/* "annotation memplan.io/inference", "container vllm: args", ... */
+	char engine[16];		/* the serving container's engine ("vllm", "sglang"), "" when annotated */
+	char container[64];		/* that container's name */
+	char image[256];		/* and its image ("vllm/vllm-openai:v0.11.0"), "" when not given */
 	bool explicit_model;		/* the model came from an annotation (an unknown one is an error) */
 	char model_from[200];		/* where the model was named: "annotation memplan.io/model", ... */
 	mps_fit_job job;		/* the job; its model ref names the first candidate */
@@ -61,19 +64,26 @@ typedef struct mps_k8s_node {
 	bool has_allocatable;
 	uint64_t allocatable;		/* status.allocatable[pod resource] */
 	char bad[200];			/* a label or quantity that is not what GFD writes: the node fails with it */
+	bool name_only;			/* kube-scheduler sent the name alone (nodeCacheCapable: true): the facts come
+					 * from the node cache, or the node is unknown */
 } mps_k8s_node;
 
 typedef struct mps_k8s_request {
 	mps_k8s_pod pod;
-	mps_k8s_node *nodes;		/* borrowed; one per node of Nodes.items, in order */
+	mps_k8s_node *nodes;		/* borrowed; one per node of Nodes.items (or of NodeNames), in order */
 	size_t nnodes;
-	bool names_only;		/* NodeNames without Nodes: nodeCacheCapable true, which memplan does not do */
+	bool names_only;		/* NodeNames without Nodes (nodeCacheCapable: true): each node's facts are the
+					 * node cache's */
 } mps_k8s_request;
 
-/* The operator's settings (memplan serve --k8s-*). */
+struct mps_node_cache;
+
+/* The operator's settings (memplan serve --k8s-*), and the node cache with the time to read it at. */
 typedef struct mps_k8s_policy {
 	bool unknown_device_fails;	/* false: a node whose GPU maps to no profile passes (fail open) */
 	double headroom_floor;		/* fraction of the budget a placement should leave free, [0, 0.9] */
+	struct mps_node_cache *cache;	/* the agents' reports (service/nodes.h); NULL: labels only */
+	int64_t now;			/* Unix seconds: a report holds while its expires_at is later */
 } mps_k8s_policy;
 
 typedef enum mps_k8s_verdict {
@@ -86,6 +96,7 @@ typedef enum mps_k8s_verdict {
 typedef struct mps_k8s_class {
 	char product[128], gke_accelerator[96], profile_label[MP_STORE_ID_MAX];
 	uint64_t memory_mib, replicas;
+	bool name_only;			/* its nodes were sent by name and the node cache has no report of them */
 	bool shared;			/* time-slicing or MPS replicas of one GPU */
 	bool mig;			/* a MIG slice (single or mixed strategy) */
 	bool known;			/* a profile was found */
@@ -127,6 +138,8 @@ typedef struct mps_k8s_result {
 	mps_k8s_class *classes;		/* heap */
 	size_t nclasses;
 	uint64_t passed, failed, unresolvable, unknown_device;
+	uint64_t from_cache;		/* nodes judged by their agent's report in the node cache */
+	uint64_t unreported;		/* names sent alone that the node cache holds no report for */
 } mps_k8s_result;
 
 #endif /* MPS_K8S_TYPES_H */

@@ -4,6 +4,7 @@
  */
 #include <stdio.h>
 
+#include "fleet_types.h"
 #include "types.h"
 
 bool mps_warnings_left_out(const mps_warnings *w, char *buf, size_t len)
@@ -35,4 +36,14 @@ const char *mps_figure_name(mps_figure f)
 const char *mps_device_label(const mp_store_device *d)
 {
 	return d->id[0] ? d->id : d->name[0] ? d->name : "the inline profile";
+}
+
+const char *mps_obs_term_name(mps_obs_term t)
+{
+	switch (t) {
+	case MPS_OBS_NON_TORCH: return "non_torch_bytes";
+	case MPS_OBS_CONTEXT: return "context_bytes";
+	case MPS_OBS_TERM_COUNT: break;
+	}
+	return "invalid";
 }

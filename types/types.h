@@ -102,6 +102,7 @@ typedef struct mps_engine_opts {
 	double mem_fraction_static;	/* SGLang's knob; 0 = its default for the device */
 	double free_gpu_memory_fraction;	/* TensorRT-LLM's knob; 0 = its default (0.9) */
 	char served_model[256];		/* the model argument of the command line; "" = the preset's repository */
+	bool observed_terms_off;	/* "observed_terms": false: the engine block keeps its model's terms */
 } mps_engine_opts;
 
 /* ----- warnings: what an answer rests on that the request did not say ------------------------------------ */
@@ -183,6 +184,8 @@ typedef struct mps_prefill_choice {
 	mp_engine basis;		/* whose rule (MP_ENGINE_VLLM when no engine is named) */
 	uint64_t engine_default;	/* the engine's default for the device, before the caps below */
 	const char *device_class;	/* static text: the branch of the engine's rule */
+	double memory_fraction;		/* the same engine's default share of the GPU (vLLM gpu_memory_utilization,
+					   SGLang mem_fraction_static, TensorRT-LLM free_gpu_memory_fraction) */
 } mps_prefill_choice;
 
 /* One launch argument of an engine's command line. */
@@ -193,6 +196,28 @@ typedef struct mps_engine_arg {
 } mps_engine_arg;
 
 #define MPS_ENGINE_MAX_ARGS 24
+
+/* The memory terms an observation of a running engine can measure (types/fleet_types.h), and a plan can take from
+ * observations instead of its model (service/observe.c). */
+typedef enum mps_obs_term {
+	MPS_OBS_NON_TORCH = 0,		/* vLLM: what its budget holds beyond the weights and the modelled activation
+					 * peak (memory outside PyTorch, and what the model misses), measured from the
+					 * blocks the engine allocated */
+	MPS_OBS_CONTEXT,		/* SGLang: memory taken before the weights (CUDA context, NCCL), measured from
+					 * the tokens its pool got */
+	MPS_OBS_TERM_COUNT
+} mps_obs_term;
+
+/* "non_torch_bytes", "context_bytes" (the names of the plan's members); "invalid". */
+const char *mps_obs_term_name(mps_obs_term t);
+
+/* A term of the engine block taken from observations: the median of how many (0: the model's). */
+typedef struct mps_observed_term {
+	bool observed;			/* the prediction uses the median of observations */
+	uint64_t observations;
+	int64_t modelled_bytes;		/* what the model has for the term */
+	int64_t observed_bytes;		/* the median used */
+} mps_observed_term;
 
 /* The engine block of an inference plan: the arguments that realise it and what the engine will print. */
 typedef struct mps_engine_block {
@@ -209,6 +234,8 @@ typedef struct mps_engine_block {
 	mp_engine_inputs inputs;	/* what the prediction started from (per GPU) */
 	mp_engine_prediction predicted;
 	const char *source;		/* static: the engine version and files the arithmetic follows */
+	mps_observed_term observed[MPS_OBS_TERM_COUNT];	/* service/observe.c */
+	char observed_version_line[16];	/* the engine version line the observations are of ("" = every version) */
 } mps_engine_block;
 
 /* How an inference job's "auto" values were resolved (echoed in the answer's request block). */
