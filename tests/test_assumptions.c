@@ -444,22 +444,27 @@ static void test_cpu_calibration_table(void **state)
 
 /* ----- 14. the slips ------------------------------------------------------------------------------------------ */
 
-static void test_slips(void **state)
+/* roofline.svg with a bad weight_dtype: the problem once, under ?weight_dtype (it was also under ?/weight_dtype) */
+static void test_slip_roofline_error_once(void **state)
 {
 	fixture *f = *state;
 	http_resp r;
-	char args[512], *out;
-	int rc = 0;
 
-	/* roofline.svg with a bad weight_dtype: the problem once, under ?weight_dtype (it was also under ?/weight_dtype) */
 	call(f, "GET", "/v1/devices/h100-sxm5-80gb/roofline.svg?model=llama-3-8b&weight_dtype=fp9&batch_size=0", NULL, 422,
 	     &r);
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "errors")), 2);
 	assert_null(strstr(r.body, "?/"));
 	http_resp_free(&r);
-	/* QLoRA: the adapters' states are fp32 (as counted: 8 bytes of AdamW per adapter parameter), and the frozen base
-	 * is nf4 (0.5 + 1/64 + 4/16384 bytes) beside the 16-bit embeddings, norms and head: well under 2 bytes per
-	 * parameter, its bytes over its parameters */
+}
+
+/* QLoRA: the adapters' states are fp32 (as counted: 8 bytes of AdamW per adapter parameter), and the frozen base is
+ * nf4 (0.5 + 1/64 + 4/16384 bytes) beside the 16-bit embeddings, norms and head: well under 2 bytes per parameter,
+ * its bytes over its parameters */
+static void test_slip_qlora_states(void **state)
+{
+	fixture *f = *state;
+	http_resp r;
+
 	call(f, "POST", "/v1/plan/training", QLORA_70B ",\"activation_recomputation\":\"full\"}", 200, &r);
 	assert_string_equal(str(r.json, "request.optimizer_state_dtype"), "fp32");
 	assert_true(num(r.json, "memory.optimizer_states_bytes") == 8.0 * num(r.json, "parameters.lora"));
@@ -471,91 +476,112 @@ static void test_slips(void **state)
 		assert_true(fabs(bpp * num(r.json, "parameters.on_gpu") - base) < 1.0);
 	}
 	http_resp_free(&r);
-	out = run_cli("--version", &rc);
-	if (out == NULL) {
-		skip();
-		return;
-	}
-	free(out);
-	/* the CLI roofline takes the model's formats and tensor_parallel_size */
-	snprintf(args, sizeof(args),
-		 "roofline --db %s/memplan.db --device h100-sxm5-80gb --model llama-3.1-70b --weight_dtype fp8 "
-		 "--kv-cache-dtype fp8 --tensor_parallel_size 4 --json",
-		 f->dir);
-	out = run_cli(args, &rc);
-	assert_int_equal(rc, 0);
-	{
-		cJSON *doc = cJSON_Parse(out);
+}
 
-		assert_non_null(doc);
-		assert_string_equal(str(doc, "transformer.request.weight_dtype"), "fp8_e4m3");
-		assert_string_equal(str(doc, "transformer.request.kv_cache_dtype"), "fp8_e4m3");
-		assert_true(num(doc, "transformer.request.tensor_parallel_size") == 4);
-		cJSON_Delete(doc);
-	}
+/* The command line's output of ARGS (with --db under the fixture's folder), or a skip without MEMPLAN_BIN. */
+#define CLI_OR_SKIP(out, rc, ...)                                                                                      \
+	do {                                                                                                           \
+		char args_[768];                                                                                       \
+		snprintf(args_, sizeof(args_), __VA_ARGS__);                                                           \
+		(out) = run_cli(args_, &(rc));                                                                         \
+		if ((out) == NULL) {                                                                                   \
+			skip();                                                                                        \
+			return;                                                                                        \
+		}                                                                                                      \
+	} while (0)
+
+/* the CLI roofline takes the model's formats and tensor_parallel_size */
+static void test_slip_cli_roofline_formats(void **state)
+{
+	fixture *f = *state;
+	char *out;
+	int rc = 0;
+	cJSON *doc;
+
+	CLI_OR_SKIP(out, rc,
+		    "roofline --db %s/memplan.db --device h100-sxm5-80gb --model llama-3.1-70b --weight_dtype fp8 "
+		    "--kv-cache-dtype fp8 --tensor_parallel_size 4 --json",
+		    f->dir);
+	assert_int_equal(rc, 0);
+	doc = cJSON_Parse(out);
+	assert_non_null(doc);
+	assert_string_equal(str(doc, "transformer.request.weight_dtype"), "fp8_e4m3");
+	assert_string_equal(str(doc, "transformer.request.kv_cache_dtype"), "fp8_e4m3");
+	assert_true(num(doc, "transformer.request.tensor_parallel_size") == 4);
+	cJSON_Delete(doc);
 	free(out);
-	/* "none recomputation" */
-	snprintf(args, sizeof(args),
-		 "plan training --db %s/memplan.db --model gpt2 --precision bf16 --optimizer adamw --micro_batch_size 1 "
-		 "--sequence_length 1024",
-		 f->dir);
-	out = run_cli(args, &rc);
+}
+
+/* "none recomputation" */
+static void test_slip_recomputation_words(void **state)
+{
+	fixture *f = *state;
+	char *out;
+	int rc = 0;
+
+	CLI_OR_SKIP(out, rc,
+		    "plan training --db %s/memplan.db --model gpt2 --precision bf16 --optimizer adamw --micro_batch_size 1 "
+		    "--sequence_length 1024",
+		    f->dir);
 	assert_int_equal(rc, 0);
 	assert_null(strstr(out, "none recomputation"));
 	assert_non_null(strstr(out, "no activation recomputation (the default)"));
 	free(out);
-	/* "1 models" */
-	{
-		char path[128];
-		FILE *fp;
+}
 
-		snprintf(path, sizeof(path), "%s/one.json", f->dir);
-		snprintf(args, sizeof(args), "db export --db %s/memplan.db", f->dir);
-		out = run_cli(args, &rc);
-		assert_int_equal(rc, 0);
-		free(out);
-		fp = fopen(path, "w");
-		assert_non_null(fp);
-		fprintf(fp, "{\"format\":\"memplan-export\",\"version\":1,\"schema_version\":7,\"devices\":[{\"id\":"
-			    "\"lab-gpu\",\"name\":\"lab\",\"vendor\":\"ACME\",\"memory_bytes\":25769803776,\"memory_bandwidth_bytes_per_second\":1e12,\"peak_flops_per_second\":{\"bf16\":1e14}}],"
-			    "\"models\":[{\"id\":\"tiny\",\"hf_config\":{\"model_type\":\"llama\",\"hidden_size\":256,"
-			    "\"intermediate_size\":512,\"num_hidden_layers\":2,\"num_attention_heads\":4,\"vocab_size\":1000,"
-			    "\"max_position_embeddings\":512}}]}");
-		fclose(fp);
-		snprintf(args, sizeof(args), "db import %s --db %s/imported.db", path, f->dir);
-		out = run_cli(args, &rc);
-		assert_int_equal(rc, 0);
-		assert_non_null(strstr(out, "1 device and 1 model written"));
-		free(out);
-	}
-	/* serve --help: one column for the variables, one for the meanings (wrapped lines start under it), and
-	 * --max-connections as the README and the daemon have it (more wait in the accept queue; none are refused) */
-	out = run_cli("serve --help", &rc);
+/* "1 models" */
+static void test_slip_plurals(void **state)
+{
+	fixture *f = *state;
+	char path[128], *out;
+	int rc = 0;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/one.json", f->dir);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fprintf(fp, "{\"format\":\"memplan-export\",\"version\":1,\"schema_version\":7,\"devices\":[{\"id\":"
+		    "\"lab-gpu\",\"name\":\"lab\",\"vendor\":\"ACME\",\"memory_bytes\":25769803776,"
+		    "\"memory_bandwidth_bytes_per_second\":1e12,\"peak_flops_per_second\":{\"bf16\":1e14}}],"
+		    "\"models\":[{\"id\":\"tiny\",\"hf_config\":{\"model_type\":\"llama\",\"hidden_size\":256,"
+		    "\"intermediate_size\":512,\"num_hidden_layers\":2,\"num_attention_heads\":4,\"vocab_size\":1000,"
+		    "\"max_position_embeddings\":512}}]}");
+	fclose(fp);
+	CLI_OR_SKIP(out, rc, "db import %s --db %s/imported.db", path, f->dir);
 	assert_int_equal(rc, 0);
-	{
-		char *line, *save = NULL;
-		long env_col = -1, meaning_col = -1;
-		int rows = 0;
+	assert_non_null(strstr(out, "1 device and 1 model written"));
+	free(out);
+}
 
-		for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-			const char *e = strstr(line, "MEMPLAN_");
+/* serve --help: one column for the variables, one for the meanings (wrapped lines start under it), and
+ * --max-connections as the README and the daemon have it (more wait in the accept queue; none are refused) */
+static void test_slip_serve_help(void **state)
+{
+	char *out, *line, *save = NULL;
+	long env_col = -1, meaning_col = -1;
+	int rc = 0, rows = 0;
 
-			if (strncmp(line, "  flag ", 7) == 0) {
-				env_col = strstr(line, "environment") - line;
-				meaning_col = strstr(line, "meaning") - line;
-			} else if (strncmp(line, "  --", 4) == 0) {
-				assert_non_null(e);
-				assert_int_equal(e - line, env_col);
-				assert_true(line[meaning_col - 1] == ' ' && line[meaning_col] != ' ');
-				rows++;
-			} else if (line[0] == ' ' && env_col > 0) {
-				assert_true((long)strspn(line, " ") == meaning_col);
-			}
-			if (strstr(line, "--max-connections "))
-				assert_null(strstr(line, "refused"));
+	(void)state;
+	CLI_OR_SKIP(out, rc, "serve --help");
+	assert_int_equal(rc, 0);
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *e = strstr(line, "MEMPLAN_");
+
+		if (strncmp(line, "  flag ", 7) == 0) {
+			env_col = strstr(line, "environment") - line;
+			meaning_col = strstr(line, "meaning") - line;
+		} else if (strncmp(line, "  --", 4) == 0) {
+			assert_non_null(e);
+			assert_int_equal(e - line, env_col);
+			assert_true(line[meaning_col - 1] == ' ' && line[meaning_col] != ' ');
+			rows++;
+		} else if (line[0] == ' ' && env_col > 0) {
+			assert_true((long)strspn(line, " ") == meaning_col);
 		}
-		assert_true(rows >= 20);
+		if (strstr(line, "--max-connections "))
+			assert_null(strstr(line, "refused"));
 	}
+	assert_true(rows >= 20);
 	free(out);
 }
 
@@ -616,7 +642,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_prefill_warned_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cpu_as_a_cpu, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cpu_calibration_table, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_slips, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_slip_roofline_error_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_slip_qlora_states, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_slip_cli_roofline_formats, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_slip_recomputation_words, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_slip_plurals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_slip_serve_help, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chart_is_the_plan, setup, teardown),
 	};
 

@@ -366,7 +366,6 @@ def test_tables_fit_the_window(daemon, home, width):
     page.find_element(By.CSS_SELECTOR, "input[name=kind][value=inference]").click()
     Select(page.find_element(By.ID, "plan-model")).select_by_value("llama-3-8b")
     Select(page.find_element(By.ID, "plan-device")).select_by_value("h200-sxm-141gb")
-    Select(page.find_element(By.ID, "engine")).select_by_value("")
     for field, value in (("weight_dtype", "bf16"), ("kv_cache_dtype", "bf16"), ("batch_size", "1"),
                          ("sequence_length", "4096"), ("tensor_parallel_size", "1")):
         fill(page, field, value)
