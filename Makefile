@@ -107,9 +107,10 @@ $(BUILD)/kernels/%.o: kernels/%.cu
 $(BUILD)/kernels/calib_cpu.o: BUILD_CFLAGS += $(OPENBLAS_CFLAGS)
 
 # The helper: the CUDA suites, the message framing and the shared statistics; nothing of the daemon.
+# Linked beside and renamed into place: a daemon started while it builds (make run, below) never runs half a file.
 $(BUILD)/memplan-gpu: $(call obj,kernels/gpu_helper.c kernels/calib_ipc.c kernels/calib_common.c) \
 		$(BUILD)/kernels/calib_gpu.o $(BUILD)/libplanner.a $(BUILD)/libcore.a
-	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDFLAGS) $(GPU_HELPER_LIBS)
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@.tmp $^ $(LDFLAGS) $(GPU_HELPER_LIBS) && mv $@.tmp $@
 
 # The compiler and flags every object was built with (less -Werror, which changes no object): rewritten only when
 # they change, and every object depends on it, so `make CFLAGS=-O0` on a built tree rebuilds.
@@ -216,7 +217,7 @@ deps-build:
 # answers stack.
 TESTS := test_planner test_engine test_llamacpp test_llamacpp_engine test_checkpoint test_hub test_models test_store test_http test_roofline test_training test_inference test_store_http \
          test_k8s test_store_proc test_calib test_limits test_respcache test_golden test_codec test_pipeline test_engine_check \
-         test_answers test_fidelity test_hardening test_inventory test_types test_invariants test_fleet
+         test_answers test_assumptions test_fidelity test_hardening test_inventory test_types test_invariants test_fleet
 HTTP_HELPERS := tests/http_util.c tests/refs.c tests/lib_util.c
 TEST_STACK_test_planner   := planner
 TEST_HELPERS_test_planner :=
@@ -323,21 +324,21 @@ check:
 	@echo "== tests/lint_readme_types.sh"; sh tests/lint_readme_types.sh $(BUILD)/memplan
 	@echo "== tests/lint_links.sh"; sh tests/lint_links.sh $(BUILD) $(CODEC_BINS)
 	@echo "== tests/slurm/run.sh"; sh tests/slurm/run.sh $(BUILD)/memplan
+	@echo "== tests/test_stages.sh (make test's summary line)"; sh tests/test_stages.sh
+	@echo "== tests/test_make_run.sh (make run does not wait on nvcc without a GPU)"; sh tests/test_make_run.sh $(BUILD)
 	@echo "== tests/test_lint_layers.py (the layer check fails on each trick, in scratch copies)"
 	@CC="$(CC)" python3 tests/test_lint_layers.py --build $(BUILD)
 	@$(MAKE) --no-print-directory lint
 
 # Everything: the quick tier, then the contract tests (spec, schemas, Schemathesis, promtool, valgrind) and a
 # short fuzz run.
+# Every stage runs (a failure does not hide how the others went) and the last line sums them up
+# (scripts/test-stages): "make test: check ok (52 s), slurm-real ok (12 s), ...; all 5 stages passed in 261 s".
+TEST_STAGE = $(1)='$(MAKE) --no-print-directory $(1)'
 test: deps
-	@$(MAKE) --no-print-directory check
-	@$(MAKE) --no-print-directory slurm-real
-	@$(MAKE) --no-print-directory llamacpp-real
-	@$(MAKE) --no-print-directory hub-real
-	@$(MAKE) --no-print-directory contract
-	@$(MAKE) --no-print-directory browser
-	@$(MAKE) --no-print-directory fuzz-smoke
-	@$(MAKE) --no-print-directory engines-real
+	@./scripts/test-stages $(call TEST_STAGE,check) $(call TEST_STAGE,slurm-real) $(call TEST_STAGE,llamacpp-real) \
+		$(call TEST_STAGE,hub-real) $(call TEST_STAGE,contract) $(call TEST_STAGE,browser) $(call TEST_STAGE,fuzz-smoke) \
+		$(call TEST_STAGE,engines-real)
 
 # ----- the engines' own code (tests/engines): every command memplan prints for a grid of plans through vLLM's
 # and SGLang's parsers, config checks, attention-backend selection and KV-cache sizing, from PyPI, pinned, one venv
@@ -510,8 +511,17 @@ llamacpp-groundtruth: $(GT_VENV)/.installed
 	$(GT_VENV)/bin/python tools/groundtruth/llamacpp/generate.py
 	./tools/groundtruth/llamacpp/help.sh
 
+# The GPU helper matters only where a GPU is (calibration and the health probe spawn it): without one (no working
+# nvidia-smi), make run starts the daemon as soon as memplan is built and nvcc builds the helper in the background,
+# at low priority, logging to $(BUILD)/memplan-gpu.log. GPU_PRESENT=1 (or a GPU) waits for it, as make all does.
+GPU_PRESENT ?= $(shell nvidia-smi -L >/dev/null 2>&1 && echo 1)
 run: deps-build
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory $(BUILD)/memplan $(if $(GPU_PRESENT),$(GPU_HELPER))
+	@if [ -n "$(GPU_HELPER)" ] && [ -z "$(GPU_PRESENT)" ] && \
+	    ! $(MAKE) -q --no-print-directory $(GPU_HELPER) 2>/dev/null; then \
+		echo "make run: no GPU here: the GPU helper builds in the background ($(BUILD)/memplan-gpu.log)"; \
+		nice -n 19 $(MAKE) --no-print-directory $(GPU_HELPER) > $(BUILD)/memplan-gpu.log 2>&1 & \
+	fi
 	$(BUILD)/memplan serve --listen $(LISTEN) --db $(DB)
 
 clean:

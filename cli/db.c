@@ -72,8 +72,9 @@ int cli_db(int argc, char **argv)
 		if (st == MP_OK) {
 			st = mps_import_run(svc, &im, &err);
 			if (st == MP_OK) {
-				fprintf(stderr, "memplan db import: %zu devices and %zu models written to %s\n", im.ndevices,
-					im.nmodels, path);
+				fprintf(stderr, "memplan db import: %zu device%s and %zu model%s written to %s\n",
+					im.ndevices, im.ndevices == 1 ? "" : "s", im.nmodels, im.nmodels == 1 ? "" : "s",
+					path);
 				rc = 0;
 			}
 			mpc_import_free(&im);

@@ -40,7 +40,7 @@ static int serve_settings(int argc, char **argv, mpd_config *cfg)
 		goto bad;
 	for (int i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			printf("Usage: memplan serve [FLAGS]\n\n  %-22s %-28s %s\n", "flag", "environment", "meaning");
+			printf("Usage: memplan serve [FLAGS]\n\n");
 			mpd_config_usage(stdout);
 			exit(0);
 		}

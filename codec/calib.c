@@ -868,32 +868,16 @@ char *mpc_calib_job_text(const mps_calib_job *job)
 
 /* ----- the CLI's table: drawn from the job's structs, as the document is ------------------------------------ */
 
-/* "4.26 TB/s", "812 GB/s", "65.1 TFLOP/s", "180 ns": decimal prefixes, as the unit says. */
+/* "4.26 TB/s", "812 GB/s", "65.1 TFLOP/s", "180 ns": decimal prefixes, as the unit says, three significant figures
+ * kept ("1.20 TB/s", not "1.2"), by the rules every answer for people uses (codec/human.c). */
 static void human(char *buf, size_t len, double v, const char *unit)
 {
-	static const struct {
-		double scale;
-		const char *prefix;
-	} pre[] = {{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}, {1, ""}};
-
-	if (!isfinite(v)) {
+	if (!isfinite(v))
 		snprintf(buf, len, "-");
-		return;
-	}
-	if (strcmp(unit, "s") == 0) {
-		if (v < 1e-6)
-			snprintf(buf, len, "%.1f ns", v * 1e9);
-		else if (v < 1e-3)
-			snprintf(buf, len, "%.2f us", v * 1e6);
-		else
-			snprintf(buf, len, "%.3f s", v);
-		return;
-	}
-	for (size_t i = 0; i < sizeof(pre) / sizeof(pre[0]); i++)
-		if (fabs(v) >= pre[i].scale || i + 1 == sizeof(pre) / sizeof(pre[0])) {
-			snprintf(buf, len, "%.3g %s%s", v / pre[i].scale, pre[i].prefix, unit);
-			return;
-		}
+	else if (strcmp(unit, "s") == 0)
+		mpc_fmt_seconds(buf, len, v);
+	else
+		mpc_fmt_si(buf, len, v, unit);
 }
 
 /* A measured figure's best, or NaN when it was not measured (the document's null). */
@@ -911,6 +895,16 @@ static void row(FILE *f, const char *label, const mp_calib_stat *s, const char *
 	if (isfinite(ratio))
 		snprintf(r, sizeof(r), "%.3f", ratio);
 	fprintf(f, "  %-44s %14s %14s %8s\n", label, b, m, r);
+}
+
+/* The same without the ratio column (the CPU suites have no datasheet to compare with). */
+static void row2(FILE *f, const char *label, const mp_calib_stat *s, const char *unit)
+{
+	char b[32], m[32];
+
+	human(b, sizeof(b), s->runs ? s->best : NAN, unit);
+	human(m, sizeof(m), s->runs ? s->median : NAN, unit);
+	fprintf(f, "  %-44s %14s %14s\n", label, b, m);
 }
 
 /* The GPU suites' rows. */
@@ -1006,14 +1000,15 @@ static void table_cpu(FILE *f, const mp_calib_cpu_results *r)
 
 	if (r->suites_done & MP_CALIB_STREAM) {
 		human(b1, sizeof(b1), (double)r->array_bytes, "B");
-		snprintf(label, sizeof(label), "STREAM triad, %u threads, 3 x %s arrays", r->threads, b1);
-		row(f, label, &r->triad, "B/s", NAN);
+		snprintf(label, sizeof(label), "STREAM triad, %u thread%s, 3 x %s arrays", r->threads,
+			 r->threads == 1 ? "" : "s", b1);
+		row2(f, label, &r->triad, "B/s");
 	}
 	if (r->suites_done & MP_CALIB_GEMM) {
 		snprintf(label, sizeof(label), "dgemm (fp64) n = %u", r->matrix_size);
-		row(f, label, &r->dgemm, "FLOP/s", NAN);
+		row2(f, label, &r->dgemm, "FLOP/s");
 		snprintf(label, sizeof(label), "sgemm (fp32) n = %u", r->matrix_size);
-		row(f, label, &r->sgemm, "FLOP/s", NAN);
+		row2(f, label, &r->sgemm, "FLOP/s");
 	}
 }
 
@@ -1083,7 +1078,11 @@ void mpc_calib_print_table(FILE *f, const mps_calib_job *job)
 		fprintf(f, "error: %s\n", job->error_message);
 	if (!job->have_results || (job->gpu == NULL && job->cpu == NULL))
 		return;
-	fprintf(f, "\n  %-44s %14s %14s %8s\n", "figure", "best", "median", "ratio");
+	/* the ratio column where rows compare (the GPU suites: against the datasheet, memcpy, stride 1, ...) */
+	if (job->gpu)
+		fprintf(f, "\n  %-44s %14s %14s %8s\n", "figure", "best", "median", "ratio");
+	else
+		fprintf(f, "\n  %-44s %14s %14s\n", "figure", "best", "median");
 	if (job->gpu) {
 		const gpu_ctx c = { job->gpu, &job->gpu_figures, &job->rq, job->have_datasheet ? &job->datasheet : NULL,
 				    job->have_profile ? &job->profile : NULL };

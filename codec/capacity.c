@@ -126,6 +126,7 @@ struct mpc_capacity_doc {
 	capacity_line *lines;
 	size_t nlines, caplines;
 	bool failed;				/* out of memory on the way: the answer would be incomplete */
+	mps_warnings answer;			/* the answer's own warnings (the rows' latest answer_warnings) */
 	char next_cursor[MP_STORE_ID_MAX];	/* set by the caller before finishing ("" = the last page) */
 };
 
@@ -170,6 +171,12 @@ static void row_write(mpc_out *w, const mps_capacity_row *row)
 		mpc_w_lit(w, "weight_dtype", mp_dtype_name(row->plan->job.req.weight_dtype));
 		mpc_w_lit(w, "kv_cache_dtype", mp_dtype_name(row->plan->job.req.kv_cache_dtype));
 		mpc_w_u64(w, "tensor_parallel_size", row->plan->mem.tensor_parallel_size);
+		/* the prefill chunk the row's activations are of, and whose it is (the answer's warnings say it once) */
+		mpc_w_u64_or_null(w, "max_num_batched_tokens", row->plan->prefill.max_num_batched_tokens);
+		mpc_w_str(w, "max_num_batched_tokens_source",
+			  row->plan->opts.attention == MP_ATTENTION_NONE ? "none"
+			  : row->plan->prefill.defaulted                 ? "engine_default"
+									 : "request");
 	}
 	mpc_w_u64(w, "weights_bytes", row->mem.weights_bytes);
 	mpc_w_u64(w, "kv_cache_bytes_per_sequence", row->mem.kv_cache_bytes);
@@ -199,6 +206,8 @@ mp_status mpc_capacity_row(void *ctx, const mps_capacity_row *row)
 	capacity_line *l;
 
 	row_write(&c->rows, row);
+	if (row->answer_warnings && row->answer_warnings->n != c->answer.n)
+		c->answer = *row->answer_warnings;
 	if (c->nlines == c->caplines) {
 		size_t cap = c->caplines ? 2 * c->caplines : 64;
 		capacity_line *p = realloc(c->lines, cap * sizeof(*p));
@@ -266,6 +275,7 @@ char *mpc_capacity_json(mpc_capacity_doc *c, const mps_model *m, size_t *len)
 	mpc_w_raw(&w, "items", rows, nrows);
 	free(rows);
 	mpc_w_str_or_null(&w, "next_cursor", c->next_cursor);
+	mpc_warnings_write(&w, &c->answer);
 	mpc_w_arr(&w, "notes");
 	mpc_w_lit(&w, NULL,
 		  "replica_bytes = weights + KV cache of one sequence at sequence_length + activations + CUDA context (the "
@@ -275,6 +285,7 @@ char *mpc_capacity_json(mpc_capacity_doc *c, const mps_model *m, size_t *len)
 		  "max_concurrent_sequences: sequences of sequence_length one replica can hold (per GPU with "
 		  "tensor_parallel_size): each row is POST /v1/plan/inference of the same inputs at batch_size 1 on that "
 		  "device, and this is its fit.max_batch_size.");
+	mpc_w_lit(&w, NULL, MPC_PREFILL_NOTE);
 	mpc_w_lit(&w, NULL,
 		  "Only devices of the kinds listed in request.kinds are shown (GPUs unless ?kind= says otherwise: "
 		  "gpu, cpu, accelerator or all).");
@@ -386,6 +397,8 @@ char *mpc_capacity_text(const mpc_capacity_doc *c, const mps_model *m)
 	}
 	fprintf(f, "\nreplica: weights + the KV cache of one sequence + activations + CUDA context; tokens/s: roofline "
 		   "bounds on decode at full length (real decoding is slower). GB = 1e9 bytes, GiB = 2^30 bytes.\n");
+	for (size_t i = 0; i < c->answer.n && i < MPS_MAX_WARNINGS; i++)
+		fprintf(f, "%s- %s\n", i ? "" : "\nwarnings:\n", c->answer.text[i]);
 	if (c->next_cursor[0])
 		fprintf(f, "\nmore devices follow: ask again with &cursor=%s\n", c->next_cursor);
 	if (fclose(f) != 0) {

@@ -187,6 +187,14 @@ mp_status mpc_inference_dtypes(const char *weight, const char *kv, const char *w
 /* A plan's warnings as member "warnings": an array of strings (always an array), the last saying how many were
  * left out when some were (types.h). */
 void mpc_warnings_write(mpc_out *w, const mps_warnings *warnings);
+/* The long explanation of a defaulted prefill chunk, once per answer (its warning is one short sentence). */
+#define MPC_PREFILL_NOTE                                                                                               \
+	"prefill chunk: without max_num_batched_tokens the prefill runs in forwards of the engine's default for the "   \
+	"device (no engine named: vLLM's), capped at batch_size x sequence_length: vLLM 0.11 8192 tokens on a GPU of "   \
+	"70 GiB or more that is not an A100, else 2048 (vllm/engine/arg_utils.py get_batch_defaults); SGLang by its "    \
+	"memory (server_args.py _handle_gpu_memory_settings); TensorRT-LLM max_num_tokens. activations_bytes is one "  \
+	"forward's; give max_num_batched_tokens to plan another chunk, chunked_prefill false for vLLM's rule without "    \
+	"chunking."
 /* The members of a plan's fit block (inside the object the caller opens): the device, the verdict, the capacity and
  * its source, headroom, binding term, the largest batch and sequence, the budget and reserve, and min_gpus (null
  * when 0: no count fits). The inference and training plans' one encoder of it. */
@@ -318,6 +326,12 @@ typedef struct mpc_chart {
 	mpc_chart_roof roofs[MPC_CHART_MAX_ROOFS];
 	size_t npoints;
 	mpc_chart_point points[MPC_CHART_MAX_POINTS];
+	/* the model's steps the points come from (POST /v1/roofline's transformer, as analysed): the SVG carries them in
+	 * data-* attributes of <g id="steps">, so a page can check its chart against the plan it drew it for */
+	bool have_steps;
+	char weight_dtype[16], kv_cache_dtype[16];
+	uint64_t batch_size, context_tokens, prompt_tokens, tensor_parallel_size;
+	double decode_step_seconds, prefill_seconds;
 } mpc_chart;
 
 void mpc_chart_from_result(const mps_roofline_request *rq, const mps_roofline_result *r, mpc_chart *c);

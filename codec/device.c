@@ -405,6 +405,7 @@ static mp_status decode(const cJSON *doc, const char *pointer, const char *id, c
 	snprintf(b->d.id, sizeof(b->d.id), "%s", id ? id : b->id);
 	snprintf(b->d.source, sizeof(b->d.source), "%s", source_names[b->source]);
 	snprintf(b->d.kind, sizeof(b->d.kind), "%s", kind_names[b->kind]);
+	b->d.hw.host_memory = strcmp(b->d.kind, "cpu") == 0;
 	if (b->usable_source >= 0)
 		snprintf(b->d.usable_memory_source, sizeof(b->d.usable_memory_source), "%s",
 			 usable_source_names[b->usable_source]);

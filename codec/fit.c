@@ -257,7 +257,7 @@ static mp_status w_begin(void *ctx, const mps_fit_request *rq, size_t ndevices)
 	return w->out.failed ? MP_ENOMEM : MP_OK;
 }
 
-static mp_status w_job_begin(void *ctx, const mps_fit_job *job, const mps_model *model)
+static mp_status w_job_begin(void *ctx, const mps_fit_job *job, const mps_model *model, const mps_warnings *warnings)
 {
 	mpc_fit_writer *w = ctx;
 
@@ -266,6 +266,7 @@ static mp_status w_job_begin(void *ctx, const mps_fit_job *job, const mps_model 
 	mpc_w_str_or_null(&w->out, "model", model->id);
 	mpc_w_u64(&w->out, "parameters", model->params.total);
 	mpc_w_str(&w->out, "kind", job->training ? "training" : "inference");
+	mpc_warnings_write(&w->out, warnings);
 	mpc_w_arr(&w->out, "devices");
 	return w->out.failed ? MP_ENOMEM : MP_OK;
 }

@@ -49,7 +49,7 @@ static const field_doc docs[] = {
     {"attention_implementation", "eager adds the score matrices to the prefill peak", NULL},
     {"max_num_batched_tokens", "prefill chunk (vLLM)", NULL},
     {"logits_positions", "positions whose logits the prefill keeps", NULL},
-    {"gpu_memory_utilization", "the fraction of the GPU the plan may use (vLLM)", NULL},
+    {"gpu_memory_utilization", "the fraction of the GPU the plan may use (default: vLLM's with engine vllm, else 1, warned)", NULL},
     {"allow_beyond_max_position_embeddings", "plan past the model's context", NULL},
     {"observed_terms", "take a memory term from running engines' reports where the model is consistently off "
      "(POST /v1/observations)", "true (the default) or false (the model's terms)"},
@@ -59,7 +59,7 @@ static const field_doc docs[] = {
     {"state_convention", "bytes per parameter of mixed precision's model states", "one of: 16, 18, 20 (a number or a string)"},
     {"optimizer_state_dtype", "format of the optimizer states", NULL},
     {"global_batch_size", "sequences per optimizer step (gradient accumulation)", NULL},
-    {"activation_recomputation", "activations kept for the backward pass", NULL},
+    {"activation_recomputation", "activations kept for the backward pass (default: full under qlora, else none, warned)", NULL},
     {"attention", "attention kernel", NULL},
     {"dropout", "dropout masks are kept", NULL},
     {"states_only", "weights, gradients and optimizer states only", NULL},

@@ -459,6 +459,7 @@ static void workspace_write(mpc_out *w, const mp_inference_opts *o, const mp_inf
 void mpc_fit_members_write(mpc_out *w, const mp_fit *fit, const mp_store_device *dev, uint64_t min_gpus)
 {
 	mpc_w_str(w, "device", mps_device_label(dev));
+	mpc_w_str(w, "device_kind", dev->kind[0] ? dev->kind : "gpu");
 	mpc_w_bool(w, "fits", fit->fits);
 	mpc_w_u64(w, "capacity_bytes", fit->capacity_bytes);
 	mpc_w_str(w, "capacity_source", dev->hw.usable_memory_bytes ? "usable_memory_bytes" : "memory_bytes");
@@ -469,7 +470,8 @@ void mpc_fit_members_write(mpc_out *w, const mp_fit *fit, const mp_store_device 
 	mpc_w_lit(w, "max_sequence_length_bound", fit->max_sequence_length_at_context ? "context" : "memory");
 	mpc_w_u64(w, "budget_bytes", fit->budget_bytes);
 	mpc_w_u64(w, "reserve_bytes", fit->reserve_bytes);
-	mpc_w_u64_or_null(w, "min_gpus", min_gpus);
+	if (!dev->hw.host_memory) /* a CPU is one host: no GPU count */
+		mpc_w_u64_or_null(w, "min_gpus", min_gpus);
 }
 
 /* The performance block: roofline floors from the same engine as POST /v1/roofline. */
@@ -576,7 +578,7 @@ static void notes_write(mpc_out *w, const mps_inference_plan *p)
 	if (o->attention == MP_ATTENTION_NONE)
 		mpc_w_lit(w, NULL, "attention_implementation none: no prefill workspace (activations_bytes 0), the steady "
 				   "decode state only.");
-	else
+	else {
 		mpc_w_lit(w, NULL,
 			  "activations_bytes is the transient peak of one prefill forward of prefill_tokens tokens "
 			  "(max_num_batched_tokens: the request's, else the engine's default for the device, as "
@@ -584,10 +586,17 @@ static void notes_write(mpc_out *w, const mps_inference_plan *p)
 			  "tensors transformers' eager PyTorch forward keeps alive at the last layer's attention, MLP "
 			  "or lm_head (the kept logits included), eager attention adding the score matrices at the "
 			  "softmax.");
+		if (p->prefill.defaulted)
+			mpc_w_lit(w, NULL, MPC_PREFILL_NOTE);
+	}
 	/* the figure is MP_DEFAULT_CUDA_CONTEXT_BYTES with its thousands marked (the assertion keeps the two in step) */
 	_Static_assert(MP_DEFAULT_CUDA_CONTEXT_BYTES == UINT64_C(552402944), "update the CUDA context note");
-	mpc_w_lit(w, NULL, "overhead_bytes is the CUDA context: 552,402,944 bytes measured on an H200 with CUDA 13.0 "
-			   "unless the device or the request sets cuda_context_bytes.");
+	if (p->have_device && p->device.hw.host_memory)
+		mpc_w_lit(w, NULL, "overhead_bytes: a CPU has no CUDA context, so none unless the request sets "
+				   "cuda_context_bytes; the bytes are of the host's memory.");
+	else
+		mpc_w_lit(w, NULL, "overhead_bytes is the CUDA context: 552,402,944 bytes measured on an H200 with CUDA "
+				   "13.0 unless the device or the request sets cuda_context_bytes.");
 	mpc_w_lit(w, NULL,
 		  mem->weights.layout == MP_LAYOUT_PYTORCH
 			  ? WEIGHTS_NOTE("pytorch (each tensor rounded up to 512 B, RoPE buffers)")
@@ -630,6 +639,7 @@ void mpc_inference_plan_write(mpc_out *w, const mps_inference_request *rq, const
 	mpc_w_lit(w, "compute_dtype", mp_dtype_name(op->compute_dtype ? op->compute_dtype : MP_DTYPE_BF16));
 	mpc_w_str(w, "compute_dtype_from", p->choice.compute_dtype_from ? p->choice.compute_dtype_from : "request");
 	mpc_w_num(w, "gpu_memory_utilization", op->gpu_memory_utilization > 0 ? op->gpu_memory_utilization : 1.0);
+	mpc_w_str(w, "gpu_memory_utilization_from", p->budget_from ? p->budget_from : "request");
 	mpc_w_lit(w, "engine", mp_engine_name(rq->job.engine.engine));
 	if (rq->job.engine.engine != MP_ENGINE_NONE) {
 		const mp_engine_version *ev = rq->job.engine.version ? rq->job.engine.version

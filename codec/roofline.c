@@ -409,6 +409,11 @@ static const mpm_field transformer_fields[] = {
      .offset = offsetof(transformer_body, req.prompt_tokens),
      .min = 1,
      .max = MP_MAX_SEQUENCE_LENGTH},
+    {.name = "tensor_parallel_size",
+     .type = MPM_F_U64,
+     .offset = offsetof(transformer_body, req.tensor_parallel_size),
+     .min = 1,
+     .max = MP_MAX_GPUS},
     {.name = "attention", .type = MPM_F_ENUM, .offset = offsetof(transformer_body, attention), .names = impl_names},
     {.name = "allow_beyond_max_position_embeddings",
      .type = MPM_F_BOOL,
@@ -451,9 +456,11 @@ static mp_status decode_transformer_at(const cJSON *t, const char *at, mps_roofl
 	memset(&tb, 0, sizeof(tb));
 	memset(out, 0, sizeof(*out));
 	snprintf(out->pointer, sizeof(out->pointer), "%s", at);
-	snprintf(wfield, sizeof(wfield), "%s/weight_dtype", at);
-	snprintf(kfield, sizeof(kfield), "%s/kv_cache_dtype", at);
-	snprintf(model, sizeof(model), "%s/model", at);
+	/* the members' pointers: "/transformer/weight_dtype" in a body, "?weight_dtype" in a query (as mp_fail_at
+	 * writes them), so a problem recorded twice on the way reads the same both times */
+	snprintf(wfield, sizeof(wfield), "%s%sweight_dtype", at, strcmp(at, "?") == 0 ? "" : "/");
+	snprintf(kfield, sizeof(kfield), "%s%skv_cache_dtype", at, strcmp(at, "?") == 0 ? "" : "/");
+	snprintf(model, sizeof(model), "%s%smodel", at, strcmp(at, "?") == 0 ? "" : "/");
 	out->given = true;
 	tb.req.batch_size = 1;
 	tb.req.context_tokens = 4096;
@@ -478,6 +485,7 @@ static mp_status decode_transformer_at(const cJSON *t, const char *at, mps_roofl
 	out->context_given = cJSON_GetObjectItemCaseSensitive(t, "context_tokens") != NULL;
 	out->prompt_given = cJSON_GetObjectItemCaseSensitive(t, "prompt_tokens") != NULL;
 	out->activation_given = cJSON_GetObjectItemCaseSensitive(t, "activation_dtype") != NULL;
+	out->tp_given = cJSON_GetObjectItemCaseSensitive(t, "tensor_parallel_size") != NULL;
 	mp_problems_note(&p,
 			 mpc_model_ref_decode(cJSON_GetObjectItemCaseSensitive(t, "model"), model, true, &out->job.model,
 					      err),
@@ -492,8 +500,9 @@ static mp_status decode_transformer(const cJSON *t, mps_roofline_transformer *ou
 
 mp_status mpc_transformer_query_decode(mpc_query_fn get, void *ctx, mps_roofline_transformer *out, mp_error *err)
 {
-	static const char *const names[] = { "model", "batch_size", "context_tokens", "prompt_tokens", "weight_dtype",
-					     "kv_cache_dtype", "compute_dtype" };
+	/* the numbers first (1 to 4): a value of digits becomes a JSON number */
+	static const char *const names[] = { "model", "batch_size", "context_tokens", "prompt_tokens",
+					     "tensor_parallel_size", "weight_dtype", "kv_cache_dtype", "compute_dtype" };
 	cJSON *t = cJSON_CreateObject();
 	mp_status st;
 
@@ -506,7 +515,7 @@ mp_status mpc_transformer_query_decode(mpc_query_fn get, void *ctx, mps_roofline
 
 		if (v == NULL)
 			continue;
-		d = i >= 1 && i <= 3 && v[0] >= '0' && v[0] <= '9' ? strtod(v, &end) : 0;
+		d = i >= 1 && i <= 4 && v[0] >= '0' && v[0] <= '9' ? strtod(v, &end) : 0;
 		mpc_add_item(t, names[i], end && *end == '\0' ? cJSON_CreateNumber(d) : cJSON_CreateString(v));
 	}
 	st = decode_transformer_at(t, "?", out, err);
@@ -653,6 +662,8 @@ static void transformer_request_write(mpc_out *w, const mps_roofline_result *r)
 	mpc_w_str(w, "context_tokens_from", r->context_tokens_from);
 	mpc_w_num(w, "prompt_tokens", (double)q->prompt_tokens);
 	mpc_w_str(w, "prompt_tokens_from", r->prompt_tokens_from);
+	mpc_w_u64(w, "tensor_parallel_size", q->tensor_parallel_size ? q->tensor_parallel_size : 1);
+	mpc_w_str(w, "tensor_parallel_size_from", r->tensor_parallel_size_from ? r->tensor_parallel_size_from : "default");
 	mpc_w_lit(w, "attention", q->eager_attention ? "eager" : "fused");
 	mpc_w_bool(w, "allow_beyond_max_position_embeddings", q->allow_beyond_max_position);
 	mpc_w_end(w);
@@ -821,6 +832,17 @@ void mpc_chart_from_result(const mps_roofline_request *rq, const mps_roofline_re
 	snprintf(c->roofs[0].label, sizeof(c->roofs[0].label), "%s matrix", mp_dtype_name(r->peak_dtype));
 	for (size_t i = 0; i < r->nops; i++)
 		chart_point(c, rq->ops[i].label[0] ? rq->ops[i].label : rq->ops[i].kind, &r->ops[i].roof);
+	if (r->have_transformer) {
+		c->have_steps = true;
+		snprintf(c->weight_dtype, sizeof(c->weight_dtype), "%s", mp_dtype_name(r->step.weight_dtype));
+		snprintf(c->kv_cache_dtype, sizeof(c->kv_cache_dtype), "%s", mp_dtype_name(r->step.kv_cache_dtype));
+		c->batch_size = r->step.batch_size;
+		c->context_tokens = r->step.context_tokens;
+		c->prompt_tokens = r->step.prompt_tokens;
+		c->tensor_parallel_size = r->step.tensor_parallel_size ? r->step.tensor_parallel_size : 1;
+		c->decode_step_seconds = r->decode.step_seconds;
+		c->prefill_seconds = r->prefill.step_seconds;
+	}
 	for (int ph = 0; r->have_transformer && ph < 2; ph++) {
 		const mp_step *st = ph ? &r->prefill : &r->decode;
 

@@ -117,10 +117,11 @@ static mp_status s_begin(void *ctx, const mps_fit_request *rq, size_t ndevices)
 	return w->failed ? MP_ENOMEM : MP_OK;
 }
 
-static mp_status s_job_begin(void *ctx, const mps_fit_job *job, const mps_model *model)
+static mp_status s_job_begin(void *ctx, const mps_fit_job *job, const mps_model *model, const mps_warnings *warnings)
 {
 	mpc_slurm_writer *w = ctx;
 
+	(void)warnings; /* the table carries verdicts only; the JSON fit answer says what they rest on */
 	if (!mpc_slurm_field(job->id, w->job, sizeof(w->job)))
 		w->failed = true;
 	put(w, "job ");

@@ -242,6 +242,7 @@ typedef struct plan_view {
 	const mps_model *model;
 	/* fit, with a device */
 	bool have_fit;
+	bool host;			/* the device is a CPU: host memory, no GPU counts */
 	const char *device;
 	const mp_fit *fit;
 	uint64_t min_gpus;		/* 0: none */
@@ -279,6 +280,7 @@ static void plan_of_inference(const mps_inference_plan *p, plan_view *v)
 	memset(v, 0, sizeof(*v));
 	v->model = &p->model;
 	v->have_fit = p->have_device;
+	v->host = p->have_device && p->device.hw.host_memory;
 	v->device = mps_device_label(&p->device);
 	v->fit = &p->fit;
 	v->min_gpus = p->fit.min_gpus;
@@ -309,6 +311,7 @@ static void plan_of_training(const mps_training_request *rq, const mps_training_
 	v->training = true;
 	v->model = &p->model;
 	v->have_fit = p->have_device;
+	v->host = p->have_device && p->device.hw.host_memory;
 	v->device = mps_device_label(&p->device);
 	v->fit = &p->fit.fit;
 	v->min_gpus = p->fit.min_num_gpus;
@@ -437,11 +440,11 @@ static void print_verdict(FILE *f, const plan_view *v)
 		return;
 	}
 	if (fit->fits)
-		fprintf(f, "FITS: %s per GPU of a %s budget; headroom %s\n", fbytes(total).s, fbytes(budget).s,
-			fbytes((double)fit->headroom_bytes).s);
+		fprintf(f, "FITS: %s %s of a %s budget; headroom %s\n", fbytes(total).s, v->host ? "in host memory" : "per GPU",
+			fbytes(budget).s, fbytes((double)fit->headroom_bytes).s);
 	else
-		fprintf(f, "DOES NOT FIT: %s per GPU against a %s budget; %s over\n", fbytes(total).s, fbytes(budget).s,
-			fbytes(-(double)fit->headroom_bytes).s);
+		fprintf(f, "DOES NOT FIT: %s %s against a %s budget; %s over\n", fbytes(total).s,
+			v->host ? "in host memory" : "per GPU", fbytes(budget).s, fbytes(-(double)fit->headroom_bytes).s);
 	if (fit->capacity_bytes != fit->budget_bytes)
 		fprintf(f, "  capacity:            %s (%s)\n", fbytes((double)fit->capacity_bytes).s, v->capacity_source);
 	term_label(binding, label, sizeof(label));
@@ -467,8 +470,9 @@ static void print_verdict(FILE *f, const plan_view *v)
 	else
 		fprintf(f, "  longest sequence:    none fits at %s %s\n", v->training ? "micro-batch" : "batch",
 			fcount((double)v->batch_size).s);
-	fprintf(f, "  smallest GPU count:  %s\n",
-		v->min_gpus ? fcount((double)v->min_gpus).s : "none up to the largest layout tried");
+	if (!v->host) /* a CPU is one host: no GPU counts */
+		fprintf(f, "  smallest GPU count:  %s\n",
+			v->min_gpus ? fcount((double)v->min_gpus).s : "none up to the largest layout tried");
 }
 
 static void print_performance(FILE *f, const plan_view *v)
@@ -491,7 +495,8 @@ static void print_breakdown(FILE *f, const plan_view *v)
 {
 	double total = (double)v->total_bytes;
 
-	fprintf(f, "\n%-22s %18s %10s %10s%s\n", "memory per GPU", "bytes", "GB", "GiB", v->training ? "" : "   share");
+	fprintf(f, "\n%-22s %18s %10s %10s%s\n", v->host ? "host memory" : "memory per GPU", "bytes", "GB", "GiB",
+		v->training ? "" : "   share");
 	for (size_t i = 0; i < v->nterms; i++) {
 		const mem_term *t = &v->terms[i];
 		double x = (double)t->bytes;
@@ -566,8 +571,9 @@ char *mpc_inference_plan_text(const mps_inference_request *rq, const mps_inferen
 char *mpc_training_plan_text(const mps_training_request *rq, const mps_training_plan *p, bool verbose,
 			     const char *hint)
 {
-	const mp_training_req *r = &rq->job.req;
+	const mp_training_req *r = &p->req; /* as planned: its defaults resolved */
 	const char *sharding = mpc_training_sharding_name(r->sharding);
+	const char *from = p->recompute_from ? p->recompute_from : "request";
 	uint64_t gpus = r->num_gpus ? r->num_gpus : 1;
 	char *text = NULL, *doc = NULL;
 	size_t len = 0;
@@ -585,11 +591,13 @@ char *mpc_training_plan_text(const mps_training_request *rq, const mps_training_
 	print_verdict(f, &v);
 	print_warnings(f, v.warnings);
 	print_breakdown(f, &v);
-	fprintf(f, "\nrequest: %s, %s, micro-batch %s x %s tokens, %s recomputation; %s GPU%s (data %s x tensor %s x "
+	fprintf(f, "\nrequest: %s, %s, micro-batch %s x %s tokens, %s recomputation%s; %s GPU%s (data %s x tensor %s x "
 		   "pipeline %s%s%s)\n",
 		mpc_training_precision_name(r->precision), mpc_training_optimizer_name(r->optimizer),
 		fcount((double)r->micro_batch_size).s, fcount((double)r->sequence_length).s,
-		mpc_training_recompute_name(r->recompute), fcount((double)gpus).s, gpus == 1 ? "" : "s",
+		r->recompute == MP_RECOMPUTE_NONE ? "no activation" : mpc_training_recompute_name(r->recompute),
+		strcmp(from, "finetune") == 0 ? " (QLoRA's default)" : strcmp(from, "default") == 0 ? " (the default)" : "",
+		fcount((double)gpus).s, gpus == 1 ? "" : "s",
 		fcount((double)p->mem.data_parallel_size).s,
 		fcount((double)(r->tensor_parallel_size ? r->tensor_parallel_size : 1)).s,
 		fcount((double)(r->pipeline_parallel_size ? r->pipeline_parallel_size : 1)).s,
@@ -612,6 +620,7 @@ struct mpc_fit_text {
 	double parameters;
 	size_t ndevices, nfit;
 	uint64_t fewest;	/* the smallest GPU count over the job's devices, 0 = none */
+	mps_warnings warnings;	/* the job's, printed under its verdict */
 	char fewest_on[160];	/* the devices that reach it */
 	bool failed;
 };
@@ -661,10 +670,11 @@ static mp_status t_begin(void *ctx, const mps_fit_request *rq, size_t ndevices)
 	return MP_OK;
 }
 
-static mp_status t_job_begin(void *ctx, const mps_fit_job *job, const mps_model *model)
+static mp_status t_job_begin(void *ctx, const mps_fit_job *job, const mps_model *model, const mps_warnings *warnings)
 {
 	mpc_fit_text *w = ctx;
 
+	w->warnings = *warnings;
 	snprintf(w->job_id, sizeof(w->job_id), "%s", job->id);
 	snprintf(w->model, sizeof(w->model), "%s", model->id[0] ? model->id : "inline model");
 	snprintf(w->kind, sizeof(w->kind), "%s", job->training ? "training" : "inference");
@@ -745,6 +755,8 @@ static mp_status t_job_end(void *ctx)
 	else
 		fprintf(w->f, "FITS on %zu of %zu device%s; fewest GPUs: %llu (%s)\n", w->nfit, w->ndevices,
 			w->ndevices == 1 ? "" : "s", (unsigned long long)w->fewest, w->fewest_on);
+	for (size_t i = 0; i < w->warnings.n && i < MPS_MAX_WARNINGS; i++)
+		fprintf(w->f, "  warning: %s\n", w->warnings.text[i]);
 	fputs(w->rows_text ? w->rows_text : "", w->f);
 	free(w->rows_text);
 	w->rows_text = NULL;

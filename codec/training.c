@@ -133,7 +133,8 @@ static void phase_write(mpc_out *w, const char *key, const mp_phase_memory *p, u
 static const char *const phase_keys[MP_TRAIN_PHASE_COUNT] = { "forward", "backward", "optimizer_step" };
 
 /* request: the fields as the planner took them. */
-static void request_write(mpc_out *w, const mp_training_req *r, const mp_training_memory *mem)
+static void request_write(mpc_out *w, const mp_training_req *r, const char *recompute_from,
+			  const mp_training_memory *mem)
 {
 	mpc_w_obj(w, "request");
 	mpc_w_str(w, "precision", precision_names[r->precision]);
@@ -142,13 +143,16 @@ static void request_write(mpc_out *w, const mp_training_req *r, const mp_trainin
 	mpc_w_u64(w, "sequence_length", r->sequence_length);
 	mpc_w_u64(w, "global_batch_size", r->micro_batch_size * mem->data_parallel_size * mem->gradient_accumulation_steps);
 	mpc_w_str(w, "activation_recomputation", recompute_names[r->recompute]);
+	mpc_w_str(w, "activation_recomputation_from", recompute_from ? recompute_from : "request");
 	mpc_w_str(w, "attention", attention_names[r->attention]);
 	/* what runs: eager, or the kernel SDPA picks for "fused" (flash, efficient, or its math fallback) */
 	mpc_w_str_or_null(w, "attention_kernel", mem->attention_kernel);
 	mpc_w_bool(w, "dropout", !r->no_dropout);
+	/* as the planner keeps the states: LoRA's and QLoRA's adapters are fp32 (PEFT), so are their moments */
 	mpc_w_str(w, "optimizer_state_dtype",
 		  r->optimizer_state_dtype != MP_DTYPE_INVALID ? mp_dtype_name(r->optimizer_state_dtype)
 		  : r->optimizer == MP_OPTIMIZER_ADAMW_8BIT    ? "int8"
+		  : r->finetune != MP_FINETUNE_FULL	     ? "fp32"
 		  : r->precision == MP_PRECISION_BF16	     ? "bf16"
 							     : "fp32");
 	mpc_w_str(w, "finetune", finetune_names[r->finetune]);
@@ -176,7 +180,7 @@ static void states_write(mpc_out *w, const mp_training_req *r, const mp_training
 	mpc_w_obj(w, "bytes_per_parameter");
 	mpc_w_str(w, "convention", mem->convention ? mem->convention : "");
 	mpc_w_str(w, "composition", mem->composition ? mem->composition : "");
-	mpc_w_u64(w, "weights", mem->weight_bytes_per_parameter);
+	mpc_w_num(w, "weights", mem->weight_bytes_per_parameter);
 	mpc_w_u64(w, "gradients", mem->gradient_bytes_per_parameter);
 	mpc_w_u64(w, "master_weights", mem->master_weight_bytes_per_parameter);
 	mpc_w_num(w, "optimizer_states", mem->optimizer_bytes_per_parameter);
@@ -334,6 +338,7 @@ mp_status mpc_training_decode(const cJSON *body, const char *pointer, bool allow
 	}
 	tb.req.convention = (mp_state_convention)tb.convention;
 	tb.req.recompute = (mp_recompute)tb.recompute;
+	j->recompute_given = cJSON_GetObjectItemCaseSensitive(body, "activation_recomputation") != NULL;
 	tb.req.attention = (mp_train_attention)tb.attention;
 	tb.req.sharding = (mp_sharding)tb.sharding;
 	tb.req.finetune = (mp_finetune)tb.finetune;
@@ -384,9 +389,10 @@ void mpc_training_plan_write(mpc_out *w, const mps_training_request *rq, const m
 {
 	mpc_w_obj(w, NULL);
 	mpc_model_write(w, "model", &p->model);
-	request_write(w, &rq->job.req, &p->mem);
-	states_write(w, &rq->job.req, &p->mem);
-	breakdown_write(w, &rq->job.req, p);
+	(void)rq;
+	request_write(w, &p->req, p->recompute_from, &p->mem);
+	states_write(w, &p->req, &p->mem);
+	breakdown_write(w, &p->req, p);
 	phases_write(w, &p->mem);
 	mpc_warnings_write(w, &p->warnings);
 	if (p->have_device) {
@@ -395,7 +401,8 @@ void mpc_training_plan_write(mpc_out *w, const mps_training_request *rq, const m
 		 * for "none" read as "needs no GPU" to a scheduler, so it is null too) */
 		mpc_w_obj(w, "fit");
 		mpc_fit_members_write(w, &p->fit.fit, &p->device, p->fit.min_num_gpus);
-		mpc_w_u64_or_null(w, "min_num_gpus", p->fit.min_num_gpus);
+		if (!p->device.hw.host_memory)
+			mpc_w_u64_or_null(w, "min_num_gpus", p->fit.min_num_gpus);
 		mpc_w_end(w);
 	}
 	mpc_w_end(w);

@@ -26,7 +26,9 @@ static const struct setting {
 	{ "max-body-bytes", K_SIZE, 1024, 1ULL << 30, "request body limit; larger bodies get 413 (default 1048576)" },
 	{ "connection-timeout", K_UINT, 1, 3600, "seconds a connection may stay idle, or stall mid-request, "
 						 "before it is closed (default 30)" },
-	{ "max-connections", K_UINT, 1, 65536, "concurrent connections; more are refused (default 1024)" },
+	{ "max-connections", K_UINT, 1, 65536,
+	  "concurrent connections; more wait in the kernel's accept queue until one closes, and near the limit the "
+	  "slowest to send their headers are closed first (default 1024)" },
 	{ "log-level", K_LEVEL, 0, 0, "debug, info (access lines), warn, error or off (default info)" },
 	{ "shutdown-timeout", K_UINT, 0, 3600, "seconds SIGTERM waits for requests in flight (default 10)" },
 	{ "token-file", K_TOKEN_FILE, 0, 0, "file holding the bearer token that writes need (MEMPLAN_TOKEN may hold "
@@ -309,14 +311,53 @@ mp_status mpd_config_load_env(mpd_config *cfg, mp_error *err)
 	return MP_OK;
 }
 
+/* One row: the flag and the variable in columns of kw and ew bytes, the meaning wrapped at word boundaries into the
+ * column after them (USAGE_WIDTH columns in all, at least 40 for the meaning). */
+#define USAGE_WIDTH 118
+static void usage_row(FILE *out, int kw, int ew, const char *flag, const char *env, const char *help)
+{
+	int col = 2 + kw + 1 + ew + 1, avail = USAGE_WIDTH - col < 40 ? 40 : USAGE_WIDTH - col;
+	const char *p = help;
+
+	fprintf(out, "  %-*s %-*s ", kw, flag, ew, env);
+	while (*p) {
+		int n = (int)strlen(p);
+
+		if (n > avail) { /* the last space that keeps the line within the column (a longer word stays whole) */
+			n = avail;
+			while (n > 0 && p[n] != ' ')
+				n--;
+			if (n == 0)
+				n = (int)strcspn(p, " ");
+		}
+		fprintf(out, "%.*s\n", n, p);
+		p += n;
+		while (*p == ' ')
+			p++;
+		if (*p)
+			fprintf(out, "%*s", col, "");
+	}
+}
+
 void mpd_config_usage(FILE *out)
 {
-	char name[64];
+	char name[64], flag[64];
+	int kw = (int)strlen("--config FILE"), ew = (int)strlen("MEMPLAN_CONFIG");
 
+	/* the columns as wide as their longest entry, so every row lines up */
 	for (size_t i = 0; i < NSETTINGS; i++) {
 		env_name(settings[i].key, name, sizeof(name));
-		fprintf(out, "  --%-20s %-28s %s\n", settings[i].key, name, settings[i].help);
+		if ((int)strlen(settings[i].key) + 2 > kw)
+			kw = (int)strlen(settings[i].key) + 2;
+		if ((int)strlen(name) > ew)
+			ew = (int)strlen(name);
 	}
-	fprintf(out, "  --%-20s %-28s %s\n", "config FILE", "MEMPLAN_CONFIG",
-		"read settings from FILE ('key = value' lines); the environment overrides it, flags override both");
+	fprintf(out, "  %-*s %-*s %s\n", kw, "flag", ew, "environment", "meaning");
+	for (size_t i = 0; i < NSETTINGS; i++) {
+		env_name(settings[i].key, name, sizeof(name));
+		snprintf(flag, sizeof(flag), "--%s", settings[i].key);
+		usage_row(out, kw, ew, flag, name, settings[i].help);
+	}
+	usage_row(out, kw, ew, "--config FILE", "MEMPLAN_CONFIG",
+		  "read settings from FILE ('key = value' lines); the environment overrides it, flags override both");
 }

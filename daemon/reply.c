@@ -200,13 +200,16 @@ static int queue(struct MHD_Connection *conn, int http, char *body, const char *
 
 		etag_of(body, etag, sizeof(etag));
 		if (inm && none_match(inm, etag)) {
-			free(body);
-			body = NULL;
 			http = 304;
 			rep->http_status = 304; /* what was sent, for the access log and metrics */
 		}
 	}
-	if (http == 204 || http == 304) {
+	if (http == 304 && body != NULL) {
+		/* The body stays with the response but is never sent (libmicrohttpd sends no content with a 304): its
+		 * Content-Length is then the length the 200 would have had, the only value RFC 9110 8.6 allows there.
+		 * libmicrohttpd 0.9.75 writes a Content-Length on every 304, so an empty response would say 0. */
+		r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+	} else if (http == 204 || http == 304) {
 		free(body);
 		body = NULL;
 		r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);

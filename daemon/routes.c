@@ -30,7 +30,7 @@ const mpd_route mpd_routes[] = {
 	{ "POST", "/v1/plan/training", mpd_h_plan_training, "format", PURE | JSON | MODEL },
 	{ "POST", "/v1/engine-check", mpd_h_engine_check, NULL, PURE | JSON | MODEL },
 	{ "POST", "/v1/roofline", mpd_h_roofline, NULL, PURE | JSON },
-	{ "GET", "/v1/devices/{id}/roofline.svg", mpd_h_device_roofline_svg, "op* ridge_dtype model batch_size context_tokens prompt_tokens weight_dtype kv_cache_dtype", 0 },
+	{ "GET", "/v1/devices/{id}/roofline.svg", mpd_h_device_roofline_svg, "op* ridge_dtype model batch_size context_tokens prompt_tokens tensor_parallel_size weight_dtype kv_cache_dtype compute_dtype", 0 },
 	{ "PUT", "/v1/devices/{id}", mpd_h_device_put, NULL, WRITE | JSON },
 	{ "PATCH", "/v1/devices/{id}", mpd_h_device_patch, NULL, WRITE | PATCH },
 	{ "DELETE", "/v1/devices/{id}", mpd_h_device_delete, NULL, WRITE },

@@ -928,6 +928,7 @@ static void row_to_device(sqlite3_stmt *st, mp_store_device *d)
 	d->fma_flops_per_second = sqlite3_column_double(st, 23);
 	d->memory_latency_seconds = sqlite3_column_double(st, 24);
 	col_text(st, 25, d->kind, sizeof(d->kind));
+	d->hw.host_memory = strcmp(d->kind, "cpu") == 0;
 	d->nvml_memory_bytes = (uint64_t)sqlite3_column_int64(st, 26);
 	col_text(st, 27, d->usable_memory_source, sizeof(d->usable_memory_source));
 }

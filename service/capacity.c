@@ -12,6 +12,8 @@
 typedef struct cap_ctx {
 	const mps_model *m;
 	const mps_capacity_request *r;
+	mps_inference_job job;		/* r's, its defaulted prefill warned once by the answer, not per row */
+	mps_warnings answer;		/* the answer's own warnings */
 	mps_inference_plan *plan;	/* heap: one row's plan at a time */
 	mps_capacity_fn fn;
 	void *ctx;
@@ -65,9 +67,11 @@ static mp_status cap_device(const mp_store_device *d, void *ctx)
 	snprintf(c->last, sizeof(c->last), "%s", d->id);
 	/* the plan endpoint's own evaluation of the same job on this device (one story: the row's concurrent
 	 * sequences are that plan's max_batch_size) */
-	st = mps_plan_inference_on(c->m, d, &c->r->job, c->plan, c->err);
+	st = mps_plan_inference_on(c->m, d, &c->job, c->plan, c->err);
 	if (st != MP_OK)
 		return st;
+	mps_warn_prefill_rows(&c->plan->prefill, &c->answer);
+	row.answer_warnings = &c->answer;
 	row.device = d;
 	row.plan = c->plan;
 	row.mem = c->plan->mem;
@@ -101,6 +105,8 @@ mp_status mps_capacity(mps_service *s, const mps_capacity_request *r, mps_model 
 	memset(&c, 0, sizeof(c));
 	c.m = model;
 	c.r = r;
+	c.job = r->job;
+	c.job.prefill_warned_by_answer = true;
 	c.fn = fn;
 	c.ctx = ctx;
 	c.err = err;

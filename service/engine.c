@@ -14,36 +14,41 @@
 
 #define GIB 1073741824.0
 
+/* The engine whose prefill default the plan took, for people. */
+static const char *prefill_basis(const mps_prefill_choice *c)
+{
+	return c->basis == MP_ENGINE_VLLM ? "vLLM" : c->basis == MP_ENGINE_SGLANG ? "SGLang" : "TensorRT-LLM";
+}
+
+/* One sentence: the chunk and whose default it is. The long explanation (what the chunk changes, where the rule
+ * is) is the answer's once, in its notes (mpc: the activations note), not repeated per plan or capacity row. */
 void mps_warn_prefill(const mps_inference_plan *p, mps_warnings *w)
 {
 	const mps_prefill_choice *c = &p->prefill;
-	const mp_inference_req *r = &p->job.req;
-	const mp_engine_version *rel;
-	uint64_t total;
+	char digits[24];
+	const mp_engine_version *rel = p->job.engine.version ? p->job.engine.version
+							     : mp_engine_version_find(c->basis, NULL);
+	const char *parts[] = {
+		"prefill: max_num_batched_tokens not given: forwards of ", mps_u64_text(c->max_num_batched_tokens, digits),
+		" tokens, ", prefill_basis(c), rel ? " " : "", rel ? rel->release : "", "'s default ",
+		p->have_device ? "on this device" : "with no device given", " (", c->device_class, "; chunked prefill ",
+		c->basis == MP_ENGINE_TRTLLM ? "as max_num_tokens schedules it" : c->chunked_prefill ? "on" : "off", ")"};
 
-	if (!c->defaulted || c->basis == MP_ENGINE_LLAMACPP || c->basis == MP_ENGINE_OLLAMA)
-		return; /* llama.cpp's forward is one ubatch: its engine block's context.n_ubatch */
-	rel = p->job.engine.version ? p->job.engine.version : mp_engine_version_find(c->basis, NULL);
-	total = p->opts.length_scope == MP_LENGTH_SHARED ? r->sequence_length : r->batch_size * r->sequence_length;
+	/* llama.cpp's and Ollama's forward is one ubatch: their engine block's context.n_ubatch says so */
+	if (c->defaulted && c->basis != MP_ENGINE_LLAMACPP && c->basis != MP_ENGINE_OLLAMA)
+		mps_warn_cat(w, parts, sizeof(parts) / sizeof(parts[0]));
+}
+
+void mps_warn_prefill_rows(const mps_prefill_choice *c, mps_warnings *w)
+{
+	if (!c->defaulted)
+		return;
 	mps_warn(w,
-		 "prefill: max_num_batched_tokens was not given, so the plan takes %s's default %s (%s): %llu tokens "
-		 "per forward, chunked prefill %s (%s, release %s). The prefill runs in forwards of %llu tokens (the batch holds "
-		 "%llu) and activations_bytes is one forward's; give max_num_batched_tokens to plan another chunk.",
-		 c->basis == MP_ENGINE_VLLM       ? "vLLM"
-		 : c->basis == MP_ENGINE_SGLANG   ? "SGLang"
-		 : c->basis == MP_ENGINE_LLAMACPP ? "llama.cpp"
-		 : c->basis == MP_ENGINE_OLLAMA   ? "Ollama"
-						  : "TensorRT-LLM",
-		 p->have_device ? "on this device" : "with no device given",
-		 c->device_class ? c->device_class : "", (unsigned long long)c->engine_default,
-		 c->basis == MP_ENGINE_TRTLLM ? "as the engine schedules it: a forward holds at most max_num_tokens"
-		 : c->chunked_prefill          ? "on"
-					       : "off: at least sequence_length per forward",
-		 c->basis == MP_ENGINE_VLLM     ? "vllm/engine/arg_utils.py get_batch_defaults"
-		 : c->basis == MP_ENGINE_SGLANG ? "sglang/srt/arg_groups/memory_hook.py handle_gpu_memory_settings"
-						: "TensorRT-LLM max_num_tokens",
-		 rel ? rel->release : "",
-		 (unsigned long long)c->max_num_batched_tokens, (unsigned long long)total);
+		 "prefill: max_num_batched_tokens not given: each row's prefill runs in forwards of %s's default for "
+		 "its device (the row's max_num_batched_tokens; chunked prefill %s)",
+		 prefill_basis(c), c->basis == MP_ENGINE_TRTLLM ? "as max_num_tokens schedules it"
+				   : c->chunked_prefill          ? "on"
+								 : "off");
 }
 
 /* The total memory an engine's rule reads: SGLang's nvidia-smi memory.total (NVML's figure, the profile's
@@ -67,6 +72,58 @@ static uint64_t job_tp(const mps_inference_job *j)
 	if (j->opts.tensor_parallel_size)
 		return j->opts.tensor_parallel_size;
 	return j->req.num_gpus ? j->req.num_gpus : 1;
+}
+
+const char *mps_budget_from(const mps_inference_job *j)
+{
+	if (j->engine.utilization_given)
+		return "request";
+	return j->engine.engine == MP_ENGINE_VLLM ? "engine_default" : "default";
+}
+
+void mps_warn_budget(const mps_inference_job *j, const mp_store_device *dev, double fraction, mps_warnings *w)
+{
+	mp_engine e = j->engine.engine;
+	mp_engine_defaults d;
+	uint64_t total = 0;
+	unsigned hundredths;
+
+	if (j->engine.utilization_given || e == MP_ENGINE_VLLM)
+		return; /* the request's, or the named engine's own default: said by request.gpu_memory_utilization_from */
+	if (dev && dev->hw.host_memory) {
+		mps_warn(w,
+			 "budget: the fit takes the whole of host memory (gpu_memory_utilization 1); a CPU engine sizes "
+			 "its KV cache by its own setting (vLLM's CPU backend VLLM_CPU_KVCACHE_SPACE, llama.cpp's -c): give "
+			 "gpu_memory_utilization for the share the job may use");
+		return;
+	}
+	if (fraction <= 0) { /* not known yet: the engine's table on dev */
+		if (dev)
+			total = e == MP_ENGINE_SGLANG && dev->nvml_memory_bytes ? dev->nvml_memory_bytes
+										  : mp_device_capacity_bytes(&dev->hw);
+		if (mp_engine_defaults_for(e == MP_ENGINE_NONE ? MP_ENGINE_VLLM : e, total, dev ? dev->name : NULL,
+					   job_tp(j), &d, NULL) != MP_OK)
+			return;
+		fraction = d.memory_fraction;
+	}
+	/* in hundredths, without printf (every plan without an engine says this) */
+	hundredths = (unsigned)(fraction * 100 + 0.5);
+	if (e == MP_ENGINE_NONE) {
+		char whole[24], frac[4] = {(char)('0' + hundredths % 100 / 10), (char)('0' + hundredths % 10), '\0'};
+		const char *parts[] = {"budget: no engine named, so the fit takes the whole capacity (gpu_memory_utilization "
+				       "1); vLLM would keep ",
+				       mps_u64_text(hundredths / 100, whole), ".", frac,
+				       " of it (its default gpu_memory_utilization): give engine, or gpu_memory_utilization"};
+
+		mps_warn_cat(w, parts, sizeof(parts) / sizeof(parts[0]));
+	} else
+		mps_warn(w,
+			 "budget: the fit takes the whole capacity (gpu_memory_utilization 1): %s sizes its KV pool by %s "
+			 "%.3g instead, which engine.predicted applies; give gpu_memory_utilization to hold the fit to a share",
+			 mp_engine_name(e), e == MP_ENGINE_SGLANG ? "mem_fraction_static" : "free_gpu_memory_fraction",
+			 e == MP_ENGINE_SGLANG && j->engine.mem_fraction_static > 0      ? j->engine.mem_fraction_static
+			 : e == MP_ENGINE_TRTLLM && j->engine.free_gpu_memory_fraction > 0 ? j->engine.free_gpu_memory_fraction
+											   : fraction);
 }
 
 mp_status mps_inference_opts_for(const mps_inference_job *j, const mp_store_device *dev, mp_inference_opts *out,
@@ -104,6 +161,7 @@ mp_status mps_inference_opts_on(const mps_inference_job *j, const mp_device *hw,
 	c.chunked_prefill = j->engine.chunked_prefill >= 0;
 	c.engine_default = d.max_num_batched_tokens;
 	c.device_class = d.device_class;
+	c.memory_fraction = d.memory_fraction;
 	if (e != MP_ENGINE_NONE && !j->engine.block_size_given)
 		out->kv_block_size = d.block_size;
 	if (e == MP_ENGINE_VLLM && !j->engine.utilization_given)

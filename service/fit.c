@@ -17,6 +17,7 @@
 /* One job at one GPU count in one defaults group, planned without a device: the byte terms the verdicts read. */
 typedef struct fit_cell {
 	uint64_t weights, kv, activations, overhead, total;
+	uint64_t host_total;		/* training on a CPU (mp_device.host_memory): no CUDA context nor cuBLAS workspace */
 	const char *binding_term;	/* training: the plan's binding term (static) */
 	bool valid;			/* false: this GPU count cannot hold the job's layout (a row "invalid_layout") */
 } fit_cell;
@@ -39,6 +40,7 @@ struct mps_fit_plan {
 	mps_model *models;		/* per job; a stored model resolved once and copied */
 	fit_class *classes;		/* njobs x ngroups (inference jobs) */
 	fit_cell *cells;		/* njobs x ngroups x ngpu_counts, job-major */
+	bool any_host;			/* a device is a CPU: training jobs are planned for it too */
 };
 
 static mp_status add_device(mps_fit_plan *p, const mp_store_device *d)
@@ -154,6 +156,12 @@ static mp_status group_devices(mps_fit_plan *p, mp_error *err)
 	return MP_OK;
 }
 
+/* A training cell's total on hw. */
+static uint64_t tm_total(const fit_cell *c, const mp_device *hw)
+{
+	return hw->host_memory ? c->host_total : c->total;
+}
+
 static const mps_model_ref *job_model(const mps_fit_job *j)
 {
 	return j->training ? &j->u.train.model : &j->u.inference.model;
@@ -265,6 +273,7 @@ static mp_status plan_training(const mps_fit_plan *p, const mps_fit_job *j, cons
 		mp_error e = MP_ERROR_INIT;
 		mp_status st;
 
+		mps_training_defaults(&j->u.train, &r); /* as the plan endpoint resolves it */
 		r.num_gpus = rq->gpu_counts[g];
 		r.json_pointer = j->u.train.pointer;
 		st = mp_plan_training(m->architecture_known ? &m->arch : NULL, &m->params, &r, &tm, g == 0 ? err : &e);
@@ -276,9 +285,13 @@ static mp_status plan_training(const mps_fit_plan *p, const mps_fit_job *j, cons
 		memset(&cells[g], 0, sizeof(cells[g]));
 		if (st == MP_OK) {
 			cells[g].valid = true;
-			cells[g].total = tm.total_bytes;
+			cells[g].total = cells[g].host_total = tm.total_bytes;
 			cells[g].binding_term = tm.binding_term;
 			valid++;
+			r.host_memory = true; /* the same layout on a CPU, as the plan endpoint plans it there */
+			if (p->any_host && mp_plan_training(m->architecture_known ? &m->arch : NULL, &m->params, &r, &tm, &e) ==
+						   MP_OK)
+				cells[g].host_total = tm.total_bytes;
 		}
 	}
 	return valid ? MP_OK : MP_EINVAL; /* err holds the first GPU count's reason */
@@ -399,6 +412,8 @@ mp_status mps_fit_prepare(mps_service *s, const mps_fit_request *rq, mps_fit_pla
 			     rq->njobs, p->ndevs, MPS_FIT_MAX_PAIRS);
 	if (st == MP_OK)
 		st = group_devices(p, err);
+	for (size_t d = 0; st == MP_OK && d < p->ndevs; d++)
+		p->any_host = p->any_host || p->devs[d].hw.host_memory;
 	per_job = (p->ngroups ? p->ngroups : 1) * rq->ngpu_counts;
 	if (st == MP_OK && ((p->cells = calloc(rq->njobs * per_job + 1, sizeof(*p->cells))) == NULL ||
 			    (p->classes = calloc(rq->njobs * (p->ngroups ? p->ngroups : 1) + 1, sizeof(*p->classes))) ==
@@ -444,7 +459,19 @@ mp_status mps_fit_emit(const mps_fit_plan *p, size_t job, const mps_fit_sink *si
 	size_t ng = p->ngroups ? p->ngroups : 1, per_job = ng * rq->ngpu_counts;
 	mps_fit_row rows[MPS_FIT_MAX_GPU_COUNTS];
 	mp_inference_memory mem;
-	mp_status st = sink->job_begin(ctx, j, &p->models[job]);
+	mps_warnings warnings;
+	mp_status st;
+
+	/* what every verdict of the job rests on, said once for the job */
+	memset(&warnings, 0, sizeof(warnings));
+	if (j->training) {
+		mp_training_req r = j->u.train.req;
+
+		mps_warn_recompute(mps_training_defaults(&j->u.train, &r), NULL, NULL, false, &warnings);
+	} else if (p->ndevs) {
+		mps_warn_budget(&j->u.inference, NULL, 0, &warnings);
+	}
+	st = sink->job_begin(ctx, j, &p->models[job], &warnings);
 
 	memset(&mem, 0, sizeof(mem));
 	for (size_t d = 0; d < p->ndevs && st == MP_OK; d++) {
@@ -468,7 +495,7 @@ mp_status mps_fit_emit(const mps_fit_plan *p, size_t job, const mps_fit_sink *si
 				mp_training_memory tm;
 
 				memset(&tm, 0, sizeof(tm));
-				tm.total_bytes = c->total;
+				tm.total_bytes = hw->host_memory ? c->host_total : c->total;
 				tm.binding_term = c->binding_term;
 				mp_training_verdict(&tm, hw, &fit); /* the plan endpoint's own rule */
 			} else {
@@ -480,7 +507,7 @@ mp_status mps_fit_emit(const mps_fit_plan *p, size_t job, const mps_fit_sink *si
 				mp_inference_on_device(&mem, &cls->req, hw, &mem); /* checked when prepared */
 				mp_fit_verdict(&mem, &cls->opts, hw, &fit);
 			}
-			row->total_bytes = j->training ? c->total : mem.total_bytes;
+			row->total_bytes = j->training ? tm_total(c, hw) : mem.total_bytes;
 			row->fits = fit.fits;
 			row->headroom_bytes = fit.headroom_bytes;
 			row->binding_term = fit.binding_term ? fit.binding_term : "weights";

@@ -147,6 +147,7 @@ static mp_status prepare_job(judge *j, mps_k8s_result *out, mp_error *err)
 	if (j->job.training) {
 		mp_training_req *r = &j->job.u.train.req;
 
+		mps_training_defaults(&j->job.u.train, r); /* as the plan endpoint resolves it */
 		if (!pod->num_gpus_given)
 			r->num_gpus = pod->gpus;
 		r->json_pointer = j->job.u.train.pointer;

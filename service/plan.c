@@ -149,6 +149,7 @@ mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, 
 	req = out->job.req;
 	req.json_pointer = out->job.pointer;
 	st = mps_inference_opts_for(&out->job, dev, &out->opts, &out->prefill, err);
+	out->budget_from = mps_budget_from(&out->job);
 	if (st == MP_OK && out->model.ckpt)
 		st = checkpoint_weights(out, &req, err);
 	if (st == MP_OK)
@@ -159,7 +160,8 @@ mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, 
 	out->ntp = mp_valid_tp_degrees(&out->model.arch, out->tp_degrees, MP_MAX_TP_DEGREES);
 	if (out->ntp > MP_MAX_TP_DEGREES)
 		out->ntp = MP_MAX_TP_DEGREES;
-	mps_warn_prefill(out, &out->warnings);
+	if (!out->job.prefill_warned_by_answer)
+		mps_warn_prefill(out, &out->warnings);
 	if (out->opts.tensor_parallel_size == 0 && req.num_gpus > 1)
 		mps_warn(&out->warnings,
 			 "tensor_parallel_size was not given, so the %llu GPUs of num_gpus hold one replica split by "
@@ -172,6 +174,7 @@ mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, 
 	mps_warn_context(&out->model.arch, req.sequence_length, out->opts.allow_beyond_max_position, &out->warnings);
 	mps_warn_kv_replication(&out->model.arch, &out->mem, &out->warnings);
 	if (dev) {
+		mps_warn_budget(&out->job, dev, out->prefill.memory_fraction, &out->warnings);
 		mps_warn_capacity(dev, &out->warnings);
 		mps_warn_runtime(dev, job->req.cuda_context_bytes, &out->warnings);
 		st = performance(&out->model, &req, &out->opts, &out->mem, &dev->hw, out->mem.tensor_parallel_size,
@@ -268,6 +271,7 @@ mp_status mps_plan_training(mps_service *s, const mps_training_request *rq, mps_
 
 	memset(out, 0, sizeof(*out));
 	req.json_pointer = rq->job.pointer;
+	out->recompute_from = mps_training_defaults(&rq->job, &req);
 	st = mps_model_resolve(s, &rq->job.model, &out->model, err);
 	if (st == MP_ENOTFOUND && rq->device.given && !rq->device.inline_profile)
 		return mps_lookups_note(s, NULL, &rq->device, mp_error_keep(err, st), err);
@@ -279,11 +283,33 @@ mp_status mps_plan_training(mps_service *s, const mps_training_request *rq, mps_
 		return st;
 	if (out->have_device && req.cuda_context_bytes == 0 && out->device.hw.cuda_context_bytes)
 		req.cuda_context_bytes = out->device.hw.cuda_context_bytes;
+	if (out->have_device) /* a CPU: no CUDA context, no cuBLAS workspaces */
+		req.host_memory = out->device.hw.host_memory;
 	arch = out->model.architecture_known ? &out->model.arch : NULL;
 	st = mp_plan_training_fit(arch, &out->model.params, &req, out->have_device ? &out->device.hw : NULL, &out->mem,
 				  &out->fit, err);
 	if (st != MP_OK)
 		return st;
+	out->req = req;
+	out->req.json_pointer = NULL;
+	if (strcmp(out->recompute_from, "default") == 0 && out->mem.activations_known) {
+		/* the verdict rests on the default: when it does not fit, say what full recomputation would give */
+		mp_training_memory *full = NULL;
+		mp_training_fit full_fit;
+		mp_training_req r = req;
+		mp_error e = MP_ERROR_INIT;
+
+		r.recompute = MP_RECOMPUTE_FULL;
+		if (out->have_device && !out->fit.fit.fits && (full = malloc(sizeof(*full))) != NULL &&
+		    mp_plan_training_fit(arch, &out->model.params, &r, &out->device.hw, full, &full_fit, &e) != MP_OK) {
+			free(full);
+			full = NULL;
+		}
+		mps_warn_recompute(out->recompute_from, &out->mem, full, full && full_fit.fit.fits, &out->warnings);
+		free(full);
+	} else if (out->mem.activations_known) { /* states_only: no activations for it to change */
+		mps_warn_recompute(out->recompute_from, &out->mem, NULL, false, &out->warnings);
+	}
 	mps_warn_model(&out->model, &out->warnings);
 	if (out->model.architecture_known)
 		mps_warn_compressed_kv(&out->model.arch, false, &out->warnings);

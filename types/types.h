@@ -208,6 +208,8 @@ typedef struct mps_inference_job {
 	bool int4_scheme_given;		/* int4_scheme, or weight_dtype gptq / awq, was in the request */
 	bool int4_group_size_given;
 	bool include_tensors;		/* "include": ["tensors"]: the plan lists the model's tensors (a single plan) */
+	bool prefill_warned_by_answer;	/* a capacity row: the answer warns of a defaulted prefill chunk once, so the
+					   row's plan does not */
 } mps_inference_job;
 
 /* How the prefill chunk (max_num_batched_tokens) of a plan was chosen. */
@@ -218,6 +220,8 @@ typedef struct mps_prefill_choice {
 	mp_engine basis;		/* whose rule (MP_ENGINE_VLLM when no engine is named) */
 	uint64_t engine_default;	/* the engine's default for the device, before the caps below */
 	const char *device_class;	/* static text: the branch of the engine's rule */
+	double memory_fraction;		/* the same engine's default share of the GPU (vLLM gpu_memory_utilization,
+					   SGLang mem_fraction_static, TensorRT-LLM free_gpu_memory_fraction) */
 } mps_prefill_choice;
 
 /* One launch argument of an engine's command line. */
@@ -362,6 +366,7 @@ typedef struct mps_inference_plan {
 	mps_performance perf;		/* with a device (recurrent layers included: planner/step.c) */
 	mp_inference_opts opts;		/* the options the plan ran with (mps_inference_opts_for) */
 	mps_prefill_choice prefill;
+	const char *budget_from;	/* static: where opts.gpu_memory_utilization came from (mps_budget_from) */
 	bool have_engine;		/* the request named an engine */
 	mps_engine_block engine;
 	mps_tensor_list tensors;	/* job.include_tensors: rows on the heap (mps_inference_plan_release) */
@@ -547,6 +552,7 @@ typedef struct mps_training_job {
 	mps_model_ref model;
 	mp_training_req req;		/* req.json_pointer points at `pointer`; req.no_dropout from "dropout" */
 	char pointer[64];
+	bool recompute_given;		/* activation_recomputation was in the request (else mps_training_defaults) */
 } mps_training_job;
 
 typedef struct mps_training_request {
@@ -556,6 +562,8 @@ typedef struct mps_training_request {
 
 typedef struct mps_training_plan {
 	mps_model model;
+	mp_training_req req;		/* the request as planned: its defaults resolved (mps_training_defaults) */
+	const char *recompute_from;	/* static: "request", "finetune" (QLoRA's recipe) or "default" */
 	mps_warnings warnings;
 	mp_training_memory mem;
 	bool have_device;
@@ -618,7 +626,8 @@ typedef struct mps_fit_device {
 typedef struct mps_fit_sink {
 	/* once the devices are known, before the first job */
 	mp_status (*begin)(void *ctx, const mps_fit_request *rq, size_t ndevices);
-	mp_status (*job_begin)(void *ctx, const mps_fit_job *job, const mps_model *model);
+	/* warnings: what the job's verdicts rest on that it did not say (the budget, a defaulted recomputation) */
+	mp_status (*job_begin)(void *ctx, const mps_fit_job *job, const mps_model *model, const mps_warnings *warnings);
 	mp_status (*device)(void *ctx, const mps_fit_device *dev, const mps_fit_row *rows, size_t nrows,
 			    uint64_t smallest_gpu_count);
 	mp_status (*job_end)(void *ctx);
@@ -651,6 +660,9 @@ typedef struct mps_capacity_row {
 	double decode_tokens_per_second_per_sequence;	/* 0 = unknown or does not fit */
 	double decode_tokens_per_second_at_max_concurrency;
 	bool decode_compute_bound;
+	/* what the whole answer rests on, once (a defaulted prefill chunk, whose value each row names), so far; borrowed
+	 * for the callback */
+	const mps_warnings *answer_warnings;
 } mps_capacity_row;
 
 typedef mp_status (*mps_capacity_fn)(void *ctx, const mps_capacity_row *row);
@@ -681,6 +693,7 @@ typedef struct mps_roofline_transformer {
 	bool batch_given, context_given, prompt_given;	/* else 1 and the 4096-token defaults (stopped at the
 							   model's context) */
 	bool activation_given;
+	bool tp_given;			/* req.tensor_parallel_size given (else 1: one GPU) */
 	char pointer[24];		/* "/transformer", or "?" for the chart's query */
 } mps_roofline_transformer;
 
@@ -728,6 +741,7 @@ typedef struct mps_roofline_result {
 						   stopped below the model's context) */
 	const char *prompt_tokens_from;	/* static: "request", "default" or "model_context" */
 	const char *activation_dtype_from;	/* static: "request" or "default" (mp_step_activation_dtype) */
+	const char *tensor_parallel_size_from;	/* static: "request" or "default" (1) */
 	mp_step decode, prefill;
 	uint64_t decode_compute_bound_batch;	/* 0 = none */
 } mps_roofline_result;
