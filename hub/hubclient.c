@@ -53,10 +53,10 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ctx)
 		f->over = true;
 		return 0; /* aborts the transfer */
 	}
-	if (f->len + take > f->cap) {
+	if (f->len + take + 1 > f->cap) { /* + 1: the body is kept NUL-terminated (callers parse it as text) */
 		size_t cap = f->cap ? f->cap : 4096;
 		uint8_t *nb;
-		while (cap < f->len + take)
+		while (cap < f->len + take + 1)
 			cap *= 2;
 		if ((nb = realloc(f->buf, cap)) == NULL)
 			return 0;
@@ -65,6 +65,7 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ctx)
 	}
 	memcpy(f->buf + f->len, data, take);
 	f->len += take;
+	f->buf[f->len] = 0;
 	if (f->want && f->len >= f->want)
 		return n == take ? n : 0; /* done: the rest of a whole-file answer is not read */
 	return n;
@@ -258,6 +259,8 @@ mp_status mph_hub_get(const mph_hub *h, const char *repo, const char *revision, 
 			     f.len, repo, file, (unsigned long long)length, (unsigned long long)offset);
 	}
 out:
+	if (st == MP_OK && f.buf == NULL && (f.buf = calloc(1, 1)) == NULL) /* an empty body: "" */
+		st = mp_fail(err, MP_ENOMEM, "/model/hf_repo", "out of memory reading %s/%s", repo, file);
 	if (st == MP_OK) {
 		out->data = f.buf;
 		out->len = f.len;

@@ -13,6 +13,7 @@ token never appears in the daemon's log or answers.
 Usage: check_server.py BUILD_DIR (build/, holding memplan and tests/hub_server). Standard library and
 huggingface_hub only.
 """
+import http.client
 import json
 import os
 import shutil
@@ -133,6 +134,13 @@ def main():
                         return r.status, json.load(r)
                 except urllib.error.HTTPError as e:
                     return e.code, json.load(e)
+                except (OSError, http.client.HTTPException):
+                    # no answer at all: the daemon died (a sanitizer's report is in its log)
+                    daemon.poll()
+                    with open(logp, errors="replace") as g:
+                        sys.stderr.write("the daemon gave no answer (exit %s); its log:\n%s" % (daemon.returncode,
+                                                                                         g.read()[-20000:]))
+                    raise
 
             code, doc = plan("acme/hub-llama")
             check(code == 200 and doc["memory"]["weights_bytes"] == total,
