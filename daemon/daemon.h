@@ -25,7 +25,10 @@
 /* kube-scheduler sends every feasible Node object (10 to 20 KB each with GFD and NFD labels and the image list):
  * 5,000 nodes are 50 to 100 MB */
 #define MPD_DEFAULT_K8S_MAX_BODY_BYTES (128 * 1024 * 1024)
+/* bodies being read and answers waiting to be sent, daemon-wide: two of the largest extender calls */
+#define MPD_DEFAULT_REQUEST_MEMORY_BYTES (256 * 1024 * 1024)
 #define MPD_MAX_URL_BYTES 4096			/* longer request targets get 414 */
+#define MPD_MAX_QUERY_ARGS 64			/* more query arguments get 414 (no route takes that many) */
 /* per connection: request line + headers must fit (else 431). libmicrohttpd 0.9.75 zeroes the whole pool after
  * every request (MHD_pool_reset): 64 KiB cost ~65,000 instructions per request, as much as a plan; 16 KiB holds a
  * 4 KiB path (414 beyond) and 11 KiB of headers. */
@@ -55,6 +58,14 @@ typedef struct mpd_config {
 					   (at least 1) */
 	unsigned int header_timeout_seconds;	/* a connection must send its request line and headers within this */
 	unsigned int max_connections_per_ip;	/* 0 = no per-address limit */
+	char allowed_hosts[1024];	/* Host names served without a token besides loopback ones (framing.h) */
+	unsigned int body_timeout_seconds;	/* a body must arrive whole within this of its headers (guard.h) */
+	unsigned int send_timeout_seconds;	/* an answer must be sent within this, plus its size at the minimum
+					 * rate (guard.h) */
+	size_t min_transfer_bytes_per_second;	/* a body or an answer moving slower over a window is cut (guard.h) */
+	size_t max_request_memory_bytes;	/* bytes held for bodies and answers in flight, daemon-wide (budget.h) */
+	size_t max_request_memory_bytes_per_ip;	/* the same per client address; 0 = --k8s-max-body-bytes +
+						 * --max-body-bytes */
 } mpd_config;
 
 typedef struct mpd_daemon {

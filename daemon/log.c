@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "../codec/json.h"
 #include "log.h"
 
 static const char *const names[] = { "debug", "info", "warn", "error", "off" };
@@ -87,8 +88,42 @@ void mpd_vlog(mpd_log_level min, mpd_log_level lvl, const char *fmt, va_list ap)
 	emit(o);
 }
 
+/*
+ * src as text a log line can carry unchanged: well-formed UTF-8 is kept, every byte of an ill-formed sequence is
+ * written as \xNN (so "/v1/x%FF" logged from the raw target shows "\xff", never the raw byte, which is not JSON
+ * text). Cut at a sequence boundary when dst is too small. Worked example: "a\xc3(" -> "a\xc3(" as 7 characters.
+ */
+static void escape_utf8(char *dst, size_t cap, const char *src)
+{
+	size_t len = strlen(src), i = 0, o = 0;
+
+	while (i < len && o + 1 < cap) {
+		size_t bad = mpc_utf8_invalid_at(src + i, len - i);
+
+		if (bad > 0) { /* the valid run, as it is */
+			size_t n = bad < cap - 1 - o ? bad : cap - 1 - o;
+
+			while (n > 0 && n < bad && ((unsigned char)src[i + n] & 0xC0) == 0x80)
+				n--; /* not in the middle of a character */
+			if (n == 0)
+				break;
+			memcpy(dst + o, src + i, n);
+			o += n;
+			i += n;
+			continue;
+		}
+		if (o + 4 >= cap)
+			break;
+		snprintf(dst + o, cap - o, "\\x%02x", (unsigned char)src[i]);
+		o += 4;
+		i++;
+	}
+	dst[o] = '\0';
+}
+
 void mpd_log_access(mpd_log_level min, const mpd_access *a)
 {
+	char method[80], path[800];
 	mpd_log_level lvl = (a->status >= 500 || a->status == 0) ? MPD_LOG_WARN : MPD_LOG_INFO;
 	cJSON *o;
 
@@ -98,8 +133,10 @@ void mpd_log_access(mpd_log_level min, const mpd_access *a)
 	if (o == NULL)
 		return;
 	cJSON_AddStringToObject(o, "msg", "access");
-	cJSON_AddStringToObject(o, "method", a->method ? a->method : "");
-	cJSON_AddStringToObject(o, "path", a->path ? a->path : "");
+	escape_utf8(method, sizeof(method), a->method ? a->method : "");
+	escape_utf8(path, sizeof(path), a->path ? a->path : "");
+	cJSON_AddStringToObject(o, "method", method);
+	cJSON_AddStringToObject(o, "path", path);
 	cJSON_AddStringToObject(o, "route", a->route ? a->route : "unmatched");
 	cJSON_AddNumberToObject(o, "status", a->status);
 	cJSON_AddNumberToObject(o, "duration_seconds", a->duration_seconds);

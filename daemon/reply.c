@@ -95,7 +95,7 @@ bool mpd_if_match(const char *header, const char *tag)
 
 /* Whether an If-None-Match header value matches tag: "*" or any listed tag, compared weakly (RFC 9110 13.1.2:
  * W/ prefixes are ignored for If-None-Match). */
-static bool none_match(const char *header, const char *tag)
+bool mpd_if_none_match(const char *header, const char *tag)
 {
 	size_t tlen = strlen(tag);
 	const char *p = header;
@@ -204,7 +204,7 @@ static int queue(struct MHD_Connection *conn, int http, char *body, const char *
 		const char *inm = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
 
 		etag_of(body, etag, sizeof(etag));
-		if (inm && none_match(inm, etag)) {
+		if (inm && mpd_if_none_match(inm, etag)) {
 			free(body);
 			body = NULL;
 			http = 304;

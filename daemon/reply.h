@@ -16,6 +16,9 @@ bool mpd_document_etag(const cJSON *doc, char *out, size_t len);
 /* Whether an If-Match header value matches tag (RFC 9110 section 13.1.1: "*" or a listed tag, compared strongly:
  * a weak W/ tag never matches). */
 bool mpd_if_match(const char *header, const char *tag);
+/* Whether an If-None-Match header value matches tag (RFC 9110 section 13.1.2: "*" or a listed tag, compared
+ * weakly: W/ prefixes are ignored). */
+bool mpd_if_none_match(const char *header, const char *tag);
 
 /* Queues the response for a handler's result on conn. `extra_allow` is the Allow header for 405 (or NULL).
  * Consumes rep->json and rep->text; sets rep->http_status to the status sent. Returns the libmicrohttpd result. */

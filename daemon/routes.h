@@ -77,5 +77,11 @@ mp_status mpd_h_slurm_fit_table(mpd_request *req, mpd_reply *rep);	/* h_slurm.c 
 /* If-Match of a write against the stored document it replaces (h_devices.c): MP_OK when absent or matching, else
  * MP_EPRECONDITION (412) naming the current ETag. */
 mp_status mpd_check_if_match(const mpd_request *req, const cJSON *stored, mp_error *err);
+/*
+ * A PUT's or DELETE's preconditions (RFC 9110 section 13.2.2, in its order) against the stored document, NULL
+ * when none is stored (h_devices.c): If-Match fails on a missing resource or another tag; If-None-Match fails on an
+ * existing resource for "*" (create only) or a matching tag. MP_OK, or MP_EPRECONDITION (412) naming the header.
+ */
+mp_status mpd_check_preconditions(const mpd_request *req, const cJSON *stored, mp_error *err);
 
 #endif /* MPD_ROUTES_H */

@@ -23,6 +23,7 @@
 #include "../codec/calib.h"
 #include "../codec/json.h"
 #include "auth.h"
+#include "framing.h"
 #include "guard.h"
 #include "log.h"
 #include "metrics.h"
@@ -44,6 +45,9 @@ typedef struct req_state {
 	char path[160];			/* for the access log, truncated */
 } req_state;
 
+/* *req_cls of a request whose query had more arguments than any route takes (uri_seen): they were never parsed. */
+static int many_args;
+
 void mpd_config_defaults(mpd_config *cfg)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -62,6 +66,10 @@ void mpd_config_defaults(mpd_config *cfg)
 	cfg->k8s_headroom_floor_percent = 10;
 	cfg->k8s_max_body_bytes = MPD_DEFAULT_K8S_MAX_BODY_BYTES;
 	cfg->header_timeout_seconds = 10;
+	cfg->body_timeout_seconds = 60;
+	cfg->send_timeout_seconds = 60;
+	cfg->min_transfer_bytes_per_second = 4096;
+	cfg->max_request_memory_bytes = MPD_DEFAULT_REQUEST_MEMORY_BYTES;
 }
 
 mp_status mpd_parse_listen(const char *s, mpd_config *cfg, mp_error *err)
@@ -161,7 +169,7 @@ static void completed(void *cls, struct MHD_Connection *conn, void **req_cls, en
 	char remote[INET6_ADDRSTRLEN];
 	mpd_access a;
 
-	if (rs == NULL)
+	if (rs == NULL || *req_cls == (void *)&many_args) /* answered by libmicrohttpd before the handler ran */
 		return;
 	memset(&a, 0, sizeof(a));
 	a.method = rs->method;
@@ -236,69 +244,21 @@ static enum MHD_Result refuse_framing(struct MHD_Connection *conn, req_state *rs
 	return mpd_reply_send(conn, st, &rep, NULL) == MHD_YES ? MHD_YES : MHD_NO;
 }
 
-typedef struct header_scan {
-	char nul_in[64];	/* the first header whose value holds a NUL byte, or "" */
-} header_scan;
-
-static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
-				   const char *value, size_t value_size)
-{
-	header_scan *h = cls;
-
-	(void)kind;
-	if (value && memchr(value, '\0', value_size)) {
-		mpc_utf8_sanitize(h->nul_in, sizeof(h->nul_in), key_size ? key : "(empty)");
-		return MHD_NO;
-	}
-	return MHD_YES;
-}
-
-/* Whether v, without surrounding blanks, is exactly "chunked" (any case): the only transfer coding taken. */
-static bool only_chunked(const char *v)
-{
-	size_t n;
-
-	while (*v == ' ' || *v == '\t')
-		v++;
-	n = strlen(v);
-	while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t'))
-		n--;
-	return n == 7 && strncasecmp(v, "chunked", 7) == 0;
-}
-
 /*
- * The request's framing, checked before anything of it is used (what libmicrohttpd 0.9.75 lets through; the rest
- * it refuses itself, see README "HTTP"): the version (HTTP/1.0 or HTTP/1.1; 505), Host on HTTP/1.1 (RFC 9112
- * section 3.2; 400), a NUL inside a header value (RFC 9110 section 5.5; 400: "Bearer <token>\0junk" must not read as
- * the token), Content-Length together with Transfer-Encoding (RFC 9112 section 6.1; 400) and a transfer coding other
- * than chunked (501). Each closes the connection. MHD_YES with rs->status still 0 when all is well.
+ * The request's head, checked before anything of it is used (framing.h): its framing (what libmicrohttpd 0.9.75
+ * lets through; the rest it refuses itself, see README "HTTP") and, without a token, its Host (DNS rebinding). Each
+ * refusal closes the connection. MHD_YES with rs->status still 0 when all is well.
  */
-static enum MHD_Result check_framing(struct MHD_Connection *conn, req_state *rs, const char *version)
+static enum MHD_Result check_head(const mpd_daemon *d, struct MHD_Connection *conn, req_state *rs, const char *version)
 {
-	const char *te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
-	header_scan h = { "" };
-	char msg[160];
+	mp_error e = MP_ERROR_INIT;
+	int http = 400;
+	mp_status st = mpd_framing_check(conn, version, &http, &e);
 
-	if (version == NULL || (strcmp(version, MHD_HTTP_VERSION_1_1) != 0 && strcmp(version, MHD_HTTP_VERSION_1_0) != 0))
-		return refuse_framing(conn, rs, MP_EFRAMING, 505, "",
-				      "this server speaks HTTP/1.1 and HTTP/1.0 only (behind a proxy for HTTP/2)");
-	if (strcmp(version, MHD_HTTP_VERSION_1_1) == 0 &&
-	    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST) == NULL)
-		return refuse_framing(conn, rs, MP_EFRAMING, 400, "Host",
-				      "an HTTP/1.1 request needs a Host header (RFC 9112 section 3.2)");
-	MHD_get_connection_values_n(conn, MHD_HEADER_KIND, scan_header, &h);
-	if (h.nul_in[0]) {
-		snprintf(msg, sizeof(msg), "the %s header holds a NUL byte; header values are text", h.nul_in);
-		return refuse_framing(conn, rs, MP_EFRAMING, 400, h.nul_in, msg);
-	}
-	if (te && MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH))
-		return refuse_framing(conn, rs, MP_EFRAMING, 400, "Transfer-Encoding",
-				      "Content-Length and Transfer-Encoding together: the body's length is ambiguous "
-				      "(RFC 9112 section 6.1); send one of them");
-	if (te && !only_chunked(te))
-		return refuse_framing(conn, rs, MP_EUNSUPPORTED, 501, "Transfer-Encoding",
-				      "the only transfer coding taken is chunked (send the body plain, with "
-				      "Content-Length, or chunked)");
+	if (st == MP_OK && (st = mpd_host_check(&d->cfg, conn, &e)) != MP_OK)
+		http = 403;
+	if (st != MP_OK)
+		return refuse_framing(conn, rs, st, http, e.field, e.message);
 	return MHD_YES;
 }
 
@@ -745,8 +705,33 @@ static enum MHD_Result reply_error(struct MHD_Connection *conn, req_state *rs, m
 	return ret;
 }
 
+/*
+ * libmicrohttpd's URI log callback, called with the request target before it parses the query arguments into the
+ * connection's memory (MHD_OPTION_URI_LOG_CALLBACK; its return value is the request's first *req_cls). More than
+ * MPD_MAX_QUERY_ARGS arguments would not fit in the 16 KiB pool: libmicrohttpd 0.9.75 then closes the connection
+ * without an answer. So the query is cleared (in libmicrohttpd's own buffer, which it parses next) and the request
+ * marked, to be answered 414 in problem+json.
+ */
+static void *uri_seen(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	char *q = strchr(uri, '?');
+	size_t n = 1;
+
+	(void)cls;
+	(void)conn;
+	if (q == NULL)
+		return NULL;
+	for (const char *p = q; *p; p++)
+		n += *p == '&';
+	if (n <= MPD_MAX_QUERY_ARGS)
+		return NULL;
+	memset(q, 0, strlen(q));
+	return &many_args;
+}
+
 /* The first call for a request, with the headers complete: per-request state, the route (so a request cut off
- * mid-body is logged under it), and a declared body over the cap refused before it is read. */
+ * mid-body is logged under it), the head checked (framing, Host), a write's token (before libmicrohttpd would send
+ * 100 Continue for its body), and a declared body over the cap refused before it is read. */
 static enum MHD_Result on_headers(mpd_daemon *d, struct MHD_Connection *conn, const char *url, const char *method,
 				  const char *version, void **req_cls)
 {
@@ -754,18 +739,33 @@ static enum MHD_Result on_headers(mpd_daemon *d, struct MHD_Connection *conn, co
 	const char *id;
 	const mpd_route *route;
 	unsigned long long declared;
+	bool many = *req_cls == &many_args;
 	req_state *rs = request_begin(d, method, url);
 
 	if (d->guard) /* the headers are in: this request met its deadline (guard.h) */
 		mpd_guard_headers_done(d->guard, MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT)->socket_context);
+	*req_cls = rs;
 	if (rs == NULL)
 		return MHD_NO;
-	*req_cls = rs;
 	route = mpd_route_find(method, url, idbuf, sizeof(idbuf), &id, allow, sizeof(allow));
 	if (route)
 		rs->route = route->pattern;
-	if (check_framing(conn, rs, version) == MHD_NO || rs->status)
+	if (check_head(d, conn, rs, version) == MHD_NO || rs->status)
 		return rs->status ? MHD_YES : MHD_NO;
+	if (many) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg), "the query has more than %d arguments, more than any endpoint takes",
+			 MPD_MAX_QUERY_ARGS);
+		return refuse_framing(conn, rs, MP_ETOOLARGE, 414, "?", msg);
+	}
+	if (route && (route->flags & MPD_ROUTE_WRITE)) {
+		mp_error e = MP_ERROR_INIT;
+		mp_status st = mpd_auth_request(d, true, conn, &e); /* auth.h */
+
+		if (st != MP_OK)
+			return refuse_framing(conn, rs, st, mpd_http_status(st), e.field, e.message);
+	}
 	rs->max_body = route && (route->flags & MPD_ROUTE_LARGE_BODY) ? d->cfg.k8s_max_body_bytes : d->cfg.max_body_bytes;
 	if (content_length(conn, &declared) && declared > rs->max_body)
 		return too_large(conn, rs, rs->max_body);
@@ -828,15 +828,18 @@ static mp_status check_query(struct MHD_Connection *conn, const mpd_route *route
 /* ?pretty (every route: indented JSON) and ?format (the routes that list it: json or text) into rep and req. */
 static mp_status read_format(struct MHD_Connection *conn, const mpd_route *route, mpd_request *req, mpd_reply *rep)
 {
-	const char *pretty = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "pretty");
+	const char *pretty = NULL;
+	size_t pretty_len = 0;
+	bool pretty_given = MHD_lookup_connection_value_n(conn, MHD_GET_ARGUMENT_KIND, "pretty", 6, &pretty, &pretty_len) ==
+			    MHD_YES;
 	const char *format = route->query && in_list(route->query, "format")
 				     ? MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "format")
 				     : NULL;
 
-	if (pretty) {
-		if (strcmp(pretty, "true") == 0 || strcmp(pretty, "1") == 0 || pretty[0] == '\0')
+	if (pretty_given) { /* "?pretty" and "?pretty=" say neither: refused, not guessed */
+		if (pretty && (strcmp(pretty, "true") == 0 || strcmp(pretty, "1") == 0))
 			rep->pretty = true;
-		else if (strcmp(pretty, "false") != 0 && strcmp(pretty, "0") != 0) {
+		else if (pretty == NULL || (strcmp(pretty, "false") != 0 && strcmp(pretty, "0") != 0)) {
 			rep->http_status = 422;
 			return mp_fail(&rep->err, MP_EINVAL, "?pretty", "pretty must be true or false (1 or 0)");
 		}
@@ -850,14 +853,10 @@ static mp_status read_format(struct MHD_Connection *conn, const mpd_route *route
 	return MP_OK;
 }
 
-/* The route's policy, from its flags, before any handler runs: the token for a write, the media type of a JSON
- * body, the query arguments. MP_OK to go on; otherwise rep holds the answer. */
-static mp_status admit(const mpd_daemon *d, struct MHD_Connection *conn, const mpd_route *route, mpd_reply *rep)
+/* The route's policy, from its flags, before any handler runs (a write's token was checked with the headers): the
+ * media type of a JSON body, the query arguments. MP_OK to go on; otherwise rep holds the answer. */
+static mp_status admit(struct MHD_Connection *conn, const mpd_route *route, mpd_reply *rep)
 {
-	mp_status st = mpd_auth_request(d, (route->flags & MPD_ROUTE_WRITE) != 0, conn, &rep->err); /* auth.h */
-
-	if (st != MP_OK)
-		return st;
 	if (route->flags & MPD_ROUTE_JSON_BODY) {
 		bool patch = (route->flags & MPD_ROUTE_MERGE_PATCH) != 0;
 		const char *ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
@@ -916,7 +915,7 @@ static enum MHD_Result on_request(mpd_daemon *d, struct MHD_Connection *conn, re
 				NULL);
 	memset(&rep, 0, sizeof(rep));
 	memset(&req, 0, sizeof(req));
-	st = admit(d, conn, route, &rep);
+	st = admit(conn, route, &rep);
 	if (st != MP_OK)
 		return reply_error(conn, rs, st, &rep);
 	/* the decoders record every problem of the request here, so one 422 names them all (without it: the first) */
@@ -991,7 +990,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
 {
 	mpd_daemon *d = cls;
 
-	if (*req_cls == NULL)
+	if (*req_cls == NULL || *req_cls == &many_args)
 		return on_headers(d, conn, url, method, version, req_cls);
 	if (*upload_data_size > 0)
 		return on_body_chunk(d, conn, *req_cls, upload_data, upload_data_size);
@@ -1177,6 +1176,7 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 				  MHD_OPTION_CONNECTION_LIMIT, d->cfg.connection_limit,
 				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)MPD_CONNECTION_MEMORY_BYTES,
 				  MHD_OPTION_UNESCAPE_CALLBACK, unescape, d, MHD_OPTION_NOTIFY_CONNECTION, on_connection, d,
+				  MHD_OPTION_URI_LOG_CALLBACK, uri_seen, d,
 				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, d->cfg.max_connections_per_ip, MHD_OPTION_END);
 	if (d->mhd == NULL) {
 		mpd_guard_free(d->guard);

@@ -645,6 +645,19 @@ mp_status mps_device_delete(mps_service *s, const char *id, const char *actor, m
 mp_status mps_device_update(mps_service *s, const char *id, const char *actor,
 			    mp_status (*change)(void *ctx, mp_store_device *d, mp_error *err), void *ctx, mp_error *err);
 
+/*
+ * A write's precondition (RFC 9110 section 13.1: If-Match, If-None-Match), judged inside the write's own
+ * transaction on the row it would replace or remove: current is that row, or NULL when there is none. It returns
+ * MP_OK to go on, anything else (MP_EPRECONDITION) to abandon the write with its error.
+ */
+typedef mp_status (*mps_device_precondition)(void *ctx, const mp_store_device *current, mp_error *err);
+/* mps_device_put and mps_device_delete with check(ctx, current) first, in one transaction: no other write can come
+ * between the check and the write. check NULL = none. Errors: check's, then those of the unchecked calls. */
+mp_status mps_device_put_if(mps_service *s, const mp_store_device *d, const char *actor, mps_device_precondition check,
+			    void *ctx, bool *created, mp_error *err);
+mp_status mps_device_delete_if(mps_service *s, const char *id, const char *actor, mps_device_precondition check,
+			       void *ctx, mp_error *err);
+
 /* A model to store: its config text (owned by the caller) and the architecture decoded from it (codec/). */
 typedef struct mps_model_input {
 	char id[MP_STORE_ID_MAX];
@@ -668,6 +681,14 @@ mp_status mps_model_update(mps_service *s, const char *id, const char *actor,
 			   mp_status (*change)(void *ctx, const mp_store_model *m, mps_model_input *in, char **owned,
 					       mp_error *err),
 			   void *ctx, mp_error *err);
+
+/* As mps_device_precondition, for a model (current: the stored row, NULL when there is none). */
+typedef mp_status (*mps_model_precondition)(void *ctx, const mp_store_model *current, mp_error *err);
+/* mps_model_put and mps_model_delete with check(ctx, current) first, in one transaction (as mps_device_put_if). */
+mp_status mps_model_put_if(mps_service *s, const mps_model_input *in, const char *actor, mps_model_precondition check,
+			   void *ctx, bool *created, mp_error *err);
+mp_status mps_model_delete_if(mps_service *s, const char *id, const char *actor, mps_model_precondition check,
+			      void *ctx, mp_error *err);
 
 /* Every device and every user model, in id order, through the callbacks (ctx passed on). Errors: the store's,
  * those the callbacks return. */

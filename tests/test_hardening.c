@@ -692,7 +692,7 @@ static void limit_256(mpd_config *cfg)
  */
 static void test_connection_limit_no_stall(void **state)
 {
-	static const char req[] = "GET /v1/health HTTP/1.1\r\nHost: t\r\n\r\n";
+	static const char req[] = "GET /v1/health HTTP/1.1\r\nHost: localhost\r\n\r\n";
 	mpd_daemon d;
 	char dir[64];
 	int socks[256];
@@ -732,7 +732,7 @@ static void header_deadline_2s(mpd_config *cfg)
  * closed when its headers pass --header-timeout (2 s here), not left open. */
 static void test_header_deadline(void **state)
 {
-	static const char part[] = "GET /v1/health HTTP/1.1\r\nHost: t\r\nX-Slow: ";
+	static const char part[] = "GET /v1/health HTTP/1.1\r\nHost: localhost\r\nX-Slow: ";
 	mpd_daemon d;
 	char dir[64];
 	int s;
@@ -855,17 +855,17 @@ static void test_framing(void **state)
 {
 	fixture *f = *state;
 	uint16_t p = f->d.bound_port;
-	static const char smuggle[] = "POST /v1/roofline HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+	static const char smuggle[] = "POST /v1/roofline HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
 				      "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
-				      "GET /v1/health HTTP/1.1\r\nHost: t\r\n\r\n";
-	static const char xchunked[] = "POST /v1/roofline HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+				      "GET /v1/health HTTP/1.1\r\nHost: localhost\r\n\r\n";
+	static const char xchunked[] = "POST /v1/roofline HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
 				       "Transfer-Encoding: xchunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n";
-	static const char gzip[] = "POST /v1/roofline HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+	static const char gzip[] = "POST /v1/roofline HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
 				   "Transfer-Encoding: gzip, chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n";
 	static const char nohost[] = "GET /v1/health HTTP/1.1\r\n\r\n";
-	static const char v19[] = "GET /v1/health HTTP/1.9\r\nHost: t\r\n\r\n";
+	static const char v19[] = "GET /v1/health HTTP/1.9\r\nHost: localhost\r\n\r\n";
 	static const char ok10[] = "GET /v1/health HTTP/1.0\r\n\r\n";
-	static const char chunked_ok[] = "POST /v1/roofline HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+	static const char chunked_ok[] = "POST /v1/roofline HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
 					 "Transfer-Encoding: Chunked\r\nConnection: close\r\n\r\n"
 					 "b\r\n{\"device\":\"\r\n11\r\nh100-sxm5-80gb\",\"\r\n8\r\nops\":[]}\r\n0\r\n\r\n";
 
