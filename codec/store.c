@@ -61,6 +61,7 @@ cJSON *mpc_health_json(const mps_health *h)
 	mpc_add_num(db, "schema_version", h->schema_version);
 	cJSON_AddBoolToObject(db, "writable", h->db_writable);
 	mpc_add_str_or_null(db, "problem", h->db_problem);
+	mpc_add_str_or_null(db, "notice", h->db_notice);
 	gpu = cJSON_AddObjectToObject(o, "gpu");
 	cJSON_AddBoolToObject(gpu, "available", h->gpu_available);
 	cJSON_AddBoolToObject(gpu, "kernels_built_in", h->kernels_built_in);

@@ -122,6 +122,7 @@ void mps_health_get(mps_service *s, mps_health *h)
 	h->db_path = s->db_path;
 	h->schema_version = mp_store_user_version(s->store);
 	h->db_writable = mp_store_write_state(s->store, h->db_problem, sizeof(h->db_problem)) == MP_STORE_WRITABLE;
+	snprintf(h->db_notice, sizeof(h->db_notice), "%s", mp_store_open_notice(s->store));
 	h->kernels_built_in = mp_calib_built_in();
 	pthread_mutex_lock(&s->lock);
 	if (!s->gpu_probed) {

@@ -220,7 +220,8 @@ static void test_metrics(void **state)
 		http_do(&f->d, "GET", "/metrics", NULL, NULL, NULL, &r);
 		/* each request's completion runs on its own connection's thread: wait for both, not only the last */
 		if (tries >= 200 || (strstr(r.body ? r.body : "", "code=\"304\"} 1\n") != NULL &&
-				     strstr(r.body ? r.body : "", "code=\"404\"} 1\n") != NULL))
+				     strstr(r.body ? r.body : "", "code=\"404\"} 1\n") != NULL &&
+				     strstr(r.body ? r.body : "", "/v1/health\",method=\"GET\",code=\"200\"} 1\n") != NULL))
 			break;
 		http_resp_free(&r);
 		usleep(10000);
