@@ -568,7 +568,9 @@ static void check_acked(const char *db, const acker *a)
 
 		snprintf(id, sizeof(id), "%s-0", a->prefix);
 		assert_int_equal(mp_store_device_get(s, id, &d, &err), MP_OK);
-		if (d.hw.memory_bytes != (UINT64_C(1) << 30) * (uint64_t)(n + 1))
+		/* that write or a later one (a write refused after its commit, because the -wal went while it ran, is
+		 * kept too: refused is not acknowledged) */
+		if (d.hw.memory_bytes < (UINT64_C(1) << 30) * (uint64_t)(n + 1))
 			fail_msg("the acknowledged update of %s (write %d) is gone: %llu bytes", id, n,
 				 (unsigned long long)d.hw.memory_bytes);
 	}
