@@ -276,6 +276,11 @@ static bool find_duplicate(const cJSON *v, char *ptr, size_t cap, mp_status *sta
 	return false;
 }
 
+bool mpc_find_duplicate(const cJSON *v, char *ptr, size_t cap, mp_status *status)
+{
+	return find_duplicate(v, ptr, cap, status);
+}
+
 mp_status mpc_parse_body(const char *body, size_t len, cJSON **out, mp_error *err)
 {
 	const char *end = NULL;

@@ -901,7 +901,7 @@ out:
 	free(b);
 }
 
-static void read_pod(const cJSON *p, mps_k8s_pod *pod)
+void mpc_k8s_read_pod(const cJSON *p, mps_k8s_pod *pod)
 {
 	const cJSON *meta = member(p, "metadata"), *spec = member(p, "spec");
 	uint64_t sum = 0, init = 0;
@@ -967,7 +967,7 @@ static void label_string(mps_k8s_node *n, const cJSON *labels, const char *name,
 	snprintf(out, len, "%s", v);
 }
 
-static mp_status read_node(const cJSON *item, size_t i, const mps_k8s_pod *pod, mps_k8s_node *n, mp_error *err)
+mp_status mpc_k8s_read_node(const cJSON *item, size_t i, const mps_k8s_pod *pod, mps_k8s_node *n, mp_error *err)
 {
 	const cJSON *meta = member(item, "metadata"), *labels = member(meta, "labels");
 	const cJSON *alloc = member(member(item, "status"), "allocatable"), *q;
@@ -1049,7 +1049,7 @@ mp_status mpc_k8s_args_decode(const cJSON *body, mpc_k8s_args *out, mp_error *er
 	if (n > MPS_K8S_MAX_NODES)
 		return mp_fail(err, MP_ETOOLARGE, "/Nodes/items", "%zu nodes is more than the %d one call may carry", n,
 			       MPS_K8S_MAX_NODES);
-	read_pod(pod, &out->rq.pod);
+	mpc_k8s_read_pod(pod, &out->rq.pod);
 	out->rq.nodes = calloc(n ? n : 1, sizeof(*out->rq.nodes));
 	out->items = calloc(n ? n : 1, sizeof(*out->items));
 	if (out->rq.nodes == NULL || out->items == NULL) {
@@ -1058,7 +1058,7 @@ mp_status mpc_k8s_args_decode(const cJSON *body, mpc_k8s_args *out, mp_error *er
 	}
 	cJSON_ArrayForEach(it, kids(items))
 	{
-		mp_status st = read_node(it, out->rq.nnodes, &out->rq.pod, &out->rq.nodes[out->rq.nnodes], err);
+		mp_status st = mpc_k8s_read_node(it, out->rq.nnodes, &out->rq.pod, &out->rq.nodes[out->rq.nnodes], err);
 
 		if (st != MP_OK) {
 			mpc_k8s_args_free(out);
@@ -1075,8 +1075,15 @@ void mpc_k8s_args_free(mpc_k8s_args *a)
 		return;
 	free(a->rq.nodes);
 	free((void *)a->items);
+	free(a->echo);
+	free(a->echo_at);
+	free(a->echo_len);
+	cJSON_Delete(a->pod_tree);
 	a->rq.nodes = NULL;
 	a->items = NULL;
+	a->echo = NULL;
+	a->echo_at = a->echo_len = NULL;
+	a->pod_tree = NULL;
 	a->rq.nnodes = 0;
 }
 
@@ -1120,7 +1127,7 @@ cJSON *mpc_k8s_filter_json(const mpc_k8s_args *a, const mps_k8s_result *r)
 		switch (nr->verdict) {
 		case MPS_K8S_PASS:
 			/* the node's own object, not a copy: a reference printed in place */
-			if (items)
+			if (items && a->items) /* (arguments read as a stream echo their texts: mpc_k8s_filter_pieces) */
 				mpc_append(items, cJSON_CreateObjectReference(a->items[i]->child));
 			mpc_append(names, cJSON_CreateString(name));
 			break;

@@ -79,6 +79,7 @@ typedef struct mpd_daemon {
 	atomic_uint heavy_in_flight;	/* HEAVY routes computing now (server.c), at most max_heavy_requests */
 	unsigned int heavy_limit;	/* max_heavy_requests as applied */
 	struct mpd_guard *guard;	/* connections still sending their headers (server.c: the header deadline) */
+	struct mpd_budget *budget;	/* bytes held for requests in flight (budget.h); made by mpd_start */
 } mpd_daemon;
 
 /* A decoded request, borrowed by the handler for the duration of the call. */
@@ -92,6 +93,9 @@ typedef struct mpd_request {
 	const cJSON *json;		/* the parsed body of a MPD_ROUTE_JSON_BODY route (strict: codec/json.h), else NULL */
 	void *conn;			/* struct MHD_Connection *, for query arguments and headers */
 	bool text;			/* ?format=text on a route that takes it: the answer for people (text/plain) */
+	/* MPD_ROUTE_K8S_STREAM: the extender body as it was decoded while it arrived (codec/k8s_stream.h), owned by
+	 * the server; a handler whose answer keeps using it takes it (sets this to NULL and frees it later) */
+	struct mpc_k8s_args *k8s;
 } mpd_request;
 
 /* What a handler produces. On MP_OK, `json` (owned; freed by the reply writer) and `http_status` (0 = 200).
@@ -115,6 +119,8 @@ typedef struct mpd_reply {
 	ssize_t (*stream_read)(void *ctx, char *buf, size_t max);
 	void (*stream_free)(void *ctx);
 	void *stream_ctx;
+	uint64_t stream_length;		/* the bytes the stream produces when known (a Content-Length), 0 = unknown */
+	bool stream_ready;		/* the stream copies out an answer already computed: a heavy slot goes back now */
 } mpd_reply;
 
 typedef mp_status (*mpd_handler)(mpd_request *req, mpd_reply *rep);

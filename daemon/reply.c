@@ -162,7 +162,8 @@ static void stream_release(void *cls)
 	free(s);
 }
 
-/* A 200 answer produced while it is sent, in chunks (HTTP/1.1 chunked transfer coding). */
+/* A 200 answer produced while it is sent: with a Content-Length when its size is known, else in chunks (HTTP/1.1
+ * chunked transfer coding). */
 static int queue_stream(struct MHD_Connection *conn, mpd_reply *rep)
 {
 	stream *s = malloc(sizeof(*s));
@@ -179,7 +180,8 @@ static int queue_stream(struct MHD_Connection *conn, mpd_reply *rep)
 	rep->stream_read = NULL;
 	rep->stream_free = NULL;
 	rep->stream_ctx = NULL;
-	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_reader, s, stream_release);
+	r = MHD_create_response_from_callback(rep->stream_length ? rep->stream_length : MHD_SIZE_UNKNOWN, 64 * 1024,
+					      stream_reader, s, stream_release);
 	if (r == NULL) {
 		stream_release(s);
 		return MHD_NO;

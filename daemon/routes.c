@@ -13,6 +13,7 @@
 #define PATCH (MPD_ROUTE_JSON_BODY | MPD_ROUTE_MERGE_PATCH)
 #define LARGE MPD_ROUTE_LARGE_BODY
 #define HEAVY MPD_ROUTE_HEAVY
+#define STREAM MPD_ROUTE_K8S_STREAM
 
 const mpd_route mpd_routes[] = {
 	{ "GET", "/", mpd_h_web, NULL, 0 },
@@ -44,8 +45,8 @@ const mpd_route mpd_routes[] = {
 	{ "DELETE", "/v1/calibrations/{id}", mpd_h_calibration_cancel, NULL, WRITE },
 	{ "GET", "/metrics", mpd_h_metrics, NULL, 0 },
 	/* kube-scheduler's extender (urlPrefix .../v1/k8s, filterVerb filter, prioritizeVerb prioritize) */
-	{ "POST", "/v1/k8s/filter", mpd_h_k8s_filter, NULL, JSON | LARGE | HEAVY },
-	{ "POST", "/v1/k8s/prioritize", mpd_h_k8s_prioritize, NULL, JSON | LARGE | HEAVY },
+	{ "POST", "/v1/k8s/filter", mpd_h_k8s_filter, NULL, JSON | LARGE | HEAVY | STREAM },
+	{ "POST", "/v1/k8s/prioritize", mpd_h_k8s_prioritize, NULL, JSON | LARGE | HEAVY | STREAM },
 	/* Slurm's job_submit.lua reads this table (deploy/slurm) */
 	{ "POST", "/v1/slurm/fit-table", mpd_h_slurm_fit_table, NULL, PURE | JSON | HEAVY },
 };

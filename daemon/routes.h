@@ -33,6 +33,10 @@ typedef struct mpd_route {
 /* The work grows with the request (every job x device x GPU count, every stored device): at most
  * --max-heavy-requests of them compute at once (a cached answer does not count); more get 503 with Retry-After. */
 #define MPD_ROUTE_HEAVY 32u
+/* The body is kube-scheduler's ExtenderArgs, read as it arrives (codec/k8s_stream.h) and never held whole: the media
+ * type is checked with the headers, the decoder's limits are refused as they are passed, and the handler gets the
+ * decoded arguments in mpd_request.k8s instead of a tree. */
+#define MPD_ROUTE_K8S_STREAM 64u
 
 extern const mpd_route mpd_routes[];
 extern const size_t mpd_route_count;

@@ -7,6 +7,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -22,7 +23,9 @@
 
 #include "../codec/calib.h"
 #include "../codec/json.h"
+#include "../codec/k8s_stream.h"
 #include "auth.h"
+#include "budget.h"
 #include "framing.h"
 #include "guard.h"
 #include "log.h"
@@ -43,7 +46,24 @@ typedef struct req_state {
 	bool heavy;			/* holds one of the --max-heavy-requests slots (given back when computed) */
 	char method[16];
 	char path[160];			/* for the access log, truncated */
+	unsigned flags;			/* the route's MPD_ROUTE_* (0 when none matched) */
+	size_t expect;			/* the declared Content-Length (0: none), the body buffer's first size */
+	char remote[48];		/* the client's address, the budget's key (budget.h) */
+	size_t charged;			/* bytes taken from the budget (given back at completion) */
+	mpc_k8s_stream *k8s;		/* an extender body read as it arrives (MPD_ROUTE_K8S_STREAM) */
+	/* a refusal decided while the body was arriving (libmicrohttpd 0.9.75 cannot queue an answer mid-body): the
+	 * rest is read and dropped, and this is the answer when the body ends */
+	mp_status late;
+	int late_http;
+	unsigned late_retry;
+	mp_error late_err;
 } req_state;
+
+/* A request that held this much (body, extender texts, answer) gives the freed memory back to the system when it
+ * ends (malloc_trim): glibc keeps freed heap for reuse otherwise, and a 127 MiB body would stay resident. */
+#define TRIM_AFTER_BYTES (8 * 1024 * 1024)
+
+static mp_status charge(mpd_daemon *d, req_state *rs, size_t n, mp_error *err);
 
 /* *req_cls of a request whose query had more arguments than any route takes (uri_seen): they were never parsed. */
 static int many_args;
@@ -188,6 +208,13 @@ static void completed(void *cls, struct MHD_Connection *conn, void **req_cls, en
 		mpd_metrics_request_end(d->metrics, rs->route, rs->method, a.status, a.duration_seconds);
 	mpd_log_access((mpd_log_level)d->cfg.log_level, &a);
 	free(rs->body);
+	mpc_k8s_stream_free(rs->k8s);
+	if (d->budget)
+		mpd_budget_give(d->budget, rs->remote, rs->charged);
+#ifdef __GLIBC__
+	if (rs->charged >= TRIM_AFTER_BYTES)
+		malloc_trim(0);
+#endif
 	free(rs);
 	*req_cls = NULL;
 }
@@ -200,7 +227,7 @@ static bool append(req_state *rs, const char *data, size_t n, size_t max)
 		return true;
 	}
 	if (rs->len + n + 1 > rs->cap) {
-		size_t cap = rs->cap ? rs->cap : 4096;
+		size_t cap = rs->cap ? rs->cap : rs->expect >= rs->len + n ? rs->expect + 1 : 4096;
 		char *p;
 
 		while (cap < rs->len + n + 1)
@@ -499,8 +526,8 @@ static void heavy_done(mpd_daemon *d, req_state *rs, mpd_reply *rep)
 
 	if (!rs->heavy)
 		return;
-	if (rep->stream_read == NULL || (s = calloc(1, sizeof(*s))) == NULL) {
-		if (rep->stream_read == NULL) {
+	if (rep->stream_read == NULL || rep->stream_ready || (s = calloc(1, sizeof(*s))) == NULL) {
+		if (rep->stream_read == NULL || rep->stream_ready) {
 			atomic_fetch_sub(&d->heavy_in_flight, 1);
 			rs->heavy = false;
 		}
@@ -742,6 +769,9 @@ static enum MHD_Result on_headers(mpd_daemon *d, struct MHD_Connection *conn, co
 	bool many = *req_cls == &many_args;
 	req_state *rs = request_begin(d, method, url);
 
+	if (rs)
+		remote_of(conn, rs->remote, sizeof(rs->remote));
+
 	if (d->guard) /* the headers are in: this request met its deadline (guard.h) */
 		mpd_guard_headers_done(d->guard, MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT)->socket_context);
 	*req_cls = rs;
@@ -766,30 +796,120 @@ static enum MHD_Result on_headers(mpd_daemon *d, struct MHD_Connection *conn, co
 		if (st != MP_OK)
 			return refuse_framing(conn, rs, st, mpd_http_status(st), e.field, e.message);
 	}
+	rs->flags = route ? route->flags : 0;
 	rs->max_body = route && (route->flags & MPD_ROUTE_LARGE_BODY) ? d->cfg.k8s_max_body_bytes : d->cfg.max_body_bytes;
 	if (content_length(conn, &declared) && declared > rs->max_body)
 		return too_large(conn, rs, rs->max_body);
+	if (rs->flags & MPD_ROUTE_K8S_STREAM) {
+		/* read as it arrives: the media type is judged before a byte of it is */
+		mpc_k8s_limits lim;
+
+		if (!json_media_type(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE), false))
+			return refuse_framing(conn, rs, MP_EINVAL, 415, "Content-Type",
+					      "the request body must be JSON: send it with 'Content-Type: application/json' "
+					      "(curl: -H 'Content-Type: application/json')");
+		mpc_k8s_limits_default(&lim);
+		rs->k8s = mpc_k8s_stream_new(&lim, route->handler == mpd_h_k8s_filter);
+		if (rs->k8s == NULL)
+			return MHD_NO;
+	} else if (content_length(conn, &declared) && declared > 0) {
+		/* a body held whole: its bytes are taken from the budget before it is read, refused at once when they do
+		 * not fit */
+		mp_error e = MP_ERROR_INIT;
+
+		rs->expect = (size_t)declared;
+		if (charge(d, rs, rs->expect + 1, &e) != MP_OK) {
+			mpd_reply rep;
+
+			memset(&rep, 0, sizeof(rep));
+			rep.http_status = 503;
+			rep.retry_after = 1;
+			rep.close = true;
+			rep.err = e;
+			rs->status = 503;
+			return mpd_reply_send(conn, MP_EOVERLOADED, &rep, NULL) == MHD_YES ? MHD_YES : MHD_NO;
+		}
+	}
 	return MHD_YES;
 }
 
-/* A chunk of the body: kept below the cap; past it, answered now (or the connection closed). */
+/*
+ * Takes n more bytes from the budget for the request (budget.h). MP_OK, or MP_EOVERLOADED in err saying which
+ * bound it would pass (then nothing is taken).
+ */
+static mp_status charge(mpd_daemon *d, req_state *rs, size_t n, mp_error *err)
+{
+	mpd_budget_bound why = d->budget ? mpd_budget_take(d->budget, rs->remote, n) : MPD_BUDGET_OK;
+
+	if (why == MPD_BUDGET_OK) {
+		rs->charged += n;
+		return MP_OK;
+	}
+	if (why == MPD_BUDGET_TOTAL)
+		return mp_fail(err, MP_EOVERLOADED, "",
+			       "the daemon holds %zu of its %zu bytes for requests in flight (bodies being read, answers "
+			       "being sent; --max-request-memory-bytes): this one would pass it; retry after a second",
+			       mpd_budget_used(d->budget), mpd_budget_total(d->budget));
+	return mp_fail(err, MP_EOVERLOADED, "",
+		       "requests from %s hold %zu of the %zu bytes one client address may (--max-request-memory-bytes-"
+		       "per-ip): this one would pass it; retry when they are answered",
+		       rs->remote, mpd_budget_used_by(d->budget, rs->remote), mpd_budget_per_address(d->budget));
+}
+
+/* The request's budget brought to `held` bytes (what its buffers hold now): takes the growth. */
+static mp_status charge_to(mpd_daemon *d, req_state *rs, size_t held, mp_error *err)
+{
+	return held > rs->charged ? charge(d, rs, held - rs->charged, err) : MP_OK;
+}
+
+/* A refusal found mid-body: memory let go now, the answer when the body ends (on_request). */
+static void refuse_late(mpd_daemon *d, req_state *rs, mp_status st, int http, unsigned retry, const mp_error *e)
+{
+	rs->late = st;
+	rs->late_http = http;
+	rs->late_retry = retry;
+	rs->late_err = *e;
+	rs->late_err.all = NULL;
+	mpc_k8s_stream_free(rs->k8s);
+	rs->k8s = NULL;
+	free(rs->body);
+	rs->body = NULL;
+	rs->len = rs->cap = 0;
+	if (d->budget)
+		mpd_budget_give(d->budget, rs->remote, rs->charged);
+	rs->charged = 0;
+}
+
+/* A chunk of the body: an extender body fed to its decoder, any other kept below the cap; past the cap, answered
+ * now (or the connection closed); past a decoder's limit or the budget, dropped from then on and answered at the
+ * end. */
 static enum MHD_Result on_body_chunk(mpd_daemon *d, struct MHD_Connection *conn, req_state *rs,
 				     const char *upload_data, size_t *upload_data_size)
 {
-	rs->received += *upload_data_size;
-	if (rs->status) { /* answered already (413, a framing error): the rest is read and dropped */
-		*upload_data_size = 0;
+	size_t n = *upload_data_size;
+	mp_error e = MP_ERROR_INIT;
+	mp_status st;
+
+	rs->received += n;
+	*upload_data_size = 0;
+	if (rs->status || rs->late != MP_OK) /* answered already, or refused: the rest is read and dropped */
+		return MHD_YES;
+	if (rs->received > rs->max_body) /* (a chunked body: a declared one was refused with the headers) */
+		return too_large(conn, rs, rs->max_body);
+	if (rs->k8s) {
+		st = mpc_k8s_stream_feed(rs->k8s, upload_data, n, &e);
+		if (st == MP_OK)
+			st = charge_to(d, rs, mpc_k8s_stream_held(rs->k8s), &e);
+		if (st != MP_OK)
+			refuse_late(d, rs, st, mpd_http_status(st), st == MP_EOVERLOADED ? 1 : 0, &e);
 		return MHD_YES;
 	}
-	(void)d;
-	if (!append(rs, upload_data, *upload_data_size, rs->max_body))
+	if (!append(rs, upload_data, n, rs->max_body))
 		return MHD_NO;
-	*upload_data_size = 0;
-	if (rs->too_large) {
-		/* a chunked body crossed the cap: answer now when libmicrohttpd lets a response be queued mid-body,
-		 * else close the connection rather than read the rest */
+	if (rs->too_large)
 		return too_large(conn, rs, rs->max_body);
-	}
+	if ((st = charge_to(d, rs, rs->cap, &e)) != MP_OK)
+		refuse_late(d, rs, st, 503, 1, &e);
 	return MHD_YES;
 }
 
@@ -897,6 +1017,14 @@ static enum MHD_Result on_request(mpd_daemon *d, struct MHD_Connection *conn, re
 		return MHD_YES;
 	if (rs->too_large)
 		return too_large(conn, rs, rs->max_body);
+	if (rs->late != MP_OK) { /* refused while the body arrived (on_body_chunk) */
+		memset(&rep, 0, sizeof(rep));
+		rep.http_status = rs->late_http;
+		rep.retry_after = rs->late_retry;
+		rep.close = true;
+		rep.err = rs->late_err;
+		return reply_error(conn, rs, rs->late, &rep);
+	}
 	if (strlen(url) > MPD_MAX_URL_BYTES) {
 		char msg[96];
 
@@ -945,7 +1073,18 @@ static enum MHD_Result on_request(mpd_daemon *d, struct MHD_Connection *conn, re
 	req.body_len = rs->len;
 	req.conn = conn;
 	rep.cacheable = strcmp(route->method, "GET") == 0;
-	if (route->flags & MPD_ROUTE_JSON_BODY) {
+	if (rs->k8s) { /* an extender body, read as it came: its decoded arguments */
+		req.k8s = calloc(1, sizeof(*req.k8s));
+		st = req.k8s ? mpc_k8s_stream_finish(rs->k8s, req.k8s, &rep.err) : mp_fail(&rep.err, MP_ENOMEM, "", "out of memory");
+		mpc_k8s_stream_free(rs->k8s);
+		rs->k8s = NULL;
+		if (st != MP_OK) {
+			free(req.k8s);
+			ret = reply_error(conn, rs, st, &rep);
+			free(all);
+			return ret;
+		}
+	} else if (route->flags & MPD_ROUTE_JSON_BODY) {
 		/* one strict parse for every JSON route: a malformed body never reaches a handler */
 		st = mpc_parse_body(req.body, req.body_len, &body, &rep.err);
 		if (st != MP_OK) {
@@ -957,6 +1096,23 @@ static enum MHD_Result on_request(mpd_daemon *d, struct MHD_Connection *conn, re
 	}
 	st = dispatch(d, route, &req, &rep, rs);
 	cJSON_Delete(body);
+	if (req.k8s) { /* not taken by the handler's answer */
+		mpc_k8s_args_free(req.k8s);
+		free(req.k8s);
+	}
+	/* an answer held whole until it is sent counts in the budget of bytes in flight */
+	if (st == MP_OK && rep.text) {
+		mp_error e = MP_ERROR_INIT;
+
+		if (charge(d, rs, strlen(rep.text), &e) != MP_OK) {
+			free(rep.text);
+			rep.text = NULL;
+			rep.err = e;
+			rep.retry_after = 1;
+			rep.http_status = 0;
+			st = MP_EOVERLOADED;
+		}
+	}
 	if (fst != MP_OK && (st == MP_OK || st == MP_EINVAL)) {
 		/* the answer it would have been is not sent: the query's problem (and the handler's, in rep.err.all) */
 		cJSON_Delete(rep.json);
@@ -1159,6 +1315,15 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 						    : 1;
 	atomic_init(&d->heavy_in_flight, 0);
 	open_file_limit(d);
+	if (d->budget == NULL &&
+	    (d->budget = mpd_budget_new(d->cfg.max_request_memory_bytes,
+					d->cfg.max_request_memory_bytes_per_ip
+						? d->cfg.max_request_memory_bytes_per_ip
+						: d->cfg.k8s_max_body_bytes + d->cfg.max_body_bytes)) == NULL) {
+		mpd_metrics_free(d->metrics);
+		d->metrics = NULL;
+		return mp_fail(err, MP_ENOMEM, "", "out of memory");
+	}
 	if (d->guard == NULL &&
 	    (d->guard = mpd_guard_new(d->cfg.header_timeout_seconds, d->cfg.connection_timeout_seconds,
 				      d->cfg.connection_limit, d->metrics)) == NULL) {
@@ -1181,6 +1346,8 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 	if (d->mhd == NULL) {
 		mpd_guard_free(d->guard);
 		d->guard = NULL;
+		mpd_budget_free(d->budget);
+		d->budget = NULL;
 		mpd_metrics_free(d->metrics);
 		d->metrics = NULL;
 		return mp_fail(err, MP_EINTERNAL, "--listen", "cannot listen on %s:%u (in use or not permitted)",
@@ -1217,6 +1384,8 @@ void mpd_stop(mpd_daemon *d)
 	d->metrics = NULL;
 	mpd_respcache_free(d->respcache);
 	d->respcache = NULL;
+	mpd_budget_free(d->budget); /* every request has given its bytes back */
+	d->budget = NULL;
 }
 
 unsigned long mpd_shutdown(mpd_daemon *d)
