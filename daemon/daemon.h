@@ -80,6 +80,10 @@ typedef struct mpd_daemon {
 	unsigned int heavy_limit;	/* max_heavy_requests as applied */
 	struct mpd_guard *guard;	/* connections still sending their headers (server.c: the header deadline) */
 	struct mpd_budget *budget;	/* bytes held for requests in flight (budget.h); made by mpd_start */
+	struct mpd_lane *lane;		/* threads computing HEAVY routes' answers (lane.h); made by mpd_start */
+	struct mpd_acceptor *acceptor;	/* the accept path (accept.h); made by mpd_start */
+	struct MHD_Daemon *fresh;	/* the fresh lane (accept.h): first requests while the daemon is under pressure */
+	atomic_uint fresh_open;		/* connections the fresh lane holds */
 } mpd_daemon;
 
 /* A decoded request, borrowed by the handler for the duration of the call. */
@@ -121,6 +125,10 @@ typedef struct mpd_reply {
 	void *stream_ctx;
 	uint64_t stream_length;		/* the bytes the stream produces when known (a Content-Length), 0 = unknown */
 	bool stream_ready;		/* the stream copies out an answer already computed: a heavy slot goes back now */
+	/* told each block of a large answer's bytes as libmicrohttpd takes them (the send deadline's rate); may be
+	 * NULL. Set by server.c. */
+	void (*progress)(void *ctx, size_t n);
+	void *progress_ctx;
 } mpd_reply;
 
 typedef mp_status (*mpd_handler)(mpd_request *req, mpd_reply *rep);

@@ -24,10 +24,12 @@
 #include "../codec/calib.h"
 #include "../codec/json.h"
 #include "../codec/k8s_stream.h"
+#include "accept.h"
 #include "auth.h"
 #include "budget.h"
 #include "framing.h"
 #include "guard.h"
+#include "lane.h"
 #include "log.h"
 #include "metrics.h"
 #include "reply.h"
@@ -57,6 +59,10 @@ typedef struct req_state {
 	int late_http;
 	unsigned late_retry;
 	mp_error late_err;
+	struct work *work;		/* computing on the heavy lane (its connection suspended); NULL otherwise */
+	bool fresh;			/* on the fresh lane: its answer closes the connection (accept.h) */
+	mpd_guard *guard;		/* the daemon's connection guard (may be NULL) and this connection's entry */
+	void *socket_context;
 } req_state;
 
 /* A request that held this much (body, extender texts, answer) gives the freed memory back to the system when it
@@ -634,77 +640,93 @@ static void tee_stream(mpd_daemon *d, unsigned route, const char *key, size_t kl
 	rep->stream_ctx = t;
 }
 
-static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *req, mpd_reply *rep, req_state *rs)
-{
-	unsigned key = (unsigned)(route - mpd_routes);
-	uint64_t gen = 0;
-	mp_status st;
-	char *text;
-	size_t n;
-	const char *kb = req->body;
-	size_t klen = req->body_len;
-	query_key *q = NULL;
+/* What dispatch_begin found for dispatch_end: the request's key in the response cache, when its route is cached. */
+typedef struct dispatch_state {
+	unsigned key;			/* the route's index */
+	uint64_t gen;			/* the store's generation the answer is computed at */
+	const char *kb;			/* the key's bytes: the body (POST) or the query (GET, q->buf) */
+	size_t klen;
+	query_key *q;			/* heap, a GET's query as a key */
+	bool cached;			/* the route's answers are looked up and kept */
+} dispatch_state;
 
+/*
+ * Before the handler: a pure route's answer from the response cache (a hit answers now: *run false), and a heavy
+ * route's slot (none free: MP_EOVERLOADED, *run false). With *run true the handler is to run (run_handler), here or
+ * on the heavy lane, then dispatch_end.
+ */
+static mp_status dispatch_begin(mpd_daemon *d, const mpd_route *route, mpd_request *req, mpd_reply *rep,
+				req_state *rs, dispatch_state *c, bool *run)
+{
+	char *text;
+	mp_status st;
+
+	memset(c, 0, sizeof(*c));
+	c->key = (unsigned)(route - mpd_routes);
+	c->kb = req->body;
+	c->klen = req->body_len;
+	*run = true;
 	/* text for people is computed each time: the cache holds JSON answers, keyed without ?format */
-	if (d->respcache == NULL || d->svc == NULL || req->text) {
-		if ((route->flags & MPD_ROUTE_HEAVY) && (st = take_heavy_slot(d, rs, rep)) != MP_OK)
-			return st;
-		st = run_handler(route, req, rep);
-		heavy_done(d, rs, rep);
-		return st;
-	}
-	if (!(route->flags & MPD_ROUTE_PURE)) {
-		st = run_handler(route, req, rep);
-		if (route->flags & MPD_ROUTE_WRITE) /* a write empties the cache now, not at the next lookup */
-			mpd_respcache_sync(d->respcache, mp_store_generation(mps_store(d->svc)));
-		return st;
-	}
-	if (strcmp(route->method, "GET") == 0) { /* a GET's question is its query arguments */
-		q = malloc(sizeof(*q));
-		if (q == NULL)
-			return run_handler(route, req, rep);
-		q->len = 0;
-		q->too_long = false;
-		q->buf[0] = '\0';
-		MHD_get_connection_values((struct MHD_Connection *)req->conn, MHD_GET_ARGUMENT_KIND, add_query_arg, q);
-		if (q->too_long) {
-			free(q);
-			return run_handler(route, req, rep);
+	c->cached = d->respcache && d->svc && !req->text && (route->flags & MPD_ROUTE_PURE);
+	if (c->cached && strcmp(route->method, "GET") == 0) { /* a GET's question is its query arguments */
+		c->q = malloc(sizeof(*c->q));
+		if (c->q) {
+			c->q->len = 0;
+			c->q->too_long = false;
+			c->q->buf[0] = '\0';
+			MHD_get_connection_values((struct MHD_Connection *)req->conn, MHD_GET_ARGUMENT_KIND, add_query_arg,
+						  c->q);
 		}
-		kb = q->buf;
-		klen = q->len;
+		if (c->q == NULL || c->q->too_long) { /* not kept: computed */
+			free(c->q);
+			c->q = NULL;
+			c->cached = false;
+		} else {
+			c->kb = c->q->buf;
+			c->klen = c->q->len;
+		}
 	}
-	gen = mp_store_generation(mps_store(d->svc));
-	text = mpd_respcache_get(d->respcache, key, kb, klen, gen, NULL);
-	if (text) {
-		free(q);
-		rep->text = text;
-		rep->text_type = "application/json";
-		return MP_OK;
+	if (c->cached) {
+		c->gen = mp_store_generation(mps_store(d->svc));
+		text = mpd_respcache_get(d->respcache, c->key, c->kb, c->klen, c->gen, NULL);
+		if (text) {
+			rep->text = text;
+			rep->text_type = "application/json";
+			*run = false;
+			return MP_OK;
+		}
 	}
 	if ((route->flags & MPD_ROUTE_HEAVY) && (st = take_heavy_slot(d, rs, rep)) != MP_OK) {
-		free(q);
+		*run = false;
 		return st;
 	}
-	st = run_handler(route, req, rep);
+	return MP_OK;
+}
+
+/* After the handler (st its status): the heavy slot given back (the answer is computed), a write's emptying of the
+ * cache, a fresh 200 JSON answer of a pure route printed (the bytes the reply writer would print) and kept, unless
+ * the store moved while it was computed. Returns st. */
+static mp_status dispatch_end(mpd_daemon *d, const mpd_route *route, mpd_reply *rep, req_state *rs,
+			      dispatch_state *c, mp_status st)
+{
+	char *text;
+
 	heavy_done(d, rs, rep);
+	if (d->respcache && d->svc && (route->flags & MPD_ROUTE_WRITE)) /* now, not at the next lookup */
+		mpd_respcache_sync(d->respcache, mp_store_generation(mps_store(d->svc)));
+	if (!c->cached)
+		goto out;
 	if (st == MP_OK && rep->stream_read) { /* streamed: kept at its end when it is small enough */
 		if (rep->text_type && strcmp(rep->text_type, "application/json") == 0)
-			tee_stream(d, key, kb, klen, gen, rep);
-		free(q);
-		return st;
+			tee_stream(d, c->key, c->kb, c->klen, c->gen, rep);
+		goto out;
 	}
-	/* only JSON answers are kept: a tree (printed here, the bytes the reply writer would print) or JSON text a
-	 * handler wrote as it went (POST /v1/fit); text for people (?format=text) is another key, computed each time */
-	if (st != MP_OK || (rep->http_status != 0 && rep->http_status != 200)) {
-		free(q);
-		return st;
-	}
+	/* only JSON answers are kept: a tree (printed here) or JSON text a handler wrote as it went (POST /v1/fit) */
+	if (st != MP_OK || (rep->http_status != 0 && rep->http_status != 200))
+		goto out;
 	if (rep->json != NULL && rep->text == NULL) {
-		if ((text = mpc_print(rep->json, false)) == NULL) {
-			free(q);
-			return st; /* out of memory printing: the reply writer reports it */
-		}
+		if ((text = mpc_print(rep->json, false)) == NULL)
+			goto out; /* out of memory printing: the reply writer reports it */
 		cJSON_Delete(rep->json);
 		rep->json = NULL;
 		rep->text = text;
@@ -713,20 +735,37 @@ static mp_status dispatch(mpd_daemon *d, const mpd_route *route, mpd_request *re
 		   strcmp(rep->text_type, "application/json") == 0) {
 		text = rep->text;
 	} else {
-		free(q);
-		return st;
+		goto out;
 	}
-	n = strlen(text);
-	if (mp_store_generation(mps_store(d->svc)) == gen)
-		mpd_respcache_put(d->respcache, key, kb, klen, gen, text, n);
-	free(q);
+	if (mp_store_generation(mps_store(d->svc)) == c->gen)
+		mpd_respcache_put(d->respcache, c->key, c->kb, c->klen, c->gen, text, strlen(text));
+out:
+	free(c->q);
+	c->q = NULL;
 	return st;
 }
 
-/* Sends an error answer now; remembers the status sent. */
+/* The answer's bytes as libmicrohttpd takes them (reply.c), for the send deadline's rate. */
+static void sent_bytes(void *ctx, size_t n)
+{
+	req_state *rs = ctx;
+
+	mpd_guard_moved(rs->guard, rs->socket_context, n);
+}
+
+/* Sends an answer now (an error's or a handler's); remembers the status sent. The send deadline starts (guard.h). */
 static enum MHD_Result reply_error(struct MHD_Connection *conn, req_state *rs, mp_status st, mpd_reply *rep)
 {
-	enum MHD_Result ret = mpd_reply_send(conn, st, rep, NULL) == MHD_YES ? MHD_YES : MHD_NO;
+	enum MHD_Result ret;
+
+	if (rs->guard) {
+		mpd_guard_sending(rs->guard, rs->socket_context, st == MP_OK && rep->text ? strlen(rep->text) : rep->stream_length);
+		rep->progress = sent_bytes;
+		rep->progress_ctx = rs;
+	}
+	if (rs->fresh) /* the fresh lane serves one request per connection: the next one goes to the main daemon */
+		rep->close = true;
+	ret = mpd_reply_send(conn, st, rep, NULL) == MHD_YES ? MHD_YES : MHD_NO;
 
 	rs->status = rep->http_status;
 	return ret;
@@ -769,11 +808,16 @@ static enum MHD_Result on_headers(mpd_daemon *d, struct MHD_Connection *conn, co
 	bool many = *req_cls == &many_args;
 	req_state *rs = request_begin(d, method, url);
 
-	if (rs)
+	if (rs) {
 		remote_of(conn, rs->remote, sizeof(rs->remote));
+		rs->guard = d->guard;
+		rs->socket_context = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT)->socket_context;
+		rs->fresh = d->fresh && MHD_get_connection_info(conn, MHD_CONNECTION_INFO_DAEMON)->daemon == d->fresh;
+	}
 
-	if (d->guard) /* the headers are in: this request met its deadline (guard.h) */
-		mpd_guard_headers_done(d->guard, MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT)->socket_context);
+	if (d->guard) /* the headers are in: this request met its deadline, its body's starts (guard.h) */
+		mpd_guard_headers_done(d->guard, MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT)->socket_context,
+				       content_length(conn, &declared) ? declared : 0);
 	*req_cls = rs;
 	if (rs == NULL)
 		return MHD_NO;
@@ -892,6 +936,8 @@ static enum MHD_Result on_body_chunk(mpd_daemon *d, struct MHD_Connection *conn,
 
 	rs->received += n;
 	*upload_data_size = 0;
+	if (rs->guard) /* the body's transfer rate (guard.h) */
+		mpd_guard_moved(rs->guard, rs->socket_context, n);
 	if (rs->status || rs->late != MP_OK) /* answered already, or refused: the rest is read and dropped */
 		return MHD_YES;
 	if (rs->received > rs->max_body) /* (a chunked body: a declared one was refused with the headers) */
@@ -993,24 +1039,113 @@ static mp_status admit(struct MHD_Connection *conn, const mpd_route *route, mpd_
 	return check_query(conn, route, rep);
 }
 
+/* One request from its checks to its answer: on on_request's stack, or on the heap while the heavy lane computes
+ * it (its connection suspended). */
+typedef struct work {
+	mpd_daemon *d;
+	struct MHD_Connection *conn;
+	req_state *rs;
+	const mpd_route *route;
+	const char *method;
+	char idbuf[MP_STORE_ID_MAX + 1];	/* the {id} segment (req.path_id points here) */
+	mpd_request req;
+	mpd_reply rep;
+	cJSON *body;
+	mp_errors *all;
+	mp_error fmt_err;		/* a bad ?format or ?pretty, answered with the handler's problems */
+	mp_status fst, st;
+	int fmt_http;
+	dispatch_state c;
+} work;
+
+/* After the handler: the answer charged to the budget, a query problem merged in, logged when it is a 5xx, sent. */
+static enum MHD_Result finish(work *w)
+{
+	mpd_daemon *d = w->d;
+	mpd_reply *rep = &w->rep;
+	mp_status st = w->st;
+	enum MHD_Result ret;
+
+	cJSON_Delete(w->body);
+	w->body = NULL;
+	if (w->req.k8s) { /* not taken by the handler's answer */
+		mpc_k8s_args_free(w->req.k8s);
+		free(w->req.k8s);
+		w->req.k8s = NULL;
+	}
+	/* an answer held whole until it is sent counts in the budget of bytes in flight */
+	if (st == MP_OK && rep->text) {
+		mp_error e = MP_ERROR_INIT;
+
+		if (charge(d, w->rs, strlen(rep->text), &e) != MP_OK) {
+			free(rep->text);
+			rep->text = NULL;
+			rep->err = e;
+			rep->retry_after = 1;
+			rep->http_status = 0;
+			st = MP_EOVERLOADED;
+		}
+	}
+	if (w->fst != MP_OK && (st == MP_OK || st == MP_EINVAL)) {
+		/* the answer it would have been is not sent: the query's problem (and the handler's, in rep.err.all) */
+		cJSON_Delete(rep->json);
+		rep->json = NULL;
+		free(rep->text);
+		rep->text = NULL;
+		if (st == MP_OK) {
+			mp_errors *keep = rep->err.all;
+
+			rep->err = w->fmt_err;
+			rep->err.all = keep;
+			rep->http_status = w->fmt_http;
+		}
+		st = MP_EINVAL;
+	}
+	if (st == MP_EDB && d->metrics)
+		mpd_metrics_db_error(d->metrics);
+	if (st != MP_OK && mpd_http_status(st) >= 500) /* an expected refusal under load is a warning */
+		mpd_log((mpd_log_level)d->cfg.log_level, st == MP_EOVERLOADED ? MPD_LOG_WARN : MPD_LOG_ERROR,
+			"%s %s: %s: %s", w->method, w->rs->path, mp_status_str(st), rep->err.message);
+	ret = reply_error(w->conn, w->rs, st, rep);
+	free(w->all);
+	w->all = NULL;
+	return ret;
+}
+
+/* On the heavy lane: the handler, then the slot back and the answer kept (dispatch_end); the connection resumed,
+ * where on_request sends the answer (finish). */
+static void compute(void *arg)
+{
+	work *w = arg;
+
+	w->st = dispatch_end(w->d, w->route, &w->rep, w->rs, &w->c, run_handler(w->route, &w->req, &w->rep));
+	MHD_resume_connection(w->conn);
+}
+
 /* The whole request is in: the route's checks, the body parsed once (strictly) for a JSON route, the handler (or
- * the response cache), the answer. */
+ * the response cache; a heavy route's handler on the heavy lane, its connection suspended meanwhile), the answer. */
 static enum MHD_Result on_request(mpd_daemon *d, struct MHD_Connection *conn, req_state *rs, const char *url,
 				  const char *method)
 {
-	char idbuf[MP_STORE_ID_MAX + 1], allow[64];
+	work w;
 	const char *id;
-	const mpd_route *route = mpd_route_find(method, url, idbuf, sizeof(idbuf), &id, allow, sizeof(allow));
-	mpd_request req;
-	mpd_reply rep;
+	char allow[64];
+	const mpd_route *route;
+	mpd_request *req = &w.req;
+	mpd_reply *rep = &w.rep;
 	mp_status st;
-	mp_errors *all = NULL;
-	mp_error fmt_err = MP_ERROR_INIT;
-	mp_status fst;
-	int fmt_http = 0;
 	enum MHD_Result ret;
-	cJSON *body = NULL;
+	bool run;
 
+	if (rs->work) { /* back from the heavy lane: its answer */
+		work *h = rs->work;
+
+		rs->work = NULL;
+		ret = finish(h);
+		free(h);
+		return ret;
+	}
+	route = mpd_route_find(method, url, w.idbuf, sizeof(w.idbuf), &id, allow, sizeof(allow));
 	if (route)
 		rs->route = route->pattern;
 	if (rs->status && !rs->too_large) /* answered when the headers came (a framing error) */
@@ -1018,12 +1153,12 @@ static enum MHD_Result on_request(mpd_daemon *d, struct MHD_Connection *conn, re
 	if (rs->too_large)
 		return too_large(conn, rs, rs->max_body);
 	if (rs->late != MP_OK) { /* refused while the body arrived (on_body_chunk) */
-		memset(&rep, 0, sizeof(rep));
-		rep.http_status = rs->late_http;
-		rep.retry_after = rs->late_retry;
-		rep.close = true;
-		rep.err = rs->late_err;
-		return reply_error(conn, rs, rs->late, &rep);
+		memset(rep, 0, sizeof(*rep));
+		rep->http_status = rs->late_http;
+		rep->retry_after = rs->late_retry;
+		rep->close = true;
+		rep->err = rs->late_err;
+		return reply_error(conn, rs, rs->late, rep);
 	}
 	if (strlen(url) > MPD_MAX_URL_BYTES) {
 		char msg[96];
@@ -1041,101 +1176,89 @@ static enum MHD_Result on_request(mpd_daemon *d, struct MHD_Connection *conn, re
 	if (route == NULL)
 		return fail_now(conn, rs, MP_ENOTFOUND, 404, "", "no such endpoint; GET /openapi.yaml lists them",
 				NULL);
-	memset(&rep, 0, sizeof(rep));
-	memset(&req, 0, sizeof(req));
-	st = admit(conn, route, &rep);
+	if (rs->guard) /* the body is in: computing now (no transfer deadline) */
+		mpd_guard_working(rs->guard, rs->socket_context);
+	memset(rep, 0, sizeof(*rep));
+	memset(req, 0, sizeof(*req));
+	w.d = d;
+	w.conn = conn;
+	w.rs = rs;
+	w.route = route;
+	w.method = method;
+	w.body = NULL;
+	w.fmt_err = (mp_error)MP_ERROR_INIT;
+	w.fmt_http = 0;
+	w.st = MP_OK;
+	st = admit(conn, route, rep);
 	if (st != MP_OK)
-		return reply_error(conn, rs, st, &rep);
+		return reply_error(conn, rs, st, rep);
 	/* the decoders record every problem of the request here, so one 422 names them all (without it: the first) */
-	all = malloc(sizeof(*all));
-	if (all) {
-		all->n = all->dropped = 0;
-		rep.err.all = all;
+	w.all = malloc(sizeof(*w.all));
+	if (w.all) {
+		w.all->n = w.all->dropped = 0;
+		rep->err.all = w.all;
 	}
 	/* a bad ?format or ?pretty is one problem among the others: a pure route still decodes the rest (its handler
 	 * has no effects), and the answer is the 422 naming them all */
-	fst = mp_error_keep(&rep.err, read_format(conn, route, &req, &rep));
-	if (fst != MP_OK) {
-		fmt_err = rep.err;
-		fmt_http = rep.http_status;
+	w.fst = mp_error_keep(&rep->err, read_format(conn, route, req, rep));
+	if (w.fst != MP_OK) {
+		w.fmt_err = rep->err;
+		w.fmt_http = rep->http_status;
 		if (!(route->flags & MPD_ROUTE_PURE)) {
-			ret = reply_error(conn, rs, fst, &rep);
-			free(all);
+			ret = reply_error(conn, rs, w.fst, rep);
+			free(w.all);
 			return ret;
 		}
-		rep.http_status = 0;
+		rep->http_status = 0;
 	}
-	req.d = d;
-	req.method = method;
-	req.path = url;
-	req.path_id = id;
-	req.body = rs->body ? rs->body : "";
-	req.body_len = rs->len;
-	req.conn = conn;
-	rep.cacheable = strcmp(route->method, "GET") == 0;
+	req->d = d;
+	req->method = method;
+	req->path = url;
+	req->path_id = id;
+	req->body = rs->body ? rs->body : "";
+	req->body_len = rs->len;
+	req->conn = conn;
+	rep->cacheable = strcmp(route->method, "GET") == 0;
 	if (rs->k8s) { /* an extender body, read as it came: its decoded arguments */
-		req.k8s = calloc(1, sizeof(*req.k8s));
-		st = req.k8s ? mpc_k8s_stream_finish(rs->k8s, req.k8s, &rep.err) : mp_fail(&rep.err, MP_ENOMEM, "", "out of memory");
+		req->k8s = calloc(1, sizeof(*req->k8s));
+		st = req->k8s ? mpc_k8s_stream_finish(rs->k8s, req->k8s, &rep->err)
+			      : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 		mpc_k8s_stream_free(rs->k8s);
 		rs->k8s = NULL;
 		if (st != MP_OK) {
-			free(req.k8s);
-			ret = reply_error(conn, rs, st, &rep);
-			free(all);
+			free(req->k8s);
+			ret = reply_error(conn, rs, st, rep);
+			free(w.all);
 			return ret;
 		}
 	} else if (route->flags & MPD_ROUTE_JSON_BODY) {
 		/* one strict parse for every JSON route: a malformed body never reaches a handler */
-		st = mpc_parse_body(req.body, req.body_len, &body, &rep.err);
+		st = mpc_parse_body(req->body, req->body_len, &w.body, &rep->err);
 		if (st != MP_OK) {
-			ret = reply_error(conn, rs, st, &rep);
-			free(all);
+			ret = reply_error(conn, rs, st, rep);
+			free(w.all);
 			return ret;
 		}
-		req.json = body;
+		req->json = w.body;
 	}
-	st = dispatch(d, route, &req, &rep, rs);
-	cJSON_Delete(body);
-	if (req.k8s) { /* not taken by the handler's answer */
-		mpc_k8s_args_free(req.k8s);
-		free(req.k8s);
-	}
-	/* an answer held whole until it is sent counts in the budget of bytes in flight */
-	if (st == MP_OK && rep.text) {
-		mp_error e = MP_ERROR_INIT;
+	w.st = dispatch_begin(d, route, req, rep, rs, &w.c, &run);
+	if (run && d->lane && (route->flags & MPD_ROUTE_HEAVY)) {
+		work *h = malloc(sizeof(*h));
 
-		if (charge(d, rs, strlen(rep.text), &e) != MP_OK) {
-			free(rep.text);
-			rep.text = NULL;
-			rep.err = e;
-			rep.retry_after = 1;
-			rep.http_status = 0;
-			st = MP_EOVERLOADED;
+		if (h) { /* computed on the heavy lane; this worker serves its other connections meanwhile */
+			memcpy(h, &w, sizeof(*h));
+			if (id)
+				h->req.path_id = h->idbuf;
+			rs->work = h;
+			MHD_suspend_connection(conn);
+			if (!mpd_lane_submit(d->lane, compute, h))
+				compute(h); /* (stopping, or no memory to queue it: computed here, resumed all the same) */
+			return MHD_YES;
 		}
 	}
-	if (fst != MP_OK && (st == MP_OK || st == MP_EINVAL)) {
-		/* the answer it would have been is not sent: the query's problem (and the handler's, in rep.err.all) */
-		cJSON_Delete(rep.json);
-		rep.json = NULL;
-		free(rep.text);
-		rep.text = NULL;
-		if (st == MP_OK) {
-			mp_errors *keep = rep.err.all;
-
-			rep.err = fmt_err;
-			rep.err.all = keep;
-			rep.http_status = fmt_http;
-		}
-		st = MP_EINVAL;
-	}
-	if (st == MP_EDB && d->metrics)
-		mpd_metrics_db_error(d->metrics);
-	if (st != MP_OK && mpd_http_status(st) >= 500) /* an expected refusal under load is a warning */
-		mpd_log((mpd_log_level)d->cfg.log_level, st == MP_EOVERLOADED ? MPD_LOG_WARN : MPD_LOG_ERROR,
-			"%s %s: %s: %s", method, rs->path, mp_status_str(st), rep.err.message);
-	ret = reply_error(conn, rs, st, &rep);
-	free(all);
-	return ret;
+	if (run)
+		w.st = dispatch_end(d, route, rep, rs, &w.c, run_handler(route, req, rep));
+	return finish(&w);
 }
 
 /* libmicrohttpd's access handler: called when the headers are complete, for each chunk of the body, and once
@@ -1158,14 +1281,18 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 			  enum MHD_ConnectionNotificationCode code)
 {
 	mpd_daemon *d = cls;
+	const union MHD_ConnectionInfo *di = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_DAEMON);
 
+	if (d->fresh && di && di->daemon == d->fresh && code == MHD_CONNECTION_NOTIFY_CLOSED)
+		atomic_fetch_sub(&d->fresh_open, 1); /* (taken by the accept path) */
 	if (d->guard == NULL)
 		return;
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
 		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		char remote[INET6_ADDRSTRLEN];
 
 		if (ci)
-			mpd_guard_opened(d->guard, ci->connect_fd, socket_context);
+			mpd_guard_opened(d->guard, ci->connect_fd, remote_of(conn, remote, sizeof(remote)), socket_context);
 	} else {
 		mpd_guard_closed(d->guard, socket_context);
 	}
@@ -1184,6 +1311,32 @@ static void mhd_logger(void *cls, const char *fmt, va_list ap)
 	mpd_vlog((mpd_log_level)d->cfg.log_level, routine ? MPD_LOG_DEBUG : MPD_LOG_WARN, fmt, ap);
 }
 
+/* libmicrohttpd's own connection limit: ours (the accept path's, accept.h) and room for the connections just cut to
+ * make room, which libmicrohttpd closes on its next turn. */
+#define CONNECTION_SLACK(limit) ((limit) + (limit) / 4 + 16)
+/* Connections the fresh lane holds at once (accept.h): each is one first request being read, computed or sent. */
+#define FRESH_LANE_CONNECTIONS 64
+
+/* A listening socket on addr (SO_REUSEADDR, the kernel's largest accept queue); -1 with errno on failure. */
+static int listen_on(const struct sockaddr *addr, socklen_t len)
+{
+	int fd = socket(addr->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (addr->sa_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, addr, len) != 0 || listen(fd, SOMAXCONN) != 0) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
 /*
  * Raises the soft open-file limit (RLIMIT_NOFILE) toward what --max-connections needs, one descriptor per
  * connection plus a margin for the database, the log and libraries, as far as the hard limit allows. Below that
@@ -1191,7 +1344,7 @@ static void mhd_logger(void *cls, const char *fmt, va_list ap)
  */
 static void open_file_limit(const mpd_daemon *d)
 {
-	const rlim_t want = (rlim_t)d->cfg.connection_limit + 64;
+	const rlim_t want = (rlim_t)CONNECTION_SLACK(d->cfg.connection_limit) + 64;
 	struct rlimit rl;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want)
@@ -1287,8 +1440,11 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 	 * connections become ready at once: the drain loop calls epoll_wait again with the full timeout, and with the
 	 * listening socket out of the set nothing wakes it for --connection-timeout seconds (issue 19: -c1024 against
 	 * the default limit). poll has no such loop and measured the same under load (bench/RESULTS.md). */
-	unsigned int flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC;
-	const union MHD_DaemonInfo *info;
+	unsigned int flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME |
+			     MHD_USE_NO_LISTEN_SOCKET; /* the accept path is the daemon's own (accept.h) */
+	int listen_fd;
+	struct sockaddr_storage bound;
+	socklen_t bound_len = sizeof(bound);
 	struct MHD_OptionItem pool[] = { { MHD_OPTION_END, 0, NULL }, { MHD_OPTION_END, 0, NULL } };
 	mp_status st = mpd_auth_check_listen(&d->cfg, err); /* no open writes beyond loopback: auth.h */
 
@@ -1315,6 +1471,11 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 						    : 1;
 	atomic_init(&d->heavy_in_flight, 0);
 	open_file_limit(d);
+	if (d->lane == NULL && (d->lane = mpd_lane_new(d->heavy_limit)) == NULL) {
+		mpd_metrics_free(d->metrics);
+		d->metrics = NULL;
+		return mp_fail(err, MP_ENOMEM, "", "cannot start the heavy lane's threads");
+	}
 	if (d->budget == NULL &&
 	    (d->budget = mpd_budget_new(d->cfg.max_request_memory_bytes,
 					d->cfg.max_request_memory_bytes_per_ip
@@ -1324,26 +1485,50 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 		d->metrics = NULL;
 		return mp_fail(err, MP_ENOMEM, "", "out of memory");
 	}
-	if (d->guard == NULL &&
-	    (d->guard = mpd_guard_new(d->cfg.header_timeout_seconds, d->cfg.connection_timeout_seconds,
-				      d->cfg.connection_limit, d->metrics)) == NULL) {
+	if (d->guard == NULL) {
+		mpd_guard_limits lim = { d->cfg.header_timeout_seconds, d->cfg.connection_timeout_seconds,
+					 d->cfg.body_timeout_seconds, d->cfg.send_timeout_seconds,
+					 d->cfg.min_transfer_bytes_per_second, d->cfg.connection_limit };
+
+		d->guard = mpd_guard_new(&lim, d->metrics);
+	}
+	if (d->guard == NULL) {
 		mpd_metrics_free(d->metrics);
 		d->metrics = NULL;
 		return mp_fail(err, MP_ENOMEM, "", "cannot start the connection guard");
 	}
+	listen_fd = listen_on(addr, addr->sa_family == AF_INET6 ? (socklen_t)sizeof(a6) : (socklen_t)sizeof(a4));
+	if (listen_fd < 0) {
+		mpd_lane_free(d->lane);
+		d->lane = NULL;
+		mpd_guard_free(d->guard);
+		d->guard = NULL;
+		mpd_budget_free(d->budget);
+		d->budget = NULL;
+		mpd_metrics_free(d->metrics);
+		d->metrics = NULL;
+		return mp_fail(err, MP_EINTERNAL, "--listen", "cannot listen on %s:%u (%s)", d->cfg.listen_host,
+			       d->cfg.listen_port, strerror(errno));
+	}
+	if (getsockname(listen_fd, (struct sockaddr *)&bound, &bound_len) == 0)
+		d->bound_port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)(void *)&bound)->sin6_port
+								 : ((struct sockaddr_in *)(void *)&bound)->sin_port);
 	/* one thread: the internal polling thread alone (libmicrohttpd warns about a pool of 1 and ignores it) */
 	pool[0].option = d->cfg.threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END;
 	pool[0].value = (intptr_t)d->cfg.threads;
-	d->mhd = MHD_start_daemon(flags, d->cfg.listen_port, NULL, NULL, access_cb, d,
-				  MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, d, MHD_OPTION_SOCK_ADDR, addr,
+	d->mhd = MHD_start_daemon(flags, 0, NULL, NULL, access_cb, d,
+				  MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, d,
 				  MHD_OPTION_NOTIFY_COMPLETED, completed, d, MHD_OPTION_ARRAY, pool,
 				  MHD_OPTION_CONNECTION_TIMEOUT, d->cfg.connection_timeout_seconds,
-				  MHD_OPTION_CONNECTION_LIMIT, d->cfg.connection_limit,
+				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)CONNECTION_SLACK(d->cfg.connection_limit),
 				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)MPD_CONNECTION_MEMORY_BYTES,
 				  MHD_OPTION_UNESCAPE_CALLBACK, unescape, d, MHD_OPTION_NOTIFY_CONNECTION, on_connection, d,
 				  MHD_OPTION_URI_LOG_CALLBACK, uri_seen, d,
 				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, d->cfg.max_connections_per_ip, MHD_OPTION_END);
 	if (d->mhd == NULL) {
+		close(listen_fd);
+		mpd_lane_free(d->lane);
+		d->lane = NULL;
 		mpd_guard_free(d->guard);
 		d->guard = NULL;
 		mpd_budget_free(d->budget);
@@ -1353,9 +1538,28 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 		return mp_fail(err, MP_EINTERNAL, "--listen", "cannot listen on %s:%u (in use or not permitted)",
 			       d->cfg.listen_host, d->cfg.listen_port);
 	}
+	/* the fresh lane: one thread of its own, FRESH_LANE_CONNECTIONS at once (accept.h) */
+	atomic_init(&d->fresh_open, 0);
+	d->fresh = MHD_start_daemon((flags & ~(unsigned)MHD_USE_POLL_INTERNAL_THREAD) | MHD_USE_POLL_INTERNAL_THREAD, 0, NULL,
+				    NULL, access_cb, d, MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, d,
+				    MHD_OPTION_NOTIFY_COMPLETED, completed, d,
+				    MHD_OPTION_CONNECTION_TIMEOUT, d->cfg.connection_timeout_seconds,
+				    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)(2 * FRESH_LANE_CONNECTIONS),
+				    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)MPD_CONNECTION_MEMORY_BYTES,
+				    MHD_OPTION_UNESCAPE_CALLBACK, unescape, d, MHD_OPTION_NOTIFY_CONNECTION, on_connection, d,
+				    MHD_OPTION_URI_LOG_CALLBACK, uri_seen, d, MHD_OPTION_END);
+	{
+		mpd_accept_targets t = { d->mhd, d->fresh, &d->fresh_open, FRESH_LANE_CONNECTIONS, d->guard,
+					 d->cfg.connection_limit };
+
+		d->acceptor = mpd_acceptor_start(listen_fd, &t);
+	}
+	if (d->acceptor == NULL) {
+		mpd_stop(d);
+		return mp_fail(err, MP_EINTERNAL, "", "cannot start the accept path's thread");
+	}
 	if (d->svc && d->calib == NULL && mps_calib_jobs_create(d->svc, mpc_calib_job_text, &d->calib, err) != MP_OK) {
-		MHD_stop_daemon(d->mhd);
-		d->mhd = NULL;
+		mpd_stop(d);
 		return MP_ENOMEM;
 	}
 	mps_calib_jobs_on_profile(d->calib, publish_profile, d);
@@ -1364,16 +1568,24 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 		mpd_stop(d);
 		return mp_fail(err, MP_ENOMEM, "--response-cache-bytes", "out of memory");
 	}
-	info = MHD_get_daemon_info(d->mhd, MHD_DAEMON_INFO_BIND_PORT);
-	d->bound_port = info ? info->port : d->cfg.listen_port;
 	return MP_OK;
 }
 
 void mpd_stop(mpd_daemon *d)
 {
+	mpd_acceptor_stop(d->acceptor); /* no new connections */
+	d->acceptor = NULL;
+	/* the lane's computations end first: each resumes its connection, which libmicrohttpd must not hold suspended
+	 * when it stops */
+	mpd_lane_free(d->lane);
+	d->lane = NULL;
 	if (d->mhd) {
 		MHD_stop_daemon(d->mhd);
 		d->mhd = NULL;
+	}
+	if (d->fresh) {
+		MHD_stop_daemon(d->fresh);
+		d->fresh = NULL;
 	}
 	mpd_guard_free(d->guard); /* every connection has been reported closed */
 	d->guard = NULL;
@@ -1397,8 +1609,12 @@ unsigned long mpd_shutdown(mpd_daemon *d)
 	if (d->mhd == NULL)
 		return 0;
 	/* stop accepting: new connections are refused while those open finish their requests */
+	mpd_acceptor_stop(d->acceptor);
+	d->acceptor = NULL;
 	fd = MHD_quiesce_daemon(d->mhd);
 	if (fd != MHD_INVALID_SOCKET)
+		close(fd);
+	if (d->fresh && (fd = MHD_quiesce_daemon(d->fresh)) != MHD_INVALID_SOCKET)
 		close(fd);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (d->metrics && (left = mpd_metrics_in_flight(d->metrics)) > 0 &&
