@@ -161,6 +161,7 @@ SYS_LIBS := -lmicrohttpd -lcjson -lyajl -lsqlite3 -lpthread -lm $(KERNELS_LIBS)
 # ----- the program --------------------------------------------------------------------------------------------
 .PHONY: groundtruth all run test check deps deps-build clean lint contract browser asan fuzz fuzz-build fuzz-smoke \
         fuzz-contract bench-load bench-training bench-plan bench-store bench-k8s bench-engine bench-fidelity bench-startup bench-fit-memory \
+        bench-attack \
         clean-clone-check
 all: $(BUILD)/memplan $(GPU_HELPER)
 
@@ -357,6 +358,11 @@ $(BUILD)/bench/startup: $(call obj,bench/startup.c)
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ -lcurl
 bench-startup:
 	./bench/startup.sh $(RUNS)
+
+# Every attack of issue 30 against the daemon, bounded, on loopback (bench/attack/attack.py; SECONDS per slow and busy
+# attack, default 30; ATTACKS to pick cases); --check says whether the issue's targets held.
+bench-attack: $(BUILD)/memplan
+	python3 bench/attack/attack.py --check --bin $(BUILD)/memplan --seconds $(or $(SECONDS),30) $(ATTACKS)
 
 # ----- load benchmark (wrk): prints figures for bench/RESULTS.md; not part of make test ---------------------------
 bench-load: $(BUILD)/memplan

@@ -10,7 +10,9 @@
  *
  * Differences from the tree decoder, by design: member names given twice are refused where memplan reads them (the
  * top level, the NodeList, a node's metadata, name, labels, status and allocatable, all of the Pod), not inside the
- * parts it skips; a body past a limit is a 413 where the tree decoder would have parsed it whole first.
+ * parts it skips; a body past a limit is a 413 where the tree decoder would have parsed it whole first; JSON's
+ * syntax is yajl's, RFC 8259's (a raw control character in a string, or a number such as 01, +1 or 1., is a 400),
+ * where cJSON lets those through.
  *
  * Ownership: the stream is the caller's (mpc_k8s_stream_new, mpc_k8s_stream_free). mpc_k8s_stream_finish moves
  * what it read into *out, which then owns it (mpc_k8s_args_free).

@@ -52,6 +52,13 @@ static void *accept_loop(void *arg)
 
 			if (a->t.g && mpd_guard_open(a->t.g) >= a->t.limit)
 				mpd_guard_make_room(a->t.g);
+			/* past the hard cap the connection is refused here: libmicrohttpd 0.9.75 must never meet its own
+			 * limit with a connection handed over (new_connection_process_ then returns with its
+			 * cleanup_connection_mutex still locked, and the worker deadlocks on its next turn) */
+			if (a->t.g && mpd_guard_open(a->t.g) >= a->t.hard_limit) {
+				close(c);
+				continue;
+			}
 			/* the fresh lane's count is taken here, before libmicrohttpd has the connection, so that a burst
 			 * never passes its limit; its end gives it back (server.c) */
 			if (pressed && a->t.fresh && atomic_fetch_add(a->t.fresh_open, 1) < a->t.fresh_limit) {

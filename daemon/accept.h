@@ -27,6 +27,9 @@ typedef struct mpd_accept_targets {
 	unsigned fresh_limit;		/* at most this many there; more go to the main daemon */
 	mpd_guard *g;			/* counts the connections, judges pressure, makes room (may be NULL) */
 	unsigned limit;			/* --max-connections */
+	unsigned hard_limit;		/* connections open past which a new one is closed at once (above limit: the
+					 * ones just cut to make room are still being closed); far below the limit given
+					 * to libmicrohttpd, which must never be reached (accept.c) */
 } mpd_accept_targets;
 
 /* Accepts on listen_fd (bound and listening; owned from now: closed by mpd_acceptor_stop) for t (copied). NULL

@@ -1311,9 +1311,11 @@ static void mhd_logger(void *cls, const char *fmt, va_list ap)
 	mpd_vlog((mpd_log_level)d->cfg.log_level, routine ? MPD_LOG_DEBUG : MPD_LOG_WARN, fmt, ap);
 }
 
-/* libmicrohttpd's own connection limit: ours (the accept path's, accept.h) and room for the connections just cut to
- * make room, which libmicrohttpd closes on its next turn. */
+/* The accept path's hard cap (accept.h): --max-connections and room for the connections just cut to make room, which
+ * libmicrohttpd closes on its next turn. libmicrohttpd's own limit is four times that: it must never be reached by
+ * a connection handed to it (0.9.75 then leaves a mutex locked, accept.c), and each worker holds a share of it. */
 #define CONNECTION_SLACK(limit) ((limit) + (limit) / 4 + 16)
+#define MHD_CONNECTION_LIMIT(limit) (4 * CONNECTION_SLACK(limit) + 64)
 /* Connections the fresh lane holds at once (accept.h): each is one first request being read, computed or sent. */
 #define FRESH_LANE_CONNECTIONS 64
 
@@ -1520,7 +1522,7 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 				  MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, d,
 				  MHD_OPTION_NOTIFY_COMPLETED, completed, d, MHD_OPTION_ARRAY, pool,
 				  MHD_OPTION_CONNECTION_TIMEOUT, d->cfg.connection_timeout_seconds,
-				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)CONNECTION_SLACK(d->cfg.connection_limit),
+				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MHD_CONNECTION_LIMIT(d->cfg.connection_limit),
 				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)MPD_CONNECTION_MEMORY_BYTES,
 				  MHD_OPTION_UNESCAPE_CALLBACK, unescape, d, MHD_OPTION_NOTIFY_CONNECTION, on_connection, d,
 				  MHD_OPTION_URI_LOG_CALLBACK, uri_seen, d,
@@ -1544,13 +1546,13 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 				    NULL, access_cb, d, MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, d,
 				    MHD_OPTION_NOTIFY_COMPLETED, completed, d,
 				    MHD_OPTION_CONNECTION_TIMEOUT, d->cfg.connection_timeout_seconds,
-				    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)(2 * FRESH_LANE_CONNECTIONS),
+				    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MHD_CONNECTION_LIMIT(FRESH_LANE_CONNECTIONS),
 				    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)MPD_CONNECTION_MEMORY_BYTES,
 				    MHD_OPTION_UNESCAPE_CALLBACK, unescape, d, MHD_OPTION_NOTIFY_CONNECTION, on_connection, d,
 				    MHD_OPTION_URI_LOG_CALLBACK, uri_seen, d, MHD_OPTION_END);
 	{
 		mpd_accept_targets t = { d->mhd, d->fresh, &d->fresh_open, FRESH_LANE_CONNECTIONS, d->guard,
-					 d->cfg.connection_limit };
+					 d->cfg.connection_limit, (unsigned)CONNECTION_SLACK(d->cfg.connection_limit) };
 
 		d->acceptor = mpd_acceptor_start(listen_fd, &t);
 	}

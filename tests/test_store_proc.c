@@ -544,6 +544,15 @@ static void *ack_loop(void *arg)
 	return NULL;
 }
 
+/* Waits (10 s at most) until the writer has n acknowledged creates: a loaded machine writes slowly. */
+static void wait_acked(const acker *a, int n)
+{
+	struct timespec nap = { 0, 20 * 1000 * 1000 };
+
+	for (int i = 0; i < 500 && a->created < n && !a->refused; i++)
+		nanosleep(&nap, NULL);
+}
+
 /* Every acknowledged write of a is in the store at db, integrity ok. */
 static void check_acked(const char *db, const acker *a)
 {
@@ -597,7 +606,7 @@ static void test_wal_deleted_then_crash(void **state)
 	p = spawn(db);
 	a.port = p.port;
 	pthread_create(&t, NULL, ack_loop, &a);
-	nanosleep(&nap, NULL);
+	wait_acked(&a, 20);
 	assert_int_equal(unlink(wal), 0);
 	nanosleep(&nap, NULL);
 	assert_int_equal(req(p.port, "GET", "/v1/health", NULL, &body), 200);
@@ -656,7 +665,6 @@ static void test_replaced_file_then_restart(void **state)
 	char db[128], other[128], *body = NULL;
 	acker a = { 0, "r", 0, 0, 0, 0 };
 	pthread_t t;
-	struct timespec nap = { 0, 300 * 1000 * 1000 };
 	mp_store *s;
 	mp_store_device d;
 	mp_error err = MP_ERROR_INIT;
@@ -669,7 +677,7 @@ static void test_replaced_file_then_restart(void **state)
 	p = spawn(db);
 	a.port = p.port;
 	pthread_create(&t, NULL, ack_loop, &a);
-	nanosleep(&nap, NULL);
+	wait_acked(&a, 20);
 	a.stop = 1;
 	pthread_join(t, NULL);
 	assert_true(a.created > 5);
