@@ -84,6 +84,8 @@ typedef struct mpd_daemon {
 	struct mpd_acceptor *acceptor;	/* the accept path (accept.h); made by mpd_start */
 	struct MHD_Daemon *fresh;	/* the fresh lane (accept.h): first requests while the daemon is under pressure */
 	atomic_uint fresh_open;		/* connections the fresh lane holds */
+	atomic_bool trim_pending;	/* a large request ended: freed memory goes back to the system when the
+					 * others are done (server.c) */
 } mpd_daemon;
 
 /* A decoded request, borrowed by the handler for the duration of the call. */

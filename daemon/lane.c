@@ -4,6 +4,9 @@
  */
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "lane.h"
 
@@ -22,10 +25,18 @@ struct mpd_lane {
 	pthread_t *threads;
 };
 
+/* A lane thread runs at a lower priority than the threads that accept and serve connections (nice + LANE_NICE, Linux:
+ * a thread's own nice value), so a computation that takes every core still leaves them the CPU a health probe
+ * needs; failing that (another system), at the process's priority. */
+#define LANE_NICE 5
+
 static void *worker(void *arg)
 {
 	mpd_lane *l = arg;
 
+#ifdef SYS_gettid
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), getpriority(PRIO_PROCESS, 0) + LANE_NICE);
+#endif
 	pthread_mutex_lock(&l->lock);
 	for (;;) {
 		job *j;

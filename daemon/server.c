@@ -52,6 +52,7 @@ typedef struct req_state {
 	size_t expect;			/* the declared Content-Length (0: none), the body buffer's first size */
 	char remote[48];		/* the client's address, the budget's key (budget.h) */
 	size_t charged;			/* bytes taken from the budget (given back at completion) */
+	size_t peak;			/* the most it held at once (memory returned to the system after a large one) */
 	mpc_k8s_stream *k8s;		/* an extender body read as it arrives (MPD_ROUTE_K8S_STREAM) */
 	/* a refusal decided while the body was arriving (libmicrohttpd 0.9.75 cannot queue an answer mid-body): the
 	 * rest is read and dropped, and this is the answer when the body ends */
@@ -218,7 +219,12 @@ static void completed(void *cls, struct MHD_Connection *conn, void **req_cls, en
 	if (d->budget)
 		mpd_budget_give(d->budget, rs->remote, rs->charged);
 #ifdef __GLIBC__
-	if (rs->charged >= TRIM_AFTER_BYTES)
+	/* the freed memory back to the system once no large request is in flight (a trim while another still held
+	 * its buffers would leave theirs to the heap when they end) */
+	if (rs->peak >= TRIM_AFTER_BYTES)
+		atomic_store(&d->trim_pending, true);
+	if (atomic_load(&d->trim_pending) && (d->budget == NULL || mpd_budget_used(d->budget) < TRIM_AFTER_BYTES) &&
+	    atomic_exchange(&d->trim_pending, false))
 		malloc_trim(0);
 #endif
 	free(rs);
@@ -887,6 +893,7 @@ static mp_status charge(mpd_daemon *d, req_state *rs, size_t n, mp_error *err)
 
 	if (why == MPD_BUDGET_OK) {
 		rs->charged += n;
+		rs->peak = rs->charged > rs->peak ? rs->charged : rs->peak;
 		return MP_OK;
 	}
 	if (why == MPD_BUDGET_TOTAL)
@@ -1468,6 +1475,14 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 	}
 	if (d->metrics == NULL && (d->metrics = mpd_metrics_new()) == NULL)
 		return mp_fail(err, MP_ENOMEM, "", "out of memory");
+#ifdef __GLIBC__
+	/* glibc raises its mmap and trim thresholds each time a large block is freed (up to 32 and 64 MiB), after which
+	 * freed memory stays at the top of a thread's heap and malloc_trim leaves it there: forty 32 MiB extender
+	 * bodies left 38 MiB resident. Fixed thresholds keep large buffers mmapped (given back when freed) and heaps
+	 * trimmed (mallopt(3): setting one turns the adjustment off). */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+	mallopt(M_TRIM_THRESHOLD, 1024 * 1024);
+#endif
 	d->heavy_limit = d->cfg.max_heavy_requests ? d->cfg.max_heavy_requests
 			 : d->cfg.threads >= 2	    ? d->cfg.threads / 2
 						    : 1;
@@ -1542,6 +1557,7 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 	}
 	/* the fresh lane: one thread of its own, FRESH_LANE_CONNECTIONS at once (accept.h) */
 	atomic_init(&d->fresh_open, 0);
+	atomic_init(&d->trim_pending, false);
 	d->fresh = MHD_start_daemon((flags & ~(unsigned)MHD_USE_POLL_INTERNAL_THREAD) | MHD_USE_POLL_INTERNAL_THREAD, 0, NULL,
 				    NULL, access_cb, d, MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, d,
 				    MHD_OPTION_NOTIFY_COMPLETED, completed, d,
