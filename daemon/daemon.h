@@ -28,7 +28,7 @@
 /* bodies being read and answers waiting to be sent, daemon-wide: two of the largest extender calls */
 #define MPD_DEFAULT_REQUEST_MEMORY_BYTES (256 * 1024 * 1024)
 #define MPD_MAX_URL_BYTES 4096			/* longer request targets get 414 */
-#define MPD_MAX_QUERY_ARGS 64			/* more query arguments get 414 (no route takes that many) */
+#define MPD_MAX_QUERY_ARGS 128		/* more query arguments get 414 (a route takes at most 72: 64 ops and 8 more) */
 /* per connection: request line + headers must fit (else 431). libmicrohttpd 0.9.75 zeroes the whole pool after
  * every request (MHD_pool_reset): 64 KiB cost ~65,000 instructions per request, as much as a plan; 16 KiB holds a
  * 4 KiB path (414 beyond) and 11 KiB of headers. */
