@@ -699,11 +699,15 @@ static mp_status dispatch_begin(mpd_daemon *d, const mpd_route *route, mpd_reque
 			rep->text = text;
 			rep->text_type = "application/json";
 			*run = false;
+			free(c->q); /* (no dispatch_end follows) */
+			c->q = NULL;
 			return MP_OK;
 		}
 	}
 	if ((route->flags & MPD_ROUTE_HEAVY) && (st = take_heavy_slot(d, rs, rep)) != MP_OK) {
 		*run = false;
+		free(c->q);
+		c->q = NULL;
 		return st;
 	}
 	return MP_OK;
