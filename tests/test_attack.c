@@ -974,45 +974,72 @@ static void two_heavy(mpd_config *cfg)
 	cfg->threads = 2;
 }
 
-typedef struct fitter {
+typedef struct poster {
 	mpd_daemon *d;
-	const char *body;
+	const char *path, *body;
 	long status;
-} fitter;
+} poster;
 
-static void *fit_thread(void *arg)
+static void *post_thread(void *arg)
 {
-	fitter *f = arg;
+	poster *p = arg;
 	http_resp r;
 
-	http_do(f->d, "POST", "/v1/fit", f->body, "application/json", NULL, &r);
-	f->status = r.status;
+	http_do(p->d, "POST", p->path, p->body, "application/json", NULL, &r);
+	p->status = r.status;
 	http_resp_free(&r);
 	return NULL;
 }
 
+/* An extender body of about n bytes: nodes_body's Node objects, each with an image list of kube-scheduler's size
+ * (20 images, about 3 KB a node), whole. */
+static char *extender_of(size_t n)
+{
+	static const char end[] = "{\"metadata\":{\"name\":\"last\"}}]}}";
+	char img[4096], *b = malloc(n + 8192);
+	size_t o = sizeof(lead) - 1, il = 0;
+
+	assert_non_null(b);
+	memcpy(b, lead, o);
+	for (int m = 0; m < 20; m++)
+		il += (size_t)snprintf(img + il, sizeof(img) - il,
+				       "%s{\"names\":[\"nvcr.io/nvidia/image-%02d@sha256:%064d\",\"nvcr.io/nvidia/image-%02d:v1\"],"
+				       "\"sizeBytes\":%d}",
+				       m ? "," : "", m, m * 7919, m, 100000000 + m);
+	while (o + 4096 < n)
+		o += (size_t)snprintf(b + o, n + 8192 - o,
+				      "{\"metadata\":{\"name\":\"gpu-node\",\"labels\":{\"nvidia.com/gpu.product\":"
+				      "\"NVIDIA-H100-80GB-HBM3\"}},\"status\":{\"allocatable\":{\"nvidia.com/gpu\":\"8\"},"
+				      "\"images\":[%s]}},",
+				      img);
+	memcpy(b + o, end, sizeof(end));
+	return b;
+}
+
 /*
- * Finding 7: heavy work starved health: six parallel 24 MiB extender parses kept both workers busy and
- * GET /v1/health waited up to 7.62 s. Heavy answers are computed on the heavy lane's threads, the connection
- * suspended: while two large fits compute (both slots), nine health probes in ten answer within 100 ms.
+ * Finding 7: parallel extender parses starved health: six 24 MiB bodies at once were parsed whole (a cJSON tree
+ * each) on the HTTP workers, and GET /v1/health waited up to 7.62 s. The body is read as it streams, a chunk at a
+ * time between the worker's other connections, and placement runs on the heavy lane: while four 24 MiB extender
+ * calls (8,000 Node objects each) are read and computed at once, nine health probes in ten answer within 100 ms and
+ * none takes 1.5 s (before: 2.9 and 4.3 s while the bodies were parsed, in two runs).
  */
 static void test_health_while_heavy(void **state)
 {
 	mpd_daemon d;
-	char dir[64], *body = big_fit(600);
-	pthread_t t[2];
-	fitter f[2];
+	char dir[64], *body = extender_of(24u << 20);
+	pthread_t t[4];
+	poster p[4];
 	double worst = 0;
 	int probes = 0, slow = 0;
 
 	(void)state;
 	http_start_with(&d, dir, sizeof(dir), two_heavy);
-	for (int i = 0; i < 2; i++) {
-		f[i] = (fitter){ &d, body, 0 };
-		pthread_create(&t[i], NULL, fit_thread, &f[i]);
+	for (int i = 0; i < 4; i++) {
+		p[i] = (poster){ &d, "/v1/k8s/filter", body, -1 };
+		pthread_create(&t[i], NULL, post_thread, &p[i]);
 	}
-	usleep(50 * 1000);
-	while (atomic_load(&d.heavy_in_flight) > 0 && probes < 200) {
+	usleep(20 * 1000);
+	while ((p[0].status < 0 || p[1].status < 0 || p[2].status < 0 || p[3].status < 0) && probes < 1000) {
 		double t0 = now_s(), took;
 		http_resp r;
 
@@ -1025,18 +1052,19 @@ static void test_health_while_heavy(void **state)
 		probes++;
 		usleep(20 * 1000);
 	}
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 4; i++) {
 		pthread_join(t[i], NULL);
-		assert_int_equal(f[i].status, 200);
+		assert_true(p[i].status == 200 || p[i].status == 503); /* two slots: more wait their turn */
 	}
-	print_message("%d health probes while two fits computed: %d over 100 ms, slowest %.1f ms\n", probes, slow,
-		      worst * 1e3);
+	print_message("%d health probes while four extender calls were read and placed: %d over 100 ms, slowest %.1f ms\n",
+		      probes, slow, worst * 1e3);
 	assert_true(probes >= 3);
-	/* (a probe or two may lose its CPU to other work on a shared machine; a worker computing a fit delayed every
-	 * probe on its connections by the whole fit) */
-	if (slow * 10 > probes)
-		fail_msg("%d of %d GET /v1/health took over 100 ms while the fits computed (slowest %.0f ms)", slow, probes,
-			 worst * 1e3);
+	/* (a probe may lose its CPU to other work on a shared machine; a worker parsing a body whole delayed every
+	 * probe on its connections by the whole parse) */
+	if (slow * 10 > probes || worst > 1.5)
+		fail_msg("%d of %d GET /v1/health took over 100 ms while the extender calls ran (slowest %.0f ms; want nine "
+			 "in ten within 100 ms and none past 1.5 s)",
+			 slow, probes, worst * 1e3);
 	free(body);
 	http_stop(&d, dir);
 }

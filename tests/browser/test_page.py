@@ -150,8 +150,9 @@ def test_plan_error_names_the_field(page):
     box.clear()
     box.send_keys("0")
     page.find_element(By.ID, "plan-submit").click()
-    errors = WebDriverWait(page, 30).until(EC.visibility_of_element_located((By.ID, "plan-errors")))
-    assert "batch_size" in errors.text
+    # (the errors box may still show the previous test's problem until this answer arrives: wait for this one)
+    WebDriverWait(page, 30).until(lambda d: "batch_size" in d.find_element(By.ID, "plan-errors").text)
+    assert page.find_element(By.ID, "plan-errors").is_displayed()
 
 
 # ----- the SVG charts, measured by the browser -------------------------------------------------------------------
