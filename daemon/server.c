@@ -188,6 +188,15 @@ static req_state *request_begin(mpd_daemon *d, const char *method, const char *u
 	return rs;
 }
 
+#ifdef __GLIBC__
+/* Freed heap memory back to the system (glibc's malloc_trim: every arena's free pages). */
+static void trim_memory(void *unused)
+{
+	(void)unused;
+	malloc_trim(0);
+}
+#endif
+
 /* Completion callback: counts and logs the request, then frees its state. */
 static void completed(void *cls, struct MHD_Connection *conn, void **req_cls, enum MHD_RequestTerminationCode toe)
 {
@@ -224,8 +233,8 @@ static void completed(void *cls, struct MHD_Connection *conn, void **req_cls, en
 	if (rs->peak >= TRIM_AFTER_BYTES)
 		atomic_store(&d->trim_pending, true);
 	if (atomic_load(&d->trim_pending) && (d->budget == NULL || mpd_budget_used(d->budget) < TRIM_AFTER_BYTES) &&
-	    atomic_exchange(&d->trim_pending, false))
-		malloc_trim(0);
+	    atomic_exchange(&d->trim_pending, false) && (d->lane == NULL || !mpd_lane_submit(d->lane, trim_memory, NULL)))
+		trim_memory(NULL); /* (on the heavy lane, at its lower priority: it walks every heap, not this worker's) */
 #endif
 	free(rs);
 	*req_cls = NULL;
@@ -1327,8 +1336,11 @@ static void mhd_logger(void *cls, const char *fmt, va_list ap)
  * a connection handed to it (0.9.75 then leaves a mutex locked, accept.c), and each worker holds a share of it. */
 #define CONNECTION_SLACK(limit) ((limit) + (limit) / 4 + 16)
 #define MHD_CONNECTION_LIMIT(limit) (4 * CONNECTION_SLACK(limit) + 64)
-/* Connections the fresh lane holds at once (accept.h): each is one first request being read, computed or sent. */
-#define FRESH_LANE_CONNECTIONS 64
+/* Connections the fresh lane holds at once (accept.h): each is one first request being read, computed or sent. The
+ * lane takes what comes while the daemon is under pressure, a busy client's reconnections too (after its first
+ * answer a fresh connection is closed, and its client connects again): it holds more than the connections the
+ * main daemon does not take past the pressure mark (an eighth of the limit), so a newcomer still finds room. */
+#define FRESH_LANE_CONNECTIONS(limit) ((limit) / 4 + 64)
 
 /* A listening socket on addr (SO_REUSEADDR, the kernel's largest accept queue); -1 with errno on failure. */
 static int listen_on(const struct sockaddr *addr, socklen_t len)
@@ -1566,12 +1578,13 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 				    NULL, access_cb, d, MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, d,
 				    MHD_OPTION_NOTIFY_COMPLETED, completed, d,
 				    MHD_OPTION_CONNECTION_TIMEOUT, d->cfg.connection_timeout_seconds,
-				    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MHD_CONNECTION_LIMIT(FRESH_LANE_CONNECTIONS),
+				    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MHD_CONNECTION_LIMIT(FRESH_LANE_CONNECTIONS(d->cfg.connection_limit)),
 				    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)MPD_CONNECTION_MEMORY_BYTES,
 				    MHD_OPTION_UNESCAPE_CALLBACK, unescape, d, MHD_OPTION_NOTIFY_CONNECTION, on_connection, d,
 				    MHD_OPTION_URI_LOG_CALLBACK, uri_seen, d, MHD_OPTION_END);
 	{
-		mpd_accept_targets t = { d->mhd, d->fresh, &d->fresh_open, FRESH_LANE_CONNECTIONS, d->guard,
+		mpd_accept_targets t = { d->mhd, d->fresh, &d->fresh_open, FRESH_LANE_CONNECTIONS(d->cfg.connection_limit),
+					 d->guard,
 					 d->cfg.connection_limit, (unsigned)CONNECTION_SLACK(d->cfg.connection_limit) };
 
 		d->acceptor = mpd_acceptor_start(listen_fd, &t);
