@@ -1,23 +1,36 @@
 /*
- * bench_k8s.c: how fast the kube-scheduler extender answers for a large cluster: ExtenderArgs with 5,000 Node
- * objects of the size kube-scheduler sends (GPU Feature Discovery and Node Feature Discovery labels, conditions,
- * addresses, node info and an image list: about 10 KB each), four GPU kinds, and a vLLM pod. Times the whole HTTP
- * round trip of filter and prioritize against an in-process daemon (kube-scheduler's default extender timeout is
- * 5 s) and the handler's parts without HTTP (parse, decode, place, encode and print); prints medians and
- * extremes and the process's peak RSS. Not a test: figures go to bench/RESULTS.md. Run: make bench-k8s [NODES=n]
+ * bench_k8s.c: how fast the kube-scheduler extender answers for a large cluster, in both of kube-scheduler's modes.
+ * nodeCacheCapable true (the shipped configuration): ExtenderArgs with NodeNames only, each node's GPUs from its node
+ * agent's report in the node cache (PUT /v1/nodes/{name}, one per node, made first). nodeCacheCapable false: every
+ * Node object of the size kube-scheduler sends (GPU Feature Discovery and Node Feature Discovery labels, conditions,
+ * addresses, node info and an image list: about 8.6 KB each), echoed back by the filter. Four GPU kinds, a vLLM pod.
+ * The daemon is a separate process (build/memplan serve, or $MEMPLAN_BIN), so its own memory is measured: its RSS
+ * when idle (started, the presets loaded) and its peak RSS (VmHWM, reset through /proc/PID/clear_refs before each
+ * mode) while it answers; times are whole HTTP round trips (a new connection each, client included; kube-scheduler's
+ * default extender timeout is 5 s), medians of RUNS. `parts` adds the handler's parts without HTTP for the Node
+ * objects (parse, decode, place, encode), in this process. Not a test: figures go to bench/RESULTS.md.
+ * Run: make bench-k8s [NODES="5000 15000"], or build/bench/bench_k8s NODES [names|labels|both|parts]
  */
+#include <fcntl.h>
 #include <malloc.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <unistd.h>
 #include <time.h>
 
 #include <curl/curl.h>
 
 #include "../codec/json.h"
+#include "../codec/fleet.h"
 #include "../codec/k8s.h"
+#include "../service/k8s.h"
 #include "../tests/http_util.h"
 
 #define RUNS 7
@@ -139,17 +152,26 @@ static void node(sbuf *b, int i)
 	put(b, "]}}");
 }
 
-static char *make_args(int nodes, size_t *len)
+static char *make_args(int nodes, bool names, size_t *len)
 {
 	sbuf b = { malloc(1 << 20), 0, 1 << 20 };
 
 	put(&b, "{\"Pod\":{\"metadata\":{\"name\":\"llama70b-0\",\"namespace\":\"inference\",\"uid\":\"1\"},\"spec\":{"
 		"\"containers\":[{\"name\":\"vllm\",\"image\":\"vllm/vllm-openai:v0.10.1\",\"args\":[\"--model\","
 		"\"meta-llama/Llama-3.1-70B-Instruct\",\"--tensor-parallel-size\",\"4\",\"--max-model-len\",\"32768\"],"
-		"\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"4\"}}}]}},\"Nodes\":{\"metadata\":{},\"items\":[");
-	for (int i = 0; i < nodes; i++)
-		node(&b, i);
-	put(&b, "]},\"NodeNames\":null}");
+		"\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"4\"}}}]}},");
+	if (names) {
+		/* kube-scheduler with nodeCacheCapable: true: a nil *NodeList is null */
+		put(&b, "\"Nodes\":null,\"NodeNames\":[");
+		for (int i = 0; i < nodes; i++)
+			put(&b, "%s\"gpu-node-%05d\"", i ? "," : "", i);
+		put(&b, "]}");
+	} else {
+		put(&b, "\"Nodes\":{\"metadata\":{},\"items\":[");
+		for (int i = 0; i < nodes; i++)
+			node(&b, i);
+		put(&b, "]},\"NodeNames\":null}");
+	}
 	*len = b.n;
 	return b.p;
 }
@@ -162,10 +184,10 @@ static void report(const char *what, double *t, int n)
 }
 
 /* The handler's parts without HTTP: parse, decode, place, encode + print. */
-static void parts(mps_service *svc, const char *body, size_t len, bool prioritize)
+static void parts(mps_service *svc, mps_node_cache *cache, const char *body, size_t len, bool prioritize)
 {
 	double tp[RUNS], td[RUNS], tl[RUNS], te[RUNS];
-	mps_k8s_policy pol = { false, 0.1 };
+	mps_k8s_policy pol = { false, 0.1, cache, (int64_t)time(NULL) };
 
 	for (int r = 0; r < RUNS; r++) {
 		cJSON *doc = NULL;
@@ -195,10 +217,14 @@ static void parts(mps_service *svc, const char *body, size_t len, bool prioritiz
 		}
 		t3 = now();
 		{
-			cJSON *o = prioritize ? mpc_k8s_prioritize_json(&a, &res) : mpc_k8s_filter_json(&a, &res);
+			mpc_out w;
 
-			text = mpc_print(o, false);
-			cJSON_Delete(o);
+			mpc_out_init(&w);
+			if (prioritize)
+				mpc_k8s_prioritize_write(&w, &a, &res);
+			else
+				mpc_k8s_filter_write(&w, &a, &res);
+			text = mpc_out_finish(&w, NULL);
 		}
 		te[r] = now() - t3;
 		tp[r] = t1 - t0;
@@ -208,7 +234,7 @@ static void parts(mps_service *svc, const char *body, size_t len, bool prioritiz
 			printf("  %s: %zu classes of node, %llu passed, %llu unresolvable, answer %zu bytes\n",
 			       prioritize ? "prioritize" : "filter", res.nclasses, (unsigned long long)res.passed,
 			       (unsigned long long)res.unresolvable, strlen(text));
-		cJSON_free(text);
+		free(text);
 		mps_k8s_result_free(&res);
 		mpc_k8s_args_free(&a);
 		cJSON_Delete(doc);
@@ -219,15 +245,148 @@ static void parts(mps_service *svc, const char *body, size_t len, bool prioritiz
 	report("encode + print the answer", te, RUNS);
 }
 
+/* The kind of node i (the same mix as node()): what its agent reports, as nvidia-smi names it. */
+static void node_report(int i, char *body, size_t len)
+{
+	static const struct {
+		const char *nvml;
+		int memory_mib, count;
+	} kinds[] = { { "NVIDIA H100 80GB HBM3", 81559, 8 },
+		      { "NVIDIA A100-SXM4-80GB", 81920, 8 },
+		      { "NVIDIA L40S", 46068, 4 },
+		      { "NVIDIA H200", 143771, 8 } };
+	int k = i % 10 < 4 ? 0 : i % 10 < 7 ? 1 : i % 10 < 9 ? 2 : 3;
+
+	snprintf(body, len, "{\"product\":\"%s\",\"memory_mib\":%d,\"count\":%d,\"lease_seconds\":600,"
+		 "\"agent\":\"bench_k8s\"}", kinds[k].nvml, kinds[k].memory_mib, kinds[k].count);
+}
+
+/* A field of /proc/PID/status in KiB ("VmRSS", "VmHWM"). */
+static long status_kib(pid_t pid, const char *field)
+{
+	char path[64], line[256];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, field, strlen(field)) == 0 && line[strlen(field)] == ':')
+			v = strtol(line + strlen(field) + 1, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+/* Resets the peak RSS to the current RSS (proc(5): writing 5 to clear_refs). */
+static void reset_peak(pid_t pid)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/clear_refs", (int)pid);
+	fd = open(path, O_WRONLY);
+	if (fd >= 0) {
+		if (write(fd, "5", 1) != 1)
+			perror("clear_refs");
+		close(fd);
+	}
+}
+
+static uint16_t free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t n = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	uint16_t port = 0;
+
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 && getsockname(fd, (struct sockaddr *)&a, &n) == 0)
+		port = ntohs(a.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+/* Starts `memplan serve` on a free port with a fresh database in dir; fills d->bound_port. */
+static pid_t start_daemon(mpd_daemon *d, const char *dir)
+{
+	const char *bin = getenv("MEMPLAN_BIN") ? getenv("MEMPLAN_BIN") : "build/memplan";
+	char listen[32], db[128];
+	pid_t pid;
+
+	memset(d, 0, sizeof(*d));
+	d->bound_port = free_port();
+	snprintf(listen, sizeof(listen), "127.0.0.1:%u", d->bound_port);
+	snprintf(db, sizeof(db), "%s/bench.db", dir);
+	pid = fork();
+	if (pid == 0) {
+		execl(bin, bin, "serve", "--listen", listen, "--db", db, "--log-level", "warn", "--threads", "2",
+		      "--k8s-max-body-bytes", "268435456", "--response-cache-bytes", "0", (char *)NULL);
+		perror(bin);
+		_exit(127);
+	}
+	for (int i = 0; i < 300; i++) {
+		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(d->bound_port),
+					 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+		bool up = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+
+		if (fd >= 0)
+			close(fd);
+		if (up)
+			return pid;
+		usleep(100000);
+	}
+	fprintf(stderr, "bench_k8s: %s serve did not start\n", bin);
+	exit(1);
+}
+
+static void round_trips(const mpd_daemon *d, const char *mode, const char *body, int nodes)
+{
+	double t[RUNS];
+
+	for (int v = 0; v < 2; v++) {
+		const char *path = v ? "/v1/k8s/prioritize" : "/v1/k8s/filter";
+		char what[80];
+
+		for (int r = 0; r < RUNS; r++) {
+			http_resp resp;
+			double t0 = now();
+
+			http_do(d, "POST", path, body, "application/json", NULL, &resp);
+			t[r] = now() - t0;
+			if (resp.status != 200) {
+				fprintf(stderr, "%s: HTTP %ld: %.300s\n", path, resp.status, resp.body);
+				exit(1);
+			}
+			if (r == 0 && v == 0) {
+				const cJSON *names = cJSON_GetObjectItem(resp.json, "NodeNames");
+				const cJSON *err = cJSON_GetObjectItem(resp.json, "Error");
+
+				printf("  %s: answer %zu bytes, %d nodes passed%s%s\n", path, resp.len, cJSON_GetArraySize(names),
+				       err && err->valuestring[0] ? ", Error: " : "", err ? err->valuestring : "");
+				if (cJSON_GetArraySize(names) == 0 || cJSON_GetArraySize(names) > nodes) {
+					fprintf(stderr, "bench_k8s: %s answered no passing node\n", mode);
+					exit(1);
+				}
+			}
+			http_resp_free(&resp);
+		}
+		snprintf(what, sizeof(what), "%s, %s", mode, v ? "prioritize" : "filter");
+		report(what, t, RUNS);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int nodes = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 5000;
+	const char *which = argc > 2 ? argv[2] : "both";
 	mpd_daemon d;
-	char dir[64];
+	char dir[] = "/tmp/memplan-bench-k8s-XXXXXX";
 	size_t len;
 	char *body;
-	double t[RUNS];
-	struct rusage ru;
+	pid_t pid;
+	long idle;
 
 	if (nodes < 1 || nodes > MPS_K8S_MAX_NODES) {
 		fprintf(stderr, "bench_k8s: NODES must be 1 to %d\n", MPS_K8S_MAX_NODES);
@@ -235,36 +394,99 @@ int main(int argc, char **argv)
 	}
 	mpc_json_init(NULL);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	body = make_args(nodes, &len);
-	http_start(&d, dir, sizeof(dir));
-	printf("ExtenderArgs: %d nodes, %zu bytes (%.1f KB per node); pod: vLLM Llama-3.1-70B, TP 4, 32768 tokens\n", nodes,
-	       len, (double)len / nodes / 1e3);
-	for (int v = 0; v < 2; v++) {
-		const char *path = v ? "/v1/k8s/prioritize" : "/v1/k8s/filter";
+	if (strcmp(which, "parts") == 0) {
+		mpd_daemon in;
+		char tdir[64];
 
-		for (int r = 0; r < RUNS; r++) {
-			http_resp resp;
-			double t0 = now();
+		body = make_args(nodes, false, &len);
+		http_start(&in, tdir, sizeof(tdir));
+		printf("handler parts, without HTTP (%d Node objects, %zu bytes):\n", nodes, len);
+		parts(in.svc, NULL, body, len, false);
+		parts(in.svc, NULL, body, len, true);
+		free(body);
+		{
+			mps_node_cache *c = mps_node_cache_new(0);
+			mps_node_facts f;
+			mp_error e = MP_ERROR_INIT;
+			char rep[256];
 
-			http_do(&d, "POST", path, body, "application/json", NULL, &resp);
-			t[r] = now() - t0;
-			if (resp.status != 200) {
-				fprintf(stderr, "%s: HTTP %ld: %.300s\n", path, resp.status, resp.body);
+			for (int i = 0; i < nodes; i++) {
+				cJSON *doc;
+				char name[32];
+
+				node_report(i, rep, sizeof(rep));
+				snprintf(name, sizeof(name), "gpu-node-%05d", i);
+				doc = cJSON_Parse(rep);
+				if (mpc_node_decode(doc, name, &f, &e) != MP_OK ||
+				    mps_node_cache_put(c, &f, (int64_t)time(NULL), NULL, &e) != MP_OK)
+					return 1;
+				cJSON_Delete(doc);
+			}
+			body = make_args(nodes, true, &len);
+			printf("handler parts, without HTTP (%d node names, %zu bytes):\n", nodes, len);
+			parts(in.svc, c, body, len, false);
+			parts(in.svc, c, body, len, true);
+			mps_node_cache_free(c);
+		}
+		http_stop(&in, tdir);
+		free(body);
+		curl_global_cleanup();
+		return 0;
+	}
+	if (mkdtemp(dir) == NULL)
+		return 1;
+	pid = start_daemon(&d, dir);
+	idle = status_kib(pid, "VmRSS");
+	printf("%d nodes; pod: vLLM Llama-3.1-70B, TP 4, 32768 tokens; daemon idle RSS %.1f MiB\n", nodes, idle / 1024.0);
+	if (strcmp(which, "names") == 0 || strcmp(which, "both") == 0) {
+		char rep[256], path[64];
+		double t0 = now();
+
+		for (int i = 0; i < nodes; i++) {
+			http_resp r;
+
+			node_report(i, rep, sizeof(rep));
+			snprintf(path, sizeof(path), "/v1/nodes/gpu-node-%05d", i);
+			http_do(&d, "PUT", path, rep, "application/json", NULL, &r);
+			if (r.status != 201) {
+				fprintf(stderr, "PUT %s: %ld %s\n", path, r.status, r.body);
 				return 1;
 			}
-			if (r == 0)
-				printf("%s: answer %zu bytes\n", path, resp.len);
-			http_resp_free(&resp);
+			http_resp_free(&r);
 		}
-		report(v ? "HTTP round trip, prioritize" : "HTTP round trip, filter", t, RUNS);
+		printf("nodeCacheCapable true: %d reports PUT in %.2f s (%.0f us each); RSS with them %.1f MiB\n", nodes,
+		       now() - t0, (now() - t0) / nodes * 1e6, status_kib(pid, "VmRSS") / 1024.0);
+		body = make_args(nodes, true, &len);
+		printf("  ExtenderArgs: %zu bytes (NodeNames)\n", len);
+		reset_peak(pid);
+		round_trips(&d, "names", body, nodes);
+		printf("  daemon peak RSS %.1f MiB: %.1f MiB above idle\n", status_kib(pid, "VmHWM") / 1024.0,
+		       (status_kib(pid, "VmHWM") - idle) / 1024.0);
+		free(body);
 	}
-	printf("handler parts, without HTTP:\n");
-	parts(d.svc, body, len, false);
-	parts(d.svc, body, len, true);
-	getrusage(RUSAGE_SELF, &ru);
-	printf("peak RSS of this process (client, daemon and parts together): %.0f MB\n", (double)ru.ru_maxrss / 1024.0);
-	http_stop(&d, dir);
-	free(body);
+	if (strcmp(which, "labels") == 0 || strcmp(which, "both") == 0) {
+		body = make_args(nodes, false, &len);
+		printf("nodeCacheCapable false: ExtenderArgs %zu bytes (%.1f KB per Node object)\n", len,
+		       (double)len / nodes / 1e3);
+		reset_peak(pid);
+		round_trips(&d, "Node objects", body, nodes);
+		printf("  daemon peak RSS %.1f MiB: %.1f MiB above idle\n", status_kib(pid, "VmHWM") / 1024.0,
+		       (status_kib(pid, "VmHWM") - idle) / 1024.0);
+		free(body);
+	}
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	{
+		char f[128];
+
+		snprintf(f, sizeof(f), "%s/bench.db", dir);
+		unlink(f);
+		snprintf(f, sizeof(f), "%s/bench.db-wal", dir);
+		unlink(f);
+		snprintf(f, sizeof(f), "%s/bench.db-shm", dir);
+		unlink(f);
+		rmdir(dir);
+	}
 	curl_global_cleanup();
 	return 0;
 }

@@ -59,6 +59,7 @@ int main(int argc, char **argv)
 		}
 		bytes += len;
 		free(text);
+		mpc_inference_request_release(rq);
 		cJSON_Delete(body);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../codec/calib.h"
+#include "../service/calib.h"
 #include "cli.h"
 
 /* Ctrl-C during `memplan calibrate` cancels the run at the next suite boundary (the only global: a signal flag). */
@@ -215,11 +216,12 @@ static mp_status run_job(mps_service *svc, mps_calib_jobs *jobs, const cJSON *bo
 	mp_status st = fit ? mpc_calib_decode(body, &rq, fit, &has_fit, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
 
 	if (st == MP_OK && has_fit) {
-		plan = malloc(sizeof(*plan));
+		plan = calloc(1, sizeof(*plan));
 		st = plan ? mps_plan_inference(svc, fit, plan, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
 		if (st == MP_OK)
 			mps_calib_fit_from_plan(plan, &rq);
 	}
+	mps_inference_plan_release(plan);
 	free(plan);
 	free(fit);
 	if (st == MP_OK)
@@ -237,14 +239,14 @@ static mp_status run_job(mps_service *svc, mps_calib_jobs *jobs, const cJSON *bo
 /* The job's document to --save FILE, then the document (--json) or the table. Returns the exit status. */
 static int report(const calib_args *a, const mps_calib_job *job)
 {
-	cJSON *doc = mpc_calib_job_json(job);
+	char *text = mpc_calib_job_text(job);
 	int rc = strcmp(job->state, "succeeded") == 0 ? 0 : 1;
 
-	if (doc == NULL)
+	if (text == NULL)
 		return 1;
 	if (a->save) {
 		FILE *sf = fopen(a->save, "w");
-		char *printed = mpc_print(doc, true);
+		char *printed = mpc_reprint(text, true);
 
 		if (sf == NULL || printed == NULL || fprintf(sf, "%s\n", printed) < 0) {
 			fprintf(stderr, "memplan calibrate: cannot write %s\n", a->save);
@@ -254,11 +256,13 @@ static int report(const calib_args *a, const mps_calib_job *job)
 			fclose(sf);
 		cJSON_free(printed);
 	}
-	if (a->json)
-		cli_print_json(doc);
-	else
-		mpc_calib_print_table(stdout, job); /* from the job itself, never from a printed document */
-	cJSON_Delete(doc);
+	if (a->json) {
+		cli_print_json_text(text);
+		text = NULL;
+	} else {
+		mpc_calib_print_table(stdout, job); /* the job's structs, as the document is */
+	}
+	free(text);
 	return rc;
 }
 

@@ -37,6 +37,11 @@ void cli_plan_help(const char *kind);
 void cli_roofline_help(void);
 void cli_calibrate_help(void);
 void cli_db_help(void);
+/* memplan models | devices [--json] (cli/list.c); what: "models" or "devices". */
+void cli_list_help(const char *what);
+int cli_list(const char *what, int argc, char **argv);
+void cli_model_help(void);
+void cli_types_help(void);
 
 int cli_serve(int argc, char **argv);
 int cli_plan(int argc, char **argv);
@@ -44,13 +49,24 @@ int cli_roofline(int argc, char **argv);
 int cli_calibrate(int argc, char **argv);
 int cli_db(int argc, char **argv);
 int cli_routes(void);
+/* memplan model tensors ... and memplan types [--markdown] (cli/model.c). */
+int cli_model(int argc, char **argv);
+int cli_types(int argc, char **argv);
 
 /* Reads a whole file ("-" = stdin), NUL-terminated; *len gets its length. NULL when it cannot. Caller frees. */
 char *cli_read_file(const char *path, size_t *len);
+
+/* The model member of a request for a path (model_files.c): a .gguf file (every file of a split one) as
+ * {"gguf_header": ...}, a checkpoint folder as {"safetensors_headers": [...], "hf_config": ...} (or its .gguf).
+ * NULL with why "" when nothing is at path (the caller then takes it as an id), NULL with why set when something is
+ * there but cannot be read. Owned by the caller. */
+cJSON *cli_model_from_path(const char *path, char *why, size_t wlen);
+/* Whether the local Hugging Face cache (hub/hub.h mph_cache_dir) holds repo ("org/name"). */
+bool cli_in_hf_cache(const char *repo);
 /* Parses a JSON file, saying on stderr what failed ("memplan <cmd>: cannot read <what> <path>"). Caller owns. */
 cJSON *cli_parse_file(const char *cmd, const char *path, const char *what);
-/* Prints doc as JSON (pretty) on stdout, followed by a newline. Returns false when out of memory. */
-bool cli_print_json(const cJSON *doc);
+/* A JSON answer as the writer wrote it (consumed), printed indented with its newline. false when out of memory. */
+bool cli_print_json_text(char *json);
 /* Prints "memplan <cmd>: <status> at <field>: <message>" on stderr. */
 void cli_print_error(const char *cmd, mp_status st, const mp_error *err);
 /* The same, and for MP_ENOTFOUND the database it looked in and how to give the daemon's. */

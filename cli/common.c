@@ -57,26 +57,59 @@ cJSON *cli_parse_file(const char *cmd, const char *path, const char *what)
 	return doc;
 }
 
-bool cli_print_json(const cJSON *doc)
+bool cli_print_json_text(char *json)
 {
-	char *printed = mpc_print(doc, true);
+	char *pretty = json ? mpc_reprint(json, true) : NULL;
 
-	if (printed == NULL)
+	free(json);
+	if (pretty == NULL)
 		return false;
-	printf("%s\n", printed);
-	cJSON_free(printed);
+	printf("%s\n", pretty);
+	cJSON_free(pretty);
 	return true;
+}
+
+/* msg in the command line's terms: the API's listings named as the commands that print them ("GET /v1/models
+ * lists them" -> "memplan models lists them"), into out. */
+static const char *cli_terms(const char *msg, char *out, size_t len)
+{
+	static const struct {
+		const char *api, *cli;
+	} terms[] = {{"GET /v1/models", "memplan models"}, {"GET /v1/devices", "memplan devices"}};
+	size_t o = 0;
+
+	while (*msg && o + 1 < len) {
+		size_t k = 0;
+
+		for (; k < sizeof(terms) / sizeof(terms[0]); k++)
+			if (strncmp(msg, terms[k].api, strlen(terms[k].api)) == 0)
+				break;
+		if (k < sizeof(terms) / sizeof(terms[0])) {
+			o += (size_t)snprintf(out + o, len - o, "%s", terms[k].cli);
+			msg += strlen(terms[k].api);
+			continue;
+		}
+		out[o++] = *msg++;
+	}
+	out[o < len ? o : len - 1] = '\0';
+	return out;
 }
 
 void cli_print_error(const char *cmd, mp_status st, const mp_error *err)
 {
+	char msg[MP_MESSAGE_MAX + 64];
+
 	fprintf(stderr, "memplan %s: %s%s%s: %s\n", cmd, mp_status_str(st), err->field[0] ? " at " : "", err->field,
-		err->message);
-	/* every other problem the decoders found (err->all, when the caller attached one) */
+		cli_terms(err->message, msg, sizeof(msg)));
+	/* every other problem found (err->all, when the caller attached one): the decoders' and the lookups' */
 	for (size_t i = 0; err->all && i < err->all->n; i++)
 		if (strcmp(err->all->item[i].field, err->field) || strcmp(err->all->item[i].message, err->message))
-			fprintf(stderr, "memplan %s: %s%s%s: %s\n", cmd, mp_status_str(st),
-				err->all->item[i].field[0] ? " at " : "", err->all->item[i].field, err->all->item[i].message);
+			fprintf(stderr, "memplan %s: %s%s%s\n", cmd, err->all->item[i].field,
+				err->all->item[i].field[0] ? ": " : "",
+				cli_terms(err->all->item[i].message, msg, sizeof(msg)));
+	if (err->all && err->all->dropped)
+		fprintf(stderr, "memplan %s: %zu more problems were found and not listed (at most %d are)\n", cmd,
+			err->all->dropped, MP_MAX_ERRORS);
 }
 
 void cli_print_error_db(const char *cmd, mp_status st, const mp_error *err, const char *db)

@@ -56,11 +56,14 @@ int cli_db(int argc, char **argv)
 	}
 	st = mps_open(path, &svc, &err);
 	if (st == MP_OK && verb[0] == 'e') {
-		doc = mpc_export_new(mp_store_user_version(mps_store(svc)));
-		st = doc ? mps_export(svc, mpc_export_add_device, mpc_export_add_model, doc, &err)
-			 : mp_fail(&err, MP_ENOMEM, "", "out of memory");
+		mpc_export e;
+
+		mpc_export_begin(&e, mps_schema_version(svc));
+		st = mps_export(svc, mpc_export_add_device, mpc_export_add_model, &e, &err);
 		if (st == MP_OK)
-			rc = cli_print_json(doc) ? 0 : 1;
+			rc = cli_print_json_text(mpc_export_finish(&e, NULL)) ? 0 : 1;
+		else
+			mpc_out_free(&e.w);
 	} else if (st == MP_OK) {
 		mps_import im;
 
@@ -69,8 +72,9 @@ int cli_db(int argc, char **argv)
 		if (st == MP_OK) {
 			st = mps_import_run(svc, &im, &err);
 			if (st == MP_OK) {
-				fprintf(stderr, "memplan db import: %zu devices and %zu models written to %s\n", im.ndevices,
-					im.nmodels, path);
+				fprintf(stderr, "memplan db import: %zu device%s and %zu model%s written to %s\n",
+					im.ndevices, im.ndevices == 1 ? "" : "s", im.nmodels, im.nmodels == 1 ? "" : "s",
+					path);
 				rc = 0;
 			}
 			mpc_import_free(&im);

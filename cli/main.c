@@ -31,7 +31,8 @@ const char cli_usage[] =
 	"                                                    vllm|sglang|trtllm adds the engine block,\n"
 	"                                                    --print-args prints its command line alone\n"
 	"  memplan roofline --device ID [--db PATH] [--json] [--svg FILE] [--model ID [--batch N]\n"
-	"                   [--context N] [--prompt N]] [OP...]\n"
+	"                   [--context N] [--prompt N] [--weight_dtype D] [--tensor_parallel_size N] ...]\n"
+	"                   [OP...]\n"
 	"                                                    roofline table and chart; OP is KIND:key=value,...\n"
 	"                                                    e.g. matmul:m=1,k=4096,n=4096,dtype=bf16\n"
 	"  memplan calibrate [--cpu | --gpu] [--json] [--db PATH] [--suites a,b,...] [--runs N] ...\n"
@@ -39,6 +40,9 @@ const char cli_usage[] =
 	"                                                    measured profile, print a table\n"
 	"  memplan db export [--db PATH]                     print devices and user models as JSON\n"
 	"  memplan db import FILE [--db PATH]                import such a file (all or nothing)\n"
+	"  memplan models [--json] | memplan devices [--json] what a plan can name: presets and stored ones\n"
+	"  memplan model tensors --config FILE | --model ID  the model's tensors: names, shapes, formats, bytes\n"
+	"  memplan types [--markdown]                        the model types memplan reads\n"
 	"  memplan routes                                    the route table (METHOD PATTERN lines)\n"
 	"  memplan --help                                    this text\n"
 	"  memplan --version                                 the version\n"
@@ -81,6 +85,27 @@ static int dispatch(int argc, char **argv)
 			return 0;
 		}
 		return cli_calibrate(argc - 1, argv + 1);
+	}
+	if (strcmp(cmd, "models") == 0 || strcmp(cmd, "devices") == 0) {
+		if (cli_wants_help(argc - 1, argv + 1)) {
+			cli_list_help(cmd);
+			return 0;
+		}
+		return cli_list(cmd, argc - 1, argv + 1);
+	}
+	if (strcmp(cmd, "model") == 0) {
+		if (cli_wants_help(argc - 1, argv + 1)) {
+			cli_model_help();
+			return 0;
+		}
+		return cli_model(argc - 1, argv + 1);
+	}
+	if (strcmp(cmd, "types") == 0) {
+		if (cli_wants_help(argc - 1, argv + 1)) {
+			cli_types_help();
+			return 0;
+		}
+		return cli_types(argc - 1, argv + 1);
 	}
 	if (strcmp(cmd, "routes") == 0) {
 		if (cli_wants_help(argc - 1, argv + 1)) {

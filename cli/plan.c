@@ -31,6 +31,14 @@ static cJSON *cli_value(const char *v)
 	return cJSON_CreateString(v);
 }
 
+/* A release name is text even when it reads as a number ("--engine_version 0.10" is not 0.1). */
+static bool version_field(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n >= 8 && strcmp(name + n - 8, "_version") == 0;
+}
+
 /* Sets body[path] = value; a dotted path ("weight_formats.lm_head") creates the objects on the way. Dashes in
  * names become underscores (--batch-size = --batch_size). */
 static bool set_path(cJSON *body, const char *path, cJSON *value)
@@ -71,33 +79,81 @@ static bool set_path(cJSON *body, const char *path, cJSON *value)
 	return true;
 }
 
-/* The inference plan of a body: the document POST /v1/plan/inference answers. */
-static mp_status plan_inference(mps_service *svc, const cJSON *body, cJSON **out, mp_error *err)
+/* What the command prints: the text for people, the JSON document, or the engine's command line alone. */
+typedef enum answer_form { FORM_TEXT, FORM_TEXT_VERBOSE, FORM_JSON, FORM_ARGS } answer_form;
+
+#define HINT "--verbose prints every figure."
+
+/* The engine's command line alone, ready to paste (and its options file, when it needs one); NULL when the plan
+ * named no engine or memory ran out. */
+static char *engine_args(const mps_inference_plan *p)
 {
-	mps_inference_request *rq = malloc(sizeof(*rq));
-	mps_inference_plan *p = malloc(sizeof(*p));
-	mp_status st = rq && p ? mpc_inference_decode(body, "", true, rq, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
+	char *cmd = mpc_plan_engine_command(p), *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (cmd == NULL || (f = open_memstream(&text, &len)) == NULL) {
+		free(cmd);
+		return NULL;
+	}
+	if (p->engine.extra_options_yaml[0])
+		fprintf(f, "cat > extra_llm_api_options.yaml <<'EOF'\n%sEOF\n", p->engine.extra_options_yaml);
+	fprintf(f, "%s\n", cmd);
+	free(cmd);
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+/* The inference plan of a body, in the form asked for (*out: heap text to print). */
+static mp_status plan_inference(mps_service *svc, const cJSON *body, answer_form form, char **out, mp_error *err)
+{
+	mps_inference_request *rq = calloc(1, sizeof(*rq));
+	mps_inference_plan *p = calloc(1, sizeof(*p));
+	mp_status st = rq && p ? mps_lookups_note(svc, &rq->job.model, &rq->device, mpc_inference_decode(body, "", true, rq, err),
+						  err)
+			       : mp_fail(err, MP_ENOMEM, "", "out of memory");
 
 	if (st == MP_OK)
+		st = mps_model_ref_fetch(svc, &rq->job.model, NULL, err);
+	if (st == MP_OK)
 		st = mps_plan_inference(svc, rq, p, err);
-	if (st == MP_OK && (*out = mpc_inference_plan_json(rq, p)) == NULL)
+	if (st == MP_OK)
+		*out = form == FORM_JSON   ? mpc_inference_plan_print(rq, p, NULL)
+		       : form == FORM_ARGS ? engine_args(p)
+					   : mpc_inference_plan_text(rq, p, form == FORM_TEXT_VERBOSE,
+								     form == FORM_TEXT ? HINT : NULL);
+	if (st == MP_OK && *out == NULL)
 		st = mp_fail(err, MP_ENOMEM, "", "out of memory");
+	mps_inference_plan_release(p);
 	free(p);
+	mpc_inference_request_release(rq);
 	free(rq);
 	return st;
 }
 
-static mp_status plan_training(mps_service *svc, const cJSON *body, cJSON **out, mp_error *err)
+static mp_status plan_training(mps_service *svc, const cJSON *body, answer_form form, char **out, mp_error *err)
 {
-	mps_training_request *rq = malloc(sizeof(*rq));
+	mps_training_request *rq = calloc(1, sizeof(*rq));
 	mps_training_plan *p = malloc(sizeof(*p));
-	mp_status st = rq && p ? mpc_training_decode(body, "", true, rq, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
+	mp_status st = rq && p ? mps_lookups_note(svc, &rq->job.model, &rq->device, mpc_training_decode(body, "", true, rq, err),
+						  err)
+			       : mp_fail(err, MP_ENOMEM, "", "out of memory");
 
 	if (st == MP_OK)
+		st = mps_model_ref_fetch(svc, &rq->job.model, NULL, err);
+	if (st == MP_OK)
 		st = mps_plan_training(svc, rq, p, err);
-	if (st == MP_OK && (*out = mpc_training_plan_json(rq, p)) == NULL)
+	if (st == MP_OK)
+		*out = form == FORM_JSON ? mpc_training_plan_print(rq, p, NULL)
+					 : mpc_training_plan_text(rq, p, form == FORM_TEXT_VERBOSE,
+								  form == FORM_TEXT ? HINT : NULL);
+	if (st == MP_OK && *out == NULL)
 		st = mp_fail(err, MP_ENOMEM, "", "out of memory");
 	free(p);
+	mpc_training_request_release(rq);
 	free(rq);
 	return st;
 }
@@ -107,7 +163,7 @@ void cli_plan_help(const char *kind)
 	bool both = strcmp(kind, "inference") != 0 && strcmp(kind, "training") != 0;
 	char *fields;
 
-	printf("Usage: memplan plan %s [--model ID | --config FILE] [--device ID] [--name value ...]\n"
+	printf("Usage: memplan plan %s [--model ID|FILE.gguf|DIR | --config FILE] [--device ID] [--name value ...]\n"
 	       "                     [--request FILE] [--json] [--verbose] [--print-args] [--db PATH]\n\n",
 	       both ? "inference|training" : kind);
 	printf("Plans %s memory locally, through the same decoder and planner as POST /v1/plan/%s (no daemon).\n"
@@ -115,9 +171,13 @@ void cli_plan_help(const char *kind)
 	       "largest batch, the longest sequence, the smallest GPU count; then the memory terms.\n\n",
 	       both ? "inference or training" : kind, both ? "inference and /v1/plan/training" : kind);
 	printf("Options:\n"
-	       "  --model ID          a stored model (memplan db export lists them)\n"
+	       "  --model ID          a stored model or a preset, any case (memplan models lists them), or a Hugging\n"
+	       "                      Face repo id\n"
+	       "  --model FILE.gguf   a GGUF file, from its header (every file of a split -00001-of-0000N.gguf set)\n"
+	       "  --model DIR         a checkpoint folder: config.json and its safetensors shards' headers\n"
+	       "  --gguf FILE         the same as --model FILE.gguf\n"
 	       "  --config FILE       a Hugging Face config.json as the model (model.hf_config)\n"
-	       "  --device ID         fit on this device (a stored id)\n"
+	       "  --device ID         fit on this device: an id in any case or a name it goes by (memplan devices lists them)\n"
 	       "  --request FILE      a whole request body (JSON); later --name value options override its members\n"
 	       "  --NAME VALUE        any request field below (also --NAME=VALUE; numbers, true/false, JSON objects\n"
 	       "                      and lists are recognised, anything else is text; a.b sets a nested field)\n"
@@ -148,8 +208,10 @@ int cli_plan(int argc, char **argv)
 	mps_service *svc = NULL;
 	static mp_errors all; /* every problem of the request, printed together (one command, one thread) */
 	mp_error err = { { 0 }, { 0 }, &all };
-	cJSON *body = NULL, *out = NULL;
+	cJSON *body = NULL;
+	char *out = NULL;
 	bool json = false, verbose = false, print_args = false;
+	const char *gguf_path = NULL; /* --model FILE.gguf: the file llama.cpp and Ollama load */
 	bool db_given = getenv("MEMPLAN_DB") && getenv("MEMPLAN_DB")[0];
 	mp_status st;
 	int rc = 2;
@@ -202,6 +264,21 @@ int cli_plan(int argc, char **argv)
 				mpc_add_item(body, item->string, item);
 			}
 			cJSON_Delete(base);
+		} else if (strcmp(a, "--model") == 0 || strcmp(a, "--gguf") == 0) {
+			char why[512];
+			cJSON *model = cli_model_from_path(val, why, sizeof(why));
+
+			if (model == NULL && (why[0] || strcmp(a, "--gguf") == 0)) {
+				fprintf(stderr, "memplan plan: %s %s: %s\n", a, val, why[0] ? why : "no such file");
+				goto out;
+			}
+			if (model == NULL && strchr(val, '/') && cli_in_hf_cache(val)) {
+				/* org/name in the local Hugging Face cache: its config.json and shards' headers */
+				model = cJSON_CreateObject();
+				cJSON_AddStringToObject(model, "hf_repo", val);
+			}
+			set_path(body, "model", model ? model : cJSON_CreateString(val));
+			gguf_path = model && cJSON_GetObjectItemCaseSensitive(model, "gguf_header") ? val : NULL;
 		} else if (strcmp(a, "--config") == 0) {
 			cJSON *cfg = cli_parse_file("plan", val, "config"), *model;
 
@@ -210,55 +287,50 @@ int cli_plan(int argc, char **argv)
 			model = cJSON_CreateObject();
 			mpc_add_item(model, "hf_config", cfg);
 			set_path(body, "model", model);
-		} else if (!set_path(body, a + 2, cli_value(val))) {
+		} else if (!set_path(body, a + 2, version_field(a + 2) ? cJSON_CreateString(val) : cli_value(val))) {
 			fprintf(stderr, "memplan plan: bad option name '%s'\n", a);
 			goto out;
 		}
 	}
 	if (print_args && (kind[0] != 'i' || !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(body, "engine")))) {
 		fprintf(stderr, "memplan plan: --print-args prints an engine's command line: it needs `plan inference` "
-				"and --engine vllm|sglang|trtllm\n");
+				"and --engine vllm|sglang|trtllm|llamacpp|ollama\n");
 		goto out;
+	}
+	{
+		/* llama.cpp and Ollama load the file given: it is the command's model argument */
+		const cJSON *e = cJSON_GetObjectItemCaseSensitive(body, "engine");
+
+		if (gguf_path && cJSON_IsString(e) &&
+		    (strcmp(e->valuestring, "llamacpp") == 0 || strcmp(e->valuestring, "ollama") == 0) &&
+		    !cJSON_GetObjectItemCaseSensitive(body, "served_model"))
+			cJSON_AddStringToObject(body, "served_model", gguf_path);
 	}
 	rc = 1;
 	st = cli_open("plan", db, db_given, &svc, &err);
 	if (st == MP_OK) {
 		unsigned long failed = mpc_alloc_failures();
 
-		st = kind[0] == 'i' ? plan_inference(svc, body, &out, &err) : plan_training(svc, body, &out, &err);
+		answer_form form = print_args ? FORM_ARGS : json ? FORM_JSON : verbose ? FORM_TEXT_VERBOSE : FORM_TEXT;
+
+		st = kind[0] == 'i' ? plan_inference(svc, body, form, &out, &err)
+				    : plan_training(svc, body, form, &out, &err);
 		if (st == MP_OK && mpc_alloc_failures() != failed) /* the document may be incomplete (codec/json.h) */
 			st = mp_fail(&err, MP_ENOMEM, "", "out of memory");
+		if (st == MP_OK && form == FORM_JSON) {
+			rc = cli_print_json_text(out) ? 0 : 1;
+			out = NULL;
+			goto out;
+		}
 	}
 	if (st == MP_OK) {
-		const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(out, "engine"), "command");
-
-		if (print_args) {
-			/* the command line alone, ready to paste (and the engine's options file, when it needs one) */
-			const cJSON *yaml = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(out, "engine"),
-									     "extra_llm_api_options_yaml");
-
-			if (!cJSON_IsString(cmd))
-				goto out;
-			if (cJSON_IsString(yaml))
-				printf("cat > extra_llm_api_options.yaml <<'EOF'\n%sEOF\n", yaml->valuestring);
-			printf("%s\n", cmd->valuestring);
-		} else if (json) {
-			if (!cli_print_json(out))
-				goto out;
-		} else {
-			char *text = mpc_plan_text(out, verbose, verbose ? NULL : "--verbose prints every figure.");
-
-			if (text == NULL)
-				goto out;
-			printf("%s", text);
-			free(text);
-		}
+		printf("%s", out);
 		rc = 0;
 	} else {
 		cli_print_error_db("plan", st, &err, db);
 	}
 out:
-	cJSON_Delete(out);
+	free(out);
 	cJSON_Delete(body);
 	mps_close(svc);
 	return rc;

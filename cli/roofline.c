@@ -24,17 +24,35 @@ static bool write_svg(const char *path, const mpc_chart *chart)
 	return ok;
 }
 
+/* A step option of --model's (--weight_dtype or --weight-dtype, ...): the transformer member it sets, or NULL. */
+static const char *step_option(const char *a)
+{
+	static const char *const members[] = { "weight_dtype", "kv_cache_dtype", "compute_dtype", "tensor_parallel_size" };
+
+	if (strncmp(a, "--", 2) != 0)
+		return NULL;
+	for (size_t i = 0; i < sizeof(members) / sizeof(members[0]); i++) {
+		size_t n = strlen(members[i]), k;
+
+		for (k = 0; k < n && (a[2 + k] == members[i][k] || (a[2 + k] == '-' && members[i][k] == '_')); k++)
+			;
+		if (k == n && a[2 + n] == '\0')
+			return members[i];
+	}
+	return NULL;
+}
+
 /* Prints the answer: the JSON document, or the table and the text chart. */
 static bool print_answer(const mps_roofline_request *rq, const mps_roofline_result *r, const mpc_chart *chart, bool json)
 {
 	char *text;
 
 	if (json) {
-		cJSON *doc = mpc_roofline_json(rq, r);
-		bool ok = doc && cli_print_json(doc);
+		mpc_out w;
 
-		cJSON_Delete(doc);
-		return ok;
+		mpc_out_init(&w);
+		mpc_roofline_write(&w, rq, r);
+		return cli_print_json_text(mpc_out_finish(&w, NULL));
 	}
 	text = mpc_roofline_table_text(rq, r);
 	if (text == NULL)
@@ -53,7 +71,9 @@ void cli_roofline_help(void)
 	char *ops = mpc_request_fields_text("roofline");
 
 	printf("Usage: memplan roofline --device ID [--db PATH] [--json] [--svg FILE] [--ridge-dtype DTYPE]\n"
-	       "                        [--model ID [--batch N] [--context N] [--prompt N]] [OP...]\n\n"
+	       "                        [--model ID [--batch N] [--context N] [--prompt N] [--weight_dtype DTYPE]\n"
+	       "                        [--kv_cache_dtype DTYPE] [--compute_dtype DTYPE] [--tensor_parallel_size N]]\n"
+	       "                        [OP...]\n\n"
 	       "The roofline of operations on a stored device, as POST /v1/roofline answers it: a table (arithmetic\n"
 	       "intensity, attainable FLOP/s, fraction of peak, bound, time floor), then a text log-log chart. With\n"
 	       "--model, the model's decode and prefill operations are analysed and drawn too.\n\n"
@@ -63,6 +83,11 @@ void cli_roofline_help(void)
 	       "  --batch N           sequences decoded together (with --model; default 1)\n"
 	       "  --context N         tokens already in each sequence's KV cache (with --model; default 4096)\n"
 	       "  --prompt N          tokens of the prefill (with --model; default 4096)\n"
+	       "  --weight_dtype DTYPE, --kv_cache_dtype DTYPE, --compute_dtype DTYPE\n"
+	       "                      the model's formats, as memplan plan inference takes them (with --model;\n"
+	       "                      default auto: the config's, as vLLM serves it); also spelt --weight-dtype ...\n"
+	       "  --tensor_parallel_size N\n"
+	       "                      GPUs each layer is split over: the steps per GPU (with --model; default 1)\n"
 	       "  --ridge-dtype DTYPE the compute roof the ridge uses (default bf16)\n"
 	       "  --svg FILE          also write the chart as SVG (one roof per data type among the points)\n"
 	       "  --json              print the API's JSON document instead\n"
@@ -79,7 +104,7 @@ int cli_roofline(int argc, char **argv)
 {
 	const char *db = cli_default_db(), *device = NULL, *svg = NULL;
 	mps_service *svc = NULL;
-	mps_roofline_request *rq = malloc(sizeof(*rq));
+	mps_roofline_request *rq = calloc(1, sizeof(*rq));
 	mps_roofline_result *r = malloc(sizeof(*r));
 	mpc_chart *chart = malloc(sizeof(*chart));
 	mp_error err = { { 0 }, { 0 }, NULL };
@@ -122,6 +147,23 @@ int cli_roofline(int argc, char **argv)
 			}
 			cJSON_AddNumberToObject(tr, a[2] == 'b' ? "batch_size" : a[2] == 'c' ? "context_tokens" : "prompt_tokens",
 						n);
+		} else if (step_option(a) && v) {
+			const char *member = step_option(a);
+			char *end = NULL;
+			double n = 0;
+
+			if (tr == NULL) {
+				fprintf(stderr, "memplan roofline: %s describes --model's steps: give --model before it\n", a);
+				goto out;
+			}
+			i++;
+			if (strcmp(member, "tensor_parallel_size") == 0)
+				n = strtod(argv[i], &end);
+			/* a number as a number, anything else as text: the decoder names what is wrong with it */
+			if (end && end != argv[i] && *end == '\0')
+				cJSON_AddNumberToObject(tr, member, n);
+			else
+				cJSON_AddStringToObject(tr, member, argv[i]);
 		} else if (a[0] != '-' && strchr(a, ':')) {
 			cJSON *op;
 			char field[32];
@@ -161,6 +203,7 @@ out:
 	cJSON_Delete(body);
 	free(chart);
 	free(r);
+	mpc_roofline_request_release(rq);
 	free(rq);
 	mps_close(svc);
 	return rc;

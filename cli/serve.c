@@ -40,7 +40,7 @@ static int serve_settings(int argc, char **argv, mpd_config *cfg)
 		goto bad;
 	for (int i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			printf("Usage: memplan serve [FLAGS]\n\n  %-22s %-28s %s\n", "flag", "environment", "meaning");
+			printf("Usage: memplan serve [FLAGS]\n\n");
 			mpd_config_usage(stdout);
 			exit(0);
 		}
@@ -126,7 +126,7 @@ int cli_serve(int argc, char **argv)
 	if (rc != 0)
 		return rc;
 	if (mpd_auth_load(&d.cfg, d.cfg.token_file[0] ? d.cfg.token_file : NULL, &err) != MP_OK ||
-	    mpd_auth_check_listen(&d.cfg, &err) != MP_OK) {
+	    mpd_auth_check_listen(&d.cfg, &err) != MP_OK || mpd_hub_token_load(&d.cfg, &err) != MP_OK) {
 		fprintf(stderr, "memplan serve: %s\n", err.message);
 		return 2;
 	}
@@ -148,6 +148,22 @@ int cli_serve(int argc, char **argv)
 		mpd_log(lvl, MPD_LOG_ERROR, "memplan serve: %s", err.message);
 		return 1;
 	}
+	if (d.cfg.hub_endpoint[0]) {
+		/* the Hub the operator allows: its answers kept in hub-cache, beside the database by default */
+		char cache[600];
+
+		if (d.cfg.hub_cache[0])
+			snprintf(cache, sizeof(cache), "%s", d.cfg.hub_cache);
+		else {
+			const char *slash = strrchr(d.cfg.db_path, '/');
+			snprintf(cache, sizeof(cache), "%.*shub-cache", slash ? (int)(slash - d.cfg.db_path + 1) : 0,
+				 d.cfg.db_path);
+		}
+		mps_set_hub(d.svc, d.cfg.hub_endpoint, d.cfg.hub_token, cache, d.cfg.hub_cache_bytes,
+			    d.cfg.hub_timeout_seconds);
+		mpd_log(lvl, MPD_LOG_INFO, "memplan serve: models given by hf_repo may be fetched from %s (%s; cache %s)",
+			d.cfg.hub_endpoint, d.cfg.hub_token[0] ? "with a token" : "no token", cache);
+	}
 	st = mpd_start(&d, &err);
 	if (st != MP_OK) {
 		mpd_log(lvl, MPD_LOG_ERROR, "memplan serve: %s", err.message);
@@ -160,11 +176,11 @@ int cli_serve(int argc, char **argv)
 	{
 		char why[1400];
 
-		if (mp_store_write_state(mps_store(d.svc), why, sizeof(why)) != MP_STORE_WRITABLE)
+		if (!mps_writable(d.svc, why, sizeof(why)))
 			mpd_log(lvl, MPD_LOG_WARN, "memplan serve: %s (GET /v1/health says degraded)", why);
-		if (mp_store_open_notice(mps_store(d.svc))[0]) /* a -wal moved aside: data an operator should look at */
+		if (mps_open_notice(d.svc)[0]) /* a -wal moved aside: data an operator should look at */
 			mpd_log(lvl, MPD_LOG_ERROR, "memplan serve: %s (GET /v1/health shows it in database.notice)",
-				mp_store_open_notice(mps_store(d.svc)));
+				mps_open_notice(d.svc));
 	}
 	pthread_sigmask(SIG_UNBLOCK, &stop_set, NULL);
 	for (;;) {

@@ -1,8 +1,9 @@
 /*
- * calib.c: calibration jobs as documents (see calib.h): the request, the job's document from its view (the
- * kernels' figures, the ratios against the datasheet, the bench targets, the warnings), the record the store
- * keeps, and the CLI's table. Encoding only: no threads, no store, no hardware.
+ * calib.c: calibration jobs both ways (see calib.h): the request, and two renderings of the job's structs (the
+ * kernels' figures, the ratios against the datasheet, the bench targets, the warnings): its document, which is
+ * also the record the store keeps, and the CLI's table. Encoding only: no threads, no store, no hardware.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,16 +13,6 @@
 
 #include "../model/fields.h"
 #include "calib.h"
-
-cJSON *mpc_calib_suites_json(uint32_t suites)
-{
-	cJSON *a = cJSON_CreateArray();
-
-	for (int i = 0; a && i < MP_CALIB_SUITE_BITS; i++)
-		if (suites & (1u << i))
-			mpc_append(a, cJSON_CreateString(mp_calib_suite_name(1u << i)));
-	return a;
-}
 
 /* ----- requests ------------------------------------------------------------------------------------------ */
 
@@ -144,82 +135,73 @@ mp_status mpc_calib_decode(const cJSON *body, mps_calib_request *rq, mps_inferen
 
 /* ----- documents --------------------------------------------------------------------------------------- */
 
-/* {"best_<unit>", "median_<unit>", "runs"}, or null when not measured. */
-static cJSON *stat_json(const mp_calib_stat *s, const char *unit)
+/* key: {"best_<unit>", "median_<unit>", "runs"}, left open for more members (true), or null when not measured
+ * (false). */
+static bool stat_open(mpc_out *w, const char *key, const mp_calib_stat *s, const char *unit)
 {
-	cJSON *o;
 	char k[64];
 
-	if (s->runs == 0)
-		return cJSON_CreateNull();
-	o = cJSON_CreateObject();
+	if (s->runs == 0) {
+		mpc_w_null(w, key);
+		return false;
+	}
+	mpc_w_obj(w, key);
 	snprintf(k, sizeof(k), "best_%s", unit);
-	mpc_add_num(o, k, s->best);
+	mpc_w_num(w, k, s->best);
 	snprintf(k, sizeof(k), "median_%s", unit);
-	mpc_add_num(o, k, s->median);
-	mpc_add_num(o, "runs", s->runs);
-	return o;
+	mpc_w_num(w, k, s->median);
+	mpc_w_num(w, "runs", s->runs);
+	return true;
 }
 
-static cJSON *add_stat(cJSON *o, const char *name, const mp_calib_stat *s, const char *unit)
+static void stat_write(mpc_out *w, const char *key, const mp_calib_stat *s, const char *unit)
 {
-	cJSON *v = stat_json(s, unit);
-
-	mpc_add_item(o, name, v);
-	return v;
+	if (stat_open(w, key, s, unit))
+		mpc_w_end(w);
 }
 
-static void add_ratio(cJSON *o, const char *k, double num, double den)
+/* num / den, or NaN when either is not a figure: the JSON writes null, the table "". */
+static double ratio_of(double num, double den)
 {
-	if (num > 0 && den > 0)
-		mpc_add_num(o, k, num / den);
+	return num > 0 && den > 0 ? num / den : NAN;
+}
+
+static void ratio_write(mpc_out *w, const char *k, double num, double den)
+{
+	double r = ratio_of(num, den);
+
+	if (isnan(r))
+		mpc_w_null(w, k);
 	else
-		cJSON_AddNullToObject(o, k);
+		mpc_w_num(w, k, r);
 }
 
-static void add_target(cJSON *targets, const char *name, const char *what, double value, bool have, double limit,
-                       bool minimum)
+static void device_info_write(mpc_out *w, const mp_calib_gpu_info *in, const mps_calib_gpu_figures *fig)
 {
-	cJSON *t = cJSON_CreateObject();
-
-	cJSON_AddStringToObject(t, "name", name);
-	cJSON_AddStringToObject(t, "description", what);
-	if (have)
-		mpc_add_num(t, "value", value);
-	else
-		cJSON_AddNullToObject(t, "value");
-	mpc_add_num(t, minimum ? "minimum" : "maximum", limit);
-	if (have)
-		cJSON_AddBoolToObject(t, "met", minimum ? value >= limit : value <= limit);
-	else
-		cJSON_AddNullToObject(t, "met");
-	mpc_append(targets, t);
-}
-
-static cJSON *gpu_device_json(const mp_calib_gpu_info *in, const mps_calib_gpu_figures *fig)
-{
-	cJSON *o = cJSON_CreateObject();
 	char cc[16];
 
-	cJSON_AddStringToObject(o, "name", in->name);
-	mpc_add_num(o, "memory_bytes", in->memory_bytes);
-	mpc_add_num(o, "free_bytes", in->free_bytes);
-	mpc_add_num(o, "sm_count", in->sm_count);
-	mpc_add_num(o, "l2_cache_bytes", in->l2_cache_bytes);
+	mpc_w_obj(w, "device");
+	mpc_w_str(w, "name", in->name);
+	mpc_w_num(w, "memory_bytes", in->memory_bytes);
+	mpc_w_num(w, "free_bytes", in->free_bytes);
+	mpc_w_num(w, "sm_count", in->sm_count);
+	mpc_w_num(w, "l2_cache_bytes", in->l2_cache_bytes);
 	snprintf(cc, sizeof(cc), "%d.%d", in->cc_major, in->cc_minor);
-	cJSON_AddStringToObject(o, "compute_capability", cc);
-	cJSON_AddStringToObject(o, "architecture", fig->architecture ? fig->architecture : "unknown");
-	mpc_add_num(o, "clock_hz", in->clock_hz);
-	mpc_add_num(o, "shared_memory_per_sm_bytes", in->shared_memory_per_sm_bytes);
-	mpc_add_num(o, "driver_version", in->driver_version);
-	mpc_add_num(o, "runtime_version", in->runtime_version);
-	return o;
+	mpc_w_str(w, "compute_capability", cc);
+	mpc_w_str(w, "architecture", fig->architecture ? fig->architecture : "unknown");
+	mpc_w_num(w, "clock_hz", in->clock_hz);
+	mpc_w_num(w, "shared_memory_per_sm_bytes", in->shared_memory_per_sm_bytes);
+	mpc_w_num(w, "driver_version", in->driver_version);
+	mpc_w_num(w, "runtime_version", in->runtime_version);
+	mpc_w_end(w);
 }
 
 static const mp_dtype matmul_types[] = {MP_DTYPE_BF16, MP_DTYPE_FP16, MP_DTYPE_TF32, MP_DTYPE_FP8_E4M3};
 #define N_MATMUL (sizeof(matmul_types) / sizeof(matmul_types[0]))
 
-/* What the results encoders read: the run, the request, the datasheet and the profile (either may be NULL). */
+/* What the results encoders and the table read: the run, the request, the datasheet and the profile (either may be
+ * NULL). The figures each derives (a ratio, a roof, Little's law) come from one function here, so the JSON and the
+ * table cannot differ. */
 typedef struct gpu_ctx {
 	const mp_calib_gpu_results *r;
 	const mps_calib_gpu_figures *fig;
@@ -227,788 +209,887 @@ typedef struct gpu_ctx {
 	const mp_store_device *ds, *profile;
 } gpu_ctx;
 
+static double ds_peak(const gpu_ctx *c, mp_dtype t)
+{
+	return c->ds ? c->ds->hw.peak_flops_per_second[t] : 0;
+}
+
+/* Little's law at the measured HBM latency and the profile's bandwidth (0 when either is missing). */
+static double bytes_in_flight(const gpu_ctx *c)
+{
+	double bw = c->profile ? c->profile->hw.memory_bandwidth_bytes_per_second : 0, lat = c->r->latency_hbm.median;
+
+	return bw > 0 && lat > 0 ? bw * lat : 0;
+}
+
+/* The roofline of an intensity point from this run's FMA peak and profile bandwidth (0 when either is missing). */
+static double intensity_roof(const gpu_ctx *c, const mp_calib_intensity_point *ip, bool *memory_bound)
+{
+	double peak = (c->r->suites_done & MP_CALIB_FMA) ? c->r->fma_fp32.best : 0;
+	double bw = (c->r->suites_done & MP_CALIB_HBM) ? c->fig->memory_bandwidth_bytes_per_second : 0;
+
+	if (memory_bound)
+		*memory_bound = ip->flops_per_byte * bw < peak;
+	return peak > 0 && bw > 0 ? fmin(peak, ip->flops_per_byte * bw) : 0;
+}
+
+/* The fit check's predicted headroom: the capacity less the plan's total. */
+static double predicted_headroom(const gpu_ctx *c)
+{
+	return (double)c->r->fit_total_bytes - (double)c->rq->fit_total_bytes;
+}
+
 /* results.memory */
-static void memory_json(cJSON *res, const gpu_ctx *c)
+static void memory_write(mpc_out *w, const gpu_ctx *c)
 {
 	const mp_calib_gpu_results *r = c->r;
-	cJSON *o;
 
-	o = cJSON_AddObjectToObject(res, "memory");
-	mpc_add_num(o, "total_bytes", r->info.memory_bytes);
-	mpc_add_num(o, "free_bytes", r->info.free_bytes);
-	mpc_add_num(o, "context_bytes", r->context_bytes);
-	cJSON_AddStringToObject(
-	    o, "note",
-	    "cudaMemGetInfo right after context creation; context_bytes = total - free, which "
-	    "also counts memory other processes held at that moment");
+	mpc_w_obj(w, "memory");
+	mpc_w_num(w, "total_bytes", r->info.memory_bytes);
+	mpc_w_num(w, "free_bytes", r->info.free_bytes);
+	mpc_w_num(w, "context_bytes", r->context_bytes);
+	mpc_w_lit(w, "note",
+		  "cudaMemGetInfo right after context creation; context_bytes = total - free, which "
+		  "also counts memory other processes held at that moment");
+	mpc_w_end(w);
 }
 
 /* results.hbm */
-static void hbm_json(cJSON *res, const gpu_ctx *c)
+static void hbm_write(mpc_out *w, const gpu_ctx *c)
 {
 	const mp_calib_gpu_results *r = c->r;
-	cJSON *o, *p;
 
-	o = cJSON_AddObjectToObject(res, "hbm");
-	mpc_add_num(o, "array_bytes", r->array_bytes);
-	mpc_add_num(o, "access_bytes", 16);
-	add_stat(o, "memcpy_d2d", &r->memcpy_d2d, "bytes_per_second");
-	p = add_stat(o, "copy", &r->copy, "bytes_per_second");
-	if (cJSON_IsObject(p)) {
-		mpc_add_num(p, "loads_in_flight_per_thread", r->copy_unroll);
-		mpc_add_num(p, "blocks", r->copy_blocks);
+	mpc_w_obj(w, "hbm");
+	mpc_w_num(w, "array_bytes", r->array_bytes);
+	mpc_w_num(w, "access_bytes", 16);
+	stat_write(w, "memcpy_d2d", &r->memcpy_d2d, "bytes_per_second");
+	if (stat_open(w, "copy", &r->copy, "bytes_per_second")) {
+		mpc_w_num(w, "loads_in_flight_per_thread", r->copy_unroll);
+		mpc_w_num(w, "blocks", r->copy_blocks);
+		mpc_w_end(w);
 	}
-	add_stat(o, "read", &r->read, "bytes_per_second");
-	add_stat(o, "write", &r->write, "bytes_per_second");
-	add_stat(o, "triad", &r->triad, "bytes_per_second");
-	cJSON_AddStringToObject(o, "note",
-	                        "bytes read + bytes written per second; copy and triad use the "
-	                        "grid and loads in flight that won a tuning sweep in the same run");
+	stat_write(w, "read", &r->read, "bytes_per_second");
+	stat_write(w, "write", &r->write, "bytes_per_second");
+	stat_write(w, "triad", &r->triad, "bytes_per_second");
+	mpc_w_lit(w, "note",
+		  "bytes read + bytes written per second; copy and triad use the "
+		  "grid and loads in flight that won a tuning sweep in the same run");
+	mpc_w_end(w);
 }
 
 /* results.strided */
-static void strided_json(cJSON *res, const gpu_ctx *c)
+static void strided_write(mpc_out *w, const gpu_ctx *c)
 {
 	const mp_calib_gpu_results *r = c->r;
-	cJSON *o, *a, *p;
 
-	o = cJSON_AddObjectToObject(res, "strided");
-	mpc_add_num(o, "element_bytes", 4);
-	a = cJSON_AddArrayToObject(o, "points");
+	mpc_w_obj(w, "strided");
+	mpc_w_num(w, "element_bytes", 4);
+	mpc_w_arr(w, "points");
 	for (int k = 0; k < MP_CALIB_STRIDE_COUNT; k++) {
-		p = cJSON_CreateObject();
-		mpc_add_num(p, "stride", 1u << k);
-		mpc_add_item(p, "useful", stat_json(&r->strided[k], "bytes_per_second"));
-		add_ratio(p, "fraction_of_stride_1", r->strided[k].best, r->strided[0].best);
-		mpc_append(a, p);
+		mpc_w_obj(w, NULL);
+		mpc_w_num(w, "stride", 1u << k);
+		stat_write(w, "useful", &r->strided[k], "bytes_per_second");
+		ratio_write(w, "fraction_of_stride_1", r->strided[k].best, r->strided[0].best);
+		mpc_w_end(w);
 	}
+	mpc_w_end(w);
+	mpc_w_end(w);
 }
 
 /* results.l2 */
-static void l2_json(cJSON *res, const gpu_ctx *c)
+static void l2_write(mpc_out *w, const gpu_ctx *c)
 {
 	const mp_calib_gpu_results *r = c->r;
-	cJSON *o;
 
-	o = cJSON_AddObjectToObject(res, "l2");
-	mpc_add_num(o, "working_set_bytes", r->l2_working_set_bytes);
-	add_stat(o, "read", &r->l2_read, "bytes_per_second");
-	add_ratio(o, "over_hbm_read", r->l2_read.best, r->read.best);
+	mpc_w_obj(w, "l2");
+	mpc_w_num(w, "working_set_bytes", r->l2_working_set_bytes);
+	stat_write(w, "read", &r->l2_read, "bytes_per_second");
+	ratio_write(w, "over_hbm_read", r->l2_read.best, r->read.best);
+	mpc_w_end(w);
 }
 
 /* results.smem */
-static void smem_json(cJSON *res, const gpu_ctx *c)
+static void smem_write(mpc_out *w, const gpu_ctx *c)
 {
 	const mp_calib_gpu_results *r = c->r;
-	cJSON *o, *a, *p;
 
-	o = cJSON_AddObjectToObject(res, "smem");
-	a = cJSON_AddArrayToObject(o, "points");
+	mpc_w_obj(w, "smem");
+	mpc_w_arr(w, "points");
 	for (int k = 0; k < MP_CALIB_SMEM_STRIDE_COUNT; k++) {
-		p = cJSON_CreateObject();
-		mpc_add_num(p, "stride_words", 1u << k);
-		mpc_add_num(p, "bank_conflict_ways", 1u << k);
-		mpc_add_item(p, "read", stat_json(&r->smem[k], "bytes_per_second"));
-		mpc_append(a, p);
+		mpc_w_obj(w, NULL);
+		mpc_w_num(w, "stride_words", 1u << k);
+		mpc_w_num(w, "bank_conflict_ways", 1u << k);
+		stat_write(w, "read", &r->smem[k], "bytes_per_second");
+		mpc_w_end(w);
 	}
-	add_stat(o, "tile_32x32_column", &r->smem_tile_column, "bytes_per_second");
-	add_stat(o, "tile_32x33_column_padded", &r->smem_tile_padded, "bytes_per_second");
-	add_ratio(o, "padding_speedup", r->smem_tile_padded.best, r->smem_tile_column.best);
+	mpc_w_end(w);
+	stat_write(w, "tile_32x32_column", &r->smem_tile_column, "bytes_per_second");
+	stat_write(w, "tile_32x33_column_padded", &r->smem_tile_padded, "bytes_per_second");
+	ratio_write(w, "padding_speedup", r->smem_tile_padded.best, r->smem_tile_column.best);
 	if (r->info.clock_hz > 0 && r->info.sm_count > 0)
-		mpc_add_num(o, "best_bytes_per_clock_per_sm", r->smem[0].best / r->info.clock_hz / r->info.sm_count);
+		mpc_w_num(w, "best_bytes_per_clock_per_sm", r->smem[0].best / r->info.clock_hz / r->info.sm_count);
+	mpc_w_end(w);
 }
 
 /* results.fma */
-static void fma_json(cJSON *res, const gpu_ctx *c)
+static void fma_write(mpc_out *w, const gpu_ctx *c)
 {
-	const mp_calib_gpu_results *r = c->r;
-	const mp_store_device *ds = c->ds;
-	cJSON *o;
-
-	o = cJSON_AddObjectToObject(res, "fma");
-	add_stat(o, "fp32", &r->fma_fp32, "flops_per_second");
-	add_ratio(o, "fp32_over_datasheet", r->fma_fp32.best,
-	          ds ? ds->hw.peak_flops_per_second[MP_DTYPE_FP32] : 0);
+	mpc_w_obj(w, "fma");
+	stat_write(w, "fp32", &c->r->fma_fp32, "flops_per_second");
+	ratio_write(w, "fp32_over_datasheet", c->r->fma_fp32.best, ds_peak(c, MP_DTYPE_FP32));
+	mpc_w_end(w);
 }
 
 /* results.matmul */
-static void matmul_json(cJSON *res, const gpu_ctx *c)
+static void matmul_write(mpc_out *w, const gpu_ctx *c)
 {
 	const mp_calib_gpu_results *r = c->r;
-	const mp_store_device *ds = c->ds;
-	cJSON *o, *p;
 
-	cJSON *lt;
-
-	o = cJSON_AddObjectToObject(res, "matmul");
-	mpc_add_num(o, "size", r->cublas_bf16.size);
-	mpc_add_num(o, "workspace_bytes", r->matmul_workspace_bytes);
-	lt = cJSON_AddObjectToObject(o, "cublaslt");
+	mpc_w_obj(w, "matmul");
+	mpc_w_num(w, "size", r->cublas_bf16.size);
+	mpc_w_num(w, "workspace_bytes", r->matmul_workspace_bytes);
+	mpc_w_obj(w, "cublaslt");
 	for (size_t i = 0; i < N_MATMUL; i++) {
 		const mp_calib_matmul *m = &r->matmul[matmul_types[i]];
 
-		p = cJSON_AddObjectToObject(lt, mp_dtype_name(matmul_types[i]));
-		mpc_add_item(p, "rate", stat_json(&m->flops_per_second, "flops_per_second"));
-		mpc_add_num(p, "algorithms_tried", m->algos_tried);
+		mpc_w_obj(w, mp_dtype_name(matmul_types[i]));
+		stat_write(w, "rate", &m->flops_per_second, "flops_per_second");
+		mpc_w_num(w, "algorithms_tried", m->algos_tried);
 		if (m->flops_per_second.runs || m->rel_error > 0)
-			mpc_add_num(p, "relative_error", m->rel_error);
+			mpc_w_num(w, "relative_error", m->rel_error);
 		else
-			cJSON_AddNullToObject(p, "relative_error");
-		if (m->status[0])
-			cJSON_AddStringToObject(p, "status", m->status);
-		else
-			cJSON_AddNullToObject(p, "status");
-		add_ratio(p, "over_datasheet", c->fig->matmul_peak_flops_per_second[matmul_types[i]],
-		          ds ? ds->hw.peak_flops_per_second[matmul_types[i]] : 0);
+			mpc_w_null(w, "relative_error");
+		mpc_w_str_or_null(w, "status", m->status);
+		ratio_write(w, "over_datasheet", c->fig->matmul_peak_flops_per_second[matmul_types[i]],
+			    ds_peak(c, matmul_types[i]));
+		mpc_w_end(w);
 	}
-	p = cJSON_AddObjectToObject(o, "cublas_bf16");
-	mpc_add_item(p, "rate", stat_json(&r->cublas_bf16.flops_per_second, "flops_per_second"));
-	mpc_add_num(p, "relative_error", r->cublas_bf16.rel_error);
-	if (r->cublas_bf16.status[0])
-		cJSON_AddStringToObject(p, "status", r->cublas_bf16.status);
-	else
-		cJSON_AddNullToObject(p, "status");
-	cJSON_AddStringToObject(o, "note",
-	                        "m = n = k, A transposed (TN), fp32 accumulation, random inputs in "
-	                        "[-1, 1); cuBLASLt: fastest of the first heuristic candidates; fp8_e4m3 "
-	                        "writes bf16; cublas_bf16 is cublasGemmEx with CUBLAS_GEMM_DEFAULT");
+	mpc_w_end(w);
+	mpc_w_obj(w, "cublas_bf16");
+	stat_write(w, "rate", &r->cublas_bf16.flops_per_second, "flops_per_second");
+	mpc_w_num(w, "relative_error", r->cublas_bf16.rel_error);
+	mpc_w_str_or_null(w, "status", r->cublas_bf16.status);
+	mpc_w_end(w);
+	mpc_w_lit(w, "note",
+		  "m = n = k, A transposed (TN), fp32 accumulation, random inputs in "
+		  "[-1, 1); cuBLASLt: fastest of the first heuristic candidates; fp8_e4m3 "
+		  "writes bf16; cublas_bf16 is cublasGemmEx with CUBLAS_GEMM_DEFAULT");
+	mpc_w_end(w);
 }
 
 /* results.latency */
-static void latency_json(cJSON *res, const gpu_ctx *c)
+static void latency_write(mpc_out *w, const gpu_ctx *c)
 {
 	const mp_calib_gpu_results *r = c->r;
-	const mp_store_device *profile = c->profile;
-	cJSON *o, *p;
+	double inflight = bytes_in_flight(c);
 
-	cJSON *ll;
-	double bw = profile ? profile->hw.memory_bandwidth_bytes_per_second : 0, lat = r->latency_hbm.median;
-
-	o = cJSON_AddObjectToObject(res, "latency");
-	p = cJSON_AddObjectToObject(o, "hbm");
-	mpc_add_num(p, "span_bytes", r->latency_hbm_span_bytes);
-	mpc_add_item(p, "load", stat_json(&r->latency_hbm, "seconds"));
-	p = cJSON_AddObjectToObject(o, "l2");
-	mpc_add_num(p, "span_bytes", r->latency_l2_span_bytes);
-	mpc_add_item(p, "load", stat_json(&r->latency_l2, "seconds"));
-	cJSON_AddStringToObject(o, "note",
-	                        "one thread, a random single cycle over 128-byte lines, loads that "
-	                        "skip L1; the HBM figure includes TLB misses over its span");
-	ll = cJSON_AddObjectToObject(o, "littles_law");
-	if (bw > 0 && lat > 0) {
-		mpc_add_num(ll, "bandwidth_bytes_per_second", bw);
-		mpc_add_num(ll, "latency_seconds", lat);
-		mpc_add_num(ll, "bytes_in_flight", bw * lat);
+	mpc_w_obj(w, "latency");
+	mpc_w_obj(w, "hbm");
+	mpc_w_num(w, "span_bytes", r->latency_hbm_span_bytes);
+	stat_write(w, "load", &r->latency_hbm, "seconds");
+	mpc_w_end(w);
+	mpc_w_obj(w, "l2");
+	mpc_w_num(w, "span_bytes", r->latency_l2_span_bytes);
+	stat_write(w, "load", &r->latency_l2, "seconds");
+	mpc_w_end(w);
+	mpc_w_lit(w, "note",
+		  "one thread, a random single cycle over 128-byte lines, loads that "
+		  "skip L1; the HBM figure includes TLB misses over its span");
+	mpc_w_obj(w, "littles_law");
+	if (inflight > 0) {
+		mpc_w_num(w, "bandwidth_bytes_per_second", c->profile->hw.memory_bandwidth_bytes_per_second);
+		mpc_w_num(w, "latency_seconds", r->latency_hbm.median);
+		mpc_w_num(w, "bytes_in_flight", inflight);
 		if (r->info.sm_count)
-			mpc_add_num(ll, "bytes_in_flight_per_sm", bw * lat / r->info.sm_count);
-		cJSON_AddStringToObject(ll, "note",
-		                        "bytes that must be in flight to sustain the measured bandwidth "
-		                        "at the measured HBM latency (bandwidth x latency)");
+			mpc_w_num(w, "bytes_in_flight_per_sm", inflight / r->info.sm_count);
+		mpc_w_lit(w, "note",
+			  "bytes that must be in flight to sustain the measured bandwidth "
+			  "at the measured HBM latency (bandwidth x latency)");
 	} else {
-		cJSON_AddStringToObject(ll, "note", "needs the hbm suite's bandwidth in the same profile");
+		mpc_w_lit(w, "note", "needs the hbm suite's bandwidth in the same profile");
 	}
+	mpc_w_end(w);
+	mpc_w_end(w);
 }
 
 /* results.intensity */
-static void intensity_json(cJSON *res, const gpu_ctx *c)
+static void intensity_write(mpc_out *w, const gpu_ctx *c)
 {
 	const mp_calib_gpu_results *r = c->r;
-	const mp_store_device *ds = c->ds;
-	uint32_t done = r->suites_done;
-	cJSON *o, *a, *p;
+	double dsp = ds_peak(c, MP_DTYPE_FP32), ds_bw = c->ds ? c->ds->hw.memory_bandwidth_bytes_per_second : 0;
 
-	double peak = (done & MP_CALIB_FMA) ? r->fma_fp32.best : 0;
-	double bw = (done & MP_CALIB_HBM) ? c->fig->memory_bandwidth_bytes_per_second : 0;
-	double ds_peak = ds ? ds->hw.peak_flops_per_second[MP_DTYPE_FP32] : 0;
-	double ds_bw = ds ? ds->hw.memory_bandwidth_bytes_per_second : 0;
-
-	o = cJSON_AddObjectToObject(res, "intensity");
-	mpc_add_num(o, "bytes", r->intensity_bytes);
-	cJSON_AddStringToObject(o, "note",
-	                        "a read-only stream doing M fp32 FMAs per 16-byte element; roof = "
-	                        "min(fp32 peak, intensity x bandwidth) from this run's FMA peak and "
-	                        "profile bandwidth, and from the datasheet");
-	a = cJSON_AddArrayToObject(o, "points");
+	mpc_w_obj(w, "intensity");
+	mpc_w_num(w, "bytes", r->intensity_bytes);
+	mpc_w_lit(w, "note",
+		  "a read-only stream doing M fp32 FMAs per 16-byte element; roof = "
+		  "min(fp32 peak, intensity x bandwidth) from this run's FMA peak and "
+		  "profile bandwidth, and from the datasheet");
+	mpc_w_arr(w, "points");
 	for (int k = 0; k < MP_CALIB_INTENSITY_COUNT; k++) {
 		const mp_calib_intensity_point *ip = &r->intensity[k];
-		double roof = 0, dsroof = 0;
+		bool memory_bound = false;
+		double roof = intensity_roof(c, ip, &memory_bound);
 
-		p = cJSON_CreateObject();
-		mpc_add_num(p, "flops_per_byte", ip->flops_per_byte);
-		mpc_add_item(p, "rate", stat_json(&ip->flops_per_second, "flops_per_second"));
-		if (peak > 0 && bw > 0) {
-			roof = fmin(peak, ip->flops_per_byte * bw);
-			mpc_add_num(p, "roof_flops_per_second", roof);
-			add_ratio(p, "measured_over_roof", ip->flops_per_second.median, roof);
-			cJSON_AddStringToObject(p, "bound",
-			                        ip->flops_per_byte * bw < peak ? "memory" : "compute");
+		mpc_w_obj(w, NULL);
+		mpc_w_num(w, "flops_per_byte", ip->flops_per_byte);
+		stat_write(w, "rate", &ip->flops_per_second, "flops_per_second");
+		if (roof > 0) {
+			mpc_w_num(w, "roof_flops_per_second", roof);
+			ratio_write(w, "measured_over_roof", ip->flops_per_second.median, roof);
+			mpc_w_lit(w, "bound", memory_bound ? "memory" : "compute");
 		} else {
-			cJSON_AddNullToObject(p, "roof_flops_per_second");
-			cJSON_AddNullToObject(p, "measured_over_roof");
+			mpc_w_null(w, "roof_flops_per_second");
+			mpc_w_null(w, "measured_over_roof");
 		}
-		if (ds_peak > 0 && ds_bw > 0) {
-			dsroof = fmin(ds_peak, ip->flops_per_byte * ds_bw);
-			mpc_add_num(p, "datasheet_roof_flops_per_second", dsroof);
-			add_ratio(p, "measured_over_datasheet_roof", ip->flops_per_second.median, dsroof);
+		if (dsp > 0 && ds_bw > 0) {
+			double dsroof = fmin(dsp, ip->flops_per_byte * ds_bw);
+
+			mpc_w_num(w, "datasheet_roof_flops_per_second", dsroof);
+			ratio_write(w, "measured_over_datasheet_roof", ip->flops_per_second.median, dsroof);
 		}
-		mpc_append(a, p);
+		mpc_w_end(w);
 	}
+	mpc_w_end(w);
+	mpc_w_end(w);
 }
 
 /* results.fit */
-static void fit_json(cJSON *res, const gpu_ctx *c)
+static void fit_write(mpc_out *w, const gpu_ctx *c)
 {
 	const mp_calib_gpu_results *r = c->r;
 	const mps_calib_request *rq = c->rq;
-	cJSON *o, *p;
+	bool predicted = rq->fit_total_bytes <= r->fit_total_bytes;
+	double headroom = predicted_headroom(c);
 
-	uint64_t cap = r->fit_total_bytes;
-	bool predicted = rq->fit_total_bytes <= cap;
-	double pred_headroom = (double)cap - (double)rq->fit_total_bytes;
-
-	o = cJSON_AddObjectToObject(res, "fit");
-	p = cJSON_AddObjectToObject(o, "plan");
-	mpc_add_num(p, "weights_bytes", rq->fit_weights_bytes);
-	mpc_add_num(p, "kv_cache_bytes", rq->fit_kv_cache_bytes);
-	mpc_add_num(p, "workspace_bytes", rq->fit_workspace_bytes);
-	mpc_add_num(p, "overhead_bytes", rq->fit_overhead_bytes);
-	mpc_add_num(p, "total_bytes", rq->fit_total_bytes);
-	mpc_add_num(o, "capacity_bytes", cap);
-	cJSON_AddBoolToObject(o, "predicted_fits", predicted);
-	mpc_add_num(o, "predicted_headroom_bytes", pred_headroom);
-	mpc_add_num(o, "allocated_bytes", r->fit_requested_bytes);
-	cJSON_AddBoolToObject(o, "allocated", r->fit_allocated);
-	if (r->fit_failed_part[0])
-		cJSON_AddStringToObject(o, "failed_part", r->fit_failed_part);
-	else
-		cJSON_AddNullToObject(o, "failed_part");
-	mpc_add_num(o, "free_before_bytes", r->fit_free_before_bytes);
+	mpc_w_obj(w, "fit");
+	mpc_w_obj(w, "plan");
+	mpc_w_num(w, "weights_bytes", rq->fit_weights_bytes);
+	mpc_w_num(w, "kv_cache_bytes", rq->fit_kv_cache_bytes);
+	mpc_w_num(w, "workspace_bytes", rq->fit_workspace_bytes);
+	mpc_w_num(w, "overhead_bytes", rq->fit_overhead_bytes);
+	mpc_w_num(w, "total_bytes", rq->fit_total_bytes);
+	mpc_w_end(w);
+	mpc_w_num(w, "capacity_bytes", r->fit_total_bytes);
+	mpc_w_bool(w, "predicted_fits", predicted);
+	mpc_w_num(w, "predicted_headroom_bytes", headroom);
+	mpc_w_num(w, "allocated_bytes", r->fit_requested_bytes);
+	mpc_w_bool(w, "allocated", r->fit_allocated);
+	mpc_w_str_or_null(w, "failed_part", r->fit_failed_part);
+	mpc_w_num(w, "free_before_bytes", r->fit_free_before_bytes);
 	if (r->fit_allocated) {
-		mpc_add_num(o, "real_headroom_bytes", r->fit_free_after_bytes);
-		mpc_add_num(o, "headroom_error_bytes", (double)r->fit_free_after_bytes - pred_headroom);
+		mpc_w_num(w, "real_headroom_bytes", r->fit_free_after_bytes);
+		mpc_w_num(w, "headroom_error_bytes", (double)r->fit_free_after_bytes - headroom);
 	} else {
-		cJSON_AddNullToObject(o, "real_headroom_bytes");
-		cJSON_AddNullToObject(o, "headroom_error_bytes");
+		mpc_w_null(w, "real_headroom_bytes");
+		mpc_w_null(w, "headroom_error_bytes");
 	}
-	cJSON_AddBoolToObject(o, "verdict_held", predicted == r->fit_allocated);
-	cJSON_AddStringToObject(o, "note",
-	                        "weights, KV cache and workspace each cudaMalloc'ed and written in "
-	                        "this process (whose CUDA context is the plan's overhead), then freed; "
-	                        "real headroom is cudaMemGetInfo free with everything allocated");
+	mpc_w_bool(w, "verdict_held", predicted == r->fit_allocated);
+	mpc_w_lit(w, "note",
+		  "weights, KV cache and workspace each cudaMalloc'ed and written in "
+		  "this process (whose CUDA context is the plan's overhead), then freed; "
+		  "real headroom is cudaMemGetInfo free with everything allocated");
+	mpc_w_end(w);
 }
 
-static cJSON *gpu_results_json(const mp_calib_gpu_results *r, const mps_calib_gpu_figures *fig,
-                               const mps_calib_request *rq, const mp_store_device *ds, const mp_store_device *profile)
+static void gpu_results_write(mpc_out *w, const gpu_ctx *c)
 {
-	cJSON *res = cJSON_CreateObject();
-	uint32_t done = r->suites_done;
-	const gpu_ctx c = { r, fig, rq, ds, profile };
+	uint32_t done = c->r->suites_done;
 
-	if (res == NULL)
-		return NULL;
+	mpc_w_obj(w, "results");
 	if (done & MP_CALIB_MEMORY)
-		memory_json(res, &c);
+		memory_write(w, c);
 	if (done & MP_CALIB_HBM)
-		hbm_json(res, &c);
+		hbm_write(w, c);
 	if (done & MP_CALIB_STRIDED)
-		strided_json(res, &c);
+		strided_write(w, c);
 	if (done & MP_CALIB_L2)
-		l2_json(res, &c);
+		l2_write(w, c);
 	if (done & MP_CALIB_SMEM)
-		smem_json(res, &c);
+		smem_write(w, c);
 	if (done & MP_CALIB_FMA)
-		fma_json(res, &c);
+		fma_write(w, c);
 	if (done & MP_CALIB_MATMUL)
-		matmul_json(res, &c);
+		matmul_write(w, c);
 	if (done & MP_CALIB_LATENCY)
-		latency_json(res, &c);
+		latency_write(w, c);
 	if (done & MP_CALIB_INTENSITY)
-		intensity_json(res, &c);
+		intensity_write(w, c);
 	if (done & MP_CALIB_FIT)
-		fit_json(res, &c);
-	return res;
+		fit_write(w, c);
+	mpc_w_end(w);
 }
 
-/* The finished GPU run's members: device, results, suite_seconds, ratios, targets; warnings into warnings. */
-static void gpu_parts(cJSON *doc, cJSON *warnings, const mps_calib_job *job)
+/* A bench target: the figure, its limit and whether it is met (the JSON's targets, the table's rows). */
+typedef struct calib_target {
+	const char *name, *what;
+	double value;
+	bool have;
+	double limit;
+	bool minimum;			/* the limit is a floor (else a ceiling) */
+} calib_target;
+
+#define N_TARGETS 4
+
+static size_t gpu_targets(const mps_calib_job *job, calib_target *t)
 {
 	const mp_calib_gpu_results *r = job->gpu;
-	const mps_calib_request *rq = &job->rq;
-	const mp_store_device *datasheet = job->have_datasheet ? &job->datasheet : NULL;
-	const mp_store_device *profile = &job->profile;
-	const mp_device *dh = datasheet ? &datasheet->hw : NULL;
-	bool have_profile = job->have_profile;
+	const mp_device *dh = job->have_datasheet ? &job->datasheet.hw : NULL;
 	const mps_calib_gpu_figures *fig = &job->gpu_figures;
-	double bw = fig->memory_bandwidth_bytes_per_second, elapsed_seconds = job->elapsed_seconds;
-	cJSON *ratios, *peaks, *targets, *secs;
+	const mps_calib_request *rq = &job->rq;
 
-	mpc_add_item(doc, "device", gpu_device_json(&r->info, fig));
-	mpc_add_item(doc, "results", gpu_results_json(r, fig, rq, datasheet, have_profile ? profile : NULL));
-	secs = cJSON_AddObjectToObject(doc, "suite_seconds");
+	t[0] = (calib_target){ "copy_over_memcpy_d2d", "HBM copy kernel / cudaMemcpy device-to-device, same run",
+			       r->memcpy_d2d.best > 0 ? r->copy.best / r->memcpy_d2d.best : 0,
+			       (r->suites_done & MP_CALIB_HBM) && r->memcpy_d2d.best > 0, 0.95, true };
+	t[1] = (calib_target){ "fma_fp32_over_datasheet", "FP32 FMA kernel / the datasheet fp32 peak",
+			       dh && dh->peak_flops_per_second[MP_DTYPE_FP32] > 0
+				       ? r->fma_fp32.best / dh->peak_flops_per_second[MP_DTYPE_FP32]
+				       : 0,
+			       (r->suites_done & MP_CALIB_FMA) && dh && dh->peak_flops_per_second[MP_DTYPE_FP32] > 0,
+			       0.95, true };
+	t[2] = (calib_target){ "bf16_cublaslt_over_cublas", "cuBLASLt bf16 / cublasGemmEx bf16 at the same size, same run",
+			       r->cublas_bf16.flops_per_second.best > 0
+				       ? fig->matmul_peak_flops_per_second[MP_DTYPE_BF16] / r->cublas_bf16.flops_per_second.best
+				       : 0,
+			       fig->matmul_peak_flops_per_second[MP_DTYPE_BF16] > 0 &&
+				       r->cublas_bf16.flops_per_second.best > 0,
+			       0.95, true };
+	t[3] = (calib_target){ "default_suite_seconds", "wall time of the run (the target applies to the default suite)",
+			       job->elapsed_seconds, rq->suites == 0 || rq->suites == MP_CALIB_GPU_DEFAULT, 20.0, false };
+	return N_TARGETS;
+}
+
+/* The warnings of a finished run (at most 8 a job: its own bound), into w. */
+#define N_WARNINGS 8
+typedef struct calib_warnings {
+	size_t n;
+	char text[N_WARNINGS][320];
+} calib_warnings;
+
+static void warn(calib_warnings *w, const char *text)
+{
+	assert(w->n < N_WARNINGS); /* an invariant: a run has at most two of its own and one per matmul type */
+	if (w->n < N_WARNINGS)
+		snprintf(w->text[w->n++], sizeof(w->text[0]), "%s", text);
+}
+
+static void job_warnings(const mps_calib_job *job, calib_warnings *w)
+{
+	memset(w, 0, sizeof(*w));
+	if (job->have_results && job->gpu) {
+		const mp_calib_gpu_results *r = job->gpu;
+
+		if (!job->have_profile)
+			warn(w, "no profile stored: the memory bandwidth was not measured (add the hbm suite) and no "
+				"earlier profile or datasheet gives one");
+		if (!job->have_datasheet)
+			warn(w, "no datasheet profile matches this GPU's name: no measured/datasheet ratios");
+		for (size_t i = 0; i < N_MATMUL; i++) {
+			const mp_calib_matmul *m = &r->matmul[matmul_types[i]];
+			char t[256];
+
+			if ((r->suites_done & MP_CALIB_MATMUL) && m->status[0]) {
+				snprintf(t, sizeof(t), "matmul %s: %s", mp_dtype_name(matmul_types[i]), m->status);
+				warn(w, t);
+			}
+		}
+	} else if (job->have_results && job->cpu) {
+		const mp_calib_cpu_results *r = job->cpu;
+
+		if ((r->suites_done & MP_CALIB_STREAM) && r->info.llc_bytes && r->array_bytes < 4 * r->info.llc_bytes) {
+			char t[320];
+
+			snprintf(t, sizeof(t),
+				 "each triad array (%.1f MiB) is less than 4x the last-level cache the OS reports (%.1f "
+				 "MiB): the bandwidth may include cache hits (a virtual machine may report the host's "
+				 "whole cache)",
+				 (double)r->array_bytes / 1048576.0, (double)r->info.llc_bytes / 1048576.0);
+			warn(w, t);
+		}
+		if (!job->have_profile)
+			warn(w, "no profile stored: the memory bandwidth was not measured (add the stream suite)");
+	}
+}
+
+/* The finished GPU run's members: device, results, suite_seconds, ratios, targets. */
+static void gpu_parts(mpc_out *w, const mps_calib_job *job)
+{
+	const mp_calib_gpu_results *r = job->gpu;
+	const mp_store_device *datasheet = job->have_datasheet ? &job->datasheet : NULL;
+	const mp_device *dh = datasheet ? &datasheet->hw : NULL;
+	const mps_calib_gpu_figures *fig = &job->gpu_figures;
+	const gpu_ctx c = { r, fig, &job->rq, datasheet, job->have_profile ? &job->profile : NULL };
+	calib_target t[N_TARGETS];
+	size_t nt = gpu_targets(job, t);
+
+	device_info_write(w, &r->info, fig);
+	gpu_results_write(w, &c);
+	mpc_w_obj(w, "suite_seconds");
 	for (int i = 0; i < MP_CALIB_SUITE_BITS; i++)
 		if (r->suites_done & (1u << i))
-			mpc_add_num(secs, mp_calib_suite_name(1u << i), r->suite_seconds[i]);
-
+			mpc_w_num(w, mp_calib_suite_name(1u << i), r->suite_seconds[i]);
+	mpc_w_end(w);
 	if (dh) {
-		ratios = cJSON_AddObjectToObject(doc, "ratios");
-		add_ratio(ratios, "memory_bandwidth_bytes_per_second", bw, dh->memory_bandwidth_bytes_per_second);
-		peaks = cJSON_AddObjectToObject(ratios, "peak_flops_per_second");
-		add_ratio(peaks, "fp32", (r->suites_done & MP_CALIB_FMA) ? r->fma_fp32.best : 0,
-		          dh->peak_flops_per_second[MP_DTYPE_FP32]);
+		mpc_w_obj(w, "ratios");
+		ratio_write(w, "memory_bandwidth_bytes_per_second", fig->memory_bandwidth_bytes_per_second,
+			    dh->memory_bandwidth_bytes_per_second);
+		mpc_w_obj(w, "peak_flops_per_second");
+		ratio_write(w, "fp32", (r->suites_done & MP_CALIB_FMA) ? r->fma_fp32.best : 0,
+			    dh->peak_flops_per_second[MP_DTYPE_FP32]);
 		for (size_t i = 0; i < N_MATMUL; i++)
-			add_ratio(peaks, mp_dtype_name(matmul_types[i]), fig->matmul_peak_flops_per_second[matmul_types[i]],
-			          dh->peak_flops_per_second[matmul_types[i]]);
-		add_ratio(ratios, "memory_bytes", (double)r->info.memory_bytes, (double)dh->memory_bytes);
+			ratio_write(w, mp_dtype_name(matmul_types[i]), fig->matmul_peak_flops_per_second[matmul_types[i]],
+				    dh->peak_flops_per_second[matmul_types[i]]);
+		mpc_w_end(w);
+		ratio_write(w, "memory_bytes", (double)r->info.memory_bytes, (double)dh->memory_bytes);
+		mpc_w_end(w);
 	} else {
-		cJSON_AddNullToObject(doc, "ratios");
+		mpc_w_null(w, "ratios");
 	}
-
-	targets = cJSON_AddArrayToObject(doc, "targets");
-	add_target(targets, "copy_over_memcpy_d2d", "HBM copy kernel / cudaMemcpy device-to-device, same run",
-	           r->memcpy_d2d.best > 0 ? r->copy.best / r->memcpy_d2d.best : 0,
-	           (r->suites_done & MP_CALIB_HBM) && r->memcpy_d2d.best > 0, 0.95, true);
-	add_target(targets, "fma_fp32_over_datasheet", "FP32 FMA kernel / the datasheet fp32 peak",
-	           dh && dh->peak_flops_per_second[MP_DTYPE_FP32] > 0
-	               ? r->fma_fp32.best / dh->peak_flops_per_second[MP_DTYPE_FP32]
-	               : 0,
-	           (r->suites_done & MP_CALIB_FMA) && dh && dh->peak_flops_per_second[MP_DTYPE_FP32] > 0, 0.95, true);
-	add_target(targets, "bf16_cublaslt_over_cublas", "cuBLASLt bf16 / cublasGemmEx bf16 at the same size, same run",
-	           r->cublas_bf16.flops_per_second.best > 0
-	               ? fig->matmul_peak_flops_per_second[MP_DTYPE_BF16] / r->cublas_bf16.flops_per_second.best
-	               : 0,
-	           fig->matmul_peak_flops_per_second[MP_DTYPE_BF16] > 0 && r->cublas_bf16.flops_per_second.best > 0, 0.95, true);
-	add_target(targets, "default_suite_seconds", "wall time of the run (the target applies to the default suite)",
-	           elapsed_seconds, rq->suites == 0 || rq->suites == MP_CALIB_GPU_DEFAULT, 20.0, false);
-
-	if (!have_profile)
-		mpc_append(warnings, cJSON_CreateString("no profile stored: the memory bandwidth was not "
-		                                                  "measured (add the hbm suite) and no earlier profile "
-		                                                  "or datasheet gives one"));
-	if (datasheet == NULL)
-		mpc_append(warnings, cJSON_CreateString("no datasheet profile matches this GPU's name: no "
-		                                                  "measured/datasheet ratios"));
-	for (size_t i = 0; i < N_MATMUL; i++) {
-		const mp_calib_matmul *m = &r->matmul[matmul_types[i]];
-
-		if ((r->suites_done & MP_CALIB_MATMUL) && m->status[0]) {
-			char w[256];
-
-			snprintf(w, sizeof(w), "matmul %s: %s", mp_dtype_name(matmul_types[i]), m->status);
-			mpc_append(warnings, cJSON_CreateString(w));
-		}
+	mpc_w_arr(w, "targets");
+	for (size_t i = 0; i < nt; i++) {
+		mpc_w_obj(w, NULL);
+		mpc_w_str(w, "name", t[i].name);
+		mpc_w_str(w, "description", t[i].what);
+		if (t[i].have)
+			mpc_w_num(w, "value", t[i].value);
+		else
+			mpc_w_null(w, "value");
+		mpc_w_num(w, t[i].minimum ? "minimum" : "maximum", t[i].limit);
+		if (t[i].have)
+			mpc_w_bool(w, "met", t[i].minimum ? t[i].value >= t[i].limit : t[i].value <= t[i].limit);
+		else
+			mpc_w_null(w, "met");
+		mpc_w_end(w);
 	}
-	}
+	mpc_w_end(w);
+}
 
 /* The finished CPU run's members. */
-static void cpu_parts(cJSON *doc, cJSON *warnings, const mps_calib_job *job)
+static void cpu_parts(mpc_out *w, const mps_calib_job *job)
 {
 	const mp_calib_cpu_results *r = job->cpu;
-	bool have_profile = job->have_profile;
 	double over_llc = r->info.llc_bytes ? (double)r->array_bytes / (double)r->info.llc_bytes : 0;
-	cJSON *dev, *res, *o, *p, *secs;
 
-	dev = cJSON_AddObjectToObject(doc, "device");
-	cJSON_AddStringToObject(dev, "name", r->info.name);
-	cJSON_AddStringToObject(dev, "vendor", r->info.vendor);
-	cJSON_AddStringToObject(dev, "architecture", r->info.architecture);
-	mpc_add_num(dev, "threads", r->info.threads);
-	mpc_add_num(dev, "llc_bytes", r->info.llc_bytes);
-	mpc_add_num(dev, "memory_bytes", r->info.memory_bytes);
-	mpc_add_num(dev, "available_bytes", r->info.available_bytes);
-	cJSON_AddStringToObject(dev, "blas", r->info.blas);
-
-	res = cJSON_AddObjectToObject(doc, "results");
+	mpc_w_obj(w, "device");
+	mpc_w_str(w, "name", r->info.name);
+	mpc_w_str(w, "vendor", r->info.vendor);
+	mpc_w_str(w, "architecture", r->info.architecture);
+	mpc_w_num(w, "threads", r->info.threads);
+	mpc_w_num(w, "llc_bytes", r->info.llc_bytes);
+	mpc_w_num(w, "memory_bytes", r->info.memory_bytes);
+	mpc_w_num(w, "available_bytes", r->info.available_bytes);
+	mpc_w_str(w, "blas", r->info.blas);
+	mpc_w_end(w);
+	mpc_w_obj(w, "results");
 	if (r->suites_done & MP_CALIB_STREAM) {
-		o = cJSON_AddObjectToObject(res, "stream");
-		mpc_add_num(o, "array_bytes", r->array_bytes);
-		mpc_add_num(o, "threads", r->threads);
-		add_stat(o, "triad", &r->triad, "bytes_per_second");
+		mpc_w_obj(w, "stream");
+		mpc_w_num(w, "array_bytes", r->array_bytes);
+		mpc_w_num(w, "threads", r->threads);
+		stat_write(w, "triad", &r->triad, "bytes_per_second");
 		if (over_llc > 0)
-			mpc_add_num(o, "array_over_llc", over_llc);
+			mpc_w_num(w, "array_over_llc", over_llc);
 		else
-			cJSON_AddNullToObject(o, "array_over_llc");
-		cJSON_AddStringToObject(o, "note", "a = b + s c, doubles, 24 bytes per element (2 reads + 1 write)");
+			mpc_w_null(w, "array_over_llc");
+		mpc_w_lit(w, "note", "a = b + s c, doubles, 24 bytes per element (2 reads + 1 write)");
+		mpc_w_end(w);
 	}
 	if (r->suites_done & MP_CALIB_GEMM) {
-		o = cJSON_AddObjectToObject(res, "gemm");
-		mpc_add_num(o, "size", r->matrix_size);
-		cJSON_AddStringToObject(o, "blas", r->info.blas);
-		p = add_stat(o, "dgemm", &r->dgemm, "flops_per_second");
-		if (cJSON_IsObject(p))
-			mpc_add_num(p, "relative_error", r->dgemm_rel_error);
-		p = add_stat(o, "sgemm", &r->sgemm, "flops_per_second");
-		if (cJSON_IsObject(p))
-			mpc_add_num(p, "relative_error", r->sgemm_rel_error);
+		mpc_w_obj(w, "gemm");
+		mpc_w_num(w, "size", r->matrix_size);
+		mpc_w_str(w, "blas", r->info.blas);
+		if (stat_open(w, "dgemm", &r->dgemm, "flops_per_second")) {
+			mpc_w_num(w, "relative_error", r->dgemm_rel_error);
+			mpc_w_end(w);
+		}
+		if (stat_open(w, "sgemm", &r->sgemm, "flops_per_second")) {
+			mpc_w_num(w, "relative_error", r->sgemm_rel_error);
+			mpc_w_end(w);
+		}
+		mpc_w_end(w);
 	}
-	secs = cJSON_AddObjectToObject(doc, "suite_seconds");
+	mpc_w_end(w);
+	mpc_w_obj(w, "suite_seconds");
 	for (int i = 0; i < MP_CALIB_SUITE_BITS; i++)
 		if (r->suites_done & (1u << i))
-			mpc_add_num(secs, mp_calib_suite_name(1u << i), r->suite_seconds[i]);
-	cJSON_AddNullToObject(doc, "ratios");
-	cJSON_AddArrayToObject(doc, "targets");
-	if ((r->suites_done & MP_CALIB_STREAM) && r->info.llc_bytes && r->array_bytes < 4 * r->info.llc_bytes) {
-		char w[320];
-
-		snprintf(
-		    w, sizeof(w),
-		    "each triad array (%.1f MiB) is less than 4x the last-level cache the OS reports (%.1f MiB): the "
-		    "bandwidth may include cache hits (a virtual machine may report the host's whole cache)",
-		    (double)r->array_bytes / 1048576.0, (double)r->info.llc_bytes / 1048576.0);
-		mpc_append(warnings, cJSON_CreateString(w));
-	}
-	if (!have_profile)
-		mpc_append(warnings, cJSON_CreateString("no profile stored: the memory bandwidth was not "
-		                                                  "measured (add the stream suite)"));
-	}
-
-static cJSON *error_json(const mps_calib_job *job)
-{
-	cJSON *e;
-
-	if (job->error_status[0] == '\0')
-		return cJSON_CreateNull();
-	e = cJSON_CreateObject();
-	cJSON_AddStringToObject(e, "status", job->error_status);
-	cJSON_AddStringToObject(e, "message", job->error_message);
-	return e;
+			mpc_w_num(w, mp_calib_suite_name(1u << i), r->suite_seconds[i]);
+	mpc_w_end(w);
+	mpc_w_null(w, "ratios");
+	mpc_w_arr(w, "targets");
+	mpc_w_end(w);
 }
 
-/* A past job: the record the store kept, with the row's columns as the truth. */
-static cJSON *stored_json(const mps_calib_job *job)
+static void error_write(mpc_out *w, const mps_calib_job *job)
+{
+	if (job->error_status[0] == '\0') {
+		mpc_w_null(w, "error");
+		return;
+	}
+	mpc_w_obj(w, "error");
+	mpc_w_str(w, "status", job->error_status);
+	mpc_w_str(w, "message", job->error_message);
+	mpc_w_end(w);
+}
+
+/* The stored job's columns, the truth over its record's members of the same names. */
+static const char *const columns[] = { "id", "target", "state", "created_at", "finished_at", "device_id",
+				       "datasheet_id", "error" };
+#define N_COLUMNS (sizeof(columns) / sizeof(columns[0]))
+
+/* Writes column c of a past job; false for an error that is not the row's own (the record's stands). */
+static bool column_write(mpc_out *w, const mps_calib_job *job, size_t c)
+{
+	switch (c) {
+	case 0:
+		mpc_w_str(w, "id", job->id);
+		break;
+	case 1:
+		mpc_w_lit(w, "target", job->rq.gpu ? "gpu:0" : "cpu");
+		break;
+	case 2:
+		mpc_w_str(w, "state", job->state);
+		break;
+	case 3:
+		mpc_w_str(w, "created_at", job->created_at);
+		break;
+	case 4:
+		mpc_w_str_or_null(w, "finished_at", job->finished_at);
+		break;
+	case 5:
+		mpc_w_str_or_null(w, "device_id", job->device_id);
+		break;
+	case 6:
+		mpc_w_str_or_null(w, "datasheet_id", job->datasheet_id);
+		break;
+	default:
+		if (strcmp(job->error_status, "interrupted") != 0)
+			return false;
+		mpc_w_obj(w, "error");
+		mpc_w_str(w, "status", job->error_status);
+		mpc_w_str(w, "message", job->error_message);
+		mpc_w_end(w);
+	}
+	return true;
+}
+
+/* A past job: the record the store kept, with the row's columns as the truth (written over the record's own
+ * members, in their places, the rest after them; a record that is not a JSON object gives the columns alone). */
+static void stored_write(mpc_out *w, const mps_calib_job *job)
 {
 	cJSON *doc = cJSON_Parse(job->record);
+	const cJSON *m;
+	bool done[N_COLUMNS] = { false };
 
-	if (doc == NULL)
-		doc = cJSON_CreateObject();
-	if (doc == NULL)
-		return NULL;
-	mpc_set_item(doc, "id", cJSON_CreateString(job->id));
-	mpc_set_item(doc, "target", cJSON_CreateString(job->rq.gpu ? "gpu:0" : "cpu"));
-	mpc_set_item(doc, "state", cJSON_CreateString(job->state));
-	mpc_set_item(doc, "created_at", cJSON_CreateString(job->created_at));
-	mpc_set_item(doc, "finished_at", job->finished_at[0] ? cJSON_CreateString(job->finished_at) : cJSON_CreateNull());
-	mpc_set_item(doc, "device_id", job->device_id[0] ? cJSON_CreateString(job->device_id) : cJSON_CreateNull());
-	mpc_set_item(doc, "datasheet_id", job->datasheet_id[0] ? cJSON_CreateString(job->datasheet_id) : cJSON_CreateNull());
-	if (strcmp(job->error_status, "interrupted") == 0)
-		mpc_set_item(doc, "error", error_json(job));
-	return doc;
+	mpc_w_obj(w, NULL);
+	if (cJSON_IsObject(doc))
+		cJSON_ArrayForEach(m, doc)
+		{
+			size_t c = 0;
+
+			while (c < N_COLUMNS && strcmp(columns[c], m->string) != 0)
+				c++;
+			if (c < N_COLUMNS && done[c])
+				continue; /* a name the record repeats: the column was written once */
+			if (c < N_COLUMNS && column_write(w, job, c))
+				done[c] = true;
+			else
+				mpc_w_item(w, m->string, m);
+		}
+	for (size_t c = 0; c < N_COLUMNS; c++)
+		if (!done[c])
+			column_write(w, job, c);
+	mpc_w_end(w);
+	cJSON_Delete(doc);
 }
 
-cJSON *mpc_calib_job_json(const mps_calib_job *job)
+void mpc_calib_job_write(mpc_out *w, const mps_calib_job *job)
 {
 	const mps_calib_request *rq = &job->rq;
 	uint32_t suites = rq->suites ? rq->suites : rq->gpu ? MP_CALIB_GPU_DEFAULT : MP_CALIB_CPU_DEFAULT;
-	cJSON *o, *p, *warnings;
+	calib_warnings warnings;
 
-	if (job->record)
-		return stored_json(job);
-	o = cJSON_CreateObject();
-	warnings = cJSON_CreateArray();
-	if (o == NULL || warnings == NULL) {
-		cJSON_Delete(o);
-		cJSON_Delete(warnings);
-		return NULL;
+	if (job->record) {
+		stored_write(w, job);
+		return;
 	}
-	cJSON_AddStringToObject(o, "id", job->id);
-	cJSON_AddStringToObject(o, "target", rq->gpu ? "gpu:0" : "cpu");
-	cJSON_AddStringToObject(o, "state", job->state);
-	mpc_add_item(o, "suites", mpc_calib_suites_json(suites));
-	p = cJSON_AddObjectToObject(o, "options");
+	mpc_w_obj(w, NULL);
+	mpc_w_str(w, "id", job->id);
+	mpc_w_lit(w, "target", rq->gpu ? "gpu:0" : "cpu");
+	mpc_w_str(w, "state", job->state);
+	mpc_w_arr(w, "suites");
+	for (int i = 0; i < MP_CALIB_SUITE_BITS; i++)
+		if (suites & (1u << i))
+			mpc_w_lit(w, NULL, mp_calib_suite_name(1u << i));
+	mpc_w_end(w);
+	mpc_w_obj(w, "options");
 	if (rq->runs)
-		mpc_add_num(p, "runs", rq->runs);
+		mpc_w_num(w, "runs", rq->runs);
 	if (rq->array_bytes)
-		mpc_add_u64(p, "array_bytes", rq->array_bytes);
+		mpc_w_u64(w, "array_bytes", rq->array_bytes);
 	if (rq->matrix_size)
-		mpc_add_num(p, "matrix_size", rq->matrix_size);
+		mpc_w_num(w, "matrix_size", rq->matrix_size);
 	if (rq->threads)
-		mpc_add_num(p, "threads", rq->threads);
-	p = cJSON_AddObjectToObject(o, "progress");
-	mpc_add_num(p, "percent", job->percent);
-	mpc_add_str_or_null(p, "current_suite", job->suite);
-	cJSON_AddBoolToObject(o, "cancel_requested", job->cancel_requested);
-	cJSON_AddStringToObject(o, "created_at", job->created_at);
-	mpc_add_str_or_null(o, "started_at", job->started_at);
-	mpc_add_str_or_null(o, "finished_at", job->finished_at);
-	mpc_add_num(o, "elapsed_seconds", job->elapsed_seconds);
-	mpc_add_str_or_null(o, "device_id", job->device_id);
-	mpc_add_str_or_null(o, "datasheet_id", job->datasheet_id);
+		mpc_w_num(w, "threads", rq->threads);
+	mpc_w_end(w);
+	mpc_w_obj(w, "progress");
+	mpc_w_num(w, "percent", job->percent);
+	mpc_w_str_or_null(w, "current_suite", job->suite);
+	mpc_w_end(w);
+	mpc_w_bool(w, "cancel_requested", job->cancel_requested);
+	mpc_w_str(w, "created_at", job->created_at);
+	mpc_w_str_or_null(w, "started_at", job->started_at);
+	mpc_w_str_or_null(w, "finished_at", job->finished_at);
+	mpc_w_num(w, "elapsed_seconds", job->elapsed_seconds);
+	mpc_w_str_or_null(w, "device_id", job->device_id);
+	mpc_w_str_or_null(w, "datasheet_id", job->datasheet_id);
 	if (job->have_results && job->gpu) {
-		gpu_parts(o, warnings, job);
+		gpu_parts(w, job);
 	} else if (job->have_results && job->cpu) {
-		cpu_parts(o, warnings, job);
+		cpu_parts(w, job);
 	} else {
-		cJSON_AddNullToObject(o, "device");
-		cJSON_AddNullToObject(o, "results");
+		mpc_w_null(w, "device");
+		mpc_w_null(w, "results");
 	}
-	mpc_add_item(o, "warnings", warnings);
-	mpc_add_item(o, "error", error_json(job));
-	return o;
+	job_warnings(job, &warnings);
+	mpc_w_arr(w, "warnings");
+	for (size_t i = 0; i < warnings.n; i++)
+		mpc_w_str(w, NULL, warnings.text[i]);
+	mpc_w_end(w);
+	error_write(w, job);
+	mpc_w_end(w);
 }
 
 char *mpc_calib_job_text(const mps_calib_job *job)
 {
-	cJSON *doc = mpc_calib_job_json(job);
-	char *text = doc ? mpc_print(doc, false) : NULL;
-	char *out = text ? strdup(text) : NULL; /* the caller frees with free() */
+	mpc_out w;
 
-	cJSON_free(text);
-	cJSON_Delete(doc);
-	return out;
+	mpc_out_init(&w);
+	mpc_calib_job_write(&w, job);
+	return mpc_out_finish(&w, NULL);
 }
 
-/* ----- the CLI's table: drawn from a document built here, never from a printed one ----------------------- */
+/* ----- the CLI's table: drawn from the job's structs, as the document is ------------------------------------ */
 
-static double jnum(const cJSON *o, const char *path)
-{
-	char key[64];
-	const char *p = path;
-
-	while (o && *p) {
-		size_t n = strcspn(p, ".");
-
-		snprintf(key, sizeof(key), "%.*s", (int)n, p);
-		o = cJSON_GetObjectItemCaseSensitive(o, key);
-		p += n;
-		if (*p == '.')
-			p++;
-	}
-	if (cJSON_IsRaw(o) && o->valuestring) /* exact digits (json.h) */
-		return strtod(o->valuestring, NULL);
-	return cJSON_IsNumber(o) ? o->valuedouble : NAN;
-}
-
-static const char *jstr(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-/* "4.26 TB/s", "812 GB/s", "65.1 TFLOP/s", "180 ns": decimal prefixes, as the unit says. */
+/* "4.26 TB/s", "812 GB/s", "65.1 TFLOP/s", "180 ns": decimal prefixes, as the unit says, three significant figures
+ * kept ("1.20 TB/s", not "1.2"), by the rules every answer for people uses (codec/human.c). */
 static void human(char *buf, size_t len, double v, const char *unit)
 {
-	static const struct {
-		double scale;
-		const char *prefix;
-	} pre[] = {{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}, {1, ""}};
-
-	if (!isfinite(v)) {
+	if (!isfinite(v))
 		snprintf(buf, len, "-");
-		return;
-	}
-	if (strcmp(unit, "s") == 0) {
-		if (v < 1e-6)
-			snprintf(buf, len, "%.1f ns", v * 1e9);
-		else if (v < 1e-3)
-			snprintf(buf, len, "%.2f us", v * 1e6);
-		else
-			snprintf(buf, len, "%.3f s", v);
-		return;
-	}
-	for (size_t i = 0; i < sizeof(pre) / sizeof(pre[0]); i++)
-		if (fabs(v) >= pre[i].scale || i + 1 == sizeof(pre) / sizeof(pre[0])) {
-			snprintf(buf, len, "%.3g %s%s", v / pre[i].scale, pre[i].prefix, unit);
-			return;
-		}
+	else if (strcmp(unit, "s") == 0)
+		mpc_fmt_seconds(buf, len, v);
+	else
+		mpc_fmt_si(buf, len, v, unit);
 }
 
-static void row(FILE *f, const char *label, const cJSON *stat, const char *key_unit, const char *unit, double ratio)
+/* A measured figure's best, or NaN when it was not measured (the document's null). */
+static double best_of(const mp_calib_stat *s)
 {
-	char k1[64], k2[64], b[32], m[32], r[16] = "";
+	return s->runs ? s->best : NAN;
+}
 
-	snprintf(k1, sizeof(k1), "best_%s", key_unit);
-	snprintf(k2, sizeof(k2), "median_%s", key_unit);
-	human(b, sizeof(b), jnum(stat, k1), unit);
-	human(m, sizeof(m), jnum(stat, k2), unit);
+static void row(FILE *f, const char *label, const mp_calib_stat *s, const char *unit, double ratio)
+{
+	char b[32], m[32], r[16] = "";
+
+	human(b, sizeof(b), s->runs ? s->best : NAN, unit);
+	human(m, sizeof(m), s->runs ? s->median : NAN, unit);
 	if (isfinite(ratio))
 		snprintf(r, sizeof(r), "%.3f", ratio);
 	fprintf(f, "  %-44s %14s %14s %8s\n", label, b, m, r);
 }
 
-/* A string for printf: "?" for a member that is absent or not a string (a failed job has no device name). */
-static const char *shown(const char *s)
+/* The same without the ratio column (the CPU suites have no datasheet to compare with). */
+static void row2(FILE *f, const char *label, const mp_calib_stat *s, const char *unit)
 {
-	return s ? s : "?";
+	char b[32], m[32];
+
+	human(b, sizeof(b), s->runs ? s->best : NAN, unit);
+	human(m, sizeof(m), s->runs ? s->median : NAN, unit);
+	fprintf(f, "  %-44s %14s %14s\n", label, b, m);
 }
 
 /* The GPU suites' rows. */
-static void table_gpu(FILE *f, const cJSON *res)
+static void table_gpu(FILE *f, const gpu_ctx *c)
 {
-	const cJSON *o, *e;
+	const mp_calib_gpu_results *r = c->r;
+	uint32_t done = r->suites_done;
 	char label[96], b1[32], b2[32];
 
-	if ((o = cJSON_GetObjectItem(res, "memory")) != NULL) {
-		human(b1, sizeof(b1), jnum(o, "total_bytes"), "B");
-		human(b2, sizeof(b2), jnum(o, "context_bytes"), "B");
+	if (done & MP_CALIB_MEMORY) {
+		human(b1, sizeof(b1), (double)r->info.memory_bytes, "B");
+		human(b2, sizeof(b2), (double)r->context_bytes, "B");
 		fprintf(f, "  %-44s %14s %14s\n", "memory total / context (cudaMemGetInfo)", b1, b2);
 	}
-	if ((o = cJSON_GetObjectItem(res, "hbm")) != NULL) {
-		double md = jnum(o, "memcpy_d2d.best_bytes_per_second");
-
-		row(f, "HBM cudaMemcpy D2D (read + write)", cJSON_GetObjectItem(o, "memcpy_d2d"), "bytes_per_second",
-		    "B/s", NAN);
-		row(f, "HBM copy kernel, 16-byte accesses (/ memcpy)", cJSON_GetObjectItem(o, "copy"),
-		    "bytes_per_second", "B/s", jnum(o, "copy.best_bytes_per_second") / md);
-		row(f, "HBM read", cJSON_GetObjectItem(o, "read"), "bytes_per_second", "B/s", NAN);
-		row(f, "HBM write", cJSON_GetObjectItem(o, "write"), "bytes_per_second", "B/s", NAN);
-		row(f, "HBM triad", cJSON_GetObjectItem(o, "triad"), "bytes_per_second", "B/s", NAN);
+	if (done & MP_CALIB_HBM) {
+		row(f, "HBM cudaMemcpy D2D (read + write)", &r->memcpy_d2d, "B/s", NAN);
+		row(f, "HBM copy kernel, 16-byte accesses (/ memcpy)", &r->copy, "B/s",
+		    best_of(&r->copy) / best_of(&r->memcpy_d2d));
+		row(f, "HBM read", &r->read, "B/s", NAN);
+		row(f, "HBM write", &r->write, "B/s", NAN);
+		row(f, "HBM triad", &r->triad, "B/s", NAN);
 	}
-	if ((o = cJSON_GetObjectItem(res, "strided")) != NULL)
-		cJSON_ArrayForEach(e, cJSON_GetObjectItem(o, "points"))
-		{
-			snprintf(label, sizeof(label), "strided read, stride %g (useful bytes)", jnum(e, "stride"));
-			row(f, label, cJSON_GetObjectItem(e, "useful"), "bytes_per_second", "B/s",
-			    jnum(e, "fraction_of_stride_1"));
+	if (done & MP_CALIB_STRIDED)
+		for (int k = 0; k < MP_CALIB_STRIDE_COUNT; k++) {
+			snprintf(label, sizeof(label), "strided read, stride %u (useful bytes)", 1u << k);
+			row(f, label, &r->strided[k], "B/s", ratio_of(r->strided[k].best, r->strided[0].best));
 		}
-	if ((o = cJSON_GetObjectItem(res, "l2")) != NULL) {
-		human(b1, sizeof(b1), jnum(o, "working_set_bytes"), "B");
+	if (done & MP_CALIB_L2) {
+		human(b1, sizeof(b1), (double)r->l2_working_set_bytes, "B");
 		snprintf(label, sizeof(label), "L2 read, %s working set (/ HBM read)", b1);
-		row(f, label, cJSON_GetObjectItem(o, "read"), "bytes_per_second", "B/s", jnum(o, "over_hbm_read"));
+		row(f, label, &r->l2_read, "B/s", ratio_of(r->l2_read.best, r->read.best));
 	}
-	if ((o = cJSON_GetObjectItem(res, "smem")) != NULL) {
-		cJSON_ArrayForEach(e, cJSON_GetObjectItem(o, "points"))
-		{
-			snprintf(label, sizeof(label), "shared memory, stride %g words (%g-way)",
-			         jnum(e, "stride_words"), jnum(e, "bank_conflict_ways"));
-			row(f, label, cJSON_GetObjectItem(e, "read"), "bytes_per_second", "B/s", NAN);
+	if (done & MP_CALIB_SMEM) {
+		for (int k = 0; k < MP_CALIB_SMEM_STRIDE_COUNT; k++) {
+			snprintf(label, sizeof(label), "shared memory, stride %u words (%u-way)", 1u << k, 1u << k);
+			row(f, label, &r->smem[k], "B/s", NAN);
 		}
-		row(f, "shared memory, 32x33 padded tile by column (x)",
-		    cJSON_GetObjectItem(o, "tile_32x33_column_padded"), "bytes_per_second", "B/s",
-		    jnum(o, "padding_speedup"));
+		row(f, "shared memory, 32x33 padded tile by column (x)", &r->smem_tile_padded, "B/s",
+		    ratio_of(r->smem_tile_padded.best, r->smem_tile_column.best));
 	}
-	if ((o = cJSON_GetObjectItem(res, "fma")) != NULL)
-		row(f, "FP32 FMA (/ datasheet)", cJSON_GetObjectItem(o, "fp32"), "flops_per_second", "FLOP/s",
-		    jnum(o, "fp32_over_datasheet"));
-	if ((o = cJSON_GetObjectItem(res, "matmul")) != NULL) {
-		const cJSON *lt = cJSON_GetObjectItem(o, "cublaslt");
+	if (done & MP_CALIB_FMA)
+		row(f, "FP32 FMA (/ datasheet)", &r->fma_fp32, "FLOP/s", ratio_of(r->fma_fp32.best, ds_peak(c, MP_DTYPE_FP32)));
+	if (done & MP_CALIB_MATMUL) {
+		for (size_t i = 0; i < N_MATMUL; i++) {
+			const mp_calib_matmul *m = &r->matmul[matmul_types[i]];
 
-		cJSON_ArrayForEach(e, lt)
-		{
-			snprintf(label, sizeof(label), "matmul %s cuBLASLt %g^3 (/ datasheet)", e->string,
-			         jnum(o, "size"));
-			row(f, label, cJSON_GetObjectItem(e, "rate"), "flops_per_second", "FLOP/s",
-			    jnum(e, "over_datasheet"));
-			if (jstr(e, "status"))
-				fprintf(f, "    %s\n", jstr(e, "status"));
+			snprintf(label, sizeof(label), "matmul %s cuBLASLt %u^3 (/ datasheet)", mp_dtype_name(matmul_types[i]),
+				 r->cublas_bf16.size);
+			row(f, label, &m->flops_per_second, "FLOP/s",
+			    ratio_of(c->fig->matmul_peak_flops_per_second[matmul_types[i]], ds_peak(c, matmul_types[i])));
+			if (m->status[0])
+				fprintf(f, "    %s\n", m->status);
 		}
-		row(f, "matmul bf16 cublasGemmEx (reference)",
-		    cJSON_GetObjectItem(cJSON_GetObjectItem(o, "cublas_bf16"), "rate"), "flops_per_second", "FLOP/s",
-		    NAN);
+		row(f, "matmul bf16 cublasGemmEx (reference)", &r->cublas_bf16.flops_per_second, "FLOP/s", NAN);
 	}
-	if ((o = cJSON_GetObjectItem(res, "latency")) != NULL) {
-		human(b1, sizeof(b1), jnum(o, "hbm.span_bytes"), "B");
+	if (done & MP_CALIB_LATENCY) {
+		double inflight = bytes_in_flight(c);
+
+		human(b1, sizeof(b1), (double)r->latency_hbm_span_bytes, "B");
 		snprintf(label, sizeof(label), "latency, pointer chase over %s (HBM)", b1);
-		row(f, label, cJSON_GetObjectItem(cJSON_GetObjectItem(o, "hbm"), "load"), "seconds", "s", NAN);
-		human(b1, sizeof(b1), jnum(o, "l2.span_bytes"), "B");
+		row(f, label, &r->latency_hbm, "s", NAN);
+		human(b1, sizeof(b1), (double)r->latency_l2_span_bytes, "B");
 		snprintf(label, sizeof(label), "latency, pointer chase over %s (L2)", b1);
-		row(f, label, cJSON_GetObjectItem(cJSON_GetObjectItem(o, "l2"), "load"), "seconds", "s", NAN);
-		human(b1, sizeof(b1), jnum(o, "littles_law.bytes_in_flight"), "B");
-		human(b2, sizeof(b2), jnum(o, "littles_law.bytes_in_flight_per_sm"), "B");
+		row(f, label, &r->latency_l2, "s", NAN);
+		human(b1, sizeof(b1), inflight > 0 ? inflight : NAN, "B");
+		human(b2, sizeof(b2), inflight > 0 && r->info.sm_count ? inflight / r->info.sm_count : NAN, "B");
 		fprintf(f, "  %-44s %14s %14s\n", "Little's law: bytes in flight (total, per SM)", b1, b2);
 	}
-	if ((o = cJSON_GetObjectItem(res, "intensity")) != NULL)
-		cJSON_ArrayForEach(e, cJSON_GetObjectItem(o, "points"))
-		{
-			snprintf(label, sizeof(label), "intensity %g FLOP/B (measured / roof)",
-			         jnum(e, "flops_per_byte"));
-			row(f, label, cJSON_GetObjectItem(e, "rate"), "flops_per_second", "FLOP/s",
-			    jnum(e, "measured_over_roof"));
+	if (done & MP_CALIB_INTENSITY)
+		for (int k = 0; k < MP_CALIB_INTENSITY_COUNT; k++) {
+			const mp_calib_intensity_point *ip = &r->intensity[k];
+			double roof = intensity_roof(c, ip, NULL);
+
+			snprintf(label, sizeof(label), "intensity %g FLOP/B (measured / roof)", ip->flops_per_byte);
+			row(f, label, &ip->flops_per_second, "FLOP/s",
+			    roof > 0 ? ratio_of(ip->flops_per_second.median, roof) : NAN);
 		}
-	if ((o = cJSON_GetObjectItem(res, "fit")) != NULL) {
-		human(b1, sizeof(b1), jnum(o, "predicted_headroom_bytes"), "B");
-		human(b2, sizeof(b2), jnum(o, "real_headroom_bytes"), "B");
+	if (done & MP_CALIB_FIT) {
+		bool predicted = c->rq->fit_total_bytes <= r->fit_total_bytes;
+
+		human(b1, sizeof(b1), predicted_headroom(c), "B");
+		human(b2, sizeof(b2), r->fit_allocated ? (double)r->fit_free_after_bytes : NAN, "B");
 		fprintf(f, "  fit check: predicted %s, allocation %s, verdict %s; headroom predicted %s, real %s\n",
-		        cJSON_IsTrue(cJSON_GetObjectItem(o, "predicted_fits")) ? "fits" : "does not fit",
-		        cJSON_IsTrue(cJSON_GetObjectItem(o, "allocated")) ? "succeeded" : "failed",
-		        cJSON_IsTrue(cJSON_GetObjectItem(o, "verdict_held")) ? "held" : "DID NOT HOLD", b1, b2);
+			predicted ? "fits" : "does not fit", r->fit_allocated ? "succeeded" : "failed",
+			predicted == r->fit_allocated ? "held" : "DID NOT HOLD", b1, b2);
 	}
 }
 
 /* The CPU suites' rows. */
-static void table_cpu(FILE *f, const cJSON *res)
+static void table_cpu(FILE *f, const mp_calib_cpu_results *r)
 {
-	const cJSON *o;
 	char label[96], b1[32];
 
-	if ((o = cJSON_GetObjectItem(res, "stream")) != NULL) {
-		human(b1, sizeof(b1), jnum(o, "array_bytes"), "B");
-		snprintf(label, sizeof(label), "STREAM triad, %g threads, 3 x %s arrays", jnum(o, "threads"), b1);
-		row(f, label, cJSON_GetObjectItem(o, "triad"), "bytes_per_second", "B/s", NAN);
+	if (r->suites_done & MP_CALIB_STREAM) {
+		human(b1, sizeof(b1), (double)r->array_bytes, "B");
+		snprintf(label, sizeof(label), "STREAM triad, %u thread%s, 3 x %s arrays", r->threads,
+			 r->threads == 1 ? "" : "s", b1);
+		row2(f, label, &r->triad, "B/s");
 	}
-	if ((o = cJSON_GetObjectItem(res, "gemm")) != NULL) {
-		snprintf(label, sizeof(label), "dgemm (fp64) n = %g", jnum(o, "size"));
-		row(f, label, cJSON_GetObjectItem(o, "dgemm"), "flops_per_second", "FLOP/s", NAN);
-		snprintf(label, sizeof(label), "sgemm (fp32) n = %g", jnum(o, "size"));
-		row(f, label, cJSON_GetObjectItem(o, "sgemm"), "flops_per_second", "FLOP/s", NAN);
+	if (r->suites_done & MP_CALIB_GEMM) {
+		snprintf(label, sizeof(label), "dgemm (fp64) n = %u", r->matrix_size);
+		row2(f, label, &r->dgemm, "FLOP/s");
+		snprintf(label, sizeof(label), "sgemm (fp32) n = %u", r->matrix_size);
+		row2(f, label, &r->sgemm, "FLOP/s");
 	}
 }
 
 /* Measured / datasheet, the bench targets and the warnings. */
-static void table_summary(FILE *f, const cJSON *doc, const char *dsid)
+static void table_summary(FILE *f, const mps_calib_job *job)
 {
-	const cJSON *o, *a, *e;
+	calib_warnings warnings;
 
-	o = cJSON_GetObjectItem(doc, "ratios");
-	if (cJSON_IsObject(o)) {
-		fprintf(f, "\n  measured / datasheet (%s):", dsid ? dsid : "?");
-		if (isfinite(jnum(o, "memory_bandwidth_bytes_per_second")))
-			fprintf(f, " bandwidth %.3f", jnum(o, "memory_bandwidth_bytes_per_second"));
-		cJSON_ArrayForEach(e, cJSON_GetObjectItem(o, "peak_flops_per_second")) if (cJSON_IsNumber(e) || cJSON_IsRaw(e))
-		    fprintf(f, ", %s %.3f", e->string, jnum(e, ""));
+	if (job->gpu && job->have_datasheet) {
+		const mp_calib_gpu_results *r = job->gpu;
+		const mp_device *dh = &job->datasheet.hw;
+		const mps_calib_gpu_figures *fig = &job->gpu_figures;
+		double bw = ratio_of(fig->memory_bandwidth_bytes_per_second, dh->memory_bandwidth_bytes_per_second);
+		double fp32 = ratio_of((r->suites_done & MP_CALIB_FMA) ? r->fma_fp32.best : 0,
+				       dh->peak_flops_per_second[MP_DTYPE_FP32]);
+
+		fprintf(f, "\n  measured / datasheet (%s):", job->datasheet_id[0] ? job->datasheet_id : "?");
+		if (isfinite(bw))
+			fprintf(f, " bandwidth %.3f", bw);
+		if (!isnan(fp32))
+			fprintf(f, ", fp32 %.3f", fp32);
+		for (size_t i = 0; i < N_MATMUL; i++) {
+			double x = ratio_of(fig->matmul_peak_flops_per_second[matmul_types[i]],
+					    dh->peak_flops_per_second[matmul_types[i]]);
+
+			if (!isnan(x))
+				fprintf(f, ", %s %.3f", mp_dtype_name(matmul_types[i]), x);
+		}
 		fprintf(f, "\n");
 	}
-	a = cJSON_GetObjectItem(doc, "targets");
-	if (cJSON_GetArraySize(a) > 0) {
-		fprintf(f, "\n  %-44s %14s %14s %8s\n", "target", "value", "limit", "met");
-		cJSON_ArrayForEach(e, a)
-		{
-			const cJSON *met = cJSON_GetObjectItem(e, "met");
-			double lim = jnum(e, "minimum");
-			char v[32], l[32];
+	if (job->gpu) {
+		calib_target t[N_TARGETS];
+		size_t nt = gpu_targets(job, t);
 
-			snprintf(v, sizeof(v), "%.3f", jnum(e, "value"));
-			if (isfinite(lim))
-				snprintf(l, sizeof(l), ">= %.2f", lim);
+		fprintf(f, "\n  %-44s %14s %14s %8s\n", "target", "value", "limit", "met");
+		for (size_t i = 0; i < nt; i++) {
+			char v[32], l[32];
+			bool met = t[i].minimum ? t[i].value >= t[i].limit : t[i].value <= t[i].limit;
+
+			snprintf(v, sizeof(v), "%.3f", t[i].value);
+			if (t[i].minimum)
+				snprintf(l, sizeof(l), ">= %.2f", t[i].limit);
 			else
-				snprintf(l, sizeof(l), "<= %.0f", jnum(e, "maximum"));
-			fprintf(f, "  %-44s %14s %14s %8s\n", shown(jstr(e, "name")), isfinite(jnum(e, "value")) ? v : "-", l,
-			        cJSON_IsBool(met) ? (cJSON_IsTrue(met) ? "yes" : "NO") : "-");
+				snprintf(l, sizeof(l), "<= %.0f", t[i].limit);
+			fprintf(f, "  %-44s %14s %14s %8s\n", t[i].name, t[i].have ? v : "-", l,
+				t[i].have ? (met ? "yes" : "NO") : "-");
 		}
 	}
-	cJSON_ArrayForEach(e, cJSON_GetObjectItem(doc, "warnings")) if (cJSON_IsString(e))
-	    fprintf(f, "  warning: %s\n", e->valuestring);
+	job_warnings(job, &warnings);
+	for (size_t i = 0; i < warnings.n; i++)
+		fprintf(f, "  warning: %s\n", warnings.text[i]);
 	fprintf(f, "\n  (B/s and FLOP/s with decimal prefixes: 1 TB/s = 1e12 bytes per second)\n");
-}
-
-static void print_table(FILE *f, const cJSON *doc)
-{
-	const cJSON *dev = cJSON_GetObjectItem(doc, "device"), *res = cJSON_GetObjectItem(doc, "results"), *e;
-	const char *dsid = jstr(doc, "datasheet_id"), *devid = jstr(doc, "device_id");
-
-	fprintf(f, "\n%s (%s): job %s, %s, %.1f s\n", shown(jstr(dev, "name")), shown(jstr(doc, "target")),
-		shown(jstr(doc, "id")), shown(jstr(doc, "state")), jnum(doc, "elapsed_seconds"));
-	if (devid)
-		fprintf(f, "profile stored: %s%s%s\n", devid, dsid ? ", compared with datasheet " : "",
-		        dsid ? dsid : "");
-	e = cJSON_GetObjectItem(doc, "error");
-	if (cJSON_IsObject(e))
-		fprintf(f, "error: %s\n", shown(jstr(e, "message")));
-	if (!cJSON_IsObject(res))
-		return;
-	fprintf(f, "\n  %-44s %14s %14s %8s\n", "figure", "best", "median", "ratio");
-	table_gpu(f, res);
-	table_cpu(f, res);
-	table_summary(f, doc, dsid);
 }
 
 void mpc_calib_print_table(FILE *f, const mps_calib_job *job)
 {
-	cJSON *doc = mpc_calib_job_json(job);
+	const char *name = job->have_results && job->gpu ? job->gpu->info.name
+			   : job->have_results && job->cpu ? job->cpu->info.name
+							   : "?";
 
-	if (doc == NULL) {
-		fprintf(f, "out of memory\n");
+	fprintf(f, "\n%s (%s): job %s, %s, %.1f s\n", name, job->rq.gpu ? "gpu:0" : "cpu", job->id, job->state,
+		job->elapsed_seconds);
+	if (job->device_id[0])
+		fprintf(f, "profile stored: %s%s%s\n", job->device_id, job->datasheet_id[0] ? ", compared with datasheet " : "",
+			job->datasheet_id);
+	if (job->error_status[0])
+		fprintf(f, "error: %s\n", job->error_message);
+	if (!job->have_results || (job->gpu == NULL && job->cpu == NULL))
 		return;
+	/* the ratio column where rows compare (the GPU suites: against the datasheet, memcpy, stride 1, ...) */
+	if (job->gpu)
+		fprintf(f, "\n  %-44s %14s %14s %8s\n", "figure", "best", "median", "ratio");
+	else
+		fprintf(f, "\n  %-44s %14s %14s\n", "figure", "best", "median");
+	if (job->gpu) {
+		const gpu_ctx c = { job->gpu, &job->gpu_figures, &job->rq, job->have_datasheet ? &job->datasheet : NULL,
+				    job->have_profile ? &job->profile : NULL };
+
+		table_gpu(f, &c);
+	} else {
+		table_cpu(f, job->cpu);
 	}
-	print_table(f, doc);
-	cJSON_Delete(doc);
+	table_summary(f, job);
 }

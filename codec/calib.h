@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-#include "../service/calib.h"
+#include "../types/calib_types.h"
 #include "codec.h"
 
 /* A body: target, suites, options, fit_plan (an inference plan request whose bytes the fit check allocates: the
@@ -16,13 +16,13 @@
 mp_status mpc_calib_decode(const cJSON *body, mps_calib_request *out, mps_inference_request *fit_plan,
 			   bool *has_fit_plan, mp_error *err);
 /* A job's document: state, progress, timestamps, and once finished its device, results, ratios against the
- * datasheet, the bench targets, warnings and error. */
-cJSON *mpc_calib_job_json(const mps_calib_job *job);
-/* The document as text for the store (an mps_calib_encode_fn). */
+ * datasheet, the bench targets, warnings and error; a past job read back from the store is its record with the
+ * row's columns over it. */
+void mpc_calib_job_write(mpc_out *w, const mps_calib_job *job);
+/* The document as text (heap, free(); NULL when out of memory): the record the store keeps (an mps_calib_encode_fn). */
 char *mpc_calib_job_text(const mps_calib_job *job);
-/* The command line's table of a job (figures with decimal prefixes, ratios, targets, warnings). */
+/* The command line's table of a finished job, from its structs (figures with decimal prefixes, ratios, targets,
+ * warnings). */
 void mpc_calib_print_table(FILE *f, const mps_calib_job *job);
-/* Suite names of a mask as a JSON array. */
-cJSON *mpc_calib_suites_json(uint32_t suites);
 
 #endif /* MPC_CALIB_H */

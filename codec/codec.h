@@ -1,12 +1,16 @@
 /*
- * codec.h: JSON <-> structs for every request and every result, problem+json, and the text renderings people
- * read. Decoders turn a parsed body (a cJSON tree) into the service's request structs, validating every field
- * against one table per document and naming the field of each problem; encoders turn result structs into trees
- * that json.h prints. Calls nothing of the store, the planner's arithmetic or the kernels: the numbers arrive
- * computed. Inline model configs are read through model/ (the readers), a floor below.
+ * codec.h: requests decoded into structs, and results rendered from them: the structs (types/types.h) are the data
+ * model, and JSON, text and SVG are three renderers of them (cmark's node / renderer split). Decoders turn a parsed
+ * body (a cJSON tree) into the request structs, validating every field against one table per document and naming
+ * the field of each problem; the JSON encoders write result structs with json.h's one writer (mpc_out), one
+ * encoder per block (the model, the fit, the warnings, a device...) shared by every document that holds it; the
+ * text and SVG renderers read the same structs, never a JSON document's member names. Calls nothing of the
+ * service, the store, the planner's arithmetic or the kernels: the numbers arrive computed. Inline model configs
+ * are read through model/ (the readers), a floor below.
  *
- * Ownership: decoders borrow their input and fill caller-owned structs; encoders return trees (or text) the
- * caller owns (cJSON_Delete / free), or NULL when out of memory.
+ * Ownership: decoders borrow their input and fill caller-owned structs; encoders write into the caller's writer
+ * (json.h: mpc_out_finish hands over the text); text renderers return heap text the caller frees (NULL when out of
+ * memory).
  */
 #ifndef MPC_CODEC_H
 #define MPC_CODEC_H
@@ -16,7 +20,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "../service/service.h"
+#include "../types/types.h"
 #include "json.h"
 
 /* ----- the formats each endpoint takes: one definition each ------------------------------------------- */
@@ -61,7 +65,7 @@ mp_status mpc_weight_dtype_ex(const char *name, const char *field, mp_dtype *out
 const char *mpc_problem_slug(mp_status st);
 /* The problem+json document for an error answered with HTTP status http (title from http; type from st, or
  * "method-not-allowed" / "unsupported-media-type" for 405 / 415). Echoed text is made well-formed UTF-8. */
-cJSON *mpc_problem_json(int http, mp_status st, const mp_error *err);
+void mpc_problem_write(mpc_out *w, int http, mp_status st, const mp_error *err);
 
 /* ----- models and devices ------------------------------------------------------------------------------ */
 
@@ -69,19 +73,33 @@ cJSON *mpc_problem_json(int http, mp_status st, const mp_error *err);
  * A request's "model" member (v, NULL when absent) at pointer ("/model", "/jobs/3/inference/model"): a stored
  * id, {"hf_config": {...}} (read by model/), {"architecture": {...}} (with an optional hf_config naming its
  * model_type and giving its training details), or {"parameters": N}. required: absence is an error (else kind
- * NONE). Errors: MP_EINVAL / MP_EUNSUPPORTED naming the field.
+ * NONE). An inline model is decoded onto the heap (out->arch): the ref's owner frees it with
+ * mpc_model_ref_release (the request releases below do it for theirs). Errors: MP_EINVAL / MP_EUNSUPPORTED naming
+ * the field, MP_ENOMEM.
  */
 mp_status mpc_model_ref_decode(const cJSON *v, const char *pointer, bool required, mps_model_ref *out, mp_error *err);
+/* Frees an inline ref's model (r->arch NULL after; any other kind, or NULL, is a no-op). */
+void mpc_model_ref_release(mps_model_ref *r);
+/* The models a decoded request owns, freed (the request itself is the caller's): after mpc_inference_decode,
+ * mpc_training_decode, mpc_roofline_decode and mpc_engine_check_decode, whether they succeeded or not. */
+void mpc_inference_request_release(mps_inference_request *rq);
+void mpc_training_request_release(mps_training_request *rq);
+void mpc_roofline_request_release(mps_roofline_request *rq);
+void mpc_engine_check_request_release(mps_engine_check_request *rq);
 /* Whether s is a Hugging Face repo id: "name" or "owner/name", each part [A-Za-z0-9][A-Za-z0-9._-]*, at most 96
  * bytes (a model given by one is looked up among the presets' repo ids). */
 bool mpc_repo_id_ok(const char *s);
 
-/* The model block of a plan: id, model_type, parameters and their breakdown; written as member `key` (json.h:
- * mpc_out), or as a tree (parsed from the same text: one encoder). */
+/* Base64 (RFC 4648, OpenSSL's decoder: line breaks allowed) into *out (malloc'd, the caller frees it), *out_len
+ * bytes. Errors: MP_EINVAL naming field, MP_ENOMEM. Worked example (tests/test_checkpoint.c): "R0dVRgM=" -> "GGUF\x03". */
+mp_status mpc_base64_decode(const char *text, size_t len, const char *field, uint8_t **out, size_t *out_len,
+			    mp_error *err);
+
+/* The model block of a plan: id, model_type, parameters and their breakdown, as member `key` (json.h: mpc_out). */
 void mpc_model_write(mpc_out *w, const char *key, const mps_model *m);
-cJSON *mpc_model_json(const mps_model *m);
-/* The API's stored-model document: id, model_type, parameters, source, timestamps, hf_config. */
-cJSON *mpc_stored_model_json(const mp_store_model *m);
+/* The API's stored-model document, as member key: id, model_type, parameters, source, timestamps, the Hugging Face
+ * repo ids it stands for (hf_repo_ids: NULL-terminated, NULL when none), hf_config. */
+void mpc_stored_model_write(mpc_out *w, const char *key, const mp_store_model *m, const char *const *hf_repo_ids);
 /*
  * A model document ({"hf_config": {...}} plus read-only members, which are ignored) as a model to store with id
  * `id`. in->config_json is heap text owned by *owned (free it). Errors: MP_EINVAL / MP_EUNSUPPORTED naming the
@@ -90,8 +108,8 @@ cJSON *mpc_stored_model_json(const mp_store_model *m);
 mp_status mpc_stored_model_decode(const cJSON *doc, const char *pointer, const char *id, mps_model_input *in,
 				  char **owned, mp_error *err);
 
-/* The API's device document (every profile field, null where unknown). */
-cJSON *mpc_device_json(const mp_store_device *d);
+/* The API's device document, as member key (every profile field, null where unknown). */
+void mpc_device_write(mpc_out *w, const char *key, const mp_store_device *d);
 /*
  * A device document (a PUT body, an export entry, a preset) into *out with id `id` (NULL: the document's own
  * "id", which must then be valid). Null members mean absent; read-only members (created_at, updated_at) are
@@ -119,19 +137,44 @@ mp_status mpc_merge_patch(cJSON *target, const cJSON *patch, mp_error *err);
 
 /* ----- plans ---------------------------------------------------------------------------------------------- */
 
+/* An inference body's engine_options (v, NULL when absent) for engine, under pointer (the body's): llama.cpp's and
+ * Ollama's launch knobs (llamacpp.c). Every "not given" value is left for the service to resolve (-1, 0,
+ * MP_GGML_TYPE_COUNT); a knob Ollama has no setting for is refused with engine ollama, and engine_options with
+ * any other engine. Errors: MP_EINVAL naming each bad member (mp_problems), MP_ENOMEM. */
+mp_status mpc_llamacpp_opts_decode(const cJSON *v, const char *pointer, mp_engine engine, mps_llamacpp_opts *out,
+				   mp_error *err);
+/* The engine block of a llama.cpp or Ollama plan as member key (p->llama set). */
+void mpc_llamacpp_block_write(mpc_out *w, const char *key, const mps_inference_plan *p);
+/* The command an engine block gives, for people and scripts: vLLM, SGLang and TensorRT-LLM's launch line
+ * (mpc_engine_command); llama.cpp's; Ollama's environment and `ollama serve`. Heap text (free it), NULL when the
+ * plan names no engine or memory ran out. */
+char *mpc_plan_engine_command(const mps_inference_plan *p);
+
+/* llama.cpp's start-up log (and Ollama's around it, engine ollama) into *r (llamacpp_log.c): the buffer lines of each
+ * device, the caches' size lines, the offloaded layers, the context; Ollama's llama-server command and default
+ * context. pointer names the text in errors. Errors: MP_EINVAL when no line is one it reads (naming what it looks
+ * for). */
+mp_status mpc_llama_report_parse(mp_engine engine, const char *text, const char *pointer, mps_llama_report *r,
+				 mp_error *err);
+/* Whether an engine-check body names engine llamacpp or ollama (read by mpc_llama_check_decode, not
+ * mpc_engine_check_decode). */
+bool mpc_llama_check_engine(const cJSON *body);
+/* POST /v1/engine-check for llamacpp / ollama: {engine, log, plan}; the plan decoded as naming the engine. The
+ * request's model is released with mpc_inference_request_release(&out->plan). Errors: every problem at once. */
+mp_status mpc_llama_check_decode(const cJSON *body, mps_llama_check_request *out, mp_error *err);
+void mpc_llama_check_write(mpc_out *w, const mps_llama_check_request *rq, const mps_llama_check *c);
+
 /* POST /v1/plan/inference bodies (and the inference jobs of /v1/fit, a calibration's fit_plan) at pointer.
  * allow_device: a "device" member is taken (fit jobs name none). */
 mp_status mpc_inference_decode(const cJSON *body, const char *pointer, bool allow_device, mps_inference_request *out,
 			       mp_error *err);
 /*
  * The answer document of POST /v1/plan/inference, written as text straight into w (json.h: mpc_out; no tree: this
- * is the per-request path). mpc_inference_plan_print returns it as heap text (free(); NULL when out of memory),
- * mpc_inference_plan_json as a tree parsed from that text (mpc_parse_exact: mpc_print gives the same bytes), for
- * callers that read members (the command line's text, tests). Borrowed: rq, p.
+ * is the per-request path); mpc_inference_plan_print returns it as heap text (free(); NULL when out of memory).
+ * Borrowed: rq, p.
  */
 void mpc_inference_plan_write(mpc_out *w, const mps_inference_request *rq, const mps_inference_plan *p);
 char *mpc_inference_plan_print(const mps_inference_request *rq, const mps_inference_plan *p, size_t *len);
-cJSON *mpc_inference_plan_json(const mps_inference_request *rq, const mps_inference_plan *p);
 /* The defaults of an inference job before any field is read: what every decoder of one (the plan body, fit jobs, a
  * calibration's fit_plan, the capacity query) starts from: fused attention, double-quantised nf4, weight and KV
  * dtypes "auto". Keeps j->pointer. */
@@ -141,12 +184,26 @@ void mpc_inference_job_init(mps_inference_job *j);
  * and the capacity query all read them here. */
 mp_status mpc_inference_dtypes(const char *weight, const char *kv, const char *weight_field, const char *kv_field,
 			       mps_inference_job *j, mp_error *err);
-/* A plan's warnings as a JSON array of strings (always an array). */
-cJSON *mpc_warnings_json(const mps_warnings *w);
+/* A plan's warnings as member "warnings": an array of strings (always an array), the last saying how many were
+ * left out when some were (types.h). */
+void mpc_warnings_write(mpc_out *w, const mps_warnings *warnings);
+/* The long explanation of a defaulted prefill chunk, once per answer (its warning is one short sentence). */
+#define MPC_PREFILL_NOTE                                                                                               \
+	"prefill chunk: without max_num_batched_tokens the prefill runs in forwards of the engine's default for the "   \
+	"device (no engine named: vLLM's), capped at batch_size x sequence_length: vLLM 0.11 8192 tokens on a GPU of "   \
+	"70 GiB or more that is not an A100, else 2048 (vllm/engine/arg_utils.py get_batch_defaults); SGLang by its "    \
+	"memory (server_args.py _handle_gpu_memory_settings); TensorRT-LLM max_num_tokens. activations_bytes is one "  \
+	"forward's; give max_num_batched_tokens to plan another chunk, chunked_prefill false for vLLM's rule without "    \
+	"chunking."
+/* The members of a plan's fit block (inside the object the caller opens): the device, the verdict, the capacity and
+ * its source, headroom, binding term, the largest batch and sequence, the budget and reserve, and min_gpus (null
+ * when 0: no count fits). The inference and training plans' one encoder of it. */
+void mpc_fit_members_write(mpc_out *w, const mp_fit *fit, const mp_store_device *dev, uint64_t min_gpus);
 
-/* The engine block of an inference plan that names an engine (p->have_engine): name, source, command, args,
- * defaults, predicted (with the engine's log lines in its own formats; null without a device), notes. */
-cJSON *mpc_engine_block_json(const mps_inference_job *j, const mps_inference_plan *p);
+/* The engine block of an inference plan that names an engine (p->have_engine), as member key: name, source,
+ * command, args, defaults, predicted (with the engine's log lines in its own formats; null without a device),
+ * notes. */
+void mpc_engine_block_write(mpc_out *w, const char *key, const mps_inference_job *j, const mps_inference_plan *p);
 /* The block's command line, one shell-quoted line ("vllm serve meta-llama/Meta-Llama-3-8B --tensor-parallel-size
  * 1 ..."). Heap (free()); NULL when out of memory. */
 char *mpc_engine_command(const mps_engine_block *b);
@@ -161,11 +218,15 @@ mp_status mpc_engine_report_parse(mp_engine engine, const char *text, bool metri
 				  mps_engine_report *r, mp_error *err);
 /* POST /v1/engine-check bodies: engine, log or metrics (one of them), plan (an inference plan request). */
 mp_status mpc_engine_check_decode(const cJSON *body, mps_engine_check_request *out, mp_error *err);
-cJSON *mpc_engine_check_json(const mps_engine_check_request *rq, const mps_engine_check *c);
+/* The answer of POST /v1/engine-check: each figure beside the prediction and what the log implies, a summary, the
+ * plan (the inference plan's own document) and notes. */
+void mpc_engine_check_write(mpc_out *w, const mps_engine_check_request *rq, const mps_engine_check *c);
 
 mp_status mpc_training_decode(const cJSON *body, const char *pointer, bool allow_device, mps_training_request *out,
 			      mp_error *err);
-cJSON *mpc_training_plan_json(const mps_training_request *rq, const mps_training_plan *p);
+/* The answer document of POST /v1/plan/training, into w. Borrowed: rq, p. */
+void mpc_training_plan_write(mpc_out *w, const mps_training_request *rq, const mps_training_plan *p);
+char *mpc_training_plan_print(const mps_training_request *rq, const mps_training_plan *p, size_t *len);
 
 /* ----- fit ------------------------------------------------------------------------------------------------ */
 
@@ -202,17 +263,18 @@ typedef const char *(*mpc_query_fn)(void *ctx, const char *name);
  * Errors: MP_EINVAL naming "?<name>". */
 mp_status mpc_capacity_decode(mpc_query_fn get, void *ctx, mps_capacity_request *out, bool *text, mp_error *err);
 
-/* Collects capacity rows (mps_capacity's callback, ctx = the collector) into a document. */
+/* Collects capacity rows (mps_capacity's callback, ctx = the collector) as they come: each row's JSON written at
+ * once, and what the text for people shows of it. Borrowed: rq (must outlive the collector). */
 typedef struct mpc_capacity_doc mpc_capacity_doc;
 mpc_capacity_doc *mpc_capacity_doc_new(const mps_capacity_request *rq);
 mp_status mpc_capacity_row(void *ctx, const mps_capacity_row *row);
-/* The document (owned by the caller) once the model is known; frees the collector. */
-cJSON *mpc_capacity_doc_finish(mpc_capacity_doc *c, const mps_model *m);
 /* The doc's next_cursor buffer (MP_STORE_ID_MAX bytes) for mps_capacity to fill; printed as next_cursor (null when ""). */
 char *mpc_capacity_doc_cursor(mpc_capacity_doc *c);
+/* The answer once the model is known: the JSON document (heap text, *len bytes; once per collector, it takes the
+ * rows' text), or the same answer as an aligned table for people (GB/GiB labelled). NULL when out of memory. */
+char *mpc_capacity_json(mpc_capacity_doc *c, const mps_model *m, size_t *len);
+char *mpc_capacity_text(const mpc_capacity_doc *c, const mps_model *m);
 void mpc_capacity_doc_free(mpc_capacity_doc *c);
-/* The same document as an aligned text table for people (GB/GiB labelled). Caller frees. */
-char *mpc_capacity_text(const cJSON *doc);
 
 /* ----- roofline --------------------------------------------------------------------------------------------- */
 
@@ -224,7 +286,9 @@ mp_status mpc_roofline_decode(const cJSON *body, mps_roofline_request *out, mp_e
 mp_status mpc_op_spec_decode(const char *spec, const char *field, mps_roofline_op *op, mp_error *err);
 /* The same spec as the JSON operation object POST /v1/roofline takes (caller owns it). */
 mp_status mpc_op_spec_json(const char *spec, const char *field, cJSON **out, mp_error *err);
-cJSON *mpc_roofline_json(const mps_roofline_request *rq, const mps_roofline_result *r);
+/* The answer of POST /v1/roofline: the device's roofs, the ridge, each operation on its roof, the warnings, the
+ * transformer's steps and notes. */
+void mpc_roofline_write(mpc_out *w, const mps_roofline_request *rq, const mps_roofline_result *r);
 /* The transformer analysis from query arguments (the SVG route's ?model=ID&batch_size=&context_tokens=
  * &prompt_tokens=&weight_dtype=&kv_cache_dtype=), decoded by the table POST /v1/roofline's transformer object uses.
  * Errors: MP_EINVAL naming "?<name>", MP_ENOMEM. */
@@ -232,8 +296,10 @@ mp_status mpc_transformer_query_decode(mpc_query_fn get, void *ctx, mps_roofline
 
 /* A roofline chart's contents, from a result: the operations and, with a transformer, its decode and prefill
  * operations as points; one compute roof for each (data type, unit) peak among them plus the ridge's. */
+/* room for every point and roof a result can give: its operations and steps; one roof per data type and unit, and
+ * the ridge's */
 #define MPC_CHART_MAX_POINTS (MPS_ROOFLINE_MAX_OPS + 2 * MP_STEP_MAX_OPS)
-#define MPC_CHART_MAX_ROOFS 12
+#define MPC_CHART_MAX_ROOFS (2 * MP_DTYPE_COUNT + 1)
 typedef struct mpc_chart_point {
 	char label[64];
 	double intensity;  /* FLOP/byte */
@@ -260,6 +326,12 @@ typedef struct mpc_chart {
 	mpc_chart_roof roofs[MPC_CHART_MAX_ROOFS];
 	size_t npoints;
 	mpc_chart_point points[MPC_CHART_MAX_POINTS];
+	/* the model's steps the points come from (POST /v1/roofline's transformer, as analysed): the SVG carries them in
+	 * data-* attributes of <g id="steps">, so a page can check its chart against the plan it drew it for */
+	bool have_steps;
+	char weight_dtype[16], kv_cache_dtype[16];
+	uint64_t batch_size, context_tokens, prompt_tokens, tensor_parallel_size;
+	double decode_step_seconds, prefill_seconds;
 } mpc_chart;
 
 void mpc_chart_from_result(const mps_roofline_request *rq, const mps_roofline_result *r, mpc_chart *c);
@@ -288,24 +360,53 @@ char *mpc_roofline_table_text(const mps_roofline_request *rq, const mps_roofline
 
 /* ----- store documents -------------------------------------------------------------------------------------- */
 
-/* A page of a listing: {"items": [...], "next_cursor": id | null}. Takes items (owned). */
-cJSON *mpc_page_json(cJSON *items, bool more);
+/* A page of a listing, written as its rows come: {"items": [...], "next_cursor": the last id when more follow, else
+ * null}. mpc_page_add_device and mpc_page_add_model are mps_device_find's and mps_model_find's callbacks (ctx = the
+ * page); mpc_page_finish returns the text (heap; NULL when out of memory) and releases the page. */
+typedef struct mpc_page {
+	mpc_out w;
+	char last[MP_STORE_ID_MAX];
+} mpc_page;
+void mpc_page_begin(mpc_page *p);
+mp_status mpc_page_add_device(const mp_store_device *d, void *page);
+mp_status mpc_page_add_model(const mp_store_model *m, const char *const *hf_repo_ids, void *page);
+char *mpc_page_finish(mpc_page *p, bool more, size_t *len);
 /* GET /v1/health. */
-cJSON *mpc_health_json(const mps_health *h);
+void mpc_health_write(mpc_out *w, const mps_health *h);
 
 /* The export document, {"format": "memplan-export", "version": 1, "schema_version", "devices": [...all...],
- * "models": [...user models: id + hf_config...]}, filled by mps_export through the two callbacks (ctx = the
- * document). */
-cJSON *mpc_export_new(int schema_version);
-mp_status mpc_export_add_device(const mp_store_device *d, void *doc);
-mp_status mpc_export_add_model(const mp_store_model *m, void *doc);
+ * "models": [...user models: id + hf_config...]}, written as mps_export gives the rows to its two callbacks (ctx =
+ * the export, which mpc_export_finish turns into its text: heap, NULL when out of memory). */
+typedef struct mpc_export {
+	mpc_out w;
+	bool models;			/* the models' list is open */
+} mpc_export;
+void mpc_export_begin(mpc_export *e, int schema_version);
+mp_status mpc_export_add_device(const mp_store_device *d, void *export_doc);
+mp_status mpc_export_add_model(const mp_store_model *m, const char *const *hf_repo_ids, void *export_doc);
+char *mpc_export_finish(mpc_export *e, size_t *len);
 /* An export document as an import (mps_import_run). *out's arrays and texts are heap (mpc_import_free). Errors:
  * MP_EINVAL naming the field ("/devices/3/memory_bytes"), MP_ENOMEM. */
 mp_status mpc_import_decode(const cJSON *doc, mps_import *out, mp_error *err);
 void mpc_import_free(mps_import *im);
-/* A listing's item callbacks (mps_device_find / mps_model_find), ctx = a cJSON array. */
-mp_status mpc_list_add_device(const mp_store_device *d, void *items);
-mp_status mpc_list_add_model(const mp_store_model *m, void *items);
+
+/* ----- a model's tensors (tensors.c) ------------------------------------------------------------------- */
+
+/* A plan request's "include" (absent, null or an array of "tensors"): *tensors when it asks for the tensor list.
+ * Errors: MP_EINVAL naming field with what is allowed. */
+mp_status mpc_include_decode(const cJSON *v, const char *field, bool *tensors, mp_error *err);
+/* The rows of l as array member key: {name, shape, layers, class, format_class, dtype, parameters, bytes[, counted:
+ * false]} each. */
+void mpc_tensor_rows_write(mpc_out *w, const char *key, const mps_tensor_list *l);
+/* l as object member key (a plan's "tensors"): weight_dtype and its _from, weight_layout, tensor_parallel_size,
+ * parameters, bytes_per_gpu, layout_buffers_bytes, tensors. */
+void mpc_tensors_write(mpc_out *w, const char *key, const mps_tensor_list *l);
+/* GET /v1/models/{id}/tensors: {"model": model_id (null when NULL), the members above}. Heap; NULL when out of
+ * memory. */
+char *mpc_model_tensors_print(const char *model_id, const mps_tensor_list *l, size_t *len);
+/* The same for people: a heading (tensors, parameters, bytes per GPU in GB and GiB, the format and why), then one
+ * line per tensor (name, shape, layers, class, dtype, bytes per GPU). Heap; NULL when out of memory. */
+char *mpc_model_tensors_text(const char *model, const mps_tensor_list *l);
 
 /* ----- numbers for people (human.c) ----------------------------------------------------------------------- */
 
@@ -333,14 +434,17 @@ char *mpc_fmt_percent(char *buf, size_t len, double fraction);
 char *mpc_doc_text(const cJSON *doc);
 
 /*
- * A plan document (POST /v1/plan/inference or /v1/plan/training, as mpc_*_plan_json made it) for people, the
+ * A plan for people (POST /v1/plan/inference or /v1/plan/training, ?format=text), from the plan's structs, the
  * answer first: fits or does not fit, the total against the budget (GB and GiB), the headroom, the binding term,
- * the largest batch, the longest sequence, the smallest GPU count, the performance floors and the warnings; then
- * the memory terms as a table; with `verbose` every member (mpc_doc_text). `hint` (may be NULL) ends the text
- * ("--verbose prints every figure"). Reads only the members it knows, by name; absent ones are left out. Caller
- * frees; NULL when out of memory.
+ * the largest batch, the longest sequence, the smallest GPU count, the performance floors, the engine's launch
+ * and the warnings; then the memory terms as a table and the request as planned; with `verbose` every member of
+ * the JSON answer (mpc_doc_text). `hint` (may be NULL) ends the text ("--verbose prints every figure"). Caller
+ * frees; NULL when out of memory. Borrowed: rq, p.
  */
-char *mpc_plan_text(const cJSON *doc, bool verbose, const char *hint);
+char *mpc_inference_plan_text(const mps_inference_request *rq, const mps_inference_plan *p, bool verbose,
+			      const char *hint);
+char *mpc_training_plan_text(const mps_training_request *rq, const mps_training_plan *p, bool verbose,
+			     const char *hint);
 
 /* The fields of a request body for people, one entry each, from the decoders' own tables (name, required, what it
  * means, the allowed values or range): kind "inference" or "training" (a plan body, as --name value), "roofline"

@@ -7,6 +7,7 @@
  */
 #include <math.h>
 #include <stddef.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,60 +19,56 @@
 
 /* ----- encoding ---------------------------------------------------------------------------------------- */
 
-cJSON *mpc_device_json(const mp_store_device *d)
+void mpc_device_write(mpc_out *w, const char *key, const mp_store_device *d)
 {
-	cJSON *o = cJSON_CreateObject(), *peaks;
-
-	if (o == NULL)
-		return NULL;
-	cJSON_AddStringToObject(o, "id", d->id);
-	cJSON_AddStringToObject(o, "name", d->name);
-	cJSON_AddStringToObject(o, "vendor", d->vendor);
-	mpc_add_str_or_null(o, "architecture", d->architecture);
-	mpc_add_str_or_null(o, "form_factor", d->form_factor);
-	mpc_add_str_or_null(o, "memory_type", d->memory_type);
-	mpc_add_u64(o, "memory_bytes", d->hw.memory_bytes);
-	mpc_add_u64_or_null(o, "usable_memory_bytes", d->hw.usable_memory_bytes);
-	mpc_add_num(o, "memory_bandwidth_bytes_per_second", d->hw.memory_bandwidth_bytes_per_second);
-	peaks = cJSON_AddObjectToObject(o, "peak_flops_per_second");
+	mpc_w_obj(w, key);
+	mpc_w_str(w, "id", d->id);
+	mpc_w_str(w, "name", d->name);
+	mpc_w_str(w, "vendor", d->vendor);
+	mpc_w_str_or_null(w, "architecture", d->architecture);
+	mpc_w_str_or_null(w, "form_factor", d->form_factor);
+	mpc_w_str_or_null(w, "memory_type", d->memory_type);
+	mpc_w_u64(w, "memory_bytes", d->hw.memory_bytes);
+	mpc_w_u64_or_null(w, "usable_memory_bytes", d->hw.usable_memory_bytes);
+	mpc_w_num(w, "memory_bandwidth_bytes_per_second", d->hw.memory_bandwidth_bytes_per_second);
+	mpc_w_obj(w, "peak_flops_per_second");
 	for (int t = 1; t < MP_DTYPE_COUNT; t++)
 		if (d->hw.peak_flops_per_second[t] > 0)
-			mpc_add_num(peaks, mp_dtype_name((mp_dtype)t), d->hw.peak_flops_per_second[t]);
-	mpc_add_u64_or_null(o, "l2_cache_bytes", d->hw.l2_cache_bytes);
-	mpc_add_u64_or_null(o, "sm_count", d->hw.sm_count);
-	mpc_add_num_or_null(o, "boost_clock_hz", d->hw.boost_clock_hz);
-	mpc_add_num_or_null(o, "tdp_watts", d->tdp_watts);
-	mpc_add_u64_or_null(o, "cuda_context_bytes", d->hw.cuda_context_bytes);
-	if (d->interconnect_json[0]) {
-		cJSON *ic = cJSON_Parse(d->interconnect_json);
+			mpc_w_num(w, mp_dtype_name((mp_dtype)t), d->hw.peak_flops_per_second[t]);
+	mpc_w_end(w);
+	mpc_w_u64_or_null(w, "l2_cache_bytes", d->hw.l2_cache_bytes);
+	mpc_w_u64_or_null(w, "sm_count", d->hw.sm_count);
+	mpc_w_num_or_null(w, "boost_clock_hz", d->hw.boost_clock_hz);
+	mpc_w_num_or_null(w, "tdp_watts", d->tdp_watts);
+	mpc_w_u64_or_null(w, "cuda_context_bytes", d->hw.cuda_context_bytes);
+	{
+		/* the stored object text, printed as JSON again (null when absent, or not JSON) */
+		cJSON *ic = d->interconnect_json[0] ? cJSON_Parse(d->interconnect_json) : NULL;
 
 		if (ic)
-			mpc_add_item(o, "interconnect", ic);
+			mpc_w_item(w, "interconnect", ic);
 		else
-			cJSON_AddNullToObject(o, "interconnect");
-	} else {
-		cJSON_AddNullToObject(o, "interconnect");
+			mpc_w_null(w, "interconnect");
+		cJSON_Delete(ic);
 	}
-	cJSON_AddStringToObject(o, "source", d->source);
-	cJSON_AddStringToObject(o, "source_note", d->source_note);
-	mpc_add_str_or_null(o, "measured_at", d->measured_at);
-	cJSON_AddStringToObject(o, "created_at", d->created_at);
-	cJSON_AddStringToObject(o, "updated_at", d->updated_at);
-	mpc_add_str_or_null(o, "linked_device_id", d->linked_device_id);
-	mpc_add_num_or_null(o, "base_clock_hz", d->base_clock_hz);
-	mpc_add_num_or_null(o, "memory_clock_hz", d->memory_clock_hz);
-	mpc_add_num_or_null(o, "fma_flops_per_second", d->fma_flops_per_second);
-	mpc_add_num_or_null(o, "memory_latency_seconds", d->memory_latency_seconds);
-	{
-		cJSON *aliases = cJSON_AddArrayToObject(o, "aliases");
-
-		for (size_t i = 0; i < d->naliases && i < MP_STORE_MAX_ALIASES; i++)
-			mpc_append(aliases, cJSON_CreateString(d->aliases[i]));
-	}
-	cJSON_AddStringToObject(o, "kind", d->kind[0] ? d->kind : "gpu");
-	mpc_add_u64_or_null(o, "nvml_memory_bytes", d->nvml_memory_bytes);
-	mpc_add_str_or_null(o, "usable_memory_source", d->usable_memory_source);
-	return o;
+	mpc_w_str(w, "source", d->source);
+	mpc_w_str(w, "source_note", d->source_note);
+	mpc_w_str_or_null(w, "measured_at", d->measured_at);
+	mpc_w_str(w, "created_at", d->created_at);
+	mpc_w_str(w, "updated_at", d->updated_at);
+	mpc_w_str_or_null(w, "linked_device_id", d->linked_device_id);
+	mpc_w_num_or_null(w, "base_clock_hz", d->base_clock_hz);
+	mpc_w_num_or_null(w, "memory_clock_hz", d->memory_clock_hz);
+	mpc_w_num_or_null(w, "fma_flops_per_second", d->fma_flops_per_second);
+	mpc_w_num_or_null(w, "memory_latency_seconds", d->memory_latency_seconds);
+	mpc_w_arr(w, "aliases");
+	for (size_t i = 0; i < d->naliases && i < MP_STORE_MAX_ALIASES; i++)
+		mpc_w_str(w, NULL, d->aliases[i]);
+	mpc_w_end(w);
+	mpc_w_str(w, "kind", d->kind[0] ? d->kind : "gpu");
+	mpc_w_u64_or_null(w, "nvml_memory_bytes", d->nvml_memory_bytes);
+	mpc_w_str_or_null(w, "usable_memory_source", d->usable_memory_source);
+	mpc_w_end(w);
 }
 
 /* ----- decoding: the one range table ---------------------------------------------------------------------- */
@@ -408,6 +405,7 @@ static mp_status decode(const cJSON *doc, const char *pointer, const char *id, c
 	snprintf(b->d.id, sizeof(b->d.id), "%s", id ? id : b->id);
 	snprintf(b->d.source, sizeof(b->d.source), "%s", source_names[b->source]);
 	snprintf(b->d.kind, sizeof(b->d.kind), "%s", kind_names[b->kind]);
+	b->d.hw.host_memory = strcmp(b->d.kind, "cpu") == 0;
 	if (b->usable_source >= 0)
 		snprintf(b->d.usable_memory_source, sizeof(b->d.usable_memory_source), "%s",
 			 usable_source_names[b->usable_source]);
@@ -437,11 +435,24 @@ mp_status mpc_device_ref_decode(const cJSON *v, const char *pointer, mps_device_
 		return MP_OK;
 	out->given = true;
 	if (cJSON_IsString(v)) {
-		if (!mp_valid_id(v->valuestring))
+		/* an id in any case, or a name the device goes by (an alias: NVML's, GPU Feature Discovery's, Slurm's) */
+		size_t n = strlen(v->valuestring);
+		char low[MP_STORE_ID_MAX];
+		bool printable = n > 0;
+
+		for (size_t i = 0; i < n; i++)
+			printable = printable && (unsigned char)v->valuestring[i] >= 0x20 && v->valuestring[i] != 0x7f;
+		if (!printable || n >= sizeof(out->asked))
 			return mp_fail(err, MP_EINVAL, pointer,
-				       "the device id is not a valid id: ids match ^[a-z0-9][a-z0-9._-]{0,62}$ (1 to 63 "
-				       "bytes)");
-		mpc_join(out->id, sizeof(out->id), v->valuestring, NULL);
+				       "device is a stored id (\"h100-sxm5-80gb\", any case) or a name it goes by "
+				       "(\"NVIDIA H100 80GB HBM3\"): 1 to %zu printable bytes",
+				       sizeof(out->asked) - 1);
+		mpc_join(out->asked, sizeof(out->asked), v->valuestring, NULL);
+		for (size_t i = 0; i <= n && i < sizeof(low); i++)
+			low[i] = (char)tolower((unsigned char)v->valuestring[i]);
+		low[sizeof(low) - 1] = '\0';
+		if (n < sizeof(low) && mp_valid_id(low))
+			mpc_join(out->id, sizeof(out->id), low, NULL);
 		return MP_OK;
 	}
 	if (!cJSON_IsObject(v))

@@ -1,16 +1,11 @@
 /*
- * engine.c: the serving engines in text. The engine block of an inference plan (launch arguments, one
- * ready-to-paste command, the figures the engine will print, in its own printf formats), the reader of a pasted
- * start-up log or metrics exposition (POSIX extended regular expressions, one table per engine, each pattern
- * behind a literal keyword so a long log costs one substring search per line and pattern), and POST
- * /v1/engine-check's request and answer. Reads the structs service/ fills; computes nothing of its own.
+ * engine.c: the serving engines in text: the engine block of an inference plan (launch arguments, one
+ * ready-to-paste command, the figures the engine will print, in its own printf formats). Reads the structs
+ * service/ fills; computes nothing of its own. What an engine printed is engine_log.c's.
  */
 #include <ctype.h>
 #include <math.h>
-#include <pthread.h>
-#include <regex.h>
 #include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,12 +66,22 @@ static void command_text(const mps_engine_block *b, char *buf, size_t len)
 	}
 }
 
+/* The room a word takes at most: a blank, two quotes, and each byte four times (a quote is '\''). */
+static size_t word_room(const char *s)
+{
+	return s ? 3 + 4 * strlen(s) : 0;
+}
+
 char *mpc_engine_command(const mps_engine_block *b)
 {
-	char *buf = malloc(4096);
+	/* the buffer holds the longest line the words can make: never cut */
+	size_t room = strlen(b->program) + word_room(b->model_flag) + word_room(b->model_arg) + 8;
+	char *buf;
 
-	if (buf)
-		command_text(b, buf, 4096);
+	for (size_t i = 0; i < b->nargs; i++)
+		room += word_room(b->args[i].flag) + word_room(b->args[i].value);
+	if ((buf = malloc(room)) != NULL)
+		command_text(b, buf, room);
 	return buf;
 }
 
@@ -94,9 +99,9 @@ static void grouped(uint64_t v, char *buf, size_t len)
 	buf[o] = '\0';
 }
 
-static void line(cJSON *arr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void line(mpc_out *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static void line(cJSON *arr, const char *fmt, ...)
+static void line(mpc_out *w, const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
@@ -104,684 +109,254 @@ static void line(cJSON *arr, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	mpc_append(arr, cJSON_CreateString(buf));
+	mpc_w_str(w, NULL, buf);
 }
 
-static cJSON *vllm_predicted(const mps_engine_block *b, const mps_inference_job *j)
+/* Every memory term beyond weights and KV the release subtracts, each with its source. */
+static void terms_write(mpc_out *w, const mp_engine_prediction *p)
+{
+	mpc_w_arr(w, "terms");
+	for (size_t i = 0; i < p->nterms; i++) {
+		mpc_w_obj(w, NULL);
+		mpc_w_str(w, "term", p->terms[i].name);
+		mpc_w_u64(w, "bytes", p->terms[i].bytes);
+		mpc_w_bool(w, "in_budget", p->terms[i].in_budget);
+		mpc_w_str(w, "source", p->terms[i].source);
+		mpc_w_end(w);
+	}
+	mpc_w_end(w);
+}
+
+/* A term the prediction took from observations (service/observe.h): its value, "<term>_from": "observed" and how
+ * many. Written only then, so an answer without observations is the model's alone, byte for byte. */
+static void observed_term(mpc_out *w, const mps_engine_block *b, mps_obs_term t)
+{
+	char key[64];
+	const char *name = mps_obs_term_name(t);
+	size_t n = strlen(name) - strlen("_bytes");
+
+	if (!b->observed[t].observed)
+		return;
+	mpc_w_u64(w, name, b->inputs.observed_bytes);
+	snprintf(key, sizeof(key), "%s_from", name);
+	mpc_w_lit(w, key, "observed");
+	snprintf(key, sizeof(key), "%.*s_observations", (int)n, name);
+	mpc_w_u64(w, key, b->observed[t].observations);
+	snprintf(key, sizeof(key), "%.*s_modelled_bytes", (int)n, name);
+	mpc_w_i64(w, key, b->observed[t].modelled_bytes);
+	if (b->observed_version_line[0])
+		mpc_w_str(w, "observed_engine_version", b->observed_version_line);
+}
+
+static void vllm_predicted(mpc_out *w, const mps_engine_block *b, const mps_inference_job *j)
 {
 	const mp_engine_prediction *p = &b->predicted;
 	const mp_engine_inputs *in = &b->inputs;
-	cJSON *o = cJSON_CreateObject(), *l;
 	char tok[32], len[32];
 
-	mpc_add_u64(o, "total_memory_bytes", in->total_memory_bytes);
-	mpc_add_num(o, "gpu_memory_utilization", in->memory_fraction);
-	mpc_add_u64(o, "requested_memory_bytes", p->requested_memory_bytes);
-	mpc_add_u64(o, "weights_bytes", in->weights_bytes);
-	mpc_add_u64(o, "activation_peak_bytes", in->activation_bytes);
-	mpc_add_u64(o, "non_kv_cache_bytes", p->non_kv_cache_bytes);
-	mpc_add_i64(o, "available_kv_cache_bytes", p->available_kv_cache_bytes);
-	mpc_add_u64(o, "block_bytes_per_layer", p->page_bytes);
-	mpc_add_u64(o, "kv_cache_groups", p->kv_groups);
-	mpc_add_u64(o, "layers_per_group", p->group_layers);
-	mpc_add_u64(o, "num_gpu_blocks", p->num_gpu_blocks);
-	mpc_add_u64(o, "kv_cache_tokens", p->kv_cache_tokens);
-	mpc_add_u64(o, "blocks_per_request", p->blocks_per_request);
-	mpc_add_num(o, "max_concurrency", p->max_concurrency);
-	mpc_add_u64(o, "max_concurrency_tokens_per_request", in->max_model_len);
-	mpc_add_u64(o, "needed_kv_cache_bytes", p->needed_kv_cache_bytes);
-	cJSON_AddBoolToObject(o, "serves_max_model_len", p->serves_max_model_len);
-	mpc_add_u64(o, "estimated_max_model_len", p->estimated_max_model_len);
-	cJSON_AddBoolToObject(o, "holds_batch", p->max_concurrency >= (double)j->req.batch_size);
-	mpc_add_num(o, "required_gpu_memory_utilization", ceil(p->required_memory_fraction * 1000) / 1000);
-	l = cJSON_AddArrayToObject(o, "log_lines");
-	line(l, "Model loading took %.4f GiB", (double)in->weights_bytes / GIB);
+	mpc_w_obj(w, "predicted");
+	mpc_w_u64(w, "total_memory_bytes", in->total_memory_bytes);
+	mpc_w_num(w, "gpu_memory_utilization", in->memory_fraction);
+	mpc_w_u64(w, "requested_memory_bytes", p->requested_memory_bytes);
+	mpc_w_u64(w, "weights_bytes", in->weights_bytes);
+	mpc_w_u64(w, "activation_peak_bytes", p->profile_peak_bytes ? p->profile_peak_bytes : in->activation_bytes);
+	mpc_w_u64(w, "cuda_graph_bytes", p->cuda_graph_bytes);
+	observed_term(w, b, MPS_OBS_NON_TORCH);
+	mpc_w_u64(w, "non_kv_cache_bytes", p->non_kv_cache_bytes);
+	terms_write(w, p);
+	mpc_w_i64(w, "available_kv_cache_bytes", p->available_kv_cache_bytes);
+	mpc_w_u64(w, "block_bytes_per_layer", p->page_bytes);
+	mpc_w_u64(w, "kv_cache_groups", p->kv_groups);
+	mpc_w_u64(w, "layers_per_group", p->group_layers);
+	mpc_w_u64(w, "num_gpu_blocks", p->num_gpu_blocks);
+	mpc_w_u64(w, "kv_cache_tokens", p->kv_cache_tokens);
+	mpc_w_u64(w, "blocks_per_request", p->blocks_per_request);
+	mpc_w_num(w, "max_concurrency", p->max_concurrency);
+	mpc_w_u64(w, "max_concurrency_tokens_per_request", in->max_model_len);
+	mpc_w_u64(w, "needed_kv_cache_bytes", p->needed_kv_cache_bytes);
+	mpc_w_bool(w, "serves_max_model_len", p->serves_max_model_len);
+	mpc_w_u64(w, "estimated_max_model_len", p->estimated_max_model_len);
+	mpc_w_bool(w, "holds_batch", p->max_concurrency >= (double)j->req.batch_size);
+	mpc_w_num(w, "required_gpu_memory_utilization", ceil(p->required_memory_fraction * 1000) / 1000);
+	mpc_w_arr(w, "log_lines");
+	line(w, "Model loading took %.4f GiB", (double)in->weights_bytes / GIB);
 	if (p->available_kv_cache_bytes <= 0) {
-		line(l, "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
+		line(w, "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
 			"when initializing the engine.");
-		return o;
+	} else {
+		line(w, "Available KV cache memory: %.2f GiB", (double)p->available_kv_cache_bytes / GIB);
+		grouped(p->kv_cache_tokens, tok, sizeof(tok));
+		grouped(in->max_model_len, len, sizeof(len));
+		line(w, "GPU KV cache size: %s tokens", tok);
+		line(w, "Maximum concurrency for %s tokens per request: %.2fx", len, p->max_concurrency);
+		if (!p->serves_max_model_len)
+			line(w,
+			     "ValueError: To serve at least one request with the models's max seq len (%llu), (%.2f GiB KV "
+			     "cache is needed, which is larger than the available KV cache memory (%.2f GiB). Based on the "
+			     "available memory, the estimated maximum model length is %llu.",
+			     (unsigned long long)in->max_model_len, (double)p->needed_kv_cache_bytes / GIB,
+			     (double)p->available_kv_cache_bytes / GIB, (unsigned long long)p->estimated_max_model_len);
 	}
-	line(l, "Available KV cache memory: %.2f GiB", (double)p->available_kv_cache_bytes / GIB);
-	grouped(p->kv_cache_tokens, tok, sizeof(tok));
-	grouped(in->max_model_len, len, sizeof(len));
-	line(l, "GPU KV cache size: %s tokens", tok);
-	line(l, "Maximum concurrency for %s tokens per request: %.2fx", len, p->max_concurrency);
-	if (!p->serves_max_model_len)
-		line(l,
-		     "ValueError: To serve at least one request with the models's max seq len (%llu), (%.2f GiB KV "
-		     "cache is needed, which is larger than the available KV cache memory (%.2f GiB). Based on the "
-		     "available memory, the estimated maximum model length is %llu.",
-		     (unsigned long long)in->max_model_len, (double)p->needed_kv_cache_bytes / GIB,
-		     (double)p->available_kv_cache_bytes / GIB, (unsigned long long)p->estimated_max_model_len);
-	return o;
+	mpc_w_end(w);
+	mpc_w_end(w);
 }
 
-static cJSON *sglang_predicted(const mps_engine_block *b, const mps_inference_job *j)
+static void sglang_predicted(mpc_out *w, const mps_engine_block *b, const mps_inference_job *j)
 {
 	const mp_engine_prediction *p = &b->predicted;
 	const mp_engine_inputs *in = &b->inputs;
-	cJSON *o = cJSON_CreateObject(), *l;
 
-	mpc_add_u64(o, "total_memory_bytes", in->total_memory_bytes);
-	mpc_add_u64(o, "total_gpu_memory_bytes", (uint64_t)(p->total_gpu_memory_gib * GIB));
-	mpc_add_num(o, "mem_fraction_static", in->memory_fraction);
-	mpc_add_u64(o, "weights_bytes", in->weights_bytes);
-	mpc_add_u64(o, "available_after_weights_bytes",
-		    p->available_after_weights_gib > 0 ? (uint64_t)(p->available_after_weights_gib * GIB) : 0);
-	mpc_add_i64(o, "rest_memory_bytes", (int64_t)(p->rest_memory_gib * GIB));
-	mpc_add_u64(o, "cell_size_bytes", p->cell_size_bytes);
-	mpc_add_u64(o, "max_total_num_tokens", p->max_total_num_tokens);
-	mpc_add_u64(o, "k_size_bytes", p->k_size_bytes);
-	mpc_add_u64(o, "v_size_bytes", p->k_size_bytes);
-	mpc_add_u64(o, "max_running_requests", p->max_running_requests);
-	mpc_add_num(o, "max_concurrency", p->max_concurrency);
-	cJSON_AddBoolToObject(o, "serves_max_model_len", p->serves_max_model_len);
-	cJSON_AddBoolToObject(o, "holds_batch", p->max_concurrency >= (double)j->req.batch_size);
-	mpc_add_num(o, "required_mem_fraction_static", ceil(p->required_memory_fraction * 1000) / 1000);
-	l = cJSON_AddArrayToObject(o, "log_lines");
-	line(l, "Load weight begin. avail mem=%.2f GB", p->total_gpu_memory_gib);
-	line(l, "Load weight end. avail mem=%.2f GB, mem usage=%.2f GB.", p->available_after_weights_gib,
+	mpc_w_obj(w, "predicted");
+	mpc_w_u64(w, "total_memory_bytes", in->total_memory_bytes);
+	mpc_w_u64(w, "total_gpu_memory_bytes", (uint64_t)(p->total_gpu_memory_gib * GIB));
+	mpc_w_num(w, "mem_fraction_static", in->memory_fraction);
+	observed_term(w, b, MPS_OBS_CONTEXT);
+	mpc_w_u64(w, "weights_bytes", in->weights_bytes);
+	terms_write(w, p);
+	mpc_w_u64(w, "available_after_weights_bytes",
+		  p->available_after_weights_gib > 0 ? (uint64_t)(p->available_after_weights_gib * GIB) : 0);
+	mpc_w_i64(w, "rest_memory_bytes", (int64_t)(p->rest_memory_gib * GIB));
+	mpc_w_u64(w, "cell_size_bytes", p->cell_size_bytes);
+	mpc_w_u64(w, "max_total_num_tokens", p->max_total_num_tokens);
+	mpc_w_u64(w, "k_size_bytes", p->k_size_bytes);
+	mpc_w_u64(w, "v_size_bytes", p->k_size_bytes);
+	mpc_w_u64(w, "max_running_requests", p->max_running_requests);
+	mpc_w_num(w, "max_concurrency", p->max_concurrency);
+	mpc_w_bool(w, "serves_max_model_len", p->serves_max_model_len);
+	mpc_w_bool(w, "holds_batch", p->max_concurrency >= (double)j->req.batch_size);
+	mpc_w_num(w, "required_mem_fraction_static", ceil(p->required_memory_fraction * 1000) / 1000);
+	mpc_w_arr(w, "log_lines");
+	line(w, "Load weight begin. avail mem=%.2f GB", p->total_gpu_memory_gib);
+	line(w, "Load weight end. avail mem=%.2f GB, mem usage=%.2f GB.", p->available_after_weights_gib,
 	     (double)in->weights_bytes / GIB);
 	if (p->max_total_num_tokens == 0) {
-		line(l, "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.");
-		return o;
+		line(w, "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.");
+	} else {
+		line(w, "KV Cache is allocated. #tokens: %llu, K size: %.2f GB, V size: %.2f GB",
+		     (unsigned long long)p->max_total_num_tokens, (double)p->k_size_bytes / GIB,
+		     (double)p->k_size_bytes / GIB);
+		line(w, "Memory pool end. avail mem=%.2f GB",
+		     p->available_after_weights_gib - 2 * (double)p->k_size_bytes / GIB);
 	}
-	line(l, "KV Cache is allocated. #tokens: %llu, K size: %.2f GB, V size: %.2f GB",
-	     (unsigned long long)p->max_total_num_tokens, (double)p->k_size_bytes / GIB, (double)p->k_size_bytes / GIB);
-	line(l, "Memory pool end. avail mem=%.2f GB", p->available_after_weights_gib - 2 * (double)p->k_size_bytes / GIB);
-	return o;
+	mpc_w_end(w);
+	mpc_w_end(w);
 }
 
-static cJSON *trtllm_predicted(const mps_engine_block *b, const mps_inference_job *j)
+static void trtllm_predicted(mpc_out *w, const mps_engine_block *b, const mps_inference_job *j)
 {
 	const mp_engine_prediction *p = &b->predicted;
 	const mp_engine_inputs *in = &b->inputs;
-	cJSON *o = cJSON_CreateObject(), *l;
 
-	mpc_add_u64(o, "total_memory_bytes", in->total_memory_bytes);
-	mpc_add_num(o, "free_gpu_memory_fraction", in->memory_fraction);
-	mpc_add_u64(o, "weights_bytes", in->weights_bytes);
-	mpc_add_u64(o, "peak_memory_bytes", p->peak_memory_bytes);
-	mpc_add_i64(o, "available_kv_cache_bytes", p->available_kv_cache_bytes);
-	mpc_add_u64(o, "kv_size_per_token_bytes", p->kv_size_per_token_bytes);
-	mpc_add_u64(o, "max_tokens", p->max_tokens);
-	mpc_add_u64(o, "tokens_per_block", in->block_size);
-	mpc_add_u64(o, "blocks_in_primary_pool", p->blocks_in_primary_pool);
-	mpc_add_num(o, "max_concurrency", p->max_concurrency);
-	cJSON_AddBoolToObject(o, "serves_max_model_len", p->serves_max_model_len);
-	cJSON_AddBoolToObject(o, "holds_batch", p->max_concurrency >= (double)j->req.batch_size);
-	mpc_add_num(o, "required_free_gpu_memory_fraction", ceil(p->required_memory_fraction * 1000) / 1000);
-	l = cJSON_AddArrayToObject(o, "log_lines");
-	line(l, "Memory used after loading model weights (inside torch) in memory usage profiling: %.2f GiB",
+	mpc_w_obj(w, "predicted");
+	mpc_w_u64(w, "total_memory_bytes", in->total_memory_bytes);
+	mpc_w_num(w, "free_gpu_memory_fraction", in->memory_fraction);
+	mpc_w_u64(w, "weights_bytes", in->weights_bytes);
+	mpc_w_u64(w, "peak_memory_bytes", p->peak_memory_bytes);
+	terms_write(w, p);
+	mpc_w_i64(w, "available_kv_cache_bytes", p->available_kv_cache_bytes);
+	mpc_w_u64(w, "kv_size_per_token_bytes", p->kv_size_per_token_bytes);
+	mpc_w_u64(w, "max_tokens", p->max_tokens);
+	mpc_w_u64(w, "tokens_per_block", in->block_size);
+	mpc_w_u64(w, "blocks_in_primary_pool", p->blocks_in_primary_pool);
+	mpc_w_num(w, "max_concurrency", p->max_concurrency);
+	mpc_w_bool(w, "serves_max_model_len", p->serves_max_model_len);
+	mpc_w_bool(w, "holds_batch", p->max_concurrency >= (double)j->req.batch_size);
+	mpc_w_num(w, "required_free_gpu_memory_fraction", ceil(p->required_memory_fraction * 1000) / 1000);
+	mpc_w_arr(w, "log_lines");
+	line(w, "Memory used after loading model weights (inside torch) in memory usage profiling: %.2f GiB",
 	     (double)in->weights_bytes / GIB);
-	line(l,
+	line(w,
 	     "Peak memory during memory usage profiling (torch + non-torch): %.2f GiB, available KV cache memory when "
 	     "calculating max tokens: %.2f GiB, fraction is set %g, kv size is %llu. device total memory %.2f GiB",
 	     (double)p->peak_memory_bytes / GIB, (double)p->available_kv_cache_bytes / GIB, in->memory_fraction,
 	     (unsigned long long)p->kv_size_per_token_bytes, (double)in->total_memory_bytes / GIB);
-	line(l, "Estimated max tokens in KV cache : %llu", (unsigned long long)p->max_tokens);
-	line(l, "Number of blocks in KV cache primary pool: %llu", (unsigned long long)p->blocks_in_primary_pool);
-	return o;
+	line(w, "Estimated max tokens in KV cache : %llu", (unsigned long long)p->max_tokens);
+	line(w, "Number of blocks in KV cache primary pool: %llu", (unsigned long long)p->blocks_in_primary_pool);
+	mpc_w_end(w);
+	mpc_w_end(w);
 }
 
-cJSON *mpc_engine_block_json(const mps_inference_job *j, const mps_inference_plan *p)
+void mpc_engine_block_write(mpc_out *w, const char *key, const mps_inference_job *j, const mps_inference_plan *p)
 {
 	const mps_engine_block *b = &p->engine;
-	cJSON *o = cJSON_CreateObject(), *a, *d, *notes;
-	char *cmd;
+	char *cmd = mpc_engine_command(b);
 
-	if (o == NULL)
-		return NULL;
-	cJSON_AddStringToObject(o, "name", mp_engine_name(b->engine));
-	cJSON_AddStringToObject(o, "source", b->source ? b->source : "");
-	cmd = mpc_engine_command(b);
-	if (cmd) {
-		cJSON_AddStringToObject(o, "command", cmd);
-		free(cmd);
+	if (cmd == NULL) {
+		w->failed = true; /* out of memory: the answer would lack its command */
+		return;
 	}
-	cJSON_AddStringToObject(o, "model_argument", b->model_arg);
-	a = cJSON_AddArrayToObject(o, "args");
+	mpc_w_obj(w, key);
+	mpc_w_str(w, "name", mp_engine_name(b->engine));
+	mpc_w_str(w, "version", b->version ? b->version->name : "");
+	mpc_w_str(w, "version_from", b->version_from ? b->version_from : "default");
+	mpc_w_str(w, "release", b->version ? b->version->release : "");
+	mpc_w_str(w, "source", b->source ? b->source : "");
+	mpc_w_u64(w, "replicas", b->replicas);
+	mpc_w_str(w, "quantization", b->quantization ? b->quantization : "");
+	mpc_w_str(w, "quantization_from", b->quantization_how ? b->quantization_how : "");
+	mpc_w_bool(w, "model_argument_known", b->model_arg_known);
+	mpc_w_str(w, "command", cmd);
+	free(cmd);
+	mpc_w_str(w, "model_argument", b->model_arg);
+	mpc_w_arr(w, "args");
 	for (size_t i = 0; i < b->nargs; i++) {
-		cJSON *x = cJSON_CreateObject();
-
-		cJSON_AddStringToObject(x, "flag", b->args[i].flag);
+		mpc_w_obj(w, NULL);
+		mpc_w_str(w, "flag", b->args[i].flag);
 		if (b->args[i].value[0])
-			cJSON_AddStringToObject(x, "value", b->args[i].value);
+			mpc_w_str(w, "value", b->args[i].value);
 		else
-			cJSON_AddNullToObject(x, "value");
-		cJSON_AddStringToObject(x, "source", b->args[i].source);
-		mpc_append(a, x);
+			mpc_w_null(w, "value");
+		mpc_w_str(w, "source", b->args[i].source);
+		mpc_w_end(w);
 	}
+	mpc_w_end(w);
 	if (b->extra_options_yaml[0])
-		cJSON_AddStringToObject(o, "extra_llm_api_options_yaml", b->extra_options_yaml);
-	d = cJSON_AddObjectToObject(o, "defaults");
-	cJSON_AddStringToObject(d, "device_class", b->defaults.device_class ? b->defaults.device_class : "");
-	mpc_add_u64(d, "max_num_batched_tokens", b->defaults.max_num_batched_tokens);
-	mpc_add_u64_or_null(d, "max_num_seqs", b->defaults.max_num_seqs);
-	mpc_add_num(d, "memory_fraction", b->defaults.memory_fraction);
-	mpc_add_u64(d, "block_size", b->defaults.block_size);
+		mpc_w_str(w, "extra_llm_api_options_yaml", b->extra_options_yaml);
+	mpc_w_obj(w, "defaults");
+	mpc_w_str(w, "device_class", b->defaults.device_class ? b->defaults.device_class : "");
+	mpc_w_u64(w, "max_num_batched_tokens", b->defaults.max_num_batched_tokens);
+	mpc_w_u64_or_null(w, "max_num_seqs", b->defaults.max_num_seqs);
+	mpc_w_num(w, "memory_fraction", b->defaults.memory_fraction);
+	mpc_w_u64(w, "block_size", b->defaults.block_size);
+	mpc_w_u64_or_null(w, "device_memory_bytes", b->defaults.device_memory_bytes);
+	mpc_w_end(w);
 	if (!b->have_prediction)
-		cJSON_AddNullToObject(o, "predicted");
+		mpc_w_null(w, "predicted");
 	else if (b->engine == MP_ENGINE_VLLM)
-		mpc_add_item(o, "predicted", vllm_predicted(b, j));
+		vllm_predicted(w, b, j);
 	else if (b->engine == MP_ENGINE_SGLANG)
-		mpc_add_item(o, "predicted", sglang_predicted(b, j));
+		sglang_predicted(w, b, j);
 	else
-		mpc_add_item(o, "predicted", trtllm_predicted(b, j));
-	notes = cJSON_AddArrayToObject(o, "notes");
+		trtllm_predicted(w, b, j);
+	mpc_w_arr(w, "notes");
 	if (b->have_prediction && p->device.hw.usable_memory_bytes == 0)
-		mpc_append(notes, cJSON_CreateString(
-					  "The device profile has no usable_memory_bytes: the engine's total is taken as "
-					  "memory_bytes, the marketed capacity, which is above what CUDA reports (an H100 "
-					  "80GB gives 79.2 GiB): predicted overstates the KV cache by the difference."));
+		mpc_w_lit(w, NULL,
+			  "The device profile has no usable_memory_bytes: the engine's total is taken as "
+			  "memory_bytes, the marketed capacity, which is above what CUDA reports (an H100 "
+			  "80GB gives 79.2 GiB): predicted overstates the KV cache by the difference.");
 	if (!b->have_prediction)
-		mpc_append(notes, cJSON_CreateString("predicted needs a device: the engines size the KV cache from "
-						     "its memory"));
+		mpc_w_lit(w, NULL, "predicted needs a device: the engines size the KV cache from its memory");
 	if (b->engine == MP_ENGINE_VLLM)
-		mpc_append(notes, cJSON_CreateString(
-					  "vLLM V1 budgets total x gpu_memory_utilization for weights, the profile "
-					  "run's activation peak, the memory outside PyTorch it adds (not modelled: "
-					  "counted 0) and the KV cache; the CUDA context it created before its baseline "
-					  "lies outside. --max-num-seqs and --max-model-len are the plan's batch_size "
-					  "and sequence_length, so the profile run and the plan prefill the same tokens."));
+		mpc_w_lit(w, NULL,
+			  "vLLM budgets total x gpu_memory_utilization for the weights, the profile "
+			  "run's peak (its forward per rank, or its sampler over max_num_seqs), the "
+			  "memory outside PyTorch it adds, the CUDA-graph estimate (0.21 on) and the KV "
+			  "cache; predicted.terms lists each with its source, and which lie outside the "
+			  "budget (the CUDA context; NCCL from 0.21 on). With tensor parallelism the "
+			  "engine keeps the smallest rank's blocks. --max-num-seqs and --max-model-len "
+			  "are the plan's batch_size and sequence_length.");
 	else if (b->engine == MP_ENGINE_SGLANG)
-		mpc_append(notes, cJSON_CreateString(
-					  "SGLang: mem_fraction_static is the share of the memory free before the "
-					  "weights (total less the CUDA context) that weights and the KV pool may take; "
-					  "its default is its rule for the GPU's memory (defaults.memory_fraction). Its "
-					  "\"GB\" are GiB."));
+		mpc_w_str(w, NULL,
+			  "SGLang: mem_fraction_static is the share of the memory free before the "
+			  "weights (total less the CUDA context) that weights and the KV pool may take; "
+			  "its default is its rule for the GPU's memory (defaults.memory_fraction). Its "
+			  "\"GB\" are GiB.");
 	else
-		mpc_append(notes, cJSON_CreateString(
-					  "TensorRT-LLM (PyTorch backend): free_gpu_memory_fraction is the share of the "
-					  "memory left after the profile run's peak (weights, activations, the CUDA "
-					  "context) that the KV cache takes; quantised weights come from the checkpoint "
-					  "(ModelOpt), not a flag."));
-	return o;
-}
-
-/* ----- reading a pasted log ---------------------------------------------------------------------------- */
-
-/* One pattern: a literal the line must hold, an extended regular expression, and the figure of each group. */
-typedef struct pattern {
-	mp_engine engine;
-	const char *keyword;
-	const char *regex;
-	mps_figure figs[5];	/* per group 1..5; MPS_FIG_COUNT = not a figure */
-	int tokens_group;	/* the group holding the tokens per request the figures name (0 = none) */
-	int max_decimals;	/* cap on the decimals a figure is held to (float32 fractions print 16) */
-} pattern;
-
-#define NUM "(-?[0-9][0-9,]*\\.?[0-9]*)"
-#define NONE MPS_FIG_COUNT /* a group that is not a figure */
-
-static const pattern patterns[] = {
-	/* vLLM V1 (gpu_model_runner, gpu_worker, kv_cache_utils) and V0 (model_runner, worker, executor_base) */
-	{MP_ENGINE_VLLM, "loading took", "Model loading took " NUM " ?GiB", {MPS_FIG_WEIGHTS_LOADED_GIB, NONE, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_VLLM, "model weights took", "Loading model weights took " NUM " ?GB", {MPS_FIG_WEIGHTS_LOADED_GIB, NONE, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_VLLM, "x gpu_memory_utilization",
-	 "total_gpu_memory \\(" NUM " ?GiB\\) x gpu_memory_utilization \\(" NUM "\\) = " NUM " ?GiB",
-	 {MPS_FIG_TOTAL_GPU_MEMORY_GIB, MPS_FIG_MEMORY_FRACTION, MPS_FIG_REQUESTED_MEMORY_GIB, NONE, NONE}, 0, 0},
-	{MP_ENGINE_VLLM, "model weights take",
-	 "model weights take " NUM " ?GiB; non_torch_memory takes " NUM " ?GiB; PyTorch activation peak memory takes "
-	 NUM " ?GiB; the rest of the memory reserved for KV Cache is " NUM " ?GiB",
-	 {MPS_FIG_WEIGHTS_LOADED_GIB, MPS_FIG_NON_TORCH_MEMORY_GIB, MPS_FIG_ACTIVATION_PEAK_GIB,
-	  MPS_FIG_AVAILABLE_KV_CACHE_GIB, NONE}, 0, 0},
-	{MP_ENGINE_VLLM, "Memory profiling results",
-	 "total_gpu_memory=" NUM "GiB .*peak_torch_memory=" NUM "GiB .*non_torch_memory=" NUM "GiB kv_cache_size=" NUM
-	 "GiB gpu_memory_utilization=" NUM,
-	 {MPS_FIG_TOTAL_GPU_MEMORY_GIB, MPS_FIG_PEAK_TORCH_MEMORY_GIB, MPS_FIG_NON_TORCH_MEMORY_GIB,
-	  MPS_FIG_AVAILABLE_KV_CACHE_GIB, MPS_FIG_MEMORY_FRACTION}, 0, 0},
-	{MP_ENGINE_VLLM, "blocks:", "(GPU|CUDA|cuda) blocks: " NUM, {NONE, MPS_FIG_NUM_GPU_BLOCKS, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_VLLM, "Available KV cache memory", "Available KV cache memory: " NUM " ?GiB",
-	 {MPS_FIG_AVAILABLE_KV_CACHE_GIB, NONE, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_VLLM, "GPU KV cache size", "GPU KV cache size: " NUM " tokens",
-	 {MPS_FIG_KV_CACHE_TOKENS, NONE, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_VLLM, "Maximum concurrency for", "Maximum concurrency for " NUM " tokens per request: " NUM "x",
-	 {NONE, MPS_FIG_MAX_CONCURRENCY, NONE, NONE, NONE}, 1, 0},
-	{MP_ENGINE_VLLM, "max seq len",
-	 "models?'s max seq len \\(" NUM "\\), \\(" NUM " GiB KV cache is needed, which is larger than the available KV "
-	 "cache memory \\(" NUM " GiB\\)",
-	 {NONE, MPS_FIG_NEEDED_KV_CACHE_GIB, MPS_FIG_AVAILABLE_KV_CACHE_GIB, NONE, NONE}, 1, 0},
-	{MP_ENGINE_VLLM, "estimated maximum model length", "estimated maximum model length is " NUM,
-	 {MPS_FIG_ESTIMATED_MAX_MODEL_LEN, NONE, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_VLLM, "can be stored in KV cache",
-	 "max seq len \\(" NUM "\\) is larger than the maximum number of tokens that can be stored in KV cache \\(" NUM
-	 "\\)",
-	 {NONE, MPS_FIG_KV_CACHE_TOKENS, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_VLLM, "Free memory on device",
-	 "Free memory on device \\(" NUM "/" NUM " ?GiB\\) on startup is less than desired GPU memory utilization \\("
-	 NUM ", " NUM " ?GiB\\)",
-	 {MPS_FIG_FREE_GPU_MEMORY_GIB, MPS_FIG_TOTAL_GPU_MEMORY_GIB, MPS_FIG_MEMORY_FRACTION,
-	  MPS_FIG_REQUESTED_MEMORY_GIB, NONE}, 0, 0},
-	/* SGLang (model_runner, memory_pool, scheduler) */
-	{MP_ENGINE_SGLANG, "Load weight begin", "Load weight begin\\. avail mem=" NUM " ?GB",
-	 {MPS_FIG_TOTAL_GPU_MEMORY_GIB, NONE, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_SGLANG, "Load weight end", "avail mem=" NUM " ?GB", {MPS_FIG_AVAILABLE_AFTER_WEIGHTS_GIB, NONE, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_SGLANG, "Load weight end", "mem usage=" NUM " ?GB", {MPS_FIG_WEIGHTS_LOADED_GIB, NONE, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_SGLANG, "KV Cache is allocated", "#tokens: " NUM ", K size: " NUM " ?GB, V size: " NUM " ?GB",
-	 {MPS_FIG_KV_CACHE_TOKENS, MPS_FIG_K_CACHE_GIB, MPS_FIG_V_CACHE_GIB, NONE, NONE}, 0, 0},
-	{MP_ENGINE_SGLANG, "Memory pool end", "Memory pool end\\. avail mem=" NUM " ?GB",
-	 {MPS_FIG_AVAILABLE_AFTER_POOL_GIB, NONE, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_SGLANG, "max_total_num_tokens=", "max_total_num_tokens=" NUM, {MPS_FIG_KV_CACHE_TOKENS, NONE, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_SGLANG, "chunked_prefill_size=", "chunked_prefill_size=" NUM, {MPS_FIG_CHUNKED_PREFILL_SIZE, NONE, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_SGLANG, "max_running_requests=", "max_running_requests=" NUM, {MPS_FIG_MAX_RUNNING_REQUESTS, NONE, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_SGLANG, "context_len=", "context_len=" NUM, {MPS_FIG_CONTEXT_LEN, NONE, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_SGLANG, "mem_fraction_static=", "mem_fraction_static=" NUM, {MPS_FIG_MEMORY_FRACTION, NONE, NONE, NONE, NONE}, 0, 6},
-	/* TensorRT-LLM: PyTorch backend (_util.py KvCacheCreator) and the C++ runtime (kvCacheManager) */
-	{MP_ENGINE_TRTLLM, "loading model weights (inside torch)",
-	 "Memory used after loading model weights \\(inside torch\\) in memory usage profiling: " NUM " ?GiB",
-	 {MPS_FIG_WEIGHTS_LOADED_GIB, NONE, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_TRTLLM, "Peak memory during memory usage profiling",
-	 "Peak memory during memory usage profiling \\(torch \\+ non-torch\\): " NUM " ?GiB",
-	 {MPS_FIG_PEAK_TORCH_MEMORY_GIB, NONE, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_TRTLLM, "when calculating max tokens:", "available KV cache memory when calculating max tokens: " NUM " ?GiB",
-	 {MPS_FIG_AVAILABLE_KV_CACHE_GIB, NONE, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_TRTLLM, "fraction is set", "fraction is set " NUM, {MPS_FIG_MEMORY_FRACTION, NONE, NONE, NONE, NONE}, 0, 6},
-	{MP_ENGINE_TRTLLM, "kv size", "kv size (per token )?is " NUM, {NONE, MPS_FIG_KV_SIZE_PER_TOKEN_BYTES, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_TRTLLM, "device total memory", "device total memory " NUM " ?GiB", {MPS_FIG_TOTAL_GPU_MEMORY_GIB, NONE, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_TRTLLM, "Estimated max tokens in KV cache", "Estimated max tokens in KV cache *: *" NUM,
-	 {MPS_FIG_KV_CACHE_TOKENS, NONE, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_TRTLLM, "Estimated max memory in KV cache", "Estimated max memory in KV cache *: *" NUM " ?GiB",
-	 {MPS_FIG_AVAILABLE_KV_CACHE_GIB, NONE, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_TRTLLM, "calculating max tokens in paged kv cache",
-	 "calculating max tokens in paged kv cache: total: " NUM " ?GiB, available: " NUM " ?GiB",
-	 {MPS_FIG_TOTAL_GPU_MEMORY_GIB, MPS_FIG_AVAILABLE_AFTER_WEIGHTS_GIB, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_TRTLLM, "primary pool", "Number of blocks in KV cache primary pool: " NUM,
-	 {MPS_FIG_NUM_GPU_BLOCKS, NONE, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_TRTLLM, "bytes for k/v cache", "Allocate " NUM " bytes for k/v cache", {MPS_FIG_KV_CACHE_BYTES, NONE, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_TRTLLM, "tokens in paged KV cache", "Using " NUM " tokens in paged KV cache", {MPS_FIG_KV_CACHE_TOKENS, NONE, NONE, NONE, NONE}, 0, 0},
-	{MP_ENGINE_TRTLLM, "for max tokens in paged KV cache", "for max tokens in paged KV cache \\(" NUM "\\)",
-	 {MPS_FIG_KV_CACHE_TOKENS, NONE, NONE, NONE, NONE}, 0, 0},
-};
-
-#define NPATTERNS (sizeof(patterns) / sizeof(patterns[0]))
-
-/* The keywords memplan reads for an engine, for the 422 of a log without any. */
-static void keyword_list(mp_engine e, char *buf, size_t len)
-{
-	size_t used = 0;
-
-	buf[0] = '\0';
-	for (size_t i = 0; i < NPATTERNS; i++) {
-		int n;
-
-		if (patterns[i].engine != e || (i > 0 && strcmp(patterns[i].keyword, patterns[i - 1].keyword) == 0))
-			continue;
-		n = snprintf(buf + used, len - used, "%s\"%s\"", used ? ", " : "", patterns[i].keyword);
-		if (n < 0 || (size_t)n >= len - used)
-			return;
-		used += (size_t)n;
-	}
-}
-
-/* A number as printed ("42,656", "8.11", "-0.5") and its decimals. */
-static double number_of(const char *s, size_t n, int *decimals)
-{
-	char buf[48];
-	size_t o = 0;
-	const char *dot = NULL;
-
-	for (size_t i = 0; i < n && o + 1 < sizeof(buf); i++) {
-		if (s[i] == ',')
-			continue;
-		if (s[i] == '.')
-			dot = s + i;
-		buf[o++] = s[i];
-	}
-	buf[o] = '\0';
-	*decimals = dot ? (int)(s + n - dot - 1) : 0;
-	if (*decimals > 15)
-		*decimals = 15; /* a double holds no more */
-	return strtod(buf, NULL);
-}
-
-/* A figure an engine can have printed: finite and within 2^53 (bytes, tokens and GiB all are), so every later
- * conversion to an integer is defined. */
-static bool plausible(double v)
-{
-	return isfinite(v) && fabs(v) <= 9007199254740992.0;
-}
-
-static void add_figure(mps_engine_report *r, mps_figure kind, double v, int decimals, uint64_t tokens,
-		       uint32_t lineno, const char *text, size_t textlen)
-{
-	mps_engine_figure *f;
-	char tmp[200];
-	size_t n = textlen < sizeof(tmp) - 1 ? textlen : sizeof(tmp) - 1;
-
-	if (r->nfigures == MPS_ENGINE_MAX_FIGURES) {
-		r->truncated = true;
-		return;
-	}
-	f = &r->figures[r->nfigures++];
-	f->kind = kind;
-	f->reported = v;
-	f->decimals = decimals;
-	f->tokens_per_request = tokens;
-	f->line = lineno;
-	memcpy(tmp, text, n);
-	tmp[n] = '\0';
-	mpc_utf8_sanitize(f->text, sizeof(f->text), tmp);
-}
-
-/* The labels of vllm:cache_config_info that are figures. */
-static void metrics_line(mps_engine_report *r, const regex_t *label, const char *s, uint32_t lineno, const char *text,
-			 size_t textlen)
-{
-	static const struct {
-		const char *name;
-		mps_figure kind;
-		int max_decimals;
-	} labels[] = {
-		{"block_size", MPS_FIG_BLOCK_SIZE, 0},
-		{"num_gpu_blocks", MPS_FIG_NUM_GPU_BLOCKS, 0},
-		{"gpu_memory_utilization", MPS_FIG_MEMORY_FRACTION, 6},
-		{"kv_cache_size_tokens", MPS_FIG_KV_CACHE_TOKENS, 0},
-	};
-	regmatch_t m[3];
-	bool any = false;
-
-	while (regexec(label, s, 3, m, 0) == 0) {
-		size_t kl = (size_t)(m[1].rm_eo - m[1].rm_so);
-
-		for (size_t i = 0; i < sizeof(labels) / sizeof(labels[0]); i++) {
-			const char *v = s + m[2].rm_so;
-			size_t vl = (size_t)(m[2].rm_eo - m[2].rm_so);
-			char *end;
-			int dec;
-			double d;
-			char num[48];
-
-			if (strlen(labels[i].name) != kl || strncmp(s + m[1].rm_so, labels[i].name, kl) != 0 || vl == 0 ||
-			    vl >= sizeof(num))
-				continue;
-			memcpy(num, v, vl);
-			num[vl] = '\0';
-			d = strtod(num, &end);
-			if (*end != '\0' || !plausible(d) || d < 0) /* "None": not set */
-				continue;
-			(void)number_of(num, vl, &dec);
-			if (dec > labels[i].max_decimals && labels[i].max_decimals)
-				dec = labels[i].max_decimals;
-			add_figure(r, labels[i].kind, d, dec, 0, lineno, text, textlen);
-			any = true;
-		}
-		s += m[0].rm_eo;
-	}
-	r->lines_recognised += any;
-}
-
-/* The patterns, compiled once per process (pthread_once) and only read afterwards: regexec takes a const
- * regex_t, and glibc's regexec is safe to call from several threads on one compiled pattern. Compiling them
- * costs about 1.5 ms, far more than reading a log. */
-static regex_t compiled[NPATTERNS], label_re;
-static bool compiled_ok;
-static pthread_once_t compile_once = PTHREAD_ONCE_INIT;
-
-static void compile_patterns(void)
-{
-	for (size_t i = 0; i < NPATTERNS; i++)
-		if (regcomp(&compiled[i], patterns[i].regex, REG_EXTENDED) != 0)
-			return;
-	if (regcomp(&label_re, "([a-zA-Z_][a-zA-Z0-9_]*)=\"([^\"]*)\"", REG_EXTENDED) != 0)
-		return;
-	compiled_ok = true;
-}
-
-mp_status mpc_engine_report_parse(mp_engine engine, const char *text, bool metrics, const char *pointer,
-				  mps_engine_report *r, mp_error *err)
-{
-	const regex_t *re = compiled, *label = &label_re;
-	const char *p = text;
-	char linebuf[4097];
-	uint32_t lineno = 0;
-
-	memset(r, 0, sizeof(*r));
-	r->engine = engine;
-	r->from_metrics = metrics;
-	pthread_once(&compile_once, compile_patterns);
-	if (!compiled_ok)
-		return mp_fail(err, MP_EINTERNAL, "", "a log pattern does not compile");
-	while (*p) {
-		const char *eol = strchr(p, '\n');
-		size_t n = eol ? (size_t)(eol - p) : strlen(p), k = n;
-		bool recognised = false;
-
-		lineno++;
-		if (k > 0 && p[k - 1] == '\r')
-			k--;
-		if (k >= sizeof(linebuf))
-			k = sizeof(linebuf) - 1; /* a line is read up to 4096 bytes; the rest is not a figure */
-		memcpy(linebuf, p, k);
-		linebuf[k] = '\0';
-		p += n + (eol != NULL);
-		if (metrics) {
-			const char *at = strstr(linebuf, "vllm:cache_config_info{");
-
-			if (engine == MP_ENGINE_VLLM && at && linebuf[0] != '#')
-				metrics_line(r, label, at, lineno, linebuf, k);
-			continue;
-		}
-		for (size_t i = 0; i < NPATTERNS; i++) {
-			const pattern *pt = &patterns[i];
-			regmatch_t m[6];
-			uint64_t tokens = 0;
-
-			if (pt->engine != engine || strstr(linebuf, pt->keyword) == NULL ||
-			    regexec(&re[i], linebuf, 6, m, 0) != 0)
-				continue;
-			if (pt->tokens_group) {
-				int d;
-				double t = number_of(linebuf + m[pt->tokens_group].rm_so,
-						     (size_t)(m[pt->tokens_group].rm_eo - m[pt->tokens_group].rm_so), &d);
-
-				if (!plausible(t) || t < 0)
-					continue; /* no engine prints such a length: not its line */
-				tokens = (uint64_t)t;
-			}
-			for (int g = 1; g <= 5; g++) {
-				int dec;
-				double v;
-
-				if (pt->figs[g - 1] == NONE || m[g].rm_so < 0)
-					continue;
-				v = number_of(linebuf + m[g].rm_so, (size_t)(m[g].rm_eo - m[g].rm_so), &dec);
-				if (!plausible(v))
-					continue;
-				if (pt->max_decimals && dec > pt->max_decimals)
-					dec = pt->max_decimals;
-				add_figure(r, pt->figs[g - 1], v, dec, tokens, lineno, linebuf, k);
-				recognised = true;
-			}
-		}
-		r->lines_recognised += recognised;
-	}
-	r->lines = lineno;
-	if (r->nfigures == 0) {
-		char kw[1024];
-
-		keyword_list(engine, kw, sizeof(kw));
-		return mp_fail(err, MP_EINVAL, pointer,
-			       metrics ? "no vllm:cache_config_info sample with block_size, num_gpu_blocks, "
-					 "gpu_memory_utilization or kv_cache_size_tokens in the %u lines of the metrics"
-				       : "none of the %u lines is one memplan reads for %s: it looks for the start-up lines "
-					 "holding %s",
-			       lineno, mp_engine_name(engine), kw);
-	}
-	return MP_OK;
-}
-
-/* ----- POST /v1/engine-check ----------------------------------------------------------------------------- */
-
-static const char *const check_engines[] = {"vllm", "sglang", "trtllm", NULL};
-
-typedef struct check_body {
-	int engine;
-} check_body;
-
-static const mpm_field check_fields[] = {
-	{.name = "engine", .type = MPM_F_ENUM, .required = true, .offset = offsetof(check_body, engine),
-	 .names = check_engines},
-	{.name = "log", .type = MPM_F_ANY},
-	{.name = "metrics", .type = MPM_F_ANY},
-	{.name = "plan", .type = MPM_F_ANY, .required = true},
-};
-
-mp_status mpc_engine_check_decode(const cJSON *body, mps_engine_check_request *out, mp_error *err)
-{
-	check_body cb = {-1};
-	const cJSON *log = cJSON_GetObjectItemCaseSensitive(body, "log");
-	const cJSON *metrics = cJSON_GetObjectItemCaseSensitive(body, "metrics");
-	const cJSON *plan = cJSON_GetObjectItemCaseSensitive(body, "plan"), *pe;
-	const cJSON *text = NULL;
-	mp_engine e = MP_ENGINE_NONE;
-	mp_problems p = MP_PROBLEMS_INIT; /* every problem of the body, the plan's among them */
-	mp_status st;
-
-	memset(out, 0, sizeof(*out));
-	st = mpm_decode_fields(body, "", check_fields, MPM_COUNT(check_fields), &cb, err);
-	mp_problems_note(&p, st, err);
-	if (st == MP_ENOMEM)
-		return st;
-	if (cb.engine >= 0)
-		e = (mp_engine)(cb.engine + 1);
-	if ((log == NULL) == (metrics == NULL))
-		mp_problems_note(&p,
-				 mp_fail(err, MP_EINVAL, log ? "/metrics" : "/log",
-					 "give exactly one of log (the engine's start-up log, pasted) and metrics (its "
-					 "/metrics text, with vllm:cache_config_info)"),
-				 err);
-	else if (!cJSON_IsString(text = log ? log : metrics))
-		mp_problems_note(&p,
-				 mp_fail(err, MP_EINVAL, log ? "/log" : "/metrics", "%s must be a string (the text, as printed)",
-					 log ? "log" : "metrics"),
-				 err);
-	else if (metrics && e != MP_ENGINE_NONE && e != MP_ENGINE_VLLM)
-		mp_problems_note(&p,
-				 mp_fail(err, MP_EINVAL, "/metrics",
-					 "metrics are read for vllm (vllm:cache_config_info); for %s paste its log",
-					 mp_engine_name(e)),
-				 err);
-	if (plan && !cJSON_IsObject(plan)) {
-		mp_problems_note(&p,
-				 mp_fail(err, MP_EINVAL, "/plan",
-					 "plan must be an inference plan request (the body of POST /v1/plan/inference) with "
-					 "the device the engine ran on"),
-				 err);
-	} else if (plan) {
-		/* the plan is decoded as naming the check's engine (its engine knobs, mem_fraction_static and the
-		 * like, are then allowed); with no valid engine, as it stands, for its own problems */
-		cJSON *named;
-
-		pe = cJSON_GetObjectItemCaseSensitive(plan, "engine");
-		if (e != MP_ENGINE_NONE && pe && !(cJSON_IsString(pe) && strcmp(pe->valuestring, mp_engine_name(e)) == 0))
-			mp_problems_note(&p,
-					 mp_fail(err, MP_EINVAL, "/plan/engine",
-						 "plan.engine, when given, must be the check's engine (%s); it can be left out",
-						 mp_engine_name(e)),
-					 err);
-		named = cJSON_Duplicate(plan, true);
-		if (named == NULL)
-			return mp_fail(err, MP_ENOMEM, "", "out of memory");
-		if (e != MP_ENGINE_NONE && pe == NULL && !cJSON_AddStringToObject(named, "engine", mp_engine_name(e))) {
-			cJSON_Delete(named);
-			return mp_fail(err, MP_ENOMEM, "", "out of memory");
-		}
-		st = mpc_inference_decode(named, "/plan", true, &out->plan, err);
-		cJSON_Delete(named);
-		if (st == MP_ENOMEM)
-			return st;
-		mp_problems_note(&p, st, err);
-	}
-	/* the text is read once the engine it is for is known */
-	if (e != MP_ENGINE_NONE && cJSON_IsString(text))
-		mp_problems_note(&p,
-				 mpc_engine_report_parse(e, text->valuestring, metrics != NULL, log ? "/log" : "/metrics",
-							 &out->report, err),
-				 err);
-	return mp_problems_end(&p, err);
-}
-
-cJSON *mpc_engine_check_json(const mps_engine_check_request *rq, const mps_engine_check *c)
-{
-	const mps_engine_report *r = &rq->report;
-	cJSON *doc = cJSON_CreateObject(), *figs, *s, *notes;
-	bool refused = false;
-
-	if (doc == NULL)
-		return NULL;
-	cJSON_AddStringToObject(doc, "engine", mp_engine_name(r->engine));
-	cJSON_AddStringToObject(doc, "source", r->from_metrics ? "metrics" : "log");
-	mpc_add_u64(doc, "lines_read", r->lines);
-	mpc_add_u64(doc, "lines_recognised", r->lines_recognised);
-	figs = cJSON_AddArrayToObject(doc, "figures");
-	for (size_t i = 0; i < r->nfigures; i++) {
-		const mps_engine_figure *f = &r->figures[i];
-		const mps_engine_comparison *k = &c->rows[i];
-		cJSON *o = cJSON_CreateObject();
-
-		cJSON_AddStringToObject(o, "figure", mps_figure_name(f->kind));
-		mpc_add_u64(o, "line", f->line);
-		cJSON_AddStringToObject(o, "text", f->text);
-		mpc_add_num(o, "reported", f->reported);
-		mpc_add_u64_or_null(o, "tokens_per_request", f->tokens_per_request);
-		if (k->have_predicted) {
-			mpc_add_num(o, "predicted", k->predicted);
-			mpc_add_num(o, "difference", f->reported - k->predicted);
-			if (k->predicted != 0)
-				mpc_add_num(o, "relative_difference", (f->reported - k->predicted) / fabs(k->predicted));
-			else
-				cJSON_AddNullToObject(o, "relative_difference");
-		} else {
-			cJSON_AddNullToObject(o, "predicted");
-			cJSON_AddNullToObject(o, "difference");
-			cJSON_AddNullToObject(o, "relative_difference");
-		}
-		mpc_add_num(o, "tolerance", k->tolerance);
-		if (k->have_predicted)
-			cJSON_AddBoolToObject(o, "within_tolerance", k->within_tolerance);
-		else
-			cJSON_AddNullToObject(o, "within_tolerance");
-		cJSON_AddStringToObject(o, "basis", k->have_predicted ? k->basis : "not modelled");
-		if (k->have_implied) {
-			cJSON *im = cJSON_AddObjectToObject(o, "implied");
-
-			mpc_add_num(im, "min", k->implied_min);
-			mpc_add_num(im, "max", k->implied_max);
-			cJSON_AddStringToObject(im, "from", k->implied_from);
-			cJSON_AddBoolToObject(o, "consistent", k->consistent);
-		} else {
-			cJSON_AddNullToObject(o, "implied");
-			cJSON_AddNullToObject(o, "consistent");
-		}
-		mpc_append(figs, o);
-		refused = refused || f->kind == MPS_FIG_NEEDED_KV_CACHE_GIB ||
-			  (f->kind == MPS_FIG_KV_CACHE_TOKENS && strstr(f->text, "can be stored in KV cache"));
-	}
-	s = cJSON_AddObjectToObject(doc, "summary");
-	mpc_add_u64(s, "figures", r->nfigures);
-	mpc_add_u64(s, "predicted", c->predicted);
-	mpc_add_u64(s, "within_tolerance", c->within_tolerance);
-	mpc_add_u64(s, "checked", c->checked);
-	mpc_add_u64(s, "consistent", c->consistent);
-	cJSON_AddBoolToObject(s, "log_consistent", c->checked == c->consistent);
-	cJSON_AddBoolToObject(s, "engine_refused_max_model_len", refused);
-	cJSON_AddBoolToObject(s, "predicted_serves_max_model_len", c->plan.engine.predicted.serves_max_model_len);
-	cJSON_AddBoolToObject(s, "figures_left_out", r->truncated);
-	mpc_add_item(doc, "plan", mpc_inference_plan_json(&rq->plan, &c->plan));
-	notes = cJSON_AddArrayToObject(doc, "notes");
-	mpc_append(notes,
-		   cJSON_CreateString(
-			   "Each figure the engine printed, in the unit its name ends with (gib = 2^30 bytes, as every "
-			   "engine prints it, SGLang's \"GB\" included): predicted is memplan's plan through the engine's "
-			   "arithmetic (plan.engine), tolerance half a unit of the last digit printed; implied is what "
-			   "the log's other figures give by the same arithmetic (blocks from the KV memory, tokens from "
-			   "blocks, concurrency from tokens), consistent when the figure lies within it."));
-	if (c->plan.mem.tensor_parallel_size > 1 && r->engine == MP_ENGINE_VLLM)
-		mpc_append(notes, cJSON_CreateString(
-					  "With tensor parallelism vLLM keeps the smallest worker's blocks, and a pasted "
-					  "\"Available KV cache memory\" line is one worker's: the blocks and tokens it "
-					  "implies bound the engine's from above only."));
-	mpc_append(notes, cJSON_CreateString("Lines memplan does not read are ignored (lines_read - lines_recognised)."));
-	return doc;
+		mpc_w_lit(w, NULL,
+			  "TensorRT-LLM (PyTorch backend): free_gpu_memory_fraction is the share of the "
+			  "memory left after the profile run's peak (weights, activations, the CUDA "
+			  "context) that the KV cache takes; quantised weights come from the checkpoint "
+			  "(ModelOpt), not a flag.");
+	mpc_w_end(w);
+	mpc_w_end(w);
 }

@@ -158,6 +158,8 @@ static mp_status decode_job(const cJSON *job, int i, mps_fit_request *rq, mp_err
 	}
 	if (st == MP_OK)
 		rq->njobs++;
+	else /* a job not kept owns no model */
+		mpc_model_ref_release(j->training ? &j->u.train.model : &j->u.inference.model);
 	return st;
 }
 
@@ -204,6 +206,8 @@ mp_status mpc_fit_decode(const cJSON *body, mps_fit_request *rq, mp_error *err)
 
 void mpc_fit_request_free(mps_fit_request *rq)
 {
+	for (size_t i = 0; rq->jobs && i < rq->njobs; i++)
+		mpc_model_ref_release(rq->jobs[i].training ? &rq->jobs[i].u.train.model : &rq->jobs[i].u.inference.model);
 	free(rq->jobs);
 	free(rq->devices);
 	memset(rq, 0, sizeof(*rq));
@@ -253,7 +257,7 @@ static mp_status w_begin(void *ctx, const mps_fit_request *rq, size_t ndevices)
 	return w->out.failed ? MP_ENOMEM : MP_OK;
 }
 
-static mp_status w_job_begin(void *ctx, const mps_fit_job *job, const mps_model *model)
+static mp_status w_job_begin(void *ctx, const mps_fit_job *job, const mps_model *model, const mps_warnings *warnings)
 {
 	mpc_fit_writer *w = ctx;
 
@@ -262,6 +266,7 @@ static mp_status w_job_begin(void *ctx, const mps_fit_job *job, const mps_model 
 	mpc_w_str_or_null(&w->out, "model", model->id);
 	mpc_w_u64(&w->out, "parameters", model->params.total);
 	mpc_w_str(&w->out, "kind", job->training ? "training" : "inference");
+	mpc_warnings_write(&w->out, warnings);
 	mpc_w_arr(&w->out, "devices");
 	return w->out.failed ? MP_ENOMEM : MP_OK;
 }

@@ -25,11 +25,22 @@ void mpc_weight_dtype_allowed(bool with_auto, bool with_schemes, char *out, size
 		 with_schemes ? "gptq, awq (int4 in that scheme), " : "", list);
 }
 
+/* "did you mean y? (got 'x'); " for a misspelt dtype of mask, or "" (into buf). */
+static const char *near_hint(const char *name, unsigned mask, char *buf, size_t len)
+{
+	mp_dtype near = name ? mp_dtype_nearest(name, mask) : MP_DTYPE_INVALID;
+
+	buf[0] = '\0';
+	if (near != MP_DTYPE_INVALID)
+		snprintf(buf, len, "did you mean %s? (got '%.24s'); ", mp_dtype_name(near), name);
+	return buf;
+}
+
 mp_status mpc_kv_dtype_ex(const char *name, const char *field, mp_dtype *out, bool *is_auto, mp_error *err)
 {
 	/* vLLM's --kv-cache-dtype: "auto" is the model's dtype, "fp8" is fp8_e4m3 (its default fp8 KV format) */
 	mp_dtype kv = mp_dtype_from_alias(name);
-	char list[512];
+	char list[512], hint[96];
 
 	if (is_auto)
 		*is_auto = false;
@@ -43,7 +54,8 @@ mp_status mpc_kv_dtype_ex(const char *name, const char *field, mp_dtype *out, bo
 		return MP_OK;
 	}
 	mpc_kv_dtype_allowed(is_auto != NULL, list, sizeof(list));
-	return mp_fail(err, MP_EINVAL, field, "kv_cache_dtype must be one of: %s", list);
+	return mp_fail(err, MP_EINVAL, field, "%skv_cache_dtype must be one of: %s",
+		       near_hint(name, MPC_KV_DTYPES, hint, sizeof(hint)), list);
 }
 
 mp_status mpc_kv_dtype(const char *name, const char *field, mp_dtype *out, mp_error *err)
@@ -55,7 +67,7 @@ mp_status mpc_weight_dtype_ex(const char *name, const char *field, mp_dtype *out
 			      mp_error *err)
 {
 	mp_dtype dt = mp_dtype_from_alias(name);
-	char list[512];
+	char list[512], hint[96];
 
 	if (int4_scheme)
 		*int4_scheme = -1;
@@ -77,7 +89,8 @@ mp_status mpc_weight_dtype_ex(const char *name, const char *field, mp_dtype *out
 		return MP_OK;
 	}
 	mpc_weight_dtype_allowed(is_auto != NULL, int4_scheme != NULL, list, sizeof(list));
-	return mp_fail(err, MP_EINVAL, field, "weight_dtype must be one of: %s", list);
+	return mp_fail(err, MP_EINVAL, field, "%sweight_dtype must be one of: %s",
+		       near_hint(name, MPC_WEIGHT_DTYPES, hint, sizeof(hint)), list);
 }
 
 mp_status mpc_weight_dtype(const char *name, const char *field, mp_dtype *out, mp_error *err)

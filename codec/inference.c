@@ -25,7 +25,7 @@ static const char *const layout_names[] = { "auto", "packed", "pytorch", "gguf",
 static const char *const scope_names[] = { "per_sequence", "shared", NULL };
 static const char *const mla_names[] = { "latent", "expanded", NULL };
 static const char *const attention_names[] = { "none", "fused", "eager", NULL };
-static const char *const engine_names[] = { "none", "vllm", "sglang", "trtllm", NULL }; /* by mp_engine; "none": what the answer echoes when no engine is named */
+static const char *const engine_names[] = { "none", "vllm", "sglang", "trtllm", "llamacpp", "ollama", NULL }; /* by mp_engine; "none": what the answer echoes when no engine is named */
 
 typedef struct inference_body {
 	mp_inference_req req;
@@ -35,6 +35,9 @@ typedef struct inference_body {
 	bool nf4_double_quant, chunked_prefill;
 	double utilization, mem_fraction_static, free_gpu_memory_fraction;
 	char served_model[256];
+	bool observed_terms;
+	char engine_version[32];
+	bool enforce_eager;
 } inference_body;
 
 #define OFF(f) offsetof(inference_body, f)
@@ -83,6 +86,14 @@ static const mpm_field inference_fields[] = {
 	  .dmin = 0.01, .dmax = 1 },
 	{ .name = "served_model", .type = MPM_F_STRING, .offset = OFF(served_model),
 	  .size = MPM_STR(inference_body, served_model) },
+	/* parts of the answer beyond the default ones: ["tensors"] (read by mpc_include_decode) */
+	{ .name = "include", .type = MPM_F_ANY },
+	{ .name = "observed_terms", .type = MPM_F_BOOL, .offset = OFF(observed_terms) },
+	{ .name = "engine_version", .type = MPM_F_STRING, .offset = OFF(engine_version),
+	  .size = MPM_STR(inference_body, engine_version) },
+	{ .name = "enforce_eager", .type = MPM_F_BOOL, .offset = OFF(enforce_eager) },
+	/* llama.cpp's and Ollama's launch knobs (read by mpc_llamacpp_opts_decode) */
+	{ .name = "engine_options", .type = MPM_F_ANY },
 };
 
 #define FOFF(c) offsetof(mp_weight_formats, cls) + (c) * sizeof(mp_dtype)
@@ -149,6 +160,7 @@ static mp_status decode_body(const cJSON *body, const char *pointer, inference_b
 	ib->nf4_double_quant = !j->opts.formats.nf4_no_double_quant;
 	ib->engine = -1;
 	ib->chunked_prefill = true;
+	ib->observed_terms = true;
 	st = mp_problems_note(&p, mpm_decode_fields(body, pointer, inference_fields, MPM_COUNT(inference_fields), ib, err),
 			      err);
 	if (st == MP_ENOMEM || !cJSON_IsObject(body))
@@ -237,7 +249,9 @@ static mp_status decode_body(const cJSON *body, const char *pointer, inference_b
 			int engine;
 		} knobs[] = { { "mem_fraction_static", MP_ENGINE_SGLANG },
 			      { "free_gpu_memory_fraction", MP_ENGINE_TRTLLM },
-			      { "served_model", -2 } };
+			      { "served_model", -2 },
+			      { "engine_version", -2 },
+			      { "enforce_eager", -2 } };
 
 		for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
 			bool ok = knobs[i].engine == -2 ? ib->engine >= MP_ENGINE_VLLM : ib->engine == knobs[i].engine;
@@ -255,12 +269,35 @@ static mp_status decode_body(const cJSON *body, const char *pointer, inference_b
 		}
 	}
 	j->engine.engine = ib->engine >= 0 ? (mp_engine)ib->engine : MP_ENGINE_NONE;
+	if (mp_problems_note(&p, mpc_llamacpp_opts_decode(mpc_member(body, "engine_options"), pointer, j->engine.engine,
+							  &j->llama, err),
+			     err) == MP_ENOMEM)
+		return mp_problems_end(&p, err);
 	j->engine.chunked_prefill = mpc_member(body, "chunked_prefill") ? (ib->chunked_prefill ? 1 : -1) : 0;
 	j->engine.utilization_given = mpc_member(body, "gpu_memory_utilization") != NULL;
 	j->engine.block_size_given = mpc_member(body, "kv_block_size") != NULL;
 	j->engine.mem_fraction_static = ib->mem_fraction_static;
 	j->engine.free_gpu_memory_fraction = ib->free_gpu_memory_fraction;
+	/* "observed_terms": false: the engine block keeps its model's terms (service/observe.h) */
+	j->engine.observed_terms_off = !ib->observed_terms;
 	mpc_join(j->engine.served_model, sizeof(j->engine.served_model), ib->served_model, NULL);
+	j->engine.enforce_eager = ib->enforce_eager;
+	j->engine.version = NULL;
+	if (ib->engine_version[0] && ib->engine >= MP_ENGINE_VLLM) {
+		j->engine.version = mp_engine_version_find((mp_engine)ib->engine, ib->engine_version);
+		if (j->engine.version == NULL) {
+			char names[256];
+
+			mp_engine_version_names((mp_engine)ib->engine, names, sizeof(names));
+			mpc_join(field, sizeof(field), pointer, "/engine_version");
+			mp_problems_note(&p,
+					 mp_fail(err, MP_EINVAL, field,
+						 "engine_version '%s' is not a %s release memplan follows: one of %s (a "
+						 "release such as 0.33.0 names its line; leave it out for the newest)",
+						 ib->engine_version, engine_names[ib->engine], names),
+					 err);
+		}
+	}
 	for (const char *c = j->engine.served_model; *c; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f) {
 			mpc_join(field, sizeof(field), pointer, "/served_model");
@@ -271,6 +308,8 @@ static mp_status decode_body(const cJSON *body, const char *pointer, inference_b
 					 err);
 			break;
 		}
+	mpc_join(field, sizeof(field), pointer, "/include");
+	mp_problems_note(&p, mpc_include_decode(mpc_member(body, "include"), field, &j->include_tensors, err), err);
 	j->req.batch_size = ib->req.batch_size;
 	j->req.sequence_length = ib->req.sequence_length;
 	j->req.num_gpus = ib->req.num_gpus;
@@ -305,6 +344,14 @@ mp_status mpc_inference_decode(const cJSON *body, const char *pointer, bool allo
 						  err),
 			     err) == MP_ENOMEM)
 		return mp_problems_end(&p, err);
+	if (!allow_device && j->include_tensors) {
+		mpc_join(field, sizeof(field), pointer, "/include");
+		mp_problems_note(&p,
+				 mp_fail(err, MP_EINVAL, field,
+					 "include applies to one plan (POST /v1/plan/inference); a batch's answers list "
+					 "no tensors: GET /v1/models/{id}/tensors lists a model's"),
+				 err);
+	}
 	mpc_join(field, sizeof(field), pointer, "/device");
 	if (!allow_device && mpc_member(body, "device"))
 		mp_problems_note(&p,
@@ -316,6 +363,21 @@ mp_status mpc_inference_decode(const cJSON *body, const char *pointer, bool allo
 							     &out->device, err),
 				  err) == MP_OK)
 		mp_problems_note(&p, mpc_device_ref_require_memory(&out->device, err), err);
+	/* the host of a llama.cpp placement: a CPU profile (engine_options.host_device) */
+	{
+		const cJSON *eo = mpc_member(body, "engine_options");
+		const cJSON *hd = cJSON_IsObject(eo) ? mpc_member(eo, "host_device") : NULL;
+
+		mpc_join(field, sizeof(field), pointer, "/engine_options/host_device");
+		if (hd && !allow_device)
+			mp_problems_note(&p,
+					 mp_fail(err, MP_EINVAL, field,
+						 "a job names no host device: a batch's answers give no llama.cpp speed"),
+					 err);
+		else
+			mp_problems_note(&p, mpc_device_ref_decode(allow_device ? hd : NULL, field, &out->host_device, err),
+					 err);
+	}
 	return mp_problems_end(&p, err);
 }
 
@@ -394,10 +456,10 @@ static void workspace_write(mpc_out *w, const mp_inference_opts *o, const mp_inf
 	mpc_w_end(w);
 }
 
-static void fit_write(mpc_out *w, const mp_fit *fit, const mp_store_device *dev)
+void mpc_fit_members_write(mpc_out *w, const mp_fit *fit, const mp_store_device *dev, uint64_t min_gpus)
 {
-	mpc_w_obj(w, "fit");
-	mpc_w_str(w, "device", dev->id);
+	mpc_w_str(w, "device", mps_device_label(dev));
+	mpc_w_str(w, "device_kind", dev->kind[0] ? dev->kind : "gpu");
 	mpc_w_bool(w, "fits", fit->fits);
 	mpc_w_u64(w, "capacity_bytes", fit->capacity_bytes);
 	mpc_w_str(w, "capacity_source", dev->hw.usable_memory_bytes ? "usable_memory_bytes" : "memory_bytes");
@@ -408,8 +470,8 @@ static void fit_write(mpc_out *w, const mp_fit *fit, const mp_store_device *dev)
 	mpc_w_lit(w, "max_sequence_length_bound", fit->max_sequence_length_at_context ? "context" : "memory");
 	mpc_w_u64(w, "budget_bytes", fit->budget_bytes);
 	mpc_w_u64(w, "reserve_bytes", fit->reserve_bytes);
-	mpc_w_u64_or_null(w, "min_gpus", fit->min_gpus);
-	mpc_w_end(w);
+	if (!dev->hw.host_memory) /* a CPU is one host: no GPU count */
+		mpc_w_u64_or_null(w, "min_gpus", min_gpus);
 }
 
 /* The performance block: roofline floors from the same engine as POST /v1/roofline. */
@@ -516,7 +578,7 @@ static void notes_write(mpc_out *w, const mps_inference_plan *p)
 	if (o->attention == MP_ATTENTION_NONE)
 		mpc_w_lit(w, NULL, "attention_implementation none: no prefill workspace (activations_bytes 0), the steady "
 				   "decode state only.");
-	else
+	else {
 		mpc_w_lit(w, NULL,
 			  "activations_bytes is the transient peak of one prefill forward of prefill_tokens tokens "
 			  "(max_num_batched_tokens: the request's, else the engine's default for the device, as "
@@ -524,10 +586,17 @@ static void notes_write(mpc_out *w, const mps_inference_plan *p)
 			  "tensors transformers' eager PyTorch forward keeps alive at the last layer's attention, MLP "
 			  "or lm_head (the kept logits included), eager attention adding the score matrices at the "
 			  "softmax.");
+		if (p->prefill.defaulted)
+			mpc_w_lit(w, NULL, MPC_PREFILL_NOTE);
+	}
 	/* the figure is MP_DEFAULT_CUDA_CONTEXT_BYTES with its thousands marked (the assertion keeps the two in step) */
 	_Static_assert(MP_DEFAULT_CUDA_CONTEXT_BYTES == UINT64_C(552402944), "update the CUDA context note");
-	mpc_w_lit(w, NULL, "overhead_bytes is the CUDA context: 552,402,944 bytes measured on an H200 with CUDA 13.0 "
-			   "unless the device or the request sets cuda_context_bytes.");
+	if (p->have_device && p->device.hw.host_memory)
+		mpc_w_lit(w, NULL, "overhead_bytes: a CPU has no CUDA context, so none unless the request sets "
+				   "cuda_context_bytes; the bytes are of the host's memory.");
+	else
+		mpc_w_lit(w, NULL, "overhead_bytes is the CUDA context: 552,402,944 bytes measured on an H200 with CUDA "
+				   "13.0 unless the device or the request sets cuda_context_bytes.");
 	mpc_w_lit(w, NULL,
 		  mem->weights.layout == MP_LAYOUT_PYTORCH
 			  ? WEIGHTS_NOTE("pytorch (each tensor rounded up to 512 B, RoPE buffers)")
@@ -570,7 +639,15 @@ void mpc_inference_plan_write(mpc_out *w, const mps_inference_request *rq, const
 	mpc_w_lit(w, "compute_dtype", mp_dtype_name(op->compute_dtype ? op->compute_dtype : MP_DTYPE_BF16));
 	mpc_w_str(w, "compute_dtype_from", p->choice.compute_dtype_from ? p->choice.compute_dtype_from : "request");
 	mpc_w_num(w, "gpu_memory_utilization", op->gpu_memory_utilization > 0 ? op->gpu_memory_utilization : 1.0);
+	mpc_w_str(w, "gpu_memory_utilization_from", p->budget_from ? p->budget_from : "request");
 	mpc_w_lit(w, "engine", mp_engine_name(rq->job.engine.engine));
+	if (rq->job.engine.engine != MP_ENGINE_NONE) {
+		const mp_engine_version *ev = rq->job.engine.version ? rq->job.engine.version
+								     : mp_engine_version_find(rq->job.engine.engine, NULL);
+
+		mpc_w_str(w, "engine_version", ev ? ev->name : "");
+		mpc_w_lit(w, "engine_version_from", rq->job.engine.version ? "request" : "default");
+	}
 	mpc_w_bool(w, "chunked_prefill", p->prefill.chunked_prefill);
 	mpc_w_u64_or_null(w, "max_num_batched_tokens", p->prefill.max_num_batched_tokens);
 	mpc_w_str(w, "max_num_batched_tokens_source", op->attention == MP_ATTENTION_NONE ? "none"
@@ -605,22 +682,18 @@ void mpc_inference_plan_write(mpc_out *w, const mps_inference_request *rq, const
 	mpc_w_end(w);
 
 	if (p->have_device) {
-		fit_write(w, &p->fit, &p->device);
+		mpc_w_obj(w, "fit");
+		mpc_fit_members_write(w, &p->fit, &p->device, p->fit.min_gpus);
+		mpc_w_end(w);
 		performance_write(w, &p->perf);
 	}
-	if (p->have_engine) {
-		cJSON *e = mpc_engine_block_json(&p->job, p); /* a small tree of its own (engine.c), copied in */
-
-		if (e == NULL)
-			w->failed = true; /* out of memory: mpc_out_finish answers NULL */
-		else
-			mpc_w_item(w, "engine", e);
-		cJSON_Delete(e);
-	}
-	mpc_w_arr(w, "warnings");
-	for (size_t i = 0; i < p->warnings.n && i < MPS_MAX_WARNINGS; i++)
-		mpc_w_str(w, NULL, p->warnings.text[i]);
-	mpc_w_end(w);
+	if (p->have_engine && p->llama)
+		mpc_llamacpp_block_write(w, "engine", p);
+	else if (p->have_engine)
+		mpc_engine_block_write(w, "engine", &p->job, p);
+	if (p->job.include_tensors)
+		mpc_tensors_write(w, "tensors", &p->tensors);
+	mpc_warnings_write(w, &p->warnings);
 	notes_write(w, p);
 	mpc_w_end(w);
 }
@@ -634,23 +707,16 @@ char *mpc_inference_plan_print(const mps_inference_request *rq, const mps_infere
 	return mpc_out_finish(&w, len);
 }
 
-cJSON *mpc_inference_plan_json(const mps_inference_request *rq, const mps_inference_plan *p)
+void mpc_warnings_write(mpc_out *w, const mps_warnings *warnings)
 {
-	char *text = mpc_inference_plan_print(rq, p, NULL);
-	cJSON *doc = text ? mpc_parse_exact(text) : NULL;
+	char more[96];
 
-	free(text);
-	return doc;
-}
-
-/* warnings: what the answer rests on that the request did not say (always present, possibly empty) */
-cJSON *mpc_warnings_json(const mps_warnings *w)
-{
-	cJSON *a = cJSON_CreateArray();
-
-	for (size_t i = 0; a && i < w->n && i < MPS_MAX_WARNINGS; i++)
-		mpc_append(a, cJSON_CreateString(w->text[i]));
-	return a;
+	mpc_w_arr(w, "warnings");
+	for (size_t i = 0; i < warnings->n && i < MPS_MAX_WARNINGS; i++)
+		mpc_w_str(w, NULL, warnings->text[i]);
+	if (mps_warnings_left_out(warnings, more, sizeof(more)))
+		mpc_w_str(w, NULL, more);
+	mpc_w_end(w);
 }
 
 const mpm_field *mpc_inference_field_table(size_t *n)

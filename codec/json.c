@@ -1,6 +1,6 @@
 /*
- * json.c: request bodies as JSON trees (strict: no NUL, no duplicate member, well-formed UTF-8) and JSON text for
- * replies (see json.h). Uses cJSON for all parsing and printing.
+ * json.c: request bodies as JSON trees (strict: no NUL, no duplicate member, well-formed UTF-8) and the one writer
+ * of JSON text, mpc_out (see json.h). cJSON parses, and its printer escapes the writer's strings.
  */
 #include <float.h>
 #include <math.h>
@@ -118,22 +118,10 @@ static size_t find_nul_escapes(const char *body, size_t len, char *marked)
 	return found;
 }
 
-/* Appends key to a JSON pointer (RFC 6901: ~ as ~0, / as ~1), cut to cap. */
+/* Appends key to a JSON pointer (RFC 6901: ~ as ~0, / as ~1); one too long for cap ends in "/...". */
 static void pointer_append(char *ptr, size_t cap, const char *key)
 {
-	size_t used = strlen(ptr);
-
-	if (used + 1 < cap)
-		ptr[used++] = '/';
-	for (; *key && used + 2 < cap; key++) {
-		if (*key == '~' || *key == '/') {
-			ptr[used++] = '~';
-			ptr[used++] = *key == '~' ? '0' : '1';
-		} else {
-			ptr[used++] = *key;
-		}
-	}
-	ptr[used] = '\0';
+	(void)mp_pointer_add(ptr, cap, key); /* a pointer too long ends in "/..." (core/mp_base.h) */
 }
 
 /* The pointer of the first key or string holding the U+FFFF marker. */
@@ -194,7 +182,8 @@ static mp_status refuse_nul(const char *body, size_t len, mp_error *err)
 
 typedef struct key_at {
 	const char *key;
-	int index;	/* position among the object's members */
+	int index;		/* position among the object's members */
+	const cJSON *item;
 } key_at;
 
 static int key_cmp(const void *a, const void *b)
@@ -208,12 +197,13 @@ static int key_cmp(const void *a, const void *b)
 /*
  * Finds a member name that appears twice in one object anywhere in v (cJSON keeps both and lookups see the
  * first, so {"batch_size":1,"batch_size":64} would silently plan batch 1). Sorting keeps it O(n log n) per
- * object. On a find, ptr holds the pointer of the repeated member (the earliest repeat in document order)
- * and *status is MP_EINVAL, or MP_ENOMEM when it could not look.
+ * object. Returns the repeated member (the earliest repeat in document order, its later copy), or NULL with
+ * *status MP_OK when there is none, MP_ENOMEM when it could not look. Builds no pointer on the way (every body
+ * is checked): path_to names the member once one is found.
  */
-static bool find_duplicate(const cJSON *v, char *ptr, size_t cap, mp_status *status)
+static const cJSON *find_duplicate(const cJSON *v, mp_status *status)
 {
-	const cJSON *c;
+	const cJSON *c, *found;
 	int n = 0, i = 0;
 
 	cJSON_ArrayForEach(c, v) n++;
@@ -224,11 +214,8 @@ static bool find_duplicate(const cJSON *v, char *ptr, size_t cap, mp_status *sta
 
 		for (x = v->child; x; x = x->next) {
 			for (y = v->child; y != x; y = y->next)
-				if (strcmp(x->string ? x->string : "", y->string ? y->string : "") == 0) {
-					pointer_append(ptr, cap, x->string ? x->string : "");
-					*status = MP_EINVAL;
-					return true;
-				}
+				if (strcmp(x->string ? x->string : "", y->string ? y->string : "") == 0)
+					return x;
 		}
 	} else if (cJSON_IsObject(v) && n > 1) {
 		key_at *keys = malloc((size_t)n * sizeof(*keys));
@@ -236,27 +223,39 @@ static bool find_duplicate(const cJSON *v, char *ptr, size_t cap, mp_status *sta
 
 		if (keys == NULL) {
 			*status = MP_ENOMEM;
-			return true;
+			return v;
 		}
 		cJSON_ArrayForEach(c, v)
 		{
 			keys[i].key = c->string ? c->string : "";
 			keys[i].index = i;
+			keys[i].item = c;
 			i++;
 		}
 		qsort(keys, (size_t)n, sizeof(*keys), key_cmp);
 		for (i = 1; i < n; i++)
 			if (strcmp(keys[i - 1].key, keys[i].key) == 0 && (dup < 0 || keys[i].index < keys[dup].index))
 				dup = i;
-		if (dup >= 0) {
-			pointer_append(ptr, cap, keys[dup].key);
-			free(keys);
-			*status = MP_EINVAL;
-			return true;
-		}
+		found = dup >= 0 ? keys[dup].item : NULL;
 		free(keys);
+		if (found)
+			return found;
 	}
-	i = 0;
+	cJSON_ArrayForEach(c, v)
+	{
+		if ((found = find_duplicate(c, status)) != NULL)
+			return found;
+	}
+	return NULL;
+}
+
+/* The JSON pointer of target inside v appended to ptr (cap bytes; one too long ends in "/...": core/mp_base.h).
+ * false when target is not in v. */
+static bool path_to(const cJSON *v, const cJSON *target, char *ptr, size_t cap)
+{
+	const cJSON *c;
+	int i = 0;
+
 	cJSON_ArrayForEach(c, v)
 	{
 		size_t keep = strlen(ptr);
@@ -268,7 +267,7 @@ static bool find_duplicate(const cJSON *v, char *ptr, size_t cap, mp_status *sta
 			snprintf(index, sizeof(index), "%d", i);
 			pointer_append(ptr, cap, index);
 		}
-		if (find_duplicate(c, ptr, cap, status))
+		if (c == target || path_to(c, target, ptr, cap))
 			return true;
 		ptr[keep] = '\0';
 		i++;
@@ -278,7 +277,17 @@ static bool find_duplicate(const cJSON *v, char *ptr, size_t cap, mp_status *sta
 
 bool mpc_find_duplicate(const cJSON *v, char *ptr, size_t cap, mp_status *status)
 {
-	return find_duplicate(v, ptr, cap, status);
+	const cJSON *dup;
+
+	*status = MP_OK;
+	dup = find_duplicate(v, status);
+	if (dup == NULL)
+		return false;
+	if (*status == MP_OK) {
+		*status = MP_EINVAL;
+		path_to(v, dup, ptr, cap);
+	}
+	return true;
 }
 
 mp_status mpc_parse_body(const char *body, size_t len, cJSON **out, mp_error *err)
@@ -316,12 +325,16 @@ mp_status mpc_parse_body(const char *body, size_t len, cJSON **out, mp_error *er
 	}
 	{
 		mp_status st = refuse_nul(body, len, err);
-		char ptr[sizeof(err->field)] = "";
+		const cJSON *dup = st == MP_OK ? find_duplicate(doc, &st) : NULL;
 
-		if (st == MP_OK && find_duplicate(doc, ptr, sizeof(ptr), &st))
-			st = st == MP_ENOMEM ? mp_fail(err, MP_ENOMEM, "", "out of memory")
-					     : mp_fail(err, MP_EINVAL, ptr,
-						       "a member appears twice in one object; give each once");
+		if (dup && st == MP_ENOMEM) {
+			st = mp_fail(err, MP_ENOMEM, "", "out of memory");
+		} else if (dup) {
+			char ptr[sizeof(err->field)] = "";
+
+			path_to(doc, dup, ptr, sizeof(ptr));
+			st = mp_fail(err, MP_EINVAL, ptr, "a member appears twice in one object; give each once");
+		}
 		if (st != MP_OK) {
 			cJSON_Delete(doc);
 			return st;
@@ -413,36 +426,6 @@ cJSON *mpc_set_item(cJSON *obj, const char *key, cJSON *item)
 	return mpc_add_item(obj, key, item);
 }
 
-cJSON *mpc_add_num(cJSON *obj, const char *key, double v)
-{
-	return mpc_add_item(obj, key, mpc_number(v));
-}
-
-cJSON *mpc_add_u64(cJSON *obj, const char *key, uint64_t v)
-{
-	return mpc_add_item(obj, key, mpc_number((double)v));
-}
-
-cJSON *mpc_add_i64(cJSON *obj, const char *key, int64_t v)
-{
-	return mpc_add_item(obj, key, mpc_number((double)v));
-}
-
-cJSON *mpc_add_u64_or_null(cJSON *obj, const char *key, uint64_t v)
-{
-	return v ? mpc_add_u64(obj, key, v) : cJSON_AddNullToObject(obj, key);
-}
-
-cJSON *mpc_add_num_or_null(cJSON *obj, const char *key, double v)
-{
-	return v > 0 ? mpc_add_num(obj, key, v) : cJSON_AddNullToObject(obj, key);
-}
-
-cJSON *mpc_add_str_or_null(cJSON *obj, const char *key, const char *v)
-{
-	return v && *v ? cJSON_AddStringToObject(obj, key, v) : cJSON_AddNullToObject(obj, key);
-}
-
 char *mpc_print(const cJSON *doc, bool pretty)
 {
 	if (doc == NULL)
@@ -523,6 +506,15 @@ char *mpc_out_finish(mpc_out *o, size_t *len)
 		*len = text ? o->len : 0;
 	mpc_out_free(o);
 	return text;
+}
+
+cJSON *mpc_out_parse(mpc_out *o)
+{
+	char *text = mpc_out_finish(o, NULL);
+	cJSON *doc = text ? cJSON_Parse(text) : NULL;
+
+	free(text);
+	return doc;
 }
 
 char *mpc_out_take(mpc_out *o, size_t *len)
@@ -858,7 +850,7 @@ void mpc_w_u64(mpc_out *o, const char *key, uint64_t v)
 	char digits[24];
 	size_t n;
 
-	if (v > MP_MAX_PLAN_BYTES) { /* as mpc_add_u64: exact up to 2^53, cJSON's digits of the double beyond */
+	if (v > MP_MAX_PLAN_BYTES) { /* exact up to 2^53, cJSON's digits of the double beyond */
 		mpc_w_num(o, key, (double)v);
 		return;
 	}
@@ -966,6 +958,12 @@ void mpc_w_str_or_null(mpc_out *o, const char *key, const char *v)
 		mpc_w_str(o, key, v);
 	else
 		mpc_w_null(o, key);
+}
+
+void mpc_w_raw(mpc_out *o, const char *key, const char *json, size_t len)
+{
+	begin_value(o, key);
+	put(o, json, len);
 }
 
 void mpc_w_item(mpc_out *o, const char *key, const cJSON *item)

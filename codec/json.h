@@ -1,6 +1,7 @@
 /*
- * json.h: JSON text in and out. Request bodies parsed strictly into cJSON trees; trees printed as replies with
- * exact integers; the UTF-8 checks every echoed string goes through. The one place numbers are turned into text.
+ * json.h: JSON text in and out. Request bodies parsed strictly into cJSON trees; every answer written by one
+ * writer (mpc_out: member by member into a growing buffer, strings escaped by cJSON's printer, numbers exact); the
+ * UTF-8 checks every echoed string goes through. The one place numbers are turned into text.
  */
 #ifndef MPC_JSON_H
 #define MPC_JSON_H
@@ -34,12 +35,12 @@ size_t mpc_utf8_invalid_at(const char *s, size_t len);
 void mpc_utf8_sanitize(char *dst, size_t cap, const char *src);
 
 /*
- * Numbers as encoders add them. cJSON stores numbers as doubles and prints them with "%1.15g" (1978.9e12 FLOP/s
- * would read 1.9789e+15 while 989.4e12 reads 989400000000000), and its print-then-scan round trip is the slowest
- * part of printing a plan. So a whole number of magnitude up to 2^53 (MP_MAX_PLAN_BYTES) is added as a raw item
- * holding its exact digits; other values as cJSON numbers. -0 stays a number. Return the item (owned by obj), or
- * NULL when out of memory.
- * Worked example (tests/test_codec.c): mpc_add_num(o, "x", 1978.9e12) prints "x":1978900000000000.
+ * Trees of what comes in (request bodies, stored documents a patch edits, the request bodies some decoders assemble
+ * to decode through one field table); every answer is written by the writer below (mpc_out), never built as a
+ * tree. mpc_number is how a number of an answer reads back as a tree (mpc_parse_exact): a whole number of
+ * magnitude up to 2^53 (MP_MAX_PLAN_BYTES) as a raw item holding its exact digits, other values as cJSON numbers
+ * (cJSON prints numbers with "%1.15g": 1978.9e12 would read 1.9789e+15); -0 stays a number. NULL when out of
+ * memory. Worked example (tests/test_codec.c): mpc_number(1978.9e12) prints 1978900000000000.
  */
 cJSON *mpc_number(double v);
 /*
@@ -50,13 +51,6 @@ cJSON *mpc_number(double v);
 cJSON *mpc_add_item(cJSON *obj, const char *key, cJSON *item);
 cJSON *mpc_append(cJSON *arr, cJSON *item);
 cJSON *mpc_set_item(cJSON *obj, const char *key, cJSON *item);
-cJSON *mpc_add_num(cJSON *obj, const char *key, double v);
-cJSON *mpc_add_u64(cJSON *obj, const char *key, uint64_t v);
-cJSON *mpc_add_i64(cJSON *obj, const char *key, int64_t v);
-/* v when v is not 0, else null (an optional figure that is unknown). */
-cJSON *mpc_add_u64_or_null(cJSON *obj, const char *key, uint64_t v);
-cJSON *mpc_add_num_or_null(cJSON *obj, const char *key, double v); /* null unless v > 0 */
-cJSON *mpc_add_str_or_null(cJSON *obj, const char *key, const char *v); /* null when NULL or "" */
 
 /* Prints doc as JSON text (pretty when `pretty`, tab-indented as cJSON does) followed by nothing. Never changes doc.
  * Returns heap text (free with cJSON_free) or NULL (no memory). */
@@ -75,12 +69,13 @@ cJSON *mpc_as_parsed(const cJSON *doc);
 /* ----- answers written as text ---------------------------------------------------------------------------- */
 
 /*
- * mpc_out: an answer's JSON text written straight into one growing buffer, member by member in document order, for
- * the answers computed on every request (the inference plan, the fit's rows): no tree is built, printed and freed
- * (about 1,500 instructions per member with a tree, about 100 here). This file lays out the text only: numbers are
- * printed as mpc_number would hold them (exact digits for whole numbers up to 2^53, otherwise cJSON's own number
- * printer), strings by cJSON's escaping unless they hold nothing to escape (then copied as they are), so the
- * bytes are those mpc_print gives for the equivalent tree (tests/test_codec.c compares them).
+ * mpc_out: an answer's JSON text written straight into one growing buffer, member by member in document order: the
+ * one JSON writer of every answer (no tree is built, printed and freed: about 1,500 instructions per member with a
+ * tree, about 100 here). This file lays out the text only: numbers are printed as mpc_number would hold them (exact
+ * digits for whole numbers up to 2^53, otherwise cJSON's own number printer), strings by cJSON's escaping unless
+ * they hold nothing to escape (then copied as they are), so the bytes are those mpc_print gives for the equivalent
+ * tree (tests/test_codec.c compares them). Keys are the encoders' own names (literals, and names the decoders
+ * checked: dtype names, node names), written as they are.
  *
  * A member is written with its key inside an object and with key NULL inside an array or at the top. Nesting is at
  * most MPC_OUT_MAX_DEPTH. Out of memory is sticky: every later call does nothing and mpc_out_finish returns NULL.
@@ -104,6 +99,9 @@ void mpc_out_init(mpc_out *o);
  * still open. Releases the buffer either way. */
 char *mpc_out_finish(mpc_out *o, size_t *len);
 void mpc_out_free(mpc_out *o);
+/* The document o holds, as a client reads it: its text finished (o released) and parsed by cJSON (numbers as cJSON
+ * numbers). For callers that read an answer's members (tests, benchmarks). NULL when anything failed. */
+cJSON *mpc_out_parse(mpc_out *o);
 /* Takes the bytes written so far out of o (heap, NUL-terminated; the caller frees them), leaving o empty but open
  * at the same nesting: a streamed answer hands its text over piece by piece. NULL (and *len 0) when nothing was
  * written or memory ran out. */
@@ -122,11 +120,15 @@ void mpc_w_str(mpc_out *o, const char *key, const char *v);
 void mpc_w_lit(mpc_out *o, const char *key, const char *v);
 void mpc_w_bool(mpc_out *o, const char *key, bool v);
 void mpc_w_null(mpc_out *o, const char *key);
-void mpc_w_u64_or_null(mpc_out *o, const char *key, uint64_t v);	/* as mpc_add_u64_or_null */
+void mpc_w_u64_or_null(mpc_out *o, const char *key, uint64_t v);	/* null when 0 (an optional figure unknown) */
 void mpc_w_num_or_null(mpc_out *o, const char *key, double v);	/* null unless v > 0 */
 void mpc_w_str_or_null(mpc_out *o, const char *key, const char *v);	/* null when NULL or "" */
-/* A tree printed in place (mpc_print's bytes). */
+/* A tree printed in place (mpc_print's bytes): a document the request brought (a Node object echoed, a stored
+ * config). */
 void mpc_w_item(mpc_out *o, const char *key, const cJSON *item);
+/* A value another writer wrote (its whole text, len bytes: one JSON value), placed as it is: rows written as they
+ * came, before the head of their document was known. */
+void mpc_w_raw(mpc_out *o, const char *key, const char *json, size_t len);
 
 /* dst = a followed by b (b may be NULL), cut to cap bytes with a NUL: a JSON pointer and its member ("/jobs/3" +
  * "/model"), at a fraction of snprintf's cost on the per-request path. */

@@ -431,6 +431,8 @@ static void read_launch(const cJSON *containers, mps_k8s_pod *pod, launch *l)
 		if (l->eng == ENG_NONE)
 			continue;
 		snprintf(l->container, sizeof(l->container), "%s", string_of(member(c, "name")) ? string_of(member(c, "name")) : "?");
+		if (string_of(member(c, "image")) && strlen(string_of(member(c, "image"))) < sizeof(pod->image))
+			snprintf(pod->image, sizeof(pod->image), "%s", string_of(member(c, "image")));
 		if (positional)
 			snprintf(l->model, sizeof(l->model), "%s", positional);
 		for (size_t i = start; i < tk->n; i++) {
@@ -551,6 +553,8 @@ static void launch_body(builder *b, mps_k8s_pod *pod, const launch *l)
 	const char *eng = engine_name(l->eng), *dt = NULL, *compute = "bf16";
 
 	snprintf(pod->source, sizeof(pod->source), "container %s (%s)", l->container, eng);
+	snprintf(pod->engine, sizeof(pod->engine), "%s", eng);
+	snprintf(pod->container, sizeof(pod->container), "%s", l->container);
 	snprintf(from, sizeof(from), "container %s: %s model", l->container, eng);
 	if (!l->model[0]) {
 		bad_job(pod, "memplan: container %s: the launch names no model (%s)", l->container,
@@ -706,7 +710,11 @@ static bool annotation_members(builder *b, mps_k8s_pod *pod, const cJSON *ann)
 		}
 		for (size_t i = 0; i <= strlen(name); i++)
 			key[i] = name[i] == '-' ? '_' : name[i];
-		set_member(b, key, annotation_value(v), from);
+		/* a release name is text even when it reads as a number (memplan.io/engine-version: "0.10") */
+		set_member(b, key,
+			   strlen(key) > 8 && strcmp(key + strlen(key) - 8, "_version") == 0 ? cJSON_CreateString(v)
+											      : annotation_value(v),
+			   from);
 	}
 	return true;
 }
@@ -742,23 +750,32 @@ static void decode_job(builder *b, mps_k8s_pod *pod, bool training)
 
 		pod->state = MPS_K8S_BAD_JOB;
 		pod->error[0] = '\0';
-		for (size_t i = 0; i < n; i++) {
+		/* every problem while they fit, then how many more there were (room for that kept back) */
+		const size_t tail = 64, left_out = all->dropped;
+		size_t i;
+
+		for (i = 0; i < n; i++) {
 			const char *field = all->n ? all->item[i].field : e.field;
 			const char *msg = all->n ? all->item[i].message : e.message;
 			const char *from = origin_of(b, field);
-			char where[300];
+			char where[MPS_K8S_WHERE_MAX];
 			int w;
 
 			if (from)
 				snprintf(where, sizeof(where), "%s", from);
 			else
 				snprintf(where, sizeof(where), "%s: %s", pod->source, field[0] ? field : "body");
-			w = snprintf(pod->error + used, sizeof(pod->error) - used, "%s%s: %s", i ? "; " : "memplan: ", where,
-				     msg);
-			if (w < 0 || (size_t)w >= sizeof(pod->error) - used)
+			w = snprintf(pod->error + used, sizeof(pod->error) - tail - used, "%s%s: %s", i ? "; " : "memplan: ",
+				     where, msg);
+			if (w < 0 || (size_t)w >= sizeof(pod->error) - tail - used) {
+				pod->error[used] = '\0';
 				break;
+			}
 			used += (size_t)w;
 		}
+		if (n - i + left_out > 0)
+			snprintf(pod->error + used, sizeof(pod->error) - used, "%s%zu more problem%s not listed",
+				 used ? "; and " : "memplan: ", n - i + left_out, n - i + left_out == 1 ? "" : "s");
 		free(all);
 		return;
 	}
@@ -967,19 +984,18 @@ static void label_string(mps_k8s_node *n, const cJSON *labels, const char *name,
 	snprintf(out, len, "%s", v);
 }
 
-mp_status mpc_k8s_read_node(const cJSON *item, size_t i, const mps_k8s_pod *pod, mps_k8s_node *n, mp_error *err)
+/* A node's name into n->name: 1 to 253 bytes of printable ASCII without '"' (a DNS subdomain is narrower; what
+ * kube-scheduler sends is echoed, so only what could break the answer is refused). The error names where it sits:
+ * "/NodeNames/<i>" or "/Nodes/items/<i>/metadata/name". */
+mp_status mpc_k8s_node_name(const char *name, size_t i, bool from_names, mps_k8s_node *n, mp_error *err)
 {
-	const cJSON *meta = member(item, "metadata"), *labels = member(meta, "labels");
-	const cJSON *alloc = member(member(item, "status"), "allocatable"), *q;
-	const char *name = string_of(member(meta, "name"));
-	const char *res = pod->resource[0] ? pod->resource : "nvidia.com/gpu";
 	char field[64];
 	size_t len = name ? strlen(name) : 0;
 
-	memset(n, 0, sizeof(*n));
-	snprintf(field, sizeof(field), "/Nodes/items/%zu/metadata/name", i);
-	if (!cJSON_IsObject(item))
-		return mp_fail(err, MP_EINVAL, field, "a node is a Kubernetes Node object");
+	if (from_names)
+		snprintf(field, sizeof(field), "/NodeNames/%zu", i);
+	else
+		snprintf(field, sizeof(field), "/Nodes/items/%zu/metadata/name", i);
 	if (len == 0 || len >= sizeof(n->name))
 		return mp_fail(err, MP_EINVAL, field, "a node needs metadata.name, 1 to 253 bytes");
 	for (size_t k = 0; k < len; k++)
@@ -987,6 +1003,25 @@ mp_status mpc_k8s_read_node(const cJSON *item, size_t i, const mps_k8s_pod *pod,
 			return mp_fail(err, MP_EINVAL, field, "a node name is a DNS subdomain (lowercase letters, digits, "
 				       "'-' and '.')");
 	memcpy(n->name, name, len + 1);
+	return MP_OK;
+}
+
+mp_status mpc_k8s_read_node(const cJSON *item, size_t i, const mps_k8s_pod *pod, mps_k8s_node *n, mp_error *err)
+{
+	const cJSON *meta = member(item, "metadata"), *labels = member(meta, "labels");
+	const cJSON *alloc = member(member(item, "status"), "allocatable"), *q;
+	const char *name = string_of(member(meta, "name"));
+	const char *res = pod->resource[0] ? pod->resource : "nvidia.com/gpu";
+	char field[64];
+	mp_status st;
+
+	memset(n, 0, sizeof(*n));
+	snprintf(field, sizeof(field), "/Nodes/items/%zu/metadata/name", i);
+	if (!cJSON_IsObject(item))
+		return mp_fail(err, MP_EINVAL, field, "a node is a Kubernetes Node object");
+	st = mpc_k8s_node_name(name, i, false, n, err);
+	if (st != MP_OK)
+		return st;
 	label_string(n, labels, "feature.node.kubernetes.io/memplan-profile", n->profile, sizeof(n->profile));
 	label_string(n, labels, "nvidia.com/gpu.product", n->product, sizeof(n->product));
 	label_string(n, labels, "cloud.google.com/gke-accelerator", n->gke_accelerator, sizeof(n->gke_accelerator));
@@ -1046,15 +1081,32 @@ mp_status mpc_k8s_args_decode(const cJSON *body, mpc_k8s_args *out, mp_error *er
 	out->nodes_given = cJSON_IsObject(nodes);
 	out->rq.names_only = !out->nodes_given && cJSON_IsArray(names);
 	n = cJSON_IsArray(items) ? (size_t)cJSON_GetArraySize(items) : 0;
+	if (out->rq.names_only)
+		n = (size_t)cJSON_GetArraySize(names);
 	if (n > MPS_K8S_MAX_NODES)
-		return mp_fail(err, MP_ETOOLARGE, "/Nodes/items", "%zu nodes is more than the %d one call may carry", n,
-			       MPS_K8S_MAX_NODES);
+		return mp_fail(err, MP_ETOOLARGE, out->rq.names_only ? "/NodeNames" : "/Nodes/items",
+			       "%zu nodes is more than the %d one call may carry", n, MPS_K8S_MAX_NODES);
 	mpc_k8s_read_pod(pod, &out->rq.pod);
 	out->rq.nodes = calloc(n ? n : 1, sizeof(*out->rq.nodes));
 	out->items = calloc(n ? n : 1, sizeof(*out->items));
 	if (out->rq.nodes == NULL || out->items == NULL) {
 		mpc_k8s_args_free(out);
 		return mp_fail(err, MP_ENOMEM, "", "out of memory");
+	}
+	if (out->rq.names_only) {
+		/* nodeCacheCapable: true: names alone, their facts are the node cache's (service/k8s.c) */
+		cJSON_ArrayForEach(it, names)
+		{
+			mp_status st = mpc_k8s_node_name(it->valuestring, out->rq.nnodes, true,
+						 &out->rq.nodes[out->rq.nnodes], err);
+
+			if (st != MP_OK) {
+				mpc_k8s_args_free(out);
+				return st;
+			}
+			out->rq.nodes[out->rq.nnodes++].name_only = true;
+		}
+		return MP_OK;
 	}
 	cJSON_ArrayForEach(it, kids(items))
 	{
@@ -1073,6 +1125,7 @@ void mpc_k8s_args_free(mpc_k8s_args *a)
 {
 	if (a == NULL)
 		return;
+	mpc_model_ref_release(a->rq.pod.job.training ? &a->rq.pod.job.u.train.model : &a->rq.pod.job.u.inference.model);
 	free(a->rq.nodes);
 	free((void *)a->items);
 	free(a->echo);
@@ -1089,8 +1142,8 @@ void mpc_k8s_args_free(mpc_k8s_args *a)
 
 /* ----- answers ---------------------------------------------------------------------------------------------- */
 
-/* The reason with the job's assumptions, so a refusal says what it rests on. */
-static cJSON *reason_text(const mpc_k8s_args *a, const char *reason)
+/* A node's reason, with what the job assumed that the pod did not say. */
+static void reason_write(mpc_out *w, const char *key, const mpc_k8s_args *a, const char *reason)
 {
 	char buf[900];
 	const char *as = a->rq.pod.assumption;
@@ -1099,62 +1152,64 @@ static cJSON *reason_text(const mpc_k8s_args *a, const char *reason)
 		snprintf(buf, sizeof(buf), "%s (assumed: %s)", reason, as);
 	else
 		snprintf(buf, sizeof(buf), "%s", reason);
-	return cJSON_CreateString(buf);
+	mpc_w_str(w, key, buf);
 }
 
-cJSON *mpc_k8s_filter_json(const mpc_k8s_args *a, const mps_k8s_result *r)
+/* The nodes of one verdict as {name: reason} (node names are DNS subdomains, checked by the decoder: keys with
+ * nothing to escape). */
+static void failed_write(mpc_out *w, const char *key, const mpc_k8s_args *a, const mps_k8s_result *r,
+			 mps_k8s_verdict verdict, bool error)
 {
-	cJSON *o = cJSON_CreateObject(), *list = NULL, *items = NULL, *names, *failed, *unres;
+	mpc_w_obj(w, key);
+	for (size_t i = 0; i < a->rq.nnodes && !error; i++)
+		if (r->nodes[i].verdict == verdict)
+			reason_write(w, a->rq.nodes[i].name, a,
+				     r->nodes[i].reason ? r->nodes[i].reason : "memplan: does not fit");
+	mpc_w_end(w);
+}
+
+void mpc_k8s_filter_write(mpc_out *w, const mpc_k8s_args *a, const mps_k8s_result *r)
+{
 	bool error = r->error[0] != '\0';
 
-	if (o == NULL)
-		return NULL;
+	mpc_w_obj(w, NULL);
 	if (a->nodes_given && !error) {
-		list = cJSON_CreateObject();
-		mpc_add_item(list, "metadata", cJSON_CreateObject());
-		items = cJSON_AddArrayToObject(list, "items");
-		mpc_add_item(o, "Nodes", list);
+		/* the passing nodes' own objects, as the request sent them */
+		mpc_w_obj(w, "Nodes");
+		mpc_w_obj(w, "metadata");
+		mpc_w_end(w);
+		mpc_w_arr(w, "items");
+		for (size_t i = 0; i < a->rq.nnodes && a->items; i++) /* (read as a stream: mpc_k8s_filter_pieces) */
+			if (r->nodes[i].verdict == MPS_K8S_PASS)
+				mpc_w_item(w, NULL, a->items[i]);
+		mpc_w_end(w);
+		mpc_w_end(w);
 	} else {
-		cJSON_AddNullToObject(o, "Nodes");
+		mpc_w_null(w, "Nodes");
 	}
-	names = error ? cJSON_AddNullToObject(o, "NodeNames") : cJSON_AddArrayToObject(o, "NodeNames");
-	failed = cJSON_AddObjectToObject(o, "FailedNodes");
-	unres = cJSON_AddObjectToObject(o, "FailedAndUnresolvableNodes");
-	for (size_t i = 0; i < a->rq.nnodes && !error; i++) {
-		const mps_k8s_node_result *nr = &r->nodes[i];
-		const char *name = a->rq.nodes[i].name;
-
-		switch (nr->verdict) {
-		case MPS_K8S_PASS:
-			/* the node's own object, not a copy: a reference printed in place */
-			if (items && a->items) /* (arguments read as a stream echo their texts: mpc_k8s_filter_pieces) */
-				mpc_append(items, cJSON_CreateObjectReference(a->items[i]->child));
-			mpc_append(names, cJSON_CreateString(name));
-			break;
-		case MPS_K8S_FAIL:
-			mpc_add_item(failed, name, reason_text(a, nr->reason ? nr->reason : "memplan: does not fit"));
-			break;
-		case MPS_K8S_UNRESOLVABLE:
-			mpc_add_item(unres, name, reason_text(a, nr->reason ? nr->reason : "memplan: does not fit"));
-			break;
-		}
+	if (error) {
+		mpc_w_null(w, "NodeNames");
+	} else {
+		mpc_w_arr(w, "NodeNames");
+		for (size_t i = 0; i < a->rq.nnodes; i++)
+			if (r->nodes[i].verdict == MPS_K8S_PASS)
+				mpc_w_str(w, NULL, a->rq.nodes[i].name);
+		mpc_w_end(w);
 	}
-	cJSON_AddStringToObject(o, "Error", r->error);
-	return o;
+	failed_write(w, "FailedNodes", a, r, MPS_K8S_FAIL, error);
+	failed_write(w, "FailedAndUnresolvableNodes", a, r, MPS_K8S_UNRESOLVABLE, error);
+	mpc_w_str(w, "Error", r->error);
+	mpc_w_end(w);
 }
 
-cJSON *mpc_k8s_prioritize_json(const mpc_k8s_args *a, const mps_k8s_result *r)
+void mpc_k8s_prioritize_write(mpc_out *w, const mpc_k8s_args *a, const mps_k8s_result *r)
 {
-	cJSON *list = cJSON_CreateArray();
-
-	if (list == NULL)
-		return NULL;
+	mpc_w_arr(w, NULL);
 	for (size_t i = 0; i < a->rq.nnodes; i++) {
-		cJSON *h = cJSON_CreateObject();
-
-		cJSON_AddStringToObject(h, "Host", a->rq.nodes[i].name);
-		mpc_add_u64(h, "Score", r->error[0] ? 0 : (uint64_t)r->nodes[i].score);
-		mpc_append(list, h);
+		mpc_w_obj(w, NULL);
+		mpc_w_str(w, "Host", a->rq.nodes[i].name);
+		mpc_w_u64(w, "Score", r->error[0] ? 0 : (uint64_t)r->nodes[i].score);
+		mpc_w_end(w);
 	}
-	return list;
+	mpc_w_end(w);
 }

@@ -3,20 +3,24 @@
  * the types in tests/ref/k8s/). The extender's structs carry no json tags, so their keys are the Go field names
  * (Pod, Nodes, NodeNames; Nodes, NodeNames, FailedNodes, FailedAndUnresolvableNodes, Error; Host, Score), while
  * the Pod and Node objects inside are Kubernetes' own JSON (metadata, spec, status). Decodes ExtenderArgs into the
- * service's placement request (service/k8s.h): the pod's job from its annotations or its serving container's
- * arguments, each node's GPU facts from its labels and status; encodes ExtenderFilterResult and HostPriorityList.
+ * service's placement request: the pod's job from its annotations or its serving container's
+ * arguments, each node's GPU facts from its labels and status (types/k8s_types.h); encodes ExtenderFilterResult and HostPriorityList.
  * Calls nothing: model names become candidate ids here, the store is asked by service/.
+ *
+ * With nodeCacheCapable: true kube-scheduler sends NodeNames alone: each name becomes a node of name_only facts,
+ * which the node cache fills (service/k8s.c).
  *
  * Ownership: the decoded arguments borrow the body (each node's object is echoed back by the filter answer, as
  * kube-scheduler with nodeCacheCapable: false takes the Node objects that passed); free them with
- * mpc_k8s_args_free before the body. Encoders return trees the caller owns (NULL when out of memory).
+ * mpc_k8s_args_free before the body. Encoders write into the caller's writer (json.h).
  */
 #ifndef MPC_K8S_H
 #define MPC_K8S_H
 
 #include <cjson/cJSON.h>
 
-#include "../service/k8s.h"
+#include "../types/k8s_types.h"
+#include "json.h"
 
 typedef struct mpc_k8s_args {
 	mps_k8s_request rq;		/* rq.nodes: heap */
@@ -40,12 +44,17 @@ mp_status mpc_k8s_args_decode(const cJSON *body, mpc_k8s_args *out, mp_error *er
 /* Releases what *a holds (the nodes, the stream's texts and Pod tree); *a is then empty. */
 void mpc_k8s_args_free(mpc_k8s_args *a);
 
-/* The rules one Pod object and one Node object are read by (mpc_k8s_args_decode and the stream decoder both call
- * them): the pod's GPU request and job into *pod (its problems in pod->state and pod->error); node i's name,
- * labels and allocatable count into *n, for the pod's GPU resource. A node without a valid name is MP_EINVAL naming
- * "/Nodes/items/<i>/metadata/name"; a bad label is the node's own (n->bad). */
+/* The rules one Pod object and one Node object are read by (mpc_k8s_args_decode, the stream decoder and POST
+ * /v1/observations call them): the pod's GPU request and job into *pod (its problems in pod->state and pod->error;
+ * the job's model ref names the first candidate id); node i's name, labels and allocatable count into *n, for the
+ * pod's GPU resource. A node without a valid name is MP_EINVAL naming "/Nodes/items/<i>/metadata/name"; a bad
+ * label is the node's own (n->bad). */
 void mpc_k8s_read_pod(const cJSON *p, mps_k8s_pod *pod);
 mp_status mpc_k8s_read_node(const cJSON *item, size_t i, const mps_k8s_pod *pod, mps_k8s_node *n, mp_error *err);
+/* A node's name (NUL-terminated) into n->name: 1 to 253 bytes of printable ASCII without '"' (what kube-scheduler
+ * sends is echoed, so only what could break the answer is refused). The error, MP_EINVAL, names where it sits:
+ * "/NodeNames/<i>" (from_names) or "/Nodes/items/<i>/metadata/name". */
+mp_status mpc_k8s_node_name(const char *name, size_t i, bool from_names, mps_k8s_node *n, mp_error *err);
 
 /*
  * The stored model ids a model name may mean, in the order tried: a Hugging Face id or path is lowercased and taken
@@ -59,8 +68,8 @@ size_t mpc_k8s_model_candidates(const char *name, char out[][MP_STORE_ID_MAX], s
 
 /* ExtenderFilterResult: the nodes that passed (Nodes echoing their objects when Nodes was sent, NodeNames with
  * their names), FailedNodes and FailedAndUnresolvableNodes with a reason each, Error. */
-cJSON *mpc_k8s_filter_json(const mpc_k8s_args *a, const mps_k8s_result *r);
+void mpc_k8s_filter_write(mpc_out *w, const mpc_k8s_args *a, const mps_k8s_result *r);
 /* HostPriorityList: [{"Host": name, "Score": 0..10}] for every node sent, in order. */
-cJSON *mpc_k8s_prioritize_json(const mpc_k8s_args *a, const mps_k8s_result *r);
+void mpc_k8s_prioritize_write(mpc_out *w, const mpc_k8s_args *a, const mps_k8s_result *r);
 
 #endif /* MPC_K8S_H */

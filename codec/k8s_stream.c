@@ -12,6 +12,7 @@
 
 #include <yajl/yajl_parse.h>
 
+#include "codec.h"
 #include "json.h"
 #include "k8s_stream.h"
 
@@ -80,6 +81,11 @@ struct mpc_k8s_stream {
 	cJSON **pending;	/* per node, its tree while the pod is unknown (NULL when decoded) */
 	size_t nnodes, cap_nodes;
 	size_t names;
+	/* NodeNames (nodeCacheCapable: true), each NUL-terminated in names_buf at name_at[i], cut to
+	 * MPS_K8S_NAME_MAX bytes (longer is refused by its rule, mpc_k8s_node_name): nodes of their own when Nodes is
+	 * not given */
+	char *names_buf;
+	size_t names_len, names_buf_cap, *name_at, name_at_cap;
 	/* the node being read */
 	cJSON *node_tree;
 	size_t node_values, node_start;	/* node_start: its first byte, as a body offset */
@@ -406,6 +412,38 @@ static int node_end(mpc_k8s_stream *s)
 	return 1;
 }
 
+/* One NodeNames entry (n bytes at v) kept, cut to MPS_K8S_NAME_MAX bytes. */
+static int keep_name(mpc_k8s_stream *s, const char *v, size_t n)
+{
+	size_t take = n < MPS_K8S_NAME_MAX ? n : MPS_K8S_NAME_MAX;
+
+	if (s->names > s->name_at_cap) {
+		size_t cap = s->name_at_cap ? 2 * s->name_at_cap : 64;
+		size_t *p = realloc(s->name_at, cap * sizeof(*p));
+
+		if (p == NULL)
+			return oom(s);
+		s->name_at = p;
+		s->name_at_cap = cap;
+	}
+	if (s->names_len + take + 1 > s->names_buf_cap) {
+		size_t cap = s->names_buf_cap ? s->names_buf_cap : 4096;
+		char *p;
+
+		while (cap < s->names_len + take + 1)
+			cap *= 2;
+		if ((p = realloc(s->names_buf, cap)) == NULL)
+			return oom(s);
+		s->names_buf = p;
+		s->names_buf_cap = cap;
+	}
+	s->name_at[s->names - 1] = s->names_len;
+	memcpy(s->names_buf + s->names_len, v, take);
+	s->names_len += take;
+	s->names_buf[s->names_len++] = '\0';
+	return 1;
+}
+
 /* ----- yajl's events ------------------------------------------------------------------------------------- */
 
 /* A scalar value (kind: 'n' null, 'b' boolean, '#' number, 's' string) under the current frame. */
@@ -450,7 +488,7 @@ static int scalar(mpc_k8s_stream *s, char kind, const char *v, size_t n, int b)
 		if (++s->names > s->lim.max_nodes)
 			return fail(s, MP_ETOOLARGE, "/NodeNames", "more than the %zu node names one call may carry",
 				    s->lim.max_nodes);
-		return 1;
+		return keep_name(s, v, n);
 	case R_POD:
 		return add_to_tree(s, f, kind == 'n'   ? cJSON_CreateNull()
 					 : kind == 'b' ? cJSON_CreateBool(b)
@@ -759,6 +797,10 @@ void mpc_k8s_stream_free(mpc_k8s_stream *s)
 	free(s->echo_buf);
 	free(s->echo_at);
 	free(s->echo_n);
+	free(s->names_buf);
+	free(s->name_at);
+	if (s->pod_decoded) /* (not moved out by mpc_k8s_stream_finish) */
+		mpc_model_ref_release(s->pod.job.training ? &s->pod.job.u.train.model : &s->pod.job.u.inference.model);
 	free(s);
 }
 
@@ -806,7 +848,8 @@ mp_status mpc_k8s_stream_feed(mpc_k8s_stream *s, const char *data, size_t n, mp_
 size_t mpc_k8s_stream_held(const mpc_k8s_stream *s)
 {
 	return s->echo_cap + s->cap_nodes * (sizeof(*s->nodes) + sizeof(*s->pending) + 2 * sizeof(size_t)) +
-	       s->pod_bytes + (s->pod_decoded ? 0 : s->nnodes * 512);
+	       s->pod_bytes + (s->pod_decoded ? 0 : s->nnodes * 512) + s->names_buf_cap +
+	       s->name_at_cap * sizeof(size_t);
 }
 
 mp_status mpc_k8s_stream_finish(mpc_k8s_stream *s, mpc_k8s_args *out, mp_error *err)
@@ -830,12 +873,28 @@ mp_status mpc_k8s_stream_finish(mpc_k8s_stream *s, mpc_k8s_args *out, mp_error *
 		cJSON_Delete(s->pending[i]);
 		s->pending[i] = NULL;
 	}
+	if (s->st == MP_OK && !s->nodes_given && s->names_seen) {
+		/* nodeCacheCapable: true: names alone, their facts are the node cache's (service/k8s.c) */
+		mps_k8s_node *nodes = calloc(s->names ? s->names : 1, sizeof(*nodes));
+
+		if (nodes == NULL)
+			s->st = mp_fail(&s->err, MP_ENOMEM, "", "out of memory");
+		for (size_t i = 0; s->st == MP_OK && i < s->names; i++) {
+			s->st = mpc_k8s_node_name(s->names_buf + s->name_at[i], i, true, &nodes[i], &s->err);
+			nodes[i].name_only = true;
+		}
+		free(s->nodes); /* (none: Nodes was not given) */
+		s->nodes = nodes;
+		s->nnodes = s->st == MP_OK ? s->names : 0;
+		s->cap_nodes = s->names;
+	}
 	if (s->st != MP_OK) {
 		if (err)
 			*err = s->err;
 		return s->st;
 	}
 	out->rq.pod = s->pod;
+	s->pod_decoded = false; /* (the pod's model is out's now) */
 	out->rq.nodes = s->nodes ? s->nodes : calloc(1, sizeof(*out->rq.nodes));
 	out->rq.nnodes = s->nnodes;
 	out->nodes_given = s->nodes_given;
@@ -844,14 +903,14 @@ mp_status mpc_k8s_stream_finish(mpc_k8s_stream *s, mpc_k8s_args *out, mp_error *
 	s->nodes = NULL;
 	s->pod_tree = NULL;
 	s->nnodes = 0;
-	if (s->echo) {
+	if (s->echo && s->nodes_given) { /* (NodeNames alone: no texts to echo) */
 		out->echo = s->echo_buf ? s->echo_buf : malloc(1);
 		out->echo_at = s->echo_at;
 		out->echo_len = s->echo_n;
 		s->echo_buf = NULL;
 		s->echo_at = s->echo_n = NULL;
 	}
-	if (out->rq.nodes == NULL || (s->echo && out->echo == NULL)) {
+	if (out->rq.nodes == NULL || (s->echo && s->nodes_given && out->echo == NULL)) {
 		mpc_k8s_args_free(out);
 		return mp_fail(err, MP_ENOMEM, "", "out of memory");
 	}

@@ -68,7 +68,7 @@ size_t mpc_k8s_stream_held(const mpc_k8s_stream *s);
  * ExtenderFilterResult around echoed Node texts (out->echo), written as pieces so the nodes' texts are sent from
  * where they were kept, never copied: *head (everything up to the first echoed node), then the texts of the nodes
  * that passed separated by ',', then *tail. Both heap (free()), with their lengths; NULL when out of memory. The
- * members and their order are mpc_k8s_filter_json's. For arguments without echoed texts, or an answer with an
+ * members and their order are mpc_k8s_filter_write's. For arguments without echoed texts, or an answer with an
  * Error (no Nodes), *head is "" and *tail the whole answer.
  */
 mp_status mpc_k8s_filter_pieces(const mpc_k8s_args *a, const mps_k8s_result *r, char **head, size_t *head_len,

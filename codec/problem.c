@@ -33,6 +33,7 @@ const char *mpc_problem_slug(mp_status st)
 	case MP_ENOSPACE: return "insufficient-storage";
 	case MP_EPRECONDITION: return "precondition-failed";
 	case MP_EFRAMING: return "malformed-request";
+	case MP_EUPSTREAM: return "bad-gateway";
 	}
 	return "internal-error";
 }
@@ -57,6 +58,7 @@ static const char *title_of(int http)
 	case 428: return "Precondition Required";
 	case 431: return "Request Header Fields Too Large";
 	case 501: return "Not Implemented";
+	case 502: return "Bad Gateway";
 	case 503: return "Service Unavailable";
 	case 505: return "HTTP Version Not Supported";
 	case 507: return "Insufficient Storage";
@@ -64,17 +66,17 @@ static const char *title_of(int http)
 	}
 }
 
-static void add_entry(cJSON *errors, const char *field, const char *message)
+static void add_entry(mpc_out *w, const char *field, const char *message)
 {
 	char f[sizeof(((mp_error *)0)->field)], m[sizeof(((mp_error *)0)->message)];
-	cJSON *e = cJSON_CreateObject();
 
 	/* messages may quote request text (an id, a key) or be cut mid-character: send only well-formed UTF-8 */
 	mpc_utf8_sanitize(f, sizeof(f), field);
 	mpc_utf8_sanitize(m, sizeof(m), message);
-	cJSON_AddStringToObject(e, "field", f);
-	cJSON_AddStringToObject(e, "message", m);
-	mpc_append(errors, e);
+	mpc_w_obj(w, NULL);
+	mpc_w_str(w, "field", f);
+	mpc_w_str(w, "message", m);
+	mpc_w_end(w);
 }
 
 /* Whether err's own problem is one of those kept in its list. */
@@ -87,19 +89,17 @@ static bool listed(const mp_error *err)
 	return false;
 }
 
-cJSON *mpc_problem_json(int http, mp_status st, const mp_error *err)
+void mpc_problem_write(mpc_out *w, int http, mp_status st, const mp_error *err)
 {
-	cJSON *doc = cJSON_CreateObject(), *errors;
 	char type[96], message[sizeof(err->message)], detail[sizeof(err->message) + 96];
 	size_t kept = err->all ? err->all->n : 0, total;
 
-	if (doc == NULL)
-		return NULL;
 	snprintf(type, sizeof(type), "urn:memplan:problem:%s",
 		 http == 405 ? "method-not-allowed" : http == 415 ? "unsupported-media-type" : mpc_problem_slug(st));
-	cJSON_AddStringToObject(doc, "type", type);
-	cJSON_AddStringToObject(doc, "title", title_of(http));
-	cJSON_AddNumberToObject(doc, "status", http);
+	mpc_w_obj(w, NULL);
+	mpc_w_str(w, "type", type);
+	mpc_w_str(w, "title", title_of(http));
+	mpc_w_num(w, "status", http);
 	/* every problem of the request (err->all, in the order found) with err's own first when it is not among them;
 	 * detail is the first problem's message, saying how many there are in all */
 	total = (err->message[0] && !listed(err) ? 1 : 0) + kept + (err->all ? err->all->dropped : 0);
@@ -110,20 +110,19 @@ cJSON *mpc_problem_json(int http, mp_status st, const mp_error *err)
 		snprintf(detail, sizeof(detail), "%s (%zu problems in all, each in errors)", message, total);
 	else
 		snprintf(detail, sizeof(detail), "%s", message);
-	cJSON_AddStringToObject(doc, "detail", detail);
-	errors = cJSON_AddArrayToObject(doc, "errors");
-	if (errors == NULL)
-		return doc;
+	mpc_w_str(w, "detail", detail);
+	mpc_w_arr(w, "errors");
 	if (err->message[0] && !listed(err))
-		add_entry(errors, err->field, err->message);
+		add_entry(w, err->field, err->message);
 	for (size_t i = 0; i < kept; i++)
-		add_entry(errors, err->all->item[i].field, err->all->item[i].message);
+		add_entry(w, err->all->item[i].field, err->all->item[i].message);
 	if (err->all && err->all->dropped) {
 		char more[96];
 
 		snprintf(more, sizeof(more), "%zu more problems were found and not listed (at most %d are)",
 			 err->all->dropped, MP_MAX_ERRORS);
-		add_entry(errors, "", more);
+		add_entry(w, "", more);
 	}
-	return doc;
+	mpc_w_end(w);
+	mpc_w_end(w);
 }

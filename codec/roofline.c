@@ -298,80 +298,76 @@ static const char *level_name(int l)
 	return l == MP_LEVEL_DRAM ? "dram" : l == MP_LEVEL_L2 ? "l2" : "shared_memory";
 }
 
-static void add_roof(cJSON *o, const mp_roof *r)
+static void roof_members(mpc_out *w, const mp_roof *r)
 {
-	cJSON *levels;
-
-	mpc_add_num(o, "flops", r->flops);
-	mpc_add_num(o, "bytes", r->bytes);
-	mpc_add_num(o, "arithmetic_intensity_flops_per_byte", r->intensity_flops_per_byte);
-	cJSON_AddStringToObject(o, "unit", r->unit == MP_UNIT_MATRIX ? "matrix" : "vector");
-	cJSON_AddStringToObject(o, "peak_dtype", mp_dtype_name(r->peak_dtype));
-	cJSON_AddBoolToObject(o, "peak_fallback", r->peak_fallback);
-	mpc_add_num(o, "peak_flops_per_second", r->peak_flops_per_second);
-	mpc_add_num(o, "ridge_flops_per_byte", r->ridge_flops_per_byte);
-	mpc_add_num(o, "attainable_flops_per_second", r->attainable_flops_per_second);
-	mpc_add_num(o, "fraction_of_peak", r->fraction_of_peak);
-	cJSON_AddStringToObject(o, "bound", r->compute_bound ? "compute" : "memory");
-	mpc_add_num(o, "memory_time_seconds", r->memory_time_seconds);
-	mpc_add_num(o, "compute_time_seconds", r->compute_time_seconds);
-	mpc_add_num(o, "time_seconds", r->time_seconds);
-	cJSON_AddStringToObject(o, "binding_level", level_name(r->binding_level));
-	levels = cJSON_AddArrayToObject(o, "levels");
+	mpc_w_num(w, "flops", r->flops);
+	mpc_w_num(w, "bytes", r->bytes);
+	mpc_w_num(w, "arithmetic_intensity_flops_per_byte", r->intensity_flops_per_byte);
+	mpc_w_lit(w, "unit", r->unit == MP_UNIT_MATRIX ? "matrix" : "vector");
+	mpc_w_lit(w, "peak_dtype", mp_dtype_name(r->peak_dtype));
+	mpc_w_bool(w, "peak_fallback", r->peak_fallback);
+	mpc_w_num(w, "peak_flops_per_second", r->peak_flops_per_second);
+	mpc_w_num(w, "ridge_flops_per_byte", r->ridge_flops_per_byte);
+	mpc_w_num(w, "attainable_flops_per_second", r->attainable_flops_per_second);
+	mpc_w_num(w, "fraction_of_peak", r->fraction_of_peak);
+	mpc_w_lit(w, "bound", r->compute_bound ? "compute" : "memory");
+	mpc_w_num(w, "memory_time_seconds", r->memory_time_seconds);
+	mpc_w_num(w, "compute_time_seconds", r->compute_time_seconds);
+	mpc_w_num(w, "time_seconds", r->time_seconds);
+	mpc_w_lit(w, "binding_level", level_name(r->binding_level));
+	mpc_w_arr(w, "levels");
 	for (int i = 0; i < MP_LEVEL_COUNT; i++) {
 		const mp_level_roof *l = &r->level[i];
-		cJSON *e;
 
 		if (!l->present)
 			continue;
-		e = cJSON_CreateObject();
-		cJSON_AddStringToObject(e, "level", level_name(i));
-		mpc_add_num(e, "bandwidth_bytes_per_second", l->bandwidth_bytes_per_second);
-		mpc_add_num(e, "bytes", l->bytes);
-		mpc_add_num(e, "arithmetic_intensity_flops_per_byte",
-		        isfinite(l->intensity_flops_per_byte) ? l->intensity_flops_per_byte : 0);
-		mpc_add_num(e, "attainable_flops_per_second", l->attainable_flops_per_second);
-		mpc_add_num(e, "time_seconds", l->time_seconds);
-		mpc_append(levels, e);
+		mpc_w_obj(w, NULL);
+		mpc_w_lit(w, "level", level_name(i));
+		mpc_w_num(w, "bandwidth_bytes_per_second", l->bandwidth_bytes_per_second);
+		mpc_w_num(w, "bytes", l->bytes);
+		mpc_w_num(w, "arithmetic_intensity_flops_per_byte",
+			  isfinite(l->intensity_flops_per_byte) ? l->intensity_flops_per_byte : 0);
+		mpc_w_num(w, "attainable_flops_per_second", l->attainable_flops_per_second);
+		mpc_w_num(w, "time_seconds", l->time_seconds);
+		mpc_w_end(w);
 	}
+	mpc_w_end(w);
 }
 
-static cJSON *step_json(const mp_step *s)
+static void step_write(mpc_out *w, const char *key, const mp_step *s)
 {
-	cJSON *o = cJSON_CreateObject(), *ops;
-
-	if (o == NULL)
-		return NULL;
-	cJSON_AddStringToObject(o, "phase", s->phase == MP_PHASE_DECODE ? "decode" : "prefill");
-	mpc_add_num(o, "step_seconds", s->step_seconds);
-	mpc_add_num(o, "tokens_per_second_per_sequence", s->tokens_per_second_per_sequence);
-	mpc_add_num(o, "tokens_per_second_total", s->tokens_per_second_total);
-	cJSON_AddStringToObject(o, "bound", s->compute_bound ? "compute" : "memory");
-	mpc_add_num(o, "memory_bound_seconds", s->memory_seconds);
-	mpc_add_num(o, "compute_bound_seconds", s->compute_seconds);
-	mpc_add_num(o, "flops", s->flops);
-	mpc_add_num(o, "bytes", s->bytes);
-	mpc_add_num(o, "weight_bytes", s->weight_bytes);
-	mpc_add_num(o, "kv_cache_read_bytes", s->kv_read_bytes);
+	mpc_w_obj(w, key);
+	mpc_w_lit(w, "phase", s->phase == MP_PHASE_DECODE ? "decode" : "prefill");
+	mpc_w_num(w, "step_seconds", s->step_seconds);
+	mpc_w_num(w, "tokens_per_second_per_sequence", s->tokens_per_second_per_sequence);
+	mpc_w_num(w, "tokens_per_second_total", s->tokens_per_second_total);
+	mpc_w_lit(w, "bound", s->compute_bound ? "compute" : "memory");
+	mpc_w_num(w, "memory_bound_seconds", s->memory_seconds);
+	mpc_w_num(w, "compute_bound_seconds", s->compute_seconds);
+	mpc_w_num(w, "flops", s->flops);
+	mpc_w_num(w, "bytes", s->bytes);
+	mpc_w_num(w, "weight_bytes", s->weight_bytes);
+	mpc_w_num(w, "kv_cache_read_bytes", s->kv_read_bytes);
 	if (s->active_experts > 0)
-		mpc_add_num(o, "active_experts_per_moe_layer", s->active_experts);
-	ops = cJSON_AddArrayToObject(o, "ops");
+		mpc_w_num(w, "active_experts_per_moe_layer", s->active_experts);
+	mpc_w_arr(w, "ops");
 	for (size_t i = 0; i < s->nops; i++) {
 		const mp_step_op *so = &s->ops[i];
-		cJSON *e = cJSON_CreateObject();
 
-		cJSON_AddStringToObject(e, "name", so->name);
-		mpc_add_num(e, "count", so->count);
-		mpc_add_num(e, "flops", so->roof.flops);
-		mpc_add_num(e, "bytes", so->roof.bytes);
-		mpc_add_num(e, "weight_bytes", so->weight_bytes);
-		mpc_add_num(e, "arithmetic_intensity_flops_per_byte", so->roof.intensity_flops_per_byte);
-		cJSON_AddStringToObject(e, "bound", so->roof.compute_bound ? "compute" : "memory");
-		mpc_add_num(e, "time_seconds", so->roof.time_seconds);
-		mpc_add_num(e, "total_seconds", so->time_seconds);
-		mpc_append(ops, e);
+		mpc_w_obj(w, NULL);
+		mpc_w_str(w, "name", so->name);
+		mpc_w_num(w, "count", so->count);
+		mpc_w_num(w, "flops", so->roof.flops);
+		mpc_w_num(w, "bytes", so->roof.bytes);
+		mpc_w_num(w, "weight_bytes", so->weight_bytes);
+		mpc_w_num(w, "arithmetic_intensity_flops_per_byte", so->roof.intensity_flops_per_byte);
+		mpc_w_lit(w, "bound", so->roof.compute_bound ? "compute" : "memory");
+		mpc_w_num(w, "time_seconds", so->roof.time_seconds);
+		mpc_w_num(w, "total_seconds", so->time_seconds);
+		mpc_w_end(w);
 	}
-	return o;
+	mpc_w_end(w);
+	mpc_w_end(w);
 }
 
 typedef struct transformer_body {
@@ -413,6 +409,11 @@ static const mpm_field transformer_fields[] = {
      .offset = offsetof(transformer_body, req.prompt_tokens),
      .min = 1,
      .max = MP_MAX_SEQUENCE_LENGTH},
+    {.name = "tensor_parallel_size",
+     .type = MPM_F_U64,
+     .offset = offsetof(transformer_body, req.tensor_parallel_size),
+     .min = 1,
+     .max = MP_MAX_GPUS},
     {.name = "attention", .type = MPM_F_ENUM, .offset = offsetof(transformer_body, attention), .names = impl_names},
     {.name = "allow_beyond_max_position_embeddings",
      .type = MPM_F_BOOL,
@@ -455,9 +456,11 @@ static mp_status decode_transformer_at(const cJSON *t, const char *at, mps_roofl
 	memset(&tb, 0, sizeof(tb));
 	memset(out, 0, sizeof(*out));
 	snprintf(out->pointer, sizeof(out->pointer), "%s", at);
-	snprintf(wfield, sizeof(wfield), "%s/weight_dtype", at);
-	snprintf(kfield, sizeof(kfield), "%s/kv_cache_dtype", at);
-	snprintf(model, sizeof(model), "%s/model", at);
+	/* the members' pointers: "/transformer/weight_dtype" in a body, "?weight_dtype" in a query (as mp_fail_at
+	 * writes them), so a problem recorded twice on the way reads the same both times */
+	snprintf(wfield, sizeof(wfield), "%s%sweight_dtype", at, strcmp(at, "?") == 0 ? "" : "/");
+	snprintf(kfield, sizeof(kfield), "%s%skv_cache_dtype", at, strcmp(at, "?") == 0 ? "" : "/");
+	snprintf(model, sizeof(model), "%s%smodel", at, strcmp(at, "?") == 0 ? "" : "/");
 	out->given = true;
 	tb.req.batch_size = 1;
 	tb.req.context_tokens = 4096;
@@ -482,6 +485,7 @@ static mp_status decode_transformer_at(const cJSON *t, const char *at, mps_roofl
 	out->context_given = cJSON_GetObjectItemCaseSensitive(t, "context_tokens") != NULL;
 	out->prompt_given = cJSON_GetObjectItemCaseSensitive(t, "prompt_tokens") != NULL;
 	out->activation_given = cJSON_GetObjectItemCaseSensitive(t, "activation_dtype") != NULL;
+	out->tp_given = cJSON_GetObjectItemCaseSensitive(t, "tensor_parallel_size") != NULL;
 	mp_problems_note(&p,
 			 mpc_model_ref_decode(cJSON_GetObjectItemCaseSensitive(t, "model"), model, true, &out->job.model,
 					      err),
@@ -496,8 +500,9 @@ static mp_status decode_transformer(const cJSON *t, mps_roofline_transformer *ou
 
 mp_status mpc_transformer_query_decode(mpc_query_fn get, void *ctx, mps_roofline_transformer *out, mp_error *err)
 {
-	static const char *const names[] = { "model", "batch_size", "context_tokens", "prompt_tokens", "weight_dtype",
-					     "kv_cache_dtype", "compute_dtype" };
+	/* the numbers first (1 to 4): a value of digits becomes a JSON number */
+	static const char *const names[] = { "model", "batch_size", "context_tokens", "prompt_tokens",
+					     "tensor_parallel_size", "weight_dtype", "kv_cache_dtype", "compute_dtype" };
 	cJSON *t = cJSON_CreateObject();
 	mp_status st;
 
@@ -510,7 +515,7 @@ mp_status mpc_transformer_query_decode(mpc_query_fn get, void *ctx, mps_roofline
 
 		if (v == NULL)
 			continue;
-		d = i >= 1 && i <= 3 && v[0] >= '0' && v[0] <= '9' ? strtod(v, &end) : 0;
+		d = i >= 1 && i <= 4 && v[0] >= '0' && v[0] <= '9' ? strtod(v, &end) : 0;
 		mpc_add_item(t, names[i], end && *end == '\0' ? cJSON_CreateNumber(d) : cJSON_CreateString(v));
 	}
 	st = decode_transformer_at(t, "?", out, err);
@@ -636,138 +641,137 @@ mp_status mpc_op_spec_decode(const char *spec, const char *field, mps_roofline_o
 /* ----- the answer --------------------------------------------------------------------------------------- */
 
 /* The transformer's request as analysed, each value with where it came from (the plan's request echo). */
-static cJSON *transformer_request_json(const mps_roofline_result *r)
+static void transformer_request_write(mpc_out *w, const mps_roofline_result *r)
 {
 	const mp_step_req *q = &r->step;
-	cJSON *o = cJSON_CreateObject();
 
-	if (o == NULL)
-		return NULL;
-	cJSON_AddStringToObject(o, "weight_dtype", mp_dtype_name(q->weight_dtype));
-	cJSON_AddStringToObject(o, "weight_dtype_from", r->choice.weight_dtype_from ? r->choice.weight_dtype_from : "request");
+	mpc_w_obj(w, "request");
+	mpc_w_lit(w, "weight_dtype", mp_dtype_name(q->weight_dtype));
+	mpc_w_str(w, "weight_dtype_from", r->choice.weight_dtype_from ? r->choice.weight_dtype_from : "request");
 	if (q->weight_dtype == MP_DTYPE_INT4)
-		cJSON_AddStringToObject(o, "int4_scheme", r->int4_scheme == MP_INT4_AWQ ? "awq" : "gptq");
-	cJSON_AddStringToObject(o, "kv_cache_dtype", mp_dtype_name(q->kv_cache_dtype));
-	cJSON_AddStringToObject(o, "kv_cache_dtype_from",
-				r->choice.kv_cache_dtype_from ? r->choice.kv_cache_dtype_from : "request");
-	cJSON_AddStringToObject(o, "compute_dtype", mp_dtype_name(r->compute_dtype ? r->compute_dtype : MP_DTYPE_BF16));
-	cJSON_AddStringToObject(o, "compute_dtype_from",
-				r->choice.compute_dtype_from ? r->choice.compute_dtype_from : "request");
-	cJSON_AddStringToObject(o, "activation_dtype", mp_dtype_name(mp_step_activation_dtype(q)));
-	cJSON_AddStringToObject(o, "activation_dtype_from", r->activation_dtype_from);
-	mpc_add_num(o, "batch_size", (double)q->batch_size);
-	cJSON_AddStringToObject(o, "batch_size_from", r->batch_size_from);
-	mpc_add_num(o, "context_tokens", (double)q->context_tokens);
-	cJSON_AddStringToObject(o, "context_tokens_from", r->context_tokens_from);
-	mpc_add_num(o, "prompt_tokens", (double)q->prompt_tokens);
-	cJSON_AddStringToObject(o, "prompt_tokens_from", r->prompt_tokens_from);
-	cJSON_AddStringToObject(o, "attention", q->eager_attention ? "eager" : "fused");
-	cJSON_AddBoolToObject(o, "allow_beyond_max_position_embeddings", q->allow_beyond_max_position);
-	return o;
+		mpc_w_lit(w, "int4_scheme", r->int4_scheme == MP_INT4_AWQ ? "awq" : "gptq");
+	mpc_w_lit(w, "kv_cache_dtype", mp_dtype_name(q->kv_cache_dtype));
+	mpc_w_str(w, "kv_cache_dtype_from", r->choice.kv_cache_dtype_from ? r->choice.kv_cache_dtype_from : "request");
+	mpc_w_lit(w, "compute_dtype", mp_dtype_name(r->compute_dtype ? r->compute_dtype : MP_DTYPE_BF16));
+	mpc_w_str(w, "compute_dtype_from", r->choice.compute_dtype_from ? r->choice.compute_dtype_from : "request");
+	mpc_w_lit(w, "activation_dtype", mp_dtype_name(mp_step_activation_dtype(q)));
+	mpc_w_str(w, "activation_dtype_from", r->activation_dtype_from);
+	mpc_w_num(w, "batch_size", (double)q->batch_size);
+	mpc_w_str(w, "batch_size_from", r->batch_size_from);
+	mpc_w_num(w, "context_tokens", (double)q->context_tokens);
+	mpc_w_str(w, "context_tokens_from", r->context_tokens_from);
+	mpc_w_num(w, "prompt_tokens", (double)q->prompt_tokens);
+	mpc_w_str(w, "prompt_tokens_from", r->prompt_tokens_from);
+	mpc_w_u64(w, "tensor_parallel_size", q->tensor_parallel_size ? q->tensor_parallel_size : 1);
+	mpc_w_str(w, "tensor_parallel_size_from", r->tensor_parallel_size_from ? r->tensor_parallel_size_from : "default");
+	mpc_w_lit(w, "attention", q->eager_attention ? "eager" : "fused");
+	mpc_w_bool(w, "allow_beyond_max_position_embeddings", q->allow_beyond_max_position);
+	mpc_w_end(w);
 }
 
-static cJSON *transformer_json(const mps_roofline_result *r)
+static void transformer_write(mpc_out *w, const mps_roofline_result *r)
 {
-	cJSON *o = cJSON_CreateObject();
-
-	if (o == NULL)
-		return NULL;
-	mpc_add_item(o, "model", mpc_model_json(&r->model));
-	mpc_add_item(o, "request", transformer_request_json(r));
-	mpc_add_item(o, "decode", step_json(&r->decode));
-	mpc_add_item(o, "prefill", step_json(&r->prefill));
-	mpc_add_u64_or_null(o, "decode_compute_bound_batch", r->decode_compute_bound_batch);
-	return o;
+	mpc_w_obj(w, "transformer");
+	mpc_model_write(w, "model", &r->model);
+	transformer_request_write(w, r);
+	step_write(w, "decode", &r->decode);
+	step_write(w, "prefill", &r->prefill);
+	mpc_w_u64_or_null(w, "decode_compute_bound_batch", r->decode_compute_bound_batch);
+	mpc_w_end(w);
 }
 
-cJSON *mpc_roofline_json(const mps_roofline_request *rq, const mps_roofline_result *r)
+void mpc_roofline_write(mpc_out *w, const mps_roofline_request *rq, const mps_roofline_result *r)
 {
 	const mp_device *hw = &r->device.hw;
-	cJSON *doc = cJSON_CreateObject(), *d, *arr, *warnings, *notes;
+	char more[96];
 
-	if (doc == NULL)
-		return NULL;
-	d = cJSON_AddObjectToObject(doc, "device");
-	mpc_add_str_or_null(d, "id", r->device.id);
-	cJSON_AddStringToObject(d, "name", r->device.name);
-	mpc_add_num(d, "memory_bandwidth_bytes_per_second", hw->memory_bandwidth_bytes_per_second);
-	mpc_add_num(d, "peak_flops_per_second", r->peak_flops_per_second);
-	cJSON_AddStringToObject(d, "peak_dtype", mp_dtype_name(r->peak_dtype));
+	mpc_w_obj(w, NULL);
+	mpc_w_obj(w, "device");
+	mpc_w_str_or_null(w, "id", r->device.id);
+	mpc_w_str(w, "name", r->device.name);
+	mpc_w_num(w, "memory_bandwidth_bytes_per_second", hw->memory_bandwidth_bytes_per_second);
+	mpc_w_num(w, "peak_flops_per_second", r->peak_flops_per_second);
+	mpc_w_lit(w, "peak_dtype", mp_dtype_name(r->peak_dtype));
 	if (r->vector_flops_per_second > 0)
-		mpc_add_num(d, "vector_flops_per_second", r->vector_flops_per_second);
+		mpc_w_num(w, "vector_flops_per_second", r->vector_flops_per_second);
 	if (hw->l2_bandwidth_bytes_per_second > 0)
-		mpc_add_num(d, "l2_bandwidth_bytes_per_second", hw->l2_bandwidth_bytes_per_second);
+		mpc_w_num(w, "l2_bandwidth_bytes_per_second", hw->l2_bandwidth_bytes_per_second);
 	if (hw->shared_memory_bandwidth_bytes_per_second > 0)
-		mpc_add_num(d, "shared_memory_bandwidth_bytes_per_second", hw->shared_memory_bandwidth_bytes_per_second);
-	cJSON_AddStringToObject(doc, "ridge_dtype", mp_dtype_name(r->ridge_dtype));
-	mpc_add_num(doc, "ridge_flops_per_byte", r->ridge_flops_per_byte);
+		mpc_w_num(w, "shared_memory_bandwidth_bytes_per_second", hw->shared_memory_bandwidth_bytes_per_second);
+	mpc_w_end(w);
+	mpc_w_lit(w, "ridge_dtype", mp_dtype_name(r->ridge_dtype));
+	mpc_w_num(w, "ridge_flops_per_byte", r->ridge_flops_per_byte);
 	if (r->have_littles_law) {
-		cJSON *ll = cJSON_AddObjectToObject(doc, "littles_law");
-
-		mpc_add_num(ll, "latency_seconds", r->littles_law.latency_seconds);
-		mpc_add_num(ll, "bytes_in_flight", r->littles_law.bytes_in_flight);
+		mpc_w_obj(w, "littles_law");
+		mpc_w_num(w, "latency_seconds", r->littles_law.latency_seconds);
+		mpc_w_num(w, "bytes_in_flight", r->littles_law.bytes_in_flight);
 		if (hw->sm_count)
-			mpc_add_num(ll, "bytes_in_flight_per_sm", r->littles_law.bytes_in_flight_per_sm);
+			mpc_w_num(w, "bytes_in_flight_per_sm", r->littles_law.bytes_in_flight_per_sm);
 		else
-			cJSON_AddNullToObject(ll, "bytes_in_flight_per_sm");
+			mpc_w_null(w, "bytes_in_flight_per_sm");
+		mpc_w_end(w);
 	}
-	arr = cJSON_AddArrayToObject(doc, "ops");
-	warnings = cJSON_AddArrayToObject(doc, "warnings");
-	for (size_t i = 0; i < r->warnings.n && i < MPS_MAX_WARNINGS; i++)
-		mpc_append(warnings, cJSON_CreateString(r->warnings.text[i]));
+	mpc_w_arr(w, "ops");
 	for (size_t i = 0; i < r->nops; i++) {
 		const mps_roofline_op *op = &rq->ops[i];
 		const mps_roofline_op_result *res = &r->ops[i];
-		cJSON *e = cJSON_CreateObject();
 
-		if (e == NULL || !cJSON_AddItemToArray(arr, e)) {
-			cJSON_Delete(e);
-			cJSON_Delete(doc);
-			return NULL;
-		}
-		cJSON_AddStringToObject(e, "label", op->label);
-		cJSON_AddStringToObject(e, "op", op->kind);
-		cJSON_AddStringToObject(e, "dtype", mp_dtype_name(op->op.dtype));
-		add_roof(e, &res->roof);
+		mpc_w_obj(w, NULL);
+		mpc_w_str(w, "label", op->label);
+		mpc_w_str(w, "op", op->kind);
+		mpc_w_lit(w, "dtype", mp_dtype_name(op->op.dtype));
+		roof_members(w, &res->roof);
 		if (op->decode && res->roof.time_seconds > 0) {
-			mpc_add_num(e, "tokens_per_second_per_sequence", 1.0 / res->roof.time_seconds);
-			mpc_add_num(e, "tokens_per_second_total", (double)op->batch / res->roof.time_seconds);
+			mpc_w_num(w, "tokens_per_second_per_sequence", 1.0 / res->roof.time_seconds);
+			mpc_w_num(w, "tokens_per_second_total", (double)op->batch / res->roof.time_seconds);
 		}
 		if (res->measured) {
 			const mp_measurement_check *mc = &res->check;
-			cJSON *m = cJSON_AddObjectToObject(e, "measured");
 
-			mpc_add_num(m, "time_seconds", mc->measured_seconds);
-			mpc_add_num(m, "effective_bandwidth_bytes_per_second", mc->effective_bandwidth_bytes_per_second);
-			mpc_add_num(m, "effective_flops_per_second", mc->effective_flops_per_second);
-			mpc_add_num(m, "fraction_of_floor", mc->achieved_fraction);
-			cJSON_AddBoolToObject(m, "above_roof", mc->above_roof);
-			if (mc->above_roof) {
-				char msg[256];
-
-				snprintf(msg, sizeof(msg),
-					 "%s: the measured %.4g s beats the roofline floor %.4g s (effective %.4g GB/s "
-					 "against %.4g GB/s): the device profile or the measurement is wrong",
-					 op->pointer, mc->measured_seconds, res->roof.time_seconds,
-					 mc->effective_bandwidth_bytes_per_second / 1e9,
-					 hw->memory_bandwidth_bytes_per_second / 1e9);
-				mpc_append(warnings, cJSON_CreateString(msg));
-			}
+			mpc_w_obj(w, "measured");
+			mpc_w_num(w, "time_seconds", mc->measured_seconds);
+			mpc_w_num(w, "effective_bandwidth_bytes_per_second", mc->effective_bandwidth_bytes_per_second);
+			mpc_w_num(w, "effective_flops_per_second", mc->effective_flops_per_second);
+			mpc_w_num(w, "fraction_of_floor", mc->achieved_fraction);
+			mpc_w_bool(w, "above_roof", mc->above_roof);
+			mpc_w_end(w);
 		}
+		mpc_w_end(w);
 	}
+	mpc_w_end(w);
+	/* the service's warnings, then a measurement that beats its floor (the profile or the measurement is wrong) */
+	mpc_w_arr(w, "warnings");
+	for (size_t i = 0; i < r->warnings.n && i < MPS_MAX_WARNINGS; i++)
+		mpc_w_str(w, NULL, r->warnings.text[i]);
+	if (mps_warnings_left_out(&r->warnings, more, sizeof(more)))
+		mpc_w_str(w, NULL, more);
+	for (size_t i = 0; i < r->nops; i++) {
+		const mps_roofline_op *op = &rq->ops[i];
+		const mps_roofline_op_result *res = &r->ops[i];
+		const mp_measurement_check *mc = &res->check;
+		char msg[256];
+
+		if (!res->measured || !mc->above_roof)
+			continue;
+		snprintf(msg, sizeof(msg),
+			 "%s: the measured %.4g s beats the roofline floor %.4g s (effective %.4g GB/s against %.4g GB/s): "
+			 "the device profile or the measurement is wrong",
+			 op->pointer, mc->measured_seconds, res->roof.time_seconds,
+			 mc->effective_bandwidth_bytes_per_second / 1e9, hw->memory_bandwidth_bytes_per_second / 1e9);
+		mpc_w_str(w, NULL, msg);
+	}
+	mpc_w_end(w);
 	if (r->have_transformer)
-		mpc_add_item(doc, "transformer", transformer_json(r));
-	notes = cJSON_AddArrayToObject(doc, "notes");
-	mpc_append(
-		notes,
-		cJSON_CreateString(
-			"bytes count each input read once and each output written once (compulsory traffic), so time_seconds "
-			"= max(bytes / bandwidth, flops / peak) is a floor, not a prediction."));
-	mpc_append(notes, cJSON_CreateString("Peaks are dense: matrix work uses the tensor-core peak of its "
-						       "compute dtype, vector work (elementwise, "
-						       "norms, softmax, reductions) the CUDA-core rate; peak_fallback "
-						       "marks a peak taken from another dtype."));
-	return doc;
+		transformer_write(w, r);
+	mpc_w_arr(w, "notes");
+	mpc_w_lit(w, NULL,
+		  "bytes count each input read once and each output written once (compulsory traffic), so time_seconds "
+		  "= max(bytes / bandwidth, flops / peak) is a floor, not a prediction.");
+	mpc_w_lit(w, NULL,
+		  "Peaks are dense: matrix work uses the tensor-core peak of its compute dtype, vector work (elementwise, "
+		  "norms, softmax, reductions) the CUDA-core rate; peak_fallback marks a peak taken from another dtype.");
+	mpc_w_end(w);
+	mpc_w_end(w);
 }
 
 /* The roof a point sits under: the chart roof with the same peak and unit, added (or named) when new. */
@@ -828,6 +832,17 @@ void mpc_chart_from_result(const mps_roofline_request *rq, const mps_roofline_re
 	snprintf(c->roofs[0].label, sizeof(c->roofs[0].label), "%s matrix", mp_dtype_name(r->peak_dtype));
 	for (size_t i = 0; i < r->nops; i++)
 		chart_point(c, rq->ops[i].label[0] ? rq->ops[i].label : rq->ops[i].kind, &r->ops[i].roof);
+	if (r->have_transformer) {
+		c->have_steps = true;
+		snprintf(c->weight_dtype, sizeof(c->weight_dtype), "%s", mp_dtype_name(r->step.weight_dtype));
+		snprintf(c->kv_cache_dtype, sizeof(c->kv_cache_dtype), "%s", mp_dtype_name(r->step.kv_cache_dtype));
+		c->batch_size = r->step.batch_size;
+		c->context_tokens = r->step.context_tokens;
+		c->prompt_tokens = r->step.prompt_tokens;
+		c->tensor_parallel_size = r->step.tensor_parallel_size ? r->step.tensor_parallel_size : 1;
+		c->decode_step_seconds = r->decode.step_seconds;
+		c->prefill_seconds = r->prefill.step_seconds;
+	}
 	for (int ph = 0; r->have_transformer && ph < 2; ph++) {
 		const mp_step *st = ph ? &r->prefill : &r->decode;
 

@@ -1,12 +1,17 @@
 /*
- * slurm.c: the fit table as a Lua chunk of data (see slurm.h). Written as mps_fit answers: a job's entry is printed
- * once its last device is in; the GRES type names come from the aliases of the devices seen, once each.
+ * slurm.c: the fit table as text (see slurm.h). Written as mps_fit answers: a job's record once it begins, a
+ * min_gpus record per device, the GRES types of the devices seen once each at the end, then the "end" record with
+ * the byte count and Adler-32 (zlib) of everything before it.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "slurm.h"
+
+/* a field of at most MP_STORE_ALIAS_MAX bytes, each escaped to 3 */
+#define FIELD_MAX (3 * MP_STORE_ALIAS_MAX + 1)
 
 struct mpc_slurm_writer {
 	char *buf;
@@ -14,7 +19,7 @@ struct mpc_slurm_writer {
 	bool failed;
 	char (*types)[2][MP_STORE_ALIAS_MAX];	/* [i][0] GRES type, [i][1] profile */
 	size_t ntypes, captypes;
-	size_t ndevices_in_job;
+	char job[FIELD_MAX];			/* the current job's id, escaped */
 };
 
 static void put(mpc_slurm_writer *w, const char *s)
@@ -41,41 +46,41 @@ static void put(mpc_slurm_writer *w, const char *s)
 	w->len += n;
 }
 
-static void put_quoted(mpc_slurm_writer *w, const char *s)
+/* " " and s as a field */
+static void put_field(mpc_slurm_writer *w, const char *s)
 {
-	char q[4 * 256 + 3];
+	char f[FIELD_MAX];
 
-	if (!mpc_lua_quote(s, q, sizeof(q)))
+	if (!mpc_slurm_field(s, f, sizeof(f))) {
 		w->failed = true;
-	else
-		put(w, q);
+		return;
+	}
+	put(w, " ");
+	put(w, f);
 }
 
-bool mpc_lua_quote(const char *s, char *out, size_t len)
+bool mpc_slurm_field(const char *s, char *out, size_t len)
 {
+	static const char hex[] = "0123456789ABCDEF";
 	size_t n = 0;
 
-	if (len < 3)
+	if (len == 0)
 		return false;
-	out[n++] = '"';
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		char esc[8];
-		size_t k;
+		bool esc = *p <= 0x20 || *p == '%' || *p == 0x7f;
 
-		if (*p == '\\' || *p == '"')
-			k = (size_t)snprintf(esc, sizeof(esc), "\\%c", *p);
-		else if (*p < 0x20 || *p >= 0x7f)
-			k = (size_t)snprintf(esc, sizeof(esc), "\\%03u", *p);
-		else
-			esc[0] = (char)*p, esc[1] = '\0', k = 1;
-		if (n + k + 2 > len) {
+		if (n + (esc ? 3 : 1) + 1 > len) {
 			out[0] = '\0';
 			return false;
 		}
-		memcpy(out + n, esc, k);
-		n += k;
+		if (esc) {
+			out[n++] = '%';
+			out[n++] = hex[*p >> 4];
+			out[n++] = hex[*p & 0xf];
+		} else {
+			out[n++] = (char)*p;
+		}
 	}
-	out[n++] = '"';
 	out[n] = '\0';
 	return true;
 }
@@ -100,28 +105,30 @@ static mp_status s_begin(void *ctx, const mps_fit_request *rq, size_t ndevices)
 	char num[32];
 
 	(void)ndevices;
-	put(w, "-- memplan fit table for Slurm's job_submit.lua (deploy/slurm), written by POST /v1/slurm/fit-table.\n"
-	       "-- min_gpus: the smallest of gpu_counts the job fits with on the profile, false when none does.\n"
-	       "return {\n  format = \"memplan-slurm-fit-table\",\n  version = 1,\n  gpu_counts = {");
+	put(w, "memplan-slurm-fit-table 2\n"
+	       "# memplan's fit table for Slurm's job_submit.lua (deploy/slurm), written by POST /v1/slurm/fit-table.\n"
+	       "# min_gpus JOB PROFILE N: the smallest of gpu_counts the job fits with on the profile (none: no count).\n"
+	       "gpu_counts");
 	for (size_t g = 0; g < rq->ngpu_counts; g++) {
-		snprintf(num, sizeof(num), "%s%llu", g ? ", " : "", (unsigned long long)rq->gpu_counts[g]);
+		snprintf(num, sizeof(num), " %llu", (unsigned long long)rq->gpu_counts[g]);
 		put(w, num);
 	}
-	put(w, "},\n  jobs = {\n");
+	put(w, "\n");
 	return w->failed ? MP_ENOMEM : MP_OK;
 }
 
-static mp_status s_job_begin(void *ctx, const mps_fit_job *job, const mps_model *model)
+static mp_status s_job_begin(void *ctx, const mps_fit_job *job, const mps_model *model, const mps_warnings *warnings)
 {
 	mpc_slurm_writer *w = ctx;
 
-	put(w, "    [");
-	put_quoted(w, job->id);
-	put(w, "] = {\n      model = ");
-	put_quoted(w, model->id[0] ? model->id : "inline");
-	put(w, job->training ? ",\n      kind = \"training\",\n" : ",\n      kind = \"inference\",\n");
-	put(w, "      min_gpus = {\n");
-	w->ndevices_in_job = 0;
+	(void)warnings; /* the table carries verdicts only; the JSON fit answer says what they rest on */
+	if (!mpc_slurm_field(job->id, w->job, sizeof(w->job)))
+		w->failed = true;
+	put(w, "job ");
+	put(w, w->job);
+	put(w, job->training ? " training" : " inference");
+	put_field(w, model->id[0] ? model->id : "inline");
+	put(w, "\n");
 	return w->failed ? MP_ENOMEM : MP_OK;
 }
 
@@ -167,12 +174,13 @@ static mp_status s_device(void *ctx, const mps_fit_device *dev, const mps_fit_ro
 
 	(void)rows;
 	(void)nrows;
-	put(w, "        [");
-	put_quoted(w, dev->id);
+	put(w, "min_gpus ");
+	put(w, w->job);
+	put_field(w, dev->id);
 	if (smallest)
-		snprintf(num, sizeof(num), "] = %llu,\n", (unsigned long long)smallest);
+		snprintf(num, sizeof(num), " %llu\n", (unsigned long long)smallest);
 	else
-		snprintf(num, sizeof(num), "] = false,\n");
+		snprintf(num, sizeof(num), " none\n");
 	put(w, num);
 	add_types(w, dev);
 	return w->failed ? MP_ENOMEM : MP_OK;
@@ -180,10 +188,8 @@ static mp_status s_device(void *ctx, const mps_fit_device *dev, const mps_fit_ro
 
 static mp_status s_job_end(void *ctx)
 {
-	mpc_slurm_writer *w = ctx;
-
-	put(w, "      },\n    },\n");
-	return w->failed ? MP_ENOMEM : MP_OK;
+	(void)ctx;
+	return MP_OK;
 }
 
 const mps_fit_sink *mpc_slurm_sink(void)
@@ -195,18 +201,28 @@ const mps_fit_sink *mpc_slurm_sink(void)
 
 char *mpc_slurm_writer_finish(mpc_slurm_writer *w)
 {
-	char *text;
+	char *text, end[64];
+	uLong sum;
 
-	put(w, "  },\n  -- GRES types Slurm's AutoDetect=nvml gives these GPUs (the NVML name lowercased, blanks as '_')\n"
-	       "  gres_types = {\n");
+	put(w, "# gres_type TYPE PROFILE: the GRES type Slurm's AutoDetect=nvml gives the profile's GPU\n");
 	for (size_t k = 0; k < w->ntypes; k++) {
-		put(w, "    [");
-		put_quoted(w, w->types[k][0]);
-		put(w, "] = ");
-		put_quoted(w, w->types[k][1]);
-		put(w, ",\n");
+		put(w, "gres_type");
+		put_field(w, w->types[k][0]);
+		put_field(w, w->types[k][1]);
+		put(w, "\n");
 	}
-	put(w, "  },\n}\n");
+	if (!w->failed) {
+		/* zlib's adler32 takes uInt lengths: in pieces, for a table of any size */
+		sum = adler32(0L, Z_NULL, 0);
+		for (size_t off = 0; off < w->len;) {
+			size_t n = w->len - off > 1u << 30 ? 1u << 30 : w->len - off;
+
+			sum = adler32(sum, (const Bytef *)w->buf + off, (uInt)n);
+			off += n;
+		}
+		snprintf(end, sizeof(end), "end %zu %08lx\n", w->len, (unsigned long)sum);
+		put(w, end);
+	}
 	text = w->failed ? NULL : w->buf;
 	if (text)
 		w->buf = NULL;

@@ -8,70 +8,67 @@
 
 #include "codec.h"
 
-cJSON *mpc_page_json(cJSON *items, bool more)
+void mpc_page_begin(mpc_page *p)
 {
-	cJSON *o = cJSON_CreateObject(), *last;
+	mpc_out_init(&p->w);
+	p->last[0] = '\0';
+	mpc_w_obj(&p->w, NULL);
+	mpc_w_arr(&p->w, "items");
+}
 
-	if (o == NULL || !cJSON_AddItemToObject(o, "items", items)) {
-		cJSON_Delete(items);
-		cJSON_Delete(o);
-		return NULL;
-	}
-	last = cJSON_GetArrayItem(items, cJSON_GetArraySize(items) - 1);
-	if (more && last)
-		cJSON_AddStringToObject(o, "next_cursor", cJSON_GetObjectItem(last, "id")->valuestring);
+mp_status mpc_page_add_device(const mp_store_device *d, void *page)
+{
+	mpc_page *p = page;
+
+	mpc_device_write(&p->w, NULL, d);
+	snprintf(p->last, sizeof(p->last), "%s", d->id);
+	return p->w.failed ? MP_ENOMEM : MP_OK;
+}
+
+mp_status mpc_page_add_model(const mp_store_model *m, const char *const *hf_repo_ids, void *page)
+{
+	mpc_page *p = page;
+
+	mpc_stored_model_write(&p->w, NULL, m, hf_repo_ids);
+	snprintf(p->last, sizeof(p->last), "%s", m->id);
+	return p->w.failed ? MP_ENOMEM : MP_OK;
+}
+
+char *mpc_page_finish(mpc_page *p, bool more, size_t *len)
+{
+	mpc_w_end(&p->w);
+	if (more && p->last[0])
+		mpc_w_str(&p->w, "next_cursor", p->last);
 	else
-		cJSON_AddNullToObject(o, "next_cursor");
-	return o;
+		mpc_w_null(&p->w, "next_cursor");
+	mpc_w_end(&p->w);
+	return mpc_out_finish(&p->w, len);
 }
 
-mp_status mpc_list_add_device(const mp_store_device *d, void *items)
+void mpc_health_write(mpc_out *w, const mps_health *h)
 {
-	cJSON *item = mpc_device_json(d);
-
-	if (item == NULL || !cJSON_AddItemToArray(items, item)) {
-		cJSON_Delete(item);
-		return MP_ENOMEM;
-	}
-	return MP_OK;
-}
-
-mp_status mpc_list_add_model(const mp_store_model *m, void *items)
-{
-	cJSON *item = mpc_stored_model_json(m);
-
-	if (item == NULL || !cJSON_AddItemToArray(items, item)) {
-		cJSON_Delete(item);
-		return MP_ENOMEM;
-	}
-	return MP_OK;
-}
-
-cJSON *mpc_health_json(const mps_health *h)
-{
-	cJSON *o = cJSON_CreateObject(), *db, *gpu;
-
-	if (o == NULL)
-		return NULL;
+	mpc_w_obj(w, NULL);
 	/* degraded: the daemon answers, but a write would be refused (the database's problem says why) */
-	cJSON_AddStringToObject(o, "status", h->db_writable ? "ok" : "degraded");
-	cJSON_AddStringToObject(o, "version", MP_VERSION);
-	db = cJSON_AddObjectToObject(o, "database");
-	cJSON_AddStringToObject(db, "path", h->db_path);
-	mpc_add_num(db, "schema_version", h->schema_version);
-	cJSON_AddBoolToObject(db, "writable", h->db_writable);
-	mpc_add_str_or_null(db, "problem", h->db_problem);
-	mpc_add_str_or_null(db, "notice", h->db_notice);
-	gpu = cJSON_AddObjectToObject(o, "gpu");
-	cJSON_AddBoolToObject(gpu, "available", h->gpu_available);
-	cJSON_AddBoolToObject(gpu, "kernels_built_in", h->kernels_built_in);
+	mpc_w_lit(w, "status", h->db_writable ? "ok" : "degraded");
+	mpc_w_str(w, "version", MP_VERSION);
+	mpc_w_obj(w, "database");
+	mpc_w_str(w, "path", h->db_path);
+	mpc_w_num(w, "schema_version", h->schema_version);
+	mpc_w_bool(w, "writable", h->db_writable);
+	mpc_w_str_or_null(w, "problem", h->db_problem);
+	mpc_w_str_or_null(w, "notice", h->db_notice);
+	mpc_w_end(w);
+	mpc_w_obj(w, "gpu");
+	mpc_w_bool(w, "available", h->gpu_available);
+	mpc_w_bool(w, "kernels_built_in", h->kernels_built_in);
 	if (h->gpu_available) {
-		cJSON_AddStringToObject(gpu, "name", h->gpu_name);
-		mpc_add_u64(gpu, "memory_bytes", h->gpu_memory_bytes);
+		mpc_w_str(w, "name", h->gpu_name);
+		mpc_w_u64(w, "memory_bytes", h->gpu_memory_bytes);
 	} else {
-		cJSON_AddStringToObject(gpu, "reason", h->gpu_reason);
+		mpc_w_str(w, "reason", h->gpu_reason);
 	}
-	return o;
+	mpc_w_end(w);
+	mpc_w_end(w);
 }
 
 mp_status mpc_merge_patch(cJSON *target, const cJSON *patch, mp_error *err)
@@ -117,39 +114,58 @@ mp_status mpc_merge_patch(cJSON *target, const cJSON *patch, mp_error *err)
 
 /* ----- export and import ------------------------------------------------------------------------------- */
 
-cJSON *mpc_export_new(int schema_version)
+void mpc_export_begin(mpc_export *e, int schema_version)
 {
-	cJSON *doc = cJSON_CreateObject();
-
-	if (doc == NULL)
-		return NULL;
-	cJSON_AddStringToObject(doc, "format", "memplan-export");
-	mpc_add_num(doc, "version", 1);
-	mpc_add_num(doc, "schema_version", schema_version);
-	if (cJSON_AddArrayToObject(doc, "devices") == NULL || cJSON_AddArrayToObject(doc, "models") == NULL) {
-		cJSON_Delete(doc);
-		return NULL;
-	}
-	return doc;
+	mpc_out_init(&e->w);
+	e->models = false;
+	mpc_w_obj(&e->w, NULL);
+	mpc_w_lit(&e->w, "format", "memplan-export");
+	mpc_w_num(&e->w, "version", 1);
+	mpc_w_num(&e->w, "schema_version", schema_version);
+	mpc_w_arr(&e->w, "devices");
 }
 
-mp_status mpc_export_add_device(const mp_store_device *d, void *doc)
+mp_status mpc_export_add_device(const mp_store_device *d, void *export_doc)
 {
-	return mpc_list_add_device(d, cJSON_GetObjectItem(doc, "devices"));
+	mpc_export *e = export_doc;
+
+	mpc_device_write(&e->w, NULL, d);
+	return e->w.failed ? MP_ENOMEM : MP_OK;
 }
 
-mp_status mpc_export_add_model(const mp_store_model *m, void *doc)
+/* After the last device: the models' list opens (once). */
+static void export_models(mpc_export *e)
 {
-	cJSON *o = cJSON_CreateObject(), *cfg = cJSON_Parse(m->config_json);
+	if (e->models)
+		return;
+	mpc_w_end(&e->w);
+	mpc_w_arr(&e->w, "models");
+	e->models = true;
+}
 
-	if (o == NULL || cfg == NULL || !cJSON_AddItemToArray(cJSON_GetObjectItem(doc, "models"), o)) {
-		cJSON_Delete(o);
-		cJSON_Delete(cfg);
+mp_status mpc_export_add_model(const mp_store_model *m, const char *const *hf_repo_ids, void *export_doc)
+{
+	mpc_export *e = export_doc;
+	cJSON *cfg = cJSON_Parse(m->config_json);
+
+	(void)hf_repo_ids; /* an export holds user models only: the presets' repo ids are the binary's */
+	if (cfg == NULL)
 		return MP_ENOMEM;
-	}
-	cJSON_AddStringToObject(o, "id", m->id);
-	mpc_add_item(o, "hf_config", cfg);
-	return MP_OK;
+	export_models(e);
+	mpc_w_obj(&e->w, NULL);
+	mpc_w_str(&e->w, "id", m->id);
+	mpc_w_item(&e->w, "hf_config", cfg);
+	mpc_w_end(&e->w);
+	cJSON_Delete(cfg);
+	return e->w.failed ? MP_ENOMEM : MP_OK;
+}
+
+char *mpc_export_finish(mpc_export *e, size_t *len)
+{
+	export_models(e);
+	mpc_w_end(&e->w);
+	mpc_w_end(&e->w);
+	return mpc_out_finish(&e->w, len);
 }
 
 static mp_status import_id(const cJSON *item, const char *pointer, char *id, mp_error *err)

@@ -481,7 +481,7 @@ static void svg_roofs(svg_state *s, const mpc_chart *c)
 		const mpc_chart_roof *rf = &c->roofs[k];
 		double y = sy(a, rf->flops_per_second), w;
 		box tag;
-		char id[16];
+		char id[32]; /* "roof-tag-" and a size_t's 20 digits */
 
 		if (!(rf->flops_per_second > 0) || rf->flops_per_second < pow(10, a->y0))
 			continue;
@@ -854,6 +854,14 @@ char *mpc_roofline_svg(const mpc_chart *c)
 		sb_escaped(&s.b, title);
 		sb_printf(&s.b, "</text>\n");
 		svg_axes(&s, h);
+		if (c->have_steps) /* an empty group: the steps the model's points are of, for a page to check */
+			sb_printf(&s.b,
+			          "<g id=\"steps\" data-weight-dtype=\"%s\" data-kv-cache-dtype=\"%s\" data-batch-size=\"%llu\" "
+			          "data-context-tokens=\"%llu\" data-prompt-tokens=\"%llu\" data-tensor-parallel-size=\"%llu\" "
+			          "data-decode-step-seconds=\"%.9g\" data-prefill-seconds=\"%.9g\"/>\n",
+			          c->weight_dtype, c->kv_cache_dtype, (unsigned long long)c->batch_size,
+			          (unsigned long long)c->context_tokens, (unsigned long long)c->prompt_tokens,
+			          (unsigned long long)c->tensor_parallel_size, c->decode_step_seconds, c->prefill_seconds);
 		sb_printf(&s.b, "%s</svg>\n", body.s ? body.s : "");
 		if (body.failed)
 			s.b.failed = true;

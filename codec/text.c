@@ -1,9 +1,9 @@
 /*
- * text.c: answers as text for people, the verdict first: plan documents (the fit, the binding term, the limits,
- * then the memory terms as a table; every member with --verbose or mpc_doc_text), the fit batch as a table of
+ * text.c: answers as text for people, the verdict first, rendered from the result structs as the JSON answer is:
+ * plans (the fit, the binding term, the limits, then the memory terms as a table; with --verbose every member of
+ * the JSON answer, whatever its name, by the unit its name ends in: mpc_doc_text), the fit batch as a table of
  * devices x GPU counts per job, and the roofline table. Figures go through human.c (GB = 1e9 and GiB = 2^30,
- * labelled). Reads plan documents by member name and leaves out what is absent, so members other code adds are
- * never a crash; prints into heap strings (open_memstream).
+ * labelled); prints into heap strings (open_memstream).
  */
 #include <math.h>
 #include <stdio.h>
@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "codec.h"
+#include "tables.h"
 
 /* ----- reading documents ---------------------------------------------------------------------------------- */
 
@@ -35,24 +36,6 @@ static bool number_of(const cJSON *v, double *out)
 		return end && *end == '\0' && end != v->valuestring;
 	}
 	return false;
-}
-
-static const cJSON *member(const cJSON *o, const char *k)
-{
-	return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, k) : NULL;
-}
-
-/* o[k] as a number; false when absent or not a number (null included). */
-static bool num_at(const cJSON *o, const char *k, double *out)
-{
-	return number_of(member(o, k), out);
-}
-
-static const char *str_at(const cJSON *o, const char *k)
-{
-	const cJSON *v = member(o, k);
-
-	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
 /* ----- formatting --------------------------------------------------------------------------------------- */
@@ -243,41 +226,122 @@ char *mpc_doc_text(const cJSON *doc)
 
 /* ----- plans --------------------------------------------------------------------------------------------- */
 
-/* The memory terms of the breakdown table, in the order people read them: member of "memory", label. */
-typedef struct term {
-	const char *key, *label;
-} term;
+/* A plan as the text shows it, filled from the inference or the training plan's structs (plan_of_inference,
+ * plan_of_training): the one place the text learns where each figure lives. */
+typedef struct mem_term {
+	const char *key;		/* the memory block's member ("weights_bytes"): how a binding term names it */
+	const char *label;		/* for the table, NULL: not a row of it */
+	uint64_t bytes;
+	bool known;			/* false: null in the answer (training activations without the architecture) */
+} mem_term;
 
-static const term inference_terms[] = {
-	{ "weights_bytes", "weights" },
-	{ "kv_cache_bytes", "KV cache" },
-	{ "activations_bytes", "activations" },
-	{ "overhead_bytes", "overhead" },
-};
-static const term training_terms[] = {
-	{ "weights_bytes", "weights" },
-	{ "gradients_bytes", "gradients" },
-	{ "master_weights_bytes", "master weights" },
-	{ "optimizer_states_bytes", "optimizer states" },
-	{ "activations_bytes", "activations" },
-	{ "logits_bytes", "logits" },
-	{ "overhead_bytes", "overhead" },
-};
+#define PLAN_TERMS 10
+
+typedef struct plan_view {
+	bool training;
+	const mps_model *model;
+	/* fit, with a device */
+	bool have_fit;
+	bool host;			/* the device is a CPU: host memory, no GPU counts */
+	const char *device;
+	const mp_fit *fit;
+	uint64_t min_gpus;		/* 0: none */
+	const char *capacity_source;
+	/* memory */
+	mem_term terms[PLAN_TERMS];
+	size_t nterms;
+	uint64_t total_bytes;
+	const char *peak_phase;		/* training */
+	/* the request as planned */
+	uint64_t sequence_length, batch_size;
+	/* inference with a device */
+	const mps_performance *perf;
+	/* inference naming an engine */
+	const mps_engine_block *engine;
+	const mps_inference_plan *iplan;	/* its plan (llama.cpp's and Ollama's placement) */
+	const mps_warnings *warnings;
+} plan_view;
+
+static void add_term(plan_view *v, const char *key, const char *label, uint64_t bytes, bool known)
+{
+	if (v->nterms < PLAN_TERMS)
+		v->terms[v->nterms++] = (mem_term){ key, label, bytes, known };
+}
+
+static const char *capacity_source_of(const mp_store_device *d)
+{
+	return d->hw.usable_memory_bytes ? "usable_memory_bytes" : "memory_bytes";
+}
+
+static void plan_of_inference(const mps_inference_plan *p, plan_view *v)
+{
+	const mp_inference_memory *m = &p->mem;
+
+	memset(v, 0, sizeof(*v));
+	v->model = &p->model;
+	v->have_fit = p->have_device;
+	v->host = p->have_device && p->device.hw.host_memory;
+	v->device = mps_device_label(&p->device);
+	v->fit = &p->fit;
+	v->min_gpus = p->fit.min_gpus;
+	v->capacity_source = capacity_source_of(&p->device);
+	/* the memory block's members, the table's in the order people read them */
+	add_term(v, "weights_bytes", "weights", m->weights_bytes, true);
+	add_term(v, "kv_cache_bytes", "KV cache", m->kv_cache_bytes, true);
+	add_term(v, "activations_bytes", "activations", m->activations_bytes, true);
+	add_term(v, "overhead_bytes", "overhead", m->overhead_bytes, true);
+	add_term(v, "kv_cache_bytes_per_token", NULL, m->kv_cache_bytes_per_token, true);
+	add_term(v, "logits_bytes", NULL, m->workspace.logits_bytes, true);
+	add_term(v, "kv_plus_logits_bytes", NULL, m->kv_cache_bytes + m->workspace.logits_bytes, true);
+	add_term(v, "prefill_peak_over_start_bytes", NULL, m->kv_cache_bytes + m->activations_bytes, true);
+	v->total_bytes = m->total_bytes;
+	v->sequence_length = p->job.req.sequence_length;
+	v->batch_size = p->job.req.batch_size;
+	v->perf = p->have_device ? &p->perf : NULL;
+	v->engine = p->have_engine ? &p->engine : NULL;
+	v->iplan = p;
+	v->warnings = &p->warnings;
+}
+
+static void plan_of_training(const mps_training_request *rq, const mps_training_plan *p, plan_view *v)
+{
+	const mp_training_memory *m = &p->mem;
+
+	memset(v, 0, sizeof(*v));
+	v->training = true;
+	v->model = &p->model;
+	v->have_fit = p->have_device;
+	v->host = p->have_device && p->device.hw.host_memory;
+	v->device = mps_device_label(&p->device);
+	v->fit = &p->fit.fit;
+	v->min_gpus = p->fit.min_num_gpus;
+	v->capacity_source = capacity_source_of(&p->device);
+	add_term(v, "weights_bytes", "weights", m->weights_bytes, true);
+	add_term(v, "gradients_bytes", "gradients", m->gradients_bytes, true);
+	add_term(v, "master_weights_bytes", "master weights", m->master_weights_bytes, true);
+	add_term(v, "optimizer_states_bytes", "optimizer states", m->optimizer_states_bytes, true);
+	add_term(v, "activations_bytes", "activations", m->activations_bytes, m->activations_known);
+	add_term(v, "logits_bytes", "logits", m->logits_bytes, m->activations_known);
+	add_term(v, "overhead_bytes", "overhead", m->overhead_bytes, true);
+	add_term(v, "states_bytes", NULL, m->states_bytes, true);
+	v->total_bytes = m->total_bytes;
+	v->peak_phase = mpc_training_phase_name(m->peak_phase);
+	v->sequence_length = rq->job.req.sequence_length;
+	v->batch_size = rq->job.req.micro_batch_size;
+	v->warnings = &p->warnings;
+}
 
 /* A binding term's name for people: the table's label ("kv_cache" is "KV cache"), else spaces for underscores. */
 static void term_label(const char *name, char *out, size_t len)
 {
-	char key[80];
+	static const struct {
+		const char *name, *label;
+	} labels[] = { { "kv_cache", "KV cache" },	     { "master_weights", "master weights" },
+		       { "optimizer_states", "optimizer states" } };
 
-	snprintf(key, sizeof(key), "%s_bytes", name);
-	for (size_t i = 0; i < sizeof(inference_terms) / sizeof(inference_terms[0]); i++)
-		if (strcmp(inference_terms[i].key, key) == 0) {
-			snprintf(out, len, "%s", inference_terms[i].label);
-			return;
-		}
-	for (size_t i = 0; i < sizeof(training_terms) / sizeof(training_terms[0]); i++)
-		if (strcmp(training_terms[i].key, key) == 0) {
-			snprintf(out, len, "%s", training_terms[i].label);
+	for (size_t i = 0; i < sizeof(labels) / sizeof(labels[0]); i++)
+		if (strcmp(labels[i].name, name) == 0) {
+			snprintf(out, len, "%s", labels[i].label);
 			return;
 		}
 	snprintf(out, len, "%s", name);
@@ -286,254 +350,259 @@ static void term_label(const char *name, char *out, size_t len)
 			*p = ' ';
 }
 
-/* The serving engine's launch line and the KV cache it will report, when the plan named an engine. */
-static void print_engine(FILE *f, const cJSON *doc)
+/* The memory term a binding term names ("kv_cache": kv_cache_bytes), or NULL. */
+static const mem_term *term_named(const plan_view *v, const char *name)
 {
-	const cJSON *e = member(doc, "engine"), *pr = member(e, "predicted");
-	const char *cmd = str_at(e, "command");
-	double tokens, conc;
-	char a[48], b[48];
+	char key[80];
 
-	if (cmd == NULL)
-		return;
-	fprintf(f, "engine launch:       %s\n", cmd);
-	if (num_at(pr, "kv_cache_tokens", &tokens)) {
-		fprintf(f, "engine will report:  %s tokens of KV cache", mpc_fmt_count(a, sizeof(a), tokens));
-		if (num_at(pr, "max_concurrency", &conc))
-			fprintf(f, ", maximum concurrency %sx", mpc_fmt_sig3(b, sizeof(b), conc));
-		fprintf(f, "\n");
-	}
+	snprintf(key, sizeof(key), "%s_bytes", name);
+	for (size_t i = 0; i < v->nterms; i++)
+		if (strcmp(v->terms[i].key, key) == 0)
+			return &v->terms[i];
+	return NULL;
 }
 
-static void print_warnings(FILE *f, const cJSON *doc)
+/* The serving engine's launch line and the KV cache it will report, when the plan named an engine. */
+static void print_engine(FILE *f, const plan_view *v)
 {
-	const cJSON *w = member(doc, "warnings"), *e;
+	const mps_engine_block *b = v->engine;
+	char *cmd, a[48], c[48];
 
-	if (!cJSON_IsArray(w) || cJSON_GetArraySize(w) == 0)
+	if (b == NULL || (cmd = v->iplan ? mpc_plan_engine_command(v->iplan) : mpc_engine_command(b)) == NULL)
+		return;
+	fprintf(f, "engine launch:       %s\n", cmd);
+	free(cmd);
+	if (v->iplan && v->iplan->llama) {
+		const mps_llamacpp_block *k = v->iplan->llama;
+		char g[48], h[48], t[48];
+
+		fprintf(f, "llama.cpp places:    %u of %u layers on the GPU%s (-ngl %d, %s); host buffers %s\n",
+			k->plan.gpu_layers, k->params.n_layer + 1, k->params.n_devices > 1 ? "s" : "", k->params.n_gpu_layers,
+			k->gpu_layers_from, mpc_fmt_bytes(h, sizeof(h), (double)k->host_bytes));
+		for (uint32_t d = 1; d <= k->params.n_devices && k->have_device; d++)
+			fprintf(f, "  GPU %u:             %s of a %s budget%s\n", d - 1,
+				mpc_fmt_bytes(g, sizeof(g), (double)k->plan.total_bytes[d]),
+				mpc_fmt_bytes(t, sizeof(t), (double)k->budget_bytes),
+				k->plan.total_bytes[d] <= k->budget_bytes ? "" : " (over)");
+		if (k->have_device)
+			fprintf(f, "  largest -ngl %d; largest -c at this -ngl %u\n", k->max_gpu_layers, k->max_context);
+		if (k->speed.decode.known)
+			fprintf(f, "  decode at most %s tokens/s per sequence\n",
+				mpc_fmt_sig3(g, sizeof(g), k->speed.decode_tokens_per_second_per_sequence));
+		if (k->engine == MP_ENGINE_OLLAMA)
+			fprintf(f, "  Ollama options:    num_ctx %u, num_gpu %d, num_batch %u\n", k->ollama.num_ctx,
+				k->ollama.num_gpu, k->ollama.num_batch);
+	}
+	/* vLLM prints its KV cache in tokens and the concurrency they allow (its predicted block has both) */
+	if (b->have_prediction && b->engine == MP_ENGINE_VLLM)
+		fprintf(f, "engine will report:  %s tokens of KV cache, maximum concurrency %sx\n",
+			mpc_fmt_count(a, sizeof(a), (double)b->predicted.kv_cache_tokens),
+			mpc_fmt_sig3(c, sizeof(c), b->predicted.max_concurrency));
+}
+
+static void print_warnings(FILE *f, const mps_warnings *w)
+{
+	char more[96];
+
+	if (w->n == 0)
 		return;
 	fprintf(f, "warnings:\n");
-	cJSON_ArrayForEach(e, w)
-	{
-		if (cJSON_IsString(e))
-			fprintf(f, "  - %s\n", e->valuestring);
-		else if (cJSON_IsObject(e) && str_at(e, "message"))
-			fprintf(f, "  - %s\n", str_at(e, "message"));
-	}
+	for (size_t i = 0; i < w->n && i < MPS_MAX_WARNINGS; i++)
+		fprintf(f, "  - %s\n", w->text[i]);
+	if (mps_warnings_left_out(w, more, sizeof(more)))
+		fprintf(f, "  - %s\n", more);
 }
 
 /* The head line: "Inference plan: llama-3-8b (llama, 8,030,261,248 parameters (8.03 billion)) on h200-sxm-141gb". */
-static void print_head(FILE *f, const cJSON *doc, bool training)
+static void print_head(FILE *f, const plan_view *v)
 {
-	const cJSON *m = member(doc, "model"), *fit = member(doc, "fit");
-	const char *id = str_at(m, "id"), *type = str_at(m, "model_type"), *dev = str_at(fit, "device");
-	double params;
+	const mps_model *m = v->model;
 
-	fprintf(f, "%s plan: %s", training ? "Training" : "Inference", id && id[0] ? id : "inline model");
-	if (num_at(m, "parameters", &params))
-		fprintf(f, " (%s%s%s)", type ? type : "", type ? ", " : "", fparams(params).s);
-	if (dev)
-		fprintf(f, " on %s", dev);
+	fprintf(f, "%s plan: %s (%s, %s)", v->training ? "Training" : "Inference", m->id[0] ? m->id : "inline model",
+		m->arch.model_type, fparams((double)m->params.total).s);
+	if (v->have_fit)
+		fprintf(f, " on %s", v->device);
 	fprintf(f, "\n");
 }
 
 /* The verdict and the limits: the first lines people read. */
-static void print_verdict(FILE *f, const cJSON *doc, bool training)
+static void print_verdict(FILE *f, const plan_view *v)
 {
-	const cJSON *fit = member(doc, "fit"), *mem = member(doc, "memory"), *rq = member(doc, "request");
-	double total = 0, budget = 0, headroom = 0, x, seq = 0, batch = 0;
-	const char *binding = str_at(fit, "binding_term");
-	bool have_total = num_at(mem, "total_bytes", &total);
+	const mp_fit *fit = v->fit;
+	const char *binding = fit->binding_term ? fit->binding_term : "weights";
+	double total = (double)v->total_bytes, budget = (double)fit->budget_bytes, seq = (double)v->sequence_length;
+	const mem_term *t;
+	char label[64];
 
-	if (!cJSON_IsObject(fit)) {
-		if (have_total)
-			fprintf(f, "NEEDS %s per GPU (no device given: name one for the fit, the limits and the "
-				   "performance)\n",
-				fbytes(total).s);
+	if (!v->have_fit) {
+		fprintf(f, "NEEDS %s per GPU (no device given: name one for the fit, the limits and the performance)\n",
+			fbytes(total).s);
 		return;
 	}
-	if (!num_at(fit, "budget_bytes", &budget))
-		num_at(fit, "capacity_bytes", &budget);
-	num_at(fit, "headroom_bytes", &headroom);
-	if (cJSON_IsTrue(member(fit, "fits")))
-		fprintf(f, "FITS: %s per GPU of a %s budget; headroom %s\n", fbytes(total).s, fbytes(budget).s,
-			fbytes(headroom).s);
+	if (fit->fits)
+		fprintf(f, "FITS: %s %s of a %s budget; headroom %s\n", fbytes(total).s, v->host ? "in host memory" : "per GPU",
+			fbytes(budget).s, fbytes((double)fit->headroom_bytes).s);
 	else
-		fprintf(f, "DOES NOT FIT: %s per GPU against a %s budget; %s over\n", fbytes(total).s,
-			fbytes(budget).s, fbytes(-headroom).s);
-	if (num_at(fit, "capacity_bytes", &x) && x != budget)
-		fprintf(f, "  capacity:            %s (%s)\n", fbytes(x).s,
-			str_at(fit, "capacity_source") ? str_at(fit, "capacity_source") : "device");
-	if (binding) {
-		char label[64];
-		double term_bytes;
-		char key[80];
-
-		term_label(binding, label, sizeof(label));
-		snprintf(key, sizeof(key), "%s_bytes", binding);
-		if (num_at(mem, key, &term_bytes) && total > 0)
-			fprintf(f, "  binding term:        %s: %s, %s of the total\n", label, fbytes(term_bytes).s,
-				mpc_fmt_percent((char[16]){ 0 }, 16, term_bytes / total));
-		else
-			fprintf(f, "  binding term:        %s\n", label);
-	}
-	num_at(rq, "sequence_length", &seq);
-	if (!num_at(rq, training ? "micro_batch_size" : "batch_size", &batch))
-		batch = 1;
-	if (num_at(fit, "max_batch_size", &x)) {
-		fprintf(f, "  largest %s ", training ? "micro-batch:" : "batch:      ");
-		if (x > 0)
-			fprintf(f, "%s sequence%s of %s tokens\n", fcount(x).s, x == 1 ? "" : "s", fcount(seq).s);
-		else
-			fprintf(f, "none fits at %s tokens\n", fcount(seq).s);
-	}
-	if (num_at(fit, "max_sequence_length", &x)) {
-		const cJSON *bound = member(fit, "max_sequence_length_bound");
-
-		if (x > 0)
-			fprintf(f, "  longest sequence:    %s tokens at %s %s%s\n", fcount(x).s,
-				training ? "micro-batch" : "batch", fcount(batch).s,
-				cJSON_IsString(bound) && strcmp(bound->valuestring, "context") == 0
-					? " (the model's context, max_position_embeddings, not memory; "
-					  "allow_beyond_max_position_embeddings lifts it)"
-					: "");
-		else
-			fprintf(f, "  longest sequence:    none fits at %s %s\n", training ? "micro-batch" : "batch",
-				fcount(batch).s);
-	}
-	if (num_at(fit, "min_gpus", &x) || num_at(fit, "min_num_gpus", &x))
-		fprintf(f, "  smallest GPU count:  %s\n", x > 0 ? fcount(x).s : "none up to the largest layout tried");
-	else if (cJSON_IsNull(member(fit, "min_gpus")) || cJSON_IsNull(member(fit, "min_num_gpus")))
-		fprintf(f, "  smallest GPU count:  none up to the largest layout tried\n");
+		fprintf(f, "DOES NOT FIT: %s %s against a %s budget; %s over\n", fbytes(total).s,
+			v->host ? "in host memory" : "per GPU", fbytes(budget).s, fbytes(-(double)fit->headroom_bytes).s);
+	if (fit->capacity_bytes != fit->budget_bytes)
+		fprintf(f, "  capacity:            %s (%s)\n", fbytes((double)fit->capacity_bytes).s, v->capacity_source);
+	term_label(binding, label, sizeof(label));
+	t = term_named(v, binding);
+	if (t && t->known && total > 0)
+		fprintf(f, "  binding term:        %s: %s, %s of the total\n", label, fbytes((double)t->bytes).s,
+			mpc_fmt_percent((char[16]){ 0 }, 16, (double)t->bytes / total));
+	else
+		fprintf(f, "  binding term:        %s\n", label);
+	fprintf(f, "  largest %s ", v->training ? "micro-batch:" : "batch:      ");
+	if (fit->max_batch_size > 0)
+		fprintf(f, "%s sequence%s of %s tokens\n", fcount((double)fit->max_batch_size).s,
+			fit->max_batch_size == 1 ? "" : "s", fcount(seq).s);
+	else
+		fprintf(f, "none fits at %s tokens\n", fcount(seq).s);
+	if (fit->max_sequence_length > 0)
+		fprintf(f, "  longest sequence:    %s tokens at %s %s%s\n", fcount((double)fit->max_sequence_length).s,
+			v->training ? "micro-batch" : "batch", fcount((double)v->batch_size).s,
+			fit->max_sequence_length_at_context
+				? " (the model's context, max_position_embeddings, not memory; "
+				  "allow_beyond_max_position_embeddings lifts it)"
+				: "");
+	else
+		fprintf(f, "  longest sequence:    none fits at %s %s\n", v->training ? "micro-batch" : "batch",
+			fcount((double)v->batch_size).s);
+	if (!v->host) /* a CPU is one host: no GPU counts */
+		fprintf(f, "  smallest GPU count:  %s\n",
+			v->min_gpus ? fcount((double)v->min_gpus).s : "none up to the largest layout tried");
 }
 
-static void print_performance(FILE *f, const cJSON *doc)
+static void print_performance(FILE *f, const plan_view *v)
 {
-	const cJSON *p = member(doc, "performance"), *rq = member(doc, "request");
-	double step, t1, tt, pre, seq;
-	const char *bound = str_at(p, "bound"), *pbound = str_at(p, "prefill_bound");
+	const mp_step *dec, *pre;
 
-	if (!cJSON_IsObject(p))
+	if (v->perf == NULL)
 		return;
-	if (num_at(p, "decode_step_seconds", &step)) {
-		fprintf(f, "  decode:              %s per step", fsec(step).s);
-		if (num_at(p, "tokens_per_second_per_sequence", &t1))
-			fprintf(f, ", %s tokens/s per sequence", fsig(t1).s);
-		if (num_at(p, "tokens_per_second_total", &tt))
-			fprintf(f, ", %s tokens/s in total", fsig(tt).s);
-		fprintf(f, "%s%s%s\n", bound ? " (" : "", bound ? bound : "", bound ? "-bound floor)" : "");
-	}
-	if (num_at(p, "prefill_seconds", &pre)) {
-		fprintf(f, "  prefill:             %s", fsec(pre).s);
-		if (num_at(rq, "sequence_length", &seq))
-			fprintf(f, " for prompts of %s tokens", fcount(seq).s);
-		fprintf(f, "%s%s%s\n", pbound ? " (" : "", pbound ? pbound : "", pbound ? "-bound floor)" : "");
-	}
-}
-
-/* The request in one line, from the echo the answer carries. */
-static void print_request(FILE *f, const cJSON *doc, bool training)
-{
-	const cJSON *rq = member(doc, "request"), *lay = member(doc, "layout");
-	double x;
-
-	if (!cJSON_IsObject(rq))
-		return;
-	fprintf(f, "request:");
-	if (training) {
-		const char *rc = str_at(rq, "activation_recomputation");
-
-		if (str_at(rq, "precision"))
-			fprintf(f, " %s,", str_at(rq, "precision"));
-		if (str_at(rq, "optimizer"))
-			fprintf(f, " %s,", str_at(rq, "optimizer"));
-		if (num_at(rq, "micro_batch_size", &x))
-			fprintf(f, " micro-batch %s", fcount(x).s);
-		if (num_at(rq, "sequence_length", &x))
-			fprintf(f, " x %s tokens", fcount(x).s);
-		if (rc)
-			fprintf(f, ", %s recomputation", rc);
-		if (num_at(lay, "num_gpus", &x)) {
-			double dp = 1, tp = 1, pp = 1;
-			const char *sh = str_at(lay, "sharding");
-
-			num_at(lay, "data_parallel_size", &dp);
-			num_at(lay, "tensor_parallel_size", &tp);
-			num_at(lay, "pipeline_parallel_size", &pp);
-			fprintf(f, "; %s GPU%s (data %s x tensor %s x pipeline %s%s%s)", fcount(x).s, x == 1 ? "" : "s",
-				fcount(dp).s, fcount(tp).s, fcount(pp).s, sh && strcmp(sh, "none") ? ", " : "",
-				sh && strcmp(sh, "none") ? sh : "");
-		}
-	} else {
-		if (str_at(rq, "weight_dtype"))
-			fprintf(f, " %s weights,", str_at(rq, "weight_dtype"));
-		if (str_at(rq, "kv_cache_dtype"))
-			fprintf(f, " %s KV cache,", str_at(rq, "kv_cache_dtype"));
-		if (num_at(rq, "batch_size", &x))
-			fprintf(f, " batch %s", fcount(x).s);
-		if (num_at(rq, "sequence_length", &x))
-			fprintf(f, " x %s tokens", fcount(x).s);
-		if (num_at(rq, "tensor_parallel_size", &x))
-			fprintf(f, ", tensor parallel %s", fcount(x).s);
-		if (num_at(rq, "gpu_memory_utilization", &x) && x != 1)
-			fprintf(f, ", gpu_memory_utilization %s", fsig(x).s);
-	}
-	fprintf(f, "\n");
+	dec = &v->perf->decode;
+	pre = &v->perf->prefill;
+	fprintf(f, "  decode:              %s per step, %s tokens/s per sequence, %s tokens/s in total (%s-bound floor)\n",
+		fsec(dec->step_seconds).s, fsig(dec->tokens_per_second_per_sequence).s,
+		fsig(dec->tokens_per_second_total).s, dec->compute_bound ? "compute" : "memory");
+	fprintf(f, "  prefill:             %s for prompts of %s tokens (%s-bound floor)\n", fsec(pre->step_seconds).s,
+		fcount((double)v->sequence_length).s, pre->compute_bound ? "compute" : "memory");
 }
 
 /* The memory terms as a table: bytes, GB, GiB and (inference, whose terms add up) the share of the total. */
-static void print_breakdown(FILE *f, const cJSON *doc, bool training)
+static void print_breakdown(FILE *f, const plan_view *v)
 {
-	const cJSON *mem = member(doc, "memory");
-	const term *terms = training ? training_terms : inference_terms;
-	size_t n = training ? sizeof(training_terms) / sizeof(training_terms[0])
-			    : sizeof(inference_terms) / sizeof(inference_terms[0]);
-	double total = 0, x;
-	const char *peak = str_at(doc, "peak_phase");
+	double total = (double)v->total_bytes;
 
-	if (!cJSON_IsObject(mem))
-		return;
-	num_at(mem, "total_bytes", &total);
-	fprintf(f, "\n%-22s %18s %10s %10s%s\n", "memory per GPU", "bytes", "GB", "GiB", training ? "" : "   share");
-	for (size_t i = 0; i < n; i++) {
-		if (!num_at(mem, terms[i].key, &x))
+	fprintf(f, "\n%-22s %18s %10s %10s%s\n", v->host ? "host memory" : "memory per GPU", "bytes", "GB", "GiB",
+		v->training ? "" : "   share");
+	for (size_t i = 0; i < v->nterms; i++) {
+		const mem_term *t = &v->terms[i];
+		double x = (double)t->bytes;
+
+		if (t->label == NULL || !t->known)
 			continue;
-		fprintf(f, "  %-20s %18s %10s %10s", terms[i].label, fcount(x).s, fsig(x / 1e9).s,
-			fsig(x / 1073741824.0).s);
-		if (!training && total > 0)
+		fprintf(f, "  %-20s %18s %10s %10s", t->label, fcount(x).s, fsig(x / 1e9).s, fsig(x / 1073741824.0).s);
+		if (!v->training && total > 0)
 			fprintf(f, " %7s", mpc_fmt_percent((char[16]){ 0 }, 16, x / total));
 		fprintf(f, "\n");
 	}
-	if (num_at(mem, "total_bytes", &x))
-		fprintf(f, "  %-20s %18s %10s %10s%s\n", "total", fcount(x).s, fsig(x / 1e9).s,
-			fsig(x / 1073741824.0).s, training ? "" : "    100%");
-	if (training)
-		fprintf(f, "  (the peak of the %s phase; the terms do not all coexist)\n", peak ? peak : "busiest");
+	fprintf(f, "  %-20s %18s %10s %10s%s\n", "total", fcount(total).s, fsig(total / 1e9).s,
+		fsig(total / 1073741824.0).s, v->training ? "" : "    100%");
+	if (v->training)
+		fprintf(f, "  (the peak of the %s phase; the terms do not all coexist)\n", v->peak_phase);
 }
 
-char *mpc_plan_text(const cJSON *doc, bool verbose, const char *hint)
+/* What follows the breakdown: the hint and, verbose, every member of the JSON answer (doc: its text). */
+static char *finish_plan(FILE *f, char **text, const char *hint, char *doc)
 {
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	bool training = cJSON_IsObject(member(doc, "layout")) || num_at(member(doc, "memory"), "gradients_bytes",
-									    &(double){ 0 });
-
-	if (f == NULL)
-		return NULL;
-	print_head(f, doc, training);
-	print_verdict(f, doc, training);
-	print_performance(f, doc);
-	print_engine(f, doc);
-	print_warnings(f, doc);
-	print_breakdown(f, doc, training);
-	fprintf(f, "\n");
-	print_request(f, doc, training);
 	fprintf(f, "GB = 1e9 bytes, GiB = 2^30 bytes.%s%s\n", hint ? " " : "", hint ? hint : "");
-	if (verbose) {
+	if (doc) {
+		cJSON *tree = mpc_parse_exact(doc);
+
+		free(doc);
+		if (tree == NULL) {
+			fclose(f);
+			free(*text);
+			return NULL;
+		}
 		fprintf(f, "\nEvery figure of the answer:\n");
-		print_doc(f, doc, 1);
+		print_doc(f, tree, 1);
+		cJSON_Delete(tree);
 	}
-	return close_text(f, &text);
+	return close_text(f, text);
+}
+
+char *mpc_inference_plan_text(const mps_inference_request *rq, const mps_inference_plan *p, bool verbose,
+			      const char *hint)
+{
+	const mp_inference_req *r = &p->job.req;
+	const mp_inference_opts *o = &p->opts;
+	double utilization = o->gpu_memory_utilization > 0 ? o->gpu_memory_utilization : 1.0;
+	char *text = NULL, *doc = NULL;
+	size_t len = 0;
+	plan_view v;
+	FILE *f;
+
+	if (verbose && (doc = mpc_inference_plan_print(rq, p, NULL)) == NULL)
+		return NULL;
+	if ((f = open_memstream(&text, &len)) == NULL) {
+		free(doc);
+		return NULL;
+	}
+	plan_of_inference(p, &v);
+	print_head(f, &v);
+	print_verdict(f, &v);
+	print_performance(f, &v);
+	print_engine(f, &v);
+	print_warnings(f, v.warnings);
+	print_breakdown(f, &v);
+	/* the request in one line, as it was planned */
+	fprintf(f, "\nrequest: %s weights, %s KV cache, batch %s x %s tokens, tensor parallel %s",
+		mp_dtype_name(r->weight_dtype), mp_dtype_name(r->kv_cache_dtype), fcount((double)r->batch_size).s,
+		fcount((double)r->sequence_length).s, fcount((double)p->mem.tensor_parallel_size).s);
+	if (utilization != 1)
+		fprintf(f, ", gpu_memory_utilization %s", fsig(utilization).s);
+	fprintf(f, "\n");
+	return finish_plan(f, &text, hint, doc);
+}
+
+char *mpc_training_plan_text(const mps_training_request *rq, const mps_training_plan *p, bool verbose,
+			     const char *hint)
+{
+	const mp_training_req *r = &p->req; /* as planned: its defaults resolved */
+	const char *sharding = mpc_training_sharding_name(r->sharding);
+	const char *from = p->recompute_from ? p->recompute_from : "request";
+	uint64_t gpus = r->num_gpus ? r->num_gpus : 1;
+	char *text = NULL, *doc = NULL;
+	size_t len = 0;
+	plan_view v;
+	FILE *f;
+
+	if (verbose && (doc = mpc_training_plan_print(rq, p, NULL)) == NULL)
+		return NULL;
+	if ((f = open_memstream(&text, &len)) == NULL) {
+		free(doc);
+		return NULL;
+	}
+	plan_of_training(rq, p, &v);
+	print_head(f, &v);
+	print_verdict(f, &v);
+	print_warnings(f, v.warnings);
+	print_breakdown(f, &v);
+	fprintf(f, "\nrequest: %s, %s, micro-batch %s x %s tokens, %s recomputation%s; %s GPU%s (data %s x tensor %s x "
+		   "pipeline %s%s%s)\n",
+		mpc_training_precision_name(r->precision), mpc_training_optimizer_name(r->optimizer),
+		fcount((double)r->micro_batch_size).s, fcount((double)r->sequence_length).s,
+		r->recompute == MP_RECOMPUTE_NONE ? "no activation" : mpc_training_recompute_name(r->recompute),
+		strcmp(from, "finetune") == 0 ? " (QLoRA's default)" : strcmp(from, "default") == 0 ? " (the default)" : "",
+		fcount((double)gpus).s, gpus == 1 ? "" : "s",
+		fcount((double)p->mem.data_parallel_size).s,
+		fcount((double)(r->tensor_parallel_size ? r->tensor_parallel_size : 1)).s,
+		fcount((double)(r->pipeline_parallel_size ? r->pipeline_parallel_size : 1)).s,
+		strcmp(sharding, "none") ? ", " : "", strcmp(sharding, "none") ? sharding : "");
+	return finish_plan(f, &text, hint, doc);
 }
 
 /* ----- the fit batch ------------------------------------------------------------------------------------- */
@@ -551,6 +620,7 @@ struct mpc_fit_text {
 	double parameters;
 	size_t ndevices, nfit;
 	uint64_t fewest;	/* the smallest GPU count over the job's devices, 0 = none */
+	mps_warnings warnings;	/* the job's, printed under its verdict */
 	char fewest_on[160];	/* the devices that reach it */
 	bool failed;
 };
@@ -600,10 +670,11 @@ static mp_status t_begin(void *ctx, const mps_fit_request *rq, size_t ndevices)
 	return MP_OK;
 }
 
-static mp_status t_job_begin(void *ctx, const mps_fit_job *job, const mps_model *model)
+static mp_status t_job_begin(void *ctx, const mps_fit_job *job, const mps_model *model, const mps_warnings *warnings)
 {
 	mpc_fit_text *w = ctx;
 
+	w->warnings = *warnings;
 	snprintf(w->job_id, sizeof(w->job_id), "%s", job->id);
 	snprintf(w->model, sizeof(w->model), "%s", model->id[0] ? model->id : "inline model");
 	snprintf(w->kind, sizeof(w->kind), "%s", job->training ? "training" : "inference");
@@ -651,9 +722,9 @@ static mp_status t_device(void *ctx, const mps_fit_device *dev, const mps_fit_ro
 			w->fewest_on[0] = '\0';
 		}
 		if (smallest == w->fewest)
-			note_fewest(w, dev->id);
+			note_fewest(w, dev->id[0] ? dev->id : dev->name);
 	}
-	fprintf(w->rows, "  %-24s %-9s", dev->id, smallest ? fcount((double)smallest).s : "-");
+	fprintf(w->rows, "  %-24s %-9s", dev->id[0] ? dev->id : dev->name, smallest ? fcount((double)smallest).s : "-");
 	for (size_t i = 0; i < nrows; i++) {
 		char cell[48], b[32];
 
@@ -684,6 +755,8 @@ static mp_status t_job_end(void *ctx)
 	else
 		fprintf(w->f, "FITS on %zu of %zu device%s; fewest GPUs: %llu (%s)\n", w->nfit, w->ndevices,
 			w->ndevices == 1 ? "" : "s", (unsigned long long)w->fewest, w->fewest_on);
+	for (size_t i = 0; i < w->warnings.n && i < MPS_MAX_WARNINGS; i++)
+		fprintf(w->f, "  warning: %s\n", w->warnings.text[i]);
 	fputs(w->rows_text ? w->rows_text : "", w->f);
 	free(w->rows_text);
 	w->rows_text = NULL;
@@ -777,9 +850,13 @@ char *mpc_roofline_table_text(const mps_roofline_request *rq, const mps_roofline
 			r->context_tokens_from, fcount((double)r->step.prompt_tokens).s, r->prompt_tokens_from);
 	}
 	if (r->warnings.n > 0) {
+		char more[96];
+
 		fprintf(f, "\nwarnings:\n");
 		for (size_t i = 0; i < r->warnings.n && i < MPS_MAX_WARNINGS; i++)
 			fprintf(f, "  - %s\n", r->warnings.text[i]);
+		if (mps_warnings_left_out(&r->warnings, more, sizeof(more)))
+			fprintf(f, "  - %s\n", more);
 	}
 	fprintf(f, "\n");
 	return close_text(f, &text);

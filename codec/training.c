@@ -106,204 +106,196 @@ static mp_status parse_targets(const char *s, const char *pointer, uint32_t *mas
 	return MP_OK;
 }
 
-static void layer_json(cJSON *o, const mp_layer_activations *l)
+static void layer_write(mpc_out *w, const char *key, const mp_layer_activations *l)
 {
-	mpc_add_u64(o, "norms_bytes", l->norms);
-	mpc_add_u64(o, "projection_inputs_bytes", l->projection_inputs);
-	mpc_add_u64(o, "attention_bytes", l->attention);
-	mpc_add_u64(o, "attention_scores_bytes", l->attention_scores);
-	mpc_add_u64(o, "mlp_bytes", l->mlp);
-	mpc_add_u64(o, "moe_bytes", l->moe);
-	mpc_add_u64(o, "dropout_masks_bytes", l->dropout_masks);
-	mpc_add_u64(o, "total_bytes", l->total);
+	mpc_w_obj(w, key);
+	mpc_w_u64(w, "norms_bytes", l->norms);
+	mpc_w_u64(w, "projection_inputs_bytes", l->projection_inputs);
+	mpc_w_u64(w, "attention_bytes", l->attention);
+	mpc_w_u64(w, "attention_scores_bytes", l->attention_scores);
+	mpc_w_u64(w, "mlp_bytes", l->mlp);
+	mpc_w_u64(w, "moe_bytes", l->moe);
+	mpc_w_u64(w, "dropout_masks_bytes", l->dropout_masks);
+	mpc_w_u64(w, "total_bytes", l->total);
+	mpc_w_end(w);
 }
 
-static void phase_json(cJSON *o, const char *key, const mp_phase_memory *p, uint64_t context)
+static void phase_write(mpc_out *w, const char *key, const mp_phase_memory *p, uint64_t context)
 {
-	cJSON *ph = cJSON_AddObjectToObject(o, key);
-
-	mpc_add_u64(ph, "allocated_bytes", p->allocated_bytes);
-	mpc_add_u64(ph, "total_bytes", p->allocated_bytes + context);
-	cJSON_AddStringToObject(ph, "moment", p->moment ? p->moment : "");
-	cJSON_AddStringToObject(ph, "binding_term", p->binding_term ? p->binding_term : "");
+	mpc_w_obj(w, key);
+	mpc_w_u64(w, "allocated_bytes", p->allocated_bytes);
+	mpc_w_u64(w, "total_bytes", p->allocated_bytes + context);
+	mpc_w_str(w, "moment", p->moment ? p->moment : "");
+	mpc_w_str(w, "binding_term", p->binding_term ? p->binding_term : "");
+	mpc_w_end(w);
 }
 
 static const char *const phase_keys[MP_TRAIN_PHASE_COUNT] = { "forward", "backward", "optimizer_step" };
 
 /* request: the fields as the planner took them. */
-static void request_json(cJSON *doc, const mp_training_req *r, const mp_training_memory *mem)
+static void request_write(mpc_out *w, const mp_training_req *r, const char *recompute_from,
+			  const mp_training_memory *mem)
 {
-	cJSON *o;
-
-	o = cJSON_AddObjectToObject(doc, "request");
-	cJSON_AddStringToObject(o, "precision", precision_names[r->precision]);
-	cJSON_AddStringToObject(o, "optimizer", optimizer_names[r->optimizer]);
-	mpc_add_u64(o, "micro_batch_size", r->micro_batch_size);
-	mpc_add_u64(o, "sequence_length", r->sequence_length);
-	mpc_add_u64(o, "global_batch_size", r->micro_batch_size * mem->data_parallel_size * mem->gradient_accumulation_steps);
-	cJSON_AddStringToObject(o, "activation_recomputation", recompute_names[r->recompute]);
-	cJSON_AddStringToObject(o, "attention", attention_names[r->attention]);
+	mpc_w_obj(w, "request");
+	mpc_w_str(w, "precision", precision_names[r->precision]);
+	mpc_w_str(w, "optimizer", optimizer_names[r->optimizer]);
+	mpc_w_u64(w, "micro_batch_size", r->micro_batch_size);
+	mpc_w_u64(w, "sequence_length", r->sequence_length);
+	mpc_w_u64(w, "global_batch_size", r->micro_batch_size * mem->data_parallel_size * mem->gradient_accumulation_steps);
+	mpc_w_str(w, "activation_recomputation", recompute_names[r->recompute]);
+	mpc_w_str(w, "activation_recomputation_from", recompute_from ? recompute_from : "request");
+	mpc_w_str(w, "attention", attention_names[r->attention]);
 	/* what runs: eager, or the kernel SDPA picks for "fused" (flash, efficient, or its math fallback) */
-	mpc_add_str_or_null(o, "attention_kernel", mem->attention_kernel);
-	cJSON_AddBoolToObject(o, "dropout", !r->no_dropout);
-	cJSON_AddStringToObject(o, "optimizer_state_dtype",
-				r->optimizer_state_dtype != MP_DTYPE_INVALID ? mp_dtype_name(r->optimizer_state_dtype)
-				: r->optimizer == MP_OPTIMIZER_ADAMW_8BIT    ? "int8"
-				: r->precision == MP_PRECISION_BF16	     ? "bf16"
-									     : "fp32");
-	cJSON_AddStringToObject(o, "finetune", finetune_names[r->finetune]);
+	mpc_w_str_or_null(w, "attention_kernel", mem->attention_kernel);
+	mpc_w_bool(w, "dropout", !r->no_dropout);
+	/* as the planner keeps the states: LoRA's and QLoRA's adapters are fp32 (PEFT), so are their moments */
+	mpc_w_str(w, "optimizer_state_dtype",
+		  r->optimizer_state_dtype != MP_DTYPE_INVALID ? mp_dtype_name(r->optimizer_state_dtype)
+		  : r->optimizer == MP_OPTIMIZER_ADAMW_8BIT    ? "int8"
+		  : r->finetune != MP_FINETUNE_FULL	     ? "fp32"
+		  : r->precision == MP_PRECISION_BF16	     ? "bf16"
+							     : "fp32");
+	mpc_w_str(w, "finetune", finetune_names[r->finetune]);
 	if (r->finetune != MP_FINETUNE_FULL)
-		mpc_add_u64(o, "lora_rank", r->lora_rank);
-
+		mpc_w_u64(w, "lora_rank", r->lora_rank);
+	mpc_w_end(w);
 }
 
 /* layout and bytes_per_parameter, parameters and memory: the api.md terms per GPU. */
-static void states_json(cJSON *doc, const mp_training_req *r, const mp_training_memory *mem)
+static void states_write(mpc_out *w, const mp_training_req *r, const mp_training_memory *mem)
 {
-	cJSON *o;
+	mpc_w_obj(w, "layout");
+	mpc_w_u64(w, "num_gpus", or1(r->num_gpus));
+	mpc_w_u64(w, "data_parallel_size", mem->data_parallel_size);
+	mpc_w_u64(w, "tensor_parallel_size", or1(r->tensor_parallel_size));
+	mpc_w_bool(w, "sequence_parallel", r->sequence_parallel);
+	mpc_w_u64(w, "pipeline_parallel_size", or1(r->pipeline_parallel_size));
+	mpc_w_u64(w, "context_parallel_size", or1(r->context_parallel_size));
+	mpc_w_u64(w, "expert_parallel_size", or1(r->expert_parallel_size));
+	mpc_w_str(w, "sharding", sharding_names[r->sharding]);
+	mpc_w_u64(w, "gradient_accumulation_steps", mem->gradient_accumulation_steps);
+	mpc_w_u64(w, "microbatches_in_flight", mem->activations.microbatches_in_flight);
+	mpc_w_end(w);
 
-	o = cJSON_AddObjectToObject(doc, "layout");
-	mpc_add_u64(o, "num_gpus", or1(r->num_gpus));
-	mpc_add_u64(o, "data_parallel_size", mem->data_parallel_size);
-	mpc_add_u64(o, "tensor_parallel_size", or1(r->tensor_parallel_size));
-	cJSON_AddBoolToObject(o, "sequence_parallel", r->sequence_parallel);
-	mpc_add_u64(o, "pipeline_parallel_size", or1(r->pipeline_parallel_size));
-	mpc_add_u64(o, "context_parallel_size", or1(r->context_parallel_size));
-	mpc_add_u64(o, "expert_parallel_size", or1(r->expert_parallel_size));
-	cJSON_AddStringToObject(o, "sharding", sharding_names[r->sharding]);
-	mpc_add_u64(o, "gradient_accumulation_steps", mem->gradient_accumulation_steps);
-	mpc_add_u64(o, "microbatches_in_flight", mem->activations.microbatches_in_flight);
+	mpc_w_obj(w, "bytes_per_parameter");
+	mpc_w_str(w, "convention", mem->convention ? mem->convention : "");
+	mpc_w_str(w, "composition", mem->composition ? mem->composition : "");
+	mpc_w_num(w, "weights", mem->weight_bytes_per_parameter);
+	mpc_w_u64(w, "gradients", mem->gradient_bytes_per_parameter);
+	mpc_w_u64(w, "master_weights", mem->master_weight_bytes_per_parameter);
+	mpc_w_num(w, "optimizer_states", mem->optimizer_bytes_per_parameter);
+	mpc_w_num(w, "total", mem->weight_bytes_per_parameter + mem->gradient_bytes_per_parameter +
+				      mem->master_weight_bytes_per_parameter + mem->optimizer_bytes_per_parameter);
+	mpc_w_end(w);
 
-	o = cJSON_AddObjectToObject(doc, "bytes_per_parameter");
-	cJSON_AddStringToObject(o, "convention", mem->convention ? mem->convention : "");
-	cJSON_AddStringToObject(o, "composition", mem->composition ? mem->composition : "");
-	mpc_add_u64(o, "weights", mem->weight_bytes_per_parameter);
-	mpc_add_u64(o, "gradients", mem->gradient_bytes_per_parameter);
-	mpc_add_u64(o, "master_weights", mem->master_weight_bytes_per_parameter);
-	mpc_add_num(o, "optimizer_states", mem->optimizer_bytes_per_parameter);
-	mpc_add_num(o, "total", mem->weight_bytes_per_parameter + mem->gradient_bytes_per_parameter +
-						    mem->master_weight_bytes_per_parameter +
-						    mem->optimizer_bytes_per_parameter);
+	mpc_w_obj(w, "parameters");
+	mpc_w_u64(w, "on_gpu", mem->parameters_on_gpu);
+	mpc_w_u64(w, "trainable", mem->trainable_parameters);
+	mpc_w_u64(w, "lora", mem->lora_parameters);
+	mpc_w_end(w);
 
-	o = cJSON_AddObjectToObject(doc, "parameters");
-	mpc_add_u64(o, "on_gpu", mem->parameters_on_gpu);
-	mpc_add_u64(o, "trainable", mem->trainable_parameters);
-	mpc_add_u64(o, "lora", mem->lora_parameters);
-
-	o = cJSON_AddObjectToObject(doc, "memory");
-	mpc_add_u64(o, "weights_bytes", mem->weights_bytes);
-	mpc_add_u64(o, "gradients_bytes", mem->gradients_bytes);
-	mpc_add_u64(o, "optimizer_states_bytes", mem->optimizer_states_bytes);
-	mpc_add_u64(o, "master_weights_bytes", mem->master_weights_bytes);
+	mpc_w_obj(w, "memory");
+	mpc_w_u64(w, "weights_bytes", mem->weights_bytes);
+	mpc_w_u64(w, "gradients_bytes", mem->gradients_bytes);
+	mpc_w_u64(w, "optimizer_states_bytes", mem->optimizer_states_bytes);
+	mpc_w_u64(w, "master_weights_bytes", mem->master_weights_bytes);
 	if (mem->activations_known) {
-		mpc_add_u64(o, "activations_bytes", mem->activations_bytes);
-		mpc_add_u64(o, "logits_bytes", mem->logits_bytes);
+		mpc_w_u64(w, "activations_bytes", mem->activations_bytes);
+		mpc_w_u64(w, "logits_bytes", mem->logits_bytes);
 	} else {
-		cJSON_AddNullToObject(o, "activations_bytes");
-		cJSON_AddNullToObject(o, "logits_bytes");
+		mpc_w_null(w, "activations_bytes");
+		mpc_w_null(w, "logits_bytes");
 	}
-	mpc_add_u64(o, "overhead_bytes", mem->overhead_bytes);
-	mpc_add_u64(o, "total_bytes", mem->total_bytes);
-	mpc_add_u64(o, "states_bytes", mem->states_bytes);
-
+	mpc_w_u64(w, "overhead_bytes", mem->overhead_bytes);
+	mpc_w_u64(w, "total_bytes", mem->total_bytes);
+	mpc_w_u64(w, "states_bytes", mem->states_bytes);
+	mpc_w_end(w);
 }
 
 /* breakdown: per-layer activations, the published formulas, the logits chain, the overheads. */
-static void breakdown_json(cJSON *doc, const mp_training_req *r, const mps_training_plan *p)
+static void breakdown_write(mpc_out *w, const mp_training_req *r, const mps_training_plan *p)
 {
 	const mp_training_memory *mem = &p->mem;
-	cJSON *o, *b;
 
-	b = cJSON_AddObjectToObject(doc, "breakdown");
+	mpc_w_obj(w, "breakdown");
 	if (mem->activations_known) {
 		const mp_activation_memory *a = &mem->activations;
 		const mp_logits_memory *g = &mem->logits;
 
-		o = cJSON_AddObjectToObject(b, "activations");
-		layer_json(cJSON_AddObjectToObject(o, "per_layer"), &a->layer);
-		mpc_add_u64(o, "layers_on_gpu", a->layers_on_gpu);
-		mpc_add_u64(o, "saved_per_layer_bytes", a->saved_per_layer);
-		mpc_add_u64(o, "layers_bytes", a->layers_bytes);
-		mpc_add_u64(o, "embedding_bytes", a->embedding_bytes);
-		mpc_add_u64(o, "head_bytes", a->head_bytes);
-		mpc_add_u64(o, "autocast_weight_copies_bytes", a->autocast_weight_copies_bytes);
-		mpc_add_u64(o, "recompute_bytes", a->recompute_bytes);
-		mpc_add_u64(o, "backward_transient_bytes", a->backward_transient_bytes);
+		mpc_w_obj(w, "activations");
+		layer_write(w, "per_layer", &a->layer);
+		mpc_w_u64(w, "layers_on_gpu", a->layers_on_gpu);
+		mpc_w_u64(w, "saved_per_layer_bytes", a->saved_per_layer);
+		mpc_w_u64(w, "layers_bytes", a->layers_bytes);
+		mpc_w_u64(w, "embedding_bytes", a->embedding_bytes);
+		mpc_w_u64(w, "head_bytes", a->head_bytes);
+		mpc_w_u64(w, "autocast_weight_copies_bytes", a->autocast_weight_copies_bytes);
+		mpc_w_u64(w, "recompute_bytes", a->recompute_bytes);
+		mpc_w_u64(w, "backward_transient_bytes", a->backward_transient_bytes);
+		mpc_w_end(w);
 		/* the published formulas for the same shape (case BR-13), whole model, 16-bit, no parallelism */
-		o = cJSON_AddObjectToObject(b, "formulas");
+		mpc_w_obj(w, "formulas");
 		for (int f = 0; f < MP_FORMULA_COUNT; f++) {
 			char key[48];
 
 			snprintf(key, sizeof(key), "%s_bytes", mp_activation_formula_name((mp_activation_formula)f));
 			if (p->formula_known[f])
-				mpc_add_u64(o, key, p->formula_bytes[f]);
+				mpc_w_u64(w, key, p->formula_bytes[f]);
 		}
-		o = cJSON_AddObjectToObject(b, "logits");
-		mpc_add_u64(o, "tokens", g->tokens);
-		mpc_add_u64(o, "logits_bytes", g->logits_bytes);
-		mpc_add_u64(o, "upcast_bytes", g->upcast_bytes);
-		mpc_add_u64(o, "log_probs_bytes", g->log_probs_bytes);
-		mpc_add_u64(o, "forward_peak_bytes", g->forward_peak_bytes);
-		mpc_add_u64(o, "backward_peak_bytes", g->backward_peak_bytes);
+		mpc_w_end(w);
+		mpc_w_obj(w, "logits");
+		mpc_w_u64(w, "tokens", g->tokens);
+		mpc_w_u64(w, "logits_bytes", g->logits_bytes);
+		mpc_w_u64(w, "upcast_bytes", g->upcast_bytes);
+		mpc_w_u64(w, "log_probs_bytes", g->log_probs_bytes);
+		mpc_w_u64(w, "forward_peak_bytes", g->forward_peak_bytes);
+		mpc_w_u64(w, "backward_peak_bytes", g->backward_peak_bytes);
+		mpc_w_end(w);
 	}
-	o = cJSON_AddObjectToObject(b, "overhead");
-	mpc_add_u64(o, "cuda_context_bytes", mem->cuda_context_bytes);
-	mpc_add_u64(o, "workspace_bytes", mem->workspace_bytes);
-	mpc_add_u64(o, "comm_buffer_bytes", mem->comm_buffer_bytes);
-	mpc_add_u64(o, "optimizer_transient_bytes", mem->optimizer_transient_bytes);
+	mpc_w_obj(w, "overhead");
+	mpc_w_u64(w, "cuda_context_bytes", mem->cuda_context_bytes);
+	mpc_w_u64(w, "workspace_bytes", mem->workspace_bytes);
+	mpc_w_u64(w, "comm_buffer_bytes", mem->comm_buffer_bytes);
+	mpc_w_u64(w, "optimizer_transient_bytes", mem->optimizer_transient_bytes);
+	mpc_w_end(w);
 	if (r->finetune != MP_FINETUNE_FULL)
-		mpc_add_u64(b, "lora_base_bytes", mem->lora_base_bytes);
-
+		mpc_w_u64(w, "lora_base_bytes", mem->lora_base_bytes);
+	mpc_w_end(w);
 }
 
 /* phases and the notes on what the figures include. */
-static void phases_json(cJSON *doc, const mp_training_memory *mem)
+static void phases_write(mpc_out *w, const mp_training_memory *mem)
 {
-	cJSON *o, *notes;
 	char buf[320];
 
-	o = cJSON_AddObjectToObject(doc, "phases");
+	mpc_w_obj(w, "phases");
 	for (int i = 0; i < MP_TRAIN_PHASE_COUNT; i++)
-		phase_json(o, phase_keys[i], &mem->phases[i], mem->cuda_context_bytes);
-	cJSON_AddStringToObject(doc, "peak_phase", phase_keys[mem->peak_phase]);
-	cJSON_AddStringToObject(doc, "binding_term", mem->binding_term ? mem->binding_term : "");
+		phase_write(w, phase_keys[i], &mem->phases[i], mem->cuda_context_bytes);
+	mpc_w_end(w);
+	mpc_w_str(w, "peak_phase", phase_keys[mem->peak_phase]);
+	mpc_w_str(w, "binding_term", mem->binding_term ? mem->binding_term : "");
 
-	notes = cJSON_AddArrayToObject(doc, "notes");
+	mpc_w_arr(w, "notes");
 	snprintf(buf, sizeof(buf), "Model states: %s.", mem->composition ? mem->composition : "");
-	mpc_append(notes, cJSON_CreateString(buf));
+	mpc_w_str(w, NULL, buf);
 	if (!mem->activations_known) {
-		mpc_append(notes, cJSON_CreateString(
-			"states_only: total_bytes counts model states alone (no activations, logits, CUDA context or "
-			"workspaces), as the bytes-per-parameter conventions do."));
+		mpc_w_lit(w, NULL,
+			  "states_only: total_bytes counts model states alone (no activations, logits, CUDA context or "
+			  "workspaces), as the bytes-per-parameter conventions do.");
 	} else {
-		mpc_append(notes, cJSON_CreateString(
-			"Memory is per GPU (the busiest pipeline stage). total_bytes is the peak phase's allocator bytes "
-			"plus the CUDA context; the memory terms are each term's size, which do not all coexist."));
-		mpc_append(notes, cJSON_CreateString(
-			"Activations: Korthikanti et al. 2022 (arXiv 2205.05198) eq. 1 extended term by term to what "
-			"PyTorch autograd saves for this regime, attention kernel, MLP and norm; logits: three fp32 "
-			"tokens x vocab tensors at log_softmax backward (transformers ForCausalLMLoss upcasts)."));
-		mpc_append(notes, cJSON_CreateString(
-			"Checked against an H200 (PyTorch 2.11, transformers 5.17, GPT-2): every measured training row "
-			"within 1% (bench/RESULTS.md)."));
+		mpc_w_lit(w, NULL,
+			  "Memory is per GPU (the busiest pipeline stage). total_bytes is the peak phase's allocator bytes "
+			  "plus the CUDA context; the memory terms are each term's size, which do not all coexist.");
+		mpc_w_lit(w, NULL,
+			  "Activations: Korthikanti et al. 2022 (arXiv 2205.05198) eq. 1 extended term by term to what "
+			  "PyTorch autograd saves for this regime, attention kernel, MLP and norm; logits: three fp32 "
+			  "tokens x vocab tensors at log_softmax backward (transformers ForCausalLMLoss upcasts).");
+		mpc_w_lit(w, NULL,
+			  "Checked against an H200 (PyTorch 2.11, transformers 5.17, GPT-2): every measured training row "
+			  "within 1% (bench/RESULTS.md).");
 	}
+	mpc_w_end(w);
 }
-
-static cJSON *document(const mps_model *m, const mp_training_req *r, const mps_training_plan *p)
-{
-	cJSON *doc = cJSON_CreateObject();
-
-	if (doc == NULL)
-		return NULL;
-	mpc_add_item(doc, "model", mpc_model_json(m));
-	request_json(doc, r, &p->mem);
-	states_json(doc, r, &p->mem);
-	breakdown_json(doc, r, p);
-	phases_json(doc, &p->mem);
-	mpc_add_item(doc, "warnings", mpc_warnings_json(&p->warnings));
-	return doc;
-}
-
 
 mp_status mpc_training_decode(const cJSON *body, const char *pointer, bool allow_device, mps_training_request *out,
 			      mp_error *err)
@@ -346,6 +338,7 @@ mp_status mpc_training_decode(const cJSON *body, const char *pointer, bool allow
 	}
 	tb.req.convention = (mp_state_convention)tb.convention;
 	tb.req.recompute = (mp_recompute)tb.recompute;
+	j->recompute_given = cJSON_GetObjectItemCaseSensitive(body, "activation_recomputation") != NULL;
 	tb.req.attention = (mp_train_attention)tb.attention;
 	tb.req.sharding = (mp_sharding)tb.sharding;
 	tb.req.finetune = (mp_finetune)tb.finetune;
@@ -392,39 +385,65 @@ mp_status mpc_training_decode(const cJSON *body, const char *pointer, bool allow
 	return mp_problems_end(&p, err);
 }
 
-static cJSON *fit_json(const mp_training_fit *tf, const mp_store_device *dev)
+void mpc_training_plan_write(mpc_out *w, const mps_training_request *rq, const mps_training_plan *p)
 {
-	const mp_fit *fit = &tf->fit;
-	cJSON *o = cJSON_CreateObject();
-
-	cJSON_AddStringToObject(o, "device", dev->id);
-	cJSON_AddBoolToObject(o, "fits", fit->fits);
-	mpc_add_u64(o, "capacity_bytes", fit->capacity_bytes);
-	cJSON_AddStringToObject(o, "capacity_source", dev->hw.usable_memory_bytes ? "usable_memory_bytes" : "memory_bytes");
-	mpc_add_i64(o, "headroom_bytes", fit->headroom_bytes);
-	cJSON_AddStringToObject(o, "binding_term", fit->binding_term ? fit->binding_term : "weights");
-	mpc_add_u64(o, "max_batch_size", fit->max_batch_size);
-	mpc_add_u64(o, "max_sequence_length", fit->max_sequence_length);
-	cJSON_AddStringToObject(o, "max_sequence_length_bound", fit->max_sequence_length_at_context ? "context" : "memory");
-	/* the inference plan's name and convention (null: no count fits); min_num_gpus is the old name, kept one
-	 * release as a deprecated alias with the same value: its former 0 for "none" read as "needs no GPU" to a
-	 * scheduler, so it is null too */
-	mpc_add_u64_or_null(o, "min_gpus", tf->min_num_gpus);
-	mpc_add_u64_or_null(o, "min_num_gpus", tf->min_num_gpus);
-	return o;
-}
-
-cJSON *mpc_training_plan_json(const mps_training_request *rq, const mps_training_plan *p)
-{
-	cJSON *doc = document(&p->model, &rq->job.req, p);
-
-	if (doc && p->have_device)
-		mpc_add_item(doc, "fit", fit_json(&p->fit, &p->device));
-	return doc;
+	mpc_w_obj(w, NULL);
+	mpc_model_write(w, "model", &p->model);
+	(void)rq;
+	request_write(w, &p->req, p->recompute_from, &p->mem);
+	states_write(w, &p->req, &p->mem);
+	breakdown_write(w, &p->req, p);
+	phases_write(w, &p->mem);
+	mpc_warnings_write(w, &p->warnings);
+	if (p->have_device) {
+		/* the inference plan's fit block (one encoder) with the smallest GPU count of the training layout; and
+		 * min_num_gpus, its old name, kept one release as a deprecated alias with the same value (its former 0
+		 * for "none" read as "needs no GPU" to a scheduler, so it is null too) */
+		mpc_w_obj(w, "fit");
+		mpc_fit_members_write(w, &p->fit.fit, &p->device, p->fit.min_num_gpus);
+		if (!p->device.hw.host_memory)
+			mpc_w_u64_or_null(w, "min_num_gpus", p->fit.min_num_gpus);
+		mpc_w_end(w);
+	}
+	mpc_w_end(w);
 }
 
 const mpm_field *mpc_training_field_table(size_t *n)
 {
 	*n = MPM_COUNT(training_fields);
 	return training_fields;
+}
+
+char *mpc_training_plan_print(const mps_training_request *rq, const mps_training_plan *p, size_t *len)
+{
+	mpc_out w;
+
+	mpc_out_init(&w);
+	mpc_training_plan_write(&w, rq, p);
+	return mpc_out_finish(&w, len);
+}
+
+const char *mpc_training_precision_name(mp_precision v)
+{
+	return precision_names[v];
+}
+
+const char *mpc_training_optimizer_name(mp_optimizer v)
+{
+	return optimizer_names[v];
+}
+
+const char *mpc_training_recompute_name(mp_recompute v)
+{
+	return recompute_names[v];
+}
+
+const char *mpc_training_sharding_name(mp_sharding v)
+{
+	return sharding_names[v];
+}
+
+const char *mpc_training_phase_name(mp_train_phase v)
+{
+	return phase_keys[v];
 }

@@ -16,7 +16,7 @@
  * Who returns which: the planner only MP_OK, MP_EINVAL, MP_EOVERFLOW, MP_EUNSUPPORTED and MP_EINTERNAL; the
  * model readers and codec/ also MP_EPARSE and MP_ENOMEM; db/ MP_ENOTFOUND, MP_EDB, MP_ECONFLICT; kernels/ and
  * the calibration jobs MP_ENOTBUILTIN, MP_ENODEV, MP_EBUSY; the daemon MP_ETOOLARGE, MP_EAUTH, MP_EFORBIDDEN,
- * MP_EOVERLOADED, MP_EPRECONDITION, MP_EFRAMING; db/ also MP_ESTORAGE and MP_ENOSPACE.
+ * MP_EOVERLOADED, MP_EPRECONDITION, MP_EFRAMING; db/ also MP_ESTORAGE and MP_ENOSPACE; hub/ MP_EUPSTREAM.
  * ------------------------------------------------------------------------------------------------------- */
 typedef enum mp_status {
 	MP_OK = 0,
@@ -40,6 +40,8 @@ typedef enum mp_status {
 	MP_ENOSPACE = 18,	/* the disk holding the database is full: HTTP 507 */
 	MP_EPRECONDITION = 19,	/* If-Match names another version of the resource: HTTP 412 */
 	MP_EFRAMING = 20,	/* the HTTP message itself is malformed (framing, Host, header bytes): HTTP 400 */
+	MP_EUPSTREAM = 21,	/* a service memplan fetched from (the Hugging Face Hub) failed, timed out, refused the
+				 * credentials or sent more than its limit: HTTP 502 */
 } mp_status;
 
 /* Returns a constant, never NULL, lowercase string for any value (unknown values give "unknown"). */
@@ -48,12 +50,20 @@ const char *mp_status_str(mp_status st);
 /*
  * Error detail filled by any function that returns something other than MP_OK. `field` is a JSON pointer into
  * the request document ("/batch_size", "/model/hf_config/num_key_value_heads"); `message` says what is wrong and
- * what is allowed. Caller-owned; functions write NUL-terminated, truncated strings.
+ * what is allowed. Caller-owned; functions write NUL-terminated strings, and nothing is cut without saying so:
+ * a pointer longer than MP_POINTER_MAX - 1 bytes ends in "/..." after its last whole segment and its message says
+ * how long it was; a message longer than MP_MESSAGE_MAX - 1 bytes ends in "...".
+ *
+ * The pointers the API forms from its own member names are far shorter than MP_POINTER_MAX: the longest, a fit
+ * job's rope key "/jobs/4095/training/model/hf_config/text_config/rope_scaling/partial_rotary_factor", is 82 bytes.
+ * Only a body's own keys (a member repeated under long keys of its own) can reach it.
  */
+#define MP_POINTER_MAX 512
+#define MP_MESSAGE_MAX 1024	/* long enough for every list of allowed values the API names in full */
 typedef struct mp_errors mp_errors;
 typedef struct mp_error {
-	char field[96];
-	char message[1024];	/* long enough for every list of allowed values the API names in full */
+	char field[MP_POINTER_MAX];
+	char message[MP_MESSAGE_MAX];
 	/* Where every problem of one request is collected (NULL: only the one above). Decoders that check many
 	 * fields record each problem with mp_error_keep and go on, so one answer names them all (codec/, model/).
 	 * Borrowed: the caller that set it owns the list. */
@@ -70,8 +80,8 @@ struct mp_errors {
 	size_t n;		/* entries filled */
 	size_t dropped;		/* problems found beyond MP_MAX_ERRORS (counted, not kept) */
 	struct {
-		char field[96];
-		char message[1024];
+		char field[MP_POINTER_MAX];
+		char message[MP_MESSAGE_MAX];
 	} item[MP_MAX_ERRORS];
 };
 
@@ -111,13 +121,21 @@ mp_status mp_error_keep(mp_error *err, mp_status st);
  */
 typedef struct mp_problems {
 	mp_status st;
-	char field[96];
-	char message[1024];
+	char field[MP_POINTER_MAX];
+	char message[MP_MESSAGE_MAX];
 } mp_problems;
 #define MP_PROBLEMS_INIT { MP_OK, "", "" }
 /* Notes st (nothing when MP_OK); returns st. */
 mp_status mp_problems_note(mp_problems *p, mp_status st, mp_error *err);
 mp_status mp_problems_end(const mp_problems *p, mp_error *err);
+
+/*
+ * Appends the JSON pointer segment `segment` (RFC 6901: '~' written "~0", '/' written "~1"; "" a top-level
+ * member "/") to the pointer in buf (cap bytes, NUL-terminated). A segment that does not fit whole is not cut: the
+ * pointer ends in "/..." instead (once; later segments are dropped with it) and false is returned.
+ * Worked example (tests/test_codec.c): cap 12, "/jobs" + "3" -> "/jobs/3"; + "inference" -> "/jobs/3/..."
+ */
+bool mp_pointer_add(char *buf, size_t cap, const char *segment);
 
 /*
  * Appends item to the comma-separated list in buf (cap bytes, NUL-terminated): ", item" (or item when buf is
@@ -165,6 +183,16 @@ bool mp_valid_id(const char *id);
  * into out; returns false (out truncated) when the key does not fit. NULL-safe for alias.
  */
 bool mp_alias_key(const char *alias, char *out, size_t len);
+
+/*
+ * The word of words (n of them; NULL entries skipped) a misspelt `asked` most likely meant, or NULL when none is
+ * near: both compared ASCII-lowercased with '-', '_', '.' and ' ' dropped ("fp8e4m3" is "fp8_e4m3"), nearest by
+ * Levenshtein distance (one edit per letter added, dropped or changed; a swap of two letters is two) within a third
+ * of asked's length (none below 4 letters: "x" is near no field); a word asked is the start of (3 letters at least: "bfloat" -> "bfloat16") is at
+ * distance 1. Ties go to the earlier word. Strings of 64 bytes or more are never near. Worked examples (tests/
+ * test_suggest.c): "sequence_lenght" -> sequence_length, "fp8e4m3" -> fp8_e4m3, "adamw8bit" -> adamw_8bit.
+ */
+const char *mp_nearest_word(const char *asked, const char *const *words, size_t n);
 
 /* A file embedded at build time by tools/embed.c (the contract, the web page's files). Arrays of these end with a
  * { NULL, NULL, 0 } entry. */

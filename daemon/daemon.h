@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "../service/calib.h"
+#include "../service/nodes.h"
 #include "../service/service.h"
 
 #define MPD_DEFAULT_LISTEN "127.0.0.1:8080"
@@ -27,8 +28,15 @@
 #define MPD_DEFAULT_K8S_MAX_BODY_BYTES (128 * 1024 * 1024)
 /* bodies being read and answers waiting to be sent, daemon-wide: two of the largest extender calls */
 #define MPD_DEFAULT_REQUEST_MEMORY_BYTES (256 * 1024 * 1024)
+/* a GGUF header with its tokenizer is a few MB (a 150k-token vocabulary: about 8 MB), base64 a third more: the
+ * routes that take a model (MPD_ROUTE_MODEL_BODY) take bodies up to this */
+#define MPD_DEFAULT_MODEL_MAX_BODY_BYTES (32 * 1024 * 1024)
 #define MPD_MAX_URL_BYTES 4096			/* longer request targets get 414 */
 #define MPD_MAX_QUERY_ARGS 128		/* more query arguments get 414 (a route takes at most 72: 64 ops and 8 more) */
+/* the {id} segment of a path as routes hand it over: a node name (a DNS subdomain, 253 bytes) fits */
+#define MPD_PATH_ID_MAX 256
+/* the Hub's headers kept by default: a 405B model's 191 shard headers are about 5 MB */
+#define MPD_DEFAULT_HUB_CACHE_BYTES (256 * 1024 * 1024)
 /* per connection: request line + headers must fit (else 431). libmicrohttpd 0.9.75 zeroes the whole pool after
  * every request (MHD_pool_reset): 64 KiB cost ~65,000 instructions per request, as much as a plan; 16 KiB holds a
  * 4 KiB path (414 beyond) and 11 KiB of headers. */
@@ -52,6 +60,7 @@ typedef struct mpd_config {
 	bool k8s_unknown_device_fails;	/* a node whose GPU maps to no profile fails (default: passes) */
 	unsigned int k8s_headroom_floor_percent;	/* prioritize: headroom a placement should keep (default 10) */
 	size_t k8s_max_body_bytes;	/* body limit of the extender's routes (Node objects of every candidate node) */
+	size_t model_max_body_bytes;	/* body limit of the routes that take a model (a GGUF header pasted in base64) */
 	char node_labels[512];		/* "Hostname=n1,gpu=0,UUID=GPU-...,modelName=NVIDIA H200": labels of this node's
 					 * calibration gauges, aligned with DCGM's (the node agent sets them) */
 	unsigned int max_heavy_requests;	/* fit and capacity computations in flight; more get 503; 0 = threads / 2
@@ -66,6 +75,14 @@ typedef struct mpd_config {
 	size_t max_request_memory_bytes;	/* bytes held for bodies and answers in flight, daemon-wide (budget.h) */
 	size_t max_request_memory_bytes_per_ip;	/* the same per client address; 0 = --k8s-max-body-bytes +
 						 * --max-body-bytes */
+	bool observed_terms_off;	/* --observed-terms off: plans keep the model's terms (service/observe.h) */
+	/* the Hugging Face Hub models given by hf_repo may be fetched from (service.h mps_set_hub); "" = never */
+	char hub_endpoint[512];
+	char hub_token_file[512];	/* the Hub token's file ("" = MEMPLAN_HUB_TOKEN or none) */
+	char hub_token[512];		/* loaded by mpd_hub_token_load; never logged */
+	char hub_cache[512];		/* where fetched headers are kept ("" = hub-cache beside the database) */
+	size_t hub_cache_bytes;
+	unsigned int hub_timeout_seconds;
 } mpd_config;
 
 typedef struct mpd_daemon {
@@ -86,6 +103,7 @@ typedef struct mpd_daemon {
 	atomic_uint fresh_open;		/* connections the fresh lane holds */
 	atomic_bool trim_pending;	/* a large request ended: freed memory goes back to the system when the
 					 * others are done (server.c) */
+	mps_node_cache *nodes;		/* the node agents' reports (service/nodes.h), made by mpd_start */
 } mpd_daemon;
 
 /* A decoded request, borrowed by the handler for the duration of the call. */
@@ -104,12 +122,12 @@ typedef struct mpd_request {
 	struct mpc_k8s_args *k8s;
 } mpd_request;
 
-/* What a handler produces. On MP_OK, `json` (owned; freed by the reply writer) and `http_status` (0 = 200).
- * On error, `err` names the field and says what is wrong; `http_status` may refine the default mapping. */
+/* What a handler produces. On MP_OK, `text` (owned; freed by the reply writer: the JSON answer codec's writer
+ * wrote, or text for people) with its `text_type`, and `http_status` (0 = 200). On error, `err` names the field
+ * and says what is wrong; `http_status` may refine the default mapping. */
 typedef struct mpd_reply {
 	int http_status;
-	cJSON *json;
-	char *text;			/* alternative plain-text body (owned), with text_type */
+	char *text;			/* the body (owned), with text_type; NULL for a 204 */
 	const char *text_type;
 	mp_error err;
 	bool cacheable;			/* a GET: reply.c adds a strong ETag and answers If-None-Match with 304 */
@@ -118,6 +136,8 @@ typedef struct mpd_reply {
 	bool page;			/* the web page's files: reply.c adds its Content-Security-Policy */
 	unsigned int retry_after;	/* seconds for a Retry-After header (503 overloaded), 0 = none */
 	bool close;			/* ask the client to close the connection after this answer (framing errors) */
+	bool no_store;			/* the answer rests on more than the body and the store (a Hugging Face repository
+					   read from its cache or the Hub): never kept in the response cache */
 	/* A 200 body produced while it is sent (POST /v1/fit): stream_read writes up to max bytes into buf and returns
 	 * how many, 0 at the end, -1 on a failure (the connection is then closed before the answer is complete);
 	 * stream_free releases stream_ctx once the response is done. text_type names the media type. Owned by the

@@ -19,9 +19,12 @@ static mp_status need_jobs(mpd_request *req, mpd_reply *rep)
 /* The job's document as the answer (the copy is freed here). */
 static mp_status answer(mpd_reply *rep, mps_calib_job *job)
 {
-	rep->json = mpc_calib_job_json(job);
+	mpc_out w;
+
+	mpc_out_init(&w);
+	mpc_calib_job_write(&w, job);
 	mps_calib_job_free(job);
-	return rep->json ? MP_OK : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
+	return mpd_reply_json(rep, &w);
 }
 
 mp_status mpd_h_calibration_create(mpd_request *req, mpd_reply *rep)
@@ -38,12 +41,13 @@ mp_status mpd_h_calibration_create(mpd_request *req, mpd_reply *rep)
 		st = mpc_calib_decode(req->json, &rq, fit, &has_fit, &rep->err);
 	if (st == MP_OK && has_fit) {
 		/* the fit check allocates the plan's bytes: the same plan POST /v1/plan/inference gives */
-		plan = malloc(sizeof(*plan));
+		plan = calloc(1, sizeof(*plan));
 		st = plan ? mps_plan_inference(req->d->svc, fit, plan, &rep->err)
 			  : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 		if (st == MP_OK)
 			mps_calib_fit_from_plan(plan, &rq);
 	}
+	mps_inference_plan_release(plan);
 	free(plan);
 	free(fit);
 	if (st == MP_OK)

@@ -1,7 +1,8 @@
 /*
  * h_devices.c: the device resource. GET /v1/devices (cursor pagination; filters vendor, source,
- * min_memory_bytes), GET, PUT (create or replace), PATCH (JSON merge patch, read and written in one transaction)
- * and DELETE /v1/devices/{id}. Thin: documents from codec/, rows through the service; writes are audited as "api".
+ * min_memory_bytes), GET, PUT (create or replace), PATCH (JSON merge patch on a copy, written only over the row it
+ * was applied to: service.h, mps_device_update) and DELETE /v1/devices/{id}. Thin: documents from codec/, rows
+ * through the service; writes are audited as "api".
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +30,7 @@ mp_status mpd_h_devices_list(mpd_request *req, mpd_reply *rep)
 {
 	mp_store_device_filter f = { mpd_query(req, "vendor"), NULL, 0, 0 };
 	uint64_t limit;
-	cJSON *items;
+	mpc_page page;
 	int more;
 	mp_status st = mpd_query_u64(req, "limit", 1, LIST_MAX, LIST_DEFAULT, &limit, &rep->err);
 
@@ -41,17 +42,16 @@ mp_status mpd_h_devices_list(mpd_request *req, mpd_reply *rep)
 		st = query_source(req, &f.source, &rep->err);
 	if (st != MP_OK)
 		return st;
-	items = cJSON_CreateArray();
-	if (items == NULL)
-		return mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
-	st = mps_device_find(req->d->svc, &f, mpd_query(req, "cursor"), (int)limit, mpc_list_add_device, items, &more,
+	mpc_page_begin(&page);
+	st = mps_device_find(req->d->svc, &f, mpd_query(req, "cursor"), (int)limit, mpc_page_add_device, &page, &more,
 			     &rep->err);
 	if (st != MP_OK) {
-		cJSON_Delete(items);
+		mpc_out_free(&page.w);
 		return st;
 	}
-	rep->json = mpc_page_json(items, more);
-	return rep->json ? MP_OK : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
+	rep->text = mpc_page_finish(&page, more, NULL);
+	rep->text_type = "application/json";
+	return rep->text ? MP_OK : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 }
 
 /* A malformed path id is a 422 naming it. */
@@ -69,8 +69,13 @@ static mp_status answer(mpd_request *req, mpd_reply *rep, bool created)
 	mp_status st = d ? mps_device_get(req->d->svc, req->path_id, d, &rep->err)
 			 : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 
-	if (st == MP_OK && (rep->json = mpc_device_json(d)) == NULL)
-		st = mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
+	if (st == MP_OK) {
+		mpc_out w;
+
+		mpc_out_init(&w);
+		mpc_device_write(&w, NULL, d);
+		st = mpd_reply_json(rep, &w);
+	}
 	if (st == MP_OK && created) {
 		rep->http_status = 201;
 		snprintf(rep->location, sizeof(rep->location), "/v1/devices/%s", req->path_id);
@@ -94,11 +99,19 @@ static mp_status valid_path_id(const mpd_request *req, mp_error *err)
 /* The request's preconditions on the stored profile (NULL: none stored), inside the write's transaction. */
 static mp_status device_precondition(void *ctx, const mp_store_device *current, mp_error *err)
 {
-	cJSON *doc = current ? mpc_device_json(current) : NULL;
-	mp_status st = current && doc == NULL ? mp_fail(err, MP_ENOMEM, "", "out of memory")
-					      : mpd_check_preconditions(ctx, doc, err);
+	char *doc = NULL;
+	mp_status st;
 
-	cJSON_Delete(doc);
+	if (current) { /* the document a GET of it gives */
+		mpc_out w;
+
+		mpc_out_init(&w);
+		mpc_device_write(&w, NULL, current);
+		doc = mpc_out_finish(&w, NULL);
+	}
+	st = current && doc == NULL ? mp_fail(err, MP_ENOMEM, "", "out of memory")
+				    : mpd_check_preconditions(ctx, doc, err);
+	free(doc);
 	return st;
 }
 
@@ -125,15 +138,14 @@ mp_status mpd_h_device_put(mpd_request *req, mpd_reply *rep)
 
 /* If-Match on a write: the stored document's ETag (the one a GET of it carries) must be listed, else 412. Checked
  * inside the write's transaction, so no other write can come between the check and this one. */
-mp_status mpd_check_if_match(const mpd_request *req, const cJSON *stored, mp_error *err)
+mp_status mpd_check_if_match(const mpd_request *req, const char *stored, mp_error *err)
 {
 	const char *want = mpd_header(req, "If-Match");
 	char tag[24];
 
 	if (want == NULL)
 		return MP_OK;
-	if (!mpd_document_etag(stored, tag, sizeof(tag)))
-		return mp_fail(err, MP_ENOMEM, "", "out of memory");
+	mpd_document_etag(stored, tag, sizeof(tag));
 	if (mpd_if_match(want, tag))
 		return MP_OK;
 	return mp_fail(err, MP_EPRECONDITION, "If-Match",
@@ -142,13 +154,13 @@ mp_status mpd_check_if_match(const mpd_request *req, const cJSON *stored, mp_err
 		       tag);
 }
 
-mp_status mpd_check_preconditions(const mpd_request *req, const cJSON *stored, mp_error *err)
+mp_status mpd_check_preconditions(const mpd_request *req, const char *stored, mp_error *err)
 {
 	const char *im = mpd_header(req, "If-Match"), *inm = mpd_header(req, "If-None-Match");
 	char tag[24] = "";
 
-	if (stored && (im || inm) && !mpd_document_etag(stored, tag, sizeof(tag)))
-		return mp_fail(err, MP_ENOMEM, "", "out of memory");
+	if (stored && (im || inm))
+		mpd_document_etag(stored, tag, sizeof(tag));
 	if (im && stored == NULL)
 		return mp_fail(err, MP_EPRECONDITION, "If-Match",
 			       "nothing is stored under this id, so no If-Match tag matches (RFC 9110 section 13.1.1); send "
@@ -167,20 +179,27 @@ mp_status mpd_check_preconditions(const mpd_request *req, const cJSON *stored, m
 	return MP_OK;
 }
 
-/* The merge patch applied to the stored profile, inside the service's transaction (If-Match first). */
+/* The merge patch applied to a copy of the stored profile (If-Match first): the document a GET gives, parsed, patched
+ * and decoded again (mps_device_update writes it only if the row is still the one read). */
 static mp_status patch_device(void *ctx, mp_store_device *d, mp_error *err)
 {
 	const mpd_request *req = ctx;
-	cJSON *built = mpc_device_json(d), *doc = built ? mpc_as_parsed(built) : NULL;
-	mp_status st = doc ? mpd_check_if_match(req, built, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
+	mpc_out w;
+	char *stored;
+	cJSON *doc = NULL;
+	mp_status st;
 
+	mpc_out_init(&w);
+	mpc_device_write(&w, NULL, d);
+	stored = mpc_out_finish(&w, NULL);
+	st = stored && (doc = cJSON_Parse(stored)) != NULL ? mpd_check_if_match(req, stored, err)
+							   : mp_fail(err, MP_ENOMEM, "", "out of memory");
 	if (st == MP_OK)
 		st = mpc_merge_patch(doc, req->json, err);
-
 	if (st == MP_OK)
 		st = mpc_device_decode(doc, "", req->path_id, "user", d, err);
 	cJSON_Delete(doc);
-	cJSON_Delete(built);
+	free(stored);
 	return st;
 }
 

@@ -34,9 +34,9 @@ static mp_status bt_begin(void *ctx, const mps_fit_request *rq, size_t ndevices)
 	return mpc_fit_text_sink()->begin(b->w, rq, ndevices);
 }
 
-static mp_status bt_job_begin(void *ctx, const mps_fit_job *job, const mps_model *model)
+static mp_status bt_job_begin(void *ctx, const mps_fit_job *job, const mps_model *model, const mps_warnings *warnings)
 {
-	return mpc_fit_text_sink()->job_begin(((bounded_text *)ctx)->w, job, model);
+	return mpc_fit_text_sink()->job_begin(((bounded_text *)ctx)->w, job, model, warnings);
 }
 
 static mp_status bt_device(void *ctx, const mps_fit_device *dev, const mps_fit_row *rows, size_t nrows,
@@ -83,7 +83,10 @@ mp_status mpd_h_fit(mpd_request *req, mpd_reply *rep)
 	mpc_fit_writer *w = NULL;
 	mp_status st = mpc_fit_decode(req->json, &rq, &rep->err);
 
-	if (st == MP_OK && req->text) { /* the table for people */
+	/* models given by repository: from the Hugging Face cache or the Hub, before anything is planned */
+	if (st == MP_OK)
+		st = mps_fit_fetch_models(req->d->svc, &rq, &rep->no_store, &rep->err);
+	if (st == MP_OK && req->text) { /* the table for people (it holds one job's rows at a time) */
 		st = fit_text(req, &rq, rep);
 		mpc_fit_request_free(&rq);
 		return st;
@@ -125,14 +128,8 @@ mp_status mpd_h_capacity(mpd_request *req, mpd_reply *rep)
 		mpc_capacity_doc_free(doc);
 		return st == MP_ENOMEM ? mp_fail(&rep->err, st, "", "out of memory") : st;
 	}
-	rep->json = mpc_capacity_doc_finish(doc, &model);
-	if (rep->json == NULL)
-		return mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
-	if (text) {
-		rep->text = mpc_capacity_text(rep->json);
-		if (rep->text == NULL)
-			return mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
-		rep->text_type = "text/plain; charset=utf-8";
-	}
-	return MP_OK;
+	rep->text = text ? mpc_capacity_text(doc, &model) : mpc_capacity_json(doc, &model, NULL);
+	rep->text_type = text ? "text/plain; charset=utf-8" : "application/json";
+	mpc_capacity_doc_free(doc);
+	return rep->text ? MP_OK : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 }

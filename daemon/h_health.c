@@ -15,8 +15,13 @@ mp_status mpd_h_health(mpd_request *req, mpd_reply *rep)
 	mps_health h;
 
 	mps_health_get(req->d->svc, &h);
-	rep->json = mpc_health_json(&h);
-	return rep->json ? MP_OK : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
+	{
+		mpc_out w;
+
+		mpc_out_init(&w);
+		mpc_health_write(&w, &h);
+		return mpd_reply_json(rep, &w);
+	}
 }
 
 mp_status mpd_h_openapi(mpd_request *req, mpd_reply *rep)

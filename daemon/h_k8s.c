@@ -8,10 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../codec/json.h"
 #include "../codec/k8s.h"
 #include "../codec/k8s_stream.h"
+#include "../service/k8s.h"
 #include "log.h"
 #include "metrics.h"
 #include "routes.h"
@@ -44,6 +46,16 @@ static void count(mpd_metrics *m, const char *verb, const mps_k8s_result *r)
 					"FailedAndUnresolvableNodes).",
 					&nl, 1, (double)*(const uint64_t *)(const void *)((const char *)r + rows[i].off), &e);
 	}
+	if (r->from_cache)
+		mpd_metrics_counter_add(m, "memplan_k8s_cached_nodes_total",
+					"Nodes the filter judged by their agent's report in the node cache (rather than the "
+					"labels of the request).",
+					NULL, 0, (double)r->from_cache, &e);
+	if (r->unreported)
+		mpd_metrics_counter_add(m, "memplan_k8s_unreported_nodes_total",
+					"Node names sent alone (nodeCacheCapable: true) that the node cache held no report "
+					"of: judged as nodes of unknown device.",
+					NULL, 0, (double)r->unreported, &e);
 	if (r->unknown_device)
 		mpd_metrics_counter_add(m, "memplan_k8s_unknown_device_nodes_total",
 					"Nodes whose GPU matched no device profile (alias or memory), passed or failed by "
@@ -205,12 +217,17 @@ static mp_status echo_answer(mpd_request *req, mpd_reply *rep, const mps_k8s_res
 static mp_status k8s_verb(mpd_request *req, mpd_reply *rep, bool prioritize)
 {
 	const mpd_config *cfg = &req->d->cfg;
-	mps_k8s_policy policy = { cfg->k8s_unknown_device_fails, cfg->k8s_headroom_floor_percent / 100.0 };
-	mpc_k8s_args own, *args = req->k8s ? req->k8s : &own;
+	mps_k8s_policy policy = { cfg->k8s_unknown_device_fails, cfg->k8s_headroom_floor_percent / 100.0, req->d->nodes,
+				  (int64_t)time(NULL) };
+	mpc_k8s_args own, *args;
 	mps_k8s_result r;
-	cJSON *doc = NULL;
-	mp_status st = req->k8s ? MP_OK : mpc_k8s_args_decode(req->json, &own, &rep->err);
-	bool echo = !prioritize && args->echo && args->nodes_given;
+	mp_status st;
+	bool echo;
+
+	memset(&own, 0, sizeof(own));
+	args = req->k8s ? req->k8s : &own;
+	st = req->k8s ? MP_OK : mpc_k8s_args_decode(req->json, &own, &rep->err);
+	echo = !prioritize && args->echo && args->nodes_given;
 
 	memset(&r, 0, sizeof(r));
 	if (st == MP_OK)
@@ -232,14 +249,16 @@ static mp_status k8s_verb(mpd_request *req, mpd_reply *rep, bool prioritize)
 		return st;
 	}
 	if (st == MP_OK) {
-		doc = prioritize ? mpc_k8s_prioritize_json(args, &r) : mpc_k8s_filter_json(args, &r);
-		/* printed now: the filter's answer refers to the request's Node objects, freed after the handler */
-		rep->text = doc ? mpc_print(doc, false) : NULL;
-		rep->text_type = "application/json";
-		if (rep->text == NULL)
-			st = mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
+		mpc_out w;
+
+		/* written now: the filter's answer echoes the request's Node objects, freed after the handler */
+		mpc_out_init(&w);
+		if (prioritize)
+			mpc_k8s_prioritize_write(&w, args, &r);
+		else
+			mpc_k8s_filter_write(&w, args, &r);
+		st = mpd_reply_json(rep, &w);
 	}
-	cJSON_Delete(doc);
 	mps_k8s_result_free(&r);
 	if (args == &own)
 		mpc_k8s_args_free(&own); /* (the server frees what it decoded as the body came) */

@@ -1,6 +1,7 @@
 /*
- * h_slurm.c: POST /v1/slurm/fit-table: a /v1/fit batch answered as the Lua table Slurm's job_submit.lua looks jobs up
- * in (codec/slurm.h; deploy/slurm/README.md): decode (the fit endpoint's decoder) -> mps_fit -> the table's writer.
+ * h_slurm.c: POST /v1/slurm/fit-table: a /v1/fit batch answered as the text table Slurm's job_submit.lua looks jobs
+ * up in (its format: codec/slurm.h; deploy/slurm/README.md): decode (the fit endpoint's decoder) -> mps_fit -> the
+ * table's writer.
  */
 #include <stdlib.h>
 
@@ -21,7 +22,7 @@ mp_status mpd_h_slurm_fit_table(mpd_request *req, mpd_reply *rep)
 	if (st == MP_OK) {
 		rep->text = mpc_slurm_writer_finish(w);
 		w = NULL;
-		rep->text_type = "text/x-lua; charset=utf-8";
+		rep->text_type = "text/plain; charset=utf-8";
 		if (rep->text == NULL)
 			st = mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 	}

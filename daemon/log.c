@@ -1,6 +1,6 @@
 /*
- * log.c: JSON-lines log on stderr (see log.h). Builds each line with cJSON so every string is escaped, then
- * writes it with one fprintf: stdio locks the stream per call. Never exits or aborts: a line that cannot be
+ * log.c: JSON-lines log on stderr (see log.h). Writes each line with codec's one JSON writer (mpc_out), so every
+ * string is escaped as an answer's is, then emits it with one fwrite: stdio locks the stream per call. Never exits or aborts: a line that cannot be
  * built (out of memory) is dropped.
  */
 #include <stdarg.h>
@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#include <cjson/cJSON.h>
 
 #include "../codec/json.h"
 #include "log.h"
@@ -32,33 +30,36 @@ const char *mpd_log_level_name(mpd_log_level l)
 	return l <= MPD_LOG_OFF ? names[l] : "info";
 }
 
-/* A line with ts and level; NULL when out of memory. */
-static cJSON *line(mpd_log_level lvl)
+/* Opens a line in o with ts and level. */
+static void line(mpc_out *o, mpd_log_level lvl)
 {
-	cJSON *o = cJSON_CreateObject();
 	struct timespec now;
 	struct tm tm;
 	char ts[80];
 
-	if (o == NULL)
-		return NULL;
 	clock_gettime(CLOCK_REALTIME, &now);
 	gmtime_r(&now.tv_sec, &tm);
 	snprintf(ts, sizeof(ts), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
 		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)(now.tv_nsec / 1000000) % 1000);
-	cJSON_AddStringToObject(o, "ts", ts);
-	cJSON_AddStringToObject(o, "level", mpd_log_level_name(lvl));
-	return o;
+	mpc_out_init(o);
+	mpc_w_obj(o, NULL);
+	mpc_w_str(o, "ts", ts);
+	mpc_w_str(o, "level", mpd_log_level_name(lvl));
 }
 
-static void emit(cJSON *o)
+/* Closes the line and writes it; a line the writer could not build (out of memory) is dropped. */
+static void emit(mpc_out *o)
 {
-	char *s = o ? cJSON_PrintUnformatted(o) : NULL;
+	size_t n = 0;
+	char *s;
 
-	if (s)
-		fprintf(stderr, "%s\n", s);
-	cJSON_free(s);
-	cJSON_Delete(o);
+	mpc_w_end(o);
+	s = mpc_out_finish(o, &n);
+	if (s) {
+		s[n] = '\n'; /* over the terminator: the line and its newline in one call */
+		fwrite(s, 1, n + 1, stderr);
+	}
+	free(s);
 }
 
 void mpd_log(mpd_log_level min, mpd_log_level lvl, const char *fmt, ...)
@@ -70,22 +71,24 @@ void mpd_log(mpd_log_level min, mpd_log_level lvl, const char *fmt, ...)
 	va_end(ap);
 }
 
+static void escape_utf8(char *dst, size_t cap, const char *src);
+
 void mpd_vlog(mpd_log_level min, mpd_log_level lvl, const char *fmt, va_list ap)
 {
-	char msg[1024];
+	char raw[1024], msg[1024];
 	size_t n;
-	cJSON *o;
+	mpc_out o;
 
 	if (lvl < min || min >= MPD_LOG_OFF)
 		return;
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	escape_utf8(msg, sizeof(msg), raw); /* a message may quote a request (its path): JSON text either way */
 	n = strlen(msg);
 	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
 		msg[--n] = '\0';
-	o = line(lvl);
-	if (o)
-		cJSON_AddStringToObject(o, "msg", msg);
-	emit(o);
+	line(&o, lvl);
+	mpc_w_str(&o, "msg", msg);
+	emit(&o);
 }
 
 /*
@@ -125,25 +128,23 @@ void mpd_log_access(mpd_log_level min, const mpd_access *a)
 {
 	char method[80], path[800];
 	mpd_log_level lvl = (a->status >= 500 || a->status == 0) ? MPD_LOG_WARN : MPD_LOG_INFO;
-	cJSON *o;
+	mpc_out o;
 
 	if (lvl < min || min >= MPD_LOG_OFF)
 		return;
-	o = line(lvl);
-	if (o == NULL)
-		return;
-	cJSON_AddStringToObject(o, "msg", "access");
+	line(&o, lvl);
+	mpc_w_lit(&o, "msg", "access");
 	escape_utf8(method, sizeof(method), a->method ? a->method : "");
 	escape_utf8(path, sizeof(path), a->path ? a->path : "");
-	cJSON_AddStringToObject(o, "method", method);
-	cJSON_AddStringToObject(o, "path", path);
-	cJSON_AddStringToObject(o, "route", a->route ? a->route : "unmatched");
-	cJSON_AddNumberToObject(o, "status", a->status);
-	cJSON_AddNumberToObject(o, "duration_seconds", a->duration_seconds);
-	cJSON_AddNumberToObject(o, "request_bytes", (double)a->request_bytes);
+	mpc_w_str(&o, "method", method);
+	mpc_w_str(&o, "path", path);
+	mpc_w_str(&o, "route", a->route ? a->route : "unmatched");
+	mpc_w_i64(&o, "status", a->status);
+	mpc_w_num(&o, "duration_seconds", a->duration_seconds);
+	mpc_w_u64(&o, "request_bytes", (uint64_t)a->request_bytes);
 	if (a->remote)
-		cJSON_AddStringToObject(o, "remote", a->remote);
+		mpc_w_str(&o, "remote", a->remote);
 	if (a->termination)
-		cJSON_AddStringToObject(o, "termination", a->termination);
-	emit(o);
+		mpc_w_str(&o, "termination", a->termination);
+	emit(&o);
 }

@@ -488,7 +488,7 @@ mp_status mpd_h_metrics(mpd_request *req, mpd_reply *rep)
 		return mp_fail(&rep->err, MP_EINTERNAL, "", "metrics are not enabled on this daemon");
 	if (req->d->respcache) {
 		if (req->d->svc) /* a write by another process since the last lookup shows as emptied now */
-			mpd_respcache_sync(req->d->respcache, mp_store_generation(mps_store(req->d->svc)));
+			mpd_respcache_sync(req->d->respcache, mps_generation(req->d->svc));
 		mpd_respcache_stats_get(req->d->respcache, &cs);
 	}
 	rep->text = mpd_metrics_render(req->d->metrics, req->d->respcache ? &cs : NULL);

@@ -38,6 +38,7 @@ int mpd_http_status(mp_status st)
 	case MP_ENOSPACE: return 507;
 	case MP_EPRECONDITION: return 412;
 	case MP_EFRAMING: return 400;
+	case MP_EUPSTREAM: return 502;
 	}
 	return 500; /* a value outside the enum: an invariant broke */
 }
@@ -58,17 +59,11 @@ static void etag_of(const char *body, char *out, size_t len)
 	snprintf(out, len, "\"%016llx\"", (unsigned long long)fnv1a(UINT64_C(14695981039346656037), body));
 }
 
-bool mpd_document_etag(const cJSON *doc, char *out, size_t len)
+void mpd_document_etag(const char *json, char *out, size_t len)
 {
-	char *body = mpc_print(doc, false);
-
-	if (body == NULL)
-		return false;
-	/* the bytes a GET of doc sends: the compact document and the newline every JSON answer ends with */
+	/* the bytes a GET of the document sends: the compact text and the newline every JSON answer ends with */
 	snprintf(out, len, "\"%016llx\"",
-		 (unsigned long long)fnv1a(fnv1a(UINT64_C(14695981039346656037), body), "\n"));
-	cJSON_free(body);
-	return true;
+		 (unsigned long long)fnv1a(fnv1a(UINT64_C(14695981039346656037), json), "\n"));
 }
 
 bool mpd_if_match(const char *header, const char *tag)
@@ -248,13 +243,16 @@ static int queue(struct MHD_Connection *conn, int http, char *body, const char *
 
 		etag_of(body, etag, sizeof(etag));
 		if (inm && mpd_if_none_match(inm, etag)) {
-			free(body);
-			body = NULL;
 			http = 304;
 			rep->http_status = 304; /* what was sent, for the access log and metrics */
 		}
 	}
-	if (http == 204 || http == 304) {
+	if (http == 304 && body != NULL) {
+		/* The body stays with the response but is never sent (libmicrohttpd sends no content with a 304): its
+		 * Content-Length is then the length the 200 would have had, the only value RFC 9110 8.6 allows there.
+		 * libmicrohttpd 0.9.75 writes a Content-Length on every 304, so an empty response would say 0. */
+		r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+	} else if (http == 204 || http == 304) {
 		free(body);
 		body = NULL;
 		r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
@@ -333,6 +331,13 @@ static char *with_newline(char *body)
 	return p;
 }
 
+mp_status mpd_reply_json(mpd_reply *rep, mpc_out *w)
+{
+	rep->text = mpc_out_finish(w, NULL);
+	rep->text_type = "application/json";
+	return rep->text ? MP_OK : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
+}
+
 int mpd_reply_send(void *conn, mp_status st, mpd_reply *rep, const char *allow)
 {
 	int http;
@@ -341,8 +346,6 @@ int mpd_reply_send(void *conn, mp_status st, mpd_reply *rep, const char *allow)
 	bool pretty = rep->pretty;
 
 	if (st == MP_OK && rep->stream_read) {
-		cJSON_Delete(rep->json);
-		rep->json = NULL;
 		free(rep->text);
 		rep->text = NULL;
 		return queue_stream(conn, rep);
@@ -366,22 +369,26 @@ int mpd_reply_send(void *conn, mp_status st, mpd_reply *rep, const char *allow)
 				body = p;
 			}
 		} else {
-			body = rep->json ? mpc_print(rep->json, pretty) : http == 204 ? strdup("") : NULL;
+			body = http == 204 ? strdup("") : NULL; /* a 204 has no body; any other answer has its text */
 			type = "application/json";
 		}
 	} else {
-		cJSON *doc;
+		mpc_out w;
 
 		http = rep->http_status ? rep->http_status : mpd_http_status(st);
-		doc = mpc_problem_json(http, st, &rep->err);
-		body = doc ? mpc_print(doc, pretty) : NULL;
-		cJSON_Delete(doc);
+		mpc_out_init(&w);
+		mpc_problem_write(&w, http, st, &rep->err);
+		body = mpc_out_finish(&w, NULL);
+		if (body && pretty) {
+			char *p = mpc_reprint(body, true);
+
+			free(body);
+			body = p;
+		}
 		type = "application/problem+json";
 	}
 	if (body && body[0] && json_type(type))
 		body = with_newline(body);
-	cJSON_Delete(rep->json);
-	rep->json = NULL;
 	free(rep->text);
 	rep->text = NULL;
 	rep->http_status = http;	/* what was sent, for the access log and metrics */

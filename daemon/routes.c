@@ -14,6 +14,7 @@
 #define LARGE MPD_ROUTE_LARGE_BODY
 #define HEAVY MPD_ROUTE_HEAVY
 #define STREAM MPD_ROUTE_K8S_STREAM
+#define MODEL MPD_ROUTE_MODEL_BODY
 
 const mpd_route mpd_routes[] = {
 	{ "GET", "/", mpd_h_web, NULL, 0 },
@@ -25,18 +26,19 @@ const mpd_route mpd_routes[] = {
 	{ "GET", "/v1/devices/{id}", mpd_h_device_get, NULL, 0 },
 	{ "GET", "/v1/models", mpd_h_models_list, "limit cursor model_type source", 0 },
 	{ "GET", "/v1/models/{id}", mpd_h_model_get, NULL, 0 },
-	{ "POST", "/v1/plan/inference", mpd_h_plan_inference, "format", PURE | JSON },
-	{ "POST", "/v1/plan/training", mpd_h_plan_training, "format", PURE | JSON },
-	{ "POST", "/v1/engine-check", mpd_h_engine_check, NULL, PURE | JSON },
+	{ "GET", "/v1/models/{id}/tensors", mpd_h_model_tensors, "weight_dtype tensor_parallel_size format", 0 },
+	{ "POST", "/v1/plan/inference", mpd_h_plan_inference, "format", PURE | JSON | MODEL },
+	{ "POST", "/v1/plan/training", mpd_h_plan_training, "format", PURE | JSON | MODEL },
+	{ "POST", "/v1/engine-check", mpd_h_engine_check, NULL, PURE | JSON | MODEL },
 	{ "POST", "/v1/roofline", mpd_h_roofline, NULL, PURE | JSON },
-	{ "GET", "/v1/devices/{id}/roofline.svg", mpd_h_device_roofline_svg, "op* ridge_dtype model batch_size context_tokens prompt_tokens weight_dtype kv_cache_dtype", 0 },
+	{ "GET", "/v1/devices/{id}/roofline.svg", mpd_h_device_roofline_svg, "op* ridge_dtype model batch_size context_tokens prompt_tokens tensor_parallel_size weight_dtype kv_cache_dtype compute_dtype", 0 },
 	{ "PUT", "/v1/devices/{id}", mpd_h_device_put, NULL, WRITE | JSON },
 	{ "PATCH", "/v1/devices/{id}", mpd_h_device_patch, NULL, WRITE | PATCH },
 	{ "DELETE", "/v1/devices/{id}", mpd_h_device_delete, NULL, WRITE },
 	{ "PUT", "/v1/models/{id}", mpd_h_model_put, NULL, WRITE | JSON },
 	{ "PATCH", "/v1/models/{id}", mpd_h_model_patch, NULL, WRITE | PATCH },
 	{ "DELETE", "/v1/models/{id}", mpd_h_model_delete, NULL, WRITE },
-	{ "POST", "/v1/fit", mpd_h_fit, "format", PURE | JSON | HEAVY },
+	{ "POST", "/v1/fit", mpd_h_fit, "format", PURE | JSON | HEAVY | MODEL },
 	{ "GET", "/v1/capacity", mpd_h_capacity,
 	  "model sequence_length weight_dtype kv_cache_dtype vendor source kind tensor_parallel_size num_gpus format limit cursor",
 	  PURE | HEAVY },
@@ -47,6 +49,14 @@ const mpd_route mpd_routes[] = {
 	/* kube-scheduler's extender (urlPrefix .../v1/k8s, filterVerb filter, prioritizeVerb prioritize) */
 	{ "POST", "/v1/k8s/filter", mpd_h_k8s_filter, NULL, JSON | LARGE | HEAVY | STREAM },
 	{ "POST", "/v1/k8s/prioritize", mpd_h_k8s_prioritize, NULL, JSON | LARGE | HEAVY | STREAM },
+	/* the node cache the node agents feed (nodeCacheCapable: true) */
+	{ "GET", "/v1/nodes", mpd_h_nodes_list, "limit cursor", 0 },
+	{ "GET", "/v1/nodes/{id}", mpd_h_node_get, NULL, 0 },
+	{ "PUT", "/v1/nodes/{id}", mpd_h_node_put, NULL, WRITE | JSON },
+	{ "DELETE", "/v1/nodes/{id}", mpd_h_node_delete, NULL, WRITE },
+	/* what running engines reported, beside memplan's prediction */
+	{ "POST", "/v1/observations", mpd_h_observation_post, NULL, WRITE | JSON },
+	{ "GET", "/v1/observations", mpd_h_observations_list, "limit cursor engine device model", 0 },
 	/* Slurm's job_submit.lua reads this table (deploy/slurm) */
 	{ "POST", "/v1/slurm/fit-table", mpd_h_slurm_fit_table, NULL, PURE | JSON | HEAVY },
 };

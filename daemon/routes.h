@@ -5,7 +5,7 @@
 #ifndef MPD_ROUTES_H
 #define MPD_ROUTES_H
 
-#include "daemon.h"
+#include "reply.h"
 
 typedef struct mpd_route {
 	const char *method;
@@ -33,10 +33,13 @@ typedef struct mpd_route {
 /* The work grows with the request (every job x device x GPU count, every stored device): at most
  * --max-heavy-requests of them compute at once (a cached answer does not count); more get 503 with Retry-After. */
 #define MPD_ROUTE_HEAVY 32u
+/* The body may carry a model's checkpoint headers (a GGUF header in base64, safetensors headers): as large as
+ * --model-max-body-bytes instead of --max-body-bytes. */
+#define MPD_ROUTE_MODEL_BODY 64u
 /* The body is kube-scheduler's ExtenderArgs, read as it arrives (codec/k8s_stream.h) and never held whole: the media
  * type is checked with the headers, the decoder's limits are refused as they are passed, and the handler gets the
  * decoded arguments in mpd_request.k8s instead of a tree. */
-#define MPD_ROUTE_K8S_STREAM 64u
+#define MPD_ROUTE_K8S_STREAM 128u
 
 extern const mpd_route mpd_routes[];
 extern const size_t mpd_route_count;
@@ -57,6 +60,7 @@ mp_status mpd_h_devices_list(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_device_get(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_models_list(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_model_get(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_model_tensors(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_plan_inference(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_plan_training(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_engine_check(mpd_request *req, mpd_reply *rep);	/* h_engine.c */
@@ -77,15 +81,25 @@ mp_status mpd_h_metrics(mpd_request *req, mpd_reply *rep);	/* metrics.c */
 mp_status mpd_h_k8s_filter(mpd_request *req, mpd_reply *rep);	/* h_k8s.c */
 mp_status mpd_h_k8s_prioritize(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_slurm_fit_table(mpd_request *req, mpd_reply *rep);	/* h_slurm.c */
+mp_status mpd_h_nodes_list(mpd_request *req, mpd_reply *rep);		/* h_nodes.c */
+mp_status mpd_h_node_get(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_node_put(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_node_delete(mpd_request *req, mpd_reply *rep);
+mp_status mpd_h_observation_post(mpd_request *req, mpd_reply *rep);	/* h_observations.c */
+mp_status mpd_h_observations_list(mpd_request *req, mpd_reply *rep);
+/* The /metrics gauges of memplan's error against the observations and of the observed terms, set again from the
+ * store (h_observations.c: at start and after each new observation). */
+void mpd_observation_gauges(mpd_daemon *d);
 
-/* If-Match of a write against the stored document it replaces (h_devices.c): MP_OK when absent or matching, else
- * MP_EPRECONDITION (412) naming the current ETag. */
-mp_status mpd_check_if_match(const mpd_request *req, const cJSON *stored, mp_error *err);
+/* If-Match of a write against the stored document it replaces (its JSON text, as a GET sends it without the
+ * newline; h_devices.c): MP_OK when absent or matching, else MP_EPRECONDITION (412) naming the current ETag. */
+mp_status mpd_check_if_match(const mpd_request *req, const char *stored, mp_error *err);
 /*
- * A PUT's or DELETE's preconditions (RFC 9110 section 13.2.2, in its order) against the stored document, NULL
- * when none is stored (h_devices.c): If-Match fails on a missing resource or another tag; If-None-Match fails on an
- * existing resource for "*" (create only) or a matching tag. MP_OK, or MP_EPRECONDITION (412) naming the header.
+ * A PUT's or DELETE's preconditions (RFC 9110 section 13.2.2, in its order) against the stored document (its JSON
+ * text, as a GET sends it without the newline), NULL when none is stored (h_devices.c): If-Match fails on a missing
+ * resource or another tag; If-None-Match fails on an existing resource for "*" (create only) or a matching tag.
+ * MP_OK, or MP_EPRECONDITION (412) naming the header.
  */
-mp_status mpd_check_preconditions(const mpd_request *req, const cJSON *stored, mp_error *err);
+mp_status mpd_check_preconditions(const mpd_request *req, const char *stored, mp_error *err);
 
 #endif /* MPD_ROUTES_H */

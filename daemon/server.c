@@ -34,6 +34,7 @@
 #include "metrics.h"
 #include "reply.h"
 #include "respcache.h"
+#include "../service/observe.h"
 #include "routes.h"
 
 typedef struct req_state {
@@ -92,11 +93,14 @@ void mpd_config_defaults(mpd_config *cfg)
 	cfg->response_cache_bytes = MPD_DEFAULT_RESPONSE_CACHE_BYTES;
 	cfg->k8s_headroom_floor_percent = 10;
 	cfg->k8s_max_body_bytes = MPD_DEFAULT_K8S_MAX_BODY_BYTES;
+	cfg->model_max_body_bytes = MPD_DEFAULT_MODEL_MAX_BODY_BYTES;
 	cfg->header_timeout_seconds = 10;
 	cfg->body_timeout_seconds = 60;
 	cfg->send_timeout_seconds = 60;
 	cfg->min_transfer_bytes_per_second = 4096;
 	cfg->max_request_memory_bytes = MPD_DEFAULT_REQUEST_MEMORY_BYTES;
+	cfg->hub_cache_bytes = MPD_DEFAULT_HUB_CACHE_BYTES;
+	cfg->hub_timeout_seconds = 30;
 }
 
 mp_status mpd_parse_listen(const char *s, mpd_config *cfg, mp_error *err)
@@ -182,7 +186,17 @@ static req_state *request_begin(mpd_daemon *d, const char *method, const char *u
 	clock_gettime(CLOCK_MONOTONIC, &rs->start);
 	rs->route = "unmatched";
 	snprintf(rs->method, sizeof(rs->method), "%s", method);
-	snprintf(rs->path, sizeof(rs->path), "%s", url);
+	/* as it came (the log writes an ill-formed byte as \xNN: log.c), cut at a character, not inside one: a node
+	 * name's path is up to 264 bytes */
+	{
+		size_t n = strlen(url);
+
+		if (n >= sizeof(rs->path))
+			for (n = sizeof(rs->path) - 1; n > 0 && ((unsigned char)url[n] & 0xC0) == 0x80; n--)
+				;
+		memcpy(rs->path, url, n);
+		rs->path[n] = '\0';
+	}
 	if (d->metrics)
 		mpd_metrics_request_begin(d->metrics);
 	return rs;
@@ -347,9 +361,10 @@ static bool content_length(struct MHD_Connection *conn, unsigned long long *out)
 
 typedef struct query_check {
 	const char *allowed;	/* the route's query names, space-separated ("" = none) */
-	char bad[72];		/* the first name not in the list, or "" */
+	char bad[MP_POINTER_MAX - 1];	/* the first name not in the list, or "" (with "?", a whole error field) */
 	bool twice;		/* bad is a known name given more than once (?a=1&a=2: which one?) */
-	const char *seen[32];	/* the known names so far (libmicrohttpd's strings, alive for the request) */
+	const char *seen[32];	/* the known names so far that may be given once (libmicrohttpd's strings, alive for
+				   the request); a route takes fewer */
 	size_t nseen;
 } query_check;
 
@@ -394,7 +409,7 @@ static enum MHD_Result check_query_name(void *cls, enum MHD_ValueKind kind, cons
 				snprintf(q->bad, sizeof(q->bad), "%s", key); /* a known name: plain text already */
 				return MHD_NO;
 			}
-		if (q->nseen < sizeof(q->seen) / sizeof(q->seen[0]))
+		if (!repeatable && q->nseen < sizeof(q->seen) / sizeof(q->seen[0]))
 			q->seen[q->nseen++] = key;
 		return MHD_YES;
 	}
@@ -471,8 +486,6 @@ static mp_status run_handler(const mpd_route *route, mpd_request *req, mpd_reply
 
 	if (mpc_alloc_failures() == failed || st == MP_ENOMEM)
 		return st;
-	cJSON_Delete(rep->json);
-	rep->json = NULL;
 	free(rep->text);
 	rep->text = NULL;
 	if (rep->stream_free)
@@ -614,7 +627,7 @@ static ssize_t tee_read(void *ctx, char *buf, size_t max)
 		}
 	}
 	if (n == 0 && !t->dropped && t->len > 0 &&
-	    mp_store_generation(mps_store(t->d->svc)) == t->gen)
+	    mps_generation(t->d->svc) == t->gen)
 		mpd_respcache_put(t->d->respcache, t->route, t->key, t->klen, t->gen, t->copy, t->len);
 	return n;
 }
@@ -702,7 +715,7 @@ static mp_status dispatch_begin(mpd_daemon *d, const mpd_route *route, mpd_reque
 		}
 	}
 	if (c->cached) {
-		c->gen = mp_store_generation(mps_store(d->svc));
+		c->gen = mps_generation(d->svc);
 		text = mpd_respcache_get(d->respcache, c->key, c->kb, c->klen, c->gen, NULL);
 		if (text) {
 			rep->text = text;
@@ -732,7 +745,7 @@ static mp_status dispatch_end(mpd_daemon *d, const mpd_route *route, mpd_reply *
 
 	heavy_done(d, rs, rep);
 	if (d->respcache && d->svc && (route->flags & MPD_ROUTE_WRITE)) /* now, not at the next lookup */
-		mpd_respcache_sync(d->respcache, mp_store_generation(mps_store(d->svc)));
+		mpd_respcache_sync(d->respcache, mps_generation(d->svc));
 	if (!c->cached)
 		goto out;
 	if (st == MP_OK && rep->stream_read) { /* streamed: kept at its end when it is small enough */
@@ -740,23 +753,16 @@ static mp_status dispatch_end(mpd_daemon *d, const mpd_route *route, mpd_reply *
 			tee_stream(d, c->key, c->kb, c->klen, c->gen, rep);
 		goto out;
 	}
-	/* only JSON answers are kept: a tree (printed here) or JSON text a handler wrote as it went (POST /v1/fit) */
-	if (st != MP_OK || (rep->http_status != 0 && rep->http_status != 200))
+	/* only JSON answers are kept (codec's writer wrote them); text for people (?format=text) is another key,
+	 * computed each time; an answer that rests on more than the body and the store (no_store) is never kept */
+	if (st != MP_OK || rep->no_store || (rep->http_status != 0 && rep->http_status != 200))
 		goto out;
-	if (rep->json != NULL && rep->text == NULL) {
-		if ((text = mpc_print(rep->json, false)) == NULL)
-			goto out; /* out of memory printing: the reply writer reports it */
-		cJSON_Delete(rep->json);
-		rep->json = NULL;
-		rep->text = text;
-		rep->text_type = "application/json";
-	} else if (rep->json == NULL && rep->text != NULL && rep->text_type &&
-		   strcmp(rep->text_type, "application/json") == 0) {
+	if (rep->text != NULL && rep->text_type && strcmp(rep->text_type, "application/json") == 0) {
 		text = rep->text;
 	} else {
 		goto out;
 	}
-	if (mp_store_generation(mps_store(d->svc)) == c->gen)
+	if (mps_generation(d->svc) == c->gen)
 		mpd_respcache_put(d->respcache, c->key, c->kb, c->klen, c->gen, text, strlen(text));
 out:
 	free(c->q);
@@ -820,7 +826,7 @@ static void *uri_seen(void *cls, const char *uri, struct MHD_Connection *conn)
 static enum MHD_Result on_headers(mpd_daemon *d, struct MHD_Connection *conn, const char *url, const char *method,
 				  const char *version, void **req_cls)
 {
-	char idbuf[MP_STORE_ID_MAX + 1], allow[64];
+	char idbuf[MPD_PATH_ID_MAX], allow[64];
 	const char *id;
 	const mpd_route *route;
 	unsigned long long declared;
@@ -860,7 +866,11 @@ static enum MHD_Result on_headers(mpd_daemon *d, struct MHD_Connection *conn, co
 			return refuse_framing(conn, rs, st, mpd_http_status(st), e.field, e.message);
 	}
 	rs->flags = route ? route->flags : 0;
-	rs->max_body = route && (route->flags & MPD_ROUTE_LARGE_BODY) ? d->cfg.k8s_max_body_bytes : d->cfg.max_body_bytes;
+	rs->max_body = route && (route->flags & MPD_ROUTE_LARGE_BODY)   ? d->cfg.k8s_max_body_bytes
+		       : route && (route->flags & MPD_ROUTE_MODEL_BODY) ? d->cfg.model_max_body_bytes
+									: d->cfg.max_body_bytes;
+	if (route && (route->flags & MPD_ROUTE_MODEL_BODY) && rs->max_body < d->cfg.max_body_bytes)
+		rs->max_body = d->cfg.max_body_bytes;
 	if (content_length(conn, &declared) && declared > rs->max_body)
 		return too_large(conn, rs, rs->max_body);
 	if (rs->flags & MPD_ROUTE_K8S_STREAM) {
@@ -983,7 +993,7 @@ static enum MHD_Result on_body_chunk(mpd_daemon *d, struct MHD_Connection *conn,
 static mp_status check_query(struct MHD_Connection *conn, const mpd_route *route, mpd_reply *rep)
 {
 	query_check q = { route->query ? route->query : "", "", false, { NULL }, 0 };
-	char field[80], names[512];
+	char field[MP_POINTER_MAX], names[512];
 	size_t o = 0;
 
 	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, check_query_name, &q);
@@ -1067,7 +1077,7 @@ typedef struct work {
 	req_state *rs;
 	const mpd_route *route;
 	const char *method;
-	char idbuf[MP_STORE_ID_MAX + 1];	/* the {id} segment (req.path_id points here) */
+	char idbuf[MPD_PATH_ID_MAX];	/* the {id} segment (req.path_id points here) */
 	mpd_request req;
 	mpd_reply rep;
 	cJSON *body;
@@ -1108,8 +1118,6 @@ static enum MHD_Result finish(work *w)
 	}
 	if (w->fst != MP_OK && (st == MP_OK || st == MP_EINVAL)) {
 		/* the answer it would have been is not sent: the query's problem (and the handler's, in rep.err.all) */
-		cJSON_Delete(rep->json);
-		rep->json = NULL;
 		free(rep->text);
 		rep->text = NULL;
 		if (st == MP_OK) {
@@ -1463,7 +1471,7 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 	 * not hold --max-connections beyond about a thousand; epoll (MHD_USE_AUTO) stalls in libmicrohttpd 0.9.75 (and
 	 * its master as of 2026) when a worker is at its connection limit and a multiple of 128 (MAX_EVENTS) of its
 	 * connections become ready at once: the drain loop calls epoll_wait again with the full timeout, and with the
-	 * listening socket out of the set nothing wakes it for --connection-timeout seconds (issue 19: -c1024 against
+	 * listening socket out of the set nothing wakes it for --connection-timeout seconds (wrk with -c1024 against
 	 * the default limit). poll has no such loop and measured the same under load (bench/RESULTS.md). */
 	unsigned int flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME |
 			     MHD_USE_NO_LISTEN_SOCKET; /* the accept path is the daemon's own (accept.h) */
@@ -1499,6 +1507,8 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 	mallopt(M_TRIM_THRESHOLD, 1024 * 1024);
 #endif
+	if (d->nodes == NULL && (d->nodes = mps_node_cache_new(0)) == NULL)
+		return mp_fail(err, MP_ENOMEM, "", "out of memory");
 	d->heavy_limit = d->cfg.max_heavy_requests ? d->cfg.max_heavy_requests
 			 : d->cfg.threads >= 2	    ? d->cfg.threads / 2
 						    : 1;
@@ -1598,6 +1608,10 @@ mp_status mpd_start(mpd_daemon *d, mp_error *err)
 		return MP_ENOMEM;
 	}
 	mps_calib_jobs_on_profile(d->calib, publish_profile, d);
+	if (d->svc) {
+		mps_observed_terms_set(d->svc, !d->cfg.observed_terms_off);
+		mpd_observation_gauges(d); /* memplan's error as the stored observations give it */
+	}
 	if (d->cfg.response_cache_bytes && d->respcache == NULL &&
 	    (d->respcache = mpd_respcache_new(d->cfg.response_cache_bytes)) == NULL) {
 		mpd_stop(d);
@@ -1633,6 +1647,8 @@ void mpd_stop(mpd_daemon *d)
 	d->respcache = NULL;
 	mpd_budget_free(d->budget); /* every request has given its bytes back */
 	d->budget = NULL;
+	mps_node_cache_free(d->nodes);
+	d->nodes = NULL;
 }
 
 unsigned long mpd_shutdown(mpd_daemon *d)

@@ -52,7 +52,7 @@ struct mp_store {
 	uint64_t memo_clock;
 	memo_slot memo[MEMO_SLOTS];
 	bool aliases_ready;	/* the database is at schema v6 or later: devices have aliases */
-	bool meta_ready;	/* schema v8: store_meta holds the store's id and its write sequence */
+	bool meta_ready;	/* schema v9: store_meta holds the store's id and its write sequence */
 	/* the -wal and -shm files as opened (their device and inode), to see them deleted or replaced */
 	char wal_path[600], shm_path[600];
 	dev_t wal_dev, shm_dev;
@@ -298,10 +298,41 @@ static const char schema_v6[] =
 	") STRICT;"
 	"CREATE INDEX device_aliases_device ON device_aliases(device_id, position);";
 
-/* The store's identity and a counter every write transaction moves (tx_end): every committed write rewrites this
- * table's one page, so a -wal always carries the id and sequence of the database it was written for, which the
- * start-up check compares with the main file's (wal_preflight). */
+/* Version 8: observations, what running engines reported beside memplan's prediction for the same launch
+ * (service/observe.c). Append-only, its own record (observed_at, key): not in audit_log, whose kinds are the
+ * catalog's resources. The first index serves the terms a plan takes from observations, the second the error
+ * per (engine, version, device, model). */
 static const char schema_v8[] =
+	"CREATE TABLE observations ("
+	" id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	" observed_at TEXT NOT NULL,"
+	" key TEXT UNIQUE,"
+	" engine TEXT NOT NULL CHECK (engine IN ('vllm', 'sglang', 'trtllm')),"
+	" engine_version TEXT NOT NULL,"
+	" version_line TEXT NOT NULL,"
+	" device_id TEXT NOT NULL,"
+	" model_id TEXT NOT NULL,"
+	" node TEXT NOT NULL,"
+	" namespace TEXT NOT NULL,"
+	" pod TEXT NOT NULL,"
+	" source TEXT NOT NULL CHECK (source IN ('metrics', 'log')),"
+	" settings_json TEXT NOT NULL,"
+	" figure TEXT NOT NULL,"
+	" reported REAL NOT NULL,"
+	" predicted REAL NOT NULL,"
+	" error_ratio REAL NOT NULL,"
+	" term TEXT NOT NULL,"
+	" term_observed_bytes INTEGER NOT NULL,"
+	" term_modelled_bytes INTEGER NOT NULL,"
+	" term_resolution_bytes INTEGER NOT NULL CHECK (term_resolution_bytes >= 0)"
+	") STRICT;"
+	"CREATE INDEX observations_term ON observations(engine, device_id, term, version_line, id);"
+	"CREATE INDEX observations_group ON observations(engine, engine_version, device_id, model_id, figure, id);";
+
+/* Version 9: the store's identity and a counter every write transaction moves (tx_end): every committed write
+ * rewrites this table's one page, so a -wal always carries the id and sequence of the database it was written for,
+ * which the start-up check compares with the main file's (wal_preflight). */
+static const char schema_v9[] =
 	"CREATE TABLE store_meta ("
 	" key TEXT PRIMARY KEY NOT NULL,"
 	" value NOT NULL"
@@ -311,7 +342,7 @@ static const char schema_v8[] =
 /* Migration n takes the database from user_version n - 1 to n; when presets change, add a migration that
  * calls apply_presets again (it only adds ids never applied before) and move the preset writes there: they use
  * this build's columns, so only the newest migration may write them. */
-#define SCHEMA_VERSION 8
+#define SCHEMA_VERSION 9
 
 int mp_store_schema_version(void)
 {
@@ -570,6 +601,11 @@ static mp_status migrate(mp_store *s, int target, const mp_store_presets *preset
 			st = exec_script(db, schema_v8, err);
 			if (st == MP_OK)
 				st = exec_script(db, "PRAGMA user_version = 8", err);
+			break;
+		case 9:
+			st = exec_script(db, schema_v9, err);
+			if (st == MP_OK)
+				st = exec_script(db, "PRAGMA user_version = 9", err);
 			break;
 		default: st = mp_fail(err, MP_EINTERNAL, "", "no migration to version %d", next);
 		}
@@ -954,7 +990,7 @@ mp_status mp_store_open_at(const char *path, int version, const mp_store_presets
 	if (st == MP_OK)
 		st = migrate(s, version, presets, err);
 	s->aliases_ready = st == MP_OK && user_version(s->db) >= 6;
-	s->meta_ready = st == MP_OK && user_version(s->db) >= 8;
+	s->meta_ready = st == MP_OK && user_version(s->db) >= 9;
 	if (st == MP_OK) {
 		check_at_open(s);
 		remember_files(s);
@@ -1179,14 +1215,19 @@ static mp_status audit(mp_store *s, const char *actor, const char *action, const
 	return rc;
 }
 
-mp_status mp_store_audit_list(mp_store *s, int64_t after_seq, int limit, mp_store_audit_fn fn, void *ctx,
-			      int *more, mp_error *err)
+static void col_text(sqlite3_stmt *st, int i, char *dst, size_t len);
+
+mp_status mp_store_audit_page(mp_store *s, int64_t after_seq, mp_store_audit *rows, size_t cap, size_t *n, bool *more,
+			      mp_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	mp_status rc = MP_OK;
-	int n = 0, step = SQLITE_DONE;
+	int step = SQLITE_DONE;
 
-	*more = 0;
+	*n = 0;
+	*more = false;
+	if (cap == 0 || cap > MP_STORE_PAGE_MAX)
+		return mp_fail(err, MP_EINVAL, "", "a page holds 1 to %d rows", MP_STORE_PAGE_MAX);
 	pthread_mutex_lock(&s->lock);
 	if ((st = stmt_get(s, "SELECT seq, at, actor, action, kind, resource_id FROM audit_log WHERE seq > ?1"
 			      " ORDER BY seq LIMIT ?2")) == NULL) {
@@ -1194,34 +1235,30 @@ mp_status mp_store_audit_list(mp_store *s, int64_t after_seq, int limit, mp_stor
 		goto out;
 	}
 	sqlite3_bind_int64(st, 1, after_seq);
-	sqlite3_bind_int(st, 2, limit + 1);
-	while (rc == MP_OK && (step = sqlite3_step(st)) == SQLITE_ROW) {
-		mp_store_audit a;
-		const unsigned char *t;
+	sqlite3_bind_int(st, 2, (int)cap + 1);
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		mp_store_audit *a = &rows[*n];
 
-		if (n++ == limit) {
-			*more = 1;
+		if (*n == cap) {
+			*more = true;
 			break;
 		}
-		memset(&a, 0, sizeof(a));
-		a.seq = sqlite3_column_int64(st, 0);
-		t = sqlite3_column_text(st, 1);
-		snprintf(a.at, sizeof(a.at), "%s", t ? (const char *)t : "");
-		t = sqlite3_column_text(st, 2);
-		snprintf(a.actor, sizeof(a.actor), "%s", t ? (const char *)t : "");
-		t = sqlite3_column_text(st, 3);
-		snprintf(a.action, sizeof(a.action), "%s", t ? (const char *)t : "");
-		t = sqlite3_column_text(st, 4);
-		snprintf(a.kind, sizeof(a.kind), "%s", t ? (const char *)t : "");
-		t = sqlite3_column_text(st, 5);
-		snprintf(a.resource_id, sizeof(a.resource_id), "%s", t ? (const char *)t : "");
-		rc = fn(&a, ctx);
+		memset(a, 0, sizeof(*a));
+		a->seq = sqlite3_column_int64(st, 0);
+		col_text(st, 1, a->at, sizeof(a->at));
+		col_text(st, 2, a->actor, sizeof(a->actor));
+		col_text(st, 3, a->action, sizeof(a->action));
+		col_text(st, 4, a->kind, sizeof(a->kind));
+		col_text(st, 5, a->resource_id, sizeof(a->resource_id));
+		(*n)++;
 	}
-	if (rc == MP_OK && !*more && step != SQLITE_DONE)
+	if (!*more && step != SQLITE_DONE)
 		rc = db_fail(err, s->db, "read audit log");
 out:
 	stmt_done(s, st);
 	pthread_mutex_unlock(&s->lock);
+	if (rc != MP_OK)
+		*n = 0;
 	return rc;
 }
 
@@ -1270,6 +1307,7 @@ static void row_to_device(sqlite3_stmt *st, mp_store_device *d)
 	d->fma_flops_per_second = sqlite3_column_double(st, 23);
 	d->memory_latency_seconds = sqlite3_column_double(st, 24);
 	col_text(st, 25, d->kind, sizeof(d->kind));
+	d->hw.host_memory = strcmp(d->kind, "cpu") == 0;
 	d->nvml_memory_bytes = (uint64_t)sqlite3_column_int64(st, 26);
 	col_text(st, 27, d->usable_memory_source, sizeof(d->usable_memory_source));
 }
@@ -1380,8 +1418,8 @@ out:
 	return rc;
 }
 
-mp_status mp_store_device_find(mp_store *s, const mp_store_device_filter *f, const char *after, int limit,
-			       mp_store_device_fn fn, void *ctx, int *more, mp_error *err)
+mp_status mp_store_device_page(mp_store *s, const mp_store_device_filter *f, const char *after, mp_store_device *rows,
+			       size_t cap, size_t *n, bool *more, mp_error *err)
 {
 	static const char sql[] = "SELECT " DEVICE_COLUMNS " FROM devices WHERE id > ?1"
 				  " AND (?3 IS NULL OR vendor = ?3 COLLATE NOCASE)"
@@ -1391,48 +1429,43 @@ mp_status mp_store_device_find(mp_store *s, const mp_store_device_filter *f, con
 				  " ORDER BY id LIMIT ?2";
 	sqlite3_stmt *st = NULL;
 	mp_status rc = MP_OK;
-	mp_store_device *d = malloc(sizeof(*d));
-	int n = 0, step = SQLITE_DONE;
+	int step = SQLITE_DONE;
 
-	*more = 0;
-	if (d == NULL)
-		return mp_fail(err, MP_ENOMEM, "", "out of memory");
+	*n = 0;
+	*more = false;
+	if (cap == 0 || cap > MP_STORE_PAGE_MAX)
+		return mp_fail(err, MP_EINVAL, "", "a page holds 1 to %d rows", MP_STORE_PAGE_MAX);
 	pthread_mutex_lock(&s->lock);
 	if ((st = stmt_get(s, sql)) == NULL) {
 		rc = db_fail(err, s->db, "list devices");
 		goto out;
 	}
 	sqlite3_bind_text(st, 1, after ? after : "", -1, SQLITE_STATIC);
-	sqlite3_bind_int(st, 2, limit + 1);
+	sqlite3_bind_int(st, 2, (int)cap + 1);
 	bind_text_or_null(st, 3, f ? f->vendor : NULL);
 	bind_text_or_null(st, 4, f ? f->source : NULL);
 	bind_u64_or_null(st, 5, f ? f->min_memory_bytes : 0);
 	bind_u64_or_null(st, 6, f ? f->kinds : 0);
 	while (rc == MP_OK && (step = sqlite3_step(st)) == SQLITE_ROW) {
-		if (n++ == limit) {
-			*more = 1;
+		if (*n == cap) {
+			*more = true;
 			break;
 		}
-		row_to_device(st, d);
-		rc = load_peaks(s, d, err);
+		row_to_device(st, &rows[*n]);
+		rc = load_peaks(s, &rows[*n], err);
 		if (rc == MP_OK)
-			rc = load_aliases(s, d, err);
+			rc = load_aliases(s, &rows[*n], err);
 		if (rc == MP_OK)
-			rc = fn(d, ctx);
+			(*n)++;
 	}
 	if (rc == MP_OK && !*more && step != SQLITE_DONE)
 		rc = db_fail(err, s->db, "list devices");
 out:
 	stmt_done(s, st);
 	pthread_mutex_unlock(&s->lock);
-	free(d);
+	if (rc != MP_OK)
+		*n = 0;
 	return rc;
-}
-
-mp_status mp_store_device_list(mp_store *s, const char *after, int limit, mp_store_device_fn fn, void *ctx,
-			       int *more, mp_error *err)
-{
-	return mp_store_device_find(s, NULL, after, limit, fn, ctx, more, err);
 }
 
 static mp_status constraint_or_db(sqlite3 *db, mp_error *err, const char *what)
@@ -1775,50 +1808,49 @@ out:
 	return rc;
 }
 
-mp_status mp_store_model_find(mp_store *s, const mp_store_model_filter *f, const char *after, int limit,
-			      mp_store_model_fn fn, void *ctx, int *more, mp_error *err)
+mp_status mp_store_model_page(mp_store *s, const mp_store_model_filter *f, const char *after, mp_store_model *rows,
+			      size_t cap, size_t *n, bool *more, mp_error *err)
 {
 	static const char sql[] = "SELECT " MODEL_COLUMNS " FROM models WHERE id > ?1"
 				  " AND (?3 IS NULL OR model_type = ?3) AND (?4 IS NULL OR source = ?4)"
 				  " ORDER BY id LIMIT ?2";
 	sqlite3_stmt *st = NULL;
 	mp_status rc = MP_OK;
-	int n = 0, step = SQLITE_DONE;
+	int step = SQLITE_DONE;
 
-	*more = 0;
+	*n = 0;
+	*more = false;
+	if (cap == 0 || cap > MP_STORE_PAGE_MAX)
+		return mp_fail(err, MP_EINVAL, "", "a page holds 1 to %d rows", MP_STORE_PAGE_MAX);
 	pthread_mutex_lock(&s->lock);
 	if ((st = stmt_get(s, sql)) == NULL) {
 		rc = db_fail(err, s->db, "list models");
 		goto out;
 	}
 	sqlite3_bind_text(st, 1, after ? after : "", -1, SQLITE_STATIC);
-	sqlite3_bind_int(st, 2, limit + 1);
+	sqlite3_bind_int(st, 2, (int)cap + 1);
 	bind_text_or_null(st, 3, f ? f->model_type : NULL);
 	bind_text_or_null(st, 4, f ? f->source : NULL);
 	while (rc == MP_OK && (step = sqlite3_step(st)) == SQLITE_ROW) {
-		mp_store_model m;
-
-		if (n++ == limit) {
-			*more = 1;
+		if (*n == cap) {
+			*more = true;
 			break;
 		}
-		rc = row_to_model(st, &m, err);
+		rc = row_to_model(st, &rows[*n], err);
 		if (rc == MP_OK)
-			rc = fn(&m, ctx);
-		mp_store_model_free(&m);
+			(*n)++;
 	}
 	if (rc == MP_OK && !*more && step != SQLITE_DONE)
 		rc = db_fail(err, s->db, "list models");
 out:
 	stmt_done(s, st);
 	pthread_mutex_unlock(&s->lock);
+	if (rc != MP_OK) {
+		for (size_t i = 0; i < *n; i++)
+			mp_store_model_free(&rows[i]);
+		*n = 0;
+	}
 	return rc;
-}
-
-mp_status mp_store_model_list(mp_store *s, const char *after, int limit, mp_store_model_fn fn, void *ctx,
-			      int *more, mp_error *err)
-{
-	return mp_store_model_find(s, NULL, after, limit, fn, ctx, more, err);
 }
 
 static mp_status model_upsert(mp_store *s, const mp_store_model *m, const char *actor, const char *action,
@@ -2026,4 +2058,279 @@ static bool memo_get(mp_store *s, const char *id, const uint64_t *gen, mp_store_
 	*out = *hit->value;
 	hit->used = ++s->memo_clock;
 	return true;
+}
+
+/* ----- observations ---------------------------------------------------------------------------------------- */
+
+#define OBS_COLUMNS \
+	"id, observed_at, coalesce(key, ''), engine, engine_version, version_line, device_id, model_id, node," \
+	" namespace, pod, source, settings_json, figure, reported, predicted, error_ratio, term," \
+	" term_observed_bytes, term_modelled_bytes, term_resolution_bytes"
+
+static void obs_row(sqlite3_stmt *st, mp_store_observation *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->id = sqlite3_column_int64(st, 0);
+	col_text(st, 1, o->observed_at, sizeof(o->observed_at));
+	col_text(st, 2, o->key, sizeof(o->key));
+	col_text(st, 3, o->engine, sizeof(o->engine));
+	col_text(st, 4, o->engine_version, sizeof(o->engine_version));
+	col_text(st, 5, o->version_line, sizeof(o->version_line));
+	col_text(st, 6, o->device_id, sizeof(o->device_id));
+	col_text(st, 7, o->model_id, sizeof(o->model_id));
+	col_text(st, 8, o->node, sizeof(o->node));
+	col_text(st, 9, o->namespace_, sizeof(o->namespace_));
+	col_text(st, 10, o->pod, sizeof(o->pod));
+	col_text(st, 11, o->source, sizeof(o->source));
+	col_text(st, 12, o->settings_json, sizeof(o->settings_json));
+	col_text(st, 13, o->figure, sizeof(o->figure));
+	o->reported = sqlite3_column_double(st, 14);
+	o->predicted = sqlite3_column_double(st, 15);
+	o->error_ratio = sqlite3_column_double(st, 16);
+	col_text(st, 17, o->term, sizeof(o->term));
+	o->term_observed_bytes = sqlite3_column_int64(st, 18);
+	o->term_modelled_bytes = sqlite3_column_int64(st, 19);
+	o->term_resolution_bytes = sqlite3_column_int64(st, 20);
+}
+
+mp_status mp_store_observation_add(mp_store *s, const mp_store_observation *o, int64_t *id, bool *existed,
+				   mp_error *err)
+{
+	static const char ins[] =
+		"INSERT INTO observations (observed_at, key, engine, engine_version, version_line, device_id, model_id,"
+		" node, namespace, pod, source, settings_json, figure, reported, predicted, error_ratio, term,"
+		" term_observed_bytes, term_modelled_bytes, term_resolution_bytes)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)"
+		" ON CONFLICT (key) DO NOTHING";
+	static const char by_key[] = "SELECT id FROM observations WHERE key = ?1";
+	sqlite3_stmt *st = NULL;
+	mp_status rc = tx_begin(s, err);
+	int step;
+
+	*existed = false;
+	*id = 0;
+	if (rc != MP_OK)
+		return rc;
+	if ((st = stmt_get(s, ins)) == NULL) {
+		rc = db_fail(err, s->db, "write observation");
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, o->observed_at, -1, SQLITE_STATIC);
+	bind_text_or_null(st, 2, o->key);
+	sqlite3_bind_text(st, 3, o->engine, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, o->engine_version, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 5, o->version_line, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 6, o->device_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 7, o->model_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 8, o->node, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 9, o->namespace_, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 10, o->pod, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 11, o->source, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 12, o->settings_json, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 13, o->figure, -1, SQLITE_STATIC);
+	sqlite3_bind_double(st, 14, o->reported);
+	sqlite3_bind_double(st, 15, o->predicted);
+	sqlite3_bind_double(st, 16, o->error_ratio);
+	sqlite3_bind_text(st, 17, o->term, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 18, o->term_observed_bytes);
+	sqlite3_bind_int64(st, 19, o->term_modelled_bytes);
+	sqlite3_bind_int64(st, 20, o->term_resolution_bytes);
+	step = sqlite3_step(st);
+	if (step != SQLITE_DONE) {
+		rc = sqlite3_errcode(s->db) == SQLITE_CONSTRAINT ? mp_fail(err, MP_EINVAL, "", "%s", sqlite3_errmsg(s->db))
+								  : db_fail(err, s->db, "write observation");
+		goto out;
+	}
+	if (sqlite3_changes(s->db) == 1) {
+		*id = sqlite3_last_insert_rowid(s->db);
+		goto out;
+	}
+	stmt_done(s, st);
+	*existed = true;
+	if ((st = stmt_get(s, by_key)) == NULL) {
+		rc = db_fail(err, s->db, "read observation");
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, o->key, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		*id = sqlite3_column_int64(st, 0);
+	else
+		rc = db_fail(err, s->db, "read observation");
+out:
+	stmt_done(s, st);
+	return tx_end(s, rc, err);
+}
+
+mp_status mp_store_observation_get(mp_store *s, int64_t id, mp_store_observation *out, mp_error *err)
+{
+	static const char sql[] = "SELECT " OBS_COLUMNS " FROM observations WHERE id = ?1";
+	sqlite3_stmt *st = NULL;
+	mp_status rc = MP_OK;
+	int step;
+
+	pthread_mutex_lock(&s->lock);
+	if ((st = stmt_get(s, sql)) == NULL) {
+		rc = db_fail(err, s->db, "read observation");
+		goto out;
+	}
+	sqlite3_bind_int64(st, 1, id);
+	step = sqlite3_step(st);
+	if (step == SQLITE_ROW)
+		obs_row(st, out);
+	else if (step == SQLITE_DONE)
+		rc = mp_fail(err, MP_ENOTFOUND, "/id", "no observation %lld", (long long)id);
+	else
+		rc = db_fail(err, s->db, "read observation");
+out:
+	stmt_done(s, st);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+mp_status mp_store_observation_page(mp_store *s, const mp_store_observation_filter *f, int64_t before,
+				    mp_store_observation *rows, size_t cap, size_t *n, bool *more, mp_error *err)
+{
+	static const char sql[] = "SELECT " OBS_COLUMNS " FROM observations WHERE (?1 = 0 OR id < ?1)"
+				  " AND (?2 IS NULL OR engine = ?2) AND (?3 IS NULL OR device_id = ?3)"
+				  " AND (?4 IS NULL OR model_id = ?4) ORDER BY id DESC LIMIT ?5";
+	sqlite3_stmt *st = NULL;
+	mp_status rc = MP_OK;
+	int step;
+
+	*n = 0;
+	*more = false;
+	if (cap < 1 || cap > MP_STORE_PAGE_MAX)
+		return mp_fail(err, MP_EINVAL, "?limit", "a page holds 1 to %d rows", MP_STORE_PAGE_MAX);
+	pthread_mutex_lock(&s->lock);
+	if ((st = stmt_get(s, sql)) == NULL) {
+		rc = db_fail(err, s->db, "list observations");
+		goto out;
+	}
+	sqlite3_bind_int64(st, 1, before);
+	bind_text_or_null(st, 2, f ? f->engine : NULL);
+	bind_text_or_null(st, 3, f ? f->device_id : NULL);
+	bind_text_or_null(st, 4, f ? f->model_id : NULL);
+	sqlite3_bind_int64(st, 5, (sqlite3_int64)cap + 1);
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			*more = true;
+			break;
+		}
+		obs_row(st, &rows[(*n)++]);
+	}
+	if (step != SQLITE_ROW && step != SQLITE_DONE) {
+		*n = 0;
+		rc = db_fail(err, s->db, "list observations");
+	}
+out:
+	stmt_done(s, st);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+mp_status mp_store_term_samples(mp_store *s, const char *engine, const char *version_line, const char *device_id,
+				const char *term, mp_store_term_sample *rows, size_t cap, size_t *n, mp_error *err)
+{
+	static const char sql[] = "SELECT term_observed_bytes, term_modelled_bytes, term_resolution_bytes"
+				  " FROM observations WHERE engine = ?1 AND device_id = ?2 AND term = ?3"
+				  " AND (?4 = '' OR version_line = ?4) ORDER BY id DESC LIMIT ?5";
+	sqlite3_stmt *st = NULL;
+	mp_status rc = MP_OK;
+	int step = SQLITE_DONE;
+
+	*n = 0;
+	pthread_mutex_lock(&s->lock);
+	if ((st = stmt_get(s, sql)) == NULL) {
+		rc = db_fail(err, s->db, "read observations");
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, engine, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, device_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, term, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, version_line ? version_line : "", -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 5, (sqlite3_int64)cap);
+	while (*n < cap && (step = sqlite3_step(st)) == SQLITE_ROW) {
+		rows[*n].observed_bytes = sqlite3_column_int64(st, 0);
+		rows[*n].modelled_bytes = sqlite3_column_int64(st, 1);
+		rows[*n].resolution_bytes = sqlite3_column_int64(st, 2);
+		(*n)++;
+	}
+	if (*n < cap && step != SQLITE_DONE) {
+		*n = 0;
+		rc = db_fail(err, s->db, "read observations");
+	}
+out:
+	stmt_done(s, st);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+mp_status mp_store_observation_groups(mp_store *s, mp_store_observation_group *rows, size_t cap, size_t *n,
+				      mp_error *err)
+{
+	static const char sql[] = "SELECT engine, engine_version, device_id, model_id, figure, count(*)"
+				  " FROM observations GROUP BY engine, engine_version, device_id, model_id, figure"
+				  " ORDER BY engine, engine_version, device_id, model_id, figure LIMIT ?1";
+	sqlite3_stmt *st = NULL;
+	mp_status rc = MP_OK;
+	int step = SQLITE_DONE;
+
+	*n = 0;
+	pthread_mutex_lock(&s->lock);
+	if ((st = stmt_get(s, sql)) == NULL) {
+		rc = db_fail(err, s->db, "read observations");
+		goto out;
+	}
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)cap);
+	while (*n < cap && (step = sqlite3_step(st)) == SQLITE_ROW) {
+		mp_store_observation_group *g = &rows[(*n)++];
+
+		col_text(st, 0, g->engine, sizeof(g->engine));
+		col_text(st, 1, g->engine_version, sizeof(g->engine_version));
+		col_text(st, 2, g->device_id, sizeof(g->device_id));
+		col_text(st, 3, g->model_id, sizeof(g->model_id));
+		col_text(st, 4, g->figure, sizeof(g->figure));
+		g->count = (uint64_t)sqlite3_column_int64(st, 5);
+	}
+	if (*n < cap && step != SQLITE_DONE) {
+		*n = 0;
+		rc = db_fail(err, s->db, "read observations");
+	}
+out:
+	stmt_done(s, st);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+mp_status mp_store_observation_errors(mp_store *s, const mp_store_observation_group *g, double *ratios, size_t cap,
+				      size_t *n, mp_error *err)
+{
+	static const char sql[] = "SELECT error_ratio FROM observations WHERE engine = ?1 AND engine_version = ?2"
+				  " AND device_id = ?3 AND model_id = ?4 AND figure = ?5 ORDER BY id DESC LIMIT ?6";
+	sqlite3_stmt *st = NULL;
+	mp_status rc = MP_OK;
+	int step = SQLITE_DONE;
+
+	*n = 0;
+	pthread_mutex_lock(&s->lock);
+	if ((st = stmt_get(s, sql)) == NULL) {
+		rc = db_fail(err, s->db, "read observations");
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, g->engine, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, g->engine_version, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, g->device_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, g->model_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 5, g->figure, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 6, (sqlite3_int64)cap);
+	while (*n < cap && (step = sqlite3_step(st)) == SQLITE_ROW)
+		ratios[(*n)++] = sqlite3_column_double(st, 0);
+	if (*n < cap && step != SQLITE_DONE) {
+		*n = 0;
+		rc = db_fail(err, s->db, "read observations");
+	}
+out:
+	stmt_done(s, st);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
 }

@@ -1,17 +1,16 @@
 /*
  * store.h: memplan's SQLite store (db/). Owns the schema, its migrations (keyed on PRAGMA user_version),
  * and every SQL statement: all of them are prepared statements with bound parameters, never built from strings.
- * Rows in, rows out as plain structs: no JSON, no calls upward (presets arrive as structs). The planner never
- * sees SQLite. Thread-safe: one handle may be shared by the daemon's worker threads.
+ * Rows in, rows out as plain structs (rows.h): no JSON, no calls upward (presets arrive as structs). The planner
+ * never sees SQLite. Thread-safe: one handle may be shared by the daemon's worker threads.
  */
 #ifndef MP_STORE_H
 #define MP_STORE_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
-#include "../planner/memplan.h"
+#include "rows.h"
 
 typedef struct mp_store mp_store;	/* opaque: holds the sqlite3 handle */
 
@@ -44,64 +43,6 @@ const char *mp_store_open_notice(mp_store *s);
 int mp_store_schema_version(void);
 int mp_store_user_version(mp_store *s);
 
-#define MP_STORE_ID_MAX 64
-#define MP_STORE_MAX_ALIASES 8		/* aliases per device */
-#define MP_STORE_ALIAS_MAX 96		/* bytes of one alias, NUL included */
-
-typedef struct mp_store_device {
-	char id[MP_STORE_ID_MAX];
-	char name[128];
-	char vendor[64];
-	char architecture[64];
-	char form_factor[96];
-	char memory_type[32];
-	char source[16];		/* "datasheet", "measured" or "user" */
-	char source_note[2048];
-	char measured_at[32];		/* ISO 8601 UTC, "" when not measured */
-	char created_at[32];
-	char updated_at[32];
-	char interconnect_json[1024];	/* JSON object text, "" when unknown */
-	double tdp_watts;		/* 0 = unknown */
-	mp_device hw;			/* the planner's view */
-	/* schema v3; 0 or "" = unknown */
-	char linked_device_id[MP_STORE_ID_MAX];	/* a measured profile: the datasheet profile it was measured on */
-	double base_clock_hz;
-	double memory_clock_hz;
-	double fma_flops_per_second;	/* fp32 vector FMA rate (CUDA cores / stream processors), not a matrix rate */
-	double memory_latency_seconds;	/* one dependent DRAM load (pointer chase beyond L2) */
-	/* schema v6 (issue 17): names the device goes by elsewhere (table device_aliases), matched by mp_alias_key (core/).
-	 * By convention the first is the NVML name ("NVIDIA H100 80GB HBM3"), from which NVIDIA GPU Feature
-	 * Discovery's nvidia.com/gpu.product (spaces to '-'), Slurm's AutoDetect=nvml GRES type (lowercase, spaces
-	 * to '_') and DCGM's modelName (the name itself) all follow; others: GKE accelerator names, site names. */
-	char aliases[MP_STORE_MAX_ALIASES][MP_STORE_ALIAS_MAX];
-	size_t naliases;
-	/* schema v5 (issue 15) */
-	char kind[16];			/* "gpu", "cpu" or "accelerator" (fit and capacity consider GPUs by default);
-					   "" = "gpu" */
-	uint64_t nvml_memory_bytes;	/* NVML's total (nvidia-smi, GPU Feature Discovery's nvidia.com/gpu.memory in
-					   MiB, DCGM): above the CUDA total by what the driver hides; 0 = unknown */
-	char usable_memory_source[16];	/* how usable_memory_bytes is known: "measured" (cudaMemGetInfo here),
-					   "published" (a real card's reading, cited in source_note), "derived" (from
-					   related figures, said how in source_note); "" = not said */
-} mp_store_device;
-
-/* The device kinds a profile may have, as a mask for filters (MP_STORE_KIND_GPU is the default everywhere). */
-#define MP_STORE_KIND_GPU 1u
-#define MP_STORE_KIND_CPU 2u
-#define MP_STORE_KIND_ACCELERATOR 4u
-#define MP_STORE_KIND_ALL 7u
-/* The kind bit of a profile's kind ("" counts as gpu); 0 for a name that is none of them. */
-static inline unsigned mp_store_kind_bit(const char *kind)
-{
-	if (kind == NULL || kind[0] == '\0' || strcmp(kind, "gpu") == 0)
-		return MP_STORE_KIND_GPU;
-	if (strcmp(kind, "cpu") == 0)
-		return MP_STORE_KIND_CPU;
-	if (strcmp(kind, "accelerator") == 0)
-		return MP_STORE_KIND_ACCELERATOR;
-	return 0;
-}
-
 /*
  * Whether id is a valid resource id: ^[a-z0-9][a-z0-9._-]{0,62}$ (1 to MP_STORE_ID_MAX - 1 bytes). Lookups and
  * removals of any other string answer MP_EINVAL naming their field, without echoing it (it may be anything).
@@ -124,24 +65,18 @@ mp_status mp_store_device_get(mp_store *s, const char *id, mp_store_device *out,
 mp_status mp_store_device_get_at(mp_store *s, const char *id, uint64_t gen, mp_store_device *out, mp_error *err);
 
 /*
- * Calls fn for each device with id > after (NULL: from the start) in id order, at most limit of them.
- * Sets *more when further rows exist. fn returns MP_OK to go on; any other status stops and is returned.
+ * Listings come out a page at a time, copied: the rows are read into the caller's array under the store's lock, and
+ * the lock is released before the function returns, so whatever the caller then computes on its copies leaves the
+ * store free for every other thread (no callback runs under the lock). A page holds 1 to MP_STORE_PAGE_MAX rows;
+ * the next page starts after the last id (or seq) of this one.
  */
-typedef mp_status (*mp_store_device_fn)(const mp_store_device *d, void *ctx);
-mp_status mp_store_device_list(mp_store *s, const char *after, int limit, mp_store_device_fn fn, void *ctx,
-			       int *more, mp_error *err);
+#define MP_STORE_PAGE_MAX 1000
 
-/* Filters of a device listing; NULL / 0 members match everything. */
-typedef struct mp_store_device_filter {
-	const char *vendor;		/* exact, case-insensitive ("nvidia" matches "NVIDIA") */
-	const char *source;		/* "datasheet", "measured" or "user" */
-	uint64_t min_memory_bytes;	/* memory_bytes >= this */
-	unsigned kinds;			/* MP_STORE_KIND_* mask; 0 = every kind */
-} mp_store_device_filter;
-
-/* As mp_store_device_list, restricted by filter (NULL = none). */
-mp_status mp_store_device_find(mp_store *s, const mp_store_device_filter *filter, const char *after, int limit,
-			       mp_store_device_fn fn, void *ctx, int *more, mp_error *err);
+/* The devices with id > after (NULL: from the first) that match filter (NULL = all), in id order: at most cap of
+ * them into rows (cap rows, the caller's), *n how many, *more whether further ones match. Errors: MP_EINVAL (cap
+ * outside 1 to MP_STORE_PAGE_MAX), MP_EDB; *n is 0 on error. */
+mp_status mp_store_device_page(mp_store *s, const mp_store_device_filter *filter, const char *after,
+			       mp_store_device *rows, size_t cap, size_t *n, bool *more, mp_error *err);
 
 /*
  * Creates or replaces the device d->id with its peaks (peak_flops_per_second > 0 only) and its aliases (replacing
@@ -163,16 +98,6 @@ mp_status mp_store_device_remove(mp_store *s, const char *id, const char *actor,
 mp_status mp_store_device_delete(mp_store *s, const char *id, mp_error *err);
 
 /* ----- calibration runs (one row per job; history per device) ----- */
-typedef struct mp_store_calibration {
-	char id[40];			/* job id */
-	char target[32];		/* "gpu:0", "cpu" */
-	char state[16];			/* "queued", "running", "succeeded", "failed", "cancelled" */
-	char device_id[MP_STORE_ID_MAX];	/* measured profile it produced, "" until then */
-	char datasheet_id[MP_STORE_ID_MAX];	/* the datasheet profile it is compared with, "" if none */
-	char created_at[32];
-	char finished_at[32];		/* "" while not finished */
-	char *results_json;		/* heap, owned; NULL or a JSON document; free with mp_store_calibration_free */
-} mp_store_calibration;
 
 /* Inserts or replaces run c (by id). created_at is set by the store on insert. Errors: MP_EDB. */
 mp_status mp_store_calibration_save(mp_store *s, const mp_store_calibration *c, mp_error *err);
@@ -180,31 +105,14 @@ mp_status mp_store_calibration_save(mp_store *s, const mp_store_calibration *c, 
 mp_status mp_store_calibration_get(mp_store *s, const char *id, mp_store_calibration *out, mp_error *err);
 void mp_store_calibration_free(mp_store_calibration *c);
 
-typedef struct mp_store_model {
-	char id[MP_STORE_ID_MAX];
-	char model_type[32];
-	char source[16];		/* "preset" or "user" */
-	char created_at[32];
-	char updated_at[32];
-	uint64_t parameters;
-	char *config_json;		/* heap, owned by the struct: release with mp_store_model_free */
-} mp_store_model;
-
 /* Fills *out for id. Errors: MP_ENOTFOUND, MP_EDB, MP_ENOMEM. */
 mp_status mp_store_model_get(mp_store *s, const char *id, mp_store_model *out, mp_error *err);
 void mp_store_model_free(mp_store_model *m);
 
-/* As mp_store_device_list; the model passed to fn is borrowed for the call only. */
-typedef mp_status (*mp_store_model_fn)(const mp_store_model *m, void *ctx);
-mp_status mp_store_model_list(mp_store *s, const char *after, int limit, mp_store_model_fn fn, void *ctx,
-			      int *more, mp_error *err);
-
-typedef struct mp_store_model_filter {
-	const char *model_type;		/* NULL = any */
-	const char *source;		/* "preset" or "user"; NULL = any */
-} mp_store_model_filter;
-mp_status mp_store_model_find(mp_store *s, const mp_store_model_filter *filter, const char *after, int limit,
-			      mp_store_model_fn fn, void *ctx, int *more, mp_error *err);
+/* As mp_store_device_page, for models: each row filled owns its config text (mp_store_model_free each of the *n).
+ * Errors: MP_EINVAL, MP_EDB, MP_ENOMEM; on error nothing is left to free. */
+mp_status mp_store_model_page(mp_store *s, const mp_store_model_filter *filter, const char *after, mp_store_model *rows,
+			      size_t cap, size_t *n, bool *more, mp_error *err);
 
 /*
  * Creates or replaces model m->id (model_type, config_json, parameters > 0, source "preset" or "user"), audited
@@ -214,6 +122,32 @@ mp_status mp_store_model_write(mp_store *s, const mp_store_model *m, const char 
 			       mp_error *err);
 /* Deletes a model (audited as actor). Errors: MP_ENOTFOUND, MP_EDB. */
 mp_status mp_store_model_remove(mp_store *s, const char *id, const char *actor, mp_error *err);
+
+/* ----- observations (schema v8): what running engines reported, beside memplan's prediction ----- */
+
+/*
+ * Appends o (its id ignored) and sets *id; a row whose key (when not "") is already stored is not added again: *id is
+ * that row's and *existed true (the reporter's retries are idempotent). Errors: MP_EINVAL (a CHECK failed), MP_ESTORAGE
+ * (the database cannot keep a write), MP_EDB.
+ */
+mp_status mp_store_observation_add(mp_store *s, const mp_store_observation *o, int64_t *id, bool *existed,
+				   mp_error *err);
+/* Fills *out for id. Errors: MP_ENOTFOUND, MP_EDB. */
+mp_status mp_store_observation_get(mp_store *s, int64_t id, mp_store_observation *out, mp_error *err);
+/* The observations matching f with id < before (0: from the newest), newest first, at most cap into rows; *more
+ * whether older ones match. Errors: MP_EINVAL (cap outside 1 to MP_STORE_PAGE_MAX), MP_EDB. */
+mp_status mp_store_observation_page(mp_store *s, const mp_store_observation_filter *f, int64_t before,
+				    mp_store_observation *rows, size_t cap, size_t *n, bool *more, mp_error *err);
+/* The newest cap samples of term for engine on device at version_line ("": every version), newest first. Errors:
+ * MP_EDB. */
+mp_status mp_store_term_samples(mp_store *s, const char *engine, const char *version_line, const char *device_id,
+				const char *term, mp_store_term_sample *rows, size_t cap, size_t *n, mp_error *err);
+/* The groups of observations (engine, version, device, model, figure), at most cap. Errors: MP_EDB. */
+mp_status mp_store_observation_groups(mp_store *s, mp_store_observation_group *rows, size_t cap, size_t *n,
+				      mp_error *err);
+/* The newest cap error ratios of group g, newest first. Errors: MP_EDB. */
+mp_status mp_store_observation_errors(mp_store *s, const mp_store_observation_group *g, double *ratios, size_t cap,
+				      size_t *n, mp_error *err);
 
 /* Whether a write would be kept. MOVED: the file open is no longer the one at its path (deleted or replaced while
  * open; SQLITE_FCNTL_HAS_MOVED), or its -wal or -shm file is not (deleted or replaced: the frames written so far are
@@ -233,18 +167,9 @@ mp_store_state mp_store_write_state(mp_store *s, char *why, size_t len);
 uint64_t mp_store_generation(mp_store *s);
 
 /* ----- audit log: one row per write, in the write's own transaction ----- */
-typedef struct mp_store_audit {
-	int64_t seq;			/* increasing */
-	char at[32];			/* ISO 8601 UTC with milliseconds */
-	char actor[64];
-	char action[16];		/* "create", "replace", "delete", "preset" */
-	char kind[16];			/* "device", "model" */
-	char resource_id[MP_STORE_ID_MAX];
-} mp_store_audit;
-typedef mp_status (*mp_store_audit_fn)(const mp_store_audit *a, void *ctx);
-/* Calls fn for each entry with seq > after_seq, oldest first, at most limit. Errors: MP_EDB. */
-mp_status mp_store_audit_list(mp_store *s, int64_t after_seq, int limit, mp_store_audit_fn fn, void *ctx,
-			      int *more, mp_error *err);
+/* The entries with seq > after_seq, oldest first, a page as mp_store_device_page's. Errors: MP_EINVAL, MP_EDB. */
+mp_status mp_store_audit_page(mp_store *s, int64_t after_seq, mp_store_audit *rows, size_t cap, size_t *n, bool *more,
+			      mp_error *err);
 
 /*
  * Groups the writes that follow (on this thread) into one transaction: mp_store_begin, any number of

@@ -15,6 +15,7 @@
 #include "../codec/json.h"
 #include "../codec/k8s.h"
 #include "../codec/k8s_stream.h"
+#include "../service/k8s.h"
 
 static mps_service *svc;
 
@@ -46,7 +47,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	mps_k8s_policy policy = { (size & 2) != 0, 0.1 };
+	mps_k8s_policy policy = { (size & 2) != 0, 0.1, NULL, 0 };
 	char *body;
 	cJSON *doc = NULL, *out = NULL;
 	mpc_k8s_args a;
@@ -70,13 +71,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (st == MP_OK)
 		st = mps_k8s_place(svc, &a.rq, &policy, &r, &err);
 	if (st == MP_OK) {
-		char *printed;
+		mpc_out w;
 
-		out = (data[0] & 1) ? mpc_k8s_prioritize_json(&a, &r) : mpc_k8s_filter_json(&a, &r);
-		printed = out ? mpc_print(out, false) : NULL;
-		if (printed == NULL)
-			abort(); /* success must come with an answer */
-		cJSON_free(printed);
+		mpc_out_init(&w);
+		if (data[0] & 1)
+			mpc_k8s_prioritize_write(&w, &a, &r);
+		else
+			mpc_k8s_filter_write(&w, &a, &r);
+		out = mpc_out_parse(&w);
+		if (out == NULL)
+			abort(); /* success must come with an answer that parses */
 	} else if (err.message[0] == '\0') {
 		abort(); /* every error says what is wrong */
 	}
@@ -106,7 +110,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (tree_ok && s2 != MP_OK && s2 != MP_ETOOLARGE && s2 != MP_ENOMEM && s2 != MP_EPARSE)
 			abort();
 		if (tree_ok && s2 == MP_OK) {
-			if (b.rq.nnodes != a.rq.nnodes || b.nodes_given != a.nodes_given ||
+			if (b.rq.nnodes != a.rq.nnodes || b.nodes_given != a.nodes_given || b.rq.names_only != a.rq.names_only ||
 			    b.rq.pod.state != a.rq.pod.state || b.rq.pod.gpus != a.rq.pod.gpus ||
 			    strcmp(b.rq.pod.error, a.rq.pod.error) != 0)
 				abort();

@@ -46,8 +46,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *body;
-	cJSON *doc = NULL, *out = NULL;
+	char *body, *out = NULL;
+	cJSON *doc = NULL;
 	mp_error err = MP_ERROR_INIT;
 	mp_status st;
 
@@ -64,15 +64,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		st = lib_answer(svc, (data[0] & 2) ? "engine-check" : (data[0] & 1) ? "training" : "inference", doc, &out,
 				&err);
 	if (st == MP_OK) {
-		char *printed = cJSON_PrintUnformatted(out);
+		cJSON *parsed = out ? cJSON_Parse(out) : NULL;
 
-		if (out == NULL || printed == NULL)
-			abort();	/* success must come with a document */
-		cJSON_free(printed);
+		if (parsed == NULL)
+			abort();	/* success must come with a document that parses */
+		cJSON_Delete(parsed);
 	} else if (err.message[0] == '\0') {
 		abort();	/* every error says what is wrong */
 	}
-	cJSON_Delete(out);
+	free(out);
 	cJSON_Delete(doc);
 	free(body);
 	return 0;

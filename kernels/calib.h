@@ -9,7 +9,9 @@
 #define MP_CALIB_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -43,10 +45,39 @@ typedef enum mp_calib_suite {
 #define MP_CALIB_CPU_DEFAULT MP_CALIB_CPU_SUITES
 #define MP_CALIB_SUITE_BITS 18 /* bit positions 0 .. 17 */
 
+/* The suites' API names, bit by bit: a table in the header (no code to link), so that the layers that only read
+ * and write the names (codec/) need nothing of the kernels themselves. */
+#define MP_CALIB_SUITE_NAMES                                                                                           \
+	{MP_CALIB_MEMORY, "memory"}, {MP_CALIB_HBM, "hbm"}, {MP_CALIB_STRIDED, "strided"}, {MP_CALIB_L2, "l2"},        \
+	{MP_CALIB_SMEM, "smem"}, {MP_CALIB_FMA, "fma"}, {MP_CALIB_MATMUL, "matmul"}, {MP_CALIB_LATENCY, "latency"},    \
+	{MP_CALIB_INTENSITY, "intensity"}, {MP_CALIB_FIT, "fit"}, {MP_CALIB_STREAM, "stream"}, {MP_CALIB_GEMM, "gemm"}
+typedef struct mp_calib_suite_entry {
+	uint32_t bit;
+	const char *name;
+} mp_calib_suite_entry;
+
 /* The API name of one suite bit ("hbm"), or NULL for anything that is not exactly one known bit. */
-const char *mp_calib_suite_name(uint32_t bit);
+static inline const char *mp_calib_suite_name(uint32_t bit)
+{
+	static const mp_calib_suite_entry suites[] = {MP_CALIB_SUITE_NAMES};
+
+	for (size_t i = 0; i < sizeof(suites) / sizeof(suites[0]); i++)
+		if (suites[i].bit == bit)
+			return suites[i].name;
+	return NULL;
+}
 /* The bit for an API name, or 0 when unknown. NULL-safe. */
-uint32_t mp_calib_suite_from_name(const char *name);
+static inline uint32_t mp_calib_suite_from_name(const char *name)
+{
+	static const mp_calib_suite_entry suites[] = {MP_CALIB_SUITE_NAMES};
+
+	if (name == NULL)
+		return 0;
+	for (size_t i = 0; i < sizeof(suites) / sizeof(suites[0]); i++)
+		if (strcmp(suites[i].name, name) == 0)
+			return suites[i].bit;
+	return 0;
+}
 /* Bit position of a single-bit suite (0 .. MP_CALIB_SUITE_BITS - 1), for per-suite arrays. */
 int mp_calib_suite_index(uint32_t bit);
 

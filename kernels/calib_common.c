@@ -1,39 +1,24 @@
 /*
- * calib_common.c: what every build of the calibration component shares: the suite names, the median / best of
+ * calib_common.c: what every build of the calibration component shares: the suite positions, the median / best of
  * a set of timed runs, and the readings of a result that everyone takes the same way. No hardware access here.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/mp_assert.h"
 #include "calib.h"
 
-static const struct {
-	uint32_t bit;
-	const char *name;
-} suites[] = {
-    {MP_CALIB_MEMORY, "memory"}, {MP_CALIB_HBM, "hbm"},         {MP_CALIB_STRIDED, "strided"},
-    {MP_CALIB_L2, "l2"},         {MP_CALIB_SMEM, "smem"},       {MP_CALIB_FMA, "fma"},
-    {MP_CALIB_MATMUL, "matmul"}, {MP_CALIB_LATENCY, "latency"}, {MP_CALIB_INTENSITY, "intensity"},
-    {MP_CALIB_FIT, "fit"},       {MP_CALIB_STREAM, "stream"},   {MP_CALIB_GEMM, "gemm"},
-};
-
-const char *mp_calib_suite_name(uint32_t bit)
-{
-	for (size_t i = 0; i < sizeof(suites) / sizeof(suites[0]); i++)
-		if (suites[i].bit == bit)
-			return suites[i].name;
-	return NULL;
-}
-
-uint32_t mp_calib_suite_from_name(const char *name)
-{
-	if (name == NULL)
-		return 0;
-	for (size_t i = 0; i < sizeof(suites) / sizeof(suites[0]); i++)
-		if (strcmp(suites[i].name, name) == 0)
-			return suites[i].bit;
-	return 0;
-}
+/* every suite bit named once (kernels/calib.h MP_CALIB_SUITE_NAMES), each below MP_CALIB_SUITE_BITS (the per-suite
+ * arrays' length) */
+MP_STATIC_ASSERT(sizeof((mp_calib_suite_entry[]){MP_CALIB_SUITE_NAMES}) / sizeof(mp_calib_suite_entry) ==
+			 __builtin_popcount(MP_CALIB_GPU_SUITES | MP_CALIB_CPU_SUITES),
+		 "a name per suite bit");
+MP_STATIC_ASSERT(((MP_CALIB_GPU_SUITES | MP_CALIB_CPU_SUITES) >> MP_CALIB_SUITE_BITS) == 0,
+		 "every suite bit below MP_CALIB_SUITE_BITS");
+/* the sweeps calib.h documents: strides 1 .. 64 and 1 .. 32 by doubling, intensities 2^-3 .. 2^10 */
+MP_STATIC_ASSERT(1u << (MP_CALIB_STRIDE_COUNT - 1) == 64 && 1u << (MP_CALIB_SMEM_STRIDE_COUNT - 1) == 32 &&
+		 MP_CALIB_INTENSITY_COUNT == 10 - -3 + 1,
+		 "the strided, shared-memory and intensity sweeps' lengths");
 
 int mp_calib_suite_index(uint32_t bit)
 {

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 
 #include <cblas.h>
 
+#include "../core/mp_assert.h"
 #include "calib.h"
 
 #define MiB (UINT64_C(1) << 20)
@@ -125,8 +127,8 @@ mp_status mp_calib_cpu_probe(mp_calib_cpu_info *info, mp_error *err)
 		snprintf(info->vendor, sizeof(info->vendor), "Intel");
 	else if (strcmp(vendor, "AuthenticAMD") == 0)
 		snprintf(info->vendor, sizeof(info->vendor), "AMD");
-	else
-		snprintf(info->vendor, sizeof(info->vendor), "%s", vendor);
+	else /* a CPUID vendor string is 12 characters (three registers); ARM's /proc/cpuinfo has none */
+		snprintf(info->vendor, sizeof(info->vendor), "%.31s", vendor);
 	if (uname(&u) == 0)
 		snprintf(info->architecture, sizeof(info->architecture), "%.31s", u.machine);
 	if (info->name[0] == '\0')
@@ -364,31 +366,72 @@ static double sampled_error(const void *A, const void *B, const void *C, size_t 
 	return den > 0 ? sqrt(num / den) : INFINITY;
 }
 
-static mp_status run_gemm_one(mp_calib_cpu_results *r, bool single, const mp_calib_ctl *ctl, double f0, double f1,
+/* ----- the two products, each a row of gemm_kinds: its element, how it fills and multiplies, its tolerance, where its
+ * results go. */
+static void fill_double(void *A, void *B, void *C, size_t nn, uint64_t *seed)
+{
+	for (size_t i = 0; i < nn; i++) {
+		((double *)A)[i] = rnd(seed);
+		((double *)B)[i] = rnd(seed);
+		((double *)C)[i] = NAN;
+	}
+}
+
+static void fill_float(void *A, void *B, void *C, size_t nn, uint64_t *seed)
+{
+	for (size_t i = 0; i < nn; i++) {
+		((float *)A)[i] = (float)rnd(seed);
+		((float *)B)[i] = (float)rnd(seed);
+		((float *)C)[i] = NAN;
+	}
+}
+
+static void multiply_double(const void *A, const void *B, void *C, size_t n)
+{
+	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0, A, (int)n, B, (int)n, 0.0,
+	            C, (int)n);
+}
+
+static void multiply_float(const void *A, const void *B, void *C, size_t n)
+{
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0f, A, (int)n, B, (int)n, 0.0f,
+	            C, (int)n);
+}
+
+typedef enum gemm_kind { GEMM_DOUBLE, GEMM_FLOAT, GEMM_KIND_COUNT } gemm_kind;
+
+static const struct gemm_row {
+	const char *name;
+	size_t element_bytes;
+	uint64_t seed;
+	double tolerance; /* relative error over the sampled entries */
+	void (*fill)(void *A, void *B, void *C, size_t nn, uint64_t *seed);
+	void (*multiply)(const void *A, const void *B, void *C, size_t n);
+	size_t stat, rel_error; /* offsets of its figures in mp_calib_cpu_results */
+} gemm_kinds[] = {
+    [GEMM_DOUBLE] = {"dgemm", sizeof(double), 0x7654321u, 1e-10, fill_double, multiply_double,
+                     offsetof(mp_calib_cpu_results, dgemm), offsetof(mp_calib_cpu_results, dgemm_rel_error)},
+    [GEMM_FLOAT] = {"sgemm", sizeof(float), 0x1234567u, 1e-4, fill_float, multiply_float,
+                    offsetof(mp_calib_cpu_results, sgemm), offsetof(mp_calib_cpu_results, sgemm_rel_error)},
+};
+MP_STATIC_ASSERT(MP_COUNT_OF(gemm_kinds) == GEMM_KIND_COUNT, "a row of gemm_kinds per gemm_kind");
+
+static mp_status run_gemm_one(mp_calib_cpu_results *r, gemm_kind kind, const mp_calib_ctl *ctl, double f0, double f1,
                               mp_error *err)
 {
-	size_t n = r->matrix_size, el = single ? sizeof(float) : sizeof(double);
-	void *A = malloc(n * n * el), *B = malloc(n * n * el), *C = malloc(n * n * el);
-	double *samples = calloc(r->runs, sizeof(double)), flops = 2.0 * (double)n * (double)n * (double)n;
-	uint64_t seed = single ? 0x1234567u : 0x7654321u;
+	const struct gemm_row *g = &gemm_kinds[kind];
+	size_t n = r->matrix_size;
+	size_t bytes = n * n * g->element_bytes;
+	void *A = malloc(bytes), *B = malloc(bytes), *C = malloc(bytes);
+	double *samples = calloc(r->runs, sizeof(double)), flops = 2.0 * (double)n * (double)n * (double)n, e;
+	uint64_t seed = g->seed;
 	mp_status st = MP_OK;
-	const char *name = single ? "sgemm" : "dgemm";
 
 	if (A == NULL || B == NULL || C == NULL || samples == NULL) {
 		st = mp_fail(err, MP_ENOMEM, "/options/matrix_size", "cannot allocate three %zu x %zu matrices", n, n);
 		goto out;
 	}
-	for (size_t i = 0; i < n * n; i++) {
-		if (single) {
-			((float *)A)[i] = (float)rnd(&seed);
-			((float *)B)[i] = (float)rnd(&seed);
-			((float *)C)[i] = NAN;
-		} else {
-			((double *)A)[i] = rnd(&seed);
-			((double *)B)[i] = rnd(&seed);
-			((double *)C)[i] = NAN;
-		}
-	}
+	g->fill(A, B, C, n * n, &seed);
 	for (uint32_t i = 0; i <= r->runs; i++) { /* run 0 is the warm-up */
 		double t0, t1;
 
@@ -397,34 +440,19 @@ static mp_status run_gemm_one(mp_calib_cpu_results *r, bool single, const mp_cal
 			goto out;
 		}
 		t0 = now_seconds();
-		if (single)
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0f, A, (int)n,
-			            B, (int)n, 0.0f, C, (int)n);
-		else
-			cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0, A, (int)n,
-			            B, (int)n, 0.0, C, (int)n);
+		g->multiply(A, B, C, n);
 		t1 = now_seconds();
 		if (i > 0)
 			samples[i - 1] = flops / (t1 - t0);
 	}
-	{
-		double e = sampled_error(A, B, C, n, single), tol = single ? 1e-4 : 1e-10;
-
-		if (single)
-			r->sgemm_rel_error = e;
-		else
-			r->dgemm_rel_error = e;
-		if (!(e <= tol)) {
-			st =
-			    mp_fail(err, MP_EINTERNAL, "",
-			            "%s check failed: relative error %g over sampled entries (limit %g)", name, e, tol);
-			goto out;
-		}
+	e = sampled_error(A, B, C, n, kind == GEMM_FLOAT);
+	*(double *)((char *)r + g->rel_error) = e;
+	if (!(e <= g->tolerance)) {
+		st = mp_fail(err, MP_EINTERNAL, "", "%s check failed: relative error %g over sampled entries (limit %g)",
+		             g->name, e, g->tolerance);
+		goto out;
 	}
-	if (single)
-		r->sgemm = mp_calib_stat_of(samples, r->runs, true);
-	else
-		r->dgemm = mp_calib_stat_of(samples, r->runs, true);
+	*(mp_calib_stat *)((char *)r + g->stat) = mp_calib_stat_of(samples, r->runs, true);
 out:
 	free(A);
 	free(B);
@@ -435,14 +463,35 @@ out:
 
 /* ----- run --------------------------------------------------------------------------------------------- */
 
-mp_status mp_calib_cpu_run(const mp_calib_cpu_options *o, const mp_calib_ctl *ctl, mp_calib_cpu_results *r,
-                           mp_error *err)
+/* The bytes of each STREAM array: the caller's (at most a sixteenth of the memory free: three arrays the kernel will
+ * touch, in the daemon's process, or the OOM killer may take the daemon, since an allocation beyond memory succeeds
+ * under overcommit and fails only when written), else STREAM's rule of 4 x the last-level cache per array, from
+ * 64 MiB to 512 MiB (a VM may report its host's whole L3) and at most 1/16 of the available memory. The results warn
+ * when an array is under 4 x LLC; bench/calibrate asks for more. Whole cache lines. */
+static mp_status array_bytes_of(const mp_calib_cpu_options *o, mp_calib_cpu_results *r, mp_error *err)
 {
-	uint32_t suites = o->suites ? o->suites : MP_CALIB_CPU_DEFAULT;
-	double weight_stream, t0;
+	uint64_t want = 4 * r->info.llc_bytes, cap = r->info.available_bytes / 16;
+
+	if (o->array_bytes && r->info.available_bytes && o->array_bytes > cap)
+		return mp_fail(err, MP_EINVAL, "/options/array_bytes",
+		               "array_bytes %llu is more than a sixteenth of the memory available now (%llu bytes): "
+		               "at most %llu here",
+		               (unsigned long long)o->array_bytes, (unsigned long long)r->info.available_bytes,
+		               (unsigned long long)cap);
+	want = want > 512 * MiB ? 512 * MiB : want < 64 * MiB ? 64 * MiB : want;
+	if (cap >= 16 * MiB && want > cap)
+		want = cap;
+	r->array_bytes = (o->array_bytes ? o->array_bytes : want) & ~(uint64_t)63;
+	if (r->array_bytes < MiB)
+		return mp_fail(err, MP_EINVAL, "/options/array_bytes", "array_bytes must be at least 1 MiB");
+	return MP_OK;
+}
+
+/* The options against their limits; the runs, threads and sizes of the run into r (after the probe). */
+static mp_status run_sizes(const mp_calib_cpu_options *o, uint32_t suites, mp_calib_cpu_results *r, mp_error *err)
+{
 	mp_status st;
 
-	memset(r, 0, sizeof(*r));
 	if (suites & ~(uint32_t)MP_CALIB_CPU_SUITES)
 		return mp_fail(err, MP_EINVAL, "/suites", "the cpu target runs the suites stream and gemm only");
 	if (o->runs != 0 && (o->runs < MP_CALIB_MIN_RUNS || o->runs > 1000))
@@ -456,38 +505,39 @@ mp_status mp_calib_cpu_run(const mp_calib_cpu_options *o, const mp_calib_ctl *ct
 	if (r->threads > 256)
 		r->threads = 256;
 	r->matrix_size = o->matrix_size ? o->matrix_size : 2048;
-	if (o->array_bytes) {
-		/* three arrays the kernel will touch, in the daemon's process: at most a sixteenth of what is free each
-		 * (as the default), or the OOM killer may take the daemon (an allocation beyond memory succeeds under
-		 * overcommit and fails only when written) */
-		if (r->info.available_bytes && o->array_bytes > r->info.available_bytes / 16)
-			return mp_fail(err, MP_EINVAL, "/options/array_bytes",
-			               "array_bytes %llu is more than a sixteenth of the memory available now (%llu bytes): "
-			               "at most %llu here",
-			               (unsigned long long)o->array_bytes, (unsigned long long)r->info.available_bytes,
-			               (unsigned long long)(r->info.available_bytes / 16));
-		r->array_bytes = o->array_bytes;
-	} else {
-		/* STREAM's rule is 4 x the last-level cache per array; a default run stops at 512 MiB per array (a VM
-		 * may report its host's whole L3) and at 1/16 of the available memory. The results warn when an
-		 * array is under 4 x LLC; bench/calibrate asks for more. */
-		uint64_t want = 4 * r->info.llc_bytes, cap = r->info.available_bytes / 16;
-
-		if (want > 512 * MiB)
-			want = 512 * MiB;
-		if (want < 64 * MiB)
-			want = 64 * MiB;
-		if (cap >= 16 * MiB && want > cap)
-			want = cap;
-		r->array_bytes = want;
-	}
-	r->array_bytes &= ~(uint64_t)63;
-	if (r->array_bytes < MiB)
-		return mp_fail(err, MP_EINVAL, "/options/array_bytes", "array_bytes must be at least 1 MiB");
+	st = array_bytes_of(o, r, err);
+	if (st != MP_OK)
+		return st;
 	if (r->matrix_size < 64 || r->matrix_size > MP_CALIB_CPU_MAX_MATRIX)
 		return mp_fail(err, MP_EINVAL, "/options/matrix_size", "matrix_size must be between 64 and %u (got %u)",
 		               MP_CALIB_CPU_MAX_MATRIX, r->matrix_size);
+	return MP_OK;
+}
 
+/* dgemm then sgemm through OpenBLAS on r->threads threads, from progress f0 to 1. */
+static mp_status run_gemm(mp_calib_cpu_results *r, const mp_calib_ctl *ctl, double f0, mp_error *err)
+{
+	double mid = f0 + (1.0 - f0) * 0.5;
+	mp_status st;
+
+	openblas_set_num_threads((int)r->threads);
+	st = run_gemm_one(r, GEMM_DOUBLE, ctl, f0, mid, err);
+	if (st == MP_OK && !r->cancelled)
+		st = run_gemm_one(r, GEMM_FLOAT, ctl, mid, 1.0, err);
+	return st;
+}
+
+mp_status mp_calib_cpu_run(const mp_calib_cpu_options *o, const mp_calib_ctl *ctl, mp_calib_cpu_results *r,
+                           mp_error *err)
+{
+	uint32_t suites = o->suites ? o->suites : MP_CALIB_CPU_DEFAULT;
+	double weight_stream, t0;
+	mp_status st;
+
+	memset(r, 0, sizeof(*r));
+	st = run_sizes(o, suites, r, err);
+	if (st != MP_OK)
+		return st;
 	weight_stream = (suites & MP_CALIB_STREAM) ? ((suites & MP_CALIB_GEMM) ? 0.5 : 1.0) : 0.0;
 	if (suites & MP_CALIB_STREAM) {
 		t0 = now_seconds();
@@ -497,13 +547,8 @@ mp_status mp_calib_cpu_run(const mp_calib_cpu_options *o, const mp_calib_ctl *ct
 			return st;
 	}
 	if (suites & MP_CALIB_GEMM) {
-		double mid = weight_stream + (1.0 - weight_stream) * 0.5;
-
 		t0 = now_seconds();
-		openblas_set_num_threads((int)r->threads);
-		st = run_gemm_one(r, false, ctl, weight_stream, mid, err);
-		if (st == MP_OK && !r->cancelled)
-			st = run_gemm_one(r, true, ctl, mid, 1.0, err);
+		st = run_gemm(r, ctl, weight_stream, err);
 		r->suite_seconds[mp_calib_suite_index(MP_CALIB_GEMM)] = now_seconds() - t0;
 		if (st != MP_OK || r->cancelled)
 			return st;

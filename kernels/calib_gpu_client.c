@@ -220,35 +220,21 @@ static void describe_end(const helper *hp, const char *then, char *out, size_t c
 		snprintf(out + n, cap - (size_t)n, "; its stderr ended: \"%s\"", hp->errtail);
 }
 
-/* Starts the helper and reads its HELLO. MP_ENODEV when it cannot be started or speaks another layout. */
-static mp_status helper_start(const char *given, helper *hp, mp_error *err)
+/* The child's start: socket on stdin and stdout, the pipe on stderr, nothing else open (descriptors are close-on-exec
+ * here, and glibc 2.34+ closes any other); the signal mask and the dispositions of a fresh process (the daemon's
+ * threads block SIGTERM, and may ignore SIGPIPE). Returns posix_spawn's error (0: started). */
+static int spawn_child(helper *hp, int sock, int errpipe)
 {
-	int sv[2], ep[2], rc;
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	sigset_t none, deflt;
 	char *argv[3];
-	mp_calib_ipc_header h;
-	mp_calib_ipc_hello got, want;
-	char end[400];
+	int rc;
 
-	memset(hp, 0, sizeof(*hp));
-	hp->fd = hp->errfd = -1;
-	helper_path(given, hp->path, sizeof(hp->path));
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
-		return mp_fail(err, MP_EINTERNAL, "", "cannot start the GPU helper: socketpair: %s", strerror(errno));
-	if (pipe2(ep, O_CLOEXEC) != 0) {
-		close(sv[0]);
-		close(sv[1]);
-		return mp_fail(err, MP_EINTERNAL, "", "cannot start the GPU helper: pipe: %s", strerror(errno));
-	}
-	/* the child: socket on stdin and stdout, the pipe on stderr, nothing else open (descriptors are close-on-exec
-	 * here, and glibc 2.34+ closes any other); the signal mask and the
-	 * dispositions of a fresh process (the daemon's threads block SIGTERM, and may ignore SIGPIPE) */
 	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
-	posix_spawn_file_actions_adddup2(&fa, sv[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, ep[1], 2);
+	posix_spawn_file_actions_adddup2(&fa, sock, 0);
+	posix_spawn_file_actions_adddup2(&fa, sock, 1);
+	posix_spawn_file_actions_adddup2(&fa, errpipe, 2);
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
 	posix_spawn_file_actions_addclosefrom_np(&fa, 3); /* none of the daemon's sockets or database files */
 #endif
@@ -268,19 +254,18 @@ static mp_status helper_start(const char *given, helper *hp, mp_error *err)
 	rc = posix_spawn(&hp->pid, hp->path, &fa, &at, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
-	close(sv[1]);
-	close(ep[1]);
-	if (rc != 0) {
-		close(sv[0]);
-		close(ep[0]);
-		return mp_fail(err, MP_ENODEV, "",
-			       "GPU calibration is unavailable: cannot start the GPU helper %s: %s (a CUDA build makes it "
-			       "as memplan-gpu beside memplan; MEMPLAN_GPU_HELPER=PATH names another)",
-			       hp->path, strerror(rc));
-	}
-	hp->fd = sv[0];
-	hp->errfd = ep[0];
-	rc = helper_next(hp, HELLO_TIMEOUT_MS, &h, &got, sizeof(got));
+	return rc;
+}
+
+/* Reads the helper's HELLO: MP_OK when it speaks this build's protocol and layouts; otherwise the helper is reaped
+ * (killed if it said nothing in time) and MP_ENODEV says why. */
+static mp_status helper_hello(helper *hp, mp_error *err)
+{
+	mp_calib_ipc_header h;
+	mp_calib_ipc_hello got, want;
+	char end[400];
+	int rc = helper_next(hp, HELLO_TIMEOUT_MS, &h, &got, sizeof(got));
+
 	mp_calib_ipc_hello_fill(&want, 0);
 	if (rc == 0 && h.kind == MP_CALIB_IPC_HELLO && h.length == sizeof(got) && got.version == want.version &&
 	    got.options_size == want.options_size && got.info_size == want.info_size &&
@@ -300,6 +285,37 @@ static mp_status helper_start(const char *given, helper *hp, mp_error *err)
 		return mp_fail(err, MP_ENODEV, "", "GPU calibration is unavailable: the GPU helper %s did not start "
 			       "within %d s (killed)", hp->path, HELLO_TIMEOUT_MS / 1000);
 	return mp_fail(err, MP_ENODEV, "", "GPU calibration is unavailable: the GPU helper %s %s", hp->path, end);
+}
+
+/* Starts the helper and reads its HELLO. MP_ENODEV when it cannot be started or speaks another layout. */
+static mp_status helper_start(const char *given, helper *hp, mp_error *err)
+{
+	int sv[2], ep[2], rc;
+
+	memset(hp, 0, sizeof(*hp));
+	hp->fd = hp->errfd = -1;
+	helper_path(given, hp->path, sizeof(hp->path));
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+		return mp_fail(err, MP_EINTERNAL, "", "cannot start the GPU helper: socketpair: %s", strerror(errno));
+	if (pipe2(ep, O_CLOEXEC) != 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return mp_fail(err, MP_EINTERNAL, "", "cannot start the GPU helper: pipe: %s", strerror(errno));
+	}
+	rc = spawn_child(hp, sv[1], ep[1]);
+	close(sv[1]);
+	close(ep[1]);
+	if (rc != 0) {
+		close(sv[0]);
+		close(ep[0]);
+		return mp_fail(err, MP_ENODEV, "",
+			       "GPU calibration is unavailable: cannot start the GPU helper %s: %s (a CUDA build makes it "
+			       "as memplan-gpu beside memplan; MEMPLAN_GPU_HELPER=PATH names another)",
+			       hp->path, strerror(rc));
+	}
+	hp->fd = sv[0];
+	hp->errfd = ep[0];
+	return helper_hello(hp, err);
 }
 
 /* A status the helper sent, or MP_EINTERNAL for one this build does not know. */
@@ -369,15 +385,56 @@ mp_status mp_calib_helper_probe(const char *path, mp_calib_gpu_info *info, mp_er
 	return st;
 }
 
+/* A run's cancellation: asked of ctl at each progress message and each quiet stretch (so a cancellation is heard
+ * even while one CUDA call runs long), sent to the helper once, and the helper killed when it has not stopped
+ * CANCEL_GRACE_MS later (the driver frees its memory with the process). */
+typedef struct run_cancel {
+	bool sent, killed;
+	double at;
+} run_cancel;
+
+static void run_tick(helper *hp, const mp_calib_ctl *ctl, const mp_calib_ipc_progress *last, run_cancel *c)
+{
+	if (!c->sent && ctl && ctl->progress && !ctl->progress(ctl->ctx, last->fraction, last->suite)) {
+		c->sent = true;
+		c->at = now_ms();
+		(void)mp_calib_ipc_send(hp->fd, MP_CALIB_IPC_CANCEL, NULL, 0);
+	}
+	if (c->sent && !c->killed && now_ms() - c->at > CANCEL_GRACE_MS) {
+		kill(hp->pid, SIGKILL);
+		c->killed = true;
+	}
+}
+
+/* Reads the helper's messages until its result (or an error, rc), keeping the last progress and ticking the
+ * cancellation between them. */
+static int run_wait(helper *hp, const mp_calib_ctl *ctl, mp_calib_ipc_header *h, mp_calib_ipc_run_result *res,
+		    run_cancel *c)
+{
+	mp_calib_ipc_progress last = { 0, "" };
+	int rc = 0;
+
+	while (rc == 0) {
+		rc = helper_next(hp, QUIET_POLL_MS, h, res, MP_CALIB_IPC_MAX_PAYLOAD);
+		if (rc == 0 && h->kind == MP_CALIB_IPC_PROGRESS && h->length == sizeof(last)) {
+			memcpy(&last, res, sizeof(last));
+			last.suite[sizeof(last.suite) - 1] = '\0';
+		} else if (rc == 0 || rc != ETIMEDOUT) {
+			break; /* the result, a protocol error or the helper's end: the caller reads which */
+		}
+		rc = 0;
+		run_tick(hp, ctl, &last, c);
+	}
+	return rc;
+}
+
 mp_status mp_calib_helper_run(const char *path, const mp_calib_gpu_options *o, const mp_calib_ctl *ctl,
                               mp_calib_gpu_results *r, mp_error *err)
 {
 	helper hp;
 	mp_calib_ipc_header h;
 	mp_calib_ipc_run_result *res;
-	mp_calib_ipc_progress last = { 0, "" };
-	double cancelled_at = 0;
-	bool cancel_sent = false, killed = false;
+	run_cancel cancel = { false, false, 0 };
 	mp_status st;
 	int rc;
 
@@ -392,39 +449,15 @@ mp_status mp_calib_helper_run(const char *path, const mp_calib_gpu_options *o, c
 		return mp_fail(err, MP_ENOMEM, "", "out of memory");
 	}
 	rc = mp_calib_ipc_send(hp.fd, MP_CALIB_IPC_RUN, o, (uint32_t)sizeof(*o));
-	while (rc == 0) {
-		bool go = true;
-
-		rc = helper_next(&hp, QUIET_POLL_MS, &h, res, MP_CALIB_IPC_MAX_PAYLOAD);
-		if (rc == 0 && h.kind == MP_CALIB_IPC_PROGRESS && h.length == sizeof(last)) {
-			memcpy(&last, res, sizeof(last));
-			last.suite[sizeof(last.suite) - 1] = '\0';
-		} else if (rc == 0) {
-			break; /* the result, or a protocol error below */
-		} else if (rc != ETIMEDOUT) {
-			break;
-		}
-		rc = 0;
-		/* a quiet stretch asks too, so a cancellation is heard even while one CUDA call runs long */
-		if (!cancel_sent && ctl && ctl->progress)
-			go = ctl->progress(ctl->ctx, last.fraction, last.suite);
-		if (!go) {
-			cancel_sent = true;
-			cancelled_at = now_ms();
-			(void)mp_calib_ipc_send(hp.fd, MP_CALIB_IPC_CANCEL, NULL, 0);
-		}
-		if (cancel_sent && !killed && now_ms() - cancelled_at > CANCEL_GRACE_MS) {
-			kill(hp.pid, SIGKILL); /* freed by the driver with the process */
-			killed = true;
-		}
-	}
+	if (rc == 0)
+		rc = run_wait(&hp, ctl, &h, res, &cancel);
 	if (rc == 0 && h.kind == MP_CALIB_IPC_RUN_RESULT && h.length == sizeof(*res)) {
 		st = known_status(res->status);
 		*r = res->results;
 		if (st != MP_OK && err)
 			*err = res->err;
 		helper_reap(&hp);
-	} else if (cancel_sent && (rc == -1 || rc == EPIPE || rc == ECONNRESET)) {
+	} else if (cancel.sent && (rc == -1 || rc == EPIPE || rc == ECONNRESET)) {
 		helper_reap(&hp); /* stopped (or killed) on request without a result: a cancelled run */
 		r->cancelled = true;
 		st = MP_OK;

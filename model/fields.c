@@ -51,12 +51,30 @@ static void allowed_of(const mpm_field *f, char *buf, size_t len)
 	snprintf(buf, len, "a value");
 }
 
+/* A member's JSON pointer: "<pointer>/<name>"; under the base "?" (a query string, as mp_fail_at writes it)
+ * "?<name>". The name is cut at 60 bytes. */
+static void member_pointer(char *field, size_t cap, const char *pointer, const char *name)
+{
+	snprintf(field, cap, "%s%s%.60s", pointer, strcmp(pointer, "?") == 0 ? "" : "/", name);
+}
+
+/* A misspelt value's problem: "did you mean <near>? (got '<got>'); <name> must be <allowed>". */
+static mp_status bad_near(mp_error *err, const char *pointer, const mpm_field *f, const char *got, const char *near)
+{
+	char field[MP_POINTER_MAX], allowed[640];
+
+	member_pointer(field, sizeof(field), pointer, f->name);
+	allowed_of(f, allowed, sizeof(allowed));
+	return mp_fail(err, MP_EINVAL, field, "did you mean %s? (got '%.40s'); %s must be %s", near, got, f->name,
+		       allowed);
+}
+
 /* A field's problem: "<pointer>/<name>" with "<name> <what>: <allowed>[ (got ...)]". */
 static mp_status bad(mp_error *err, const char *pointer, const mpm_field *f, const char *what, const char *got)
 {
-	char field[96], allowed[640];
+	char field[MP_POINTER_MAX], allowed[640];
 
-	snprintf(field, sizeof(field), "%s/%s", pointer, f->name);
+	member_pointer(field, sizeof(field), pointer, f->name);
 	allowed_of(f, allowed, sizeof(allowed));
 	return mp_fail(err, MP_EINVAL, field, "%s %s %s%s", f->name, what, allowed, got ? got : "");
 }
@@ -91,18 +109,28 @@ static mp_status decode_one(const cJSON *v, const char *pointer, const mpm_field
 	case MPM_F_DTYPE: {
 		mp_dtype dt = cJSON_IsString(v) ? mp_dtype_from_alias(v->valuestring) : MP_DTYPE_INVALID;
 
-		if (dt == MP_DTYPE_INVALID || !(f->dtypes & MPM_DT(dt)))
+		if (dt == MP_DTYPE_INVALID || !(f->dtypes & MPM_DT(dt))) {
+			mp_dtype near = cJSON_IsString(v) ? mp_dtype_nearest(v->valuestring, f->dtypes) : MP_DTYPE_INVALID;
+
+			if (near != MP_DTYPE_INVALID)
+				return bad_near(err, pointer, f, v->valuestring, mp_dtype_name(near));
 			return bad(err, pointer, f, "must be", NULL);
+		}
 		*(mp_dtype *)p = dt;
 		return MP_OK;
 	}
-	case MPM_F_ENUM:
-		for (int i = 0; f->names[i]; i++)
+	case MPM_F_ENUM: {
+		const char *near;
+		size_t n = 0;
+
+		for (int i = 0; f->names[i]; i++, n++)
 			if (cJSON_IsString(v) && strcmp(v->valuestring, f->names[i]) == 0) {
 				*(int *)p = i;
 				return MP_OK;
 			}
-		return bad(err, pointer, f, "must be", NULL);
+		near = cJSON_IsString(v) ? mp_nearest_word(v->valuestring, f->names, n) : NULL;
+		return near ? bad_near(err, pointer, f, v->valuestring, near) : bad(err, pointer, f, "must be", NULL);
+	}
 	case MPM_F_STRING:
 		if (!cJSON_IsString(v) || strlen(v->valuestring) == 0 || strlen(v->valuestring) >= f->size)
 			return bad(err, pointer, f, "must be", NULL);
@@ -141,15 +169,21 @@ mp_status mpm_decode_fields(const cJSON *obj, const char *pointer, const mpm_fie
 			continue;
 		}
 		{
-			char field[96], known[768] = "";
+			char field[MP_POINTER_MAX], known[768] = "", hint[96] = "";
+			const char *names[MPM_MAX_TABLE_FIELDS], *near;
 
 			for (i = 0; i < nfields; i++)
 				if (!mp_list_add(known, sizeof(known), fields[i].name))
 					break;
-			snprintf(field, sizeof(field), "%s/%.60s", pointer, v->string);
+			for (i = 0; i < nfields && i < MPM_MAX_TABLE_FIELDS; i++)
+				names[i] = fields[i].name;
+			near = mp_nearest_word(v->string, names, i);
+			if (near)
+				snprintf(hint, sizeof(hint), "did you mean %s? ", near);
+			member_pointer(field, sizeof(field), pointer, v->string);
 			mp_problems_note(&fp,
-					 mp_fail(err, MP_EINVAL, field, "unknown field '%.60s'; known fields: %s",
-						 v->string, known),
+					 mp_fail(err, MP_EINVAL, field, "unknown field '%.60s'; %sknown fields: %s",
+						 v->string, hint, known),
 					 err);
 		}
 	}

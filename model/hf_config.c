@@ -1,5 +1,6 @@
 /*
- * hf_config.c: Hugging Face config.json -> mp_model, and the generic "architecture" object -> mp_model.
+ * hf_config.c: Hugging Face config.json -> mp_model through the type table (model/mpm_types.c: hf_decode_type,
+ * mpm_from_hf), and the generic "architecture" object -> mp_model.
  * Each supported model_type has a row of defaults copied from its transformers configuration class
  * (transformers/models/<type>/configuration_<type>.py, v5) and a function that maps its keys; the module
  * structure each type builds (which projections carry biases, how many norms a layer has) follows
@@ -16,575 +17,10 @@
 #include "fields.h"
 #include "hf_internal.h"
 #include "model.h"
+#include "mpm_types.h"
 
 
-/* Finds the first of the NULL-terminated alias keys that is present and not null. */
-const cJSON *hf_find(const hf_ctx *c, const char *const *keys, const char **which)
-{
-	for (; *keys; keys++) {
-		const cJSON *v = cJSON_GetObjectItemCaseSensitive(c->cfg, *keys);
-
-		if (v && !cJSON_IsNull(v)) {
-			*which = *keys;
-			return v;
-		}
-	}
-	return NULL;
-}
-
-bool hf_has(const hf_ctx *c, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(c->cfg, key);
-
-	return v && !cJSON_IsNull(v);
-}
-
-bool hf_is_null(const hf_ctx *c, const char *key)
-{
-	return cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(c->cfg, key));
-}
-
-uint64_t hf_window(hf_ctx *c, const char *key, uint64_t dflt)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(c->cfg, key);
-
-	if (v == NULL)
-		return dflt;
-	if (cJSON_IsNull(v) || cJSON_IsFalse(v))
-		return 0;
-	return hf_get_u64(c, (const char *const[]){key, NULL}, dflt);
-}
-
-/* Reads a non-negative integer under any of the alias keys, or dflt when absent. */
-uint64_t hf_get_u64(hf_ctx *c, const char *const *keys, uint64_t dflt)
-{
-	const char *key = keys[0];
-	const cJSON *v = hf_find(c, keys, &key);
-	char field[96];
-
-	if (v == NULL || c->st != MP_OK)
-		return dflt;
-	snprintf(field, sizeof(field), "%s/%s", c->pointer, key);
-	if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble != floor(v->valuedouble) ||
-	    v->valuedouble > 9007199254740992.0) {
-		c->st = mp_fail(c->err, MP_EINVAL, field, "%s must be a non-negative integer", key);
-		return dflt;
-	}
-	return (uint64_t)v->valuedouble;
-}
-
-double hf_get_double(hf_ctx *c, const cJSON *obj, const char *key, double dflt)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-
-	if (v == NULL || cJSON_IsNull(v) || c->st != MP_OK)
-		return dflt;
-	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0) {
-		char field[96];
-
-		snprintf(field, sizeof(field), "%s/%s", c->pointer, key);
-		c->st = mp_fail(c->err, MP_EINVAL, field, "%s must be a non-negative number", key);
-		return dflt;
-	}
-	return v->valuedouble;
-}
-
-bool hf_get_bool(hf_ctx *c, const char *const *keys, bool dflt)
-{
-	const char *key = keys[0];
-	const cJSON *v = hf_find(c, keys, &key);
-	char field[96];
-
-	if (v == NULL || c->st != MP_OK)
-		return dflt;
-	if (!cJSON_IsBool(v)) {
-		snprintf(field, sizeof(field), "%s/%s", c->pointer, key);
-		c->st = mp_fail(c->err, MP_EINVAL, field, "%s must be true or false", key);
-		return dflt;
-	}
-	return cJSON_IsTrue(v);
-}
-
-
-uint64_t hf_mul(hf_ctx *c, uint64_t a, uint64_t b, const char *key)
-{
-	uint64_t out;
-
-	if (mp_mul_u64(a, b, &out) && out <= (UINT64_C(1) << 53))
-		return out;
-	hf_fail_key(c, key, "a width derived from this key overflows (it must stay below 2^53)");
-	return 0;
-}
-
-void hf_fail_key(hf_ctx *c, const char *key, const char *msg)
-{
-	char field[96];
-
-	if (c->st != MP_OK)
-		return;
-	snprintf(field, sizeof(field), "%s/%s", c->pointer, key);
-	c->st = mp_fail(c->err, MP_EINVAL, field, "%s", msg);
-}
-
-/* head_dim: an explicit value wins (it need not equal hidden / heads, gemma's does not); otherwise
- * hidden_size / num_attention_heads, which must then divide exactly. */
-void hf_derive_head_dim(hf_ctx *c, mp_model *m, const char *heads_key)
-{
-	m->head_dim = hf_get_u64(c, KEYS("head_dim"), 0);
-	if (m->head_dim != 0 || c->st != MP_OK || m->num_heads == 0)
-		return;
-	if (m->hidden_size % m->num_heads != 0) {
-		char msg[200];
-
-		snprintf(msg, sizeof(msg), "hidden_size (%llu) is not divisible by %s (%llu); give head_dim explicitly",
-		         (unsigned long long)m->hidden_size, heads_key, (unsigned long long)m->num_heads);
-		hf_fail_key(c, heads_key, msg);
-		return;
-	}
-	m->head_dim = m->hidden_size / m->num_heads;
-}
-
-/*
- * RoPE: rope_parameters (transformers v5) or rope_scaling + rope_theta (older files). A scaling other than
- * "default" declares that contexts beyond max_position_embeddings are intended: the scaled limit is
- * original_max_position_embeddings (or max_position_embeddings) x factor, and never below
- * max_position_embeddings (llama3-type configs already state the extended length there).
- * partial_rotary_factor (phi3, gpt_neox's rotary_pct) sets how much of each head rotates.
- */
-void hf_decode_rope(hf_ctx *c, mp_model *m, double partial_default)
-{
-	const cJSON *rp = cJSON_GetObjectItemCaseSensitive(c->cfg, "rope_parameters");
-	const cJSON *rs = cJSON_GetObjectItemCaseSensitive(c->cfg, "rope_scaling");
-	const cJSON *scaling = NULL, *type;
-	char sub_pointer[96] = "";	/* JSON pointer of the scaling object: its keys are reported under it */
-	double partial = partial_default, factor, scaled;
-	uint64_t orig;
-
-	snprintf(m->rope_type, sizeof(m->rope_type), "default");
-	if (cJSON_IsObject(rp)) {
-		/* gemma3 nests one rope_parameters object per layer type */
-		const cJSON *full = cJSON_GetObjectItemCaseSensitive(rp, "full_attention");
-
-		scaling = cJSON_IsObject(full) ? full : rp;
-		snprintf(sub_pointer, sizeof(sub_pointer), "%s/rope_parameters%s", c->pointer,
-		         cJSON_IsObject(full) ? "/full_attention" : "");
-	} else if (cJSON_IsObject(rs)) {
-		scaling = rs;
-		snprintf(sub_pointer, sizeof(sub_pointer), "%s/rope_scaling", c->pointer);
-	} else if (rs && !cJSON_IsNull(rs)) {
-		hf_fail_key(c, "rope_scaling", "rope_scaling must be an object or null");
-		return;
-	}
-	if (hf_has(c, "partial_rotary_factor"))
-		partial = hf_get_double(c, c->cfg, "partial_rotary_factor", partial);
-	else if (hf_has(c, "rotary_pct"))
-		partial = hf_get_double(c, c->cfg, "rotary_pct", partial);
-	if (scaling && cJSON_GetObjectItemCaseSensitive(scaling, "partial_rotary_factor")) {
-		hf_ctx sub = {scaling, sub_pointer, c->err, c->st, NULL};
-
-		partial = hf_get_double(&sub, scaling, "partial_rotary_factor", partial);
-		if (sub.st == MP_OK && (partial <= 0 || partial > 1))
-			hf_fail_key(&sub, "partial_rotary_factor", "partial_rotary_factor must be in (0, 1]");
-		c->st = sub.st;
-		if (c->st != MP_OK)
-			return;
-	}
-	if (partial <= 0 || partial > 1) {
-		hf_fail_key(c, "partial_rotary_factor", "partial_rotary_factor must be in (0, 1]");
-		return;
-	}
-	m->rotary_dim = (uint64_t)((double)m->head_dim * partial);
-	m->rotary_buffer_sets = 1;
-	if (scaling == NULL)
-		return;
-	type = cJSON_GetObjectItemCaseSensitive(scaling, "rope_type");
-	if (!cJSON_IsString(type))
-		type = cJSON_GetObjectItemCaseSensitive(scaling, "type");
-	if (cJSON_IsString(type))
-		snprintf(m->rope_type, sizeof(m->rope_type), "%s", type->valuestring);
-	if (strcmp(m->rope_type, "default") == 0)
-		return;
-	m->rope_scaling = true;
-	{
-		hf_ctx sub = {scaling, sub_pointer, c->err, c->st, NULL};
-		uint64_t top = hf_get_u64(c, KEYS("original_max_position_embeddings"), m->max_position_embeddings);
-
-		sub.st = c->st;
-		factor = hf_get_double(&sub, scaling, "factor", 1.0);
-		/* a scaling stretches the context: a factor below 1 (or 0) is no scaling the config could mean */
-		if (sub.st == MP_OK && factor < 1)
-			hf_fail_key(&sub, "factor", "factor must be a finite number >= 1 (how many times the RoPE scaling "
-			                         "stretches the original context)");
-		orig = hf_get_u64(&sub, KEYS("original_max_position_embeddings"), top);
-		c->st = sub.st;
-		if (c->st != MP_OK)
-			return;
-		/* checked in double before any conversion: the ceiling keeps the product exact and far above
-		 * MP_MAX_SEQUENCE_LENGTH, so the allowed context is monotonic in factor */
-		scaled = (double)orig * factor;
-		if (scaled > (double)MPM_MAX_ROPE_SCALED_POSITIONS) {
-			char msg[200];
-
-			snprintf(msg, sizeof(msg),
-			         "factor x original_max_position_embeddings (%.6g) exceeds %llu positions, the most a RoPE "
-			         "scaling may declare",
-			         scaled, (unsigned long long)MPM_MAX_ROPE_SCALED_POSITIONS);
-			hf_fail_key(&sub, "factor", msg);
-			c->st = sub.st;
-			return;
-		}
-	}
-	m->rope_scaled_max_position = (uint64_t)scaled;
-	if (m->rope_scaled_max_position < m->max_position_embeddings)
-		m->rope_scaled_max_position = m->max_position_embeddings;
-}
-
-/* layer_types (v5): a list of "sliding_attention" / "full_attention"; counts the sliding layers. */
-void hf_decode_layer_types(hf_ctx *c, mp_model *m)
-{
-	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types"), *v;
-	uint64_t n = 0, sliding = 0;
-
-	if (lt == NULL || cJSON_IsNull(lt))
-		return;
-	if (!cJSON_IsArray(lt)) {
-		hf_fail_key(c, "layer_types", "layer_types must be a list of \"sliding_attention\" or \"full_attention\"");
-		return;
-	}
-	cJSON_ArrayForEach(v, lt)
-	{
-		if (!cJSON_IsString(v) || (strcmp(v->valuestring, "sliding_attention") != 0 &&
-		                           strcmp(v->valuestring, "full_attention") != 0)) {
-			hf_fail_key(c, "layer_types",
-			         "layer_types entries must be \"sliding_attention\" or "
-			         "\"full_attention\"");
-			return;
-		}
-		sliding += v->valuestring[0] == 's';
-		n++;
-	}
-	if (n != m->num_layers) {
-		hf_fail_key(c, "layer_types", "layer_types must have one entry per layer (num_hidden_layers)");
-		return;
-	}
-	if (sliding == 0)
-		m->sliding_window = 0;
-	m->sliding_window_layers = sliding;
-}
-
-/* mlp_only_layers (qwen2_moe, qwen3_moe): indices of layers that keep a dense MLP. */
-void hf_decode_mlp_only_layers(hf_ctx *c, mp_model *m)
-{
-	const cJSON *l = cJSON_GetObjectItemCaseSensitive(c->cfg, "mlp_only_layers"), *v;
-
-	if (l == NULL || cJSON_IsNull(l))
-		return;
-	if (!cJSON_IsArray(l)) {
-		hf_fail_key(c, "mlp_only_layers", "mlp_only_layers must be a list of layer indices");
-		return;
-	}
-	cJSON_ArrayForEach(v, l)
-	{
-		if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble >= (double)m->num_layers ||
-		    v->valuedouble != floor(v->valuedouble) || v->valuedouble >= MP_MAX_LAYERS) {
-			hf_fail_key(c, "mlp_only_layers",
-			         "mlp_only_layers entries must be layer indices below "
-			         "num_hidden_layers");
-			return;
-		}
-		m->dense_layer_mask[(int)v->valuedouble / 8] |= (uint8_t)(1u << ((int)v->valuedouble % 8));
-	}
-}
-
-/* Defaults of one model type, from its transformers configuration class. num_kv_heads 0 means "defaults to
- * num_attention_heads"; head_dim 0 means hidden / heads. */
-typedef struct hf_defaults {
-	const char *model_type;
-	uint64_t vocab_size, hidden_size, intermediate_size, num_layers, num_heads, num_kv_heads, head_dim;
-	uint64_t max_position_embeddings;
-	bool tie_word_embeddings, qkv_bias;
-	uint64_t sliding_window;
-	uint64_t num_experts;     /* mixtral num_local_experts */
-	bool qk_norm;             /* qwen3, gemma3: q_norm and k_norm of head_dim */
-	uint64_t norms_per_layer; /* gemma2 and gemma3: 4 (pre/post attention, pre/post feed-forward) */
-} hf_defaults;
-
-static const hf_defaults llama_family[] = {
-    /* LlamaConfig: vocab 32000, hidden 4096, FFN 11008, 32 layers, 32 heads, kv = heads, 2048 positions. */
-    {"llama", 32000, 4096, 11008, 32, 32, 0, 0, 2048, false, false, 0, 0, false, 2},
-    /* MistralConfig: FFN 14336, 8 KV heads, 4096 * 32 positions, sliding_window 4096. */
-    {"mistral", 32000, 4096, 14336, 32, 32, 8, 0, 4096 * 32, false, false, 4096, 0, false, 2},
-    /* Qwen2Config: vocab 151936, FFN 22016, kv 32, 32768 positions; q/k/v always carry biases. */
-    {"qwen2", 151936, 4096, 22016, 32, 32, 32, 0, 32768, false, true, 0, 0, false, 2},
-    /* MixtralConfig: FFN 14336 per expert, 8 KV heads, 4096 * 32 positions, 8 local experts, top-2,
-     * sliding_window None. */
-    {"mixtral", 32000, 4096, 14336, 32, 32, 8, 0, 4096 * 32, false, false, 0, 8, false, 2},
-    /* GemmaConfig: vocab 256000, hidden 3072, FFN 24576, 28 layers, 16 heads, kv 16, head_dim 256, tied. */
-    {"gemma", 256000, 3072, 24576, 28, 16, 16, 256, 8192, true, false, 0, 0, false, 2},
-    /* Phi3Config: vocab 32064, hidden 3072, FFN 8192, 32 layers, 32 heads, kv = heads, 4096 positions;
-     * fused qkv_proj and gate_up_proj hold the same parameters as the separate projections. */
-    {"phi3", 32064, 3072, 8192, 32, 32, 0, 0, 4096, false, false, 0, 0, false, 2},
-    /* Qwen3Config: vocab 151936, hidden 4096, FFN 22016, 32 layers, 32 heads, kv 32, head_dim 128, 32768
-     * positions, attention_bias False (on q, k, v and o when set); q_norm and k_norm (RMSNorm of head_dim). */
-    {"qwen3", 151936, 4096, 22016, 32, 32, 32, 128, 32768, false, false, 0, 0, true, 2},
-    /* Gemma2Config: vocab 256000, hidden 2304, FFN 9216, 26 layers, 8 heads, kv 4, head_dim 256, 8192
-     * positions, tied, sliding_window 4096 on every other layer (layer i slides when (i + 1) % 2), 4 norms. */
-    {"gemma2", 256000, 2304, 9216, 26, 8, 4, 256, 8192, true, false, 4096, 0, false, 4},
-    /* Gemma3TextConfig: vocab 262208, hidden 2304, FFN 9216, 26 layers, 8 heads, kv 4, head_dim 256, 131072
-     * positions, tied, sliding_window 4096 on 5 layers of 6 (sliding_window_pattern 6), q/k norms, 4 norms. */
-    {"gemma3_text", 262208, 2304, 9216, 26, 8, 4, 256, 131072, true, false, 4096, 0, true, 4},
-    /* Qwen2VLTextConfig and Qwen2_5_VLTextConfig (the decoders of Qwen2-VL and Qwen2.5-VL): Qwen2's modules with
-     * the 72B's defaults: vocab 152064, hidden 8192, FFN 29568, 80 layers, 64 heads, kv 8, 32768 positions. */
-    {"qwen2_vl_text", 152064, 8192, 29568, 80, 64, 8, 0, 32768, false, true, 0, 0, false, 2},
-    {"qwen2_5_vl_text", 152064, 8192, 29568, 80, 64, 8, 0, 32768, false, true, 0, 0, false, 2},
-    /* Qwen3VLTextConfig (Qwen3-VL's decoder): Qwen3's modules; vocab 151936, hidden 4096, FFN 22016, 32 layers, 32
-     * heads, kv 32, head_dim 128, 128000 positions. */
-    {"qwen3_vl_text", 151936, 4096, 22016, 32, 32, 32, 128, 128000, false, false, 0, 0, true, 2},
-};
-
-static void decode_llama_family(hf_ctx *c, const hf_defaults *d, mp_model *m)
-{
-	bool attention_bias;
-
-	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), d->vocab_size);
-	m->hidden_size = hf_get_u64(c, KEYS("hidden_size"), d->hidden_size);
-	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), d->intermediate_size);
-	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), d->num_layers);
-	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), d->num_heads);
-	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), d->num_kv_heads ? d->num_kv_heads : m->num_heads);
-	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), d->max_position_embeddings);
-	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), d->tie_word_embeddings);
-	attention_bias = hf_get_bool(c, KEYS("attention_bias"), false);
-	m->qkv_bias = d->qkv_bias || attention_bias;
-	/* LlamaAttention puts attention_bias on o_proj too; Qwen2's o_proj never has one. */
-	m->o_bias = !d->qkv_bias && attention_bias;
-	m->mlp_bias = hf_get_bool(c, KEYS("mlp_bias"), false);
-	if (d->head_dim && !hf_has(c, "head_dim"))
-		m->head_dim = d->head_dim;
-	else
-		hf_derive_head_dim(c, m, "num_attention_heads");
-	m->qk_norm = d->qk_norm;
-	m->norms_per_layer = d->norms_per_layer;
-	m->sliding_window = hf_window(c, "sliding_window", d->sliding_window);
-	if (strncmp(d->model_type, "qwen2", 5) == 0 || strncmp(d->model_type, "qwen3", 5) == 0) {
-		/* Qwen2Config/Qwen3Config: the window applies only with use_sliding_window, to the layers from
-		 * max_window_layers on (28; 80 in the VL text configs). */
-		uint64_t from = hf_get_u64(c, KEYS("max_window_layers"), strstr(d->model_type, "_vl") ? 80 : 28);
-
-		if (!hf_get_bool(c, KEYS("use_sliding_window"), false) || from >= m->num_layers)
-			m->sliding_window = 0;
-		else
-			m->sliding_window_layers = m->num_layers - from;
-	} else if (strcmp(d->model_type, "gemma2") == 0) {
-		m->sliding_window_layers = (m->num_layers + 1) / 2; /* layers 0, 2, 4, ... */
-	} else if (strcmp(d->model_type, "gemma3_text") == 0) {
-		uint64_t pattern = hf_get_u64(c, KEYS("sliding_window_pattern"), 6);
-
-		m->sliding_window_layers = pattern ? m->num_layers - m->num_layers / pattern : m->num_layers;
-		m->rotary_buffer_sets = 2; /* local and global RoPE */
-	}
-	if (d->num_experts) {
-		m->num_experts = hf_get_u64(c, KEYS("num_local_experts"), d->num_experts);
-		m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 2);
-		m->moe_intermediate_size = m->intermediate_size;
-		m->intermediate_size = 0;
-	}
-	m->attn_kind = MP_ATTN_GQA;
-	m->ffn_kind = MP_FFN_GATED;
-	m->norm_kind = MP_NORM_RMS;
-	m->final_norm = true;
-	hf_decode_layer_types(c, m);
-	hf_decode_rope(c, m, 1.0);
-	if (strcmp(d->model_type, "gemma3_text") == 0)
-		m->rotary_buffer_sets = 2;
-}
-
-/*
- * Qwen2MoeConfig: vocab 151936, hidden 2048, FFN 5632 (dense layers), 24 layers, 16 heads, kv 16, 32768
- * positions, untied, q/k/v biases, 60 experts of 1408, top-4, a shared expert of 5632 behind a hidden x 1
- * sigmoid gate, decoder_sparse_step 1, mlp_only_layers []. Qwen3MoeConfig: hidden 2048, FFN 6144, 24 layers,
- * 32 heads, kv 4, 128 experts of 768, top-8, no shared expert, q/k norms, attention_bias False.
- */
-static void decode_qwen_moe(hf_ctx *c, mp_model *m, bool qwen3)
-{
-	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 151936);
-	m->hidden_size = hf_get_u64(c, KEYS("hidden_size"), 2048);
-	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), qwen3 ? 6144 : 5632);
-	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), 24);
-	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), qwen3 ? 32 : 16);
-	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), qwen3 ? 4 : 16);
-	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 32768);
-	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), false);
-	hf_derive_head_dim(c, m, "num_attention_heads");
-	if (qwen3) {
-		m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
-		m->qk_norm = true;
-	} else {
-		m->qkv_bias = hf_get_bool(c, KEYS("qkv_bias"), true);
-	}
-	m->num_experts = hf_get_u64(c, KEYS("num_experts"), qwen3 ? 128 : 60);
-	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), qwen3 ? 8 : 4);
-	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), qwen3 ? 768 : 1408);
-	m->moe_layer_step = hf_get_u64(c, KEYS("decoder_sparse_step"), 1);
-	if (!qwen3) {
-		m->shared_expert_intermediate_size = hf_get_u64(c, KEYS("shared_expert_intermediate_size"), 5632);
-		m->num_shared_experts = m->shared_expert_intermediate_size > 0;
-		m->shared_expert_gate = m->shared_expert_intermediate_size > 0;
-	}
-	hf_decode_mlp_only_layers(c, m);
-	m->sliding_window = hf_window(c, "sliding_window", 4096);
-	{
-		uint64_t from = hf_get_u64(c, KEYS("max_window_layers"), qwen3 ? 28 : 21);
-
-		if (!hf_get_bool(c, KEYS("use_sliding_window"), false) || from >= m->num_layers)
-			m->sliding_window = 0;
-		else
-			m->sliding_window_layers = m->num_layers - from;
-	}
-	m->attn_kind = MP_ATTN_GQA;
-	m->ffn_kind = MP_FFN_GATED;
-	m->norm_kind = MP_NORM_RMS;
-	m->norms_per_layer = 2;
-	m->final_norm = true;
-	hf_decode_layer_types(c, m);
-	hf_decode_rope(c, m, 1.0);
-}
-
-/* GPT2Config: vocab 50257, n_positions 1024, n_embd 768, n_layer 12, n_head 12, n_inner None (= 4 x n_embd),
- * tied. Conv1D projections all carry biases; LayerNorm has weight and bias; learned position table. */
-static void decode_gpt2(hf_ctx *c, mp_model *m)
-{
-	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 50257);
-	m->hidden_size = hf_get_u64(c, KEYS("n_embd", "hidden_size"), 768);
-	m->num_layers = hf_get_u64(c, KEYS("n_layer", "num_hidden_layers"), 12);
-	m->num_heads = hf_get_u64(c, KEYS("n_head", "num_attention_heads"), 12);
-	m->num_kv_heads = m->num_heads;
-	m->max_position_embeddings = hf_get_u64(c, KEYS("n_positions", "max_position_embeddings"), 1024);
-	m->learned_position_embeddings = m->max_position_embeddings;
-	m->intermediate_size = hf_get_u64(c, KEYS("n_inner"), 4 * m->hidden_size);
-	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
-	if (m->num_heads && m->hidden_size % m->num_heads != 0)
-		hf_fail_key(c, "n_head", "n_embd must be divisible by n_head");
-	else if (m->num_heads)
-		m->head_dim = m->hidden_size / m->num_heads;
-	m->qkv_bias = m->o_bias = m->mlp_bias = true;
-	m->attn_kind = MP_ATTN_GQA;
-	m->ffn_kind = MP_FFN_PLAIN;
-	m->norm_kind = MP_NORM_LAYER;
-	m->norms_per_layer = 2;
-	m->final_norm = true;
-	snprintf(m->rope_type, sizeof(m->rope_type), "none");
-}
-
-/*
- * GPTNeoXConfig: vocab 50432, hidden 6144, 44 layers, 64 heads, FFN 24576, rotary_pct 0.25, 2048 positions,
- * untied (embed_in, embed_out), attention_bias True on the fused query_key_value and on dense, MLP biases,
- * LayerNorms (input, post_attention, final), parallel residual (modeling_gpt_neox.py).
- */
-static void decode_gpt_neox(hf_ctx *c, mp_model *m)
-{
-	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 50432);
-	m->hidden_size = hf_get_u64(c, KEYS("hidden_size"), 6144);
-	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), 44);
-	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), 64);
-	m->num_kv_heads = m->num_heads;
-	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 24576);
-	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 2048);
-	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), false);
-	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), true);
-	m->mlp_bias = true;
-	hf_derive_head_dim(c, m, "num_attention_heads");
-	m->parallel_block = hf_get_bool(c, KEYS("use_parallel_residual"), true);
-	m->attn_kind = MP_ATTN_GQA;
-	m->ffn_kind = MP_FFN_PLAIN;
-	m->norm_kind = MP_NORM_LAYER;
-	m->norms_per_layer = 2;
-	m->final_norm = true;
-	hf_decode_rope(c, m, 0.25);
-}
-
-/* FalconConfig: vocab 65024, hidden 4544, 32 layers, 71 heads, multi_query True, parallel_attn True,
- * bias False, new_decoder_architecture False, ffn_hidden_size None (= 4 x hidden), tied. The fused
- * query_key_value projection is hidden -> (heads + 2 x kv_heads) x head_dim, where kv_heads is 1 for
- * multi-query, num_kv_heads for the new decoder architecture, else heads (modeling_falcon.py). */
-static void decode_falcon(hf_ctx *c, mp_model *m)
-{
-	bool new_arch, multi_query, parallel;
-	uint64_t ln_parallel;
-
-	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 65024);
-	m->hidden_size = hf_get_u64(c, KEYS("hidden_size", "n_embed"), 4544);
-	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers", "n_layer"), 32);
-	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads", "n_head"), 71);
-	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 2048);
-	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
-	new_arch = hf_get_bool(c, KEYS("new_decoder_architecture"), false);
-	multi_query = hf_get_bool(c, KEYS("multi_query"), true);
-	parallel = hf_get_bool(c, KEYS("parallel_attn"), true);
-	m->qkv_bias = m->o_bias = m->mlp_bias = hf_get_bool(c, KEYS("bias"), false);
-	hf_derive_head_dim(c, m, "num_attention_heads");
-	if (new_arch)
-		m->num_kv_heads = hf_get_u64(c, KEYS("num_kv_heads"), m->num_heads);
-	else
-		m->num_kv_heads = multi_query ? 1 : m->num_heads;
-	m->intermediate_size = hf_get_u64(c, KEYS("ffn_hidden_size"), 4 * m->hidden_size);
-	ln_parallel = hf_get_u64(c, KEYS("num_ln_in_parallel_attn"), 2);
-	m->norms_per_layer = new_arch ? ln_parallel : (parallel ? 1 : 2);
-	m->parallel_block = new_arch || parallel;
-	m->attn_kind = MP_ATTN_GQA;
-	m->ffn_kind = MP_FFN_PLAIN;
-	m->norm_kind = MP_NORM_LAYER;
-	m->final_norm = true;
-	if (hf_get_bool(c, KEYS("alibi"), false))
-		snprintf(m->rope_type, sizeof(m->rope_type), "none");
-	else
-		hf_decode_rope(c, m, 1.0);
-}
-
-static void dec_gpt2(hf_ctx *c, mp_model *m)
-{
-	decode_gpt2(c, m);
-}
-static void dec_falcon(hf_ctx *c, mp_model *m)
-{
-	decode_falcon(c, m);
-}
-static void dec_neox(hf_ctx *c, mp_model *m)
-{
-	decode_gpt_neox(c, m);
-}
-static void dec_q2moe(hf_ctx *c, mp_model *m)
-{
-	decode_qwen_moe(c, m, false);
-}
-static void dec_q3moe(hf_ctx *c, mp_model *m)
-{
-	decode_qwen_moe(c, m, true);
-}
-
-static const hf_type other_types[] = {
-    {"gpt2", dec_gpt2},       {"falcon", dec_falcon},   {"gpt_neox", dec_neox},
-    {"qwen2_moe", dec_q2moe}, {"qwen3_moe", dec_q3moe},
-};
-
-/* Every table of types beyond the Llama family, in lookup order (one type is in one table). */
-typedef struct type_table {
-	const hf_type *types;
-	const size_t *count;
-} type_table;
-
-static const size_t other_count = sizeof(other_types) / sizeof(other_types[0]);
-static const type_table tables[] = {
-    {other_types, &other_count},
-    {mpm_hf_more_types, &mpm_hf_more_count},
-    {mpm_hf_moe_types, &mpm_hf_moe_count},
-    {mpm_hf_hybrid_types, &mpm_hf_hybrid_count},
-    {mpm_hf_wrapper_types, &mpm_hf_wrapper_count},
-    {mpm_hf_gemma_types, &mpm_hf_gemma_count},
-    {mpm_hf_deepseek4_types, &mpm_hf_deepseek4_count},
-};
-
-/* The supported model_type values, from the tables above (the one source), sorted, comma-separated. Built once. */
+/* The supported model_type values, from the one table (model/mpm_types.c), sorted, comma-separated. Built once. */
 static char supported[4096];
 static pthread_once_t supported_once = PTHREAD_ONCE_INIT;
 
@@ -597,14 +33,11 @@ static int cmp_str(const void *a, const void *b)
 
 static void build_supported(void)
 {
-	const char *names[sizeof(llama_family) / sizeof(llama_family[0]) + 256];
+	const char *names[256] = {0};
 	size_t n = 0, used = 0;
 
-	for (size_t i = 0; i < sizeof(llama_family) / sizeof(llama_family[0]); i++)
-		names[n++] = llama_family[i].model_type;
-	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
-		for (size_t i = 0; i < *tables[t].count && n < sizeof(names) / sizeof(names[0]); i++)
-			names[n++] = tables[t].types[i].name;
+	for (size_t i = 0; i < mpm_types_count && n < sizeof(names) / sizeof(names[0]); i++)
+		names[n++] = mpm_types[i].name;
 	qsort(names, n, sizeof(names[0]), cmp_str);
 	for (size_t i = 0; i < n; i++) {
 		int w = snprintf(supported + used, sizeof(supported) - used, "%s%s", i ? ", " : "", names[i]);
@@ -692,54 +125,57 @@ static const char *supported_list(void)
 
 bool hf_decode_type(hf_ctx *c, const char *type, bool text_only, mp_model *m)
 {
-	snprintf(m->model_type, sizeof(m->model_type), "%s", type);
-	for (size_t i = 0; i < sizeof(llama_family) / sizeof(llama_family[0]); i++)
-		if (strcmp(type, llama_family[i].model_type) == 0) {
-			decode_llama_family(c, &llama_family[i], m);
-			return true;
-		}
-	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
-		if (text_only && tables[t].types == mpm_hf_wrapper_types)
-			continue;
-		for (size_t i = 0; i < *tables[t].count; i++)
-			if (strcmp(type, tables[t].types[i].name) == 0) {
-				tables[t].types[i].decode(c, m);
-				return true;
-			}
+	const mpm_type *t = mpm_type_find(type);
+
+	if (t == NULL || (text_only && t->wrapper)) {
+		m->model_type[0] = '\0';
+		return false;
 	}
-	m->model_type[0] = '\0';
-	return false;
+	hf_decode_row(c, t, m);
+	return true;
+}
+
+void hf_decode_row(hf_ctx *c, const mpm_type *t, mp_model *m)
+{
+	snprintf(m->model_type, sizeof(m->model_type), "%s", t->name);
+	if (t->names)
+		c->names = t->names;
+	if (t->dense)
+		mpm_read_dense(c, t->dense, m);
+	else
+		t->read(c, m);
 }
 
 /*
- * A mixture-of-experts type needs its experts: without them its FFN width moved to the experts would leave the
- * dense width 0, and validation would blame intermediate_size (issue 19). Names the type's own key instead.
+ * A mixture-of-experts type needs its experts (mpm_type.experts_key): without them its FFN width moved to the
+ * experts would leave the dense width 0, and validation would blame intermediate_size. Names the type's own key.
  */
-static mp_status check_experts(const mp_model *m, const char *pointer, mp_error *err)
+static mp_status check_experts(const mpm_type *t, const mp_model *m, const char *pointer, mp_error *err)
 {
-	static const struct {
-		const char *type, *field;
-	} moe[] = { { "mixtral", "/num_local_experts" },
-		    { "qwen2_moe", "/num_experts" },
-		    { "qwen3_moe", "/num_experts" },
-		    { "deepseek_v3", "/n_routed_experts" } };
+	char field[64];
 
-	for (size_t i = 0; i < sizeof(moe) / sizeof(moe[0]); i++)
-		if (strcmp(m->model_type, moe[i].type) == 0 && m->num_experts == 0)
-			return mp_fail_at(err, MP_EINVAL, pointer, moe[i].field,
-					  "%s must be at least 1: model_type %s routes each token to experts (a dense "
-					  "model has another model_type)",
-					  moe[i].field + 1, moe[i].type);
-	return MP_OK;
+	if (t == NULL || t->experts_key == NULL || m->num_experts != 0)
+		return MP_OK;
+	snprintf(field, sizeof(field), "/%s", t->experts_key);
+	return mp_fail_at(err, MP_EINVAL, pointer, field,
+			  "%s must be at least 1: model_type %s routes each token to experts (a dense model has another "
+			  "model_type)",
+			  t->experts_key, t->name);
 }
 
 mp_status mpm_from_hf(const cJSON *cfg, const char *pointer, mp_model *m, mp_error *err)
 {
-	hf_ctx c = {cfg, pointer, err, MP_OK, NULL};
+	return mpm_from_hf_row(cfg, pointer, NULL, m, err);
+}
+
+mp_status mpm_from_hf_row(const cJSON *cfg, const char *pointer, const mpm_type *row, mp_model *m, mp_error *err)
+{
+	hf_ctx c = {cfg, pointer, err, MP_OK, NULL, NULL, hf_decode_type};
 	const cJSON *type = cJSON_GetObjectItemCaseSensitive(cfg, "model_type");
-	char field[96];
+	char field[MP_POINTER_MAX];
 
 	memset(m, 0, sizeof(*m));
+	mp_inventory_init(&m->inv, NULL);
 	snprintf(m->json_pointer, sizeof(m->json_pointer), "%s", pointer);
 	snprintf(field, sizeof(field), "%s/model_type", pointer);
 	if (!cJSON_IsObject(cfg))
@@ -756,20 +192,41 @@ mp_status mpm_from_hf(const cJSON *cfg, const char *pointer, mp_model *m, mp_err
 			               "mamba2, ...; README.md lists them all)",
 			               n);
 	}
-	if (hf_decode_type(&c, type->valuestring, false, m)) {
+	if (row ? (hf_decode_row(&c, row, m), true) : hf_decode_type(&c, type->valuestring, false, m)) {
 		if (c.st == MP_OK)
-			c.st = check_experts(m, pointer, err);
+			c.st = check_experts(row ? row : mpm_type_find(m->model_type), m, pointer, err);
 		if (c.st == MP_OK) {
 			mpm_training_extras(c.text ? c.text : cfg, m);
 			mpm_config_facts_of(cfg, c.text, m);
+			c.st = mp_model_build(m, c.names, err);
 		}
 		return c.st;
 	}
 	{
 		char near[160];
 		bool wrapper = cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(cfg, "text_config"));
-
+		const mpm_refusal *r = mpm_refusal_find(type->valuestring);
 		char close[200];
+
+		if (r)
+			return mp_fail(err, MP_EUNSUPPORTED, field,
+			               r->kind == MPM_REFUSE_ENCODER
+			                   ? "model_type '%s' is not planned: it is an encoder (bidirectional self-attention, "
+			                     "pretrained as a masked language model) that transformers' %s runs as a decoder "
+			                     "only when fine-tuned so, and memplan plans decoder-only text generation; describe "
+			                     "a decoder with model.architecture (openapi.yaml, schema ModelArchitecture)%s"
+			               : r->kind == MPM_REFUSE_SEQ2SEQ
+			                   ? "model_type '%s' is not planned: transformers' %s is the decoder half of an "
+			                     "encoder-decoder model, attending to an encoder's states in every layer "
+			                     "(cross-attention), and memplan plans decoder-only text generation; describe a "
+			                     "decoder with model.architecture (openapi.yaml, schema ModelArchitecture)%s"
+			               : r->kind == MPM_REFUSE_ENCDEC
+			                   ? "model_type '%s' is not planned: transformers' %s is an encoder-decoder model, "
+			                     "its decoder attending to the encoder's states in every layer (cross-attention), "
+			                     "and memplan plans decoder-only text generation; describe a decoder with "
+			                     "model.architecture (openapi.yaml, schema ModelArchitecture)%s"
+			                   : "model_type '%s' is not planned (%s): %s",
+			               r->name, r->model_class, r->why ? r->why : "");
 
 		nearest_types(type->valuestring, near, sizeof(near));
 		if (near[0])
@@ -871,7 +328,7 @@ mp_status mpm_from_architecture(const cJSON *arch, const char *pointer, mp_model
 {
 	arch_body b;
 	mp_status st;
-	char field[96];
+	char field[MP_POINTER_MAX];
 
 	memset(&b, 0, sizeof(b));
 	b.m.norms_per_layer = 2;
@@ -882,6 +339,7 @@ mp_status mpm_from_architecture(const cJSON *arch, const char *pointer, mp_model
 	if (st != MP_OK)
 		return st;
 	*out = b.m;
+	mp_inventory_init(&out->inv, NULL);
 	snprintf(out->model_type, sizeof(out->model_type), "custom");
 	snprintf(out->json_pointer, sizeof(out->json_pointer), "%s", pointer);
 	out->ffn_kind = (mp_ffn_kind)b.ffn;
@@ -923,7 +381,7 @@ mp_status mpm_from_architecture(const cJSON *arch, const char *pointer, mp_model
 	} else {
 		snprintf(out->rope_type, sizeof(out->rope_type), "none");
 	}
-	return MP_OK;
+	return mp_model_build(out, NULL, err);
 }
 
 mp_status mpm_from_hf_text(const char *json, const char *pointer, mp_model *m, mp_error *err)

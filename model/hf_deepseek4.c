@@ -14,14 +14,6 @@
 
 #include "hf_internal.h"
 
-/* Appends a module of the reader's own shapes (mp_model.extra); a zero dimension or count appends nothing. */
-static void extra(mp_model *m, const char *name, mp_tensor_class cls, uint64_t rows, uint64_t cols, uint64_t count,
-                  bool vector)
-{
-	if (count == 0 || rows == 0 || cols == 0 || m->n_extra >= MP_MAX_EXTRA_TENSORS)
-		return;
-	m->extra[m->n_extra++] = (mp_extra_tensor){name, (uint8_t)cls, vector, rows, cols, count};
-}
 
 /*
  * compress_rates ({"compressed_sparse_attention": 4, "heavily_compressed_attention": 128}, each key optional; the
@@ -49,7 +41,7 @@ static void compress_rates(hf_ctx *c, mp_model *m)
 			continue;
 		if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 1048576 ||
 		    v->valuedouble != (double)(uint64_t)v->valuedouble) {
-			char field[96];
+			char field[MP_POINTER_MAX];
 
 			snprintf(field, sizeof(field), "%s/compress_rates/%s", c->pointer, names[i]);
 			c->st = mp_fail(c->err, MP_EINVAL, field, "compress_rates.%s must be an integer from 1 to 1048576",
@@ -184,6 +176,76 @@ static void mlp_layer_types(hf_ctx *c, mp_model *m)
 }
 
 /*
+ * DeepSeek-V4's own modules (modeling_deepseek_v4.py, transformers 5.24), under model.layers.{i} unless said:
+ *   self_attn: q_a_proj (h -> q_lora) + q_a_norm, q_b_proj (q_lora -> heads x head_dim), kv_proj (h -> head_dim: one key
+ *     that is also the value) + kv_norm, the grouped output o_a_proj (o_groups x o_lora from heads x head_dim /
+ *     o_groups) and o_b_proj (o_groups x o_lora -> h), one sink per head;
+ *   self_attn.compressor on the compressed layers: kv_proj and gate_proj (h -> head_dim, HCA; 2 x head_dim, CSA: the
+ *     Ca and Cb series), position_bias (rate x their width), kv_norm (head_dim); the CSA layers' indexer likewise at
+ *     index_head_dim, with q_b_proj (q_lora -> index heads x index_head_dim) and scorer.weights_proj (h -> index heads);
+ *   the hyper-connections attn_hc and ffn_hc (fn (2 + hc) hc x hc h, base (2 + hc) hc, scale 3) and model.hc_head
+ *     (hc_fn hc x hc h, hc_base hc, hc_scale 1), kept in fp32 as norms are.
+ * The heads split over tensor-parallel ranks as MLA's do (q_b, the output groups); the latents, compressors, indexer
+ * and hyper-connections are replicated. The compressors' and indexer's projections run for every token (the step's
+ * extra products).
+ */
+static void v4_tensors(mp_model *m, uint64_t ql, uint64_t og, uint64_t ol, uint64_t idx_heads, uint64_t idx_dim,
+                       uint64_t hc, uint64_t csa, uint64_t hca)
+{
+	const char *at = "layers.{i}.self_attn", *cp = "layers.{i}.self_attn.compressor",
+	           *ix = "layers.{i}.self_attn.compressor.indexer";
+	uint64_t h = m->hidden_size, hd = m->head_dim, heads = m->num_heads, L = m->num_layers, comp = csa + hca;
+	const uint8_t R = MP_ROOT_DECODER;
+
+	hf_tensor(m, R, at, "q_a_proj.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_Q_A, false, ql, h, L);
+	hf_tensor(m, R, at, "q_a_norm.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, ql, L);
+	hf_tensor(m, R, at, "q_b_proj.weight", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_Q_B, false, heads * hd, ql, L);
+	hf_tensor(m, R, at, "kv_proj.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_KV_A, false, hd, h, L);
+	hf_tensor(m, R, at, "kv_norm.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, hd, L);
+	{
+		mp_tensor_spec o = {.root = R, .path = at, .leaf = "o_a_proj.weight", .kind = MP_TK_ATTENTION,
+		                    .split = MP_SPLIT_ROWS, .step = MP_STEP_O, .view = MP_VIEW_LINEAR, .flags = MP_TF_OWN_INPUT,
+		                    .rows = og * ol, .cols = heads * hd / og, .count = L};
+
+		mp_inventory_add(&m->inv, &o);
+		o.leaf = "o_b_proj.weight", o.split = MP_SPLIT_COLS, o.rows = h, o.cols = og * ol;
+		mp_inventory_add(&m->inv, &o);
+	}
+	hf_tensor(m, R, at, "sinks", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1, heads, L);
+	/* the compressors: HCA at head_dim, CSA at 2 x head_dim */
+	for (int csa_pass = 0; csa_pass < 2; csa_pass++) {
+		uint64_t n = csa_pass ? csa : hca, w = csa_pass ? 2 * hd : hd;
+		uint64_t rate = csa_pass ? m->csa_compress_rate : m->hca_compress_rate;
+
+		hf_tensor(m, R, cp, "kv_proj.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_EXTRA, false, w, h, n);
+		hf_tensor(m, R, cp, "gate_proj.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_EXTRA, false, w, h, n);
+		hf_tensor(m, R, cp, "position_bias", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, false, rate, w, n);
+	}
+	hf_tensor(m, R, cp, "kv_norm.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, hd, comp);
+	/* the CSA layers' lightning indexer */
+	hf_tensor(m, R, ix, "kv_proj.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_EXTRA, false, 2 * idx_dim, h, csa);
+	hf_tensor(m, R, ix, "gate_proj.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_EXTRA, false, 2 * idx_dim, h, csa);
+	hf_tensor(m, R, ix, "position_bias", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, false, m->csa_compress_rate,
+	          2 * idx_dim, csa);
+	hf_tensor(m, R, ix, "kv_norm.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, idx_dim, csa);
+	hf_tensor(m, R, ix, "q_b_proj.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_EXTRA, false, idx_heads * idx_dim,
+	          ql, csa);
+	hf_tensor(m, R, ix, "scorer.weights_proj.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_EXTRA, false, idx_heads,
+	          h, csa);
+	/* the hyper-connections */
+	for (int ffn = 0; ffn < 2; ffn++) {
+		const char *p = ffn ? "layers.{i}.ffn_hc" : "layers.{i}.attn_hc";
+
+		hf_tensor(m, R, p, "fn", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, false, (2 + hc) * hc, hc * h, L);
+		hf_tensor(m, R, p, "base", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, (2 + hc) * hc, L);
+		hf_tensor(m, R, p, "scale", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, 3, L);
+	}
+	hf_tensor(m, R, "hc_head", "hc_fn", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, false, hc, hc * h, 1);
+	hf_tensor(m, R, "hc_head", "hc_base", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, hc, 1);
+	hf_tensor(m, R, "hc_head", "hc_scale", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, 1, 1);
+}
+
+/*
  * DeepseekV4Config (transformers 5.24; DeepSeek-V4-Flash): vocab 129280, hidden 4096, 43 layers, 64 heads of
  * head_dim 512 over one KV head (num_key_value_heads must be 1: kv_proj projects to one head), q_lora_rank 1024,
  * o_groups 8 x o_lora_rank 1024, sliding_window 128, hc_mult 4, 256 routed experts of moe_intermediate_size 2048, top 6,
@@ -197,9 +259,9 @@ static void mlp_layer_types(hf_ctx *c, mp_model *m)
  * 1) and norm. Worked example (the class defaults, tests/ref/hf/groundtruth.json deepseek_v4-default): 284,325,869,015
  * parameters. The MTP layers (num_nextn_predict_layers) are not built by transformers and not counted.
  */
-static void decode_deepseek_v4(hf_ctx *c, mp_model *m)
+void mpm_read_deepseek_v4(hf_ctx *c, mp_model *m)
 {
-	uint64_t h, L, heads, hd, ql, og, ol, hc, idx_heads, idx_dim, csa, hca, comp;
+	uint64_t h, L, heads, hd, ql, og, ol, hc, idx_heads, idx_dim, csa, hca;
 
 	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 129280);
 	m->hidden_size = h = hf_get_u64(c, KEYS("hidden_size"), 4096);
@@ -281,7 +343,7 @@ static void decode_deepseek_v4(hf_ctx *c, mp_model *m)
 		                  : idx_heads == 0 || idx_heads >= (UINT64_C(1) << 20) ? "index_n_heads"
 		                                                                       : "index_head_dim";
 
-		char field[96];
+		char field[MP_POINTER_MAX];
 
 		snprintf(field, sizeof(field), "%s/%s", c->pointer, key);
 		c->st = mp_fail(c->err, MP_EINVAL, field,
@@ -305,7 +367,6 @@ static void decode_deepseek_v4(hf_ctx *c, mp_model *m)
 		return;
 	csa = layers_with(m, MP_LAYER_CSA);
 	hca = layers_with(m, MP_LAYER_HCA);
-	comp = csa + hca;
 	/* partial RoPE on the trailing qk_rope_head_dim of each head (partial_rotary_factor, default 64 / 512) */
 	{
 		double f = hf_get_double(c, c->cfg, "partial_rotary_factor", 0);
@@ -318,38 +379,6 @@ static void decode_deepseek_v4(hf_ctx *c, mp_model *m)
 		m->rotary_buffer_sets = 2; /* the "main" and "compress" RoPE (DeepseekV4RotaryEmbedding) */
 	}
 
-	/* attention: every layer */
-	extra(m, "self_attn.q_a_proj", MP_TC_ATTENTION, ql, h, L, false);
-	extra(m, "self_attn.q_a_norm", MP_TC_ATTENTION, 1, ql, L, true);
-	extra(m, "self_attn.q_b_proj", MP_TC_ATTENTION, heads * hd, ql, L, false);
-	extra(m, "self_attn.kv_proj", MP_TC_ATTENTION, hd, h, L, false);
-	extra(m, "self_attn.kv_norm", MP_TC_ATTENTION, 1, hd, L, true);
-	extra(m, "self_attn.o_a_proj", MP_TC_ATTENTION, og * ol, heads * hd / og, L, false);
-	extra(m, "self_attn.o_b_proj", MP_TC_ATTENTION, h, og * ol, L, false);
-	extra(m, "self_attn.sinks", MP_TC_ATTENTION, 1, heads, L, true);
-	/* the compressors: HCA at head_dim, CSA at 2 x head_dim (the Ca and Cb series); kv_norm of head_dim in both */
-	extra(m, "self_attn.compressor.kv_proj+gate_proj (HCA)", MP_TC_ATTENTION, hd, h, 2 * hca, false);
-	extra(m, "self_attn.compressor.position_bias (HCA)", MP_TC_ATTENTION, m->hca_compress_rate, hd, hca, false);
-	extra(m, "self_attn.compressor.kv_proj+gate_proj (CSA)", MP_TC_ATTENTION, 2 * hd, h, 2 * csa, false);
-	extra(m, "self_attn.compressor.position_bias (CSA)", MP_TC_ATTENTION, m->csa_compress_rate, 2 * hd, csa, false);
-	extra(m, "self_attn.compressor.kv_norm", MP_TC_ATTENTION, 1, hd, comp, true);
-	/* the CSA layers' lightning indexer */
-	extra(m, "self_attn.compressor.indexer.kv_proj+gate_proj", MP_TC_ATTENTION, 2 * idx_dim, h, 2 * csa, false);
-	extra(m, "self_attn.compressor.indexer.position_bias", MP_TC_ATTENTION, m->csa_compress_rate, 2 * idx_dim, csa,
-	      false);
-	extra(m, "self_attn.compressor.indexer.kv_norm", MP_TC_ATTENTION, 1, idx_dim, csa, true);
-	extra(m, "self_attn.compressor.indexer.q_b_proj", MP_TC_ATTENTION, idx_heads * idx_dim, ql, csa, false);
-	extra(m, "self_attn.compressor.indexer.weights_proj", MP_TC_ATTENTION, idx_heads, h, csa, false);
-	/* hyper-connections (kept in fp32 by transformers, like norms never quantised: the norms class) */
-	extra(m, "attn_hc+ffn_hc.fn", MP_TC_NORMS, (2 + hc) * hc, hc * h, 2 * L, false);
-	extra(m, "attn_hc+ffn_hc.base", MP_TC_NORMS, 1, (2 + hc) * hc, 2 * L, true);
-	extra(m, "attn_hc+ffn_hc.scale", MP_TC_NORMS, 1, 3, 2 * L, true);
-	extra(m, "hc_head.hc_fn", MP_TC_NORMS, hc, hc * h, 1, false);
-	extra(m, "hc_head.hc_base", MP_TC_NORMS, 1, hc, 1, true);
-	extra(m, "hc_head.hc_scale", MP_TC_NORMS, 1, 1, 1, true);
+	v4_tensors(m, ql, og, ol, idx_heads, idx_dim, hc, csa, hca);
 }
 
-const hf_type mpm_hf_deepseek4_types[] = {
-    {"deepseek_v4", decode_deepseek_v4},
-};
-const size_t mpm_hf_deepseek4_count = sizeof(mpm_hf_deepseek4_types) / sizeof(mpm_hf_deepseek4_types[0]);

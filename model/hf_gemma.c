@@ -13,14 +13,6 @@
 
 #include "hf_internal.h"
 
-/* Appends a module of the reader's own shapes (mp_model.extra); a zero dimension or count appends nothing. */
-static void extra(mp_model *m, const char *name, mp_tensor_class cls, uint64_t rows, uint64_t cols, uint64_t count,
-                  bool vector)
-{
-	if (count == 0 || rows == 0 || cols == 0 || m->n_extra >= MP_MAX_EXTRA_TENSORS)
-		return;
-	m->extra[m->n_extra++] = (mp_extra_tensor){name, (uint8_t)cls, vector, rows, cols, count};
-}
 
 /*
  * layer_types of a Gemma decoder: the list (each "sliding_attention" or "full_attention"), or, absent or null, the
@@ -109,16 +101,37 @@ static void gemma_kv_shared(hf_ctx *c, mp_model *m, uint64_t shared)
  * post_per_layer_input_norm (hidden, counted with the layer's norms). */
 static void gemma_ple(hf_ctx *c, mp_model *m, uint64_t vocab_pl, uint64_t ple)
 {
-	uint64_t width = hf_mul(c, m->num_layers, ple, "hidden_size_per_layer_input");
+	uint64_t width = hf_mul(c, m->num_layers, ple, "hidden_size_per_layer_input"), h = m->hidden_size, L = m->num_layers;
+	const uint8_t R = MP_ROOT_DECODER;
 
 	if (ple == 0 || c->st != MP_OK)
 		return;
-	extra(m, "embed_tokens_per_layer", MP_TC_EMBEDDINGS, vocab_pl, width, 1, false);
-	extra(m, "per_layer_model_projection", MP_TC_MLP, width, m->hidden_size, 1, false);
-	extra(m, "per_layer_projection_norm", MP_TC_NORMS, 1, ple, 1, true);
-	extra(m, "per_layer_input_gate", MP_TC_MLP, ple, m->hidden_size, m->num_layers, false);
-	extra(m, "per_layer_projection", MP_TC_MLP, m->hidden_size, ple, m->num_layers, false);
-	m->norms_per_layer++;
+	hf_tensor(m, R, NULL, "embed_tokens_per_layer.weight", MP_TK_EMBEDDING, MP_SPLIT_NONE, MP_STEP_NONE, false,
+	          vocab_pl, width, 1);
+	hf_tensor(m, R, NULL, "per_layer_model_projection.weight", MP_TK_MLP, MP_SPLIT_NONE, MP_STEP_EXTRA, false, width,
+	          h, 1);
+	hf_tensor(m, R, NULL, "per_layer_projection_norm.weight", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, ple, 1);
+	hf_tensor(m, R, "layers.{i}", "per_layer_input_gate.weight", MP_TK_MLP, MP_SPLIT_NONE, MP_STEP_EXTRA, false, ple,
+	          h, L);
+	hf_tensor(m, R, "layers.{i}", "per_layer_projection.weight", MP_TK_MLP, MP_SPLIT_NONE, MP_STEP_EXTRA, false, h,
+	          ple, L);
+	m->norms_per_layer++; /* post_per_layer_input_norm (the names' fifth norm) */
+}
+
+/* A dense gated MLP of width f in `count` layers (Gemma4TextMLP, Gemma3nTextMLP): gate_proj and up_proj (hidden ->
+ * f), down_proj (f -> hidden). */
+static void gemma_mlp(mp_model *m, uint64_t f, uint64_t count)
+{
+	mp_tensor_spec s = {.root = MP_ROOT_DECODER, .path = "layers.{i}.mlp", .kind = MP_TK_MLP, .view = MP_VIEW_LINEAR,
+	                    .split = MP_SPLIT_ROWS, .step = MP_STEP_MLP_GATE_UP, .rows = f, .cols = m->hidden_size,
+	                    .count = count};
+
+	s.leaf = "gate_proj.weight";
+	mp_inventory_add(&m->inv, &s);
+	s.leaf = "up_proj.weight";
+	mp_inventory_add(&m->inv, &s);
+	s.leaf = "down_proj.weight", s.rows = m->hidden_size, s.cols = f, s.split = MP_SPLIT_COLS, s.step = MP_STEP_MLP_DOWN;
+	mp_inventory_add(&m->inv, &s);
 }
 
 static bool int_list(hf_ctx *c, const char *key, size_t n, const uint64_t *dflt, uint64_t *out);
@@ -178,7 +191,7 @@ static void gemma4_widths(hf_ctx *c, mp_model *m, bool k_eq_v)
 		hf_ctx sub;
 
 		snprintf(pointer, sizeof(pointer), "%s/per_layer_config/%.20s", c->pointer, e->string);
-		sub = (hf_ctx){e, pointer, c->err, c->st, NULL};
+		sub = (hf_ctx){e, pointer, c->err, c->st, NULL, NULL, c->decode_type};
 		if (!layer_index(e->string, m->num_layers, &i) || !cJSON_IsObject(e)) {
 			hf_fail_key(c, "per_layer_config",
 			            "per_layer_config keys must be layer indices below num_hidden_layers, each an object of "
@@ -259,7 +272,7 @@ done:
  * and down of moe_intermediate_size), layer_scalar a buffer. use_bidirectional_attention "all" narrows the window to
  * window / 2 + 1 (the config class's conversion). Worked example (the defaults): 5,077,177,856 parameters.
  */
-static void decode_gemma4_text(hf_ctx *c, mp_model *m)
+void mpm_read_gemma4_text(hf_ctx *c, mp_model *m)
 {
 	const cJSON *bidi = cJSON_GetObjectItemCaseSensitive(c->cfg, "use_bidirectional_attention");
 	uint64_t ple, vocab_pl, shared;
@@ -305,9 +318,14 @@ static void decode_gemma4_text(hf_ctx *c, mp_model *m)
 	gemma4_widths(c, m, k_eq_v);
 	gemma_kv_shared(c, m, shared);
 	gemma_ple(c, m, vocab_pl, ple);
-	if (c->st == MP_OK && hf_get_bool(c, KEYS("use_double_wide_mlp"), false) && shared)
-		/* Gemma4TextMLP: intermediate_size x 2 in the KV-shared layers: gate, up and down of one more width */
-		extra(m, "mlp.double_wide", MP_TC_MLP, m->intermediate_size, m->hidden_size, 3 * shared, false);
+	/* Gemma4TextMLP: intermediate_size x 2 in the KV-shared layers with use_double_wide_mlp */
+	if (c->st == MP_OK) {
+		uint64_t wide = hf_get_bool(c, KEYS("use_double_wide_mlp"), false) ? shared : 0;
+
+		m->own_mlp = true;
+		gemma_mlp(m, m->intermediate_size, m->num_layers - wide);
+		gemma_mlp(m, hf_mul(c, 2, m->intermediate_size, "intermediate_size"), wide);
+	}
 	if (moe && c->st == MP_OK) {
 		static const char *const need[] = {"num_experts", "top_k_experts", "moe_intermediate_size"};
 
@@ -322,9 +340,18 @@ static void decode_gemma4_text(hf_ctx *c, mp_model *m)
 		m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 0);
 		m->moe_beside_dense = true;
 		m->norms_per_layer += 3;
-		extra(m, "router.scale", MP_TC_EXPERTS, 1, m->hidden_size, m->num_layers, true);
-		extra(m, "router.per_expert_scale", MP_TC_EXPERTS, 1, m->num_experts, m->num_layers, true);
+		hf_tensor(m, MP_ROOT_DECODER, "layers.{i}", "router.scale", MP_TK_EXPERT, MP_SPLIT_NONE, MP_STEP_NONE, true,
+		          1, m->hidden_size, m->num_layers);
+		hf_tensor(m, MP_ROOT_DECODER, "layers.{i}", "router.per_expert_scale", MP_TK_EXPERT, MP_SPLIT_NONE,
+		          MP_STEP_NONE, true, 1, m->num_experts, m->num_layers);
 	}
+	{
+		/* layer_scalar: a buffer of one value per layer */
+		const uint64_t one[1] = {1};
+
+		hf_shape(m, MP_ROOT_DECODER, "layers.{i}", "layer_scalar", MP_TK_NORM, MP_TF_BUFFER, one, 1, m->num_layers);
+	}
+	c->names = &mpm_names_gemma4[(ple ? 1 : 0) + (moe ? 2 : 0)];
 	hf_decode_rope(c, m, 1.0);
 	/* "proportional" RoPE is the full layers' partial rotation (partial_rotary_factor), not a context scaling;
 	 * transformers' two rotary modules (sliding, full) each keep inv_freq pairs */
@@ -343,7 +370,7 @@ static bool sub_config(hf_ctx *top, const char *key, char *pointer, size_t cap, 
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(top->cfg, key);
 
 	snprintf(pointer, cap, "%s/%s", top->pointer, key);
-	*out = (hf_ctx){cJSON_IsObject(v) ? v : NULL, pointer, top->err, top->st, NULL};
+	*out = (hf_ctx){cJSON_IsObject(v) ? v : NULL, pointer, top->err, top->st, NULL, NULL, top->decode_type};
 	if (v && !cJSON_IsNull(v) && !cJSON_IsObject(v)) {
 		hf_fail_key(top, key, "must be an object (the tower's config) or null");
 		return false;
@@ -362,7 +389,7 @@ static bool sub_config(hf_ctx *top, const char *key, char *pointer, size_t cap, 
  */
 static void gemma4_vision(hf_ctx *top, mp_model *m, uint64_t text_hidden)
 {
-	char pointer[96];
+	char pointer[MP_POINTER_MAX];
 	hf_ctx c;
 	uint64_t h, layers, heads, kv, hd, inter, patch, pos;
 
@@ -382,14 +409,37 @@ static void gemma4_vision(hf_ctx *top, mp_model *m, uint64_t text_hidden)
 	                      inter > (UINT64_C(1) << 24) || patch > 1024 || pos > (UINT64_C(1) << 24)))
 		hf_fail_key(&c, "hidden_size", "the vision tower's sizes are out of range");
 	if (c.st == MP_OK) {
-		extra(m, "vision_tower.patch_embedder.position_embedding_table", MP_TC_VISION, 2 * pos, h, 1, false);
-		extra(m, "vision_tower.patch_embedder.input_proj", MP_TC_VISION, h, 3 * patch * patch, 1, false);
-		extra(m, "vision_tower.self_attn.q_o_proj", MP_TC_VISION, heads * hd, h, 2 * layers, false);
-		extra(m, "vision_tower.self_attn.k_v_proj", MP_TC_VISION, kv * hd, h, 2 * layers, false);
-		extra(m, "vision_tower.self_attn.q_k_norm", MP_TC_VISION, 1, 2 * hd, layers, true);
-		extra(m, "vision_tower.mlp", MP_TC_VISION, inter, h, 3 * layers, false);
-		extra(m, "vision_tower.norms", MP_TC_VISION, 1, 4 * h, layers, true);
-		extra(m, "embed_vision.embedding_projection", MP_TC_VISION, text_hidden, h, 1, false);
+		const uint8_t T = MP_ROOT_TOWER, P = MP_ROOT_PROJECTOR;
+		const char *at = "encoder.layers.{i}.self_attn", *mlp = "encoder.layers.{i}.mlp", *ly = "encoder.layers.{i}";
+		const uint64_t table[3] = {2, pos, h};
+		static const char *const norms[4] = {"input_layernorm.weight", "post_attention_layernorm.weight",
+		                                     "pre_feedforward_layernorm.weight", "post_feedforward_layernorm.weight"};
+
+		mp_inventory_root(&m->inv, T, "model.vision_tower.");
+		mp_inventory_root(&m->inv, P, "model.");
+		hf_shape(m, T, "patch_embedder", "position_embedding_table", MP_TK_VISION, 0, table, 3, 1);
+		hf_tensor(m, T, "patch_embedder", "input_proj.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, h,
+		          3 * patch * patch, 1);
+		hf_tensor(m, T, at, "q_proj.linear.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, heads * hd, h,
+		          layers);
+		hf_tensor(m, T, at, "k_proj.linear.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, kv * hd, h,
+		          layers);
+		hf_tensor(m, T, at, "v_proj.linear.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, kv * hd, h,
+		          layers);
+		hf_tensor(m, T, at, "o_proj.linear.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, h, heads * hd,
+		          layers);
+		hf_tensor(m, T, at, "q_norm.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, hd, layers);
+		hf_tensor(m, T, at, "k_norm.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, hd, layers);
+		hf_tensor(m, T, mlp, "gate_proj.linear.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, inter, h,
+		          layers);
+		hf_tensor(m, T, mlp, "up_proj.linear.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, inter, h,
+		          layers);
+		hf_tensor(m, T, mlp, "down_proj.linear.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, h, inter,
+		          layers);
+		for (int i = 0; i < 4; i++)
+			hf_tensor(m, T, ly, norms[i], MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, layers);
+		hf_tensor(m, P, "embed_vision", "embedding_projection.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE,
+		          false, text_hidden, h, 1);
 	}
 	top->st = c.st;
 }
@@ -405,10 +455,63 @@ static void gemma4_vision(hf_ctx *top, mp_model *m, uint64_t text_hidden)
  * layers, 8 heads, kernel 5, channels 128 and 32, 1536 out): 12 x 25,180,288 + 1,086,752 + 1,574,400 = 304,824,608,
  * + 3,538,944 for the embedder into 2304.
  */
+/* The tensors of Gemma4AudioModel (the clipped linears' input and output bounds are scalar buffers, four per linear). */
+static void gemma4_audio_tensors(mp_model *m, uint64_t h, uint64_t layers, uint64_t heads, uint64_t k, uint64_t out,
+                                 const uint64_t chan[2], uint64_t text_hidden)
+{
+	static const char *const linears[10][2] = {
+	    {"layers.{i}.feed_forward1.ffw_layer_1", "up"},  {"layers.{i}.feed_forward1.ffw_layer_2", "down"},
+	    {"layers.{i}.feed_forward2.ffw_layer_1", "up"},  {"layers.{i}.feed_forward2.ffw_layer_2", "down"},
+	    {"layers.{i}.lconv1d.linear_start", "start"},    {"layers.{i}.lconv1d.linear_end", "square"},
+	    {"layers.{i}.self_attn.q_proj", "square"},       {"layers.{i}.self_attn.k_proj", "square"},
+	    {"layers.{i}.self_attn.v_proj", "square"},       {"layers.{i}.self_attn.post", "square"}};
+	static const char *const bounds[4] = {"input_max", "input_min", "output_max", "output_min"};
+	static const char *const norms[] = {
+	    "layers.{i}.feed_forward1.pre_layer_norm.weight", "layers.{i}.feed_forward1.post_layer_norm.weight",
+	    "layers.{i}.feed_forward2.pre_layer_norm.weight", "layers.{i}.feed_forward2.post_layer_norm.weight",
+	    "layers.{i}.lconv1d.pre_layer_norm.weight",       "layers.{i}.lconv1d.conv_norm.weight",
+	    "layers.{i}.norm_pre_attn.weight",                "layers.{i}.norm_post_attn.weight",
+	    "layers.{i}.norm_out.weight"};
+	const uint8_t A = MP_ROOT_EXTRA, P = MP_ROOT_PROJECTOR;
+	const uint64_t conv[3] = {h, 1, k}, c0[4] = {chan[0], 1, 3, 3}, c1[4] = {chan[1], chan[0], 3, 3}, none[1] = {0};
+
+	mp_inventory_root(&m->inv, A, "model.audio_tower.");
+	mp_inventory_root(&m->inv, P, "model.");
+	for (int i = 0; i < 10; i++) {
+		const char *kind = linears[i][1];
+		uint64_t rows = strcmp(kind, "up") == 0 ? 4 * h : strcmp(kind, "start") == 0 ? 2 * h : h;
+		uint64_t cols = strcmp(kind, "down") == 0 ? 4 * h : h;
+
+		hf_tensor(m, A, linears[i][0], "linear.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, rows, cols,
+		          layers);
+		for (int b = 0; b < 4; b++)
+			hf_shape(m, A, linears[i][0], bounds[b], MP_TK_VISION, MP_TF_BUFFER, none, 0, layers);
+	}
+	hf_tensor(m, A, "layers.{i}.self_attn", "relative_k_proj.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false,
+	          h, h, layers);
+	hf_tensor(m, A, "layers.{i}.self_attn", "per_dim_scale", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+	          h / heads, layers);
+	hf_shape(m, A, "layers.{i}.lconv1d", "depthwise_conv1d.weight", MP_TK_VISION, 0, conv, 3, layers);
+	for (size_t i = 0; i < sizeof(norms) / sizeof(norms[0]); i++)
+		hf_tensor(m, A, NULL, norms[i], MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, layers);
+	hf_shape(m, A, "subsample_conv_projection.layer0", "conv.weight", MP_TK_VISION, 0, c0, 4, 1);
+	hf_tensor(m, A, "subsample_conv_projection.layer0", "norm.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true,
+	          1, chan[0], 1);
+	hf_shape(m, A, "subsample_conv_projection.layer1", "conv.weight", MP_TK_VISION, 0, c1, 4, 1);
+	hf_tensor(m, A, "subsample_conv_projection.layer1", "norm.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true,
+	          1, chan[1], 1);
+	hf_tensor(m, A, "subsample_conv_projection", "input_proj_linear.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE,
+	          false, h, chan[0] / 4 * chan[1], 1);
+	hf_tensor(m, A, NULL, "output_proj.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, out, h, 1);
+	hf_tensor(m, A, NULL, "output_proj.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, out, 1);
+	hf_tensor(m, P, "embed_audio", "embedding_projection.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+	          text_hidden, out, 1);
+}
+
 static void gemma4_audio(hf_ctx *top, mp_model *m, uint64_t text_hidden)
 {
 	static const uint64_t chan_d[2] = {128, 32};
-	char pointer[96];
+	char pointer[MP_POINTER_MAX];
 	hf_ctx c;
 	uint64_t h, layers, heads, k, out, chan[2];
 
@@ -423,20 +526,8 @@ static void gemma4_audio(hf_ctx *top, mp_model *m, uint64_t text_hidden)
 		hf_fail_key(&c, "num_attention_heads", "num_attention_heads must divide hidden_size (below 2^24) into heads");
 	if (c.st == MP_OK && (layers > 1024 || k > 1024 || out > (UINT64_C(1) << 24)))
 		hf_fail_key(&c, "num_hidden_layers", "the audio tower's sizes are out of range");
-	if (c.st == MP_OK && int_list(&c, "subsampling_conv_channels", 2, chan_d, chan)) {
-		extra(m, "audio_tower.self_attn", MP_TC_VISION, h, h, 5 * layers, false);
-		extra(m, "audio_tower.feed_forward", MP_TC_VISION, 4 * h, h, 4 * layers, false);
-		extra(m, "audio_tower.lconv1d.linear_start", MP_TC_VISION, 2 * h, h, layers, false);
-		extra(m, "audio_tower.lconv1d.linear_end", MP_TC_VISION, h, h, layers, false);
-		extra(m, "audio_tower.norms_and_conv", MP_TC_VISION, 1, h * k + 9 * h + h / heads, layers, true);
-		extra(m, "audio_tower.subsample_conv_projection.convs", MP_TC_VISION, 1,
-		      chan[0] * 9 + chan[0] + chan[1] * chan[0] * 9 + chan[1], 1, true);
-		extra(m, "audio_tower.subsample_conv_projection.input_proj_linear", MP_TC_VISION, h, chan[0] / 4 * chan[1],
-		      1, false);
-		extra(m, "audio_tower.output_proj", MP_TC_VISION, out, h, 1, false);
-		extra(m, "audio_tower.output_proj.bias", MP_TC_VISION, 1, out, 1, true);
-		extra(m, "embed_audio.embedding_projection", MP_TC_VISION, text_hidden, out, 1, false);
-	}
+	if (c.st == MP_OK && int_list(&c, "subsampling_conv_channels", 2, chan_d, chan))
+		gemma4_audio_tensors(m, h, layers, heads, k, out, chan, text_hidden);
 	top->st = c.st;
 }
 
@@ -455,7 +546,7 @@ static void decode_gemma_wrapper(hf_ctx *c, mp_model *m, const char *wrapper_typ
 				 void (*decode_text)(hf_ctx *, mp_model *), void (*towers)(hf_ctx *, mp_model *))
 {
 	const cJSON *tc = cJSON_GetObjectItemCaseSensitive(c->cfg, "text_config"), *tt;
-	char pointer[96], msg[96];
+	char pointer[MP_POINTER_MAX], msg[96];
 	hf_ctx t;
 
 	if (tc && !cJSON_IsNull(tc) && !cJSON_IsObject(tc)) {
@@ -464,7 +555,7 @@ static void decode_gemma_wrapper(hf_ctx *c, mp_model *m, const char *wrapper_typ
 	}
 	snprintf(pointer, sizeof(pointer), "%s%s", c->pointer, cJSON_IsObject(tc) ? "/text_config" : "");
 	/* t.cfg NULL (no text_config): every decoder key takes its class default */
-	t = (hf_ctx){cJSON_IsObject(tc) ? tc : NULL, pointer, c->err, c->st, NULL};
+	t = (hf_ctx){cJSON_IsObject(tc) ? tc : NULL, pointer, c->err, c->st, NULL, NULL, c->decode_type};
 	tt = t.cfg ? cJSON_GetObjectItemCaseSensitive(t.cfg, "model_type") : NULL;
 	if (tt && !(cJSON_IsString(tt) && strcmp(tt->valuestring, text_type) == 0)) {
 		snprintf(msg, sizeof(msg), "a %s config's text_config is a %s decoder", wrapper_type, text_type);
@@ -474,8 +565,10 @@ static void decode_gemma_wrapper(hf_ctx *c, mp_model *m, const char *wrapper_typ
 	}
 	decode_text(&t, m);
 	c->st = t.st;
+	c->names = t.names;
 	if (c->st != MP_OK)
 		return;
+	m->inv.roots[MP_ROOT_DECODER] = "model.language_model."; /* Gemma4Model, Gemma3nModel */
 	towers(c, m);
 	if (c->st != MP_OK)
 		return;
@@ -491,13 +584,38 @@ static void gemma4_towers(hf_ctx *c, mp_model *m)
 	gemma4_audio(c, m, m->hidden_size);
 }
 
-static void decode_gemma4(hf_ctx *c, mp_model *m)
+void mpm_read_gemma4(hf_ctx *c, mp_model *m)
 {
-	decode_gemma_wrapper(c, m, "gemma4", "gemma4_text", decode_gemma4_text, gemma4_towers);
+	decode_gemma_wrapper(c, m, "gemma4", "gemma4_text", mpm_read_gemma4_text, gemma4_towers);
 }
 
 
 /* ----- Gemma 3n ------------------------------------------------------------------------------------------------ */
+
+/* The MLPs of a Gemma 3n decoder: intermediate_size one width for every layer, or a list of one per layer (checked by
+ * the caller), as gemma_mlp rows of each distinct width. */
+static void gemma3n_mlps(mp_model *m, const cJSON *is)
+{
+	m->own_mlp = true;
+	if (!cJSON_IsArray(is)) {
+		gemma_mlp(m, m->intermediate_size, m->num_layers);
+		return;
+	}
+	for (int i = 0; i < cJSON_GetArraySize(is); i++) {
+		uint64_t w = (uint64_t)cJSON_GetArrayItem(is, i)->valuedouble, n = 0;
+		bool seen = false;
+
+		for (int j = 0; j < cJSON_GetArraySize(is) && !seen; j++) {
+			uint64_t o = (uint64_t)cJSON_GetArrayItem(is, j)->valuedouble;
+
+			if (j < i && o == w)
+				seen = true;
+			n += o == w;
+		}
+		if (!seen)
+			gemma_mlp(m, w, n);
+	}
+}
 
 /*
  * Gemma3nTextConfig (transformers 5.24, configuration_gemma3n.py): vocab 262400, hidden 2048, intermediate_size 16384
@@ -511,10 +629,10 @@ static void decode_gemma4(hf_ctx *c, mp_model *m)
  * each); LAuReL per layer (Gemma3nTextLaurelBlock: linear_left rank x hidden, linear_right hidden x rank,
  * post_laurel_norm). Worked example (the defaults): 3,949,030,128 decoder + 2,886,205,440 embedding parameters.
  */
-static void decode_gemma3n_text(hf_ctx *c, mp_model *m)
+void mpm_read_gemma3n_text(hf_ctx *c, mp_model *m)
 {
 	const cJSON *is = cJSON_GetObjectItemCaseSensitive(c->cfg, "intermediate_size"), *v;
-	uint64_t ple, vocab_pl, shared, n_alt, rank, excess = 0;
+	uint64_t ple, vocab_pl, shared, n_alt, rank;
 
 	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 262400);
 	m->hidden_size = hf_get_u64(c, KEYS("hidden_size"), 2048);
@@ -555,7 +673,7 @@ static void decode_gemma3n_text(hf_ctx *c, mp_model *m)
 		return;
 	}
 	/* intermediate_size: one width, or one per layer (Gemma3nTextConfig.__post_init__): the narrowest is the model's
-	 * MLP width, the rest of each layer's width an extra gate, up and down of that many rows */
+	 * MLP width for activations and the step; the MLPs are listed per width (gemma3n_mlps) */
 	if (cJSON_IsArray(is)) {
 		uint64_t min = UINT64_MAX;
 
@@ -574,13 +692,7 @@ static void decode_gemma3n_text(hf_ctx *c, mp_model *m)
 			if ((uint64_t)v->valuedouble < min)
 				min = (uint64_t)v->valuedouble;
 		}
-		cJSON_ArrayForEach(v, is)
-			excess += (uint64_t)v->valuedouble - min;
 		m->intermediate_size = min;
-		if (excess > (UINT64_C(1) << 53)) {
-			hf_fail_key(c, "intermediate_size", "the per-layer widths overflow");
-			return;
-		}
 	} else {
 		m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 16384);
 	}
@@ -597,15 +709,29 @@ static void decode_gemma3n_text(hf_ctx *c, mp_model *m)
 	gemma_ple(c, m, vocab_pl, ple);
 	if (c->st != MP_OK)
 		return;
-	extra(m, "mlp.per_layer_width", MP_TC_MLP, excess, m->hidden_size, 3, false);
-	extra(m, "altup.correct_output_scale", MP_TC_MLP, 1, m->hidden_size, m->num_layers, true);
-	extra(m, "altup.correction_coefs", MP_TC_MLP, n_alt, n_alt, m->num_layers, false);
-	extra(m, "altup.prediction_coefs", MP_TC_MLP, n_alt * n_alt, n_alt, m->num_layers, false);
-	extra(m, "altup.modality_router", MP_TC_MLP, n_alt, m->hidden_size, m->num_layers, false);
-	extra(m, "altup_projections", MP_TC_MLP, m->hidden_size, m->hidden_size, n_alt - 1, false);
-	extra(m, "altup_unembed_projections", MP_TC_MLP, m->hidden_size, m->hidden_size, n_alt - 1, false);
-	extra(m, "laurel.linear_left", MP_TC_MLP, rank, m->hidden_size, m->num_layers, false);
-	extra(m, "laurel.linear_right", MP_TC_MLP, m->hidden_size, rank, m->num_layers, false);
+	gemma3n_mlps(m, is);
+	{
+		/* AltUp per layer (correct_output_scale, correction_coefs, prediction_coefs, modality_router; its
+		 * router_norm is the layer's sixth norm), the model's altup_projections and altup_unembed_projections; LAuReL
+		 * per layer (linear_left, linear_right; post_laurel_norm the seventh) */
+		const uint8_t R = MP_ROOT_DECODER;
+		const char *alt = "layers.{i}.altup", *lau = "layers.{i}.laurel";
+		uint64_t h = m->hidden_size, L = m->num_layers;
+
+		hf_tensor(m, R, alt, "correct_output_scale", MP_TK_MLP, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+		hf_tensor(m, R, alt, "correction_coefs.weight", MP_TK_MLP, MP_SPLIT_NONE, MP_STEP_EXTRA, false, n_alt, n_alt,
+		          L);
+		hf_tensor(m, R, alt, "prediction_coefs.weight", MP_TK_MLP, MP_SPLIT_NONE, MP_STEP_EXTRA, false,
+		          n_alt * n_alt, n_alt, L);
+		hf_tensor(m, R, alt, "modality_router.weight", MP_TK_MLP, MP_SPLIT_NONE, MP_STEP_EXTRA, false, n_alt, h, L);
+		hf_tensor(m, R, NULL, "altup_projections.{j}.weight", MP_TK_MLP, MP_SPLIT_NONE, MP_STEP_EXTRA, false, h, h,
+		          n_alt - 1);
+		hf_tensor(m, R, NULL, "altup_unembed_projections.{j}.weight", MP_TK_MLP, MP_SPLIT_NONE, MP_STEP_EXTRA, false,
+		          h, h, n_alt - 1);
+		hf_tensor(m, R, lau, "linear_left.weight", MP_TK_MLP, MP_SPLIT_NONE, MP_STEP_EXTRA, false, rank, h, L);
+		hf_tensor(m, R, lau, "linear_right.weight", MP_TK_MLP, MP_SPLIT_NONE, MP_STEP_EXTRA, false, h, rank, L);
+	}
+	c->names = &mpm_names_gemma3n[ple ? 1 : 0];
 	hf_decode_rope(c, m, 1.0);
 	m->rotary_dim = m->head_dim;
 	m->rotary_buffer_sets = 2;
@@ -681,16 +807,75 @@ static bool pair_list(hf_ctx *c, const char *key, const uint64_t dflt[4], uint64
  * linear_end, two norms) and the layer's norm. Worked example (the defaults: hidden 1536, 12 layers, 8 heads, kernel 5,
  * 128 features, channels 128 and 32): 12 x 56,644,800 + 1,611,040 = 681,348,640.
  */
+/* Gemma3nMultimodalEmbedder under model.<path>: embedding vocab x h, hard and soft norms of h, the projection h -> the
+ * decoder's width. */
+static void gemma3n_embedder(mp_model *m, const char *path, uint64_t vocab, uint64_t h, uint64_t text_hidden)
+{
+	const uint8_t P = MP_ROOT_PROJECTOR;
+
+	mp_inventory_root(&m->inv, P, "model.");
+	hf_tensor(m, P, path, "embedding.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false, vocab, h, 1);
+	hf_tensor(m, P, path, "hard_embedding_norm.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+	hf_tensor(m, P, path, "soft_embedding_norm.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+	hf_tensor(m, P, path, "embedding_projection.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+	          text_hidden, h, 1);
+}
+
+/* The tensors of Gemma3nAudioEncoder and its embedder (proj_in: the input projection's width). */
+static void gemma3n_audio_tensors(mp_model *m, uint64_t h, uint64_t layers, uint64_t heads, uint64_t k, uint64_t vocab,
+                                  const uint64_t chan[2], const uint64_t kern[4], uint64_t proj_in, uint64_t text_hidden)
+{
+	static const char *const square[] = {"attention.attn.q_proj.weight", "attention.attn.k_proj.weight",
+	                                     "attention.attn.v_proj.weight",
+	                                     "attention.attn.relative_position_embedding.pos_proj.weight",
+	                                     "attention.post.weight", "lconv1d.linear_end.weight"};
+	static const char *const norms[] = {"attention.pre_attn_norm.weight",  "attention.post_norm.weight",
+	                                    "ffw_layer_start.pre_layer_norm.weight",
+	                                    "ffw_layer_start.post_layer_norm.weight",
+	                                    "ffw_layer_end.pre_layer_norm.weight", "ffw_layer_end.post_layer_norm.weight",
+	                                    "lconv1d.pre_layer_norm.weight",      "lconv1d.conv_norm.weight",
+	                                    "norm.weight"};
+	const uint8_t A = MP_ROOT_EXTRA;
+	const char *L = "conformer.{i}";
+	const uint64_t conv[3] = {h, 1, k}, c0[4] = {chan[0], 1, kern[0], kern[1]}, c1[4] = {chan[1], chan[0], kern[2], kern[3]};
+
+	mp_inventory_root(&m->inv, A, "model.audio_tower.");
+	for (size_t i = 0; i < sizeof(square) / sizeof(square[0]); i++)
+		hf_tensor(m, A, L, square[i], MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, h, h, layers);
+	for (int half = 0; half < 2; half++) {
+		const char *p = half ? "conformer.{i}.ffw_layer_end" : "conformer.{i}.ffw_layer_start";
+
+		hf_tensor(m, A, p, "ffw_layer_1.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, 4 * h, h, layers);
+		hf_tensor(m, A, p, "ffw_layer_2.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, h, 4 * h, layers);
+	}
+	hf_tensor(m, A, L, "lconv1d.linear_start.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, 2 * h, h,
+	          layers);
+	hf_shape(m, A, L, "lconv1d.depthwise_conv1d.weight", MP_TK_VISION, 0, conv, 3, layers);
+	hf_tensor(m, A, L, "attention.attn.per_dim_scale", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h / heads,
+	          layers);
+	for (size_t i = 0; i < sizeof(norms) / sizeof(norms[0]); i++)
+		hf_tensor(m, A, L, norms[i], MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, layers);
+	hf_shape(m, A, "subsample_conv_projection.conv_0", "conv.weight", MP_TK_VISION, 0, c0, 4, 1);
+	hf_tensor(m, A, "subsample_conv_projection.conv_0", "norm.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true,
+	          1, chan[0], 1);
+	hf_shape(m, A, "subsample_conv_projection.conv_1", "conv.weight", MP_TK_VISION, 0, c1, 4, 1);
+	hf_tensor(m, A, "subsample_conv_projection.conv_1", "norm.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true,
+	          1, chan[1], 1);
+	hf_tensor(m, A, "subsample_conv_projection", "input_proj_linear.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE,
+	          false, h, proj_in, 1);
+	gemma3n_embedder(m, "embed_audio", vocab, h, text_hidden);
+}
+
 static void gemma3n_audio(hf_ctx *top, mp_model *m, uint64_t text_hidden)
 {
 	static const uint64_t chan_d[2] = {128, 32}, kern_d[4] = {3, 3, 3, 3}, stride_d[4] = {2, 2, 2, 2};
 	const cJSON *ac = cJSON_GetObjectItemCaseSensitive(top->cfg, "audio_config");
-	char pointer[96];
+	char pointer[MP_POINTER_MAX];
 	hf_ctx c;
-	uint64_t h, layers, heads, k, feat, vocab, chan[2], kern[4], stride[4], f, per_vec;
+	uint64_t h, layers, heads, k, feat, vocab, chan[2], kern[4], stride[4], f;
 
 	snprintf(pointer, sizeof(pointer), "%s/audio_config", top->pointer);
-	c = (hf_ctx){cJSON_IsObject(ac) ? ac : NULL, pointer, top->err, top->st, NULL};
+	c = (hf_ctx){cJSON_IsObject(ac) ? ac : NULL, pointer, top->err, top->st, NULL, NULL, top->decode_type};
 	if (ac && !cJSON_IsNull(ac) && !cJSON_IsObject(ac)) {
 		hf_fail_key(top, "audio_config", "audio_config must be an object");
 		return;
@@ -711,19 +896,7 @@ static void gemma3n_audio(hf_ctx *top, mp_model *m, uint64_t text_hidden)
 		f = feat;
 		for (int i = 0; i < 2; i++)
 			f = f + 2 < kern[2 * i + 1] ? 0 : (f + 2 - kern[2 * i + 1]) / stride[2 * i + 1] + 1;
-		per_vec = h * k + 9 * h + h / heads;
-		extra(m, "audio.conformer.attention", MP_TC_VISION, h, h, 5 * layers, false);
-		extra(m, "audio.conformer.ffw", MP_TC_VISION, 4 * h, h, 4 * layers, false);
-		extra(m, "audio.conformer.lconv1d.linear_start", MP_TC_VISION, 2 * h, h, layers, false);
-		extra(m, "audio.conformer.lconv1d.linear_end", MP_TC_VISION, h, h, layers, false);
-		extra(m, "audio.conformer.norms_and_conv", MP_TC_VISION, 1, per_vec, layers, true);
-		extra(m, "audio.subsample_conv_projection.convs", MP_TC_VISION, 1,
-		      chan[0] * kern[0] * kern[1] + chan[0] + chan[1] * chan[0] * kern[2] * kern[3] + chan[1], 1, true);
-		extra(m, "audio.subsample_conv_projection.input_proj_linear", MP_TC_VISION, h, chan[1] * f, 1, false);
-		/* Gemma3nMultimodalEmbedder: embedding vocab x h, hard and soft norms of h, projection h -> text hidden */
-		extra(m, "embed_audio.embedding", MP_TC_VISION, vocab, h, 1, false);
-		extra(m, "embed_audio.embedding_projection", MP_TC_VISION, text_hidden, h, 1, false);
-		extra(m, "embed_audio.norms", MP_TC_VISION, 1, 2 * h, 1, true);
+		gemma3n_audio_tensors(m, h, layers, heads, k, vocab, chan, kern, chan[1] * f, text_hidden);
 	}
 	top->st = c.st;
 }
@@ -740,14 +913,15 @@ static void gemma3n_vision(hf_ctx *top, mp_model *m, uint64_t text_hidden)
 		const char *name;
 		uint64_t params;
 	} timm_models[] = {{"mobilenetv5_300m_enc", UINT64_C(294126912)}};
+	_Static_assert(sizeof(timm_models) / sizeof(timm_models[0]) == 1, "one timm table (mpm_gemma3n_timm)");
 	const cJSON *vc = cJSON_GetObjectItemCaseSensitive(top->cfg, "vision_config"), *arch;
-	char pointer[96];
+	char pointer[MP_POINTER_MAX];
 	hf_ctx c;
 	uint64_t h, vocab, params = 0;
 	const char *name = "mobilenetv5_300m_enc";
 
 	snprintf(pointer, sizeof(pointer), "%s/vision_config", top->pointer);
-	c = (hf_ctx){cJSON_IsObject(vc) ? vc : NULL, pointer, top->err, top->st, NULL};
+	c = (hf_ctx){cJSON_IsObject(vc) ? vc : NULL, pointer, top->err, top->st, NULL, NULL, top->decode_type};
 	if (vc && !cJSON_IsNull(vc) && !cJSON_IsObject(vc)) {
 		hf_fail_key(top, "vision_config", "vision_config must be an object");
 		return;
@@ -772,10 +946,11 @@ static void gemma3n_vision(hf_ctx *top, mp_model *m, uint64_t text_hidden)
 	if (c.st == MP_OK && (h > (UINT64_C(1) << 24) || vocab > (UINT64_C(1) << 32)))
 		hf_fail_key(&c, "hidden_size", "the vision tower's sizes are out of range");
 	if (c.st == MP_OK) {
-		extra(m, "vision_tower.timm", MP_TC_VISION, params, 1, 1, false);
-		extra(m, "embed_vision.embedding", MP_TC_VISION, vocab, h, 1, false);
-		extra(m, "embed_vision.embedding_projection", MP_TC_VISION, text_hidden, h, 1, false);
-		extra(m, "embed_vision.norms", MP_TC_VISION, 1, 2 * h, 1, true);
+		/* the timm tower: one table for every Gemma 3n model (its shapes are timm's) */
+		mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.vision_tower.");
+		m->inv.ext = mpm_gemma3n_timm;
+		m->inv.n_ext = mpm_gemma3n_timm_count;
+		gemma3n_embedder(m, "embed_vision", vocab, h, text_hidden);
 	}
 	top->st = c.st;
 }
@@ -792,15 +967,8 @@ static void gemma3n_towers(hf_ctx *c, mp_model *m)
 	gemma3n_vision(c, m, m->hidden_size);
 }
 
-static void decode_gemma3n(hf_ctx *c, mp_model *m)
+void mpm_read_gemma3n(hf_ctx *c, mp_model *m)
 {
-	decode_gemma_wrapper(c, m, "gemma3n", "gemma3n_text", decode_gemma3n_text, gemma3n_towers);
+	decode_gemma_wrapper(c, m, "gemma3n", "gemma3n_text", mpm_read_gemma3n_text, gemma3n_towers);
 }
 
-const hf_type mpm_hf_gemma_types[] = {
-    {"gemma4", decode_gemma4},
-    {"gemma4_text", decode_gemma4_text},
-    {"gemma3n", decode_gemma3n},
-    {"gemma3n_text", decode_gemma3n_text},
-};
-const size_t mpm_hf_gemma_count = sizeof(mpm_hf_gemma_types) / sizeof(mpm_hf_gemma_types[0]);

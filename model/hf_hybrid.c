@@ -136,7 +136,7 @@ static void qwen_moe_block(hf_ctx *c, mp_model *m, uint64_t experts, uint64_t to
  * kv 2, head_dim 256, 32768 positions, untied, a quarter of each head rotates; 512 experts of 512, top-10, a shared
  * expert of 512 behind a gate.
  */
-static void decode_qwen3_next(hf_ctx *c, mp_model *m)
+void mpm_read_qwen3_next(hf_ctx *c, mp_model *m)
 {
 	trunk(c, m, 151936, 2048, 48, 16, 2, 256, 32768, false);
 	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 5632);
@@ -148,7 +148,7 @@ static void decode_qwen3_next(hf_ctx *c, mp_model *m)
 /* Qwen3_5TextConfig (Qwen3.5's decoder): vocab 248320, hidden 4096, FFN 12288 (a dense MLP in every layer), 32
  * layers, 16 heads, kv 4, head_dim 256, 32768 positions, untied; the gated delta net's projections split (in_proj_qkv,
  * in_proj_z, in_proj_b, in_proj_a: the same parameters as Qwen3-Next's fused pair). */
-static void decode_qwen3_5_text(hf_ctx *c, mp_model *m)
+void mpm_read_qwen3_5_text(hf_ctx *c, mp_model *m)
 {
 	trunk(c, m, 248320, 4096, 32, 16, 4, 256, 32768, false);
 	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 12288);
@@ -158,7 +158,7 @@ static void decode_qwen3_5_text(hf_ctx *c, mp_model *m)
 
 /* Qwen3_5MoeTextConfig: vocab 248320, hidden 2048, 40 layers, 16 heads, kv 2, head_dim 256; 256 experts of 512, top-8,
  * a shared expert of 512 behind a gate, in every layer. */
-static void decode_qwen3_5_moe_text(hf_ctx *c, mp_model *m)
+void mpm_read_qwen3_5_moe_text(hf_ctx *c, mp_model *m)
 {
 	trunk(c, m, 248320, 2048, 40, 16, 2, 256, 32768, false);
 	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 0);
@@ -183,10 +183,10 @@ static bool kimi_full(uint64_t i)
  * num_shared_experts 1, mlp_layer_types (layer 0 dense), the router's e_score_correction_bias a buffer
  * (modeling_kimi_linear.py). layer_types absent: layer i attends when i > 0 and i % 4 == 0.
  */
-static void decode_kimi_linear(hf_ctx *c, mp_model *m)
+void mpm_read_kimi_linear(hf_ctx *c, mp_model *m)
 {
 	const cJSON *lac = cJSON_GetObjectItemCaseSensitive(c->cfg, "linear_attn_config");
-	char sub_pointer[96];
+	char sub_pointer[MP_POINTER_MAX];
 	hf_ctx lc;
 	uint64_t shared;
 
@@ -213,7 +213,7 @@ static void decode_kimi_linear(hf_ctx *c, mp_model *m)
 	m->ssm.head_dim = hf_get_u64(c, KEYS("linear_head_dim"), 128);
 	m->ssm.conv_kernel = hf_get_u64(c, KEYS("linear_conv_kernel_dim"), 4);
 	snprintf(sub_pointer, sizeof(sub_pointer), "%s/linear_attn_config", c->pointer);
-	lc = (hf_ctx){cJSON_IsObject(lac) ? lac : NULL, sub_pointer, c->err, c->st, NULL};
+	lc = (hf_ctx){cJSON_IsObject(lac) ? lac : NULL, sub_pointer, c->err, c->st, NULL, NULL, c->decode_type};
 	m->ssm.n_heads = hf_get_u64(&lc, KEYS("num_heads"), m->ssm.n_heads);
 	m->ssm.head_dim = hf_get_u64(&lc, KEYS("head_dim"), m->ssm.head_dim);
 	m->ssm.conv_kernel = hf_get_u64(&lc, KEYS("short_conv_kernel_size"), m->ssm.conv_kernel);
@@ -289,7 +289,7 @@ static bool odd_layers_attend(uint64_t i)
  * the decay tables are buffers (modeling_minimax.py). layer_types absent: MiniMax-Text-01's attn_type_list (1 softmax,
  * 0 lightning; vLLM's reading, transformers ignores it), else layers 0, 2, 4, ... attend.
  */
-static void decode_minimax(hf_ctx *c, mp_model *m)
+void mpm_read_minimax(hf_ctx *c, mp_model *m)
 {
 	trunk(c, m, 32000, 4096, 32, 32, 8, 0, 131072, false);
 	m->num_experts = hf_get_u64(c, KEYS("num_local_experts"), 8);
@@ -324,6 +324,19 @@ static void decode_minimax(hf_ctx *c, mp_model *m)
 		hybrid_layers(c, m, "full_attention", "linear_attention", odd_layers_attend);
 	}
 	hf_decode_rope(c, m, 1.0);
+	{
+		/* the lightning layers' decay tables over block_size tokens: buffers computed at load (no checkpoint
+		 * holds them), listed as the state_dict has them */
+		uint64_t H = m->num_heads, B = hf_get_u64(c, KEYS("block_size"), 256), S = mp_model_ssm_layers(m);
+		const uint64_t slope[3] = {H, 1, 1}, qk[3] = {H, B, 1}, diag[4] = {1, H, B, B};
+		const char *p = "layers.{i}.self_attn";
+		unsigned f = MP_TF_BUFFER | MP_TF_UNCOUNTED;
+
+		hf_shape(m, MP_ROOT_DECODER, p, "slope_rate", MP_TK_RECURRENT, f, slope, 3, S);
+		hf_shape(m, MP_ROOT_DECODER, p, "query_decay", MP_TK_RECURRENT, f, qk, 3, S);
+		hf_shape(m, MP_ROOT_DECODER, p, "key_decay", MP_TK_RECURRENT, f, qk, 3, S);
+		hf_shape(m, MP_ROOT_DECODER, p, "diagonal_decay", MP_TK_RECURRENT, f, diag, 4, S);
+	}
 }
 
 /* ----- LFM2: short convolutions -------------------------------------------------------------------------------- */
@@ -343,7 +356,7 @@ static bool always_attend(uint64_t i)
  */
 static void lfm2_layers(hf_ctx *c, mp_model *m);
 
-static void decode_lfm2(hf_ctx *c, mp_model *m)
+void mpm_read_lfm2(hf_ctx *c, mp_model *m)
 {
 	uint64_t ff;
 
@@ -405,7 +418,7 @@ static void lfm2_layers(hf_ctx *c, mp_model *m)
  * adds a buffer); layer_types is required (the class derives none: transformers 5.24 fails without it)
  * (modeling_lfm2_moe.py).
  */
-static void decode_lfm2_moe(hf_ctx *c, mp_model *m)
+void mpm_read_lfm2_moe(hf_ctx *c, mp_model *m)
 {
 	trunk(c, m, 65536, 2048, 32, 32, 8, 0, 128000, true);
 	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_embedding", "tie_word_embeddings"), true);
@@ -495,7 +508,7 @@ static void attention_at(hf_ctx *c, mp_model *m, const char *key)
  * i % expert_layer_period (2) == expert_layer_offset (1), else a dense MLP of intermediate_size; input_layernorm and
  * pre_ff_layernorm per layer, final_layernorm (modeling_jamba.py). No RoPE.
  */
-static void decode_jamba(hf_ctx *c, mp_model *m)
+void mpm_read_jamba(hf_ctx *c, mp_model *m)
 {
 	const cJSON *r = cJSON_GetObjectItemCaseSensitive(c->cfg, "mamba_dt_rank");
 	uint64_t ap, ao, ep, eo;
@@ -545,7 +558,7 @@ static void decode_jamba(hf_ctx *c, mp_model *m)
  * mamba_d_head 64, mamba_d_state 256, one group, conv 4 with bias) everywhere but the attn_layer_indices layers;
  * input_layernorm and pre_ff_layernorm, final_layernorm (modeling_bamba.py).
  */
-static void decode_bamba(hf_ctx *c, mp_model *m)
+void mpm_read_bamba(hf_ctx *c, mp_model *m)
 {
 	trunk(c, m, 128000, 4096, 32, 32, 8, 0, 262144, false);
 	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 14336);
@@ -564,7 +577,7 @@ static void decode_bamba(hf_ctx *c, mp_model *m)
  * shared_intermediate_size, output_linear back); position_embedding_type "rope" rotates, else no positions
  * (modeling_granitemoehybrid.py).
  */
-static void decode_granitemoehybrid(hf_ctx *c, mp_model *m)
+void mpm_read_granitemoehybrid(hf_ctx *c, mp_model *m)
 {
 	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types"), *v, *pe;
 	uint64_t i = 0;
@@ -622,7 +635,7 @@ static void decode_granitemoehybrid(hf_ctx *c, mp_model *m)
  * e_score_correction_bias a buffer); layers_block_type (or hybrid_override_pattern: M, *, -, E); norm_f. No RoPE
  * (modeling_nemotron_h.py). A latent MoE (moe_latent_size) is refused: not modelled.
  */
-static void decode_nemotron_h(hf_ctx *c, mp_model *m)
+void mpm_read_nemotron_h(hf_ctx *c, mp_model *m)
 {
 	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layers_block_type"), *v;
 	const cJSON *pat = cJSON_GetObjectItemCaseSensitive(c->cfg, "hybrid_override_pattern");
@@ -716,7 +729,7 @@ static void decode_nemotron_h(hf_ctx *c, mp_model *m)
  * with mamba_rms_norm) and a dense MLP; input_layernorm and pre_ff_layernorm, final_layernorm; the muP multipliers
  * hold no parameters (mup_vector is a buffer) (modeling_falcon_h1.py).
  */
-static void decode_falcon_h1(hf_ctx *c, mp_model *m)
+void mpm_read_falcon_h1(hf_ctx *c, mp_model *m)
 {
 	const cJSON *dh = cJSON_GetObjectItemCaseSensitive(c->cfg, "mamba_d_head");
 	uint64_t d_ssm;
@@ -752,13 +765,65 @@ static void decode_falcon_h1(hf_ctx *c, mp_model *m)
 	hf_decode_rope(c, m, 1.0);
 }
 
-/* Appends a module of the reader's own shapes (mp_model.extra). */
-static void extra(mp_model *m, const char *name, mp_tensor_class cls, uint64_t rows, uint64_t cols, uint64_t count,
-                  bool vector)
+
+/*
+ * Zamba2's shared transformer blocks (modeling_zamba2.py Zamba2AttentionDecoderLayer): num_mem_blocks blocks, each under
+ * the first hybrid layer that runs it (layers.{i}.shared_transformer): attention from 2 x hidden (q, k, v, o), a
+ * gate_up_proj / down_proj MLP, input_layernorm (2 x hidden) and pre_ff_layernorm; every hybrid layer runs one and adds
+ * its own rank-adapter_rank LoRA pair to the MLP's gate_up (and to q, k and v with use_shared_attention_adapter, listed
+ * in its block) and a hidden x hidden linear (layers.{i}.linear). The blocks' weights count once; the step applies
+ * them at every hybrid layer.
+ */
+static void zamba2_shared_blocks(hf_ctx *c, mp_model *m, uint64_t blocks, uint64_t hybrid, uint64_t rank)
 {
-	if (count == 0 || rows == 0 || cols == 0 || m->n_extra >= MP_MAX_EXTRA_TENSORS)
-		return;
-	m->extra[m->n_extra++] = (mp_extra_tensor){name, (uint8_t)cls, vector, rows, cols, count};
+	const char *at = "layers.{i}.shared_transformer.self_attn", *ff = "layers.{i}.shared_transformer.feed_forward";
+	uint64_t h = m->hidden_size, a = m->attn_input_size, hd = m->head_dim, inter = m->intermediate_size;
+	bool bias = hf_get_bool(c, KEYS("add_bias_linear"), false);
+	mp_tensor_spec s = {.root = MP_ROOT_DECODER, .path = at, .kind = MP_TK_ATTENTION, .view = MP_VIEW_LINEAR,
+	                    .count = blocks, .uses = hybrid};
+
+	s.leaf = "q_proj.weight", s.rows = m->num_heads * hd, s.cols = a, s.split = MP_SPLIT_ROWS, s.step = MP_STEP_QKV;
+	mp_inventory_add(&m->inv, &s);
+	s.split = MP_SPLIT_KV_ROWS, s.kv_heads = m->num_kv_heads, s.rows = m->num_kv_heads * hd;
+	s.leaf = "k_proj.weight";
+	mp_inventory_add(&m->inv, &s);
+	s.leaf = "v_proj.weight";
+	mp_inventory_add(&m->inv, &s);
+	s.leaf = "o_proj.weight", s.rows = h, s.cols = m->num_heads * hd, s.split = MP_SPLIT_COLS, s.step = MP_STEP_O;
+	s.kv_heads = 0;
+	mp_inventory_add(&m->inv, &s);
+	s.path = ff, s.kind = MP_TK_MLP, s.leaf = "gate_up_proj.weight", s.rows = 2 * inter, s.cols = h;
+	s.split = MP_SPLIT_ROWS, s.step = MP_STEP_MLP_GATE_UP, s.parts = 2;
+	mp_inventory_add(&m->inv, &s);
+	if (bias)
+		hf_tensor(m, MP_ROOT_DECODER, ff, "gate_up_proj.bias", MP_TK_MLP, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1,
+		          2 * inter, blocks);
+	s.leaf = "down_proj.weight", s.rows = h, s.cols = inter, s.split = MP_SPLIT_COLS, s.step = MP_STEP_MLP_DOWN;
+	s.parts = 1;
+	mp_inventory_add(&m->inv, &s);
+	if (bias)
+		hf_tensor(m, MP_ROOT_DECODER, ff, "down_proj.bias", MP_TK_MLP, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, blocks);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.shared_transformer", "input_layernorm.weight", MP_TK_NORM, MP_SPLIT_NONE,
+	          MP_STEP_NONE, true, 1, a, blocks);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.shared_transformer", "pre_ff_layernorm.weight", MP_TK_NORM,
+	          MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, blocks);
+	/* per hybrid layer: its linear and its adapters (rank x in, then out x rank) */
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}", "linear.weight", MP_TK_MLP, MP_SPLIT_NONE, MP_STEP_EXTRA, false, h, h,
+	          hybrid);
+	hf_tensor(m, MP_ROOT_DECODER, ff, "gate_up_proj_adapter_list.{j}.0.weight", MP_TK_MLP, MP_SPLIT_NONE,
+	          MP_STEP_EXTRA, false, rank, h, hybrid);
+	hf_tensor(m, MP_ROOT_DECODER, ff, "gate_up_proj_adapter_list.{j}.1.weight", MP_TK_MLP, MP_SPLIT_NONE,
+	          MP_STEP_EXTRA, false, 2 * inter, rank, hybrid);
+	if (hf_get_bool(c, KEYS("use_shared_attention_adapter"), false)) {
+		static const char *const leaves[6] = {
+		    "linear_q_adapter_list.{j}.0.weight", "linear_q_adapter_list.{j}.1.weight",
+		    "linear_k_adapter_list.{j}.0.weight", "linear_k_adapter_list.{j}.1.weight",
+		    "linear_v_adapter_list.{j}.0.weight", "linear_v_adapter_list.{j}.1.weight"};
+
+		for (int i = 0; i < 6; i++)
+			hf_tensor(m, MP_ROOT_DECODER, at, leaves[i], MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_EXTRA, false,
+			          i % 2 ? a : rank, i % 2 ? rank : a, hybrid);
+	}
 }
 
 /*
@@ -771,7 +836,7 @@ static void extra(mp_model *m, const char *name, mp_tensor_class cls, uint64_t r
  * to the shared MLP's gate_up (and to q, k, v with use_shared_attention_adapter). Each hybrid layer keeps its own
  * KV cache (modeling_zamba2.py). The shared blocks' weights are counted once per block (mp_model.extra).
  */
-static void decode_zamba2(hf_ctx *c, mp_model *m)
+void mpm_read_zamba2(hf_ctx *c, mp_model *m)
 {
 	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layers_block_type"), *v;
 	uint64_t h, a, inter, blocks, rank, hybrid = 0, i = 0, expand;
@@ -844,38 +909,11 @@ static void decode_zamba2(hf_ctx *c, mp_model *m)
 			hybrid += hyb;
 		}
 	}
-	if (hybrid) {
-		uint64_t hd = m->head_dim, q = m->num_heads * hd, kv = m->num_kv_heads * hd;
-
-		extra(m, "shared_transformer.self_attn.q_proj", MP_TC_ATTENTION, q, a, blocks, false);
-		extra(m, "shared_transformer.self_attn.k_v_proj", MP_TC_ATTENTION, kv, a, 2 * blocks, false);
-		extra(m, "shared_transformer.self_attn.o_proj", MP_TC_ATTENTION, h, q, blocks, false);
-		extra(m, "shared_transformer.feed_forward.gate_up_proj", MP_TC_MLP, 2 * inter, h, blocks, false);
-		extra(m, "shared_transformer.feed_forward.down_proj", MP_TC_MLP, h, inter, blocks, false);
-		extra(m, "shared_transformer.norms", MP_TC_NORMS, 1, a + h, blocks, true);
-		extra(m, "hybrid.linear", MP_TC_MLP, h, h, hybrid, false);
-		extra(m, "feed_forward.gate_up_proj_adapter", MP_TC_MLP, rank, h + 2 * inter, hybrid, false);
-		if (hf_get_bool(c, KEYS("use_shared_attention_adapter"), false))
-			extra(m, "self_attn.q_k_v_adapter", MP_TC_ATTENTION, rank, 2 * a, 3 * hybrid, false);
-	}
+	if (hybrid)
+		zamba2_shared_blocks(c, m, blocks, hybrid, rank);
 	if (hf_get_bool(c, KEYS("use_mem_rope"), false))
 		hf_decode_rope(c, m, 1.0);
 	else
 		snprintf(m->rope_type, sizeof(m->rope_type), "none");
 }
 
-const hf_type mpm_hf_hybrid_types[] = {
-    {"qwen3_next", decode_qwen3_next},
-    {"qwen3_5_text", decode_qwen3_5_text},
-    {"qwen3_5_moe_text", decode_qwen3_5_moe_text},
-    {"kimi_linear", decode_kimi_linear},
-    {"minimax", decode_minimax},
-    {"lfm2", decode_lfm2}, {"lfm2_moe", decode_lfm2_moe},
-    {"jamba", decode_jamba},
-    {"bamba", decode_bamba},
-    {"granitemoehybrid", decode_granitemoehybrid},
-    {"nemotron_h", decode_nemotron_h},
-    {"falcon_h1", decode_falcon_h1},
-    {"zamba2", decode_zamba2},
-};
-const size_t mpm_hf_hybrid_count = sizeof(mpm_hf_hybrid_types) / sizeof(mpm_hf_hybrid_types[0]);

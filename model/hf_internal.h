@@ -1,6 +1,6 @@
 /*
  * hf_internal.h: what the config.json readers share inside model/ (hf_config.c, the first model types and the
- * helpers; hf_types.c, the types added for issue 14). A key that is absent or null takes the default; a key of
+ * helpers; hf_types.c, the dense decoder of the table's rows). A key that is absent or null takes the default; a key of
  * the wrong type sets the context's error naming it under the config's pointer. Not a public header.
  */
 #ifndef MPM_HF_INTERNAL_H
@@ -16,6 +16,11 @@ typedef struct hf_ctx {
 	mp_error *err;
 	mp_status st;		/* the first error; every reader below is a no-op once it is set */
 	const cJSON *text;	/* set by a wrapper's decoder: the object its decoder's keys came from */
+	const mp_names *names;	/* set by hf_decode_type: the decoder's tensor names (NULL: the Llama family's) */
+	/* reads a nested config (a wrapper's text_config) by its model_type through the table (hf_decode_type, set by
+	 * mpm_from_hf_row): the readers reach the table only through it, so the table and the readers it names
+	 * do not include each other */
+	bool (*decode_type)(struct hf_ctx *c, const char *type, bool text_only, mp_model *m);
 } hf_ctx;
 
 #define KEYS(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -47,33 +52,115 @@ void hf_decode_mlp_only_layers(hf_ctx *c, mp_model *m);
  */
 uint64_t hf_window(hf_ctx *c, const char *key, uint64_t dflt);
 
-/* A model type the readers know: its name and its decoder (which fills *m from c->cfg). */
-typedef struct hf_type {
-	const char *name;
-	void (*decode)(hf_ctx *c, mp_model *m);
-} hf_type;
+/*
+ * A tensor of the family's own (a module no field of mp_model describes) into m's inventory, before mp_model_build
+ * adds the rest: under roots[root] (MP_ROOT_*), path (static; NULL = none) and leaf (static); a matrix rows x cols
+ * (MP_VIEW_LINEAR) or a vector of cols values; count of it; kind, TP split and step product as mp_tensor says.
+ */
+void hf_tensor(mp_model *m, uint8_t root, const char *path, const char *leaf, mp_tensor_kind kind, mp_tp_split split,
+               mp_step_product step, bool vector, uint64_t rows, uint64_t cols, uint64_t count);
+/* A tensor of an explicit shape (a convolution's, a buffer's) into m's inventory: a vector when ndim <= 1, else a matrix
+ * of dims[0] rows; flags MP_TF_* (a buffer no checkpoint holds: MP_TF_BUFFER | MP_TF_UNCOUNTED). */
+void hf_shape(mp_model *m, uint8_t root, const char *path, const char *leaf, mp_tensor_kind kind, unsigned flags,
+              const uint64_t *dims, unsigned ndim, uint64_t count);
+/* A tensor of the reader's own described by its class only (replicated, read by no step product unless the model's
+ * attention differs per layer): an intermediate form while a family's modules are named one by one. */
+void hf_legacy(mp_model *m, const char *name, mp_tensor_class cls, uint64_t rows, uint64_t cols, uint64_t count,
+               bool vector);
 
-/* The types of hf_types.c, and how many. */
-extern const hf_type mpm_hf_more_types[];
-extern const size_t mpm_hf_more_count;
-/* The mixture-of-experts types of hf_moe.c (the DeepSeek family's MLA rows, GQA decoders with experts). */
-extern const hf_type mpm_hf_moe_types[];
-extern const size_t mpm_hf_moe_count;
+/* The families' tensor names (model/hf_names.c). */
+extern const mp_names mpm_names_phi3, mpm_names_glm, mpm_names_glm4, mpm_names_post_norms, mpm_names_apertus, mpm_names_bitnet, mpm_names_phi, mpm_names_starcoder2, mpm_names_hunyuan, mpm_names_gpt2, mpm_names_gpt_bigcode, mpm_names_gptj, mpm_names_gpt_neox, mpm_names_falcon, mpm_names_falcon_two_ln, mpm_names_gpt_oss, mpm_names_phimoe, mpm_names_qwen_moe, mpm_names_minimax_m2, mpm_names_ernie4_5_moe, mpm_names_granitemoe, mpm_names_llama4, mpm_names_llama4_text, mpm_names_mamba, mpm_names_jamba, mpm_names_granitemoehybrid, mpm_names_nemotron_h, mpm_names_lfm2, mpm_names_qwen3_next, mpm_names_qwen3_5, mpm_names_longcat, mpm_names_zamba2;
+/* model/hf_classic.c's families */
+extern const mp_names mpm_names_opt, mpm_names_opt_proj, mpm_names_bloom, mpm_names_gpt_neo, mpm_names_codegen, mpm_names_mpt, mpm_names_mllama, mpm_names_xglm, mpm_names_biogpt;
+/* model/hf_rows.c's and the new dense rows' */
+extern const mp_names mpm_names_hyperclovax, mpm_names_vaultgemma, mpm_names_nanochat, mpm_names_persimmon, mpm_names_ctrl, mpm_names_openai_gpt, mpm_names_gpt_neox_japanese, mpm_names_moshi, mpm_names_apertus_pruned, mpm_names_dbrx, mpm_names_jetmoe;
+/* Gemma 4's names by [per-layer inputs + 2 x MoE block], Gemma 3n's by [per-layer inputs]. */
+extern const mp_names mpm_names_gemma4[4], mpm_names_gemma3n[2];
+/* Gemma 3n's timm tower (model/hf_gemma3n_timm.c, generated). */
+extern const mp_tensor mpm_gemma3n_timm[];
+extern const size_t mpm_gemma3n_timm_count;
+extern const uint64_t mpm_gemma3n_timm_parameters;
 
-/* The hybrid decoders of hf_hybrid.c (attention beside a linear-attention or convolution mixer). */
-extern const hf_type mpm_hf_hybrid_types[];
-extern const size_t mpm_hf_hybrid_count;
-/* The multimodal wrappers of hf_wrap.c (a decoder in text_config, or flat, beside a vision_config). */
-extern const hf_type mpm_hf_wrapper_types[];
-extern const size_t mpm_hf_wrapper_count;
+struct mpm_dense;
+struct mpm_type;
+/* The dense decoder of every dense row (model/hf_types.c). */
+void mpm_read_dense(hf_ctx *c, const struct mpm_dense *d, mp_model *m);
+/* The families' readers the rows of model/mpm_types.c name (each in the file of its family). */
+void mpm_read_gpt2(hf_ctx *c, mp_model *m);
+void mpm_read_falcon(hf_ctx *c, mp_model *m);
+void mpm_read_gpt_neox(hf_ctx *c, mp_model *m);
+void mpm_read_qwen2_moe(hf_ctx *c, mp_model *m);
+void mpm_read_qwen3_moe(hf_ctx *c, mp_model *m);
+void mpm_read_gptj(hf_ctx *c, mp_model *m);
+void mpm_read_gpt_bigcode(hf_ctx *c, mp_model *m);
+void mpm_read_mamba(hf_ctx *c, mp_model *m);
+void mpm_read_mamba2(hf_ctx *c, mp_model *m);
+void mpm_read_gpt_oss(hf_ctx *c, mp_model *m);
+void mpm_read_mla(hf_ctx *c, mp_model *m);
+void mpm_read_glm4_moe(hf_ctx *c, mp_model *m);
+void mpm_read_olmoe(hf_ctx *c, mp_model *m);
+void mpm_read_granitemoe(hf_ctx *c, mp_model *m);
+void mpm_read_phimoe(hf_ctx *c, mp_model *m);
+void mpm_read_ernie4_5_moe(hf_ctx *c, mp_model *m);
+void mpm_read_minimax_m2(hf_ctx *c, mp_model *m);
+void mpm_read_dots1(hf_ctx *c, mp_model *m);
+void mpm_read_qwen3_vl_moe_text(hf_ctx *c, mp_model *m);
+void mpm_read_llama4_text(hf_ctx *c, mp_model *m);
+void mpm_read_hunyuan_v1_moe(hf_ctx *c, mp_model *m);
+void mpm_read_longcat_flash(hf_ctx *c, mp_model *m);
+void mpm_read_qwen3_next(hf_ctx *c, mp_model *m);
+void mpm_read_qwen3_5_text(hf_ctx *c, mp_model *m);
+void mpm_read_qwen3_5_moe_text(hf_ctx *c, mp_model *m);
+void mpm_read_kimi_linear(hf_ctx *c, mp_model *m);
+void mpm_read_minimax(hf_ctx *c, mp_model *m);
+void mpm_read_lfm2(hf_ctx *c, mp_model *m);
+void mpm_read_lfm2_moe(hf_ctx *c, mp_model *m);
+void mpm_read_jamba(hf_ctx *c, mp_model *m);
+void mpm_read_bamba(hf_ctx *c, mp_model *m);
+void mpm_read_granitemoehybrid(hf_ctx *c, mp_model *m);
+void mpm_read_nemotron_h(hf_ctx *c, mp_model *m);
+void mpm_read_falcon_h1(hf_ctx *c, mp_model *m);
+void mpm_read_zamba2(hf_ctx *c, mp_model *m);
+void mpm_read_wrapper(hf_ctx *c, mp_model *m);
+void mpm_read_gemma4(hf_ctx *c, mp_model *m);
+void mpm_read_gemma4_text(hf_ctx *c, mp_model *m);
+void mpm_read_gemma3n(hf_ctx *c, mp_model *m);
+void mpm_read_gemma3n_text(hf_ctx *c, mp_model *m);
+void mpm_read_deepseek_v4(hf_ctx *c, mp_model *m);
+void mpm_read_opt(hf_ctx *c, mp_model *m);
+void mpm_read_bloom(hf_ctx *c, mp_model *m);
+void mpm_read_gpt_neo(hf_ctx *c, mp_model *m);
+void mpm_read_codegen(hf_ctx *c, mp_model *m);
+void mpm_read_mpt(hf_ctx *c, mp_model *m);
+void mpm_read_mllama(hf_ctx *c, mp_model *m);
+void mpm_read_xglm(hf_ctx *c, mp_model *m);
+void mpm_read_biogpt(hf_ctx *c, mp_model *m);
+void mpm_read_emu3(hf_ctx *c, mp_model *m);
+void mpm_read_internlm3(hf_ctx *c, mp_model *m);
+void mpm_read_iquestcoder(hf_ctx *c, mp_model *m);
+void mpm_read_hyperclovax(hf_ctx *c, mp_model *m);
+void mpm_read_diffllama(hf_ctx *c, mp_model *m);
+void mpm_read_ctrl(hf_ctx *c, mp_model *m);
+void mpm_read_openai_gpt(hf_ctx *c, mp_model *m);
+void mpm_read_gpt_neox_japanese(hf_ctx *c, mp_model *m);
+void mpm_read_moshi(hf_ctx *c, mp_model *m);
+void mpm_read_minicpm3(hf_ctx *c, mp_model *m);
+void mpm_read_sarvam_moe(hf_ctx *c, mp_model *m);
+void mpm_read_mellum(hf_ctx *c, mp_model *m);
+void mpm_read_solar_open(hf_ctx *c, mp_model *m);
+void mpm_read_flex_olmo(hf_ctx *c, mp_model *m);
+void mpm_read_granitemoeshared(hf_ctx *c, mp_model *m);
+void mpm_read_granitemoe_swa(hf_ctx *c, mp_model *m);
+void mpm_read_cohere2_moe(hf_ctx *c, mp_model *m);
+void mpm_read_apertus1p5_text(hf_ctx *c, mp_model *m);
+void mpm_read_dbrx(hf_ctx *c, mp_model *m);
+void mpm_read_glm4v_moe_text(hf_ctx *c, mp_model *m);
+void mpm_read_jetmoe(hf_ctx *c, mp_model *m);
+void mpm_read_exaone_moe(hf_ctx *c, mp_model *m);
+void mpm_read_hy_v3(hf_ctx *c, mp_model *m);
 
-/* The Gemma decoders of hf_gemma.c whose layers differ (Gemma 4, Gemma 3n), with their wrappers. */
-extern const hf_type mpm_hf_gemma_types[];
-extern const size_t mpm_hf_gemma_count;
-
-/* DeepSeek-V4 of hf_deepseek4.c (hyper-connections, compressed attention). */
-extern const hf_type mpm_hf_deepseek4_types[];
-extern const size_t mpm_hf_deepseek4_count;
+/* Reads c->cfg by row t (its model_type set, its names noted in c->names). */
+void hf_decode_row(hf_ctx *c, const struct mpm_type *t, mp_model *m);
 
 /* Decodes c->cfg as model_type `type` into *m (model_type set); text_only skips the wrappers (a text_config's type).
  * False when no reader knows the type. */

@@ -119,29 +119,40 @@ typedef struct mla_row {
 	uint64_t experts, topk, shared, first_dense, max_pos;
 	bool correction_buffer;          /* the router's e_score_correction_bias is a registered buffer */
 	uint64_t index_heads, index_dim; /* DeepSeek sparse attention's indexer (V3.2); 0 = none */
+	bool tie;                        /* tie_word_embeddings' default */
 } mla_row;
 
 static const mla_row mla_types[] = {
     /* DeepseekV3Config: vocab 129280, hidden 7168, FFN 18432 (dense layers), 61 layers, 128 heads, q_lora_rank
      * 1536, kv_lora_rank 512, qk_nope 128, qk_rope 64, v 128; 256 routed experts of 2048, top-8, one shared,
      * first_k_dense_replace 3, 4096 positions. e_score_correction_bias is a buffer of DeepseekV3TopkRouter. */
-    {"deepseek_v3", 129280, 7168, 18432, 2048, 61, 128, 1536, 512, 128, 64, 128, 256, 8, 1, 3, 4096, true, 0, 0},
+    {"deepseek_v3", 129280, 7168, 18432, 2048, 61, 128, 1536, 512, 128, 64, 128, 256, 8, 1, 3, 4096, true, 0, 0, false},
     /* DeepseekV2Config: vocab 102400, hidden 4096, FFN 11008, 32 layers, 32 heads, q_lora_rank 1536; 64 routed
      * experts of 1407, two shared, first_k_dense_replace 0, 2048 positions; num_experts_per_tok None (no top-k:
      * refused below); DeepseekV2TopkRouter has no correction bias. */
-    {"deepseek_v2", 102400, 4096, 11008, 1407, 32, 32, 1536, 512, 128, 64, 128, 64, 0, 2, 0, 2048, false, 0, 0},
+    {"deepseek_v2", 102400, 4096, 11008, 1407, 32, 32, 1536, 512, 128, 64, 128, 64, 0, 2, 0, 2048, false, 0, 0, false},
     /* DeepseekV32Config: V3's shapes, 163840 positions, and the lightning indexer of DeepSeek sparse attention
      * (index_n_heads 64 of index_head_dim 128; modeling_deepseek_v32.py DeepseekV32Indexer). */
-    {"deepseek_v32", 129280, 7168, 18432, 2048, 61, 128, 1536, 512, 128, 64, 128, 256, 8, 1, 3, 163840, true, 64, 128},
+    {"deepseek_v32", 129280, 7168, 18432, 2048, 61, 128, 1536, 512, 128, 64, 128, 256, 8, 1, 3, 163840, true, 64, 128, false},
     /* Glm4MoeLiteConfig (GLM-4.7-Flash): vocab 154880, hidden 2048, FFN 10240, 47 layers, 20 heads, q_lora_rank
      * 768, qk_nope 192, qk_rope 64, v 256; 64 routed experts of 1536, top-4, one shared, layer 0 dense
      * (mlp_layer_types), 202752 positions. */
-    {"glm4_moe_lite", 154880, 2048, 10240, 1536, 47, 20, 768, 512, 192, 64, 256, 64, 4, 1, 1, 202752, true, 0, 0},
+    {"glm4_moe_lite", 154880, 2048, 10240, 1536, 47, 20, 768, 512, 192, 64, 256, 64, 4, 1, 1, 202752, true, 0, 0, false},
     /* GlmMoeDsaConfig (GLM-5): vocab 154880, hidden 6144, FFN 12288, 78 layers, 64 heads, q_lora_rank 2048,
      * qk_nope 192, qk_rope 64, v 256; 256 routed experts of 2048, top-8, one shared, first_k_dense_replace 3,
      * 202752 positions; DeepSeek sparse attention's indexer (32 heads of 128) on the "full" layers of
      * indexer_types ("shared" layers reuse the previous selection; modeling_glm_moe_dsa.py). */
-    {"glm_moe_dsa", 154880, 6144, 12288, 2048, 78, 64, 2048, 512, 192, 64, 256, 256, 8, 1, 3, 202752, true, 32, 128},
+    {"glm_moe_dsa", 154880, 6144, 12288, 2048, 78, 64, 2048, 512, 192, 64, 256, 256, 8, 1, 3, 202752, true, 32, 128, false},
+    /* SarvamMLAConfig (built as DeepseekV3ForCausalLM): vocab 262144, hidden 4096, FFN 16384, 32 layers, 64 heads,
+     * q_lora_rank None (q_proj), kv_lora_rank 512, qk_nope 128, qk_rope 64, v 128; 128 routed experts of 2048,
+     * top-8, one shared, first_k_dense_replace 1, 4096 positions; the correction bias a buffer. */
+    {"sarvam_mla", 262144, 4096, 16384, 2048, 32, 64, 0, 512, 128, 64, 128, 128, 8, 1, 1, 4096, true, 0, 0, false},
+    /* MiniCPM3Config: vocab 73448, hidden 2560, FFN 6400, 62 layers, 40 heads, q_lora_rank 768, kv_lora_rank 256,
+     * qk_nope 64, qk_rope 32, v 64, 32768 positions, tied, dense (no experts); mlp_bias (mpm_read_minicpm3). */
+    {"minicpm3", 73448, 2560, 6400, 0, 62, 40, 768, 256, 64, 32, 64, 0, 0, 0, 0, 32768, false, 0, 0, true},
+    /* YoutuConfig: vocab 128256, hidden 2048, FFN 6144, 32 layers, 16 heads, q_lora_rank 1536, kv_lora_rank 512,
+     * qk_nope 128, qk_rope 64, v 128, 131072 positions, tied, dense. */
+    {"youtu", 128256, 2048, 6144, 0, 32, 16, 1536, 512, 128, 64, 128, 0, 0, 0, 0, 131072, false, 0, 0, true},
 };
 
 /*
@@ -161,7 +172,7 @@ static void decode_mla(hf_ctx *c, const mla_row *d, mp_model *m)
 	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), d->heads);
 	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), m->num_heads);
 	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), d->max_pos);
-	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), false);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), d->tie);
 	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
 	m->attn_kind = MP_ATTN_MLA;
 	/* q_lora_rank null means q is projected directly: get_u64 treats null as absent, so look first */
@@ -209,7 +220,7 @@ static void decode_mla(hf_ctx *c, const mla_row *d, mp_model *m)
 }
 
 /* The MLA rows' one decoder: hf_decode_type set m->model_type to the type being read, which names its row. */
-static void decode_mla_row(hf_ctx *c, mp_model *m)
+void mpm_read_mla(hf_ctx *c, mp_model *m)
 {
 	for (size_t i = 0; i < sizeof(mla_types) / sizeof(mla_types[0]); i++)
 		if (strcmp(m->model_type, mla_types[i].name) == 0) {
@@ -261,7 +272,7 @@ static void experts_at_intermediate(hf_ctx *c, mp_model *m, const char *experts_
  * per-head q_norm and k_norm; half of each head rotates; 128 routed experts of 1408, top-8, one shared,
  * first_k_dense_replace 1; the router's e_score_correction_bias is a buffer (modeling_glm4_moe.py).
  */
-static void decode_glm4_moe(hf_ctx *c, mp_model *m)
+void mpm_read_glm4_moe(hf_ctx *c, mp_model *m)
 {
 	static const trunk t = {151552, 4096, 46, 96, 8, 131072, false};
 	uint64_t shared;
@@ -288,7 +299,7 @@ static void decode_glm4_moe(hf_ctx *c, mp_model *m)
  * whole q and k projections (OlmoeAttention); 64 experts of intermediate_size 2048, top-8, a router without bias
  * (modeling_olmoe.py).
  */
-static void decode_olmoe(hf_ctx *c, mp_model *m)
+void mpm_read_olmoe(hf_ctx *c, mp_model *m)
 {
 	static const trunk t = {50304, 2048, 16, 16, 0, 4096, false};
 
@@ -304,7 +315,7 @@ static void decode_olmoe(hf_ctx *c, mp_model *m)
  * attention_bias on q, k, v and o; 8 experts (num_local_experts) of intermediate_size 11008, top-2, a router
  * without bias; the multipliers hold no parameters (modeling_granitemoe.py).
  */
-static void decode_granitemoe(hf_ctx *c, mp_model *m)
+void mpm_read_granitemoe(hf_ctx *c, mp_model *m)
 {
 	static const trunk t = {32000, 4096, 32, 32, 0, 2048, false};
 
@@ -319,7 +330,7 @@ static void decode_granitemoe(hf_ctx *c, mp_model *m)
  * LayerNorms with weight and bias (input, post-attention, final); attention_bias on q, k, v and o; 16 experts of
  * 6400, top-2; lm_head_bias; sliding_window None (modeling_phimoe.py).
  */
-static void decode_phimoe(hf_ctx *c, mp_model *m)
+void mpm_read_phimoe(hf_ctx *c, mp_model *m)
 {
 	static const trunk t = {32064, 4096, 32, 32, 8, 131072, false};
 
@@ -340,7 +351,7 @@ static void decode_phimoe(hf_ctx *c, mp_model *m)
  * last layer), else dense; the
  * router's e_score_correction_bias is a parameter (modeling_ernie4_5_moe.py).
  */
-static void decode_ernie4_5_moe(hf_ctx *c, mp_model *m)
+void mpm_read_ernie4_5_moe(hf_ctx *c, mp_model *m)
 {
 	static const trunk t = {103424, 2560, 28, 20, 4, 131072, true};
 	uint64_t shared, start, end, every;
@@ -377,7 +388,7 @@ static void decode_ernie4_5_moe(hf_ctx *c, mp_model *m)
  * q_norm and k_norm over the whole q and k projections (MiniMaxM2Attention); 256 experts (num_local_experts) of
  * intermediate_size 1536, top-8; the e_score_correction_bias of each MoE block is a buffer (modeling_minimax_m2.py).
  */
-static void decode_minimax_m2(hf_ctx *c, mp_model *m)
+void mpm_read_minimax_m2(hf_ctx *c, mp_model *m)
 {
 	static const trunk t = {200064, 3072, 62, 48, 8, 196608, false};
 
@@ -397,7 +408,7 @@ static void decode_minimax_m2(hf_ctx *c, mp_model *m)
  * e_score_correction_bias is a buffer; sliding_window 4096 on the layers from max_window_layers (62) on
  * (modeling_dots1.py, configuration_dots1.py).
  */
-static void decode_dots1(hf_ctx *c, mp_model *m)
+void mpm_read_dots1(hf_ctx *c, mp_model *m)
 {
 	static const trunk t = {152064, 4608, 62, 32, 32, 2048, false};
 	uint64_t shared, from;
@@ -435,7 +446,7 @@ static void decode_dots1(hf_ctx *c, mp_model *m)
  * norms; 60 experts (num_experts) of 1408, top-4, every decoder_sparse_step-th layer, mlp_only_layers dense; no
  * shared expert (modeling_qwen3_vl_moe.py).
  */
-static void decode_qwen3_vl_moe_text(hf_ctx *c, mp_model *m)
+void mpm_read_qwen3_vl_moe_text(hf_ctx *c, mp_model *m)
 {
 	static const trunk t = {151936, 2048, 24, 16, 16, 128000, true};
 
@@ -461,7 +472,7 @@ static void decode_qwen3_vl_moe_text(hf_ctx *c, mp_model *m)
  * full_attention). A chunked layer holds at most one chunk of keys and values: planned as a window of the chunk
  * (vLLM's ChunkedLocalAttentionSpec) (modeling_llama4.py).
  */
-static void decode_llama4_text(hf_ctx *c, mp_model *m)
+void mpm_read_llama4_text(hf_ctx *c, mp_model *m)
 {
 	static const trunk t = {202048, 5120, 48, 40, 8, 131072, false};
 	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types");
@@ -574,7 +585,7 @@ static uint64_t int_or_same_list(hf_ctx *c, const char *key, uint64_t dflt)
  * num_shared_expert says; it reads no moe_intermediate_size). transformers 5.24 builds it only with head_dim given;
  * absent, memplan derives hidden_size / heads as vLLM does.
  */
-static void decode_hunyuan_v1_moe(hf_ctx *c, mp_model *m)
+void mpm_read_hunyuan_v1_moe(hf_ctx *c, mp_model *m)
 {
 	static const trunk t = {290943, 4096, 32, 32, 0, 2048, false};
 
@@ -600,7 +611,7 @@ static void decode_hunyuan_v1_moe(hf_ctx *c, mp_model *m)
  * transformers 5.24 allocates gate_up_proj for the zero experts too (LongcatFlashExperts.total_experts): memplan
  * follows the checkpoint (and vLLM), tests/ref/hf/README.md gives the difference.
  */
-static void decode_longcat_flash(hf_ctx *c, mp_model *m)
+void mpm_read_longcat_flash(hf_ctx *c, mp_model *m)
 {
 	uint64_t hd, layers;
 
@@ -641,21 +652,409 @@ static void decode_longcat_flash(hf_ctx *c, mp_model *m)
 	m->head_dim = hd;
 }
 
-const hf_type mpm_hf_moe_types[] = {
-    {"deepseek_v3", decode_mla_row},
-    {"deepseek_v2", decode_mla_row},
-    {"deepseek_v32", decode_mla_row},
-    {"glm4_moe_lite", decode_mla_row},
-    {"glm_moe_dsa", decode_mla_row},
-    {"glm4_moe", decode_glm4_moe},
-    {"olmoe", decode_olmoe},
-    {"granitemoe", decode_granitemoe},
-    {"phimoe", decode_phimoe},
-    {"ernie4_5_moe", decode_ernie4_5_moe},
-    {"minimax_m2", decode_minimax_m2},
-    {"dots1", decode_dots1},
-    {"qwen3_vl_moe_text", decode_qwen3_vl_moe_text},
-    {"llama4_text", decode_llama4_text}, {"hunyuan_v1_moe", decode_hunyuan_v1_moe},
-    {"longcat_flash", decode_longcat_flash},
-};
-const size_t mpm_hf_moe_count = sizeof(mpm_hf_moe_types) / sizeof(mpm_hf_moe_types[0]);
+
+/* ----- the types added with the enumeration of transformers 5.24 ----------------------------------------------- */
+
+/* MiniCPM3: an MLA row (mla_types) whose MLP reads mlp_bias (MiniCPM3MLP). */
+void mpm_read_minicpm3(hf_ctx *c, mp_model *m)
+{
+	mpm_read_mla(c, m);
+	m->mlp_bias = hf_get_bool(c, KEYS("mlp_bias"), false);
+}
+
+/*
+ * SarvamMoEConfig (built as Glm4MoeForCausalLM, modeling_glm4_moe.py): vocab 262144, hidden 4096, FFN 8192 (dense
+ * layers), 19 layers, 64 heads, kv 4, head_dim 64, 131072 positions, untied; attention_bias on q, k, v (o never);
+ * use_qk_norm (True): per-head q_norm and k_norm; 128 routed experts of 1024, top-6, one shared,
+ * first_k_dense_replace 1; the router's e_score_correction_bias a buffer; every head rotates.
+ */
+void mpm_read_sarvam_moe(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {262144, 4096, 19, 64, 4, 131072, false};
+	uint64_t shared;
+
+	decode_trunk(c, &t, m);
+	if (!hf_has(c, "head_dim"))
+		m->head_dim = 64;
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 8192);
+	m->qkv_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->qk_norm = hf_get_bool(c, KEYS("use_qk_norm"), true);
+	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts"), 128);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 6);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1024);
+	shared = hf_get_u64(c, KEYS("n_shared_experts"), 1);
+	m->num_shared_experts = shared;
+	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "moe_intermediate_size");
+	m->first_dense_layers = hf_get_u64(c, KEYS("first_k_dense_replace"), 1);
+	if (m->first_dense_layers > m->num_layers)
+		m->first_dense_layers = m->num_layers;
+	m->router_correction_buffer = true;
+	hf_decode_rope(c, m, 1.0);
+}
+
+/*
+ * MellumConfig (modeling_mellum.py): vocab 98304, hidden 2304, FFN 7168 (the "dense" layers of mlp_layer_types),
+ * 28 layers, 32 heads, kv 4, head_dim 128, 131072 positions, untied; attention_bias on q, k, v and o; per-head q_norm
+ * and k_norm; 64 experts (num_local_experts, or num_experts) of moe_intermediate_size 896, top-8, a router without
+ * bias, on the "sparse" layers (all by default); sliding_window 1024 on the "sliding_attention" layers of
+ * layer_types (none by default).
+ */
+void mpm_read_mellum(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {98304, 2304, 28, 32, 4, 131072, false};
+
+	decode_trunk(c, &t, m);
+	if (!hf_has(c, "head_dim"))
+		m->head_dim = 128;
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 7168);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->qk_norm = true;
+	m->num_experts = hf_get_u64(c, KEYS("num_local_experts", "num_experts"), 64);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 8);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 896);
+	mlp_layer_types(c, m);
+	m->sliding_window = hf_window(c, "sliding_window", 1024);
+	m->sliding_window_layers = 0;
+	if (!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types")))
+		m->sliding_window = 0; /* MellumConfig: every layer full_attention unless layer_types says */
+	hf_decode_layer_types(c, m);
+	hf_decode_rope(c, m, 1.0);
+}
+
+/*
+ * SolarOpenConfig (modeling_solar_open.py): vocab 196608, hidden 4096, 48 layers, 64 heads, kv 8, head_dim 128,
+ * 131072 positions, untied; attention_bias on q, k and v (o never); every layer's MoE: 128 routed experts
+ * (n_routed_experts, or num_local_experts) of 1280, top-8, n_shared_experts (1) as one MLP, the router's
+ * e_score_correction_bias a buffer.
+ */
+void mpm_read_solar_open(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {196608, 4096, 48, 64, 8, 131072, false};
+	uint64_t shared;
+
+	decode_trunk(c, &t, m);
+	if (!hf_has(c, "head_dim"))
+		m->head_dim = 128;
+	m->intermediate_size = 0;
+	m->qkv_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts", "num_local_experts"), 128);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 8);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1280);
+	shared = hf_get_u64(c, KEYS("n_shared_experts"), 1);
+	m->num_shared_experts = shared;
+	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "moe_intermediate_size");
+	m->router_correction_buffer = true;
+	hf_decode_rope(c, m, 1.0);
+}
+
+/*
+ * FlexOlmoConfig (modeling_flex_olmo.py): vocab 100352, hidden 4096, 32 layers, 32 heads, kv = heads, 4096
+ * positions, untied; attention_bias on q, k, v and o; q_norm and k_norm over the whole projections (OLMo-2's);
+ * post_attention_layernorm and post_feedforward_layernorm only; 7 experts (num_experts, or num_local_experts) of
+ * intermediate_size 11008, top-5, a router without bias.
+ */
+void mpm_read_flex_olmo(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {100352, 4096, 32, 32, 0, 4096, false};
+
+	decode_trunk(c, &t, m);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->qk_norm_full = true;
+	m->num_experts = hf_get_u64(c, KEYS("num_experts", "num_local_experts"), 7);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 5);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 11008);
+	m->intermediate_size = 0;
+	hf_decode_rope(c, m, 1.0);
+}
+
+/*
+ * GraniteMoeSharedConfig (modeling_granitemoeshared.py): GraniteMoE's (mpm_read_granitemoe) with a shared_mlp of
+ * shared_intermediate_size (0: none) in every layer, input_linear holding gate and up. GraniteMoeSWAConfig
+ * (modeling_granitemoe_swa.py): the same, with a sink logit per head in every layer and sliding_window 128 on three
+ * layers of four (layer i full when i % 4 == 0, or layer_types).
+ */
+void mpm_read_granitemoeshared(hf_ctx *c, mp_model *m)
+{
+	mpm_read_granitemoe(c, m);
+	m->shared_expert_intermediate_size = hf_get_u64(c, KEYS("shared_intermediate_size"), 0);
+	m->num_shared_experts = m->shared_expert_intermediate_size > 0;
+}
+
+void mpm_read_granitemoe_swa(hf_ctx *c, mp_model *m)
+{
+	mpm_read_granitemoeshared(c, m);
+	m->attention_sinks = true;
+	m->sliding_window = hf_window(c, "sliding_window", 128);
+	if (m->sliding_window)
+		m->sliding_window_layers = m->num_layers - (m->num_layers + 3) / 4;
+	hf_decode_layer_types(c, m);
+}
+
+/*
+ * Cohere2MoeConfig (modeling_cohere2_moe.py): vocab 256000, hidden 8192, 40 layers, 64 heads, kv = heads, head_dim
+ * 128, 8192 positions, tied; Cohere's parallel block behind one weight-only norm (input_layernorm, model.norm);
+ * attention_bias on q, k, v and o; the "sparse" layers of mlp_layer_types (all by default) hold 8 experts
+ * (num_experts) of intermediate_size 22528, top-2, a router without bias, and num_shared_experts (0) shared experts
+ * as one MLP of intermediate_size x num_shared_experts; the "dense" layers an MLP of prefix_dense_intermediate_size;
+ * sliding_window 4096 on three layers of four (layer i full when (i + 1) % sliding_window_pattern == 0, or
+ * layer_types).
+ */
+void mpm_read_cohere2_moe(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {256000, 8192, 40, 64, 0, 8192, true};
+	uint64_t shared, every;
+
+	decode_trunk(c, &t, m);
+	if (!hf_has(c, "head_dim"))
+		m->head_dim = 128;
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->norms_per_layer = 1;
+	m->parallel_block = true;
+	m->num_experts = hf_get_u64(c, KEYS("num_experts", "num_local_experts"), 8);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 2);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 22528);
+	shared = hf_get_u64(c, KEYS("num_shared_experts"), 0);
+	m->num_shared_experts = shared;
+	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "intermediate_size");
+	m->intermediate_size = hf_get_u64(c, KEYS("prefix_dense_intermediate_size"), 0);
+	if (mlp_layer_types(c, m) && c->st == MP_OK && m->intermediate_size == 0) {
+		for (uint64_t i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++)
+			if (m->dense_layer_mask[i / 8] & (1u << (i % 8))) {
+				hf_fail_key(c, "prefix_dense_intermediate_size",
+				            "prefix_dense_intermediate_size is required: a \"dense\" layer of mlp_layer_types "
+				            "builds its MLP of that width (Cohere2MoeMLP)");
+				break;
+			}
+	}
+	m->sliding_window = hf_window(c, "sliding_window", 4096);
+	every = hf_get_u64(c, KEYS("sliding_window_pattern"), 4);
+	if (m->sliding_window)
+		m->sliding_window_layers = every ? m->num_layers - m->num_layers / every : m->num_layers;
+	hf_decode_layer_types(c, m);
+	hf_decode_rope(c, m, 1.0);
+}
+
+/* A key of a sub-config object (DBRX's attn_config, ffn_config), its errors named under it. */
+static uint64_t sub_u64(hf_ctx *c, const char *obj, const char *key, uint64_t dflt)
+{
+	const cJSON *o = cJSON_GetObjectItemCaseSensitive(c->cfg, obj);
+	char pointer[96];
+	hf_ctx sub;
+	uint64_t v;
+
+	if (o && !cJSON_IsNull(o) && !cJSON_IsObject(o)) {
+		char msg[80];
+
+		snprintf(msg, sizeof(msg), "%s must be an object", obj);
+		hf_fail_key(c, obj, msg);
+		return dflt;
+	}
+	if (!cJSON_IsObject(o))
+		return dflt;
+	snprintf(pointer, sizeof(pointer), "%s/%s", c->pointer, obj);
+	sub = (hf_ctx){o, pointer, c->err, c->st, NULL, NULL, c->decode_type};
+	v = hf_get_u64(&sub, (const char *const[]){key, NULL}, dflt);
+	c->st = sub.st;
+	return v;
+}
+
+/*
+ * DbrxConfig (modeling_dbrx.py): d_model 2048, n_heads 16, n_layers 24, max_seq_len 2048, vocab 32000, untied (tied
+ * is refused, as DbrxConfig refuses it); attn_config.kv_n_heads (1) KV heads in one fused Wqkv, out_proj, no biases;
+ * LayerNorms without bias (norm_attn_norm.norm_1 and norm_2, norm_f); every layer's MoE: ffn_config.moe_num_experts
+ * (4) experts of ffn_hidden_size (3584), top moe_top_k (1), a router without bias, the experts stacked along one
+ * dimension (w1 and v1 [E x f, h], w2 [E x f, h] stored in x out).
+ */
+void mpm_read_dbrx(hf_ctx *c, mp_model *m)
+{
+	uint64_t h, f, E, L;
+
+	m->hidden_size = h = hf_get_u64(c, KEYS("d_model", "hidden_size"), 2048);
+	m->num_heads = hf_get_u64(c, KEYS("n_heads", "num_attention_heads"), 16);
+	m->num_layers = L = hf_get_u64(c, KEYS("n_layers", "num_hidden_layers"), 24);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_seq_len", "max_position_embeddings"), 2048);
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 32000);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), false);
+	if (m->tie_word_embeddings)
+		hf_fail_key(c, "tie_word_embeddings", "tie_word_embeddings must be false: DbrxConfig refuses tied embeddings");
+	m->num_kv_heads = sub_u64(c, "attn_config", "kv_n_heads", 1);
+	hf_derive_head_dim(c, m, "n_heads");
+	m->num_experts = E = sub_u64(c, "ffn_config", "moe_num_experts", 4);
+	m->num_experts_per_tok = sub_u64(c, "ffn_config", "moe_top_k", 1);
+	m->moe_intermediate_size = f = sub_u64(c, "ffn_config", "ffn_hidden_size", 3584);
+	m->attn_kind = MP_ATTN_GQA;
+	m->ffn_kind = MP_FFN_GATED;
+	m->norm_kind = MP_NORM_LAYER; /* nn.LayerNorm(bias=False): the names hold no bias leaf */
+	m->norms_per_layer = 2;
+	m->final_norm = true;
+	hf_decode_rope(c, m, 1.0);
+	if (c->st != MP_OK || E == 0)
+		return;
+	{
+		mp_tensor_spec s = {.root = MP_ROOT_DECODER, .path = "blocks.{i}.ffn.experts.mlp", .kind = MP_TK_EXPERT,
+		                    .split = MP_SPLIT_ROWS, .step = MP_STEP_EXPERT_GATE_UP, .view = MP_VIEW_EXPERTS_FLAT,
+		                    .rows = f, .cols = h, .copies = E, .count = L, .flags = MP_TF_ROUTED | MP_TF_EP};
+
+		s.leaf = "w1";
+		mp_inventory_add(&m->inv, &s);
+		s.leaf = "v1";
+		mp_inventory_add(&m->inv, &s);
+		s.leaf = "w2";
+		s.view = MP_VIEW_EXPERTS_FLAT_T;
+		s.rows = h;
+		s.cols = f;
+		s.split = MP_SPLIT_COLS;
+		s.step = MP_STEP_EXPERT_DOWN;
+		mp_inventory_add(&m->inv, &s);
+	}
+}
+
+/*
+ * Glm4vMoeTextConfig (the decoder of GLM-4.5V; modeling_glm4v_moe.py): GLM-4.5's (mpm_read_glm4_moe) with its own
+ * defaults: vocab 151424, hidden 4096, FFN 10944 (the dense layers), 46 layers, 96 heads, kv 8, head_dim hidden //
+ * heads, 65536 positions, untied; attention_bias (True) on q, k and v; half of each head rotates; 128 routed experts
+ * of 1408, top-8, one shared, first_k_dense_replace 1; the correction bias a buffer; no q/k norms.
+ */
+void mpm_read_glm4v_moe_text(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {151424, 4096, 46, 96, 8, 65536, false};
+	uint64_t shared;
+
+	decode_trunk(c, &t, m);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 10944);
+	m->qkv_bias = hf_get_bool(c, KEYS("attention_bias"), true);
+	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts"), 128);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 8);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1408);
+	shared = hf_get_u64(c, KEYS("n_shared_experts"), 1);
+	m->num_shared_experts = shared;
+	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "moe_intermediate_size");
+	m->first_dense_layers = hf_get_u64(c, KEYS("first_k_dense_replace"), 1);
+	if (m->first_dense_layers > m->num_layers)
+		m->first_dense_layers = m->num_layers;
+	m->router_correction_buffer = true;
+	hf_decode_rope(c, m, 0.5);
+}
+
+/*
+ * JetMoeConfig (modeling_jetmoe.py): vocab 32000, hidden 2048, 12 layers, num_key_value_heads 16 of kv_channels 128,
+ * 4096 positions, tied; a mixture of attention heads: kv_proj (h -> 2 x kv x d) is shared, the queries and outputs
+ * come from num_local_experts (8) attention experts (input_linear [E, kv x d, h], output_linear [E, h, kv x d], a
+ * router, a bias of h), top num_experts_per_tok (2), so num_attention_heads is kv x top-k; the MLP: the same number
+ * of experts of intermediate_size (5632, gated: input_linear [E, 2f, h], output_linear [E, h, f]), its router and a
+ * bias. The KV cache holds the kv heads once.
+ */
+void mpm_read_jetmoe(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {32000, 2048, 12, 0, 16, 4096, true};
+	uint64_t kvd, E, L;
+
+	decode_trunk(c, &t, m);
+	m->head_dim = hf_get_u64(c, KEYS("kv_channels", "head_dim"), 128);
+	m->num_experts = E = hf_get_u64(c, KEYS("num_local_experts"), 8);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 2);
+	m->num_heads = hf_mul(c, m->num_kv_heads, m->num_experts_per_tok, "num_experts_per_tok");
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 5632);
+	m->intermediate_size = 0;
+	if (c->st != MP_OK || E == 0)
+		return;
+	if (m->num_experts_per_tok > E) {
+		hf_fail_key(c, "num_experts_per_tok",
+		            "num_experts_per_tok must be at most num_local_experts (JetMoeConfig.validate_architecture)");
+		return;
+	}
+	L = m->num_layers;
+	kvd = hf_mul(c, m->num_kv_heads, m->head_dim, "kv_channels");
+	{
+		mp_tensor_spec kv = {.root = MP_ROOT_DECODER, .path = MP_NAMES_LAYERS ".self_attention", .leaf = "kv_proj.weight",
+		                     .kind = MP_TK_ATTENTION, .split = MP_SPLIT_KV_ROWS, .step = MP_STEP_QKV,
+		                     .view = MP_VIEW_LINEAR, .rows = 2 * kvd, .cols = m->hidden_size, .count = L,
+		                     .kv_heads = m->num_kv_heads};
+		mp_tensor_spec ex = {.root = MP_ROOT_DECODER, .path = MP_NAMES_LAYERS ".self_attention.experts",
+		                     .kind = MP_TK_ATTENTION, .split = MP_SPLIT_ROWS, .step = MP_STEP_EXTRA,
+		                     .view = MP_VIEW_EXPERTS, .rows = kvd, .cols = m->hidden_size, .copies = E, .count = L,
+		                     .flags = MP_TF_ROUTED | MP_TF_EP};
+
+		mp_inventory_add(&m->inv, &kv);
+		ex.leaf = "input_linear.weight";
+		mp_inventory_add(&m->inv, &ex);
+		ex.leaf = "output_linear.weight";
+		ex.rows = m->hidden_size;
+		ex.cols = kvd;
+		ex.split = MP_SPLIT_COLS;
+		mp_inventory_add(&m->inv, &ex);
+	}
+	hf_tensor(m, MP_ROOT_DECODER, MP_NAMES_LAYERS ".self_attention.experts", "router.layer.weight", MP_TK_ATTENTION,
+	          MP_SPLIT_NONE, MP_STEP_EXTRA, false, E, m->hidden_size, L);
+	hf_tensor(m, MP_ROOT_DECODER, MP_NAMES_LAYERS ".self_attention.experts", "bias", MP_TK_ATTENTION, MP_SPLIT_NONE,
+	          MP_STEP_NONE, true, 1, m->hidden_size, L);
+	hf_tensor(m, MP_ROOT_DECODER, MP_NAMES_LAYERS ".mlp", "bias", MP_TK_EXPERT, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+	          m->hidden_size, L);
+	hf_decode_rope(c, m, 1.0);
+}
+
+/*
+ * ExaoneMoeConfig (K-EXAONE; modeling_exaone_moe.py): vocab 102400, hidden 4096, FFN 16384 (the "dense" layers of
+ * mlp_layer_types, the first first_k_dense_replace (1) by default), 32 layers, 32 heads, kv 32, head_dim hidden //
+ * heads, 2048 positions, untied; no biases; per-head q_norm and k_norm; the "sparse" layers: 64 experts
+ * (num_experts) of moe_intermediate_size 1024, top-8, num_shared_experts (1) as one MLP, the router's
+ * e_score_correction_bias a buffer; sliding_window 4096 on three layers of four (layer i full when (i + 1) %
+ * sliding_window_pattern == 0, or layer_types).
+ */
+void mpm_read_exaone_moe(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {102400, 4096, 32, 32, 0, 2048, false};
+	uint64_t shared, every;
+
+	decode_trunk(c, &t, m);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 16384);
+	m->qk_norm = true;
+	m->num_experts = hf_get_u64(c, KEYS("num_experts", "num_local_experts"), 64);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 8);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1024);
+	shared = hf_get_u64(c, KEYS("num_shared_experts"), 1);
+	m->num_shared_experts = shared;
+	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "moe_intermediate_size");
+	m->first_dense_layers = hf_get_u64(c, KEYS("first_k_dense_replace"), 1);
+	if (m->first_dense_layers > m->num_layers)
+		m->first_dense_layers = m->num_layers;
+	mlp_layer_types(c, m);
+	m->router_correction_buffer = true;
+	m->sliding_window = hf_window(c, "sliding_window", 4096);
+	every = hf_get_u64(c, KEYS("sliding_window_pattern"), 4);
+	if (m->sliding_window)
+		m->sliding_window_layers = every ? m->num_layers - m->num_layers / every : m->num_layers;
+	hf_decode_layer_types(c, m);
+	hf_decode_rope(c, m, 1.0);
+}
+
+/*
+ * HYV3Config (Hunyuan 3; modeling_hy_v3.py): vocab 120832, hidden 4096, FFN 13312 (the "dense" layers of
+ * mlp_layer_types: the first by default), 80 layers, 64 heads, kv 8, head_dim 128, 131072 positions, untied;
+ * attention_bias on q, k, v and o, mlp_bias on the MLPs (dense and shared); per-head q_norm and k_norm; the "sparse"
+ * layers: 192 experts (num_experts, or num_local_experts) of moe_intermediate_size 1536, top-8, num_shared_experts
+ * (1) as one MLP, the block's e_score_correction_bias a buffer.
+ */
+void mpm_read_hy_v3(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {120832, 4096, 80, 64, 8, 131072, false};
+	uint64_t shared;
+
+	decode_trunk(c, &t, m);
+	if (!hf_has(c, "head_dim"))
+		m->head_dim = 128;
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 13312);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->mlp_bias = hf_get_bool(c, KEYS("mlp_bias"), false);
+	m->qk_norm = true;
+	m->num_experts = hf_get_u64(c, KEYS("num_experts", "num_local_experts"), 192);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 8);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1536);
+	shared = hf_get_u64(c, KEYS("num_shared_experts"), 1);
+	m->num_shared_experts = shared;
+	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "moe_intermediate_size");
+	m->first_dense_layers = m->num_layers ? 1 : 0;
+	mlp_layer_types(c, m);
+	m->router_correction_buffer = true;
+	hf_decode_rope(c, m, 1.0);
+}

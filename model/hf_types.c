@@ -1,7 +1,6 @@
 /*
- * hf_types.c: the model types added for issue 14. Dense decoders that differ from Llama only in their defaults,
- * biases, norms and MLP shape are rows of one table (dense_types); recurrent (Mamba, Mamba-2) and gpt-oss have
- * their own decoders. Every default is the transformers 5 configuration class's (configuration_<type>.py), every
+ * hf_types.c: the dense decoder every dense row of model/mpm_types.c is read by (mpm_read_dense), and the readers of
+ * GPT-J, GPTBigCode, the recurrent Mamba and Mamba-2 and gpt-oss. Every default is the transformers 5 configuration class's (configuration_<type>.py), every
  * module shape its modeling file's; tests/ref/hf/groundtruth.json (made by tools/groundtruth/generate.py from
  * transformers itself) holds the exact counts and cache bytes the tests compare with.
  */
@@ -10,209 +9,124 @@
 #include <string.h>
 
 #include "hf_internal.h"
+#include "mpm_types.h"
 
-/* What a dense row's modules carry. */
-enum {
-	F_ATTN_BIAS = 1u << 0,	    /* attention_bias (default from F_ATTN_BIAS_ON) on q, k, v and o (LlamaAttention) */
-	F_ATTN_BIAS_QKV = 1u << 1,  /* attention_bias on q, k, v only (GLM, Seed-OSS: attention_out_bias for o) */
-	F_ATTN_BIAS_ON = 1u << 2,   /* attention_bias defaults to true */
-	F_USE_BIAS = 1u << 3,	    /* use_bias (default true) on q, k, v, o and the MLP (Starcoder2) */
-	F_PLAIN = 1u << 4,	    /* up and down projections only (ReLU^2, GELU, xIELU MLPs) */
-	F_LAYERNORM = 1u << 5,	    /* LayerNorm with weight and bias */
-	F_NORM_NONE = 1u << 6,	    /* LayerNorm without parameters (OLMo) */
-	F_QK_NORM = 1u << 7,	    /* per-head q_norm and k_norm of head_dim */
-	F_QK_NORM_FULL = 1u << 8,   /* q_norm and k_norm over the whole projections (OLMo-2/3) */
-	F_QK_NORM_KEY = 1u << 9,    /* use_qk_norm (Cohere: weights of heads x head_dim, as the full form) */
-	F_LM_BIAS = 1u << 10,	    /* lm_head carries a bias (Phi, GPT-J) */
-	F_XIELU = 1u << 11,	    /* xIELU activation: alpha_p and alpha_n per MLP (Apertus) */
-	F_MLP_BIAS_KEY = 1u << 12,  /* mlp_bias (default false) */
-	F_QKV_BIAS_KEY = 1u << 13,  /* use_qkv_bias (StableLM) */
-	F_SUB_NORM = 1u << 14,	    /* BitNet: attn_sub_norm (hidden) and ffn_sub_norm (intermediate) */
-	F_USE_BIAS_KEY = 1u << 15,  /* use_bias (default false) on q, k, v and o (ERNIE 4.5) */
-	F_PARALLEL = 1u << 16,	    /* attention and MLP side by side from one norm (Cohere, Phi, GPT-J) */
-	F_QK_LAYERNORM_KEY = 1u << 17, /* qk_layernorm: per-head LayerNorms (weight and bias) of head_dim (Phi) */
-};
-
-typedef struct dense_row {
-	const char *name;
-	uint64_t vocab, hidden, inter, layers, heads, kv, head_dim, max_pos; /* kv 0 = heads; head_dim 0 = derived */
-	bool tie;
-	uint64_t window;	/* default sliding_window, 0 = none */
-	uint64_t full_every;	/* without layer_types: layer i has full attention when (i + 1) % full_every == 0 */
-	uint64_t norms;		/* norms per layer */
-	double partial;		/* partial_rotary_factor default */
-	unsigned f;
-} dense_row;
-
-static const dense_row dense_types[] = {
-    /* GraniteConfig: LlamaConfig's shapes; the multipliers (embedding, residual, attention, logits) hold no
-     * parameters. */
-    {"granite", 32000, 4096, 11008, 32, 32, 0, 0, 2048, true, 0, 0, 2, 1.0, F_ATTN_BIAS | F_MLP_BIAS_KEY},
-    /* OlmoConfig: vocab 50304, 2048 positions; OlmoLayerNorm has no weights (input, post-attention, final). */
-    {"olmo", 50304, 4096, 11008, 32, 32, 0, 0, 2048, false, 0, 0, 2, 1.0, F_ATTN_BIAS | F_NORM_NONE},
-    /* Olmo2Config: post-attention and post-feedforward norms only; q_norm/k_norm over the projections. */
-    {"olmo2", 50304, 4096, 11008, 32, 32, 0, 0, 2048, false, 0, 0, 2, 1.0, F_ATTN_BIAS | F_QK_NORM_FULL},
-    /* Olmo3Config: OLMo-2 with sliding_window 4096 on three layers of four. */
-    {"olmo3", 50304, 4096, 11008, 32, 32, 0, 0, 2048, false, 4096, 4, 2, 1.0, F_ATTN_BIAS | F_QK_NORM_FULL},
-    /* CohereConfig: vocab 256000, hidden 8192, FFN 22528, 40 layers, 64 heads, tied; one LayerNorm (weight, no
-     * bias) before attention and MLP in parallel; use_qk_norm adds LayerNorms of heads x head_dim. */
-    {"cohere", 256000, 8192, 22528, 40, 64, 0, 0, 8192, true, 0, 0, 1, 1.0,
-     F_ATTN_BIAS | F_QK_NORM_KEY | F_PARALLEL},
-    /* Cohere2Config: Cohere with sliding_window 4096 on three layers of four (sliding_window_pattern 4). */
-    {"cohere2", 256000, 8192, 22528, 40, 64, 0, 128, 8192, true, 4096, 4, 1, 1.0, F_ATTN_BIAS | F_PARALLEL},
-    /* SmolLM3Config: vocab 128256, hidden 2048, 36 layers, 16 heads, kv 4, 32768 positions, tied; NoPE every 4th
-     * layer (no parameters); a window only with use_sliding_window. */
-    {"smollm3", 128256, 2048, 11008, 36, 16, 4, 0, 32768, true, 0, 0, 2, 1.0, F_ATTN_BIAS | F_MLP_BIAS_KEY},
-    /* ArceeConfig: hidden 2560, FFN 18432, 32 layers, head_dim 80 (derived), 4096 positions; ReLU^2 MLP (up,
-     * down). */
-    {"arcee", 32000, 2560, 18432, 32, 32, 0, 0, 4096, false, 0, 0, 2, 1.0, F_ATTN_BIAS | F_MLP_BIAS_KEY | F_PLAIN},
-    /* ApertusConfig: vocab 131072, FFN 14336, 65536 positions; xIELU MLP (up, down, alpha_p, alpha_n); per-head
-     * q/k norms. */
-    {"apertus", 131072, 4096, 14336, 32, 32, 0, 0, 65536, false, 0, 0, 2, 1.0,
-     F_ATTN_BIAS | F_PLAIN | F_XIELU | F_QK_NORM},
-    /* Ernie4_5Config: vocab 103424, hidden 1024, FFN 3072, 18 layers, 16 heads, kv 2, head_dim 128, 131072
-     * positions, tied; use_bias on the attention projections. */
-    {"ernie4_5", 103424, 1024, 3072, 18, 16, 2, 128, 131072, true, 0, 0, 2, 1.0, F_USE_BIAS_KEY},
-    /* ExaoneConfig (EXAONE 3.x): vocab 102400, FFN 14336, kv 8, 4096 positions. */
-    {"exaone", 102400, 4096, 14336, 32, 32, 8, 0, 4096, false, 0, 0, 2, 1.0, F_ATTN_BIAS | F_MLP_BIAS_KEY},
-    /* GlmConfig (GLM-4-9B): vocab 151552, FFN 13696, 40 layers, 32 heads, kv 2, head_dim 128, 131072 positions;
-     * attention_bias on q, k, v (True); fused gate_up_proj (the same parameters); half the head rotates. */
-    {"glm", 151552, 4096, 13696, 40, 32, 2, 128, 131072, false, 0, 0, 2, 0.5, F_ATTN_BIAS_QKV | F_ATTN_BIAS_ON},
-    /* Glm4Config: GLM with post-attention and post-MLP norms (4 per layer). */
-    {"glm4", 151552, 4096, 13696, 40, 32, 2, 128, 131072, false, 0, 0, 4, 0.5, F_ATTN_BIAS_QKV | F_ATTN_BIAS_ON},
-    /* Starcoder2Config: vocab 49152, hidden 3072, FFN 12288, 30 layers, 24 heads, kv 2, 4096 positions, tied;
-     * LayerNorms, GELU MLP (c_fc, c_proj), use_bias on everything; sliding_window None. */
-    {"starcoder2", 49152, 3072, 12288, 30, 24, 2, 0, 4096, true, 0, 0, 2, 1.0, F_USE_BIAS | F_PLAIN | F_LAYERNORM},
-    /* StableLmConfig: vocab 50304, hidden 2560, FFN 6912, 32 layers, 4096 positions; LayerNorms; use_qkv_bias;
-     * a quarter of each head rotates. */
-    {"stablelm", 50304, 2560, 6912, 32, 32, 0, 0, 4096, false, 0, 0, 2, 0.25, F_LAYERNORM | F_QKV_BIAS_KEY},
-    /* PhiConfig (phi-2 shapes at hidden 2048): one LayerNorm per layer, attention and MLP in parallel, biases on
-     * q, k, v, dense, fc1, fc2 and lm_head; half of each head rotates. */
-    {"phi", 51200, 2048, 8192, 24, 32, 0, 0, 2048, false, 0, 0, 1, 0.5,
-     F_USE_BIAS | F_PLAIN | F_LAYERNORM | F_LM_BIAS | F_PARALLEL | F_QK_LAYERNORM_KEY},
-    /* SeedOssConfig: vocab 155136, FFN 27648, 64 layers, 80 heads, kv 8, head_dim 128, 524288 positions;
-     * attention_bias (True) on q, k, v; attention_out_bias (False) on o. */
-    {"seed_oss", 155136, 4096, 27648, 64, 80, 8, 128, 524288, false, 0, 0, 2, 1.0,
-     F_ATTN_BIAS_QKV | F_ATTN_BIAS_ON | F_MLP_BIAS_KEY},
-    /* BitNetConfig: vocab 128256, hidden 2560, FFN 6912, 30 layers, 20 heads, kv 5, 2048 positions; sub-norms
-     * before o_proj and down_proj. */
-    {"bitnet", 128256, 2560, 6912, 30, 20, 5, 0, 2048, false, 0, 0, 2, 1.0, F_ATTN_BIAS | F_SUB_NORM},
-    /* Ministral3Config: vocab 131072, FFN 14336, 34 layers, kv 8, head_dim 128, 262144 positions; no window. */
-    {"ministral3", 131072, 4096, 14336, 34, 32, 8, 128, 262144, false, 0, 0, 2, 1.0, 0},
-    /* Exaone4Config (EXAONE 4.0): vocab 102400, FFN 16384, kv = heads, 2048 positions; post-attention and
-     * post-feedforward norms only (2 per layer); per-head q/k norms; sliding_window 4096 on three layers of four
-     * (sliding_window_pattern 4, or layer_types). */
-    {"exaone4", 102400, 4096, 16384, 32, 32, 0, 0, 2048, false, 4096, 4, 2, 1.0, F_QK_NORM},
-    /* NemotronConfig (Nemotron-4, Minitron): vocab 256000, hidden 6144, FFN 24576, 32 layers, 48 heads, 4096
-     * positions; LayerNorm1P (weight and bias) before attention and MLP and at the end; ReLU^2 MLP (up, down);
-     * attention_bias and mlp_bias (False); half of each head rotates. */
-    {"nemotron", 256000, 6144, 24576, 32, 48, 0, 0, 4096, false, 0, 0, 2, 0.5,
-     F_ATTN_BIAS | F_MLP_BIAS_KEY | F_PLAIN | F_LAYERNORM},
-    /* HunYuanDenseV1Config (Hunyuan-7B and its smaller siblings): vocab 290943, FFN 11008, 2048 positions;
-     * query_layernorm and key_layernorm (RMSNorm of head_dim) in every layer; attention_bias on q, k, v and o.
-     * transformers 5.24 builds it only with head_dim given (its getattr finds the class default None); absent,
-     * memplan derives hidden_size / heads as vLLM does. */
-    {"hunyuan_v1_dense", 290943, 4096, 11008, 32, 32, 0, 0, 2048, false, 0, 0, 2, 1.0, F_ATTN_BIAS | F_QK_NORM},
-};
-
-static void decode_dense(hf_ctx *c, const dense_row *d, mp_model *m)
+/*
+ * A dense decoder from its row alone (model/mpm_types.c): the trunk's sizes under their keys (the row's defaults for
+ * keys the config leaves out), the biases, norms, q/k norms and MLP its modules flags say, the sliding window by its
+ * rule, a Mixtral-style MoE block when the row has experts, then layer_types and the RoPE keys.
+ */
+void mpm_read_dense(hf_ctx *c, const mpm_dense *d, mp_model *m)
 {
-	unsigned f = d->f;
-	bool ab, ub;
+	unsigned f = d->modules;
+	bool ab = false;
 
-	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), d->vocab);
-	m->hidden_size = hf_get_u64(c, KEYS("hidden_size"), d->hidden);
-	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), d->inter);
-	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers", "num_layers"), d->layers);
-	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), d->heads);
-	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), d->kv ? d->kv : m->num_heads);
-	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), d->max_pos);
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), d->vocab_size);
+	m->hidden_size = hf_get_u64(c, KEYS("hidden_size"), d->hidden_size);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), d->intermediate_size);
+	m->num_layers = (f & MPM_NUM_LAYERS_KEY) ? hf_get_u64(c, KEYS("num_hidden_layers", "num_layers"), d->num_layers)
+	                                         : hf_get_u64(c, KEYS("num_hidden_layers"), d->num_layers);
+	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), d->num_heads);
+	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), d->num_kv_heads ? d->num_kv_heads : m->num_heads);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), d->max_positions);
 	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), d->tie);
 	if (d->head_dim && !hf_has(c, "head_dim"))
 		m->head_dim = d->head_dim;
 	else
 		hf_derive_head_dim(c, m, "num_attention_heads");
-	ab = hf_get_bool(c, KEYS("attention_bias"), (f & F_ATTN_BIAS_ON) != 0);
-	if (f & F_ATTN_BIAS)
+	/* biases */
+	if (f & (MPM_ATTENTION_BIAS | MPM_ATTENTION_BIAS_QKV | MPM_QKV_BIAS_ALWAYS))
+		ab = hf_get_bool(c, KEYS("attention_bias"), (f & MPM_ATTENTION_BIAS_ON) != 0);
+	if (f & MPM_ATTENTION_BIAS)
 		m->qkv_bias = m->o_bias = ab;
-	if (f & F_ATTN_BIAS_QKV) {
+	if (f & MPM_QKV_BIAS_ALWAYS) { /* Qwen2Attention: q, k, v with biases whatever attention_bias says; o never */
+		m->qkv_bias = true;
+		m->o_bias = false;
+	}
+	if (f & MPM_ATTENTION_BIAS_QKV) {
 		m->qkv_bias = ab;
 		m->o_bias = hf_get_bool(c, KEYS("attention_out_bias"), false);
 	}
-	if (f & F_USE_BIAS) {
-		ub = hf_get_bool(c, KEYS("use_bias"), true);
-		m->qkv_bias = m->o_bias = m->mlp_bias = ub;
-	}
-	if (f & F_USE_BIAS_KEY)
+	if (f & MPM_USE_BIAS)
+		m->qkv_bias = m->o_bias = m->mlp_bias = hf_get_bool(c, KEYS("use_bias"), true);
+	if (f & MPM_BIAS_ALWAYS)
+		m->qkv_bias = m->o_bias = m->mlp_bias = true;
+	if (f & MPM_USE_BIAS_KEY)
 		m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("use_bias"), false);
-	if (f & F_QKV_BIAS_KEY)
+	if (f & MPM_QKV_BIAS_KEY)
 		m->qkv_bias = hf_get_bool(c, KEYS("use_qkv_bias"), false);
-	if (f & F_MLP_BIAS_KEY)
+	if (f & MPM_MLP_BIAS_KEY)
 		m->mlp_bias = hf_get_bool(c, KEYS("mlp_bias"), false);
-	m->qk_norm = (f & F_QK_NORM) != 0;
-	m->qk_norm_full = (f & F_QK_NORM_FULL) || ((f & F_QK_NORM_KEY) && hf_get_bool(c, KEYS("use_qk_norm"), false));
-	m->lm_head_bias = (f & F_LM_BIAS) != 0;
-	m->activation_params = (f & F_XIELU) ? 2 : 0;
+	/* norms */
+	m->qk_norm = (f & MPM_QK_NORM) != 0;
+	m->qk_norm_full = (f & MPM_QK_NORM_FULL) || ((f & MPM_QK_NORM_KEY) && hf_get_bool(c, KEYS("use_qk_norm"), false));
+	if ((f & MPM_QK_LAYERNORM_KEY) && hf_get_bool(c, KEYS("qk_layernorm"), (f & MPM_QK_LAYERNORM_ON) != 0))
+		m->qk_norm_layer = true;
+	m->lm_head_bias = (f & MPM_LM_HEAD_BIAS) != 0;
+	m->attention_sinks = (f & MPM_SINKS) != 0;
+	m->activation_params = (f & MPM_XIELU) ? 2 : 0;
 	m->attn_kind = MP_ATTN_GQA;
-	m->ffn_kind = (f & F_PLAIN) ? MP_FFN_PLAIN : MP_FFN_GATED;
-	m->norm_kind = (f & F_NORM_NONE) ? MP_NORM_NONE : (f & F_LAYERNORM) ? MP_NORM_LAYER : MP_NORM_RMS;
+	m->ffn_kind = (f & MPM_PLAIN_MLP) ? MP_FFN_PLAIN : MP_FFN_GATED;
+	m->norm_kind = (f & MPM_NORM_NONE) ? MP_NORM_NONE : (f & MPM_LAYERNORM) ? MP_NORM_LAYER : MP_NORM_RMS;
 	m->norms_per_layer = d->norms;
 	m->final_norm = true;
-	m->parallel_block = (f & F_PARALLEL) != 0;
-	if (f & F_SUB_NORM) {
+	m->parallel_block = (f & MPM_PARALLEL) != 0;
+	if (f & MPM_SUB_NORM) {
 		m->norms_per_layer = 3; /* input, post-attention and attn_sub_norm: all of hidden_size */
 		m->ffn_sub_norm = m->intermediate_size;
 	}
-	if ((f & F_QK_LAYERNORM_KEY) && hf_get_bool(c, KEYS("qk_layernorm"), false))
-		m->qk_norm_layer = true;
-	/* the window: sliding_window (null = none); Smollm3 and the Qwen family apply it only with use_sliding_window */
-	m->sliding_window = hf_window(c, "sliding_window", d->window);
-	if (hf_has(c, "use_sliding_window") && !hf_get_bool(c, KEYS("use_sliding_window"), false))
+	/* the window: sliding_window (null = none), then the rule that says which layers it covers */
+	m->sliding_window = hf_window(c, "sliding_window", d->sliding_window);
+	if ((f & MPM_USE_SLIDING_WINDOW) && hf_has(c, "use_sliding_window") &&
+	    !hf_get_bool(c, KEYS("use_sliding_window"), false))
 		m->sliding_window = 0;
-	if (m->sliding_window && d->full_every) {
-		uint64_t every = hf_get_u64(c, KEYS("sliding_window_pattern"), d->full_every);
+	switch (d->window_rule) {
+	case MPM_WINDOW_FROM_LAYER: {
+		/* Qwen2Config/Qwen3Config: only with use_sliding_window, the layers from max_window_layers on */
+		uint64_t from = hf_get_u64(c, KEYS("max_window_layers"), d->window_pattern);
 
-		m->sliding_window_layers = every ? m->num_layers - m->num_layers / every : m->num_layers;
+		if (!hf_get_bool(c, KEYS("use_sliding_window"), false) || from >= m->num_layers)
+			m->sliding_window = 0;
+		else
+			m->sliding_window_layers = m->num_layers - from;
+		break;
+	}
+	case MPM_WINDOW_ALTERNATE:
+		m->sliding_window_layers = (m->num_layers + 1) / 2; /* layers 0, 2, 4, ... */
+		break;
+	case MPM_WINDOW_PATTERN:
+		if (m->sliding_window) {
+			uint64_t every = hf_get_u64(c, KEYS("sliding_window_pattern"), d->window_pattern);
+
+			m->sliding_window_layers = every ? m->num_layers - m->num_layers / every : m->num_layers;
+		}
+		break;
+	case MPM_WINDOW_PATTERN_FIRST:
+		if (m->sliding_window && d->window_pattern)
+			m->sliding_window_layers = m->num_layers - (m->num_layers + d->window_pattern - 1) / d->window_pattern;
+		break;
+	default:
+		break;
+	}
+	/* a Mixtral-style MoE block in every layer: num_local_experts of intermediate_size, top-2 */
+	if (d->experts) {
+		m->num_experts = hf_get_u64(c, KEYS("num_local_experts"), d->experts);
+		m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 2);
+		m->moe_intermediate_size = m->intermediate_size;
+		m->intermediate_size = 0;
 	}
 	hf_decode_layer_types(c, m);
-	hf_decode_rope(c, m, d->partial);
+	hf_decode_rope(c, m, d->partial_rotary > 0 ? d->partial_rotary : 1.0);
+	if (d->rotary_sets)
+		m->rotary_buffer_sets = d->rotary_sets;
 }
-
-/* The rows' decoders, one per row: the table of types below points at them. */
-#define DENSE(i)                                                                                                       \
-	static void dense_##i(hf_ctx *c, mp_model *m)                                                                  \
-	{                                                                                                              \
-		decode_dense(c, &dense_types[i], m);                                                                   \
-	}
-DENSE(0)
-DENSE(1)
-DENSE(2)
-DENSE(3)
-DENSE(4)
-DENSE(5)
-DENSE(6)
-DENSE(7)
-DENSE(8)
-DENSE(9)
-DENSE(10)
-DENSE(11)
-DENSE(12)
-DENSE(13)
-DENSE(14)
-DENSE(15)
-DENSE(16)
-DENSE(17)
-DENSE(18)
-DENSE(19)
-DENSE(20)
-DENSE(21)
 
 /*
  * GPTJConfig: vocab 50400, n_embd 4096, n_layer 28, n_head 16, n_positions 2048, n_inner None (4 x n_embd),
  * rotary_dim 64, untied: q, k, v and out_proj without biases, one LayerNorm per layer (attention and MLP in
  * parallel), fc_in/fc_out with biases, lm_head with a bias (modeling_gptj.py).
  */
-static void decode_gptj(hf_ctx *c, mp_model *m)
+void mpm_read_gptj(hf_ctx *c, mp_model *m)
 {
 	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 50400);
 	m->hidden_size = hf_get_u64(c, KEYS("n_embd", "hidden_size"), 4096);
@@ -241,7 +155,7 @@ static void decode_gptj(hf_ctx *c, mp_model *m)
  * GPTBigCodeConfig (StarCoder, SantaCoder): GPT-2's modules with multi_query (True): the fused c_attn projects
  * hidden -> hidden + 2 x head_dim (one K and one V head), every projection with a bias, learned positions.
  */
-static void decode_gpt_bigcode(hf_ctx *c, mp_model *m)
+void mpm_read_gpt_bigcode(hf_ctx *c, mp_model *m)
 {
 	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 50257);
 	m->hidden_size = hf_get_u64(c, KEYS("n_embd", "hidden_size"), 768);
@@ -281,7 +195,7 @@ static void recurrent_only(mp_model *m)
  * hidden 768, 32 layers, state_size 16, conv_kernel 4, expand 2 (d_inner = intermediate_size = 2 x hidden),
  * time_step_rank "auto" = ceil(hidden / 16), use_bias False, use_conv_bias True, tied (modeling_mamba.py).
  */
-static void decode_mamba(hf_ctx *c, mp_model *m)
+void mpm_read_mamba(hf_ctx *c, mp_model *m)
 {
 	const cJSON *r = cJSON_GetObjectItemCaseSensitive(c->cfg, "time_step_rank");
 	double expand;
@@ -311,7 +225,7 @@ static void decode_mamba(hf_ctx *c, mp_model *m)
  * conv_kernel 4, expand 2 (d_inner 8192), use_bias False, use_conv_bias True, untied; the gated RMSNorm of d_inner
  * before out_proj (modeling_mamba2.py).
  */
-static void decode_mamba2(hf_ctx *c, mp_model *m)
+void mpm_read_mamba2(hf_ctx *c, mp_model *m)
 {
 	double expand;
 
@@ -340,7 +254,7 @@ static void decode_mamba2(hf_ctx *c, mp_model *m)
  * every other layer (layer_types; layer 0 slides). quantization_config {"quant_method": "mxfp4"} ships the
  * experts in MXFP4 and leaves attention, router, embeddings and lm_head in bf16 (modules_to_not_convert).
  */
-static void decode_gpt_oss(hf_ctx *c, mp_model *m)
+void mpm_read_gpt_oss(hf_ctx *c, mp_model *m)
 {
 	const cJSON *q = cJSON_GetObjectItemCaseSensitive(c->cfg, "quantization_config"), *method;
 
@@ -375,14 +289,3 @@ static void decode_gpt_oss(hf_ctx *c, mp_model *m)
 		m->checkpoint_format[MP_TC_EXPERTS] = MP_DTYPE_MXFP4;
 }
 
-const hf_type mpm_hf_more_types[] = {
-    {"granite", dense_0},   {"olmo", dense_1},	   {"olmo2", dense_2},	   {"olmo3", dense_3},
-    {"cohere", dense_4},    {"cohere2", dense_5},  {"smollm3", dense_6},   {"arcee", dense_7},
-    {"apertus", dense_8},   {"ernie4_5", dense_9}, {"exaone", dense_10},   {"glm", dense_11},
-    {"glm4", dense_12},     {"starcoder2", dense_13}, {"stablelm", dense_14}, {"phi", dense_15},
-    {"seed_oss", dense_16}, {"bitnet", dense_17},  {"ministral3", dense_18}, {"exaone4", dense_19},
-    {"nemotron", dense_20}, {"hunyuan_v1_dense", dense_21}, {"gptj", decode_gptj},
-    {"gpt_bigcode", decode_gpt_bigcode}, {"mamba", decode_mamba}, {"falcon_mamba", decode_mamba},
-    {"mamba2", decode_mamba2}, {"gpt_oss", decode_gpt_oss},
-};
-const size_t mpm_hf_more_count = sizeof(mpm_hf_more_types) / sizeof(mpm_hf_more_types[0]);

@@ -42,6 +42,11 @@ static const vision_defaults vision_classes[] = {
     /* Qwen3_5VisionConfig, Qwen3_5MoeVisionConfig: Qwen3-VL's tower without DeepStack mergers */
     {"qwen3_5_vision", 1152, 4304, 27, 3, 0, 16, 3584, 2, 2, 2304, 0},
     {"qwen3_5_moe_vision", 1152, 4304, 27, 3, 0, 16, 3584, 2, 2, 2304, 0},
+    /* Idefics3VisionConfig, SmolVLMVisionConfig, Idefics2VisionConfig: SigLIP's transformer without its head
+     * (1152 or 768 wide, MLP 3072, 12 layers, 224 px, 32 px patches) */
+    {"idefics3_vision", 1152, 3072, 12, 3, 224, 32, 0, 0, 0, 0, 0},
+    {"smolvlm_vision", 1152, 3072, 12, 3, 224, 32, 0, 0, 0, 0, 0},
+    {"idefics2_vision", 768, 3072, 12, 3, 224, 32, 0, 0, 0, 0, 0},
 };
 
 typedef struct wrap_row {
@@ -53,25 +58,104 @@ typedef struct wrap_row {
 	bool flat;               /* the decoder's keys may sit at the top (Qwen2-VL, Qwen2.5-VL) */
 	/* the wrapper's vision_config when absent (its SubConfig defaults), over the class's */
 	uint64_t hidden, inter, layers, image, patch;
+	uint8_t projector;       /* WRAP_PROJ_*: the wrapper's projector when it is not the tower's usual one */
+	bool newline;            /* image_newline, a vector of the decoder's width under model. (LLaVA-NeXT) */
+	bool no_head;            /* SigLIP without its attention-pooling head when vision_config is absent */
+	bool text_required;      /* the wrapper's defaults for an absent text_config are not the decoder class's */
+	const char *tower_root, *projector_root; /* NULL: the tower's */
+	const char *text_root;   /* the decoder's root: NULL = model.language_model. (Idefics: model.text_model.) */
 } wrap_row;
+
+/* The wrappers' projectors other than their tower's usual one (mp_vision.projector), listed by the reader when the
+ * planner has no kind for them (MP_PROJECTOR_NONE): */
+enum {
+	WRAP_PROJ_TOWER = 0, /* the tower's (decode_vision) */
+	WRAP_PROJ_MLP2,      /* LLaVA's linear_1, GELU, linear_2 with biases, over any tower (LLaVA-NeXT, OneVision) */
+	WRAP_PROJ_LINEAR,    /* one linear with a bias to projection_dim (PaliGemmaMultiModalProjector) */
+	WRAP_PROJ_VIPLLAVA,  /* a LayerNorm over the concatenated feature layers, then linear_1 and linear_2 */
+	WRAP_PROJ_SHUFFLE,   /* pixel shuffle by downsample_factor, linear_1 to alignment_intermediate_size, SwiGLU,
+	                      * linear_2 from half of it (Cohere2VisionMultiModalProjector) */
+	WRAP_PROJ_IDEFICS3,  /* pixel shuffle by scale_factor, one linear without bias (Idefics3Connector, SmolVLM's) */
+	WRAP_PROJ_IDEFICS2,  /* a gated MLP to the decoder's width and the perceiver resampler (Idefics2Connector) */
+	WRAP_PROJ_INTERNVL,  /* InternVL's own tower and projector, listed by the reader (internvl_tower) */
+	WRAP_PROJ_GLM4V,     /* GLM-4V's own tower with its merger, listed by the reader (glm4v_tower) */
+	WRAP_PROJ_FUYU,      /* no tower: vision_embed_tokens projects raw patches (FuyuModel) */
+	WRAP_PROJ_ALIGNER,   /* linear1 and linear2 with biases under model.aligner (DeepseekVLAligner) */
+};
 
 static const wrap_row wraps[] = {
     /* Gemma3Config: Gemma3TextConfig + SiglipVisionConfig(); tied */
-    {"gemma3", "gemma3_text", "siglip_vision_model", true, false, false, 0, 0, 0, 0, 0},
+    {"gemma3", "gemma3_text", "siglip_vision_model", true, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL},
     /* LlavaConfig: LlamaConfig + CLIPVisionConfig(hidden 1024, MLP 4096, 24 layers, 336 px, 14 px patches) */
-    {"llava", "llama", "clip_vision_model", false, true, false, 1024, 4096, 24, 336, 14},
+    {"llava", "llama", "clip_vision_model", false, true, false, 1024, 4096, 24, 336, 14, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL},
     /* Mistral3Config: MistralConfig + PixtralVisionConfig(1024, 4096, 24 layers, 1540 px, 14 px patches); tied */
-    {"mistral3", "mistral", "pixtral", true, false, false, 1024, 4096, 24, 1540, 14},
-    {"qwen2_vl", "qwen2_vl_text", "qwen2_vl_vision", false, true, true, 0, 0, 0, 0, 0},
-    {"qwen2_5_vl", "qwen2_5_vl_text", "qwen2_5_vl_vision", false, true, true, 0, 0, 0, 0, 0},
+    {"mistral3", "mistral", "pixtral", true, false, false, 1024, 4096, 24, 1540, 14, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL},
+    {"qwen2_vl", "qwen2_vl_text", "qwen2_vl_vision", false, true, true, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL},
+    {"qwen2_5_vl", "qwen2_5_vl_text", "qwen2_5_vl_vision", false, true, true, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL},
     /* Qwen3VLConfig, Qwen3VLMoeConfig: no back-compat for a text_config's tie_word_embeddings */
-    {"qwen3_vl", "qwen3_vl_text", "qwen3_vl_vision", false, false, false, 0, 0, 0, 0, 0},
-    {"qwen3_vl_moe", "qwen3_vl_moe_text", "qwen3_vl_vision", false, false, false, 0, 0, 0, 0, 0},
+    {"qwen3_vl", "qwen3_vl_text", "qwen3_vl_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL},
+    {"qwen3_vl_moe", "qwen3_vl_moe_text", "qwen3_vl_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL},
     /* Qwen3_5Config, Qwen3_5MoeConfig (Qwen3.5): the gated-delta-net decoders of hf_hybrid.c with the tower */
-    {"qwen3_5", "qwen3_5_text", "qwen3_5_vision", false, false, false, 0, 0, 0, 0, 0},
-    {"qwen3_5_moe", "qwen3_5_moe_text", "qwen3_5_moe_vision", false, false, false, 0, 0, 0, 0, 0},
+    {"qwen3_5", "qwen3_5_text", "qwen3_5_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL},
+    {"qwen3_5_moe", "qwen3_5_moe_text", "qwen3_5_moe_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL},
     /* Llama4Config: Llama4TextConfig + Llama4VisionConfig */
-    {"llama4", "llama4_text", "llama4_vision_model", false, false, false, 0, 0, 0, 0, 0},
+    {"llama4", "llama4_text", "llama4_vision_model", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL},
+    /* ShieldGemma2Config: Gemma 3's (Gemma3ForConditionalGeneration); tied unless text_config unties */
+    {"shieldgemma2", "gemma3_text", "siglip_vision_model", false, true, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false,
+     false, NULL, NULL, NULL},
+    /* LlavaNextConfig, LlavaNextVideoConfig: LLaVA's CLIP tower and projector, image_newline; VipLlavaConfig: the
+     * same tower, its projector over five feature layers (vision_feature_layer) */
+    {"llava_next", "llama", "clip_vision_model", false, false, false, 1024, 4096, 24, 336, 14, WRAP_PROJ_MLP2, true, false,
+     false, NULL, NULL, NULL},
+    {"llava_next_video", "llama", "clip_vision_model", false, true, false, 1024, 4096, 24, 336, 14, WRAP_PROJ_MLP2, true,
+     false, false, NULL, NULL, NULL},
+    {"vipllava", "llama", "clip_vision_model", false, false, false, 1024, 4096, 24, 336, 14, WRAP_PROJ_VIPLLAVA, false,
+     false, false, NULL, NULL, NULL},
+    /* LlavaOnevisionConfig: Qwen2 and SigLIP (1152 wide, MLP 4304, 26 layers, 384 px, 14 px patches, no head),
+     * LLaVA's projector, image_newline */
+    {"llava_onevision", "qwen2", "siglip_vision_model", false, true, false, 1152, 4304, 26, 384, 14, WRAP_PROJ_MLP2, true,
+     true, false, NULL, NULL, NULL},
+    /* PaliGemmaConfig: Gemma and SigLIP (1152, MLP 4096, 27 layers, 224 px, 14 px, no head), tied, one linear
+     * projector; its own defaults for an absent text_config (hidden 2048, 18 layers, kv 1) */
+    {"paligemma", "gemma", "siglip_vision_model", true, false, false, 1152, 4096, 27, 224, 14, WRAP_PROJ_LINEAR, false, true,
+     true, NULL, NULL, NULL},
+    /* LightOnOcrConfig: Qwen3 (its own defaults for an absent text_config) and Pixtral (1540 px, 14 px patches) under
+     * model.vision_encoder, Mistral 3's projector without biases under model.vision_projection, tied */
+    {"lighton_ocr", "qwen3", "pixtral", true, false, false, 0, 0, 0, 1540, 14, WRAP_PROJ_TOWER, false, false, true,
+     "model.vision_encoder.", "model.vision_projection.", NULL},
+    /* Cohere2VisionConfig: Cohere 2 and SigLIP (1152, MLP 3072, 27 layers, 512 px, 16 px patches, with its head),
+     * the pixel-shuffle SwiGLU projector, tied */
+    {"cohere2_vision", "cohere2", "siglip_vision_model", true, false, false, 1152, 3072, 27, 512, 16, WRAP_PROJ_SHUFFLE,
+     false, false, false, NULL, NULL, NULL},
+    /* Cosmos3OmniConfig: Qwen3-VL's decoder and tower */
+    {"cosmos3_omni", "qwen3_vl_text", "qwen3_vl_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false,
+     false, NULL, NULL, NULL},
+    /* Idefics3Config, SmolVLMConfig: Llama and their SigLIP tower under model.vision_model, the decoder under
+     * model.text_model, the pixel-shuffle connector; Idefics2Config: Mistral, its tower, the perceiver connector */
+    {"idefics3", "llama", "idefics3_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_IDEFICS3, false, false, false,
+     "model.vision_model.", "model.connector.", "model.text_model."},
+    {"smolvlm", "llama", "smolvlm_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_IDEFICS3, false, false, false,
+     "model.vision_model.", "model.connector.", "model.text_model."},
+    {"idefics2", "mistral", "idefics2_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_IDEFICS2, false, false, false,
+     "model.vision_model.", "model.connector.", "model.text_model."},
+    /* Glm4vConfig, Glm46VConfig (and glmga, the same class), Glm4vMoeConfig: GLM-4V's decoders and tower */
+    {"glm4v", "glm4v_text", "glm4v_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_GLM4V, false, false, false, NULL,
+     NULL, NULL},
+    {"glm46v", "glm4v_text", "glm4v_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_GLM4V, false, false, false,
+     NULL, NULL, NULL},
+    {"glmga", "glm4v_text", "glm4v_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_GLM4V, false, false, false, NULL,
+     NULL, NULL},
+    {"glm4v_moe", "glm4v_moe_text", "glm4v_moe_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_GLM4V, false, false,
+     false, NULL, NULL, NULL},
+    /* FuyuConfig: Persimmon, raw patches projected by vision_embed_tokens, untied */
+    {"fuyu", "persimmon", "none", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_FUYU, false, false, false, NULL, NULL,
+     NULL},
+    /* DeepseekVLConfig: Llama and SigLIP (with its head) under model.vision_model, the aligner, tied */
+    {"deepseek_vl", "llama", "siglip_vision_model", true, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_ALIGNER, false, false,
+     false, "model.vision_model.", NULL, NULL},
+    /* InternVLConfig: Qwen2 and InternVL's tower (internvl_tower), tied */
+    {"internvl", "qwen2", "internvl_vision", true, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_INTERNVL, false, false, false,
+     NULL, NULL, NULL},
 };
 
 /* How many entries a key holds: a list's length, 1 for a number (vision_feature_layer, deepstack_visual_indexes). */
@@ -86,7 +170,7 @@ static uint64_t list_len(const cJSON *v, uint64_t dflt)
 static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 {
 	const cJSON *vc = cJSON_GetObjectItemCaseSensitive(top->cfg, "vision_config"), *vt;
-	char pointer[96];
+	char pointer[MP_POINTER_MAX];
 	hf_ctx c;
 	const vision_defaults *d = NULL;
 	const char *type = w->vision_type;
@@ -106,7 +190,7 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 		if (strcmp(type, vision_classes[i].type) == 0)
 			d = &vision_classes[i];
 	snprintf(pointer, sizeof(pointer), "%s/vision_config", top->pointer);
-	c = (hf_ctx){absent ? NULL : vc, pointer, top->err, top->st, NULL};
+	c = (hf_ctx){absent ? NULL : vc, pointer, top->err, top->st, NULL, NULL, top->decode_type};
 	if (d == NULL) {
 		char msg[200];
 
@@ -165,17 +249,24 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 		top->st = c.st;
 		return;
 	}
-	v->patch_values = channels * (temporal ? temporal : 1) * patch * patch;
-	if (strcmp(d->type, "siglip_vision_model") == 0) {
-		/* modeling_siglip.py SiglipVisionTransformer; Gemma3MultiModalProjector */
+	v->channels = channels;
+	v->temporal = temporal;
+	v->patch = patch;
+	if (strcmp(d->type, "siglip_vision_model") == 0 || strstr(d->type, "idefics") || strstr(d->type, "smolvlm")) {
+		bool idefics = strcmp(d->type, "siglip_vision_model") != 0;
+
+		v->tower = MP_TOWER_SIGLIP;
+		/* modeling_siglip.py SiglipVisionTransformer (Idefics2/3's and SmolVLM's: the same modules, no head);
+		 * Gemma3MultiModalProjector */
 		v->norm = MP_NORM_LAYER;
 		v->patch_bias = v->post_norm = v->attn_bias = v->mlp_bias = true;
 		v->positions = (image / patch) * (image / patch);
-		v->map_head = c.cfg ? hf_get_bool(&c, KEYS("vision_use_head"), true) : true;
+		v->map_head = idefics ? false : c.cfg ? hf_get_bool(&c, KEYS("vision_use_head"), true) : !w->no_head;
 		v->projector = MP_PROJECTOR_GEMMA3;
 	} else if (strcmp(d->type, "clip_vision_model") == 0) {
 		/* modeling_clip.py CLIPVisionTransformer (class token, pre_layrnorm, post_layernorm);
 		 * LlavaMultiModalProjector */
+		v->tower = MP_TOWER_CLIP;
 		v->norm = MP_NORM_LAYER;
 		v->class_embedding = v->pre_norm = v->post_norm = v->attn_bias = v->mlp_bias = true;
 		v->positions = (image / patch) * (image / patch) + 1;
@@ -184,6 +275,9 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 	} else if (strcmp(d->type, "llama4_vision_model") == 0) {
 		/* a linear patch embedding (no bias), class token, learned positions (+1), LayerNorms pre and post,
 		 * biased blocks, then the pixel-shuffle adapter and the projector (MP_PROJECTOR_LLAMA4) */
+		v->tower = MP_TOWER_LLAMA4;
+		v->tower_root = "vision_model.";
+		v->projector_root = "multi_modal_projector.";
 		v->norm = MP_NORM_LAYER;
 		v->class_embedding = v->pre_norm = v->post_norm = v->attn_bias = v->mlp_bias = true;
 		v->positions = (image / patch) * (image / patch) + 1;
@@ -194,6 +288,7 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 	} else if (strcmp(d->type, "pixtral") == 0) {
 		/* modeling_pixtral.py PixtralVisionModel (RMSNorm, gated MLP, no biases, rotary);
 		 * Mistral3MultiModalProjector (RMSNorm, patch merger over spatial_merge_size^2 patches) */
+		v->tower = MP_TOWER_PIXTRAL;
 		v->norm = MP_NORM_RMS;
 		v->pre_norm = v->gated_mlp = true;
 		v->projector = MP_PROJECTOR_MLP2;
@@ -204,6 +299,9 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 		 * the merger over spatial_merge_size^2 patches */
 		bool q25 = strcmp(d->type, "qwen2_5_vl_vision") == 0, q3 = strncmp(d->type, "qwen3_", 6) == 0;
 
+		v->tower = q3 ? MP_TOWER_QWEN3_VL : q25 ? MP_TOWER_QWEN2_5_VL : MP_TOWER_QWEN2_VL;
+		v->tower_root = "model.visual.";
+		v->projector_root = "model.visual.";
 		v->norm = q25 ? MP_NORM_RMS : MP_NORM_LAYER;
 		v->fused_qkv = v->attn_bias = v->mlp_bias = true;
 		v->gated_mlp = q25;
@@ -223,8 +321,18 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 			        : d->deepstack;
 		}
 	}
+	if (w->projector == WRAP_PROJ_MLP2) {
+		v->projector = MP_PROJECTOR_MLP2;
+		v->projector_norm = MP_NORM_NONE;
+	} else if (w->projector != WRAP_PROJ_TOWER) {
+		v->projector = MP_PROJECTOR_NONE; /* the reader's own (wrap_projector) */
+	}
+	if (w->tower_root)
+		v->tower_root = w->tower_root;
+	if (w->projector_root)
+		v->projector_root = w->projector_root;
 	if (v->projector == MP_PROJECTOR_MLP2) {
-		bool llava = strcmp(w->name, "llava") == 0;
+		bool llava = strcmp(w->name, "llava") == 0 || w->projector == WRAP_PROJ_MLP2;
 
 		v->feature_layers = list_len(cJSON_GetObjectItemCaseSensitive(top->cfg, "vision_feature_layer"), 1);
 		v->projector_bias = hf_get_bool(top, KEYS("multimodal_projector_bias"), llava);
@@ -233,10 +341,396 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 		top->st = c.st;
 }
 
+/*
+ * Idefics2Connector (modeling_idefics2.py): modality_projection, a gated MLP from the tower's width to the decoder's
+ * through the decoder's intermediate_size, then the perceiver resampler of perceiver_config (Idefics2PerceiverConfig:
+ * hidden_size = the decoder's, resampler_n_latents 64 latents, resampler_depth 3 layers of resampler_n_heads 16 heads
+ * of resampler_head_dim 96 and num_key_value_heads 4 KV heads, RMSNorms, a gated MLP of 4 x hidden, a final norm).
+ */
+static void idefics2_connector(hf_ctx *top, mp_model *m)
+{
+	const cJSON *pc = cJSON_GetObjectItemCaseSensitive(top->cfg, "perceiver_config");
+	const cJSON *tc = cJSON_GetObjectItemCaseSensitive(top->cfg, "text_config");
+	char pointer[96];
+	hf_ctx c, t;
+	uint64_t h = m->vision.hidden, out = m->hidden_size, inter, lat, depth, heads, hd, kv, q, k, ff;
+	const char *lay = "perceiver_resampler.layers.{i}";
+
+	t = (hf_ctx){cJSON_IsObject(tc) ? tc : NULL, top->pointer, top->err, top->st, NULL, NULL, top->decode_type};
+	inter = m->intermediate_size ? m->intermediate_size : hf_get_u64(&t, KEYS("intermediate_size"), 14336);
+	snprintf(pointer, sizeof(pointer), "%s/perceiver_config", top->pointer);
+	c = (hf_ctx){cJSON_IsObject(pc) ? pc : NULL, pointer, top->err, top->st, NULL, NULL, top->decode_type};
+	lat = hf_get_u64(&c, KEYS("resampler_n_latents"), 64);
+	depth = hf_get_u64(&c, KEYS("resampler_depth"), 3);
+	heads = hf_get_u64(&c, KEYS("resampler_n_heads"), 16);
+	hd = hf_get_u64(&c, KEYS("resampler_head_dim"), 96);
+	kv = hf_get_u64(&c, KEYS("num_key_value_heads"), 4);
+	top->st = c.st;
+	if (c.st != MP_OK)
+		return;
+	q = hf_mul(top, heads, hd, "perceiver_config");
+	k = hf_mul(top, kv, hd, "perceiver_config");
+	ff = hf_mul(top, 4, out, "perceiver_config");
+	hf_tensor(m, MP_ROOT_PROJECTOR, "modality_projection", "gate_proj.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE,
+	          MP_STEP_NONE, false, inter, h, 1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, "modality_projection", "up_proj.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE,
+	          MP_STEP_NONE, false, inter, h, 1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, "modality_projection", "down_proj.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE,
+	          MP_STEP_NONE, false, out, inter, 1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, "perceiver_resampler", "latents", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE,
+	          false, lat, out, 1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, lay, "input_latents_norm.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE,
+	          true, 1, out, depth);
+	hf_tensor(m, MP_ROOT_PROJECTOR, lay, "input_context_norm.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE,
+	          true, 1, out, depth);
+	hf_tensor(m, MP_ROOT_PROJECTOR, "perceiver_resampler.layers.{i}.self_attn", "q_proj.weight", MP_TK_PROJECTOR,
+	          MP_SPLIT_NONE, MP_STEP_NONE, false, q, out, depth);
+	hf_tensor(m, MP_ROOT_PROJECTOR, "perceiver_resampler.layers.{i}.self_attn", "k_proj.weight", MP_TK_PROJECTOR,
+	          MP_SPLIT_NONE, MP_STEP_NONE, false, k, out, depth);
+	hf_tensor(m, MP_ROOT_PROJECTOR, "perceiver_resampler.layers.{i}.self_attn", "v_proj.weight", MP_TK_PROJECTOR,
+	          MP_SPLIT_NONE, MP_STEP_NONE, false, k, out, depth);
+	hf_tensor(m, MP_ROOT_PROJECTOR, "perceiver_resampler.layers.{i}.self_attn", "o_proj.weight", MP_TK_PROJECTOR,
+	          MP_SPLIT_NONE, MP_STEP_NONE, false, out, q, depth);
+	hf_tensor(m, MP_ROOT_PROJECTOR, lay, "post_attention_layernorm.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE,
+	          MP_STEP_NONE, true, 1, out, depth);
+	hf_tensor(m, MP_ROOT_PROJECTOR, "perceiver_resampler.layers.{i}.mlp", "gate_proj.weight", MP_TK_PROJECTOR,
+	          MP_SPLIT_NONE, MP_STEP_NONE, false, ff, out, depth);
+	hf_tensor(m, MP_ROOT_PROJECTOR, "perceiver_resampler.layers.{i}.mlp", "up_proj.weight", MP_TK_PROJECTOR,
+	          MP_SPLIT_NONE, MP_STEP_NONE, false, ff, out, depth);
+	hf_tensor(m, MP_ROOT_PROJECTOR, "perceiver_resampler.layers.{i}.mlp", "down_proj.weight", MP_TK_PROJECTOR,
+	          MP_SPLIT_NONE, MP_STEP_NONE, false, out, ff, depth);
+	hf_tensor(m, MP_ROOT_PROJECTOR, "perceiver_resampler", "norm.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE,
+	          MP_STEP_NONE, true, 1, out, 1);
+}
+
+/* A side of a square image or patch: an integer, or a list of two equal integers (InternVL's (448, 448)). */
+static uint64_t square_side(hf_ctx *c, const char *key, uint64_t dflt)
+{
+	const cJSON *v = c->cfg ? cJSON_GetObjectItemCaseSensitive(c->cfg, key) : NULL;
+
+	if (cJSON_IsArray(v)) {
+		const cJSON *a = cJSON_GetArrayItem(v, 0), *b = cJSON_GetArrayItem(v, 1);
+
+		if (cJSON_GetArraySize(v) != 2 || !cJSON_IsNumber(a) || !cJSON_IsNumber(b) || a->valuedouble != b->valuedouble ||
+		    a->valuedouble < 1 || a->valuedouble > 65536 || a->valuedouble != (double)(uint64_t)a->valuedouble) {
+			hf_fail_key(c, key, "a list here must hold two equal integers from 1 to 65536 (a square)");
+			return dflt;
+		}
+		return (uint64_t)a->valuedouble;
+	}
+	return hf_get_u64(c, (const char *const[]){key, NULL}, dflt);
+}
+
+/*
+ * InternVL (modeling_internvl.py): InternVLVisionModel (InternVLVisionConfig: hidden 1024, 24 layers, MLP 4096, 448
+ * px images of 14 px patches, LayerNorms or RMSNorms (norm_type), q/k/v with attention_bias, projection_layer with a
+ * bias, RMSNorm q/k norms over the whole projections with use_qk_norm, layer-scale lambda_1 and lambda_2, a class
+ * token, the absolute positions of patches + 1 (use_absolute_position_embeddings), a mask token (use_mask_token), a
+ * final LayerNorm unless use_mean_pooling) and InternVLMultiModalProjector (a LayerNorm over the
+ * 1 / downsample_ratio squared merged patches, linear_1 and linear_2 with biases), listed here with their names.
+ */
+static void internvl_tower(hf_ctx *top, mp_model *m)
+{
+	const cJSON *vc = cJSON_GetObjectItemCaseSensitive(top->cfg, "vision_config"), *nt;
+	char pointer[96];
+	hf_ctx c;
+	uint64_t h, L, inter, ch, image, patch, pos, merge, in;
+	bool rms, bias, qk, mask, abs_pos, pooling;
+	double ratio;
+	const char *lay = "encoder.layer.{i}";
+
+	if (vc && !cJSON_IsNull(vc) && !cJSON_IsObject(vc)) {
+		hf_fail_key(top, "vision_config", "vision_config must be an object (the image tower's config)");
+		return;
+	}
+	snprintf(pointer, sizeof(pointer), "%s/vision_config", top->pointer);
+	c = (hf_ctx){cJSON_IsObject(vc) ? vc : NULL, pointer, top->err, top->st, NULL, NULL, top->decode_type};
+	h = hf_get_u64(&c, KEYS("hidden_size"), 1024);
+	L = hf_get_u64(&c, KEYS("num_hidden_layers"), 24);
+	inter = hf_get_u64(&c, KEYS("intermediate_size"), 4096);
+	ch = hf_get_u64(&c, KEYS("num_channels"), 3);
+	image = square_side(&c, "image_size", 448);
+	patch = square_side(&c, "patch_size", 14);
+	bias = hf_get_bool(&c, KEYS("attention_bias"), false);
+	qk = hf_get_bool(&c, KEYS("use_qk_norm"), false);
+	mask = hf_get_bool(&c, KEYS("use_mask_token"), false);
+	abs_pos = hf_get_bool(&c, KEYS("use_absolute_position_embeddings"), true);
+	pooling = hf_get_bool(&c, KEYS("use_mean_pooling"), true);
+	nt = c.cfg ? cJSON_GetObjectItemCaseSensitive(c.cfg, "norm_type") : NULL;
+	rms = cJSON_IsString(nt) && strcmp(nt->valuestring, "rms_norm") == 0;
+	if (nt && !cJSON_IsNull(nt) && !(cJSON_IsString(nt) && (rms || strcmp(nt->valuestring, "layer_norm") == 0)))
+		hf_fail_key(&c, "norm_type", "norm_type must be \"layer_norm\" or \"rms_norm\"");
+	ratio = hf_get_double(top, top->cfg, "downsample_ratio", 0.5);
+	if (c.st == MP_OK && (h == 0 || L == 0 || patch == 0 || image < patch || h > (UINT64_C(1) << 20) ||
+	                      inter > (UINT64_C(1) << 24) || L > MP_MAX_LAYERS || ch > 256))
+		hf_fail_key(&c, "hidden_size",
+		            "the image tower needs a width (below 2^20), layers (at most 1024), a patch no larger than the "
+		            "image, an MLP below 2^24 and at most 256 channels");
+	top->st = c.st;
+	if (top->st == MP_OK && !(ratio > 0 && ratio <= 1))
+		hf_fail_key(top, "downsample_ratio", "downsample_ratio must be in (0, 1]");
+	if (top->st != MP_OK)
+		return;
+	merge = (uint64_t)(1.0 / ratio);
+	in = merge * merge * h;
+	pos = (image / patch) * (image / patch) + 1;
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.vision_tower.");
+	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "model.multi_modal_projector.");
+	{
+		uint64_t cls[3] = {1, 1, h}, pe[3] = {1, pos, h}, conv[4] = {h, ch, patch, patch};
+
+		hf_shape(m, MP_ROOT_TOWER, "embeddings", "cls_token", MP_TK_VISION, 0, cls, 3, 1);
+		if (mask)
+			hf_shape(m, MP_ROOT_TOWER, "embeddings", "mask_token", MP_TK_VISION, 0, cls, 3, 1);
+		if (abs_pos)
+			hf_shape(m, MP_ROOT_TOWER, "embeddings", "position_embeddings", MP_TK_VISION, 0, pe, 3, 1);
+		hf_shape(m, MP_ROOT_TOWER, "embeddings.patch_embeddings", "projection.weight", MP_TK_VISION, 0, conv, 4, 1);
+		hf_tensor(m, MP_ROOT_TOWER, "embeddings.patch_embeddings", "projection.bias", MP_TK_VISION, MP_SPLIT_NONE,
+		          MP_STEP_NONE, true, 1, h, 1);
+	}
+	hf_tensor(m, MP_ROOT_TOWER, lay, "lambda_1", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, lay, "lambda_2", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	{
+		static const char *const qkv[] = {"q_proj.weight", "k_proj.weight", "v_proj.weight"};
+		static const char *const qkvb[] = {"q_proj.bias", "k_proj.bias", "v_proj.bias"};
+
+		for (int i = 0; i < 3; i++) {
+			hf_tensor(m, MP_ROOT_TOWER, "encoder.layer.{i}.attention", qkv[i], MP_TK_VISION, MP_SPLIT_NONE,
+			          MP_STEP_NONE, false, h, h, L);
+			if (bias)
+				hf_tensor(m, MP_ROOT_TOWER, "encoder.layer.{i}.attention", qkvb[i], MP_TK_VISION, MP_SPLIT_NONE,
+				          MP_STEP_NONE, true, 1, h, L);
+		}
+	}
+	hf_tensor(m, MP_ROOT_TOWER, "encoder.layer.{i}.attention", "projection_layer.weight", MP_TK_VISION, MP_SPLIT_NONE,
+	          MP_STEP_NONE, false, h, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, "encoder.layer.{i}.attention", "projection_layer.bias", MP_TK_VISION, MP_SPLIT_NONE,
+	          MP_STEP_NONE, true, 1, h, L);
+	if (qk) {
+		hf_tensor(m, MP_ROOT_TOWER, "encoder.layer.{i}.attention", "q_norm.weight", MP_TK_VISION, MP_SPLIT_NONE,
+		          MP_STEP_NONE, true, 1, h, L);
+		hf_tensor(m, MP_ROOT_TOWER, "encoder.layer.{i}.attention", "k_norm.weight", MP_TK_VISION, MP_SPLIT_NONE,
+		          MP_STEP_NONE, true, 1, h, L);
+	}
+	hf_tensor(m, MP_ROOT_TOWER, "encoder.layer.{i}.mlp", "fc1.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false,
+	          inter, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, "encoder.layer.{i}.mlp", "fc1.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+	          inter, L);
+	hf_tensor(m, MP_ROOT_TOWER, "encoder.layer.{i}.mlp", "fc2.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false,
+	          h, inter, L);
+	hf_tensor(m, MP_ROOT_TOWER, "encoder.layer.{i}.mlp", "fc2.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+	          h, L);
+	hf_tensor(m, MP_ROOT_TOWER, lay, "layernorm_before.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, lay, "layernorm_after.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	if (!rms) {
+		hf_tensor(m, MP_ROOT_TOWER, lay, "layernorm_before.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h,
+		          L);
+		hf_tensor(m, MP_ROOT_TOWER, lay, "layernorm_after.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h,
+		          L);
+	}
+	if (!pooling) {
+		hf_tensor(m, MP_ROOT_TOWER, NULL, "layernorm.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+		hf_tensor(m, MP_ROOT_TOWER, NULL, "layernorm.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+	}
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "layer_norm.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, in,
+	          1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "layer_norm.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, in, 1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_1.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+	          m->hidden_size, in, 1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_1.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+	          m->hidden_size, 1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_2.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+	          m->hidden_size, m->hidden_size, 1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_2.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+	          m->hidden_size, 1);
+}
+
+/*
+ * GLM-4V, GLM-4.1V, GLM-4.5V, GLM-4.6V (modeling_glm4v.py Glm4vVisionModel; Glm4vVisionConfig: depth 24, hidden
+ * 1536, 336 px images of 14 px patches x 2 frames, spatial_merge_size 2, out_hidden_size 4096, intermediate_size
+ * 13696): a 3-D patch convolution with a bias, learned positions of (image / patch)^2, blocks of RMSNorms, a fused
+ * qkv (attention_bias) and proj without bias, a gated MLP of out_hidden_size without biases; post_layernorm, the
+ * downsample convolution over merge x merge patches to out_hidden_size with a bias, post_conv_layernorm, and the
+ * merger (proj, a LayerNorm, a gated MLP of intermediate_size, no biases) under model.visual.
+ */
+static void glm4v_tower(hf_ctx *top, mp_model *m)
+{
+	const cJSON *vc = cJSON_GetObjectItemCaseSensitive(top->cfg, "vision_config");
+	char pointer[96];
+	hf_ctx c;
+	uint64_t h, L, ch, image, patch, tp, merge, out, inter;
+	bool bias;
+	const char *blk = "blocks.{i}";
+
+	if (vc && !cJSON_IsNull(vc) && !cJSON_IsObject(vc)) {
+		hf_fail_key(top, "vision_config", "vision_config must be an object (the image tower's config)");
+		return;
+	}
+	snprintf(pointer, sizeof(pointer), "%s/vision_config", top->pointer);
+	c = (hf_ctx){cJSON_IsObject(vc) ? vc : NULL, pointer, top->err, top->st, NULL, NULL, top->decode_type};
+	L = hf_get_u64(&c, KEYS("depth"), 24);
+	h = hf_get_u64(&c, KEYS("hidden_size"), 1536);
+	bias = hf_get_bool(&c, KEYS("attention_bias"), false);
+	ch = hf_get_u64(&c, KEYS("in_channels"), 3);
+	image = square_side(&c, "image_size", 336);
+	patch = square_side(&c, "patch_size", 14);
+	tp = square_side(&c, "temporal_patch_size", 2);
+	merge = hf_get_u64(&c, KEYS("spatial_merge_size"), 2);
+	out = hf_get_u64(&c, KEYS("out_hidden_size"), 4096);
+	inter = hf_get_u64(&c, KEYS("intermediate_size"), 13696);
+	if (c.st == MP_OK && (h == 0 || L == 0 || patch == 0 || image < patch || merge == 0 || tp == 0 ||
+	                      h > (UINT64_C(1) << 20) || out > (UINT64_C(1) << 20) || inter > (UINT64_C(1) << 24) ||
+	                      L > MP_MAX_LAYERS || ch > 256 || merge > 64 || tp > 64))
+		hf_fail_key(&c, "hidden_size",
+		            "the image tower needs a width and out_hidden_size (below 2^20), a depth (at most 1024), a patch "
+		            "no larger than the image, spatial_merge_size and temporal_patch_size from 1 to 64");
+	top->st = c.st;
+	if (top->st != MP_OK)
+		return;
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.visual.");
+	{
+		uint64_t conv[5] = {h, ch, tp, patch, patch}, down[4] = {out, h, merge, merge};
+
+		hf_tensor(m, MP_ROOT_TOWER, "embeddings", "position_embedding.weight", MP_TK_VISION, MP_SPLIT_NONE,
+		          MP_STEP_NONE, false, (image / patch) * (image / patch), h, 1);
+		hf_shape(m, MP_ROOT_TOWER, "patch_embed", "proj.weight", MP_TK_VISION, 0, conv, 5, 1);
+		hf_tensor(m, MP_ROOT_TOWER, "patch_embed", "proj.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+		hf_shape(m, MP_ROOT_TOWER, NULL, "downsample.weight", MP_TK_VISION, 0, down, 4, 1);
+		hf_tensor(m, MP_ROOT_TOWER, NULL, "downsample.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, out, 1);
+	}
+	hf_tensor(m, MP_ROOT_TOWER, blk, "norm1.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, blk, "norm2.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, "blocks.{i}.attn", "qkv.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, 3 * h,
+	          h, L);
+	if (bias)
+		hf_tensor(m, MP_ROOT_TOWER, "blocks.{i}.attn", "qkv.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          3 * h, L);
+	hf_tensor(m, MP_ROOT_TOWER, "blocks.{i}.attn", "proj.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, h, h,
+	          L);
+	hf_tensor(m, MP_ROOT_TOWER, "blocks.{i}.mlp", "gate_proj.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false,
+	          out, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, "blocks.{i}.mlp", "up_proj.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false,
+	          out, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, "blocks.{i}.mlp", "down_proj.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false,
+	          h, out, L);
+	hf_tensor(m, MP_ROOT_TOWER, NULL, "post_layernorm.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+	hf_tensor(m, MP_ROOT_TOWER, NULL, "post_conv_layernorm.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+	          h, 1);
+	hf_tensor(m, MP_ROOT_TOWER, "merger", "proj.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false, out, out,
+	          1);
+	hf_tensor(m, MP_ROOT_TOWER, "merger", "post_projection_norm.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE,
+	          true, 1, out, 1);
+	hf_tensor(m, MP_ROOT_TOWER, "merger", "post_projection_norm.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE,
+	          true, 1, out, 1);
+	hf_tensor(m, MP_ROOT_TOWER, "merger", "gate_proj.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+	          inter, out, 1);
+	hf_tensor(m, MP_ROOT_TOWER, "merger", "up_proj.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false, inter,
+	          out, 1);
+	hf_tensor(m, MP_ROOT_TOWER, "merger", "down_proj.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false, out,
+	          inter, 1);
+}
+
+/* The projectors listed by the reader (WRAP_PROJ_LINEAR, _VIPLLAVA, _SHUFFLE) and LLaVA-NeXT's image_newline, from
+ * the tower's width (m->vision.hidden) to the decoder's (m->hidden_size). */
+static void wrap_projector(hf_ctx *c, const wrap_row *w, mp_model *m)
+{
+	uint64_t h = m->vision.hidden, out = m->hidden_size;
+
+	if (c->st != MP_OK)
+		return;
+	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR,
+	                  m->vision.projector_root ? m->vision.projector_root : "model.multi_modal_projector.");
+	if (w->newline) {
+		mp_inventory_root(&m->inv, MP_ROOT_EXTRA, "model.");
+		hf_tensor(m, MP_ROOT_EXTRA, NULL, "image_newline", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, out,
+		          1);
+	}
+	switch (w->projector) {
+	case WRAP_PROJ_LINEAR: {
+		/* PaliGemmaConfig copies projection_dim (2048) into the tower's config; it must be the decoder's width */
+		uint64_t dim = hf_get_u64(c, KEYS("projection_dim"), 2048);
+
+		if (c->st == MP_OK && dim != out) {
+			hf_fail_key(c, "projection_dim", "projection_dim must equal the decoder's hidden_size (the image tokens "
+			                                 "join the text embeddings)");
+			return;
+		}
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false, dim,
+		          h, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, dim,
+		          1);
+		break;
+	}
+	case WRAP_PROJ_VIPLLAVA: {
+		const cJSON *fl = cJSON_GetObjectItemCaseSensitive(c->cfg, "vision_feature_layer");
+		uint64_t n = fl == NULL || cJSON_IsNull(fl) ? 5 : list_len(fl, 5), in = hf_mul(c, n, h, "vision_feature_layer");
+
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "projector_layernorm.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE,
+		          MP_STEP_NONE, true, 1, in, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "projector_layernorm.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE,
+		          MP_STEP_NONE, true, 1, in, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_1.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+		          out, in, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_1.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          out, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_2.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+		          out, out, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_2.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          out, 1);
+		break;
+	}
+	case WRAP_PROJ_SHUFFLE: {
+		uint64_t ds = hf_get_u64(c, KEYS("downsample_factor"), 2), align = hf_get_u64(c, KEYS("alignment_intermediate_size"), 36864);
+		uint64_t in = hf_mul(c, hf_mul(c, ds, ds, "downsample_factor"), h, "downsample_factor");
+
+		if (c->st == MP_OK && (align % 2 || ds == 0 || ds > 64)) {
+			hf_fail_key(c, align % 2 ? "alignment_intermediate_size" : "downsample_factor",
+			            "alignment_intermediate_size must be even (SwiGLU halves it) and downsample_factor from 1 "
+			            "to 64");
+			return;
+		}
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_1.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+		          align, in, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_1.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          align, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_2.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+		          out, align / 2, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_2.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          out, 1);
+		break;
+	}
+	case WRAP_PROJ_IDEFICS3: {
+		uint64_t sf = hf_get_u64(c, KEYS("scale_factor"), 2);
+
+		if (c->st == MP_OK && (sf == 0 || sf > 64)) {
+			hf_fail_key(c, "scale_factor", "scale_factor must be from 1 to 64 (the pixel shuffle's side)");
+			return;
+		}
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "modality_projection.proj.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE,
+		          MP_STEP_NONE, false, out, hf_mul(c, hf_mul(c, sf, sf, "scale_factor"), h, "scale_factor"), 1);
+		break;
+	}
+	case WRAP_PROJ_IDEFICS2:
+		idefics2_connector(c, m);
+		break;
+	case WRAP_PROJ_ALIGNER:
+		mp_inventory_root(&m->inv, MP_ROOT_EXTRA, "model.aligner.");
+		hf_tensor(m, MP_ROOT_EXTRA, NULL, "linear1.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false, out, h,
+		          1);
+		hf_tensor(m, MP_ROOT_EXTRA, NULL, "linear1.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, out, 1);
+		hf_tensor(m, MP_ROOT_EXTRA, NULL, "linear2.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false, out,
+		          out, 1);
+		hf_tensor(m, MP_ROOT_EXTRA, NULL, "linear2.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, out, 1);
+		break;
+	default:
+		break;
+	}
+}
+
 static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 {
 	const cJSON *tc = cJSON_GetObjectItemCaseSensitive(c->cfg, "text_config"), *tt;
-	char pointer[96], name[32];
+	char pointer[MP_POINTER_MAX], name[32];
 	hf_ctx t;
 	bool tie, text_tie;
 
@@ -246,12 +740,21 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 	}
 	if (!cJSON_IsObject(tc) && !w->flat)
 		tc = NULL; /* no text_config: the decoder's class defaults */
+	if (tc == NULL && w->text_required) {
+		char msg[200];
+
+		snprintf(msg, sizeof(msg), "text_config is required: %s's defaults for its decoder are not %s's class "
+		                           "defaults, which memplan would take",
+		         w->name, w->text_type);
+		hf_fail_key(c, "text_config", msg);
+		return;
+	}
 	snprintf(pointer, sizeof(pointer), "%s%s", c->pointer, cJSON_IsObject(tc) ? "/text_config" : "");
-	t = (hf_ctx){cJSON_IsObject(tc) ? tc : (w->flat ? c->cfg : NULL), pointer, c->err, c->st, NULL};
+	t = (hf_ctx){cJSON_IsObject(tc) ? tc : (w->flat ? c->cfg : NULL), pointer, c->err, c->st, NULL, NULL, c->decode_type};
 	/* t.cfg NULL (no text_config): every decoder key takes its class default */
 	tt = t.cfg ? cJSON_GetObjectItemCaseSensitive(t.cfg, "model_type") : NULL;
 	if (cJSON_IsString(tt) && t.cfg != c->cfg) {
-		if (!hf_decode_type(&t, tt->valuestring, true, m)) {
+		if (!t.decode_type(&t, tt->valuestring, true, m)) {
 			char msg[300];
 
 			snprintf(
@@ -262,11 +765,17 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 			hf_fail_key(&t, "model_type", msg);
 		}
 	} else {
-		hf_decode_type(&t, w->text_type, true, m);
+		t.decode_type(&t, w->text_type, true, m);
 	}
 	c->st = t.st;
+	c->names = strcmp(w->name, "llama4") == 0 ? &mpm_names_llama4 : t.names;
 	if (c->st != MP_OK)
 		return;
+	/* transformers 5 keeps a wrapper's decoder under model.language_model (Llama 4: language_model.model, its head
+	 * language_model.lm_head) */
+	m->inv.roots[MP_ROOT_DECODER] = w->text_root                     ? w->text_root
+	                                : strcmp(w->name, "llama4") == 0 ? "language_model.model."
+	                                                                 : "model.language_model.";
 	snprintf(name, sizeof(name), "%s", w->name);
 	snprintf(m->model_type, sizeof(m->model_type), "%s", name);
 	snprintf(m->json_pointer, sizeof(m->json_pointer), "%.63s", pointer);
@@ -281,11 +790,32 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 	if (t.cfg == c->cfg || (!hf_has(c, "tie_word_embeddings") && t.cfg && hf_has(&t, "tie_word_embeddings")))
 		tie = text_tie; /* flat: the one key is both; else the checkpoint's own statement */
 	m->tie_word_embeddings = tie || (w->tie_from_text && text_tie);
+	if (w->projector == WRAP_PROJ_FUYU) {
+		/* FuyuConfig: patch_size 30, num_channels 3; vision_embed_tokens maps a raw patch to the decoder's width */
+		uint64_t p = hf_get_u64(c, KEYS("patch_size"), 30), ch = hf_get_u64(c, KEYS("num_channels"), 3);
+
+		if (c->st == MP_OK && (p == 0 || p > 1024 || ch == 0 || ch > 256)) {
+			hf_fail_key(c, p == 0 || p > 1024 ? "patch_size" : "num_channels",
+			            "patch_size must be from 1 to 1024 and num_channels from 1 to 256");
+			return;
+		}
+		mp_inventory_root(&m->inv, MP_ROOT_EXTRA, "model.");
+		hf_tensor(m, MP_ROOT_EXTRA, NULL, "vision_embed_tokens.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE,
+		          false, m->hidden_size, p * p * ch, 1);
+		hf_tensor(m, MP_ROOT_EXTRA, NULL, "vision_embed_tokens.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE,
+		          true, 1, m->hidden_size, 1);
+		return;
+	}
+	if (w->projector == WRAP_PROJ_INTERNVL || w->projector == WRAP_PROJ_GLM4V) {
+		(w->projector == WRAP_PROJ_INTERNVL ? internvl_tower : glm4v_tower)(c, m);
+		return;
+	}
 	decode_vision(c, w, m);
+	wrap_projector(c, w, m);
 }
 
 /* The wrappers' one decoder: hf_decode_type set m->model_type to the type being read, which names its row. */
-static void decode_wrap(hf_ctx *c, mp_model *m)
+void mpm_read_wrapper(hf_ctx *c, mp_model *m)
 {
 	for (size_t i = 0; i < sizeof(wraps) / sizeof(wraps[0]); i++)
 		if (strcmp(m->model_type, wraps[i].name) == 0) {
@@ -295,9 +825,3 @@ static void decode_wrap(hf_ctx *c, mp_model *m)
 	hf_fail_key(c, "model_type", "no wrapper row for this model_type"); /* unreachable: the table below */
 }
 
-const hf_type mpm_hf_wrapper_types[] = {
-    {"gemma3", decode_wrap},      {"llava", decode_wrap},    {"mistral3", decode_wrap},     {"qwen2_vl", decode_wrap},
-    {"qwen2_5_vl", decode_wrap},  {"qwen3_vl", decode_wrap}, {"qwen3_vl_moe", decode_wrap}, {"qwen3_5", decode_wrap},
-    {"qwen3_5_moe", decode_wrap}, {"llama4", decode_wrap},
-};
-const size_t mpm_hf_wrapper_count = sizeof(mpm_hf_wrapper_types) / sizeof(mpm_hf_wrapper_types[0]);

@@ -27,6 +27,17 @@
  */
 mp_status mpm_from_hf(const cJSON *cfg, const char *pointer, mp_model *m, mp_error *err);
 
+/*
+ * mpm_from_hf reading cfg as the type `row` says (model/mpm_types.h) whatever its model_type names; row NULL: the
+ * table's row of the config's model_type (mpm_from_hf). A row a caller writes is how a new type is tried before it
+ * joins model/mpm_types.c. Errors and ownership: those of mpm_from_hf; borrowed: row.
+ * Worked example (tests/test_types.c): Helium's row, written in the test, reads helium's default config to
+ * 2,172,643,840 parameters, what transformers 5.24 builds (tests/ref/hf/groundtruth.json, helium-default).
+ */
+struct mpm_type;
+mp_status mpm_from_hf_row(const cJSON *cfg, const char *pointer, const struct mpm_type *row, mp_model *m,
+			  mp_error *err);
+
 /* mpm_from_hf over config text (a stored model's config_json). Errors: MP_EPARSE (not JSON), those of
  * mpm_from_hf. Borrowed: json. */
 mp_status mpm_from_hf_text(const char *json, const char *pointer, mp_model *m, mp_error *err);

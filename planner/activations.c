@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "../core/mp_assert.h"
 #include "training_int.h"
 
 bool mp_model_fused_projections(const mp_model *m)
@@ -108,136 +109,215 @@ static uint64_t proj_inputs_per_token(const mp_regime_bytes *rb, uint64_t n_proj
  * The lm_head input and final norm are in training.c (head_bytes_per_token). Dense GQA models; MoE models keep
  * full fine-tuning's count.
  */
+/* Targeted modules among `mask` that read one input: how many, or 1 for any when one fused projection reads it. */
+static uint64_t targets_reading(uint32_t t, uint32_t mask, bool one_projection)
+{
+	uint64_t n = 0;
+
+	for (uint32_t bit = t & mask; bit; bit &= bit - 1)
+		n++;
+	return one_projection ? n != 0 : n;
+}
+
+/* The bytes per value of the input copy lora_A saves: its own 16-bit cast under autocast (2); over a 16-bit base the
+ * fp32 cast each targeted module makes (4); over an fp32 base the input itself, shared by the modules reading it. */
+typedef struct lora_bytes {
+	bool shared;	  /* the targeted modules share one input tensor (fp32 base, no autocast) */
+	uint64_t input;	  /* bytes per value of a targeted module's saved input */
+	uint64_t rank;	  /* bytes per value of lora_A's r-wide output (fp32, 16-bit under autocast) */
+} lora_bytes;
+
+static lora_bytes lora_bytes_of(const mp_regime_bytes *rb)
+{
+	lora_bytes l = {!rb->amp && rb->compute == 4, 4, 4};
+
+	if (rb->amp)
+		l.input = l.rank = 2;
+	else if (l.shared)
+		l.input = rb->compute;
+	return l;
+}
+
+/* What a frozen base no longer keeps: RMSNorm's normalised input (the norms keep their fp32 input and rsqrt), eager
+ * attention's output copy (o_proj's input), the MLP's down-projection input. */
+static void lora_frozen(const mp_model *m, const mp_training_req *req, const mp_regime_bytes *rb, uint64_t tokens,
+			uint64_t rep_div, bool eager_out, mp_layer_activations *out, mp_ck *c)
+{
+	uint64_t tp = mp_or1(req->tensor_parallel_size), h = m->hidden_size, cb = rb->compute;
+	uint64_t hq = m->num_heads / tp * m->head_dim, f = m->intermediate_size / tp;
+	uint64_t down_full = (rb->amp && m->composite_activation && m->ffn_kind == MP_FFN_PLAIN) ? 2 : cb;
+
+	if (m->norm_kind == MP_NORM_RMS)
+		out->norms = mp_ckmul3(c, tokens, mp_or1(m->norms_per_layer), 4 * h + 4) / rep_div;
+	if (eager_out)
+		out->attention -= mp_min_u64(out->attention, mp_ckmul3(c, tokens, cb, hq));
+	out->mlp -= mp_min_u64(out->mlp, mp_ckmul3(c, tokens, down_full, f));
+}
+
 static void lora_layer(const mp_model *m, const mp_training_req *req, const mp_regime_bytes *rb, uint64_t tokens,
 		       uint64_t rep_div, bool eager_out, mp_layer_activations *out, mp_ck *c)
 {
 	uint32_t t = req->lora_targets ? req->lora_targets : MP_LORA_ALL;
 	uint64_t tp = mp_or1(req->tensor_parallel_size), h = m->hidden_size, cb = rb->compute;
 	uint64_t hq = m->num_heads / tp * m->head_dim, f = m->intermediate_size / tp;
-	bool fused = mp_model_fused_projections(m), shared = !rb->amp && cb == 4;
-	uint64_t bpv = rb->amp ? 2 : shared ? cb : 4, ab = rb->amp ? 2 : 4;
-	uint64_t n_attn, n_mlp_in, mods, wide = 0, narrow = 0, down_full;
-
-	/* norms */
-	if (m->norm_kind == MP_NORM_RMS)
-		out->norms = mp_ckmul3(c, tokens, mp_or1(m->norms_per_layer), 4 * h + 4) / rep_div;
+	bool fused = mp_model_fused_projections(m);
+	lora_bytes l = lora_bytes_of(rb);
 	/* targeted modules reading the attention input and the MLP input */
-	n_attn = fused ? ((t & (MP_LORA_Q | MP_LORA_K | MP_LORA_V)) != 0)
-		       : ((t & MP_LORA_Q) != 0) + ((t & MP_LORA_K) != 0) + ((t & MP_LORA_V) != 0);
-	n_mlp_in = fused || m->ffn_kind == MP_FFN_PLAIN
-			   ? ((t & (MP_LORA_GATE | MP_LORA_UP)) != 0)
-			   : ((t & MP_LORA_GATE) != 0) + ((t & MP_LORA_UP) != 0);
-	mods = n_attn + n_mlp_in + ((t & MP_LORA_O) != 0) + ((t & MP_LORA_DOWN) != 0);
-	if (shared) {
-		wide = mp_ckadd(c, n_attn ? cb * h : 0, n_mlp_in ? cb * h : 0);
-	} else {
-		wide = mp_ckmul3(c, n_attn + n_mlp_in, bpv, h);
-	}
+	uint64_t n_attn = targets_reading(t, MP_LORA_Q | MP_LORA_K | MP_LORA_V, fused);
+	uint64_t n_mlp_in = targets_reading(t, MP_LORA_GATE | MP_LORA_UP, fused || m->ffn_kind == MP_FFN_PLAIN);
+	uint64_t mods = n_attn + n_mlp_in + targets_reading(t, MP_LORA_O | MP_LORA_DOWN, false);
+	uint64_t wide, narrow = 0;
+
+	lora_frozen(m, req, rb, tokens, rep_div, eager_out, out, c);
+	if (l.shared)
+		wide = mp_ckmul(c, cb * h, (n_attn != 0) + (n_mlp_in != 0));
+	else
+		wide = mp_ckmul3(c, n_attn + n_mlp_in, l.input, h);
 	/* o_proj's input: eager's contiguous copy is kept only for a targeted o (shared), or replaced by its cast */
-	if (eager_out)
-		out->attention -= mp_min_u64(out->attention, mp_ckmul3(c, tokens, cb, hq));
 	if (t & MP_LORA_O)
-		narrow = mp_ckadd(c, narrow, mp_ckmul(c, (shared && !eager_out) ? 0 : bpv, hq));
-	/* the MLP: full fine-tuning's count less the down projection's input, which a targeted down keeps (cast) */
-	down_full = (rb->amp && m->composite_activation && m->ffn_kind == MP_FFN_PLAIN) ? 2 : cb;
-	out->mlp -= mp_min_u64(out->mlp, mp_ckmul3(c, tokens, down_full, f));
+		narrow = mp_ckmul(c, (l.shared && !eager_out) ? 0 : l.input, hq);
+	/* a targeted down keeps its input (cast) */
 	if (t & MP_LORA_DOWN)
-		narrow = mp_ckadd(c, narrow, mp_ckmul(c, bpv, f));
-	narrow = mp_ckadd(c, narrow, mp_ckmul3(c, mods, ab, req->lora_rank)); /* lora_A outputs */
+		narrow = mp_ckadd(c, narrow, mp_ckmul(c, l.input, f));
+	narrow = mp_ckadd(c, narrow, mp_ckmul3(c, mods, l.rank, req->lora_rank)); /* lora_A outputs */
 	out->projection_inputs = mp_ckadd(c, mp_ckmul(c, tokens, wide) / rep_div, mp_ckmul(c, tokens, narrow));
+}
+
+/* One layer's shapes on one GPU, what every term below reads. */
+typedef struct layer_shape {
+	const mp_model *m;
+	const mp_training_req *req;
+	mp_regime_bytes rb;
+	uint64_t tp, h, heads, kv; /* tensor-parallel degree, hidden size, query and KV heads per GPU */
+	mp_train_kernel kernel;
+} layer_shape;
+
+/* ----- the attention kinds: the bytes per token one attention block keeps (q, k, v as the kernel keeps them, the
+ * output, o_proj's input shared with the kernel's saved output, and fp32 log-sum-exp per head for fused kernels:
+ * flash / memory-efficient SDPA save q, k, v, out, logsumexp and the RNG seed; torch/nn/attention, aten
+ * _scaled_dot_product_flash_attention), and the projections reading the norm's output. A new kind is a function and a
+ * row of attention_kinds. */
+
+/* MHA, GQA, MQA. Eager attention keeps contiguous copies of q, k, v made by matmul's reshape, with k and v at the
+ * query-head count where they are expanded: eager's repeat_kv, SDPA's math fallback (repeat_interleave inside), or
+ * transformers' repeat_kv before a masked SDPA call. */
+static uint64_t attention_gqa(const layer_shape *x, mp_ck *c)
+{
+	uint64_t d = x->m->head_dim, kv_kept = x->kernel.kv_expanded ? x->heads : x->kv, cb = x->rb.compute, par;
+
+	par = mp_ckmul3(c, cb, x->heads + 2 * kv_kept, d);
+	par = mp_ckadd(c, par, mp_ckmul3(c, cb, x->heads, d));
+	if (!x->kernel.scores)
+		par = mp_ckadd(c, par, mp_ckmul(c, 4, x->heads)); /* flash / efficient: the log-sum-exp */
+	return par;
+}
+
+/* DeepSeek MLA: the latent projections (q_a, kv_a outputs and their RMSNorm inputs), then per-head q, k, v */
+static uint64_t attention_mla(const layer_shape *x, mp_ck *c)
+{
+	const mp_model *m = x->m;
+	uint64_t qk = m->qk_nope_head_dim + m->qk_rope_head_dim, vd = m->v_head_dim, cb = x->rb.compute, par;
+
+	par = mp_ckmul(c, cb, m->q_lora_rank + m->kv_lora_rank + m->qk_rope_head_dim);
+	par = mp_ckadd(c, par, mp_ckmul(c, 4, m->q_lora_rank + m->kv_lora_rank));
+	par = mp_ckadd(c, par, mp_ckmul3(c, cb, x->heads, 2 * qk + 2 * vd));
+	if (x->req->attention == MP_TRAIN_ATTENTION_FUSED)
+		par = mp_ckadd(c, par, mp_ckmul(c, 4, x->heads));
+	return par;
+}
+
+static const struct attention_kind {
+	uint64_t (*bytes_per_token)(const layer_shape *x, mp_ck *c);
+	uint64_t projections; /* separate projections reading the attention's input (a fused one: 1) */
+} attention_kinds[] = {
+    [MP_ATTN_GQA] = {attention_gqa, 3},
+    [MP_ATTN_MLA] = {attention_mla, 2},
+};
+MP_STATIC_ASSERT(MP_COUNT_OF(attention_kinds) == MP_ATTN_MLA + 1, "a row of attention_kinds per mp_attn_kind");
+
+/* ----- the feed-forward kinds, each filling its own term of *out. */
+
+/* Dense: mlp_bytes_per_token over the MLP's width on this GPU. */
+static void ffn_dense(const layer_shape *x, uint64_t tokens, mp_layer_activations *out, mp_ck *c)
+{
+	out->mlp = mp_ckmul(c, tokens, mlp_bytes_per_token(x->m, &x->rb, x->m->intermediate_size / x->tp, c));
+}
+
+/* MoE. Router (transformers MixtralSparseMoeBlock): router logits in the compute dtype, fp32 softmax output, top-k
+ * weights and int64 indices. Each token is dispatched to k experts: the gathered input (16-bit cast under autocast),
+ * the expert MLP's tensors, and the expert output scaled by its routing weight (the multiply saves the output).
+ * Shared experts are a dense MLP on every token. */
+static void ffn_moe(const layer_shape *x, uint64_t tokens, mp_layer_activations *out, mp_ck *c)
+{
+	const mp_model *m = x->m;
+	uint64_t k = m->num_experts_per_tok, e = m->num_experts, cb = x->rb.compute, per;
+
+	per = mp_ckadd(c, mp_ckmul(c, cb + 4, e), 16 * k);
+	per = mp_ckadd(c, per, mp_ckmul(c, k, mp_ckmul(c, 2 * cb, x->h)));
+	per = mp_ckadd(c, per, mp_ckmul(c, k, mlp_bytes_per_token(m, &x->rb, m->moe_intermediate_size, c)));
+	if (m->shared_expert_intermediate_size)
+		per = mp_ckadd(c, per, mlp_bytes_per_token(m, &x->rb, m->shared_expert_intermediate_size / x->tp, c));
+	out->moe = mp_ckmul(c, tokens, per);
+}
+
+/* The norms (norms_per_layer, replicated across TP unless sequence parallel) and the inputs of the
+ * column-parallel projections (Korthikanti: 2sbh for QKV, 2sbh for the MLP input). The router of an MoE block
+ * reads the norm output, its experts dispatched copies (ffn_moe); a parallel block with one norm reads it once. */
+static void norms_and_inputs(const layer_shape *x, uint64_t tokens, uint64_t rep_div, mp_layer_activations *out,
+			     mp_ck *c)
+{
+	const mp_model *m = x->m;
+	bool fused = mp_model_fused_projections(m), one_read = m->parallel_block && m->norms_per_layer == 1 && !x->rb.amp;
+	uint64_t n_attn = fused ? 1 : attention_kinds[m->attn_kind].projections;
+	uint64_t n_mlp = fused || m->ffn_kind == MP_FFN_PLAIN || m->num_experts > 0 ? 1 : 2;
+	uint64_t rep = mp_ckmul(c, mp_or1(m->norms_per_layer), norm_bytes_per_token(m, &x->rb, c));
+
+	out->norms = mp_ckmul(c, tokens, rep) / rep_div;
+	if (one_read)
+		rep = proj_inputs_per_token(&x->rb, 1, x->h, c);
+	else
+		rep = mp_ckadd(c, proj_inputs_per_token(&x->rb, n_attn, x->h, c),
+			       proj_inputs_per_token(&x->rb, n_mlp, x->h, c));
+	out->projection_inputs = mp_ckmul(c, tokens, rep) / rep_div;
 }
 
 mp_status mp_layer_activation_bytes(const mp_model *m, const mp_training_req *req, uint64_t batch, uint64_t seq,
 				    mp_layer_activations *out, mp_error *err)
 {
-	mp_regime_bytes rb = mp_regime_bytes_of(req->precision);
-	uint64_t tp = mp_or1(req->tensor_parallel_size);
-	uint64_t h = m->hidden_size, heads = m->num_heads / tp, tokens;
-	uint64_t kv = m->num_kv_heads >= tp ? m->num_kv_heads / tp : 1;
+	uint64_t tp = mp_or1(req->tensor_parallel_size), tokens;
+	layer_shape x = {
+	    .m = m,
+	    .req = req,
+	    .rb = mp_regime_bytes_of(req->precision),
+	    .tp = tp,
+	    .h = m->hidden_size,
+	    .heads = m->num_heads / tp,
+	    .kv = m->num_kv_heads >= tp ? m->num_kv_heads / tp : 1,
+	    .kernel = mp_train_attention_kernel(m, req, seq),
+	};
 	uint64_t rep_div = req->sequence_parallel ? tp : 1;
-	bool fused = mp_model_fused_projections(m), moe = m->num_experts > 0;
-	bool hid_drop = m->hidden_dropout && !req->no_dropout;
-	mp_train_kernel kernel = mp_train_attention_kernel(m, req, seq);
-	uint64_t n_attn_proj, n_mlp_proj, rep, par;
+	bool moe = m->num_experts > 0;
 	mp_ck c = { false };
 
 	memset(out, 0, sizeof(*out));
+	if (MP_NEVER((unsigned)m->attn_kind >= MP_COUNT_OF(attention_kinds)))
+		return mp_fail(err, MP_EINTERNAL, "", "activations: attention kind %d has no row", (int)m->attn_kind);
 	tokens = mp_ckmul(&c, batch, seq);
-	n_attn_proj = fused ? 1 : (m->attn_kind == MP_ATTN_MLA ? 2 : 3);
-	n_mlp_proj = (fused || m->ffn_kind == MP_FFN_PLAIN) ? 1 : 2;
-	if (moe)
-		n_mlp_proj = 1;	/* the router reads the norm output; experts read dispatched copies (below) */
-	if (m->parallel_block && m->norms_per_layer == 1 && !rb.amp)
-		n_attn_proj = n_mlp_proj = 1;
-
-	/* Norms: norms_per_layer of them, replicated across TP unless sequence parallel. */
-	rep = mp_ckmul(&c, mp_or1(m->norms_per_layer), norm_bytes_per_token(m, &rb, &c));
-	out->norms = mp_ckmul(&c, tokens, rep) / rep_div;
-
-	/* Inputs of the column-parallel projections (Korthikanti: 2sbh for QKV, 2sbh for the MLP input). */
-	rep = mp_ckadd(&c, proj_inputs_per_token(&rb, n_attn_proj, h, &c), proj_inputs_per_token(&rb, n_mlp_proj, h, &c));
-	if (m->parallel_block && m->norms_per_layer == 1 && !rb.amp)
-		rep = proj_inputs_per_token(&rb, 1, h, &c);
-	out->projection_inputs = mp_ckmul(&c, tokens, rep) / rep_div;
-
-	/* Attention: q, k, v as the kernel keeps them, the output (o_proj's input, shared with the kernel's saved
-	 * output), and fp32 log-sum-exp per head for fused kernels (flash / memory-efficient SDPA save q, k, v,
-	 * out, logsumexp and the RNG seed; torch/nn/attention, aten _scaled_dot_product_flash_attention). Eager
-	 * attention keeps contiguous copies of q, k, v made by matmul's reshape, with k and v expanded to every
-	 * query head (repeat_kv) for GQA. */
-	if (m->attn_kind == MP_ATTN_MLA) {
-		uint64_t qk = m->qk_nope_head_dim + m->qk_rope_head_dim, vd = m->v_head_dim;
-
-		/* latent projections (q_a, kv_a outputs and their RMSNorm inputs) then per-head q, k, v */
-		par = mp_ckmul(&c, rb.compute, m->q_lora_rank + m->kv_lora_rank + m->qk_rope_head_dim);
-		par = mp_ckadd(&c, par, mp_ckmul(&c, 4, m->q_lora_rank + m->kv_lora_rank));
-		par = mp_ckadd(&c, par, mp_ckmul3(&c, rb.compute, heads, 2 * qk + 2 * vd));
-		if (req->attention == MP_TRAIN_ATTENTION_FUSED)
-			par = mp_ckadd(&c, par, mp_ckmul(&c, 4, heads));
-	} else {
-		/* k and v at the query-head count where they are expanded: eager's repeat_kv, SDPA's math fallback
-		 * (repeat_interleave inside), or transformers' repeat_kv before a masked SDPA call */
-		uint64_t d = m->head_dim, kv_kept = kernel.kv_expanded ? heads : kv;
-
-		par = mp_ckmul3(&c, rb.compute, heads + 2 * kv_kept, d);
-		par = mp_ckadd(&c, par, mp_ckmul3(&c, rb.compute, heads, d));
-		if (!kernel.scores)
-			par = mp_ckadd(&c, par, mp_ckmul(&c, 4, heads)); /* flash / efficient: the log-sum-exp */
-	}
-	out->attention = mp_ckmul(&c, tokens, par);
-
+	norms_and_inputs(&x, tokens, rep_div, out, &c);
+	out->attention = mp_ckmul(&c, tokens, attention_kinds[m->attn_kind].bytes_per_token(&x, &c));
 	/* Score matrices: batch x heads x s x s (the causal half is materialised too), kept by eager attention and by
 	 * SDPA's math fallback (aten _scaled_dot_product_attention_math: _safe_softmax saves its output, which the
 	 * P x V matmul saves too; dropout adds its mask and output as eager's does). */
-	if (kernel.scores)
-		out->attention_scores = mp_ckmul(&c, mp_ckmul3(&c, batch, heads, mp_ckmul(&c, seq, seq)),
-						 score_bytes_per_element(m, req, &rb));
-
-	/* MLP or MoE. */
-	if (!moe) {
-		out->mlp = mp_ckmul(&c, tokens, mlp_bytes_per_token(m, &rb, m->intermediate_size / tp, &c));
-	} else {
-		uint64_t k = m->num_experts_per_tok, e = m->num_experts, per;
-
-		/* Router (transformers MixtralSparseMoeBlock): router logits in the compute dtype, fp32 softmax
-		 * output, top-k weights and int64 indices. Each token is dispatched to k experts: the gathered input
-		 * (16-bit cast under autocast), the expert MLP's tensors, and the expert output scaled by its
-		 * routing weight (the multiply saves the output). Shared experts are a dense MLP on every token. */
-		per = mp_ckadd(&c, mp_ckmul(&c, rb.compute + 4, e), 16 * k);
-		per = mp_ckadd(&c, per, mp_ckmul(&c, k, mp_ckmul(&c, 2 * rb.compute, h)));
-		per = mp_ckadd(&c, per, mp_ckmul(&c, k, mlp_bytes_per_token(m, &rb, m->moe_intermediate_size, &c)));
-		if (m->shared_expert_intermediate_size)
-			per = mp_ckadd(&c, per, mlp_bytes_per_token(m, &rb, m->shared_expert_intermediate_size / tp, &c));
-		out->moe = mp_ckmul(&c, tokens, per);
-	}
-
+	if (x.kernel.scores)
+		out->attention_scores = mp_ckmul(&c, mp_ckmul3(&c, batch, x.heads, mp_ckmul(&c, seq, seq)),
+						 score_bytes_per_element(m, req, &x.rb));
+	(moe ? ffn_moe : ffn_dense)(&x, tokens, out, &c);
 	/* Dropout masks after the attention and MLP outputs (one byte per value; Korthikanti's 2 x sbh). */
-	if (hid_drop)
-		out->dropout_masks = mp_ckmul3(&c, tokens, 2, h) / rep_div;
-
+	if (m->hidden_dropout && !req->no_dropout)
+		out->dropout_masks = mp_ckmul3(&c, tokens, 2, x.h) / rep_div;
 	/* LoRA / QLoRA: a frozen base keeps less (see lora_layer) */
 	if (req->finetune != MP_FINETUNE_FULL && !moe && m->attn_kind == MP_ATTN_GQA)
-		lora_layer(m, req, &rb, tokens, rep_div, kernel.scores, out, &c);
+		lora_layer(m, req, &x.rb, tokens, rep_div, x.kernel.scores, out, &c);
 
 	out->total = out->norms;
 	out->total = mp_ckadd(&c, out->total, out->projection_inputs);
@@ -254,8 +334,13 @@ mp_status mp_layer_activation_bytes(const mp_model *m, const mp_training_req *re
 
 const char *mp_activation_formula_name(mp_activation_formula f)
 {
-	static const char *const names[MP_FORMULA_COUNT] = { "korthikanti", "korthikanti_fused", "zero",
-							     "megatron_gated" };
+	static const char *const names[] = {
+	    [MP_FORMULA_KORTHIKANTI] = "korthikanti",
+	    [MP_FORMULA_KORTHIKANTI_FUSED] = "korthikanti_fused",
+	    [MP_FORMULA_ZERO] = "zero",
+	    [MP_FORMULA_MEGATRON_GATED] = "megatron_gated",
+	};
+	MP_STATIC_ASSERT(MP_COUNT_OF(names) == MP_FORMULA_COUNT, "a name per mp_activation_formula");
 
 	return (unsigned)f < MP_FORMULA_COUNT ? names[f] : "invalid";
 }

@@ -62,19 +62,19 @@ mp_dtype mp_dtype_from_name(const char *name)
 	return MP_DTYPE_INVALID;
 }
 
+/* the spellings of config files (torch_dtype, dtype), engines (vLLM --dtype, --kv-cache-dtype) and people */
+static const struct {
+	const char *alias;
+	mp_dtype dt;
+} aliases[] = {
+	{ "bfloat16", MP_DTYPE_BF16 }, { "float16", MP_DTYPE_FP16 }, { "half", MP_DTYPE_FP16 },
+	{ "float32", MP_DTYPE_FP32 },  { "float", MP_DTYPE_FP32 },   { "float64", MP_DTYPE_FP64 },
+	{ "double", MP_DTYPE_FP64 },   { "fp8", MP_DTYPE_FP8_E4M3 }, { "float8_e4m3fn", MP_DTYPE_FP8_E4M3 },
+	{ "float8_e5m2", MP_DTYPE_FP8_E5M2 },
+};
+
 mp_dtype mp_dtype_from_alias(const char *name)
 {
-	/* the spellings of config files (torch_dtype, dtype), engines (vLLM --dtype, --kv-cache-dtype) and people */
-	static const struct {
-		const char *alias;
-		mp_dtype dt;
-	} aliases[] = {
-		{ "bfloat16", MP_DTYPE_BF16 }, { "float16", MP_DTYPE_FP16 }, { "half", MP_DTYPE_FP16 },
-		{ "float32", MP_DTYPE_FP32 },  { "float", MP_DTYPE_FP32 },   { "float64", MP_DTYPE_FP64 },
-		{ "double", MP_DTYPE_FP64 },   { "fp8", MP_DTYPE_FP8_E4M3 }, { "float8_e4m3fn", MP_DTYPE_FP8_E4M3 },
-		{ "float8_e5m2", MP_DTYPE_FP8_E5M2 },
-	};
-
 	if (name == NULL)
 		return MP_DTYPE_INVALID;
 	if (strncmp(name, "torch.", 6) == 0)
@@ -151,4 +151,28 @@ mp_status mp_search_crossing(uint64_t lo, double glo, uint64_t hi, double ghi, m
 	if (evaluations)
 		*evaluations = n;
 	return MP_OK;
+}
+
+mp_dtype mp_dtype_nearest(const char *name, unsigned mask)
+{
+	const char *words[MP_DTYPE_COUNT + sizeof(aliases) / sizeof(aliases[0])];
+	mp_dtype dts[MP_DTYPE_COUNT + sizeof(aliases) / sizeof(aliases[0])];
+	const char *w;
+	size_t n = 0;
+
+	for (int i = 1; i < MP_DTYPE_COUNT; i++)
+		if (mask & (1u << i)) {
+			dts[n] = (mp_dtype)i;
+			words[n++] = dtype_table[i].name;
+		}
+	for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
+		if (mask & (1u << aliases[i].dt)) {
+			dts[n] = aliases[i].dt;
+			words[n++] = aliases[i].alias;
+		}
+	w = mp_nearest_word(name, words, n);
+	for (size_t i = 0; w && i < n; i++)
+		if (words[i] == w)
+			return dts[i];
+	return MP_DTYPE_INVALID;
 }

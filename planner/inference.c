@@ -112,12 +112,9 @@ mp_status mp_check_tp_degree(const mp_model *m, uint64_t tp, const char *base, m
 	               list);
 }
 
-static mp_status check_req(const mp_model *m, const mp_inference_req *req, const mp_inference_opts *o, uint64_t tp,
-                           mp_error *err)
+/* The formats, the batch, the sequence and the GPUs, each in its range; tp within the GPUs. */
+static mp_status check_sizes(const mp_inference_req *req, uint64_t tp, mp_error *err)
 {
-	uint64_t per_seq;
-	mp_status st;
-
 	if (mp_dtype_layout_of(req->weight_dtype).block_values == 0)
 		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/weight_dtype", "weight_dtype is not a known format");
 	if (mp_dtype_layout_of(req->kv_cache_dtype).block_values == 0)
@@ -140,6 +137,13 @@ static mp_status check_req(const mp_model *m, const mp_inference_req *req, const
 		               "num_gpus (%llu) must be a multiple of tensor_parallel_size (%llu): each group of "
 		               "tensor_parallel_size GPUs holds one replica",
 		               (unsigned long long)req->num_gpus, (unsigned long long)tp);
+	return MP_OK;
+}
+
+/* The tensor-parallel degree the model allows; when it came from num_gpus, the error names num_gpus. */
+static mp_status check_degree(const mp_model *m, const mp_inference_req *req, const mp_inference_opts *o, uint64_t tp,
+                              mp_error *err)
+{
 	if (o->tensor_parallel_size == 0 && req->num_gpus > 1 && !mp_tp_degree_ok(m, tp)) {
 		char list[256];
 
@@ -153,9 +157,12 @@ static mp_status check_req(const mp_model *m, const mp_inference_req *req, const
 		               (unsigned long long)tp, (unsigned long long)m->num_heads, (unsigned long long)m->num_kv_heads,
 		               list);
 	}
-	st = mp_check_tp_degree(m, tp, req->json_pointer, err);
-	if (st != MP_OK)
-		return st;
+	return mp_check_tp_degree(m, tp, req->json_pointer, err);
+}
+
+/* The options: the memory fraction, the block size, the kept logits, a shared length's one token per slot. */
+static mp_status check_opts(const mp_inference_req *req, const mp_inference_opts *o, mp_error *err)
+{
 	if (o->gpu_memory_utilization < 0 || o->gpu_memory_utilization > 1 ||
 	    o->gpu_memory_utilization != o->gpu_memory_utilization)
 		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/gpu_memory_utilization",
@@ -172,6 +179,21 @@ static mp_status check_req(const mp_model *m, const mp_inference_req *req, const
 		               "with sequence_length_scope shared, sequence_length (%llu) is the total over all %llu slots "
 		               "and must be at least batch_size (one token per slot)",
 		               (unsigned long long)req->sequence_length, (unsigned long long)req->batch_size);
+	return MP_OK;
+}
+
+static mp_status check_req(const mp_model *m, const mp_inference_req *req, const mp_inference_opts *o, uint64_t tp,
+                           mp_error *err)
+{
+	uint64_t per_seq;
+	mp_status st = check_sizes(req, tp, err);
+
+	if (st == MP_OK)
+		st = check_degree(m, req, o, tp, err);
+	if (st == MP_OK)
+		st = check_opts(req, o, err);
+	if (st != MP_OK)
+		return st;
 	per_seq = o->length_scope == MP_LENGTH_SHARED
 	              ? req->sequence_length / req->batch_size + (req->sequence_length % req->batch_size != 0)
 	              : req->sequence_length;
@@ -203,6 +225,8 @@ static mp_status evaluate(const mp_model *m, const mp_inference_req *req, const 
 	mem->context_limit = mp_model_context_limit(m);
 	if (weights)
 		mem->weights = *weights;
+	else if (o->weights)
+		mem->weights = *o->weights;
 	else {
 		mp_weight_formats f = o->formats;
 
@@ -242,6 +266,7 @@ uint64_t mp_inference_overhead_bytes(const mp_inference_req *req, const mp_devic
 {
 	return req->cuda_context_bytes            ? req->cuda_context_bytes
 	       : (dev && dev->cuda_context_bytes) ? dev->cuda_context_bytes
+	       : (dev && dev->host_memory)        ? 0 /* a CPU: no CUDA context */
 	                                          : MP_DEFAULT_CUDA_CONTEXT_BYTES;
 }
 
@@ -370,6 +395,43 @@ mp_status mp_plan_inference(const mp_model *m, const mp_param_count *pc, const m
 	return mp_plan_inference_ex(m, pc, req, NULL, dev, mem, fit, err);
 }
 
+/* The longest sequence the fit searches: the model's context (per slot; a shared length: the batch's slots). */
+static uint64_t sequence_ceiling(const mp_model *m, const mp_inference_req *req, const mp_inference_opts *o)
+{
+	uint64_t seq_hi = mp_model_sequence_ceiling(m, o->allow_beyond_max_position), cap;
+
+	if (o->length_scope == MP_LENGTH_SHARED && !o->allow_beyond_max_position)
+		seq_hi = mp_mul_u64(seq_hi, req->batch_size, &cap) && cap < MP_MAX_SEQUENCE_LENGTH ? cap
+												   : MP_MAX_SEQUENCE_LENGTH;
+	return seq_hi;
+}
+
+/* The smallest GPU count: the first valid tensor-parallel degree at which the request fits (0: none). */
+static uint64_t min_gpus(const mp_model *m, const mp_inference_req *req, const mp_inference_opts *o,
+                         const mp_device *dev, const mp_inference_memory *mem, const mp_fit *fit)
+{
+	uint64_t degrees[MP_MAX_TP_DEGREES];
+	size_t nd = mp_valid_tp_degrees(m, degrees, MP_MAX_TP_DEGREES);
+
+	for (size_t i = 0; i < nd && i < MP_MAX_TP_DEGREES; i++) {
+		mp_inference_req r = *req;
+		mp_inference_opts ro = *o;
+
+		/* the request's own layout on as many GPUs as its tensor-parallel degree: the plan just made */
+		if (degrees[i] == mem->tensor_parallel_size && (req->num_gpus == 0 || req->num_gpus == degrees[i])) {
+			if (fit->fits)
+				return degrees[i];
+			continue;
+		}
+		ro.tensor_parallel_size = degrees[i];
+		ro.weights = NULL; /* given for the request's own degree only */
+		r.num_gpus = degrees[i];
+		if (fits_with(m, &r, &ro, dev, NULL, fit->budget_bytes))
+			return degrees[i];
+	}
+	return 0;
+}
+
 mp_status mp_plan_inference_ex(const mp_model *m, const mp_param_count *pc, const mp_inference_req *req,
                                const mp_inference_opts *opts, const mp_device *dev, mp_inference_memory *mem,
                                mp_fit *fit, mp_error *err)
@@ -377,8 +439,7 @@ mp_status mp_plan_inference_ex(const mp_model *m, const mp_param_count *pc, cons
 	static const mp_inference_opts defaults;
 	const mp_inference_opts *o = opts ? opts : &defaults;
 	mp_status st;
-	uint64_t seq_hi, degrees[MP_MAX_TP_DEGREES];
-	size_t nd;
+	uint64_t seq_hi;
 
 	(void)pc;
 	if (fit)
@@ -391,41 +452,13 @@ mp_status mp_plan_inference_ex(const mp_model *m, const mp_param_count *pc, cons
 	/* the searches keep this tensor-parallel degree, so they reuse its weights */
 	fit->max_batch_size = largest(m, req, o, dev, &mem->weights, fit->budget_bytes, true, 0, MP_MAX_BATCH_SIZE,
 	                              req->batch_size, mem->total_bytes);
-	seq_hi = mp_model_sequence_ceiling(m, o->allow_beyond_max_position);
-	if (o->length_scope == MP_LENGTH_SHARED && !o->allow_beyond_max_position) {
-		uint64_t cap;
-
-		seq_hi = mp_mul_u64(seq_hi, req->batch_size, &cap) && cap < MP_MAX_SEQUENCE_LENGTH
-		             ? cap
-		             : MP_MAX_SEQUENCE_LENGTH;
-	}
+	seq_hi = sequence_ceiling(m, req, o);
 	/* shared scope: every slot holds at least one token, so the search starts at batch_size */
 	fit->max_sequence_length = largest(m, req, o, dev, &mem->weights, fit->budget_bytes, false,
 	                                   o->length_scope == MP_LENGTH_SHARED ? req->batch_size : 0, seq_hi,
 	                                   req->sequence_length, mem->total_bytes);
 	fit->max_sequence_length_at_context = fit->max_sequence_length > 0 && fit->max_sequence_length == seq_hi &&
 	                                      seq_hi < MP_MAX_SEQUENCE_LENGTH;
-
-	/* the smallest GPU count: the first valid tensor-parallel degree at which the request fits */
-	nd = mp_valid_tp_degrees(m, degrees, MP_MAX_TP_DEGREES);
-	for (size_t i = 0; i < nd && i < MP_MAX_TP_DEGREES; i++) {
-		mp_inference_req r = *req;
-		mp_inference_opts ro = *o;
-
-		/* the request's own layout on as many GPUs as its tensor-parallel degree: the plan just made */
-		if (degrees[i] == mem->tensor_parallel_size && (req->num_gpus == 0 || req->num_gpus == degrees[i])) {
-			if (fit->fits) {
-				fit->min_gpus = degrees[i];
-				break;
-			}
-			continue;
-		}
-		ro.tensor_parallel_size = degrees[i];
-		r.num_gpus = degrees[i];
-		if (fits_with(m, &r, &ro, dev, NULL, fit->budget_bytes)) {
-			fit->min_gpus = degrees[i];
-			break;
-		}
-	}
+	fit->min_gpus = min_gpus(m, req, o, dev, mem, fit);
 	return MP_OK;
 }

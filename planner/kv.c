@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "../core/mp_assert.h"
 #include "memplan.h"
 
 static uint64_t round_up(uint64_t v, uint64_t to)
@@ -129,41 +130,48 @@ static bool per_layer_kv(const mp_model *m, mp_dtype dt, uint64_t tp, uint64_t t
  * 2 x 5 x 1,024) + 5 x 1,024 + 2 x 1 x 2,560 + 1 x 1,280 + 2 x 4 x 1,280) = 135,680 bytes; at 24 tokens 2 x
  * (3 x (8 x 1,024 + 2 x 24 x 1,024) + 8 x 1,024 + 6 x 1,280 + 2 x 4 x 1,280) = 396,288.
  */
+typedef struct compressor {
+	uint64_t rate;		  /* tokens per compressed entry (0: no compressor state) */
+	uint64_t entry_bytes;	  /* one compressed entry: head_dim (+ the indexer's key) */
+	uint64_t open_bytes;	  /* one token of the open window: kv and gate (CSA: of 2 x head_dim and 2 x indexer) */
+	uint64_t overlap_bytes;	  /* per token of the last closed window kept for the overlap (CSA), once one closed */
+} compressor;
+
+/* One compressed layer's state beyond its keys, of `tokens` tokens, into *acc; false on overflow. */
+static bool compressor_state(const compressor *c, uint64_t tokens, uint64_t *acc)
+{
+	uint64_t entries;
+
+	if (c->rate == 0)
+		return true; /* no compressor state without a rate (the reader refuses a rate of 0) */
+	entries = tokens / c->rate;
+	return mp_muladd_u64(acc, c->entry_bytes, entries) && mp_muladd_u64(acc, c->open_bytes, tokens % c->rate) &&
+	       (entries == 0 || mp_muladd_u64(acc, c->overlap_bytes, c->rate));
+}
+
 static bool compressed_kv_bytes(const mp_model *m, mp_dtype kv_dt, mp_dtype act_dt, uint64_t tokens,
                                 uint64_t key_tokens, uint64_t mult, uint64_t *key_row, uint64_t *bytes)
 {
 	uint64_t acc = 0, key, idx_key, key2, idx2;
+	compressor hca, csa;
 
 	*key_row = 0;
 	if (!mp_dtype_bytes(kv_dt, m->head_dim, &key) || !mp_dtype_bytes(kv_dt, m->csa_indexer_head_dim, &idx_key) ||
 	    !mp_dtype_bytes(act_dt, m->head_dim, &key2) || !mp_dtype_bytes(act_dt, m->csa_indexer_head_dim, &idx2))
 		return false;
+	hca = (compressor){m->hca_compress_rate, key, 2 * key2, 0};
+	csa = (compressor){m->csa_compress_rate, key + idx_key, 4 * (key2 + idx2), 2 * (key2 + idx2)};
 	for (uint64_t i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++) {
 		unsigned f = m->layer_flags[i];
-		bool csa = (f & MP_LAYER_CSA) != 0;
-		uint64_t r = csa ? m->csa_compress_rate : m->hca_compress_rate, entries, open, one_entry, one_open;
+		/* a sliding_attention layer (no compressor) has transformers' plain DynamicSlidingWindowLayer: its
+		 * update(kv, kv) keeps the one tensor twice, as keys and as values */
+		uint64_t keys = f & (MP_LAYER_CSA | MP_LAYER_HCA) ? key : 2 * key;
 
 		if (!(f & MP_LAYER_ATTENTION))
 			continue;
-		if (!(f & (MP_LAYER_CSA | MP_LAYER_HCA))) {
-			/* a sliding_attention layer has transformers' plain DynamicSlidingWindowLayer: its update(kv, kv)
-			 * keeps the one tensor twice, as keys and as values */
-			if (!mp_add_u64(*key_row, 2 * key, key_row) || !mp_muladd_u64(&acc, 2 * key, key_tokens))
-				return false;
-			continue;
-		}
-		if (!mp_add_u64(*key_row, key, key_row) || !mp_muladd_u64(&acc, key, key_tokens))
+		if (!mp_add_u64(*key_row, keys, key_row) || !mp_muladd_u64(&acc, keys, key_tokens))
 			return false;
-		if (r == 0)
-			continue; /* no compressor state without a rate (the reader refuses a rate of 0) */
-		entries = tokens / r;
-		open = tokens % r;
-		/* an entry: head_dim (+ the indexer's); an open token: kv and gate of head_dim (CSA: of 2 x both) */
-		one_entry = key + (csa ? idx_key : 0);
-		one_open = csa ? 4 * (key2 + idx2) : 2 * key2;
-		if (!mp_muladd_u64(&acc, one_entry, entries) || !mp_muladd_u64(&acc, one_open, open))
-			return false;
-		if (csa && entries > 0 && !mp_muladd_u64(&acc, 2 * (key2 + idx2), r))
+		if (f & (MP_LAYER_CSA | MP_LAYER_HCA) && !compressor_state(f & MP_LAYER_CSA ? &csa : &hca, tokens, &acc))
 			return false;
 	}
 	return mp_mul_u64(acc, mult, bytes);
@@ -178,13 +186,172 @@ static uint64_t flagged(const mp_model *m, unsigned want, unsigned not_want)
 	return n;
 }
 
+/* ----- the cache's layouts over the layers. Each says which layers hold a cache and of what kind (`layers`: the
+ * counts in mp_kv_detail) and what the cache holds (`bytes`). A new layout is two functions and a row. */
+
+/* What every layout's bytes read. */
+typedef struct kv_shape {
+	const mp_model *m;
+	const mp_inference_req *req;
+	const mp_inference_opts *o;
+	uint64_t tp;
+	uint64_t mult; /* sequences the cache holds apart: batch_size, or 1 for one shared cache */
+	uint64_t row;  /* bytes of one token's K and V rows (or MLA latent) in one layer, the uniform layout's */
+} kv_shape;
+
+static mp_status kv_overflow(const kv_shape *s, mp_error *err)
+{
+	return mp_fail_at(err, MP_EOVERFLOW, s->req->json_pointer, "/sequence_length",
+	                  "the KV cache for %llu tokens x %llu sequences overflows 64 bits",
+	                  (unsigned long long)s->req->sequence_length, (unsigned long long)s->req->batch_size);
+}
+
+/* Uniform: every attention layer alike, less those that reuse another's cache; the sliding ones keep the window. */
+static void layers_uniform(const mp_model *m, uint64_t tp, mp_kv_detail *d)
+{
+	/* layers with a KV cache of their own: the attention layers less those that reuse another's */
+	uint64_t attn = mp_model_attention_layers(m), own = attn > m->no_kv_layers ? attn - m->no_kv_layers : 0;
+
+	(void)tp;
+	d->window_layers = mp_model_sliding_layers(m);
+	d->shared_kv_layers = m->no_kv_layers;
+	if (d->window_layers > own)
+		d->window_layers = own;
+	d->full_layers = own - d->window_layers;
+}
+
+static mp_status bytes_uniform(const kv_shape *s, mp_kv_detail *d, uint64_t *bytes, mp_error *err)
+{
+	const mp_model *m = s->m;
+	uint64_t acc = 0, t, il = mp_model_indexer_layers(m);
+
+	if (!mp_mul_u64(s->row, d->full_layers + d->window_layers, &d->bytes_per_token))
+		return mp_fail(err, MP_EOVERFLOW, mp_model_pointer(m), "KV cache width overflows 64 bits");
+	if (!mp_muladd_u64(&acc, d->full_layers, d->tokens_full) ||
+	    !mp_muladd_u64(&acc, d->window_layers, d->tokens_window) || !mp_mul_u64(acc, s->row, &t) ||
+	    !mp_mul_u64(t, s->mult, bytes))
+		return kv_overflow(s, err);
+	if (il) {
+		/* DeepSeek sparse attention: each layer with an indexer caches one key of index_head_dim per token
+		 * (transformers DynamicIndexedLayer.indexer_keys), on every rank; vLLM keeps it in a cache of its own,
+		 * fp8 with a scale per 128 values: here in kv_cache_dtype. Worked example (DeepseekV32Config, 61 layers,
+		 * 128 values, bf16): 15,616 bytes per token. */
+		uint64_t ib, per_tok, all;
+
+		if (!mp_dtype_bytes(s->req->kv_cache_dtype, m->indexer_head_dim, &ib) || !mp_mul_u64(ib, il, &per_tok) ||
+		    !mp_add_u64(d->bytes_per_token, per_tok, &d->bytes_per_token) ||
+		    !mp_mul_u64(per_tok, d->tokens_full, &all) || !mp_mul_u64(all, s->mult, &all) ||
+		    !mp_add_u64(*bytes, all, bytes))
+			return mp_fail_at(err, MP_EOVERFLOW, s->req->json_pointer, "/sequence_length",
+			                  "the indexer keys for %llu tokens overflow 64 bits",
+			                  (unsigned long long)s->req->sequence_length);
+	}
+	return MP_OK;
+}
+
+/* Per layer (m->attn_per_layer: Gemma 4, Gemma 3n): the layers' flags say which slide and which share another's
+ * cache. */
+static void layers_per_layer(const mp_model *m, uint64_t tp, mp_kv_detail *d)
+{
+	(void)tp;
+	d->shared_kv_layers = flagged(m, MP_LAYER_ATTENTION | MP_LAYER_KV_SHARED, 0);
+	d->window_layers = m->sliding_window ? flagged(m, MP_LAYER_ATTENTION | MP_LAYER_WINDOW, MP_LAYER_KV_SHARED) : 0;
+	d->full_layers = flagged(m, MP_LAYER_ATTENTION, MP_LAYER_KV_SHARED) - d->window_layers;
+}
+
+static mp_status bytes_per_layer(const kv_shape *s, mp_kv_detail *d, uint64_t *bytes, mp_error *err)
+{
+	if (!per_layer_kv(s->m, s->req->kv_cache_dtype, s->tp, d->tokens_full, d->tokens_window, s->mult,
+	                  &d->bytes_per_token, bytes))
+		return kv_overflow(s, err);
+	return MP_OK;
+}
+
+/* DeepSeek-V4's compressed cache (m->compressed_kv) over the attention's layers: one key per token (K = V) on every
+ * rank (transformers' TP plan keeps V4's attention replicated), the window on every attention layer when there is
+ * one. */
+static bool attention_per_layer(const mp_model *m)
+{
+	return m->attn_per_layer && m->attn_kind == MP_ATTN_GQA;
+}
+
+static void layers_compressed(const mp_model *m, uint64_t tp, mp_kv_detail *d)
+{
+	uint64_t attn = mp_model_attention_layers(m);
+
+	if (attention_per_layer(m))
+		layers_per_layer(m, tp, d);
+	else
+		layers_uniform(m, tp, d);
+	d->values_per_token_per_layer = m->head_dim;
+	d->kv_heads_per_gpu = 1;
+	d->kv_head_replication = tp;
+	d->window_layers = m->sliding_window ? attn : 0;
+	d->full_layers = attn - d->window_layers;
+}
+
+static mp_status bytes_compressed(const kv_shape *s, mp_kv_detail *d, uint64_t *bytes, mp_error *err)
+{
+	mp_dtype act = s->o->compute_dtype != MP_DTYPE_INVALID ? s->o->compute_dtype : MP_DTYPE_BF16;
+
+	if (!compressed_kv_bytes(s->m, s->req->kv_cache_dtype, act, s->req->sequence_length,
+	                         d->window_layers ? d->tokens_window : d->tokens_full, s->mult, &d->bytes_per_token,
+	                         bytes))
+		return kv_overflow(s, err);
+	return MP_OK;
+}
+
+typedef enum kv_layout_kind { KV_UNIFORM, KV_PER_LAYER, KV_COMPRESSED, KV_LAYOUT_COUNT } kv_layout_kind;
+
+static const struct kv_layout {
+	void (*layers)(const mp_model *m, uint64_t tp, mp_kv_detail *d);
+	mp_status (*bytes)(const kv_shape *s, mp_kv_detail *d, uint64_t *bytes, mp_error *err);
+} kv_layouts[] = {
+    [KV_UNIFORM] = {layers_uniform, bytes_uniform},
+    [KV_PER_LAYER] = {layers_per_layer, bytes_per_layer},
+    [KV_COMPRESSED] = {layers_compressed, bytes_compressed},
+};
+MP_STATIC_ASSERT(MP_COUNT_OF(kv_layouts) == KV_LAYOUT_COUNT, "a row of kv_layouts per kv_layout_kind");
+
+static kv_layout_kind kv_layout_of(const mp_model *m)
+{
+	if (m->compressed_kv)
+		return KV_COMPRESSED;
+	return attention_per_layer(m) ? KV_PER_LAYER : KV_UNIFORM;
+}
+
+/* The tokens each sequence's cache holds: whole blocks of the sequence on the full-attention layers, of the window
+ * (at most the sequence) on the sliding ones; s->mult the sequences held apart. False when the rounding overflows. */
+static bool kv_tokens(kv_shape *s, mp_kv_detail *d)
+{
+	const mp_inference_req *req = s->req;
+	uint64_t seq = req->sequence_length, window;
+
+	d->block_size = s->o->kv_block_size ? s->o->kv_block_size : MP_DEFAULT_KV_BLOCK_SIZE;
+	if (s->o->length_scope == MP_LENGTH_SHARED) {
+		/* llama.cpp: one cache of n_ctx cells shared by the slots; a windowed layer needs the window
+		 * of every slot at most */
+		s->mult = 1;
+		if (!mp_mul_u64(s->m->sliding_window, req->batch_size, &window))
+			window = UINT64_MAX;
+	} else {
+		s->mult = req->batch_size;
+		window = s->m->sliding_window;
+	}
+	d->tokens_full = round_up(seq, d->block_size);
+	d->tokens_window = d->window_layers ? round_up(seq < window ? seq : window, d->block_size) : 0;
+	return d->tokens_full >= seq;
+}
+
 mp_status mp_kv_cache(const mp_model *m, const mp_inference_req *req, const mp_inference_opts *opts, uint64_t *bytes,
                       mp_kv_detail *d, mp_error *err)
 {
 	static const mp_inference_opts defaults;
 	const mp_inference_opts *o = opts ? opts : &defaults;
-	uint64_t tp = o->tensor_parallel_size ? o->tensor_parallel_size : (req->num_gpus ? req->num_gpus : 1);
-	uint64_t k, v, kb = 0, vb = 0, row, seq = req->sequence_length, window, mult, acc = 0, t;
+	kv_shape s = {m, req, o, o->tensor_parallel_size ? o->tensor_parallel_size : (req->num_gpus ? req->num_gpus : 1),
+		      0, 0};
+	uint64_t k, v, kb = 0, vb = 0;
+	kv_layout_kind kind = kv_layout_of(m);
 	mp_status st;
 
 	memset(d, 0, sizeof(*d));
@@ -194,92 +361,18 @@ mp_status mp_kv_cache(const mp_model *m, const mp_inference_req *req, const mp_i
 		return st;
 	if (mp_dtype_layout_of(req->kv_cache_dtype).block_values == 0)
 		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/kv_cache_dtype", "kv_cache_dtype is not a known format");
-	layer_rows(m, o->mla_cache, tp, &k, &v, d);
+	layer_rows(m, o->mla_cache, s.tp, &k, &v, d);
 	if ((k && !mp_dtype_bytes(req->kv_cache_dtype, k, &kb)) || (v && !mp_dtype_bytes(req->kv_cache_dtype, v, &vb)) ||
-	    !mp_add_u64(kb, vb, &row))
+	    !mp_add_u64(kb, vb, &s.row))
 		return mp_fail(err, MP_EOVERFLOW, mp_model_pointer(m), "KV cache width overflows 64 bits");
 	d->values_per_token_per_layer = k + v;
-	d->window_layers = mp_model_sliding_layers(m);
-	d->shared_kv_layers = m->no_kv_layers;
-	{
-		/* layers with a KV cache of their own: the attention layers less those that reuse another's */
-		uint64_t attn = mp_model_attention_layers(m), own = attn > m->no_kv_layers ? attn - m->no_kv_layers : 0;
-
-		if (d->window_layers > own)
-			d->window_layers = own;
-		d->full_layers = own - d->window_layers;
-	}
-	if (m->attn_per_layer && m->attn_kind == MP_ATTN_GQA) {
-		/* the layers say which slide and which share another's cache */
-		d->shared_kv_layers = flagged(m, MP_LAYER_ATTENTION | MP_LAYER_KV_SHARED, 0);
-		d->window_layers = m->sliding_window ? flagged(m, MP_LAYER_ATTENTION | MP_LAYER_WINDOW, MP_LAYER_KV_SHARED) : 0;
-		d->full_layers = flagged(m, MP_LAYER_ATTENTION, MP_LAYER_KV_SHARED) - d->window_layers;
-	}
-	d->block_size = o->kv_block_size ? o->kv_block_size : MP_DEFAULT_KV_BLOCK_SIZE;
-	if (o->length_scope == MP_LENGTH_SHARED) {
-		/* llama.cpp: one cache of n_ctx cells shared by the slots; a windowed layer needs the window
-		 * of every slot at most */
-		mult = 1;
-		if (!mp_mul_u64(m->sliding_window, req->batch_size, &window))
-			window = UINT64_MAX;
-	} else {
-		mult = req->batch_size;
-		window = m->sliding_window;
-	}
-	d->tokens_full = round_up(seq, d->block_size);
-	d->tokens_window = d->window_layers ? round_up(seq < window ? seq : window, d->block_size) : 0;
-	if (d->tokens_full < seq)
+	kv_layouts[kind].layers(m, s.tp, d);
+	if (!kv_tokens(&s, d))
 		return mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/sequence_length", "sequence_length overflows 64 bits");
-	if (m->compressed_kv) {
-		/* one key per token (K = V) on every rank: transformers' TP plan keeps V4's attention replicated */
-		mp_dtype act = o->compute_dtype != MP_DTYPE_INVALID ? o->compute_dtype : MP_DTYPE_BF16;
-		uint64_t attn = mp_model_attention_layers(m);
-
-		d->values_per_token_per_layer = m->head_dim;
-		d->kv_heads_per_gpu = 1;
-		d->kv_head_replication = tp;
-		d->window_layers = m->sliding_window ? attn : 0;
-		d->full_layers = attn - d->window_layers;
-		d->tokens_window = d->window_layers ? round_up(seq < window ? seq : window, d->block_size) : 0;
-		if (!compressed_kv_bytes(m, req->kv_cache_dtype, act, seq,
-		                         d->window_layers ? d->tokens_window : d->tokens_full, mult, &d->bytes_per_token,
-		                         bytes))
-			return mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/sequence_length",
-			                  "the KV cache for %llu tokens x %llu sequences overflows 64 bits",
-			                  (unsigned long long)seq, (unsigned long long)req->batch_size);
-		return add_recurrent_state(m, req, o, tp, bytes, d, err);
-	}
-	if (m->attn_per_layer && m->attn_kind == MP_ATTN_GQA) {
-		if (!per_layer_kv(m, req->kv_cache_dtype, tp, d->tokens_full, d->tokens_window, mult, &d->bytes_per_token,
-		                  bytes))
-			return mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/sequence_length",
-			                  "the KV cache for %llu tokens x %llu sequences overflows 64 bits",
-			                  (unsigned long long)seq, (unsigned long long)req->batch_size);
-		return add_recurrent_state(m, req, o, tp, bytes, d, err);
-	}
-	if (!mp_mul_u64(row, d->full_layers + d->window_layers, &d->bytes_per_token))
-		return mp_fail(err, MP_EOVERFLOW, mp_model_pointer(m), "KV cache width overflows 64 bits");
-	if (!mp_muladd_u64(&acc, d->full_layers, d->tokens_full) ||
-	    !mp_muladd_u64(&acc, d->window_layers, d->tokens_window) || !mp_mul_u64(acc, row, &t) ||
-	    !mp_mul_u64(t, mult, bytes))
-		return mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/sequence_length",
-		               "the KV cache for %llu tokens x %llu sequences overflows 64 bits",
-		               (unsigned long long)seq, (unsigned long long)req->batch_size);
-	if (mp_model_indexer_layers(m)) {
-		/* DeepSeek sparse attention: each layer with an indexer caches one key of index_head_dim per token
-		 * (transformers DynamicIndexedLayer.indexer_keys), on every rank; vLLM keeps it in a cache of its own,
-		 * fp8 with a scale per 128 values: here in kv_cache_dtype. Worked example (DeepseekV32Config, 61 layers,
-		 * 128 values, bf16): 15,616 bytes per token. */
-		uint64_t ib, il = mp_model_indexer_layers(m), per_tok, all;
-
-		if (!mp_dtype_bytes(req->kv_cache_dtype, m->indexer_head_dim, &ib) || !mp_mul_u64(ib, il, &per_tok) ||
-		    !mp_add_u64(d->bytes_per_token, per_tok, &d->bytes_per_token) ||
-		    !mp_mul_u64(per_tok, d->tokens_full, &all) || !mp_mul_u64(all, mult, &all) ||
-		    !mp_add_u64(*bytes, all, bytes))
-			return mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/sequence_length",
-			                  "the indexer keys for %llu tokens overflow 64 bits", (unsigned long long)seq);
-	}
-	return add_recurrent_state(m, req, o, tp, bytes, d, err);
+	st = kv_layouts[kind].bytes(&s, d, bytes, err);
+	if (st != MP_OK)
+		return st;
+	return add_recurrent_state(m, req, o, s.tp, bytes, d, err);
 }
 
 mp_status mp_kv_cache_bytes(const mp_model *m, mp_dtype kv_dtype, uint64_t sequence_length, uint64_t batch_size,

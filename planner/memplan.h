@@ -21,6 +21,8 @@
 #include "mp_device.h"
 #include "mp_inference.h"
 #include "mp_engine.h"
+#include "mp_ggml.h"
+#include "mp_llamacpp.h"
 #include "mp_training.h"
 #include "mp_roofline.h"
 

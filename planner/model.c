@@ -48,13 +48,6 @@ mp_status mp_model_validate(const mp_model *m, mp_error *err)
 		return mp_fail_at(err, MP_EINVAL, mp_model_pointer(m), "/num_hidden_layers",
 			       "num_hidden_layers is %llu; at most %d layers are supported",
 			       (unsigned long long)m->num_layers, MP_MAX_LAYERS);
-	for (size_t i = 0; i < m->n_extra && i < MP_MAX_EXTRA_TENSORS; i++) {
-		uint64_t n;
-
-		if (!mp_mul_u64(m->extra[i].rows, m->extra[i].cols, &n) || !mp_mul_u64(n, m->extra[i].count, &n))
-			return mp_fail(err, MP_EOVERFLOW, mp_model_pointer(m), "the model's %s tensors overflow 64 bits",
-			               m->extra[i].name);
-	}
 	if (!sizes_fit(m))
 		return mp_fail(err, MP_EOVERFLOW, mp_model_pointer(m),
 		               "the model's recurrent mixer or image tower widths overflow 64 bits");
@@ -156,14 +149,15 @@ mp_status mp_check_context(const mp_model *m, uint64_t tokens, bool allow_beyond
 	if (allow_beyond)
 		return MP_OK;
 	/* case BI-05: contexts past the trained length without a RoPE scaling are refused */
-	if (m->max_position_defaulted)
+	if (m->max_position_defaulted && limit == m->max_position_embeddings)
 		/* the config never stated the context: say so, rather than blame a limit the user never set */
 		return mp_fail_at(err, MP_EINVAL, base, field,
 			       "%s needs %llu positions, beyond %llu tokens: that is the %s default of "
-			       "max_position_embeddings, because the config does not state it; give max_position_embeddings "
-			       "in the config, or set allow_beyond_max_position_embeddings: true",
+			       "max_position_embeddings%s, because the config does not state it; give "
+			       "max_position_embeddings in the config, or set allow_beyond_max_position_embeddings: true",
 			       field + 1, (unsigned long long)tokens, (unsigned long long)limit,
-			       m->model_type[0] ? m->model_type : "model type's");
+			       m->model_type[0] ? m->model_type : "model type's",
+			       m->rope_scaling ? " (its rope_scaling taken as already in it)" : "");
 	return mp_fail_at(err, MP_EINVAL, base, field,
 		       "%s needs %llu positions, beyond the model's context of %llu tokens (max_position_embeddings%s); "
 		       "set allow_beyond_max_position_embeddings: true to plan it anyway",
@@ -178,121 +172,6 @@ uint64_t mp_model_sequence_ceiling(const mp_model *m, bool allow_beyond)
 	if (limit == 0 || limit > MP_MAX_SEQUENCE_LENGTH || (allow_beyond && !m->learned_position_embeddings))
 		return MP_MAX_SEQUENCE_LENGTH;
 	return limit;
-}
-
-/* Parameters of one linear layer in -> out, with or without bias. */
-static bool linear(uint64_t *acc, uint64_t in, uint64_t out, bool bias)
-{
-	return mp_muladd_u64(acc, in, out) && (!bias || mp_add_u64(*acc, out, acc));
-}
-
-/* One norm of width h: RMSNorm has a weight, LayerNorm a weight and a bias. */
-static bool norm(uint64_t *acc, const mp_model *m, uint64_t h)
-{
-	return mp_muladd_u64(acc, m->norm_kind == MP_NORM_LAYER ? 2 : m->norm_kind == MP_NORM_NONE ? 0 : 1, h);
-}
-
-/* One MLP of width f: gated = gate + up + down, plain = up + down (biases on each when mlp_bias). */
-static bool mlp(uint64_t *acc, const mp_model *m, uint64_t f)
-{
-	uint64_t h = m->hidden_size;
-	bool ok = linear(acc, h, f, m->mlp_bias) && linear(acc, f, h, m->mlp_bias);
-
-	if (ok && m->ffn_kind == MP_FFN_GATED)
-		ok = linear(acc, h, f, m->mlp_bias);
-	return ok && mp_add_u64(*acc, m->activation_params, acc) && mp_add_u64(*acc, m->ffn_sub_norm, acc);
-}
-
-/* DeepSeek-V3.2's indexer of one layer (modeling_deepseek_v32.py DeepseekV32Indexer): wq_b (q_lora_rank ->
- * heads x dim), wk (hidden -> dim), k_norm (LayerNorm of dim: weight and bias), weights_proj (hidden -> heads).
- * Worked example (DeepseekV32Config: 64 heads of 128, q_lora 1536, hidden 7168): 12,582,912 + 917,504 + 256 +
- * 458,752 = 13,959,424 per layer. */
-static bool indexer(uint64_t *acc, const mp_model *m)
-{
-	uint64_t q;
-
-	if (m->indexer_head_dim == 0)
-		return true;
-	return mp_mul_u64(m->indexer_heads, m->indexer_head_dim, &q) && linear(acc, m->q_lora_rank, q, false) &&
-	       linear(acc, m->hidden_size, m->indexer_head_dim, false) && mp_muladd_u64(acc, 2, m->indexer_head_dim) &&
-	       linear(acc, m->hidden_size, m->indexer_heads, false);
-}
-
-/* Attention block of one layer (projections, biases, qk norms). */
-static bool attention(uint64_t *acc, const mp_model *m)
-{
-	uint64_t h = m->hidden_size, q_width, kv_width;
-
-	if (m->attn_kind == MP_ATTN_MLA) {
-		/* DeepSeek-V3 (modeling_deepseek_v3.py): q_a (h -> q_lora) + q_a_norm + q_b (q_lora -> heads x
-		 * (nope + rope)), kv_a_with_mqa (h -> kv_lora + rope) + kv_a_norm + kv_b (kv_lora -> heads x
-		 * (nope + v)), o (heads x v -> h). */
-		uint64_t qk_head = m->qk_nope_head_dim + m->qk_rope_head_dim, qh, kvh, vo;
-
-		if (!mp_mul_u64(m->num_heads, qk_head, &qh) ||
-		    !mp_mul_u64(m->num_heads, m->qk_nope_head_dim + m->v_head_dim, &kvh) ||
-		    !mp_mul_u64(m->num_heads, m->v_head_dim, &vo))
-			return false;
-		if (m->q_lora_rank > 0) {
-			if (!linear(acc, h, m->q_lora_rank, m->qkv_bias) || !mp_add_u64(*acc, m->q_lora_rank, acc) ||
-			    !linear(acc, m->q_lora_rank, qh, false))
-				return false;
-		} else if (!linear(acc, h, qh, false)) {
-			return false;
-		}
-		return linear(acc, h, m->kv_lora_rank + m->qk_rope_head_dim, m->qkv_bias) &&
-		       mp_add_u64(*acc, m->kv_lora_rank, acc) && linear(acc, m->kv_lora_rank, kvh, false) &&
-		       linear(acc, vo, h, m->o_bias);
-	}
-	if (!mp_mul_u64(m->num_heads, m->head_dim, &q_width) || !mp_mul_u64(m->num_kv_heads, m->head_dim, &kv_width))
-		return false;
-	if ((m->attn_output_gate && !linear(acc, h, q_width, m->qkv_bias)) || /* the gate's rows of q_proj */
-	    !linear(acc, h, q_width, m->qkv_bias) || !linear(acc, h, kv_width, m->qkv_bias) ||
-	    !linear(acc, h, kv_width, m->qkv_bias) || !linear(acc, q_width, h, m->o_bias))
-		return false;
-	if (m->attention_sinks && !mp_add_u64(*acc, m->num_heads, acc))
-		return false;
-	if (m->qk_norm_layer && !mp_muladd_u64(acc, 4, m->head_dim))
-		return false;
-	if (m->qk_norm_full) /* OLMo-2: RMSNorm over the whole q and k projections (modeling_olmo2.py) */
-		return mp_add_u64(*acc, q_width, acc) && mp_add_u64(*acc, kv_width, acc);
-	return !m->qk_norm || mp_muladd_u64(acc, 2, m->head_dim);
-}
-
-/*
- * The attention of one layer when it differs per layer (m->attn_per_layer; Gemma 4's Gemma4TextAttention and Gemma
- * 3n's Gemma3nTextAttention, transformers 5.24): q_proj (hidden -> heads x d), o_proj (heads x d -> hidden) and q_norm
- * (d) in every layer; k_proj and v_proj (hidden -> kv x d) and k_norm (d) only in a layer with a cache of its own
- * (not MP_LAYER_KV_SHARED); no v_proj in a global layer of attention_k_eq_v; v_norm has no weight. d and kv are
- * global_head_dim and global_kv_heads in an MP_LAYER_GLOBAL layer. Worked example (Gemma4TextConfig defaults:
- * hidden 2304, 8 heads, kv 4 of 256 on sliding layers, kv 4 of 512 on the full ones): 14,156,288 per sliding layer,
- * 28,312,576 per full layer (tests/test_models.c, gemma4-default).
- */
-static bool attention_of_layer(uint64_t *acc, const mp_model *m, unsigned flags)
-{
-	bool global = (flags & MP_LAYER_GLOBAL) != 0, shared = (flags & MP_LAYER_KV_SHARED) != 0;
-	uint64_t h = m->hidden_size, d = global ? m->global_head_dim : m->head_dim;
-	uint64_t kv = global ? m->global_kv_heads : m->num_kv_heads, q_width, kv_width;
-
-	if (!mp_mul_u64(m->num_heads, d, &q_width) || !mp_mul_u64(kv, d, &kv_width))
-		return false;
-	if (!linear(acc, h, q_width, m->qkv_bias) || !linear(acc, q_width, h, m->o_bias) ||
-	    (m->qk_norm && !mp_add_u64(*acc, d, acc)))
-		return false;
-	if (shared)
-		return true;
-	return linear(acc, h, kv_width, m->qkv_bias) &&
-	       (global && m->global_k_eq_v ? true : linear(acc, h, kv_width, m->qkv_bias)) &&
-	       (!m->qk_norm || mp_add_u64(*acc, d, acc));
-}
-
-/* All attention layers' attention blocks when they differ per layer (m->attn_per_layer). */
-static bool attention_per_layer(uint64_t *acc, const mp_model *m)
-{
-	for (uint64_t i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++)
-		if ((m->layer_flags[i] & MP_LAYER_ATTENTION) && !attention_of_layer(acc, m, m->layer_flags[i]))
-			return false;
-	return true;
 }
 
 static uint64_t layers_with(const mp_model *m, unsigned flag)
@@ -350,26 +229,6 @@ uint64_t mp_model_sliding_layers(const mp_model *m)
 	return m->sliding_window_layers ? m->sliding_window_layers : mp_model_attention_layers(m);
 }
 
-/* Experts of one MoE layer: router + routed experts + shared experts (+ shared gate). Sets *active to
- * what one token touches. */
-static bool experts(uint64_t *acc, uint64_t *active, const mp_model *m)
-{
-	uint64_t one = 0, shared = 0, router = 0;
-
-	if (!mlp(&one, m, m->moe_intermediate_size) ||
-	    !linear(&router, m->hidden_size, m->num_experts + m->zero_experts, false))
-		return false;
-	if (m->router_bias && !mp_add_u64(router, m->num_experts + m->zero_experts, &router))
-		return false;
-	if (m->shared_expert_intermediate_size > 0 && !mlp(&shared, m, m->shared_expert_intermediate_size))
-		return false;
-	if (m->shared_expert_gate && !linear(&shared, m->hidden_size, 1, false))
-		return false;
-	*active = router + shared;
-	return mp_muladd_u64(active, m->num_experts_per_tok, one) && mp_muladd_u64(acc, m->num_experts, one) &&
-	       mp_add_u64(*acc, router + shared, acc);
-}
-
 /*
  * An overflowing count names the config key that drives it: every term is a product of these dimensions, so the
  * largest one is the value to check (issue 19: hidden_size 2^40 was reported as the whole model, and before that as
@@ -398,97 +257,64 @@ mp_status mp_model_overflow(const mp_model *m, const char *what, mp_error *err)
 			  dims[big].field + 1, (unsigned long long)dims[big].v, what);
 }
 
+/* The component of mp_param_count a tensor's parameters add to. */
+static uint64_t *component(mp_param_count *pc, const mp_tensor *t)
+{
+	switch ((mp_tensor_kind)t->kind) {
+	case MP_TK_EMBEDDING:
+		return (t->flags & MP_TF_POSITIONS) ? &pc->position_embedding : &pc->embedding;
+	case MP_TK_ATTENTION:
+		return &pc->attention;
+	case MP_TK_MLP:
+		return &pc->mlp;
+	case MP_TK_EXPERT:
+	case MP_TK_SHARED_EXPERT:
+		return &pc->experts;
+	case MP_TK_NORM:
+		return &pc->norms;
+	case MP_TK_VISION:
+	case MP_TK_PROJECTOR:
+		return &pc->vision;
+	case MP_TK_RECURRENT:
+		return &pc->recurrent;
+	default:
+		return &pc->lm_head;
+	}
+}
+
 mp_status mp_count_parameters(const mp_model *m, mp_param_count *out, mp_error *err)
 {
+	uint64_t routed = 0, routed_active = 0;
 	mp_status st;
-	uint64_t attn_one = 0, norms_one = 0, mlp_one = 0, exp_one = 0, exp_active = 0, moe_layers = 0, ssm_one = 0;
-	uint64_t active_trunk, attn_layers = mp_model_attention_layers(m), ffn_layers = mp_model_ffn_layers(m);
-	uint64_t extra_experts = 0;
 
 	memset(out, 0, sizeof(*out));
 	st = mp_model_validate(m, err);
 	if (st != MP_OK)
 		return st;
+	if (!m->inv.built)
+		return mp_fail(err, MP_EINTERNAL, mp_model_pointer(m), "the model's tensors were not built (mp_model_build)");
+	for (size_t i = 0; i < mp_inventory_size(&m->inv); i++) {
+		const mp_tensor *t = mp_inventory_at(&m->inv, i);
+		uint64_t v, *to;
 
-	if (!mp_muladd_u64(&out->embedding, m->vocab_size, m->hidden_size) ||
-	    !mp_muladd_u64(&out->position_embedding, m->learned_position_embeddings, m->hidden_size))
-		goto overflow;
-	if (m->attn_per_layer ? !attention_per_layer(&out->attention, m)
-	                      : (!attention(&attn_one, m) ||
-	                         !mp_mul_u64(attn_one, m->shared_block_params ? 0 : attn_layers, &out->attention)))
-		goto overflow;
-	{
-		uint64_t idx_one = 0;
-
-		if (!indexer(&idx_one, m) || !mp_muladd_u64(&out->attention, idx_one, mp_model_indexer_layers(m)))
+		if (t->flags & (MP_TF_BUFFER | MP_TF_UNCOUNTED))
+			continue;
+		if (!mp_tensor_values(t, &v) || !mp_mul_u64(v, t->count, &v))
 			goto overflow;
-	}
-	if (m->ssm.kind != MP_SSM_NONE &&
-	    (!mp_ssm_layer_parameters(m, &ssm_one) || !mp_mul_u64(ssm_one, mp_model_ssm_layers(m), &out->recurrent)))
-		goto overflow;
-	for (uint64_t i = 0; i < m->norms_per_layer; i++)
-		if (!norm(&norms_one, m, m->hidden_size))
+		to = component(out, t);
+		if (!mp_add_u64(*to, v, to) || !mp_add_u64(out->total, v, &out->total))
 			goto overflow;
-	if (!mp_mul_u64(norms_one, m->num_layers, &out->norms))
-		goto overflow;
-	if (m->final_norm && !norm(&out->norms, m, m->hidden_size))
-		goto overflow;
+		if ((t->flags & MP_TF_ROUTED) && m->num_experts) {
+			/* a token runs num_experts_per_tok of the num_experts copies this tensor holds per layer */
+			uint64_t one = v / m->num_experts;
 
-	for (uint64_t i = 0; i < m->num_layers; i++)
-		moe_layers += mp_model_is_moe_layer(m, i);
-	if (moe_layers > 0 && !experts(&exp_one, &exp_active, m))
-		goto overflow;
-	if (m->intermediate_size > 0 && !mlp(&mlp_one, m, m->intermediate_size))
-		goto overflow;
-	if (!mp_mul_u64(mlp_one,
-	                m->shared_block_params ? 0 : m->moe_beside_dense ? ffn_layers : ffn_layers - moe_layers,
-	                &out->mlp) ||
-	    !mp_mul_u64(exp_one, moe_layers, &out->experts))
-		goto overflow;
-
-	{
-		mp_tensor vt[MP_MAX_VISION_TENSORS];
-		size_t nv = mp_vision_tensors(m, vt, MP_MAX_VISION_TENSORS);
-
-		for (size_t i = 0; i < nv && i < MP_MAX_VISION_TENSORS; i++) {
-			uint64_t n;
-
-			if (!mp_mul_u64(vt[i].rows, vt[i].cols, &n) || !mp_muladd_u64(&out->vision, n, vt[i].count))
+			if (!mp_add_u64(routed, v, &routed) || !mp_muladd_u64(&routed_active, one, m->num_experts_per_tok))
 				goto overflow;
 		}
 	}
-	for (size_t i = 0; i < m->n_extra && i < MP_MAX_EXTRA_TENSORS; i++) {
-		const mp_extra_tensor *e = &m->extra[i];
-		uint64_t n, *to = e->cls == MP_TC_EMBEDDINGS ? &out->embedding /* Gemma's per-layer token table */
-		                  : e->cls == MP_TC_VISION ? &out->vision /* Gemma 3n's towers, described by shape */
-		                  : e->cls == MP_TC_ATTENTION ? &out->attention
-		                  : e->cls == MP_TC_MLP     ? &out->mlp
-		                  : e->cls == MP_TC_NORMS   ? &out->norms
-		                  : e->cls == MP_TC_EXPERTS ? &out->experts
-		                                            : &out->recurrent;
-
-		if (!mp_mul_u64(e->rows, e->cols, &n) || !mp_muladd_u64(to, n, e->count))
-			goto overflow;
-		/* an expert-class extra is the router's own (Gemma 4's router scales): every token reads it */
-		if (e->cls == MP_TC_EXPERTS && !mp_muladd_u64(&extra_experts, n, e->count))
-			goto overflow;
-	}
-	if (!m->tie_word_embeddings && !linear(&out->lm_head, m->hidden_size, m->vocab_size, m->lm_head_bias))
+	out->active_per_token = out->total - routed;
+	if (!mp_add_u64(out->active_per_token, routed_active, &out->active_per_token))
 		goto overflow;
-	if (m->tie_word_embeddings && m->lm_head_bias && !mp_add_u64(out->lm_head, m->vocab_size, &out->lm_head))
-		goto overflow;
-
-	out->total = out->embedding;
-	if (!mp_add_u64(out->total, out->position_embedding, &out->total) ||
-	    !mp_add_u64(out->total, out->attention, &out->total) || !mp_add_u64(out->total, out->mlp, &out->total) ||
-	    !mp_add_u64(out->total, out->experts, &out->total) || !mp_add_u64(out->total, out->norms, &out->total) ||
-	    !mp_add_u64(out->total, out->lm_head, &out->total) || !mp_add_u64(out->total, out->recurrent, &out->total) ||
-	    !mp_add_u64(out->total, out->vision, &out->total))
-		goto overflow;
-	active_trunk = out->total - out->experts;
-	if (!mp_muladd_u64(&active_trunk, exp_active, moe_layers) || !mp_add_u64(active_trunk, extra_experts, &active_trunk))
-		goto overflow;
-	out->active_per_token = active_trunk;
 	return MP_OK;
 overflow:
 	return mp_model_overflow(m, "the parameter count", err);

@@ -82,6 +82,9 @@ mp_dtype mp_dtype_from_name(const char *name);
  * float8_e4m3fn (fp8_e4m3: vLLM's and PyTorch's default fp8), float8_e5m2. MP_DTYPE_INVALID otherwise; NULL-safe.
  * Worked example (tests/test_fidelity.c): "bfloat16" -> bf16, "Half" -> fp16, "torch.float32" -> fp32.
  */
+/* The dtype of a misspelt name ("fp8e4m3", "bfloat", "bf61"): mp_nearest_word over the names and aliases above,
+ * among the dtypes of mask (bit 1 << dtype); MP_DTYPE_INVALID when none is near. */
+mp_dtype mp_dtype_nearest(const char *name, unsigned mask);
 mp_dtype mp_dtype_from_alias(const char *name);
 /* The aliases mp_dtype_from_alias takes beyond the canonical names, for error messages. */
 #define MP_DTYPE_ALIASES "any case; aliases bfloat16, float16, half, float32, fp8 = fp8_e4m3"

@@ -15,53 +15,6 @@
 #define MP_DEFAULT_INT4_GROUP_SIZE 128  /* AutoGPTQ / AutoAWQ default group_size */
 #define MP_PYTORCH_ALLOCATION_BYTES 512 /* c10/cuda/CUDACachingAllocator.cpp kMinBlockSize */
 
-/* ---------------------------------------------------------------------------------------------------------
- * The model's tensors. One row per distinct tensor shape and role; `count` says how many the model holds
- * (layers x experts). Parameters are the sum of rows x cols x count over the rows that are not buffers, and
- * equal mp_count_parameters' total (tests check this for every model). Tensor classes choose the storage
- * format: matrices take their class's format, vectors (norm weights, biases) the `norms` format.
- * ------------------------------------------------------------------------------------------------------- */
-typedef enum mp_tensor_class {
-	MP_TC_EMBEDDINGS = 0, /* token (and learned position) embeddings */
-	MP_TC_ATTENTION,      /* q, k, v, o (and MLA) projections, their biases, q/k norms */
-	MP_TC_MLP,            /* dense MLP projections */
-	MP_TC_EXPERTS,        /* routed and shared experts, routers */
-	MP_TC_LM_HEAD,        /* output projection (absent when tied) */
-	MP_TC_NORMS,          /* layer norms, final norm */
-	MP_TC_RECURRENT,      /* state-space mixers (Mamba in/out projections, conv, A, D, dt); reported when present */
-	MP_TC_VISION,         /* a multimodal wrapper's image tower and projector; reported when present */
-	MP_TC_COUNT
-} mp_tensor_class;
-
-/* "embeddings", "attention", "mlp", "experts", "lm_head", "norms"; "invalid" otherwise. */
-const char *mp_tensor_class_name(mp_tensor_class c);
-
-typedef enum mp_tp_split {
-	MP_SPLIT_NONE = 0, /* replicated on every tensor-parallel rank */
-	MP_SPLIT_ROWS,     /* column-parallel: output rows divided (q, gate, up, vocab) */
-	MP_SPLIT_COLS,     /* row-parallel: input columns divided (o, down) */
-	MP_SPLIT_KV_ROWS,  /* k/v rows by KV head; one head per rank (replicated) when ranks > KV heads */
-} mp_tp_split;
-
-typedef struct mp_tensor {
-	const char *name; /* static string: "q_proj", "experts.down_proj", "rotary.inv_freq", ... */
-	mp_tensor_class cls;
-	uint64_t rows, cols; /* a matrix is rows (out) x cols (in); a vector has rows 1 */
-	uint64_t count;
-	mp_tp_split split;
-	bool vector; /* 1-D: stored in the norms format, never quantised */
-	bool buffer; /* a registered buffer, not a parameter (stored fp32) */
-	bool router; /* an MoE router: unquantised when the checkpoint quantises the experts itself */
-} mp_tensor;
-
-#define MP_MAX_TENSOR_KINDS 96
-#define MP_MAX_VISION_TENSORS 40 /* rows mp_vision_tensors can give (planner/vision.c) */
-
-typedef struct mp_tensor_list {
-	size_t n;
-	mp_tensor t[MP_MAX_TENSOR_KINDS];
-} mp_tensor_list;
-
 /* Which runtime holds the weights: it decides per-tensor rounding and the extra buffers. */
 typedef enum mp_weight_layout {
 	MP_LAYOUT_AUTO = 0, /* GGUF when any class uses a GGUF block format, else PACKED */
@@ -69,12 +22,6 @@ typedef enum mp_weight_layout {
 	MP_LAYOUT_PYTORCH,  /* each tensor rounded up to 512 B (CUDA caching allocator) + RoPE inv_freq buffers */
 	MP_LAYOUT_GGUF,     /* llama.cpp: + rope_freqs (f32) for llama3-type RoPE scaling */
 } mp_weight_layout;
-
-/*
- * The model's tensors (see above), including the buffers the layout adds. Errors: MP_EINVAL (validation),
- * MP_EOVERFLOW, MP_EINTERNAL when a model would need more than MP_MAX_TENSOR_KINDS rows.
- */
-mp_status mp_model_tensors(const mp_model *m, mp_weight_layout layout, mp_tensor_list *out, mp_error *err);
 
 /* ---------------------------------------------------------------------------------------------------------
  * Weight formats.
@@ -127,6 +74,26 @@ typedef struct mp_weights {
 mp_status mp_weight_bytes(const mp_model *m, mp_dtype weight_dtype, mp_dtype compute_dtype, const mp_weight_formats *f,
                           uint64_t tp, mp_weights *out, mp_error *err);
 
+/* One tensor of the inventory under a weights answer's formats (mp_weight_tensors). */
+typedef struct mp_tensor_bytes {
+	mp_dtype dtype;		/* the format it is stored in; a buffer: fp32 (MP_DTYPE_INVALID for int64 values) */
+	uint64_t parameters;	/* values of all its copies and layers (0 for a buffer, and when not counted) */
+	uint64_t bytes;		/* on one of tp ranks, all its copies and layers (0 when not counted) */
+	bool counted;		/* false: a state_dict entry no checkpoint or engine holds (MP_TF_UNCOUNTED) */
+} mp_tensor_bytes;
+
+/*
+ * mp_weight_bytes (into *w), and each inventory entry's share of it into rows[i], entry i of
+ * mp_inventory_at(&m->inv, i): the sum of rows[].bytes over parameters and buffers is w->total_bytes less the
+ * layout's own RoPE tables (mp_weights.buffers_bytes holds both). n_rows must be at least mp_inventory_size(&m->inv)
+ * (the caller owns rows). Errors: those of mp_weight_bytes; MP_EINTERNAL when rows is too short.
+ * Worked example (tests/test_types.c): Helium's default config in bf16 at tp 1: model.layers.{i}.self_attn.q_proj.weight,
+ * 24 layers of [2560, 2560], 157,286,400 parameters, 314,572,800 bytes.
+ */
+mp_status mp_weight_tensors(const mp_model *m, mp_dtype weight_dtype, mp_dtype compute_dtype,
+			    const mp_weight_formats *f, uint64_t tp, mp_weights *w, mp_tensor_bytes *rows, size_t n_rows,
+			    mp_error *err);
+
 /* ---------------------------------------------------------------------------------------------------------
  * Inference request and result.
  * ------------------------------------------------------------------------------------------------------- */
@@ -170,6 +137,10 @@ typedef struct mp_inference_opts {
 	uint64_t logits_positions;       /* kept logits per sequence; 0 = 1 (the last position) */
 	double gpu_memory_utilization;   /* fraction of capacity the plan may use, (0, 1]; 0 = 1 */
 	bool allow_beyond_max_position;  /* accept sequence_length > the model's context without RoPE scaling */
+	/* the weights per GPU as a checkpoint holds them at this plan's tensor-parallel degree (its own tensors'
+	 * exact bytes, model/checkpoint.h); NULL = computed from the inventory and the formats. Borrowed. Other
+	 * degrees (the smallest GPU count's search) are computed. */
+	const struct mp_weights *weights;
 } mp_inference_opts;
 
 typedef struct mp_kv_detail {

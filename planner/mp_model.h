@@ -6,6 +6,8 @@
 #define MP_MODEL_H
 
 #include "mp_core.h"
+#include "mp_inventory.h"
+#include "mp_names.h"
 
 /* ---------------------------------------------------------------------------------------------------------
  * Model architecture: everything the memory and roofline models need, independent of how the model was
@@ -80,19 +82,18 @@ typedef enum mp_attn_kind {
 
 #define MP_MAX_LAYERS 1024
 
-/* A module a reader describes by its shape because no field above models it (Zamba2's shared transformer blocks and
- * their adapters): `count` tensors of rows x cols (a vector: rows 1), in tensor class `cls` (mp_tensor_class). Counted
- * in the parameters (the component of its class) and listed in the weights, replicated on every rank. */
-typedef struct mp_extra_tensor {
-	const char *name;	/* static string */
-	uint8_t cls;		/* mp_tensor_class: MP_TC_ATTENTION, MP_TC_MLP, MP_TC_NORMS, ... */
-	bool vector;
-	uint64_t rows, cols, count;
-} mp_extra_tensor;
-
-#define MP_MAX_EXTRA_TENSORS 32
-
 /* How a multimodal wrapper's vision tower hands its features to the decoder (planner/vision.c names each module). */
+/* Which tower a wrapper has: its modules' names (planner/vision.c). */
+typedef enum mp_tower_kind {
+	MP_TOWER_SIGLIP = 0,	/* modeling_siglip.py (Gemma 3) */
+	MP_TOWER_CLIP,		/* modeling_clip.py (LLaVA) */
+	MP_TOWER_PIXTRAL,	/* modeling_pixtral.py (Mistral 3) */
+	MP_TOWER_QWEN2_VL,	/* modeling_qwen2_vl.py */
+	MP_TOWER_QWEN2_5_VL,	/* modeling_qwen2_5_vl.py */
+	MP_TOWER_QWEN3_VL,	/* modeling_qwen3_vl.py (and Qwen3.5's) */
+	MP_TOWER_LLAMA4,	/* modeling_llama4.py Llama4VisionModel */
+} mp_tower_kind;
+
 typedef enum mp_projector_kind {
 	MP_PROJECTOR_NONE = 0,
 	MP_PROJECTOR_GEMMA3 = 1,	/* Gemma 3: soft-embedding RMSNorm of the tower width, one projection matrix */
@@ -107,10 +108,13 @@ typedef enum mp_projector_kind {
  * which is the decoder's. hidden = 0: no tower.
  */
 typedef struct mp_vision {
+	mp_tower_kind tower;
+	const char *tower_root;		/* static: "model.vision_tower.", "model.visual.", "vision_model." */
+	const char *projector_root;	/* static: "model.multi_modal_projector." */
 	uint64_t hidden;		/* tower width */
 	uint64_t layers;
 	uint64_t intermediate;		/* MLP width */
-	uint64_t patch_values;		/* inputs of one patch: channels x temporal_patch x patch x patch */
+	uint64_t channels, temporal, patch; /* a patch: channels x temporal frames (0: a 2-D patch) x patch x patch */
 	uint64_t positions;		/* rows of a learned position table (0: rotary positions) */
 	mp_norm_kind norm;		/* the blocks' norms (and pre/post norms) */
 	bool patch_bias;		/* the patch convolution carries a bias */
@@ -200,7 +204,7 @@ typedef struct mp_model {
 	uint8_t dense_layer_mask[MP_MAX_LAYERS / 8];	/* bit i: layer i keeps a dense MLP (mlp_only_layers) */
 	/* The JSON pointer of the object whose members are the config keys ("/model/hf_config",
 	 * "/jobs/3/inference/model"): errors about the model name its keys under it. "" = "/model". */
-	char json_pointer[64];
+	char json_pointer[MP_POINTER_MAX];
 	/* --- appended for issue 14 (model types): the fields above keep their names and meaning --- */
 	bool qk_norm_full;		/* q_norm over heads x head_dim and k_norm over kv_heads x head_dim (olmo2, olmoe) */
 	bool attention_sinks;		/* gpt_oss: one learned sink logit per attention head per layer */
@@ -246,9 +250,10 @@ typedef struct mp_model {
 	/* The attention and dense MLP weights of the attention layers are shared blocks, listed in extra with their own
 	 * shapes (Zamba2): the layers keep their KV cache and their ops, not weights of their own. */
 	bool shared_block_params;
+	/* The dense MLPs are the reader's own tensors (their widths differ per layer: Gemma 3n's intermediate_size list,
+	 * Gemma 4's double-wide KV-shared layers); intermediate_size is the narrowest, for activations and the step. */
+	bool own_mlp;
 	uint64_t attn_input_size;	/* q, k and v project from this width (Zamba2: 2 x hidden); 0 = hidden_size */
-	size_t n_extra;
-	mp_extra_tensor extra[MP_MAX_EXTRA_TENSORS];
 	uint64_t zero_experts;		/* LongCat-Flash's zero-computation experts: router rows, no weights */
 	/* --- appended for issue 14 (Gemma 4, Gemma 3n): attention that differs per layer --- */
 	/* The attention, its weights and its KV cache are per layer (layer_flags' MP_LAYER_WINDOW, MP_LAYER_KV_SHARED,
@@ -274,6 +279,9 @@ typedef struct mp_model {
 					 * only the warnings read it (activations take one stream) */
 	uint64_t hash_router_layers;	/* MoE layers routed by a token-id table (DeepSeek-V4 hash_moe: a tid2eid buffer of
 					 * vocab x top-k int64 instead of e_score_correction_bias); 0 = none */
+	/* The tensors (mp_inventory.h): a reader adds the modules no field above describes, then mp_model_build adds
+	 * the rest. Every parameter count, weight byte and step product is derived from it. */
+	mp_inventory inv;
 } mp_model;
 
 /* ---------------------------------------------------------------------------------------------------------
@@ -378,18 +386,31 @@ typedef struct mp_param_count {
  * transformers model built from the same config (LlamaForCausalLM etc.). Worked example: Llama-3-8B
  * (h 4096, 32 layers, 32 heads, 8 KV heads, head_dim 128, FFN 14336, vocab 128256, untied) ->
  * embedding 525,336,576 + 32 x 218,112,000 per layer + norm 4,096 + head 525,336,576 = 8,030,261,248.
- * Errors: MP_EINVAL (validation), MP_EOVERFLOW.
+ * Derived from m->inv alone (built by mp_model_build): each tensor's values times its count, by its kind; routed
+ * experts count num_experts_per_tok of num_experts toward active_per_token. Buffers are no parameters.
+ * Errors: MP_EINVAL (validation), MP_EOVERFLOW, MP_EINTERNAL when m's inventory was not built.
  */
 mp_status mp_count_parameters(const mp_model *m, mp_param_count *out, mp_error *err);
 
-/* The image tower's and projector's tensors (planner/vision.c: each module and its source), at most cap of them, in
- * class MP_TC_VISION and replicated on every tensor-parallel rank; returns how many there are (0 without a tower).
- * Their parameters are mp_param_count.vision. */
-struct mp_tensor;
-size_t mp_vision_tensors(const mp_model *m, struct mp_tensor *out, size_t cap);
+/*
+ * m's bytes up to and with the inventory's tensors in use: mp_model is about 10 KB with room for MP_MAX_TENSORS
+ * tensors, of which a model uses a few dozen, so copies and clears on a request's path stop there.
+ * mp_model_clear zeroes every member (an empty inventory); mp_model_copy copies src into dst (dst's unused tensor
+ * entries are left as they were: nothing reads past inv.n).
+ */
+size_t mp_model_used_bytes(const mp_model *m);
+void mp_model_clear(mp_model *m);
+void mp_model_copy(mp_model *dst, const mp_model *src);
 
-/* Parameters of one layer's recurrent mixer (m->ssm; 0 without one) into *out (planner/recurrent.c, where each
- * term and its source are). False on overflow. */
-bool mp_ssm_layer_parameters(const mp_model *m, uint64_t *out);
+/*
+ * Builds m's inventory: the tensors a reader has added already (its family's own modules), then the decoder's
+ * (planner/decoder.c: embeddings, attention, recurrent mixers, MLP or experts, norms, head) under `names` (NULL:
+ * mp_names_llama) and a wrapper's tower (mp_vision_build). Validates m first. Errors: MP_EINVAL (validation),
+ * MP_EOVERFLOW naming the config's largest dimension, MP_EUNSUPPORTED (more than MP_MAX_TENSORS tensors).
+ */
+mp_status mp_model_build(mp_model *m, const mp_names *names, mp_error *err);
+
+/* The image tower's and projector's tensors into m->inv (planner/vision.c; nothing without a tower). */
+void mp_vision_build(mp_model *m);
 
 #endif /* MP_MODEL_H */

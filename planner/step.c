@@ -13,6 +13,16 @@
 
 #include "memplan.h"
 
+/* A product's fused matrices of one count: their weights on one rank summed, the first one's input width. */
+typedef struct product_group {
+	uint64_t count, k, weights;
+	mp_tensor_class cls;
+	bool own;        /* one MP_TF_OWN_INPUT matrix (and those identical to it) */
+	uint8_t product; /* mp_step_product */
+} product_group;
+
+#define MAX_GROUPS 48
+
 typedef struct builder {
 	const mp_model *m;
 	const mp_step_req *req;
@@ -25,22 +35,11 @@ typedef struct builder {
 	mp_dtype fmt[MP_TC_COUNT];
 	double bytes_per_weight[MP_TC_COUNT];
 	uint64_t tokens; /* rows of every per-token operation */
+	uint64_t tp;     /* tensor-parallel ranks the inventory's matrices are split over */
 	bool matmuls_only;
+	size_t ngroups;  /* the step's matrix products (group_products) */
+	product_group groups[MAX_GROUPS];
 } builder;
-
-/* The tensor class of a step's matrix, by the op's name (the names below are this file's). */
-static mp_tensor_class class_of(const char *name)
-{
-	if (strncmp(name, "mlp_", 4) == 0)
-		return MP_TC_MLP;
-	if (strncmp(name, "experts_", 8) == 0 || strncmp(name, "shared_", 7) == 0 || strcmp(name, "router") == 0)
-		return MP_TC_EXPERTS;
-	if (strncmp(name, "mixer_", 6) == 0)
-		return MP_TC_RECURRENT;
-	if (strcmp(name, "lm_head") == 0)
-		return MP_TC_LM_HEAD;
-	return MP_TC_ATTENTION; /* qkv, q, q_a, q_b, kv_a, kv_b, o_proj, indexer_* */
-}
 
 static bool plain_float(mp_dtype dt)
 {
@@ -120,10 +119,10 @@ static mp_status add(builder *b, const char *name, uint64_t count, const mp_op *
  * A quantised class (scales, zero points) is one product whose bytes are the activations in and out and the
  * weights as stored (b->bytes_per_weight); the math runs in the activations' type (weight-only quantisation
  * dequantises into it; fp32 weights run in fp32). */
-static mp_status linear(builder *b, const char *name, uint64_t count, uint64_t rows, uint64_t k, uint64_t n)
+static mp_status linear(builder *b, const char *name, mp_tensor_class c, uint64_t count, uint64_t rows, uint64_t k,
+                       uint64_t n)
 {
 	mp_op op;
-	mp_tensor_class c = class_of(name);
 	uint64_t wb = 0, kn, ab = 0, cb = 0, mk, mn;
 
 	if (k == 0 || n == 0)
@@ -157,6 +156,71 @@ static mp_status linear(builder *b, const char *name, uint64_t count, uint64_t r
 	op.k = k;
 	op.n = n;
 	return add(b, name, count, &op, wb);
+}
+
+/*
+ * The matrix products of the step, from the model's inventory (planner/inventory.c), grouped once per step
+ * (group_products): the tensors of one step product that read the same input are one product (q, k and v: one "qkv"
+ * of k = hidden, n = their rows); tensors a different number of layers hold (Gemma 4's global layers, KV-shared layers
+ * without k and v) are products of their own; a tensor marked MP_TF_OWN_INPUT (Kimi's two gates) is one by itself,
+ * counted together with identical ones. Weights are per rank (mp_tensor_per_rank at the step's tensor-parallel size).
+ */
+static mp_status group_products(builder *b)
+{
+	const mp_inventory *inv = &b->m->inv;
+	size_t size = mp_inventory_size(inv);
+
+	b->ngroups = 0;
+	for (size_t i = 0; i < size; i++) {
+		const mp_tensor *t = mp_inventory_at(inv, i);
+		uint64_t r, c, w, count = t->uses ? t->uses : t->count;
+		bool own = (t->flags & MP_TF_OWN_INPUT) != 0;
+		product_group *g = NULL;
+
+		if (t->step == MP_STEP_NONE || (t->flags & (MP_TF_BUFFER | MP_TF_UNCOUNTED)))
+			continue;
+		mp_tensor_per_rank(t, b->tp, &r, &c);
+		if (!mp_mul_u64(r, c, &w))
+			return mp_model_overflow(b->m, "a layer's weight bytes", b->err);
+		for (size_t j = 0; j < b->ngroups && g == NULL; j++) {
+			product_group *q = &b->groups[j];
+
+			if (q->product == t->step &&
+			    (own ? q->own && q->k == c && q->weights == w : !q->own && q->count == count))
+				g = q;
+		}
+		if (g == NULL) {
+			if (b->ngroups == MAX_GROUPS)
+				return mp_fail(b->err, MP_EINTERNAL, "", "step analysis: more than %d matrix products",
+				               MAX_GROUPS);
+			g = &b->groups[b->ngroups++];
+			*g = (product_group){own ? 0 : count, c, 0, mp_tensor_format_class(t), own, (uint8_t)t->step};
+		}
+		if (own) {
+			g->weights = w;
+			g->count += count;
+		} else if (!mp_add_u64(g->weights, w, &g->weights)) {
+			return mp_model_overflow(b->m, "a layer's weight bytes", b->err);
+		}
+	}
+	return MP_OK;
+}
+
+/* The products of step product p (grouped by group_products), each over `rows` tokens (the head: one per
+ * sequence). */
+static mp_status product_ops(builder *b, mp_step_product p, uint64_t rows)
+{
+	for (size_t j = 0; j < b->ngroups; j++) {
+		const product_group *g = &b->groups[j];
+		mp_status st;
+
+		if (g->product != p)
+			continue;
+		st = linear(b, mp_step_product_name(p), g->cls, g->count, rows, g->k, g->weights / g->k);
+		if (st != MP_OK)
+			return st;
+	}
+	return MP_OK;
 }
 
 static mp_status vector_op(builder *b, const char *name, uint64_t count, mp_op_kind kind, uint64_t rows, uint64_t cols,
@@ -215,7 +279,7 @@ static mp_status recurrent_ops(builder *b, const mp_model *full, const mp_model 
                                const mp_step_req *req, uint64_t tp)
 {
 	const mp_ssm *s = &m->ssm;
-	uint64_t S = mp_model_ssm_layers(full), h = m->hidden_size, in = 0, out_in = 0, conv = 0, tokens, n;
+	uint64_t S = mp_model_ssm_layers(full), h = m->hidden_size, out_in = 0, conv = 0, tokens, n;
 	uint64_t kd = s->n_groups * s->d_state, vd = s->n_heads * s->head_dim, sv;
 	mp_recurrent_state rs;
 	mp_dtype state_dtype = s->state_in_model_dtype ? b->act : MP_DTYPE_FP32;
@@ -228,42 +292,36 @@ static mp_status recurrent_ops(builder *b, const mp_model *full, const mp_model 
 		return MP_OK;
 	switch (s->kind) {
 	case MP_SSM_MAMBA1:
-		in = 2 * s->d_inner;
 		out_in = s->d_inner;
 		conv = s->d_inner;
 		break;
 	case MP_SSM_MAMBA2:
 		conv = s->d_inner + 2 * s->n_groups * s->d_state;
-		in = s->d_inner + conv + s->n_heads;
 		out_in = s->d_inner;
 		break;
 	case MP_SSM_GATED_DELTANET:
 		conv = 2 * kd + vd;
-		in = 2 * kd + 2 * vd + 2 * s->n_heads;
 		out_in = vd;
 		break;
 	case MP_SSM_KDA:
 		conv = 3 * vd;
-		in = 3 * vd + s->n_heads + 2 * s->d_state;
 		out_in = vd;
 		break;
 	case MP_SSM_LIGHTNING:
-		in = 4 * vd;
 		out_in = vd;
 		break;
 	default: /* short conv */
 		conv = h;
-		in = 3 * h;
 		out_in = h;
 		break;
 	}
-	st = linear(b, "mixer_in_proj", S, b->tokens, h, in);
-	if (st == MP_OK && s->kind == MP_SSM_MAMBA1)
-		st = linear(b, "mixer_x_dt_proj", S, b->tokens, s->d_inner, 2 * s->d_state + 2 * s->dt_rank);
-	if (st == MP_OK && s->kind == MP_SSM_KDA)
-		st = linear(b, "mixer_gates_b", 2 * S, b->tokens, s->d_state, vd);
+	st = product_ops(b, MP_STEP_MIXER_IN, b->tokens);
 	if (st == MP_OK)
-		st = linear(b, "mixer_out_proj", S, b->tokens, out_in, h);
+		st = product_ops(b, MP_STEP_MIXER_X_DT, b->tokens);
+	if (st == MP_OK)
+		st = product_ops(b, MP_STEP_MIXER_GATES, b->tokens);
+	if (st == MP_OK)
+		st = product_ops(b, MP_STEP_MIXER_OUT, b->tokens);
 	if (st != MP_OK || b->matmuls_only)
 		return st;
 	st = mp_recurrent_state_bytes(full, b->act, MP_DTYPE_FP32, tp, &rs, b->err);
@@ -301,9 +359,9 @@ static mp_status indexer_ops(builder *b, const mp_model *m, mp_phase phase, cons
 	mp_status st;
 
 	(void)phase;
-	st = linear(b, "indexer_q", IL, b->tokens, m->q_lora_rank, m->indexer_heads * m->indexer_head_dim);
+	st = product_ops(b, MP_STEP_INDEXER_Q, b->tokens);
 	if (st == MP_OK)
-		st = linear(b, "indexer_k_w", IL, b->tokens, m->hidden_size, m->indexer_head_dim + m->indexer_heads);
+		st = product_ops(b, MP_STEP_INDEXER_K, b->tokens);
 	if (st != MP_OK)
 		return st;
 	if (!mp_mul_u64(req->batch_size, kv_tokens, &t) || !mp_mul_u64(t, m->indexer_head_dim, &t) ||
@@ -335,22 +393,19 @@ static mp_status attention_ops(builder *b, const mp_model *m, mp_phase phase, co
 	kv_tokens = phase == MP_PHASE_DECODE ? req->context_tokens + 1 : req->prompt_tokens;
 
 	if (m->attn_kind == MP_ATTN_MLA) {
-		uint64_t qk = m->qk_nope_head_dim + m->qk_rope_head_dim, lat = m->kv_lora_rank + m->qk_rope_head_dim;
+		uint64_t lat = m->kv_lora_rank + m->qk_rope_head_dim;
 		double pairs, flops;
 		uint64_t bytes = 0, t;
 
-		if (m->q_lora_rank) {
-			st = linear(b, "q_a", L, b->tokens, m->hidden_size, m->q_lora_rank);
-			if (st == MP_OK)
-				st = linear(b, "q_b", L, b->tokens, m->q_lora_rank, m->num_heads * qk);
-		} else {
-			st = linear(b, "q", L, b->tokens, m->hidden_size, m->num_heads * qk);
-		}
+		st = product_ops(b, MP_STEP_Q_A, b->tokens);
 		if (st == MP_OK)
-			st = linear(b, "kv_a", L, b->tokens, m->hidden_size, lat);
+			st = product_ops(b, MP_STEP_Q_B, b->tokens);
 		if (st == MP_OK)
-			st = linear(b, "kv_b", L, b->tokens, m->kv_lora_rank,
-			            m->num_heads * (m->qk_nope_head_dim + m->v_head_dim));
+			st = product_ops(b, MP_STEP_Q, b->tokens);
+		if (st == MP_OK)
+			st = product_ops(b, MP_STEP_KV_A, b->tokens);
+		if (st == MP_OK)
+			st = product_ops(b, MP_STEP_KV_B, b->tokens);
 		if (st != MP_OK || b->matmuls_only)
 			return st;
 		/* Absorbed MLA (DeepSeek-V2 sec. 2.1.2): every head scores the shared latent (kv_lora + rope wide)
@@ -388,8 +443,7 @@ static mp_status attention_ops(builder *b, const mp_model *m, mp_phase phase, co
 		return st;
 	}
 
-	st = linear(b, "qkv", L, b->tokens, m->attn_input_size ? m->attn_input_size : m->hidden_size,
-	            (m->num_heads + 2 * m->num_kv_heads) * m->head_dim);
+	st = product_ops(b, MP_STEP_QKV, b->tokens);
 	if (st != MP_OK || b->matmuls_only)
 		return st;
 	memset(&op, 0, sizeof(op));
@@ -425,33 +479,49 @@ static mp_status attention_ops(builder *b, const mp_model *m, mp_phase phase, co
 	return MP_OK;
 }
 
+/* One routed expert's matrix of step product p on one rank (the first tensor of p: its per-expert rows and cols),
+ * false when the model has none. */
+static bool expert_matrix(const builder *b, mp_step_product p, uint64_t *in, uint64_t *out)
+{
+	const mp_inventory *inv = &b->m->inv;
+
+	for (size_t i = 0; i < mp_inventory_size(inv); i++) {
+		const mp_tensor *t = mp_inventory_at(inv, i);
+
+		if (t->step == p) {
+			mp_tensor_per_rank(t, b->tp, out, in);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The feed-forward blocks: dense MLPs (their products from the inventory, the activation between), the router and
+ * the routed experts, read as E (1 - (1 - k/E)^tokens) distinct experts of the inventory's expert matrices (uniform
+ * routing), and the shared experts.
+ */
 static mp_status mlp_ops(builder *b, const mp_model *m)
 {
 	uint64_t moe = moe_layers(m), ffn = mp_model_ffn_layers(m),
 	         dense = m->moe_beside_dense ? ffn : (ffn > moe ? ffn - moe : 0);
 	bool gated = m->ffn_kind == MP_FFN_GATED;
-	uint64_t up_mult = gated ? 2 : 1;
 	double act_flops = gated ? 4 : 8; /* silu(g) * u; tanh-GELU */
 	mp_status st = MP_OK;
 
 	if (dense && m->intermediate_size) {
-		st = linear(b, gated ? "mlp_gate_up" : "mlp_up", dense, b->tokens, m->hidden_size,
-		            up_mult * m->intermediate_size);
+		st = product_ops(b, gated ? MP_STEP_MLP_GATE_UP : MP_STEP_MLP_UP, b->tokens);
 		if (st == MP_OK)
 			st = vector_op(b, "mlp_act", dense, MP_OP_ELEMENTWISE, b->tokens, m->intermediate_size,
 			               gated ? 2 : 1, act_flops);
 		if (st == MP_OK)
-			st = linear(b, "mlp_down", dense, b->tokens, m->intermediate_size, m->hidden_size);
+			st = product_ops(b, MP_STEP_MLP_DOWN, b->tokens);
 		if (st != MP_OK)
 			return st;
 	}
 	if (moe) {
 		uint64_t E = m->num_experts, k = m->num_experts_per_tok ? m->num_experts_per_tok : 1;
-		uint64_t ffn = m->moe_intermediate_size ? m->moe_intermediate_size : m->intermediate_size;
-		uint64_t shared = m->shared_expert_intermediate_size ? m->shared_expert_intermediate_size
-		                                                     : m->num_shared_experts * ffn;
 		double active, routed = (double)b->tokens * (double)k;
-		uint64_t expert_up = 0, expert_down = 0, n;
 		mp_op op;
 
 		if (k > E)
@@ -463,18 +533,18 @@ static mp_status mlp_ops(builder *b, const mp_model *m)
 		b->s->active_experts = active;
 		b->s->num_experts = E;
 		b->s->experts_per_token = k;
-		st = linear(b, "router", moe, b->tokens, m->hidden_size, E + m->zero_experts);
+		st = product_ops(b, MP_STEP_ROUTER, b->tokens);
 		if (st != MP_OK)
 			return st;
-		if (!mp_mul_u64(m->hidden_size, up_mult * ffn, &n) || !class_bytes(b, MP_TC_EXPERTS, n, &expert_up) ||
-		    !mp_mul_u64(ffn, m->hidden_size, &n) || !class_bytes(b, MP_TC_EXPERTS, n, &expert_down))
-			return mp_fail(b->err, MP_EOVERFLOW, mp_model_pointer(b->m), "expert bytes overflow 64 bits");
 		for (int pass = 0; pass < 2; pass++) {
-			uint64_t in = pass ? ffn : m->hidden_size, out = pass ? m->hidden_size : up_mult * ffn;
-			uint64_t wb = (uint64_t)llround(active * (double)(pass ? expert_down : expert_up)), ab = 0,
-			         cb = 0;
-			uint64_t rows = (uint64_t)routed;
+			mp_step_product p = pass ? MP_STEP_EXPERT_DOWN : gated ? MP_STEP_EXPERT_GATE_UP : MP_STEP_EXPERT_UP;
+			uint64_t in, out, one = 0, wb, ab = 0, cb = 0, n, rows = (uint64_t)routed;
 
+			if (!expert_matrix(b, p, &in, &out))
+				continue;
+			if (!mp_mul_u64(in, out, &n) || !class_bytes(b, MP_TC_EXPERTS, n, &one))
+				return mp_fail(b->err, MP_EOVERFLOW, mp_model_pointer(b->m), "expert bytes overflow 64 bits");
+			wb = (uint64_t)llround(active * (double)one);
 			memset(&op, 0, sizeof(op));
 			op.kind = MP_OP_RAW;
 			op.unit = MP_UNIT_MATRIX;
@@ -488,46 +558,42 @@ static mp_status mlp_ops(builder *b, const mp_model *m)
 			    !mp_mul_u64(rows, out, &n) || !mp_dtype_bytes(b->act, n, &cb) ||
 			    !mp_add_u64(wb, ab, &op.bytes) || !mp_add_u64(op.bytes, cb, &op.bytes))
 				return mp_fail_at(b->err, MP_EOVERFLOW, b->req->json_pointer, "/batch_size", "expert bytes overflow 64 bits");
-			st = add(b, pass ? "experts_down" : (gated ? "experts_gate_up" : "experts_up"), moe, &op, wb);
+			st = add(b, mp_step_product_name(p), moe, &op, wb);
 			if (st != MP_OK)
 				return st;
-			b->s->ops[b->s->nops - 1].expert_weight_bytes = pass ? expert_down : expert_up;
+			b->s->ops[b->s->nops - 1].expert_weight_bytes = one;
 			if (pass == 0)
-				st = vector_op(b, "experts_act", moe, MP_OP_ELEMENTWISE, rows, ffn, gated ? 2 : 1,
-				               act_flops);
+				st = vector_op(b, "experts_act", moe, MP_OP_ELEMENTWISE, rows,
+				               gated ? out / 2 : out, gated ? 2 : 1, act_flops);
 			if (st != MP_OK)
 				return st;
 		}
-		if (shared) {
-			st = linear(b, gated ? "shared_gate_up" : "shared_up", moe, b->tokens, m->hidden_size,
-			            up_mult * shared);
-			if (st == MP_OK)
-				st = linear(b, "shared_down", moe, b->tokens, shared, m->hidden_size);
-		}
+		st = product_ops(b, gated ? MP_STEP_SHARED_GATE_UP : MP_STEP_SHARED_UP, b->tokens);
+		if (st == MP_OK)
+			st = product_ops(b, MP_STEP_SHARED_DOWN, b->tokens);
 	}
 	return st;
 }
 
 /*
- * The decoder matrices a reader lists by shape (mp_model.extra) in models whose layers differ (attn_per_layer:
- * Gemma 4's double-wide MLPs of the KV-shared layers, its per-layer input gates and projections; Gemma 3n's
- * per-layer MLP widths, AltUp and LAuReL): one product over all of them, every token through each, weights in the
- * MLP class's format. Embedding tables (looked up, not multiplied), vectors and the towers are not read by a decode
- * step. Other models' extras are weights shared by blocks the step already counts (Zamba2), so none is added.
+ * The decoder matrices of product MP_STEP_EXTRA (Gemma 4's per-layer input gates and projections, Gemma 3n's AltUp and
+ * LAuReL): one product over all of them, every token through each, weights in the MLP class's format.
  */
-static mp_status extra_ops(builder *b, const mp_model *m)
+static mp_status extra_ops(builder *b)
 {
+	const mp_inventory *inv = &b->m->inv;
 	uint64_t weights = 0, wb = 0, ab = 0, n;
 	mp_op op;
 
-	if (!m->attn_per_layer)
-		return MP_OK;
-	for (size_t i = 0; i < m->n_extra && i < MP_MAX_EXTRA_TENSORS; i++) {
-		const mp_extra_tensor *t = &m->extra[i];
+	for (size_t i = 0; i < mp_inventory_size(inv); i++) {
+		const mp_tensor *t = mp_inventory_at(inv, i);
+		uint64_t r, c;
 
-		if (t->vector || (t->cls != MP_TC_MLP && t->cls != MP_TC_ATTENTION && t->cls != MP_TC_EXPERTS))
+		if (t->step != MP_STEP_EXTRA)
 			continue;
-		if (!mp_mul_u64(t->rows, t->cols, &n) || !mp_muladd_u64(&weights, n, t->count))
+		mp_tensor_per_rank(t, b->tp, &r, &c);
+		if (!mp_mul_u64(r, c, &n) || !mp_mul_u64(n, t->uses ? t->uses : t->count, &n) ||
+		    !mp_add_u64(weights, n, &weights))
 			return mp_model_overflow(b->m, "the extra matrices' weights", b->err);
 	}
 	if (weights == 0)
@@ -621,7 +687,7 @@ mp_status mp_step_analyze(const mp_model *model, const mp_device *d, mp_phase ph
 		shard(&per_gpu, tp);
 		m = &per_gpu;
 	}
-	memset(&b, 0, sizeof(b));
+	memset(&b, 0, offsetof(builder, groups)); /* the groups are filled by group_products */
 	b.m = model;
 	b.req = req;
 	b.d = d;
@@ -632,6 +698,10 @@ mp_status mp_step_analyze(const mp_model *model, const mp_device *d, mp_phase ph
 	b.kv = req->kv_cache_dtype;
 	b.act = mp_step_activation_dtype(req);
 	b.matmuls_only = req->matmuls_only;
+	b.tp = tp;
+	st = group_products(&b);
+	if (st != MP_OK)
+		return st;
 	if (phase == MP_PHASE_DECODE)
 		b.tokens = req->batch_size;
 	else if (!mp_mul_u64(req->batch_size, req->prompt_tokens, &b.tokens))
@@ -642,7 +712,6 @@ mp_status mp_step_analyze(const mp_model *model, const mp_device *d, mp_phase ph
 	{
 		mp_op_kind norm = m->norm_kind == MP_NORM_LAYER ? MP_OP_LAYERNORM : MP_OP_RMSNORM;
 		uint64_t norms = m->norms_per_layer ? m->norms_per_layer : 2;
-		uint64_t o_in = m->attn_kind == MP_ATTN_MLA ? m->num_heads * m->v_head_dim : m->num_heads * m->head_dim;
 
 		st = vector_op(&b, "embedding", 1, MP_OP_ELEMENTWISE, b.tokens, m->hidden_size, 1, 0);
 		if (st == MP_OK)
@@ -650,19 +719,19 @@ mp_status mp_step_analyze(const mp_model *model, const mp_device *d, mp_phase ph
 		if (st == MP_OK)
 			st = attention_ops(&b, m, phase, req);
 		if (st == MP_OK)
-			st = linear(&b, "o_proj", mp_model_attention_layers(m), b.tokens, o_in, m->hidden_size);
+			st = product_ops(&b, MP_STEP_O, b.tokens);
 		if (st == MP_OK)
 			st = recurrent_ops(&b, model, m, phase, req, tp);
 		if (st == MP_OK)
 			st = mlp_ops(&b, m);
 		if (st == MP_OK)
-			st = extra_ops(&b, m);
+			st = extra_ops(&b);
 		if (st == MP_OK)
 			st = vector_op(&b, "residual_add", 2 * L, MP_OP_ELEMENTWISE, b.tokens, m->hidden_size, 2, 1);
 		if (st == MP_OK && m->final_norm)
 			st = vector_op(&b, "final_norm", 1, norm, b.tokens, m->hidden_size, 1, 0);
 		if (st == MP_OK)
-			st = linear(&b, "lm_head", 1, head_rows, m->hidden_size, m->vocab_size);
+			st = product_ops(&b, MP_STEP_LM_HEAD, head_rows);
 		if (st != MP_OK)
 			return st;
 	}

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../core/mp_assert.h"
 #include "training_int.h"
 
 /* An error about the model: named under its keys' pointer, or "<request>/model" for a bare parameter count. */
@@ -14,12 +15,23 @@
 	((m) != NULL ? mp_fail((err), (st), mp_model_pointer(m), __VA_ARGS__)                                     \
 		     : mp_fail_at((err), (st), (req)->json_pointer, "/model", __VA_ARGS__))
 
-static const char *const precision_names[MP_PRECISION_COUNT] = {
-	"mixed_bf16", "mixed_fp16", "fp32", "amp_bf16", "amp_fp16", "bf16",
+static const char *const precision_names[] = {
+	[MP_PRECISION_MIXED_BF16] = "mixed_bf16", [MP_PRECISION_MIXED_FP16] = "mixed_fp16",
+	[MP_PRECISION_FP32] = "fp32",		  [MP_PRECISION_AMP_BF16] = "amp_bf16",
+	[MP_PRECISION_AMP_FP16] = "amp_fp16",	  [MP_PRECISION_BF16] = "bf16",
 };
-static const char *const optimizer_names[MP_OPTIMIZER_COUNT] = {
-	"adamw", "adam", "adamw_8bit", "sgd", "sgd_momentum", "adafactor", "lion",
+MP_STATIC_ASSERT(MP_COUNT_OF(precision_names) == MP_PRECISION_COUNT, "a name per mp_precision");
+static const char *const optimizer_names[] = {
+	[MP_OPTIMIZER_ADAMW] = "adamw",		[MP_OPTIMIZER_ADAM] = "adam",
+	[MP_OPTIMIZER_ADAMW_8BIT] = "adamw_8bit", [MP_OPTIMIZER_SGD] = "sgd",
+	[MP_OPTIMIZER_SGD_MOMENTUM] = "sgd_momentum", [MP_OPTIMIZER_ADAFACTOR] = "adafactor",
+	[MP_OPTIMIZER_LION] = "lion",
 };
+MP_STATIC_ASSERT(MP_COUNT_OF(optimizer_names) == MP_OPTIMIZER_COUNT, "a name per mp_optimizer");
+/* the layout's products of degrees and sizes are unchecked: tp x pp x cp (each at most MP_MAX_GPUS) and
+ * micro_batch_size x dp must fit 64 bits */
+MP_STATIC_ASSERT(MP_MAX_GPUS <= UINT64_C(1) << 16 && MP_MAX_BATCH_SIZE <= UINT64_C(1) << 20,
+		 "tp x pp x cp <= 2^48 and micro_batch_size x dp <= 2^36");
 
 const char *mp_precision_name(mp_precision p)
 {
@@ -36,6 +48,29 @@ static bool is_mixed(mp_precision p)
 	return p == MP_PRECISION_MIXED_BF16 || p == MP_PRECISION_MIXED_FP16;
 }
 
+/* ----- sharding: which states ZeRO / FSDP divide across the data-parallel replicas. */
+#define SHARDINGS (MP_SHARDING_FSDP_GRAD_OP + 1)
+static const struct sharding {
+	bool weights, grads, opt; /* opt: the optimizer states and master weights */
+} shardings[] = {
+    [MP_SHARDING_NONE] = {false, false, false},	     [MP_SHARDING_ZERO1] = {false, false, true},
+    [MP_SHARDING_ZERO2] = {false, true, true},	     [MP_SHARDING_ZERO3] = {true, true, true},
+    [MP_SHARDING_FSDP_FULL] = {true, true, true},    [MP_SHARDING_FSDP_GRAD_OP] = {false, true, true},
+};
+MP_STATIC_ASSERT(MP_COUNT_OF(shardings) == SHARDINGS, "a row of shardings per mp_sharding");
+
+/* Divisors of each state under the request's sharding (check_req has refused a sharding with no row). */
+typedef struct shards {
+	uint64_t w, g, opt;
+} shards;
+
+static shards shards_of(const mp_training_req *req, uint64_t dp)
+{
+	const struct sharding *sh = &shardings[req->sharding];
+
+	return (shards){sh->weights ? dp : 1, sh->grads ? dp : 1, sh->opt ? dp : 1};
+}
+
 /* ----- layout ------------------------------------------------------------------------------------------ */
 
 typedef struct layout {
@@ -44,7 +79,8 @@ typedef struct layout {
 	uint64_t seq_local;
 } layout;
 
-static mp_status check_layout(const mp_model *m, const mp_training_req *req, layout *l, mp_error *err)
+/* The sizes and degrees, each within its limit; fills l->tp, pp, cp, ep and dp. */
+static mp_status check_degrees(const mp_training_req *req, layout *l, mp_error *err)
 {
 	uint64_t n = mp_or1(req->num_gpus), group;
 
@@ -58,8 +94,7 @@ static mp_status check_layout(const mp_model *m, const mp_training_req *req, lay
 	if (req->sequence_length < 1 || req->sequence_length > MP_MAX_SEQUENCE_LENGTH)
 		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/sequence_length", "sequence_length must be between 1 and %llu",
 			       (unsigned long long)MP_MAX_SEQUENCE_LENGTH);
-	if (n > MP_MAX_GPUS || l->tp > MP_MAX_GPUS || l->pp > MP_MAX_GPUS || l->cp > MP_MAX_GPUS ||
-	    l->ep > MP_MAX_GPUS)
+	if (mp_max_u64(mp_max_u64(n, l->tp), mp_max_u64(mp_max_u64(l->pp, l->cp), l->ep)) > MP_MAX_GPUS)
 		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/num_gpus", "num_gpus and every parallel degree must be at most %llu",
 			       (unsigned long long)MP_MAX_GPUS);
 	group = l->tp * l->pp * l->cp;	/* each <= 2^16, so at most 2^48 */
@@ -70,6 +105,12 @@ static mp_status check_layout(const mp_model *m, const mp_training_req *req, lay
 			       (unsigned long long)n, (unsigned long long)l->tp, (unsigned long long)l->pp,
 			       (unsigned long long)l->cp, (unsigned long long)group);
 	l->dp = n / group;
+	return MP_OK;
+}
+
+/* What the degrees need of the sequence, the attention kernel and the sharding. */
+static mp_status check_splits(const mp_training_req *req, const layout *l, mp_error *err)
+{
 	if (req->sequence_parallel && l->tp == 1)
 		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/sequence_parallel",
 			       "sequence_parallel splits the norm and dropout activations across tensor-parallel ranks; "
@@ -86,41 +127,51 @@ static mp_status check_layout(const mp_model *m, const mp_training_req *req, lay
 	if (l->cp > 1 && req->attention == MP_TRAIN_ATTENTION_EAGER)
 		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/attention",
 			       "context parallelism (ring attention) needs a fused attention kernel; use attention=fused");
-	if (l->pp > 1 && (req->sharding == MP_SHARDING_ZERO2 || req->sharding == MP_SHARDING_ZERO3 ||
-			  req->sharding == MP_SHARDING_FSDP_FULL || req->sharding == MP_SHARDING_FSDP_GRAD_OP))
+	if (l->pp > 1 && shardings[req->sharding].grads)
 		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/sharding",
 			       "gradient and parameter sharding (zero2, zero3, fsdp) cannot be combined with pipeline "
 			       "parallelism (DeepSpeed allows ZeRO-1 with pipelines only); use zero1 or none");
+	return MP_OK;
+}
 
-	if (m != NULL) {
-		mp_status st = mp_check_tp_degree(m, l->tp, req->json_pointer, err);
+/* What the degrees need of the model: heads and experts divisible, layers divisible by the stages, the context. */
+static mp_status check_model_splits(const mp_model *m, const mp_training_req *req, const layout *l, mp_error *err)
+{
+	mp_status st;
 
-		if (st == MP_OK)
-			st = mp_check_context(m, req->sequence_length, req->allow_beyond_max_position, req->json_pointer, "/sequence_length",
-					      err);
-		if (st != MP_OK)
-			return st;
-		if (m->num_layers % l->pp != 0)
-			return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/pipeline_parallel_size",
-				       "pipeline_parallel_size (%llu) must divide the layers (%llu)",
-				       (unsigned long long)l->pp, (unsigned long long)m->num_layers);
-		if (l->ep > 1 && m->num_experts == 0)
-			return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/expert_parallel_size",
-				       "expert_parallel_size > 1 needs a mixture-of-experts model; this one has no experts");
-		if (m->num_experts && m->num_experts % l->ep != 0)
-			return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/expert_parallel_size",
-				       "expert_parallel_size (%llu) must divide the experts (%llu)",
-				       (unsigned long long)l->ep, (unsigned long long)m->num_experts);
-	} else if (l->tp > 1 || l->pp > 1 || l->ep > 1 || l->cp > 1) {
-		if (!req->states_only)
+	if (m == NULL) {
+		if ((l->tp > 1 || l->pp > 1 || l->ep > 1 || l->cp > 1) && !req->states_only)
 			return MODEL_FAIL(err, MP_EINVAL, m, req, "a parallel layout needs the model's architecture");
+		return MP_OK;
 	}
+	st = mp_check_tp_degree(m, l->tp, req->json_pointer, err);
+	if (st == MP_OK)
+		st = mp_check_context(m, req->sequence_length, req->allow_beyond_max_position, req->json_pointer,
+				      "/sequence_length", err);
+	if (st != MP_OK)
+		return st;
+	if (m->num_layers % l->pp != 0)
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/pipeline_parallel_size",
+			       "pipeline_parallel_size (%llu) must divide the layers (%llu)",
+			       (unsigned long long)l->pp, (unsigned long long)m->num_layers);
+	if (l->ep > 1 && m->num_experts == 0)
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/expert_parallel_size",
+			       "expert_parallel_size > 1 needs a mixture-of-experts model; this one has no experts");
+	if (m->num_experts && m->num_experts % l->ep != 0)
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/expert_parallel_size",
+			       "expert_parallel_size (%llu) must divide the experts (%llu)",
+			       (unsigned long long)l->ep, (unsigned long long)m->num_experts);
+	return MP_OK;
+}
+
+/* Gradient accumulation, the micro-batches in flight and the tokens per GPU. */
+static mp_status check_steps(const mp_training_req *req, layout *l, mp_error *err)
+{
 	if (l->ep > 1 && l->dp % l->ep != 0)
 		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/expert_parallel_size",
 			       "expert_parallel_size (%llu) must divide the data-parallel degree (%llu = num_gpus / "
 			       "(tp x pp x cp))",
 			       (unsigned long long)l->ep, (unsigned long long)l->dp);
-
 	l->gas = 1;
 	if (req->global_batch_size) {
 		uint64_t per_step = req->micro_batch_size * l->dp;	/* <= 2^20 x 2^16 */
@@ -140,6 +191,19 @@ static mp_status check_layout(const mp_model *m, const mp_training_req *req, lay
 	l->seq_local = req->sequence_length / l->cp;
 	l->tokens = req->micro_batch_size * l->seq_local;
 	return MP_OK;
+}
+
+static mp_status check_layout(const mp_model *m, const mp_training_req *req, layout *l, mp_error *err)
+{
+	mp_status st = check_degrees(req, l, err);
+
+	if (st == MP_OK)
+		st = check_splits(req, l, err);
+	if (st == MP_OK)
+		st = check_model_splits(m, req, l, err);
+	if (st == MP_OK)
+		st = check_steps(req, l, err);
+	return st;
 }
 
 /* ----- parameters on one GPU --------------------------------------------------------------------------- */
@@ -263,216 +327,264 @@ static uint64_t ceil_div(uint64_t a, uint64_t b)
 	return a / b + (a % b != 0);
 }
 
-/* Optimizer state bytes for `n` trainable values, sd = state dtype bytes. */
+/* ----- optimizers: each a function for its state bytes and one for its step's temporaries (below), and a row of
+ * optimizers; a new optimizer is those two and a row. States of `n` trainable values, sd = state dtype bytes. */
+
+/* exp_avg + exp_avg_sq (torch/optim/adamw.py) */
+static uint64_t states_two_moments(const mp_model *m, const mp_param_count *pc, uint64_t sd, uint64_t n, bool lora,
+				   mp_ck *c)
+{
+	(void)m, (void)pc, (void)lora;
+	return mp_ckmul3(c, n, 2, sd);
+}
+
+/* momentum_buffer (SGD with momentum) / exp_avg (Lion) */
+static uint64_t states_one_moment(const mp_model *m, const mp_param_count *pc, uint64_t sd, uint64_t n, bool lora,
+				  mp_ck *c)
+{
+	(void)m, (void)pc, (void)lora;
+	return mp_ckmul(c, n, sd);
+}
+
+static uint64_t states_none(const mp_model *m, const mp_param_count *pc, uint64_t sd, uint64_t n, bool lora, mp_ck *c)
+{
+	(void)m, (void)pc, (void)sd, (void)n, (void)lora, (void)c;
+	return 0;
+}
+
+/* bitsandbytes Optimizer2State: uint8 state1 and state2, fp32 absmax1/absmax2 per block of 256 values
+ * (bitsandbytes/optim/optimizer.py init_state, blocksize 256); tensors under min_8bit_size = 4096 values keep fp32
+ * states. Norm vectors are the small tensors when hidden < 4096. */
+static uint64_t states_adamw_8bit(const mp_model *m, const mp_param_count *pc, uint64_t sd, uint64_t n, bool lora,
+				  mp_ck *c)
+{
+	uint64_t small = (m && !lora && m->hidden_size < 4096) ? pc->norms * n / mp_or1(pc->total) : 0;
+	uint64_t big = n - small;
+
+	(void)sd;
+	return mp_ckadd(c, mp_ckadd(c, mp_ckmul(c, big, 2), mp_ckmul(c, ceil_div(big, 256), 8)), mp_ckmul(c, small, 8));
+}
+
+/* torch.optim.Adafactor (beta1 None): row_var + col_var for each >= 2-D tensor, a full variance for 1-D tensors.
+ * Matrices: q, k, v, o and the MLP per layer, embeddings, untied head. */
+static uint64_t states_adafactor(const mp_model *m, const mp_param_count *pc, uint64_t sd, uint64_t n, bool lora,
+				 mp_ck *c)
+{
+	uint64_t h, hq, hkv, f, per, fact, whole, mats = m && m->ffn_kind == MP_FFN_GATED ? 3 : 2;
+
+	if (m == NULL || lora)
+		return mp_ckmul(c, n, sd);
+	h = m->hidden_size;
+	hq = m->num_heads * m->head_dim;
+	hkv = m->num_kv_heads * m->head_dim;
+	f = m->intermediate_size;
+	per = (h + hq) + 2 * (h + hkv) + (hq + h);
+	per += mats * (h + f);
+	if (m->num_experts)
+		per += m->num_experts * mats * (h + m->moe_intermediate_size) + (h + m->num_experts);
+	fact = mp_ckmul(c, per, m->num_layers);
+	fact = mp_ckadd(c, fact, m->vocab_size + h);
+	if (!m->tie_word_embeddings)
+		fact = mp_ckadd(c, fact, m->vocab_size + h);
+	if (m->learned_position_embeddings)
+		fact = mp_ckadd(c, fact, m->learned_position_embeddings + h);
+	whole = mp_ckmul(c, mp_ckadd(c, fact, pc->norms), sd);
+	/* scale the whole-model figure to this GPU's share */
+	return (uint64_t)((unsigned __int128)whole * n / mp_or1(pc->total));
+}
+
+/* The step's temporaries over n state values on this GPU (largest: the largest tensor, for a per-parameter loop).
+ * torch/optim/adamw.py _multi_tensor_adamw (foreach, the default on CUDA): lerp_/mul_/addcmul_ update the moments in
+ * place, then exp_avg_sq_sqrt = torch._foreach_sqrt(exp_avg_sqs) allocates one tensor per parameter the size of the
+ * second moment, divided and added to in place, and consumed by _foreach_addcdiv_: one state-sized temporary. The
+ * mixed regimes step with fused in-place kernels (apex/TE FusedAdam, DeepSpeed FusedAdam: multi_tensor_apply), which
+ * allocate none. Adafactor's foreach path builds the full variance estimate row_var @ col_var (fp32,
+ * parameter-sized); Lion (lion-pytorch) loops over parameters with one parameter-sized temporary; SGD and
+ * bitsandbytes' fused 8-bit kernels update in place. */
+static uint64_t step_adam(mp_precision p, bool lora, uint64_t n, uint64_t largest, uint64_t sd, mp_ck *c)
+{
+	(void)lora, (void)largest;
+	return is_mixed(p) ? 0 : mp_ckmul(c, n, sd);
+}
+
+static uint64_t step_adafactor(mp_precision p, bool lora, uint64_t n, uint64_t largest, uint64_t sd, mp_ck *c)
+{
+	(void)p, (void)lora, (void)largest, (void)sd;
+	return mp_ckmul(c, n, 4);
+}
+
+static uint64_t step_lion(mp_precision p, bool lora, uint64_t n, uint64_t largest, uint64_t sd, mp_ck *c)
+{
+	(void)p;
+	return mp_ckmul(c, lora ? n : mp_min_u64(largest, n), sd);
+}
+
+static uint64_t step_in_place(mp_precision p, bool lora, uint64_t n, uint64_t largest, uint64_t sd, mp_ck *c)
+{
+	(void)p, (void)lora, (void)n, (void)largest, (void)sd, (void)c;
+	return 0;
+}
+
+static const struct optimizer {
+	uint64_t (*states)(const mp_model *m, const mp_param_count *pc, uint64_t sd, uint64_t n, bool lora, mp_ck *c);
+	uint64_t (*step)(mp_precision p, bool lora, uint64_t n, uint64_t largest, uint64_t sd, mp_ck *c);
+} optimizers[] = {
+    [MP_OPTIMIZER_ADAMW] = {states_two_moments, step_adam},
+    [MP_OPTIMIZER_ADAM] = {states_two_moments, step_adam},
+    [MP_OPTIMIZER_ADAMW_8BIT] = {states_adamw_8bit, step_in_place},
+    [MP_OPTIMIZER_SGD] = {states_none, step_in_place},
+    [MP_OPTIMIZER_SGD_MOMENTUM] = {states_one_moment, step_in_place},
+    [MP_OPTIMIZER_ADAFACTOR] = {states_adafactor, step_adafactor},
+    [MP_OPTIMIZER_LION] = {states_one_moment, step_lion},
+};
+MP_STATIC_ASSERT(MP_COUNT_OF(optimizers) == MP_OPTIMIZER_COUNT, "a row of optimizers per mp_optimizer");
+
+/* Optimizer state bytes for `n` trainable values (check_req has refused an optimizer with no row). */
 static uint64_t optimizer_bytes(const mp_model *m, const mp_param_count *pc, mp_optimizer o, uint64_t sd,
 				uint64_t n, bool lora, mp_ck *c)
 {
-	switch (o) {
-	case MP_OPTIMIZER_ADAMW:
-	case MP_OPTIMIZER_ADAM:
-		return mp_ckmul3(c, n, 2, sd);	/* exp_avg + exp_avg_sq (torch/optim/adamw.py) */
-	case MP_OPTIMIZER_SGD:
-		return 0;
-	case MP_OPTIMIZER_SGD_MOMENTUM:
-	case MP_OPTIMIZER_LION:
-		return mp_ckmul(c, n, sd);	/* momentum_buffer / exp_avg */
-	case MP_OPTIMIZER_ADAMW_8BIT: {
-		/* bitsandbytes Optimizer2State: uint8 state1 and state2, fp32 absmax1/absmax2 per block of 256 values
-		 * (bitsandbytes/optim/optimizer.py init_state, blocksize 256); tensors under min_8bit_size = 4096
-		 * values keep fp32 states. Norm vectors are the small tensors when hidden < 4096. */
-		uint64_t small = (m && !lora && m->hidden_size < 4096) ? pc->norms * n / mp_or1(pc->total) : 0;
-		uint64_t big = n - small;
+	return optimizers[o].states(m, pc, sd, n, lora, c);
+}
 
-		return mp_ckadd(c, mp_ckadd(c, mp_ckmul(c, big, 2), mp_ckmul(c, ceil_div(big, 256), 8)),
-				mp_ckmul(c, small, 8));
-	}
-	case MP_OPTIMIZER_ADAFACTOR: {
-		/* torch.optim.Adafactor (beta1 None): row_var + col_var for each >= 2-D tensor, a full variance for
-		 * 1-D tensors. Matrices: q, k, v, o and the MLP per layer, embeddings, untied head. */
-		uint64_t h, hq, hkv, f, per, fact, whole;
+/* ----- precision regimes: the bytes per parameter of weights, gradients and master weights, and how the answer
+ * names the convention; a mixed regime's by its state convention. */
+typedef struct regime_states {
+	uint64_t w, g, ms;
+	const char *convention;	 /* NULL: the precision's name */
+	const char *composition;
+} regime_states;
 
-		if (m == NULL || lora)
-			return mp_ckmul(c, n, sd);
-		h = m->hidden_size;
-		hq = m->num_heads * m->head_dim;
-		hkv = m->num_kv_heads * m->head_dim;
-		f = m->intermediate_size;
-		per = (h + hq) + 2 * (h + hkv) + (hq + h);
-		per += (m->ffn_kind == MP_FFN_GATED ? 3 : 2) * (h + f);
-		if (m->num_experts)
-			per += m->num_experts * (m->ffn_kind == MP_FFN_GATED ? 3 : 2) * (h + m->moe_intermediate_size) +
-			       (h + m->num_experts);
-		fact = mp_ckmul(c, per, m->num_layers);
-		fact = mp_ckadd(c, fact, m->vocab_size + h);
-		if (!m->tie_word_embeddings)
-			fact = mp_ckadd(c, fact, m->vocab_size + h);
-		if (m->learned_position_embeddings)
-			fact = mp_ckadd(c, fact, m->learned_position_embeddings + h);
-		whole = mp_ckmul(c, mp_ckadd(c, fact, pc->norms), sd);
-		/* scale the whole-model figure to this GPU's share */
-		return (uint64_t)((unsigned __int128)whole * n / mp_or1(pc->total));
-	}
-	case MP_OPTIMIZER_COUNT:
-		break;
-	}
-	return 0;
+static const regime_states regimes[] = {
+    [MP_PRECISION_MIXED_BF16] = {0, 0, 0, NULL, NULL}, /* by convention: mixed_conventions */
+    [MP_PRECISION_MIXED_FP16] = {0, 0, 0, NULL, NULL},
+    [MP_PRECISION_FP32] = {4, 4, 0, NULL, "fp32 weights 4 + fp32 gradients 4 + optimizer state"},
+    [MP_PRECISION_AMP_BF16] = {4, 4, 0, NULL,
+			       "fp32 weights 4 + fp32 gradients 4 + optimizer state (16-bit weight copies live only "
+			       "during forward and backward)"},
+    [MP_PRECISION_AMP_FP16] = {4, 4, 0, NULL,
+			       "fp32 weights 4 + fp32 gradients 4 + optimizer state (16-bit weight copies live only "
+			       "during forward and backward)"},
+    [MP_PRECISION_BF16] = {2, 2, 0, "bf16", "bf16 weights 2 + bf16 gradients 2 + optimizer state in bf16"},
+};
+MP_STATIC_ASSERT(MP_COUNT_OF(regimes) == MP_PRECISION_COUNT, "a row of regimes per mp_precision");
+
+#define CONVENTIONS (MP_CONVENTION_20 + 1)
+static const regime_states mixed_conventions[] = {
+    [MP_CONVENTION_16] = {2, 2, 4, "16",
+			  "16-bit weights 2 + 16-bit gradients 2 + fp32 master weights 4 + optimizer state (ZeRO, arXiv "
+			  "1910.02054 sec. 3.1)"},
+    [MP_CONVENTION_18] = {2, 4, 4, "18",
+			  "16-bit weights 2 + fp32 gradients 4 (main_grad) + fp32 master weights 4 + optimizer state "
+			  "(Megatron-LM#654)"},
+    [MP_CONVENTION_20] = {2, 6, 4, "20",
+			  "16-bit weights 2 + 16-bit gradients 2 + fp32 gradients 4 + fp32 master weights 4 + optimizer "
+			  "state (MS-AMP#173, NLG-530B accounting)"},
+};
+MP_STATIC_ASSERT(MP_COUNT_OF(mixed_conventions) == CONVENTIONS, "a row per mp_state_convention");
+
+/* The regime's row (check_req has refused a precision or convention with none). */
+static regime_states regime_of(const mp_training_req *req)
+{
+	regime_states r = is_mixed(req->precision) ? mixed_conventions[req->convention] : regimes[req->precision];
+
+	if (r.convention == NULL)
+		r.convention = precision_names[req->precision];
+	return r;
+}
+
+/* Full fine-tuning: every parameter on this GPU trains. Expert parallelism: each GPU's own experts are replicated
+ * only across the expert-data-parallel group (dp / ep GPUs), so ZeRO/FSDP shards them by dp / ep, the rest by dp
+ * (DeepSpeed MoE's expert data parallel groups, deepspeed/utils/groups.py; Megatron-Core's expert_data_parallel
+ * group). Mixtral on 8 GPUs with ep 8 and ZeRO-1: the experts' states stay whole on their GPU. */
+static void full_states(const mp_model *m, const mp_param_count *pc, const mp_training_req *req, const layout *l,
+			const stage *s, const regime_states *r, uint64_t sd, shards sh, states *st,
+			mp_training_memory *mem, mp_ck *c)
+{
+	uint64_t ne = s->expert_params, nd = s->params - ne, e = l->ep > 1 ? l->ep : 1;
+	uint64_t sw_e = mp_or1(sh.w / e), sg_e = mp_or1(sh.g / e), so_e = mp_or1(sh.opt / e);
+
+	st->trainable = s->params;
+	st->weights = mp_ckadd(c, ceil_div(mp_ckmul(c, nd, r->w), sh.w), ceil_div(mp_ckmul(c, ne, r->w), sw_e));
+	st->grads = mp_ckadd(c, ceil_div(mp_ckmul(c, nd, r->g), sh.g), ceil_div(mp_ckmul(c, ne, r->g), sg_e));
+	st->master = mp_ckadd(c, ceil_div(mp_ckmul(c, nd, r->ms), sh.opt), ceil_div(mp_ckmul(c, ne, r->ms), so_e));
+	st->opt = ne ? mp_ckadd(c, ceil_div(optimizer_bytes(m, pc, req->optimizer, sd, nd, false, c), sh.opt),
+				ceil_div(optimizer_bytes(m, pc, req->optimizer, sd, ne, false, c), so_e))
+		     : ceil_div(optimizer_bytes(m, pc, req->optimizer, sd, s->params, false, c), sh.opt);
+	st->weight_bytes_pp = r->w;
+	st->grad_bytes_pp = r->g > 4 ? 4 : r->g;
+	mem->weight_bytes_per_parameter = (double)r->w;
+	mem->gradient_bytes_per_parameter = (uint32_t)r->g;
+	mem->master_weight_bytes_per_parameter = (uint32_t)r->ms;
+}
+
+/* LoRA and QLoRA. Frozen base: 16-bit (4 in the fp32 regime); QLoRA stores the layers' linear weights in nf4 and
+ * keeps embeddings, norms and head in 16 bits. Adapters are fp32 (PEFT autocast_adapter_dtype), with fp32 gradients
+ * and their optimizer state: PyTorch allocates their moments like them (zeros_like), so 4 bytes each unless
+ * optimizer_state_dtype says otherwise. Returns the state dtype bytes the adapters' optimizer uses. */
+static uint64_t lora_states(const mp_model *m, const mp_param_count *pc, const mp_training_req *req, const layout *l,
+			    const stage *s, uint64_t sd, shards sh, states *st, mp_training_memory *mem, mp_ck *c)
+{
+	bool qlora = req->finetune == MP_FINETUNE_QLORA;
+	uint64_t adapters = mp_ckmul(c, lora_params_per_layer(m, req, l->tp, c), s->layers);
+	uint64_t base16 = s->params - (qlora ? s->quantizable : 0);
+	uint64_t base_w = mp_regime_bytes_of(req->precision).compute;
+
+	mem->lora_base_bytes = mp_ckmul(c, base16, base_w);
+	if (qlora)
+		mem->lora_base_bytes = mp_ckadd(c, mem->lora_base_bytes, nf4_dq_bytes(s->quantizable, c));
+	/* per parameter of the base before sharding: base_w for LoRA; QLoRA's mean of nf4 (0.5 + 1/64 + 4/16384 bytes
+	 * with its double-quantised scales) and the 16-bit embeddings, norms and head */
+	mem->weight_bytes_per_parameter = s->params ? (double)mem->lora_base_bytes / (double)s->params : (double)base_w;
+	mem->lora_base_bytes = ceil_div(mem->lora_base_bytes, sh.w);
+	mem->lora_parameters = adapters;
+	st->trainable = adapters;
+	st->weights = mp_ckadd(c, mem->lora_base_bytes, ceil_div(mp_ckmul(c, adapters, 4), sh.w));
+	st->grads = ceil_div(mp_ckmul(c, adapters, 4), sh.g);
+	if (req->optimizer_state_dtype == MP_DTYPE_INVALID)
+		sd = 4;
+	st->opt = ceil_div(optimizer_bytes(m, pc, req->optimizer, sd, adapters, true, c), sh.opt);
+	st->grad_bytes_pp = 4;
+	st->weight_bytes_pp = base_w;
+	mem->gradient_bytes_per_parameter = 4;
+	mem->master_weight_bytes_per_parameter = 0;
+	mem->composition = qlora ? "frozen nf4 base (double-quantised scales) + fp32 adapters 4 + fp32 adapter "
+				   "gradients 4 + optimizer state of the adapters"
+		: base_w == 4	 ? "frozen fp32 base + fp32 adapters 4 + fp32 adapter gradients 4 + optimizer state of "
+				   "the adapters"
+				 : "frozen 16-bit base + fp32 adapters 4 + fp32 adapter gradients 4 + optimizer state of "
+				   "the adapters";
+	return sd;
 }
 
 static mp_status model_states(const mp_model *m, const mp_param_count *pc, const mp_training_req *req,
 			      const layout *l, const stage *s, states *st, mp_training_memory *mem, mp_error *err)
 {
-	mp_regime_bytes rb = mp_regime_bytes_of(req->precision);
-	uint64_t w = 4, g = 4, ms = 0, sd, shard_opt = 1, shard_g = 1, shard_w = 1, n;
+	regime_states r = regime_of(req);
+	shards sh = shards_of(req, l->dp);
 	bool lora = req->finetune != MP_FINETUNE_FULL;
+	uint64_t sd = req->optimizer_state_dtype == MP_DTYPE_INVALID
+			      ? (req->precision == MP_PRECISION_BF16 ? 2 : 4)
+			      : mp_dtype_layout_of(req->optimizer_state_dtype).block_bytes;
+	uint64_t n;
 	mp_ck c = { false };
 
 	memset(st, 0, sizeof(*st));
-	switch (req->precision) {
-	case MP_PRECISION_FP32:
-	case MP_PRECISION_AMP_BF16:
-	case MP_PRECISION_AMP_FP16:
-		mem->convention = precision_names[req->precision];
-		mem->composition = req->precision == MP_PRECISION_FP32
-					   ? "fp32 weights 4 + fp32 gradients 4 + optimizer state"
-					   : "fp32 weights 4 + fp32 gradients 4 + optimizer state (16-bit weight copies live "
-					     "only during forward and backward)";
-		break;
-	case MP_PRECISION_BF16:
-		w = g = 2;
-		mem->convention = "bf16";
-		mem->composition = "bf16 weights 2 + bf16 gradients 2 + optimizer state in bf16";
-		break;
-	case MP_PRECISION_MIXED_BF16:
-	case MP_PRECISION_MIXED_FP16:
-		w = 2;
-		ms = 4;
-		if (req->convention == MP_CONVENTION_18) {
-			g = 4;
-			mem->convention = "18";
-			mem->composition = "16-bit weights 2 + fp32 gradients 4 (main_grad) + fp32 master weights 4 + "
-					   "optimizer state (Megatron-LM#654)";
-		} else if (req->convention == MP_CONVENTION_20) {
-			g = 6;
-			mem->convention = "20";
-			mem->composition = "16-bit weights 2 + 16-bit gradients 2 + fp32 gradients 4 + fp32 master "
-					   "weights 4 + optimizer state (MS-AMP#173, NLG-530B accounting)";
-		} else {
-			g = 2;
-			mem->convention = "16";
-			mem->composition = "16-bit weights 2 + 16-bit gradients 2 + fp32 master weights 4 + optimizer "
-					   "state (ZeRO, arXiv 1910.02054 sec. 3.1)";
-		}
-		break;
-	case MP_PRECISION_COUNT:
-		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/precision", "unknown precision");
-	}
-	sd = req->optimizer_state_dtype == MP_DTYPE_INVALID
-		     ? (req->precision == MP_PRECISION_BF16 ? 2 : 4)
-		     : mp_dtype_layout_of(req->optimizer_state_dtype).block_bytes;
-
-	switch (req->sharding) {
-	case MP_SHARDING_ZERO3:
-	case MP_SHARDING_FSDP_FULL:
-		shard_w = l->dp;
-		/* fall through */
-	case MP_SHARDING_ZERO2:
-	case MP_SHARDING_FSDP_GRAD_OP:
-		shard_g = l->dp;
-		/* fall through */
-	case MP_SHARDING_ZERO1:
-		shard_opt = l->dp;
-		break;
-	case MP_SHARDING_NONE:
-		break;
-	}
-
-	st->weight_bytes_pp = w;
-	st->grad_bytes_pp = g > 4 ? 4 : g;
-	if (!lora) {
-		/* Expert parallelism: each GPU's own experts are replicated only across the expert-data-parallel group
-		 * (dp / ep GPUs), so ZeRO/FSDP shards them by dp / ep, the rest by dp (DeepSpeed MoE's expert data
-		 * parallel groups, deepspeed/utils/groups.py; Megatron-Core's expert_data_parallel group). Mixtral on 8
-		 * GPUs with ep 8 and ZeRO-1: the experts' states stay whole on their GPU. */
-		uint64_t ne = s->expert_params, nd = s->params - ne, e = l->ep > 1 ? l->ep : 1;
-		uint64_t sw_e = shard_w / e ? shard_w / e : 1, sg_e = shard_g / e ? shard_g / e : 1,
-			 so_e = shard_opt / e ? shard_opt / e : 1;
-
-		n = s->params;
-		st->trainable = n;
-		st->weights = mp_ckadd(&c, ceil_div(mp_ckmul(&c, nd, w), shard_w), ceil_div(mp_ckmul(&c, ne, w), sw_e));
-		st->grads = mp_ckadd(&c, ceil_div(mp_ckmul(&c, nd, g), shard_g), ceil_div(mp_ckmul(&c, ne, g), sg_e));
-		st->master = mp_ckadd(&c, ceil_div(mp_ckmul(&c, nd, ms), shard_opt), ceil_div(mp_ckmul(&c, ne, ms), so_e));
-		st->opt = ne ? mp_ckadd(&c, ceil_div(optimizer_bytes(m, pc, req->optimizer, sd, nd, false, &c), shard_opt),
-					ceil_div(optimizer_bytes(m, pc, req->optimizer, sd, ne, false, &c), so_e))
-			     : ceil_div(optimizer_bytes(m, pc, req->optimizer, sd, n, false, &c), shard_opt);
-		mem->weight_bytes_per_parameter = (uint32_t)w;
-		mem->gradient_bytes_per_parameter = (uint32_t)g;
-		mem->master_weight_bytes_per_parameter = (uint32_t)ms;
-	} else {
-		uint64_t adapters = mp_ckmul(&c, lora_params_per_layer(m, req, l->tp, &c), s->layers);
-		uint64_t base16 = s->params - (req->finetune == MP_FINETUNE_QLORA ? s->quantizable : 0);
-		uint64_t base_w = rb.compute;
-
-		/* Frozen base: 16-bit (4 in the fp32 regime); QLoRA stores the layers' linear weights in nf4 and keeps
-		 * embeddings, norms and head in 16 bits. Adapters are fp32 (PEFT autocast_adapter_dtype), with fp32
-		 * gradients and their optimizer state. */
-		mem->lora_base_bytes = mp_ckmul(&c, base16, base_w);
-		if (req->finetune == MP_FINETUNE_QLORA)
-			mem->lora_base_bytes = mp_ckadd(&c, mem->lora_base_bytes, nf4_dq_bytes(s->quantizable, &c));
-		mem->lora_base_bytes = ceil_div(mem->lora_base_bytes, shard_w);
-		mem->lora_parameters = adapters;
-		st->trainable = adapters;
-		st->weights = mp_ckadd(&c, mem->lora_base_bytes, ceil_div(mp_ckmul(&c, adapters, 4), shard_w));
-		st->grads = ceil_div(mp_ckmul(&c, adapters, 4), shard_g);
-		/* the adapters are fp32 whatever the base: PyTorch allocates their moments like them (zeros_like), so
-		 * 4 bytes each unless optimizer_state_dtype says otherwise */
-		if (req->optimizer_state_dtype == MP_DTYPE_INVALID)
-			sd = 4;
-		st->opt = ceil_div(optimizer_bytes(m, pc, req->optimizer, sd, adapters, true, &c), shard_opt);
-		st->grad_bytes_pp = 4;
-		st->weight_bytes_pp = base_w;
-		mem->weight_bytes_per_parameter = (uint32_t)base_w;
-		mem->gradient_bytes_per_parameter = 4;
-		mem->master_weight_bytes_per_parameter = 0;
-		mem->composition = req->finetune == MP_FINETUNE_QLORA
-					   ? "frozen nf4 base (double-quantised scales) + fp32 adapters 4 + fp32 adapter "
-					     "gradients 4 + optimizer state of the adapters"
-				   : base_w == 4 ? "frozen fp32 base + fp32 adapters 4 + fp32 adapter gradients 4 + optimizer "
-						   "state of the adapters"
-						 : "frozen 16-bit base + fp32 adapters 4 + fp32 adapter gradients 4 + optimizer "
-						   "state of the adapters";
-	}
+	mem->convention = r.convention;
+	mem->composition = r.composition;
+	if (lora)
+		sd = lora_states(m, pc, req, l, s, sd, sh, st, mem, &c);
+	else
+		full_states(m, pc, req, l, s, &r, sd, sh, st, mem, &c);
 	mem->optimizer_bytes_per_parameter =
 		st->trainable ? (double)optimizer_bytes(m, pc, req->optimizer, sd, st->trainable, lora, &c) /
 					(double)st->trainable
 			      : 0.0;
-
-	/* Optimizer-step temporaries. torch/optim/adamw.py _multi_tensor_adamw (foreach, the default on CUDA):
-	 * lerp_/mul_/addcmul_ update the moments in place, then exp_avg_sq_sqrt = torch._foreach_sqrt(exp_avg_sqs)
-	 * allocates one tensor per parameter the size of the second moment, divided and added to in place, and
-	 * consumed by _foreach_addcdiv_: one state-sized temporary. The mixed regimes step with fused in-place
-	 * kernels (apex/TE FusedAdam, DeepSpeed FusedAdam: multi_tensor_apply), which allocate none. Adafactor's
-	 * foreach path builds the full variance estimate row_var @ col_var (fp32, parameter-sized); Lion
-	 * (lion-pytorch) loops over parameters with one parameter-sized temporary; SGD and bitsandbytes' fused 8-bit
-	 * kernels update in place. */
-	n = ceil_div(st->trainable, shard_opt);
-	if (!lora && s->expert_params && l->ep > 1 && shard_opt > 1) /* the experts' share sharded by dp / ep */
-		n = mp_ckadd(&c, ceil_div(st->trainable - s->expert_params, shard_opt),
-			     ceil_div(s->expert_params, shard_opt / l->ep ? shard_opt / l->ep : 1));
-	switch (req->optimizer) {
-	case MP_OPTIMIZER_ADAMW:
-	case MP_OPTIMIZER_ADAM:
-		st->opt_transient = is_mixed(req->precision) ? 0 : mp_ckmul(&c, n, sd);
-		break;
-	case MP_OPTIMIZER_ADAFACTOR:
-		st->opt_transient = mp_ckmul(&c, n, 4);
-		break;
-	case MP_OPTIMIZER_LION:
-		st->opt_transient = mp_ckmul(&c, lora ? n : mp_min_u64(s->largest_tensor, n), sd);
-		break;
-	default:
-		st->opt_transient = 0;
-	}
+	/* the step's temporaries over this GPU's share of the states (the experts' share sharded by dp / ep) */
+	n = ceil_div(st->trainable, sh.opt);
+	if (!lora && s->expert_params && l->ep > 1 && sh.opt > 1)
+		n = mp_ckadd(&c, ceil_div(st->trainable - s->expert_params, sh.opt),
+			     ceil_div(s->expert_params, mp_or1(sh.opt / l->ep)));
+	st->opt_transient = optimizers[req->optimizer].step(req->precision, lora, n, s->largest_tensor, sd, &c);
 	if (c.ovf)
 		return MODEL_FAIL(err, MP_EOVERFLOW, m, req, "model-state bytes overflow 64 bits");
 	return MP_OK;
@@ -525,6 +637,94 @@ static uint64_t head_bytes_per_token(const mp_model *m, const mp_training_req *r
 	return mp_ckadd(c, norm, frozen ? 0 : mp_ckmul(c, rb->amp ? 2 : rb->compute, h));
 }
 
+/* ----- recomputation: what the stage's layers keep under each choice (Korthikanti et al. sec. 5), one function and
+ * a row of recomputes each. */
+typedef struct layers_kept {
+	const layout *l;
+	const mp_regime_bytes *rb;
+	uint64_t hidden, rep_div;
+	const mp_layer_activations *layer, *dense; /* one layer of the stage's kind; a leading dense layer (MoE) */
+	uint64_t layers, dense_layers;		   /* layers of each on this stage */
+	uint64_t inflight;			   /* micro-batches whose activations are held at once */
+} layers_kept;
+
+/* Full: the layer input in the residual-stream dtype (torch.utils.checkpoint keeps the input tensor; sharded under
+ * SP), the layer itself recomputed in backward. */
+static void keep_inputs(const layers_kept *x, mp_activation_memory *a, mp_ck *c)
+{
+	uint64_t saved = mp_ckmul3(c, x->l->tokens, x->rb->residual, x->hidden) / x->rep_div;
+
+	a->saved_per_layer = saved;
+	a->layers_bytes = mp_ckmul3(c, saved, x->layers + x->dense_layers, x->inflight);
+	a->recompute_bytes = x->layer->total;
+}
+
+/* Selective: everything but the attention core (scores, softmax, dropout), recomputed in backward. */
+static void keep_all_but_scores(const layers_kept *x, mp_activation_memory *a, mp_ck *c)
+{
+	a->saved_per_layer = x->layer->total - x->layer->attention_scores;
+	a->layers_bytes = mp_ckmul3(c, a->saved_per_layer, x->layers, x->inflight);
+	a->layers_bytes = mp_ckadd(c, a->layers_bytes, mp_ckmul3(c, x->dense->total - x->dense->attention_scores,
+								  x->dense_layers, x->inflight));
+	a->recompute_bytes = x->layer->attention_scores;
+}
+
+/* None: every layer keeps all it saved. */
+static void keep_all(const layers_kept *x, mp_activation_memory *a, mp_ck *c)
+{
+	a->saved_per_layer = x->layer->total;
+	a->layers_bytes = mp_ckmul3(c, x->layer->total, x->layers, x->inflight);
+	a->layers_bytes = mp_ckadd(c, a->layers_bytes, mp_ckmul3(c, x->dense->total, x->dense_layers, x->inflight));
+}
+
+#define RECOMPUTES (MP_RECOMPUTE_FULL + 1)
+static void (*const recomputes[])(const layers_kept *x, mp_activation_memory *a, mp_ck *c) = {
+    [MP_RECOMPUTE_NONE] = keep_all,
+    [MP_RECOMPUTE_SELECTIVE] = keep_all_but_scores,
+    [MP_RECOMPUTE_FULL] = keep_inputs,
+};
+MP_STATIC_ASSERT(MP_COUNT_OF(recomputes) == RECOMPUTES, "a function of recomputes per mp_recompute");
+
+/* Logits and loss (transformers ForCausalLMLoss: logits.float(), then cross_entropy = log_softmax + nll_loss).
+ * log_softmax saves its fp32 output; in backward nll_loss_backward allocates the log-probs' gradient and
+ * _log_softmax_backward_data the logits' gradient, while the saved log-probs are still alive: three fp32 tensors of
+ * tokens x vocab at once. Vocabulary-parallel across TP. */
+static void stage_logits(const mp_model *m, const layout *l, const mp_regime_bytes *rb, mp_logits_memory *g, mp_ck *c)
+{
+	uint64_t v = ceil_div(m->vocab_size, l->tp);
+
+	g->tokens = l->tokens;
+	g->logits_bytes = mp_ckmul3(c, l->tokens, v, rb->compute);
+	g->upcast_bytes = rb->compute == 4 ? 0 : mp_ckmul3(c, l->tokens, v, 4);
+	g->log_probs_bytes = mp_ckmul3(c, l->tokens, v, 4);
+	g->forward_peak_bytes = mp_ckadd(c, mp_ckadd(c, g->logits_bytes, g->upcast_bytes), g->log_probs_bytes);
+	g->backward_peak_bytes = mp_ckmul(c, g->log_probs_bytes, 3);
+	/* Gemma-2's final_logit_softcapping (Gemma2ForCausalLM.forward: logits / cap, tanh, * cap): tanh keeps its
+	 * output (tokens x vocab in the compute dtype) until its backward, which runs after log_softmax's */
+	if (m->final_logit_softcapping) {
+		g->softcap_bytes = mp_ckmul3(c, l->tokens, v, rb->compute);
+		g->forward_peak_bytes = mp_ckadd(c, g->forward_peak_bytes, g->softcap_bytes);
+		g->backward_peak_bytes = mp_ckadd(c, g->backward_peak_bytes, g->softcap_bytes);
+	}
+}
+
+/* An MoE model's leading dense layers on the first stage (first_k_dense_replace): one such layer's activations into
+ * *dense and their count; none elsewhere. */
+static mp_status leading_dense_layers(const mp_model *m, const mp_training_req *req, const layout *l, const stage *s,
+				      mp_layer_activations *dense, uint64_t *count, mp_error *err)
+{
+	mp_model dm;
+
+	memset(dense, 0, sizeof(*dense));
+	*count = 0;
+	if (!(m->num_experts && m->first_dense_layers && m->intermediate_size && s->first))
+		return MP_OK;
+	dm = *m;
+	dm.num_experts = 0;
+	*count = mp_min_u64(m->first_dense_layers, s->layers);
+	return mp_layer_activation_bytes(&dm, req, req->micro_batch_size, l->seq_local, dense, err);
+}
+
 /* Activations (and logits on the last stage) of one stage. */
 static mp_status stage_activations(const mp_model *m, const mp_training_req *req, const layout *l, stage_plan *p,
 				   mp_error *err)
@@ -533,50 +733,23 @@ static mp_status stage_activations(const mp_model *m, const mp_training_req *req
 	mp_activation_memory *a = &p->act;
 	mp_layer_activations dense;
 	uint64_t rep_div = req->sequence_parallel ? l->tp : 1, k = p->s.first ? l->inflight : 1;
-	uint64_t saved, dense_layers = 0, moe_layers, copies_all = 0;
+	uint64_t dense_layers = 0, copies_all = 0;
+	layers_kept kept;
 	mp_status st;
 	mp_ck c = { false };
 
 	st = mp_layer_activation_bytes(m, req, req->micro_batch_size, l->seq_local, &a->layer, err);
 	if (st != MP_OK)
 		return st;
-	memset(&dense, 0, sizeof(dense));
-	if (m->num_experts && m->first_dense_layers && m->intermediate_size && p->s.first) {
-		mp_model dm = *m;
-
-		dm.num_experts = 0;
-		st = mp_layer_activation_bytes(&dm, req, req->micro_batch_size, l->seq_local, &dense, err);
-		if (st != MP_OK)
-			return st;
-		dense_layers = mp_min_u64(m->first_dense_layers, p->s.layers);
-	}
-	moe_layers = p->s.layers - dense_layers;
+	st = leading_dense_layers(m, req, l, &p->s, &dense, &dense_layers, err);
+	if (st != MP_OK)
+		return st;
 	a->layers_on_gpu = p->s.layers;
 	a->microbatches_in_flight = k;
 
-	/* What a layer keeps under the recomputation chosen (Korthikanti et al. sec. 5). Full: the layer input in
-	 * the residual-stream dtype (torch.utils.checkpoint keeps the input tensor; sharded under SP). Selective:
-	 * everything but the attention core (scores, softmax, dropout), recomputed in backward. */
-	switch (req->recompute) {
-	case MP_RECOMPUTE_FULL:
-		saved = mp_ckmul3(&c, l->tokens, rb.residual, m->hidden_size) / rep_div;
-		a->saved_per_layer = saved;
-		a->layers_bytes = mp_ckmul3(&c, saved, p->s.layers, k);
-		a->recompute_bytes = a->layer.total;
-		break;
-	case MP_RECOMPUTE_SELECTIVE:
-		a->saved_per_layer = a->layer.total - a->layer.attention_scores;
-		a->layers_bytes = mp_ckmul3(&c, a->saved_per_layer, moe_layers, k);
-		a->layers_bytes = mp_ckadd(&c, a->layers_bytes,
-					   mp_ckmul3(&c, dense.total - dense.attention_scores, dense_layers, k));
-		a->recompute_bytes = a->layer.attention_scores;
-		break;
-	case MP_RECOMPUTE_NONE:
-		a->saved_per_layer = a->layer.total;
-		a->layers_bytes = mp_ckmul3(&c, a->layer.total, moe_layers, k);
-		a->layers_bytes = mp_ckadd(&c, a->layers_bytes, mp_ckmul3(&c, dense.total, dense_layers, k));
-		break;
-	}
+	kept = (layers_kept){l, &rb, m->hidden_size, rep_div, &a->layer, &dense, p->s.layers - dense_layers,
+			     dense_layers, k};
+	recomputes[req->recompute](&kept, a, &c);
 	/* A layer's backward allocates the gradients of its largest saved tensors: for eager attention the
 	 * probabilities' gradient and softmax_backward's output (each the size of the score matrix), otherwise
 	 * the gradients flowing through the MLP tensors (an estimate; the H200 rows never bind on it). */
@@ -605,28 +778,8 @@ static mp_status stage_activations(const mp_model *m, const mp_training_req *req
 	p->comm_fwd = 0;
 	a->autocast_weight_copies_bytes = mp_max_u64(a->autocast_weight_copies_bytes, copies_all);
 
-	/* Logits and loss (transformers ForCausalLMLoss: logits.float(), then cross_entropy = log_softmax +
-	 * nll_loss). log_softmax saves its fp32 output; in backward nll_loss_backward allocates the log-probs'
-	 * gradient and _log_softmax_backward_data the logits' gradient, while the saved log-probs are still alive:
-	 * three fp32 tensors of tokens x vocab at once. Vocabulary-parallel across TP. */
-	if (p->s.last) {
-		mp_logits_memory *g = &p->lg;
-		uint64_t v = ceil_div(m->vocab_size, l->tp);
-
-		g->tokens = l->tokens;
-		g->logits_bytes = mp_ckmul3(&c, l->tokens, v, rb.compute);
-		g->upcast_bytes = rb.compute == 4 ? 0 : mp_ckmul3(&c, l->tokens, v, 4);
-		g->log_probs_bytes = mp_ckmul3(&c, l->tokens, v, 4);
-		g->forward_peak_bytes = mp_ckadd(&c, mp_ckadd(&c, g->logits_bytes, g->upcast_bytes), g->log_probs_bytes);
-		g->backward_peak_bytes = mp_ckmul(&c, g->log_probs_bytes, 3);
-		/* Gemma-2's final_logit_softcapping (Gemma2ForCausalLM.forward: logits / cap, tanh, * cap): tanh keeps
-		 * its output (tokens x vocab in the compute dtype) until its backward, which runs after log_softmax's */
-		if (m->final_logit_softcapping) {
-			g->softcap_bytes = mp_ckmul3(&c, l->tokens, v, rb.compute);
-			g->forward_peak_bytes = mp_ckadd(&c, g->forward_peak_bytes, g->softcap_bytes);
-			g->backward_peak_bytes = mp_ckadd(&c, g->backward_peak_bytes, g->softcap_bytes);
-		}
-	}
+	if (p->s.last)
+		stage_logits(m, l, &rb, &p->lg, &c);
 	if (c.ovf)
 		return mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/micro_batch_size", "activation bytes overflow 64 bits");
 	return MP_OK;
@@ -660,7 +813,9 @@ static uint64_t stage_workspace(const mp_model *m, const mp_training_req *req, u
 	/* the score matrices' batched GEMMs: eager attention's, or SDPA's math fallback (at::matmul -> bmm) */
 	bool bmm = m ? mp_train_attention_kernel(m, req, seq).scores : req->attention == MP_TRAIN_ATTENTION_EAGER;
 	uint64_t handles = (rb.compute == 4 ? 1 : 0) + (bmm ? 2 : 0);
-	uint64_t ws = req->cublas_workspace_bytes ? req->cublas_workspace_bytes : MP_DEFAULT_CUBLAS_WORKSPACE_BYTES;
+	uint64_t ws = req->cublas_workspace_bytes ? req->cublas_workspace_bytes
+		      : req->host_memory	  ? 0 /* a CPU runs no cuBLAS */
+						  : MP_DEFAULT_CUBLAS_WORKSPACE_BYTES;
 
 	return mp_ckmul(c, mp_min_u64(handles, 2), ws);
 }
@@ -670,11 +825,9 @@ static uint64_t stage_workspace(const mp_model *m, const mp_training_req *req, u
 static uint64_t stage_comm(const mp_training_req *req, const layout *l, stage_plan *p, mp_ck *c)
 {
 	const states *st = &p->st;
-	uint64_t shard_g = 1, bucket, gather = 0, reduce = 0, allgather = 0;
+	uint64_t shard_g, bucket, gather = 0, reduce = 0, allgather = 0;
 
-	if (req->sharding == MP_SHARDING_ZERO2 || req->sharding == MP_SHARDING_ZERO3 ||
-	    req->sharding == MP_SHARDING_FSDP_FULL || req->sharding == MP_SHARDING_FSDP_GRAD_OP)
-		shard_g = l->dp;
+	shard_g = shards_of(req, l->dp).g;
 	if (l->dp > 1) {
 		bucket = req->zero_bucket_elements ? req->zero_bucket_elements : MP_DEFAULT_ZERO_BUCKET_ELEMENTS;
 		bucket = mp_min_u64(bucket, st->trainable);
@@ -841,7 +994,8 @@ static mp_status plan_stage(const mp_model *m, const mp_param_count *pc, const m
 
 /* ----- the plan ---------------------------------------------------------------------------------------- */
 
-static mp_status check_req(const mp_model *m, const mp_training_req *req, mp_error *err)
+/* The request's choices, each one of its enum's (a table's row) and consistent with the precision. */
+static mp_status check_choices(const mp_training_req *req, mp_error *err)
 {
 	if ((unsigned)req->precision >= MP_PRECISION_COUNT)
 		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/precision",
@@ -849,6 +1003,15 @@ static mp_status check_req(const mp_model *m, const mp_training_req *req, mp_err
 	if ((unsigned)req->optimizer >= MP_OPTIMIZER_COUNT)
 		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/optimizer",
 			       "optimizer must be one of adamw, adam, adamw_8bit, sgd, sgd_momentum, adafactor, lion");
+	if ((unsigned)req->convention >= CONVENTIONS)
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/state_convention",
+				  "state_convention must be 16, 18 or 20 (bytes per parameter)");
+	if ((unsigned)req->sharding >= SHARDINGS)
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/sharding",
+				  "sharding must be one of none, zero1, zero2, zero3, fsdp_full_shard, fsdp_shard_grad_op");
+	if ((unsigned)req->recompute >= RECOMPUTES)
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/recompute",
+				  "recompute must be one of none, selective, full");
 	if (req->convention != MP_CONVENTION_16 && !is_mixed(req->precision))
 		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/state_convention",
 			       "state_convention (16, 18, 20 bytes per parameter) applies to mixed_bf16 and mixed_fp16 only");
@@ -858,28 +1021,46 @@ static mp_status check_req(const mp_model *m, const mp_training_req *req, mp_err
 	if (req->optimizer_state_dtype != MP_DTYPE_INVALID && req->optimizer == MP_OPTIMIZER_ADAMW_8BIT)
 		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/optimizer_state_dtype",
 			       "adamw_8bit keeps 8-bit states with fp32 block scales; leave optimizer_state_dtype out");
+	return MP_OK;
+}
+
+/* LoRA and QLoRA: the architecture, a rank the hidden size allows, known targets, a 16-bit compute for QLoRA. */
+static mp_status check_lora(const mp_model *m, const mp_training_req *req, mp_error *err)
+{
+	if (req->finetune == MP_FINETUNE_FULL)
+		return MP_OK;
+	if (m == NULL)
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/finetune", "LoRA needs the architecture to size the adapters");
+	if (req->lora_rank < 1 || req->lora_rank > m->hidden_size)
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/lora_rank", "lora_rank must be between 1 and hidden_size (%llu)",
+			       (unsigned long long)m->hidden_size);
+	if (req->lora_targets & ~MP_LORA_ALL)
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/lora_targets", "unknown LoRA target");
+	if (req->finetune == MP_FINETUNE_QLORA && req->precision == MP_PRECISION_FP32)
+		return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/precision",
+			       "QLoRA computes in 16 bits (bnb_4bit_compute_dtype); use amp_bf16, bf16 or amp_fp16");
+	return MP_OK;
+}
+
+static mp_status check_req(const mp_model *m, const mp_training_req *req, mp_error *err)
+{
+	mp_status st = check_choices(req, err);
+
+	if (st != MP_OK)
+		return st;
 	if (m == NULL && !req->states_only)
 		return MODEL_FAIL(err, MP_EINVAL, m, req,
 			       "activations and logits need the architecture (hidden_size, num_hidden_layers, "
 			       "num_attention_heads, vocab_size): give a stored model or {\"hf_config\": {...}}, or set "
 			       "states_only to true for model states alone");
-	if (req->finetune != MP_FINETUNE_FULL) {
-		if (m == NULL)
-			return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/finetune", "LoRA needs the architecture to size the adapters");
-		if (req->lora_rank < 1 || req->lora_rank > m->hidden_size)
-			return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/lora_rank", "lora_rank must be between 1 and hidden_size (%llu)",
-				       (unsigned long long)m->hidden_size);
-		if (req->lora_targets & ~MP_LORA_ALL)
-			return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/lora_targets", "unknown LoRA target");
-		if (req->finetune == MP_FINETUNE_QLORA && req->precision == MP_PRECISION_FP32)
-			return mp_fail_at(err, MP_EINVAL, req->json_pointer, "/precision",
-				       "QLoRA computes in 16 bits (bnb_4bit_compute_dtype); use amp_bf16, bf16 or amp_fp16");
-	}
-	if (m != NULL && mp_model_ssm_layers(m) > 0)
+	st = check_lora(m, req, err);
+	if (st != MP_OK || m == NULL)
+		return st;
+	if (mp_model_ssm_layers(m) > 0)
 		return MODEL_FAIL(err, MP_EUNSUPPORTED, m, req,
 		                  "the training planner models attention and MLP layers, not the recurrent (state-space) "
 		                  "layers of this model");
-	if (m != NULL && (m->num_layers == 0 || m->hidden_size == 0 || m->num_heads == 0 || m->vocab_size == 0))
+	if (m->num_layers == 0 || m->hidden_size == 0 || m->num_heads == 0 || m->vocab_size == 0)
 		return MODEL_FAIL(err, MP_EINVAL, m, req, "the architecture needs layers, hidden size, heads and vocabulary");
 	return MP_OK;
 }
@@ -915,6 +1096,20 @@ static void copy_stage(const stage_plan *p, const layout *l, const mp_training_r
 	mem->activations_known = !req->states_only;
 }
 
+/* What the answer says beside the bytes: the attention kernel, the trainable parameters (all, or LoRA's adapters
+ * over every layer), no overhead for model states alone. */
+static void describe_plan(const mp_model *m, const mp_param_count *pc, const mp_training_req *req, const layout *l,
+			  mp_training_memory *mem, mp_ck *c)
+{
+	if (m != NULL && !req->states_only)
+		mem->attention_kernel = mp_train_attention_kernel(m, req, l->seq_local).name;
+	mem->trainable_parameters = req->finetune == MP_FINETUNE_FULL
+					    ? pc->total
+					    : (m ? mp_ckmul(c, lora_params_per_layer(m, req, 1, c), m->num_layers) : 0);
+	if (req->states_only)
+		mem->overhead_bytes = 0;
+}
+
 mp_status mp_plan_training(const mp_model *m, const mp_param_count *pc, const mp_training_req *req,
 			   mp_training_memory *mem, mp_error *err)
 {
@@ -940,15 +1135,12 @@ mp_status mp_plan_training(const mp_model *m, const mp_param_count *pc, const mp
 		if (last.peak > first.peak)
 			first = last;
 	}
-	context = req->states_only ? 0 : req->cuda_context_bytes ? req->cuda_context_bytes : MP_DEFAULT_CUDA_CONTEXT_BYTES;
+	context = req->states_only	   ? 0
+		  : req->cuda_context_bytes ? req->cuda_context_bytes
+		  : req->host_memory	   ? 0 /* a CPU: no CUDA context */
+					   : MP_DEFAULT_CUDA_CONTEXT_BYTES;
 	copy_stage(&first, &l, req, context, mem);
-	if (m != NULL && !req->states_only)
-		mem->attention_kernel = mp_train_attention_kernel(m, req, l.seq_local).name;
-	mem->trainable_parameters = req->finetune == MP_FINETUNE_FULL
-					    ? pc->total
-					    : (m ? mp_ckmul(&c, lora_params_per_layer(m, req, 1, &c), m->num_layers) : 0);
-	if (req->states_only)
-		mem->overhead_bytes = 0;
+	describe_plan(m, pc, req, &l, mem, &c);
 	if (c.ovf || mem->total_bytes < first.peak)
 		return mp_fail_at(err, MP_EOVERFLOW, req->json_pointer, "/micro_batch_size", "total bytes overflow 64 bits");
 	if (mem->total_bytes > MP_MAX_PLAN_BYTES)
@@ -1014,11 +1206,56 @@ void mp_training_verdict(const mp_training_memory *mem, const mp_device *dev, mp
 	fit->binding_term = mem->binding_term ? mem->binding_term : "weights";
 }
 
+/*
+ * The smallest GPU count that fits (0: none). Keep tp x pp x cp, grow data parallelism in steps of the
+ * expert-parallel degree, and evaluate the counts rather than assume memory falls with them: going from one
+ * data-parallel replica to two ADDS DDP's gradient buckets (a second copy of the gradients) or ZeRO's reduce and
+ * all-gather buckets. The first MP_FIT_EXHAUSTIVE_REPLICAS counts are each planned in turn; beyond them every term of
+ * the plan is either independent of the data-parallel degree (activations, logits, buckets, gathered layers) or a
+ * ceil(x / dp) share of sharded states (mp_plan_training above), so bytes per GPU never grow there and the smallest
+ * fitting count is bisected, its answer planned once more. A requested count that fits (fits) bounds the search, so
+ * fits and min_gpus cannot disagree.
+ */
+static uint64_t min_num_gpus(const mp_model *m, const mp_param_count *pc, const mp_training_req *req, bool fits,
+			     uint64_t cap)
+{
+	mp_training_req r = *req;
+	uint64_t group = mp_or1(req->tensor_parallel_size) * mp_or1(req->pipeline_parallel_size) *
+			 mp_or1(req->context_parallel_size);
+	uint64_t unit = group * mp_or1(req->expert_parallel_size), lim = MP_MAX_GPUS / unit;
+	uint64_t lo = MP_FIT_EXHAUSTIVE_REPLICAS, hi;
+
+	r.global_batch_size = 0;
+	if (fits && mp_or1(req->num_gpus) / unit >= 1 && mp_or1(req->num_gpus) / unit < lim)
+		lim = mp_or1(req->num_gpus) / unit; /* fits here: the answer is at most this */
+	for (uint64_t k = 1; k <= lim && k <= MP_FIT_EXHAUSTIVE_REPLICAS; k++) {
+		r.num_gpus = k * unit;
+		if (fits_with(m, pc, &r, cap))
+			return k * unit;
+	}
+	if (lim <= MP_FIT_EXHAUSTIVE_REPLICAS)
+		return 0;
+	r.num_gpus = lim * unit;
+	if (!fits_with(m, pc, &r, cap))
+		return 0;
+	for (hi = lim; hi - lo > 1;) { /* fits at hi, not at lo */
+		uint64_t k = lo + (hi - lo) / 2;
+
+		r.num_gpus = k * unit;
+		if (fits_with(m, pc, &r, cap))
+			hi = k;
+		else
+			lo = k;
+	}
+	r.num_gpus = hi * unit;
+	return fits_with(m, pc, &r, cap) ? hi * unit : 0;
+}
+
 mp_status mp_plan_training_fit(const mp_model *m, const mp_param_count *pc, const mp_training_req *req,
 			       const mp_device *dev, mp_training_memory *mem, mp_training_fit *tf, mp_error *err)
 {
 	mp_training_req r;
-	uint64_t cap, unit, group, lim, best;
+	uint64_t cap, unit, lim, best;
 	mp_status st;
 
 	memset(tf, 0, sizeof(*tf));
@@ -1042,45 +1279,6 @@ mp_status mp_plan_training_fit(const mp_model *m, const mp_param_count *pc, cons
 	/* the search stopped at the context (the last whole unit under it), not at memory */
 	tf->fit.max_sequence_length_at_context = best > 0 && best == lim / unit && lim < MP_MAX_SEQUENCE_LENGTH;
 
-	/* Smallest GPU count: keep tp x pp x cp, grow data parallelism in steps of the expert-parallel degree, and
-	 * evaluate the counts rather than assume memory falls with them: going from one data-parallel replica to
-	 * two ADDS DDP's gradient buckets (a second copy of the gradients) or ZeRO's reduce and all-gather buckets.
-	 * The first MP_FIT_EXHAUSTIVE_REPLICAS counts are each planned in turn; beyond them every term of the plan is
-	 * either independent of the data-parallel degree (activations, logits, buckets, gathered layers) or a
-	 * ceil(x / dp) share of sharded states (mp_plan_training above), so bytes per GPU never grow there and the
-	 * smallest fitting count is bisected, its answer planned once more. A requested count that fits bounds the
-	 * search, so fits and min_gpus cannot disagree. */
-	r = *req;
-	r.global_batch_size = 0;
-	group = mp_or1(req->tensor_parallel_size) * mp_or1(req->pipeline_parallel_size) *
-		mp_or1(req->context_parallel_size);
-	unit = group * mp_or1(req->expert_parallel_size);
-	lim = MP_MAX_GPUS / unit;
-	if (tf->fit.fits && mp_or1(req->num_gpus) / unit >= 1 && mp_or1(req->num_gpus) / unit < lim)
-		lim = mp_or1(req->num_gpus) / unit; /* fits here: the answer is at most this */
-	for (uint64_t k = 1; k <= lim && k <= MP_FIT_EXHAUSTIVE_REPLICAS && tf->min_num_gpus == 0; k++) {
-		r.num_gpus = k * unit;
-		if (fits_with(m, pc, &r, cap))
-			tf->min_num_gpus = k * unit;
-	}
-	if (tf->min_num_gpus == 0 && lim > MP_FIT_EXHAUSTIVE_REPLICAS) {
-		r.num_gpus = lim * unit;
-		if (fits_with(m, pc, &r, cap)) {
-			uint64_t lo = MP_FIT_EXHAUSTIVE_REPLICAS, hi = lim; /* fits at hi, not at lo */
-
-			while (hi - lo > 1) {
-				uint64_t k = lo + (hi - lo) / 2;
-
-				r.num_gpus = k * unit;
-				if (fits_with(m, pc, &r, cap))
-					hi = k;
-				else
-					lo = k;
-			}
-			r.num_gpus = hi * unit;
-			if (fits_with(m, pc, &r, cap))
-				tf->min_num_gpus = hi * unit;
-		}
-	}
+	tf->min_num_gpus = min_num_gpus(m, pc, req, tf->fit.fits, cap);
 	return MP_OK;
 }

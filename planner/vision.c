@@ -1,136 +1,255 @@
 /*
- * vision.c: the image tower and projector of multimodal wrappers, as tensors. One description (mp_vision) covers
- * the ViTs transformers builds for them: SigLIP (modeling_siglip.py, Gemma 3), CLIP (modeling_clip.py, LLaVA), Llama
- * 4's (modeling_llama4.py Llama4VisionModel: a linear patch embedding, class token, LayerNorms, the pixel-shuffle
- * adapter), Pixtral (modeling_pixtral.py, Mistral 3) and the Qwen-VL towers (modeling_qwen2_vl.py,
- * modeling_qwen2_5_vl.py, modeling_qwen3_vl.py); the reader (model/) sets which modules a tower has. The parameter
- * count and the weights both come from this one list, so they cannot disagree. Pure arithmetic: sizes are checked where
- * they are summed.
+ * vision.c: the image tower and projector of multimodal wrappers, into the inventory. One description (mp_vision)
+ * covers the ViTs transformers 5.24 builds for them, each under its own names: SigLIP (modeling_siglip.py, Gemma 3),
+ * CLIP (modeling_clip.py, LLaVA), Pixtral (modeling_pixtral.py, Mistral 3), the Qwen-VL towers (modeling_qwen2_vl.py,
+ * modeling_qwen2_5_vl.py, modeling_qwen3_vl.py, Qwen3.5) and Llama 4's (modeling_llama4.py Llama4VisionModel: a linear
+ * patch embedding, class token, LayerNorms, the pixel-shuffle adapter). The reader (model/) sets which tower it is and
+ * which modules it has. Every tensor is replicated on every tensor-parallel rank and read by no decoder step. Pure.
  */
 #include <string.h>
 
 #include "memplan.h"
 
 typedef struct vbuild {
-	mp_tensor *out;
-	size_t cap, n;
+	mp_inventory *inv;
+	uint8_t root;
+	mp_tensor_kind kind;
 } vbuild;
 
-static void put(vbuild *b, const char *name, uint64_t rows, uint64_t cols, uint64_t count, bool vector)
+static void put(vbuild *b, const char *path, const char *leaf, uint64_t rows, uint64_t cols, uint64_t count)
 {
-	mp_tensor *t;
+	mp_tensor_spec s = {.root = b->root, .path = path, .leaf = leaf, .kind = b->kind, .view = MP_VIEW_LINEAR,
+	                    .rows = rows, .cols = cols, .count = count};
 
-	if (rows == 0 || cols == 0 || count == 0)
-		return;
-	if (b->n < b->cap) {
-		t = &b->out[b->n];
-		memset(t, 0, sizeof(*t));
-		t->name = name;
-		t->cls = MP_TC_VISION;
-		t->rows = rows;
-		t->cols = cols;
-		t->count = count;
-		t->split = MP_SPLIT_NONE;
-		t->vector = vector;
-	}
-	b->n++;
+	if (leaf)
+		mp_inventory_add(b->inv, &s);
+}
+
+static void putv(vbuild *b, const char *path, const char *leaf, uint64_t values, uint64_t count)
+{
+	mp_tensor_spec s = {.root = b->root, .path = path, .leaf = leaf, .kind = b->kind, .view = MP_VIEW_VECTOR,
+	                    .cols = values, .count = count};
+
+	if (leaf)
+		mp_inventory_add(b->inv, &s);
 }
 
 /* A linear layer out x in and its bias. */
-static void lin(vbuild *b, const char *name, const char *bias, uint64_t out, uint64_t in, bool with_bias,
-                uint64_t count)
+static void lin(vbuild *b, const char *path, mp_wb n, uint64_t out, uint64_t in, bool with_bias, uint64_t count)
 {
-	put(b, name, out, in, count, false);
+	put(b, path, n.w, out, in, count);
 	if (with_bias)
-		put(b, bias, 1, out, count, true);
+		putv(b, path, n.b, out, count);
 }
 
 /* A norm of width w: LayerNorm weight and bias, RMSNorm a weight, none nothing. */
-static void vnorm(vbuild *b, const char *name, const char *bias, mp_norm_kind k, uint64_t w, uint64_t count)
+static void vnorm(vbuild *b, const char *path, mp_wb n, mp_norm_kind k, uint64_t w, uint64_t count)
 {
 	if (k == MP_NORM_NONE)
 		return;
-	put(b, name, 1, w, count, true);
+	putv(b, path, n.w, w, count);
 	if (k == MP_NORM_LAYER)
-		put(b, bias, 1, w, count, true);
+		putv(b, path, n.b, w, count);
+}
+
+#define WB(x) ((mp_wb){x ".weight", x ".bias"})
+
+/* The patch embedding: a convolution [hidden, channels, (temporal,) patch, patch] (+ bias), or Llama 4's linear. */
+static void patch_embedding(vbuild *b, const mp_vision *v, const char *path, mp_wb n)
+{
+	uint64_t dims[5] = {v->hidden, v->channels, v->temporal ? v->temporal : v->patch, v->patch, v->patch};
+
+	if (v->temporal)
+		mp_inventory_add_shape(b->inv, b->root, path, n.w, b->kind, MP_VIEW_LINEAR, 0, dims, 5, 1);
+	else {
+		dims[2] = v->patch;
+		mp_inventory_add_shape(b->inv, b->root, path, n.w, b->kind, MP_VIEW_LINEAR, 0, dims, 4, 1);
+	}
+	if (v->patch_bias)
+		putv(b, path, n.b, v->hidden, 1);
+}
+
+/* SigLIP and CLIP (modeling_siglip.py SiglipVisionTransformer, modeling_clip.py CLIPVisionTransformer). */
+static void siglip_clip(vbuild *b, const mp_vision *v)
+{
+	uint64_t h = v->hidden, i = v->intermediate, L = v->layers;
+	const char *layer = "encoder.layers.{i}", *attn = "encoder.layers.{i}.self_attn", *mlp = "encoder.layers.{i}.mlp";
+
+	patch_embedding(b, v, "embeddings", WB("patch_embedding"));
+	if (v->class_embedding)
+		putv(b, "embeddings", "class_embedding", h, 1);
+	put(b, "embeddings", "position_embedding.weight", v->positions, h, 1);
+	if (v->pre_norm)
+		vnorm(b, NULL, WB("pre_layrnorm"), v->norm, h, 1);
+	vnorm(b, layer, WB("layer_norm1"), v->norm, h, L);
+	vnorm(b, layer, WB("layer_norm2"), v->norm, h, L);
+	lin(b, attn, WB("q_proj"), h, h, v->attn_bias, L);
+	lin(b, attn, WB("k_proj"), h, h, v->attn_bias, L);
+	lin(b, attn, WB("v_proj"), h, h, v->attn_bias, L);
+	lin(b, attn, WB("out_proj"), h, h, v->attn_bias, L);
+	lin(b, mlp, WB("fc1"), i, h, v->mlp_bias, L);
+	lin(b, mlp, WB("fc2"), h, i, v->mlp_bias, L);
+	if (v->post_norm)
+		vnorm(b, NULL, WB("post_layernorm"), v->norm, h, 1);
+	if (v->map_head) { /* SigLIP's attention-pooling head (vision_use_head) */
+		uint64_t probe[3] = {1, 1, h};
+
+		mp_inventory_add_shape(b->inv, b->root, "head", "probe", b->kind, MP_VIEW_VECTOR, 0, probe, 3, 1);
+		put(b, "head.attention", "in_proj_weight", 3 * h, h, 1);
+		putv(b, "head.attention", "in_proj_bias", 3 * h, 1);
+		lin(b, "head.attention", WB("out_proj"), h, h, true, 1);
+		vnorm(b, "head", WB("layernorm"), MP_NORM_LAYER, h, 1);
+		lin(b, "head.mlp", WB("fc1"), i, h, true, 1);
+		lin(b, "head.mlp", WB("fc2"), h, i, true, 1);
+	}
+}
+
+/* Pixtral (modeling_pixtral.py PixtralVisionModel: RMSNorm, a gated MLP, no biases, rotary positions). */
+static void pixtral(vbuild *b, const mp_vision *v)
+{
+	uint64_t h = v->hidden, i = v->intermediate, L = v->layers;
+	const char *layer = "transformer.layers.{i}", *attn = "transformer.layers.{i}.attention",
+	           *ffn = "transformer.layers.{i}.feed_forward";
+
+	patch_embedding(b, v, NULL, WB("patch_conv"));
+	if (v->pre_norm)
+		vnorm(b, NULL, WB("ln_pre"), v->norm, h, 1);
+	vnorm(b, layer, WB("attention_norm"), v->norm, h, L);
+	vnorm(b, layer, WB("ffn_norm"), v->norm, h, L);
+	lin(b, attn, WB("q_proj"), h, h, v->attn_bias, L);
+	lin(b, attn, WB("k_proj"), h, h, v->attn_bias, L);
+	lin(b, attn, WB("v_proj"), h, h, v->attn_bias, L);
+	lin(b, attn, WB("o_proj"), h, h, v->attn_bias, L);
+	lin(b, ffn, WB("gate_proj"), i, h, v->mlp_bias, L);
+	lin(b, ffn, WB("up_proj"), i, h, v->mlp_bias, L);
+	lin(b, ffn, WB("down_proj"), h, i, v->mlp_bias, L);
+}
+
+/* The Qwen-VL towers: a 3-D patch convolution, fused qkv, fc1/fc2 (Qwen2-VL), gate/up/down (Qwen2.5-VL) or
+ * linear_fc1/linear_fc2 (Qwen3-VL, Qwen3.5), learned positions (Qwen3-VL), the merger over merge^2 patches and
+ * Qwen3-VL's DeepStack mergers. */
+static void qwen_vl(vbuild *b, const mp_vision *v)
+{
+	uint64_t h = v->hidden, i = v->intermediate, L = v->layers, hm = v->hidden * v->merge * v->merge;
+	bool q3 = v->tower == MP_TOWER_QWEN3_VL;
+	const char *blk = "blocks.{i}", *attn = "blocks.{i}.attn", *mlp = "blocks.{i}.mlp";
+
+	patch_embedding(b, v, "patch_embed", WB("proj"));
+	put(b, NULL, "pos_embed.weight", v->positions, h, 1);
+	vnorm(b, blk, WB("norm1"), v->norm, h, L);
+	vnorm(b, blk, WB("norm2"), v->norm, h, L);
+	lin(b, attn, WB("qkv"), 3 * h, h, v->attn_bias, L);
+	lin(b, attn, WB("proj"), h, h, v->attn_bias, L);
+	if (v->gated_mlp) {
+		lin(b, mlp, WB("gate_proj"), i, h, v->mlp_bias, L);
+		lin(b, mlp, WB("up_proj"), i, h, v->mlp_bias, L);
+		lin(b, mlp, WB("down_proj"), h, i, v->mlp_bias, L);
+	} else if (q3) {
+		lin(b, mlp, WB("linear_fc1"), i, h, v->mlp_bias, L);
+		lin(b, mlp, WB("linear_fc2"), h, i, v->mlp_bias, L);
+	} else {
+		lin(b, mlp, WB("fc1"), i, h, v->mlp_bias, L);
+		lin(b, mlp, WB("fc2"), h, i, v->mlp_bias, L);
+	}
+	b->kind = MP_TK_PROJECTOR;
+	if (q3) {
+		vnorm(b, "merger", WB("norm"), v->projector_norm, h, 1);
+		lin(b, "merger", WB("linear_fc1"), hm, hm, true, 1);
+		lin(b, "merger", WB("linear_fc2"), v->out_hidden, hm, true, 1);
+		vnorm(b, "deepstack_merger_list.{i}", WB("norm"), MP_NORM_LAYER, hm, v->deepstack);
+		lin(b, "deepstack_merger_list.{i}", WB("linear_fc1"), hm, hm, true, v->deepstack);
+		lin(b, "deepstack_merger_list.{i}", WB("linear_fc2"), v->out_hidden, hm, true, v->deepstack);
+	} else {
+		vnorm(b, "merger", WB("ln_q"), v->projector_norm, h, 1);
+		lin(b, "merger", WB("mlp.0"), hm, hm, true, 1);
+		lin(b, "merger", WB("mlp.2"), v->out_hidden, hm, true, 1);
+	}
+}
+
+/* Llama 4 (modeling_llama4.py Llama4VisionModel, Llama4VisionPixelShuffleMLP and Llama4MultiModalProjector). */
+static void llama4(vbuild *b, const mp_vision *v)
+{
+	uint64_t h = v->hidden, i = v->intermediate, L = v->layers;
+	const char *layer = "model.layers.{i}", *attn = "model.layers.{i}.self_attn", *mlp = "model.layers.{i}.mlp";
+
+	put(b, "patch_embedding", "linear.weight", h, v->channels * v->patch * v->patch, 1);
+	putv(b, NULL, "class_embedding", h, 1);
+	put(b, NULL, "positional_embedding_vlm", v->positions, h, 1);
+	vnorm(b, NULL, WB("layernorm_pre"), v->norm, h, 1);
+	vnorm(b, NULL, WB("layernorm_post"), v->norm, h, 1);
+	vnorm(b, layer, WB("input_layernorm"), v->norm, h, L);
+	vnorm(b, layer, WB("post_attention_layernorm"), v->norm, h, L);
+	lin(b, attn, WB("q_proj"), h, h, v->attn_bias, L);
+	lin(b, attn, WB("k_proj"), h, h, v->attn_bias, L);
+	lin(b, attn, WB("v_proj"), h, h, v->attn_bias, L);
+	lin(b, attn, WB("o_proj"), h, h, v->attn_bias, L);
+	lin(b, mlp, WB("fc1"), i, h, v->mlp_bias, L);
+	lin(b, mlp, WB("fc2"), h, i, v->mlp_bias, L);
+	/* the pixel-shuffle adapter (fc1 intermediate -> projector_input_dim, fc2 projector_output_dim square) */
+	put(b, "vision_adapter.mlp", "fc1.weight", v->adapter_in, i, 1);
+	put(b, "vision_adapter.mlp", "fc2.weight", v->adapter_out, v->adapter_out, 1);
 }
 
 /*
- * The tensors, module by module:
- *   patch embedding: a convolution hidden x patch_values (+ bias: SigLIP, Qwen3-VL); CLIP's class embedding;
- *   the learned position table (SigLIP (image/patch)^2 rows, CLIP one more for the class token, Qwen3-VL
- *   num_position_embeddings; Pixtral and Qwen2/2.5-VL rotate instead); CLIP pre_layrnorm, Pixtral ln_pre;
- *   each block: two norms, q, k, v, o (Qwen-VL fuse q, k, v: the same parameters), fc1 + fc2 or gate + up + down;
- *   post_layernorm; SigLIP's attention-pooling head (probe, in_proj 3h x h, out_proj, layernorm, MLP).
- *   Projectors: Gemma 3 soft-embedding norm (tower width) + mm_input_projection (tower x decoder width);
- *   LLaVA/Mistral 3 [RMSNorm, patch merger (h x h merge^2)], linear_1 (decoder x h x feature_layers), linear_2;
- *   the Qwen merger: a norm (tower width), fc1 (h merge^2 square), fc2 (decoder x h merge^2), and Qwen3-VL's
- *   DeepStack mergers (their norm over h merge^2).
- * Worked example (tests/test_models.c, the SigLIP of Gemma3Config's defaults: width 768, 12 layers, MLP 3072,
- * 224 px / 16 px patches, head, decoder 2304): 94,654,464 parameters, transformers' count.
+ * The projectors of the towers above that sit under a root of their own: Gemma 3's soft-embedding RMSNorm of the
+ * tower width and mm_input_projection_weight (stored in x out); LLaVA's and Mistral 3's [RMSNorm, patch merger (h x h
+ * merge^2)], linear_1 (decoder x h x feature_layers), linear_2; Llama 4's linear_1 (no bias).
  */
-size_t mp_vision_tensors(const mp_model *m, mp_tensor *out, size_t cap)
+static void projector(vbuild *b, const mp_vision *v)
 {
-	const mp_vision *v = &m->vision;
-	vbuild b = {out, cap, 0};
-	uint64_t h = v->hidden, i = v->intermediate, L = v->layers,
-	         hm = v->hidden * (v->merge ? v->merge * v->merge : 1);
+	uint64_t h = v->hidden;
 
-	if (h == 0)
-		return 0;
-	lin(&b, "vision.patch_embedding", "vision.patch_embedding.bias", h, v->patch_values, v->patch_bias, 1);
-	if (v->class_embedding)
-		put(&b, "vision.class_embedding", 1, h, 1, true);
-	put(&b, "vision.position_embedding", v->positions, h, 1, false);
-	if (v->pre_norm)
-		vnorm(&b, "vision.pre_norm", "vision.pre_norm.bias", v->norm, h, 1);
-	vnorm(&b, "vision.layers.norms", "vision.layers.norms.bias", v->norm, h, 2 * L);
-	if (v->fused_qkv)
-		lin(&b, "vision.layers.qkv", "vision.layers.qkv.bias", 3 * h, h, v->attn_bias, L);
-	else
-		lin(&b, "vision.layers.q_k_v", "vision.layers.q_k_v.bias", h, h, v->attn_bias, 3 * L);
-	lin(&b, "vision.layers.o_proj", "vision.layers.o_proj.bias", h, h, v->attn_bias, L);
-	lin(&b, "vision.layers.mlp_in", "vision.layers.mlp_in.bias", i, h, v->mlp_bias, v->gated_mlp ? 2 * L : L);
-	lin(&b, "vision.layers.mlp_out", "vision.layers.mlp_out.bias", h, i, v->mlp_bias, L);
-	if (v->post_norm)
-		vnorm(&b, "vision.post_norm", "vision.post_norm.bias", v->norm, h, 1);
-	if (v->map_head) {
-		put(&b, "vision.head.probe", 1, h, 1, true);
-		lin(&b, "vision.head.in_proj", "vision.head.in_proj.bias", 3 * h, h, true, 1);
-		lin(&b, "vision.head.out_proj", "vision.head.out_proj.bias", h, h, true, 1);
-		vnorm(&b, "vision.head.layernorm", "vision.head.layernorm.bias", MP_NORM_LAYER, h, 1);
-		lin(&b, "vision.head.fc1", "vision.head.fc1.bias", i, h, true, 1);
-		lin(&b, "vision.head.fc2", "vision.head.fc2.bias", h, i, true, 1);
-	}
+	b->kind = MP_TK_PROJECTOR;
+	b->root = MP_ROOT_PROJECTOR;
 	switch (v->projector) {
-	case MP_PROJECTOR_GEMMA3:
-		vnorm(&b, "projector.soft_emb_norm", NULL, MP_NORM_RMS, h, 1);
-		put(&b, "projector.input_projection", v->out_hidden, h, 1, false);
+	case MP_PROJECTOR_GEMMA3: {
+		mp_tensor_spec s = {.root = b->root, .leaf = "mm_input_projection_weight", .kind = b->kind,
+		                    .view = MP_VIEW_T, .rows = v->out_hidden, .cols = h, .count = 1};
+
+		vnorm(b, NULL, WB("mm_soft_emb_norm"), MP_NORM_RMS, h, 1);
+		mp_inventory_add(b->inv, &s);
 		break;
+	}
 	case MP_PROJECTOR_MLP2:
-		vnorm(&b, "projector.norm", "projector.norm.bias", v->projector_norm, h, 1);
+		vnorm(b, NULL, WB("norm"), v->projector_norm, h, 1);
 		if (v->merge > 1)
-			put(&b, "projector.patch_merger", h, hm, 1, false);
-		lin(&b, "projector.linear_1", "projector.linear_1.bias", v->out_hidden,
-		    h * (v->feature_layers ? v->feature_layers : 1), v->projector_bias, 1);
-		lin(&b, "projector.linear_2", "projector.linear_2.bias", v->out_hidden, v->out_hidden,
+			put(b, "patch_merger", "merging_layer.weight", h, h * v->merge * v->merge, 1);
+		lin(b, NULL, WB("linear_1"), v->out_hidden, h * (v->feature_layers ? v->feature_layers : 1),
 		    v->projector_bias, 1);
-		break;
-	case MP_PROJECTOR_QWEN_MERGER:
-		vnorm(&b, "merger.norm", "merger.norm.bias", v->projector_norm, h, 1);
-		lin(&b, "merger.fc1", "merger.fc1.bias", hm, hm, true, 1 + v->deepstack);
-		lin(&b, "merger.fc2", "merger.fc2.bias", v->out_hidden, hm, true, 1 + v->deepstack);
-		vnorm(&b, "deepstack_merger.norm", "deepstack_merger.norm.bias", MP_NORM_LAYER, hm, v->deepstack);
+		lin(b, NULL, WB("linear_2"), v->out_hidden, v->out_hidden, v->projector_bias, 1);
 		break;
 	case MP_PROJECTOR_LLAMA4:
-		/* modeling_llama4.py Llama4VisionPixelShuffleMLP (fc1 intermediate -> projector_input_dim, fc2
-		 * projector_output_dim square, no biases) and Llama4MultiModalProjector (linear_1, no bias) */
-		put(&b, "vision.adapter.fc1", v->adapter_in, i, 1, false);
-		put(&b, "vision.adapter.fc2", v->adapter_out, v->adapter_out, 1, false);
-		put(&b, "projector.linear_1", v->out_hidden, v->feature_dim, 1, false);
+		put(b, NULL, "linear_1.weight", v->out_hidden, v->feature_dim, 1);
 		break;
-	case MP_PROJECTOR_NONE:
+	default:
 		break;
 	}
-	return b.n;
+}
+
+void mp_vision_build(mp_model *m)
+{
+	const mp_vision *v = &m->vision;
+	vbuild b = {&m->inv, MP_ROOT_TOWER, MP_TK_VISION};
+
+	if (v->hidden == 0)
+		return;
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, v->tower_root ? v->tower_root : "model.vision_tower.");
+	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, v->projector_root ? v->projector_root : "model.multi_modal_projector.");
+	switch (v->tower) {
+	case MP_TOWER_PIXTRAL:
+		pixtral(&b, v);
+		break;
+	case MP_TOWER_QWEN2_VL:
+	case MP_TOWER_QWEN2_5_VL:
+	case MP_TOWER_QWEN3_VL:
+		qwen_vl(&b, v);
+		return; /* its merger sits under the tower's root */
+	case MP_TOWER_LLAMA4:
+		llama4(&b, v);
+		break;
+	default:
+		siglip_clip(&b, v);
+		break;
+	}
+	projector(&b, v);
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "calib.h"
+#include "service_int.h"
 
 #define KEEP_IN_MEMORY 32 /* finished jobs kept in memory; older ones are read back from the store */
 

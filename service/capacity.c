@@ -12,13 +12,13 @@
 typedef struct cap_ctx {
 	const mps_model *m;
 	const mps_capacity_request *r;
+	mps_inference_job job;		/* r's, its defaulted prefill warned once by the answer, not per row */
+	mps_warnings answer;		/* the answer's own warnings */
 	mps_inference_plan *plan;	/* heap: one row's plan at a time */
 	mps_capacity_fn fn;
 	void *ctx;
 	mp_error *err;
-	char last[MP_STORE_ID_MAX];
-	uint64_t left;			/* devices still to answer in this page */
-	bool full;			/* the page is full: one more device exists */
+	char last[MP_STORE_ID_MAX];	/* the last device answered: the next page's cursor */
 } cap_ctx;
 
 /*
@@ -63,18 +63,15 @@ static mp_status cap_device(const mp_store_device *d, void *ctx)
 	mps_capacity_row row;
 	mp_status st;
 
-	if (c->left == 0) { /* a device past the page: there is a next one */
-		c->full = true;
-		return MP_ECONFLICT; /* stops the listing; not an error (mps_capacity) */
-	}
-	c->left--;
 	memset(&row, 0, sizeof(row));
 	snprintf(c->last, sizeof(c->last), "%s", d->id);
 	/* the plan endpoint's own evaluation of the same job on this device (one story: the row's concurrent
 	 * sequences are that plan's max_batch_size) */
-	st = mps_plan_inference_on(c->m, d, &c->r->job, c->plan, c->err);
+	st = mps_plan_inference_on(c->m, d, &c->job, c->plan, c->err);
 	if (st != MP_OK)
 		return st;
+	mps_warn_prefill_rows(&c->plan->prefill, &c->answer);
+	row.answer_warnings = &c->answer;
 	row.device = d;
 	row.plan = c->plan;
 	row.mem = c->plan->mem;
@@ -97,7 +94,7 @@ mp_status mps_capacity(mps_service *s, const mps_capacity_request *r, mps_model 
 	mp_store_device_filter f = { r->vendor[0] ? r->vendor : NULL, r->source[0] ? r->source : NULL, 0,
 				     r->kinds ? r->kinds : MP_STORE_KIND_GPU };
 	cap_ctx c;
-	int more = 1;
+	bool more = false;
 	mp_status st;
 
 	st = mps_model_resolve(s, &r->job.model, model, err);
@@ -108,21 +105,20 @@ mp_status mps_capacity(mps_service *s, const mps_capacity_request *r, mps_model 
 	memset(&c, 0, sizeof(c));
 	c.m = model;
 	c.r = r;
+	c.job = r->job;
+	c.job.prefill_warned_by_answer = true;
 	c.fn = fn;
 	c.ctx = ctx;
 	c.err = err;
 	c.plan = malloc(sizeof(*c.plan));
 	if (c.plan == NULL)
 		return mp_fail(err, MP_ENOMEM, "", "out of memory");
-	c.left = r->limit ? r->limit : MPS_CAPACITY_MAX_LIMIT;
-	snprintf(c.last, sizeof(c.last), "%s", r->after);
 	next_cursor[0] = '\0';
-	while (st == MP_OK && more && !c.full)
-		st = mp_store_device_find(mps_store(s), &f, c.last[0] ? c.last : NULL, 1000, cap_device, &c, &more, err);
+	/* each row is planned on a copy of its device, with the store free for other requests (mps_each_device) */
+	st = mps_each_device(s, &f, r->after[0] ? r->after : NULL, r->limit ? r->limit : MPS_CAPACITY_MAX_LIMIT,
+			     cap_device, &c, &more, err);
 	free(c.plan);
-	if (c.full) { /* the listing stopped at a device beyond the page: continue after the last one answered */
+	if (st == MP_OK && more) /* devices past the page: continue after the last one answered */
 		snprintf(next_cursor, MP_STORE_ID_MAX, "%s", c.last);
-		return MP_OK;
-	}
-	return st == MP_ENOMEM ? mp_fail(err, st, "", "out of memory") : st;
+	return st;
 }

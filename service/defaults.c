@@ -10,21 +10,82 @@
 #include <strings.h>
 
 #include "service_int.h"
+#include "../model/mpm_types.h"
+
+/* Keeps text (n bytes, NUL-terminated; cut already): skipped when an exact repeat, counted past the limit. */
+static void keep(mps_warnings *w, const char *text, size_t n)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (strcmp(w->text[i], text) == 0)
+			return;
+	if (w->n == MPS_MAX_WARNINGS) {
+		w->dropped++; /* counted, and the list says so */
+		return;
+	}
+	memcpy(w->text[w->n++], text, n + 1);
+}
+
+/* Cuts text, whose untruncated length was n, to fit: "..." at a character boundary. Returns its length. */
+static size_t cut(char *text, size_t n)
+{
+	size_t at = MPS_WARNING_BYTES - 4;
+
+	if (n < MPS_WARNING_BYTES)
+		return n;
+	while (at > 0 && ((unsigned char)text[at] & 0xC0) == 0x80)
+		at--;
+	memcpy(text + at, "...", 4);
+	return at + 3;
+}
 
 void mps_warn(mps_warnings *w, const char *fmt, ...)
 {
 	char text[MPS_WARNING_BYTES];
 	va_list ap;
+	int n;
 
-	if (w == NULL || w->n >= MPS_MAX_WARNINGS)
+	if (w == NULL)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
+	n = vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	for (size_t i = 0; i < w->n; i++)
-		if (strcmp(w->text[i], text) == 0)
+	if (n < 0)
+		return;
+	keep(w, text, cut(text, (size_t)n));
+}
+
+void mps_warn_cat(mps_warnings *w, const char *const *parts, size_t nparts)
+{
+	char text[MPS_WARNING_BYTES];
+	size_t n = 0;
+
+	if (w == NULL)
+		return;
+	for (size_t i = 0; i < nparts; i++) {
+		size_t k = parts[i] ? strlen(parts[i]) : 0;
+
+		if (n + k >= sizeof(text)) { /* past the end: as much as fits, then cut */
+			memcpy(text + n, parts[i], sizeof(text) - 1 - n);
+			text[sizeof(text) - 1] = '\0';
+			keep(w, text, cut(text, sizeof(text)));
 			return;
-	memcpy(w->text[w->n++], text, sizeof(text));
+		}
+		memcpy(text + n, parts[i], k);
+		n += k;
+	}
+	text[n] = '\0';
+	keep(w, text, n);
+}
+
+char *mps_u64_text(uint64_t v, char buf[24])
+{
+	char *p = buf + 23;
+
+	*p = '\0';
+	do
+		*--p = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	return p;
 }
 
 static bool is_float(mp_dtype dt)
@@ -32,27 +93,25 @@ static bool is_float(mp_dtype dt)
 	return dt == MP_DTYPE_FP32 || dt == MP_DTYPE_BF16 || dt == MP_DTYPE_FP16;
 }
 
-/* vLLM's _FLOAT16_NOT_SUPPORTED_MODELS (vllm/config/model.py, 0.11): numerically unstable in fp16. */
+/* vLLM's _FLOAT16_NOT_SUPPORTED_MODELS: the type's row says (mpm_type.fp16_unstable). */
 static bool fp16_unsupported(const char *model_type)
 {
-	static const char *const types[] = { "gemma2", "gemma3", "gemma3_text", "plamo2", "glm4", NULL };
+	const mpm_type *t = mpm_type_find(model_type);
 
-	for (int i = 0; types[i]; i++)
-		if (strcmp(types[i], model_type) == 0)
-			return true;
-	return false;
+	return t != NULL && t->fp16_unstable;
 }
 
 /*
  * The model's serving dtype as vLLM's _resolve_auto_dtype picks it: supported = the platform's dtypes (CUDA:
  * bf16, fp16, fp32 on compute capability >= 8.0, else fp16, fp32; a profile with a bf16 peak counts as the
- * former) minus fp16 for the models above; preferred = the first of them; an fp32 (or unstated: vLLM reads a
- * config without dtype as float32) checkpoint is served in the preferred type; a config dtype the device does
- * not support becomes the preferred type too.
+ * former; the CPU platform, vllm/platforms/cpu.py supported_dtypes on x86: bf16, fp16, fp32, whatever peaks its
+ * calibration measured) minus fp16 for the models above; preferred = the first of them; an fp32 (or unstated:
+ * vLLM reads a config without dtype as float32) checkpoint is served in the preferred type; a config dtype the
+ * device does not support becomes the preferred type too.
  */
 static mp_dtype serving_dtype(const mp_model *m, const mp_device *dev)
 {
-	bool bf16 = dev == NULL || dev->peak_flops_per_second[MP_DTYPE_BF16] > 0;
+	bool bf16 = dev == NULL || dev->host_memory || dev->peak_flops_per_second[MP_DTYPE_BF16] > 0;
 	bool fp16 = !fp16_unsupported(m->model_type);
 	mp_dtype preferred = bf16 ? MP_DTYPE_BF16 : fp16 ? MP_DTYPE_FP16 : MP_DTYPE_FP32;
 	mp_dtype cfg = m->config_dtype == MP_DTYPE_INVALID ? MP_DTYPE_FP32 : m->config_dtype;
@@ -116,11 +175,28 @@ void mps_inference_defaults(const mp_model *m, const mp_device *dev, mps_inferen
 
 void mps_warn_model(const mps_model *m, mps_warnings *w)
 {
-	if (m->architecture_known && m->arch.defaulted_keys[0])
+	/* what the type's row takes simpler than the model (mpm_type.simplified); the layers that differ per layer and
+	 * DeepSeek-V4's compressed cache say it at more length below and in mps_warn_compressed_kv */
+	if (m->architecture_known && !m->arch.attn_per_layer && !m->arch.compressed_kv) {
+		const mpm_type *t = mpm_type_find(m->arch.model_type);
+
+		if (t && t->simplified)
+			mps_warn(w, "%s: %s", t->name, t->simplified);
+	}
+	if (m->architecture_known && m->arch.defaulted_keys[0]) {
+		const mp_model *a = &m->arch;
+		char context[160] = "";
+
+		/* the context limit then rests on the default (mpm_config_facts): say whether the scaling is in it */
+		if (a->max_position_defaulted && a->rope_scaling && mp_model_context_limit(a) == a->max_position_embeddings)
+			snprintf(context, sizeof(context),
+				 "; the context is that default, %llu tokens, with the %s rope_scaling taken as already in it",
+				 (unsigned long long)a->max_position_embeddings, a->rope_type);
 		mps_warn(w,
 			 "the config leaves out %s: planned with the %s defaults shown (transformers' config class "
-			 "defaults); give these keys if the model differs",
-			 m->arch.defaulted_keys, m->arch.model_type);
+			 "defaults)%s; give these keys if the model differs",
+			 a->defaulted_keys, a->model_type, context);
+	}
 	if (m->architecture_known && m->arch.attn_per_layer) {
 		const mp_model *a = &m->arch;
 		bool widths = a->global_head_dim && (a->global_head_dim != a->head_dim || a->global_kv_heads != a->num_kv_heads);
@@ -173,10 +249,72 @@ void mps_warn_compressed_kv(const mp_model *a, bool kv, mps_warnings *w)
 		 (unsigned long long)a->hc_mult);
 }
 
+const char *mps_training_defaults(const mps_training_job *job, mp_training_req *req)
+{
+	if (job->recompute_given)
+		return "request";
+	if (req->finetune == MP_FINETUNE_QLORA) {
+		req->recompute = MP_RECOMPUTE_FULL;
+		return "finetune";
+	}
+	req->recompute = MP_RECOMPUTE_NONE;
+	return "default";
+}
+
+/* Bytes as GB (1e9) for a warning's sentence, three significant digits and no exponent: "96.1 GB", "1130 GB". */
+static const char *gb(char *buf, size_t len, uint64_t bytes)
+{
+	double v = (double)bytes / 1e9;
+
+	snprintf(buf, len, "%.*f GB", v >= 100 ? 0 : v >= 10 ? 1 : 2, v);
+	return buf;
+}
+
+void mps_warn_recompute(const char *from, const mp_training_memory *mem, const mp_training_memory *full,
+			bool full_fits, mps_warnings *w)
+{
+	char with_full[160] = "", a[32], b[32];
+
+	if (from == NULL || strcmp(from, "request") == 0)
+		return;
+	if (strcmp(from, "finetune") == 0) {
+		mps_warn(w,
+			 "activation_recomputation: not given, so full, as QLoRA runs it (peft's "
+			 "prepare_model_for_kbit_training turns gradient checkpointing on: use_gradient_checkpointing=True); "
+			 "give none if the job turns it off");
+		return;
+	}
+	if (full)
+		snprintf(with_full, sizeof(with_full), "; with full they are %s and the total %s%s",
+			 gb(a, sizeof(a), full->activations_bytes), gb(b, sizeof(b), full->total_bytes),
+			 full_fits ? ", which fits" : "");
+	if (mem && mem->activations_known) {
+		char c[32], d[32];
+
+		mps_warn(w,
+			 "activation_recomputation: not given, so none, as transformers' Trainer (gradient_checkpointing "
+			 "false) and Megatron-LM (no --recompute-granularity) train by default: activations are %s of the "
+			 "%s total (GB = 1e9 bytes)%s; give selective or full if the job recomputes",
+			 gb(c, sizeof(c), mem->activations_bytes), gb(d, sizeof(d), mem->total_bytes), with_full);
+	}
+	else
+		mps_warn(w,
+			 "activation_recomputation: not given, so none, as transformers' Trainer (gradient_checkpointing "
+			 "false) and Megatron-LM (no --recompute-granularity) train by default; give selective or full if "
+			 "the job recomputes");
+}
+
 void mps_warn_capacity(const mp_store_device *d, mps_warnings *w)
 {
 	if (d->hw.usable_memory_bytes)
 		return;
+	if (d->hw.host_memory) {
+		mps_warn(w,
+			 "capacity_bytes is all of %s's host memory (%.2f GiB): the OS, other processes and the page "
+			 "cache hold part of it; set usable_memory_bytes to what the job may use",
+			 d->id[0] ? d->id : "the inline device", (double)d->hw.memory_bytes / 1073741824.0);
+		return;
+	}
 	mps_warn(w,
 		 "capacity_bytes is the marketed memory_bytes of %s (%.2f GiB): the runtime reports less (CUDA's total on "
 		 "the GPUs measured is 0.6 to 1.8%% below the label) and the profile gives no usable_memory_bytes; set it "

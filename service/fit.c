@@ -12,11 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "service.h"
+#include "service_int.h"
 
 /* One job at one GPU count in one defaults group, planned without a device: the byte terms the verdicts read. */
 typedef struct fit_cell {
 	uint64_t weights, kv, activations, overhead, total;
+	uint64_t host_total;		/* training on a CPU (mp_device.host_memory): no CUDA context nor cuBLAS workspace */
 	const char *binding_term;	/* training: the plan's binding term (static) */
 	bool valid;			/* false: this GPU count cannot hold the job's layout (a row "invalid_layout") */
 } fit_cell;
@@ -40,6 +41,7 @@ struct mps_fit_plan {
 	fit_class *classes;		/* njobs x ngroups (inference jobs); one job's when one_job */
 	fit_cell *cells;		/* njobs x ngroups x ngpu_counts, job-major; one job's when one_job */
 	bool one_job;			/* mps_fit: each job planned just before it is emitted, into the first slot */
+	bool any_host;			/* a device is a CPU: training jobs are planned for it too */
 };
 
 static mp_status add_device(mps_fit_plan *p, const mp_store_device *d)
@@ -95,22 +97,14 @@ static mp_status load_devices(mps_fit_plan *p, mp_error *err)
 	if (rq->devices == NULL) {
 		/* the stored devices of the kinds asked for: GPUs unless the request says otherwise */
 		mp_store_device_filter f = { NULL, NULL, 0, rq->kinds ? rq->kinds : MP_STORE_KIND_GPU };
-		int more = 1;
 
-		while (st == MP_OK && more) {
-			char after[MP_STORE_ID_MAX] = "";
-
-			if (p->ndevs)
-				snprintf(after, sizeof(after), "%s", p->devs[p->ndevs - 1].id);
-			st = mp_store_device_find(mps_store(p->s), &f, p->ndevs ? after : NULL, 1000, collect_device, p,
-						  &more, err);
-		}
+		st = mps_each_device(p->s, &f, NULL, 0, collect_device, p, NULL, err);
 		if (st == MP_ETOOLARGE)
 			return mp_fail(err, st, "/devices",
 				       "%zu jobs x the stored devices is more than %d job x device pairs per request: list the "
 				       "devices to fit in devices (GET /v1/devices filters them), or send fewer jobs",
 				       rq->njobs, MPS_FIT_MAX_PAIRS);
-		return st == MP_ENOMEM ? mp_fail(err, st, "", "out of memory") : st;
+		return st;
 	}
 	for (size_t i = 0; i < rq->ndevices && st == MP_OK; i++) {
 		mp_store_device *d = malloc(sizeof(*d));
@@ -163,9 +157,68 @@ static mp_status group_devices(mps_fit_plan *p, mp_error *err)
 	return MP_OK;
 }
 
+/* A training cell's total on hw. */
+static uint64_t tm_total(const fit_cell *c, const mp_device *hw)
+{
+	return hw->host_memory ? c->host_total : c->total;
+}
+
 static const mps_model_ref *job_model(const mps_fit_job *j)
 {
 	return j->training ? &j->u.train.model : &j->u.inference.model;
+}
+
+mp_status mps_fit_fetch_models(mps_service *s, mps_fit_request *rq, bool *fetched, mp_error *err)
+{
+	mp_problems probs = MP_PROBLEMS_INIT;
+
+	if (fetched)
+		*fetched = false;
+	for (size_t i = 0; i < rq->njobs; i++) {
+		mps_model_ref *ref = rq->jobs[i].training ? &rq->jobs[i].u.train.model : &rq->jobs[i].u.inference.model;
+		mps_model_ref *same = NULL;
+		bool f = false;
+		mp_status st;
+
+		if (ref->kind != MPS_MODEL_HF_REPO)
+			continue;
+		/* a repository an earlier job named at the same revision: its model copied, not fetched again */
+		for (size_t k = 0; k < i && same == NULL; k++) {
+			mps_model_ref *o = rq->jobs[k].training ? &rq->jobs[k].u.train.model : &rq->jobs[k].u.inference.model;
+			if (o->repo_id[0] && strcmp(o->repo_id, ref->repo_id) == 0 && strcmp(o->revision, ref->revision) == 0 &&
+			    (o->kind == MPS_MODEL_INLINE || o->kind == MPS_MODEL_STORED))
+				same = o;
+		}
+		if (same && same->kind == MPS_MODEL_STORED) {
+			ref->kind = MPS_MODEL_STORED;
+			continue;
+		}
+		if (same) {
+			ref->arch = malloc(sizeof(*ref->arch));
+			ref->ckpt = same->ckpt ? calloc(1, sizeof(*ref->ckpt)) : NULL;
+			if (ref->arch == NULL || (same->ckpt && ref->ckpt == NULL)) {
+				free(ref->arch);
+				free(ref->ckpt);
+				ref->arch = NULL;
+				ref->ckpt = NULL;
+				return mp_fail(err, MP_ENOMEM, ref->pointer, "out of memory");
+			}
+			mp_model_copy(ref->arch, same->arch);
+			st = ref->ckpt ? mpm_checkpoint_copy(ref->ckpt, same->ckpt, err) : MP_OK;
+			if (st != MP_OK)
+				return st;
+			snprintf(ref->source, sizeof(ref->source), "%s", same->source);
+			ref->kind = MPS_MODEL_INLINE;
+			continue;
+		}
+		st = mps_model_ref_fetch(s, ref, &f, err);
+		if (f && fetched)
+			*fetched = true;
+		if (st == MP_ENOMEM)
+			return st;
+		mp_problems_note(&probs, st, err);
+	}
+	return mp_problems_end(&probs, err);
 }
 
 
@@ -221,6 +274,7 @@ static mp_status plan_training(const mps_fit_plan *p, const mps_fit_job *j, cons
 		mp_error e = MP_ERROR_INIT;
 		mp_status st;
 
+		mps_training_defaults(&j->u.train, &r); /* as the plan endpoint resolves it */
 		r.num_gpus = rq->gpu_counts[g];
 		r.json_pointer = j->u.train.pointer;
 		st = mp_plan_training(m->architecture_known ? &m->arch : NULL, &m->params, &r, &tm, g == 0 ? err : &e);
@@ -232,9 +286,13 @@ static mp_status plan_training(const mps_fit_plan *p, const mps_fit_job *j, cons
 		memset(&cells[g], 0, sizeof(cells[g]));
 		if (st == MP_OK) {
 			cells[g].valid = true;
-			cells[g].total = tm.total_bytes;
+			cells[g].total = cells[g].host_total = tm.total_bytes;
 			cells[g].binding_term = tm.binding_term;
 			valid++;
+			r.host_memory = true; /* the same layout on a CPU, as the plan endpoint plans it there */
+			if (p->any_host && mp_plan_training(m->architecture_known ? &m->arch : NULL, &m->params, &r, &tm, &e) ==
+						   MP_OK)
+				cells[g].host_total = tm.total_bytes;
 		}
 	}
 	return valid ? MP_OK : MP_EINVAL; /* err holds the first GPU count's reason */
@@ -372,6 +430,8 @@ static mp_status prepare(mps_service *s, const mps_fit_request *rq, bool one_job
 			     rq->njobs, p->ndevs, MPS_FIT_MAX_PAIRS);
 	if (st == MP_OK)
 		st = group_devices(p, err);
+	for (size_t d = 0; st == MP_OK && d < p->ndevs; d++)
+		p->any_host = p->any_host || p->devs[d].hw.host_memory;
 	per_job = (p->ngroups ? p->ngroups : 1) * rq->ngpu_counts;
 	p->one_job = one_job;
 	if (st == MP_OK && ((p->cells = calloc((one_job ? 1 : rq->njobs) * per_job + 1, sizeof(*p->cells))) == NULL ||
@@ -417,7 +477,19 @@ mp_status mps_fit_emit(const mps_fit_plan *p, size_t job, const mps_fit_sink *si
 	size_t ng = p->ngroups ? p->ngroups : 1, per_job = ng * rq->ngpu_counts;
 	mps_fit_row rows[MPS_FIT_MAX_GPU_COUNTS];
 	mp_inference_memory mem;
-	mp_status st = sink->job_begin(ctx, j, &p->models[job]);
+	mps_warnings warnings;
+	mp_status st;
+
+	/* what every verdict of the job rests on, said once for the job */
+	memset(&warnings, 0, sizeof(warnings));
+	if (j->training) {
+		mp_training_req r = j->u.train.req;
+
+		mps_warn_recompute(mps_training_defaults(&j->u.train, &r), NULL, NULL, false, &warnings);
+	} else if (p->ndevs) {
+		mps_warn_budget(&j->u.inference, NULL, 0, &warnings);
+	}
+	st = sink->job_begin(ctx, j, &p->models[job], &warnings);
 
 	memset(&mem, 0, sizeof(mem));
 	for (size_t d = 0; d < p->ndevs && st == MP_OK; d++) {
@@ -441,7 +513,7 @@ mp_status mps_fit_emit(const mps_fit_plan *p, size_t job, const mps_fit_sink *si
 				mp_training_memory tm;
 
 				memset(&tm, 0, sizeof(tm));
-				tm.total_bytes = c->total;
+				tm.total_bytes = hw->host_memory ? c->host_total : c->total;
 				tm.binding_term = c->binding_term;
 				mp_training_verdict(&tm, hw, &fit); /* the plan endpoint's own rule */
 			} else {
@@ -453,7 +525,7 @@ mp_status mps_fit_emit(const mps_fit_plan *p, size_t job, const mps_fit_sink *si
 				mp_inference_on_device(&mem, &cls->req, hw, &mem); /* checked when prepared */
 				mp_fit_verdict(&mem, &cls->opts, hw, &fit);
 			}
-			row->total_bytes = j->training ? c->total : mem.total_bytes;
+			row->total_bytes = j->training ? tm_total(c, hw) : mem.total_bytes;
 			row->fits = fit.fits;
 			row->headroom_bytes = fit.headroom_bytes;
 			row->binding_term = fit.binding_term ? fit.binding_term : "weights";

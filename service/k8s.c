@@ -10,6 +10,8 @@
 #include <strings.h>
 
 #include "k8s.h"
+#include "nodes.h"
+#include "service_int.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 #define MIB (UINT64_C(1) << 20)
@@ -120,6 +122,7 @@ typedef struct judge {
 	mp_store_device *all;		/* every stored device, read once when a node needs the memory fallback */
 	size_t nall, capall;
 	bool all_read;
+	mps_k8s_node node;		/* the node as judged when the node cache's report gave its facts */
 } judge;
 
 /* Problem text of the pod, naming where its description came from. */
@@ -144,6 +147,7 @@ static mp_status prepare_job(judge *j, mps_k8s_result *out, mp_error *err)
 	if (j->job.training) {
 		mp_training_req *r = &j->job.u.train.req;
 
+		mps_training_defaults(&j->job.u.train, r); /* as the plan endpoint resolves it */
 		if (!pod->num_gpus_given)
 			r->num_gpus = pod->gpus;
 		r->json_pointer = j->job.u.train.pointer;
@@ -184,10 +188,19 @@ no_length:
 
 /* ----- devices of nodes ------------------------------------------------------------------------------------- */
 
+/* The profiles the memory fallback may choose (by_memory): NVIDIA's, not measured ones (a measured profile is one
+ * machine's). */
+static bool memory_candidate(const mp_store_device *d)
+{
+	return strcmp(d->source, "measured") != 0 && strcasecmp(d->vendor, "NVIDIA") == 0;
+}
+
 static mp_status collect(const mp_store_device *d, void *ctx)
 {
 	judge *j = ctx;
 
+	if (!memory_candidate(d))
+		return MP_OK;
 	if (j->nall == j->capall) {
 		size_t cap = j->capall ? j->capall * 2 : 32;
 		mp_store_device *p = realloc(j->all, cap * sizeof(*p));
@@ -201,20 +214,15 @@ static mp_status collect(const mp_store_device *d, void *ctx)
 	return MP_OK;
 }
 
+/* Every stored profile the memory fallback may choose, read once per request (copies, each page with the store's
+ * lock released before any is judged). */
 static mp_status read_all(judge *j, mp_error *err)
 {
-	int more = 1;
-	mp_status st = MP_OK;
+	mp_status st;
 
 	if (j->all_read)
 		return MP_OK;
-	while (st == MP_OK && more && j->nall < MPS_FIT_MAX_DEVICES) {
-		const char *after = j->nall ? j->all[j->nall - 1].id : NULL;
-
-		st = mp_store_device_list(mps_store(j->s), after, 200, collect, j, &more, err);
-	}
-	if (st == MP_ENOMEM)
-		return mp_fail(err, st, "", "out of memory");
+	st = mps_each_device(j->s, NULL, NULL, 0, collect, j, NULL, err);
 	j->all_read = st == MP_OK;
 	return st;
 }
@@ -238,8 +246,6 @@ static const mp_store_device *by_memory(judge *j, uint64_t memory_mib, mp_error 
 		const mp_store_device *d = &j->all[i];
 		double mem = (double)d->hw.memory_bytes;
 
-		if (strcmp(d->source, "measured") == 0 || strcasecmp(d->vendor, "NVIDIA") != 0)
-			continue;
 		if (!(label <= mem && label >= mem * (1.0 - MEMORY_MATCH_SLACK)))
 			continue;
 		if (best == NULL || d->hw.memory_bytes < best->hw.memory_bytes ||
@@ -322,7 +328,10 @@ static mp_status resolve_device(judge *j, mps_k8s_class *c, mp_error *err)
 	c->known = found && (!mig || c->memory_mib > 0); /* a MIG slice is judged on its own memory only */
 	if (!c->known)
 		return MP_OK;
-	if (c->device.naliases)
+	if (strchr(base, ' '))
+		/* an NVML name (a node agent's report): DCGM's modelName itself, whatever profile it matched */
+		snprintf(c->model_name_label, sizeof(c->model_name_label), "%s", base);
+	else if (c->device.naliases)
 		snprintf(c->model_name_label, sizeof(c->model_name_label), "%s", c->device.aliases[0]);
 	cap = mp_device_capacity_bytes(&c->device.hw);
 	if (c->memory_mib && c->memory_mib * MIB < cap)
@@ -413,7 +422,11 @@ static void judge_class(judge *j, mps_k8s_class *c)
 	char fitsw[96] = "", layout[96] = "";
 
 	if (!c->known) {
-		if (c->product[0] || c->gke_accelerator[0] || c->memory_mib)
+		if (c->name_only)
+			snprintf(c->reason, sizeof(c->reason),
+				 "memplan: the node cache holds no report of this node (its node agent has not reported, or "
+				 "its lease ended) and kube-scheduler sent its name only (nodeCacheCapable: true)");
+		else if (c->product[0] || c->gke_accelerator[0] || c->memory_mib)
 			snprintf(c->reason, sizeof(c->reason),
 				 "memplan: no device profile for %s%s%s (%llu MiB): name it in a profile's aliases "
 				 "(PATCH /v1/devices/{id} {\"aliases\": [...]})",
@@ -467,7 +480,8 @@ static void judge_class(judge *j, mps_k8s_class *c)
 
 static bool same_class(const mps_k8s_class *c, const mps_k8s_node *n)
 {
-	return c->memory_mib == n->memory_mib && c->replicas == n->replicas && strcmp(c->product, n->product) == 0 &&
+	return c->memory_mib == n->memory_mib && c->replicas == n->replicas && c->name_only == n->name_only &&
+	       strcmp(c->product, n->product) == 0 &&
 	       strcmp(c->gke_accelerator, n->gke_accelerator) == 0 && strcmp(c->profile_label, n->profile) == 0;
 }
 
@@ -480,6 +494,91 @@ static uint64_t node_gpus(const mps_k8s_node *n)
 	if (n->label_count && n->replicas > 1)
 		return n->label_count * n->replicas;
 	return n->label_count;
+}
+
+/*
+ * The facts node n is judged by: its agent's report in the node cache when one holds (the agent read the GPUs
+ * themselves: product, NVML memory, count, MIG layout, the measured profile), keeping the request's allocatable
+ * count when the request has one (kube-scheduler's own); else the labels the request carries. A report is turned
+ * into what GPU Feature Discovery would label, for the pod's resource: a mixed-strategy MIG resource
+ * (nvidia.com/mig-<profile>) takes that profile's slice memory and count (none: 0 allocatable); the single
+ * strategy gives the product "-MIG-<profile>" and the slices' memory and count. *cached says which it was.
+ */
+/* src into dst (cap bytes), cut to fit: snprintf's work without its formatting, per node. */
+static void copy_str(char *dst, size_t cap, const char *src)
+{
+	size_t n = strlen(src);
+
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+typedef struct node_read {
+	const char *resource;		/* the pod's GPU resource */
+	mps_k8s_node *out;
+} node_read;
+
+/* Under the cache's read lock: the report as GFD would label it (effective_node). */
+static void from_report(const mps_node_facts *f, void *ctx)
+{
+	node_read *nr = ctx;
+	mps_k8s_node *tmp = nr->out;
+	const char *res = nr->resource;
+
+	copy_str(tmp->profile, sizeof(tmp->profile), f->profile);
+	copy_str(tmp->product, sizeof(tmp->product), f->product);
+	copy_str(tmp->sharing_strategy, sizeof(tmp->sharing_strategy), f->sharing_strategy);
+	tmp->replicas = f->replicas;
+	if (strncmp(res, "nvidia.com/mig-", 15) == 0) {
+		size_t k;
+
+		for (k = 0; k < f->nmig && strcmp(f->mig[k].profile, res + 15) != 0; k++)
+			;
+		tmp->has_allocatable = true;
+		if (k < f->nmig) {
+			tmp->memory_mib = f->mig[k].memory_mib;
+			tmp->label_count = tmp->allocatable = f->mig[k].count;
+		}
+		tmp->replicas = 0;
+	} else if (strcmp(f->mig_strategy, "single") == 0 && f->nmig > 0) {
+		snprintf(tmp->product, sizeof(tmp->product), "%.90s-MIG-%.30s", f->product, f->mig[0].profile);
+		tmp->memory_mib = f->mig[0].memory_mib;
+		tmp->label_count = f->mig[0].count;
+	} else {
+		tmp->memory_mib = f->memory_mib;
+		tmp->label_count = f->count;
+	}
+}
+
+/*
+ * The facts node n is judged by: its agent's report in the node cache when one holds (the agent read the GPUs
+ * themselves: product, NVML memory, count, MIG layout, the measured profile), keeping the request's allocatable
+ * count when the request has one (kube-scheduler's own); else the labels the request carries. A report is turned
+ * into what GPU Feature Discovery would label, for the pod's resource: a mixed-strategy MIG resource
+ * (nvidia.com/mig-<profile>) takes that profile's slice memory and count (none: 0 allocatable); the single
+ * strategy gives the product "-MIG-<profile>" and the slices' memory and count. *cached says which it was.
+ */
+static const mps_k8s_node *effective_node(judge *j, const mps_k8s_node *n, mps_k8s_node *tmp, bool *cached)
+{
+	node_read nr = { j->rq->pod.resource, tmp };
+
+	/* the fields from_report and the judging read, cleared (the whole struct is 1 KB: per node it shows) */
+	tmp->profile[0] = tmp->product[0] = tmp->gke_accelerator[0] = tmp->sharing_strategy[0] = tmp->bad[0] = '\0';
+	tmp->memory_mib = tmp->label_count = tmp->replicas = tmp->allocatable = 0;
+	tmp->has_allocatable = false;
+	tmp->name_only = n->name_only;
+	*cached = j->policy->cache && mps_node_cache_read(j->policy->cache, n->name, j->policy->now, from_report, &nr);
+	if (!*cached)
+		return n;
+	copy_str(tmp->name, sizeof(tmp->name), n->name);
+	tmp->name_only = false;
+	if (n->has_allocatable) {
+		tmp->has_allocatable = true;
+		tmp->allocatable = n->allocatable;
+	}
+	return tmp;
 }
 
 static void pass_all(mps_k8s_result *out, size_t n)
@@ -498,12 +597,15 @@ static mp_status place_nodes(judge *j, mps_k8s_result *out, mp_error *err)
 	mp_status st = MP_OK;
 
 	for (size_t i = 0; i < rq->nnodes && st == MP_OK; i++) {
-		const mps_k8s_node *n = &rq->nodes[i];
 		mps_k8s_node_result *r = &out->nodes[i];
+		bool cached;
+		const mps_k8s_node *n = effective_node(j, &rq->nodes[i], &j->node, &cached);
 		uint64_t have = node_gpus(n);
 		size_t k;
 
 		r->cls = SIZE_MAX;
+		out->from_cache += cached;
+		out->unreported += !cached && n->name_only;
 		if (n->bad[0]) {
 			r->verdict = MPS_K8S_FAIL;
 			snprintf(r->own_reason, sizeof(r->own_reason), "memplan: %s", n->bad);
@@ -539,6 +641,7 @@ static mp_status place_nodes(judge *j, mps_k8s_result *out, mp_error *err)
 			snprintf(c->profile_label, sizeof(c->profile_label), "%s", n->profile);
 			c->memory_mib = n->memory_mib;
 			c->replicas = n->replicas;
+			c->name_only = n->name_only;
 			st = resolve_device(j, c, err);
 			if (st == MP_OK)
 				judge_class(j, c);
@@ -604,13 +707,6 @@ mp_status mps_k8s_place(mps_service *s, const mps_k8s_request *rq, const mps_k8s
 	case MPS_K8S_JOB:
 		break;
 	}
-	if (rq->names_only) {
-		out->outcome = MPS_K8S_OUT_ERROR;
-		snprintf(out->error, sizeof(out->error),
-			 "memplan: the request carries NodeNames only: configure the extender with nodeCacheCapable: "
-			 "false so that kube-scheduler sends the Node objects (their GPU labels)");
-		return MP_OK;
-	}
 	j = calloc(1, sizeof(*j));
 	if (j == NULL)
 		return mp_fail(err, MP_ENOMEM, "", "out of memory");
@@ -655,5 +751,61 @@ mp_status mps_k8s_place(mps_service *s, const mps_k8s_request *rq, const mps_k8s
 out:
 	free(j->all);
 	free(j);
+	return st;
+}
+
+/* ----- the rules, for one pod or one node (service/observe.c) ------------------------------------------------ */
+
+mp_status mps_k8s_pod_model(mps_service *s, const mps_k8s_pod *pod, mps_fit_job *job, mps_model *m, char *id,
+			    mp_error *err)
+{
+	return resolve_model(s, pod, job, m, id, err);
+}
+
+mp_status mps_k8s_node_device(mps_service *s, mps_node_cache *cache, int64_t now, const char *node,
+			      const char *resource, mp_store_device *out, mp_error *err)
+{
+	judge *j = calloc(1, sizeof(*j));
+	mps_k8s_request *rq = calloc(1, sizeof(*rq));
+	mps_k8s_class *c = calloc(1, sizeof(*c));
+	mps_k8s_policy policy = { false, 0.1, cache, now };
+	mps_k8s_node n;
+	const mps_k8s_node *e;
+	bool cached = false;
+	mp_status st = MP_OK;
+
+	if (j == NULL || rq == NULL || c == NULL) {
+		st = mp_fail(err, MP_ENOMEM, "", "out of memory");
+		goto out;
+	}
+	memset(&n, 0, sizeof(n));
+	snprintf(n.name, sizeof(n.name), "%s", node);
+	n.name_only = true;
+	snprintf(rq->pod.resource, sizeof(rq->pod.resource), "%s", resource ? resource : "");
+	j->s = s;
+	j->rq = rq;
+	j->policy = &policy;
+	e = effective_node(j, &n, &j->node, &cached);
+	if (!cached) {
+		st = mp_fail(err, MP_ENOTFOUND, "/node", "the node cache holds no report of node %.200s: its node agent "
+			     "reports the node (PUT /v1/nodes/{name}) before its pods", node);
+		goto out;
+	}
+	snprintf(c->product, sizeof(c->product), "%s", e->product);
+	snprintf(c->profile_label, sizeof(c->profile_label), "%s", e->profile);
+	c->memory_mib = e->memory_mib;
+	c->replicas = e->replicas;
+	st = resolve_device(j, c, err);
+	if (st == MP_OK && !c->known)
+		st = mp_fail(err, MP_ENOTFOUND, "/node", "node %.200s's GPUs (%.100s, %llu MiB) map to no device profile: "
+			     "name it in a profile's aliases", node, e->product, (unsigned long long)e->memory_mib);
+	if (st == MP_OK)
+		*out = c->device;
+out:
+	if (j)
+		free(j->all);
+	free(j);
+	free(rq);
+	free(c);
 	return st;
 }

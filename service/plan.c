@@ -7,8 +7,10 @@
  */
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "observe.h"
 #include "service_int.h"
 
 /* The performance block on dev: decode at the last token of sequence_length, prefill of sequence_length tokens,
@@ -46,6 +48,53 @@ static mp_status performance(const mps_model *m, const mp_inference_req *req, co
 	return st;
 }
 
+/* A model read from a checkpoint: at tensor-parallel degree 1 with the checkpoint's own format, the weights are the
+ * file's tensors to the byte (per class as the name table files them); otherwise the inventory's, with a warning
+ * when the two differ. A file whose tensors differ from the inventory is named tensor by tensor. */
+static mp_status checkpoint_weights(mps_inference_plan *out, const mp_inference_req *req, mp_error *err)
+{
+	const mpm_checkpoint *c = out->model.ckpt;
+	uint64_t tp = out->opts.tensor_parallel_size ? out->opts.tensor_parallel_size : req->num_gpus ? req->num_gpus : 1;
+	mp_weight_formats f = out->opts.formats;
+	mp_weights computed;
+	char why[1024];
+	mp_status st;
+
+	f.json_pointer = req->json_pointer;
+	st = mp_weight_bytes(&out->model.arch, req->weight_dtype, out->opts.compute_dtype, &f, 1, &computed, err);
+	if (st != MP_OK)
+		return st;
+	out->inventory_weights_bytes = computed.total_bytes;
+	if (!c->match.ok) {
+		mpm_match_describe(&c->match, why, sizeof(why));
+		mps_warn(&out->warnings,
+			 "checkpoint: the file's tensors differ from the %s inventory memplan builds: %s",
+			 out->model.arch.model_type, why);
+	}
+	if (strcmp(out->choice.weight_dtype_from ? out->choice.weight_dtype_from : "", "checkpoint") != 0)
+		return MP_OK; /* another format asked for: the inventory in it */
+	if (tp == 1) {
+		mpm_checkpoint_weights(c, &computed, &out->checkpoint_weights);
+		out->weights_from_checkpoint = true;
+		out->opts.weights = &out->checkpoint_weights;
+		if (computed.total_bytes != c->tensor_bytes || !c->weight_dtype_exact)
+			mps_warn(&out->warnings,
+				 "weights: weights_bytes is the checkpoint's %llu tensors, %llu bytes; the inventory in %s%s "
+				 "gives %llu bytes, so the classes' formats are the nearest the planner names and their bytes "
+				 "the file's",
+				 (unsigned long long)c->tensors, (unsigned long long)c->tensor_bytes,
+				 mp_dtype_name(req->weight_dtype), c->weight_dtype_exact ? "" : " (the nearest format)",
+				 (unsigned long long)computed.total_bytes);
+	} else if (computed.total_bytes != c->tensor_bytes) {
+		mps_warn(&out->warnings,
+			 "weights: at tensor_parallel_size %llu each GPU's weights are the inventory's in %s (%llu bytes "
+			 "at one GPU; the checkpoint's tensors are %llu bytes)",
+			 (unsigned long long)tp, mp_dtype_name(req->weight_dtype),
+			 (unsigned long long)computed.total_bytes, (unsigned long long)c->tensor_bytes);
+	}
+	return MP_OK;
+}
+
 mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, const mps_inference_job *job,
 				mps_inference_plan *out, mp_error *err)
 {
@@ -61,8 +110,7 @@ mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, 
 	out->perf.decode.nops = out->perf.prefill.nops = 0;
 	memset(&out->opts, 0, sizeof(*out) - offsetof(mps_inference_plan, opts));
 	/* out->model may already be m (the plan endpoint resolves into it) */
-	if (&out->model != m)
-		out->model = *m;
+	mps_model_copy(&out->model, m);
 	out->job = *job;
 	out->have_device = dev != NULL;
 	if (dev && &out->device != dev)
@@ -70,10 +118,40 @@ mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, 
 	memset(&out->warnings, 0, sizeof(out->warnings));
 	/* the data types the request left to "auto" (vLLM's rule), then what it left to its engine (vLLM when none
 	 * is named) on this device: the prefill chunk, the KV block, the utilisation */
-	mps_inference_defaults(&out->model.arch, dev ? &dev->hw : NULL, &out->job, &out->choice, &out->warnings);
+	if (out->model.ckpt && out->job.weight_dtype_auto && out->model.ckpt->weight_dtype != MP_DTYPE_INVALID) {
+		/* the checkpoint's own format: its matrices as the file stores them */
+		const mpm_checkpoint *c = out->model.ckpt;
+
+		out->job.req.weight_dtype = c->weight_dtype;
+		out->job.weight_dtype_auto = false;
+		if (c->weight_dtype == MP_DTYPE_INT4) {
+			out->job.opts.formats.int4_scheme = c->int4_scheme;
+			if (c->int4_group_size && !out->job.int4_group_size_given)
+				out->job.opts.formats.int4_group_size = c->int4_group_size;
+		}
+		/* llama.cpp computes a GGUF's activations in f32 and keeps its KV cache in f16 by default: the plan's
+		 * compute (and "auto" KV) dtype is fp16 */
+		bool gguf_compute = c->format == MPM_CKPT_GGUF && !out->job.compute_dtype_given;
+
+		if (gguf_compute) {
+			out->job.opts.compute_dtype = MP_DTYPE_FP16;
+			out->job.compute_dtype_given = true;
+		}
+		mps_inference_defaults(&out->model.arch, dev ? &dev->hw : NULL, &out->job, &out->choice,
+				       &out->warnings);
+		out->choice.weight_dtype_from = "checkpoint";
+		if (gguf_compute)
+			out->choice.compute_dtype_from = "checkpoint";
+	} else {
+		mps_inference_defaults(&out->model.arch, dev ? &dev->hw : NULL, &out->job, &out->choice,
+				       &out->warnings);
+	}
 	req = out->job.req;
 	req.json_pointer = out->job.pointer;
 	st = mps_inference_opts_for(&out->job, dev, &out->opts, &out->prefill, err);
+	out->budget_from = mps_budget_from(&out->job);
+	if (st == MP_OK && out->model.ckpt)
+		st = checkpoint_weights(out, &req, err);
 	if (st == MP_OK)
 		st = mp_plan_inference_ex(&out->model.arch, &out->model.params, &req, &out->opts, dev ? &dev->hw : NULL,
 					  &out->mem, &out->fit, err);
@@ -82,7 +160,8 @@ mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, 
 	out->ntp = mp_valid_tp_degrees(&out->model.arch, out->tp_degrees, MP_MAX_TP_DEGREES);
 	if (out->ntp > MP_MAX_TP_DEGREES)
 		out->ntp = MP_MAX_TP_DEGREES;
-	mps_warn_prefill(out, &out->warnings);
+	if (!out->job.prefill_warned_by_answer)
+		mps_warn_prefill(out, &out->warnings);
 	if (out->opts.tensor_parallel_size == 0 && req.num_gpus > 1)
 		mps_warn(&out->warnings,
 			 "tensor_parallel_size was not given, so the %llu GPUs of num_gpus hold one replica split by "
@@ -95,6 +174,7 @@ mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, 
 	mps_warn_context(&out->model.arch, req.sequence_length, out->opts.allow_beyond_max_position, &out->warnings);
 	mps_warn_kv_replication(&out->model.arch, &out->mem, &out->warnings);
 	if (dev) {
+		mps_warn_budget(&out->job, dev, out->prefill.memory_fraction, &out->warnings);
 		mps_warn_capacity(dev, &out->warnings);
 		mps_warn_runtime(dev, job->req.cuda_context_bytes, &out->warnings);
 		st = performance(&out->model, &req, &out->opts, &out->mem, &dev->hw, out->mem.tensor_parallel_size,
@@ -102,11 +182,40 @@ mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, 
 	}
 	if (st == MP_OK)
 		st = mps_engine_block_for(&out->job, out, err);
-	if (st == MP_OK && out->have_engine && !out->engine.model_arg_known)
+	if (st == MP_OK && out->have_engine && out->llama && !out->engine.model_arg_known)
+		mps_warn(&out->warnings,
+			 "engine.command: the model argument is \"%s\"; give served_model (the path of the .gguf file %s "
+			 "loads)",
+			 out->engine.model_arg, out->llama->engine == MP_ENGINE_OLLAMA ? "Ollama's Modelfile FROM" : "llama.cpp");
+	else if (st == MP_OK && out->have_engine && !out->engine.model_arg_known)
 		mps_warn(&out->warnings,
 			 "engine.command: the model argument is \"%s\", the request's model id; give served_model (the "
 			 "Hugging Face repository or the path the engine loads)",
 			 out->engine.model_arg);
+	return st;
+}
+
+mp_status mps_lookups_note(mps_service *s, const mps_model_ref *m, const mps_device_ref *d, mp_status st,
+			   mp_error *err)
+{
+	mp_error e = {{0}, {0}, err ? err->all : NULL};
+
+	if (st == MP_OK || err == NULL || err->all == NULL)
+		return st;
+	if (m && m->kind == MPS_MODEL_STORED) {
+		mps_model *mm = malloc(sizeof(*mm));
+
+		if (mm && mps_model_resolve(s, m, mm, &e) == MP_ENOTFOUND)
+			mp_error_keep(&e, MP_ENOTFOUND);
+		free(mm);
+	}
+	if (d && d->given && !d->inline_profile) {
+		mp_store_device *dd = malloc(sizeof(*dd));
+
+		if (dd && mps_device_resolve(s, d, dd, &e) == MP_ENOTFOUND)
+			mp_error_keep(&e, MP_ENOTFOUND);
+		free(dd);
+	}
 	return st;
 }
 
@@ -117,6 +226,9 @@ mp_status mps_plan_inference(mps_service *s, const mps_inference_request *rq, mp
 
 	out->have_device = false;
 	st = mps_model_resolve_at(s, &rq->job.model, gen, &out->model, err);
+	/* a model not found: the device is looked up too, so that one answer names both */
+	if (st == MP_ENOTFOUND && rq->device.given && !rq->device.inline_profile)
+		return mps_lookups_note(s, NULL, &rq->device, mp_error_keep(err, st), err);
 	if (st == MP_OK && !out->model.architecture_known)
 		st = mp_fail(
 			err, MP_EINVAL, rq->job.model.pointer,
@@ -128,7 +240,27 @@ mp_status mps_plan_inference(mps_service *s, const mps_inference_request *rq, mp
 		st = mps_device_resolve_at(s, &rq->device, gen, &out->device, err);
 	if (st != MP_OK)
 		return st;
-	return mps_plan_inference_on(&out->model, rq->device.given ? &out->device : NULL, &rq->job, out, err);
+	st = mps_plan_inference_on(&out->model, rq->device.given ? &out->device : NULL, &rq->job, out, err);
+	if (st == MP_OK && out->llama && rq->host_device.given) {
+		/* the host of a llama.cpp placement: its rates bound the layers in host memory */
+		mp_store_device *host = malloc(sizeof(*host));
+
+		st = host ? mps_device_resolve_at(s, &rq->host_device, gen, host, err)
+			  : mp_fail(err, MP_ENOMEM, "", "out of memory");
+		if (st == MP_OK)
+			st = mps_llamacpp_speed_for(out, host, err);
+		free(host);
+	}
+	if (st == MP_OK) /* the engine's terms that observations of it on this device measured (observe.h) */
+		st = mps_observed_apply(s, out, err);
+	if (st == MP_OK && rq->job.include_tensors) {
+		/* the tensors as this plan stores them: its formats on one of its tensor-parallel ranks */
+		mps_tensors_query q = {out->job.req.weight_dtype, out->opts.compute_dtype, out->mem.tensor_parallel_size,
+				       &out->opts.formats};
+
+		st = mps_tensors_of(&out->model.arch, &q, &out->tensors, err);
+	}
+	return st;
 }
 
 mp_status mps_plan_training(mps_service *s, const mps_training_request *rq, mps_training_plan *out, mp_error *err)
@@ -139,7 +271,10 @@ mp_status mps_plan_training(mps_service *s, const mps_training_request *rq, mps_
 
 	memset(out, 0, sizeof(*out));
 	req.json_pointer = rq->job.pointer;
+	out->recompute_from = mps_training_defaults(&rq->job, &req);
 	st = mps_model_resolve(s, &rq->job.model, &out->model, err);
+	if (st == MP_ENOTFOUND && rq->device.given && !rq->device.inline_profile)
+		return mps_lookups_note(s, NULL, &rq->device, mp_error_keep(err, st), err);
 	if (st == MP_OK && rq->device.given) {
 		st = mps_device_resolve(s, &rq->device, &out->device, err);
 		out->have_device = st == MP_OK;
@@ -148,11 +283,33 @@ mp_status mps_plan_training(mps_service *s, const mps_training_request *rq, mps_
 		return st;
 	if (out->have_device && req.cuda_context_bytes == 0 && out->device.hw.cuda_context_bytes)
 		req.cuda_context_bytes = out->device.hw.cuda_context_bytes;
+	if (out->have_device) /* a CPU: no CUDA context, no cuBLAS workspaces */
+		req.host_memory = out->device.hw.host_memory;
 	arch = out->model.architecture_known ? &out->model.arch : NULL;
 	st = mp_plan_training_fit(arch, &out->model.params, &req, out->have_device ? &out->device.hw : NULL, &out->mem,
 				  &out->fit, err);
 	if (st != MP_OK)
 		return st;
+	out->req = req;
+	out->req.json_pointer = NULL;
+	if (strcmp(out->recompute_from, "default") == 0 && out->mem.activations_known) {
+		/* the verdict rests on the default: when it does not fit, say what full recomputation would give */
+		mp_training_memory *full = NULL;
+		mp_training_fit full_fit;
+		mp_training_req r = req;
+		mp_error e = MP_ERROR_INIT;
+
+		r.recompute = MP_RECOMPUTE_FULL;
+		if (out->have_device && !out->fit.fit.fits && (full = malloc(sizeof(*full))) != NULL &&
+		    mp_plan_training_fit(arch, &out->model.params, &r, &out->device.hw, full, &full_fit, &e) != MP_OK) {
+			free(full);
+			full = NULL;
+		}
+		mps_warn_recompute(out->recompute_from, &out->mem, full, full && full_fit.fit.fits, &out->warnings);
+		free(full);
+	} else if (out->mem.activations_known) { /* states_only: no activations for it to change */
+		mps_warn_recompute(out->recompute_from, &out->mem, NULL, false, &out->warnings);
+	}
 	mps_warn_model(&out->model, &out->warnings);
 	if (out->model.architecture_known)
 		mps_warn_compressed_kv(&out->model.arch, false, &out->warnings);

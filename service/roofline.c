@@ -50,6 +50,14 @@ static mp_status transformer(mps_service *s, const mps_roofline_transformer *t, 
 	out->context_tokens_from = t->context_given ? "request" : "default";
 	out->prompt_tokens_from = t->prompt_given ? "request" : "default";
 	out->activation_dtype_from = t->activation_given ? "request" : "default";
+	out->tensor_parallel_size_from = t->tp_given ? "request" : "default";
+	/* per GPU of tensor_parallel_size, as the plan's performance block: a degree the model cannot split by is the
+	 * plan's own 422 */
+	if (t->tp_given && req.tensor_parallel_size > 1) {
+		st = mp_check_tp_degree(&out->model.arch, req.tensor_parallel_size, t->pointer, err);
+		if (st != MP_OK)
+			return st;
+	}
 	limit = mp_model_context_limit(&out->model.arch);
 	if (limit > 0 && !t->context_given && req.context_tokens >= limit) {
 		req.context_tokens = limit - 1;

@@ -5,14 +5,21 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
+#include "../db/store.h"
+#include "../hub/hub.h"
 #include "../kernels/calib.h"
 #include "../model/model.h"
-#include "service_int.h"
+#include "hub_fetch.h"
+#include "observe.h"
+#include "presets.h"
+#include "service.h"
 
 #define MEMO_SLOTS 64
 
@@ -33,6 +40,8 @@ struct mps_service {
 	mp_status gpu_status;
 	mp_calib_gpu_info gpu;
 	char gpu_reason[320];
+	mph_hub hub;		/* the Hub the operator lets it fetch from (mps_set_hub); endpoint "" = none */
+	bool observed_terms_off;	/* --observed-terms off (service/observe.h) */
 };
 
 /* ----- opening -------------------------------------------------------------------------------------------- */
@@ -112,6 +121,171 @@ const char *mps_db_path(const mps_service *s)
 	return s->db_path;
 }
 
+uint64_t mps_generation(mps_service *s)
+{
+	return mp_store_generation(s->store);
+}
+
+int mps_schema_version(mps_service *s)
+{
+	return mp_store_user_version(s->store);
+}
+
+bool mps_writable(mps_service *s, char *why, size_t len)
+{
+	return mp_store_write_state(s->store, why, len) == MP_STORE_WRITABLE;
+}
+
+const char *mps_open_notice(mps_service *s)
+{
+	return mp_store_open_notice(s->store);
+}
+
+/* ----- walks through the store's rows ------------------------------------------------------------------- */
+
+/* Rows the walks below copy out of the store at a time: 64 device profiles are about 370 KB. */
+#define WALK_ROWS 64
+
+mp_status mps_each_device(mps_service *s, const mp_store_device_filter *f, const char *after, size_t limit,
+			  mps_device_fn fn, void *ctx, bool *more, mp_error *err)
+{
+	mp_store_device *rows = malloc(WALK_ROWS * sizeof(*rows));
+	char last[MP_STORE_ID_MAX];
+	size_t seen = 0, n = 0;
+	bool further = true;
+	mp_status st = MP_OK;
+
+	if (more)
+		*more = false;
+	if (rows == NULL)
+		return mp_fail(err, MP_ENOMEM, "", "out of memory");
+	snprintf(last, sizeof(last), "%s", after ? after : "");
+	while (st == MP_OK && further && (limit == 0 || seen < limit)) {
+		size_t cap = limit && limit - seen < WALK_ROWS ? limit - seen : WALK_ROWS;
+
+		/* the page is a copy: the store's lock is not held while fn computes on it */
+		st = mp_store_device_page(s->store, f, last[0] ? last : NULL, rows, cap, &n, &further, err);
+		for (size_t i = 0; i < n && st == MP_OK; i++)
+			st = fn(&rows[i], ctx);
+		seen += n;
+		if (n)
+			snprintf(last, sizeof(last), "%s", rows[n - 1].id);
+	}
+	if (st == MP_OK && more)
+		*more = further;
+	free(rows);
+	return st == MP_ENOMEM ? mp_fail(err, st, "", "out of memory") : st;
+}
+
+mp_status mps_each_model(mps_service *s, const mp_store_model_filter *f, const char *after, size_t limit,
+			 mps_model_fn fn, void *ctx, bool *more, mp_error *err)
+{
+	mp_store_model *rows = malloc(WALK_ROWS * sizeof(*rows));
+	char last[MP_STORE_ID_MAX];
+	size_t seen = 0, n = 0;
+	bool further = true;
+	mp_status st = MP_OK;
+
+	if (more)
+		*more = false;
+	if (rows == NULL)
+		return mp_fail(err, MP_ENOMEM, "", "out of memory");
+	snprintf(last, sizeof(last), "%s", after ? after : "");
+	while (st == MP_OK && further && (limit == 0 || seen < limit)) {
+		size_t cap = limit && limit - seen < WALK_ROWS ? limit - seen : WALK_ROWS;
+
+		st = mp_store_model_page(s->store, f, last[0] ? last : NULL, rows, cap, &n, &further, err);
+		for (size_t i = 0; i < n && st == MP_OK; i++)
+			st = fn(&rows[i], mps_stored_model_repo_ids(&rows[i]), ctx);
+		seen += n;
+		if (n)
+			snprintf(last, sizeof(last), "%s", rows[n - 1].id);
+		for (size_t i = 0; i < n; i++)
+			mp_store_model_free(&rows[i]);
+	}
+	if (st == MP_OK && more)
+		*more = further;
+	free(rows);
+	return st == MP_ENOMEM ? mp_fail(err, st, "", "out of memory") : st;
+}
+
+/* ----- ids nothing is stored under ------------------------------------------------------------------------ */
+
+#define SUGGEST_CANDIDATES 1000 /* the stored ids a 404 compares with: the first ones in id order */
+
+#define SUGGEST_OTHER_BYTES 512 /* the names one id also goes by, space-separated */
+
+typedef struct id_list {
+	size_t n;
+	char (*id)[MP_STORE_ID_MAX];
+	char (*other)[SUGGEST_OTHER_BYTES];
+} id_list;
+
+static void add_other(id_list *c, const char *name)
+{
+	char key[MP_STORE_ALIAS_MAX];
+
+	if (name && name[0] && mp_alias_key(name, key, sizeof(key)))
+		mp_list_add(c->other[c->n], SUGGEST_OTHER_BYTES, key); /* ", "-separated; spaces are the separator */
+}
+
+static mp_status add_device_id(const mp_store_device *d, void *ctx)
+{
+	id_list *c = ctx;
+
+	snprintf(c->id[c->n], MP_STORE_ID_MAX, "%s", d->id);
+	c->other[c->n][0] = '\0';
+	for (size_t i = 0; i < d->naliases; i++)
+		add_other(c, d->aliases[i]);
+	c->n++;
+	return MP_OK;
+}
+
+static mp_status add_model_id(const mp_store_model *m, const char *const *repo_ids, void *ctx)
+{
+	id_list *c = ctx;
+
+	snprintf(c->id[c->n], MP_STORE_ID_MAX, "%s", m->id);
+	c->other[c->n][0] = '\0';
+	for (size_t i = 0; repo_ids && repo_ids[i]; i++) {
+		const char *base = strrchr(repo_ids[i], '/');
+
+		add_other(c, base ? base + 1 : repo_ids[i]);
+	}
+	c->n++;
+	return MP_OK;
+}
+
+/* The 404 for an id nothing is stored under, naming pointer, with the nearest of the first stored ids (suggest.h
+ * picks them). Returns MP_ENOTFOUND. */
+static mp_status not_found(mps_service *s, bool models, const char *asked, const char *pointer, mp_error *err)
+{
+	id_list c = { 0, malloc(SUGGEST_CANDIDATES * sizeof(*c.id)), malloc(SUGGEST_CANDIDATES * sizeof(*c.other)) };
+	const char **other = malloc(SUGGEST_CANDIDATES * sizeof(*other));
+	char near[320] = "", low[MP_STORE_ID_MAX];
+	mp_error e = MP_ERROR_INIT;
+
+	/* a repo id is compared by its last part, as ids spell it ("Qwen/Qwen2.5-7B-Instruct": qwen2.5-7b-instruct) */
+	mps_id_of_repo(asked, low, sizeof(low));
+	if (c.id && c.other && other) {
+		if (models)
+			mps_each_model(s, NULL, NULL, SUGGEST_CANDIDATES, add_model_id, &c, NULL, &e);
+		else
+			mps_each_device(s, NULL, NULL, SUGGEST_CANDIDATES, add_device_id, &c, NULL, &e);
+		for (size_t i = 0; i < c.n; i++) {
+			/* mp_list_add's ", " separators as the one space mps_nearest_names splits on */
+			for (char *q = c.other[i]; (q = strstr(q, ", ")) != NULL;)
+				memmove(q, q + 1, strlen(q + 1) + 1);
+			other[i] = c.other[i];
+		}
+		mps_nearest_names((const char (*)[MP_STORE_ID_MAX])c.id, other, c.n, low, near, sizeof(near));
+	}
+	free(other);
+	free(c.other);
+	free(c.id);
+	return mps_not_found_near(models, asked, near, pointer, err);
+}
+
 /* ----- health --------------------------------------------------------------------------------------------- */
 
 void mps_health_get(mps_service *s, mps_health *h)
@@ -148,6 +322,21 @@ void mps_health_refresh(mps_service *s)
 
 /* ----- models ------------------------------------------------------------------------------------------ */
 
+void mps_model_copy(mps_model *dst, const mps_model *src)
+{
+	if (dst == src)
+		return;
+	memcpy(dst, src, offsetof(mps_model, arch));
+	mp_model_copy(&dst->arch, &src->arch);
+}
+
+/* Every member of *m zeroed (its model's tensor room left as it is: nothing reads past inv.n). */
+static void clear_model(mps_model *m)
+{
+	memset(m, 0, offsetof(mps_model, arch));
+	mp_model_clear(&m->arch);
+}
+
 static memo_slot *memo_find(mps_service *s, const char *id)
 {
 	for (int i = 0; i < MEMO_SLOTS; i++)
@@ -168,7 +357,7 @@ static bool memo_get(mps_service *s, const char *id, uint64_t gen, mps_model *ou
 	hit = memo_find(s, id);
 	if (hit == NULL)
 		return false;
-	*out = *hit->value;
+	mps_model_copy(out, hit->value);
 	hit->used = ++s->memo_clock;
 	return true;
 }
@@ -186,7 +375,7 @@ static void memo_put(mps_service *s, const mps_model *m)
 		if (slot->value == NULL && (slot->value = malloc(sizeof(*slot->value))) == NULL)
 			return;
 	}
-	*slot->value = *m;
+	mps_model_copy(slot->value, m);
 	slot->used = ++s->memo_clock;
 }
 
@@ -207,7 +396,7 @@ static mp_status stored_model(mps_service *s, const char *id, uint64_t gen, mps_
 	st = mp_store_model_get(s->store, id, &row, err);
 	if (st != MP_OK)
 		return st;
-	memset(out, 0, sizeof(*out));
+	clear_model(out);
 	snprintf(out->id, sizeof(out->id), "%s", id);
 	st = mpm_from_hf_text(row.config_json, "/model", &out->arch, err);
 	mp_store_model_free(&row);
@@ -234,6 +423,113 @@ void mps_model_memo_stats(mps_service *s, uint64_t *hits, uint64_t *misses)
 	pthread_mutex_unlock(&s->lock);
 }
 
+/* Whether a preset's table names repo (case aside): the models memplan ships, not a guess at a stored id. */
+static bool preset_for_repo(const char *repo)
+{
+	for (const mps_repo_alias *a = mps_preset_repo_ids(); a->id; a++)
+		for (size_t i = 0; a->repo_ids[i]; i++)
+			if (strcasecmp(a->repo_ids[i], repo) == 0)
+				return true;
+	return false;
+}
+
+void mps_set_hub(mps_service *s, const char *endpoint, const char *token, const char *cache_dir,
+		 uint64_t cache_max_bytes, unsigned timeout_seconds)
+{
+	memset(&s->hub, 0, sizeof(s->hub));
+	snprintf(s->hub.endpoint, sizeof(s->hub.endpoint), "%s", endpoint ? endpoint : "");
+	for (size_t n = strlen(s->hub.endpoint); n > 0 && s->hub.endpoint[n - 1] == '/'; n--)
+		s->hub.endpoint[n - 1] = '\0';
+	snprintf(s->hub.token, sizeof(s->hub.token), "%s", token ? token : "");
+	snprintf(s->hub.cache_dir, sizeof(s->hub.cache_dir), "%s", cache_dir ? cache_dir : "");
+	s->hub.cache_max_bytes = cache_max_bytes;
+	s->hub.timeout_seconds = timeout_seconds;
+}
+
+bool mps_hub_enabled(const mps_service *s)
+{
+	return s->hub.endpoint[0] != '\0';
+}
+
+mp_status mps_model_ref_fetch(mps_service *s, mps_model_ref *ref, bool *fetched, mp_error *err)
+{
+	char dir[1024], id[MP_STORE_ID_MAX], ptr[96];
+	const char *from = "hf_cache";
+	mph_repo_files f;
+	mp_status st;
+
+	if (fetched)
+		*fetched = false;
+	if (ref->kind != MPS_MODEL_HF_REPO)
+		return MP_OK;
+	mph_cache_dir(dir, sizeof(dir));
+	st = mph_cache_read(dir, ref->repo_id, ref->revision, &f, err);
+	if (st == MP_ENOTFOUND && s && s->hub.endpoint[0]) {
+		/* not in the local cache: the Hub the operator allowed (its answers kept in the daemon's hub cache) */
+		bool cached = false;
+
+		mph_repo_files_free(&f);
+		st = mps_hub_fetch_repo(&s->hub, ref->repo_id, ref->revision, &f, &cached, err);
+		from = cached ? "hub_cache" : "hub";
+		if (st != MP_OK && preset_for_repo(ref->repo_id)) {
+			/* the Hub refused or failed, and a preset stands for the repo */
+			mph_repo_files_free(&f);
+			ref->kind = MPS_MODEL_STORED;
+			return MP_OK;
+		}
+		if (st != MP_OK) {
+			snprintf(err->field, sizeof(err->field), "%s", ref->pointer);
+			mph_repo_files_free(&f);
+			return st;
+		}
+	} else if (st == MP_ENOTFOUND) {
+		char why[sizeof(err->message)];
+
+		snprintf(why, sizeof(why), "%s", err ? err->message : "");
+		mph_repo_files_free(&f);
+		if (mps_model_repo_lookup(ref->repo_id, id, sizeof(id))) {
+			ref->kind = MPS_MODEL_STORED; /* the preset it stands for (resolved by repo_id) */
+			return MP_OK;
+		}
+		return mp_fail(err, MP_ENOTFOUND, ref->pointer,
+			       "%.400s; no preset stands for it, and this daemon fetches from no Hub: put the repository in "
+			       "the Hugging Face cache (huggingface-cli download %s config.json '*.safetensors*'), or give "
+			       "its hf_config",
+			       why, ref->repo_id);
+	}
+	if (st == MP_OK) {
+		ref->arch = malloc(sizeof(*ref->arch));
+		ref->ckpt = calloc(1, sizeof(*ref->ckpt));
+		if (ref->arch == NULL || ref->ckpt == NULL)
+			st = mp_fail(err, MP_ENOMEM, ref->pointer, "out of memory");
+	}
+	if (st == MP_OK) {
+		snprintf(ptr, sizeof(ptr), "%s/hf_repo", ref->pointer);
+		st = mpm_checkpoint_safetensors_files(f.config, (const uint8_t *const *)f.shards, f.lens, f.n, f.index,
+						      ptr, ref->arch, ref->ckpt, err);
+	}
+	if (st == MP_OK) {
+		ref->kind = MPS_MODEL_INLINE;
+		snprintf(ref->source, sizeof(ref->source), "%s:%.96s@%.40s", from, ref->repo_id, f.commit);
+		if (fetched)
+			*fetched = true;
+	} else {
+		/* the readers name "/model/hf_repo...": the member where this ref sits ("/jobs/3/inference/model") */
+		if (err && strncmp(err->field, "/model/hf_repo", 14) == 0 && strcmp(ref->pointer, "/model") != 0) {
+			char rest[256];
+			snprintf(rest, sizeof(rest), "%.255s", err->field + 6);
+			snprintf(err->field, sizeof(err->field), "%.200s%s", ref->pointer, rest);
+		}
+		free(ref->arch);
+		ref->arch = NULL;
+		mpm_checkpoint_free(ref->ckpt);
+		free(ref->ckpt);
+		ref->ckpt = NULL;
+	}
+	mph_repo_files_free(&f);
+	return st;
+}
+
 mp_status mps_model_resolve(mps_service *s, const mps_model_ref *ref, mps_model *out, mp_error *err)
 {
 	return mps_model_resolve_at(s, ref, ref->kind == MPS_MODEL_STORED ? mp_store_generation(s->store) : 0, out, err);
@@ -243,7 +539,7 @@ mp_status mps_model_resolve_at(mps_service *s, const mps_model_ref *ref, uint64_
 {
 	mp_status st;
 
-	memset(out, 0, sizeof(*out));
+	clear_model(out);
 	switch (ref->kind) {
 	case MPS_MODEL_NONE:
 		return mp_fail(err, MP_EINVAL, ref->pointer,
@@ -256,10 +552,10 @@ mp_status mps_model_resolve_at(mps_service *s, const mps_model_ref *ref, uint64_
 		/* a Hugging Face repo id stands for its preset (or names a stored id spelt in its own case) */
 		snprintf(id, sizeof(id), "%s", ref->id);
 		if (ref->repo_id[0] && !mps_model_repo_lookup(ref->repo_id, id, sizeof(id)))
-			return mps_not_found(s, true, asked, ref->pointer, err);
+			return not_found(s, true, asked, ref->pointer, err);
 		st = stored_model(s, id, gen, out, err);
 		if (st == MP_ENOTFOUND)
-			return mps_not_found(s, true, asked, ref->pointer, err);
+			return not_found(s, true, asked, ref->pointer, err);
 		if (st == MP_EINVAL)
 			snprintf(err->field, sizeof(err->field), "%s", ref->pointer);
 		if (st == MP_OK) /* errors about a stored model's keys name the model member itself */
@@ -267,9 +563,18 @@ mp_status mps_model_resolve_at(mps_service *s, const mps_model_ref *ref, uint64_
 		return st;
 	}
 	case MPS_MODEL_INLINE:
-		out->arch = ref->arch;
+		if (ref->arch == NULL)
+			return mp_fail(err, MP_EINTERNAL, ref->pointer, "an inline model reference without its model");
+		mp_model_copy(&out->arch, ref->arch);
 		out->architecture_known = true;
+		out->ckpt = ref->ckpt;
+		snprintf(out->source, sizeof(out->source), "%s", ref->source);
 		return mp_count_parameters(&out->arch, &out->params, err);
+	case MPS_MODEL_HF_REPO:
+		return mp_fail(err, MP_EINVAL, ref->pointer,
+			       "a model by Hugging Face repository ({\"hf_repo\": ...}) is taken by POST /v1/plan/inference, "
+			       "/v1/plan/training, /v1/engine-check and /v1/fit; here name a stored model or give its "
+			       "hf_config");
 	case MPS_MODEL_BARE:
 		out->params.total = out->params.active_per_token = ref->parameters;
 		snprintf(out->arch.model_type, sizeof(out->arch.model_type), "unknown");
@@ -294,9 +599,12 @@ mp_status mps_device_resolve_at(mps_service *s, const mps_device_ref *ref, uint6
 		*out = ref->profile;
 		return MP_OK;
 	}
-	st = mp_store_device_get_at(s->store, ref->id, gen, out, err);
+	st = ref->id[0] ? mp_store_device_get_at(s->store, ref->id, gen, out, err) : MP_ENOTFOUND;
+	/* not an id: a name it goes by (aliases match by their key: case, '_' and ' ' aside) */
+	if (st == MP_ENOTFOUND && ref->asked[0])
+		st = mp_store_device_by_alias(s->store, ref->asked, out, err);
 	if (st == MP_ENOTFOUND)
-		return mps_not_found(s, false, ref->id, ref->pointer, err);
+		return not_found(s, false, ref->asked[0] ? ref->asked : ref->id, ref->pointer, err);
 	if (st != MP_OK)
 		snprintf(err->field, sizeof(err->field), "%s", ref->pointer);
 	return st;
@@ -304,9 +612,27 @@ mp_status mps_device_resolve_at(mps_service *s, const mps_device_ref *ref, uint6
 
 mp_status mps_device_get(mps_service *s, const char *id, mp_store_device *out, mp_error *err)
 {
-	mp_status st = mp_store_device_get(s->store, id, out, err);
+	mp_status st = mp_store_device_get(s->store, id, out, err), first = st;
+	mp_error e = MP_ERROR_INIT;
+	char low[MP_STORE_ID_MAX];
+	size_t i;
 
-	return st == MP_ENOTFOUND ? mps_not_found(s, false, id, "/device", err) : st;
+	if (st != MP_ENOTFOUND && st != MP_EINVAL)
+		return st;
+	/* an id in another case ("H100-SXM5-80GB"), then a name the device goes by ("nvidia-h100-80gb") */
+	for (i = 0; id[i] && i + 1 < sizeof(low); i++)
+		low[i] = (char)tolower((unsigned char)id[i]);
+	low[i] = '\0';
+	st = id[i] == '\0' && mp_valid_id(low) ? mp_store_device_get(s->store, low, out, &e) : MP_ENOTFOUND;
+	if (st == MP_ENOTFOUND)
+		st = mp_store_device_by_alias(s->store, id, out, &e);
+	if (st == MP_OK)
+		return MP_OK;
+	if (st != MP_ENOTFOUND)
+		return mp_fail(err, st, "/device", "%s", e.message);
+	if (first == MP_EINVAL && !(id[i] == '\0' && mp_valid_id(low)))
+		return mp_store_device_get(s->store, id, out, err); /* malformed as an id and no alias: its 422 */
+	return not_found(s, false, id, "/device", err);
 }
 
 /* A profile's link must name a stored device. */
@@ -341,29 +667,49 @@ mp_status mps_device_delete(mps_service *s, const char *id, const char *actor, m
 	return mp_store_device_remove(s->store, id, actor, err);
 }
 
+/*
+ * The read-modify-writes below hold no lock of the store while change computes (a merge patch: JSON built, patched
+ * and decoded): the row is read, a copy changed, and then, in one short transaction, read again and written only
+ * when it is still the row that was changed. A row another writer changed in between is read and changed anew, at
+ * most UPDATE_TRIES times; one that keeps changing under a patch is a 409.
+ */
+#define UPDATE_TRIES 16
+
 mp_status mps_device_update(mps_service *s, const char *id, const char *actor,
 			    mp_status (*change)(void *ctx, mp_store_device *d, mp_error *err), void *ctx, mp_error *err)
 {
-	mp_store_device *d = malloc(sizeof(*d));
-	mp_status st;
+	mp_store_device *rows = malloc(3 * sizeof(*rows)), *seen = rows, *d = rows + 1, *now = rows + 2;
+	mp_status st = MP_OK;
+	bool raced = true;
 
-	if (d == NULL)
+	if (rows == NULL)
 		return mp_fail(err, MP_ENOMEM, "", "out of memory");
-	st = mp_store_begin(s->store, err);
-	if (st != MP_OK) {
-		free(d);
-		return st;
+	for (int tries = 0; st == MP_OK && raced; tries++) {
+		if (tries == UPDATE_TRIES) {
+			st = mp_fail(err, MP_ECONFLICT, "", "device %s changed under this patch %d times in a row; send it "
+				     "again", id, UPDATE_TRIES);
+			break;
+		}
+		st = mp_store_device_get(s->store, id, seen, err);
+		if (st == MP_OK) {
+			memcpy(d, seen, sizeof(*d));
+			st = change(ctx, d, err);
+		}
+		if (st == MP_OK)
+			st = mp_store_begin(s->store, err);
+		if (st != MP_OK)
+			break;
+		st = mp_store_device_get(s->store, id, now, err); /* inside the transaction: the row as it is */
+		/* written by another since it was read: read and change it again */
+		raced = st == MP_OK && memcmp(now, seen, sizeof(*now)) != 0;
+		if (st == MP_OK && !raced)
+			st = mps_device_put(s, d, actor, "", NULL, err);
+		if (st == MP_OK && !raced)
+			st = mp_store_commit(s->store, err);
+		else
+			mp_store_rollback(s->store);
 	}
-	st = mp_store_device_get(s->store, id, d, err);
-	if (st == MP_OK)
-		st = change(ctx, d, err);
-	if (st == MP_OK)
-		st = mps_device_put(s, d, actor, "", NULL, err);
-	if (st == MP_OK)
-		st = mp_store_commit(s->store, err);
-	else
-		mp_store_rollback(s->store);
-	free(d);
+	free(rows);
 	return st;
 }
 
@@ -433,7 +779,12 @@ mp_status mps_model_get(mps_service *s, const char *id, mp_store_model *out, mp_
 {
 	mp_status st = mp_store_model_get(s->store, id, out, err);
 
-	return st == MP_ENOTFOUND ? mps_not_found(s, true, id, "/model", err) : st;
+	return st == MP_ENOTFOUND ? not_found(s, true, id, "/model", err) : st;
+}
+
+void mps_model_free(mp_store_model *m)
+{
+	mp_store_model_free(m);
 }
 
 static mp_status model_row(const mps_model_input *in, mp_store_model *row, mp_error *err)
@@ -484,34 +835,59 @@ mp_status mps_model_delete(mps_service *s, const char *id, const char *actor, mp
 	return mp_store_model_remove(s->store, id, actor, err);
 }
 
+/* Whether two reads of a model are the same row, text and all. */
+static bool model_same(const mp_store_model *a, const mp_store_model *b)
+{
+	return strcmp(a->id, b->id) == 0 && strcmp(a->model_type, b->model_type) == 0 &&
+	       strcmp(a->source, b->source) == 0 && strcmp(a->created_at, b->created_at) == 0 &&
+	       strcmp(a->updated_at, b->updated_at) == 0 && a->parameters == b->parameters &&
+	       strcmp(a->config_json ? a->config_json : "", b->config_json ? b->config_json : "") == 0;
+}
+
 mp_status mps_model_update(mps_service *s, const char *id, const char *actor,
 			   mp_status (*change)(void *ctx, const mp_store_model *m, mps_model_input *in, char **owned,
 					       mp_error *err),
 			   void *ctx, mp_error *err)
 {
-	mp_store_model m;
-	mps_model_input *in = calloc(1, sizeof(*in));
+	mp_store_model seen, now;
+	mps_model_input *in = malloc(sizeof(*in));
 	char *owned = NULL;
-	mp_status st;
+	mp_status st = MP_OK;
+	bool raced = true;
 
-	memset(&m, 0, sizeof(m));
+	memset(&seen, 0, sizeof(seen));
+	memset(&now, 0, sizeof(now));
 	if (in == NULL)
 		return mp_fail(err, MP_ENOMEM, "", "out of memory");
-	st = mp_store_begin(s->store, err);
-	if (st != MP_OK) {
-		free(in);
-		return st;
+	for (int tries = 0; st == MP_OK && raced; tries++) {
+		if (tries == UPDATE_TRIES) {
+			st = mp_fail(err, MP_ECONFLICT, "", "model %s changed under this patch %d times in a row; send it "
+				     "again", id, UPDATE_TRIES);
+			break;
+		}
+		mp_store_model_free(&seen);
+		mp_store_model_free(&now);
+		free(owned);
+		owned = NULL;
+		memset(in, 0, sizeof(*in));
+		st = mp_store_model_get(s->store, id, &seen, err);
+		if (st == MP_OK)
+			st = change(ctx, &seen, in, &owned, err);
+		if (st == MP_OK)
+			st = mp_store_begin(s->store, err);
+		if (st != MP_OK)
+			break;
+		st = mp_store_model_get(s->store, id, &now, err); /* inside the transaction: the row as it is */
+		raced = st == MP_OK && !model_same(&now, &seen);
+		if (st == MP_OK && !raced)
+			st = mps_model_put(s, in, actor, NULL, err);
+		if (st == MP_OK && !raced)
+			st = mp_store_commit(s->store, err);
+		else
+			mp_store_rollback(s->store);
 	}
-	st = mp_store_model_get(s->store, id, &m, err);
-	if (st == MP_OK)
-		st = change(ctx, &m, in, &owned, err);
-	if (st == MP_OK)
-		st = mps_model_put(s, in, actor, NULL, err);
-	if (st == MP_OK)
-		st = mp_store_commit(s->store, err);
-	else
-		mp_store_rollback(s->store);
-	mp_store_model_free(&m);
+	mp_store_model_free(&seen);
+	mp_store_model_free(&now);
 	free(owned);
 	free(in);
 	return st;
@@ -577,60 +953,32 @@ mp_status mps_model_delete_if(mps_service *s, const char *id, const char *actor,
 
 /* ----- export and import ------------------------------------------------------------------------------ */
 
-typedef struct page_ctx {
-	mp_store_device_fn device;
-	mp_store_model_fn model;
-	void *ctx;
-	char last[MP_STORE_ID_MAX];
-} page_ctx;
-
-static mp_status page_device(const mp_store_device *d, void *ctx)
-{
-	page_ctx *p = ctx;
-
-	snprintf(p->last, sizeof(p->last), "%s", d->id);
-	return p->device(d, p->ctx);
-}
-
-static mp_status page_model(const mp_store_model *m, void *ctx)
-{
-	page_ctx *p = ctx;
-
-	snprintf(p->last, sizeof(p->last), "%s", m->id);
-	return p->model(m, p->ctx);
-}
-
 mp_status mps_device_find(mps_service *s, const mp_store_device_filter *f, const char *after, int limit,
-			  mp_store_device_fn fn, void *ctx, int *more, mp_error *err)
+			  mps_device_fn fn, void *ctx, int *more, mp_error *err)
 {
-	mp_status st = mp_store_device_find(s->store, f, after, limit, fn, ctx, more, err);
+	bool further = false;
+	mp_status st = mps_each_device(s, f, after, limit > 0 ? (size_t)limit : 1, fn, ctx, &further, err);
 
-	return st == MP_ENOMEM ? mp_fail(err, st, "", "out of memory") : st;
+	*more = further;
+	return st;
 }
 
 mp_status mps_model_find(mps_service *s, const mp_store_model_filter *f, const char *after, int limit,
-			 mp_store_model_fn fn, void *ctx, int *more, mp_error *err)
+			 mps_model_fn fn, void *ctx, int *more, mp_error *err)
 {
-	mp_status st = mp_store_model_find(s->store, f, after, limit, fn, ctx, more, err);
+	bool further = false;
+	mp_status st = mps_each_model(s, f, after, limit > 0 ? (size_t)limit : 1, fn, ctx, &further, err);
 
-	return st == MP_ENOMEM ? mp_fail(err, st, "", "out of memory") : st;
+	*more = further;
+	return st;
 }
 
-mp_status mps_export(mps_service *s, mp_store_device_fn device, mp_store_model_fn model, void *ctx, mp_error *err)
+mp_status mps_export(mps_service *s, mps_device_fn device, mps_model_fn model, void *ctx, mp_error *err)
 {
 	mp_store_model_filter user = { NULL, "user" };
-	page_ctx p = { device, model, ctx, "" };
-	int more = 1;
-	mp_status st = MP_OK;
+	mp_status st = mps_each_device(s, NULL, NULL, 0, device, ctx, NULL, err);
 
-	/* pages of 1000 so that any number of rows is exported */
-	while (st == MP_OK && more)
-		st = mp_store_device_list(s->store, p.last[0] ? p.last : NULL, 1000, page_device, &p, &more, err);
-	p.last[0] = '\0';
-	more = 1;
-	while (st == MP_OK && more)
-		st = mp_store_model_find(s->store, &user, p.last[0] ? p.last : NULL, 1000, page_model, &p, &more, err);
-	return st == MP_ENOMEM ? mp_fail(err, MP_ENOMEM, "", "out of memory") : st;
+	return st == MP_OK ? mps_each_model(s, &user, NULL, 0, model, ctx, NULL, err) : st;
 }
 
 mp_status mps_import_run(mps_service *s, const mps_import *im, mp_error *err)
@@ -656,4 +1004,15 @@ mp_status mps_import_run(mps_service *s, const mps_import *im, mp_error *err)
 		return st;
 	}
 	return mp_store_commit(s->store, err);
+}
+
+/* The switch of service/observe.h: a plain flag, set once at start-up before the daemon serves. */
+void mps_observed_terms_set(mps_service *s, bool on)
+{
+	s->observed_terms_off = !on;
+}
+
+bool mps_observed_terms_on(const mps_service *s)
+{
+	return !s->observed_terms_off;
 }

@@ -1,7 +1,7 @@
 /*
- * suggest.c: names people type for stored things. A Hugging Face repo id resolves to the model preset it stands
- * for; an id nothing is stored under gets the nearest stored ids in its 404 ("did you mean ..."). Reads the store's
- * ids; plans nothing.
+ * suggest.c: names people type for stored things (suggest.h). A Hugging Face repo id resolves to the model preset it
+ * stands for; an id nothing is stored under gets the nearest of the stored ids it is given in its 404 ("did you
+ * mean ..."). Reads nothing itself; plans nothing.
  */
 #include <ctype.h>
 #include <limits.h>
@@ -10,7 +10,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "service_int.h"
+#include "../core/mp_base.h"
+#include "presets.h"
+#include "suggest.h"
 
 const char *const *mps_model_repo_ids(const char *id)
 {
@@ -20,8 +22,12 @@ const char *const *mps_model_repo_ids(const char *id)
 	return NULL;
 }
 
-/* The lower-case last path component of a repo id, as an id may be spelt ("Qwen/Qwen2.5-7B" -> "qwen2.5-7b"). */
-static void id_of_repo(const char *repo, char *out, size_t len)
+const char *const *mps_stored_model_repo_ids(const mp_store_model *m)
+{
+	return strcmp(m->source, "preset") == 0 ? mps_model_repo_ids(m->id) : NULL;
+}
+
+void mps_id_of_repo(const char *repo, char *out, size_t len)
 {
 	const char *base = strrchr(repo, '/');
 	size_t i;
@@ -40,36 +46,13 @@ bool mps_model_repo_lookup(const char *repo, char *id, size_t len)
 				snprintf(id, len, "%s", a->id);
 				return true;
 			}
-	id_of_repo(repo, id, len);
+	mps_id_of_repo(repo, id, len);
 	return mp_valid_id(id);
 }
 
 /* ----- nearest ids ------------------------------------------------------------------------------------------ */
 
-#define MAX_CANDIDATES 1000
 #define MAX_SUGGESTIONS 5
-
-typedef struct ids {
-	size_t n;
-	char (*id)[MP_STORE_ID_MAX];
-} ids;
-
-static mp_status add_id(ids *c, const char *id)
-{
-	if (c->n < MAX_CANDIDATES)
-		snprintf(c->id[c->n++], MP_STORE_ID_MAX, "%s", id);
-	return MP_OK;
-}
-
-static mp_status add_device(const mp_store_device *d, void *ctx)
-{
-	return add_id(ctx, d->id);
-}
-
-static mp_status add_model(const mp_store_model *m, void *ctx)
-{
-	return add_id(ctx, m->id);
-}
 
 /* Levenshtein distance of two lower-cased strings of at most 95 bytes (one row of the table). */
 static unsigned distance(const char *a, const char *b)
@@ -99,64 +82,114 @@ static unsigned distance(const char *a, const char *b)
 	return row[n];
 }
 
-/* The words of an id ("llama-3.1-70b": llama, 3, 1, 70b) both strings share. */
-static unsigned shared_words(const char *a, const char *b)
+/* An id's words: runs of letters and runs of digits, lower-cased, separators dropped ("h100-sxm5-80gb": h, 100,
+ * sxm, 5, 80, gb; "rtx4090": rtx, 4090). Returns how many (at most MAX_WORDS); `compact` gets them joined. */
+#define MAX_WORDS 16
+typedef struct words {
+	size_t n;
+	char w[MAX_WORDS][24];
+	char compact[96];
+} words;
+
+static void words_of(const char *s, words *out)
 {
-	unsigned n = 0;
+	size_t c = 0;
 
-	for (const char *p = a; *p;) {
-		size_t len = strcspn(p, "-._/");
+	out->n = 0;
+	out->compact[0] = '\0';
+	while (*s) {
+		size_t k = 0;
+		bool digit;
 
-		for (const char *q = b; len && *q;) {
-			size_t l2 = strcspn(q, "-._/");
+		if (!isalnum((unsigned char)*s)) {
+			s++;
+			continue;
+		}
+		digit = isdigit((unsigned char)*s) != 0;
+		while (*s && isalnum((unsigned char)*s) && (isdigit((unsigned char)*s) != 0) == digit) {
+			char ch = (char)tolower((unsigned char)*s++);
 
-			if (l2 == len && strncasecmp(p, q, len) == 0) {
-				n++;
+			if (k + 1 < sizeof(out->w[0]))
+				out->w[out->n < MAX_WORDS ? out->n : MAX_WORDS - 1][k++] = ch;
+			if (c + 1 < sizeof(out->compact))
+				out->compact[c++] = ch;
+		}
+		if (out->n < MAX_WORDS) {
+			out->w[out->n][k] = '\0';
+			out->n++;
+		}
+	}
+	out->compact[c] = '\0';
+}
+
+/*
+ * How close a stored id (or one of its aliases) is to what was asked, lower is nearer; UINT_MAX when it is no
+ * suggestion. Nearest: every word asked is one of the id's ("h100-80gb" -> h100-sxm5-80gb, h100-pcie-80gb;
+ * "rtx4090" -> rtx-4090-24gb; "llama-70b" -> llama-3.1-70b), fewer extra words first; then a few edits away once the
+ * separators are dropped (at most a quarter of the asked letters, at least 1: "lama-3-8b" -> llama-3-8b); then ids
+ * sharing at least two words and two thirds of those asked.
+ */
+static unsigned score(const words *a, const char *id)
+{
+	words b;
+	unsigned shared = 0, d, tol;
+
+	words_of(id, &b);
+	if (a->n == 0 || b.n == 0)
+		return UINT_MAX;
+	for (size_t i = 0; i < a->n; i++)
+		for (size_t j = 0; j < b.n; j++)
+			if (strcmp(a->w[i], b.w[j]) == 0) {
+				shared++;
 				break;
 			}
-			q += l2 + (q[l2] != '\0');
-		}
-		p += len + (p[len] != '\0');
-	}
-	return n;
+	if (shared == a->n)
+		return 100 + 10 * (unsigned)(b.n - a->n) + (unsigned)strlen(b.compact) / 4;
+	tol = strlen(a->compact) / 4 > 1 ? (unsigned)(strlen(a->compact) / 4) : 1;
+	d = distance(a->compact, b.compact);
+	if (d <= tol)
+		return 1000 + 50 * d;
+	if (shared >= 2 && 3 * shared >= 2 * a->n)
+		return 5000 - 10 * shared;
+	return UINT_MAX;
 }
 
-/* How close a stored id is to what was asked (lower is nearer), or UINT_MAX when it is no suggestion: a stored id
- * the asked text is part of ("h100" in "h100-sxm5-80gb") comes first, then ids a few edits away (at most a third
- * of the asked length, at least 2), the more words they share the nearer ("llama-3-70b": llama-3.1-70b before
- * llama-3-8b). */
-static unsigned score(const char *asked, const char *id)
+void mps_nearest_ids(const char (*ids)[MP_STORE_ID_MAX], size_t n, const char *asked, char *out, size_t len)
 {
-	char a[96];
-	size_t i;
-	unsigned d, tol = (unsigned)(strlen(asked) / 3 > 2 ? strlen(asked) / 3 : 2), w;
-
-	for (i = 0; asked[i] && i + 1 < sizeof(a); i++)
-		a[i] = (char)tolower((unsigned char)asked[i]);
-	a[i] = '\0';
-	w = shared_words(a, id);
-	/* one inside the other: "h100" in "h100-sxm5-80gb", "qwen2.5-7b" in "qwen2.5-7b-instruct" */
-	if ((strlen(a) >= 2 && strstr(id, a)) || (strlen(id) >= 4 && strstr(a, id)))
-		return 100 - (w < 50 ? w : 50);
-	d = distance(a, id);
-	if (d > tol)
-		return UINT_MAX;
-	return 1000 + 4 * d - 3 * (w < 50 ? w : 50);
+	mps_nearest_names(ids, NULL, n, asked, out, len);
 }
 
-static void suggest(ids *c, const char *asked, char *out, size_t len)
+void mps_nearest_names(const char (*ids)[MP_STORE_ID_MAX], const char *const *other, size_t n, const char *asked,
+		       char *out, size_t len)
 {
 	size_t pick[MAX_SUGGESTIONS], np = 0;
 	unsigned ps[MAX_SUGGESTIONS];
+	words a;
 
 	out[0] = '\0';
-	for (size_t i = 0; i < c->n; i++) {
-		unsigned sc = score(asked, c->id[i]);
+	if (asked == NULL || asked[0] == '\0')
+		return;
+	words_of(asked, &a);
+	for (size_t i = 0; i < n; i++) {
+		unsigned sc = score(&a, ids[i]);
+
+		/* the names it also goes by ("nvidia-h100-80gb-hbm3 nvidia-h100"), space-separated */
+		for (const char *p = other ? other[i] : NULL; p && *p;) {
+			char one[MP_STORE_ALIAS_MAX];
+			size_t k = strcspn(p, " ");
+			unsigned so;
+
+			snprintf(one, sizeof(one), "%.*s", (int)(k < sizeof(one) - 1 ? k : sizeof(one) - 1), p);
+			so = score(&a, one);
+			if (so < sc)
+				sc = so;
+			p += k + (p[k] == ' ');
+		}
 		size_t k;
 
 		if (sc == UINT_MAX)
 			continue;
-		/* keep the best MAX_SUGGESTIONS, ordered by score then id (the store lists ids in order) */
+		/* keep the best MAX_SUGGESTIONS, ordered by score then by the order given (the store's: by id) */
 		for (k = np; k > 0 && ps[k - 1] > sc; k--)
 			;
 		if (k == MAX_SUGGESTIONS)
@@ -168,37 +201,19 @@ static void suggest(ids *c, const char *asked, char *out, size_t len)
 		pick[k] = i;
 		ps[k] = sc;
 	}
+	/* only the nearest kind of match: ids holding every word asked hide the ones a few edits away, and those the ones
+	 * that merely share words */
 	for (size_t k = 0; k < np; k++)
-		if (!mp_list_add(out, len, c->id[pick[k]]))
+		if ((ps[k] < 1000) != (ps[0] < 1000) || (ps[k] < 5000) != (ps[0] < 5000) ||
+		    !mp_list_add(out, len, ids[pick[k]]))
 			break;
 }
 
-void mps_suggest_ids(mps_service *s, bool models, const char *asked, char *out, size_t len)
+mp_status mps_not_found_near(bool models, const char *asked, const char *near, const char *pointer, mp_error *err)
 {
-	ids c = { 0, malloc(MAX_CANDIDATES * sizeof(*c.id)) };
-	mp_error e = { { 0 }, { 0 }, NULL };
-	int more = 0;
+	char shown[112], low[MP_STORE_ID_MAX];
 
-	out[0] = '\0';
-	if (c.id == NULL || asked == NULL || asked[0] == '\0') {
-		free(c.id);
-		return;
-	}
-	if (models)
-		mp_store_model_list(mps_store(s), NULL, MAX_CANDIDATES, add_model, &c, &more, &e);
-	else
-		mp_store_device_list(mps_store(s), NULL, MAX_CANDIDATES, add_device, &c, &more, &e);
-	suggest(&c, asked, out, len);
-	free(c.id);
-}
-
-mp_status mps_not_found(mps_service *s, bool models, const char *asked, const char *pointer, mp_error *err)
-{
-	char near[320], shown[112], low[MP_STORE_ID_MAX];
-
-	/* a repo id is compared by its last part, as ids spell it ("Qwen/Qwen2.5-7B-Instruct": qwen2.5-7b-instruct) */
-	id_of_repo(asked, low, sizeof(low));
-	mps_suggest_ids(s, models, low, near, sizeof(near));
+	mps_id_of_repo(asked, low, sizeof(low));
 	snprintf(shown, sizeof(shown), "%.96s", asked);
 	if (models && strchr(asked, '/'))
 		return mp_fail(err, MP_ENOTFOUND, pointer,

@@ -31,6 +31,7 @@
 
 #include "../codec/codec.h"
 #include "../daemon/respcache.h"
+#include "../service/service_int.h"
 #include "http_util.h"
 
 typedef http_fixture fixture;
@@ -462,8 +463,9 @@ static void test_patch_no_lost_update(void **state)
 }
 
 /* The read-modify-write of mps_device_update with a slow change: A reads, holds its copy 300 ms, then writes its
- * field; B starts 100 ms later and writes another field. In one transaction B waits for A's commit and applies its
- * change to A's result; read and written in two store calls, B would read the old row and A's field would be lost. */
+ * field; B starts 100 ms later and writes another field, without waiting for A (no lock is held while a change
+ * computes). A's write finds the row changed since it read it, so A reads B's result and changes that: neither
+ * field is lost. Read and written blindly in two store calls, one of the two fields would be. */
 typedef struct slow_change {
 	mps_service *svc;
 	bool slow;

@@ -355,8 +355,9 @@ static void test_hostile_text(void **state)
 	assert_int_equal(r.status, 422);
 	assert_string_equal(http_problem_field(&r), "/model");
 	http_resp_free(&r);
-	/* ids outside ^[a-z0-9][a-z0-9._-]{0,62}$: 422 naming the id, never echoed */
-	expect_problem(f, "GET", "/v1/devices/H100", NULL, NULL, 422, "/id");
+	/* ids outside ^[a-z0-9][a-z0-9._-]{0,62}$: 422 naming the id, never echoed; a device id in another case is
+	 * looked up lower-cased (and as a name the device goes by), so "H100" is a 404 with suggestions */
+	expect_problem(f, "GET", "/v1/devices/H100", NULL, NULL, 404, "/device");
 	expect_problem(f, "GET", "/v1/models/-x", NULL, NULL, 422, "/id");
 	expect_problem(f, "DELETE", "/v1/devices/a%20b", NULL, NULL, 422, "/id");
 	/* D7b: %00 must not cut the id short ("h100-sxm5-80gb%00junk" is not h100-sxm5-80gb) */
@@ -371,7 +372,13 @@ static void test_hostile_text(void **state)
 	assert_string_equal(http_problem_field(&r), "/id");
 	assert_null(strstr(r.body, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
 	http_resp_free(&r);
+	/* a string that is no id may be a name the device goes by: looked up as one, then a 404 */
 	post(f, "/v1/plan/inference", "{\"model\":\"llama-3-8b\",\"device\":\"Bad Id\"," LLAMA3_REQ_TAIL, &r);
+	assert_int_equal(r.status, 404);
+	assert_string_equal(http_problem_field(&r), "/device");
+	http_resp_free(&r);
+	/* a control character or 96 bytes and more is no name: 422 */
+	post(f, "/v1/plan/inference", "{\"model\":\"llama-3-8b\",\"device\":\"h100\\u0001\"," LLAMA3_REQ_TAIL, &r);
 	assert_int_equal(r.status, 422);
 	assert_string_equal(http_problem_field(&r), "/device");
 	http_resp_free(&r);
@@ -569,7 +576,7 @@ static void test_web_page_and_paths(void **state)
 {
 	fixture *f = *state;
 	http_resp r;
-	char inm[160];
+	char inm[160], length[24];
 
 	http_do(&f->d, "GET", "/", NULL, NULL, NULL, &r);
 	assert_int_equal(r.status, 200);
@@ -579,9 +586,14 @@ static void test_web_page_and_paths(void **state)
 	assert_non_null(strstr(r.csp, "connect-src 'self'"));
 	assert_true(r.etag[0] == '"');
 	snprintf(inm, sizeof(inm), "If-None-Match: %s", r.etag);
+	snprintf(length, sizeof(length), "%zu", r.len);
 	http_resp_free(&r);
 	http_do(&f->d, "GET", "/", NULL, NULL, inm, &r);
 	assert_int_equal(r.status, 304);
+	/* RFC 9110 8.6: a 304's Content-Length, when it has one, is the 200's (never "0"); no content follows */
+	if (r.content_length[0])
+		assert_string_equal(r.content_length, length);
+	assert_int_equal(r.len, 0);
 	http_resp_free(&r);
 	http_do(&f->d, "GET", "/ui/app.js", NULL, NULL, NULL, &r);
 	assert_int_equal(r.status, 200);
@@ -624,6 +636,17 @@ static void test_body_too_large(void **state)
 	big[0] = '{';
 	big[n - 1] = '}';
 	big[n] = '\0';
+	expect_problem(f, "POST", "/v1/roofline", big, J, 413, NULL);
+	/* the routes that take a model take --model-max-body-bytes (a GGUF header in base64): this body is read, and
+	 * refused for its missing fields */
+	expect_problem(f, "POST", "/v1/plan/inference", big, J, 422, NULL);
+	free(big);
+	n = f->d.cfg.model_max_body_bytes + 10;
+	big = malloc(n + 1);
+	memset(big, ' ', n);
+	big[0] = '{';
+	big[n - 1] = '}';
+	big[n] = '\0';
 	expect_problem(f, "POST", "/v1/plan/inference", big, J, 413, NULL);
 	free(big);
 }
@@ -660,6 +683,178 @@ static void test_reads(void **state)
 	http_do(&f->d, "GET", "/v1/models/qwen2.5-7b", NULL, NULL, NULL, &r);
 	assert_int_equal(r.status, 200);
 	assert_true(cJSON_GetObjectItem(r.json, "parameters")->valuedouble == 7615616512.0);
+	http_resp_free(&r);
+}
+
+/* The tensor inventory through the API: GET /v1/models/{id}/tensors and "include": ["tensors"] on a plan.
+ * Llama-3-8B (tests/ref/models/llama-3-8b.json, its preset): 12 entries, 8,030,261,248 parameters; k_proj [1024,
+ * 4096] x 32 layers is 268,435,456 bytes in bf16 and, at tensor_parallel_size 4 in fp8_e4m3, a quarter of its rows
+ * at one byte plus one fp32 weight_scale per matrix: 32 x (256 x 4096 + 4) = 33,554,560 bytes. */
+static void test_model_tensors(void **state)
+{
+	fixture *f = *state;
+	http_resp r;
+	const cJSON *t, *e;
+	double sum = 0, params = 0;
+	bool k_seen = false;
+
+	http_do(&f->d, "GET", "/v1/models/llama-3-8b/tensors", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	t = cJSON_GetObjectItem(r.json, "tensors");
+	assert_int_equal(cJSON_GetArraySize(t), 12);
+	assert_string_equal(cJSON_GetObjectItem(r.json, "weight_dtype")->valuestring, "bf16");
+	cJSON_ArrayForEach(e, t)
+	{
+		sum += cJSON_GetObjectItem(e, "bytes")->valuedouble;
+		params += cJSON_GetObjectItem(e, "parameters")->valuedouble;
+		if (strcmp(cJSON_GetObjectItem(e, "name")->valuestring, "model.layers.{i}.self_attn.k_proj.weight") == 0) {
+			assert_int_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(e, "shape"), 0)->valueint, 1024);
+			assert_int_equal(cJSON_GetObjectItem(e, "layers")->valueint, 32);
+			assert_true(cJSON_GetObjectItem(e, "bytes")->valuedouble == 268435456.0);
+			assert_string_equal(cJSON_GetObjectItem(e, "class")->valuestring, "attention");
+			k_seen = true;
+		}
+	}
+	assert_true(k_seen);
+	assert_true(params == 8030261248.0);
+	assert_true(sum == cJSON_GetObjectItem(r.json, "bytes_per_gpu")->valuedouble);
+	http_resp_free(&r);
+
+	http_do(&f->d, "GET", "/v1/models/llama-3-8b/tensors?weight_dtype=fp8&tensor_parallel_size=4", NULL, NULL, NULL,
+		&r);
+	assert_int_equal(r.status, 200);
+	cJSON_ArrayForEach(e, cJSON_GetObjectItem(r.json, "tensors"))
+		if (strcmp(cJSON_GetObjectItem(e, "name")->valuestring, "model.layers.{i}.self_attn.k_proj.weight") == 0)
+			assert_true(cJSON_GetObjectItem(e, "bytes")->valuedouble == 33554560.0);
+	http_resp_free(&r);
+
+	/* every bad query argument at once */
+	http_do(&f->d, "GET", "/v1/models/llama-3-8b/tensors?weight_dtype=fp9&tensor_parallel_size=0", NULL, NULL, NULL,
+		&r);
+	assert_int_equal(r.status, 422);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "errors")), 2);
+	http_resp_free(&r);
+	http_do(&f->d, "GET", "/v1/models/nope/tensors", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 404);
+	http_resp_free(&r);
+
+	/* the plan's own list: its formats on one of its ranks, summing to its weights */
+	post(f, "/v1/plan/inference",
+	     "{\"model\":\"llama-3-8b\",\"batch_size\":1,\"sequence_length\":1024,\"weight_dtype\":\"fp8\","
+	     "\"num_gpus\":4,\"include\":[\"tensors\"]}",
+	     &r);
+	assert_int_equal(r.status, 200);
+	t = cJSON_GetObjectItem(r.json, "tensors");
+	assert_int_equal(cJSON_GetObjectItem(t, "tensor_parallel_size")->valueint, 4);
+	sum = 0;
+	cJSON_ArrayForEach(e, cJSON_GetObjectItem(t, "tensors"))
+		sum += cJSON_GetObjectItem(e, "bytes")->valuedouble;
+	assert_true(sum == cJSON_GetObjectItem(t, "bytes_per_gpu")->valuedouble);
+	http_resp_free(&r);
+	post(f, "/v1/plan/inference",
+	     "{\"model\":\"llama-3-8b\",\"batch_size\":1,\"sequence_length\":1024,\"include\":[\"tensor\"]}", &r);
+	assert_int_equal(r.status, 422);
+	assert_string_equal(http_problem_field(&r), "/include");
+	http_resp_free(&r);
+}
+
+/* A newcomer's request: every problem at once, lookups included; suggestions ranked by the words people type; device
+ * ids in any case and the names a device goes by; an inline device's name kept. */
+static bool errors_have(const http_resp *r, const char *field, const char *text)
+{
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, cJSON_GetObjectItem(r->json, "errors"))
+		if (strcmp(cJSON_GetObjectItem(e, "field")->valuestring, field) == 0 &&
+		    (text == NULL || strstr(cJSON_GetObjectItem(e, "message")->valuestring, text)))
+			return true;
+	return false;
+}
+
+static void test_newcomer_requests(void **state)
+{
+	fixture *f = *state;
+	http_resp r;
+	static const struct {
+		const char *body, *field, *want, *not_want;
+	} near[] = {
+	    {"{\"model\":\"llama-3-8b\",\"device\":\"h100-80gb\",\"batch_size\":1,\"sequence_length\":64}", "/device",
+	     "did you mean h100-pcie-80gb, h100-sxm5-80gb?", "b200"},
+	    {"{\"model\":\"llama-3-8b\",\"device\":\"a100-80gb\",\"batch_size\":1,\"sequence_length\":64}", "/device",
+	     "did you mean a100-pcie-80gb, a100-sxm4-80gb?", "a10-24gb"},
+	    {"{\"model\":\"llama-3-8b\",\"device\":\"rtx4090\",\"batch_size\":1,\"sequence_length\":64}", "/device",
+	     "did you mean rtx-4090-24gb?", NULL},
+	    {"{\"model\":\"llama-70b\",\"batch_size\":1,\"sequence_length\":64}", "/model", "did you mean llama-3.1-70b?",
+	     "llama-2-7b"},
+	    {"{\"model\":\"llama-3-8b\",\"batch_size\":1,\"sequence_lenght\":64}", "/sequence_lenght",
+	     "did you mean sequence_length?", NULL},
+	    {"{\"model\":\"llama-3-8b\",\"batch_size\":1,\"sequence_length\":64,\"kv_cache_dtype\":\"bfloat\"}",
+	     "/kv_cache_dtype", "did you mean bf16?", NULL},
+	};
+
+	/* every problem of the body at once: five of its fields, the model and the device */
+	post(f, "/v1/plan/inference",
+	     "{\"model\":\"lama-3-8b\",\"weight_dtype\":\"fp8e4m3\",\"batch_size\":-1,\"sequence_lenght\":4096,"
+	     "\"device\":\"h100-80gb\",\"tensor_parallel_size\":\"4\"}",
+	     &r);
+	assert_int_equal(r.status, 422);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "errors")), 7);
+	assert_true(errors_have(&r, "/model", "did you mean llama-3-8b"));
+	assert_true(errors_have(&r, "/device", "did you mean h100-pcie-80gb, h100-sxm5-80gb?"));
+	assert_true(errors_have(&r, "/weight_dtype", "did you mean fp8_e4m3?"));
+	assert_true(errors_have(&r, "/sequence_lenght", "did you mean sequence_length?"));
+	http_resp_free(&r);
+	/* a body without other problems: both lookups in one 404 */
+	post(f, "/v1/plan/inference", "{\"model\":\"lama-3-8b\",\"device\":\"h100-80gb\",\"batch_size\":1,\"sequence_length\":64}",
+	     &r);
+	assert_int_equal(r.status, 404);
+	assert_true(errors_have(&r, "/model", NULL) && errors_have(&r, "/device", NULL));
+	http_resp_free(&r);
+	post(f, "/v1/plan/training",
+	     "{\"model\":\"lama-3-8b\",\"device\":\"h100-80gb\",\"precision\":\"mixed_bf16\",\"optimizer\":\"adamw8bit\","
+	     "\"micro_batch_size\":1,\"sequence_length\":64}",
+	     &r);
+	assert_int_equal(r.status, 422);
+	assert_true(errors_have(&r, "/optimizer", "did you mean adamw_8bit?"));
+	assert_true(errors_have(&r, "/model", NULL) && errors_have(&r, "/device", NULL));
+	http_resp_free(&r);
+	for (size_t i = 0; i < sizeof(near) / sizeof(near[0]); i++) {
+		post(f, "/v1/plan/inference", near[i].body, &r);
+		if (!errors_have(&r, near[i].field, near[i].want) ||
+		    (near[i].not_want && strstr(r.body, near[i].not_want)))
+			fail_msg("%s: expected '%s' at %s: %s", near[i].body, near[i].want, near[i].field, r.body);
+		http_resp_free(&r);
+	}
+	/* device ids in any case, and the names a device goes by */
+	post(f, "/v1/plan/inference", "{\"model\":\"llama-3-8b\",\"device\":\"H100-SXM5-80GB\",\"batch_size\":1,\"sequence_length\":64}",
+	     &r);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "fit"), "device")->valuestring, "h100-sxm5-80gb");
+	http_resp_free(&r);
+	post(f, "/v1/plan/inference",
+	     "{\"model\":\"llama-3-8b\",\"device\":\"NVIDIA H100 80GB HBM3\",\"batch_size\":1,\"sequence_length\":64}", &r);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "fit"), "device")->valuestring, "h100-sxm5-80gb");
+	http_resp_free(&r);
+	http_do(&f->d, "GET", "/v1/devices/nvidia-h100-80gb", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(cJSON_GetObjectItem(r.json, "id")->valuestring, "h100-sxm5-80gb");
+	http_resp_free(&r);
+	/* an inline device's name is how the answer names it */
+	post(f, "/v1/plan/inference?format=text",
+	     "{\"model\":\"llama-3-8b\",\"batch_size\":1,\"sequence_length\":64,\"device\":{\"name\":\"RTX A6000 48GB\","
+	     "\"memory_bytes\":51527024640,\"memory_bandwidth_bytes_per_second\":768000000000,"
+	     "\"peak_flops_per_second\":{\"bf16\":154800000000000}}}",
+	     &r);
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.body, " on RTX A6000 48GB\n"));
+	http_resp_free(&r);
+	post(f, "/v1/plan/inference",
+	     "{\"model\":\"llama-3-8b\",\"batch_size\":1,\"sequence_length\":64,\"device\":{\"name\":\"RTX A6000 48GB\","
+	     "\"memory_bytes\":51527024640,\"memory_bandwidth_bytes_per_second\":768000000000,"
+	     "\"peak_flops_per_second\":{\"bf16\":154800000000000}}}",
+	     &r);
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "fit"), "device")->valuestring, "RTX A6000 48GB");
 	http_resp_free(&r);
 }
 
@@ -705,7 +900,7 @@ static void test_routes_match_openapi(void **state)
 	free(spec);
 }
 
-/* Numbers as the encoders add them (mpc_add_num) print as cJSON_PrintUnformatted would print the same values
+/* Numbers as a tree of an answer holds them (mpc_number) print as cJSON_PrintUnformatted would print the same values
  * (integers in and beyond int's range, negative zero, fractions, NaN and infinities, nesting), except that whole
  * numbers from 10^15 to 2^53 come out as exact integer digits rather than cJSON's exponent form. And the printer
  * never changes what it prints (a regression: it once turned numbers into raw items in place, and a table read
@@ -716,7 +911,7 @@ static void test_json_print_matches_cjson(void **state)
 					 16060522496.0, 999999999999999.0, -999999999999999.0, 1e15, 1e15 + 2,
 					 9007199254740993.0, 1.5, 0.1, 1e-7, 308.5353922017984, 0.067066189645894475,
 					 1e300, -5e9, 4.8e12, 1.979e15 };
-	cJSON *ref = cJSON_CreateObject(), *doc = cJSON_CreateObject(), *plan = NULL, *body;
+	cJSON *ref = cJSON_CreateObject(), *doc = cJSON_CreateObject(), *body;
 	char *want, *got, *again, dir[64];
 	mpd_daemon d;
 	mp_error err = MP_ERROR_INIT;
@@ -727,12 +922,12 @@ static void test_json_print_matches_cjson(void **state)
 
 		snprintf(key, sizeof(key), "v%zu", i);
 		cJSON_AddNumberToObject(ref, key, values[i]);
-		mpc_add_num(doc, key, values[i]);
+		mpc_add_item(doc, key, mpc_number(values[i]));
 	}
 	cJSON_AddNumberToObject(ref, "nan", NAN);
-	mpc_add_num(doc, "nan", NAN);
+	mpc_add_item(doc, "nan", mpc_number(NAN));
 	cJSON_AddNumberToObject(ref, "inf", INFINITY);
-	mpc_add_num(doc, "inf", INFINITY);
+	mpc_add_item(doc, "inf", mpc_number(INFINITY));
 	want = cJSON_PrintUnformatted(ref);
 	got = mpc_print(doc, false);
 	{
@@ -765,14 +960,9 @@ static void test_json_print_matches_cjson(void **state)
 	http_start(&d, dir, sizeof(dir));
 	body = cJSON_Parse("{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\","
 			   "\"batch_size\":1,\"sequence_length\":4096,\"device\":\"h200-sxm-141gb\"}");
-	assert_int_equal(lib_answer(d.svc, "inference", body, &plan, &err), MP_OK);
-	want = mpc_print(plan, false);
-	got = mpc_print(plan, false);
-	assert_string_equal(got, want);
+	assert_int_equal(lib_answer(d.svc, "inference", body, &got, &err), MP_OK);
 	assert_non_null(strstr(got, "\"total_bytes\":17638465536"));
-	cJSON_free(want);
-	cJSON_free(got);
-	cJSON_Delete(plan);
+	free(got);
 	cJSON_Delete(body);
 	http_stop(&d, dir);
 }
@@ -781,6 +971,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plan_inference_by_id),
+		cmocka_unit_test(test_model_tensors),
+		cmocka_unit_test(test_newcomer_requests),
 		cmocka_unit_test(test_plan_inference_inline),
 		cmocka_unit_test(test_plan_inference_fit),
 		cmocka_unit_test(test_engines),

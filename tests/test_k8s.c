@@ -22,6 +22,7 @@
 
 #include "../codec/json.h"
 #include "../codec/k8s.h"
+#include "../service/k8s.h"
 #include "../codec/slurm.h"
 #include "../daemon/config.h"
 #include "http_util.h"
@@ -430,6 +431,16 @@ static void test_other_job_forms(void **state)
 	assert_int_equal(verdict(res, "l40s-0"), UNRES); /* 4 L40S GPUs for a pod asking for 8 */
 	http_resp_free(&r);
 
+	/* memplan.io/engine-version "0.11" is the release line (text, not the number 0.11): vLLM 0.11's 0.9 */
+	res = filter(f, "annotated-engine-version", nodes, 3, &r);
+	assert_string_equal(cJSON_GetObjectItem(res, "Error")->valuestring, "");
+	plan_total(f, "inference",
+		   "{\"model\":\"llama-3.1-8b\",\"weight_dtype\":\"bf16\",\"batch_size\":4,\"sequence_length\":8192,"
+		   "\"engine\":\"vllm\",\"engine_version\":\"0.11\"}",
+		   "h200-sxm-141gb", &total, &cap);
+	assert_true(metric(f, "memplan_k8s_planned_memory_bytes{", "pod=\"v011-8b-0\"", "h200-sxm-141gb") == (double)total);
+	http_resp_free(&r);
+
 	res = filter(f, "annotated-training", nodes, 3, &r);
 	assert_string_equal(cJSON_GetObjectItem(res, "Error")->valuestring, "");
 	plan_total(f, "training",
@@ -611,7 +622,7 @@ static void test_alias_table(void **state)
 	http_resp_free(&r);
 }
 
-/* Not ExtenderArgs at all: a 422 naming the member; NodeNames only (nodeCacheCapable true): Error. */
+/* Not ExtenderArgs at all: a 422 naming the member; NodeNames only (nodeCacheCapable true) of an unreported node. */
 static void test_protocol_errors(void **state)
 {
 	fixture *f = *state;
@@ -636,7 +647,12 @@ static void test_protocol_errors(void **state)
 		cJSON_ReplaceItemInObject(a, "NodeNames", cJSON_Parse("[\"h100-sxm-0\"]"));
 		post_json(f, "/v1/k8s/filter", a, &r);
 		assert_int_equal(r.status, 200);
-		assert_non_null(strstr(cJSON_GetObjectItem(r.json, "Error")->valuestring, "nodeCacheCapable: false"));
+		/* nodeCacheCapable: true with a node the cache has no report of: a node of unknown device (it passes,
+		 * --k8s-unknown-device pass); tests/test_fleet.c covers the cache */
+		assert_string_equal(cJSON_GetObjectItem(r.json, "Error")->valuestring, "");
+		assert_true(cJSON_IsNull(cJSON_GetObjectItem(r.json, "Nodes")));
+		assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(r.json, "NodeNames"), 0)->valuestring,
+				    "h100-sxm-0");
 		http_resp_free(&r);
 		cJSON_Delete(a);
 	}
@@ -661,7 +677,7 @@ static void test_large_body(void **state)
 	assert_int_equal(r.status, 200);
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "NodeNames")), 2000);
 	http_resp_free(&r);
-	http_do(&f->d, "POST", "/v1/plan/inference", text, "application/json", NULL, &r);
+	http_do(&f->d, "POST", "/v1/roofline", text, "application/json", NULL, &r);
 	assert_int_equal(r.status, 413);
 	http_resp_free(&r);
 	f->d.cfg.k8s_max_body_bytes = 4096;
@@ -704,38 +720,65 @@ static void test_rules(void **state)
 	assert_int_equal(mpc_k8s_model_candidates("/models/", out, MPS_K8S_MAX_CANDIDATES), 0);
 }
 
-/* POST /v1/slurm/fit-table: the fit answer's smallest counts as a Lua table (false where none fits), the AutoDetect
- * GRES types of the devices' NVML names, job ids quoted as Lua strings. */
+/* POST /v1/slurm/fit-table: the fit answer's smallest counts as the text table (codec/slurm.h), "none" where no count
+ * fits, the AutoDetect GRES types of the devices' NVML names, a job id with blanks and '%' percent-encoded, and the
+ * last line the byte count and Adler-32 of the rest (zlib's figure, checked here against RFC 1950's definition on
+ * the worked example "Wikipedia" = 0x11e60398). */
 static void test_slurm_fit_table(void **state)
 {
 	fixture *f = *state;
-	const char *body = "{\"jobs\":[{\"id\":\"big \\\"70b\\\"\",\"inference\":{\"model\":\"llama-3.1-70b\",\"weight_dtype\":"
+	const char *body = "{\"jobs\":[{\"id\":\"big \\\"70b\\\" 5%\",\"inference\":{\"model\":\"llama-3.1-70b\",\"weight_dtype\":"
 			   "\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":1,\"sequence_length\":32768}}],"
 			   "\"devices\":[\"h100-sxm5-80gb\",\"t4-16gb\"],\"gpu_counts\":[1,2,4,8]}";
 	http_resp r, j;
 	char line[160], q[64];
 	double smallest;
+	const char *end;
+	unsigned long a = 1, b = 0, sum;
+	size_t bytes;
 
 	http_do(&f->d, "POST", "/v1/fit", body, "application/json", NULL, &j);
 	assert_int_equal(j.status, 200);
 	smallest = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(
 						   cJSON_GetObjectItem(j.json, "jobs"), 0), "devices"), 0),
 				       "smallest_gpu_count")->valuedouble;
+	assert_true(smallest >= 2);
 	http_do(&f->d, "POST", "/v1/slurm/fit-table", body, "application/json", NULL, &r);
 	assert_int_equal(r.status, 200);
-	assert_string_equal(r.content_type, "text/x-lua; charset=utf-8");
-	assert_non_null(strstr(r.body, "format = \"memplan-slurm-fit-table\""));
-	assert_non_null(strstr(r.body, "[\"big \\\"70b\\\"\"] = {"));
-	snprintf(line, sizeof(line), "[\"h100-sxm5-80gb\"] = %.0f,", smallest);
+	assert_string_equal(r.content_type, "text/plain; charset=utf-8");
+	assert_memory_equal(r.body, "memplan-slurm-fit-table 2\n", 26);
+	assert_non_null(strstr(r.body, "\ngpu_counts 1 2 4 8\n"));
+	assert_non_null(strstr(r.body, "\njob big%20\"70b\"%205%25 inference llama-3.1-70b\n"));
+	snprintf(line, sizeof(line), "\nmin_gpus big%%20\"70b\"%%205%%25 h100-sxm5-80gb %.0f\n", smallest);
 	assert_non_null(strstr(r.body, line));
-	assert_non_null(strstr(r.body, "[\"t4-16gb\"] = false,"));
-	assert_non_null(strstr(r.body, "[\"nvidia_h100_80gb_hbm3\"] = \"h100-sxm5-80gb\","));
-	assert_non_null(strstr(r.body, "[\"tesla_t4\"] = \"t4-16gb\","));
+	assert_non_null(strstr(r.body, "\nmin_gpus big%20\"70b\"%205%25 t4-16gb none\n"));
+	assert_non_null(strstr(r.body, "\ngres_type nvidia_h100_80gb_hbm3 h100-sxm5-80gb\n"));
+	assert_non_null(strstr(r.body, "\ngres_type tesla_t4 t4-16gb\n"));
+	/* the end record: the bytes before it and their Adler-32, summed here by RFC 1950's definition */
+	end = strstr(r.body, "\nend ");
+	assert_non_null(end);
+	end++;
+	bytes = (size_t)(end - r.body);
+	for (size_t i = 0; i < bytes; i++) {
+		a = (a + (unsigned char)r.body[i]) % 65521;
+		b = (b + a) % 65521;
+	}
+	sum = (b << 16) | a;
+	snprintf(line, sizeof(line), "end %zu %08lx\n", bytes, sum);
+	assert_string_equal(end, line);
+	a = 1, b = 0;
+	for (const char *p = "Wikipedia"; *p; p++) {
+		a = (a + (unsigned char)*p) % 65521;
+		b = (b + a) % 65521;
+	}
+	assert_int_equal((b << 16) | a, 0x11e60398);
 	http_resp_free(&r);
 	http_resp_free(&j);
-	assert_true(mpc_lua_quote("a\"b\\c\n\x01", q, sizeof(q)));
-	assert_string_equal(q, "\"a\\\"b\\\\c\\010\\001\"");
-	assert_false(mpc_lua_quote("abcdef", q, 5));
+	assert_true(mpc_slurm_field("a b%c\n\x7f\xc3\xa9", q, sizeof(q)));
+	assert_string_equal(q, "a%20b%25c%0A%7F\xc3\xa9");
+	assert_false(mpc_slurm_field("a b", q, 5));
+	assert_string_equal(q, "");
+	assert_true(mpc_slurm_field("a b", q, 6));
 }
 
 /* The extender's settings, each refused with its name when out of range. */

@@ -162,7 +162,7 @@ static void test_oversized_body_refused_early(void **state)
 	/* chunked: libmicrohttpd 0.9.75 cannot queue a reply mid-body, so the connection is closed at the cap */
 	s = dial(f->d.bound_port, 3);
 	snprintf(buf, sizeof(buf),
-		 "POST /v1/plan/inference HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+		 "POST /v1/roofline HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
 		 "Transfer-Encoding: chunked\r\n\r\n");
 	assert_int_equal(send(s, buf, strlen(buf), 0), (ssize_t)strlen(buf));
 	snprintf(chunk, sizeof(chunk), "4000\r\n");
@@ -215,13 +215,15 @@ static void test_metrics(void **state)
 			 MP_EINVAL);
 
 	/* A request is counted in libmicrohttpd's completion callback, which may run just after the client has its
-	 * response: poll (at most 2 s) until the 404 above is counted, so the figures below are settled. */
+	 * response: poll (at most 2 s) until the requests above are counted, so the figures below are settled. */
 	for (int tries = 0;; tries++) {
 		http_do(&f->d, "GET", "/metrics", NULL, NULL, NULL, &r);
-		/* each request's completion runs on its own connection's thread: wait for both, not only the last */
+		/* each request's completion runs on its own connection's thread: wait for every one, not only the last */
 		if (tries >= 200 || (strstr(r.body ? r.body : "", "code=\"304\"} 1\n") != NULL &&
 				     strstr(r.body ? r.body : "", "code=\"404\"} 1\n") != NULL &&
-				     strstr(r.body ? r.body : "", "/v1/health\",method=\"GET\",code=\"200\"} 1\n") != NULL))
+				     strstr(r.body ? r.body : "",
+					    "route=\"/v1/devices/{id}\",method=\"GET\",code=\"200\"} 1\n") != NULL &&
+				     strstr(r.body ? r.body : "", "route=\"/v1/health\",method=\"GET\",code=\"200\"} 1\n")))
 			break;
 		http_resp_free(&r);
 		usleep(10000);

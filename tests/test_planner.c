@@ -36,6 +36,14 @@ static mp_model llama(uint64_t layers, uint64_t hidden, uint64_t heads, uint64_t
 	return m;
 }
 
+/* m's tensors built (mp_model_build), then counted: the tests change a field and count again. */
+static mp_status count(mp_model *m, mp_param_count *pc, mp_error *err)
+{
+	mp_status st = mp_model_build(m, NULL, err);
+
+	return st != MP_OK ? st : mp_count_parameters(m, pc, err);
+}
+
 /* The training_state seed cases moved to tests/test_training.c with the rest of the training planner. */
 
 static uint64_t kv(const mp_model *m, mp_dtype dt, uint64_t seq, uint64_t batch)
@@ -127,12 +135,12 @@ static void test_count_llama3_8b(void **state)
 	mp_error err = MP_ERROR_INIT;
 
 	(void)state;
-	assert_int_equal(mp_count_parameters(&m, &pc, &err), MP_OK);
+	assert_int_equal(count(&m, &pc, &err), MP_OK);
 	assert_int_equal(pc.total, UINT64_C(8030261248));
 	assert_int_equal(pc.embedding, UINT64_C(525336576));
 	assert_int_equal(pc.lm_head, UINT64_C(525336576));
 	m.tie_word_embeddings = true;
-	assert_int_equal(mp_count_parameters(&m, &pc, &err), MP_OK);
+	assert_int_equal(count(&m, &pc, &err), MP_OK);
 	assert_int_equal(pc.total, UINT64_C(8030261248) - UINT64_C(525336576));
 }
 
@@ -150,7 +158,7 @@ static void test_overflow_bi05(void **state)
 	assert_int_equal(mp_kv_cache_bytes(&m, MP_DTYPE_FP16, UINT64_C(1) << 40, UINT64_C(1) << 20, &out, &err),
 			 MP_EOVERFLOW);
 	m.vocab_size = UINT64_MAX / 2;
-	assert_int_equal(mp_count_parameters(&m, &(mp_param_count){ 0 }, &err), MP_EOVERFLOW);
+	assert_int_equal(count(&m, &(mp_param_count){ 0 }, &err), MP_EOVERFLOW);
 }
 
 /* Inference plan: Llama-3-8B bf16 at 4096 tokens; the fit solver on a device of known capacity. */
@@ -167,7 +175,7 @@ static void test_plan_inference_fit(void **state)
 	(void)state;
 	memset(&dev, 0, sizeof(dev));
 	dev.usable_memory_bytes = UINT64_C(150109880320); /* H200, cudaMemGetInfo total (groundtruth) */
-	assert_int_equal(mp_count_parameters(&m, &pc, &err), MP_OK);
+	assert_int_equal(count(&m, &pc, &err), MP_OK);
 	assert_int_equal(mp_plan_inference(&m, &pc, &req, &dev, &mem, &fit, &err), MP_OK);
 	assert_int_equal(mem.weights_bytes, UINT64_C(16060522496));
 	assert_int_equal(mem.kv_cache_bytes, UINT64_C(536870912));
@@ -300,11 +308,11 @@ static void test_per_layer_attention(void **state)
 	m.layer_flags[5] = MP_LAYER_ATTENTION | MP_LAYER_FFN | MP_LAYER_GLOBAL;
 	assert_int_equal(kv(&m, MP_DTYPE_BF16, 24, 2), UINT64_C(720896));
 	assert_int_equal(kv(&m, MP_DTYPE_BF16, 5, 2), UINT64_C(286720));
-	assert_int_equal(mp_count_parameters(&m, &pc, &err), MP_OK);
+	assert_int_equal(count(&m, &pc, &err), MP_OK);
 	assert_int_equal(pc.attention, UINT64_C(5) * 14156288 + 28312576);
 	/* attention_k_eq_v: the full layer has no v_proj (2304 x 2048 fewer), its cache is unchanged */
 	m.global_k_eq_v = true;
-	assert_int_equal(mp_count_parameters(&m, &pc, &err), MP_OK);
+	assert_int_equal(count(&m, &pc, &err), MP_OK);
 	assert_int_equal(pc.attention, UINT64_C(5) * 14156288 + 28312576 - 2304 * 2048);
 	assert_int_equal(kv(&m, MP_DTYPE_BF16, 24, 2), UINT64_C(720896));
 	m.global_k_eq_v = false;
@@ -312,12 +320,12 @@ static void test_per_layer_attention(void **state)
 	full_attn = 28312576 - (2 * UINT64_C(2304) * 2048 + 512);
 	m.layer_flags[5] |= MP_LAYER_KV_SHARED;
 	m.no_kv_layers = 1;
-	assert_int_equal(mp_count_parameters(&m, &pc, &err), MP_OK);
+	assert_int_equal(count(&m, &pc, &err), MP_OK);
 	assert_int_equal(pc.attention, UINT64_C(5) * 14156288 + full_attn);
 	assert_int_equal(kv(&m, MP_DTYPE_BF16, 24, 2), UINT64_C(5) * 2 * 4 * 256 * 2 * 8 * 2);
 	/* a global layer needs global widths that divide the heads */
 	m.global_kv_heads = 3;
-	assert_int_equal(mp_count_parameters(&m, &pc, &err), MP_EINVAL);
+	assert_int_equal(count(&m, &pc, &err), MP_EINVAL);
 	assert_string_equal(err.field, "/model/per_layer_config");
 }
 

@@ -2,7 +2,8 @@
  * test_store.c: the SQLite store. A new database is created at the current schema version and seeded with
  * the presets; opening it again applies nothing twice; devices carry their datasheet figures and sources; a
  * version 2 database with user rows is upgraded in place without touching them; the measured H200 profile
- * matches tests/ref/groundtruth/h200; every write is audited; filters and batch transactions work.
+ * matches tests/ref/groundtruth/h200; every write is audited; filters and batch transactions work; listings are
+ * pages of copies, so no lock of the store is held while a caller computes on the rows.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,16 +11,18 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 #include <sqlite3.h>
 
 #include "../model/model.h"
-#include "../service/service.h"
-#include "../db/store.h"
+#include "../service/service_int.h"
 #include "refs.h"
 
 static char dir[64], path[128];
@@ -48,37 +51,39 @@ static int teardown(void **state)
 	return 0;
 }
 
-static mp_status count_models(const mp_store_model *m, void *ctx)
+/* A page of devices (filter f, after `after`, at most cap) copied out; *more as the store says; the rows (heap). */
+static mp_store_device *device_page(mp_store *s, const mp_store_device_filter *f, const char *after, size_t cap,
+				    size_t *n, bool *more)
 {
-	(*(int *)ctx)++;
-	assert_true(m->parameters > 0);
-	assert_string_equal(m->source, "preset");
-	return MP_OK;
-}
+	mp_store_device *rows = malloc(cap * sizeof(*rows));
+	mp_error err = MP_ERROR_INIT;
 
-static mp_status count_devices(const mp_store_device *d, void *ctx)
-{
-	(*(int *)ctx)++;
-	assert_true(d->hw.memory_bytes > 0);
-	assert_true(d->hw.memory_bandwidth_bytes_per_second > 0);
-	assert_true(strlen(d->source_note) > 0);
-	return MP_OK;
+	assert_non_null(rows);
+	assert_int_equal(mp_store_device_page(s, f, after, rows, cap, n, more, &err), MP_OK);
+	return rows;
 }
 
 static void test_create_seed_reopen(void **state)
 {
 	mp_store *s;
 	mp_error err = MP_ERROR_INIT;
-	mp_store_device d;
-	mp_store_model m;
-	int n = 0, more = 0;
+	mp_store_device d, *rows;
+	mp_store_model m, *models = calloc(100, sizeof(*models));
+	size_t n = 0;
+	bool more = false;
 	cJSON *counts = ref_json("models/parameter_counts.json");
 
 	(void)state;
 	assert_int_equal(mp_store_open(path, mps_presets(), &s, &err), MP_OK);
 	assert_int_equal(mp_store_user_version(s), mp_store_schema_version());
-	assert_int_equal(mp_store_model_list(s, NULL, 100, count_models, &n, &more, &err), MP_OK);
+	assert_int_equal(mp_store_model_page(s, NULL, NULL, models, 100, &n, &more, &err), MP_OK);
 	assert_true(n >= 20);
+	for (size_t i = 0; i < n; i++) {
+		assert_true(models[i].parameters > 0);
+		assert_string_equal(models[i].source, "preset");
+		mp_store_model_free(&models[i]);
+	}
+	free(models);
 	assert_int_equal(mp_store_model_get(s, "falcon-7b", &m, &err), MP_OK);
 	assert_true((double)m.parameters ==
 		    cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(counts, "models"), "falcon-7b"), "total")
@@ -99,15 +104,33 @@ static void test_create_seed_reopen(void **state)
 
 	/* reopening migrates nothing and duplicates nothing */
 	assert_int_equal(mp_store_open(path, mps_presets(), &s, &err), MP_OK);
-	n = 0;
-	assert_int_equal(mp_store_device_list(s, NULL, 1000, count_devices, &n, &more, &err), MP_OK);
+	rows = device_page(s, NULL, NULL, MP_STORE_PAGE_MAX, &n, &more);
 	assert_true(n >= 3);
-	assert_int_equal(more, 0);
-	/* pagination: two pages of 2 from a cursor */
-	n = 0;
-	assert_int_equal(mp_store_device_list(s, NULL, 2, count_devices, &n, &more, &err), MP_OK);
-	assert_int_equal(n, 2);
-	assert_int_equal(more, 1);
+	assert_false(more);
+	for (size_t i = 0; i < n; i++) {
+		assert_true(rows[i].hw.memory_bytes > 0);
+		assert_true(rows[i].hw.memory_bandwidth_bytes_per_second > 0);
+		assert_true(strlen(rows[i].source_note) > 0);
+		if (i)
+			assert_true(strcmp(rows[i - 1].id, rows[i].id) < 0); /* in id order */
+	}
+	{
+		/* pagination: a page of 2, then the next 2 after its last id: the third and fourth of the whole list */
+		mp_store_device *first = device_page(s, NULL, NULL, 2, &n, &more), *next;
+
+		assert_int_equal(n, 2);
+		assert_true(more);
+		assert_string_equal(first[1].id, rows[1].id);
+		next = device_page(s, NULL, first[1].id, 2, &n, &more);
+		assert_int_equal(n, 2);
+		assert_string_equal(next[0].id, rows[2].id);
+		assert_string_equal(next[1].id, rows[3].id);
+		/* a page holds 1 to MP_STORE_PAGE_MAX rows */
+		assert_int_equal(mp_store_device_page(s, NULL, NULL, next, 0, &n, &more, &err), MP_EINVAL);
+		free(first);
+		free(next);
+	}
+	free(rows);
 	mp_store_close(s);
 	cJSON_Delete(counts);
 }
@@ -333,11 +356,12 @@ static void test_upgrade_to_v7_retires_package(void **state)
 	sqlite3_stmt *q;
 
 	(void)state;
-	assert_int_equal(mp_store_schema_version(), 8); /* 8: store_meta, the store's id and write sequence */
+	assert_int_equal(mp_store_schema_version(), 9); /* 8: observations (service/observe.h); 9: store_meta, the
+							   store's id and write sequence */
 	write_v6_with_package(0);
 	if (mp_store_open(path, mps_presets(), &s, &err) != MP_OK)
 		fail_msg("open: %s", err.message);
-	assert_int_equal(mp_store_user_version(s), 8);
+	assert_int_equal(mp_store_user_version(s), mp_store_schema_version());
 	assert_int_equal(mp_store_device_get(s, "mi250x-128gb", &d, &err), MP_ENOTFOUND);
 	assert_int_equal(mp_store_device_get(s, "mi250x-gcd-64gb", &d, &err), MP_OK);
 	assert_int_equal(d.hw.memory_bytes, UINT64_C(68719476736));		 /* 64 GiB per GCD */
@@ -465,20 +489,36 @@ static void test_model_presets(void **state)
 	cJSON_Delete(gt);
 }
 
-static mp_status count_audit(const mp_store_audit *a, void *ctx)
+/* The tester's audit entries by action: create, replace, delete. */
+static void count_audit(mp_store *s, int *counts)
 {
-	int *n = ctx;
+	mp_store_audit *rows = malloc(MP_STORE_PAGE_MAX * sizeof(*rows));
+	mp_error err = MP_ERROR_INIT;
+	size_t n;
+	bool more;
 
-	if (strcmp(a->actor, "tester") == 0)
-		n[strcmp(a->action, "create") == 0 ? 0 : strcmp(a->action, "replace") == 0 ? 1 : 2]++;
-	return MP_OK;
+	assert_non_null(rows);
+	assert_int_equal(mp_store_audit_page(s, 0, rows, MP_STORE_PAGE_MAX, &n, &more, &err), MP_OK);
+	assert_false(more);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			assert_true(rows[i - 1].seq < rows[i].seq); /* oldest first */
+		if (strcmp(rows[i].actor, "tester") == 0)
+			counts[strcmp(rows[i].action, "create") == 0 ? 0 : strcmp(rows[i].action, "replace") == 0 ? 1 : 2]++;
+	}
+	free(rows);
 }
 
-static mp_status count_any(const mp_store_device *d, void *ctx)
+/* How many devices filter f matches. */
+static size_t count_matching(mp_store *s, const mp_store_device_filter *f)
 {
-	(void)d;
-	(*(int *)ctx)++;
-	return MP_OK;
+	size_t n;
+	bool more;
+	mp_store_device *rows = device_page(s, f, NULL, 100, &n, &more);
+
+	assert_false(more);
+	free(rows);
+	return n;
 }
 
 /* Writes are audited in their own transaction; filters; mp_store_begin groups writes all or nothing. */
@@ -489,7 +529,7 @@ static void test_writes_audit_filters_batch(void **state)
 	mp_store_device d, back;
 	mp_store_device_filter amd = { "amd", NULL, 0, 0 }, big = { NULL, NULL, UINT64_C(150) << 30, 0 },
 			       user = { NULL, "user", 0, 0 };
-	int counts[3] = { 0, 0, 0 }, n = 0, more = 0;
+	int counts[3] = { 0, 0, 0 };
 	bool created = false;
 
 	(void)state;
@@ -518,19 +558,14 @@ static void test_writes_audit_filters_batch(void **state)
 	snprintf(d.source, sizeof(d.source), "user");
 	assert_int_equal(mp_store_device_remove(s, "t-gpu", "tester", &err), MP_OK);
 	assert_int_equal(mp_store_device_remove(s, "t-gpu", "tester", &err), MP_ENOTFOUND);
-	assert_int_equal(mp_store_audit_list(s, 0, 1000, count_audit, counts, &more, &err), MP_OK);
+	count_audit(s, counts);
 	assert_int_equal(counts[0], 1);
 	assert_int_equal(counts[1], 1);
 	assert_int_equal(counts[2], 1);
 
-	assert_int_equal(mp_store_device_find(s, &amd, NULL, 100, count_any, &n, &more, &err), MP_OK);
-	assert_int_equal(n, 3); /* MI250X, MI300X, MI325X */
-	n = 0;
-	assert_int_equal(mp_store_device_find(s, &big, NULL, 100, count_any, &n, &more, &err), MP_OK);
-	assert_true(n >= 4); /* B200, GB200, MI300X, MI325X, ... */
-	n = 0;
-	assert_int_equal(mp_store_device_find(s, &user, NULL, 100, count_any, &n, &more, &err), MP_OK);
-	assert_int_equal(n, 0);
+	assert_int_equal(count_matching(s, &amd), 3); /* MI250X, MI300X, MI325X */
+	assert_true(count_matching(s, &big) >= 4); /* B200, GB200, MI300X, MI325X, ... */
+	assert_int_equal(count_matching(s, &user), 0);
 
 	/* a batch with one bad write commits nothing */
 	assert_int_equal(mp_store_begin(s, &err), MP_OK);
@@ -676,56 +711,14 @@ static void test_memo_invalidation(void **state)
 	mps_close(svc);
 }
 
-typedef struct walk {
-	mp_store *s;
-	int n;
-} walk;
-
-static mp_status count_only(const mp_store_device *d, void *ctx)
-{
-	(void)d;
-	(*(int *)ctx)++;
-	return MP_OK;
-}
-
-/* a listing callback that reads the same device again (another statement) */
-static mp_status nested_get(const mp_store_device *d, void *ctx)
-{
-	walk *w = ctx;
-	mp_store_device again;
-	mp_error err = MP_ERROR_INIT;
-
-	w->n++;
-	assert_int_equal(mp_store_device_get(w->s, d->id, &again, &err), MP_OK);
-	assert_string_equal(again.id, d->id);
-	assert_true(again.hw.memory_bytes == d->hw.memory_bytes);
-	return MP_OK;
-}
-
-/* a listing callback that lists again: the same SQL while its cached statement is in use */
-static mp_status nested_list(const mp_store_device *d, void *ctx)
-{
-	walk *w = ctx;
-	mp_error err = MP_ERROR_INIT;
-	int n = 0, more = 0;
-
-	(void)d;
-	w->n++;
-	assert_int_equal(mp_store_device_list(w->s, NULL, 1000, count_only, &n, &more, &err), MP_OK);
-	assert_true(n > 10);
-	return MP_OK;
-}
-
 /* More distinct rows than the memo holds, read three times over: every answer right (evictions never mix rows
- * up). The statement cache survives reuse and a nested use of one statement. */
+ * up). */
 static void test_memo_bounds_and_statements(void **state)
 {
-	walk w = { NULL, 0 };
 	mps_service *svc;
 	mp_store *s;
 	mp_error err = MP_ERROR_INIT;
 	char id[32];
-	int more = 0;
 
 	(void)state;
 	assert_int_equal(mps_open(path, &svc, &err), MP_OK);
@@ -741,13 +734,81 @@ static void test_memo_bounds_and_statements(void **state)
 			snprintf(id, sizeof(id), "bulk-%03d", i);
 			assert_true(resolved(svc, id, MP_OK) == params_of(i + 1));
 		}
-	w.s = s;
-	assert_int_equal(mp_store_device_list(s, NULL, 1000, nested_get, &w, &more, &err), MP_OK);
-	assert_true(w.n > 10);
-	w.n = 0;
-	assert_int_equal(mp_store_device_list(s, NULL, 1000, nested_list, &w, &more, &err), MP_OK);
-	assert_true(w.n > 10);
 	mps_close(svc);
+}
+
+/* A listing's caller that takes long over its first row (as capacity plans one): the store stays free meanwhile. */
+typedef struct slow_reader {
+	mps_service *svc;
+	atomic_int inside;	/* 1 while the first row's callback sleeps, 2 once it returned */
+	int rows;
+} slow_reader;
+
+static mp_status slow_row(const mp_store_device *d, void *ctx)
+{
+	slow_reader *r = ctx;
+
+	(void)d;
+	if (r->rows++ == 0) {
+		r->inside = 1;
+		usleep(400 * 1000);
+		r->inside = 2;
+	}
+	return MP_OK;
+}
+
+static void *slow_list(void *arg)
+{
+	slow_reader *r = arg;
+	mp_error err = MP_ERROR_INIT;
+	int more = 0;
+
+	assert_int_equal(mps_device_find(r->svc, NULL, NULL, 100, slow_row, r, &more, &err), MP_OK);
+	return NULL;
+}
+
+static double seconds_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* While a listing's caller computes on its rows for 400 ms, another thread reads a device (not memoised yet) and
+ * writes one: both finish while the first is still at its first row (under the old callbacks, run under the
+ * store's lock, both waited the 400 ms). */
+static void test_no_lock_while_computing(void **state)
+{
+	slow_reader r = { NULL, 0, 0 };
+	mp_store_device *d = malloc(sizeof(*d));
+	mp_error err = MP_ERROR_INIT;
+	pthread_t th;
+	double t0, read_s, write_s;
+
+	(void)state;
+	assert_non_null(d);
+	assert_int_equal(mps_open(path, &r.svc, &err), MP_OK);
+	assert_int_equal(pthread_create(&th, NULL, slow_list, &r), 0);
+	while (r.inside == 0)
+		usleep(1000);
+	t0 = seconds_now();
+	assert_int_equal(mps_device_get(r.svc, "a100-sxm4-80gb", d, &err), MP_OK);
+	read_s = seconds_now() - t0;
+	d->naliases = 0;
+	snprintf(d->id, sizeof(d->id), "lock-free-copy");
+	snprintf(d->source, sizeof(d->source), "user");
+	t0 = seconds_now();
+	assert_int_equal(mps_device_put(r.svc, d, "tester", "", NULL, &err), MP_OK);
+	write_s = seconds_now() - t0;
+	assert_int_equal(r.inside, 1); /* the listing's caller is still at its first row */
+	pthread_join(th, NULL);
+	print_message("a read took %.3f ms and a write %.3f ms while the listing's caller computed\n", read_s * 1e3,
+		      write_s * 1e3);
+	assert_true(read_s < 0.2 && write_s < 0.2);
+	assert_true(r.rows > 20); /* the listing went on to every preset */
+	mps_close(r.svc);
+	free(d);
 }
 
 int main(void)
@@ -763,6 +824,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_writes_audit_filters_batch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_memo_invalidation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_memo_bounds_and_statements, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_lock_while_computing, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("store", tests, NULL, NULL);

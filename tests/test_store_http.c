@@ -17,6 +17,7 @@
 
 #include "../daemon/auth.h"
 #include "../model/model.h"
+#include "../service/service_int.h"
 #include "http_util.h"
 #include "refs.h"
 

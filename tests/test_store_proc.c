@@ -23,8 +23,7 @@
 #include <curl/curl.h>
 
 #include "../model/model.h"
-#include "../service/service.h"
-#include "../db/store.h"
+#include "../service/service_int.h"
 
 static char dir[64];
 

@@ -8,6 +8,7 @@ export (tests/ref/dcgm/exporter.json); the Prometheus rules with promtool (check
 metrics with `promtool check metrics`; and the node agent's script, run for real (CPU calibration) against a
 central daemon with a token."""
 import glob
+import http.server
 import json
 import os
 import re
@@ -15,6 +16,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 import urllib.request
 
 import pytest
@@ -86,7 +88,7 @@ def test_manifests_are_kubernetes_objects():
         kept = round_trip(d)
         problems += ["%s %s %s" % (name, d["kind"], p) for p in lost(d, kept)]
         seen.add(d["kind"])
-        if d["kind"] not in ("Namespace", "ClusterRoleBinding"):
+        if d["kind"] not in ("Namespace", "ClusterRoleBinding", "ClusterRole"):
             assert d["metadata"].get("namespace") in (NS, "kube-system"), "%s: %s in no namespace" % (name, d["kind"])
     assert not problems, "\n".join(problems)
     assert {"Deployment", "DaemonSet", "Service", "ConfigMap", "Secret", "PersistentVolumeClaim"} <= seen
@@ -204,7 +206,8 @@ def test_scheduler_configuration():
     for verb in ("filterVerb", "prioritizeVerb"):
         assert "post" in spec["paths"]["/v1/k8s/" + e[verb]], "%s %s is no memplan route" % (verb, e[verb])
     assert "bindVerb" not in e and "preemptVerb" not in e
-    assert e["nodeCacheCapable"] is False and e["ignorable"] is True and e["weight"] > 0
+    # names only: each node judged by its agent's report in the node cache (test_node_agent_reports_and_observes)
+    assert e["nodeCacheCapable"] is True and e["ignorable"] is True and e["weight"] > 0
     assert re.fullmatch(r"\d+s", e["httpTimeout"]) and int(e["httpTimeout"][:-1]) <= 5
     assert [m["name"] for m in e["managedResources"]] == ["nvidia.com/gpu"]
     # the second scheduler mounts this configuration and is named in it
@@ -251,7 +254,13 @@ def test_grafana_dashboard():
                 for label in [x.strip() for x in group.split(",")]:
                     assert label in dcgm["labels"] or label in ("le", "route", "verb", "outcome", "result"), label
             planned_vs_used |= "memplan_k8s_planned_memory_bytes" in expr and "DCGM_FI_DEV_FB_USED" in expr
+            # the join survives honorLabels: false (the workload's labels as exported_*) and memory-matched nodes
+            if "memplan_k8s_planned_memory_bytes" in expr and "DCGM_FI_DEV_FB_USED" in expr:
+                assert "exported_pod" in expr and "on (namespace, pod)" in expr, p["title"]
+                assert "on (namespace, pod, modelName)" not in expr, p["title"]
     assert planned_vs_used, "no panel puts memplan's plan beside DCGM's used framebuffer"
+    exprs = " ".join(t["expr"] for p in dash["panels"] for t in p["targets"])
+    assert "memplan_observation_error_ratio" in exprs and "memplan_observed_term_applied" in exprs
 
 
 @pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool (Debian's prometheus) is not installed")
@@ -341,5 +350,107 @@ def test_node_agent_publishes_its_profile():
         res = post(central.url + "/v1/k8s/filter", {"Pod": pod, "Nodes": {"items": [node]}})
         assert res["NodeNames"] == ["gpu-node-07"]
     finally:
+        central.stop()
+        shutil.rmtree(work)
+
+
+class _Fixed(http.server.BaseHTTPRequestHandler):
+    """Serves one document per path (the fake kubelet's /pods, a fake vLLM pod's /metrics), counting requests."""
+    routes = {}
+    hits = {}
+
+    def do_GET(self):
+        body = self.routes.get(self.path)
+        self.hits[self.path] = self.hits.get(self.path, 0) + 1
+        if body is None:
+            self.send_response(404)
+            self.end_headers()
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json" if self.path == "/pods" else "text/plain; version=0.0.4")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def _serve(routes):
+    handler = type("H", (_Fixed,), {"routes": routes, "hits": {}})
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv, handler
+
+
+@pytest.mark.skipif(shutil.which("jq") is None or shutil.which("curl") is None, reason="the agent needs jq and curl")
+def test_node_agent_reports_and_observes():
+    """The DaemonSet's script against a fake kubelet and a fake vLLM pod, both started here: it reports the node's
+    GPUs (nvidia-smi's CSV, from a stand-in that prints what nvidia-smi prints for an H100 SXM) to the catalog's
+    node cache with its lease, reads the kubelet's pod list, scrapes the serving pod's /metrics (vLLM 0.11.0's own
+    cache_config_info) and posts it as an observation once per container start; the extender then judges the node
+    by name alone."""
+    script = find("ConfigMap", "memplan-node-agent")["data"]["node-agent.sh"]
+    token = "t0k3n-" + os.urandom(8).hex()
+    central = Daemon(env={"MEMPLAN_TOKEN": token})
+    work = tempfile.mkdtemp(prefix="memplan-agent-")
+    metrics = open(os.path.join(ROOT, "tests", "ref", "engines", "vllm-0.11.0-cache-config-info.prom"),
+                   encoding="utf-8").read().replace("NUMBLOCKS", "27781").encode()
+    pod_srv, pod_h = _serve({"/metrics": metrics})
+    pod = {"metadata": {"name": "llama8b-0", "namespace": "inference", "uid": "6a1f-0007"},
+           "spec": {"nodeName": "gpu-node-07", "containers": [
+               {"name": "vllm", "image": "vllm/vllm-openai:v0.11.0",
+                "args": ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192"],
+                "ports": [{"name": "http", "containerPort": pod_srv.server_address[1]}],
+                "resources": {"limits": {"nvidia.com/gpu": "1"}}}]},
+           "status": {"phase": "Running", "podIP": "127.0.0.1",
+                      "containerStatuses": [{"name": "vllm", "restartCount": 0}]}}
+    other = {"metadata": {"name": "web", "namespace": "x", "uid": "1"},
+             "spec": {"containers": [{"name": "nginx", "image": "nginx:1.27"}]},
+             "status": {"phase": "Running", "podIP": "127.0.0.1"}}
+    kubelet, kubelet_h = _serve({"/pods": json.dumps({"kind": "PodList", "apiVersion": "v1",
+                                                       "items": [pod, other]}).encode()})
+    try:
+        bindir = os.path.join(work, "bin")
+        os.makedirs(bindir)
+        smi = os.path.join(bindir, "nvidia-smi")
+        with open(smi, "w", encoding="utf-8") as f:
+            # nvidia-smi --query-gpu=...: CSV, one line per GPU ("noheader,nounits": memory.total in MiB)
+            f.write("#!/bin/sh\ncase \"$*\" in\n*name,memory.total*) i=0; while [ $i -lt 8 ]; do "
+                    "echo 'NVIDIA H100 80GB HBM3, 81559'; i=$((i+1)); done;;\n*index*) seq 0 7;;\n"
+                    "*uuid,name*) echo 'GPU-8c1e2f3a-0000-4000-8000-000000000007, NVIDIA H100 80GB HBM3';;\nesac\n")
+        os.chmod(smi, 0o755)
+        path = os.path.join(work, "node-agent.sh")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(script)
+        env = dict(os.environ, NODE_NAME="gpu-node-07", MEMPLAN_CENTRAL_URL=central.url, MEMPLAN_TOKEN=token,
+                   MEMPLAN_BIN=BIN, MEMPLAN_CALIBRATE="false", MEMPLAN_AGENT_PORT=str(free_port()),
+                   MEMPLAN_AGENT_DB=os.path.join(work, "agent", "memplan.db"),
+                   MEMPLAN_KUBELET_URL="http://127.0.0.1:%d" % kubelet.server_address[1],
+                   MEMPLAN_NODE_LEASE="120", MEMPLAN_AGENT_EXIT="1", PATH=bindir + ":/usr/bin:/bin")
+        for _ in range(2):  # the second round renews the lease and posts nothing new
+            r = subprocess.run(["/bin/sh", path], env=env, capture_output=True, text=True, timeout=120)
+            assert r.returncode == 0, r.stdout + r.stderr
+        assert kubelet_h.hits.get("/pods") == 2 and pod_h.hits.get("/metrics") == 1
+        with urllib.request.urlopen(central.url + "/v1/nodes/gpu-node-07", timeout=10) as resp:
+            node = json.loads(resp.read())
+        assert (node["product"], node["memory_mib"], node["count"], node["lease_seconds"]) == \
+            ("NVIDIA H100 80GB HBM3", 81559, 8, 120)
+        with urllib.request.urlopen(central.url + "/v1/observations", timeout=10) as resp:
+            obs = json.loads(resp.read())
+        assert len(obs["items"]) == 1, obs
+        o = obs["items"][0]
+        assert (o["pod"], o["namespace"], o["node"], o["key"]) == ("llama8b-0", "inference", "gpu-node-07",
+                                                                   "6a1f-0007/vllm/0")
+        assert (o["engine"], o["engine_version"], o["device"], o["model"]) == ("vllm", "0.11.0", "h100-sxm5-80gb",
+                                                                              "llama-3.1-8b")
+        assert (o["figure"], o["reported"], o["predicted"]) == ("num_gpu_blocks", 27781, 28357)
+        # kube-scheduler with nodeCacheCapable: true sends the name alone, and the report decides
+        args = {"Pod": pod, "Nodes": None, "NodeNames": ["gpu-node-07"]}
+        res = post(central.url + "/v1/k8s/filter", args)
+        assert res["NodeNames"] == ["gpu-node-07"] and res["Nodes"] is None and res["Error"] == ""
+    finally:
+        kubelet.shutdown()
+        pod_srv.shutdown()
         central.stop()
         shutil.rmtree(work)

@@ -124,10 +124,11 @@ def test_settings_file_env_and_flags():
     with open(cfg, "w") as f:
         f.write("# test\nmax-body-bytes = 2048\nlog-level = debug\nthreads = 1\n")
     # the file says 2048 bytes, the environment 4096: a 3000-byte body is read; the file's threads = 1 loses to
-    # the --threads 2 flag that Daemon passes
+    # the --threads 2 flag that Daemon passes. POST /v1/roofline takes the ordinary limit (the routes a model file's
+    # header may be posted to take --model-max-body-bytes)
     d = Daemon(args=["--config", cfg, "--log-level", "info"], env={"MEMPLAN_MAX_BODY_BYTES": "4096"})
     body = PLAN[:-1] + b',"device":"' + b"x" * 2900 + b'"}'
-    req = urllib.request.Request(d.url + "/v1/plan/inference", data=body,
+    req = urllib.request.Request(d.url + "/v1/roofline", data=body,
                                  headers={"Content-Type": "application/json"})
     try:
         urllib.request.urlopen(req, timeout=10)
@@ -136,7 +137,7 @@ def test_settings_file_env_and_flags():
         status = e.code
     assert status == 422, status  # read in full (not 413) and refused for the too-long device id
     body = PLAN[:-1] + b',"device":"' + b"x" * 5000 + b'"}'
-    req = urllib.request.Request(d.url + "/v1/plan/inference", data=body,
+    req = urllib.request.Request(d.url + "/v1/roofline", data=body,
                                  headers={"Content-Type": "application/json"})
     with pytest.raises(urllib.error.HTTPError) as e:
         urllib.request.urlopen(req, timeout=10)

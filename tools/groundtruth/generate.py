@@ -47,7 +47,15 @@ glm4_moe starcoder2 stablelm phi gptj gpt_bigcode nemotron seed_oss hunyuan_v1_d
 granitemoe phimoe mamba mamba2 falcon_mamba gpt_oss bitnet dots1 minimax_m2 exaone ministral3 jamba bamba nemotron_h
 falcon_h1 lfm2 lfm2_moe qwen3_next gemma3 llama4 mistral3 llava qwen2_vl qwen2_5_vl qwen3_vl qwen3_vl_moe qwen3_5
 qwen3_5_moe glm4_moe_lite granitemoehybrid kimi_linear longcat_flash minimax zamba2 gemma3n deepseek_v32 deepseek_v4
-gemma4 glm_moe_dsa""".split()
+gemma4 glm_moe_dsa helium
+opt bloom gpt_neo codegen mpt mllama
+cwm vaultgemma granite_swa nanochat persimmon xglm biogpt emu3 internlm3 iquestcoder hyperclovax diffllama
+ctrl openai-gpt gpt-sw3 gpt_neox_japanese moshi
+sarvam_mla minicpm3 youtu sarvam_moe mellum solar_open flex_olmo granitemoeshared granitemoe_swa cohere2_moe
+shieldgemma2 llava_next llava_next_video vipllava llava_onevision paligemma lighton_ocr cohere2_vision
+ministral apertus1p5_text dbrx
+cosmos3_omni idefics3 smolvlm idefics2 internvl
+glm4v glm46v glmga glm4v_moe fuyu deepseek_vl jetmoe exaone_moe hy_v3""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
@@ -75,9 +83,10 @@ def build(cfg, device):
     raise RuntimeError("; ".join(errors))
 
 
-VISION = re.compile(r"(^|\.)(vision_tower|visual|vision_model|vision_embed|multi_modal_projector|mm_projector|"
+VISION = re.compile(r"(^|\.)(vision_tower|visual|vision_model|vision_embed|vision_embed_tokens|multi_modal_projector|mm_projector|"
                     r"audio_tower|audio_model|embed_vision|embed_audio|vision|audio)(\.|$)")
-EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|embed_tokens_per_layer|backbone\.embeddings|model\.embeddings)\.weight$")
+EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|embed_tokens_per_layer|backbone\.embeddings|model\.embeddings|"
+                   r"tokens_embed|positions_embed|^transformer\.w)\.weight$")
 
 
 def component(name, p):
@@ -154,7 +163,7 @@ def tiny_layers(tc):
         v = getattr(tc, k, None)
         if isinstance(v, int):
             want = max(want, v + 1)
-    for k in ("full_attn_idxs",):
+    for k in ("full_attn_idxs", "cross_attention_layers"):
         v = getattr(tc, k, None)
         if isinstance(v, list) and v:
             want = max(want, min(v) + 1)
@@ -196,8 +205,14 @@ def shrink_text(tc):
             tc.hybrid_override_pattern = "".join(pat[:n])
     except AttributeError:
         pass    # a pattern derived from other keys (a read-only property): it follows num_hidden_layers
+    # GPT-Neo's attention_types ([[kinds], repeats]) is the compact form of attention_layers: it follows the layers
+    # kept, so that the tiny config reads back as transformers built it
+    if isinstance(getattr(tc, "attention_types", None), list) and isinstance(getattr(tc, "attention_layers", None), list):
+        tc.attention_types = [[list(tc.attention_layers), 1]]
     if hasattr(tc, "vocab_size"):
         tc.vocab_size = 512
+    if isinstance(getattr(tc, "output_vocab_size", None), int):   # a pruned head (Apertus 1.5) stays narrower
+        tc.output_vocab_size = 256
     for k in ("pad_token_id", "bos_token_id", "eos_token_id"):
         v = getattr(tc, k, None)
         if isinstance(v, int) and v >= 512:
@@ -219,7 +234,7 @@ def shrink_text(tc):
         v = getattr(tc, k, None)
         if isinstance(v, int) and v > TINY_WINDOW:
             setattr(tc, k, TINY_WINDOW)
-    for k in ("attn_layer_indices", "moe_layers"):   # layer indices beyond the layers kept are dropped
+    for k in ("attn_layer_indices", "moe_layers", "cross_attention_layers"):   # indices beyond the layers kept: dropped
         v = getattr(tc, k, None)
         if isinstance(v, list):
             setattr(tc, k, [x for x in v if isinstance(x, int) and x < n])

@@ -1,0 +1,556 @@
+/*
+ * test_llamacpp.c: the GGUF and safetensors readers and llama.cpp's buffer arithmetic against what the real programs
+ * wrote and printed (tests/ref/llamacpp, tools/groundtruth/llamacpp/generate.py: llama.cpp 0c1e5709 from
+ * llama-cpp-python 0.3.36's sdist, CPU backend, RPC servers standing in for GPUs; transformers 5.24 building each
+ * reference model). For every reference run: the model and KV buffers equal what llama.cpp printed (MiB to two
+ * decimals, as it prints them), the context's n_ctx / n_ctx_seq / n_batch / n_ubatch equal, the compute buffers
+ * within 10% (the table goes to stdout). Every GGUF and safetensors header is read and its tensors matched one by
+ * one against the model's inventory; the safetensors tensors' bytes sum to the plan's weights.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../model/gguf.h"
+#include "../model/gguf_llamacpp.h"
+#include "../model/model.h"
+#include "../model/safetensors.h"
+#include "../model/tensor_names.h"
+#include "refs.h"
+
+static cJSON *runs_doc;
+
+static int setup(void **state)
+{
+	(void)state;
+	runs_doc = ref_json("llamacpp/runs.json");
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	cJSON_Delete(runs_doc);
+	return 0;
+}
+
+static uint8_t *read_rel(const char *rel, size_t *len)
+{
+	char *b = ref_read(ref_path(rel), len);
+	assert_non_null(b);
+	return (uint8_t *)b;
+}
+
+static void load_gguf(const char *model, mpm_gguf *g)
+{
+	char rel[256];
+	size_t len;
+	uint8_t *buf;
+	mp_error err = MP_ERROR_INIT;
+	bool truncated = false;
+
+	snprintf(rel, sizeof(rel), "llamacpp/models/%s.gguf.hdr", model);
+	buf = read_rel(rel, &len);
+	if (mpm_gguf_read(buf, len, 0, "/model/gguf_header", g, &truncated, &err) != MP_OK)
+		fail_msg("%s: %s: %s", model, err.field, err.message);
+	free(buf);
+}
+
+/* ggml's own table (ggml_types.tsv, printed by that build) against planner/ggml.c, id by id */
+static void test_ggml_types(void **state)
+{
+	char *tsv = ref_text("llamacpp/ggml_types.tsv"), *line, *save = NULL;
+	int rows = 0;
+	(void)state;
+	for (line = strtok_r(tsv, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned id, bv, bb, q;
+		char name[32];
+		mp_ggml_traits tr;
+		if (line[0] == '#')
+			continue;
+		assert_int_equal(sscanf(line, "%u\t%31s\t%u\t%u\t%u", &id, name, &bv, &bb, &q), 5);
+		tr = mp_ggml_traits_of(id);
+		assert_non_null(tr.name);
+		assert_string_equal(tr.name, name);
+		assert_int_equal(tr.block_values, bv);
+		assert_int_equal(tr.block_bytes, bb);
+		assert_int_equal(tr.quantized, q != 0);
+		rows++;
+	}
+	assert_int_equal(rows, 35);
+	/* the removed ids and the first unknown one */
+	assert_false(mp_ggml_type_valid(4));
+	assert_false(mp_ggml_type_valid(31));
+	assert_false(mp_ggml_type_valid(43));
+	{
+		uint64_t ne[2] = { 4096, 128256 }, b;
+		assert_true(mp_ggml_tensor_bytes(MP_GGML_Q6_K, ne, 2, &b));
+		assert_int_equal(b, 430940160); /* the worked example of mp_ggml.h */
+	}
+	free(tsv);
+}
+
+/* every GGUF header: read as gguf-py read the whole file (data offset, tensor count, tensor bytes) */
+static void test_gguf_headers(void **state)
+{
+	const cJSON *models = cJSON_GetObjectItemCaseSensitive(runs_doc, "models"), *m;
+	int n = 0;
+	(void)state;
+	cJSON_ArrayForEach(m, models)
+	{
+		mpm_gguf g;
+		load_gguf(m->string, &g);
+		assert_int_equal(g.data_offset, cJSON_GetObjectItem(m, "data_offset")->valuedouble);
+		assert_int_equal(g.data_offset, cJSON_GetObjectItem(m, "header_bytes")->valuedouble);
+		assert_int_equal(g.n_tensors, cJSON_GetObjectItem(m, "n_tensors")->valuedouble);
+		assert_int_equal(g.tensor_bytes, cJSON_GetObjectItem(m, "tensor_bytes")->valuedouble);
+		/* the file ends where the data section does */
+		assert_int_equal(g.data_offset + g.data_bytes, cJSON_GetObjectItem(m, "file_bytes")->valuedouble);
+		mpm_gguf_free(&g);
+		n++;
+	}
+	assert_true(n >= 8);
+}
+
+/* a GGUF of each architecture -> mp_model -> its inventory, tensor by tensor */
+static void test_gguf_inventory_match(void **state)
+{
+	const cJSON *models = cJSON_GetObjectItemCaseSensitive(runs_doc, "models"), *m;
+	int n = 0;
+	(void)state;
+	cJSON_ArrayForEach(m, models)
+	{
+		mpm_gguf g;
+		mp_model model;
+		mpm_match mt;
+		mpm_named_tensor *nt;
+		mp_error err = MP_ERROR_INIT;
+		char why[2048];
+		if (strstr(m->string, "-f16") == NULL)
+			continue;
+		load_gguf(m->string, &g);
+		if (mpm_gguf_to_model(&g, "/model/gguf_header", &model, &err) != MP_OK)
+			fail_msg("%s: %s: %s", m->string, err.field, err.message);
+		nt = calloc(g.n_tensors, sizeof(*nt));
+		assert_non_null(nt);
+		for (size_t i = 0; i < g.n_tensors; i++) {
+			uint64_t v = 1;
+			for (int d = 0; d < 4; d++)
+				v *= g.tensors[i].ne[d];
+			nt[i].name = g.tensors[i].name;
+			nt[i].values = v;
+			nt[i].bytes = g.tensors[i].bytes;
+		}
+		assert_int_equal(mpm_match_tensors(nt, g.n_tensors, MPM_NAMING_GGUF, &model, MP_LAYOUT_GGUF, &mt, &err), MP_OK);
+		mpm_match_describe(&mt, why, sizeof(why));
+		if (!mt.ok)
+			fail_msg("%s: %s", m->string, why);
+		assert_int_equal(mt.file_bytes, g.tensor_bytes);
+		printf("  %-14s %zu tensors, %zu inventory rows, all equal\n", m->string, g.n_tensors, mt.n);
+		free(nt);
+		mpm_gguf_free(&g);
+		n++;
+	}
+	assert_int_equal(n, 8);
+}
+
+static const char *const archs[] = { "llama", "qwen2", "qwen3", "mixtral", "qwen3_moe", "gemma3", "phi3", "gpt2" };
+
+/* every safetensors checkpoint: its tensors' bytes are the plan's weights, and its tensors the inventory's */
+static void test_safetensors(void **state)
+{
+	(void)state;
+	for (size_t a = 0; a < sizeof(archs) / sizeof(archs[0]); a++) {
+		char rel[256];
+		mpm_st st = { 0 };
+		mp_model model;
+		mp_param_count pc;
+		mp_weights w;
+		mp_weight_formats f = { 0 };
+		mpm_match mt;
+		mpm_named_tensor *nt;
+		mp_error err = MP_ERROR_INIT;
+		cJSON *cfg, *index = NULL;
+		const char *shards[8];
+		int ns = 1;
+		char why[2048];
+
+		snprintf(rel, sizeof(rel), "llamacpp/models/%s.config.json", archs[a]);
+		cfg = ref_json(rel);
+		/* qwen3_moe's config as transformers 5.24 saves it spells the expert count num_local_experts */
+		assert_int_equal(mpm_from_hf(cfg, "/model/hf_config", &model, &err), MP_OK);
+		snprintf(rel, sizeof(rel), "%s", ref_path("llamacpp/models"));
+		{
+			char ip[256];
+			FILE *fp;
+			snprintf(ip, sizeof(ip), "llamacpp/models/%s.model.safetensors.index.json", archs[a]);
+			fp = fopen(ref_path(ip), "r");
+			if (fp) {
+				fclose(fp);
+				index = ref_json(ip);
+				ns = mpm_st_index_shards(index, shards, 8);
+				assert_true(ns > 1);
+			} else {
+				shards[0] = "model.safetensors";
+			}
+		}
+		for (int s = 0; s < ns; s++) {
+			size_t len;
+			uint8_t *buf;
+			snprintf(rel, sizeof(rel), "llamacpp/models/%s.%s.hdr", archs[a], shards[s]);
+			buf = read_rel(rel, &len);
+			if (mpm_st_read(buf, len, 0, (uint32_t)s, "/model/safetensors_headers", &st, &err) != MP_OK)
+				fail_msg("%s: %s", rel, err.message);
+			free(buf);
+		}
+		assert_int_equal(st.shards, ns);
+		/* the plan's weights in the checkpoint's dtype (bf16, packed: the tensors as stored) */
+		f.layout = MP_LAYOUT_PACKED;
+		assert_int_equal(mp_count_parameters(&model, &pc, &err), MP_OK);
+		assert_int_equal(mp_weight_bytes(&model, MP_DTYPE_BF16, MP_DTYPE_BF16, &f, 1, &w, &err), MP_OK);
+		if (w.total_bytes != st.tensor_bytes)
+			fail_msg("%s: the plan's weights %llu bytes, the checkpoint's tensors %llu", archs[a],
+				 (unsigned long long)w.total_bytes, (unsigned long long)st.tensor_bytes);
+		nt = calloc(st.n_tensors, sizeof(*nt));
+		for (size_t i = 0; i < st.n_tensors; i++) {
+			nt[i].name = st.tensors[i].name;
+			nt[i].values = st.tensors[i].values;
+			nt[i].bytes = st.tensors[i].bytes;
+			nt[i].aux = st.tensors[i].aux;
+		}
+		assert_int_equal(mpm_match_tensors(nt, st.n_tensors, MPM_NAMING_HF, &model, MP_LAYOUT_PACKED, &mt, &err), MP_OK);
+		mpm_match_describe(&mt, why, sizeof(why));
+		if (!mt.ok)
+			fail_msg("%s: %s", archs[a], why);
+		printf("  %-10s %u shard(s), %zu tensors, %llu bytes = the plan's weights\n", archs[a], st.shards,
+		       st.n_tensors, (unsigned long long)st.tensor_bytes);
+		free(nt);
+		mpm_st_free(&st);
+		cJSON_Delete(cfg);
+		cJSON_Delete(index);
+	}
+}
+
+/* ----- the runs ---------------------------------------------------------------------------------------------- */
+
+static uint32_t type_named(const char *s)
+{
+	uint32_t t = mp_ggml_type_from_name(s);
+	assert_true(t < MP_GGML_TYPE_COUNT);
+	return t;
+}
+
+/* llama.cpp's command line (the grid's flags) -> the launch half of the params */
+static bool launch_of(const cJSON *args, int rpc, bool server, mp_llamacpp_params *p, bool *repack)
+{
+	int n = cJSON_GetArraySize(args);
+	bool fa_auto = true, fa = true, np_given = false;
+
+	p->n_gpu_layers = -1;
+	p->n_devices = (uint32_t)rpc;
+	p->backend = MP_LLAMACPP_CPU; /* RPC servers of the CPU backend: its buffer types */
+	p->mmap = true;
+	p->kv_offload = true;
+	p->n_seq_max = 1;
+	p->type_k = p->type_v = MP_GGML_F16;
+	*repack = false;
+	for (int i = 0; i < n; i++) {
+		const char *a = cJSON_GetArrayItem(args, i)->valuestring;
+		const char *v = i + 1 < n ? cJSON_GetArrayItem(args, i + 1)->valuestring : "";
+		if (strcmp(a, "-c") == 0) p->n_ctx = (uint32_t)strtoul(v, NULL, 10), i++;
+		else if (strcmp(a, "-np") == 0) p->n_seq_max = (uint32_t)strtoul(v, NULL, 10), np_given = true, i++;
+		else if (strcmp(a, "-kvu") == 0) p->kv_unified = true;
+		else if (strcmp(a, "-b") == 0) p->n_batch = (uint32_t)strtoul(v, NULL, 10), i++;
+		else if (strcmp(a, "-ub") == 0) p->n_ubatch = (uint32_t)strtoul(v, NULL, 10), i++;
+		else if (strcmp(a, "-ngl") == 0) p->n_gpu_layers = (int32_t)strtol(v, NULL, 10), i++;
+		else if (strcmp(a, "-ncmoe") == 0) p->n_cpu_moe = (uint32_t)strtoul(v, NULL, 10), i++;
+		else if (strcmp(a, "-ctk") == 0) p->type_k = type_named(v), i++;
+		else if (strcmp(a, "-ctv") == 0) p->type_v = type_named(v), i++;
+		else if (strcmp(a, "-fa") == 0) fa_auto = false, fa = strcmp(v, "on") == 0, i++;
+		else if (strcmp(a, "-nkvo") == 0) p->kv_offload = false;
+		else if (strcmp(a, "-lm") == 0) p->mmap = strcmp(v, "none") != 0, i++;
+		else if (strcmp(a, "--repack") == 0) *repack = true;
+		else if (strcmp(a, "-ot") == 0) p->override = strstr(v, "exps") ? MP_LLAMACPP_OT_EXPERTS : MP_LLAMACPP_OT_FFN, i++;
+		else if (strcmp(a, "-ts") == 0) {
+			char *end;
+			p->tensor_split[0] = strtod(v, &end);
+			p->tensor_split[1] = *end == ',' ? strtod(end + 1, NULL) : 0;
+			i++;
+		} else
+			fail_msg("an argument the test does not read: %s", a);
+	}
+	/* llama-server without -np: 4 slots sharing one unified cache (tools/server/server.cpp) */
+	if (server && !np_given) {
+		p->n_seq_max = 4;
+		p->kv_unified = true;
+	}
+	/* auto: enabled where the backend runs it (the CPU and CUDA backends for these head widths) */
+	p->flash_attn = fa_auto ? true : fa;
+	return true;
+}
+
+/* the slot of a printed device: the host, or the RPC servers in the order of --rpc (llama.cpp names every server
+ * "RPC0[host:port]": each registers its own device 0, so the endpoint tells them apart) */
+static int slot_of(const char *dev)
+{
+	if (strcmp(dev, "CPU") == 0 || strcmp(dev, "CPU_Mapped") == 0)
+		return 0;
+	if (strstr(dev, ":27152]"))
+		return 1;
+	if (strstr(dev, ":27153]"))
+		return 2;
+	return -1;
+}
+
+static void mib(char *buf, size_t len, uint64_t bytes)
+{
+	snprintf(buf, len, "%.2f", bytes / 1024.0 / 1024.0);
+}
+
+static void test_runs(void **state)
+{
+	const cJSON *runs = cJSON_GetObjectItemCaseSensitive(runs_doc, "runs"), *r;
+	int checked = 0, failures = 0, compute_n = 0, unbounded_n = 0;
+	double worst = 0;
+	(void)state;
+	printf("  %-16s %-44s %-10s %12s %12s %7s\n", "model", "arguments", "device", "llama.cpp", "memplan",
+	       "error");
+	cJSON_ArrayForEach(r, runs)
+	{
+		const char *model = cJSON_GetObjectItem(r, "model")->valuestring;
+		const cJSON *args = cJSON_GetObjectItem(r, "args"), *b, *kvl;
+		mpm_gguf g;
+		mp_llamacpp_params *p = calloc(1, sizeof(*p));
+		mp_llamacpp_plan *pl = calloc(1, sizeof(*pl));
+		mp_llamacpp_tensor *t;
+		size_t nt;
+		mp_error err = MP_ERROR_INIT;
+		bool repack;
+		char argline[256] = "", want[32], got[32];
+		double printed_compute[MP_LLAMACPP_SLOTS] = { 0 };
+		const cJSON *ctx;
+
+		if (cJSON_GetObjectItem(r, "returncode")->valueint != 0) {
+			free(p);
+			free(pl);
+			continue; /* a launch llama.cpp refused is in the file with its tail; not a figure */
+		}
+		for (int i = 0; i < cJSON_GetArraySize(args); i++) {
+			size_t o = strlen(argline);
+			snprintf(argline + o, sizeof(argline) - o, "%s%s", i ? " " : "", cJSON_GetArrayItem(args, i)->valuestring);
+		}
+		load_gguf(model, &g);
+		assert_int_equal(mpm_gguf_llamacpp(&g, "/model", p, &t, &nt, &err), MP_OK);
+		launch_of(args, cJSON_GetObjectItem(r, "rpc")->valueint,
+			  cJSON_GetObjectItem(r, "program") &&
+				  strcmp(cJSON_GetObjectItem(r, "program")->valuestring, "llama-server") == 0,
+			  p, &repack);
+		ctx = cJSON_GetObjectItem(r, "context");
+		if (cJSON_GetObjectItem(ctx, "flash_attn_resolved"))
+			p->flash_attn = strcmp(cJSON_GetObjectItem(ctx, "flash_attn_resolved")->valuestring, "enabled") == 0;
+		if (mp_llamacpp_plan_buffers(p, t, nt, pl, &err) != MP_OK)
+			fail_msg("%s %s: %s: %s", model, argline, err.field, err.message);
+		/* the context */
+		assert_int_equal(pl->n_ctx, strtoul(cJSON_GetObjectItem(ctx, "n_ctx")->valuestring, NULL, 10));
+		assert_int_equal(pl->n_ctx_seq, strtoul(cJSON_GetObjectItem(ctx, "n_ctx_seq")->valuestring, NULL, 10));
+		assert_int_equal(pl->n_batch, strtoul(cJSON_GetObjectItem(ctx, "n_batch")->valuestring, NULL, 10));
+		assert_int_equal(pl->n_ubatch, strtoul(cJSON_GetObjectItem(ctx, "n_ubatch")->valuestring, NULL, 10));
+		/* the buffers */
+		{
+			uint64_t model_sum[MP_LLAMACPP_SLOTS] = { 0 }, kv_sum[MP_LLAMACPP_SLOTS] = { 0 };
+			double model_printed[MP_LLAMACPP_SLOTS] = { 0 }, kv_printed[MP_LLAMACPP_SLOTS] = { 0 };
+			bool seen_model[MP_LLAMACPP_SLOTS] = { false }, seen_kv[MP_LLAMACPP_SLOTS] = { false };
+			(void)model_sum;
+			(void)kv_sum;
+			cJSON_ArrayForEach(b, cJSON_GetObjectItem(r, "buffers"))
+			{
+				const char *kind = cJSON_GetObjectItem(b, "kind")->valuestring;
+				const char *dev = cJSON_GetObjectItem(b, "device")->valuestring;
+				double v = strtod(cJSON_GetObjectItem(b, "mib")->valuestring, NULL);
+				int s = slot_of(dev);
+				if (s < 0) {
+					if (repack && strcmp(kind, "model") == 0)
+						continue; /* AMX / CPU_REPACK: the CPU's own extra buffers (see README) */
+					fail_msg("%s %s: a device the test does not know: %s", model, argline, dev);
+				}
+				if (strcmp(kind, "model") == 0) {
+					model_printed[s] += v;
+					seen_model[s] = true;
+				} else if (strcmp(kind, "KV") == 0) {
+					kv_printed[s] += v;
+					seen_kv[s] = true;
+				} else if (strcmp(kind, "compute") == 0) {
+					printed_compute[s] += v;
+				}
+			}
+			for (int s = 0; s < MP_LLAMACPP_SLOTS; s++) {
+				if (repack && s == 0)
+					continue;
+				if (seen_model[s] || pl->model_bytes[s]) {
+					snprintf(want, sizeof(want), "%.2f", model_printed[s]);
+					mib(got, sizeof(got), pl->model_bytes[s]);
+					if (strcmp(want, got) != 0) {
+						printf("  MISMATCH model %s %s slot %d: llama.cpp %s MiB, memplan %s MiB\n", model,
+						       argline, s, want, got);
+						failures++;
+					}
+				}
+				if (seen_kv[s] || pl->kv_bytes[s]) {
+					snprintf(want, sizeof(want), "%.2f", kv_printed[s]);
+					mib(got, sizeof(got), pl->kv_bytes[s]);
+					if (strcmp(want, got) != 0) {
+						printf("  MISMATCH KV %s %s slot %d: llama.cpp %s MiB, memplan %s MiB\n", model,
+						       argline, s, want, got);
+						failures++;
+					}
+				}
+			}
+		}
+		/* "K (f16): X MiB, V (f16): Y MiB" of each cache (the non-SWA cache first) */
+		kvl = cJSON_GetObjectItem(r, "kv_cache");
+		for (int i = 0; i < cJSON_GetArraySize(kvl); i++) {
+			const cJSON *k = cJSON_GetArrayItem(kvl, i);
+			bool swa_line = cJSON_GetArraySize(kvl) == 2 && i == 1;
+			mib(got, sizeof(got), swa_line ? pl->k_bytes_swa : pl->k_bytes);
+			if (strcmp(got, cJSON_GetObjectItem(k, "k")->valuestring) != 0) {
+				printf("  MISMATCH K %s %s: %s vs %s\n", model, argline, cJSON_GetObjectItem(k, "k")->valuestring, got);
+				failures++;
+			}
+			mib(got, sizeof(got), swa_line ? pl->v_bytes_swa : pl->v_bytes);
+			if (strcmp(got, cJSON_GetObjectItem(k, "v")->valuestring) != 0) {
+				printf("  MISMATCH V %s %s: %s vs %s\n", model, argline, cJSON_GetObjectItem(k, "v")->valuestring, got);
+				failures++;
+			}
+			if (swa_line)
+				assert_int_equal(pl->kv_size_swa, strtoul(cJSON_GetObjectItem(k, "cells")->valuestring, NULL, 10));
+		}
+		/* compute buffers: within 10% of what llama.cpp reserved, per device, where the model holds (the whole model
+		 * on one device, or every layer and its cache offloaded to one GPU); partial offloads, -nkvo, tensor overrides and pipeline
+		 * parallelism over several GPUs are printed with their error (see tests/ref/llamacpp/README.md) */
+		{
+			bool bounded = p->n_devices == 0 ||
+				       (p->n_devices == 1 && pl->gpu_layers == p->n_layer + 1 && p->override == MP_LLAMACPP_OT_NONE &&
+					p->n_cpu_moe == 0 && p->kv_offload);
+			bool any_printed = false;
+			for (int s = 0; s < MP_LLAMACPP_SLOTS; s++)
+				any_printed |= printed_compute[s] > 0;
+			for (int s = 0; s < MP_LLAMACPP_SLOTS && any_printed; s++) {
+				double mine = pl->compute_bytes[s] / 1024.0 / 1024.0, e;
+				if (printed_compute[s] == 0 && pl->compute_bytes[s] == 0)
+					continue;
+				e = printed_compute[s] > 0 ? (mine - printed_compute[s]) / printed_compute[s] : 1;
+				printf("  %-16s %-44s %-10s %12.2f %12.2f %+6.1f%%%s\n", model, argline, s ? "RPC" : "CPU",
+				       printed_compute[s], mine, 100 * e, bounded ? "" : "  (not bounded)");
+				if (e < 0)
+					e = -e;
+				if (!bounded) {
+					unbounded_n++;
+					continue;
+				}
+				if (e > worst)
+					worst = e;
+				if (e > 0.10)
+					failures++;
+				compute_n++;
+			}
+		}
+		checked++;
+		free(t);
+		free(p);
+		free(pl);
+		mpm_gguf_free(&g);
+	}
+	printf("  %d runs checked, model and KV buffers all equal; compute buffers: %d within the bound, the worst %.1f%% "
+	       "off; %d more printed (partial offload, overrides, pipeline parallelism)\n", checked, compute_n, 100 * worst,
+	       unbounded_n);
+	assert_true(checked >= 100);
+	assert_int_equal(failures, 0);
+}
+
+/* bad input: a 422-style MP_EINVAL naming the byte or the tensor and the rule, never a read past the buffer (the
+ * fuzzers' regression inputs, fuzz/regress, and every prefix of a real header) */
+static void test_bad_input(void **state)
+{
+	size_t len, n;
+	uint8_t *buf;
+	mpm_gguf g;
+	mpm_st st = { 0 };
+	mp_error err = MP_ERROR_INIT;
+	bool truncated;
+	(void)state;
+
+	buf = (uint8_t *)ref_read("fuzz/regress/gguf/unknown-type-43", &len);
+	assert_non_null(buf);
+	assert_int_equal(mpm_gguf_read(buf, len, 0, "/model/gguf_header", &g, &truncated, &err), MP_EINVAL);
+	assert_string_equal(err.field, "/model/gguf_header");
+	assert_non_null(strstr(err.message, "tensor 'blk.0.attn_q.weight': ggml type 43 is not one"));
+	mpm_gguf_free(&g);
+	free(buf);
+	buf = (uint8_t *)ref_read("fuzz/regress/gguf/tensor-count-2e62", &len);
+	assert_int_equal(mpm_gguf_read(buf, len, 0, "/model/gguf_header", &g, &truncated, &err), MP_EINVAL);
+	assert_non_null(strstr(err.message, "byte 8: 4611686018427387904 tensors declared"));
+	mpm_gguf_free(&g);
+	free(buf);
+	/* every prefix of a real header is refused as cut short, at the byte where it ends */
+	buf = read_rel("llamacpp/models/llama-q8_0.gguf.hdr", &len);
+	for (n = 0; n < len; n += n < 64 ? 1 : 997) {
+		uint8_t *cut = malloc(n ? n : 1);
+		memcpy(cut, buf, n);
+		assert_int_equal(mpm_gguf_read(cut, n, 0, "/model/gguf_header", &g, &truncated, &err), MP_EINVAL);
+		assert_true(n < 4 || truncated);
+		mpm_gguf_free(&g);
+		free(cut);
+	}
+	/* an offset past the end of the file, when its size is known */
+	assert_int_equal(mpm_gguf_read(buf, len, len + 100, "/model/gguf_header", &g, &truncated, &err), MP_EINVAL);
+	assert_non_null(strstr(err.message, "ends past the end of the file"));
+	mpm_gguf_free(&g);
+	/* a tensor's offset that is not the running sum of padded sizes (gguf.cpp's rule): the first tensor's offset is
+	 * the last 8 bytes of its info; find the first tensor name and bump its offset */
+	{
+		assert_int_equal(mpm_gguf_read(buf, len, 0, "", &g, &truncated, &err), MP_OK);
+		const char *name = g.tensors[1].name;
+		size_t off = 0, k = strlen(name);
+		while (off + k <= len && memcmp(buf + off, name, k) != 0)
+			off++;
+		assert_true(off + k <= len);
+		off += k + 4 + 8 * g.tensors[1].n_dims + 4;
+		buf[off] ^= 0x20;
+		mpm_gguf_free(&g);
+		assert_int_equal(mpm_gguf_read(buf, len, 0, "/model/gguf_header", &g, &truncated, &err), MP_EINVAL);
+		assert_non_null(strstr(err.message, "expected"));
+		mpm_gguf_free(&g);
+	}
+	free(buf);
+	buf = (uint8_t *)ref_read("fuzz/regress/safetensors/overlapping-offsets", &len);
+	assert_int_equal(mpm_st_read(buf, len, 0, 0, "/model/safetensors_headers/0", &st, &err), MP_EINVAL);
+	assert_non_null(strstr(err.message, "tensor 'b': its data begins at 4, but the tensors before it end at 8"));
+	mpm_st_free(&st);
+	free(buf);
+	buf = (uint8_t *)ref_read("fuzz/regress/safetensors/length-past-end", &len);
+	assert_int_equal(mpm_st_read(buf, len, 0, 0, "/model/safetensors_headers/0", &st, &err), MP_EINVAL);
+	assert_non_null(strstr(err.message, "byte 0: the header is 1099511627776 bytes long"));
+	mpm_st_free(&st);
+	free(buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ggml_types),
+		cmocka_unit_test(test_gguf_headers),
+		cmocka_unit_test(test_gguf_inventory_match),
+		cmocka_unit_test(test_safetensors),
+		cmocka_unit_test(test_runs),
+		cmocka_unit_test(test_bad_input),
+	};
+	if (getenv("MEMPLAN_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("MEMPLAN_TEST_FILTER"));
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
