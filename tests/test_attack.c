@@ -39,6 +39,7 @@
 #include "../daemon/budget.h"
 #include "../service/k8s.h"
 #include "http_util.h"
+#include "lib_util.h"
 #include "refs.h"
 
 typedef http_fixture fixture;
@@ -972,6 +973,144 @@ static void test_slot_free_while_sent(void **state)
 	http_stop(&d, dir);
 }
 
+/* memplan_response_cache_<name> in the daemon's /metrics, as a number (-1 when absent). */
+static long long cache_metric(const mpd_daemon *d, const char *name)
+{
+	http_resp r;
+	char key[96];
+	const char *p;
+	long long v = -1;
+
+	snprintf(key, sizeof(key), "\nmemplan_response_cache_%s ", name);
+	http_do(d, "GET", "/metrics", NULL, NULL, NULL, &r);
+	p = r.body ? strstr(r.body, key) : NULL;
+	if (p)
+		v = strtoll(p + strlen(key), NULL, 10);
+	http_resp_free(&r);
+	return v;
+}
+
+/* A file of the reference tree (tests/ref/rel) copied to path. */
+static void copy_ref(const char *rel, const char *path)
+{
+	size_t len;
+	char *b = ref_read(ref_path(rel), &len);
+	FILE *f = fopen(path, "wb");
+
+	assert_non_null(b);
+	assert_non_null(f);
+	assert_int_equal(fwrite(b, 1, len, f), len);
+	fclose(f);
+	free(b);
+}
+
+/*
+ * POST /v1/fit, computed job by job on the heavy lane, with jobs naming Hugging Face repositories: each is read from
+ * the local Hugging Face cache (laid out as huggingface_hub does, HF_HUB_CACHE; the llama reference's config, index
+ * and shard headers, tests/ref/llamacpp/models) before the first job is planned, as the library's fit reads them
+ * (the same document); the table for people too; a repository nobody has is a 404 naming its job. Such an answer
+ * rests on files outside the store, so the response cache never keeps it, where a fit of stored models repeated
+ * is answered from the cache.
+ */
+static void test_fit_hf_repo_job_by_job(void **state)
+{
+	static const char commit[] = "0123456789abcdef0123456789abcdef01234567";
+	static const char *const files[][2] = {
+		{ "llamacpp/models/llama.config.json", "config.json" },
+		{ "llamacpp/models/llama.model.safetensors.index.json", "model.safetensors.index.json" },
+		{ "llamacpp/models/llama.model-00001-of-00002.safetensors.hdr", "model-00001-of-00002.safetensors" },
+		{ "llamacpp/models/llama.model-00002-of-00002.safetensors.hdr", "model-00002-of-00002.safetensors" },
+	};
+	const char *body = "{\"jobs\": [{\"inference\": {\"model\": {\"hf_repo\": \"acme/tiny-llama\"}, \"batch_size\": 1, "
+			   "\"sequence_length\": 4096}}, {\"inference\": {\"model\": {\"hf_repo\": \"acme/tiny-llama\"}, "
+			   "\"batch_size\": 8, \"sequence_length\": 4096}}, {\"inference\": {\"model\": \"llama-3-8b\", "
+			   "\"batch_size\": 1, \"sequence_length\": 4096}}], \"devices\": [\"rtx-4090-24gb\", \"h100-sxm5-80gb\"]}";
+	const char *stored = "{\"jobs\": [{\"inference\": {\"model\": \"llama-3-8b\", \"batch_size\": 2, "
+			     "\"sequence_length\": 2048}}], \"devices\": [\"rtx-4090-24gb\"]}";
+	char hf[] = "/tmp/memplan-attack-hf-XXXXXX", path[700], dir[64], *lib = NULL;
+	const char *old = getenv("HF_HUB_CACHE");
+	char *saved = old ? strdup(old) : NULL;
+	mpd_daemon d;
+	http_resp r;
+	cJSON *got, *want, *parsed;
+	mp_error err = MP_ERROR_INIT;
+	long long hits;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(hf));
+	snprintf(path, sizeof(path), "mkdir -p '%s/models--acme--tiny-llama/refs' '%s/models--acme--tiny-llama/snapshots/%s'",
+		 hf, hf, commit);
+	assert_int_equal(system(path), 0);
+	snprintf(path, sizeof(path), "%s/models--acme--tiny-llama/refs/main", hf);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(commit, f);
+	fclose(f);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/models--acme--tiny-llama/snapshots/%s/%s", hf, commit, files[i][1]);
+		copy_ref(files[i][0], path);
+	}
+	setenv("HF_HUB_CACHE", hf, 1);
+	http_start(&d, dir, sizeof(dir));
+
+	http_do(&d, "POST", "/v1/fit", body, "application/json", NULL, &r);
+	if (r.status != 200)
+		fail_msg("fit naming a cached repository: %ld %.400s", r.status, r.body ? r.body : "");
+	got = cJSON_Parse(r.body);
+	assert_non_null(got);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(got, "jobs")), 3);
+	http_resp_free(&r);
+	parsed = cJSON_Parse(body);
+	assert_int_equal(lib_answer(d.svc, "fit", parsed, &lib, &err), MP_OK);
+	want = cJSON_Parse(lib);
+	assert_non_null(want);
+	if (!cJSON_Compare(got, want, true))
+		fail_msg("the daemon's fit differs from the library's for the same repositories");
+	cJSON_Delete(want);
+	cJSON_Delete(got);
+	cJSON_Delete(parsed);
+	free(lib);
+
+	http_do(&d, "POST", "/v1/fit?format=text", body, "application/json", NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.content_type, "text/plain"));
+	http_resp_free(&r);
+
+	/* the cache keeps a fit of stored models (its second answer a hit) and never one of repositories */
+	http_do(&d, "POST", "/v1/fit", stored, "application/json", NULL, &r);
+	assert_int_equal(r.status, 200);
+	http_resp_free(&r);
+	hits = cache_metric(&d, "hits_total");
+	assert_true(hits >= 0);
+	http_do(&d, "POST", "/v1/fit", stored, "application/json", NULL, &r);
+	assert_int_equal(r.status, 200);
+	http_resp_free(&r);
+	assert_int_equal(cache_metric(&d, "hits_total"), hits + 1);
+	http_do(&d, "POST", "/v1/fit", body, "application/json", NULL, &r);
+	assert_int_equal(r.status, 200);
+	http_resp_free(&r);
+	assert_int_equal(cache_metric(&d, "hits_total"), hits + 1);
+
+	http_do(&d, "POST", "/v1/fit",
+		"{\"jobs\": [{\"inference\": {\"model\": \"llama-3-8b\", \"batch_size\": 1, \"sequence_length\": 1024}}, "
+		"{\"inference\": {\"model\": {\"hf_repo\": \"acme/none\"}, \"batch_size\": 1, \"sequence_length\": 1024}}], "
+		"\"devices\": [\"rtx-4090-24gb\"]}",
+		"application/json", NULL, &r);
+	assert_int_equal(r.status, 404);
+	assert_non_null(strstr(r.body, "/jobs/1/inference/model"));
+	http_resp_free(&r);
+
+	http_stop(&d, dir);
+	if (saved)
+		setenv("HF_HUB_CACHE", saved, 1);
+	else
+		unsetenv("HF_HUB_CACHE");
+	free(saved);
+	snprintf(path, sizeof(path), "rm -rf '%s'", hf);
+	assert_int_equal(system(path), 0);
+}
+
 static void two_heavy(mpd_config *cfg)
 {
 	cfg->max_heavy_requests = 2;
@@ -1088,6 +1227,7 @@ int main(void)
 		cmocka_unit_test(test_budget_of_bodies),
 		cmocka_unit_test(test_body_deadline),
 		cmocka_unit_test(test_slot_free_while_sent),
+		cmocka_unit_test(test_fit_hf_repo_job_by_job),
 		cmocka_unit_test(test_health_while_heavy),
 	};
 
