@@ -723,6 +723,8 @@ mp_status mps_engine_block_for(const mps_inference_job *j, mps_inference_plan *p
 	p->have_engine = j->engine.engine != MP_ENGINE_NONE;
 	if (j->engine.engine == MP_ENGINE_LLAMACPP || j->engine.engine == MP_ENGINE_OLLAMA)
 		return mps_llamacpp_block_for(j, p, err); /* llamacpp.c: llama.cpp's own buffers of the GGUF file */
+	if (p->have_engine)
+		memset(&p->engine, 0, sizeof(p->engine)); /* mps_plan_inference_on leaves it to the engine's plans */
 	if (p->have_engine && p->model.architecture_known && p->model.arch.compressed_kv)
 		mps_warn(&p->warnings,
 			 "engine: %s's compressed attention is not in the engine references here: the predicted blocks and "

@@ -108,14 +108,17 @@ mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, 
 	out->perf.compute_bound_batch = 0;
 	out->perf.tensor_parallel_size = 0;
 	out->perf.decode.nops = out->perf.prefill.nops = 0;
-	memset(&out->opts, 0, sizeof(*out) - offsetof(mps_inference_plan, opts));
+	/* the engine block (8 KB) is cleared where an engine is named (mps_engine_block_for); without one only its
+	 * engine member is set, and every reader asks have_engine first */
+	memset(&out->opts, 0, offsetof(mps_inference_plan, engine) - offsetof(mps_inference_plan, opts));
+	out->engine.engine = MP_ENGINE_NONE;
+	memset(&out->tensors, 0, sizeof(*out) - offsetof(mps_inference_plan, tensors));
 	/* out->model may already be m (the plan endpoint resolves into it) */
 	mps_model_copy(&out->model, m);
 	out->job = *job;
 	out->have_device = dev != NULL;
 	if (dev && &out->device != dev)
 		out->device = *dev;
-	memset(&out->warnings, 0, sizeof(out->warnings));
 	/* the data types the request left to "auto" (vLLM's rule), then what it left to its engine (vLLM when none
 	 * is named) on this device: the prefill chunk, the KV block, the utilisation */
 	if (out->model.ckpt && out->job.weight_dtype_auto && out->model.ckpt->weight_dtype != MP_DTYPE_INVALID) {

@@ -21,33 +21,49 @@ if ! grep -q 'mp_calib_cuda_build = 1' "$build/gen/cuda_mode.c" 2>/dev/null; the
 	exit 0
 fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/memplan-make-run.XXXXXX")
-port=$(( 20000 + $$ % 20000 ))
 pgid=""
-cleanup() {
+stop_group() {
 	[ -n "$pgid" ] && kill -TERM "-$pgid" 2>/dev/null
 	sleep 1
 	[ -n "$pgid" ] && kill -KILL "-$pgid" 2>/dev/null
+	pgid=""
+}
+cleanup() {
+	stop_group
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-start=$(date +%s)
-# its own session and process group (setsid, which may fork: the group's leader writes its own id), so that make,
-# the daemon and the background build are stopped together
-setsid sh -c 'echo $$ > "$1"; shift; exec "$@"' sh "$tmp/pgid" env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS \
-	make --no-print-directory -W kernels/calib_gpu.cu run BUILD="$build" NVCC="$(pwd)/tests/data/slow-nvcc.sh" \
-	GPU_PRESENT= LISTEN="127.0.0.1:$port" DB="$tmp/m.db" > "$tmp/run.log" 2>&1 &
-for i in $(seq 1 20); do
-	[ -s "$tmp/pgid" ] && break
-	sleep 0.1
-done
-pgid=$(cat "$tmp/pgid" 2>/dev/null)
+# a port the kernel had free a moment ago (another program may take it before the daemon binds: then another try)
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
 ok=0
-for i in $(seq 1 40); do
-	if curl -sf "http://127.0.0.1:$port/v1/health" > "$tmp/health.json" 2>/dev/null; then
-		ok=1
-		break
-	fi
-	sleep 0.5
+for attempt in 1 2 3; do
+	port=$(free_port)
+	rm -f "$tmp/pgid"
+	start=$(date +%s)
+	# its own session and process group (setsid, which may fork: the group's leader writes its own id), so that
+	# make, the daemon and the background build are stopped together
+	setsid sh -c 'echo $$ > "$1"; shift; exec "$@"' sh "$tmp/pgid" env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS \
+		make --no-print-directory -W kernels/calib_gpu.cu run BUILD="$build" NVCC="$(pwd)/tests/data/slow-nvcc.sh" \
+		GPU_PRESENT= LISTEN="127.0.0.1:$port" DB="$tmp/m.db" > "$tmp/run.log" 2>&1 &
+	for i in $(seq 1 20); do
+		[ -s "$tmp/pgid" ] && break
+		sleep 0.1
+	done
+	pgid=$(cat "$tmp/pgid" 2>/dev/null)
+	for i in $(seq 1 40); do
+		if curl -sf "http://127.0.0.1:$port/v1/health" > "$tmp/health.json" 2>/dev/null; then
+			ok=1
+			break
+		fi
+		grep -q "cannot listen" "$tmp/run.log" && break
+		sleep 0.5
+	done
+	[ "$ok" = 1 ] && break
+	grep -q "cannot listen" "$tmp/run.log" || break
+	echo "test_make_run: port $port was taken before the daemon bound it; another try"
+	stop_group
 done
 secs=$(( $(date +%s) - start ))
 if [ "$ok" != 1 ]; then
