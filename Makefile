@@ -58,10 +58,10 @@ SERVICE_SRC := service/service.c service/defaults.c service/suggest.c service/pl
                service/nodes.c service/observe.c service/llamacpp.c service/llamacpp_check.c service/hub.c
 CODEC_SRC   := codec/json.c codec/problem.c codec/formats.c codec/model.c codec/device.c codec/inference.c \
                codec/training.c codec/fit.c codec/capacity.c codec/roofline.c codec/svg.c codec/text.c codec/human.c codec/help.c \
-               codec/store.c codec/calib.c codec/k8s.c codec/slurm.c codec/engine.c codec/engine_log.c codec/tensors.c codec/fleet.c \
+               codec/store.c codec/calib.c codec/k8s.c codec/k8s_stream.c codec/slurm.c codec/engine.c codec/engine_log.c codec/tensors.c codec/fleet.c \
                codec/llamacpp.c codec/llamacpp_log.c
 DAEMON_SRC  := daemon/server.c daemon/routes.c daemon/reply.c daemon/query.c daemon/auth.c daemon/config.c \
-               daemon/log.c daemon/metrics.c daemon/respcache.c daemon/guard.c daemon/h_health.c daemon/h_devices.c \
+               daemon/log.c daemon/metrics.c daemon/respcache.c daemon/guard.c daemon/framing.c daemon/budget.c daemon/lane.c daemon/accept.c daemon/h_health.c daemon/h_devices.c \
                daemon/h_models.c daemon/h_plan.c daemon/h_engine.c daemon/h_fit.c daemon/h_roofline.c daemon/h_calibrations.c \
                daemon/h_k8s.c daemon/h_slurm.c daemon/h_web.c daemon/h_nodes.c daemon/h_observations.c
 CLI_SRC     := cli/main.c cli/common.c cli/serve.c cli/plan.c cli/roofline.c cli/calibrate.c cli/db.c cli/model.c cli/list.c \
@@ -187,17 +187,17 @@ STACK_answers := codec service types kernels db hub model planner core
 STACK_model   := model planner core
 STACK_db      := db planner core
 STACK_planner := planner core
-SYS_LIBS := -lmicrohttpd -lcurl -lcjson -lsqlite3 -lcrypto -lz -lpthread -lm $(KERNELS_LIBS)
+SYS_LIBS := -lmicrohttpd -lcurl -lcjson -lyajl -lsqlite3 -lcrypto -lz -lpthread -lm $(KERNELS_LIBS)
 LIBS_daemon  := $(SYS_LIBS)
-LIBS_service := -lcurl -lcjson -lsqlite3 -lcrypto -lz -lpthread -lm $(KERNELS_LIBS)
+LIBS_service := -lcurl -lcjson -lyajl -lsqlite3 -lcrypto -lz -lpthread -lm $(KERNELS_LIBS)
 LIBS_answers := $(LIBS_service)
-LIBS_codec   := -lcjson -lcrypto -lz -lm
+LIBS_codec   := -lcjson -lyajl -lcrypto -lz -lm
 LIBS_planner := -lm
 
 # ----- the program --------------------------------------------------------------------------------------------
 .PHONY: groundtruth model-types llamacpp-groundtruth llamacpp-real hub-real all run test check deps deps-build clean lint contract browser asan slurm-real fuzz fuzz-build fuzz-smoke \
         fuzz-contract bench-load bench-training bench-plan bench-store bench-store-lock bench-k8s bench-engine bench-fidelity bench-startup bench-fit-memory \
-        clean-clone-check format-drift engines-real
+        bench-attack clean-clone-check format-drift engines-real
 all: $(BUILD)/memplan $(GPU_HELPER)
 
 $(BUILD)/memplan: $(call obj,$(CLI_SRC)) $(foreach l,$(STACK_daemon),$(call lib,$(l)))
@@ -217,7 +217,7 @@ deps-build:
 # answers stack.
 TESTS := test_planner test_engine test_llamacpp test_llamacpp_engine test_checkpoint test_hub test_models test_store test_http test_roofline test_training test_inference test_store_http \
          test_k8s test_store_proc test_calib test_limits test_respcache test_golden test_codec test_pipeline test_engine_check \
-         test_answers test_assumptions test_fidelity test_hardening test_inventory test_types test_invariants test_fleet
+         test_answers test_assumptions test_fidelity test_hardening test_inventory test_types test_invariants test_fleet test_attack
 HTTP_HELPERS := tests/http_util.c tests/refs.c tests/lib_util.c
 TEST_STACK_test_planner   := planner
 TEST_HELPERS_test_planner :=
@@ -486,6 +486,12 @@ $(BUILD)/bench/startup: $(call obj,bench/startup.c)
 	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ -lcurl
 bench-startup:
 	./bench/startup.sh $(RUNS)
+
+# Every attack bench/attack/attack.py knows (oversized and trickled bodies, slow and busy clients, the WAL, framing,
+# conditionals), bounded, on loopback: SECONDS per slow and busy attack (default 30), ATTACKS to pick cases; --check
+# says whether each figure met its target.
+bench-attack: $(BUILD)/memplan
+	python3 bench/attack/attack.py --check --bin $(BUILD)/memplan --seconds $(or $(SECONDS),30) $(ATTACKS)
 
 # ----- load benchmark (wrk): prints figures for bench/RESULTS.md; not part of make test ---------------------------
 bench-load: $(BUILD)/memplan

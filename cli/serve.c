@@ -174,10 +174,13 @@ int cli_serve(int argc, char **argv)
 		strchr(d.cfg.listen_host, ':') ? "[" : "", d.cfg.listen_host, strchr(d.cfg.listen_host, ':') ? "]" : "",
 		d.bound_port, d.cfg.db_path, d.cfg.threads, d.cfg.threads == 1 ? "" : "s");
 	{
-		char why[600];
+		char why[1400];
 
 		if (!mps_writable(d.svc, why, sizeof(why)))
 			mpd_log(lvl, MPD_LOG_WARN, "memplan serve: %s (GET /v1/health says degraded)", why);
+		if (mps_open_notice(d.svc)[0]) /* a -wal moved aside: data an operator should look at */
+			mpd_log(lvl, MPD_LOG_ERROR, "memplan serve: %s (GET /v1/health shows it in database.notice)",
+				mps_open_notice(d.svc));
 	}
 	pthread_sigmask(SIG_UNBLOCK, &stop_set, NULL);
 	for (;;) {

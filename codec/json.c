@@ -275,6 +275,21 @@ static bool path_to(const cJSON *v, const cJSON *target, char *ptr, size_t cap)
 	return false;
 }
 
+bool mpc_find_duplicate(const cJSON *v, char *ptr, size_t cap, mp_status *status)
+{
+	const cJSON *dup;
+
+	*status = MP_OK;
+	dup = find_duplicate(v, status);
+	if (dup == NULL)
+		return false;
+	if (*status == MP_OK) {
+		*status = MP_EINVAL;
+		path_to(v, dup, ptr, cap);
+	}
+	return true;
+}
+
 mp_status mpc_parse_body(const char *body, size_t len, cJSON **out, mp_error *err)
 {
 	const char *end = NULL;

@@ -19,6 +19,10 @@
  * appears twice in one object (naming the repeated member, e.g. "/model/hf_config/num_hidden_layers"). The result
  * is owned by the caller (cJSON_Delete). */
 mp_status mpc_parse_body(const char *body, size_t len, cJSON **out, mp_error *err);
+/* A member name given twice in one object anywhere in v, as mpc_parse_body refuses it: true with the JSON pointer
+ * of the repeat below v appended to ptr ("/metadata/annotations/x") and *status MP_EINVAL, or true with *status
+ * MP_ENOMEM when it could not look; false when every name is given once. */
+bool mpc_find_duplicate(const cJSON *v, char *ptr, size_t cap, mp_status *status);
 
 /*
  * The offset of the first byte of s[0..len) that is not part of a well-formed UTF-8 sequence (RFC 3629:

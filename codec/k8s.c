@@ -987,7 +987,7 @@ static void label_string(mps_k8s_node *n, const cJSON *labels, const char *name,
 /* A node's name into n->name: 1 to 253 bytes of printable ASCII without '"' (a DNS subdomain is narrower; what
  * kube-scheduler sends is echoed, so only what could break the answer is refused). The error names where it sits:
  * "/NodeNames/<i>" or "/Nodes/items/<i>/metadata/name". */
-static mp_status node_name(const char *name, size_t i, bool from_names, mps_k8s_node *n, mp_error *err)
+mp_status mpc_k8s_node_name(const char *name, size_t i, bool from_names, mps_k8s_node *n, mp_error *err)
 {
 	char field[64];
 	size_t len = name ? strlen(name) : 0;
@@ -1006,7 +1006,7 @@ static mp_status node_name(const char *name, size_t i, bool from_names, mps_k8s_
 	return MP_OK;
 }
 
-static mp_status read_node(const cJSON *item, size_t i, const mps_k8s_pod *pod, mps_k8s_node *n, mp_error *err)
+mp_status mpc_k8s_read_node(const cJSON *item, size_t i, const mps_k8s_pod *pod, mps_k8s_node *n, mp_error *err)
 {
 	const cJSON *meta = member(item, "metadata"), *labels = member(meta, "labels");
 	const cJSON *alloc = member(member(item, "status"), "allocatable"), *q;
@@ -1019,7 +1019,7 @@ static mp_status read_node(const cJSON *item, size_t i, const mps_k8s_pod *pod, 
 	snprintf(field, sizeof(field), "/Nodes/items/%zu/metadata/name", i);
 	if (!cJSON_IsObject(item))
 		return mp_fail(err, MP_EINVAL, field, "a node is a Kubernetes Node object");
-	st = node_name(name, i, false, n, err);
+	st = mpc_k8s_node_name(name, i, false, n, err);
 	if (st != MP_OK)
 		return st;
 	label_string(n, labels, "feature.node.kubernetes.io/memplan-profile", n->profile, sizeof(n->profile));
@@ -1097,7 +1097,7 @@ mp_status mpc_k8s_args_decode(const cJSON *body, mpc_k8s_args *out, mp_error *er
 		/* nodeCacheCapable: true: names alone, their facts are the node cache's (service/k8s.c) */
 		cJSON_ArrayForEach(it, names)
 		{
-			mp_status st = node_name(it->valuestring, out->rq.nnodes, true,
+			mp_status st = mpc_k8s_node_name(it->valuestring, out->rq.nnodes, true,
 						 &out->rq.nodes[out->rq.nnodes], err);
 
 			if (st != MP_OK) {
@@ -1110,7 +1110,7 @@ mp_status mpc_k8s_args_decode(const cJSON *body, mpc_k8s_args *out, mp_error *er
 	}
 	cJSON_ArrayForEach(it, kids(items))
 	{
-		mp_status st = read_node(it, out->rq.nnodes, &out->rq.pod, &out->rq.nodes[out->rq.nnodes], err);
+		mp_status st = mpc_k8s_read_node(it, out->rq.nnodes, &out->rq.pod, &out->rq.nodes[out->rq.nnodes], err);
 
 		if (st != MP_OK) {
 			mpc_k8s_args_free(out);
@@ -1128,8 +1128,15 @@ void mpc_k8s_args_free(mpc_k8s_args *a)
 	mpc_model_ref_release(a->rq.pod.job.training ? &a->rq.pod.job.u.train.model : &a->rq.pod.job.u.inference.model);
 	free(a->rq.nodes);
 	free((void *)a->items);
+	free(a->echo);
+	free(a->echo_at);
+	free(a->echo_len);
+	cJSON_Delete(a->pod_tree);
 	a->rq.nodes = NULL;
 	a->items = NULL;
+	a->echo = NULL;
+	a->echo_at = a->echo_len = NULL;
+	a->pod_tree = NULL;
 	a->rq.nnodes = 0;
 }
 
@@ -1172,7 +1179,7 @@ void mpc_k8s_filter_write(mpc_out *w, const mpc_k8s_args *a, const mps_k8s_resul
 		mpc_w_obj(w, "metadata");
 		mpc_w_end(w);
 		mpc_w_arr(w, "items");
-		for (size_t i = 0; i < a->rq.nnodes; i++)
+		for (size_t i = 0; i < a->rq.nnodes && a->items; i++) /* (read as a stream: mpc_k8s_filter_pieces) */
 			if (r->nodes[i].verdict == MPS_K8S_PASS)
 				mpc_w_item(w, NULL, a->items[i]);
 		mpc_w_end(w);

@@ -24,8 +24,13 @@
 
 typedef struct mpc_k8s_args {
 	mps_k8s_request rq;		/* rq.nodes: heap */
-	const cJSON **items;		/* per node, its object in the body (borrowed) */
+	const cJSON **items;		/* per node, its object in the body (borrowed); NULL when read as a stream */
 	bool nodes_given;		/* Nodes was a NodeList (not null) */
+	/* read as a stream (k8s_stream.h): each node's object as its text, echo + echo_at[i], echo_len[i] bytes
+	 * (owned, NULL when not kept), and the Pod's tree (owned) */
+	char *echo;
+	size_t *echo_at, *echo_len;
+	cJSON *pod_tree;
 } mpc_k8s_args;
 
 /*
@@ -36,11 +41,20 @@ typedef struct mpc_k8s_args {
  * does. Errors: MP_EINVAL, MP_ETOOLARGE (more than MPS_K8S_MAX_NODES nodes), MP_ENOMEM.
  */
 mp_status mpc_k8s_args_decode(const cJSON *body, mpc_k8s_args *out, mp_error *err);
+/* Releases what *a holds (the nodes, the stream's texts and Pod tree); *a is then empty. */
 void mpc_k8s_args_free(mpc_k8s_args *a);
 
-/* The rules one Pod object is read by (the extender's and POST /v1/observations'): its GPU request and job into
- * *pod, its problems in pod->state and pod->error. The job's model ref names the first candidate id. */
+/* The rules one Pod object and one Node object are read by (mpc_k8s_args_decode, the stream decoder and POST
+ * /v1/observations call them): the pod's GPU request and job into *pod (its problems in pod->state and pod->error;
+ * the job's model ref names the first candidate id); node i's name, labels and allocatable count into *n, for the
+ * pod's GPU resource. A node without a valid name is MP_EINVAL naming "/Nodes/items/<i>/metadata/name"; a bad
+ * label is the node's own (n->bad). */
 void mpc_k8s_read_pod(const cJSON *p, mps_k8s_pod *pod);
+mp_status mpc_k8s_read_node(const cJSON *item, size_t i, const mps_k8s_pod *pod, mps_k8s_node *n, mp_error *err);
+/* A node's name (NUL-terminated) into n->name: 1 to 253 bytes of printable ASCII without '"' (what kube-scheduler
+ * sends is echoed, so only what could break the answer is refused). The error, MP_EINVAL, names where it sits:
+ * "/NodeNames/<i>" (from_names) or "/Nodes/items/<i>/metadata/name". */
+mp_status mpc_k8s_node_name(const char *name, size_t i, bool from_names, mps_k8s_node *n, mp_error *err);
 
 /*
  * The stored model ids a model name may mean, in the order tried: a Hugging Face id or path is lowercased and taken

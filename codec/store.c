@@ -56,6 +56,7 @@ void mpc_health_write(mpc_out *w, const mps_health *h)
 	mpc_w_num(w, "schema_version", h->schema_version);
 	mpc_w_bool(w, "writable", h->db_writable);
 	mpc_w_str_or_null(w, "problem", h->db_problem);
+	mpc_w_str_or_null(w, "notice", h->db_notice);
 	mpc_w_end(w);
 	mpc_w_obj(w, "gpu");
 	mpc_w_bool(w, "available", h->gpu_available);

@@ -9,10 +9,11 @@
 #include <string.h>
 
 #include "config.h"
+#include "framing.h"
 #include "log.h"
 
-typedef enum kind { K_LISTEN, K_PATH, K_UINT, K_SIZE, K_LEVEL, K_TOKEN_FILE, K_BOOL, K_PASS_FAIL, K_LABELS, K_ON_OFF,
-		    K_URL, K_HUB_PATH } kind;
+typedef enum kind { K_LISTEN, K_PATH, K_UINT, K_SIZE, K_LEVEL, K_TOKEN_FILE, K_BOOL, K_PASS_FAIL, K_LABELS, K_HOSTS,
+		    K_ON_OFF, K_URL, K_HUB_PATH } kind;
 
 static const struct setting {
 	const char *key;
@@ -59,6 +60,21 @@ static const struct setting {
 	  "(default 10)" },
 	{ "max-connections-per-ip", K_UINT, 0, 65536,
 	  "concurrent connections from one client address; 0 = no limit (default 0)" },
+	{ "allowed-hosts", K_HOSTS, 0, 0,
+	  "without a token, Host names served besides loopback names and addresses and the listener's own "
+	  "(DNS rebinding): name,.domain (and its subdomains),* (any) (default none)" },
+	{ "body-timeout", K_UINT, 1, 3600,
+	  "seconds a request body has to arrive whole after its headers, however it trickles (default 60)" },
+	{ "send-timeout", K_UINT, 1, 3600,
+	  "seconds an answer has to be read by the client, plus its size at --min-transfer-rate (default 60)" },
+	{ "min-transfer-rate", K_SIZE, 1, 1ULL << 30,
+	  "bytes per second a body or an answer must move, over each 5-second window; slower ones are cut "
+	  "(default 4096)" },
+	{ "max-request-memory-bytes", K_SIZE, 1 << 20, 1ULL << 40,
+	  "bytes held at once for request bodies being read and answers waiting to be sent; a request past it "
+	  "gets 503 with Retry-After (default 268435456)" },
+	{ "max-request-memory-bytes-per-ip", K_SIZE, 0, 1ULL << 40,
+	  "the same for one client address; 0 = --k8s-max-body-bytes + --max-body-bytes (default 0)" },
 	{ "observed-terms", K_ON_OFF, 0, 0,
 	  "on: an engine block takes a memory term from what running engines reported (POST /v1/observations) where "
 	  "the model is consistently off for that engine version and device, saying so; off: the model's terms "
@@ -145,6 +161,14 @@ static mp_status set_one(mpd_config *cfg, const struct setting *s, const char *v
 		snprintf(cfg->node_labels, sizeof(cfg->node_labels), "%s", value);
 		return MP_OK;
 	}
+	case K_HOSTS:
+		if (strlen(value) >= sizeof(cfg->allowed_hosts) || !mpd_allowed_hosts_valid(value))
+			return mp_fail(err, MP_EINVAL, s->key,
+				       "%s is host names separated by ',' (letters, digits, '-' and '.'; a leading '.' "
+				       "takes a domain and its subdomains; '*' any), at most %zu bytes",
+				       s->key, sizeof(cfg->allowed_hosts) - 1);
+		snprintf(cfg->allowed_hosts, sizeof(cfg->allowed_hosts), "%s", value);
+		return MP_OK;
 	case K_ON_OFF:
 		if (strcmp(value, "on") == 0 || strcmp(value, "off") == 0) {
 			cfg->observed_terms_off = strcmp(value, "off") == 0;
@@ -208,6 +232,16 @@ static mp_status set_one(mpd_config *cfg, const struct setting *s, const char *v
 		cfg->header_timeout_seconds = (unsigned int)v;
 	else if (strcmp(s->key, "max-connections-per-ip") == 0)
 		cfg->max_connections_per_ip = (unsigned int)v;
+	else if (strcmp(s->key, "body-timeout") == 0)
+		cfg->body_timeout_seconds = (unsigned int)v;
+	else if (strcmp(s->key, "send-timeout") == 0)
+		cfg->send_timeout_seconds = (unsigned int)v;
+	else if (strcmp(s->key, "min-transfer-rate") == 0)
+		cfg->min_transfer_bytes_per_second = (size_t)v;
+	else if (strcmp(s->key, "max-request-memory-bytes") == 0)
+		cfg->max_request_memory_bytes = (size_t)v;
+	else if (strcmp(s->key, "max-request-memory-bytes-per-ip") == 0)
+		cfg->max_request_memory_bytes_per_ip = (size_t)v;
 	else if (strcmp(s->key, "hub-cache-bytes") == 0)
 		cfg->hub_cache_bytes = (size_t)v;
 	else if (strcmp(s->key, "hub-timeout") == 0)

@@ -26,10 +26,13 @@
 /* kube-scheduler sends every feasible Node object (10 to 20 KB each with GFD and NFD labels and the image list):
  * 5,000 nodes are 50 to 100 MB */
 #define MPD_DEFAULT_K8S_MAX_BODY_BYTES (128 * 1024 * 1024)
+/* bodies being read and answers waiting to be sent, daemon-wide: two of the largest extender calls */
+#define MPD_DEFAULT_REQUEST_MEMORY_BYTES (256 * 1024 * 1024)
 /* a GGUF header with its tokenizer is a few MB (a 150k-token vocabulary: about 8 MB), base64 a third more: the
  * routes that take a model (MPD_ROUTE_MODEL_BODY) take bodies up to this */
 #define MPD_DEFAULT_MODEL_MAX_BODY_BYTES (32 * 1024 * 1024)
 #define MPD_MAX_URL_BYTES 4096			/* longer request targets get 414 */
+#define MPD_MAX_QUERY_ARGS 128		/* more query arguments get 414 (a route takes at most 72: 64 ops and 8 more) */
 /* the {id} segment of a path as routes hand it over: a node name (a DNS subdomain, 253 bytes) fits */
 #define MPD_PATH_ID_MAX 256
 /* the Hub's headers kept by default: a 405B model's 191 shard headers are about 5 MB */
@@ -64,6 +67,14 @@ typedef struct mpd_config {
 					   (at least 1) */
 	unsigned int header_timeout_seconds;	/* a connection must send its request line and headers within this */
 	unsigned int max_connections_per_ip;	/* 0 = no per-address limit */
+	char allowed_hosts[1024];	/* Host names served without a token besides loopback ones (framing.h) */
+	unsigned int body_timeout_seconds;	/* a body must arrive whole within this of its headers (guard.h) */
+	unsigned int send_timeout_seconds;	/* an answer must be sent within this, plus its size at the minimum
+					 * rate (guard.h) */
+	size_t min_transfer_bytes_per_second;	/* a body or an answer moving slower over a window is cut (guard.h) */
+	size_t max_request_memory_bytes;	/* bytes held for bodies and answers in flight, daemon-wide (budget.h) */
+	size_t max_request_memory_bytes_per_ip;	/* the same per client address; 0 = --k8s-max-body-bytes +
+						 * --max-body-bytes */
 	bool observed_terms_off;	/* --observed-terms off: plans keep the model's terms (service/observe.h) */
 	/* the Hugging Face Hub models given by hf_repo may be fetched from (service.h mps_set_hub); "" = never */
 	char hub_endpoint[512];
@@ -85,6 +96,13 @@ typedef struct mpd_daemon {
 	atomic_uint heavy_in_flight;	/* HEAVY routes computing now (server.c), at most max_heavy_requests */
 	unsigned int heavy_limit;	/* max_heavy_requests as applied */
 	struct mpd_guard *guard;	/* connections still sending their headers (server.c: the header deadline) */
+	struct mpd_budget *budget;	/* bytes held for requests in flight (budget.h); made by mpd_start */
+	struct mpd_lane *lane;		/* threads computing HEAVY routes' answers (lane.h); made by mpd_start */
+	struct mpd_acceptor *acceptor;	/* the accept path (accept.h); made by mpd_start */
+	struct MHD_Daemon *fresh;	/* the fresh lane (accept.h): first requests while the daemon is under pressure */
+	atomic_uint fresh_open;		/* connections the fresh lane holds */
+	atomic_bool trim_pending;	/* a large request ended: freed memory goes back to the system when the
+					 * others are done (server.c) */
 	mps_node_cache *nodes;		/* the node agents' reports (service/nodes.h), made by mpd_start */
 } mpd_daemon;
 
@@ -99,6 +117,9 @@ typedef struct mpd_request {
 	const cJSON *json;		/* the parsed body of a MPD_ROUTE_JSON_BODY route (strict: codec/json.h), else NULL */
 	void *conn;			/* struct MHD_Connection *, for query arguments and headers */
 	bool text;			/* ?format=text on a route that takes it: the answer for people (text/plain) */
+	/* MPD_ROUTE_K8S_STREAM: the extender body as it was decoded while it arrived (codec/k8s_stream.h), owned by
+	 * the server; a handler whose answer keeps using it takes it (sets this to NULL and frees it later) */
+	struct mpc_k8s_args *k8s;
 } mpd_request;
 
 /* What a handler produces. On MP_OK, `text` (owned; freed by the reply writer: the JSON answer codec's writer
@@ -124,6 +145,12 @@ typedef struct mpd_reply {
 	ssize_t (*stream_read)(void *ctx, char *buf, size_t max);
 	void (*stream_free)(void *ctx);
 	void *stream_ctx;
+	uint64_t stream_length;		/* the bytes the stream produces when known (a Content-Length), 0 = unknown */
+	bool stream_ready;		/* the stream copies out an answer already computed: a heavy slot goes back now */
+	/* told each block of a large answer's bytes as libmicrohttpd takes them (the send deadline's rate); may be
+	 * NULL. Set by server.c. */
+	void (*progress)(void *ctx, size_t n);
+	void *progress_ctx;
 } mpd_reply;
 
 typedef mp_status (*mpd_handler)(mpd_request *req, mpd_reply *rep);

@@ -13,6 +13,7 @@
 #define PATCH (MPD_ROUTE_JSON_BODY | MPD_ROUTE_MERGE_PATCH)
 #define LARGE MPD_ROUTE_LARGE_BODY
 #define HEAVY MPD_ROUTE_HEAVY
+#define STREAM MPD_ROUTE_K8S_STREAM
 #define MODEL MPD_ROUTE_MODEL_BODY
 
 const mpd_route mpd_routes[] = {
@@ -46,8 +47,8 @@ const mpd_route mpd_routes[] = {
 	{ "DELETE", "/v1/calibrations/{id}", mpd_h_calibration_cancel, NULL, WRITE },
 	{ "GET", "/metrics", mpd_h_metrics, NULL, 0 },
 	/* kube-scheduler's extender (urlPrefix .../v1/k8s, filterVerb filter, prioritizeVerb prioritize) */
-	{ "POST", "/v1/k8s/filter", mpd_h_k8s_filter, NULL, JSON | LARGE | HEAVY },
-	{ "POST", "/v1/k8s/prioritize", mpd_h_k8s_prioritize, NULL, JSON | LARGE | HEAVY },
+	{ "POST", "/v1/k8s/filter", mpd_h_k8s_filter, NULL, JSON | LARGE | HEAVY | STREAM },
+	{ "POST", "/v1/k8s/prioritize", mpd_h_k8s_prioritize, NULL, JSON | LARGE | HEAVY | STREAM },
 	/* the node cache the node agents feed (nodeCacheCapable: true) */
 	{ "GET", "/v1/nodes", mpd_h_nodes_list, "limit cursor", 0 },
 	{ "GET", "/v1/nodes/{id}", mpd_h_node_get, NULL, 0 },

@@ -38,8 +38,9 @@ struct mps_fit_plan {
 	size_t *rep;			/* per group: its first device, whose figures the group's defaults read */
 	size_t ngroups;
 	mps_model *models;		/* per job; a stored model resolved once and copied */
-	fit_class *classes;		/* njobs x ngroups (inference jobs) */
-	fit_cell *cells;		/* njobs x ngroups x ngpu_counts, job-major */
+	fit_class *classes;		/* njobs x ngroups (inference jobs); one job's when one_job */
+	fit_cell *cells;		/* njobs x ngroups x ngpu_counts, job-major; one job's when one_job */
+	bool one_job;			/* mps_fit: each job planned just before it is emitted, into the first slot */
 	bool any_host;			/* a device is a CPU: training jobs are planned for it too */
 };
 
@@ -382,7 +383,24 @@ static mp_status plan_inference(const mps_fit_plan *p, const mps_fit_job *j, con
 	return valid ? MP_OK : MP_EINVAL;
 }
 
-mp_status mps_fit_prepare(mps_service *s, const mps_fit_request *rq, mps_fit_plan **out, mp_error *err)
+/* Plans job i into its cells and class (the first slot's when p->one_job, cleared first). */
+static mp_status plan_job(mps_fit_plan *p, size_t i, mp_error *err)
+{
+	const mps_fit_request *rq = p->rq;
+	const mps_fit_job *j = &rq->jobs[i];
+	size_t ng = p->ngroups ? p->ngroups : 1, per_job = ng * rq->ngpu_counts, slot = p->one_job ? 0 : i;
+	fit_cell *cells = &p->cells[slot * per_job];
+
+	if (p->one_job) {
+		memset(cells, 0, per_job * sizeof(*cells));
+		memset(&p->classes[0], 0, ng * sizeof(*p->classes));
+	}
+	return j->training ? plan_training(p, j, &p->models[i], cells, err)
+			   : plan_inference(p, j, &p->models[i], &p->classes[slot * ng], cells, err);
+}
+
+/* mps_fit_prepare's work; with one_job, the cells and classes of one job only, and no job planned yet. */
+static mp_status prepare(mps_service *s, const mps_fit_request *rq, bool one_job, mps_fit_plan **out, mp_error *err)
 {
 	mps_fit_plan *p = calloc(1, sizeof(*p));
 	size_t per_job;
@@ -415,18 +433,13 @@ mp_status mps_fit_prepare(mps_service *s, const mps_fit_request *rq, mps_fit_pla
 	for (size_t d = 0; st == MP_OK && d < p->ndevs; d++)
 		p->any_host = p->any_host || p->devs[d].hw.host_memory;
 	per_job = (p->ngroups ? p->ngroups : 1) * rq->ngpu_counts;
-	if (st == MP_OK && ((p->cells = calloc(rq->njobs * per_job + 1, sizeof(*p->cells))) == NULL ||
-			    (p->classes = calloc(rq->njobs * (p->ngroups ? p->ngroups : 1) + 1, sizeof(*p->classes))) ==
-				    NULL))
+	p->one_job = one_job;
+	if (st == MP_OK && ((p->cells = calloc((one_job ? 1 : rq->njobs) * per_job + 1, sizeof(*p->cells))) == NULL ||
+			    (p->classes = calloc((one_job ? 1 : rq->njobs) * (p->ngroups ? p->ngroups : 1) + 1,
+						 sizeof(*p->classes))) == NULL))
 		st = mp_fail(err, MP_ENOMEM, "", "out of memory");
-	for (size_t i = 0; i < rq->njobs && st == MP_OK; i++) {
-		const mps_fit_job *j = &rq->jobs[i];
-		fit_cell *cells = &p->cells[i * per_job];
-
-		st = j->training ? plan_training(p, j, &p->models[i], cells, err)
-				 : plan_inference(p, j, &p->models[i], &p->classes[i * (p->ngroups ? p->ngroups : 1)],
-						  cells, err);
-	}
+	for (size_t i = 0; i < rq->njobs && st == MP_OK && !one_job; i++)
+		st = plan_job(p, i, err);
 	if (st == MP_ENOMEM && err->message[0] == '\0')
 		mp_fail(err, MP_ENOMEM, "", "out of memory");
 	if (st != MP_OK) {
@@ -435,6 +448,11 @@ mp_status mps_fit_prepare(mps_service *s, const mps_fit_request *rq, mps_fit_pla
 	}
 	*out = p;
 	return MP_OK;
+}
+
+mp_status mps_fit_prepare(mps_service *s, const mps_fit_request *rq, mps_fit_plan **out, mp_error *err)
+{
+	return prepare(s, rq, false, out, err);
 }
 
 size_t mps_fit_plan_devices(const mps_fit_plan *p)
@@ -477,8 +495,8 @@ mp_status mps_fit_emit(const mps_fit_plan *p, size_t job, const mps_fit_sink *si
 	for (size_t d = 0; d < p->ndevs && st == MP_OK; d++) {
 		const mp_device *hw = &p->devs[d].hw;
 		size_t grp = j->training ? 0 : p->group[d];
-		const fit_cell *cells = &p->cells[job * per_job + grp * rq->ngpu_counts];
-		const fit_class *cls = &p->classes[job * ng + grp];
+		const fit_cell *cells = &p->cells[(p->one_job ? 0 : job) * per_job + grp * rq->ngpu_counts];
+		const fit_class *cls = &p->classes[(p->one_job ? 0 : job) * ng + grp];
 		uint64_t smallest = 0;
 
 		for (size_t g = 0; g < rq->ngpu_counts; g++) {
@@ -532,15 +550,21 @@ void mps_fit_plan_free(mps_fit_plan *p)
 	free(p);
 }
 
+/* Each job planned just before it is emitted, into one job's cells: the largest fit (4,000 jobs x 25 devices, each
+ * its own defaults group, x 16 counts) keeps 22 KB of cells instead of 90 MB. A job that fails stops the fit with
+ * its error after the jobs before it went to the sink, which the caller then drops (its answer is never sent). */
 mp_status mps_fit(mps_service *s, const mps_fit_request *rq, const mps_fit_sink *sink, void *ctx, mp_error *err)
 {
 	mps_fit_plan *p = NULL;
-	mp_status st = mps_fit_prepare(s, rq, &p, err);
+	mp_status st = prepare(s, rq, true, &p, err);
 
 	if (st == MP_OK)
 		st = mps_fit_emit_begin(p, sink, ctx);
-	for (size_t i = 0; i < rq->njobs && st == MP_OK; i++)
-		st = mps_fit_emit(p, i, sink, ctx);
+	for (size_t i = 0; i < rq->njobs && st == MP_OK; i++) {
+		st = plan_job(p, i, err);
+		if (st == MP_OK)
+			st = mps_fit_emit(p, i, sink, ctx);
+	}
 	if (st == MP_ENOMEM && err->message[0] == '\0')
 		mp_fail(err, MP_ENOMEM, "", "out of memory");
 	mps_fit_plan_free(p);

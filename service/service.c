@@ -136,6 +136,11 @@ bool mps_writable(mps_service *s, char *why, size_t len)
 	return mp_store_write_state(s->store, why, len) == MP_STORE_WRITABLE;
 }
 
+const char *mps_open_notice(mps_service *s)
+{
+	return mp_store_open_notice(s->store);
+}
+
 /* ----- walks through the store's rows ------------------------------------------------------------------- */
 
 /* Rows the walks below copy out of the store at a time: 64 device profiles are about 370 KB. */
@@ -291,6 +296,7 @@ void mps_health_get(mps_service *s, mps_health *h)
 	h->db_path = s->db_path;
 	h->schema_version = mp_store_user_version(s->store);
 	h->db_writable = mp_store_write_state(s->store, h->db_problem, sizeof(h->db_problem)) == MP_STORE_WRITABLE;
+	snprintf(h->db_notice, sizeof(h->db_notice), "%s", mp_store_open_notice(s->store));
 	h->kernels_built_in = mp_calib_built_in();
 	pthread_mutex_lock(&s->lock);
 	if (!s->gpu_probed) {
@@ -707,6 +713,66 @@ mp_status mps_device_update(mps_service *s, const char *id, const char *actor,
 	return st;
 }
 
+/* The stored device id for a precondition: *current points at d when it is stored, is NULL when it is not. */
+static mp_status device_current(mps_service *s, const char *id, mp_store_device *d, const mp_store_device **current,
+				mp_error *err)
+{
+	mp_status st = mp_store_device_get(s->store, id, d, err);
+
+	*current = st == MP_OK ? d : NULL;
+	return st == MP_ENOTFOUND ? MP_OK : st;
+}
+
+mp_status mps_device_put_if(mps_service *s, const mp_store_device *d, const char *actor, mps_device_precondition check,
+			    void *ctx, bool *created, mp_error *err)
+{
+	mp_store_device *cur = malloc(sizeof(*cur));
+	const mp_store_device *current = NULL;
+	mp_status st = cur ? mp_store_begin(s->store, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
+
+	if (st != MP_OK) {
+		free(cur);
+		return st;
+	}
+	if (check)
+		st = device_current(s, d->id, cur, &current, err);
+	if (st == MP_OK && check)
+		st = check(ctx, current, err);
+	if (st == MP_OK)
+		st = mps_device_put(s, d, actor, "", created, err);
+	if (st == MP_OK)
+		st = mp_store_commit(s->store, err);
+	else
+		mp_store_rollback(s->store);
+	free(cur);
+	return st;
+}
+
+mp_status mps_device_delete_if(mps_service *s, const char *id, const char *actor, mps_device_precondition check,
+			       void *ctx, mp_error *err)
+{
+	mp_store_device *cur = malloc(sizeof(*cur));
+	const mp_store_device *current = NULL;
+	mp_status st = cur ? mp_store_begin(s->store, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
+
+	if (st != MP_OK) {
+		free(cur);
+		return st;
+	}
+	if (check)
+		st = device_current(s, id, cur, &current, err);
+	if (st == MP_OK && check)
+		st = check(ctx, current, err);
+	if (st == MP_OK)
+		st = mps_device_delete(s, id, actor, err);
+	if (st == MP_OK)
+		st = mp_store_commit(s->store, err);
+	else
+		mp_store_rollback(s->store);
+	free(cur);
+	return st;
+}
+
 /* ----- models in the store ------------------------------------------------------------------------------ */
 
 mp_status mps_model_get(mps_service *s, const char *id, mp_store_model *out, mp_error *err)
@@ -824,6 +890,64 @@ mp_status mps_model_update(mps_service *s, const char *id, const char *actor,
 	mp_store_model_free(&now);
 	free(owned);
 	free(in);
+	return st;
+}
+
+/* The stored model id for a precondition (as device_current); *m is freed by the caller. */
+static mp_status model_current(mps_service *s, const char *id, mp_store_model *m, const mp_store_model **current,
+			       mp_error *err)
+{
+	mp_status st = mp_store_model_get(s->store, id, m, err);
+
+	*current = st == MP_OK ? m : NULL;
+	return st == MP_ENOTFOUND ? MP_OK : st;
+}
+
+mp_status mps_model_put_if(mps_service *s, const mps_model_input *in, const char *actor, mps_model_precondition check,
+			   void *ctx, bool *created, mp_error *err)
+{
+	mp_store_model m;
+	const mp_store_model *current = NULL;
+	mp_status st = mp_store_begin(s->store, err);
+
+	memset(&m, 0, sizeof(m));
+	if (st != MP_OK)
+		return st;
+	if (check)
+		st = model_current(s, in->id, &m, &current, err);
+	if (st == MP_OK && check)
+		st = check(ctx, current, err);
+	if (st == MP_OK)
+		st = mps_model_put(s, in, actor, created, err);
+	if (st == MP_OK)
+		st = mp_store_commit(s->store, err);
+	else
+		mp_store_rollback(s->store);
+	mp_store_model_free(&m);
+	return st;
+}
+
+mp_status mps_model_delete_if(mps_service *s, const char *id, const char *actor, mps_model_precondition check,
+			      void *ctx, mp_error *err)
+{
+	mp_store_model m;
+	const mp_store_model *current = NULL;
+	mp_status st = mp_store_begin(s->store, err);
+
+	memset(&m, 0, sizeof(m));
+	if (st != MP_OK)
+		return st;
+	if (check)
+		st = model_current(s, id, &m, &current, err);
+	if (st == MP_OK && check)
+		st = check(ctx, current, err);
+	if (st == MP_OK)
+		st = mps_model_delete(s, id, actor, err);
+	if (st == MP_OK)
+		st = mp_store_commit(s->store, err);
+	else
+		mp_store_rollback(s->store);
+	mp_store_model_free(&m);
 	return st;
 }
 

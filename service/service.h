@@ -46,6 +46,9 @@ int mps_schema_version(mps_service *s);
 /* Whether a write would be kept; when not, why (len bytes, may be NULL) says so for an operator (db/store.h:
  * mp_store_write_state: the file moved or was deleted while open, or is read-only). */
 bool mps_writable(mps_service *s, char *why, size_t len);
+/* What opening the store did that an operator should know (a -wal that did not belong to the file, moved aside:
+ * db/store.h mp_store_open_notice), or "" (borrowed from the service, alive until mps_close). */
+const char *mps_open_notice(mps_service *s);
 
 
 /* ----- health ----------------------------------------------------------------------------------------- */
@@ -247,8 +250,9 @@ mp_status mps_fit_emit_begin(const mps_fit_plan *p, const mps_fit_sink *sink, vo
 mp_status mps_fit_emit(const mps_fit_plan *p, size_t job, const mps_fit_sink *sink, void *ctx);
 void mps_fit_plan_free(mps_fit_plan *p);
 
-/* The whole fit in one call: prepare, then every job to the sink. Errors: as mps_fit_prepare, then those the sink
- * returns. */
+/* The whole fit in one call, each job planned just before it goes to the sink (one job's cells held, not every
+ * job's: about 22 KB instead of 90 MB for the largest fit). Errors: as mps_fit_prepare, then those the sink returns;
+ * a job's error comes after the jobs before it were given to the sink, whose output the caller drops. */
 mp_status mps_fit(mps_service *s, const mps_fit_request *rq, const mps_fit_sink *sink, void *ctx, mp_error *err);
 
 /* ----- capacity ------------------------------------------------------------------------------------------- */
@@ -294,6 +298,19 @@ mp_status mps_device_delete(mps_service *s, const char *id, const char *actor, m
 mp_status mps_device_update(mps_service *s, const char *id, const char *actor,
 			    mp_status (*change)(void *ctx, mp_store_device *d, mp_error *err), void *ctx, mp_error *err);
 
+/*
+ * A write's precondition (RFC 9110 section 13.1: If-Match, If-None-Match), judged inside the write's own
+ * transaction on the row it would replace or remove: current is that row, or NULL when there is none. It returns
+ * MP_OK to go on, anything else (MP_EPRECONDITION) to abandon the write with its error.
+ */
+typedef mp_status (*mps_device_precondition)(void *ctx, const mp_store_device *current, mp_error *err);
+/* mps_device_put and mps_device_delete with check(ctx, current) first, in one transaction: no other write can come
+ * between the check and the write. check NULL = none. Errors: check's, then those of the unchecked calls. */
+mp_status mps_device_put_if(mps_service *s, const mp_store_device *d, const char *actor, mps_device_precondition check,
+			    void *ctx, bool *created, mp_error *err);
+mp_status mps_device_delete_if(mps_service *s, const char *id, const char *actor, mps_device_precondition check,
+			       void *ctx, mp_error *err);
+
 /* Counts the parameters of in->arch and writes the model (source "user"). Errors: MP_EINVAL naming /model_type or
  * /parameters when the body states one that hf_config contradicts (both when both do), the planner's naming the
  * config keys, the store's. */
@@ -307,6 +324,14 @@ mp_status mps_model_update(mps_service *s, const char *id, const char *actor,
 			   mp_status (*change)(void *ctx, const mp_store_model *m, mps_model_input *in, char **owned,
 					       mp_error *err),
 			   void *ctx, mp_error *err);
+
+/* As mps_device_precondition, for a model (current: the stored row, NULL when there is none). */
+typedef mp_status (*mps_model_precondition)(void *ctx, const mp_store_model *current, mp_error *err);
+/* mps_model_put and mps_model_delete with check(ctx, current) first, in one transaction (as mps_device_put_if). */
+mp_status mps_model_put_if(mps_service *s, const mps_model_input *in, const char *actor, mps_model_precondition check,
+			   void *ctx, bool *created, mp_error *err);
+mp_status mps_model_delete_if(mps_service *s, const char *id, const char *actor, mps_model_precondition check,
+			      void *ctx, mp_error *err);
 
 /* Every device and every user model, in id order, through the callbacks (ctx passed on), each row a copy read with
  * the store's lock released before the callback runs. Errors: the store's, those the callbacks return. */

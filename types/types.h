@@ -25,7 +25,9 @@ typedef struct mps_health {
 	const char *db_path;		/* borrowed from the service */
 	int schema_version;
 	bool db_writable;		/* false: writes are refused (db_problem says why); reads still work */
-	char db_problem[600];		/* "" when writable */
+	char db_problem[1400];		/* "" when writable */
+	char db_notice[2400];		/* what opening the store did that an operator should know (a -wal moved
+					 * aside, mp_store_open_notice), "" when nothing */
 	bool gpu_available;
 	bool kernels_built_in;
 	char gpu_name[128];
