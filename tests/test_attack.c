@@ -1204,9 +1204,11 @@ static void test_health_while_heavy(void **state)
 	assert_true(probes >= 3);
 	/* (a probe may lose its CPU to other work on a shared machine; a worker parsing a body whole delayed every
 	 * probe on its connections by the whole parse) */
-	if (slow * 10 > probes || worst > 1.5)
+	/* under AddressSanitizer (make asan sets MEMPLAN_SANITIZED) every request runs 2-3 times slower: the bound is
+	 * one in five over 100 ms and none past 3 s, still far under the 2.9-4.3 s a probe waited behind a whole parse */
+	if (getenv("MEMPLAN_SANITIZED") ? (slow * 5 > probes || worst > 3.0) : (slow * 10 > probes || worst > 1.5))
 		fail_msg("%d of %d GET /v1/health took over 100 ms while the extender calls ran (slowest %.0f ms; want nine "
-			 "in ten within 100 ms and none past 1.5 s)",
+			 "in ten within 100 ms and none past 1.5 s; sanitized: four in five, none past 3 s)",
 			 slow, probes, worst * 1e3);
 	free(body);
 	http_stop(&d, dir);
