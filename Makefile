@@ -53,19 +53,19 @@ DB_SRC      := db/store.c
 HUB_SRC     := hub/hfcache.c hub/hubclient.c hub/hubcache.c
 KERNELS_SRC := kernels/calib_common.c kernels/calib_cpu.c kernels/calib_ipc.c kernels/calib_gpu_client.c
 TYPES_SRC   := types/types.c
-SERVICE_SRC := service/service.c service/defaults.c service/suggest.c service/plan.c service/fit.c service/capacity.c \
-               service/roofline.c service/calib.c service/k8s.c service/engine.c service/engine_check.c service/tensors.c \
-               service/nodes.c service/observe.c service/llamacpp.c service/llamacpp_check.c service/hub.c
-CODEC_SRC   := codec/json.c codec/problem.c codec/formats.c codec/model.c codec/device.c codec/inference.c \
-               codec/training.c codec/fit.c codec/capacity.c codec/roofline.c codec/svg.c codec/text.c codec/human.c codec/help.c \
-               codec/store.c codec/calib.c codec/k8s.c codec/k8s_stream.c codec/slurm.c codec/engine.c codec/engine_log.c codec/tensors.c codec/fleet.c \
-               codec/llamacpp.c codec/llamacpp_log.c
+SERVICE_SRC := service/service.c service/mps_defaults.c service/mps_suggest.c service/mps_plan.c service/mps_fit.c service/mps_capacity.c \
+               service/mps_roofline.c service/mps_calib.c service/mps_k8s.c service/mps_engine.c service/mps_engine_check.c service/mps_tensors.c \
+               service/mps_nodes.c service/mps_observe.c service/mps_llamacpp.c service/mps_llamacpp_check.c service/mps_hub.c
+CODEC_SRC   := codec/mpc_json.c codec/mpc_problem.c codec/mpc_formats.c codec/mpc_model.c codec/mpc_device.c codec/mpc_inference.c \
+               codec/mpc_training.c codec/mpc_fit.c codec/mpc_capacity.c codec/mpc_roofline.c codec/mpc_svg.c codec/mpc_text.c codec/mpc_human.c codec/mpc_help.c \
+               codec/mpc_store.c codec/mpc_calib.c codec/mpc_k8s.c codec/mpc_k8s_stream.c codec/mpc_slurm.c codec/mpc_engine.c codec/mpc_engine_log.c codec/mpc_tensors.c codec/mpc_fleet.c \
+               codec/mpc_llamacpp.c codec/mpc_llamacpp_log.c
 DAEMON_SRC  := daemon/server.c daemon/routes.c daemon/reply.c daemon/query.c daemon/auth.c daemon/config.c \
                daemon/log.c daemon/metrics.c daemon/respcache.c daemon/guard.c daemon/framing.c daemon/budget.c daemon/lane.c daemon/accept.c daemon/h_health.c daemon/h_devices.c \
                daemon/h_models.c daemon/h_plan.c daemon/h_engine.c daemon/h_fit.c daemon/h_roofline.c daemon/h_calibrations.c \
                daemon/h_k8s.c daemon/h_slurm.c daemon/h_web.c daemon/h_nodes.c daemon/h_observations.c
-CLI_SRC     := cli/main.c cli/common.c cli/serve.c cli/plan.c cli/roofline.c cli/calibrate.c cli/db.c cli/model.c cli/list.c \
-               cli/model_files.c
+CLI_SRC     := cli/cli_main.c cli/cli_common.c cli/cli_serve.c cli/cli_plan.c cli/cli_roofline.c cli/cli_calibrate.c cli/cli_db.c cli/cli_model.c cli/cli_list.c \
+               cli/cli_model_files.c
 LAYERS      := core planner model db hub kernels types service codec daemon cli
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))

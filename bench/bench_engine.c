@@ -16,7 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "../codec/codec.h"
-#include "../codec/json.h"
+#include "../codec/mpc_json.h"
 #include "../service/service.h"
 
 #define RTX3090 \

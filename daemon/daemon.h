@@ -15,8 +15,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "../service/calib.h"
-#include "../service/nodes.h"
+#include "../service/mps_calib.h"
+#include "../service/mps_nodes.h"
 #include "../service/service.h"
 
 #define MPD_DEFAULT_LISTEN "127.0.0.1:8080"
@@ -56,7 +56,7 @@ typedef struct mpd_config {
 	int log_level;			/* mpd_log_level (log.h); MPD_LOG_INFO by default */
 	unsigned int shutdown_timeout_seconds;	/* how long SIGTERM waits for in-flight requests */
 	size_t response_cache_bytes;	/* bound of the pure POST endpoints' response cache; 0 = off */
-	/* kube-scheduler extender (h_k8s.c, service/k8s.h) */
+	/* kube-scheduler extender (h_k8s.c, service/mps_k8s.h) */
 	bool k8s_unknown_device_fails;	/* a node whose GPU maps to no profile fails (default: passes) */
 	unsigned int k8s_headroom_floor_percent;	/* prioritize: headroom a placement should keep (default 10) */
 	size_t k8s_max_body_bytes;	/* body limit of the extender's routes (Node objects of every candidate node) */
@@ -75,7 +75,7 @@ typedef struct mpd_config {
 	size_t max_request_memory_bytes;	/* bytes held for bodies and answers in flight, daemon-wide (budget.h) */
 	size_t max_request_memory_bytes_per_ip;	/* the same per client address; 0 = --k8s-max-body-bytes +
 						 * --max-body-bytes */
-	bool observed_terms_off;	/* --observed-terms off: plans keep the model's terms (service/observe.h) */
+	bool observed_terms_off;	/* --observed-terms off: plans keep the model's terms (service/mps_observe.h) */
 	/* the Hugging Face Hub models given by hf_repo may be fetched from (service.h mps_set_hub); "" = never */
 	char hub_endpoint[512];
 	char hub_token_file[512];	/* the Hub token's file ("" = MEMPLAN_HUB_TOKEN or none) */
@@ -90,7 +90,7 @@ typedef struct mpd_daemon {
 	mps_service *svc;		/* borrowed: opened by the caller (mps_open), closed after mpd_stop */
 	struct MHD_Daemon *mhd;
 	uint16_t bound_port;		/* the port actually bound */
-	mps_calib_jobs *calib;		/* calibration jobs (service/calib.h), made by mpd_start */
+	mps_calib_jobs *calib;		/* calibration jobs (service/mps_calib.h), made by mpd_start */
 	struct mpd_metrics *metrics;	/* GET /metrics; created by mpd_start, freed by mpd_stop */
 	struct mpd_respcache *respcache;	/* pure POST answers (respcache.h); NULL = off; made by mpd_start */
 	atomic_uint heavy_in_flight;	/* HEAVY routes computing now (server.c), at most max_heavy_requests */
@@ -103,7 +103,7 @@ typedef struct mpd_daemon {
 	atomic_uint fresh_open;		/* connections the fresh lane holds */
 	atomic_bool trim_pending;	/* a large request ended: freed memory goes back to the system when the
 					 * others are done (server.c) */
-	mps_node_cache *nodes;		/* the node agents' reports (service/nodes.h), made by mpd_start */
+	mps_node_cache *nodes;		/* the node agents' reports (service/mps_nodes.h), made by mpd_start */
 } mpd_daemon;
 
 /* A decoded request, borrowed by the handler for the duration of the call. */
@@ -114,10 +114,10 @@ typedef struct mpd_request {
 	const char *path_id;		/* the {id} segment of the route, or NULL */
 	const char *body;		/* NUL-terminated; "" when empty */
 	size_t body_len;
-	const cJSON *json;		/* the parsed body of a MPD_ROUTE_JSON_BODY route (strict: codec/json.h), else NULL */
+	const cJSON *json;		/* the parsed body of a MPD_ROUTE_JSON_BODY route (strict: codec/mpc_json.h), else NULL */
 	void *conn;			/* struct MHD_Connection *, for query arguments and headers */
 	bool text;			/* ?format=text on a route that takes it: the answer for people (text/plain) */
-	/* MPD_ROUTE_K8S_STREAM: the extender body as it was decoded while it arrived (codec/k8s_stream.h), owned by
+	/* MPD_ROUTE_K8S_STREAM: the extender body as it was decoded while it arrived (codec/mpc_k8s_stream.h), owned by
 	 * the server; a handler whose answer keeps using it takes it (sets this to NULL and frees it later) */
 	struct mpc_k8s_args *k8s;
 } mpd_request;

@@ -10,7 +10,7 @@
 
 #include <microhttpd.h>
 
-#include "../codec/json.h"
+#include "../codec/mpc_json.h"
 #include "auth.h"
 #include "framing.h"
 

@@ -1,12 +1,12 @@
 /*
  * h_calibrations.c: the calibration resource. POST /v1/calibrations starts a job (202 + Location),
  * GET /v1/calibrations/{id} reports state, progress and results, DELETE /v1/calibrations/{id} cancels.
- * Thin: decoding and documents in codec/calib.c, jobs in service/calib.c.
+ * Thin: decoding and documents in codec/mpc_calib.c, jobs in service/mps_calib.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../codec/calib.h"
+#include "../codec/mpc_calib.h"
 #include "routes.h"
 
 static mp_status need_jobs(mpd_request *req, mpd_reply *rep)

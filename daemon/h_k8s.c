@@ -1,6 +1,6 @@
 /*
  * h_k8s.c: kube-scheduler's extender verbs, POST /v1/k8s/filter and POST /v1/k8s/prioritize: decode ExtenderArgs
- * (codec/k8s.h) -> placement (service/k8s.h) -> ExtenderFilterResult or HostPriorityList. The answer is printed
+ * (codec/mpc_k8s.h) -> placement (service/mps_k8s.h) -> ExtenderFilterResult or HostPriorityList. The answer is printed
  * here, while the request's Node objects it echoes are still alive. The filter also counts its outcomes and keeps
  * each recent pod's planned bytes per GPU as gauges, labelled so a dashboard can set them beside DCGM's framebuffer
  * figures (namespace and pod as dcgm-exporter's pod mapping labels them; modelName as DCGM names the GPU).
@@ -10,10 +10,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "../codec/json.h"
-#include "../codec/k8s.h"
-#include "../codec/k8s_stream.h"
-#include "../service/k8s.h"
+#include "../codec/mpc_json.h"
+#include "../codec/mpc_k8s.h"
+#include "../codec/mpc_k8s_stream.h"
+#include "../service/mps_k8s.h"
 #include "log.h"
 #include "metrics.h"
 #include "routes.h"

@@ -1,7 +1,7 @@
 /*
  * h_observations.c: POST /v1/observations (a write: what a running engine reported, from its node agent or a
  * person) and GET /v1/observations (the newest observations, memplan's error per engine, version, device and model,
- * and the terms plans take from them). Decode (codec/fleet.h) -> evaluate and store (service/observe.h) -> encode;
+ * and the terms plans take from them). Decode (codec/mpc_fleet.h) -> evaluate and store (service/mps_observe.h) -> encode;
  * after each new observation the /metrics gauges of the error and the observed terms are set again.
  */
 #include <stdio.h>
@@ -9,8 +9,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../codec/fleet.h"
-#include "../service/observe.h"
+#include "../codec/mpc_fleet.h"
+#include "../service/mps_observe.h"
 #include "metrics.h"
 #include "query.h"
 #include "reply.h"
@@ -34,7 +34,7 @@ static size_t corrections(mps_service *svc, const mps_obs_summary *rows, size_t 
 
 		if (t == MPS_OBS_TERM_COUNT)
 			continue;
-		/* plans take the observations of their own release line (service/observe.h mps_engine_plan_line) */
+		/* plans take the observations of their own release line (service/mps_observe.h mps_engine_plan_line) */
 		mps_version_line(rows[i].engine_version, line, sizeof(line));
 		for (j = 0; j < k; j++)
 			if (strcmp(keys[j][0], mp_engine_name(rows[i].engine)) == 0 && strcmp(keys[j][1], line) == 0 &&

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../codec/json.h"
+#include "../codec/mpc_json.h"
 #include "log.h"
 
 static const char *const names[] = { "debug", "info", "warn", "error", "off" };

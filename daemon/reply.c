@@ -1,7 +1,7 @@
 /*
  * reply.c: builds and queues every HTTP response. Handlers never touch libmicrohttpd responses. The status ->
  * HTTP mapping is one switch without a default (-Wswitch names a new status); errors are RFC 9457 documents
- * from codec/problem.c. Successful GETs carry a
+ * from codec/mpc_problem.c. Successful GETs carry a
  * strong ETag computed over the exact body bytes and answer a matching If-None-Match with 304 (RFC 9110 13.1.2).
  */
 #include <math.h>

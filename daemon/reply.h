@@ -5,7 +5,7 @@
 #ifndef MPD_REPLY_H
 #define MPD_REPLY_H
 
-#include "../codec/json.h"
+#include "../codec/mpc_json.h"
 #include "daemon.h"
 
 /* The HTTP status for a planner/store status (MP_OK -> 200). */

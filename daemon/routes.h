@@ -22,7 +22,7 @@ typedef struct mpd_route {
 /* The request changes state: it needs the bearer token when the daemon has one (auth.h), and it empties the
  * response cache. */
 #define MPD_ROUTE_WRITE 2u
-/* The body is a JSON document: server.c checks the media type and parses it strictly (codec/json.h) before the
+/* The body is a JSON document: server.c checks the media type and parses it strictly (codec/mpc_json.h) before the
  * handler runs; the handler gets the tree in mpd_request.json. */
 #define MPD_ROUTE_JSON_BODY 4u
 /* A JSON merge patch body (RFC 7396): as JSON_BODY, also taking application/merge-patch+json. */
@@ -36,7 +36,7 @@ typedef struct mpd_route {
 /* The body may carry a model's checkpoint headers (a GGUF header in base64, safetensors headers): as large as
  * --model-max-body-bytes instead of --max-body-bytes. */
 #define MPD_ROUTE_MODEL_BODY 64u
-/* The body is kube-scheduler's ExtenderArgs, read as it arrives (codec/k8s_stream.h) and never held whole: the media
+/* The body is kube-scheduler's ExtenderArgs, read as it arrives (codec/mpc_k8s_stream.h) and never held whole: the media
  * type is checked with the headers, the decoder's limits are refused as they are passed, and the handler gets the
  * decoded arguments in mpd_request.k8s instead of a tree. */
 #define MPD_ROUTE_K8S_STREAM 128u

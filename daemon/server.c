@@ -21,9 +21,9 @@
 
 #include <microhttpd.h>
 
-#include "../codec/calib.h"
-#include "../codec/json.h"
-#include "../codec/k8s_stream.h"
+#include "../codec/mpc_calib.h"
+#include "../codec/mpc_json.h"
+#include "../codec/mpc_k8s_stream.h"
 #include "accept.h"
 #include "auth.h"
 #include "budget.h"
@@ -34,7 +34,7 @@
 #include "metrics.h"
 #include "reply.h"
 #include "respcache.h"
-#include "../service/observe.h"
+#include "../service/mps_observe.h"
 #include "routes.h"
 
 typedef struct req_state {
@@ -477,7 +477,7 @@ static enum MHD_Result add_query_arg(void *cls, enum MHD_ValueKind kind, const c
  * pure route is printed here (the bytes the reply writer would print) and kept, unless the store moved while it
  * was computed.
  */
-/* The route's handler. When cJSON ran out of memory anywhere in it (codec/json.h counts), the answer may be
+/* The route's handler. When cJSON ran out of memory anywhere in it (codec/mpc_json.h counts), the answer may be
  * incomplete: none is sent, and the status is MP_ENOMEM whatever the handler said. */
 static mp_status run_handler(const mpd_route *route, mpd_request *req, mpd_reply *rep)
 {

@@ -299,7 +299,7 @@ static const char schema_v6[] =
 	"CREATE INDEX device_aliases_device ON device_aliases(device_id, position);";
 
 /* Version 8: observations, what running engines reported beside memplan's prediction for the same launch
- * (service/observe.c). Append-only, its own record (observed_at, key): not in audit_log, whose kinds are the
+ * (service/mps_observe.c). Append-only, its own record (observed_at, key): not in audit_log, whose kinds are the
  * catalog's resources. The first index serves the terms a plan takes from observations, the second the error
  * per (engine, version, device, model). */
 static const char schema_v8[] =

@@ -1,6 +1,6 @@
 /*
- * fuzz_engine_log.c: libFuzzer harness for the readers of pasted engine logs and metrics (codec/engine_log.c, and
- * codec/llamacpp_log.c for llama.cpp's and Ollama's): the first byte picks the engine and log or metrics, the rest
+ * fuzz_engine_log.c: libFuzzer harness for the readers of pasted engine logs and metrics (codec/mpc_engine_log.c, and
+ * codec/mpc_llamacpp_log.c for llama.cpp's and Ollama's): the first byte picks the engine and log or metrics, the rest
  * is the text. Any crash or sanitizer report is a bug;
  * a text the reader refuses must say why (a message), and every figure it keeps must name a known figure and a
  * line of the text.

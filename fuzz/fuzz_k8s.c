@@ -2,7 +2,7 @@
  * fuzz_k8s.c: libFuzzer harness for kube-scheduler's extender: ExtenderArgs parsing (mpc_parse_body), decoding (the
  * pod's annotations, a serving container's launch flags, the nodes' labels: text any pod owner writes), placement
  * against a store with the presets, and both answers printed. The same body is also read as the daemon reads it, as
- * it streams (codec/k8s_stream.h), in chunks whose size the first byte picks: what the tree decoder takes the stream
+ * it streams (codec/mpc_k8s_stream.h), in chunks whose size the first byte picks: what the tree decoder takes the stream
  * decoder takes too (or refuses past a limit), with the same nodes and the same pod. The first byte picks filter or
  * prioritize; the rest is the body. Any crash, sanitizer report or leak is a bug; an error must say what is wrong.
  */
@@ -12,10 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../codec/json.h"
-#include "../codec/k8s.h"
-#include "../codec/k8s_stream.h"
-#include "../service/k8s.h"
+#include "../codec/mpc_json.h"
+#include "../codec/mpc_k8s.h"
+#include "../codec/mpc_k8s_stream.h"
+#include "../service/mps_k8s.h"
 
 static mps_service *svc;
 

@@ -459,12 +459,12 @@ static void observed_terms(const mp_engine_inputs *in, mp_engine_prediction *p, 
 		p->cuda_graph_bytes = 0;
 		add_term(p, "observed_non_torch", in->observed_bytes, true,
 			 "the median of observations of this release on this device: what the budget held beyond the "
-			 "weights and the profile's peak (service/observe.c)");
+			 "weights and the profile's peak (service/mps_observe.c)");
 		*in_b = p->profile_peak_bytes + in->observed_bytes;
 	} else {
 		add_term(p, "observed_context", in->observed_bytes, false,
 			 "the median of observations of this release on this device: the memory taken before the weights "
-			 "(service/observe.c)");
+			 "(service/mps_observe.c)");
 		*out_b = in->observed_bytes;
 	}
 }

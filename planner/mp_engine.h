@@ -209,7 +209,7 @@ typedef struct mp_engine_inputs {
 	uint64_t compute_bytes;		/* bytes of one activation value (2 for bf16) */
 	bool cuda_graphs;		/* the engine captures CUDA graphs (no --enforce-eager) */
 	bool custom_allreduce;		/* vLLM's custom all-reduce (TP 2-8 over NVLink) */
-	/* a term measured on running engines of this release and device, in place of the model's (service/observe.c):
+	/* a term measured on running engines of this release and device, in place of the model's (service/mps_observe.c):
 	 * vLLM the budget beyond the weights and the profile's peak, SGLang the memory taken before the weights */
 	bool observed;
 	uint64_t observed_bytes;	/* per GPU, when observed */
@@ -296,7 +296,7 @@ typedef struct mp_engine_prediction {
  *   cuda_graphs (vLLM 0.21 on, cuda_graphs): cuda_graph_base_bytes + cuda_graph_bytes_per_size x the capture
  *     sizes up to min(2 x max_num_seqs, 512).
  *   non_torch_given: in->non_torch_bytes, inside the budget, when given.
- * With in->observed, the terms observations measured replace the model's (service/observe.c): vLLM, every term
+ * With in->observed, the terms observations measured replace the model's (service/mps_observe.c): vLLM, every term
  *   inside the budget but the profile's peak becomes one observed_non_torch of in->observed_bytes (cuda_graph_bytes
  *   then 0: the observation holds it); SGLang, every term outside becomes one observed_context.
  * vLLM 0.21 on requests ceil(total x util), before int(). With in->version NULL the older arithmetic holds

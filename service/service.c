@@ -16,9 +16,9 @@
 #include "../hub/hub.h"
 #include "../kernels/calib.h"
 #include "../model/model.h"
-#include "hub_fetch.h"
-#include "observe.h"
-#include "presets.h"
+#include "mps_hub_fetch.h"
+#include "mps_observe.h"
+#include "mps_presets.h"
 #include "service.h"
 
 #define MEMO_SLOTS 64
@@ -41,7 +41,7 @@ struct mps_service {
 	mp_calib_gpu_info gpu;
 	char gpu_reason[320];
 	mph_hub hub;		/* the Hub the operator lets it fetch from (mps_set_hub); endpoint "" = none */
-	bool observed_terms_off;	/* --observed-terms off (service/observe.h) */
+	bool observed_terms_off;	/* --observed-terms off (service/mps_observe.h) */
 };
 
 /* ----- opening -------------------------------------------------------------------------------------------- */
@@ -256,7 +256,7 @@ static mp_status add_model_id(const mp_store_model *m, const char *const *repo_i
 	return MP_OK;
 }
 
-/* The 404 for an id nothing is stored under, naming pointer, with the nearest of the first stored ids (suggest.h
+/* The 404 for an id nothing is stored under, naming pointer, with the nearest of the first stored ids (mps_suggest.h
  * picks them). Returns MP_ENOTFOUND. */
 static mp_status not_found(mps_service *s, bool models, const char *asked, const char *pointer, mp_error *err)
 {
@@ -1006,7 +1006,7 @@ mp_status mps_import_run(mps_service *s, const mps_import *im, mp_error *err)
 	return mp_store_commit(s->store, err);
 }
 
-/* The switch of service/observe.h: a plain flag, set once at start-up before the daemon serves. */
+/* The switch of service/mps_observe.h: a plain flag, set once at start-up before the daemon serves. */
 void mps_observed_terms_set(mps_service *s, bool on)
 {
 	s->observed_terms_off = !on;

@@ -1,8 +1,8 @@
 /*
  * service.h: memplan's use cases. Resolves a request's model and device (stored or given inline), calls the
  * planner, and fills result structs: inference and training plans with their fit and performance blocks, the
- * fleet-wide fit and capacity, the roofline, the device and model store, calibration jobs (calib.h), the names
- * people type for stored things (suggest.h: Hugging Face repo ids, the nearest ids of a 404). The one layer
+ * fleet-wide fit and capacity, the roofline, the device and model store, calibration jobs (mps_calib.h), the names
+ * people type for stored things (mps_suggest.h: Hugging Face repo ids, the nearest ids of a 404). The one layer
  * that combines the store, the planner and the kernels. No JSON and no HTTP: requests arrive decoded (codec/),
  * results leave as structs to be encoded (codec/) by the daemon or the command line.
  *
@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "../types/types.h"
-#include "suggest.h"
+#include "mps_suggest.h"
 
 typedef struct mps_service mps_service; /* opaque: the store, the decoded-model memo, the GPU probe */
 
@@ -206,7 +206,7 @@ mp_status mps_engine_check_run(mps_service *s, const mps_engine_check_request *r
 			       mp_error *err);
 
 /*
- * POST /v1/engine-check for llama.cpp and Ollama (llamacpp_check.c): what the plan leaves out of the launch is taken
+ * POST /v1/engine-check for llama.cpp and Ollama (mps_llamacpp_check.c): what the plan leaves out of the launch is taken
  * from the log (gpu_layers from "offloaded X/Y" or Ollama's -ngl, num_gpus and the backend from the GPU buffers'
  * names, the cache types from the size line: rq->plan.job is updated), the plan is made, and each figure the log
  * printed is set beside the placement's (model and KV buffers exact to the printed rounding, compute buffers

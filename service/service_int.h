@@ -1,13 +1,13 @@
 /*
  * service_int.h: helpers shared by the service's own files (not part of its contract): the store underneath, the
- * presets built in, the warnings each answer may carry (defaults.c) and the one inference evaluation the plan and
- * capacity share (plan.c). Tests that reach the store under a service include it too.
+ * presets built in, the warnings each answer may carry (mps_defaults.c) and the one inference evaluation the plan and
+ * capacity share (mps_plan.c). Tests that reach the store under a service include it too.
  */
 #ifndef MPS_SERVICE_INT_H
 #define MPS_SERVICE_INT_H
 
 #include "../db/store.h"
-#include "presets.h"
+#include "mps_presets.h"
 #include "service.h"
 
 /*
@@ -64,7 +64,7 @@ mp_status mps_step_weights(const mp_model *m, mp_dtype weight_dtype, const mp_in
 			   uint64_t have_tp, const char *pointer, mp_weights *out, const mp_weights **use, mp_error *err);
 /* A sequence beyond the model's context, planned because allow_beyond_max_position_embeddings is true. */
 void mps_warn_context(const mp_model *m, uint64_t tokens, bool allow_beyond, mps_warnings *w);
-/* The prefill chunk the plan took from its engine's defaults because the request gave none (engine.c): one short
+/* The prefill chunk the plan took from its engine's defaults because the request gave none (mps_engine.c): one short
  * sentence. mps_warn_prefill_rows is the same once for a capacity answer, whose rows each name their chunk. */
 void mps_warn_prefill(const mps_inference_plan *p, mps_warnings *w);
 void mps_warn_prefill_rows(const mps_prefill_choice *c, mps_warnings *w);
@@ -91,7 +91,7 @@ mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, 
 				mps_inference_plan *out, mp_error *err);
 
 /*
- * The engine block of a llama.cpp or Ollama plan (llamacpp.c): the GGUF model's placement on the plan's device(s),
+ * The engine block of a llama.cpp or Ollama plan (mps_llamacpp.c): the GGUF model's placement on the plan's device(s),
  * the command and the buffers llama.cpp allocates, into p->engine (the command's arguments) and p->llama (heap,
  * freed by mps_inference_plan_release). Errors: MP_EINVAL (a model not from a GGUF file, a launch llama.cpp or
  * Ollama refuses, naming the field), MP_ENOMEM, the planner's.

@@ -10,7 +10,7 @@
 
 #include <curl/curl.h>
 
-#include "../codec/json.h"
+#include "../codec/mpc_json.h"
 #include "../daemon/log.h"
 #include "http_util.h"
 

@@ -408,7 +408,7 @@ static void test_cpu_as_a_cpu(void **state)
 }
 
 /* The calibration table of a CPU: no empty ratio column (there is no datasheet to compare with), and every figure
- * with three significant digits (the rules of codec/human.c: "8.00 GB/s", never "8 GB/s"). */
+ * with three significant digits (the rules of codec/mpc_human.c: "8.00 GB/s", never "8 GB/s"). */
 static void test_cpu_calibration_table(void **state)
 {
 	fixture *f = *state;

@@ -33,11 +33,11 @@
 #include <curl/curl.h>
 
 #include "../codec/codec.h"
-#include "../codec/json.h"
-#include "../codec/k8s.h"
-#include "../codec/k8s_stream.h"
+#include "../codec/mpc_json.h"
+#include "../codec/mpc_k8s.h"
+#include "../codec/mpc_k8s_stream.h"
 #include "../daemon/budget.h"
-#include "../service/k8s.h"
+#include "../service/mps_k8s.h"
 #include "http_util.h"
 #include "lib_util.h"
 #include "refs.h"

@@ -84,7 +84,7 @@ static void test_number_text(void **state)
 	assert_int_equal(bad, 0);
 }
 
-/* Every problem type of codec/problem.c (one per status, and 405's and 415's) is in openapi.yaml's enum. */
+/* Every problem type of codec/mpc_problem.c (one per status, and 405's and 415's) is in openapi.yaml's enum. */
 static void test_problem_types_in_spec(void **state)
 {
 	size_t len = 0;

@@ -24,9 +24,9 @@
 #include <cmocka.h>
 #include <curl/curl.h>
 
-#include "../codec/json.h"
-#include "../service/nodes.h"
-#include "../service/observe.h"
+#include "../codec/mpc_json.h"
+#include "../service/mps_nodes.h"
+#include "../service/mps_observe.h"
 #include "http_util.h"
 #include "refs.h"
 

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 #include <curl/curl.h>
 
-#include "../codec/json.h"
+#include "../codec/mpc_json.h"
 #include "../model/fields.h"
 #include "../codec/codec.h"
 #include "../daemon/reply.h"

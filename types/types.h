@@ -47,7 +47,7 @@ typedef enum mps_model_kind {
 				   INLINE (with its checkpoint) or STORED */
 } mps_model_kind;
 
-/* A request's "model" member, decoded (codec/model.c). */
+/* A request's "model" member, decoded (codec/mpc_model.c). */
 typedef struct mps_model_ref {
 	mps_model_kind kind;
 	char id[MP_STORE_ID_MAX];
@@ -78,7 +78,7 @@ typedef struct mps_model {
 
 /* ----- devices ------------------------------------------------------------------------------------------- */
 
-/* A request's "device" member, decoded (codec/device.c): a stored id or an inline profile. */
+/* A request's "device" member, decoded (codec/mpc_device.c): a stored id or an inline profile. */
 typedef struct mps_device_ref {
 	bool given;			/* false: the request names no device */
 	bool inline_profile;		/* true: `profile` holds it (its id may be "") */
@@ -95,7 +95,7 @@ const char *mps_device_label(const mp_store_device *d);
 
 /* ----- inference plan ------------------------------------------------------------------------------------ */
 
-/* The serving engine a request names, and the engine knobs it sets (service/engine.c resolves the rest). */
+/* The serving engine a request names, and the engine knobs it sets (service/mps_engine.c resolves the rest). */
 typedef struct mps_engine_opts {
 	mp_engine engine;		/* MP_ENGINE_NONE: no engine block; the defaults follow vLLM's */
 	int chunked_prefill;		/* 0: not given (on, as every engine's default; a zeroed job is that), -1 off, 1 on */
@@ -109,7 +109,7 @@ typedef struct mps_engine_opts {
 	bool observed_terms_off;	/* "observed_terms": false: the engine block keeps its model's terms */
 } mps_engine_opts;
 
-/* llama.cpp's and Ollama's launch knobs: the request's engine_options (codec/llamacpp.c decodes them; service/
+/* llama.cpp's and Ollama's launch knobs: the request's engine_options (codec/mpc_llamacpp.c decodes them; service/
  * llamacpp.c resolves what is left out). Each "not given" value is the engine's own default. */
 typedef enum mps_llamacpp_program {
 	MPS_LLAMACPP_SERVER = 0,	/* llama-server (the default) */
@@ -236,7 +236,7 @@ typedef struct mps_engine_arg {
 #define MPS_ENGINE_MAX_ARGS 24
 
 /* The memory terms an observation of a running engine can measure (types/fleet_types.h), and a plan can take from
- * observations instead of its model (service/observe.c). */
+ * observations instead of its model (service/mps_observe.c). */
 typedef enum mps_obs_term {
 	MPS_OBS_NON_TORCH = 0,		/* vLLM: what its budget holds beyond the weights and the modelled activation
 					 * peak (memory outside PyTorch, and what the model misses), measured from the
@@ -279,11 +279,11 @@ typedef struct mps_engine_block {
 	const char *quantization_how;	/* static: "checkpoint" (a quantised repository), "on_load" (the flag
 					 * quantises the base weights while loading), "" */
 	char yaml_file[64];		/* the name the command gives extra_options_yaml */
-	mps_observed_term observed[MPS_OBS_TERM_COUNT];	/* service/observe.c */
+	mps_observed_term observed[MPS_OBS_TERM_COUNT];	/* service/mps_observe.c */
 	char observed_version_line[16];	/* the engine version line the observations are of ("" = every version) */
 } mps_engine_block;
 
-/* ----- llama.cpp and Ollama: the placement of an inference plan (service/llamacpp.c) ---------------------- */
+/* ----- llama.cpp and Ollama: the placement of an inference plan (service/mps_llamacpp.c) ---------------------- */
 
 /* Ollama 0.32.15's settings for the launch, and what it resolves from them (planner/llamacpp.c mp_ollama_*). */
 typedef struct mps_ollama_settings {
@@ -673,7 +673,7 @@ typedef mp_status (*mps_capacity_fn)(void *ctx, const mps_capacity_row *row);
 
 #define MPS_ROOFLINE_MAX_OPS 64
 
-/* One operation of a roofline request (codec/roofline.c decodes it into a planner op). */
+/* One operation of a roofline request (codec/mpc_roofline.c decodes it into a planner op). */
 typedef struct mps_roofline_op {
 	mp_op op;
 	char kind[16];			/* the API's name: "matmul", "decode", ... */

@@ -3,7 +3,7 @@
 // through textContent (never innerHTML), so a device or model name can never become markup.
 "use strict";
 
-// ----- numbers for people (the rules of codec/human.c) -------------------------------------------------------
+// ----- numbers for people (the rules of codec/mpc_human.c) -------------------------------------------------------
 
 const NBSP = "\u00a0"; // between a number and its unit
 
