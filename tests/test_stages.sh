@@ -1,19 +1,19 @@
 #!/bin/sh
-# test_stages.sh: make test's summary line (scripts/test-stages), with stand-in stages: one that passes, one a
-# script skips (tests/slurm/real.sh's line without root), one with pytest's skipped tests beside passed ones, one
+# test_stages.sh: make test's summary line (scripts/test-stages), with stand-in stages: one that passes (a test in
+# it that skips is not the stage skipping), one a script skips (tests/slurm/real.sh's line without root), one with pytest's skipped tests beside passed ones, one
 # whose tests all skip, one that fails. Every stage runs after the failure, the last line names each with its state,
 # and the exit status is 1; with no failure, "all N stages passed" and 0.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
-out=$("$here/scripts/test-stages" "pass=true" \
-	"slurm=echo 'slurm-real: SKIPPED: not root (not root and not CI; run it as root)'" \
+out=$("$here/scripts/test-stages" "pass=echo 'test_make_run: skipped: a test inside the stage, not the stage'" \
+	"slurm-real=echo 'slurm-real: SKIPPED: not root (not root and not CI; run it as root)'" \
 	"some=printf 'SKIPPED [2] tests/x.py:45: Chromium is not installed\n=== 3 passed, 2 skipped in 1.0s ===\n'" \
 	"all=printf 'SKIPPED [15] tests/browser/conftest.py:45: no Chromium\n=== 15 skipped in 0.3s ===\n'" \
 	"fail=echo broken; exit 3" "after=true" 2>&1)
 rc=$?
 # the seconds vary with the machine's load: compared as "N s"
 last=$(printf '%s\n' "$out" | tail -n 1 | sed 's/([0-9]* s)/(N s)/g')
-want="make test: pass ok (N s), slurm skipped: not root (not root and not CI; run it as root) (N s), some ok, 2 skipped (Chromium is not installed) (N s), all skipped: no Chromium (N s), fail FAILED (exit 3) (N s), after ok (N s); 1 of 6 stages FAILED"
+want="make test: pass ok (N s), slurm-real skipped: not root (not root and not CI; run it as root) (N s), some ok, 2 skipped (Chromium is not installed) (N s), all skipped: no Chromium (N s), fail FAILED (exit 3) (N s), after ok (N s); 1 of 6 stages FAILED"
 case "$last" in
 "$want"*) ;;
 *)
