@@ -212,7 +212,7 @@ typedef struct mp_engine_inputs {
 	/* vLLM V0's profile forward (mp_engine_v0_profile_bytes), for a dense decoder with a gated MLP and
 	 * grouped-query attention (llama, qwen2, mistral): 0 ffn_size = another kind, the plan's activations then */
 	uint64_t ffn_size;		/* the MLP's intermediate width (whole model) */
-	uint64_t q_width, kv_width;	/* heads x head_dim and KV heads x head_dim (whole model) */
+	uint64_t q_width, kv_width;	/* heads x head_dim and max(KV heads, tp) x head_dim: divided by tp, a rank's */
 	uint64_t cublas_workspace_bytes;	/* cuBLAS's workspace in the caching allocator (the first matmul) */
 	bool gate_up_kept;		/* the MLP keeps gate_up bound through down_proj (qwen2.py; llama.py rebinds x) */
 	/* a term measured on running engines of this release and device, in place of the model's (service/observe.c):

@@ -732,7 +732,8 @@ static mp_status engine_block(const mps_inference_job *j, mps_inference_plan *p,
 
 			in->ffn_size = m->intermediate_size;
 			in->q_width = m->num_heads * m->head_dim;
-			in->kv_width = m->num_kv_heads * m->head_dim;
+			/* QKVParallelLinear replicates the KV heads when tp exceeds them: one head a rank */
+			in->kv_width = (m->num_kv_heads > in->tp ? m->num_kv_heads : in->tp) * m->head_dim;
 			in->gate_up_kept = strcmp(m->model_type, "qwen2") == 0;
 			/* torch 2.5 (vLLM 0.6.4-0.7's pin) CublasHandlePool.cpp getChosenWorkspaceSize: ":4096:8" on sm90,
 			 * ":4096:2:16:8" (2 x 4 MiB + 8 x 16 KiB) elsewhere */
