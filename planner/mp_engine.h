@@ -39,8 +39,10 @@ typedef enum mp_engine {
  * through that release's own code (installed from PyPI, pinned).
  * ------------------------------------------------------------------------------------------------------- */
 typedef enum mp_engine_budget {
-	/* vLLM V0 (0.6): total x util - (torch peak + memory outside PyTorch, the CUDA context and NCCL in it)
-	 * (vllm/worker/worker.py determine_num_available_blocks, 0.6.5) */
+	/* vLLM V0 (0.6, 0.7): total x util - (torch peak + memory outside PyTorch) (vllm/worker/worker.py
+	 * determine_num_available_blocks): 0.6.4 counts all CUDA memory outside torch, the CUDA context and NCCL
+	 * in it (the 0.6 row); 0.6.5 on the increase over a baseline taken after the CUDA context, NCCL in it and
+	 * the context not (utils.py memory_profiling; the 0.7 row, 0.7.2) */
 	MP_BUDGET_VLLM_V0,
 	/* vLLM V1 (0.10-0.20): int(total x util) - (weights + torch peak increase + non-torch increase since the
 	 * snapshot taken before the distributed init: NCCL and custom all-reduce buffers inside) */
