@@ -49,9 +49,27 @@ static const mp_engine_version versions[] = {
 	 /* awq.py, gptq.py get_supported_act_dtypes: [torch.half] */
 	 .awq_needs_float16 = true, .gptq_needs_float16 = true,
 	 .fp8_kv_name = "fp8", .awq_name = "awq", .gptq_name = "gptq"},
-	{.engine = MP_ENGINE_VLLM, .name = "0.6", .release = "0.6.6.post1",
-	 .source = "vLLM 0.6.6: vllm/worker/worker.py (determine_num_available_blocks: total x util - peak, the "
-		   "CUDA context inside), vllm/config.py (SchedulerConfig: max_num_batched_tokens >= max_model_len "
+	{.engine = MP_ENGINE_VLLM, .name = "0.7", .release = "0.7.2",
+	 .source = "vLLM 0.7.2 (the V0 engine, 0.7's default): vllm/worker/worker.py (init_device: the free memory "
+		   "taken after the CUDA context and before init_worker_distributed_environment; "
+		   "determine_num_available_blocks: total x util - (weights + non-torch increase + torch peak "
+		   "increase)), vllm/utils.py (MemorySnapshot, memory_profiling), vllm/worker/model_runner.py "
+		   "(profile_run), vllm/engine/arg_utils.py (--block-size choices 8 to 128)",
+	 .budget = MP_BUDGET_VLLM_V0, .memory_fraction = 0.9, .block_size = 16, .mla_block_size = 16,
+	 .mla_block_size_sm100 = 16,
+	 .block_size_mask = (UINT64_C(1) << 3) | (UINT64_C(1) << 4) | (UINT64_C(1) << 5) | (UINT64_C(1) << 6) |
+			    (UINT64_C(1) << 7),
+	 /* the non-torch increase over the baseline on one GPU: the kernels CUDA loads lazily and cuBLAS's handle
+	  * during the profile (V0 0.7-0.8 start-up logs: "non_torch_memory takes 0.06GiB" to 0.08) */
+	 .non_torch_bytes = 64 * MIB_U, .nccl_bytes_per_peer = 256 * MIB_U, .custom_allreduce_bytes = 64 * MIB_U,
+	 .nccl_in_budget = true, .context_in_budget = false,
+	 .has_bitsandbytes = true, .has_gguf = true, .no_prefix_flags = false, .chunked_prefill_flag = true,
+	 .awq_needs_float16 = true, .gptq_needs_float16 = true,
+	 .fp8_kv_name = "fp8", .awq_name = "awq", .gptq_name = "gptq"},
+	{.engine = MP_ENGINE_VLLM, .name = "0.6", .release = "0.6.4.post1",
+	 .source = "vLLM 0.6.4: vllm/worker/worker.py (determine_num_available_blocks: total x util - peak, the "
+		   "CUDA context inside: non_torch_memory is all CUDA memory less torch's; 0.6.5 and 0.6.6 measure it "
+		   "over a baseline as 0.7 does), vllm/config.py (SchedulerConfig: max_num_batched_tokens >= max_model_len "
 		   "without chunked prefill), vllm/engine/arg_utils.py (--block-size choices 8, 16, 32)",
 	 .budget = MP_BUDGET_VLLM_V0, .memory_fraction = 0.9, .block_size = 16, .mla_block_size = 0,
 	 .block_size_mask = (UINT64_C(1) << 3) | (UINT64_C(1) << 4) | (UINT64_C(1) << 5),
@@ -470,6 +488,53 @@ static void observed_terms(const mp_engine_inputs *in, mp_engine_prediction *p, 
 }
 
 /*
+ * vLLM V0's profile run (vLLM 0.6.4-0.7.x, vllm/worker/model_runner.py profile_run; worker.py
+ * determine_num_available_blocks reads torch's allocated_bytes.all.peak), for a dense decoder with a gated MLP: the
+ * peak per rank of the two moments torch's allocator sees, into *forward (every rank) and *sampler (the driver, rank
+ * 0, the only one that samples: execute_model returns before the sampler elsewhere), each with what persists through
+ * both (cuBLAS's workspace, allocated at the first matmul; the int64 input_tokens, input_positions and slot_mapping
+ * of the T = max_num_batched_tokens dummy tokens).
+ * The forward, per token, at the largest of three moments of a decoder layer (models/llama.py, qwen2.py 0.6.4:
+ * LlamaModel.forward keeps the previous layer's output bound in its loop, which input_layernorm's fused_add_rms_norm
+ * normalises in place, and the residual; h, q, kv, F per rank, the all-reduced output a second h where TP > 1):
+ *   attention, at o_proj: previous output + residual + qkv_proj's output (q + 2 kv) + the attention output (q) +
+ *     o_proj's output (h) [+ h];
+ *   SiluAndMul: previous output + residual + the normed attention output (3 h) + gate_up's output (2 F) + act's (F)
+ *     (LlamaMLP.forward rebinds x, so gate_up is freed before down_proj);
+ *   down_proj: 3 h + act's output (F) + down_proj's (h) [+ h], and gate_up's (2 F) where the MLP keeps it bound
+ *     (qwen2.py's Qwen2MLP: gate_up, _ = self.gate_up_proj(x); llama.py rebinds x).
+ * The sampler (layers/sampler.py 0.6.4, SamplingParams(top_p=0.99, top_k=vocab - 1) in profile_run): the
+ * logits of the last token of each of R = min(max_num_seqs, T) dummy sequences, over the padded vocabulary in the
+ * model dtype (execute_model keeps them), with the model's final hidden states (T x h) still bound; its peak is
+ * _apply_top_k_top_p's logits.sort: the float32 logits (4 B) and the sort's float32 values and int64 indices (12 B),
+ * and inside ATen's segmented sort the int64 iota of source indices (8 B) and cub's SortPairs buffers for keys and
+ * values (12 B): 36 B per logit over the model dtype's.
+ * Worked example (vllm #10517, Llama-3.1-8B on an RTX 3090, T = 20,000): 3 x 8,192 + 3 x 28,672 = 110,592 B a
+ * token + 24 B of inputs, x 20,000, + 8.125 MiB of cuBLAS workspace = 2,220,839,680 B (2.0683 GiB), which with the
+ * weights' 14.9888 GiB vLLM prints as peak_torch_memory=17.06GiB. False on overflow.
+ */
+static bool v0_profile(const mp_engine_inputs *in, uint64_t tp, uint64_t *forward, uint64_t *sampler)
+{
+	uint64_t a = in->compute_bytes, h = in->hidden_size, q = in->q_width / tp, kv = in->kv_width / tp,
+		 f = in->ffn_size / tp, ar = tp > 1 ? h : 0, T = in->max_num_batched_tokens, attn, mlp, down, tok,
+		 reqs, vpad = (in->vocab_size + 63) / 64 * 64, persist, x;
+	bool ok;
+
+	attn = 2 * h + q + 2 * kv + q + h + ar;
+	mlp = 3 * h + 3 * f;
+	down = 3 * h + (in->gate_up_kept ? 2 * f : 0) + f + h + ar;
+	tok = attn > mlp ? attn : mlp;
+	tok = tok > down ? tok : down;
+	ok = mp_mul_u64(T, 3 * 8, &persist) && mp_add_u64(persist, in->cublas_workspace_bytes, &persist) &&
+	     mp_mul_u64(tok, a, &tok) && mp_mul_u64(T, tok, forward) && mp_add_u64(*forward, persist, forward);
+	reqs = in->max_num_seqs < T || T == 0 ? in->max_num_seqs : T;
+	ok = ok && mp_mul_u64(reqs, vpad * a, sampler) && mp_mul_u64(reqs, in->vocab_size * 36, &x) &&
+	     mp_add_u64(*sampler, x, sampler) && mp_mul_u64(T, h * a, &x) && mp_add_u64(*sampler, x, sampler) &&
+	     mp_add_u64(*sampler, persist, sampler);
+	return ok;
+}
+
+/*
  * The memory terms a release subtracts beyond the plan's weights and KV (per GPU), into p->terms; returns the
  * part inside the budget (non_kv less the weights) and sets *outside to what only lowers the free memory.
  * With in->version NULL: the older arithmetic (activation + non_torch as given, nothing else).
@@ -495,6 +560,10 @@ static mp_status engine_terms(const mp_engine_inputs *in, uint64_t *inside, uint
 		ok = ok && mp_mul_u64(tp - 1, v->nccl_bytes_per_peer, &nccl);
 		if (in->custom_allreduce && tp <= 8)
 			ok = ok && mp_add_u64(nccl, v->custom_allreduce_bytes, &nccl);
+	}
+	if (v->budget == MP_BUDGET_VLLM_V0 && in->ffn_size && in->vocab_size && in->hidden_size) {
+		ok = ok && v0_profile(in, tp, &forward, &sampler);
+	} else if (tp > 1) {
 		/* the residual stream and the all-reduced outputs are whole on every rank: two tokens x hidden
 		 * tensors the plan's per-GPU activations divide by the degree */
 		ok = ok && mp_mul_u64(in->max_num_batched_tokens, in->hidden_size, &unsharded) &&
@@ -502,7 +571,7 @@ static mp_status engine_terms(const mp_engine_inputs *in, uint64_t *inside, uint
 		unsharded = unsharded / tp * (tp - 1);
 		ok = ok && mp_add_u64(forward, unsharded, &forward);
 	}
-	if (v->engine == MP_ENGINE_VLLM && in->vocab_size) {
+	if (v->engine == MP_ENGINE_VLLM && in->vocab_size && sampler == 0) {
 		/* _dummy_sampler_run (gpu_model_runner.py; V0 model_runner profile_run): the logits of
 		 * min(max_num_seqs, max_num_batched_tokens) requests over the whole vocabulary on every rank, in the
 		 * model dtype, their float32 copy, and the top-k/top-p sort's float32 values and int64 indices */
@@ -534,13 +603,23 @@ static mp_status engine_terms(const mp_engine_inputs *in, uint64_t *inside, uint
 		in_b += v->non_torch_bytes;
 	}
 	if (v->engine != MP_ENGINE_SGLANG) {
+		bool v0 = v->budget == MP_BUDGET_VLLM_V0 && in->ffn_size && in->vocab_size && in->hidden_size;
+
 		add_term(p, "profile_activation", forward, true,
-			 "the profile run's forward at max_num_batched_tokens, per rank: the plan's activations plus the "
-			 "hidden-size tensors every rank holds whole");
+			 v0 ? "vLLM V0's profile forward at max_num_batched_tokens, per rank (worker/model_runner.py "
+			      "profile_run, models/llama.py 0.6.4): the previous layer's output, the residual and the normed "
+			      "attention output whole, gate_up's and SiluAndMul's outputs sharded, the int64 inputs and "
+			      "cuBLAS's workspace"
+			    : "the profile run's forward at max_num_batched_tokens, per rank: the plan's activations plus "
+			      "the hidden-size tensors every rank holds whole");
 		if (sampler)
 			add_term(p, "sampler", sampler, true,
-				 "the profile's dummy sampler run: max_num_seqs logits over the vocabulary (model dtype, "
-				 "float32, sorted values, int64 indices), counted when above the forward's peak");
+				 v0 ? "vLLM V0's profile sampler on the driver rank (layers/sampler.py 0.6.4): min(max_num_seqs, "
+				      "tokens) logits over the vocabulary in the model dtype, and at logits.sort 36 B a logit "
+				      "(float32 copy, sorted values, int64 indices, ATen's iota and cub's buffers), with the "
+				      "final hidden states; counted when above the forward's peak"
+				    : "the profile's dummy sampler run: max_num_seqs logits over the vocabulary (model dtype, "
+				      "float32, sorted values, int64 indices), counted when above the forward's peak");
 		in_b += p->profile_peak_bytes;
 	}
 	if (v->cuda_graph_base_bytes && in->cuda_graphs) {
@@ -713,6 +792,46 @@ static uint64_t rope_positions(const mp_model *m)
 	return m->max_position_embeddings;
 }
 
+/*
+ * The bytes torch's caching allocator counts in allocated_bytes beyond a tensor of `bytes` (c10/cuda/
+ * CUDACachingAllocator.cpp, torch 2.5 to 2.9): a request of at least kMinLargeAlloc (10 MiB) takes a new segment
+ * rounded up to kRoundLarge (2 MiB), and the block is split only when more than kSmallSize (1 MiB) would remain
+ * (should_split), so a tensor within 1 MiB under a 2 MiB multiple is counted at the whole segment. Smaller requests
+ * are carved from 2 MiB or 20 MiB segments and counted at their 512-byte rounding. Worked example: a 35 MiB qkv_proj
+ * shard takes a 36 MiB segment whose 1 MiB rest is not split: 1 MiB more.
+ */
+static uint64_t allocator_rest(uint64_t bytes)
+{
+	const uint64_t large = 10 * MIB_U, round = 2 * MIB_U, small = MIB_U;
+	uint64_t seg;
+
+	if (bytes < large)
+		return 0;
+	seg = (bytes + round - 1) / round * round;
+	return seg - bytes <= small ? seg - bytes : 0;
+}
+
+/* What the caching allocator adds to vLLM's parameters of a dense decoder in a float format, per rank: each
+ * layer's fused qkv_proj, o_proj, gate_up_proj and down_proj shards (vLLM's QKVParallelLinear,
+ * MergedColumnParallelLinear, RowParallelLinear: one nn.Parameter each, allocated on the GPU at model init), the
+ * embedding and lm_head shards of the padded vocabulary; 0 for any other model (experts, MLA, quantised formats). */
+static uint64_t vllm_allocator_rest(const mp_model *m, const mp_weights *w, uint64_t a, uint64_t tp)
+{
+	const mp_dtype fa = w->cls[MP_TC_ATTENTION].format, fm = w->cls[MP_TC_MLP].format;
+	uint64_t h = m->hidden_size, q = m->num_heads * m->head_dim / tp, kv = m->num_kv_heads * m->head_dim / tp,
+		 f = m->intermediate_size / tp, vpad = (m->vocab_size + 63) / 64 * 64 / tp, layer, head;
+
+	if (m->num_experts || m->attn_kind != MP_ATTN_GQA || m->ffn_kind != MP_FFN_GATED || m->attn_per_layer ||
+	    fa != fm || (fa != MP_DTYPE_BF16 && fa != MP_DTYPE_FP16 && fa != MP_DTYPE_FP32) ||
+	    mp_dtype_layout_of(fa).block_bytes != a || m->num_kv_heads < tp || h > (UINT64_C(1) << 24) ||
+	    q > (UINT64_C(1) << 24) || f > (UINT64_C(1) << 26) || vpad > (UINT64_C(1) << 26))
+		return 0;
+	layer = allocator_rest((q + 2 * kv) * h * a) + allocator_rest(h * q * a) + allocator_rest(2 * f * h * a) +
+		allocator_rest(h * f * a);
+	head = allocator_rest(vpad * h * a) * (m->tie_word_embeddings ? 1 : 2);
+	return layer * m->num_layers + head;
+}
+
 mp_status mp_engine_weights_bytes(mp_engine e, const mp_model *m, const mp_weights *w, mp_dtype compute_dtype,
                                   uint64_t tp, uint64_t *out, mp_error *err)
 {
@@ -746,6 +865,8 @@ mp_status mp_engine_weights_bytes(mp_engine e, const mp_model *m, const mp_weigh
 			total += (uint64_t)ceil(extra);
 		}
 	}
+	if (!mp_add_u64(total, vllm_allocator_rest(m, w, a, tp), &total))
+		return mp_fail(err, MP_EOVERFLOW, mp_model_pointer(m), "the engine's weight bytes overflow 64 bits");
 	*out = total;
 	return MP_OK;
 }

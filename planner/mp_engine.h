@@ -39,8 +39,10 @@ typedef enum mp_engine {
  * through that release's own code (installed from PyPI, pinned).
  * ------------------------------------------------------------------------------------------------------- */
 typedef enum mp_engine_budget {
-	/* vLLM V0 (0.6): total x util - (torch peak + memory outside PyTorch, the CUDA context and NCCL in it)
-	 * (vllm/worker/worker.py determine_num_available_blocks, 0.6.5) */
+	/* vLLM V0 (0.6, 0.7): total x util - (torch peak + memory outside PyTorch) (vllm/worker/worker.py
+	 * determine_num_available_blocks): 0.6.4 counts all CUDA memory outside torch, the CUDA context and NCCL
+	 * in it (the 0.6 row); 0.6.5 on the increase over a baseline taken after the CUDA context, NCCL in it and
+	 * the context not (utils.py memory_profiling; the 0.7 row, 0.7.2) */
 	MP_BUDGET_VLLM_V0,
 	/* vLLM V1 (0.10-0.20): int(total x util) - (weights + torch peak increase + non-torch increase since the
 	 * snapshot taken before the distributed init: NCCL and custom all-reduce buffers inside) */
@@ -55,7 +57,7 @@ typedef enum mp_engine_budget {
 
 typedef struct mp_engine_version {
 	mp_engine engine;
-	const char *name;		/* the version line a request names: "0.33", "0.11", "0.6", "0.5", "1.2" */
+	const char *name;		/* the version line a request names: "0.33", "0.11", "0.7", "0.6", "0.5", "1.2" */
 	const char *release;		/* the release the row was read from and tested against: "0.33.0" */
 	const char *source;		/* the files of that release the row follows */
 	mp_engine_budget budget;
@@ -100,7 +102,7 @@ const mp_engine_version *mp_engine_versions(size_t *n);
  * is none (the caller's 422 lists mp_engine_version_names). MP_ENGINE_NONE reads as vLLM.
  */
 const mp_engine_version *mp_engine_version_find(mp_engine e, const char *name);
-/* "0.33, 0.11, 0.6" for engine e into buf (cut to len). */
+/* "0.33, 0.11, 0.7, 0.6" for engine e into buf (cut to len). */
 void mp_engine_version_names(mp_engine e, char *buf, size_t len);
 
 /* "none", "vllm", "sglang", "trtllm", "llamacpp", "ollama"; "invalid" otherwise. */
@@ -209,6 +211,12 @@ typedef struct mp_engine_inputs {
 	uint64_t compute_bytes;		/* bytes of one activation value (2 for bf16) */
 	bool cuda_graphs;		/* the engine captures CUDA graphs (no --enforce-eager) */
 	bool custom_allreduce;		/* vLLM's custom all-reduce (TP 2-8 over NVLink) */
+	/* vLLM V0's profile forward (mp_engine_v0_profile_bytes), for a dense decoder with a gated MLP and
+	 * grouped-query attention (llama, qwen2, mistral): 0 ffn_size = another kind, the plan's activations then */
+	uint64_t ffn_size;		/* the MLP's intermediate width (whole model) */
+	uint64_t q_width, kv_width;	/* heads x head_dim and max(KV heads, tp) x head_dim: divided by tp, a rank's */
+	uint64_t cublas_workspace_bytes;	/* cuBLAS's workspace in the caching allocator (the first matmul) */
+	bool gate_up_kept;		/* the MLP keeps gate_up bound through down_proj (qwen2.py; llama.py rebinds x) */
 	/* a term measured on running engines of this release and device, in place of the model's (service/mps_observe.c):
 	 * vLLM the budget beyond the weights and the profile's peak, SGLang the memory taken before the weights */
 	bool observed;
@@ -293,6 +301,12 @@ typedef struct mp_engine_prediction {
  *     residual stream and the all-reduced outputs every rank holds whole); sampler (vLLM): min(max_num_seqs,
  *     max_num_batched_tokens) x vocab x (compute_bytes + 4 + 4 + 8) (the dummy sampler's logits, their float32
  *     copy, the top-k/top-p sort's values and int64 indices); the peak is the larger.
+ *     vLLM V0 (0.6, 0.7) with in->ffn_size set (a llama/mistral/qwen2 dense decoder): the V0 profile run instead,
+ *     per token max(attention: 2h + q + 2kv + q + h [+ h], SiluAndMul: 3h + 3F, down_proj: 3h [+ 2F kept] + F + h
+ *     [+ h]) x compute_bytes + 24 B of int64 inputs, x tokens, + cublas_workspace_bytes (h whole, q, kv, F per rank,
+ *     [+ h] the all-reduced output where tp > 1); its sampler on the driver: min(max_num_seqs, tokens) x (padded
+ *     vocab x compute_bytes + vocab x 36) + tokens x h x compute_bytes + the same inputs and workspace
+ *     (planner/engine.c v0_profile names the lines of vLLM 0.6.4 and 0.7.2 it follows).
  *   cuda_graphs (vLLM 0.21 on, cuda_graphs): cuda_graph_base_bytes + cuda_graph_bytes_per_size x the capture
  *     sizes up to min(2 x max_num_seqs, 512).
  *   non_torch_given: in->non_torch_bytes, inside the budget, when given.
@@ -315,8 +329,14 @@ mp_status mp_engine_predict(const mp_engine_inputs *in, mp_engine_prediction *ou
  * vLLM and SGLang: one RoPE cos_sin_cache per distinct rotary embedding, positions x rotary_dim in the compute
  * dtype (positions: max_position_embeddings; linear, dynamic and yarn scalings: the scaled length), and the
  * vocabulary padded to a multiple of 64 rows (VocabParallelEmbedding) in the embeddings and lm_head classes.
+ * Then, vLLM and SGLang, for a dense decoder with grouped-query attention and a gated MLP in a float format, what
+ * torch's caching allocator counts beyond each of vLLM's fused parameters (qkv_proj, o_proj, gate_up_proj,
+ * down_proj per layer, the embedding and lm_head shards): a parameter of 10 MiB or more takes a segment rounded up
+ * to 2 MiB, unsplit when at most 1 MiB would remain (c10/cuda/CUDACachingAllocator.cpp should_split).
  * TensorRT-LLM: the plan's weights. Worked example: Llama-3.1-8B bf16, tp 1: 16,060,522,496 + 131,072 x 128 x 2
- * = 16,094,076,928 bytes, which vLLM prints as "Loading model weights took 14.9888 GB" (vllm #10517).
+ * = 16,094,076,928 bytes (every parameter a 2 MiB multiple), which vLLM prints as "Loading model weights took
+ * 14.9888 GB" (vllm #10517); Qwen2.5-14B bf16 at tp 2: 14,770,530,304 + 131,072 x 128 x 2 + 48 layers x 3.5 MiB
+ * (35, 25, 135 and 67.5 MiB shards) = 14,980,245,504 bytes, 13.9514 GiB against the 13.9476 vllm #13061 printed.
  * Errors: MP_EOVERFLOW.
  */
 mp_status mp_engine_weights_bytes(mp_engine e, const mp_model *m, const mp_weights *w, mp_dtype compute_dtype,

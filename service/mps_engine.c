@@ -567,6 +567,24 @@ static bool device_is_sm100(const char *name)
 	return name && (strstr(name, "B200") || strstr(name, "B100") || strstr(name, "B300") || strstr(name, "GB200"));
 }
 
+static bool device_is_sm90(const char *name)
+{
+	return name && (strstr(name, "H100") || strstr(name, "H200") || strstr(name, "H800") || strstr(name, "H20") ||
+			strstr(name, "h100") || strstr(name, "h200"));
+}
+
+/* The models whose vLLM V0 forward planner/engine.c models (v0_profile): the decoders of models/llama.py (llama,
+ * mistral) and models/qwen2.py, dense, with a gated MLP and grouped-query attention, text only. */
+static bool vllm_v0_dense(const mps_model *mi)
+{
+	const mp_model *m = &mi->arch;
+
+	return mi->architecture_known && m->ffn_kind == MP_FFN_GATED && m->num_experts == 0 &&
+	       m->attn_kind == MP_ATTN_GQA && m->vision.hidden == 0 && !m->attn_per_layer &&
+	       (strcmp(m->model_type, "llama") == 0 || strcmp(m->model_type, "mistral") == 0 ||
+		strcmp(m->model_type, "qwen2") == 0);
+}
+
 /* The engine block of plan p (computed with the options of mps_inference_opts_for). */
 static mp_status engine_block(const mps_inference_job *j, mps_inference_plan *p, mp_error *err)
 {
@@ -709,6 +727,20 @@ static mp_status engine_block(const mps_inference_job *j, mps_inference_plan *p,
 		in->compute_bytes = mp_dtype_layout_of(compute).block_bytes;
 		in->cuda_graphs = !j->engine.enforce_eager;
 		in->custom_allreduce = true;
+		if (v->budget == MP_BUDGET_VLLM_V0 && vllm_v0_dense(&p->model)) {
+			const mp_model *m = &p->model.arch;
+
+			in->ffn_size = m->intermediate_size;
+			in->q_width = m->num_heads * m->head_dim;
+			/* QKVParallelLinear replicates the KV heads when tp exceeds them: one head a rank */
+			in->kv_width = (m->num_kv_heads > in->tp ? m->num_kv_heads : in->tp) * m->head_dim;
+			in->gate_up_kept = strcmp(m->model_type, "qwen2") == 0;
+			/* torch 2.5 (vLLM 0.6.4-0.7's pin) CublasHandlePool.cpp getChosenWorkspaceSize: ":4096:8" on sm90,
+			 * ":4096:2:16:8" (2 x 4 MiB + 8 x 16 KiB) elsewhere */
+			in->cublas_workspace_bytes = device_is_sm90(p->have_device ? p->device.name : NULL)
+							     ? 8 * 4096 * UINT64_C(1024)
+							     : 2 * 4096 * UINT64_C(1024) + 8 * 16 * UINT64_C(1024);
+		}
 		st = mp_engine_weights_bytes(e, &p->model.arch, &p->mem.weights, compute, p->mem.tensor_parallel_size,
 					     &in->weights_bytes, err);
 		if (st == MP_OK)

@@ -69,7 +69,10 @@ static void test_vllm_defaults(void **state)
 	assert_string_equal(v011->name, "0.11");
 	assert_string_equal(mp_engine_version_find(MP_ENGINE_VLLM, "0.6.5")->name, "0.6");
 	assert_null(mp_engine_version_find(MP_ENGINE_VLLM, "0.3"));  /* not 0.33 */
-	assert_null(mp_engine_version_find(MP_ENGINE_VLLM, "0.7"));
+	/* 0.7's V0 engine is a line of its own (the memory_profiling baseline: the CUDA context outside) */
+	assert_string_equal(mp_engine_version_find(MP_ENGINE_VLLM, "0.7.3")->name, "0.7");
+	assert_string_equal(mp_engine_version_find(MP_ENGINE_VLLM, "0.7")->release, "0.7.2");
+	assert_null(mp_engine_version_find(MP_ENGINE_VLLM, "0.8"));
 	assert_string_equal(mp_engine_version_find(MP_ENGINE_SGLANG, "0.5.23")->release, "0.5.23");
 	/* H100 SXM (the preset's 85,520,809,984 B): >= 70 GiB, not an A100 */
 	assert_int_equal(mp_engine_defaults_for(MP_ENGINE_VLLM, UINT64_C(85520809984), "H100 SXM5 80GB", 1, &d, &err), MP_OK);
@@ -236,6 +239,63 @@ static void test_vllm_25350(void **state)
 	assert_true(p.estimated_max_model_len <= 122080);
 }
 
+/* vLLM V0's profile peak (planner/engine.c v0_profile, vllm 0.6.4 model_runner.py profile_run), worked examples:
+ * Llama-3.1-8B at 20,000 tokens on an RTX 3090: (3 x 8,192 + 3 x 28,672) x 20,000 + 24 x 20,000 + 8.125 MiB =
+ * 2,220,839,680 B, which with the weights' 14.9888 GiB is the 17.06 GiB vllm #10517 printed; at 2,048 tokens the
+ * sampler's 256 x 128,256 x (2 + 36) B + 2,048 x 4,096 x 2 B + the same persistent bytes is larger, and TP 2
+ * shards gate_up but not the hidden-size tensors. */
+static void test_vllm_v0_profile(void **state)
+{
+	mp_engine_inputs in;
+	mp_engine_prediction p;
+	mp_error err = MP_ERROR_INIT;
+	const uint64_t cublas = 2 * 4096 * 1024 + 8 * 16 * 1024;
+
+	(void)state;
+	memset(&in, 0, sizeof(in));
+	in.engine = MP_ENGINE_VLLM;
+	in.version = mp_engine_version_find(MP_ENGINE_VLLM, "0.6");
+	in.total_memory_bytes = 25318829015;
+	in.memory_fraction = 0.9;
+	in.block_size = 16;
+	in.max_model_len = 20000;
+	in.max_num_seqs = 256;
+	in.max_num_batched_tokens = 20000;
+	in.kv_row_bytes = 8 * 128 * 2 * 2;
+	in.full_layers = 32;
+	in.batch_size = 1;
+	in.tp = 1;
+	in.hidden_size = 4096;
+	in.vocab_size = 128256;
+	in.compute_bytes = 2;
+	in.ffn_size = 14336;
+	in.q_width = 32 * 128;
+	in.kv_width = 8 * 128;
+	in.cublas_workspace_bytes = cublas;
+	in.weights_bytes = 16094076928;
+	assert_int_equal(mp_engine_predict(&in, &p, &err), MP_OK);
+	assert_int_equal(p.profile_peak_bytes, UINT64_C(2220839680));
+	assert_true(fabs((double)(in.weights_bytes + p.profile_peak_bytes) / GIB - 17.06) < half_unit(2));
+	in.max_num_batched_tokens = 2048;
+	assert_int_equal(mp_engine_predict(&in, &p, &err), MP_OK);
+	assert_int_equal(p.profile_peak_bytes, UINT64_C(256) * 128256 * 38 + 2048 * 4096 * 2 + 2048 * 24 + cublas);
+	/* TP 2, the forward: 3 x 4,096 x 2 B whole, 3 x 7,168 x 2 B of gate_up and SiluAndMul; the driver's sampler,
+	 * whose logits are gathered whole, is now the peak */
+	in.tp = 2;
+	in.max_num_batched_tokens = 20000;
+	assert_int_equal(mp_engine_predict(&in, &p, &err), MP_OK);
+	{
+		size_t found = 0;
+
+		for (size_t i = 0; i < p.nterms; i++)
+			if (strcmp(p.terms[i].name, "profile_activation") == 0 && ++found)
+				assert_int_equal(p.terms[i].bytes,
+						 UINT64_C(20000) * ((3 * 4096 + 3 * 7168) * 2 + 24) + cublas);
+		assert_int_equal(found, 1);
+	}
+	assert_int_equal(p.profile_peak_bytes, UINT64_C(256) * 128256 * 38 + UINT64_C(20000) * (4096 * 2 + 24) + cublas);
+}
+
 /* SGLang in vllm #21348 (Qwen3-235B-A22B, tp 4: 1 KV head per GPU, 94 layers, bf16 KV): cell = 94 x 1 x 128 x 2 x 2
  * = 48,128 B; "#tokens: 367404, K size: 8.23 GB" (GiB) is 367,404 x 24,064 B. The vLLM side of the same report:
  * 8.11 GiB would give 11,308 blocks = 180,928 tokens; it printed 178,880, 1.1% lower (one worker's line; with
@@ -345,6 +405,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_vllm_defaults),
+		cmocka_unit_test(test_vllm_v0_profile),
 		cmocka_unit_test(test_sglang_defaults),
 		cmocka_unit_test(test_vllm_10517),
 		cmocka_unit_test(test_vllm_v1_qwen3_14b),

@@ -620,6 +620,102 @@ static void test_vllm_065_table(void **state)
 	cJSON_Delete(doc);
 }
 
+/* |predicted - printed| within half a unit of the printed figure's last digit (the figure's tolerance). */
+static void predicted_within_rounding(const cJSON *f, double printed)
+{
+	assert_true(num(f, "reported") == printed);
+	if (!(fabs(num(f, "predicted") - printed) <= num(f, "tolerance") + 1e-9))
+		fail_msg("%s: predicted %.6g, printed %g (tolerance %g)", cJSON_GetObjectItem(f, "figure")->valuestring,
+			 num(f, "predicted"), printed, num(f, "tolerance"));
+}
+
+/* vLLM 0.6.4's profile run as memplan models it (planner/engine.c v0_profile), against what vllm #10517 printed on
+ * the RTX 3090 for Llama-3.1-8B at 20,000 and 29,000 tokens (no chunking: the profile's forward is the whole
+ * length, over 256 dummy sequences): peak_torch_memory 17.06 and 17.98 GiB are the weights' 14.9888 GiB plus
+ * 3 x 8,192 + 3 x 28,672 B a token (previous output, residual and normed attention output, gate_up's and
+ * SiluAndMul's outputs), 24 B of int64 inputs a token and 8.125 MiB of cuBLAS workspace; then the KV cache, the
+ * blocks and the tokens the engine printed. */
+static void test_vllm_064_profile(void **state)
+{
+	static const struct {
+		const char *log;
+		double len, peak, kv;
+		double blocks, tokens; /* 0: not printed */
+	} runs[] = {
+	    {"engines/vllm-10517-llama31-8b-rtx3090-20k.log", 20000, 17.06, 3.81, 1952, 0},
+	    {"engines/vllm-10517-llama31-8b-rtx3090-29k.log", 29000, 17.98, 2.89, 1478, 23648},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		cJSON *p = plan("llama-3.1-8b", NULL, "bf16", "bf16", 256, runs[i].len, RTX3090), *doc;
+		const cJSON *f;
+
+		cJSON_AddStringToObject(p, "engine", "vllm");
+		cJSON_AddStringToObject(p, "engine_version", "0.6");
+		cJSON_AddFalseToObject(p, "chunked_prefill");
+		doc = check_ok("vllm", runs[i].log, p);
+		predicted_within_rounding(figure(doc, "peak_torch_memory_gib", 0), runs[i].peak);
+		predicted_within_rounding(figure(doc, "non_torch_memory_gib", 0), 0.35);
+		predicted_within_rounding(figure(doc, "available_kv_cache_gib", 0), runs[i].kv);
+		/* the KV memory within its rounding leaves the blocks within one of the printed count */
+		f = figure(doc, "num_gpu_blocks", 0);
+		assert_true(fabs(num(f, "predicted") - runs[i].blocks) <= 1);
+		if (runs[i].tokens)
+			assert_true(num(figure(doc, "kv_cache_tokens", 0), "predicted") == runs[i].tokens);
+		cJSON_Delete(doc);
+	}
+}
+
+/* vLLM 0.6.5's table (vllm PR #10511, Meta-Llama-3-8B on an H100 at 8,192 tokens and 256 sequences): the
+ * activation peak printed, 1.26 GiB, is the profile's sampler, not its forward (0.84 GiB): 256 logits over the
+ * 128,256-token vocabulary, 2 B in bf16 plus 36 B at _apply_top_k_top_p's sort, with the final hidden states
+ * (64 MiB) and sm90's 32 MiB cuBLAS workspace. */
+static void test_vllm_v0_sampler_peak(void **state)
+{
+	cJSON *p = plan("llama-3-8b", NULL, "bf16", "bf16", 256, 8192, H100_7922), *doc;
+
+	(void)state;
+	cJSON_AddStringToObject(p, "engine", "vllm");
+	cJSON_AddStringToObject(p, "engine_version", "0.6");
+	cJSON_AddFalseToObject(p, "chunked_prefill");
+	doc = check_ok("vllm", "engines/vllm-10511-llama3-8b-h100-table.log", p);
+	predicted_within_rounding(figure(doc, "activation_peak_gib", 0), 1.26);
+	cJSON_Delete(doc);
+}
+
+/* vllm #13061: DeepSeek-R1-Distill-Qwen-14B (Qwen2.5-14B's shape) on two RTX 4090s, TP 2, vLLM 0.7's V0 engine,
+ * utilisation 0.98, 131,072 tokens (chunked prefill: 2,048-token forwards). One worker printed 13.9476 GiB of
+ * weights: the shards (13.7557 GiB) and the RoPE cache (32 MiB), and 3.5 MiB a layer of torch's caching allocator
+ * (qkv_proj's 35 MiB, o_proj's 25, gate_up's 135 and down_proj's 67.5 each take a segment rounded up to 2 MiB that
+ * is not split: 14,980,245,504 B, 13.9514 GiB). The engine refused the length with 81,536 tokens, the smallest
+ * worker's: the driver's, whose sampler (256 logits over 152,064 words at 38 B) is its profile's peak. */
+static void test_vllm_07_tp2(void **state)
+{
+	cJSON *p = plan("qwen2.5-14b", NULL, "bf16", "bf16", 256, 131072, "rtx-4090-24gb"), *doc, *pr;
+	const cJSON *f;
+
+	(void)state;
+	cJSON_AddStringToObject(p, "engine", "vllm");
+	cJSON_AddStringToObject(p, "engine_version", "0.7");
+	cJSON_AddNumberToObject(p, "num_gpus", 2);
+	cJSON_AddNumberToObject(p, "gpu_memory_utilization", 0.98);
+	cJSON_AddNumberToObject(p, "max_num_batched_tokens", 2048);
+	doc = check_ok("vllm", "engines/vllm-13061-r1-qwen14b-2x4090-tp2.log", p);
+	pr = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "plan"), "engine"), "predicted");
+	assert_true(num(pr, "weights_bytes") == 14980245504.0);
+	f = figure(doc, "weights_loaded_gib", 0);
+	assert_true(num(f, "reported") == 13.9476);
+	assert_true(fabs(num(f, "relative_difference")) < 0.001);
+	f = figure(doc, "kv_cache_tokens", 0);
+	assert_true(num(f, "reported") == 81536);
+	/* the RTX 4090's memory as the preset has it (the log does not print it): within 5% of the engine's tokens */
+	assert_true(fabs(num(f, "relative_difference")) < 0.05);
+	assert_true(summary_true(doc, "engine_refused_max_model_len"));
+	assert_false(summary_true(doc, "predicted_serves_max_model_len"));
+	cJSON_Delete(doc);
+}
+
 /* The forms a pasted log takes: markdown emphasis around the figures, a long worker prefix before a refusal (past
  * what a figure's text keeps), vLLM 0.21's CUDA-graph lines, SGLang's MLA "KV size" line. */
 static void test_log_forms(void **state)
@@ -694,6 +790,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_vllm_10517_20k),
 		cmocka_unit_test(test_vllm_10517_29k),
+		cmocka_unit_test(test_vllm_064_profile),
+		cmocka_unit_test(test_vllm_v0_sampler_peak),
+		cmocka_unit_test(test_vllm_07_tp2),
 		cmocka_unit_test(test_vllm_v07_budget),
 		cmocka_unit_test(test_vllm_v1_qwen3_14b),
 		cmocka_unit_test(test_vllm_25350),
