@@ -55,7 +55,8 @@ KERNELS_SRC := kernels/calib_common.c kernels/calib_cpu.c kernels/calib_ipc.c ke
 TYPES_SRC   := types/types.c
 SERVICE_SRC := service/service.c service/mps_defaults.c service/mps_suggest.c service/mps_plan.c service/mps_fit.c service/mps_capacity.c \
                service/mps_roofline.c service/mps_calib.c service/mps_k8s.c service/mps_engine.c service/mps_engine_check.c service/mps_tensors.c \
-               service/mps_nodes.c service/mps_observe.c service/mps_llamacpp.c service/mps_llamacpp_check.c service/mps_hub.c
+               service/mps_nodes.c service/mps_observe.c service/mps_observe_evaluate.c service/mps_llamacpp.c \
+               service/mps_llamacpp_check.c service/mps_hub.c
 CODEC_SRC   := codec/mpc_json.c codec/mpc_problem.c codec/mpc_formats.c codec/mpc_model.c codec/mpc_device.c codec/mpc_inference.c \
                codec/mpc_training.c codec/mpc_fit.c codec/mpc_capacity.c codec/mpc_roofline.c codec/mpc_svg.c codec/mpc_text.c codec/mpc_human.c codec/mpc_help.c \
                codec/mpc_store.c codec/mpc_calib.c codec/mpc_k8s.c codec/mpc_k8s_stream.c codec/mpc_slurm.c codec/mpc_engine.c codec/mpc_engine_log.c codec/mpc_tensors.c codec/mpc_fleet.c \
