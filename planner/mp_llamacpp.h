@@ -121,6 +121,8 @@ typedef struct mp_llamacpp_plan {
 	uint64_t k_bytes, v_bytes;			/* "K (type): X MiB, V (type): Y MiB", the non-SWA cache */
 	uint64_t k_bytes_swa, v_bytes_swa;		/* the SWA cache's */
 	uint64_t compute_bytes[MP_LLAMACPP_SLOTS];	/* "<dev> compute buffer size", modelled (see llamacpp.c) */
+	uint32_t sched_copies;				/* "sched copies = N": 4 (GGML_SCHED_MAX_COPIES) with pipeline
+							 * parallelism, else 1 */
 	uint64_t output_bytes;				/* "CPU output buffer size": logits and embeddings slots */
 	uint64_t total_bytes[MP_LLAMACPP_SLOTS];	/* model + KV + compute (+ output on the host) */
 } mp_llamacpp_plan;
@@ -148,8 +150,13 @@ mp_status mp_llamacpp_context(const mp_llamacpp_params *p, mp_llamacpp_plan *out
  * with n_embd_v_gqa (without flash attention V is transposed and every layer's V row is the widest), on the layer's
  * device (the host with -nkvo); an SWA layer's kv_size is min(n_ctx_seq, GGML_PAD(n_swa x (unified ? n_seq_max : 1)
  * + n_ubatch, 256)) (llama-kv-cache-iswa.cpp), n_ctx_seq with --swa-full.
+ * Compute buffers: a model of ggml-alloc's widest moment on each device and the split inputs the scheduler copies
+ * into it; with pipeline parallelism (several GPUs, every layer offloaded, KV offloaded, no override) sched_copies = 4
+ * and every input copy and host graph input is kept 4 times (llamacpp.c compute_bytes has the terms and their
+ * sources; tests/ref/llamacpp/README.md the error per class).
  * Worked example (tests/test_llamacpp.c, tests/ref/llamacpp/runs.json): the llama reference in q8_0, -c 4096 ->
- * CPU_Mapped 4.26 MiB, KV 8.00 MiB (K 4.00, V 4.00). Errors: those of mp_llamacpp_context, MP_EINVAL (a tensor's
+ * CPU_Mapped 4.26 MiB, KV 8.00 MiB (K 4.00, V 4.00); the llama reference in f16, -c 2048 -ngl 99 -ts 1,1 on two GPUs
+ * -> compute CPU 10.52, GPU0 16.02, GPU1 16.02 MiB (llama.cpp printed 10.55, 16.04, 15.55). Errors: those of mp_llamacpp_context, MP_EINVAL (a tensor's
  * layer beyond n_layer, a type that is not ggml's, more than 16 devices), MP_EOVERFLOW.
  */
 mp_status mp_llamacpp_plan_buffers(const mp_llamacpp_params *p, const mp_llamacpp_tensor *t, size_t n_tensors,
