@@ -190,9 +190,17 @@ static bool host_ffn(const mp_llamacpp_params *p)
  * output so ggml-alloc never reuses it (ggml_set_output in split_graph), above the moment. Without it the copy is
  * an ordinary node, freed after its last use, inside the moment.
  *
+ * -nkvo: the attention runs on the GPU with the host's K and V (the ops go where their inputs are computed; the cache
+ * is no weight), so each layer's whole K and V views are copied in for its attention: that moment (the layer input,
+ * Q, the output and the two copies) where it is wider than the feed-forward's.
+ *
+ * A device whose layers are cut into many splits (-nkvo, overrides) copies each mask in at the split of its kind's
+ * first layer and frees it after the last, so two kinds whose layers do not interleave hold one mask at a time.
+ *
  * Tensor overrides: the host runs the feed-forward of the layers whose FFN weights it keeps (the op goes where the
- * weight is: ggml_backend_sched_backend_id_from_cur "1.wgt"), so its moment is the masks beside the norm's output and
- * the gate and up activations of the kept width; a GPU whose layers' FFN are all on the host keeps the attention's
+ * weight is: ggml_backend_sched_backend_id_from_cur "1.wgt"), so its moment is the FFN's widest node (gate, up and
+ * their GLU product, of the kept width) beside the embeddings input, the gathers and any mask not yet copied to the
+ * GPU (the host's copy is freed once copied); a GPU whose layers' FFN are all on the host keeps the attention's
  * moment (the residual, the norm, q, the attention output and the split input the host returns, and K and V; a
  * MoE's selected experts' outputs, weighted and summed on the GPU).
  * Each term's source: src/llama-graph.cpp (build_attn_mha, build_ffn, build_moe_ffn, build_inp_embd).
@@ -202,20 +210,32 @@ static bool compute_bytes(const mp_llamacpp_params *p, const mp_llamacpp_plan *p
 	uint64_t T = pl->n_ubatch, n_kv = pl->n_ctx_seq;
 	uint64_t mask_bytes = p->flash_attn ? 2 : 4, mask, mask_all, ffn, attn, width, moe, peak, row = T * p->n_embd * 4;
 	uint64_t n_embd = p->n_embd, copies = pipeline_parallel(p, pl) ? 4 : 1, inputs, leafs;
-	uint32_t layers = 0;
-	bool full = false, swa = false, host_runs_ffn = host_ffn(p);
+	uint32_t layers = 0, first[2] = { UINT32_MAX, UINT32_MAX }, last[2] = { 0, 0 };
+	bool host_runs_ffn = host_ffn(p), many_splits = copies == 1 && (!p->kv_offload || host_runs_ffn);
+	uint64_t kind_mask[2];
 
-	for (uint32_t il = 0; il < p->n_layer; il++)
-		if (pl->layer_device[il] == slot) {
+	/* the attention masks: n_kv x n_ubatch (build_attn_inp_kq_mask; f16 for flash attention), one per cache kind
+	 * (0 the full cache, 1 the SWA cache) */
+	kind_mask[0] = n_kv * T * mask_bytes;
+	kind_mask[1] = (uint64_t)pl->kv_size_swa * T * mask_bytes;
+	for (uint32_t il = 0; il < p->n_layer; il++) {
+		uint32_t k = p->is_swa[il] && pl->kv_size_swa ? 1 : 0;
+		if (pl->layer_device[il] == slot)
 			layers++;
-			if (p->is_swa[il] && pl->kv_size_swa)
-				swa = true;
-			else
-				full = true;
+		if (pl->layer_device[il] == slot || slot == 0) {
+			if (first[k] == UINT32_MAX)
+				first[k] = il;
+			last[k] = il;
 		}
-	/* the attention masks: n_kv x n_ubatch (build_attn_inp_kq_mask; f16 for flash attention), one per cache */
-	mask_all = n_kv * T * mask_bytes + (uint64_t)pl->kv_size_swa * T * mask_bytes;
-	mask = slot == 0 ? mask_all : (full ? n_kv * T * mask_bytes : 0) + (swa ? (uint64_t)pl->kv_size_swa * T * mask_bytes : 0);
+	}
+	mask_all = kind_mask[0] + kind_mask[1];
+	mask = slot == 0 ? mask_all : (first[0] != UINT32_MAX ? kind_mask[0] : 0) + (first[1] != UINT32_MAX ? kind_mask[1] : 0);
+	/* a device whose layers are cut into many splits (-nkvo, overrides) copies each mask in at the split of its first
+	 * layer and frees it after its last: two kinds whose layers do not interleave (gemma3's 5 SWA layers, then one
+	 * full) never hold their masks at once */
+	if (slot != 0 && many_splits && first[0] != UINT32_MAX && first[1] != UINT32_MAX &&
+	    (last[0] < first[1] || last[1] < first[0]))
+		mask = kind_mask[0] > kind_mask[1] ? kind_mask[0] : kind_mask[1];
 	/* the graph inputs the host sets (llama-graph.cpp: tokens, the n_embd x n_tokens embeddings input, positions,
 	 * the masks) */
 	leafs = mask_all + row + 2 * T * 4;
@@ -237,7 +257,18 @@ static bool compute_bytes(const mp_llamacpp_params *p, const mp_llamacpp_plan *p
 			 * the kept width (the selected experts' for -ot exps and --n-cpu-moe) */
 			uint64_t w = p->override == MP_LLAMACPP_OT_FFN && p->n_ff > (uint64_t)p->n_ff_exp * p->n_expert_used
 					     ? p->n_ff : (uint64_t)p->n_ff_exp * p->n_expert_used;
-			uint64_t f = mask + row + T * 4 * (p->plain_ffn ? 1 : 2) * w;
+			uint64_t pending = 0, f;
+			/* a host mask is freed once copied to the GPU (its one child is the copy's dependency, ggml-backend.cpp
+			 * split_graph): at layer 0's feed-forward only the masks of a kind whose first layer comes later are
+			 * still held */
+			for (int k = 0; k < 2; k++)
+				if (first[k] != UINT32_MAX && first[k] > 0)
+					pending += kind_mask[k];
+			/* the embeddings input (a leaf no node reads: never freed), the gathers, and the feed-forward's widest
+			 * node: gate, up and their GLU product (ggml-alloc places no GLU in place), or a plain block's norm
+			 * output, its up activation (GELU in place) and its down output */
+			f = pending + row + (p->learned_positions ? 2 : 1) * row +
+			    (p->plain_ffn ? T * 4 * w + 2 * row : T * 4 * 3 * w);
 			if (f > *out)
 				*out = f;
 		}
@@ -264,6 +295,19 @@ static bool compute_bytes(const mp_llamacpp_params *p, const mp_llamacpp_plan *p
 	/* a GPU does not hold the host's token-embedding gather */
 	if (slot != 0 && peak > row)
 		peak -= row;
+	if (slot != 0 && !p->kv_offload) {
+		/* -nkvo: the attention reads the host's cache, and the scheduler copies the layer's whole K and V views
+		 * (n_kv cells) into the GPU at the start of the attention's split, beside the layer input, Q (a view of the
+		 * fused qkv output where there is one) and the attention's output */
+		uint64_t krow, vrow, q = p->fused_qkv ? (uint64_t)n_embd + p->n_embd_k_gqa[0] + p->n_embd_v_gqa[0] : n_embd;
+		uint64_t kv_copy;
+		if (!mp_ggml_row_bytes(p->type_k, p->n_embd_k_gqa[0], &krow) ||
+		    !mp_ggml_row_bytes(p->type_v, p->n_embd_v_gqa[0], &vrow))
+			return false;
+		kv_copy = T * 4 * (2 * n_embd + q) + n_kv * (krow + vrow);
+		if (kv_copy > peak)
+			peak = kv_copy;
+	}
 	if (slot == 0 || copies == 1) {
 		*out = mask + peak + T * 16;
 		return true;

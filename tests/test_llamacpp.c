@@ -4,8 +4,8 @@
  * llama-cpp-python 0.3.36's sdist, CPU backend, RPC servers standing in for GPUs; transformers 5.24 building each
  * reference model). For every reference run: the model and KV buffers equal what llama.cpp printed (MiB to two
  * decimals, as it prints them), the context's n_ctx / n_ctx_seq / n_batch / n_ubatch equal, the compute buffers
- * within their class's bound (10% for the whole model on one device, partial offloads and pipeline parallelism;
- * -nkvo and tensor overrides wider, README.md says why; the table goes to stdout). Every GGUF and safetensors header is read and its tensors matched one by
+ * within their class's bound (10% for the whole model on one device, partial offloads, -nkvo and pipeline
+ * parallelism; 18% for tensor overrides, tests/ref/llamacpp/README.md says why; the table goes to stdout). Every GGUF and safetensors header is read and its tensors matched one by
  * one against the model's inventory; the safetensors tensors' bytes sum to the plan's weights.
  */
 #include <setjmp.h>
@@ -322,7 +322,7 @@ static void mib(char *buf, size_t len, uint64_t bytes)
 enum { CLASS_FULL, CLASS_PARTIAL, CLASS_NKVO, CLASS_OVERRIDE, CLASS_PIPELINE, N_CLASSES };
 static const char *const class_names[N_CLASSES] = { "whole model on one device", "partial offload", "-nkvo",
 						    "tensor overrides", "pipeline parallelism" };
-static const double class_bound[N_CLASSES] = { 0.10, 0.10, 0.22, 0.38, 0.10 };
+static const double class_bound[N_CLASSES] = { 0.10, 0.10, 0.10, 0.18, 0.10 };
 
 static int compute_class(const mp_llamacpp_params *p, const mp_llamacpp_plan *pl)
 {
