@@ -159,8 +159,8 @@ static mp_status tensor_slots(const mp_llamacpp_params *p, const mp_llamacpp_pla
  */
 static bool pipeline_parallel(const mp_llamacpp_params *p, const mp_llamacpp_plan *pl)
 {
-	return p->n_devices > 1 && pl->gpu_layers > p->n_layer && p->kv_offload && p->override == MP_LLAMACPP_OT_NONE &&
-	       p->n_cpu_moe == 0;
+	return !p->no_pipeline && p->n_devices > 1 && pl->gpu_layers > p->n_layer && p->kv_offload &&
+	       p->override == MP_LLAMACPP_OT_NONE && p->n_cpu_moe == 0;
 }
 
 /* Whether the host keeps the feed-forward weights of some offloaded layer (-ot ffn_.*, -ot exps, --n-cpu-moe). */
@@ -472,9 +472,37 @@ static bool fits(const mp_llamacpp_params *p, const mp_llamacpp_plan *pl, const 
 	return true;
 }
 
+/*
+ * The plan of q in *out and whether it fits; a pipeline-parallel plan that does not is planned again without it, as
+ * llama.cpp does when the compute buffers fail to allocate (llama-context.cpp sched_reserve: "compute buffer
+ * allocation failed, retrying without pipeline parallelism"), and *out says so (pipeline_fallback).
+ */
+static mp_status plan_fits(mp_llamacpp_params *q, const mp_llamacpp_tensor *t, size_t n_tensors, const uint64_t *budget,
+			   mp_llamacpp_plan *out, bool *ok, mp_error *err)
+{
+	mp_status st;
+	bool was = q->no_pipeline;
+
+	if ((st = mp_llamacpp_plan_buffers(q, t, n_tensors, out, err)) != MP_OK)
+		return st;
+	*ok = fits(q, out, budget);
+	if (*ok || out->sched_copies == 1)
+		return MP_OK;
+	q->no_pipeline = true;
+	st = mp_llamacpp_plan_buffers(q, t, n_tensors, out, err);
+	q->no_pipeline = was;
+	if (st != MP_OK)
+		return st;
+	*ok = fits(q, out, budget);
+	out->pipeline_fallback = true;
+	return MP_OK;
+}
+
 mp_status mp_llamacpp_max_gpu_layers(const mp_llamacpp_params *p, const mp_llamacpp_tensor *t, size_t n_tensors,
 				     const uint64_t *budget_bytes, int32_t *ngl, mp_llamacpp_plan *out, mp_error *err)
 {
+	bool ok;
+
 	mp_llamacpp_params q = *p;
 	mp_status st;
 
@@ -483,9 +511,9 @@ mp_status mp_llamacpp_max_gpu_layers(const mp_llamacpp_params *p, const mp_llama
 	{
 		int32_t lo = 0, hi = (int32_t)p->n_layer + 1;
 		q.n_gpu_layers = hi;
-		if ((st = mp_llamacpp_plan_buffers(&q, t, n_tensors, out, err)) != MP_OK)
+		if ((st = plan_fits(&q, t, n_tensors, budget_bytes, out, &ok, err)) != MP_OK)
 			return st;
-		if (fits(&q, out, budget_bytes)) {
+		if (ok) {
 			*ngl = hi;
 			return MP_OK;
 		}
@@ -518,23 +546,24 @@ mp_status mp_llamacpp_max_context(const mp_llamacpp_params *p, const mp_llamacpp
 	uint32_t lo = 0, hi = limit / step;
 	mp_llamacpp_plan pl;
 	mp_status st;
+	bool ok;
 
 	*n_ctx = 0;
 	if (hi == 0)
 		return MP_OK;
 	q.n_ctx = hi * step;
-	if ((st = mp_llamacpp_plan_buffers(&q, t, n_tensors, &pl, err)) != MP_OK)
+	if ((st = plan_fits(&q, t, n_tensors, budget_bytes, &pl, &ok, err)) != MP_OK)
 		return st;
-	if (fits(&q, &pl, budget_bytes)) {
+	if (ok) {
 		*n_ctx = hi * step;
 		return MP_OK;
 	}
 	while (hi - lo > 1) {
 		uint32_t mid = lo + (hi - lo) / 2;
 		q.n_ctx = mid * step;
-		if ((st = mp_llamacpp_plan_buffers(&q, t, n_tensors, &pl, err)) != MP_OK)
+		if ((st = plan_fits(&q, t, n_tensors, budget_bytes, &pl, &ok, err)) != MP_OK)
 			return st;
-		if (fits(&q, &pl, budget_bytes))
+		if (ok)
 			lo = mid;
 		else
 			hi = mid;

@@ -510,6 +510,71 @@ static void test_runs(void **state)
 	assert_int_equal(failures, 0);
 }
 
+/* The worked example of mp_llamacpp_max_gpu_layers: llama.cpp's retry without pipeline parallelism. The llama reference
+ * in f16, -c 2048, two GPUs -ts 1,1: with each GPU's budget the total of the plan without pipeline parallelism, every
+ * layer still fits (sched_copies 1, pipeline_fallback); with the pipeline plan's totals, the 4 copies are kept. */
+static void test_pipeline_fallback(void **state)
+{
+	static const char *const argv[] = { "-c", "2048", "-ngl", "99", "-ts", "1,1" };
+	cJSON *args = cJSON_CreateStringArray(argv, 6);
+	mpm_gguf g;
+	mp_llamacpp_params *p = calloc(1, sizeof(*p));
+	mp_llamacpp_plan *pp = calloc(1, sizeof(*pp)), *flat = calloc(1, sizeof(*flat)), *best = calloc(1, sizeof(*best));
+	mp_llamacpp_tensor *t;
+	size_t nt;
+	mp_error err = MP_ERROR_INIT;
+	uint64_t budget[MP_LLAMACPP_SLOTS] = { 0 };
+	int32_t ngl;
+	uint32_t ctx;
+	bool repack;
+	char got[32];
+	(void)state;
+
+	assert_non_null(args);
+	load_gguf("llama-f16", &g);
+	assert_int_equal(mpm_gguf_llamacpp(&g, "/model", p, &t, &nt, &err), MP_OK);
+	launch_of(args, 2, false, p, &repack);
+	assert_int_equal(mp_llamacpp_plan_buffers(p, t, nt, pp, &err), MP_OK);
+	assert_int_equal(pp->sched_copies, 4);
+	p->no_pipeline = true;
+	assert_int_equal(mp_llamacpp_plan_buffers(p, t, nt, flat, &err), MP_OK);
+	p->no_pipeline = false;
+	assert_int_equal(flat->sched_copies, 1);
+	mib(got, sizeof(got), pp->compute_bytes[1]);
+	assert_string_equal(got, "16.02");
+	mib(got, sizeof(got), flat->compute_bytes[1]);
+	assert_string_equal(got, "8.01");
+	/* budgets of the plan without pipeline parallelism: every layer, llama.cpp's retry */
+	budget[1] = flat->total_bytes[1];
+	budget[2] = flat->total_bytes[2];
+	assert_int_equal(mp_llamacpp_max_gpu_layers(p, t, nt, budget, &ngl, best, &err), MP_OK);
+	assert_int_equal(ngl, (int32_t)p->n_layer + 1);
+	assert_int_equal(best->sched_copies, 1);
+	assert_true(best->pipeline_fallback);
+	p->n_gpu_layers = -1;
+	assert_int_equal(mp_llamacpp_max_context(p, t, nt, budget, 2048, &ctx, &err), MP_OK);
+	assert_int_equal(ctx, 2048);
+	/* the pipeline plan's budgets: the 4 copies are kept */
+	budget[1] = pp->total_bytes[1];
+	budget[2] = pp->total_bytes[2];
+	assert_int_equal(mp_llamacpp_max_gpu_layers(p, t, nt, budget, &ngl, best, &err), MP_OK);
+	assert_int_equal(ngl, (int32_t)p->n_layer + 1);
+	assert_int_equal(best->sched_copies, 4);
+	assert_false(best->pipeline_fallback);
+	/* a byte less than the plan without it on the first GPU: not every layer */
+	budget[1] = flat->total_bytes[1] - 1;
+	budget[2] = flat->total_bytes[2];
+	assert_int_equal(mp_llamacpp_max_gpu_layers(p, t, nt, budget, &ngl, best, &err), MP_OK);
+	assert_true(ngl < (int32_t)p->n_layer + 1);
+	cJSON_Delete(args);
+	free(t);
+	free(p);
+	free(pp);
+	free(flat);
+	free(best);
+	mpm_gguf_free(&g);
+}
+
 /* bad input: a 422-style MP_EINVAL naming the byte or the tensor and the rule, never a read past the buffer (the
  * fuzzers' regression inputs, fuzz/regress, and every prefix of a real header) */
 static void test_bad_input(void **state)
@@ -585,6 +650,7 @@ int main(void)
 		cmocka_unit_test(test_gguf_inventory_match),
 		cmocka_unit_test(test_safetensors),
 		cmocka_unit_test(test_runs),
+		cmocka_unit_test(test_pipeline_fallback),
 		cmocka_unit_test(test_bad_input),
 	};
 	if (getenv("MEMPLAN_TEST_FILTER"))
