@@ -152,31 +152,94 @@ static mp_status tensor_slots(const mp_llamacpp_params *p, const mp_llamacpp_pla
 }
 
 /*
+ * Pipeline parallelism (llama-context.cpp llama_context: more than one device, every layer and the output offloaded
+ * (n_gpu_layers > n_layer), --split-mode layer, the KV offloaded, no tensor override): the scheduler then keeps
+ * GGML_SCHED_MAX_COPIES = 4 copies of every graph input and of every split's inputs (ggml-backend.cpp
+ * ggml_backend_sched_new, split_graph passes 5 and 6), so the next ubatch can be set while one computes.
+ */
+static bool pipeline_parallel(const mp_llamacpp_params *p, const mp_llamacpp_plan *pl)
+{
+	return !p->no_pipeline && p->n_devices > 1 && pl->gpu_layers > p->n_layer && p->kv_offload &&
+	       p->override == MP_LLAMACPP_OT_NONE && p->n_cpu_moe == 0;
+}
+
+/* Whether the host keeps the feed-forward weights of some offloaded layer (-ot ffn_.*, -ot exps, --n-cpu-moe). */
+static bool host_ffn(const mp_llamacpp_params *p)
+{
+	return p->override == MP_LLAMACPP_OT_FFN || (p->n_expert && (p->override == MP_LLAMACPP_OT_EXPERTS || p->n_cpu_moe));
+}
+
+/*
  * The compute buffer a graph reserve takes on each device (llama-context.cpp sched_reserve: the worst case is n_ubatch
  * tokens of one sequence with one output). A model, not the allocator: ggml-alloc places the graph's tensors with
- * reuse, so the reserve is the widest moment of the graph. Measured against llama.cpp's CPU backend
- * (tests/ref/llamacpp/runs.json): the peak holds the attention mask (n_kv x n_ubatch, f16 with flash attention, f32
- * without; one per cache of an SWA model), and either the feed-forward moment (the layer input and the residual, the
- * norm's output, and three n_ff-wide activations: gate, up and their product, fp32, per token) or, without flash
- * attention, the score matrix (n_kv x n_ubatch x n_head, fp32) with the attention's inputs. A device that holds no
- * layer still reserves its share of the inputs. Each term's source: src/llama-graph.cpp (build_attn_mha, build_ffn,
- * build_moe_ffn, build_attn_inp_kq_mask).
+ * reuse, so the reserve is the widest moment of the graph, plus what the scheduler keeps beside it. Measured against
+ * llama.cpp's CPU and RPC backends (tests/ref/llamacpp/runs.json; tests/ref/llamacpp/README.md has the errors per class).
+ *
+ * A device that runs layers: its attention masks (n_kv x n_ubatch, f16 with flash attention, f32 without;
+ * build_attn_inp_kq_mask, one per cache kind its layers use: the host holds every mask, as the inputs are set there),
+ * and either the feed-forward moment (the layer input and the residual, the norm's output and its copy, and three
+ * n_ff-wide activations: gate, up and their product, fp32, per token) or, without flash attention, the score matrix
+ * (n_kv x n_ubatch x n_head, fp32) with the attention's inputs. A GPU does not hold the host's token-embedding
+ * gather (one n_embd row per token less). A GPU that runs one layer only, its input a split input the scheduler
+ * copied from the device before (ggml-backend.cpp split_graph pass 5), has no earlier layer's freed blocks to
+ * place the moment among: two activations of the width and two rows of n_embd.
+ *
+ * The scheduler's copies: every tensor a split reads from another device is copied into the split's device (the
+ * residual stream or the gathered embeddings, the masks, the positions); with pipeline parallelism each such copy and
+ * each graph input on the host (tokens, positions, the embeddings input, the masks) is kept 4 times, flagged
+ * output so ggml-alloc never reuses it (ggml_set_output in split_graph), above the moment. Without it the copy is
+ * an ordinary node, freed after its last use, inside the moment.
+ *
+ * -nkvo: the attention runs on the GPU with the host's K and V (the ops go where their inputs are computed; the cache
+ * is no weight), so each layer's whole K and V views are copied in for its attention: that moment (the layer input,
+ * Q, the output and the two copies) where it is wider than the feed-forward's.
+ *
+ * A device whose layers are cut into many splits (-nkvo, overrides) copies each mask in at the split of its kind's
+ * first layer and frees it after the last, so two kinds whose layers do not interleave hold one mask at a time.
+ *
+ * Tensor overrides: the host runs the feed-forward of the layers whose FFN weights it keeps (the op goes where the
+ * weight is: ggml_backend_sched_backend_id_from_cur "1.wgt"), so its moment is the FFN's widest node (gate, up and
+ * their GLU product, of the kept width) beside the embeddings input, the gathers and any mask not yet copied to the
+ * GPU (the host's copy is freed once copied); a GPU whose layers' FFN are all on the host keeps the attention's
+ * moment (the residual, the norm, q, the attention output and the split input the host returns, and K and V; a
+ * MoE's selected experts' outputs, weighted and summed on the GPU).
+ * Each term's source: src/llama-graph.cpp (build_attn_mha, build_ffn, build_moe_ffn, build_inp_embd).
  */
 static bool compute_bytes(const mp_llamacpp_params *p, const mp_llamacpp_plan *pl, uint32_t slot, uint64_t *out)
 {
 	uint64_t T = pl->n_ubatch, n_kv = pl->n_ctx_seq;
-	uint64_t mask_bytes = p->flash_attn ? 2 : 4, mask, ffn, attn, width, moe, peak;
-	uint64_t n_embd = p->n_embd;
-	bool has_layers = false;
+	uint64_t mask_bytes = p->flash_attn ? 2 : 4, mask, mask_all, ffn, attn, width, moe, peak, row = T * p->n_embd * 4;
+	uint64_t n_embd = p->n_embd, copies = pipeline_parallel(p, pl) ? 4 : 1, inputs, leafs;
+	uint32_t layers = 0, first[2] = { UINT32_MAX, UINT32_MAX }, last[2] = { 0, 0 };
+	bool host_runs_ffn = host_ffn(p), many_splits = copies == 1 && (!p->kv_offload || host_runs_ffn);
+	uint64_t kind_mask[2];
 
-	for (uint32_t il = 0; il < p->n_layer; il++)
+	/* the attention masks: n_kv x n_ubatch (build_attn_inp_kq_mask; f16 for flash attention), one per cache kind
+	 * (0 the full cache, 1 the SWA cache) */
+	kind_mask[0] = n_kv * T * mask_bytes;
+	kind_mask[1] = (uint64_t)pl->kv_size_swa * T * mask_bytes;
+	for (uint32_t il = 0; il < p->n_layer; il++) {
+		uint32_t k = p->is_swa[il] && pl->kv_size_swa ? 1 : 0;
 		if (pl->layer_device[il] == slot)
-			has_layers = true;
-	/* the attention masks: n_kv x n_ubatch (build_attn_inp_kq_mask; f16 for flash attention), one per cache */
-	mask = n_kv * T * mask_bytes;
-	if (pl->kv_size_swa)
-		mask += (uint64_t)pl->kv_size_swa * T * mask_bytes;
-	if (!has_layers) {
+			layers++;
+		if (pl->layer_device[il] == slot || slot == 0) {
+			if (first[k] == UINT32_MAX)
+				first[k] = il;
+			last[k] = il;
+		}
+	}
+	mask_all = kind_mask[0] + kind_mask[1];
+	mask = slot == 0 ? mask_all : (first[0] != UINT32_MAX ? kind_mask[0] : 0) + (first[1] != UINT32_MAX ? kind_mask[1] : 0);
+	/* a device whose layers are cut into many splits (-nkvo, overrides) copies each mask in at the split of its first
+	 * layer and frees it after its last: two kinds whose layers do not interleave (gemma3's 5 SWA layers, then one
+	 * full) never hold their masks at once */
+	if (slot != 0 && many_splits && first[0] != UINT32_MAX && first[1] != UINT32_MAX &&
+	    (last[0] < first[1] || last[1] < first[0]))
+		mask = kind_mask[0] > kind_mask[1] ? kind_mask[0] : kind_mask[1];
+	/* the graph inputs the host sets (llama-graph.cpp: tokens, the n_embd x n_tokens embeddings input, positions,
+	 * the masks) */
+	leafs = mask_all + row + 2 * T * 4;
+	if (layers == 0) {
 		if (slot != 0) {
 			*out = 0; /* a GPU that holds only the output layer: its logits row (one output) */
 			return true;
@@ -184,9 +247,31 @@ static bool compute_bytes(const mp_llamacpp_params *p, const mp_llamacpp_plan *p
 		/* the host with every layer offloaded: the inputs (the masks, the token embeddings it gathers); with -nkvo the
 		 * attention runs where the cache is, and a fused qkv projection's output comes over whole (K and V are views
 		 * of it) */
-		*out = mask + (p->learned_positions ? 3 : 2) * T * n_embd * 4;
+		*out = mask + (p->learned_positions ? 3 : 2) * row;
 		if (!p->kv_offload && p->fused_qkv)
 			*out += T * 4 * ((uint64_t)n_embd + p->n_embd_k_gqa[0] + p->n_embd_v_gqa[0]);
+		if (copies > 1) /* the inputs kept 4 times, the gathers once */
+			*out = copies * leafs + (p->learned_positions ? 2 : 1) * row;
+		if (host_runs_ffn) {
+			/* the feed-forward of the kept layers: the norm's output (or its copy) and the gate and up activations of
+			 * the kept width (the selected experts' for -ot exps and --n-cpu-moe) */
+			uint64_t w = p->override == MP_LLAMACPP_OT_FFN && p->n_ff > (uint64_t)p->n_ff_exp * p->n_expert_used
+					     ? p->n_ff : (uint64_t)p->n_ff_exp * p->n_expert_used;
+			uint64_t pending = 0, f;
+			/* a host mask is freed once copied to the GPU (its one child is the copy's dependency, ggml-backend.cpp
+			 * split_graph): at layer 0's feed-forward only the masks of a kind whose first layer comes later are
+			 * still held */
+			for (int k = 0; k < 2; k++)
+				if (first[k] != UINT32_MAX && first[k] > 0)
+					pending += kind_mask[k];
+			/* the embeddings input (a leaf no node reads: never freed), the gathers, and the feed-forward's widest
+			 * node: gate, up and their GLU product (ggml-alloc places no GLU in place), or a plain block's norm
+			 * output, its up activation (GELU in place) and its down output */
+			f = pending + row + (p->learned_positions ? 2 : 1) * row +
+			    (p->plain_ffn ? T * 4 * w + 2 * row : T * 4 * 3 * w);
+			if (f > *out)
+				*out = f;
+		}
 		return true;
 	}
 	/* the feed-forward moment: the layer input, the residual, the norm's output and its copy, and three activations
@@ -195,14 +280,44 @@ static bool compute_bytes(const mp_llamacpp_params *p, const mp_llamacpp_plan *p
 	width = p->n_ff > moe ? p->n_ff : moe;
 	/* a plain feed-forward block (up, GELU, down: gpt2) keeps two activations of its width and none of the layer's */
 	ffn = p->plain_ffn ? T * 4 * (2 * width) : T * 4 * (3 * width + 4 * n_embd);
+	if (slot != 0 && layers == 1 && copies == 1)
+		ffn = T * 4 * ((p->plain_ffn ? 1 : 2) * width + 3 * n_embd);
+	if (slot != 0 && p->override == MP_LLAMACPP_OT_FFN)
+		/* the FFN runs on the host: the attention's moment (residual, norm, q, output, the FFN's result copied
+		 * back; K and V); a MoE's experts' outputs come back unweighted (n_embd x n_expert_used per token: the
+		 * weighting and the sum have no weight of their own and run on the GPU) */
+		ffn = T * 4 * (5 * n_embd + p->n_embd_k_gqa[0] + p->n_embd_v_gqa[0] +
+			       (p->n_expert ? (uint64_t)n_embd * p->n_expert_used : 0));
 	/* without flash attention: the scores (n_kv x n_ubatch x n_head, fp32, softmax in place) and the attention's
 	 * inputs */
 	attn = p->flash_attn ? 0 : n_kv * T * p->n_head * 4 + T * 4 * (4 * n_embd);
 	peak = ffn > attn ? ffn : attn;
 	/* a GPU does not hold the host's token-embedding gather */
-	if (slot != 0 && peak > T * n_embd * 4)
-		peak -= T * n_embd * 4;
-	*out = mask + peak + T * 16;
+	if (slot != 0 && peak > row)
+		peak -= row;
+	if (slot != 0 && !p->kv_offload) {
+		/* -nkvo: the attention reads the host's cache, and the scheduler copies the layer's whole K and V views
+		 * (n_kv cells) into the GPU at the start of the attention's split, beside the layer input, Q (a view of the
+		 * fused qkv output where there is one) and the attention's output */
+		uint64_t krow, vrow, q = p->fused_qkv ? (uint64_t)n_embd + p->n_embd_k_gqa[0] + p->n_embd_v_gqa[0] : n_embd;
+		uint64_t kv_copy;
+		if (!mp_ggml_row_bytes(p->type_k, p->n_embd_k_gqa[0], &krow) ||
+		    !mp_ggml_row_bytes(p->type_v, p->n_embd_v_gqa[0], &vrow))
+			return false;
+		kv_copy = T * 4 * (2 * n_embd + q) + n_kv * (krow + vrow);
+		if (kv_copy > peak)
+			peak = kv_copy;
+	}
+	if (slot == 0 || copies == 1) {
+		*out = mask + peak + T * 16;
+		return true;
+	}
+	/* pipeline parallelism: the split's inputs (the masks of its layers, the layer input: the previous device's
+	 * residual, or the host's gathers for the first, the positions) kept 4 times beside the moment */
+	inputs = mask + row + T * 4;
+	if (p->learned_positions && pl->layer_device[0] == slot)
+		inputs += row;
+	*out = copies * inputs + peak + T * 16;
 	return true;
 }
 
@@ -339,6 +454,7 @@ mp_status mp_llamacpp_plan_buffers(const mp_llamacpp_params *p, const mp_llamacp
 	/* output buffer (llama-context.cpp output_reserve): logits of n_seq_max outputs, fp32 */
 	out->output_bytes = (uint64_t)p->n_vocab * (p->n_seq_max ? p->n_seq_max : 1) * 4;
 
+	out->sched_copies = pipeline_parallel(p, out) ? 4 : 1;
 	for (uint32_t s = 0; s <= p->n_devices; s++) {
 		if (!compute_bytes(p, out, s, &out->compute_bytes[s]))
 			return mp_fail(err, MP_EOVERFLOW, "/model", "the compute buffer overflows");
@@ -356,9 +472,37 @@ static bool fits(const mp_llamacpp_params *p, const mp_llamacpp_plan *pl, const 
 	return true;
 }
 
+/*
+ * The plan of q in *out and whether it fits; a pipeline-parallel plan that does not is planned again without it, as
+ * llama.cpp does when the compute buffers fail to allocate (llama-context.cpp sched_reserve: "compute buffer
+ * allocation failed, retrying without pipeline parallelism"), and *out says so (pipeline_fallback).
+ */
+static mp_status plan_fits(mp_llamacpp_params *q, const mp_llamacpp_tensor *t, size_t n_tensors, const uint64_t *budget,
+			   mp_llamacpp_plan *out, bool *ok, mp_error *err)
+{
+	mp_status st;
+	bool was = q->no_pipeline;
+
+	if ((st = mp_llamacpp_plan_buffers(q, t, n_tensors, out, err)) != MP_OK)
+		return st;
+	*ok = fits(q, out, budget);
+	if (*ok || out->sched_copies == 1)
+		return MP_OK;
+	q->no_pipeline = true;
+	st = mp_llamacpp_plan_buffers(q, t, n_tensors, out, err);
+	q->no_pipeline = was;
+	if (st != MP_OK)
+		return st;
+	*ok = fits(q, out, budget);
+	out->pipeline_fallback = true;
+	return MP_OK;
+}
+
 mp_status mp_llamacpp_max_gpu_layers(const mp_llamacpp_params *p, const mp_llamacpp_tensor *t, size_t n_tensors,
 				     const uint64_t *budget_bytes, int32_t *ngl, mp_llamacpp_plan *out, mp_error *err)
 {
+	bool ok;
+
 	mp_llamacpp_params q = *p;
 	mp_status st;
 
@@ -367,9 +511,9 @@ mp_status mp_llamacpp_max_gpu_layers(const mp_llamacpp_params *p, const mp_llama
 	{
 		int32_t lo = 0, hi = (int32_t)p->n_layer + 1;
 		q.n_gpu_layers = hi;
-		if ((st = mp_llamacpp_plan_buffers(&q, t, n_tensors, out, err)) != MP_OK)
+		if ((st = plan_fits(&q, t, n_tensors, budget_bytes, out, &ok, err)) != MP_OK)
 			return st;
-		if (fits(&q, out, budget_bytes)) {
+		if (ok) {
 			*ngl = hi;
 			return MP_OK;
 		}
@@ -402,23 +546,24 @@ mp_status mp_llamacpp_max_context(const mp_llamacpp_params *p, const mp_llamacpp
 	uint32_t lo = 0, hi = limit / step;
 	mp_llamacpp_plan pl;
 	mp_status st;
+	bool ok;
 
 	*n_ctx = 0;
 	if (hi == 0)
 		return MP_OK;
 	q.n_ctx = hi * step;
-	if ((st = mp_llamacpp_plan_buffers(&q, t, n_tensors, &pl, err)) != MP_OK)
+	if ((st = plan_fits(&q, t, n_tensors, budget_bytes, &pl, &ok, err)) != MP_OK)
 		return st;
-	if (fits(&q, &pl, budget_bytes)) {
+	if (ok) {
 		*n_ctx = hi * step;
 		return MP_OK;
 	}
 	while (hi - lo > 1) {
 		uint32_t mid = lo + (hi - lo) / 2;
 		q.n_ctx = mid * step;
-		if ((st = mp_llamacpp_plan_buffers(&q, t, n_tensors, &pl, err)) != MP_OK)
+		if ((st = plan_fits(&q, t, n_tensors, budget_bytes, &pl, &ok, err)) != MP_OK)
 			return st;
-		if (fits(&q, &pl, budget_bytes))
+		if (ok)
 			lo = mid;
 		else
 			hi = mid;

@@ -94,6 +94,8 @@ typedef struct mp_llamacpp_params {
 	uint32_t type_k, type_v;		/* ggml types (f16 default) */
 	bool flash_attn;			/* resolved: on, or auto on a backend that runs it */
 	bool swa_full;				/* --swa-full */
+	bool no_pipeline;			/* plan as llama.cpp's retry without pipeline parallelism (its compute
+						 * buffers failed to allocate with 4 copies); false: as it first tries */
 } mp_llamacpp_params;
 
 /* Figures per device: index 0 is the host (llama.cpp's "CPU"), 1.. the GPUs in order. */
@@ -121,6 +123,10 @@ typedef struct mp_llamacpp_plan {
 	uint64_t k_bytes, v_bytes;			/* "K (type): X MiB, V (type): Y MiB", the non-SWA cache */
 	uint64_t k_bytes_swa, v_bytes_swa;		/* the SWA cache's */
 	uint64_t compute_bytes[MP_LLAMACPP_SLOTS];	/* "<dev> compute buffer size", modelled (see llamacpp.c) */
+	uint32_t sched_copies;				/* "sched copies = N": 4 (GGML_SCHED_MAX_COPIES) with pipeline
+							 * parallelism, else 1 */
+	bool pipeline_fallback;				/* set by the searches below: the pipeline-parallel plan did not
+							 * fit and this is llama.cpp's retry without it */
 	uint64_t output_bytes;				/* "CPU output buffer size": logits and embeddings slots */
 	uint64_t total_bytes[MP_LLAMACPP_SLOTS];	/* model + KV + compute (+ output on the host) */
 } mp_llamacpp_plan;
@@ -148,8 +154,13 @@ mp_status mp_llamacpp_context(const mp_llamacpp_params *p, mp_llamacpp_plan *out
  * with n_embd_v_gqa (without flash attention V is transposed and every layer's V row is the widest), on the layer's
  * device (the host with -nkvo); an SWA layer's kv_size is min(n_ctx_seq, GGML_PAD(n_swa x (unified ? n_seq_max : 1)
  * + n_ubatch, 256)) (llama-kv-cache-iswa.cpp), n_ctx_seq with --swa-full.
+ * Compute buffers: a model of ggml-alloc's widest moment on each device and the split inputs the scheduler copies
+ * into it; with pipeline parallelism (several GPUs, every layer offloaded, KV offloaded, no override) sched_copies = 4
+ * and every input copy and host graph input is kept 4 times (llamacpp.c compute_bytes has the terms and their
+ * sources; tests/ref/llamacpp/README.md the error per class).
  * Worked example (tests/test_llamacpp.c, tests/ref/llamacpp/runs.json): the llama reference in q8_0, -c 4096 ->
- * CPU_Mapped 4.26 MiB, KV 8.00 MiB (K 4.00, V 4.00). Errors: those of mp_llamacpp_context, MP_EINVAL (a tensor's
+ * CPU_Mapped 4.26 MiB, KV 8.00 MiB (K 4.00, V 4.00); the llama reference in f16, -c 2048 -ngl 99 -ts 1,1 on two GPUs
+ * -> compute CPU 10.52, GPU0 16.02, GPU1 16.02 MiB (llama.cpp printed 10.55, 16.04, 15.55). Errors: those of mp_llamacpp_context, MP_EINVAL (a tensor's
  * layer beyond n_layer, a type that is not ggml's, more than 16 devices), MP_EOVERFLOW.
  */
 mp_status mp_llamacpp_plan_buffers(const mp_llamacpp_params *p, const mp_llamacpp_tensor *t, size_t n_tensors,
@@ -157,15 +168,21 @@ mp_status mp_llamacpp_plan_buffers(const mp_llamacpp_params *p, const mp_llamacp
 
 /*
  * The largest -ngl (0 to n_layer + 1) whose every GPU total stays within budget_bytes[gpu] (index 0 unused), and its
- * plan in *out; -1 when not even ngl 0 fits the GPUs (the compute buffer of the first GPU). Errors: those of
- * mp_llamacpp_plan_buffers.
+ * plan in *out; -1 when not even ngl 0 fits the GPUs (the compute buffer of the first GPU). A pipeline-parallel
+ * plan (several GPUs, every layer) that does not fit is tried again without pipeline parallelism, as llama.cpp
+ * retries when its compute buffers fail to allocate (llama-context.cpp sched_reserve); *out then has sched_copies 1
+ * and pipeline_fallback set, and the launch's plan is that of p with no_pipeline. Worked example
+ * (tests/test_llamacpp.c): the llama reference in f16, -c 2048 on two GPUs -ts 1,1, with budgets of the plan
+ * without pipeline parallelism -> -ngl 5 with sched_copies 1 (4 copies need 16.02 MiB of compute on the first
+ * GPU, 8.01 without). Errors: those of mp_llamacpp_plan_buffers.
  */
 mp_status mp_llamacpp_max_gpu_layers(const mp_llamacpp_params *p, const mp_llamacpp_tensor *t, size_t n_tensors,
 				     const uint64_t *budget_bytes, int32_t *ngl, mp_llamacpp_plan *out, mp_error *err);
 
 /*
  * The largest -c (a multiple of 256, at most limit) at which the launch p (its -ngl as given) fits budget_bytes on
- * every GPU; 0 when not even 256 does. Errors: those of mp_llamacpp_plan_buffers.
+ * every GPU, with llama.cpp's retry without pipeline parallelism as above; 0 when not even 256 does. Errors: those
+ * of mp_llamacpp_plan_buffers.
  */
 mp_status mp_llamacpp_max_context(const mp_llamacpp_params *p, const mp_llamacpp_tensor *t, size_t n_tensors,
 				  const uint64_t *budget_bytes, uint32_t limit, uint32_t *n_ctx, mp_error *err);

@@ -383,6 +383,8 @@ mp_status mps_llamacpp_block_for(const mps_inference_job *j, mps_inference_plan 
 		if (st != MP_OK)
 			return st;
 		q->n_gpu_layers = ngl < 0 ? 0 : ngl;
+		/* every layer fits only as llama.cpp's retry without pipeline parallelism: plan that launch */
+		q->no_pipeline = k->plan.pipeline_fallback;
 		k->gpu_layers_from = "largest_that_fits";
 	} else {
 		q->n_gpu_layers = (int32_t)q->n_layer + 1;
@@ -390,6 +392,20 @@ mp_status mps_llamacpp_block_for(const mps_inference_job *j, mps_inference_plan 
 	}
 	if ((st = mp_llamacpp_plan_buffers(q, c->llama_tensors, c->n_llama_tensors, &k->plan, err)) != MP_OK)
 		return st;
+	k->plan.pipeline_fallback = q->no_pipeline;
+	if (k->have_device && k->plan.sched_copies > 1) {
+		/* the 4 copies of pipeline parallelism over budget on a GPU: llama.cpp retries without them
+		 * (llama-context.cpp sched_reserve), and so does the plan */
+		bool over = false;
+		for (uint32_t d = 1; d <= q->n_devices; d++)
+			over = over || k->plan.total_bytes[d] > budget[d];
+		if (over) {
+			q->no_pipeline = true;
+			if ((st = mp_llamacpp_plan_buffers(q, c->llama_tensors, c->n_llama_tensors, &k->plan, err)) != MP_OK)
+				return st;
+			k->plan.pipeline_fallback = true;
+		}
+	}
 	k->max_gpu_layers = -1;
 	k->fits = true;
 	if (k->have_device) {
@@ -471,6 +487,11 @@ mp_status mps_llamacpp_block_for(const mps_inference_job *j, mps_inference_plan 
 			 "engine: num_ctx %llu is above the model's context_length %u: Ollama lowers it to %u "
 			 "(llm/server.go NewLlamaServer)",
 			 (unsigned long long)p->job.req.sequence_length, q->n_ctx_train, q->n_ctx_train);
+	if (k->plan.pipeline_fallback)
+		mps_warn(&p->warnings,
+			 "engine: pipeline parallelism's 4 copies of the graph's inputs exceed a GPU's budget; llama.cpp then "
+			 "retries without it (\"compute buffer allocation failed, retrying without pipeline parallelism\"), "
+			 "and the buffers are those of that retry");
 	if (k->have_device && !k->fits)
 		mps_warn(&p->warnings,
 			 "engine: llama.cpp's buffers at -ngl %d exceed a GPU's budget (%llu bytes: capacity less the CUDA "

@@ -821,6 +821,47 @@ static void test_placement_and_speed(void **state)
 	}
 	cJSON_Delete(doc);
 	cJSON_Delete(b);
+
+	/* two GPUs, every layer: pipeline parallelism keeps 4 copies of the graph's inputs; a GPU a byte short of that
+	 * plan: llama.cpp retries without it (llama-context.cpp sched_reserve), every layer still on the GPUs, said once */
+	b = body_of("llama-f16", "llamacpp",
+		    "{\"device\": {\"name\": \"g\", \"vendor\": \"NVIDIA\", \"memory_bytes\": 8589934592, "
+		    "\"memory_bandwidth_bytes_per_second\": 1e12, \"peak_flops_per_second\": {\"fp16\": 1e14}}, "
+		    "\"num_gpus\": 2, \"sequence_length\": 2048, \"engine_options\": {\"gpu_margin_bytes\": 0}}");
+	doc = plan_ok(b);
+	{
+		double ctx = num_at(doc, "engine.placement.cuda_context_bytes");
+		double t1 = num_at(doc, "engine.placement.devices.1.total_bytes");
+		double t2 = num_at(doc, "engine.placement.devices.2.total_bytes");
+		double c1 = num_at(doc, "engine.placement.devices.1.compute_bytes"), c1_flat;
+		cJSON *d2, *w;
+		bool said = false;
+
+		assert_int_equal((int)num_at(doc, "engine.placement.gpu_layers"), 5);
+		cJSON_ReplaceItemInObject(cJSON_GetObjectItem(b, "device"), "memory_bytes",
+					  cJSON_CreateNumber(ctx + (t1 > t2 ? t1 : t2) - 1));
+		d2 = plan_ok(b);
+		assert_int_equal((int)num_at(d2, "engine.placement.gpu_layers"), 5);
+		assert_true(cJSON_IsTrue(path(d2, "engine.placement.fits")));
+		c1_flat = num_at(d2, "engine.placement.devices.1.compute_bytes");
+		/* the first GPU's split inputs kept 4 times: the mask (2 MiB) 3 times more, the gathered embeddings (512 KiB)
+		 * and the positions (2 KiB) 4 times beside the moment */
+		printf("  two GPUs: compute %.0f bytes with pipeline parallelism, %.0f in llama.cpp's retry\n", c1, c1_flat);
+		assert_true(c1 - c1_flat == 3.0 * 2097152 + 4.0 * (524288 + 2048));
+		cJSON_ArrayForEach(w, cJSON_GetObjectItem(d2, "warnings"))
+			said |= strstr(w->valuestring, "retrying without pipeline parallelism") != NULL;
+		assert_true(said);
+		cJSON_Delete(d2);
+		/* the same -ngl given: the same retry */
+		cJSON_AddNumberToObject(cJSON_GetObjectItem(b, "engine_options"), "gpu_layers", 5);
+		d2 = plan_ok(b);
+		assert_string_equal(str_at(d2, "engine.placement.gpu_layers_from"), "request");
+		assert_true(cJSON_IsTrue(path(d2, "engine.placement.fits")));
+		assert_true(num_at(d2, "engine.placement.devices.1.compute_bytes") == c1_flat);
+		cJSON_Delete(d2);
+	}
+	cJSON_Delete(doc);
+	cJSON_Delete(b);
 }
 
 int main(void)
