@@ -50,21 +50,23 @@ MODEL_SRC   := model/fields.c model/hf_keys.c model/hf_config.c model/hf_first.c
                model/train_config.c model/hf_facts.c model/gguf.c model/gguf_model.c model/tensor_names.c \
                model/safetensors.c model/gguf_llamacpp.c model/checkpoint.c
 DB_SRC      := db/store.c
-HUB_SRC     := hub/hfcache.c
+HUB_SRC     := hub/hfcache.c hub/hubclient.c hub/hubcache.c
 KERNELS_SRC := kernels/calib_common.c kernels/calib_cpu.c kernels/calib_ipc.c kernels/calib_gpu_client.c
 TYPES_SRC   := types/types.c
-SERVICE_SRC := service/service.c service/defaults.c service/suggest.c service/plan.c service/fit.c service/capacity.c \
-               service/roofline.c service/calib.c service/k8s.c service/engine.c service/engine_check.c service/tensors.c \
-               service/nodes.c service/observe.c
-CODEC_SRC   := codec/json.c codec/problem.c codec/formats.c codec/model.c codec/device.c codec/inference.c \
-               codec/training.c codec/fit.c codec/capacity.c codec/roofline.c codec/svg.c codec/text.c codec/human.c codec/help.c \
-               codec/store.c codec/calib.c codec/k8s.c codec/slurm.c codec/engine.c codec/engine_log.c codec/tensors.c codec/fleet.c
+SERVICE_SRC := service/service.c service/mps_defaults.c service/mps_suggest.c service/mps_plan.c service/mps_fit.c service/mps_capacity.c \
+               service/mps_roofline.c service/mps_calib.c service/mps_k8s.c service/mps_engine.c service/mps_engine_check.c service/mps_tensors.c \
+               service/mps_nodes.c service/mps_observe.c service/mps_observe_evaluate.c service/mps_llamacpp.c \
+               service/mps_llamacpp_check.c service/mps_hub.c
+CODEC_SRC   := codec/mpc_json.c codec/mpc_problem.c codec/mpc_formats.c codec/mpc_model.c codec/mpc_device.c codec/mpc_inference.c \
+               codec/mpc_training.c codec/mpc_fit.c codec/mpc_capacity.c codec/mpc_roofline.c codec/mpc_svg.c codec/mpc_text.c codec/mpc_human.c codec/mpc_help.c \
+               codec/mpc_store.c codec/mpc_calib.c codec/mpc_k8s.c codec/mpc_k8s_stream.c codec/mpc_slurm.c codec/mpc_engine.c codec/mpc_engine_log.c codec/mpc_tensors.c codec/mpc_fleet.c \
+               codec/mpc_llamacpp.c codec/mpc_llamacpp_log.c
 DAEMON_SRC  := daemon/server.c daemon/routes.c daemon/reply.c daemon/query.c daemon/auth.c daemon/config.c \
-               daemon/log.c daemon/metrics.c daemon/respcache.c daemon/guard.c daemon/h_health.c daemon/h_devices.c \
+               daemon/log.c daemon/metrics.c daemon/respcache.c daemon/guard.c daemon/framing.c daemon/budget.c daemon/lane.c daemon/accept.c daemon/h_health.c daemon/h_devices.c \
                daemon/h_models.c daemon/h_plan.c daemon/h_engine.c daemon/h_fit.c daemon/h_roofline.c daemon/h_calibrations.c \
                daemon/h_k8s.c daemon/h_slurm.c daemon/h_web.c daemon/h_nodes.c daemon/h_observations.c
-CLI_SRC     := cli/main.c cli/common.c cli/serve.c cli/plan.c cli/roofline.c cli/calibrate.c cli/db.c cli/model.c cli/list.c \
-               cli/model_files.c
+CLI_SRC     := cli/cli_main.c cli/cli_common.c cli/cli_serve.c cli/cli_plan.c cli/cli_roofline.c cli/cli_calibrate.c cli/cli_db.c cli/cli_model.c cli/cli_list.c \
+               cli/cli_model_files.c
 LAYERS      := core planner model db hub kernels types service codec daemon cli
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
@@ -106,9 +108,10 @@ $(BUILD)/kernels/%.o: kernels/%.cu
 $(BUILD)/kernels/calib_cpu.o: BUILD_CFLAGS += $(OPENBLAS_CFLAGS)
 
 # The helper: the CUDA suites, the message framing and the shared statistics; nothing of the daemon.
+# Linked beside and renamed into place: a daemon started while it builds (make run, below) never runs half a file.
 $(BUILD)/memplan-gpu: $(call obj,kernels/gpu_helper.c kernels/calib_ipc.c kernels/calib_common.c) \
 		$(BUILD)/kernels/calib_gpu.o $(BUILD)/libplanner.a $(BUILD)/libcore.a
-	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDFLAGS) $(GPU_HELPER_LIBS)
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@.tmp $^ $(LDFLAGS) $(GPU_HELPER_LIBS) && mv $@.tmp $@
 
 # The compiler and flags every object was built with (less -Werror, which changes no object): rewritten only when
 # they change, and every object depends on it, so `make CFLAGS=-O0` on a built tree rebuilds.
@@ -185,17 +188,17 @@ STACK_answers := codec service types kernels db hub model planner core
 STACK_model   := model planner core
 STACK_db      := db planner core
 STACK_planner := planner core
-SYS_LIBS := -lmicrohttpd -lcjson -lsqlite3 -lcrypto -lz -lpthread -lm $(KERNELS_LIBS)
+SYS_LIBS := -lmicrohttpd -lcurl -lcjson -lyajl -lsqlite3 -lcrypto -lz -lpthread -lm $(KERNELS_LIBS)
 LIBS_daemon  := $(SYS_LIBS)
-LIBS_service := -lcjson -lsqlite3 -lcrypto -lz -lpthread -lm $(KERNELS_LIBS)
+LIBS_service := -lcurl -lcjson -lyajl -lsqlite3 -lcrypto -lz -lpthread -lm $(KERNELS_LIBS)
 LIBS_answers := $(LIBS_service)
-LIBS_codec   := -lcjson -lcrypto -lz -lm
+LIBS_codec   := -lcjson -lyajl -lcrypto -lz -lm
 LIBS_planner := -lm
 
 # ----- the program --------------------------------------------------------------------------------------------
-.PHONY: groundtruth model-types variants state-dicts llamacpp-groundtruth all run test check deps deps-build clean lint contract browser asan slurm-real fuzz fuzz-build fuzz-smoke \
+.PHONY: groundtruth model-types variants state-dicts llamacpp-groundtruth llamacpp-real hub-real all run test check deps deps-build clean lint contract browser asan slurm-real fuzz fuzz-build fuzz-smoke \
         fuzz-contract bench-load bench-training bench-plan bench-store bench-store-lock bench-k8s bench-engine bench-fidelity bench-startup bench-fit-memory \
-        clean-clone-check format-drift
+        bench-attack clean-clone-check format-drift engines-real
 all: $(BUILD)/memplan $(GPU_HELPER)
 
 $(BUILD)/memplan: $(call obj,$(CLI_SRC)) $(foreach l,$(STACK_daemon),$(call lib,$(l)))
@@ -213,9 +216,9 @@ deps-build:
 # tests codec/'s stack alone (no store, kernels or service: tests/lint_links.sh); the tests of whole answers
 # without HTTP (test_pipeline, test_engine_check: decode, the service over a store of the presets, encode) the
 # answers stack.
-TESTS := test_planner test_engine test_llamacpp test_checkpoint test_hub test_models test_store test_http test_roofline test_training test_inference test_store_http \
+TESTS := test_planner test_engine test_llamacpp test_llamacpp_engine test_checkpoint test_hub test_models test_store test_http test_roofline test_training test_inference test_store_http \
          test_k8s test_store_proc test_calib test_limits test_respcache test_golden test_codec test_pipeline test_engine_check \
-         test_answers test_fidelity test_hardening test_inventory test_types test_invariants test_fleet
+         test_answers test_assumptions test_fidelity test_hardening test_inventory test_types test_invariants test_fleet test_attack
 HTTP_HELPERS := tests/http_util.c tests/refs.c tests/lib_util.c
 TEST_STACK_test_planner   := planner
 TEST_HELPERS_test_planner :=
@@ -243,9 +246,11 @@ TEST_HELPERS_test_pipeline := tests/refs.c tests/lib_util.c
 TEST_LIBS_test_pipeline   := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
 TEST_STACK_test_engine_check := answers
 TEST_STACK_test_llamacpp := codec
+TEST_STACK_test_llamacpp_engine := answers
+TEST_HELPERS_test_llamacpp_engine := tests/refs.c tests/lib_util.c
 TEST_STACK_test_checkpoint := codec
 TEST_STACK_test_hub := answers
-TEST_HELPERS_test_hub := tests/refs.c
+TEST_HELPERS_test_hub := tests/refs.c tests/lib_util.c
 TEST_HELPERS_test_checkpoint := tests/refs.c
 TEST_HELPERS_test_llamacpp := tests/refs.c
 TEST_HELPERS_test_engine_check := tests/refs.c
@@ -280,6 +285,13 @@ $(BUILD)/tests/test_calib.o: BUILD_CFLAGS += -DMP_TEST_FAKE_GPU_HELPER='"$(BUILD
 	-DMP_TEST_GPU_HELPER='"$(BUILD)/memplan-gpu"'
 $(BUILD)/tests/test_calib: | $(BUILD)/tests/fake_gpu_helper $(GPU_HELPER)
 
+# A Hugging Face Hub that serves the Hub's URL layout from a folder (tests/hub_server.c): test_hub starts it; the
+# contract tier holds it to huggingface_hub's own client (tests/contract/test_hub_server.py)
+$(BUILD)/tests/hub_server: $(call obj,tests/hub_server.c)
+	$(Q_LD)$(CC) $(ALL_CFLAGS) -o $@ $^ -lmicrohttpd
+$(BUILD)/tests/test_hub.o: BUILD_CFLAGS += -DMP_TEST_HUB_SERVER='"$(BUILD)/tests/hub_server"'
+$(BUILD)/tests/test_hub: | $(BUILD)/tests/hub_server
+
 TEST_BINS := $(addprefix $(BUILD)/tests/,$(TESTS))
 # the programs of codec/'s stack, which tests/lint_links.sh holds to linking without the store, kernels and service
 CODEC_BINS = $(foreach t,$(TESTS),$(if $(filter codec,$(call test_stack,$(t))),$(BUILD)/tests/$(t))) \
@@ -313,24 +325,55 @@ check:
 	@echo "== tests/lint_readme_types.sh"; sh tests/lint_readme_types.sh $(BUILD)/memplan
 	@echo "== tests/lint_links.sh"; sh tests/lint_links.sh $(BUILD) $(CODEC_BINS)
 	@echo "== tests/slurm/run.sh"; sh tests/slurm/run.sh $(BUILD)/memplan
+	@echo "== tests/test_stages.sh (make test's summary line)"; sh tests/test_stages.sh
+	@echo "== tests/test_make_run.sh (make run does not wait on nvcc without a GPU)"; sh tests/test_make_run.sh $(BUILD)
 	@echo "== tests/test_lint_layers.py (the layer check fails on each trick, in scratch copies)"
 	@CC="$(CC)" python3 tests/test_lint_layers.py --build $(BUILD)
 	@$(MAKE) --no-print-directory lint
 
 # Everything: the quick tier, then the contract tests (spec, schemas, Schemathesis, promtool, valgrind) and a
 # short fuzz run.
+# Every stage runs (a failure does not hide how the others went) and the last line sums them up
+# (scripts/test-stages): "make test: check ok (52 s), slurm-real ok (12 s), ...; all 5 stages passed in 261 s".
+TEST_STAGE = $(1)='$(MAKE) --no-print-directory $(1)'
 test: deps
-	@$(MAKE) --no-print-directory check
-	@$(MAKE) --no-print-directory slurm-real
-	@$(MAKE) --no-print-directory contract
-	@$(MAKE) --no-print-directory browser
-	@$(MAKE) --no-print-directory fuzz-smoke
+	@./scripts/test-stages $(call TEST_STAGE,check) $(call TEST_STAGE,slurm-real) $(call TEST_STAGE,llamacpp-real) \
+		$(call TEST_STAGE,hub-real) $(call TEST_STAGE,contract) $(call TEST_STAGE,browser) $(call TEST_STAGE,fuzz-smoke) \
+		$(call TEST_STAGE,engines-real)
+
+# ----- the engines' own code (tests/engines): every command memplan prints for a grid of plans through vLLM's
+# and SGLang's parsers, config checks, attention-backend selection and KV-cache sizing, from PyPI, pinned, one venv
+# per engine in a cache outside the clone (tests/engines/venv.sh; ~9 GB and ~1.5 min each to make, reused by every
+# clone on the machine). No GPU needed (CUDA's driver stub). ENGINES_REAL_SKIP=1 skips an engine whose venv cannot
+# be made, saying so; ENGINES_REAL=0 leaves the tier out (it then says so).
+ENGINES_REAL ?= 1
+engines-real: $(BUILD)/memplan
+ifeq ($(ENGINES_REAL),0)
+	@echo "engines-real: skipped (ENGINES_REAL=0)"
+else
+	python3 tests/engines/run.py $(abspath $(BUILD)/memplan)
+endif
 
 # ----- deploy/slurm in a real Slurm: munged, slurmctld and slurmd of Debian's slurm-wlm on a one-node cluster in a
 # temporary folder, jobs submitted with sbatch, srun, salloc and scontrol as an unprivileged user (tests/slurm/real.sh).
 # Needs root (or sudo -n); without it a developer's run skips saying why, and CI's (MEMPLAN_CI, CI) fails.
 slurm-real: $(BUILD)/memplan
 	@echo "== tests/slurm/real.sh"; sh tests/slurm/real.sh $(BUILD)/memplan
+
+# The Hub test server and the daemon's Hub fetch held to huggingface_hub itself (tests/hub/check_server.py, its
+# pinned client in .venv-hub)
+HUB_VENV := .venv-hub
+$(HUB_VENV)/.installed: tests/hub/requirements.txt
+	@test -x $(HUB_VENV)/bin/python || python3 -m venv $(HUB_VENV)
+	$(HUB_VENV)/bin/pip install -q --disable-pip-version-check -r tests/hub/requirements.txt
+	@touch $@
+hub-real: $(HUB_VENV)/.installed $(BUILD)/memplan $(BUILD)/tests/hub_server
+	@echo "== tests/hub/check_server.py"; $(HUB_VENV)/bin/python tests/hub/check_server.py $(BUILD)
+
+# memplan's llama.cpp and Ollama commands run by the real llama.cpp (tests/llamacpp/real.py; skips, saying why, where
+# tools/groundtruth/llamacpp/build.sh's build or the model files are absent)
+llamacpp-real: $(BUILD)/memplan
+	@echo "== tests/llamacpp/real.py"; python3 tests/llamacpp/real.py --memplan $(BUILD)/memplan
 
 # ----- contract tests (Python, in .venv from the pinned tests/contract/requirements.txt) ---------------------
 VENV := .venv
@@ -353,9 +396,11 @@ browser: $(VENV)/.installed $(BUILD)/memplan
 
 # ----- sanitizers: the whole suite under ASan + UBSan, in its own build folder ----------------------------------
 ASAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+# The engines' tier plans every case with the sanitized memplan but leaves the engines' own checks (the same
+# Python, 10 minutes) to the plain `make test` (ENGINES_REAL_PLANS_ONLY=1).
 asan: deps
 	MEMPLAN_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-		$(MAKE) --no-print-directory CC=clang CUDA=0 BUILD=build/asan SAN_FLAGS="$(ASAN_FLAGS)" test
+		ENGINES_REAL_PLANS_ONLY=1 $(MAKE) --no-print-directory CC=clang CUDA=0 BUILD=build/asan SAN_FLAGS="$(ASAN_FLAGS)" test
 
 # ----- fuzzing (libFuzzer, clang) ------------------------------------------------------------------------------
 FUZZERS      := plan hf_config k8s engine_log gguf safetensors fleet
@@ -443,6 +488,12 @@ $(BUILD)/bench/startup: $(call obj,bench/startup.c)
 bench-startup:
 	./bench/startup.sh $(RUNS)
 
+# Every attack bench/attack/attack.py knows (oversized and trickled bodies, slow and busy clients, the WAL, framing,
+# conditionals), bounded, on loopback: SECONDS per slow and busy attack (default 30), ATTACKS to pick cases; --check
+# says whether each figure met its target.
+bench-attack: $(BUILD)/memplan
+	python3 bench/attack/attack.py --check --bin $(BUILD)/memplan --seconds $(or $(SECONDS),30) $(ATTACKS)
+
 # ----- load benchmark (wrk): prints figures for bench/RESULTS.md; not part of make test ---------------------------
 bench-load: $(BUILD)/memplan
 	MEMPLAN_BIN=$(BUILD)/memplan ./bench/load/run.sh $(DURATION)
@@ -475,9 +526,19 @@ llamacpp-groundtruth: $(GT_VENV)/.installed
 	$(GT_VENV)/bin/python -m pip install -q --disable-pip-version-check --target $${LLAMACPP_CACHE:-/work/cache/gguf}/pylib \
 		sentencepiece==0.2.1 protobuf
 	$(GT_VENV)/bin/python tools/groundtruth/llamacpp/generate.py
+	./tools/groundtruth/llamacpp/help.sh
 
+# The GPU helper matters only where a GPU is (calibration and the health probe spawn it): without one (no working
+# nvidia-smi), make run starts the daemon as soon as memplan is built and nvcc builds the helper in the background,
+# at low priority, logging to $(BUILD)/memplan-gpu.log. GPU_PRESENT=1 (or a GPU) waits for it, as make all does.
+GPU_PRESENT ?= $(shell nvidia-smi -L >/dev/null 2>&1 && echo 1)
 run: deps-build
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory $(BUILD)/memplan $(if $(GPU_PRESENT),$(GPU_HELPER))
+	@if [ -n "$(GPU_HELPER)" ] && [ -z "$(GPU_PRESENT)" ] && \
+	    ! $(MAKE) -q --no-print-directory $(GPU_HELPER) 2>/dev/null; then \
+		echo "make run: no GPU here: the GPU helper builds in the background ($(BUILD)/memplan-gpu.log)"; \
+		nice -n 19 $(MAKE) --no-print-directory $(GPU_HELPER) > $(BUILD)/memplan-gpu.log 2>&1 & \
+	fi
 	$(BUILD)/memplan serve --listen $(LISTEN) --db $(DB)
 
 clean:

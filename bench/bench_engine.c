@@ -16,30 +16,56 @@
 #include <cjson/cJSON.h>
 
 #include "../codec/codec.h"
-#include "../codec/json.h"
+#include "../codec/mpc_json.h"
 #include "../service/service.h"
 
 #define RTX3090 \
 	"{\"name\":\"RTX 3090 (vllm #10517)\",\"memory_bytes\":25769803776,\"usable_memory_bytes\":25318829015," \
 	"\"memory_bandwidth_bytes_per_second\":936e9,\"peak_flops_per_second\":{\"bf16\":71e12}}"
 
-/* Each log with the plan of its launch, as its README row states it (unknown GPUs: an H100). */
+#define H100_7922 \
+	"{\"name\":\"H100 80GB (79.22 GiB as CUDA reports it)\",\"memory_bytes\":85899345920,"         \
+	"\"usable_memory_bytes\":85061853676,\"memory_bandwidth_bytes_per_second\":3.35e12,"                \
+	"\"peak_flops_per_second\":{\"bf16\":989e12}}"
+
+/* Each log with the plan of its launch, as its README row states it (unknown GPUs: an H100), and the engine's
+ * release line. `stated` marks the logs whose GPU, model and settings the report states: the ones the accuracy
+ * summary counts. */
 static const struct {
 	const char *engine, *file, *plan;
 	const char *launch;	/* what the report states of the GPU and the budget */
+	bool stated;
+	/* a stated log whose launch adds memory no engine term covers: kept in the table, counted apart */
+	const char *out_of_scope;
 } runs[] = {
 	{"vllm", "vllm-10517-llama31-8b-rtx3090-20k.log",
-	 "{\"model\":\"llama-3.1-8b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":1,"
-	 "\"sequence_length\":20000,\"chunked_prefill\":false,\"device\":" RTX3090 "}", "RTX 3090, 0.90"},
+	 "{\"model\":\"llama-3.1-8b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":256,"
+	 "\"sequence_length\":20000,\"chunked_prefill\":false,\"engine_version\":\"0.6\",\"device\":" RTX3090 "}",
+	 "RTX 3090, 0.90, vLLM 0.6", true, NULL},
 	{"vllm", "vllm-10517-llama31-8b-rtx3090-29k.log",
-	 "{\"model\":\"llama-3.1-8b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":1,"
-	 "\"sequence_length\":29000,\"chunked_prefill\":false,\"device\":" RTX3090 "}", "RTX 3090, 0.90"},
-	{"vllm", "vllm-lmcache1739-qwen3-14b.log", "qwen3-14b.json:32768:bf16:1", "not stated (H100, 0.9 assumed)"},
-	{"vllm", "vllm-25350-fp8kv-100k.log", "qwen3-30b-a3b.json:100000:fp8:1", "not stated (H100, 0.9 assumed)"},
-	{"vllm", "vllm-25350-fp8kv-221k.log", "qwen3-30b-a3b.json:221000:fp8:1", "not stated (H100, 0.9 assumed)"},
-	{"vllm", "vllm-21348-qwen3-235b-tp4.log", "qwen3-235b-a22b.json:40960:bf16:4",
-	 "4 x H100, 0.9, an LMCache KV connector"},
-	{"sglang", "sglang-21348-qwen3-235b-tp4.log", "qwen3-235b-a22b.json:40960:bf16:4", "4 x H100, 0.93"},
+	 "{\"model\":\"llama-3.1-8b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":256,"
+	 "\"sequence_length\":29000,\"chunked_prefill\":false,\"engine_version\":\"0.6\",\"device\":" RTX3090 "}",
+	 "RTX 3090, 0.90, vLLM 0.6", true, NULL},
+	{"vllm", "vllm-10511-llama3-8b-h100-table.log",
+	 "{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":256,"
+	 "\"sequence_length\":8192,\"chunked_prefill\":false,\"engine_version\":\"0.6\",\"device\":" H100_7922 "}",
+	 "H100 (79.22 GiB), 0.90, vLLM 0.6.5 defaults", true, NULL},
+	{"vllm", "vllm-13061-r1-qwen14b-2x4090-tp2.log",
+	 "{\"model\":\"qwen2.5-14b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":256,"
+	 "\"sequence_length\":131072,\"max_num_batched_tokens\":2048,\"gpu_memory_utilization\":0.98,"
+	 "\"num_gpus\":2,\"engine_version\":\"0.7\",\"device\":\"rtx-4090-24gb\"}",
+	 "2 x RTX 4090, TP 2, 0.98, vLLM 0.7 (V0)", true, NULL},
+	{"vllm", "vllm-lmcache1739-qwen3-14b.log", "qwen3-14b.json:32768:bf16:1:0.11",
+	 "not stated (H100, 0.9 assumed), vLLM 0.11", false, NULL},
+	{"vllm", "vllm-25350-fp8kv-100k.log", "qwen3-30b-a3b.json:100000:fp8:1:0.11",
+	 "not stated (H100, 0.9 assumed), vLLM 0.11", false, NULL},
+	{"vllm", "vllm-25350-fp8kv-221k.log", "qwen3-30b-a3b.json:221000:fp8:1:0.11",
+	 "not stated (H100, 0.9 assumed), vLLM 0.11", false, NULL},
+	{"vllm", "vllm-21348-qwen3-235b-tp4.log", "qwen3-235b-a22b.json:40960:bf16:4:0.11",
+	 "4 x H100, 0.9, an LMCache KV connector, vLLM 0.10 (V1)", true,
+	 "the LMCache KV connector (--kv-transfer-config LMCacheConnectorV1) allocates its own GPU buffers in the "
+	 "worker before vLLM sizes the KV cache: memory of a plug-in, not of vLLM, and the log prints no term of it"},
+	{"sglang", "sglang-21348-qwen3-235b-tp4.log", "qwen3-235b-a22b.json:40960:bf16:4:0.5", "4 x H100, 0.93", true, NULL},
 };
 
 static char *slurp(const char *path)
@@ -60,17 +86,17 @@ static char *slurp(const char *path)
 	return t;
 }
 
-/* "config.json:length:kv:tp" -> a plan on an H100 with that inline config; else the JSON text itself. */
+/* "config.json:length:kv:tp:version" -> a plan on an H100 with that inline config; else the JSON text itself. */
 static cJSON *plan_of(const char *spec, const char *engine)
 {
-	char cfg[64], kv[16], path[128];
+	char cfg[64], kv[16], path[128], ver[16];
 	unsigned long len, tp;
 	cJSON *p, *m;
 	char *text;
 
 	if (spec[0] == '{')
 		return cJSON_Parse(spec);
-	if (sscanf(spec, "%63[^:]:%lu:%15[^:]:%lu", cfg, &len, kv, &tp) != 4)
+	if (sscanf(spec, "%63[^:]:%lu:%15[^:]:%lu:%15s", cfg, &len, kv, &tp, ver) != 5)
 		return NULL;
 	snprintf(path, sizeof(path), "tests/data/%s", cfg);
 	text = slurp(path);
@@ -87,15 +113,50 @@ static cJSON *plan_of(const char *spec, const char *engine)
 	cJSON_AddNumberToObject(p, "tensor_parallel_size", (double)tp);
 	cJSON_AddTrueToObject(p, "allow_beyond_max_position_embeddings");
 	cJSON_AddStringToObject(p, "device", "h100-sxm5-80gb");
+	cJSON_AddStringToObject(p, "engine", engine);
+	cJSON_AddStringToObject(p, "engine_version", ver);
 	if (strcmp(engine, "sglang") == 0)
 		cJSON_AddNumberToObject(p, "mem_fraction_static", 0.93);
 	return p;
 }
 
+/* The relative errors of one class of figures over the stated logs, for the summary. */
+typedef struct errs {
+	const char *what;
+	double v[64];
+	size_t n;
+} errs;
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void summary(errs *e)
+{
+	double worst = 0, med;
+
+	if (e->n == 0) {
+		printf("| %s | 0 | | |\n", e->what);
+		return;
+	}
+	for (size_t i = 0; i < e->n; i++)
+		worst = e->v[i] > worst ? e->v[i] : worst;
+	qsort(e->v, e->n, sizeof(e->v[0]), cmp_double);
+	med = e->n % 2 ? e->v[e->n / 2] : (e->v[e->n / 2 - 1] + e->v[e->n / 2]) / 2;
+	printf("| %s | %zu | %.2f%% | %.2f%% |\n", e->what, e->n, 100 * med, 100 * worst);
+}
+
 static void table(mps_service *svc)
 {
-	printf("| log | GPU, budget | figure | reported | predicted | difference | within rounding | log consistent |\n");
-	printf("|---|---|---|---:|---:|---:|---|---|\n");
+	errs kv = {"KV pool (blocks, tokens, available KV memory)", {0}, 0}, w = {"weights", {0}, 0};
+	errs kv_all = {"KV pool, the out-of-scope logs included", {0}, 0};
+
+	printf("| log | GPU, budget | figure | reported | predicted | difference | within rounding | log consistent |"
+	       " explained by |\n");
+	printf("|---|---|---|---:|---:|---:|---|---|---|\n");
 	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
 		char path[160];
 		char *log;
@@ -133,15 +194,29 @@ static void table(mps_service *svc)
 			const cJSON *pr = cJSON_GetObjectItem(f, "predicted"), *cons = cJSON_GetObjectItem(f, "consistent");
 			double rep = cJSON_GetObjectItem(f, "reported")->valuedouble;
 
-			printf("| %s | %s | %s | %g |", runs[i].file, runs[i].launch,
-			       cJSON_GetObjectItem(f, "figure")->valuestring, rep);
-			if (cJSON_IsNumber(pr))
-				printf(" %.6g | %+.2f%% | %s |", pr->valuedouble,
-				       pr->valuedouble ? 100 * (rep - pr->valuedouble) / fabs(pr->valuedouble) : 0.0,
+			const char *name = cJSON_GetObjectItem(f, "figure")->valuestring;
+			const cJSON *why = cJSON_GetObjectItem(f, "explained_by");
+
+			printf("| %s | %s | %s | %g |", runs[i].file, runs[i].launch, name, rep);
+			if (cJSON_IsNumber(pr)) {
+				double rel = pr->valuedouble ? (rep - pr->valuedouble) / fabs(pr->valuedouble) : 0.0;
+
+				printf(" %.6g | %+.2f%% | %s |", pr->valuedouble, 100 * rel,
 				       cJSON_IsTrue(cJSON_GetObjectItem(f, "within_tolerance")) ? "yes" : "no");
-			else
+				bool kv_figure = strcmp(name, "num_gpu_blocks") == 0 || strcmp(name, "kv_cache_tokens") == 0 ||
+						 strcmp(name, "available_kv_cache_gib") == 0;
+
+				if (runs[i].stated && kv_figure && runs[i].out_of_scope == NULL && kv.n < 64)
+					kv.v[kv.n++] = fabs(rel);
+				if (runs[i].stated && kv_figure && kv_all.n < 64)
+					kv_all.v[kv_all.n++] = fabs(rel);
+				if (runs[i].stated && strcmp(name, "weights_loaded_gib") == 0 && w.n < 64)
+					w.v[w.n++] = fabs(rel);
+			} else {
 				printf(" (not modelled) | | |");
-			printf(" %s |\n", cJSON_IsBool(cons) ? (cJSON_IsTrue(cons) ? "yes" : "NO") : "");
+			}
+			printf(" %s | %s |\n", cJSON_IsBool(cons) ? (cJSON_IsTrue(cons) ? "yes" : "NO") : "",
+			       cJSON_IsString(why) ? why->valuestring : "");
 		}
 		cJSON_Delete(doc);
 		cJSON_Delete(body);
@@ -150,6 +225,15 @@ static void table(mps_service *svc)
 		mpc_engine_check_request_release(rq);
 		free(rq);
 	}
+	printf("\nOn the logs whose GPU, model and settings the report states (|reported - predicted| / predicted):\n\n");
+	printf("| figures | count | median | worst |\n|---|---:|---:|---:|\n");
+	summary(&kv);
+	summary(&w);
+	summary(&kv_all);
+	printf("\nOut of scope (in the table, not in the first line):\n");
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++)
+		if (runs[i].out_of_scope)
+			printf("- %s: %s\n", runs[i].file, runs[i].out_of_scope);
 }
 
 /* The reader on a log of `lines` unrelated lines with the three V1 lines in the middle. */

@@ -27,10 +27,10 @@
 
 #include <curl/curl.h>
 
-#include "../codec/json.h"
-#include "../codec/fleet.h"
-#include "../codec/k8s.h"
-#include "../service/k8s.h"
+#include "../codec/mpc_json.h"
+#include "../codec/mpc_fleet.h"
+#include "../codec/mpc_k8s.h"
+#include "../service/mps_k8s.h"
 #include "../tests/http_util.h"
 
 #define RUNS 7

@@ -14,7 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "../codec/codec.h"
-#include "../codec/json.h"
+#include "../codec/mpc_json.h"
 #include "../service/service.h"
 
 static const char body_text[] = "{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\","

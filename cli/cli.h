@@ -37,7 +37,7 @@ void cli_plan_help(const char *kind);
 void cli_roofline_help(void);
 void cli_calibrate_help(void);
 void cli_db_help(void);
-/* memplan models | devices [--json] (cli/list.c); what: "models" or "devices". */
+/* memplan models | devices [--json] (cli/cli_list.c); what: "models" or "devices". */
 void cli_list_help(const char *what);
 int cli_list(const char *what, int argc, char **argv);
 void cli_model_help(void);
@@ -49,14 +49,14 @@ int cli_roofline(int argc, char **argv);
 int cli_calibrate(int argc, char **argv);
 int cli_db(int argc, char **argv);
 int cli_routes(void);
-/* memplan model tensors ... and memplan types [--markdown] (cli/model.c). */
+/* memplan model tensors ... and memplan types [--markdown] (cli/cli_model.c). */
 int cli_model(int argc, char **argv);
 int cli_types(int argc, char **argv);
 
 /* Reads a whole file ("-" = stdin), NUL-terminated; *len gets its length. NULL when it cannot. Caller frees. */
 char *cli_read_file(const char *path, size_t *len);
 
-/* The model member of a request for a path (model_files.c): a .gguf file (every file of a split one) as
+/* The model member of a request for a path (cli_model_files.c): a .gguf file (every file of a split one) as
  * {"gguf_header": ...}, a checkpoint folder as {"safetensors_headers": [...], "hf_config": ...} (or its .gguf).
  * NULL with why "" when nothing is at path (the caller then takes it as an id), NULL with why set when something is
  * there but cannot be read. Owned by the caller. */

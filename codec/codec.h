@@ -2,14 +2,14 @@
  * codec.h: requests decoded into structs, and results rendered from them: the structs (types/types.h) are the data
  * model, and JSON, text and SVG are three renderers of them (cmark's node / renderer split). Decoders turn a parsed
  * body (a cJSON tree) into the request structs, validating every field against one table per document and naming
- * the field of each problem; the JSON encoders write result structs with json.h's one writer (mpc_out), one
+ * the field of each problem; the JSON encoders write result structs with mpc_json.h's one writer (mpc_out), one
  * encoder per block (the model, the fit, the warnings, a device...) shared by every document that holds it; the
  * text and SVG renderers read the same structs, never a JSON document's member names. Calls nothing of the
  * service, the store, the planner's arithmetic or the kernels: the numbers arrive computed. Inline model configs
  * are read through model/ (the readers), a floor below.
  *
  * Ownership: decoders borrow their input and fill caller-owned structs; encoders write into the caller's writer
- * (json.h: mpc_out_finish hands over the text); text renderers return heap text the caller frees (NULL when out of
+ * (mpc_json.h: mpc_out_finish hands over the text); text renderers return heap text the caller frees (NULL when out of
  * memory).
  */
 #ifndef MPC_CODEC_H
@@ -21,7 +21,7 @@
 #include <cjson/cJSON.h>
 
 #include "../types/types.h"
-#include "json.h"
+#include "mpc_json.h"
 
 /* ----- the formats each endpoint takes: one definition each ------------------------------------------- */
 
@@ -95,7 +95,7 @@ bool mpc_repo_id_ok(const char *s);
 mp_status mpc_base64_decode(const char *text, size_t len, const char *field, uint8_t **out, size_t *out_len,
 			    mp_error *err);
 
-/* The model block of a plan: id, model_type, parameters and their breakdown, as member `key` (json.h: mpc_out). */
+/* The model block of a plan: id, model_type, parameters and their breakdown, as member `key` (mpc_json.h: mpc_out). */
 void mpc_model_write(mpc_out *w, const char *key, const mps_model *m);
 /* The API's stored-model document, as member key: id, model_type, parameters, source, timestamps, the Hugging Face
  * repo ids it stands for (hf_repo_ids: NULL-terminated, NULL when none), hf_config. */
@@ -137,12 +137,39 @@ mp_status mpc_merge_patch(cJSON *target, const cJSON *patch, mp_error *err);
 
 /* ----- plans ---------------------------------------------------------------------------------------------- */
 
+/* An inference body's engine_options (v, NULL when absent) for engine, under pointer (the body's): llama.cpp's and
+ * Ollama's launch knobs (mpc_llamacpp.c). Every "not given" value is left for the service to resolve (-1, 0,
+ * MP_GGML_TYPE_COUNT); a knob Ollama has no setting for is refused with engine ollama, and engine_options with
+ * any other engine. Errors: MP_EINVAL naming each bad member (mp_problems), MP_ENOMEM. */
+mp_status mpc_llamacpp_opts_decode(const cJSON *v, const char *pointer, mp_engine engine, mps_llamacpp_opts *out,
+				   mp_error *err);
+/* The engine block of a llama.cpp or Ollama plan as member key (p->llama set). */
+void mpc_llamacpp_block_write(mpc_out *w, const char *key, const mps_inference_plan *p);
+/* The command an engine block gives, for people and scripts: vLLM, SGLang and TensorRT-LLM's launch line
+ * (mpc_engine_command); llama.cpp's; Ollama's environment and `ollama serve`. Heap text (free it), NULL when the
+ * plan names no engine or memory ran out. */
+char *mpc_plan_engine_command(const mps_inference_plan *p);
+
+/* llama.cpp's start-up log (and Ollama's around it, engine ollama) into *r (mpc_llamacpp_log.c): the buffer lines of each
+ * device, the caches' size lines, the offloaded layers, the context; Ollama's llama-server command and default
+ * context. pointer names the text in errors. Errors: MP_EINVAL when no line is one it reads (naming what it looks
+ * for). */
+mp_status mpc_llama_report_parse(mp_engine engine, const char *text, const char *pointer, mps_llama_report *r,
+				 mp_error *err);
+/* Whether an engine-check body names engine llamacpp or ollama (read by mpc_llama_check_decode, not
+ * mpc_engine_check_decode). */
+bool mpc_llama_check_engine(const cJSON *body);
+/* POST /v1/engine-check for llamacpp / ollama: {engine, log, plan}; the plan decoded as naming the engine. The
+ * request's model is released with mpc_inference_request_release(&out->plan). Errors: every problem at once. */
+mp_status mpc_llama_check_decode(const cJSON *body, mps_llama_check_request *out, mp_error *err);
+void mpc_llama_check_write(mpc_out *w, const mps_llama_check_request *rq, const mps_llama_check *c);
+
 /* POST /v1/plan/inference bodies (and the inference jobs of /v1/fit, a calibration's fit_plan) at pointer.
  * allow_device: a "device" member is taken (fit jobs name none). */
 mp_status mpc_inference_decode(const cJSON *body, const char *pointer, bool allow_device, mps_inference_request *out,
 			       mp_error *err);
 /*
- * The answer document of POST /v1/plan/inference, written as text straight into w (json.h: mpc_out; no tree: this
+ * The answer document of POST /v1/plan/inference, written as text straight into w (mpc_json.h: mpc_out; no tree: this
  * is the per-request path); mpc_inference_plan_print returns it as heap text (free(); NULL when out of memory).
  * Borrowed: rq, p.
  */
@@ -160,6 +187,14 @@ mp_status mpc_inference_dtypes(const char *weight, const char *kv, const char *w
 /* A plan's warnings as member "warnings": an array of strings (always an array), the last saying how many were
  * left out when some were (types.h). */
 void mpc_warnings_write(mpc_out *w, const mps_warnings *warnings);
+/* The long explanation of a defaulted prefill chunk, once per answer (its warning is one short sentence). */
+#define MPC_PREFILL_NOTE                                                                                               \
+	"prefill chunk: without max_num_batched_tokens the prefill runs in forwards of the engine's default for the "   \
+	"device (no engine named: vLLM's), capped at batch_size x sequence_length: vLLM 0.11 8192 tokens on a GPU of "   \
+	"70 GiB or more that is not an A100, else 2048 (vllm/engine/arg_utils.py get_batch_defaults); SGLang by its "    \
+	"memory (server_args.py _handle_gpu_memory_settings); TensorRT-LLM max_num_tokens. activations_bytes is one "  \
+	"forward's; give max_num_batched_tokens to plan another chunk, chunked_prefill false for vLLM's rule without "    \
+	"chunking."
 /* The members of a plan's fit block (inside the object the caller opens): the device, the verdict, the capacity and
  * its source, headroom, binding term, the largest batch and sequence, the budget and reserve, and min_gpus (null
  * when 0: no count fits). The inference and training plans' one encoder of it. */
@@ -200,7 +235,7 @@ mp_status mpc_fit_decode(const cJSON *body, mps_fit_request *out, mp_error *err)
 void mpc_fit_request_free(mps_fit_request *rq);
 
 /*
- * The fit answer written as text as it is computed (json.h: mpc_out; no tree): the head at the sink's begin, each
+ * The fit answer written as text as it is computed (mpc_json.h: mpc_out; no tree): the head at the sink's begin, each
  * job's object as the service gives its rows. Whole (mpc_fit_writer_finish after mps_fit) or streamed: after each
  * job mpc_fit_writer_take hands over the text written so far, and mpc_fit_writer_end writes the tail.
  */
@@ -291,6 +326,12 @@ typedef struct mpc_chart {
 	mpc_chart_roof roofs[MPC_CHART_MAX_ROOFS];
 	size_t npoints;
 	mpc_chart_point points[MPC_CHART_MAX_POINTS];
+	/* the model's steps the points come from (POST /v1/roofline's transformer, as analysed): the SVG carries them in
+	 * data-* attributes of <g id="steps">, so a page can check its chart against the plan it drew it for */
+	bool have_steps;
+	char weight_dtype[16], kv_cache_dtype[16];
+	uint64_t batch_size, context_tokens, prompt_tokens, tensor_parallel_size;
+	double decode_step_seconds, prefill_seconds;
 } mpc_chart;
 
 void mpc_chart_from_result(const mps_roofline_request *rq, const mps_roofline_result *r, mpc_chart *c);
@@ -349,7 +390,7 @@ char *mpc_export_finish(mpc_export *e, size_t *len);
 mp_status mpc_import_decode(const cJSON *doc, mps_import *out, mp_error *err);
 void mpc_import_free(mps_import *im);
 
-/* ----- a model's tensors (tensors.c) ------------------------------------------------------------------- */
+/* ----- a model's tensors (mpc_tensors.c) ------------------------------------------------------------------- */
 
 /* A plan request's "include" (absent, null or an array of "tensors"): *tensors when it asks for the tensor list.
  * Errors: MP_EINVAL naming field with what is allowed. */
@@ -367,7 +408,7 @@ char *mpc_model_tensors_print(const char *model_id, const mps_tensor_list *l, si
  * line per tensor (name, shape, layers, class, dtype, bytes per GPU). Heap; NULL when out of memory. */
 char *mpc_model_tensors_text(const char *model, const mps_tensor_list *l);
 
-/* ----- numbers for people (human.c) ----------------------------------------------------------------------- */
+/* ----- numbers for people (mpc_human.c) ----------------------------------------------------------------------- */
 
 /* Each writes into buf (always NUL-terminated, cut at len) and returns buf. Worked examples (tests/test_codec.c):
  *   mpc_fmt_count(8030261248)        "8,030,261,248"     (exact integers: thousands separators)
@@ -384,7 +425,7 @@ char *mpc_fmt_seconds(char *buf, size_t len, double seconds);
 char *mpc_fmt_si(char *buf, size_t len, double v, const char *unit);
 char *mpc_fmt_percent(char *buf, size_t len, double fraction);
 
-/* ----- text for people (text.c) ------------------------------------------------------------------------------ */
+/* ----- text for people (mpc_text.c) ------------------------------------------------------------------------------ */
 
 /* Every member of a document, indented, figures by the unit their name ends in: "_bytes" as "16,060,522,496 B
  * (16.1 GB, 15.0 GiB)", "_seconds", "_flops_per_second", "_bytes_per_second" and "_flops_per_byte" to 3 significant

@@ -32,6 +32,7 @@ const char *mp_status_str(mp_status st)
 	case MP_ENOSPACE: return "no space left for the database";
 	case MP_EPRECONDITION: return "precondition failed";
 	case MP_EFRAMING: return "malformed HTTP request";
+	case MP_EUPSTREAM: return "the upstream service failed";
 	}
 	return "unknown";
 }

@@ -16,7 +16,7 @@
  * Who returns which: the planner only MP_OK, MP_EINVAL, MP_EOVERFLOW, MP_EUNSUPPORTED and MP_EINTERNAL; the
  * model readers and codec/ also MP_EPARSE and MP_ENOMEM; db/ MP_ENOTFOUND, MP_EDB, MP_ECONFLICT; kernels/ and
  * the calibration jobs MP_ENOTBUILTIN, MP_ENODEV, MP_EBUSY; the daemon MP_ETOOLARGE, MP_EAUTH, MP_EFORBIDDEN,
- * MP_EOVERLOADED, MP_EPRECONDITION, MP_EFRAMING; db/ also MP_ESTORAGE and MP_ENOSPACE.
+ * MP_EOVERLOADED, MP_EPRECONDITION, MP_EFRAMING; db/ also MP_ESTORAGE and MP_ENOSPACE; hub/ MP_EUPSTREAM.
  * ------------------------------------------------------------------------------------------------------- */
 typedef enum mp_status {
 	MP_OK = 0,
@@ -40,6 +40,8 @@ typedef enum mp_status {
 	MP_ENOSPACE = 18,	/* the disk holding the database is full: HTTP 507 */
 	MP_EPRECONDITION = 19,	/* If-Match names another version of the resource: HTTP 412 */
 	MP_EFRAMING = 20,	/* the HTTP message itself is malformed (framing, Host, header bytes): HTTP 400 */
+	MP_EUPSTREAM = 21,	/* a service memplan fetched from (the Hugging Face Hub) failed, timed out, refused the
+				 * credentials or sent more than its limit: HTTP 502 */
 } mp_status;
 
 /* Returns a constant, never NULL, lowercase string for any value (unknown values give "unknown"). */

@@ -53,6 +53,45 @@ mp_status mpd_auth_load(mpd_config *cfg, const char *token_file, mp_error *err)
 	return MP_OK;
 }
 
+mp_status mpd_hub_token_load(mpd_config *cfg, mp_error *err)
+{
+	char buf[sizeof(cfg->hub_token) + 2];
+	const char *src = NULL, *what = cfg->hub_token_file[0] ? "--hub-token-file" : "MEMPLAN_HUB_TOKEN";
+	size_t n;
+
+	cfg->hub_token[0] = '\0';
+	if (cfg->hub_token_file[0]) {
+		FILE *f = fopen(cfg->hub_token_file, "r");
+
+		if (f == NULL)
+			return mp_fail(err, MP_EINVAL, what, "cannot read the hub token file %s: %s", cfg->hub_token_file,
+				       strerror(errno));
+		src = fgets(buf, sizeof(buf), f);
+		fclose(f);
+		if (src == NULL)
+			buf[0] = '\0';
+		src = buf;
+	} else if ((src = getenv("MEMPLAN_HUB_TOKEN")) == NULL || src[0] == '\0') {
+		return MP_OK;
+	}
+	while (isspace((unsigned char)*src))
+		src++;
+	n = strlen(src);
+	while (n && isspace((unsigned char)src[n - 1]))
+		n--;
+	/* a header value: printable ASCII, no spaces inside */
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)src[i] <= 0x20 || (unsigned char)src[i] >= 0x7f)
+			n = 0;
+	if (n == 0 || n >= sizeof(cfg->hub_token))
+		return mp_fail(err, MP_EINVAL, what, "the hub token must be 1 to %zu printable bytes on one line",
+			       sizeof(cfg->hub_token) - 1);
+	memcpy(cfg->hub_token, src, n);
+	cfg->hub_token[n] = '\0';
+	memset(buf, 0, sizeof(buf));
+	return MP_OK;
+}
+
 bool mpd_auth_is_loopback(const char *host)
 {
 	struct in_addr a4;

@@ -14,6 +14,10 @@
  * empty (writes are open). Errors: MP_EINVAL naming "--token-file" (unreadable, empty or longer than 255 bytes).
  */
 mp_status mpd_auth_load(mpd_config *cfg, const char *token_file, mp_error *err);
+/* Loads the Hub token (hub.h) into cfg->hub_token: from cfg->hub_token_file when set (its first line, whitespace
+ * removed), else from MEMPLAN_HUB_TOKEN when set; else leaves it "". Errors: MP_EINVAL naming the setting (an
+ * unreadable file, an empty or non-printable token). The token is never logged or echoed. */
+mp_status mpd_hub_token_load(mpd_config *cfg, mp_error *err);
 
 /* Whether host (a numeric address) is a loopback address: 127.0.0.0/8, ::1 or ::ffff:127.x.x.x. */
 bool mpd_auth_is_loopback(const char *host);

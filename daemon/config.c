@@ -9,9 +9,11 @@
 #include <string.h>
 
 #include "config.h"
+#include "framing.h"
 #include "log.h"
 
-typedef enum kind { K_LISTEN, K_PATH, K_UINT, K_SIZE, K_LEVEL, K_TOKEN_FILE, K_BOOL, K_PASS_FAIL, K_LABELS, K_ON_OFF } kind;
+typedef enum kind { K_LISTEN, K_PATH, K_UINT, K_SIZE, K_LEVEL, K_TOKEN_FILE, K_BOOL, K_PASS_FAIL, K_LABELS, K_HOSTS,
+		    K_ON_OFF, K_URL, K_HUB_PATH } kind;
 
 static const struct setting {
 	const char *key;
@@ -25,7 +27,9 @@ static const struct setting {
 	{ "max-body-bytes", K_SIZE, 1024, 1ULL << 30, "request body limit; larger bodies get 413 (default 1048576)" },
 	{ "connection-timeout", K_UINT, 1, 3600, "seconds a connection may stay idle, or stall mid-request, "
 						 "before it is closed (default 30)" },
-	{ "max-connections", K_UINT, 1, 65536, "concurrent connections; more are refused (default 1024)" },
+	{ "max-connections", K_UINT, 1, 65536,
+	  "concurrent connections; more wait in the kernel's accept queue until one closes, and near the limit the "
+	  "slowest to send their headers are closed first (default 1024)" },
 	{ "log-level", K_LEVEL, 0, 0, "debug, info (access lines), warn, error or off (default info)" },
 	{ "shutdown-timeout", K_UINT, 0, 3600, "seconds SIGTERM waits for requests in flight (default 10)" },
 	{ "token-file", K_TOKEN_FILE, 0, 0, "file holding the bearer token that writes need (MEMPLAN_TOKEN may hold "
@@ -56,10 +60,37 @@ static const struct setting {
 	  "(default 10)" },
 	{ "max-connections-per-ip", K_UINT, 0, 65536,
 	  "concurrent connections from one client address; 0 = no limit (default 0)" },
+	{ "allowed-hosts", K_HOSTS, 0, 0,
+	  "without a token, Host names served besides loopback names and addresses and the listener's own "
+	  "(DNS rebinding): name,.domain (and its subdomains),* (any) (default none)" },
+	{ "body-timeout", K_UINT, 1, 3600,
+	  "seconds a request body has to arrive whole after its headers, however it trickles (default 60)" },
+	{ "send-timeout", K_UINT, 1, 3600,
+	  "seconds an answer has to be read by the client, plus its size at --min-transfer-rate (default 60)" },
+	{ "min-transfer-rate", K_SIZE, 1, 1ULL << 30,
+	  "bytes per second a body or an answer must move, over each 5-second window; slower ones are cut "
+	  "(default 4096)" },
+	{ "max-request-memory-bytes", K_SIZE, 1 << 20, 1ULL << 40,
+	  "bytes held at once for request bodies being read and answers waiting to be sent; a request past it "
+	  "gets 503 with Retry-After (default 268435456)" },
+	{ "max-request-memory-bytes-per-ip", K_SIZE, 0, 1ULL << 40,
+	  "the same for one client address; 0 = --k8s-max-body-bytes + --max-body-bytes (default 0)" },
 	{ "observed-terms", K_ON_OFF, 0, 0,
 	  "on: an engine block takes a memory term from what running engines reported (POST /v1/observations) where "
 	  "the model is consistently off for that engine version and device, saying so; off: the model's terms "
 	  "always (default on)" },
+	{ "hub-endpoint", K_URL, 0, 0,
+	  "the Hugging Face Hub a model given as {\"hf_repo\": \"org/name\"} may be fetched from when the local "
+	  "cache lacks it (https://huggingface.co, or a mirror): config.json, the index and each shard's header by "
+	  "range requests, never the weights (default none: the daemon fetches nothing)" },
+	{ "hub-token-file", K_HUB_PATH, 0, 0,
+	  "file holding the Hub token for gated and private repositories (MEMPLAN_HUB_TOKEN may hold the token "
+	  "itself); sent to the hub-endpoint's host only, never logged" },
+	{ "hub-cache", K_HUB_PATH, 0, 0, "folder where the headers fetched from the Hub are kept (default hub-cache "
+					 "beside the database)" },
+	{ "hub-cache-bytes", K_SIZE, 0, 1ULL << 40, "the hub cache's bound: the oldest snapshots go first (default "
+						     "268435456)" },
+	{ "hub-timeout", K_UINT, 1, 600, "seconds each Hub request may take, connection included (default 30)" },
 };
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 
@@ -130,12 +161,44 @@ static mp_status set_one(mpd_config *cfg, const struct setting *s, const char *v
 		snprintf(cfg->node_labels, sizeof(cfg->node_labels), "%s", value);
 		return MP_OK;
 	}
+	case K_HOSTS:
+		if (strlen(value) >= sizeof(cfg->allowed_hosts) || !mpd_allowed_hosts_valid(value))
+			return mp_fail(err, MP_EINVAL, s->key,
+				       "%s is host names separated by ',' (letters, digits, '-' and '.'; a leading '.' "
+				       "takes a domain and its subdomains; '*' any), at most %zu bytes",
+				       s->key, sizeof(cfg->allowed_hosts) - 1);
+		snprintf(cfg->allowed_hosts, sizeof(cfg->allowed_hosts), "%s", value);
+		return MP_OK;
 	case K_ON_OFF:
 		if (strcmp(value, "on") == 0 || strcmp(value, "off") == 0) {
 			cfg->observed_terms_off = strcmp(value, "off") == 0;
 			return MP_OK;
 		}
 		return mp_fail(err, MP_EINVAL, s->key, "%s must be on or off (got '%.40s')", s->key, value);
+	case K_URL: {
+		/* http(s)://host[:port][/path], printable, no spaces or quotes: the base of every Hub URL */
+		bool ok = (strncmp(value, "https://", 8) == 0 || strncmp(value, "http://", 7) == 0) &&
+			  strlen(value) < sizeof(cfg->hub_endpoint) && strlen(value) > 8;
+
+		for (const char *p = value; ok && *p; p++)
+			ok = (unsigned char)*p > 0x20 && *p != 0x7f && *p != '"' && *p != '\\';
+		if (!ok)
+			return mp_fail(err, MP_EINVAL, s->key,
+				       "%s must be an http:// or https:// URL of at most %zu bytes, without spaces "
+				       "(https://huggingface.co)",
+				       s->key, sizeof(cfg->hub_endpoint) - 1);
+		snprintf(cfg->hub_endpoint, sizeof(cfg->hub_endpoint), "%s", value);
+		return MP_OK;
+	}
+	case K_HUB_PATH: {
+		char *dst = strcmp(s->key, "hub-cache") == 0 ? cfg->hub_cache : cfg->hub_token_file;
+
+		if (value[0] == '\0' || strlen(value) >= sizeof(cfg->hub_cache))
+			return mp_fail(err, MP_EINVAL, s->key, "%s must be a path of 1 to %zu bytes", s->key,
+				       sizeof(cfg->hub_cache) - 1);
+		snprintf(dst, sizeof(cfg->hub_cache), "%s", value);
+		return MP_OK;
+	}
 	case K_UINT:
 	case K_SIZE:
 		break;
@@ -169,6 +232,20 @@ static mp_status set_one(mpd_config *cfg, const struct setting *s, const char *v
 		cfg->header_timeout_seconds = (unsigned int)v;
 	else if (strcmp(s->key, "max-connections-per-ip") == 0)
 		cfg->max_connections_per_ip = (unsigned int)v;
+	else if (strcmp(s->key, "body-timeout") == 0)
+		cfg->body_timeout_seconds = (unsigned int)v;
+	else if (strcmp(s->key, "send-timeout") == 0)
+		cfg->send_timeout_seconds = (unsigned int)v;
+	else if (strcmp(s->key, "min-transfer-rate") == 0)
+		cfg->min_transfer_bytes_per_second = (size_t)v;
+	else if (strcmp(s->key, "max-request-memory-bytes") == 0)
+		cfg->max_request_memory_bytes = (size_t)v;
+	else if (strcmp(s->key, "max-request-memory-bytes-per-ip") == 0)
+		cfg->max_request_memory_bytes_per_ip = (size_t)v;
+	else if (strcmp(s->key, "hub-cache-bytes") == 0)
+		cfg->hub_cache_bytes = (size_t)v;
+	else if (strcmp(s->key, "hub-timeout") == 0)
+		cfg->hub_timeout_seconds = (unsigned int)v;
 	return MP_OK;
 }
 
@@ -268,14 +345,53 @@ mp_status mpd_config_load_env(mpd_config *cfg, mp_error *err)
 	return MP_OK;
 }
 
+/* One row: the flag and the variable in columns of kw and ew bytes, the meaning wrapped at word boundaries into the
+ * column after them (USAGE_WIDTH columns in all, at least 40 for the meaning). */
+#define USAGE_WIDTH 118
+static void usage_row(FILE *out, int kw, int ew, const char *flag, const char *env, const char *help)
+{
+	int col = 2 + kw + 1 + ew + 1, avail = USAGE_WIDTH - col < 40 ? 40 : USAGE_WIDTH - col;
+	const char *p = help;
+
+	fprintf(out, "  %-*s %-*s ", kw, flag, ew, env);
+	while (*p) {
+		int n = (int)strlen(p);
+
+		if (n > avail) { /* the last space that keeps the line within the column (a longer word stays whole) */
+			n = avail;
+			while (n > 0 && p[n] != ' ')
+				n--;
+			if (n == 0)
+				n = (int)strcspn(p, " ");
+		}
+		fprintf(out, "%.*s\n", n, p);
+		p += n;
+		while (*p == ' ')
+			p++;
+		if (*p)
+			fprintf(out, "%*s", col, "");
+	}
+}
+
 void mpd_config_usage(FILE *out)
 {
-	char name[64];
+	char name[64], flag[64];
+	int kw = (int)strlen("--config FILE"), ew = (int)strlen("MEMPLAN_CONFIG");
 
+	/* the columns as wide as their longest entry, so every row lines up */
 	for (size_t i = 0; i < NSETTINGS; i++) {
 		env_name(settings[i].key, name, sizeof(name));
-		fprintf(out, "  --%-20s %-28s %s\n", settings[i].key, name, settings[i].help);
+		if ((int)strlen(settings[i].key) + 2 > kw)
+			kw = (int)strlen(settings[i].key) + 2;
+		if ((int)strlen(name) > ew)
+			ew = (int)strlen(name);
 	}
-	fprintf(out, "  --%-20s %-28s %s\n", "config FILE", "MEMPLAN_CONFIG",
-		"read settings from FILE ('key = value' lines); the environment overrides it, flags override both");
+	fprintf(out, "  %-*s %-*s %s\n", kw, "flag", ew, "environment", "meaning");
+	for (size_t i = 0; i < NSETTINGS; i++) {
+		env_name(settings[i].key, name, sizeof(name));
+		snprintf(flag, sizeof(flag), "--%s", settings[i].key);
+		usage_row(out, kw, ew, flag, name, settings[i].help);
+	}
+	usage_row(out, kw, ew, "--config FILE", "MEMPLAN_CONFIG",
+		  "read settings from FILE ('key = value' lines); the environment overrides it, flags override both");
 }

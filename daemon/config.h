@@ -18,7 +18,8 @@ mp_status mpd_config_load_file(mpd_config *cfg, const char *path, mp_error *err)
 /* Applies every MEMPLAN_<KEY> environment variable that is set. Errors: MP_EINVAL naming the variable. */
 mp_status mpd_config_load_env(mpd_config *cfg, mp_error *err);
 
-/* Writes the settings' help lines (flag, variable, default) for the usage text. */
+/* Writes the settings' help table for the usage text: a header row, then per setting its flag, its variable and its
+ * meaning with the default, in aligned columns (the meaning wrapped within 118 columns). */
 void mpd_config_usage(FILE *out);
 
 #endif /* MPD_CONFIG_H */

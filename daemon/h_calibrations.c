@@ -1,12 +1,12 @@
 /*
  * h_calibrations.c: the calibration resource. POST /v1/calibrations starts a job (202 + Location),
  * GET /v1/calibrations/{id} reports state, progress and results, DELETE /v1/calibrations/{id} cancels.
- * Thin: decoding and documents in codec/calib.c, jobs in service/calib.c.
+ * Thin: decoding and documents in codec/mpc_calib.c, jobs in service/mps_calib.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../codec/calib.h"
+#include "../codec/mpc_calib.h"
 #include "routes.h"
 
 static mp_status need_jobs(mpd_request *req, mpd_reply *rep)
@@ -41,12 +41,13 @@ mp_status mpd_h_calibration_create(mpd_request *req, mpd_reply *rep)
 		st = mpc_calib_decode(req->json, &rq, fit, &has_fit, &rep->err);
 	if (st == MP_OK && has_fit) {
 		/* the fit check allocates the plan's bytes: the same plan POST /v1/plan/inference gives */
-		plan = malloc(sizeof(*plan));
+		plan = calloc(1, sizeof(*plan));
 		st = plan ? mps_plan_inference(req->d->svc, fit, plan, &rep->err)
 			  : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 		if (st == MP_OK)
 			mps_calib_fit_from_plan(plan, &rq);
 	}
+	mps_inference_plan_release(plan);
 	free(plan);
 	free(fit);
 	if (st == MP_OK)

@@ -96,6 +96,31 @@ static mp_status valid_path_id(const mpd_request *req, mp_error *err)
 	return mp_fail(err, MP_EINVAL, "/id", "a device id is 1 to 63 of a-z 0-9 . - _, starting with a letter or digit");
 }
 
+/* The request's preconditions on the stored profile (NULL: none stored), inside the write's transaction. */
+static mp_status device_precondition(void *ctx, const mp_store_device *current, mp_error *err)
+{
+	char *doc = NULL;
+	mp_status st;
+
+	if (current) { /* the document a GET of it gives */
+		mpc_out w;
+
+		mpc_out_init(&w);
+		mpc_device_write(&w, NULL, current);
+		doc = mpc_out_finish(&w, NULL);
+	}
+	st = current && doc == NULL ? mp_fail(err, MP_ENOMEM, "", "out of memory")
+				    : mpd_check_preconditions(ctx, doc, err);
+	free(doc);
+	return st;
+}
+
+/* Whether the request carries a precondition (If-Match or If-None-Match). */
+static bool conditional(const mpd_request *req)
+{
+	return mpd_header(req, "If-Match") || mpd_header(req, "If-None-Match");
+}
+
 mp_status mpd_h_device_put(mpd_request *req, mpd_reply *rep)
 {
 	mp_store_device *d = malloc(sizeof(*d));
@@ -105,7 +130,8 @@ mp_status mpd_h_device_put(mpd_request *req, mpd_reply *rep)
 	if (st == MP_OK)
 		st = mpc_device_decode(req->json, "", req->path_id, "user", d, &rep->err);
 	if (st == MP_OK)
-		st = mps_device_put(req->d->svc, d, "api", "", &created, &rep->err);
+		st = mps_device_put_if(req->d->svc, d, "api", conditional(req) ? device_precondition : NULL, req, &created,
+				       &rep->err);
 	free(d);
 	return st == MP_OK ? answer(req, rep, created) : st;
 }
@@ -126,6 +152,31 @@ mp_status mpd_check_if_match(const mpd_request *req, const char *stored, mp_erro
 		       "the resource changed since that ETag was read (it is %s now): GET it again, apply the change to "
 		       "what it holds now, and send that ETag",
 		       tag);
+}
+
+mp_status mpd_check_preconditions(const mpd_request *req, const char *stored, mp_error *err)
+{
+	const char *im = mpd_header(req, "If-Match"), *inm = mpd_header(req, "If-None-Match");
+	char tag[24] = "";
+
+	if (stored && (im || inm))
+		mpd_document_etag(stored, tag, sizeof(tag));
+	if (im && stored == NULL)
+		return mp_fail(err, MP_EPRECONDITION, "If-Match",
+			       "nothing is stored under this id, so no If-Match tag matches (RFC 9110 section 13.1.1); send "
+			       "the write without If-Match to create it, or with 'If-None-Match: *' to create it only");
+	if (im && !mpd_if_match(im, tag))
+		return mp_fail(err, MP_EPRECONDITION, "If-Match",
+			       "the resource changed since that ETag was read (it is %s now): GET it again, apply the "
+			       "change to what it holds now, and send that ETag",
+			       tag);
+	if (inm && stored && mpd_if_none_match(inm, tag))
+		return mp_fail(err, MP_EPRECONDITION, "If-None-Match",
+			       "%s (it is %s now; RFC 9110 section 13.1.2): nothing was written",
+			       strchr(inm, '*') ? "the resource exists and 'If-None-Match: *' writes only a new one"
+						: "the resource's current ETag is one If-None-Match lists",
+			       tag);
+	return MP_OK;
 }
 
 /* The merge patch applied to a copy of the stored profile (If-Match first): the document a GET gives, parsed, patched
@@ -163,7 +214,8 @@ mp_status mpd_h_device_patch(mpd_request *req, mpd_reply *rep)
 
 mp_status mpd_h_device_delete(mpd_request *req, mpd_reply *rep)
 {
-	mp_status st = mps_device_delete(req->d->svc, req->path_id, "api", &rep->err);
+	mp_status st = mps_device_delete_if(req->d->svc, req->path_id, "api", conditional(req) ? device_precondition : NULL,
+					    req, &rep->err);
 
 	if (st == MP_ENOTFOUND || st == MP_EINVAL)
 		snprintf(rep->err.field, sizeof(rep->err.field), "/id");

@@ -1,6 +1,6 @@
 /*
  * h_k8s.c: kube-scheduler's extender verbs, POST /v1/k8s/filter and POST /v1/k8s/prioritize: decode ExtenderArgs
- * (codec/k8s.h) -> placement (service/k8s.h) -> ExtenderFilterResult or HostPriorityList. The answer is printed
+ * (codec/mpc_k8s.h) -> placement (service/mps_k8s.h) -> ExtenderFilterResult or HostPriorityList. The answer is printed
  * here, while the request's Node objects it echoes are still alive. The filter also counts its outcomes and keeps
  * each recent pod's planned bytes per GPU as gauges, labelled so a dashboard can set them beside DCGM's framebuffer
  * figures (namespace and pod as dcgm-exporter's pod mapping labels them; modelName as DCGM names the GPU).
@@ -10,9 +10,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "../codec/json.h"
-#include "../codec/k8s.h"
-#include "../service/k8s.h"
+#include "../codec/mpc_json.h"
+#include "../codec/mpc_k8s.h"
+#include "../codec/mpc_k8s_stream.h"
+#include "../service/mps_k8s.h"
 #include "log.h"
 #include "metrics.h"
 #include "routes.h"
@@ -92,42 +93,175 @@ static void planned(mpd_metrics *m, const mpc_k8s_args *a, const mps_k8s_result 
 	mpd_metrics_gauge_trim(m, "memplan_k8s_planned_capacity_bytes", PLANNED_SERIES_KEPT);
 }
 
+/*
+ * The filter's answer around the echoed Node texts (mpc_k8s_filter_pieces): the head, each passing node's text
+ * with a ',' between, the tail. Owns the arguments (their texts) until the response is done.
+ */
+typedef struct echo_stream {
+	mpc_k8s_args *a;
+	char *head, *tail;
+	size_t head_len, tail_len;
+	size_t *pass;		/* indexes of the nodes that passed, in order */
+	size_t npass;
+	size_t piece;		/* 0: head, 1..2 npass - 1: texts and commas, 2 npass (or 1): tail */
+	size_t off;		/* bytes of the piece already sent */
+} echo_stream;
+
+static void echo_free(void *ctx)
+{
+	echo_stream *e = ctx;
+
+	mpc_k8s_args_free(e->a);
+	free(e->a);
+	free(e->head);
+	free(e->tail);
+	free(e->pass);
+	free(e);
+}
+
+/* The bytes of piece k (its pointer and length). */
+static const char *echo_piece(const echo_stream *e, size_t k, size_t *len)
+{
+	size_t items = e->npass ? 2 * e->npass - 1 : 0;
+
+	if (k == 0) {
+		*len = e->head_len;
+		return e->head;
+	}
+	if (k <= items) {
+		if (k % 2 == 0) {
+			*len = 1;
+			return ",";
+		}
+		*len = e->a->echo_len[e->pass[k / 2]];
+		return e->a->echo + e->a->echo_at[e->pass[k / 2]];
+	}
+	if (k == items + 1) {
+		*len = e->tail_len;
+		return e->tail;
+	}
+	*len = 0;
+	return NULL;
+}
+
+static ssize_t echo_read(void *ctx, char *buf, size_t max)
+{
+	echo_stream *e = ctx;
+	size_t n = 0;
+
+	while (n < max) {
+		size_t len;
+		const char *p = echo_piece(e, e->piece, &len);
+		size_t take;
+
+		if (p == NULL)
+			break;
+		take = len - e->off < max - n ? len - e->off : max - n;
+		memcpy(buf + n, p + e->off, take);
+		n += take;
+		e->off += take;
+		if (e->off == len) {
+			e->piece++;
+			e->off = 0;
+		}
+	}
+	return (ssize_t)n;
+}
+
+/* The filter's answer as an echo stream (it takes req->k8s); MP_ENOMEM when memory runs out. */
+static mp_status echo_answer(mpd_request *req, mpd_reply *rep, const mps_k8s_result *r)
+{
+	echo_stream *e = calloc(1, sizeof(*e));
+	mpc_k8s_args *a = req->k8s;
+	uint64_t total = 0;
+
+	if (e == NULL || (e->pass = malloc((a->rq.nnodes ? a->rq.nnodes : 1) * sizeof(*e->pass))) == NULL ||
+	    mpc_k8s_filter_pieces(a, r, &e->head, &e->head_len, &e->tail, &e->tail_len) != MP_OK) {
+		if (e) {
+			free(e->pass);
+			free(e);
+		}
+		return mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
+	}
+	{ /* the newline every JSON answer ends with */
+		char *t = realloc(e->tail, e->tail_len + 2);
+
+		if (t == NULL) {
+			free(e->head);
+			free(e->tail);
+			free(e->pass);
+			free(e);
+			return mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
+		}
+		e->tail = t;
+		e->tail[e->tail_len++] = '\n';
+		e->tail[e->tail_len] = '\0';
+	}
+	for (size_t i = 0; i < a->rq.nnodes; i++)
+		if (r->nodes[i].verdict == MPS_K8S_PASS) {
+			e->pass[e->npass++] = i;
+			total += a->echo_len[i];
+		}
+	total += e->head_len + e->tail_len + (e->npass ? e->npass - 1 : 0);
+	e->a = a;
+	req->k8s = NULL;
+	rep->stream_read = echo_read;
+	rep->stream_free = echo_free;
+	rep->stream_ctx = e;
+	rep->stream_length = total;
+	rep->stream_ready = true;
+	rep->text_type = "application/json";
+	return MP_OK;
+}
+
 static mp_status k8s_verb(mpd_request *req, mpd_reply *rep, bool prioritize)
 {
 	const mpd_config *cfg = &req->d->cfg;
 	mps_k8s_policy policy = { cfg->k8s_unknown_device_fails, cfg->k8s_headroom_floor_percent / 100.0, req->d->nodes,
 				  (int64_t)time(NULL) };
-	mpc_k8s_args a;
+	mpc_k8s_args own, *args;
 	mps_k8s_result r;
-	mp_status st = mpc_k8s_args_decode(req->json, &a, &rep->err);
+	mp_status st;
+	bool echo;
+
+	memset(&own, 0, sizeof(own));
+	args = req->k8s ? req->k8s : &own;
+	st = req->k8s ? MP_OK : mpc_k8s_args_decode(req->json, &own, &rep->err);
+	echo = !prioritize && args->echo && args->nodes_given;
 
 	memset(&r, 0, sizeof(r));
 	if (st == MP_OK)
-		st = mps_k8s_place(req->d->svc, &a.rq, &policy, &r, &rep->err);
+		st = mps_k8s_place(req->d->svc, &args->rq, &policy, &r, &rep->err);
+	if (st == MP_OK && req->d->metrics) {
+		count(req->d->metrics, prioritize ? "prioritize" : "filter", &r);
+		if (!prioritize)
+			planned(req->d->metrics, args, &r);
+	}
+	if (st == MP_OK)
+		mpd_log((mpd_log_level)cfg->log_level, MPD_LOG_DEBUG,
+			"k8s %s %s/%s: %s%s%s, %zu nodes: %llu passed, %llu failed, %llu unresolvable",
+			prioritize ? "prioritize" : "filter", args->rq.pod.namespace_, args->rq.pod.name,
+			mps_k8s_outcome_name(r.outcome), r.model_id[0] ? " " : "", r.model_id, args->rq.nnodes,
+			(unsigned long long)r.passed, (unsigned long long)r.failed, (unsigned long long)r.unresolvable);
+	if (st == MP_OK && echo && r.error[0] == '\0') {
+		st = echo_answer(req, rep, &r); /* takes the arguments: free nothing of them here */
+		mps_k8s_result_free(&r);
+		return st;
+	}
 	if (st == MP_OK) {
 		mpc_out w;
 
 		/* written now: the filter's answer echoes the request's Node objects, freed after the handler */
 		mpc_out_init(&w);
 		if (prioritize)
-			mpc_k8s_prioritize_write(&w, &a, &r);
+			mpc_k8s_prioritize_write(&w, args, &r);
 		else
-			mpc_k8s_filter_write(&w, &a, &r);
+			mpc_k8s_filter_write(&w, args, &r);
 		st = mpd_reply_json(rep, &w);
 	}
-	if (st == MP_OK && req->d->metrics) {
-		count(req->d->metrics, prioritize ? "prioritize" : "filter", &r);
-		if (!prioritize)
-			planned(req->d->metrics, &a, &r);
-	}
-	if (st == MP_OK)
-		mpd_log((mpd_log_level)cfg->log_level, MPD_LOG_DEBUG,
-			"k8s %s %s/%s: %s%s%s, %zu nodes: %llu passed, %llu failed, %llu unresolvable",
-			prioritize ? "prioritize" : "filter", a.rq.pod.namespace_, a.rq.pod.name,
-			mps_k8s_outcome_name(r.outcome), r.model_id[0] ? " " : "", r.model_id, a.rq.nnodes,
-			(unsigned long long)r.passed, (unsigned long long)r.failed, (unsigned long long)r.unresolvable);
 	mps_k8s_result_free(&r);
-	mpc_k8s_args_free(&a);
+	if (args == &own)
+		mpc_k8s_args_free(&own); /* (the server frees what it decoded as the body came) */
 	return st;
 }
 

@@ -77,6 +77,30 @@ static mp_status valid_path_id(const mpd_request *req, mp_error *err)
 	return mp_fail(err, MP_EINVAL, "/id", "a model id is 1 to 63 of a-z 0-9 . - _, starting with a letter or digit");
 }
 
+/* The request's preconditions on the stored model (NULL: none stored), inside the write's transaction. */
+static mp_status model_precondition(void *ctx, const mp_store_model *current, mp_error *err)
+{
+	char *doc = NULL;
+	mp_status st;
+
+	if (current) { /* the document a GET of it gives */
+		mpc_out w;
+
+		mpc_out_init(&w);
+		mpc_stored_model_write(&w, NULL, current, mps_stored_model_repo_ids(current));
+		doc = mpc_out_finish(&w, NULL);
+	}
+	st = current && doc == NULL ? mp_fail(err, MP_ENOMEM, "", "out of memory")
+				    : mpd_check_preconditions(ctx, doc, err);
+	free(doc);
+	return st;
+}
+
+static bool conditional(const mpd_request *req)
+{
+	return mpd_header(req, "If-Match") || mpd_header(req, "If-None-Match");
+}
+
 mp_status mpd_h_model_put(mpd_request *req, mpd_reply *rep)
 {
 	mps_model_input *in = malloc(sizeof(*in));
@@ -87,7 +111,8 @@ mp_status mpd_h_model_put(mpd_request *req, mpd_reply *rep)
 	if (st == MP_OK)
 		st = mpc_stored_model_decode(req->json, "", req->path_id, in, &owned, &rep->err);
 	if (st == MP_OK)
-		st = mps_model_put(req->d->svc, in, "api", &created, &rep->err);
+		st = mps_model_put_if(req->d->svc, in, "api", conditional(req) ? model_precondition : NULL, req, &created,
+				      &rep->err);
 	free(owned);
 	free(in);
 	return st == MP_OK ? answer(req, rep, created) : st;
@@ -139,7 +164,8 @@ mp_status mpd_h_model_patch(mpd_request *req, mpd_reply *rep)
 
 mp_status mpd_h_model_delete(mpd_request *req, mpd_reply *rep)
 {
-	mp_status st = mps_model_delete(req->d->svc, req->path_id, "api", &rep->err);
+	mp_status st = mps_model_delete_if(req->d->svc, req->path_id, "api", conditional(req) ? model_precondition : NULL,
+					   req, &rep->err);
 
 	if (st == MP_OK)
 		rep->http_status = 204;

@@ -1,15 +1,15 @@
 /*
  * h_nodes.c: the node cache's resource, fed by the node agents. PUT /v1/nodes/{name} (a report: the node's GPUs
  * and a lease; a write, so it needs the token when one is set), GET and DELETE /v1/nodes/{name}, GET /v1/nodes
- * (the reports that hold now, by name; cursor pagination). Thin: decode (codec/fleet.h) -> the cache
- * (service/nodes.h) -> encode. The clock is read here, once per request.
+ * (the reports that hold now, by name; cursor pagination). Thin: decode (codec/mpc_fleet.h) -> the cache
+ * (service/mps_nodes.h) -> encode. The clock is read here, once per request.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "../codec/fleet.h"
+#include "../codec/mpc_fleet.h"
 #include "metrics.h"
 #include "query.h"
 #include "reply.h"

@@ -1,7 +1,7 @@
 /*
  * h_observations.c: POST /v1/observations (a write: what a running engine reported, from its node agent or a
  * person) and GET /v1/observations (the newest observations, memplan's error per engine, version, device and model,
- * and the terms plans take from them). Decode (codec/fleet.h) -> evaluate and store (service/observe.h) -> encode;
+ * and the terms plans take from them). Decode (codec/mpc_fleet.h) -> evaluate and store (service/mps_observe.h) -> encode;
  * after each new observation the /metrics gauges of the error and the observed terms are set again.
  */
 #include <stdio.h>
@@ -9,8 +9,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../codec/fleet.h"
-#include "../service/observe.h"
+#include "../codec/mpc_fleet.h"
+#include "../service/mps_observe.h"
 #include "metrics.h"
 #include "query.h"
 #include "reply.h"
@@ -30,14 +30,12 @@ static size_t corrections(mps_service *svc, const mps_obs_summary *rows, size_t 
 		mp_error e = MP_ERROR_INIT;
 		char line[16];
 		mps_obs_term t = mps_engine_term(rows[i].engine);
-		const char *plan_line = mps_engine_plan_line(rows[i].engine);
 		size_t j;
 
 		if (t == MPS_OBS_TERM_COUNT)
 			continue;
+		/* plans take the observations of their own release line (service/mps_observe.h mps_engine_plan_line) */
 		mps_version_line(rows[i].engine_version, line, sizeof(line));
-		if (plan_line[0] == '\0')
-			line[0] = '\0'; /* an engine whose plans take every version's observations */
 		for (j = 0; j < k; j++)
 			if (strcmp(keys[j][0], mp_engine_name(rows[i].engine)) == 0 && strcmp(keys[j][1], line) == 0 &&
 			    strcmp(keys[j][2], rows[i].device_id) == 0)
@@ -144,8 +142,6 @@ mp_status mpd_h_observation_post(mpd_request *req, mpd_reply *rep)
 		char line[16];
 
 		mps_version_line(o->engine_version, line, sizeof(line));
-		if (mps_engine_plan_line(eng)[0] == '\0')
-			line[0] = '\0';
 		mpc_out_init(&w);
 		mpc_w_obj(&w, NULL);
 		mpc_observation_write(&w, "observation", o);

@@ -105,10 +105,11 @@ mp_status mpd_h_device_roofline_svg(mpd_request *req, mpd_reply *rep)
 		st = mpc_transformer_query_decode(query_get, req, &rq->transformer, &rep->err);
 	else if (st == MP_OK && (mpd_query(req, "batch_size") || mpd_query(req, "context_tokens") ||
 				 mpd_query(req, "prompt_tokens") || mpd_query(req, "weight_dtype") ||
-				 mpd_query(req, "kv_cache_dtype")))
+				 mpd_query(req, "kv_cache_dtype") || mpd_query(req, "compute_dtype") ||
+				 mpd_query(req, "tensor_parallel_size")))
 		st = mp_fail(&rep->err, MP_EINVAL, "?model",
-			     "batch_size, context_tokens, prompt_tokens, weight_dtype and kv_cache_dtype describe ?model's "
-			     "steps: give model=ID with them");
+			     "batch_size, context_tokens, prompt_tokens, tensor_parallel_size, weight_dtype, kv_cache_dtype "
+			     "and compute_dtype describe ?model's steps: give model=ID with them");
 	if (st == MP_OK)
 		st = mps_roofline(req->d->svc, rq, r, &rep->err);
 	if (st != MP_OK) {

@@ -1,12 +1,12 @@
 /*
  * h_slurm.c: POST /v1/slurm/fit-table: a /v1/fit batch answered as the text table Slurm's job_submit.lua looks jobs
- * up in (its format: codec/slurm.h; deploy/slurm/README.md): decode (the fit endpoint's decoder) -> mps_fit -> the
+ * up in (its format: codec/mpc_slurm.h; deploy/slurm/README.md): decode (the fit endpoint's decoder) -> mps_fit -> the
  * table's writer.
  */
 #include <stdlib.h>
 
 #include "../codec/codec.h"
-#include "../codec/slurm.h"
+#include "../codec/mpc_slurm.h"
 #include "routes.h"
 
 mp_status mpd_h_slurm_fit_table(mpd_request *req, mpd_reply *rep)

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../codec/json.h"
+#include "../codec/mpc_json.h"
 #include "log.h"
 
 static const char *const names[] = { "debug", "info", "warn", "error", "off" };
@@ -71,15 +71,18 @@ void mpd_log(mpd_log_level min, mpd_log_level lvl, const char *fmt, ...)
 	va_end(ap);
 }
 
+static void escape_utf8(char *dst, size_t cap, const char *src);
+
 void mpd_vlog(mpd_log_level min, mpd_log_level lvl, const char *fmt, va_list ap)
 {
-	char msg[1024];
+	char raw[1024], msg[1024];
 	size_t n;
 	mpc_out o;
 
 	if (lvl < min || min >= MPD_LOG_OFF)
 		return;
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	escape_utf8(msg, sizeof(msg), raw); /* a message may quote a request (its path): JSON text either way */
 	n = strlen(msg);
 	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
 		msg[--n] = '\0';
@@ -88,8 +91,42 @@ void mpd_vlog(mpd_log_level min, mpd_log_level lvl, const char *fmt, va_list ap)
 	emit(&o);
 }
 
+/*
+ * src as text a log line can carry unchanged: well-formed UTF-8 is kept, every byte of an ill-formed sequence is
+ * written as \xNN (so "/v1/x%FF" logged from the raw target shows "\xff", never the raw byte, which is not JSON
+ * text). Cut at a sequence boundary when dst is too small. Worked example: "a\xc3(" -> "a\xc3(" as 7 characters.
+ */
+static void escape_utf8(char *dst, size_t cap, const char *src)
+{
+	size_t len = strlen(src), i = 0, o = 0;
+
+	while (i < len && o + 1 < cap) {
+		size_t bad = mpc_utf8_invalid_at(src + i, len - i);
+
+		if (bad > 0) { /* the valid run, as it is */
+			size_t n = bad < cap - 1 - o ? bad : cap - 1 - o;
+
+			while (n > 0 && n < bad && ((unsigned char)src[i + n] & 0xC0) == 0x80)
+				n--; /* not in the middle of a character */
+			if (n == 0)
+				break;
+			memcpy(dst + o, src + i, n);
+			o += n;
+			i += n;
+			continue;
+		}
+		if (o + 4 >= cap)
+			break;
+		snprintf(dst + o, cap - o, "\\x%02x", (unsigned char)src[i]);
+		o += 4;
+		i++;
+	}
+	dst[o] = '\0';
+}
+
 void mpd_log_access(mpd_log_level min, const mpd_access *a)
 {
+	char method[80], path[800];
 	mpd_log_level lvl = (a->status >= 500 || a->status == 0) ? MPD_LOG_WARN : MPD_LOG_INFO;
 	mpc_out o;
 
@@ -97,8 +134,10 @@ void mpd_log_access(mpd_log_level min, const mpd_access *a)
 		return;
 	line(&o, lvl);
 	mpc_w_lit(&o, "msg", "access");
-	mpc_w_str(&o, "method", a->method ? a->method : "");
-	mpc_w_str(&o, "path", a->path ? a->path : "");
+	escape_utf8(method, sizeof(method), a->method ? a->method : "");
+	escape_utf8(path, sizeof(path), a->path ? a->path : "");
+	mpc_w_str(&o, "method", method);
+	mpc_w_str(&o, "path", path);
 	mpc_w_str(&o, "route", a->route ? a->route : "unmatched");
 	mpc_w_i64(&o, "status", a->status);
 	mpc_w_num(&o, "duration_seconds", a->duration_seconds);

@@ -55,7 +55,7 @@ struct mpd_metrics {
 	size_t ng, capg;
 	unsigned long in_flight;
 	unsigned long long db_errors;
-	unsigned long long cuts[2];	/* mpd_cut_reason */
+	unsigned long long cuts[4];	/* by mpd_cut_reason */
 	unsigned int connections_open;
 };
 
@@ -159,7 +159,8 @@ out:
 void mpd_metrics_connection_cut(mpd_metrics *m, mpd_cut_reason why)
 {
 	pthread_mutex_lock(&m->mu);
-	m->cuts[why == MPD_CUT_PRESSURE]++;
+	if ((unsigned)why < sizeof(m->cuts) / sizeof(m->cuts[0]))
+		m->cuts[why]++;
 	pthread_mutex_unlock(&m->mu);
 }
 
@@ -416,12 +417,15 @@ char *mpd_metrics_render(mpd_metrics *m, const mpd_respcache_stats *cache)
 	sb_printf(&b, "# HELP memplan_http_connections_open Client connections open.\n"
 		      "# TYPE memplan_http_connections_open gauge\nmemplan_http_connections_open %u\n",
 		  m->connections_open);
-	sb_printf(&b, "# HELP memplan_http_connections_cut_total Connections closed by the daemon while they were still "
-		      "sending their headers: past --header-timeout, or to free a slot near --max-connections.\n"
+	sb_printf(&b, "# HELP memplan_http_connections_cut_total Connections closed by the daemon before their request was "
+		      "done: headers past --header-timeout, a slot freed near --max-connections, a body past "
+		      "--body-timeout or slower than --min-transfer-rate, an answer past --send-timeout or slower.\n"
 		      "# TYPE memplan_http_connections_cut_total counter\n"
 		      "memplan_http_connections_cut_total{reason=\"header_timeout\"} %llu\n"
-		      "memplan_http_connections_cut_total{reason=\"pressure\"} %llu\n",
-		  m->cuts[0], m->cuts[1]);
+		      "memplan_http_connections_cut_total{reason=\"pressure\"} %llu\n"
+		      "memplan_http_connections_cut_total{reason=\"body\"} %llu\n"
+		      "memplan_http_connections_cut_total{reason=\"send\"} %llu\n",
+		  m->cuts[0], m->cuts[1], m->cuts[2], m->cuts[3]);
 	sb_printf(&b, "# HELP memplan_database_errors_total Requests that failed because the database did.\n"
 		      "# TYPE memplan_database_errors_total counter\nmemplan_database_errors_total %llu\n",
 		  m->db_errors);

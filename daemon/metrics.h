@@ -37,8 +37,14 @@ void mpd_metrics_request_end(mpd_metrics *m, const char *route, const char *meth
 /* The store failed while answering a request (a 500 with MP_EDB). */
 void mpd_metrics_db_error(mpd_metrics *m);
 
-/* A connection the connection guard (guard.h) cut: its headers past their deadline, or a slot freed under pressure. */
-typedef enum mpd_cut_reason { MPD_CUT_HEADER_TIMEOUT = 0, MPD_CUT_PRESSURE = 1 } mpd_cut_reason;
+/* A connection the connection guard (guard.h) cut: its headers past their deadline, a slot freed under pressure, its
+ * body past its deadline or below the minimum rate, its answer past the send deadline or below the rate. */
+typedef enum mpd_cut_reason {
+	MPD_CUT_HEADER_TIMEOUT = 0,
+	MPD_CUT_PRESSURE = 1,
+	MPD_CUT_BODY = 2,
+	MPD_CUT_SEND = 3,
+} mpd_cut_reason;
 void mpd_metrics_connection_cut(mpd_metrics *m, mpd_cut_reason why);
 /* Connections open now (the guard's count), shown as memplan_http_connections_open. */
 void mpd_metrics_connections_open(mpd_metrics *m, unsigned int open);

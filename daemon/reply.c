@@ -1,7 +1,7 @@
 /*
  * reply.c: builds and queues every HTTP response. Handlers never touch libmicrohttpd responses. The status ->
  * HTTP mapping is one switch without a default (-Wswitch names a new status); errors are RFC 9457 documents
- * from codec/problem.c. Successful GETs carry a
+ * from codec/mpc_problem.c. Successful GETs carry a
  * strong ETag computed over the exact body bytes and answer a matching If-None-Match with 304 (RFC 9110 13.1.2).
  */
 #include <math.h>
@@ -38,6 +38,7 @@ int mpd_http_status(mp_status st)
 	case MP_ENOSPACE: return 507;
 	case MP_EPRECONDITION: return 412;
 	case MP_EFRAMING: return 400;
+	case MP_EUPSTREAM: return 502;
 	}
 	return 500; /* a value outside the enum: an invariant broke */
 }
@@ -89,7 +90,7 @@ bool mpd_if_match(const char *header, const char *tag)
 
 /* Whether an If-None-Match header value matches tag: "*" or any listed tag, compared weakly (RFC 9110 13.1.2:
  * W/ prefixes are ignored for If-None-Match). */
-static bool none_match(const char *header, const char *tag)
+bool mpd_if_none_match(const char *header, const char *tag)
 {
 	size_t tlen = strlen(tag);
 	const char *p = header;
@@ -133,6 +134,8 @@ typedef struct stream {
 	ssize_t (*read)(void *ctx, char *buf, size_t max);
 	void (*free)(void *ctx);
 	void *ctx;
+	void (*progress)(void *ctx, size_t n);	/* told what each read gave libmicrohttpd (may be NULL) */
+	void *progress_ctx;
 } stream;
 
 static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
@@ -142,9 +145,46 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
 
 	(void)pos;
 	n = s->read(s->ctx, buf, max);
-	if (n > 0)
+	if (n > 0) {
+		if (s->progress)
+			s->progress(s->progress_ctx, (size_t)n);
 		return n;
+	}
 	return n == 0 ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+/* Bodies at least this large are handed to libmicrohttpd block by block from their buffer (not as one buffer), so
+ * the send deadline sees them go out (guard.h). */
+#define PROGRESS_BODY_BYTES (256 * 1024)
+
+/* A whole answer read out of its buffer (owned; freed with the response). */
+typedef struct buffered {
+	char *body;
+	size_t len;
+	void (*progress)(void *ctx, size_t n);
+	void *progress_ctx;
+} buffered;
+
+static ssize_t buffered_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	buffered *b = cls;
+	size_t n;
+
+	if (pos >= b->len)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	n = b->len - (size_t)pos < max ? b->len - (size_t)pos : max;
+	memcpy(buf, b->body + pos, n);
+	if (b->progress)
+		b->progress(b->progress_ctx, n);
+	return (ssize_t)n;
+}
+
+static void buffered_release(void *cls)
+{
+	buffered *b = cls;
+
+	free(b->body);
+	free(b);
 }
 
 static void stream_release(void *cls)
@@ -156,7 +196,8 @@ static void stream_release(void *cls)
 	free(s);
 }
 
-/* A 200 answer produced while it is sent, in chunks (HTTP/1.1 chunked transfer coding). */
+/* A 200 answer produced while it is sent: with a Content-Length when its size is known, else in chunks (HTTP/1.1
+ * chunked transfer coding). */
 static int queue_stream(struct MHD_Connection *conn, mpd_reply *rep)
 {
 	stream *s = malloc(sizeof(*s));
@@ -170,10 +211,13 @@ static int queue_stream(struct MHD_Connection *conn, mpd_reply *rep)
 	s->read = rep->stream_read;
 	s->free = rep->stream_free;
 	s->ctx = rep->stream_ctx;
+	s->progress = rep->progress;
+	s->progress_ctx = rep->progress_ctx;
 	rep->stream_read = NULL;
 	rep->stream_free = NULL;
 	rep->stream_ctx = NULL;
-	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_reader, s, stream_release);
+	r = MHD_create_response_from_callback(rep->stream_length ? rep->stream_length : MHD_SIZE_UNKNOWN, 64 * 1024,
+					      stream_reader, s, stream_release);
 	if (r == NULL) {
 		stream_release(s);
 		return MHD_NO;
@@ -198,14 +242,17 @@ static int queue(struct MHD_Connection *conn, int http, char *body, const char *
 		const char *inm = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
 
 		etag_of(body, etag, sizeof(etag));
-		if (inm && none_match(inm, etag)) {
-			free(body);
-			body = NULL;
+		if (inm && mpd_if_none_match(inm, etag)) {
 			http = 304;
 			rep->http_status = 304; /* what was sent, for the access log and metrics */
 		}
 	}
-	if (http == 204 || http == 304) {
+	if (http == 304 && body != NULL) {
+		/* The body stays with the response but is never sent (libmicrohttpd sends no content with a 304): its
+		 * Content-Length is then the length the 200 would have had, the only value RFC 9110 8.6 allows there.
+		 * libmicrohttpd 0.9.75 writes a Content-Length on every 304, so an empty response would say 0. */
+		r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+	} else if (http == 204 || http == 304) {
 		free(body);
 		body = NULL;
 		r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
@@ -215,6 +262,22 @@ static int queue(struct MHD_Connection *conn, int http, char *body, const char *
 		r = MHD_create_response_from_buffer(sizeof(oom) - 1, (void *)oom, MHD_RESPMEM_PERSISTENT);
 		http = 500;
 		type = "application/problem+json";
+	} else if (strlen(body) >= PROGRESS_BODY_BYTES && rep && rep->progress) {
+		buffered *b = malloc(sizeof(*b));
+
+		if (b == NULL) {
+			free(body);
+			return MHD_NO;
+		}
+		b->body = body;
+		b->len = strlen(body);
+		b->progress = rep->progress;
+		b->progress_ctx = rep->progress_ctx;
+		r = MHD_create_response_from_callback(b->len, 64 * 1024, buffered_reader, b, buffered_release);
+		if (r == NULL) {
+			buffered_release(b);
+			return MHD_NO;
+		}
 	} else {
 		r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
 	}

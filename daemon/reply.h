@@ -5,7 +5,7 @@
 #ifndef MPD_REPLY_H
 #define MPD_REPLY_H
 
-#include "../codec/json.h"
+#include "../codec/mpc_json.h"
 #include "daemon.h"
 
 /* The HTTP status for a planner/store status (MP_OK -> 200). */
@@ -18,6 +18,9 @@ void mpd_document_etag(const char *json, char *out, size_t len);
 /* Whether an If-Match header value matches tag (RFC 9110 section 13.1.1: "*" or a listed tag, compared strongly:
  * a weak W/ tag never matches). */
 bool mpd_if_match(const char *header, const char *tag);
+/* Whether an If-None-Match header value matches tag (RFC 9110 section 13.1.2: "*" or a listed tag, compared
+ * weakly: W/ prefixes are ignored). */
+bool mpd_if_none_match(const char *header, const char *tag);
 
 /* A handler's JSON answer as codec's writer wrote it: takes w's text (w is released either way). MP_OK, or
  * MP_ENOMEM when the writer ran out of memory. */

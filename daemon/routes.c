@@ -13,6 +13,7 @@
 #define PATCH (MPD_ROUTE_JSON_BODY | MPD_ROUTE_MERGE_PATCH)
 #define LARGE MPD_ROUTE_LARGE_BODY
 #define HEAVY MPD_ROUTE_HEAVY
+#define STREAM MPD_ROUTE_K8S_STREAM
 #define MODEL MPD_ROUTE_MODEL_BODY
 
 const mpd_route mpd_routes[] = {
@@ -30,7 +31,7 @@ const mpd_route mpd_routes[] = {
 	{ "POST", "/v1/plan/training", mpd_h_plan_training, "format", PURE | JSON | MODEL },
 	{ "POST", "/v1/engine-check", mpd_h_engine_check, NULL, PURE | JSON | MODEL },
 	{ "POST", "/v1/roofline", mpd_h_roofline, NULL, PURE | JSON },
-	{ "GET", "/v1/devices/{id}/roofline.svg", mpd_h_device_roofline_svg, "op* ridge_dtype model batch_size context_tokens prompt_tokens weight_dtype kv_cache_dtype", 0 },
+	{ "GET", "/v1/devices/{id}/roofline.svg", mpd_h_device_roofline_svg, "op* ridge_dtype model batch_size context_tokens prompt_tokens tensor_parallel_size weight_dtype kv_cache_dtype compute_dtype", 0 },
 	{ "PUT", "/v1/devices/{id}", mpd_h_device_put, NULL, WRITE | JSON },
 	{ "PATCH", "/v1/devices/{id}", mpd_h_device_patch, NULL, WRITE | PATCH },
 	{ "DELETE", "/v1/devices/{id}", mpd_h_device_delete, NULL, WRITE },
@@ -46,8 +47,8 @@ const mpd_route mpd_routes[] = {
 	{ "DELETE", "/v1/calibrations/{id}", mpd_h_calibration_cancel, NULL, WRITE },
 	{ "GET", "/metrics", mpd_h_metrics, NULL, 0 },
 	/* kube-scheduler's extender (urlPrefix .../v1/k8s, filterVerb filter, prioritizeVerb prioritize) */
-	{ "POST", "/v1/k8s/filter", mpd_h_k8s_filter, NULL, JSON | LARGE | HEAVY },
-	{ "POST", "/v1/k8s/prioritize", mpd_h_k8s_prioritize, NULL, JSON | LARGE | HEAVY },
+	{ "POST", "/v1/k8s/filter", mpd_h_k8s_filter, NULL, JSON | LARGE | HEAVY | STREAM },
+	{ "POST", "/v1/k8s/prioritize", mpd_h_k8s_prioritize, NULL, JSON | LARGE | HEAVY | STREAM },
 	/* the node cache the node agents feed (nodeCacheCapable: true) */
 	{ "GET", "/v1/nodes", mpd_h_nodes_list, "limit cursor", 0 },
 	{ "GET", "/v1/nodes/{id}", mpd_h_node_get, NULL, 0 },

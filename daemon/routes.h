@@ -22,7 +22,7 @@ typedef struct mpd_route {
 /* The request changes state: it needs the bearer token when the daemon has one (auth.h), and it empties the
  * response cache. */
 #define MPD_ROUTE_WRITE 2u
-/* The body is a JSON document: server.c checks the media type and parses it strictly (codec/json.h) before the
+/* The body is a JSON document: server.c checks the media type and parses it strictly (codec/mpc_json.h) before the
  * handler runs; the handler gets the tree in mpd_request.json. */
 #define MPD_ROUTE_JSON_BODY 4u
 /* A JSON merge patch body (RFC 7396): as JSON_BODY, also taking application/merge-patch+json. */
@@ -36,6 +36,10 @@ typedef struct mpd_route {
 /* The body may carry a model's checkpoint headers (a GGUF header in base64, safetensors headers): as large as
  * --model-max-body-bytes instead of --max-body-bytes. */
 #define MPD_ROUTE_MODEL_BODY 64u
+/* The body is kube-scheduler's ExtenderArgs, read as it arrives (codec/mpc_k8s_stream.h) and never held whole: the media
+ * type is checked with the headers, the decoder's limits are refused as they are passed, and the handler gets the
+ * decoded arguments in mpd_request.k8s instead of a tree. */
+#define MPD_ROUTE_K8S_STREAM 128u
 
 extern const mpd_route mpd_routes[];
 extern const size_t mpd_route_count;
@@ -90,5 +94,12 @@ void mpd_observation_gauges(mpd_daemon *d);
 /* If-Match of a write against the stored document it replaces (its JSON text, as a GET sends it without the
  * newline; h_devices.c): MP_OK when absent or matching, else MP_EPRECONDITION (412) naming the current ETag. */
 mp_status mpd_check_if_match(const mpd_request *req, const char *stored, mp_error *err);
+/*
+ * A PUT's or DELETE's preconditions (RFC 9110 section 13.2.2, in its order) against the stored document (its JSON
+ * text, as a GET sends it without the newline), NULL when none is stored (h_devices.c): If-Match fails on a missing
+ * resource or another tag; If-None-Match fails on an existing resource for "*" (create only) or a matching tag.
+ * MP_OK, or MP_EPRECONDITION (412) naming the header.
+ */
+mp_status mpd_check_preconditions(const mpd_request *req, const char *stored, mp_error *err);
 
 #endif /* MPD_ROUTES_H */

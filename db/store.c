@@ -4,10 +4,16 @@
  * bound to a prepared statement; each migration runs in one transaction and bumps PRAGMA user_version; every
  * write appends its audit_log row in its own transaction; one recursive mutex serialises the connection.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -46,6 +52,16 @@ struct mp_store {
 	uint64_t memo_clock;
 	memo_slot memo[MEMO_SLOTS];
 	bool aliases_ready;	/* the database is at schema v6 or later: devices have aliases */
+	bool meta_ready;	/* schema v9: store_meta holds the store's id and its write sequence */
+	/* the -wal and -shm files as opened (their device and inode), to see them deleted or replaced */
+	char wal_path[600], shm_path[600];
+	dev_t wal_dev, shm_dev;
+	ino_t wal_ino, shm_ino;
+	bool files_known;
+	bool files_lost;	/* seen deleted or replaced: what was written before was checkpointed into the main file */
+	char lost_why[1400];
+	char corrupt[300];	/* integrity_check's first row at open when not "ok", else "" */
+	char notice[2400];	/* what the open did that an operator should know (a -wal moved aside), else "" */
 };
 
 /* ----- migrations ------------------------------------------------------------------------------------- */
@@ -283,7 +299,7 @@ static const char schema_v6[] =
 	"CREATE INDEX device_aliases_device ON device_aliases(device_id, position);";
 
 /* Version 8: observations, what running engines reported beside memplan's prediction for the same launch
- * (service/observe.c). Append-only, its own record (observed_at, key): not in audit_log, whose kinds are the
+ * (service/mps_observe.c). Append-only, its own record (observed_at, key): not in audit_log, whose kinds are the
  * catalog's resources. The first index serves the terms a plan takes from observations, the second the error
  * per (engine, version, device, model). */
 static const char schema_v8[] =
@@ -313,10 +329,20 @@ static const char schema_v8[] =
 	"CREATE INDEX observations_term ON observations(engine, device_id, term, version_line, id);"
 	"CREATE INDEX observations_group ON observations(engine, engine_version, device_id, model_id, figure, id);";
 
+/* Version 9: the store's identity and a counter every write transaction moves (tx_end): every committed write
+ * rewrites this table's one page, so a -wal always carries the id and sequence of the database it was written for,
+ * which the start-up check compares with the main file's (wal_preflight). */
+static const char schema_v9[] =
+	"CREATE TABLE store_meta ("
+	" key TEXT PRIMARY KEY NOT NULL,"
+	" value NOT NULL"
+	");"
+	"INSERT INTO store_meta (key, value) VALUES ('store_id', lower(hex(randomblob(16)))), ('write_seq', 0);";
+
 /* Migration n takes the database from user_version n - 1 to n; when presets change, add a migration that
  * calls apply_presets again (it only adds ids never applied before) and move the preset writes there: they use
  * this build's columns, so only the newest migration may write them. */
-#define SCHEMA_VERSION 8
+#define SCHEMA_VERSION 9
 
 int mp_store_schema_version(void)
 {
@@ -576,6 +602,11 @@ static mp_status migrate(mp_store *s, int target, const mp_store_presets *preset
 			if (st == MP_OK)
 				st = exec_script(db, "PRAGMA user_version = 8", err);
 			break;
+		case 9:
+			st = exec_script(db, schema_v9, err);
+			if (st == MP_OK)
+				st = exec_script(db, "PRAGMA user_version = 9", err);
+			break;
 		default: st = mp_fail(err, MP_EINTERNAL, "", "no migration to version %d", next);
 		}
 		if (st == MP_OK)
@@ -602,6 +633,323 @@ static void memo_clear(mp_store *s)
 	}
 }
 
+/* ----- the main file and its -wal: identity at start, watch while open ---------------------------------------- */
+
+/*
+ * SQLite applies whatever -wal lies beside a database when it opens it: frames carry page numbers and checksums of
+ * their own, not the identity of the file they were written for (https://www.sqlite.org/walformat.html). A -wal
+ * left by a daemon killed after its database file was replaced (restored from a backup, copied from another host)
+ * is applied to the new file: integrity_check then fails ("Rowid ... out of order") and reads answer "database
+ * disk image is malformed". wal_preflight decides, before SQLite opens the path, whether a non-empty -wal belongs
+ * to the main file, on copies of both in a temporary folder (the files themselves are not touched):
+ * - main alone and main with the -wal are opened, each checked (PRAGMA integrity_check) and their store_meta read;
+ * - the -wal's first transaction alone (its frames up to the first commit frame, walformat.html section 2) gives
+ *   the write sequence the -wal continues from.
+ * It does not belong when the main file is sound and the -wal breaks it, when the two name different stores,
+ * when the main file is older than what the -wal continues (a gap: transactions in neither), or newer than its last
+ * write. Then the -wal (and the -shm built from it) are renamed aside with a ".orphan-<UTC time>" suffix, never
+ * applied, and the open's notice says so. Nothing is decided while another connection has the database open (a
+ * POSIX lock on the -shm in /proc/locks: SQLite's unix VFS holds one for as long as a connection maps it): its
+ * -wal is live. A -wal without a frame is left to SQLite, which ignores it.
+ */
+
+/* "<path><suffix>" into out; false when it does not fit. */
+static bool path_with(char *out, size_t len, const char *path, const char *suffix)
+{
+	int n = snprintf(out, len, "%s%s", path, suffix);
+
+	return n > 0 && (size_t)n < len;
+}
+
+/* Copies the first limit bytes of src (all of it when limit is 0) to dst. */
+static bool copy_file(const char *src, const char *dst, off_t limit)
+{
+	char buf[65536];
+	int in = open(src, O_RDONLY | O_CLOEXEC), out;
+	off_t done = 0;
+	bool ok = true;
+
+	if (in < 0)
+		return false;
+	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (out < 0) {
+		close(in);
+		return false;
+	}
+	for (;;) {
+		size_t want = sizeof(buf);
+		ssize_t n;
+
+		if (limit > 0 && (off_t)want > limit - done)
+			want = (size_t)(limit - done);
+		if (want == 0)
+			break;
+		n = read(in, buf, want);
+		if (n == 0)
+			break;
+		if (n < 0 || write(out, buf, (size_t)n) != n) {
+			ok = false;
+			break;
+		}
+		done += n;
+	}
+	close(in);
+	if (close(out) != 0)
+		ok = false;
+	return ok;
+}
+
+/* What one copy says of itself: its integrity_check's first row and its store_meta, when it has one. */
+typedef struct copy_facts {
+	bool opened;
+	char integrity[200];
+	bool has_meta;
+	char store_id[40];
+	long long write_seq;
+} copy_facts;
+
+static void read_copy(const char *path, copy_facts *f)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+
+	memset(f, 0, sizeof(*f));
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+		sqlite3_close(db);
+		return;
+	}
+	f->opened = true;
+	if (sqlite3_prepare_v2(db, "PRAGMA integrity_check(1)", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		snprintf(f->integrity, sizeof(f->integrity), "%s", (const char *)sqlite3_column_text(st, 0));
+	else
+		snprintf(f->integrity, sizeof(f->integrity), "%s", sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	st = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT (SELECT value FROM store_meta WHERE key = 'store_id'), "
+				   "(SELECT value FROM store_meta WHERE key = 'write_seq')",
+			       -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_TEXT) {
+		f->has_meta = true;
+		snprintf(f->store_id, sizeof(f->store_id), "%s", (const char *)sqlite3_column_text(st, 0));
+		f->write_seq = sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+}
+
+static uint32_t be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/*
+ * The length of the -wal's prefix that ends with its first commit frame (the 32-byte header, then frames of a
+ * 24-byte header and a page: walformat.html section 2.1; a frame commits when its "database size after commit"
+ * field, bytes 4 to 7, is not 0, and is current when its salts, bytes 8 to 15, equal the header's, bytes 16 to 23).
+ * 0 when the -wal holds no current commit.
+ */
+static off_t first_commit_end(const char *wal)
+{
+	unsigned char hdr[32], fh[24];
+	int fd = open(wal, O_RDONLY | O_CLOEXEC);
+	uint32_t magic, page;
+	off_t end = 0;
+
+	if (fd < 0)
+		return 0;
+	if (read(fd, hdr, sizeof(hdr)) != (ssize_t)sizeof(hdr))
+		goto out;
+	magic = be32(hdr);
+	page = be32(hdr + 8);
+	if ((magic != 0x377f0682 && magic != 0x377f0683) || page < 512 || page > 65536 || (page & (page - 1)))
+		goto out;
+	for (off_t at = 32;; at += 24 + (off_t)page) {
+		if (pread(fd, fh, sizeof(fh), at) != (ssize_t)sizeof(fh) || memcmp(fh + 8, hdr + 16, 8) != 0)
+			break;
+		if (be32(fh + 4) != 0) {
+			end = at + 24 + (off_t)page;
+			break;
+		}
+	}
+out:
+	close(fd);
+	return end;
+}
+
+/* Whether some connection holds a POSIX lock on the file (ino on dev), by /proc/locks ("1: POSIX ADVISORY READ
+ * 4242 08:01:1234567 128 128": major:minor in hex, then the inode). Unknown (no /proc): true, to decide nothing. */
+static bool file_locked(dev_t dev, ino_t ino)
+{
+	FILE *f = fopen("/proc/locks", "re");
+	char line[256];
+	bool locked = false;
+
+	if (f == NULL)
+		return true;
+	while (!locked && fgets(line, sizeof(line), f)) {
+		unsigned maj, min;
+		unsigned long long i;
+		const char *p = line;
+
+		for (int field = 0; field < 5 && p; field++) /* "1:" "POSIX" "ADVISORY" "READ" "pid" */
+			p = (p = strchr(p, ' ')) ? p + strspn(p, " ") : NULL;
+		if (p && sscanf(p, "%x:%x:%llu", &maj, &min, &i) == 3 && i == (unsigned long long)ino &&
+		    maj == major(dev) && min == minor(dev))
+			locked = true;
+	}
+	fclose(f);
+	return locked;
+}
+
+static void remove_copy(const char *dir, const char *name)
+{
+	static const char *const suffixes[] = { "", "-wal", "-shm", "-journal" };
+	char p[700];
+
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
+		if (snprintf(p, sizeof(p), "%s/%s%s", dir, name, suffixes[i]) < (int)sizeof(p))
+			unlink(p);
+}
+
+static void wal_preflight(const char *path, char *notice, size_t len)
+{
+	char wal[600], shm[600], dir[96], a[700], b[700], first[700], aside[640], why[400] = "";
+	const char *tmp = getenv("TMPDIR");
+	struct stat ws, ss;
+	copy_facts fa, fb, ff;
+	off_t prefix;
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (!path_with(wal, sizeof(wal), path, "-wal") || !path_with(shm, sizeof(shm), path, "-shm") ||
+	    stat(wal, &ws) != 0 || ws.st_size <= 32)
+		return;
+	if (stat(shm, &ss) == 0 && file_locked(ss.st_dev, ss.st_ino))
+		return; /* live: another connection is using it */
+	if ((prefix = first_commit_end(wal)) == 0)
+		return;
+	snprintf(dir, sizeof(dir), "%s/memplan-wal-XXXXXX", tmp && tmp[0] && strlen(tmp) < 60 ? tmp : "/tmp");
+	if (mkdtemp(dir) == NULL)
+		return;
+	snprintf(a, sizeof(a), "%s/main.db", dir);
+	snprintf(b, sizeof(b), "%s/full.db", dir);
+	snprintf(first, sizeof(first), "%s/first.db", dir);
+	memset(&ff, 0, sizeof(ff));
+	if (copy_file(path, a, 0) && copy_file(path, b, 0) && path_with(aside, sizeof(aside), b, "-wal") &&
+	    copy_file(wal, aside, 0) && copy_file(path, first, 0) && path_with(aside, sizeof(aside), first, "-wal") &&
+	    copy_file(wal, aside, prefix)) {
+		read_copy(a, &fa);
+		read_copy(b, &fb);
+		read_copy(first, &ff);
+		if (fa.opened && fb.opened && strcmp(fa.integrity, "ok") == 0 && strcmp(fb.integrity, "ok") != 0)
+			snprintf(why, sizeof(why), "applied to it, the database fails integrity_check (%.200s)", fb.integrity);
+		else if (fa.has_meta && fb.has_meta && strcmp(fa.store_id, fb.store_id) != 0)
+			snprintf(why, sizeof(why), "it was written for store %s, the database file is store %s", fb.store_id,
+				 fa.store_id);
+		else if (fa.has_meta && ff.has_meta && strcmp(fa.store_id, ff.store_id) == 0 &&
+			 fa.write_seq < ff.write_seq - 1)
+			snprintf(why, sizeof(why),
+				 "it continues from write %lld but the database file holds writes up to %lld (an older "
+				 "copy: the writes between would be missing)",
+				 ff.write_seq - 1, fa.write_seq);
+		else if (fa.has_meta && fb.has_meta && fa.write_seq > fb.write_seq)
+			snprintf(why, sizeof(why),
+				 "the database file holds writes up to %lld, past the -wal's last (%lld): a newer copy",
+				 fa.write_seq, fb.write_seq);
+	}
+	remove_copy(dir, "main.db");
+	remove_copy(dir, "full.db");
+	remove_copy(dir, "first.db");
+	rmdir(dir);
+	if (why[0] == '\0')
+		return;
+	gmtime_r(&now, &tm);
+	snprintf(aside, sizeof(aside), "%s.orphan-%04d%02d%02dT%02d%02d%02dZ", wal, tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+	if (rename(wal, aside) != 0) {
+		snprintf(notice, len,
+			 "%s does not belong to %s (%s) and could not be moved aside (%s): SQLite will apply it; stop "
+			 "the daemon and move it away",
+			 wal, path, why, strerror(errno));
+		return;
+	}
+	unlink(shm); /* the index of the -wal moved aside; SQLite builds a new one */
+	snprintf(notice, len, "at start, %s did not belong to %s (%s): moved aside to %s, not applied", wal, path, why,
+		 aside);
+}
+
+/* Where the -wal and -shm of the open database are, and which files they are (after the first read made them). */
+static void remember_files(mp_store *s)
+{
+	const char *path = sqlite3_db_filename(s->db, "main");
+	struct stat w, m;
+
+	s->files_known = false;
+	if (path == NULL || path[0] == '\0' || !path_with(s->wal_path, sizeof(s->wal_path), path, "-wal") ||
+	    !path_with(s->shm_path, sizeof(s->shm_path), path, "-shm"))
+		return;
+	if (stat(s->wal_path, &w) != 0 || stat(s->shm_path, &m) != 0)
+		return; /* not in WAL mode (read-only, or another journal): nothing to watch */
+	s->wal_dev = w.st_dev;
+	s->wal_ino = w.st_ino;
+	s->shm_dev = m.st_dev;
+	s->shm_ino = m.st_ino;
+	s->files_known = true;
+}
+
+/*
+ * Whether the -wal or -shm at their paths are still the files this connection uses. A deleted -wal keeps taking
+ * writes into a file no one will find: the next start would not see them. On the first sight of it the frames are
+ * checkpointed into the main file (which is still the one at its path: write_state checks that first), so every
+ * write acknowledged before is kept, and writes are refused from then on. Caller holds the lock.
+ */
+static bool files_lost(mp_store *s)
+{
+	struct stat w, m;
+	bool wal_gone, shm_gone;
+
+	if (!s->files_known)
+		return false;
+	if (s->files_lost)
+		return true;
+	wal_gone = stat(s->wal_path, &w) != 0 || w.st_ino != s->wal_ino || w.st_dev != s->wal_dev;
+	shm_gone = stat(s->shm_path, &m) != 0 || m.st_ino != s->shm_ino || m.st_dev != s->shm_dev;
+	if (!wal_gone && !shm_gone)
+		return false;
+	s->files_lost = true;
+	sqlite3_wal_checkpoint_v2(s->db, "main", SQLITE_CHECKPOINT_FULL, NULL, NULL);
+	snprintf(s->lost_why, sizeof(s->lost_why),
+		 "the database's %s file %s was deleted or replaced while the daemon runs: a write now would be lost "
+		 "at the next start (what was written before has been copied into the database file); restart the "
+		 "daemon",
+		 wal_gone ? "-wal" : "-shm", wal_gone ? s->wal_path : s->shm_path);
+	return true;
+}
+
+/* PRAGMA integrity_check at open: its first row when it is not "ok" (health says so and writes are refused). */
+static void check_at_open(mp_store *s)
+{
+	sqlite3_stmt *st = NULL;
+
+	s->corrupt[0] = '\0';
+	if (sqlite3_prepare_v2(s->db, "PRAGMA integrity_check(1)", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW) {
+		const char *row = (const char *)sqlite3_column_text(st, 0);
+
+		if (row && strcmp(row, "ok") != 0)
+			snprintf(s->corrupt, sizeof(s->corrupt), "%s", row);
+	} else {
+		snprintf(s->corrupt, sizeof(s->corrupt), "%s", sqlite3_errmsg(s->db));
+	}
+	sqlite3_finalize(st);
+}
+
+const char *mp_store_open_notice(mp_store *s)
+{
+	return s->notice;
+}
+
 mp_status mp_store_open_at(const char *path, int version, const mp_store_presets *presets, mp_store **out,
 			   mp_error *err)
 {
@@ -616,6 +964,8 @@ mp_status mp_store_open_at(const char *path, int version, const mp_store_presets
 	if (s == NULL)
 		return mp_fail(err, MP_ENOMEM, "", "cannot allocate the store");
 	s->data_version = -1;
+	if (path[0] && strcmp(path, ":memory:") != 0 && strncmp(path, "file:", 5) != 0)
+		wal_preflight(path, s->notice, sizeof(s->notice));
 	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
 			    NULL) != SQLITE_OK) {
 		st = mp_fail(err, MP_EDB, "", "cannot open database %s: %s", path,
@@ -640,6 +990,11 @@ mp_status mp_store_open_at(const char *path, int version, const mp_store_presets
 	if (st == MP_OK)
 		st = migrate(s, version, presets, err);
 	s->aliases_ready = st == MP_OK && user_version(s->db) >= 6;
+	s->meta_ready = st == MP_OK && user_version(s->db) >= 9;
+	if (st == MP_OK) {
+		check_at_open(s);
+		remember_files(s);
+	}
 	if (st != MP_OK) {
 		stmts_finalize(s);
 		sqlite3_close(s->db);
@@ -716,6 +1071,20 @@ static mp_store_state write_state(mp_store *s, char *why, size_t len)
 				 path);
 		return MP_STORE_MOVED;
 	}
+	if (files_lost(s)) {
+		if (why)
+			snprintf(why, len, "%s", s->lost_why);
+		return MP_STORE_MOVED;
+	}
+	if (s->corrupt[0]) {
+		if (why)
+			snprintf(why, len,
+				 "integrity_check found the database %s damaged when the daemon started (%s): reads are "
+				 "served as far as they can be, writes are refused; restore it from a backup (memplan db "
+				 "export from a sound copy, then db import)",
+				 path, s->corrupt);
+		return MP_STORE_CORRUPT;
+	}
 	if (sqlite3_db_readonly(s->db, "main") == 1) {
 		if (why)
 			snprintf(why, len,
@@ -780,12 +1149,18 @@ static mp_status tx_end(mp_store *s, mp_status rc, mp_error *err)
 		bump_generation(s); /* reads through this handle see the write from now on */
 	}
 	if (--s->depth == 0) {
-		if (!s->failed) {
+		bool committed = false;
+
+		/* every committed write moves the store's write sequence (store_meta, wal_preflight) */
+		if (!s->failed && s->meta_ready)
+			rc = exec_script(s->db, "UPDATE store_meta SET value = value + 1 WHERE key = 'write_seq'", err);
+		if (!s->failed && rc == MP_OK) {
 			mp_error e2 = MP_ERROR_INIT;
 
 			rc = exec_script(s->db, "COMMIT", err ? err : &e2);
+			committed = rc == MP_OK;
 		}
-		if (s->failed || rc != MP_OK) {
+		if (!committed) {
 			exec_script(s->db, "ROLLBACK", NULL);
 			if (rc == MP_OK)
 				rc = mp_fail(err, MP_EINVAL, "", "an earlier write in this transaction failed");
@@ -793,6 +1168,10 @@ static mp_status tx_end(mp_store *s, mp_status rc, mp_error *err)
 			 * on its own changed nothing, and leaves the generation (and every cache keyed on it) alone */
 			if (s->wrote)
 				bump_generation(s);
+		} else if (files_lost(s)) {
+			/* the -wal went while the write ran: files_lost copied the write into the main file, but no later
+			 * write would be kept; it is not acknowledged as if nothing happened */
+			rc = mp_fail(err, MP_ESTORAGE, "", "%s", s->lost_why);
 		}
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -928,6 +1307,7 @@ static void row_to_device(sqlite3_stmt *st, mp_store_device *d)
 	d->fma_flops_per_second = sqlite3_column_double(st, 23);
 	d->memory_latency_seconds = sqlite3_column_double(st, 24);
 	col_text(st, 25, d->kind, sizeof(d->kind));
+	d->hw.host_memory = strcmp(d->kind, "cpu") == 0;
 	d->nvml_memory_bytes = (uint64_t)sqlite3_column_int64(st, 26);
 	col_text(st, 27, d->usable_memory_source, sizeof(d->usable_memory_source));
 }

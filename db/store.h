@@ -27,11 +27,17 @@ typedef struct mp_store_presets {
 /*
  * Opens (creating if needed) the database at path, applies pending migrations and the presets (borrowed; NULL =
  * none) in one transaction each: each preset id is written once in a database's life, and never over a row the
- * user has. On success *out is a handle the caller releases with mp_store_close. Errors: MP_EDB (err->message
- * carries SQLite's message).
+ * user has. Before SQLite opens the file, a -wal beside it that does not belong to it (another store's, or one an
+ * older or newer copy of this store's file does not continue; found on temporary copies, see store.c) is moved
+ * aside, never applied; after the open, PRAGMA integrity_check runs (a damaged database refuses writes:
+ * mp_store_write_state). On success *out is a handle the caller releases with mp_store_close. Errors: MP_EDB
+ * (err->message carries SQLite's message).
  */
 mp_status mp_store_open(const char *path, const mp_store_presets *presets, mp_store **out, mp_error *err);
 void mp_store_close(mp_store *s);
+/* What opening the store did that an operator should know ("at start, ... -wal did not belong to ...: moved aside
+ * to ..."), or "" (borrowed from the handle). */
+const char *mp_store_open_notice(mp_store *s);
 
 /* The schema version this build migrates to, and the one the open database is at. */
 int mp_store_schema_version(void);
@@ -144,10 +150,13 @@ mp_status mp_store_observation_errors(mp_store *s, const mp_store_observation_gr
 				      size_t *n, mp_error *err);
 
 /* Whether a write would be kept. MOVED: the file open is no longer the one at its path (deleted or replaced while
- * open; SQLITE_FCNTL_HAS_MOVED), so what is written now would be lost at the next start. READONLY: SQLite opened it
- * read-only. why (len bytes, may be NULL) says so in words for an operator. Every write checks it first and is
- * refused with MP_ESTORAGE; a full disk is found by the write itself (MP_ENOSPACE). Thread-safe. */
-typedef enum mp_store_state { MP_STORE_WRITABLE = 0, MP_STORE_READONLY, MP_STORE_MOVED } mp_store_state;
+ * open; SQLITE_FCNTL_HAS_MOVED), or its -wal or -shm file is not (deleted or replaced: the frames written so far are
+ * checkpointed into the main file when that is first seen), so what is written now would be lost at the next
+ * start. CORRUPT: PRAGMA integrity_check failed when the store was opened. READONLY: SQLite opened it read-only. why
+ * (len bytes, may be NULL) says so in words for an operator. Every write checks it first and is refused with
+ * MP_ESTORAGE (a write during which the -wal went is refused after its commit); a full disk is found by the write
+ * itself (MP_ENOSPACE). Thread-safe. */
+typedef enum mp_store_state { MP_STORE_WRITABLE = 0, MP_STORE_READONLY, MP_STORE_MOVED, MP_STORE_CORRUPT } mp_store_state;
 mp_store_state mp_store_write_state(mp_store *s, char *why, size_t len);
 
 /*

@@ -12,9 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../codec/fleet.h"
-#include "../codec/json.h"
-#include "../service/observe.h"
+#include "../codec/mpc_fleet.h"
+#include "../codec/mpc_json.h"
+#include "../service/mps_observe.h"
 
 static mps_service *svc;
 static mps_node_cache *cache;

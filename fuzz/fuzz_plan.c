@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../codec/json.h"
+#include "../codec/mpc_json.h"
 #include "../tests/lib_util.h"
 
 static mps_service *svc;

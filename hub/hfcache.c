@@ -29,8 +29,10 @@ void mph_repo_files_free(mph_repo_files *f)
 		return;
 	free(f->config);
 	free(f->index);
-	for (size_t i = 0; i < f->n; i++)
+	for (size_t i = 0; i < f->n; i++) {
 		free(f->shards[i]);
+		free(f->names[i]);
+	}
 	memset(f, 0, sizeof(*f));
 }
 
@@ -174,8 +176,11 @@ mp_status mph_cache_read(const char *cache_dir, const char *repo, const char *re
 
 		snprintf(sp, sizeof(sp), "%s/%s", path, names[i]);
 		st = shard_head(sp, &out->shards[i], &out->lens[i], err);
-		if (st == MP_OK)
+		if (st == MP_OK) {
+			out->names[i] = names[i];
+			names[i] = NULL;
 			out->n++;
+		}
 	}
 	for (size_t i = 0; i < nn; i++)
 		free(names[i]);

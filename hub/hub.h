@@ -1,8 +1,10 @@
 /*
  * hub.h: models in the local Hugging Face cache (huggingface_hub's layout: <cache>/models--<org>--<name>/refs/<rev>
  * holding a commit, snapshots/<commit>/<file>), read as the files the model readers take: config.json, the index,
- * and the first bytes of each safetensors shard (its 8-byte length and JSON header, never the weights). Files only;
- * it parses nothing (model/ does). Prefix mph_.
+ * and the first bytes of each safetensors shard (its 8-byte length and JSON header, never the weights); and the
+ * Hugging Face Hub itself, over HTTP with libcurl, where the operator lets the daemon reach one (hubclient.c):
+ * files and byte ranges of a repository, and a bounded cache of what was fetched in the same layout. Files and
+ * HTTP only; it parses nothing (model/ does). Prefix mph_.
  */
 #ifndef MPH_HUB_H
 #define MPH_HUB_H
@@ -29,6 +31,7 @@ typedef struct mph_repo_files {
 	size_t n;			/* safetensors shards, in name order */
 	uint8_t *shards[MPH_MAX_SHARDS];	/* each shard's first 8 + N bytes */
 	size_t lens[MPH_MAX_SHARDS];
+	char *names[MPH_MAX_SHARDS];	/* each shard's file name */
 } mph_repo_files;
 
 /*
@@ -43,5 +46,44 @@ mp_status mph_cache_read(const char *cache_dir, const char *repo, const char *re
 			 mp_error *err);
 
 void mph_repo_files_free(mph_repo_files *f);
+
+/* ----- the Hugging Face Hub (hubclient.c) ------------------------------------------------------------------ */
+
+/* The operator's Hub settings (the daemon's --hub-* settings): nothing is fetched unless endpoint is set. */
+typedef struct mph_hub {
+	char endpoint[512];		/* "https://huggingface.co" (no trailing '/'); "" = never fetch */
+	char token[512];		/* sent as "Authorization: Bearer" to the endpoint's host only; never logged */
+	unsigned timeout_seconds;	/* per request, connection included (0 = 30) */
+	char cache_dir[1024];		/* where fetched files are kept, the Hugging Face cache's layout; "" = none */
+	uint64_t cache_max_bytes;	/* the cache's bound: the oldest snapshots go first */
+} mph_hub;
+
+typedef struct mph_blob {
+	uint8_t *data;			/* heap (free it); NUL-terminated one byte past len */
+	size_t len;
+	char commit[96];		/* X-Repo-Commit of the endpoint's answer, "" when it sent none */
+} mph_blob;
+
+/*
+ * GET {endpoint}/{repo}/resolve/{revision}/{file} (revision "" = main; quoted as huggingface_hub quotes it), bytes
+ * [offset, offset + length) by a Range request (length 0: the whole file), at most max_bytes of body. Redirects are
+ * followed (5 at most, relative ones against the host that sent them), the token sent only to the endpoint's host.
+ * A server that answers a range with 200 has the range cut out of its body. Errors: MP_ENOTFOUND (404: the repo,
+ * revision or file, as the Hub's X-Error-Code says), MP_EUPSTREAM (401 / 403: gated or private, with what to do; a
+ * timeout or transport failure; another status; a body over max_bytes; a short range), MP_ENOMEM. Messages name the
+ * repo and the file, never the token. Owned by the caller: out->data (free).
+ */
+mp_status mph_hub_get(const mph_hub *h, const char *repo, const char *revision, const char *file, uint64_t offset,
+		      uint64_t length, uint64_t max_bytes, mph_blob *out, mp_error *err);
+
+/*
+ * Keeps files (f: config, index, shard heads with their names) of repo at commit f->commit in the cache h->cache_dir
+ * in the Hugging Face cache's layout, refs/<revision> naming the commit when revision is a branch or tag; written
+ * into a temporary folder and renamed, so a failure leaves nothing. Then removes the least recently written
+ * snapshots until the cache holds at most h->cache_max_bytes. A no-op without a cache_dir. Errors: MP_EINVAL (a
+ * shard name that is not a plain file name), MP_ESTORAGE (the folder cannot be written: the message says why).
+ */
+mp_status mph_cache_store(const mph_hub *h, const char *repo, const char *revision, const mph_repo_files *f,
+			  mp_error *err);
 
 #endif /* MPH_HUB_H */

@@ -457,3 +457,28 @@ mp_status mpm_checkpoint_safetensors_files(const char *config_text, const uint8_
 	cJSON_Delete(index);
 	return st;
 }
+
+mp_status mpm_checkpoint_index_shards(const char *index_text, const char *pointer, char (*names)[MPM_SHARD_NAME_MAX],
+				      size_t cap, size_t *n, mp_error *err)
+{
+	cJSON *index = cJSON_Parse(index_text);
+	const char *found[1024];
+	int k;
+
+	*n = 0;
+	if (index == NULL)
+		return mp_fail(err, MP_EPARSE, pointer, "model.safetensors.index.json is not JSON");
+	k = mpm_st_index_shards(index, found, cap < 1024 ? cap : 1024);
+	if (k >= 0)
+		for (int i = 0; i < k; i++) {
+			snprintf(names[i], MPM_SHARD_NAME_MAX, "%s", found[i]);
+			(*n)++;
+		}
+	cJSON_Delete(index);
+	if (k == -1)
+		return mp_fail(err, MP_EINVAL, pointer,
+			       "model.safetensors.index.json is not an index: {\"weight_map\": {tensor: shard file}}");
+	if (k == -2)
+		return mp_fail(err, MP_EINVAL, pointer, "model.safetensors.index.json names more than %zu shards", cap);
+	return MP_OK;
+}

@@ -108,6 +108,15 @@ mp_status mpm_checkpoint_safetensors_files(const char *config_text, const uint8_
 					   mpm_checkpoint *out, mp_error *err);
 
 /*
+ * The shard files model.safetensors.index.json names (index_text: the file), each once in first-seen order, into
+ * names[0..cap) (each cut at MPM_SHARD_NAME_MAX - 1 bytes), *n their count. Errors: MP_EPARSE (not JSON), MP_EINVAL (not
+ * an index: {"weight_map": {tensor: shard file}}, or more than cap shards), naming pointer.
+ */
+#define MPM_SHARD_NAME_MAX 256
+mp_status mpm_checkpoint_index_shards(const char *index_text, const char *pointer, char (*names)[MPM_SHARD_NAME_MAX],
+				      size_t cap, size_t *n, mp_error *err);
+
+/*
  * The plan's weights as the checkpoint holds them, per GPU at tensor-parallel degree 1: computed holds the plan's
  * weights (mp_weight_bytes with the checkpoint's format, tp 1); each class's bytes become the file's, the buffers
  * what no class holds, the total the file's tensors. Never fails.

@@ -51,12 +51,19 @@ static void allowed_of(const mpm_field *f, char *buf, size_t len)
 	snprintf(buf, len, "a value");
 }
 
+/* A member's JSON pointer: "<pointer>/<name>"; under the base "?" (a query string, as mp_fail_at writes it)
+ * "?<name>". The name is cut at 60 bytes. */
+static void member_pointer(char *field, size_t cap, const char *pointer, const char *name)
+{
+	snprintf(field, cap, "%s%s%.60s", pointer, strcmp(pointer, "?") == 0 ? "" : "/", name);
+}
+
 /* A misspelt value's problem: "did you mean <near>? (got '<got>'); <name> must be <allowed>". */
 static mp_status bad_near(mp_error *err, const char *pointer, const mpm_field *f, const char *got, const char *near)
 {
 	char field[MP_POINTER_MAX], allowed[640];
 
-	snprintf(field, sizeof(field), "%s/%s", pointer, f->name);
+	member_pointer(field, sizeof(field), pointer, f->name);
 	allowed_of(f, allowed, sizeof(allowed));
 	return mp_fail(err, MP_EINVAL, field, "did you mean %s? (got '%.40s'); %s must be %s", near, got, f->name,
 		       allowed);
@@ -67,7 +74,7 @@ static mp_status bad(mp_error *err, const char *pointer, const mpm_field *f, con
 {
 	char field[MP_POINTER_MAX], allowed[640];
 
-	snprintf(field, sizeof(field), "%s/%s", pointer, f->name);
+	member_pointer(field, sizeof(field), pointer, f->name);
 	allowed_of(f, allowed, sizeof(allowed));
 	return mp_fail(err, MP_EINVAL, field, "%s %s %s%s", f->name, what, allowed, got ? got : "");
 }
@@ -173,7 +180,7 @@ mp_status mpm_decode_fields(const cJSON *obj, const char *pointer, const mpm_fie
 			near = mp_nearest_word(v->string, names, i);
 			if (near)
 				snprintf(hint, sizeof(hint), "did you mean %s? ", near);
-			snprintf(field, sizeof(field), "%s/%.60s", pointer, v->string);
+			member_pointer(field, sizeof(field), pointer, v->string);
 			mp_problems_note(&fp,
 					 mp_fail(err, MP_EINVAL, field, "unknown field '%.60s'; %sknown fields: %s",
 						 v->string, hint, known),

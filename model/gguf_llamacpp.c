@@ -88,6 +88,15 @@ mp_status mpm_gguf_llamacpp(const mpm_gguf *g, const char *pointer, mp_llamacpp_
 	p->n_embd = (uint32_t)n_embd;
 	p->n_head = (uint32_t)u_at(g, "attention.head_count", 0, 0);
 	p->n_ff = 0;
+	{
+		uint64_t hk = u_at(g, "attention.key_length", 0, n_embd / n_head);
+		uint64_t hv = u_at(g, "attention.value_length", 0, n_embd / n_head);
+		if (hk > UINT32_MAX || hv > UINT32_MAX)
+			return mp_fail(err, MP_EINVAL, pointer, "%s.attention.key_length / .value_length beyond 32 bits",
+				       g->architecture);
+		p->n_embd_head_k = (uint32_t)hk;
+		p->n_embd_head_v = (uint32_t)hv;
+	}
 	for (uint32_t il = 0; il < n_layer; il++) {
 		uint64_t ff = u_at(g, "feed_forward_length", il, 0);
 		uint64_t kvh = u_at(g, "attention.head_count_kv", il, u_at(g, "attention.head_count", il, 0));
@@ -119,6 +128,24 @@ mp_status mpm_gguf_llamacpp(const mpm_gguf *g, const char *pointer, mp_llamacpp_
 	if ((kv = mpm_gguf_find(g, "tokenizer.ggml.tokens")) != NULL && kv->type == MPM_GGUF_ARRAY && kv->count < UINT32_MAX)
 		p->n_vocab = (uint32_t)kv->count;
 	p->n_ctx_train = (uint32_t)u_at(g, "context_length", 0, 0);
+	{
+		/* Ollama's reading (fs/ggml/ggml.go UintOrMinArrayValue / UintOrMaxArrayValue): the key's smallest / largest
+		 * value, 0 when absent */
+		const mpm_gguf_kv *hkv = akey(g, "attention.head_count_kv"), *hq = akey(g, "attention.head_count");
+		p->head_count_kv_min = p->head_count_max = 0;
+		if (hkv && hkv->is_int && hkv->i >= 0 && hkv->u <= UINT32_MAX)
+			p->head_count_kv_min = (uint32_t)hkv->u;
+		else if (hkv && hkv->type == MPM_GGUF_ARRAY && hkv->values)
+			for (uint64_t i = 0; i < hkv->count; i++)
+				if (i == 0 || (uint32_t)hkv->values[i] < p->head_count_kv_min)
+					p->head_count_kv_min = (uint32_t)hkv->values[i];
+		if (hq && hq->is_int && hq->i >= 0 && hq->u <= UINT32_MAX)
+			p->head_count_max = (uint32_t)hq->u;
+		else if (hq && hq->type == MPM_GGUF_ARRAY && hq->values)
+			for (uint64_t i = 0; i < hq->count; i++)
+				if ((uint32_t)hq->values[i] > p->head_count_max)
+					p->head_count_max = (uint32_t)hq->values[i];
+	}
 	p->fused_qkv = mpm_gguf_tensor_named(g, "blk.0.attn_qkv.weight") != NULL;
 	p->learned_positions = mpm_gguf_tensor_named(g, "position_embd.weight") != NULL;
 	{

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "mpm_types.h"
 
 /* A shape key by its spellings across model types (transformers' <Type>Config attribute names and the
  * attribute_map aliases: GPT2Config n_embd, FalconConfig n_head_kv, ...). */
@@ -159,6 +160,28 @@ static bool softcap(const cJSON *cfg, const char *key, bool type_default)
 	return cJSON_IsNumber(v) && v->valuedouble > 0;
 }
 
+/* Whether the type's default context already has its RoPE scaling in it (mpm_type.context_default_scaled). */
+static bool default_context_scaled(const char *model_type)
+{
+	const mpm_type *t = mpm_type_find(model_type);
+
+	return t != NULL && t->context_default_scaled;
+}
+
+/* Whether the config states original_max_position_embeddings, at the top or in its RoPE scaling object (v4's
+ * rope_scaling, v5's rope_parameters, gemma3's per-layer-type rope_parameters.full_attention). */
+static bool original_context_stated(const cJSON *cfg)
+{
+	const cJSON *rp = cJSON_GetObjectItemCaseSensitive(cfg, "rope_parameters");
+	const cJSON *full = cJSON_IsObject(rp) ? cJSON_GetObjectItemCaseSensitive(rp, "full_attention") : NULL;
+	const cJSON *where[] = { cfg, rp, full, cJSON_GetObjectItemCaseSensitive(cfg, "rope_scaling") };
+
+	for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++)
+		if (cJSON_IsObject(where[i]) && cJSON_GetObjectItemCaseSensitive(where[i], "original_max_position_embeddings"))
+			return true;
+	return false;
+}
+
 void mpm_config_facts(const cJSON *cfg, mp_model *m)
 {
 	bool full = full_shape_type(m->model_type);
@@ -193,6 +216,12 @@ void mpm_config_facts(const cJSON *cfg, mp_model *m)
 		}
 		used += (size_t)n;
 	}
+	/* A RoPE scaling over a context the config never states, of a type whose default context has the scaling in it
+	 * already (mpm_type.context_default_scaled: Gemma 3's 131072): the factor is not applied a second time. The
+	 * answer says what it took (mps_warn_model). */
+	if (m->max_position_defaulted && m->rope_scaling && m->rope_scaled_max_position > m->max_position_embeddings &&
+	    !original_context_stated(cfg) && default_context_scaled(m->model_type))
+		m->rope_scaled_max_position = m->max_position_embeddings;
 }
 
 void mpm_config_facts_of(const cJSON *cfg, const cJSON *text, mp_model *m)

@@ -140,7 +140,8 @@ const mpm_type mpm_types[] = {
                    .window_pattern = 6,
                    .rotary_sets = 2,
                    .norms = 4,
-                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_QK_NORM | MPM_HEADS_DIVIDE_HIDDEN}, .fp16_unstable = true},
+                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_QK_NORM | MPM_HEADS_DIVIDE_HIDDEN}, .fp16_unstable = true,
+     .context_default_scaled = true},
     /* Qwen2VLTextConfig and Qwen2_5_VLTextConfig (the decoders of Qwen2-VL and Qwen2.5-VL): Qwen2's modules with
      * the 72B's defaults: vocab 152064, hidden 8192, FFN 29568, 80 layers, 64 heads, kv 8, 32768 positions. */
     {.name = "qwen2_vl_text",
@@ -663,7 +664,8 @@ const mpm_type mpm_types[] = {
     {.name = "nemotron_h", .model_class = "NemotronHForCausalLM", .read = mpm_read_nemotron_h, .names = &mpm_names_nemotron_h},
     {.name = "falcon_h1", .model_class = "FalconH1ForCausalLM", .read = mpm_read_falcon_h1, .names = &mpm_names_jamba},
     {.name = "zamba2", .model_class = "Zamba2ForCausalLM", .read = mpm_read_zamba2, .names = &mpm_names_zamba2},
-    {.name = "gemma3", .model_class = "Gemma3ForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true, .fp16_unstable = true},
+    {.name = "gemma3", .model_class = "Gemma3ForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true, .fp16_unstable = true,
+     .context_default_scaled = true},
     {.name = "llava", .model_class = "LlavaForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
     {.name = "mistral3", .model_class = "Mistral3ForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
     {.name = "qwen2_vl", .model_class = "Qwen2VLForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},

@@ -105,6 +105,12 @@ typedef struct mpm_type {
 					 * gemma3, gemma3_text, glm4 and plamo2, which memplan does not read): served in
 					 * bf16 or fp32, never fp16 */
 	const char *simplified;		/* what an answer takes simpler than the model is (warned); NULL = exact */
+	/* The config class's default max_position_embeddings is the released models' context with their RoPE scaling
+	 * already in it: a config that declares the scaling but no length is not stretched again by its factor
+	 * (mpm_config_facts). Gemma3TextConfig's 131072 is Gemma 3's 128K, reached by a linear x8 stretch of its 32K
+	 * pretraining (Gemma 3 technical report, sec. 2.2); google/gemma-3-27b-it's config states the scaling only.
+	 * Not LlamaConfig's 2048, which is LLaMA's trained length that a linear factor does stretch. */
+	bool context_default_scaled;
 } mpm_type;
 
 /* The one table and its length. */

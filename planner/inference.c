@@ -266,6 +266,7 @@ uint64_t mp_inference_overhead_bytes(const mp_inference_req *req, const mp_devic
 {
 	return req->cuda_context_bytes            ? req->cuda_context_bytes
 	       : (dev && dev->cuda_context_bytes) ? dev->cuda_context_bytes
+	       : (dev && dev->host_memory)        ? 0 /* a CPU: no CUDA context */
 	                                          : MP_DEFAULT_CUDA_CONTEXT_BYTES;
 }
 

@@ -3,6 +3,7 @@
  * 0c1e5709 it follows. Owns nothing but arithmetic: the tensors and the launch come in, the buffers go out. Must not
  * know GGUF's bytes (model/gguf.c) or the engines' command lines (service/).
  */
+#include <math.h>
 #include <string.h>
 
 #include "memplan.h"
@@ -113,34 +114,132 @@ static bool kept_on_host(const mp_llamacpp_params *p, const mp_llamacpp_tensor *
 	return false;
 }
 
+
 #define MAX_FILES 256
+
+/*
+ * The slots tensor i occupies (llama-model.cpp load_tensors, llama-model-loader.cpp create_tensor): a repeating
+ * layer's device, unless --n-cpu-moe or -ot keeps it on the host; the input layer on the host; a per-layer duplicate
+ * (rope_freqs) once in each buffer that holds a layer (create_tensor's duplicate check is per context). A tied
+ * output (`duplicate`) takes the output layer's slot: the caller decides whether it costs a buffer there.
+ */
+static mp_status tensor_slots(const mp_llamacpp_params *p, const mp_llamacpp_plan *pl, const mp_llamacpp_tensor *x,
+			      size_t i, uint32_t *slots, uint32_t *ns, mp_error *err)
+{
+	*ns = 0;
+	if (!mp_ggml_type_valid(x->type))
+		return mp_fail(err, MP_EINVAL, "/model", "tensor %zu: ggml type %u", i, x->type);
+	if (x->file >= MAX_FILES)
+		return mp_fail(err, MP_EINVAL, "/model", "tensor %zu: file %u of a split model beyond %d", i, x->file,
+			       MAX_FILES);
+	if (x->every_layer) {
+		bool seen[MP_LLAMACPP_SLOTS] = { false };
+		for (uint32_t il = 0; il < p->n_layer; il++)
+			seen[pl->layer_device[il]] = true;
+		for (uint32_t s = 0; s < MP_LLAMACPP_SLOTS; s++)
+			if (seen[s])
+				slots[(*ns)++] = s;
+	} else if (x->layer == MP_LLAMACPP_INPUT) {
+		slots[(*ns)++] = 0;
+	} else {
+		uint32_t il = x->layer == MP_LLAMACPP_OUTPUT ? p->n_layer : (uint32_t)x->layer;
+		if (x->layer < MP_LLAMACPP_OUTPUT || il > p->n_layer)
+			return mp_fail(err, MP_EINVAL, "/model", "tensor %zu: layer %d beyond the model's %u", i, x->layer,
+				       p->n_layer);
+		slots[(*ns)++] = kept_on_host(p, x) ? 0 : pl->layer_device[il];
+	}
+	return MP_OK;
+}
+
+/*
+ * Pipeline parallelism (llama-context.cpp llama_context: more than one device, every layer and the output offloaded
+ * (n_gpu_layers > n_layer), --split-mode layer, the KV offloaded, no tensor override): the scheduler then keeps
+ * GGML_SCHED_MAX_COPIES = 4 copies of every graph input and of every split's inputs (ggml-backend.cpp
+ * ggml_backend_sched_new, split_graph passes 5 and 6), so the next ubatch can be set while one computes.
+ */
+static bool pipeline_parallel(const mp_llamacpp_params *p, const mp_llamacpp_plan *pl)
+{
+	return !p->no_pipeline && p->n_devices > 1 && pl->gpu_layers > p->n_layer && p->kv_offload &&
+	       p->override == MP_LLAMACPP_OT_NONE && p->n_cpu_moe == 0;
+}
+
+/* Whether the host keeps the feed-forward weights of some offloaded layer (-ot ffn_.*, -ot exps, --n-cpu-moe). */
+static bool host_ffn(const mp_llamacpp_params *p)
+{
+	return p->override == MP_LLAMACPP_OT_FFN || (p->n_expert && (p->override == MP_LLAMACPP_OT_EXPERTS || p->n_cpu_moe));
+}
 
 /*
  * The compute buffer a graph reserve takes on each device (llama-context.cpp sched_reserve: the worst case is n_ubatch
  * tokens of one sequence with one output). A model, not the allocator: ggml-alloc places the graph's tensors with
- * reuse, so the reserve is the widest moment of the graph. Measured against llama.cpp's CPU backend
- * (tests/ref/llamacpp/runs.json): the peak holds the attention mask (n_kv x n_ubatch, f16 with flash attention, f32
- * without; one per cache of an SWA model), and either the feed-forward moment (the layer input and the residual, the
- * norm's output, and three n_ff-wide activations: gate, up and their product, fp32, per token) or, without flash
- * attention, the score matrix (n_kv x n_ubatch x n_head, fp32) with the attention's inputs. A device that holds no
- * layer still reserves its share of the inputs. Each term's source: src/llama-graph.cpp (build_attn_mha, build_ffn,
- * build_moe_ffn, build_attn_inp_kq_mask).
+ * reuse, so the reserve is the widest moment of the graph, plus what the scheduler keeps beside it. Measured against
+ * llama.cpp's CPU and RPC backends (tests/ref/llamacpp/runs.json; tests/ref/llamacpp/README.md has the errors per class).
+ *
+ * A device that runs layers: its attention masks (n_kv x n_ubatch, f16 with flash attention, f32 without;
+ * build_attn_inp_kq_mask, one per cache kind its layers use: the host holds every mask, as the inputs are set there),
+ * and either the feed-forward moment (the layer input and the residual, the norm's output and its copy, and three
+ * n_ff-wide activations: gate, up and their product, fp32, per token) or, without flash attention, the score matrix
+ * (n_kv x n_ubatch x n_head, fp32) with the attention's inputs. A GPU does not hold the host's token-embedding
+ * gather (one n_embd row per token less). A GPU that runs one layer only, its input a split input the scheduler
+ * copied from the device before (ggml-backend.cpp split_graph pass 5), has no earlier layer's freed blocks to
+ * place the moment among: two activations of the width and two rows of n_embd.
+ *
+ * The scheduler's copies: every tensor a split reads from another device is copied into the split's device (the
+ * residual stream or the gathered embeddings, the masks, the positions); with pipeline parallelism each such copy and
+ * each graph input on the host (tokens, positions, the embeddings input, the masks) is kept 4 times, flagged
+ * output so ggml-alloc never reuses it (ggml_set_output in split_graph), above the moment. Without it the copy is
+ * an ordinary node, freed after its last use, inside the moment.
+ *
+ * -nkvo: the attention runs on the GPU with the host's K and V (the ops go where their inputs are computed; the cache
+ * is no weight), so each layer's whole K and V views are copied in for its attention: that moment (the layer input,
+ * Q, the output and the two copies) where it is wider than the feed-forward's.
+ *
+ * A device whose layers are cut into many splits (-nkvo, overrides) copies each mask in at the split of its kind's
+ * first layer and frees it after the last, so two kinds whose layers do not interleave hold one mask at a time.
+ *
+ * Tensor overrides: the host runs the feed-forward of the layers whose FFN weights it keeps (the op goes where the
+ * weight is: ggml_backend_sched_backend_id_from_cur "1.wgt"), so its moment is the FFN's widest node (gate, up and
+ * their GLU product, of the kept width) beside the embeddings input, the gathers and any mask not yet copied to the
+ * GPU (the host's copy is freed once copied); a GPU whose layers' FFN are all on the host keeps the attention's
+ * moment (the residual, the norm, q, the attention output and the split input the host returns, and K and V; a
+ * MoE's selected experts' outputs, weighted and summed on the GPU).
+ * Each term's source: src/llama-graph.cpp (build_attn_mha, build_ffn, build_moe_ffn, build_inp_embd).
  */
 static bool compute_bytes(const mp_llamacpp_params *p, const mp_llamacpp_plan *pl, uint32_t slot, uint64_t *out)
 {
 	uint64_t T = pl->n_ubatch, n_kv = pl->n_ctx_seq;
-	uint64_t mask_bytes = p->flash_attn ? 2 : 4, mask, ffn, attn, width, moe, peak;
-	uint64_t n_embd = p->n_embd;
-	bool has_layers = false;
+	uint64_t mask_bytes = p->flash_attn ? 2 : 4, mask, mask_all, ffn, attn, width, moe, peak, row = T * p->n_embd * 4;
+	uint64_t n_embd = p->n_embd, copies = pipeline_parallel(p, pl) ? 4 : 1, inputs, leafs;
+	uint32_t layers = 0, first[2] = { UINT32_MAX, UINT32_MAX }, last[2] = { 0, 0 };
+	bool host_runs_ffn = host_ffn(p), many_splits = copies == 1 && (!p->kv_offload || host_runs_ffn);
+	uint64_t kind_mask[2];
 
-	for (uint32_t il = 0; il < p->n_layer; il++)
+	/* the attention masks: n_kv x n_ubatch (build_attn_inp_kq_mask; f16 for flash attention), one per cache kind
+	 * (0 the full cache, 1 the SWA cache) */
+	kind_mask[0] = n_kv * T * mask_bytes;
+	kind_mask[1] = (uint64_t)pl->kv_size_swa * T * mask_bytes;
+	for (uint32_t il = 0; il < p->n_layer; il++) {
+		uint32_t k = p->is_swa[il] && pl->kv_size_swa ? 1 : 0;
 		if (pl->layer_device[il] == slot)
-			has_layers = true;
-	/* the attention masks: n_kv x n_ubatch (build_attn_inp_kq_mask; f16 for flash attention), one per cache */
-	mask = n_kv * T * mask_bytes;
-	if (pl->kv_size_swa)
-		mask += (uint64_t)pl->kv_size_swa * T * mask_bytes;
-	if (!has_layers) {
+			layers++;
+		if (pl->layer_device[il] == slot || slot == 0) {
+			if (first[k] == UINT32_MAX)
+				first[k] = il;
+			last[k] = il;
+		}
+	}
+	mask_all = kind_mask[0] + kind_mask[1];
+	mask = slot == 0 ? mask_all : (first[0] != UINT32_MAX ? kind_mask[0] : 0) + (first[1] != UINT32_MAX ? kind_mask[1] : 0);
+	/* a device whose layers are cut into many splits (-nkvo, overrides) copies each mask in at the split of its first
+	 * layer and frees it after its last: two kinds whose layers do not interleave (gemma3's 5 SWA layers, then one
+	 * full) never hold their masks at once */
+	if (slot != 0 && many_splits && first[0] != UINT32_MAX && first[1] != UINT32_MAX &&
+	    (last[0] < first[1] || last[1] < first[0]))
+		mask = kind_mask[0] > kind_mask[1] ? kind_mask[0] : kind_mask[1];
+	/* the graph inputs the host sets (llama-graph.cpp: tokens, the n_embd x n_tokens embeddings input, positions,
+	 * the masks) */
+	leafs = mask_all + row + 2 * T * 4;
+	if (layers == 0) {
 		if (slot != 0) {
 			*out = 0; /* a GPU that holds only the output layer: its logits row (one output) */
 			return true;
@@ -148,9 +247,31 @@ static bool compute_bytes(const mp_llamacpp_params *p, const mp_llamacpp_plan *p
 		/* the host with every layer offloaded: the inputs (the masks, the token embeddings it gathers); with -nkvo the
 		 * attention runs where the cache is, and a fused qkv projection's output comes over whole (K and V are views
 		 * of it) */
-		*out = mask + (p->learned_positions ? 3 : 2) * T * n_embd * 4;
+		*out = mask + (p->learned_positions ? 3 : 2) * row;
 		if (!p->kv_offload && p->fused_qkv)
 			*out += T * 4 * ((uint64_t)n_embd + p->n_embd_k_gqa[0] + p->n_embd_v_gqa[0]);
+		if (copies > 1) /* the inputs kept 4 times, the gathers once */
+			*out = copies * leafs + (p->learned_positions ? 2 : 1) * row;
+		if (host_runs_ffn) {
+			/* the feed-forward of the kept layers: the norm's output (or its copy) and the gate and up activations of
+			 * the kept width (the selected experts' for -ot exps and --n-cpu-moe) */
+			uint64_t w = p->override == MP_LLAMACPP_OT_FFN && p->n_ff > (uint64_t)p->n_ff_exp * p->n_expert_used
+					     ? p->n_ff : (uint64_t)p->n_ff_exp * p->n_expert_used;
+			uint64_t pending = 0, f;
+			/* a host mask is freed once copied to the GPU (its one child is the copy's dependency, ggml-backend.cpp
+			 * split_graph): at layer 0's feed-forward only the masks of a kind whose first layer comes later are
+			 * still held */
+			for (int k = 0; k < 2; k++)
+				if (first[k] != UINT32_MAX && first[k] > 0)
+					pending += kind_mask[k];
+			/* the embeddings input (a leaf no node reads: never freed), the gathers, and the feed-forward's widest
+			 * node: gate, up and their GLU product (ggml-alloc places no GLU in place), or a plain block's norm
+			 * output, its up activation (GELU in place) and its down output */
+			f = pending + row + (p->learned_positions ? 2 : 1) * row +
+			    (p->plain_ffn ? T * 4 * w + 2 * row : T * 4 * 3 * w);
+			if (f > *out)
+				*out = f;
+		}
 		return true;
 	}
 	/* the feed-forward moment: the layer input, the residual, the norm's output and its copy, and three activations
@@ -159,14 +280,44 @@ static bool compute_bytes(const mp_llamacpp_params *p, const mp_llamacpp_plan *p
 	width = p->n_ff > moe ? p->n_ff : moe;
 	/* a plain feed-forward block (up, GELU, down: gpt2) keeps two activations of its width and none of the layer's */
 	ffn = p->plain_ffn ? T * 4 * (2 * width) : T * 4 * (3 * width + 4 * n_embd);
+	if (slot != 0 && layers == 1 && copies == 1)
+		ffn = T * 4 * ((p->plain_ffn ? 1 : 2) * width + 3 * n_embd);
+	if (slot != 0 && p->override == MP_LLAMACPP_OT_FFN)
+		/* the FFN runs on the host: the attention's moment (residual, norm, q, output, the FFN's result copied
+		 * back; K and V); a MoE's experts' outputs come back unweighted (n_embd x n_expert_used per token: the
+		 * weighting and the sum have no weight of their own and run on the GPU) */
+		ffn = T * 4 * (5 * n_embd + p->n_embd_k_gqa[0] + p->n_embd_v_gqa[0] +
+			       (p->n_expert ? (uint64_t)n_embd * p->n_expert_used : 0));
 	/* without flash attention: the scores (n_kv x n_ubatch x n_head, fp32, softmax in place) and the attention's
 	 * inputs */
 	attn = p->flash_attn ? 0 : n_kv * T * p->n_head * 4 + T * 4 * (4 * n_embd);
 	peak = ffn > attn ? ffn : attn;
 	/* a GPU does not hold the host's token-embedding gather */
-	if (slot != 0 && peak > T * n_embd * 4)
-		peak -= T * n_embd * 4;
-	*out = mask + peak + T * 16;
+	if (slot != 0 && peak > row)
+		peak -= row;
+	if (slot != 0 && !p->kv_offload) {
+		/* -nkvo: the attention reads the host's cache, and the scheduler copies the layer's whole K and V views
+		 * (n_kv cells) into the GPU at the start of the attention's split, beside the layer input, Q (a view of the
+		 * fused qkv output where there is one) and the attention's output */
+		uint64_t krow, vrow, q = p->fused_qkv ? (uint64_t)n_embd + p->n_embd_k_gqa[0] + p->n_embd_v_gqa[0] : n_embd;
+		uint64_t kv_copy;
+		if (!mp_ggml_row_bytes(p->type_k, p->n_embd_k_gqa[0], &krow) ||
+		    !mp_ggml_row_bytes(p->type_v, p->n_embd_v_gqa[0], &vrow))
+			return false;
+		kv_copy = T * 4 * (2 * n_embd + q) + n_kv * (krow + vrow);
+		if (kv_copy > peak)
+			peak = kv_copy;
+	}
+	if (slot == 0 || copies == 1) {
+		*out = mask + peak + T * 16;
+		return true;
+	}
+	/* pipeline parallelism: the split's inputs (the masks of its layers, the layer input: the previous device's
+	 * residual, or the host's gathers for the first, the positions) kept 4 times beside the moment */
+	inputs = mask + row + T * 4;
+	if (p->learned_positions && pl->layer_device[0] == slot)
+		inputs += row;
+	*out = copies * inputs + peak + T * 16;
 	return true;
 }
 
@@ -202,6 +353,8 @@ mp_status mp_llamacpp_plan_buffers(const mp_llamacpp_params *p, const mp_llamacp
 		splits[d] = splits[p->n_devices - 1] > 0 ? splits[d] / splits[p->n_devices - 1] : (double)(d + 1) / p->n_devices;
 	for (uint32_t il = 0; il <= p->n_layer; il++)
 		out->layer_device[il] = layer_slot(p, splits, il);
+	for (uint32_t il = 0; il < p->n_layer; il++)
+		out->slot_layers[out->layer_device[il]]++;
 	{
 		int64_t ngl = p->n_gpu_layers < 0 ? (int64_t)p->n_layer + 1 : p->n_gpu_layers;
 		out->gpu_layers = p->n_devices == 0 ? 0 : (uint32_t)(ngl < (int64_t)p->n_layer + 1 ? ngl : p->n_layer + 1);
@@ -215,31 +368,11 @@ mp_status mp_llamacpp_plan_buffers(const mp_llamacpp_params *p, const mp_llamacp
 	for (size_t i = 0; i < n_tensors; i++) {
 		const mp_llamacpp_tensor *x = &t[i];
 		uint32_t slots[MP_LLAMACPP_SLOTS], ns = 0;
-		if (!mp_ggml_type_valid(x->type))
-			return mp_fail(err, MP_EINVAL, "/model", "tensor %zu: ggml type %u", i, x->type);
-		if (x->file >= MAX_FILES)
-			return mp_fail(err, MP_EINVAL, "/model", "tensor %zu: file %u of a split model beyond %d", i, x->file,
-				       MAX_FILES);
-		if (x->every_layer) {
-			/* one copy in each buffer that holds a layer (create_tensor's duplicate check is per context) */
-			bool seen[MP_LLAMACPP_SLOTS] = { false };
-			for (uint32_t il = 0; il < p->n_layer; il++)
-				seen[out->layer_device[il]] = true;
-			for (uint32_t s = 0; s < MP_LLAMACPP_SLOTS; s++)
-				if (seen[s])
-					slots[ns++] = s;
-		} else if (x->layer == MP_LLAMACPP_INPUT) {
-			slots[ns++] = 0;
-		} else {
-			uint32_t il = x->layer == MP_LLAMACPP_OUTPUT ? p->n_layer : (uint32_t)x->layer;
-			if (x->layer < MP_LLAMACPP_OUTPUT || il > p->n_layer)
-				return mp_fail(err, MP_EINVAL, "/model", "tensor %zu: layer %d beyond the model's %u", i,
-					       x->layer, p->n_layer);
-			slots[ns++] = kept_on_host(p, x) ? 0 : out->layer_device[il];
-			/* token_embd again as the output (a tied model): in the host's buffer the first copy is reused */
-			if (x->duplicate && slots[0] == 0)
-				ns = 0;
-		}
+		if ((st = tensor_slots(p, out, x, i, slots, &ns, err)) != MP_OK)
+			return st;
+		/* token_embd again as the output (a tied model): in the host's buffer the first copy is reused */
+		if (x->duplicate && slots[0] == 0)
+			ns = 0;
 		for (uint32_t k = 0; k < ns; k++) {
 			uint32_t s = slots[k];
 			if (s == 0 && p->mmap) {
@@ -253,7 +386,7 @@ mp_status mp_llamacpp_plan_buffers(const mp_llamacpp_params *p, const mp_llamacp
 				if (x->file + 1 > files)
 					files = x->file + 1;
 			} else {
-				uint64_t a;
+				uint64_t a = 0;
 				if (!alloc_size(s == 0 ? MP_LLAMACPP_CPU : p->backend, x, &a) ||
 				    !mp_add_u64(out->model_bytes[s], a, &out->model_bytes[s]))
 					return mp_fail(err, MP_EOVERFLOW, "/model", "the model buffer overflows");
@@ -304,8 +437,11 @@ mp_status mp_llamacpp_plan_buffers(const mp_llamacpp_params *p, const mp_llamacp
 				ka = PAD(k, al);
 				va = PAD(v, al);
 				out->kv_bytes[s] += ka + va;
+				if (p->is_swa[il])
+					out->kv_bytes_swa[s] += ka + va;
 			}
 			if (p->is_swa[il]) {
+				out->kv_layers_swa++;
 				out->k_bytes_swa += k;
 				out->v_bytes_swa += v;
 			} else {
@@ -318,6 +454,7 @@ mp_status mp_llamacpp_plan_buffers(const mp_llamacpp_params *p, const mp_llamacp
 	/* output buffer (llama-context.cpp output_reserve): logits of n_seq_max outputs, fp32 */
 	out->output_bytes = (uint64_t)p->n_vocab * (p->n_seq_max ? p->n_seq_max : 1) * 4;
 
+	out->sched_copies = pipeline_parallel(p, out) ? 4 : 1;
 	for (uint32_t s = 0; s <= p->n_devices; s++) {
 		if (!compute_bytes(p, out, s, &out->compute_bytes[s]))
 			return mp_fail(err, MP_EOVERFLOW, "/model", "the compute buffer overflows");
@@ -335,9 +472,37 @@ static bool fits(const mp_llamacpp_params *p, const mp_llamacpp_plan *pl, const 
 	return true;
 }
 
+/*
+ * The plan of q in *out and whether it fits; a pipeline-parallel plan that does not is planned again without it, as
+ * llama.cpp does when the compute buffers fail to allocate (llama-context.cpp sched_reserve: "compute buffer
+ * allocation failed, retrying without pipeline parallelism"), and *out says so (pipeline_fallback).
+ */
+static mp_status plan_fits(mp_llamacpp_params *q, const mp_llamacpp_tensor *t, size_t n_tensors, const uint64_t *budget,
+			   mp_llamacpp_plan *out, bool *ok, mp_error *err)
+{
+	mp_status st;
+	bool was = q->no_pipeline;
+
+	if ((st = mp_llamacpp_plan_buffers(q, t, n_tensors, out, err)) != MP_OK)
+		return st;
+	*ok = fits(q, out, budget);
+	if (*ok || out->sched_copies == 1)
+		return MP_OK;
+	q->no_pipeline = true;
+	st = mp_llamacpp_plan_buffers(q, t, n_tensors, out, err);
+	q->no_pipeline = was;
+	if (st != MP_OK)
+		return st;
+	*ok = fits(q, out, budget);
+	out->pipeline_fallback = true;
+	return MP_OK;
+}
+
 mp_status mp_llamacpp_max_gpu_layers(const mp_llamacpp_params *p, const mp_llamacpp_tensor *t, size_t n_tensors,
 				     const uint64_t *budget_bytes, int32_t *ngl, mp_llamacpp_plan *out, mp_error *err)
 {
+	bool ok;
+
 	mp_llamacpp_params q = *p;
 	mp_status st;
 
@@ -346,9 +511,9 @@ mp_status mp_llamacpp_max_gpu_layers(const mp_llamacpp_params *p, const mp_llama
 	{
 		int32_t lo = 0, hi = (int32_t)p->n_layer + 1;
 		q.n_gpu_layers = hi;
-		if ((st = mp_llamacpp_plan_buffers(&q, t, n_tensors, out, err)) != MP_OK)
+		if ((st = plan_fits(&q, t, n_tensors, budget_bytes, out, &ok, err)) != MP_OK)
 			return st;
-		if (fits(&q, out, budget_bytes)) {
+		if (ok) {
 			*ngl = hi;
 			return MP_OK;
 		}
@@ -381,27 +546,254 @@ mp_status mp_llamacpp_max_context(const mp_llamacpp_params *p, const mp_llamacpp
 	uint32_t lo = 0, hi = limit / step;
 	mp_llamacpp_plan pl;
 	mp_status st;
+	bool ok;
 
 	*n_ctx = 0;
 	if (hi == 0)
 		return MP_OK;
 	q.n_ctx = hi * step;
-	if ((st = mp_llamacpp_plan_buffers(&q, t, n_tensors, &pl, err)) != MP_OK)
+	if ((st = plan_fits(&q, t, n_tensors, budget_bytes, &pl, &ok, err)) != MP_OK)
 		return st;
-	if (fits(&q, &pl, budget_bytes)) {
+	if (ok) {
 		*n_ctx = hi * step;
 		return MP_OK;
 	}
 	while (hi - lo > 1) {
 		uint32_t mid = lo + (hi - lo) / 2;
 		q.n_ctx = mid * step;
-		if ((st = mp_llamacpp_plan_buffers(&q, t, n_tensors, &pl, err)) != MP_OK)
+		if ((st = plan_fits(&q, t, n_tensors, budget_bytes, &pl, &ok, err)) != MP_OK)
 			return st;
-		if (fits(&q, &pl, budget_bytes))
+		if (ok)
 			lo = mid;
 		else
 			hi = mid;
 	}
 	*n_ctx = lo * step;
 	return MP_OK;
+}
+
+mp_status mp_llamacpp_check_cache_types(const mp_llamacpp_params *p, const char *pointer_k, const char *pointer_v,
+					mp_error *err)
+{
+	mp_ggml_traits k = mp_ggml_traits_of(p->type_k), v = mp_ggml_traits_of(p->type_v);
+
+	if (!mp_llamacpp_kv_type_ok(p->type_k))
+		return mp_fail(err, MP_EINVAL, pointer_k,
+			       "llama.cpp's cache types are f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1");
+	if (!mp_llamacpp_kv_type_ok(p->type_v))
+		return mp_fail(err, MP_EINVAL, pointer_v,
+			       "llama.cpp's cache types are f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1");
+	/* llama-context.cpp llama_init_from_model: "quantized V cache was requested, but this requires Flash
+	 * Attention" */
+	if (v.quantized && !p->flash_attn)
+		return mp_fail(err, MP_EINVAL, pointer_v,
+			       "a quantised V cache (%s) needs flash attention: llama.cpp refuses -ctv %s with -fa off", v.name,
+			       v.name);
+	if (p->flash_attn && k.quantized && p->n_embd_head_k % k.block_values != 0)
+		return mp_fail(err, MP_EINVAL, pointer_k,
+			       "K cache type %s with block size %u does not divide n_embd_head_k=%u (llama.cpp refuses it)",
+			       k.name, k.block_values, p->n_embd_head_k);
+	if (p->flash_attn && v.quantized && p->n_embd_head_v % v.block_values != 0)
+		return mp_fail(err, MP_EINVAL, pointer_v,
+			       "V cache type %s with block size %u does not divide n_embd_head_v=%u (llama.cpp refuses it)",
+			       v.name, v.block_values, p->n_embd_head_v);
+	return MP_OK;
+}
+
+/* ----- speed bounds ------------------------------------------------------------------------------------- */
+
+/* Values a tensor holds (its bytes over the type's block). */
+static double tensor_values(const mp_llamacpp_tensor *x)
+{
+	mp_ggml_traits tr = mp_ggml_traits_of(x->type);
+
+	return tr.block_bytes ? (double)x->bytes / tr.block_bytes * tr.block_values : 0;
+}
+
+/* The expected share of E experts that `tokens` tokens, each choosing k, touch: 1 - (1 - k/E)^tokens. */
+static double expert_share(uint32_t k, uint32_t e, double tokens)
+{
+	if (e == 0 || k >= e)
+		return 1;
+	return 1 - pow(1 - (double)k / e, tokens);
+}
+
+static void phase_close(mp_llamacpp_phase *ph, const mp_llamacpp_speed_req *rq, uint32_t slots)
+{
+	ph->known = true;
+	ph->seconds_total = 0;
+	for (uint32_t s = 0; s < slots; s++) {
+		const mp_llamacpp_rate *r = &rq->rate[s];
+		double tb, tf;
+
+		if (ph->bytes[s] == 0 && ph->flops[s] == 0)
+			continue;
+		if (r->bandwidth_bytes_per_second <= 0 || r->flops_per_second <= 0) {
+			ph->unknown[s] = true;
+			ph->known = false;
+			continue;
+		}
+		tb = ph->bytes[s] / r->bandwidth_bytes_per_second;
+		tf = ph->flops[s] / r->flops_per_second;
+		ph->seconds[s] = tb > tf ? tb : tf;
+		ph->compute_bound[s] = tf > tb;
+		ph->seconds_total += ph->seconds[s];
+	}
+	if (!ph->known)
+		ph->seconds_total = 0;
+}
+
+mp_status mp_llamacpp_speed_of(const mp_llamacpp_params *p, const mp_llamacpp_tensor *t, size_t n_tensors,
+			       const mp_llamacpp_plan *pl, const mp_llamacpp_speed_req *rq, mp_llamacpp_speed *out,
+			       mp_error *err)
+{
+	double seqs = rq->sequences, ctx = (double)rq->context_tokens, prompt = (double)rq->prompt_tokens;
+	double tokens = seqs * prompt, ub = pl->n_ubatch ? pl->n_ubatch : 512;
+	double ubatches = ceil(tokens / ub), frac_dec, frac_pre;
+	double head_flops = 2.0 * p->n_head * ((double)p->n_embd_head_k + p->n_embd_head_v);
+	double gather_dec = 0, gather_pre = 0;
+	uint32_t slots = p->n_devices + 1;
+	mp_status st;
+
+	memset(out, 0, sizeof(*out));
+	if (rq->sequences == 0)
+		return mp_fail(err, MP_EINVAL, "/batch_size", "the speed of a placement needs at least one sequence");
+	if (slots > MP_LLAMACPP_SLOTS)
+		return mp_fail(err, MP_EINVAL, "/num_gpus", "%u GPUs: llama.cpp drives at most %d devices", p->n_devices,
+			       MP_LLAMACPP_MAX_DEVICES);
+	frac_dec = expert_share(p->n_expert_used, p->n_expert, seqs);
+	frac_pre = expert_share(p->n_expert_used, p->n_expert, ub < tokens ? ub : tokens);
+	out->expert_fraction_decode = frac_dec;
+	/* the weights: each tensor on the device that holds it; the tied output is read where the output layer is */
+	for (size_t i = 0; i < n_tensors; i++) {
+		const mp_llamacpp_tensor *x = &t[i];
+		uint32_t sl[MP_LLAMACPP_SLOTS], ns = 0;
+		double bytes = (double)x->bytes, values = tensor_values(x);
+		double active = x->expert && p->n_expert ? (double)p->n_expert_used / p->n_expert : 1;
+
+		if ((st = tensor_slots(p, pl, x, i, sl, &ns, err)) != MP_OK)
+			return st;
+		if (x->every_layer) /* rope_freqs: a table the rotation reads, no matrix product */
+			continue;
+		if (x->layer == MP_LLAMACPP_INPUT) {
+			/* a gather: the rows of the tokens of the step (rows = values / ne0) */
+			double rows = x->ne0 ? values / (double)x->ne0 : 1, row = rows > 0 ? bytes / rows : 0;
+			gather_dec += row * seqs;
+			gather_pre += row * tokens;
+			continue;
+		}
+		if (ns == 0 || sl[0] >= slots)
+			continue;
+		out->decode.bytes[sl[0]] += bytes * (x->expert ? frac_dec : 1);
+		out->prefill.bytes[sl[0]] += bytes * (x->expert ? frac_pre : 1) * ubatches;
+		out->decode.flops[sl[0]] += 2 * values * active * seqs;
+		out->prefill.flops[sl[0]] += 2 * values * active * tokens;
+	}
+	/* the caches: read where each layer's cache is (the host with -nkvo) */
+	for (uint32_t il = 0; il < p->n_layer; il++) {
+		uint64_t krow, vrow;
+		uint32_t s;
+		double cells, window, read_pre = 0, attn_pre = 0, row;
+
+		if (p->n_embd_k_gqa[il] == 0)
+			continue;
+		if (!mp_ggml_row_bytes(p->type_k, p->n_embd_k_gqa[il], &krow) ||
+		    !mp_ggml_row_bytes(p->type_v, p->n_embd_v_gqa[il], &vrow))
+			return mp_fail(err, MP_EINVAL, "/kv_cache_dtype", "layer %u: a row the cache type cannot hold", il);
+		s = p->kv_offload ? pl->layer_device[il] : 0;
+		if (s >= slots)
+			continue;
+		row = (double)(krow + vrow);
+		window = p->is_swa[il] && p->n_swa ? (double)p->n_swa : 0;
+		cells = window > 0 && window < ctx ? window : ctx;
+		out->decode.bytes[s] += seqs * cells * row;
+		out->decode.flops[s] += seqs * cells * head_flops;
+		/* prefill: each ubatch of a prompt reads the cells before it and its own; the scores over the causal
+		 * half of the prompt (a window caps both) */
+		for (double done = 0; done < prompt; done += ub) {
+			double upto = done + ub < prompt ? done + ub : prompt;
+			read_pre += window > 0 && window + ub < upto ? window + ub : upto;
+		}
+		if (window > 0 && window < prompt)
+			attn_pre = window * (window + 1) / 2 + (prompt - window) * window;
+		else
+			attn_pre = prompt * (prompt + 1) / 2;
+		out->prefill.bytes[s] += seqs * (read_pre + prompt) * row;
+		out->prefill.flops[s] += seqs * attn_pre * head_flops;
+	}
+	/* the host's embedding gather (a row per token) is its only work when every layer and cache is elsewhere: too
+	 * small to bound the step, and charged only beside the host's own layers */
+	if (out->decode.bytes[0] > 0 || out->decode.flops[0] > 0) {
+		out->decode.bytes[0] += gather_dec;
+		out->prefill.bytes[0] += gather_pre;
+	}
+	phase_close(&out->decode, rq, slots);
+	phase_close(&out->prefill, rq, slots);
+	if (out->decode.known && out->decode.seconds_total > 0) {
+		out->decode_tokens_per_second_per_sequence = 1 / out->decode.seconds_total;
+		out->decode_tokens_per_second_total = seqs / out->decode.seconds_total;
+	}
+	if (out->prefill.known && out->prefill.seconds_total > 0)
+		out->prefill_tokens_per_second = tokens / out->prefill.seconds_total;
+	return MP_OK;
+}
+
+/* ----- Ollama 0.32.15 ------------------------------------------------------------------------------------ */
+
+#define GIB_U (UINT64_C(1) << 30)
+#define MIB_U (UINT64_C(1) << 20)
+
+uint32_t mp_ollama_default_num_ctx(uint64_t total_vram_bytes)
+{
+	/* server/routes.go: "slightly lower thresholds (47/23 GiB vs. 48/24 GiB)" */
+	if (total_vram_bytes >= 47 * GIB_U)
+		return 262144;
+	if (total_vram_bytes >= 23 * GIB_U)
+		return 32768;
+	return 4096;
+}
+
+uint64_t mp_ollama_predict_server_vram(uint64_t file_bytes, uint64_t block_count, uint64_t head_count_kv_min,
+				       uint64_t head_dim, uint64_t num_ctx)
+{
+	uint64_t kv = 2, out;
+
+	if (head_count_kv_min == 0)
+		head_count_kv_min = 1;
+	if (!mp_mul_u64(kv, block_count, &kv) || !mp_mul_u64(kv, head_count_kv_min, &kv) ||
+	    !mp_mul_u64(kv, head_dim, &kv) || !mp_mul_u64(kv, num_ctx, &kv) || !mp_mul_u64(kv, 2, &kv) ||
+	    !mp_add_u64(file_bytes, kv, &out))
+		return UINT64_MAX;
+	return out;
+}
+
+/* sched.go generationBatchFits */
+static bool ollama_batch_fits(uint32_t batch, uint64_t predicted, uint64_t available)
+{
+	uint64_t threshold, surcharge;
+
+	if (predicted == 0 || available == 0)
+		return true;
+	threshold = available / 100 * 80 + available % 100 * 80 / 100; /* available * 80 / 100 without overflow */
+	if (predicted > threshold)
+		return false;
+	if (batch >= 2048 && predicted > available / 100 * 60 + available % 100 * 60 / 100)
+		return false;
+	if (batch >= 1024 && batch < 2048 && predicted > available / 100 * 75 + available % 100 * 75 / 100)
+		return false;
+	surcharge = batch >= 2048 ? 2 * GIB_U : batch >= 1024 ? 768 * MIB_U : 0;
+	return surcharge <= threshold - predicted;
+}
+
+uint32_t mp_ollama_auto_num_batch(uint64_t effective_ctx, uint64_t predicted_vram, uint64_t available,
+				  bool flash_attention_disabled, bool cuda, uint64_t smallest_gpu_bytes)
+{
+	uint32_t batch;
+
+	if (flash_attention_disabled && cuda)
+		return effective_ctx > 4096 && smallest_gpu_bytes > 0 && smallest_gpu_bytes <= 8 * GIB_U ? 256 : 512;
+	batch = effective_ctx > 32768 ? 2048 : effective_ctx > 4096 ? 1024 : 512;
+	while (batch > 512 && !ollama_batch_fits(batch, predicted_vram, available))
+		batch = batch > 1024 ? 1024 : 512;
+	return batch;
 }

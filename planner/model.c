@@ -152,14 +152,15 @@ mp_status mp_check_context(const mp_model *m, uint64_t tokens, bool allow_beyond
 	if (allow_beyond)
 		return MP_OK;
 	/* case BI-05: contexts past the trained length without a RoPE scaling are refused */
-	if (m->max_position_defaulted)
+	if (m->max_position_defaulted && limit == m->max_position_embeddings)
 		/* the config never stated the context: say so, rather than blame a limit the user never set */
 		return mp_fail_at(err, MP_EINVAL, base, field,
 			       "%s needs %llu positions, beyond %llu tokens: that is the %s default of "
-			       "max_position_embeddings, because the config does not state it; give max_position_embeddings "
-			       "in the config, or set allow_beyond_max_position_embeddings: true",
+			       "max_position_embeddings%s, because the config does not state it; give "
+			       "max_position_embeddings in the config, or set allow_beyond_max_position_embeddings: true",
 			       field + 1, (unsigned long long)tokens, (unsigned long long)limit,
-			       m->model_type[0] ? m->model_type : "model type's");
+			       m->model_type[0] ? m->model_type : "model type's",
+			       m->rope_scaling ? " (its rope_scaling taken as already in it)" : "");
 	return mp_fail_at(err, MP_EINVAL, base, field,
 		       "%s needs %llu positions, beyond the model's context of %llu tokens (max_position_embeddings%s); "
 		       "set allow_beyond_max_position_embeddings: true to plan it anyway",

@@ -24,6 +24,9 @@ typedef struct mp_device {
 	double l2_bandwidth_bytes_per_second;
 	double shared_memory_bandwidth_bytes_per_second;	/* all SMs together */
 	double memory_latency_seconds;		/* a dependent DRAM load (pointer chase) */
+	/* a CPU (the store's kind "cpu"): its memory is the host's RAM and it has no CUDA context, so a plan's overhead
+	 * is 0 unless cuda_context_bytes says otherwise (mp_inference_overhead_bytes) */
+	bool host_memory;
 } mp_device;
 
 /* CUDA context overhead measured right after context creation on an H200 with CUDA 13.0:

@@ -114,6 +114,8 @@ typedef struct mp_training_req {
 	/* runtime overheads; 0 = defaults */
 	uint64_t cuda_context_bytes;	/* 0 = device's, else MP_DEFAULT_CUDA_CONTEXT_BYTES */
 	uint64_t cublas_workspace_bytes;	/* 0 = MP_DEFAULT_CUBLAS_WORKSPACE_BYTES */
+	bool host_memory;		/* on a CPU (mp_device.host_memory): no CUDA context and no cuBLAS workspaces
+					   unless the two fields above give them */
 
 	/* accept sequence_length > the model's context without RoPE scaling (mp_check_context); the fit solver's
 	 * max_sequence_length is bounded by the context otherwise */
@@ -196,7 +198,8 @@ typedef struct mp_training_memory {
 	bool activations_known;		/* false: states_only (activations and logits are 0) */
 
 	/* bytes per parameter of each model-state term (trainable parameters, before sharding) */
-	uint32_t weight_bytes_per_parameter;	/* frozen LoRA base: see lora_base_bytes */
+	double weight_bytes_per_parameter;	/* frozen LoRA base: its bytes over its parameters (QLoRA's nf4 layers
+						   with their double-quantised scales beside the 16-bit rest) */
 	uint32_t gradient_bytes_per_parameter;
 	uint32_t master_weight_bytes_per_parameter;
 	double optimizer_bytes_per_parameter;	/* 8-bit and factored optimizers are not whole numbers */

@@ -512,7 +512,7 @@ static void full_states(const mp_model *m, const mp_param_count *pc, const mp_tr
 		     : ceil_div(optimizer_bytes(m, pc, req->optimizer, sd, s->params, false, c), sh.opt);
 	st->weight_bytes_pp = r->w;
 	st->grad_bytes_pp = r->g > 4 ? 4 : r->g;
-	mem->weight_bytes_per_parameter = (uint32_t)r->w;
+	mem->weight_bytes_per_parameter = (double)r->w;
 	mem->gradient_bytes_per_parameter = (uint32_t)r->g;
 	mem->master_weight_bytes_per_parameter = (uint32_t)r->ms;
 }
@@ -532,6 +532,9 @@ static uint64_t lora_states(const mp_model *m, const mp_param_count *pc, const m
 	mem->lora_base_bytes = mp_ckmul(c, base16, base_w);
 	if (qlora)
 		mem->lora_base_bytes = mp_ckadd(c, mem->lora_base_bytes, nf4_dq_bytes(s->quantizable, c));
+	/* per parameter of the base before sharding: base_w for LoRA; QLoRA's mean of nf4 (0.5 + 1/64 + 4/16384 bytes
+	 * with its double-quantised scales) and the 16-bit embeddings, norms and head */
+	mem->weight_bytes_per_parameter = s->params ? (double)mem->lora_base_bytes / (double)s->params : (double)base_w;
 	mem->lora_base_bytes = ceil_div(mem->lora_base_bytes, sh.w);
 	mem->lora_parameters = adapters;
 	st->trainable = adapters;
@@ -542,7 +545,6 @@ static uint64_t lora_states(const mp_model *m, const mp_param_count *pc, const m
 	st->opt = ceil_div(optimizer_bytes(m, pc, req->optimizer, sd, adapters, true, c), sh.opt);
 	st->grad_bytes_pp = 4;
 	st->weight_bytes_pp = base_w;
-	mem->weight_bytes_per_parameter = (uint32_t)base_w;
 	mem->gradient_bytes_per_parameter = 4;
 	mem->master_weight_bytes_per_parameter = 0;
 	mem->composition = qlora ? "frozen nf4 base (double-quantised scales) + fp32 adapters 4 + fp32 adapter "
@@ -811,7 +813,9 @@ static uint64_t stage_workspace(const mp_model *m, const mp_training_req *req, u
 	/* the score matrices' batched GEMMs: eager attention's, or SDPA's math fallback (at::matmul -> bmm) */
 	bool bmm = m ? mp_train_attention_kernel(m, req, seq).scores : req->attention == MP_TRAIN_ATTENTION_EAGER;
 	uint64_t handles = (rb.compute == 4 ? 1 : 0) + (bmm ? 2 : 0);
-	uint64_t ws = req->cublas_workspace_bytes ? req->cublas_workspace_bytes : MP_DEFAULT_CUBLAS_WORKSPACE_BYTES;
+	uint64_t ws = req->cublas_workspace_bytes ? req->cublas_workspace_bytes
+		      : req->host_memory	  ? 0 /* a CPU runs no cuBLAS */
+						  : MP_DEFAULT_CUBLAS_WORKSPACE_BYTES;
 
 	return mp_ckmul(c, mp_min_u64(handles, 2), ws);
 }
@@ -1131,7 +1135,10 @@ mp_status mp_plan_training(const mp_model *m, const mp_param_count *pc, const mp
 		if (last.peak > first.peak)
 			first = last;
 	}
-	context = req->states_only ? 0 : req->cuda_context_bytes ? req->cuda_context_bytes : MP_DEFAULT_CUDA_CONTEXT_BYTES;
+	context = req->states_only	   ? 0
+		  : req->cuda_context_bytes ? req->cuda_context_bytes
+		  : req->host_memory	   ? 0 /* a CPU: no CUDA context */
+					   : MP_DEFAULT_CUDA_CONTEXT_BYTES;
 	copy_stage(&first, &l, req, context, mem);
 	describe_plan(m, pc, req, &l, mem, &c);
 	if (c.ovf || mem->total_bytes < first.peak)

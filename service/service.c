@@ -9,14 +9,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "../db/store.h"
 #include "../hub/hub.h"
 #include "../kernels/calib.h"
 #include "../model/model.h"
-#include "observe.h"
-#include "presets.h"
+#include "mps_hub_fetch.h"
+#include "mps_observe.h"
+#include "mps_presets.h"
 #include "service.h"
 
 #define MEMO_SLOTS 64
@@ -38,7 +40,8 @@ struct mps_service {
 	mp_status gpu_status;
 	mp_calib_gpu_info gpu;
 	char gpu_reason[320];
-	bool observed_terms_off;	/* --observed-terms off (service/observe.h) */
+	mph_hub hub;		/* the Hub the operator lets it fetch from (mps_set_hub); endpoint "" = none */
+	bool observed_terms_off;	/* --observed-terms off (service/mps_observe.h) */
 };
 
 /* ----- opening -------------------------------------------------------------------------------------------- */
@@ -131,6 +134,11 @@ int mps_schema_version(mps_service *s)
 bool mps_writable(mps_service *s, char *why, size_t len)
 {
 	return mp_store_write_state(s->store, why, len) == MP_STORE_WRITABLE;
+}
+
+const char *mps_open_notice(mps_service *s)
+{
+	return mp_store_open_notice(s->store);
 }
 
 /* ----- walks through the store's rows ------------------------------------------------------------------- */
@@ -248,7 +256,7 @@ static mp_status add_model_id(const mp_store_model *m, const char *const *repo_i
 	return MP_OK;
 }
 
-/* The 404 for an id nothing is stored under, naming pointer, with the nearest of the first stored ids (suggest.h
+/* The 404 for an id nothing is stored under, naming pointer, with the nearest of the first stored ids (mps_suggest.h
  * picks them). Returns MP_ENOTFOUND. */
 static mp_status not_found(mps_service *s, bool models, const char *asked, const char *pointer, mp_error *err)
 {
@@ -288,6 +296,7 @@ void mps_health_get(mps_service *s, mps_health *h)
 	h->db_path = s->db_path;
 	h->schema_version = mp_store_user_version(s->store);
 	h->db_writable = mp_store_write_state(s->store, h->db_problem, sizeof(h->db_problem)) == MP_STORE_WRITABLE;
+	snprintf(h->db_notice, sizeof(h->db_notice), "%s", mp_store_open_notice(s->store));
 	h->kernels_built_in = mp_calib_built_in();
 	pthread_mutex_lock(&s->lock);
 	if (!s->gpu_probed) {
@@ -414,20 +423,66 @@ void mps_model_memo_stats(mps_service *s, uint64_t *hits, uint64_t *misses)
 	pthread_mutex_unlock(&s->lock);
 }
 
+/* Whether a preset's table names repo (case aside): the models memplan ships, not a guess at a stored id. */
+static bool preset_for_repo(const char *repo)
+{
+	for (const mps_repo_alias *a = mps_preset_repo_ids(); a->id; a++)
+		for (size_t i = 0; a->repo_ids[i]; i++)
+			if (strcasecmp(a->repo_ids[i], repo) == 0)
+				return true;
+	return false;
+}
+
+void mps_set_hub(mps_service *s, const char *endpoint, const char *token, const char *cache_dir,
+		 uint64_t cache_max_bytes, unsigned timeout_seconds)
+{
+	memset(&s->hub, 0, sizeof(s->hub));
+	snprintf(s->hub.endpoint, sizeof(s->hub.endpoint), "%s", endpoint ? endpoint : "");
+	for (size_t n = strlen(s->hub.endpoint); n > 0 && s->hub.endpoint[n - 1] == '/'; n--)
+		s->hub.endpoint[n - 1] = '\0';
+	snprintf(s->hub.token, sizeof(s->hub.token), "%s", token ? token : "");
+	snprintf(s->hub.cache_dir, sizeof(s->hub.cache_dir), "%s", cache_dir ? cache_dir : "");
+	s->hub.cache_max_bytes = cache_max_bytes;
+	s->hub.timeout_seconds = timeout_seconds;
+}
+
+bool mps_hub_enabled(const mps_service *s)
+{
+	return s->hub.endpoint[0] != '\0';
+}
+
 mp_status mps_model_ref_fetch(mps_service *s, mps_model_ref *ref, bool *fetched, mp_error *err)
 {
 	char dir[1024], id[MP_STORE_ID_MAX], ptr[96];
+	const char *from = "hf_cache";
 	mph_repo_files f;
 	mp_status st;
 
-	(void)s;
 	if (fetched)
 		*fetched = false;
 	if (ref->kind != MPS_MODEL_HF_REPO)
 		return MP_OK;
 	mph_cache_dir(dir, sizeof(dir));
 	st = mph_cache_read(dir, ref->repo_id, ref->revision, &f, err);
-	if (st == MP_ENOTFOUND) {
+	if (st == MP_ENOTFOUND && s && s->hub.endpoint[0]) {
+		/* not in the local cache: the Hub the operator allowed (its answers kept in the daemon's hub cache) */
+		bool cached = false;
+
+		mph_repo_files_free(&f);
+		st = mps_hub_fetch_repo(&s->hub, ref->repo_id, ref->revision, &f, &cached, err);
+		from = cached ? "hub_cache" : "hub";
+		if (st != MP_OK && preset_for_repo(ref->repo_id)) {
+			/* the Hub refused or failed, and a preset stands for the repo */
+			mph_repo_files_free(&f);
+			ref->kind = MPS_MODEL_STORED;
+			return MP_OK;
+		}
+		if (st != MP_OK) {
+			snprintf(err->field, sizeof(err->field), "%s", ref->pointer);
+			mph_repo_files_free(&f);
+			return st;
+		}
+	} else if (st == MP_ENOTFOUND) {
 		char why[sizeof(err->message)];
 
 		snprintf(why, sizeof(why), "%s", err ? err->message : "");
@@ -455,10 +510,16 @@ mp_status mps_model_ref_fetch(mps_service *s, mps_model_ref *ref, bool *fetched,
 	}
 	if (st == MP_OK) {
 		ref->kind = MPS_MODEL_INLINE;
-		snprintf(ref->source, sizeof(ref->source), "hf_cache:%.96s@%.40s", ref->repo_id, f.commit);
+		snprintf(ref->source, sizeof(ref->source), "%s:%.96s@%.40s", from, ref->repo_id, f.commit);
 		if (fetched)
 			*fetched = true;
 	} else {
+		/* the readers name "/model/hf_repo...": the member where this ref sits ("/jobs/3/inference/model") */
+		if (err && strncmp(err->field, "/model/hf_repo", 14) == 0 && strcmp(ref->pointer, "/model") != 0) {
+			char rest[256];
+			snprintf(rest, sizeof(rest), "%.255s", err->field + 6);
+			snprintf(err->field, sizeof(err->field), "%.200s%s", ref->pointer, rest);
+		}
 		free(ref->arch);
 		ref->arch = NULL;
 		mpm_checkpoint_free(ref->ckpt);
@@ -512,7 +573,8 @@ mp_status mps_model_resolve_at(mps_service *s, const mps_model_ref *ref, uint64_
 	case MPS_MODEL_HF_REPO:
 		return mp_fail(err, MP_EINVAL, ref->pointer,
 			       "a model by Hugging Face repository ({\"hf_repo\": ...}) is taken by POST /v1/plan/inference, "
-			       "/v1/plan/training and /v1/engine-check; here name a stored model or give its hf_config");
+			       "/v1/plan/training, /v1/engine-check and /v1/fit; here name a stored model or give its "
+			       "hf_config");
 	case MPS_MODEL_BARE:
 		out->params.total = out->params.active_per_token = ref->parameters;
 		snprintf(out->arch.model_type, sizeof(out->arch.model_type), "unknown");
@@ -651,6 +713,66 @@ mp_status mps_device_update(mps_service *s, const char *id, const char *actor,
 	return st;
 }
 
+/* The stored device id for a precondition: *current points at d when it is stored, is NULL when it is not. */
+static mp_status device_current(mps_service *s, const char *id, mp_store_device *d, const mp_store_device **current,
+				mp_error *err)
+{
+	mp_status st = mp_store_device_get(s->store, id, d, err);
+
+	*current = st == MP_OK ? d : NULL;
+	return st == MP_ENOTFOUND ? MP_OK : st;
+}
+
+mp_status mps_device_put_if(mps_service *s, const mp_store_device *d, const char *actor, mps_device_precondition check,
+			    void *ctx, bool *created, mp_error *err)
+{
+	mp_store_device *cur = malloc(sizeof(*cur));
+	const mp_store_device *current = NULL;
+	mp_status st = cur ? mp_store_begin(s->store, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
+
+	if (st != MP_OK) {
+		free(cur);
+		return st;
+	}
+	if (check)
+		st = device_current(s, d->id, cur, &current, err);
+	if (st == MP_OK && check)
+		st = check(ctx, current, err);
+	if (st == MP_OK)
+		st = mps_device_put(s, d, actor, "", created, err);
+	if (st == MP_OK)
+		st = mp_store_commit(s->store, err);
+	else
+		mp_store_rollback(s->store);
+	free(cur);
+	return st;
+}
+
+mp_status mps_device_delete_if(mps_service *s, const char *id, const char *actor, mps_device_precondition check,
+			       void *ctx, mp_error *err)
+{
+	mp_store_device *cur = malloc(sizeof(*cur));
+	const mp_store_device *current = NULL;
+	mp_status st = cur ? mp_store_begin(s->store, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
+
+	if (st != MP_OK) {
+		free(cur);
+		return st;
+	}
+	if (check)
+		st = device_current(s, id, cur, &current, err);
+	if (st == MP_OK && check)
+		st = check(ctx, current, err);
+	if (st == MP_OK)
+		st = mps_device_delete(s, id, actor, err);
+	if (st == MP_OK)
+		st = mp_store_commit(s->store, err);
+	else
+		mp_store_rollback(s->store);
+	free(cur);
+	return st;
+}
+
 /* ----- models in the store ------------------------------------------------------------------------------ */
 
 mp_status mps_model_get(mps_service *s, const char *id, mp_store_model *out, mp_error *err)
@@ -771,6 +893,64 @@ mp_status mps_model_update(mps_service *s, const char *id, const char *actor,
 	return st;
 }
 
+/* The stored model id for a precondition (as device_current); *m is freed by the caller. */
+static mp_status model_current(mps_service *s, const char *id, mp_store_model *m, const mp_store_model **current,
+			       mp_error *err)
+{
+	mp_status st = mp_store_model_get(s->store, id, m, err);
+
+	*current = st == MP_OK ? m : NULL;
+	return st == MP_ENOTFOUND ? MP_OK : st;
+}
+
+mp_status mps_model_put_if(mps_service *s, const mps_model_input *in, const char *actor, mps_model_precondition check,
+			   void *ctx, bool *created, mp_error *err)
+{
+	mp_store_model m;
+	const mp_store_model *current = NULL;
+	mp_status st = mp_store_begin(s->store, err);
+
+	memset(&m, 0, sizeof(m));
+	if (st != MP_OK)
+		return st;
+	if (check)
+		st = model_current(s, in->id, &m, &current, err);
+	if (st == MP_OK && check)
+		st = check(ctx, current, err);
+	if (st == MP_OK)
+		st = mps_model_put(s, in, actor, created, err);
+	if (st == MP_OK)
+		st = mp_store_commit(s->store, err);
+	else
+		mp_store_rollback(s->store);
+	mp_store_model_free(&m);
+	return st;
+}
+
+mp_status mps_model_delete_if(mps_service *s, const char *id, const char *actor, mps_model_precondition check,
+			      void *ctx, mp_error *err)
+{
+	mp_store_model m;
+	const mp_store_model *current = NULL;
+	mp_status st = mp_store_begin(s->store, err);
+
+	memset(&m, 0, sizeof(m));
+	if (st != MP_OK)
+		return st;
+	if (check)
+		st = model_current(s, id, &m, &current, err);
+	if (st == MP_OK && check)
+		st = check(ctx, current, err);
+	if (st == MP_OK)
+		st = mps_model_delete(s, id, actor, err);
+	if (st == MP_OK)
+		st = mp_store_commit(s->store, err);
+	else
+		mp_store_rollback(s->store);
+	mp_store_model_free(&m);
+	return st;
+}
+
 /* ----- export and import ------------------------------------------------------------------------------ */
 
 mp_status mps_device_find(mps_service *s, const mp_store_device_filter *f, const char *after, int limit,
@@ -826,7 +1006,7 @@ mp_status mps_import_run(mps_service *s, const mps_import *im, mp_error *err)
 	return mp_store_commit(s->store, err);
 }
 
-/* The switch of service/observe.h: a plain flag, set once at start-up before the daemon serves. */
+/* The switch of service/mps_observe.h: a plain flag, set once at start-up before the daemon serves. */
 void mps_observed_terms_set(mps_service *s, bool on)
 {
 	s->observed_terms_off = !on;

@@ -1,8 +1,8 @@
 /*
  * service.h: memplan's use cases. Resolves a request's model and device (stored or given inline), calls the
  * planner, and fills result structs: inference and training plans with their fit and performance blocks, the
- * fleet-wide fit and capacity, the roofline, the device and model store, calibration jobs (calib.h), the names
- * people type for stored things (suggest.h: Hugging Face repo ids, the nearest ids of a 404). The one layer
+ * fleet-wide fit and capacity, the roofline, the device and model store, calibration jobs (mps_calib.h), the names
+ * people type for stored things (mps_suggest.h: Hugging Face repo ids, the nearest ids of a 404). The one layer
  * that combines the store, the planner and the kernels. No JSON and no HTTP: requests arrive decoded (codec/),
  * results leave as structs to be encoded (codec/) by the daemon or the command line.
  *
@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "../types/types.h"
-#include "suggest.h"
+#include "mps_suggest.h"
 
 typedef struct mps_service mps_service; /* opaque: the store, the decoded-model memo, the GPU probe */
 
@@ -46,6 +46,9 @@ int mps_schema_version(mps_service *s);
 /* Whether a write would be kept; when not, why (len bytes, may be NULL) says so for an operator (db/store.h:
  * mp_store_write_state: the file moved or was deleted while open, or is read-only). */
 bool mps_writable(mps_service *s, char *why, size_t len);
+/* What opening the store did that an operator should know (a -wal that did not belong to the file, moved aside:
+ * db/store.h mp_store_open_notice), or "" (borrowed from the service, alive until mps_close). */
+const char *mps_open_notice(mps_service *s);
 
 
 /* ----- health ----------------------------------------------------------------------------------------- */
@@ -79,6 +82,17 @@ mp_status mps_model_resolve_at(mps_service *s, const mps_model_ref *ref, uint64_
  * and rule), MP_ENOMEM.
  */
 mp_status mps_model_ref_fetch(mps_service *s, mps_model_ref *ref, bool *fetched, mp_error *err);
+/*
+ * Lets mps_model_ref_fetch reach the Hugging Face Hub at endpoint ("https://huggingface.co"; NULL or "" = never, the
+ * default) when the local cache lacks a repository: token (NULL: none) is sent to the endpoint's host alone and never
+ * logged; fetched files are kept under cache_dir (NULL: not kept) up to cache_max_bytes; each request waits at most
+ * timeout_seconds. A repository the Hub refuses or fails for falls back to the preset that stands for it, if any;
+ * otherwise the Hub's 404 is a 404 and its refusals, timeouts and over-limit bodies are MP_EUPSTREAM (502) naming the
+ * repository. Call before serving requests (not thread-safe against them).
+ */
+void mps_set_hub(mps_service *s, const char *endpoint, const char *token, const char *cache_dir,
+		 uint64_t cache_max_bytes, unsigned timeout_seconds);
+bool mps_hub_enabled(const mps_service *s);
 
 /* How many stored-model resolutions the memo answered, and how many read and parsed the row. */
 void mps_model_memo_stats(mps_service *s, uint64_t *hits, uint64_t *misses);
@@ -191,6 +205,16 @@ void mps_tensor_list_release(mps_tensor_list *l);
 mp_status mps_engine_check_run(mps_service *s, const mps_engine_check_request *rq, mps_engine_check *out,
 			       mp_error *err);
 
+/*
+ * POST /v1/engine-check for llama.cpp and Ollama (mps_llamacpp_check.c): what the plan leaves out of the launch is taken
+ * from the log (gpu_layers from "offloaded X/Y" or Ollama's -ngl, num_gpus and the backend from the GPU buffers'
+ * names, the cache types from the size line: rq->plan.job is updated), the plan is made, and each figure the log
+ * printed is set beside the placement's (model and KV buffers exact to the printed rounding, compute buffers
+ * within 10%). *out is large: callers allocate it and release out->plan (mps_inference_plan_release). Errors: those
+ * of mps_plan_inference (a model not from a GGUF file among them).
+ */
+mp_status mps_llama_check_run(mps_service *s, mps_llama_check_request *rq, mps_llama_check *out, mp_error *err);
+
 /* ----- training plan ------------------------------------------------------------------------------------- */
 
 /* POST /v1/plan/training. Errors: as mps_plan_inference. */
@@ -212,14 +236,23 @@ mp_status mps_plan_training(mps_service *s, const mps_training_request *rq, mps_
  */
 typedef struct mps_fit_plan mps_fit_plan;
 mp_status mps_fit_prepare(mps_service *s, const mps_fit_request *rq, mps_fit_plan **out, mp_error *err);
+/*
+ * Each job's model given by Hugging Face repository ({"hf_repo": ...}) made into one the fit takes, before
+ * mps_fit_prepare: mps_model_ref_fetch's (the local Hugging Face cache, the Hub where the daemon may reach one, the
+ * preset that stands for it); a repository an earlier job named at the same revision is copied from it, not fetched
+ * again. *fetched (may be NULL): files outside the store were read. Errors: every job's (mp_problems: a 404 naming
+ * "/jobs/N/.../model", a 502 from the Hub), MP_ENOMEM.
+ */
+mp_status mps_fit_fetch_models(mps_service *s, mps_fit_request *rq, bool *fetched, mp_error *err);
 size_t mps_fit_plan_devices(const mps_fit_plan *p);
 size_t mps_fit_plan_jobs(const mps_fit_plan *p);
 mp_status mps_fit_emit_begin(const mps_fit_plan *p, const mps_fit_sink *sink, void *ctx);
 mp_status mps_fit_emit(const mps_fit_plan *p, size_t job, const mps_fit_sink *sink, void *ctx);
 void mps_fit_plan_free(mps_fit_plan *p);
 
-/* The whole fit in one call: prepare, then every job to the sink. Errors: as mps_fit_prepare, then those the sink
- * returns. */
+/* The whole fit in one call, each job planned just before it goes to the sink (one job's cells held, not every
+ * job's: about 22 KB instead of 90 MB for the largest fit). Errors: as mps_fit_prepare, then those the sink returns;
+ * a job's error comes after the jobs before it were given to the sink, whose output the caller drops. */
 mp_status mps_fit(mps_service *s, const mps_fit_request *rq, const mps_fit_sink *sink, void *ctx, mp_error *err);
 
 /* ----- capacity ------------------------------------------------------------------------------------------- */
@@ -265,6 +298,19 @@ mp_status mps_device_delete(mps_service *s, const char *id, const char *actor, m
 mp_status mps_device_update(mps_service *s, const char *id, const char *actor,
 			    mp_status (*change)(void *ctx, mp_store_device *d, mp_error *err), void *ctx, mp_error *err);
 
+/*
+ * A write's precondition (RFC 9110 section 13.1: If-Match, If-None-Match), judged inside the write's own
+ * transaction on the row it would replace or remove: current is that row, or NULL when there is none. It returns
+ * MP_OK to go on, anything else (MP_EPRECONDITION) to abandon the write with its error.
+ */
+typedef mp_status (*mps_device_precondition)(void *ctx, const mp_store_device *current, mp_error *err);
+/* mps_device_put and mps_device_delete with check(ctx, current) first, in one transaction: no other write can come
+ * between the check and the write. check NULL = none. Errors: check's, then those of the unchecked calls. */
+mp_status mps_device_put_if(mps_service *s, const mp_store_device *d, const char *actor, mps_device_precondition check,
+			    void *ctx, bool *created, mp_error *err);
+mp_status mps_device_delete_if(mps_service *s, const char *id, const char *actor, mps_device_precondition check,
+			       void *ctx, mp_error *err);
+
 /* Counts the parameters of in->arch and writes the model (source "user"). Errors: MP_EINVAL naming /model_type or
  * /parameters when the body states one that hf_config contradicts (both when both do), the planner's naming the
  * config keys, the store's. */
@@ -278,6 +324,14 @@ mp_status mps_model_update(mps_service *s, const char *id, const char *actor,
 			   mp_status (*change)(void *ctx, const mp_store_model *m, mps_model_input *in, char **owned,
 					       mp_error *err),
 			   void *ctx, mp_error *err);
+
+/* As mps_device_precondition, for a model (current: the stored row, NULL when there is none). */
+typedef mp_status (*mps_model_precondition)(void *ctx, const mp_store_model *current, mp_error *err);
+/* mps_model_put and mps_model_delete with check(ctx, current) first, in one transaction (as mps_device_put_if). */
+mp_status mps_model_put_if(mps_service *s, const mps_model_input *in, const char *actor, mps_model_precondition check,
+			   void *ctx, bool *created, mp_error *err);
+mp_status mps_model_delete_if(mps_service *s, const char *id, const char *actor, mps_model_precondition check,
+			      void *ctx, mp_error *err);
 
 /* Every device and every user model, in id order, through the callbacks (ctx passed on), each row a copy read with
  * the store's lock released before the callback runs. Errors: the store's, those the callbacks return. */

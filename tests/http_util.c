@@ -1,6 +1,7 @@
 /*
  * http_util.c: in-process daemon and libcurl client for the HTTP tests (see http_util.h).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +10,7 @@
 
 #include <curl/curl.h>
 
-#include "../codec/json.h"
+#include "../codec/mpc_json.h"
 #include "../daemon/log.h"
 #include "http_util.h"
 
@@ -112,6 +113,8 @@ static size_t on_header(char *p, size_t size, size_t n, void *ctx)
 	return size * n;
 }
 
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /*
  * Appends the exchange as one JSON line to the file named by MEMPLAN_HTTP_LOG (when set):
  * tests/contract/validate_responses.py checks every logged response against openapi.yaml.
@@ -138,11 +141,14 @@ static void log_exchange(const char *method, const char *path, const char *body,
 		cJSON_AddStringToObject(o, "request_body", body);
 	cJSON_AddStringToObject(o, "request_content_type", content_type ? content_type : "");
 	line = cJSON_PrintUnformatted(o);
+	/* one line at a time: a test's threads log at once (a line longer than stdio's buffer is several writes) */
+	pthread_mutex_lock(&log_lock);
 	f = fopen(file, "a");
 	if (f && line)
 		fprintf(f, "%s\n", line);
 	if (f)
 		fclose(f);
+	pthread_mutex_unlock(&log_lock);
 	cJSON_free(line);
 	cJSON_Delete(o);
 }

@@ -17,13 +17,14 @@ mp_status lib_answer(mps_service *svc, const char *kind, const cJSON *body, char
 	mpc_out_init(&w);
 	if (strcmp(kind, "inference") == 0) {
 		mps_inference_request *rq = calloc(1, sizeof(*rq));
-		mps_inference_plan *p = malloc(sizeof(*p));
+		mps_inference_plan *p = calloc(1, sizeof(*p));
 
 		st = rq && p ? mpc_inference_decode(body, "", true, rq, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
 		if (st == MP_OK)
 			st = mps_plan_inference(svc, rq, p, err);
 		if (st == MP_OK)
 			mpc_inference_plan_write(&w, rq, p);
+		mps_inference_plan_release(p);
 		free(p);
 		mpc_inference_request_release(rq);
 		free(rq);
@@ -51,6 +52,21 @@ mp_status lib_answer(mps_service *svc, const char *kind, const cJSON *body, char
 		free(r);
 		mpc_roofline_request_release(rq);
 		free(rq);
+	} else if (strcmp(kind, "engine-check") == 0 && mpc_llama_check_engine(body)) {
+		mps_llama_check_request *rq = calloc(1, sizeof(*rq));
+		mps_llama_check *c = calloc(1, sizeof(*c));
+
+		st = rq && c ? mpc_llama_check_decode(body, rq, err) : mp_fail(err, MP_ENOMEM, "", "out of memory");
+		if (st == MP_OK)
+			st = mps_llama_check_run(svc, rq, c, err);
+		if (st == MP_OK)
+			mpc_llama_check_write(&w, rq, c);
+		if (c)
+			mps_inference_plan_release(&c->plan);
+		free(c);
+		if (rq)
+			mpc_inference_request_release(&rq->plan);
+		free(rq);
 	} else if (strcmp(kind, "engine-check") == 0) {
 		mps_engine_check_request *rq = calloc(1, sizeof(*rq));
 		mps_engine_check *c = malloc(sizeof(*c));
@@ -68,6 +84,8 @@ mp_status lib_answer(mps_service *svc, const char *kind, const cJSON *body, char
 		mpc_fit_writer *fw = NULL;
 
 		st = mpc_fit_decode(body, &rq, err);
+		if (st == MP_OK)
+			st = mps_fit_fetch_models(svc, &rq, NULL, err);
 		if (st == MP_OK && (fw = mpc_fit_writer_new(&rq)) == NULL)
 			st = mp_fail(err, MP_ENOMEM, "", "out of memory");
 		if (st == MP_OK)

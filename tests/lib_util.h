@@ -12,7 +12,7 @@
 /* POST /v1/plan/inference (kind "inference"), /v1/plan/training ("training"), /v1/roofline ("roofline"),
  * /v1/engine-check ("engine-check") or /v1/fit ("fit") on body: *out gets the answer's JSON text as the daemon
  * sends it (heap, free(); without the newline the reply writer adds). Returns the status; err says why on
- * failure. As the daemon does, any allocation cJSON failed on the way (codec/json.h) makes it MP_ENOMEM. */
+ * failure. As the daemon does, any allocation cJSON failed on the way (codec/mpc_json.h) makes it MP_ENOMEM. */
 mp_status lib_answer(mps_service *svc, const char *kind, const cJSON *body, char **out, mp_error *err);
 
 #endif

@@ -372,7 +372,7 @@ static void test_warnings(void **state)
 	call(f, "POST", "/v1/plan/inference", "{\"model\":\"llama-3-8b\",\"batch_size\":1,\"sequence_length\":4096}", 200,
 	     &r);
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "warnings")), 1);
-	assert_true(warns(r.json, "prefill: max_num_batched_tokens was not given"));
+	assert_true(warns(r.json, "prefill: max_num_batched_tokens not given"));
 	http_resp_free(&r);
 	call(f, "POST", "/v1/plan/inference",
 	     "{\"model\":\"llama-3-8b\",\"batch_size\":1,\"sequence_length\":4096,\"max_num_batched_tokens\":4096}", 200, &r);

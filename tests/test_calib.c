@@ -24,9 +24,9 @@
 
 #include <sqlite3.h>
 
-#include "../codec/calib.h"
+#include "../codec/mpc_calib.h"
 #include "../kernels/calib_ipc.h"
-#include "../service/calib.h"
+#include "../service/mps_calib.h"
 #include "../service/service_int.h"
 #include "../model/model.h"
 #include "http_util.h"

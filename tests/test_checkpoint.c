@@ -1,6 +1,6 @@
 /*
  * test_checkpoint.c: models as users hold them, read from their headers (model/checkpoint.h) through the API's own
- * decoder (codec/model.c): a GGUF file and the five files llama.cpp's llama-gguf-split made of it
+ * decoder (codec/mpc_model.c): a GGUF file and the five files llama.cpp's llama-gguf-split made of it
  * (tests/ref/llamacpp/split, with what llama-completion printed for the split model), safetensors shards with their
  * index, a checkpoint whose tensors differ from the inventory (named tensor by tensor), bad input; and the search for
  * the largest -ngl and context that fit (planner/llamacpp.c) on the reference GGUFs.

@@ -55,19 +55,38 @@ static void blocks_range(double gib, uint64_t page, uint64_t layers, uint64_t *l
 	*hi = mp_vllm_num_blocks((gib + half_unit(2)) * GIB, page, layers);
 }
 
-/* vLLM's serving defaults by device: arg_utils.get_batch_defaults, the API server's column. */
+/* vLLM's serving defaults by device: arg_utils.get_batch_defaults, the API server's column, per release line. */
 static void test_vllm_defaults(void **state)
 {
 	mp_engine_defaults d;
 	mp_error err = MP_ERROR_INIT;
+	const mp_engine_version *v011 = mp_engine_version_find(MP_ENGINE_VLLM, "0.11.2");
 
 	(void)state;
+	/* the newest line by default: 0.33, gpu_memory_utilization 0.92 (vllm/config/cache.py, 0.33.0) */
+	assert_string_equal(mp_engine_version_find(MP_ENGINE_VLLM, NULL)->name, "0.33");
+	assert_string_equal(mp_engine_version_find(MP_ENGINE_VLLM, "v0.33.0")->release, "0.33.0");
+	assert_string_equal(v011->name, "0.11");
+	assert_string_equal(mp_engine_version_find(MP_ENGINE_VLLM, "0.6.5")->name, "0.6");
+	assert_null(mp_engine_version_find(MP_ENGINE_VLLM, "0.3"));  /* not 0.33 */
+	/* 0.7's V0 engine is a line of its own (the memory_profiling baseline: the CUDA context outside) */
+	assert_string_equal(mp_engine_version_find(MP_ENGINE_VLLM, "0.7.3")->name, "0.7");
+	assert_string_equal(mp_engine_version_find(MP_ENGINE_VLLM, "0.7")->release, "0.7.2");
+	assert_null(mp_engine_version_find(MP_ENGINE_VLLM, "0.8"));
+	assert_string_equal(mp_engine_version_find(MP_ENGINE_SGLANG, "0.5.23")->release, "0.5.23");
 	/* H100 SXM (the preset's 85,520,809,984 B): >= 70 GiB, not an A100 */
 	assert_int_equal(mp_engine_defaults_for(MP_ENGINE_VLLM, UINT64_C(85520809984), "H100 SXM5 80GB", 1, &d, &err), MP_OK);
 	assert_int_equal(d.max_num_batched_tokens, 8192);
 	assert_int_equal(d.max_num_seqs, 1024);
-	assert_true(d.memory_fraction == 0.9);
+	assert_true(d.memory_fraction == 0.92);
 	assert_int_equal(d.block_size, 16);
+	assert_int_equal(mp_engine_defaults_at(v011, UINT64_C(85520809984), "H100 SXM5 80GB", 1, NULL, &d, &err), MP_OK);
+	assert_true(d.memory_fraction == 0.9);
+	/* B200 (180 GB): 0.33's tier of 160 GiB and more; 0.11 has none */
+	assert_int_equal(mp_engine_defaults_for(MP_ENGINE_VLLM, UINT64_C(193273528320), "NVIDIA B200", 1, &d, &err), MP_OK);
+	assert_int_equal(d.max_num_batched_tokens, 16384);
+	assert_int_equal(mp_engine_defaults_at(v011, UINT64_C(193273528320), "NVIDIA B200", 1, NULL, &d, &err), MP_OK);
+	assert_int_equal(d.max_num_batched_tokens, 8192);
 	/* A100 80GB: the name check of PR #17885 keeps the small budget */
 	assert_int_equal(mp_engine_defaults_for(MP_ENGINE_VLLM, UINT64_C(85899345920), "NVIDIA A100-SXM4-80GB", 1, &d, &err),
 			 MP_OK);
@@ -85,29 +104,50 @@ static void test_vllm_defaults(void **state)
 	assert_int_equal(mp_engine_defaults_for((mp_engine)42, 0, NULL, 1, &d, &err), MP_EINVAL);
 }
 
-/* SGLang's _handle_gpu_memory_settings: buckets, then mem_fraction_static = round((mem - reserved) / mem, 3). */
+/* SGLang 0.5.23's handle_gpu_memory_settings: buckets, then mem_fraction_static = round((mem - reserved) / mem, 3);
+ * tests/engines/check_sglang.py holds the same rule to SGLang's own resolution. */
 static void test_sglang_defaults(void **state)
 {
 	mp_engine_defaults d;
 	mp_error err = MP_ERROR_INIT;
+	const mp_engine_version *v = mp_engine_version_find(MP_ENGINE_SGLANG, NULL);
+	mp_engine_launch l = {.chunk = 8192, .max_running_requests = 16};
 
 	(void)state;
-	/* H100, nvidia-smi 81,559 MiB, tp 1: 512 + 1.5 x 8192 + 2 x 256 + 1024 / 8 = 13,440 MiB (above 10 GiB) */
+	/* H100, nvidia-smi 81,559 MiB, tp 1: 512 + 1.5 x 8192 + 1024 / 8 + 2 x 256 + 8 x 58 prefill graph sizes =
+	 * 13,904 MiB -> (81559 - 13904) / 81559 = 0.82952 */
 	assert_int_equal(mp_engine_defaults_for(MP_ENGINE_SGLANG, UINT64_C(81559) << 20, "", 1, &d, &err), MP_OK);
 	assert_int_equal(d.max_num_batched_tokens, 8192);
 	assert_int_equal(d.cuda_graph_max_bs, 256);
-	assert_true(d.reserved_mib == 13440);
-	assert_true(fabs(d.memory_fraction - 0.835) < 1e-12); /* (81559 - 13440) / 81559 = 0.83521 */
-	/* H200 143,771 MiB, tp 8: bs 512; 512 + 12288 + 1024 + 1024 = 14,848 -> 0.89672 -> 0.897 */
+	assert_int_equal(d.prefill_graph_sizes, 58);
+	assert_true(d.reserved_mib == 13904);
+	assert_true(fabs(d.memory_fraction - 0.830) < 1e-12);
+	/* the worked example: 16 running requests cap the decode graphs at 16: 13,424 MiB -> 0.83540 */
+	assert_int_equal(mp_engine_defaults_at(v, UINT64_C(81559) << 20, "", 1, &l, &d, &err), MP_OK);
+	assert_true(d.reserved_mib == 13424);
+	assert_true(fabs(d.memory_fraction - 0.835) < 1e-12);
+	/* Qwen2.5-VL (a ViT of 24 x 1280 as SGLang reads it), 8 running: no prefill graphs, 12,944 MiB -> 0.841,
+	 * x 0.95 x (1 - 0.1 x (1.5625 - 1)) = 0.7540090625 (what SGLang 0.5.23 resolves: tests/engines) */
+	l.max_running_requests = 8;
+	l.vit_layers = 24;
+	l.vit_hidden = 1280;
+	assert_int_equal(mp_engine_defaults_at(v, UINT64_C(81559) << 20, "", 1, &l, &d, &err), MP_OK);
+	assert_true(d.reserved_mib == 12944);
+	assert_true(fabs(d.memory_fraction - 0.7540090625) < 1e-12);
+	/* H200 143,771 MiB, tp 8: bs 512; 512 + 12288 + 1024 + 1024 + 464 = 15,312 -> 0.893497 -> 0.893 */
 	assert_int_equal(mp_engine_defaults_for(MP_ENGINE_SGLANG, UINT64_C(143771) << 20, "", 8, &d, &err), MP_OK);
 	assert_int_equal(d.cuda_graph_max_bs, 512);
-	assert_true(fabs(d.memory_fraction - 0.897) < 1e-12);
-	/* RTX 4090 24,564 MiB, tp 1: 2048 / 24; 512 + 3072 + 48 + 128 = 3,760 (no 10 GiB floor) -> 0.84693 -> 0.847 */
+	assert_true(fabs(d.memory_fraction - 0.893) < 1e-12);
+	/* RTX 4090 24,564 MiB, tp 1: 4096 / 48 (0.5.23's bucket); 512 + 6144 + 128 + 96 + 8 x 50 = 7,280 (no 10 GiB
+	 * floor) -> 0.70363 -> 0.704 */
 	assert_int_equal(mp_engine_defaults_for(MP_ENGINE_SGLANG, UINT64_C(24564) << 20, "", 1, &d, &err), MP_OK);
-	assert_int_equal(d.max_num_batched_tokens, 2048);
-	assert_int_equal(d.cuda_graph_max_bs, 24);
-	assert_true(fabs(d.memory_fraction - 0.847) < 1e-12);
+	assert_int_equal(d.max_num_batched_tokens, 4096);
+	assert_int_equal(d.cuda_graph_max_bs, 48);
+	assert_true(fabs(d.memory_fraction - 0.704) < 1e-12);
 	assert_int_equal(d.block_size, 1);
+	/* unknown memory: SGLang's fallback 0.95 */
+	assert_int_equal(mp_engine_defaults_for(MP_ENGINE_SGLANG, 0, "", 1, &d, &err), MP_OK);
+	assert_true(d.memory_fraction == 0.95);
 	assert_int_equal(mp_engine_defaults_for(MP_ENGINE_TRTLLM, 0, "", 1, &d, &err), MP_OK);
 	assert_int_equal(d.block_size, 32);
 	assert_int_equal(d.max_num_batched_tokens, 8192);
@@ -197,6 +237,63 @@ static void test_vllm_25350(void **state)
 	in.total_memory_bytes = (uint64_t)(5.585 * GIB);
 	assert_int_equal(mp_engine_predict(&in, &p, &err), MP_OK);
 	assert_true(p.estimated_max_model_len <= 122080);
+}
+
+/* vLLM V0's profile peak (planner/engine.c v0_profile, vllm 0.6.4 model_runner.py profile_run), worked examples:
+ * Llama-3.1-8B at 20,000 tokens on an RTX 3090: (3 x 8,192 + 3 x 28,672) x 20,000 + 24 x 20,000 + 8.125 MiB =
+ * 2,220,839,680 B, which with the weights' 14.9888 GiB is the 17.06 GiB vllm #10517 printed; at 2,048 tokens the
+ * sampler's 256 x 128,256 x (2 + 36) B + 2,048 x 4,096 x 2 B + the same persistent bytes is larger, and TP 2
+ * shards gate_up but not the hidden-size tensors. */
+static void test_vllm_v0_profile(void **state)
+{
+	mp_engine_inputs in;
+	mp_engine_prediction p;
+	mp_error err = MP_ERROR_INIT;
+	const uint64_t cublas = 2 * 4096 * 1024 + 8 * 16 * 1024;
+
+	(void)state;
+	memset(&in, 0, sizeof(in));
+	in.engine = MP_ENGINE_VLLM;
+	in.version = mp_engine_version_find(MP_ENGINE_VLLM, "0.6");
+	in.total_memory_bytes = 25318829015;
+	in.memory_fraction = 0.9;
+	in.block_size = 16;
+	in.max_model_len = 20000;
+	in.max_num_seqs = 256;
+	in.max_num_batched_tokens = 20000;
+	in.kv_row_bytes = 8 * 128 * 2 * 2;
+	in.full_layers = 32;
+	in.batch_size = 1;
+	in.tp = 1;
+	in.hidden_size = 4096;
+	in.vocab_size = 128256;
+	in.compute_bytes = 2;
+	in.ffn_size = 14336;
+	in.q_width = 32 * 128;
+	in.kv_width = 8 * 128;
+	in.cublas_workspace_bytes = cublas;
+	in.weights_bytes = 16094076928;
+	assert_int_equal(mp_engine_predict(&in, &p, &err), MP_OK);
+	assert_int_equal(p.profile_peak_bytes, UINT64_C(2220839680));
+	assert_true(fabs((double)(in.weights_bytes + p.profile_peak_bytes) / GIB - 17.06) < half_unit(2));
+	in.max_num_batched_tokens = 2048;
+	assert_int_equal(mp_engine_predict(&in, &p, &err), MP_OK);
+	assert_int_equal(p.profile_peak_bytes, UINT64_C(256) * 128256 * 38 + 2048 * 4096 * 2 + 2048 * 24 + cublas);
+	/* TP 2, the forward: 3 x 4,096 x 2 B whole, 3 x 7,168 x 2 B of gate_up and SiluAndMul; the driver's sampler,
+	 * whose logits are gathered whole, is now the peak */
+	in.tp = 2;
+	in.max_num_batched_tokens = 20000;
+	assert_int_equal(mp_engine_predict(&in, &p, &err), MP_OK);
+	{
+		size_t found = 0;
+
+		for (size_t i = 0; i < p.nterms; i++)
+			if (strcmp(p.terms[i].name, "profile_activation") == 0 && ++found)
+				assert_int_equal(p.terms[i].bytes,
+						 UINT64_C(20000) * ((3 * 4096 + 3 * 7168) * 2 + 24) + cublas);
+		assert_int_equal(found, 1);
+	}
+	assert_int_equal(p.profile_peak_bytes, UINT64_C(256) * 128256 * 38 + UINT64_C(20000) * (4096 * 2 + 24) + cublas);
 }
 
 /* SGLang in vllm #21348 (Qwen3-235B-A22B, tp 4: 1 KV head per GPU, 94 layers, bf16 KV): cell = 94 x 1 x 128 x 2 x 2
@@ -308,6 +405,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_vllm_defaults),
+		cmocka_unit_test(test_vllm_v0_profile),
 		cmocka_unit_test(test_sglang_defaults),
 		cmocka_unit_test(test_vllm_10517),
 		cmocka_unit_test(test_vllm_v1_qwen3_14b),

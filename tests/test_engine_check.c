@@ -476,24 +476,32 @@ static void test_predicted_from_plan(void **state)
 	double cap, weights, act, ctx, row, tokens;
 
 	(void)state;
-	/* vLLM: int(total x 0.9) - (weights + RoPE cache 8192 x 128 x 2 + activations), // (16 x row) // 32 */
+	/* vLLM 0.33 (the newest line): ceil(total x 0.92) - (weights + RoPE cache 8192 x 128 x 2 + 64 MiB outside
+	 * PyTorch + the profile's peak (its forward, or the sampler's 32 x 128,256 x (2 + 4 + 4 + 8) B when larger) +
+	 * the CUDA-graph estimate: 276 MiB + 6 MiB x 11 capture sizes up to 64), // (16 x row) // 32 */
 	doc = engine_plan("vllm", "");
 	pr = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "engine"), "predicted");
 	cap = at(doc, "fit", "capacity_bytes");
 	weights = at(doc, "memory", "weights_bytes") + 8192.0 * 128 * 2;
 	act = at(doc, "memory", "activations_bytes");
+	if (act < 32.0 * 128256 * 18)
+		act = 32.0 * 128256 * 18;
+	act += 64.0 * 1048576 + (276.0 + 6 * 11) * 1048576;
 	row = at(doc, "kv_cache", "bytes_per_token") / 32;
 	assert_true(num(pr, "weights_bytes") == weights);
-	assert_true(num(pr, "requested_memory_bytes") == floor(cap * 0.9));
-	assert_true(num(pr, "available_kv_cache_bytes") == floor(cap * 0.9) - weights - act);
-	assert_true(num(pr, "num_gpu_blocks") == floor(floor((floor(cap * 0.9) - weights - act) / (16 * row)) / 32));
+	assert_true(num(pr, "cuda_graph_bytes") == (276.0 + 6 * 11) * 1048576);
+	assert_true(num(pr, "requested_memory_bytes") == ceil(cap * 0.92));
+	assert_true(num(pr, "available_kv_cache_bytes") == ceil(cap * 0.92) - weights - act);
+	assert_true(num(pr, "num_gpu_blocks") == floor(floor((ceil(cap * 0.92) - weights - act) / (16 * row)) / 32));
 	assert_true(num(pr, "kv_cache_tokens") == num(pr, "num_gpu_blocks") * 16);
 	assert_true(fabs(num(pr, "max_concurrency") - num(pr, "num_gpu_blocks") / 256) < 1e-12);
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(pr, "holds_batch")));
 	assert_true(at(doc, "request", "max_num_batched_tokens") == 8192); /* H100: >= 70 GiB, not an A100 */
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "request"), "engine_version")->valuestring,
+			    "0.33");
 	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "engine"), "command")->valuestring,
 			    "vllm serve meta-llama/Meta-Llama-3-8B --tensor-parallel-size 1 --max-model-len 4096 "
-			    "--max-num-seqs 32 --max-num-batched-tokens 8192 --gpu-memory-utilization 0.90 "
+			    "--max-num-seqs 32 --max-num-batched-tokens 8192 --gpu-memory-utilization 0.92 "
 			    "--kv-cache-dtype auto --block-size 16 --dtype bfloat16");
 	cJSON_Delete(doc);
 
@@ -541,11 +549,250 @@ static void test_predicted_from_plan(void **state)
 	cJSON_Delete(doc);
 }
 
+/* A check of an inline log text (not a data file) against plan p (owned). */
+static cJSON *check_text(const char *engine, const char *text, cJSON *p)
+{
+	cJSON *body = cJSON_CreateObject(), *out = NULL;
+	mps_engine_check_request *rq = calloc(1, sizeof(*rq));
+	mps_engine_check *c = malloc(sizeof(*c));
+	mp_error err = MP_ERROR_INIT;
+	mp_status st;
+	mpc_out w;
+
+	assert_non_null(rq);
+	assert_non_null(c);
+	cJSON_AddStringToObject(body, "engine", engine);
+	cJSON_AddStringToObject(body, "log", text);
+	cJSON_AddItemToObject(body, "plan", p);
+	st = mpc_engine_check_decode(body, rq, &err);
+	if (st == MP_OK)
+		st = mps_engine_check_run(svc, rq, c, &err);
+	if (st != MP_OK)
+		fail_msg("%s at %s: %s", mp_status_str(st), err.field, err.message);
+	mpc_out_init(&w);
+	mpc_engine_check_write(&w, rq, c);
+	out = mpc_out_parse(&w);
+	assert_non_null(out);
+	free(c);
+	mpc_engine_check_request_release(rq);
+	free(rq);
+	cJSON_Delete(body);
+	return out;
+}
+
+/* The H100 of vllm PR #10511 as CUDA reported it: 79.22 GiB. */
+#define H100_7922 \
+	"{\"name\":\"H100\",\"memory_bytes\":85899345920,\"usable_memory_bytes\":85061853676," \
+	"\"memory_bandwidth_bytes_per_second\":3.35e12,\"peak_flops_per_second\":{\"bf16\":989e12}}"
+
+/* vLLM 0.6.5's "Memory profiling results:" table (vllm PR #10511, Meta-Llama-3-8B on an H100): one figure a line,
+ * read as the one-line forms are; the KV budget follows from the table's own terms: 71.29 - 14.96 - 1.79 - 1.26 =
+ * 53.28 (53.29 printed, within the four roundings). memplan's weights are vLLM's (14.96 GiB). */
+static void test_vllm_065_table(void **state)
+{
+	cJSON *p = plan("llama-3-8b", NULL, "bf16", "bf16", 256, 8192, H100_7922), *doc;
+	const cJSON *f;
+
+	(void)state;
+	cJSON_AddStringToObject(p, "engine", "vllm");
+	cJSON_AddStringToObject(p, "engine_version", "0.6");
+	cJSON_AddFalseToObject(p, "chunked_prefill");
+	doc = check_ok("vllm", "engines/vllm-10511-llama3-8b-h100-table.log", p);
+	assert_int_equal(num(doc, "lines_read"), 9);
+	assert_int_equal(num(doc, "lines_recognised"), 7);
+	assert_true(num(figure(doc, "total_gpu_memory_gib", 0), "reported") == 79.22);
+	assert_true(num(figure(doc, "memory_fraction", 0), "reported") == 0.9);
+	assert_true(num(figure(doc, "requested_memory_gib", 0), "reported") == 71.29);
+	assert_true(num(figure(doc, "non_torch_memory_gib", 0), "reported") == 1.79);
+	assert_true(num(figure(doc, "activation_peak_gib", 0), "reported") == 1.26);
+	f = figure(doc, "weights_loaded_gib", 0);
+	assert_true(num(f, "reported") == 14.96);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(f, "within_tolerance")));
+	f = figure(doc, "available_kv_cache_gib", 0);
+	assert_true(num(f, "reported") == 53.29);
+	implied_holds(f, 53.29);
+	/* memplan's 0.35 GiB outside PyTorch (0.6's context) against the 1.79 printed: the term that explains the gap */
+	assert_non_null(strstr(cJSON_GetObjectItem(f, "explained_by")->valuestring, "non_torch_memory_gib (line 7)"));
+	assert_true(fabs(num(f, "relative_difference")) < 0.05);
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "plan"), "request"),
+						"engine_version")->valuestring,
+			    "0.6");
+	cJSON_Delete(doc);
+}
+
+/* |predicted - printed| within half a unit of the printed figure's last digit (the figure's tolerance). */
+static void predicted_within_rounding(const cJSON *f, double printed)
+{
+	assert_true(num(f, "reported") == printed);
+	if (!(fabs(num(f, "predicted") - printed) <= num(f, "tolerance") + 1e-9))
+		fail_msg("%s: predicted %.6g, printed %g (tolerance %g)", cJSON_GetObjectItem(f, "figure")->valuestring,
+			 num(f, "predicted"), printed, num(f, "tolerance"));
+}
+
+/* vLLM 0.6.4's profile run as memplan models it (planner/engine.c v0_profile), against what vllm #10517 printed on
+ * the RTX 3090 for Llama-3.1-8B at 20,000 and 29,000 tokens (no chunking: the profile's forward is the whole
+ * length, over 256 dummy sequences): peak_torch_memory 17.06 and 17.98 GiB are the weights' 14.9888 GiB plus
+ * 3 x 8,192 + 3 x 28,672 B a token (previous output, residual and normed attention output, gate_up's and
+ * SiluAndMul's outputs), 24 B of int64 inputs a token and 8.125 MiB of cuBLAS workspace; then the KV cache, the
+ * blocks and the tokens the engine printed. */
+static void test_vllm_064_profile(void **state)
+{
+	static const struct {
+		const char *log;
+		double len, peak, kv;
+		double blocks, tokens; /* 0: not printed */
+	} runs[] = {
+	    {"engines/vllm-10517-llama31-8b-rtx3090-20k.log", 20000, 17.06, 3.81, 1952, 0},
+	    {"engines/vllm-10517-llama31-8b-rtx3090-29k.log", 29000, 17.98, 2.89, 1478, 23648},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		cJSON *p = plan("llama-3.1-8b", NULL, "bf16", "bf16", 256, runs[i].len, RTX3090), *doc;
+		const cJSON *f;
+
+		cJSON_AddStringToObject(p, "engine", "vllm");
+		cJSON_AddStringToObject(p, "engine_version", "0.6");
+		cJSON_AddFalseToObject(p, "chunked_prefill");
+		doc = check_ok("vllm", runs[i].log, p);
+		predicted_within_rounding(figure(doc, "peak_torch_memory_gib", 0), runs[i].peak);
+		predicted_within_rounding(figure(doc, "non_torch_memory_gib", 0), 0.35);
+		predicted_within_rounding(figure(doc, "available_kv_cache_gib", 0), runs[i].kv);
+		/* the KV memory within its rounding leaves the blocks within one of the printed count */
+		f = figure(doc, "num_gpu_blocks", 0);
+		assert_true(fabs(num(f, "predicted") - runs[i].blocks) <= 1);
+		if (runs[i].tokens)
+			assert_true(num(figure(doc, "kv_cache_tokens", 0), "predicted") == runs[i].tokens);
+		cJSON_Delete(doc);
+	}
+}
+
+/* vLLM 0.6.5's table (vllm PR #10511, Meta-Llama-3-8B on an H100 at 8,192 tokens and 256 sequences): the
+ * activation peak printed, 1.26 GiB, is the profile's sampler, not its forward (0.84 GiB): 256 logits over the
+ * 128,256-token vocabulary, 2 B in bf16 plus 36 B at _apply_top_k_top_p's sort, with the final hidden states
+ * (64 MiB) and sm90's 32 MiB cuBLAS workspace. */
+static void test_vllm_v0_sampler_peak(void **state)
+{
+	cJSON *p = plan("llama-3-8b", NULL, "bf16", "bf16", 256, 8192, H100_7922), *doc;
+
+	(void)state;
+	cJSON_AddStringToObject(p, "engine", "vllm");
+	cJSON_AddStringToObject(p, "engine_version", "0.6");
+	cJSON_AddFalseToObject(p, "chunked_prefill");
+	doc = check_ok("vllm", "engines/vllm-10511-llama3-8b-h100-table.log", p);
+	predicted_within_rounding(figure(doc, "activation_peak_gib", 0), 1.26);
+	cJSON_Delete(doc);
+}
+
+/* vllm #13061: DeepSeek-R1-Distill-Qwen-14B (Qwen2.5-14B's shape) on two RTX 4090s, TP 2, vLLM 0.7's V0 engine,
+ * utilisation 0.98, 131,072 tokens (chunked prefill: 2,048-token forwards). One worker printed 13.9476 GiB of
+ * weights: the shards (13.7557 GiB) and the RoPE cache (32 MiB), and 3.5 MiB a layer of torch's caching allocator
+ * (qkv_proj's 35 MiB, o_proj's 25, gate_up's 135 and down_proj's 67.5 each take a segment rounded up to 2 MiB that
+ * is not split: 14,980,245,504 B, 13.9514 GiB). The engine refused the length with 81,536 tokens, the smallest
+ * worker's: the driver's, whose sampler (256 logits over 152,064 words at 38 B) is its profile's peak. */
+static void test_vllm_07_tp2(void **state)
+{
+	cJSON *p = plan("qwen2.5-14b", NULL, "bf16", "bf16", 256, 131072, "rtx-4090-24gb"), *doc, *pr;
+	const cJSON *f;
+
+	(void)state;
+	cJSON_AddStringToObject(p, "engine", "vllm");
+	cJSON_AddStringToObject(p, "engine_version", "0.7");
+	cJSON_AddNumberToObject(p, "num_gpus", 2);
+	cJSON_AddNumberToObject(p, "gpu_memory_utilization", 0.98);
+	cJSON_AddNumberToObject(p, "max_num_batched_tokens", 2048);
+	doc = check_ok("vllm", "engines/vllm-13061-r1-qwen14b-2x4090-tp2.log", p);
+	pr = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "plan"), "engine"), "predicted");
+	assert_true(num(pr, "weights_bytes") == 14980245504.0);
+	f = figure(doc, "weights_loaded_gib", 0);
+	assert_true(num(f, "reported") == 13.9476);
+	assert_true(fabs(num(f, "relative_difference")) < 0.001);
+	f = figure(doc, "kv_cache_tokens", 0);
+	assert_true(num(f, "reported") == 81536);
+	/* the RTX 4090's memory as the preset has it (the log does not print it): within 5% of the engine's tokens */
+	assert_true(fabs(num(f, "relative_difference")) < 0.05);
+	assert_true(summary_true(doc, "engine_refused_max_model_len"));
+	assert_false(summary_true(doc, "predicted_serves_max_model_len"));
+	cJSON_Delete(doc);
+}
+
+/* The forms a pasted log takes: markdown emphasis around the figures, a long worker prefix before a refusal (past
+ * what a figure's text keeps), vLLM 0.21's CUDA-graph lines, SGLang's MLA "KV size" line. */
+static void test_log_forms(void **state)
+{
+	char text[1400], prefix[600];
+	cJSON *doc, *p;
+	const cJSON *f;
+
+	(void)state;
+	/* bold numbers, as a markdown paste of vllm #21348 shows them */
+	p = plan("llama-3-8b", NULL, "bf16", "bf16", 32, 4096, "h100-sxm5-80gb");
+	cJSON_AddStringToObject(p, "engine", "vllm");
+	doc = check_text("vllm", "Available KV cache memory: **8.11** GiB\nGPU KV cache size: **178,880** tokens\n", p);
+	assert_true(num(figure(doc, "available_kv_cache_gib", 0), "reported") == 8.11);
+	assert_true(num(figure(doc, "kv_cache_tokens", 0), "reported") == 178880);
+	cJSON_Delete(doc);
+	/* a refusal behind 500 bytes of worker prefix is still the engine refusing max_model_len */
+	memset(prefix, 'x', sizeof(prefix) - 1);
+	prefix[sizeof(prefix) - 1] = '\0';
+	memcpy(prefix, "(VllmWorker rank=0 pid=123) ", 28);
+	snprintf(text, sizeof(text),
+		 "%s ValueError: The model's max seq len (131072) is larger than the maximum number of tokens that can "
+		 "be stored in KV cache (81536). Try increasing `gpu_memory_utilization`\n",
+		 prefix);
+	p = plan("llama-3-8b", NULL, "bf16", "bf16", 32, 4096, "h100-sxm5-80gb");
+	cJSON_AddStringToObject(p, "engine", "vllm");
+	doc = check_text("vllm", text, p);
+	assert_true(num(figure(doc, "kv_cache_tokens", 0), "reported") == 81536);
+	assert_true(summary_true(doc, "engine_refused_max_model_len"));
+	cJSON_Delete(doc);
+	/* vLLM 0.21 on: the CUDA-graph estimate and the kv_cache_memory breakdown (vllm PR #21489's log line) */
+	p = plan("llama-3-8b", NULL, "bf16", "bf16", 32, 4096, "h100-sxm5-80gb");
+	cJSON_AddStringToObject(p, "engine", "vllm");
+	doc = check_text("vllm",
+			 "(Worker_TP0 pid=447) INFO 08-14 14:07:22 [gpu_model_runner.py:6806] Estimated CUDA graph memory: "
+			 "0.36 GiB total\n"
+			 "Free memory on device (177.66/178.36 GiB) on startup. Desired GPU memory utilization is (0.9, "
+			 "160.53 GiB). Actual usage is 8.58 GiB for weight, 9.96 GiB for peak activation, 0.07 GiB for "
+			 "non-torch memory, and 0.65 GiB for CUDAGraph memory.\n",
+			 p);
+	f = figure(doc, "cuda_graph_gib", 0);
+	assert_true(num(f, "reported") == 0.36);
+	assert_true(fabs(num(f, "predicted") - (276.0 + 6 * 11) / 1024) < 1e-9);
+	assert_true(num(figure(doc, "cuda_graph_gib", 1), "reported") == 0.65);
+	assert_true(num(figure(doc, "weights_loaded_gib", 0), "reported") == 8.58);
+	assert_true(num(figure(doc, "activation_peak_gib", 0), "reported") == 9.96);
+	assert_true(num(figure(doc, "non_torch_memory_gib", 0), "reported") == 0.07);
+	assert_true(num(figure(doc, "total_gpu_memory_gib", 0), "reported") == 178.36);
+	assert_true(num(figure(doc, "requested_memory_gib", 0), "reported") == 160.53);
+	cJSON_Delete(doc);
+	/* SGLang's MLA pool: one latent "KV size" (DeepSeek-V2-Lite: 27 layers x (512 + 64) x 2 B = 31,104 B a token) */
+	p = plan(NULL, NULL, "bf16", "bf16", 16, 4096, "h100-sxm5-80gb");
+	cJSON_DeleteItemFromObject(p, "model");
+	{
+		char *cfg = ref_read("tests/ref/hf/configs/deepseek-v2-lite.json", NULL);
+		cJSON *m = cJSON_AddObjectToObject(p, "model");
+
+		assert_non_null(cfg);
+		cJSON_AddItemToObject(m, "hf_config", cJSON_Parse(cfg));
+		free(cfg);
+	}
+	cJSON_AddStringToObject(p, "engine", "sglang");
+	doc = check_text("sglang", "KV Cache is allocated. #tokens: 1000000, KV size: 28.97 GB\n", p);
+	f = figure(doc, "kv_cache_gib", 0);
+	assert_true(num(f, "reported") == 28.97);
+	implied_holds(f, 1000000.0 * 31104 / GIB);
+	cJSON_Delete(doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_vllm_10517_20k),
 		cmocka_unit_test(test_vllm_10517_29k),
+		cmocka_unit_test(test_vllm_064_profile),
+		cmocka_unit_test(test_vllm_v0_sampler_peak),
+		cmocka_unit_test(test_vllm_07_tp2),
 		cmocka_unit_test(test_vllm_v07_budget),
 		cmocka_unit_test(test_vllm_v1_qwen3_14b),
 		cmocka_unit_test(test_vllm_25350),
@@ -555,6 +802,8 @@ int main(void)
 		cmocka_unit_test(test_vllm_metrics),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_predicted_from_plan),
+		cmocka_unit_test(test_vllm_065_table),
+		cmocka_unit_test(test_log_forms),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

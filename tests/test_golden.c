@@ -25,7 +25,7 @@
 
 #include <cmocka.h>
 
-#include "../codec/tables.h"
+#include "../codec/mpc_tables.h"
 #include "http_util.h"
 #include "refs.h"
 

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 #include <curl/curl.h>
 
-#include "../codec/json.h"
+#include "../codec/mpc_json.h"
 #include "../model/fields.h"
 #include "../codec/codec.h"
 #include "../daemon/reply.h"
@@ -577,7 +577,7 @@ static void test_web_page_and_paths(void **state)
 {
 	fixture *f = *state;
 	http_resp r;
-	char inm[160];
+	char inm[160], length[24];
 
 	http_do(&f->d, "GET", "/", NULL, NULL, NULL, &r);
 	assert_int_equal(r.status, 200);
@@ -587,9 +587,14 @@ static void test_web_page_and_paths(void **state)
 	assert_non_null(strstr(r.csp, "connect-src 'self'"));
 	assert_true(r.etag[0] == '"');
 	snprintf(inm, sizeof(inm), "If-None-Match: %s", r.etag);
+	snprintf(length, sizeof(length), "%zu", r.len);
 	http_resp_free(&r);
 	http_do(&f->d, "GET", "/", NULL, NULL, inm, &r);
 	assert_int_equal(r.status, 304);
+	/* RFC 9110 8.6: a 304's Content-Length, when it has one, is the 200's (never "0"); no content follows */
+	if (r.content_length[0])
+		assert_string_equal(r.content_length, length);
+	assert_int_equal(r.len, 0);
 	http_resp_free(&r);
 	http_do(&f->d, "GET", "/ui/app.js", NULL, NULL, NULL, &r);
 	assert_int_equal(r.status, 200);

@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "../model/model.h"
-#include "../codec/json.h"
+#include "../codec/mpc_json.h"
 #include "http_util.h"
 #include "lib_util.h"
 #include "refs.h"

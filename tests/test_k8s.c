@@ -20,10 +20,10 @@
 #include <cmocka.h>
 #include <curl/curl.h>
 
-#include "../codec/json.h"
-#include "../codec/k8s.h"
-#include "../service/k8s.h"
-#include "../codec/slurm.h"
+#include "../codec/mpc_json.h"
+#include "../codec/mpc_k8s.h"
+#include "../service/mps_k8s.h"
+#include "../codec/mpc_slurm.h"
 #include "../daemon/config.h"
 #include "http_util.h"
 #include "refs.h"
@@ -255,7 +255,7 @@ static void plan_total(fixture *f, const char *kind, const char *body_text, cons
 	cJSON_Delete(body);
 }
 
-/* The capacity rule of service/k8s.h: the profile's capacity, at most the label's MiB, split among replicas. */
+/* The capacity rule of service/mps_k8s.h: the profile's capacity, at most the label's MiB, split among replicas. */
 static uint64_t node_capacity(uint64_t profile_capacity, const char *node)
 {
 	const cJSON *labels = cJSON_GetObjectItem(node_fixture(node), "labels");
@@ -429,6 +429,16 @@ static void test_other_job_forms(void **state)
 		   "h100-sxm5-80gb", &total, &cap);
 	assert_true(metric(f, "memplan_k8s_planned_memory_bytes{", "pod=\"qwen72b-0\"", "h100-sxm5-80gb") == (double)total);
 	assert_int_equal(verdict(res, "l40s-0"), UNRES); /* 4 L40S GPUs for a pod asking for 8 */
+	http_resp_free(&r);
+
+	/* memplan.io/engine-version "0.11" is the release line (text, not the number 0.11): vLLM 0.11's 0.9 */
+	res = filter(f, "annotated-engine-version", nodes, 3, &r);
+	assert_string_equal(cJSON_GetObjectItem(res, "Error")->valuestring, "");
+	plan_total(f, "inference",
+		   "{\"model\":\"llama-3.1-8b\",\"weight_dtype\":\"bf16\",\"batch_size\":4,\"sequence_length\":8192,"
+		   "\"engine\":\"vllm\",\"engine_version\":\"0.11\"}",
+		   "h200-sxm-141gb", &total, &cap);
+	assert_true(metric(f, "memplan_k8s_planned_memory_bytes{", "pod=\"v011-8b-0\"", "h200-sxm-141gb") == (double)total);
 	http_resp_free(&r);
 
 	res = filter(f, "annotated-training", nodes, 3, &r);
@@ -679,7 +689,7 @@ static void test_large_body(void **state)
 	cJSON_Delete(a);
 }
 
-/* The score rule's worked examples (service/k8s.h) and the model-name rule's (codec/k8s.h). */
+/* The score rule's worked examples (service/mps_k8s.h) and the model-name rule's (codec/mpc_k8s.h). */
 static void test_rules(void **state)
 {
 	char out[MPS_K8S_MAX_CANDIDATES][MP_STORE_ID_MAX];
@@ -710,7 +720,7 @@ static void test_rules(void **state)
 	assert_int_equal(mpc_k8s_model_candidates("/models/", out, MPS_K8S_MAX_CANDIDATES), 0);
 }
 
-/* POST /v1/slurm/fit-table: the fit answer's smallest counts as the text table (codec/slurm.h), "none" where no count
+/* POST /v1/slurm/fit-table: the fit answer's smallest counts as the text table (codec/mpc_slurm.h), "none" where no count
  * fits, the AutoDetect GRES types of the devices' NVML names, a job id with blanks and '%' percent-encoded, and the
  * last line the byte count and Adler-32 of the rest (zlib's figure, checked here against RFC 1950's definition on
  * the worked example "Wikipedia" = 0x11e60398). */

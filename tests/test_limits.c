@@ -108,10 +108,10 @@ static void test_slow_client_cut_off(void **state)
 	mpd_stop(&d);
 	d.cfg.connection_timeout_seconds = 1;
 	assert_int_equal(mpd_start(&d, NULL), MP_OK);
-	t = stall(d.bound_port, "GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Slow:", 5);
+	t = stall(d.bound_port, "GET /v1/health HTTP/1.1\r\nHost: localhost\r\nX-Slow:", 5);
 	assert_true(t >= 0.5 && t < 4.0);
 	t = stall(d.bound_port,
-		  "POST /v1/plan/inference HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+		  "POST /v1/plan/inference HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
 		  "Content-Length: 100\r\n\r\n{\"model\":",
 		  5);
 	assert_true(t >= 0.5 && t < 4.0);
@@ -147,7 +147,7 @@ static void test_oversized_body_refused_early(void **state)
 	int s = dial(f->d.bound_port, 3);
 
 	snprintf(buf, sizeof(buf),
-		 "POST /v1/plan/inference HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+		 "POST /v1/plan/inference HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
 		 "Content-Length: 10000000000\r\n\r\n{\"model\":");
 	assert_int_equal(send(s, buf, strlen(buf), 0), (ssize_t)strlen(buf));
 	while (got + 1 < sizeof(buf) && (n = recv(s, buf + got, sizeof(buf) - 1 - got, 0)) > 0)
@@ -162,7 +162,7 @@ static void test_oversized_body_refused_early(void **state)
 	/* chunked: libmicrohttpd 0.9.75 cannot queue a reply mid-body, so the connection is closed at the cap */
 	s = dial(f->d.bound_port, 3);
 	snprintf(buf, sizeof(buf),
-		 "POST /v1/roofline HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+		 "POST /v1/roofline HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
 		 "Transfer-Encoding: chunked\r\n\r\n");
 	assert_int_equal(send(s, buf, strlen(buf), 0), (ssize_t)strlen(buf));
 	snprintf(chunk, sizeof(chunk), "4000\r\n");

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "../codec/json.h"
+#include "../codec/mpc_json.h"
 #include "../model/fields.h"
 #include "../model/model.h"
 #include "refs.h"

@@ -3,7 +3,7 @@
  * presets: their failure paths and their text for people.
  * - Allocation failure injection, as curl's torture tests and SQLite's fault simulation do it: every allocation of
  *   memplan's own code (malloc, calloc and realloc are wrapped at link time: -Wl,--wrap) and of cJSON (through its
- *   hooks, codec/json.h) is counted, and the run is repeated with the 1st, 2nd, ... Nth allocation failing until a
+ *   hooks, codec/mpc_json.h) is counted, and the run is repeated with the 1st, 2nd, ... Nth allocation failing until a
  *   run needs no more. Each run must end in MP_ENOMEM or in the very answer of a run without failures: never a
  *   crash, never another error, never a partial document (under `make asan`, never a leak).
  * - The plan and fit answers as text, from real plans of the presets.

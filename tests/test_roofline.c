@@ -1357,7 +1357,7 @@ static const char *str_of(const cJSON *o, const char *k)
 	"\"torch_dtype\":\"float16\",\"quantization_config\":{\"quant_method\":\"awq\",\"bits\":4,\"group_size\":128}}"
 
 /* The roofline's transformer block and the plan's performance block for the same question: sequence_length S is
- * a decode step over S - 1 cached tokens and a prefill of S tokens (service/plan.c performance). */
+ * a decode step over S - 1 cached tokens and a prefill of S tokens (service/mps_plan.c performance). */
 static void same_question(fixture *f, const char *model, const char *plan_extra, const char *roof_extra,
                           const char *device, cJSON **plan_out, http_resp *plan, http_resp *roof)
 {

@@ -356,7 +356,8 @@ static void test_upgrade_to_v7_retires_package(void **state)
 	sqlite3_stmt *q;
 
 	(void)state;
-	assert_int_equal(mp_store_schema_version(), 8); /* 8: observations (service/observe.h) */
+	assert_int_equal(mp_store_schema_version(), 9); /* 8: observations (service/mps_observe.h); 9: store_meta, the
+							   store's id and write sequence */
 	write_v6_with_package(0);
 	if (mp_store_open(path, mps_presets(), &s, &err) != MP_OK)
 		fail_msg("open: %s", err.message);

@@ -1,6 +1,6 @@
 /*
  * gen_presets.c: build-time tool. Reads the presets (db/presets/devices.json and db/presets/models/ *.json),
- * decodes each device with the API's one device decoder (codec/device.c) and each model with the model readers,
+ * decodes each device with the API's one device decoder (codec/mpc_device.c) and each model with the model readers,
  * counts every model's parameters with the planner, and writes a C source holding them as the structs the store
  * takes (mps_presets in service/service_int.h). So a preset the API would refuse fails the build, the binary never parses a preset,
  * and the store never sees JSON.

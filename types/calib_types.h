@@ -1,7 +1,7 @@
 /*
  * calib_types.h: a calibration job as its callers see it: the request (a decoded POST /v1/calibrations body), the
  * figures the service derives from a GPU run, and the job with its results (the kernels' structs, kernels/calib.h)
- * and the device profiles it compares and stores. service/calib.h runs the jobs; codec/calib.h renders them.
+ * and the device profiles it compares and stores. service/mps_calib.h runs the jobs; codec/mpc_calib.h renders them.
  */
 #ifndef MPS_CALIB_TYPES_H
 #define MPS_CALIB_TYPES_H
@@ -39,7 +39,7 @@ typedef struct mps_calib_gpu_figures {
 	const char *architecture;
 } mps_calib_gpu_figures;
 
-/* A job as the caller sees it: a copy taken under the jobs' lock (service/calib.h: mps_calib_job_free). */
+/* A job as the caller sees it: a copy taken under the jobs' lock (service/mps_calib.h: mps_calib_job_free). */
 typedef struct mps_calib_job {
 	char id[MPS_CALIB_ID_MAX];
 	mps_calib_request rq;

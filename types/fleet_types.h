@@ -54,10 +54,10 @@ typedef struct mps_node_facts {
 /* A stored observation is the store's row (db/rows.h: mp_store_observation): engine and term as their names. */
 typedef mp_store_observation mps_observation;
 
-/* POST /v1/observations, decoded (codec/fleet.h says the two forms). */
+/* POST /v1/observations, decoded (codec/mpc_fleet.h says the two forms). */
 typedef struct mps_observation_request {
 	bool from_pod;
-	mps_k8s_pod pod;		/* from_pod: the launch as read from the pod (codec/k8s.h: mpc_k8s_read_pod) */
+	mps_k8s_pod pod;		/* from_pod: the launch as read from the pod (codec/mpc_k8s.h: mpc_k8s_read_pod) */
 	char node[MPS_K8S_NAME_MAX];	/* from_pod: the node it runs on; its device is the node cache's */
 	mps_engine_check_request check;	/* the plan (from_pod: filled by the service) and the engine's report */
 	char engine_version[32];	/* "" = from the pod's image tag, else unknown */

@@ -1,8 +1,8 @@
 /*
  * k8s_types.h: kube-scheduler's extender call as memplan holds it: the pod's job and, per node, the GPU facts its
- * labels and status carry (decoded by codec/k8s.c), the operator's policy, and the verdict per node and per class
- * of alike nodes (filled by service/k8s.c, whose header states the rules). Plain values; the result's arrays are
- * heap (service/k8s.h: mps_k8s_result_free).
+ * labels and status carry (decoded by codec/mpc_k8s.c), the operator's policy, and the verdict per node and per class
+ * of alike nodes (filled by service/mps_k8s.c, whose header states the rules). Plain values; the result's arrays are
+ * heap (service/mps_k8s.h: mps_k8s_result_free).
  */
 #ifndef MPS_K8S_TYPES_H
 #define MPS_K8S_TYPES_H
@@ -82,7 +82,7 @@ struct mps_node_cache;
 typedef struct mps_k8s_policy {
 	bool unknown_device_fails;	/* false: a node whose GPU maps to no profile passes (fail open) */
 	double headroom_floor;		/* fraction of the budget a placement should leave free, [0, 0.9] */
-	struct mps_node_cache *cache;	/* the agents' reports (service/nodes.h); NULL: labels only */
+	struct mps_node_cache *cache;	/* the agents' reports (service/mps_nodes.h); NULL: labels only */
 	int64_t now;			/* Unix seconds: a report holds while its expires_at is later */
 } mps_k8s_policy;
 

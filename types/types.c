@@ -27,7 +27,7 @@ const char *mps_figure_name(mps_figure f)
 		"needed_kv_cache_gib", "estimated_max_model_len_tokens", "block_size_tokens",
 		"available_after_weights_gib", "k_cache_gib", "v_cache_gib", "available_after_pool_gib",
 		"max_running_requests", "chunked_prefill_size_tokens", "context_len_tokens", "kv_size_per_token_bytes",
-		"kv_cache_bytes",
+		"kv_cache_bytes", "cuda_graph_gib", "kv_cache_gib",
 	};
 
 	return (unsigned)f < MPS_FIG_COUNT ? names[f] : "invalid";
@@ -46,4 +46,15 @@ const char *mps_obs_term_name(mps_obs_term t)
 	case MPS_OBS_TERM_COUNT: break;
 	}
 	return "invalid";
+}
+
+const char *mps_llama_figure_name(mps_llama_fig f)
+{
+	static const char *const names[MPS_LF_COUNT] = {
+		"model_buffer_mib", "kv_buffer_mib", "compute_buffer_mib", "output_buffer_mib", "kv_size_mib", "k_mib",
+		"v_mib", "kv_cells", "offloaded_layers", "n_ctx", "n_ctx_seq", "n_batch", "n_ubatch", "n_seq_max",
+		"default_num_ctx", "launch_ctx", "launch_parallel", "launch_gpu_layers", "launch_batch", "launch_ubatch",
+	};
+
+	return (unsigned)f < MPS_LF_COUNT ? names[f] : "invalid";
 }

@@ -25,7 +25,9 @@ typedef struct mps_health {
 	const char *db_path;		/* borrowed from the service */
 	int schema_version;
 	bool db_writable;		/* false: writes are refused (db_problem says why); reads still work */
-	char db_problem[600];		/* "" when writable */
+	char db_problem[1400];		/* "" when writable */
+	char db_notice[2400];		/* what opening the store did that an operator should know (a -wal moved
+					 * aside, mp_store_open_notice), "" when nothing */
 	bool gpu_available;
 	bool kernels_built_in;
 	char gpu_name[128];
@@ -45,7 +47,7 @@ typedef enum mps_model_kind {
 				   INLINE (with its checkpoint) or STORED */
 } mps_model_kind;
 
-/* A request's "model" member, decoded (codec/model.c). */
+/* A request's "model" member, decoded (codec/mpc_model.c). */
 typedef struct mps_model_ref {
 	mps_model_kind kind;
 	char id[MP_STORE_ID_MAX];
@@ -76,7 +78,7 @@ typedef struct mps_model {
 
 /* ----- devices ------------------------------------------------------------------------------------------- */
 
-/* A request's "device" member, decoded (codec/device.c): a stored id or an inline profile. */
+/* A request's "device" member, decoded (codec/mpc_device.c): a stored id or an inline profile. */
 typedef struct mps_device_ref {
 	bool given;			/* false: the request names no device */
 	bool inline_profile;		/* true: `profile` holds it (its id may be "") */
@@ -93,7 +95,7 @@ const char *mps_device_label(const mp_store_device *d);
 
 /* ----- inference plan ------------------------------------------------------------------------------------ */
 
-/* The serving engine a request names, and the engine knobs it sets (service/engine.c resolves the rest). */
+/* The serving engine a request names, and the engine knobs it sets (service/mps_engine.c resolves the rest). */
 typedef struct mps_engine_opts {
 	mp_engine engine;		/* MP_ENGINE_NONE: no engine block; the defaults follow vLLM's */
 	int chunked_prefill;		/* 0: not given (on, as every engine's default; a zeroed job is that), -1 off, 1 on */
@@ -102,8 +104,43 @@ typedef struct mps_engine_opts {
 	double mem_fraction_static;	/* SGLang's knob; 0 = its default for the device */
 	double free_gpu_memory_fraction;	/* TensorRT-LLM's knob; 0 = its default (0.9) */
 	char served_model[256];		/* the model argument of the command line; "" = the preset's repository */
+	const mp_engine_version *version;	/* the release line (engine_version); NULL = the engine's newest */
+	bool enforce_eager;		/* no CUDA graphs (vLLM --enforce-eager, SGLang --disable-cuda-graph) */
 	bool observed_terms_off;	/* "observed_terms": false: the engine block keeps its model's terms */
 } mps_engine_opts;
+
+/* llama.cpp's and Ollama's launch knobs: the request's engine_options (codec/mpc_llamacpp.c decodes them; service/
+ * llamacpp.c resolves what is left out). Each "not given" value is the engine's own default. */
+typedef enum mps_llamacpp_program {
+	MPS_LLAMACPP_SERVER = 0,	/* llama-server (the default) */
+	MPS_LLAMACPP_COMPLETION,	/* llama-completion: one sequence, -np 1 */
+	MPS_LLAMACPP_CLI,		/* llama-cli (the chat front end of the same common arguments) */
+	MPS_LLAMACPP_PROGRAM_COUNT
+} mps_llamacpp_program;
+
+typedef struct mps_llamacpp_opts {
+	bool given;			/* engine_options was in the request */
+	mps_llamacpp_program program;
+	int32_t gpu_layers;		/* -ngl (Ollama num_gpu); -1: the largest that fits (every layer without a device) */
+	uint32_t cache_type_k, cache_type_v;	/* ggml types; MP_GGML_TYPE_COUNT: from kv_cache_dtype, else f16 */
+	int flash_attention;		/* -1 auto (the default), 0 off, 1 on */
+	uint32_t n_tensor_split;	/* -ts proportions given (0: by each GPU's memory) */
+	double tensor_split[MP_LLAMACPP_MAX_DEVICES];
+	uint32_t n_batch, n_ubatch;	/* -b, -ub (Ollama num_batch: both); 0 = the default */
+	int32_t n_cpu_moe;		/* --n-cpu-moe N; -1 not given */
+	bool cpu_moe;			/* --cpu-moe: every layer's experts on the host */
+	bool no_kv_offload;		/* -nkvo */
+	bool no_mmap;			/* --load-mode none (Ollama use_mmap false) */
+	bool swa_full;			/* --swa-full */
+	bool no_repack;			/* --no-repack: the host's weights stay in the mapped file (llama.cpp's default
+					 * copies those its CPU can repack into REPACK / AMX buffers: not modelled) */
+	bool mmap_given;		/* use_mmap was in the request (Ollama's CPU-only default is off) */
+	int backend;			/* -1: from the device's vendor; else mp_llamacpp_backend */
+	uint64_t gpu_margin_bytes;	/* memory left free on each GPU beside the buffers; margin_given */
+	bool margin_given;
+	bool host_device_given;		/* engine_options.host_device (decoded into the request's host_device) */
+	bool no_gpu;			/* the host alone (the engine check of a log that shows no GPU) */
+} mps_llamacpp_opts;
 
 /* ----- warnings: what an answer rests on that the request did not say ------------------------------------ */
 
@@ -165,6 +202,7 @@ typedef struct mps_inference_job {
 	mp_inference_opts opts;		/* as given: max_num_batched_tokens 0 = the engine's default (resolved per device) */
 	char pointer[64];		/* the request's own pointer: "" for a body, "/jobs/3/inference", "/fit_plan" */
 	mps_engine_opts engine;
+	mps_llamacpp_opts llama;	/* engine llamacpp or ollama: engine_options */
 	/* what the request left to the defaults, resolved per model and device by mps_inference_defaults */
 	bool weight_dtype_auto;		/* weight_dtype absent or "auto" */
 	bool kv_cache_dtype_auto;	/* kv_cache_dtype absent or "auto" */
@@ -172,6 +210,8 @@ typedef struct mps_inference_job {
 	bool int4_scheme_given;		/* int4_scheme, or weight_dtype gptq / awq, was in the request */
 	bool int4_group_size_given;
 	bool include_tensors;		/* "include": ["tensors"]: the plan lists the model's tensors (a single plan) */
+	bool prefill_warned_by_answer;	/* a capacity row: the answer warns of a defaulted prefill chunk once, so the
+					   row's plan does not */
 } mps_inference_job;
 
 /* How the prefill chunk (max_num_batched_tokens) of a plan was chosen. */
@@ -182,6 +222,8 @@ typedef struct mps_prefill_choice {
 	mp_engine basis;		/* whose rule (MP_ENGINE_VLLM when no engine is named) */
 	uint64_t engine_default;	/* the engine's default for the device, before the caps below */
 	const char *device_class;	/* static text: the branch of the engine's rule */
+	double memory_fraction;		/* the same engine's default share of the GPU (vLLM gpu_memory_utilization,
+					   SGLang mem_fraction_static, TensorRT-LLM free_gpu_memory_fraction) */
 } mps_prefill_choice;
 
 /* One launch argument of an engine's command line. */
@@ -194,7 +236,7 @@ typedef struct mps_engine_arg {
 #define MPS_ENGINE_MAX_ARGS 24
 
 /* The memory terms an observation of a running engine can measure (types/fleet_types.h), and a plan can take from
- * observations instead of its model (service/observe.c). */
+ * observations instead of its model (service/mps_observe.c). */
 typedef enum mps_obs_term {
 	MPS_OBS_NON_TORCH = 0,		/* vLLM: what its budget holds beyond the weights and the modelled activation
 					 * peak (memory outside PyTorch, and what the model misses), measured from the
@@ -230,9 +272,64 @@ typedef struct mps_engine_block {
 	mp_engine_inputs inputs;	/* what the prediction started from (per GPU) */
 	mp_engine_prediction predicted;
 	const char *source;		/* static: the engine version and files the arithmetic follows */
-	mps_observed_term observed[MPS_OBS_TERM_COUNT];	/* service/observe.c */
+	const mp_engine_version *version;	/* the release line the block follows */
+	const char *version_from;	/* static: "request" or "default" (the newest) */
+	uint64_t replicas;		/* data-parallel replicas of the TP group (num_gpus / tp) */
+	const char *quantization;	/* static: the --quantization value, "" for none */
+	const char *quantization_how;	/* static: "checkpoint" (a quantised repository), "on_load" (the flag
+					 * quantises the base weights while loading), "" */
+	char yaml_file[64];		/* the name the command gives extra_options_yaml */
+	mps_observed_term observed[MPS_OBS_TERM_COUNT];	/* service/mps_observe.c */
 	char observed_version_line[16];	/* the engine version line the observations are of ("" = every version) */
 } mps_engine_block;
+
+/* ----- llama.cpp and Ollama: the placement of an inference plan (service/mps_llamacpp.c) ---------------------- */
+
+/* Ollama 0.32.15's settings for the launch, and what it resolves from them (planner/llamacpp.c mp_ollama_*). */
+typedef struct mps_ollama_settings {
+	uint32_t num_ctx;		/* per request (options.num_ctx): the plan's sequence_length */
+	uint32_t num_parallel;		/* OLLAMA_NUM_PARALLEL: the plan's batch_size */
+	uint32_t num_batch;		/* options.num_batch: passed as -b and -ub */
+	bool num_batch_auto;		/* not given: Ollama's automaticGenerationBatch chose it */
+	int32_t num_gpu;		/* options.num_gpu: -ngl (the plan's gpu_layers) */
+	uint32_t default_num_ctx;	/* what Ollama takes when num_ctx and OLLAMA_CONTEXT_LENGTH are unset (0 = no device) */
+	uint64_t predicted_vram_bytes;	/* llm.PredictServerVRAM: the file and an f16 cache */
+	uint64_t available_bytes;	/* the GPUs' free memory Ollama's batch rule reads */
+	bool mmap_off;			/* Ollama turns mmap off by default (CPU only): --load-mode none */
+	const char *flash_attention_env;	/* OLLAMA_FLASH_ATTENTION value, NULL when unset (auto) */
+	const char *kv_cache_type_env;	/* OLLAMA_KV_CACHE_TYPE value, NULL when unset (f16) */
+} mps_ollama_settings;
+
+typedef struct mps_llamacpp_block {
+	mp_engine engine;		/* MP_ENGINE_LLAMACPP or MP_ENGINE_OLLAMA */
+	mps_llamacpp_program program;
+	mp_llamacpp_params params;	/* the file's model and the resolved launch */
+	mp_llamacpp_plan plan;		/* the buffers of that launch */
+	bool have_device;		/* the GPUs' memory is known: the search and the fit ran */
+	bool host_only;			/* the device is a CPU: no layer is offloaded */
+	uint64_t capacity_bytes;	/* per GPU: usable_memory_bytes, else memory_bytes */
+	uint64_t context_bytes;		/* per GPU: the CUDA context outside the buffers */
+	uint64_t margin_bytes;		/* per GPU: left free beside them (llama.cpp's --fit-target default, 1024 MiB) */
+	uint64_t budget_bytes;		/* per GPU: floor(capacity x gpu_memory_utilization) - context - margin */
+	const char *gpu_layers_from;	/* static: "request", "largest_that_fits", "all_layers" (no device), "host_only" */
+	int32_t max_gpu_layers;		/* the largest -ngl whose buffers fit every GPU (-1: not even -ngl 0) */
+	uint32_t max_context;		/* the largest -c (a multiple of 256) that fits at the chosen -ngl; 0 none */
+	uint32_t context_limit;		/* the search's upper end: the model's context_length */
+	bool fits;			/* every GPU's buffers within budget_bytes */
+	uint64_t host_bytes;		/* the host's buffers: model (the mapped file under mmap), KV, compute, output */
+	uint64_t host_memory_bytes;	/* the host profile's memory (0: no host profile) */
+	bool host_fits;			/* host_bytes within host_memory_bytes (false when unknown) */
+	mp_llamacpp_backend backend;
+	const char *backend_from;	/* static: "request" or "device_vendor" */
+	bool flash_attention_auto;	/* -fa auto: taken as on (the CPU and CUDA backends run it) */
+	uint32_t n_ctx_asked;		/* the -c of the command */
+	/* speed bounds (roofline over the devices) */
+	bool have_speed;		/* every device with work has rates */
+	mp_llamacpp_speed speed;
+	mp_llamacpp_speed_req speed_req;
+	char host_name[128];		/* the host profile's label, "" none */
+	mps_ollama_settings ollama;	/* engine ollama */
+} mps_llamacpp_block;
 
 /* How an inference job's "auto" values were resolved (echoed in the answer's request block). */
 typedef struct mps_dtype_choice {
@@ -244,6 +341,7 @@ typedef struct mps_dtype_choice {
 typedef struct mps_inference_request {
 	mps_inference_job job;
 	mps_device_ref device;
+	mps_device_ref host_device;	/* engine_options.host_device: the host of a llama.cpp placement (a CPU profile) */
 } mps_inference_request;
 
 /* The inference plan's performance block: roofline floors of one decode step at the last token of
@@ -270,9 +368,13 @@ typedef struct mps_inference_plan {
 	mps_performance perf;		/* with a device (recurrent layers included: planner/step.c) */
 	mp_inference_opts opts;		/* the options the plan ran with (mps_inference_opts_for) */
 	mps_prefill_choice prefill;
+	const char *budget_from;	/* static: where opts.gpu_memory_utilization came from (mps_budget_from) */
 	bool have_engine;		/* the request named an engine */
 	mps_engine_block engine;
 	mps_tensor_list tensors;	/* job.include_tensors: rows on the heap (mps_inference_plan_release) */
+	/* engine llamacpp or ollama: llama.cpp's placement and buffers, on the heap (mps_inference_plan_release frees
+	 * it; re-planning into the same struct without releasing it first leaks it) */
+	struct mps_llamacpp_block *llama;
 	/* a model from a checkpoint with weight_dtype auto at tensor-parallel degree 1: the file's own bytes are the
 	 * weights (opts.weights points here) */
 	bool weights_from_checkpoint;
@@ -310,6 +412,8 @@ typedef enum mps_figure {
 	MPS_FIG_CONTEXT_LEN,		/* SGLang context_len */
 	MPS_FIG_KV_SIZE_PER_TOKEN_BYTES,	/* TensorRT-LLM "kv size is" */
 	MPS_FIG_KV_CACHE_BYTES,		/* TensorRT-LLM "Allocate N bytes for k/v cache" */
+	MPS_FIG_CUDA_GRAPH_GIB,		/* vLLM 0.21 on: "Estimated CUDA graph memory", "for CUDAGraph memory" */
+	MPS_FIG_KV_CACHE_GIB,		/* SGLang MLA "KV size" (one latent pool) */
 	MPS_FIG_COUNT
 } mps_figure;
 
@@ -325,6 +429,7 @@ typedef struct mps_engine_figure {
 	uint32_t line;			/* 1-based line of the text */
 	char text[200];			/* the line (well-formed UTF-8); a longer one is cut at 196 bytes and ends in
 					   "..." */
+	bool refusal;			/* the line is the engine refusing max_model_len (read on the whole line) */
 } mps_engine_figure;
 
 typedef struct mps_engine_report {
@@ -353,6 +458,9 @@ typedef struct mps_engine_comparison {
 	bool consistent;		/* reported within [implied_min - tolerance, implied_max + tolerance] */
 	const char *implied_from;	/* static: the figure(s) it follows from */
 	const char *basis;		/* static: "engine arithmetic" (exact from the plan's bytes) or "modelled" */
+	/* a KV figure off its prediction: the memory term whose printed figure is furthest from memplan's, "" when
+	 * none is off (then the log shows no term to blame) */
+	char explained_by[192];
 } mps_engine_comparison;
 
 typedef struct mps_engine_check {
@@ -361,12 +469,92 @@ typedef struct mps_engine_check {
 	size_t predicted, within_tolerance, checked, consistent;
 } mps_engine_check;
 
+/* ----- engine check of llama.cpp and Ollama: the buffer lines a log printed beside the plan's --------------- */
+
+/* The figures llama.cpp (and Ollama around it) prints at start-up; mps_llama_figure_name gives each its API name. */
+typedef enum mps_llama_fig {
+	MPS_LF_MODEL_BUFFER_MIB = 0,	/* load_tensors: <dev> model buffer size = X MiB */
+	MPS_LF_KV_BUFFER_MIB,		/* llama_kv_cache: <dev> KV buffer size = X MiB */
+	MPS_LF_COMPUTE_BUFFER_MIB,	/* sched_reserve: <dev> compute buffer size = X MiB */
+	MPS_LF_OUTPUT_BUFFER_MIB,	/* llama_context: <dev> output buffer size = X MiB */
+	MPS_LF_KV_SIZE_MIB,		/* llama_kv_cache: size = X MiB (a cache: K + V) */
+	MPS_LF_K_MIB,			/* ..., K (type): X MiB */
+	MPS_LF_V_MIB,			/* ..., V (type): X MiB */
+	MPS_LF_KV_CELLS,		/* ... (N cells, ...) */
+	MPS_LF_OFFLOADED_LAYERS,	/* load_tensors: offloaded X/Y layers to GPU */
+	MPS_LF_N_CTX,			/* llama_context: n_ctx = N */
+	MPS_LF_N_CTX_SEQ,
+	MPS_LF_N_BATCH,
+	MPS_LF_N_UBATCH,
+	MPS_LF_N_SEQ_MAX,
+	MPS_LF_DEFAULT_NUM_CTX,		/* Ollama: msg="vram-based default context" default_num_ctx=N */
+	MPS_LF_LAUNCH_CTX,		/* Ollama: msg="starting llama-server" cmd="... -c N ..." */
+	MPS_LF_LAUNCH_PARALLEL,		/* ... -np N */
+	MPS_LF_LAUNCH_GPU_LAYERS,	/* ... -ngl N */
+	MPS_LF_LAUNCH_BATCH,		/* ... -b N */
+	MPS_LF_LAUNCH_UBATCH,		/* ... -ub N */
+	MPS_LF_COUNT
+} mps_llama_fig;
+
+/* "model_buffer_mib", "kv_cells", ...; "invalid" outside the enum (types.c). */
+const char *mps_llama_figure_name(mps_llama_fig f);
+
+#define MPS_LLAMA_MAX_FIGURES 96
+
+typedef struct mps_llama_figure {
+	mps_llama_fig kind;
+	char device[48];		/* the buffer's name as printed ("CUDA0", "CPU_Mapped", "RPC0[127.0.0.1:50052]") */
+	int slot;			/* 0 the host, 1.. the GPUs (CUDA<i> is i + 1; other names by first appearance) */
+	int cache;			/* the KV cache lines: 0 the full-attention cache, 1 the sliding-window one */
+	double reported;
+	int decimals;
+	uint32_t line;
+	char text[200];			/* the line (well-formed UTF-8), cut at 196 bytes with "..." */
+	bool replaced;			/* a later line printed the same buffer again (the fit's probe, a reload) */
+	char type[16];			/* MPS_LF_K_MIB / V: the cache type printed */
+} mps_llama_figure;
+
+typedef struct mps_llama_report {
+	mp_engine engine;		/* MP_ENGINE_LLAMACPP or MP_ENGINE_OLLAMA */
+	uint32_t lines, lines_recognised;
+	size_t n;
+	mps_llama_figure figures[MPS_LLAMA_MAX_FIGURES];
+	size_t left_out;		/* figures past MPS_LLAMA_MAX_FIGURES: counted, not kept */
+	uint32_t gpus;			/* distinct GPU buffer names seen */
+	bool cuda_names;		/* the GPUs print as CUDA<i> / ROCm<i> (else RPC servers of the CPU backend) */
+	bool ollama_command;		/* Ollama's "starting llama-server" line was read */
+	bool host_repack;		/* a REPACK / AMX host buffer was printed: the host's weights were repacked */
+} mps_llama_report;
+
+typedef struct mps_llama_check_request {
+	mps_inference_request plan;	/* the plan to compare with (its engine is the report's) */
+	mps_llama_report report;
+} mps_llama_check_request;
+
+typedef struct mps_llama_comparison {
+	bool have_predicted;
+	double predicted;		/* in the figure's unit */
+	double tolerance;		/* half a unit of the last digit printed (a modelled figure: 10% of it) */
+	bool within_tolerance;
+	const char *basis;		/* static: "llama.cpp's arithmetic", "modelled", "the launch" */
+} mps_llama_comparison;
+
+typedef struct mps_llama_check {
+	mps_inference_plan plan;	/* with its llama block */
+	mps_llama_comparison rows[MPS_LLAMA_MAX_FIGURES];
+	size_t predicted, within_tolerance;
+	size_t exact, exact_within;	/* the model and KV figures: llama.cpp's arithmetic to the byte */
+	/* what the check took from the log because the plan left it out */
+	bool gpu_layers_from_log, gpus_from_log, cache_types_from_log, backend_from_log;
+} mps_llama_check;
+
 /* ----- training plan ------------------------------------------------------------------------------------- */
 
 typedef struct mps_training_job {
 	mps_model_ref model;
 	mp_training_req req;		/* req.json_pointer points at `pointer`; req.no_dropout from "dropout" */
 	char pointer[64];
+	bool recompute_given;		/* activation_recomputation was in the request (else mps_training_defaults) */
 } mps_training_job;
 
 typedef struct mps_training_request {
@@ -376,6 +564,8 @@ typedef struct mps_training_request {
 
 typedef struct mps_training_plan {
 	mps_model model;
+	mp_training_req req;		/* the request as planned: its defaults resolved (mps_training_defaults) */
+	const char *recompute_from;	/* static: "request", "finetune" (QLoRA's recipe) or "default" */
 	mps_warnings warnings;
 	mp_training_memory mem;
 	bool have_device;
@@ -438,7 +628,8 @@ typedef struct mps_fit_device {
 typedef struct mps_fit_sink {
 	/* once the devices are known, before the first job */
 	mp_status (*begin)(void *ctx, const mps_fit_request *rq, size_t ndevices);
-	mp_status (*job_begin)(void *ctx, const mps_fit_job *job, const mps_model *model);
+	/* warnings: what the job's verdicts rest on that it did not say (the budget, a defaulted recomputation) */
+	mp_status (*job_begin)(void *ctx, const mps_fit_job *job, const mps_model *model, const mps_warnings *warnings);
 	mp_status (*device)(void *ctx, const mps_fit_device *dev, const mps_fit_row *rows, size_t nrows,
 			    uint64_t smallest_gpu_count);
 	mp_status (*job_end)(void *ctx);
@@ -471,6 +662,9 @@ typedef struct mps_capacity_row {
 	double decode_tokens_per_second_per_sequence;	/* 0 = unknown or does not fit */
 	double decode_tokens_per_second_at_max_concurrency;
 	bool decode_compute_bound;
+	/* what the whole answer rests on, once (a defaulted prefill chunk, whose value each row names), so far; borrowed
+	 * for the callback */
+	const mps_warnings *answer_warnings;
 } mps_capacity_row;
 
 typedef mp_status (*mps_capacity_fn)(void *ctx, const mps_capacity_row *row);
@@ -479,7 +673,7 @@ typedef mp_status (*mps_capacity_fn)(void *ctx, const mps_capacity_row *row);
 
 #define MPS_ROOFLINE_MAX_OPS 64
 
-/* One operation of a roofline request (codec/roofline.c decodes it into a planner op). */
+/* One operation of a roofline request (codec/mpc_roofline.c decodes it into a planner op). */
 typedef struct mps_roofline_op {
 	mp_op op;
 	char kind[16];			/* the API's name: "matmul", "decode", ... */
@@ -501,6 +695,7 @@ typedef struct mps_roofline_transformer {
 	bool batch_given, context_given, prompt_given;	/* else 1 and the 4096-token defaults (stopped at the
 							   model's context) */
 	bool activation_given;
+	bool tp_given;			/* req.tensor_parallel_size given (else 1: one GPU) */
 	char pointer[24];		/* "/transformer", or "?" for the chart's query */
 } mps_roofline_transformer;
 
@@ -548,6 +743,7 @@ typedef struct mps_roofline_result {
 						   stopped below the model's context) */
 	const char *prompt_tokens_from;	/* static: "request", "default" or "model_context" */
 	const char *activation_dtype_from;	/* static: "request" or "default" (mp_step_activation_dtype) */
+	const char *tensor_parallel_size_from;	/* static: "request" or "default" (1) */
 	mp_step decode, prefill;
 	uint64_t decode_compute_bound_batch;	/* 0 = none */
 } mps_roofline_result;

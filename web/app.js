@@ -3,7 +3,9 @@
 // through textContent (never innerHTML), so a device or model name can never become markup.
 "use strict";
 
-// ----- numbers for people (the rules of codec/human.c) -------------------------------------------------------
+// ----- numbers for people (the rules of codec/mpc_human.c) -------------------------------------------------------
+
+const NBSP = "\u00a0"; // between a number and its unit
 
 function round3(v) {
   if (v === 0 || !isFinite(v)) return v;
@@ -28,11 +30,12 @@ function sig3(v) {
 function bytes(b) {
   if (b === null || b === undefined || !isFinite(b)) return "-";
   const a = Math.abs(b);
-  if (a < 1000) return count(b) + " B";
+  if (a < 1000) return count(b) + NBSP + "B";
   const dec = ["B", "kB", "MB", "GB", "TB", "PB"], bin = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
   let p = 0;
   while (p + 1 < 6 && round3(a / Math.pow(1000, p + 1)) >= 1) p++;
-  return sig3(b / Math.pow(1000, p)) + " " + dec[p] + " (" + sig3(b / Math.pow(1024, p)) + " " + bin[p] + ")";
+  // a number keeps its unit (no-break spaces): a narrow table cell breaks only before the GiB figure
+  return sig3(b / Math.pow(1000, p)) + NBSP + dec[p] + " (" + sig3(b / Math.pow(1024, p)) + NBSP + bin[p] + ")";
 }
 
 function si(v, unit) {
@@ -40,16 +43,16 @@ function si(v, unit) {
   const prefixes = ["", "k", "M", "G", "T", "P", "E"];
   let p = 0;
   while (p + 1 < prefixes.length && round3(v / Math.pow(1000, p)) >= 1000) p++;
-  return sig3(v / Math.pow(1000, p)) + " " + prefixes[p] + unit;
+  return sig3(v / Math.pow(1000, p)) + NBSP + prefixes[p] + unit;
 }
 
 function seconds(s) {
   if (s === null || s === undefined || !isFinite(s)) return "-";
   const a = round3(Math.abs(s));
-  if (a < 1e-6) return sig3(s * 1e9) + " ns";
-  if (a < 1e-3) return sig3(s * 1e6) + " us";
-  if (a < 1) return sig3(s * 1e3) + " ms";
-  return sig3(s) + " s";
+  if (a < 1e-6) return sig3(s * 1e9) + NBSP + "ns";
+  if (a < 1e-3) return sig3(s * 1e6) + NBSP + "us";
+  if (a < 1) return sig3(s * 1e3) + NBSP + "ms";
+  return sig3(s) + NBSP + "s";
 }
 
 // ----- the API ----------------------------------------------------------------------------------------------
@@ -199,6 +202,11 @@ function intField(id) {
   return /^[0-9]+$/.test(v) ? Number(v) : v; // anything else goes as it is: the API names what is wrong
 }
 
+// A count field sent only when it is not 1 (the API's default), so the request stays what the form shows.
+function countField(body, key, id) {
+  if ($(id).value.trim() !== "1") body[key] = intField(id);
+}
+
 function planBody() {
   const body = { model: modelSpec() };
   if ($("plan-device").value) body.device = $("plan-device").value;
@@ -207,15 +215,28 @@ function planBody() {
     body.kv_cache_dtype = $("kv_cache_dtype").value.trim();
     body.batch_size = intField("batch_size");
     body.sequence_length = intField("sequence_length");
-    if ($("tensor_parallel_size").value.trim() !== "1") body.tensor_parallel_size = intField("tensor_parallel_size");
+    countField(body, "tensor_parallel_size", "tensor_parallel_size");
+    if ($("engine").value) body.engine = $("engine").value;
   } else {
     body.precision = $("precision").value;
     body.optimizer = $("optimizer").value;
     body.micro_batch_size = intField("micro_batch_size");
     body.sequence_length = intField("train_sequence_length");
-    body.activation_recomputation = $("activation_recomputation").value;
+    // left out, the API chooses it as the framework would (and says so in warnings)
+    if ($("activation_recomputation").value) body.activation_recomputation = $("activation_recomputation").value;
     body.num_gpus = intField("num_gpus");
     if ($("sharding").value !== "none") body.sharding = $("sharding").value;
+    if ($("finetune").value !== "full") {
+      body.finetune = $("finetune").value;
+      body.lora_rank = intField("lora_rank");
+      const targets = $("lora_targets").value.trim();
+      if (targets && targets !== "all") body.lora_targets = targets;
+    }
+    countField(body, "tensor_parallel_size", "train_tensor_parallel_size");
+    if ($("sequence_parallel").value === "true") body.sequence_parallel = true;
+    countField(body, "pipeline_parallel_size", "pipeline_parallel_size");
+    countField(body, "context_parallel_size", "context_parallel_size");
+    countField(body, "expert_parallel_size", "expert_parallel_size");
   }
   return body;
 }
@@ -243,7 +264,9 @@ function renderPlan(doc, training) {
     verdict.textContent = "Memory only: choose a device for the fit";
     verdict.className = "verdict";
   }
-  total.textContent = "total " + count(mem.total_bytes) + " bytes = " + bytes(mem.total_bytes) + " per GPU" +
+  const host = fit && fit.device_kind === "cpu";
+  total.textContent = "total " + count(mem.total_bytes) + " bytes = " + bytes(mem.total_bytes) +
+    (host ? " of host memory" : " per GPU") +
     (fit ? (fit.fits ? " of a " : " against a ") + bytes(fit.budget_bytes || fit.capacity_bytes) + " budget" : "");
   total.dataset.bytes = String(mem.total_bytes);
   if (fit) {
@@ -252,8 +275,10 @@ function renderPlan(doc, training) {
     summaryItem(dl, training ? "largest micro-batch" : "largest batch",
       fit.max_batch_size ? count(fit.max_batch_size) + " at " + count(rq.sequence_length) + " tokens" : "none fits");
     summaryItem(dl, "longest sequence", fit.max_sequence_length ? count(fit.max_sequence_length) + " tokens" : "none fits");
-    const g = fit.min_gpus !== undefined ? fit.min_gpus : fit.min_num_gpus;
-    summaryItem(dl, "smallest GPU count", g ? count(g) : "none");
+    if (!host) { // a CPU is one host: no GPU count
+      const g = fit.min_gpus !== undefined ? fit.min_gpus : fit.min_num_gpus;
+      summaryItem(dl, "smallest GPU count", g ? count(g) : "none");
+    }
   }
   if (perf) {
     summaryItem(dl, "decode step", seconds(perf.decode_step_seconds) + ", " +
@@ -265,34 +290,80 @@ function renderPlan(doc, training) {
   warnings.replaceChildren();
   for (const w of doc.warnings || []) warnings.appendChild(el("li", typeof w === "string" ? w : w.message));
   warnings.hidden = warnings.children.length === 0;
+  const command = $("plan-command");
+  command.textContent = doc.engine && doc.engine.command ? doc.engine.command : "";
+  command.hidden = !command.textContent;
+  $("plan-breakdown").querySelector("caption").textContent = host ? "Host memory" : "Memory per GPU";
   const body = $("plan-breakdown").querySelector("tbody");
   body.replaceChildren();
+  let sum = 0;
   for (const [key, label] of training ? TRAINING_TERMS : INFERENCE_TERMS) {
-    if (mem[key] === undefined) continue;
+    if (mem[key] === undefined || mem[key] === null) continue;
+    sum += mem[key];
     const tr = row([label, count(mem[key]), sig3(mem[key] / 1e9), sig3(mem[key] / 1073741824),
-      training ? "" : sig3(100 * mem[key] / mem.total_bytes) + "%"]);
+      mem.total_bytes ? sig3(100 * mem[key] / mem.total_bytes) + "%" : "-"]);
     tr.dataset.term = key;
     body.appendChild(tr);
   }
   const tr = row(["total", count(mem.total_bytes), sig3(mem.total_bytes / 1e9), sig3(mem.total_bytes / 1073741824),
-    training ? "" : "100%"], "total");
+    "100%"], "total");
   tr.dataset.term = "total_bytes";
   body.appendChild(tr);
+  // training: the terms are each one's size and do not all coexist, so they add up to more than the total (the
+  // peak phase's); the API's own note says so, and the page says by how much
+  const note = $("plan-terms-note");
+  if (training && sum !== mem.total_bytes) {
+    const coexist = (doc.notes || []).find((n) => n.includes("do not all coexist"));
+    note.textContent = "The terms add up to " + bytes(sum) + ", not the total " + bytes(mem.total_bytes) +
+      ": they do not all coexist. The total is the peak of the " + (doc.peak_phase || "peak") + " phase" +
+      (doc.phases && doc.phases[doc.peak_phase] && doc.phases[doc.peak_phase].moment
+        ? " (" + doc.phases[doc.peak_phase].moment + ")" : "") + ", and each share is of that total." +
+      (coexist ? " " + coexist : "");
+    note.dataset.sumBytes = String(sum);
+    note.hidden = false;
+  } else {
+    note.textContent = "";
+    note.hidden = true;
+  }
   $("plan-result").hidden = false;
 }
 
-function showChart(body) {
+// The chart of the plan's device; for an inference plan of a stored model, the model's decode and prefill steps as
+// the plan answered them (doc.request: its resolved formats and tensor_parallel_size; the decode step at the last
+// token of sequence_length, the prefill of sequence_length tokens, as the plan's performance block takes them).
+function showChart(body, doc) {
   const img = $("roofline-chart");
-  if (!body.device) { img.hidden = true; return; }
+  if (!body.device || !doc.fit) { hideChart(); return; }
   const q = new URLSearchParams();
+  const rq = doc.request || {};
   if (typeof body.model === "string" && kind() === "inference") {
     q.set("model", body.model);
-    q.set("batch_size", String(body.batch_size));
-    q.set("context_tokens", String(body.sequence_length));
+    q.set("batch_size", String(rq.batch_size));
+    q.set("context_tokens", String(Math.max(rq.sequence_length - 1, 0)));
+    q.set("prompt_tokens", String(rq.sequence_length));
+    q.set("weight_dtype", rq.weight_dtype === "int4" && rq.int4_scheme ? rq.int4_scheme : rq.weight_dtype);
+    q.set("kv_cache_dtype", rq.kv_cache_dtype);
+    q.set("compute_dtype", rq.compute_dtype);
+    q.set("tensor_parallel_size", String(rq.tensor_parallel_size));
   }
-  img.src = "/v1/devices/" + encodeURIComponent(body.device) + "/roofline.svg" + (q.toString() ? "?" + q : "");
-  img.alt = "roofline of " + body.device + (q.get("model") ? " with " + q.get("model") + "'s operations" : "");
+  img.src = "/v1/devices/" + encodeURIComponent(doc.fit.device) + "/roofline.svg" + (q.toString() ? "?" + q : "");
+  img.alt = "roofline of " + doc.fit.device + (q.get("model") ? " with " + q.get("model") + "'s operations" : "");
   img.hidden = false;
+}
+
+function hideChart() {
+  const img = $("roofline-chart");
+  img.removeAttribute("src");
+  img.hidden = true;
+}
+
+// A result of another question is never left on screen: switching inference and training, or the model's source,
+// clears it (and its chart and errors).
+function clearPlan() {
+  $("plan-result").hidden = true;
+  $("plan-errors").hidden = true;
+  $("plan-total").dataset.bytes = "";
+  hideChart();
 }
 
 async function submitPlan(ev) {
@@ -307,14 +378,15 @@ async function submitPlan(ev) {
   }
   const training = kind() === "training";
   const r = await api(training ? "/v1/plan/training" : "/v1/plan/inference", body);
+  if (kind() !== (training ? "training" : "inference")) return; // the form changed while it was asked
   if (!r.ok) {
-    $("plan-result").hidden = true;
+    clearPlan();
     showErrors(errors, r.doc);
     return;
   }
   errors.hidden = true;
   renderPlan(r.doc, training);
-  showChart(body);
+  showChart(body, r.doc);
 }
 
 function toggle() {
@@ -330,7 +402,7 @@ function toggle() {
 
 async function start() {
   for (const i of document.querySelectorAll("input[name=kind], input[name=model-source]"))
-    i.addEventListener("change", toggle);
+    i.addEventListener("change", () => { clearPlan(); toggle(); });
   $("plan-form").addEventListener("submit", submitPlan);
   $("capacity-form").addEventListener("submit", showCapacity);
   const health = await api("/v1/health");

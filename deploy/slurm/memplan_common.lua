@@ -164,7 +164,7 @@ function M.load_site(path)
   return site, text
 end
 
--- ----- the fit table (codec/slurm.h in memplan's sources: the format, version 2) --------------------------------
+-- ----- the fit table (codec/mpc_slurm.h in memplan's sources: the format, version 2) --------------------------------
 
 -- Adler-32 (RFC 1950 section 8; zlib's adler32(), which memplan's writer uses) of the bytes i..j of s, as a number.
 -- In sums of 3,800 bytes, so the running sums stay exact in Lua 5.1's doubles. Example: adler32("Wikipedia", 1, 9)
@@ -196,7 +196,7 @@ local function unescape(field)
   end))
 end
 
--- The fit table from its text (the format of codec/slurm.h: "memplan-slurm-fit-table 2" first, "end BYTES ADLER32"
+-- The fit table from its text (the format of codec/mpc_slurm.h: "memplan-slurm-fit-table 2" first, "end BYTES ADLER32"
 -- last, one record a line). Checked whole before any of it is used: the first line, the last line's byte count and
 -- Adler-32, every record's fields (a job's min_gpus before the job is declared, a count that is not a whole number
 -- from 1 or "none"). Records of kinds this reader does not know are skipped (a newer writer's additions).

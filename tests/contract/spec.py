@@ -17,7 +17,9 @@ SPEC_PATH = os.path.join(ROOT, "openapi.yaml")
 METHODS = ("get", "put", "post", "delete", "patch", "options", "head", "trace")
 SPEC_URI = "urn:memplan:openapi"
 # Answered by the HTTP layer, on any path: documented once in the spec's components.
-DAEMON_LEVEL = {404, 405, 414, 431}
+# statuses any path may answer before an operation sees the request (openapi.yaml's info.description): unknown
+# paths and methods, framing, the Host check (DNS rebinding), the budget of bytes in flight, oversize headers
+DAEMON_LEVEL = {400, 403, 404, 405, 414, 431, 501, 503, 505}
 
 
 def load(path=SPEC_PATH):

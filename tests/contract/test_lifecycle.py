@@ -26,7 +26,7 @@ def get(url):
 def test_sigterm_finishes_the_request_in_flight():
     d = Daemon()
     s = socket.create_connection(("127.0.0.1", d.port), timeout=10)
-    head = ("POST /v1/plan/inference HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    head = ("POST /v1/plan/inference HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
             "Content-Length: %d\r\n\r\n" % len(PLAN)).encode()
     s.sendall(head + PLAN[:10])
     time.sleep(0.3)  # the daemon has the headers: the request is in flight
@@ -101,7 +101,7 @@ def test_beyond_1024_connections():
         for _ in range(1200):
             socks.append(socket.create_connection(("127.0.0.1", d.port), timeout=10))
         for s in (socks[0], socks[-1]):
-            s.sendall(b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
+            s.sendall(b"GET /v1/health HTTP/1.1\r\nHost: localhost\r\n\r\n")
             head = b""
             while len(head) < 12:
                 chunk = s.recv(12 - len(head))

@@ -131,16 +131,61 @@ def test_refused_in_problem_json(proxy, name):
 
 
 def test_http2_request_line(proxy):
-    """nginx answers 505 itself (its own page: see the note in deploy/nginx/memplan.conf), once, and closes."""
+    """nginx answers 505 itself, in problem+json (an internal location: a named one cannot serve a request nginx
+    could not parse, and the answer was nginx's HTML page), once, and closes."""
     answer, closed = raw(proxy["port"], b"GET /v1/health HTTP/2.0\r\nHost: t\r\n\r\n")
-    status, _, _ = status_and_body(answer)
+    status, ctype, _ = status_and_body(answer)
     assert status == 505 and closed and answer.count(b"HTTP/1.") == 1, answer[:300]
+    assert ctype == "application/problem+json" and b"<html" not in answer.lower(), answer[:300]
+
+
+MALFORMED_LINES = {
+    "three words and more": b"GET /v1/health HTTP/1.1 x\r\nHost: t\r\n\r\n",
+    "no space": b"GET/v1/health HTTP/1.1\r\nHost: t\r\n\r\n",
+    "lowercase method": b"get /v1/health HTTP/1.1\r\nHost: t\r\n\r\n",
+    "control bytes": b"\x01\x02garbage\r\n\r\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(MALFORMED_LINES))
+def test_malformed_request_line(proxy, name):
+    """Issue 30 finding 12: a request line nginx cannot parse got nginx's HTML 500 (the named location of its
+    error_page cannot serve a request without a parsed line); now the 400 is memplan's problem+json."""
+    answer, closed = raw(proxy["port"], MALFORMED_LINES[name])
+    status, ctype, body = status_and_body(answer)
+    assert status == 400 and ctype == "application/problem+json", answer[:300]
+    assert json.loads(body)["type"] == "urn:memplan:problem:malformed-request"
+    assert b"<html" not in answer.lower()
+
+
+def test_extender_body_past_one_mib(proxy):
+    """Issue 30 finding 13: the proxy's 1 MiB body limit refused extender calls of 6,000 nodes; /v1/k8s/ takes
+    memplan's --k8s-max-body-bytes (128 MiB) and passes the body on."""
+    node = {"metadata": {"name": "n", "labels": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+                                                 "nvidia.com/gpu.memory": "81559", "nvidia.com/gpu.count": "8",
+                                                 "feature.node.kubernetes.io/kernel-version.full": "6.8.0-1015-aws"}},
+            "status": {"allocatable": {"nvidia.com/gpu": "8"}}}
+    items = []
+    for i in range(6000):
+        n = json.loads(json.dumps(node))
+        n["metadata"]["name"] = "gpu-node-%05d" % i
+        n["metadata"]["labels"]["kubernetes.io/hostname"] = "gpu-node-%05d" % i
+        items.append(n)
+    body = json.dumps({"Pod": {"metadata": {"name": "p", "namespace": "d"}, "spec": {"containers": []}},
+                       "Nodes": {"metadata": {}, "items": items}, "NodeNames": None}).encode()
+    assert len(body) > 1024 * 1024
+    req = urllib.request.Request("http://127.0.0.1:%d/v1/k8s/filter" % proxy["port"], body,
+                                 {"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=60) as r:
+        answer = json.load(r)
+    assert r.status == 200 and len(answer["NodeNames"]) == 6000
 
 
 def test_invalid_header_line_dropped(proxy):
     """A header line without a colon (libmicrohttpd: an HTML 400) never reaches memplan: nginx drops it
     (ignore_invalid_headers) and the request is answered as without it."""
-    answer, _ = raw(proxy["port"], b"GET /v1/health HTTP/1.1\r\nHost: t\r\nBadHeaderLine\r\nConnection: close\r\n\r\n")
+    answer, _ = raw(proxy["port"],
+                    b"GET /v1/health HTTP/1.1\r\nHost: localhost\r\nBadHeaderLine\r\nConnection: close\r\n\r\n")
     status, ctype, body = status_and_body(answer)
     assert status == 200 and ctype == "application/json" and json.loads(body)["status"] == "ok"
 
@@ -181,7 +226,7 @@ def test_ordinary_and_streamed_answers_pass(proxy):
         with urllib.request.urlopen(req) as r:
             assert r.status == 200
             answers.append(r.read())
-    assert answers[0] == answers[1] and len(answers[0]) > 800_000  # streamed by memplan, passed on by nginx
+    assert answers[0] == answers[1] and len(answers[0]) > 800_000  # passed on by nginx as memplan sent it
     # memplan's own problem+json passes as it is
     req = urllib.request.Request(url + "/v1/plan/inference", b'{"model":"llama-3-8b"}',
                                  {"Content-Type": "application/json"})
