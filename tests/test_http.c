@@ -4,6 +4,7 @@
  * (400, 404, 405, 413, 415, 422 as problem+json naming the field), and the route table against
  * openapi.yaml.
  */
+#include <limits.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 
 #include <cmocka.h>
 #include <curl/curl.h>
+#include <openssl/evp.h>
 
 #include "../codec/mpc_json.h"
 #include "../model/fields.h"
@@ -859,6 +861,331 @@ static void test_newcomer_requests(void **state)
 	http_resp_free(&r);
 }
 
+/* ----- llama.cpp and Ollama over HTTP ------------------------------------------------------------------------
+ * Plans with engine llamacpp and ollama on a GGUF header of tests/ref/llamacpp/models, held to what the real llama.cpp
+ * printed for the same model and settings (tests/ref/llamacpp/runs.json, and the logs of memplan's own commands in
+ * tests/data/engines/llamacpp), POST /v1/engine-check of those logs, and the 422s of the engine options; every
+ * answer is logged for the contract tests (tests/contract/test_responses.py checks it against openapi.yaml). */
+
+/* The base64 (RFC 4648, OpenSSL's EVP_EncodeBlock) of a file; caller frees. */
+static char *b64_file(const char *file)
+{
+	size_t n;
+	unsigned char *p = (unsigned char *)ref_read(file, &n);
+	char *o;
+
+	if (p == NULL)
+		fail_msg("cannot read %s", file);
+	assert_true(n <= (size_t)INT_MAX / 4 * 3);
+	o = malloc(4 * ((n + 2) / 3) + 1);
+	assert_non_null(o);
+	EVP_EncodeBlock((unsigned char *)o, p, (int)n);
+	free(p);
+	return o;
+}
+
+/* {"gguf_header": base64 of tests/ref/llamacpp/models/<name>.gguf.hdr} */
+static cJSON *gguf_model(const char *name)
+{
+	char rel[128], *text;
+	cJSON *m = cJSON_CreateObject();
+
+	snprintf(rel, sizeof(rel), "llamacpp/models/%s.gguf.hdr", name);
+	text = b64_file(ref_path(rel));
+	cJSON_AddStringToObject(m, "gguf_header", text);
+	free(text);
+	return m;
+}
+
+/* bytes as llama.cpp prints a buffer: "%.2f" of bytes / 1024 / 1024 (MiB = 2^20 bytes). */
+static const char *as_mib(double bytes, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.2f", bytes / 1024.0 / 1024.0);
+	return buf;
+}
+
+/* The "mib" text of runs.json's buffer of kind on a device whose name starts with device, in the run of model whose
+ * arguments are args (space-separated); aborts when there is none. */
+static const char *run_buffer(const cJSON *runs, const char *model, const char *args, const char *kind,
+			      const char *device)
+{
+	const cJSON *run, *b, *a;
+
+	cJSON_ArrayForEach(run, cJSON_GetObjectItem(runs, "runs"))
+	{
+		char joined[256] = "";
+		size_t used = 0;
+
+		if (strcmp(cJSON_GetObjectItem(run, "model")->valuestring, model) != 0)
+			continue;
+		cJSON_ArrayForEach(a, cJSON_GetObjectItem(run, "args"))
+		used += (size_t)snprintf(joined + used, sizeof(joined) - used, "%s%s", used ? " " : "", a->valuestring);
+		if (strcmp(joined, args) != 0)
+			continue;
+		cJSON_ArrayForEach(b, cJSON_GetObjectItem(run, "buffers"))
+		if (strcmp(cJSON_GetObjectItem(b, "kind")->valuestring, kind) == 0 &&
+		    strncmp(cJSON_GetObjectItem(b, "device")->valuestring, device, strlen(device)) == 0)
+			return cJSON_GetObjectItem(b, "mib")->valuestring;
+	}
+	fail_msg("runs.json has no %s buffer on %s for %s %s", kind, device, model, args);
+	return NULL;
+}
+
+static const cJSON *placed(const cJSON *plan, int i, const char *member)
+{
+	const cJSON *d = cJSON_GetArrayItem(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(plan, "engine"), "placement"), "devices"), i);
+	const cJSON *v = cJSON_GetObjectItem(d, member);
+
+	if (v == NULL)
+		fail_msg("engine.placement.devices[%d].%s is missing", i, member);
+	return v;
+}
+
+static void post_json(fixture *f, const char *path, const cJSON *body, http_resp *r)
+{
+	char *text = cJSON_PrintUnformatted(body);
+
+	assert_non_null(text);
+	post(f, path, text, r);
+	free(text);
+}
+
+/* A llama.cpp run of tests/ref/llamacpp/runs.json again through the daemon: llama-q4_k_m, -c 2048 -ngl 99 -fa on
+ * -ctk q8_0 -ctv q8_0 with one RPC server standing in for the GPU (the CPU backend: engine_options.backend cpu) on an
+ * RTX 4090's memory; then the same settings under Ollama, whose llama-server runs CUDA on that GPU. */
+static void test_llamacpp_plans(void **state)
+{
+	fixture *f = *state;
+	cJSON *runs = ref_json("llamacpp/runs.json"), *body;
+	const char *args = "-c 2048 -ngl 99 -fa on -ctk q8_0 -ctv q8_0";
+	/* the cache: 2048 cells x 4 layers x (K and V) x 2 KV heads x 64 dims, q8_0 = 34 bytes per 32 values (ggml's
+	 * block_q8_0), the GGUF header's llama.block_count, head_count_kv and key_length */
+	const double kv_bytes = 2048.0 * 4 * 2 * (2 * 64) * 34 / 32;
+	char mib[32];
+	const cJSON *e, *o;
+	double host_model;
+	http_resp r;
+
+	assert_true(kv_bytes == 2228224.0);
+	body = cJSON_Parse("{\"batch_size\":1,\"sequence_length\":2048,\"device\":\"rtx-4090-24gb\",\"engine\":\"llamacpp\","
+			   "\"engine_options\":{\"gpu_layers\":99,\"cache_type_k\":\"q8_0\",\"cache_type_v\":\"q8_0\","
+			   "\"flash_attention\":\"on\",\"backend\":\"cpu\",\"host_device\":{\"name\":\"host\",\"kind\":"
+			   "\"cpu\",\"memory_bytes\":68719476736,\"memory_bandwidth_bytes_per_second\":1e11,"
+			   "\"peak_flops_per_second\":{\"fp32\":2e12}}}}");
+	assert_non_null(body);
+	cJSON_AddItemToObject(body, "model", gguf_model("llama-q4_k_m"));
+	post_json(f, "/v1/plan/inference", body, &r);
+	assert_int_equal(r.status, 200);
+	e = cJSON_GetObjectItem(r.json, "engine");
+	assert_string_equal(cJSON_GetObjectItem(e, "name")->valuestring, "llamacpp");
+	assert_non_null(strstr(cJSON_GetObjectItem(e, "command")->valuestring, "-ctk q8_0 -ctv q8_0 -fa on"));
+	assert_int_equal((int)num(e, "placement", "offloaded_layers"), 5); /* 4 layers and the output layer */
+	assert_string_equal(placed(r.json, 0, "role")->valuestring, "host");
+	assert_string_equal(placed(r.json, 1, "role")->valuestring, "gpu");
+	assert_string_equal(as_mib(placed(r.json, 0, "model_bytes")->valuedouble, mib, sizeof(mib)),
+			    run_buffer(runs, "llama-q4_k_m", args, "model", "CPU_Mapped"));
+	assert_string_equal(as_mib(placed(r.json, 1, "model_bytes")->valuedouble, mib, sizeof(mib)),
+			    run_buffer(runs, "llama-q4_k_m", args, "model", "RPC0"));
+	assert_string_equal(as_mib(placed(r.json, 1, "kv_cache_bytes")->valuedouble, mib, sizeof(mib)),
+			    run_buffer(runs, "llama-q4_k_m", args, "KV", "RPC0"));
+	assert_true(placed(r.json, 1, "kv_cache_bytes")->valuedouble == kv_bytes);
+	assert_true(placed(r.json, 0, "kv_cache_bytes")->valuedouble == 0);
+	host_model = placed(r.json, 0, "model_bytes")->valuedouble;
+	http_resp_free(&r);
+
+	/* Ollama: one cache type for K and V (OLLAMA_KV_CACHE_TYPE), num_gpu every layer and the output layer */
+	cJSON_ReplaceItemInObject(body, "engine", cJSON_CreateString("ollama"));
+	cJSON_ReplaceItemInObject(body, "engine_options",
+				  cJSON_Parse("{\"cache_type_k\":\"q8_0\",\"flash_attention\":\"on\"}"));
+	post_json(f, "/v1/plan/inference", body, &r);
+	assert_int_equal(r.status, 200);
+	e = cJSON_GetObjectItem(r.json, "engine");
+	assert_string_equal(cJSON_GetObjectItem(e, "name")->valuestring, "ollama");
+	o = cJSON_GetObjectItem(e, "ollama");
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "environment"), "OLLAMA_KV_CACHE_TYPE")->valuestring,
+			    "q8_0");
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "environment"), "OLLAMA_FLASH_ATTENTION")->valuestring,
+			    "1");
+	assert_int_equal((int)num(o, "options", "num_ctx"), 2048);
+	assert_int_equal((int)num(o, "options", "num_gpu"), 5);
+	assert_non_null(strstr(cJSON_GetObjectItem(o, "llama_server_command")->valuestring,
+			       "--cache-type-k q8_0 --cache-type-v q8_0 --flash-attn on"));
+	/* the cache and the host's mapped share are the same arithmetic on CUDA */
+	assert_true(placed(r.json, 1, "kv_cache_bytes")->valuedouble == kv_bytes);
+	assert_true(placed(r.json, 0, "model_bytes")->valuedouble == host_model);
+	http_resp_free(&r);
+	cJSON_Delete(body);
+	cJSON_Delete(runs);
+}
+
+/* The plan of a recorded case of tests/data/engines/llamacpp (<case>.json's plan, its model's GGUF header) and the
+ * log llama.cpp printed for its command. */
+static cJSON *recorded_plan(const char *name, char **log)
+{
+	char p[160], model[64];
+	size_t len;
+	char *meta_text;
+	cJSON *meta, *plan;
+	const char *m, *slash;
+
+	snprintf(p, sizeof(p), "tests/data/engines/llamacpp/%s.json", name);
+	meta_text = ref_read(p, &len);
+	if (meta_text == NULL)
+		fail_msg("cannot read %s (run from the worktree root)", p);
+	meta = cJSON_Parse(meta_text);
+	free(meta_text);
+	assert_non_null(meta);
+	m = cJSON_GetObjectItem(meta, "model")->valuestring; /* "gemma3/gemma3-q4_k_m.gguf" */
+	slash = strrchr(m, '/');
+	snprintf(model, sizeof(model), "%.*s", (int)(strlen(slash + 1) - 5), slash + 1);
+	plan = cJSON_DetachItemFromObject(meta, "plan");
+	cJSON_AddItemToObject(plan, "model", gguf_model(model));
+	cJSON_Delete(meta);
+	snprintf(p, sizeof(p), "tests/data/engines/llamacpp/%s.log", name);
+	*log = ref_read(p, &len);
+	if (*log == NULL)
+		fail_msg("cannot read %s", p);
+	return plan;
+}
+
+/* The reported figure of a kind (the n-th of it) in an engine check's answer. */
+static const cJSON *check_figure(const cJSON *doc, const char *kind, int nth)
+{
+	const cJSON *fig;
+
+	cJSON_ArrayForEach(fig, cJSON_GetObjectItem(doc, "figures"))
+	if (strcmp(cJSON_GetObjectItem(fig, "figure")->valuestring, kind) == 0 && nth-- == 0)
+		return fig;
+	fail_msg("no figure %s", kind);
+	return NULL;
+}
+
+/* A recorded host-only run: the plan's predicted lines about the model and KV buffers and the cache are the lines
+ * llama.cpp printed, verbatim; the engine check of that log finds its model buffer (model_mib, as printed) and each
+ * KV buffer (kv_mib, kv_n of them) equal to the plan's. */
+static void recorded_case(fixture *f, const char *name, const char *model_mib, const double *kv_mib, int kv_n)
+{
+	char *log;
+	cJSON *plan = recorded_plan(name, &log), *body;
+	const cJSON *line, *fig;
+	const char *engine = cJSON_GetObjectItem(plan, "engine")->valuestring;
+	int matched = 0;
+	http_resp r;
+
+	post_json(f, "/v1/plan/inference", plan, &r);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "engine"), "name")->valuestring, engine);
+	cJSON_ArrayForEach(line, cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "engine"),
+									  "predicted"),
+						 "log_lines"))
+	{
+		const char *t = line->valuestring;
+
+		if (strstr(t, "model buffer size") || strstr(t, "KV buffer size") || strstr(t, "llama_kv_cache: size =")) {
+			if (strstr(log, t) == NULL)
+				fail_msg("%s: the plan's line '%s' is not in what llama.cpp printed", name, t);
+			matched++;
+		}
+	}
+	assert_true(matched >= 1 + 2 * kv_n);
+	http_resp_free(&r);
+
+	body = cJSON_CreateObject();
+	cJSON_AddStringToObject(body, "engine", engine);
+	cJSON_AddStringToObject(body, "log", log);
+	cJSON_AddItemToObject(body, "plan", plan);
+	post_json(f, "/v1/engine-check", body, &r);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(cJSON_GetObjectItem(r.json, "engine")->valuestring, engine);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "summary"), "model_and_kv_match")));
+	fig = check_figure(r.json, "model_buffer_mib", 0);
+	assert_true(cJSON_GetObjectItem(fig, "reported")->valuedouble == strtod(model_mib, NULL));
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(fig, "within_tolerance")));
+	for (int i = 0; i < kv_n; i++) {
+		fig = check_figure(r.json, "kv_buffer_mib", i);
+		assert_true(cJSON_GetObjectItem(fig, "reported")->valuedouble == kv_mib[i]);
+		assert_true(cJSON_IsTrue(cJSON_GetObjectItem(fig, "within_tolerance")));
+	}
+	http_resp_free(&r);
+	cJSON_Delete(body);
+	free(log);
+}
+
+static void test_llamacpp_recorded(void **state)
+{
+	/* host-llama-q4_k_m.log line 100 "CPU_Mapped model buffer size = 2.50 MiB", 118 "CPU KV buffer size = 8.00
+	 * MiB"; ollama-host-gemma3-q4_k_m.log 128 "CPU model buffer size = 2.87 MiB", 148 and 153: the full cache's
+	 * 1.06 MiB and the sliding window's 2.66 */
+	static const double llama_kv[] = { 8.00 }, gemma_kv[] = { 1.06, 2.66 };
+
+	recorded_case(*state, "host-llama-q4_k_m", "2.50", llama_kv, 1);
+	recorded_case(*state, "ollama-host-gemma3-q4_k_m", "2.87", gemma_kv, 2);
+}
+
+/* The 422s of engines llamacpp and ollama, each naming its field. */
+static void test_llamacpp_errors(void **state)
+{
+	static const struct {
+		const char *engine, *model, *options, *field;
+	} cases[] = {
+		/* a model by id has no GGUF file to plan llama.cpp's buffers from */
+		{ "llamacpp", "\"llama-3-8b\"", NULL, "/model" },
+		{ "ollama", "\"llama-3-8b\"", NULL, "/model" },
+		{ "llamacpp", NULL, "{\"cache_type_k\":\"q3_k\"}", "/engine_options/cache_type_k" },
+		{ "llamacpp", NULL, "{\"ngl\":5}", "/engine_options/ngl" },
+		{ "llamacpp", NULL, "{\"gpu_layers\":-1}", "/engine_options/gpu_layers" },
+		{ "llamacpp", NULL, "{\"cache_type_v\":\"q8_0\",\"flash_attention\":\"off\"}", "/engine_options/cache_type_v" },
+		{ "ollama", NULL, "{\"n_ubatch\":128}", "/engine_options/n_ubatch" },
+		{ "ollama", NULL, "{\"cache_type_k\":\"q8_0\",\"cache_type_v\":\"f16\"}", "/engine_options/cache_type_v" },
+		/* engine_options are llama.cpp's and Ollama's knobs */
+		{ "vllm", "\"llama-3-8b\"", "{}", "/engine_options" },
+	};
+	fixture *f = *state;
+	char *hdr = b64_file(ref_path("llamacpp/models/llama-q4_k_m.gguf.hdr")), *body;
+	size_t cap = strlen(hdr) + 512;
+	http_resp r;
+
+	body = malloc(cap);
+	assert_non_null(body);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int n = snprintf(body, cap, "{\"batch_size\":1,\"sequence_length\":2048,\"engine\":\"%s\",", cases[i].engine);
+
+		if (cases[i].model)
+			n += snprintf(body + n, cap - (size_t)n, "\"model\":%s", cases[i].model);
+		else
+			n += snprintf(body + n, cap - (size_t)n, "\"model\":{\"gguf_header\":\"%s\"}", hdr);
+		if (cases[i].options)
+			n += snprintf(body + n, cap - (size_t)n, ",\"engine_options\":%s", cases[i].options);
+		snprintf(body + n, cap - (size_t)n, "}");
+		post(f, "/v1/plan/inference", body, &r);
+		if (r.status != 422 || strcmp(http_problem_field(&r), cases[i].field) != 0)
+			fail_msg("case %zu: %ld, field '%s', expected 422 naming %s", i, r.status, http_problem_field(&r),
+				 cases[i].field);
+		assert_string_equal(r.content_type, "application/problem+json");
+		http_resp_free(&r);
+	}
+	/* the engine check's plan: the same rule, under /plan */
+	post(f, "/v1/engine-check",
+	     "{\"engine\":\"llamacpp\",\"log\":\"load_tensors:   CPU_Mapped model buffer size =     2.50 MiB\","
+	     "\"plan\":{\"model\":\"llama-3-8b\",\"batch_size\":1,\"sequence_length\":4096}}",
+	     &r);
+	assert_int_equal(r.status, 422);
+	assert_string_equal(http_problem_field(&r), "/plan/model");
+	http_resp_free(&r);
+	/* a log with no line llama.cpp prints about its buffers */
+	snprintf(body, cap,
+		 "{\"engine\":\"llamacpp\",\"log\":\"nothing here\",\"plan\":{\"model\":{\"gguf_header\":\"%s\"},"
+		 "\"batch_size\":1,\"sequence_length\":4096}}",
+		 hdr);
+	post(f, "/v1/engine-check", body, &r);
+	assert_int_equal(r.status, 422);
+	assert_string_equal(http_problem_field(&r), "/log");
+	http_resp_free(&r);
+	free(body);
+	free(hdr);
+}
+
 /* Every route of the table is a path of openapi.yaml with that method, and the reverse. */
 static void test_routes_match_openapi(void **state)
 {
@@ -977,6 +1304,9 @@ int main(void)
 		cmocka_unit_test(test_plan_inference_inline),
 		cmocka_unit_test(test_plan_inference_fit),
 		cmocka_unit_test(test_engines),
+		cmocka_unit_test(test_llamacpp_plans),
+		cmocka_unit_test(test_llamacpp_recorded),
+		cmocka_unit_test(test_llamacpp_errors),
 		cmocka_unit_test(test_plan_training),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_hostile_text),

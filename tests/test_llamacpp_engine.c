@@ -9,6 +9,7 @@
  * itself cannot be installed here.
  */
 #include <dirent.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <openssl/evp.h>
 
 #include "../codec/codec.h"
 #include "../service/service.h"
@@ -59,20 +61,15 @@ static int teardown(void **state)
 
 /* ----- helpers -------------------------------------------------------------------------------------------- */
 
+/* The base64 (RFC 4648, OpenSSL's EVP_EncodeBlock) of n bytes; caller frees. */
 static char *b64(const unsigned char *p, size_t n)
 {
-	static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	char *o = malloc(4 * ((n + 2) / 3) + 1), *q = o;
+	char *o;
 
+	assert_true(n <= (size_t)INT_MAX / 4 * 3);
+	o = malloc(4 * ((n + 2) / 3) + 1);
 	assert_non_null(o);
-	for (size_t i = 0; i < n; i += 3) {
-		uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
-		*q++ = a[v >> 18 & 63];
-		*q++ = a[v >> 12 & 63];
-		*q++ = i + 1 < n ? a[v >> 6 & 63] : '=';
-		*q++ = i + 2 < n ? a[v & 63] : '=';
-	}
-	*q = '\0';
+	EVP_EncodeBlock((unsigned char *)o, p, (int)n);
 	return o;
 }
 
