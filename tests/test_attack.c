@@ -1204,12 +1204,14 @@ static void test_health_while_heavy(void **state)
 	assert_true(probes >= 3);
 	/* (a probe may lose its CPU to other work on a shared machine; a worker parsing a body whole delayed every
 	 * probe on its connections by the whole parse) */
-	/* under AddressSanitizer (make asan sets MEMPLAN_SANITIZED) every request runs 2-3 times slower: the bound is
-	 * one in five over 100 ms and none past 3 s, still far under the 2.9-4.3 s a probe waited behind a whole parse */
-	if (getenv("MEMPLAN_SANITIZED") ? (slow * 5 > probes || worst > 3.0) : (slow * 10 > probes || worst > 1.5))
-		fail_msg("%d of %d GET /v1/health took over 100 ms while the extender calls ran (slowest %.0f ms; want nine "
-			 "in ten within 100 ms and none past 1.5 s; sanitized: four in five, none past 3 s)",
-			 slow, probes, worst * 1e3);
+	/* The regression this guards: a probe behind a whole parse waited 2.9-4.3 s. On a loaded shared machine (make
+	 * check beside other builds) a probe loses its CPU now and then: one in five may pass 100 ms, none 1.5 s (the
+	 * p99 target itself is the bench's: bench/attack, bench/RESULTS.md). Under AddressSanitizer (make asan sets
+	 * MEMPLAN_SANITIZED) every request runs 2-3 times slower: none past 3 s. */
+	if (slow * 5 > probes || worst > (getenv("MEMPLAN_SANITIZED") ? 3.0 : 1.5))
+		fail_msg("%d of %d GET /v1/health took over 100 ms while the extender calls ran (slowest %.0f ms; want four "
+			 "in five within 100 ms and none past %s)",
+			 slow, probes, worst * 1e3, getenv("MEMPLAN_SANITIZED") ? "3 s (sanitized)" : "1.5 s");
 	free(body);
 	http_stop(&d, dir);
 }
