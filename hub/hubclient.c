@@ -210,19 +210,26 @@ mp_status mph_hub_get(const mph_hub *h, const char *repo, const char *revision, 
 			goto out;
 		}
 		if (code >= 300 && code < 400 && f.location[0]) {
-			char next[2048];
+			char next[sizeof(here) + sizeof(f.location)];
+			int n = 0;
 
 			if (http_url(f.location))
-				snprintf(next, sizeof(next), "%s", f.location);
+				n = snprintf(next, sizeof(next), "%s", f.location);
 			else if (f.location[0] == '/')
-				snprintf(next, sizeof(next), "%s%s", here, f.location);
+				n = snprintf(next, sizeof(next), "%s%s", here, f.location);
 			else {
 				st = mp_fail(err, MP_EUPSTREAM, "/model/hf_repo",
 					     "the Hub redirected %s/%s to '%.200s', not an http(s) URL or path", repo, file,
 					     f.location);
 				goto out;
 			}
-			snprintf(url, sizeof(url), "%s", next);
+			if (n < 0 || (size_t)n >= sizeof(url)) { /* never a cut URL */
+				st = mp_fail(err, MP_EUPSTREAM, "/model/hf_repo",
+					     "the Hub redirected %s/%s to a URL of %d bytes, over memplan's %zu", repo, file, n,
+					     sizeof(url) - 1);
+				goto out;
+			}
+			memcpy(url, next, (size_t)n + 1);
 			continue;
 		}
 		break;
