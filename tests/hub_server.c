@@ -149,7 +149,7 @@ static enum MHD_Result resolve(struct MHD_Connection *c, const char *url)
 		snprintf(path, sizeof(path), "%s/%s", repo, rev);
 		if (strlen(rev) != 40 || !exists(path))
 			return answer(c, 404, "{\"error\": \"Invalid rev id\"}", "RevisionNotFound");
-		snprintf(commit, sizeof(commit), "%s", rev);
+		snprintf(commit, sizeof(commit), "%.40s", rev); /* 40 hex digits (checked above) */
 	}
 	snprintf(path, sizeof(path), "%s/%s/%s", repo, commit, file);
 	if (!exists(path))
