@@ -174,6 +174,10 @@ mp_status mpc_inference_decode(const cJSON *body, const char *pointer, bool allo
  * Borrowed: rq, p.
  */
 void mpc_inference_plan_write(mpc_out *w, const mps_inference_request *rq, const mps_inference_plan *p);
+/* The same answer as member `name` of the object w is writing (the engine checks' "plan"); an encoder that runs out
+ * of memory marks w failed. */
+void mpc_inference_plan_member(mpc_out *w, const char *name, const mps_inference_request *rq,
+			       const mps_inference_plan *p);
 char *mpc_inference_plan_print(const mps_inference_request *rq, const mps_inference_plan *p, size_t *len);
 /* The defaults of an inference job before any field is read: what every decoder of one (the plan body, fit jobs, a
  * calibration's fit_plan, the capacity query) starts from: fused attention, double-quantised nf4, weight and KV

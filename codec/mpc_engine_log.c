@@ -572,21 +572,7 @@ void mpc_engine_check_write(mpc_out *w, const mps_engine_check_request *rq, cons
 	mpc_w_bool(w, "predicted_serves_max_model_len", c->plan.engine.predicted.serves_max_model_len);
 	mpc_w_bool(w, "figures_left_out", r->figures_left_out > 0);
 	mpc_w_end(w);
-	/* the inference plan's own encoder, as member plan */
-	{
-		mpc_out plan;
-		size_t len = 0;
-		char *text;
-
-		mpc_out_init(&plan);
-		mpc_inference_plan_write(&plan, &rq->plan, &c->plan);
-		text = mpc_out_finish(&plan, &len);
-		if (text == NULL)
-			w->failed = true;
-		else
-			mpc_w_raw(w, "plan", text, len);
-		free(text);
-	}
+	mpc_inference_plan_member(w, "plan", &rq->plan, &c->plan);
 	mpc_w_arr(w, "notes");
 	if (r->figures_left_out) {
 		char more[160];

@@ -754,3 +754,20 @@ const mpm_field *mpc_weight_formats_field_table(size_t *n)
 	*n = MPM_COUNT(format_fields);
 	return format_fields;
 }
+
+void mpc_inference_plan_member(mpc_out *w, const char *name, const mps_inference_request *rq,
+			       const mps_inference_plan *p)
+{
+	mpc_out plan;
+	size_t len = 0;
+	char *text;
+
+	mpc_out_init(&plan);
+	mpc_inference_plan_write(&plan, rq, p);
+	text = mpc_out_finish(&plan, &len);
+	if (text == NULL)
+		w->failed = true;
+	else
+		mpc_w_raw(w, name, text, len);
+	free(text);
+}

@@ -446,20 +446,7 @@ void mpc_llama_check_write(mpc_out *w, const mps_llama_check_request *rq, const 
 	mpc_w_bool(w, "backend", c->backend_from_log);
 	mpc_w_end(w);
 	mpc_w_end(w);
-	{
-		mpc_out plan;
-		size_t len = 0;
-		char *text;
-
-		mpc_out_init(&plan);
-		mpc_inference_plan_write(&plan, &rq->plan, &c->plan);
-		text = mpc_out_finish(&plan, &len);
-		if (text == NULL)
-			w->failed = true;
-		else
-			mpc_w_raw(w, "plan", text, len);
-		free(text);
-	}
+	mpc_inference_plan_member(w, "plan", &rq->plan, &c->plan);
 	mpc_w_arr(w, "notes");
 	mpc_w_lit(w, NULL,
 		  "Each figure llama.cpp printed (MiB = 2^20 bytes, two decimals): predicted is the plan's llama.cpp "
