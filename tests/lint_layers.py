@@ -209,6 +209,8 @@ class House:
             source = next((x for x in deps if x.endswith((".c", ".cu"))), None)
             if source is None:
                 continue
+            if not (os.path.exists(os.path.join(self.root, source)) or os.path.exists(source)):
+                continue  # a stale .d whose source was renamed or removed: see stale()
             kind, folder, src = self.folder_of(source)
             if kind == "unknown":
                 self.say(f"{src}: built into {os.path.relpath(d, self.root)}, but its folder {folder}/ has no level "
@@ -250,6 +252,19 @@ class House:
         return count
 
     # ----- symbols ----------------------------------------------------------------------------------------
+    def stale(self, obj):
+        """True for an object whose source is gone (left in the build folder by a rename): it is in no archive
+        and no program, so its symbols are no one's; said once, so that `make clean` can be run."""
+        d = obj[:-2] + ".d"
+        if not os.path.exists(d):
+            return False
+        source = next((x for x in parse_depfile(d) if x.endswith((".c", ".cu"))), None)
+        if source is None or os.path.exists(os.path.join(self.root, source)) or os.path.exists(source):
+            return False
+        print(f"lint_layers: skipping {os.path.relpath(obj, self.root)}: its source {source} is gone "
+              f"(a stale object; make clean removes it)")
+        return True
+
     def nm(self, files):
         """[(file[member], name, type)] of the external symbols of archives and objects."""
         if not files:
@@ -276,7 +291,8 @@ class House:
             lib = os.path.join(self.build, f"lib{folder}.a")
             if os.path.exists(lib):
                 files.append(lib)
-            files += walk(os.path.join(self.build, folder), ".o") + gen_objs.get(folder, [])
+            files += [o for o in walk(os.path.join(self.build, folder), ".o") if not self.stale(o)]
+            files += gen_objs.get(folder, [])
             for where, name, typ in self.nm(files):
                 if typ in ("U", "w", "v"):
                     used.setdefault(folder, {}).setdefault(name, where)
