@@ -772,6 +772,14 @@ const mpm_type mpm_types[] = {
      .experts_key = "num_experts"},
     {.name = "axk1", .model_class = "AXK1ForCausalLM", .read = mpm_read_axk1, .experts_key = "n_routed_experts"},
     {.name = "beam", .model_class = "BeamForCausalLM", .read = mpm_read_beam, .experts_key = "num_experts"},
+    /* captioning and OCR wrappers with towers of their own (model/hf_wrap_qformer.c) */
+    {.name = "blip-2", .model_class = "Blip2ForConditionalGeneration", .read = mpm_read_blip2, .wrapper = true},
+    {.name = "instructblip", .model_class = "InstructBlipForConditionalGeneration", .read = mpm_read_blip2, .wrapper = true},
+    {.name = "instructblipvideo", .model_class = "InstructBlipVideoForConditionalGeneration", .read = mpm_read_blip2,
+     .wrapper = true},
+    {.name = "got_ocr2", .model_class = "GotOcr2ForConditionalGeneration", .read = mpm_read_got_ocr2, .wrapper = true},
+    {.name = "pp_chart2table", .model_class = "GotOcr2ForConditionalGeneration (PPChart2TableConfig)",
+     .read = mpm_read_got_ocr2, .wrapper = true},
 };
 const size_t mpm_types_count = sizeof(mpm_types) / sizeof(mpm_types[0]);
 
