@@ -99,6 +99,17 @@ static bool read_text(hf_ctx *c, const char *dflt, bool required, mp_model *m)
 	return c->st == MP_OK;
 }
 
+/* tie_word_embeddings of a wrapper whose lm_head sits at the top (the wrapper's key, its class default dflt; a config
+ * that states it in text_config alone takes that, as the other wrappers: tests/ref/hf/README.md). */
+static void wrapper_tie(hf_ctx *c, mp_model *m, bool dflt)
+{
+	bool text_tie = m->tie_word_embeddings;
+
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), dflt);
+	if (!hf_has(c, "tie_word_embeddings") && c->text && cJSON_GetObjectItemCaseSensitive(c->text, "tie_word_embeddings"))
+		m->tie_word_embeddings = text_tie;
+}
+
 /* ----- BLIP-2, InstructBLIP, InstructBLIP-Video ---------------------------------------------------------------- */
 
 /* A causal decoder's root under BLIP's language_model (AutoModelForCausalLM.from_config(text_config)): the decoder's own
@@ -322,16 +333,27 @@ void mpm_read_blip2(hf_ctx *c, mp_model *m)
  * is 0), lin1 and lin2 with biases; the neck (a 1x1 and a 3x3 convolution to output_channels without bias, each
  * followed by a LayerNorm). Returns output_channels (0 on error).
  */
-static uint64_t sam_tower(hf_ctx *c, mp_model *m)
+typedef struct sam_spec {
+	const char *key;	/* the sub-config: "vision_config", "high_res_vision_config" */
+	uint8_t root;		/* the inventory root the tower goes under, and its name (static) */
+	const char *root_name;
+	bool sam_class;		/* SamVisionConfig: mlp_dim null or absent is int(hidden_size x mlp_ratio 4.0) */
+	bool needs_global;	/* the wrapper reads global_attn_indexes[0] (DeepseekVLHybridModel: an empty list is an
+				 * IndexError) */
+	uint64_t hidden;	/* out: the tower's width */
+} sam_spec;
+
+static uint64_t sam_tower(hf_ctx *c, mp_model *m, sam_spec *sp)
 {
 	char pointer[MP_POINTER_MAX];
 	hf_ctx v;
 	const cJSON *gl;
-	uint64_t h, L, heads, ch, image, patch, oc, win, mlp, side, global = 0, hd;
+	uint64_t h, L, heads, ch, image, patch, oc, win, mlp, side, global = 0, hd, listed = 4;
 	bool qkv_bias, abs_pos, rel_pos;
 	const char *lay = "layers.{i}", *attn = "layers.{i}.attn", *ml = "layers.{i}.mlp";
+	uint8_t root = sp->root;
 
-	if (!sub_config(c, "vision_config", &v, pointer, sizeof(pointer)))
+	if (!sub_config(c, sp->key, &v, pointer, sizeof(pointer)))
 		return 0;
 	h = hf_get_u64(&v, KEYS("hidden_size"), 768);
 	oc = hf_get_u64(&v, KEYS("output_channels"), 256);
@@ -344,7 +366,15 @@ static uint64_t sam_tower(hf_ctx *c, mp_model *m)
 	abs_pos = hf_get_bool(&v, KEYS("use_abs_pos"), true);
 	rel_pos = hf_get_bool(&v, KEYS("use_rel_pos"), true);
 	win = hf_get_u64(&v, KEYS("window_size"), 14);
-	mlp = hf_get_u64(&v, KEYS("mlp_dim"), 3072);
+	if (sp->sam_class && !hf_has(&v, "mlp_dim")) {
+		double r = hf_get_double(&v, v.cfg, "mlp_ratio", 4.0);
+
+		mlp = r > 0 && r < 65536 && h <= (UINT64_C(1) << 20) ? (uint64_t)((double)h * r) : 0;
+		if (v.st == MP_OK && mlp == 0)
+			hf_fail_key(&v, "mlp_ratio", "mlp_ratio must make hidden_size x mlp_ratio at least 1 (below 2^36)");
+	} else {
+		mlp = hf_get_u64(&v, KEYS("mlp_dim"), 3072);
+	}
 	if (v.st == MP_OK && (h == 0 || h > (UINT64_C(1) << 20) || L == 0 || L > MP_MAX_LAYERS || heads == 0 ||
 	                      heads > h || oc == 0 || oc > (UINT64_C(1) << 20) || ch == 0 || ch > 256 || patch == 0 ||
 	                      patch > image || image > (UINT64_C(1) << 16) || mlp == 0 || mlp > (UINT64_C(1) << 24) ||
@@ -367,6 +397,7 @@ static uint64_t sam_tower(hf_ctx *c, mp_model *m)
 
 		if (!cJSON_IsArray(gl))
 			hf_fail_key(&v, "global_attn_indexes", "global_attn_indexes must be a list of layer indices");
+		listed = (uint64_t)cJSON_GetArraySize(gl);
 		cJSON_ArrayForEach(e, gl)
 		{
 			if (!cJSON_IsNumber(e) || e->valuedouble != (double)(int64_t)e->valuedouble) {
@@ -385,39 +416,43 @@ static uint64_t sam_tower(hf_ctx *c, mp_model *m)
 		for (size_t i = 0; i < 4; i++)
 			global += dflt[i] < L;
 	}
+	if (v.st == MP_OK && sp->needs_global && listed == 0)
+		hf_fail_key(&v, "global_attn_indexes",
+		            "global_attn_indexes must name at least one layer (the wrapper reads its first entry)");
 	c->st = v.st;
 	if (c->st != MP_OK)
 		return 0;
 	side = image / patch;
 	hd = h / heads;
-	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.vision_tower.");
+	sp->hidden = h;
+	mp_inventory_root(&m->inv, root, sp->root_name);
 	{
 		uint64_t pos[4] = {1, side, side, h}, conv[4] = {h, ch, patch, patch}, c1[4] = {oc, h, 1, 1},
 		         c2[4] = {oc, oc, 3, 3};
 
 		if (abs_pos)
-			hf_shape(m, MP_ROOT_TOWER, NULL, "pos_embed", MP_TK_VISION, 0, pos, 4, 1);
-		hf_shape(m, MP_ROOT_TOWER, "patch_embed", "projection.weight", MP_TK_VISION, 0, conv, 4, 1);
-		vec(m, MP_ROOT_TOWER, "patch_embed", "projection.bias", MP_TK_VISION, h, 1);
-		hf_shape(m, MP_ROOT_TOWER, "neck", "conv1.weight", MP_TK_VISION, 0, c1, 4, 1);
-		hf_shape(m, MP_ROOT_TOWER, "neck", "conv2.weight", MP_TK_VISION, 0, c2, 4, 1);
+			hf_shape(m, root, NULL, "pos_embed", MP_TK_VISION, 0, pos, 4, 1);
+		hf_shape(m, root, "patch_embed", "projection.weight", MP_TK_VISION, 0, conv, 4, 1);
+		vec(m, root, "patch_embed", "projection.bias", MP_TK_VISION, h, 1);
+		hf_shape(m, root, "neck", "conv1.weight", MP_TK_VISION, 0, c1, 4, 1);
+		hf_shape(m, root, "neck", "conv2.weight", MP_TK_VISION, 0, c2, 4, 1);
 	}
-	LN(m, MP_ROOT_TOWER, "neck", "layer_norm1", MP_TK_VISION, oc, 1);
-	LN(m, MP_ROOT_TOWER, "neck", "layer_norm2", MP_TK_VISION, oc, 1);
-	LN(m, MP_ROOT_TOWER, lay, "layer_norm1", MP_TK_VISION, h, L);
-	LN(m, MP_ROOT_TOWER, lay, "layer_norm2", MP_TK_VISION, h, L);
-	LIN(m, MP_ROOT_TOWER, attn, "qkv", MP_TK_VISION, 3 * h, h, qkv_bias, L);
-	LIN(m, MP_ROOT_TOWER, attn, "proj", MP_TK_VISION, h, h, true, L);
+	LN(m, root, "neck", "layer_norm1", MP_TK_VISION, oc, 1);
+	LN(m, root, "neck", "layer_norm2", MP_TK_VISION, oc, 1);
+	LN(m, root, lay, "layer_norm1", MP_TK_VISION, h, L);
+	LN(m, root, lay, "layer_norm2", MP_TK_VISION, h, L);
+	LIN(m, root, attn, "qkv", MP_TK_VISION, 3 * h, h, qkv_bias, L);
+	LIN(m, root, attn, "proj", MP_TK_VISION, h, h, true, L);
 	if (rel_pos) {
 		uint64_t windowed = win ? L - global : 0, full = L - windowed;
 
-		mat(m, MP_ROOT_TOWER, attn, "rel_pos_h", MP_TK_VISION, 2 * win - 1, hd, windowed);
-		mat(m, MP_ROOT_TOWER, attn, "rel_pos_w", MP_TK_VISION, 2 * win - 1, hd, windowed);
-		mat(m, MP_ROOT_TOWER, attn, "rel_pos_h", MP_TK_VISION, 2 * side - 1, hd, full);
-		mat(m, MP_ROOT_TOWER, attn, "rel_pos_w", MP_TK_VISION, 2 * side - 1, hd, full);
+		mat(m, root, attn, "rel_pos_h", MP_TK_VISION, 2 * win - 1, hd, windowed);
+		mat(m, root, attn, "rel_pos_w", MP_TK_VISION, 2 * win - 1, hd, windowed);
+		mat(m, root, attn, "rel_pos_h", MP_TK_VISION, 2 * side - 1, hd, full);
+		mat(m, root, attn, "rel_pos_w", MP_TK_VISION, 2 * side - 1, hd, full);
 	}
-	LIN(m, MP_ROOT_TOWER, ml, "lin1", MP_TK_VISION, mlp, h, true, L);
-	LIN(m, MP_ROOT_TOWER, ml, "lin2", MP_TK_VISION, h, mlp, true, L);
+	LIN(m, root, ml, "lin1", MP_TK_VISION, mlp, h, true, L);
+	LIN(m, root, ml, "lin2", MP_TK_VISION, h, mlp, true, L);
 	return oc;
 }
 
@@ -433,16 +468,12 @@ static uint64_t sam_tower(hf_ctx *c, mp_model *m)
 void mpm_read_got_ocr2(hf_ctx *c, mp_model *m)
 {
 	uint64_t oc, th;
-	bool text_tie;
 
 	if (!read_text(c, "qwen2", true, m))
 		return;
 	m->inv.roots[MP_ROOT_DECODER] = "model.language_model.";
-	text_tie = m->tie_word_embeddings;
-	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
-	if (!hf_has(c, "tie_word_embeddings") && c->text && cJSON_GetObjectItemCaseSensitive(c->text, "tie_word_embeddings"))
-		m->tie_word_embeddings = text_tie;
-	oc = sam_tower(c, m);
+	wrapper_tie(c, m, true);
+	oc = sam_tower(c, m, &(sam_spec){"vision_config", MP_ROOT_TOWER, "model.vision_tower.", false, false, 0});
 	if (c->st != MP_OK)
 		return;
 	th = m->hidden_size;
@@ -454,4 +485,109 @@ void mpm_read_got_ocr2(hf_ctx *c, mp_model *m)
 		hf_shape(m, MP_ROOT_PROJECTOR, NULL, "conv_upsampler2.weight", MP_TK_PROJECTOR, 0, up2, 4, 1);
 	}
 	LIN(m, MP_ROOT_PROJECTOR, NULL, "multimodal_projector", MP_TK_PROJECTOR, th, th, true, 1);
+}
+
+/* ----- DeepSeek-VL hybrid ------------------------------------------------------------------------------------------- */
+
+
+/*
+ * SiglipVisionModel (SiglipVisionConfig: hidden 768, MLP 3072, 12 layers, 12 heads, 224 px images of 16 px patches,
+ * vision_use_head True) as planner/vision.c's SigLIP tower under tower_root, with no projector of its kind (the
+ * wrapper lists its own). Returns the tower's width (0 on error).
+ */
+static uint64_t siglip_tower(hf_ctx *c, mp_model *m, const char *tower_root, const char *projector_root)
+{
+	char pointer[MP_POINTER_MAX];
+	hf_ctx v;
+	const cJSON *mt;
+	mp_vision *t = &m->vision;
+	uint64_t h, inter, L, heads, ch, image, patch;
+
+	if (!sub_config(c, "vision_config", &v, pointer, sizeof(pointer)))
+		return 0;
+	mt = v.cfg ? cJSON_GetObjectItemCaseSensitive(v.cfg, "model_type") : NULL;
+	if (mt && !cJSON_IsNull(mt) && !(cJSON_IsString(mt) && strcmp(mt->valuestring, "siglip_vision_model") == 0))
+		hf_fail_key(&v, "model_type", "vision_config model_type must be siglip_vision_model (the SigLIP tower)");
+	h = hf_get_u64(&v, KEYS("hidden_size"), 768);
+	inter = hf_get_u64(&v, KEYS("intermediate_size"), 3072);
+	L = hf_get_u64(&v, KEYS("num_hidden_layers"), 12);
+	heads = hf_get_u64(&v, KEYS("num_attention_heads"), 12);
+	ch = hf_get_u64(&v, KEYS("num_channels"), 3);
+	image = hf_get_u64(&v, KEYS("image_size"), 224);
+	patch = hf_get_u64(&v, KEYS("patch_size"), 16);
+	t->map_head = hf_get_bool(&v, KEYS("vision_use_head"), true);
+	if (v.st == MP_OK && (heads == 0 || h % heads != 0))
+		hf_fail_key(&v, "num_attention_heads",
+		            "hidden_size must be a multiple of num_attention_heads (SiglipAttention raises ValueError)");
+	if (v.st == MP_OK && (h == 0 || h > (UINT64_C(1) << 20) || L == 0 || L > MP_MAX_LAYERS || inter == 0 ||
+	                      inter > (UINT64_C(1) << 24) || ch == 0 || ch > 256 || patch == 0 || patch > image ||
+	                      image > (UINT64_C(1) << 16)))
+		hf_fail_key(&v, h == 0 || h > (UINT64_C(1) << 20) ? "hidden_size"
+		                : L == 0 || L > MP_MAX_LAYERS      ? "num_hidden_layers"
+		                : inter == 0 || inter > (UINT64_C(1) << 24) ? "intermediate_size"
+		                : ch == 0 || ch > 256                       ? "num_channels"
+		                                                            : "patch_size",
+		            "the SigLIP tower needs hidden_size from 1 to 2^20, num_hidden_layers from 1 to 1024, "
+		            "intermediate_size from 1 to 2^24, 1 to 256 channels and a patch_size from 1 to image_size "
+		            "(at most 65536)");
+	c->st = v.st;
+	if (c->st != MP_OK)
+		return 0;
+	t->tower = MP_TOWER_SIGLIP;
+	t->tower_root = tower_root;
+	t->projector_root = projector_root;
+	t->hidden = h;
+	t->intermediate = inter;
+	t->layers = L;
+	t->channels = ch;
+	t->patch = patch;
+	t->positions = (image / patch) * (image / patch);
+	t->norm = MP_NORM_LAYER;
+	t->patch_bias = t->post_norm = t->attn_bias = t->mlp_bias = true;
+	t->projector = MP_PROJECTOR_NONE;
+	t->merge = 1;
+	t->out_hidden = m->hidden_size;
+	return h;
+}
+
+/*
+ * DeepSeek-VL hybrid (DeepseekVLHybridConfig: Llama's class defaults for text_config, SigLIP's for vision_config,
+ * SamVisionConfig's for high_res_vision_config; tied by default): the SigLIP tower under model.vision_model.; the SAM
+ * tower (SamVisionModel) under model.high_res_vision_model.vision_encoder.; DeepseekVLSamVisionNeck again outside it
+ * (high_res_vision_neck), DeepseekVLSamVisionProj (conv1 oc -> 2 oc, conv2 -> 4 oc, 3x3 without bias),
+ * high_res_vision_alpha [1]; the aligner (vision_proj and high_res_vision_proj to half the decoder's width, proj, all
+ * biased); the decoder under model.language_model., lm_head at the top.
+ */
+void mpm_read_deepseek_vl_hybrid(hf_ctx *c, mp_model *m)
+{
+	sam_spec sp = {"high_res_vision_config", MP_ROOT_EXTRA, "model.high_res_vision_model.vision_encoder.", true, true, 0};
+	uint64_t oc, vh, th;
+
+	if (!read_text(c, "llama", false, m))
+		return;
+	m->inv.roots[MP_ROOT_DECODER] = "model.language_model.";
+	wrapper_tie(c, m, true);
+	vh = siglip_tower(c, m, "model.vision_model.", "model.");
+	if (c->st != MP_OK)
+		return;
+	oc = sam_tower(c, m, &sp);
+	if (c->st != MP_OK)
+		return;
+	th = m->hidden_size;
+	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "model.");
+	{
+		uint64_t alpha[1] = {1}, c1[4] = {oc, sp.hidden, 1, 1}, c2[4] = {oc, oc, 3, 3}, p1[4] = {2 * oc, oc, 3, 3},
+		         p2[4] = {4 * oc, 2 * oc, 3, 3};
+
+		hf_shape(m, MP_ROOT_PROJECTOR, NULL, "high_res_vision_alpha", MP_TK_PROJECTOR, 0, alpha, 1, 1);
+		hf_shape(m, MP_ROOT_PROJECTOR, "high_res_vision_neck", "conv1.weight", MP_TK_VISION, 0, c1, 4, 1);
+		hf_shape(m, MP_ROOT_PROJECTOR, "high_res_vision_neck", "conv2.weight", MP_TK_VISION, 0, c2, 4, 1);
+		hf_shape(m, MP_ROOT_PROJECTOR, "high_res_vision_proj", "conv1.weight", MP_TK_PROJECTOR, 0, p1, 4, 1);
+		hf_shape(m, MP_ROOT_PROJECTOR, "high_res_vision_proj", "conv2.weight", MP_TK_PROJECTOR, 0, p2, 4, 1);
+	}
+	LN(m, MP_ROOT_PROJECTOR, "high_res_vision_neck", "layer_norm1", MP_TK_VISION, oc, 1);
+	LN(m, MP_ROOT_PROJECTOR, "high_res_vision_neck", "layer_norm2", MP_TK_VISION, oc, 1);
+	LIN(m, MP_ROOT_PROJECTOR, "aligner", "vision_proj", MP_TK_PROJECTOR, th / 2, vh, true, 1);
+	LIN(m, MP_ROOT_PROJECTOR, "aligner", "high_res_vision_proj", MP_TK_PROJECTOR, th / 2, 4 * oc, true, 1);
+	LIN(m, MP_ROOT_PROJECTOR, "aligner", "proj", MP_TK_PROJECTOR, th, th, true, 1);
 }

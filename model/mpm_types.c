@@ -780,6 +780,8 @@ const mpm_type mpm_types[] = {
     {.name = "got_ocr2", .model_class = "GotOcr2ForConditionalGeneration", .read = mpm_read_got_ocr2, .wrapper = true},
     {.name = "pp_chart2table", .model_class = "GotOcr2ForConditionalGeneration (PPChart2TableConfig)",
      .read = mpm_read_got_ocr2, .wrapper = true},
+    {.name = "deepseek_vl_hybrid", .model_class = "DeepseekVLHybridForConditionalGeneration",
+     .read = mpm_read_deepseek_vl_hybrid, .wrapper = true},
 };
 const size_t mpm_types_count = sizeof(mpm_types) / sizeof(mpm_types[0]);
 

@@ -1,6 +1,6 @@
 /*
  * test_wrap_qformer.c: the wrappers of model/hf_wrap_qformer.c with their worked numbers (BLIP-2's EVA tower and
- * Q-Former, GOT-OCR 2's SAM tower and projector; totals are tests/ref/hf/groundtruth.json's, transformers 5.24 on the
+ * Q-Former, GOT-OCR 2's SAM tower and projector, DeepSeek-VL hybrid's two towers; totals are tests/ref/hf/groundtruth.json's, transformers 5.24 on the
  * meta device) and the 422s of their bad configs, each naming its key. The ground-truth and variant tests
  * (test_models, test_inventory, test_inference) hold every case and variant name by name; these hold the arithmetic
  * and the refusals.
@@ -100,6 +100,25 @@ static void test_got_ocr2(void **state)
 	assert_int_equal(kv, UINT64_C(24) * 2 * 1024 * 2 * 4096);
 }
 
+/*
+ * DeepSeek-VL hybrid (DeepseekVLHybridConfig defaults: Llama-2-7B's decoder, SigLIP-B/16 with its head, SAM-B): the
+ * SAM tower as GOT-OCR 2's (89,670,912), its neck again (196,608 + 589,824 + 2 x 512 = 787,456), the projection
+ * convolutions 512 x 256 x 9 + 1,024 x 512 x 9 = 5,898,240, alpha 1, SigLIP 92,884,224, the aligner 2,048 x 768 +
+ * 2,048 x 1,024 + 4,096^2 + biases = 20,455,424.
+ */
+static void test_deepseek_vl_hybrid(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"deepseek_vl_hybrid\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(89670912) + 787456 + 5898240 + 1 + 92884224 +
+	                                (2048 * 768 + 2048 + 2048 * 1024 + 2048 + 4096 * 4096 + 4096));
+	assert_int_equal(pc.total, UINT64_C(6817039873));
+}
+
 static void test_bad_configs(void **state)
 {
 	static const struct {
@@ -123,6 +142,12 @@ static void test_bad_configs(void **state)
 	     "/model/hf_config/vision_config/global_attn_indexes"},
 	    {"{\"model_type\":\"got_ocr2\",\"text_config\":{\"model_type\":\"qwen2\"},\"vision_config\":{\"patch_size\":0}}",
 	     "/model/hf_config/vision_config/patch_size"},
+	    {"{\"model_type\":\"deepseek_vl_hybrid\",\"high_res_vision_config\":{\"global_attn_indexes\":[]}}",
+	     "/model/hf_config/high_res_vision_config/global_attn_indexes"},
+	    {"{\"model_type\":\"deepseek_vl_hybrid\",\"vision_config\":{\"model_type\":\"clip_vision_model\"}}",
+	     "/model/hf_config/vision_config/model_type"},
+	    {"{\"model_type\":\"deepseek_vl_hybrid\",\"high_res_vision_config\":{\"mlp_ratio\":0}}",
+	     "/model/hf_config/high_res_vision_config/mlp_ratio"},
 	};
 	mp_param_count pc;
 	mp_model m;
@@ -142,6 +167,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_blip2),
 	    cmocka_unit_test(test_got_ocr2),
+	    cmocka_unit_test(test_deepseek_vl_hybrid),
 	    cmocka_unit_test(test_bad_configs),
 	};
 

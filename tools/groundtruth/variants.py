@@ -940,6 +940,8 @@ def draw_wrapper(rng, t, cfg0):
         draw_blip(rng, t, d)
     if t in ("got_ocr2", "pp_chart2table"):
         draw_sam(rng, d)
+    if t == "deepseek_vl_hybrid":
+        draw_sam(rng, d, "high_res_vision_config", sam_class=True)
     if "mm_tokens_per_image" in top:
         # Gemma 3: the projector pools the patches to mm_tokens_per_image (a square that divides the patch grid)
         side = d["vision_config"]["image_size"] // d["vision_config"]["patch_size"]
@@ -975,9 +977,10 @@ def draw_blip(rng, t, d):
         d["tie_word_embeddings"] = rng.random() < 0.5
 
 
-def draw_sam(rng, d):
-    """GOT-OCR 2's SAM tower: width, heads (not always dividing it), layers, mlp_dim, output_channels, the image and
-    patch, window_size (0: every layer global), global_attn_indexes (some past the layers), its flags."""
+def draw_sam(rng, d, key="vision_config", sam_class=False):
+    """GOT-OCR 2's SAM tower (DeepSeek-VL hybrid's high_res_vision_config, SamVisionConfig: mlp_dim or mlp_ratio):
+    width, heads (not always dividing it), layers, mlp_dim, output_channels, the image and patch, window_size (0:
+    every layer global), global_attn_indexes (some past the layers), its flags."""
     h = rng.choice([2, 3, 4])
     L = rng.choice([1, 2, 3, 4])
     patch = rng.choice([4, 8, 16])
@@ -990,7 +993,16 @@ def draw_sam(rng, d):
             vc[k] = rng.random() < 0.5
     if rng.random() < 0.5:
         vc["num_channels"] = rng.choice([1, 3])
-    d["vision_config"] = {**vc, "model_type": d["vision_config"]["model_type"]}
+    if sam_class:
+        if not vc["global_attn_indexes"] and rng.random() < 0.8:   # the wrapper reads its first entry
+            vc["global_attn_indexes"] = [rng.choice(range(L))]
+        if rng.random() < 0.5:
+            del vc["mlp_dim"]
+            if rng.random() < 0.6:
+                vc["mlp_ratio"] = rng.choice([1.5, 2.0, 3.0])
+        d[key] = {**vc, "model_type": "sam_vision_model"}
+        return
+    d[key] = {**vc, "model_type": d[key]["model_type"]}
 
 
 def mrope(text, td):
