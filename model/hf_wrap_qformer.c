@@ -591,3 +591,131 @@ void mpm_read_deepseek_vl_hybrid(hf_ctx *c, mp_model *m)
 	LIN(m, MP_ROOT_PROJECTOR, "aligner", "high_res_vision_proj", MP_TK_PROJECTOR, th / 2, 4 * oc, true, 1);
 	LIN(m, MP_ROOT_PROJECTOR, "aligner", "proj", MP_TK_PROJECTOR, th, th, true, 1);
 }
+
+/* ----- Qianfan-OCR ---------------------------------------------------------------------------------------------------- */
+
+/* An image side or patch side: an integer, or a list of two integers (height, width) as the InternViT-style configs
+ * write (448, 448). Sets *a and *b; a 422 naming key otherwise. */
+static void two_sides(hf_ctx *c, const char *key, uint64_t dflt, uint64_t *a, uint64_t *b)
+{
+	const cJSON *v = c->cfg ? cJSON_GetObjectItemCaseSensitive(c->cfg, key) : NULL;
+
+	if (cJSON_IsArray(v)) {
+		const cJSON *x = cJSON_GetArrayItem(v, 0), *y = cJSON_GetArrayItem(v, 1);
+
+		if (cJSON_GetArraySize(v) != 2 || !cJSON_IsNumber(x) || !cJSON_IsNumber(y) || x->valuedouble < 1 ||
+		    y->valuedouble < 1 || x->valuedouble > 65536 || y->valuedouble > 65536 ||
+		    x->valuedouble != (double)(uint64_t)x->valuedouble || y->valuedouble != (double)(uint64_t)y->valuedouble) {
+			hf_fail_key(c, key, "a list here must hold two integers from 1 to 65536 (height, width)");
+			*a = *b = dflt;
+			return;
+		}
+		*a = (uint64_t)x->valuedouble;
+		*b = (uint64_t)y->valuedouble;
+		return;
+	}
+	*a = *b = hf_get_u64(c, (const char *const[]){key, NULL}, dflt);
+}
+
+/*
+ * Qianfan-OCR (QianfanOCRConfig: Qwen3's class defaults for text_config, untied; QianfanOCRVisionConfig: hidden 1024,
+ * 24 layers, 16 heads, MLP 4096, 448 px images of 14 px patches, attention_bias True, LayerNorms or RMSNorms
+ * (norm_type), RMSNorm q/k norms over the whole width with use_qk_norm, a mask token with use_mask_token, positions of
+ * the patches + 1 with use_absolute_position_embeddings, a final LayerNorm unless use_mean_pooling): InternVL's tower
+ * with its layers at model.vision_tower.layers.{i} (the cls token, layer-scale lambda_1 and lambda_2, q/k/v,
+ * projection_layer with a bias, fc1 and fc2), then QianfanOCRMultiModalProjector (a LayerNorm over the
+ * int(1 / downsample_ratio)^2 merged patches, linear_1 and linear_2 with biases).
+ */
+void mpm_read_qianfan_ocr(hf_ctx *c, mp_model *m)
+{
+	char pointer[MP_POINTER_MAX];
+	hf_ctx v;
+	const cJSON *nt;
+	uint64_t h, L, heads, inter, ch, ih, iw, ph, pw, pos, merge, in, th;
+	bool bias, qk, mask, abs_pos, pooling, rms;
+	double ratio;
+	const char *lay = "layers.{i}", *attn = "layers.{i}.attention", *mlp = "layers.{i}.mlp";
+
+	if (!read_text(c, "qwen3", false, m))
+		return;
+	m->inv.roots[MP_ROOT_DECODER] = "model.language_model.";
+	wrapper_tie(c, m, false);
+	if (!sub_config(c, "vision_config", &v, pointer, sizeof(pointer)))
+		return;
+	h = hf_get_u64(&v, KEYS("hidden_size"), 1024);
+	L = hf_get_u64(&v, KEYS("num_hidden_layers"), 24);
+	heads = hf_get_u64(&v, KEYS("num_attention_heads"), 16);
+	inter = hf_get_u64(&v, KEYS("intermediate_size"), 4096);
+	ch = hf_get_u64(&v, KEYS("num_channels"), 3);
+	two_sides(&v, "image_size", 448, &ih, &iw);
+	two_sides(&v, "patch_size", 14, &ph, &pw);
+	bias = hf_get_bool(&v, KEYS("attention_bias"), true);
+	qk = hf_get_bool(&v, KEYS("use_qk_norm"), false);
+	mask = hf_get_bool(&v, KEYS("use_mask_token"), false);
+	abs_pos = hf_get_bool(&v, KEYS("use_absolute_position_embeddings"), true);
+	pooling = hf_get_bool(&v, KEYS("use_mean_pooling"), true);
+	nt = v.cfg ? cJSON_GetObjectItemCaseSensitive(v.cfg, "norm_type") : NULL;
+	rms = cJSON_IsString(nt) && strcmp(nt->valuestring, "rms_norm") == 0;
+	if (nt && !cJSON_IsNull(nt) && !(cJSON_IsString(nt) && (rms || strcmp(nt->valuestring, "layer_norm") == 0)))
+		hf_fail_key(&v, "norm_type", "norm_type must be \"layer_norm\" or \"rms_norm\"");
+	if (v.st == MP_OK && (heads == 0 || h % heads != 0))
+		hf_fail_key(&v, "num_attention_heads",
+		            "hidden_size must be a multiple of num_attention_heads (QianfanOCRVisionAttention raises "
+		            "ValueError)");
+	if (v.st == MP_OK && (h == 0 || h > (UINT64_C(1) << 20) || L == 0 || L > MP_MAX_LAYERS || inter == 0 ||
+	                      inter > (UINT64_C(1) << 24) || ch == 0 || ch > 256 || ph > ih || pw > iw))
+		hf_fail_key(&v, h == 0 || h > (UINT64_C(1) << 20) ? "hidden_size"
+		                : L == 0 || L > MP_MAX_LAYERS      ? "num_hidden_layers"
+		                : inter == 0 || inter > (UINT64_C(1) << 24) ? "intermediate_size"
+		                : ch == 0 || ch > 256                       ? "num_channels"
+		                                                            : "patch_size",
+		            "the image tower needs hidden_size from 1 to 2^20, num_hidden_layers from 1 to 1024, "
+		            "intermediate_size from 1 to 2^24, 1 to 256 channels and a patch no larger than the image");
+	c->st = v.st;
+	ratio = hf_get_double(c, c->cfg, "downsample_ratio", 0.5);
+	if (c->st == MP_OK && !(ratio > 0 && ratio <= 1))
+		hf_fail_key(c, "downsample_ratio", "downsample_ratio must be in (0, 1]");
+	if (c->st != MP_OK)
+		return;
+	merge = (uint64_t)(1.0 / ratio);
+	in = merge * merge * h;
+	pos = (ih / ph) * (iw / pw) + 1;
+	th = m->hidden_size;
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.vision_tower.");
+	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "model.multi_modal_projector.");
+	{
+		uint64_t cls[3] = {1, 1, h}, pe[3] = {1, pos, h}, conv[4] = {h, ch, ph, pw};
+
+		hf_shape(m, MP_ROOT_TOWER, "embeddings", "cls_token", MP_TK_VISION, 0, cls, 3, 1);
+		if (mask)
+			hf_shape(m, MP_ROOT_TOWER, "embeddings", "mask_token", MP_TK_VISION, 0, cls, 3, 1);
+		if (abs_pos)
+			hf_shape(m, MP_ROOT_TOWER, "embeddings", "position_embeddings", MP_TK_VISION, 0, pe, 3, 1);
+		hf_shape(m, MP_ROOT_TOWER, "embeddings.patch_embeddings", "projection.weight", MP_TK_VISION, 0, conv, 4, 1);
+		vec(m, MP_ROOT_TOWER, "embeddings.patch_embeddings", "projection.bias", MP_TK_VISION, h, 1);
+	}
+	vec(m, MP_ROOT_TOWER, lay, "lambda_1", MP_TK_VISION, h, L);
+	vec(m, MP_ROOT_TOWER, lay, "lambda_2", MP_TK_VISION, h, L);
+	LIN(m, MP_ROOT_TOWER, attn, "q_proj", MP_TK_VISION, h, h, bias, L);
+	LIN(m, MP_ROOT_TOWER, attn, "k_proj", MP_TK_VISION, h, h, bias, L);
+	LIN(m, MP_ROOT_TOWER, attn, "v_proj", MP_TK_VISION, h, h, bias, L);
+	LIN(m, MP_ROOT_TOWER, attn, "projection_layer", MP_TK_VISION, h, h, true, L);
+	if (qk) {
+		vec(m, MP_ROOT_TOWER, attn, "q_norm.weight", MP_TK_VISION, h, L);
+		vec(m, MP_ROOT_TOWER, attn, "k_norm.weight", MP_TK_VISION, h, L);
+	}
+	LIN(m, MP_ROOT_TOWER, mlp, "fc1", MP_TK_VISION, inter, h, true, L);
+	LIN(m, MP_ROOT_TOWER, mlp, "fc2", MP_TK_VISION, h, inter, true, L);
+	if (rms) {
+		vec(m, MP_ROOT_TOWER, lay, "layernorm_before.weight", MP_TK_VISION, h, L);
+		vec(m, MP_ROOT_TOWER, lay, "layernorm_after.weight", MP_TK_VISION, h, L);
+	} else {
+		LN(m, MP_ROOT_TOWER, lay, "layernorm_before", MP_TK_VISION, h, L);
+		LN(m, MP_ROOT_TOWER, lay, "layernorm_after", MP_TK_VISION, h, L);
+	}
+	if (!pooling)
+		LN(m, MP_ROOT_TOWER, NULL, "layernorm", MP_TK_VISION, h, 1);
+	LN(m, MP_ROOT_PROJECTOR, NULL, "layer_norm", MP_TK_PROJECTOR, in, 1);
+	LIN(m, MP_ROOT_PROJECTOR, NULL, "linear_1", MP_TK_PROJECTOR, th, in, true, 1);
+	LIN(m, MP_ROOT_PROJECTOR, NULL, "linear_2", MP_TK_PROJECTOR, th, th, true, 1);
+}

@@ -782,6 +782,8 @@ const mpm_type mpm_types[] = {
      .read = mpm_read_got_ocr2, .wrapper = true},
     {.name = "deepseek_vl_hybrid", .model_class = "DeepseekVLHybridForConditionalGeneration",
      .read = mpm_read_deepseek_vl_hybrid, .wrapper = true},
+    {.name = "qianfan_ocr", .model_class = "QianfanOCRForConditionalGeneration", .read = mpm_read_qianfan_ocr,
+     .wrapper = true},
 };
 const size_t mpm_types_count = sizeof(mpm_types) / sizeof(mpm_types[0]);
 

@@ -1,6 +1,6 @@
 /*
  * test_wrap_qformer.c: the wrappers of model/hf_wrap_qformer.c with their worked numbers (BLIP-2's EVA tower and
- * Q-Former, GOT-OCR 2's SAM tower and projector, DeepSeek-VL hybrid's two towers; totals are tests/ref/hf/groundtruth.json's, transformers 5.24 on the
+ * Q-Former, GOT-OCR 2's SAM tower and projector, DeepSeek-VL hybrid's two towers, Qianfan-OCR's InternViT; totals are tests/ref/hf/groundtruth.json's, transformers 5.24 on the
  * meta device) and the 422s of their bad configs, each naming its key. The ground-truth and variant tests
  * (test_models, test_inventory, test_inference) hold every case and variant name by name; these hold the arithmetic
  * and the refusals.
@@ -119,6 +119,27 @@ static void test_deepseek_vl_hybrid(void **state)
 	assert_int_equal(pc.total, UINT64_C(6817039873));
 }
 
+/*
+ * Qianfan-OCR (QianfanOCRConfig defaults: Qwen3Config's decoder, untied): InternViT-300M (cls token 1,024, positions
+ * 1,025 x 1,024, patch convolution 1,024 x 3 x 14 x 14 + bias, 24 layers of 12,598,272: q/k/v/projection with biases,
+ * fc1 and fc2, two LayerNorms, lambda_1 and lambda_2) = 304,012,288; the projector's LayerNorm over 4 x 1,024, linear_1
+ * 4,096 -> 4,096 and linear_2, biased: 33,570,816.
+ */
+static void test_qianfan_ocr(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"qianfan_ocr\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(1024) + 1025 * 1024 + 1024 * 3 * 14 * 14 + 1024 + UINT64_C(24) * 12598272 +
+	                                2 * 4096 + 2 * (4096 * 4096 + 4096));
+	assert_int_equal(pc.vision, UINT64_C(304012288) + 33570816);
+	assert_int_equal(pc.total, UINT64_C(12387044352));
+	assert_int_equal(pc.lm_head, UINT64_C(151936) * 4096);
+}
+
 static void test_bad_configs(void **state)
 {
 	static const struct {
@@ -148,6 +169,11 @@ static void test_bad_configs(void **state)
 	     "/model/hf_config/vision_config/model_type"},
 	    {"{\"model_type\":\"deepseek_vl_hybrid\",\"high_res_vision_config\":{\"mlp_ratio\":0}}",
 	     "/model/hf_config/high_res_vision_config/mlp_ratio"},
+	    {"{\"model_type\":\"qianfan_ocr\",\"vision_config\":{\"norm_type\":\"batch_norm\"}}",
+	     "/model/hf_config/vision_config/norm_type"},
+	    {"{\"model_type\":\"qianfan_ocr\",\"vision_config\":{\"image_size\":[448]}}",
+	     "/model/hf_config/vision_config/image_size"},
+	    {"{\"model_type\":\"qianfan_ocr\",\"downsample_ratio\":2}", "/model/hf_config/downsample_ratio"},
 	};
 	mp_param_count pc;
 	mp_model m;
@@ -168,6 +194,7 @@ int main(void)
 	    cmocka_unit_test(test_blip2),
 	    cmocka_unit_test(test_got_ocr2),
 	    cmocka_unit_test(test_deepseek_vl_hybrid),
+	    cmocka_unit_test(test_qianfan_ocr),
 	    cmocka_unit_test(test_bad_configs),
 	};
 

@@ -942,6 +942,20 @@ def draw_wrapper(rng, t, cfg0):
         draw_sam(rng, d)
     if t == "deepseek_vl_hybrid":
         draw_sam(rng, d, "high_res_vision_config", sam_class=True)
+    if t == "qianfan_ocr":
+        # InternViT's flags, the norm kind, a (height, width) image, the pixel shuffle's ratio
+        vc = d["vision_config"]
+        for k in ("attention_bias", "use_qk_norm", "use_mask_token", "use_absolute_position_embeddings",
+                  "use_mean_pooling"):
+            if rng.random() < 0.7:
+                vc[k] = rng.random() < 0.5
+        if rng.random() < 0.6:
+            vc["norm_type"] = rng.choice(["layer_norm", "rms_norm"])
+        if rng.random() < 0.4:
+            vc["image_size"] = [vc["image_size"], vc["image_size"]]
+            vc["patch_size"] = [vc["patch_size"], vc["patch_size"]]
+        if rng.random() < 0.5:
+            d["downsample_ratio"] = rng.choice([0.5, 0.25, 1.0])
     if "mm_tokens_per_image" in top:
         # Gemma 3: the projector pools the patches to mm_tokens_per_image (a square that divides the patch grid)
         side = d["vision_config"]["image_size"] // d["vision_config"]["patch_size"]
