@@ -784,6 +784,8 @@ const mpm_type mpm_types[] = {
      .read = mpm_read_deepseek_vl_hybrid, .wrapper = true},
     {.name = "qianfan_ocr", .model_class = "QianfanOCRForConditionalGeneration", .read = mpm_read_qianfan_ocr,
      .wrapper = true},
+    {.name = "granite4_vision", .model_class = "Granite4VisionForConditionalGeneration",
+     .read = mpm_read_granite4_vision, .wrapper = true},
 };
 const size_t mpm_types_count = sizeof(mpm_types) / sizeof(mpm_types[0]);
 

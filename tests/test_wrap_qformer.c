@@ -1,6 +1,6 @@
 /*
  * test_wrap_qformer.c: the wrappers of model/hf_wrap_qformer.c with their worked numbers (BLIP-2's EVA tower and
- * Q-Former, GOT-OCR 2's SAM tower and projector, DeepSeek-VL hybrid's two towers, Qianfan-OCR's InternViT; totals are tests/ref/hf/groundtruth.json's, transformers 5.24 on the
+ * Q-Former, GOT-OCR 2's SAM tower and projector, DeepSeek-VL hybrid's two towers, Qianfan-OCR's InternViT, Granite 4 Vision's Window Q-Formers; totals are tests/ref/hf/groundtruth.json's, transformers 5.24 on the
  * meta device) and the 422s of their bad configs, each naming its key. The ground-truth and variant tests
  * (test_models, test_inventory, test_inference) hold every case and variant name by name; these hold the arithmetic
  * and the refusals.
@@ -140,6 +140,33 @@ static void test_qianfan_ocr(void **state)
 	assert_int_equal(pc.lm_head, UINT64_C(151936) * 4096);
 }
 
+/*
+ * Granite 4 Vision: transformers 5.24 builds no default (deepstack_layer_map and downsample_rate are None), so the
+ * default is a 422 naming deepstack_layer_map; with "1/4" and two pairs (tools/groundtruth/configs/
+ * granite4_vision-deepstack-variant.json) transformers counts 6,901,582,080: Granite's 6,607,343,616 (untied), CLIP-B/32
+ * 87,456,000, image_newline 4,096 and 6 Window Q-Former downsamplers of 12,617,728 (one layer of 9,451,776 with its
+ * cross-attention, the Q-Former's LayerNorm, query 768, image_positions 16 x 768, a LayerNorm and out_linear
+ * 768 -> 4,096 with its bias).
+ */
+static void test_granite4_vision(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"granite4_vision\"}", &pc, &m, &err), MP_EINVAL);
+	assert_string_equal(err.field, "/model/hf_config/deepstack_layer_map");
+	assert_int_equal(count_text("{\"model_type\":\"granite4_vision\",\"downsample_rate\":\"1/4\","
+	                            "\"deepstack_layer_map\":[[-19,9],[-13,6]]}",
+	                            &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(87456000) + 4096 + 6 * (UINT64_C(9451776) + 1536 + 768 + 16 * 768 + 1536 +
+	                                                              768 * 4096 + 4096));
+	assert_int_equal(pc.vision, UINT64_C(87456000) + 4096 + 6 * UINT64_C(12617728));
+	assert_int_equal(pc.total, UINT64_C(6901582080));
+}
+
 static void test_bad_configs(void **state)
 {
 	static const struct {
@@ -174,6 +201,13 @@ static void test_bad_configs(void **state)
 	    {"{\"model_type\":\"qianfan_ocr\",\"vision_config\":{\"image_size\":[448]}}",
 	     "/model/hf_config/vision_config/image_size"},
 	    {"{\"model_type\":\"qianfan_ocr\",\"downsample_ratio\":2}", "/model/hf_config/downsample_ratio"},
+	    {"{\"model_type\":\"granite4_vision\",\"deepstack_layer_map\":[],\"downsample_rate\":\"1:4\"}",
+	     "/model/hf_config/downsample_rate"},
+	    {"{\"model_type\":\"granite4_vision\",\"deepstack_layer_map\":[[1]],\"downsample_rate\":\"1/4\"}",
+	     "/model/hf_config/deepstack_layer_map"},
+	    {"{\"model_type\":\"granite4_vision\",\"deepstack_layer_map\":[],\"downsample_rate\":\"1/4\","
+	     "\"vision_config\":{\"hidden_size\":32,\"num_attention_heads\":2}}",
+	     "/model/hf_config/vision_config/hidden_size"},
 	};
 	mp_param_count pc;
 	mp_model m;
@@ -195,6 +229,7 @@ int main(void)
 	    cmocka_unit_test(test_got_ocr2),
 	    cmocka_unit_test(test_deepseek_vl_hybrid),
 	    cmocka_unit_test(test_qianfan_ocr),
+	    cmocka_unit_test(test_granite4_vision),
 	    cmocka_unit_test(test_bad_configs),
 	};
 

@@ -942,6 +942,21 @@ def draw_wrapper(rng, t, cfg0):
         draw_sam(rng, d)
     if t == "deepseek_vl_hybrid":
         draw_sam(rng, d, "high_res_vision_config", sam_class=True)
+    if t == "granite4_vision":
+        # the CLIP tower at least 64 wide (the Window Q-Former takes hidden / 64 heads), the downsamplers' windows,
+        # deepstack_layer_map pairs (none to three), the Q-Former absent (its SubConfigSpec defaults) or partial
+        vc = d["vision_config"]
+        vc["hidden_size"] = rng.choice([64, 128])
+        vc["num_attention_heads"] = rng.choice([2, 4])
+        d["downsample_rate"] = rng.choice(["1/2", "1/4", "2/4", "3/8"])
+        d["deepstack_layer_map"] = [[-rng.choice([1, 2]), rng.choice(range(2))] for _ in range(rng.choice([0, 1, 2, 3]))]
+        if rng.random() < 0.6:
+            qc = {}
+            for k, vals in (("num_hidden_layers", [1, 2, 3]), ("intermediate_size", [48, 64]),
+                            ("cross_attention_frequency", [1, 2]), ("use_qformer_text_input", [False, True])):
+                if rng.random() < 0.7:
+                    qc[k] = rng.choice(vals)
+            d["qformer_config"] = qc
     if t == "qianfan_ocr":
         # InternViT's flags, the norm kind, a (height, width) image, the pixel shuffle's ratio
         vc = d["vision_config"]
@@ -1106,7 +1121,7 @@ def cache_runs(cfg):
     for n in LENGTHS:
         ids = torch.randint(3, max(4, vocab - 16), (BATCH, n))
         kw = {}
-        if module_state:
+        if module_state or getattr(tc, "model_type", None) in generate.CACHE_PASSED_TYPES:
             from transformers import DynamicCache
             kw["cache"] = DynamicCache(config=tc)
         with torch.no_grad():
