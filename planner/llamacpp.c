@@ -338,11 +338,16 @@ static bool host_ffn_replay(const mp_llamacpp_params *p, const mp_llamacpp_plan 
  * first layer and frees it after the last, so two kinds whose layers do not interleave hold one mask at a time.
  *
  * Tensor overrides: the host runs the feed-forward of the layers whose FFN weights it keeps (the op goes where the
- * weight is: ggml_backend_sched_backend_id_from_cur "1.wgt"), so its moment is the FFN's widest node (gate, up and
- * their GLU product, of the kept width) beside the embeddings input, the gathers and any mask not yet copied to the
- * GPU (the host's copy is freed once copied); a GPU whose layers' FFN are all on the host keeps the attention's
- * moment (the residual, the norm, q, the attention output and the split input the host returns, and K and V; a
- * MoE's selected experts' outputs, weighted and summed on the GPU).
+ * weight is: ggml_backend_sched_backend_id_from_cur "1.wgt"); with every layer offloaded its buffer is ggml-alloc's
+ * placement replayed (host_ffn_replay). A GPU whose layers' FFN are all on the host keeps the attention's moment:
+ * the residual, the norm, Q and its roped (or normed) copy, K and V then taking the Q product's freed block; a fused
+ * qkv projection's output is held whole (n_embd + K + V wide), and a MoE's selected experts' outputs come back
+ * unweighted (n_embd x n_expert_used per token: the weighting and the sum have no weight of their own and run on
+ * the GPU).
+ *
+ * The device of the output layer ends on the logits: n_outputs x n_vocab fp32 beside the last residual, with
+ * n_outputs = n_ubatch in the reserve (llama-context.cpp sched_reserve: n_outputs_pp = min(n_ubatch, n_outputs_max),
+ * n_outputs_max = n_batch), every mask freed by then.
  * Each term's source: src/llama-graph.cpp (build_attn_mha, build_ffn, build_moe_ffn, build_inp_embd).
  */
 static bool compute_bytes(const mp_llamacpp_params *p, const mp_llamacpp_plan *pl, uint32_t slot, uint64_t *out)
@@ -411,9 +416,10 @@ static bool compute_bytes(const mp_llamacpp_params *p, const mp_llamacpp_plan *p
 	if (slot != 0 && layers == 1 && copies == 1)
 		ffn = T * 4 * ((p->plain_ffn ? 1 : 2) * width + 3 * n_embd);
 	if (slot != 0 && p->override == MP_LLAMACPP_OT_FFN)
-		/* the FFN runs on the host: the attention's moment (residual, norm, q, output, the FFN's result copied
-		 * back; K and V); a MoE's experts' outputs come back unweighted (n_embd x n_expert_used per token: the
-		 * weighting and the sum have no weight of their own and run on the GPU) */
+		/* the FFN runs on the host: the attention's moment (the residual, the norm, Q and its roped or normed copy,
+		 * the copied-in split input and the host's result; K and V fit the Q product's freed block unless a fused
+		 * qkv output holds them, and a MoE's experts' outputs come back unweighted (n_embd x n_expert_used per
+		 * token: the weighting and the sum have no weight of their own and run on the GPU) */
 		ffn = T * 4 * (5 * n_embd + (p->n_expert || p->fused_qkv ? p->n_embd_k_gqa[0] + p->n_embd_v_gqa[0] : 0) +
 			       (p->n_expert ? (uint64_t)n_embd * p->n_expert_used : 0));
 	/* without flash attention: the scores (n_kv x n_ubatch x n_head, fp32, softmax in place) and the attention's
