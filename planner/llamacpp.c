@@ -310,6 +310,141 @@ static bool host_ffn_replay(const mp_llamacpp_params *p, const mp_llamacpp_plan 
 }
 
 /*
+ * The GPU's compute buffer when it runs every layer of a MoE model with flash attention and one cache, and the host
+ * keeps feed-forward work of those layers (-ot ffn_.*, -ot exps, --n-cpu-moe): ggml-alloc's placement replayed, as
+ * host_ffn_replay does for the host, in the order the traced ggml-alloc.c showed (mixtral; qwen3moe's Q and K norms
+ * take the blocks the ropes take here). First the split inputs the scheduler copies in: the embeddings gathered on
+ * the host, the positions, the K and V row indices and the mask, each freed after the last layer reads it. Per layer
+ * the attention: the norm (its weight multiply in place), Q and its roped copy (the Q product freed), V and K, the
+ * norm freed, K's roped copy, the attention output and its projection (the residual add in place; the residual
+ * freed); the last layer gathers its out_ids rows of the projection and of the residual (n_outputs = n_ubatch). Then
+ * the layer's feed-forward:
+ *   experts here (--n-cpu-moe's later layers): the FFN norm, the router's logits (softmax in place), argsort,
+ *   selected weights, their sum and the normalised weights, gate, up, the norm freed, the GLU product, down of the
+ *   selected experts (weighted in place), the sum into one n_embd row, the layer's input freed;
+ *   experts on the host (-ot exps, --n-cpu-moe's first layers): the router as above, the norm and argsort freed once
+ *   copied to the host, the host's down output copied back (n_embd x n_expert_used), then the weighting and sum;
+ *   the whole FFN on the host (-ot ffn_.*): the norm freed once copied, the host's down output and normalised
+ *   weights copied back, then the weighting and sum.
+ * The out_ids copy is an input of the split that runs the last layer's attention. The output layer ends on the
+ * logits (n_ubatch x n_vocab fp32). CPU alignment (the RPC servers' buffers); a CUDA GPU's is 128 bytes.
+ */
+static bool gpu_moe_replay(const mp_llamacpp_params *p, const mp_llamacpp_plan *pl, uint32_t slot, uint64_t *out)
+{
+	mp_ggml_dyn_alloc a;
+	uint64_t T = pl->n_ubatch, row = T * p->n_embd * 4, E = p->n_expert, k = p->n_expert_used;
+	uint64_t act = T * k * p->n_ff_exp * 4, down_b = T * k * p->n_embd * 4;
+	uint64_t kb = T * p->n_embd_k_gqa[0] * 4, vb = T * p->n_embd_v_gqa[0] * 4;
+	uint64_t fa_b = T * (uint64_t)p->n_head * p->n_embd_head_v * 4, mask_b = (uint64_t)pl->n_ctx_seq * T * 2;
+	uint64_t resid, pos, ki, vi, mask, oi = 0;
+	int64_t split_last = (int64_t)p->n_layer - 2;
+	bool oi_taken = false;
+
+	if (p->override != MP_LLAMACPP_OT_FFN && p->override != MP_LLAMACPP_OT_EXPERTS && p->n_cpu_moe > 0 &&
+	    (int64_t)p->n_cpu_moe - 1 < split_last)
+		split_last = (int64_t)p->n_cpu_moe - 1;
+	mp_ggml_dyn_init(&a, p->backend == MP_LLAMACPP_CUDA ? 128 : 32);
+	resid = mp_ggml_dyn_take(&a, row);
+	pos = mp_ggml_dyn_take(&a, T * 4);
+	ki = mp_ggml_dyn_take(&a, T * 8);
+	vi = mp_ggml_dyn_take(&a, T * 8);
+	mask = mp_ggml_dyn_take(&a, mask_b);
+	if (split_last < 0) {
+		oi = mp_ggml_dyn_take(&a, T * 4);
+		oi_taken = true;
+	}
+	for (uint32_t il = 0; il < p->n_layer; il++) {
+		bool last = il + 1 == p->n_layer, here = p->override == MP_LLAMACPP_OT_NONE && il >= p->n_cpu_moe;
+		uint64_t norm, q, q2, kc, k2, vc, fa, ao, inp, lg, as, w, ws, wn, dc, mo, gate, up, glu;
+
+		norm = mp_ggml_dyn_take(&a, row);
+		q = mp_ggml_dyn_take(&a, row);
+		q2 = mp_ggml_dyn_take(&a, row);
+		mp_ggml_dyn_give(&a, q, row);
+		vc = mp_ggml_dyn_take(&a, vb);
+		kc = mp_ggml_dyn_take(&a, kb);
+		mp_ggml_dyn_give(&a, norm, row);
+		k2 = mp_ggml_dyn_take(&a, kb);
+		mp_ggml_dyn_give(&a, kc, kb);
+		if (last)
+			mp_ggml_dyn_give(&a, pos, T * 4);
+		mp_ggml_dyn_give(&a, k2, kb);
+		if (last)
+			mp_ggml_dyn_give(&a, ki, T * 8);
+		mp_ggml_dyn_give(&a, vc, vb);
+		if (last)
+			mp_ggml_dyn_give(&a, vi, T * 8);
+		fa = mp_ggml_dyn_take(&a, fa_b);
+		mp_ggml_dyn_give(&a, q2, row);
+		if (last)
+			mp_ggml_dyn_give(&a, mask, mask_b);
+		ao = mp_ggml_dyn_take(&a, row);
+		mp_ggml_dyn_give(&a, fa, fa_b);
+		if (last) {
+			uint64_t g2;
+			inp = mp_ggml_dyn_take(&a, row);
+			mp_ggml_dyn_give(&a, ao, row);
+			g2 = mp_ggml_dyn_take(&a, row);
+			mp_ggml_dyn_give(&a, resid, row);
+			if (oi_taken)
+				mp_ggml_dyn_give(&a, oi, T * 4);
+			mp_ggml_dyn_give(&a, g2, row);
+		} else {
+			inp = ao;
+			mp_ggml_dyn_give(&a, resid, row);
+		}
+		norm = mp_ggml_dyn_take(&a, row);
+		if (p->override == MP_LLAMACPP_OT_FFN) {
+			mp_ggml_dyn_give(&a, norm, row);
+			dc = mp_ggml_dyn_take(&a, down_b);
+			wn = mp_ggml_dyn_take(&a, T * k * 4);
+			if ((int64_t)il == split_last) {
+				oi = mp_ggml_dyn_take(&a, T * 4);
+				oi_taken = true;
+			}
+			mp_ggml_dyn_give(&a, wn, T * k * 4);
+		} else {
+			lg = mp_ggml_dyn_take(&a, T * E * 4);
+			as = mp_ggml_dyn_take(&a, T * E * 4);
+			w = mp_ggml_dyn_take(&a, T * k * 4);
+			mp_ggml_dyn_give(&a, lg, T * E * 4);
+			ws = mp_ggml_dyn_take(&a, T * 4);
+			wn = mp_ggml_dyn_take(&a, T * k * 4);
+			mp_ggml_dyn_give(&a, w, T * k * 4);
+			mp_ggml_dyn_give(&a, ws, T * 4);
+			if (here) {
+				gate = mp_ggml_dyn_take(&a, act);
+				up = mp_ggml_dyn_take(&a, act);
+				mp_ggml_dyn_give(&a, norm, row);
+				glu = mp_ggml_dyn_take(&a, act);
+				mp_ggml_dyn_give(&a, gate, act);
+				mp_ggml_dyn_give(&a, up, act);
+				dc = mp_ggml_dyn_take(&a, down_b);
+				mp_ggml_dyn_give(&a, glu, act);
+				mp_ggml_dyn_give(&a, as, T * E * 4);
+			} else {
+				mp_ggml_dyn_give(&a, norm, row);
+				mp_ggml_dyn_give(&a, as, T * E * 4);
+				dc = mp_ggml_dyn_take(&a, down_b);
+				if ((int64_t)il == split_last) {
+					oi = mp_ggml_dyn_take(&a, T * 4);
+					oi_taken = true;
+				}
+			}
+			mp_ggml_dyn_give(&a, wn, T * k * 4);
+		}
+		mo = mp_ggml_dyn_take(&a, row);
+		mp_ggml_dyn_give(&a, dc, down_b);
+		mp_ggml_dyn_give(&a, inp, row);
+		resid = mo;
+	}
+	if (pl->layer_device[p->n_layer] == slot)
+		(void)mp_ggml_dyn_take(&a, T * p->n_vocab * 4);
+	*out = a.max_size;
+	return !a.overflow;
+}
+
+/*
  * The compute buffer a graph reserve takes on each device (llama-context.cpp sched_reserve: the worst case is n_ubatch
  * tokens of one sequence with one output). A model, not the allocator: ggml-alloc places the graph's tensors with
  * reuse, so the reserve is the widest moment of the graph, plus what the scheduler keeps beside it. Measured against
@@ -442,6 +577,10 @@ static bool compute_bytes(const mp_llamacpp_params *p, const mp_llamacpp_plan *p
 		if (kv_copy > peak)
 			peak = kv_copy;
 	}
+	if (slot != 0 && p->n_expert && host_ffn(p) && layers == p->n_layer && p->flash_attn && p->kv_offload &&
+	    !pl->kv_size_swa && !p->fused_qkv && copies == 1)
+		/* a MoE's every layer here with feed-forward work on the host: ggml-alloc's placement replayed */
+		return gpu_moe_replay(p, pl, slot, out);
 	if (slot == 0 || copies == 1) {
 		*out = mask + peak + T * 16;
 		if (pl->layer_device[p->n_layer] == slot && row + logits > *out)
