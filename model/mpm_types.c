@@ -736,6 +736,12 @@ const mpm_type mpm_types[] = {
     {.name = "glm4v_moe", .model_class = "Glm4vMoeForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
     {.name = "fuyu", .model_class = "FuyuForCausalLM", .read = mpm_read_wrapper, .wrapper = true, .names = &mpm_names_persimmon},
     {.name = "deepseek_vl", .model_class = "DeepseekVLForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    /* image-text wrappers of issue 24's second batch (model/hf_wrap.c wrap_projector_v1) */
+    {.name = "video_llava", .model_class = "VideoLlavaForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "lfm2_vl", .model_class = "Lfm2VlForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "aya_vision", .model_class = "AyaVisionForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "hyperclovax_vision_v2", .model_class = "HyperCLOVAXVisionV2ForConditionalGeneration", .read = mpm_read_wrapper,
+     .wrapper = true},
     {.name = "jetmoe", .model_class = "JetMoeForCausalLM", .read = mpm_read_jetmoe, .names = &mpm_names_jetmoe,
      .experts_key = "num_local_experts",
      .simplified = "the step analysis reads the mixture-of-attention experts' query and output projections whole (all experts, as one product), where a token runs num_experts_per_tok of them"},

@@ -872,7 +872,10 @@ def draw_vision(rng, vd, text_hidden):
         w.set("num_hidden_layers", w.choice([1, 2, 3]))
         patch = w.choice([4, 8, 14])
         w.set("patch_size", patch)
-        w.set("image_size", patch * w.choice([2, 3, 4]))
+        if "num_patches" in vd:                     # SigLIP 2: a table of num_patches positions, no image_size
+            w.set("num_patches", w.choice([4, 9, 16, 64]))
+        else:
+            w.set("image_size", patch * w.choice([2, 3, 4]))
         if "vision_use_head" in vd:
             w.maybe("vision_use_head", rng.random() < 0.5, 0.3)
         if "projection_dim" in vd:
@@ -935,11 +938,31 @@ def draw_wrapper(rng, t, cfg0):
                                  "subsampling_conv_channels": [rng.choice([8, 16]), rng.choice([4, 8])],
                                  "conv_kernel_size": rng.choice([3, 5]), "output_proj_dims": rng.choice([32, 48]),
                                  "use_clipped_linears": rng.random() < 0.5}
+    draw_wrapper_v1(rng, t, d, hidden)
     if "mm_tokens_per_image" in top:
         # Gemma 3: the projector pools the patches to mm_tokens_per_image (a square that divides the patch grid)
         side = d["vision_config"]["image_size"] // d["vision_config"]["patch_size"]
         d["mm_tokens_per_image"] = rng.choice([x * x for x in divisors(side)])
     return d
+
+
+def draw_wrapper_v1(rng, t, d, text_hidden):
+    """The projector keys of the wrappers of issue 24's second batch (model/hf_wrap.c wrap_projector_v1)."""
+    if t == "lfm2_vl":
+        for k in ("projector_bias", "projector_use_layernorm"):
+            if rng.random() < 0.7:
+                d[k] = rng.random() < 0.5
+        if rng.random() < 0.7:
+            d["projector_hidden_size"] = rng.choice([24, 48, 80])
+        if rng.random() < 0.6:
+            d["downsample_factor"] = rng.choice([1, 2, 3])
+        if rng.random() < 0.3:                      # Lfm2VlConfig.__post_init__: tie_embedding is the tie
+            d["tie_embedding"] = rng.random() < 0.5
+    elif t == "aya_vision":
+        if rng.random() < 0.6:
+            d["downsample_factor"] = rng.choice([1, 2, 3])
+        if rng.random() < 0.6:                      # getattr's default: the decoder's hidden_size
+            d["alignment_intermediate_size"] = rng.choice([32, 48, 96])
 
 
 def mrope(text, td):
