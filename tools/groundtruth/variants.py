@@ -581,6 +581,20 @@ def fam_lfm2(w, t):
         w.set("full_attn_idxs", sorted(w.rng.sample(range(n), w.choice(range(1, n + 1)))))
 
 
+def fam_lfm3(w, t):
+    """LFM3: conv, sliding and full attention layers (layer_types of the three kinds, or the class's derivation), the
+    window (a positive one: a sliding layer needs it), conv kernels, head widths; the bools (attention gate, sandwich
+    norms, biases) are drawn with every type's."""
+    n = draw_common(w)
+    draw_attention(w)
+    draw_ffn(w, choices=(64, 96, 128, 200))
+    w.set("conv_L_cache", w.choice([2, 3, 4, 7]))
+    w.set("sliding_window", w.choice([3, 4, 8, 16, 64]))
+    if w.rng.random() < 0.6:
+        draw_layer_list(w, "layer_types", ["full_attention", "sliding_attention", "conv"], n,
+                        need=("sliding_attention",) if w.rng.random() < 0.7 else ())
+
+
 def mamba_keys(w, hidden, heads_key="mamba_n_heads", head_key="mamba_d_head", groups_key="mamba_n_groups",
                expand_key="mamba_expand"):
     expand = w.choice([1, 2])
@@ -752,6 +766,30 @@ def fam_gemma4(w, t):
         w.set("global_head_dim", w.choice([32, 64]))
 
 
+def fam_gemma4_unified(w, t):
+    """Gemma 4 unified's decoder: Gemma 4's layers without per-layer embeddings or the MoE block (the class has
+    neither key): layer schedules, windows, KV sharing, k_eq_v with its global KV heads, global head widths, the
+    double-wide MLP of the shared layers, bidirectional attention."""
+    n = w.choice([3, 4, 6])
+    draw_common(w, layers=n)
+    hidden, h = draw_attention(w, hidden_choices=(64, 128))
+    if "head_dim" not in w.d or w.d["head_dim"] is None:
+        w.set("head_dim", w.choice([16, 32]))
+    draw_ffn(w)
+    w.set("sliding_window", w.choice([4, 8, 16]))
+    lst = [w.choice(["sliding_attention", "full_attention"]) for _ in range(n)]
+    lst[-1] = "full_attention"
+    w.set("layer_types", lst)
+    w.maybe("num_kv_shared_layers", w.choice([0, 0, n // 2]), 0.2)
+    w.set("attention_k_eq_v", False)
+    if w.rng.random() < 0.4:
+        w.set("attention_k_eq_v", True)
+        w.set("num_global_key_value_heads", w.choice(divisors(h)))
+    if w.rng.random() < 0.4:
+        w.set("global_head_dim", w.choice([32, 64]))
+    w.maybe("use_bidirectional_attention", w.choice(["all", "vision", None]), 0.4)
+
+
 def fam_deepseek_v4(w, t):
     """DeepSeek-V4: MQA over a window, compressed layers (CSA with an indexer, HCA), hash-routed and routed MoE
     layers, hyper-connections; some keys under their legacy spellings (compress_ratios, compress_rate_csa/hca,
@@ -802,11 +840,12 @@ FAMILIES = {
     "glm4_moe_lite": fam_mla, "glm_moe_dsa": fam_mla, "hunyuan_v1_moe": fam_hunyuan_moe,
     "longcat_flash": fam_longcat, "gpt_oss": fam_gpt_oss, "llama4_text": fam_llama4,
     "qwen3_next": fam_linear, "qwen3_5_text": fam_linear, "qwen3_5_moe_text": fam_linear, "kimi_linear": fam_kimi,
-    "minimax": fam_minimax, "lfm2": fam_lfm2, "lfm2_moe": fam_lfm2, "jamba": fam_jamba, "bamba": fam_bamba,
+    "minimax": fam_minimax, "lfm2": fam_lfm2, "lfm3": fam_lfm3, "lfm2_moe": fam_lfm2, "jamba": fam_jamba, "bamba": fam_bamba,
     "granitemoehybrid": fam_granitemoehybrid, "nemotron_h": fam_nemotron_h, "falcon_h1": fam_falcon_h1,
     "zamba2": fam_zamba2, "gpt_neo": fam_gpt_neo, "dbrx": fam_dbrx, "rwkv": fam_rwkv,
     "mistral4": fam_mla, "axk1": fam_mla, "aria_text": fam_moe, "kolibri1": fam_moe, "flint": fam_moe,
     "laguna": fam_moe, "afmoe": fam_moe, "beam": fam_moe, "jetmoe": fam_moe, "exaone_moe": fam_moe, "hy_v3": fam_moe, "gemma3n_text": fam_gemma3n, "gemma4_text": fam_gemma4, "deepseek_v4": fam_deepseek_v4,
+    "gemma4_unified_text": fam_gemma4_unified,
 }
 
 
@@ -939,6 +978,15 @@ def draw_wrapper(rng, t, cfg0):
                                  "conv_kernel_size": rng.choice([3, 5]), "output_proj_dims": rng.choice([32, 48]),
                                  "use_clipped_linears": rng.random() < 0.5}
     draw_wrapper_v1(rng, t, d, hidden)
+    if t == "gemma4_unified":
+        # Gemma 4 unified's encoder-free embedders are null by default: half the variants draw each
+        if rng.random() < 0.5:
+            d["vision_config"] = {"model_type": "gemma4_unified_vision", "patch_size": rng.choice([2, 4, 8]),
+                                  "pooling_kernel_size": rng.choice([1, 2, 3]),
+                                  "mm_embed_dim": rng.choice([16, 32, 48]), "mm_posemb_size": rng.choice([8, 64]),
+                                  "output_proj_dims": rng.choice([16, 32, 48])}
+        if rng.random() < 0.5:
+            d["audio_config"] = {"model_type": "gemma4_unified_audio", "audio_embed_dim": rng.choice([16, 40, 64])}
     if "mm_tokens_per_image" in top:
         # Gemma 3: the projector pools the patches to mm_tokens_per_image (a square that divides the patch grid)
         side = d["vision_config"]["image_size"] // d["vision_config"]["patch_size"]
