@@ -1161,3 +1161,100 @@ void mpm_read_hy_v3(hf_ctx *c, mp_model *m)
 	m->router_correction_buffer = true;
 	hf_decode_rope(c, m, 1.0);
 }
+
+/*
+ * MiMoV2FlashConfig (XiaomiMiMo/MiMo-V2-Flash; configuration_mimo_v2_flash.py, modeling_mimo_v2_flash.py): vocab
+ * 152576, hidden 4096, FFN 16384 (the "dense" layers of mlp_layer_types: the first by default), 48 layers, 64 heads,
+ * q and k of head_dim 192, v of v_head_dim 128, 131072 positions, untied; attention_bias on q, k and v (o never);
+ * layer_types full at layer 0 and every sixth (i + 1) % 6 == 0, the others sliding over sliding_window 129
+ * (sliding_window_size, when given, is the window less one: sliding_window = sliding_window_size + 1). A sliding
+ * layer has twice num_key_value_heads (4) KV heads and a learned sink logit per head (MiMoV2FlashAttention: is_swa);
+ * a full layer num_key_value_heads and no sinks. The "sparse" layers: n_routed_experts (num_local_experts) 256 of
+ * moe_intermediate_size 2048, top-8, no shared expert, the router's e_score_correction_bias a buffer. RoPE rotates
+ * partial_rotary_factor (0.334) of each head, one rotary module per kind of layer present. Worked example (the
+ * defaults): 308,778,768,832 parameters (tests/ref/hf/groundtruth.json mimo_v2_flash-default).
+ */
+void mpm_read_mimo_v2_flash(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {152576, 4096, 48, 64, 4, 131072, false};
+	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types");
+	uint64_t sliding = 0, kinds;
+
+	decode_trunk(c, &t, m);
+	if (!hf_has(c, "head_dim"))
+		m->head_dim = 192;
+	m->v_head_dim = hf_get_u64(c, KEYS("v_head_dim"), 128);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 16384);
+	m->qkv_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts", "num_local_experts"), 256);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 8);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 2048);
+	m->router_correction_buffer = true;
+	if (hf_has(c, "sliding_window_size"))
+		m->sliding_window = hf_get_u64(c, KEYS("sliding_window_size"), 128) + 1;
+	else
+		m->sliding_window = hf_window(c, "sliding_window", 129);
+	if (c->st != MP_OK)
+		return;
+	if (m->num_layers == 0 || m->num_layers > MP_MAX_LAYERS) {
+		hf_fail_key(c, "num_hidden_layers", "num_hidden_layers must be between 1 and 1024");
+		return;
+	}
+	if (m->v_head_dim == 0) {
+		hf_fail_key(c, "v_head_dim", "v_head_dim must be at least 1");
+		return;
+	}
+	m->first_dense_layers = 1;
+	mlp_layer_types(c, m);
+	m->layer_pattern = true;
+	m->attn_per_layer = true;
+	if (lt && !cJSON_IsNull(lt)) {
+		const cJSON *v;
+		uint64_t i = 0;
+
+		hf_decode_layer_types(c, m);
+		if (c->st != MP_OK)
+			return;
+		cJSON_ArrayForEach(v, lt)
+		{
+			bool s = v->valuestring[0] == 's';
+
+			m->layer_flags[i++] = MP_LAYER_ATTENTION | MP_LAYER_FFN | (s ? MP_LAYER_WINDOW | MP_LAYER_GLOBAL : 0);
+			sliding += s;
+		}
+	} else {
+		for (uint64_t i = 0; i < m->num_layers; i++) {
+			bool s = !(i == 0 || (i + 1) % 6 == 0);
+
+			m->layer_flags[i] = MP_LAYER_ATTENTION | MP_LAYER_FFN | (s ? MP_LAYER_WINDOW | MP_LAYER_GLOBAL : 0);
+			sliding += s;
+		}
+		if (sliding && m->sliding_window == 0) {
+			hf_fail_key(c, "sliding_window",
+			            "the layers layer_types makes slide (all but layer 0 and every sixth) need a window: "
+			            "transformers 5.24 cannot build their cache with sliding_window null");
+			return;
+		}
+		m->sliding_window_layers = sliding;
+	}
+	if (sliding == 0)
+		m->sliding_window = 0;
+	/* the sliding layers' widths: the second kind of attention layer (MP_LAYER_GLOBAL), twice the KV heads */
+	m->global_head_dim = m->head_dim;
+	m->global_kv_heads = hf_mul(c, 2, m->num_kv_heads, "num_key_value_heads");
+	/* heads not a multiple of num_key_value_heads is mp_model_validate's 422 on that key; a multiple of it but not of
+	 * twice it fails in the sliding layers (repeat_kv by heads // (2 x kv)): named on the heads */
+	if (sliding && m->num_kv_heads && m->num_heads % m->num_kv_heads == 0 && m->global_kv_heads &&
+	    (m->global_kv_heads > m->num_heads || m->num_heads % m->global_kv_heads)) {
+		hf_fail_key(c, "num_attention_heads",
+		            "num_attention_heads must be a multiple of twice num_key_value_heads: the sliding-window layers "
+		            "have 2 x num_key_value_heads KV heads (MiMoV2FlashAttention)");
+		return;
+	}
+	if (sliding)
+		hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.self_attn", "sinks", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_NONE,
+		          true, 1, m->num_heads, sliding);
+	hf_decode_rope(c, m, 0.334); /* compute_default_rope_parameters: partial_rotary_factor 0.334 when unstated */
+	kinds = (sliding > 0) + (sliding < m->num_layers);
+	m->rotary_buffer_sets = (uint32_t)kinds;
+}

@@ -772,6 +772,9 @@ const mpm_type mpm_types[] = {
      .experts_key = "num_experts"},
     {.name = "axk1", .model_class = "AXK1ForCausalLM", .read = mpm_read_axk1, .experts_key = "n_routed_experts"},
     {.name = "beam", .model_class = "BeamForCausalLM", .read = mpm_read_beam, .experts_key = "num_experts"},
+    {.name = "mimo_v2_flash", .model_class = "MiMoV2FlashForCausalLM", .read = mpm_read_mimo_v2_flash,
+     .experts_key = "n_routed_experts",
+     .simplified = "activations, the prefill workspace and the step's attention take every layer with the full-attention layers' KV heads and V of head_dim"},
 };
 const size_t mpm_types_count = sizeof(mpm_types) / sizeof(mpm_types[0]);
 

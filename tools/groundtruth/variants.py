@@ -793,6 +793,20 @@ def fam_deepseek_v4(w, t):
         w.maybe("qk_rope_head_dim", w.choice([4, 8]), 0.5)
 
 
+def fam_mimo_v2_flash(w, t):
+    """MiMo-V2-Flash: fam_moe, with V's own head width, twice the KV heads on the sliding layers (2 x kv must divide
+    the heads, or the forward fails: mostly drawn so), and the window sometimes as sliding_window_size (the window
+    less one)."""
+    fam_moe(w, t)
+    h = w.get("num_attention_heads")
+    if h % 2 == 0 and w.rng.random() < 0.8:
+        w.set("num_key_value_heads", w.choice(divisors(h // 2)))
+    w.maybe("v_head_dim", w.choice([8, 16, 24, 32]), 0.2)
+    if w.rng.random() < 0.25:
+        w.d.pop("sliding_window", None)
+        w.set("sliding_window_size", w.choice([3, 7, 15]))
+
+
 FAMILIES = {
     "gpt2": fam_gpt2, "gptj": fam_gptj, "gpt_bigcode": fam_gpt_bigcode, "falcon": fam_falcon,
     "gpt_neox": fam_gpt_neox, "mamba": fam_mamba, "falcon_mamba": fam_mamba, "mamba2": fam_mamba2,
@@ -807,6 +821,7 @@ FAMILIES = {
     "zamba2": fam_zamba2, "gpt_neo": fam_gpt_neo, "dbrx": fam_dbrx, "rwkv": fam_rwkv,
     "mistral4": fam_mla, "axk1": fam_mla, "aria_text": fam_moe, "kolibri1": fam_moe, "flint": fam_moe,
     "laguna": fam_moe, "afmoe": fam_moe, "beam": fam_moe, "jetmoe": fam_moe, "exaone_moe": fam_moe, "hy_v3": fam_moe, "gemma3n_text": fam_gemma3n, "gemma4_text": fam_gemma4, "deepseek_v4": fam_deepseek_v4,
+    "mimo_v2_flash": fam_mimo_v2_flash,
 }
 
 
