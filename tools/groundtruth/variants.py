@@ -807,6 +807,29 @@ def fam_mimo_v2_flash(w, t):
         w.set("sliding_window_size", w.choice([3, 7, 15]))
 
 
+def fam_minimax_m3(w, t):
+    """MiniMax-M3's decoder: fam_moe, with the dense layers' own width, the sparse-attention layers of layer_types
+    (an indexer each) and the indexer's widths; sometimes the legacy spellings (moe_layer_freq,
+    sparse_attention_config) the published checkpoint writes."""
+    fam_moe(w, t)
+    n = w.get("num_hidden_layers")
+    w.set("dense_intermediate_size", w.choice([48, 64, 96]))
+    draw_layer_list(w, "layer_types", ["full_attention", "minimax_m3_sparse"], n)
+    w.set("index_n_heads", w.choice([1, 2, 4]))
+    w.set("index_head_dim", w.choice([8, 16, 32]))
+    w.set("index_block_size", w.choice([2, 4]))
+    w.set("index_topk_blocks", w.choice([1, 2]))
+    hd = w.get("head_dim") or 128
+    w.maybe("rotary_dim", w.choice([x for x in (4, 8, 16) if x <= hd]), 0.4)
+    if w.rng.random() < 0.3 and "layer_types" in w.d:
+        lt = w.d.pop("layer_types")
+        w.set("sparse_attention_config", {"sparse_attention_freq": [int(k != "full_attention") for k in lt],
+                                          "sparse_index_dim": w.d.pop("index_head_dim"),
+                                          "sparse_num_index_heads": w.d.pop("index_n_heads")})
+    if w.rng.random() < 0.3 and "mlp_layer_types" in w.d:
+        w.set("moe_layer_freq", [int(k == "sparse") for k in w.d.pop("mlp_layer_types")])
+
+
 FAMILIES = {
     "gpt2": fam_gpt2, "gptj": fam_gptj, "gpt_bigcode": fam_gpt_bigcode, "falcon": fam_falcon,
     "gpt_neox": fam_gpt_neox, "mamba": fam_mamba, "falcon_mamba": fam_mamba, "mamba2": fam_mamba2,
@@ -821,7 +844,7 @@ FAMILIES = {
     "zamba2": fam_zamba2, "gpt_neo": fam_gpt_neo, "dbrx": fam_dbrx, "rwkv": fam_rwkv,
     "mistral4": fam_mla, "axk1": fam_mla, "aria_text": fam_moe, "kolibri1": fam_moe, "flint": fam_moe,
     "laguna": fam_moe, "afmoe": fam_moe, "beam": fam_moe, "jetmoe": fam_moe, "exaone_moe": fam_moe, "hy_v3": fam_moe, "gemma3n_text": fam_gemma3n, "gemma4_text": fam_gemma4, "deepseek_v4": fam_deepseek_v4,
-    "mimo_v2_flash": fam_mimo_v2_flash,
+    "mimo_v2_flash": fam_mimo_v2_flash, "minimax_m3_vl_text": fam_minimax_m3,
 }
 
 
