@@ -830,6 +830,19 @@ def fam_minimax_m3(w, t):
         w.set("moe_layer_freq", [int(k == "sparse") for k in w.d.pop("mlp_layer_types")])
 
 
+def fam_cohere_compass(w, t):
+    """Cohere Compass's decoder: fam_dense, with rope_parameters keyed by each layer type present (its rotary
+    module reads rope_parameters[layer_type]; the class's flat default fails), one of them sometimes null (no RoPE
+    on those layers)."""
+    fam_dense(w, t)
+    n = w.get("num_hidden_layers")
+    kinds = sorted(set(w.d.get("layer_types") or ["full_attention"] * n))
+    rp = {k: {"rope_type": "default", "rope_theta": w.choice([10000.0, 50000.0])} for k in kinds}
+    if len(kinds) > 1 and w.rng.random() < 0.3:
+        rp[w.choice(kinds)] = None
+    w.set("rope_parameters", rp)
+
+
 FAMILIES = {
     "gpt2": fam_gpt2, "gptj": fam_gptj, "gpt_bigcode": fam_gpt_bigcode, "falcon": fam_falcon,
     "gpt_neox": fam_gpt_neox, "mamba": fam_mamba, "falcon_mamba": fam_mamba, "mamba2": fam_mamba2,
@@ -845,6 +858,7 @@ FAMILIES = {
     "mistral4": fam_mla, "axk1": fam_mla, "aria_text": fam_moe, "kolibri1": fam_moe, "flint": fam_moe,
     "laguna": fam_moe, "afmoe": fam_moe, "beam": fam_moe, "jetmoe": fam_moe, "exaone_moe": fam_moe, "hy_v3": fam_moe, "gemma3n_text": fam_gemma3n, "gemma4_text": fam_gemma4, "deepseek_v4": fam_deepseek_v4,
     "mimo_v2_flash": fam_mimo_v2_flash, "minimax_m3_vl_text": fam_minimax_m3,
+    "cohere_compass_text": fam_cohere_compass,
 }
 
 
