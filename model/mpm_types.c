@@ -783,6 +783,13 @@ const mpm_type mpm_types[] = {
      .experts_key = "num_experts"},
     {.name = "axk1", .model_class = "AXK1ForCausalLM", .read = mpm_read_axk1, .experts_key = "n_routed_experts"},
     {.name = "beam", .model_class = "BeamForCausalLM", .read = mpm_read_beam, .experts_key = "num_experts"},
+    {.name = "mimo_v2_flash", .model_class = "MiMoV2FlashForCausalLM", .read = mpm_read_mimo_v2_flash,
+     .experts_key = "n_routed_experts",
+     .simplified = "activations, the prefill workspace and the step's attention take every layer with the full-attention layers' KV heads and V of head_dim"},
+    {.name = "minimax_m3_vl_text", .model_class = "MiniMaxM3VLForCausalLM", .read = mpm_read_minimax_m3_vl_text,
+     .names = &mpm_names_minimax_m3, .experts_key = "num_local_experts",
+     .simplified = "the step reads the indexer's projections as extra matrices and takes every minimax_m3_sparse layer's attention over every cached key (the indexer's block selection is not modelled)"},
+    {.name = "cohere_compass_text", .model_class = "CohereCompassForCausalLM", .read = mpm_read_cohere_compass_text},
 };
 const size_t mpm_types_count = sizeof(mpm_types) / sizeof(mpm_types[0]);
 

@@ -187,7 +187,8 @@ typedef struct mp_model {
 	uint64_t kv_lora_rank;		/* latent width c_KV */
 	uint64_t qk_nope_head_dim;
 	uint64_t qk_rope_head_dim;
-	uint64_t v_head_dim;
+	uint64_t v_head_dim;		/* (also: with attn_per_layer, V's per-head width where it is not head_dim, MiMo-V2-Flash's
+					 * 128 beside 192; 0 = head_dim) */
 
 	/* MLP */
 	mp_ffn_kind ffn_kind;
