@@ -442,6 +442,95 @@ void mpm_read_lfm2_moe(hf_ctx *c, mp_model *m)
 	lfm2_layers(c, m);
 }
 
+/*
+ * Lfm3Config (LFM3, configuration_lfm3.py): vocab 128000, hidden 2048, FFN 7680 (w1, w3, w2, never adjusted), 24
+ * layers, 16 heads, kv 4, head_dim 128, 128000 positions, tied; conv layers as LFM2's (conv_L_cache 7, conv_bias False
+ * on the conv, in_proj and out_proj); attention layers "full_attention" or "sliding_attention" (sliding_window 256)
+ * with q_proj, k_proj, v_proj, o_proj (attention_bias), per-head q_norm and k_norm, and with use_attention_gate (True)
+ * a sigmoid gate per head, g_proj (hidden -> heads, no bias); use_sandwich_norm (True) adds post_operator_norm and
+ * post_ffn_norm to operator_norm and ffn_norm (modeling_lfm3.py Lfm3DecoderLayer). layer_types absent: layer i is
+ * full when i % 4 == 2, sliding when i % 4 == 0 and i > 0, else conv (Lfm3Config.__post_init__). Its RoPE is per
+ * layer type (the full layers' "proportional" rotation of half of each head, the sliding layers' default): one
+ * buffer pair per attention kind present. Worked example (the defaults): 1,728,801,536 parameters, tests/ref/hf
+ * lfm3-default.
+ */
+void mpm_read_lfm3(hf_ctx *c, mp_model *m)
+{
+	const cJSON *lt, *v;
+	uint64_t sliding = 0, full = 0, i = 0, window;
+	static const char msg[] = "layer_types must list \"full_attention\", \"sliding_attention\" or \"conv\" for each of "
+	                          "the num_hidden_layers layers";
+
+	trunk(c, m, 128000, 2048, 24, 16, 4, 128, 128000, true);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 7680);
+	m->qk_norm = true;
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->ssm.kind = MP_SSM_SHORT_CONV;
+	m->ssm.n_heads = 1;
+	m->ssm.conv_kernel = hf_get_u64(c, KEYS("conv_L_cache"), 7);
+	m->ssm.conv_bias = hf_get_bool(c, KEYS("conv_bias"), false);
+	m->ssm.d_inner = m->hidden_size;
+	window = hf_window(c, "sliding_window", 256);
+	if (hf_get_bool(c, KEYS("use_sandwich_norm"), true))
+		m->norms_per_layer = 4;
+	if (c->st != MP_OK)
+		return;
+	if (m->num_layers == 0 || m->num_layers > MP_MAX_LAYERS) {
+		hf_fail_key(c, "num_hidden_layers", "num_hidden_layers must be between 1 and 1024");
+		return;
+	}
+	m->layer_pattern = true;
+	lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types");
+	if (lt == NULL || cJSON_IsNull(lt)) {
+		for (i = 0; i < m->num_layers; i++)
+			m->layer_flags[i] = MP_LAYER_FFN | (i % 4 == 2 || (i % 4 == 0 && i > 0) ? MP_LAYER_ATTENTION
+			                                                                       : MP_LAYER_SSM);
+		for (i = 0; i < m->num_layers; i++) {
+			sliding += i % 4 == 0 && i > 0;
+			full += i % 4 == 2;
+		}
+	} else if (!cJSON_IsArray(lt) || (uint64_t)cJSON_GetArraySize(lt) != m->num_layers) {
+		hf_fail_key(c, "layer_types", msg);
+		return;
+	} else {
+		cJSON_ArrayForEach(v, lt)
+		{
+			bool f = cJSON_IsString(v) && strcmp(v->valuestring, "full_attention") == 0;
+			bool sl = cJSON_IsString(v) && strcmp(v->valuestring, "sliding_attention") == 0;
+
+			if (!f && !sl && !(cJSON_IsString(v) && strcmp(v->valuestring, "conv") == 0)) {
+				hf_fail_key(c, "layer_types", msg);
+				return;
+			}
+			m->layer_flags[i++] = MP_LAYER_FFN | (f || sl ? MP_LAYER_ATTENTION : MP_LAYER_SSM);
+			sliding += sl;
+			full += f;
+		}
+	}
+	if (sliding && window == 0) {
+		/* transformers 5.24 cannot build the cache of a sliding layer without a window
+		 * (DynamicSlidingWindowLayer(sliding_window=None)) */
+		hf_fail_key(c, "sliding_window", "sliding_window must be a positive number of tokens when layer_types has "
+		                                 "\"sliding_attention\" layers");
+		return;
+	}
+	m->sliding_window = sliding ? window : 0;
+	m->sliding_window_layers = sliding;
+	if ((sliding || full) && hf_get_bool(c, KEYS("use_attention_gate"), true))
+		hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.self_attn", "g_proj.weight", MP_TK_ATTENTION, MP_SPLIT_ROWS,
+		          MP_STEP_EXTRA, false, m->num_heads, m->hidden_size, sliding + full);
+	hf_decode_rope(c, m, 1.0);
+	/* "proportional" RoPE is the full layers' partial rotation, not a context scaling (as Gemma 4's) */
+	if (strcmp(m->rope_type, "proportional") == 0) {
+		m->rope_scaling = false;
+		m->rope_scaled_max_position = 0;
+	}
+	m->rotary_buffer_sets = (uint32_t)((sliding ? 1 : 0) + (full ? 1 : 0));
+	if (m->rotary_buffer_sets == 0)
+		m->rotary_buffer_sets = 1;
+	c->names = &mpm_names_lfm3;
+}
+
 /* ----- Mamba hybrids: Jamba, Bamba, Granite-4.0 (granitemoehybrid), Nemotron-H ---------------------------------- */
 
 /* A layer kind of layer_types (legacy names remapped as transformers' remap_legacy_layer_types: "mamba" is

@@ -122,6 +122,8 @@ void mpm_read_kimi_linear(hf_ctx *c, mp_model *m);
 void mpm_read_minimax(hf_ctx *c, mp_model *m);
 void mpm_read_lfm2(hf_ctx *c, mp_model *m);
 void mpm_read_lfm2_moe(hf_ctx *c, mp_model *m);
+void mpm_read_lfm3(hf_ctx *c, mp_model *m);
+extern const mp_names mpm_names_lfm3;
 void mpm_read_jamba(hf_ctx *c, mp_model *m);
 void mpm_read_bamba(hf_ctx *c, mp_model *m);
 void mpm_read_granitemoehybrid(hf_ctx *c, mp_model *m);
@@ -137,6 +139,8 @@ void mpm_read_qianfan_ocr(hf_ctx *c, mp_model *m);
 void mpm_read_granite4_vision(hf_ctx *c, mp_model *m);
 void mpm_read_gemma4(hf_ctx *c, mp_model *m);
 void mpm_read_gemma4_text(hf_ctx *c, mp_model *m);
+void mpm_read_gemma4_unified(hf_ctx *c, mp_model *m);
+void mpm_read_gemma4_unified_text(hf_ctx *c, mp_model *m);
 void mpm_read_gemma3n(hf_ctx *c, mp_model *m);
 void mpm_read_gemma3n_text(hf_ctx *c, mp_model *m);
 void mpm_read_deepseek_v4(hf_ctx *c, mp_model *m);
@@ -171,6 +175,10 @@ void mpm_read_glm4v_moe_text(hf_ctx *c, mp_model *m);
 void mpm_read_jetmoe(hf_ctx *c, mp_model *m);
 void mpm_read_exaone_moe(hf_ctx *c, mp_model *m);
 void mpm_read_hy_v3(hf_ctx *c, mp_model *m);
+void mpm_read_mimo_v2_flash(hf_ctx *c, mp_model *m);
+extern const mp_names mpm_names_minimax_m3;
+void mpm_read_minimax_m3_vl_text(hf_ctx *c, mp_model *m);
+void mpm_read_cohere_compass_text(hf_ctx *c, mp_model *m);
 
 /* The enumeration's later types (model/hf_recurrent.c, ...): their names and readers. */
 extern const mp_names mpm_names_rwkv, mpm_names_recurrent_gemma;

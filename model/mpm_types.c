@@ -658,6 +658,7 @@ const mpm_type mpm_types[] = {
     {.name = "minimax", .model_class = "MiniMaxForCausalLM", .read = mpm_read_minimax},
     {.name = "lfm2", .model_class = "Lfm2ForCausalLM", .read = mpm_read_lfm2, .names = &mpm_names_lfm2},
     {.name = "lfm2_moe", .model_class = "Lfm2MoeForCausalLM", .read = mpm_read_lfm2_moe, .names = &mpm_names_lfm2},
+    {.name = "lfm3", .model_class = "Lfm3ForCausalLM", .read = mpm_read_lfm3, .names = &mpm_names_lfm3},
     {.name = "jamba", .model_class = "JambaForCausalLM", .read = mpm_read_jamba, .names = &mpm_names_jamba},
     {.name = "bamba", .model_class = "BambaForCausalLM", .read = mpm_read_bamba, .names = &mpm_names_jamba},
     {.name = "granitemoehybrid", .model_class = "GraniteMoeHybridForCausalLM", .read = mpm_read_granitemoehybrid, .names = &mpm_names_granitemoehybrid},
@@ -736,6 +737,12 @@ const mpm_type mpm_types[] = {
     {.name = "glm4v_moe", .model_class = "Glm4vMoeForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
     {.name = "fuyu", .model_class = "FuyuForCausalLM", .read = mpm_read_wrapper, .wrapper = true, .names = &mpm_names_persimmon},
     {.name = "deepseek_vl", .model_class = "DeepseekVLForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    /* image-text wrappers of issue 24's second batch (model/hf_wrap.c wrap_projector_v1) */
+    {.name = "video_llava", .model_class = "VideoLlavaForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "lfm2_vl", .model_class = "Lfm2VlForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "aya_vision", .model_class = "AyaVisionForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "hyperclovax_vision_v2", .model_class = "HyperCLOVAXVisionV2ForConditionalGeneration", .read = mpm_read_wrapper,
+     .wrapper = true},
     {.name = "jetmoe", .model_class = "JetMoeForCausalLM", .read = mpm_read_jetmoe, .names = &mpm_names_jetmoe,
      .experts_key = "num_local_experts",
      .simplified = "the step analysis reads the mixture-of-attention experts' query and output projections whole (all experts, as one product), where a token runs num_experts_per_tok of them"},
@@ -745,6 +752,10 @@ const mpm_type mpm_types[] = {
     {.name = "gemma4", .model_class = "Gemma4ForConditionalGeneration", .read = mpm_read_gemma4,
      .simplified = "activations, the prefill workspace and the step's attention take every layer with the sliding layers' attention widths"},
     {.name = "gemma4_text", .model_class = "Gemma4ForCausalLM", .read = mpm_read_gemma4_text,
+     .simplified = "activations, the prefill workspace and the step's attention take every layer with the sliding layers' attention widths"},
+    {.name = "gemma4_unified", .model_class = "Gemma4UnifiedForConditionalGeneration", .read = mpm_read_gemma4_unified,
+     .simplified = "activations, the prefill workspace and the step's attention take every layer with the sliding layers' attention widths"},
+    {.name = "gemma4_unified_text", .model_class = "Gemma4UnifiedForCausalLM", .read = mpm_read_gemma4_unified_text,
      .simplified = "activations, the prefill workspace and the step's attention take every layer with the sliding layers' attention widths"},
     {.name = "gemma3n", .model_class = "Gemma3nForConditionalGeneration", .read = mpm_read_gemma3n,
      .simplified = "activations, the prefill workspace and the step's attention take every layer with the sliding layers' attention widths"},
@@ -772,6 +783,13 @@ const mpm_type mpm_types[] = {
      .experts_key = "num_experts"},
     {.name = "axk1", .model_class = "AXK1ForCausalLM", .read = mpm_read_axk1, .experts_key = "n_routed_experts"},
     {.name = "beam", .model_class = "BeamForCausalLM", .read = mpm_read_beam, .experts_key = "num_experts"},
+    {.name = "mimo_v2_flash", .model_class = "MiMoV2FlashForCausalLM", .read = mpm_read_mimo_v2_flash,
+     .experts_key = "n_routed_experts",
+     .simplified = "activations, the prefill workspace and the step's attention take every layer with the full-attention layers' KV heads and V of head_dim"},
+    {.name = "minimax_m3_vl_text", .model_class = "MiniMaxM3VLForCausalLM", .read = mpm_read_minimax_m3_vl_text,
+     .names = &mpm_names_minimax_m3, .experts_key = "num_local_experts",
+     .simplified = "the step reads the indexer's projections as extra matrices and takes every minimax_m3_sparse layer's attention over every cached key (the indexer's block selection is not modelled)"},
+    {.name = "cohere_compass_text", .model_class = "CohereCompassForCausalLM", .read = mpm_read_cohere_compass_text},
     /* captioning and OCR wrappers with towers of their own (model/hf_wrap_qformer.c) */
     {.name = "blip-2", .model_class = "Blip2ForConditionalGeneration", .read = mpm_read_blip2, .wrapper = true},
     {.name = "instructblip", .model_class = "InstructBlipForConditionalGeneration", .read = mpm_read_blip2, .wrapper = true},
@@ -859,6 +877,15 @@ const mpm_refusal mpm_refusals[] = {
     {.name = "pi0", .model_class = "PI0ForConditionalGeneration", .kind = MPM_REFUSE_OTHER,
      .why = "PI0 is a robot action policy: a PaliGemma prefix and a flow-matching action expert (dit_config) produce "
             "continuous actions over denoising steps, not text"},
+    {.name = "gemma4_assistant", .model_class = "Gemma4AssistantForCausalLM", .kind = MPM_REFUSE_OTHER,
+     .why = "a drafting model for Gemma 4's assisted decoding: Gemma4AssistantConfig sets num_kv_shared_layers to "
+            "num_hidden_layers, so every layer reads the target model's K and V (shared_kv_states) and it keeps no "
+            "cache of its own nor generates alone (plan the target model); its default config fails in transformers "
+            "5.24 (validate_architecture: hidden_size_per_layer_input must be 0, got 256)"},
+    {.name = "gemma4_unified_assistant", .model_class = "Gemma4UnifiedAssistantForCausalLM", .kind = MPM_REFUSE_OTHER,
+     .why = "a drafting model for Gemma 4 unified's assisted decoding: Gemma4UnifiedAssistantConfig sets "
+            "num_kv_shared_layers to num_hidden_layers, so every layer reads the target model's K and V "
+            "(shared_kv_states) and it keeps no cache of its own nor generates alone (plan the target model)"},
     {.name = "xlnet", .model_class = "XLNetLMHeadModel", .kind = MPM_REFUSE_OTHER,
      .why = "XLNet is a permutation language model whose memory (mems) of earlier segments replaces a KV cache, with "
             "two attention streams per layer: no serving engine runs it, and its state is not a decoder's cache"},
