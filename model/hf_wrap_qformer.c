@@ -912,3 +912,111 @@ void mpm_read_granite4_vision(hf_ctx *c, mp_model *m)
 		qformer_encoder(m, r, qf_paths_nested, h, qi, h, qL, (qL + freq - 1) / freq, text_input, n);
 	}
 }
+
+/* ----- MiniCPM-V 4.6, MiniCPM-V 4.7, MiniCPM-OCR ----------------------------------------------------------------------- */
+
+/* A kernel (h, w) of a config: a list of two integers from 1 to 64 (window_kernel_size, merge_kernel_size), default
+ * (d, d). Their product into *out; false and a 422 naming key otherwise. */
+static bool kernel_area(hf_ctx *c, const char *key, uint64_t d, uint64_t *out)
+{
+	const cJSON *v = c->cfg ? cJSON_GetObjectItemCaseSensitive(c->cfg, key) : NULL;
+
+	*out = d * d;
+	if (v == NULL || cJSON_IsNull(v))
+		return true;
+	if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != 2 || !cJSON_IsNumber(cJSON_GetArrayItem(v, 0)) ||
+	    !cJSON_IsNumber(cJSON_GetArrayItem(v, 1)) || cJSON_GetArrayItem(v, 0)->valuedouble < 1 ||
+	    cJSON_GetArrayItem(v, 1)->valuedouble < 1 || cJSON_GetArrayItem(v, 0)->valuedouble > 64 ||
+	    cJSON_GetArrayItem(v, 1)->valuedouble > 64) {
+		hf_fail_key(c, key, "must be a list of two integers from 1 to 64 (a kernel's height and width)");
+		return false;
+	}
+	*out = (uint64_t)cJSON_GetArrayItem(v, 0)->valuedouble * (uint64_t)cJSON_GetArrayItem(v, 1)->valuedouble;
+	return true;
+}
+
+/*
+ * MiniCPM-V 4.6 and 4.7, MiniCPM-OCR (MiniCPMV4_6Config and its kin: Qwen3.5's text decoder (qwen3_5_text's class
+ * defaults), untied (MiniCPM-OCR: tied); MiniCPMV4_6VisionConfig: hidden 768, MLP 3072, 12 layers, 12 heads, 224 px
+ * images of 16 px patches, window_kernel_size (2, 2)). The SigLIP-style tower under model.vision_tower. (no head;
+ * planner/vision.c) and its vit_merger (window attention q, k, v, out_proj with biases, layer_norm1, then pre_norm over
+ * the k = kh x kw window, linear_1 k x MLP and linear_2 back to the width, biased); the merger under model.merger.:
+ * merger_times DownsampleMLPs over 4 x the tower's width (pre_norm, linear_1 square, linear_2 to the width, the last to
+ * the decoder's), at least one whatever merger_times says.
+ */
+void mpm_read_minicpmv(hf_ctx *c, mp_model *m)
+{
+	char pointer[MP_POINTER_MAX];
+	hf_ctx v;
+	mp_vision *t = &m->vision;
+	uint64_t h, inter, L, heads, ch, image, patch, k = 4, T, th, wh, wi;
+	bool ocr = strcmp(m->model_type, "minicpm_ocr") == 0;
+	const char *vm = "vit_merger", *sa = "vit_merger.self_attn";
+
+	if (!read_text(c, "qwen3_5_text", false, m))
+		return;
+	m->inv.roots[MP_ROOT_DECODER] = "model.language_model.";
+	wrapper_tie(c, m, ocr);
+	if (!sub_config(c, "vision_config", &v, pointer, sizeof(pointer)))
+		return;
+	h = hf_get_u64(&v, KEYS("hidden_size"), 768);
+	inter = hf_get_u64(&v, KEYS("intermediate_size"), 3072);
+	L = hf_get_u64(&v, KEYS("num_hidden_layers"), 12);
+	heads = hf_get_u64(&v, KEYS("num_attention_heads"), 12);
+	ch = hf_get_u64(&v, KEYS("num_channels"), 3);
+	image = hf_get_u64(&v, KEYS("image_size"), 224);
+	patch = hf_get_u64(&v, KEYS("patch_size"), 16);
+	if (v.st == MP_OK && heads == 0)
+		hf_fail_key(&v, "num_attention_heads", "num_attention_heads must be at least 1");
+	if (v.st == MP_OK && (h == 0 || h > (UINT64_C(1) << 20) || L == 0 || L > MP_MAX_LAYERS || inter == 0 ||
+	                      inter > (UINT64_C(1) << 24) || ch == 0 || ch > 256 || patch == 0 || patch > image ||
+	                      image > (UINT64_C(1) << 16)))
+		hf_fail_key(&v, h == 0 || h > (UINT64_C(1) << 20) ? "hidden_size"
+		                : L == 0 || L > MP_MAX_LAYERS      ? "num_hidden_layers"
+		                : inter == 0 || inter > (UINT64_C(1) << 24) ? "intermediate_size"
+		                : ch == 0 || ch > 256                       ? "num_channels"
+		                                                            : "patch_size",
+		            "the image tower needs hidden_size from 1 to 2^20, num_hidden_layers from 1 to 1024, "
+		            "intermediate_size from 1 to 2^24, 1 to 256 channels and a patch_size from 1 to image_size "
+		            "(at most 65536)");
+	if (v.st == MP_OK)
+		kernel_area(&v, "window_kernel_size", 2, &k);
+	c->st = v.st;
+	T = hf_get_u64(c, KEYS("merger_times"), 1);
+	if (c->st == MP_OK && T > 64)
+		hf_fail_key(c, "merger_times", "merger_times must be at most 64");
+	if (c->st != MP_OK)
+		return;
+	T = T ? T : 1; /* MiniCPMV4_6Merger appends the last MLP whatever merger_times says */
+	th = m->hidden_size;
+	wh = h * k;
+	wi = inter * k;
+	t->tower = MP_TOWER_SIGLIP;
+	t->tower_root = "model.vision_tower.";
+	t->projector_root = "model.merger.";
+	t->hidden = h;
+	t->intermediate = inter;
+	t->layers = L;
+	t->channels = ch;
+	t->patch = patch;
+	t->positions = (image / patch) * (image / patch);
+	t->norm = MP_NORM_LAYER;
+	t->patch_bias = t->post_norm = t->attn_bias = t->mlp_bias = true;
+	t->projector = MP_PROJECTOR_NONE;
+	t->merge = 1;
+	t->out_hidden = th;
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.vision_tower.");
+	LIN(m, MP_ROOT_TOWER, sa, "q_proj", MP_TK_VISION, h, h, true, 1);
+	LIN(m, MP_ROOT_TOWER, sa, "k_proj", MP_TK_VISION, h, h, true, 1);
+	LIN(m, MP_ROOT_TOWER, sa, "v_proj", MP_TK_VISION, h, h, true, 1);
+	LIN(m, MP_ROOT_TOWER, sa, "out_proj", MP_TK_VISION, h, h, true, 1);
+	LN(m, MP_ROOT_TOWER, vm, "layer_norm1", MP_TK_VISION, h, 1);
+	LN(m, MP_ROOT_TOWER, vm, "pre_norm", MP_TK_VISION, wh, 1);
+	LIN(m, MP_ROOT_TOWER, vm, "linear_1", MP_TK_VISION, wi, wh, true, 1);
+	LIN(m, MP_ROOT_TOWER, vm, "linear_2", MP_TK_VISION, h, wi, true, 1);
+	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "model.merger.");
+	LN(m, MP_ROOT_PROJECTOR, "mlp.{i}", "pre_norm", MP_TK_PROJECTOR, 4 * h, T);
+	LIN(m, MP_ROOT_PROJECTOR, "mlp.{i}", "linear_1", MP_TK_PROJECTOR, 4 * h, 4 * h, true, T);
+	LIN(m, MP_ROOT_PROJECTOR, "mlp.{i}", "linear_2", MP_TK_PROJECTOR, h, 4 * h, true, T - 1);
+	LIN(m, MP_ROOT_PROJECTOR, "mlp.{i}", "linear_2", MP_TK_PROJECTOR, th, 4 * h, true, 1);
+}

@@ -804,6 +804,12 @@ const mpm_type mpm_types[] = {
      .wrapper = true},
     {.name = "granite4_vision", .model_class = "Granite4VisionForConditionalGeneration",
      .read = mpm_read_granite4_vision, .wrapper = true},
+    {.name = "minicpmv4_6", .model_class = "MiniCPMV4_6ForConditionalGeneration", .read = mpm_read_minicpmv,
+     .wrapper = true},
+    {.name = "minicpmv4_7", .model_class = "MiniCPMV4_7ForConditionalGeneration", .read = mpm_read_minicpmv,
+     .wrapper = true},
+    {.name = "minicpm_ocr", .model_class = "MiniCPMOcrForConditionalGeneration", .read = mpm_read_minicpmv,
+     .wrapper = true},
 };
 const size_t mpm_types_count = sizeof(mpm_types) / sizeof(mpm_types[0]);
 

@@ -1,6 +1,6 @@
 /*
  * test_wrap_qformer.c: the wrappers of model/hf_wrap_qformer.c with their worked numbers (BLIP-2's EVA tower and
- * Q-Former, GOT-OCR 2's SAM tower and projector, DeepSeek-VL hybrid's two towers, Qianfan-OCR's InternViT, Granite 4 Vision's Window Q-Formers; totals are tests/ref/hf/groundtruth.json's, transformers 5.24 on the
+ * Q-Former, GOT-OCR 2's SAM tower and projector, DeepSeek-VL hybrid's two towers, Qianfan-OCR's InternViT, Granite 4 Vision's Window Q-Formers, MiniCPM-V's mergers; totals are tests/ref/hf/groundtruth.json's, transformers 5.24 on the
  * meta device) and the 422s of their bad configs, each naming its key. The ground-truth and variant tests
  * (test_models, test_inventory, test_inference) hold every case and variant name by name; these hold the arithmetic
  * and the refusals.
@@ -167,6 +167,26 @@ static void test_granite4_vision(void **state)
 	assert_int_equal(pc.total, UINT64_C(6901582080));
 }
 
+/*
+ * MiniCPM-V 4.6 (MiniCPMV4_6Config defaults: Qwen3.5's text decoder, untied): the SigLIP-style tower with its ViT
+ * merger 135,366,144; the merger's one DownsampleMLP over 4 x 768: pre_norm 6,144, linear_1 3,072^2 + 3,072,
+ * linear_2 4,096 x 3,072 + 4,096 = 22,033,408. MiniCPM-OCR: the same, tied (no lm_head of 248,320 x 4,096).
+ */
+static void test_minicpmv(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"minicpmv4_6\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(135366144) + 6144 + 3072 * 3072 + 3072 + 4096 * 3072 + 4096);
+	assert_int_equal(pc.total, UINT64_C(9111202816));
+	assert_int_equal(count_text("{\"model_type\":\"minicpm_ocr\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.total, UINT64_C(9111202816) - UINT64_C(248320) * 4096);
+	assert_int_equal(pc.total, UINT64_C(8094084096));
+}
+
 static void test_bad_configs(void **state)
 {
 	static const struct {
@@ -205,6 +225,9 @@ static void test_bad_configs(void **state)
 	     "/model/hf_config/downsample_rate"},
 	    {"{\"model_type\":\"granite4_vision\",\"deepstack_layer_map\":[[1]],\"downsample_rate\":\"1/4\"}",
 	     "/model/hf_config/deepstack_layer_map"},
+	    {"{\"model_type\":\"minicpmv4_6\",\"vision_config\":{\"window_kernel_size\":[2]}}",
+	     "/model/hf_config/vision_config/window_kernel_size"},
+	    {"{\"model_type\":\"minicpmv4_7\",\"merger_times\":1000}", "/model/hf_config/merger_times"},
 	    {"{\"model_type\":\"granite4_vision\",\"deepstack_layer_map\":[],\"downsample_rate\":\"1/4\","
 	     "\"vision_config\":{\"hidden_size\":32,\"num_attention_heads\":2}}",
 	     "/model/hf_config/vision_config/hidden_size"},
@@ -230,6 +253,7 @@ int main(void)
 	    cmocka_unit_test(test_deepseek_vl_hybrid),
 	    cmocka_unit_test(test_qianfan_ocr),
 	    cmocka_unit_test(test_granite4_vision),
+	    cmocka_unit_test(test_minicpmv),
 	    cmocka_unit_test(test_bad_configs),
 	};
 

@@ -1061,6 +1061,12 @@ def draw_wrapper(rng, t, cfg0):
                 if rng.random() < 0.7:
                     qc[k] = rng.choice(vals)
             d["qformer_config"] = qc
+    if t in ("minicpmv4_6", "minicpmv4_7", "minicpm_ocr"):
+        # the ViT merger's window kernel and the merger's rounds (0 builds one, as 1)
+        if rng.random() < 0.6:
+            d["vision_config"]["window_kernel_size"] = [rng.choice([1, 2, 3]), rng.choice([1, 2])]
+        if rng.random() < 0.6:
+            d["merger_times"] = rng.choice([0, 1, 2, 3])
     if t == "qianfan_ocr":
         # InternViT's flags, the norm kind, a (height, width) image, the pixel shuffle's ratio
         vc = d["vision_config"]
