@@ -790,6 +790,18 @@ const mpm_type mpm_types[] = {
      .names = &mpm_names_minimax_m3, .experts_key = "num_local_experts",
      .simplified = "the step reads the indexer's projections as extra matrices and takes every minimax_m3_sparse layer's attention over every cached key (the indexer's block selection is not modelled)"},
     {.name = "cohere_compass_text", .model_class = "CohereCompassForCausalLM", .read = mpm_read_cohere_compass_text},
+    /* captioning and OCR wrappers with towers of their own (model/hf_wrap_qformer.c) */
+    {.name = "blip-2", .model_class = "Blip2ForConditionalGeneration", .read = mpm_read_blip2, .wrapper = true},
+    {.name = "instructblip", .model_class = "InstructBlipForConditionalGeneration", .read = mpm_read_blip2, .wrapper = true},
+    {.name = "instructblipvideo", .model_class = "InstructBlipVideoForConditionalGeneration", .read = mpm_read_blip2,
+     .wrapper = true},
+    {.name = "got_ocr2", .model_class = "GotOcr2ForConditionalGeneration", .read = mpm_read_got_ocr2, .wrapper = true},
+    {.name = "pp_chart2table", .model_class = "GotOcr2ForConditionalGeneration (PPChart2TableConfig)",
+     .read = mpm_read_got_ocr2, .wrapper = true},
+    {.name = "deepseek_vl_hybrid", .model_class = "DeepseekVLHybridForConditionalGeneration",
+     .read = mpm_read_deepseek_vl_hybrid, .wrapper = true},
+    {.name = "qianfan_ocr", .model_class = "QianfanOCRForConditionalGeneration", .read = mpm_read_qianfan_ocr,
+     .wrapper = true},
 };
 const size_t mpm_types_count = sizeof(mpm_types) / sizeof(mpm_types[0]);
 

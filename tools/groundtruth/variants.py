@@ -90,7 +90,8 @@ FIXED_BOOLS_BY_TYPE = {"mpt": {"no_bias"}}
 def table_types():
     """The model types memplan reads, in the table's order."""
     with open(TABLE) as fh:
-        return re.findall(r'\.name = "([a-z0-9_]+)"', fh.read())
+        # (the dashed names: blip-2 only; openai-gpt and gpt-sw3 have no variants yet)
+        return re.findall(r'\.name = "([a-z0-9_]+|blip-2)"', fh.read())
 
 
 def fields(cls):
@@ -1039,6 +1040,26 @@ def draw_wrapper(rng, t, cfg0):
                                   "output_proj_dims": rng.choice([16, 32, 48])}
         if rng.random() < 0.5:
             d["audio_config"] = {"model_type": "gemma4_unified_audio", "audio_embed_dim": rng.choice([16, 40, 64])}
+    if t in ("blip-2", "instructblip", "instructblipvideo"):
+        draw_blip(rng, t, d)
+    if t in ("got_ocr2", "pp_chart2table"):
+        draw_sam(rng, d)
+    if t == "deepseek_vl_hybrid":
+        draw_sam(rng, d, "high_res_vision_config", sam_class=True)
+    if t == "qianfan_ocr":
+        # InternViT's flags, the norm kind, a (height, width) image, the pixel shuffle's ratio
+        vc = d["vision_config"]
+        for k in ("attention_bias", "use_qk_norm", "use_mask_token", "use_absolute_position_embeddings",
+                  "use_mean_pooling"):
+            if rng.random() < 0.7:
+                vc[k] = rng.random() < 0.5
+        if rng.random() < 0.6:
+            vc["norm_type"] = rng.choice(["layer_norm", "rms_norm"])
+        if rng.random() < 0.4:
+            vc["image_size"] = [vc["image_size"], vc["image_size"]]
+            vc["patch_size"] = [vc["patch_size"], vc["patch_size"]]
+        if rng.random() < 0.5:
+            d["downsample_ratio"] = rng.choice([0.5, 0.25, 1.0])
     if "mm_tokens_per_image" in top:
         # Gemma 3: the projector pools the patches to mm_tokens_per_image (a square that divides the patch grid)
         side = d["vision_config"]["image_size"] // d["vision_config"]["patch_size"]
@@ -1063,6 +1084,60 @@ def draw_wrapper_v1(rng, t, d, text_hidden):
             d["downsample_factor"] = rng.choice([1, 2, 3])
         if rng.random() < 0.6:                      # getattr's default: the decoder's hidden_size
             d["alignment_intermediate_size"] = rng.choice([32, 48, 96])
+def draw_blip(rng, t, d):
+    """BLIP-2, InstructBLIP(-Video): the EVA tower's qkv_bias, the Q-Former (width, heads, layers, MLP,
+    cross_attention_frequency, its text branch, InstructBLIP's embeddings), num_query_tokens; a third of the variants
+    take a Llama text_config (InstructBLIP's Vicuna checkpoints) instead of OPT."""
+    vc = d["vision_config"]
+    vc["qkv_bias"] = rng.random() < 0.5
+    h = rng.choice([2, 4])
+    qc = {"hidden_size": rng.choice([32, 64]), "num_attention_heads": h, "num_hidden_layers": rng.choice([1, 2, 3, 4, 5]),
+          "intermediate_size": rng.choice([48, 64, 96]), "cross_attention_frequency": rng.choice([1, 2, 3])}
+    if rng.random() < 0.7:
+        qc["vocab_size"] = rng.choice([64, 100])
+        qc["max_position_embeddings"] = rng.choice([16, 32])
+        qc["pad_token_id"] = 0
+    if t == "blip-2" and rng.random() < 0.5:
+        qc["use_qformer_text_input"] = rng.random() < 0.5
+    d["qformer_config"] = qc
+    if rng.random() < 0.7:
+        d["num_query_tokens"] = rng.choice([1, 4, 8])
+    if rng.random() < 0.33:
+        from transformers import LlamaConfig
+        text = draw_text(rng, "llama", LlamaConfig, LlamaConfig().to_dict())
+        text["model_type"] = "llama"
+        d["text_config"] = text
+    d.pop("tie_word_embeddings", None)   # the wrapper's key ties nothing (the decoder's own does)
+    if rng.random() < 0.5:
+        d["tie_word_embeddings"] = rng.random() < 0.5
+
+
+def draw_sam(rng, d, key="vision_config", sam_class=False):
+    """GOT-OCR 2's SAM tower (DeepSeek-VL hybrid's high_res_vision_config, SamVisionConfig: mlp_dim or mlp_ratio):
+    width, heads (not always dividing it), layers, mlp_dim, output_channels, the image and patch, window_size (0:
+    every layer global), global_attn_indexes (some past the layers), its flags."""
+    h = rng.choice([2, 3, 4])
+    L = rng.choice([1, 2, 3, 4])
+    patch = rng.choice([4, 8, 16])
+    vc = {"hidden_size": rng.choice([32, 48, 64]), "num_attention_heads": h, "num_hidden_layers": L,
+          "mlp_dim": rng.choice([48, 64, 96]), "output_channels": rng.choice([8, 16, 24]),
+          "patch_size": patch, "image_size": patch * rng.choice([2, 4, 6]), "window_size": rng.choice([0, 1, 2, 3]),
+          "global_attn_indexes": sorted(rng.sample(range(L + 2), rng.choice(range(0, min(3, L + 2) + 1))))}
+    for k in ("qkv_bias", "use_abs_pos", "use_rel_pos"):
+        if rng.random() < 0.7:
+            vc[k] = rng.random() < 0.5
+    if rng.random() < 0.5:
+        vc["num_channels"] = rng.choice([1, 3])
+    if sam_class:
+        if not vc["global_attn_indexes"] and rng.random() < 0.8:   # the wrapper reads its first entry
+            vc["global_attn_indexes"] = [rng.choice(range(L))]
+        if rng.random() < 0.5:
+            del vc["mlp_dim"]
+            if rng.random() < 0.6:
+                vc["mlp_ratio"] = rng.choice([1.5, 2.0, 3.0])
+        d[key] = {**vc, "model_type": "sam_vision_model"}
+        return
+    d[key] = {**vc, "model_type": d[key]["model_type"]}
 
 
 def mrope(text, td):
@@ -1158,10 +1233,8 @@ def cache_runs(cfg):
         with torch.no_grad():
             try:
                 out = model(input_ids=ids, use_cache=True, **kw)
-            except AttributeError:
-                from transformers import AutoModelForCausalLM    # as generate.run_tiny (Llama 4)
-                torch.manual_seed(0)
-                model = AutoModelForCausalLM.from_config(cfg).to(torch.bfloat16).eval()
+            except (AttributeError, TypeError):
+                model = generate.text_model(cfg)    # as generate.run_tiny (Llama 4, BLIP-2)
                 out = model(input_ids=ids, use_cache=True)
         cache = kw.get("cache") or getattr(out, "past_key_values", None)
         layers, rest = generate.cache_layers(cache)
