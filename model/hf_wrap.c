@@ -50,6 +50,11 @@ static const vision_defaults vision_classes[] = {
     /* Siglip2VisionConfig: 768 wide, MLP 3072, 12 layers, 16 px patches, num_patches 256 learned positions (no
      * image_size: the positions are the table's rows), vision_use_head True */
     {"siglip2_vision_model", 768, 3072, 12, 3, 0, 16, 0, 0, 0, 256, 0},
+    /* VideoLlama3VisionConfig: SigLIP's blocks (768 wide, MLP 3072, 12 layers, 16 px patches), rotary positions */
+    {"video_llama_3_vision", 768, 3072, 12, 3, 0, 16, 0, 0, 0, 0, 0},
+    /* Exaone4_5_VisionConfig: Qwen2.5-VL's tower (3584 wide, MLP 3420, depth 32, 14 px x 2 frames, merge 2, out 3584)
+     * with num_heads 16 and num_key_value_heads 8 in its fused qkv */
+    {"exaone4_5_vision", 3584, 3420, 32, 3, 0, 14, 3584, 2, 2, 0, 0},
 };
 
 typedef struct wrap_row {
@@ -102,6 +107,7 @@ enum {
 	WRAP_PROJ_LFM2 = 64, /* Lfm2VlMultiModalProjector: [LayerNorm], linear_1, GELU, linear_2 after a pixel unshuffle */
 	WRAP_PROJ_AYA,       /* AyaVisionMultiModalProjector: pixel shuffle, LayerNorm, SwiGLU linear_1, linear_2 */
 	WRAP_PROJ_HCX,       /* HyperCLOVAXVisionV2Model.projector: one biased linear after the Qwen2.5-VL merger */
+	WRAP_PROJ_READOUT,   /* VideoLlama3Projector: readout.0 (tower -> decoder) and readout.2 (decoder square) */
 };
 
 /* The wrappers' projectors other than their tower's usual one (mp_vision.projector), listed by the reader when the
@@ -209,6 +215,13 @@ static const wrap_row wraps[] = {
      * out_hidden_size to the decoder's width (model.projector), tied */
     {.name = "hyperclovax_vision_v2", .text_type = "hyperclovax", .vision_type = "qwen2_5_vl_vision", .tie = true,
      .projector = WRAP_PROJ_HCX, .tower_root = "model.vision_model.", .projector_root = "model."},
+    /* VideoLlama3Config: Qwen2 and its SigLIP-like tower under model.vision_model, the readout projector
+     * (model.projector.readout: Linear(tower, decoder), GELU, Linear(decoder, decoder), biased), untied */
+    {.name = "video_llama_3", .text_type = "qwen2", .vision_type = "video_llama_3_vision", .projector = WRAP_PROJ_READOUT,
+     .tower_root = "model.vision_model.", .projector_root = "model.projector."},
+    /* Exaone4_5_Config: EXAONE 4 and its Qwen2.5-VL tower (GQA in the tower's qkv) with the merger under
+     * model.visual, untied */
+    {.name = "exaone4_5", .text_type = "exaone4", .vision_type = "exaone4_5_vision"},
 };
 
 /* How many entries a key holds: a list's length, 1 for a number (vision_feature_layer, deepstack_visual_indexes). */
@@ -236,6 +249,32 @@ static void vision_heads_divide(hf_ctx *c, uint64_t absent_heads, const mp_visio
 		                   : "vision_config is required: the wrapper's default tower (1152 wide, 14 heads) does not "
 		                     "build in transformers 5.24 (SiglipAttention: embed_dim must be divisible by num_heads); "
 		                     "the published checkpoints state num_attention_heads 16");
+}
+
+/*
+ * EXAONE 4.5's tower (modeling_exaone4_5.py Exaone4_5_VisionAttention): head_dim = hidden_size // num_heads (16),
+ * the fused qkv Linear(hidden, (num_heads + 2 num_key_value_heads (8)) x head_dim) with a bias; proj stays hidden x
+ * hidden. Default: head_dim 3584 // 16 = 224, qkv (16 + 16) x 224 = 7168 rows. num_attention_heads is num_heads's
+ * other spelling (its attribute_map). num_key_value_heads must divide num_heads (num_key_value_groups, repeat_kv:
+ * transformers builds such a tower but cannot run an image through it): a 422 names it otherwise. c is the
+ * vision_config's context.
+ */
+static void vision_kv_heads(hf_ctx *c, mp_vision *v)
+{
+	uint64_t heads = hf_get_u64(c, KEYS("num_heads", "num_attention_heads"), 16);
+	uint64_t kv = hf_get_u64(c, KEYS("num_key_value_heads"), 8);
+
+	if (c->st != MP_OK)
+		return;
+	if (heads == 0 || heads > v->hidden) {
+		hf_fail_key(c, "num_heads", "num_heads must be from 1 to the tower's hidden_size");
+		return;
+	}
+	if (kv == 0 || heads % kv != 0) {
+		hf_fail_key(c, "num_key_value_heads", "num_key_value_heads must be at least 1 and divide num_heads");
+		return;
+	}
+	v->qkv_rows = (heads + 2 * kv) * (v->hidden / heads);
 }
 
 /* The tower (vision_config) and projector (the wrapper's keys) into m->vision. */
@@ -334,6 +373,13 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 		v->positions = c.cfg ? hf_get_u64(&c, KEYS("num_patches"), d->positions) : d->positions;
 		v->map_head = c.cfg ? hf_get_bool(&c, KEYS("vision_use_head"), true) : !w->no_head;
 		v->projector = MP_PROJECTOR_NONE;
+	} else if (strcmp(d->type, "video_llama_3_vision") == 0) {
+		/* modeling_video_llama_3.py VideoLlama3VisionModel: SigLIP's embeddings without a position table
+		 * (2-D rotary), its blocks and post_layernorm, no head */
+		v->tower = MP_TOWER_SIGLIP;
+		v->norm = MP_NORM_LAYER;
+		v->patch_bias = v->post_norm = v->attn_bias = v->mlp_bias = true;
+		v->projector = MP_PROJECTOR_NONE;
 	} else if (strcmp(d->type, "siglip_vision_model") == 0 || strstr(d->type, "idefics") || strstr(d->type, "smolvlm")) {
 		bool idefics = strcmp(d->type, "siglip_vision_model") != 0;
 
@@ -380,7 +426,8 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 	} else {
 		/* the Qwen-VL towers (modeling_qwen2_vl.py, _2_5_vl.py, _3_vl.py): a 3-D patch convolution, fused qkv,
 		 * the merger over spatial_merge_size^2 patches */
-		bool q25 = strcmp(d->type, "qwen2_5_vl_vision") == 0, q3 = strncmp(d->type, "qwen3_", 6) == 0;
+		bool q25 = strcmp(d->type, "qwen2_5_vl_vision") == 0 || strcmp(d->type, "exaone4_5_vision") == 0,
+		     q3 = strncmp(d->type, "qwen3_", 6) == 0;
 
 		v->tower = q3 ? MP_TOWER_QWEN3_VL : q25 ? MP_TOWER_QWEN2_5_VL : MP_TOWER_QWEN2_VL;
 		v->tower_root = "model.visual.";
@@ -420,6 +467,8 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 		v->twin_root = x.twin_root;
 		if (x.vision_heads)
 			vision_heads_divide(&c, x.vision_heads, v);
+		if (strcmp(d->type, "exaone4_5_vision") == 0)
+			vision_kv_heads(&c, v);
 	}
 	if (v->projector == MP_PROJECTOR_MLP2) {
 		bool llava = strcmp(w->name, "llava") == 0 || w->projector == WRAP_PROJ_MLP2;
@@ -729,11 +778,24 @@ static void glm4v_tower(hf_ctx *top, mp_model *m)
  *     of in; linear_1 in -> alignment_intermediate_size (getattr's default: the decoder's hidden_size), linear_2
  *     from half of it to out, both biased.
  *   HyperCLOVAX-Vision-V2 (modeling_hyperclovax_vision_v2.py): projector, nn.Linear(out_hidden_size, out) biased.
+ *   VideoLLaMA 3 (modeling_video_llama_3.py VideoLlama3Projector): readout.0 h -> out and readout.2 out -> out, both
+ *     biased. Default: 768 x 4096 + 4096 + 4096 x 4096 + 4096 = 19,931,136.
  */
 static void wrap_projector_v1(hf_ctx *c, const wrap_row *w, mp_model *m)
 {
 	uint64_t h = m->vision.hidden, out = m->hidden_size, ds, in;
 
+	if (w->projector == WRAP_PROJ_READOUT) {
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "readout.0.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+		          out, h, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "readout.0.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          out, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "readout.2.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+		          out, out, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "readout.2.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          out, 1);
+		return;
+	}
 	if (w->projector == WRAP_PROJ_HCX) {
 		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "projector.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
 		          out, m->vision.out_hidden, 1);
@@ -880,6 +942,7 @@ static void wrap_projector(hf_ctx *c, const wrap_row *w, mp_model *m)
 	case WRAP_PROJ_LFM2:
 	case WRAP_PROJ_AYA:
 	case WRAP_PROJ_HCX:
+	case WRAP_PROJ_READOUT:
 		wrap_projector_v1(c, w, m);
 		break;
 	case WRAP_PROJ_ALIGNER:

@@ -742,6 +742,8 @@ const mpm_type mpm_types[] = {
     {.name = "aya_vision", .model_class = "AyaVisionForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
     {.name = "hyperclovax_vision_v2", .model_class = "HyperCLOVAXVisionV2ForConditionalGeneration", .read = mpm_read_wrapper,
      .wrapper = true},
+    {.name = "video_llama_3", .model_class = "VideoLlama3ForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "exaone4_5", .model_class = "Exaone4_5_ForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
     {.name = "jetmoe", .model_class = "JetMoeForCausalLM", .read = mpm_read_jetmoe, .names = &mpm_names_jetmoe,
      .experts_key = "num_local_experts",
      .simplified = "the step analysis reads the mixture-of-attention experts' query and output projections whole (all experts, as one product), where a token runs num_experts_per_tok of them"},

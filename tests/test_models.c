@@ -1120,7 +1120,8 @@ static void test_utf8_sanitize(void **state)
  *   - HyperCLOVAX-Vision-V2: a vision_config of model_type "qwen2_5_vl" (the checkpoints' spelling, renamed by
  *     HyperCLOVAXVisionV2Config.__post_init__) reads as qwen2_5_vl_vision: 9,705,315,072;
  *   - Aya Vision: the default tower (1152 wide, 14 heads) does not build (SiglipAttention); a 422 names
- *     vision_config's num_attention_heads; with 16 heads, 35,449,907,744 (aya-vision-16-heads-variant).
+ *     vision_config's num_attention_heads; with 16 heads, 35,449,907,744 (aya-vision-16-heads-variant);
+ *   - VideoLLaMA 3 and EXAONE 4.5 (below).
  */
 static void test_wrappers_v1(void **state)
 {
@@ -1163,6 +1164,27 @@ static void test_wrappers_v1(void **state)
 	                            &pc, &m, &err),
 	                 MP_OK);
 	assert_int_equal(pc.total, UINT64_C(35449907744));
+	/* VideoLLaMA 3: its tower of 85,646,592 (no position table) and the readout projector 768 x 4096 + 4096 x 4096
+	 * + biases = 19,931,136, of 12,155,424,000 */
+	assert_int_equal(count_text("{\"model_type\":\"video_llama_3\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(85646592) + 768 * 4096 + 4096 * 4096 + 2 * 4096);
+	assert_int_equal(pc.total, UINT64_C(12155424000));
+	/* EXAONE 4.5: the tower's qkv has (16 + 2 x 8) x 224 = 7168 rows (transformers' 12,100,938,496); 8 KV heads of
+	 * 16 heads stated as num_attention_heads (its attribute_map) read the same; 3 KV heads do not divide 16 */
+	assert_int_equal(count_text("{\"model_type\":\"exaone4_5\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.total, UINT64_C(12100938496));
+	assert_int_equal(count_text("{\"model_type\":\"exaone4_5\",\"vision_config\":{\"num_attention_heads\":16}}", &pc,
+	                            &m, &err),
+	                 MP_OK);
+	assert_int_equal(pc.total, UINT64_C(12100938496));
+	{
+		mp_error e = MP_ERROR_INIT;
+
+		assert_int_equal(count_text("{\"model_type\":\"exaone4_5\",\"vision_config\":{\"num_key_value_heads\":3}}",
+		                            &pc, &m, &e),
+		                 MP_EINVAL);
+		assert_string_equal(e.field, "/model/hf_config/vision_config/num_key_value_heads");
+	}
 }
 
 int main(void)

@@ -839,7 +839,7 @@ def draw_vision(rng, vd, text_hidden):
     w = Draw(rng, vd, None)
     mt = vd.get("model_type", "")
     d = w.d
-    if mt.startswith("qwen"):
+    if mt.startswith("qwen") or mt == "exaone4_5_vision":     # EXAONE 4.5: Qwen2.5-VL's tower and keys
         w.set("depth", w.choice([1, 2, 3]))
         h = w.choice([2, 4])
         w.set("num_heads", h)
@@ -958,6 +958,9 @@ def draw_wrapper_v1(rng, t, d, text_hidden):
             d["downsample_factor"] = rng.choice([1, 2, 3])
         if rng.random() < 0.3:                      # Lfm2VlConfig.__post_init__: tie_embedding is the tie
             d["tie_embedding"] = rng.random() < 0.5
+    elif t == "exaone4_5" and "vision_config" in d:  # GQA in the tower: num_key_value_heads divides num_heads
+        vc = d["vision_config"]
+        vc["num_key_value_heads"] = rng.choice(divisors(vc.get("num_heads", 16)))
     elif t == "aya_vision":
         if rng.random() < 0.6:
             d["downsample_factor"] = rng.choice([1, 2, 3])
