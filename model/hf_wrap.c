@@ -55,6 +55,12 @@ static const vision_defaults vision_classes[] = {
     /* Exaone4_5_VisionConfig: Qwen2.5-VL's tower (3584 wide, MLP 3420, depth 32, 14 px x 2 frames, merge 2, out 3584)
      * with num_heads 16 and num_key_value_heads 8 in its fused qkv */
     {"exaone4_5_vision", 3584, 3420, 32, 3, 0, 14, 3584, 2, 2, 0, 0},
+    /* PaddleOCRVisionConfig: SigLIP's tower (1152 wide, MLP 4304, 27 layers, 384 px, 14 px patches, no head),
+     * spatial_merge_size 2 for the projector */
+    {"paddleocr_vl_vision", 1152, 4304, 27, 3, 384, 14, 0, 2, 0, 0, 0},
+    /* Cosmos3EdgeVisionConfig: SigLIP 2's tower (1152 wide, MLP 4304, 27 layers, 16 px patches, 256 positions, no
+     * head), spatial_merge_size 2 */
+    {"cosmos3_edge_vision", 1152, 4304, 27, 3, 0, 16, 0, 2, 0, 256, 0},
 };
 
 typedef struct wrap_row {
@@ -85,12 +91,15 @@ typedef struct wrap_extra {
 	                        * checking (Aya Vision's 14 heads do not divide its 1152) */
 	const char *vision_alias; /* a vision_config model_type the wrapper's config renames to its vision_type
 	                           * (HyperCLOVAXVisionV2Config.__post_init__: "qwen2_5_vl") */
+	bool never_tied;          /* the class ties nothing whatever tie_word_embeddings says (Cosmos3-Edge's
+	                           * _tied_weights_keys = {}) */
 } wrap_extra;
 
 static const wrap_extra wrap_extras[] = {
-    {"video_llava", "model.image_tower.", 0, NULL},
-    {"aya_vision", NULL, 14, NULL},
-    {"hyperclovax_vision_v2", NULL, 0, "qwen2_5_vl"},
+    {"video_llava", "model.image_tower.", 0, NULL, false},
+    {"aya_vision", NULL, 14, NULL, false},
+    {"hyperclovax_vision_v2", NULL, 0, "qwen2_5_vl", false},
+    {"cosmos3_edge", NULL, 0, NULL, true},
 };
 
 /* w's extras, or none (every member zero). */
@@ -99,7 +108,7 @@ static wrap_extra wrap_extra_of(const char *name)
 	for (size_t i = 0; i < sizeof(wrap_extras) / sizeof(wrap_extras[0]); i++)
 		if (strcmp(wrap_extras[i].name, name) == 0)
 			return wrap_extras[i];
-	return (wrap_extra){name, NULL, 0, NULL};
+	return (wrap_extra){name, NULL, 0, NULL, false};
 }
 
 /* Projectors of the wrappers below wraps[] (wrap_projector_v1), numbered apart from the list above. */
@@ -108,6 +117,8 @@ enum {
 	WRAP_PROJ_AYA,       /* AyaVisionMultiModalProjector: pixel shuffle, LayerNorm, SwiGLU linear_1, linear_2 */
 	WRAP_PROJ_HCX,       /* HyperCLOVAXVisionV2Model.projector: one biased linear after the Qwen2.5-VL merger */
 	WRAP_PROJ_READOUT,   /* VideoLlama3Projector: readout.0 (tower -> decoder) and readout.2 (decoder square) */
+	WRAP_PROJ_PADDLE,    /* PaddleOCRProjector: pre_norm, linear_1 over merge^2 patches, linear_2 */
+	WRAP_PROJ_COSMOS3_EDGE, /* Cosmos3EdgePatchMerger: norm, linear_fc1 over merge^2 patches, linear_fc2 */
 };
 
 /* The wrappers' projectors other than their tower's usual one (mp_vision.projector), listed by the reader when the
@@ -222,6 +233,14 @@ static const wrap_row wraps[] = {
     /* Exaone4_5_Config: EXAONE 4 and its Qwen2.5-VL tower (GQA in the tower's qkv) with the merger under
      * model.visual, untied */
     {.name = "exaone4_5", .text_type = "exaone4", .vision_type = "exaone4_5_vision"},
+    /* PaddleOCRVLConfig: ERNIE 4.5's decoder (paddleocr_vl_text), SigLIP's tower under model.visual.vision_model,
+     * its projector under model.projector, tied (a text_config's tie, default true, ties too: its __post_init__) */
+    {.name = "paddleocr_vl", .text_type = "paddleocr_vl_text", .vision_type = "paddleocr_vl_vision", .tie = true,
+     .tie_from_text = true, .projector = WRAP_PROJ_PADDLE, .tower_root = "model.visual.vision_model.", .projector_root = "model.projector."},
+    /* Cosmos3EdgeConfig: its ReLU^2 decoder (cosmos3_edge_text), SigLIP 2's tower under model.visual, the patch
+     * merger under model.projector (projector_hidden_size 11520), never tied (_tied_weights_keys is empty) */
+    {.name = "cosmos3_edge", .text_type = "cosmos3_edge_text", .vision_type = "cosmos3_edge_vision",
+     .projector = WRAP_PROJ_COSMOS3_EDGE, .tower_root = "model.visual.", .projector_root = "model.projector."},
 };
 
 /* How many entries a key holds: a list's length, 1 for a number (vision_feature_layer, deepstack_visual_indexes). */
@@ -364,15 +383,29 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 	v->channels = channels;
 	v->temporal = temporal;
 	v->patch = patch;
-	if (strcmp(d->type, "siglip2_vision_model") == 0) {
+	if (strcmp(d->type, "siglip2_vision_model") == 0 || strcmp(d->type, "cosmos3_edge_vision") == 0) {
 		/* modeling_siglip2.py Siglip2VisionTransformer: SigLIP's blocks and head, a linear patch embedding, a
-		 * table of num_patches positions */
+		 * table of num_patches positions; Cosmos3-Edge's (modeling_cosmos3_edge.py Cosmos3EdgeVisionModel): the
+		 * same without a head */
+		bool edge = strcmp(d->type, "cosmos3_edge_vision") == 0;
+
 		v->tower = MP_TOWER_SIGLIP;
 		v->norm = MP_NORM_LAYER;
 		v->linear_patch = v->patch_bias = v->post_norm = v->attn_bias = v->mlp_bias = true;
 		v->positions = c.cfg ? hf_get_u64(&c, KEYS("num_patches"), d->positions) : d->positions;
-		v->map_head = c.cfg ? hf_get_bool(&c, KEYS("vision_use_head"), true) : !w->no_head;
+		v->map_head = edge ? false : c.cfg ? hf_get_bool(&c, KEYS("vision_use_head"), true) : !w->no_head;
 		v->projector = MP_PROJECTOR_NONE;
+		if (edge)
+			v->merge = c.cfg ? hf_get_u64(&c, KEYS("spatial_merge_size"), d->merge) : d->merge;
+	} else if (strcmp(d->type, "paddleocr_vl_vision") == 0) {
+		/* modeling_paddleocr_vl.py PaddleOCRVisionModel: SigLIP's transformer (patch convolution with a bias,
+		 * (image / patch)^2 positions, post_layernorm, no head) under its vision_model */
+		v->tower = MP_TOWER_SIGLIP;
+		v->norm = MP_NORM_LAYER;
+		v->patch_bias = v->post_norm = v->attn_bias = v->mlp_bias = true;
+		v->positions = (image / patch) * (image / patch);
+		v->projector = MP_PROJECTOR_NONE;
+		v->merge = c.cfg ? hf_get_u64(&c, KEYS("spatial_merge_size"), d->merge) : d->merge;
 	} else if (strcmp(d->type, "video_llama_3_vision") == 0) {
 		/* modeling_video_llama_3.py VideoLlama3VisionModel: SigLIP's embeddings without a position table
 		 * (2-D rotary), its blocks and post_layernorm, no head */
@@ -780,11 +813,41 @@ static void glm4v_tower(hf_ctx *top, mp_model *m)
  *   HyperCLOVAX-Vision-V2 (modeling_hyperclovax_vision_v2.py): projector, nn.Linear(out_hidden_size, out) biased.
  *   VideoLLaMA 3 (modeling_video_llama_3.py VideoLlama3Projector): readout.0 h -> out and readout.2 out -> out, both
  *     biased. Default: 768 x 4096 + 4096 + 4096 x 4096 + 4096 = 19,931,136.
+ *   PaddleOCR-VL (modeling_paddleocr_vl.py PaddleOCRProjector): hm = h x spatial_merge_size^2 (the vision_config's,
+ *     2); pre_norm a LayerNorm of h, linear_1 hm -> hm, linear_2 hm -> out, biased. Default: 2 x 1152 + 4608 x
+ *     4608 + 4608 + 4608 x 1024 + 1024 = 25,960,192.
+ *   Cosmos3-Edge (modeling_cosmos3_edge.py Cosmos3EdgePatchMerger): norm a LayerNorm of h, linear_fc1 hm ->
+ *     projector_hidden_size (the wrapper's, 11520), linear_fc2 to out, biased. Default: 2 x 1152 + 4608 x 11520 +
+ *     11520 + 11520 x 2048 + 2048 = 76,692,992.
  */
 static void wrap_projector_v1(hf_ctx *c, const wrap_row *w, mp_model *m)
 {
 	uint64_t h = m->vision.hidden, out = m->hidden_size, ds, in;
 
+	if (w->projector == WRAP_PROJ_PADDLE || w->projector == WRAP_PROJ_COSMOS3_EDGE) {
+		bool paddle = w->projector == WRAP_PROJ_PADDLE;
+		uint64_t hm = hf_mul(c, hf_mul(c, m->vision.merge, m->vision.merge, "spatial_merge_size"), h,
+		                     "spatial_merge_size");
+		uint64_t mid = paddle ? hm : hf_get_u64(c, KEYS("projector_hidden_size"), 11520);
+
+		if (c->st == MP_OK && mid == 0)
+			hf_fail_key(c, "projector_hidden_size", "projector_hidden_size must be at least 1");
+		if (c->st != MP_OK)
+			return;
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, paddle ? "pre_norm.weight" : "norm.weight", MP_TK_PROJECTOR,
+		          MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, paddle ? "pre_norm.bias" : "norm.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE,
+		          MP_STEP_NONE, true, 1, h, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, paddle ? "linear_1.weight" : "linear_fc1.weight", MP_TK_PROJECTOR,
+		          MP_SPLIT_NONE, MP_STEP_NONE, false, mid, hm, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, paddle ? "linear_1.bias" : "linear_fc1.bias", MP_TK_PROJECTOR,
+		          MP_SPLIT_NONE, MP_STEP_NONE, true, 1, mid, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, paddle ? "linear_2.weight" : "linear_fc2.weight", MP_TK_PROJECTOR,
+		          MP_SPLIT_NONE, MP_STEP_NONE, false, out, mid, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, paddle ? "linear_2.bias" : "linear_fc2.bias", MP_TK_PROJECTOR,
+		          MP_SPLIT_NONE, MP_STEP_NONE, true, 1, out, 1);
+		return;
+	}
 	if (w->projector == WRAP_PROJ_READOUT) {
 		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "readout.0.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
 		          out, h, 1);
@@ -943,6 +1006,8 @@ static void wrap_projector(hf_ctx *c, const wrap_row *w, mp_model *m)
 	case WRAP_PROJ_AYA:
 	case WRAP_PROJ_HCX:
 	case WRAP_PROJ_READOUT:
+	case WRAP_PROJ_PADDLE:
+	case WRAP_PROJ_COSMOS3_EDGE:
 		wrap_projector_v1(c, w, m);
 		break;
 	case WRAP_PROJ_ALIGNER:
@@ -1022,6 +1087,8 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 	if (t.cfg == c->cfg || (!hf_has(c, "tie_word_embeddings") && t.cfg && hf_has(&t, "tie_word_embeddings")))
 		tie = text_tie; /* flat: the one key is both; else the checkpoint's own statement */
 	m->tie_word_embeddings = w->tie_inner ? text_tie : tie || (w->tie_from_text && text_tie);
+	if (wrap_extra_of(w->name).never_tied)
+		m->tie_word_embeddings = false;
 	/* Lfm2VlConfig.__post_init__: tie_embedding, when given, is tie_word_embeddings */
 	if (w->projector == WRAP_PROJ_LFM2 && hf_has(c, "tie_embedding"))
 		m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_embedding"), true);

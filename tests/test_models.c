@@ -1121,7 +1121,7 @@ static void test_utf8_sanitize(void **state)
  *     HyperCLOVAXVisionV2Config.__post_init__) reads as qwen2_5_vl_vision: 9,705,315,072;
  *   - Aya Vision: the default tower (1152 wide, 14 heads) does not build (SiglipAttention); a 422 names
  *     vision_config's num_attention_heads; with 16 heads, 35,449,907,744 (aya-vision-16-heads-variant);
- *   - VideoLLaMA 3 and EXAONE 4.5 (below).
+ *   - VideoLLaMA 3, EXAONE 4.5, PaddleOCR-VL and Cosmos3-Edge (below).
  */
 static void test_wrappers_v1(void **state)
 {
@@ -1185,6 +1185,26 @@ static void test_wrappers_v1(void **state)
 		                 MP_EINVAL);
 		assert_string_equal(e.field, "/model/hf_config/vision_config/num_key_value_heads");
 	}
+	/* PaddleOCR-VL: its SigLIP tower of 412,987,248 and projector 2 x 1152 + 4608 x 4608 + 4608 + 4608 x 1024 + 1024
+	 * = 25,960,192, of 799,695,472; tied (a text_config's true ties even when the outer key says false) */
+	assert_int_equal(count_text("{\"model_type\":\"paddleocr_vl\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(412987248) + 25960192);
+	assert_int_equal(UINT64_C(25960192), 2 * 1152 + UINT64_C(4608) * 4608 + 4608 + UINT64_C(4608) * 1024 + 1024);
+	assert_int_equal(pc.total, UINT64_C(799695472));
+	assert_int_equal(count_text("{\"model_type\":\"paddleocr_vl\",\"tie_word_embeddings\":false,\"text_config\":"
+	                            "{\"tie_word_embeddings\":true}}",
+	                            &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(pc.lm_head, 0);
+	/* Cosmos3-Edge: SigLIP 2's tower of 412,649,712 and the patch merger 2 x 1152 + 4608 x 11520 + 11520 + 11520 x
+	 * 2048 + 2048 = 76,692,992, of 2,435,616,496; never tied, tie_word_embeddings true included */
+	assert_int_equal(count_text("{\"model_type\":\"cosmos3_edge\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(412649712) + 76692992);
+	assert_int_equal(UINT64_C(76692992), 2 * 1152 + UINT64_C(4608) * 11520 + 11520 + UINT64_C(11520) * 2048 + 2048);
+	assert_int_equal(pc.total, UINT64_C(2435616496));
+	assert_int_equal(count_text("{\"model_type\":\"cosmos3_edge\",\"tie_word_embeddings\":true}", &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(pc.total, UINT64_C(2435616496));
 }
 
 int main(void)
