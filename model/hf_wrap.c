@@ -119,6 +119,7 @@ enum {
 	WRAP_PROJ_READOUT,   /* VideoLlama3Projector: readout.0 (tower -> decoder) and readout.2 (decoder square) */
 	WRAP_PROJ_PADDLE,    /* PaddleOCRProjector: pre_norm, linear_1 over merge^2 patches, linear_2 */
 	WRAP_PROJ_COSMOS3_EDGE, /* Cosmos3EdgePatchMerger: norm, linear_fc1 over merge^2 patches, linear_fc2 */
+	WRAP_PROJ_KIMI,      /* Kimi K2.5's MoonViT tower and mm_projector, listed by the reader (kimi_k25_tower) */
 };
 
 /* The wrappers' projectors other than their tower's usual one (mp_vision.projector), listed by the reader when the
@@ -241,6 +242,9 @@ static const wrap_row wraps[] = {
      * merger under model.projector (projector_hidden_size 11520), never tied (_tied_weights_keys is empty) */
     {.name = "cosmos3_edge", .text_type = "cosmos3_edge_text", .vision_type = "cosmos3_edge_vision",
      .projector = WRAP_PROJ_COSMOS3_EDGE, .tower_root = "model.visual.", .projector_root = "model.projector."},
+    /* Kimi_K25Config: DeepSeek-V3's decoder and the MoonViT tower (kimi_k25_tower), tied */
+    {.name = "kimi_k25", .text_type = "deepseek_v3", .vision_type = "kimi_k25_vision", .tie = true,
+     .projector = WRAP_PROJ_KIMI},
 };
 
 /* How many entries a key holds: a list's length, 1 for a number (vision_feature_layer, deepstack_visual_indexes). */
@@ -921,6 +925,109 @@ static void wrap_projector_v1(hf_ctx *c, const wrap_row *w, mp_model *m)
 	}
 }
 
+/* A tensor of kind k under root: rows x cols, or a vector of cols values when rows is 1. */
+static void kimi_put(mp_model *m, uint8_t root, const char *path, const char *leaf, mp_tensor_kind k, uint64_t rows,
+                     uint64_t cols, uint64_t count)
+{
+	hf_tensor(m, root, path, leaf, k, MP_SPLIT_NONE, MP_STEP_NONE, rows == 1, rows, cols, count);
+}
+
+/*
+ * Kimi K2.5's tower and projector (modeling_kimi_k25.py Kimi_K25VisionModel, Kimi_K25MultimodalProjection;
+ * Kimi_K25VisionConfig: hidden_size 1152, intermediate_size 4304, num_hidden_layers 27, num_attention_heads 16, 14 px
+ * patches, a learned pos_emb_height x pos_emb_width (64 x 64) grid of positions, merge_kernel_size [2, 2]):
+ * model.vision_tower: patch_embed.proj a Conv2d(3, hidden, patch) with a bias, patch_embed.pos_emb.position_embeddings
+ * [height, width, hidden]; per layer LayerNorms norm1 and norm2, attn q_proj, k_proj, v_proj and proj (hidden x
+ * hidden, biased), mlp fc1 and fc2 (biased); final_layernorm. model.mm_projector: pre_norm a LayerNorm of the
+ * wrapper's projection_hidden_size (1152), in_proj hm x hm and out_proj hm -> the decoder's width, biased, hm = hidden x
+ * merge_kernel_size[0] x [1]. Default: tower 416,866,032, projector 2 x 1152 + 4608 x 4608 + 4608 + 4608 x 7168 + 7168
+ * = 54,277,888. Errors: a 422 naming the key for a width, depth or grid of 0 or past the bounds below.
+ */
+static void kimi_k25_tower(hf_ctx *top, mp_model *m)
+{
+	const cJSON *vc = cJSON_GetObjectItemCaseSensitive(top->cfg, "vision_config"), *mk;
+	char pointer[96];
+	hf_ctx c;
+	uint64_t h, inter, L, patch, ph, pw, k0 = 2, k1 = 2, hm, ph_norm, out = m->hidden_size;
+	const char *lay = "layers.{i}", *attn = "layers.{i}.attn", *mlp = "layers.{i}.mlp";
+
+	if (vc && !cJSON_IsNull(vc) && !cJSON_IsObject(vc)) {
+		hf_fail_key(top, "vision_config", "vision_config must be an object (the image tower's config)");
+		return;
+	}
+	snprintf(pointer, sizeof(pointer), "%s/vision_config", top->pointer);
+	c = (hf_ctx){cJSON_IsObject(vc) ? vc : NULL, pointer, top->err, top->st, NULL, NULL, top->decode_type};
+	h = hf_get_u64(&c, KEYS("hidden_size"), 1152);
+	inter = hf_get_u64(&c, KEYS("intermediate_size"), 4304);
+	L = hf_get_u64(&c, KEYS("num_hidden_layers"), 27);
+	patch = square_side(&c, "patch_size", 14);
+	ph = hf_get_u64(&c, KEYS("pos_emb_height"), 64);
+	pw = hf_get_u64(&c, KEYS("pos_emb_width"), 64);
+	mk = c.cfg ? cJSON_GetObjectItemCaseSensitive(c.cfg, "merge_kernel_size") : NULL;
+	if (c.st == MP_OK && mk && !cJSON_IsNull(mk)) {
+		const cJSON *a = cJSON_GetArrayItem(mk, 0), *b = cJSON_GetArrayItem(mk, 1);
+
+		if (!cJSON_IsArray(mk) || cJSON_GetArraySize(mk) != 2 || !cJSON_IsNumber(a) || !cJSON_IsNumber(b) ||
+		    a->valuedouble < 1 || a->valuedouble > 64 || b->valuedouble < 1 || b->valuedouble > 64 ||
+		    a->valuedouble != (double)(uint64_t)a->valuedouble || b->valuedouble != (double)(uint64_t)b->valuedouble)
+			hf_fail_key(&c, "merge_kernel_size", "merge_kernel_size must be a list of two integers from 1 to 64");
+		else {
+			k0 = (uint64_t)a->valuedouble;
+			k1 = (uint64_t)b->valuedouble;
+		}
+	}
+	if (c.st == MP_OK && (h == 0 || L == 0 || inter == 0 || ph == 0 || pw == 0 || h > (UINT64_C(1) << 20) ||
+	                      inter > (UINT64_C(1) << 24) || L > MP_MAX_LAYERS || ph > 4096 || pw > 4096))
+		hf_fail_key(&c, h == 0 || h > (UINT64_C(1) << 20) ? "hidden_size"
+		                : L == 0 || L > MP_MAX_LAYERS    ? "num_hidden_layers"
+		                : inter == 0 || inter > (UINT64_C(1) << 24) ? "intermediate_size"
+		                                                            : "pos_emb_height",
+		            "the image tower needs a width from 1 to 2^20, intermediate_size from 1 to 2^24, 1 to 1024 layers "
+		            "and a position grid (pos_emb_height, pos_emb_width) from 1 to 4096 a side");
+	top->st = c.st;
+	if (top->st != MP_OK)
+		return;
+	ph_norm = hf_get_u64(top, KEYS("projection_hidden_size"), 1152);
+	if (top->st == MP_OK && (ph_norm == 0 || ph_norm > (UINT64_C(1) << 24)))
+		hf_fail_key(top, "projection_hidden_size", "projection_hidden_size must be from 1 to 2^24");
+	if (top->st != MP_OK)
+		return;
+	hm = h * k0 * k1;
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.vision_tower.");
+	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "model.mm_projector.");
+	{
+		uint64_t conv[4] = {h, 3, patch, patch}, grid[3] = {ph, pw, h};
+
+		hf_shape(m, MP_ROOT_TOWER, "patch_embed", "proj.weight", MP_TK_VISION, 0, conv, 4, 1);
+		kimi_put(m, MP_ROOT_TOWER, "patch_embed", "proj.bias", MP_TK_VISION, 1, h, 1);
+		hf_shape(m, MP_ROOT_TOWER, "patch_embed.pos_emb", "position_embeddings", MP_TK_VISION, 0, grid, 3, 1);
+	}
+	kimi_put(m, MP_ROOT_TOWER, lay, "norm1.weight", MP_TK_VISION, 1, h, L);
+	kimi_put(m, MP_ROOT_TOWER, lay, "norm1.bias", MP_TK_VISION, 1, h, L);
+	kimi_put(m, MP_ROOT_TOWER, lay, "norm2.weight", MP_TK_VISION, 1, h, L);
+	kimi_put(m, MP_ROOT_TOWER, lay, "norm2.bias", MP_TK_VISION, 1, h, L);
+	kimi_put(m, MP_ROOT_TOWER, attn, "q_proj.weight", MP_TK_VISION, h, h, L);
+	kimi_put(m, MP_ROOT_TOWER, attn, "q_proj.bias", MP_TK_VISION, 1, h, L);
+	kimi_put(m, MP_ROOT_TOWER, attn, "k_proj.weight", MP_TK_VISION, h, h, L);
+	kimi_put(m, MP_ROOT_TOWER, attn, "k_proj.bias", MP_TK_VISION, 1, h, L);
+	kimi_put(m, MP_ROOT_TOWER, attn, "v_proj.weight", MP_TK_VISION, h, h, L);
+	kimi_put(m, MP_ROOT_TOWER, attn, "v_proj.bias", MP_TK_VISION, 1, h, L);
+	kimi_put(m, MP_ROOT_TOWER, attn, "proj.weight", MP_TK_VISION, h, h, L);
+	kimi_put(m, MP_ROOT_TOWER, attn, "proj.bias", MP_TK_VISION, 1, h, L);
+	kimi_put(m, MP_ROOT_TOWER, mlp, "fc1.weight", MP_TK_VISION, inter, h, L);
+	kimi_put(m, MP_ROOT_TOWER, mlp, "fc1.bias", MP_TK_VISION, 1, inter, L);
+	kimi_put(m, MP_ROOT_TOWER, mlp, "fc2.weight", MP_TK_VISION, h, inter, L);
+	kimi_put(m, MP_ROOT_TOWER, mlp, "fc2.bias", MP_TK_VISION, 1, h, L);
+	kimi_put(m, MP_ROOT_TOWER, NULL, "final_layernorm.weight", MP_TK_VISION, 1, h, 1);
+	kimi_put(m, MP_ROOT_TOWER, NULL, "final_layernorm.bias", MP_TK_VISION, 1, h, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, NULL, "pre_norm.weight", MP_TK_PROJECTOR, 1, ph_norm, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, NULL, "pre_norm.bias", MP_TK_PROJECTOR, 1, ph_norm, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, NULL, "in_proj.weight", MP_TK_PROJECTOR, hm, hm, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, NULL, "in_proj.bias", MP_TK_PROJECTOR, 1, hm, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, NULL, "out_proj.weight", MP_TK_PROJECTOR, out, hm, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, NULL, "out_proj.bias", MP_TK_PROJECTOR, 1, out, 1);
+}
+
 /* The projectors listed by the reader (WRAP_PROJ_LINEAR, _VIPLLAVA, _SHUFFLE) and LLaVA-NeXT's image_newline, from
  * the tower's width (m->vision.hidden) to the decoder's (m->hidden_size). */
 static void wrap_projector(hf_ctx *c, const wrap_row *w, mp_model *m)
@@ -1106,6 +1213,10 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 		          false, m->hidden_size, p * p * ch, 1);
 		hf_tensor(m, MP_ROOT_EXTRA, NULL, "vision_embed_tokens.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE,
 		          true, 1, m->hidden_size, 1);
+		return;
+	}
+	if (w->projector == WRAP_PROJ_KIMI) {
+		kimi_k25_tower(c, m);
 		return;
 	}
 	if (w->projector == WRAP_PROJ_INTERNVL || w->projector == WRAP_PROJ_GLM4V) {

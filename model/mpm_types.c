@@ -776,6 +776,7 @@ const mpm_type mpm_types[] = {
                    .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_PLAIN_MLP | MPM_HEADS_DIVIDE_HIDDEN},
      .names = &mpm_names_nanochat},
     {.name = "cosmos3_edge", .model_class = "Cosmos3EdgeForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "kimi_k25", .model_class = "Kimi_K25ForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
     {.name = "jetmoe", .model_class = "JetMoeForCausalLM", .read = mpm_read_jetmoe, .names = &mpm_names_jetmoe,
      .experts_key = "num_local_experts",
      .simplified = "the step analysis reads the mixture-of-attention experts' query and output projections whole (all experts, as one product), where a token runs num_experts_per_tok of them"},

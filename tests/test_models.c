@@ -1121,7 +1121,7 @@ static void test_utf8_sanitize(void **state)
  *     HyperCLOVAXVisionV2Config.__post_init__) reads as qwen2_5_vl_vision: 9,705,315,072;
  *   - Aya Vision: the default tower (1152 wide, 14 heads) does not build (SiglipAttention); a 422 names
  *     vision_config's num_attention_heads; with 16 heads, 35,449,907,744 (aya-vision-16-heads-variant);
- *   - VideoLLaMA 3, EXAONE 4.5, PaddleOCR-VL and Cosmos3-Edge (below).
+ *   - VideoLLaMA 3, EXAONE 4.5, PaddleOCR-VL, Cosmos3-Edge and Kimi K2.5 (below).
  */
 static void test_wrappers_v1(void **state)
 {
@@ -1205,6 +1205,20 @@ static void test_wrappers_v1(void **state)
 	assert_int_equal(count_text("{\"model_type\":\"cosmos3_edge\",\"tie_word_embeddings\":true}", &pc, &m, &err),
 	                 MP_OK);
 	assert_int_equal(pc.total, UINT64_C(2435616496));
+	/* Kimi K2.5: DeepSeek-V3's decoder, the MoonViT tower of 416,866,032 and the projector 2 x 1152 + 4608 x 4608 +
+	 * 4608 + 4608 x 7168 + 7168 = 54,277,888, of 670,570,869,232 (tied by default) */
+	assert_int_equal(count_text("{\"model_type\":\"kimi_k25\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(416866032) + 54277888);
+	assert_int_equal(UINT64_C(54277888), 2 * 1152 + UINT64_C(4608) * 4608 + 4608 + UINT64_C(4608) * 7168 + 7168);
+	assert_int_equal(pc.total, UINT64_C(670570869232));
+	{
+		mp_error e = MP_ERROR_INIT;
+
+		assert_int_equal(count_text("{\"model_type\":\"kimi_k25\",\"vision_config\":{\"merge_kernel_size\":[2]}}",
+		                            &pc, &m, &e),
+		                 MP_EINVAL);
+		assert_string_equal(e.field, "/model/hf_config/vision_config/merge_kernel_size");
+	}
 }
 
 int main(void)

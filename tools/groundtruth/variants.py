@@ -967,6 +967,16 @@ def draw_wrapper_v1(rng, t, d, text_hidden):
             d["vision_config"]["spatial_merge_size"] = rng.choice([1, 2, 3])
         if t == "cosmos3_edge" and rng.random() < 0.7:
             d["projector_hidden_size"] = rng.choice([24, 48, 80])
+    elif t == "kimi_k25" and "vision_config" in d:   # MoonViT: its position grid and merge kernel
+        vc = d["vision_config"]
+        vc.pop("image_size", None)
+        vc["pos_emb_height"] = rng.choice([4, 8, 16])
+        if rng.random() < 0.7:
+            vc["pos_emb_width"] = rng.choice([4, 8, 16])
+        if rng.random() < 0.6:
+            vc["merge_kernel_size"] = [rng.choice([1, 2, 3]), rng.choice([1, 2])]
+        # pre_norm is a LayerNorm of projection_hidden_size over the tower's output (its width, as published)
+        d["projection_hidden_size"] = vc.get("hidden_size", 1152) if rng.random() < 0.7 else rng.choice([16, 48])
     elif t == "aya_vision":
         if rng.random() < 0.6:
             d["downsample_factor"] = rng.choice([1, 2, 3])
