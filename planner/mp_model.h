@@ -156,6 +156,8 @@ typedef struct mp_vision {
 					 * Linear of channels x patch x patch inputs with a bias, not a convolution */
 	const char *twin_root;		/* static: a second tower of the same config under this root (Video-LLaVA's
 					 * "model.image_tower." beside its "model.video_tower."); NULL: none */
+	uint64_t qkv_rows;		/* Qwen-VL towers: rows of the fused qkv when its keys and values have fewer heads
+					 * (EXAONE 4.5: (heads + 2 kv_heads) x head_dim); 0: 3 x hidden */
 } mp_vision;
 
 typedef struct mp_model {

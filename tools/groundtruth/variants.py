@@ -70,7 +70,8 @@ N_PER_TYPE = {"gemma3n": 8}
 # The decoders memplan reads only as a wrapper's text_config (transformers has no causal-LM class for them): their
 # variants are the wrapper's.
 VIA_WRAPPER = {"qwen2_vl_text": "qwen2_vl", "qwen2_5_vl_text": "qwen2_5_vl", "qwen3_vl_text": "qwen3_vl",
-               "qwen3_vl_moe_text": "qwen3_vl_moe", "glm4v_text": "glm4v", "glm4v_moe_text": "glm4v_moe"}
+               "qwen3_vl_moe_text": "qwen3_vl_moe", "glm4v_text": "glm4v", "glm4v_moe_text": "glm4v_moe",
+               "paddleocr_vl_text": "paddleocr_vl", "cosmos3_edge_text": "cosmos3_edge"}
 
 # bool fields that change no parameter or cache tensor and that the CPU run cannot take either way (kernels not
 # installed, training-only outputs), or that make a decoder an encoder-decoder: left at their defaults.
@@ -931,7 +932,7 @@ def draw_vision(rng, vd, text_hidden):
     w = Draw(rng, vd, None)
     mt = vd.get("model_type", "")
     d = w.d
-    if mt.startswith("qwen"):
+    if mt.startswith("qwen") or mt == "exaone4_5_vision":     # EXAONE 4.5: Qwen2.5-VL's tower and keys
         w.set("depth", w.choice([1, 2, 3]))
         h = w.choice([2, 4])
         w.set("num_heads", h)
@@ -1079,6 +1080,24 @@ def draw_wrapper_v1(rng, t, d, text_hidden):
             d["downsample_factor"] = rng.choice([1, 2, 3])
         if rng.random() < 0.3:                      # Lfm2VlConfig.__post_init__: tie_embedding is the tie
             d["tie_embedding"] = rng.random() < 0.5
+    elif t == "exaone4_5" and "vision_config" in d:  # GQA in the tower: num_key_value_heads divides num_heads
+        vc = d["vision_config"]
+        vc["num_key_value_heads"] = rng.choice(divisors(vc.get("num_heads", 16)))
+    elif t in ("paddleocr_vl", "cosmos3_edge") and "vision_config" in d:   # the merger's side (vision_config)
+        if rng.random() < 0.6:
+            d["vision_config"]["spatial_merge_size"] = rng.choice([1, 2, 3])
+        if t == "cosmos3_edge" and rng.random() < 0.7:
+            d["projector_hidden_size"] = rng.choice([24, 48, 80])
+    elif t == "kimi_k25" and "vision_config" in d:   # MoonViT: its position grid and merge kernel
+        vc = d["vision_config"]
+        vc.pop("image_size", None)
+        vc["pos_emb_height"] = rng.choice([4, 8, 16])
+        if rng.random() < 0.7:
+            vc["pos_emb_width"] = rng.choice([4, 8, 16])
+        if rng.random() < 0.6:
+            vc["merge_kernel_size"] = [rng.choice([1, 2, 3]), rng.choice([1, 2])]
+        # pre_norm is a LayerNorm of projection_hidden_size over the tower's output (its width, as published)
+        d["projection_hidden_size"] = vc.get("hidden_size", 1152) if rng.random() < 0.7 else rng.choice([16, 48])
     elif t == "aya_vision":
         if rng.random() < 0.6:
             d["downsample_factor"] = rng.choice([1, 2, 3])
