@@ -57,7 +57,7 @@ ministral apertus1p5_text dbrx
 cosmos3_omni idefics3 smolvlm idefics2 internvl
 glm4v glm46v glmga glm4v_moe fuyu deepseek_vl jetmoe exaone_moe hy_v3
 rwkv recurrent_gemma mistral4 jais2 aria_text kolibri1 flint laguna afmoe axk1 beam
-gemma4_unified_text gemma4_unified lfm3""".split()
+gemma4_unified_text gemma4_unified lfm3 zamba olmo_hybrid lara_mini""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
@@ -166,6 +166,12 @@ def tiny_layers(tc):
         v = getattr(tc, k, None)
         if isinstance(v, int) and v > 0:
             want = max(want, v + 1)
+    if getattr(tc, "model_type", None) == "zamba" and pat:
+        # ZambaModel ties every hybrid layer's shared_transf to the first one's, and transformers 5.24 refuses a Zamba
+        # with a single hybrid layer (its _tied_weights_keys then match no parameter): the tiny copy keeps two
+        hybrid = [i for i, k in enumerate(pat) if k == "hybrid"]
+        if len(hybrid) >= 2:
+            want = max(want, hybrid[1] + 1)
     for k in ("attn_layer_offset", "expert_layer_offset"):
         v = getattr(tc, k, None)
         if isinstance(v, int):
