@@ -670,6 +670,8 @@ const mpm_type mpm_types[] = {
     {.name = "falcon_h1", .model_class = "FalconH1ForCausalLM", .read = mpm_read_falcon_h1, .names = &mpm_names_jamba},
     {.name = "zamba2", .model_class = "Zamba2ForCausalLM", .read = mpm_read_zamba2, .names = &mpm_names_zamba2},
     {.name = "zamba", .model_class = "ZambaForCausalLM", .read = mpm_read_zamba, .names = &mpm_names_zamba2},
+    {.name = "hrm_text", .model_class = "HrmTextForCausalLM", .read = mpm_read_hrm_text,
+     .simplified = "activations and the step take each cycle's run of a stack as layers of their own (the cache's layers), the stacks' weights read once per run"},
     {.name = "gemma3", .model_class = "Gemma3ForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true, .fp16_unstable = true,
      .context_default_scaled = true},
     {.name = "llava", .model_class = "LlavaForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},

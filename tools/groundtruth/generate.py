@@ -57,7 +57,7 @@ ministral apertus1p5_text dbrx
 cosmos3_omni idefics3 smolvlm idefics2 internvl
 glm4v glm46v glmga glm4v_moe fuyu deepseek_vl jetmoe exaone_moe hy_v3
 rwkv recurrent_gemma mistral4 jais2 aria_text kolibri1 flint laguna afmoe axk1 beam
-gemma4_unified_text gemma4_unified lfm3 zamba olmo_hybrid lara_mini""".split()
+gemma4_unified_text gemma4_unified lfm3 zamba olmo_hybrid lara_mini hrm_text""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
@@ -263,6 +263,11 @@ def shrink_text(tc):
             setattr(tc, k, 256)
         elif isinstance(v, list) and v and all(isinstance(x, int) for x in v) and not ssm:
             setattr(tc, k, [min(x, 256) for x in v])
+    if getattr(tc, "model_type", None) == "hrm_text":
+        # HRM-Text's cache has a layer per run of a stack layer (num_layers_per_stack x H_cycles x (L_cycles + 1)):
+        # the tiny copy keeps one layer per stack and every cycle
+        tc.num_layers_per_stack = 1
+        tc.num_hidden_layers = tc.H_cycles * (tc.L_cycles + 1)
     tc.use_cache = True
     return tc
 

@@ -582,6 +582,20 @@ def fam_lara_mini(w, t):
         w.set("num_hidden_layers", w.choice([5, 6]))
 
 
+def fam_hrm_text(w, t):
+    """HRM-Text: the stacks' depth (num_hidden_layers before the class multiplies it out, or num_layers_per_stack
+    with the product stated), H_cycles and L_cycles, heads and head_dim (heads dividing hidden_size, as the class
+    requires)."""
+    n = draw_common(w, layers=w.choice([1, 2, 3]))
+    draw_attention(w)
+    draw_ffn(w)
+    w.set("H_cycles", w.choice([1, 2, 3]))
+    w.set("L_cycles", w.choice([1, 2, 3]))
+    if w.rng.random() < 0.3:
+        w.set("num_layers_per_stack", n)
+        w.set("num_hidden_layers", n * w.get("H_cycles") * (w.get("L_cycles") + 1))
+
+
 def fam_kimi(w, t):
     n = draw_common(w)
     draw_attention(w, derive_only=True)
@@ -917,7 +931,7 @@ FAMILIES = {
     "qwen3_vl_moe_text": fam_moe, "deepseek_v3": fam_mla, "deepseek_v2": fam_mla, "deepseek_v32": fam_mla,
     "glm4_moe_lite": fam_mla, "glm_moe_dsa": fam_mla, "hunyuan_v1_moe": fam_hunyuan_moe,
     "longcat_flash": fam_longcat, "gpt_oss": fam_gpt_oss, "llama4_text": fam_llama4,
-    "qwen3_next": fam_linear, "olmo_hybrid": fam_olmo_hybrid, "lara_mini": fam_lara_mini, "qwen3_5_text": fam_linear, "qwen3_5_moe_text": fam_linear, "kimi_linear": fam_kimi,
+    "qwen3_next": fam_linear, "olmo_hybrid": fam_olmo_hybrid, "lara_mini": fam_lara_mini, "hrm_text": fam_hrm_text, "qwen3_5_text": fam_linear, "qwen3_5_moe_text": fam_linear, "kimi_linear": fam_kimi,
     "minimax": fam_minimax, "lfm2": fam_lfm2, "lfm3": fam_lfm3, "lfm2_moe": fam_lfm2, "jamba": fam_jamba, "bamba": fam_bamba,
     "granitemoehybrid": fam_granitemoehybrid, "nemotron_h": fam_nemotron_h, "falcon_h1": fam_falcon_h1,
     "zamba2": fam_zamba2, "zamba": fam_zamba, "gpt_neo": fam_gpt_neo, "dbrx": fam_dbrx, "rwkv": fam_rwkv,
