@@ -47,6 +47,9 @@ static const vision_defaults vision_classes[] = {
     {"idefics3_vision", 1152, 3072, 12, 3, 224, 32, 0, 0, 0, 0, 0},
     {"smolvlm_vision", 1152, 3072, 12, 3, 224, 32, 0, 0, 0, 0, 0},
     {"idefics2_vision", 768, 3072, 12, 3, 224, 32, 0, 0, 0, 0, 0},
+    /* Siglip2VisionConfig: 768 wide, MLP 3072, 12 layers, 16 px patches, num_patches 256 learned positions (no
+     * image_size: the positions are the table's rows), vision_use_head True */
+    {"siglip2_vision_model", 768, 3072, 12, 3, 0, 16, 0, 0, 0, 256, 0},
 };
 
 typedef struct wrap_row {
@@ -68,6 +71,38 @@ typedef struct wrap_row {
 	 * Llama4ForCausalLM whose config is text_config; the wrapper's tie_word_embeddings ties nothing) */
 	bool tie_inner;
 } wrap_row;
+
+/* What some wrappers add to their row (looked up by name: wrap_extra). */
+typedef struct wrap_extra {
+	const char *name;
+	const char *twin_root; /* a second copy of the tower under this root (Video-LLaVA's image_tower) */
+	uint64_t vision_heads; /* the absent vision_config's num_attention_heads where the wrapper's default needs
+	                        * checking (Aya Vision's 14 heads do not divide its 1152) */
+	const char *vision_alias; /* a vision_config model_type the wrapper's config renames to its vision_type
+	                           * (HyperCLOVAXVisionV2Config.__post_init__: "qwen2_5_vl") */
+} wrap_extra;
+
+static const wrap_extra wrap_extras[] = {
+    {"video_llava", "model.image_tower.", 0, NULL},
+    {"aya_vision", NULL, 14, NULL},
+    {"hyperclovax_vision_v2", NULL, 0, "qwen2_5_vl"},
+};
+
+/* w's extras, or none (every member zero). */
+static wrap_extra wrap_extra_of(const char *name)
+{
+	for (size_t i = 0; i < sizeof(wrap_extras) / sizeof(wrap_extras[0]); i++)
+		if (strcmp(wrap_extras[i].name, name) == 0)
+			return wrap_extras[i];
+	return (wrap_extra){name, NULL, 0, NULL};
+}
+
+/* Projectors of the wrappers below wraps[] (wrap_projector_v1), numbered apart from the list above. */
+enum {
+	WRAP_PROJ_LFM2 = 64, /* Lfm2VlMultiModalProjector: [LayerNorm], linear_1, GELU, linear_2 after a pixel unshuffle */
+	WRAP_PROJ_AYA,       /* AyaVisionMultiModalProjector: pixel shuffle, LayerNorm, SwiGLU linear_1, linear_2 */
+	WRAP_PROJ_HCX,       /* HyperCLOVAXVisionV2Model.projector: one biased linear after the Qwen2.5-VL merger */
+};
 
 /* The wrappers' projectors other than their tower's usual one (mp_vision.projector), listed by the reader when the
  * planner has no kind for them (MP_PROJECTOR_NONE): */
@@ -159,6 +194,21 @@ static const wrap_row wraps[] = {
     /* InternVLConfig: Qwen2 and InternVL's tower (internvl_tower), tied */
     {"internvl", "qwen2", "internvl_vision", true, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_INTERNVL, false, false, false,
      NULL, NULL, NULL, false},
+    /* VideoLlavaConfig: Llama and CLIP (1024 wide, MLP 4096, 24 layers, 224 px, 14 px patches) twice, as
+     * model.video_tower and model.image_tower, LLaVA's projector (multimodal_projector_bias True), untied */
+    {.name = "video_llava", .text_type = "llama", .vision_type = "clip_vision_model", .hidden = 1024, .inter = 4096,
+     .layers = 24, .image = 224, .patch = 14, .projector = WRAP_PROJ_MLP2, .tower_root = "model.video_tower."},
+    /* Lfm2VlConfig: LFM2 and SigLIP 2 (Siglip2VisionConfig's defaults), its projector, tied (tie_embedding too) */
+    {.name = "lfm2_vl", .text_type = "lfm2", .vision_type = "siglip2_vision_model", .tie = true,
+     .projector = WRAP_PROJ_LFM2},
+    /* AyaVisionConfig: Cohere 2 and SigLIP (1152 wide, MLP 4304, 26 layers, 384 px, 14 px patches, 14 heads, no
+     * head), the pixel-shuffle LayerNorm SwiGLU projector, tied */
+    {.name = "aya_vision", .text_type = "cohere2", .vision_type = "siglip_vision_model", .tie = true, .hidden = 1152,
+     .inter = 4304, .layers = 26, .image = 384, .patch = 14, .projector = WRAP_PROJ_AYA, .no_head = true},
+    /* HyperCLOVAXVisionV2Config: HyperCLOVAX and the Qwen2.5-VL tower under model.vision_model, one linear from
+     * out_hidden_size to the decoder's width (model.projector), tied */
+    {.name = "hyperclovax_vision_v2", .text_type = "hyperclovax", .vision_type = "qwen2_5_vl_vision", .tie = true,
+     .projector = WRAP_PROJ_HCX, .tower_root = "model.vision_model.", .projector_root = "model."},
 };
 
 /* How many entries a key holds: a list's length, 1 for a number (vision_feature_layer, deepstack_visual_indexes). */
@@ -167,6 +217,25 @@ static uint64_t list_len(const cJSON *v, uint64_t dflt)
 	if (cJSON_IsArray(v))
 		return (uint64_t)cJSON_GetArraySize(v);
 	return v && !cJSON_IsNull(v) ? 1 : dflt;
+}
+
+/*
+ * SigLIP's and CLIP's attention (modeling_siglip.py SiglipAttention) raises "embed_dim must be divisible by
+ * num_heads" when hidden_size is not a multiple of num_attention_heads: for the wrappers whose default tower needs
+ * the check (wrap_extra.vision_heads: Aya Vision's 1152 wide, 14 heads), a 422 on num_attention_heads. c is the
+ * vision_config's context (its cfg NULL when absent: the wrapper's heads); SiglipVisionConfig's default is 12.
+ */
+static void vision_heads_divide(hf_ctx *c, uint64_t absent_heads, const mp_vision *v)
+{
+	uint64_t heads = c->cfg ? hf_get_u64(c, KEYS("num_attention_heads"), 12) : absent_heads;
+
+	if (c->st == MP_OK && (heads == 0 || v->hidden % heads != 0))
+		hf_fail_key(c, "num_attention_heads",
+		            c->cfg ? "the image tower's hidden_size must be a multiple of its num_attention_heads "
+		                     "(SiglipAttention: embed_dim must be divisible by num_heads)"
+		                   : "vision_config is required: the wrapper's default tower (1152 wide, 14 heads) does not "
+		                     "build in transformers 5.24 (SiglipAttention: embed_dim must be divisible by num_heads); "
+		                     "the published checkpoints state num_attention_heads 16");
 }
 
 /* The tower (vision_config) and projector (the wrapper's keys) into m->vision. */
@@ -187,7 +256,8 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 	}
 	vt = absent ? NULL : cJSON_GetObjectItemCaseSensitive(vc, "model_type");
 	/* older checkpoints name the tower by the wrapper's own type (Qwen2-VL, Qwen2.5-VL: "qwen2_5_vl") */
-	if (cJSON_IsString(vt) && strcmp(vt->valuestring, w->name) != 0)
+	if (cJSON_IsString(vt) && strcmp(vt->valuestring, w->name) != 0 &&
+	    !(wrap_extra_of(w->name).vision_alias && strcmp(vt->valuestring, wrap_extra_of(w->name).vision_alias) == 0))
 		type = vt->valuestring;
 	for (size_t i = 0; i < sizeof(vision_classes) / sizeof(vision_classes[0]); i++)
 		if (strcmp(type, vision_classes[i].type) == 0)
@@ -255,7 +325,16 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 	v->channels = channels;
 	v->temporal = temporal;
 	v->patch = patch;
-	if (strcmp(d->type, "siglip_vision_model") == 0 || strstr(d->type, "idefics") || strstr(d->type, "smolvlm")) {
+	if (strcmp(d->type, "siglip2_vision_model") == 0) {
+		/* modeling_siglip2.py Siglip2VisionTransformer: SigLIP's blocks and head, a linear patch embedding, a
+		 * table of num_patches positions */
+		v->tower = MP_TOWER_SIGLIP;
+		v->norm = MP_NORM_LAYER;
+		v->linear_patch = v->patch_bias = v->post_norm = v->attn_bias = v->mlp_bias = true;
+		v->positions = c.cfg ? hf_get_u64(&c, KEYS("num_patches"), d->positions) : d->positions;
+		v->map_head = c.cfg ? hf_get_bool(&c, KEYS("vision_use_head"), true) : !w->no_head;
+		v->projector = MP_PROJECTOR_NONE;
+	} else if (strcmp(d->type, "siglip_vision_model") == 0 || strstr(d->type, "idefics") || strstr(d->type, "smolvlm")) {
 		bool idefics = strcmp(d->type, "siglip_vision_model") != 0;
 
 		v->tower = MP_TOWER_SIGLIP;
@@ -335,6 +414,13 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 		v->tower_root = w->tower_root;
 	if (w->projector_root)
 		v->projector_root = w->projector_root;
+	{
+		wrap_extra x = wrap_extra_of(w->name);
+
+		v->twin_root = x.twin_root;
+		if (x.vision_heads)
+			vision_heads_divide(&c, x.vision_heads, v);
+	}
 	if (v->projector == MP_PROJECTOR_MLP2) {
 		bool llava = strcmp(w->name, "llava") == 0 || w->projector == WRAP_PROJ_MLP2;
 
@@ -634,6 +720,82 @@ static void glm4v_tower(hf_ctx *top, mp_model *m)
 	          inter, 1);
 }
 
+/*
+ * The projectors of wrappers_v1's rows, from the tower's width h (m->vision.hidden) to the decoder's (out):
+ *   LFM2-VL (modeling_lfm2_vl.py Lfm2VlMultiModalProjector): in = h x downsample_factor^2 (2); a LayerNorm of in
+ *     when projector_use_layernorm (True); linear_1 in -> projector_hidden_size (2560) and linear_2 to out, biased
+ *     when projector_bias (True). Default: 768 x 4 = 3072 -> 2560 -> 2560 (LFM2's width), 14,429,184 parameters.
+ *   Aya Vision (modeling_aya_vision.py AyaVisionMultiModalProjector): in = h x downsample_factor^2 (2); layernorm
+ *     of in; linear_1 in -> alignment_intermediate_size (getattr's default: the decoder's hidden_size), linear_2
+ *     from half of it to out, both biased.
+ *   HyperCLOVAX-Vision-V2 (modeling_hyperclovax_vision_v2.py): projector, nn.Linear(out_hidden_size, out) biased.
+ */
+static void wrap_projector_v1(hf_ctx *c, const wrap_row *w, mp_model *m)
+{
+	uint64_t h = m->vision.hidden, out = m->hidden_size, ds, in;
+
+	if (w->projector == WRAP_PROJ_HCX) {
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "projector.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+		          out, m->vision.out_hidden, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "projector.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          out, 1);
+		return;
+	}
+	ds = hf_get_u64(c, KEYS("downsample_factor"), 2);
+	if (c->st == MP_OK && (ds == 0 || ds > 64)) {
+		hf_fail_key(c, "downsample_factor", "downsample_factor must be from 1 to 64 (the pixel shuffle's side)");
+		return;
+	}
+	in = hf_mul(c, ds * ds, h, "downsample_factor");
+	if (w->projector == WRAP_PROJ_LFM2) {
+		uint64_t mid = hf_get_u64(c, KEYS("projector_hidden_size"), 2560);
+		bool bias = hf_get_bool(c, KEYS("projector_bias"), true), ln = hf_get_bool(c, KEYS("projector_use_layernorm"), true);
+
+		if (c->st == MP_OK && mid == 0)
+			hf_fail_key(c, "projector_hidden_size", "projector_hidden_size must be at least 1");
+		if (c->st != MP_OK)
+			return;
+		if (ln) {
+			hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "layer_norm.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE,
+			          true, 1, in, 1);
+			hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "layer_norm.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE,
+			          true, 1, in, 1);
+		}
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_1.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+		          mid, in, 1);
+		if (bias)
+			hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_1.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true,
+			          1, mid, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_2.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+		          out, mid, 1);
+		if (bias)
+			hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_2.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true,
+			          1, out, 1);
+		return;
+	}
+	{ /* WRAP_PROJ_AYA */
+		uint64_t align = hf_get_u64(c, KEYS("alignment_intermediate_size"), out);
+
+		if (c->st == MP_OK && (align < 2 || align % 2))
+			hf_fail_key(c, "alignment_intermediate_size",
+			            "alignment_intermediate_size must be even and at least 2 (SwiGLU halves it)");
+		if (c->st != MP_OK)
+			return;
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "layernorm.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          in, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "layernorm.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          in, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_1.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+		          align, in, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_1.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          align, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_2.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+		          out, align / 2, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_2.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          out, 1);
+	}
+}
+
 /* The projectors listed by the reader (WRAP_PROJ_LINEAR, _VIPLLAVA, _SHUFFLE) and LLaVA-NeXT's image_newline, from
  * the tower's width (m->vision.hidden) to the decoder's (m->hidden_size). */
 static void wrap_projector(hf_ctx *c, const wrap_row *w, mp_model *m)
@@ -715,6 +877,11 @@ static void wrap_projector(hf_ctx *c, const wrap_row *w, mp_model *m)
 	case WRAP_PROJ_IDEFICS2:
 		idefics2_connector(c, m);
 		break;
+	case WRAP_PROJ_LFM2:
+	case WRAP_PROJ_AYA:
+	case WRAP_PROJ_HCX:
+		wrap_projector_v1(c, w, m);
+		break;
 	case WRAP_PROJ_ALIGNER:
 		mp_inventory_root(&m->inv, MP_ROOT_EXTRA, "model.aligner.");
 		hf_tensor(m, MP_ROOT_EXTRA, NULL, "linear1.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false, out, h,
@@ -792,6 +959,9 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 	if (t.cfg == c->cfg || (!hf_has(c, "tie_word_embeddings") && t.cfg && hf_has(&t, "tie_word_embeddings")))
 		tie = text_tie; /* flat: the one key is both; else the checkpoint's own statement */
 	m->tie_word_embeddings = w->tie_inner ? text_tie : tie || (w->tie_from_text && text_tie);
+	/* Lfm2VlConfig.__post_init__: tie_embedding, when given, is tie_word_embeddings */
+	if (w->projector == WRAP_PROJ_LFM2 && hf_has(c, "tie_embedding"))
+		m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_embedding"), true);
 	if (w->projector == WRAP_PROJ_FUYU) {
 		/* FuyuConfig: patch_size 30, num_channels 3; vision_embed_tokens maps a raw patch to the decoder's width */
 		uint64_t p = hf_get_u64(c, KEYS("patch_size"), 30), ch = hf_get_u64(c, KEYS("num_channels"), 3);

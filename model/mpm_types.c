@@ -744,6 +744,12 @@ const mpm_type mpm_types[] = {
     {.name = "glm4v_moe", .model_class = "Glm4vMoeForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
     {.name = "fuyu", .model_class = "FuyuForCausalLM", .read = mpm_read_wrapper, .wrapper = true, .names = &mpm_names_persimmon},
     {.name = "deepseek_vl", .model_class = "DeepseekVLForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    /* image-text wrappers of issue 24's second batch (model/hf_wrap.c wrap_projector_v1) */
+    {.name = "video_llava", .model_class = "VideoLlavaForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "lfm2_vl", .model_class = "Lfm2VlForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "aya_vision", .model_class = "AyaVisionForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "hyperclovax_vision_v2", .model_class = "HyperCLOVAXVisionV2ForConditionalGeneration", .read = mpm_read_wrapper,
+     .wrapper = true},
     {.name = "jetmoe", .model_class = "JetMoeForCausalLM", .read = mpm_read_jetmoe, .names = &mpm_names_jetmoe,
      .experts_key = "num_local_experts",
      .simplified = "the step analysis reads the mixture-of-attention experts' query and output projections whole (all experts, as one product), where a token runs num_experts_per_tok of them"},
@@ -784,6 +790,13 @@ const mpm_type mpm_types[] = {
      .experts_key = "num_experts"},
     {.name = "axk1", .model_class = "AXK1ForCausalLM", .read = mpm_read_axk1, .experts_key = "n_routed_experts"},
     {.name = "beam", .model_class = "BeamForCausalLM", .read = mpm_read_beam, .experts_key = "num_experts"},
+    {.name = "mimo_v2_flash", .model_class = "MiMoV2FlashForCausalLM", .read = mpm_read_mimo_v2_flash,
+     .experts_key = "n_routed_experts",
+     .simplified = "activations, the prefill workspace and the step's attention take every layer with the full-attention layers' KV heads and V of head_dim"},
+    {.name = "minimax_m3_vl_text", .model_class = "MiniMaxM3VLForCausalLM", .read = mpm_read_minimax_m3_vl_text,
+     .names = &mpm_names_minimax_m3, .experts_key = "num_local_experts",
+     .simplified = "the step reads the indexer's projections as extra matrices and takes every minimax_m3_sparse layer's attention over every cached key (the indexer's block selection is not modelled)"},
+    {.name = "cohere_compass_text", .model_class = "CohereCompassForCausalLM", .read = mpm_read_cohere_compass_text},
 };
 const size_t mpm_types_count = sizeof(mpm_types) / sizeof(mpm_types[0]);
 

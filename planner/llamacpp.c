@@ -170,6 +170,146 @@ static bool host_ffn(const mp_llamacpp_params *p)
 }
 
 /*
+ * The host's compute buffer when every layer is offloaded and the host runs feed-forward work of theirs (-ot ffn_.*,
+ * -ot exps, --n-cpu-moe): ggml-alloc's own placement (mp_ggml_dyn_alloc) replayed over the host's part of the
+ * scheduler's graph, in the order ggml_gallocr_alloc_graph_impl allocates and frees it. The order was read from
+ * llama.cpp 0c1e5709 with a ggml-alloc.c that prints every allocation and free (tests/ref/llamacpp/README.md).
+ *
+ * First the graph inputs, allocated before any node and in the order the graph first reads them: the tokens (i32),
+ * the n_embd x n_tokens embeddings input (a leaf no node reads: never freed), the positions, then for each cache kind
+ * in the order of its first layer the K and V row indices (i64: n_tokens, or n_tokens x n_embd_v_gqa for the
+ * transposed V of attention without flash attention) and the mask, then out_ids (n_outputs = n_ubatch i32). Then the
+ * token-embedding gather. The scheduler copies the gather, the positions and the first layer's cache inputs to the
+ * GPU, and each is freed once copied (its one child is the copy); a kind whose first layer comes later (gemma3's
+ * full cache) keeps its indices and mask on the host until that layer. The holes they leave are what the allocator
+ * fits later tensors into, best fit first: a feed-forward activation wider than the hole goes past the inputs, which
+ * is why the buffer can be the inputs plus three activations though the masks are long freed.
+ *
+ * Then per layer whose feed-forward runs here (llama-graph.cpp build_ffn, build_moe_ffn), the GPU's output copied in
+ * (the FFN norm's input; its norm and weight multiply in place), then:
+ *   gate and up (n_ff x n_tokens fp32 each), the norm freed, the GLU product, gate and up freed, down (n_embd),
+ *   the product freed, down freed once copied back; a fused ffn_up (phi3) is one 2 x n_ff output split by the GLU;
+ *   a plain block (gpt2) up (activation in place), the norm freed, down;
+ *   a MoE layer whose router runs here too (-ot ffn_.*): the router's logits (n_expert x n_tokens, softmax in place),
+ *   their argsort (i32), the selected weights (n_expert_used), the logits freed, the weights' sum (clamped in place)
+ *   and the normalised weights (mixtral's and qwen3moe's norm_w), then gate, up, product and down of the selected
+ *   experts (n_ff_exp x n_expert_used per token; down n_embd x n_expert_used), the argsort freed after down;
+ *   the experts alone (-ot exps, --n-cpu-moe): the copied norm output and the selected experts' ids (a view of the
+ *   GPU's argsort, copied whole: (n_tokens - 1) x n_expert + n_expert_used i32), then gate, up, product and down.
+ * A shared expert (qwen2moe) is not in the replay. Sizes at the CPU buffer's 32-byte alignment.
+ */
+static bool host_ffn_replay(const mp_llamacpp_params *p, const mp_llamacpp_plan *pl, const uint32_t *first,
+			    const uint64_t *kind_mask, uint64_t *out)
+{
+	mp_ggml_dyn_alloc a;
+	uint64_t T = pl->n_ubatch, row = T * p->n_embd * 4, v_max = 0, tok, pos, gather, pe = 0;
+	uint64_t kin[2][3] = { { 0 } }, ksz[2][3] = { { 0 } };
+	uint64_t E = p->n_expert, k = p->n_expert_used, act_exp = T * k * p->n_ff_exp * 4, act = T * p->n_ff * 4;
+	int order[2];
+
+	for (uint32_t il = 0; il < p->n_layer; il++)
+		if (p->n_embd_v_gqa[il] > v_max)
+			v_max = p->n_embd_v_gqa[il];
+	order[0] = first[1] < first[0] ? 1 : 0;
+	order[1] = 1 - order[0];
+	mp_ggml_dyn_init(&a, 32);
+	tok = mp_ggml_dyn_take(&a, T * 4);
+	(void)mp_ggml_dyn_take(&a, row); /* the embeddings input */
+	pos = mp_ggml_dyn_take(&a, T * 4);
+	for (int o = 0; o < 2; o++) {
+		int kd = order[o];
+		if (first[kd] == UINT32_MAX)
+			continue;
+		ksz[kd][0] = T * 8;
+		ksz[kd][1] = p->flash_attn ? T * 8 : T * v_max * 8;
+		ksz[kd][2] = kind_mask[kd];
+		for (int j = 0; j < 3; j++)
+			kin[kd][j] = mp_ggml_dyn_take(&a, ksz[kd][j]);
+	}
+	(void)mp_ggml_dyn_take(&a, T * 4); /* out_ids */
+	gather = mp_ggml_dyn_take(&a, row);
+	mp_ggml_dyn_give(&a, tok, T * 4);
+	if (p->learned_positions) /* gpt2: the position-embedding gather, then both copied */
+		pe = mp_ggml_dyn_take(&a, row);
+	mp_ggml_dyn_give(&a, pos, T * 4);
+	mp_ggml_dyn_give(&a, gather, row);
+	if (p->learned_positions)
+		mp_ggml_dyn_give(&a, pe, row);
+	for (uint32_t il = 0; il < p->n_layer; il++) {
+		bool experts = p->n_expert && (p->override == MP_LLAMACPP_OT_EXPERTS || il < p->n_cpu_moe);
+		uint64_t norm, gate, up, glu, down, lg, as, w, ws, wn, ids;
+
+		for (int kd = 0; kd < 2; kd++)
+			if (first[kd] == il)
+				for (int j = 0; j < 3; j++)
+					mp_ggml_dyn_give(&a, kin[kd][j], ksz[kd][j]);
+		if (p->override == MP_LLAMACPP_OT_FFN && p->n_expert) {
+			norm = mp_ggml_dyn_take(&a, row);
+			lg = mp_ggml_dyn_take(&a, T * E * 4);
+			as = mp_ggml_dyn_take(&a, T * E * 4);
+			w = mp_ggml_dyn_take(&a, T * k * 4);
+			mp_ggml_dyn_give(&a, lg, T * E * 4);
+			ws = mp_ggml_dyn_take(&a, T * 4);
+			wn = mp_ggml_dyn_take(&a, T * k * 4);
+			mp_ggml_dyn_give(&a, w, T * k * 4);
+			mp_ggml_dyn_give(&a, ws, T * 4);
+			gate = mp_ggml_dyn_take(&a, act_exp);
+			up = mp_ggml_dyn_take(&a, act_exp);
+			mp_ggml_dyn_give(&a, norm, row);
+			glu = mp_ggml_dyn_take(&a, act_exp);
+			mp_ggml_dyn_give(&a, gate, act_exp);
+			mp_ggml_dyn_give(&a, up, act_exp);
+			down = mp_ggml_dyn_take(&a, T * k * p->n_embd * 4);
+			mp_ggml_dyn_give(&a, glu, act_exp);
+			mp_ggml_dyn_give(&a, as, T * E * 4);
+			mp_ggml_dyn_give(&a, down, T * k * p->n_embd * 4);
+			mp_ggml_dyn_give(&a, wn, T * k * 4);
+		} else if (experts) {
+			uint64_t ids_bytes = T ? (T - 1) * E * 4 + k * 4 : 0;
+			norm = mp_ggml_dyn_take(&a, row);
+			ids = mp_ggml_dyn_take(&a, ids_bytes);
+			gate = mp_ggml_dyn_take(&a, act_exp);
+			up = mp_ggml_dyn_take(&a, act_exp);
+			mp_ggml_dyn_give(&a, norm, row);
+			glu = mp_ggml_dyn_take(&a, act_exp);
+			mp_ggml_dyn_give(&a, gate, act_exp);
+			mp_ggml_dyn_give(&a, up, act_exp);
+			down = mp_ggml_dyn_take(&a, T * k * p->n_embd * 4);
+			mp_ggml_dyn_give(&a, glu, act_exp);
+			mp_ggml_dyn_give(&a, ids, ids_bytes);
+			mp_ggml_dyn_give(&a, down, T * k * p->n_embd * 4);
+		} else if (p->override == MP_LLAMACPP_OT_FFN) {
+			norm = mp_ggml_dyn_take(&a, row);
+			if (p->plain_ffn) {
+				up = mp_ggml_dyn_take(&a, act);
+				mp_ggml_dyn_give(&a, norm, row);
+				down = mp_ggml_dyn_take(&a, row);
+				mp_ggml_dyn_give(&a, up, act);
+			} else if (p->fused_gate_up) {
+				up = mp_ggml_dyn_take(&a, 2 * act);
+				mp_ggml_dyn_give(&a, norm, row);
+				glu = mp_ggml_dyn_take(&a, act);
+				mp_ggml_dyn_give(&a, up, 2 * act);
+				down = mp_ggml_dyn_take(&a, row);
+				mp_ggml_dyn_give(&a, glu, act);
+			} else {
+				gate = mp_ggml_dyn_take(&a, act);
+				up = mp_ggml_dyn_take(&a, act);
+				mp_ggml_dyn_give(&a, norm, row);
+				glu = mp_ggml_dyn_take(&a, act);
+				mp_ggml_dyn_give(&a, gate, act);
+				mp_ggml_dyn_give(&a, up, act);
+				down = mp_ggml_dyn_take(&a, row);
+				mp_ggml_dyn_give(&a, glu, act);
+			}
+			mp_ggml_dyn_give(&a, down, row);
+		}
+	}
+	*out = a.max_size;
+	return !a.overflow;
+}
+
+/*
  * The compute buffer a graph reserve takes on each device (llama-context.cpp sched_reserve: the worst case is n_ubatch
  * tokens of one sequence with one output). A model, not the allocator: ggml-alloc places the graph's tensors with
  * reuse, so the reserve is the widest moment of the graph, plus what the scheduler keeps beside it. Measured against
@@ -212,7 +352,7 @@ static bool compute_bytes(const mp_llamacpp_params *p, const mp_llamacpp_plan *p
 	uint64_t n_embd = p->n_embd, copies = pipeline_parallel(p, pl) ? 4 : 1, inputs, leafs;
 	uint32_t layers = 0, first[2] = { UINT32_MAX, UINT32_MAX }, last[2] = { 0, 0 };
 	bool host_runs_ffn = host_ffn(p), many_splits = copies == 1 && (!p->kv_offload || host_runs_ffn);
-	uint64_t kind_mask[2];
+	uint64_t kind_mask[2], logits = T * p->n_vocab * 4;
 
 	/* the attention masks: n_kv x n_ubatch (build_attn_inp_kq_mask; f16 for flash attention), one per cache kind
 	 * (0 the full cache, 1 the SWA cache) */
@@ -253,22 +393,10 @@ static bool compute_bytes(const mp_llamacpp_params *p, const mp_llamacpp_plan *p
 		if (copies > 1) /* the inputs kept 4 times, the gathers once */
 			*out = copies * leafs + (p->learned_positions ? 2 : 1) * row;
 		if (host_runs_ffn) {
-			/* the feed-forward of the kept layers: the norm's output (or its copy) and the gate and up activations of
-			 * the kept width (the selected experts' for -ot exps and --n-cpu-moe) */
-			uint64_t w = p->override == MP_LLAMACPP_OT_FFN && p->n_ff > (uint64_t)p->n_ff_exp * p->n_expert_used
-					     ? p->n_ff : (uint64_t)p->n_ff_exp * p->n_expert_used;
-			uint64_t pending = 0, f;
-			/* a host mask is freed once copied to the GPU (its one child is the copy's dependency, ggml-backend.cpp
-			 * split_graph): at layer 0's feed-forward only the masks of a kind whose first layer comes later are
-			 * still held */
-			for (int k = 0; k < 2; k++)
-				if (first[k] != UINT32_MAX && first[k] > 0)
-					pending += kind_mask[k];
-			/* the embeddings input (a leaf no node reads: never freed), the gathers, and the feed-forward's widest
-			 * node: gate, up and their GLU product (ggml-alloc places no GLU in place), or a plain block's norm
-			 * output, its up activation (GELU in place) and its down output */
-			f = pending + row + (p->learned_positions ? 2 : 1) * row +
-			    (p->plain_ffn ? T * 4 * w + 2 * row : T * 4 * 3 * w);
+			/* the feed-forward of the kept layers: ggml-alloc's placement replayed (host_ffn_replay) */
+			uint64_t f;
+			if (!host_ffn_replay(p, pl, first, kind_mask, &f))
+				return false;
 			if (f > *out)
 				*out = f;
 		}
@@ -286,7 +414,7 @@ static bool compute_bytes(const mp_llamacpp_params *p, const mp_llamacpp_plan *p
 		/* the FFN runs on the host: the attention's moment (residual, norm, q, output, the FFN's result copied
 		 * back; K and V); a MoE's experts' outputs come back unweighted (n_embd x n_expert_used per token: the
 		 * weighting and the sum have no weight of their own and run on the GPU) */
-		ffn = T * 4 * (5 * n_embd + p->n_embd_k_gqa[0] + p->n_embd_v_gqa[0] +
+		ffn = T * 4 * (5 * n_embd + (p->n_expert || p->fused_qkv ? p->n_embd_k_gqa[0] + p->n_embd_v_gqa[0] : 0) +
 			       (p->n_expert ? (uint64_t)n_embd * p->n_expert_used : 0));
 	/* without flash attention: the scores (n_kv x n_ubatch x n_head, fp32, softmax in place) and the attention's
 	 * inputs */
@@ -310,6 +438,8 @@ static bool compute_bytes(const mp_llamacpp_params *p, const mp_llamacpp_plan *p
 	}
 	if (slot == 0 || copies == 1) {
 		*out = mask + peak + T * 16;
+		if (pl->layer_device[p->n_layer] == slot && row + logits > *out)
+			*out = row + logits;
 		return true;
 	}
 	/* pipeline parallelism: the split's inputs (the masks of its layers, the layer input: the previous device's

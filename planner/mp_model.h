@@ -156,6 +156,10 @@ typedef struct mp_vision {
 	/* --- appended for issue 24 --- */
 	bool patch_merger;		/* MLP2: the projector's patch merger (Mistral 3's Mistral3PatchMerger, built whatever
 					 * spatial_merge_size says, 1 included); LLaVA has none */
+	bool linear_patch;		/* SigLIP 2 (modeling_siglip2.py Siglip2VisionEmbeddings): the patch embedding is a
+					 * Linear of channels x patch x patch inputs with a bias, not a convolution */
+	const char *twin_root;		/* static: a second tower of the same config under this root (Video-LLaVA's
+					 * "model.image_tower." beside its "model.video_tower."); NULL: none */
 } mp_vision;
 
 typedef struct mp_model {
@@ -187,7 +191,8 @@ typedef struct mp_model {
 	uint64_t kv_lora_rank;		/* latent width c_KV */
 	uint64_t qk_nope_head_dim;
 	uint64_t qk_rope_head_dim;
-	uint64_t v_head_dim;
+	uint64_t v_head_dim;		/* (also: with attn_per_layer, V's per-head width where it is not head_dim, MiMo-V2-Flash's
+					 * 128 beside 192; 0 = head_dim) */
 
 	/* MLP */
 	mp_ffn_kind ffn_kind;

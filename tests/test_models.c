@@ -1110,6 +1110,61 @@ static void test_utf8_sanitize(void **state)
 	assert_string_equal(out, "a??");
 }
 
+/*
+ * The image-text wrappers read by model/hf_wrap.c's wrap_projector_v1 (transformers 5.24's default configs;
+ * totals from tests/ref/hf/groundtruth.json, the towers' from the triage of the default build):
+ *   - Video-LLaVA: two CLIP towers of 303,179,776 (model.video_tower, model.image_tower) and LLaVA's projector of
+ *     20,979,712 (4096 x 1024 + 4096 x 4096 + biases) = 627,339,264 of 7,365,754,880;
+ *   - LFM2-VL: SigLIP 2 of 92,930,304 and its projector: a LayerNorm of 768 x 2^2 = 3072 (6,144), linear_1
+ *     3072 -> 2560 (7,866,880), linear_2 2560 -> 2560 (6,556,160) = 14,429,184, of 2,812,857,088;
+ *   - HyperCLOVAX-Vision-V2: a vision_config of model_type "qwen2_5_vl" (the checkpoints' spelling, renamed by
+ *     HyperCLOVAXVisionV2Config.__post_init__) reads as qwen2_5_vl_vision: 9,705,315,072;
+ *   - Aya Vision: the default tower (1152 wide, 14 heads) does not build (SiglipAttention); a 422 names
+ *     vision_config's num_attention_heads; with 16 heads, 35,449,907,744 (aya-vision-16-heads-variant).
+ */
+static void test_wrappers_v1(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+	uint64_t plain;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"video_llava\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(2) * 303179776 + 20979712);
+	assert_int_equal(pc.total, UINT64_C(7365754880));
+	assert_int_equal(count_text("{\"model_type\":\"lfm2_vl\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(92930304) + 6144 + 7866880 + 6556160);
+	assert_int_equal(pc.total, UINT64_C(2812857088));
+	/* projector_use_layernorm false and projector_bias false: linear_1 and linear_2 alone */
+	assert_int_equal(count_text("{\"model_type\":\"lfm2_vl\",\"projector_use_layernorm\":false,"
+	                            "\"projector_bias\":false}",
+	                            &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(92930304) + 3072 * 2560 + 2560 * 2560);
+	assert_int_equal(count_text("{\"model_type\":\"hyperclovax_vision_v2\"}", &pc, &m, &err), MP_OK);
+	plain = pc.total;
+	assert_int_equal(plain, UINT64_C(9705315072));
+	assert_int_equal(count_text("{\"model_type\":\"hyperclovax_vision_v2\",\"vision_config\":{\"model_type\":"
+	                            "\"qwen2_5_vl\"}}",
+	                            &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(pc.total, plain);
+	{
+		mp_error e = MP_ERROR_INIT;
+
+		assert_int_equal(count_text("{\"model_type\":\"aya_vision\"}", &pc, &m, &e), MP_EINVAL);
+		assert_string_equal(e.field, "/model/hf_config/vision_config/num_attention_heads");
+	}
+	assert_int_equal(count_text("{\"model_type\":\"aya_vision\",\"vision_config\":{\"model_type\":"
+	                            "\"siglip_vision_model\",\"hidden_size\":1152,\"intermediate_size\":4304,"
+	                            "\"patch_size\":14,\"image_size\":384,\"num_hidden_layers\":26,"
+	                            "\"num_attention_heads\":16,\"vision_use_head\":false}}",
+	                            &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(pc.total, UINT64_C(35449907744));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1134,6 +1189,7 @@ int main(void)
 		cmocka_unit_test(test_gemma4),
 		cmocka_unit_test(test_gemma3n),
 		cmocka_unit_test(test_deepseek_v4),
+		cmocka_unit_test(test_wrappers_v1),
 	};
 
 	return cmocka_run_group_tests_name("models", tests, NULL, NULL);

@@ -57,7 +57,10 @@ ministral apertus1p5_text dbrx
 cosmos3_omni idefics3 smolvlm idefics2 internvl
 glm4v glm46v glmga glm4v_moe fuyu deepseek_vl jetmoe exaone_moe hy_v3
 rwkv recurrent_gemma mistral4 jais2 aria_text kolibri1 flint laguna afmoe axk1 beam
-gemma4_unified_text gemma4_unified lfm3 zamba olmo_hybrid lara_mini hrm_text""".split()
+video_llava lfm2_vl aya_vision hyperclovax_vision_v2
+gemma4_unified_text gemma4_unified lfm3
+mimo_v2_flash minimax_m3_vl_text cohere_compass_text
+zamba olmo_hybrid lara_mini hrm_text""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
@@ -85,7 +88,7 @@ def build(cfg, device):
     raise RuntimeError("; ".join(errors))
 
 
-VISION = re.compile(r"(^|\.)(vision_tower|visual|vision_model|vision_embed|vision_embed_tokens|multi_modal_projector|mm_projector|image_newline|vision_encoder|vision_projection|connector|aligner|"
+VISION = re.compile(r"(^|\.)(vision_tower|video_tower|image_tower|projector|visual|vision_model|vision_embed|vision_embed_tokens|multi_modal_projector|mm_projector|image_newline|vision_encoder|vision_projection|connector|aligner|"
                     r"audio_tower|audio_model|embed_vision|embed_audio|vision|audio)(\.|$)")
 EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|embed_tokens_per_layer|backbone\.embeddings|model\.embeddings|rwkv\.embeddings|"
                    r"tokens_embed|positions_embed|^transformer\.w)\.weight$")

@@ -923,6 +923,56 @@ def fam_deepseek_v4(w, t):
         w.maybe("qk_rope_head_dim", w.choice([4, 8]), 0.5)
 
 
+def fam_mimo_v2_flash(w, t):
+    """MiMo-V2-Flash: fam_moe, with V's own head width, twice the KV heads on the sliding layers (2 x kv must divide
+    the heads, or the forward fails: mostly drawn so), and the window sometimes as sliding_window_size (the window
+    less one)."""
+    fam_moe(w, t)
+    h = w.get("num_attention_heads")
+    if h % 2 == 0 and w.rng.random() < 0.8:
+        w.set("num_key_value_heads", w.choice(divisors(h // 2)))
+    w.maybe("v_head_dim", w.choice([8, 16, 24, 32]), 0.2)
+    if w.rng.random() < 0.25:
+        w.d.pop("sliding_window", None)
+        w.set("sliding_window_size", w.choice([3, 7, 15]))
+
+
+def fam_minimax_m3(w, t):
+    """MiniMax-M3's decoder: fam_moe, with the dense layers' own width, the sparse-attention layers of layer_types
+    (an indexer each) and the indexer's widths; sometimes the legacy spellings (moe_layer_freq,
+    sparse_attention_config) the published checkpoint writes."""
+    fam_moe(w, t)
+    n = w.get("num_hidden_layers")
+    w.set("dense_intermediate_size", w.choice([48, 64, 96]))
+    draw_layer_list(w, "layer_types", ["full_attention", "minimax_m3_sparse"], n)
+    w.set("index_n_heads", w.choice([1, 2, 4]))
+    w.set("index_head_dim", w.choice([8, 16, 32]))
+    w.set("index_block_size", w.choice([2, 4]))
+    w.set("index_topk_blocks", w.choice([1, 2]))
+    hd = w.get("head_dim") or 128
+    w.maybe("rotary_dim", w.choice([x for x in (4, 8, 16) if x <= hd]), 0.4)
+    if w.rng.random() < 0.3 and "layer_types" in w.d:
+        lt = w.d.pop("layer_types")
+        w.set("sparse_attention_config", {"sparse_attention_freq": [int(k != "full_attention") for k in lt],
+                                          "sparse_index_dim": w.d.pop("index_head_dim"),
+                                          "sparse_num_index_heads": w.d.pop("index_n_heads")})
+    if w.rng.random() < 0.3 and "mlp_layer_types" in w.d:
+        w.set("moe_layer_freq", [int(k == "sparse") for k in w.d.pop("mlp_layer_types")])
+
+
+def fam_cohere_compass(w, t):
+    """Cohere Compass's decoder: fam_dense, with rope_parameters keyed by each layer type present (its rotary
+    module reads rope_parameters[layer_type]; the class's flat default fails), one of them sometimes null (no RoPE
+    on those layers)."""
+    fam_dense(w, t)
+    n = w.get("num_hidden_layers")
+    kinds = sorted(set(w.d.get("layer_types") or ["full_attention"] * n))
+    rp = {k: {"rope_type": "default", "rope_theta": w.choice([10000.0, 50000.0])} for k in kinds}
+    if len(kinds) > 1 and w.rng.random() < 0.3:
+        rp[w.choice(kinds)] = None
+    w.set("rope_parameters", rp)
+
+
 FAMILIES = {
     "gpt2": fam_gpt2, "gptj": fam_gptj, "gpt_bigcode": fam_gpt_bigcode, "falcon": fam_falcon,
     "gpt_neox": fam_gpt_neox, "mamba": fam_mamba, "falcon_mamba": fam_mamba, "mamba2": fam_mamba2,
@@ -938,6 +988,8 @@ FAMILIES = {
     "mistral4": fam_mla, "axk1": fam_mla, "aria_text": fam_moe, "kolibri1": fam_moe, "flint": fam_moe,
     "laguna": fam_moe, "afmoe": fam_moe, "beam": fam_moe, "jetmoe": fam_moe, "exaone_moe": fam_moe, "hy_v3": fam_moe, "gemma3n_text": fam_gemma3n, "gemma4_text": fam_gemma4, "deepseek_v4": fam_deepseek_v4,
     "gemma4_unified_text": fam_gemma4_unified,
+    "mimo_v2_flash": fam_mimo_v2_flash, "minimax_m3_vl_text": fam_minimax_m3,
+    "cohere_compass_text": fam_cohere_compass,
 }
 
 
@@ -1003,7 +1055,10 @@ def draw_vision(rng, vd, text_hidden):
         w.set("num_hidden_layers", w.choice([1, 2, 3]))
         patch = w.choice([4, 8, 14])
         w.set("patch_size", patch)
-        w.set("image_size", patch * w.choice([2, 3, 4]))
+        if "num_patches" in vd:                     # SigLIP 2: a table of num_patches positions, no image_size
+            w.set("num_patches", w.choice([4, 9, 16, 64]))
+        else:
+            w.set("image_size", patch * w.choice([2, 3, 4]))
         if "vision_use_head" in vd:
             w.maybe("vision_use_head", rng.random() < 0.5, 0.3)
         if "projection_dim" in vd:
@@ -1066,6 +1121,7 @@ def draw_wrapper(rng, t, cfg0):
                                  "subsampling_conv_channels": [rng.choice([8, 16]), rng.choice([4, 8])],
                                  "conv_kernel_size": rng.choice([3, 5]), "output_proj_dims": rng.choice([32, 48]),
                                  "use_clipped_linears": rng.random() < 0.5}
+    draw_wrapper_v1(rng, t, d, hidden)
     if t == "gemma4_unified":
         # Gemma 4 unified's encoder-free embedders are null by default: half the variants draw each
         if rng.random() < 0.5:
@@ -1080,6 +1136,25 @@ def draw_wrapper(rng, t, cfg0):
         side = d["vision_config"]["image_size"] // d["vision_config"]["patch_size"]
         d["mm_tokens_per_image"] = rng.choice([x * x for x in divisors(side)])
     return d
+
+
+def draw_wrapper_v1(rng, t, d, text_hidden):
+    """The projector keys of the wrappers of issue 24's second batch (model/hf_wrap.c wrap_projector_v1)."""
+    if t == "lfm2_vl":
+        for k in ("projector_bias", "projector_use_layernorm"):
+            if rng.random() < 0.7:
+                d[k] = rng.random() < 0.5
+        if rng.random() < 0.7:
+            d["projector_hidden_size"] = rng.choice([24, 48, 80])
+        if rng.random() < 0.6:
+            d["downsample_factor"] = rng.choice([1, 2, 3])
+        if rng.random() < 0.3:                      # Lfm2VlConfig.__post_init__: tie_embedding is the tie
+            d["tie_embedding"] = rng.random() < 0.5
+    elif t == "aya_vision":
+        if rng.random() < 0.6:
+            d["downsample_factor"] = rng.choice([1, 2, 3])
+        if rng.random() < 0.6:                      # getattr's default: the decoder's hidden_size
+            d["alignment_intermediate_size"] = rng.choice([32, 48, 96])
 
 
 def mrope(text, td):
