@@ -538,6 +538,66 @@ def fam_linear(w, t):
         w.maybe("partial_rotary_factor", w.choice([0.25, 0.5]), 0.5)
 
 
+def fam_olmo_hybrid(w, t):
+    """OLMo-Hybrid: gated delta net + attention with the linear heads and head widths drawn or derived (the key head
+    dim from 0.75 x hidden), layer_types (both kinds: transformers refuses one alone) or the class's every fourth."""
+    n = draw_common(w)
+    draw_attention(w)
+    draw_ffn(w)
+    if w.rng.random() < 0.7:
+        kh = w.choice([1, 2, 4])
+        w.set("linear_num_key_heads", kh)
+        w.set("linear_num_value_heads", kh * w.choice([1, 2]))
+        w.maybe("linear_key_head_dim", w.choice([8, 16]), 0.7)
+        w.maybe("linear_value_head_dim", w.choice([8, 16, 32]), 0.7)
+    w.set("linear_conv_kernel_dim", w.choice([2, 3, 4]))
+    if w.rng.random() < 0.6:
+        lst = [w.choice(["full_attention", "linear_attention"]) for _ in range(n)]
+        for k in ("full_attention", "linear_attention"):
+            if k not in lst:
+                lst[w.rng.randrange(n)] = k
+        if len(set(lst)) == 2:
+            w.set("layer_types", lst)
+    elif n < 4:
+        w.set("num_hidden_layers", w.choice([4, 5, 8]))
+
+
+def fam_lara_mini(w, t):
+    """Lara-Mini: Qwen3.5's gated delta net, sliding and full attention layers (the three kinds in layer_types, or the
+    class's period-5 pattern), the MoE block in every layer with a shared expert (width 0 drops it), windows; the
+    value heads a multiple of the key heads (transformers refuses others)."""
+    n = draw_common(w)
+    draw_attention(w)
+    kh = w.choice([1, 2, 4])
+    w.set("linear_num_key_heads", kh)
+    w.set("linear_num_value_heads", kh * w.choice([1, 2]))
+    w.set("linear_key_head_dim", w.choice([8, 16]))
+    w.set("linear_value_head_dim", w.choice([8, 16, 32]))
+    w.set("linear_conv_kernel_dim", w.choice([2, 3, 4]))
+    draw_moe(w, "num_experts", "num_experts_per_tok")
+    w.maybe("shared_expert_intermediate_size", 0, 0.2)
+    w.set("sliding_window", w.choice([3, 4, 8, 16, 64]))
+    if w.rng.random() < 0.6:
+        draw_layer_list(w, "layer_types", ["linear_attention", "sliding_attention", "full_attention"], n,
+                        need=("sliding_attention",))
+    elif n < 5:
+        w.set("num_hidden_layers", w.choice([5, 6]))
+
+
+def fam_hrm_text(w, t):
+    """HRM-Text: the stacks' depth (num_hidden_layers before the class multiplies it out, or num_layers_per_stack
+    with the product stated), H_cycles and L_cycles, heads and head_dim (heads dividing hidden_size, as the class
+    requires)."""
+    n = draw_common(w, layers=w.choice([1, 2, 3]))
+    draw_attention(w)
+    draw_ffn(w)
+    w.set("H_cycles", w.choice([1, 2, 3]))
+    w.set("L_cycles", w.choice([1, 2, 3]))
+    if w.rng.random() < 0.3:
+        w.set("num_layers_per_stack", n)
+        w.set("num_hidden_layers", n * w.get("H_cycles") * (w.get("L_cycles") + 1))
+
+
 def fam_kimi(w, t):
     n = draw_common(w)
     draw_attention(w, derive_only=True)
@@ -717,6 +777,38 @@ def fam_zamba2(w, t):
     w.set("use_mamba_kernels", False)
 
 
+def fam_zamba(w, t):
+    """Zamba: Mamba layers split into n_mamba_heads heads, hybrid layers running the shared transformer (at least two
+    when any: transformers 5.24 refuses a single hybrid layer, whose tied shared_transf keys match nothing), an
+    explicit or derived attention width and head_dim, dt_rank "auto" or given, the period/offset schedule or a list."""
+    n = w.choice([3, 4, 6, 8])
+    draw_common(w, layers=n)
+    hidden = w.choice([32, 64])
+    w.set("hidden_size", hidden)
+    h = w.choice([2, 4])
+    w.set("num_attention_heads", h)
+    w.set("num_key_value_heads", w.choice(divisors(h)))
+    w.maybe("attention_hidden_size", w.choice([32, 64, 128]), 0.3)
+    w.maybe("attention_head_dim", w.choice([8, 16, 32]), 0.3)
+    w.set("intermediate_size", w.choice([48, 64, 128]))
+    w.set("mamba_expand", w.choice([1, 2]))
+    inner = hidden * w.get("mamba_expand")
+    w.set("n_mamba_heads", w.choice([x for x in (1, 2, 4) if inner % x == 0]))
+    w.set("mamba_d_state", w.choice([4, 8, 16]))
+    w.set("mamba_d_conv", w.choice([2, 3, 4]))
+    w.maybe("mamba_dt_rank", w.choice(["auto", 4, 8]), 0.4)
+    if w.rng.random() < 0.6:
+        lst = [w.choice(["mamba", "hybrid"]) for _ in range(n)]
+        while lst.count("hybrid") == 1:
+            lst[w.rng.randrange(n)] = "hybrid"
+        w.set("layers_block_type", lst)
+    else:
+        w.set("num_hidden_layers", w.choice([8, 10]))
+        w.set("attn_layer_period", w.choice([2, 3]))
+        w.set("attn_layer_offset", w.choice([0, 1]))
+    w.set("use_mamba_kernels", False)
+
+
 def fam_gemma3n(w, t):
     n = w.choice([4, 6, 8])
     draw_common(w, layers=n)
@@ -891,10 +983,10 @@ FAMILIES = {
     "qwen3_vl_moe_text": fam_moe, "deepseek_v3": fam_mla, "deepseek_v2": fam_mla, "deepseek_v32": fam_mla,
     "glm4_moe_lite": fam_mla, "glm_moe_dsa": fam_mla, "hunyuan_v1_moe": fam_hunyuan_moe,
     "longcat_flash": fam_longcat, "gpt_oss": fam_gpt_oss, "llama4_text": fam_llama4,
-    "qwen3_next": fam_linear, "qwen3_5_text": fam_linear, "qwen3_5_moe_text": fam_linear, "kimi_linear": fam_kimi,
+    "qwen3_next": fam_linear, "olmo_hybrid": fam_olmo_hybrid, "lara_mini": fam_lara_mini, "hrm_text": fam_hrm_text, "qwen3_5_text": fam_linear, "qwen3_5_moe_text": fam_linear, "kimi_linear": fam_kimi,
     "minimax": fam_minimax, "lfm2": fam_lfm2, "lfm3": fam_lfm3, "lfm2_moe": fam_lfm2, "jamba": fam_jamba, "bamba": fam_bamba,
     "granitemoehybrid": fam_granitemoehybrid, "nemotron_h": fam_nemotron_h, "falcon_h1": fam_falcon_h1,
-    "zamba2": fam_zamba2, "gpt_neo": fam_gpt_neo, "dbrx": fam_dbrx, "rwkv": fam_rwkv,
+    "zamba2": fam_zamba2, "zamba": fam_zamba, "gpt_neo": fam_gpt_neo, "dbrx": fam_dbrx, "rwkv": fam_rwkv,
     "mistral4": fam_mla, "axk1": fam_mla, "aria_text": fam_moe, "kolibri1": fam_moe, "flint": fam_moe,
     "laguna": fam_moe, "afmoe": fam_moe, "beam": fam_moe, "jetmoe": fam_moe, "exaone_moe": fam_moe, "hy_v3": fam_moe, "gemma3n_text": fam_gemma3n, "gemma4_text": fam_gemma4, "deepseek_v4": fam_deepseek_v4,
     "gemma4_unified_text": fam_gemma4_unified,
