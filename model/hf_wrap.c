@@ -37,6 +37,8 @@ static const vision_defaults vision_classes[] = {
     {"qwen3_vl_vision", 1152, 4304, 27, 3, 0, 16, 3584, 2, 2, 2304, 3},
     /* Qwen3VLMoeVisionConfig: the same tower */
     {"qwen3_vl_moe_vision", 1152, 4304, 27, 3, 0, 16, 3584, 2, 2, 2304, 3},
+    /* CohereCompassVisionConfig: Qwen3-VL's tower (CohereCompassVisionModel: the same modules and defaults) */
+    {"cohere_compass_vision", 1152, 4304, 27, 3, 0, 16, 3584, 2, 2, 2304, 3},
     /* Llama4VisionConfig: 768 wide, MLP 5632, 34 layers, 448 px, 14 px patches (adapter and projector below) */
     {"llama4_vision_model", 768, 5632, 34, 3, 448, 14, 0, 0, 0, 0, 0},
     /* Qwen3_5VisionConfig, Qwen3_5MoeVisionConfig: Qwen3-VL's tower without DeepStack mergers */
@@ -129,6 +131,9 @@ static const wrap_row wraps[] = {
     /* Cohere2VisionConfig: Cohere 2 and SigLIP (1152, MLP 3072, 27 layers, 512 px, 16 px patches, with its head),
      * the pixel-shuffle SwiGLU projector, tied */
     {"cohere2_vision", "cohere2", "siglip_vision_model", true, false, false, 1152, 3072, 27, 512, 16, WRAP_PROJ_SHUFFLE,
+     false, false, false, NULL, NULL, NULL, false},
+    /* CohereCompassConfig: Cohere Compass's decoder and its Qwen3-VL tower, untied */
+    {"cohere_compass", "cohere_compass_text", "cohere_compass_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER,
      false, false, false, NULL, NULL, NULL, false},
     /* Cosmos3OmniConfig: Qwen3-VL's decoder and tower */
     {"cosmos3_omni", "qwen3_vl_text", "qwen3_vl_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false,
@@ -301,7 +306,8 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 	} else {
 		/* the Qwen-VL towers (modeling_qwen2_vl.py, _2_5_vl.py, _3_vl.py): a 3-D patch convolution, fused qkv,
 		 * the merger over spatial_merge_size^2 patches */
-		bool q25 = strcmp(d->type, "qwen2_5_vl_vision") == 0, q3 = strncmp(d->type, "qwen3_", 6) == 0;
+		bool q25 = strcmp(d->type, "qwen2_5_vl_vision") == 0, q3 = strncmp(d->type, "qwen3_", 6) == 0 ||
+		                                                     strcmp(d->type, "cohere_compass_vision") == 0;
 
 		v->tower = q3 ? MP_TOWER_QWEN3_VL : q25 ? MP_TOWER_QWEN2_5_VL : MP_TOWER_QWEN2_VL;
 		v->tower_root = "model.visual.";

@@ -779,6 +779,8 @@ const mpm_type mpm_types[] = {
      .names = &mpm_names_minimax_m3, .experts_key = "num_local_experts",
      .simplified = "the step reads the indexer's projections as extra matrices and takes every minimax_m3_sparse layer's attention over every cached key (the indexer's block selection is not modelled)"},
     {.name = "cohere_compass_text", .model_class = "CohereCompassForCausalLM", .read = mpm_read_cohere_compass_text},
+    {.name = "cohere_compass", .model_class = "CohereCompassForConditionalGeneration", .read = mpm_read_wrapper,
+     .wrapper = true},
 };
 const size_t mpm_types_count = sizeof(mpm_types) / sizeof(mpm_types[0]);
 
