@@ -170,6 +170,11 @@ static const mla_row mla_types[] = {
      * 512, qk_nope 128, qk_rope 64, v 128; 192 routed experts of 2048, top-8, one shared, layer 0 dense
      * (mlp_layer_types), 32768 positions, untied; the correction bias a buffer (mpm_read_axk1 adds its norms). */
     {"axk1", 163840, 7168, 18432, 2048, 61, 64, 1536, 512, 128, 64, 128, 192, 8, 1, 1, 32768, true, 0, 0, false},
+    /* AXK2Config (A.X K2): vocab 163840, hidden 2048, FFN 5120, 48 layers, 32 heads, q_lora_rank 384, kv_lora_rank
+     * 128, qk_nope 64, qk_rope 32, v 64; 128 routed experts of 512, top-8, one shared, layer 0 dense, 131072
+     * positions, untied; DeepSeek sparse attention's indexer (16 heads of 128) in every layer (mpm_read_axk2 lists
+     * its query-and-gate projection and gated norms). */
+    {"axk2", 163840, 2048, 5120, 512, 48, 32, 384, 128, 64, 32, 64, 128, 8, 1, 1, 131072, true, 16, 128, false},
 };
 
 /*
@@ -1437,4 +1442,64 @@ void mpm_read_minimax_m3_vl_text(hf_ctx *c, mp_model *m)
 		          idx_dim, sparse_layers);
 	}
 	hf_decode_rope(c, m, 1.0);
+}
+
+
+/*
+ * AXK2Config (modeling_axk2.py of transformers 5.24): DeepSeek-V3.2's MLA and indexer (the "axk2" MLA row) with
+ * q_gate_proj (2 x q_lora_rank -> heads x (qk_nope + qk_rope + v): the query and an output gate from the query LoRA,
+ * in place of q_b_proj; q_lora_rank must be positive, AXK2Config.validate_architecture), and gated RMSNorms
+ * (AXK2GatedRMSNorm: an RMSNorm weight, then a gate MLP fc1 hidden -> gated_norm_rank (16), fc2 back) as
+ * input_layernorm in every layer and as post_attention_layernorm in the "sparse" layers (the "dense" ones a plain
+ * RMSNorm). mlp_layer_types, else first_k_dense_replace (1) and moe_layer_freq (1): layer i sparse when i >=
+ * first_k_dense_replace and i % moe_layer_freq == 0. The cache is MLA's latent (k_pass, k_rot) and the indexer's key
+ * per token. Worked example (the defaults): 20,314,494,976 parameters.
+ */
+void mpm_read_axk2(hf_ctx *c, mp_model *m)
+{
+	const cJSON *mlt = cJSON_GetObjectItemCaseSensitive(c->cfg, "mlp_layer_types");
+	uint64_t rank, freq, moe = 0, L, q;
+
+	if (hf_is_null(c, "q_lora_rank") || (hf_has(c, "q_lora_rank") && hf_get_u64(c, KEYS("q_lora_rank"), 1) == 0)) {
+		hf_fail_key(c, "q_lora_rank",
+		            "q_lora_rank must be positive: A.X K2's indexer and output gate read the query LoRA bottleneck "
+		            "(AXK2Config refuses another)");
+		return;
+	}
+	mpm_read_mla(c, m);
+	rank = hf_get_u64(c, KEYS("gated_norm_rank"), 16);
+	freq = hf_get_u64(c, KEYS("moe_layer_freq"), 1);
+	if (c->st != MP_OK)
+		return;
+	if (m->num_layers == 0 || m->num_layers > MP_MAX_LAYERS) {
+		hf_fail_key(c, "num_hidden_layers", "num_hidden_layers must be between 1 and 1024");
+		return;
+	}
+	if (freq == 0) {
+		hf_fail_key(c, "moe_layer_freq", "moe_layer_freq must be at least 1");
+		return;
+	}
+	if ((mlt == NULL || cJSON_IsNull(mlt)) && freq > 1)
+		for (uint64_t i = 0; i < m->num_layers; i++)
+			if (i % freq != 0)
+				dense_layer(m, i);
+	L = m->num_layers;
+	for (uint64_t i = 0; i < L; i++)
+		moe += mp_model_is_moe_layer(m, i);
+	q = hf_mul(c, m->num_heads, m->qk_nope_head_dim + m->qk_rope_head_dim + m->v_head_dim, "num_attention_heads");
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.self_attn", "q_gate_proj.weight", MP_TK_ATTENTION, MP_SPLIT_ROWS,
+	          MP_STEP_Q_B, false, q, hf_mul(c, 2, m->q_lora_rank, "q_lora_rank"), L);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.input_layernorm.mlp", "fc1.weight", MP_TK_NORM, MP_SPLIT_NONE,
+	          MP_STEP_EXTRA, false, rank, m->hidden_size, L);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.input_layernorm.mlp", "fc2.weight", MP_TK_NORM, MP_SPLIT_NONE,
+	          MP_STEP_EXTRA, false, m->hidden_size, rank, L);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.post_attention_layernorm", "norm.weight", MP_TK_NORM, MP_SPLIT_NONE,
+	          MP_STEP_NONE, true, 1, m->hidden_size, moe);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.post_attention_layernorm.mlp", "fc1.weight", MP_TK_NORM, MP_SPLIT_NONE,
+	          MP_STEP_EXTRA, false, rank, m->hidden_size, moe);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.post_attention_layernorm.mlp", "fc2.weight", MP_TK_NORM, MP_SPLIT_NONE,
+	          MP_STEP_EXTRA, false, m->hidden_size, rank, moe);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}", "post_attention_layernorm.weight", MP_TK_NORM, MP_SPLIT_NONE,
+	          MP_STEP_NONE, true, 1, m->hidden_size, L - moe);
+	m->norms_per_layer = 1;
 }

@@ -781,6 +781,9 @@ const mpm_type mpm_types[] = {
     {.name = "cohere_compass_text", .model_class = "CohereCompassForCausalLM", .read = mpm_read_cohere_compass_text},
     {.name = "cohere_compass", .model_class = "CohereCompassForConditionalGeneration", .read = mpm_read_wrapper,
      .wrapper = true},
+    {.name = "axk2", .model_class = "AXK2ForCausalLM", .read = mpm_read_axk2, .names = &mpm_names_axk2,
+     .experts_key = "n_routed_experts",
+     .simplified = "the step reads the gated norms' gate MLPs as extra matrices"},
 };
 const size_t mpm_types_count = sizeof(mpm_types) / sizeof(mpm_types[0]);
 
