@@ -175,6 +175,11 @@ static const mla_row mla_types[] = {
      * positions, untied; DeepSeek sparse attention's indexer (16 heads of 128) in every layer (mpm_read_axk2 lists
      * its query-and-gate projection and gated norms). */
     {"axk2", 163840, 2048, 5120, 512, 48, 32, 384, 128, 64, 32, 64, 128, 8, 1, 1, 131072, true, 16, 128, false},
+    /* HYV4Config (Hunyuan V4): vocab 120832, hidden 2816, FFN 6912, 34 layers, 32 heads, q_lora_rank 1536,
+     * kv_lora_rank 512, qk_nope 192, qk_rope 64, v 256; 256 routed experts of 768, top-8, one shared, layer 0 dense
+     * (mlp_layer_types), 262144 positions, untied; the indexer (16 heads of 128) on the "full" layers of indexer_types
+     * (mpm_read_hy_v4 adds its gates, sinks and hyper-connections). */
+    {"hy_v4", 120832, 2816, 6912, 768, 34, 32, 1536, 512, 192, 64, 256, 256, 8, 1, 1, 262144, true, 16, 128, false},
 };
 
 /*
@@ -1502,4 +1507,64 @@ void mpm_read_axk2(hf_ctx *c, mp_model *m)
 	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}", "post_attention_layernorm.weight", MP_TK_NORM, MP_SPLIT_NONE,
 	          MP_STEP_NONE, true, 1, m->hidden_size, L - moe);
 	m->norms_per_layer = 1;
+}
+
+/*
+ * HYV4Config (Hunyuan V4; configuration_hy_v4.py, modeling_hy_v4.py of transformers 5.24): the "hy_v4" MLA row
+ * (num_key_value_heads is always num_attention_heads; layer_types "indexed_attention"; mlp_layer_types' default the
+ * first layer dense) with, per layer, HYV4Attention's output gate_proj (hidden -> heads x v_head_dim) and a sink logit
+ * per head (fp32), and two manifold hyper-connections (attn_hc, ffn_hc: HYV4HyperConnection's fn [2 x hc_mult,
+ * hc_mult x hidden], base [2 x hc_mult], scale [2], fp32), and the model's hc_head (HYV4HyperHead: hc_fn [hc_mult,
+ * hc_mult x hidden], hc_base [hc_mult], hc_scale [1]). The indexer runs on the "full" layers of indexer_types, by
+ * default layer 0 and every fourth from layer 1 ((i - 1) % 4 == 0), the "shared" ones reuse the previous selection
+ * (no weights, no cached keys). The cache is MLA's latent (k_pass, k_rot) and the indexer's key. Worked example
+ * (the defaults): 58,278,193,133 parameters.
+ */
+void mpm_read_hy_v4(hf_ctx *c, mp_model *m)
+{
+	uint64_t L, N, h, full = 0, gate;
+
+	mpm_read_mla(c, m);
+	m->num_kv_heads = m->num_heads; /* HYV4Config.__post_init__ */
+	N = hf_get_u64(c, KEYS("hc_mult"), 4);
+	if (c->st != MP_OK)
+		return;
+	if (m->num_layers == 0 || m->num_layers > MP_MAX_LAYERS) {
+		hf_fail_key(c, "num_hidden_layers", "num_hidden_layers must be between 1 and 1024");
+		return;
+	}
+	if (N == 0) {
+		hf_fail_key(c, "hc_mult", "hc_mult (the hyper-connections' residual streams) must be at least 1");
+		return;
+	}
+	L = m->num_layers;
+	h = m->hidden_size;
+	if (!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(c->cfg, "indexer_types"))) {
+		for (uint64_t i = 0; i < L; i++)
+			full += i == 0 || (i - 1) % 4 == 0;
+		m->indexer_layers = full;
+		m->indexer_head_dim = hf_get_u64(c, KEYS("index_head_dim"), 128);
+	}
+	m->hc_mult = N;
+	gate = hf_mul(c, m->num_heads, m->v_head_dim, "v_head_dim");
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.self_attn", "gate_proj.weight", MP_TK_ATTENTION, MP_SPLIT_ROWS,
+	          MP_STEP_EXTRA, false, gate, h, L);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.self_attn", "sinks", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_NONE, true,
+	          1, m->num_heads, L);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.attn_hc", "fn", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_EXTRA, false, 2 * N,
+	          hf_mul(c, N, h, "hidden_size"), L);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.attn_hc", "base", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, 2 * N,
+	          L);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.attn_hc", "scale", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, 2,
+	          L);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.ffn_hc", "fn", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_EXTRA, false, 2 * N,
+	          hf_mul(c, N, h, "hidden_size"), L);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.ffn_hc", "base", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, 2 * N,
+	          L);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.ffn_hc", "scale", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, 2,
+	          L);
+	hf_tensor(m, MP_ROOT_DECODER, "hc_head", "hc_fn", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_EXTRA, false, N,
+	          hf_mul(c, N, h, "hidden_size"), 1);
+	hf_tensor(m, MP_ROOT_DECODER, "hc_head", "hc_base", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, N, 1);
+	hf_tensor(m, MP_ROOT_DECODER, "hc_head", "hc_scale", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, 1, 1);
 }

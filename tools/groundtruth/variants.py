@@ -440,7 +440,7 @@ def fam_moe(w, t):
 # kernel, so a num_key_value_heads other than num_attention_heads runs or fails by the path taken (left out of the
 # variants; tests/ref/hf/README.md)
 MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe_lite", "glm_moe_dsa", "kimi_linear", "youtu",
-             "sarvam_mla", "mistral4", "axk1", "axk2",
+             "sarvam_mla", "mistral4", "axk1", "axk2", "hy_v4",
              "longcat_flash"}
 
 
@@ -853,6 +853,15 @@ def fam_axk2(w, t):
         w.set("moe_layer_freq", w.choice([1, 2, 3]))
 
 
+def fam_hy_v4(w, t):
+    """Hunyuan V4: fam_mla (indexer_types drawn, its first layer always "full": a shared layer reuses the previous
+    layer's selection) and the hyper-connections' streams."""
+    fam_mla(w, t)
+    if "indexer_types" in w.d:
+        w.d["indexer_types"][0] = "full"
+    w.set("hc_mult", w.choice([1, 2, 3, 4]))
+
+
 FAMILIES = {
     "gpt2": fam_gpt2, "gptj": fam_gptj, "gpt_bigcode": fam_gpt_bigcode, "falcon": fam_falcon,
     "gpt_neox": fam_gpt_neox, "mamba": fam_mamba, "falcon_mamba": fam_mamba, "mamba2": fam_mamba2,
@@ -868,7 +877,7 @@ FAMILIES = {
     "mistral4": fam_mla, "axk1": fam_mla, "aria_text": fam_moe, "kolibri1": fam_moe, "flint": fam_moe,
     "laguna": fam_moe, "afmoe": fam_moe, "beam": fam_moe, "jetmoe": fam_moe, "exaone_moe": fam_moe, "hy_v3": fam_moe, "gemma3n_text": fam_gemma3n, "gemma4_text": fam_gemma4, "deepseek_v4": fam_deepseek_v4,
     "mimo_v2_flash": fam_mimo_v2_flash, "minimax_m3_vl_text": fam_minimax_m3,
-    "cohere_compass_text": fam_cohere_compass, "axk2": fam_axk2,
+    "cohere_compass_text": fam_cohere_compass, "axk2": fam_axk2, "hy_v4": fam_hy_v4,
 }
 
 
