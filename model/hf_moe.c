@@ -180,6 +180,11 @@ static const mla_row mla_types[] = {
      * (mlp_layer_types), 262144 positions, untied; the indexer (16 heads of 128) on the "full" layers of indexer_types
      * (mpm_read_hy_v4 adds its gates, sinks and hyper-connections). */
     {"hy_v4", 120832, 2816, 6912, 768, 34, 32, 1536, 512, 192, 64, 256, 256, 8, 1, 1, 262144, true, 16, 128, false},
+    /* HYV4VLTextConfig (Hunyuan V4 VL's decoder, read inside hy_v4_vl): Hunyuan V4's modules with vocab 120832,
+     * hidden 6144, FFN 18432, 78 layers, 64 heads, q_lora_rank 2048, kv_lora_rank 512, qk_nope 192, qk_rope 64, v 256,
+     * 256 experts of 2048, top-8, one shared, the indexer 32 heads of 128, multimodal RoPE (mrope_section). */
+    {"hy_v4_vl_text", 120832, 6144, 18432, 2048, 78, 64, 2048, 512, 192, 64, 256, 256, 8, 1, 1, 262144, true, 32, 128,
+     false},
 };
 
 /*
@@ -1526,6 +1531,31 @@ void mpm_read_hy_v4(hf_ctx *c, mp_model *m)
 
 	mpm_read_mla(c, m);
 	m->num_kv_heads = m->num_heads; /* HYV4Config.__post_init__ */
+	if (strcmp(m->model_type, "hy_v4_vl_text") == 0 && c->st == MP_OK) {
+		/* HYV4VLTextConfig.validate_architecture: mrope_section (default [12, 10, 10]) has three entries summing to
+		 * qk_rope_head_dim // 2 */
+		const cJSON *rp = cJSON_GetObjectItemCaseSensitive(c->cfg, "rope_parameters");
+		const cJSON *ms = cJSON_IsObject(rp) ? cJSON_GetObjectItemCaseSensitive(rp, "mrope_section") : NULL, *v;
+		uint64_t sum = 0, n = 0;
+
+		if (ms == NULL || cJSON_IsNull(ms)) {
+			sum = 32;
+			n = 3;
+		} else if (cJSON_IsArray(ms)) {
+			cJSON_ArrayForEach(v, ms)
+			{
+				sum += cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 65536 ? (uint64_t)v->valuedouble
+				                                                                          : 65536;
+				n++;
+			}
+		}
+		if (n != 3 || sum != m->qk_rope_head_dim / 2) {
+			hf_fail_key(c, "rope_parameters",
+			            "rope_parameters.mrope_section (default [12, 10, 10]) must have three entries summing to "
+			            "qk_rope_head_dim // 2 (HYV4VLTextConfig refuses another)");
+			return;
+		}
+	}
 	N = hf_get_u64(c, KEYS("hc_mult"), 4);
 	if (c->st != MP_OK)
 		return;

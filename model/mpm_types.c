@@ -784,6 +784,12 @@ const mpm_type mpm_types[] = {
     {.name = "axk2", .model_class = "AXK2ForCausalLM", .read = mpm_read_axk2, .names = &mpm_names_axk2,
      .experts_key = "n_routed_experts",
      .simplified = "the step reads the gated norms' gate MLPs as extra matrices"},
+    {.name = "hy_v4_vl_text", .model_class = "HYV4VLTextModel (inside HYV4VLForConditionalGeneration)",
+     .read = mpm_read_hy_v4, .experts_key = "n_routed_experts",
+     .simplified = "activations and the step take one residual stream (not hc_mult) and read the hyper-connections' and the output gate's matrices as extra matrices; the lm_head is counted as the other weights, where transformers keeps it in fp32"},
+    {.name = "hy_v4_vl", .model_class = "HYV4VLForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true,
+     .experts_key = "n_routed_experts",
+     .simplified = "activations and the step take one residual stream (not hc_mult) and read the hyper-connections' and the output gate's matrices as extra matrices; the lm_head is counted as the other weights, where transformers keeps it in fp32"},
     {.name = "hy_v4", .model_class = "HYV4ForCausalLM", .read = mpm_read_hy_v4, .experts_key = "n_routed_experts",
      .simplified = "activations and the step take one residual stream (not hc_mult) and read the hyper-connections' and the output gate's matrices as extra matrices; the lm_head is counted as the other weights, where transformers keeps it in fp32"},
 };

@@ -57,7 +57,7 @@ ministral apertus1p5_text dbrx
 cosmos3_omni idefics3 smolvlm idefics2 internvl
 glm4v glm46v glmga glm4v_moe fuyu deepseek_vl jetmoe exaone_moe hy_v3
 rwkv recurrent_gemma mistral4 jais2 aria_text kolibri1 flint laguna afmoe axk1 beam
-mimo_v2_flash minimax_m3_vl_text cohere_compass_text cohere_compass axk2 hy_v4""".split()
+mimo_v2_flash minimax_m3_vl_text cohere_compass_text cohere_compass axk2 hy_v4 hy_v4_vl""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW

@@ -70,7 +70,8 @@ N_PER_TYPE = {"gemma3n": 8}
 # The decoders memplan reads only as a wrapper's text_config (transformers has no causal-LM class for them): their
 # variants are the wrapper's.
 VIA_WRAPPER = {"qwen2_vl_text": "qwen2_vl", "qwen2_5_vl_text": "qwen2_5_vl", "qwen3_vl_text": "qwen3_vl",
-               "qwen3_vl_moe_text": "qwen3_vl_moe", "glm4v_text": "glm4v", "glm4v_moe_text": "glm4v_moe"}
+               "qwen3_vl_moe_text": "qwen3_vl_moe", "glm4v_text": "glm4v", "glm4v_moe_text": "glm4v_moe",
+               "hy_v4_vl_text": "hy_v4_vl"}
 
 # bool fields that change no parameter or cache tensor and that the CPU run cannot take either way (kernels not
 # installed, training-only outputs), or that make a decoder an encoder-decoder: left at their defaults.
@@ -440,7 +441,7 @@ def fam_moe(w, t):
 # kernel, so a num_key_value_heads other than num_attention_heads runs or fails by the path taken (left out of the
 # variants; tests/ref/hf/README.md)
 MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe_lite", "glm_moe_dsa", "kimi_linear", "youtu",
-             "sarvam_mla", "mistral4", "axk1", "axk2", "hy_v4",
+             "sarvam_mla", "mistral4", "axk1", "axk2", "hy_v4", "hy_v4_vl_text",
              "longcat_flash"}
 
 
@@ -860,6 +861,12 @@ def fam_hy_v4(w, t):
     if "indexer_types" in w.d:
         w.d["indexer_types"][0] = "full"
     w.set("hc_mult", w.choice([1, 2, 3, 4]))
+    if isinstance(w.dd.get("rope_parameters"), dict) and "mrope_section" in w.dd["rope_parameters"]:
+        # Hunyuan V4 VL's decoder: mrope_section must sum to qk_rope_head_dim // 2 (its validate_architecture)
+        half = w.get("qk_rope_head_dim") // 2
+        rp = dict(w.dd["rope_parameters"])
+        rp["mrope_section"] = [half - 2 * (half // 3), half // 3, half // 3]
+        w.set("rope_parameters", rp)
 
 
 FAMILIES = {
@@ -877,7 +884,7 @@ FAMILIES = {
     "mistral4": fam_mla, "axk1": fam_mla, "aria_text": fam_moe, "kolibri1": fam_moe, "flint": fam_moe,
     "laguna": fam_moe, "afmoe": fam_moe, "beam": fam_moe, "jetmoe": fam_moe, "exaone_moe": fam_moe, "hy_v3": fam_moe, "gemma3n_text": fam_gemma3n, "gemma4_text": fam_gemma4, "deepseek_v4": fam_deepseek_v4,
     "mimo_v2_flash": fam_mimo_v2_flash, "minimax_m3_vl_text": fam_minimax_m3,
-    "cohere_compass_text": fam_cohere_compass, "axk2": fam_axk2, "hy_v4": fam_hy_v4,
+    "cohere_compass_text": fam_cohere_compass, "axk2": fam_axk2, "hy_v4": fam_hy_v4, "hy_v4_vl_text": fam_hy_v4,
 }
 
 
@@ -1006,6 +1013,12 @@ def draw_wrapper(rng, t, cfg0):
                                  "subsampling_conv_channels": [rng.choice([8, 16]), rng.choice([4, 8])],
                                  "conv_kernel_size": rng.choice([3, 5]), "output_proj_dims": rng.choice([32, 48]),
                                  "use_clipped_linears": rng.random() < 0.5}
+    if t == "hy_v4_vl":
+        # Hunyuan V4 VL's tower: its merger's size, the position table's image size, its output width
+        vd = d.setdefault("vision_config", {})
+        vd["spatial_merge_size"] = rng.choice([1, 2, 3])
+        vd["max_image_size"] = rng.choice([64, 128, 256])
+        vd["out_hidden_size"] = rng.choice([hidden, 48, 96])
     if "mm_tokens_per_image" in top:
         # Gemma 3: the projector pools the patches to mm_tokens_per_image (a square that divides the patch grid)
         side = d["vision_config"]["image_size"] // d["vision_config"]["patch_size"]
