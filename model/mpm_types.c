@@ -844,6 +844,19 @@ const mpm_type mpm_types[] = {
      .read = mpm_read_deepseek_vl_hybrid, .wrapper = true},
     {.name = "qianfan_ocr", .model_class = "QianfanOCRForConditionalGeneration", .read = mpm_read_qianfan_ocr,
      .wrapper = true},
+    {.name = "cohere_compass", .model_class = "CohereCompassForConditionalGeneration", .read = mpm_read_wrapper,
+     .wrapper = true},
+    {.name = "axk2", .model_class = "AXK2ForCausalLM", .read = mpm_read_axk2, .names = &mpm_names_axk2,
+     .experts_key = "n_routed_experts",
+     .simplified = "the step reads the gated norms' gate MLPs as extra matrices"},
+    {.name = "hy_v4_vl_text", .model_class = "HYV4VLTextModel (inside HYV4VLForConditionalGeneration)",
+     .read = mpm_read_hy_v4, .experts_key = "n_routed_experts",
+     .simplified = "activations and the step take one residual stream (not hc_mult) and read the hyper-connections' and the output gate's matrices as extra matrices; the lm_head is counted as the other weights, where transformers keeps it in fp32"},
+    {.name = "hy_v4_vl", .model_class = "HYV4VLForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true,
+     .experts_key = "n_routed_experts",
+     .simplified = "activations and the step take one residual stream (not hc_mult) and read the hyper-connections' and the output gate's matrices as extra matrices; the lm_head is counted as the other weights, where transformers keeps it in fp32"},
+    {.name = "hy_v4", .model_class = "HYV4ForCausalLM", .read = mpm_read_hy_v4, .experts_key = "n_routed_experts",
+     .simplified = "activations and the step take one residual stream (not hc_mult) and read the hyper-connections' and the output gate's matrices as extra matrices; the lm_head is counted as the other weights, where transformers keeps it in fp32"},
 };
 const size_t mpm_types_count = sizeof(mpm_types) / sizeof(mpm_types[0]);
 
