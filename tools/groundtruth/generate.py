@@ -61,7 +61,10 @@ video_llava lfm2_vl aya_vision hyperclovax_vision_v2
 gemma4_unified_text gemma4_unified lfm3
 mimo_v2_flash minimax_m3_vl_text cohere_compass_text
 blip-2 instructblip instructblipvideo got_ocr2 pp_chart2table deepseek_vl_hybrid qianfan_ocr granite4_vision
-minicpmv4_6 minicpmv4_7 minicpm_ocr""".split()
+minicpmv4_6 minicpmv4_7 minicpm_ocr
+video_llava lfm2_vl aya_vision hyperclovax_vision_v2 video_llama_3 exaone4_5 paddleocr_vl cosmos3_edge kimi_k25
+zamba olmo_hybrid lara_mini hrm_text
+mimo_v2_flash minimax_m3_vl_text cohere_compass_text cohere_compass axk2 hy_v4 hy_v4_vl""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
@@ -175,6 +178,12 @@ def tiny_layers(tc):
         v = getattr(tc, k, None)
         if isinstance(v, int) and v > 0:
             want = max(want, v + 1)
+    if getattr(tc, "model_type", None) == "zamba" and pat:
+        # ZambaModel ties every hybrid layer's shared_transf to the first one's, and transformers 5.24 refuses a Zamba
+        # with a single hybrid layer (its _tied_weights_keys then match no parameter): the tiny copy keeps two
+        hybrid = [i for i, k in enumerate(pat) if k == "hybrid"]
+        if len(hybrid) >= 2:
+            want = max(want, hybrid[1] + 1)
     for k in ("attn_layer_offset", "expert_layer_offset"):
         v = getattr(tc, k, None)
         if isinstance(v, int):
@@ -266,6 +275,11 @@ def shrink_text(tc):
             setattr(tc, k, 256)
         elif isinstance(v, list) and v and all(isinstance(x, int) for x in v) and not ssm:
             setattr(tc, k, [min(x, 256) for x in v])
+    if getattr(tc, "model_type", None) == "hrm_text":
+        # HRM-Text's cache has a layer per run of a stack layer (num_layers_per_stack x H_cycles x (L_cycles + 1)):
+        # the tiny copy keeps one layer per stack and every cycle
+        tc.num_layers_per_stack = 1
+        tc.num_hidden_layers = tc.H_cycles * (tc.L_cycles + 1)
     tc.use_cache = True
     return tc
 
