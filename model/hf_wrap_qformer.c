@@ -1020,3 +1020,97 @@ void mpm_read_minicpmv(hf_ctx *c, mp_model *m)
 	LIN(m, MP_ROOT_PROJECTOR, "mlp.{i}", "linear_2", MP_TK_PROJECTOR, h, 4 * h, true, T - 1);
 	LIN(m, MP_ROOT_PROJECTOR, "mlp.{i}", "linear_2", MP_TK_PROJECTOR, th, 4 * h, true, 1);
 }
+
+/* ----- Ovis2 ----------------------------------------------------------------------------------------------------------- */
+
+/*
+ * Ovis2 (Ovis2Config: Qwen2's class defaults for text_config, tied; hidden_size 1536 and vocab_size 151643 of its own;
+ * Ovis2VisionConfig: hidden 1024, MLP 2816, 24 layers, 8 heads, 224 px images of 14 px patches, qkv_bias and mlp_bias
+ * False, a visual vocabulary of 16384 with 5 indicator tokens, hidden_stride 1): the AIMv2-style tower under
+ * model.vision_tower.transformer. (a patch convolution with a bias, (image / patch)^2 positions, RMSNorms, q/k/v/out and
+ * gate/up/down projections behind their bias flags), head_linear (hidden x stride^2 -> the visual vocabulary less the
+ * indicators) and head_norm (a LayerNorm); visual_embeddings_table [visual vocabulary, the wrapper's hidden_size]; the
+ * decoder under model.language_model. and lm_head. Untied, transformers builds lm_head of the wrapper's hidden_size x
+ * vocab_size, not the decoder's: memplan takes it only where the two agree (a 422 names the key otherwise).
+ */
+void mpm_read_ovis2(hf_ctx *c, mp_model *m)
+{
+	char pointer[MP_POINTER_MAX];
+	hf_ctx v;
+	uint64_t h, inter, L, heads, ch, image, patch, vv, ind, stride, top_h, top_v, pos;
+	bool qkv_bias, mlp_bias;
+	const char *lay = "encoder.layers.{i}", *attn = "encoder.layers.{i}.attention", *ffn = "encoder.layers.{i}.ffn";
+
+	if (!read_text(c, "qwen2", false, m))
+		return;
+	m->inv.roots[MP_ROOT_DECODER] = "model.language_model.";
+	wrapper_tie(c, m, true);
+	top_h = hf_get_u64(c, KEYS("hidden_size"), 1536);
+	top_v = hf_get_u64(c, KEYS("vocab_size"), 151643);
+	if (c->st == MP_OK && !m->tie_word_embeddings && (top_h != m->hidden_size || top_v != m->vocab_size))
+		hf_fail_key(c, top_h != m->hidden_size ? "hidden_size" : "vocab_size",
+		            "with tie_word_embeddings false, Ovis2ForConditionalGeneration builds lm_head of the wrapper's "
+		            "hidden_size x vocab_size: both must equal text_config's for the head to read the decoder");
+	if (c->st != MP_OK || !sub_config(c, "vision_config", &v, pointer, sizeof(pointer)))
+		return;
+	h = hf_get_u64(&v, KEYS("hidden_size"), 1024);
+	inter = hf_get_u64(&v, KEYS("intermediate_size"), 2816);
+	L = hf_get_u64(&v, KEYS("num_hidden_layers"), 24);
+	heads = hf_get_u64(&v, KEYS("num_attention_heads"), 8);
+	ch = hf_get_u64(&v, KEYS("num_channels"), 3);
+	image = hf_get_u64(&v, KEYS("image_size"), 224);
+	patch = hf_get_u64(&v, KEYS("patch_size"), 14);
+	qkv_bias = hf_get_bool(&v, KEYS("qkv_bias"), false);
+	mlp_bias = hf_get_bool(&v, KEYS("mlp_bias"), false);
+	vv = hf_get_u64(&v, KEYS("vocab_size"), 16384);
+	ind = hf_get_u64(&v, KEYS("num_visual_indicator_tokens"), 5);
+	stride = hf_get_u64(&v, KEYS("hidden_stride"), 1);
+	if (v.st == MP_OK && (heads == 0 || h % heads != 0))
+		hf_fail_key(&v, "num_attention_heads",
+		            "hidden_size must be a multiple of num_attention_heads (Ovis2VisionAttention raises ValueError)");
+	if (v.st == MP_OK && (vv <= ind || vv > (UINT64_C(1) << 24)))
+		hf_fail_key(&v, "vocab_size",
+		            "the visual vocab_size must exceed num_visual_indicator_tokens (head_linear's rows) and stay "
+		            "below 2^24");
+	if (v.st == MP_OK && (h == 0 || h > (UINT64_C(1) << 20) || L == 0 || L > MP_MAX_LAYERS || inter == 0 ||
+	                      inter > (UINT64_C(1) << 24) || ch == 0 || ch > 256 || patch == 0 || patch > image ||
+	                      image > (UINT64_C(1) << 16) || stride == 0 || stride > 64))
+		hf_fail_key(&v, h == 0 || h > (UINT64_C(1) << 20) ? "hidden_size"
+		                : L == 0 || L > MP_MAX_LAYERS      ? "num_hidden_layers"
+		                : inter == 0 || inter > (UINT64_C(1) << 24) ? "intermediate_size"
+		                : ch == 0 || ch > 256                       ? "num_channels"
+		                : stride == 0 || stride > 64                ? "hidden_stride"
+		                                                            : "patch_size",
+		            "the image tower needs hidden_size from 1 to 2^20, num_hidden_layers from 1 to 1024, "
+		            "intermediate_size from 1 to 2^24, 1 to 256 channels, hidden_stride from 1 to 64 and a patch_size "
+		            "from 1 to image_size (at most 65536)");
+	c->st = v.st;
+	if (c->st == MP_OK && (top_h == 0 || top_h > (UINT64_C(1) << 20)))
+		hf_fail_key(c, "hidden_size", "hidden_size must be from 1 to 2^20 (visual_embeddings_table's width)");
+	if (c->st != MP_OK)
+		return;
+	pos = (image / patch) * (image / patch);
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.vision_tower.transformer.");
+	{
+		uint64_t conv[4] = {h, ch, patch, patch};
+
+		hf_shape(m, MP_ROOT_TOWER, "embeddings", "patch_embedding.weight", MP_TK_VISION, 0, conv, 4, 1);
+	}
+	vec(m, MP_ROOT_TOWER, "embeddings", "patch_embedding.bias", MP_TK_VISION, h, 1);
+	mat(m, MP_ROOT_TOWER, "embeddings", "position_embedding.weight", MP_TK_VISION, pos, h, 1);
+	vec(m, MP_ROOT_TOWER, "embeddings", "rms_norm.weight", MP_TK_VISION, h, 1);
+	LIN(m, MP_ROOT_TOWER, attn, "q_proj", MP_TK_VISION, h, h, qkv_bias, L);
+	LIN(m, MP_ROOT_TOWER, attn, "k_proj", MP_TK_VISION, h, h, qkv_bias, L);
+	LIN(m, MP_ROOT_TOWER, attn, "v_proj", MP_TK_VISION, h, h, qkv_bias, L);
+	LIN(m, MP_ROOT_TOWER, attn, "out_proj", MP_TK_VISION, h, h, qkv_bias, L);
+	LIN(m, MP_ROOT_TOWER, ffn, "gate_proj", MP_TK_VISION, inter, h, mlp_bias, L);
+	LIN(m, MP_ROOT_TOWER, ffn, "up_proj", MP_TK_VISION, inter, h, mlp_bias, L);
+	LIN(m, MP_ROOT_TOWER, ffn, "down_proj", MP_TK_VISION, h, inter, mlp_bias, L);
+	vec(m, MP_ROOT_TOWER, lay, "rms_norm1.weight", MP_TK_VISION, h, L);
+	vec(m, MP_ROOT_TOWER, lay, "rms_norm2.weight", MP_TK_VISION, h, L);
+	vec(m, MP_ROOT_TOWER, NULL, "rms_norm.weight", MP_TK_VISION, h, 1);
+	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "model.");
+	mat(m, MP_ROOT_PROJECTOR, "vision_tower", "head_linear.weight", MP_TK_PROJECTOR, vv - ind, h * stride * stride, 1);
+	LN(m, MP_ROOT_PROJECTOR, "vision_tower", "head_norm", MP_TK_PROJECTOR, vv - ind, 1);
+	mat(m, MP_ROOT_PROJECTOR, NULL, "visual_embeddings_table.weight", MP_TK_PROJECTOR, vv, top_h, 1);
+}

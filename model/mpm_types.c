@@ -865,6 +865,7 @@ const mpm_type mpm_types[] = {
      .wrapper = true},
     {.name = "minicpm_ocr", .model_class = "MiniCPMOcrForConditionalGeneration", .read = mpm_read_minicpmv,
      .wrapper = true},
+    {.name = "ovis2", .model_class = "Ovis2ForConditionalGeneration", .read = mpm_read_ovis2, .wrapper = true},
 };
 const size_t mpm_types_count = sizeof(mpm_types) / sizeof(mpm_types[0]);
 

@@ -1,6 +1,6 @@
 /*
  * test_wrap_qformer.c: the wrappers of model/hf_wrap_qformer.c with their worked numbers (BLIP-2's EVA tower and
- * Q-Former, GOT-OCR 2's SAM tower and projector, DeepSeek-VL hybrid's two towers, Qianfan-OCR's InternViT, Granite 4 Vision's Window Q-Formers, MiniCPM-V's mergers; totals are tests/ref/hf/groundtruth.json's, transformers 5.24 on the
+ * Q-Former, GOT-OCR 2's SAM tower and projector, DeepSeek-VL hybrid's two towers, Qianfan-OCR's InternViT, Granite 4 Vision's Window Q-Formers, MiniCPM-V's mergers, Ovis2's visual table; totals are tests/ref/hf/groundtruth.json's, transformers 5.24 on the
  * meta device) and the 422s of their bad configs, each naming its key. The ground-truth and variant tests
  * (test_models, test_inventory, test_inference) hold every case and variant name by name; these hold the arithmetic
  * and the refusals.
@@ -187,6 +187,22 @@ static void test_minicpmv(void **state)
 	assert_int_equal(pc.total, UINT64_C(8094084096));
 }
 
+/*
+ * Ovis2 (Ovis2Config defaults: Qwen2Config's decoder, tied): the tower with its head 326,002,678 (head_linear 16,379 x
+ * 1,024 and head_norm 2 x 16,379 of it) and visual_embeddings_table 16,384 x the wrapper's hidden_size 1,536.
+ */
+static void test_ovis2(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"ovis2\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(326002678) + 16384 * 1536);
+	assert_int_equal(pc.total, UINT64_C(11778684918));
+}
+
 static void test_bad_configs(void **state)
 {
 	static const struct {
@@ -228,6 +244,9 @@ static void test_bad_configs(void **state)
 	    {"{\"model_type\":\"minicpmv4_6\",\"vision_config\":{\"window_kernel_size\":[2]}}",
 	     "/model/hf_config/vision_config/window_kernel_size"},
 	    {"{\"model_type\":\"minicpmv4_7\",\"merger_times\":1000}", "/model/hf_config/merger_times"},
+	    /* untied, lm_head is the wrapper's hidden_size (1536 by default) wide, not the decoder's 4096 */
+	    {"{\"model_type\":\"ovis2\",\"tie_word_embeddings\":false}", "/model/hf_config/hidden_size"},
+	    {"{\"model_type\":\"ovis2\",\"vision_config\":{\"vocab_size\":5}}", "/model/hf_config/vision_config/vocab_size"},
 	    {"{\"model_type\":\"granite4_vision\",\"deepstack_layer_map\":[],\"downsample_rate\":\"1/4\","
 	     "\"vision_config\":{\"hidden_size\":32,\"num_attention_heads\":2}}",
 	     "/model/hf_config/vision_config/hidden_size"},
@@ -254,6 +273,7 @@ int main(void)
 	    cmocka_unit_test(test_qianfan_ocr),
 	    cmocka_unit_test(test_granite4_vision),
 	    cmocka_unit_test(test_minicpmv),
+	    cmocka_unit_test(test_ovis2),
 	    cmocka_unit_test(test_bad_configs),
 	};
 

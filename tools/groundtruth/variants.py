@@ -1180,6 +1180,24 @@ def draw_wrapper(rng, t, cfg0):
                 if rng.random() < 0.7:
                     qc[k] = rng.choice(vals)
             d["qformer_config"] = qc
+    if t == "ovis2":
+        # the tower's bias flags, visual vocabulary, indicator tokens and stride; the wrapper's hidden_size and
+        # vocab_size (the head's and the visual table's) the decoder's, or left at theirs with the head tied
+        vc = d["vision_config"]
+        for k in ("qkv_bias", "mlp_bias"):
+            if rng.random() < 0.7:
+                vc[k] = rng.random() < 0.5
+        vc["vocab_size"] = rng.choice([64, 100, 160])
+        if rng.random() < 0.7:
+            vc["num_visual_indicator_tokens"] = rng.choice([1, 3, 5])
+        if rng.random() < 0.5:
+            vc["hidden_stride"] = rng.choice([1, 2, 3])
+        if rng.random() < 0.75:
+            d["hidden_size"] = hidden
+            d["vocab_size"] = d["text_config"].get("vocab_size", 151936)
+        else:
+            d["tie_word_embeddings"] = True
+            d["hidden_size"] = rng.choice([24, 40])
     if t in ("minicpmv4_6", "minicpmv4_7", "minicpm_ocr"):
         # the ViT merger's window kernel and the merger's rounds (0 builds one, as 1)
         if rng.random() < 0.6:
