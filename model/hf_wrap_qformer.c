@@ -1114,3 +1114,79 @@ void mpm_read_ovis2(hf_ctx *c, mp_model *m)
 	LN(m, MP_ROOT_PROJECTOR, "vision_tower", "head_norm", MP_TK_PROJECTOR, vv - ind, 1);
 	mat(m, MP_ROOT_PROJECTOR, NULL, "visual_embeddings_table.weight", MP_TK_PROJECTOR, vv, top_h, 1);
 }
+
+/* ----- MOSS transcribe-diarize ---------------------------------------------------------------------------------------- */
+
+/*
+ * MOSS transcribe-diarize (MossTranscribeDiarizeConfig: speech in, text out; tied by default; its own Qwen3 defaults
+ * for text_config (1024 wide, 28 layers), so text_config is required): the Whisper-style audio encoder under
+ * model.audio_tower. (MossTranscribeDiarizeAudioConfig: d_model 1024, 24 layers of 16 heads, MLP 4096, 80 mel bins,
+ * 1500 positions: conv1 over the mel bins and conv2, kernel 3, with biases; the position table; per layer q, v and
+ * out_proj with biases, k without, two LayerNorms, fc1 and fc2; a final LayerNorm) and the adaptor under
+ * model.multi_modal_projector. (linear_1 from d_model x audio_merge_size and linear_2 to the decoder's width, biased
+ * with projector_bias; a LayerNorm with its bias). The audio tower counts with the vision class, as every tower.
+ */
+void mpm_read_moss_transcribe_diarize(hf_ctx *c, mp_model *m)
+{
+	char pointer[MP_POINTER_MAX];
+	hf_ctx a;
+	uint64_t h, L, heads, inter, mel, pos, merge, th;
+	bool pbias;
+	const char *lay = "layers.{i}", *attn = "layers.{i}.self_attn";
+
+	if (!read_text(c, "qwen3", true, m))
+		return;
+	m->inv.roots[MP_ROOT_DECODER] = "model.language_model.";
+	wrapper_tie(c, m, true);
+	if (!sub_config(c, "audio_config", &a, pointer, sizeof(pointer)))
+		return;
+	h = hf_get_u64(&a, KEYS("hidden_size", "d_model"), 1024);
+	L = hf_get_u64(&a, KEYS("num_hidden_layers", "encoder_layers"), 24);
+	heads = hf_get_u64(&a, KEYS("num_attention_heads", "encoder_attention_heads"), 16);
+	inter = hf_get_u64(&a, KEYS("intermediate_size", "encoder_ffn_dim"), 4096);
+	mel = hf_get_u64(&a, KEYS("num_mel_bins"), 80);
+	pos = hf_get_u64(&a, KEYS("max_source_positions"), 1500);
+	if (a.st == MP_OK && (heads == 0 || h % heads != 0))
+		hf_fail_key(&a, hf_key_of(&a, KEYS("num_attention_heads", "encoder_attention_heads")),
+		            "hidden_size must be a multiple of num_attention_heads (the audio attention raises ValueError)");
+	if (a.st == MP_OK && (h == 0 || h > (UINT64_C(1) << 20) || L == 0 || L > MP_MAX_LAYERS || inter == 0 ||
+	                      inter > (UINT64_C(1) << 24) || mel == 0 || mel > 4096 || pos == 0 || pos > (UINT64_C(1) << 24)))
+		hf_fail_key(&a, h == 0 || h > (UINT64_C(1) << 20) ? "hidden_size"
+		                : L == 0 || L > MP_MAX_LAYERS      ? "num_hidden_layers"
+		                : inter == 0 || inter > (UINT64_C(1) << 24) ? "intermediate_size"
+		                : mel == 0 || mel > 4096                    ? "num_mel_bins"
+		                                                            : "max_source_positions",
+		            "the audio encoder needs hidden_size from 1 to 2^20, num_hidden_layers from 1 to 1024, "
+		            "intermediate_size from 1 to 2^24, 1 to 4096 mel bins and 1 to 2^24 positions");
+	c->st = a.st;
+	merge = hf_get_u64(c, KEYS("audio_merge_size"), 4);
+	pbias = hf_get_bool(c, KEYS("projector_bias"), true);
+	if (c->st == MP_OK && (merge == 0 || merge > 1024))
+		hf_fail_key(c, "audio_merge_size", "audio_merge_size must be from 1 to 1024 (frames packed per token)");
+	if (c->st != MP_OK)
+		return;
+	th = m->hidden_size;
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.audio_tower.");
+	{
+		uint64_t c1[3] = {h, mel, 3}, c2[3] = {h, h, 3};
+
+		hf_shape(m, MP_ROOT_TOWER, NULL, "conv1.weight", MP_TK_VISION, 0, c1, 3, 1);
+		hf_shape(m, MP_ROOT_TOWER, NULL, "conv2.weight", MP_TK_VISION, 0, c2, 3, 1);
+	}
+	vec(m, MP_ROOT_TOWER, NULL, "conv1.bias", MP_TK_VISION, h, 1);
+	vec(m, MP_ROOT_TOWER, NULL, "conv2.bias", MP_TK_VISION, h, 1);
+	mat(m, MP_ROOT_TOWER, NULL, "embed_positions.weight", MP_TK_VISION, pos, h, 1);
+	LIN(m, MP_ROOT_TOWER, attn, "q_proj", MP_TK_VISION, h, h, true, L);
+	LIN(m, MP_ROOT_TOWER, attn, "k_proj", MP_TK_VISION, h, h, false, L);
+	LIN(m, MP_ROOT_TOWER, attn, "v_proj", MP_TK_VISION, h, h, true, L);
+	LIN(m, MP_ROOT_TOWER, attn, "out_proj", MP_TK_VISION, h, h, true, L);
+	LN(m, MP_ROOT_TOWER, lay, "self_attn_layer_norm", MP_TK_VISION, h, L);
+	LIN(m, MP_ROOT_TOWER, lay, "fc1", MP_TK_VISION, inter, h, true, L);
+	LIN(m, MP_ROOT_TOWER, lay, "fc2", MP_TK_VISION, h, inter, true, L);
+	LN(m, MP_ROOT_TOWER, lay, "final_layer_norm", MP_TK_VISION, h, L);
+	LN(m, MP_ROOT_TOWER, NULL, "layer_norm", MP_TK_VISION, h, 1);
+	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "model.multi_modal_projector.");
+	LIN(m, MP_ROOT_PROJECTOR, NULL, "linear_1", MP_TK_PROJECTOR, th, h * merge, pbias, 1);
+	LIN(m, MP_ROOT_PROJECTOR, NULL, "linear_2", MP_TK_PROJECTOR, th, th, pbias, 1);
+	LN(m, MP_ROOT_PROJECTOR, NULL, "norm", MP_TK_PROJECTOR, th, 1);
+}

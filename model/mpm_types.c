@@ -866,6 +866,8 @@ const mpm_type mpm_types[] = {
     {.name = "minicpm_ocr", .model_class = "MiniCPMOcrForConditionalGeneration", .read = mpm_read_minicpmv,
      .wrapper = true},
     {.name = "ovis2", .model_class = "Ovis2ForConditionalGeneration", .read = mpm_read_ovis2, .wrapper = true},
+    {.name = "moss_transcribe_diarize", .model_class = "MossTranscribeDiarizeForConditionalGeneration",
+     .read = mpm_read_moss_transcribe_diarize, .wrapper = true},
 };
 const size_t mpm_types_count = sizeof(mpm_types) / sizeof(mpm_types[0]);
 

@@ -1,6 +1,6 @@
 /*
  * test_wrap_qformer.c: the wrappers of model/hf_wrap_qformer.c with their worked numbers (BLIP-2's EVA tower and
- * Q-Former, GOT-OCR 2's SAM tower and projector, DeepSeek-VL hybrid's two towers, Qianfan-OCR's InternViT, Granite 4 Vision's Window Q-Formers, MiniCPM-V's mergers, Ovis2's visual table; totals are tests/ref/hf/groundtruth.json's, transformers 5.24 on the
+ * Q-Former, GOT-OCR 2's SAM tower and projector, DeepSeek-VL hybrid's two towers, Qianfan-OCR's InternViT, Granite 4 Vision's Window Q-Formers, MiniCPM-V's mergers, Ovis2's visual table, MOSS transcribe-diarize's audio encoder; totals are tests/ref/hf/groundtruth.json's, transformers 5.24 on the
  * meta device) and the 422s of their bad configs, each naming its key. The ground-truth and variant tests
  * (test_models, test_inventory, test_inference) hold every case and variant name by name; these hold the arithmetic
  * and the refusals.
@@ -203,6 +203,29 @@ static void test_ovis2(void **state)
 	assert_int_equal(pc.total, UINT64_C(11778684918));
 }
 
+/*
+ * MOSS transcribe-diarize: the Whisper-style encoder 307,216,384 (conv1 1,024 x 80 x 3, conv2 1,024 x 1,024 x 3,
+ * 1,500 positions, 24 layers) and the adaptor 1,024 x 4,096 + 1,024 x 1,024 + biases + a LayerNorm = 5,246,976, under
+ * Qwen3-0.6B's decoder (the class's text_config defaults, required), tied.
+ */
+static void test_moss_transcribe_diarize(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"moss_transcribe_diarize\"}", &pc, &m, &err), MP_EINVAL);
+	assert_string_equal(err.field, "/model/hf_config/text_config");
+	assert_int_equal(count_text("{\"model_type\":\"moss_transcribe_diarize\",\"text_config\":{\"model_type\":"
+	                            "\"qwen3\",\"hidden_size\":1024,\"intermediate_size\":3072,\"num_hidden_layers\":28,"
+	                            "\"num_attention_heads\":16,\"num_key_value_heads\":8}}",
+	                            &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(307216384) + 1024 * 4096 + 1024 + 1024 * 1024 + 1024 + 2 * 1024);
+	assert_int_equal(pc.total, UINT64_C(908513280));
+}
+
 static void test_bad_configs(void **state)
 {
 	static const struct {
@@ -247,6 +270,9 @@ static void test_bad_configs(void **state)
 	    /* untied, lm_head is the wrapper's hidden_size (1536 by default) wide, not the decoder's 4096 */
 	    {"{\"model_type\":\"ovis2\",\"tie_word_embeddings\":false}", "/model/hf_config/hidden_size"},
 	    {"{\"model_type\":\"ovis2\",\"vision_config\":{\"vocab_size\":5}}", "/model/hf_config/vision_config/vocab_size"},
+	    {"{\"model_type\":\"moss_transcribe_diarize\",\"text_config\":{\"model_type\":\"qwen3\"},"
+	     "\"audio_config\":{\"encoder_attention_heads\":7}}",
+	     "/model/hf_config/audio_config/encoder_attention_heads"},
 	    {"{\"model_type\":\"granite4_vision\",\"deepstack_layer_map\":[],\"downsample_rate\":\"1/4\","
 	     "\"vision_config\":{\"hidden_size\":32,\"num_attention_heads\":2}}",
 	     "/model/hf_config/vision_config/hidden_size"},
@@ -274,6 +300,7 @@ int main(void)
 	    cmocka_unit_test(test_granite4_vision),
 	    cmocka_unit_test(test_minicpmv),
 	    cmocka_unit_test(test_ovis2),
+	    cmocka_unit_test(test_moss_transcribe_diarize),
 	    cmocka_unit_test(test_bad_configs),
 	};
 

@@ -1180,6 +1180,21 @@ def draw_wrapper(rng, t, cfg0):
                 if rng.random() < 0.7:
                     qc[k] = rng.choice(vals)
             d["qformer_config"] = qc
+    if t == "moss_transcribe_diarize":
+        # the Whisper-style encoder (some keys under Whisper's spellings), the adaptor's packing and biases
+        h = rng.choice([2, 4])
+        ac = {"num_attention_heads": h, "hidden_size": rng.choice([32, 64]), "num_hidden_layers": rng.choice([1, 2, 3]),
+              "intermediate_size": rng.choice([48, 64, 96]), "num_mel_bins": rng.choice([8, 16, 80]),
+              "max_source_positions": rng.choice([16, 64, 1500])}
+        for k, alias in (("hidden_size", "d_model"), ("num_hidden_layers", "encoder_layers"),
+                         ("num_attention_heads", "encoder_attention_heads"), ("intermediate_size", "encoder_ffn_dim")):
+            if rng.random() < 0.3:
+                ac[alias] = ac.pop(k)
+        d["audio_config"] = ac
+        if rng.random() < 0.7:
+            d["audio_merge_size"] = rng.choice([1, 2, 4])
+        if rng.random() < 0.7:
+            d["projector_bias"] = rng.random() < 0.5
     if t == "ovis2":
         # the tower's bias flags, visual vocabulary, indicator tokens and stride; the wrapper's hidden_size and
         # vocab_size (the head's and the visual table's) the decoder's, or left at theirs with the head tied
