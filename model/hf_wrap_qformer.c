@@ -1190,3 +1190,139 @@ void mpm_read_moss_transcribe_diarize(hf_ctx *c, mp_model *m)
 	LIN(m, MP_ROOT_PROJECTOR, NULL, "linear_2", MP_TK_PROJECTOR, th, th, pbias, 1);
 	LN(m, MP_ROOT_PROJECTOR, NULL, "norm", MP_TK_PROJECTOR, th, 1);
 }
+
+/* ----- GIT ------------------------------------------------------------------------------------------------------------- */
+
+/* GIT's decoder (modeling_git.py GitModel: BERT's post-norm layers under git.encoder.layer.{i}: attention.self.query,
+ * key, value, attention.output.dense and its LayerNorm, intermediate.dense, output.dense and its LayerNorm; the head
+ * output with a bias). */
+/* the Llama names with some renamed: a later designated initializer replaces the earlier one (as model/hf_names.c) */
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Winitializer-overrides"
+#elif defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverride-init"
+#endif
+static const mp_names names_git = {MP_NAMES_LLAMA_FIELDS,
+                                   .root = "git.",
+                                   .embed = {"embeddings.word_embeddings.weight", NULL},
+                                   .positions = {NULL, NULL},
+                                   .final_norm = {NULL, NULL},
+                                   .lm_head = {"output.weight", "output.bias"},
+                                   .layer = "encoder.layer.{i}",
+                                   .attn = "encoder.layer.{i}.attention",
+                                   .mlp = "encoder.layer.{i}",
+                                   .q = {"self.query.weight", "self.query.bias"},
+                                   .k = {"self.key.weight", "self.key.bias"},
+                                   .v = {"self.value.weight", "self.value.bias"},
+                                   .o = {"output.dense.weight", "output.dense.bias"},
+                                   .up = {"intermediate.dense.weight", "intermediate.dense.bias"},
+                                   .down = {"output.dense.weight", "output.dense.bias"},
+                                   .norms = {{"attention.output.LayerNorm.weight", "attention.output.LayerNorm.bias"},
+                                             {"output.LayerNorm.weight", "output.LayerNorm.bias"}}};
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#elif defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+
+/*
+ * GIT (GitConfig: vocab 30522, hidden 768, 6 layers, 12 heads, MLP 3072, 1024 learned positions, untied, the decoder's
+ * keys at the top; GitVisionConfig: CLIP's tower of 768, 12 layers, 224 px images of 16 px patches): the decoder
+ * (names_git; MHA with biases everywhere, a plain GELU MLP, the embeddings' LayerNorm and no final norm; the head
+ * output.weight and output.bias at the top), the CLIP tower under git.image_encoder.vision_model. (planner/vision.c),
+ * visual_projection (a linear to the decoder's width with a bias, then a LayerNorm) and num_image_with_embedding
+ * temporal embeddings [1, 1, tower width]. Image tokens join the sequence as a prefix: the cache is the decoder's.
+ */
+void mpm_read_git(hf_ctx *c, mp_model *m)
+{
+	char pointer[MP_POINTER_MAX];
+	hf_ctx v;
+	mp_vision *t = &m->vision;
+	uint64_t h, inter, L, heads, ch, image, patch, nimg, dims[2];
+
+	c->names = &names_git;
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 30522);
+	m->hidden_size = hf_get_u64(c, KEYS("hidden_size"), 768);
+	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), 6);
+	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), 12);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 3072);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 1024);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), false);
+	nimg = hf_get_u64(c, KEYS("num_image_with_embedding"), 0);
+	m->num_kv_heads = m->num_heads;
+	m->attn_kind = MP_ATTN_GQA;
+	m->ffn_kind = MP_FFN_PLAIN;
+	m->norm_kind = MP_NORM_LAYER;
+	m->norms_per_layer = 2;
+	m->final_norm = false;
+	m->qkv_bias = m->o_bias = m->mlp_bias = m->lm_head_bias = true;
+	snprintf(m->rope_type, sizeof(m->rope_type), "none");
+	if (c->st == MP_OK && (m->num_heads == 0 || m->hidden_size % m->num_heads != 0))
+		hf_fail_key(c, "num_attention_heads",
+		            "hidden_size must be a multiple of num_attention_heads (GitSelfAttention raises ValueError)");
+	if (c->st == MP_OK && (m->max_position_embeddings == 0 || m->max_position_embeddings > (UINT64_C(1) << 24)))
+		hf_fail_key(c, "max_position_embeddings", "max_position_embeddings must be from 1 to 2^24");
+	if (c->st == MP_OK && nimg > 1024)
+		hf_fail_key(c, "num_image_with_embedding", "num_image_with_embedding must be at most 1024");
+	if (c->st != MP_OK)
+		return;
+	m->head_dim = m->hidden_size / m->num_heads;
+	m->learned_position_embeddings = m->max_position_embeddings;
+	dims[0] = m->max_position_embeddings;
+	dims[1] = m->hidden_size;
+	hf_shape(m, MP_ROOT_DECODER, "embeddings", "position_embeddings.weight", MP_TK_EMBEDDING, MP_TF_POSITIONS, dims, 2,
+	         1);
+	hf_tensor(m, MP_ROOT_DECODER, "embeddings", "LayerNorm.weight", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+	          m->hidden_size, 1);
+	hf_tensor(m, MP_ROOT_DECODER, "embeddings", "LayerNorm.bias", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+	          m->hidden_size, 1);
+	if (!sub_config(c, "vision_config", &v, pointer, sizeof(pointer)))
+		return;
+	h = hf_get_u64(&v, KEYS("hidden_size"), 768);
+	inter = hf_get_u64(&v, KEYS("intermediate_size"), 3072);
+	L = hf_get_u64(&v, KEYS("num_hidden_layers"), 12);
+	heads = hf_get_u64(&v, KEYS("num_attention_heads"), 12);
+	ch = hf_get_u64(&v, KEYS("num_channels"), 3);
+	image = hf_get_u64(&v, KEYS("image_size"), 224);
+	patch = hf_get_u64(&v, KEYS("patch_size"), 16);
+	if (v.st == MP_OK && (heads == 0 || h % heads != 0))
+		hf_fail_key(&v, "num_attention_heads",
+		            "hidden_size must be a multiple of num_attention_heads (GitVisionAttention raises ValueError)");
+	if (v.st == MP_OK && (h == 0 || h > (UINT64_C(1) << 20) || L == 0 || L > MP_MAX_LAYERS || inter == 0 ||
+	                      inter > (UINT64_C(1) << 24) || ch == 0 || ch > 256 || patch == 0 || patch > image ||
+	                      image > (UINT64_C(1) << 16)))
+		hf_fail_key(&v, h == 0 || h > (UINT64_C(1) << 20) ? "hidden_size"
+		                : L == 0 || L > MP_MAX_LAYERS      ? "num_hidden_layers"
+		                : inter == 0 || inter > (UINT64_C(1) << 24) ? "intermediate_size"
+		                : ch == 0 || ch > 256                       ? "num_channels"
+		                                                            : "patch_size",
+		            "the CLIP tower needs hidden_size from 1 to 2^20, num_hidden_layers from 1 to 1024, intermediate_size "
+		            "from 1 to 2^24, 1 to 256 channels and a patch_size from 1 to image_size (at most 65536)");
+	c->st = v.st;
+	if (c->st != MP_OK)
+		return;
+	t->tower = MP_TOWER_CLIP;
+	t->tower_root = "git.image_encoder.vision_model.";
+	t->projector_root = "git.";
+	t->hidden = h;
+	t->intermediate = inter;
+	t->layers = L;
+	t->channels = ch;
+	t->patch = patch;
+	t->positions = (image / patch) * (image / patch) + 1;
+	t->norm = MP_NORM_LAYER;
+	t->class_embedding = t->pre_norm = t->post_norm = t->attn_bias = t->mlp_bias = true;
+	t->projector = MP_PROJECTOR_NONE;
+	t->merge = 1;
+	t->out_hidden = m->hidden_size;
+	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "git.");
+	LIN(m, MP_ROOT_PROJECTOR, "visual_projection.visual_projection", "0", MP_TK_PROJECTOR, m->hidden_size, h, true, 1);
+	LN(m, MP_ROOT_PROJECTOR, "visual_projection.visual_projection", "1", MP_TK_PROJECTOR, m->hidden_size, 1);
+	if (nimg) {
+		uint64_t te[3] = {1, 1, h};
+
+		hf_shape(m, MP_ROOT_PROJECTOR, NULL, "img_temporal_embedding.{i}", MP_TK_PROJECTOR, 0, te, 3, nimg);
+	}
+}

@@ -868,6 +868,7 @@ const mpm_type mpm_types[] = {
     {.name = "ovis2", .model_class = "Ovis2ForConditionalGeneration", .read = mpm_read_ovis2, .wrapper = true},
     {.name = "moss_transcribe_diarize", .model_class = "MossTranscribeDiarizeForConditionalGeneration",
      .read = mpm_read_moss_transcribe_diarize, .wrapper = true},
+    {.name = "git", .model_class = "GitForCausalLM", .read = mpm_read_git},
 };
 const size_t mpm_types_count = sizeof(mpm_types) / sizeof(mpm_types[0]);
 

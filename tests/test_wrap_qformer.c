@@ -1,6 +1,6 @@
 /*
  * test_wrap_qformer.c: the wrappers of model/hf_wrap_qformer.c with their worked numbers (BLIP-2's EVA tower and
- * Q-Former, GOT-OCR 2's SAM tower and projector, DeepSeek-VL hybrid's two towers, Qianfan-OCR's InternViT, Granite 4 Vision's Window Q-Formers, MiniCPM-V's mergers, Ovis2's visual table, MOSS transcribe-diarize's audio encoder; totals are tests/ref/hf/groundtruth.json's, transformers 5.24 on the
+ * Q-Former, GOT-OCR 2's SAM tower and projector, DeepSeek-VL hybrid's two towers, Qianfan-OCR's InternViT, Granite 4 Vision's Window Q-Formers, MiniCPM-V's mergers, Ovis2's visual table, MOSS transcribe-diarize's audio encoder, GIT's BERT-style decoder; totals are tests/ref/hf/groundtruth.json's, transformers 5.24 on the
  * meta device) and the 422s of their bad configs, each naming its key. The ground-truth and variant tests
  * (test_models, test_inventory, test_inference) hold every case and variant name by name; these hold the arithmetic
  * and the refusals.
@@ -226,6 +226,25 @@ static void test_moss_transcribe_diarize(void **state)
 	assert_int_equal(pc.total, UINT64_C(908513280));
 }
 
+/*
+ * GIT (GitConfig defaults): the decoder's tokens 30,522 x 768 and positions 1,024 x 768, its untied head output with a
+ * bias 30,522 x 768 + 30,522; CLIP-B/16 85,799,424 and visual_projection 768^2 + 768 + a LayerNorm 1,536.
+ */
+static void test_git(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"git\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.embedding, UINT64_C(30522) * 768);
+	assert_int_equal(pc.position_embedding, UINT64_C(1024) * 768);
+	assert_int_equal(pc.lm_head, UINT64_C(30522) * 768 + 30522);
+	assert_int_equal(pc.vision, UINT64_C(85799424) + 768 * 768 + 768 + 1536);
+	assert_int_equal(pc.total, UINT64_C(176619066));
+}
+
 static void test_bad_configs(void **state)
 {
 	static const struct {
@@ -273,6 +292,8 @@ static void test_bad_configs(void **state)
 	    {"{\"model_type\":\"moss_transcribe_diarize\",\"text_config\":{\"model_type\":\"qwen3\"},"
 	     "\"audio_config\":{\"encoder_attention_heads\":7}}",
 	     "/model/hf_config/audio_config/encoder_attention_heads"},
+	    {"{\"model_type\":\"git\",\"num_attention_heads\":7}", "/model/hf_config/num_attention_heads"},
+	    {"{\"model_type\":\"git\",\"num_image_with_embedding\":5000}", "/model/hf_config/num_image_with_embedding"},
 	    {"{\"model_type\":\"granite4_vision\",\"deepstack_layer_map\":[],\"downsample_rate\":\"1/4\","
 	     "\"vision_config\":{\"hidden_size\":32,\"num_attention_heads\":2}}",
 	     "/model/hf_config/vision_config/hidden_size"},
@@ -301,6 +322,7 @@ int main(void)
 	    cmocka_unit_test(test_minicpmv),
 	    cmocka_unit_test(test_ovis2),
 	    cmocka_unit_test(test_moss_transcribe_diarize),
+	    cmocka_unit_test(test_git),
 	    cmocka_unit_test(test_bad_configs),
 	};
 

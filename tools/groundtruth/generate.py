@@ -61,7 +61,7 @@ video_llava lfm2_vl aya_vision hyperclovax_vision_v2
 gemma4_unified_text gemma4_unified lfm3
 mimo_v2_flash minimax_m3_vl_text cohere_compass_text
 blip-2 instructblip instructblipvideo got_ocr2 pp_chart2table deepseek_vl_hybrid qianfan_ocr granite4_vision
-minicpmv4_6 minicpmv4_7 minicpm_ocr ovis2 moss_transcribe_diarize
+minicpmv4_6 minicpmv4_7 minicpm_ocr ovis2 moss_transcribe_diarize git
 video_llava lfm2_vl aya_vision hyperclovax_vision_v2 video_llama_3 exaone4_5 paddleocr_vl cosmos3_edge kimi_k25
 zamba olmo_hybrid lara_mini hrm_text
 mimo_v2_flash minimax_m3_vl_text cohere_compass_text cohere_compass axk2 hy_v4 hy_v4_vl""".split()
@@ -95,8 +95,9 @@ def build(cfg, device):
 VISION = re.compile(r"(^|\.)(vision_tower|video_tower|image_tower|projector|visual|vision_model|vision_embed|vision_embed_tokens|multi_modal_projector|mm_projector|image_newline|vision_encoder|vision_projection|connector|aligner|"
                     r"audio_tower|audio_model|embed_vision|embed_audio|vision|audio|"
                     r"qformer|query_tokens|language_projection|high_res_vision_model|high_res_vision_neck|high_res_vision_proj|"
-                    r"high_res_vision_alpha|layerwise_projectors|spatial_projectors|merger|visual_embeddings_table)(\.|$)")
-EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|embed_tokens_per_layer|backbone\.embeddings|model\.embeddings|rwkv\.embeddings|"
+                    r"high_res_vision_alpha|layerwise_projectors|spatial_projectors|merger|visual_embeddings_table|"
+                    r"visual_projection|img_temporal_embedding)(\.|$)")
+EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|git\.embeddings\.position_embeddings|embed_tokens_per_layer|backbone\.embeddings|model\.embeddings|rwkv\.embeddings|"
                    r"tokens_embed|positions_embed|^transformer\.w)\.weight$")
 
 
@@ -104,7 +105,8 @@ def component(name, p):
     """The class of a parameter, for the per-component figures (matches memplan's breakdown where it can)."""
     if VISION.search(name):
         return "vision"
-    if re.search(r"(^|\.)(lm_head|embed_out|output_projection)\.", name) or name == "head.weight":   # RWKV's head, BioGPT's
+    if re.search(r"(^|\.)(lm_head|embed_out|output_projection)\.", name) or name == "head.weight" or \
+            re.match(r"output\.(weight|bias)$", name):   # RWKV's head, BioGPT's, GIT's
         return "lm_head"
     if EMBED.search(name):
         return "embedding"

@@ -1359,6 +1359,11 @@ def draw(t, rng):
         return draw_wrapper(rng, t, cfg0)
     d = draw_text(rng, t, type(cfg0), cfg0.to_dict())
     d["model_type"] = t
+    if t == "git":
+        # GIT keeps its decoder's keys at the top: its CLIP tower and temporal image embeddings drawn beside them
+        d["vision_config"] = draw_vision(rng, cfg0.vision_config.to_dict(), d.get("hidden_size"))
+        if rng.random() < 0.4:
+            d["num_image_with_embedding"] = rng.choice([1, 2, 4])
     return d
 
 
