@@ -49,6 +49,20 @@ static const vision_defaults vision_classes[] = {
     {"idefics3_vision", 1152, 3072, 12, 3, 224, 32, 0, 0, 0, 0, 0},
     {"smolvlm_vision", 1152, 3072, 12, 3, 224, 32, 0, 0, 0, 0, 0},
     {"idefics2_vision", 768, 3072, 12, 3, 224, 32, 0, 0, 0, 0, 0},
+    /* Siglip2VisionConfig: 768 wide, MLP 3072, 12 layers, 16 px patches, num_patches 256 learned positions (no
+     * image_size: the positions are the table's rows), vision_use_head True */
+    {"siglip2_vision_model", 768, 3072, 12, 3, 0, 16, 0, 0, 0, 256, 0},
+    /* VideoLlama3VisionConfig: SigLIP's blocks (768 wide, MLP 3072, 12 layers, 16 px patches), rotary positions */
+    {"video_llama_3_vision", 768, 3072, 12, 3, 0, 16, 0, 0, 0, 0, 0},
+    /* Exaone4_5_VisionConfig: Qwen2.5-VL's tower (3584 wide, MLP 3420, depth 32, 14 px x 2 frames, merge 2, out 3584)
+     * with num_heads 16 and num_key_value_heads 8 in its fused qkv */
+    {"exaone4_5_vision", 3584, 3420, 32, 3, 0, 14, 3584, 2, 2, 0, 0},
+    /* PaddleOCRVisionConfig: SigLIP's tower (1152 wide, MLP 4304, 27 layers, 384 px, 14 px patches, no head),
+     * spatial_merge_size 2 for the projector */
+    {"paddleocr_vl_vision", 1152, 4304, 27, 3, 384, 14, 0, 2, 0, 0, 0},
+    /* Cosmos3EdgeVisionConfig: SigLIP 2's tower (1152 wide, MLP 4304, 27 layers, 16 px patches, 256 positions, no
+     * head), spatial_merge_size 2 */
+    {"cosmos3_edge_vision", 1152, 4304, 27, 3, 0, 16, 0, 2, 0, 256, 0},
 };
 
 typedef struct wrap_row {
@@ -70,6 +84,45 @@ typedef struct wrap_row {
 	 * Llama4ForCausalLM whose config is text_config; the wrapper's tie_word_embeddings ties nothing) */
 	bool tie_inner;
 } wrap_row;
+
+/* What some wrappers add to their row (looked up by name: wrap_extra). */
+typedef struct wrap_extra {
+	const char *name;
+	const char *twin_root; /* a second copy of the tower under this root (Video-LLaVA's image_tower) */
+	uint64_t vision_heads; /* the absent vision_config's num_attention_heads where the wrapper's default needs
+	                        * checking (Aya Vision's 14 heads do not divide its 1152) */
+	const char *vision_alias; /* a vision_config model_type the wrapper's config renames to its vision_type
+	                           * (HyperCLOVAXVisionV2Config.__post_init__: "qwen2_5_vl") */
+	bool never_tied;          /* the class ties nothing whatever tie_word_embeddings says (Cosmos3-Edge's
+	                           * _tied_weights_keys = {}) */
+} wrap_extra;
+
+static const wrap_extra wrap_extras[] = {
+    {"video_llava", "model.image_tower.", 0, NULL, false},
+    {"aya_vision", NULL, 14, NULL, false},
+    {"hyperclovax_vision_v2", NULL, 0, "qwen2_5_vl", false},
+    {"cosmos3_edge", NULL, 0, NULL, true},
+};
+
+/* w's extras, or none (every member zero). */
+static wrap_extra wrap_extra_of(const char *name)
+{
+	for (size_t i = 0; i < sizeof(wrap_extras) / sizeof(wrap_extras[0]); i++)
+		if (strcmp(wrap_extras[i].name, name) == 0)
+			return wrap_extras[i];
+	return (wrap_extra){name, NULL, 0, NULL, false};
+}
+
+/* Projectors of the wrappers below wraps[] (wrap_projector_v1), numbered apart from the list above. */
+enum {
+	WRAP_PROJ_LFM2 = 64, /* Lfm2VlMultiModalProjector: [LayerNorm], linear_1, GELU, linear_2 after a pixel unshuffle */
+	WRAP_PROJ_AYA,       /* AyaVisionMultiModalProjector: pixel shuffle, LayerNorm, SwiGLU linear_1, linear_2 */
+	WRAP_PROJ_HCX,       /* HyperCLOVAXVisionV2Model.projector: one biased linear after the Qwen2.5-VL merger */
+	WRAP_PROJ_READOUT,   /* VideoLlama3Projector: readout.0 (tower -> decoder) and readout.2 (decoder square) */
+	WRAP_PROJ_PADDLE,    /* PaddleOCRProjector: pre_norm, linear_1 over merge^2 patches, linear_2 */
+	WRAP_PROJ_COSMOS3_EDGE, /* Cosmos3EdgePatchMerger: norm, linear_fc1 over merge^2 patches, linear_fc2 */
+	WRAP_PROJ_KIMI,      /* Kimi K2.5's MoonViT tower and mm_projector, listed by the reader (kimi_k25_tower) */
+};
 
 /* The wrappers' projectors other than their tower's usual one (mp_vision.projector), listed by the reader when the
  * planner has no kind for them (MP_PROJECTOR_NONE): */
@@ -168,6 +221,39 @@ static const wrap_row wraps[] = {
     /* InternVLConfig: Qwen2 and InternVL's tower (internvl_tower), tied */
     {"internvl", "qwen2", "internvl_vision", true, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_INTERNVL, false, false, false,
      NULL, NULL, NULL, false},
+    /* VideoLlavaConfig: Llama and CLIP (1024 wide, MLP 4096, 24 layers, 224 px, 14 px patches) twice, as
+     * model.video_tower and model.image_tower, LLaVA's projector (multimodal_projector_bias True), untied */
+    {.name = "video_llava", .text_type = "llama", .vision_type = "clip_vision_model", .hidden = 1024, .inter = 4096,
+     .layers = 24, .image = 224, .patch = 14, .projector = WRAP_PROJ_MLP2, .tower_root = "model.video_tower."},
+    /* Lfm2VlConfig: LFM2 and SigLIP 2 (Siglip2VisionConfig's defaults), its projector, tied (tie_embedding too) */
+    {.name = "lfm2_vl", .text_type = "lfm2", .vision_type = "siglip2_vision_model", .tie = true,
+     .projector = WRAP_PROJ_LFM2},
+    /* AyaVisionConfig: Cohere 2 and SigLIP (1152 wide, MLP 4304, 26 layers, 384 px, 14 px patches, 14 heads, no
+     * head), the pixel-shuffle LayerNorm SwiGLU projector, tied */
+    {.name = "aya_vision", .text_type = "cohere2", .vision_type = "siglip_vision_model", .tie = true, .hidden = 1152,
+     .inter = 4304, .layers = 26, .image = 384, .patch = 14, .projector = WRAP_PROJ_AYA, .no_head = true},
+    /* HyperCLOVAXVisionV2Config: HyperCLOVAX and the Qwen2.5-VL tower under model.vision_model, one linear from
+     * out_hidden_size to the decoder's width (model.projector), tied */
+    {.name = "hyperclovax_vision_v2", .text_type = "hyperclovax", .vision_type = "qwen2_5_vl_vision", .tie = true,
+     .projector = WRAP_PROJ_HCX, .tower_root = "model.vision_model.", .projector_root = "model."},
+    /* VideoLlama3Config: Qwen2 and its SigLIP-like tower under model.vision_model, the readout projector
+     * (model.projector.readout: Linear(tower, decoder), GELU, Linear(decoder, decoder), biased), untied */
+    {.name = "video_llama_3", .text_type = "qwen2", .vision_type = "video_llama_3_vision", .projector = WRAP_PROJ_READOUT,
+     .tower_root = "model.vision_model.", .projector_root = "model.projector."},
+    /* Exaone4_5_Config: EXAONE 4 and its Qwen2.5-VL tower (GQA in the tower's qkv) with the merger under
+     * model.visual, untied */
+    {.name = "exaone4_5", .text_type = "exaone4", .vision_type = "exaone4_5_vision"},
+    /* PaddleOCRVLConfig: ERNIE 4.5's decoder (paddleocr_vl_text), SigLIP's tower under model.visual.vision_model,
+     * its projector under model.projector, tied (a text_config's tie, default true, ties too: its __post_init__) */
+    {.name = "paddleocr_vl", .text_type = "paddleocr_vl_text", .vision_type = "paddleocr_vl_vision", .tie = true,
+     .tie_from_text = true, .projector = WRAP_PROJ_PADDLE, .tower_root = "model.visual.vision_model.", .projector_root = "model.projector."},
+    /* Cosmos3EdgeConfig: its ReLU^2 decoder (cosmos3_edge_text), SigLIP 2's tower under model.visual, the patch
+     * merger under model.projector (projector_hidden_size 11520), never tied (_tied_weights_keys is empty) */
+    {.name = "cosmos3_edge", .text_type = "cosmos3_edge_text", .vision_type = "cosmos3_edge_vision",
+     .projector = WRAP_PROJ_COSMOS3_EDGE, .tower_root = "model.visual.", .projector_root = "model.projector."},
+    /* Kimi_K25Config: DeepSeek-V3's decoder and the MoonViT tower (kimi_k25_tower), tied */
+    {.name = "kimi_k25", .text_type = "deepseek_v3", .vision_type = "kimi_k25_vision", .tie = true,
+     .projector = WRAP_PROJ_KIMI},
 };
 
 /* How many entries a key holds: a list's length, 1 for a number (vision_feature_layer, deepstack_visual_indexes). */
@@ -176,6 +262,51 @@ static uint64_t list_len(const cJSON *v, uint64_t dflt)
 	if (cJSON_IsArray(v))
 		return (uint64_t)cJSON_GetArraySize(v);
 	return v && !cJSON_IsNull(v) ? 1 : dflt;
+}
+
+/*
+ * SigLIP's and CLIP's attention (modeling_siglip.py SiglipAttention) raises "embed_dim must be divisible by
+ * num_heads" when hidden_size is not a multiple of num_attention_heads: for the wrappers whose default tower needs
+ * the check (wrap_extra.vision_heads: Aya Vision's 1152 wide, 14 heads), a 422 on num_attention_heads. c is the
+ * vision_config's context (its cfg NULL when absent: the wrapper's heads); SiglipVisionConfig's default is 12.
+ */
+static void vision_heads_divide(hf_ctx *c, uint64_t absent_heads, const mp_vision *v)
+{
+	uint64_t heads = c->cfg ? hf_get_u64(c, KEYS("num_attention_heads"), 12) : absent_heads;
+
+	if (c->st == MP_OK && (heads == 0 || v->hidden % heads != 0))
+		hf_fail_key(c, "num_attention_heads",
+		            c->cfg ? "the image tower's hidden_size must be a multiple of its num_attention_heads "
+		                     "(SiglipAttention: embed_dim must be divisible by num_heads)"
+		                   : "vision_config is required: the wrapper's default tower (1152 wide, 14 heads) does not "
+		                     "build in transformers 5.24 (SiglipAttention: embed_dim must be divisible by num_heads); "
+		                     "the published checkpoints state num_attention_heads 16");
+}
+
+/*
+ * EXAONE 4.5's tower (modeling_exaone4_5.py Exaone4_5_VisionAttention): head_dim = hidden_size // num_heads (16),
+ * the fused qkv Linear(hidden, (num_heads + 2 num_key_value_heads (8)) x head_dim) with a bias; proj stays hidden x
+ * hidden. Default: head_dim 3584 // 16 = 224, qkv (16 + 16) x 224 = 7168 rows. num_attention_heads is num_heads's
+ * other spelling (its attribute_map). num_key_value_heads must divide num_heads (num_key_value_groups, repeat_kv:
+ * transformers builds such a tower but cannot run an image through it): a 422 names it otherwise. c is the
+ * vision_config's context.
+ */
+static void vision_kv_heads(hf_ctx *c, mp_vision *v)
+{
+	uint64_t heads = hf_get_u64(c, KEYS("num_heads", "num_attention_heads"), 16);
+	uint64_t kv = hf_get_u64(c, KEYS("num_key_value_heads"), 8);
+
+	if (c->st != MP_OK)
+		return;
+	if (heads == 0 || heads > v->hidden) {
+		hf_fail_key(c, "num_heads", "num_heads must be from 1 to the tower's hidden_size");
+		return;
+	}
+	if (kv == 0 || heads % kv != 0) {
+		hf_fail_key(c, "num_key_value_heads", "num_key_value_heads must be at least 1 and divide num_heads");
+		return;
+	}
+	v->qkv_rows = (heads + 2 * kv) * (v->hidden / heads);
 }
 
 /* The tower (vision_config) and projector (the wrapper's keys) into m->vision. */
@@ -196,7 +327,8 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 	}
 	vt = absent ? NULL : cJSON_GetObjectItemCaseSensitive(vc, "model_type");
 	/* older checkpoints name the tower by the wrapper's own type (Qwen2-VL, Qwen2.5-VL: "qwen2_5_vl") */
-	if (cJSON_IsString(vt) && strcmp(vt->valuestring, w->name) != 0)
+	if (cJSON_IsString(vt) && strcmp(vt->valuestring, w->name) != 0 &&
+	    !(wrap_extra_of(w->name).vision_alias && strcmp(vt->valuestring, wrap_extra_of(w->name).vision_alias) == 0))
 		type = vt->valuestring;
 	for (size_t i = 0; i < sizeof(vision_classes) / sizeof(vision_classes[0]); i++)
 		if (strcmp(type, vision_classes[i].type) == 0)
@@ -264,7 +396,37 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 	v->channels = channels;
 	v->temporal = temporal;
 	v->patch = patch;
-	if (strcmp(d->type, "siglip_vision_model") == 0 || strstr(d->type, "idefics") || strstr(d->type, "smolvlm")) {
+	if (strcmp(d->type, "siglip2_vision_model") == 0 || strcmp(d->type, "cosmos3_edge_vision") == 0) {
+		/* modeling_siglip2.py Siglip2VisionTransformer: SigLIP's blocks and head, a linear patch embedding, a
+		 * table of num_patches positions; Cosmos3-Edge's (modeling_cosmos3_edge.py Cosmos3EdgeVisionModel): the
+		 * same without a head */
+		bool edge = strcmp(d->type, "cosmos3_edge_vision") == 0;
+
+		v->tower = MP_TOWER_SIGLIP;
+		v->norm = MP_NORM_LAYER;
+		v->linear_patch = v->patch_bias = v->post_norm = v->attn_bias = v->mlp_bias = true;
+		v->positions = c.cfg ? hf_get_u64(&c, KEYS("num_patches"), d->positions) : d->positions;
+		v->map_head = edge ? false : c.cfg ? hf_get_bool(&c, KEYS("vision_use_head"), true) : !w->no_head;
+		v->projector = MP_PROJECTOR_NONE;
+		if (edge)
+			v->merge = c.cfg ? hf_get_u64(&c, KEYS("spatial_merge_size"), d->merge) : d->merge;
+	} else if (strcmp(d->type, "paddleocr_vl_vision") == 0) {
+		/* modeling_paddleocr_vl.py PaddleOCRVisionModel: SigLIP's transformer (patch convolution with a bias,
+		 * (image / patch)^2 positions, post_layernorm, no head) under its vision_model */
+		v->tower = MP_TOWER_SIGLIP;
+		v->norm = MP_NORM_LAYER;
+		v->patch_bias = v->post_norm = v->attn_bias = v->mlp_bias = true;
+		v->positions = (image / patch) * (image / patch);
+		v->projector = MP_PROJECTOR_NONE;
+		v->merge = c.cfg ? hf_get_u64(&c, KEYS("spatial_merge_size"), d->merge) : d->merge;
+	} else if (strcmp(d->type, "video_llama_3_vision") == 0) {
+		/* modeling_video_llama_3.py VideoLlama3VisionModel: SigLIP's embeddings without a position table
+		 * (2-D rotary), its blocks and post_layernorm, no head */
+		v->tower = MP_TOWER_SIGLIP;
+		v->norm = MP_NORM_LAYER;
+		v->patch_bias = v->post_norm = v->attn_bias = v->mlp_bias = true;
+		v->projector = MP_PROJECTOR_NONE;
+	} else if (strcmp(d->type, "siglip_vision_model") == 0 || strstr(d->type, "idefics") || strstr(d->type, "smolvlm")) {
 		bool idefics = strcmp(d->type, "siglip_vision_model") != 0;
 
 		v->tower = MP_TOWER_SIGLIP;
@@ -310,8 +472,8 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 	} else {
 		/* the Qwen-VL towers (modeling_qwen2_vl.py, _2_5_vl.py, _3_vl.py): a 3-D patch convolution, fused qkv,
 		 * the merger over spatial_merge_size^2 patches */
-		bool q25 = strcmp(d->type, "qwen2_5_vl_vision") == 0, q3 = strncmp(d->type, "qwen3_", 6) == 0 ||
-		                                                     strcmp(d->type, "cohere_compass_vision") == 0;
+		bool q25 = strcmp(d->type, "qwen2_5_vl_vision") == 0 || strcmp(d->type, "exaone4_5_vision") == 0,
+		     q3 = strncmp(d->type, "qwen3_", 6) == 0 || strcmp(d->type, "cohere_compass_vision") == 0;
 
 		v->tower = q3 ? MP_TOWER_QWEN3_VL : q25 ? MP_TOWER_QWEN2_5_VL : MP_TOWER_QWEN2_VL;
 		v->tower_root = "model.visual.";
@@ -345,6 +507,15 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 		v->tower_root = w->tower_root;
 	if (w->projector_root)
 		v->projector_root = w->projector_root;
+	{
+		wrap_extra x = wrap_extra_of(w->name);
+
+		v->twin_root = x.twin_root;
+		if (x.vision_heads)
+			vision_heads_divide(&c, x.vision_heads, v);
+		if (strcmp(d->type, "exaone4_5_vision") == 0)
+			vision_kv_heads(&c, v);
+	}
 	if (v->projector == MP_PROJECTOR_MLP2) {
 		bool llava = strcmp(w->name, "llava") == 0 || w->projector == WRAP_PROJ_MLP2;
 
@@ -644,6 +815,228 @@ static void glm4v_tower(hf_ctx *top, mp_model *m)
 	          inter, 1);
 }
 
+/*
+ * The projectors of wrappers_v1's rows, from the tower's width h (m->vision.hidden) to the decoder's (out):
+ *   LFM2-VL (modeling_lfm2_vl.py Lfm2VlMultiModalProjector): in = h x downsample_factor^2 (2); a LayerNorm of in
+ *     when projector_use_layernorm (True); linear_1 in -> projector_hidden_size (2560) and linear_2 to out, biased
+ *     when projector_bias (True). Default: 768 x 4 = 3072 -> 2560 -> 2560 (LFM2's width), 14,429,184 parameters.
+ *   Aya Vision (modeling_aya_vision.py AyaVisionMultiModalProjector): in = h x downsample_factor^2 (2); layernorm
+ *     of in; linear_1 in -> alignment_intermediate_size (getattr's default: the decoder's hidden_size), linear_2
+ *     from half of it to out, both biased.
+ *   HyperCLOVAX-Vision-V2 (modeling_hyperclovax_vision_v2.py): projector, nn.Linear(out_hidden_size, out) biased.
+ *   VideoLLaMA 3 (modeling_video_llama_3.py VideoLlama3Projector): readout.0 h -> out and readout.2 out -> out, both
+ *     biased. Default: 768 x 4096 + 4096 + 4096 x 4096 + 4096 = 19,931,136.
+ *   PaddleOCR-VL (modeling_paddleocr_vl.py PaddleOCRProjector): hm = h x spatial_merge_size^2 (the vision_config's,
+ *     2); pre_norm a LayerNorm of h, linear_1 hm -> hm, linear_2 hm -> out, biased. Default: 2 x 1152 + 4608 x
+ *     4608 + 4608 + 4608 x 1024 + 1024 = 25,960,192.
+ *   Cosmos3-Edge (modeling_cosmos3_edge.py Cosmos3EdgePatchMerger): norm a LayerNorm of h, linear_fc1 hm ->
+ *     projector_hidden_size (the wrapper's, 11520), linear_fc2 to out, biased. Default: 2 x 1152 + 4608 x 11520 +
+ *     11520 + 11520 x 2048 + 2048 = 76,692,992.
+ */
+static void wrap_projector_v1(hf_ctx *c, const wrap_row *w, mp_model *m)
+{
+	uint64_t h = m->vision.hidden, out = m->hidden_size, ds, in;
+
+	if (w->projector == WRAP_PROJ_PADDLE || w->projector == WRAP_PROJ_COSMOS3_EDGE) {
+		bool paddle = w->projector == WRAP_PROJ_PADDLE;
+		uint64_t hm = hf_mul(c, hf_mul(c, m->vision.merge, m->vision.merge, "spatial_merge_size"), h,
+		                     "spatial_merge_size");
+		uint64_t mid = paddle ? hm : hf_get_u64(c, KEYS("projector_hidden_size"), 11520);
+
+		if (c->st == MP_OK && mid == 0)
+			hf_fail_key(c, "projector_hidden_size", "projector_hidden_size must be at least 1");
+		if (c->st != MP_OK)
+			return;
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, paddle ? "pre_norm.weight" : "norm.weight", MP_TK_PROJECTOR,
+		          MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, paddle ? "pre_norm.bias" : "norm.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE,
+		          MP_STEP_NONE, true, 1, h, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, paddle ? "linear_1.weight" : "linear_fc1.weight", MP_TK_PROJECTOR,
+		          MP_SPLIT_NONE, MP_STEP_NONE, false, mid, hm, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, paddle ? "linear_1.bias" : "linear_fc1.bias", MP_TK_PROJECTOR,
+		          MP_SPLIT_NONE, MP_STEP_NONE, true, 1, mid, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, paddle ? "linear_2.weight" : "linear_fc2.weight", MP_TK_PROJECTOR,
+		          MP_SPLIT_NONE, MP_STEP_NONE, false, out, mid, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, paddle ? "linear_2.bias" : "linear_fc2.bias", MP_TK_PROJECTOR,
+		          MP_SPLIT_NONE, MP_STEP_NONE, true, 1, out, 1);
+		return;
+	}
+	if (w->projector == WRAP_PROJ_READOUT) {
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "readout.0.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+		          out, h, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "readout.0.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          out, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "readout.2.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+		          out, out, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "readout.2.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          out, 1);
+		return;
+	}
+	if (w->projector == WRAP_PROJ_HCX) {
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "projector.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+		          out, m->vision.out_hidden, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "projector.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          out, 1);
+		return;
+	}
+	ds = hf_get_u64(c, KEYS("downsample_factor"), 2);
+	if (c->st == MP_OK && (ds == 0 || ds > 64)) {
+		hf_fail_key(c, "downsample_factor", "downsample_factor must be from 1 to 64 (the pixel shuffle's side)");
+		return;
+	}
+	in = hf_mul(c, ds * ds, h, "downsample_factor");
+	if (w->projector == WRAP_PROJ_LFM2) {
+		uint64_t mid = hf_get_u64(c, KEYS("projector_hidden_size"), 2560);
+		bool bias = hf_get_bool(c, KEYS("projector_bias"), true), ln = hf_get_bool(c, KEYS("projector_use_layernorm"), true);
+
+		if (c->st == MP_OK && mid == 0)
+			hf_fail_key(c, "projector_hidden_size", "projector_hidden_size must be at least 1");
+		if (c->st != MP_OK)
+			return;
+		if (ln) {
+			hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "layer_norm.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE,
+			          true, 1, in, 1);
+			hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "layer_norm.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE,
+			          true, 1, in, 1);
+		}
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_1.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+		          mid, in, 1);
+		if (bias)
+			hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_1.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true,
+			          1, mid, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_2.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+		          out, mid, 1);
+		if (bias)
+			hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_2.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true,
+			          1, out, 1);
+		return;
+	}
+	{ /* WRAP_PROJ_AYA */
+		uint64_t align = hf_get_u64(c, KEYS("alignment_intermediate_size"), out);
+
+		if (c->st == MP_OK && (align < 2 || align % 2))
+			hf_fail_key(c, "alignment_intermediate_size",
+			            "alignment_intermediate_size must be even and at least 2 (SwiGLU halves it)");
+		if (c->st != MP_OK)
+			return;
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "layernorm.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          in, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "layernorm.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          in, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_1.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+		          align, in, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_1.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          align, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_2.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+		          out, align / 2, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_2.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          out, 1);
+	}
+}
+
+/* A tensor of kind k under root: rows x cols, or a vector of cols values when rows is 1. */
+static void kimi_put(mp_model *m, uint8_t root, const char *path, const char *leaf, mp_tensor_kind k, uint64_t rows,
+                     uint64_t cols, uint64_t count)
+{
+	hf_tensor(m, root, path, leaf, k, MP_SPLIT_NONE, MP_STEP_NONE, rows == 1, rows, cols, count);
+}
+
+/*
+ * Kimi K2.5's tower and projector (modeling_kimi_k25.py Kimi_K25VisionModel, Kimi_K25MultimodalProjection;
+ * Kimi_K25VisionConfig: hidden_size 1152, intermediate_size 4304, num_hidden_layers 27, num_attention_heads 16, 14 px
+ * patches, a learned pos_emb_height x pos_emb_width (64 x 64) grid of positions, merge_kernel_size [2, 2]):
+ * model.vision_tower: patch_embed.proj a Conv2d(3, hidden, patch) with a bias, patch_embed.pos_emb.position_embeddings
+ * [height, width, hidden]; per layer LayerNorms norm1 and norm2, attn q_proj, k_proj, v_proj and proj (hidden x
+ * hidden, biased), mlp fc1 and fc2 (biased); final_layernorm. model.mm_projector: pre_norm a LayerNorm of the
+ * wrapper's projection_hidden_size (1152), in_proj hm x hm and out_proj hm -> the decoder's width, biased, hm = hidden x
+ * merge_kernel_size[0] x [1]. Default: tower 416,866,032, projector 2 x 1152 + 4608 x 4608 + 4608 + 4608 x 7168 + 7168
+ * = 54,277,888. Errors: a 422 naming the key for a width, depth or grid of 0 or past the bounds below.
+ */
+static void kimi_k25_tower(hf_ctx *top, mp_model *m)
+{
+	const cJSON *vc = cJSON_GetObjectItemCaseSensitive(top->cfg, "vision_config"), *mk;
+	char pointer[96];
+	hf_ctx c;
+	uint64_t h, inter, L, patch, ph, pw, k0 = 2, k1 = 2, hm, ph_norm, out = m->hidden_size;
+	const char *lay = "layers.{i}", *attn = "layers.{i}.attn", *mlp = "layers.{i}.mlp";
+
+	if (vc && !cJSON_IsNull(vc) && !cJSON_IsObject(vc)) {
+		hf_fail_key(top, "vision_config", "vision_config must be an object (the image tower's config)");
+		return;
+	}
+	snprintf(pointer, sizeof(pointer), "%s/vision_config", top->pointer);
+	c = (hf_ctx){cJSON_IsObject(vc) ? vc : NULL, pointer, top->err, top->st, NULL, NULL, top->decode_type};
+	h = hf_get_u64(&c, KEYS("hidden_size"), 1152);
+	inter = hf_get_u64(&c, KEYS("intermediate_size"), 4304);
+	L = hf_get_u64(&c, KEYS("num_hidden_layers"), 27);
+	patch = square_side(&c, "patch_size", 14);
+	ph = hf_get_u64(&c, KEYS("pos_emb_height"), 64);
+	pw = hf_get_u64(&c, KEYS("pos_emb_width"), 64);
+	mk = c.cfg ? cJSON_GetObjectItemCaseSensitive(c.cfg, "merge_kernel_size") : NULL;
+	if (c.st == MP_OK && mk && !cJSON_IsNull(mk)) {
+		const cJSON *a = cJSON_GetArrayItem(mk, 0), *b = cJSON_GetArrayItem(mk, 1);
+
+		if (!cJSON_IsArray(mk) || cJSON_GetArraySize(mk) != 2 || !cJSON_IsNumber(a) || !cJSON_IsNumber(b) ||
+		    a->valuedouble < 1 || a->valuedouble > 64 || b->valuedouble < 1 || b->valuedouble > 64 ||
+		    a->valuedouble != (double)(uint64_t)a->valuedouble || b->valuedouble != (double)(uint64_t)b->valuedouble)
+			hf_fail_key(&c, "merge_kernel_size", "merge_kernel_size must be a list of two integers from 1 to 64");
+		else {
+			k0 = (uint64_t)a->valuedouble;
+			k1 = (uint64_t)b->valuedouble;
+		}
+	}
+	if (c.st == MP_OK && (h == 0 || L == 0 || inter == 0 || ph == 0 || pw == 0 || h > (UINT64_C(1) << 20) ||
+	                      inter > (UINT64_C(1) << 24) || L > MP_MAX_LAYERS || ph > 4096 || pw > 4096))
+		hf_fail_key(&c, h == 0 || h > (UINT64_C(1) << 20) ? "hidden_size"
+		                : L == 0 || L > MP_MAX_LAYERS    ? "num_hidden_layers"
+		                : inter == 0 || inter > (UINT64_C(1) << 24) ? "intermediate_size"
+		                                                            : "pos_emb_height",
+		            "the image tower needs a width from 1 to 2^20, intermediate_size from 1 to 2^24, 1 to 1024 layers "
+		            "and a position grid (pos_emb_height, pos_emb_width) from 1 to 4096 a side");
+	top->st = c.st;
+	if (top->st != MP_OK)
+		return;
+	ph_norm = hf_get_u64(top, KEYS("projection_hidden_size"), 1152);
+	if (top->st == MP_OK && (ph_norm == 0 || ph_norm > (UINT64_C(1) << 24)))
+		hf_fail_key(top, "projection_hidden_size", "projection_hidden_size must be from 1 to 2^24");
+	if (top->st != MP_OK)
+		return;
+	hm = h * k0 * k1;
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.vision_tower.");
+	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "model.mm_projector.");
+	{
+		uint64_t conv[4] = {h, 3, patch, patch}, grid[3] = {ph, pw, h};
+
+		hf_shape(m, MP_ROOT_TOWER, "patch_embed", "proj.weight", MP_TK_VISION, 0, conv, 4, 1);
+		kimi_put(m, MP_ROOT_TOWER, "patch_embed", "proj.bias", MP_TK_VISION, 1, h, 1);
+		hf_shape(m, MP_ROOT_TOWER, "patch_embed.pos_emb", "position_embeddings", MP_TK_VISION, 0, grid, 3, 1);
+	}
+	kimi_put(m, MP_ROOT_TOWER, lay, "norm1.weight", MP_TK_VISION, 1, h, L);
+	kimi_put(m, MP_ROOT_TOWER, lay, "norm1.bias", MP_TK_VISION, 1, h, L);
+	kimi_put(m, MP_ROOT_TOWER, lay, "norm2.weight", MP_TK_VISION, 1, h, L);
+	kimi_put(m, MP_ROOT_TOWER, lay, "norm2.bias", MP_TK_VISION, 1, h, L);
+	kimi_put(m, MP_ROOT_TOWER, attn, "q_proj.weight", MP_TK_VISION, h, h, L);
+	kimi_put(m, MP_ROOT_TOWER, attn, "q_proj.bias", MP_TK_VISION, 1, h, L);
+	kimi_put(m, MP_ROOT_TOWER, attn, "k_proj.weight", MP_TK_VISION, h, h, L);
+	kimi_put(m, MP_ROOT_TOWER, attn, "k_proj.bias", MP_TK_VISION, 1, h, L);
+	kimi_put(m, MP_ROOT_TOWER, attn, "v_proj.weight", MP_TK_VISION, h, h, L);
+	kimi_put(m, MP_ROOT_TOWER, attn, "v_proj.bias", MP_TK_VISION, 1, h, L);
+	kimi_put(m, MP_ROOT_TOWER, attn, "proj.weight", MP_TK_VISION, h, h, L);
+	kimi_put(m, MP_ROOT_TOWER, attn, "proj.bias", MP_TK_VISION, 1, h, L);
+	kimi_put(m, MP_ROOT_TOWER, mlp, "fc1.weight", MP_TK_VISION, inter, h, L);
+	kimi_put(m, MP_ROOT_TOWER, mlp, "fc1.bias", MP_TK_VISION, 1, inter, L);
+	kimi_put(m, MP_ROOT_TOWER, mlp, "fc2.weight", MP_TK_VISION, h, inter, L);
+	kimi_put(m, MP_ROOT_TOWER, mlp, "fc2.bias", MP_TK_VISION, 1, h, L);
+	kimi_put(m, MP_ROOT_TOWER, NULL, "final_layernorm.weight", MP_TK_VISION, 1, h, 1);
+	kimi_put(m, MP_ROOT_TOWER, NULL, "final_layernorm.bias", MP_TK_VISION, 1, h, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, NULL, "pre_norm.weight", MP_TK_PROJECTOR, 1, ph_norm, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, NULL, "pre_norm.bias", MP_TK_PROJECTOR, 1, ph_norm, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, NULL, "in_proj.weight", MP_TK_PROJECTOR, hm, hm, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, NULL, "in_proj.bias", MP_TK_PROJECTOR, 1, hm, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, NULL, "out_proj.weight", MP_TK_PROJECTOR, out, hm, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, NULL, "out_proj.bias", MP_TK_PROJECTOR, 1, out, 1);
+}
+
 /* The projectors listed by the reader (WRAP_PROJ_LINEAR, _VIPLLAVA, _SHUFFLE) and LLaVA-NeXT's image_newline, from
  * the tower's width (m->vision.hidden) to the decoder's (m->hidden_size). */
 /*
@@ -805,6 +1198,14 @@ static void wrap_projector(hf_ctx *c, const wrap_row *w, mp_model *m)
 	case WRAP_PROJ_IDEFICS2:
 		idefics2_connector(c, m);
 		break;
+	case WRAP_PROJ_LFM2:
+	case WRAP_PROJ_AYA:
+	case WRAP_PROJ_HCX:
+	case WRAP_PROJ_READOUT:
+	case WRAP_PROJ_PADDLE:
+	case WRAP_PROJ_COSMOS3_EDGE:
+		wrap_projector_v1(c, w, m);
+		break;
 	case WRAP_PROJ_ALIGNER:
 		mp_inventory_root(&m->inv, MP_ROOT_EXTRA, "model.aligner.");
 		hf_tensor(m, MP_ROOT_EXTRA, NULL, "linear1.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false, out, h,
@@ -882,6 +1283,11 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 	if (t.cfg == c->cfg || (!hf_has(c, "tie_word_embeddings") && t.cfg && hf_has(&t, "tie_word_embeddings")))
 		tie = text_tie; /* flat: the one key is both; else the checkpoint's own statement */
 	m->tie_word_embeddings = w->tie_inner ? text_tie : tie || (w->tie_from_text && text_tie);
+	if (wrap_extra_of(w->name).never_tied)
+		m->tie_word_embeddings = false;
+	/* Lfm2VlConfig.__post_init__: tie_embedding, when given, is tie_word_embeddings */
+	if (w->projector == WRAP_PROJ_LFM2 && hf_has(c, "tie_embedding"))
+		m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_embedding"), true);
 	if (w->projector == WRAP_PROJ_FUYU) {
 		/* FuyuConfig: patch_size 30, num_channels 3; vision_embed_tokens maps a raw patch to the decoder's width */
 		uint64_t p = hf_get_u64(c, KEYS("patch_size"), 30), ch = hf_get_u64(c, KEYS("num_channels"), 3);
@@ -896,6 +1302,10 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 		          false, m->hidden_size, p * p * ch, 1);
 		hf_tensor(m, MP_ROOT_EXTRA, NULL, "vision_embed_tokens.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE,
 		          true, 1, m->hidden_size, 1);
+		return;
+	}
+	if (w->projector == WRAP_PROJ_KIMI) {
+		kimi_k25_tower(c, m);
 		return;
 	}
 	if (w->projector == WRAP_PROJ_INTERNVL || w->projector == WRAP_PROJ_GLM4V || w->projector == WRAP_PROJ_HYV4VL) {

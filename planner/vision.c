@@ -3,7 +3,8 @@
  * covers the ViTs transformers 5.24 builds for them, each under its own names: SigLIP (modeling_siglip.py, Gemma 3),
  * CLIP (modeling_clip.py, LLaVA), Pixtral (modeling_pixtral.py, Mistral 3), the Qwen-VL towers (modeling_qwen2_vl.py,
  * modeling_qwen2_5_vl.py, modeling_qwen3_vl.py, Qwen3.5) and Llama 4's (modeling_llama4.py Llama4VisionModel: a linear
- * patch embedding, class token, LayerNorms, the pixel-shuffle adapter). The reader (model/) sets which tower it is and
+ * patch embedding, class token, LayerNorms, the pixel-shuffle adapter); SigLIP 2 (modeling_siglip2.py: SigLIP's with a
+ * linear patch embedding, LFM2-VL) and Video-LLaVA's two CLIP towers (twin_root). The reader (model/) sets which tower it is and
  * which modules it has. Every tensor is replicated on every tensor-parallel rank and read by no decoder step. Pure.
  */
 #include <string.h>
@@ -59,7 +60,9 @@ static void patch_embedding(vbuild *b, const mp_vision *v, const char *path, mp_
 {
 	uint64_t dims[5] = {v->hidden, v->channels, v->temporal ? v->temporal : v->patch, v->patch, v->patch};
 
-	if (v->temporal)
+	if (v->linear_patch) /* SigLIP 2: nn.Linear(num_channels * patch_size^2, hidden_size), always biased */
+		put(b, path, n.w, v->hidden, v->channels * v->patch * v->patch, 1);
+	else if (v->temporal)
 		mp_inventory_add_shape(b->inv, b->root, path, n.w, b->kind, MP_VIEW_LINEAR, 0, dims, 5, 1);
 	else {
 		dims[2] = v->patch;
@@ -78,7 +81,8 @@ static void siglip_clip(vbuild *b, const mp_vision *v)
 	patch_embedding(b, v, "embeddings", WB("patch_embedding"));
 	if (v->class_embedding)
 		putv(b, "embeddings", "class_embedding", h, 1);
-	put(b, "embeddings", "position_embedding.weight", v->positions, h, 1);
+	if (v->positions) /* none in VideoLLaMA 3's tower (rotary positions) */
+		put(b, "embeddings", "position_embedding.weight", v->positions, h, 1);
 	if (v->pre_norm)
 		vnorm(b, NULL, WB("pre_layrnorm"), v->norm, h, 1);
 	vnorm(b, layer, WB("layer_norm1"), v->norm, h, L);
@@ -138,7 +142,7 @@ static void qwen_vl(vbuild *b, const mp_vision *v)
 	put(b, NULL, "pos_embed.weight", v->positions, h, 1);
 	vnorm(b, blk, WB("norm1"), v->norm, h, L);
 	vnorm(b, blk, WB("norm2"), v->norm, h, L);
-	lin(b, attn, WB("qkv"), 3 * h, h, v->attn_bias, L);
+	lin(b, attn, WB("qkv"), v->qkv_rows ? v->qkv_rows : 3 * h, h, v->attn_bias, L);
 	lin(b, attn, WB("proj"), h, h, v->attn_bias, L);
 	if (v->gated_mlp) {
 		lin(b, mlp, WB("gate_proj"), i, h, v->mlp_bias, L);
@@ -249,6 +253,12 @@ void mp_vision_build(mp_model *m)
 		break;
 	default:
 		siglip_clip(&b, v);
+		if (v->twin_root) { /* Video-LLaVA: its image tower, the same CLIPVisionModel again */
+			mp_inventory_root(&m->inv, MP_ROOT_EXTRA, v->twin_root);
+			b.root = MP_ROOT_EXTRA;
+			siglip_clip(&b, v);
+			b.root = MP_ROOT_TOWER;
+		}
 		break;
 	}
 	projector(&b, v);

@@ -1110,6 +1110,117 @@ static void test_utf8_sanitize(void **state)
 	assert_string_equal(out, "a??");
 }
 
+/*
+ * The image-text wrappers read by model/hf_wrap.c's wrap_projector_v1 (transformers 5.24's default configs;
+ * totals from tests/ref/hf/groundtruth.json, the towers' from the triage of the default build):
+ *   - Video-LLaVA: two CLIP towers of 303,179,776 (model.video_tower, model.image_tower) and LLaVA's projector of
+ *     20,979,712 (4096 x 1024 + 4096 x 4096 + biases) = 627,339,264 of 7,365,754,880;
+ *   - LFM2-VL: SigLIP 2 of 92,930,304 and its projector: a LayerNorm of 768 x 2^2 = 3072 (6,144), linear_1
+ *     3072 -> 2560 (7,866,880), linear_2 2560 -> 2560 (6,556,160) = 14,429,184, of 2,812,857,088;
+ *   - HyperCLOVAX-Vision-V2: a vision_config of model_type "qwen2_5_vl" (the checkpoints' spelling, renamed by
+ *     HyperCLOVAXVisionV2Config.__post_init__) reads as qwen2_5_vl_vision: 9,705,315,072;
+ *   - Aya Vision: the default tower (1152 wide, 14 heads) does not build (SiglipAttention); a 422 names
+ *     vision_config's num_attention_heads; with 16 heads, 35,449,907,744 (aya-vision-16-heads-variant);
+ *   - VideoLLaMA 3, EXAONE 4.5, PaddleOCR-VL, Cosmos3-Edge and Kimi K2.5 (below).
+ */
+static void test_wrappers_v1(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+	uint64_t plain;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"video_llava\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(2) * 303179776 + 20979712);
+	assert_int_equal(pc.total, UINT64_C(7365754880));
+	assert_int_equal(count_text("{\"model_type\":\"lfm2_vl\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(92930304) + 6144 + 7866880 + 6556160);
+	assert_int_equal(pc.total, UINT64_C(2812857088));
+	/* projector_use_layernorm false and projector_bias false: linear_1 and linear_2 alone */
+	assert_int_equal(count_text("{\"model_type\":\"lfm2_vl\",\"projector_use_layernorm\":false,"
+	                            "\"projector_bias\":false}",
+	                            &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(92930304) + 3072 * 2560 + 2560 * 2560);
+	assert_int_equal(count_text("{\"model_type\":\"hyperclovax_vision_v2\"}", &pc, &m, &err), MP_OK);
+	plain = pc.total;
+	assert_int_equal(plain, UINT64_C(9705315072));
+	assert_int_equal(count_text("{\"model_type\":\"hyperclovax_vision_v2\",\"vision_config\":{\"model_type\":"
+	                            "\"qwen2_5_vl\"}}",
+	                            &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(pc.total, plain);
+	{
+		mp_error e = MP_ERROR_INIT;
+
+		assert_int_equal(count_text("{\"model_type\":\"aya_vision\"}", &pc, &m, &e), MP_EINVAL);
+		assert_string_equal(e.field, "/model/hf_config/vision_config/num_attention_heads");
+	}
+	assert_int_equal(count_text("{\"model_type\":\"aya_vision\",\"vision_config\":{\"model_type\":"
+	                            "\"siglip_vision_model\",\"hidden_size\":1152,\"intermediate_size\":4304,"
+	                            "\"patch_size\":14,\"image_size\":384,\"num_hidden_layers\":26,"
+	                            "\"num_attention_heads\":16,\"vision_use_head\":false}}",
+	                            &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(pc.total, UINT64_C(35449907744));
+	/* VideoLLaMA 3: its tower of 85,646,592 (no position table) and the readout projector 768 x 4096 + 4096 x 4096
+	 * + biases = 19,931,136, of 12,155,424,000 */
+	assert_int_equal(count_text("{\"model_type\":\"video_llama_3\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(85646592) + 768 * 4096 + 4096 * 4096 + 2 * 4096);
+	assert_int_equal(pc.total, UINT64_C(12155424000));
+	/* EXAONE 4.5: the tower's qkv has (16 + 2 x 8) x 224 = 7168 rows (transformers' 12,100,938,496); 8 KV heads of
+	 * 16 heads stated as num_attention_heads (its attribute_map) read the same; 3 KV heads do not divide 16 */
+	assert_int_equal(count_text("{\"model_type\":\"exaone4_5\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.total, UINT64_C(12100938496));
+	assert_int_equal(count_text("{\"model_type\":\"exaone4_5\",\"vision_config\":{\"num_attention_heads\":16}}", &pc,
+	                            &m, &err),
+	                 MP_OK);
+	assert_int_equal(pc.total, UINT64_C(12100938496));
+	{
+		mp_error e = MP_ERROR_INIT;
+
+		assert_int_equal(count_text("{\"model_type\":\"exaone4_5\",\"vision_config\":{\"num_key_value_heads\":3}}",
+		                            &pc, &m, &e),
+		                 MP_EINVAL);
+		assert_string_equal(e.field, "/model/hf_config/vision_config/num_key_value_heads");
+	}
+	/* PaddleOCR-VL: its SigLIP tower of 412,987,248 and projector 2 x 1152 + 4608 x 4608 + 4608 + 4608 x 1024 + 1024
+	 * = 25,960,192, of 799,695,472; tied (a text_config's true ties even when the outer key says false) */
+	assert_int_equal(count_text("{\"model_type\":\"paddleocr_vl\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(412987248) + 25960192);
+	assert_int_equal(UINT64_C(25960192), 2 * 1152 + UINT64_C(4608) * 4608 + 4608 + UINT64_C(4608) * 1024 + 1024);
+	assert_int_equal(pc.total, UINT64_C(799695472));
+	assert_int_equal(count_text("{\"model_type\":\"paddleocr_vl\",\"tie_word_embeddings\":false,\"text_config\":"
+	                            "{\"tie_word_embeddings\":true}}",
+	                            &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(pc.lm_head, 0);
+	/* Cosmos3-Edge: SigLIP 2's tower of 412,649,712 and the patch merger 2 x 1152 + 4608 x 11520 + 11520 + 11520 x
+	 * 2048 + 2048 = 76,692,992, of 2,435,616,496; never tied, tie_word_embeddings true included */
+	assert_int_equal(count_text("{\"model_type\":\"cosmos3_edge\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(412649712) + 76692992);
+	assert_int_equal(UINT64_C(76692992), 2 * 1152 + UINT64_C(4608) * 11520 + 11520 + UINT64_C(11520) * 2048 + 2048);
+	assert_int_equal(pc.total, UINT64_C(2435616496));
+	assert_int_equal(count_text("{\"model_type\":\"cosmos3_edge\",\"tie_word_embeddings\":true}", &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(pc.total, UINT64_C(2435616496));
+	/* Kimi K2.5: DeepSeek-V3's decoder, the MoonViT tower of 416,866,032 and the projector 2 x 1152 + 4608 x 4608 +
+	 * 4608 + 4608 x 7168 + 7168 = 54,277,888, of 670,570,869,232 (tied by default) */
+	assert_int_equal(count_text("{\"model_type\":\"kimi_k25\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(416866032) + 54277888);
+	assert_int_equal(UINT64_C(54277888), 2 * 1152 + UINT64_C(4608) * 4608 + 4608 + UINT64_C(4608) * 7168 + 7168);
+	assert_int_equal(pc.total, UINT64_C(670570869232));
+	{
+		mp_error e = MP_ERROR_INIT;
+
+		assert_int_equal(count_text("{\"model_type\":\"kimi_k25\",\"vision_config\":{\"merge_kernel_size\":[2]}}",
+		                            &pc, &m, &e),
+		                 MP_EINVAL);
+		assert_string_equal(e.field, "/model/hf_config/vision_config/merge_kernel_size");
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1134,6 +1245,7 @@ int main(void)
 		cmocka_unit_test(test_gemma4),
 		cmocka_unit_test(test_gemma3n),
 		cmocka_unit_test(test_deepseek_v4),
+		cmocka_unit_test(test_wrappers_v1),
 	};
 
 	return cmocka_run_group_tests_name("models", tests, NULL, NULL);
