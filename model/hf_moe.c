@@ -1451,6 +1451,14 @@ void mpm_read_minimax_m3_vl_text(hf_ctx *c, mp_model *m)
 			            "the minimax_m3_sparse layers' indexer needs index_n_heads and index_head_dim of at least 1");
 			return;
 		}
+		/* MiniMaxM3VLIndexer.build_block_mask repeats each indexer head's selection num_attention_heads //
+		 * index_n_heads times over the query heads: another count fails the attention (sdpa, eager) */
+		if (m->num_heads % idx_heads != 0) {
+			hf_fail_key(c, "num_attention_heads",
+			            "num_attention_heads must be a multiple of index_n_heads when layers are minimax_m3_sparse: "
+			            "the indexer's block mask is repeated heads // index_n_heads times over the query heads");
+			return;
+		}
 		m->indexer_heads = idx_heads;
 		m->indexer_head_dim = idx_dim;
 		m->indexer_layers = sparse_layers;

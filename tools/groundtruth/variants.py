@@ -1192,6 +1192,12 @@ def draw_wrapper(rng, t, cfg0):
             vc["patch_size"] = [vc["patch_size"], vc["patch_size"]]
         if rng.random() < 0.5:
             d["downsample_ratio"] = rng.choice([0.5, 0.25, 1.0])
+    if t == "minimax_m3_vl":
+        # MiniMax-M3's projector width and its tower's merge and temporal patch sizes
+        d["projector_hidden_size"] = rng.choice([32, 64, 96])
+        vd = d.setdefault("vision_config", {})
+        vd["spatial_merge_size"] = rng.choice([1, 2, 3])
+        vd["temporal_patch_size"] = rng.choice([1, 2])
     if t == "hy_v4_vl":
         # Hunyuan V4 VL's tower: its merger's size, the position table's image size, its output width
         vd = d.setdefault("vision_config", {})
