@@ -779,10 +779,11 @@ void mpm_read_sarvam_moe(hf_ctx *c, mp_model *m)
 	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 8192);
 	m->qkv_bias = hf_get_bool(c, KEYS("attention_bias", "use_qkv_bias"), false); /* attribute_map */
 	m->qk_norm = hf_get_bool(c, KEYS("use_qk_norm"), true);
-	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts"), 128);
+	/* SarvamMoeConfig's attribute_map: num_local_experts and sarvam-30b's num_experts, num_shared_experts */
+	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts", "num_local_experts", "num_experts"), 128);
 	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 6);
 	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1024);
-	shared = hf_get_u64(c, KEYS("n_shared_experts"), 1);
+	shared = hf_get_u64(c, KEYS("n_shared_experts", "num_shared_experts"), 1);
 	m->num_shared_experts = shared;
 	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "moe_intermediate_size");
 	m->first_dense_layers = hf_get_u64(c, KEYS("first_k_dense_replace"), 1);
@@ -895,14 +896,15 @@ void mpm_read_granitemoe_swa(hf_ctx *c, mp_model *m)
  * 128, 8192 positions, tied; Cohere's parallel block behind one weight-only norm (input_layernorm, model.norm);
  * attention_bias on q, k, v and o; the "sparse" layers of mlp_layer_types (all by default) hold 8 experts
  * (num_experts) of intermediate_size 22528, top-2, a router without bias, and num_shared_experts (0) shared experts
- * as one MLP of intermediate_size x num_shared_experts; the "dense" layers an MLP of prefix_dense_intermediate_size;
- * sliding_window 4096 on three layers of four (layer i full when (i + 1) % sliding_window_pattern == 0, or
- * layer_types).
+ * as one MLP of intermediate_size x num_shared_experts; the "dense" layers (mlp_layer_types, else the first
+ * first_k_dense_replace, 0) an MLP of prefix_dense_intermediate_size, intermediate_size when null; sliding_window 4096
+ * on three layers of four (layer i full when (i + 1) % sliding_window_pattern == 0, counted after the dense prefix,
+ * whose layers follow prefix_dense_sliding_window_pattern, 1: full; or layer_types).
  */
 void mpm_read_cohere2_moe(hf_ctx *c, mp_model *m)
 {
 	static const trunk t = {256000, 8192, 40, 64, 0, 8192, true};
-	uint64_t shared, every;
+	uint64_t shared, every, prefix_every, fkd;
 
 	decode_trunk(c, &t, m);
 	if (!hf_has(c, "head_dim"))
@@ -916,20 +918,30 @@ void mpm_read_cohere2_moe(hf_ctx *c, mp_model *m)
 	shared = hf_get_u64(c, KEYS("num_shared_experts"), 0);
 	m->num_shared_experts = shared;
 	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "intermediate_size");
-	m->intermediate_size = hf_get_u64(c, KEYS("prefix_dense_intermediate_size"), 0);
-	if (mlp_layer_types(c, m) && c->st == MP_OK && m->intermediate_size == 0) {
-		for (uint64_t i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++)
-			if (m->dense_layer_mask[i / 8] & (1u << (i % 8))) {
-				hf_fail_key(c, "prefix_dense_intermediate_size",
-				            "prefix_dense_intermediate_size is required: a \"dense\" layer of mlp_layer_types "
-				            "builds its MLP of that width (Cohere2MoeMLP)");
-				break;
-			}
-	}
+	/* Cohere2MoeMLP(config, prefix_dense_intermediate_size): None takes intermediate_size */
+	m->intermediate_size = hf_get_u64(c, KEYS("prefix_dense_intermediate_size"), m->moe_intermediate_size);
+	fkd = hf_get_u64(c, KEYS("first_k_dense_replace"), 0);
+	if (fkd > m->num_layers)
+		fkd = m->num_layers;
+	m->first_dense_layers = fkd; /* mlp_layer_types' default: the first first_k_dense_replace layers dense */
+	mlp_layer_types(c, m);
 	m->sliding_window = hf_window(c, "sliding_window", 4096);
 	every = hf_get_u64(c, KEYS("sliding_window_pattern"), 4);
-	if (m->sliding_window)
-		m->sliding_window_layers = every ? m->num_layers - m->num_layers / every : m->num_layers;
+	prefix_every = hf_get_u64(c, KEYS("prefix_dense_sliding_window_pattern"), 1);
+	if (c->st == MP_OK && (every == 0 || prefix_every == 0)) {
+		hf_fail_key(c, every == 0 ? "sliding_window_pattern" : "prefix_dense_sliding_window_pattern",
+		            "the sliding-window patterns must be at least 1 (layer_types' derivation divides by them)");
+		return;
+	}
+	/* layer_types' default: the first_k_dense_replace prefix layers slide unless (i + 1) % prefix pattern == 0, the
+	 * others unless (i + 1 - first_k_dense_replace) % sliding_window_pattern == 0 */
+	if (m->sliding_window && every && prefix_every) {
+		uint64_t n = 0;
+
+		for (uint64_t i = 0; i < m->num_layers; i++)
+			n += i < fkd ? (i + 1) % prefix_every != 0 : (i - fkd + 1) % every != 0;
+		m->sliding_window_layers = n;
+	}
 	hf_decode_layer_types(c, m);
 	hf_decode_rope(c, m, 1.0);
 }
@@ -1437,6 +1449,14 @@ void mpm_read_minimax_m3_vl_text(hf_ctx *c, mp_model *m)
 		if (idx_heads == 0 || idx_dim == 0) {
 			hf_fail_key(c, idx_heads == 0 ? "index_n_heads" : "index_head_dim",
 			            "the minimax_m3_sparse layers' indexer needs index_n_heads and index_head_dim of at least 1");
+			return;
+		}
+		/* MiniMaxM3VLIndexer.build_block_mask repeats each indexer head's selection num_attention_heads //
+		 * index_n_heads times over the query heads: another count fails the attention (sdpa, eager) */
+		if (m->num_heads % idx_heads != 0) {
+			hf_fail_key(c, "num_attention_heads",
+			            "num_attention_heads must be a multiple of index_n_heads when layers are minimax_m3_sparse: "
+			            "the indexer's block mask is repeated heads // index_n_heads times over the query heads");
 			return;
 		}
 		m->indexer_heads = idx_heads;

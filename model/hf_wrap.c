@@ -140,6 +140,7 @@ enum {
 	WRAP_PROJ_FUYU,      /* no tower: vision_embed_tokens projects raw patches (FuyuModel) */
 	WRAP_PROJ_ALIGNER,   /* linear1 and linear2 with biases under model.aligner (DeepseekVLAligner) */
 	WRAP_PROJ_HYV4VL,    /* Hunyuan V4 VL's own tower and patch merger, listed by the reader (hyv4vl_tower) */
+	WRAP_PROJ_MINIMAX_M3, /* MiniMax-M3's CLIP-like tower and two-MLP projector, listed by the reader (m3_tower) */
 };
 
 static const wrap_row wraps[] = {
@@ -218,6 +219,10 @@ static const wrap_row wraps[] = {
     /* HYV4VLConfig: Hunyuan V4 VL's decoder and its own tower (hyv4vl_tower), untied */
     {"hy_v4_vl", "hy_v4_vl_text", "hy_v4_vl_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_HYV4VL, false, false,
      false, NULL, NULL, NULL, false},
+    /* MiniMaxM3VLConfig: MiniMax-M3's decoder and its own tower and projector (m3_tower); untied unless text_config
+     * ties (its __post_init__) */
+    {"minimax_m3_vl", "minimax_m3_vl_text", "minimax_m3_vl_vision", false, true, false, 0, 0, 0, 0, 0,
+     WRAP_PROJ_MINIMAX_M3, false, false, false, NULL, NULL, NULL, false},
     /* InternVLConfig: Qwen2 and InternVL's tower (internvl_tower), tied */
     {"internvl", "qwen2", "internvl_vision", true, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_INTERNVL, false, false, false,
      NULL, NULL, NULL, false},
@@ -1119,6 +1124,89 @@ static void hyv4vl_tower(hf_ctx *top, mp_model *m)
 	hf_tensor(m, MP_ROOT_TOWER, mlp, "fc2.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
 }
 
+/*
+ * MiniMax-M3's tower and projector (modeling_minimax_m3_vl.py; MiniMaxM3VLVisionConfig: hidden 1280, MLP 5120, 32
+ * layers, 16 heads, 3 channels, 14 px patches x temporal_patch_size 2, spatial_merge_size 2): under
+ * model.vision_tower., embeddings.proj (a Conv3d without bias), pre_layrnorm, per layer q, k, v and out_proj
+ * (hidden x hidden with biases), layer_norm1 and layer_norm2 (LayerNorms), fc1 and fc2 with biases; under
+ * model.multi_modal_projector., linear_1 (tower width -> projector_hidden_size 6144), linear_2 (-> the decoder's
+ * width), merge_linear_1 (the decoder's width x spatial_merge_size^2 -> projector_hidden_size) and merge_linear_2 (->
+ * the decoder's width), all with biases. Worked example (the defaults): 631,185,920 + 234,381,312.
+ */
+static void m3_tower(hf_ctx *top, mp_model *m)
+{
+	const cJSON *vc = cJSON_GetObjectItemCaseSensitive(top->cfg, "vision_config");
+	char pointer[96];
+	hf_ctx c;
+	uint64_t h, L, ch, patch, tp, merge, inter, P, th = m->hidden_size, mh;
+	const char *blk = "layers.{i}", *att = "layers.{i}.self_attn", *mlp = "layers.{i}.mlp";
+
+	if (vc && !cJSON_IsNull(vc) && !cJSON_IsObject(vc)) {
+		hf_fail_key(top, "vision_config", "vision_config must be an object (the image tower's config)");
+		return;
+	}
+	snprintf(pointer, sizeof(pointer), "%s/vision_config", top->pointer);
+	c = (hf_ctx){cJSON_IsObject(vc) ? vc : NULL, pointer, top->err, top->st, NULL, NULL, top->decode_type};
+	L = hf_get_u64(&c, KEYS("num_hidden_layers"), 32);
+	h = hf_get_u64(&c, KEYS("hidden_size"), 1280);
+	ch = hf_get_u64(&c, KEYS("num_channels"), 3);
+	patch = hf_get_u64(&c, KEYS("patch_size"), 14);
+	tp = hf_get_u64(&c, KEYS("temporal_patch_size"), 2);
+	merge = hf_get_u64(&c, KEYS("spatial_merge_size"), 2);
+	inter = hf_get_u64(&c, KEYS("intermediate_size"), 5120);
+	P = hf_get_u64(top, KEYS("projector_hidden_size"), 6144);
+	if (c.st == MP_OK && (h == 0 || L == 0 || patch == 0 || tp == 0 || merge == 0 || h > (UINT64_C(1) << 20) ||
+	                      inter > (UINT64_C(1) << 24) || L > MP_MAX_LAYERS || ch > 256 || merge > 64 || tp > 64 ||
+	                      patch > 1024))
+		hf_fail_key(&c, "hidden_size",
+		            "the image tower needs a width (below 2^20), a depth (at most 1024), patch_size, "
+		            "temporal_patch_size and spatial_merge_size of at least 1");
+	top->st = c.st;
+	if (top->st == MP_OK && (P == 0 || P > (UINT64_C(1) << 24)))
+		hf_fail_key(top, "projector_hidden_size", "projector_hidden_size must be from 1 to 2^24");
+	if (top->st != MP_OK)
+		return;
+	mh = hf_mul(top, th, merge * merge, "hidden_size");
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.vision_tower.");
+	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "model.multi_modal_projector.");
+	{
+		uint64_t conv[5] = {h, ch, tp, patch, patch};
+
+		hf_shape(m, MP_ROOT_TOWER, "embeddings", "proj.weight", MP_TK_VISION, 0, conv, 5, 1);
+	}
+	hf_tensor(m, MP_ROOT_TOWER, NULL, "pre_layrnorm.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+	hf_tensor(m, MP_ROOT_TOWER, NULL, "pre_layrnorm.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+	for (int k = 0; k < 4; k++) {
+		static const char *const w[4] = {"q_proj.weight", "k_proj.weight", "v_proj.weight", "out_proj.weight"};
+		static const char *const b[4] = {"q_proj.bias", "k_proj.bias", "v_proj.bias", "out_proj.bias"};
+
+		hf_tensor(m, MP_ROOT_TOWER, att, w[k], MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, h, h, L);
+		hf_tensor(m, MP_ROOT_TOWER, att, b[k], MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	}
+	hf_tensor(m, MP_ROOT_TOWER, blk, "layer_norm1.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, blk, "layer_norm1.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, blk, "layer_norm2.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, blk, "layer_norm2.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, mlp, "fc1.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, inter, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, mlp, "fc1.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, inter, L);
+	hf_tensor(m, MP_ROOT_TOWER, mlp, "fc2.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, h, inter, L);
+	hf_tensor(m, MP_ROOT_TOWER, mlp, "fc2.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_1.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false, P, h,
+	          1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_1.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, P, 1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_2.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false, th, P,
+	          1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_2.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, th, 1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "merge_linear_1.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+	          P, mh, 1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "merge_linear_1.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+	          P, 1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "merge_linear_2.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+	          th, P, 1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "merge_linear_2.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+	          th, 1);
+}
+
 static void wrap_projector(hf_ctx *c, const wrap_row *w, mp_model *m)
 {
 	uint64_t h = m->vision.hidden, out = m->hidden_size;
@@ -1308,10 +1396,12 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 		kimi_k25_tower(c, m);
 		return;
 	}
-	if (w->projector == WRAP_PROJ_INTERNVL || w->projector == WRAP_PROJ_GLM4V || w->projector == WRAP_PROJ_HYV4VL) {
+	if (w->projector == WRAP_PROJ_INTERNVL || w->projector == WRAP_PROJ_GLM4V || w->projector == WRAP_PROJ_HYV4VL ||
+	    w->projector == WRAP_PROJ_MINIMAX_M3) {
 		(w->projector == WRAP_PROJ_INTERNVL ? internvl_tower
 		 : w->projector == WRAP_PROJ_GLM4V  ? glm4v_tower
-		                                    : hyv4vl_tower)(c, m);
+		 : w->projector == WRAP_PROJ_HYV4VL ? hyv4vl_tower
+		                                    : m3_tower)(c, m);
 		return;
 	}
 	decode_vision(c, w, m);

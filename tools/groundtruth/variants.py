@@ -443,7 +443,7 @@ def fam_moe(w, t):
 # kernel, so a num_key_value_heads other than num_attention_heads runs or fails by the path taken (left out of the
 # variants; tests/ref/hf/README.md)
 MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe_lite", "glm_moe_dsa", "kimi_linear", "youtu",
-             "sarvam_mla", "mistral4", "axk1", "axk2", "hy_v4", "hy_v4_vl_text",
+             "sarvam_mla", "mistral4", "axk1", "axk2", "hy_v4", "hy_v4_vl_text", "minicpm3",
              "longcat_flash"}
 
 
@@ -460,6 +460,14 @@ def fam_mla(w, t):
         draw_layer_list(w, "indexer_types", sorted(set(w.dd["indexer_types"]) | {"full", "shared"}), n)
     if "layer_types" in w.d and isinstance(w.dd.get("layer_types"), list):
         w.d.pop("layer_types")     # only indexed_attention: its one kind
+    w.d.pop("head_dim", None)
+
+
+def fam_mla_dense(w, t):
+    """An MLA decoder without experts (MiniCPM3, Youtu): fam_dense's widths and flags with the MLA ranks drawn."""
+    fam_dense(w, t)
+    w.d.pop("num_key_value_heads", None)
+    draw_mla(w)
     w.d.pop("head_dim", None)
 
 
@@ -1018,6 +1026,11 @@ FAMILIES = {
     "gemma4_unified_text": fam_gemma4_unified,
     "mimo_v2_flash": fam_mimo_v2_flash, "minimax_m3_vl_text": fam_minimax_m3,
     "cohere_compass_text": fam_cohere_compass, "axk2": fam_axk2, "hy_v4": fam_hy_v4, "hy_v4_vl_text": fam_hy_v4,
+    # MLA and MoE types of the enumeration drawn with their own knobs (expert counts, MLA ranks) rather than as plain
+    # decoders
+    "sarvam_mla": fam_mla, "youtu": fam_mla_dense, "minicpm3": fam_mla_dense, "sarvam_moe": fam_moe,
+    "solar_open": fam_moe, "flex_olmo": fam_moe, "granitemoeshared": fam_moe, "granitemoe_swa": fam_moe,
+    "cohere2_moe": fam_moe,
 }
 
 
@@ -1179,6 +1192,12 @@ def draw_wrapper(rng, t, cfg0):
             vc["patch_size"] = [vc["patch_size"], vc["patch_size"]]
         if rng.random() < 0.5:
             d["downsample_ratio"] = rng.choice([0.5, 0.25, 1.0])
+    if t == "minimax_m3_vl":
+        # MiniMax-M3's projector width and its tower's merge and temporal patch sizes
+        d["projector_hidden_size"] = rng.choice([32, 64, 96])
+        vd = d.setdefault("vision_config", {})
+        vd["spatial_merge_size"] = rng.choice([1, 2, 3])
+        vd["temporal_patch_size"] = rng.choice([1, 2])
     if t == "hy_v4_vl":
         # Hunyuan V4 VL's tower: its merger's size, the position table's image size, its output width
         vd = d.setdefault("vision_config", {})
