@@ -142,7 +142,13 @@ static void qwen_vl(vbuild *b, const mp_vision *v)
 	put(b, NULL, "pos_embed.weight", v->positions, h, 1);
 	vnorm(b, blk, WB("norm1"), v->norm, h, L);
 	vnorm(b, blk, WB("norm2"), v->norm, h, L);
-	lin(b, attn, WB("qkv"), v->qkv_rows ? v->qkv_rows : 3 * h, h, v->attn_bias, L);
+	if (v->split_qkv) {
+		lin(b, attn, WB("q"), h, h, v->attn_bias, L);
+		lin(b, attn, WB("k"), h, h, v->attn_bias, L);
+		lin(b, attn, WB("v"), h, h, v->attn_bias, L);
+	} else {
+		lin(b, attn, WB("qkv"), v->qkv_rows ? v->qkv_rows : 3 * h, h, v->attn_bias, L);
+	}
 	lin(b, attn, WB("proj"), h, h, v->attn_bias, L);
 	if (v->gated_mlp) {
 		lin(b, mlp, WB("gate_proj"), i, h, v->mlp_bias, L);

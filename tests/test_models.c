@@ -1121,7 +1121,7 @@ static void test_utf8_sanitize(void **state)
  *     HyperCLOVAXVisionV2Config.__post_init__) reads as qwen2_5_vl_vision: 9,705,315,072;
  *   - Aya Vision: the default tower (1152 wide, 14 heads) does not build (SiglipAttention); a 422 names
  *     vision_config's num_attention_heads; with 16 heads, 35,449,907,744 (aya-vision-16-heads-variant);
- *   - VideoLLaMA 3, EXAONE 4.5, PaddleOCR-VL, Cosmos3-Edge and Kimi K2.5 (below).
+ *   - VideoLLaMA 3, EXAONE 4.5, PaddleOCR-VL, Cosmos3-Edge, Kimi K2.5 and Qwen2.5-Omni's Thinker (below).
  */
 static void test_wrappers_v1(void **state)
 {
@@ -1218,6 +1218,24 @@ static void test_wrappers_v1(void **state)
 		                            &pc, &m, &e),
 		                 MP_EINVAL);
 		assert_string_equal(e.field, "/model/hf_config/vision_config/merge_kernel_size");
+	}
+	/* Qwen2.5-Omni's Thinker: the Qwen2.5-VL tower of 3,083,025,152 (q, k, v apart) and the audio encoder: conv1
+	 * 1280 x 128 x 3 + 1280, conv2 1280 x 1280 x 3 + 1280, audio_bos_eos_token 2 x 3584, 32 layers of 19,676,160
+	 * (4 x 1280^2, 3 biases, 2 LayerNorms, fc1 and fc2 of 5120 with biases), ln_post, proj 3584 x 1280 + 3584 =
+	 * 639,647,232; of 11,338,288,896. Audio heads that do not divide d_model: a 422. */
+	assert_int_equal(count_text("{\"model_type\":\"qwen2_5_omni_thinker\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(UINT64_C(639647232), 1280 * 128 * 3 + 1280 + UINT64_C(1280) * 1280 * 3 + 1280 + 2 * 3584 +
+	                                          UINT64_C(32) * 19676160 + 2 * 1280 + UINT64_C(3584) * 1280 + 3584);
+	assert_int_equal(pc.vision, UINT64_C(3083025152) + 639647232);
+	assert_int_equal(pc.total, UINT64_C(11338288896));
+	{
+		mp_error e = MP_ERROR_INIT;
+
+		assert_int_equal(count_text("{\"model_type\":\"qwen2_5_omni_thinker\",\"audio_config\":"
+		                            "{\"encoder_attention_heads\":3}}",
+		                            &pc, &m, &e),
+		                 MP_EINVAL);
+		assert_string_equal(e.field, "/model/hf_config/audio_config/encoder_attention_heads");
 	}
 }
 

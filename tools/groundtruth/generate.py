@@ -57,7 +57,7 @@ ministral apertus1p5_text dbrx
 cosmos3_omni idefics3 smolvlm idefics2 internvl
 glm4v glm46v glmga glm4v_moe fuyu deepseek_vl jetmoe exaone_moe hy_v3
 rwkv recurrent_gemma mistral4 jais2 aria_text kolibri1 flint laguna afmoe axk1 beam
-video_llava lfm2_vl aya_vision hyperclovax_vision_v2 video_llama_3 exaone4_5 paddleocr_vl cosmos3_edge kimi_k25""".split()
+video_llava lfm2_vl aya_vision hyperclovax_vision_v2 video_llama_3 exaone4_5 paddleocr_vl cosmos3_edge kimi_k25 qwen2_5_omni_thinker""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
