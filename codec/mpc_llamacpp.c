@@ -564,9 +564,9 @@ void mpc_llamacpp_block_write(mpc_out *w, const char *key, const mps_inference_p
 	mpc_w_lit(w, NULL,
 		  "placement.devices: llama.cpp's buffers per device as it allocates them (src/llama-model.cpp "
 		  "load_tensors: the last gpu_layers layers, the output layer counted, on the GPUs split by -ts or each "
-		  "GPU's memory); the model and KV buffers are llama.cpp's arithmetic to the byte (tests/ref/llamacpp: 523 "
-		  "runs), the compute buffers a model of its graph reserve (within 10% where the model sits on one "
-		  "device). predicted.log_lines are the lines it will print, in its own formats (MiB = 2^20 bytes).");
+		  "GPU's memory); the model and KV buffers are llama.cpp's arithmetic to the byte (tests/ref/llamacpp: 595 "
+		  "runs), the compute buffers a model of its graph reserve (within 10% in every reference run, all on "
+		  "llama.cpp's CPU backend: warnings say where CUDA's differ). predicted.log_lines are the lines it will print, in its own formats (MiB = 2^20 bytes).");
 	mpc_w_lit(w, NULL,
 		  "budget_bytes per GPU = capacity x gpu_memory_utilization - the CUDA context - margin_bytes (llama.cpp's "
 		  "--fit-target default, 1024 MiB, for the CUDA pool's flash-attention and cuBLAS scratch outside the "

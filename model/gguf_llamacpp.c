@@ -152,6 +152,8 @@ mp_status mpm_gguf_llamacpp(const mpm_gguf *g, const char *pointer, mp_llamacpp_
 		const mpm_gguf_tensor *up = mpm_gguf_tensor_named(g, "blk.0.ffn_up.weight");
 		p->plain_ffn = up != NULL && mpm_gguf_tensor_named(g, "blk.0.ffn_gate.weight") == NULL && up->n_dims == 2 &&
 			       up->ne[1] == p->n_ff;
+		p->fused_gate_up = up != NULL && mpm_gguf_tensor_named(g, "blk.0.ffn_gate.weight") == NULL && up->n_dims == 2 &&
+				   up->ne[1] == 2 * (uint64_t)p->n_ff;
 	}
 	/* SWA (llama-model.cpp load_swa_pattern, llama-hparams.cpp set_swa_pattern: layer il slides unless
 	 * il % n_pattern == n_pattern - 1) */

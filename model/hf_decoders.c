@@ -459,3 +459,74 @@ void mpm_read_beam(hf_ctx *c, mp_model *m)
 	          m->num_heads, m->num_layers);
 	hf_decode_rope(c, m, 1.0);
 }
+
+/*
+ * CohereCompassTextConfig (CohereLabs' North decoders; configuration_cohere_compass.py, modeling_cohere_compass.py):
+ * vocab 256000, hidden 8192, FFN 22528, 40 layers, 64 heads, kv = heads unless given, 8192 positions, tied; head_dim
+ * a head_dim key, else hidden_size // num_attention_heads (floored: the heads need not divide); attention_bias on q, k, v
+ * and o; Cohere's parallel block (one input_layernorm, attention and MLP side by side), LayerNorms of a weight only;
+ * every layer full_attention unless layer_types says, a sliding layer over sliding_window (4096). Its rotary module
+ * reads rope_parameters[layer_type] for every layer type present, so rope_parameters must be keyed by them (the
+ * class's default, a flat rope_parameters, fails in transformers 5.24 with KeyError 'full_attention': a 422 naming
+ * rope_parameters); a layer type mapped to null has no RoPE. Worked example (the default with rope_parameters
+ * {"full_attention": {...}}): 34,980,831,232 parameters (tests/ref/hf/groundtruth.json
+ * cohere-compass-text-rope-variant).
+ */
+void mpm_read_cohere_compass_text(hf_ctx *c, mp_model *m)
+{
+	const cJSON *rp = cJSON_GetObjectItemCaseSensitive(c->cfg, "rope_parameters");
+	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types"), *v;
+	bool full = true, sliding = false;
+
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 256000);
+	m->hidden_size = hf_get_u64(c, KEYS("hidden_size"), 8192);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 22528);
+	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), 40);
+	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), 64);
+	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), m->num_heads);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 8192);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->sliding_window = hf_window(c, "sliding_window", 4096);
+	if (c->st != MP_OK)
+		return;
+	if (m->num_heads == 0 || m->hidden_size < m->num_heads) {
+		hf_fail_key(c, "num_attention_heads",
+		            "num_attention_heads must be between 1 and hidden_size (head_dim is hidden_size // heads)");
+		return;
+	}
+	/* __post_init__ sets head_dim = hidden_size // heads (floored), then a head_dim key (not a field: one of the
+	 * kwargs PreTrainedConfig sets after) overrides it */
+	m->head_dim = hf_get_u64(c, KEYS("head_dim"), m->hidden_size / m->num_heads);
+	m->attn_kind = MP_ATTN_GQA;
+	m->ffn_kind = MP_FFN_GATED;
+	m->norm_kind = MP_NORM_RMS; /* CohereCompassLayerNorm: a weight, no bias */
+	m->norms_per_layer = 1;
+	m->final_norm = true;
+	m->parallel_block = true;
+	if (lt && !cJSON_IsNull(lt)) {
+		hf_decode_layer_types(c, m);
+		if (c->st != MP_OK)
+			return;
+		full = false;
+		cJSON_ArrayForEach(v, lt)
+		{
+			full |= v->valuestring[0] == 'f';
+			sliding |= v->valuestring[0] == 's';
+		}
+	} else {
+		m->sliding_window = 0;
+	}
+	/* rope_parameters keyed by every layer type present (an object or null each) */
+	if (!cJSON_IsObject(rp) || (full && !cJSON_GetObjectItemCaseSensitive(rp, "full_attention")) ||
+	    (sliding && !cJSON_GetObjectItemCaseSensitive(rp, "sliding_attention"))) {
+		hf_fail_key(c, "rope_parameters",
+		            "rope_parameters must give each layer type of layer_types its own entry ({\"full_attention\": "
+		            "{\"rope_type\": \"default\", \"rope_theta\": ...}}, or null for no RoPE): transformers 5.24's "
+		            "CohereCompassRotaryEmbedding reads rope_parameters[layer_type] and fails with KeyError on a "
+		            "flat one, the class's default");
+		return;
+	}
+	hf_decode_rope(c, m, 1.0);
+	m->rotary_buffer_sets = (uint32_t)(full + sliding);
+}

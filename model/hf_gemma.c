@@ -272,11 +272,42 @@ done:
  * and down of moe_intermediate_size), layer_scalar a buffer. use_bidirectional_attention "all" narrows the window to
  * window / 2 + 1 (the config class's conversion). Worked example (the defaults): 5,077,177,856 parameters.
  */
+/* The defaults where Gemma 4's text configuration classes differ, and whether the class has per-layer embeddings and
+ * the MoE block at all (Gemma4UnifiedTextConfig removes their keys: its model builds neither). */
+typedef struct gemma4_class {
+	uint64_t sliding_window, max_positions;
+	bool ple_and_moe;
+} gemma4_class;
+
+static void gemma4_text(hf_ctx *c, mp_model *m, const gemma4_class *k);
+
 void mpm_read_gemma4_text(hf_ctx *c, mp_model *m)
 {
+	static const gemma4_class k = {512, 131072, true};
+
+	gemma4_text(c, m, &k);
+}
+
+/*
+ * Gemma4UnifiedTextConfig (transformers 5.24, configuration_gemma4_unified.py: a Gemma4TextConfig): Gemma4TextConfig's
+ * defaults but sliding_window 1024 and 262144 positions, and no per-layer embeddings and no MoE block
+ * (vocab_size_per_layer_input, hidden_size_per_layer_input, enable_moe_block, num_experts, top_k_experts and
+ * moe_intermediate_size are removed from the class; Gemma4UnifiedTextModel builds neither, whatever a config says).
+ * The layers are Gemma 4's (Gemma4UnifiedTextDecoderLayer: Gemma4TextAttention, Gemma4TextMLP, four norms,
+ * layer_scalar). Worked example (the defaults): 3,010,758,400 parameters, tests/ref/hf gemma4_unified_text-default.
+ */
+void mpm_read_gemma4_unified_text(hf_ctx *c, mp_model *m)
+{
+	static const gemma4_class k = {1024, 262144, false};
+
+	gemma4_text(c, m, &k);
+}
+
+static void gemma4_text(hf_ctx *c, mp_model *m, const gemma4_class *k)
+{
 	const cJSON *bidi = cJSON_GetObjectItemCaseSensitive(c->cfg, "use_bidirectional_attention");
-	uint64_t ple, vocab_pl, shared;
-	bool k_eq_v, moe;
+	uint64_t ple = 0, vocab_pl = 0, shared;
+	bool k_eq_v, moe = false;
 
 	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 262144);
 	m->hidden_size = hf_get_u64(c, KEYS("hidden_size"), 2304);
@@ -285,20 +316,22 @@ void mpm_read_gemma4_text(hf_ctx *c, mp_model *m)
 	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), 8);
 	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), 4);
 	m->head_dim = hf_get_u64(c, KEYS("head_dim"), 256);
-	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 131072);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), k->max_positions);
 	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
 	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
-	m->sliding_window = hf_window(c, "sliding_window", 512);
+	m->sliding_window = hf_window(c, "sliding_window", k->sliding_window);
 	if (bidi && !cJSON_IsNull(bidi) &&
 	    (!cJSON_IsString(bidi) || (strcmp(bidi->valuestring, "all") != 0 && strcmp(bidi->valuestring, "vision") != 0)))
 		hf_fail_key(c, "use_bidirectional_attention", "use_bidirectional_attention must be \"all\", \"vision\" or null");
 	else if (cJSON_IsString(bidi) && strcmp(bidi->valuestring, "all") == 0 && m->sliding_window)
 		m->sliding_window = m->sliding_window / 2 + 1;
-	ple = hf_get_u64(c, KEYS("hidden_size_per_layer_input"), 256);
-	vocab_pl = hf_get_u64(c, KEYS("vocab_size_per_layer_input"), 262144);
+	if (k->ple_and_moe) {
+		ple = hf_get_u64(c, KEYS("hidden_size_per_layer_input"), 256);
+		vocab_pl = hf_get_u64(c, KEYS("vocab_size_per_layer_input"), 262144);
+		moe = hf_get_bool(c, KEYS("enable_moe_block"), false);
+	}
 	k_eq_v = hf_get_bool(c, KEYS("attention_k_eq_v"), false);
 	shared = hf_get_u64(c, KEYS("num_kv_shared_layers"), 0);
-	moe = hf_get_bool(c, KEYS("enable_moe_block"), false);
 	m->final_logit_softcapping = hf_has(c, "final_logit_softcapping");
 	if (c->st != MP_OK)
 		return;
@@ -587,6 +620,76 @@ static void gemma4_towers(hf_ctx *c, mp_model *m)
 void mpm_read_gemma4(hf_ctx *c, mp_model *m)
 {
 	decode_gemma_wrapper(c, m, "gemma4", "gemma4_text", mpm_read_gemma4_text, gemma4_towers);
+}
+
+/*
+ * Gemma 4 unified's encoder-free embedders (modeling_gemma4_unified.py Gemma4UnifiedModel), each only when its config
+ * is not null (both are by default). vision_config (Gemma4UnifiedVisionConfig: patch_size 16, pooling_kernel_size 3,
+ * mm_embed_dim 3840, mm_posemb_size 1120, output_proj_dims 3840): Gemma4UnifiedVisionEmbedder's patch_ln1 (a
+ * LayerNorm of the merged patch, (patch_size x pooling_kernel_size)^2 x 3 pixels), patch_dense (patch -> mm_embed_dim,
+ * with a bias), patch_ln2, pos_embedding (mm_posemb_size x 2 x mm_embed_dim), pos_norm (LayerNorms with weight and
+ * bias), then multimodal_embedder.embedding_projection (output_proj_dims -> the decoder's width; its RMSNorm has no
+ * weight). audio_config (Gemma4UnifiedAudioConfig: audio_embed_dim 640): embed_audio.embedding_projection
+ * (audio_embed_dim -> the decoder's width). Worked example: mm_embed_dim 48, patch 4, pooling 2, posemb 10,
+ * output_proj_dims 3840 and audio 20 into a decoder of 64: 192 x 2 + 48 x 192 + 48 + 4 x 48 + 10 x 2 x 48 + 64 x 3840
+ * + 64 x 20 = 257,968 values (transformers 5.24 builds the same).
+ */
+static void gemma4_unified_towers(hf_ctx *top, mp_model *m)
+{
+	char pointer[MP_POINTER_MAX];
+	hf_ctx c;
+	const uint8_t T = MP_ROOT_TOWER, P = MP_ROOT_PROJECTOR;
+
+	mp_inventory_root(&m->inv, P, "model.");
+	if (hf_has(top, "vision_config") && sub_config(top, "vision_config", pointer, sizeof(pointer), &c)) {
+		uint64_t patch = hf_get_u64(&c, KEYS("patch_size"), 16), pool = hf_get_u64(&c, KEYS("pooling_kernel_size"), 3);
+		uint64_t mm = hf_get_u64(&c, KEYS("mm_embed_dim"), 3840), pos = hf_get_u64(&c, KEYS("mm_posemb_size"), 1120);
+		uint64_t out = hf_get_u64(&c, KEYS("output_proj_dims"), 3840), pix;
+
+		if (c.st == MP_OK && (patch == 0 || patch > 1024 || pool == 0 || pool > 64 || mm == 0 ||
+		                      mm > (UINT64_C(1) << 24) || pos > (UINT64_C(1) << 24) || out == 0 ||
+		                      out > (UINT64_C(1) << 24)))
+			hf_fail_key(&c, "mm_embed_dim", "the vision embedder's sizes are out of range (patch_size at most 1024, "
+			                                "pooling_kernel_size at most 64, widths at most 2^24)");
+		if (c.st == MP_OK) {
+			const uint64_t table[3] = {pos, 2, mm};
+
+			pix = patch * pool * patch * pool * 3;
+			mp_inventory_root(&m->inv, T, "model.embed_vision.");
+			hf_shape(m, T, NULL, "pos_embedding", MP_TK_VISION, 0, table, 3, 1);
+			hf_tensor(m, T, NULL, "patch_ln1.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, pix, 1);
+			hf_tensor(m, T, NULL, "patch_ln1.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, pix, 1);
+			hf_tensor(m, T, NULL, "patch_dense.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, mm, pix,
+			          1);
+			hf_tensor(m, T, NULL, "patch_dense.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, mm, 1);
+			hf_tensor(m, T, NULL, "patch_ln2.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, mm, 1);
+			hf_tensor(m, T, NULL, "patch_ln2.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, mm, 1);
+			hf_tensor(m, T, NULL, "pos_norm.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, mm, 1);
+			hf_tensor(m, T, NULL, "pos_norm.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, mm, 1);
+			hf_tensor(m, P, "embed_vision.multimodal_embedder", "embedding_projection.weight", MP_TK_PROJECTOR,
+			          MP_SPLIT_NONE, MP_STEP_NONE, false, m->hidden_size, out, 1);
+		}
+		top->st = c.st;
+	}
+	if (top->st == MP_OK && hf_has(top, "audio_config") &&
+	    sub_config(top, "audio_config", pointer, sizeof(pointer), &c)) {
+		uint64_t a = hf_get_u64(&c, KEYS("audio_embed_dim", "hidden_size", "output_proj_dims"), 640);
+
+		if (c.st == MP_OK && (a == 0 || a > (UINT64_C(1) << 24)))
+			hf_fail_key(&c, "audio_embed_dim", "audio_embed_dim must be between 1 and 2^24");
+		if (c.st == MP_OK)
+			hf_tensor(m, P, "embed_audio", "embedding_projection.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE,
+			          MP_STEP_NONE, false, m->hidden_size, a, 1);
+		top->st = c.st;
+	}
+}
+
+/* Gemma4UnifiedConfig (a Gemma4Config: text_config a gemma4_unified_text, vision_config and audio_config null by
+ * default, tied): Gemma4UnifiedForConditionalGeneration, the decoder under model.language_model. */
+void mpm_read_gemma4_unified(hf_ctx *c, mp_model *m)
+{
+	decode_gemma_wrapper(c, m, "gemma4_unified", "gemma4_unified_text", mpm_read_gemma4_unified_text,
+	                     gemma4_unified_towers);
 }
 
 

@@ -1161,3 +1161,280 @@ void mpm_read_hy_v3(hf_ctx *c, mp_model *m)
 	m->router_correction_buffer = true;
 	hf_decode_rope(c, m, 1.0);
 }
+
+/*
+ * MiMoV2FlashConfig (XiaomiMiMo/MiMo-V2-Flash; configuration_mimo_v2_flash.py, modeling_mimo_v2_flash.py): vocab
+ * 152576, hidden 4096, FFN 16384 (the "dense" layers of mlp_layer_types: the first by default), 48 layers, 64 heads,
+ * q and k of head_dim 192, v of v_head_dim 128, 131072 positions, untied; attention_bias on q, k and v (o never);
+ * layer_types full at layer 0 and every sixth (i + 1) % 6 == 0, the others sliding over sliding_window 129
+ * (sliding_window_size, when given, is the window less one: sliding_window = sliding_window_size + 1). A sliding
+ * layer has twice num_key_value_heads (4) KV heads and a learned sink logit per head (MiMoV2FlashAttention: is_swa);
+ * a full layer num_key_value_heads and no sinks. The "sparse" layers: n_routed_experts (num_local_experts) 256 of
+ * moe_intermediate_size 2048, top-8, no shared expert, the router's e_score_correction_bias a buffer. RoPE rotates
+ * partial_rotary_factor (0.334) of each head, one rotary module per kind of layer present. Worked example (the
+ * defaults): 308,778,768,832 parameters (tests/ref/hf/groundtruth.json mimo_v2_flash-default).
+ */
+void mpm_read_mimo_v2_flash(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {152576, 4096, 48, 64, 4, 131072, false};
+	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types");
+	uint64_t sliding = 0, kinds;
+
+	decode_trunk(c, &t, m);
+	if (!hf_has(c, "head_dim"))
+		m->head_dim = 192;
+	m->v_head_dim = hf_get_u64(c, KEYS("v_head_dim"), 128);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 16384);
+	m->qkv_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts", "num_local_experts"), 256);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 8);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 2048);
+	m->router_correction_buffer = true;
+	if (hf_has(c, "sliding_window_size"))
+		m->sliding_window = hf_get_u64(c, KEYS("sliding_window_size"), 128) + 1;
+	else
+		m->sliding_window = hf_window(c, "sliding_window", 129);
+	if (c->st != MP_OK)
+		return;
+	if (m->num_layers == 0 || m->num_layers > MP_MAX_LAYERS) {
+		hf_fail_key(c, "num_hidden_layers", "num_hidden_layers must be between 1 and 1024");
+		return;
+	}
+	if (m->v_head_dim == 0) {
+		hf_fail_key(c, "v_head_dim", "v_head_dim must be at least 1");
+		return;
+	}
+	m->first_dense_layers = 1;
+	mlp_layer_types(c, m);
+	m->layer_pattern = true;
+	m->attn_per_layer = true;
+	if (lt && !cJSON_IsNull(lt)) {
+		const cJSON *v;
+		uint64_t i = 0;
+
+		hf_decode_layer_types(c, m);
+		if (c->st != MP_OK)
+			return;
+		cJSON_ArrayForEach(v, lt)
+		{
+			bool s = v->valuestring[0] == 's';
+
+			m->layer_flags[i++] = MP_LAYER_ATTENTION | MP_LAYER_FFN | (s ? MP_LAYER_WINDOW | MP_LAYER_GLOBAL : 0);
+			sliding += s;
+		}
+	} else {
+		for (uint64_t i = 0; i < m->num_layers; i++) {
+			bool s = !(i == 0 || (i + 1) % 6 == 0);
+
+			m->layer_flags[i] = MP_LAYER_ATTENTION | MP_LAYER_FFN | (s ? MP_LAYER_WINDOW | MP_LAYER_GLOBAL : 0);
+			sliding += s;
+		}
+		if (sliding && m->sliding_window == 0) {
+			hf_fail_key(c, "sliding_window",
+			            "the layers layer_types makes slide (all but layer 0 and every sixth) need a window: "
+			            "transformers 5.24 cannot build their cache with sliding_window null");
+			return;
+		}
+		m->sliding_window_layers = sliding;
+	}
+	if (sliding == 0)
+		m->sliding_window = 0;
+	/* the sliding layers' widths: the second kind of attention layer (MP_LAYER_GLOBAL), twice the KV heads */
+	m->global_head_dim = m->head_dim;
+	m->global_kv_heads = hf_mul(c, 2, m->num_kv_heads, "num_key_value_heads");
+	/* heads not a multiple of num_key_value_heads is mp_model_validate's 422 on that key; a multiple of it but not of
+	 * twice it fails in the sliding layers (repeat_kv by heads // (2 x kv)): named on the heads */
+	if (sliding && m->num_kv_heads && m->num_heads % m->num_kv_heads == 0 && m->global_kv_heads &&
+	    (m->global_kv_heads > m->num_heads || m->num_heads % m->global_kv_heads)) {
+		hf_fail_key(c, "num_attention_heads",
+		            "num_attention_heads must be a multiple of twice num_key_value_heads: the sliding-window layers "
+		            "have 2 x num_key_value_heads KV heads (MiMoV2FlashAttention)");
+		return;
+	}
+	if (sliding)
+		hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.self_attn", "sinks", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_NONE,
+		          true, 1, m->num_heads, sliding);
+	hf_decode_rope(c, m, 0.334); /* compute_default_rope_parameters: partial_rotary_factor 0.334 when unstated */
+	kinds = (sliding > 0) + (sliding < m->num_layers);
+	m->rotary_buffer_sets = (uint32_t)kinds;
+}
+
+/* MiniMax-M3's names (modeling_minimax_m3_vl.py): the dense MLP's and the shared expert's gate and up in one
+ * gate_up_proj (MiniMaxM3VLDenseMLP); the routed experts fused, the router's correction bias under gate. */
+const mp_names mpm_names_minimax_m3 = {MP_NAMES_LLAMA_FIELDS, .gate_up = {"gate_up_proj.weight", NULL},
+                                       .sh_gate_up = {"shared_experts.gate_up_proj.weight", NULL}};
+
+/* An integer key of MiniMax-M3's legacy sparse_attention_config (the published checkpoint's spelling), the flat key
+ * winning when the legacy one is absent. */
+static uint64_t m3_index_key(hf_ctx *c, const cJSON *sparse, const char *legacy, const char *flat, uint64_t dflt)
+{
+	uint64_t v = hf_get_u64(c, (const char *const[]){flat, NULL}, dflt);
+
+	if (sparse && cJSON_GetObjectItemCaseSensitive(sparse, legacy)) {
+		char pointer[MP_POINTER_MAX];
+		hf_ctx sub;
+
+		snprintf(pointer, sizeof(pointer), "%s/sparse_attention_config", c->pointer);
+		sub = (hf_ctx){sparse, pointer, c->err, c->st, NULL, NULL, c->decode_type};
+		v = hf_get_u64(&sub, (const char *const[]){legacy, NULL}, v);
+		c->st = sub.st;
+	}
+	return v;
+}
+
+/* A per-layer list of flags or kinds (sparse_attention_freq, moe_layer_freq: numbers or booleans, true = the second
+ * kind) under `pointer_key`: *count gets the layers flagged, bit i of mask layer i. False on a bad list (the error set). */
+static bool m3_flag_list(hf_ctx *c, const cJSON *l, const char *key, uint64_t layers, uint8_t *mask, uint64_t *count)
+{
+	const cJSON *v;
+	uint64_t i = 0;
+
+	*count = 0;
+	if (!cJSON_IsArray(l) || (uint64_t)cJSON_GetArraySize(l) != layers) {
+		hf_fail_key(c, key, "must list one flag (0/1 or false/true) for each of the num_hidden_layers layers");
+		return false;
+	}
+	cJSON_ArrayForEach(v, l)
+	{
+		bool on;
+
+		if (cJSON_IsBool(v))
+			on = cJSON_IsTrue(v);
+		else if (cJSON_IsNumber(v))
+			on = v->valuedouble != 0;
+		else {
+			hf_fail_key(c, key, "entries must be 0/1 or false/true");
+			return false;
+		}
+		if (on) {
+			mask[i / 8] |= (uint8_t)(1u << (i % 8));
+			(*count)++;
+		}
+		i++;
+	}
+	return true;
+}
+
+/*
+ * MiniMaxM3VLTextConfig (MiniMaxAI/MiniMax-M3's decoder; configuration_minimax_m3_vl.py, modeling_minimax_m3_vl.py):
+ * vocab 200064, hidden 6144, 60 layers, 64 heads, kv 4 of head_dim 128, 524288 positions, untied; no attention bias;
+ * per-head q_norm and k_norm; the layers of mlp_layer_types (all "sparse" by default; the legacy moe_layer_freq: 1 =
+ * sparse) hold num_local_experts (num_experts) 128 routed experts of intermediate_size 3072, top-4, a shared expert
+ * of shared_intermediate_size 3072 (gate and up fused) and the router's e_score_correction_bias (a buffer); the
+ * "dense" ones a dense MLP of dense_intermediate_size 12288, gate and up fused. layer_types (all "full_attention" by
+ * default; the legacy sparse_attention_config.sparse_attention_freq: 1 = sparse): a "minimax_m3_sparse" layer adds a
+ * lightning indexer (MiniMaxM3VLIndexer: q_proj hidden -> index_n_heads x index_head_dim, k_proj hidden ->
+ * index_head_dim, q_norm and k_norm of index_head_dim) and caches its key, index_head_dim per token
+ * (MiniMaxM3VLSparseCacheLayer.idx_keys). Worked example (the defaults): 447,186,441,216 parameters.
+ */
+void mpm_read_minimax_m3_vl_text(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {200064, 6144, 60, 64, 4, 524288, false};
+	const cJSON *sparse = cJSON_GetObjectItemCaseSensitive(c->cfg, "sparse_attention_config");
+	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types");
+	const cJSON *mlt = cJSON_GetObjectItemCaseSensitive(c->cfg, "mlp_layer_types");
+	uint8_t sparse_mask[MP_MAX_LAYERS / 8] = {0};
+	uint64_t sparse_layers = 0, idx_heads, idx_dim;
+
+	if (sparse && !cJSON_IsNull(sparse) && !cJSON_IsObject(sparse)) {
+		hf_fail_key(c, "sparse_attention_config", "sparse_attention_config must be an object or null");
+		return;
+	}
+	if (cJSON_IsNull(sparse))
+		sparse = NULL;
+	decode_trunk(c, &t, m);
+	if (!hf_has(c, "head_dim"))
+		m->head_dim = 128;
+	m->qk_norm = true;
+	m->intermediate_size = hf_get_u64(c, KEYS("dense_intermediate_size"), 12288);
+	m->num_experts = hf_get_u64(c, KEYS("num_local_experts", "num_experts"), 128);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 4);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 3072);
+	m->shared_expert_intermediate_size = hf_get_u64(c, KEYS("shared_intermediate_size"), 3072);
+	m->num_shared_experts = m->shared_expert_intermediate_size > 0;
+	m->router_correction_buffer = true;
+	idx_heads = m3_index_key(c, sparse, "sparse_num_index_heads", "index_n_heads", 4);
+	idx_dim = m3_index_key(c, sparse, "sparse_index_dim", "index_head_dim", 128);
+	if (c->st != MP_OK)
+		return;
+	if (m->num_layers == 0 || m->num_layers > MP_MAX_LAYERS) {
+		hf_fail_key(c, "num_hidden_layers", "num_hidden_layers must be between 1 and 1024");
+		return;
+	}
+	/* the MLP of each layer: mlp_layer_types, else moe_layer_freq, else every layer sparse */
+	m->first_dense_layers = 0;
+	if ((mlt == NULL || cJSON_IsNull(mlt)) && hf_has(c, "moe_layer_freq")) {
+		uint8_t moe_mask[MP_MAX_LAYERS / 8] = {0};
+		uint64_t n;
+
+		if (!m3_flag_list(c, cJSON_GetObjectItemCaseSensitive(c->cfg, "moe_layer_freq"), "moe_layer_freq",
+		                  m->num_layers, moe_mask, &n))
+			return;
+		for (uint64_t i = 0; i < m->num_layers; i++)
+			if (!(moe_mask[i / 8] & (1u << (i % 8))))
+				dense_layer(m, i);
+	} else {
+		mlp_layer_types(c, m);
+	}
+	/* the attention of each layer: layer_types, else sparse_attention_config's sparse_attention_freq, else full */
+	if (lt && !cJSON_IsNull(lt)) {
+		const cJSON *v;
+		uint64_t i = 0;
+
+		if (!cJSON_IsArray(lt) || (uint64_t)cJSON_GetArraySize(lt) != m->num_layers) {
+			hf_fail_key(c, "layer_types",
+			            "layer_types must list \"full_attention\" or \"minimax_m3_sparse\" for each of the "
+			            "num_hidden_layers layers");
+			return;
+		}
+		cJSON_ArrayForEach(v, lt)
+		{
+			if (!cJSON_IsString(v) || (strcmp(v->valuestring, "full_attention") != 0 &&
+			                           strcmp(v->valuestring, "minimax_m3_sparse") != 0)) {
+				hf_fail_key(c, "layer_types",
+				            "layer_types entries must be \"full_attention\" or \"minimax_m3_sparse\" (MiniMax-M3 "
+				            "has no sliding window)");
+				return;
+			}
+			if (v->valuestring[0] == 'm') {
+				sparse_mask[i / 8] |= (uint8_t)(1u << (i % 8));
+				sparse_layers++;
+			}
+			i++;
+		}
+	} else if (sparse && cJSON_GetObjectItemCaseSensitive(sparse, "sparse_attention_freq")) {
+		char pointer[MP_POINTER_MAX];
+		hf_ctx sub;
+
+		snprintf(pointer, sizeof(pointer), "%s/sparse_attention_config", c->pointer);
+		sub = (hf_ctx){sparse, pointer, c->err, c->st, NULL, NULL, c->decode_type};
+		if (!m3_flag_list(&sub, cJSON_GetObjectItemCaseSensitive(sparse, "sparse_attention_freq"),
+		                  "sparse_attention_freq", m->num_layers, sparse_mask, &sparse_layers)) {
+			c->st = sub.st;
+			return;
+		}
+	}
+	if (c->st != MP_OK)
+		return;
+	if (sparse_layers) {
+		const char *a = "layers.{i}.self_attn.indexer";
+
+		if (idx_heads == 0 || idx_dim == 0) {
+			hf_fail_key(c, idx_heads == 0 ? "index_n_heads" : "index_head_dim",
+			            "the minimax_m3_sparse layers' indexer needs index_n_heads and index_head_dim of at least 1");
+			return;
+		}
+		m->indexer_heads = idx_heads;
+		m->indexer_head_dim = idx_dim;
+		m->indexer_layers = sparse_layers;
+		hf_tensor(m, MP_ROOT_DECODER, a, "q_proj.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_EXTRA, false,
+		          hf_mul(c, idx_heads, idx_dim, "index_head_dim"), m->hidden_size, sparse_layers);
+		hf_tensor(m, MP_ROOT_DECODER, a, "k_proj.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_EXTRA, false,
+		          idx_dim, m->hidden_size, sparse_layers);
+		hf_tensor(m, MP_ROOT_DECODER, a, "q_norm.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          idx_dim, sparse_layers);
+		hf_tensor(m, MP_ROOT_DECODER, a, "k_norm.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          idx_dim, sparse_layers);
+	}
+	hf_decode_rope(c, m, 1.0);
+}

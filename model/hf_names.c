@@ -209,6 +209,28 @@ const mp_names mpm_names_nemotron_h = {MP_NAMES_LLAMA_FIELDS,
                                        .mixer = L ".mixer",
                                        .norms = {{"norm.weight", NULL}}};
 
+/* OLMo-Hybrid (modeling_olmo_hybrid.py): Llama's names, the gated delta net under linear_attn; every layer's
+ * post_attention_layernorm (the reader lists the attention layers' post_feedforward_layernorm and the linear layers'
+ * input_layernorm). */
+const mp_names mpm_names_olmo_hybrid = {MP_NAMES_LLAMA_FIELDS,
+                                        .mixer = L ".linear_attn",
+                                        .norms = {{"post_attention_layernorm.weight", NULL}}};
+
+/* LFM3 (modeling_lfm3.py): LFM2's conv, feed_forward and embedding_norm with Llama's attention names (q_proj, k_proj,
+ * v_proj, o_proj with biases, q_norm, k_norm); operator_norm and ffn_norm, then the sandwich norms post_operator_norm and
+ * post_ffn_norm (norms_per_layer 4 with use_sandwich_norm). */
+const mp_names mpm_names_lfm3 = {MP_NAMES_LLAMA_FIELDS,
+                                 .final_norm = {"embedding_norm.weight", NULL},
+                                 .mlp = L ".feed_forward",
+                                 .mixer = L ".conv",
+                                 .gate = {"w1.weight", NULL},
+                                 .up = {"w3.weight", NULL},
+                                 .down = {"w2.weight", NULL},
+                                 .norms = {{"operator_norm.weight", NULL},
+                                           {"ffn_norm.weight", NULL},
+                                           {"post_operator_norm.weight", NULL},
+                                           {"post_ffn_norm.weight", NULL}}};
+
 /* LFM2 (modeling_lfm2.py): operator_norm and ffn_norm, self_attn.out_proj, q_layernorm and k_layernorm, conv,
  * feed_forward.w1 (gate), w3 (up), w2 (down), the final embedding_norm. */
 const mp_names mpm_names_lfm2 = {MP_NAMES_LLAMA_FIELDS,

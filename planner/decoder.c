@@ -229,8 +229,9 @@ static void attention_mla(builder *b, uint64_t L)
  * Gemma3nTextAttention, transformers 5.24): q_proj (hidden -> heads x d), o_proj (heads x d -> hidden) and q_norm (d)
  * in every layer; k_proj and v_proj (hidden -> kv x d) and k_norm (d) only in a layer with a cache of its own (not
  * MP_LAYER_KV_SHARED); no v_proj in a global layer of attention_k_eq_v; v_norm has no weight. d and kv are
- * global_head_dim and global_kv_heads in an MP_LAYER_GLOBAL layer. One row per kind of layer, counted over the layers
- * that hold it. Worked example (Gemma4TextConfig defaults: hidden 2304, 8 heads, kv 4 of 256 on sliding layers, kv 4
+ * global_head_dim and global_kv_heads in an MP_LAYER_GLOBAL layer; v_proj's heads and o_proj's input are of v_head_dim
+ * in every layer when it is set (MiMo-V2-Flash, modeling_mimo_v2_flash.py MiMoV2FlashAttention: q and k of head_dim
+ * 192, v of 128). One row per kind of layer, counted over the layers that hold it. Worked example (Gemma4TextConfig defaults: hidden 2304, 8 heads, kv 4 of 256 on sliding layers, kv 4
  * of 512 on the full ones): 14,156,288 per sliding layer, 28,312,576 per full layer.
  */
 static void attention_per_layer(builder *b)
@@ -241,6 +242,7 @@ static void attention_per_layer(builder *b)
 	for (int g = 0; g < 2; g++) {
 		uint64_t all = 0, own = 0, d = g ? m->global_head_dim : m->head_dim;
 		uint64_t kv = g ? m->global_kv_heads : m->num_kv_heads, q = mul(b, m->num_heads, d);
+		uint64_t vd = m->v_head_dim ? m->v_head_dim : d, vo = mul(b, m->num_heads, vd);
 
 		for (uint64_t i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++) {
 			unsigned f = m->layer_flags[i];
@@ -253,8 +255,8 @@ static void attention_per_layer(builder *b)
 		linear(b, n->attn, n->q, MP_TK_ATTENTION, q, m->hidden_size, m->qkv_bias, all, MP_SPLIT_ROWS, MP_STEP_QKV);
 		kv_linear(b, n->attn, n->k, kv, d, m->hidden_size, m->qkv_bias, own);
 		if (!(g && m->global_k_eq_v))
-			kv_linear(b, n->attn, n->v, kv, d, m->hidden_size, m->qkv_bias, own);
-		linear(b, n->attn, n->o, MP_TK_ATTENTION, m->hidden_size, q, m->o_bias, all, MP_SPLIT_COLS, MP_STEP_O);
+			kv_linear(b, n->attn, n->v, kv, vd, m->hidden_size, m->qkv_bias, own);
+		linear(b, n->attn, n->o, MP_TK_ATTENTION, m->hidden_size, vo, m->o_bias, all, MP_SPLIT_COLS, MP_STEP_O);
 		if (m->qk_norm) {
 			vec(b, n->attn, n->q_norm.w, MP_TK_ATTENTION, d, all, MP_SPLIT_NONE);
 			vec(b, n->attn, n->k_norm.w, MP_TK_ATTENTION, d, own, MP_SPLIT_NONE);
@@ -652,9 +654,9 @@ mp_status mp_model_build(mp_model *m, const mp_names *names, mp_error *err)
 			attention_gqa(&b, L);
 	}
 	/* recurrent mixers (a family may name those of the layers that also attend apart) */
-	if (m->ssm.kind >= MP_SSM_GATED_DELTANET) {
+	if (m->ssm.kind >= MP_SSM_GATED_DELTANET && !m->ssm.mixer_listed) {
 		linear_mixer(&b, mp_model_ssm_layers(m));
-	} else if (m->ssm.kind != MP_SSM_NONE) {
+	} else if (m->ssm.kind != MP_SSM_NONE && m->ssm.kind < MP_SSM_GATED_DELTANET && !m->ssm.mixer_listed) {
 		uint64_t both = n->hybrid_mixer ? layers_with_both(m) : 0;
 
 		mamba(&b, n->mixer, mp_model_ssm_layers(m) - both);

@@ -127,3 +127,109 @@ mp_dtype mp_ggml_to_dtype(uint32_t type)
 	default: return MP_DTYPE_INVALID;
 	}
 }
+
+/* ----- ggml-alloc.c ggml_dyn_tallocr, one chunk --------------------------------------------------------------- */
+
+static bool align_up(const mp_ggml_dyn_alloc *a, uint64_t bytes, uint64_t *out)
+{
+	if (bytes > UINT64_MAX - (a->alignment - 1))
+		return false;
+	*out = (bytes + a->alignment - 1) / a->alignment * a->alignment;
+	return true;
+}
+
+void mp_ggml_dyn_init(mp_ggml_dyn_alloc *a, uint64_t alignment)
+{
+	a->alignment = alignment ? alignment : 1;
+	a->n_free = 1;
+	a->offset[0] = 0;
+	a->size[0] = UINT64_MAX / 2; /* the last block: a chunk of a buffer type without a maximum size */
+	a->max_size = 0;
+	a->overflow = false;
+}
+
+static void remove_block(mp_ggml_dyn_alloc *a, uint32_t i)
+{
+	for (; i + 1 < a->n_free; i++) {
+		a->offset[i] = a->offset[i + 1];
+		a->size[i] = a->size[i + 1];
+	}
+	a->n_free--;
+}
+
+uint64_t mp_ggml_dyn_take(mp_ggml_dyn_alloc *a, uint64_t bytes)
+{
+	uint64_t size, best_size = UINT64_MAX, at;
+	uint32_t best = UINT32_MAX;
+
+	if (a->overflow || a->n_free == 0 || !align_up(a, bytes, &size)) {
+		a->overflow = true;
+		return 0;
+	}
+	/* the best fitting block besides the last (<=: of equal sizes the later) */
+	for (uint32_t i = 0; i + 1 < a->n_free; i++)
+		if (a->size[i] >= size && a->size[i] <= best_size) {
+			best = i;
+			best_size = a->size[i];
+		}
+	if (best == UINT32_MAX) {
+		best = a->n_free - 1;
+		if (a->size[best] < size) {
+			a->overflow = true;
+			return 0;
+		}
+	}
+	at = a->offset[best];
+	a->offset[best] += size;
+	a->size[best] -= size;
+	if (a->size[best] == 0)
+		remove_block(a, best);
+	if (at + size > a->max_size)
+		a->max_size = at + size;
+	return at;
+}
+
+void mp_ggml_dyn_give(mp_ggml_dyn_alloc *a, uint64_t offset, uint64_t bytes)
+{
+	uint64_t size;
+	uint32_t pos = 0;
+
+	if (a->overflow || !align_up(a, bytes, &size)) {
+		a->overflow = true;
+		return;
+	}
+	for (uint32_t i = 0; i < a->n_free; i++) {
+		/* the range ends a free block: grow it, and join the next if they now touch */
+		if (a->offset[i] + a->size[i] == offset) {
+			a->size[i] += size;
+			if (i + 1 < a->n_free && a->offset[i] + a->size[i] == a->offset[i + 1]) {
+				a->size[i] += a->size[i + 1];
+				remove_block(a, i + 1);
+			}
+			return;
+		}
+		/* the range starts one: grow it downwards, and join the previous if they now touch */
+		if (offset + size == a->offset[i]) {
+			a->offset[i] = offset;
+			a->size[i] += size;
+			if (i > 0 && a->offset[i - 1] + a->size[i - 1] == a->offset[i]) {
+				a->size[i - 1] += a->size[i];
+				remove_block(a, i);
+			}
+			return;
+		}
+	}
+	if (a->n_free >= MP_GGML_MAX_FREE_BLOCKS) {
+		a->overflow = true;
+		return;
+	}
+	while (pos < a->n_free && a->offset[pos] < offset)
+		pos++;
+	for (uint32_t i = a->n_free; i > pos; i--) {
+		a->offset[i] = a->offset[i - 1];
+		a->size[i] = a->size[i - 1];
+	}
+	a->offset[pos] = offset;
+	a->size[pos] = size;
+	a->n_free++;
+}

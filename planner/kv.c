@@ -57,6 +57,8 @@ static void layer_rows(const mp_model *m, mp_mla_cache mla, mp_cache_layout layo
 	    tp / m->global_kv_heads > d->kv_head_replication)
 		d->kv_head_replication = tp / m->global_kv_heads;
 	*k = *v = d->kv_heads_per_gpu * m->head_dim;
+	if (m->attn_per_layer && m->v_head_dim) /* V of its own width (MiMo-V2-Flash) */
+		*v = d->kv_heads_per_gpu * m->v_head_dim;
 }
 
 /* The recurrent layers' state (planner/recurrent.c), charged per sequence: every one of batch_size slots keeps
@@ -86,7 +88,8 @@ static mp_status add_recurrent_state(const mp_model *m, const mp_inference_req *
  * its own holds K and V rows of its own width, kv_heads_per_gpu x head_dim each (a global layer's
  * global_kv_heads x global_head_dim), for tokens_window tokens in a window layer, tokens_full in the others; a layer
  * of MP_LAYER_KV_SHARED holds none (vLLM: a layer with kv_sharing_target_layer_name allocates no KV cache; transformers
- * Gemma4TextAttention reads shared_kv_states). *row_sum gets the bytes of one token in every layer with a cache;
+ * Gemma4TextAttention reads shared_kv_states); V rows are of v_head_dim where it is set (MiMo-V2-Flash's 128 beside K's
+ * 192). *row_sum gets the bytes of one token in every layer with a cache;
  * *bytes the whole cache of `mult` sequences. False on overflow.
  * Worked example (Gemma4TextConfig's tiny copy: 5 sliding layers of 4 x 256, a full one of 4 x 512, window 8, bf16,
  * batch 2, 24 tokens): 2 x (5 x 4,096 x 8 + 8,192 x 24) = 720,896 bytes (tests/ref/hf/groundtruth.json).
@@ -101,12 +104,13 @@ static bool per_layer_kv(const mp_model *m, mp_dtype dt, uint64_t tp, uint64_t t
 		unsigned f = m->layer_flags[i];
 		bool global = (f & MP_LAYER_GLOBAL) != 0;
 		uint64_t kv = global ? m->global_kv_heads : m->num_kv_heads, hd = global ? m->global_head_dim : m->head_dim;
-		uint64_t heads = kv >= tp ? kv / tp : 1, values, row;
+		uint64_t heads = kv >= tp ? kv / tp : 1, values, row, vrow;
 
 		if (!(f & MP_LAYER_ATTENTION) || (f & MP_LAYER_KV_SHARED))
 			continue;
-		if (!mp_mul_u64(heads, hd, &values) || !mp_dtype_bytes(dt, values, &row) || !mp_mul_u64(row, 2, &row) ||
-		    !mp_add_u64(*row_sum, row, row_sum) ||
+		if (!mp_mul_u64(heads, hd, &values) || !mp_dtype_bytes(dt, values, &row) ||
+		    !mp_mul_u64(heads, m->v_head_dim ? m->v_head_dim : hd, &values) || !mp_dtype_bytes(dt, values, &vrow) ||
+		    !mp_add_u64(row, vrow, &row) || !mp_add_u64(*row_sum, row, row_sum) ||
 		    !mp_muladd_u64(&acc, row, (f & MP_LAYER_WINDOW) ? tokens_window : tokens_full))
 			return false;
 	}

@@ -170,6 +170,281 @@ static bool host_ffn(const mp_llamacpp_params *p)
 }
 
 /*
+ * The host's compute buffer when every layer is offloaded and the host runs feed-forward work of theirs (-ot ffn_.*,
+ * -ot exps, --n-cpu-moe): ggml-alloc's own placement (mp_ggml_dyn_alloc) replayed over the host's part of the
+ * scheduler's graph, in the order ggml_gallocr_alloc_graph_impl allocates and frees it. The order was read from
+ * llama.cpp 0c1e5709 with a ggml-alloc.c that prints every allocation and free (tests/ref/llamacpp/README.md).
+ *
+ * First the graph inputs, allocated before any node and in the order the graph first reads them: the tokens (i32),
+ * the n_embd x n_tokens embeddings input (a leaf no node reads: never freed), the positions, then for each cache kind
+ * in the order of its first layer the K and V row indices (i64: n_tokens, or n_tokens x n_embd_v_gqa for the
+ * transposed V of attention without flash attention) and the mask, then out_ids (n_outputs = n_ubatch i32). Then the
+ * token-embedding gather. The scheduler copies the gather, the positions and the first layer's cache inputs to the
+ * GPU, and each is freed once copied (its one child is the copy); a kind whose first layer comes later (gemma3's
+ * full cache) keeps its indices and mask on the host until that layer. The holes they leave are what the allocator
+ * fits later tensors into, best fit first: a feed-forward activation wider than the hole goes past the inputs, which
+ * is why the buffer can be the inputs plus three activations though the masks are long freed.
+ *
+ * Then per layer whose feed-forward runs here (llama-graph.cpp build_ffn, build_moe_ffn), the GPU's output copied in
+ * (the FFN norm's input; its norm and weight multiply in place), then:
+ *   gate and up (n_ff x n_tokens fp32 each), the norm freed, the GLU product, gate and up freed, down (n_embd),
+ *   the product freed, down freed once copied back; a fused ffn_up (phi3) is one 2 x n_ff output split by the GLU;
+ *   a plain block (gpt2) up (activation in place), the norm freed, down;
+ *   a MoE layer whose router runs here too (-ot ffn_.*): the router's logits (n_expert x n_tokens, softmax in place),
+ *   their argsort (i32), the selected weights (n_expert_used), the logits freed, the weights' sum (clamped in place)
+ *   and the normalised weights (mixtral's and qwen3moe's norm_w), then gate, up, product and down of the selected
+ *   experts (n_ff_exp x n_expert_used per token; down n_embd x n_expert_used), the argsort freed after down;
+ *   the experts alone (-ot exps, --n-cpu-moe): the copied norm output and the selected experts' ids (a view of the
+ *   GPU's argsort, copied whole: (n_tokens - 1) x n_expert + n_expert_used i32), then gate, up, product and down.
+ * A shared expert (qwen2moe) is not in the replay. Sizes at the CPU buffer's 32-byte alignment.
+ */
+static bool host_ffn_replay(const mp_llamacpp_params *p, const mp_llamacpp_plan *pl, const uint32_t *first,
+			    const uint64_t *kind_mask, uint64_t *out)
+{
+	mp_ggml_dyn_alloc a;
+	uint64_t T = pl->n_ubatch, row = T * p->n_embd * 4, v_max = 0, tok, pos, gather, pe = 0;
+	uint64_t kin[2][3] = { { 0 } }, ksz[2][3] = { { 0 } };
+	uint64_t E = p->n_expert, k = p->n_expert_used, act_exp = T * k * p->n_ff_exp * 4, act = T * p->n_ff * 4;
+	int order[2];
+
+	for (uint32_t il = 0; il < p->n_layer; il++)
+		if (p->n_embd_v_gqa[il] > v_max)
+			v_max = p->n_embd_v_gqa[il];
+	order[0] = first[1] < first[0] ? 1 : 0;
+	order[1] = 1 - order[0];
+	mp_ggml_dyn_init(&a, 32);
+	tok = mp_ggml_dyn_take(&a, T * 4);
+	(void)mp_ggml_dyn_take(&a, row); /* the embeddings input */
+	pos = mp_ggml_dyn_take(&a, T * 4);
+	for (int o = 0; o < 2; o++) {
+		int kd = order[o];
+		if (first[kd] == UINT32_MAX)
+			continue;
+		ksz[kd][0] = T * 8;
+		ksz[kd][1] = p->flash_attn ? T * 8 : T * v_max * 8;
+		ksz[kd][2] = kind_mask[kd];
+		for (int j = 0; j < 3; j++)
+			kin[kd][j] = mp_ggml_dyn_take(&a, ksz[kd][j]);
+	}
+	(void)mp_ggml_dyn_take(&a, T * 4); /* out_ids */
+	gather = mp_ggml_dyn_take(&a, row);
+	mp_ggml_dyn_give(&a, tok, T * 4);
+	if (p->learned_positions) /* gpt2: the position-embedding gather, then both copied */
+		pe = mp_ggml_dyn_take(&a, row);
+	mp_ggml_dyn_give(&a, pos, T * 4);
+	mp_ggml_dyn_give(&a, gather, row);
+	if (p->learned_positions)
+		mp_ggml_dyn_give(&a, pe, row);
+	for (uint32_t il = 0; il < p->n_layer; il++) {
+		bool experts = p->n_expert && (p->override == MP_LLAMACPP_OT_EXPERTS || il < p->n_cpu_moe);
+		uint64_t norm, gate, up, glu, down, lg, as, w, ws, wn, ids;
+
+		for (int kd = 0; kd < 2; kd++)
+			if (first[kd] == il)
+				for (int j = 0; j < 3; j++)
+					mp_ggml_dyn_give(&a, kin[kd][j], ksz[kd][j]);
+		if (p->override == MP_LLAMACPP_OT_FFN && p->n_expert) {
+			norm = mp_ggml_dyn_take(&a, row);
+			lg = mp_ggml_dyn_take(&a, T * E * 4);
+			as = mp_ggml_dyn_take(&a, T * E * 4);
+			w = mp_ggml_dyn_take(&a, T * k * 4);
+			mp_ggml_dyn_give(&a, lg, T * E * 4);
+			ws = mp_ggml_dyn_take(&a, T * 4);
+			wn = mp_ggml_dyn_take(&a, T * k * 4);
+			mp_ggml_dyn_give(&a, w, T * k * 4);
+			mp_ggml_dyn_give(&a, ws, T * 4);
+			gate = mp_ggml_dyn_take(&a, act_exp);
+			up = mp_ggml_dyn_take(&a, act_exp);
+			mp_ggml_dyn_give(&a, norm, row);
+			glu = mp_ggml_dyn_take(&a, act_exp);
+			mp_ggml_dyn_give(&a, gate, act_exp);
+			mp_ggml_dyn_give(&a, up, act_exp);
+			down = mp_ggml_dyn_take(&a, T * k * p->n_embd * 4);
+			mp_ggml_dyn_give(&a, glu, act_exp);
+			mp_ggml_dyn_give(&a, as, T * E * 4);
+			mp_ggml_dyn_give(&a, down, T * k * p->n_embd * 4);
+			mp_ggml_dyn_give(&a, wn, T * k * 4);
+		} else if (experts) {
+			uint64_t ids_bytes = T ? (T - 1) * E * 4 + k * 4 : 0;
+			norm = mp_ggml_dyn_take(&a, row);
+			ids = mp_ggml_dyn_take(&a, ids_bytes);
+			gate = mp_ggml_dyn_take(&a, act_exp);
+			up = mp_ggml_dyn_take(&a, act_exp);
+			mp_ggml_dyn_give(&a, norm, row);
+			glu = mp_ggml_dyn_take(&a, act_exp);
+			mp_ggml_dyn_give(&a, gate, act_exp);
+			mp_ggml_dyn_give(&a, up, act_exp);
+			down = mp_ggml_dyn_take(&a, T * k * p->n_embd * 4);
+			mp_ggml_dyn_give(&a, glu, act_exp);
+			mp_ggml_dyn_give(&a, ids, ids_bytes);
+			mp_ggml_dyn_give(&a, down, T * k * p->n_embd * 4);
+		} else if (p->override == MP_LLAMACPP_OT_FFN) {
+			norm = mp_ggml_dyn_take(&a, row);
+			if (p->plain_ffn) {
+				up = mp_ggml_dyn_take(&a, act);
+				mp_ggml_dyn_give(&a, norm, row);
+				down = mp_ggml_dyn_take(&a, row);
+				mp_ggml_dyn_give(&a, up, act);
+			} else if (p->fused_gate_up) {
+				up = mp_ggml_dyn_take(&a, 2 * act);
+				mp_ggml_dyn_give(&a, norm, row);
+				glu = mp_ggml_dyn_take(&a, act);
+				mp_ggml_dyn_give(&a, up, 2 * act);
+				down = mp_ggml_dyn_take(&a, row);
+				mp_ggml_dyn_give(&a, glu, act);
+			} else {
+				gate = mp_ggml_dyn_take(&a, act);
+				up = mp_ggml_dyn_take(&a, act);
+				mp_ggml_dyn_give(&a, norm, row);
+				glu = mp_ggml_dyn_take(&a, act);
+				mp_ggml_dyn_give(&a, gate, act);
+				mp_ggml_dyn_give(&a, up, act);
+				down = mp_ggml_dyn_take(&a, row);
+				mp_ggml_dyn_give(&a, glu, act);
+			}
+			mp_ggml_dyn_give(&a, down, row);
+		}
+	}
+	*out = a.max_size;
+	return !a.overflow;
+}
+
+/*
+ * The GPU's compute buffer when it runs every layer of a MoE model with flash attention and one cache, and the host
+ * keeps feed-forward work of those layers (-ot ffn_.*, -ot exps, --n-cpu-moe): ggml-alloc's placement replayed, as
+ * host_ffn_replay does for the host, in the order the traced ggml-alloc.c showed (mixtral; qwen3moe's Q and K norms
+ * take the blocks the ropes take here). First the split inputs the scheduler copies in: the embeddings gathered on
+ * the host, the positions, the K and V row indices and the mask, each freed after the last layer reads it. Per layer
+ * the attention: the norm (its weight multiply in place), Q and its roped copy (the Q product freed), V and K, the
+ * norm freed, K's roped copy, the attention output and its projection (the residual add in place; the residual
+ * freed); the last layer gathers its out_ids rows of the projection and of the residual (n_outputs = n_ubatch). Then
+ * the layer's feed-forward:
+ *   experts here (--n-cpu-moe's later layers): the FFN norm, the router's logits (softmax in place), argsort,
+ *   selected weights, their sum and the normalised weights, gate, up, the norm freed, the GLU product, down of the
+ *   selected experts (weighted in place), the sum into one n_embd row, the layer's input freed;
+ *   experts on the host (-ot exps, --n-cpu-moe's first layers): the router as above, the norm and argsort freed once
+ *   copied to the host, the host's down output copied back (n_embd x n_expert_used), then the weighting and sum;
+ *   the whole FFN on the host (-ot ffn_.*): the norm freed once copied, the host's down output and normalised
+ *   weights copied back, then the weighting and sum.
+ * The out_ids copy is an input of the split that runs the last layer's attention. The output layer ends on the
+ * logits (n_ubatch x n_vocab fp32). CPU alignment (the RPC servers' buffers); a CUDA GPU's is 128 bytes.
+ */
+static bool gpu_moe_replay(const mp_llamacpp_params *p, const mp_llamacpp_plan *pl, uint32_t slot, uint64_t *out)
+{
+	mp_ggml_dyn_alloc a;
+	uint64_t T = pl->n_ubatch, row = T * p->n_embd * 4, E = p->n_expert, k = p->n_expert_used;
+	uint64_t act = T * k * p->n_ff_exp * 4, down_b = T * k * p->n_embd * 4;
+	uint64_t kb = T * p->n_embd_k_gqa[0] * 4, vb = T * p->n_embd_v_gqa[0] * 4;
+	uint64_t fa_b = T * (uint64_t)p->n_head * p->n_embd_head_v * 4, mask_b = (uint64_t)pl->n_ctx_seq * T * 2;
+	uint64_t resid, pos, ki, vi, mask, oi = 0;
+	int64_t split_last = (int64_t)p->n_layer - 2;
+	bool oi_taken = false;
+
+	if (p->override != MP_LLAMACPP_OT_FFN && p->override != MP_LLAMACPP_OT_EXPERTS && p->n_cpu_moe > 0 &&
+	    (int64_t)p->n_cpu_moe - 1 < split_last)
+		split_last = (int64_t)p->n_cpu_moe - 1;
+	mp_ggml_dyn_init(&a, p->backend == MP_LLAMACPP_CUDA ? 128 : 32);
+	resid = mp_ggml_dyn_take(&a, row);
+	pos = mp_ggml_dyn_take(&a, T * 4);
+	ki = mp_ggml_dyn_take(&a, T * 8);
+	vi = mp_ggml_dyn_take(&a, T * 8);
+	mask = mp_ggml_dyn_take(&a, mask_b);
+	if (split_last < 0) {
+		oi = mp_ggml_dyn_take(&a, T * 4);
+		oi_taken = true;
+	}
+	for (uint32_t il = 0; il < p->n_layer; il++) {
+		bool last = il + 1 == p->n_layer, here = p->override == MP_LLAMACPP_OT_NONE && il >= p->n_cpu_moe;
+		uint64_t norm, q, q2, kc, k2, vc, fa, ao, inp, lg, as, w, ws, wn, dc, mo, gate, up, glu;
+
+		norm = mp_ggml_dyn_take(&a, row);
+		q = mp_ggml_dyn_take(&a, row);
+		q2 = mp_ggml_dyn_take(&a, row);
+		mp_ggml_dyn_give(&a, q, row);
+		vc = mp_ggml_dyn_take(&a, vb);
+		kc = mp_ggml_dyn_take(&a, kb);
+		mp_ggml_dyn_give(&a, norm, row);
+		k2 = mp_ggml_dyn_take(&a, kb);
+		mp_ggml_dyn_give(&a, kc, kb);
+		if (last)
+			mp_ggml_dyn_give(&a, pos, T * 4);
+		mp_ggml_dyn_give(&a, k2, kb);
+		if (last)
+			mp_ggml_dyn_give(&a, ki, T * 8);
+		mp_ggml_dyn_give(&a, vc, vb);
+		if (last)
+			mp_ggml_dyn_give(&a, vi, T * 8);
+		fa = mp_ggml_dyn_take(&a, fa_b);
+		mp_ggml_dyn_give(&a, q2, row);
+		if (last)
+			mp_ggml_dyn_give(&a, mask, mask_b);
+		ao = mp_ggml_dyn_take(&a, row);
+		mp_ggml_dyn_give(&a, fa, fa_b);
+		if (last) {
+			uint64_t g2;
+			inp = mp_ggml_dyn_take(&a, row);
+			mp_ggml_dyn_give(&a, ao, row);
+			g2 = mp_ggml_dyn_take(&a, row);
+			mp_ggml_dyn_give(&a, resid, row);
+			if (oi_taken)
+				mp_ggml_dyn_give(&a, oi, T * 4);
+			mp_ggml_dyn_give(&a, g2, row);
+		} else {
+			inp = ao;
+			mp_ggml_dyn_give(&a, resid, row);
+		}
+		norm = mp_ggml_dyn_take(&a, row);
+		if (p->override == MP_LLAMACPP_OT_FFN) {
+			mp_ggml_dyn_give(&a, norm, row);
+			dc = mp_ggml_dyn_take(&a, down_b);
+			wn = mp_ggml_dyn_take(&a, T * k * 4);
+			if ((int64_t)il == split_last) {
+				oi = mp_ggml_dyn_take(&a, T * 4);
+				oi_taken = true;
+			}
+			mp_ggml_dyn_give(&a, wn, T * k * 4);
+		} else {
+			lg = mp_ggml_dyn_take(&a, T * E * 4);
+			as = mp_ggml_dyn_take(&a, T * E * 4);
+			w = mp_ggml_dyn_take(&a, T * k * 4);
+			mp_ggml_dyn_give(&a, lg, T * E * 4);
+			ws = mp_ggml_dyn_take(&a, T * 4);
+			wn = mp_ggml_dyn_take(&a, T * k * 4);
+			mp_ggml_dyn_give(&a, w, T * k * 4);
+			mp_ggml_dyn_give(&a, ws, T * 4);
+			if (here) {
+				gate = mp_ggml_dyn_take(&a, act);
+				up = mp_ggml_dyn_take(&a, act);
+				mp_ggml_dyn_give(&a, norm, row);
+				glu = mp_ggml_dyn_take(&a, act);
+				mp_ggml_dyn_give(&a, gate, act);
+				mp_ggml_dyn_give(&a, up, act);
+				dc = mp_ggml_dyn_take(&a, down_b);
+				mp_ggml_dyn_give(&a, glu, act);
+				mp_ggml_dyn_give(&a, as, T * E * 4);
+			} else {
+				mp_ggml_dyn_give(&a, norm, row);
+				mp_ggml_dyn_give(&a, as, T * E * 4);
+				dc = mp_ggml_dyn_take(&a, down_b);
+				if ((int64_t)il == split_last) {
+					oi = mp_ggml_dyn_take(&a, T * 4);
+					oi_taken = true;
+				}
+			}
+			mp_ggml_dyn_give(&a, wn, T * k * 4);
+		}
+		mo = mp_ggml_dyn_take(&a, row);
+		mp_ggml_dyn_give(&a, dc, down_b);
+		mp_ggml_dyn_give(&a, inp, row);
+		resid = mo;
+	}
+	if (pl->layer_device[p->n_layer] == slot)
+		(void)mp_ggml_dyn_take(&a, T * p->n_vocab * 4);
+	*out = a.max_size;
+	return !a.overflow;
+}
+
+/*
  * The compute buffer a graph reserve takes on each device (llama-context.cpp sched_reserve: the worst case is n_ubatch
  * tokens of one sequence with one output). A model, not the allocator: ggml-alloc places the graph's tensors with
  * reuse, so the reserve is the widest moment of the graph, plus what the scheduler keeps beside it. Measured against
@@ -198,11 +473,16 @@ static bool host_ffn(const mp_llamacpp_params *p)
  * first layer and frees it after the last, so two kinds whose layers do not interleave hold one mask at a time.
  *
  * Tensor overrides: the host runs the feed-forward of the layers whose FFN weights it keeps (the op goes where the
- * weight is: ggml_backend_sched_backend_id_from_cur "1.wgt"), so its moment is the FFN's widest node (gate, up and
- * their GLU product, of the kept width) beside the embeddings input, the gathers and any mask not yet copied to the
- * GPU (the host's copy is freed once copied); a GPU whose layers' FFN are all on the host keeps the attention's
- * moment (the residual, the norm, q, the attention output and the split input the host returns, and K and V; a
- * MoE's selected experts' outputs, weighted and summed on the GPU).
+ * weight is: ggml_backend_sched_backend_id_from_cur "1.wgt"); with every layer offloaded its buffer is ggml-alloc's
+ * placement replayed (host_ffn_replay). A GPU whose layers' FFN are all on the host keeps the attention's moment:
+ * the residual, the norm, Q and its roped (or normed) copy, K and V then taking the Q product's freed block; a fused
+ * qkv projection's output is held whole (n_embd + K + V wide), and a MoE's selected experts' outputs come back
+ * unweighted (n_embd x n_expert_used per token: the weighting and the sum have no weight of their own and run on
+ * the GPU).
+ *
+ * The device of the output layer ends on the logits: n_outputs x n_vocab fp32 beside the last residual, with
+ * n_outputs = n_ubatch in the reserve (llama-context.cpp sched_reserve: n_outputs_pp = min(n_ubatch, n_outputs_max),
+ * n_outputs_max = n_batch), every mask freed by then.
  * Each term's source: src/llama-graph.cpp (build_attn_mha, build_ffn, build_moe_ffn, build_inp_embd).
  */
 static bool compute_bytes(const mp_llamacpp_params *p, const mp_llamacpp_plan *pl, uint32_t slot, uint64_t *out)
@@ -212,7 +492,7 @@ static bool compute_bytes(const mp_llamacpp_params *p, const mp_llamacpp_plan *p
 	uint64_t n_embd = p->n_embd, copies = pipeline_parallel(p, pl) ? 4 : 1, inputs, leafs;
 	uint32_t layers = 0, first[2] = { UINT32_MAX, UINT32_MAX }, last[2] = { 0, 0 };
 	bool host_runs_ffn = host_ffn(p), many_splits = copies == 1 && (!p->kv_offload || host_runs_ffn);
-	uint64_t kind_mask[2];
+	uint64_t kind_mask[2], logits = T * p->n_vocab * 4;
 
 	/* the attention masks: n_kv x n_ubatch (build_attn_inp_kq_mask; f16 for flash attention), one per cache kind
 	 * (0 the full cache, 1 the SWA cache) */
@@ -253,22 +533,10 @@ static bool compute_bytes(const mp_llamacpp_params *p, const mp_llamacpp_plan *p
 		if (copies > 1) /* the inputs kept 4 times, the gathers once */
 			*out = copies * leafs + (p->learned_positions ? 2 : 1) * row;
 		if (host_runs_ffn) {
-			/* the feed-forward of the kept layers: the norm's output (or its copy) and the gate and up activations of
-			 * the kept width (the selected experts' for -ot exps and --n-cpu-moe) */
-			uint64_t w = p->override == MP_LLAMACPP_OT_FFN && p->n_ff > (uint64_t)p->n_ff_exp * p->n_expert_used
-					     ? p->n_ff : (uint64_t)p->n_ff_exp * p->n_expert_used;
-			uint64_t pending = 0, f;
-			/* a host mask is freed once copied to the GPU (its one child is the copy's dependency, ggml-backend.cpp
-			 * split_graph): at layer 0's feed-forward only the masks of a kind whose first layer comes later are
-			 * still held */
-			for (int k = 0; k < 2; k++)
-				if (first[k] != UINT32_MAX && first[k] > 0)
-					pending += kind_mask[k];
-			/* the embeddings input (a leaf no node reads: never freed), the gathers, and the feed-forward's widest
-			 * node: gate, up and their GLU product (ggml-alloc places no GLU in place), or a plain block's norm
-			 * output, its up activation (GELU in place) and its down output */
-			f = pending + row + (p->learned_positions ? 2 : 1) * row +
-			    (p->plain_ffn ? T * 4 * w + 2 * row : T * 4 * 3 * w);
+			/* the feed-forward of the kept layers: ggml-alloc's placement replayed (host_ffn_replay) */
+			uint64_t f;
+			if (!host_ffn_replay(p, pl, first, kind_mask, &f))
+				return false;
 			if (f > *out)
 				*out = f;
 		}
@@ -283,10 +551,11 @@ static bool compute_bytes(const mp_llamacpp_params *p, const mp_llamacpp_plan *p
 	if (slot != 0 && layers == 1 && copies == 1)
 		ffn = T * 4 * ((p->plain_ffn ? 1 : 2) * width + 3 * n_embd);
 	if (slot != 0 && p->override == MP_LLAMACPP_OT_FFN)
-		/* the FFN runs on the host: the attention's moment (residual, norm, q, output, the FFN's result copied
-		 * back; K and V); a MoE's experts' outputs come back unweighted (n_embd x n_expert_used per token: the
-		 * weighting and the sum have no weight of their own and run on the GPU) */
-		ffn = T * 4 * (5 * n_embd + p->n_embd_k_gqa[0] + p->n_embd_v_gqa[0] +
+		/* the FFN runs on the host: the attention's moment (the residual, the norm, Q and its roped or normed copy,
+		 * the copied-in split input and the host's result; K and V fit the Q product's freed block unless a fused
+		 * qkv output holds them, and a MoE's experts' outputs come back unweighted (n_embd x n_expert_used per
+		 * token: the weighting and the sum have no weight of their own and run on the GPU) */
+		ffn = T * 4 * (5 * n_embd + (p->n_expert || p->fused_qkv ? p->n_embd_k_gqa[0] + p->n_embd_v_gqa[0] : 0) +
 			       (p->n_expert ? (uint64_t)n_embd * p->n_expert_used : 0));
 	/* without flash attention: the scores (n_kv x n_ubatch x n_head, fp32, softmax in place) and the attention's
 	 * inputs */
@@ -308,8 +577,14 @@ static bool compute_bytes(const mp_llamacpp_params *p, const mp_llamacpp_plan *p
 		if (kv_copy > peak)
 			peak = kv_copy;
 	}
+	if (slot != 0 && p->n_expert && host_ffn(p) && layers == p->n_layer && p->flash_attn && p->kv_offload &&
+	    !pl->kv_size_swa && !p->fused_qkv && copies == 1)
+		/* a MoE's every layer here with feed-forward work on the host: ggml-alloc's placement replayed */
+		return gpu_moe_replay(p, pl, slot, out);
 	if (slot == 0 || copies == 1) {
 		*out = mask + peak + T * 16;
+		if (pl->layer_device[p->n_layer] == slot && row + logits > *out)
+			*out = row + logits;
 		return true;
 	}
 	/* pipeline parallelism: the split's inputs (the masks of its layers, the layer input: the previous device's

@@ -88,4 +88,32 @@ bool mp_ggml_tensor_bytes(uint32_t type, const uint64_t *ne, uint32_t n_dims, ui
  * weight formats; MP_DTYPE_INVALID for a ggml type memplan's formats do not name (q5_1, iq2_xs, ...). */
 mp_dtype mp_ggml_to_dtype(uint32_t type);
 
+/*
+ * ggml's dynamic tensor allocator (ggml-alloc.c ggml_dyn_tallocr, llama.cpp 0c1e5709), one chunk: the offsets
+ * ggml_gallocr gives a compute graph's tensors inside one backend's buffer, and the buffer's size (max_size, what
+ * "<dev> compute buffer size" prints). A free list kept sorted by offset whose last block is unbounded; an
+ * allocation takes the smallest free block before the last that holds it (the later of equal ones), else the start
+ * of the last block; a freed range merges with the blocks it touches. Sizes are rounded up to `alignment` (the
+ * buffer type's: 32 bytes for ggml's CPU buffers). Caller-owned, no allocation; `overflow` is set (and the state no
+ * longer meaningful) when more than MP_GGML_MAX_FREE_BLOCKS blocks would be free at once (ggml asserts there) or a
+ * size overflows. Worked example (tests/test_llamacpp.c test_dyn_alloc): alignment 32, allocate 100, 64, 1000; free
+ * the 100 and the 1000; allocate 96 -> offset 0 (the first block, 128 bytes, fits), allocate 200 -> offset 192 (the
+ * 32 left at 96 is too small: the merged tail after the 64 at 128); max_size 1216 (the 1000's end, 192 + 1024).
+ */
+#define MP_GGML_MAX_FREE_BLOCKS 256
+typedef struct mp_ggml_dyn_alloc {
+	uint64_t alignment;
+	uint64_t offset[MP_GGML_MAX_FREE_BLOCKS], size[MP_GGML_MAX_FREE_BLOCKS]; /* free blocks by offset */
+	uint32_t n_free;
+	uint64_t max_size;	/* the highest end any allocation reached: the buffer's size */
+	bool overflow;
+} mp_ggml_dyn_alloc;
+
+/* An empty allocator of the given alignment (a power of two, bytes). */
+void mp_ggml_dyn_init(mp_ggml_dyn_alloc *a, uint64_t alignment);
+/* The offset of `bytes` (rounded up to the alignment) placed as ggml_dyn_tallocr_alloc places it. */
+uint64_t mp_ggml_dyn_take(mp_ggml_dyn_alloc *a, uint64_t bytes);
+/* Returns the `bytes` at `offset` (as taken) to the free list, as ggml_dyn_tallocr_free_bytes does. */
+void mp_ggml_dyn_give(mp_ggml_dyn_alloc *a, uint64_t offset, uint64_t bytes);
+
 #endif /* MP_GGML_H */

@@ -76,6 +76,7 @@ typedef struct mp_llamacpp_params {
 	uint32_t head_count_max;		/* attention.head_count, the largest of an array */
 	bool fused_qkv;				/* one attn_qkv projection (phi3, gpt2): K and V are views of its output */
 	bool plain_ffn;				/* up, activation, down (gpt2): no gate */
+	bool fused_gate_up;			/* one ffn_up of 2 x n_ff holding gate and up (phi3): no ffn_gate */
 	bool learned_positions;			/* a position_embd table the host gathers from (gpt2) */
 	/* the launch */
 	int32_t n_gpu_layers;			/* -ngl; negative: all (llama.cpp's -1 is n_layer + 1) */

@@ -72,6 +72,10 @@ typedef struct mp_ssm {
 	uint64_t listed_fp32_values;
 	uint8_t out_bias;	/* out_proj's bias where a class sets it apart from in_proj's (Falcon-H1's projectors_bias):
 				 * MP_BIAS_AS_MLP (0) = as proj_bias, MP_BIAS_ON, MP_BIAS_OFF */
+	/* The reader lists the mixer's tensors itself (their names or shapes differ from the kind's module in
+	 * decoder.c: Zamba's per-head Mamba, x_proj_weight [heads, dt_rank + 2 N, head_dim]; OLMo-Hybrid's gated delta
+	 * net with separate q, k, v, a, b and g projections); the state is still the kind's */
+	bool mixer_listed;
 } mp_ssm;
 
 /* Per-layer flags when mp_model.layer_pattern is set: what a layer holds. Without a pattern every layer holds
@@ -191,7 +195,8 @@ typedef struct mp_model {
 	uint64_t kv_lora_rank;		/* latent width c_KV */
 	uint64_t qk_nope_head_dim;
 	uint64_t qk_rope_head_dim;
-	uint64_t v_head_dim;
+	uint64_t v_head_dim;		/* (also: with attn_per_layer, V's per-head width where it is not head_dim, MiMo-V2-Flash's
+					 * 128 beside 192; 0 = head_dim) */
 
 	/* MLP */
 	mp_ffn_kind ffn_kind;

@@ -487,6 +487,16 @@ mp_status mps_llamacpp_block_for(const mps_inference_job *j, mps_inference_plan 
 			 "engine: num_ctx %llu is above the model's context_length %u: Ollama lowers it to %u "
 			 "(llm/server.go NewLlamaServer)",
 			 (unsigned long long)p->job.req.sequence_length, q->n_ctx_train, q->n_ctx_train);
+	if (k->backend == MP_LLAMACPP_CUDA && q->n_devices > 0)
+		/* measured on the CPU backend with RPC servers as GPUs (tests/ref/llamacpp); the CUDA terms are from
+		 * ggml-cuda.cu (ggml_cuda_pool; ggml_backend_cuda_device_offload_op with GGML_OP_OFFLOAD_MIN_BATCH 32) and
+		 * ggml-backend.cpp ggml_backend_sched_backend_id_from_cur ("1.off") */
+		mps_warn(&p->warnings,
+			 "engine: compute buffers are llama.cpp's CPU-backend arithmetic (its references ran no GPU); on "
+			 "CUDA, flash attention's and cuBLAS's scratch is CUDA's own pool beside them (inside the margin), "
+			 "and a matmul whose weight stays in host memory (layers past -ngl, -ot / --n-cpu-moe experts) runs "
+			 "on the first GPU at 32 or more tokens, its weight copied into that GPU's compute buffer (not "
+			 "modelled: up to the largest such weight more; --no-op-offload keeps it on the host)");
 	if (k->plan.pipeline_fallback)
 		mps_warn(&p->warnings,
 			 "engine: pipeline parallelism's 4 copies of the graph's inputs exceed a GPU's budget; llama.cpp then "

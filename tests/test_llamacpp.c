@@ -322,7 +322,7 @@ static void mib(char *buf, size_t len, uint64_t bytes)
 enum { CLASS_FULL, CLASS_PARTIAL, CLASS_NKVO, CLASS_OVERRIDE, CLASS_PIPELINE, N_CLASSES };
 static const char *const class_names[N_CLASSES] = { "whole model on one device", "partial offload", "-nkvo",
 						    "tensor overrides", "pipeline parallelism" };
-static const double class_bound[N_CLASSES] = { 0.10, 0.10, 0.10, 0.18, 0.10 };
+static const double class_bound[N_CLASSES] = { 0.10, 0.10, 0.10, 0.10, 0.10 };
 
 static int compute_class(const mp_llamacpp_params *p, const mp_llamacpp_plan *pl)
 {
@@ -513,6 +513,74 @@ static void test_runs(void **state)
 /* The worked example of mp_llamacpp_max_gpu_layers: llama.cpp's retry without pipeline parallelism. The llama reference
  * in f16, -c 2048, two GPUs -ts 1,1: with each GPU's budget the total of the plan without pipeline parallelism, every
  * layer still fits (sched_copies 1, pipeline_fallback); with the pipeline plan's totals, the 4 copies are kept. */
+/*
+ * ggml-alloc.c's ggml_dyn_tallocr as mp_ggml_dyn_alloc replays it (the worked example of mp_ggml.h), and the host
+ * buffer of mixtral -ot ffn_.*=CPU replayed by hand from the allocation order llama.cpp 0c1e5709 took
+ * (tools/groundtruth/llamacpp/trace_alloc.sh): the inputs, the mask's freed hole cut by the router's small
+ * tensors, and gate, up and their product past the inputs: 8.51 MiB, as llama.cpp printed (tests/ref/llamacpp).
+ */
+static void test_dyn_alloc(void **state)
+{
+	mp_ggml_dyn_alloc a;
+	uint64_t x, y, z, T = 512, row = T * 256 * 4, act = T * 2 * 512 * 4;
+	uint64_t tok, pos, ki, vi, mask, norm, lg, as, w, ws, wn, gate, up, glu;
+	(void)state;
+
+	mp_ggml_dyn_init(&a, 32);
+	x = mp_ggml_dyn_take(&a, 100);
+	y = mp_ggml_dyn_take(&a, 64);
+	z = mp_ggml_dyn_take(&a, 1000);
+	assert_int_equal(x, 0);
+	assert_int_equal(y, 128);
+	assert_int_equal(z, 192);
+	mp_ggml_dyn_give(&a, x, 100);
+	mp_ggml_dyn_give(&a, z, 1000);
+	assert_int_equal(a.n_free, 2);
+	assert_int_equal(mp_ggml_dyn_take(&a, 96), 0);
+	assert_int_equal(mp_ggml_dyn_take(&a, 200), 192);
+	assert_int_equal(a.max_size, 1216);
+	assert_false(a.overflow);
+
+	mp_ggml_dyn_init(&a, 32);
+	tok = mp_ggml_dyn_take(&a, T * 4);
+	(void)mp_ggml_dyn_take(&a, row);
+	pos = mp_ggml_dyn_take(&a, T * 4);
+	ki = mp_ggml_dyn_take(&a, T * 8);
+	vi = mp_ggml_dyn_take(&a, T * 8);
+	mask = mp_ggml_dyn_take(&a, 2048 * T * 2);
+	(void)mp_ggml_dyn_take(&a, T * 4);
+	x = mp_ggml_dyn_take(&a, row);
+	assert_int_equal(x, 2635776); /* 2.5137 MiB: what the trace printed for embd */
+	mp_ggml_dyn_give(&a, tok, T * 4);
+	mp_ggml_dyn_give(&a, x, row);
+	mp_ggml_dyn_give(&a, pos, T * 4);
+	mp_ggml_dyn_give(&a, ki, T * 8);
+	mp_ggml_dyn_give(&a, vi, T * 8);
+	mp_ggml_dyn_give(&a, mask, 2048 * T * 2);
+	norm = mp_ggml_dyn_take(&a, row);
+	assert_int_equal(norm, 526336); /* into the hole the positions, indices and mask left (0.5020 MiB) */
+	lg = mp_ggml_dyn_take(&a, T * 4 * 4);
+	as = mp_ggml_dyn_take(&a, T * 4 * 4);
+	w = mp_ggml_dyn_take(&a, T * 2 * 4);
+	mp_ggml_dyn_give(&a, lg, T * 4 * 4);
+	ws = mp_ggml_dyn_take(&a, T * 4);
+	assert_int_equal(ws, 0); /* the tokens' 2 KiB, an exact fit */
+	wn = mp_ggml_dyn_take(&a, T * 2 * 4);
+	assert_int_equal(wn, lg);
+	mp_ggml_dyn_give(&a, w, T * 2 * 4);
+	mp_ggml_dyn_give(&a, ws, T * 4);
+	gate = mp_ggml_dyn_take(&a, act);
+	assert_int_equal(gate, 2635776); /* 2 MiB fits no hole: past the inputs */
+	up = mp_ggml_dyn_take(&a, act);
+	mp_ggml_dyn_give(&a, norm, row);
+	glu = mp_ggml_dyn_take(&a, act);
+	assert_int_equal(glu, up + act);
+	(void)as;
+	(void)wn;
+	/* 0x883800, 8.5137 MiB, the trace's own top: "CPU compute buffer size = 8.51 MiB" */
+	assert_int_equal(a.max_size, 8927232);
+}
+
 static void test_pipeline_fallback(void **state)
 {
 	static const char *const argv[] = { "-c", "2048", "-ngl", "99", "-ts", "1,1" };
@@ -650,6 +718,7 @@ int main(void)
 		cmocka_unit_test(test_gguf_inventory_match),
 		cmocka_unit_test(test_safetensors),
 		cmocka_unit_test(test_runs),
+		cmocka_unit_test(test_dyn_alloc),
 		cmocka_unit_test(test_pipeline_fallback),
 		cmocka_unit_test(test_bad_input),
 	};

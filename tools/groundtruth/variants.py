@@ -92,7 +92,8 @@ FIXED_BOOLS_BY_TYPE = {"mpt": {"no_bias"}}
 def table_types():
     """The model types memplan reads, in the table's order."""
     with open(TABLE) as fh:
-        return re.findall(r'\.name = "([a-z0-9_]+)"', fh.read())
+        # (the dashed names: blip-2 only; openai-gpt and gpt-sw3 have no variants yet)
+        return re.findall(r'\.name = "([a-z0-9_]+|blip-2)"', fh.read())
 
 
 def fields(cls):
@@ -538,6 +539,66 @@ def fam_linear(w, t):
         w.maybe("partial_rotary_factor", w.choice([0.25, 0.5]), 0.5)
 
 
+def fam_olmo_hybrid(w, t):
+    """OLMo-Hybrid: gated delta net + attention with the linear heads and head widths drawn or derived (the key head
+    dim from 0.75 x hidden), layer_types (both kinds: transformers refuses one alone) or the class's every fourth."""
+    n = draw_common(w)
+    draw_attention(w)
+    draw_ffn(w)
+    if w.rng.random() < 0.7:
+        kh = w.choice([1, 2, 4])
+        w.set("linear_num_key_heads", kh)
+        w.set("linear_num_value_heads", kh * w.choice([1, 2]))
+        w.maybe("linear_key_head_dim", w.choice([8, 16]), 0.7)
+        w.maybe("linear_value_head_dim", w.choice([8, 16, 32]), 0.7)
+    w.set("linear_conv_kernel_dim", w.choice([2, 3, 4]))
+    if w.rng.random() < 0.6:
+        lst = [w.choice(["full_attention", "linear_attention"]) for _ in range(n)]
+        for k in ("full_attention", "linear_attention"):
+            if k not in lst:
+                lst[w.rng.randrange(n)] = k
+        if len(set(lst)) == 2:
+            w.set("layer_types", lst)
+    elif n < 4:
+        w.set("num_hidden_layers", w.choice([4, 5, 8]))
+
+
+def fam_lara_mini(w, t):
+    """Lara-Mini: Qwen3.5's gated delta net, sliding and full attention layers (the three kinds in layer_types, or the
+    class's period-5 pattern), the MoE block in every layer with a shared expert (width 0 drops it), windows; the
+    value heads a multiple of the key heads (transformers refuses others)."""
+    n = draw_common(w)
+    draw_attention(w)
+    kh = w.choice([1, 2, 4])
+    w.set("linear_num_key_heads", kh)
+    w.set("linear_num_value_heads", kh * w.choice([1, 2]))
+    w.set("linear_key_head_dim", w.choice([8, 16]))
+    w.set("linear_value_head_dim", w.choice([8, 16, 32]))
+    w.set("linear_conv_kernel_dim", w.choice([2, 3, 4]))
+    draw_moe(w, "num_experts", "num_experts_per_tok")
+    w.maybe("shared_expert_intermediate_size", 0, 0.2)
+    w.set("sliding_window", w.choice([3, 4, 8, 16, 64]))
+    if w.rng.random() < 0.6:
+        draw_layer_list(w, "layer_types", ["linear_attention", "sliding_attention", "full_attention"], n,
+                        need=("sliding_attention",))
+    elif n < 5:
+        w.set("num_hidden_layers", w.choice([5, 6]))
+
+
+def fam_hrm_text(w, t):
+    """HRM-Text: the stacks' depth (num_hidden_layers before the class multiplies it out, or num_layers_per_stack
+    with the product stated), H_cycles and L_cycles, heads and head_dim (heads dividing hidden_size, as the class
+    requires)."""
+    n = draw_common(w, layers=w.choice([1, 2, 3]))
+    draw_attention(w)
+    draw_ffn(w)
+    w.set("H_cycles", w.choice([1, 2, 3]))
+    w.set("L_cycles", w.choice([1, 2, 3]))
+    if w.rng.random() < 0.3:
+        w.set("num_layers_per_stack", n)
+        w.set("num_hidden_layers", n * w.get("H_cycles") * (w.get("L_cycles") + 1))
+
+
 def fam_kimi(w, t):
     n = draw_common(w)
     draw_attention(w, derive_only=True)
@@ -581,6 +642,20 @@ def fam_lfm2(w, t):
         draw_layer_list(w, "layer_types", ["full_attention", "conv"], n, need=("full_attention",))
     elif w.has("full_attn_idxs"):
         w.set("full_attn_idxs", sorted(w.rng.sample(range(n), w.choice(range(1, n + 1)))))
+
+
+def fam_lfm3(w, t):
+    """LFM3: conv, sliding and full attention layers (layer_types of the three kinds, or the class's derivation), the
+    window (a positive one: a sliding layer needs it), conv kernels, head widths; the bools (attention gate, sandwich
+    norms, biases) are drawn with every type's."""
+    n = draw_common(w)
+    draw_attention(w)
+    draw_ffn(w, choices=(64, 96, 128, 200))
+    w.set("conv_L_cache", w.choice([2, 3, 4, 7]))
+    w.set("sliding_window", w.choice([3, 4, 8, 16, 64]))
+    if w.rng.random() < 0.6:
+        draw_layer_list(w, "layer_types", ["full_attention", "sliding_attention", "conv"], n,
+                        need=("sliding_attention",) if w.rng.random() < 0.7 else ())
 
 
 def mamba_keys(w, hidden, heads_key="mamba_n_heads", head_key="mamba_d_head", groups_key="mamba_n_groups",
@@ -703,6 +778,38 @@ def fam_zamba2(w, t):
     w.set("use_mamba_kernels", False)
 
 
+def fam_zamba(w, t):
+    """Zamba: Mamba layers split into n_mamba_heads heads, hybrid layers running the shared transformer (at least two
+    when any: transformers 5.24 refuses a single hybrid layer, whose tied shared_transf keys match nothing), an
+    explicit or derived attention width and head_dim, dt_rank "auto" or given, the period/offset schedule or a list."""
+    n = w.choice([3, 4, 6, 8])
+    draw_common(w, layers=n)
+    hidden = w.choice([32, 64])
+    w.set("hidden_size", hidden)
+    h = w.choice([2, 4])
+    w.set("num_attention_heads", h)
+    w.set("num_key_value_heads", w.choice(divisors(h)))
+    w.maybe("attention_hidden_size", w.choice([32, 64, 128]), 0.3)
+    w.maybe("attention_head_dim", w.choice([8, 16, 32]), 0.3)
+    w.set("intermediate_size", w.choice([48, 64, 128]))
+    w.set("mamba_expand", w.choice([1, 2]))
+    inner = hidden * w.get("mamba_expand")
+    w.set("n_mamba_heads", w.choice([x for x in (1, 2, 4) if inner % x == 0]))
+    w.set("mamba_d_state", w.choice([4, 8, 16]))
+    w.set("mamba_d_conv", w.choice([2, 3, 4]))
+    w.maybe("mamba_dt_rank", w.choice(["auto", 4, 8]), 0.4)
+    if w.rng.random() < 0.6:
+        lst = [w.choice(["mamba", "hybrid"]) for _ in range(n)]
+        while lst.count("hybrid") == 1:
+            lst[w.rng.randrange(n)] = "hybrid"
+        w.set("layers_block_type", lst)
+    else:
+        w.set("num_hidden_layers", w.choice([8, 10]))
+        w.set("attn_layer_period", w.choice([2, 3]))
+        w.set("attn_layer_offset", w.choice([0, 1]))
+    w.set("use_mamba_kernels", False)
+
+
 def fam_gemma3n(w, t):
     n = w.choice([4, 6, 8])
     draw_common(w, layers=n)
@@ -754,6 +861,30 @@ def fam_gemma4(w, t):
         w.set("global_head_dim", w.choice([32, 64]))
 
 
+def fam_gemma4_unified(w, t):
+    """Gemma 4 unified's decoder: Gemma 4's layers without per-layer embeddings or the MoE block (the class has
+    neither key): layer schedules, windows, KV sharing, k_eq_v with its global KV heads, global head widths, the
+    double-wide MLP of the shared layers, bidirectional attention."""
+    n = w.choice([3, 4, 6])
+    draw_common(w, layers=n)
+    hidden, h = draw_attention(w, hidden_choices=(64, 128))
+    if "head_dim" not in w.d or w.d["head_dim"] is None:
+        w.set("head_dim", w.choice([16, 32]))
+    draw_ffn(w)
+    w.set("sliding_window", w.choice([4, 8, 16]))
+    lst = [w.choice(["sliding_attention", "full_attention"]) for _ in range(n)]
+    lst[-1] = "full_attention"
+    w.set("layer_types", lst)
+    w.maybe("num_kv_shared_layers", w.choice([0, 0, n // 2]), 0.2)
+    w.set("attention_k_eq_v", False)
+    if w.rng.random() < 0.4:
+        w.set("attention_k_eq_v", True)
+        w.set("num_global_key_value_heads", w.choice(divisors(h)))
+    if w.rng.random() < 0.4:
+        w.set("global_head_dim", w.choice([32, 64]))
+    w.maybe("use_bidirectional_attention", w.choice(["all", "vision", None]), 0.4)
+
+
 def fam_deepseek_v4(w, t):
     """DeepSeek-V4: MQA over a window, compressed layers (CSA with an indexer, HCA), hash-routed and routed MoE
     layers, hyper-connections; some keys under their legacy spellings (compress_ratios, compress_rate_csa/hca,
@@ -795,6 +926,56 @@ def fam_deepseek_v4(w, t):
         w.maybe("qk_rope_head_dim", w.choice([4, 8]), 0.5)
 
 
+def fam_mimo_v2_flash(w, t):
+    """MiMo-V2-Flash: fam_moe, with V's own head width, twice the KV heads on the sliding layers (2 x kv must divide
+    the heads, or the forward fails: mostly drawn so), and the window sometimes as sliding_window_size (the window
+    less one)."""
+    fam_moe(w, t)
+    h = w.get("num_attention_heads")
+    if h % 2 == 0 and w.rng.random() < 0.8:
+        w.set("num_key_value_heads", w.choice(divisors(h // 2)))
+    w.maybe("v_head_dim", w.choice([8, 16, 24, 32]), 0.2)
+    if w.rng.random() < 0.25:
+        w.d.pop("sliding_window", None)
+        w.set("sliding_window_size", w.choice([3, 7, 15]))
+
+
+def fam_minimax_m3(w, t):
+    """MiniMax-M3's decoder: fam_moe, with the dense layers' own width, the sparse-attention layers of layer_types
+    (an indexer each) and the indexer's widths; sometimes the legacy spellings (moe_layer_freq,
+    sparse_attention_config) the published checkpoint writes."""
+    fam_moe(w, t)
+    n = w.get("num_hidden_layers")
+    w.set("dense_intermediate_size", w.choice([48, 64, 96]))
+    draw_layer_list(w, "layer_types", ["full_attention", "minimax_m3_sparse"], n)
+    w.set("index_n_heads", w.choice([1, 2, 4]))
+    w.set("index_head_dim", w.choice([8, 16, 32]))
+    w.set("index_block_size", w.choice([2, 4]))
+    w.set("index_topk_blocks", w.choice([1, 2]))
+    hd = w.get("head_dim") or 128
+    w.maybe("rotary_dim", w.choice([x for x in (4, 8, 16) if x <= hd]), 0.4)
+    if w.rng.random() < 0.3 and "layer_types" in w.d:
+        lt = w.d.pop("layer_types")
+        w.set("sparse_attention_config", {"sparse_attention_freq": [int(k != "full_attention") for k in lt],
+                                          "sparse_index_dim": w.d.pop("index_head_dim"),
+                                          "sparse_num_index_heads": w.d.pop("index_n_heads")})
+    if w.rng.random() < 0.3 and "mlp_layer_types" in w.d:
+        w.set("moe_layer_freq", [int(k == "sparse") for k in w.d.pop("mlp_layer_types")])
+
+
+def fam_cohere_compass(w, t):
+    """Cohere Compass's decoder: fam_dense, with rope_parameters keyed by each layer type present (its rotary
+    module reads rope_parameters[layer_type]; the class's flat default fails), one of them sometimes null (no RoPE
+    on those layers)."""
+    fam_dense(w, t)
+    n = w.get("num_hidden_layers")
+    kinds = sorted(set(w.d.get("layer_types") or ["full_attention"] * n))
+    rp = {k: {"rope_type": "default", "rope_theta": w.choice([10000.0, 50000.0])} for k in kinds}
+    if len(kinds) > 1 and w.rng.random() < 0.3:
+        rp[w.choice(kinds)] = None
+    w.set("rope_parameters", rp)
+
+
 FAMILIES = {
     "gpt2": fam_gpt2, "gptj": fam_gptj, "gpt_bigcode": fam_gpt_bigcode, "falcon": fam_falcon,
     "gpt_neox": fam_gpt_neox, "mamba": fam_mamba, "falcon_mamba": fam_mamba, "mamba2": fam_mamba2,
@@ -803,12 +984,15 @@ FAMILIES = {
     "qwen3_vl_moe_text": fam_moe, "deepseek_v3": fam_mla, "deepseek_v2": fam_mla, "deepseek_v32": fam_mla,
     "glm4_moe_lite": fam_mla, "glm_moe_dsa": fam_mla, "hunyuan_v1_moe": fam_hunyuan_moe,
     "longcat_flash": fam_longcat, "gpt_oss": fam_gpt_oss, "llama4_text": fam_llama4,
-    "qwen3_next": fam_linear, "qwen3_5_text": fam_linear, "qwen3_5_moe_text": fam_linear, "kimi_linear": fam_kimi,
-    "minimax": fam_minimax, "lfm2": fam_lfm2, "lfm2_moe": fam_lfm2, "jamba": fam_jamba, "bamba": fam_bamba,
+    "qwen3_next": fam_linear, "olmo_hybrid": fam_olmo_hybrid, "lara_mini": fam_lara_mini, "hrm_text": fam_hrm_text, "qwen3_5_text": fam_linear, "qwen3_5_moe_text": fam_linear, "kimi_linear": fam_kimi,
+    "minimax": fam_minimax, "lfm2": fam_lfm2, "lfm3": fam_lfm3, "lfm2_moe": fam_lfm2, "jamba": fam_jamba, "bamba": fam_bamba,
     "granitemoehybrid": fam_granitemoehybrid, "nemotron_h": fam_nemotron_h, "falcon_h1": fam_falcon_h1,
-    "zamba2": fam_zamba2, "gpt_neo": fam_gpt_neo, "dbrx": fam_dbrx, "rwkv": fam_rwkv,
+    "zamba2": fam_zamba2, "zamba": fam_zamba, "gpt_neo": fam_gpt_neo, "dbrx": fam_dbrx, "rwkv": fam_rwkv,
     "mistral4": fam_mla, "axk1": fam_mla, "aria_text": fam_moe, "kolibri1": fam_moe, "flint": fam_moe,
     "laguna": fam_moe, "afmoe": fam_moe, "beam": fam_moe, "jetmoe": fam_moe, "exaone_moe": fam_moe, "hy_v3": fam_moe, "gemma3n_text": fam_gemma3n, "gemma4_text": fam_gemma4, "deepseek_v4": fam_deepseek_v4,
+    "gemma4_unified_text": fam_gemma4_unified,
+    "mimo_v2_flash": fam_mimo_v2_flash, "minimax_m3_vl_text": fam_minimax_m3,
+    "cohere_compass_text": fam_cohere_compass,
 }
 
 
@@ -941,6 +1125,35 @@ def draw_wrapper(rng, t, cfg0):
                                  "conv_kernel_size": rng.choice([3, 5]), "output_proj_dims": rng.choice([32, 48]),
                                  "use_clipped_linears": rng.random() < 0.5}
     draw_wrapper_v1(rng, t, d, hidden)
+    if t == "gemma4_unified":
+        # Gemma 4 unified's encoder-free embedders are null by default: half the variants draw each
+        if rng.random() < 0.5:
+            d["vision_config"] = {"model_type": "gemma4_unified_vision", "patch_size": rng.choice([2, 4, 8]),
+                                  "pooling_kernel_size": rng.choice([1, 2, 3]),
+                                  "mm_embed_dim": rng.choice([16, 32, 48]), "mm_posemb_size": rng.choice([8, 64]),
+                                  "output_proj_dims": rng.choice([16, 32, 48])}
+        if rng.random() < 0.5:
+            d["audio_config"] = {"model_type": "gemma4_unified_audio", "audio_embed_dim": rng.choice([16, 40, 64])}
+    if t in ("blip-2", "instructblip", "instructblipvideo"):
+        draw_blip(rng, t, d)
+    if t in ("got_ocr2", "pp_chart2table"):
+        draw_sam(rng, d)
+    if t == "deepseek_vl_hybrid":
+        draw_sam(rng, d, "high_res_vision_config", sam_class=True)
+    if t == "qianfan_ocr":
+        # InternViT's flags, the norm kind, a (height, width) image, the pixel shuffle's ratio
+        vc = d["vision_config"]
+        for k in ("attention_bias", "use_qk_norm", "use_mask_token", "use_absolute_position_embeddings",
+                  "use_mean_pooling"):
+            if rng.random() < 0.7:
+                vc[k] = rng.random() < 0.5
+        if rng.random() < 0.6:
+            vc["norm_type"] = rng.choice(["layer_norm", "rms_norm"])
+        if rng.random() < 0.4:
+            vc["image_size"] = [vc["image_size"], vc["image_size"]]
+            vc["patch_size"] = [vc["patch_size"], vc["patch_size"]]
+        if rng.random() < 0.5:
+            d["downsample_ratio"] = rng.choice([0.5, 0.25, 1.0])
     if "mm_tokens_per_image" in top:
         # Gemma 3: the projector pools the patches to mm_tokens_per_image (a square that divides the patch grid)
         side = d["vision_config"]["image_size"] // d["vision_config"]["patch_size"]
@@ -991,6 +1204,60 @@ def draw_wrapper_v1(rng, t, d, text_hidden):
             d["downsample_factor"] = rng.choice([1, 2, 3])
         if rng.random() < 0.6:                      # getattr's default: the decoder's hidden_size
             d["alignment_intermediate_size"] = rng.choice([32, 48, 96])
+def draw_blip(rng, t, d):
+    """BLIP-2, InstructBLIP(-Video): the EVA tower's qkv_bias, the Q-Former (width, heads, layers, MLP,
+    cross_attention_frequency, its text branch, InstructBLIP's embeddings), num_query_tokens; a third of the variants
+    take a Llama text_config (InstructBLIP's Vicuna checkpoints) instead of OPT."""
+    vc = d["vision_config"]
+    vc["qkv_bias"] = rng.random() < 0.5
+    h = rng.choice([2, 4])
+    qc = {"hidden_size": rng.choice([32, 64]), "num_attention_heads": h, "num_hidden_layers": rng.choice([1, 2, 3, 4, 5]),
+          "intermediate_size": rng.choice([48, 64, 96]), "cross_attention_frequency": rng.choice([1, 2, 3])}
+    if rng.random() < 0.7:
+        qc["vocab_size"] = rng.choice([64, 100])
+        qc["max_position_embeddings"] = rng.choice([16, 32])
+        qc["pad_token_id"] = 0
+    if t == "blip-2" and rng.random() < 0.5:
+        qc["use_qformer_text_input"] = rng.random() < 0.5
+    d["qformer_config"] = qc
+    if rng.random() < 0.7:
+        d["num_query_tokens"] = rng.choice([1, 4, 8])
+    if rng.random() < 0.33:
+        from transformers import LlamaConfig
+        text = draw_text(rng, "llama", LlamaConfig, LlamaConfig().to_dict())
+        text["model_type"] = "llama"
+        d["text_config"] = text
+    d.pop("tie_word_embeddings", None)   # the wrapper's key ties nothing (the decoder's own does)
+    if rng.random() < 0.5:
+        d["tie_word_embeddings"] = rng.random() < 0.5
+
+
+def draw_sam(rng, d, key="vision_config", sam_class=False):
+    """GOT-OCR 2's SAM tower (DeepSeek-VL hybrid's high_res_vision_config, SamVisionConfig: mlp_dim or mlp_ratio):
+    width, heads (not always dividing it), layers, mlp_dim, output_channels, the image and patch, window_size (0:
+    every layer global), global_attn_indexes (some past the layers), its flags."""
+    h = rng.choice([2, 3, 4])
+    L = rng.choice([1, 2, 3, 4])
+    patch = rng.choice([4, 8, 16])
+    vc = {"hidden_size": rng.choice([32, 48, 64]), "num_attention_heads": h, "num_hidden_layers": L,
+          "mlp_dim": rng.choice([48, 64, 96]), "output_channels": rng.choice([8, 16, 24]),
+          "patch_size": patch, "image_size": patch * rng.choice([2, 4, 6]), "window_size": rng.choice([0, 1, 2, 3]),
+          "global_attn_indexes": sorted(rng.sample(range(L + 2), rng.choice(range(0, min(3, L + 2) + 1))))}
+    for k in ("qkv_bias", "use_abs_pos", "use_rel_pos"):
+        if rng.random() < 0.7:
+            vc[k] = rng.random() < 0.5
+    if rng.random() < 0.5:
+        vc["num_channels"] = rng.choice([1, 3])
+    if sam_class:
+        if not vc["global_attn_indexes"] and rng.random() < 0.8:   # the wrapper reads its first entry
+            vc["global_attn_indexes"] = [rng.choice(range(L))]
+        if rng.random() < 0.5:
+            del vc["mlp_dim"]
+            if rng.random() < 0.6:
+                vc["mlp_ratio"] = rng.choice([1.5, 2.0, 3.0])
+        d[key] = {**vc, "model_type": "sam_vision_model"}
+        return
+    d[key] = {**vc, "model_type": d[key]["model_type"]}
 
 
 def mrope(text, td):
@@ -1086,10 +1353,8 @@ def cache_runs(cfg):
         with torch.no_grad():
             try:
                 out = model(input_ids=ids, use_cache=True, **kw)
-            except AttributeError:
-                from transformers import AutoModelForCausalLM    # as generate.run_tiny (Llama 4)
-                torch.manual_seed(0)
-                model = AutoModelForCausalLM.from_config(cfg).to(torch.bfloat16).eval()
+            except (AttributeError, TypeError):
+                model = generate.text_model(cfg)    # as generate.run_tiny (Llama 4, BLIP-2)
                 out = model(input_ids=ids, use_cache=True)
         cache = kw.get("cache") or getattr(out, "past_key_values", None)
         layers, rest = generate.cache_layers(cache)

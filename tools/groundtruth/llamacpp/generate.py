@@ -59,6 +59,17 @@ ARCHS = {
                  n_inner=1024, n_positions=2048, n_ctx=2048, vocab_size=2048),
 }
 QUANTS = ["Q8_0", "Q4_K_M", "Q4_0", "Q6_K", "IQ4_XS", "Q5_1"]
+# More tensor-override launches (every layer on one RPC device, FFN weights or experts on the host), over the batch,
+# the context, flash attention and the slots, run by --overrides-only on the GGUF files an earlier run made; the
+# experts-only ones (-ot exps, -ncmoe) on the MoE architectures.
+OVERRIDE_GRID = [
+    ["-c", "4096", "-ngl", "99", "-ot", "ffn_.*=CPU"],
+    ["-c", "2048", "-ngl", "99", "-ot", "ffn_.*=CPU", "-ub", "256"],
+    ["-c", "2048", "-ngl", "99", "-ot", "ffn_.*=CPU", "-fa", "off"],
+    ["-c", "4096", "-ngl", "99", "-ot", "ffn_.*=CPU", "-np", "2"],
+    ["-c", "2048", "-ngl", "99", "-ot", "exps=CPU"],
+    ["-c", "4096", "-ngl", "99", "-ncmoe", "3", "-ub", "1024", "-b", "1024"],
+]
 
 
 def log(*a):
@@ -251,12 +262,41 @@ def run_server(model, args, port="127.0.0.1:27160"):
     return parse(text.splitlines(), args, 0, 0 if up else (p.returncode or 1), "llama-server")
 
 
+def overrides_only(a):
+    runs_path = os.path.join(REF, "runs.json")
+    doc = json.load(open(runs_path))
+    mode = "tools/groundtruth/llamacpp/generate.py --overrides-only"
+    doc["runs"] = [r for r in doc["runs"] if r.get("generator") != mode or (a.only and r["arch"] not in a.only)]
+    for name in ARCHS:
+        if a.only and name not in a.only:
+            continue
+        log("==", name, "overrides")
+        for q in ("f16", "q4_k_m"):
+            path = os.path.join(WORK, name, "%s-%s.gguf" % (name, q))
+            for args in OVERRIDE_GRID:
+                if name not in ("mixtral", "qwen3_moe") and ("-ncmoe" in args or "exps=CPU" in args):
+                    continue
+                r = run(path, args, ["127.0.0.1:27152"])
+                r.update(arch=name, model="%s-%s" % (name, q), generator=mode, date=time.strftime("%Y-%m-%d"))
+                doc["runs"].append(r)
+    with open(runs_path, "w") as f:
+        json.dump(doc, f, indent=1, sort_keys=True)
+        f.write("\n")
+    log("wrote", runs_path, len(doc["runs"]), "runs")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", nargs="*", help="architectures to run (default all)")
     ap.add_argument("--quick", action="store_true", help="one quantisation and the first three grid points")
     ap.add_argument("--server-only", action="store_true", help="only the llama-server runs, added to runs.json")
+    ap.add_argument("--overrides-only", action="store_true",
+                    help="only OVERRIDE_GRID's runs of the GGUF files already made, added to runs.json (each run "
+                         "says so in its 'generator'; needs neither torch nor transformers)")
     a = ap.parse_args()
+    if a.overrides_only:
+        overrides_only(a)
+        return
     os.makedirs(os.path.join(REF, "models"), exist_ok=True)
     import torch
     import transformers
