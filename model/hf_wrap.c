@@ -63,6 +63,9 @@ static const vision_defaults vision_classes[] = {
     {"cosmos3_edge_vision", 1152, 4304, 27, 3, 0, 16, 0, 2, 0, 256, 0},
     /* Qwen2_5OmniVisionEncoderConfig: Qwen2.5-VL's tower and defaults */
     {"qwen2_5_omni_vision_encoder", 3584, 3420, 32, 3, 0, 14, 3584, 2, 2, 0, 0},
+    /* Qwen3OmniMoeVisionEncoderConfig: Qwen3-VL's tower and defaults (DeepStack at 8, 16, 24), its mergers named as
+     * Qwen2.5-VL's (mp_vision.omni_merger) */
+    {"qwen3_omni_moe_vision_encoder", 1152, 4304, 27, 3, 0, 16, 3584, 2, 2, 2304, 3},
 };
 
 typedef struct wrap_row {
@@ -95,15 +98,17 @@ typedef struct wrap_extra {
 	                           * (HyperCLOVAXVisionV2Config.__post_init__: "qwen2_5_vl") */
 	bool never_tied;          /* the class ties nothing whatever tie_word_embeddings says (Cosmos3-Edge's
 	                           * _tied_weights_keys = {}) */
-	bool omni_audio;          /* Qwen2.5-Omni's audio encoder from audio_config (omni_audio) */
+	uint8_t omni_audio;       /* the Omni Thinkers' audio encoder from audio_config (omni_audio): 2 Qwen2.5-Omni's,
+	                           * 3 Qwen3-Omni's */
 } wrap_extra;
 
 static const wrap_extra wrap_extras[] = {
-    {"video_llava", "model.image_tower.", 0, NULL, false, false},
-    {"aya_vision", NULL, 14, NULL, false, false},
-    {"hyperclovax_vision_v2", NULL, 0, "qwen2_5_vl", false, false},
-    {"cosmos3_edge", NULL, 0, NULL, true, false},
-    {"qwen2_5_omni_thinker", NULL, 0, NULL, false, true},
+    {"video_llava", "model.image_tower.", 0, NULL, false, 0},
+    {"aya_vision", NULL, 14, NULL, false, 0},
+    {"hyperclovax_vision_v2", NULL, 0, "qwen2_5_vl", false, 0},
+    {"cosmos3_edge", NULL, 0, NULL, true, 0},
+    {"qwen2_5_omni_thinker", NULL, 0, NULL, false, 2},
+    {"qwen3_omni_moe_thinker", NULL, 0, NULL, false, 3},
 };
 
 /* w's extras, or none (every member zero). */
@@ -112,7 +117,7 @@ static wrap_extra wrap_extra_of(const char *name)
 	for (size_t i = 0; i < sizeof(wrap_extras) / sizeof(wrap_extras[0]); i++)
 		if (strcmp(wrap_extras[i].name, name) == 0)
 			return wrap_extras[i];
-	return (wrap_extra){name, NULL, 0, NULL, false, false};
+	return (wrap_extra){name, NULL, 0, NULL, false, 0};
 }
 
 /* Projectors of the wrappers below wraps[] (wrap_projector_v1), numbered apart from the list above. */
@@ -252,6 +257,9 @@ static const wrap_row wraps[] = {
     /* Qwen2_5OmniThinkerConfig: its Qwen2 decoder, the Qwen2.5-VL tower under model.visual and the Whisper-like
      * audio encoder under model.audio_tower (omni_audio), untied */
     {.name = "qwen2_5_omni_thinker", .text_type = "qwen2_5_omni_text", .vision_type = "qwen2_5_omni_vision_encoder"},
+    /* Qwen3OmniMoeThinkerConfig: its Qwen3-MoE decoder, the Qwen3-VL tower under model.visual and the audio encoder
+     * with a 2-D convolution front end under model.audio_tower (omni_audio), untied */
+    {.name = "qwen3_omni_moe_thinker", .text_type = "qwen3_omni_moe_text", .vision_type = "qwen3_omni_moe_vision_encoder"},
 };
 
 /* How many entries a key holds: a list's length, 1 for a number (vision_feature_layer, deepstack_visual_indexes). */
@@ -515,6 +523,7 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 		if (strcmp(d->type, "exaone4_5_vision") == 0)
 			vision_kv_heads(&c, v);
 		v->split_qkv = strcmp(d->type, "qwen2_5_omni_vision_encoder") == 0; /* Qwen2_5OmniVisionAttention */
+		v->omni_merger = strcmp(d->type, "qwen3_omni_moe_vision_encoder") == 0;
 	}
 	if (v->projector == MP_PROJECTOR_MLP2) {
 		bool llava = strcmp(w->name, "llava") == 0 || w->projector == WRAP_PROJ_MLP2;
@@ -1044,15 +1053,19 @@ static void kimi_k25_tower(hf_ctx *top, mp_model *m)
  * conv1 Conv1d(mel, d, 3) and conv2 Conv1d(d, d, 3) with biases, audio_bos_eos_token an Embedding(2, output_dim); per
  * layer q_proj, v_proj and out_proj d x d with biases, k_proj without, self_attn_layer_norm and final_layer_norm
  * LayerNorms, fc1 d -> ffn and fc2 ffn -> d with biases; ln_post, proj d -> output_dim with a bias. Default: 639,647,232.
+ * Qwen3-Omni's (modeling_qwen3_omni_moe.py Qwen3OmniMoeAudioEncoder; downsample_hidden_size 480): three Conv2d of
+ * downsample_hidden_size channels (1 input, 3 x 3, biased), conv_out Linear(downsample_hidden_size x f, d) without a
+ * bias where f = (((mel + 1) // 2 + 1) // 2 + 1) // 2 (16 for 128 bins), the same layers with a k_proj bias, ln_post,
+ * proj1 d -> d and proj2 d -> output_dim with biases, no audio_bos_eos_token. Default: 649,894,784.
  * Errors: a 422 naming encoder_attention_heads when it does not divide d_model (Qwen2_5OmniAudioAttention raises), or
  * the key of a size of 0 or past the bounds below.
  */
-static void omni_audio(hf_ctx *top, mp_model *m)
+static void omni_audio(hf_ctx *top, mp_model *m, bool v3)
 {
 	const cJSON *ac = cJSON_GetObjectItemCaseSensitive(top->cfg, "audio_config");
 	char pointer[96];
 	hf_ctx c;
-	uint64_t mel, d, L, heads, ffn, out;
+	uint64_t mel, d, L, heads, ffn, out, dh = 0;
 	const char *lay = "layers.{i}", *att = "layers.{i}.self_attn";
 	const uint8_t A = MP_ROOT_EXTRA;
 
@@ -1068,6 +1081,11 @@ static void omni_audio(hf_ctx *top, mp_model *m)
 	heads = hf_get_u64(&c, KEYS("encoder_attention_heads", "num_attention_heads"), 20);
 	ffn = hf_get_u64(&c, KEYS("encoder_ffn_dim"), 5120);
 	out = hf_get_u64(&c, KEYS("output_dim"), 3584);
+	if (v3) {
+		dh = hf_get_u64(&c, KEYS("downsample_hidden_size"), 480);
+		if (c.st == MP_OK && (dh == 0 || dh > (UINT64_C(1) << 16)))
+			hf_fail_key(&c, "downsample_hidden_size", "downsample_hidden_size must be from 1 to 65536");
+	}
 	if (c.st == MP_OK && (mel == 0 || mel > 4096 || d == 0 || d > (UINT64_C(1) << 20) || L == 0 || L > MP_MAX_LAYERS ||
 	                      ffn == 0 || ffn > (UINT64_C(1) << 24) || out == 0 || out > (UINT64_C(1) << 20)))
 		hf_fail_key(&c, mel == 0 || mel > 4096 ? "num_mel_bins"
@@ -1085,18 +1103,30 @@ static void omni_audio(hf_ctx *top, mp_model *m)
 	if (top->st != MP_OK)
 		return;
 	mp_inventory_root(&m->inv, A, "model.audio_tower.");
-	{
+	if (v3) {
+		uint64_t c1[4] = {dh, 1, 3, 3}, c2[4] = {dh, dh, 3, 3}, f = (((mel + 1) / 2 + 1) / 2 + 1) / 2;
+
+		hf_shape(m, A, NULL, "conv2d1.weight", MP_TK_VISION, 0, c1, 4, 1);
+		kimi_put(m, A, NULL, "conv2d1.bias", MP_TK_VISION, 1, dh, 1);
+		hf_shape(m, A, NULL, "conv2d2.weight", MP_TK_VISION, 0, c2, 4, 1);
+		kimi_put(m, A, NULL, "conv2d2.bias", MP_TK_VISION, 1, dh, 1);
+		hf_shape(m, A, NULL, "conv2d3.weight", MP_TK_VISION, 0, c2, 4, 1);
+		kimi_put(m, A, NULL, "conv2d3.bias", MP_TK_VISION, 1, dh, 1);
+		kimi_put(m, A, NULL, "conv_out.weight", MP_TK_VISION, d, dh * f, 1);
+	} else {
 		uint64_t c1[3] = {d, mel, 3}, c2[3] = {d, d, 3};
 
 		hf_shape(m, A, NULL, "conv1.weight", MP_TK_VISION, 0, c1, 3, 1);
 		kimi_put(m, A, NULL, "conv1.bias", MP_TK_VISION, 1, d, 1);
 		hf_shape(m, A, NULL, "conv2.weight", MP_TK_VISION, 0, c2, 3, 1);
 		kimi_put(m, A, NULL, "conv2.bias", MP_TK_VISION, 1, d, 1);
+		kimi_put(m, A, NULL, "audio_bos_eos_token.weight", MP_TK_VISION, 2, out, 1);
 	}
-	kimi_put(m, A, NULL, "audio_bos_eos_token.weight", MP_TK_VISION, 2, out, 1);
 	kimi_put(m, A, att, "q_proj.weight", MP_TK_VISION, d, d, L);
 	kimi_put(m, A, att, "q_proj.bias", MP_TK_VISION, 1, d, L);
 	kimi_put(m, A, att, "k_proj.weight", MP_TK_VISION, d, d, L);
+	if (v3)
+		kimi_put(m, A, att, "k_proj.bias", MP_TK_VISION, 1, d, L);
 	kimi_put(m, A, att, "v_proj.weight", MP_TK_VISION, d, d, L);
 	kimi_put(m, A, att, "v_proj.bias", MP_TK_VISION, 1, d, L);
 	kimi_put(m, A, att, "out_proj.weight", MP_TK_VISION, d, d, L);
@@ -1111,6 +1141,13 @@ static void omni_audio(hf_ctx *top, mp_model *m)
 	kimi_put(m, A, lay, "final_layer_norm.bias", MP_TK_VISION, 1, d, L);
 	kimi_put(m, A, NULL, "ln_post.weight", MP_TK_VISION, 1, d, 1);
 	kimi_put(m, A, NULL, "ln_post.bias", MP_TK_VISION, 1, d, 1);
+	if (v3) {
+		kimi_put(m, A, NULL, "proj1.weight", MP_TK_PROJECTOR, d, d, 1);
+		kimi_put(m, A, NULL, "proj1.bias", MP_TK_PROJECTOR, 1, d, 1);
+		kimi_put(m, A, NULL, "proj2.weight", MP_TK_PROJECTOR, out, d, 1);
+		kimi_put(m, A, NULL, "proj2.bias", MP_TK_PROJECTOR, 1, out, 1);
+		return;
+	}
 	kimi_put(m, A, NULL, "proj.weight", MP_TK_PROJECTOR, out, d, 1);
 	kimi_put(m, A, NULL, "proj.bias", MP_TK_PROJECTOR, 1, out, 1);
 }
@@ -1313,7 +1350,7 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 	decode_vision(c, w, m);
 	wrap_projector(c, w, m);
 	if (c->st == MP_OK && wrap_extra_of(w->name).omni_audio)
-		omni_audio(c, m);
+		omni_audio(c, m, wrap_extra_of(w->name).omni_audio == 3);
 }
 
 /* The wrappers' one decoder: hf_decode_type set m->model_type to the type being read, which names its row. */

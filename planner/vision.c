@@ -162,7 +162,14 @@ static void qwen_vl(vbuild *b, const mp_vision *v)
 		lin(b, mlp, WB("fc2"), h, i, v->mlp_bias, L);
 	}
 	b->kind = MP_TK_PROJECTOR;
-	if (q3) {
+	if (q3 && v->omni_merger) { /* modeling_qwen3_omni_moe.py Qwen3OmniMoeVisionPatchMerger */
+		vnorm(b, "merger", WB("ln_q"), MP_NORM_LAYER, h, 1);
+		lin(b, "merger", WB("mlp.0"), hm, hm, true, 1);
+		lin(b, "merger", WB("mlp.2"), v->out_hidden, hm, true, 1);
+		vnorm(b, "merger_list.{i}", WB("ln_q"), MP_NORM_LAYER, hm, v->deepstack);
+		lin(b, "merger_list.{i}", WB("mlp.0"), hm, hm, true, v->deepstack);
+		lin(b, "merger_list.{i}", WB("mlp.2"), v->out_hidden, hm, true, v->deepstack);
+	} else if (q3) {
 		vnorm(b, "merger", WB("norm"), v->projector_norm, h, 1);
 		lin(b, "merger", WB("linear_fc1"), hm, hm, true, 1);
 		lin(b, "merger", WB("linear_fc2"), v->out_hidden, hm, true, 1);
