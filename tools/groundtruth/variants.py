@@ -72,7 +72,8 @@ N_PER_TYPE = {"gemma3n": 8}
 VIA_WRAPPER = {"qwen2_vl_text": "qwen2_vl", "qwen2_5_vl_text": "qwen2_5_vl", "qwen3_vl_text": "qwen3_vl",
                "qwen3_vl_moe_text": "qwen3_vl_moe", "glm4v_text": "glm4v", "glm4v_moe_text": "glm4v_moe",
                "paddleocr_vl_text": "paddleocr_vl", "cosmos3_edge_text": "cosmos3_edge",
-               "hy_v4_vl_text": "hy_v4_vl"}
+               "hy_v4_vl_text": "hy_v4_vl",
+               "qwen2_5_omni_text": "qwen2_5_omni_thinker", "qwen3_omni_moe_text": "qwen3_omni_moe_thinker"}
 
 # bool fields that change no parameter or cache tensor and that the CPU run cannot take either way (kernels not
 # installed, training-only outputs), or that make a decoder an encoder-decoder: left at their defaults.
@@ -1032,6 +1033,7 @@ FAMILIES = {
     "solar_open": fam_moe, "flex_olmo": fam_moe, "granitemoeshared": fam_moe, "granitemoe_swa": fam_moe,
     "cohere2_moe": fam_moe,
 }
+FAMILIES["qwen3_omni_moe_text"] = fam_moe   # Qwen3-Omni's Thinker decoder: Qwen3-MoE's keys
 
 
 def draw_text(rng, t, cls, dd):
@@ -1241,6 +1243,16 @@ def draw_wrapper_v1(rng, t, d, text_hidden):
             vc["merge_kernel_size"] = [rng.choice([1, 2, 3]), rng.choice([1, 2])]
         # pre_norm is a LayerNorm of projection_hidden_size over the tower's output (its width, as published)
         d["projection_hidden_size"] = vc.get("hidden_size", 1152) if rng.random() < 0.7 else rng.choice([16, 48])
+    elif t in ("qwen2_5_omni_thinker", "qwen3_omni_moe_thinker"):   # the audio encoder, small, every size moved
+        h = rng.choice([2, 4])
+        a = {"model_type": t.replace("_thinker", "_audio_encoder"), "d_model": h * rng.choice([8, 16]),
+             "encoder_attention_heads": h, "encoder_layers": rng.choice([1, 2]),
+             "encoder_ffn_dim": rng.choice([32, 48]), "num_mel_bins": rng.choice([16, 32])}
+        if rng.random() < 0.7:
+            a["output_dim"] = text_hidden
+        if t == "qwen3_omni_moe_thinker":
+            a["downsample_hidden_size"] = rng.choice([8, 12, 16])
+        d["audio_config"] = a
     elif t == "aya_vision":
         if rng.random() < 0.6:
             d["downsample_factor"] = rng.choice([1, 2, 3])
