@@ -112,6 +112,7 @@ void mpm_read_ernie4_5_moe(hf_ctx *c, mp_model *m);
 void mpm_read_minimax_m2(hf_ctx *c, mp_model *m);
 void mpm_read_dots1(hf_ctx *c, mp_model *m);
 void mpm_read_qwen3_vl_moe_text(hf_ctx *c, mp_model *m);
+void mpm_read_qwen3_omni_moe_text(hf_ctx *c, mp_model *m);
 void mpm_read_llama4_text(hf_ctx *c, mp_model *m);
 void mpm_read_hunyuan_v1_moe(hf_ctx *c, mp_model *m);
 void mpm_read_longcat_flash(hf_ctx *c, mp_model *m);

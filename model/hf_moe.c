@@ -779,10 +779,11 @@ void mpm_read_sarvam_moe(hf_ctx *c, mp_model *m)
 	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 8192);
 	m->qkv_bias = hf_get_bool(c, KEYS("attention_bias", "use_qkv_bias"), false); /* attribute_map */
 	m->qk_norm = hf_get_bool(c, KEYS("use_qk_norm"), true);
-	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts"), 128);
+	/* SarvamMoeConfig's attribute_map: num_local_experts and sarvam-30b's num_experts, num_shared_experts */
+	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts", "num_local_experts", "num_experts"), 128);
 	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 6);
 	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1024);
-	shared = hf_get_u64(c, KEYS("n_shared_experts"), 1);
+	shared = hf_get_u64(c, KEYS("n_shared_experts", "num_shared_experts"), 1);
 	m->num_shared_experts = shared;
 	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "moe_intermediate_size");
 	m->first_dense_layers = hf_get_u64(c, KEYS("first_k_dense_replace"), 1);
@@ -895,14 +896,15 @@ void mpm_read_granitemoe_swa(hf_ctx *c, mp_model *m)
  * 128, 8192 positions, tied; Cohere's parallel block behind one weight-only norm (input_layernorm, model.norm);
  * attention_bias on q, k, v and o; the "sparse" layers of mlp_layer_types (all by default) hold 8 experts
  * (num_experts) of intermediate_size 22528, top-2, a router without bias, and num_shared_experts (0) shared experts
- * as one MLP of intermediate_size x num_shared_experts; the "dense" layers an MLP of prefix_dense_intermediate_size;
- * sliding_window 4096 on three layers of four (layer i full when (i + 1) % sliding_window_pattern == 0, or
- * layer_types).
+ * as one MLP of intermediate_size x num_shared_experts; the "dense" layers (mlp_layer_types, else the first
+ * first_k_dense_replace, 0) an MLP of prefix_dense_intermediate_size, intermediate_size when null; sliding_window 4096
+ * on three layers of four (layer i full when (i + 1) % sliding_window_pattern == 0, counted after the dense prefix,
+ * whose layers follow prefix_dense_sliding_window_pattern, 1: full; or layer_types).
  */
 void mpm_read_cohere2_moe(hf_ctx *c, mp_model *m)
 {
 	static const trunk t = {256000, 8192, 40, 64, 0, 8192, true};
-	uint64_t shared, every;
+	uint64_t shared, every, prefix_every, fkd;
 
 	decode_trunk(c, &t, m);
 	if (!hf_has(c, "head_dim"))
@@ -916,20 +918,30 @@ void mpm_read_cohere2_moe(hf_ctx *c, mp_model *m)
 	shared = hf_get_u64(c, KEYS("num_shared_experts"), 0);
 	m->num_shared_experts = shared;
 	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "intermediate_size");
-	m->intermediate_size = hf_get_u64(c, KEYS("prefix_dense_intermediate_size"), 0);
-	if (mlp_layer_types(c, m) && c->st == MP_OK && m->intermediate_size == 0) {
-		for (uint64_t i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++)
-			if (m->dense_layer_mask[i / 8] & (1u << (i % 8))) {
-				hf_fail_key(c, "prefix_dense_intermediate_size",
-				            "prefix_dense_intermediate_size is required: a \"dense\" layer of mlp_layer_types "
-				            "builds its MLP of that width (Cohere2MoeMLP)");
-				break;
-			}
-	}
+	/* Cohere2MoeMLP(config, prefix_dense_intermediate_size): None takes intermediate_size */
+	m->intermediate_size = hf_get_u64(c, KEYS("prefix_dense_intermediate_size"), m->moe_intermediate_size);
+	fkd = hf_get_u64(c, KEYS("first_k_dense_replace"), 0);
+	if (fkd > m->num_layers)
+		fkd = m->num_layers;
+	m->first_dense_layers = fkd; /* mlp_layer_types' default: the first first_k_dense_replace layers dense */
+	mlp_layer_types(c, m);
 	m->sliding_window = hf_window(c, "sliding_window", 4096);
 	every = hf_get_u64(c, KEYS("sliding_window_pattern"), 4);
-	if (m->sliding_window)
-		m->sliding_window_layers = every ? m->num_layers - m->num_layers / every : m->num_layers;
+	prefix_every = hf_get_u64(c, KEYS("prefix_dense_sliding_window_pattern"), 1);
+	if (c->st == MP_OK && (every == 0 || prefix_every == 0)) {
+		hf_fail_key(c, every == 0 ? "sliding_window_pattern" : "prefix_dense_sliding_window_pattern",
+		            "the sliding-window patterns must be at least 1 (layer_types' derivation divides by them)");
+		return;
+	}
+	/* layer_types' default: the first_k_dense_replace prefix layers slide unless (i + 1) % prefix pattern == 0, the
+	 * others unless (i + 1 - first_k_dense_replace) % sliding_window_pattern == 0 */
+	if (m->sliding_window && every && prefix_every) {
+		uint64_t n = 0;
+
+		for (uint64_t i = 0; i < m->num_layers; i++)
+			n += i < fkd ? (i + 1) % prefix_every != 0 : (i - fkd + 1) % every != 0;
+		m->sliding_window_layers = n;
+	}
 	hf_decode_layer_types(c, m);
 	hf_decode_rope(c, m, 1.0);
 }
@@ -1439,6 +1451,14 @@ void mpm_read_minimax_m3_vl_text(hf_ctx *c, mp_model *m)
 			            "the minimax_m3_sparse layers' indexer needs index_n_heads and index_head_dim of at least 1");
 			return;
 		}
+		/* MiniMaxM3VLIndexer.build_block_mask repeats each indexer head's selection num_attention_heads //
+		 * index_n_heads times over the query heads: another count fails the attention (sdpa, eager) */
+		if (m->num_heads % idx_heads != 0) {
+			hf_fail_key(c, "num_attention_heads",
+			            "num_attention_heads must be a multiple of index_n_heads when layers are minimax_m3_sparse: "
+			            "the indexer's block mask is repeated heads // index_n_heads times over the query heads");
+			return;
+		}
 		m->indexer_heads = idx_heads;
 		m->indexer_head_dim = idx_dim;
 		m->indexer_layers = sparse_layers;
@@ -1597,4 +1617,31 @@ void mpm_read_hy_v4(hf_ctx *c, mp_model *m)
 	          hf_mul(c, N, h, "hidden_size"), 1);
 	hf_tensor(m, MP_ROOT_DECODER, "hc_head", "hc_base", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, N, 1);
 	hf_tensor(m, MP_ROOT_DECODER, "hc_head", "hc_scale", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, 1, 1);
+}
+
+/*
+ * Qwen3OmniMoeTextConfig (the decoder of Qwen3OmniMoeThinkerForConditionalGeneration; configuration_qwen3_omni_moe.py):
+ * vocab 3584, hidden 2048, 28 layers, 28 heads (head_dim hidden // heads = 73 unless a head_dim is given), kv 4,
+ * 32768 positions; Qwen3-MoE's modules: q/k norms of head_dim, attention_bias off, 128 experts (num_experts) of
+ * moe_intermediate_size 768, top 8, every decoder_sparse_step-th layer (1) not in mlp_only_layers, dense layers of
+ * intermediate_size 18944. Qwen3OmniMoeThinkerTextAttention masks no window, but transformers 5.24's DynamicCache
+ * built from a config with a sliding_window slides in every layer (no layer_types): the cache follows it, as Qwen3-VL-MoE's.
+ * The default's head_dim 73 (2048 // 28) is refused (decode_trunk): transformers builds it but its rotary embedding
+ * (74 wide) cannot run it.
+ */
+void mpm_read_qwen3_omni_moe_text(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {3584, 2048, 28, 28, 4, 32768, false};
+
+	decode_trunk(c, &t, m);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 18944);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->qk_norm = true;
+	m->num_experts = hf_get_u64(c, KEYS("num_experts", "num_local_experts"), 128);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 8);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 768);
+	m->moe_layer_step = hf_get_u64(c, KEYS("decoder_sparse_step"), 1);
+	hf_decode_mlp_only_layers(c, m);
+	m->sliding_window = hf_window(c, "sliding_window", 0);
+	hf_decode_rope(c, m, 1.0);
 }

@@ -162,6 +162,10 @@ typedef struct mp_vision {
 					 * "model.image_tower." beside its "model.video_tower."); NULL: none */
 	uint64_t qkv_rows;		/* Qwen-VL towers: rows of the fused qkv when its keys and values have fewer heads
 					 * (EXAONE 4.5: (heads + 2 kv_heads) x head_dim); 0: 3 x hidden */
+	bool split_qkv;			/* Qwen-VL towers: q, k and v apart, each hidden x hidden (Qwen2.5-Omni's
+					 * attn.q, attn.k, attn.v), not one qkv */
+	bool omni_merger;		/* Qwen3-VL's tower with Qwen3-Omni's merger names: merger and merger_list.{i} each
+					 * ln_q, mlp.0 and mlp.2 (not norm, linear_fc1, linear_fc2, deepstack_merger_list) */
 } mp_vision;
 
 typedef struct mp_model {

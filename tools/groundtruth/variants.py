@@ -72,7 +72,8 @@ N_PER_TYPE = {"gemma3n": 8}
 VIA_WRAPPER = {"qwen2_vl_text": "qwen2_vl", "qwen2_5_vl_text": "qwen2_5_vl", "qwen3_vl_text": "qwen3_vl",
                "qwen3_vl_moe_text": "qwen3_vl_moe", "glm4v_text": "glm4v", "glm4v_moe_text": "glm4v_moe",
                "paddleocr_vl_text": "paddleocr_vl", "cosmos3_edge_text": "cosmos3_edge",
-               "hy_v4_vl_text": "hy_v4_vl"}
+               "hy_v4_vl_text": "hy_v4_vl",
+               "qwen2_5_omni_text": "qwen2_5_omni_thinker", "qwen3_omni_moe_text": "qwen3_omni_moe_thinker"}
 
 # bool fields that change no parameter or cache tensor and that the CPU run cannot take either way (kernels not
 # installed, training-only outputs), or that make a decoder an encoder-decoder: left at their defaults.
@@ -443,7 +444,7 @@ def fam_moe(w, t):
 # kernel, so a num_key_value_heads other than num_attention_heads runs or fails by the path taken (left out of the
 # variants; tests/ref/hf/README.md)
 MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe_lite", "glm_moe_dsa", "kimi_linear", "youtu",
-             "sarvam_mla", "mistral4", "axk1", "axk2", "hy_v4", "hy_v4_vl_text",
+             "sarvam_mla", "mistral4", "axk1", "axk2", "hy_v4", "hy_v4_vl_text", "minicpm3",
              "longcat_flash"}
 
 
@@ -460,6 +461,14 @@ def fam_mla(w, t):
         draw_layer_list(w, "indexer_types", sorted(set(w.dd["indexer_types"]) | {"full", "shared"}), n)
     if "layer_types" in w.d and isinstance(w.dd.get("layer_types"), list):
         w.d.pop("layer_types")     # only indexed_attention: its one kind
+    w.d.pop("head_dim", None)
+
+
+def fam_mla_dense(w, t):
+    """An MLA decoder without experts (MiniCPM3, Youtu): fam_dense's widths and flags with the MLA ranks drawn."""
+    fam_dense(w, t)
+    w.d.pop("num_key_value_heads", None)
+    draw_mla(w)
     w.d.pop("head_dim", None)
 
 
@@ -1018,7 +1027,13 @@ FAMILIES = {
     "gemma4_unified_text": fam_gemma4_unified,
     "mimo_v2_flash": fam_mimo_v2_flash, "minimax_m3_vl_text": fam_minimax_m3,
     "cohere_compass_text": fam_cohere_compass, "axk2": fam_axk2, "hy_v4": fam_hy_v4, "hy_v4_vl_text": fam_hy_v4,
+    # MLA and MoE types of the enumeration drawn with their own knobs (expert counts, MLA ranks) rather than as plain
+    # decoders
+    "sarvam_mla": fam_mla, "youtu": fam_mla_dense, "minicpm3": fam_mla_dense, "sarvam_moe": fam_moe,
+    "solar_open": fam_moe, "flex_olmo": fam_moe, "granitemoeshared": fam_moe, "granitemoe_swa": fam_moe,
+    "cohere2_moe": fam_moe,
 }
+FAMILIES["qwen3_omni_moe_text"] = fam_moe   # Qwen3-Omni's Thinker decoder: Qwen3-MoE's keys
 
 
 def draw_text(rng, t, cls, dd):
@@ -1233,6 +1248,12 @@ def draw_wrapper(rng, t, cfg0):
             vc["patch_size"] = [vc["patch_size"], vc["patch_size"]]
         if rng.random() < 0.5:
             d["downsample_ratio"] = rng.choice([0.5, 0.25, 1.0])
+    if t == "minimax_m3_vl":
+        # MiniMax-M3's projector width and its tower's merge and temporal patch sizes
+        d["projector_hidden_size"] = rng.choice([32, 64, 96])
+        vd = d.setdefault("vision_config", {})
+        vd["spatial_merge_size"] = rng.choice([1, 2, 3])
+        vd["temporal_patch_size"] = rng.choice([1, 2])
     if t == "hy_v4_vl":
         # Hunyuan V4 VL's tower: its merger's size, the position table's image size, its output width
         vd = d.setdefault("vision_config", {})
@@ -1276,6 +1297,16 @@ def draw_wrapper_v1(rng, t, d, text_hidden):
             vc["merge_kernel_size"] = [rng.choice([1, 2, 3]), rng.choice([1, 2])]
         # pre_norm is a LayerNorm of projection_hidden_size over the tower's output (its width, as published)
         d["projection_hidden_size"] = vc.get("hidden_size", 1152) if rng.random() < 0.7 else rng.choice([16, 48])
+    elif t in ("qwen2_5_omni_thinker", "qwen3_omni_moe_thinker"):   # the audio encoder, small, every size moved
+        h = rng.choice([2, 4])
+        a = {"model_type": t.replace("_thinker", "_audio_encoder"), "d_model": h * rng.choice([8, 16]),
+             "encoder_attention_heads": h, "encoder_layers": rng.choice([1, 2]),
+             "encoder_ffn_dim": rng.choice([32, 48]), "num_mel_bins": rng.choice([16, 32])}
+        if rng.random() < 0.7:
+            a["output_dim"] = text_hidden
+        if t == "qwen3_omni_moe_thinker":
+            a["downsample_hidden_size"] = rng.choice([8, 12, 16])
+        d["audio_config"] = a
     elif t == "aya_vision":
         if rng.random() < 0.6:
             d["downsample_factor"] = rng.choice([1, 2, 3])
