@@ -3,14 +3,16 @@
 
 For each case: `memplan plan inference --model FILE.gguf --json` with engine llamacpp (or ollama) plans the launch;
 the command of its engine block is run by llama.cpp built from llama-cpp-python 0.3.36's sdist
-(tools/groundtruth/llamacpp/build.sh: the CPU backend, with ggml-rpc-server processes standing in for the GPUs), and
+(the CPU backend, with ggml-rpc-server processes standing in for the GPUs), and
 every buffer line llama.cpp prints is set beside the line the plan predicted (engine.predicted.log_lines): the model,
 KV and output buffers and the caches' size lines must be equal to the printed digit, the compute buffers within
-10% (tests/ref/llamacpp/README.md), reported with their error. Each command is also given to the program's own argument parser with --help appended
-(exit 0: every argument parsed).
+10% (tests/ref/llamacpp/README.md), reported with their error. Each command is also given to the program's own
+argument parser with --help appended (exit 0: every argument parsed).
 
-Skips, saying why, where the build or the model files are absent (they live under $LLAMACPP_CACHE, default
-/work/cache/gguf: `make llamacpp-groundtruth` makes them). --record DIR writes each case's log and plan body there
+make llamacpp-real gives it LLAMACPP_BIN and LLAMACPP_MODELS from tests/llamacpp/setup.sh (llama.cpp built from
+the pinned sdist and the GGUF files made from the reference headers, in a cache outside the clone); run alone it
+defaults to $LLAMACPP_CACHE (/work/cache/gguf: `make llamacpp-groundtruth`), and skips, saying why, where the build
+or a model file is absent. --record DIR writes each case's log and plan body there
 (tests/data/engines/llamacpp: the logs the C engine-check tests read). Standard library only.
 """
 import argparse
