@@ -167,6 +167,92 @@ void mpm_read_qwen3_5_moe_text(hf_ctx *c, mp_model *m)
 	hf_decode_rope(c, m, 0.25);
 }
 
+/*
+ * LaraMiniConfig (Lara-Mini, configuration_lara_mini.py: a Qwen3NextConfig): vocab 151936, hidden 1024, 34 layers, 16
+ * heads, kv 4, head_dim 128, 131072 positions, tied; Qwen3.5's gated delta net (linear_num_key_heads 8 of 128,
+ * linear_num_value_heads 16 of 128, conv 4; in_proj_qkv, in_proj_z, in_proj_b, in_proj_a) in the "linear_attention"
+ * layers, Qwen3's attention (q_norm, k_norm per head, no output gate) in the "sliding_attention" (sliding_window 512)
+ * and "full_attention" layers (the full ones take no RoPE); the MoE block in every layer (num_experts 128 of
+ * moe_intermediate_size 512, top-4, a shared expert of shared_expert_intermediate_size 512 without a gate:
+ * FlintSparseMoeBlock); the class has no intermediate_size, decoder_sparse_step or mlp_only_layers. layer_types absent:
+ * the period-5 pattern linear, sliding, linear, full, sliding. The value heads must be a multiple of the key heads
+ * (validate_architecture). Worked example (the defaults): 7,281,684,672 parameters.
+ */
+void mpm_read_lara_mini(hf_ctx *c, mp_model *m)
+{
+	static const uint8_t pattern[5] = {0, 1, 0, 2, 1}; /* 0 linear, 1 sliding, 2 full */
+	static const char msg[] = "layer_types must list \"linear_attention\", \"sliding_attention\" or \"full_attention\" "
+	                          "for each of the num_hidden_layers layers";
+	const cJSON *lt, *v;
+	uint64_t i = 0, sliding = 0, attn = 0, window;
+
+	trunk(c, m, 151936, 1024, 34, 16, 4, 128, 131072, true);
+	m->intermediate_size = 0;
+	m->num_experts = hf_get_u64(c, KEYS("num_experts"), 128);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 4);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 512);
+	m->shared_expert_intermediate_size = hf_get_u64(c, KEYS("shared_expert_intermediate_size"), 512);
+	m->num_shared_experts = m->shared_expert_intermediate_size > 0;
+	m->moe_layer_step = 1;
+	m->qk_norm = true;
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->ssm.kind = MP_SSM_GATED_DELTANET;
+	m->ssm.n_groups = hf_get_u64(c, KEYS("linear_num_key_heads"), 8);
+	m->ssm.d_state = hf_get_u64(c, KEYS("linear_key_head_dim"), 128);
+	m->ssm.n_heads = hf_get_u64(c, KEYS("linear_num_value_heads"), 16);
+	m->ssm.head_dim = hf_get_u64(c, KEYS("linear_value_head_dim"), 128);
+	m->ssm.conv_kernel = hf_get_u64(c, KEYS("linear_conv_kernel_dim"), 4);
+	m->ssm.d_inner = hf_mul(c, m->ssm.n_heads, m->ssm.head_dim, "linear_num_value_heads");
+	window = hf_window(c, "sliding_window", 512);
+	if (c->st != MP_OK)
+		return;
+	if (m->ssm.n_groups == 0 || m->ssm.n_heads % m->ssm.n_groups) {
+		hf_fail_key(c, "linear_num_value_heads", "linear_num_value_heads must be a multiple of linear_num_key_heads");
+		return;
+	}
+	if (m->num_layers == 0 || m->num_layers > MP_MAX_LAYERS) {
+		hf_fail_key(c, "num_hidden_layers", "num_hidden_layers must be between 1 and 1024");
+		return;
+	}
+	m->layer_pattern = true;
+	lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types");
+	if (lt == NULL || cJSON_IsNull(lt)) {
+		for (i = 0; i < m->num_layers; i++) {
+			uint8_t k = pattern[i % 5];
+
+			m->layer_flags[i] = MP_LAYER_FFN | (k ? MP_LAYER_ATTENTION : MP_LAYER_SSM);
+			sliding += k == 1;
+		}
+	} else if (!cJSON_IsArray(lt) || (uint64_t)cJSON_GetArraySize(lt) != m->num_layers) {
+		hf_fail_key(c, "layer_types", msg);
+		return;
+	} else {
+		cJSON_ArrayForEach(v, lt)
+		{
+			bool f = cJSON_IsString(v) && strcmp(v->valuestring, "full_attention") == 0;
+			bool sl = cJSON_IsString(v) && strcmp(v->valuestring, "sliding_attention") == 0;
+
+			if (!f && !sl && !(cJSON_IsString(v) && strcmp(v->valuestring, "linear_attention") == 0)) {
+				hf_fail_key(c, "layer_types", msg);
+				return;
+			}
+			m->layer_flags[i++] = MP_LAYER_FFN | (f || sl ? MP_LAYER_ATTENTION : MP_LAYER_SSM);
+			sliding += sl;
+		}
+	}
+	for (i = 0; i < m->num_layers; i++)
+		attn += (m->layer_flags[i] & MP_LAYER_ATTENTION) != 0;
+	if (sliding && window == 0) {
+		hf_fail_key(c, "sliding_window", "sliding_window must be a positive number of tokens when layer_types has "
+		                                 "\"sliding_attention\" layers");
+		return;
+	}
+	m->sliding_window = sliding ? window : 0;
+	m->sliding_window_layers = sliding;
+	(void)attn;
+	hf_decode_rope(c, m, 1.0);
+}
+
 /* ----- Kimi-Linear: KDA + MLA ---------------------------------------------------------------------------------- */
 
 static bool kimi_full(uint64_t i)
@@ -1062,3 +1148,297 @@ void mpm_read_zamba2(hf_ctx *c, mp_model *m)
 		snprintf(m->rope_type, sizeof(m->rope_type), "none");
 }
 
+
+/*
+ * Zamba's Mamba (modeling_zamba.py ZambaMambaMixer), split into n_mamba_heads heads of head_dim = d_inner / heads:
+ * in_proj (hidden -> 2 d_inner, mamba_proj_bias), conv1d [d_inner, 1, K] (mamba_conv_bias), x_proj_weight
+ * [heads, dt_rank + 2 N, head_dim], dt_proj_weight [heads, head_dim, dt_rank], dt_proj_bias, A_log [heads, head_dim, N],
+ * D [heads, head_dim], out_proj (d_inner -> hidden, mamba_proj_bias); `count` of them under path. The same values as
+ * one Mamba of d_inner channels (MambaMixer), in other shapes.
+ */
+static void zamba_mixer(mp_model *m, const char *path, uint64_t count)
+{
+	const mp_ssm *s = &m->ssm;
+	uint64_t h = m->hidden_size, di = s->d_inner, H = s->n_heads, hd = H ? di / H : 0, R = s->dt_rank, N = s->d_state;
+	const uint8_t D = MP_ROOT_DECODER;
+	mp_tensor_spec x = {.root = D, .path = path, .leaf = "x_proj_weight", .kind = MP_TK_RECURRENT,
+	                    .split = MP_SPLIT_NONE, .step = MP_STEP_MIXER_X_DT, .view = MP_VIEW_EXPERTS, .copies = H,
+	                    .rows = R + 2 * N, .cols = hd, .count = count};
+	mp_tensor_spec cv = {.root = D, .path = path, .leaf = "conv1d.weight", .kind = MP_TK_RECURRENT,
+	                     .split = MP_SPLIT_ROWS, .view = MP_VIEW_LINEAR, .conv = true, .rows = di,
+	                     .cols = s->conv_kernel, .count = count};
+	const uint64_t a[3] = {H, hd, N}, hv[2] = {H, hd};
+
+	if (count == 0)
+		return;
+	hf_tensor(m, D, path, "in_proj.weight", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_MIXER_IN, false, 2 * di, h, count);
+	if (s->proj_bias)
+		hf_tensor(m, D, path, "in_proj.bias", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1, 2 * di, count);
+	mp_inventory_add(&m->inv, &cv);
+	if (s->conv_bias)
+		hf_tensor(m, D, path, "conv1d.bias", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1, di, count);
+	mp_inventory_add(&m->inv, &x);
+	x.leaf = "dt_proj_weight", x.rows = hd, x.cols = R;
+	mp_inventory_add(&m->inv, &x);
+	hf_shape(m, D, path, "dt_proj_bias", MP_TK_RECURRENT, 0, hv, 2, count);
+	hf_shape(m, D, path, "A_log", MP_TK_RECURRENT, 0, a, 3, count);
+	hf_shape(m, D, path, "D", MP_TK_RECURRENT, 0, hv, 2, count);
+	hf_tensor(m, D, path, "out_proj.weight", MP_TK_RECURRENT, MP_SPLIT_COLS, MP_STEP_MIXER_OUT, false, h, di, count);
+	if (s->proj_bias)
+		hf_tensor(m, D, path, "out_proj.bias", MP_TK_RECURRENT, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, count);
+}
+
+/*
+ * ZambaConfig (Zamba-7B, configuration_zamba.py): vocab 32000, hidden 3712, 76 layers, tied, 4096 positions; every layer
+ * a Mamba (input_layernorm + ZambaMambaMixer: mamba_expand 2, n_mamba_heads 2, mamba_d_state 16, mamba_d_conv 4,
+ * mamba_dt_rank "auto" = ceil(hidden / 16), mamba_conv_bias True, mamba_proj_bias False); the "hybrid" layers of
+ * layers_block_type (alias layer_types; "mamba" is "linear_attention") also run the shared transformer
+ * (ZambaAttentionDecoderLayer: attention from attention_hidden_size = 2 x hidden, 16 heads of attention_head_dim = 2 x
+ * hidden // heads, num_key_value_heads 16, o_proj back to hidden, no biases; input_layernorm of 2 x hidden,
+ * pre_ff_layernorm, a gated MLP of intermediate_size 14848) and a hidden x hidden linear, their Mamba under
+ * mamba_decoder. layers_block_type absent: layers 0 and 1 Mamba, 2 hybrid, then layer i + 3 hybrid when i %
+ * attn_layer_period (6) == attn_layer_offset (4). Every hybrid layer's shared_transf is tied to the first one's
+ * (ZambaModel._tied_weights_keys), which transformers 5.24 applies only with tie_word_embeddings: untied, each hybrid
+ * layer has its own. Each hybrid layer keeps its own KV cache. Worked example (the defaults): 7,232,490,496 parameters.
+ */
+void mpm_read_zamba(hf_ctx *c, mp_model *m)
+{
+	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layers_block_type"), *v;
+	uint64_t h, a, inter, hybrid = 0, i = 0, expand, period, offset, blocks, hd;
+	const char *at = "layers.{i}.shared_transf.self_attn", *ff = "layers.{i}.shared_transf.feed_forward";
+	const char *lt_key = "layers_block_type";
+
+	if (lt == NULL || cJSON_IsNull(lt)) { /* ZambaConfig's attribute_map spelling */
+		lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types");
+		lt_key = "layer_types";
+	}
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 32000);
+	m->hidden_size = h = hf_get_u64(c, KEYS("hidden_size"), 3712);
+	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), 76);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 4096);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
+	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), 16);
+	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), 16);
+	a = hf_get_u64(c, KEYS("attention_hidden_size"), hf_mul(c, 2, h, "hidden_size"));
+	m->attn_input_size = a;
+	hd = hf_get_u64(c, KEYS("attention_head_dim", "head_dim"), 0);
+	if (hd == 0 && m->num_heads)
+		hd = hf_mul(c, 2, h, "hidden_size") / m->num_heads;
+	m->head_dim = hd;
+	inter = m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 14848);
+	period = hf_get_u64(c, KEYS("attn_layer_period"), 6);
+	offset = hf_get_u64(c, KEYS("attn_layer_offset"), 4);
+	m->attn_kind = MP_ATTN_GQA;
+	m->ffn_kind = MP_FFN_GATED;
+	m->norm_kind = MP_NORM_RMS;
+	m->norms_per_layer = 1;
+	m->final_norm = true;
+	m->shared_block_params = true;
+	expand = hf_get_u64(c, KEYS("mamba_expand"), 2);
+	m->ssm.kind = MP_SSM_MAMBA1;
+	m->ssm.mixer_listed = true;
+	m->ssm.n_heads = hf_get_u64(c, KEYS("n_mamba_heads"), 2);
+	m->ssm.d_inner = hf_mul(c, expand, h, "mamba_expand");
+	m->ssm.d_state = hf_get_u64(c, KEYS("mamba_d_state"), 16);
+	m->ssm.conv_kernel = hf_get_u64(c, KEYS("mamba_d_conv"), 4);
+	m->ssm.conv_bias = hf_get_bool(c, KEYS("mamba_conv_bias"), true);
+	m->ssm.proj_bias = hf_get_bool(c, KEYS("mamba_proj_bias"), false);
+	{
+		const cJSON *r = cJSON_GetObjectItemCaseSensitive(c->cfg, "mamba_dt_rank");
+
+		if (r == NULL || cJSON_IsNull(r) || (cJSON_IsString(r) && strcmp(r->valuestring, "auto") == 0))
+			m->ssm.dt_rank = (h + 15) / 16;
+		else
+			m->ssm.dt_rank = hf_get_u64(c, KEYS("mamba_dt_rank"), 0);
+	}
+	if (c->st != MP_OK)
+		return;
+	if (m->num_layers == 0 || m->num_layers > MP_MAX_LAYERS || h >= (UINT64_C(1) << 32) ||
+	    inter >= (UINT64_C(1) << 32) || a >= (UINT64_C(1) << 32)) {
+		hf_fail_key(c, "hidden_size", "hidden_size, attention_hidden_size and intermediate_size must be below 2^32 "
+		                              "and num_hidden_layers between 1 and 1024");
+		return;
+	}
+	if (m->ssm.n_heads == 0 || m->ssm.d_inner % m->ssm.n_heads) {
+		/* ZambaConfig.validate_architecture */
+		hf_fail_key(c, "n_mamba_heads", "mamba_expand x hidden_size must be a multiple of n_mamba_heads");
+		return;
+	}
+	m->layer_pattern = true;
+	if (cJSON_IsArray(lt)) {
+		if ((uint64_t)cJSON_GetArraySize(lt) != m->num_layers) {
+			hf_fail_key(c, lt_key, "layers_block_type (layer_types) must have one entry per layer "
+			                       "(num_hidden_layers)");
+			return;
+		}
+		cJSON_ArrayForEach(v, lt)
+		{
+			bool hyb = cJSON_IsString(v) && strcmp(v->valuestring, "hybrid") == 0;
+
+			if (!hyb && !(cJSON_IsString(v) && (strcmp(v->valuestring, "linear_attention") == 0 ||
+			                                    strcmp(v->valuestring, "mamba") == 0))) {
+				hf_fail_key(c, lt_key, "layers_block_type (layer_types) entries must be \"mamba\" "
+				                       "(\"linear_attention\") or \"hybrid\"");
+				return;
+			}
+			m->layer_flags[i++] = MP_LAYER_SSM | (hyb ? MP_LAYER_ATTENTION | MP_LAYER_FFN : 0);
+			hybrid += hyb;
+		}
+	} else {
+		for (i = 0; i < m->num_layers; i++) {
+			bool hyb = i == 2 || (i >= 3 && period && (i - 3) % period == offset);
+
+			m->layer_flags[i] = MP_LAYER_SSM | (hyb ? MP_LAYER_ATTENTION | MP_LAYER_FFN : 0);
+			hybrid += hyb;
+		}
+	}
+	zamba_mixer(m, "layers.{i}.mamba", m->num_layers - hybrid);
+	zamba_mixer(m, "layers.{i}.mamba_decoder.mamba", hybrid);
+	snprintf(m->rope_type, sizeof(m->rope_type), "none");
+	if (hybrid == 0)
+		return;
+	blocks = m->tie_word_embeddings ? 1 : hybrid;
+	{
+		mp_tensor_spec s = {.root = MP_ROOT_DECODER, .path = at, .kind = MP_TK_ATTENTION, .view = MP_VIEW_LINEAR,
+		                    .count = blocks, .uses = hybrid};
+
+		s.leaf = "q_proj.weight", s.rows = m->num_heads * hd, s.cols = a, s.split = MP_SPLIT_ROWS;
+		s.step = MP_STEP_QKV;
+		mp_inventory_add(&m->inv, &s);
+		s.split = MP_SPLIT_KV_ROWS, s.kv_heads = m->num_kv_heads, s.rows = m->num_kv_heads * hd;
+		s.leaf = "k_proj.weight";
+		mp_inventory_add(&m->inv, &s);
+		s.leaf = "v_proj.weight";
+		mp_inventory_add(&m->inv, &s);
+		s.leaf = "o_proj.weight", s.rows = h, s.cols = m->num_heads * hd, s.split = MP_SPLIT_COLS;
+		s.step = MP_STEP_O, s.kv_heads = 0;
+		mp_inventory_add(&m->inv, &s);
+		s.path = ff, s.kind = MP_TK_MLP, s.rows = inter, s.cols = h, s.split = MP_SPLIT_ROWS;
+		s.step = MP_STEP_MLP_GATE_UP;
+		s.leaf = "gate_proj.weight";
+		mp_inventory_add(&m->inv, &s);
+		s.leaf = "up_proj.weight";
+		mp_inventory_add(&m->inv, &s);
+		s.leaf = "down_proj.weight", s.rows = h, s.cols = inter, s.split = MP_SPLIT_COLS, s.step = MP_STEP_MLP_DOWN;
+		mp_inventory_add(&m->inv, &s);
+	}
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.shared_transf", "input_layernorm.weight", MP_TK_NORM, MP_SPLIT_NONE,
+	          MP_STEP_NONE, true, 1, a, blocks);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.shared_transf", "pre_ff_layernorm.weight", MP_TK_NORM, MP_SPLIT_NONE,
+	          MP_STEP_NONE, true, 1, h, blocks);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}", "linear.weight", MP_TK_MLP, MP_SPLIT_NONE, MP_STEP_EXTRA, false, h, h,
+	          hybrid);
+}
+
+/*
+ * OlmoHybridConfig (OLMo-Hybrid, configuration_olmo_hybrid.py): vocab 100352, hidden 3840, FFN 11008 (a gated MLP in
+ * every layer), 32 layers, 30 heads, num_key_value_heads = heads, head_dim hidden / heads, 65536 positions, untied,
+ * attention_bias False; attention layers ("full_attention", OLMo-2's: q_norm over heads x head_dim, k_norm over
+ * kv_heads x head_dim, post_attention_layernorm and post_feedforward_layernorm) and gated delta net layers
+ * ("linear_attention", OlmoHybridGatedDeltaNet: q_proj and k_proj hidden -> linear_num_key_heads x
+ * linear_key_head_dim, v_proj and g_proj hidden -> linear_num_value_heads x linear_value_head_dim, a_proj and b_proj
+ * hidden -> value heads, conv1d over 2 key dims + the value dim (no bias, linear_conv_kernel_dim 4), A_log and dt_bias
+ * of value heads, o_norm of the value head dim, o_proj back; input_layernorm and post_attention_layernorm). Absent,
+ * the linear heads are num_attention_heads, the key head dim int(0.75 x hidden / key heads), the value head dim twice
+ * it; layer_types absent: layer i attends when i % 4 == 3 (the last when none does). transformers refuses a config
+ * without a layer of each kind. Worked example (the defaults): 7,430,870,688 parameters.
+ */
+void mpm_read_olmo_hybrid(hf_ctx *c, mp_model *m)
+{
+	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types"), *v;
+	uint64_t h, kh, vh, kd, vd, attn = 0, lin = 0, i = 0;
+	static const char msg[] = "layer_types must list \"full_attention\" or \"linear_attention\" for each of the "
+	                          "num_hidden_layers layers";
+	const uint8_t D = MP_ROOT_DECODER;
+	const char *p = "layers.{i}.linear_attn";
+
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 100352);
+	m->hidden_size = h = hf_get_u64(c, KEYS("hidden_size"), 3840);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 11008);
+	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), 32);
+	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), 30);
+	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), m->num_heads);
+	m->head_dim = hf_get_u64(c, KEYS("head_dim"), m->num_heads ? h / m->num_heads : 0);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 65536);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), false);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->attn_kind = MP_ATTN_GQA;
+	m->ffn_kind = MP_FFN_GATED;
+	m->norm_kind = MP_NORM_RMS;
+	m->norms_per_layer = 1; /* post_attention_layernorm; the other norm differs per kind of layer (below) */
+	m->final_norm = true;
+	m->qk_norm_full = true;
+	kh = hf_get_u64(c, KEYS("linear_num_key_heads"), m->num_heads);
+	vh = hf_get_u64(c, KEYS("linear_num_value_heads"), m->num_heads);
+	kd = hf_get_u64(c, KEYS("linear_key_head_dim"), kh ? (uint64_t)(0.75 * (double)h / (double)kh) : 0);
+	vd = hf_get_u64(c, KEYS("linear_value_head_dim"), 2 * kd);
+	m->ssm.kind = MP_SSM_GATED_DELTANET;
+	m->ssm.mixer_listed = true;
+	m->ssm.n_groups = kh;
+	m->ssm.d_state = kd;
+	m->ssm.n_heads = vh;
+	m->ssm.head_dim = vd;
+	m->ssm.conv_kernel = hf_get_u64(c, KEYS("linear_conv_kernel_dim"), 4);
+	m->ssm.d_inner = hf_mul(c, vh, vd, "linear_num_value_heads");
+	if (c->st != MP_OK)
+		return;
+	if (m->num_layers == 0 || m->num_layers > MP_MAX_LAYERS || h >= (UINT64_C(1) << 32) || kh * kd >= (UINT64_C(1) << 32) ||
+	    vh * vd >= (UINT64_C(1) << 32)) {
+		hf_fail_key(c, "num_hidden_layers", "num_hidden_layers must be between 1 and 1024, the widths below 2^32");
+		return;
+	}
+	m->layer_pattern = true;
+	if (lt == NULL || cJSON_IsNull(lt)) {
+		for (i = 0; i < m->num_layers; i++)
+			m->layer_flags[i] = MP_LAYER_FFN | (i % 4 == 3 ? MP_LAYER_ATTENTION : MP_LAYER_SSM);
+		if (m->num_layers < 4 && m->num_layers >= 1 && m->num_layers <= MP_MAX_LAYERS)
+			m->layer_flags[m->num_layers - 1] = MP_LAYER_FFN | MP_LAYER_ATTENTION;
+	} else if (!cJSON_IsArray(lt) || (uint64_t)cJSON_GetArraySize(lt) != m->num_layers) {
+		hf_fail_key(c, "layer_types", msg);
+		return;
+	} else {
+		cJSON_ArrayForEach(v, lt)
+		{
+			bool f = cJSON_IsString(v) && strcmp(v->valuestring, "full_attention") == 0;
+
+			if (!f && !(cJSON_IsString(v) && strcmp(v->valuestring, "linear_attention") == 0)) {
+				hf_fail_key(c, "layer_types", msg);
+				return;
+			}
+			m->layer_flags[i++] = MP_LAYER_FFN | (f ? MP_LAYER_ATTENTION : MP_LAYER_SSM);
+		}
+	}
+	for (i = 0; i < m->num_layers; i++) {
+		attn += (m->layer_flags[i] & MP_LAYER_ATTENTION) != 0;
+		lin += (m->layer_flags[i] & MP_LAYER_SSM) != 0;
+	}
+	if (attn == 0 || lin == 0) {
+		/* OlmoHybridConfig.validate_architecture */
+		hf_fail_key(c, "layer_types", "layer_types must hold at least one \"full_attention\" and one "
+		                              "\"linear_attention\" layer (OLMo-Hybrid expects both)");
+		return;
+	}
+	hf_tensor(m, D, "layers.{i}", "post_feedforward_layernorm.weight", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true,
+	          1, h, attn);
+	hf_tensor(m, D, "layers.{i}", "input_layernorm.weight", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, lin);
+	{
+		uint64_t K = kh * kd, V = vh * vd;
+		mp_tensor_spec cv = {.root = D, .path = p, .leaf = "conv1d.weight", .kind = MP_TK_RECURRENT,
+		                     .split = MP_SPLIT_ROWS, .view = MP_VIEW_LINEAR, .conv = true, .rows = 2 * K + V,
+		                     .cols = m->ssm.conv_kernel, .count = lin};
+
+		hf_tensor(m, D, p, "q_proj.weight", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_MIXER_IN, false, K, h, lin);
+		hf_tensor(m, D, p, "k_proj.weight", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_MIXER_IN, false, K, h, lin);
+		hf_tensor(m, D, p, "v_proj.weight", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_MIXER_IN, false, V, h, lin);
+		hf_tensor(m, D, p, "g_proj.weight", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_MIXER_IN, false, V, h, lin);
+		hf_tensor(m, D, p, "a_proj.weight", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_MIXER_IN, false, vh, h, lin);
+		hf_tensor(m, D, p, "b_proj.weight", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_MIXER_IN, false, vh, h, lin);
+		mp_inventory_add(&m->inv, &cv);
+		hf_tensor(m, D, p, "A_log", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1, vh, lin);
+		hf_tensor(m, D, p, "dt_bias", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1, vh, lin);
+		hf_tensor(m, D, p, "o_norm.weight", MP_TK_RECURRENT, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, vd, lin);
+		hf_tensor(m, D, p, "o_proj.weight", MP_TK_RECURRENT, MP_SPLIT_COLS, MP_STEP_MIXER_OUT, false, h, V, lin);
+	}
+	hf_decode_rope(c, m, 1.0);
+	c->names = &mpm_names_olmo_hybrid;
+}

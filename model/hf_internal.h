@@ -123,6 +123,11 @@ void mpm_read_minimax(hf_ctx *c, mp_model *m);
 void mpm_read_lfm2(hf_ctx *c, mp_model *m);
 void mpm_read_lfm2_moe(hf_ctx *c, mp_model *m);
 void mpm_read_lfm3(hf_ctx *c, mp_model *m);
+void mpm_read_zamba(hf_ctx *c, mp_model *m);
+void mpm_read_olmo_hybrid(hf_ctx *c, mp_model *m);
+void mpm_read_lara_mini(hf_ctx *c, mp_model *m);
+void mpm_read_hrm_text(hf_ctx *c, mp_model *m);
+extern const mp_names mpm_names_olmo_hybrid;
 extern const mp_names mpm_names_lfm3;
 void mpm_read_jamba(hf_ctx *c, mp_model *m);
 void mpm_read_bamba(hf_ctx *c, mp_model *m);
@@ -131,6 +136,11 @@ void mpm_read_nemotron_h(hf_ctx *c, mp_model *m);
 void mpm_read_falcon_h1(hf_ctx *c, mp_model *m);
 void mpm_read_zamba2(hf_ctx *c, mp_model *m);
 void mpm_read_wrapper(hf_ctx *c, mp_model *m);
+/* model/hf_wrap_qformer.c: BLIP-2, InstructBLIP(-Video); GOT-OCR 2, PP-Chart2Table; DeepSeek-VL hybrid; Qianfan-OCR */
+void mpm_read_blip2(hf_ctx *c, mp_model *m);
+void mpm_read_got_ocr2(hf_ctx *c, mp_model *m);
+void mpm_read_deepseek_vl_hybrid(hf_ctx *c, mp_model *m);
+void mpm_read_qianfan_ocr(hf_ctx *c, mp_model *m);
 void mpm_read_gemma4(hf_ctx *c, mp_model *m);
 void mpm_read_gemma4_text(hf_ctx *c, mp_model *m);
 void mpm_read_gemma4_unified(hf_ctx *c, mp_model *m);
@@ -173,6 +183,9 @@ void mpm_read_mimo_v2_flash(hf_ctx *c, mp_model *m);
 extern const mp_names mpm_names_minimax_m3;
 void mpm_read_minimax_m3_vl_text(hf_ctx *c, mp_model *m);
 void mpm_read_cohere_compass_text(hf_ctx *c, mp_model *m);
+extern const mp_names mpm_names_axk2;
+void mpm_read_axk2(hf_ctx *c, mp_model *m);
+void mpm_read_hy_v4(hf_ctx *c, mp_model *m);
 
 /* The enumeration's later types (model/hf_recurrent.c, ...): their names and readers. */
 extern const mp_names mpm_names_rwkv, mpm_names_recurrent_gemma;

@@ -209,6 +209,13 @@ const mp_names mpm_names_nemotron_h = {MP_NAMES_LLAMA_FIELDS,
                                        .mixer = L ".mixer",
                                        .norms = {{"norm.weight", NULL}}};
 
+/* OLMo-Hybrid (modeling_olmo_hybrid.py): Llama's names, the gated delta net under linear_attn; every layer's
+ * post_attention_layernorm (the reader lists the attention layers' post_feedforward_layernorm and the linear layers'
+ * input_layernorm). */
+const mp_names mpm_names_olmo_hybrid = {MP_NAMES_LLAMA_FIELDS,
+                                        .mixer = L ".linear_attn",
+                                        .norms = {{"post_attention_layernorm.weight", NULL}}};
+
 /* LFM3 (modeling_lfm3.py): LFM2's conv, feed_forward and embedding_norm with Llama's attention names (q_proj, k_proj,
  * v_proj, o_proj with biases, q_norm, k_norm); operator_norm and ffn_norm, then the sandwich norms post_operator_norm and
  * post_ffn_norm (norms_per_layer 4 with use_sandwich_norm). */
@@ -461,3 +468,8 @@ const mp_names mpm_names_jetmoe = {MP_NAMES_LLAMA_FIELDS,
                                    .router = {"router.layer.weight", NULL},
                                    .experts_gate_up = {"input_linear.weight", NULL},
                                    .experts_down = {"output_linear.weight", NULL}};
+
+/* A.X K2's names (modeling_axk2.py): no q_b_proj (the reader lists q_gate_proj), the input norm a gated RMSNorm
+ * (input_layernorm.norm; its gate MLP and the post-attention norms are the reader's). */
+const mp_names mpm_names_axk2 = {MP_NAMES_LLAMA_FIELDS, .q_b = {NULL, NULL},
+                                 .norms = {{"input_layernorm.norm.weight", NULL}}};

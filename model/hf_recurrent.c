@@ -235,3 +235,107 @@ void mpm_read_recurrent_gemma(hf_ctx *c, mp_model *m)
 		hf_shape(m, MP_ROOT_DECODER, lr, "recurrent_gate_bias", MP_TK_RECURRENT, 0, gb, 2, rec);
 	}
 }
+
+/* One HRM stack's layers (HrmTextDecoderLayer): self_attn q, k, v, gate (hidden -> heads x head_dim) and o, the
+ * gated MLP; `count` layers under `stack`, each run `uses` times per token over the cycles. */
+static void hrm_stack(mp_model *m, const char *attn, const char *mlp, bool abias, bool mbias, uint64_t count,
+                      uint64_t uses)
+{
+	uint64_t h = m->hidden_size, q = m->num_heads * m->head_dim, f = m->intermediate_size;
+	mp_tensor_spec s = {.root = MP_ROOT_DECODER, .path = attn, .kind = MP_TK_ATTENTION, .view = MP_VIEW_LINEAR,
+	                    .count = count, .uses = uses, .rows = q, .cols = h, .split = MP_SPLIT_ROWS,
+	                    .step = MP_STEP_QKV};
+	static const char *const leaf_w[4] = {"q_proj.weight", "k_proj.weight", "v_proj.weight", "gate_proj.weight"};
+	static const char *const leaf_b[4] = {"q_proj.bias", "k_proj.bias", "v_proj.bias", "gate_proj.bias"};
+
+	for (int i = 0; i < 4; i++) {
+		s.leaf = leaf_w[i];
+		s.step = i == 3 ? MP_STEP_EXTRA : MP_STEP_QKV;
+		s.split = i == 1 || i == 2 ? MP_SPLIT_KV_ROWS : MP_SPLIT_ROWS;
+		s.kv_heads = i == 1 || i == 2 ? m->num_kv_heads : 0;
+		mp_inventory_add(&m->inv, &s);
+		if (abias)
+			hf_tensor(m, MP_ROOT_DECODER, attn, leaf_b[i], MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1,
+			          q, count);
+	}
+	s.leaf = "o_proj.weight", s.rows = h, s.cols = q, s.split = MP_SPLIT_COLS, s.step = MP_STEP_O, s.kv_heads = 0;
+	mp_inventory_add(&m->inv, &s);
+	if (abias)
+		hf_tensor(m, MP_ROOT_DECODER, attn, "o_proj.bias", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h,
+		          count);
+	s.path = mlp, s.kind = MP_TK_MLP, s.rows = f, s.cols = h, s.split = MP_SPLIT_ROWS, s.step = MP_STEP_MLP_GATE_UP;
+	s.leaf = "gate_proj.weight";
+	mp_inventory_add(&m->inv, &s);
+	s.leaf = "up_proj.weight";
+	mp_inventory_add(&m->inv, &s);
+	s.leaf = "down_proj.weight", s.rows = h, s.cols = f, s.split = MP_SPLIT_COLS, s.step = MP_STEP_MLP_DOWN;
+	mp_inventory_add(&m->inv, &s);
+	if (mbias) {
+		hf_tensor(m, MP_ROOT_DECODER, mlp, "gate_proj.bias", MP_TK_MLP, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1, f, count);
+		hf_tensor(m, MP_ROOT_DECODER, mlp, "up_proj.bias", MP_TK_MLP, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1, f, count);
+		hf_tensor(m, MP_ROOT_DECODER, mlp, "down_proj.bias", MP_TK_MLP, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, count);
+	}
+}
+
+/*
+ * HrmTextConfig (HRM-Text, configuration_hrm_text.py): vocab 151808, hidden 1536, FFN 4096, 12 heads of head_dim 128
+ * (MHA: no KV-head key), 2048 positions, untied, attention_bias and mlp_bias False; two stacks (L_module, H_module) of
+ * num_layers_per_stack layers each (absent: num_hidden_layers, 16), run H_cycles (2) times, each time the L stack
+ * L_cycles (3) times and then the H stack once (HrmTextModel.forward). Every run of a layer keeps its own KV cache
+ * slot, so the cache has num_layers_per_stack x H_cycles x (L_cycles + 1) layers (128 by default: the config class
+ * sets num_hidden_layers to it when num_layers_per_stack is absent; a saved config states both, and memplan refuses
+ * them when they disagree). Layers (HrmTextDecoderLayer): q, k, v, o and a sigmoid gate_proj (hidden -> heads x
+ * head_dim); the gated MLP; RMSNorms without weights; z_L_init (hidden) the L stack's initial state. The stacks'
+ * weights are counted once (shared_block_params) and run per cycle. Worked example (the defaults): 1,447,822,848
+ * parameters, 128 cache layers.
+ */
+void mpm_read_hrm_text(hf_ctx *c, mp_model *m)
+{
+	uint64_t stack, H, L, slots, given;
+	bool abias, mbias;
+
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 151808);
+	m->hidden_size = hf_get_u64(c, KEYS("hidden_size"), 1536);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 4096);
+	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), 12);
+	m->num_kv_heads = m->num_heads;
+	m->head_dim = hf_get_u64(c, KEYS("head_dim"), 128);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 2048);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), false);
+	abias = hf_get_bool(c, KEYS("attention_bias"), false);
+	mbias = hf_get_bool(c, KEYS("mlp_bias"), false);
+	H = hf_get_u64(c, KEYS("H_cycles"), 2);
+	L = hf_get_u64(c, KEYS("L_cycles"), 3);
+	given = hf_get_u64(c, KEYS("num_hidden_layers"), 16);
+	stack = hf_get_u64(c, KEYS("num_layers_per_stack"), given);
+	if (c->st != MP_OK)
+		return;
+	if (m->num_heads == 0 || m->hidden_size % m->num_heads) {
+		/* HrmTextConfig.validate_architecture */
+		hf_fail_key(c, "num_attention_heads", "hidden_size must be a multiple of num_attention_heads");
+		return;
+	}
+	if (stack == 0 || H == 0 || L > 1024 || H > 1024 || stack > MP_MAX_LAYERS ||
+	    stack * H * (L + 1) > MP_MAX_LAYERS) {
+		hf_fail_key(c, "num_layers_per_stack", "num_layers_per_stack x H_cycles x (L_cycles + 1) (the cache's layers) "
+		                                       "must be between 1 and 1024");
+		return;
+	}
+	slots = stack * H * (L + 1);
+	if (hf_has(c, "num_layers_per_stack") && hf_has(c, "num_hidden_layers") && given != slots) {
+		hf_fail_key(c, "num_hidden_layers", "with num_layers_per_stack, num_hidden_layers must be num_layers_per_stack "
+		                                    "x H_cycles x (L_cycles + 1), the cache's layers");
+		return;
+	}
+	m->num_layers = slots;
+	m->attn_kind = MP_ATTN_GQA;
+	m->ffn_kind = MP_FFN_GATED;
+	m->norm_kind = MP_NORM_NONE;
+	m->norms_per_layer = 2;
+	m->final_norm = false;
+	m->shared_block_params = true;
+	hrm_stack(m, "L_module.layers.{i}.self_attn", "L_module.layers.{i}.mlp", abias, mbias, stack, stack * H * L);
+	hrm_stack(m, "H_module.layers.{i}.self_attn", "H_module.layers.{i}.mlp", abias, mbias, stack, stack * H);
+	hf_tensor(m, MP_ROOT_DECODER, NULL, "z_L_init", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, m->hidden_size, 1);
+	hf_decode_rope(c, m, 1.0);
+}

@@ -37,6 +37,8 @@ static const vision_defaults vision_classes[] = {
     {"qwen3_vl_vision", 1152, 4304, 27, 3, 0, 16, 3584, 2, 2, 2304, 3},
     /* Qwen3VLMoeVisionConfig: the same tower */
     {"qwen3_vl_moe_vision", 1152, 4304, 27, 3, 0, 16, 3584, 2, 2, 2304, 3},
+    /* CohereCompassVisionConfig: Qwen3-VL's tower (CohereCompassVisionModel: the same modules and defaults) */
+    {"cohere_compass_vision", 1152, 4304, 27, 3, 0, 16, 3584, 2, 2, 2304, 3},
     /* Llama4VisionConfig: 768 wide, MLP 5632, 34 layers, 448 px, 14 px patches (adapter and projector below) */
     {"llama4_vision_model", 768, 5632, 34, 3, 448, 14, 0, 0, 0, 0, 0},
     /* Qwen3_5VisionConfig, Qwen3_5MoeVisionConfig: Qwen3-VL's tower without DeepStack mergers */
@@ -50,6 +52,17 @@ static const vision_defaults vision_classes[] = {
     /* Siglip2VisionConfig: 768 wide, MLP 3072, 12 layers, 16 px patches, num_patches 256 learned positions (no
      * image_size: the positions are the table's rows), vision_use_head True */
     {"siglip2_vision_model", 768, 3072, 12, 3, 0, 16, 0, 0, 0, 256, 0},
+    /* VideoLlama3VisionConfig: SigLIP's blocks (768 wide, MLP 3072, 12 layers, 16 px patches), rotary positions */
+    {"video_llama_3_vision", 768, 3072, 12, 3, 0, 16, 0, 0, 0, 0, 0},
+    /* Exaone4_5_VisionConfig: Qwen2.5-VL's tower (3584 wide, MLP 3420, depth 32, 14 px x 2 frames, merge 2, out 3584)
+     * with num_heads 16 and num_key_value_heads 8 in its fused qkv */
+    {"exaone4_5_vision", 3584, 3420, 32, 3, 0, 14, 3584, 2, 2, 0, 0},
+    /* PaddleOCRVisionConfig: SigLIP's tower (1152 wide, MLP 4304, 27 layers, 384 px, 14 px patches, no head),
+     * spatial_merge_size 2 for the projector */
+    {"paddleocr_vl_vision", 1152, 4304, 27, 3, 384, 14, 0, 2, 0, 0, 0},
+    /* Cosmos3EdgeVisionConfig: SigLIP 2's tower (1152 wide, MLP 4304, 27 layers, 16 px patches, 256 positions, no
+     * head), spatial_merge_size 2 */
+    {"cosmos3_edge_vision", 1152, 4304, 27, 3, 0, 16, 0, 2, 0, 256, 0},
 };
 
 typedef struct wrap_row {
@@ -80,12 +93,15 @@ typedef struct wrap_extra {
 	                        * checking (Aya Vision's 14 heads do not divide its 1152) */
 	const char *vision_alias; /* a vision_config model_type the wrapper's config renames to its vision_type
 	                           * (HyperCLOVAXVisionV2Config.__post_init__: "qwen2_5_vl") */
+	bool never_tied;          /* the class ties nothing whatever tie_word_embeddings says (Cosmos3-Edge's
+	                           * _tied_weights_keys = {}) */
 } wrap_extra;
 
 static const wrap_extra wrap_extras[] = {
-    {"video_llava", "model.image_tower.", 0, NULL},
-    {"aya_vision", NULL, 14, NULL},
-    {"hyperclovax_vision_v2", NULL, 0, "qwen2_5_vl"},
+    {"video_llava", "model.image_tower.", 0, NULL, false},
+    {"aya_vision", NULL, 14, NULL, false},
+    {"hyperclovax_vision_v2", NULL, 0, "qwen2_5_vl", false},
+    {"cosmos3_edge", NULL, 0, NULL, true},
 };
 
 /* w's extras, or none (every member zero). */
@@ -94,7 +110,7 @@ static wrap_extra wrap_extra_of(const char *name)
 	for (size_t i = 0; i < sizeof(wrap_extras) / sizeof(wrap_extras[0]); i++)
 		if (strcmp(wrap_extras[i].name, name) == 0)
 			return wrap_extras[i];
-	return (wrap_extra){name, NULL, 0, NULL};
+	return (wrap_extra){name, NULL, 0, NULL, false};
 }
 
 /* Projectors of the wrappers below wraps[] (wrap_projector_v1), numbered apart from the list above. */
@@ -102,6 +118,10 @@ enum {
 	WRAP_PROJ_LFM2 = 64, /* Lfm2VlMultiModalProjector: [LayerNorm], linear_1, GELU, linear_2 after a pixel unshuffle */
 	WRAP_PROJ_AYA,       /* AyaVisionMultiModalProjector: pixel shuffle, LayerNorm, SwiGLU linear_1, linear_2 */
 	WRAP_PROJ_HCX,       /* HyperCLOVAXVisionV2Model.projector: one biased linear after the Qwen2.5-VL merger */
+	WRAP_PROJ_READOUT,   /* VideoLlama3Projector: readout.0 (tower -> decoder) and readout.2 (decoder square) */
+	WRAP_PROJ_PADDLE,    /* PaddleOCRProjector: pre_norm, linear_1 over merge^2 patches, linear_2 */
+	WRAP_PROJ_COSMOS3_EDGE, /* Cosmos3EdgePatchMerger: norm, linear_fc1 over merge^2 patches, linear_fc2 */
+	WRAP_PROJ_KIMI,      /* Kimi K2.5's MoonViT tower and mm_projector, listed by the reader (kimi_k25_tower) */
 };
 
 /* The wrappers' projectors other than their tower's usual one (mp_vision.projector), listed by the reader when the
@@ -119,6 +139,8 @@ enum {
 	WRAP_PROJ_GLM4V,     /* GLM-4V's own tower with its merger, listed by the reader (glm4v_tower) */
 	WRAP_PROJ_FUYU,      /* no tower: vision_embed_tokens projects raw patches (FuyuModel) */
 	WRAP_PROJ_ALIGNER,   /* linear1 and linear2 with biases under model.aligner (DeepseekVLAligner) */
+	WRAP_PROJ_HYV4VL,    /* Hunyuan V4 VL's own tower and patch merger, listed by the reader (hyv4vl_tower) */
+	WRAP_PROJ_MINIMAX_M3, /* MiniMax-M3's CLIP-like tower and two-MLP projector, listed by the reader (m3_tower) */
 };
 
 static const wrap_row wraps[] = {
@@ -165,6 +187,9 @@ static const wrap_row wraps[] = {
      * the pixel-shuffle SwiGLU projector, tied */
     {"cohere2_vision", "cohere2", "siglip_vision_model", true, false, false, 1152, 3072, 27, 512, 16, WRAP_PROJ_SHUFFLE,
      false, false, false, NULL, NULL, NULL, false},
+    /* CohereCompassConfig: Cohere Compass's decoder and its Qwen3-VL tower, untied */
+    {"cohere_compass", "cohere_compass_text", "cohere_compass_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER,
+     false, false, false, NULL, NULL, NULL, false},
     /* Cosmos3OmniConfig: Qwen3-VL's decoder and tower */
     {"cosmos3_omni", "qwen3_vl_text", "qwen3_vl_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false,
      false, NULL, NULL, NULL, false},
@@ -191,6 +216,13 @@ static const wrap_row wraps[] = {
     /* DeepseekVLConfig: Llama and SigLIP (with its head) under model.vision_model, the aligner, tied */
     {"deepseek_vl", "llama", "siglip_vision_model", true, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_ALIGNER, false, false,
      false, "model.vision_model.", NULL, NULL, false},
+    /* HYV4VLConfig: Hunyuan V4 VL's decoder and its own tower (hyv4vl_tower), untied */
+    {"hy_v4_vl", "hy_v4_vl_text", "hy_v4_vl_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_HYV4VL, false, false,
+     false, NULL, NULL, NULL, false},
+    /* MiniMaxM3VLConfig: MiniMax-M3's decoder and its own tower and projector (m3_tower); untied unless text_config
+     * ties (its __post_init__) */
+    {"minimax_m3_vl", "minimax_m3_vl_text", "minimax_m3_vl_vision", false, true, false, 0, 0, 0, 0, 0,
+     WRAP_PROJ_MINIMAX_M3, false, false, false, NULL, NULL, NULL, false},
     /* InternVLConfig: Qwen2 and InternVL's tower (internvl_tower), tied */
     {"internvl", "qwen2", "internvl_vision", true, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_INTERNVL, false, false, false,
      NULL, NULL, NULL, false},
@@ -209,6 +241,24 @@ static const wrap_row wraps[] = {
      * out_hidden_size to the decoder's width (model.projector), tied */
     {.name = "hyperclovax_vision_v2", .text_type = "hyperclovax", .vision_type = "qwen2_5_vl_vision", .tie = true,
      .projector = WRAP_PROJ_HCX, .tower_root = "model.vision_model.", .projector_root = "model."},
+    /* VideoLlama3Config: Qwen2 and its SigLIP-like tower under model.vision_model, the readout projector
+     * (model.projector.readout: Linear(tower, decoder), GELU, Linear(decoder, decoder), biased), untied */
+    {.name = "video_llama_3", .text_type = "qwen2", .vision_type = "video_llama_3_vision", .projector = WRAP_PROJ_READOUT,
+     .tower_root = "model.vision_model.", .projector_root = "model.projector."},
+    /* Exaone4_5_Config: EXAONE 4 and its Qwen2.5-VL tower (GQA in the tower's qkv) with the merger under
+     * model.visual, untied */
+    {.name = "exaone4_5", .text_type = "exaone4", .vision_type = "exaone4_5_vision"},
+    /* PaddleOCRVLConfig: ERNIE 4.5's decoder (paddleocr_vl_text), SigLIP's tower under model.visual.vision_model,
+     * its projector under model.projector, tied (a text_config's tie, default true, ties too: its __post_init__) */
+    {.name = "paddleocr_vl", .text_type = "paddleocr_vl_text", .vision_type = "paddleocr_vl_vision", .tie = true,
+     .tie_from_text = true, .projector = WRAP_PROJ_PADDLE, .tower_root = "model.visual.vision_model.", .projector_root = "model.projector."},
+    /* Cosmos3EdgeConfig: its ReLU^2 decoder (cosmos3_edge_text), SigLIP 2's tower under model.visual, the patch
+     * merger under model.projector (projector_hidden_size 11520), never tied (_tied_weights_keys is empty) */
+    {.name = "cosmos3_edge", .text_type = "cosmos3_edge_text", .vision_type = "cosmos3_edge_vision",
+     .projector = WRAP_PROJ_COSMOS3_EDGE, .tower_root = "model.visual.", .projector_root = "model.projector."},
+    /* Kimi_K25Config: DeepSeek-V3's decoder and the MoonViT tower (kimi_k25_tower), tied */
+    {.name = "kimi_k25", .text_type = "deepseek_v3", .vision_type = "kimi_k25_vision", .tie = true,
+     .projector = WRAP_PROJ_KIMI},
 };
 
 /* How many entries a key holds: a list's length, 1 for a number (vision_feature_layer, deepstack_visual_indexes). */
@@ -236,6 +286,32 @@ static void vision_heads_divide(hf_ctx *c, uint64_t absent_heads, const mp_visio
 		                   : "vision_config is required: the wrapper's default tower (1152 wide, 14 heads) does not "
 		                     "build in transformers 5.24 (SiglipAttention: embed_dim must be divisible by num_heads); "
 		                     "the published checkpoints state num_attention_heads 16");
+}
+
+/*
+ * EXAONE 4.5's tower (modeling_exaone4_5.py Exaone4_5_VisionAttention): head_dim = hidden_size // num_heads (16),
+ * the fused qkv Linear(hidden, (num_heads + 2 num_key_value_heads (8)) x head_dim) with a bias; proj stays hidden x
+ * hidden. Default: head_dim 3584 // 16 = 224, qkv (16 + 16) x 224 = 7168 rows. num_attention_heads is num_heads's
+ * other spelling (its attribute_map). num_key_value_heads must divide num_heads (num_key_value_groups, repeat_kv:
+ * transformers builds such a tower but cannot run an image through it): a 422 names it otherwise. c is the
+ * vision_config's context.
+ */
+static void vision_kv_heads(hf_ctx *c, mp_vision *v)
+{
+	uint64_t heads = hf_get_u64(c, KEYS("num_heads", "num_attention_heads"), 16);
+	uint64_t kv = hf_get_u64(c, KEYS("num_key_value_heads"), 8);
+
+	if (c->st != MP_OK)
+		return;
+	if (heads == 0 || heads > v->hidden) {
+		hf_fail_key(c, "num_heads", "num_heads must be from 1 to the tower's hidden_size");
+		return;
+	}
+	if (kv == 0 || heads % kv != 0) {
+		hf_fail_key(c, "num_key_value_heads", "num_key_value_heads must be at least 1 and divide num_heads");
+		return;
+	}
+	v->qkv_rows = (heads + 2 * kv) * (v->hidden / heads);
 }
 
 /* The tower (vision_config) and projector (the wrapper's keys) into m->vision. */
@@ -325,14 +401,35 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 	v->channels = channels;
 	v->temporal = temporal;
 	v->patch = patch;
-	if (strcmp(d->type, "siglip2_vision_model") == 0) {
+	if (strcmp(d->type, "siglip2_vision_model") == 0 || strcmp(d->type, "cosmos3_edge_vision") == 0) {
 		/* modeling_siglip2.py Siglip2VisionTransformer: SigLIP's blocks and head, a linear patch embedding, a
-		 * table of num_patches positions */
+		 * table of num_patches positions; Cosmos3-Edge's (modeling_cosmos3_edge.py Cosmos3EdgeVisionModel): the
+		 * same without a head */
+		bool edge = strcmp(d->type, "cosmos3_edge_vision") == 0;
+
 		v->tower = MP_TOWER_SIGLIP;
 		v->norm = MP_NORM_LAYER;
 		v->linear_patch = v->patch_bias = v->post_norm = v->attn_bias = v->mlp_bias = true;
 		v->positions = c.cfg ? hf_get_u64(&c, KEYS("num_patches"), d->positions) : d->positions;
-		v->map_head = c.cfg ? hf_get_bool(&c, KEYS("vision_use_head"), true) : !w->no_head;
+		v->map_head = edge ? false : c.cfg ? hf_get_bool(&c, KEYS("vision_use_head"), true) : !w->no_head;
+		v->projector = MP_PROJECTOR_NONE;
+		if (edge)
+			v->merge = c.cfg ? hf_get_u64(&c, KEYS("spatial_merge_size"), d->merge) : d->merge;
+	} else if (strcmp(d->type, "paddleocr_vl_vision") == 0) {
+		/* modeling_paddleocr_vl.py PaddleOCRVisionModel: SigLIP's transformer (patch convolution with a bias,
+		 * (image / patch)^2 positions, post_layernorm, no head) under its vision_model */
+		v->tower = MP_TOWER_SIGLIP;
+		v->norm = MP_NORM_LAYER;
+		v->patch_bias = v->post_norm = v->attn_bias = v->mlp_bias = true;
+		v->positions = (image / patch) * (image / patch);
+		v->projector = MP_PROJECTOR_NONE;
+		v->merge = c.cfg ? hf_get_u64(&c, KEYS("spatial_merge_size"), d->merge) : d->merge;
+	} else if (strcmp(d->type, "video_llama_3_vision") == 0) {
+		/* modeling_video_llama_3.py VideoLlama3VisionModel: SigLIP's embeddings without a position table
+		 * (2-D rotary), its blocks and post_layernorm, no head */
+		v->tower = MP_TOWER_SIGLIP;
+		v->norm = MP_NORM_LAYER;
+		v->patch_bias = v->post_norm = v->attn_bias = v->mlp_bias = true;
 		v->projector = MP_PROJECTOR_NONE;
 	} else if (strcmp(d->type, "siglip_vision_model") == 0 || strstr(d->type, "idefics") || strstr(d->type, "smolvlm")) {
 		bool idefics = strcmp(d->type, "siglip_vision_model") != 0;
@@ -380,7 +477,8 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 	} else {
 		/* the Qwen-VL towers (modeling_qwen2_vl.py, _2_5_vl.py, _3_vl.py): a 3-D patch convolution, fused qkv,
 		 * the merger over spatial_merge_size^2 patches */
-		bool q25 = strcmp(d->type, "qwen2_5_vl_vision") == 0, q3 = strncmp(d->type, "qwen3_", 6) == 0;
+		bool q25 = strcmp(d->type, "qwen2_5_vl_vision") == 0 || strcmp(d->type, "exaone4_5_vision") == 0,
+		     q3 = strncmp(d->type, "qwen3_", 6) == 0 || strcmp(d->type, "cohere_compass_vision") == 0;
 
 		v->tower = q3 ? MP_TOWER_QWEN3_VL : q25 ? MP_TOWER_QWEN2_5_VL : MP_TOWER_QWEN2_VL;
 		v->tower_root = "model.visual.";
@@ -420,6 +518,8 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 		v->twin_root = x.twin_root;
 		if (x.vision_heads)
 			vision_heads_divide(&c, x.vision_heads, v);
+		if (strcmp(d->type, "exaone4_5_vision") == 0)
+			vision_kv_heads(&c, v);
 	}
 	if (v->projector == MP_PROJECTOR_MLP2) {
 		bool llava = strcmp(w->name, "llava") == 0 || w->projector == WRAP_PROJ_MLP2;
@@ -729,11 +829,54 @@ static void glm4v_tower(hf_ctx *top, mp_model *m)
  *     of in; linear_1 in -> alignment_intermediate_size (getattr's default: the decoder's hidden_size), linear_2
  *     from half of it to out, both biased.
  *   HyperCLOVAX-Vision-V2 (modeling_hyperclovax_vision_v2.py): projector, nn.Linear(out_hidden_size, out) biased.
+ *   VideoLLaMA 3 (modeling_video_llama_3.py VideoLlama3Projector): readout.0 h -> out and readout.2 out -> out, both
+ *     biased. Default: 768 x 4096 + 4096 + 4096 x 4096 + 4096 = 19,931,136.
+ *   PaddleOCR-VL (modeling_paddleocr_vl.py PaddleOCRProjector): hm = h x spatial_merge_size^2 (the vision_config's,
+ *     2); pre_norm a LayerNorm of h, linear_1 hm -> hm, linear_2 hm -> out, biased. Default: 2 x 1152 + 4608 x
+ *     4608 + 4608 + 4608 x 1024 + 1024 = 25,960,192.
+ *   Cosmos3-Edge (modeling_cosmos3_edge.py Cosmos3EdgePatchMerger): norm a LayerNorm of h, linear_fc1 hm ->
+ *     projector_hidden_size (the wrapper's, 11520), linear_fc2 to out, biased. Default: 2 x 1152 + 4608 x 11520 +
+ *     11520 + 11520 x 2048 + 2048 = 76,692,992.
  */
 static void wrap_projector_v1(hf_ctx *c, const wrap_row *w, mp_model *m)
 {
 	uint64_t h = m->vision.hidden, out = m->hidden_size, ds, in;
 
+	if (w->projector == WRAP_PROJ_PADDLE || w->projector == WRAP_PROJ_COSMOS3_EDGE) {
+		bool paddle = w->projector == WRAP_PROJ_PADDLE;
+		uint64_t hm = hf_mul(c, hf_mul(c, m->vision.merge, m->vision.merge, "spatial_merge_size"), h,
+		                     "spatial_merge_size");
+		uint64_t mid = paddle ? hm : hf_get_u64(c, KEYS("projector_hidden_size"), 11520);
+
+		if (c->st == MP_OK && mid == 0)
+			hf_fail_key(c, "projector_hidden_size", "projector_hidden_size must be at least 1");
+		if (c->st != MP_OK)
+			return;
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, paddle ? "pre_norm.weight" : "norm.weight", MP_TK_PROJECTOR,
+		          MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, paddle ? "pre_norm.bias" : "norm.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE,
+		          MP_STEP_NONE, true, 1, h, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, paddle ? "linear_1.weight" : "linear_fc1.weight", MP_TK_PROJECTOR,
+		          MP_SPLIT_NONE, MP_STEP_NONE, false, mid, hm, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, paddle ? "linear_1.bias" : "linear_fc1.bias", MP_TK_PROJECTOR,
+		          MP_SPLIT_NONE, MP_STEP_NONE, true, 1, mid, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, paddle ? "linear_2.weight" : "linear_fc2.weight", MP_TK_PROJECTOR,
+		          MP_SPLIT_NONE, MP_STEP_NONE, false, out, mid, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, paddle ? "linear_2.bias" : "linear_fc2.bias", MP_TK_PROJECTOR,
+		          MP_SPLIT_NONE, MP_STEP_NONE, true, 1, out, 1);
+		return;
+	}
+	if (w->projector == WRAP_PROJ_READOUT) {
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "readout.0.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+		          out, h, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "readout.0.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          out, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "readout.2.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+		          out, out, 1);
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "readout.2.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          out, 1);
+		return;
+	}
 	if (w->projector == WRAP_PROJ_HCX) {
 		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "projector.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
 		          out, m->vision.out_hidden, 1);
@@ -796,8 +939,274 @@ static void wrap_projector_v1(hf_ctx *c, const wrap_row *w, mp_model *m)
 	}
 }
 
+/* A tensor of kind k under root: rows x cols, or a vector of cols values when rows is 1. */
+static void kimi_put(mp_model *m, uint8_t root, const char *path, const char *leaf, mp_tensor_kind k, uint64_t rows,
+                     uint64_t cols, uint64_t count)
+{
+	hf_tensor(m, root, path, leaf, k, MP_SPLIT_NONE, MP_STEP_NONE, rows == 1, rows, cols, count);
+}
+
+/*
+ * Kimi K2.5's tower and projector (modeling_kimi_k25.py Kimi_K25VisionModel, Kimi_K25MultimodalProjection;
+ * Kimi_K25VisionConfig: hidden_size 1152, intermediate_size 4304, num_hidden_layers 27, num_attention_heads 16, 14 px
+ * patches, a learned pos_emb_height x pos_emb_width (64 x 64) grid of positions, merge_kernel_size [2, 2]):
+ * model.vision_tower: patch_embed.proj a Conv2d(3, hidden, patch) with a bias, patch_embed.pos_emb.position_embeddings
+ * [height, width, hidden]; per layer LayerNorms norm1 and norm2, attn q_proj, k_proj, v_proj and proj (hidden x
+ * hidden, biased), mlp fc1 and fc2 (biased); final_layernorm. model.mm_projector: pre_norm a LayerNorm of the
+ * wrapper's projection_hidden_size (1152), in_proj hm x hm and out_proj hm -> the decoder's width, biased, hm = hidden x
+ * merge_kernel_size[0] x [1]. Default: tower 416,866,032, projector 2 x 1152 + 4608 x 4608 + 4608 + 4608 x 7168 + 7168
+ * = 54,277,888. Errors: a 422 naming the key for a width, depth or grid of 0 or past the bounds below.
+ */
+static void kimi_k25_tower(hf_ctx *top, mp_model *m)
+{
+	const cJSON *vc = cJSON_GetObjectItemCaseSensitive(top->cfg, "vision_config"), *mk;
+	char pointer[96];
+	hf_ctx c;
+	uint64_t h, inter, L, patch, ph, pw, k0 = 2, k1 = 2, hm, ph_norm, out = m->hidden_size;
+	const char *lay = "layers.{i}", *attn = "layers.{i}.attn", *mlp = "layers.{i}.mlp";
+
+	if (vc && !cJSON_IsNull(vc) && !cJSON_IsObject(vc)) {
+		hf_fail_key(top, "vision_config", "vision_config must be an object (the image tower's config)");
+		return;
+	}
+	snprintf(pointer, sizeof(pointer), "%s/vision_config", top->pointer);
+	c = (hf_ctx){cJSON_IsObject(vc) ? vc : NULL, pointer, top->err, top->st, NULL, NULL, top->decode_type};
+	h = hf_get_u64(&c, KEYS("hidden_size"), 1152);
+	inter = hf_get_u64(&c, KEYS("intermediate_size"), 4304);
+	L = hf_get_u64(&c, KEYS("num_hidden_layers"), 27);
+	patch = square_side(&c, "patch_size", 14);
+	ph = hf_get_u64(&c, KEYS("pos_emb_height"), 64);
+	pw = hf_get_u64(&c, KEYS("pos_emb_width"), 64);
+	mk = c.cfg ? cJSON_GetObjectItemCaseSensitive(c.cfg, "merge_kernel_size") : NULL;
+	if (c.st == MP_OK && mk && !cJSON_IsNull(mk)) {
+		const cJSON *a = cJSON_GetArrayItem(mk, 0), *b = cJSON_GetArrayItem(mk, 1);
+
+		if (!cJSON_IsArray(mk) || cJSON_GetArraySize(mk) != 2 || !cJSON_IsNumber(a) || !cJSON_IsNumber(b) ||
+		    a->valuedouble < 1 || a->valuedouble > 64 || b->valuedouble < 1 || b->valuedouble > 64 ||
+		    a->valuedouble != (double)(uint64_t)a->valuedouble || b->valuedouble != (double)(uint64_t)b->valuedouble)
+			hf_fail_key(&c, "merge_kernel_size", "merge_kernel_size must be a list of two integers from 1 to 64");
+		else {
+			k0 = (uint64_t)a->valuedouble;
+			k1 = (uint64_t)b->valuedouble;
+		}
+	}
+	if (c.st == MP_OK && (h == 0 || L == 0 || inter == 0 || ph == 0 || pw == 0 || h > (UINT64_C(1) << 20) ||
+	                      inter > (UINT64_C(1) << 24) || L > MP_MAX_LAYERS || ph > 4096 || pw > 4096))
+		hf_fail_key(&c, h == 0 || h > (UINT64_C(1) << 20) ? "hidden_size"
+		                : L == 0 || L > MP_MAX_LAYERS    ? "num_hidden_layers"
+		                : inter == 0 || inter > (UINT64_C(1) << 24) ? "intermediate_size"
+		                                                            : "pos_emb_height",
+		            "the image tower needs a width from 1 to 2^20, intermediate_size from 1 to 2^24, 1 to 1024 layers "
+		            "and a position grid (pos_emb_height, pos_emb_width) from 1 to 4096 a side");
+	top->st = c.st;
+	if (top->st != MP_OK)
+		return;
+	ph_norm = hf_get_u64(top, KEYS("projection_hidden_size"), 1152);
+	if (top->st == MP_OK && (ph_norm == 0 || ph_norm > (UINT64_C(1) << 24)))
+		hf_fail_key(top, "projection_hidden_size", "projection_hidden_size must be from 1 to 2^24");
+	if (top->st != MP_OK)
+		return;
+	hm = h * k0 * k1;
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.vision_tower.");
+	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "model.mm_projector.");
+	{
+		uint64_t conv[4] = {h, 3, patch, patch}, grid[3] = {ph, pw, h};
+
+		hf_shape(m, MP_ROOT_TOWER, "patch_embed", "proj.weight", MP_TK_VISION, 0, conv, 4, 1);
+		kimi_put(m, MP_ROOT_TOWER, "patch_embed", "proj.bias", MP_TK_VISION, 1, h, 1);
+		hf_shape(m, MP_ROOT_TOWER, "patch_embed.pos_emb", "position_embeddings", MP_TK_VISION, 0, grid, 3, 1);
+	}
+	kimi_put(m, MP_ROOT_TOWER, lay, "norm1.weight", MP_TK_VISION, 1, h, L);
+	kimi_put(m, MP_ROOT_TOWER, lay, "norm1.bias", MP_TK_VISION, 1, h, L);
+	kimi_put(m, MP_ROOT_TOWER, lay, "norm2.weight", MP_TK_VISION, 1, h, L);
+	kimi_put(m, MP_ROOT_TOWER, lay, "norm2.bias", MP_TK_VISION, 1, h, L);
+	kimi_put(m, MP_ROOT_TOWER, attn, "q_proj.weight", MP_TK_VISION, h, h, L);
+	kimi_put(m, MP_ROOT_TOWER, attn, "q_proj.bias", MP_TK_VISION, 1, h, L);
+	kimi_put(m, MP_ROOT_TOWER, attn, "k_proj.weight", MP_TK_VISION, h, h, L);
+	kimi_put(m, MP_ROOT_TOWER, attn, "k_proj.bias", MP_TK_VISION, 1, h, L);
+	kimi_put(m, MP_ROOT_TOWER, attn, "v_proj.weight", MP_TK_VISION, h, h, L);
+	kimi_put(m, MP_ROOT_TOWER, attn, "v_proj.bias", MP_TK_VISION, 1, h, L);
+	kimi_put(m, MP_ROOT_TOWER, attn, "proj.weight", MP_TK_VISION, h, h, L);
+	kimi_put(m, MP_ROOT_TOWER, attn, "proj.bias", MP_TK_VISION, 1, h, L);
+	kimi_put(m, MP_ROOT_TOWER, mlp, "fc1.weight", MP_TK_VISION, inter, h, L);
+	kimi_put(m, MP_ROOT_TOWER, mlp, "fc1.bias", MP_TK_VISION, 1, inter, L);
+	kimi_put(m, MP_ROOT_TOWER, mlp, "fc2.weight", MP_TK_VISION, h, inter, L);
+	kimi_put(m, MP_ROOT_TOWER, mlp, "fc2.bias", MP_TK_VISION, 1, h, L);
+	kimi_put(m, MP_ROOT_TOWER, NULL, "final_layernorm.weight", MP_TK_VISION, 1, h, 1);
+	kimi_put(m, MP_ROOT_TOWER, NULL, "final_layernorm.bias", MP_TK_VISION, 1, h, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, NULL, "pre_norm.weight", MP_TK_PROJECTOR, 1, ph_norm, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, NULL, "pre_norm.bias", MP_TK_PROJECTOR, 1, ph_norm, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, NULL, "in_proj.weight", MP_TK_PROJECTOR, hm, hm, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, NULL, "in_proj.bias", MP_TK_PROJECTOR, 1, hm, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, NULL, "out_proj.weight", MP_TK_PROJECTOR, out, hm, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, NULL, "out_proj.bias", MP_TK_PROJECTOR, 1, out, 1);
+}
+
 /* The projectors listed by the reader (WRAP_PROJ_LINEAR, _VIPLLAVA, _SHUFFLE) and LLaVA-NeXT's image_newline, from
  * the tower's width (m->vision.hidden) to the decoder's (m->hidden_size). */
+/*
+ * Hunyuan V4 VL's tower (modeling_hy_v4_vl.py HYV4VLVisionModel, HYV4VLVisionConfig: hidden 1536, MLP 6144, 40 layers,
+ * 16 heads (attention_heads) of hidden / heads (head_dim when given), 3 channels, 16 px patches, max_image_size 2048,
+ * spatial_merge_size 2, out_hidden_size 6144) under model.vision_tower.: embeddings.patch_embedding (a Conv2d with a
+ * bias), embeddings.position_embedding ((max_image_size / patch)^2 + 1 rows), per layer LayerNorms layer_norm1 and
+ * layer_norm2, q, k, v and o projections with biases, fc1 and fc2 with biases; patch_merger: before_rms (an RMSNorm of
+ * hidden), proj_conv (hidden -> hidden x merge^2, a merge x merge Conv2d with a bias), proj_out (a 1 x 1 Conv2d to
+ * out_hidden_size with a bias) and image_newline (out_hidden_size). Worked example (the defaults): 1,235,126,784.
+ */
+static void hyv4vl_tower(hf_ctx *top, mp_model *m)
+{
+	const cJSON *vc = cJSON_GetObjectItemCaseSensitive(top->cfg, "vision_config");
+	char pointer[96];
+	hf_ctx c;
+	uint64_t h, L, heads, hd, ch, image, patch, merge, out, inter, q, mh;
+	const char *blk = "layers.{i}", *att = "layers.{i}.self_attn", *mlp = "layers.{i}.mlp", *pm = "patch_merger";
+
+	if (vc && !cJSON_IsNull(vc) && !cJSON_IsObject(vc)) {
+		hf_fail_key(top, "vision_config", "vision_config must be an object (the image tower's config)");
+		return;
+	}
+	snprintf(pointer, sizeof(pointer), "%s/vision_config", top->pointer);
+	c = (hf_ctx){cJSON_IsObject(vc) ? vc : NULL, pointer, top->err, top->st, NULL, NULL, top->decode_type};
+	L = hf_get_u64(&c, KEYS("num_hidden_layers"), 40);
+	h = hf_get_u64(&c, KEYS("hidden_size"), 1536);
+	heads = hf_get_u64(&c, KEYS("num_attention_heads", "attention_heads"), 16);
+	ch = hf_get_u64(&c, KEYS("num_channels"), 3);
+	image = hf_get_u64(&c, KEYS("max_image_size"), 2048);
+	patch = hf_get_u64(&c, KEYS("patch_size"), 16);
+	merge = hf_get_u64(&c, KEYS("spatial_merge_size"), 2);
+	out = hf_get_u64(&c, KEYS("out_hidden_size"), 6144);
+	inter = hf_get_u64(&c, KEYS("intermediate_size"), 6144);
+	hd = heads ? hf_get_u64(&c, KEYS("head_dim"), h / heads) : 0;
+	if (c.st == MP_OK && (h == 0 || L == 0 || heads == 0 || hd == 0 || patch == 0 || image < patch || merge == 0 ||
+	                      h > (UINT64_C(1) << 20) || out > (UINT64_C(1) << 20) || inter > (UINT64_C(1) << 24) ||
+	                      hd > (UINT64_C(1) << 16) || heads > 4096 || L > MP_MAX_LAYERS || ch > 256 || merge > 64 ||
+	                      image / patch > 4096))
+		hf_fail_key(&c, "hidden_size",
+		            "the image tower needs a width and out_hidden_size (below 2^20), heads of a width, a depth (at "
+		            "most 1024), a patch no larger than max_image_size, spatial_merge_size from 1 to 64");
+	top->st = c.st;
+	if (top->st != MP_OK)
+		return;
+	q = heads * hd;
+	mh = h * merge * merge;
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.vision_tower.");
+	{
+		uint64_t conv[4] = {h, ch, patch, patch}, pconv[4] = {mh, h, merge, merge}, oconv[4] = {out, mh, 1, 1};
+
+		hf_shape(m, MP_ROOT_TOWER, "embeddings", "patch_embedding.weight", MP_TK_VISION, 0, conv, 4, 1);
+		hf_tensor(m, MP_ROOT_TOWER, "embeddings", "patch_embedding.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE,
+		          true, 1, h, 1);
+		hf_tensor(m, MP_ROOT_TOWER, "embeddings", "position_embedding.weight", MP_TK_VISION, MP_SPLIT_NONE,
+		          MP_STEP_NONE, false, (image / patch) * (image / patch) + 1, h, 1);
+		hf_tensor(m, MP_ROOT_TOWER, pm, "before_rms.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h,
+		          1);
+		hf_shape(m, MP_ROOT_TOWER, pm, "proj_conv.weight", MP_TK_PROJECTOR, 0, pconv, 4, 1);
+		hf_tensor(m, MP_ROOT_TOWER, pm, "proj_conv.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, mh, 1);
+		hf_shape(m, MP_ROOT_TOWER, pm, "proj_out.weight", MP_TK_PROJECTOR, 0, oconv, 4, 1);
+		hf_tensor(m, MP_ROOT_TOWER, pm, "proj_out.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, out, 1);
+		hf_tensor(m, MP_ROOT_TOWER, pm, "image_newline", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, out, 1);
+	}
+	hf_tensor(m, MP_ROOT_TOWER, blk, "layer_norm1.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, blk, "layer_norm1.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, blk, "layer_norm2.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, blk, "layer_norm2.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, att, "q_proj.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, q, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, att, "q_proj.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, q, L);
+	hf_tensor(m, MP_ROOT_TOWER, att, "k_proj.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, q, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, att, "k_proj.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, q, L);
+	hf_tensor(m, MP_ROOT_TOWER, att, "v_proj.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, q, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, att, "v_proj.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, q, L);
+	hf_tensor(m, MP_ROOT_TOWER, att, "o_proj.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, h, q, L);
+	hf_tensor(m, MP_ROOT_TOWER, att, "o_proj.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, mlp, "fc1.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, inter, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, mlp, "fc1.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, inter, L);
+	hf_tensor(m, MP_ROOT_TOWER, mlp, "fc2.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, h, inter, L);
+	hf_tensor(m, MP_ROOT_TOWER, mlp, "fc2.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+}
+
+/*
+ * MiniMax-M3's tower and projector (modeling_minimax_m3_vl.py; MiniMaxM3VLVisionConfig: hidden 1280, MLP 5120, 32
+ * layers, 16 heads, 3 channels, 14 px patches x temporal_patch_size 2, spatial_merge_size 2): under
+ * model.vision_tower., embeddings.proj (a Conv3d without bias), pre_layrnorm, per layer q, k, v and out_proj
+ * (hidden x hidden with biases), layer_norm1 and layer_norm2 (LayerNorms), fc1 and fc2 with biases; under
+ * model.multi_modal_projector., linear_1 (tower width -> projector_hidden_size 6144), linear_2 (-> the decoder's
+ * width), merge_linear_1 (the decoder's width x spatial_merge_size^2 -> projector_hidden_size) and merge_linear_2 (->
+ * the decoder's width), all with biases. Worked example (the defaults): 631,185,920 + 234,381,312.
+ */
+static void m3_tower(hf_ctx *top, mp_model *m)
+{
+	const cJSON *vc = cJSON_GetObjectItemCaseSensitive(top->cfg, "vision_config");
+	char pointer[96];
+	hf_ctx c;
+	uint64_t h, L, ch, patch, tp, merge, inter, P, th = m->hidden_size, mh;
+	const char *blk = "layers.{i}", *att = "layers.{i}.self_attn", *mlp = "layers.{i}.mlp";
+
+	if (vc && !cJSON_IsNull(vc) && !cJSON_IsObject(vc)) {
+		hf_fail_key(top, "vision_config", "vision_config must be an object (the image tower's config)");
+		return;
+	}
+	snprintf(pointer, sizeof(pointer), "%s/vision_config", top->pointer);
+	c = (hf_ctx){cJSON_IsObject(vc) ? vc : NULL, pointer, top->err, top->st, NULL, NULL, top->decode_type};
+	L = hf_get_u64(&c, KEYS("num_hidden_layers"), 32);
+	h = hf_get_u64(&c, KEYS("hidden_size"), 1280);
+	ch = hf_get_u64(&c, KEYS("num_channels"), 3);
+	patch = hf_get_u64(&c, KEYS("patch_size"), 14);
+	tp = hf_get_u64(&c, KEYS("temporal_patch_size"), 2);
+	merge = hf_get_u64(&c, KEYS("spatial_merge_size"), 2);
+	inter = hf_get_u64(&c, KEYS("intermediate_size"), 5120);
+	P = hf_get_u64(top, KEYS("projector_hidden_size"), 6144);
+	if (c.st == MP_OK && (h == 0 || L == 0 || patch == 0 || tp == 0 || merge == 0 || h > (UINT64_C(1) << 20) ||
+	                      inter > (UINT64_C(1) << 24) || L > MP_MAX_LAYERS || ch > 256 || merge > 64 || tp > 64 ||
+	                      patch > 1024))
+		hf_fail_key(&c, "hidden_size",
+		            "the image tower needs a width (below 2^20), a depth (at most 1024), patch_size, "
+		            "temporal_patch_size and spatial_merge_size of at least 1");
+	top->st = c.st;
+	if (top->st == MP_OK && (P == 0 || P > (UINT64_C(1) << 24)))
+		hf_fail_key(top, "projector_hidden_size", "projector_hidden_size must be from 1 to 2^24");
+	if (top->st != MP_OK)
+		return;
+	mh = hf_mul(top, th, merge * merge, "hidden_size");
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.vision_tower.");
+	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "model.multi_modal_projector.");
+	{
+		uint64_t conv[5] = {h, ch, tp, patch, patch};
+
+		hf_shape(m, MP_ROOT_TOWER, "embeddings", "proj.weight", MP_TK_VISION, 0, conv, 5, 1);
+	}
+	hf_tensor(m, MP_ROOT_TOWER, NULL, "pre_layrnorm.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+	hf_tensor(m, MP_ROOT_TOWER, NULL, "pre_layrnorm.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+	for (int k = 0; k < 4; k++) {
+		static const char *const w[4] = {"q_proj.weight", "k_proj.weight", "v_proj.weight", "out_proj.weight"};
+		static const char *const b[4] = {"q_proj.bias", "k_proj.bias", "v_proj.bias", "out_proj.bias"};
+
+		hf_tensor(m, MP_ROOT_TOWER, att, w[k], MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, h, h, L);
+		hf_tensor(m, MP_ROOT_TOWER, att, b[k], MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	}
+	hf_tensor(m, MP_ROOT_TOWER, blk, "layer_norm1.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, blk, "layer_norm1.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, blk, "layer_norm2.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, blk, "layer_norm2.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, mlp, "fc1.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, inter, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, mlp, "fc1.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, inter, L);
+	hf_tensor(m, MP_ROOT_TOWER, mlp, "fc2.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, h, inter, L);
+	hf_tensor(m, MP_ROOT_TOWER, mlp, "fc2.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_1.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false, P, h,
+	          1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_1.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, P, 1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_2.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false, th, P,
+	          1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_2.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, th, 1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "merge_linear_1.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+	          P, mh, 1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "merge_linear_1.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+	          P, 1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "merge_linear_2.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+	          th, P, 1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "merge_linear_2.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+	          th, 1);
+}
+
 static void wrap_projector(hf_ctx *c, const wrap_row *w, mp_model *m)
 {
 	uint64_t h = m->vision.hidden, out = m->hidden_size;
@@ -880,6 +1289,9 @@ static void wrap_projector(hf_ctx *c, const wrap_row *w, mp_model *m)
 	case WRAP_PROJ_LFM2:
 	case WRAP_PROJ_AYA:
 	case WRAP_PROJ_HCX:
+	case WRAP_PROJ_READOUT:
+	case WRAP_PROJ_PADDLE:
+	case WRAP_PROJ_COSMOS3_EDGE:
 		wrap_projector_v1(c, w, m);
 		break;
 	case WRAP_PROJ_ALIGNER:
@@ -959,6 +1371,8 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 	if (t.cfg == c->cfg || (!hf_has(c, "tie_word_embeddings") && t.cfg && hf_has(&t, "tie_word_embeddings")))
 		tie = text_tie; /* flat: the one key is both; else the checkpoint's own statement */
 	m->tie_word_embeddings = w->tie_inner ? text_tie : tie || (w->tie_from_text && text_tie);
+	if (wrap_extra_of(w->name).never_tied)
+		m->tie_word_embeddings = false;
 	/* Lfm2VlConfig.__post_init__: tie_embedding, when given, is tie_word_embeddings */
 	if (w->projector == WRAP_PROJ_LFM2 && hf_has(c, "tie_embedding"))
 		m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_embedding"), true);
@@ -978,8 +1392,16 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 		          true, 1, m->hidden_size, 1);
 		return;
 	}
-	if (w->projector == WRAP_PROJ_INTERNVL || w->projector == WRAP_PROJ_GLM4V) {
-		(w->projector == WRAP_PROJ_INTERNVL ? internvl_tower : glm4v_tower)(c, m);
+	if (w->projector == WRAP_PROJ_KIMI) {
+		kimi_k25_tower(c, m);
+		return;
+	}
+	if (w->projector == WRAP_PROJ_INTERNVL || w->projector == WRAP_PROJ_GLM4V || w->projector == WRAP_PROJ_HYV4VL ||
+	    w->projector == WRAP_PROJ_MINIMAX_M3) {
+		(w->projector == WRAP_PROJ_INTERNVL ? internvl_tower
+		 : w->projector == WRAP_PROJ_GLM4V  ? glm4v_tower
+		 : w->projector == WRAP_PROJ_HYV4VL ? hyv4vl_tower
+		                                    : m3_tower)(c, m);
 		return;
 	}
 	decode_vision(c, w, m);

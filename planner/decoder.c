@@ -654,9 +654,9 @@ mp_status mp_model_build(mp_model *m, const mp_names *names, mp_error *err)
 			attention_gqa(&b, L);
 	}
 	/* recurrent mixers (a family may name those of the layers that also attend apart) */
-	if (m->ssm.kind >= MP_SSM_GATED_DELTANET) {
+	if (m->ssm.kind >= MP_SSM_GATED_DELTANET && !m->ssm.mixer_listed) {
 		linear_mixer(&b, mp_model_ssm_layers(m));
-	} else if (m->ssm.kind != MP_SSM_NONE) {
+	} else if (m->ssm.kind != MP_SSM_NONE && m->ssm.kind < MP_SSM_GATED_DELTANET && !m->ssm.mixer_listed) {
 		uint64_t both = n->hybrid_mixer ? layers_with_both(m) : 0;
 
 		mamba(&b, n->mixer, mp_model_ssm_layers(m) - both);

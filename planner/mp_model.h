@@ -72,6 +72,10 @@ typedef struct mp_ssm {
 	uint64_t listed_fp32_values;
 	uint8_t out_bias;	/* out_proj's bias where a class sets it apart from in_proj's (Falcon-H1's projectors_bias):
 				 * MP_BIAS_AS_MLP (0) = as proj_bias, MP_BIAS_ON, MP_BIAS_OFF */
+	/* The reader lists the mixer's tensors itself (their names or shapes differ from the kind's module in
+	 * decoder.c: Zamba's per-head Mamba, x_proj_weight [heads, dt_rank + 2 N, head_dim]; OLMo-Hybrid's gated delta
+	 * net with separate q, k, v, a, b and g projections); the state is still the kind's */
+	bool mixer_listed;
 } mp_ssm;
 
 /* Per-layer flags when mp_model.layer_pattern is set: what a layer holds. Without a pattern every layer holds
@@ -156,6 +160,8 @@ typedef struct mp_vision {
 					 * Linear of channels x patch x patch inputs with a bias, not a convolution */
 	const char *twin_root;		/* static: a second tower of the same config under this root (Video-LLaVA's
 					 * "model.image_tower." beside its "model.video_tower."); NULL: none */
+	uint64_t qkv_rows;		/* Qwen-VL towers: rows of the fused qkv when its keys and values have fewer heads
+					 * (EXAONE 4.5: (heads + 2 kv_heads) x head_dim); 0: 3 x hidden */
 } mp_vision;
 
 typedef struct mp_model {

@@ -81,7 +81,8 @@ static void siglip_clip(vbuild *b, const mp_vision *v)
 	patch_embedding(b, v, "embeddings", WB("patch_embedding"));
 	if (v->class_embedding)
 		putv(b, "embeddings", "class_embedding", h, 1);
-	put(b, "embeddings", "position_embedding.weight", v->positions, h, 1);
+	if (v->positions) /* none in VideoLLaMA 3's tower (rotary positions) */
+		put(b, "embeddings", "position_embedding.weight", v->positions, h, 1);
 	if (v->pre_norm)
 		vnorm(b, NULL, WB("pre_layrnorm"), v->norm, h, 1);
 	vnorm(b, layer, WB("layer_norm1"), v->norm, h, L);
@@ -141,7 +142,7 @@ static void qwen_vl(vbuild *b, const mp_vision *v)
 	put(b, NULL, "pos_embed.weight", v->positions, h, 1);
 	vnorm(b, blk, WB("norm1"), v->norm, h, L);
 	vnorm(b, blk, WB("norm2"), v->norm, h, L);
-	lin(b, attn, WB("qkv"), 3 * h, h, v->attn_bias, L);
+	lin(b, attn, WB("qkv"), v->qkv_rows ? v->qkv_rows : 3 * h, h, v->attn_bias, L);
 	lin(b, attn, WB("proj"), h, h, v->attn_bias, L);
 	if (v->gated_mlp) {
 		lin(b, mlp, WB("gate_proj"), i, h, v->mlp_bias, L);

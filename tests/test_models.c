@@ -1120,7 +1120,8 @@ static void test_utf8_sanitize(void **state)
  *   - HyperCLOVAX-Vision-V2: a vision_config of model_type "qwen2_5_vl" (the checkpoints' spelling, renamed by
  *     HyperCLOVAXVisionV2Config.__post_init__) reads as qwen2_5_vl_vision: 9,705,315,072;
  *   - Aya Vision: the default tower (1152 wide, 14 heads) does not build (SiglipAttention); a 422 names
- *     vision_config's num_attention_heads; with 16 heads, 35,449,907,744 (aya-vision-16-heads-variant).
+ *     vision_config's num_attention_heads; with 16 heads, 35,449,907,744 (aya-vision-16-heads-variant);
+ *   - VideoLLaMA 3, EXAONE 4.5, PaddleOCR-VL, Cosmos3-Edge and Kimi K2.5 (below).
  */
 static void test_wrappers_v1(void **state)
 {
@@ -1163,6 +1164,61 @@ static void test_wrappers_v1(void **state)
 	                            &pc, &m, &err),
 	                 MP_OK);
 	assert_int_equal(pc.total, UINT64_C(35449907744));
+	/* VideoLLaMA 3: its tower of 85,646,592 (no position table) and the readout projector 768 x 4096 + 4096 x 4096
+	 * + biases = 19,931,136, of 12,155,424,000 */
+	assert_int_equal(count_text("{\"model_type\":\"video_llama_3\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(85646592) + 768 * 4096 + 4096 * 4096 + 2 * 4096);
+	assert_int_equal(pc.total, UINT64_C(12155424000));
+	/* EXAONE 4.5: the tower's qkv has (16 + 2 x 8) x 224 = 7168 rows (transformers' 12,100,938,496); 8 KV heads of
+	 * 16 heads stated as num_attention_heads (its attribute_map) read the same; 3 KV heads do not divide 16 */
+	assert_int_equal(count_text("{\"model_type\":\"exaone4_5\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.total, UINT64_C(12100938496));
+	assert_int_equal(count_text("{\"model_type\":\"exaone4_5\",\"vision_config\":{\"num_attention_heads\":16}}", &pc,
+	                            &m, &err),
+	                 MP_OK);
+	assert_int_equal(pc.total, UINT64_C(12100938496));
+	{
+		mp_error e = MP_ERROR_INIT;
+
+		assert_int_equal(count_text("{\"model_type\":\"exaone4_5\",\"vision_config\":{\"num_key_value_heads\":3}}",
+		                            &pc, &m, &e),
+		                 MP_EINVAL);
+		assert_string_equal(e.field, "/model/hf_config/vision_config/num_key_value_heads");
+	}
+	/* PaddleOCR-VL: its SigLIP tower of 412,987,248 and projector 2 x 1152 + 4608 x 4608 + 4608 + 4608 x 1024 + 1024
+	 * = 25,960,192, of 799,695,472; tied (a text_config's true ties even when the outer key says false) */
+	assert_int_equal(count_text("{\"model_type\":\"paddleocr_vl\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(412987248) + 25960192);
+	assert_int_equal(UINT64_C(25960192), 2 * 1152 + UINT64_C(4608) * 4608 + 4608 + UINT64_C(4608) * 1024 + 1024);
+	assert_int_equal(pc.total, UINT64_C(799695472));
+	assert_int_equal(count_text("{\"model_type\":\"paddleocr_vl\",\"tie_word_embeddings\":false,\"text_config\":"
+	                            "{\"tie_word_embeddings\":true}}",
+	                            &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(pc.lm_head, 0);
+	/* Cosmos3-Edge: SigLIP 2's tower of 412,649,712 and the patch merger 2 x 1152 + 4608 x 11520 + 11520 + 11520 x
+	 * 2048 + 2048 = 76,692,992, of 2,435,616,496; never tied, tie_word_embeddings true included */
+	assert_int_equal(count_text("{\"model_type\":\"cosmos3_edge\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(412649712) + 76692992);
+	assert_int_equal(UINT64_C(76692992), 2 * 1152 + UINT64_C(4608) * 11520 + 11520 + UINT64_C(11520) * 2048 + 2048);
+	assert_int_equal(pc.total, UINT64_C(2435616496));
+	assert_int_equal(count_text("{\"model_type\":\"cosmos3_edge\",\"tie_word_embeddings\":true}", &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(pc.total, UINT64_C(2435616496));
+	/* Kimi K2.5: DeepSeek-V3's decoder, the MoonViT tower of 416,866,032 and the projector 2 x 1152 + 4608 x 4608 +
+	 * 4608 + 4608 x 7168 + 7168 = 54,277,888, of 670,570,869,232 (tied by default) */
+	assert_int_equal(count_text("{\"model_type\":\"kimi_k25\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(416866032) + 54277888);
+	assert_int_equal(UINT64_C(54277888), 2 * 1152 + UINT64_C(4608) * 4608 + 4608 + UINT64_C(4608) * 7168 + 7168);
+	assert_int_equal(pc.total, UINT64_C(670570869232));
+	{
+		mp_error e = MP_ERROR_INIT;
+
+		assert_int_equal(count_text("{\"model_type\":\"kimi_k25\",\"vision_config\":{\"merge_kernel_size\":[2]}}",
+		                            &pc, &m, &e),
+		                 MP_EINVAL);
+		assert_string_equal(e.field, "/model/hf_config/vision_config/merge_kernel_size");
+	}
 }
 
 int main(void)

@@ -59,7 +59,10 @@ glm4v glm46v glmga glm4v_moe fuyu deepseek_vl jetmoe exaone_moe hy_v3
 rwkv recurrent_gemma mistral4 jais2 aria_text kolibri1 flint laguna afmoe axk1 beam
 video_llava lfm2_vl aya_vision hyperclovax_vision_v2
 gemma4_unified_text gemma4_unified lfm3
-mimo_v2_flash minimax_m3_vl_text cohere_compass_text""".split()
+mimo_v2_flash minimax_m3_vl_text cohere_compass_text cohere_compass axk2 hy_v4 hy_v4_vl minimax_m3_vl
+blip-2 instructblip instructblipvideo got_ocr2 pp_chart2table deepseek_vl_hybrid qianfan_ocr
+video_llama_3 exaone4_5 paddleocr_vl cosmos3_edge kimi_k25
+zamba olmo_hybrid lara_mini hrm_text""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
@@ -89,6 +92,10 @@ def build(cfg, device):
 
 VISION = re.compile(r"(^|\.)(vision_tower|video_tower|image_tower|projector|visual|vision_model|vision_embed|vision_embed_tokens|multi_modal_projector|mm_projector|image_newline|vision_encoder|vision_projection|connector|aligner|"
                     r"audio_tower|audio_model|embed_vision|embed_audio|vision|audio)(\.|$)")
+VISION = re.compile(r"(^|\.)(vision_tower|visual|vision_model|vision_embed|vision_embed_tokens|multi_modal_projector|mm_projector|image_newline|vision_encoder|vision_projection|connector|aligner|"
+                    r"audio_tower|audio_model|embed_vision|embed_audio|vision|audio|"
+                    r"qformer|query_tokens|language_projection|high_res_vision_model|high_res_vision_neck|high_res_vision_proj|"
+                    r"high_res_vision_alpha)(\.|$)")
 EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|embed_tokens_per_layer|backbone\.embeddings|model\.embeddings|rwkv\.embeddings|"
                    r"tokens_embed|positions_embed|^transformer\.w)\.weight$")
 
@@ -168,6 +175,12 @@ def tiny_layers(tc):
         v = getattr(tc, k, None)
         if isinstance(v, int) and v > 0:
             want = max(want, v + 1)
+    if getattr(tc, "model_type", None) == "zamba" and pat:
+        # ZambaModel ties every hybrid layer's shared_transf to the first one's, and transformers 5.24 refuses a Zamba
+        # with a single hybrid layer (its _tied_weights_keys then match no parameter): the tiny copy keeps two
+        hybrid = [i for i, k in enumerate(pat) if k == "hybrid"]
+        if len(hybrid) >= 2:
+            want = max(want, hybrid[1] + 1)
     for k in ("attn_layer_offset", "expert_layer_offset"):
         v = getattr(tc, k, None)
         if isinstance(v, int):
@@ -259,6 +272,11 @@ def shrink_text(tc):
             setattr(tc, k, 256)
         elif isinstance(v, list) and v and all(isinstance(x, int) for x in v) and not ssm:
             setattr(tc, k, [min(x, 256) for x in v])
+    if getattr(tc, "model_type", None) == "hrm_text":
+        # HRM-Text's cache has a layer per run of a stack layer (num_layers_per_stack x H_cycles x (L_cycles + 1)):
+        # the tiny copy keeps one layer per stack and every cycle
+        tc.num_layers_per_stack = 1
+        tc.num_hidden_layers = tc.H_cycles * (tc.L_cycles + 1)
     tc.use_cache = True
     return tc
 
@@ -346,6 +364,17 @@ def engine_bytes(layer, tokens, tc):
     return total
 
 
+def text_model(cfg):
+    """The causal LM of cfg, else of its text_config (a wrapper whose own class has no text-only causal LM), in bf16."""
+    from transformers import AutoModelForCausalLM
+    torch.manual_seed(0)
+    try:
+        model = AutoModelForCausalLM.from_config(cfg)
+    except (ValueError, KeyError):
+        model = AutoModelForCausalLM.from_config(text_config(cfg))
+    return model.to(torch.bfloat16).eval()
+
+
 def run_tiny(cfg):
     tiny = shrink(cfg)
     tc = text_config(tiny)
@@ -367,12 +396,11 @@ def run_tiny(cfg):
         with torch.no_grad():
             try:
                 out = model(input_ids=ids, use_cache=True, **kw)
-            except AttributeError:
-                # an image-text class whose text-only forward fails (Llama4ForConditionalGeneration in 5.24): the
-                # cache is the decoder's, so run the text model of the same tiny config instead
-                from transformers import AutoModelForCausalLM
-                torch.manual_seed(0)
-                model = AutoModelForCausalLM.from_config(tiny).to(torch.bfloat16).eval()
+            except (AttributeError, TypeError):
+                # an image-text class whose text-only forward fails (Llama4ForConditionalGeneration in 5.24), or
+                # that requires pixel_values (BLIP-2, InstructBLIP): the cache is the decoder's, so run the text
+                # model of the same tiny config (or of its text_config) instead
+                model = text_model(tiny)
                 out = model(input_ids=ids, use_cache=True)
         cache = kw.get("cache") or getattr(out, "past_key_values", None)
         layers, rest = cache_layers(cache)

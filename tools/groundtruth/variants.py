@@ -70,7 +70,9 @@ N_PER_TYPE = {"gemma3n": 8}
 # The decoders memplan reads only as a wrapper's text_config (transformers has no causal-LM class for them): their
 # variants are the wrapper's.
 VIA_WRAPPER = {"qwen2_vl_text": "qwen2_vl", "qwen2_5_vl_text": "qwen2_5_vl", "qwen3_vl_text": "qwen3_vl",
-               "qwen3_vl_moe_text": "qwen3_vl_moe", "glm4v_text": "glm4v", "glm4v_moe_text": "glm4v_moe"}
+               "qwen3_vl_moe_text": "qwen3_vl_moe", "glm4v_text": "glm4v", "glm4v_moe_text": "glm4v_moe",
+               "paddleocr_vl_text": "paddleocr_vl", "cosmos3_edge_text": "cosmos3_edge",
+               "hy_v4_vl_text": "hy_v4_vl"}
 
 # bool fields that change no parameter or cache tensor and that the CPU run cannot take either way (kernels not
 # installed, training-only outputs), or that make a decoder an encoder-decoder: left at their defaults.
@@ -90,7 +92,8 @@ FIXED_BOOLS_BY_TYPE = {"mpt": {"no_bias"}}
 def table_types():
     """The model types memplan reads, in the table's order."""
     with open(TABLE) as fh:
-        return re.findall(r'\.name = "([a-z0-9_]+)"', fh.read())
+        # (the dashed names: blip-2 only; openai-gpt and gpt-sw3 have no variants yet)
+        return re.findall(r'\.name = "([a-z0-9_]+|blip-2)"', fh.read())
 
 
 def fields(cls):
@@ -440,7 +443,7 @@ def fam_moe(w, t):
 # kernel, so a num_key_value_heads other than num_attention_heads runs or fails by the path taken (left out of the
 # variants; tests/ref/hf/README.md)
 MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe_lite", "glm_moe_dsa", "kimi_linear", "youtu",
-             "sarvam_mla", "mistral4", "axk1",
+             "sarvam_mla", "mistral4", "axk1", "axk2", "hy_v4", "hy_v4_vl_text", "minicpm3",
              "longcat_flash"}
 
 
@@ -457,6 +460,14 @@ def fam_mla(w, t):
         draw_layer_list(w, "indexer_types", sorted(set(w.dd["indexer_types"]) | {"full", "shared"}), n)
     if "layer_types" in w.d and isinstance(w.dd.get("layer_types"), list):
         w.d.pop("layer_types")     # only indexed_attention: its one kind
+    w.d.pop("head_dim", None)
+
+
+def fam_mla_dense(w, t):
+    """An MLA decoder without experts (MiniCPM3, Youtu): fam_dense's widths and flags with the MLA ranks drawn."""
+    fam_dense(w, t)
+    w.d.pop("num_key_value_heads", None)
+    draw_mla(w)
     w.d.pop("head_dim", None)
 
 
@@ -534,6 +545,66 @@ def fam_linear(w, t):
     draw_layer_list(w, "layer_types", ["full_attention", "linear_attention"], n, need=("full_attention",))
     if w.has("partial_rotary_factor"):
         w.maybe("partial_rotary_factor", w.choice([0.25, 0.5]), 0.5)
+
+
+def fam_olmo_hybrid(w, t):
+    """OLMo-Hybrid: gated delta net + attention with the linear heads and head widths drawn or derived (the key head
+    dim from 0.75 x hidden), layer_types (both kinds: transformers refuses one alone) or the class's every fourth."""
+    n = draw_common(w)
+    draw_attention(w)
+    draw_ffn(w)
+    if w.rng.random() < 0.7:
+        kh = w.choice([1, 2, 4])
+        w.set("linear_num_key_heads", kh)
+        w.set("linear_num_value_heads", kh * w.choice([1, 2]))
+        w.maybe("linear_key_head_dim", w.choice([8, 16]), 0.7)
+        w.maybe("linear_value_head_dim", w.choice([8, 16, 32]), 0.7)
+    w.set("linear_conv_kernel_dim", w.choice([2, 3, 4]))
+    if w.rng.random() < 0.6:
+        lst = [w.choice(["full_attention", "linear_attention"]) for _ in range(n)]
+        for k in ("full_attention", "linear_attention"):
+            if k not in lst:
+                lst[w.rng.randrange(n)] = k
+        if len(set(lst)) == 2:
+            w.set("layer_types", lst)
+    elif n < 4:
+        w.set("num_hidden_layers", w.choice([4, 5, 8]))
+
+
+def fam_lara_mini(w, t):
+    """Lara-Mini: Qwen3.5's gated delta net, sliding and full attention layers (the three kinds in layer_types, or the
+    class's period-5 pattern), the MoE block in every layer with a shared expert (width 0 drops it), windows; the
+    value heads a multiple of the key heads (transformers refuses others)."""
+    n = draw_common(w)
+    draw_attention(w)
+    kh = w.choice([1, 2, 4])
+    w.set("linear_num_key_heads", kh)
+    w.set("linear_num_value_heads", kh * w.choice([1, 2]))
+    w.set("linear_key_head_dim", w.choice([8, 16]))
+    w.set("linear_value_head_dim", w.choice([8, 16, 32]))
+    w.set("linear_conv_kernel_dim", w.choice([2, 3, 4]))
+    draw_moe(w, "num_experts", "num_experts_per_tok")
+    w.maybe("shared_expert_intermediate_size", 0, 0.2)
+    w.set("sliding_window", w.choice([3, 4, 8, 16, 64]))
+    if w.rng.random() < 0.6:
+        draw_layer_list(w, "layer_types", ["linear_attention", "sliding_attention", "full_attention"], n,
+                        need=("sliding_attention",))
+    elif n < 5:
+        w.set("num_hidden_layers", w.choice([5, 6]))
+
+
+def fam_hrm_text(w, t):
+    """HRM-Text: the stacks' depth (num_hidden_layers before the class multiplies it out, or num_layers_per_stack
+    with the product stated), H_cycles and L_cycles, heads and head_dim (heads dividing hidden_size, as the class
+    requires)."""
+    n = draw_common(w, layers=w.choice([1, 2, 3]))
+    draw_attention(w)
+    draw_ffn(w)
+    w.set("H_cycles", w.choice([1, 2, 3]))
+    w.set("L_cycles", w.choice([1, 2, 3]))
+    if w.rng.random() < 0.3:
+        w.set("num_layers_per_stack", n)
+        w.set("num_hidden_layers", n * w.get("H_cycles") * (w.get("L_cycles") + 1))
 
 
 def fam_kimi(w, t):
@@ -715,6 +786,38 @@ def fam_zamba2(w, t):
     w.set("use_mamba_kernels", False)
 
 
+def fam_zamba(w, t):
+    """Zamba: Mamba layers split into n_mamba_heads heads, hybrid layers running the shared transformer (at least two
+    when any: transformers 5.24 refuses a single hybrid layer, whose tied shared_transf keys match nothing), an
+    explicit or derived attention width and head_dim, dt_rank "auto" or given, the period/offset schedule or a list."""
+    n = w.choice([3, 4, 6, 8])
+    draw_common(w, layers=n)
+    hidden = w.choice([32, 64])
+    w.set("hidden_size", hidden)
+    h = w.choice([2, 4])
+    w.set("num_attention_heads", h)
+    w.set("num_key_value_heads", w.choice(divisors(h)))
+    w.maybe("attention_hidden_size", w.choice([32, 64, 128]), 0.3)
+    w.maybe("attention_head_dim", w.choice([8, 16, 32]), 0.3)
+    w.set("intermediate_size", w.choice([48, 64, 128]))
+    w.set("mamba_expand", w.choice([1, 2]))
+    inner = hidden * w.get("mamba_expand")
+    w.set("n_mamba_heads", w.choice([x for x in (1, 2, 4) if inner % x == 0]))
+    w.set("mamba_d_state", w.choice([4, 8, 16]))
+    w.set("mamba_d_conv", w.choice([2, 3, 4]))
+    w.maybe("mamba_dt_rank", w.choice(["auto", 4, 8]), 0.4)
+    if w.rng.random() < 0.6:
+        lst = [w.choice(["mamba", "hybrid"]) for _ in range(n)]
+        while lst.count("hybrid") == 1:
+            lst[w.rng.randrange(n)] = "hybrid"
+        w.set("layers_block_type", lst)
+    else:
+        w.set("num_hidden_layers", w.choice([8, 10]))
+        w.set("attn_layer_period", w.choice([2, 3]))
+        w.set("attn_layer_offset", w.choice([0, 1]))
+    w.set("use_mamba_kernels", False)
+
+
 def fam_gemma3n(w, t):
     n = w.choice([4, 6, 8])
     draw_common(w, layers=n)
@@ -881,6 +984,31 @@ def fam_cohere_compass(w, t):
     w.set("rope_parameters", rp)
 
 
+def fam_axk2(w, t):
+    """A.X K2: fam_mla with a positive q_lora_rank (AXK2Config refuses none: its q_gate_proj reads the query LoRA),
+    the gated norms' rank, and sometimes moe_layer_freq for the derived mlp_layer_types."""
+    fam_mla(w, t)
+    w.set("q_lora_rank", w.choice([16, 24, 48]))
+    w.set("gated_norm_rank", w.choice([4, 8, 16]))
+    if "mlp_layer_types" not in w.d and w.rng.random() < 0.4:
+        w.set("moe_layer_freq", w.choice([1, 2, 3]))
+
+
+def fam_hy_v4(w, t):
+    """Hunyuan V4: fam_mla (indexer_types drawn, its first layer always "full": a shared layer reuses the previous
+    layer's selection) and the hyper-connections' streams."""
+    fam_mla(w, t)
+    if "indexer_types" in w.d:
+        w.d["indexer_types"][0] = "full"
+    w.set("hc_mult", w.choice([1, 2, 3, 4]))
+    if isinstance(w.dd.get("rope_parameters"), dict) and "mrope_section" in w.dd["rope_parameters"]:
+        # Hunyuan V4 VL's decoder: mrope_section must sum to qk_rope_head_dim // 2 (its validate_architecture)
+        half = w.get("qk_rope_head_dim") // 2
+        rp = dict(w.dd["rope_parameters"])
+        rp["mrope_section"] = [half - 2 * (half // 3), half // 3, half // 3]
+        w.set("rope_parameters", rp)
+
+
 FAMILIES = {
     "gpt2": fam_gpt2, "gptj": fam_gptj, "gpt_bigcode": fam_gpt_bigcode, "falcon": fam_falcon,
     "gpt_neox": fam_gpt_neox, "mamba": fam_mamba, "falcon_mamba": fam_mamba, "mamba2": fam_mamba2,
@@ -889,15 +1017,20 @@ FAMILIES = {
     "qwen3_vl_moe_text": fam_moe, "deepseek_v3": fam_mla, "deepseek_v2": fam_mla, "deepseek_v32": fam_mla,
     "glm4_moe_lite": fam_mla, "glm_moe_dsa": fam_mla, "hunyuan_v1_moe": fam_hunyuan_moe,
     "longcat_flash": fam_longcat, "gpt_oss": fam_gpt_oss, "llama4_text": fam_llama4,
-    "qwen3_next": fam_linear, "qwen3_5_text": fam_linear, "qwen3_5_moe_text": fam_linear, "kimi_linear": fam_kimi,
+    "qwen3_next": fam_linear, "olmo_hybrid": fam_olmo_hybrid, "lara_mini": fam_lara_mini, "hrm_text": fam_hrm_text, "qwen3_5_text": fam_linear, "qwen3_5_moe_text": fam_linear, "kimi_linear": fam_kimi,
     "minimax": fam_minimax, "lfm2": fam_lfm2, "lfm3": fam_lfm3, "lfm2_moe": fam_lfm2, "jamba": fam_jamba, "bamba": fam_bamba,
     "granitemoehybrid": fam_granitemoehybrid, "nemotron_h": fam_nemotron_h, "falcon_h1": fam_falcon_h1,
-    "zamba2": fam_zamba2, "gpt_neo": fam_gpt_neo, "dbrx": fam_dbrx, "rwkv": fam_rwkv,
+    "zamba2": fam_zamba2, "zamba": fam_zamba, "gpt_neo": fam_gpt_neo, "dbrx": fam_dbrx, "rwkv": fam_rwkv,
     "mistral4": fam_mla, "axk1": fam_mla, "aria_text": fam_moe, "kolibri1": fam_moe, "flint": fam_moe,
     "laguna": fam_moe, "afmoe": fam_moe, "beam": fam_moe, "jetmoe": fam_moe, "exaone_moe": fam_moe, "hy_v3": fam_moe, "gemma3n_text": fam_gemma3n, "gemma4_text": fam_gemma4, "deepseek_v4": fam_deepseek_v4,
     "gemma4_unified_text": fam_gemma4_unified,
     "mimo_v2_flash": fam_mimo_v2_flash, "minimax_m3_vl_text": fam_minimax_m3,
-    "cohere_compass_text": fam_cohere_compass,
+    "cohere_compass_text": fam_cohere_compass, "axk2": fam_axk2, "hy_v4": fam_hy_v4, "hy_v4_vl_text": fam_hy_v4,
+    # MLA and MoE types of the enumeration drawn with their own knobs (expert counts, MLA ranks) rather than as plain
+    # decoders
+    "sarvam_mla": fam_mla, "youtu": fam_mla_dense, "minicpm3": fam_mla_dense, "sarvam_moe": fam_moe,
+    "solar_open": fam_moe, "flex_olmo": fam_moe, "granitemoeshared": fam_moe, "granitemoe_swa": fam_moe,
+    "cohere2_moe": fam_moe,
 }
 
 
@@ -930,7 +1063,7 @@ def draw_vision(rng, vd, text_hidden):
     w = Draw(rng, vd, None)
     mt = vd.get("model_type", "")
     d = w.d
-    if mt.startswith("qwen"):
+    if mt.startswith("qwen") or mt == "exaone4_5_vision":     # EXAONE 4.5: Qwen2.5-VL's tower and keys
         w.set("depth", w.choice([1, 2, 3]))
         h = w.choice([2, 4])
         w.set("num_heads", h)
@@ -1039,6 +1172,38 @@ def draw_wrapper(rng, t, cfg0):
                                   "output_proj_dims": rng.choice([16, 32, 48])}
         if rng.random() < 0.5:
             d["audio_config"] = {"model_type": "gemma4_unified_audio", "audio_embed_dim": rng.choice([16, 40, 64])}
+    if t in ("blip-2", "instructblip", "instructblipvideo"):
+        draw_blip(rng, t, d)
+    if t in ("got_ocr2", "pp_chart2table"):
+        draw_sam(rng, d)
+    if t == "deepseek_vl_hybrid":
+        draw_sam(rng, d, "high_res_vision_config", sam_class=True)
+    if t == "qianfan_ocr":
+        # InternViT's flags, the norm kind, a (height, width) image, the pixel shuffle's ratio
+        vc = d["vision_config"]
+        for k in ("attention_bias", "use_qk_norm", "use_mask_token", "use_absolute_position_embeddings",
+                  "use_mean_pooling"):
+            if rng.random() < 0.7:
+                vc[k] = rng.random() < 0.5
+        if rng.random() < 0.6:
+            vc["norm_type"] = rng.choice(["layer_norm", "rms_norm"])
+        if rng.random() < 0.4:
+            vc["image_size"] = [vc["image_size"], vc["image_size"]]
+            vc["patch_size"] = [vc["patch_size"], vc["patch_size"]]
+        if rng.random() < 0.5:
+            d["downsample_ratio"] = rng.choice([0.5, 0.25, 1.0])
+    if t == "minimax_m3_vl":
+        # MiniMax-M3's projector width and its tower's merge and temporal patch sizes
+        d["projector_hidden_size"] = rng.choice([32, 64, 96])
+        vd = d.setdefault("vision_config", {})
+        vd["spatial_merge_size"] = rng.choice([1, 2, 3])
+        vd["temporal_patch_size"] = rng.choice([1, 2])
+    if t == "hy_v4_vl":
+        # Hunyuan V4 VL's tower: its merger's size, the position table's image size, its output width
+        vd = d.setdefault("vision_config", {})
+        vd["spatial_merge_size"] = rng.choice([1, 2, 3])
+        vd["max_image_size"] = rng.choice([64, 128, 256])
+        vd["out_hidden_size"] = rng.choice([hidden, 48, 96])
     if "mm_tokens_per_image" in top:
         # Gemma 3: the projector pools the patches to mm_tokens_per_image (a square that divides the patch grid)
         side = d["vision_config"]["image_size"] // d["vision_config"]["patch_size"]
@@ -1058,11 +1223,83 @@ def draw_wrapper_v1(rng, t, d, text_hidden):
             d["downsample_factor"] = rng.choice([1, 2, 3])
         if rng.random() < 0.3:                      # Lfm2VlConfig.__post_init__: tie_embedding is the tie
             d["tie_embedding"] = rng.random() < 0.5
+    elif t == "exaone4_5" and "vision_config" in d:  # GQA in the tower: num_key_value_heads divides num_heads
+        vc = d["vision_config"]
+        vc["num_key_value_heads"] = rng.choice(divisors(vc.get("num_heads", 16)))
+    elif t in ("paddleocr_vl", "cosmos3_edge") and "vision_config" in d:   # the merger's side (vision_config)
+        if rng.random() < 0.6:
+            d["vision_config"]["spatial_merge_size"] = rng.choice([1, 2, 3])
+        if t == "cosmos3_edge" and rng.random() < 0.7:
+            d["projector_hidden_size"] = rng.choice([24, 48, 80])
+    elif t == "kimi_k25" and "vision_config" in d:   # MoonViT: its position grid and merge kernel
+        vc = d["vision_config"]
+        vc.pop("image_size", None)
+        vc["pos_emb_height"] = rng.choice([4, 8, 16])
+        if rng.random() < 0.7:
+            vc["pos_emb_width"] = rng.choice([4, 8, 16])
+        if rng.random() < 0.6:
+            vc["merge_kernel_size"] = [rng.choice([1, 2, 3]), rng.choice([1, 2])]
+        # pre_norm is a LayerNorm of projection_hidden_size over the tower's output (its width, as published)
+        d["projection_hidden_size"] = vc.get("hidden_size", 1152) if rng.random() < 0.7 else rng.choice([16, 48])
     elif t == "aya_vision":
         if rng.random() < 0.6:
             d["downsample_factor"] = rng.choice([1, 2, 3])
         if rng.random() < 0.6:                      # getattr's default: the decoder's hidden_size
             d["alignment_intermediate_size"] = rng.choice([32, 48, 96])
+def draw_blip(rng, t, d):
+    """BLIP-2, InstructBLIP(-Video): the EVA tower's qkv_bias, the Q-Former (width, heads, layers, MLP,
+    cross_attention_frequency, its text branch, InstructBLIP's embeddings), num_query_tokens; a third of the variants
+    take a Llama text_config (InstructBLIP's Vicuna checkpoints) instead of OPT."""
+    vc = d["vision_config"]
+    vc["qkv_bias"] = rng.random() < 0.5
+    h = rng.choice([2, 4])
+    qc = {"hidden_size": rng.choice([32, 64]), "num_attention_heads": h, "num_hidden_layers": rng.choice([1, 2, 3, 4, 5]),
+          "intermediate_size": rng.choice([48, 64, 96]), "cross_attention_frequency": rng.choice([1, 2, 3])}
+    if rng.random() < 0.7:
+        qc["vocab_size"] = rng.choice([64, 100])
+        qc["max_position_embeddings"] = rng.choice([16, 32])
+        qc["pad_token_id"] = 0
+    if t == "blip-2" and rng.random() < 0.5:
+        qc["use_qformer_text_input"] = rng.random() < 0.5
+    d["qformer_config"] = qc
+    if rng.random() < 0.7:
+        d["num_query_tokens"] = rng.choice([1, 4, 8])
+    if rng.random() < 0.33:
+        from transformers import LlamaConfig
+        text = draw_text(rng, "llama", LlamaConfig, LlamaConfig().to_dict())
+        text["model_type"] = "llama"
+        d["text_config"] = text
+    d.pop("tie_word_embeddings", None)   # the wrapper's key ties nothing (the decoder's own does)
+    if rng.random() < 0.5:
+        d["tie_word_embeddings"] = rng.random() < 0.5
+
+
+def draw_sam(rng, d, key="vision_config", sam_class=False):
+    """GOT-OCR 2's SAM tower (DeepSeek-VL hybrid's high_res_vision_config, SamVisionConfig: mlp_dim or mlp_ratio):
+    width, heads (not always dividing it), layers, mlp_dim, output_channels, the image and patch, window_size (0:
+    every layer global), global_attn_indexes (some past the layers), its flags."""
+    h = rng.choice([2, 3, 4])
+    L = rng.choice([1, 2, 3, 4])
+    patch = rng.choice([4, 8, 16])
+    vc = {"hidden_size": rng.choice([32, 48, 64]), "num_attention_heads": h, "num_hidden_layers": L,
+          "mlp_dim": rng.choice([48, 64, 96]), "output_channels": rng.choice([8, 16, 24]),
+          "patch_size": patch, "image_size": patch * rng.choice([2, 4, 6]), "window_size": rng.choice([0, 1, 2, 3]),
+          "global_attn_indexes": sorted(rng.sample(range(L + 2), rng.choice(range(0, min(3, L + 2) + 1))))}
+    for k in ("qkv_bias", "use_abs_pos", "use_rel_pos"):
+        if rng.random() < 0.7:
+            vc[k] = rng.random() < 0.5
+    if rng.random() < 0.5:
+        vc["num_channels"] = rng.choice([1, 3])
+    if sam_class:
+        if not vc["global_attn_indexes"] and rng.random() < 0.8:   # the wrapper reads its first entry
+            vc["global_attn_indexes"] = [rng.choice(range(L))]
+        if rng.random() < 0.5:
+            del vc["mlp_dim"]
+            if rng.random() < 0.6:
+                vc["mlp_ratio"] = rng.choice([1.5, 2.0, 3.0])
+        d[key] = {**vc, "model_type": "sam_vision_model"}
+        return
+    d[key] = {**vc, "model_type": d[key]["model_type"]}
 
 
 def mrope(text, td):
@@ -1158,10 +1395,8 @@ def cache_runs(cfg):
         with torch.no_grad():
             try:
                 out = model(input_ids=ids, use_cache=True, **kw)
-            except AttributeError:
-                from transformers import AutoModelForCausalLM    # as generate.run_tiny (Llama 4)
-                torch.manual_seed(0)
-                model = AutoModelForCausalLM.from_config(cfg).to(torch.bfloat16).eval()
+            except (AttributeError, TypeError):
+                model = generate.text_model(cfg)    # as generate.run_tiny (Llama 4, BLIP-2)
                 out = model(input_ids=ids, use_cache=True)
         cache = kw.get("cache") or getattr(out, "past_key_values", None)
         layers, rest = generate.cache_layers(cache)
