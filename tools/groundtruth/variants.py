@@ -596,6 +596,17 @@ def fam_hrm_text(w, t):
         w.set("num_hidden_layers", n * w.get("H_cycles") * (w.get("L_cycles") + 1))
 
 
+def fam_doge(w, t):
+    """Doge: a dense decoder (heads, KV heads, head widths, windows, biases) whose is_moe (drawn with the bools) swaps
+    the MLP for DogeCDMoE: the retrieval experts' count (a square or not: the router takes floor(sqrt)) and top-k."""
+    fam_dense(w, t)
+    w.set("is_moe", w.rng.random() < 0.5)
+    e = w.choice([4, 9, 16, 20, 64])
+    w.set("num_experts", e)
+    w.set("num_experts_per_tok", w.choice([1, 2, 4]))
+    w.maybe("keep_window_size", w.choice([4, 16, 2048]), 0.3)
+
+
 def fam_kimi(w, t):
     n = draw_common(w)
     draw_attention(w, derive_only=True)
@@ -981,7 +992,7 @@ FAMILIES = {
     "qwen3_vl_moe_text": fam_moe, "deepseek_v3": fam_mla, "deepseek_v2": fam_mla, "deepseek_v32": fam_mla,
     "glm4_moe_lite": fam_mla, "glm_moe_dsa": fam_mla, "hunyuan_v1_moe": fam_hunyuan_moe,
     "longcat_flash": fam_longcat, "gpt_oss": fam_gpt_oss, "llama4_text": fam_llama4,
-    "qwen3_next": fam_linear, "olmo_hybrid": fam_olmo_hybrid, "lara_mini": fam_lara_mini, "hrm_text": fam_hrm_text, "qwen3_5_text": fam_linear, "qwen3_5_moe_text": fam_linear, "kimi_linear": fam_kimi,
+    "qwen3_next": fam_linear, "olmo_hybrid": fam_olmo_hybrid, "lara_mini": fam_lara_mini, "hrm_text": fam_hrm_text, "doge": fam_doge, "qwen3_5_text": fam_linear, "qwen3_5_moe_text": fam_linear, "kimi_linear": fam_kimi,
     "minimax": fam_minimax, "lfm2": fam_lfm2, "lfm3": fam_lfm3, "lfm2_moe": fam_lfm2, "jamba": fam_jamba, "bamba": fam_bamba,
     "granitemoehybrid": fam_granitemoehybrid, "nemotron_h": fam_nemotron_h, "falcon_h1": fam_falcon_h1,
     "zamba2": fam_zamba2, "zamba": fam_zamba, "gpt_neo": fam_gpt_neo, "dbrx": fam_dbrx, "rwkv": fam_rwkv,
