@@ -530,3 +530,107 @@ void mpm_read_cohere_compass_text(hf_ctx *c, mp_model *m)
 	hf_decode_rope(c, m, 1.0);
 	m->rotary_buffer_sets = (uint32_t)(full + sliding);
 }
+
+/* ModernBERT's decoder (modeling_modernbert_decoder.py): embeddings.tok_embeddings, layers.{i}.attn (q_proj, k_proj,
+ * v_proj, Wo), mlp (Wi: gate and up in one, Wo), mlp_norm, final_norm, the head `decoder` at the top (the reader lists
+ * embeddings.norm, the layers' attn_norm and the prediction head lm_head.dense and lm_head.norm). */
+const mp_names mpm_names_modernbert_decoder = {MP_NAMES_LLAMA_FIELDS,
+                                              .embed = {"embeddings.tok_embeddings.weight", NULL},
+                                              .final_norm = {"final_norm.weight", "final_norm.bias"},
+                                              .lm_head = {"decoder.weight", "decoder.bias"},
+                                              .attn = MP_NAMES_LAYERS ".attn",
+                                              .o = {"Wo.weight", "Wo.bias"},
+                                              .gate_up = {"Wi.weight", "Wi.bias"},
+                                              .down = {"Wo.weight", "Wo.bias"},
+                                              .norms = {{"mlp_norm.weight", "mlp_norm.bias"}}};
+
+/*
+ * ModernBertDecoderConfig (configuration_modernbert_decoder.py): vocab 50368, hidden 768, FFN 1152 (Wi projects to
+ * twice it, a GLU), 22 layers, 12 heads (MHA, head_dim hidden / heads, which they must divide), 8192 positions, tied,
+ * attention_bias, mlp_bias and norm_bias False (LayerNorms without a bias), decoder_bias True, classifier_bias False;
+ * layer_types absent: layer i is full when i % global_attn_every_n_layers (3) == 0, else sliding; the window is
+ * local_attention // 2 (local_attention 128: 64 tokens; the class sets sliding_window from it whatever a config says).
+ * Modules: embeddings.norm after the token embedding, attn_norm on every layer but the first (nn.Identity), mlp_norm,
+ * final_norm; the head is ModernBertDecoderPredictionHead (lm_head.dense hidden x hidden with classifier_bias, then
+ * lm_head.norm) and `decoder` (tied to the embedding, its bias with decoder_bias). Worked example (the defaults):
+ * 149,655,232 parameters.
+ */
+void mpm_read_modernbert_decoder(hf_ctx *c, mp_model *m)
+{
+	uint64_t h, every, local, layers;
+	bool nb, cb;
+	const uint8_t D = MP_ROOT_DECODER;
+
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 50368);
+	m->hidden_size = h = hf_get_u64(c, KEYS("hidden_size"), 768);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 1152);
+	m->num_layers = layers = hf_get_u64(c, KEYS("num_hidden_layers"), 22);
+	m->num_heads = m->num_kv_heads = hf_get_u64(c, KEYS("num_attention_heads"), 12);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 8192);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->mlp_bias = hf_get_bool(c, KEYS("mlp_bias"), false);
+	m->lm_head_bias = hf_get_bool(c, KEYS("decoder_bias"), true);
+	nb = hf_get_bool(c, KEYS("norm_bias"), false);
+	cb = hf_get_bool(c, KEYS("classifier_bias"), false);
+	every = hf_get_u64(c, KEYS("global_attn_every_n_layers"), 3);
+	local = hf_is_null(c, "local_attention") ? 0 : hf_get_u64(c, KEYS("local_attention"), 128);
+	if (c->st != MP_OK)
+		return;
+	if (m->num_heads == 0 || h % m->num_heads) {
+		/* ModernBertDecoderAttention refuses it */
+		hf_fail_key(c, "num_attention_heads", "hidden_size must be a multiple of num_attention_heads");
+		return;
+	}
+	if (layers == 0 || layers > MP_MAX_LAYERS || every == 0) {
+		hf_fail_key(c, layers == 0 || layers > MP_MAX_LAYERS ? "num_hidden_layers" : "global_attn_every_n_layers",
+		            "num_hidden_layers must be between 1 and 1024, global_attn_every_n_layers at least 1");
+		return;
+	}
+	m->head_dim = h / m->num_heads;
+	m->attn_kind = MP_ATTN_GQA;
+	m->ffn_kind = MP_FFN_GATED;
+	m->norm_kind = nb ? MP_NORM_LAYER : MP_NORM_RMS; /* a LayerNorm without a bias has a weight only */
+	m->norms_per_layer = 1;
+	m->final_norm = true;
+	m->sliding_window = local / 2;
+	if (hf_has(c, "layer_types")) {
+		hf_decode_layer_types(c, m);
+	} else {
+		uint64_t sliding = 0;
+
+		for (uint64_t i = 0; i < layers; i++)
+			sliding += i % every != 0;
+		if (sliding && m->sliding_window == 0) {
+			hf_fail_key(c, "local_attention", "local_attention must be at least 2 tokens (the window is "
+			                                  "local_attention // 2) when some layers slide");
+			return;
+		}
+		m->sliding_window_layers = sliding;
+		if (sliding == 0)
+			m->sliding_window = 0;
+	}
+	if (c->st != MP_OK)
+		return;
+	hf_tensor(m, D, "embeddings.norm", "weight", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+	if (nb)
+		hf_tensor(m, D, "embeddings.norm", "bias", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+	if (layers > 1) {
+		hf_tensor(m, D, "layers.{i}", "attn_norm.weight", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, layers - 1);
+		if (nb)
+			hf_tensor(m, D, "layers.{i}", "attn_norm.bias", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h,
+			          layers - 1);
+	}
+	{
+		const uint8_t top = MP_ROOT_TOP;
+
+		hf_tensor(m, top, "lm_head", "dense.weight", MP_TK_LM_HEAD, MP_SPLIT_NONE, MP_STEP_EXTRA, false, h, h, 1);
+		if (cb)
+			hf_tensor(m, top, "lm_head", "dense.bias", MP_TK_LM_HEAD, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+		hf_tensor(m, top, "lm_head", "norm.weight", MP_TK_LM_HEAD, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+		if (nb)
+			hf_tensor(m, top, "lm_head", "norm.bias", MP_TK_LM_HEAD, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+	}
+	hf_decode_rope(c, m, 1.0);
+	m->rotary_buffer_sets = 2;
+}

@@ -670,6 +670,8 @@ const mpm_type mpm_types[] = {
     {.name = "falcon_h1", .model_class = "FalconH1ForCausalLM", .read = mpm_read_falcon_h1, .names = &mpm_names_jamba},
     {.name = "zamba2", .model_class = "Zamba2ForCausalLM", .read = mpm_read_zamba2, .names = &mpm_names_zamba2},
     {.name = "zamba", .model_class = "ZambaForCausalLM", .read = mpm_read_zamba, .names = &mpm_names_zamba2},
+    {.name = "modernbert-decoder", .model_class = "ModernBertDecoderForCausalLM", .read = mpm_read_modernbert_decoder,
+     .names = &mpm_names_modernbert_decoder},
     {.name = "doge", .model_class = "DogeForCausalLM", .read = mpm_read_doge,
      .simplified = "with is_moe, the active count takes DogeCDMoE's retrieval-expert tables (down_embed, up_embed) whole, where a token reads num_experts_per_tok rows of each"},
     {.name = "hrm_text", .model_class = "HrmTextForCausalLM", .read = mpm_read_hrm_text,

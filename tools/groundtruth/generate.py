@@ -60,7 +60,7 @@ rwkv recurrent_gemma mistral4 jais2 aria_text kolibri1 flint laguna afmoe axk1 b
 video_llava lfm2_vl aya_vision hyperclovax_vision_v2
 gemma4_unified_text gemma4_unified lfm3
 mimo_v2_flash minimax_m3_vl_text cohere_compass_text
-zamba olmo_hybrid lara_mini hrm_text doge""".split()
+zamba olmo_hybrid lara_mini hrm_text doge modernbert-decoder""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
@@ -91,14 +91,15 @@ def build(cfg, device):
 VISION = re.compile(r"(^|\.)(vision_tower|video_tower|image_tower|projector|visual|vision_model|vision_embed|vision_embed_tokens|multi_modal_projector|mm_projector|image_newline|vision_encoder|vision_projection|connector|aligner|"
                     r"audio_tower|audio_model|embed_vision|embed_audio|vision|audio)(\.|$)")
 EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|embed_tokens_per_layer|backbone\.embeddings|model\.embeddings|rwkv\.embeddings|"
-                   r"tokens_embed|positions_embed|^transformer\.w)\.weight$")
+                   r"tokens_embed|positions_embed|^transformer\.w|embeddings\.tok_embeddings)\.weight$")
 
 
 def component(name, p):
     """The class of a parameter, for the per-component figures (matches memplan's breakdown where it can)."""
     if VISION.search(name):
         return "vision"
-    if re.search(r"(^|\.)(lm_head|embed_out|output_projection)\.", name) or name == "head.weight":   # RWKV's head, BioGPT's
+    if re.search(r"(^|\.)(lm_head|embed_out|output_projection)\.", name) or name == "head.weight" \
+            or name.startswith("decoder."):   # RWKV's head, BioGPT's; ModernBERT-decoder's top-level `decoder`
         return "lm_head"
     if EMBED.search(name):
         return "embedding"
@@ -266,6 +267,10 @@ def shrink_text(tc):
             setattr(tc, k, 256)
         elif isinstance(v, list) and v and all(isinstance(x, int) for x in v) and not ssm:
             setattr(tc, k, [min(x, 256) for x in v])
+    if getattr(tc, "model_type", None) == "modernbert-decoder":
+        # ModernBertDecoderConfig sets sliding_window to local_attention // 2 whatever it is given: the tiny copy's
+        # window is stated as its local_attention, so that the config reads back with the window it ran
+        tc.local_attention = 2 * TINY_WINDOW
     if getattr(tc, "model_type", None) == "hrm_text":
         # HRM-Text's cache has a layer per run of a stack layer (num_layers_per_stack x H_cycles x (L_cycles + 1)):
         # the tiny copy keeps one layer per stack and every cycle

@@ -90,7 +90,7 @@ FIXED_BOOLS_BY_TYPE = {"mpt": {"no_bias"}}
 def table_types():
     """The model types memplan reads, in the table's order."""
     with open(TABLE) as fh:
-        return re.findall(r'\.name = "([a-z0-9_]+)"', fh.read())
+        return re.findall(r'\.name = "([a-z0-9_-]+)"', fh.read())
 
 
 def fields(cls):
@@ -607,6 +607,22 @@ def fam_doge(w, t):
     w.maybe("keep_window_size", w.choice([4, 16, 2048]), 0.3)
 
 
+def fam_modernbert_decoder(w, t):
+    """ModernBERT's decoder: heads dividing hidden_size (MHA), the window as local_attention (the class halves it), the
+    full layers every global_attn_every_n_layers or a layer_types list; the bias and norm flags drawn with the bools."""
+    n = draw_common(w)
+    h = w.choice([2, 4, 8])
+    w.set("num_attention_heads", h)
+    w.set("hidden_size", h * w.choice([8, 16, 32]))
+    w.set("intermediate_size", w.choice([48, 64, 96]))
+    w.set("local_attention", w.choice([4, 7, 16, 32, 128]))
+    r = w.rng.random()
+    if r < 0.4:
+        draw_layer_list(w, "layer_types", ["full_attention", "sliding_attention"], n, need=("sliding_attention",))
+    elif r < 0.7:
+        w.d["global_attn_every_n_layers"] = w.choice([1, 2, 4])
+
+
 def fam_kimi(w, t):
     n = draw_common(w)
     draw_attention(w, derive_only=True)
@@ -992,7 +1008,7 @@ FAMILIES = {
     "qwen3_vl_moe_text": fam_moe, "deepseek_v3": fam_mla, "deepseek_v2": fam_mla, "deepseek_v32": fam_mla,
     "glm4_moe_lite": fam_mla, "glm_moe_dsa": fam_mla, "hunyuan_v1_moe": fam_hunyuan_moe,
     "longcat_flash": fam_longcat, "gpt_oss": fam_gpt_oss, "llama4_text": fam_llama4,
-    "qwen3_next": fam_linear, "olmo_hybrid": fam_olmo_hybrid, "lara_mini": fam_lara_mini, "hrm_text": fam_hrm_text, "doge": fam_doge, "qwen3_5_text": fam_linear, "qwen3_5_moe_text": fam_linear, "kimi_linear": fam_kimi,
+    "qwen3_next": fam_linear, "olmo_hybrid": fam_olmo_hybrid, "lara_mini": fam_lara_mini, "hrm_text": fam_hrm_text, "doge": fam_doge, "modernbert-decoder": fam_modernbert_decoder, "qwen3_5_text": fam_linear, "qwen3_5_moe_text": fam_linear, "kimi_linear": fam_kimi,
     "minimax": fam_minimax, "lfm2": fam_lfm2, "lfm3": fam_lfm3, "lfm2_moe": fam_lfm2, "jamba": fam_jamba, "bamba": fam_bamba,
     "granitemoehybrid": fam_granitemoehybrid, "nemotron_h": fam_nemotron_h, "falcon_h1": fam_falcon_h1,
     "zamba2": fam_zamba2, "zamba": fam_zamba, "gpt_neo": fam_gpt_neo, "dbrx": fam_dbrx, "rwkv": fam_rwkv,
