@@ -339,3 +339,152 @@ void mpm_read_hrm_text(hf_ctx *c, mp_model *m)
 	hf_tensor(m, MP_ROOT_DECODER, NULL, "z_L_init", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, m->hidden_size, 1);
 	hf_decode_rope(c, m, 1.0);
 }
+
+/* x rounded up to a multiple of m as xLSTM's configuration does it in floating point (round_up_to_next_multiple_of:
+ * int(((x + m - 1) // m) * m), x a float: hidden_size x a factor). */
+static uint64_t xlstm_round_up(double x, uint64_t m)
+{
+	double k = (x + (double)m - 1) / (double)m;
+
+	return m ? (uint64_t)(k < 0 ? 0 : (double)(uint64_t)k) * m : (uint64_t)x;
+}
+
+/* xLSTM (modeling_xlstm.py, the native blocks): backbone.embeddings, blocks.{i}.norm_mlstm and norm_ffn (biases with
+ * use_bias), the gated FFN proj_up_gate, proj_up, proj_down, backbone.out_norm; the mLSTM layer is the reader's. */
+const mp_names mpm_names_xlstm = {MP_NAMES_LLAMA_FIELDS,
+                                  .root = "backbone.",
+                                  .embed = {"embeddings.weight", NULL},
+                                  .final_norm = {"out_norm.weight", NULL},
+                                  .layer = "blocks.{i}",
+                                  .mlp = "blocks.{i}.ffn",
+                                  .gate = {"proj_up_gate.weight", "proj_up_gate.bias"},
+                                  .up = {"proj_up.weight", "proj_up.bias"},
+                                  .down = {"proj_down.weight", "proj_down.bias"},
+                                  .norms = {{"norm_mlstm.weight", "norm_mlstm.bias"}, {"norm_ffn.weight", "norm_ffn.bias"}}};
+/*
+ * xLSTMConfig (xLSTM-7B, configuration_xlstm.py): vocab 50304, hidden_size (embedding_dim) 4096, num_hidden_layers
+ * (num_blocks) 32, 8 heads, untied, use_bias False, weight_mode "single"; each block: norm_mlstm, the mLSTM layer
+ * (xLSTMLayer: q and k hidden -> int(hidden x qk_dim_factor 0.5), v and ogate_preact hidden -> int(hidden x
+ * v_dim_factor 1.0), igate_preact and fgate_preact hidden -> heads with biases always; multihead_norm of heads x
+ * (v_dim // heads); out_proj back), norm_ffn, the gated FFN of round_up(hidden x ffn_proj_factor 2.667,
+ * ffn_round_up_to_multiple_of 64); out_norm; an lm_head of its own (the class ties nothing, whatever
+ * tie_word_embeddings says). weight_mode "fused" is refused: transformers 5.24 cannot build it. The state
+ * (xLSTMCache, in the model's dtype, no serving engine memplan knows): per layer and sequence the matrix memory C
+ * (heads x qk_head_dim x v_head_dim), n (heads x qk_head_dim) and m (heads), where the head widths are the config's
+ * qk_dim and v_dim (hidden x factor rounded up to 64) over the heads; the layer's widths must equal them (its forward
+ * copies its state into the cache), so a factor that leaves a width off a multiple of 64 is refused.
+ * Worked example (the defaults): 6,865,424,896 parameters; 8 x (256 x 512 + 256 + 1) values per layer and sequence.
+ */
+void mpm_read_xlstm(hf_ctx *c, mp_model *m)
+{
+	uint64_t h, e, layers, blocks, H, qk, v, qkr, vr, f, hd;
+	double qf, vf, ff;
+	bool bias, fused;
+	const cJSON *wm = cJSON_GetObjectItemCaseSensitive(c->cfg, "weight_mode");
+	const char *p = "blocks.{i}.mlstm_layer";
+	const uint8_t D = MP_ROOT_DECODER;
+
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 50304);
+	/* xLSTMConfig's hidden_size and num_hidden_layers default to 4096 and 32 (not None): embedding_dim and
+	 * num_blocks default to them, never the other way */
+	h = hf_get_u64(c, KEYS("hidden_size"), 4096);
+	e = hf_get_u64(c, KEYS("embedding_dim"), h);
+	layers = hf_get_u64(c, KEYS("num_hidden_layers"), 32);
+	blocks = hf_get_u64(c, KEYS("num_blocks"), layers);
+	H = hf_get_u64(c, KEYS("num_heads"), 8);
+	/* xLSTMForCausalLM declares no tied weights: its lm_head is its own whatever tie_word_embeddings says */
+	(void)hf_get_bool(c, KEYS("tie_word_embeddings"), false);
+	m->tie_word_embeddings = false;
+	bias = hf_get_bool(c, KEYS("use_bias"), false);
+	qf = hf_get_double(c, c->cfg, "qk_dim_factor", 0.5);
+	vf = hf_get_double(c, c->cfg, "v_dim_factor", 1.0);
+	ff = hf_get_double(c, c->cfg, "ffn_proj_factor", 2.667);
+	f = hf_get_u64(c, KEYS("ffn_round_up_to_multiple_of"), 64);
+	if (c->st != MP_OK)
+		return;
+	if (wm && !cJSON_IsNull(wm) &&
+	    !(cJSON_IsString(wm) && (strcmp(wm->valuestring, "single") == 0 || strcmp(wm->valuestring, "fused") == 0))) {
+		hf_fail_key(c, "weight_mode", "weight_mode must be \"single\" or \"fused\"");
+		return;
+	}
+	fused = cJSON_IsString(wm) && strcmp(wm->valuestring, "fused") == 0;
+	if (fused) {
+		/* xLSTMPreTrainedModel._init_weights slices ifgate_preact's bias by num_heads against a 2 x heads bias */
+		hf_fail_key(c, "weight_mode", "weight_mode \"fused\" is not built by transformers 5.24 (xLSTMPreTrainedModel."
+		                              "_init_weights fails on ifgate_preact's bias); \"single\" is");
+		return;
+	}
+	if (e != h || blocks != layers) {
+		/* xLSTMModel builds num_blocks blocks of embedding_dim, its cache num_hidden_layers states of hidden_size */
+		hf_fail_key(c, e != h ? "embedding_dim" : "num_blocks",
+		            "embedding_dim must equal hidden_size and num_blocks num_hidden_layers (xLSTMModel builds the "
+		            "blocks from one and the cache from the other; both default to hidden_size 4096 and 32 layers)");
+		return;
+	}
+	if (h == 0 || h >= (UINT64_C(1) << 32) || layers == 0 || layers > MP_MAX_LAYERS || H == 0 || H > 4096 || qf <= 0 ||
+	    vf <= 0 || ff <= 0 || qf > 64 || vf > 64 || ff > 64 || f == 0 || f > 65536) {
+		hf_fail_key(c, "hidden_size", "hidden_size must be below 2^32, num_hidden_layers between 1 and 1024, num_heads "
+		                              "between 1 and 4096, the factors in (0, 64]");
+		return;
+	}
+	qk = (uint64_t)((double)h * qf);
+	v = (uint64_t)((double)h * vf);
+	qkr = xlstm_round_up((double)h * qf, 64);
+	vr = xlstm_round_up((double)h * vf, 64);
+	if (qk % H || v % H) {
+		/* the layer splits q, k and v into num_heads heads */
+		hf_fail_key(c, "num_heads", "num_heads must divide hidden_size x qk_dim_factor and hidden_size x v_dim_factor");
+		return;
+	}
+	if (qk != qkr || v != vr) {
+		hf_fail_key(c, qk != qkr ? "qk_dim_factor" : "v_dim_factor",
+		            "hidden_size x qk_dim_factor and hidden_size x v_dim_factor must be multiples of 64: xLSTMLayer's "
+		            "widths are them unrounded, xLSTMCache's them rounded up to 64, and the forward fails otherwise");
+		return;
+	}
+	m->hidden_size = h;
+	m->num_layers = layers;
+	m->intermediate_size = xlstm_round_up((double)h * ff, f);
+	m->mlp_bias = bias;
+	m->num_heads = m->num_kv_heads = m->head_dim = 0;
+	m->ffn_kind = MP_FFN_GATED;
+	m->norm_kind = bias ? MP_NORM_LAYER : MP_NORM_RMS; /* xLSTMRMSNorm: a weight, and a bias with use_bias */
+	m->norms_per_layer = 2;
+	m->final_norm = true;
+	m->layer_pattern = true;
+	for (uint64_t i = 0; i < layers; i++)
+		m->layer_flags[i] = MP_LAYER_SSM | MP_LAYER_FFN;
+	m->ssm.kind = MP_SSM_LISTED;
+	m->ssm.d_inner = v;
+	m->ssm.listed_model_values = H * ((qkr / H) * (vr / H) + qkr / H + 1);
+	m->ssm.listed_fp32_values = 0;
+	m->attn_kind = MP_ATTN_GQA;
+	snprintf(m->rope_type, sizeof(m->rope_type), "none");
+	{
+		static const char *const w[4] = {"q.weight", "k.weight", "v.weight", "ogate_preact.weight"};
+		static const char *const b[4] = {"q.bias", "k.bias", "v.bias", "ogate_preact.bias"};
+		static const char *const g[2] = {"igate_preact.weight", "fgate_preact.weight"};
+		static const char *const gb[2] = {"igate_preact.bias", "fgate_preact.bias"};
+
+		for (int i = 0; i < 4; i++) {
+			uint64_t rows = i < 2 ? qk : v;
+
+			hf_tensor(m, D, p, w[i], MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_MIXER_IN, false, rows, h, layers);
+			if (bias)
+				hf_tensor(m, D, p, b[i], MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1, rows, layers);
+		}
+		for (int i = 0; i < 2; i++) {
+			hf_tensor(m, D, p, g[i], MP_TK_RECURRENT, MP_SPLIT_NONE, MP_STEP_MIXER_IN, false, H, h, layers);
+			hf_tensor(m, D, p, gb[i], MP_TK_RECURRENT, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, H, layers);
+		}
+	}
+	hd = v / H;
+	hf_tensor(m, D, p, "multihead_norm.weight", MP_TK_RECURRENT, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, H * hd, layers);
+	if (bias)
+		hf_tensor(m, D, p, "multihead_norm.bias", MP_TK_RECURRENT, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, H * hd,
+		          layers);
+	hf_tensor(m, D, p, "out_proj.weight", MP_TK_RECURRENT, MP_SPLIT_COLS, MP_STEP_MIXER_OUT, false, h, v, layers);
+	if (bias)
+		hf_tensor(m, D, p, "out_proj.bias", MP_TK_RECURRENT, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, layers);
+	c->names = &mpm_names_xlstm;
+}

@@ -60,7 +60,7 @@ rwkv recurrent_gemma mistral4 jais2 aria_text kolibri1 flint laguna afmoe axk1 b
 video_llava lfm2_vl aya_vision hyperclovax_vision_v2
 gemma4_unified_text gemma4_unified lfm3
 mimo_v2_flash minimax_m3_vl_text cohere_compass_text
-zamba olmo_hybrid lara_mini hrm_text doge modernbert-decoder""".split()
+zamba olmo_hybrid lara_mini hrm_text doge modernbert-decoder xlstm""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
@@ -267,6 +267,8 @@ def shrink_text(tc):
             setattr(tc, k, 256)
         elif isinstance(v, list) and v and all(isinstance(x, int) for x in v) and not ssm:
             setattr(tc, k, [min(x, 256) for x in v])
+    if getattr(tc, "model_type", None) == "xlstm":
+        tc.num_blocks = tc.num_hidden_layers   # xLSTMModel builds num_blocks blocks, its cache num_hidden_layers
     if getattr(tc, "model_type", None) == "modernbert-decoder":
         # ModernBertDecoderConfig sets sliding_window to local_attention // 2 whatever it is given: the tiny copy's
         # window is stated as its local_attention, so that the config reads back with the window it ran
@@ -329,7 +331,7 @@ def cache_layers(cache):
         layers.append({"layer": i, "class": type(layer).__name__, "tensors": ts, **attrs})
     rest = []
     for k, v in vars(cache).items():
-        if k != "layers":
+        if k not in ("layers", "seqlen_offset"):   # xLSTMCache's position counter (one int64), not state
             tensors_of(v, k, rest, seen)
     return layers, rest
 
@@ -391,7 +393,7 @@ def run_tiny(cfg):
                 torch.manual_seed(0)
                 model = AutoModelForCausalLM.from_config(tiny).to(torch.bfloat16).eval()
                 out = model(input_ids=ids, use_cache=True)
-        cache = kw.get("cache") or getattr(out, "past_key_values", None)
+        cache = kw.get("cache") or getattr(out, "past_key_values", None) or getattr(out, "cache", None)
         layers, rest = cache_layers(cache)
         if getattr(out, "state", None) is not None:   # RWKV: the state is a list of tensors, not a Cache
             tensors_of(out.state, "state", rest, set())

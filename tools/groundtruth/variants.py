@@ -623,6 +623,33 @@ def fam_modernbert_decoder(w, t):
         w.d["global_attn_every_n_layers"] = w.choice([1, 2, 4])
 
 
+def fam_xlstm(w, t):
+    """xLSTM: widths whose q/k and v factors land on multiples of 64 (xLSTMCache rounds them up, the layer does not),
+    heads dividing them, the FFN factor and its rounding, weight_mode single, the layer and width keys
+    under either spelling (num_blocks, embedding_dim)."""
+    n = w.choice([1, 2, 3])
+    h = w.choice([64, 128, 256])
+    w.set("num_hidden_layers", n)
+    w.set("hidden_size", h)
+    if w.rng.random() < 0.3:     # the other spellings, stated alike (their defaults follow the two above)
+        w.set("num_blocks", n)
+    if w.rng.random() < 0.3:
+        w.set("embedding_dim", h)
+    v = w.choice([256, 320, 384, 512])
+    w.set("vocab_size", v)
+    fix_tokens(w, v)
+    w.maybe("tie_word_embeddings", w.rng.random() < 0.5, 0.3)
+    qf = w.choice([f for f in (0.25, 0.5, 1.0) if (h * f) % 64 == 0])
+    vf = w.choice([f for f in (0.5, 1.0, 2.0) if (h * f) % 64 == 0])
+    w.set("qk_dim_factor", qf)
+    w.set("v_dim_factor", vf)
+    w.set("num_heads", w.choice([x for x in (1, 2, 4) if int(h * qf) % x == 0 and int(h * vf) % x == 0]))
+    w.set("ffn_proj_factor", w.choice([1.5, 2.0, 2.667]))
+    w.set("ffn_round_up_to_multiple_of", w.choice([16, 64]))
+    w.set("weight_mode", "single")   # "fused": transformers 5.24 cannot build it (_init_weights' ifgate slice)
+    w.set("chunk_size", w.choice([8, 64]))
+
+
 def fam_kimi(w, t):
     n = draw_common(w)
     draw_attention(w, derive_only=True)
@@ -1008,7 +1035,7 @@ FAMILIES = {
     "qwen3_vl_moe_text": fam_moe, "deepseek_v3": fam_mla, "deepseek_v2": fam_mla, "deepseek_v32": fam_mla,
     "glm4_moe_lite": fam_mla, "glm_moe_dsa": fam_mla, "hunyuan_v1_moe": fam_hunyuan_moe,
     "longcat_flash": fam_longcat, "gpt_oss": fam_gpt_oss, "llama4_text": fam_llama4,
-    "qwen3_next": fam_linear, "olmo_hybrid": fam_olmo_hybrid, "lara_mini": fam_lara_mini, "hrm_text": fam_hrm_text, "doge": fam_doge, "modernbert-decoder": fam_modernbert_decoder, "qwen3_5_text": fam_linear, "qwen3_5_moe_text": fam_linear, "kimi_linear": fam_kimi,
+    "qwen3_next": fam_linear, "olmo_hybrid": fam_olmo_hybrid, "lara_mini": fam_lara_mini, "hrm_text": fam_hrm_text, "doge": fam_doge, "xlstm": fam_xlstm, "modernbert-decoder": fam_modernbert_decoder, "qwen3_5_text": fam_linear, "qwen3_5_moe_text": fam_linear, "kimi_linear": fam_kimi,
     "minimax": fam_minimax, "lfm2": fam_lfm2, "lfm3": fam_lfm3, "lfm2_moe": fam_lfm2, "jamba": fam_jamba, "bamba": fam_bamba,
     "granitemoehybrid": fam_granitemoehybrid, "nemotron_h": fam_nemotron_h, "falcon_h1": fam_falcon_h1,
     "zamba2": fam_zamba2, "zamba": fam_zamba, "gpt_neo": fam_gpt_neo, "dbrx": fam_dbrx, "rwkv": fam_rwkv,
