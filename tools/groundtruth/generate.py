@@ -60,7 +60,7 @@ rwkv recurrent_gemma mistral4 jais2 aria_text kolibri1 flint laguna afmoe axk1 b
 video_llava lfm2_vl aya_vision hyperclovax_vision_v2
 gemma4_unified_text gemma4_unified lfm3
 mimo_v2_flash minimax_m3_vl_text cohere_compass_text
-zamba olmo_hybrid lara_mini hrm_text doge modernbert-decoder xlstm""".split()
+zamba olmo_hybrid lara_mini hrm_text doge modernbert-decoder xlstm dory""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
@@ -267,6 +267,10 @@ def shrink_text(tc):
             setattr(tc, k, 256)
         elif isinstance(v, list) and v and all(isinstance(x, int) for x in v) and not ssm:
             setattr(tc, k, [min(x, 256) for x in v])
+    if getattr(tc, "model_type", None) == "dory":
+        # Dory's input, recurrent and output sections must add up to its layers: the tiny copy keeps one input, two
+        # recurrent and one output layer of the leading four (both kinds of attention among them by default)
+        tc.n_input_layers, tc.n_recurrent_layers, tc.n_output_layers = 1, tc.num_hidden_layers - 2, 1
     if getattr(tc, "model_type", None) == "xlstm":
         tc.num_blocks = tc.num_hidden_layers   # xLSTMModel builds num_blocks blocks, its cache num_hidden_layers
     if getattr(tc, "model_type", None) == "modernbert-decoder":

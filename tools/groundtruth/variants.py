@@ -650,6 +650,37 @@ def fam_xlstm(w, t):
     w.set("chunk_size", w.choice([8, 64]))
 
 
+def fam_dory(w, t):
+    """Dory: input, recurrent and output sections (the recurrent count given or derived), loops, the cache mode
+    (per_loop copies or last_loop), layer_types in the collapsed form or the released one (each layer followed by
+    "mlp", the counts doubled), windows, heads and head widths."""
+    n = w.choice([3, 4, 5, 6])
+    draw_attention(w)
+    draw_ffn(w)
+    v = w.choice([256, 320, 384, 512])
+    w.set("vocab_size", v)
+    fix_tokens(w, v)
+    w.maybe("tie_word_embeddings", w.rng.random() < 0.5, 0.3)
+    a = w.choice(range(0, n))
+    b = w.choice(range(0, n - a + 1))
+    rec = n - a - b
+    w.set("sliding_window", w.choice([3, 4, 8, 16, 64]))
+    w.set("n_recurrent_loops", w.choice([1, 2, 3]))
+    w.set("recurrent_kv_cache_mode", w.choice(["per_loop", "last_loop"]))
+    lst = [w.choice(["sliding_attention", "full_attention"]) for _ in range(n)]
+    released = w.rng.random() < 0.4
+    k = 2 if released else 1
+    w.set("num_hidden_layers", k * n)
+    w.set("n_input_layers", k * a)
+    w.set("n_output_layers", k * b)
+    if w.rng.random() < 0.5:
+        w.set("n_recurrent_layers", k * rec)
+    if released:
+        w.set("layer_types", [x for lt in lst for x in (lt, "mlp")])
+    elif w.rng.random() < 0.7:
+        w.set("layer_types", lst)
+
+
 def fam_kimi(w, t):
     n = draw_common(w)
     draw_attention(w, derive_only=True)
@@ -1035,7 +1066,7 @@ FAMILIES = {
     "qwen3_vl_moe_text": fam_moe, "deepseek_v3": fam_mla, "deepseek_v2": fam_mla, "deepseek_v32": fam_mla,
     "glm4_moe_lite": fam_mla, "glm_moe_dsa": fam_mla, "hunyuan_v1_moe": fam_hunyuan_moe,
     "longcat_flash": fam_longcat, "gpt_oss": fam_gpt_oss, "llama4_text": fam_llama4,
-    "qwen3_next": fam_linear, "olmo_hybrid": fam_olmo_hybrid, "lara_mini": fam_lara_mini, "hrm_text": fam_hrm_text, "doge": fam_doge, "xlstm": fam_xlstm, "modernbert-decoder": fam_modernbert_decoder, "qwen3_5_text": fam_linear, "qwen3_5_moe_text": fam_linear, "kimi_linear": fam_kimi,
+    "qwen3_next": fam_linear, "olmo_hybrid": fam_olmo_hybrid, "lara_mini": fam_lara_mini, "hrm_text": fam_hrm_text, "doge": fam_doge, "xlstm": fam_xlstm, "dory": fam_dory, "modernbert-decoder": fam_modernbert_decoder, "qwen3_5_text": fam_linear, "qwen3_5_moe_text": fam_linear, "kimi_linear": fam_kimi,
     "minimax": fam_minimax, "lfm2": fam_lfm2, "lfm3": fam_lfm3, "lfm2_moe": fam_lfm2, "jamba": fam_jamba, "bamba": fam_bamba,
     "granitemoehybrid": fam_granitemoehybrid, "nemotron_h": fam_nemotron_h, "falcon_h1": fam_falcon_h1,
     "zamba2": fam_zamba2, "zamba": fam_zamba, "gpt_neo": fam_gpt_neo, "dbrx": fam_dbrx, "rwkv": fam_rwkv,
