@@ -634,3 +634,72 @@ void mpm_read_modernbert_decoder(hf_ctx *c, mp_model *m)
 	hf_decode_rope(c, m, 1.0);
 	m->rotary_buffer_sets = 2;
 }
+
+/* CPM-Ant (modeling_cpmant.py): cpmant.encoder.layers.{i} with self_att.layernorm_before_attention and
+ * self_att.self_attention.project_q, project_k, project_v, attention_out; ffn.layernorm_before_ffn and
+ * ffn.ffn.w_in.w_0 (gate), w_in.w_1 (up), w_out; encoder.output_layernorm; the embeddings and the position bias are
+ * the reader's, the lm_head at the top. */
+const mp_names mpm_names_cpmant = {MP_NAMES_LLAMA_FIELDS,
+                                   .root = "cpmant.",
+                                   .embed = {NULL, NULL},
+                                   .final_norm = {"encoder.output_layernorm.weight", NULL},
+                                   .layer = "encoder.layers.{i}",
+                                   .attn = "encoder.layers.{i}.self_att.self_attention",
+                                   .q = {"project_q.weight", NULL},
+                                   .k = {"project_k.weight", NULL},
+                                   .v = {"project_v.weight", NULL},
+                                   .o = {"attention_out.weight", NULL},
+                                   .mlp = "encoder.layers.{i}.ffn.ffn",
+                                   .gate = {"w_in.w_0.weight", NULL},
+                                   .up = {"w_in.w_1.weight", NULL},
+                                   .down = {"w_out.weight", NULL},
+                                   .norms = {{"self_att.layernorm_before_attention.weight", NULL},
+                                             {"ffn.layernorm_before_ffn.weight", NULL}}};
+
+/*
+ * CpmAntConfig (CPM-Ant, configuration_cpmant.py): vocab 30720, hidden 4096, 48 layers, 32 heads of dim_head 128 (MHA),
+ * dim_ff 10240 (a gated GELU: w_0 and w_1, then w_out), no biases, weight-only layer norms; input_embedding of vocab +
+ * prompt_types (32) x prompt_length (32) rows, segment_embedding of segment_types (32) rows, the relative position
+ * bias (segment_types^2 + position_bias_num_buckets 512 rows of heads), no RoPE and no position limit; an lm_head of
+ * its own (CpmAntForCausalLM ties nothing: its head has vocab rows, the input embedding more). CpmAntModel.forward
+ * puts prompt_length prompt tokens before every sequence, and the cache keeps them: sequence_length + prompt_length
+ * tokens per layer (mp_model.cache_prefix_tokens). Worked example (the defaults): 9,517,453,312 parameters.
+ */
+void mpm_read_cpmant(hf_ctx *c, mp_model *m)
+{
+	uint64_t h, pt, pl, st, nb, rows;
+	const uint8_t D = MP_ROOT_DECODER;
+
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 30720);
+	m->hidden_size = h = hf_get_u64(c, KEYS("hidden_size"), 4096);
+	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), 48);
+	m->num_heads = m->num_kv_heads = hf_get_u64(c, KEYS("num_attention_heads"), 32);
+	m->head_dim = hf_get_u64(c, KEYS("dim_head"), 128);
+	m->intermediate_size = hf_get_u64(c, KEYS("dim_ff"), 10240);
+	(void)hf_get_bool(c, KEYS("tie_word_embeddings"), true); /* CpmAntForCausalLM ties nothing */
+	m->tie_word_embeddings = false;
+	pt = hf_get_u64(c, KEYS("prompt_types"), 32);
+	pl = hf_get_u64(c, KEYS("prompt_length"), 32);
+	st = hf_get_u64(c, KEYS("segment_types"), 32);
+	nb = hf_get_u64(c, KEYS("position_bias_num_buckets"), 512);
+	if (c->st != MP_OK)
+		return;
+	if (h == 0 || h >= (UINT64_C(1) << 32) || pt > (UINT64_C(1) << 20) || pl > (UINT64_C(1) << 20) ||
+	    st > (UINT64_C(1) << 16) || nb > (UINT64_C(1) << 24) || m->num_layers == 0 || m->num_layers > MP_MAX_LAYERS) {
+		hf_fail_key(c, "hidden_size", "hidden_size must be below 2^32, num_hidden_layers between 1 and 1024, "
+		                              "prompt_types and prompt_length below 2^20, segment_types below 2^16");
+		return;
+	}
+	m->attn_kind = MP_ATTN_GQA;
+	m->ffn_kind = MP_FFN_GATED;
+	m->norm_kind = MP_NORM_RMS; /* CpmAntLayerNorm: one weight */
+	m->norms_per_layer = 2;
+	m->final_norm = true;
+	m->cache_prefix_tokens = pl;
+	snprintf(m->rope_type, sizeof(m->rope_type), "none");
+	rows = m->vocab_size + pt * pl;
+	hf_tensor(m, D, NULL, "input_embedding.weight", MP_TK_EMBEDDING, MP_SPLIT_NONE, MP_STEP_NONE, false, rows, h, 1);
+	hf_tensor(m, D, NULL, "segment_embedding.weight", MP_TK_EMBEDDING, MP_SPLIT_NONE, MP_STEP_NONE, false, st, h, 1);
+	hf_tensor(m, D, "position_bias", "relative_attention_bias", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, false,
+	          st * st + nb, m->num_heads, 1);
+}

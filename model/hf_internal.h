@@ -131,6 +131,8 @@ void mpm_read_doge(hf_ctx *c, mp_model *m);
 void mpm_read_modernbert_decoder(hf_ctx *c, mp_model *m);
 void mpm_read_xlstm(hf_ctx *c, mp_model *m);
 void mpm_read_dory(hf_ctx *c, mp_model *m);
+void mpm_read_cpmant(hf_ctx *c, mp_model *m);
+extern const mp_names mpm_names_cpmant;
 extern const mp_names mpm_names_xlstm;
 extern const mp_names mpm_names_modernbert_decoder;
 extern const mp_names mpm_names_olmo_hybrid;

@@ -776,6 +776,8 @@ const mpm_type mpm_types[] = {
      .simplified = "the cache is transformers' layout (no serving engine's is known); activations and the step take MQA over the window without the compressors' and hyper-connections' work; the MTP layers are not counted"},
     {.name = "rwkv", .model_class = "RwkvForCausalLM", .read = mpm_read_rwkv, .names = &mpm_names_rwkv,
      .simplified = "the state is transformers' RwkvModel state (no serving engine's is known); activations and the step take the time mix as a recurrent mixer"},
+    {.name = "cpmant", .model_class = "CpmAntForCausalLM", .read = mpm_read_cpmant, .names = &mpm_names_cpmant,
+     .simplified = "activations, the prefill workspace and the step take the sequence without the prompt_length prompt tokens the model puts before it (the KV cache holds them)"},
     {.name = "dory", .model_class = "DoryForCausalLM", .read = mpm_read_dory,
      .simplified = "activations and the step take each loop's run of the recurrent layers as layers of their own (per_loop: the cache's layers; last_loop: the recurrent layers once, though every loop runs them)"},
     {.name = "xlstm", .model_class = "xLSTMForCausalLM", .read = mpm_read_xlstm, .names = &mpm_names_xlstm,

@@ -60,7 +60,7 @@ rwkv recurrent_gemma mistral4 jais2 aria_text kolibri1 flint laguna afmoe axk1 b
 video_llava lfm2_vl aya_vision hyperclovax_vision_v2
 gemma4_unified_text gemma4_unified lfm3
 mimo_v2_flash minimax_m3_vl_text cohere_compass_text
-zamba olmo_hybrid lara_mini hrm_text doge modernbert-decoder xlstm dory""".split()
+zamba olmo_hybrid lara_mini hrm_text doge modernbert-decoder xlstm dory cpmant""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
@@ -91,7 +91,8 @@ def build(cfg, device):
 VISION = re.compile(r"(^|\.)(vision_tower|video_tower|image_tower|projector|visual|vision_model|vision_embed|vision_embed_tokens|multi_modal_projector|mm_projector|image_newline|vision_encoder|vision_projection|connector|aligner|"
                     r"audio_tower|audio_model|embed_vision|embed_audio|vision|audio)(\.|$)")
 EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|embed_tokens_per_layer|backbone\.embeddings|model\.embeddings|rwkv\.embeddings|"
-                   r"tokens_embed|positions_embed|^transformer\.w|embeddings\.tok_embeddings)\.weight$")
+                   r"tokens_embed|positions_embed|^transformer\.w|embeddings\.tok_embeddings|^cpmant\.input_embedding|"
+                   r"^cpmant\.segment_embedding)\.weight$")
 
 
 def component(name, p):
@@ -360,7 +361,8 @@ def engine_bytes(layer, tokens, tc):
             elif "Chunked" in layer["class"] and window:
                 want = min(tokens, window)
             else:
-                want = tokens
+                # a full layer holds every token, and the tokens a model puts before them (CPM-Ant's prompt)
+                want = max(tokens, held)
             total += b // held * want if held else 0
         elif name.startswith("conv_states") and conv_k and shape[-1] == conv_k:
             total += b // conv_k * (conv_k - 1)

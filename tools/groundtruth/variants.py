@@ -681,6 +681,22 @@ def fam_dory(w, t):
         w.set("layer_types", lst)
 
 
+def fam_cpmant(w, t):
+    """CPM-Ant: heads and dim_head (MHA), dim_ff, the prompt (types x length: the cache holds prompt_length tokens
+    more), segment types, position-bias buckets."""
+    n = draw_common(w)
+    h = w.choice([2, 4, 8])
+    w.set("num_attention_heads", h)
+    w.set("hidden_size", w.choice([32, 64, 128]))
+    w.set("dim_head", w.choice([8, 16, 32]))
+    w.set("dim_ff", w.choice([48, 64, 96]))
+    w.set("prompt_types", w.choice([1, 2, 4, 32]))
+    w.set("prompt_length", w.choice([1, 3, 8, 32]))
+    w.set("segment_types", w.choice([3, 8, 32]))
+    w.set("position_bias_num_buckets", w.choice([8, 32, 512]))
+    w.set("position_bias_max_distance", w.choice([16, 128, 2048]))
+
+
 def fam_kimi(w, t):
     n = draw_common(w)
     draw_attention(w, derive_only=True)
@@ -1066,7 +1082,7 @@ FAMILIES = {
     "qwen3_vl_moe_text": fam_moe, "deepseek_v3": fam_mla, "deepseek_v2": fam_mla, "deepseek_v32": fam_mla,
     "glm4_moe_lite": fam_mla, "glm_moe_dsa": fam_mla, "hunyuan_v1_moe": fam_hunyuan_moe,
     "longcat_flash": fam_longcat, "gpt_oss": fam_gpt_oss, "llama4_text": fam_llama4,
-    "qwen3_next": fam_linear, "olmo_hybrid": fam_olmo_hybrid, "lara_mini": fam_lara_mini, "hrm_text": fam_hrm_text, "doge": fam_doge, "xlstm": fam_xlstm, "dory": fam_dory, "modernbert-decoder": fam_modernbert_decoder, "qwen3_5_text": fam_linear, "qwen3_5_moe_text": fam_linear, "kimi_linear": fam_kimi,
+    "qwen3_next": fam_linear, "olmo_hybrid": fam_olmo_hybrid, "lara_mini": fam_lara_mini, "hrm_text": fam_hrm_text, "doge": fam_doge, "xlstm": fam_xlstm, "dory": fam_dory, "cpmant": fam_cpmant, "modernbert-decoder": fam_modernbert_decoder, "qwen3_5_text": fam_linear, "qwen3_5_moe_text": fam_linear, "kimi_linear": fam_kimi,
     "minimax": fam_minimax, "lfm2": fam_lfm2, "lfm3": fam_lfm3, "lfm2_moe": fam_lfm2, "jamba": fam_jamba, "bamba": fam_bamba,
     "granitemoehybrid": fam_granitemoehybrid, "nemotron_h": fam_nemotron_h, "falcon_h1": fam_falcon_h1,
     "zamba2": fam_zamba2, "zamba": fam_zamba, "gpt_neo": fam_gpt_neo, "dbrx": fam_dbrx, "rwkv": fam_rwkv,
