@@ -29,8 +29,28 @@ import time
 CACHE = os.environ.get("LLAMACPP_CACHE", "/work/cache/gguf")
 BIN = os.environ.get("LLAMACPP_BIN", os.path.join(CACHE, "build-cpu", "bin"))
 MODELS = os.environ.get("LLAMACPP_MODELS", os.path.join(CACHE, "models"))
-PORTS = [27152, 27153]  # below the ephemeral range, where other programs' client sockets cannot take them
-SERVER_PORT = 27160
+def free_ports(n):
+    """n TCP ports free on 127.0.0.1 now, drawn from 20000-29999: below the ephemeral range, where other programs'
+    client sockets cannot take them, and at random, so that two runs on one machine (make test beside make asan)
+    do not meet on fixed ones."""
+    import random
+    import socket
+    rng, out = random.Random(os.getpid() ^ int(time.time())), []
+    while len(out) < n:
+        p = rng.randrange(20000, 30000)
+        if p in out:
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", p))
+            except OSError:
+                continue
+        out.append(p)
+    return out
+
+
+PORTS = free_ports(3)
+SERVER_PORT = PORTS.pop()
 
 RPC_DEVICE = {"name": "ggml-rpc-server (CPU backend)", "vendor": "ggml", "kind": "gpu", "memory_bytes": 1 << 36,
               "memory_bandwidth_bytes_per_second": 2e10, "peak_flops_per_second": {"fp16": 1e11, "fp32": 1e11}}
