@@ -184,6 +184,9 @@ void mpm_read_mimo_v2_flash(hf_ctx *c, mp_model *m);
 extern const mp_names mpm_names_minimax_m3;
 void mpm_read_minimax_m3_vl_text(hf_ctx *c, mp_model *m);
 void mpm_read_cohere_compass_text(hf_ctx *c, mp_model *m);
+extern const mp_names mpm_names_axk2;
+void mpm_read_axk2(hf_ctx *c, mp_model *m);
+void mpm_read_hy_v4(hf_ctx *c, mp_model *m);
 
 /* The enumeration's later types (model/hf_recurrent.c, ...): their names and readers. */
 extern const mp_names mpm_names_rwkv, mpm_names_recurrent_gemma;

@@ -170,6 +170,21 @@ static const mla_row mla_types[] = {
      * 512, qk_nope 128, qk_rope 64, v 128; 192 routed experts of 2048, top-8, one shared, layer 0 dense
      * (mlp_layer_types), 32768 positions, untied; the correction bias a buffer (mpm_read_axk1 adds its norms). */
     {"axk1", 163840, 7168, 18432, 2048, 61, 64, 1536, 512, 128, 64, 128, 192, 8, 1, 1, 32768, true, 0, 0, false},
+    /* AXK2Config (A.X K2): vocab 163840, hidden 2048, FFN 5120, 48 layers, 32 heads, q_lora_rank 384, kv_lora_rank
+     * 128, qk_nope 64, qk_rope 32, v 64; 128 routed experts of 512, top-8, one shared, layer 0 dense, 131072
+     * positions, untied; DeepSeek sparse attention's indexer (16 heads of 128) in every layer (mpm_read_axk2 lists
+     * its query-and-gate projection and gated norms). */
+    {"axk2", 163840, 2048, 5120, 512, 48, 32, 384, 128, 64, 32, 64, 128, 8, 1, 1, 131072, true, 16, 128, false},
+    /* HYV4Config (Hunyuan V4): vocab 120832, hidden 2816, FFN 6912, 34 layers, 32 heads, q_lora_rank 1536,
+     * kv_lora_rank 512, qk_nope 192, qk_rope 64, v 256; 256 routed experts of 768, top-8, one shared, layer 0 dense
+     * (mlp_layer_types), 262144 positions, untied; the indexer (16 heads of 128) on the "full" layers of indexer_types
+     * (mpm_read_hy_v4 adds its gates, sinks and hyper-connections). */
+    {"hy_v4", 120832, 2816, 6912, 768, 34, 32, 1536, 512, 192, 64, 256, 256, 8, 1, 1, 262144, true, 16, 128, false},
+    /* HYV4VLTextConfig (Hunyuan V4 VL's decoder, read inside hy_v4_vl): Hunyuan V4's modules with vocab 120832,
+     * hidden 6144, FFN 18432, 78 layers, 64 heads, q_lora_rank 2048, kv_lora_rank 512, qk_nope 192, qk_rope 64, v 256,
+     * 256 experts of 2048, top-8, one shared, the indexer 32 heads of 128, multimodal RoPE (mrope_section). */
+    {"hy_v4_vl_text", 120832, 6144, 18432, 2048, 78, 64, 2048, 512, 192, 64, 256, 256, 8, 1, 1, 262144, true, 32, 128,
+     false},
 };
 
 /*
@@ -764,10 +779,11 @@ void mpm_read_sarvam_moe(hf_ctx *c, mp_model *m)
 	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 8192);
 	m->qkv_bias = hf_get_bool(c, KEYS("attention_bias", "use_qkv_bias"), false); /* attribute_map */
 	m->qk_norm = hf_get_bool(c, KEYS("use_qk_norm"), true);
-	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts"), 128);
+	/* SarvamMoeConfig's attribute_map: num_local_experts and sarvam-30b's num_experts, num_shared_experts */
+	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts", "num_local_experts", "num_experts"), 128);
 	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 6);
 	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1024);
-	shared = hf_get_u64(c, KEYS("n_shared_experts"), 1);
+	shared = hf_get_u64(c, KEYS("n_shared_experts", "num_shared_experts"), 1);
 	m->num_shared_experts = shared;
 	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "moe_intermediate_size");
 	m->first_dense_layers = hf_get_u64(c, KEYS("first_k_dense_replace"), 1);
@@ -880,14 +896,15 @@ void mpm_read_granitemoe_swa(hf_ctx *c, mp_model *m)
  * 128, 8192 positions, tied; Cohere's parallel block behind one weight-only norm (input_layernorm, model.norm);
  * attention_bias on q, k, v and o; the "sparse" layers of mlp_layer_types (all by default) hold 8 experts
  * (num_experts) of intermediate_size 22528, top-2, a router without bias, and num_shared_experts (0) shared experts
- * as one MLP of intermediate_size x num_shared_experts; the "dense" layers an MLP of prefix_dense_intermediate_size;
- * sliding_window 4096 on three layers of four (layer i full when (i + 1) % sliding_window_pattern == 0, or
- * layer_types).
+ * as one MLP of intermediate_size x num_shared_experts; the "dense" layers (mlp_layer_types, else the first
+ * first_k_dense_replace, 0) an MLP of prefix_dense_intermediate_size, intermediate_size when null; sliding_window 4096
+ * on three layers of four (layer i full when (i + 1) % sliding_window_pattern == 0, counted after the dense prefix,
+ * whose layers follow prefix_dense_sliding_window_pattern, 1: full; or layer_types).
  */
 void mpm_read_cohere2_moe(hf_ctx *c, mp_model *m)
 {
 	static const trunk t = {256000, 8192, 40, 64, 0, 8192, true};
-	uint64_t shared, every;
+	uint64_t shared, every, prefix_every, fkd;
 
 	decode_trunk(c, &t, m);
 	if (!hf_has(c, "head_dim"))
@@ -901,20 +918,30 @@ void mpm_read_cohere2_moe(hf_ctx *c, mp_model *m)
 	shared = hf_get_u64(c, KEYS("num_shared_experts"), 0);
 	m->num_shared_experts = shared;
 	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "intermediate_size");
-	m->intermediate_size = hf_get_u64(c, KEYS("prefix_dense_intermediate_size"), 0);
-	if (mlp_layer_types(c, m) && c->st == MP_OK && m->intermediate_size == 0) {
-		for (uint64_t i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++)
-			if (m->dense_layer_mask[i / 8] & (1u << (i % 8))) {
-				hf_fail_key(c, "prefix_dense_intermediate_size",
-				            "prefix_dense_intermediate_size is required: a \"dense\" layer of mlp_layer_types "
-				            "builds its MLP of that width (Cohere2MoeMLP)");
-				break;
-			}
-	}
+	/* Cohere2MoeMLP(config, prefix_dense_intermediate_size): None takes intermediate_size */
+	m->intermediate_size = hf_get_u64(c, KEYS("prefix_dense_intermediate_size"), m->moe_intermediate_size);
+	fkd = hf_get_u64(c, KEYS("first_k_dense_replace"), 0);
+	if (fkd > m->num_layers)
+		fkd = m->num_layers;
+	m->first_dense_layers = fkd; /* mlp_layer_types' default: the first first_k_dense_replace layers dense */
+	mlp_layer_types(c, m);
 	m->sliding_window = hf_window(c, "sliding_window", 4096);
 	every = hf_get_u64(c, KEYS("sliding_window_pattern"), 4);
-	if (m->sliding_window)
-		m->sliding_window_layers = every ? m->num_layers - m->num_layers / every : m->num_layers;
+	prefix_every = hf_get_u64(c, KEYS("prefix_dense_sliding_window_pattern"), 1);
+	if (c->st == MP_OK && (every == 0 || prefix_every == 0)) {
+		hf_fail_key(c, every == 0 ? "sliding_window_pattern" : "prefix_dense_sliding_window_pattern",
+		            "the sliding-window patterns must be at least 1 (layer_types' derivation divides by them)");
+		return;
+	}
+	/* layer_types' default: the first_k_dense_replace prefix layers slide unless (i + 1) % prefix pattern == 0, the
+	 * others unless (i + 1 - first_k_dense_replace) % sliding_window_pattern == 0 */
+	if (m->sliding_window && every && prefix_every) {
+		uint64_t n = 0;
+
+		for (uint64_t i = 0; i < m->num_layers; i++)
+			n += i < fkd ? (i + 1) % prefix_every != 0 : (i - fkd + 1) % every != 0;
+		m->sliding_window_layers = n;
+	}
 	hf_decode_layer_types(c, m);
 	hf_decode_rope(c, m, 1.0);
 }
@@ -1424,6 +1451,14 @@ void mpm_read_minimax_m3_vl_text(hf_ctx *c, mp_model *m)
 			            "the minimax_m3_sparse layers' indexer needs index_n_heads and index_head_dim of at least 1");
 			return;
 		}
+		/* MiniMaxM3VLIndexer.build_block_mask repeats each indexer head's selection num_attention_heads //
+		 * index_n_heads times over the query heads: another count fails the attention (sdpa, eager) */
+		if (m->num_heads % idx_heads != 0) {
+			hf_fail_key(c, "num_attention_heads",
+			            "num_attention_heads must be a multiple of index_n_heads when layers are minimax_m3_sparse: "
+			            "the indexer's block mask is repeated heads // index_n_heads times over the query heads");
+			return;
+		}
 		m->indexer_heads = idx_heads;
 		m->indexer_head_dim = idx_dim;
 		m->indexer_layers = sparse_layers;
@@ -1464,4 +1499,148 @@ void mpm_read_qwen3_omni_moe_text(hf_ctx *c, mp_model *m)
 	hf_decode_mlp_only_layers(c, m);
 	m->sliding_window = hf_window(c, "sliding_window", 0);
 	hf_decode_rope(c, m, 1.0);
+}
+
+/*
+ * AXK2Config (modeling_axk2.py of transformers 5.24): DeepSeek-V3.2's MLA and indexer (the "axk2" MLA row) with
+ * q_gate_proj (2 x q_lora_rank -> heads x (qk_nope + qk_rope + v): the query and an output gate from the query LoRA,
+ * in place of q_b_proj; q_lora_rank must be positive, AXK2Config.validate_architecture), and gated RMSNorms
+ * (AXK2GatedRMSNorm: an RMSNorm weight, then a gate MLP fc1 hidden -> gated_norm_rank (16), fc2 back) as
+ * input_layernorm in every layer and as post_attention_layernorm in the "sparse" layers (the "dense" ones a plain
+ * RMSNorm). mlp_layer_types, else first_k_dense_replace (1) and moe_layer_freq (1): layer i sparse when i >=
+ * first_k_dense_replace and i % moe_layer_freq == 0. The cache is MLA's latent (k_pass, k_rot) and the indexer's key
+ * per token. Worked example (the defaults): 20,314,494,976 parameters.
+ */
+void mpm_read_axk2(hf_ctx *c, mp_model *m)
+{
+	const cJSON *mlt = cJSON_GetObjectItemCaseSensitive(c->cfg, "mlp_layer_types");
+	uint64_t rank, freq, moe = 0, L, q;
+
+	if (hf_is_null(c, "q_lora_rank") || (hf_has(c, "q_lora_rank") && hf_get_u64(c, KEYS("q_lora_rank"), 1) == 0)) {
+		hf_fail_key(c, "q_lora_rank",
+		            "q_lora_rank must be positive: A.X K2's indexer and output gate read the query LoRA bottleneck "
+		            "(AXK2Config refuses another)");
+		return;
+	}
+	mpm_read_mla(c, m);
+	rank = hf_get_u64(c, KEYS("gated_norm_rank"), 16);
+	freq = hf_get_u64(c, KEYS("moe_layer_freq"), 1);
+	if (c->st != MP_OK)
+		return;
+	if (m->num_layers == 0 || m->num_layers > MP_MAX_LAYERS) {
+		hf_fail_key(c, "num_hidden_layers", "num_hidden_layers must be between 1 and 1024");
+		return;
+	}
+	if (freq == 0) {
+		hf_fail_key(c, "moe_layer_freq", "moe_layer_freq must be at least 1");
+		return;
+	}
+	if ((mlt == NULL || cJSON_IsNull(mlt)) && freq > 1)
+		for (uint64_t i = 0; i < m->num_layers; i++)
+			if (i % freq != 0)
+				dense_layer(m, i);
+	L = m->num_layers;
+	for (uint64_t i = 0; i < L; i++)
+		moe += mp_model_is_moe_layer(m, i);
+	q = hf_mul(c, m->num_heads, m->qk_nope_head_dim + m->qk_rope_head_dim + m->v_head_dim, "num_attention_heads");
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.self_attn", "q_gate_proj.weight", MP_TK_ATTENTION, MP_SPLIT_ROWS,
+	          MP_STEP_Q_B, false, q, hf_mul(c, 2, m->q_lora_rank, "q_lora_rank"), L);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.input_layernorm.mlp", "fc1.weight", MP_TK_NORM, MP_SPLIT_NONE,
+	          MP_STEP_EXTRA, false, rank, m->hidden_size, L);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.input_layernorm.mlp", "fc2.weight", MP_TK_NORM, MP_SPLIT_NONE,
+	          MP_STEP_EXTRA, false, m->hidden_size, rank, L);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.post_attention_layernorm", "norm.weight", MP_TK_NORM, MP_SPLIT_NONE,
+	          MP_STEP_NONE, true, 1, m->hidden_size, moe);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.post_attention_layernorm.mlp", "fc1.weight", MP_TK_NORM, MP_SPLIT_NONE,
+	          MP_STEP_EXTRA, false, rank, m->hidden_size, moe);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.post_attention_layernorm.mlp", "fc2.weight", MP_TK_NORM, MP_SPLIT_NONE,
+	          MP_STEP_EXTRA, false, m->hidden_size, rank, moe);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}", "post_attention_layernorm.weight", MP_TK_NORM, MP_SPLIT_NONE,
+	          MP_STEP_NONE, true, 1, m->hidden_size, L - moe);
+	m->norms_per_layer = 1;
+}
+
+/*
+ * HYV4Config (Hunyuan V4; configuration_hy_v4.py, modeling_hy_v4.py of transformers 5.24): the "hy_v4" MLA row
+ * (num_key_value_heads is always num_attention_heads; layer_types "indexed_attention"; mlp_layer_types' default the
+ * first layer dense) with, per layer, HYV4Attention's output gate_proj (hidden -> heads x v_head_dim) and a sink logit
+ * per head (fp32), and two manifold hyper-connections (attn_hc, ffn_hc: HYV4HyperConnection's fn [2 x hc_mult,
+ * hc_mult x hidden], base [2 x hc_mult], scale [2], fp32), and the model's hc_head (HYV4HyperHead: hc_fn [hc_mult,
+ * hc_mult x hidden], hc_base [hc_mult], hc_scale [1]). The indexer runs on the "full" layers of indexer_types, by
+ * default layer 0 and every fourth from layer 1 ((i - 1) % 4 == 0), the "shared" ones reuse the previous selection
+ * (no weights, no cached keys). The cache is MLA's latent (k_pass, k_rot) and the indexer's key. Worked example
+ * (the defaults): 58,278,193,133 parameters.
+ */
+void mpm_read_hy_v4(hf_ctx *c, mp_model *m)
+{
+	uint64_t L, N, h, full = 0, gate;
+
+	mpm_read_mla(c, m);
+	m->num_kv_heads = m->num_heads; /* HYV4Config.__post_init__ */
+	if (strcmp(m->model_type, "hy_v4_vl_text") == 0 && c->st == MP_OK) {
+		/* HYV4VLTextConfig.validate_architecture: mrope_section (default [12, 10, 10]) has three entries summing to
+		 * qk_rope_head_dim // 2 */
+		const cJSON *rp = cJSON_GetObjectItemCaseSensitive(c->cfg, "rope_parameters");
+		const cJSON *ms = cJSON_IsObject(rp) ? cJSON_GetObjectItemCaseSensitive(rp, "mrope_section") : NULL, *v;
+		uint64_t sum = 0, n = 0;
+
+		if (ms == NULL || cJSON_IsNull(ms)) {
+			sum = 32;
+			n = 3;
+		} else if (cJSON_IsArray(ms)) {
+			cJSON_ArrayForEach(v, ms)
+			{
+				sum += cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 65536 ? (uint64_t)v->valuedouble
+				                                                                          : 65536;
+				n++;
+			}
+		}
+		if (n != 3 || sum != m->qk_rope_head_dim / 2) {
+			hf_fail_key(c, "rope_parameters",
+			            "rope_parameters.mrope_section (default [12, 10, 10]) must have three entries summing to "
+			            "qk_rope_head_dim // 2 (HYV4VLTextConfig refuses another)");
+			return;
+		}
+	}
+	N = hf_get_u64(c, KEYS("hc_mult"), 4);
+	if (c->st != MP_OK)
+		return;
+	if (m->num_layers == 0 || m->num_layers > MP_MAX_LAYERS) {
+		hf_fail_key(c, "num_hidden_layers", "num_hidden_layers must be between 1 and 1024");
+		return;
+	}
+	if (N == 0) {
+		hf_fail_key(c, "hc_mult", "hc_mult (the hyper-connections' residual streams) must be at least 1");
+		return;
+	}
+	L = m->num_layers;
+	h = m->hidden_size;
+	if (!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(c->cfg, "indexer_types"))) {
+		for (uint64_t i = 0; i < L; i++)
+			full += i == 0 || (i - 1) % 4 == 0;
+		m->indexer_layers = full;
+		m->indexer_head_dim = hf_get_u64(c, KEYS("index_head_dim"), 128);
+	}
+	m->hc_mult = N;
+	gate = hf_mul(c, m->num_heads, m->v_head_dim, "v_head_dim");
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.self_attn", "gate_proj.weight", MP_TK_ATTENTION, MP_SPLIT_ROWS,
+	          MP_STEP_EXTRA, false, gate, h, L);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.self_attn", "sinks", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_NONE, true,
+	          1, m->num_heads, L);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.attn_hc", "fn", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_EXTRA, false, 2 * N,
+	          hf_mul(c, N, h, "hidden_size"), L);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.attn_hc", "base", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, 2 * N,
+	          L);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.attn_hc", "scale", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, 2,
+	          L);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.ffn_hc", "fn", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_EXTRA, false, 2 * N,
+	          hf_mul(c, N, h, "hidden_size"), L);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.ffn_hc", "base", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, 2 * N,
+	          L);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.ffn_hc", "scale", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, 2,
+	          L);
+	hf_tensor(m, MP_ROOT_DECODER, "hc_head", "hc_fn", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_EXTRA, false, N,
+	          hf_mul(c, N, h, "hidden_size"), 1);
+	hf_tensor(m, MP_ROOT_DECODER, "hc_head", "hc_base", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, N, 1);
+	hf_tensor(m, MP_ROOT_DECODER, "hc_head", "hc_scale", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, 1, 1);
 }

@@ -468,3 +468,8 @@ const mp_names mpm_names_jetmoe = {MP_NAMES_LLAMA_FIELDS,
                                    .router = {"router.layer.weight", NULL},
                                    .experts_gate_up = {"input_linear.weight", NULL},
                                    .experts_down = {"output_linear.weight", NULL}};
+
+/* A.X K2's names (modeling_axk2.py): no q_b_proj (the reader lists q_gate_proj), the input norm a gated RMSNorm
+ * (input_layernorm.norm; its gate MLP and the post-attention norms are the reader's). */
+const mp_names mpm_names_axk2 = {MP_NAMES_LLAMA_FIELDS, .q_b = {NULL, NULL},
+                                 .norms = {{"input_layernorm.norm.weight", NULL}}};

@@ -37,6 +37,8 @@ static const vision_defaults vision_classes[] = {
     {"qwen3_vl_vision", 1152, 4304, 27, 3, 0, 16, 3584, 2, 2, 2304, 3},
     /* Qwen3VLMoeVisionConfig: the same tower */
     {"qwen3_vl_moe_vision", 1152, 4304, 27, 3, 0, 16, 3584, 2, 2, 2304, 3},
+    /* CohereCompassVisionConfig: Qwen3-VL's tower (CohereCompassVisionModel: the same modules and defaults) */
+    {"cohere_compass_vision", 1152, 4304, 27, 3, 0, 16, 3584, 2, 2, 2304, 3},
     /* Llama4VisionConfig: 768 wide, MLP 5632, 34 layers, 448 px, 14 px patches (adapter and projector below) */
     {"llama4_vision_model", 768, 5632, 34, 3, 448, 14, 0, 0, 0, 0, 0},
     /* Qwen3_5VisionConfig, Qwen3_5MoeVisionConfig: Qwen3-VL's tower without DeepStack mergers */
@@ -151,6 +153,8 @@ enum {
 	WRAP_PROJ_GLM4V,     /* GLM-4V's own tower with its merger, listed by the reader (glm4v_tower) */
 	WRAP_PROJ_FUYU,      /* no tower: vision_embed_tokens projects raw patches (FuyuModel) */
 	WRAP_PROJ_ALIGNER,   /* linear1 and linear2 with biases under model.aligner (DeepseekVLAligner) */
+	WRAP_PROJ_HYV4VL,    /* Hunyuan V4 VL's own tower and patch merger, listed by the reader (hyv4vl_tower) */
+	WRAP_PROJ_MINIMAX_M3, /* MiniMax-M3's CLIP-like tower and two-MLP projector, listed by the reader (m3_tower) */
 };
 
 static const wrap_row wraps[] = {
@@ -197,6 +201,9 @@ static const wrap_row wraps[] = {
      * the pixel-shuffle SwiGLU projector, tied */
     {"cohere2_vision", "cohere2", "siglip_vision_model", true, false, false, 1152, 3072, 27, 512, 16, WRAP_PROJ_SHUFFLE,
      false, false, false, NULL, NULL, NULL, false},
+    /* CohereCompassConfig: Cohere Compass's decoder and its Qwen3-VL tower, untied */
+    {"cohere_compass", "cohere_compass_text", "cohere_compass_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER,
+     false, false, false, NULL, NULL, NULL, false},
     /* Cosmos3OmniConfig: Qwen3-VL's decoder and tower */
     {"cosmos3_omni", "qwen3_vl_text", "qwen3_vl_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false,
      false, NULL, NULL, NULL, false},
@@ -223,6 +230,13 @@ static const wrap_row wraps[] = {
     /* DeepseekVLConfig: Llama and SigLIP (with its head) under model.vision_model, the aligner, tied */
     {"deepseek_vl", "llama", "siglip_vision_model", true, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_ALIGNER, false, false,
      false, "model.vision_model.", NULL, NULL, false},
+    /* HYV4VLConfig: Hunyuan V4 VL's decoder and its own tower (hyv4vl_tower), untied */
+    {"hy_v4_vl", "hy_v4_vl_text", "hy_v4_vl_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_HYV4VL, false, false,
+     false, NULL, NULL, NULL, false},
+    /* MiniMaxM3VLConfig: MiniMax-M3's decoder and its own tower and projector (m3_tower); untied unless text_config
+     * ties (its __post_init__) */
+    {"minimax_m3_vl", "minimax_m3_vl_text", "minimax_m3_vl_vision", false, true, false, 0, 0, 0, 0, 0,
+     WRAP_PROJ_MINIMAX_M3, false, false, false, NULL, NULL, NULL, false},
     /* InternVLConfig: Qwen2 and InternVL's tower (internvl_tower), tied */
     {"internvl", "qwen2", "internvl_vision", true, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_INTERNVL, false, false, false,
      NULL, NULL, NULL, false},
@@ -490,7 +504,7 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 		 * the merger over spatial_merge_size^2 patches */
 		bool q25 = strcmp(d->type, "qwen2_5_vl_vision") == 0 || strcmp(d->type, "exaone4_5_vision") == 0 ||
 		           strcmp(d->type, "qwen2_5_omni_vision_encoder") == 0,
-		     q3 = strncmp(d->type, "qwen3_", 6) == 0;
+		     q3 = strncmp(d->type, "qwen3_", 6) == 0 || strcmp(d->type, "cohere_compass_vision") == 0;
 
 		v->tower = q3 ? MP_TOWER_QWEN3_VL : q25 ? MP_TOWER_QWEN2_5_VL : MP_TOWER_QWEN2_VL;
 		v->tower_root = "model.visual.";
@@ -1320,6 +1334,169 @@ static void omni_audio(hf_ctx *top, mp_model *m, bool v3)
 
 /* The projectors listed by the reader (WRAP_PROJ_LINEAR, _VIPLLAVA, _SHUFFLE) and LLaVA-NeXT's image_newline, from
  * the tower's width (m->vision.hidden) to the decoder's (m->hidden_size). */
+/*
+ * Hunyuan V4 VL's tower (modeling_hy_v4_vl.py HYV4VLVisionModel, HYV4VLVisionConfig: hidden 1536, MLP 6144, 40 layers,
+ * 16 heads (attention_heads) of hidden / heads (head_dim when given), 3 channels, 16 px patches, max_image_size 2048,
+ * spatial_merge_size 2, out_hidden_size 6144) under model.vision_tower.: embeddings.patch_embedding (a Conv2d with a
+ * bias), embeddings.position_embedding ((max_image_size / patch)^2 + 1 rows), per layer LayerNorms layer_norm1 and
+ * layer_norm2, q, k, v and o projections with biases, fc1 and fc2 with biases; patch_merger: before_rms (an RMSNorm of
+ * hidden), proj_conv (hidden -> hidden x merge^2, a merge x merge Conv2d with a bias), proj_out (a 1 x 1 Conv2d to
+ * out_hidden_size with a bias) and image_newline (out_hidden_size). Worked example (the defaults): 1,235,126,784.
+ */
+static void hyv4vl_tower(hf_ctx *top, mp_model *m)
+{
+	const cJSON *vc = cJSON_GetObjectItemCaseSensitive(top->cfg, "vision_config");
+	char pointer[96];
+	hf_ctx c;
+	uint64_t h, L, heads, hd, ch, image, patch, merge, out, inter, q, mh;
+	const char *blk = "layers.{i}", *att = "layers.{i}.self_attn", *mlp = "layers.{i}.mlp", *pm = "patch_merger";
+
+	if (vc && !cJSON_IsNull(vc) && !cJSON_IsObject(vc)) {
+		hf_fail_key(top, "vision_config", "vision_config must be an object (the image tower's config)");
+		return;
+	}
+	snprintf(pointer, sizeof(pointer), "%s/vision_config", top->pointer);
+	c = (hf_ctx){cJSON_IsObject(vc) ? vc : NULL, pointer, top->err, top->st, NULL, NULL, top->decode_type};
+	L = hf_get_u64(&c, KEYS("num_hidden_layers"), 40);
+	h = hf_get_u64(&c, KEYS("hidden_size"), 1536);
+	heads = hf_get_u64(&c, KEYS("num_attention_heads", "attention_heads"), 16);
+	ch = hf_get_u64(&c, KEYS("num_channels"), 3);
+	image = hf_get_u64(&c, KEYS("max_image_size"), 2048);
+	patch = hf_get_u64(&c, KEYS("patch_size"), 16);
+	merge = hf_get_u64(&c, KEYS("spatial_merge_size"), 2);
+	out = hf_get_u64(&c, KEYS("out_hidden_size"), 6144);
+	inter = hf_get_u64(&c, KEYS("intermediate_size"), 6144);
+	hd = heads ? hf_get_u64(&c, KEYS("head_dim"), h / heads) : 0;
+	if (c.st == MP_OK && (h == 0 || L == 0 || heads == 0 || hd == 0 || patch == 0 || image < patch || merge == 0 ||
+	                      h > (UINT64_C(1) << 20) || out > (UINT64_C(1) << 20) || inter > (UINT64_C(1) << 24) ||
+	                      hd > (UINT64_C(1) << 16) || heads > 4096 || L > MP_MAX_LAYERS || ch > 256 || merge > 64 ||
+	                      image / patch > 4096))
+		hf_fail_key(&c, "hidden_size",
+		            "the image tower needs a width and out_hidden_size (below 2^20), heads of a width, a depth (at "
+		            "most 1024), a patch no larger than max_image_size, spatial_merge_size from 1 to 64");
+	top->st = c.st;
+	if (top->st != MP_OK)
+		return;
+	q = heads * hd;
+	mh = h * merge * merge;
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.vision_tower.");
+	{
+		uint64_t conv[4] = {h, ch, patch, patch}, pconv[4] = {mh, h, merge, merge}, oconv[4] = {out, mh, 1, 1};
+
+		hf_shape(m, MP_ROOT_TOWER, "embeddings", "patch_embedding.weight", MP_TK_VISION, 0, conv, 4, 1);
+		hf_tensor(m, MP_ROOT_TOWER, "embeddings", "patch_embedding.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE,
+		          true, 1, h, 1);
+		hf_tensor(m, MP_ROOT_TOWER, "embeddings", "position_embedding.weight", MP_TK_VISION, MP_SPLIT_NONE,
+		          MP_STEP_NONE, false, (image / patch) * (image / patch) + 1, h, 1);
+		hf_tensor(m, MP_ROOT_TOWER, pm, "before_rms.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h,
+		          1);
+		hf_shape(m, MP_ROOT_TOWER, pm, "proj_conv.weight", MP_TK_PROJECTOR, 0, pconv, 4, 1);
+		hf_tensor(m, MP_ROOT_TOWER, pm, "proj_conv.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, mh, 1);
+		hf_shape(m, MP_ROOT_TOWER, pm, "proj_out.weight", MP_TK_PROJECTOR, 0, oconv, 4, 1);
+		hf_tensor(m, MP_ROOT_TOWER, pm, "proj_out.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, out, 1);
+		hf_tensor(m, MP_ROOT_TOWER, pm, "image_newline", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, out, 1);
+	}
+	hf_tensor(m, MP_ROOT_TOWER, blk, "layer_norm1.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, blk, "layer_norm1.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, blk, "layer_norm2.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, blk, "layer_norm2.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, att, "q_proj.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, q, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, att, "q_proj.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, q, L);
+	hf_tensor(m, MP_ROOT_TOWER, att, "k_proj.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, q, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, att, "k_proj.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, q, L);
+	hf_tensor(m, MP_ROOT_TOWER, att, "v_proj.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, q, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, att, "v_proj.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, q, L);
+	hf_tensor(m, MP_ROOT_TOWER, att, "o_proj.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, h, q, L);
+	hf_tensor(m, MP_ROOT_TOWER, att, "o_proj.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, mlp, "fc1.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, inter, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, mlp, "fc1.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, inter, L);
+	hf_tensor(m, MP_ROOT_TOWER, mlp, "fc2.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, h, inter, L);
+	hf_tensor(m, MP_ROOT_TOWER, mlp, "fc2.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+}
+
+/*
+ * MiniMax-M3's tower and projector (modeling_minimax_m3_vl.py; MiniMaxM3VLVisionConfig: hidden 1280, MLP 5120, 32
+ * layers, 16 heads, 3 channels, 14 px patches x temporal_patch_size 2, spatial_merge_size 2): under
+ * model.vision_tower., embeddings.proj (a Conv3d without bias), pre_layrnorm, per layer q, k, v and out_proj
+ * (hidden x hidden with biases), layer_norm1 and layer_norm2 (LayerNorms), fc1 and fc2 with biases; under
+ * model.multi_modal_projector., linear_1 (tower width -> projector_hidden_size 6144), linear_2 (-> the decoder's
+ * width), merge_linear_1 (the decoder's width x spatial_merge_size^2 -> projector_hidden_size) and merge_linear_2 (->
+ * the decoder's width), all with biases. Worked example (the defaults): 631,185,920 + 234,381,312.
+ */
+static void m3_tower(hf_ctx *top, mp_model *m)
+{
+	const cJSON *vc = cJSON_GetObjectItemCaseSensitive(top->cfg, "vision_config");
+	char pointer[96];
+	hf_ctx c;
+	uint64_t h, L, ch, patch, tp, merge, inter, P, th = m->hidden_size, mh;
+	const char *blk = "layers.{i}", *att = "layers.{i}.self_attn", *mlp = "layers.{i}.mlp";
+
+	if (vc && !cJSON_IsNull(vc) && !cJSON_IsObject(vc)) {
+		hf_fail_key(top, "vision_config", "vision_config must be an object (the image tower's config)");
+		return;
+	}
+	snprintf(pointer, sizeof(pointer), "%s/vision_config", top->pointer);
+	c = (hf_ctx){cJSON_IsObject(vc) ? vc : NULL, pointer, top->err, top->st, NULL, NULL, top->decode_type};
+	L = hf_get_u64(&c, KEYS("num_hidden_layers"), 32);
+	h = hf_get_u64(&c, KEYS("hidden_size"), 1280);
+	ch = hf_get_u64(&c, KEYS("num_channels"), 3);
+	patch = hf_get_u64(&c, KEYS("patch_size"), 14);
+	tp = hf_get_u64(&c, KEYS("temporal_patch_size"), 2);
+	merge = hf_get_u64(&c, KEYS("spatial_merge_size"), 2);
+	inter = hf_get_u64(&c, KEYS("intermediate_size"), 5120);
+	P = hf_get_u64(top, KEYS("projector_hidden_size"), 6144);
+	if (c.st == MP_OK && (h == 0 || L == 0 || patch == 0 || tp == 0 || merge == 0 || h > (UINT64_C(1) << 20) ||
+	                      inter > (UINT64_C(1) << 24) || L > MP_MAX_LAYERS || ch > 256 || merge > 64 || tp > 64 ||
+	                      patch > 1024))
+		hf_fail_key(&c, "hidden_size",
+		            "the image tower needs a width (below 2^20), a depth (at most 1024), patch_size, "
+		            "temporal_patch_size and spatial_merge_size of at least 1");
+	top->st = c.st;
+	if (top->st == MP_OK && (P == 0 || P > (UINT64_C(1) << 24)))
+		hf_fail_key(top, "projector_hidden_size", "projector_hidden_size must be from 1 to 2^24");
+	if (top->st != MP_OK)
+		return;
+	mh = hf_mul(top, th, merge * merge, "hidden_size");
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.vision_tower.");
+	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "model.multi_modal_projector.");
+	{
+		uint64_t conv[5] = {h, ch, tp, patch, patch};
+
+		hf_shape(m, MP_ROOT_TOWER, "embeddings", "proj.weight", MP_TK_VISION, 0, conv, 5, 1);
+	}
+	hf_tensor(m, MP_ROOT_TOWER, NULL, "pre_layrnorm.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+	hf_tensor(m, MP_ROOT_TOWER, NULL, "pre_layrnorm.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+	for (int k = 0; k < 4; k++) {
+		static const char *const w[4] = {"q_proj.weight", "k_proj.weight", "v_proj.weight", "out_proj.weight"};
+		static const char *const b[4] = {"q_proj.bias", "k_proj.bias", "v_proj.bias", "out_proj.bias"};
+
+		hf_tensor(m, MP_ROOT_TOWER, att, w[k], MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, h, h, L);
+		hf_tensor(m, MP_ROOT_TOWER, att, b[k], MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	}
+	hf_tensor(m, MP_ROOT_TOWER, blk, "layer_norm1.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, blk, "layer_norm1.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, blk, "layer_norm2.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, blk, "layer_norm2.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, mlp, "fc1.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, inter, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, mlp, "fc1.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, inter, L);
+	hf_tensor(m, MP_ROOT_TOWER, mlp, "fc2.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, h, inter, L);
+	hf_tensor(m, MP_ROOT_TOWER, mlp, "fc2.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_1.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false, P, h,
+	          1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_1.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, P, 1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_2.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false, th, P,
+	          1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "linear_2.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, th, 1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "merge_linear_1.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+	          P, mh, 1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "merge_linear_1.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+	          P, 1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "merge_linear_2.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+	          th, P, 1);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "merge_linear_2.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+	          th, 1);
+}
+
 static void wrap_projector(hf_ctx *c, const wrap_row *w, mp_model *m)
 {
 	uint64_t h = m->vision.hidden, out = m->hidden_size;
@@ -1514,8 +1691,12 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 		glm_ocr_tower(c, m);
 		return;
 	}
-	if (w->projector == WRAP_PROJ_INTERNVL || w->projector == WRAP_PROJ_GLM4V) {
-		(w->projector == WRAP_PROJ_INTERNVL ? internvl_tower : glm4v_tower)(c, m);
+	if (w->projector == WRAP_PROJ_INTERNVL || w->projector == WRAP_PROJ_GLM4V || w->projector == WRAP_PROJ_HYV4VL ||
+	    w->projector == WRAP_PROJ_MINIMAX_M3) {
+		(w->projector == WRAP_PROJ_INTERNVL ? internvl_tower
+		 : w->projector == WRAP_PROJ_GLM4V  ? glm4v_tower
+		 : w->projector == WRAP_PROJ_HYV4VL ? hyv4vl_tower
+		                                    : m3_tower)(c, m);
 		return;
 	}
 	decode_vision(c, w, m);

@@ -58,7 +58,7 @@ cosmos3_omni idefics3 smolvlm idefics2 internvl
 glm4v glm46v glmga glm4v_moe fuyu deepseek_vl jetmoe exaone_moe hy_v3
 rwkv recurrent_gemma mistral4 jais2 aria_text kolibri1 flint laguna afmoe axk1 beam
 gemma4_unified_text gemma4_unified lfm3
-mimo_v2_flash minimax_m3_vl_text cohere_compass_text
+mimo_v2_flash minimax_m3_vl_text cohere_compass_text cohere_compass axk2 hy_v4 hy_v4_vl minimax_m3_vl
 blip-2 instructblip instructblipvideo got_ocr2 pp_chart2table deepseek_vl_hybrid qianfan_ocr
 video_llava lfm2_vl aya_vision hyperclovax_vision_v2 video_llama_3 exaone4_5 paddleocr_vl cosmos3_edge kimi_k25 qwen2_5_omni_thinker qwen3_omni_moe_thinker aria glm_ocr
 zamba olmo_hybrid lara_mini hrm_text""".split()

@@ -73,7 +73,7 @@ VIA_WRAPPER = {"qwen2_vl_text": "qwen2_vl", "qwen2_5_vl_text": "qwen2_5_vl", "qw
                "qwen3_vl_moe_text": "qwen3_vl_moe", "glm4v_text": "glm4v", "glm4v_moe_text": "glm4v_moe",
                "paddleocr_vl_text": "paddleocr_vl", "cosmos3_edge_text": "cosmos3_edge",
                "qwen2_5_omni_text": "qwen2_5_omni_thinker", "qwen3_omni_moe_text": "qwen3_omni_moe_thinker",
-               "glm_ocr_text": "glm_ocr"}
+               "glm_ocr_text": "glm_ocr", "hy_v4_vl_text": "hy_v4_vl"}
 
 # bool fields that change no parameter or cache tensor and that the CPU run cannot take either way (kernels not
 # installed, training-only outputs), or that make a decoder an encoder-decoder: left at their defaults.
@@ -444,7 +444,7 @@ def fam_moe(w, t):
 # kernel, so a num_key_value_heads other than num_attention_heads runs or fails by the path taken (left out of the
 # variants; tests/ref/hf/README.md)
 MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe_lite", "glm_moe_dsa", "kimi_linear", "youtu",
-             "sarvam_mla", "mistral4", "axk1",
+             "sarvam_mla", "mistral4", "axk1", "axk2", "hy_v4", "hy_v4_vl_text", "minicpm3",
              "longcat_flash"}
 
 
@@ -461,6 +461,14 @@ def fam_mla(w, t):
         draw_layer_list(w, "indexer_types", sorted(set(w.dd["indexer_types"]) | {"full", "shared"}), n)
     if "layer_types" in w.d and isinstance(w.dd.get("layer_types"), list):
         w.d.pop("layer_types")     # only indexed_attention: its one kind
+    w.d.pop("head_dim", None)
+
+
+def fam_mla_dense(w, t):
+    """An MLA decoder without experts (MiniCPM3, Youtu): fam_dense's widths and flags with the MLA ranks drawn."""
+    fam_dense(w, t)
+    w.d.pop("num_key_value_heads", None)
+    draw_mla(w)
     w.d.pop("head_dim", None)
 
 
@@ -977,6 +985,31 @@ def fam_cohere_compass(w, t):
     w.set("rope_parameters", rp)
 
 
+def fam_axk2(w, t):
+    """A.X K2: fam_mla with a positive q_lora_rank (AXK2Config refuses none: its q_gate_proj reads the query LoRA),
+    the gated norms' rank, and sometimes moe_layer_freq for the derived mlp_layer_types."""
+    fam_mla(w, t)
+    w.set("q_lora_rank", w.choice([16, 24, 48]))
+    w.set("gated_norm_rank", w.choice([4, 8, 16]))
+    if "mlp_layer_types" not in w.d and w.rng.random() < 0.4:
+        w.set("moe_layer_freq", w.choice([1, 2, 3]))
+
+
+def fam_hy_v4(w, t):
+    """Hunyuan V4: fam_mla (indexer_types drawn, its first layer always "full": a shared layer reuses the previous
+    layer's selection) and the hyper-connections' streams."""
+    fam_mla(w, t)
+    if "indexer_types" in w.d:
+        w.d["indexer_types"][0] = "full"
+    w.set("hc_mult", w.choice([1, 2, 3, 4]))
+    if isinstance(w.dd.get("rope_parameters"), dict) and "mrope_section" in w.dd["rope_parameters"]:
+        # Hunyuan V4 VL's decoder: mrope_section must sum to qk_rope_head_dim // 2 (its validate_architecture)
+        half = w.get("qk_rope_head_dim") // 2
+        rp = dict(w.dd["rope_parameters"])
+        rp["mrope_section"] = [half - 2 * (half // 3), half // 3, half // 3]
+        w.set("rope_parameters", rp)
+
+
 FAMILIES = {
     "gpt2": fam_gpt2, "gptj": fam_gptj, "gpt_bigcode": fam_gpt_bigcode, "falcon": fam_falcon,
     "gpt_neox": fam_gpt_neox, "mamba": fam_mamba, "falcon_mamba": fam_mamba, "mamba2": fam_mamba2,
@@ -993,7 +1026,12 @@ FAMILIES = {
     "laguna": fam_moe, "afmoe": fam_moe, "beam": fam_moe, "jetmoe": fam_moe, "exaone_moe": fam_moe, "hy_v3": fam_moe, "gemma3n_text": fam_gemma3n, "gemma4_text": fam_gemma4, "deepseek_v4": fam_deepseek_v4,
     "gemma4_unified_text": fam_gemma4_unified,
     "mimo_v2_flash": fam_mimo_v2_flash, "minimax_m3_vl_text": fam_minimax_m3,
-    "cohere_compass_text": fam_cohere_compass,
+    "cohere_compass_text": fam_cohere_compass, "axk2": fam_axk2, "hy_v4": fam_hy_v4, "hy_v4_vl_text": fam_hy_v4,
+    # MLA and MoE types of the enumeration drawn with their own knobs (expert counts, MLA ranks) rather than as plain
+    # decoders
+    "sarvam_mla": fam_mla, "youtu": fam_mla_dense, "minicpm3": fam_mla_dense, "sarvam_moe": fam_moe,
+    "solar_open": fam_moe, "flex_olmo": fam_moe, "granitemoeshared": fam_moe, "granitemoe_swa": fam_moe,
+    "cohere2_moe": fam_moe,
 }
 FAMILIES["qwen3_omni_moe_text"] = fam_moe   # Qwen3-Omni's Thinker decoder: Qwen3-MoE's keys
 
@@ -1156,6 +1194,18 @@ def draw_wrapper(rng, t, cfg0):
             vc["patch_size"] = [vc["patch_size"], vc["patch_size"]]
         if rng.random() < 0.5:
             d["downsample_ratio"] = rng.choice([0.5, 0.25, 1.0])
+    if t == "minimax_m3_vl":
+        # MiniMax-M3's projector width and its tower's merge and temporal patch sizes
+        d["projector_hidden_size"] = rng.choice([32, 64, 96])
+        vd = d.setdefault("vision_config", {})
+        vd["spatial_merge_size"] = rng.choice([1, 2, 3])
+        vd["temporal_patch_size"] = rng.choice([1, 2])
+    if t == "hy_v4_vl":
+        # Hunyuan V4 VL's tower: its merger's size, the position table's image size, its output width
+        vd = d.setdefault("vision_config", {})
+        vd["spatial_merge_size"] = rng.choice([1, 2, 3])
+        vd["max_image_size"] = rng.choice([64, 128, 256])
+        vd["out_hidden_size"] = rng.choice([hidden, 48, 96])
     if "mm_tokens_per_image" in top:
         # Gemma 3: the projector pools the patches to mm_tokens_per_image (a square that divides the patch grid)
         side = d["vision_config"]["image_size"] // d["vision_config"]["patch_size"]
