@@ -137,11 +137,17 @@ void mpm_read_nemotron_h(hf_ctx *c, mp_model *m);
 void mpm_read_falcon_h1(hf_ctx *c, mp_model *m);
 void mpm_read_zamba2(hf_ctx *c, mp_model *m);
 void mpm_read_wrapper(hf_ctx *c, mp_model *m);
-/* model/hf_wrap_qformer.c: BLIP-2, InstructBLIP(-Video); GOT-OCR 2, PP-Chart2Table; DeepSeek-VL hybrid; Qianfan-OCR */
+/* model/hf_wrap_qformer.c: BLIP-2, InstructBLIP(-Video); GOT-OCR 2, PP-Chart2Table; DeepSeek-VL hybrid; Qianfan-OCR;
+ * Granite 4 Vision;
+ * MiniCPM-V 4.6 and 4.7, MiniCPM-OCR; Ovis2; MOSS transcribe-diarize */
 void mpm_read_blip2(hf_ctx *c, mp_model *m);
 void mpm_read_got_ocr2(hf_ctx *c, mp_model *m);
 void mpm_read_deepseek_vl_hybrid(hf_ctx *c, mp_model *m);
 void mpm_read_qianfan_ocr(hf_ctx *c, mp_model *m);
+void mpm_read_granite4_vision(hf_ctx *c, mp_model *m);
+void mpm_read_minicpmv(hf_ctx *c, mp_model *m);
+void mpm_read_ovis2(hf_ctx *c, mp_model *m);
+void mpm_read_moss_transcribe_diarize(hf_ctx *c, mp_model *m);
 void mpm_read_gemma4(hf_ctx *c, mp_model *m);
 void mpm_read_gemma4_text(hf_ctx *c, mp_model *m);
 void mpm_read_gemma4_unified(hf_ctx *c, mp_model *m);

@@ -898,6 +898,17 @@ const mpm_type mpm_types[] = {
      .read = mpm_read_deepseek_vl_hybrid, .wrapper = true},
     {.name = "qianfan_ocr", .model_class = "QianfanOCRForConditionalGeneration", .read = mpm_read_qianfan_ocr,
      .wrapper = true},
+    {.name = "granite4_vision", .model_class = "Granite4VisionForConditionalGeneration",
+     .read = mpm_read_granite4_vision, .wrapper = true},
+    {.name = "minicpmv4_6", .model_class = "MiniCPMV4_6ForConditionalGeneration", .read = mpm_read_minicpmv,
+     .wrapper = true},
+    {.name = "minicpmv4_7", .model_class = "MiniCPMV4_7ForConditionalGeneration", .read = mpm_read_minicpmv,
+     .wrapper = true},
+    {.name = "minicpm_ocr", .model_class = "MiniCPMOcrForConditionalGeneration", .read = mpm_read_minicpmv,
+     .wrapper = true},
+    {.name = "ovis2", .model_class = "Ovis2ForConditionalGeneration", .read = mpm_read_ovis2, .wrapper = true},
+    {.name = "moss_transcribe_diarize", .model_class = "MossTranscribeDiarizeForConditionalGeneration",
+     .read = mpm_read_moss_transcribe_diarize, .wrapper = true},
 };
 const size_t mpm_types_count = sizeof(mpm_types) / sizeof(mpm_types[0]);
 

@@ -60,8 +60,11 @@ rwkv recurrent_gemma mistral4 jais2 aria_text kolibri1 flint laguna afmoe axk1 b
 gemma4_unified_text gemma4_unified lfm3
 mimo_v2_flash minimax_m3_vl_text cohere_compass_text cohere_compass axk2 hy_v4 hy_v4_vl minimax_m3_vl
 blip-2 instructblip instructblipvideo got_ocr2 pp_chart2table deepseek_vl_hybrid qianfan_ocr
-video_llava lfm2_vl aya_vision hyperclovax_vision_v2 video_llama_3 exaone4_5 paddleocr_vl cosmos3_edge kimi_k25 qwen2_5_omni_thinker qwen3_omni_moe_thinker aria glm_ocr
-zamba olmo_hybrid lara_mini hrm_text""".split()
+video_llama_3 exaone4_5 paddleocr_vl cosmos3_edge kimi_k25
+video_llava lfm2_vl aya_vision hyperclovax_vision_v2 qwen2_5_omni_thinker qwen3_omni_moe_thinker
+zamba olmo_hybrid lara_mini hrm_text
+granite4_vision
+minicpmv4_6 minicpmv4_7 minicpm_ocr ovis2 moss_transcribe_diarize aria glm_ocr""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
@@ -90,11 +93,9 @@ def build(cfg, device):
 
 
 VISION = re.compile(r"(^|\.)(vision_tower|video_tower|image_tower|projector|visual|vision_model|vision_embed|vision_embed_tokens|multi_modal_projector|mm_projector|image_newline|vision_encoder|vision_projection|connector|aligner|"
-                    r"audio_tower|audio_model|embed_vision|embed_audio|vision|audio)(\.|$)")
-VISION = re.compile(r"(^|\.)(vision_tower|visual|vision_model|vision_embed|vision_embed_tokens|multi_modal_projector|mm_projector|image_newline|vision_encoder|vision_projection|connector|aligner|"
                     r"audio_tower|audio_model|embed_vision|embed_audio|vision|audio|"
                     r"qformer|query_tokens|language_projection|high_res_vision_model|high_res_vision_neck|high_res_vision_proj|"
-                    r"high_res_vision_alpha)(\.|$)")
+                    r"high_res_vision_alpha|layerwise_projectors|spatial_projectors|merger|visual_embeddings_table)(\.|$)")
 EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|embed_tokens_per_layer|backbone\.embeddings|model\.embeddings|rwkv\.embeddings|"
                    r"tokens_embed|positions_embed|^transformer\.w)\.weight$")
 
@@ -147,6 +148,9 @@ WINDOW_KEYS = ("sliding_window", "attention_chunk_size", "local_window_size", "w
 # of its own (the model returns none) and records these attributes too.
 MODULE_STATE_TYPES = ("recurrent_gemma",)
 MODULE_STATE_ATTRS = ("conv1d_state", "recurrent_states")
+# Types whose decoder returns no cache unless given one (Granite4VisionTextModel in 5.24 never creates its
+# DynamicCache): the tiny run passes a DynamicCache of its own, as an engine allocates one.
+CACHE_PASSED_TYPES = ("granite4_vision_text",)
 
 
 def layer_pattern(tc):
@@ -389,7 +393,7 @@ def run_tiny(cfg):
     for n in LENGTHS:
         ids = torch.randint(1, 500, (BATCH, n))
         kw = {}
-        if module_state:
+        if module_state or getattr(tc, "model_type", None) in CACHE_PASSED_TYPES:
             from transformers import DynamicCache
             kw["cache"] = DynamicCache(config=tc)
         with torch.no_grad():

@@ -1180,6 +1180,60 @@ def draw_wrapper(rng, t, cfg0):
         draw_sam(rng, d)
     if t == "deepseek_vl_hybrid":
         draw_sam(rng, d, "high_res_vision_config", sam_class=True)
+    if t == "granite4_vision":
+        # the CLIP tower at least 64 wide (the Window Q-Former takes hidden / 64 heads), the downsamplers' windows,
+        # deepstack_layer_map pairs (none to three), the Q-Former absent (its SubConfigSpec defaults) or partial
+        vc = d["vision_config"]
+        vc["hidden_size"] = rng.choice([64, 128])
+        vc["num_attention_heads"] = rng.choice([2, 4])
+        d["downsample_rate"] = rng.choice(["1/2", "1/4", "2/4", "3/8"])
+        d["deepstack_layer_map"] = [[-rng.choice([1, 2]), rng.choice(range(2))] for _ in range(rng.choice([0, 1, 2, 3]))]
+        if rng.random() < 0.6:
+            qc = {}
+            for k, vals in (("num_hidden_layers", [1, 2, 3]), ("intermediate_size", [48, 64]),
+                            ("cross_attention_frequency", [1, 2]), ("use_qformer_text_input", [False, True])):
+                if rng.random() < 0.7:
+                    qc[k] = rng.choice(vals)
+            d["qformer_config"] = qc
+    if t == "moss_transcribe_diarize":
+        # the Whisper-style encoder (some keys under Whisper's spellings), the adaptor's packing and biases
+        h = rng.choice([2, 4])
+        ac = {"num_attention_heads": h, "hidden_size": rng.choice([32, 64]), "num_hidden_layers": rng.choice([1, 2, 3]),
+              "intermediate_size": rng.choice([48, 64, 96]), "num_mel_bins": rng.choice([8, 16, 80]),
+              "max_source_positions": rng.choice([16, 64, 1500])}
+        for k, alias in (("hidden_size", "d_model"), ("num_hidden_layers", "encoder_layers"),
+                         ("num_attention_heads", "encoder_attention_heads"), ("intermediate_size", "encoder_ffn_dim")):
+            if rng.random() < 0.3:
+                ac[alias] = ac.pop(k)
+        d["audio_config"] = ac
+        if rng.random() < 0.7:
+            d["audio_merge_size"] = rng.choice([1, 2, 4])
+        if rng.random() < 0.7:
+            d["projector_bias"] = rng.random() < 0.5
+    if t == "ovis2":
+        # the tower's bias flags, visual vocabulary, indicator tokens and stride; the wrapper's hidden_size and
+        # vocab_size (the head's and the visual table's) the decoder's, or left at theirs with the head tied
+        vc = d["vision_config"]
+        for k in ("qkv_bias", "mlp_bias"):
+            if rng.random() < 0.7:
+                vc[k] = rng.random() < 0.5
+        vc["vocab_size"] = rng.choice([64, 100, 160])
+        if rng.random() < 0.7:
+            vc["num_visual_indicator_tokens"] = rng.choice([1, 3, 5])
+        if rng.random() < 0.5:
+            vc["hidden_stride"] = rng.choice([1, 2, 3])
+        if rng.random() < 0.75:
+            d["hidden_size"] = hidden
+            d["vocab_size"] = d["text_config"].get("vocab_size", 151936)
+        else:
+            d["tie_word_embeddings"] = True
+            d["hidden_size"] = rng.choice([24, 40])
+    if t in ("minicpmv4_6", "minicpmv4_7", "minicpm_ocr"):
+        # the ViT merger's window kernel and the merger's rounds (0 builds one, as 1)
+        if rng.random() < 0.6:
+            d["vision_config"]["window_kernel_size"] = [rng.choice([1, 2, 3]), rng.choice([1, 2])]
+        if rng.random() < 0.6:
+            d["merger_times"] = rng.choice([0, 1, 2, 3])
     if t == "qianfan_ocr":
         # InternViT's flags, the norm kind, a (height, width) image, the pixel shuffle's ratio
         vc = d["vision_config"]
@@ -1417,7 +1471,7 @@ def cache_runs(cfg):
     for n in LENGTHS:
         ids = torch.randint(3, max(4, vocab - 16), (BATCH, n))
         kw = {}
-        if module_state:
+        if module_state or getattr(tc, "model_type", None) in generate.CACHE_PASSED_TYPES:
             from transformers import DynamicCache
             kw["cache"] = DynamicCache(config=tc)
         with torch.no_grad():
