@@ -166,6 +166,11 @@ void mpm_read_aria_text(hf_ctx *c, mp_model *m)
 	shared = hf_get_u64(c, KEYS("moe_num_shared_experts"), 2);
 	m->num_shared_experts = shared;
 	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "intermediate_size");
+	/* moe_num_shared_experts 0: AriaSharedExpertsMLP is still built, of width 0, and with mlp_bias its down_proj keeps
+	 * a bias of hidden_size values (the only tensor of it not empty) */
+	if (c->st == MP_OK && shared == 0 && m->mlp_bias)
+		hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.mlp", "shared_experts.down_proj.bias", MP_TK_SHARED_EXPERT,
+		          MP_SPLIT_NONE, MP_STEP_NONE, true, 1, m->hidden_size, m->num_layers);
 	hf_decode_rope(c, m, 1.0);
 }
 

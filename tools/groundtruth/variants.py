@@ -72,8 +72,8 @@ N_PER_TYPE = {"gemma3n": 8}
 VIA_WRAPPER = {"qwen2_vl_text": "qwen2_vl", "qwen2_5_vl_text": "qwen2_5_vl", "qwen3_vl_text": "qwen3_vl",
                "qwen3_vl_moe_text": "qwen3_vl_moe", "glm4v_text": "glm4v", "glm4v_moe_text": "glm4v_moe",
                "paddleocr_vl_text": "paddleocr_vl", "cosmos3_edge_text": "cosmos3_edge",
-               "hy_v4_vl_text": "hy_v4_vl",
-               "qwen2_5_omni_text": "qwen2_5_omni_thinker", "qwen3_omni_moe_text": "qwen3_omni_moe_thinker"}
+               "qwen2_5_omni_text": "qwen2_5_omni_thinker", "qwen3_omni_moe_text": "qwen3_omni_moe_thinker",
+               "glm_ocr_text": "glm_ocr", "hy_v4_vl_text": "hy_v4_vl"}
 
 # bool fields that change no parameter or cache tensor and that the CPU run cannot take either way (kernels not
 # installed, training-only outputs), or that make a decoder an encoder-decoder: left at their defaults.
@@ -1409,6 +1409,22 @@ def draw_wrapper_v1(rng, t, d, text_hidden):
         if t == "qwen3_omni_moe_thinker":
             a["downsample_hidden_size"] = rng.choice([8, 12, 16])
         d["audio_config"] = a
+    elif t == "aria":                                   # the projector's queries: the dict's largest value
+        if rng.random() < 0.7:
+            d["projector_patch_to_query_dict"] = {str(rng.choice([4, 9, 16])): rng.choice([2, 4]),
+                                                  str(rng.choice([25, 36])): rng.choice([4, 8, 12])}
+    elif t == "glm_ocr":                                # its multimodal RoPE splits the rotary half in three
+        mrope(d["text_config"], {"model_type": "glm_ocr_text", "rope_parameters": {
+            "rope_type": "default", "rope_theta": 10000.0, "mrope_section": [8, 12, 12]}})
+        vc = d.get("vision_config")
+        if vc is not None:                              # the tower's own knobs: biases, widths, the merge
+            vc["out_hidden_size"] = rng.choice([16, 32, 48])
+            if rng.random() < 0.7:
+                vc["attention_bias"] = rng.random() < 0.5
+            if rng.random() < 0.5:
+                vc["spatial_merge_size"] = rng.choice([1, 2, 3])
+            if rng.random() < 0.4:
+                vc["in_channels"] = rng.choice([1, 3, 4])
     elif t == "aya_vision":
         if rng.random() < 0.6:
             d["downsample_factor"] = rng.choice([1, 2, 3])
