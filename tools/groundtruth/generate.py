@@ -61,7 +61,7 @@ video_llava lfm2_vl aya_vision hyperclovax_vision_v2
 gemma4_unified_text gemma4_unified lfm3
 mimo_v2_flash minimax_m3_vl_text cohere_compass_text cohere_compass axk2 hy_v4 hy_v4_vl minimax_m3_vl
 blip-2 instructblip instructblipvideo got_ocr2 pp_chart2table deepseek_vl_hybrid qianfan_ocr
-video_llava lfm2_vl aya_vision hyperclovax_vision_v2 video_llama_3 exaone4_5 paddleocr_vl cosmos3_edge kimi_k25
+video_llama_3 exaone4_5 paddleocr_vl cosmos3_edge kimi_k25
 zamba olmo_hybrid lara_mini hrm_text""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
