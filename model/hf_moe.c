@@ -1618,3 +1618,30 @@ void mpm_read_hy_v4(hf_ctx *c, mp_model *m)
 	hf_tensor(m, MP_ROOT_DECODER, "hc_head", "hc_base", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, N, 1);
 	hf_tensor(m, MP_ROOT_DECODER, "hc_head", "hc_scale", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, 1, 1);
 }
+
+/*
+ * Qwen3OmniMoeTextConfig (the decoder of Qwen3OmniMoeThinkerForConditionalGeneration; configuration_qwen3_omni_moe.py):
+ * vocab 3584, hidden 2048, 28 layers, 28 heads (head_dim hidden // heads = 73 unless a head_dim is given), kv 4,
+ * 32768 positions; Qwen3-MoE's modules: q/k norms of head_dim, attention_bias off, 128 experts (num_experts) of
+ * moe_intermediate_size 768, top 8, every decoder_sparse_step-th layer (1) not in mlp_only_layers, dense layers of
+ * intermediate_size 18944. Qwen3OmniMoeThinkerTextAttention masks no window, but transformers 5.24's DynamicCache
+ * built from a config with a sliding_window slides in every layer (no layer_types): the cache follows it, as Qwen3-VL-MoE's.
+ * The default's head_dim 73 (2048 // 28) is refused (decode_trunk): transformers builds it but its rotary embedding
+ * (74 wide) cannot run it.
+ */
+void mpm_read_qwen3_omni_moe_text(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {3584, 2048, 28, 28, 4, 32768, false};
+
+	decode_trunk(c, &t, m);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 18944);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->qk_norm = true;
+	m->num_experts = hf_get_u64(c, KEYS("num_experts", "num_local_experts"), 128);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 8);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 768);
+	m->moe_layer_step = hf_get_u64(c, KEYS("decoder_sparse_step"), 1);
+	hf_decode_mlp_only_layers(c, m);
+	m->sliding_window = hf_window(c, "sliding_window", 0);
+	hf_decode_rope(c, m, 1.0);
+}

@@ -63,6 +63,11 @@ static const vision_defaults vision_classes[] = {
     /* Cosmos3EdgeVisionConfig: SigLIP 2's tower (1152 wide, MLP 4304, 27 layers, 16 px patches, 256 positions, no
      * head), spatial_merge_size 2 */
     {"cosmos3_edge_vision", 1152, 4304, 27, 3, 0, 16, 0, 2, 0, 256, 0},
+    /* Qwen2_5OmniVisionEncoderConfig: Qwen2.5-VL's tower and defaults */
+    {"qwen2_5_omni_vision_encoder", 3584, 3420, 32, 3, 0, 14, 3584, 2, 2, 0, 0},
+    /* Qwen3OmniMoeVisionEncoderConfig: Qwen3-VL's tower and defaults (DeepStack at 8, 16, 24), its mergers named as
+     * Qwen2.5-VL's (mp_vision.omni_merger) */
+    {"qwen3_omni_moe_vision_encoder", 1152, 4304, 27, 3, 0, 16, 3584, 2, 2, 2304, 3},
 };
 
 typedef struct wrap_row {
@@ -95,13 +100,17 @@ typedef struct wrap_extra {
 	                           * (HyperCLOVAXVisionV2Config.__post_init__: "qwen2_5_vl") */
 	bool never_tied;          /* the class ties nothing whatever tie_word_embeddings says (Cosmos3-Edge's
 	                           * _tied_weights_keys = {}) */
+	uint8_t omni_audio;       /* the Omni Thinkers' audio encoder from audio_config (omni_audio): 2 Qwen2.5-Omni's,
+	                           * 3 Qwen3-Omni's */
 } wrap_extra;
 
 static const wrap_extra wrap_extras[] = {
-    {"video_llava", "model.image_tower.", 0, NULL, false},
-    {"aya_vision", NULL, 14, NULL, false},
-    {"hyperclovax_vision_v2", NULL, 0, "qwen2_5_vl", false},
-    {"cosmos3_edge", NULL, 0, NULL, true},
+    {"video_llava", "model.image_tower.", 0, NULL, false, 0},
+    {"aya_vision", NULL, 14, NULL, false, 0},
+    {"hyperclovax_vision_v2", NULL, 0, "qwen2_5_vl", false, 0},
+    {"cosmos3_edge", NULL, 0, NULL, true, 0},
+    {"qwen2_5_omni_thinker", NULL, 0, NULL, false, 2},
+    {"qwen3_omni_moe_thinker", NULL, 0, NULL, false, 3},
 };
 
 /* w's extras, or none (every member zero). */
@@ -110,7 +119,7 @@ static wrap_extra wrap_extra_of(const char *name)
 	for (size_t i = 0; i < sizeof(wrap_extras) / sizeof(wrap_extras[0]); i++)
 		if (strcmp(wrap_extras[i].name, name) == 0)
 			return wrap_extras[i];
-	return (wrap_extra){name, NULL, 0, NULL, false};
+	return (wrap_extra){name, NULL, 0, NULL, false, 0};
 }
 
 /* Projectors of the wrappers below wraps[] (wrap_projector_v1), numbered apart from the list above. */
@@ -259,6 +268,12 @@ static const wrap_row wraps[] = {
     /* Kimi_K25Config: DeepSeek-V3's decoder and the MoonViT tower (kimi_k25_tower), tied */
     {.name = "kimi_k25", .text_type = "deepseek_v3", .vision_type = "kimi_k25_vision", .tie = true,
      .projector = WRAP_PROJ_KIMI},
+    /* Qwen2_5OmniThinkerConfig: its Qwen2 decoder, the Qwen2.5-VL tower under model.visual and the Whisper-like
+     * audio encoder under model.audio_tower (omni_audio), untied */
+    {.name = "qwen2_5_omni_thinker", .text_type = "qwen2_5_omni_text", .vision_type = "qwen2_5_omni_vision_encoder"},
+    /* Qwen3OmniMoeThinkerConfig: its Qwen3-MoE decoder, the Qwen3-VL tower under model.visual and the audio encoder
+     * with a 2-D convolution front end under model.audio_tower (omni_audio), untied */
+    {.name = "qwen3_omni_moe_thinker", .text_type = "qwen3_omni_moe_text", .vision_type = "qwen3_omni_moe_vision_encoder"},
 };
 
 /* How many entries a key holds: a list's length, 1 for a number (vision_feature_layer, deepstack_visual_indexes). */
@@ -477,7 +492,8 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 	} else {
 		/* the Qwen-VL towers (modeling_qwen2_vl.py, _2_5_vl.py, _3_vl.py): a 3-D patch convolution, fused qkv,
 		 * the merger over spatial_merge_size^2 patches */
-		bool q25 = strcmp(d->type, "qwen2_5_vl_vision") == 0 || strcmp(d->type, "exaone4_5_vision") == 0,
+		bool q25 = strcmp(d->type, "qwen2_5_vl_vision") == 0 || strcmp(d->type, "exaone4_5_vision") == 0 ||
+		           strcmp(d->type, "qwen2_5_omni_vision_encoder") == 0,
 		     q3 = strncmp(d->type, "qwen3_", 6) == 0 || strcmp(d->type, "cohere_compass_vision") == 0;
 
 		v->tower = q3 ? MP_TOWER_QWEN3_VL : q25 ? MP_TOWER_QWEN2_5_VL : MP_TOWER_QWEN2_VL;
@@ -520,6 +536,8 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 			vision_heads_divide(&c, x.vision_heads, v);
 		if (strcmp(d->type, "exaone4_5_vision") == 0)
 			vision_kv_heads(&c, v);
+		v->split_qkv = strcmp(d->type, "qwen2_5_omni_vision_encoder") == 0; /* Qwen2_5OmniVisionAttention */
+		v->omni_merger = strcmp(d->type, "qwen3_omni_moe_vision_encoder") == 0;
 	}
 	if (v->projector == MP_PROJECTOR_MLP2) {
 		bool llava = strcmp(w->name, "llava") == 0 || w->projector == WRAP_PROJ_MLP2;
@@ -1042,6 +1060,112 @@ static void kimi_k25_tower(hf_ctx *top, mp_model *m)
 	kimi_put(m, MP_ROOT_PROJECTOR, NULL, "out_proj.bias", MP_TK_PROJECTOR, 1, out, 1);
 }
 
+/*
+ * Qwen2.5-Omni's audio encoder (modeling_qwen2_5_omni.py Qwen2_5OmniAudioEncoder; Qwen2_5OmniAudioEncoderConfig:
+ * num_mel_bins 128, d_model 1280, encoder_layers 32, encoder_attention_heads 20, encoder_ffn_dim 5120, output_dim
+ * 3584) under model.audio_tower, counted with the towers (kind vision, as generate.py's VISION counts audio_tower):
+ * conv1 Conv1d(mel, d, 3) and conv2 Conv1d(d, d, 3) with biases, audio_bos_eos_token an Embedding(2, output_dim); per
+ * layer q_proj, v_proj and out_proj d x d with biases, k_proj without, self_attn_layer_norm and final_layer_norm
+ * LayerNorms, fc1 d -> ffn and fc2 ffn -> d with biases; ln_post, proj d -> output_dim with a bias. Default: 639,647,232.
+ * Qwen3-Omni's (modeling_qwen3_omni_moe.py Qwen3OmniMoeAudioEncoder; downsample_hidden_size 480): three Conv2d of
+ * downsample_hidden_size channels (1 input, 3 x 3, biased), conv_out Linear(downsample_hidden_size x f, d) without a
+ * bias where f = (((mel + 1) // 2 + 1) // 2 + 1) // 2 (16 for 128 bins), the same layers with a k_proj bias, ln_post,
+ * proj1 d -> d and proj2 d -> output_dim with biases, no audio_bos_eos_token. Default: 649,894,784.
+ * Errors: a 422 naming encoder_attention_heads when it does not divide d_model (Qwen2_5OmniAudioAttention raises), or
+ * the key of a size of 0 or past the bounds below.
+ */
+static void omni_audio(hf_ctx *top, mp_model *m, bool v3)
+{
+	const cJSON *ac = cJSON_GetObjectItemCaseSensitive(top->cfg, "audio_config");
+	char pointer[96];
+	hf_ctx c;
+	uint64_t mel, d, L, heads, ffn, out, dh = 0;
+	const char *lay = "layers.{i}", *att = "layers.{i}.self_attn";
+	const uint8_t A = MP_ROOT_EXTRA;
+
+	if (ac && !cJSON_IsNull(ac) && !cJSON_IsObject(ac)) {
+		hf_fail_key(top, "audio_config", "audio_config must be an object (the audio encoder's config)");
+		return;
+	}
+	snprintf(pointer, sizeof(pointer), "%s/audio_config", top->pointer);
+	c = (hf_ctx){cJSON_IsObject(ac) ? ac : NULL, pointer, top->err, top->st, NULL, NULL, top->decode_type};
+	mel = hf_get_u64(&c, KEYS("num_mel_bins"), 128);
+	d = hf_get_u64(&c, KEYS("d_model", "hidden_size"), 1280);
+	L = hf_get_u64(&c, KEYS("encoder_layers", "num_hidden_layers"), 32);
+	heads = hf_get_u64(&c, KEYS("encoder_attention_heads", "num_attention_heads"), 20);
+	ffn = hf_get_u64(&c, KEYS("encoder_ffn_dim"), 5120);
+	out = hf_get_u64(&c, KEYS("output_dim"), 3584);
+	if (v3) {
+		dh = hf_get_u64(&c, KEYS("downsample_hidden_size"), 480);
+		if (c.st == MP_OK && (dh == 0 || dh > (UINT64_C(1) << 16)))
+			hf_fail_key(&c, "downsample_hidden_size", "downsample_hidden_size must be from 1 to 65536");
+	}
+	if (c.st == MP_OK && (mel == 0 || mel > 4096 || d == 0 || d > (UINT64_C(1) << 20) || L == 0 || L > MP_MAX_LAYERS ||
+	                      ffn == 0 || ffn > (UINT64_C(1) << 24) || out == 0 || out > (UINT64_C(1) << 20)))
+		hf_fail_key(&c, mel == 0 || mel > 4096 ? "num_mel_bins"
+		                : d == 0 || d > (UINT64_C(1) << 20) ? "d_model"
+		                : L == 0 || L > MP_MAX_LAYERS ? "encoder_layers"
+		                : ffn == 0 || ffn > (UINT64_C(1) << 24) ? "encoder_ffn_dim"
+		                                                        : "output_dim",
+		            "the audio encoder needs num_mel_bins from 1 to 4096, d_model and output_dim from 1 to 2^20, 1 to "
+		            "1024 encoder_layers and encoder_ffn_dim from 1 to 2^24");
+	if (c.st == MP_OK && (heads == 0 || d % heads != 0))
+		hf_fail_key(&c, "encoder_attention_heads",
+		            "encoder_attention_heads must divide d_model (Qwen2_5OmniAudioAttention: embed_dim must be "
+		            "divisible by num_heads)");
+	top->st = c.st;
+	if (top->st != MP_OK)
+		return;
+	mp_inventory_root(&m->inv, A, "model.audio_tower.");
+	if (v3) {
+		uint64_t c1[4] = {dh, 1, 3, 3}, c2[4] = {dh, dh, 3, 3}, f = (((mel + 1) / 2 + 1) / 2 + 1) / 2;
+
+		hf_shape(m, A, NULL, "conv2d1.weight", MP_TK_VISION, 0, c1, 4, 1);
+		kimi_put(m, A, NULL, "conv2d1.bias", MP_TK_VISION, 1, dh, 1);
+		hf_shape(m, A, NULL, "conv2d2.weight", MP_TK_VISION, 0, c2, 4, 1);
+		kimi_put(m, A, NULL, "conv2d2.bias", MP_TK_VISION, 1, dh, 1);
+		hf_shape(m, A, NULL, "conv2d3.weight", MP_TK_VISION, 0, c2, 4, 1);
+		kimi_put(m, A, NULL, "conv2d3.bias", MP_TK_VISION, 1, dh, 1);
+		kimi_put(m, A, NULL, "conv_out.weight", MP_TK_VISION, d, dh * f, 1);
+	} else {
+		uint64_t c1[3] = {d, mel, 3}, c2[3] = {d, d, 3};
+
+		hf_shape(m, A, NULL, "conv1.weight", MP_TK_VISION, 0, c1, 3, 1);
+		kimi_put(m, A, NULL, "conv1.bias", MP_TK_VISION, 1, d, 1);
+		hf_shape(m, A, NULL, "conv2.weight", MP_TK_VISION, 0, c2, 3, 1);
+		kimi_put(m, A, NULL, "conv2.bias", MP_TK_VISION, 1, d, 1);
+		kimi_put(m, A, NULL, "audio_bos_eos_token.weight", MP_TK_VISION, 2, out, 1);
+	}
+	kimi_put(m, A, att, "q_proj.weight", MP_TK_VISION, d, d, L);
+	kimi_put(m, A, att, "q_proj.bias", MP_TK_VISION, 1, d, L);
+	kimi_put(m, A, att, "k_proj.weight", MP_TK_VISION, d, d, L);
+	if (v3)
+		kimi_put(m, A, att, "k_proj.bias", MP_TK_VISION, 1, d, L);
+	kimi_put(m, A, att, "v_proj.weight", MP_TK_VISION, d, d, L);
+	kimi_put(m, A, att, "v_proj.bias", MP_TK_VISION, 1, d, L);
+	kimi_put(m, A, att, "out_proj.weight", MP_TK_VISION, d, d, L);
+	kimi_put(m, A, att, "out_proj.bias", MP_TK_VISION, 1, d, L);
+	kimi_put(m, A, lay, "self_attn_layer_norm.weight", MP_TK_VISION, 1, d, L);
+	kimi_put(m, A, lay, "self_attn_layer_norm.bias", MP_TK_VISION, 1, d, L);
+	kimi_put(m, A, lay, "fc1.weight", MP_TK_VISION, ffn, d, L);
+	kimi_put(m, A, lay, "fc1.bias", MP_TK_VISION, 1, ffn, L);
+	kimi_put(m, A, lay, "fc2.weight", MP_TK_VISION, d, ffn, L);
+	kimi_put(m, A, lay, "fc2.bias", MP_TK_VISION, 1, d, L);
+	kimi_put(m, A, lay, "final_layer_norm.weight", MP_TK_VISION, 1, d, L);
+	kimi_put(m, A, lay, "final_layer_norm.bias", MP_TK_VISION, 1, d, L);
+	kimi_put(m, A, NULL, "ln_post.weight", MP_TK_VISION, 1, d, 1);
+	kimi_put(m, A, NULL, "ln_post.bias", MP_TK_VISION, 1, d, 1);
+	if (v3) {
+		kimi_put(m, A, NULL, "proj1.weight", MP_TK_PROJECTOR, d, d, 1);
+		kimi_put(m, A, NULL, "proj1.bias", MP_TK_PROJECTOR, 1, d, 1);
+		kimi_put(m, A, NULL, "proj2.weight", MP_TK_PROJECTOR, out, d, 1);
+		kimi_put(m, A, NULL, "proj2.bias", MP_TK_PROJECTOR, 1, out, 1);
+		return;
+	}
+	kimi_put(m, A, NULL, "proj.weight", MP_TK_PROJECTOR, out, d, 1);
+	kimi_put(m, A, NULL, "proj.bias", MP_TK_PROJECTOR, 1, out, 1);
+}
+
 /* The projectors listed by the reader (WRAP_PROJ_LINEAR, _VIPLLAVA, _SHUFFLE) and LLaVA-NeXT's image_newline, from
  * the tower's width (m->vision.hidden) to the decoder's (m->hidden_size). */
 /*
@@ -1406,6 +1530,8 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 	}
 	decode_vision(c, w, m);
 	wrap_projector(c, w, m);
+	if (c->st == MP_OK && wrap_extra_of(w->name).omni_audio)
+		omni_audio(c, m, wrap_extra_of(w->name).omni_audio == 3);
 }
 
 /* The wrappers' one decoder: hf_decode_type set m->model_type to the type being read, which names its row. */

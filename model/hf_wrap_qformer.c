@@ -59,7 +59,16 @@ static bool sub_config(hf_ctx *c, const char *key, hf_ctx *out, char *pointer, s
  * 422 when `required` because the wrapper's own defaults for it differ from that class's). Sets c->names, c->text,
  * m->json_pointer and m->model_type back to the wrapper's. False (c->st set) when the decoder is not one memplan reads.
  */
+static bool read_text_as(hf_ctx *c, const char *dflt, const char *own, bool required, mp_model *m);
+
 static bool read_text(hf_ctx *c, const char *dflt, bool required, mp_model *m)
+{
+	return read_text_as(c, dflt, NULL, required, m);
+}
+
+/* read_text, with a text_config whose model_type is `own` (the wrapper's own name for its decoder's config class)
+ * read as dflt. */
+static bool read_text_as(hf_ctx *c, const char *dflt, const char *own, bool required, mp_model *m)
 {
 	const cJSON *tc = cJSON_GetObjectItemCaseSensitive(c->cfg, "text_config"), *tt;
 	char pointer[MP_POINTER_MAX], wrapper[sizeof(m->model_type)];
@@ -82,7 +91,9 @@ static bool read_text(hf_ctx *c, const char *dflt, bool required, mp_model *m)
 	snprintf(pointer, sizeof(pointer), "%s%s", c->pointer, cJSON_IsObject(tc) ? "/text_config" : "");
 	t = (hf_ctx){cJSON_IsObject(tc) ? tc : NULL, pointer, c->err, c->st, NULL, NULL, c->decode_type};
 	tt = t.cfg ? cJSON_GetObjectItemCaseSensitive(t.cfg, "model_type") : NULL;
-	if (!t.decode_type(&t, cJSON_IsString(tt) ? tt->valuestring : dflt, true, m) && t.st == MP_OK) {
+	if (!t.decode_type(&t, cJSON_IsString(tt) && !(own && strcmp(tt->valuestring, own) == 0) ? tt->valuestring : dflt,
+	                   true, m) &&
+	    t.st == MP_OK) {
 		char msg[300];
 
 		snprintf(msg, sizeof(msg),
@@ -184,6 +195,50 @@ static uint64_t blip_vision(hf_ctx *c, mp_model *m)
 	return h;
 }
 
+/* The Q-Former's module paths under its own root (BLIP-2's qformer.), or under a module's that holds it as qformer
+ * (Granite 4 Vision's downsamplers). */
+enum { QF_SELF, QF_SELF_OUT, QF_CROSS, QF_CROSS_OUT, QF_INTER, QF_OUT, QF_INTER_Q, QF_OUT_Q, QF_PATHS };
+#define QF_PATHS_UNDER(p)                                                                                              \
+	{                                                                                                              \
+		p "encoder.layer.{i}.attention.attention", p "encoder.layer.{i}.attention.output",                     \
+		    p "encoder.layer.{i}.crossattention.attention", p "encoder.layer.{i}.crossattention.output",       \
+		    p "encoder.layer.{i}.intermediate", p "encoder.layer.{i}.output",                                  \
+		    p "encoder.layer.{i}.intermediate_query", p "encoder.layer.{i}.output_query"                       \
+	}
+static const char *const qf_paths[QF_PATHS] = QF_PATHS_UNDER("");
+static const char *const qf_paths_nested[QF_PATHS] = QF_PATHS_UNDER("qformer.");
+
+/*
+ * The Q-Former's encoder layers (Blip2QFormerEncoder) under root and paths, `copies` Q-Formers of them: per layer
+ * BERT's self-attention (query, key, value, output.dense with biases, output.LayerNorm), the cross-attention of `cross`
+ * of the L layers (key and value from enc_h, the tower's width), the text branch (intermediate, output) with
+ * text_input, and the query branch (intermediate_query, output_query).
+ */
+static void qformer_encoder(mp_model *m, uint8_t root, const char *const *p, uint64_t h, uint64_t inter, uint64_t enc_h,
+                            uint64_t L, uint64_t cross, bool text_input, uint64_t copies)
+{
+	uint64_t n = L * copies, x = cross * copies;
+
+	LIN(m, root, p[QF_SELF], "query", MP_TK_PROJECTOR, h, h, true, n);
+	LIN(m, root, p[QF_SELF], "key", MP_TK_PROJECTOR, h, h, true, n);
+	LIN(m, root, p[QF_SELF], "value", MP_TK_PROJECTOR, h, h, true, n);
+	LIN(m, root, p[QF_SELF_OUT], "dense", MP_TK_PROJECTOR, h, h, true, n);
+	LN(m, root, p[QF_SELF_OUT], "LayerNorm", MP_TK_PROJECTOR, h, n);
+	LIN(m, root, p[QF_CROSS], "query", MP_TK_PROJECTOR, h, h, true, x);
+	LIN(m, root, p[QF_CROSS], "key", MP_TK_PROJECTOR, h, enc_h, true, x);
+	LIN(m, root, p[QF_CROSS], "value", MP_TK_PROJECTOR, h, enc_h, true, x);
+	LIN(m, root, p[QF_CROSS_OUT], "dense", MP_TK_PROJECTOR, h, h, true, x);
+	LN(m, root, p[QF_CROSS_OUT], "LayerNorm", MP_TK_PROJECTOR, h, x);
+	if (text_input) {
+		LIN(m, root, p[QF_INTER], "dense", MP_TK_PROJECTOR, inter, h, true, n);
+		LIN(m, root, p[QF_OUT], "dense", MP_TK_PROJECTOR, h, inter, true, n);
+		LN(m, root, p[QF_OUT], "LayerNorm", MP_TK_PROJECTOR, h, n);
+	}
+	LIN(m, root, p[QF_INTER_Q], "dense", MP_TK_PROJECTOR, inter, h, true, n);
+	LIN(m, root, p[QF_OUT_Q], "dense", MP_TK_PROJECTOR, h, inter, true, n);
+	LN(m, root, p[QF_OUT_Q], "LayerNorm", MP_TK_PROJECTOR, h, n);
+}
+
 /*
  * The Q-Former (Blip2QFormerModel; Blip2QFormerConfig: hidden 768, 12 layers, 12 heads, MLP 3072, cross-attention to
  * the tower's width every cross_attention_frequency 2 layers from layer 0, use_qformer_text_input False; vocabulary
@@ -243,26 +298,7 @@ static void qformer(hf_ctx *c, bool instruct, uint64_t vision_h, mp_model *m)
 	} else {
 		LN(m, MP_ROOT_EXTRA, NULL, "layernorm", MP_TK_PROJECTOR, h, 1);
 	}
-	LIN(m, MP_ROOT_EXTRA, "encoder.layer.{i}.attention.attention", "query", MP_TK_PROJECTOR, h, h, true, L);
-	LIN(m, MP_ROOT_EXTRA, "encoder.layer.{i}.attention.attention", "key", MP_TK_PROJECTOR, h, h, true, L);
-	LIN(m, MP_ROOT_EXTRA, "encoder.layer.{i}.attention.attention", "value", MP_TK_PROJECTOR, h, h, true, L);
-	LIN(m, MP_ROOT_EXTRA, "encoder.layer.{i}.attention.output", "dense", MP_TK_PROJECTOR, h, h, true, L);
-	LN(m, MP_ROOT_EXTRA, "encoder.layer.{i}.attention.output", "LayerNorm", MP_TK_PROJECTOR, h, L);
-	LIN(m, MP_ROOT_EXTRA, "encoder.layer.{i}.crossattention.attention", "query", MP_TK_PROJECTOR, h, h, true, cross);
-	LIN(m, MP_ROOT_EXTRA, "encoder.layer.{i}.crossattention.attention", "key", MP_TK_PROJECTOR, h, vision_h, true,
-	    cross);
-	LIN(m, MP_ROOT_EXTRA, "encoder.layer.{i}.crossattention.attention", "value", MP_TK_PROJECTOR, h, vision_h, true,
-	    cross);
-	LIN(m, MP_ROOT_EXTRA, "encoder.layer.{i}.crossattention.output", "dense", MP_TK_PROJECTOR, h, h, true, cross);
-	LN(m, MP_ROOT_EXTRA, "encoder.layer.{i}.crossattention.output", "LayerNorm", MP_TK_PROJECTOR, h, cross);
-	if (text_input) {
-		LIN(m, MP_ROOT_EXTRA, "encoder.layer.{i}.intermediate", "dense", MP_TK_PROJECTOR, inter, h, true, L);
-		LIN(m, MP_ROOT_EXTRA, "encoder.layer.{i}.output", "dense", MP_TK_PROJECTOR, h, inter, true, L);
-		LN(m, MP_ROOT_EXTRA, "encoder.layer.{i}.output", "LayerNorm", MP_TK_PROJECTOR, h, L);
-	}
-	LIN(m, MP_ROOT_EXTRA, "encoder.layer.{i}.intermediate_query", "dense", MP_TK_PROJECTOR, inter, h, true, L);
-	LIN(m, MP_ROOT_EXTRA, "encoder.layer.{i}.output_query", "dense", MP_TK_PROJECTOR, h, inter, true, L);
-	LN(m, MP_ROOT_EXTRA, "encoder.layer.{i}.output_query", "LayerNorm", MP_TK_PROJECTOR, h, L);
+	qformer_encoder(m, MP_ROOT_EXTRA, qf_paths, h, inter, vision_h, L, cross, text_input, 1);
 	/* the wrapper's own: query_tokens and language_projection at the top of the state_dict */
 	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "");
 	{
@@ -718,4 +754,439 @@ void mpm_read_qianfan_ocr(hf_ctx *c, mp_model *m)
 	LN(m, MP_ROOT_PROJECTOR, NULL, "layer_norm", MP_TK_PROJECTOR, in, 1);
 	LIN(m, MP_ROOT_PROJECTOR, NULL, "linear_1", MP_TK_PROJECTOR, th, in, true, 1);
 	LIN(m, MP_ROOT_PROJECTOR, NULL, "linear_2", MP_TK_PROJECTOR, th, th, true, 1);
+}
+
+/* ----- Granite 4 Vision ------------------------------------------------------------------------------------------------ */
+
+/* "q/w" of downsample_rate into *q and *w (each 1 to 1024); false and a 422 otherwise. */
+static bool downsample_rate(hf_ctx *c, uint64_t *q, uint64_t *w)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(c->cfg, "downsample_rate");
+	unsigned long long a = 0, b = 0;
+	int used = 0;
+
+	if (!cJSON_IsString(v) || sscanf(v->valuestring, "%4llu/%4llu%n", &a, &b, &used) != 2 ||
+	    v->valuestring[used] != '\0' || a == 0 || b == 0 || a > 1024 || b > 1024) {
+		hf_fail_key(c, "downsample_rate",
+		            "downsample_rate is required: \"q/w\", the Window Q-Former's query and key window sides (1 to "
+		            "1024 each, \"1/4\" say); transformers 5.24 cannot build Granite4VisionModel without it");
+		return false;
+	}
+	*q = a;
+	*w = b;
+	return true;
+}
+
+/*
+ * Granite 4 Vision (Granite4VisionConfig; Granite4VisionTextConfig is GraniteConfig's decoder, read as granite; CLIP's
+ * class defaults for vision_config; no default that transformers 5.24 builds: downsample_rate and deepstack_layer_map
+ * are required). The CLIP tower under model.vision_tower. (planner/vision.c), image_newline [decoder width], and
+ * len(deepstack_layer_map) layerwise_projectors and 4 spatial_projectors, each a Window Q-Former downsampler: a
+ * Blip2QFormerModel as wide as the tower (num_attention_heads hidden / 64, cross-attention to the tower; qformer_config
+ * absent: 1 layer of MLP 3072 cross-attending every layer, else Blip2QFormerConfig's defaults for what it leaves out),
+ * a LayerNorm, query [1, q^2, h], image_positions [1, w^2, h] and out_linear to the decoder's width with a bias. The
+ * Granite decoder under model.language_model., lm_head at the top, untied by default.
+ */
+void mpm_read_granite4_vision(hf_ctx *c, mp_model *m)
+{
+	static const char *const proj_root[2] = {"model.layerwise_projectors.{i}.", "model.spatial_projectors.{i}."};
+	static const uint8_t proj_idx[2] = {MP_ROOT_EXTRA, MP_ROOT_HEAD};
+	char pointer[MP_POINTER_MAX];
+	hf_ctx v, q;
+	const cJSON *dl;
+	mp_vision *t = &m->vision;
+	uint64_t h, inter, L, heads, ch, image, patch, qs, ws, th, qL, qi, freq, n_proj[2] = {0, 4};
+	bool text_input;
+
+	if (!read_text_as(c, "granite", "granite4_vision_text", false, m))
+		return;
+	if (c->names && c->names->head_root) {
+		hf_fail_key(c, "text_config", "this text_config's decoder places its head under a root of its own");
+		return;
+	}
+	m->inv.roots[MP_ROOT_DECODER] = "model.language_model.";
+	wrapper_tie(c, m, false);
+	dl = cJSON_GetObjectItemCaseSensitive(c->cfg, "deepstack_layer_map");
+	if (!cJSON_IsArray(dl)) {
+		hf_fail_key(c, "deepstack_layer_map",
+		            "deepstack_layer_map is required: a list of [vision_layer, llm_layer] pairs, one layerwise "
+		            "projector each; transformers 5.24 cannot build Granite4VisionModel without it");
+		return;
+	}
+	{
+		const cJSON *e;
+
+		cJSON_ArrayForEach(e, dl)
+		{
+			const cJSON *a = cJSON_GetArrayItem(e, 0), *b = cJSON_GetArrayItem(e, 1);
+
+			if (!cJSON_IsArray(e) || cJSON_GetArraySize(e) != 2 || !cJSON_IsNumber(a) || !cJSON_IsNumber(b)) {
+				hf_fail_key(c, "deepstack_layer_map",
+				            "each deepstack_layer_map entry is a pair [vision_layer, llm_layer] of integers");
+				return;
+			}
+		}
+		n_proj[0] = (uint64_t)cJSON_GetArraySize(dl);
+	}
+	if (!downsample_rate(c, &qs, &ws))
+		return;
+	if (!sub_config(c, "vision_config", &v, pointer, sizeof(pointer)))
+		return;
+	{
+		const cJSON *mt = v.cfg ? cJSON_GetObjectItemCaseSensitive(v.cfg, "model_type") : NULL;
+
+		if (mt && !cJSON_IsNull(mt) && !(cJSON_IsString(mt) && strcmp(mt->valuestring, "clip_vision_model") == 0))
+			hf_fail_key(&v, "model_type", "vision_config model_type must be clip_vision_model (the CLIP tower)");
+	}
+	h = hf_get_u64(&v, KEYS("hidden_size"), 768);
+	inter = hf_get_u64(&v, KEYS("intermediate_size"), 3072);
+	L = hf_get_u64(&v, KEYS("num_hidden_layers"), 12);
+	heads = hf_get_u64(&v, KEYS("num_attention_heads"), 12);
+	ch = hf_get_u64(&v, KEYS("num_channels"), 3);
+	image = hf_get_u64(&v, KEYS("image_size"), 224);
+	patch = hf_get_u64(&v, KEYS("patch_size"), 32);
+	if (v.st == MP_OK && (heads == 0 || h % heads != 0))
+		hf_fail_key(&v, "num_attention_heads",
+		            "hidden_size must be a multiple of num_attention_heads (CLIPAttention raises ValueError)");
+	/* the Q-Former takes the tower's width and hidden_size / 64 heads (Granite4VisionConfig.__post_init__) */
+	if (v.st == MP_OK && (h < 64 || h % (h / 64) != 0))
+		hf_fail_key(&v, "hidden_size",
+		            "hidden_size must be at least 64 and a multiple of hidden_size / 64 (the Window Q-Former's "
+		            "heads)");
+	if (v.st == MP_OK && (h > (UINT64_C(1) << 20) || L == 0 || L > MP_MAX_LAYERS || inter == 0 ||
+	                      inter > (UINT64_C(1) << 24) || ch == 0 || ch > 256 || patch == 0 || patch > image ||
+	                      image > (UINT64_C(1) << 16)))
+		hf_fail_key(&v, h > (UINT64_C(1) << 20)               ? "hidden_size"
+		                : L == 0 || L > MP_MAX_LAYERS          ? "num_hidden_layers"
+		                : inter == 0 || inter > (UINT64_C(1) << 24) ? "intermediate_size"
+		                : ch == 0 || ch > 256                       ? "num_channels"
+		                                                            : "patch_size",
+		            "the CLIP tower needs hidden_size up to 2^20, num_hidden_layers from 1 to 1024, intermediate_size "
+		            "from 1 to 2^24, 1 to 256 channels and a patch_size from 1 to image_size (at most 65536)");
+	c->st = v.st;
+	if (c->st != MP_OK || !sub_config(c, "qformer_config", &q, pointer, sizeof(pointer)))
+		return;
+	qL = hf_get_u64(&q, KEYS("num_hidden_layers"), q.cfg ? 12 : 1);
+	qi = hf_get_u64(&q, KEYS("intermediate_size"), 3072);
+	freq = hf_get_u64(&q, KEYS("cross_attention_frequency"), q.cfg ? 2 : 1);
+	text_input = hf_get_bool(&q, KEYS("use_qformer_text_input"), false);
+	if (q.st == MP_OK && freq == 0)
+		hf_fail_key(&q, "cross_attention_frequency",
+		            "cross_attention_frequency must be at least 1 (layer i cross-attends when i % it is 0)");
+	if (q.st == MP_OK && (qL == 0 || qL > MP_MAX_LAYERS || qi == 0 || qi > (UINT64_C(1) << 24)))
+		hf_fail_key(&q, qL == 0 || qL > MP_MAX_LAYERS ? "num_hidden_layers" : "intermediate_size",
+		            "the Q-Former needs num_hidden_layers from 1 to 1024 and intermediate_size from 1 to 2^24");
+	c->st = q.st;
+	if (c->st != MP_OK)
+		return;
+	th = m->hidden_size;
+	/* the CLIP tower (CLIPVisionModel's vision_model, under model.vision_tower.) */
+	t->tower = MP_TOWER_CLIP;
+	t->tower_root = "model.vision_tower.";
+	t->projector_root = "model.";
+	t->hidden = h;
+	t->intermediate = inter;
+	t->layers = L;
+	t->channels = ch;
+	t->patch = patch;
+	t->positions = (image / patch) * (image / patch) + 1;
+	t->norm = MP_NORM_LAYER;
+	t->class_embedding = t->pre_norm = t->post_norm = t->attn_bias = t->mlp_bias = true;
+	t->projector = MP_PROJECTOR_NONE;
+	t->merge = 1;
+	t->out_hidden = th;
+	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "model.");
+	vec(m, MP_ROOT_PROJECTOR, NULL, "image_newline", MP_TK_PROJECTOR, th, 1);
+	for (int k = 0; k < 2; k++) {
+		uint8_t r = proj_idx[k];
+		uint64_t n = n_proj[k], query[3] = {1, qs * qs, h}, positions[3] = {1, ws * ws, h};
+
+		if (n == 0)
+			continue;
+		mp_inventory_root(&m->inv, r, proj_root[k]);
+		hf_shape(m, r, NULL, "query", MP_TK_PROJECTOR, 0, query, 3, n);
+		hf_shape(m, r, NULL, "image_positions", MP_TK_PROJECTOR, 0, positions, 3, n);
+		LN(m, r, "qformer", "layernorm", MP_TK_PROJECTOR, h, n);
+		LN(m, r, NULL, "norm", MP_TK_PROJECTOR, h, n);
+		LIN(m, r, NULL, "out_linear", MP_TK_PROJECTOR, th, h, true, n);
+		qformer_encoder(m, r, qf_paths_nested, h, qi, h, qL, (qL + freq - 1) / freq, text_input, n);
+	}
+}
+
+/* ----- MiniCPM-V 4.6, MiniCPM-V 4.7, MiniCPM-OCR ----------------------------------------------------------------------- */
+
+/* A kernel (h, w) of a config: a list of two integers from 1 to 64 (window_kernel_size, merge_kernel_size), default
+ * (d, d). Their product into *out; false and a 422 naming key otherwise. */
+static bool kernel_area(hf_ctx *c, const char *key, uint64_t d, uint64_t *out)
+{
+	const cJSON *v = c->cfg ? cJSON_GetObjectItemCaseSensitive(c->cfg, key) : NULL;
+
+	*out = d * d;
+	if (v == NULL || cJSON_IsNull(v))
+		return true;
+	if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != 2 || !cJSON_IsNumber(cJSON_GetArrayItem(v, 0)) ||
+	    !cJSON_IsNumber(cJSON_GetArrayItem(v, 1)) || cJSON_GetArrayItem(v, 0)->valuedouble < 1 ||
+	    cJSON_GetArrayItem(v, 1)->valuedouble < 1 || cJSON_GetArrayItem(v, 0)->valuedouble > 64 ||
+	    cJSON_GetArrayItem(v, 1)->valuedouble > 64) {
+		hf_fail_key(c, key, "must be a list of two integers from 1 to 64 (a kernel's height and width)");
+		return false;
+	}
+	*out = (uint64_t)cJSON_GetArrayItem(v, 0)->valuedouble * (uint64_t)cJSON_GetArrayItem(v, 1)->valuedouble;
+	return true;
+}
+
+/*
+ * MiniCPM-V 4.6 and 4.7, MiniCPM-OCR (MiniCPMV4_6Config and its kin: Qwen3.5's text decoder (qwen3_5_text's class
+ * defaults), untied (MiniCPM-OCR: tied); MiniCPMV4_6VisionConfig: hidden 768, MLP 3072, 12 layers, 12 heads, 224 px
+ * images of 16 px patches, window_kernel_size (2, 2)). The SigLIP-style tower under model.vision_tower. (no head;
+ * planner/vision.c) and its vit_merger (window attention q, k, v, out_proj with biases, layer_norm1, then pre_norm over
+ * the k = kh x kw window, linear_1 k x MLP and linear_2 back to the width, biased); the merger under model.merger.:
+ * merger_times DownsampleMLPs over 4 x the tower's width (pre_norm, linear_1 square, linear_2 to the width, the last to
+ * the decoder's), at least one whatever merger_times says.
+ */
+void mpm_read_minicpmv(hf_ctx *c, mp_model *m)
+{
+	char pointer[MP_POINTER_MAX];
+	hf_ctx v;
+	mp_vision *t = &m->vision;
+	uint64_t h, inter, L, heads, ch, image, patch, k = 4, T, th, wh, wi;
+	bool ocr = strcmp(m->model_type, "minicpm_ocr") == 0;
+	const char *vm = "vit_merger", *sa = "vit_merger.self_attn";
+
+	if (!read_text(c, "qwen3_5_text", false, m))
+		return;
+	m->inv.roots[MP_ROOT_DECODER] = "model.language_model.";
+	wrapper_tie(c, m, ocr);
+	if (!sub_config(c, "vision_config", &v, pointer, sizeof(pointer)))
+		return;
+	h = hf_get_u64(&v, KEYS("hidden_size"), 768);
+	inter = hf_get_u64(&v, KEYS("intermediate_size"), 3072);
+	L = hf_get_u64(&v, KEYS("num_hidden_layers"), 12);
+	heads = hf_get_u64(&v, KEYS("num_attention_heads"), 12);
+	ch = hf_get_u64(&v, KEYS("num_channels"), 3);
+	image = hf_get_u64(&v, KEYS("image_size"), 224);
+	patch = hf_get_u64(&v, KEYS("patch_size"), 16);
+	if (v.st == MP_OK && heads == 0)
+		hf_fail_key(&v, "num_attention_heads", "num_attention_heads must be at least 1");
+	if (v.st == MP_OK && (h == 0 || h > (UINT64_C(1) << 20) || L == 0 || L > MP_MAX_LAYERS || inter == 0 ||
+	                      inter > (UINT64_C(1) << 24) || ch == 0 || ch > 256 || patch == 0 || patch > image ||
+	                      image > (UINT64_C(1) << 16)))
+		hf_fail_key(&v, h == 0 || h > (UINT64_C(1) << 20) ? "hidden_size"
+		                : L == 0 || L > MP_MAX_LAYERS      ? "num_hidden_layers"
+		                : inter == 0 || inter > (UINT64_C(1) << 24) ? "intermediate_size"
+		                : ch == 0 || ch > 256                       ? "num_channels"
+		                                                            : "patch_size",
+		            "the image tower needs hidden_size from 1 to 2^20, num_hidden_layers from 1 to 1024, "
+		            "intermediate_size from 1 to 2^24, 1 to 256 channels and a patch_size from 1 to image_size "
+		            "(at most 65536)");
+	if (v.st == MP_OK)
+		kernel_area(&v, "window_kernel_size", 2, &k);
+	c->st = v.st;
+	T = hf_get_u64(c, KEYS("merger_times"), 1);
+	if (c->st == MP_OK && T > 64)
+		hf_fail_key(c, "merger_times", "merger_times must be at most 64");
+	if (c->st != MP_OK)
+		return;
+	T = T ? T : 1; /* MiniCPMV4_6Merger appends the last MLP whatever merger_times says */
+	th = m->hidden_size;
+	wh = h * k;
+	wi = inter * k;
+	t->tower = MP_TOWER_SIGLIP;
+	t->tower_root = "model.vision_tower.";
+	t->projector_root = "model.merger.";
+	t->hidden = h;
+	t->intermediate = inter;
+	t->layers = L;
+	t->channels = ch;
+	t->patch = patch;
+	t->positions = (image / patch) * (image / patch);
+	t->norm = MP_NORM_LAYER;
+	t->patch_bias = t->post_norm = t->attn_bias = t->mlp_bias = true;
+	t->projector = MP_PROJECTOR_NONE;
+	t->merge = 1;
+	t->out_hidden = th;
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.vision_tower.");
+	LIN(m, MP_ROOT_TOWER, sa, "q_proj", MP_TK_VISION, h, h, true, 1);
+	LIN(m, MP_ROOT_TOWER, sa, "k_proj", MP_TK_VISION, h, h, true, 1);
+	LIN(m, MP_ROOT_TOWER, sa, "v_proj", MP_TK_VISION, h, h, true, 1);
+	LIN(m, MP_ROOT_TOWER, sa, "out_proj", MP_TK_VISION, h, h, true, 1);
+	LN(m, MP_ROOT_TOWER, vm, "layer_norm1", MP_TK_VISION, h, 1);
+	LN(m, MP_ROOT_TOWER, vm, "pre_norm", MP_TK_VISION, wh, 1);
+	LIN(m, MP_ROOT_TOWER, vm, "linear_1", MP_TK_VISION, wi, wh, true, 1);
+	LIN(m, MP_ROOT_TOWER, vm, "linear_2", MP_TK_VISION, h, wi, true, 1);
+	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "model.merger.");
+	LN(m, MP_ROOT_PROJECTOR, "mlp.{i}", "pre_norm", MP_TK_PROJECTOR, 4 * h, T);
+	LIN(m, MP_ROOT_PROJECTOR, "mlp.{i}", "linear_1", MP_TK_PROJECTOR, 4 * h, 4 * h, true, T);
+	LIN(m, MP_ROOT_PROJECTOR, "mlp.{i}", "linear_2", MP_TK_PROJECTOR, h, 4 * h, true, T - 1);
+	LIN(m, MP_ROOT_PROJECTOR, "mlp.{i}", "linear_2", MP_TK_PROJECTOR, th, 4 * h, true, 1);
+}
+
+/* ----- Ovis2 ----------------------------------------------------------------------------------------------------------- */
+
+/*
+ * Ovis2 (Ovis2Config: Qwen2's class defaults for text_config, tied; hidden_size 1536 and vocab_size 151643 of its own;
+ * Ovis2VisionConfig: hidden 1024, MLP 2816, 24 layers, 8 heads, 224 px images of 14 px patches, qkv_bias and mlp_bias
+ * False, a visual vocabulary of 16384 with 5 indicator tokens, hidden_stride 1): the AIMv2-style tower under
+ * model.vision_tower.transformer. (a patch convolution with a bias, (image / patch)^2 positions, RMSNorms, q/k/v/out and
+ * gate/up/down projections behind their bias flags), head_linear (hidden x stride^2 -> the visual vocabulary less the
+ * indicators) and head_norm (a LayerNorm); visual_embeddings_table [visual vocabulary, the wrapper's hidden_size]; the
+ * decoder under model.language_model. and lm_head. Untied, transformers builds lm_head of the wrapper's hidden_size x
+ * vocab_size, not the decoder's: memplan takes it only where the two agree (a 422 names the key otherwise).
+ */
+void mpm_read_ovis2(hf_ctx *c, mp_model *m)
+{
+	char pointer[MP_POINTER_MAX];
+	hf_ctx v;
+	uint64_t h, inter, L, heads, ch, image, patch, vv, ind, stride, top_h, top_v, pos;
+	bool qkv_bias, mlp_bias;
+	const char *lay = "encoder.layers.{i}", *attn = "encoder.layers.{i}.attention", *ffn = "encoder.layers.{i}.ffn";
+
+	if (!read_text(c, "qwen2", false, m))
+		return;
+	m->inv.roots[MP_ROOT_DECODER] = "model.language_model.";
+	wrapper_tie(c, m, true);
+	top_h = hf_get_u64(c, KEYS("hidden_size"), 1536);
+	top_v = hf_get_u64(c, KEYS("vocab_size"), 151643);
+	if (c->st == MP_OK && !m->tie_word_embeddings && (top_h != m->hidden_size || top_v != m->vocab_size))
+		hf_fail_key(c, top_h != m->hidden_size ? "hidden_size" : "vocab_size",
+		            "with tie_word_embeddings false, Ovis2ForConditionalGeneration builds lm_head of the wrapper's "
+		            "hidden_size x vocab_size: both must equal text_config's for the head to read the decoder");
+	if (c->st != MP_OK || !sub_config(c, "vision_config", &v, pointer, sizeof(pointer)))
+		return;
+	h = hf_get_u64(&v, KEYS("hidden_size"), 1024);
+	inter = hf_get_u64(&v, KEYS("intermediate_size"), 2816);
+	L = hf_get_u64(&v, KEYS("num_hidden_layers"), 24);
+	heads = hf_get_u64(&v, KEYS("num_attention_heads"), 8);
+	ch = hf_get_u64(&v, KEYS("num_channels"), 3);
+	image = hf_get_u64(&v, KEYS("image_size"), 224);
+	patch = hf_get_u64(&v, KEYS("patch_size"), 14);
+	qkv_bias = hf_get_bool(&v, KEYS("qkv_bias"), false);
+	mlp_bias = hf_get_bool(&v, KEYS("mlp_bias"), false);
+	vv = hf_get_u64(&v, KEYS("vocab_size"), 16384);
+	ind = hf_get_u64(&v, KEYS("num_visual_indicator_tokens"), 5);
+	stride = hf_get_u64(&v, KEYS("hidden_stride"), 1);
+	if (v.st == MP_OK && (heads == 0 || h % heads != 0))
+		hf_fail_key(&v, "num_attention_heads",
+		            "hidden_size must be a multiple of num_attention_heads (Ovis2VisionAttention raises ValueError)");
+	if (v.st == MP_OK && (vv <= ind || vv > (UINT64_C(1) << 24)))
+		hf_fail_key(&v, "vocab_size",
+		            "the visual vocab_size must exceed num_visual_indicator_tokens (head_linear's rows) and stay "
+		            "below 2^24");
+	if (v.st == MP_OK && (h == 0 || h > (UINT64_C(1) << 20) || L == 0 || L > MP_MAX_LAYERS || inter == 0 ||
+	                      inter > (UINT64_C(1) << 24) || ch == 0 || ch > 256 || patch == 0 || patch > image ||
+	                      image > (UINT64_C(1) << 16) || stride == 0 || stride > 64))
+		hf_fail_key(&v, h == 0 || h > (UINT64_C(1) << 20) ? "hidden_size"
+		                : L == 0 || L > MP_MAX_LAYERS      ? "num_hidden_layers"
+		                : inter == 0 || inter > (UINT64_C(1) << 24) ? "intermediate_size"
+		                : ch == 0 || ch > 256                       ? "num_channels"
+		                : stride == 0 || stride > 64                ? "hidden_stride"
+		                                                            : "patch_size",
+		            "the image tower needs hidden_size from 1 to 2^20, num_hidden_layers from 1 to 1024, "
+		            "intermediate_size from 1 to 2^24, 1 to 256 channels, hidden_stride from 1 to 64 and a patch_size "
+		            "from 1 to image_size (at most 65536)");
+	c->st = v.st;
+	if (c->st == MP_OK && (top_h == 0 || top_h > (UINT64_C(1) << 20)))
+		hf_fail_key(c, "hidden_size", "hidden_size must be from 1 to 2^20 (visual_embeddings_table's width)");
+	if (c->st != MP_OK)
+		return;
+	pos = (image / patch) * (image / patch);
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.vision_tower.transformer.");
+	{
+		uint64_t conv[4] = {h, ch, patch, patch};
+
+		hf_shape(m, MP_ROOT_TOWER, "embeddings", "patch_embedding.weight", MP_TK_VISION, 0, conv, 4, 1);
+	}
+	vec(m, MP_ROOT_TOWER, "embeddings", "patch_embedding.bias", MP_TK_VISION, h, 1);
+	mat(m, MP_ROOT_TOWER, "embeddings", "position_embedding.weight", MP_TK_VISION, pos, h, 1);
+	vec(m, MP_ROOT_TOWER, "embeddings", "rms_norm.weight", MP_TK_VISION, h, 1);
+	LIN(m, MP_ROOT_TOWER, attn, "q_proj", MP_TK_VISION, h, h, qkv_bias, L);
+	LIN(m, MP_ROOT_TOWER, attn, "k_proj", MP_TK_VISION, h, h, qkv_bias, L);
+	LIN(m, MP_ROOT_TOWER, attn, "v_proj", MP_TK_VISION, h, h, qkv_bias, L);
+	LIN(m, MP_ROOT_TOWER, attn, "out_proj", MP_TK_VISION, h, h, qkv_bias, L);
+	LIN(m, MP_ROOT_TOWER, ffn, "gate_proj", MP_TK_VISION, inter, h, mlp_bias, L);
+	LIN(m, MP_ROOT_TOWER, ffn, "up_proj", MP_TK_VISION, inter, h, mlp_bias, L);
+	LIN(m, MP_ROOT_TOWER, ffn, "down_proj", MP_TK_VISION, h, inter, mlp_bias, L);
+	vec(m, MP_ROOT_TOWER, lay, "rms_norm1.weight", MP_TK_VISION, h, L);
+	vec(m, MP_ROOT_TOWER, lay, "rms_norm2.weight", MP_TK_VISION, h, L);
+	vec(m, MP_ROOT_TOWER, NULL, "rms_norm.weight", MP_TK_VISION, h, 1);
+	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "model.");
+	mat(m, MP_ROOT_PROJECTOR, "vision_tower", "head_linear.weight", MP_TK_PROJECTOR, vv - ind, h * stride * stride, 1);
+	LN(m, MP_ROOT_PROJECTOR, "vision_tower", "head_norm", MP_TK_PROJECTOR, vv - ind, 1);
+	mat(m, MP_ROOT_PROJECTOR, NULL, "visual_embeddings_table.weight", MP_TK_PROJECTOR, vv, top_h, 1);
+}
+
+/* ----- MOSS transcribe-diarize ---------------------------------------------------------------------------------------- */
+
+/*
+ * MOSS transcribe-diarize (MossTranscribeDiarizeConfig: speech in, text out; tied by default; its own Qwen3 defaults
+ * for text_config (1024 wide, 28 layers), so text_config is required): the Whisper-style audio encoder under
+ * model.audio_tower. (MossTranscribeDiarizeAudioConfig: d_model 1024, 24 layers of 16 heads, MLP 4096, 80 mel bins,
+ * 1500 positions: conv1 over the mel bins and conv2, kernel 3, with biases; the position table; per layer q, v and
+ * out_proj with biases, k without, two LayerNorms, fc1 and fc2; a final LayerNorm) and the adaptor under
+ * model.multi_modal_projector. (linear_1 from d_model x audio_merge_size and linear_2 to the decoder's width, biased
+ * with projector_bias; a LayerNorm with its bias). The audio tower counts with the vision class, as every tower.
+ */
+void mpm_read_moss_transcribe_diarize(hf_ctx *c, mp_model *m)
+{
+	char pointer[MP_POINTER_MAX];
+	hf_ctx a;
+	uint64_t h, L, heads, inter, mel, pos, merge, th;
+	bool pbias;
+	const char *lay = "layers.{i}", *attn = "layers.{i}.self_attn";
+
+	if (!read_text(c, "qwen3", true, m))
+		return;
+	m->inv.roots[MP_ROOT_DECODER] = "model.language_model.";
+	wrapper_tie(c, m, true);
+	if (!sub_config(c, "audio_config", &a, pointer, sizeof(pointer)))
+		return;
+	h = hf_get_u64(&a, KEYS("hidden_size", "d_model"), 1024);
+	L = hf_get_u64(&a, KEYS("num_hidden_layers", "encoder_layers"), 24);
+	heads = hf_get_u64(&a, KEYS("num_attention_heads", "encoder_attention_heads"), 16);
+	inter = hf_get_u64(&a, KEYS("intermediate_size", "encoder_ffn_dim"), 4096);
+	mel = hf_get_u64(&a, KEYS("num_mel_bins"), 80);
+	pos = hf_get_u64(&a, KEYS("max_source_positions"), 1500);
+	if (a.st == MP_OK && (heads == 0 || h % heads != 0))
+		hf_fail_key(&a, hf_key_of(&a, KEYS("num_attention_heads", "encoder_attention_heads")),
+		            "hidden_size must be a multiple of num_attention_heads (the audio attention raises ValueError)");
+	if (a.st == MP_OK && (h == 0 || h > (UINT64_C(1) << 20) || L == 0 || L > MP_MAX_LAYERS || inter == 0 ||
+	                      inter > (UINT64_C(1) << 24) || mel == 0 || mel > 4096 || pos == 0 || pos > (UINT64_C(1) << 24)))
+		hf_fail_key(&a, h == 0 || h > (UINT64_C(1) << 20) ? "hidden_size"
+		                : L == 0 || L > MP_MAX_LAYERS      ? "num_hidden_layers"
+		                : inter == 0 || inter > (UINT64_C(1) << 24) ? "intermediate_size"
+		                : mel == 0 || mel > 4096                    ? "num_mel_bins"
+		                                                            : "max_source_positions",
+		            "the audio encoder needs hidden_size from 1 to 2^20, num_hidden_layers from 1 to 1024, "
+		            "intermediate_size from 1 to 2^24, 1 to 4096 mel bins and 1 to 2^24 positions");
+	c->st = a.st;
+	merge = hf_get_u64(c, KEYS("audio_merge_size"), 4);
+	pbias = hf_get_bool(c, KEYS("projector_bias"), true);
+	if (c->st == MP_OK && (merge == 0 || merge > 1024))
+		hf_fail_key(c, "audio_merge_size", "audio_merge_size must be from 1 to 1024 (frames packed per token)");
+	if (c->st != MP_OK)
+		return;
+	th = m->hidden_size;
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.audio_tower.");
+	{
+		uint64_t c1[3] = {h, mel, 3}, c2[3] = {h, h, 3};
+
+		hf_shape(m, MP_ROOT_TOWER, NULL, "conv1.weight", MP_TK_VISION, 0, c1, 3, 1);
+		hf_shape(m, MP_ROOT_TOWER, NULL, "conv2.weight", MP_TK_VISION, 0, c2, 3, 1);
+	}
+	vec(m, MP_ROOT_TOWER, NULL, "conv1.bias", MP_TK_VISION, h, 1);
+	vec(m, MP_ROOT_TOWER, NULL, "conv2.bias", MP_TK_VISION, h, 1);
+	mat(m, MP_ROOT_TOWER, NULL, "embed_positions.weight", MP_TK_VISION, pos, h, 1);
+	LIN(m, MP_ROOT_TOWER, attn, "q_proj", MP_TK_VISION, h, h, true, L);
+	LIN(m, MP_ROOT_TOWER, attn, "k_proj", MP_TK_VISION, h, h, false, L);
+	LIN(m, MP_ROOT_TOWER, attn, "v_proj", MP_TK_VISION, h, h, true, L);
+	LIN(m, MP_ROOT_TOWER, attn, "out_proj", MP_TK_VISION, h, h, true, L);
+	LN(m, MP_ROOT_TOWER, lay, "self_attn_layer_norm", MP_TK_VISION, h, L);
+	LIN(m, MP_ROOT_TOWER, lay, "fc1", MP_TK_VISION, inter, h, true, L);
+	LIN(m, MP_ROOT_TOWER, lay, "fc2", MP_TK_VISION, h, inter, true, L);
+	LN(m, MP_ROOT_TOWER, lay, "final_layer_norm", MP_TK_VISION, h, L);
+	LN(m, MP_ROOT_TOWER, NULL, "layer_norm", MP_TK_VISION, h, 1);
+	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "model.multi_modal_projector.");
+	LIN(m, MP_ROOT_PROJECTOR, NULL, "linear_1", MP_TK_PROJECTOR, th, h * merge, pbias, 1);
+	LIN(m, MP_ROOT_PROJECTOR, NULL, "linear_2", MP_TK_PROJECTOR, th, th, pbias, 1);
+	LN(m, MP_ROOT_PROJECTOR, NULL, "norm", MP_TK_PROJECTOR, th, 1);
 }

@@ -670,6 +670,10 @@ const mpm_type mpm_types[] = {
     {.name = "falcon_h1", .model_class = "FalconH1ForCausalLM", .read = mpm_read_falcon_h1, .names = &mpm_names_jamba},
     {.name = "zamba2", .model_class = "Zamba2ForCausalLM", .read = mpm_read_zamba2, .names = &mpm_names_zamba2},
     {.name = "zamba", .model_class = "ZambaForCausalLM", .read = mpm_read_zamba, .names = &mpm_names_zamba2},
+    {.name = "modernbert-decoder", .model_class = "ModernBertDecoderForCausalLM", .read = mpm_read_modernbert_decoder,
+     .names = &mpm_names_modernbert_decoder},
+    {.name = "doge", .model_class = "DogeForCausalLM", .read = mpm_read_doge,
+     .simplified = "with is_moe, the active count takes DogeCDMoE's retrieval-expert tables (down_embed, up_embed) whole, where a token reads num_experts_per_tok rows of each"},
     {.name = "hrm_text", .model_class = "HrmTextForCausalLM", .read = mpm_read_hrm_text,
      .simplified = "activations and the step take each cycle's run of a stack as layers of their own (the cache's layers), the stacks' weights read once per run"},
     {.name = "gemma3", .model_class = "Gemma3ForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true, .fp16_unstable = true,
@@ -785,6 +789,29 @@ const mpm_type mpm_types[] = {
      .names = &mpm_names_nanochat},
     {.name = "cosmos3_edge", .model_class = "Cosmos3EdgeForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
     {.name = "kimi_k25", .model_class = "Kimi_K25ForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    /* Qwen2_5OmniTextConfig (the Thinker's decoder of Qwen2.5-Omni): Qwen2's modules with the 7B's defaults: vocab
+     * 152064, hidden 3584, FFN 18944, 28 layers, 28 heads, kv 4, 32768 positions, max_window_layers 28. */
+    {.name = "qwen2_5_omni_text",
+     .model_class = "Qwen2_5OmniThinkerTextModel (the decoder of Qwen2_5OmniThinkerForConditionalGeneration)",
+     .dense = &(const mpm_dense){.vocab_size = 152064,
+                   .hidden_size = 3584,
+                   .intermediate_size = 18944,
+                   .num_layers = 28,
+                   .num_heads = 28,
+                   .num_kv_heads = 4,
+                   .max_positions = 32768,
+                   .window_rule = MPM_WINDOW_FROM_LAYER,
+                   .window_pattern = 28,
+                   .tie = true,
+                   .norms = 2,
+                   .modules = MPM_QKV_BIAS_ALWAYS}},
+    {.name = "qwen2_5_omni_thinker", .model_class = "Qwen2_5OmniThinkerForConditionalGeneration", .read = mpm_read_wrapper,
+     .wrapper = true},
+    {.name = "qwen3_omni_moe_text",
+     .model_class = "Qwen3OmniMoeThinkerTextModel (the decoder of Qwen3OmniMoeThinkerForConditionalGeneration)",
+     .read = mpm_read_qwen3_omni_moe_text},
+    {.name = "qwen3_omni_moe_thinker", .model_class = "Qwen3OmniMoeThinkerForConditionalGeneration",
+     .read = mpm_read_wrapper, .wrapper = true},
     {.name = "jetmoe", .model_class = "JetMoeForCausalLM", .read = mpm_read_jetmoe, .names = &mpm_names_jetmoe,
      .experts_key = "num_local_experts",
      .simplified = "the step analysis reads the mixture-of-attention experts' query and output projections whole (all experts, as one product), where a token runs num_experts_per_tok of them"},
@@ -807,6 +834,12 @@ const mpm_type mpm_types[] = {
      .simplified = "the cache is transformers' layout (no serving engine's is known); activations and the step take MQA over the window without the compressors' and hyper-connections' work; the MTP layers are not counted"},
     {.name = "rwkv", .model_class = "RwkvForCausalLM", .read = mpm_read_rwkv, .names = &mpm_names_rwkv,
      .simplified = "the state is transformers' RwkvModel state (no serving engine's is known); activations and the step take the time mix as a recurrent mixer"},
+    {.name = "cpmant", .model_class = "CpmAntForCausalLM", .read = mpm_read_cpmant, .names = &mpm_names_cpmant,
+     .simplified = "activations, the prefill workspace and the step take the sequence without the prompt_length prompt tokens the model puts before it (the KV cache holds them)"},
+    {.name = "dory", .model_class = "DoryForCausalLM", .read = mpm_read_dory,
+     .simplified = "activations and the step take each loop's run of the recurrent layers as layers of their own (per_loop: the cache's layers; last_loop: the recurrent layers once, though every loop runs them)"},
+    {.name = "xlstm", .model_class = "xLSTMForCausalLM", .read = mpm_read_xlstm, .names = &mpm_names_xlstm,
+     .simplified = "the state is transformers' xLSTMCache (no serving engine's is known); activations and the step take the mLSTM as a recurrent mixer"},
     {.name = "recurrent_gemma", .model_class = "RecurrentGemmaForCausalLM", .read = mpm_read_recurrent_gemma,
      .names = &mpm_names_recurrent_gemma,
      .simplified = "the state is transformers' (the conv window and the RG-LRU state; no serving engine's is known); the step reads the RG-LRU's gate blocks with the weights, not as products"},
@@ -860,6 +893,17 @@ const mpm_type mpm_types[] = {
      .read = mpm_read_deepseek_vl_hybrid, .wrapper = true},
     {.name = "qianfan_ocr", .model_class = "QianfanOCRForConditionalGeneration", .read = mpm_read_qianfan_ocr,
      .wrapper = true},
+    {.name = "granite4_vision", .model_class = "Granite4VisionForConditionalGeneration",
+     .read = mpm_read_granite4_vision, .wrapper = true},
+    {.name = "minicpmv4_6", .model_class = "MiniCPMV4_6ForConditionalGeneration", .read = mpm_read_minicpmv,
+     .wrapper = true},
+    {.name = "minicpmv4_7", .model_class = "MiniCPMV4_7ForConditionalGeneration", .read = mpm_read_minicpmv,
+     .wrapper = true},
+    {.name = "minicpm_ocr", .model_class = "MiniCPMOcrForConditionalGeneration", .read = mpm_read_minicpmv,
+     .wrapper = true},
+    {.name = "ovis2", .model_class = "Ovis2ForConditionalGeneration", .read = mpm_read_ovis2, .wrapper = true},
+    {.name = "moss_transcribe_diarize", .model_class = "MossTranscribeDiarizeForConditionalGeneration",
+     .read = mpm_read_moss_transcribe_diarize, .wrapper = true},
 };
 const size_t mpm_types_count = sizeof(mpm_types) / sizeof(mpm_types[0]);
 
@@ -942,6 +986,11 @@ const mpm_refusal mpm_refusals[] = {
      .why = "a drafting model for Gemma 4 unified's assisted decoding: Gemma4UnifiedAssistantConfig sets "
             "num_kv_shared_layers to num_hidden_layers, so every layer reads the target model's K and V "
             "(shared_kv_states) and it keeps no cache of its own nor generates alone (plan the target model)"},
+    {.name = "blt", .model_class = "BltForCausalLM", .kind = MPM_REFUSE_OTHER,
+     .why = "the Byte Latent Transformer groups bytes into patches by an entropy model (BltPatcher, a transformer of its "
+            "own run over the input) and runs its global transformer over the patches with no cache (BltModel.forward "
+            "passes none), beside local byte encoders and decoders that cross-attend to the patches: its memory and "
+            "work per step follow the patches found, not a KV cache per token that memplan's model covers"},
     {.name = "xlnet", .model_class = "XLNetLMHeadModel", .kind = MPM_REFUSE_OTHER,
      .why = "XLNet is a permutation language model whose memory (mems) of earlier segments replaces a KV cache, with "
             "two attention streams per layer: no serving engine runs it, and its state is not a decoder's cache"},

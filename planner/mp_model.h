@@ -162,6 +162,10 @@ typedef struct mp_vision {
 					 * "model.image_tower." beside its "model.video_tower."); NULL: none */
 	uint64_t qkv_rows;		/* Qwen-VL towers: rows of the fused qkv when its keys and values have fewer heads
 					 * (EXAONE 4.5: (heads + 2 kv_heads) x head_dim); 0: 3 x hidden */
+	bool split_qkv;			/* Qwen-VL towers: q, k and v apart, each hidden x hidden (Qwen2.5-Omni's
+					 * attn.q, attn.k, attn.v), not one qkv */
+	bool omni_merger;		/* Qwen3-VL's tower with Qwen3-Omni's merger names: merger and merger_list.{i} each
+					 * ln_q, mlp.0 and mlp.2 (not norm, linear_fc1, linear_fc2, deepstack_merger_list) */
 } mp_vision;
 
 typedef struct mp_model {
@@ -325,6 +329,9 @@ typedef struct mp_model {
 	/* The MoE layers keep a shared-experts block of width 0 whose down_proj still has its bias of hidden_size
 	 * (DeepseekV2Moe with n_shared_experts 0 and mlp_bias: nn.Linear(0, hidden, bias=True)). */
 	bool shared_down_bias_only;
+	/* Tokens the model puts before every sequence and caches with it (CPM-Ant's prompt_length prompt tokens,
+	 * CpmAntModel.forward): the KV cache holds sequence_length + these; 0 = none. */
+	uint64_t cache_prefix_tokens;
 	/* The tensors (mp_inventory.h): a reader adds the modules no field above describes, then mp_model_build adds
 	 * the rest. Every parameter count, weight byte and step product is derived from it. */
 	mp_inventory inv;

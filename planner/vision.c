@@ -142,7 +142,13 @@ static void qwen_vl(vbuild *b, const mp_vision *v)
 	put(b, NULL, "pos_embed.weight", v->positions, h, 1);
 	vnorm(b, blk, WB("norm1"), v->norm, h, L);
 	vnorm(b, blk, WB("norm2"), v->norm, h, L);
-	lin(b, attn, WB("qkv"), v->qkv_rows ? v->qkv_rows : 3 * h, h, v->attn_bias, L);
+	if (v->split_qkv) {
+		lin(b, attn, WB("q"), h, h, v->attn_bias, L);
+		lin(b, attn, WB("k"), h, h, v->attn_bias, L);
+		lin(b, attn, WB("v"), h, h, v->attn_bias, L);
+	} else {
+		lin(b, attn, WB("qkv"), v->qkv_rows ? v->qkv_rows : 3 * h, h, v->attn_bias, L);
+	}
 	lin(b, attn, WB("proj"), h, h, v->attn_bias, L);
 	if (v->gated_mlp) {
 		lin(b, mlp, WB("gate_proj"), i, h, v->mlp_bias, L);
@@ -156,7 +162,14 @@ static void qwen_vl(vbuild *b, const mp_vision *v)
 		lin(b, mlp, WB("fc2"), h, i, v->mlp_bias, L);
 	}
 	b->kind = MP_TK_PROJECTOR;
-	if (q3) {
+	if (q3 && v->omni_merger) { /* modeling_qwen3_omni_moe.py Qwen3OmniMoeVisionPatchMerger */
+		vnorm(b, "merger", WB("ln_q"), MP_NORM_LAYER, h, 1);
+		lin(b, "merger", WB("mlp.0"), hm, hm, true, 1);
+		lin(b, "merger", WB("mlp.2"), v->out_hidden, hm, true, 1);
+		vnorm(b, "merger_list.{i}", WB("ln_q"), MP_NORM_LAYER, hm, v->deepstack);
+		lin(b, "merger_list.{i}", WB("mlp.0"), hm, hm, true, v->deepstack);
+		lin(b, "merger_list.{i}", WB("mlp.2"), v->out_hidden, hm, true, v->deepstack);
+	} else if (q3) {
 		vnorm(b, "merger", WB("norm"), v->projector_norm, h, 1);
 		lin(b, "merger", WB("linear_fc1"), hm, hm, true, 1);
 		lin(b, "merger", WB("linear_fc2"), v->out_hidden, hm, true, 1);

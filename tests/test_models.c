@@ -299,6 +299,9 @@ static void test_groundtruth_counts(void **state)
 	} refused[] = {
 	    /* DeepseekV2Config's num_experts_per_tok default is None: no top-k (transformers' own router fails) */
 	    {"deepseek_v2-default", "/model/hf_config/num_experts_per_tok"},
+	    /* Qwen3OmniMoeTextConfig's 28 heads do not divide its 2048 (head_dim 73): transformers builds it, but its
+	     * rotary embedding (74 wide) fails the forward; memplan asks for head_dim */
+	    {"qwen3_omni_moe_thinker-default", "/model/hf_config/text_config/num_attention_heads"},
 	};
 	/* Cases where memplan counts the checkpoint, not the model transformers builds, and by exactly how much. */
 	static const struct {
@@ -1121,7 +1124,8 @@ static void test_utf8_sanitize(void **state)
  *     HyperCLOVAXVisionV2Config.__post_init__) reads as qwen2_5_vl_vision: 9,705,315,072;
  *   - Aya Vision: the default tower (1152 wide, 14 heads) does not build (SiglipAttention); a 422 names
  *     vision_config's num_attention_heads; with 16 heads, 35,449,907,744 (aya-vision-16-heads-variant);
- *   - VideoLLaMA 3, EXAONE 4.5, PaddleOCR-VL, Cosmos3-Edge and Kimi K2.5 (below).
+ *   - VideoLLaMA 3, EXAONE 4.5, PaddleOCR-VL, Cosmos3-Edge, Kimi K2.5, Qwen2.5-Omni's and Qwen3-Omni's Thinkers
+ *     (below).
  */
 static void test_wrappers_v1(void **state)
 {
@@ -1219,6 +1223,37 @@ static void test_wrappers_v1(void **state)
 		                 MP_EINVAL);
 		assert_string_equal(e.field, "/model/hf_config/vision_config/merge_kernel_size");
 	}
+	/* Qwen2.5-Omni's Thinker: the Qwen2.5-VL tower of 3,083,025,152 (q, k, v apart) and the audio encoder: conv1
+	 * 1280 x 128 x 3 + 1280, conv2 1280 x 1280 x 3 + 1280, audio_bos_eos_token 2 x 3584, 32 layers of 19,676,160
+	 * (4 x 1280^2, 3 biases, 2 LayerNorms, fc1 and fc2 of 5120 with biases), ln_post, proj 3584 x 1280 + 3584 =
+	 * 639,647,232; of 11,338,288,896. Audio heads that do not divide d_model: a 422. */
+	assert_int_equal(count_text("{\"model_type\":\"qwen2_5_omni_thinker\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(UINT64_C(639647232), 1280 * 128 * 3 + 1280 + UINT64_C(1280) * 1280 * 3 + 1280 + 2 * 3584 +
+	                                          UINT64_C(32) * 19676160 + 2 * 1280 + UINT64_C(3584) * 1280 + 3584);
+	assert_int_equal(pc.vision, UINT64_C(3083025152) + 639647232);
+	assert_int_equal(pc.total, UINT64_C(11338288896));
+	{
+		mp_error e = MP_ERROR_INIT;
+
+		assert_int_equal(count_text("{\"model_type\":\"qwen2_5_omni_thinker\",\"audio_config\":"
+		                            "{\"encoder_attention_heads\":3}}",
+		                            &pc, &m, &e),
+		                 MP_EINVAL);
+		assert_string_equal(e.field, "/model/hf_config/audio_config/encoder_attention_heads");
+	}
+	/* Qwen3-Omni's Thinker with head_dim 128 (qwen3-omni-moe-head-dim-variant: 18,620,183,664): the Qwen3-VL tower
+	 * of 566,949,104 (its mergers under Qwen2.5-VL's names) and the audio encoder: three Conv2d of 480 (4,800,
+	 * 2,074,080, 2,074,080), conv_out 1280 x 480 x 16, 32 layers of 19,677,440 (a k_proj bias too), ln_post, proj1
+	 * 1280 x 1280 + 1280, proj2 3584 x 1280 + 3584 = 649,894,784 */
+	assert_int_equal(count_text("{\"model_type\":\"qwen3_omni_moe_thinker\",\"text_config\":{\"model_type\":"
+	                            "\"qwen3_omni_moe_text\",\"head_dim\":128}}",
+	                            &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(UINT64_C(649894784), 4800 + 2 * UINT64_C(2074080) + UINT64_C(1280) * 480 * 16 +
+	                                          UINT64_C(32) * 19677440 + 2 * 1280 + UINT64_C(1280) * 1280 + 1280 +
+	                                          UINT64_C(3584) * 1280 + 3584);
+	assert_int_equal(pc.vision, UINT64_C(566949104) + 649894784);
+	assert_int_equal(pc.total, UINT64_C(18620183664));
 }
 
 int main(void)

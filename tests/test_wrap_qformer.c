@@ -1,6 +1,6 @@
 /*
  * test_wrap_qformer.c: the wrappers of model/hf_wrap_qformer.c with their worked numbers (BLIP-2's EVA tower and
- * Q-Former, GOT-OCR 2's SAM tower and projector, DeepSeek-VL hybrid's two towers, Qianfan-OCR's InternViT; totals are tests/ref/hf/groundtruth.json's, transformers 5.24 on the
+ * Q-Former, GOT-OCR 2's SAM tower and projector, DeepSeek-VL hybrid's two towers, Qianfan-OCR's InternViT, Granite 4 Vision's Window Q-Formers, MiniCPM-V's mergers, Ovis2's visual table, MOSS transcribe-diarize's audio encoder; totals are tests/ref/hf/groundtruth.json's, transformers 5.24 on the
  * meta device) and the 422s of their bad configs, each naming its key. The ground-truth and variant tests
  * (test_models, test_inventory, test_inference) hold every case and variant name by name; these hold the arithmetic
  * and the refusals.
@@ -140,6 +140,92 @@ static void test_qianfan_ocr(void **state)
 	assert_int_equal(pc.lm_head, UINT64_C(151936) * 4096);
 }
 
+/*
+ * Granite 4 Vision: transformers 5.24 builds no default (deepstack_layer_map and downsample_rate are None), so the
+ * default is a 422 naming deepstack_layer_map; with "1/4" and two pairs (tools/groundtruth/configs/
+ * granite4_vision-deepstack-variant.json) transformers counts 6,901,582,080: Granite's 6,607,343,616 (untied), CLIP-B/32
+ * 87,456,000, image_newline 4,096 and 6 Window Q-Former downsamplers of 12,617,728 (one layer of 9,451,776 with its
+ * cross-attention, the Q-Former's LayerNorm, query 768, image_positions 16 x 768, a LayerNorm and out_linear
+ * 768 -> 4,096 with its bias).
+ */
+static void test_granite4_vision(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"granite4_vision\"}", &pc, &m, &err), MP_EINVAL);
+	assert_string_equal(err.field, "/model/hf_config/deepstack_layer_map");
+	assert_int_equal(count_text("{\"model_type\":\"granite4_vision\",\"downsample_rate\":\"1/4\","
+	                            "\"deepstack_layer_map\":[[-19,9],[-13,6]]}",
+	                            &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(87456000) + 4096 + 6 * (UINT64_C(9451776) + 1536 + 768 + 16 * 768 + 1536 +
+	                                                              768 * 4096 + 4096));
+	assert_int_equal(pc.vision, UINT64_C(87456000) + 4096 + 6 * UINT64_C(12617728));
+	assert_int_equal(pc.total, UINT64_C(6901582080));
+}
+
+/*
+ * MiniCPM-V 4.6 (MiniCPMV4_6Config defaults: Qwen3.5's text decoder, untied): the SigLIP-style tower with its ViT
+ * merger 135,366,144; the merger's one DownsampleMLP over 4 x 768: pre_norm 6,144, linear_1 3,072^2 + 3,072,
+ * linear_2 4,096 x 3,072 + 4,096 = 22,033,408. MiniCPM-OCR: the same, tied (no lm_head of 248,320 x 4,096).
+ */
+static void test_minicpmv(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"minicpmv4_6\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(135366144) + 6144 + 3072 * 3072 + 3072 + 4096 * 3072 + 4096);
+	assert_int_equal(pc.total, UINT64_C(9111202816));
+	assert_int_equal(count_text("{\"model_type\":\"minicpm_ocr\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.total, UINT64_C(9111202816) - UINT64_C(248320) * 4096);
+	assert_int_equal(pc.total, UINT64_C(8094084096));
+}
+
+/*
+ * Ovis2 (Ovis2Config defaults: Qwen2Config's decoder, tied): the tower with its head 326,002,678 (head_linear 16,379 x
+ * 1,024 and head_norm 2 x 16,379 of it) and visual_embeddings_table 16,384 x the wrapper's hidden_size 1,536.
+ */
+static void test_ovis2(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"ovis2\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(326002678) + 16384 * 1536);
+	assert_int_equal(pc.total, UINT64_C(11778684918));
+}
+
+/*
+ * MOSS transcribe-diarize: the Whisper-style encoder 307,216,384 (conv1 1,024 x 80 x 3, conv2 1,024 x 1,024 x 3,
+ * 1,500 positions, 24 layers) and the adaptor 1,024 x 4,096 + 1,024 x 1,024 + biases + a LayerNorm = 5,246,976, under
+ * Qwen3-0.6B's decoder (the class's text_config defaults, required), tied.
+ */
+static void test_moss_transcribe_diarize(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"moss_transcribe_diarize\"}", &pc, &m, &err), MP_EINVAL);
+	assert_string_equal(err.field, "/model/hf_config/text_config");
+	assert_int_equal(count_text("{\"model_type\":\"moss_transcribe_diarize\",\"text_config\":{\"model_type\":"
+	                            "\"qwen3\",\"hidden_size\":1024,\"intermediate_size\":3072,\"num_hidden_layers\":28,"
+	                            "\"num_attention_heads\":16,\"num_key_value_heads\":8}}",
+	                            &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(307216384) + 1024 * 4096 + 1024 + 1024 * 1024 + 1024 + 2 * 1024);
+	assert_int_equal(pc.total, UINT64_C(908513280));
+}
+
 static void test_bad_configs(void **state)
 {
 	static const struct {
@@ -174,6 +260,22 @@ static void test_bad_configs(void **state)
 	    {"{\"model_type\":\"qianfan_ocr\",\"vision_config\":{\"image_size\":[448]}}",
 	     "/model/hf_config/vision_config/image_size"},
 	    {"{\"model_type\":\"qianfan_ocr\",\"downsample_ratio\":2}", "/model/hf_config/downsample_ratio"},
+	    {"{\"model_type\":\"granite4_vision\",\"deepstack_layer_map\":[],\"downsample_rate\":\"1:4\"}",
+	     "/model/hf_config/downsample_rate"},
+	    {"{\"model_type\":\"granite4_vision\",\"deepstack_layer_map\":[[1]],\"downsample_rate\":\"1/4\"}",
+	     "/model/hf_config/deepstack_layer_map"},
+	    {"{\"model_type\":\"minicpmv4_6\",\"vision_config\":{\"window_kernel_size\":[2]}}",
+	     "/model/hf_config/vision_config/window_kernel_size"},
+	    {"{\"model_type\":\"minicpmv4_7\",\"merger_times\":1000}", "/model/hf_config/merger_times"},
+	    /* untied, lm_head is the wrapper's hidden_size (1536 by default) wide, not the decoder's 4096 */
+	    {"{\"model_type\":\"ovis2\",\"tie_word_embeddings\":false}", "/model/hf_config/hidden_size"},
+	    {"{\"model_type\":\"ovis2\",\"vision_config\":{\"vocab_size\":5}}", "/model/hf_config/vision_config/vocab_size"},
+	    {"{\"model_type\":\"moss_transcribe_diarize\",\"text_config\":{\"model_type\":\"qwen3\"},"
+	     "\"audio_config\":{\"encoder_attention_heads\":7}}",
+	     "/model/hf_config/audio_config/encoder_attention_heads"},
+	    {"{\"model_type\":\"granite4_vision\",\"deepstack_layer_map\":[],\"downsample_rate\":\"1/4\","
+	     "\"vision_config\":{\"hidden_size\":32,\"num_attention_heads\":2}}",
+	     "/model/hf_config/vision_config/hidden_size"},
 	};
 	mp_param_count pc;
 	mp_model m;
@@ -195,6 +297,10 @@ int main(void)
 	    cmocka_unit_test(test_got_ocr2),
 	    cmocka_unit_test(test_deepseek_vl_hybrid),
 	    cmocka_unit_test(test_qianfan_ocr),
+	    cmocka_unit_test(test_granite4_vision),
+	    cmocka_unit_test(test_minicpmv),
+	    cmocka_unit_test(test_ovis2),
+	    cmocka_unit_test(test_moss_transcribe_diarize),
 	    cmocka_unit_test(test_bad_configs),
 	};
 
