@@ -166,6 +166,11 @@ void mpm_read_aria_text(hf_ctx *c, mp_model *m)
 	shared = hf_get_u64(c, KEYS("moe_num_shared_experts"), 2);
 	m->num_shared_experts = shared;
 	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "intermediate_size");
+	/* moe_num_shared_experts 0: AriaSharedExpertsMLP is still built, of width 0, and with mlp_bias its down_proj keeps
+	 * a bias of hidden_size values (the only tensor of it not empty) */
+	if (c->st == MP_OK && shared == 0 && m->mlp_bias)
+		hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.mlp", "shared_experts.down_proj.bias", MP_TK_SHARED_EXPERT,
+		          MP_SPLIT_NONE, MP_STEP_NONE, true, 1, m->hidden_size, m->num_layers);
 	hf_decode_rope(c, m, 1.0);
 }
 
@@ -529,4 +534,177 @@ void mpm_read_cohere_compass_text(hf_ctx *c, mp_model *m)
 	}
 	hf_decode_rope(c, m, 1.0);
 	m->rotary_buffer_sets = (uint32_t)(full + sliding);
+}
+
+/* ModernBERT's decoder (modeling_modernbert_decoder.py): embeddings.tok_embeddings, layers.{i}.attn (q_proj, k_proj,
+ * v_proj, Wo), mlp (Wi: gate and up in one, Wo), mlp_norm, final_norm, the head `decoder` at the top (the reader lists
+ * embeddings.norm, the layers' attn_norm and the prediction head lm_head.dense and lm_head.norm). */
+const mp_names mpm_names_modernbert_decoder = {MP_NAMES_LLAMA_FIELDS,
+                                              .embed = {"embeddings.tok_embeddings.weight", NULL},
+                                              .final_norm = {"final_norm.weight", "final_norm.bias"},
+                                              .lm_head = {"decoder.weight", "decoder.bias"},
+                                              .attn = MP_NAMES_LAYERS ".attn",
+                                              .o = {"Wo.weight", "Wo.bias"},
+                                              .gate_up = {"Wi.weight", "Wi.bias"},
+                                              .down = {"Wo.weight", "Wo.bias"},
+                                              .norms = {{"mlp_norm.weight", "mlp_norm.bias"}}};
+
+/*
+ * ModernBertDecoderConfig (configuration_modernbert_decoder.py): vocab 50368, hidden 768, FFN 1152 (Wi projects to
+ * twice it, a GLU), 22 layers, 12 heads (MHA, head_dim hidden / heads, which they must divide), 8192 positions, tied,
+ * attention_bias, mlp_bias and norm_bias False (LayerNorms without a bias), decoder_bias True, classifier_bias False;
+ * layer_types absent: layer i is full when i % global_attn_every_n_layers (3) == 0, else sliding; the window is
+ * local_attention // 2 (local_attention 128: 64 tokens; the class sets sliding_window from it whatever a config says).
+ * Modules: embeddings.norm after the token embedding, attn_norm on every layer but the first (nn.Identity), mlp_norm,
+ * final_norm; the head is ModernBertDecoderPredictionHead (lm_head.dense hidden x hidden with classifier_bias, then
+ * lm_head.norm) and `decoder` (tied to the embedding, its bias with decoder_bias). Worked example (the defaults):
+ * 149,655,232 parameters.
+ */
+void mpm_read_modernbert_decoder(hf_ctx *c, mp_model *m)
+{
+	uint64_t h, every, local, layers;
+	bool nb, cb;
+	const uint8_t D = MP_ROOT_DECODER;
+
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 50368);
+	m->hidden_size = h = hf_get_u64(c, KEYS("hidden_size"), 768);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 1152);
+	m->num_layers = layers = hf_get_u64(c, KEYS("num_hidden_layers"), 22);
+	m->num_heads = m->num_kv_heads = hf_get_u64(c, KEYS("num_attention_heads"), 12);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 8192);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), true);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->mlp_bias = hf_get_bool(c, KEYS("mlp_bias"), false);
+	m->lm_head_bias = hf_get_bool(c, KEYS("decoder_bias"), true);
+	nb = hf_get_bool(c, KEYS("norm_bias"), false);
+	cb = hf_get_bool(c, KEYS("classifier_bias"), false);
+	every = hf_get_u64(c, KEYS("global_attn_every_n_layers"), 3);
+	local = hf_is_null(c, "local_attention") ? 0 : hf_get_u64(c, KEYS("local_attention"), 128);
+	if (c->st != MP_OK)
+		return;
+	if (m->num_heads == 0 || h % m->num_heads) {
+		/* ModernBertDecoderAttention refuses it */
+		hf_fail_key(c, "num_attention_heads", "hidden_size must be a multiple of num_attention_heads");
+		return;
+	}
+	if (layers == 0 || layers > MP_MAX_LAYERS || every == 0) {
+		hf_fail_key(c, layers == 0 || layers > MP_MAX_LAYERS ? "num_hidden_layers" : "global_attn_every_n_layers",
+		            "num_hidden_layers must be between 1 and 1024, global_attn_every_n_layers at least 1");
+		return;
+	}
+	m->head_dim = h / m->num_heads;
+	m->attn_kind = MP_ATTN_GQA;
+	m->ffn_kind = MP_FFN_GATED;
+	m->norm_kind = nb ? MP_NORM_LAYER : MP_NORM_RMS; /* a LayerNorm without a bias has a weight only */
+	m->norms_per_layer = 1;
+	m->final_norm = true;
+	m->sliding_window = local / 2;
+	if (hf_has(c, "layer_types")) {
+		hf_decode_layer_types(c, m);
+	} else {
+		uint64_t sliding = 0;
+
+		for (uint64_t i = 0; i < layers; i++)
+			sliding += i % every != 0;
+		if (sliding && m->sliding_window == 0) {
+			hf_fail_key(c, "local_attention", "local_attention must be at least 2 tokens (the window is "
+			                                  "local_attention // 2) when some layers slide");
+			return;
+		}
+		m->sliding_window_layers = sliding;
+		if (sliding == 0)
+			m->sliding_window = 0;
+	}
+	if (c->st != MP_OK)
+		return;
+	hf_tensor(m, D, "embeddings.norm", "weight", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+	if (nb)
+		hf_tensor(m, D, "embeddings.norm", "bias", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+	if (layers > 1) {
+		hf_tensor(m, D, "layers.{i}", "attn_norm.weight", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, layers - 1);
+		if (nb)
+			hf_tensor(m, D, "layers.{i}", "attn_norm.bias", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h,
+			          layers - 1);
+	}
+	{
+		const uint8_t top = MP_ROOT_TOP;
+
+		hf_tensor(m, top, "lm_head", "dense.weight", MP_TK_LM_HEAD, MP_SPLIT_NONE, MP_STEP_EXTRA, false, h, h, 1);
+		if (cb)
+			hf_tensor(m, top, "lm_head", "dense.bias", MP_TK_LM_HEAD, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+		hf_tensor(m, top, "lm_head", "norm.weight", MP_TK_LM_HEAD, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+		if (nb)
+			hf_tensor(m, top, "lm_head", "norm.bias", MP_TK_LM_HEAD, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+	}
+	hf_decode_rope(c, m, 1.0);
+	m->rotary_buffer_sets = 2;
+}
+
+/* CPM-Ant (modeling_cpmant.py): cpmant.encoder.layers.{i} with self_att.layernorm_before_attention and
+ * self_att.self_attention.project_q, project_k, project_v, attention_out; ffn.layernorm_before_ffn and
+ * ffn.ffn.w_in.w_0 (gate), w_in.w_1 (up), w_out; encoder.output_layernorm; the embeddings and the position bias are
+ * the reader's, the lm_head at the top. */
+const mp_names mpm_names_cpmant = {MP_NAMES_LLAMA_FIELDS,
+                                   .root = "cpmant.",
+                                   .embed = {NULL, NULL},
+                                   .final_norm = {"encoder.output_layernorm.weight", NULL},
+                                   .layer = "encoder.layers.{i}",
+                                   .attn = "encoder.layers.{i}.self_att.self_attention",
+                                   .q = {"project_q.weight", NULL},
+                                   .k = {"project_k.weight", NULL},
+                                   .v = {"project_v.weight", NULL},
+                                   .o = {"attention_out.weight", NULL},
+                                   .mlp = "encoder.layers.{i}.ffn.ffn",
+                                   .gate = {"w_in.w_0.weight", NULL},
+                                   .up = {"w_in.w_1.weight", NULL},
+                                   .down = {"w_out.weight", NULL},
+                                   .norms = {{"self_att.layernorm_before_attention.weight", NULL},
+                                             {"ffn.layernorm_before_ffn.weight", NULL}}};
+
+/*
+ * CpmAntConfig (CPM-Ant, configuration_cpmant.py): vocab 30720, hidden 4096, 48 layers, 32 heads of dim_head 128 (MHA),
+ * dim_ff 10240 (a gated GELU: w_0 and w_1, then w_out), no biases, weight-only layer norms; input_embedding of vocab +
+ * prompt_types (32) x prompt_length (32) rows, segment_embedding of segment_types (32) rows, the relative position
+ * bias (segment_types^2 + position_bias_num_buckets 512 rows of heads), no RoPE and no position limit; an lm_head of
+ * its own (CpmAntForCausalLM ties nothing: its head has vocab rows, the input embedding more). CpmAntModel.forward
+ * puts prompt_length prompt tokens before every sequence, and the cache keeps them: sequence_length + prompt_length
+ * tokens per layer (mp_model.cache_prefix_tokens). Worked example (the defaults): 9,517,453,312 parameters.
+ */
+void mpm_read_cpmant(hf_ctx *c, mp_model *m)
+{
+	uint64_t h, pt, pl, st, nb, rows;
+	const uint8_t D = MP_ROOT_DECODER;
+
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 30720);
+	m->hidden_size = h = hf_get_u64(c, KEYS("hidden_size"), 4096);
+	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), 48);
+	m->num_heads = m->num_kv_heads = hf_get_u64(c, KEYS("num_attention_heads"), 32);
+	m->head_dim = hf_get_u64(c, KEYS("dim_head"), 128);
+	m->intermediate_size = hf_get_u64(c, KEYS("dim_ff"), 10240);
+	(void)hf_get_bool(c, KEYS("tie_word_embeddings"), true); /* CpmAntForCausalLM ties nothing */
+	m->tie_word_embeddings = false;
+	pt = hf_get_u64(c, KEYS("prompt_types"), 32);
+	pl = hf_get_u64(c, KEYS("prompt_length"), 32);
+	st = hf_get_u64(c, KEYS("segment_types"), 32);
+	nb = hf_get_u64(c, KEYS("position_bias_num_buckets"), 512);
+	if (c->st != MP_OK)
+		return;
+	if (h == 0 || h >= (UINT64_C(1) << 32) || pt > (UINT64_C(1) << 20) || pl > (UINT64_C(1) << 20) ||
+	    st > (UINT64_C(1) << 16) || nb > (UINT64_C(1) << 24) || m->num_layers == 0 || m->num_layers > MP_MAX_LAYERS) {
+		hf_fail_key(c, "hidden_size", "hidden_size must be below 2^32, num_hidden_layers between 1 and 1024, "
+		                              "prompt_types and prompt_length below 2^20, segment_types below 2^16");
+		return;
+	}
+	m->attn_kind = MP_ATTN_GQA;
+	m->ffn_kind = MP_FFN_GATED;
+	m->norm_kind = MP_NORM_RMS; /* CpmAntLayerNorm: one weight */
+	m->norms_per_layer = 2;
+	m->final_norm = true;
+	m->cache_prefix_tokens = pl;
+	snprintf(m->rope_type, sizeof(m->rope_type), "none");
+	rows = m->vocab_size + pt * pl;
+	hf_tensor(m, D, NULL, "input_embedding.weight", MP_TK_EMBEDDING, MP_SPLIT_NONE, MP_STEP_NONE, false, rows, h, 1);
+	hf_tensor(m, D, NULL, "segment_embedding.weight", MP_TK_EMBEDDING, MP_SPLIT_NONE, MP_STEP_NONE, false, st, h, 1);
+	hf_tensor(m, D, "position_bias", "relative_attention_bias", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, false,
+	          st * st + nb, m->num_heads, 1);
 }

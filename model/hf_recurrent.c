@@ -339,3 +339,319 @@ void mpm_read_hrm_text(hf_ctx *c, mp_model *m)
 	hf_tensor(m, MP_ROOT_DECODER, NULL, "z_L_init", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, m->hidden_size, 1);
 	hf_decode_rope(c, m, 1.0);
 }
+
+/* x rounded up to a multiple of m as xLSTM's configuration does it in floating point (round_up_to_next_multiple_of:
+ * int(((x + m - 1) // m) * m), x a float: hidden_size x a factor). */
+static uint64_t xlstm_round_up(double x, uint64_t m)
+{
+	double k = (x + (double)m - 1) / (double)m;
+
+	return m ? (uint64_t)(k < 0 ? 0 : (double)(uint64_t)k) * m : (uint64_t)x;
+}
+
+/* xLSTM (modeling_xlstm.py, the native blocks): backbone.embeddings, blocks.{i}.norm_mlstm and norm_ffn (biases with
+ * use_bias), the gated FFN proj_up_gate, proj_up, proj_down, backbone.out_norm; the mLSTM layer is the reader's. */
+const mp_names mpm_names_xlstm = {MP_NAMES_LLAMA_FIELDS,
+                                  .root = "backbone.",
+                                  .embed = {"embeddings.weight", NULL},
+                                  .final_norm = {"out_norm.weight", NULL},
+                                  .layer = "blocks.{i}",
+                                  .mlp = "blocks.{i}.ffn",
+                                  .gate = {"proj_up_gate.weight", "proj_up_gate.bias"},
+                                  .up = {"proj_up.weight", "proj_up.bias"},
+                                  .down = {"proj_down.weight", "proj_down.bias"},
+                                  .norms = {{"norm_mlstm.weight", "norm_mlstm.bias"}, {"norm_ffn.weight", "norm_ffn.bias"}}};
+/*
+ * xLSTMConfig (xLSTM-7B, configuration_xlstm.py): vocab 50304, hidden_size (embedding_dim) 4096, num_hidden_layers
+ * (num_blocks) 32, 8 heads, untied, use_bias False, weight_mode "single"; each block: norm_mlstm, the mLSTM layer
+ * (xLSTMLayer: q and k hidden -> int(hidden x qk_dim_factor 0.5), v and ogate_preact hidden -> int(hidden x
+ * v_dim_factor 1.0), igate_preact and fgate_preact hidden -> heads with biases always; multihead_norm of heads x
+ * (v_dim // heads); out_proj back), norm_ffn, the gated FFN of round_up(hidden x ffn_proj_factor 2.667,
+ * ffn_round_up_to_multiple_of 64); out_norm; an lm_head of its own (the class ties nothing, whatever
+ * tie_word_embeddings says). weight_mode "fused" is refused: transformers 5.24 cannot build it. The state
+ * (xLSTMCache, in the model's dtype, no serving engine memplan knows): per layer and sequence the matrix memory C
+ * (heads x qk_head_dim x v_head_dim), n (heads x qk_head_dim) and m (heads), where the head widths are the config's
+ * qk_dim and v_dim (hidden x factor rounded up to 64) over the heads; the layer's widths must equal them (its forward
+ * copies its state into the cache), so a factor that leaves a width off a multiple of 64 is refused.
+ * Worked example (the defaults): 6,865,424,896 parameters; 8 x (256 x 512 + 256 + 1) values per layer and sequence.
+ */
+void mpm_read_xlstm(hf_ctx *c, mp_model *m)
+{
+	uint64_t h, e, layers, blocks, H, qk, v, qkr, vr, f, hd;
+	double qf, vf, ff;
+	bool bias, fused;
+	const cJSON *wm = cJSON_GetObjectItemCaseSensitive(c->cfg, "weight_mode");
+	const char *p = "blocks.{i}.mlstm_layer";
+	const uint8_t D = MP_ROOT_DECODER;
+
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 50304);
+	/* xLSTMConfig's hidden_size and num_hidden_layers default to 4096 and 32 (not None): embedding_dim and
+	 * num_blocks default to them, never the other way */
+	h = hf_get_u64(c, KEYS("hidden_size"), 4096);
+	e = hf_get_u64(c, KEYS("embedding_dim"), h);
+	layers = hf_get_u64(c, KEYS("num_hidden_layers"), 32);
+	blocks = hf_get_u64(c, KEYS("num_blocks"), layers);
+	H = hf_get_u64(c, KEYS("num_heads"), 8);
+	/* xLSTMForCausalLM declares no tied weights: its lm_head is its own whatever tie_word_embeddings says */
+	(void)hf_get_bool(c, KEYS("tie_word_embeddings"), false);
+	m->tie_word_embeddings = false;
+	bias = hf_get_bool(c, KEYS("use_bias"), false);
+	qf = hf_get_double(c, c->cfg, "qk_dim_factor", 0.5);
+	vf = hf_get_double(c, c->cfg, "v_dim_factor", 1.0);
+	ff = hf_get_double(c, c->cfg, "ffn_proj_factor", 2.667);
+	f = hf_get_u64(c, KEYS("ffn_round_up_to_multiple_of"), 64);
+	if (c->st != MP_OK)
+		return;
+	if (wm && !cJSON_IsNull(wm) &&
+	    !(cJSON_IsString(wm) && (strcmp(wm->valuestring, "single") == 0 || strcmp(wm->valuestring, "fused") == 0))) {
+		hf_fail_key(c, "weight_mode", "weight_mode must be \"single\" or \"fused\"");
+		return;
+	}
+	fused = cJSON_IsString(wm) && strcmp(wm->valuestring, "fused") == 0;
+	if (fused) {
+		/* xLSTMPreTrainedModel._init_weights slices ifgate_preact's bias by num_heads against a 2 x heads bias */
+		hf_fail_key(c, "weight_mode", "weight_mode \"fused\" is not built by transformers 5.24 (xLSTMPreTrainedModel."
+		                              "_init_weights fails on ifgate_preact's bias); \"single\" is");
+		return;
+	}
+	if (e != h || blocks != layers) {
+		/* xLSTMModel builds num_blocks blocks of embedding_dim, its cache num_hidden_layers states of hidden_size */
+		hf_fail_key(c, e != h ? "embedding_dim" : "num_blocks",
+		            "embedding_dim must equal hidden_size and num_blocks num_hidden_layers (xLSTMModel builds the "
+		            "blocks from one and the cache from the other; both default to hidden_size 4096 and 32 layers)");
+		return;
+	}
+	if (h == 0 || h >= (UINT64_C(1) << 32) || layers == 0 || layers > MP_MAX_LAYERS || H == 0 || H > 4096 || qf <= 0 ||
+	    vf <= 0 || ff <= 0 || qf > 64 || vf > 64 || ff > 64 || f == 0 || f > 65536) {
+		hf_fail_key(c, "hidden_size", "hidden_size must be below 2^32, num_hidden_layers between 1 and 1024, num_heads "
+		                              "between 1 and 4096, the factors in (0, 64]");
+		return;
+	}
+	qk = (uint64_t)((double)h * qf);
+	v = (uint64_t)((double)h * vf);
+	qkr = xlstm_round_up((double)h * qf, 64);
+	vr = xlstm_round_up((double)h * vf, 64);
+	if (qk % H || v % H) {
+		/* the layer splits q, k and v into num_heads heads */
+		hf_fail_key(c, "num_heads", "num_heads must divide hidden_size x qk_dim_factor and hidden_size x v_dim_factor");
+		return;
+	}
+	if (qk != qkr || v != vr) {
+		hf_fail_key(c, qk != qkr ? "qk_dim_factor" : "v_dim_factor",
+		            "hidden_size x qk_dim_factor and hidden_size x v_dim_factor must be multiples of 64: xLSTMLayer's "
+		            "widths are them unrounded, xLSTMCache's them rounded up to 64, and the forward fails otherwise");
+		return;
+	}
+	m->hidden_size = h;
+	m->num_layers = layers;
+	m->intermediate_size = xlstm_round_up((double)h * ff, f);
+	m->mlp_bias = bias;
+	m->num_heads = m->num_kv_heads = m->head_dim = 0;
+	m->ffn_kind = MP_FFN_GATED;
+	m->norm_kind = bias ? MP_NORM_LAYER : MP_NORM_RMS; /* xLSTMRMSNorm: a weight, and a bias with use_bias */
+	m->norms_per_layer = 2;
+	m->final_norm = true;
+	m->layer_pattern = true;
+	for (uint64_t i = 0; i < layers; i++)
+		m->layer_flags[i] = MP_LAYER_SSM | MP_LAYER_FFN;
+	m->ssm.kind = MP_SSM_LISTED;
+	m->ssm.d_inner = v;
+	m->ssm.listed_model_values = H * ((qkr / H) * (vr / H) + qkr / H + 1);
+	m->ssm.listed_fp32_values = 0;
+	m->attn_kind = MP_ATTN_GQA;
+	snprintf(m->rope_type, sizeof(m->rope_type), "none");
+	{
+		static const char *const w[4] = {"q.weight", "k.weight", "v.weight", "ogate_preact.weight"};
+		static const char *const b[4] = {"q.bias", "k.bias", "v.bias", "ogate_preact.bias"};
+		static const char *const g[2] = {"igate_preact.weight", "fgate_preact.weight"};
+		static const char *const gb[2] = {"igate_preact.bias", "fgate_preact.bias"};
+
+		for (int i = 0; i < 4; i++) {
+			uint64_t rows = i < 2 ? qk : v;
+
+			hf_tensor(m, D, p, w[i], MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_MIXER_IN, false, rows, h, layers);
+			if (bias)
+				hf_tensor(m, D, p, b[i], MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1, rows, layers);
+		}
+		for (int i = 0; i < 2; i++) {
+			hf_tensor(m, D, p, g[i], MP_TK_RECURRENT, MP_SPLIT_NONE, MP_STEP_MIXER_IN, false, H, h, layers);
+			hf_tensor(m, D, p, gb[i], MP_TK_RECURRENT, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, H, layers);
+		}
+	}
+	hd = v / H;
+	hf_tensor(m, D, p, "multihead_norm.weight", MP_TK_RECURRENT, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, H * hd, layers);
+	if (bias)
+		hf_tensor(m, D, p, "multihead_norm.bias", MP_TK_RECURRENT, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, H * hd,
+		          layers);
+	hf_tensor(m, D, p, "out_proj.weight", MP_TK_RECURRENT, MP_SPLIT_COLS, MP_STEP_MIXER_OUT, false, h, v, layers);
+	if (bias)
+		hf_tensor(m, D, p, "out_proj.bias", MP_TK_RECURRENT, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, layers);
+	c->names = &mpm_names_xlstm;
+}
+
+/*
+ * DoryConfig (Dory, configuration_dory.py): vocab 131072, hidden 2560, FFN 7168, 36 layers (8 input, 20 recurrent, 8
+ * output: n_recurrent_layers null = the rest), 16 heads, kv 4, head_dim 256, 8192 positions, untied, attention_bias
+ * and mlp_bias False, sliding_window 1024; layer_types absent: layer i full when (i + 1) % 4 == 0, else sliding. A
+ * released config.json lists an attention block and an "mlp" block per layer and doubles the counts: the class halves
+ * them (layer_types[::2], num_hidden_layers, n_input_layers, n_recurrent_layers and n_output_layers // 2), so does
+ * memplan. The recurrent layers run n_recurrent_loops (2) times per token (DoryModel.forward); with
+ * recurrent_kv_cache_mode "per_loop" each loop keeps its own copy of their cache (the cache has n_input +
+ * n_recurrent x loops + n_output layers), with "last_loop" only the last loop writes one. Layers (DoryDecoderLayer,
+ * nGPT on the unit sphere): q, k, v, o (attention_bias) and a sigmoid gate_proj (hidden -> heads x head_dim), sqk and
+ * s_gate (heads x head_dim); the gated MLP (mlp_bias) with suv_gate and suv_up (FFN); lambda_1 and lambda_2
+ * (hidden); L2 norms without parameters; lm_head with a logit_scale per token (vocab). The layers' weights are
+ * counted once (shared_block_params) and run per loop. Worked example (the defaults): 3,975,229,440 parameters, 56
+ * cache layers (8 + 20 x 2 + 8).
+ */
+void mpm_read_dory(hf_ctx *c, mp_model *m)
+{
+	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types"), *v, *mode;
+	uint64_t L, in, out, rec, loops, h, q, kvw, f, step = 1, n = 0, sliding = 0, cache_layers, window;
+	bool released = false, last_only = false, full[MP_MAX_LAYERS] = {false};
+	const uint8_t D = MP_ROOT_DECODER;
+
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 131072);
+	m->hidden_size = h = hf_get_u64(c, KEYS("hidden_size"), 2560);
+	m->intermediate_size = f = hf_get_u64(c, KEYS("intermediate_size"), 7168);
+	L = hf_get_u64(c, KEYS("num_hidden_layers"), 36);
+	m->num_heads = hf_get_u64(c, KEYS("num_attention_heads"), 16);
+	m->num_kv_heads = hf_get_u64(c, KEYS("num_key_value_heads"), 4);
+	m->head_dim = hf_get_u64(c, KEYS("head_dim"), 256);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings"), 8192);
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), false);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->mlp_bias = hf_get_bool(c, KEYS("mlp_bias"), false);
+	window = hf_window(c, "sliding_window", 1024);
+	in = hf_get_u64(c, KEYS("n_input_layers"), 8);
+	out = hf_get_u64(c, KEYS("n_output_layers"), 8);
+	loops = hf_get_u64(c, KEYS("n_recurrent_loops"), 2);
+	mode = cJSON_GetObjectItemCaseSensitive(c->cfg, "recurrent_kv_cache_mode");
+	if (c->st != MP_OK)
+		return;
+	if (mode && !cJSON_IsNull(mode) &&
+	    !(cJSON_IsString(mode) &&
+	      (strcmp(mode->valuestring, "per_loop") == 0 || strcmp(mode->valuestring, "last_loop") == 0))) {
+		hf_fail_key(c, "recurrent_kv_cache_mode", "recurrent_kv_cache_mode must be \"per_loop\" or \"last_loop\"");
+		return;
+	}
+	last_only = cJSON_IsString(mode) && strcmp(mode->valuestring, "last_loop") == 0;
+	if (cJSON_IsArray(lt)) {
+		cJSON_ArrayForEach(v, lt)
+			if (cJSON_IsString(v) && strcmp(v->valuestring, "mlp") == 0)
+				released = true;
+	} else if (lt && !cJSON_IsNull(lt)) {
+		hf_fail_key(c, "layer_types", "layer_types must be a list");
+		return;
+	}
+	if (released) { /* DoryConfig.__post_init__: each (attention, mlp) pair is one layer */
+		step = 2;
+		L /= 2, in /= 2, out /= 2;
+	}
+	rec = !hf_has(c, "n_recurrent_layers") ? L - (in + out <= L ? in + out : L)
+	                                           : hf_get_u64(c, KEYS("n_recurrent_layers"), 0) / step;
+	if (c->st != MP_OK)
+		return;
+	if (in + rec + out != L || L == 0 || L > MP_MAX_LAYERS) {
+		hf_fail_key(c, "n_recurrent_layers", "n_input_layers + n_recurrent_layers + n_output_layers must equal "
+		                                     "num_hidden_layers (at most 1024)");
+		return;
+	}
+	if (loops == 0 || loops > 1024) {
+		hf_fail_key(c, "n_recurrent_loops", "n_recurrent_loops must be between 1 and 1024");
+		return;
+	}
+	if (cJSON_IsArray(lt)) {
+		uint64_t k = 0;
+
+		cJSON_ArrayForEach(v, lt)
+		{
+			bool fa = cJSON_IsString(v) && strcmp(v->valuestring, "full_attention") == 0;
+			bool sl = cJSON_IsString(v) && strcmp(v->valuestring, "sliding_attention") == 0;
+
+			if (k++ % step)
+				continue;
+			if ((!fa && !sl) || n >= L) {
+				hf_fail_key(c, "layer_types", "layer_types must list \"sliding_attention\" or \"full_attention\" for "
+				                              "each layer (a released config: each followed by \"mlp\")");
+				return;
+			}
+			full[n++] = fa;
+		}
+		if (n != L) {
+			hf_fail_key(c, "layer_types", "layer_types must have one entry per layer (num_hidden_layers)");
+			return;
+		}
+	} else {
+		for (uint64_t i = 0; i < L; i++)
+			full[i] = (i + 1) % 4 == 0;
+	}
+	cache_layers = in + out + rec * (last_only ? 1 : loops);
+	if (cache_layers > MP_MAX_LAYERS) {
+		hf_fail_key(c, "n_recurrent_loops", "the cache's layers (n_input + n_recurrent x loops + n_output) must be at "
+		                                    "most 1024");
+		return;
+	}
+	for (uint64_t i = 0; i < L; i++)
+		sliding += !full[i] * (in <= i && i < in + rec ? (last_only ? 1 : loops) : 1);
+	if (sliding && window == 0) {
+		hf_fail_key(c, "sliding_window", "sliding_window must be a positive number of tokens when some layers slide");
+		return;
+	}
+	m->num_layers = cache_layers;
+	m->sliding_window = sliding ? window : 0;
+	m->sliding_window_layers = sliding;
+	m->attn_kind = MP_ATTN_GQA;
+	m->ffn_kind = MP_FFN_GATED;
+	m->norm_kind = MP_NORM_NONE;
+	m->norms_per_layer = 4;
+	m->final_norm = false;
+	m->shared_block_params = true;
+	q = m->num_heads * m->head_dim, kvw = m->num_kv_heads * m->head_dim;
+	{
+		const char *at = "layers.{i}.self_attn", *mlp = "layers.{i}.mlp";
+		uint64_t uses = in + out + rec * loops;
+		mp_tensor_spec s = {.root = D, .path = at, .kind = MP_TK_ATTENTION, .view = MP_VIEW_LINEAR, .count = L,
+		                    .uses = uses, .rows = q, .cols = h, .split = MP_SPLIT_ROWS, .step = MP_STEP_QKV};
+		bool ab = m->qkv_bias, mb = m->mlp_bias;
+
+		s.leaf = "q_proj.weight";
+		mp_inventory_add(&m->inv, &s);
+		s.leaf = "k_proj.weight", s.rows = kvw, s.split = MP_SPLIT_KV_ROWS, s.kv_heads = m->num_kv_heads;
+		mp_inventory_add(&m->inv, &s);
+		s.leaf = "v_proj.weight";
+		mp_inventory_add(&m->inv, &s);
+		s.leaf = "o_proj.weight", s.rows = h, s.cols = q, s.split = MP_SPLIT_COLS, s.step = MP_STEP_O, s.kv_heads = 0;
+		mp_inventory_add(&m->inv, &s);
+		s.leaf = "gate_proj.weight", s.rows = q, s.cols = h, s.split = MP_SPLIT_ROWS, s.step = MP_STEP_EXTRA;
+		mp_inventory_add(&m->inv, &s);
+		if (ab) {
+			hf_tensor(m, D, at, "q_proj.bias", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1, q, L);
+			hf_tensor(m, D, at, "k_proj.bias", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1, kvw, L);
+			hf_tensor(m, D, at, "v_proj.bias", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1, kvw, L);
+			hf_tensor(m, D, at, "o_proj.bias", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+		}
+		hf_tensor(m, D, at, "sqk", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, q, L);
+		hf_tensor(m, D, at, "s_gate", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, q, L);
+		s.path = mlp, s.kind = MP_TK_MLP, s.rows = f, s.cols = h, s.split = MP_SPLIT_ROWS, s.step = MP_STEP_MLP_GATE_UP;
+		s.leaf = "gate_proj.weight";
+		mp_inventory_add(&m->inv, &s);
+		s.leaf = "up_proj.weight";
+		mp_inventory_add(&m->inv, &s);
+		s.leaf = "down_proj.weight", s.rows = h, s.cols = f, s.split = MP_SPLIT_COLS, s.step = MP_STEP_MLP_DOWN;
+		mp_inventory_add(&m->inv, &s);
+		if (mb) {
+			hf_tensor(m, D, mlp, "gate_proj.bias", MP_TK_MLP, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1, f, L);
+			hf_tensor(m, D, mlp, "up_proj.bias", MP_TK_MLP, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1, f, L);
+			hf_tensor(m, D, mlp, "down_proj.bias", MP_TK_MLP, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+		}
+		hf_tensor(m, D, mlp, "suv_gate", MP_TK_MLP, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1, f, L);
+		hf_tensor(m, D, mlp, "suv_up", MP_TK_MLP, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1, f, L);
+		hf_tensor(m, D, "layers.{i}", "lambda_1", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+		hf_tensor(m, D, "layers.{i}", "lambda_2", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+		hf_tensor(m, MP_ROOT_TOP, "lm_head", "logit_scale", MP_TK_LM_HEAD, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1,
+		          m->vocab_size, 1);
+	}
+	hf_decode_rope(c, m, 1.0);
+	m->rotary_buffer_sets = 2;
+}

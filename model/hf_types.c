@@ -374,3 +374,44 @@ void mpm_read_gpt_oss(hf_ctx *c, mp_model *m)
 		m->checkpoint_format[MP_TC_EXPERTS] = MP_DTYPE_MXFP4;
 }
 
+
+/*
+ * DogeConfig (Doge, configuration_doge.py): vocab 32768, hidden 1024, FFN 2048, 32 layers, 8 heads, kv 8 (absent:
+ * heads), head_dim hidden / heads, 2048 positions, untied, attention_bias and mlp_bias False, sliding_window null
+ * (set: every layer slides). DogeAttention (modeling_doge.py): Llama's q, k, v, o with per-head q_norm and k_norm, the
+ * dynamic mask's A (kv heads) and dt_proj (kv x head_dim -> kv, attention_bias); each layer's input_residual and
+ * post_attention_residual (hidden); with is_moe the MLP is DogeCDMoE: the dense gated MLP (its shared expert) plus
+ * router_gate (hidden -> 2 x floor(sqrt(num_experts))) and the retrieval experts' down_embed and up_embed tables
+ * (num_experts x hidden each). Worked example (the defaults): 403,055,872 parameters.
+ */
+void mpm_read_doge(hf_ctx *c, mp_model *m)
+{
+	static const mpm_dense d = {.vocab_size = 32768, .hidden_size = 1024, .intermediate_size = 2048, .num_layers = 32,
+	                            .num_heads = 8, .max_positions = 2048, .norms = 2, .window_rule = MPM_WINDOW_ALL,
+	                            .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY | MPM_QK_NORM};
+	uint64_t kv, L, h;
+	const uint8_t D = MP_ROOT_DECODER;
+
+	mpm_read_dense(c, &d, m);
+	if (c->st != MP_OK)
+		return;
+	kv = m->num_kv_heads, L = m->num_layers, h = m->hidden_size;
+	hf_tensor(m, D, "layers.{i}.self_attn", "A", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, kv, L);
+	hf_tensor(m, D, "layers.{i}.self_attn", "dt_proj.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_EXTRA, false, kv,
+	          hf_mul(c, kv, m->head_dim, "num_key_value_heads"), L);
+	if (m->qkv_bias)
+		hf_tensor(m, D, "layers.{i}.self_attn", "dt_proj.bias", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          kv, L);
+	hf_tensor(m, D, "layers.{i}", "input_residual", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, D, "layers.{i}", "post_attention_residual", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	if (hf_get_bool(c, KEYS("is_moe"), false)) {
+		uint64_t e = hf_get_u64(c, KEYS("num_experts"), 16384), keys = 0;
+
+		while ((keys + 1) * (keys + 1) <= e) /* math.floor(math.sqrt(num_experts)) */
+			keys++;
+		hf_tensor(m, D, "layers.{i}.mlp", "router_gate.weight", MP_TK_MLP, MP_SPLIT_NONE, MP_STEP_EXTRA, false,
+		          2 * keys, h, L);
+		hf_tensor(m, D, "layers.{i}.mlp", "down_embed.weight", MP_TK_MLP, MP_SPLIT_NONE, MP_STEP_NONE, false, e, h, L);
+		hf_tensor(m, D, "layers.{i}.mlp", "up_embed.weight", MP_TK_MLP, MP_SPLIT_NONE, MP_STEP_NONE, false, e, h, L);
+	}
+}

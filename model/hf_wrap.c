@@ -113,6 +113,9 @@ static const wrap_extra wrap_extras[] = {
     {"qwen3_omni_moe_thinker", NULL, 0, NULL, false, 3},
 };
 
+static void kimi_put(mp_model *m, uint8_t root, const char *path, const char *leaf, mp_tensor_kind k, uint64_t rows,
+                     uint64_t cols, uint64_t count);
+
 /* w's extras, or none (every member zero). */
 static wrap_extra wrap_extra_of(const char *name)
 {
@@ -131,6 +134,8 @@ enum {
 	WRAP_PROJ_PADDLE,    /* PaddleOCRProjector: pre_norm, linear_1 over merge^2 patches, linear_2 */
 	WRAP_PROJ_COSMOS3_EDGE, /* Cosmos3EdgePatchMerger: norm, linear_fc1 over merge^2 patches, linear_fc2 */
 	WRAP_PROJ_KIMI,      /* Kimi K2.5's MoonViT tower and mm_projector, listed by the reader (kimi_k25_tower) */
+	WRAP_PROJ_ARIA,      /* AriaProjector: learned queries, a cross-attention over the patches, an MLP */
+	WRAP_PROJ_GLM_OCR,   /* GLM-OCR's own tower with its merger, listed by the reader (glm_ocr_tower) */
 };
 
 /* The wrappers' projectors other than their tower's usual one (mp_vision.projector), listed by the reader when the
@@ -274,6 +279,11 @@ static const wrap_row wraps[] = {
     /* Qwen3OmniMoeThinkerConfig: its Qwen3-MoE decoder, the Qwen3-VL tower under model.visual and the audio encoder
      * with a 2-D convolution front end under model.audio_tower (omni_audio), untied */
     {.name = "qwen3_omni_moe_thinker", .text_type = "qwen3_omni_moe_text", .vision_type = "qwen3_omni_moe_vision_encoder"},
+    /* AriaConfig: Aria's MoE decoder (aria_text), the Idefics3 SigLIP tower under model.vision_tower, AriaProjector
+     * under model.multi_modal_projector, untied */
+    {.name = "aria", .text_type = "aria_text", .vision_type = "idefics3_vision", .projector = WRAP_PROJ_ARIA},
+    /* GlmOcrConfig: its GLM-4 decoder (glm_ocr_text) and tower (glm_ocr_tower), untied */
+    {.name = "glm_ocr", .text_type = "glm_ocr_text", .vision_type = "glm_ocr_vision", .projector = WRAP_PROJ_GLM_OCR},
 };
 
 /* How many entries a key holds: a list's length, 1 for a number (vision_feature_layer, deepstack_visual_indexes). */
@@ -839,6 +849,77 @@ static void glm4v_tower(hf_ctx *top, mp_model *m)
 }
 
 /*
+ * AriaProjector (modeling_aria.py): query, max(projector_patch_to_query_dict's values) (AriaConfig's default {1225:
+ * 128, 4900: 256}: 256) learned queries of the tower's width h; cross_attn: q_proj, k_proj, v_proj h x h without
+ * biases, multihead_attn (nn.MultiheadAttention of vision_config.num_attention_heads: in_proj 3h x h and out_proj h x
+ * h, biased), linear h x h biased, layer_norm and layer_norm_kv LayerNorms of h; layer_norm of h; feed_forward
+ * linear_in h -> the decoder's width and linear_out the decoder's square, without biases. Default (h 1152, decoder
+ * 4096): 256 x 1152 + 3 x 1152^2 + (3 x 1152^2 + 3 x 1152) + 2 x (1152^2 + 1152) + 6 x 1152 + 4096 x 1152 + 4096^2 =
+ * 32,420,224. Errors: a 422 on projector_patch_to_query_dict when it is not an object of positive integers, on
+ * vision_config.num_attention_heads when it does not divide h (MultiheadAttention asserts).
+ */
+static void aria_projector(hf_ctx *c, mp_model *m)
+{
+	const cJSON *pq = cJSON_GetObjectItemCaseSensitive(c->cfg, "projector_patch_to_query_dict"), *e;
+	const cJSON *vc = cJSON_GetObjectItemCaseSensitive(c->cfg, "vision_config");
+	uint64_t h = m->vision.hidden, out = m->hidden_size, q = 256, heads = 16;
+	const char *ca = "cross_attn";
+
+	if (pq && !cJSON_IsNull(pq)) {
+		q = 0;
+		if (!cJSON_IsObject(pq) || cJSON_GetArraySize(pq) == 0) {
+			hf_fail_key(c, "projector_patch_to_query_dict",
+			            "projector_patch_to_query_dict must be an object of patch counts to query counts");
+			return;
+		}
+		cJSON_ArrayForEach(e, pq)
+		{
+			if (!cJSON_IsNumber(e) || e->valuedouble < 1 || e->valuedouble > (double)(UINT64_C(1) << 24) ||
+			    e->valuedouble != (double)(uint64_t)e->valuedouble) {
+				hf_fail_key(c, "projector_patch_to_query_dict",
+				            "projector_patch_to_query_dict's query counts must be integers from 1 to 2^24");
+				return;
+			}
+			if ((uint64_t)e->valuedouble > q)
+				q = (uint64_t)e->valuedouble;
+		}
+	}
+	if (cJSON_IsObject(vc)) { /* Idefics3VisionConfig's num_attention_heads: 16 */
+		char pointer[96];
+		hf_ctx v;
+
+		snprintf(pointer, sizeof(pointer), "%s/vision_config", c->pointer);
+		v = (hf_ctx){vc, pointer, c->err, c->st, NULL, NULL, c->decode_type};
+		heads = hf_get_u64(&v, KEYS("num_attention_heads"), 16);
+		if (v.st == MP_OK && (heads == 0 || h % heads != 0))
+			hf_fail_key(&v, "num_attention_heads",
+			            "the image tower's num_attention_heads must divide its hidden_size (AriaCrossAttention's "
+			            "nn.MultiheadAttention)");
+		c->st = v.st;
+		if (c->st != MP_OK)
+			return;
+	}
+	kimi_put(m, MP_ROOT_PROJECTOR, NULL, "query", MP_TK_PROJECTOR, q, h, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, ca, "q_proj.weight", MP_TK_PROJECTOR, h, h, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, ca, "k_proj.weight", MP_TK_PROJECTOR, h, h, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, ca, "v_proj.weight", MP_TK_PROJECTOR, h, h, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, "cross_attn.multihead_attn", "in_proj_weight", MP_TK_PROJECTOR, 3 * h, h, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, "cross_attn.multihead_attn", "in_proj_bias", MP_TK_PROJECTOR, 1, 3 * h, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, "cross_attn.multihead_attn", "out_proj.weight", MP_TK_PROJECTOR, h, h, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, "cross_attn.multihead_attn", "out_proj.bias", MP_TK_PROJECTOR, 1, h, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, ca, "linear.weight", MP_TK_PROJECTOR, h, h, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, ca, "linear.bias", MP_TK_PROJECTOR, 1, h, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, ca, "layer_norm.weight", MP_TK_PROJECTOR, 1, h, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, ca, "layer_norm.bias", MP_TK_PROJECTOR, 1, h, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, ca, "layer_norm_kv.weight", MP_TK_PROJECTOR, 1, h, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, ca, "layer_norm_kv.bias", MP_TK_PROJECTOR, 1, h, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, NULL, "layer_norm.weight", MP_TK_PROJECTOR, 1, h, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, NULL, "layer_norm.bias", MP_TK_PROJECTOR, 1, h, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, "feed_forward", "linear_in.weight", MP_TK_PROJECTOR, out, h, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, "feed_forward", "linear_out.weight", MP_TK_PROJECTOR, out, out, 1);
+}
+
+/*
  * The projectors of wrappers_v1's rows, from the tower's width h (m->vision.hidden) to the decoder's (out):
  *   LFM2-VL (modeling_lfm2_vl.py Lfm2VlMultiModalProjector): in = h x downsample_factor^2 (2); a LayerNorm of in
  *     when projector_use_layernorm (True); linear_1 in -> projector_hidden_size (2560) and linear_2 to out, biased
@@ -860,6 +941,10 @@ static void wrap_projector_v1(hf_ctx *c, const wrap_row *w, mp_model *m)
 {
 	uint64_t h = m->vision.hidden, out = m->hidden_size, ds, in;
 
+	if (w->projector == WRAP_PROJ_ARIA) {
+		aria_projector(c, m);
+		return;
+	}
 	if (w->projector == WRAP_PROJ_PADDLE || w->projector == WRAP_PROJ_COSMOS3_EDGE) {
 		bool paddle = w->projector == WRAP_PROJ_PADDLE;
 		uint64_t hm = hf_mul(c, hf_mul(c, m->vision.merge, m->vision.merge, "spatial_merge_size"), h,
@@ -1058,6 +1143,87 @@ static void kimi_k25_tower(hf_ctx *top, mp_model *m)
 	kimi_put(m, MP_ROOT_PROJECTOR, NULL, "in_proj.bias", MP_TK_PROJECTOR, 1, hm, 1);
 	kimi_put(m, MP_ROOT_PROJECTOR, NULL, "out_proj.weight", MP_TK_PROJECTOR, out, hm, 1);
 	kimi_put(m, MP_ROOT_PROJECTOR, NULL, "out_proj.bias", MP_TK_PROJECTOR, 1, out, 1);
+}
+
+/*
+ * GLM-OCR's tower (modeling_glm_ocr.py GlmOcrVisionModel; GlmOcrVisionConfig: depth 24, hidden_size 1024, num_heads
+ * 16, attention_bias True, 14 px patches x 2 frames, spatial_merge_size 2, out_hidden_size 1536, intermediate_size
+ * 4096) under model.visual: the 3-D patch convolution with a bias; blocks of RMSNorms norm1 and norm2, a fused qkv and
+ * proj, q_norm and k_norm of head_dim (hidden // num_heads), a gated MLP of intermediate_size, every projection biased
+ * when attention_bias; post_layernorm; downsample, a convolution over merge x merge patches to out_hidden_size with a
+ * bias; the merger: proj out x out, post_projection_norm a LayerNorm, a gated MLP of out x in_channels, no biases. No
+ * position table (rotary). Default: 434,120,192. Errors: a 422 naming the key of a size of 0 or past the bounds below.
+ */
+static void glm_ocr_tower(hf_ctx *top, mp_model *m)
+{
+	const cJSON *vc = cJSON_GetObjectItemCaseSensitive(top->cfg, "vision_config");
+	char pointer[96];
+	hf_ctx c;
+	uint64_t h, L, heads, ch, patch, tp, merge, out, inter, hd;
+	bool bias;
+	const char *blk = "blocks.{i}", *attn = "blocks.{i}.attn", *mlp = "blocks.{i}.mlp";
+	const uint8_t T = MP_ROOT_TOWER;
+
+	if (vc && !cJSON_IsNull(vc) && !cJSON_IsObject(vc)) {
+		hf_fail_key(top, "vision_config", "vision_config must be an object (the image tower's config)");
+		return;
+	}
+	snprintf(pointer, sizeof(pointer), "%s/vision_config", top->pointer);
+	c = (hf_ctx){cJSON_IsObject(vc) ? vc : NULL, pointer, top->err, top->st, NULL, NULL, top->decode_type};
+	L = hf_get_u64(&c, KEYS("depth", "num_hidden_layers"), 24);
+	h = hf_get_u64(&c, KEYS("hidden_size"), 1024);
+	heads = hf_get_u64(&c, KEYS("num_heads", "num_attention_heads"), 16);
+	bias = hf_get_bool(&c, KEYS("attention_bias"), true);
+	ch = hf_get_u64(&c, KEYS("in_channels"), 3);
+	patch = square_side(&c, "patch_size", 14);
+	tp = square_side(&c, "temporal_patch_size", 2);
+	merge = hf_get_u64(&c, KEYS("spatial_merge_size"), 2);
+	out = hf_get_u64(&c, KEYS("out_hidden_size"), 1536);
+	inter = hf_get_u64(&c, KEYS("intermediate_size"), 4096);
+	if (c.st == MP_OK && (h == 0 || L == 0 || patch == 0 || merge == 0 || tp == 0 || ch == 0 || heads == 0 ||
+	                      heads > h || h > (UINT64_C(1) << 20) || out == 0 || out > (UINT64_C(1) << 20) ||
+	                      inter == 0 || inter > (UINT64_C(1) << 24) || L > MP_MAX_LAYERS || ch > 256 || merge > 64 ||
+	                      tp > 64))
+		hf_fail_key(&c, heads == 0 || heads > h ? "num_heads" : "hidden_size",
+		            "the image tower needs a width and out_hidden_size from 1 to 2^20, num_heads from 1 to the width, "
+		            "intermediate_size from 1 to 2^24, 1 to 1024 layers, in_channels from 1 to 256, spatial_merge_size "
+		            "and temporal_patch_size from 1 to 64");
+	top->st = c.st;
+	if (top->st != MP_OK)
+		return;
+	hd = h / heads;
+	mp_inventory_root(&m->inv, T, "model.visual.");
+	{
+		uint64_t conv[5] = {h, ch, tp, patch, patch}, down[4] = {out, h, merge, merge};
+
+		hf_shape(m, T, "patch_embed", "proj.weight", MP_TK_VISION, 0, conv, 5, 1);
+		kimi_put(m, T, "patch_embed", "proj.bias", MP_TK_VISION, 1, h, 1);
+		hf_shape(m, T, NULL, "downsample.weight", MP_TK_VISION, 0, down, 4, 1);
+		kimi_put(m, T, NULL, "downsample.bias", MP_TK_VISION, 1, out, 1);
+	}
+	kimi_put(m, T, blk, "norm1.weight", MP_TK_VISION, 1, h, L);
+	kimi_put(m, T, blk, "norm2.weight", MP_TK_VISION, 1, h, L);
+	kimi_put(m, T, attn, "qkv.weight", MP_TK_VISION, 3 * h, h, L);
+	kimi_put(m, T, attn, "proj.weight", MP_TK_VISION, h, h, L);
+	kimi_put(m, T, attn, "q_norm.weight", MP_TK_VISION, 1, hd, L);
+	kimi_put(m, T, attn, "k_norm.weight", MP_TK_VISION, 1, hd, L);
+	kimi_put(m, T, mlp, "gate_proj.weight", MP_TK_VISION, inter, h, L);
+	kimi_put(m, T, mlp, "up_proj.weight", MP_TK_VISION, inter, h, L);
+	kimi_put(m, T, mlp, "down_proj.weight", MP_TK_VISION, h, inter, L);
+	if (bias) {
+		kimi_put(m, T, attn, "qkv.bias", MP_TK_VISION, 1, 3 * h, L);
+		kimi_put(m, T, attn, "proj.bias", MP_TK_VISION, 1, h, L);
+		kimi_put(m, T, mlp, "gate_proj.bias", MP_TK_VISION, 1, inter, L);
+		kimi_put(m, T, mlp, "up_proj.bias", MP_TK_VISION, 1, inter, L);
+		kimi_put(m, T, mlp, "down_proj.bias", MP_TK_VISION, 1, h, L);
+	}
+	kimi_put(m, T, NULL, "post_layernorm.weight", MP_TK_VISION, 1, h, 1);
+	kimi_put(m, T, "merger", "proj.weight", MP_TK_PROJECTOR, out, out, 1);
+	kimi_put(m, T, "merger", "post_projection_norm.weight", MP_TK_PROJECTOR, 1, out, 1);
+	kimi_put(m, T, "merger", "post_projection_norm.bias", MP_TK_PROJECTOR, 1, out, 1);
+	kimi_put(m, T, "merger", "gate_proj.weight", MP_TK_PROJECTOR, out * ch, out, 1);
+	kimi_put(m, T, "merger", "up_proj.weight", MP_TK_PROJECTOR, out * ch, out, 1);
+	kimi_put(m, T, "merger", "down_proj.weight", MP_TK_PROJECTOR, out, out * ch, 1);
 }
 
 /*
@@ -1416,6 +1582,7 @@ static void wrap_projector(hf_ctx *c, const wrap_row *w, mp_model *m)
 	case WRAP_PROJ_READOUT:
 	case WRAP_PROJ_PADDLE:
 	case WRAP_PROJ_COSMOS3_EDGE:
+	case WRAP_PROJ_ARIA:
 		wrap_projector_v1(c, w, m);
 		break;
 	case WRAP_PROJ_ALIGNER:
@@ -1518,6 +1685,10 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 	}
 	if (w->projector == WRAP_PROJ_KIMI) {
 		kimi_k25_tower(c, m);
+		return;
+	}
+	if (w->projector == WRAP_PROJ_GLM_OCR) {
+		glm_ocr_tower(c, m);
 		return;
 	}
 	if (w->projector == WRAP_PROJ_INTERNVL || w->projector == WRAP_PROJ_GLM4V || w->projector == WRAP_PROJ_HYV4VL ||

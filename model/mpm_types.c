@@ -670,6 +670,10 @@ const mpm_type mpm_types[] = {
     {.name = "falcon_h1", .model_class = "FalconH1ForCausalLM", .read = mpm_read_falcon_h1, .names = &mpm_names_jamba},
     {.name = "zamba2", .model_class = "Zamba2ForCausalLM", .read = mpm_read_zamba2, .names = &mpm_names_zamba2},
     {.name = "zamba", .model_class = "ZambaForCausalLM", .read = mpm_read_zamba, .names = &mpm_names_zamba2},
+    {.name = "modernbert-decoder", .model_class = "ModernBertDecoderForCausalLM", .read = mpm_read_modernbert_decoder,
+     .names = &mpm_names_modernbert_decoder},
+    {.name = "doge", .model_class = "DogeForCausalLM", .read = mpm_read_doge,
+     .simplified = "with is_moe, the active count takes DogeCDMoE's retrieval-expert tables (down_embed, up_embed) whole, where a token reads num_experts_per_tok rows of each"},
     {.name = "hrm_text", .model_class = "HrmTextForCausalLM", .read = mpm_read_hrm_text,
      .simplified = "activations and the step take each cycle's run of a stack as layers of their own (the cache's layers), the stacks' weights read once per run"},
     {.name = "gemma3", .model_class = "Gemma3ForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true, .fp16_unstable = true,
@@ -808,6 +812,21 @@ const mpm_type mpm_types[] = {
      .read = mpm_read_qwen3_omni_moe_text},
     {.name = "qwen3_omni_moe_thinker", .model_class = "Qwen3OmniMoeThinkerForConditionalGeneration",
      .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "aria", .model_class = "AriaForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    /* GlmOcrTextConfig (GLM-OCR's decoder): GLM-4's modules (four norms, gate_up_proj) without biases; vocab 59392,
+     * hidden 1024, FFN 4096, 16 layers, 16 heads, kv 8, 131072 positions. */
+    {.name = "glm_ocr_text",
+     .model_class = "GlmOcrTextModel (the decoder of GlmOcrForConditionalGeneration)",
+     .dense = &(const mpm_dense){.vocab_size = 59392,
+                   .hidden_size = 1024,
+                   .intermediate_size = 4096,
+                   .num_layers = 16,
+                   .num_heads = 16,
+                   .num_kv_heads = 8,
+                   .max_positions = 131072,
+                   .norms = 4},
+     .names = &mpm_names_glm4},
+    {.name = "glm_ocr", .model_class = "GlmOcrForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
     {.name = "jetmoe", .model_class = "JetMoeForCausalLM", .read = mpm_read_jetmoe, .names = &mpm_names_jetmoe,
      .experts_key = "num_local_experts",
      .simplified = "the step analysis reads the mixture-of-attention experts' query and output projections whole (all experts, as one product), where a token runs num_experts_per_tok of them"},
@@ -830,6 +849,12 @@ const mpm_type mpm_types[] = {
      .simplified = "the cache is transformers' layout (no serving engine's is known); activations and the step take MQA over the window without the compressors' and hyper-connections' work; the MTP layers are not counted"},
     {.name = "rwkv", .model_class = "RwkvForCausalLM", .read = mpm_read_rwkv, .names = &mpm_names_rwkv,
      .simplified = "the state is transformers' RwkvModel state (no serving engine's is known); activations and the step take the time mix as a recurrent mixer"},
+    {.name = "cpmant", .model_class = "CpmAntForCausalLM", .read = mpm_read_cpmant, .names = &mpm_names_cpmant,
+     .simplified = "activations, the prefill workspace and the step take the sequence without the prompt_length prompt tokens the model puts before it (the KV cache holds them)"},
+    {.name = "dory", .model_class = "DoryForCausalLM", .read = mpm_read_dory,
+     .simplified = "activations and the step take each loop's run of the recurrent layers as layers of their own (per_loop: the cache's layers; last_loop: the recurrent layers once, though every loop runs them)"},
+    {.name = "xlstm", .model_class = "xLSTMForCausalLM", .read = mpm_read_xlstm, .names = &mpm_names_xlstm,
+     .simplified = "the state is transformers' xLSTMCache (no serving engine's is known); activations and the step take the mLSTM as a recurrent mixer"},
     {.name = "recurrent_gemma", .model_class = "RecurrentGemmaForCausalLM", .read = mpm_read_recurrent_gemma,
      .names = &mpm_names_recurrent_gemma,
      .simplified = "the state is transformers' (the conv window and the RG-LRU state; no serving engine's is known); the step reads the RG-LRU's gate blocks with the weights, not as products"},
@@ -977,6 +1002,11 @@ const mpm_refusal mpm_refusals[] = {
      .why = "a drafting model for Gemma 4 unified's assisted decoding: Gemma4UnifiedAssistantConfig sets "
             "num_kv_shared_layers to num_hidden_layers, so every layer reads the target model's K and V "
             "(shared_kv_states) and it keeps no cache of its own nor generates alone (plan the target model)"},
+    {.name = "blt", .model_class = "BltForCausalLM", .kind = MPM_REFUSE_OTHER,
+     .why = "the Byte Latent Transformer groups bytes into patches by an entropy model (BltPatcher, a transformer of its "
+            "own run over the input) and runs its global transformer over the patches with no cache (BltModel.forward "
+            "passes none), beside local byte encoders and decoders that cross-attend to the patches: its memory and "
+            "work per step follow the patches found, not a KV cache per token that memplan's model covers"},
     {.name = "xlnet", .model_class = "XLNetLMHeadModel", .kind = MPM_REFUSE_OTHER,
      .why = "XLNet is a permutation language model whose memory (mems) of earlier segments replaces a KV cache, with "
             "two attention streams per layer: no serving engine runs it, and its state is not a decoder's cache"},

@@ -328,12 +328,16 @@ static kv_layout_kind kv_layout_of(const mp_model *m)
 	return attention_per_layer(m) ? KV_PER_LAYER : KV_UNIFORM;
 }
 
-/* The tokens each sequence's cache holds: whole blocks of the sequence on the full-attention layers, of the window
- * (at most the sequence) on the sliding ones; s->mult the sequences held apart. False when the rounding overflows. */
+/* The tokens each sequence's cache holds: whole blocks of the sequence (and of the tokens the model puts before it,
+ * mp_model.cache_prefix_tokens) on the full-attention layers, of the window (at most that) on the sliding ones;
+ * s->mult the sequences held apart. False when the sum or the rounding overflows. */
 static bool kv_tokens(kv_shape *s, mp_kv_detail *d)
 {
 	const mp_inference_req *req = s->req;
 	uint64_t seq = req->sequence_length, window;
+
+	if (!mp_add_u64(seq, s->m->cache_prefix_tokens, &seq))
+		return false;
 
 	d->block_size = s->o->kv_block_size ? s->o->kv_block_size : MP_DEFAULT_KV_BLOCK_SIZE;
 	if (s->o->length_scope == MP_LENGTH_SHARED) {

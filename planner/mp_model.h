@@ -329,6 +329,9 @@ typedef struct mp_model {
 	/* The MoE layers keep a shared-experts block of width 0 whose down_proj still has its bias of hidden_size
 	 * (DeepseekV2Moe with n_shared_experts 0 and mlp_bias: nn.Linear(0, hidden, bias=True)). */
 	bool shared_down_bias_only;
+	/* Tokens the model puts before every sequence and caches with it (CPM-Ant's prompt_length prompt tokens,
+	 * CpmAntModel.forward): the KV cache holds sequence_length + these; 0 = none. */
+	uint64_t cache_prefix_tokens;
 	/* The tensors (mp_inventory.h): a reader adds the modules no field above describes, then mp_model_build adds
 	 * the rest. Every parameter count, weight byte and step product is derived from it. */
 	mp_inventory inv;

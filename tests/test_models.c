@@ -1124,8 +1124,8 @@ static void test_utf8_sanitize(void **state)
  *     HyperCLOVAXVisionV2Config.__post_init__) reads as qwen2_5_vl_vision: 9,705,315,072;
  *   - Aya Vision: the default tower (1152 wide, 14 heads) does not build (SiglipAttention); a 422 names
  *     vision_config's num_attention_heads; with 16 heads, 35,449,907,744 (aya-vision-16-heads-variant);
- *   - VideoLLaMA 3, EXAONE 4.5, PaddleOCR-VL, Cosmos3-Edge, Kimi K2.5, Qwen2.5-Omni's and Qwen3-Omni's Thinkers
- *     (below).
+ *   - VideoLLaMA 3, EXAONE 4.5, PaddleOCR-VL, Cosmos3-Edge, Kimi K2.5, Qwen2.5-Omni's and Qwen3-Omni's Thinkers,
+ *     Aria and GLM-OCR (below).
  */
 static void test_wrappers_v1(void **state)
 {
@@ -1254,6 +1254,17 @@ static void test_wrappers_v1(void **state)
 	                                          UINT64_C(3584) * 1280 + 3584);
 	assert_int_equal(pc.vision, UINT64_C(566949104) + 649894784);
 	assert_int_equal(pc.total, UINT64_C(18620183664));
+	/* Aria: the Idefics3 tower of 152,395,776 and AriaProjector's 256 queries, cross-attention and MLP = 32,420,224,
+	 * of 18,701,885,824; GLM-OCR: its tower and merger 434,120,192 of 807,479,808 */
+	assert_int_equal(count_text("{\"model_type\":\"aria\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(UINT64_C(32420224), 256 * 1152 + 3 * UINT64_C(1152) * 1152 + 3 * UINT64_C(1152) * 1152 + 3 * 1152 +
+	                                         2 * (UINT64_C(1152) * 1152 + 1152) + 6 * 1152 + UINT64_C(4096) * 1152 +
+	                                         UINT64_C(4096) * 4096);
+	assert_int_equal(pc.vision, UINT64_C(152395776) + 32420224);
+	assert_int_equal(pc.total, UINT64_C(18701885824));
+	assert_int_equal(count_text("{\"model_type\":\"glm_ocr\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(434120192));
+	assert_int_equal(pc.total, UINT64_C(807479808));
 }
 
 int main(void)

@@ -3,14 +3,16 @@
 
 For each case: `memplan plan inference --model FILE.gguf --json` with engine llamacpp (or ollama) plans the launch;
 the command of its engine block is run by llama.cpp built from llama-cpp-python 0.3.36's sdist
-(tools/groundtruth/llamacpp/build.sh: the CPU backend, with ggml-rpc-server processes standing in for the GPUs), and
+(the CPU backend, with ggml-rpc-server processes standing in for the GPUs), and
 every buffer line llama.cpp prints is set beside the line the plan predicted (engine.predicted.log_lines): the model,
 KV and output buffers and the caches' size lines must be equal to the printed digit, the compute buffers within
-10% (tests/ref/llamacpp/README.md), reported with their error. Each command is also given to the program's own argument parser with --help appended
-(exit 0: every argument parsed).
+10% (tests/ref/llamacpp/README.md), reported with their error. Each command is also given to the program's own
+argument parser with --help appended (exit 0: every argument parsed).
 
-Skips, saying why, where the build or the model files are absent (they live under $LLAMACPP_CACHE, default
-/work/cache/gguf: `make llamacpp-groundtruth` makes them). --record DIR writes each case's log and plan body there
+make llamacpp-real gives it LLAMACPP_BIN and LLAMACPP_MODELS from tests/llamacpp/setup.sh (llama.cpp built from
+the pinned sdist and the GGUF files made from the reference headers, in a cache outside the clone); run alone it
+defaults to $LLAMACPP_CACHE (/work/cache/gguf: `make llamacpp-groundtruth`), and skips, saying why, where the build
+or a model file is absent. --record DIR writes each case's log and plan body there
 (tests/data/engines/llamacpp: the logs the C engine-check tests read). Standard library only.
 """
 import argparse
@@ -27,8 +29,28 @@ import time
 CACHE = os.environ.get("LLAMACPP_CACHE", "/work/cache/gguf")
 BIN = os.environ.get("LLAMACPP_BIN", os.path.join(CACHE, "build-cpu", "bin"))
 MODELS = os.environ.get("LLAMACPP_MODELS", os.path.join(CACHE, "models"))
-PORTS = [27152, 27153]  # below the ephemeral range, where other programs' client sockets cannot take them
-SERVER_PORT = 27160
+def free_ports(n):
+    """n TCP ports free on 127.0.0.1 now, drawn from 20000-29999: below the ephemeral range, where other programs'
+    client sockets cannot take them, and at random, so that two runs on one machine (make test beside make asan)
+    do not meet on fixed ones."""
+    import random
+    import socket
+    rng, out = random.Random(os.getpid() ^ int(time.time())), []
+    while len(out) < n:
+        p = rng.randrange(20000, 30000)
+        if p in out:
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", p))
+            except OSError:
+                continue
+        out.append(p)
+    return out
+
+
+PORTS = free_ports(3)
+SERVER_PORT = PORTS.pop()
 
 RPC_DEVICE = {"name": "ggml-rpc-server (CPU backend)", "vendor": "ggml", "kind": "gpu", "memory_bytes": 1 << 36,
               "memory_bandwidth_bytes_per_second": 2e10, "peak_flops_per_second": {"fp16": 1e11, "fp32": 1e11}}

@@ -61,14 +61,11 @@ gemma4_unified_text gemma4_unified lfm3
 mimo_v2_flash minimax_m3_vl_text cohere_compass_text cohere_compass axk2 hy_v4 hy_v4_vl minimax_m3_vl
 blip-2 instructblip instructblipvideo got_ocr2 pp_chart2table deepseek_vl_hybrid qianfan_ocr
 video_llama_3 exaone4_5 paddleocr_vl cosmos3_edge kimi_k25
-video_llava lfm2_vl aya_vision hyperclovax_vision_v2 video_llama_3 exaone4_5 paddleocr_vl cosmos3_edge kimi_k25 qwen2_5_omni_thinker qwen3_omni_moe_thinker
+video_llava lfm2_vl aya_vision hyperclovax_vision_v2 qwen2_5_omni_thinker qwen3_omni_moe_thinker
 zamba olmo_hybrid lara_mini hrm_text
-mimo_v2_flash minimax_m3_vl_text cohere_compass_text
-blip-2 instructblip instructblipvideo got_ocr2 pp_chart2table deepseek_vl_hybrid qianfan_ocr granite4_vision
-minicpmv4_6 minicpmv4_7 minicpm_ocr ovis2 moss_transcribe_diarize git
-video_llava lfm2_vl aya_vision hyperclovax_vision_v2 video_llama_3 exaone4_5 paddleocr_vl cosmos3_edge kimi_k25
-zamba olmo_hybrid lara_mini hrm_text
-mimo_v2_flash minimax_m3_vl_text cohere_compass_text cohere_compass axk2 hy_v4 hy_v4_vl""".split()
+granite4_vision
+minicpmv4_6 minicpmv4_7 minicpm_ocr ovis2 moss_transcribe_diarize git aria glm_ocr
+doge modernbert-decoder xlstm dory cpmant""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
@@ -102,15 +99,17 @@ VISION = re.compile(r"(^|\.)(vision_tower|video_tower|image_tower|projector|visu
                     r"high_res_vision_alpha|layerwise_projectors|spatial_projectors|merger|visual_embeddings_table|"
                     r"visual_projection|img_temporal_embedding)(\.|$)")
 EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|git\.embeddings\.position_embeddings|embed_tokens_per_layer|backbone\.embeddings|model\.embeddings|rwkv\.embeddings|"
-                   r"tokens_embed|positions_embed|^transformer\.w)\.weight$")
+                   r"tokens_embed|positions_embed|^transformer\.w|embeddings\.tok_embeddings|^cpmant\.input_embedding|"
+                   r"^cpmant\.segment_embedding)\.weight$")
 
 
 def component(name, p):
     """The class of a parameter, for the per-component figures (matches memplan's breakdown where it can)."""
     if VISION.search(name):
         return "vision"
-    if re.search(r"(^|\.)(lm_head|embed_out|output_projection)\.", name) or name == "head.weight" or \
-            re.match(r"output\.(weight|bias)$", name):   # RWKV's head, BioGPT's, GIT's
+    if re.search(r"(^|\.)(lm_head|embed_out|output_projection)\.", name) or name == "head.weight" \
+            or name.startswith("decoder.") or re.match(r"output\.(weight|bias)$", name):
+        # RWKV's head, BioGPT's; ModernBERT-decoder's top-level `decoder`; GIT's `output`
         return "lm_head"
     if EMBED.search(name):
         return "embedding"
@@ -281,6 +280,16 @@ def shrink_text(tc):
             setattr(tc, k, 256)
         elif isinstance(v, list) and v and all(isinstance(x, int) for x in v) and not ssm:
             setattr(tc, k, [min(x, 256) for x in v])
+    if getattr(tc, "model_type", None) == "dory":
+        # Dory's input, recurrent and output sections must add up to its layers: the tiny copy keeps one input, two
+        # recurrent and one output layer of the leading four (both kinds of attention among them by default)
+        tc.n_input_layers, tc.n_recurrent_layers, tc.n_output_layers = 1, tc.num_hidden_layers - 2, 1
+    if getattr(tc, "model_type", None) == "xlstm":
+        tc.num_blocks = tc.num_hidden_layers   # xLSTMModel builds num_blocks blocks, its cache num_hidden_layers
+    if getattr(tc, "model_type", None) == "modernbert-decoder":
+        # ModernBertDecoderConfig sets sliding_window to local_attention // 2 whatever it is given: the tiny copy's
+        # window is stated as its local_attention, so that the config reads back with the window it ran
+        tc.local_attention = 2 * TINY_WINDOW
     if getattr(tc, "model_type", None) == "hrm_text":
         # HRM-Text's cache has a layer per run of a stack layer (num_layers_per_stack x H_cycles x (L_cycles + 1)):
         # the tiny copy keeps one layer per stack and every cycle
@@ -339,7 +348,7 @@ def cache_layers(cache):
         layers.append({"layer": i, "class": type(layer).__name__, "tensors": ts, **attrs})
     rest = []
     for k, v in vars(cache).items():
-        if k != "layers":
+        if k not in ("layers", "seqlen_offset"):   # xLSTMCache's position counter (one int64), not state
             tensors_of(v, k, rest, seen)
     return layers, rest
 
@@ -364,7 +373,8 @@ def engine_bytes(layer, tokens, tc):
             elif "Chunked" in layer["class"] and window:
                 want = min(tokens, window)
             else:
-                want = tokens
+                # a full layer holds every token, and the tokens a model puts before them (CPM-Ant's prompt)
+                want = max(tokens, held)
             total += b // held * want if held else 0
         elif name.startswith("conv_states") and conv_k and shape[-1] == conv_k:
             total += b // conv_k * (conv_k - 1)
@@ -411,7 +421,7 @@ def run_tiny(cfg):
                 # model of the same tiny config (or of its text_config) instead
                 model = text_model(tiny)
                 out = model(input_ids=ids, use_cache=True)
-        cache = kw.get("cache") or getattr(out, "past_key_values", None)
+        cache = kw.get("cache") or getattr(out, "past_key_values", None) or getattr(out, "cache", None)
         layers, rest = cache_layers(cache)
         if getattr(out, "state", None) is not None:   # RWKV: the state is a list of tensors, not a Cache
             tensors_of(out.state, "state", rest, set())

@@ -72,8 +72,8 @@ N_PER_TYPE = {"gemma3n": 8}
 VIA_WRAPPER = {"qwen2_vl_text": "qwen2_vl", "qwen2_5_vl_text": "qwen2_5_vl", "qwen3_vl_text": "qwen3_vl",
                "qwen3_vl_moe_text": "qwen3_vl_moe", "glm4v_text": "glm4v", "glm4v_moe_text": "glm4v_moe",
                "paddleocr_vl_text": "paddleocr_vl", "cosmos3_edge_text": "cosmos3_edge",
-               "hy_v4_vl_text": "hy_v4_vl",
-               "qwen2_5_omni_text": "qwen2_5_omni_thinker", "qwen3_omni_moe_text": "qwen3_omni_moe_thinker"}
+               "qwen2_5_omni_text": "qwen2_5_omni_thinker", "qwen3_omni_moe_text": "qwen3_omni_moe_thinker",
+               "glm_ocr_text": "glm_ocr", "hy_v4_vl_text": "hy_v4_vl"}
 
 # bool fields that change no parameter or cache tensor and that the CPU run cannot take either way (kernels not
 # installed, training-only outputs), or that make a decoder an encoder-decoder: left at their defaults.
@@ -95,6 +95,7 @@ def table_types():
     with open(TABLE) as fh:
         # (the dashed names: blip-2 only; openai-gpt and gpt-sw3 have no variants yet)
         return re.findall(r'\.name = "([a-z0-9_]+|blip-2)"', fh.read())
+        return re.findall(r'\.name = "([a-z0-9_-]+)"', fh.read())
 
 
 def fields(cls):
@@ -608,6 +609,107 @@ def fam_hrm_text(w, t):
         w.set("num_hidden_layers", n * w.get("H_cycles") * (w.get("L_cycles") + 1))
 
 
+def fam_doge(w, t):
+    """Doge: a dense decoder (heads, KV heads, head widths, windows, biases) whose is_moe (drawn with the bools) swaps
+    the MLP for DogeCDMoE: the retrieval experts' count (a square or not: the router takes floor(sqrt)) and top-k."""
+    fam_dense(w, t)
+    w.set("is_moe", w.rng.random() < 0.5)
+    e = w.choice([4, 9, 16, 20, 64])
+    w.set("num_experts", e)
+    w.set("num_experts_per_tok", w.choice([1, 2, 4]))
+    w.maybe("keep_window_size", w.choice([4, 16, 2048]), 0.3)
+
+
+def fam_modernbert_decoder(w, t):
+    """ModernBERT's decoder: heads dividing hidden_size (MHA), the window as local_attention (the class halves it), the
+    full layers every global_attn_every_n_layers or a layer_types list; the bias and norm flags drawn with the bools."""
+    n = draw_common(w)
+    h = w.choice([2, 4, 8])
+    w.set("num_attention_heads", h)
+    w.set("hidden_size", h * w.choice([8, 16, 32]))
+    w.set("intermediate_size", w.choice([48, 64, 96]))
+    w.set("local_attention", w.choice([4, 7, 16, 32, 128]))
+    r = w.rng.random()
+    if r < 0.4:
+        draw_layer_list(w, "layer_types", ["full_attention", "sliding_attention"], n, need=("sliding_attention",))
+    elif r < 0.7:
+        w.d["global_attn_every_n_layers"] = w.choice([1, 2, 4])
+
+
+def fam_xlstm(w, t):
+    """xLSTM: widths whose q/k and v factors land on multiples of 64 (xLSTMCache rounds them up, the layer does not),
+    heads dividing them, the FFN factor and its rounding, weight_mode single, the layer and width keys
+    under either spelling (num_blocks, embedding_dim)."""
+    n = w.choice([1, 2, 3])
+    h = w.choice([64, 128, 256])
+    w.set("num_hidden_layers", n)
+    w.set("hidden_size", h)
+    if w.rng.random() < 0.3:     # the other spellings, stated alike (their defaults follow the two above)
+        w.set("num_blocks", n)
+    if w.rng.random() < 0.3:
+        w.set("embedding_dim", h)
+    v = w.choice([256, 320, 384, 512])
+    w.set("vocab_size", v)
+    fix_tokens(w, v)
+    w.maybe("tie_word_embeddings", w.rng.random() < 0.5, 0.3)
+    qf = w.choice([f for f in (0.25, 0.5, 1.0) if (h * f) % 64 == 0])
+    vf = w.choice([f for f in (0.5, 1.0, 2.0) if (h * f) % 64 == 0])
+    w.set("qk_dim_factor", qf)
+    w.set("v_dim_factor", vf)
+    w.set("num_heads", w.choice([x for x in (1, 2, 4) if int(h * qf) % x == 0 and int(h * vf) % x == 0]))
+    w.set("ffn_proj_factor", w.choice([1.5, 2.0, 2.667]))
+    w.set("ffn_round_up_to_multiple_of", w.choice([16, 64]))
+    w.set("weight_mode", "single")   # "fused": transformers 5.24 cannot build it (_init_weights' ifgate slice)
+    w.set("chunk_size", w.choice([8, 64]))
+
+
+def fam_dory(w, t):
+    """Dory: input, recurrent and output sections (the recurrent count given or derived), loops, the cache mode
+    (per_loop copies or last_loop), layer_types in the collapsed form or the released one (each layer followed by
+    "mlp", the counts doubled), windows, heads and head widths."""
+    n = w.choice([3, 4, 5, 6])
+    draw_attention(w)
+    draw_ffn(w)
+    v = w.choice([256, 320, 384, 512])
+    w.set("vocab_size", v)
+    fix_tokens(w, v)
+    w.maybe("tie_word_embeddings", w.rng.random() < 0.5, 0.3)
+    a = w.choice(range(0, n))
+    b = w.choice(range(0, n - a + 1))
+    rec = n - a - b
+    w.set("sliding_window", w.choice([3, 4, 8, 16, 64]))
+    w.set("n_recurrent_loops", w.choice([1, 2, 3]))
+    w.set("recurrent_kv_cache_mode", w.choice(["per_loop", "last_loop"]))
+    lst = [w.choice(["sliding_attention", "full_attention"]) for _ in range(n)]
+    released = w.rng.random() < 0.4
+    k = 2 if released else 1
+    w.set("num_hidden_layers", k * n)
+    w.set("n_input_layers", k * a)
+    w.set("n_output_layers", k * b)
+    if w.rng.random() < 0.5:
+        w.set("n_recurrent_layers", k * rec)
+    if released:
+        w.set("layer_types", [x for lt in lst for x in (lt, "mlp")])
+    elif w.rng.random() < 0.7:
+        w.set("layer_types", lst)
+
+
+def fam_cpmant(w, t):
+    """CPM-Ant: heads and dim_head (MHA), dim_ff, the prompt (types x length: the cache holds prompt_length tokens
+    more), segment types, position-bias buckets."""
+    n = draw_common(w)
+    h = w.choice([2, 4, 8])
+    w.set("num_attention_heads", h)
+    w.set("hidden_size", w.choice([32, 64, 128]))
+    w.set("dim_head", w.choice([8, 16, 32]))
+    w.set("dim_ff", w.choice([48, 64, 96]))
+    w.set("prompt_types", w.choice([1, 2, 4, 32]))
+    w.set("prompt_length", w.choice([1, 3, 8, 32]))
+    w.set("segment_types", w.choice([3, 8, 32]))
+    w.set("position_bias_num_buckets", w.choice([8, 32, 512]))
+    w.set("position_bias_max_distance", w.choice([16, 128, 2048]))
+
+
 def fam_kimi(w, t):
     n = draw_common(w)
     draw_attention(w, derive_only=True)
@@ -1018,7 +1120,7 @@ FAMILIES = {
     "qwen3_vl_moe_text": fam_moe, "deepseek_v3": fam_mla, "deepseek_v2": fam_mla, "deepseek_v32": fam_mla,
     "glm4_moe_lite": fam_mla, "glm_moe_dsa": fam_mla, "hunyuan_v1_moe": fam_hunyuan_moe,
     "longcat_flash": fam_longcat, "gpt_oss": fam_gpt_oss, "llama4_text": fam_llama4,
-    "qwen3_next": fam_linear, "olmo_hybrid": fam_olmo_hybrid, "lara_mini": fam_lara_mini, "hrm_text": fam_hrm_text, "qwen3_5_text": fam_linear, "qwen3_5_moe_text": fam_linear, "kimi_linear": fam_kimi,
+    "qwen3_next": fam_linear, "olmo_hybrid": fam_olmo_hybrid, "lara_mini": fam_lara_mini, "hrm_text": fam_hrm_text, "doge": fam_doge, "xlstm": fam_xlstm, "dory": fam_dory, "cpmant": fam_cpmant, "modernbert-decoder": fam_modernbert_decoder, "qwen3_5_text": fam_linear, "qwen3_5_moe_text": fam_linear, "kimi_linear": fam_kimi,
     "minimax": fam_minimax, "lfm2": fam_lfm2, "lfm3": fam_lfm3, "lfm2_moe": fam_lfm2, "jamba": fam_jamba, "bamba": fam_bamba,
     "granitemoehybrid": fam_granitemoehybrid, "nemotron_h": fam_nemotron_h, "falcon_h1": fam_falcon_h1,
     "zamba2": fam_zamba2, "zamba": fam_zamba, "gpt_neo": fam_gpt_neo, "dbrx": fam_dbrx, "rwkv": fam_rwkv,
@@ -1307,6 +1409,22 @@ def draw_wrapper_v1(rng, t, d, text_hidden):
         if t == "qwen3_omni_moe_thinker":
             a["downsample_hidden_size"] = rng.choice([8, 12, 16])
         d["audio_config"] = a
+    elif t == "aria":                                   # the projector's queries: the dict's largest value
+        if rng.random() < 0.7:
+            d["projector_patch_to_query_dict"] = {str(rng.choice([4, 9, 16])): rng.choice([2, 4]),
+                                                  str(rng.choice([25, 36])): rng.choice([4, 8, 12])}
+    elif t == "glm_ocr":                                # its multimodal RoPE splits the rotary half in three
+        mrope(d["text_config"], {"model_type": "glm_ocr_text", "rope_parameters": {
+            "rope_type": "default", "rope_theta": 10000.0, "mrope_section": [8, 12, 12]}})
+        vc = d.get("vision_config")
+        if vc is not None:                              # the tower's own knobs: biases, widths, the merge
+            vc["out_hidden_size"] = rng.choice([16, 32, 48])
+            if rng.random() < 0.7:
+                vc["attention_bias"] = rng.random() < 0.5
+            if rng.random() < 0.5:
+                vc["spatial_merge_size"] = rng.choice([1, 2, 3])
+            if rng.random() < 0.4:
+                vc["in_channels"] = rng.choice([1, 3, 4])
     elif t == "aya_vision":
         if rng.random() < 0.6:
             d["downsample_factor"] = rng.choice([1, 2, 3])
