@@ -396,21 +396,6 @@ static void gemma4_text(hf_ctx *c, mp_model *m, const gemma4_class *k)
 	m->rotary_buffer_sets = 2;
 }
 
-/* The sub-config `key` of a wrapper as a context of its own: NULL cfg (the class defaults) when absent or null; false
- * (and the error) when it is something else than an object. */
-static bool sub_config(hf_ctx *top, const char *key, char *pointer, size_t cap, hf_ctx *out)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(top->cfg, key);
-
-	snprintf(pointer, cap, "%s/%s", top->pointer, key);
-	*out = (hf_ctx){cJSON_IsObject(v) ? v : NULL, pointer, top->err, top->st, NULL, NULL, top->decode_type};
-	if (v && !cJSON_IsNull(v) && !cJSON_IsObject(v)) {
-		hf_fail_key(top, key, "must be an object (the tower's config) or null");
-		return false;
-	}
-	return top->st == MP_OK;
-}
-
 /*
  * Gemma4VisionConfig's tower (Gemma4VisionModel, modeling_gemma4.py), when vision_config is not null: the patch
  * embedder (input_proj 3 x patch^2 -> hidden, position_embedding_table 2 x position_embedding_size x hidden), per
@@ -426,7 +411,7 @@ static void gemma4_vision(hf_ctx *top, mp_model *m, uint64_t text_hidden)
 	hf_ctx c;
 	uint64_t h, layers, heads, kv, hd, inter, patch, pos;
 
-	if (!hf_has(top, "vision_config") || !sub_config(top, "vision_config", pointer, sizeof(pointer), &c))
+	if (!hf_has(top, "vision_config") || !hf_sub_config(top, "vision_config", pointer, sizeof(pointer), &c))
 		return;
 	h = hf_get_u64(&c, KEYS("hidden_size"), 768);
 	layers = hf_get_u64(&c, KEYS("num_hidden_layers"), 16);
@@ -548,7 +533,7 @@ static void gemma4_audio(hf_ctx *top, mp_model *m, uint64_t text_hidden)
 	hf_ctx c;
 	uint64_t h, layers, heads, k, out, chan[2];
 
-	if (!hf_has(top, "audio_config") || !sub_config(top, "audio_config", pointer, sizeof(pointer), &c))
+	if (!hf_has(top, "audio_config") || !hf_sub_config(top, "audio_config", pointer, sizeof(pointer), &c))
 		return;
 	h = hf_get_u64(&c, KEYS("hidden_size"), 1024);
 	layers = hf_get_u64(&c, KEYS("num_hidden_layers"), 12);
@@ -641,7 +626,7 @@ static void gemma4_unified_towers(hf_ctx *top, mp_model *m)
 	const uint8_t T = MP_ROOT_TOWER, P = MP_ROOT_PROJECTOR;
 
 	mp_inventory_root(&m->inv, P, "model.");
-	if (hf_has(top, "vision_config") && sub_config(top, "vision_config", pointer, sizeof(pointer), &c)) {
+	if (hf_has(top, "vision_config") && hf_sub_config(top, "vision_config", pointer, sizeof(pointer), &c)) {
 		uint64_t patch = hf_get_u64(&c, KEYS("patch_size"), 16), pool = hf_get_u64(&c, KEYS("pooling_kernel_size"), 3);
 		uint64_t mm = hf_get_u64(&c, KEYS("mm_embed_dim"), 3840), pos = hf_get_u64(&c, KEYS("mm_posemb_size"), 1120);
 		uint64_t out = hf_get_u64(&c, KEYS("output_proj_dims"), 3840), pix;
@@ -672,7 +657,7 @@ static void gemma4_unified_towers(hf_ctx *top, mp_model *m)
 		top->st = c.st;
 	}
 	if (top->st == MP_OK && hf_has(top, "audio_config") &&
-	    sub_config(top, "audio_config", pointer, sizeof(pointer), &c)) {
+	    hf_sub_config(top, "audio_config", pointer, sizeof(pointer), &c)) {
 		uint64_t a = hf_get_u64(&c, KEYS("audio_embed_dim", "hidden_size", "output_proj_dims"), 640);
 
 		if (c.st == MP_OK && (a == 0 || a > (UINT64_C(1) << 24)))

@@ -38,6 +38,10 @@ uint64_t hf_get_u64(hf_ctx *c, const char *const *keys, uint64_t dflt);
 double hf_get_double(hf_ctx *c, const cJSON *obj, const char *key, double dflt);
 bool hf_get_bool(hf_ctx *c, const char *const *keys, bool dflt);
 void hf_fail_key(hf_ctx *c, const char *key, const char *msg);
+/* The sub-config `key` of a wrapper (vision_config, audio_config, qformer_config, ...) as a context of its own, its
+ * JSON pointer written into pointer (cap bytes, the caller's): cfg NULL (the class defaults) when absent or null;
+ * false and a 422 naming it when it is anything but an object; false when top already holds an error. */
+bool hf_sub_config(hf_ctx *top, const char *key, char *pointer, size_t cap, hf_ctx *out);
 /* a x b, or 0 and the error naming `key` when the product of two config values overflows 64 bits (a silent wrap would
  * give a small, wrong model). */
 uint64_t hf_mul(hf_ctx *c, uint64_t a, uint64_t b, const char *key);

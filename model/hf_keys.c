@@ -120,6 +120,21 @@ void hf_fail_key(hf_ctx *c, const char *key, const char *msg)
 	c->st = mp_fail(c->err, MP_EINVAL, field, "%s", msg);
 }
 
+bool hf_sub_config(hf_ctx *top, const char *key, char *pointer, size_t cap, hf_ctx *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(top->cfg, key);
+	char msg[96];
+
+	snprintf(pointer, cap, "%s/%s", top->pointer, key);
+	*out = (hf_ctx){cJSON_IsObject(v) ? v : NULL, pointer, top->err, top->st, NULL, NULL, top->decode_type};
+	if (v && !cJSON_IsNull(v) && !cJSON_IsObject(v)) {
+		snprintf(msg, sizeof(msg), "%s must be an object (a sub-config of the wrapper) or null", key);
+		hf_fail_key(top, key, msg);
+		return false;
+	}
+	return top->st == MP_OK;
+}
+
 const char *hf_key_of(const hf_ctx *c, const char *const *keys)
 {
 	const char *which = keys[0];

@@ -649,7 +649,7 @@ static uint64_t square_side(hf_ctx *c, const char *key, uint64_t dflt)
  */
 static void internvl_tower(hf_ctx *top, mp_model *m)
 {
-	const cJSON *vc = cJSON_GetObjectItemCaseSensitive(top->cfg, "vision_config"), *nt;
+	const cJSON *nt;
 	char pointer[96];
 	hf_ctx c;
 	uint64_t h, L, inter, ch, image, patch, pos, merge, in;
@@ -657,12 +657,8 @@ static void internvl_tower(hf_ctx *top, mp_model *m)
 	double ratio;
 	const char *lay = "encoder.layer.{i}";
 
-	if (vc && !cJSON_IsNull(vc) && !cJSON_IsObject(vc)) {
-		hf_fail_key(top, "vision_config", "vision_config must be an object (the image tower's config)");
+	if (!hf_sub_config(top, "vision_config", pointer, sizeof(pointer), &c))
 		return;
-	}
-	snprintf(pointer, sizeof(pointer), "%s/vision_config", top->pointer);
-	c = (hf_ctx){cJSON_IsObject(vc) ? vc : NULL, pointer, top->err, top->st, NULL, NULL, top->decode_type};
 	h = hf_get_u64(&c, KEYS("hidden_size"), 1024);
 	L = hf_get_u64(&c, KEYS("num_hidden_layers"), 24);
 	inter = hf_get_u64(&c, KEYS("intermediate_size"), 4096);
@@ -773,19 +769,14 @@ static void internvl_tower(hf_ctx *top, mp_model *m)
  */
 static void glm4v_tower(hf_ctx *top, mp_model *m)
 {
-	const cJSON *vc = cJSON_GetObjectItemCaseSensitive(top->cfg, "vision_config");
 	char pointer[96];
 	hf_ctx c;
 	uint64_t h, L, ch, image, patch, tp, merge, out, inter;
 	bool bias;
 	const char *blk = "blocks.{i}";
 
-	if (vc && !cJSON_IsNull(vc) && !cJSON_IsObject(vc)) {
-		hf_fail_key(top, "vision_config", "vision_config must be an object (the image tower's config)");
+	if (!hf_sub_config(top, "vision_config", pointer, sizeof(pointer), &c))
 		return;
-	}
-	snprintf(pointer, sizeof(pointer), "%s/vision_config", top->pointer);
-	c = (hf_ctx){cJSON_IsObject(vc) ? vc : NULL, pointer, top->err, top->st, NULL, NULL, top->decode_type};
 	L = hf_get_u64(&c, KEYS("depth", "num_hidden_layers"), 24);
 	h = hf_get_u64(&c, KEYS("hidden_size"), 1536);
 	bias = hf_get_bool(&c, KEYS("attention_bias"), false);
@@ -1062,18 +1053,14 @@ static void kimi_put(mp_model *m, uint8_t root, const char *path, const char *le
  */
 static void kimi_k25_tower(hf_ctx *top, mp_model *m)
 {
-	const cJSON *vc = cJSON_GetObjectItemCaseSensitive(top->cfg, "vision_config"), *mk;
+	const cJSON *mk;
 	char pointer[96];
 	hf_ctx c;
 	uint64_t h, inter, L, patch, ph, pw, k0 = 2, k1 = 2, hm, ph_norm, out = m->hidden_size;
 	const char *lay = "layers.{i}", *attn = "layers.{i}.attn", *mlp = "layers.{i}.mlp";
 
-	if (vc && !cJSON_IsNull(vc) && !cJSON_IsObject(vc)) {
-		hf_fail_key(top, "vision_config", "vision_config must be an object (the image tower's config)");
+	if (!hf_sub_config(top, "vision_config", pointer, sizeof(pointer), &c))
 		return;
-	}
-	snprintf(pointer, sizeof(pointer), "%s/vision_config", top->pointer);
-	c = (hf_ctx){cJSON_IsObject(vc) ? vc : NULL, pointer, top->err, top->st, NULL, NULL, top->decode_type};
 	h = hf_get_u64(&c, KEYS("hidden_size"), 1152);
 	inter = hf_get_u64(&c, KEYS("intermediate_size"), 4304);
 	L = hf_get_u64(&c, KEYS("num_hidden_layers"), 27);
@@ -1156,7 +1143,6 @@ static void kimi_k25_tower(hf_ctx *top, mp_model *m)
  */
 static void glm_ocr_tower(hf_ctx *top, mp_model *m)
 {
-	const cJSON *vc = cJSON_GetObjectItemCaseSensitive(top->cfg, "vision_config");
 	char pointer[96];
 	hf_ctx c;
 	uint64_t h, L, heads, ch, patch, tp, merge, out, inter, hd;
@@ -1164,12 +1150,8 @@ static void glm_ocr_tower(hf_ctx *top, mp_model *m)
 	const char *blk = "blocks.{i}", *attn = "blocks.{i}.attn", *mlp = "blocks.{i}.mlp";
 	const uint8_t T = MP_ROOT_TOWER;
 
-	if (vc && !cJSON_IsNull(vc) && !cJSON_IsObject(vc)) {
-		hf_fail_key(top, "vision_config", "vision_config must be an object (the image tower's config)");
+	if (!hf_sub_config(top, "vision_config", pointer, sizeof(pointer), &c))
 		return;
-	}
-	snprintf(pointer, sizeof(pointer), "%s/vision_config", top->pointer);
-	c = (hf_ctx){cJSON_IsObject(vc) ? vc : NULL, pointer, top->err, top->st, NULL, NULL, top->decode_type};
 	L = hf_get_u64(&c, KEYS("depth", "num_hidden_layers"), 24);
 	h = hf_get_u64(&c, KEYS("hidden_size"), 1024);
 	heads = hf_get_u64(&c, KEYS("num_heads", "num_attention_heads"), 16);
@@ -1332,8 +1314,6 @@ static void omni_audio(hf_ctx *top, mp_model *m, bool v3)
 	kimi_put(m, A, NULL, "proj.bias", MP_TK_PROJECTOR, 1, out, 1);
 }
 
-/* The projectors listed by the reader (WRAP_PROJ_LINEAR, _VIPLLAVA, _SHUFFLE) and LLaVA-NeXT's image_newline, from
- * the tower's width (m->vision.hidden) to the decoder's (m->hidden_size). */
 /*
  * Hunyuan V4 VL's tower (modeling_hy_v4_vl.py HYV4VLVisionModel, HYV4VLVisionConfig: hidden 1536, MLP 6144, 40 layers,
  * 16 heads (attention_heads) of hidden / heads (head_dim when given), 3 channels, 16 px patches, max_image_size 2048,
@@ -1345,18 +1325,13 @@ static void omni_audio(hf_ctx *top, mp_model *m, bool v3)
  */
 static void hyv4vl_tower(hf_ctx *top, mp_model *m)
 {
-	const cJSON *vc = cJSON_GetObjectItemCaseSensitive(top->cfg, "vision_config");
 	char pointer[96];
 	hf_ctx c;
 	uint64_t h, L, heads, hd, ch, image, patch, merge, out, inter, q, mh;
 	const char *blk = "layers.{i}", *att = "layers.{i}.self_attn", *mlp = "layers.{i}.mlp", *pm = "patch_merger";
 
-	if (vc && !cJSON_IsNull(vc) && !cJSON_IsObject(vc)) {
-		hf_fail_key(top, "vision_config", "vision_config must be an object (the image tower's config)");
+	if (!hf_sub_config(top, "vision_config", pointer, sizeof(pointer), &c))
 		return;
-	}
-	snprintf(pointer, sizeof(pointer), "%s/vision_config", top->pointer);
-	c = (hf_ctx){cJSON_IsObject(vc) ? vc : NULL, pointer, top->err, top->st, NULL, NULL, top->decode_type};
 	L = hf_get_u64(&c, KEYS("num_hidden_layers"), 40);
 	h = hf_get_u64(&c, KEYS("hidden_size"), 1536);
 	heads = hf_get_u64(&c, KEYS("num_attention_heads", "attention_heads"), 16);
@@ -1425,18 +1400,13 @@ static void hyv4vl_tower(hf_ctx *top, mp_model *m)
  */
 static void m3_tower(hf_ctx *top, mp_model *m)
 {
-	const cJSON *vc = cJSON_GetObjectItemCaseSensitive(top->cfg, "vision_config");
 	char pointer[96];
 	hf_ctx c;
 	uint64_t h, L, ch, patch, tp, merge, inter, P, th = m->hidden_size, mh;
 	const char *blk = "layers.{i}", *att = "layers.{i}.self_attn", *mlp = "layers.{i}.mlp";
 
-	if (vc && !cJSON_IsNull(vc) && !cJSON_IsObject(vc)) {
-		hf_fail_key(top, "vision_config", "vision_config must be an object (the image tower's config)");
+	if (!hf_sub_config(top, "vision_config", pointer, sizeof(pointer), &c))
 		return;
-	}
-	snprintf(pointer, sizeof(pointer), "%s/vision_config", top->pointer);
-	c = (hf_ctx){cJSON_IsObject(vc) ? vc : NULL, pointer, top->err, top->st, NULL, NULL, top->decode_type};
 	L = hf_get_u64(&c, KEYS("num_hidden_layers"), 32);
 	h = hf_get_u64(&c, KEYS("hidden_size"), 1280);
 	ch = hf_get_u64(&c, KEYS("num_channels"), 3);
@@ -1497,6 +1467,8 @@ static void m3_tower(hf_ctx *top, mp_model *m)
 	          th, 1);
 }
 
+/* The projectors listed by the reader (WRAP_PROJ_LINEAR, _VIPLLAVA, _SHUFFLE) and LLaVA-NeXT's image_newline, from
+ * the tower's width (m->vision.hidden) to the decoder's (m->hidden_size). */
 static void wrap_projector(hf_ctx *c, const wrap_row *w, mp_model *m)
 {
 	uint64_t h = m->vision.hidden, out = m->hidden_size;

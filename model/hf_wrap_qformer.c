@@ -39,21 +39,6 @@ static void vec(mp_model *m, uint8_t root, const char *path, const char *leaf, m
 		vec(m, root, path, x ".bias", k, n, count);                                                            \
 	} while (0)
 
-/* The context of a sub-config (vision_config, qformer_config) of c: absent or null gives its class defaults (cfg
- * NULL); anything but an object is a 422 naming it. pointer (len bytes) holds its JSON pointer. */
-static bool sub_config(hf_ctx *c, const char *key, hf_ctx *out, char *pointer, size_t len)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(c->cfg, key);
-
-	if (v && !cJSON_IsNull(v) && !cJSON_IsObject(v)) {
-		hf_fail_key(c, key, "must be an object (a sub-config of the wrapper) or absent");
-		return false;
-	}
-	snprintf(pointer, len, "%s/%s", c->pointer, key);
-	*out = (hf_ctx){cJSON_IsObject(v) ? v : NULL, pointer, c->err, c->st, NULL, NULL, c->decode_type};
-	return c->st == MP_OK;
-}
-
 /*
  * The decoder of text_config into m (its model_type, else dflt; an absent text_config: dflt's class defaults, or a
  * 422 when `required` because the wrapper's own defaults for it differ from that class's). Sets c->names, c->text,
@@ -152,7 +137,7 @@ static uint64_t blip_vision(hf_ctx *c, mp_model *m)
 	bool qkv_bias;
 	const char *lay = "encoder.layers.{i}", *attn = "encoder.layers.{i}.self_attn", *mlp = "encoder.layers.{i}.mlp";
 
-	if (!sub_config(c, "vision_config", &v, pointer, sizeof(pointer)))
+	if (!hf_sub_config(c, "vision_config", pointer, sizeof(pointer), &v))
 		return 0;
 	h = hf_get_u64(&v, KEYS("hidden_size"), 1408);
 	inter = hf_get_u64(&v, KEYS("intermediate_size"), 6144);
@@ -255,7 +240,7 @@ static void qformer(hf_ctx *c, bool instruct, uint64_t vision_h, mp_model *m)
 	uint64_t h, L, heads, inter, vocab, pos, freq, nq, cross;
 	bool text_input;
 
-	if (!sub_config(c, "qformer_config", &q, pointer, sizeof(pointer)))
+	if (!hf_sub_config(c, "qformer_config", pointer, sizeof(pointer), &q))
 		return;
 	h = hf_get_u64(&q, KEYS("hidden_size"), 768);
 	L = hf_get_u64(&q, KEYS("num_hidden_layers"), 12);
@@ -389,7 +374,7 @@ static uint64_t sam_tower(hf_ctx *c, mp_model *m, sam_spec *sp)
 	const char *lay = "layers.{i}", *attn = "layers.{i}.attn", *ml = "layers.{i}.mlp";
 	uint8_t root = sp->root;
 
-	if (!sub_config(c, sp->key, &v, pointer, sizeof(pointer)))
+	if (!hf_sub_config(c, sp->key, pointer, sizeof(pointer), &v))
 		return 0;
 	h = hf_get_u64(&v, KEYS("hidden_size"), 768);
 	oc = hf_get_u64(&v, KEYS("output_channels"), 256);
@@ -539,7 +524,7 @@ static uint64_t siglip_tower(hf_ctx *c, mp_model *m, const char *tower_root, con
 	mp_vision *t = &m->vision;
 	uint64_t h, inter, L, heads, ch, image, patch;
 
-	if (!sub_config(c, "vision_config", &v, pointer, sizeof(pointer)))
+	if (!hf_sub_config(c, "vision_config", pointer, sizeof(pointer), &v))
 		return 0;
 	mt = v.cfg ? cJSON_GetObjectItemCaseSensitive(v.cfg, "model_type") : NULL;
 	if (mt && !cJSON_IsNull(mt) && !(cJSON_IsString(mt) && strcmp(mt->valuestring, "siglip_vision_model") == 0))
@@ -628,6 +613,29 @@ void mpm_read_deepseek_vl_hybrid(hf_ctx *c, mp_model *m)
 	LIN(m, MP_ROOT_PROJECTOR, "aligner", "proj", MP_TK_PROJECTOR, th, th, true, 1);
 }
 
+/* A CLIP tower (modeling_clip.py CLIPVisionTransformer: class embedding, pre and post LayerNorms, biased
+ * projections) of hidden h, MLP inter, L layers, ch channels, patch px patches over image px (positions: the patch
+ * grid and the class token), under tower_root, with no projector of planner/vision.c's own: the reader lists it under
+ * projector_root. out: the width it hands the decoder. */
+static void clip_tower(mp_vision *t, const char *tower_root, const char *projector_root, uint64_t h, uint64_t inter,
+		       uint64_t L, uint64_t ch, uint64_t patch, uint64_t image, uint64_t out)
+{
+	t->tower = MP_TOWER_CLIP;
+	t->tower_root = tower_root;
+	t->projector_root = projector_root;
+	t->hidden = h;
+	t->intermediate = inter;
+	t->layers = L;
+	t->channels = ch;
+	t->patch = patch;
+	t->positions = (image / patch) * (image / patch) + 1;
+	t->norm = MP_NORM_LAYER;
+	t->class_embedding = t->pre_norm = t->post_norm = t->attn_bias = t->mlp_bias = true;
+	t->projector = MP_PROJECTOR_NONE;
+	t->merge = 1;
+	t->out_hidden = out;
+}
+
 /* ----- Qianfan-OCR ---------------------------------------------------------------------------------------------------- */
 
 /* An image side or patch side: an integer, or a list of two integers (height, width) as the InternViT-style configs
@@ -676,7 +684,7 @@ void mpm_read_qianfan_ocr(hf_ctx *c, mp_model *m)
 		return;
 	m->inv.roots[MP_ROOT_DECODER] = "model.language_model.";
 	wrapper_tie(c, m, false);
-	if (!sub_config(c, "vision_config", &v, pointer, sizeof(pointer)))
+	if (!hf_sub_config(c, "vision_config", pointer, sizeof(pointer), &v))
 		return;
 	h = hf_get_u64(&v, KEYS("hidden_size"), 1024);
 	L = hf_get_u64(&v, KEYS("num_hidden_layers"), 24);
@@ -830,7 +838,7 @@ void mpm_read_granite4_vision(hf_ctx *c, mp_model *m)
 	}
 	if (!downsample_rate(c, &qs, &ws))
 		return;
-	if (!sub_config(c, "vision_config", &v, pointer, sizeof(pointer)))
+	if (!hf_sub_config(c, "vision_config", pointer, sizeof(pointer), &v))
 		return;
 	{
 		const cJSON *mt = v.cfg ? cJSON_GetObjectItemCaseSensitive(v.cfg, "model_type") : NULL;
@@ -864,7 +872,7 @@ void mpm_read_granite4_vision(hf_ctx *c, mp_model *m)
 		            "the CLIP tower needs hidden_size up to 2^20, num_hidden_layers from 1 to 1024, intermediate_size "
 		            "from 1 to 2^24, 1 to 256 channels and a patch_size from 1 to image_size (at most 65536)");
 	c->st = v.st;
-	if (c->st != MP_OK || !sub_config(c, "qformer_config", &q, pointer, sizeof(pointer)))
+	if (c->st != MP_OK || !hf_sub_config(c, "qformer_config", pointer, sizeof(pointer), &q))
 		return;
 	qL = hf_get_u64(&q, KEYS("num_hidden_layers"), q.cfg ? 12 : 1);
 	qi = hf_get_u64(&q, KEYS("intermediate_size"), 3072);
@@ -881,20 +889,7 @@ void mpm_read_granite4_vision(hf_ctx *c, mp_model *m)
 		return;
 	th = m->hidden_size;
 	/* the CLIP tower (CLIPVisionModel's vision_model, under model.vision_tower.) */
-	t->tower = MP_TOWER_CLIP;
-	t->tower_root = "model.vision_tower.";
-	t->projector_root = "model.";
-	t->hidden = h;
-	t->intermediate = inter;
-	t->layers = L;
-	t->channels = ch;
-	t->patch = patch;
-	t->positions = (image / patch) * (image / patch) + 1;
-	t->norm = MP_NORM_LAYER;
-	t->class_embedding = t->pre_norm = t->post_norm = t->attn_bias = t->mlp_bias = true;
-	t->projector = MP_PROJECTOR_NONE;
-	t->merge = 1;
-	t->out_hidden = th;
+	clip_tower(t, "model.vision_tower.", "model.", h, inter, L, ch, patch, image, th);
 	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "model.");
 	vec(m, MP_ROOT_PROJECTOR, NULL, "image_newline", MP_TK_PROJECTOR, th, 1);
 	for (int k = 0; k < 2; k++) {
@@ -957,7 +952,7 @@ void mpm_read_minicpmv(hf_ctx *c, mp_model *m)
 		return;
 	m->inv.roots[MP_ROOT_DECODER] = "model.language_model.";
 	wrapper_tie(c, m, ocr);
-	if (!sub_config(c, "vision_config", &v, pointer, sizeof(pointer)))
+	if (!hf_sub_config(c, "vision_config", pointer, sizeof(pointer), &v))
 		return;
 	h = hf_get_u64(&v, KEYS("hidden_size"), 768);
 	inter = hf_get_u64(&v, KEYS("intermediate_size"), 3072);
@@ -1051,7 +1046,7 @@ void mpm_read_ovis2(hf_ctx *c, mp_model *m)
 		hf_fail_key(c, top_h != m->hidden_size ? "hidden_size" : "vocab_size",
 		            "with tie_word_embeddings false, Ovis2ForConditionalGeneration builds lm_head of the wrapper's "
 		            "hidden_size x vocab_size: both must equal text_config's for the head to read the decoder");
-	if (c->st != MP_OK || !sub_config(c, "vision_config", &v, pointer, sizeof(pointer)))
+	if (c->st != MP_OK || !hf_sub_config(c, "vision_config", pointer, sizeof(pointer), &v))
 		return;
 	h = hf_get_u64(&v, KEYS("hidden_size"), 1024);
 	inter = hf_get_u64(&v, KEYS("intermediate_size"), 2816);
@@ -1138,7 +1133,7 @@ void mpm_read_moss_transcribe_diarize(hf_ctx *c, mp_model *m)
 		return;
 	m->inv.roots[MP_ROOT_DECODER] = "model.language_model.";
 	wrapper_tie(c, m, true);
-	if (!sub_config(c, "audio_config", &a, pointer, sizeof(pointer)))
+	if (!hf_sub_config(c, "audio_config", pointer, sizeof(pointer), &a))
 		return;
 	h = hf_get_u64(&a, KEYS("hidden_size", "d_model"), 1024);
 	L = hf_get_u64(&a, KEYS("num_hidden_layers", "encoder_layers"), 24);
@@ -1278,7 +1273,7 @@ void mpm_read_git(hf_ctx *c, mp_model *m)
 	          m->hidden_size, 1);
 	hf_tensor(m, MP_ROOT_DECODER, "embeddings", "LayerNorm.bias", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
 	          m->hidden_size, 1);
-	if (!sub_config(c, "vision_config", &v, pointer, sizeof(pointer)))
+	if (!hf_sub_config(c, "vision_config", pointer, sizeof(pointer), &v))
 		return;
 	h = hf_get_u64(&v, KEYS("hidden_size"), 768);
 	inter = hf_get_u64(&v, KEYS("intermediate_size"), 3072);
@@ -1303,20 +1298,7 @@ void mpm_read_git(hf_ctx *c, mp_model *m)
 	c->st = v.st;
 	if (c->st != MP_OK)
 		return;
-	t->tower = MP_TOWER_CLIP;
-	t->tower_root = "git.image_encoder.vision_model.";
-	t->projector_root = "git.";
-	t->hidden = h;
-	t->intermediate = inter;
-	t->layers = L;
-	t->channels = ch;
-	t->patch = patch;
-	t->positions = (image / patch) * (image / patch) + 1;
-	t->norm = MP_NORM_LAYER;
-	t->class_embedding = t->pre_norm = t->post_norm = t->attn_bias = t->mlp_bias = true;
-	t->projector = MP_PROJECTOR_NONE;
-	t->merge = 1;
-	t->out_hidden = m->hidden_size;
+	clip_tower(t, "git.image_encoder.vision_model.", "git.", h, inter, L, ch, patch, image, m->hidden_size);
 	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "git.");
 	LIN(m, MP_ROOT_PROJECTOR, "visual_projection.visual_projection", "0", MP_TK_PROJECTOR, m->hidden_size, h, true, 1);
 	LN(m, MP_ROOT_PROJECTOR, "visual_projection.visual_projection", "1", MP_TK_PROJECTOR, m->hidden_size, 1);
