@@ -170,6 +170,27 @@ static bool host_ffn(const mp_llamacpp_params *p)
 }
 
 /*
+ * The router of a MoE layer as llama.cpp's graph allocates it (llama-graph.cpp build_moe_ffn, in the order a tracing
+ * ggml-alloc.c showed: tools/groundtruth/llamacpp/trace_alloc.sh): the logits [T, E] float32, the argsort [T, E]
+ * int32, the top-k weights [T, k] float32 (the logits freed), their sum [T] and the normalised weights [T, k] (the
+ * unnormalised and the sum freed). T tokens of the ubatch, E experts, k used. *as and *wn: the offsets of the argsort
+ * and the normalised weights, still held (the caller frees them when its graph does).
+ */
+static void router_replay(mp_ggml_dyn_alloc *a, uint64_t T, uint64_t E, uint64_t k, uint64_t *as, uint64_t *wn)
+{
+	uint64_t lg, w, ws;
+
+	lg = mp_ggml_dyn_take(a, T * E * 4);
+	*as = mp_ggml_dyn_take(a, T * E * 4);
+	w = mp_ggml_dyn_take(a, T * k * 4);
+	mp_ggml_dyn_give(a, lg, T * E * 4);
+	ws = mp_ggml_dyn_take(a, T * 4);
+	*wn = mp_ggml_dyn_take(a, T * k * 4);
+	mp_ggml_dyn_give(a, w, T * k * 4);
+	mp_ggml_dyn_give(a, ws, T * 4);
+}
+
+/*
  * The host's compute buffer when every layer is offloaded and the host runs feed-forward work of theirs (-ot ffn_.*,
  * -ot exps, --n-cpu-moe): ggml-alloc's own placement (mp_ggml_dyn_alloc) replayed over the host's part of the
  * scheduler's graph, in the order ggml_gallocr_alloc_graph_impl allocates and frees it. The order was read from
@@ -237,7 +258,7 @@ static bool host_ffn_replay(const mp_llamacpp_params *p, const mp_llamacpp_plan 
 		mp_ggml_dyn_give(&a, pe, row);
 	for (uint32_t il = 0; il < p->n_layer; il++) {
 		bool experts = p->n_expert && (p->override == MP_LLAMACPP_OT_EXPERTS || il < p->n_cpu_moe);
-		uint64_t norm, gate, up, glu, down, lg, as, w, ws, wn, ids;
+		uint64_t norm, gate, up, glu, down, as, wn, ids;
 
 		for (int kd = 0; kd < 2; kd++)
 			if (first[kd] == il)
@@ -245,14 +266,7 @@ static bool host_ffn_replay(const mp_llamacpp_params *p, const mp_llamacpp_plan 
 					mp_ggml_dyn_give(&a, kin[kd][j], ksz[kd][j]);
 		if (p->override == MP_LLAMACPP_OT_FFN && p->n_expert) {
 			norm = mp_ggml_dyn_take(&a, row);
-			lg = mp_ggml_dyn_take(&a, T * E * 4);
-			as = mp_ggml_dyn_take(&a, T * E * 4);
-			w = mp_ggml_dyn_take(&a, T * k * 4);
-			mp_ggml_dyn_give(&a, lg, T * E * 4);
-			ws = mp_ggml_dyn_take(&a, T * 4);
-			wn = mp_ggml_dyn_take(&a, T * k * 4);
-			mp_ggml_dyn_give(&a, w, T * k * 4);
-			mp_ggml_dyn_give(&a, ws, T * 4);
+			router_replay(&a, T, E, k, &as, &wn);
 			gate = mp_ggml_dyn_take(&a, act_exp);
 			up = mp_ggml_dyn_take(&a, act_exp);
 			mp_ggml_dyn_give(&a, norm, row);
@@ -355,7 +369,7 @@ static bool gpu_moe_replay(const mp_llamacpp_params *p, const mp_llamacpp_plan *
 	}
 	for (uint32_t il = 0; il < p->n_layer; il++) {
 		bool last = il + 1 == p->n_layer, here = p->override == MP_LLAMACPP_OT_NONE && il >= p->n_cpu_moe;
-		uint64_t norm, q, q2, kc, k2, vc, fa, ao, inp, lg, as, w, ws, wn, dc, mo, gate, up, glu;
+		uint64_t norm, q, q2, kc, k2, vc, fa, ao, inp, as, wn, dc, mo, gate, up, glu;
 
 		norm = mp_ggml_dyn_take(&a, row);
 		q = mp_ggml_dyn_take(&a, row);
@@ -404,14 +418,7 @@ static bool gpu_moe_replay(const mp_llamacpp_params *p, const mp_llamacpp_plan *
 			}
 			mp_ggml_dyn_give(&a, wn, T * k * 4);
 		} else {
-			lg = mp_ggml_dyn_take(&a, T * E * 4);
-			as = mp_ggml_dyn_take(&a, T * E * 4);
-			w = mp_ggml_dyn_take(&a, T * k * 4);
-			mp_ggml_dyn_give(&a, lg, T * E * 4);
-			ws = mp_ggml_dyn_take(&a, T * 4);
-			wn = mp_ggml_dyn_take(&a, T * k * 4);
-			mp_ggml_dyn_give(&a, w, T * k * 4);
-			mp_ggml_dyn_give(&a, ws, T * 4);
+			router_replay(&a, T, E, k, &as, &wn);
 			if (here) {
 				gate = mp_ggml_dyn_take(&a, act);
 				up = mp_ggml_dyn_take(&a, act);
