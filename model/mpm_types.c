@@ -896,6 +896,12 @@ const mpm_type mpm_types[] = {
      .simplified = "activations and the step take one residual stream (not hc_mult) and read the hyper-connections' and the output gate's matrices as extra matrices; the lm_head is counted as the other weights, where transformers keeps it in fp32"},
     {.name = "hy_v4", .model_class = "HYV4ForCausalLM", .read = mpm_read_hy_v4, .experts_key = "n_routed_experts",
      .simplified = "activations and the step take one residual stream (not hc_mult) and read the hyper-connections' and the output gate's matrices as extra matrices; the lm_head is counted as the other weights, where transformers keeps it in fp32"},
+    {.name = "step3p5", .model_class = "Step3p7TextModel (inside Step3p7ForConditionalGeneration)",
+     .read = mpm_read_step3p5, .names = &mpm_names_step3p5, .experts_key = "n_routed_experts",
+     .simplified = "with sliding layers of other head counts, activations and the step's attention take num_attention_heads in every layer"},
+    {.name = "step3p7", .model_class = "Step3p7ForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true,
+     .experts_key = "n_routed_experts",
+     .simplified = "with sliding layers of other head counts, activations and the step's attention take num_attention_heads in every layer"},
     /* captioning and OCR wrappers with towers of their own (model/hf_wrap_qformer.c) */
     {.name = "blip-2", .model_class = "Blip2ForConditionalGeneration", .read = mpm_read_blip2, .wrapper = true},
     {.name = "instructblip", .model_class = "InstructBlipForConditionalGeneration", .read = mpm_read_blip2, .wrapper = true},
