@@ -920,6 +920,8 @@ const mpm_type mpm_types[] = {
     {.name = "moss_transcribe_diarize", .model_class = "MossTranscribeDiarizeForConditionalGeneration",
      .read = mpm_read_moss_transcribe_diarize, .wrapper = true},
     {.name = "git", .model_class = "GitForCausalLM", .read = mpm_read_git},
+    /* model/hf_wrap_vl.c */
+    {.name = "lfm3_vl", .model_class = "Lfm3VlForConditionalGeneration", .read = mpm_read_lfm3_vl, .wrapper = true},
 };
 const size_t mpm_types_count = sizeof(mpm_types) / sizeof(mpm_types[0]);
 

@@ -65,7 +65,8 @@ video_llava lfm2_vl aya_vision hyperclovax_vision_v2 qwen2_5_omni_thinker qwen3_
 zamba olmo_hybrid lara_mini hrm_text
 granite4_vision
 minicpmv4_6 minicpmv4_7 minicpm_ocr ovis2 moss_transcribe_diarize git aria glm_ocr
-doge modernbert-decoder xlstm dory cpmant""".split()
+doge modernbert-decoder xlstm dory cpmant
+lfm3_vl""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
@@ -309,6 +310,8 @@ def shrink(cfg):
             for k in ("num_hidden_layers", "depth", "num_layers"):
                 if isinstance(getattr(vc, k, None), int):
                     setattr(vc, k, 1)
+            if isinstance(getattr(vc, "layer_types", None), list):   # LFM3-VL's tower: one entry per layer kept
+                vc.layer_types = vc.layer_types[:1]
     return cfg
 
 
