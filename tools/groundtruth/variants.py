@@ -75,7 +75,7 @@ VIA_WRAPPER = {"qwen2_vl_text": "qwen2_vl", "qwen2_5_vl_text": "qwen2_5_vl", "qw
                "qwen3_vl_moe_text": "qwen3_vl_moe", "glm4v_text": "glm4v", "glm4v_moe_text": "glm4v_moe",
                "paddleocr_vl_text": "paddleocr_vl", "cosmos3_edge_text": "cosmos3_edge",
                "qwen2_5_omni_text": "qwen2_5_omni_thinker", "qwen3_omni_moe_text": "qwen3_omni_moe_thinker",
-               "glm_ocr_text": "glm_ocr", "hy_v4_vl_text": "hy_v4_vl"}
+               "glm_ocr_text": "glm_ocr", "hy_v4_vl_text": "hy_v4_vl", "granite_docling_text": "granite_docling"}
 
 # bool fields that change no parameter or cache tensor and that the CPU run cannot take either way (kernels not
 # installed, training-only outputs), or that make a decoder an encoder-decoder: left at their defaults.
@@ -1454,6 +1454,19 @@ def draw_wrapper_v1(rng, t, d, text_hidden):
             d["projector_hidden_size"] = rng.choice([24, 48, 80])
         if rng.random() < 0.7:
             d["projector_bias"] = rng.random() < 0.5
+    elif t == "granite_docling":                       # the connector: its factor, routes, DeepStack taps, router
+        vc = d["vision_config"]
+        vc["out_hidden_size"] = text_hidden           # validate_architecture: the decoder's width
+        vc["image_size"] = vc["patch_size"] * rng.choice([4, 8])
+        if rng.random() < 0.7:
+            vc["use_fine_route"] = rng.random() < 0.6
+        fine = vc.get("use_fine_route", True)
+        vc["scale_factor"] = rng.choice([2, 4] if fine else [1, 2, 4])
+        if rng.random() < 0.7:
+            vc["deepstack_visual_indexes"] = sorted(rng.sample(range(vc["num_hidden_layers"]),
+                                                               rng.choice(range(vc["num_hidden_layers"] + 1))))
+        if fine and rng.random() < 0.5:
+            d["density_router_hidden_size"] = rng.choice([8, 16])
     elif t == "aya_vision":
         if rng.random() < 0.6:
             d["downsample_factor"] = rng.choice([1, 2, 3])
