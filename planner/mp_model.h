@@ -166,6 +166,9 @@ typedef struct mp_vision {
 					 * attn.q, attn.k, attn.v), not one qkv */
 	bool omni_merger;		/* Qwen3-VL's tower with Qwen3-Omni's merger names: merger and merger_list.{i} each
 					 * ln_q, mlp.0 and mlp.2 (not norm, linear_fc1, linear_fc2, deepstack_merger_list) */
+	bool no_patch_embedding;	/* SigLIP / CLIP: the tower embeds another tower's features, not pixels (the CLIP
+					 * encoder of DeepSeek-OCR's descendants: class token and positions, no
+					 * patch_embedding) */
 } mp_vision;
 
 typedef struct mp_model {
