@@ -1159,6 +1159,38 @@ def fam_deepseek_ocr(w, t):
 FAMILIES["unlimited_ocr_text"] = FAMILIES["deepseek_ocr2_text"] = fam_deepseek_ocr
 
 
+def draw_vq(w, key="vq_config"):
+    """A VQ-VAE (ChameleonVQVAEConfig, JanusVQVAEConfig): channels (multiples of 32, its GroupNorms' groups), one to
+    four levels of multipliers, blocks a level, latent and codebook sizes, double_latent, and Chameleon's attention
+    blocks (attn_resolutions among the levels' resolutions, attn_type)."""
+    rng = w.rng
+    res = rng.choice([32, 64, 128])
+    levels = rng.choice([1, 2, 3, 4])
+    vq = {"base_channels": rng.choice([32, 64]), "channel_multiplier": [rng.choice([1, 2, 3]) for _ in range(levels)],
+          "num_res_blocks": rng.choice([1, 2]), "latent_channels": rng.choice([8, 16, 32]),
+          "embed_dim": rng.choice([4, 8, 16]), "num_embeddings": rng.choice([16, 64]),
+          "in_channels": rng.choice([1, 3]), "double_latent": rng.random() < 0.5}
+    if "resolution" in w.dd.get(key, {}):
+        vq["resolution"] = res
+        if rng.random() < 0.7:
+            # some of the levels' resolutions (res halved per level), sometimes one no level has
+            vq["attn_resolutions"] = sorted(rng.sample([res >> l for l in range(levels)], rng.choice(range(1, levels + 1)))
+                                            + ([res * 2] if rng.random() < 0.3 else []))
+        if rng.random() < 0.25:
+            vq["attn_type"] = "none"
+    w.set(key, vq)
+
+
+def fam_chameleon(w, t):
+    """Chameleon: a Llama decoder (fam_dense), the vocabulary_map it cannot be built without, and the VQ-VAE."""
+    fam_dense(w, t)
+    w.set("vocabulary_map", {"<image>": 3, **{f"IMGIMG{chr(65 + i)}Z": 4 + i for i in range(8)}})
+    draw_vq(w)
+
+
+FAMILIES["chameleon"] = fam_chameleon
+
+
 def draw_text(rng, t, cls, dd):
     """A decoder config of type t (class cls, defaults dd)."""
     w = Draw(rng, dd, cls)
