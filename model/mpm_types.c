@@ -9,6 +9,12 @@
 #include "hf_internal.h"
 #include "mpm_types.h"
 
+/* Unlimited-OCR's reference sliding-window layers (UnlimitedOcrDynamicReferenceSlidingWindowLayer) keep the whole
+ * prefill and a window of the decoded tokens after it; memplan holds every token. */
+#define UNLIMITED_OCR_CACHE                                                                                            \
+	"the reference sliding-window layers hold every token: exact for the prompt and up to sliding_window generated "  \
+	"tokens, an upper bound after that (transformers keeps the prompt and the last sliding_window generated tokens)"
+
 const mpm_type mpm_types[] = {
     /* LlamaConfig: vocab 32000, hidden 4096, FFN 11008, 32 layers, 32 heads, kv = heads, 2048 positions. */
     {.name = "llama",
@@ -912,6 +918,15 @@ const mpm_type mpm_types[] = {
      .read = mpm_read_got_ocr2, .wrapper = true},
     {.name = "deepseek_vl_hybrid", .model_class = "DeepseekVLHybridForConditionalGeneration",
      .read = mpm_read_deepseek_vl_hybrid, .wrapper = true},
+    {.name = "unlimited_ocr", .model_class = "UnlimitedOcrForConditionalGeneration", .read = mpm_read_deepseek_ocr,
+     .wrapper = true, .simplified = UNLIMITED_OCR_CACHE},
+    {.name = "unlimited_ocr_text", .model_class = "UnlimitedOcrTextModel (the decoder of UnlimitedOcrForConditionalGeneration)",
+     .read = mpm_read_deepseek_ocr_text, .simplified = UNLIMITED_OCR_CACHE},
+    {.name = "deepseek_ocr2", .model_class = "DeepseekOcr2ForConditionalGeneration", .read = mpm_read_deepseek_ocr,
+     .wrapper = true},
+    {.name = "chameleon", .model_class = "ChameleonForConditionalGeneration", .read = mpm_read_chameleon},
+    {.name = "deepseek_ocr2_text", .model_class = "DeepseekOcr2TextModel (the decoder of DeepseekOcr2ForConditionalGeneration)",
+     .read = mpm_read_deepseek_ocr_text},
     {.name = "qianfan_ocr", .model_class = "QianfanOCRForConditionalGeneration", .read = mpm_read_qianfan_ocr,
      .wrapper = true},
     {.name = "granite4_vision", .model_class = "Granite4VisionForConditionalGeneration",

@@ -76,7 +76,8 @@ VIA_WRAPPER = {"qwen2_vl_text": "qwen2_vl", "qwen2_5_vl_text": "qwen2_5_vl", "qw
                "paddleocr_vl_text": "paddleocr_vl", "cosmos3_edge_text": "cosmos3_edge",
                "qwen2_5_omni_text": "qwen2_5_omni_thinker", "qwen3_omni_moe_text": "qwen3_omni_moe_thinker",
                "glm_ocr_text": "glm_ocr", "hy_v4_vl_text": "hy_v4_vl", "step3p5": "step3p7",
-               "granite_docling_text": "granite_docling"}
+               "granite_docling_text": "granite_docling", "unlimited_ocr_text": "unlimited_ocr",
+               "deepseek_ocr2_text": "deepseek_ocr2"}
 
 # bool fields that change no parameter or cache tensor and that the CPU run cannot take either way (kernels not
 # installed, training-only outputs), or that make a decoder an encoder-decoder: left at their defaults.
@@ -1183,6 +1184,58 @@ FAMILIES["qwen3_omni_moe_text"] = fam_moe   # Qwen3-Omni's Thinker decoder: Qwen
 FAMILIES["step3p5"] = fam_step3p5
 
 
+def fam_deepseek_ocr(w, t):
+    """The decoders of Unlimited-OCR and DeepSeek-OCR-2 (DeepSeek-V2's MoE behind Llama's attention): fam_moe, with
+    mlp_layer_types always drawn for DeepSeek-OCR-2 (its None builds nothing) and, for Unlimited-OCR, either drawn or
+    derived from first_k_dense_replace (the kwarg its __post_init__ pops), a window never null (validate_architecture)
+    and layer_types of its two kinds."""
+    fam_moe(w, t)
+    n = w.get("num_hidden_layers")
+    if t == "deepseek_ocr2_text":
+        if "mlp_layer_types" not in w.d:
+            draw_layer_list(w, "mlp_layer_types", ["dense", "sparse"], n, need=("sparse",))
+        return
+    if "mlp_layer_types" not in w.d and w.rng.random() < 0.6:
+        w.set("first_k_dense_replace", w.choice(range(0, n + 1)))
+    w.set("sliding_window", w.choice([3, 4, 8, 16, 64]))
+    draw_layer_list(w, "layer_types", ["reference_sliding_attention", "full_attention"], n)
+
+
+FAMILIES["unlimited_ocr_text"] = FAMILIES["deepseek_ocr2_text"] = fam_deepseek_ocr
+
+
+def draw_vq(w, key="vq_config"):
+    """A VQ-VAE (ChameleonVQVAEConfig, JanusVQVAEConfig): channels (multiples of 32, its GroupNorms' groups), one to
+    four levels of multipliers, blocks a level, latent and codebook sizes, double_latent, and Chameleon's attention
+    blocks (attn_resolutions among the levels' resolutions, attn_type)."""
+    rng = w.rng
+    res = rng.choice([32, 64, 128])
+    levels = rng.choice([1, 2, 3, 4])
+    vq = {"base_channels": rng.choice([32, 64]), "channel_multiplier": [rng.choice([1, 2, 3]) for _ in range(levels)],
+          "num_res_blocks": rng.choice([1, 2]), "latent_channels": rng.choice([8, 16, 32]),
+          "embed_dim": rng.choice([4, 8, 16]), "num_embeddings": rng.choice([16, 64]),
+          "in_channels": rng.choice([1, 3]), "double_latent": rng.random() < 0.5}
+    if "resolution" in w.dd.get(key, {}):
+        vq["resolution"] = res
+        if rng.random() < 0.7:
+            # some of the levels' resolutions (res halved per level), sometimes one no level has
+            vq["attn_resolutions"] = sorted(rng.sample([res >> l for l in range(levels)], rng.choice(range(1, levels + 1)))
+                                            + ([res * 2] if rng.random() < 0.3 else []))
+        if rng.random() < 0.25:
+            vq["attn_type"] = "none"
+    w.set(key, vq)
+
+
+def fam_chameleon(w, t):
+    """Chameleon: a Llama decoder (fam_dense), the vocabulary_map it cannot be built without, and the VQ-VAE."""
+    fam_dense(w, t)
+    w.set("vocabulary_map", {"<image>": 3, **{f"IMGIMG{chr(65 + i)}Z": 4 + i for i in range(8)}})
+    draw_vq(w)
+
+
+FAMILIES["chameleon"] = fam_chameleon
+
+
 def draw_text(rng, t, cls, dd):
     """A decoder config of type t (class cls, defaults dd)."""
     w = Draw(rng, dd, cls)
@@ -1351,6 +1404,8 @@ def draw_wrapper(rng, t, cfg0):
         draw_sam(rng, d)
     if t == "deepseek_vl_hybrid":
         draw_sam(rng, d, "high_res_vision_config", sam_class=True)
+    if t in ("unlimited_ocr", "deepseek_ocr2"):
+        draw_ocr_towers(rng, t, d, cfg0.vision_config)
     if t == "granite4_vision":
         # the CLIP tower at least 64 wide (the Window Q-Former takes hidden / 64 heads), the downsamplers' windows,
         # deepstack_layer_map pairs (none to three), the Q-Former absent (its SubConfigSpec defaults) or partial
@@ -1585,6 +1640,32 @@ def draw_sam(rng, d, key="vision_config", sam_class=False):
         d[key] = {**vc, "model_type": "sam_vision_model"}
         return
     d[key] = {**vc, "model_type": d[key]["model_type"]}
+
+
+def draw_ocr_towers(rng, t, d, vc0):
+    """Unlimited-OCR's and DeepSeek-OCR-2's vision_config: sam_config as draw_sam (DeepSeek-OCR-2's mlp_dim or
+    mlp_ratio) with downsample_channels (sometimes three entries: the projector reads the last), and encoder_config:
+    Unlimited-OCR's CLIP encoder (width, heads dividing it, MLP, layers, image and patch), DeepSeek-OCR-2's Qwen2
+    encoder (width, heads, KV heads, an explicit head_dim or none, MLP, layers)."""
+    ocr2 = t == "deepseek_ocr2"
+    tmp = {"sam_config": {"model_type": vc0.sam_config.model_type}}
+    draw_sam(rng, tmp, "sam_config", sam_class=ocr2)
+    sam = dict(tmp["sam_config"], model_type=vc0.sam_config.model_type)
+    if rng.random() < 0.8:
+        sam["downsample_channels"] = [rng.choice([8, 16, 24]) for _ in range(rng.choice([2, 2, 3]))]
+    h = rng.choice([2, 4])
+    enc = {"model_type": vc0.encoder_config.model_type, "hidden_size": h * rng.choice([8, 16]),
+           "num_attention_heads": h, "intermediate_size": rng.choice([48, 64, 96]),
+           "num_hidden_layers": rng.choice([1, 2, 3])}
+    if ocr2:
+        enc["num_key_value_heads"] = rng.choice(divisors(h))
+        if rng.random() < 0.3:
+            enc["head_dim"] = rng.choice([8, 16])
+    else:
+        patch = rng.choice([4, 7, 14])
+        enc["patch_size"] = patch
+        enc["image_size"] = patch * rng.choice([2, 3, 4])
+    d["vision_config"] = {"model_type": vc0.model_type, "sam_config": sam, "encoder_config": enc}
 
 
 def mrope(text, td):
