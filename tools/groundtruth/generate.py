@@ -65,7 +65,8 @@ video_llava lfm2_vl aya_vision hyperclovax_vision_v2 qwen2_5_omni_thinker qwen3_
 zamba olmo_hybrid lara_mini hrm_text
 granite4_vision
 minicpmv4_6 minicpmv4_7 minicpm_ocr ovis2 moss_transcribe_diarize git aria glm_ocr
-doge modernbert-decoder xlstm dory cpmant""".split()
+doge modernbert-decoder xlstm dory cpmant
+inkling_text inkling2_text inkling2_loop_text inkling2 inkling2_loop inkling_mm_model""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW

@@ -1112,6 +1112,46 @@ def fam_hy_v4(w, t):
         w.set("rope_parameters", rp)
 
 
+def fam_inkling_text(w, t):
+    """Inkling: the full-attention layers' heads, KV heads and head_dim and the sliding ones' (swa_*) drawn apart, with
+    the window (the sliding layers' relative-bias extent too), rel_extent, d_rel and the conv kernel; the layer kinds
+    as layer_types ("hybrid", "hybrid_sliding"), as local_layer_ids, or the class's rule; dense and sparse layers as
+    mlp_layer_types or dense_mlp_idx, the dense width sometimes as dense_intermediate_size (intermediate_size then
+    the experts' width, as the checkpoints write it); routed, top-k and shared expert counts."""
+    n = draw_common(w, layers=w.choice([2, 3, 4, 6, 7]))
+    w.set("hidden_size", w.choice([48, 64, 96, 128]))
+    for heads_key, kv_key, hd_key in (("num_attention_heads", "num_key_value_heads", "head_dim"),
+                                      ("swa_num_attention_heads", "swa_num_key_value_heads", "swa_head_dim")):
+        h = w.choice([2, 3, 4, 6, 8])
+        w.set(heads_key, h)
+        w.set(kv_key, w.choice(divisors(h)))
+        w.set(hd_key, w.choice([8, 16, 24, 32]))
+    w.set("sliding_window_size", w.choice([3, 4, 8, 16, 64]))
+    w.maybe("rel_extent", w.choice([4, 8, 16, 32]), 0.2)
+    w.maybe("d_rel", w.choice([2, 4, 8, 16]), 0.2)
+    w.maybe("conv_kernel_size", w.choice([2, 3, 4, 5]), 0.3)
+    r = w.rng.random()
+    if r < 0.4:
+        w.set("layer_types", [w.choice(["hybrid", "hybrid_sliding"]) for _ in range(n)])
+    elif r < 0.7:
+        w.set("local_layer_ids", sorted(w.rng.sample(range(n), w.rng.randrange(n + 1))))
+    r = w.rng.random()
+    if r < 0.4:
+        w.set("mlp_layer_types", [w.choice(["dense", "sparse"]) for _ in range(n)])
+    elif r < 0.6:
+        w.set("dense_mlp_idx", w.choice(range(n + 1)))
+    if w.rng.random() < 0.5:
+        w.set("dense_intermediate_size", w.choice([48, 64, 96]))
+        w.set("intermediate_size", w.choice([16, 32, 48]))
+    else:
+        w.set("intermediate_size", w.choice([48, 64, 96]))
+        w.set("moe_intermediate_size", w.choice([16, 32, 48]))
+    e = w.choice([2, 3, 4, 6])
+    w.set("n_routed_experts", e)
+    w.set("num_experts_per_tok", w.choice(range(1, e + 1)))
+    w.set("n_shared_experts", w.choice([1, 2, 3]))
+
+
 FAMILIES = {
     "gpt2": fam_gpt2, "gptj": fam_gptj, "gpt_bigcode": fam_gpt_bigcode, "falcon": fam_falcon,
     "gpt_neox": fam_gpt_neox, "mamba": fam_mamba, "falcon_mamba": fam_mamba, "mamba2": fam_mamba2,
@@ -1133,7 +1173,7 @@ FAMILIES = {
     # decoders
     "sarvam_mla": fam_mla, "youtu": fam_mla_dense, "minicpm3": fam_mla_dense, "sarvam_moe": fam_moe,
     "solar_open": fam_moe, "flex_olmo": fam_moe, "granitemoeshared": fam_moe, "granitemoe_swa": fam_moe,
-    "cohere2_moe": fam_moe,
+    "cohere2_moe": fam_moe, "inkling_text": fam_inkling_text,
 }
 FAMILIES["qwen3_omni_moe_text"] = fam_moe   # Qwen3-Omni's Thinker decoder: Qwen3-MoE's keys
 
