@@ -1,9 +1,13 @@
 /*
- * hf_inkling.c: Thinking Machines' Inkling decoder (transformers 5.24 configuration_inkling.py, modeling_inkling.py,
- * InklingForCausalLM): a mixture-of-experts decoder whose layers are sliding-window or full attention with their own
- * head counts and widths, a relative position bias instead of RoPE, and four short convolutions per layer (over the k
- * and v projections and over the attention's and the MLP's outputs) whose windows are cached beside the KV cache.
- * Every default is InklingTextConfig's, every shape InklingDecoderLayer's; tests/ref/hf holds what transformers builds.
+ * hf_inkling.c: Thinking Machines' Inkling decoders (transformers 5.24): Inkling (configuration_inkling.py,
+ * modeling_inkling.py, InklingForCausalLM) and Inkling 2 (configuration_inkling2.py, modeling_inkling2.py,
+ * Inkling2ForCausalLM). Both are mixture-of-experts decoders whose layers are sliding-window or full attention with
+ * head counts and widths of their own (the swa_* keys), a relative position bias instead of RoPE, and four short
+ * convolutions per layer (over the k and v projections and over the attention's and the MLP's outputs) whose windows
+ * are cached beside the KV cache (mp_ssm MP_SSM_KV_CONV). Inkling 2 adds block attention residuals (a learned query
+ * mixing the earlier blocks' states before each attention, MLP and the final norm), gated output projections,
+ * per-token sink logits and, in the full-attention layers, convolutions with taps projected from the input. Every
+ * default is the configuration class's, every shape its decoder layer's; tests/ref/hf holds what transformers builds.
  */
 #include <stdio.h>
 #include <string.h>
@@ -23,6 +27,16 @@ const mp_names mpm_names_inkling = {
     .router_correction = "gate.e_score_correction_bias",
     .experts_gate_up = {"experts.gate_up_proj", NULL}, .experts_down = {"experts.down_proj", NULL}};
 
+/* Inkling 2's names: as Inkling's, the router the Llama family's (gate.weight of the routed experts alone), no dense
+ * MLP, one norm per layer named here (post_attention_layernorm; the input norms differ per kind: the reader's), the
+ * head the reader's (unpadded_vocab_size rows). */
+const mp_names mpm_names_inkling2 = {
+    .root = "model.", .embed = {"embed_tokens.weight", NULL}, .final_norm = {"norm.weight", NULL},
+    .layer = L, .attn = L ".self_attn", .mlp = L ".mlp", .moe = L ".mlp",
+    .norms = {{"post_attention_layernorm.weight", NULL}}, .router = {"gate.weight", NULL},
+    .router_correction = "gate.e_score_correction_bias",
+    .experts_gate_up = {"experts.gate_up_proj", NULL}, .experts_down = {"experts.down_proj", NULL}};
+
 /* One tensor of the reader's: rows x cols (copies of them in an EXPERTS view), kv_heads for a KV-head split, conv: a
  * depthwise Conv1d's [rows, 1, cols]. */
 static void own(mp_model *m, const char *path, const char *leaf, mp_tensor_kind kind, mp_tp_split split,
@@ -36,53 +50,51 @@ static void own(mp_model *m, const char *path, const char *leaf, mp_tensor_kind 
 	mp_inventory_add(&m->inv, &s);
 }
 
-/* The widths of one kind of attention layer (InklingAttention: is_sliding picks the swa_* keys). */
+/* A vector-class tensor of an explicit shape (a learned scale of [heads, head_dim], a query of [3, hidden]). */
+static void own_shape(mp_model *m, const char *path, const char *leaf, mp_tensor_kind kind, uint64_t rows,
+                      uint64_t cols, uint64_t count)
+{
+	uint64_t dims[2] = {rows, cols};
+
+	if (rows == 1)
+		mp_inventory_add_shape(&m->inv, MP_ROOT_DECODER, path, leaf, kind, MP_VIEW_VECTOR, 0, dims + 1, 1, count);
+	else
+		mp_inventory_add_shape(&m->inv, MP_ROOT_DECODER, path, leaf, kind, MP_VIEW_VECTOR, 0, dims, 2, count);
+}
+
+/* The widths of one kind of attention layer (InklingAttention, Inkling2SlidingAttention / Inkling2FullAttention:
+ * is_sliding picks the swa_* keys). */
 typedef struct inkling_attn {
-	uint64_t heads, kv, head_dim, extent; /* extent: rel_logits_proj's distances (the window, or rel_extent) */
+	uint64_t heads, kv, head_dim, extent; /* extent: the relative bias's distances (the window, or rel_extent) */
 	uint64_t layers;
 } inkling_attn;
 
-/* One kind's attention tensors: q, k, v, r (relative states), o; k_sconv and v_sconv over k and v; q_norm and k_norm
- * of head_dim; rel_logits_proj.proj [d_rel, extent]. */
-static void attention_kind(hf_ctx *c, mp_model *m, const inkling_attn *a, uint64_t d_rel, uint64_t conv)
-{
-	const char *p = L ".self_attn";
-	uint64_t q = hf_mul(c, a->heads, a->head_dim, "head_dim"), kv = hf_mul(c, a->kv, a->head_dim, "head_dim");
-	uint64_t r = hf_mul(c, a->heads, d_rel, "d_rel"), h = m->hidden_size, n = a->layers;
+/* A family's defaults (its configuration class's). */
+typedef struct inkling_defaults {
+	uint64_t vocab, hidden, layers, max_pos;
+	inkling_attn full, sliding;	/* heads, kv, head_dim, extent (sliding: sliding_window_size) */
+	uint64_t experts, top_k, moe_width;
+	bool local_layer_ids;		/* the config reads local_layer_ids (InklingTextConfig; Inkling 2's does not) */
+} inkling_defaults;
 
-	if (n == 0 || c->st != MP_OK)
-		return;
-	own(m, p, "q_proj.weight", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_QKV, MP_VIEW_LINEAR, 0, q, h, n, 0, false);
-	own(m, p, "k_proj.weight", MP_TK_ATTENTION, MP_SPLIT_KV_ROWS, MP_STEP_QKV, MP_VIEW_LINEAR, 0, kv, h, n, a->kv,
-	    false);
-	own(m, p, "v_proj.weight", MP_TK_ATTENTION, MP_SPLIT_KV_ROWS, MP_STEP_QKV, MP_VIEW_LINEAR, 0, kv, h, n, a->kv,
-	    false);
-	own(m, p, "r_proj.weight", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_QKV, MP_VIEW_LINEAR, 0, r, h, n, 0, false);
-	own(m, p, "o_proj.weight", MP_TK_ATTENTION, MP_SPLIT_COLS, MP_STEP_O, MP_VIEW_LINEAR, 0, h, q, n, 0, false);
-	own(m, p, "k_sconv.conv1d.weight", MP_TK_RECURRENT, MP_SPLIT_KV_ROWS, MP_STEP_NONE, MP_VIEW_LINEAR, 0, kv, conv,
-	    n, a->kv, true);
-	own(m, p, "v_sconv.conv1d.weight", MP_TK_RECURRENT, MP_SPLIT_KV_ROWS, MP_STEP_NONE, MP_VIEW_LINEAR, 0, kv, conv,
-	    n, a->kv, true);
-	own(m, p, "q_norm.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, MP_VIEW_VECTOR, 0, 1, a->head_dim, n, 0,
-	    false);
-	own(m, p, "k_norm.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, MP_VIEW_VECTOR, 0, 1, a->head_dim, n, 0,
-	    false);
-	own(m, p, "rel_logits_proj.proj", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, MP_VIEW_LINEAR, 0, d_rel,
-	    a->extent, n, 0, false);
-}
+/* What the trunk reader leaves for the family's tensors. */
+typedef struct inkling_trunk {
+	inkling_attn full, sliding;
+	uint64_t d_rel, conv;
+} inkling_trunk;
 
-/* layer_types ("hybrid" full attention, "hybrid_sliding" the window), else local_layer_ids (the sliding layers'
- * indices), else every layer but each sixth ((i + 1) % 6 == 0) slides (InklingTextConfig.__post_init__). Sets
- * MP_LAYER_WINDOW on the sliding layers and MP_LAYER_GLOBAL on the full ones. */
-static void layer_kinds(hf_ctx *c, mp_model *m)
+/* layer_types ("hybrid" full attention, "hybrid_sliding" the window), else (Inkling) local_layer_ids (the sliding
+ * layers' indices), else every layer but each sixth ((i + 1) % 6 == 0) slides (the configurations' __post_init__).
+ * Sets MP_LAYER_WINDOW on the sliding layers and MP_LAYER_GLOBAL on the full ones. */
+static void layer_kinds(hf_ctx *c, mp_model *m, bool local_ids)
 {
 	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types");
 	const cJSON *ids = cJSON_GetObjectItemCaseSensitive(c->cfg, "local_layer_ids"), *v;
+	const unsigned every = MP_LAYER_ATTENTION | MP_LAYER_FFN | MP_LAYER_SSM;
 	uint64_t i = 0;
 
 	for (i = 0; i < m->num_layers; i++)
-		m->layer_flags[i] = MP_LAYER_ATTENTION | MP_LAYER_FFN | MP_LAYER_SSM |
-		                    ((i + 1) % 6 ? MP_LAYER_WINDOW : MP_LAYER_GLOBAL);
+		m->layer_flags[i] = every | ((i + 1) % 6 ? MP_LAYER_WINDOW : MP_LAYER_GLOBAL);
 	if (lt && !cJSON_IsNull(lt)) {
 		if (!cJSON_IsArray(lt) || (uint64_t)cJSON_GetArraySize(lt) != m->num_layers) {
 			hf_fail_key(c, "layer_types",
@@ -99,19 +111,18 @@ static void layer_kinds(hf_ctx *c, mp_model *m)
 				hf_fail_key(c, "layer_types", "layer_types entries must be \"hybrid\" or \"hybrid_sliding\"");
 				return;
 			}
-			m->layer_flags[i++] = MP_LAYER_ATTENTION | MP_LAYER_FFN | MP_LAYER_SSM |
-			                      (s ? MP_LAYER_WINDOW : MP_LAYER_GLOBAL);
+			m->layer_flags[i++] = every | (s ? MP_LAYER_WINDOW : MP_LAYER_GLOBAL);
 		}
 		return;
 	}
-	if (ids == NULL || cJSON_IsNull(ids))
+	if (!local_ids || ids == NULL || cJSON_IsNull(ids))
 		return;
 	if (!cJSON_IsArray(ids)) {
 		hf_fail_key(c, "local_layer_ids", "local_layer_ids must be a list of layer indices");
 		return;
 	}
 	for (i = 0; i < m->num_layers; i++)
-		m->layer_flags[i] = MP_LAYER_ATTENTION | MP_LAYER_FFN | MP_LAYER_SSM | MP_LAYER_GLOBAL;
+		m->layer_flags[i] = every | MP_LAYER_GLOBAL;
 	cJSON_ArrayForEach(v, ids)
 	{
 		/* an index beyond the layers names no layer (the config's set comprehension ignores it) */
@@ -120,9 +131,147 @@ static void layer_kinds(hf_ctx *c, mp_model *m)
 			return;
 		}
 		if (v->valuedouble < (double)m->num_layers)
-			m->layer_flags[(uint64_t)v->valuedouble] =
-			    MP_LAYER_ATTENTION | MP_LAYER_FFN | MP_LAYER_SSM | MP_LAYER_WINDOW;
+			m->layer_flags[(uint64_t)v->valuedouble] = every | MP_LAYER_WINDOW;
 	}
+}
+
+/* 422 naming kv_key unless its count (at least 1, at most heads) divides heads_key's (repeat_kv by heads // kv fails
+ * otherwise). */
+static void heads_divide(hf_ctx *c, uint64_t heads, uint64_t kv, const char *heads_key, const char *kv_key)
+{
+	char msg[160];
+
+	if (c->st != MP_OK || (kv && kv <= heads && heads % kv == 0))
+		return;
+	snprintf(msg, sizeof(msg), "%s must divide %s (and be at least 1): the attention repeats each KV head over "
+	         "%s / %s query heads", kv_key, heads_key, heads_key, kv_key);
+	hf_fail_key(c, kv_key, msg);
+}
+
+/* One kind's widths from its keys (prefix "" or "swa_"), defaults d. */
+static inkling_attn attn_keys(hf_ctx *c, const inkling_attn *d, bool sliding)
+{
+	inkling_attn a = *d;
+
+	a.heads = hf_get_u64(c, sliding ? KEYS("swa_num_attention_heads") : KEYS("num_attention_heads"), d->heads);
+	a.kv = hf_get_u64(c, sliding ? KEYS("swa_num_key_value_heads") : KEYS("num_key_value_heads"), d->kv);
+	a.head_dim = hf_get_u64(c, sliding ? KEYS("swa_head_dim") : KEYS("head_dim"), d->head_dim);
+	a.extent = hf_get_u64(c, sliding ? KEYS("sliding_window_size", "sliding_window") : KEYS("rel_extent"),
+	                      d->extent);
+	a.layers = 0;
+	return a;
+}
+
+/*
+ * The trunk both families share: vocabulary, hidden size, layers and their kinds, each kind's heads, KV heads,
+ * head_dim and bias extent (checked as the attention needs them), d_rel, the conv kernel, the experts; the KV cache
+ * per layer (mp_model.attn_per_layer: the sliding layers are the model's own widths, the full ones its MP_LAYER_GLOBAL
+ * kind) and the conv windows (MP_SSM_KV_CONV). The embedding's norm, RMSNorm pre-norm blocks, lm_head never tied
+ * (_tied_weights_keys = {} whatever tie_word_embeddings says). False when the config is refused (the error set).
+ */
+static bool read_trunk(hf_ctx *c, const inkling_defaults *d, mp_model *m, inkling_trunk *t)
+{
+	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), d->vocab);
+	m->hidden_size = hf_get_u64(c, KEYS("hidden_size"), d->hidden);
+	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), d->layers);
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings", "model_max_length"), d->max_pos);
+	t->full = attn_keys(c, &d->full, false);
+	t->sliding = attn_keys(c, &d->sliding, true);
+	t->d_rel = hf_get_u64(c, KEYS("d_rel"), 16);
+	t->conv = hf_get_u64(c, KEYS("conv_kernel_size", "sconv_kernel_size"), 4);
+	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts", "num_local_experts"), d->experts);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), d->top_k);
+	if (c->st != MP_OK)
+		return false;
+	if (m->num_layers == 0 || m->num_layers > MP_MAX_LAYERS) {
+		hf_fail_key(c, "num_hidden_layers", "num_hidden_layers must be between 1 and 1024");
+		return false;
+	}
+	if (t->conv == 0) {
+		hf_fail_key(c, hf_key_of(c, KEYS("conv_kernel_size", "sconv_kernel_size")),
+		            "conv_kernel_size must be at least 1");
+		return false;
+	}
+	m->attn_kind = MP_ATTN_GQA;
+	m->ffn_kind = MP_FFN_GATED;
+	m->norm_kind = MP_NORM_RMS;
+	m->final_norm = true;
+	m->tie_word_embeddings = false;
+	m->layer_pattern = true;
+	m->attn_per_layer = true;
+	layer_kinds(c, m, d->local_layer_ids);
+	if (c->st != MP_OK)
+		return false;
+	for (uint64_t i = 0; i < m->num_layers; i++)
+		t->sliding.layers += (m->layer_flags[i] & MP_LAYER_WINDOW) != 0;
+	t->full.layers = m->num_layers - t->sliding.layers;
+	m->num_heads = t->sliding.layers ? t->sliding.heads : t->full.heads;
+	m->num_kv_heads = t->sliding.layers ? t->sliding.kv : t->full.kv;
+	m->head_dim = t->sliding.layers ? t->sliding.head_dim : t->full.head_dim;
+	m->global_heads = t->full.heads;
+	m->global_kv_heads = t->full.kv;
+	m->global_head_dim = t->full.head_dim;
+	m->sliding_window = t->sliding.layers ? t->sliding.extent : 0;
+	m->sliding_window_layers = t->sliding.layers;
+	if (t->sliding.layers) {
+		heads_divide(c, t->sliding.heads, t->sliding.kv, "swa_num_attention_heads", "swa_num_key_value_heads");
+		if (t->sliding.head_dim == 0)
+			hf_fail_key(c, "swa_head_dim", "swa_head_dim must be at least 1");
+		if (t->sliding.extent == 0)
+			hf_fail_key(c, hf_key_of(c, KEYS("sliding_window_size", "sliding_window")),
+			            "sliding_window_size must be at least 1: it is the sliding layers' window and the extent "
+			            "of their relative bias");
+	}
+	if (t->full.layers) {
+		heads_divide(c, t->full.heads, t->full.kv, "num_attention_heads", "num_key_value_heads");
+		if (t->full.head_dim == 0)
+			hf_fail_key(c, "head_dim", "head_dim must be at least 1");
+		if (t->full.extent == 0)
+			hf_fail_key(c, "rel_extent", "rel_extent must be at least 1");
+	}
+	if (c->st != MP_OK)
+		return false;
+	m->ssm.kind = MP_SSM_KV_CONV;
+	m->ssm.conv_kernel = t->conv;
+	m->ssm.d_inner = m->hidden_size;
+	m->ssm.mixer_listed = true;
+	m->router_correction_buffer = true;
+	own(m, "embed_tokens", "embed_norm.weight", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, MP_VIEW_VECTOR, 0, 1,
+	    m->hidden_size, 1, 0, false);
+	return true;
+}
+
+/* A depthwise short convolution's [channels, 1, kernel] weight, its channels split like the KV heads when kv_heads. */
+static void short_conv(mp_model *m, const char *path, const char *leaf, uint64_t channels, uint64_t kernel,
+                       uint64_t count, uint64_t kv_heads)
+{
+	own(m, path, leaf, MP_TK_RECURRENT, kv_heads ? MP_SPLIT_KV_ROWS : MP_SPLIT_NONE, MP_STEP_NONE, MP_VIEW_LINEAR, 0,
+	    channels, kernel, count, kv_heads, true);
+}
+
+/* One Inkling kind's attention tensors: q, k, v, r (relative states), o; k_sconv and v_sconv over k and v; q_norm
+ * and k_norm of head_dim; rel_logits_proj.proj [d_rel, extent]. */
+static void inkling_attention(hf_ctx *c, mp_model *m, const inkling_attn *a, const inkling_trunk *t)
+{
+	const char *p = L ".self_attn";
+	uint64_t q = hf_mul(c, a->heads, a->head_dim, "head_dim"), kv = hf_mul(c, a->kv, a->head_dim, "head_dim");
+	uint64_t r = hf_mul(c, a->heads, t->d_rel, "d_rel"), h = m->hidden_size, n = a->layers;
+
+	if (n == 0 || c->st != MP_OK)
+		return;
+	own(m, p, "q_proj.weight", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_QKV, MP_VIEW_LINEAR, 0, q, h, n, 0, false);
+	own(m, p, "k_proj.weight", MP_TK_ATTENTION, MP_SPLIT_KV_ROWS, MP_STEP_QKV, MP_VIEW_LINEAR, 0, kv, h, n, a->kv,
+	    false);
+	own(m, p, "v_proj.weight", MP_TK_ATTENTION, MP_SPLIT_KV_ROWS, MP_STEP_QKV, MP_VIEW_LINEAR, 0, kv, h, n, a->kv,
+	    false);
+	own(m, p, "r_proj.weight", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_QKV, MP_VIEW_LINEAR, 0, r, h, n, 0, false);
+	own(m, p, "o_proj.weight", MP_TK_ATTENTION, MP_SPLIT_COLS, MP_STEP_O, MP_VIEW_LINEAR, 0, h, q, n, 0, false);
+	short_conv(m, p, "k_sconv.conv1d.weight", kv, t->conv, n, a->kv);
+	short_conv(m, p, "v_sconv.conv1d.weight", kv, t->conv, n, a->kv);
+	own_shape(m, p, "q_norm.weight", MP_TK_ATTENTION, 1, a->head_dim, n);
+	own_shape(m, p, "k_norm.weight", MP_TK_ATTENTION, 1, a->head_dim, n);
+	own(m, p, "rel_logits_proj.proj", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, MP_VIEW_LINEAR, 0, t->d_rel,
+	    a->extent, n, 0, false);
 }
 
 /* mlp_layer_types ("dense" or "sparse" per layer), else the first dense_mlp_idx layers dense (default 0: every layer
@@ -156,141 +305,58 @@ static void mlp_kinds(hf_ctx *c, mp_model *m)
 		m->dense_layer_mask[i / 8] |= (uint8_t)(1u << (i % 8));
 }
 
-/* 422 naming kv_key unless its count (at least 1, at most heads) divides heads_key's (repeat_kv by heads // kv fails
- * otherwise). */
-static void heads_divide(hf_ctx *c, uint64_t heads, uint64_t kv, const char *heads_key, const char *kv_key)
-{
-	char msg[160];
-
-	if (c->st != MP_OK || (kv && kv <= heads && heads % kv == 0))
-		return;
-	snprintf(msg, sizeof(msg), "%s must divide %s (and be at least 1): InklingAttention repeats each KV head over "
-	         "%s / %s query heads", kv_key, heads_key, heads_key, kv_key);
-	hf_fail_key(c, kv_key, msg);
-}
-
 /*
  * InklingTextConfig (thinkingmachines/Inkling): vocab 201024, hidden 6144, 66 layers; full-attention layers
  * ("hybrid") of num_attention_heads 64, num_key_value_heads 8, head_dim 128, the relative bias over rel_extent 1024;
- * sliding layers ("hybrid_sliding", all but every sixth) of swa_num_attention_heads 64, swa_num_key_value_heads 16,
- * swa_head_dim 128 over sliding_window_size 512 (the bias over the window); d_rel 16 relative values per head;
- * conv_kernel_size 4; the "sparse" layers (all by default) 256 routed experts (n_routed_experts) of
- * moe_intermediate_size 3072, top-6, and n_shared_experts 2 of the same width scored by the router beside them
- * (its weight has 258 rows), a global_scale and the e_score_correction_bias buffer; a "dense" layer an MLP of
- * intermediate_size 24576 with a global_scale (dense_intermediate_size, when given, is the dense width and
+ * sliding layers ("hybrid_sliding", all but every sixth, or local_layer_ids) of swa_num_attention_heads 64,
+ * swa_num_key_value_heads 16, swa_head_dim 128 over sliding_window_size 512 (the bias over the window); d_rel 16
+ * relative values per head; conv_kernel_size 4; the "sparse" layers (all by default) 256 routed experts
+ * (n_routed_experts) of moe_intermediate_size 3072, top-6, and n_shared_experts 2 of the same width scored by the
+ * router beside them (its weight has 258 rows), a global_scale and the e_score_correction_bias buffer; a "dense" layer
+ * an MLP of intermediate_size 24576 with a global_scale (dense_intermediate_size, when given, is the dense width and
  * intermediate_size the experts'); the embedding RMS-normed; lm_head never tied. No RoPE. The cache: per layer its K
  * and V, and the windows of its four short convolutions (k and v projections, attention and MLP outputs) in fp32.
  * Worked example (the defaults): 975,340,270,146 parameters (tests/ref/hf/groundtruth.json inkling_text-default).
  */
 void mpm_read_inkling_text(hf_ctx *c, mp_model *m)
 {
-	inkling_attn sw, full;
-	uint64_t h, conv, d_rel, E, S, f, dense = 0, moe;
+	static const inkling_defaults d = {201024, 6144, 66, 131072, {64, 8, 128, 1024, 0}, {64, 16, 128, 512, 0},
+	                                   256, 6, 3072, true};
+	inkling_trunk t;
+	uint64_t h, E, S, f, dense = 0, moe;
 	bool dense_width = hf_has(c, "dense_intermediate_size");
 
-	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 201024);
-	h = m->hidden_size = hf_get_u64(c, KEYS("hidden_size"), 6144);
-	m->num_layers = hf_get_u64(c, KEYS("num_hidden_layers"), 66);
-	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings", "model_max_length"), 131072);
-	full = (inkling_attn){hf_get_u64(c, KEYS("num_attention_heads"), 64),
-	                      hf_get_u64(c, KEYS("num_key_value_heads"), 8), hf_get_u64(c, KEYS("head_dim"), 128),
-	                      hf_get_u64(c, KEYS("rel_extent"), 1024), 0};
-	sw = (inkling_attn){hf_get_u64(c, KEYS("swa_num_attention_heads"), 64),
-	                    hf_get_u64(c, KEYS("swa_num_key_value_heads"), 16), hf_get_u64(c, KEYS("swa_head_dim"), 128),
-	                    hf_get_u64(c, KEYS("sliding_window_size", "sliding_window"), 512), 0};
-	d_rel = hf_get_u64(c, KEYS("d_rel"), 16);
-	conv = hf_get_u64(c, KEYS("conv_kernel_size", "sconv_kernel_size"), 4);
+	if (!read_trunk(c, &d, m, &t))
+		return;
+	h = m->hidden_size;
 	m->intermediate_size = hf_get_u64(c, KEYS("dense_intermediate_size", "intermediate_size"), 24576);
 	f = m->moe_intermediate_size = dense_width ? hf_get_u64(c, KEYS("intermediate_size"), 24576)
-	                                           : hf_get_u64(c, KEYS("moe_intermediate_size"), 3072);
-	E = m->num_experts = hf_get_u64(c, KEYS("n_routed_experts", "num_local_experts"), 256);
-	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 6);
+	                                           : hf_get_u64(c, KEYS("moe_intermediate_size"), d.moe_width);
+	E = m->num_experts;
 	S = m->num_shared_experts = hf_get_u64(c, KEYS("n_shared_experts"), 2);
-	if (c->st != MP_OK)
-		return;
-	if (m->num_layers == 0 || m->num_layers > MP_MAX_LAYERS) {
-		hf_fail_key(c, "num_hidden_layers", "num_hidden_layers must be between 1 and 1024");
-		return;
-	}
-	if (S == 0) {
+	if (c->st == MP_OK && S == 0)
 		hf_fail_key(c, "n_shared_experts",
 		            "n_shared_experts must be at least 1: InklingTopkRouter takes the routed scores as all but the "
 		            "last n_shared_experts ([:-0] keeps none)");
-		return;
-	}
-	if (conv == 0) {
-		hf_fail_key(c, hf_key_of(c, KEYS("conv_kernel_size", "sconv_kernel_size")),
-		            "conv_kernel_size must be at least 1");
-		return;
-	}
-	m->attn_kind = MP_ATTN_GQA;
-	m->ffn_kind = MP_FFN_GATED;
-	m->norm_kind = MP_NORM_RMS;
-	m->norms_per_layer = 2;
-	m->final_norm = true;
-	m->tie_word_embeddings = false; /* InklingForCausalLM: _tied_weights_keys = {} whatever tie_word_embeddings says */
-	m->layer_pattern = true;
-	m->attn_per_layer = true;
-	layer_kinds(c, m);
 	mlp_kinds(c, m);
 	if (c->st != MP_OK)
 		return;
-	for (uint64_t i = 0; i < m->num_layers; i++) {
-		sw.layers += (m->layer_flags[i] & MP_LAYER_WINDOW) != 0;
+	m->norms_per_layer = 2;
+	for (uint64_t i = 0; i < m->num_layers; i++)
 		dense += (m->dense_layer_mask[i / 8] >> (i % 8)) & 1u;
-	}
-	full.layers = m->num_layers - sw.layers;
-	/* the sliding layers are the model's own widths, the full ones its "global" kind (mp_model.attn_per_layer) */
-	m->num_heads = sw.layers ? sw.heads : full.heads;
-	m->num_kv_heads = sw.layers ? sw.kv : full.kv;
-	m->head_dim = sw.layers ? sw.head_dim : full.head_dim;
-	m->global_heads = full.heads;
-	m->global_kv_heads = full.kv;
-	m->global_head_dim = full.head_dim;
-	m->sliding_window = sw.layers ? sw.extent : 0;
-	m->sliding_window_layers = sw.layers;
-	if (sw.layers) {
-		heads_divide(c, sw.heads, sw.kv, "swa_num_attention_heads", "swa_num_key_value_heads");
-		if (sw.head_dim == 0)
-			hf_fail_key(c, "swa_head_dim", "swa_head_dim must be at least 1");
-		if (sw.extent == 0)
-			hf_fail_key(c, hf_key_of(c, KEYS("sliding_window_size", "sliding_window")),
-			            "sliding_window_size must be at least 1: it is the sliding layers' window and the extent "
-			            "of their relative bias");
-	}
-	if (full.layers) {
-		heads_divide(c, full.heads, full.kv, "num_attention_heads", "num_key_value_heads");
-		if (full.head_dim == 0)
-			hf_fail_key(c, "head_dim", "head_dim must be at least 1");
-		if (full.extent == 0)
-			hf_fail_key(c, "rel_extent", "rel_extent must be at least 1");
-	}
-	if (c->st != MP_OK)
-		return;
-	/* the short convolutions' windows: the cache's state beside K and V (mp_ssm MP_SSM_KV_CONV) */
-	m->ssm.kind = MP_SSM_KV_CONV;
-	m->ssm.conv_kernel = conv;
-	m->ssm.d_inner = h;
-	m->ssm.mixer_listed = true;
-	attention_kind(c, m, &sw, d_rel, conv);
-	attention_kind(c, m, &full, d_rel, conv);
-	own(m, L ".attn_sconv", "conv1d.weight", MP_TK_RECURRENT, MP_SPLIT_NONE, MP_STEP_NONE, MP_VIEW_LINEAR, 0, h, conv,
-	    m->num_layers, 0, true);
-	own(m, L ".mlp_sconv", "conv1d.weight", MP_TK_RECURRENT, MP_SPLIT_NONE, MP_STEP_NONE, MP_VIEW_LINEAR, 0, h, conv,
-	    m->num_layers, 0, true);
-	own(m, "embed_tokens", "embed_norm.weight", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, MP_VIEW_VECTOR, 0, 1, h, 1,
-	    0, false);
+	inkling_attention(c, m, &t.sliding, &t);
+	inkling_attention(c, m, &t.full, &t);
+	short_conv(m, L ".attn_sconv", "conv1d.weight", h, t.conv, m->num_layers, 0);
+	short_conv(m, L ".mlp_sconv", "conv1d.weight", h, t.conv, m->num_layers, 0);
 	if (dense)
-		own(m, L ".mlp", "global_scale", MP_TK_MLP, MP_SPLIT_NONE, MP_STEP_NONE, MP_VIEW_VECTOR, 0, 1, 1, dense, 0,
-		    false);
+		own_shape(m, L ".mlp", "global_scale", MP_TK_MLP, 1, 1, dense);
 	moe = m->num_layers - dense;
 	if (moe) {
 		/* InklingTopkRouter scores the routed and the shared experts (E + S rows); InklingSharedExperts keeps its
 		 * S experts as [S, f, h] gate and up and [S, h, f] down parameters */
 		own(m, L ".mlp", "gate.weight", MP_TK_EXPERT, MP_SPLIT_NONE, MP_STEP_ROUTER, MP_VIEW_LINEAR, 0,
 		    E + S, h, moe, 0, false);
-		own(m, L ".mlp", "gate.global_scale", MP_TK_EXPERT, MP_SPLIT_NONE, MP_STEP_NONE, MP_VIEW_VECTOR, 0, 1, 1,
-		    moe, 0, false);
+		own_shape(m, L ".mlp", "gate.global_scale", MP_TK_EXPERT, 1, 1, moe);
 		own(m, L ".mlp", "shared_experts.gate_proj", MP_TK_SHARED_EXPERT, MP_SPLIT_ROWS, MP_STEP_SHARED_GATE_UP,
 		    MP_VIEW_EXPERTS, S, f, h, moe, 0, false);
 		own(m, L ".mlp", "shared_experts.up_proj", MP_TK_SHARED_EXPERT, MP_SPLIT_ROWS, MP_STEP_SHARED_GATE_UP,
@@ -299,5 +365,120 @@ void mpm_read_inkling_text(hf_ctx *c, mp_model *m)
 		    MP_VIEW_EXPERTS, S, h, f, moe, 0, false);
 		m->shared_expert_intermediate_size = hf_mul(c, S, f, "n_shared_experts");
 	}
-	m->router_correction_buffer = true;
+}
+
+/* One Inkling 2 kind's attention (Inkling2SlidingAttention / Inkling2FullAttention): q_proj.linear and its scale
+ * [heads, head_dim] (Inkling2ScaledL2Clip), k_proj and v_proj linear with their convolution (sliding: a Conv1d;
+ * full: Inkling2DynamicShortConvolution's static_weight [kernel, kv x head_dim] and weight_proj hidden -> kv x
+ * kernel), the gated o_proj (gate_proj hidden -> heads x head_dim, linear back), sink_proj (a logit per head), the
+ * relative bias (linear hidden -> heads x d_rel, its scale [heads, d_rel], proj [d_rel, extent]); the layer's input
+ * norms (sliding: input_layernorm; full: q_, k_ and v_input_layernorm) and, from layer 1 on, attention_input's query
+ * (1 x hidden sliding, 3 x hidden full: one each for q, k and v). */
+static void inkling2_attention(hf_ctx *c, mp_model *m, const inkling_attn *a, const inkling_trunk *t, bool full,
+                               bool layer0)
+{
+	const char *p = L ".self_attn";
+	uint64_t q = hf_mul(c, a->heads, a->head_dim, "head_dim"), kv = hf_mul(c, a->kv, a->head_dim, "head_dim");
+	uint64_t r = hf_mul(c, a->heads, t->d_rel, "d_rel"), h = m->hidden_size, n = a->layers;
+
+	if (n == 0 || c->st != MP_OK)
+		return;
+	own(m, p, "q_proj.linear.weight", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_QKV, MP_VIEW_LINEAR, 0, q, h, n, 0,
+	    false);
+	own_shape(m, p, "q_proj.norm.scale", MP_TK_ATTENTION, a->heads, a->head_dim, n);
+	own(m, p, "k_proj.linear.weight", MP_TK_ATTENTION, MP_SPLIT_KV_ROWS, MP_STEP_QKV, MP_VIEW_LINEAR, 0, kv, h, n,
+	    a->kv, false);
+	own(m, p, "v_proj.linear.weight", MP_TK_ATTENTION, MP_SPLIT_KV_ROWS, MP_STEP_QKV, MP_VIEW_LINEAR, 0, kv, h, n,
+	    a->kv, false);
+	if (full) {
+		uint64_t taps = hf_mul(c, a->kv, t->conv, "conv_kernel_size");
+
+		own_shape(m, p, "k_proj.sconv.static_weight", MP_TK_RECURRENT, t->conv, kv, n);
+		own(m, p, "k_proj.sconv.weight_proj.weight", MP_TK_RECURRENT, MP_SPLIT_KV_ROWS, MP_STEP_QKV, MP_VIEW_LINEAR,
+		    0, taps, h, n, a->kv, false);
+		own_shape(m, p, "v_proj.sconv.static_weight", MP_TK_RECURRENT, t->conv, kv, n);
+		own(m, p, "v_proj.sconv.weight_proj.weight", MP_TK_RECURRENT, MP_SPLIT_KV_ROWS, MP_STEP_QKV, MP_VIEW_LINEAR,
+		    0, taps, h, n, a->kv, false);
+	} else {
+		short_conv(m, p, "k_proj.sconv.conv1d.weight", kv, t->conv, n, a->kv);
+		short_conv(m, p, "v_proj.sconv.conv1d.weight", kv, t->conv, n, a->kv);
+	}
+	own(m, p, "o_proj.gate_proj.weight", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_QKV, MP_VIEW_LINEAR, 0, q, h, n, 0,
+	    false);
+	own(m, p, "o_proj.linear.weight", MP_TK_ATTENTION, MP_SPLIT_COLS, MP_STEP_O, MP_VIEW_LINEAR, 0, h, q, n, 0, false);
+	own(m, p, "sink_proj.weight", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_QKV, MP_VIEW_LINEAR, 0, a->heads, h, n, 0,
+	    false);
+	own(m, p, "relative_position_bias.linear.weight", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_QKV, MP_VIEW_LINEAR, 0,
+	    r, h, n, 0, false);
+	own_shape(m, p, "relative_position_bias.norm.scale", MP_TK_ATTENTION, a->heads, t->d_rel, n);
+	own(m, p, "relative_position_bias.proj", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, MP_VIEW_LINEAR, 0,
+	    t->d_rel, a->extent, n, 0, false);
+	if (full) {
+		own_shape(m, L, "q_input_layernorm.weight", MP_TK_NORM, 1, h, n);
+		own_shape(m, L, "k_input_layernorm.weight", MP_TK_NORM, 1, h, n);
+		own_shape(m, L, "v_input_layernorm.weight", MP_TK_NORM, 1, h, n);
+	} else {
+		own_shape(m, L, "input_layernorm.weight", MP_TK_NORM, 1, h, n);
+	}
+	if (n > (layer0 ? 1u : 0u))
+		own_shape(m, L ".attention_input", "query", MP_TK_NORM, full ? 3 : 1, h, n - layer0);
+}
+
+/* Inkling 2's decoder (Inkling2TextModel) after the trunk: each kind's attention, the residual queries before each
+ * MLP (mlp_input) and the final norm (final_input), the two output convolutions per layer, the routed experts (the
+ * Llama family's names: mp_model_build adds them), lm_head of unpadded_vocab_size rows. */
+static void inkling2_decoder(hf_ctx *c, mp_model *m, const inkling_trunk *t, uint64_t moe_width)
+{
+	uint64_t h = m->hidden_size, head, block;
+	bool layer0_sliding = (m->layer_flags[0] & MP_LAYER_WINDOW) != 0;
+
+	/* intermediate_size is an alias of moe_intermediate_size (Inkling2TextConfig.attribute_map) */
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size", "intermediate_size"), moe_width);
+	m->intermediate_size = m->moe_intermediate_size;
+	head = hf_get_u64(c, KEYS("unpadded_vocab_size"), 200058);
+	block = hf_get_u64(c, KEYS("n_layers_per_attn_res_block"), 6);
+	if (c->st != MP_OK)
+		return;
+	if (block == 0) {
+		hf_fail_key(c, "n_layers_per_attn_res_block",
+		            "n_layers_per_attn_res_block must be at least 1: each layer's index is taken modulo it");
+		return;
+	}
+	if (head == 0) {
+		hf_fail_key(c, "unpadded_vocab_size", "unpadded_vocab_size (lm_head's rows) must be at least 1");
+		return;
+	}
+	m->norms_per_layer = 1;
+	inkling2_attention(c, m, &t->sliding, t, false, layer0_sliding);
+	inkling2_attention(c, m, &t->full, t, true, !layer0_sliding);
+	own_shape(m, L ".mlp_input", "query", MP_TK_NORM, 1, h, m->num_layers);
+	own_shape(m, NULL, "final_input.query", MP_TK_NORM, 1, h, 1);
+	short_conv(m, L ".post_attention_convolution", "conv1d.weight", h, t->conv, m->num_layers, 0);
+	short_conv(m, L ".post_mlp_convolution", "conv1d.weight", h, t->conv, m->num_layers, 0);
+	{
+		mp_tensor_spec s = {.root = MP_ROOT_TOP, .leaf = "lm_head.weight", .kind = MP_TK_LM_HEAD,
+		                    .split = MP_SPLIT_ROWS, .step = MP_STEP_LM_HEAD, .view = MP_VIEW_LINEAR, .rows = head,
+		                    .cols = h, .count = 1};
+
+		mp_inventory_add(&m->inv, &s);
+	}
+}
+
+/*
+ * Inkling2TextConfig (thinkingmachines/Inkling-2-Small-MXFP8): vocab 201024 (lm_head: unpadded_vocab_size 200058
+ * rows), hidden 4608, 48 layers, 1048576 positions; full-attention layers ("hybrid", every sixth) of 48 heads, 8 KV
+ * heads, head_dim 128, the bias over rel_extent 1024; sliding layers of swa_num_attention_heads 48,
+ * swa_num_key_value_heads 8, swa_head_dim 128 over sliding_window_size 1024; d_rel 16; conv_kernel_size 4; every
+ * layer 384 routed experts (n_routed_experts) of moe_intermediate_size 2304, top-8, no shared expert, the router's
+ * e_score_correction_bias a buffer. No RoPE. The cache as Inkling's. Worked example (the defaults): 593,718,478,848
+ * parameters (tests/ref/hf/groundtruth.json inkling2_text-default).
+ */
+void mpm_read_inkling2_text(hf_ctx *c, mp_model *m)
+{
+	static const inkling_defaults d = {201024, 4608, 48, 1048576, {48, 8, 128, 1024, 0}, {48, 8, 128, 1024, 0},
+	                                   384, 8, 2304, false};
+	inkling_trunk t;
+
+	if (read_trunk(c, &d, m, &t))
+		inkling2_decoder(c, m, &t, d.moe_width);
 }

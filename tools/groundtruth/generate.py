@@ -157,6 +157,23 @@ MODULE_STATE_ATTRS = ("conv1d_state", "recurrent_states")
 # Types whose decoder returns no cache unless given one (Granite4VisionTextModel in 5.24 never creates its
 # DynamicCache): the tiny run passes a DynamicCache of its own, as an engine allocates one.
 CACHE_PASSED_TYPES = ("granite4_vision_text",)
+# Types whose forward needs the modules of _keep_in_fp32_modules_strict in fp32 (Inkling 2's fp32 router and
+# convolutions meet fp32 inputs): after the cast to bf16 they are put back, as from_pretrained(dtype=torch.bfloat16)
+# keeps them (modeling_utils._get_dtype_plan, matched as a search in each parameter's and buffer's name).
+KEEP_FP32_TYPES = ("inkling2_text", "inkling2_loop_text", "inkling2", "inkling2_loop")
+
+
+def keep_fp32(model, tc):
+    """model, with its _keep_in_fp32_modules_strict tensors in fp32 when tc's type needs them so (KEEP_FP32_TYPES)."""
+    pats = sorted(getattr(model, "_keep_in_fp32_modules_strict", None) or ())
+    if getattr(tc, "model_type", None) not in KEEP_FP32_TYPES or not pats:
+        return model
+    rx = re.compile("|".join(re.escape(p) for p in pats))
+    with torch.no_grad():
+        for name, t in list(model.named_parameters()) + list(model.named_buffers()):
+            if rx.search(name) and t.dtype != torch.float32:
+                t.data = t.data.float()
+    return model
 
 
 def layer_pattern(tc):
@@ -404,7 +421,7 @@ def run_tiny(cfg):
         model, cls = build(tiny, "cpu")
     finally:
         torch.set_default_dtype(torch.float32)
-    model = model.to(torch.bfloat16).eval()
+    model = keep_fp32(model.to(torch.bfloat16).eval(), tc)
     runs = []
     module_state = getattr(tc, "model_type", None) in MODULE_STATE_TYPES
     for n in LENGTHS:

@@ -1112,12 +1112,11 @@ def fam_hy_v4(w, t):
         w.set("rope_parameters", rp)
 
 
-def fam_inkling_text(w, t):
-    """Inkling: the full-attention layers' heads, KV heads and head_dim and the sliding ones' (swa_*) drawn apart, with
-    the window (the sliding layers' relative-bias extent too), rel_extent, d_rel and the conv kernel; the layer kinds
-    as layer_types ("hybrid", "hybrid_sliding"), as local_layer_ids, or the class's rule; dense and sparse layers as
-    mlp_layer_types or dense_mlp_idx, the dense width sometimes as dense_intermediate_size (intermediate_size then
-    the experts' width, as the checkpoints write it); routed, top-k and shared expert counts."""
+def inkling_trunk(w, local_ids):
+    """The Inkling families' trunk: the full-attention layers' heads, KV heads and head_dim and the sliding ones'
+    (swa_*) drawn apart, with the window (the sliding layers' relative-bias extent too), rel_extent, d_rel and the
+    conv kernel; the layer kinds as layer_types ("hybrid", "hybrid_sliding"), as local_layer_ids (Inkling's), or the
+    class's rule; routed and top-k expert counts. Returns the layers."""
     n = draw_common(w, layers=w.choice([2, 3, 4, 6, 7]))
     w.set("hidden_size", w.choice([48, 64, 96, 128]))
     for heads_key, kv_key, hd_key in (("num_attention_heads", "num_key_value_heads", "head_dim"),
@@ -1133,8 +1132,19 @@ def fam_inkling_text(w, t):
     r = w.rng.random()
     if r < 0.4:
         w.set("layer_types", [w.choice(["hybrid", "hybrid_sliding"]) for _ in range(n)])
-    elif r < 0.7:
+    elif r < 0.7 and local_ids:
         w.set("local_layer_ids", sorted(w.rng.sample(range(n), w.rng.randrange(n + 1))))
+    e = w.choice([2, 3, 4, 6])
+    w.set("n_routed_experts", e)
+    w.set("num_experts_per_tok", w.choice(range(1, e + 1)))
+    return n
+
+
+def fam_inkling_text(w, t):
+    """Inkling: inkling_trunk, with dense and sparse layers as mlp_layer_types or dense_mlp_idx, the dense width
+    sometimes as dense_intermediate_size (intermediate_size then the experts' width, as the checkpoints write it), and
+    the shared experts' count."""
+    n = inkling_trunk(w, True)
     r = w.rng.random()
     if r < 0.4:
         w.set("mlp_layer_types", [w.choice(["dense", "sparse"]) for _ in range(n)])
@@ -1146,10 +1156,17 @@ def fam_inkling_text(w, t):
     else:
         w.set("intermediate_size", w.choice([48, 64, 96]))
         w.set("moe_intermediate_size", w.choice([16, 32, 48]))
-    e = w.choice([2, 3, 4, 6])
-    w.set("n_routed_experts", e)
-    w.set("num_experts_per_tok", w.choice(range(1, e + 1)))
     w.set("n_shared_experts", w.choice([1, 2, 3]))
+
+
+def fam_inkling2_text(w, t):
+    """Inkling 2: inkling_trunk, with the experts' width (sometimes under its alias intermediate_size), the head's
+    unpadded_vocab_size (below, at or above vocab_size) and the residual blocks' length."""
+    inkling_trunk(w, False)
+    w.set(w.choice(["moe_intermediate_size", "intermediate_size"]), w.choice([16, 32, 48]))
+    v = w.get("vocab_size")
+    w.set("unpadded_vocab_size", w.choice([v - 7, v, v + 5]))
+    w.maybe("n_layers_per_attn_res_block", w.choice([1, 2, 3, 6]), 0.3)
 
 
 FAMILIES = {
@@ -1173,7 +1190,7 @@ FAMILIES = {
     # decoders
     "sarvam_mla": fam_mla, "youtu": fam_mla_dense, "minicpm3": fam_mla_dense, "sarvam_moe": fam_moe,
     "solar_open": fam_moe, "flex_olmo": fam_moe, "granitemoeshared": fam_moe, "granitemoe_swa": fam_moe,
-    "cohere2_moe": fam_moe, "inkling_text": fam_inkling_text,
+    "cohere2_moe": fam_moe, "inkling_text": fam_inkling_text, "inkling2_text": fam_inkling2_text,
 }
 FAMILIES["qwen3_omni_moe_text"] = fam_moe   # Qwen3-Omni's Thinker decoder: Qwen3-MoE's keys
 
@@ -1609,7 +1626,7 @@ def cache_runs(cfg):
         model, _ = generate.build(cfg, "cpu")
     finally:
         torch.set_default_dtype(torch.float32)
-    model = model.to(torch.bfloat16).eval()
+    model = generate.keep_fp32(model.to(torch.bfloat16).eval(), tc)
     vocab = getattr(tc, "vocab_size", 256)
     runs = []
     # as generate.run_tiny: RecurrentGemma keeps its state on the modules (a cache of our own is passed and the
