@@ -28,12 +28,11 @@ const mp_names mpm_names_inkling = {
     .experts_gate_up = {"experts.gate_up_proj", NULL}, .experts_down = {"experts.down_proj", NULL}};
 
 /* Inkling 2's names: as Inkling's, the router the Llama family's (gate.weight of the routed experts alone), no dense
- * MLP, one norm per layer named here (post_attention_layernorm; the input norms differ per kind: the reader's), the
- * head the reader's (unpadded_vocab_size rows). */
+ * MLP, the layers' norms and the head the reader's (the input norms differ per kind; a looped model's cache has more
+ * layers than its weights; lm_head has unpadded_vocab_size rows). */
 const mp_names mpm_names_inkling2 = {
     .root = "model.", .embed = {"embed_tokens.weight", NULL}, .final_norm = {"norm.weight", NULL},
-    .layer = L, .attn = L ".self_attn", .mlp = L ".mlp", .moe = L ".mlp",
-    .norms = {{"post_attention_layernorm.weight", NULL}}, .router = {"gate.weight", NULL},
+    .layer = L, .attn = L ".self_attn", .mlp = L ".mlp", .moe = L ".mlp", .router = {"gate.weight", NULL},
     .router_correction = "gate.e_score_correction_bias",
     .experts_gate_up = {"experts.gate_up_proj", NULL}, .experts_down = {"experts.down_proj", NULL}};
 
@@ -448,7 +447,8 @@ static void inkling2_decoder(hf_ctx *c, mp_model *m, const inkling_trunk *t, uin
 		hf_fail_key(c, "unpadded_vocab_size", "unpadded_vocab_size (lm_head's rows) must be at least 1");
 		return;
 	}
-	m->norms_per_layer = 1;
+	m->norms_per_layer = 0;
+	own_shape(m, L, "post_attention_layernorm.weight", MP_TK_NORM, 1, h, m->num_layers);
 	inkling2_attention(c, m, &t->sliding, t, false, layer0_sliding);
 	inkling2_attention(c, m, &t->full, t, true, !layer0_sliding);
 	own_shape(m, L ".mlp_input", "query", MP_TK_NORM, 1, h, m->num_layers);
@@ -481,4 +481,112 @@ void mpm_read_inkling2_text(hf_ctx *c, mp_model *m)
 
 	if (read_trunk(c, &d, m, &t))
 		inkling2_decoder(c, m, &t, d.moe_width);
+}
+
+/* A loop key: loop_config's spelling (core_start, core_end, num_passes, gate_rank: the checkpoints'), else the
+ * flat key, else dflt (Inkling2LoopTextConfig.__post_init__: loop_config wins). */
+static uint64_t loop_key(hf_ctx *c, hf_ctx *loop, const char *flat, const char *nested, uint64_t dflt)
+{
+	uint64_t v = hf_get_u64(c, (const char *const[]){flat, NULL}, dflt);
+
+	if (loop->cfg) {
+		loop->st = c->st;
+		v = hf_get_u64(loop, (const char *const[]){nested, NULL}, v);
+		c->st = loop->st;
+	}
+	return v;
+}
+
+/*
+ * Inkling2LoopTextConfig (thinkingmachines/Inkling-2-Mini; modeling_inkling2_loop.py Inkling2LoopForCausalLM): Inkling
+ * 2's decoder (vocab 201024, lm_head of 200058 rows, hidden 2304, 24 layers, 24 heads and 8 KV heads of 128 in both
+ * kinds, window 1024, 128 experts of 1152, top-8), whose layers loop_layer_index_start (6) to loop_layer_index_end
+ * (18, exclusive) run loop_num_passes (3) times per token: from the second pass on each looped layer mixes messages
+ * from the previous pass into its q, k, v and MLP inputs (four message gates: down_proj 2 x hidden -> loop_gate_rank
+ * 64, forget_gate_proj and message_gate_proj back to hidden) retrieved by model.message_input's queries [end -
+ * start, 4, hidden]. Each pass after the first keeps its own copies of the looped layers' cache layers (K, V and the
+ * conv windows), appended after the model's layers (Inkling2LoopTextModel.forward): the cache has num_hidden_layers +
+ * (passes - 1) x (looped layers) layers, memplan's layers (weights counted once). loop_config, when given, overrides
+ * the four keys. Worked example (the defaults): 26,068,156,416 parameters, 48 cache layers (24 + 2 x 12).
+ */
+void mpm_read_inkling2_loop_text(hf_ctx *c, mp_model *m)
+{
+	static const inkling_defaults d = {201024, 2304, 24, 1048576, {24, 8, 128, 1024, 0}, {24, 8, 128, 1024, 0},
+	                                   128, 8, 1152, false};
+	inkling_trunk t;
+	char pointer[MP_POINTER_MAX];
+	hf_ctx loop;
+	uint64_t start, end, passes, rank, block, n, looped, cache_layers, h;
+	static const char *const gates[4] = {L ".q_message_gate", L ".k_message_gate", L ".v_message_gate",
+	                                     L ".mlp_message_gate"};
+
+	if (!hf_sub_config(c, "loop_config", pointer, sizeof(pointer), &loop) || !read_trunk(c, &d, m, &t))
+		return;
+	start = loop_key(c, &loop, "loop_layer_index_start", "core_start", 6);
+	end = loop_key(c, &loop, "loop_layer_index_end", "core_end", 18);
+	passes = loop_key(c, &loop, "loop_num_passes", "num_passes", 3);
+	rank = loop_key(c, &loop, "loop_gate_rank", "gate_rank", 64);
+	block = hf_get_u64(c, KEYS("n_layers_per_attn_res_block"), 6);
+	if (c->st != MP_OK)
+		return;
+	/* Inkling2LoopTextConfig.validate_architecture's rules, then the shapes' */
+	if (passes == 0 || passes > MP_MAX_LAYERS) {
+		hf_fail_key(c, "loop_num_passes", "loop_num_passes must be between 1 and 1024");
+		return;
+	}
+	if (start == 0 || (block && start % block)) {
+		hf_fail_key(c, "loop_layer_index_start",
+		            "loop_layer_index_start must be above 0 and a multiple of n_layers_per_attn_res_block");
+		return;
+	}
+	if (block && end % block) {
+		hf_fail_key(c, "loop_layer_index_end",
+		            "loop_layer_index_end must be a multiple of n_layers_per_attn_res_block");
+		return;
+	}
+	if (end < start) {
+		hf_fail_key(c, "loop_layer_index_end",
+		            "loop_layer_index_end must be at least loop_layer_index_start: message_input's queries are "
+		            "[end - start, 4, hidden_size]");
+		return;
+	}
+	inkling2_decoder(c, m, &t, d.moe_width);
+	if (c->st != MP_OK)
+		return;
+	h = m->hidden_size;
+	n = m->num_layers;
+	/* the looped layers the model has (a range beyond its layers loops none of them) */
+	looped = start < n ? (end < n ? end : n) - start : 0;
+	if (looped && rank == 0) {
+		hf_fail_key(c, "loop_gate_rank", "loop_gate_rank must be at least 1");
+		return;
+	}
+	for (unsigned g = 0; g < 4; g++) {
+		own(m, gates[g], "down_proj.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_EXTRA, MP_VIEW_LINEAR, 0,
+		    rank, hf_mul(c, 2, h, "hidden_size"), looped, 0, false);
+		own(m, gates[g], "forget_gate_proj.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_EXTRA, MP_VIEW_LINEAR,
+		    0, h, rank, looped, 0, false);
+		own(m, gates[g], "message_gate_proj.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_EXTRA, MP_VIEW_LINEAR,
+		    0, h, rank, looped, 0, false);
+	}
+	{
+		uint64_t dims[3] = {end - start, 4, h};
+
+		mp_inventory_add_shape(&m->inv, MP_ROOT_DECODER, NULL, "message_input.query", MP_TK_NORM, MP_VIEW_VECTOR, 0,
+		                       dims, 3, 1);
+	}
+	/* the later passes' cache layers: copies of the looped layers' (attention and conv windows, no weights: no
+	 * MP_LAYER_FFN, so that mp_model_build counts the experts once) */
+	cache_layers = n + (passes - 1) * looped;
+	if (cache_layers > MP_MAX_LAYERS) {
+		hf_fail_key(c, "loop_num_passes",
+		            "the cache's layers (num_hidden_layers + (loop_num_passes - 1) x the looped layers) must be at "
+		            "most 1024");
+		return;
+	}
+	for (uint64_t i = n; i < cache_layers; i++) {
+		m->layer_flags[i] = m->layer_flags[start + (i - n) % looped] & (uint8_t)~MP_LAYER_FFN;
+		m->sliding_window_layers += (m->layer_flags[i] & MP_LAYER_WINDOW) != 0;
+	}
+	m->num_layers = cache_layers;
 }

@@ -225,6 +225,7 @@ void mpm_read_beam(hf_ctx *c, mp_model *m);
 extern const mp_names mpm_names_inkling, mpm_names_inkling2;
 void mpm_read_inkling_text(hf_ctx *c, mp_model *m);
 void mpm_read_inkling2_text(hf_ctx *c, mp_model *m);
+void mpm_read_inkling2_loop_text(hf_ctx *c, mp_model *m);
 
 /* Reads c->cfg by row t (its model_type set, its names noted in c->names). */
 void hf_decode_row(hf_ctx *c, const struct mpm_type *t, mp_model *m);

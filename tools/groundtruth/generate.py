@@ -308,6 +308,11 @@ def shrink_text(tc):
         # ModernBertDecoderConfig sets sliding_window to local_attention // 2 whatever it is given: the tiny copy's
         # window is stated as its local_attention, so that the config reads back with the window it ran
         tc.local_attention = 2 * TINY_WINDOW
+    if getattr(tc, "model_type", None) == "inkling2_loop_text":
+        # Inkling 2 Loop's looped layers (6 to 18) lie beyond the layers kept: the tiny copy loops layers 2 to 5 of its
+        # 6 (a full-attention one among them) in residual blocks of 2, so that the later passes' cache layers show
+        tc.n_layers_per_attn_res_block = 2
+        tc.loop_layer_index_start, tc.loop_layer_index_end = 2, tc.num_hidden_layers
     if getattr(tc, "model_type", None) == "hrm_text":
         # HRM-Text's cache has a layer per run of a stack layer (num_layers_per_stack x H_cycles x (L_cycles + 1)):
         # the tiny copy keeps one layer per stack and every cycle

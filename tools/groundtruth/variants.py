@@ -1169,6 +1169,26 @@ def fam_inkling2_text(w, t):
     w.maybe("n_layers_per_attn_res_block", w.choice([1, 2, 3, 6]), 0.3)
 
 
+def fam_inkling2_loop_text(w, t):
+    """Inkling 2 Loop: fam_inkling2_text, with the looped range (multiples of the residual blocks' length, mostly
+    inside the layers, sometimes past them), the passes and the message gates' rank, sometimes as the checkpoints'
+    loop_config."""
+    fam_inkling2_text(w, t)
+    n = w.get("num_hidden_layers")
+    b = w.choice([1, 2, 3])
+    w.set("n_layers_per_attn_res_block", b)
+    start = b * w.choice(range(1, max(1, (n - 1) // b) + 1))
+    end = start + b * w.choice([1, 1, 2, 3])
+    passes, rank = w.choice([1, 2, 3]), w.choice([4, 8, 16])
+    if w.rng.random() < 0.25:
+        w.set("loop_config", {"core_start": start, "core_end": end, "num_passes": passes, "gate_rank": rank})
+    else:
+        w.set("loop_layer_index_start", start)
+        w.set("loop_layer_index_end", end)
+        w.maybe("loop_num_passes", passes, 0.2)
+        w.maybe("loop_gate_rank", rank, 0.2)
+
+
 FAMILIES = {
     "gpt2": fam_gpt2, "gptj": fam_gptj, "gpt_bigcode": fam_gpt_bigcode, "falcon": fam_falcon,
     "gpt_neox": fam_gpt_neox, "mamba": fam_mamba, "falcon_mamba": fam_mamba, "mamba2": fam_mamba2,
@@ -1191,6 +1211,7 @@ FAMILIES = {
     "sarvam_mla": fam_mla, "youtu": fam_mla_dense, "minicpm3": fam_mla_dense, "sarvam_moe": fam_moe,
     "solar_open": fam_moe, "flex_olmo": fam_moe, "granitemoeshared": fam_moe, "granitemoe_swa": fam_moe,
     "cohere2_moe": fam_moe, "inkling_text": fam_inkling_text, "inkling2_text": fam_inkling2_text,
+    "inkling2_loop_text": fam_inkling2_loop_text,
 }
 FAMILIES["qwen3_omni_moe_text"] = fam_moe   # Qwen3-Omni's Thinker decoder: Qwen3-MoE's keys
 
