@@ -61,6 +61,12 @@ static void own_shape(mp_model *m, const char *path, const char *leaf, mp_tensor
 		mp_inventory_add_shape(&m->inv, MP_ROOT_DECODER, path, leaf, kind, MP_VIEW_VECTOR, 0, dims, 2, count);
 }
 
+/* A vector of the image tower (MP_ROOT_TOWER). */
+static void own_tower_vector(mp_model *m, const char *path, const char *leaf, uint64_t values, uint64_t count)
+{
+	hf_tensor(m, MP_ROOT_TOWER, path, leaf, MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, values, count);
+}
+
 /* The widths of one kind of attention layer (InklingAttention, Inkling2SlidingAttention / Inkling2FullAttention:
  * is_sliding picks the swa_* keys). */
 typedef struct inkling_attn {
@@ -589,4 +595,91 @@ void mpm_read_inkling2_loop_text(hf_ctx *c, mp_model *m)
 		m->sliding_window_layers += (m->layer_flags[i] & MP_LAYER_WINDOW) != 0;
 	}
 	m->num_layers = cache_layers;
+}
+
+/*
+ * Inkling 2's image tower (modeling_inkling2.py Inkling2VisionModel; Inkling2VisionConfig: hidden_size 1024,
+ * intermediate_size hidden x mlp_ratio 4, 23 layers, 16 heads, 3 channels, 20 px patches (native_patch_size), a
+ * posemb_grid_size 32 x 32 learned position grid, spatial_merge_size 2, projection_hidden_dim 4096, projector_bias
+ * false) under model.vision_tower: embeddings patch_embedding (a Linear of channels x patch^2, no bias),
+ * position_embedding [grid^2, hidden], class_embedding and cls_position_embedding [hidden]; pre_layernorm (a
+ * LayerNorm); per layer layernorm_before and layernorm_after (LayerNorms), self_attn q, k, v and out_proj (hidden x
+ * hidden with biases), mlp fc1 and fc2 (biased), layer-scale lambda_1 and lambda_2 [hidden]; the merger linear_1
+ * (merge^2 x hidden -> projection_hidden_dim) and linear_2 (-> text_hidden_size), biased with projector_bias. Its
+ * axial rotary tables are non-persistent buffers (listed, not counted). text_hidden_size must be the decoder's width
+ * (Inkling2Config.validate_architecture); dflt_text is its default when vision_config is absent (the wrapper's
+ * SubConfigSpec: 4608, Inkling 2 Loop's 2304), else Inkling2VisionConfig's 4608. Default: 327,693,312 parameters
+ * (tests/ref/hf/groundtruth.json inkling2-default). Errors: a 422 naming the key of a size out of the bounds below.
+ */
+void mpm_inkling2_tower(hf_ctx *top, mp_model *m, uint64_t dflt_text)
+{
+	char pointer[96];
+	hf_ctx c;
+	uint64_t h, inter, depth, heads, ch, patch, grid, merge, proj, text;
+	bool pbias;
+	double ratio;
+	const uint8_t T = MP_ROOT_TOWER;
+	const char *e = "embeddings", *lay = "layers.{i}", *at = "layers.{i}.self_attn", *mlp = "layers.{i}.mlp";
+	static const char *const qkvo[4][2] = {{"q_proj.weight", "q_proj.bias"}, {"k_proj.weight", "k_proj.bias"},
+	                                      {"v_proj.weight", "v_proj.bias"}, {"out_proj.weight", "out_proj.bias"}};
+
+	if (!hf_sub_config(top, "vision_config", pointer, sizeof(pointer), &c))
+		return;
+	h = hf_get_u64(&c, KEYS("hidden_size"), 1024);
+	ratio = hf_get_double(&c, c.cfg, "mlp_ratio", 4.0);
+	inter = hf_get_u64(&c, KEYS("intermediate_size"), (uint64_t)((double)h * (ratio > 0 ? ratio : 0)));
+	depth = hf_get_u64(&c, KEYS("num_hidden_layers"), 23);
+	heads = hf_get_u64(&c, KEYS("num_attention_heads"), 16);
+	ch = hf_get_u64(&c, KEYS("num_channels"), 3);
+	patch = hf_get_u64(&c, KEYS("patch_size", "native_patch_size"), 20);
+	grid = hf_get_u64(&c, KEYS("posemb_grid_size"), 32);
+	merge = hf_get_u64(&c, KEYS("spatial_merge_size", "adapter_merge_size"), 2);
+	proj = hf_get_u64(&c, KEYS("projection_hidden_dim"), 4096);
+	pbias = hf_get_bool(&c, KEYS("projector_bias"), false);
+	text = hf_get_u64(&c, KEYS("text_hidden_size"), c.cfg ? 4608 : dflt_text);
+	if (c.st == MP_OK && (h == 0 || h > (UINT64_C(1) << 20) || heads == 0 || h % heads || inter == 0 ||
+	                      inter > (UINT64_C(1) << 24) || depth == 0 || depth > MP_MAX_LAYERS || ch == 0 || ch > 256 ||
+	                      patch == 0 || patch > 1024 || grid == 0 || grid > 65536 || merge == 0 || merge > 64 ||
+	                      proj == 0 || proj > (UINT64_C(1) << 24)))
+		hf_fail_key(&c, heads == 0 || (h && h % heads) ? "num_attention_heads" : "hidden_size",
+		            "the image tower needs a width from 1 to 2^20 that num_attention_heads divides, intermediate_size "
+		            "and projection_hidden_dim from 1 to 2^24, 1 to 1024 layers, num_channels from 1 to 256, "
+		            "patch_size from 1 to 1024, posemb_grid_size from 1 to 65536, spatial_merge_size from 1 to 64");
+	if (c.st == MP_OK && text != m->hidden_size)
+		hf_fail_key(&c, "text_hidden_size",
+		            "text_hidden_size must equal text_config's hidden_size (Inkling2Config.validate_architecture): "
+		            "the merger projects to the decoder's width");
+	top->st = c.st;
+	if (top->st != MP_OK)
+		return;
+	mp_inventory_root(&m->inv, T, "model.vision_tower.");
+	hf_tensor(m, T, e, "patch_embedding.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, h,
+	          ch * patch * patch, 1);
+	hf_tensor(m, T, e, "position_embedding.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, grid * grid, h,
+	          1);
+	own_tower_vector(m, e, "class_embedding", h, 1);
+	own_tower_vector(m, e, "cls_position_embedding", h, 1);
+	own_tower_vector(m, "pre_layernorm", "weight", h, 1);
+	own_tower_vector(m, "pre_layernorm", "bias", h, 1);
+	for (unsigned k = 0; k < 4; k++) {
+		hf_tensor(m, T, at, qkvo[k][0], MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, h, h, depth);
+		own_tower_vector(m, at, qkvo[k][1], h, depth);
+	}
+	own_tower_vector(m, lay, "layernorm_before.weight", h, depth);
+	own_tower_vector(m, lay, "layernorm_before.bias", h, depth);
+	own_tower_vector(m, lay, "layernorm_after.weight", h, depth);
+	own_tower_vector(m, lay, "layernorm_after.bias", h, depth);
+	own_tower_vector(m, lay, "lambda_1", h, depth);
+	own_tower_vector(m, lay, "lambda_2", h, depth);
+	hf_tensor(m, T, mlp, "fc1.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, inter, h, depth);
+	own_tower_vector(m, mlp, "fc1.bias", inter, depth);
+	hf_tensor(m, T, mlp, "fc2.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, h, inter, depth);
+	own_tower_vector(m, mlp, "fc2.bias", h, depth);
+	hf_tensor(m, T, "merger", "linear_1.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false, proj,
+	          merge * merge * h, 1);
+	hf_tensor(m, T, "merger", "linear_2.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false, text, proj, 1);
+	if (pbias) {
+		hf_tensor(m, T, "merger", "linear_1.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, proj, 1);
+		hf_tensor(m, T, "merger", "linear_2.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, text, 1);
+	}
 }

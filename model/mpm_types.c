@@ -929,6 +929,12 @@ const mpm_type mpm_types[] = {
     {.name = "moss_transcribe_diarize", .model_class = "MossTranscribeDiarizeForConditionalGeneration",
      .read = mpm_read_moss_transcribe_diarize, .wrapper = true},
     {.name = "git", .model_class = "GitForCausalLM", .read = mpm_read_git},
+    {.name = "inkling2", .model_class = "Inkling2ForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true,
+     .experts_key = "n_routed_experts",
+     .simplified = "as inkling2_text's; the image tower's activations are not planned"},
+    {.name = "inkling2_loop", .model_class = "Inkling2LoopForConditionalGeneration", .read = mpm_read_wrapper,
+     .wrapper = true, .experts_key = "n_routed_experts",
+     .simplified = "as inkling2_loop_text's; the image tower's activations are not planned"},
 };
 const size_t mpm_types_count = sizeof(mpm_types) / sizeof(mpm_types[0]);
 

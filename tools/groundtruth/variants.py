@@ -1449,7 +1449,23 @@ def draw_wrapper(rng, t, cfg0):
 
 def draw_wrapper_v1(rng, t, d, text_hidden):
     """The projector keys of the wrappers of issue 24's second batch (model/hf_wrap.c wrap_projector_v1)."""
-    if t == "lfm2_vl":
+    if t in ("inkling2", "inkling2_loop"):
+        # Inkling 2's tower: a ViT with a learned position grid and a merger to the decoder's width
+        # (text_hidden_size must be it: Inkling2Config.validate_architecture), sizes drawn small
+        h = rng.choice([2, 4])
+        vc = {"model_type": "inkling2_vision", "hidden_size": rng.choice([32, 64]), "num_attention_heads": h,
+              "num_hidden_layers": rng.choice([1, 2, 3]), "patch_size": rng.choice([2, 4, 8]),
+              "posemb_grid_size": rng.choice([2, 4, 8]), "spatial_merge_size": rng.choice([1, 2, 3]),
+              "projection_hidden_dim": rng.choice([16, 48]), "projector_bias": rng.random() < 0.5,
+              "text_hidden_size": text_hidden}
+        if rng.random() < 0.5:
+            vc["intermediate_size"] = rng.choice([48, 64, 96])
+        elif rng.random() < 0.5:
+            vc["mlp_ratio"] = rng.choice([2.0, 3.0])
+        if rng.random() < 0.3:
+            vc["num_channels"] = rng.choice([1, 4])
+        d["vision_config"] = vc
+    elif t == "lfm2_vl":
         for k in ("projector_bias", "projector_use_layernorm"):
             if rng.random() < 0.7:
                 d[k] = rng.random() < 0.5
