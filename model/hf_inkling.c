@@ -9,6 +9,7 @@
  * per-token sink logits and, in the full-attention layers, convolutions with taps projected from the input. Every
  * default is the configuration class's, every shape its decoder layer's; tests/ref/hf holds what transformers builds.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -682,4 +683,201 @@ void mpm_inkling2_tower(hf_ctx *top, mp_model *m, uint64_t dflt_text)
 		hf_tensor(m, T, "merger", "linear_1.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, proj, 1);
 		hf_tensor(m, T, "merger", "linear_2.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, text, 1);
 	}
+}
+
+/* ----- Inkling's towers ------------------------------------------------------------------------------------------ */
+
+#define INKLING_MAX_SCALES 24 /* 1 + the prime factors of patch_size (<= 1024: 10) and temporal_patch_size (<= 64: 6) */
+
+/* n's prime factors, largest first (plan_out_scales reverses prime_factors' ascending list), into f; their count. */
+static unsigned prime_factors_desc(uint64_t n, uint64_t *f)
+{
+	unsigned k = 0;
+
+	for (uint64_t p = 2; p * p <= n; p++)
+		while (n % p == 0) {
+			f[k++] = p;
+			n /= p;
+		}
+	if (n > 1)
+		f[k++] = n;
+	for (unsigned i = 0; i < k / 2; i++) {
+		uint64_t t = f[i];
+
+		f[i] = f[k - 1 - i];
+		f[k - 1 - i] = t;
+	}
+	return k;
+}
+
+/*
+ * The columns of rows x cols costs |ideal[r] - size[j]| (both increasing) that give the smallest total over distinct
+ * columns, row by row, into pick (scipy's linear_sum_assignment, which plan_out_scales calls when the tower has fewer
+ * layers than scales; rows <= cols <= INKLING_MAX_SCALES). With both sequences sorted and a cost convex in their
+ * difference an optimal assignment never crosses (r1 < r2 takes j1 < j2), so f[r][j], the least cost of rows r.. on
+ * columns j.., is a dynamic program over rows x cols.
+ */
+static void assign_rows(const double *ideal, const double *size, unsigned rows, unsigned cols, unsigned *pick)
+{
+	double f[INKLING_MAX_SCALES + 2][INKLING_MAX_SCALES + 2];
+
+	for (unsigned j = 0; j <= cols; j++)
+		f[rows][j] = 0;
+	for (unsigned r = rows; r-- > 0;) {
+		f[r][cols] = 1e300;
+		for (unsigned j = cols; j-- > 0;) {
+			double take = cols - j >= rows - r ? fabs(ideal[r] - size[j]) + f[r + 1][j + 1] : 1e300;
+
+			f[r][j] = take <= f[r][j + 1] ? take : f[r][j + 1];
+		}
+	}
+	for (unsigned r = 0, j = 0; r < rows; r++, j++) {
+		while (j + 1 < cols && f[r][j] != fabs(ideal[r] - size[j]) + f[r + 1][j + 1])
+			j++;
+		pick[r] = j;
+	}
+}
+
+/* One scale of the tower (plan_out_scales' rows): frames, height, width, channels. */
+typedef struct hmlp_scale {
+	uint64_t t, h, w, c;
+} hmlp_scale;
+
+/*
+ * plan_out_scales (modeling_inkling.py) for a tower of `layers` layers over patch x patch x temporal patches of
+ * `channels`: the scales [1, 1, 1, channels], then per prime factor of the patch side (largest first) the side so far
+ * squared in channels rounded up to 64 (ceil(side^2 channels / 64) x 64), then per factor of the temporal size t so
+ * far the full side with ceil(side^2 channels t) x 64 channels; each of the layers + 1 points of a log-spaced line
+ * from 1 to the patch's values takes the scale nearest in frames x side^2 (one each when there are fewer layers than
+ * scales: linear_sum_assignment), the first and last forced to the first and last scale. Into out (layers + 1 of them).
+ * Worked example (InklingVisionConfig: 40 px, 2 frames, 3 channels, 24 layers): scales 3, 128, 320, 1216, 4800 and
+ * 614,400 channels, the layers' widths as tests/ref/hf/state_dicts.json inkling_mm_model-default lists them.
+ */
+static void plan_out_scales(uint64_t patch, uint64_t tp, uint64_t layers, uint64_t channels, hmlp_scale *out)
+{
+	hmlp_scale sc[INKLING_MAX_SCALES];
+	uint64_t fp[16], ft[16], side = 1, t = 1;
+	unsigned np = prime_factors_desc(patch, fp), nt = prime_factors_desc(tp, ft), S = 0;
+	double size[INKLING_MAX_SCALES], ideal[INKLING_MAX_SCALES], top = log((double)(patch * patch * tp * channels));
+	unsigned pick[INKLING_MAX_SCALES];
+
+	sc[S++] = (hmlp_scale){1, 1, 1, channels};
+	for (unsigned i = 0; i < np; i++) {
+		side *= fp[i];
+		sc[S++] = (hmlp_scale){1, side, side, (side * side * channels + 63) / 64 * 64};
+	}
+	for (unsigned i = 0; i < nt; i++) {
+		t *= ft[i];
+		sc[S++] = (hmlp_scale){t, side, side, side * side * channels * t * 64};
+	}
+	for (unsigned j = 0; j < S; j++)
+		size[j] = log((double)(sc[j].t * sc[j].h * sc[j].w));
+	if (layers >= S) {
+		for (uint64_t r = 0; r <= layers; r++) {
+			double x = top * (double)r / (double)layers;
+			unsigned best = 0;
+
+			for (unsigned j = 1; j < S; j++)
+				if (fabs(x - size[j]) < fabs(x - size[best]))
+					best = j;
+			out[r] = sc[best];
+		}
+	} else {
+		for (uint64_t r = 0; r <= layers; r++)
+			ideal[r] = top * (double)r / (double)layers;
+		assign_rows(ideal, size, (unsigned)layers + 1, S, pick);
+		for (uint64_t r = 0; r <= layers; r++)
+			out[r] = sc[pick[r]];
+	}
+	out[0] = sc[0];
+	out[layers] = sc[S - 1];
+}
+
+/* One shape of the tower's layers, counted: the projection's in x out and its norm (all but the last layer). */
+typedef struct hmlp_shape {
+	uint64_t in, out, count;
+	bool norm;
+} hmlp_shape;
+
+/*
+ * Inkling's towers (modeling_inkling.py): InklingVisionModel under model.vision_tower (InklingVisionConfig:
+ * patch_size 40, temporal_patch_size 2, num_channels 3, num_hidden_layers 24; hidden_size and num_attention_heads
+ * build nothing), a hierarchical MLP: per layer encoder_layers.{i}.projection (in: the previous scale's channels times
+ * the frames and sides it folds in; out: the next scale's channels, the last layer's the decoder's width) and, but on
+ * the last, layer_norm (an RMSNorm of out); final_norm of the decoder's width. InklingAudioModel under
+ * model.audio_tower (InklingAudioConfig: n_mel_bins 80, mel_vocab_size 256): embed_audio_tokens.embed_audio_tokens
+ * (n_mel_bins x mel_vocab_size rows of the decoder's width) and norm. Both towers project to text_config's
+ * hidden_size (InklingConfig.__post_init__ sets their text_hidden_size). Default: 764,851,419,056 tower
+ * parameters, audio included (tests/ref/hf/groundtruth.json inkling_mm_model-default). Errors: a 422 naming the key of a size out of
+ * the bounds below, MP_EUNSUPPORTED past the inventory's room.
+ */
+void mpm_inkling_towers(hf_ctx *top, mp_model *m)
+{
+	char vp[96], ap[96];
+	hf_ctx v, a;
+	uint64_t patch, tp, ch, layers, mel, bins, th = m->hidden_size;
+	hmlp_scale sc[MP_MAX_LAYERS + 1];
+	hmlp_shape sh[64];
+	unsigned n = 0;
+	const uint8_t T = MP_ROOT_TOWER, A = MP_ROOT_EXTRA;
+
+	if (!hf_sub_config(top, "vision_config", vp, sizeof(vp), &v) ||
+	    !hf_sub_config(top, "audio_config", ap, sizeof(ap), &a))
+		return;
+	patch = hf_get_u64(&v, KEYS("patch_size"), 40);
+	tp = hf_get_u64(&v, KEYS("temporal_patch_size"), 2);
+	ch = hf_get_u64(&v, KEYS("num_channels"), 3);
+	layers = hf_get_u64(&v, KEYS("num_hidden_layers", "n_layers"), 24);
+	/* a patch side or frame count of 1 has no prime factors: plan_out_scales' cumprod of an empty list fails in
+	 * transformers 5.24 (IndexError for patch_size 1, TypeError for temporal_patch_size 1) */
+	if (v.st == MP_OK && (patch < 2 || patch > 1024 || tp < 2 || tp > 64 || ch == 0 || ch > 256 || layers == 0 ||
+	                      layers > MP_MAX_LAYERS))
+		hf_fail_key(&v, patch < 2 || patch > 1024 ? "patch_size" : tp < 2 || tp > 64 ? "temporal_patch_size"
+		                : ch == 0 || ch > 256 ? "num_channels" : "num_hidden_layers",
+		            "the image tower needs patch_size from 2 to 1024 and temporal_patch_size from 2 to 64 (a side of "
+		            "1 has no prime factors: InklingVisionModel's plan_out_scales fails on it), num_channels from 1 "
+		            "to 256 and 1 to 1024 layers");
+	top->st = v.st;
+	a.st = top->st;
+	bins = hf_get_u64(&a, KEYS("n_mel_bins", "num_codebooks"), 80);
+	mel = hf_get_u64(&a, KEYS("mel_vocab_size", "codebook_size"), 256);
+	if (a.st == MP_OK && (bins == 0 || bins > 65536 || mel == 0 || mel > 65536))
+		hf_fail_key(&a, bins == 0 || bins > 65536 ? "n_mel_bins" : "mel_vocab_size",
+		            "n_mel_bins and mel_vocab_size must be from 1 to 65536");
+	top->st = a.st;
+	if (top->st != MP_OK)
+		return;
+	plan_out_scales(patch, tp, layers, ch, sc);
+	for (uint64_t i = 0; i < layers; i++) {
+		const hmlp_scale *s0 = &sc[i], *s1 = &sc[i + 1];
+		uint64_t mult = (s1->t / s0->t) * (s1->h / s0->h) * (s1->w / s0->w);
+		hmlp_shape x = {hf_mul(top, s0->c, mult, "patch_size"), i + 1 == layers ? th : s1->c, 1, i + 1 < layers};
+		unsigned k = 0;
+
+		while (k < n && !(sh[k].in == x.in && sh[k].out == x.out && sh[k].norm == x.norm))
+			k++;
+		if (k < n) {
+			sh[k].count++;
+		} else if (n == sizeof(sh) / sizeof(sh[0])) {
+			hf_fail_key(top, "vision_config", "the image tower's layers have more distinct widths than memplan lists "
+			                                  "(64)");
+			return;
+		} else {
+			sh[n++] = x;
+		}
+	}
+	mp_inventory_root(&m->inv, T, "model.vision_tower.");
+	for (unsigned k = 0; k < n; k++) {
+		/* layers of one shape but different norm flags share the projection's name: counted per entry */
+		hf_tensor(m, T, "encoder_layers.{i}", "projection.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false,
+		          sh[k].out, sh[k].in, sh[k].count);
+		if (sh[k].norm)
+			hf_tensor(m, T, "encoder_layers.{i}", "layer_norm.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE,
+			          true, 1, sh[k].out, sh[k].count);
+	}
+	hf_tensor(m, T, NULL, "final_norm.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, th, 1);
+	mp_inventory_root(&m->inv, A, "model.audio_tower.");
+	hf_tensor(m, A, "embed_audio_tokens", "embed_audio_tokens.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE,
+	          false, hf_mul(top, bins, mel, "n_mel_bins"), th, 1);
+	hf_tensor(m, A, NULL, "norm.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, th, 1);
 }

@@ -113,6 +113,7 @@ static const wrap_extra wrap_extras[] = {
     {"qwen3_omni_moe_thinker", NULL, 0, NULL, false, 3},
     {"inkling2", NULL, 0, NULL, true, 0},
     {"inkling2_loop", NULL, 0, NULL, true, 0},
+    {"inkling_mm_model", NULL, 0, NULL, true, 0},
 };
 
 static void kimi_put(mp_model *m, uint8_t root, const char *path, const char *leaf, mp_tensor_kind k, uint64_t rows,
@@ -139,6 +140,7 @@ enum {
 	WRAP_PROJ_ARIA,      /* AriaProjector: learned queries, a cross-attention over the patches, an MLP */
 	WRAP_PROJ_GLM_OCR,   /* GLM-OCR's own tower with its merger, listed by the reader (glm_ocr_tower) */
 	WRAP_PROJ_INKLING2,  /* Inkling 2's tower with its merger, listed by model/hf_inkling.c (mpm_inkling2_tower) */
+	WRAP_PROJ_INKLING,   /* Inkling's image and audio towers, listed by model/hf_inkling.c (mpm_inkling_towers) */
 };
 
 /* The wrappers' projectors other than their tower's usual one (mp_vision.projector), listed by the reader when the
@@ -293,6 +295,9 @@ static const wrap_row wraps[] = {
      .projector = WRAP_PROJ_INKLING2},
     {.name = "inkling2_loop", .text_type = "inkling2_loop_text", .vision_type = "inkling2_vision",
      .projector = WRAP_PROJ_INKLING2},
+    /* InklingConfig: Inkling's decoder (inkling_text), its image and audio towers (mpm_inkling_towers), never tied */
+    {.name = "inkling_mm_model", .text_type = "inkling_text", .vision_type = "inkling_vision",
+     .projector = WRAP_PROJ_INKLING},
 };
 
 /* How many entries a key holds: a list's length, 1 for a number (vision_feature_layer, deepstack_visual_indexes). */
@@ -1670,6 +1675,10 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 	}
 	if (w->projector == WRAP_PROJ_GLM_OCR) {
 		glm_ocr_tower(c, m);
+		return;
+	}
+	if (w->projector == WRAP_PROJ_INKLING) {
+		mpm_inkling_towers(c, m);
 		return;
 	}
 	if (w->projector == WRAP_PROJ_INKLING2) {

@@ -935,6 +935,9 @@ const mpm_type mpm_types[] = {
     {.name = "inkling2_loop", .model_class = "Inkling2LoopForConditionalGeneration", .read = mpm_read_wrapper,
      .wrapper = true, .experts_key = "n_routed_experts",
      .simplified = "as inkling2_loop_text's; the image tower's activations are not planned"},
+    {.name = "inkling_mm_model", .model_class = "InklingForConditionalGeneration", .read = mpm_read_wrapper,
+     .wrapper = true, .experts_key = "n_routed_experts",
+     .simplified = "as inkling_text's; the image and audio towers' activations are not planned"},
 };
 const size_t mpm_types_count = sizeof(mpm_types) / sizeof(mpm_types[0]);
 

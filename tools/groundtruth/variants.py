@@ -1449,7 +1449,16 @@ def draw_wrapper(rng, t, cfg0):
 
 def draw_wrapper_v1(rng, t, d, text_hidden):
     """The projector keys of the wrappers of issue 24's second batch (model/hf_wrap.c wrap_projector_v1)."""
-    if t in ("inkling2", "inkling2_loop"):
+    if t == "inkling_mm_model":
+        # Inkling's hierarchical-MLP tower: its widths follow from the patch's prime factors, frames and channels
+        # (kept small: the last scales hold side^2 x channels x frames x 64 channels) and the layers (fewer than the
+        # scales: linear_sum_assignment places them); the audio embedding's bins and levels
+        d["vision_config"] = {"model_type": "inkling_vision", "patch_size": rng.choice([2, 3, 4, 6]),
+                              "temporal_patch_size": rng.choice([1, 2, 3]), "num_channels": rng.choice([1, 2, 3]),
+                              rng.choice(["num_hidden_layers", "n_layers"]): rng.choice([1, 2, 3, 4, 6, 8])}
+        d["audio_config"] = {"model_type": "inkling_audio", "n_mel_bins": rng.choice([2, 4, 8]),
+                             "mel_vocab_size": rng.choice([4, 16, 32])}
+    elif t in ("inkling2", "inkling2_loop"):
         # Inkling 2's tower: a ViT with a learned position grid and a merger to the decoder's width
         # (text_hidden_size must be it: Inkling2Config.validate_architecture), sizes drawn small
         h = rng.choice([2, 4])
