@@ -185,6 +185,12 @@ static const mla_row mla_types[] = {
      * 256 experts of 2048, top-8, one shared, the indexer 32 heads of 128, multimodal RoPE (mrope_section). */
     {"hy_v4_vl_text", 120832, 6144, 18432, 2048, 78, 64, 2048, 512, 192, 64, 256, 256, 8, 1, 1, 262144, true, 32, 128,
      false},
+    /* MistralLarge4TextConfig (Mistral Large 4's decoder, read inside mistral_large4): vocab 204800, hidden 6144, FFN
+     * 24576, 72 layers, 64 heads, q_proj without a query LoRA, kv_lora_rank 512, qk_nope 64, qk_rope 64, v 128; 128
+     * routed experts of 6144, top-4, one shared, layer 0 dense, 1048576 positions, untied; the indexer (32 heads of
+     * 128) on the "full" layers of indexer_types (mpm_read_mistral_large4_text lists what differs per layer). */
+    {"mistral_large4_text", 204800, 6144, 24576, 6144, 72, 64, 0, 512, 64, 64, 128, 128, 4, 1, 1, 1048576, false, 32,
+     128, false},
 };
 
 /*
@@ -307,6 +313,146 @@ void mpm_read_mla(hf_ctx *c, mp_model *m)
 			return;
 		}
 	hf_fail_key(c, "model_type", "no MLA row for this model_type"); /* unreachable: the table below */
+}
+
+/* A per-layer list of integers under key of at least n entries (exactly n when exact), each below limit (0: any);
+ * false (and a 422 naming key with msg) otherwise. */
+static bool layer_ints(hf_ctx *c, const char *key, uint64_t n, bool exact, uint64_t limit, const char *msg,
+                       uint64_t *out)
+{
+	const cJSON *l = cJSON_GetObjectItemCaseSensitive(c->cfg, key), *v;
+	uint64_t i = 0;
+
+	if (!cJSON_IsArray(l) || (uint64_t)cJSON_GetArraySize(l) < n ||
+	    (exact && (uint64_t)cJSON_GetArraySize(l) != n)) {
+		hf_fail_key(c, key, msg);
+		return false;
+	}
+	cJSON_ArrayForEach(v, l)
+	{
+		if (i == n)
+			break;
+		if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble != (double)(uint64_t)v->valuedouble ||
+		    (limit && v->valuedouble >= (double)limit)) {
+			hf_fail_key(c, key, msg);
+			return false;
+		}
+		out[i++] = (uint64_t)v->valuedouble;
+	}
+	return true;
+}
+
+/*
+ * MistralLarge4TextConfig (modeling_mistral_large4.py MistralLarge4TextAttention, MistralLarge4TextIndexer): the MLA
+ * row above with, per layer, RoPE or none (no_rope_layers: 1 RoPE, 0 NoPE; by default every
+ * no_rope_layer_interval-th (4) layer is NoPE) and its own latent or an earlier layer's (kv_source_layers: a layer
+ * whose entry is its own index caches its latent; one pointing at an earlier layer of the same kind reuses that cache
+ * and has no kv_a_proj_with_mqa or kv_a_layernorm). kv_a_proj_with_mqa is hidden -> kv_lora_rank + qk_rope_head_dim
+ * (NoPE: kv_lora_rank; attention_bias adds its bias), kv_b_proj kv_lora_rank -> heads x (qk_nope + v) (NoPE: heads x
+ * (qk_nope + qk_rope + v)); every layer has q_proj (hidden -> heads x (qk_nope + qk_rope)), o_proj and a
+ * softmax_scaling (scale and bias per head). The indexer of each "full" layer of indexer_types: wq_b from the hidden
+ * states (after q_input_norm, a LayerNorm of hidden with bias), wk, k_norm, weights_proj and its own
+ * softmax_scaling; the rotary embedding's learned alpha (qk_rope_head_dim / 2 values). The experts' count is
+ * num_experts, else num_local_experts, else n_routed_experts (the config's order of precedence). Cache (transformers
+ * 5.24's DynamicIndexedLayer): per layer with a latent of its own kv_lora_rank + qk_rope_head_dim values a token
+ * (NoPE: kv_lora_rank), and per layer with an indexer (KV-sharing ones too) index_head_dim. Worked example
+ * (tests/ref/hf, mistral_large4-default): 1,051,822,421,536 parameters.
+ */
+void mpm_read_mistral_large4_text(hf_ctx *c, mp_model *m)
+{
+	uint64_t rope[MP_MAX_LAYERS], src[MP_MAX_LAYERS], every, n, r_own = 0, n_own = 0, r_all = 0, n_all = 0, il, h;
+	const char *a = "layers.{i}.self_attn";
+
+	mpm_read_mla(c, m);
+	if (c->st != MP_OK)
+		return;
+	m->num_experts = hf_get_u64(c, KEYS("num_experts", "num_local_experts", "n_routed_experts"), 128);
+	m->q_lora_rank = 0; /* MistralLarge4TextConfig has no query LoRA (a q_lora_rank key builds nothing) */
+	m->final_logit_softcapping = hf_get_double(c, c->cfg, "final_logit_softcapping", 30.0) > 0;
+	n = m->num_layers;
+	h = m->hidden_size;
+	if (n == 0 || n > MP_MAX_LAYERS)
+		return;
+	if (hf_has(c, "no_rope_layers")) {
+		if (!layer_ints(c, "no_rope_layers", n, false, 0,
+		                "no_rope_layers must give at least one entry per layer (1: RoPE, 0: NoPE)", rope))
+			return;
+	} else {
+		every = hf_get_u64(c, KEYS("no_rope_layer_interval"), 4);
+		if (c->st == MP_OK && every == 0) {
+			hf_fail_key(c, "no_rope_layer_interval", "no_rope_layer_interval must be at least 1");
+			return;
+		}
+		for (uint64_t i = 0; i < n; i++)
+			rope[i] = (i + 1) % every != 0;
+	}
+	if (hf_has(c, "kv_source_layers")) {
+		if (!layer_ints(c, "kv_source_layers", n, true, n,
+		                "kv_source_layers must give one layer index per layer (num_hidden_layers)", src))
+			return;
+	} else {
+		for (uint64_t i = 0; i < n; i++)
+			src[i] = i;
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		bool shared = src[i] != i;
+
+		if (src[i] > i || src[src[i]] != src[i] || (shared && (rope[i] != 0) != (rope[src[i]] != 0))) {
+			hf_fail_key(c, "kv_source_layers",
+			            "each layer must share the latent KV of an earlier layer that owns its cache and has the same "
+			            "RoPE kind (no_rope_layers), or its own (MistralLarge4TextConfig)");
+			return;
+		}
+		r_all += rope[i] != 0;
+		n_all += rope[i] == 0;
+		r_own += !shared && rope[i] != 0;
+		n_own += !shared && rope[i] == 0;
+	}
+	m->no_kv_layers = n - r_own - n_own;
+	m->mla_nope_layers = n_own;
+	{
+		uint64_t kv = m->kv_lora_rank, rk = m->qk_rope_head_dim, hs = m->num_heads;
+		uint64_t kvb = hf_mul(c, hs, m->qk_nope_head_dim + m->v_head_dim, "num_attention_heads");
+		uint64_t kvb_nope = hf_mul(c, hs, m->qk_nope_head_dim + rk + m->v_head_dim, "num_attention_heads");
+
+		hf_tensor(m, MP_ROOT_DECODER, a, "kv_a_proj_with_mqa.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_KV_A,
+		          false, kv + rk, h, r_own);
+		hf_tensor(m, MP_ROOT_DECODER, a, "kv_a_proj_with_mqa.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_KV_A,
+		          false, kv, h, n_own);
+		if (m->qkv_bias) {
+			hf_tensor(m, MP_ROOT_DECODER, a, "kv_a_proj_with_mqa.bias", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE,
+			          true, 1, kv + rk, r_own);
+			hf_tensor(m, MP_ROOT_DECODER, a, "kv_a_proj_with_mqa.bias", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE,
+			          true, 1, kv, n_own);
+		}
+		hf_tensor(m, MP_ROOT_DECODER, a, "kv_a_layernorm.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          kv, r_own + n_own);
+		hf_tensor(m, MP_ROOT_DECODER, a, "kv_b_proj.weight", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_KV_B, false, kvb,
+		          kv, r_all);
+		hf_tensor(m, MP_ROOT_DECODER, a, "kv_b_proj.weight", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_KV_B, false,
+		          kvb_nope, kv, n_all);
+		hf_tensor(m, MP_ROOT_DECODER, a, "softmax_scaling.scale", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1,
+		          hs, n);
+		hf_tensor(m, MP_ROOT_DECODER, a, "softmax_scaling.bias", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1,
+		          hs, n);
+		hf_tensor(m, MP_ROOT_DECODER, NULL, "rotary_emb.alpha", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          (rk + 1) / 2, 1);
+	}
+	il = m->indexer_head_dim ? mp_model_indexer_layers(m) : 0;
+	if (il) {
+		uint64_t ih = m->indexer_heads;
+
+		hf_tensor(m, MP_ROOT_DECODER, a, "indexer.wq_b.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_INDEXER_Q,
+		          false, hf_mul(c, ih, m->indexer_head_dim, "index_n_heads"), h, il);
+		hf_tensor(m, MP_ROOT_DECODER, a, "indexer.q_input_norm.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE,
+		          true, 1, h, il);
+		hf_tensor(m, MP_ROOT_DECODER, a, "indexer.q_input_norm.bias", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE,
+		          true, 1, h, il);
+		hf_tensor(m, MP_ROOT_DECODER, a, "indexer.softmax_scaling.scale", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE,
+		          true, 1, ih, il);
+		hf_tensor(m, MP_ROOT_DECODER, a, "indexer.softmax_scaling.bias", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE,
+		          true, 1, ih, il);
+	}
 }
 
 /* ----- GQA decoders with experts ------------------------------------------------------------------------------- */

@@ -902,6 +902,12 @@ const mpm_type mpm_types[] = {
     {.name = "step3p7", .model_class = "Step3p7ForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true,
      .experts_key = "n_routed_experts",
      .simplified = "with sliding layers of other head counts, activations and the step's attention take num_attention_heads in every layer"},
+    {.name = "mistral_large4_text", .model_class = "MistralLarge4TextModel (inside MistralLarge4ForConditionalGeneration)",
+     .read = mpm_read_mistral_large4_text, .names = &mpm_names_mistral_large4, .experts_key = "n_routed_experts",
+     .simplified = "the step reads the indexer's and the softmax scalings' tensors with the weights; the routers are counted in the weight format, where transformers keeps them in fp32"},
+    {.name = "mistral_large4", .model_class = "MistralLarge4ForConditionalGeneration", .read = mpm_read_wrapper,
+     .wrapper = true, .experts_key = "n_routed_experts",
+     .simplified = "the step reads the indexer's and the softmax scalings' tensors with the weights; the routers are counted in the weight format, where transformers keeps them in fp32"},
     /* captioning and OCR wrappers with towers of their own (model/hf_wrap_qformer.c) */
     {.name = "blip-2", .model_class = "Blip2ForConditionalGeneration", .read = mpm_read_blip2, .wrapper = true},
     {.name = "instructblip", .model_class = "InstructBlipForConditionalGeneration", .read = mpm_read_blip2, .wrapper = true},

@@ -239,6 +239,18 @@ static mp_status bytes_uniform(const kv_shape *s, mp_kv_detail *d, uint64_t *byt
 	    !mp_muladd_u64(&acc, d->window_layers, d->tokens_window) || !mp_mul_u64(acc, s->row, &t) ||
 	    !mp_mul_u64(t, s->mult, bytes))
 		return kv_overflow(s, err);
+	if (m->attn_kind == MP_ATTN_MLA && s->o->mla_cache == MP_MLA_LATENT && m->mla_nope_layers) {
+		/* NoPE latent layers (mp_model.mla_nope_layers): a row of kv_lora_rank values in place of the full one.
+		 * Worked example (kv_lora 16, rope 8, bf16): a row of 32 bytes, not 48. */
+		uint64_t nope_row, less, all;
+
+		if (!mp_dtype_bytes(s->req->kv_cache_dtype, m->kv_lora_rank, &nope_row) || nope_row > s->row ||
+		    !mp_mul_u64(s->row - nope_row, m->mla_nope_layers, &less) || less > d->bytes_per_token ||
+		    !mp_mul_u64(less, d->tokens_full, &all) || !mp_mul_u64(all, s->mult, &all) || all > *bytes)
+			return kv_overflow(s, err);
+		d->bytes_per_token -= less;
+		*bytes -= all;
+	}
 	if (il) {
 		/* DeepSeek sparse attention: each layer with an indexer caches one key of index_head_dim per token
 		 * (transformers DynamicIndexedLayer.indexer_keys), on every rank; vLLM keeps it in a cache of its own,

@@ -332,6 +332,10 @@ typedef struct mp_model {
 	/* Tokens the model puts before every sequence and caches with it (CPM-Ant's prompt_length prompt tokens,
 	 * CpmAntModel.forward): the KV cache holds sequence_length + these; 0 = none. */
 	uint64_t cache_prefix_tokens;
+	/* MLA layers with a cache of their own whose latent carries no RoPE key (Mistral Large 4's no_rope_layers:
+	 * kv_a_proj_with_mqa gives kv_lora_rank values and the cached k_rot is 0 wide): in the latent layout their row is
+	 * kv_lora_rank values, not kv_lora_rank + qk_rope_head_dim (planner/kv.c); 0 = none. */
+	uint64_t mla_nope_layers;
 	/* The tensors (mp_inventory.h): a reader adds the modules no field above describes, then mp_model_build adds
 	 * the rest. Every parameter count, weight byte and step product is derived from it. */
 	mp_inventory inv;

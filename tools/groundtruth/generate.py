@@ -66,7 +66,7 @@ zamba olmo_hybrid lara_mini hrm_text
 granite4_vision
 minicpmv4_6 minicpmv4_7 minicpm_ocr ovis2 moss_transcribe_diarize git aria glm_ocr
 doge modernbert-decoder xlstm dory cpmant
-step3p7""".split()
+step3p7 mistral_large4""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
@@ -221,10 +221,12 @@ def shrink_text(tc):
         tc.per_layer_config = {i: dict(o) for i, o in spec.per_layer_overrides.items() if i < n}
     # every other per-layer list (mlp_layer_types, indexer_types, ...) follows the layers kept; index lists do not
     for k, v in list(vars(tc).items()):
-        # per-layer lists of numbers too (Gemma 3n's intermediate_size and activation_sparsity_pattern)
+        # per-layer lists of numbers too (Gemma 3n's intermediate_size and activation_sparsity_pattern; Mistral Large
+        # 4's kv_source_layers, whose entries never exceed their own index, so its first n stay valid)
         if k != key and isinstance(v, list) and full and len(v) == full and n < full and \
                 (all(isinstance(x, str) for x in v) or
-                 k in ("intermediate_size", "activation_sparsity_pattern", "num_attention_heads_per_layer")):
+                 k in ("intermediate_size", "activation_sparsity_pattern", "num_attention_heads_per_layer",
+                       "kv_source_layers")):
             try:
                 setattr(tc, k, v[:n])
             except AttributeError:

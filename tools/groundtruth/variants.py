@@ -75,7 +75,8 @@ VIA_WRAPPER = {"qwen2_vl_text": "qwen2_vl", "qwen2_5_vl_text": "qwen2_5_vl", "qw
                "qwen3_vl_moe_text": "qwen3_vl_moe", "glm4v_text": "glm4v", "glm4v_moe_text": "glm4v_moe",
                "paddleocr_vl_text": "paddleocr_vl", "cosmos3_edge_text": "cosmos3_edge",
                "qwen2_5_omni_text": "qwen2_5_omni_thinker", "qwen3_omni_moe_text": "qwen3_omni_moe_thinker",
-               "glm_ocr_text": "glm_ocr", "hy_v4_vl_text": "hy_v4_vl", "step3p5": "step3p7"}
+               "glm_ocr_text": "glm_ocr", "hy_v4_vl_text": "hy_v4_vl", "step3p5": "step3p7",
+               "mistral_large4_text": "mistral_large4"}
 
 # bool fields that change no parameter or cache tensor and that the CPU run cannot take either way (kernels not
 # installed, training-only outputs), or that make a decoder an encoder-decoder: left at their defaults.
@@ -446,7 +447,7 @@ def fam_moe(w, t):
 # variants; tests/ref/hf/README.md)
 MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe_lite", "glm_moe_dsa", "kimi_linear", "youtu",
              "sarvam_mla", "mistral4", "axk1", "axk2", "hy_v4", "hy_v4_vl_text", "minicpm3",
-             "longcat_flash"}
+             "longcat_flash", "mistral_large4_text"}
 
 
 def fam_mla(w, t):
@@ -1155,6 +1156,34 @@ def fam_step3p5(w, t):
                 w.d[k] = w.d[k] + [w.choice(kinds) for _ in range(mtp)]
 
 
+def fam_mistral_large4(w, t):
+    """Mistral Large 4's decoder: fam_mla (no query LoRA: MistralLarge4TextConfig has none) with the NoPE layers
+    (no_rope_layers, or the no_rope_layer_interval it is derived from), KV shared with earlier layers of the same RoPE
+    kind (kv_source_layers), the indexer's pattern (its first layer "full": a shared layer reuses the previous
+    selection), the experts under num_experts (which wins over n_routed_experts) and the logit soft-capping."""
+    fam_mla(w, t)
+    n = w.get("num_hidden_layers")
+    if "no_rope_layers" not in w.d and w.rng.random() < 0.6:
+        w.set("no_rope_layer_interval", w.choice([1, 2, 3, 4]))
+    every = w.d.get("no_rope_layer_interval", 4)
+    rope = w.d.get("no_rope_layers") or [int((i + 1) % every != 0) for i in range(n)]
+    if w.rng.random() < 0.7:
+        src = []
+        for i in range(n):
+            own = [j for j in range(i) if src[j] == j and rope[j] == rope[i]]
+            src.append(w.choice(own) if own and w.rng.random() < 0.45 else i)
+        w.set("kv_source_layers", src)
+    if "indexer_types" in w.d:
+        w.d["indexer_types"][0] = "full"
+    elif w.rng.random() < 0.3:
+        w.set("index_topk_pattern", "F" + "".join(w.choice("FS") for _ in range(n - 1)))
+    ek = first(w.d, "n_routed_experts", "num_local_experts")
+    if ek and w.rng.random() < 0.25:
+        w.set("num_experts", w.d.pop(ek))
+    if w.rng.random() < 0.4:
+        w.set("final_logit_softcapping", w.choice([15.0, 30.0]))
+
+
 FAMILIES = {
     "gpt2": fam_gpt2, "gptj": fam_gptj, "gpt_bigcode": fam_gpt_bigcode, "falcon": fam_falcon,
     "gpt_neox": fam_gpt_neox, "mamba": fam_mamba, "falcon_mamba": fam_mamba, "mamba2": fam_mamba2,
@@ -1180,6 +1209,7 @@ FAMILIES = {
 }
 FAMILIES["qwen3_omni_moe_text"] = fam_moe   # Qwen3-Omni's Thinker decoder: Qwen3-MoE's keys
 FAMILIES["step3p5"] = fam_step3p5
+FAMILIES["mistral_large4_text"] = fam_mistral_large4
 
 
 def draw_text(rng, t, cls, dd):
