@@ -50,6 +50,18 @@ const mp_names mpm_names_laguna = {MP_NAMES_LLAMA_FIELDS,
 const mp_names mpm_names_mistral_large4 = {MP_NAMES_LLAMA_FIELDS, .kv_a = {NULL, NULL}, .kv_a_norm = {NULL, NULL},
                                            .kv_b = {NULL, NULL}, .ix_wq_b = {NULL, NULL}};
 
+/* dots.llm3's decoder (modeling_dots3_note.py): its attention's widths differ per kind of layer, so the reader lists
+ * every attention tensor. */
+const mp_names mpm_names_dots3_note = {MP_NAMES_LLAMA_FIELDS,
+                                       .q = {NULL, NULL},
+                                       .q_a = {NULL, NULL},
+                                       .q_a_norm = {NULL, NULL},
+                                       .q_b = {NULL, NULL},
+                                       .kv_a = {NULL, NULL},
+                                       .kv_a_norm = {NULL, NULL},
+                                       .kv_b = {NULL, NULL},
+                                       .o = {NULL, NULL}};
+
 typedef struct trunk {
 	uint64_t vocab, hidden, layers, heads, kv, head_dim, max_pos;
 	bool tie;
