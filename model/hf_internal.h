@@ -161,6 +161,15 @@ void mpm_read_minicpmv(hf_ctx *c, mp_model *m);
 void mpm_read_ovis2(hf_ctx *c, mp_model *m);
 void mpm_read_moss_transcribe_diarize(hf_ctx *c, mp_model *m);
 void mpm_read_git(hf_ctx *c, mp_model *m);
+/* The decoder of a wrapper's text_config into m (its model_type, else dflt's class defaults; `required`: a 422 when
+ * absent), c->names and c->text set, m->model_type the wrapper's; false (c->st set) when memplan does not read it. */
+bool hf_wrap_read_text(hf_ctx *c, const char *dflt, bool required, mp_model *m);
+/* tie_word_embeddings of a wrapper whose lm_head sits at the top: its key (class default dflt), or text_config's when
+ * only that states one. */
+void hf_wrap_tie(hf_ctx *c, mp_model *m, bool dflt);
+/* model/hf_wrap_vl.c: LFM3-VL, Granite-Docling */
+void mpm_read_lfm3_vl(hf_ctx *c, mp_model *m);
+void mpm_read_granite_docling(hf_ctx *c, mp_model *m);
 void mpm_read_gemma4(hf_ctx *c, mp_model *m);
 void mpm_read_gemma4_text(hf_ctx *c, mp_model *m);
 void mpm_read_gemma4_unified(hf_ctx *c, mp_model *m);

@@ -935,6 +935,25 @@ const mpm_type mpm_types[] = {
     {.name = "moss_transcribe_diarize", .model_class = "MossTranscribeDiarizeForConditionalGeneration",
      .read = mpm_read_moss_transcribe_diarize, .wrapper = true},
     {.name = "git", .model_class = "GitForCausalLM", .read = mpm_read_git},
+    /* model/hf_wrap_vl.c */
+    {.name = "lfm3_vl", .model_class = "Lfm3VlForConditionalGeneration", .read = mpm_read_lfm3_vl, .wrapper = true},
+    /* GraniteDoclingTextConfig (the decoder of Granite-Docling): GraniteConfig's modules with its own defaults (vocab
+     * 133800, hidden 1024, MLP 2048, 28 layers, 16 heads, kv 4, 32768 positions, tied); the DeepStack features it
+     * adds after its first layers hold no parameters */
+    {.name = "granite_docling_text",
+     .model_class = "GraniteDoclingTextModel (the decoder of GraniteDoclingForConditionalGeneration)",
+     .dense = &(const mpm_dense){.vocab_size = 133800,
+                   .hidden_size = 1024,
+                   .intermediate_size = 2048,
+                   .num_layers = 28,
+                   .num_heads = 16,
+                   .num_kv_heads = 4,
+                   .max_positions = 32768,
+                   .tie = true,
+                   .norms = 2,
+                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY}},
+    {.name = "granite_docling", .model_class = "GraniteDoclingForConditionalGeneration", .read = mpm_read_granite_docling,
+     .wrapper = true},
 };
 const size_t mpm_types_count = sizeof(mpm_types) / sizeof(mpm_types[0]);
 

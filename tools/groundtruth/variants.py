@@ -76,7 +76,7 @@ VIA_WRAPPER = {"qwen2_vl_text": "qwen2_vl", "qwen2_5_vl_text": "qwen2_5_vl", "qw
                "paddleocr_vl_text": "paddleocr_vl", "cosmos3_edge_text": "cosmos3_edge",
                "qwen2_5_omni_text": "qwen2_5_omni_thinker", "qwen3_omni_moe_text": "qwen3_omni_moe_thinker",
                "glm_ocr_text": "glm_ocr", "hy_v4_vl_text": "hy_v4_vl", "step3p5": "step3p7",
-               "mistral_large4_text": "mistral_large4"}
+               "mistral_large4_text": "mistral_large4", "granite_docling_text": "granite_docling"}
 
 # bool fields that change no parameter or cache tensor and that the CPU run cannot take either way (kernels not
 # installed, training-only outputs), or that make a decoder an encoder-decoder: left at their defaults.
@@ -1293,6 +1293,8 @@ def draw_vision(rng, vd, text_hidden):
     w = Draw(rng, vd, None)
     mt = vd.get("model_type", "")
     d = w.d
+    if mt == "lfm3_vl_vision":
+        return draw_lfm3_vl_vision(w, rng, vd)
     if mt.startswith("qwen") or mt == "exaone4_5_vision":     # EXAONE 4.5: Qwen2.5-VL's tower and keys
         w.set("depth", w.choice([1, 2, 3]))
         h = w.choice([2, 4])
@@ -1343,6 +1345,28 @@ def draw_vision(rng, vd, text_hidden):
             w.maybe("multi_modal_projector_bias", rng.random() < 0.5, 0.3)
     d["model_type"] = mt
     return d
+
+
+def draw_lfm3_vl_vision(w, rng, vd):
+    """LFM3-VL's tower: GQA heads (the KV heads dividing them; the width not always a multiple of the heads), the
+    layer schedule of conv and attention layers (layer_types drawn, or absent: __post_init__'s), the patch, temporal
+    patch, merge and depthwise kernel sizes, the channels."""
+    heads = w.choice([2, 3, 4])
+    w.set("num_attention_heads", heads)
+    w.set("num_key_value_heads", w.choice(divisors(heads)))
+    w.set("hidden_size", w.choice([32, 48, 64]))
+    w.set("intermediate_size", w.choice([48, 64, 96]))
+    L = w.choice([1, 2, 3, 4, 5])
+    w.set("num_hidden_layers", L)
+    if rng.random() < 0.6:
+        w.set("layer_types", [rng.choice(["conv", "full_attention"]) for _ in range(L)])
+    w.set("patch_size", w.choice([2, 4, 8]))
+    w.maybe("temporal_patch_size", w.choice([1, 2, 3]), 0.3)
+    w.maybe("spatial_merge_size", w.choice([1, 2, 3]), 0.3)
+    w.maybe("conv_kernel_size", w.choice([1, 3, 5]), 0.3)
+    w.maybe("in_channels", w.choice([1, 3, 4]), 0.5)
+    w.d["model_type"] = vd["model_type"]
+    return w.d
 
 
 WRAPPER_KEYS = {"multimodal_projector_bias", "vision_feature_layer", "spatial_merge_size", "mm_tokens_per_image"}
@@ -1565,6 +1589,24 @@ def draw_wrapper_v1(rng, t, d, text_hidden):
         for k, alias in (("hidden_size", "width"), ("num_hidden_layers", "layers")):
             if rng.random() < 0.3:
                 vc[alias] = vc.pop(k)
+    elif t == "lfm3_vl":                               # the projector's width and biases
+        if rng.random() < 0.7:
+            d["projector_hidden_size"] = rng.choice([24, 48, 80])
+        if rng.random() < 0.7:
+            d["projector_bias"] = rng.random() < 0.5
+    elif t == "granite_docling":                       # the connector: its factor, routes, DeepStack taps, router
+        vc = d["vision_config"]
+        vc["out_hidden_size"] = text_hidden           # validate_architecture: the decoder's width
+        vc["image_size"] = vc["patch_size"] * rng.choice([4, 8])
+        if rng.random() < 0.7:
+            vc["use_fine_route"] = rng.random() < 0.6
+        fine = vc.get("use_fine_route", True)
+        vc["scale_factor"] = rng.choice([2, 4] if fine else [1, 2, 4])
+        if rng.random() < 0.7:
+            vc["deepstack_visual_indexes"] = sorted(rng.sample(range(vc["num_hidden_layers"]),
+                                                               rng.choice(range(vc["num_hidden_layers"] + 1))))
+        if fine and rng.random() < 0.5:
+            d["density_router_hidden_size"] = rng.choice([8, 16])
     elif t == "aya_vision":
         if rng.random() < 0.6:
             d["downsample_factor"] = rng.choice([1, 2, 3])
