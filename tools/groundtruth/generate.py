@@ -69,7 +69,9 @@ doge modernbert-decoder xlstm dory cpmant
 step3p7
 lfm3_vl granite_docling
 unlimited_ocr deepseek_ocr2 chameleon
-inkling_text inkling2_text inkling2_loop_text inkling2 inkling2_loop inkling_mm_model""".split()
+inkling_text inkling2_text inkling2_loop_text inkling2 inkling2_loop inkling_mm_model
+step3p7 mistral_large4 dots3_note_text
+lfm3_vl granite_docling""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
@@ -242,10 +244,12 @@ def shrink_text(tc):
         tc.per_layer_config = {i: dict(o) for i, o in spec.per_layer_overrides.items() if i < n}
     # every other per-layer list (mlp_layer_types, indexer_types, ...) follows the layers kept; index lists do not
     for k, v in list(vars(tc).items()):
-        # per-layer lists of numbers too (Gemma 3n's intermediate_size and activation_sparsity_pattern)
+        # per-layer lists of numbers too (Gemma 3n's intermediate_size and activation_sparsity_pattern; Mistral Large
+        # 4's kv_source_layers, whose entries never exceed their own index, so its first n stay valid)
         if k != key and isinstance(v, list) and full and len(v) == full and n < full and \
                 (all(isinstance(x, str) for x in v) or
-                 k in ("intermediate_size", "activation_sparsity_pattern", "num_attention_heads_per_layer")):
+                 k in ("intermediate_size", "activation_sparsity_pattern", "num_attention_heads_per_layer",
+                       "kv_source_layers")):
             try:
                 setattr(tc, k, v[:n])
             except AttributeError:

@@ -77,7 +77,7 @@ VIA_WRAPPER = {"qwen2_vl_text": "qwen2_vl", "qwen2_5_vl_text": "qwen2_5_vl", "qw
                "qwen2_5_omni_text": "qwen2_5_omni_thinker", "qwen3_omni_moe_text": "qwen3_omni_moe_thinker",
                "glm_ocr_text": "glm_ocr", "hy_v4_vl_text": "hy_v4_vl", "step3p5": "step3p7",
                "granite_docling_text": "granite_docling", "unlimited_ocr_text": "unlimited_ocr",
-               "deepseek_ocr2_text": "deepseek_ocr2"}
+               "deepseek_ocr2_text": "deepseek_ocr2", "mistral_large4_text": "mistral_large4"}
 
 # bool fields that change no parameter or cache tensor and that the CPU run cannot take either way (kernels not
 # installed, training-only outputs), or that make a decoder an encoder-decoder: left at their defaults.
@@ -448,7 +448,7 @@ def fam_moe(w, t):
 # variants; tests/ref/hf/README.md)
 MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe_lite", "glm_moe_dsa", "kimi_linear", "youtu",
              "sarvam_mla", "mistral4", "axk1", "axk2", "hy_v4", "hy_v4_vl_text", "minicpm3",
-             "longcat_flash"}
+             "longcat_flash", "mistral_large4_text", "dots3_note_text"}
 
 
 def fam_mla(w, t):
@@ -1234,6 +1234,85 @@ def fam_inkling2_loop_text(w, t):
         w.maybe("loop_gate_rank", rank, 0.2)
 
 
+def fam_mistral_large4(w, t):
+    """Mistral Large 4's decoder: fam_mla (no query LoRA: MistralLarge4TextConfig has none) with the NoPE layers
+    (no_rope_layers, or the no_rope_layer_interval it is derived from), KV shared with earlier layers of the same RoPE
+    kind (kv_source_layers), the indexer's pattern (its first layer "full": a shared layer reuses the previous
+    selection), the experts under num_experts (which wins over n_routed_experts) and the logit soft-capping."""
+    fam_mla(w, t)
+    n = w.get("num_hidden_layers")
+    if "no_rope_layers" not in w.d and w.rng.random() < 0.6:
+        w.set("no_rope_layer_interval", w.choice([1, 2, 3, 4]))
+    every = w.d.get("no_rope_layer_interval", 4)
+    rope = w.d.get("no_rope_layers") or [int((i + 1) % every != 0) for i in range(n)]
+    if w.rng.random() < 0.7:
+        src = []
+        for i in range(n):
+            own = [j for j in range(i) if src[j] == j and rope[j] == rope[i]]
+            src.append(w.choice(own) if own and w.rng.random() < 0.45 else i)
+        w.set("kv_source_layers", src)
+    if "indexer_types" in w.d:
+        w.d["indexer_types"][0] = "full"
+    elif w.rng.random() < 0.3:
+        w.set("index_topk_pattern", "F" + "".join(w.choice("FS") for _ in range(n - 1)))
+    ek = first(w.d, "n_routed_experts", "num_local_experts")
+    if ek and w.rng.random() < 0.25:
+        w.set("num_experts", w.d.pop(ek))
+    if w.rng.random() < 0.4:
+        w.set("final_logit_softcapping", w.choice([15.0, 30.0]))
+
+
+def fam_dots3(w, t):
+    """dots.llm3 Note's decoder: fam_mla's ranks and experts (KV heads = heads, a query LoRA always: the class refuses
+    otherwise) with its three kinds of layer (layer_types, or the use_sliding_window / use_dsa rule), the sliding
+    layers' own widths (the swa_* keys, or an explicit per_layer_config), the window (sliding_window, null: 512, or
+    sliding_window_size), the MoE schedule (first_k_dense_replace, moe_layer_freq a number or a list) and the shared
+    experts (n_shared_experts, shared_experts_intermediate_size or moe_shared_expert_intermediate_size)."""
+    fam_mla(w, t)
+    n = w.get("num_hidden_layers")
+    w.set("num_key_value_heads", w.get("num_attention_heads"))
+    if w.get("q_lora_rank") is None:
+        w.set("q_lora_rank", w.choice([16, 24, 48]))
+    w.set("index_head_dim", w.choice([16, 32]))
+    kinds = None
+    r = w.rng.random()
+    if r < 0.45:
+        kinds = [w.choice(["indexed_attention", "sliding_attention", "full_attention"]) for _ in range(n)]
+        kinds[w.rng.randrange(n)] = "sliding_attention"
+        w.set("layer_types", kinds)
+    elif r < 0.6:
+        w.set("use_sliding_window", w.rng.random() < 0.5)
+    if w.rng.random() < 0.3:
+        w.set("use_dsa", w.rng.random() < 0.5)
+    sh, nope, rope = w.choice([2, 4]), w.choice([8, 16]), w.choice([4, 8])
+    swa = {"num_attention_heads": sh, "num_key_value_heads": sh, "q_lora_rank": w.choice([16, 32]),
+           "kv_lora_rank": w.choice([16, 24, 32]), "head_dim": nope + rope, "qk_nope_head_dim": nope,
+           "v_head_dim": w.choice([8, 16])}
+    if kinds is not None and w.rng.random() < 0.3:
+        w.set("per_layer_config", {str(i): dict(swa, qk_rope_head_dim=rope)
+                                   for i, k in enumerate(kinds) if k == "sliding_attention"})
+    else:
+        for k, v in swa.items():
+            w.set("swa_" + k, v)
+        if w.rng.random() < 0.5:
+            w.set("swa_qk_rope_head_dim", rope)
+    win = w.rng.random()
+    if win < 0.6:
+        w.set("sliding_window", w.choice([3, 4, 8, 16]))
+    elif win < 0.8:
+        w.set("sliding_window", None)
+        w.set("sliding_window_size", w.choice([4, 8]))
+    w.d.pop("first_k_dense_replace", None)
+    if "mlp_layer_types" not in w.d and w.rng.random() < 0.6:
+        w.set("first_k_dense_replace", w.choice(range(0, n)))
+        if w.rng.random() < 0.5:
+            w.set("moe_layer_freq", w.choice([1, 2]) if w.rng.random() < 0.5 else
+                  [w.choice([0, 1]) for _ in range(n)])
+    w.set("n_shared_experts", w.choice([1, 2]))
+    w.set("moe_shared_expert_intermediate_size" if w.rng.random() < 0.25 else "shared_experts_intermediate_size",
+          w.choice([16, 32]))
+
+
 FAMILIES = {
     "gpt2": fam_gpt2, "gptj": fam_gptj, "gpt_bigcode": fam_gpt_bigcode, "falcon": fam_falcon,
     "gpt_neox": fam_gpt_neox, "mamba": fam_mamba, "falcon_mamba": fam_mamba, "mamba2": fam_mamba2,
@@ -1260,6 +1339,8 @@ FAMILIES = {
 }
 FAMILIES["qwen3_omni_moe_text"] = fam_moe   # Qwen3-Omni's Thinker decoder: Qwen3-MoE's keys
 FAMILIES["step3p5"] = fam_step3p5
+FAMILIES["mistral_large4_text"] = fam_mistral_large4
+FAMILIES["dots3_note_text"] = fam_dots3
 
 
 def fam_deepseek_ocr(w, t):
