@@ -9,6 +9,7 @@
 
 #include "hf_internal.h"
 #include "model.h"
+#include "mpm_types.h"
 
 /* A matrix rows x cols (or, rows 0, a vector of cols) of kind k under root, count of it. */
 static void put(mp_model *m, uint8_t root, const char *path, const char *leaf, mp_tensor_kind k, uint64_t rows,
@@ -307,4 +308,98 @@ void mpm_read_granite_docling(hf_ctx *c, mp_model *m)
 		put(m, X, NULL, "fc2.weight", MP_TK_PROJECTOR, 1, r, 1);
 		put(m, X, NULL, "fc2.bias", MP_TK_PROJECTOR, 0, 1, 1);
 	}
+}
+
+/*
+ * FastVLM (FastVlmConfig: Qwen2 with its own defaults when text_config is absent (its SubConfigSpec's init_kwargs:
+ * vocab 152128, hidden 3584, MLP 18944, 28 layers, 28 heads, kv 4), untied unless either config ties
+ * (__post_init__); vision_config timm_wrapper fastvit_mci3 with model_args {"inference_mode": true} and hidden_size 3072
+ * when absent). The tower under model.vision_tower. is timm's fastvit_mci3 as one static table (hf_fast_vlm_timm.c,
+ * 122,714,208 parameters and its BatchNorms' running statistics); the projector under model.multi_modal_projector.
+ * (FastVlmMultiModalProjector): linear_1 from vision_config's hidden_size to the decoder's width and linear_2 square,
+ * biased with multimodal_projector_bias (default true). Default: projector 3,584 x 3,072 + 3,584 x 3,584 + 2 x 3,584 =
+ * 23,862,272; 7,762,651,744 in all.
+ * Errors (422, naming the key): another timm architecture or other model_args (their shapes are timm's code, which
+ * memplan does not model), a vision_config without hidden_size (the projector's input; transformers raises
+ * AttributeError), vision_feature_select_strategy other than "full" or vision_feature_layer other than -1
+ * (FastVlmConfig.validate_architecture).
+ */
+void mpm_read_fast_vlm(hf_ctx *c, mp_model *m)
+{
+	const cJSON *tc = cJSON_GetObjectItemCaseSensitive(c->cfg, "text_config"), *vc, *arch, *args, *fl, *fs;
+	char pointer[MP_POINTER_MAX];
+	hf_ctx v;
+	uint64_t vh = 3072, out;
+	bool text_tie, bias;
+	const uint8_t P = MP_ROOT_PROJECTOR;
+
+	if (!cJSON_IsObject(tc) && (tc == NULL || cJSON_IsNull(tc))) {
+		/* the SubConfigSpec's init_kwargs over Qwen2Config's defaults (FastVLM-7B's decoder; the qwen2 row's
+		 * modules, window rule and 32768 positions) */
+		static const mpm_dense d = {.vocab_size = 152128,
+		                            .hidden_size = 3584,
+		                            .intermediate_size = 18944,
+		                            .num_layers = 28,
+		                            .num_heads = 28,
+		                            .num_kv_heads = 4,
+		                            .max_positions = 32768,
+		                            .window_rule = MPM_WINDOW_FROM_LAYER,
+		                            .window_pattern = 28,
+		                            .norms = 2,
+		                            .modules = MPM_QKV_BIAS_ALWAYS | MPM_MLP_BIAS_KEY};
+		hf_ctx t = {NULL, c->pointer, c->err, c->st, NULL, NULL, c->decode_type};
+
+		mpm_read_dense(&t, &d, m);
+		c->st = t.st;
+	} else if (!hf_wrap_read_text(c, "qwen2", false, m)) {
+		return;
+	}
+	m->inv.roots[MP_ROOT_DECODER] = "model.language_model.";
+	text_tie = m->tie_word_embeddings;
+	hf_wrap_tie(c, m, false);
+	m->tie_word_embeddings = m->tie_word_embeddings || text_tie;
+	bias = hf_get_bool(c, KEYS("multimodal_projector_bias"), true);
+	fs = cJSON_GetObjectItemCaseSensitive(c->cfg, "vision_feature_select_strategy");
+	fl = cJSON_GetObjectItemCaseSensitive(c->cfg, "vision_feature_layer");
+	if (c->st == MP_OK && fs && !cJSON_IsNull(fs) && !(cJSON_IsString(fs) && strcmp(fs->valuestring, "full") == 0))
+		hf_fail_key(c, "vision_feature_select_strategy",
+		            "FastVLM takes vision_feature_select_strategy \"full\" only (FastVlmConfig.validate_architecture)");
+	if (c->st == MP_OK && fl && !cJSON_IsNull(fl) && !(cJSON_IsNumber(fl) && fl->valuedouble == -1))
+		hf_fail_key(c, "vision_feature_layer",
+		            "FastVLM takes vision_feature_layer -1 only (FastVlmConfig.validate_architecture)");
+	if (c->st != MP_OK || !hf_sub_config(c, "vision_config", pointer, sizeof(pointer), &v))
+		return;
+	vc = v.cfg;
+	if (vc) {
+		arch = cJSON_GetObjectItemCaseSensitive(vc, "architecture");
+		args = cJSON_GetObjectItemCaseSensitive(vc, "model_args");
+		if (!(cJSON_IsString(arch) && strcmp(arch->valuestring, "fastvit_mci3") == 0))
+			hf_fail_key(&v, "architecture",
+			            "the timm tower must be fastvit_mci3 (FastViTHD, the one memplan lists: another "
+			            "architecture's shapes are timm's code; TimmWrapperConfig's own default is resnet50)");
+		else if (!(cJSON_IsObject(args) && cJSON_GetArraySize(args) == 1 &&
+		           cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(args, "inference_mode"))))
+			hf_fail_key(&v, "model_args",
+			            "model_args must be {\"inference_mode\": true}, as FastVLM's checkpoints (other arguments "
+			            "reshape the timm tower, which memplan does not model)");
+		else if (!hf_has(&v, "hidden_size"))
+			hf_fail_key(&v, "hidden_size",
+			            "vision_config needs hidden_size, the projector's input width (3072 for fastvit_mci3; "
+			            "TimmWrapperConfig has no default)");
+		vh = hf_get_u64(&v, KEYS("hidden_size"), 3072);
+		if (v.st == MP_OK && (vh == 0 || vh > (UINT64_C(1) << 24)))
+			hf_fail_key(&v, "hidden_size", "hidden_size must be from 1 to 2^24");
+	}
+	c->st = v.st;
+	if (c->st != MP_OK)
+		return;
+	out = m->hidden_size;
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.vision_tower.");
+	m->inv.ext = mpm_fast_vlm_timm;
+	m->inv.n_ext = mpm_fast_vlm_timm_count;
+	mp_inventory_root(&m->inv, P, "model.multi_modal_projector.");
+	put(m, P, NULL, "linear_1.weight", MP_TK_PROJECTOR, out, vh, 1);
+	put(m, P, NULL, "linear_1.bias", MP_TK_PROJECTOR, 0, out, bias);
+	put(m, P, NULL, "linear_2.weight", MP_TK_PROJECTOR, out, out, 1);
+	put(m, P, NULL, "linear_2.bias", MP_TK_PROJECTOR, 0, out, bias);
 }

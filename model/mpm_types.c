@@ -939,6 +939,7 @@ const mpm_type mpm_types[] = {
                    .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY}},
     {.name = "granite_docling", .model_class = "GraniteDoclingForConditionalGeneration", .read = mpm_read_granite_docling,
      .wrapper = true},
+    {.name = "fast_vlm", .model_class = "FastVlmForConditionalGeneration", .read = mpm_read_fast_vlm, .wrapper = true},
 };
 const size_t mpm_types_count = sizeof(mpm_types) / sizeof(mpm_types[0]);
 

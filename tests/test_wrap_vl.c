@@ -1,6 +1,6 @@
 /*
  * test_wrap_vl.c: the wrappers of model/hf_wrap_vl.c with their worked numbers (LFM3-VL's conv and attention tower and
- * projector, Granite-Docling's connector; totals are tests/ref/hf/groundtruth.json's, transformers 5.24 on the meta device) and the 422s of their
+ * projector, Granite-Docling's connector, FastVLM's timm tower and projector; totals are tests/ref/hf/groundtruth.json's, transformers 5.24 on the meta device) and the 422s of their
  * bad configs, each naming its key. The ground-truth and variant tests (test_models, test_inventory, test_inference)
  * hold every case and variant name by name; these hold the arithmetic and the refusals.
  */
@@ -96,6 +96,33 @@ static void test_granite_docling(void **state)
 	assert_int_equal(pc.vision, UINT64_C(86433024) + 70364672 + 769 + 1536 + 64 * 768 + 64 + 65);
 }
 
+/*
+ * FastVLM (FastVlmConfig defaults: Qwen2 of the SubConfigSpec's init_kwargs, 3,584 wide over 152,128 tokens, untied):
+ * timm's fastvit_mci3 122,714,208 (the generated table) and the projector 3,584 x 3,072 + 3,584^2 + 2 x 3,584 =
+ * 23,862,272.
+ */
+static void test_fast_vlm(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"fast_vlm\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(122714208) + 3584 * 3072 + 3584 * 3584 + 2 * 3584);
+	assert_int_equal(pc.total, UINT64_C(7762651744));
+	assert_int_equal(pc.lm_head, UINT64_C(152128) * 3584);
+	/* a text_config of its own takes Qwen2Config's defaults for what it leaves out (4,096 wide, 151,936 tokens); a
+	 * text_config that ties ties the wrapper (__post_init__); no projector biases */
+	assert_int_equal(count_text("{\"model_type\":\"fast_vlm\",\"multimodal_projector_bias\":false,"
+	                            "\"text_config\":{\"model_type\":\"qwen2\",\"tie_word_embeddings\":true}}",
+	                            &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(pc.lm_head, 0);
+	assert_int_equal(pc.embedding, UINT64_C(151936) * 4096);
+	assert_int_equal(pc.vision, UINT64_C(122714208) + 4096 * 3072 + 4096 * 4096);
+}
+
 static void test_bad_configs(void **state)
 {
 	static const struct {
@@ -113,6 +140,17 @@ static void test_bad_configs(void **state)
 	     "/model/hf_config/vision_config/conv_kernel_size"},
 	    {"{\"model_type\":\"lfm3_vl\",\"projector_hidden_size\":0}", "/model/hf_config/projector_hidden_size"},
 	    {"{\"model_type\":\"lfm3_vl\",\"text_config\":{\"model_type\":\"t5\"}}", "/model/hf_config/text_config/model_type"},
+	    {"{\"model_type\":\"fast_vlm\",\"vision_config\":{\"model_type\":\"timm_wrapper\",\"architecture\":\"resnet50\","
+	     "\"hidden_size\":2048}}",
+	     "/model/hf_config/vision_config/architecture"},
+	    {"{\"model_type\":\"fast_vlm\",\"vision_config\":{\"architecture\":\"fastvit_mci3\",\"hidden_size\":3072}}",
+	     "/model/hf_config/vision_config/model_args"},
+	    {"{\"model_type\":\"fast_vlm\",\"vision_config\":{\"architecture\":\"fastvit_mci3\","
+	     "\"model_args\":{\"inference_mode\":true}}}",
+	     "/model/hf_config/vision_config/hidden_size"},
+	    {"{\"model_type\":\"fast_vlm\",\"vision_feature_layer\":-2}", "/model/hf_config/vision_feature_layer"},
+	    {"{\"model_type\":\"fast_vlm\",\"vision_feature_select_strategy\":\"default\"}",
+	     "/model/hf_config/vision_feature_select_strategy"},
 	    /* validate_architecture: the connector's output is the decoder's width */
 	    {"{\"model_type\":\"granite_docling\",\"vision_config\":{\"out_hidden_size\":512}}",
 	     "/model/hf_config/vision_config/out_hidden_size"},
@@ -144,6 +182,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_lfm3_vl),
 	    cmocka_unit_test(test_granite_docling),
+	    cmocka_unit_test(test_fast_vlm),
 	    cmocka_unit_test(test_bad_configs),
 	};
 

@@ -1467,6 +1467,14 @@ def draw_wrapper_v1(rng, t, d, text_hidden):
                                                                rng.choice(range(vc["num_hidden_layers"] + 1))))
         if fine and rng.random() < 0.5:
             d["density_router_hidden_size"] = rng.choice([8, 16])
+    elif t == "fast_vlm":                              # the timm tower is fixed (fastvit_mci3): its stated width
+        d.pop("vision_feature_layer", None)           # validate_architecture: -1 only
+        if rng.random() < 0.3:
+            d.pop("vision_config", None)              # absent: the SubConfigSpec's init_kwargs
+        else:
+            d["vision_config"] = {"model_type": "timm_wrapper", "architecture": "fastvit_mci3", "do_pooling": True,
+                                  "global_pool": "avg", "model_args": {"inference_mode": True},
+                                  "hidden_size": rng.choice([3072, 48, 96])}
     elif t == "aya_vision":
         if rng.random() < 0.6:
             d["downsample_factor"] = rng.choice([1, 2, 3])
