@@ -310,6 +310,16 @@ void mpm_read_granite_docling(hf_ctx *c, mp_model *m)
 	}
 }
 
+/* tie_word_embeddings of a wrapper whose __post_init__ ties when its text_config does (FastVlmConfig, HunYuanVLConfig):
+ * the wrapper's key (default dflt) or the decoder's, m->tie_word_embeddings holding the decoder's on entry. */
+static void tie_either(hf_ctx *c, mp_model *m, bool dflt)
+{
+	bool text_tie = m->tie_word_embeddings;
+
+	hf_wrap_tie(c, m, dflt);
+	m->tie_word_embeddings = m->tie_word_embeddings || text_tie;
+}
+
 /*
  * FastVLM (FastVlmConfig: Qwen2 with its own defaults when text_config is absent (its SubConfigSpec's init_kwargs:
  * vocab 152128, hidden 3584, MLP 18944, 28 layers, 28 heads, kv 4), untied unless either config ties
@@ -330,7 +340,7 @@ void mpm_read_fast_vlm(hf_ctx *c, mp_model *m)
 	char pointer[MP_POINTER_MAX];
 	hf_ctx v;
 	uint64_t vh = 3072, out;
-	bool text_tie, bias;
+	bool bias;
 	const uint8_t P = MP_ROOT_PROJECTOR;
 
 	if (!cJSON_IsObject(tc) && (tc == NULL || cJSON_IsNull(tc))) {
@@ -355,9 +365,7 @@ void mpm_read_fast_vlm(hf_ctx *c, mp_model *m)
 		return;
 	}
 	m->inv.roots[MP_ROOT_DECODER] = "model.language_model.";
-	text_tie = m->tie_word_embeddings;
-	hf_wrap_tie(c, m, false);
-	m->tie_word_embeddings = m->tie_word_embeddings || text_tie;
+	tie_either(c, m, false);
 	bias = hf_get_bool(c, KEYS("multimodal_projector_bias"), true);
 	fs = cJSON_GetObjectItemCaseSensitive(c->cfg, "vision_feature_select_strategy");
 	fl = cJSON_GetObjectItemCaseSensitive(c->cfg, "vision_feature_layer");
@@ -402,4 +410,178 @@ void mpm_read_fast_vlm(hf_ctx *c, mp_model *m)
 	put(m, P, NULL, "linear_1.bias", MP_TK_PROJECTOR, 0, out, bias);
 	put(m, P, NULL, "linear_2.weight", MP_TK_PROJECTOR, out, out, 1);
 	put(m, P, NULL, "linear_2.bias", MP_TK_PROJECTOR, 0, out, bias);
+}
+
+/*
+ * HunyuanOCR (HunYuanVLConfig: hunyuan_vl_text's row for the decoder under model.language_model., read from text_config
+ * or, when there is none, from the config's own keys (its __post_init__ folds a flat checkpoint's text keys into
+ * text_config); tied when either config ties, both default true. HunYuanVLVisionConfig: hidden 1152, MLP 4304, 27
+ * layers, 16 heads (attention_heads its other spelling), 3 channels, 16 px patches, spatial_merge_size 2,
+ * max_image_size 2048). The tower under model.vision_tower.: embeddings.patch_embedding a biased Conv2d, a learned
+ * position table of (max_image_size // patch)^2 + 1 rows; per layer LayerNorms layer_norm1 and layer_norm2, q, k, v and
+ * o_proj of heads x (h // heads) rows with biases, mlp fc1 and fc2 with biases; patch_merger: proj_conv a Conv2d(h,
+ * 2h, merge) and proj_out a Conv2d(2h, 4h, 1) with biases, mlp Linear(4h, the decoder's width) with a bias,
+ * image_newline [4h], image_begin, image_end, image_sep [decoder width], RMSNorms before_rms [h] and after_rms [decoder
+ * width]. The decoder's attention_head_dim and org_vocab_size are head_dim's and vocab_size's other spellings
+ * (HunYuanVLTextConfig.attribute_map).
+ * Default: tower 27 x 15,239,504 + 1,152 x 3 x 16 x 16 + 1,152 + 16,385 x 1,152 = 431,228,016, merger 2,304 x 1,152 x
+ * 4 + 2,304 + 4,608 x 2,304 + 4,608 + 4,096 x 4,608 + 4,096 + 4,608 + 3 x 4,096 + 1,152 + 4,096 = 40,141,184; with
+ * head_dim 128 (transformers 5.24 needs it: HunYuanVLDenseV1Attention's getattr finds the class default None),
+ * 8,139,351,536 in all. Errors (422, naming the key): no head_dim (or attention_head_dim; no text_config at all names
+ * text_config), an mrope_section that does not sum to head_dim / 2, vision heads of 0 or past the width, a size of 0
+ * or past the bounds below.
+ */
+/* HunYuanVLTextConfig._validate_mrope_section: rope_parameters' mrope_section (xdrope_section, its legacy spelling),
+ * when given, is a list of integers summing to head_dim / 2 (rounded down); a 422 naming rope_parameters otherwise, as
+ * transformers raises "Illegal mrope partition". */
+static void hunyuan_mrope_check(hf_ctx *t, uint64_t head_dim)
+{
+	const cJSON *rp = cJSON_GetObjectItemCaseSensitive(t->cfg, "rope_parameters"), *sec, *e;
+	uint64_t sum = 0;
+
+	if (!cJSON_IsObject(rp))
+		rp = cJSON_GetObjectItemCaseSensitive(t->cfg, "rope_scaling");
+	if (!cJSON_IsObject(rp))
+		return;
+	sec = cJSON_GetObjectItemCaseSensitive(rp, "mrope_section");
+	if (sec == NULL || cJSON_IsNull(sec))
+		sec = cJSON_GetObjectItemCaseSensitive(rp, "xdrope_section");
+	if (sec == NULL || cJSON_IsNull(sec))
+		return;
+	if (cJSON_IsArray(sec) && cJSON_GetArraySize(sec) <= 64) {
+		cJSON_ArrayForEach(e, sec)
+		{
+			if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble > 65536 ||
+			    e->valuedouble != (double)(uint64_t)e->valuedouble) {
+				sum = UINT64_MAX;
+				break;
+			}
+			sum += (uint64_t)e->valuedouble;
+		}
+		if (sum == head_dim / 2)
+			return;
+	}
+	hf_fail_key(t, cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(t->cfg, "rope_parameters")) ? "rope_parameters"
+	                                                                                            : "rope_scaling",
+	            "mrope_section must be a list of integers summing to head_dim / 2 (HunYuanVLTextConfig: Illegal mrope "
+	            "partition)");
+}
+
+void mpm_read_hunyuan_vl(hf_ctx *c, mp_model *m)
+{
+	const cJSON *tc = cJSON_GetObjectItemCaseSensitive(c->cfg, "text_config");
+	char pointer[MP_POINTER_MAX];
+	hf_ctx v;
+	uint64_t h, inter, L, heads, ch, patch, merge, image, edge, d, out;
+	const uint8_t T = MP_ROOT_TOWER;
+	const char *lay = "layers.{i}", *attn = "layers.{i}.self_attn", *mlp = "layers.{i}.mlp", *pm = "patch_merger";
+
+	if (cJSON_IsObject(tc) || (tc && !cJSON_IsNull(tc))) {
+		if (!hf_wrap_read_text(c, "hunyuan_vl_text", false, m))
+			return;
+	} else { /* flat: the decoder's keys at the top */
+		hf_ctx t = {c->cfg, c->pointer, c->err, c->st, NULL, NULL, c->decode_type};
+		char wrapper[sizeof(m->model_type)];
+
+		snprintf(wrapper, sizeof(wrapper), "%s", m->model_type);
+		t.decode_type(&t, "hunyuan_vl_text", true, m);
+		/* tie_word_embeddings at the top is the wrapper's field, not folded: the decoder keeps its default, true */
+		m->tie_word_embeddings = true;
+		c->st = t.st;
+		c->names = t.names;
+		c->text = c->cfg;
+		snprintf(m->model_type, sizeof(m->model_type), "%s", wrapper);
+		if (c->st != MP_OK)
+			return;
+	}
+	{
+		hf_ctx t = {c->text ? c->text : NULL, m->json_pointer, c->err, c->st, NULL, NULL, c->decode_type};
+
+		if (t.cfg == NULL || (!hf_has(&t, "head_dim") && !hf_has(&t, "attention_head_dim"))) {
+			t.pointer = t.cfg ? m->json_pointer : c->pointer;
+			hf_fail_key(&t, t.cfg ? "head_dim" : "text_config",
+			            "head_dim is required: transformers 5.24 cannot build HunYuanVLTextConfig's default head_dim "
+			            "None (HunYuanVLDenseV1Attention: head_dim ** -0.5); tencent/HunyuanOCR states 128");
+		}
+		if (t.cfg && !hf_has(&t, "head_dim") && hf_has(&t, "attention_head_dim"))
+			m->head_dim = hf_get_u64(&t, KEYS("attention_head_dim"), m->head_dim);
+		if (t.cfg && !hf_has(&t, "vocab_size") && hf_has(&t, "org_vocab_size"))
+			m->vocab_size = hf_get_u64(&t, KEYS("org_vocab_size"), m->vocab_size);
+		if (t.st == MP_OK && (m->head_dim == 0 || m->head_dim > (UINT64_C(1) << 16) || m->vocab_size == 0 ||
+		                      m->vocab_size > (UINT64_C(1) << 32)))
+			hf_fail_key(&t, m->head_dim == 0 || m->head_dim > (UINT64_C(1) << 16) ? "attention_head_dim"
+			                                                                     : "org_vocab_size",
+			            "attention_head_dim must be from 1 to 65536 and org_vocab_size from 1 to 2^32");
+		if (t.st == MP_OK && t.cfg)
+			hunyuan_mrope_check(&t, m->head_dim);
+		c->st = t.st;
+	}
+	m->inv.roots[MP_ROOT_DECODER] = "model.language_model.";
+	tie_either(c, m, true);
+	if (c->st != MP_OK || !hf_sub_config(c, "vision_config", pointer, sizeof(pointer), &v))
+		return;
+	h = hf_get_u64(&v, KEYS("hidden_size"), 1152);
+	inter = hf_get_u64(&v, KEYS("intermediate_size"), 4304);
+	L = hf_get_u64(&v, KEYS("num_hidden_layers"), 27);
+	heads = hf_get_u64(&v, KEYS("num_attention_heads", "attention_heads"), 16);
+	ch = hf_get_u64(&v, KEYS("num_channels"), 3);
+	patch = hf_get_u64(&v, KEYS("patch_size"), 16);
+	merge = hf_get_u64(&v, KEYS("spatial_merge_size"), 2);
+	image = hf_get_u64(&v, KEYS("max_image_size"), 2048);
+	if (v.st == MP_OK && (h == 0 || h > (UINT64_C(1) << 20) || inter == 0 || inter > (UINT64_C(1) << 24) || L == 0 ||
+	                      L > MP_MAX_LAYERS || ch == 0 || ch > 256 || patch == 0 || patch > 1024 || merge == 0 ||
+	                      merge > 64 || image > (UINT64_C(1) << 20)))
+		hf_fail_key(&v, h == 0 || h > (UINT64_C(1) << 20)           ? "hidden_size"
+		                : inter == 0 || inter > (UINT64_C(1) << 24) ? "intermediate_size"
+		                : L == 0 || L > MP_MAX_LAYERS                ? "num_hidden_layers"
+		                : ch == 0 || ch > 256                        ? "num_channels"
+		                : patch == 0 || patch > 1024                 ? "patch_size"
+		                : merge == 0 || merge > 64                   ? "spatial_merge_size"
+		                                                             : "max_image_size",
+		            "the image tower needs hidden_size from 1 to 2^20, intermediate_size from 1 to 2^24, 1 to 1024 "
+		            "layers, 1 to 256 channels, patch_size from 1 to 1024, spatial_merge_size from 1 to 64 and "
+		            "max_image_size up to 2^20");
+	if (v.st == MP_OK && (heads == 0 || heads > h))
+		hf_fail_key(&v, hf_key_of(&v, KEYS("num_attention_heads", "attention_heads")),
+		            "num_attention_heads must be from 1 to the tower's hidden_size");
+	c->st = v.st;
+	if (c->st != MP_OK)
+		return;
+	d = h / heads;
+	edge = image / patch;
+	out = m->hidden_size;
+	mp_inventory_root(&m->inv, T, "model.vision_tower.");
+	{
+		uint64_t conv[4] = {h, ch, patch, patch}, pc[4] = {2 * h, h, merge, merge}, po[4] = {4 * h, 2 * h, 1, 1};
+
+		hf_shape(m, T, "embeddings", "patch_embedding.weight", MP_TK_VISION, 0, conv, 4, 1);
+		hf_shape(m, T, pm, "proj_conv.weight", MP_TK_PROJECTOR, 0, pc, 4, 1);
+		hf_shape(m, T, pm, "proj_out.weight", MP_TK_PROJECTOR, 0, po, 4, 1);
+	}
+	put(m, T, "embeddings", "patch_embedding.bias", MP_TK_VISION, 0, h, 1);
+	put(m, T, "embeddings", "position_embedding.weight", MP_TK_VISION, edge * edge + 1, h, 1);
+	layer_norm(m, T, lay, "layer_norm1.weight", "layer_norm1.bias", MP_TK_VISION, h, L);
+	layer_norm(m, T, lay, "layer_norm2.weight", "layer_norm2.bias", MP_TK_VISION, h, L);
+	put(m, T, attn, "q_proj.weight", MP_TK_VISION, heads * d, h, L);
+	put(m, T, attn, "q_proj.bias", MP_TK_VISION, 0, heads * d, L);
+	put(m, T, attn, "k_proj.weight", MP_TK_VISION, heads * d, h, L);
+	put(m, T, attn, "k_proj.bias", MP_TK_VISION, 0, heads * d, L);
+	put(m, T, attn, "v_proj.weight", MP_TK_VISION, heads * d, h, L);
+	put(m, T, attn, "v_proj.bias", MP_TK_VISION, 0, heads * d, L);
+	put(m, T, attn, "o_proj.weight", MP_TK_VISION, h, heads * d, L);
+	put(m, T, attn, "o_proj.bias", MP_TK_VISION, 0, h, L);
+	put(m, T, mlp, "fc1.weight", MP_TK_VISION, inter, h, L);
+	put(m, T, mlp, "fc1.bias", MP_TK_VISION, 0, inter, L);
+	put(m, T, mlp, "fc2.weight", MP_TK_VISION, h, inter, L);
+	put(m, T, mlp, "fc2.bias", MP_TK_VISION, 0, h, L);
+	put(m, T, pm, "proj_conv.bias", MP_TK_PROJECTOR, 0, 2 * h, 1);
+	put(m, T, pm, "proj_out.bias", MP_TK_PROJECTOR, 0, 4 * h, 1);
+	put(m, T, pm, "mlp.weight", MP_TK_PROJECTOR, out, 4 * h, 1);
+	put(m, T, pm, "mlp.bias", MP_TK_PROJECTOR, 0, out, 1);
+	put(m, T, pm, "image_newline", MP_TK_PROJECTOR, 0, 4 * h, 1);
+	put(m, T, pm, "image_begin", MP_TK_PROJECTOR, 0, out, 1);
+	put(m, T, pm, "image_end", MP_TK_PROJECTOR, 0, out, 1);
+	put(m, T, pm, "image_sep", MP_TK_PROJECTOR, 0, out, 1);
+	put(m, T, pm, "before_rms.weight", MP_TK_PROJECTOR, 0, h, 1);
+	put(m, T, pm, "after_rms.weight", MP_TK_PROJECTOR, 0, out, 1);
 }

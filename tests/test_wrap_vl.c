@@ -1,6 +1,6 @@
 /*
  * test_wrap_vl.c: the wrappers of model/hf_wrap_vl.c with their worked numbers (LFM3-VL's conv and attention tower and
- * projector, Granite-Docling's connector, FastVLM's timm tower and projector; totals are tests/ref/hf/groundtruth.json's, transformers 5.24 on the meta device) and the 422s of their
+ * projector, Granite-Docling's connector, FastVLM's timm tower and projector, HunyuanOCR's tower and merger; totals are tests/ref/hf/groundtruth.json's, transformers 5.24 on the meta device) and the 422s of their
  * bad configs, each naming its key. The ground-truth and variant tests (test_models, test_inventory, test_inference)
  * hold every case and variant name by name; these hold the arithmetic and the refusals.
  */
@@ -123,6 +123,34 @@ static void test_fast_vlm(void **state)
 	assert_int_equal(pc.vision, UINT64_C(122714208) + 4096 * 3072 + 4096 * 4096);
 }
 
+/*
+ * HunyuanOCR (HunYuanVLConfig defaults with head_dim 128, tests/ref/hf/configs/hunyuan-vl-head-dim-variant.json): the
+ * tower 27 layers of 15,239,504, the patch convolution 1,152 x 3 x 16 x 16 + 1,152, 16,385 positions x 1,152:
+ * 431,228,016; the merger 40,141,184 (proj_conv 2,304 x 1,152 x 2 x 2 + 2,304, proj_out 4,608 x 2,304 + 4,608, mlp
+ * 4,096 x 4,608 + 4,096, image_newline 4,608, three markers and after_rms of 4,096, before_rms 1,152); tied.
+ */
+static void test_hunyuan_vl(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"hunyuan_vl\",\"text_config\":{\"head_dim\":128}}", &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(UINT64_C(27) * 15239504 + 1152 * 3 * 256 + 1152 + 16385 * 1152, UINT64_C(431228016));
+	assert_int_equal(pc.vision, UINT64_C(431228016) + 2304 * 1152 * 4 + 2304 + 4608 * 2304 + 4608 + 4096 * 4608 + 4096 +
+	                                4608 + 4 * 4096 + 1152);
+	assert_int_equal(pc.total, UINT64_C(8139351536));
+	assert_int_equal(pc.lm_head, 0);
+	/* a flat checkpoint (the decoder's keys at the top, attention_head_dim head_dim's other spelling) reads the same;
+	 * its top tie_word_embeddings is the wrapper's, and the decoder's default ties */
+	assert_int_equal(count_text("{\"model_type\":\"hunyuan_vl\",\"attention_head_dim\":128,\"tie_word_embeddings\":false}",
+	                            &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(pc.total, UINT64_C(8139351536));
+}
+
 static void test_bad_configs(void **state)
 {
 	static const struct {
@@ -151,6 +179,15 @@ static void test_bad_configs(void **state)
 	    {"{\"model_type\":\"fast_vlm\",\"vision_feature_layer\":-2}", "/model/hf_config/vision_feature_layer"},
 	    {"{\"model_type\":\"fast_vlm\",\"vision_feature_select_strategy\":\"default\"}",
 	     "/model/hf_config/vision_feature_select_strategy"},
+	    /* HunYuanVLTextConfig's default head_dim None: transformers 5.24 cannot build it */
+	    {"{\"model_type\":\"hunyuan_vl\"}", "/model/hf_config/head_dim"},
+	    {"{\"model_type\":\"hunyuan_vl\",\"text_config\":{\"num_attention_heads\":16}}",
+	     "/model/hf_config/text_config/head_dim"},
+	    {"{\"model_type\":\"hunyuan_vl\",\"text_config\":{\"head_dim\":128,\"rope_parameters\":{\"rope_type\":"
+	     "\"default\",\"mrope_section\":[16,16,16]}}}",
+	     "/model/hf_config/text_config/rope_parameters"},
+	    {"{\"model_type\":\"hunyuan_vl\",\"text_config\":{\"head_dim\":128},\"vision_config\":{\"attention_heads\":0}}",
+	     "/model/hf_config/vision_config/attention_heads"},
 	    /* validate_architecture: the connector's output is the decoder's width */
 	    {"{\"model_type\":\"granite_docling\",\"vision_config\":{\"out_hidden_size\":512}}",
 	     "/model/hf_config/vision_config/out_hidden_size"},
@@ -183,6 +220,7 @@ int main(void)
 	    cmocka_unit_test(test_lfm3_vl),
 	    cmocka_unit_test(test_granite_docling),
 	    cmocka_unit_test(test_fast_vlm),
+	    cmocka_unit_test(test_hunyuan_vl),
 	    cmocka_unit_test(test_bad_configs),
 	};
 

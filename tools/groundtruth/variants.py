@@ -75,7 +75,8 @@ VIA_WRAPPER = {"qwen2_vl_text": "qwen2_vl", "qwen2_5_vl_text": "qwen2_5_vl", "qw
                "qwen3_vl_moe_text": "qwen3_vl_moe", "glm4v_text": "glm4v", "glm4v_moe_text": "glm4v_moe",
                "paddleocr_vl_text": "paddleocr_vl", "cosmos3_edge_text": "cosmos3_edge",
                "qwen2_5_omni_text": "qwen2_5_omni_thinker", "qwen3_omni_moe_text": "qwen3_omni_moe_thinker",
-               "glm_ocr_text": "glm_ocr", "hy_v4_vl_text": "hy_v4_vl", "granite_docling_text": "granite_docling"}
+               "glm_ocr_text": "glm_ocr", "hy_v4_vl_text": "hy_v4_vl", "granite_docling_text": "granite_docling",
+               "hunyuan_vl_text": "hunyuan_vl"}
 
 # bool fields that change no parameter or cache tensor and that the CPU run cannot take either way (kernels not
 # installed, training-only outputs), or that make a decoder an encoder-decoder: left at their defaults.
@@ -1475,11 +1476,41 @@ def draw_wrapper_v1(rng, t, d, text_hidden):
             d["vision_config"] = {"model_type": "timm_wrapper", "architecture": "fastvit_mci3", "do_pooling": True,
                                   "global_pool": "avg", "model_args": {"inference_mode": True},
                                   "hidden_size": rng.choice([3072, 48, 96])}
+    elif t == "hunyuan_vl":                            # head_dim stated and an mrope split (both needed to build
+        text = d["text_config"]                       # and run), the tower's position grid, merge and channels
+        text["head_dim"] = text.get("head_dim") or text.get("hidden_size", 4096) // text.get("num_attention_heads", 32)
+        hunyuan_mrope(d)
+        vc = d["vision_config"]
+        vc.pop("image_size", None)
+        vc["max_image_size"] = vc["patch_size"] * rng.choice([2, 4, 8])
+        if rng.random() < 0.6:
+            vc["spatial_merge_size"] = rng.choice([1, 2, 3])
+        if rng.random() < 0.4:
+            vc["num_channels"] = rng.choice([1, 3])
+        if rng.random() < 0.3:
+            vc["attention_heads"] = vc.pop("num_attention_heads")
+        if rng.random() < 0.3:                        # a flat checkpoint: the decoder's keys at the top
+            top = {k: v for k, v in d.pop("text_config").items() if k != "model_type"}
+            top.pop("tie_word_embeddings", None)      # the wrapper's own field: it stays the wrapper's
+            d.update(top)
     elif t == "aya_vision":
         if rng.random() < 0.6:
             d["downsample_factor"] = rng.choice([1, 2, 3])
         if rng.random() < 0.6:                      # getattr's default: the decoder's hidden_size
             d["alignment_intermediate_size"] = rng.choice([32, 48, 96])
+def hunyuan_mrope(d):
+    """HunyuanOCR's four-axis mrope split of half its head_dim (HunYuanVLTextConfig._validate_mrope_section), in
+    text_config or, flat, at the top: drawn with the config, and again after a break moves the heads."""
+    text = d.get("text_config", d)
+    hd = text.get("head_dim") or text.get("hidden_size", 4096) // text.get("num_attention_heads", 32)
+    text["rope_parameters"] = {"rope_type": "default", "rope_theta": 10000.0,
+                               "mrope_section": [hd // 2 - 3 * (hd // 8)] + [hd // 8] * 3}
+
+
+# Keys derived from others that a break (refused()) must follow, per type: the break tests its own rule only.
+AFTER_BREAK = {"hunyuan_vl": hunyuan_mrope}
+
+
 def draw_blip(rng, t, d):
     """BLIP-2, InstructBLIP(-Video): the EVA tower's qkv_bias, the Q-Former (width, heads, layers, MLP,
     cross_attention_frequency, its text branch, InstructBLIP's embeddings), num_query_tokens; a third of the variants
@@ -1793,6 +1824,8 @@ def refused(t, variants):
             key = fn(d)
             if key is None:
                 continue
+            if t in AFTER_BREAK:
+                AFTER_BREAK[t](d)
             try:
                 cfg = build_config(d)
                 generate.build(cfg, "meta")
