@@ -585,3 +585,246 @@ void mpm_read_hunyuan_vl(hf_ctx *c, mp_model *m)
 	put(m, T, pm, "before_rms.weight", MP_TK_PROJECTOR, 0, h, 1);
 	put(m, T, pm, "after_rms.weight", MP_TK_PROJECTOR, 0, out, 1);
 }
+
+/* Molmo2's decoder: Llama's names with the embedding the reader's (vocab_size + additional_vocab_size rows); the
+ * designated initializer overrides MP_NAMES_LLAMA_FIELDS' .embed on purpose. */
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Winitializer-overrides"
+#elif defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Woverride-init"
+#endif
+const mp_names mpm_names_molmo2 = {MP_NAMES_LLAMA_FIELDS, .embed = {NULL, NULL}};
+
+/*
+ * Molmo2TextConfig (the decoder of Molmo2; modeling_molmo2.py Molmo2TextModel): vocab 151936, hidden 4096, MLP 12288,
+ * 36 layers, 32 heads, kv 8, head_dim 128, 36864 positions; attention_bias (its other spelling qkv_bias) on q, k and v,
+ * o_proj never biased; q_norm and k_norm per head (qk_norm_type "qwen3") or over the whole projections ("olmo");
+ * embed_tokens of vocab_size + additional_vocab_size (128) rows, lm_head of vocab_size; norm_after moves the two norms
+ * to the sublayers' outputs (no tensor changes) and rope_scaling_layers picks each layer's rotary module (buffers
+ * only). Errors: a 422 naming qk_norm_type other than those two or additional_vocab_size past 2^24 (transformers
+ * refuses a negative one).
+ */
+void mpm_read_molmo2_text(hf_ctx *c, mp_model *m)
+{
+	static const mpm_dense d = {.vocab_size = 151936,
+	                            .hidden_size = 4096,
+	                            .intermediate_size = 12288,
+	                            .num_layers = 36,
+	                            .num_heads = 32,
+	                            .num_kv_heads = 8,
+	                            .head_dim = 128,
+	                            .max_positions = 36864,
+	                            .norms = 2,
+	                            .modules = MPM_ATTENTION_BIAS | MPM_QK_NORM};
+	const cJSON *qn;
+	uint64_t extra;
+
+	mpm_read_dense(c, &d, m);
+	if (!hf_has(c, "attention_bias") && hf_has(c, "qkv_bias"))
+		m->qkv_bias = hf_get_bool(c, KEYS("qkv_bias"), false);
+	m->o_bias = false;
+	qn = c->cfg ? cJSON_GetObjectItemCaseSensitive(c->cfg, "qk_norm_type") : NULL;
+	if (c->st == MP_OK && qn && !cJSON_IsNull(qn)) {
+		if (cJSON_IsString(qn) && strcmp(qn->valuestring, "olmo") == 0) {
+			m->qk_norm = false;
+			m->qk_norm_full = true;
+		} else if (!(cJSON_IsString(qn) && strcmp(qn->valuestring, "qwen3") == 0)) {
+			hf_fail_key(c, "qk_norm_type",
+			            "qk_norm_type must be \"qwen3\" (per-head q_norm and k_norm) or \"olmo\" (over the whole "
+			            "projections), as Molmo2TextConfig validates");
+		}
+	}
+	extra = hf_get_u64(c, KEYS("additional_vocab_size"), 128);
+	if (c->st == MP_OK && extra > (UINT64_C(1) << 24))
+		hf_fail_key(c, "additional_vocab_size", "additional_vocab_size must be from 0 to 2^24");
+	if (c->st != MP_OK)
+		return;
+	m->tie_word_embeddings = false; /* Molmo2ForConditionalGeneration ties nothing (no _tied_weights_keys) */
+	hf_tensor(m, MP_ROOT_DECODER, NULL, "embed_tokens.weight", MP_TK_EMBEDDING, MP_SPLIT_ROWS, MP_STEP_NONE, false,
+	          m->vocab_size + extra, m->hidden_size, 1);
+}
+
+/* Molmo2's attention of the tower and of the adapter's pooling (Molmo2VisionAttention) under root and path: q of heads
+ * x d rows, k and v of kv x d, from `in` values, o back to `out`, every projection biased with bias; count of it. */
+static void molmo2_attention(mp_model *m, uint8_t root, const char *path, mp_tensor_kind k, uint64_t in, uint64_t out,
+                             const uint64_t hkd[3], bool bias, uint64_t count)
+{
+	uint64_t q = hkd[0] * hkd[2], kv = hkd[1] * hkd[2];
+
+	put(m, root, path, "q_proj.weight", k, q, in, count);
+	put(m, root, path, "k_proj.weight", k, kv, in, count);
+	put(m, root, path, "v_proj.weight", k, kv, in, count);
+	put(m, root, path, "o_proj.weight", k, out, q, count);
+	put(m, root, path, "q_proj.bias", k, 0, q, bias ? count : 0);
+	put(m, root, path, "k_proj.bias", k, 0, kv, bias ? count : 0);
+	put(m, root, path, "v_proj.bias", k, 0, kv, bias ? count : 0);
+	put(m, root, path, "o_proj.bias", k, 0, out, bias ? count : 0);
+}
+
+/* The heads of a Molmo2 attention config v (num_attention_heads, num_key_value_heads, head_dim; defaults 16, 16, 72): a
+ * 422 naming the key when a count is 0 or the KV heads do not divide the heads (num_key_value_groups). */
+static void molmo2_heads(hf_ctx *v, uint64_t hkd[3])
+{
+	hkd[0] = hf_get_u64(v, KEYS("num_attention_heads"), 16);
+	hkd[1] = hf_get_u64(v, KEYS("num_key_value_heads"), 16);
+	hkd[2] = hf_get_u64(v, KEYS("head_dim"), 72);
+	if (v->st == MP_OK && (hkd[0] == 0 || hkd[0] > 4096 || hkd[2] == 0 || hkd[2] > 65536))
+		hf_fail_key(v, hkd[0] == 0 || hkd[0] > 4096 ? "num_attention_heads" : "head_dim",
+		            "num_attention_heads must be from 1 to 4096 and head_dim from 1 to 65536");
+	if (v->st == MP_OK && (hkd[1] == 0 || hkd[0] % hkd[1] != 0))
+		hf_fail_key(v, "num_key_value_heads",
+		            "num_key_value_heads must be at least 1 and divide num_attention_heads (num_key_value_groups)");
+}
+
+/*
+ * Molmo2 (Molmo2Config: molmo2_text's row for the decoder under model.language_model., never tied). Molmo2VisionConfig
+ * (hidden 1152, MLP 4304, 25 layers, 16 heads, 16 KV heads, head_dim 72, image_size [378, 378], 14 px patches, 3
+ * channels, num_position_embeddings (378 / 14)^2 = 729, attention_bias true; its checkpoints' spellings
+ * image_default_input_size, image_patch_size, image_num_pos) under model.vision_tower.: positional_embedding, a biased
+ * patch_embedding Linear(patch^2 x channels, h), per layer LayerNorms layer_norm1 and layer_norm2, Molmo2's attention
+ * and the biased fc1/fc2 MLP. Molmo2AdapterConfig (vision_feature_layer [24, 18] (vit_layers), hidden 1152, 16 heads,
+ * 16 KV heads, head_dim 72, attention_bias true, MLP 18944, text_hidden_size 3584, mlp_bias false) under
+ * model.multi_modal_projector.: image_pooling_2d, an attention from hidden x len(vision_feature_layer) to hidden, and
+ * image_projector, gate_proj and up_proj (intermediate x hidden, biased with mlp_bias) and down_proj (text_hidden_size
+ * x intermediate, no bias). A checkpoint's vit_config (vision_config's old name) keeps the layers up to the deepest
+ * one vision_feature_layer reads (Molmo2Config.__post_init__).
+ * Default: tower 729 x 1,152 + 1,152 x 588 + 1,152 + 25 x 15,239,504 = 382,505,936; adapter 3 x (1,152 x 2,304 +
+ * 1,152) + 1,152^2 + 1,152 + 2 x 18,944 x 1,152 + 3,584 x 18,944 = 120,836,608 (the adapter's text_hidden_size 3,584,
+ * not the decoder's 4,096, as the class builds it); 8,694,602,192 in all.
+ * Errors (422, naming the key): a vision_feature_layer that indexes no tower layer (validate_architecture), head
+ * counts as molmo2_heads, a size of 0 or past the bounds below.
+ */
+void mpm_read_molmo2(hf_ctx *c, mp_model *m)
+{
+	const cJSON *vfl, *e, *is;
+	const char *spelt = NULL;
+	char pointer[MP_POINTER_MAX], apointer[MP_POINTER_MAX];
+	hf_ctx v, a;
+	uint64_t h, inter, L, hkd[3], ahkd[3], ch, patch, npos, ih = 378, iw = 378, ah, ainter, atext, n = 2;
+	bool bias, abias, mbias, legacy;
+	int64_t deepest = -1;
+	const uint8_t T = MP_ROOT_TOWER;
+	const char *lay = "layers.{i}", *attn = "layers.{i}.self_attn", *mlp = "layers.{i}.mlp";
+
+	if (!hf_wrap_read_text(c, "molmo2_text", false, m))
+		return;
+	m->inv.roots[MP_ROOT_DECODER] = "model.language_model.";
+	m->tie_word_embeddings = false;
+	legacy = !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(c->cfg, "vision_config")) &&
+	         cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(c->cfg, "vit_config"));
+	if (c->st != MP_OK || !hf_sub_config(c, legacy ? "vit_config" : "vision_config", pointer, sizeof(pointer), &v) ||
+	    !hf_sub_config(c, "adapter_config", apointer, sizeof(apointer), &a))
+		return;
+	h = hf_get_u64(&v, KEYS("hidden_size"), 1152);
+	inter = hf_get_u64(&v, KEYS("intermediate_size"), 4304);
+	L = hf_get_u64(&v, KEYS("num_hidden_layers"), 25);
+	molmo2_heads(&v, hkd);
+	ch = hf_get_u64(&v, KEYS("num_channels"), 3);
+	patch = hf_get_u64(&v, KEYS("patch_size", "image_patch_size"), 14);
+	bias = hf_get_bool(&v, KEYS("attention_bias"), true);
+	is = v.cfg ? hf_find(&v, KEYS("image_size", "image_default_input_size"), &spelt) : NULL;
+	if (v.st == MP_OK && is) {
+		if (cJSON_IsArray(is) && cJSON_GetArraySize(is) == 2 && cJSON_IsNumber(cJSON_GetArrayItem(is, 0)) &&
+		    cJSON_IsNumber(cJSON_GetArrayItem(is, 1)) && cJSON_GetArrayItem(is, 0)->valuedouble >= 1 &&
+		    cJSON_GetArrayItem(is, 1)->valuedouble >= 1 && cJSON_GetArrayItem(is, 0)->valuedouble <= 65536 &&
+		    cJSON_GetArrayItem(is, 1)->valuedouble <= 65536) {
+			ih = (uint64_t)cJSON_GetArrayItem(is, 0)->valuedouble;
+			iw = (uint64_t)cJSON_GetArrayItem(is, 1)->valuedouble;
+		} else {
+			hf_fail_key(&v, hf_key_of(&v, KEYS("image_size", "image_default_input_size")),
+			            "image_size must be a list [height, width] of pixels from 1 to 65536");
+		}
+	}
+	if (v.st == MP_OK && (h == 0 || h > (UINT64_C(1) << 20) || inter == 0 || inter > (UINT64_C(1) << 24) || L == 0 ||
+	                      L > MP_MAX_LAYERS || ch == 0 || ch > 256 || patch == 0 || patch > 1024))
+		hf_fail_key(&v, h == 0 || h > (UINT64_C(1) << 20)           ? "hidden_size"
+		                : inter == 0 || inter > (UINT64_C(1) << 24) ? "intermediate_size"
+		                : L == 0 || L > MP_MAX_LAYERS                ? "num_hidden_layers"
+		                : ch == 0 || ch > 256                        ? "num_channels"
+		                                                             : hf_key_of(&v, KEYS("patch_size", "image_patch_size")),
+		            "the image tower needs hidden_size from 1 to 2^20, intermediate_size from 1 to 2^24, 1 to 1024 "
+		            "layers, 1 to 256 channels and patch_size from 1 to 1024");
+	npos = hf_get_u64(&v, KEYS("num_position_embeddings", "image_num_pos"),
+	                  patch ? (ih / patch) * (iw / patch) : 0);
+	if (v.st == MP_OK && npos > (UINT64_C(1) << 24))
+		hf_fail_key(&v, hf_key_of(&v, KEYS("num_position_embeddings", "image_num_pos")),
+		            "num_position_embeddings must be at most 2^24");
+	c->st = v.st;
+	if (c->st != MP_OK)
+		return;
+	a.st = c->st;
+	ah = hf_get_u64(&a, KEYS("hidden_size"), 1152);
+	molmo2_heads(&a, ahkd);
+	abias = hf_get_bool(&a, KEYS("attention_bias"), true);
+	mbias = hf_get_bool(&a, KEYS("mlp_bias"), false);
+	ainter = hf_get_u64(&a, KEYS("intermediate_size"), 18944);
+	atext = hf_get_u64(&a, KEYS("text_hidden_size"), 3584);
+	vfl = a.cfg ? hf_find(&a, KEYS("vision_feature_layer", "vit_layers"), &spelt) : NULL;
+	if (a.st == MP_OK && vfl) {
+		if (!cJSON_IsArray(vfl) || cJSON_GetArraySize(vfl) == 0 || cJSON_GetArraySize(vfl) > 1024)
+			hf_fail_key(&a, hf_key_of(&a, KEYS("vision_feature_layer", "vit_layers")),
+			            "vision_feature_layer must be a list of 1 to 1024 tower layer indices");
+		else
+			n = (uint64_t)cJSON_GetArraySize(vfl);
+	}
+	if (a.st == MP_OK) {
+		cJSON *dflt = vfl ? NULL : cJSON_Parse("[24, 18]");
+		const cJSON *list = vfl ? vfl : dflt;
+
+		cJSON_ArrayForEach(e, list)
+		{
+			double x = e->valuedouble;
+
+			if (!cJSON_IsNumber(e) || x != (double)(int64_t)x || x < -(double)L || x >= (double)L) {
+				hf_fail_key(&a, hf_key_of(&a, KEYS("vision_feature_layer", "vit_layers")),
+				            "every vision_feature_layer entry must index a tower layer: from -num_hidden_layers "
+				            "to num_hidden_layers - 1 (Molmo2Config.validate_architecture)");
+				break;
+			}
+			{
+				int64_t i = (int64_t)x % (int64_t)L;
+
+				if (i < 0)
+					i += (int64_t)L;
+				if (i > deepest)
+					deepest = i;
+			}
+		}
+		cJSON_Delete(dflt);
+	}
+	if (a.st == MP_OK && (ah == 0 || ah > (UINT64_C(1) << 20) || ainter == 0 || ainter > (UINT64_C(1) << 24) ||
+	                      atext == 0 || atext > (UINT64_C(1) << 20)))
+		hf_fail_key(&a, ah == 0 || ah > (UINT64_C(1) << 20)           ? "hidden_size"
+		                : ainter == 0 || ainter > (UINT64_C(1) << 24) ? "intermediate_size"
+		                                                              : "text_hidden_size",
+		            "the adapter needs hidden_size and text_hidden_size from 1 to 2^20 and intermediate_size from 1 "
+		            "to 2^24");
+	c->st = a.st;
+	if (c->st != MP_OK)
+		return;
+	if (legacy) /* Molmo2Config.__post_init__: the layers past the deepest read one are not built */
+		L = (uint64_t)deepest + 1;
+	mp_inventory_root(&m->inv, T, "model.vision_tower.");
+	put(m, T, NULL, "positional_embedding", MP_TK_VISION, npos, h, 1);
+	put(m, T, NULL, "patch_embedding.weight", MP_TK_VISION, h, patch * patch * ch, 1);
+	put(m, T, NULL, "patch_embedding.bias", MP_TK_VISION, 0, h, 1);
+	layer_norm(m, T, lay, "layer_norm1.weight", "layer_norm1.bias", MP_TK_VISION, h, L);
+	layer_norm(m, T, lay, "layer_norm2.weight", "layer_norm2.bias", MP_TK_VISION, h, L);
+	molmo2_attention(m, T, attn, MP_TK_VISION, h, h, hkd, bias, L);
+	put(m, T, mlp, "fc1.weight", MP_TK_VISION, inter, h, L);
+	put(m, T, mlp, "fc1.bias", MP_TK_VISION, 0, inter, L);
+	put(m, T, mlp, "fc2.weight", MP_TK_VISION, h, inter, L);
+	put(m, T, mlp, "fc2.bias", MP_TK_VISION, 0, h, L);
+	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "model.multi_modal_projector.");
+	{
+		const uint8_t P = MP_ROOT_PROJECTOR;
+		const char *proj = "image_projector";
+
+		molmo2_attention(m, P, "image_pooling_2d", MP_TK_PROJECTOR, ah * n, ah, ahkd, abias, 1);
+		put(m, P, proj, "gate_proj.weight", MP_TK_PROJECTOR, ainter, ah, 1);
+		put(m, P, proj, "up_proj.weight", MP_TK_PROJECTOR, ainter, ah, 1);
+		put(m, P, proj, "gate_proj.bias", MP_TK_PROJECTOR, 0, ainter, mbias);
+		put(m, P, proj, "up_proj.bias", MP_TK_PROJECTOR, 0, ainter, mbias);
+		put(m, P, proj, "down_proj.weight", MP_TK_PROJECTOR, atext, ainter, 1);
+	}
+}

@@ -956,6 +956,9 @@ const mpm_type mpm_types[] = {
                    .modules = MPM_ATTENTION_BIAS | MPM_QK_NORM},
      .names = &mpm_names_hunyuan},
     {.name = "hunyuan_vl", .model_class = "HunYuanVLForConditionalGeneration", .read = mpm_read_hunyuan_vl, .wrapper = true},
+    {.name = "molmo2_text", .model_class = "Molmo2TextModel (the decoder of Molmo2ForConditionalGeneration)",
+     .read = mpm_read_molmo2_text, .names = &mpm_names_molmo2},
+    {.name = "molmo2", .model_class = "Molmo2ForConditionalGeneration", .read = mpm_read_molmo2, .wrapper = true},
 };
 const size_t mpm_types_count = sizeof(mpm_types) / sizeof(mpm_types[0]);
 

@@ -1,6 +1,7 @@
 /*
  * test_wrap_vl.c: the wrappers of model/hf_wrap_vl.c with their worked numbers (LFM3-VL's conv and attention tower and
- * projector, Granite-Docling's connector, FastVLM's timm tower and projector, HunyuanOCR's tower and merger; totals are tests/ref/hf/groundtruth.json's, transformers 5.24 on the meta device) and the 422s of their
+ * projector, Granite-Docling's connector, FastVLM's timm tower and projector, HunyuanOCR's tower and merger, Molmo2's
+ * tower and adapter; totals are tests/ref/hf/groundtruth.json's, transformers 5.24 on the meta device) and the 422s of their
  * bad configs, each naming its key. The ground-truth and variant tests (test_models, test_inventory, test_inference)
  * hold every case and variant name by name; these hold the arithmetic and the refusals.
  */
@@ -151,6 +152,35 @@ static void test_hunyuan_vl(void **state)
 	assert_int_equal(pc.total, UINT64_C(8139351536));
 }
 
+/*
+ * Molmo2 (Molmo2Config defaults, never tied): the decoder's embed_tokens (151,936 + 128) x 4,096 and lm_head 151,936 x
+ * 4,096; the tower 729 positions x 1,152, patch_embedding 1,152 x 588 + 1,152, 25 layers of 15,239,504 (LayerNorms 4 x
+ * 1,152, q/k/v/o 1,152^2 + 1,152 each, fc1 and fc2 4,304 x 1,152 + biases): 382,505,936; the adapter 120,836,608.
+ */
+static void test_molmo2(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"molmo2\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.embedding, UINT64_C(152064) * 4096);
+	assert_int_equal(pc.lm_head, UINT64_C(151936) * 4096);
+	assert_int_equal(UINT64_C(4) * 1152 + 4 * (1152 * 1152 + 1152) + 2 * 4304 * 1152 + 4304 + 1152, UINT64_C(15239504));
+	assert_int_equal(UINT64_C(729) * 1152 + 1152 * 588 + 1152 + 25 * UINT64_C(15239504), UINT64_C(382505936));
+	assert_int_equal(UINT64_C(3) * (1152 * 2304 + 1152) + 1152 * 1152 + 1152 + 2 * 18944 * 1152 + 3584 * 18944,
+	                 UINT64_C(120836608));
+	assert_int_equal(pc.vision, UINT64_C(382505936) + 120836608);
+	assert_int_equal(pc.total, UINT64_C(8694602192));
+	/* an old checkpoint's vit_config of 27 layers keeps those up to the deepest vit_layers reads (-3 -> 24: 25) */
+	assert_int_equal(count_text("{\"model_type\":\"molmo2\",\"vit_config\":{\"num_hidden_layers\":27},"
+	                            "\"adapter_config\":{\"vit_layers\":[-3,-9]}}",
+	                            &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(pc.total, UINT64_C(8694602192));
+}
+
 static void test_bad_configs(void **state)
 {
 	static const struct {
@@ -188,6 +218,14 @@ static void test_bad_configs(void **state)
 	     "/model/hf_config/text_config/rope_parameters"},
 	    {"{\"model_type\":\"hunyuan_vl\",\"text_config\":{\"head_dim\":128},\"vision_config\":{\"attention_heads\":0}}",
 	     "/model/hf_config/vision_config/attention_heads"},
+	    {"{\"model_type\":\"molmo2\",\"adapter_config\":{\"vision_feature_layer\":[25]}}",
+	     "/model/hf_config/adapter_config/vision_feature_layer"},
+	    {"{\"model_type\":\"molmo2\",\"text_config\":{\"qk_norm_type\":\"layer\"}}",
+	     "/model/hf_config/text_config/qk_norm_type"},
+	    {"{\"model_type\":\"molmo2\",\"vision_config\":{\"num_key_value_heads\":5}}",
+	     "/model/hf_config/vision_config/num_key_value_heads"},
+	    {"{\"model_type\":\"molmo2\",\"vision_config\":{\"image_size\":378}}",
+	     "/model/hf_config/vision_config/image_size"},
 	    /* validate_architecture: the connector's output is the decoder's width */
 	    {"{\"model_type\":\"granite_docling\",\"vision_config\":{\"out_hidden_size\":512}}",
 	     "/model/hf_config/vision_config/out_hidden_size"},
@@ -221,6 +259,7 @@ int main(void)
 	    cmocka_unit_test(test_granite_docling),
 	    cmocka_unit_test(test_fast_vlm),
 	    cmocka_unit_test(test_hunyuan_vl),
+	    cmocka_unit_test(test_molmo2),
 	    cmocka_unit_test(test_bad_configs),
 	};
 

@@ -66,7 +66,7 @@ zamba olmo_hybrid lara_mini hrm_text
 granite4_vision
 minicpmv4_6 minicpmv4_7 minicpm_ocr ovis2 moss_transcribe_diarize git aria glm_ocr
 doge modernbert-decoder xlstm dory cpmant
-lfm3_vl granite_docling fast_vlm hunyuan_vl""".split()
+lfm3_vl granite_docling fast_vlm hunyuan_vl molmo2""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
@@ -312,6 +312,9 @@ def shrink(cfg):
                     setattr(vc, k, 1)
             if isinstance(getattr(vc, "layer_types", None), list):   # LFM3-VL's tower: one entry per layer kept
                 vc.layer_types = vc.layer_types[:1]
+    ac = getattr(cfg, "adapter_config", None)     # Molmo2: the tower layers the adapter reads, now the one kept
+    if isinstance(getattr(ac, "vision_feature_layer", None), list):
+        ac.vision_feature_layer = [0] * len(ac.vision_feature_layer)
     return cfg
 
 

@@ -76,7 +76,7 @@ VIA_WRAPPER = {"qwen2_vl_text": "qwen2_vl", "qwen2_5_vl_text": "qwen2_5_vl", "qw
                "paddleocr_vl_text": "paddleocr_vl", "cosmos3_edge_text": "cosmos3_edge",
                "qwen2_5_omni_text": "qwen2_5_omni_thinker", "qwen3_omni_moe_text": "qwen3_omni_moe_thinker",
                "glm_ocr_text": "glm_ocr", "hy_v4_vl_text": "hy_v4_vl", "granite_docling_text": "granite_docling",
-               "hunyuan_vl_text": "hunyuan_vl"}
+               "hunyuan_vl_text": "hunyuan_vl", "molmo2_text": "molmo2"}
 
 # bool fields that change no parameter or cache tensor and that the CPU run cannot take either way (kernels not
 # installed, training-only outputs), or that make a decoder an encoder-decoder: left at their defaults.
@@ -1493,6 +1493,40 @@ def draw_wrapper_v1(rng, t, d, text_hidden):
             top = {k: v for k, v in d.pop("text_config").items() if k != "model_type"}
             top.pop("tie_word_embeddings", None)      # the wrapper's own field: it stays the wrapper's
             d.update(top)
+    elif t == "molmo2":                                # the decoder's q/k norm kind and extra vocabulary; the
+        text = d["text_config"]                       # tower's GQA, image and positions (checkpoint spellings
+        if rng.random() < 0.6:                        # too); the adapter whole; a third under vit_config
+            text["qk_norm_type"] = rng.choice(["qwen3", "olmo"])
+        if rng.random() < 0.6:
+            text["additional_vocab_size"] = rng.choice([0, 16, 128])
+        vc = d["vision_config"]
+        h = vc["num_attention_heads"]
+        vc["num_key_value_heads"] = rng.choice(divisors(h))
+        vc["head_dim"] = rng.choice([vc["hidden_size"] // h, 8, 12])
+        side = [vc["patch_size"] * rng.choice([2, 3]), vc["patch_size"] * rng.choice([2, 4])]
+        vc["image_size"] = side
+        if rng.random() < 0.3:
+            vc["image_default_input_size"] = vc.pop("image_size")
+        if rng.random() < 0.3:
+            vc["num_position_embeddings"] = rng.choice([4, 16, 36])
+        if rng.random() < 0.3:
+            vc["image_patch_size"] = vc.pop("patch_size")
+        if rng.random() < 0.6:
+            vc["attention_bias"] = rng.random() < 0.5
+        L = vc["num_hidden_layers"]
+        ah = rng.choice([2, 4])
+        ac = {"hidden_size": rng.choice([32, 48, 64]), "num_attention_heads": ah,
+              "num_key_value_heads": rng.choice(divisors(ah)), "head_dim": rng.choice([8, 16]),
+              "intermediate_size": rng.choice([48, 96]), "text_hidden_size": rng.choice([text_hidden, 40]),
+              "vision_feature_layer": [rng.choice(range(-L, L)) for _ in range(rng.choice([1, 2, 3]))]}
+        for k in ("attention_bias", "mlp_bias"):
+            if rng.random() < 0.7:
+                ac[k] = rng.random() < 0.5
+        if rng.random() < 0.3:
+            ac["vit_layers"] = ac.pop("vision_feature_layer")
+        d["adapter_config"] = ac
+        if rng.random() < 0.3:                        # an old checkpoint: trimmed to the deepest layer read
+            d["vit_config"] = d.pop("vision_config")
     elif t == "aya_vision":
         if rng.random() < 0.6:
             d["downsample_factor"] = rng.choice([1, 2, 3])
