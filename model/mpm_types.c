@@ -987,6 +987,26 @@ const mpm_type mpm_types[] = {
     {.name = "inkling_mm_model", .model_class = "InklingForConditionalGeneration", .read = mpm_read_wrapper,
      .wrapper = true, .experts_key = "n_routed_experts",
      .simplified = "as inkling_text's; the image and audio towers' activations are not planned"},
+    {.name = "fast_vlm", .model_class = "FastVlmForConditionalGeneration", .read = mpm_read_fast_vlm, .wrapper = true},
+    /* HunYuanVLTextConfig (the decoder of HunyuanOCR): HunYuanDenseV1Config's modules (query_layernorm and
+     * key_layernorm of head_dim, attention_bias on q, k, v and o) with its defaults, tied; read through hunyuan_vl,
+     * whose reader requires head_dim (transformers 5.24 builds it only with head_dim given) */
+    {.name = "hunyuan_vl_text",
+     .model_class = "HunYuanVLTextModel (the decoder of HunYuanVLForConditionalGeneration)",
+     .dense = &(const mpm_dense){.vocab_size = 290943,
+                   .hidden_size = 4096,
+                   .intermediate_size = 11008,
+                   .num_layers = 32,
+                   .num_heads = 32,
+                   .max_positions = 2048,
+                   .tie = true,
+                   .norms = 2,
+                   .modules = MPM_ATTENTION_BIAS | MPM_QK_NORM},
+     .names = &mpm_names_hunyuan},
+    {.name = "hunyuan_vl", .model_class = "HunYuanVLForConditionalGeneration", .read = mpm_read_hunyuan_vl, .wrapper = true},
+    {.name = "molmo2_text", .model_class = "Molmo2TextModel (the decoder of Molmo2ForConditionalGeneration)",
+     .read = mpm_read_molmo2_text, .names = &mpm_names_molmo2},
+    {.name = "molmo2", .model_class = "Molmo2ForConditionalGeneration", .read = mpm_read_molmo2, .wrapper = true},
 };
 const size_t mpm_types_count = sizeof(mpm_types) / sizeof(mpm_types[0]);
 

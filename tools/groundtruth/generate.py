@@ -70,8 +70,8 @@ step3p7
 lfm3_vl granite_docling
 unlimited_ocr deepseek_ocr2 chameleon
 inkling_text inkling2_text inkling2_loop_text inkling2 inkling2_loop inkling_mm_model
-step3p7 mistral_large4 dots3_note_text
-lfm3_vl granite_docling""".split()
+mistral_large4 dots3_note_text
+fast_vlm hunyuan_vl molmo2 kosmos-2""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
@@ -103,7 +103,7 @@ VISION = re.compile(r"(^|\.)(vision_tower|video_tower|image_tower|projector|visu
                     r"audio_tower|audio_model|embed_vision|embed_audio|vision|audio|"
                     r"qformer|query_tokens|language_projection|high_res_vision_model|high_res_vision_neck|high_res_vision_proj|"
                     r"high_res_vision_alpha|layerwise_projectors|spatial_projectors|merger|visual_embeddings_table|"
-                    r"visual_projection|img_temporal_embedding|density_router|view_separator|"
+                    r"visual_projection|img_temporal_embedding|density_router|view_separator|image_to_text_projection|"
                     r"vqmodel|generation_embeddings|generation_aligner|generation_head)(\.|$)")
 EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|git\.embeddings\.position_embeddings|embed_tokens_per_layer|backbone\.embeddings|model\.embeddings|rwkv\.embeddings|"
                    r"tokens_embed|positions_embed|^transformer\.w|embeddings\.tok_embeddings|^cpmant\.input_embedding|"
@@ -343,6 +343,9 @@ def shrink(cfg):
                     setattr(tower, k, 1)
         if vc is not None and isinstance(getattr(vc, "layer_types", None), list):   # LFM3-VL's tower: one entry per layer kept
             vc.layer_types = vc.layer_types[:1]
+    ac = getattr(cfg, "adapter_config", None)     # Molmo2: the tower layers the adapter reads, now the one kept
+    if isinstance(getattr(ac, "vision_feature_layer", None), list):
+        ac.vision_feature_layer = [0] * len(ac.vision_feature_layer)
     return cfg
 
 
@@ -428,6 +431,22 @@ def text_model(cfg):
     return model.to(torch.bfloat16).eval()
 
 
+def text_forward(model, cfg, ids, kw):
+    """model's forward of ids with use_cache (and kw); an image-text class whose text-only forward fails
+    (Llama4ForConditionalGeneration in 5.24), or that requires pixel_values (BLIP-2, InstructBLIP), runs the text model
+    of the same config (or of its text_config) instead, as the cache is the decoder's; Kosmos-2 (ValueError: "specify
+    either pixel_values or image_embeds") runs its own text_model, a causal LM outside the mapping. Returns the model
+    that ran and its output."""
+    try:
+        return model, model(input_ids=ids, use_cache=True, **kw)
+    except (AttributeError, TypeError, ValueError) as e:
+        inner = getattr(model, "text_model", None)
+        if isinstance(e, ValueError) and inner is None:
+            raise
+        model = inner if isinstance(e, ValueError) else text_model(cfg)
+        return model, model(input_ids=ids, use_cache=True)
+
+
 def run_tiny(cfg):
     tiny = shrink(cfg)
     tc = text_config(tiny)
@@ -447,14 +466,7 @@ def run_tiny(cfg):
             from transformers import DynamicCache
             kw["cache"] = DynamicCache(config=tc)
         with torch.no_grad():
-            try:
-                out = model(input_ids=ids, use_cache=True, **kw)
-            except (AttributeError, TypeError):
-                # an image-text class whose text-only forward fails (Llama4ForConditionalGeneration in 5.24), or
-                # that requires pixel_values (BLIP-2, InstructBLIP): the cache is the decoder's, so run the text
-                # model of the same tiny config (or of its text_config) instead
-                model = text_model(tiny)
-                out = model(input_ids=ids, use_cache=True)
+            model, out = text_forward(model, tiny, ids, kw)
         cache = kw.get("cache") or getattr(out, "past_key_values", None) or getattr(out, "cache", None)
         layers, rest = cache_layers(cache)
         if getattr(out, "state", None) is not None:   # RWKV: the state is a list of tensors, not a Cache

@@ -77,7 +77,8 @@ VIA_WRAPPER = {"qwen2_vl_text": "qwen2_vl", "qwen2_5_vl_text": "qwen2_5_vl", "qw
                "qwen2_5_omni_text": "qwen2_5_omni_thinker", "qwen3_omni_moe_text": "qwen3_omni_moe_thinker",
                "glm_ocr_text": "glm_ocr", "hy_v4_vl_text": "hy_v4_vl", "step3p5": "step3p7",
                "granite_docling_text": "granite_docling", "unlimited_ocr_text": "unlimited_ocr",
-               "deepseek_ocr2_text": "deepseek_ocr2", "mistral_large4_text": "mistral_large4"}
+               "deepseek_ocr2_text": "deepseek_ocr2", "mistral_large4_text": "mistral_large4",
+               "hunyuan_vl_text": "hunyuan_vl", "molmo2_text": "molmo2"}
 
 # bool fields that change no parameter or cache tensor and that the CPU run cannot take either way (kernels not
 # installed, training-only outputs), or that make a decoder an encoder-decoder: left at their defaults.
@@ -186,12 +187,12 @@ def draw_layer_list(w, key, kinds, n, need=()):
 
 
 def draw_attention(w, hidden_choices=(64, 96, 128), heads_choices=(2, 3, 4, 6, 8), head_dim_key="head_dim",
-                   heads_key=None, kv_key=None, derive_only=False):
+                   heads_key=None, kv_key=None, derive_only=False, hidden_key=None):
     """Heads, KV heads, head_dim and the hidden width consistent with them (an explicit head_dim lets the heads
     leave hidden_size undivided: the classes that refuse that are redrawn)."""
     heads_key = heads_key or first(w.dd, "num_attention_heads", "n_head", "num_heads", "attention_heads", "n_heads")
     kv_key = kv_key or first(w.dd, "num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num")
-    hidden_key = first(w.dd, "hidden_size", "n_embd", "d_model")
+    hidden_key = hidden_key or first(w.dd, "hidden_size", "n_embd", "d_model")
     h = w.choice(heads_choices)
     hd = "absent"
     if head_dim_key and w.has(head_dim_key) and not derive_only:
@@ -348,6 +349,14 @@ def fam_gpt2(w, t):
     draw_attention(w, heads_key="n_head")
     w.maybe("n_inner", w.choice([None, 48, 96, 160]), 0.3)
     w.set("n_positions", w.choice([32, 64, 100]))
+
+
+def fam_kosmos(w, t):
+    """Kosmos-2's and Kosmos-2.5's decoder, under its own key names (embed_dim, layers, attention_heads, ffn_dim)."""
+    draw_common(w)
+    w.set("layers", w.choice([2, 3, 4]))
+    draw_attention(w, heads_key="attention_heads", hidden_key="embed_dim")
+    w.set("ffn_dim", w.choice([48, 96, 160]))
 
 
 def fam_gptj(w, t):
@@ -1337,6 +1346,7 @@ FAMILIES = {
     "cohere2_moe": fam_moe, "inkling_text": fam_inkling_text, "inkling2_text": fam_inkling2_text,
     "inkling2_loop_text": fam_inkling2_loop_text,
 }
+FAMILIES["kosmos_2_text_model"] = FAMILIES["kosmos_2_5_text_model"] = fam_kosmos
 FAMILIES["qwen3_omni_moe_text"] = fam_moe   # Qwen3-Omni's Thinker decoder: Qwen3-MoE's keys
 FAMILIES["step3p5"] = fam_step3p5
 FAMILIES["mistral_large4_text"] = fam_mistral_large4
@@ -1765,11 +1775,83 @@ def draw_wrapper_v1(rng, t, d, text_hidden):
                                                                rng.choice(range(vc["num_hidden_layers"] + 1))))
         if fine and rng.random() < 0.5:
             d["density_router_hidden_size"] = rng.choice([8, 16])
+    elif t == "fast_vlm":                              # the timm tower is fixed (fastvit_mci3): its stated width
+        d.pop("vision_feature_layer", None)           # validate_architecture: -1 only
+        if rng.random() < 0.3:
+            d.pop("vision_config", None)              # absent: the SubConfigSpec's init_kwargs
+        else:
+            d["vision_config"] = {"model_type": "timm_wrapper", "architecture": "fastvit_mci3", "do_pooling": True,
+                                  "global_pool": "avg", "model_args": {"inference_mode": True},
+                                  "hidden_size": rng.choice([3072, 48, 96])}
+    elif t == "hunyuan_vl":                            # head_dim stated and an mrope split (both needed to build
+        text = d["text_config"]                       # and run), the tower's position grid, merge and channels
+        text["head_dim"] = text.get("head_dim") or text.get("hidden_size", 4096) // text.get("num_attention_heads", 32)
+        hunyuan_mrope(d)
+        vc = d["vision_config"]
+        vc.pop("image_size", None)
+        vc["max_image_size"] = vc["patch_size"] * rng.choice([2, 4, 8])
+        if rng.random() < 0.6:
+            vc["spatial_merge_size"] = rng.choice([1, 2, 3])
+        if rng.random() < 0.4:
+            vc["num_channels"] = rng.choice([1, 3])
+        if rng.random() < 0.3:
+            vc["attention_heads"] = vc.pop("num_attention_heads")
+        if rng.random() < 0.3:                        # a flat checkpoint: the decoder's keys at the top
+            top = {k: v for k, v in d.pop("text_config").items() if k != "model_type"}
+            top.pop("tie_word_embeddings", None)      # the wrapper's own field: it stays the wrapper's
+            d.update(top)
+    elif t == "molmo2":                                # the decoder's q/k norm kind and extra vocabulary; the
+        text = d["text_config"]                       # tower's GQA, image and positions (checkpoint spellings
+        if rng.random() < 0.6:                        # too); the adapter whole; a third under vit_config
+            text["qk_norm_type"] = rng.choice(["qwen3", "olmo"])
+        if rng.random() < 0.6:
+            text["additional_vocab_size"] = rng.choice([0, 16, 128])
+        vc = d["vision_config"]
+        h = vc["num_attention_heads"]
+        vc["num_key_value_heads"] = rng.choice(divisors(h))
+        vc["head_dim"] = rng.choice([vc["hidden_size"] // h, 8, 12])
+        side = [vc["patch_size"] * rng.choice([2, 3]), vc["patch_size"] * rng.choice([2, 4])]
+        vc["image_size"] = side
+        if rng.random() < 0.3:
+            vc["image_default_input_size"] = vc.pop("image_size")
+        if rng.random() < 0.3:
+            vc["num_position_embeddings"] = rng.choice([4, 16, 36])
+        if rng.random() < 0.3:
+            vc["image_patch_size"] = vc.pop("patch_size")
+        if rng.random() < 0.6:
+            vc["attention_bias"] = rng.random() < 0.5
+        L = vc["num_hidden_layers"]
+        ah = rng.choice([2, 4])
+        ac = {"hidden_size": rng.choice([32, 48, 64]), "num_attention_heads": ah,
+              "num_key_value_heads": rng.choice(divisors(ah)), "head_dim": rng.choice([8, 16]),
+              "intermediate_size": rng.choice([48, 96]), "text_hidden_size": rng.choice([text_hidden, 40]),
+              "vision_feature_layer": [rng.choice(range(-L, L)) for _ in range(rng.choice([1, 2, 3]))]}
+        for k in ("attention_bias", "mlp_bias"):
+            if rng.random() < 0.7:
+                ac[k] = rng.random() < 0.5
+        if rng.random() < 0.3:
+            ac["vit_layers"] = ac.pop("vision_feature_layer")
+        d["adapter_config"] = ac
+        if rng.random() < 0.3:                        # an old checkpoint: trimmed to the deepest layer read
+            d["vit_config"] = d.pop("vision_config")
     elif t == "aya_vision":
         if rng.random() < 0.6:
             d["downsample_factor"] = rng.choice([1, 2, 3])
         if rng.random() < 0.6:                      # getattr's default: the decoder's hidden_size
             d["alignment_intermediate_size"] = rng.choice([32, 48, 96])
+def hunyuan_mrope(d):
+    """HunyuanOCR's four-axis mrope split of half its head_dim (HunYuanVLTextConfig._validate_mrope_section), in
+    text_config or, flat, at the top: drawn with the config, and again after a break moves the heads."""
+    text = d.get("text_config", d)
+    hd = text.get("head_dim") or text.get("hidden_size", 4096) // text.get("num_attention_heads", 32)
+    text["rope_parameters"] = {"rope_type": "default", "rope_theta": 10000.0,
+                               "mrope_section": [hd // 2 - 3 * (hd // 8)] + [hd // 8] * 3}
+
+
+# Keys derived from others that a break (refused()) must follow, per type: the break tests its own rule only.
+AFTER_BREAK = {"hunyuan_vl": hunyuan_mrope}
+
+
 def draw_blip(rng, t, d):
     """BLIP-2, InstructBLIP(-Video): the EVA tower's qkv_bias, the Q-Former (width, heads, layers, MLP,
     cross_attention_frequency, its text branch, InstructBLIP's embeddings), num_query_tokens; a third of the variants
@@ -1948,11 +2030,7 @@ def cache_runs(cfg):
             from transformers import DynamicCache
             kw["cache"] = DynamicCache(config=tc)
         with torch.no_grad():
-            try:
-                out = model(input_ids=ids, use_cache=True, **kw)
-            except (AttributeError, TypeError):
-                model = generate.text_model(cfg)    # as generate.run_tiny (Llama 4, BLIP-2)
-                out = model(input_ids=ids, use_cache=True)
+            model, out = generate.text_forward(model, cfg, ids, kw)   # as generate.run_tiny (Llama 4, BLIP-2)
         cache = kw.get("cache") or getattr(out, "past_key_values", None)
         layers, rest = generate.cache_layers(cache)
         if getattr(out, "state", None) is not None:
@@ -2116,6 +2194,8 @@ def refused(t, variants):
             key = fn(d)
             if key is None:
                 continue
+            if t in AFTER_BREAK:
+                AFTER_BREAK[t](d)
             if t in LAYER_HEADS_TYPES:
                 tc = d.get("text_config", d)
                 for k in LAYER_HEAD_KEYS:
