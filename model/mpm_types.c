@@ -920,6 +920,8 @@ const mpm_type mpm_types[] = {
     {.name = "moss_transcribe_diarize", .model_class = "MossTranscribeDiarizeForConditionalGeneration",
      .read = mpm_read_moss_transcribe_diarize, .wrapper = true},
     {.name = "git", .model_class = "GitForCausalLM", .read = mpm_read_git},
+    {.name = "nemotron_h_omni", .model_class = "NemotronH_Omni_Reasoning_V3", .read = mpm_read_nemotron_h_omni,
+     .wrapper = true},
 };
 const size_t mpm_types_count = sizeof(mpm_types) / sizeof(mpm_types[0]);
 

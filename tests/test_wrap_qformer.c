@@ -245,6 +245,47 @@ static void test_git(void **state)
 	assert_int_equal(pc.total, UINT64_C(176619066));
 }
 
+/*
+ * Nemotron 3 Nano Omni (NemotronH_Omni_Reasoning_V3_Config defaults): Nemotron-H's default decoder 1,968,355,712 and
+ * the RADIO tower: positions 1 x (2048 / 16)^2 x 1,280 = 20,971,520, 10 class and register tokens 12,800, the patch
+ * projections 1,280 x 768 and 1,280 x 1,536 (video, 2 frames), 32 blocks of 19,680,000 (two LayerNorms 5,120, q, k, v
+ * and o with biases 4 x 1,639,680, two layer scales 2,560, fc1 and fc2 of 5,120 with biases 13,113,600): 653,693,440;
+ * the projector's RMSNorm of 1,280 x 2^2 = 5,120, linear_1 5,120 -> 4,096 and linear_2 4,096 -> 4,096 without biases:
+ * 37,753,856. Vision 691,447,296, total 2,659,803,008 (transformers 5.24 builds as many). With the Parakeet encoder's
+ * defaults and a 4,096-wide embed_audio without biases (as nvidia/Nemotron-3-Nano-Omni-30B-A3B-Reasoning-BF16
+ * writes them), 3,288,180,608 (transformers the same).
+ */
+static void test_nemotron_h_omni(void **state)
+{
+	mp_param_count pc, legacy;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"nemotron_h_omni\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(20971520) + 12800 + 1280 * 768 + 1280 * 1536 + 32 * UINT64_C(19680000) +
+	                                5120 + 4096 * 5120 + 4096 * 4096);
+	assert_int_equal(pc.total, UINT64_C(2659803008));
+	assert_int_equal(count_text("{\"model_type\":\"nemotron_h_omni\",\"audio_config\":{\"projection_hidden_size\":"
+	                            "4096,\"projection_bias\":false}}",
+	                            &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(pc.total, UINT64_C(3288180608));
+	/* the released checkpoints' spellings: llm_config, sound_config and vit_hidden_size read as the new keys */
+	assert_int_equal(count_text("{\"model_type\":\"nemotron_h_omni\",\"text_config\":{\"vocab_size\":1000},"
+	                            "\"audio_config\":{\"projection_hidden_size\":64,\"projection_bias\":true},"
+	                            "\"vision_hidden_size\":640,\"vision_config\":{\"hidden_size\":640,\"video_temporal_patch_size\":2}}",
+	                            &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(count_text("{\"model_type\":\"nemotron_h_omni\",\"llm_config\":{\"vocab_size\":1000},"
+	                            "\"sound_config\":{\"projection_hidden_size\":64,\"projection_bias\":true},"
+	                            "\"vit_hidden_size\":640,\"vision_config\":{\"hidden_size\":640,\"video_temporal_patch_size\":2}}",
+	                            &legacy, &m, &err),
+	                 MP_OK);
+	assert_int_equal(legacy.total, pc.total);
+	assert_int_equal(legacy.vision, pc.vision);
+}
+
 static void test_bad_configs(void **state)
 {
 	static const struct {
@@ -293,6 +334,16 @@ static void test_bad_configs(void **state)
 	     "\"audio_config\":{\"encoder_attention_heads\":7}}",
 	     "/model/hf_config/audio_config/encoder_attention_heads"},
 	    {"{\"model_type\":\"git\",\"num_attention_heads\":7}", "/model/hf_config/num_attention_heads"},
+	    /* embed_audio's width and bias have no default: transformers 5.24 raises AttributeError */
+	    {"{\"model_type\":\"nemotron_h_omni\",\"audio_config\":{}}",
+	     "/model/hf_config/audio_config/projection_hidden_size"},
+	    {"{\"model_type\":\"nemotron_h_omni\",\"vision_hidden_size\":1024}", "/model/hf_config/vision_hidden_size"},
+	    {"{\"model_type\":\"nemotron_h_omni\",\"vision_config\":{\"video_temporal_patch_size\":3}}",
+	     "/model/hf_config/vision_config/video_temporal_patch_size"},
+	    {"{\"model_type\":\"nemotron_h_omni\",\"downsample_ratio\":0}", "/model/hf_config/downsample_ratio"},
+	    /* a vision_config of its own leaves video_temporal_patch_size None, which the wrapper's check refuses */
+	    {"{\"model_type\":\"nemotron_h_omni\",\"vision_config\":{\"hidden_size\":1280}}",
+	     "/model/hf_config/vision_config/video_temporal_patch_size"},
 	    {"{\"model_type\":\"git\",\"num_image_with_embedding\":5000}", "/model/hf_config/num_image_with_embedding"},
 	    {"{\"model_type\":\"granite4_vision\",\"deepstack_layer_map\":[],\"downsample_rate\":\"1/4\","
 	     "\"vision_config\":{\"hidden_size\":32,\"num_attention_heads\":2}}",
@@ -322,6 +373,7 @@ int main(void)
 	    cmocka_unit_test(test_minicpmv),
 	    cmocka_unit_test(test_ovis2),
 	    cmocka_unit_test(test_moss_transcribe_diarize),
+	    cmocka_unit_test(test_nemotron_h_omni),
 	    cmocka_unit_test(test_git),
 	    cmocka_unit_test(test_bad_configs),
 	};

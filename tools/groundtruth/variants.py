@@ -1430,6 +1430,52 @@ def draw_wrapper_v1(rng, t, d, text_hidden):
             d["downsample_factor"] = rng.choice([1, 2, 3])
         if rng.random() < 0.6:                      # getattr's default: the decoder's hidden_size
             d["alignment_intermediate_size"] = rng.choice([32, 48, 96])
+    elif t == "nemotron_h_omni":
+        draw_nemotron_h_omni(rng, d, text_hidden)
+
+
+def draw_nemotron_h_omni(rng, d, text_hidden):
+    """Nemotron 3 Nano Omni: the RADIO tower (width, heads, head_dim left out or not, layers, mlp_ratio, GELU or
+    SwiGLU MLP, qkv_bias, patch and max_img_size, class and register tokens, summary_idxs, the video patch's frames,
+    the wrapper's copy equal), vision_hidden_size its width, the projector's width and downsample_ratio, MTP layers
+    in the decoder (vision_final_layernorm), and half the time the Parakeet audio encoder and its embed_audio (every
+    size, both biases, the projection's width and bias) as the published checkpoint has."""
+    h = rng.choice([2, 4])
+    hid = rng.choice([32, 64])
+    patch = rng.choice([4, 8, 16])
+    video = rng.choice([2, 3])
+    vc = {"model_type": "radio", "hidden_size": hid, "num_attention_heads": h,
+          "num_hidden_layers": rng.choice([1, 2, 3]), "patch_size": patch,
+          "max_img_size": patch * rng.choice([2, 4, 8]), "video_temporal_patch_size": video}
+    for k, vals in (("mlp_ratio", [1.5, 2.0, 4.0]), ("num_cls_tokens", [1, 2, 3]), ("num_registers", [0, 4, 7]),
+                    ("qkv_bias", [False, True]), ("use_swiglu_ffn", [False, True]), ("num_channels", [1, 3]),
+                    ("summary_idxs", [[0], [0, 1, 2]])):
+        if rng.random() < 0.6:
+            vc[k] = rng.choice(vals)
+    d["vision_config"] = vc
+    d["vision_hidden_size"] = hid
+    d["video_temporal_patch_size"] = video
+    if rng.random() < 0.7:
+        d["projector_hidden_size"] = rng.choice([24, 48, 80])
+    if rng.random() < 0.6:
+        d["downsample_ratio"] = rng.choice([0.25, 0.5, 1.0])
+    if rng.random() < 0.4:
+        d["text_config"]["num_nextn_predict_layers"] = 1
+    if rng.random() < 0.5:
+        ah = rng.choice([2, 4])
+        a = {"hidden_size": ah * rng.choice([8, 16]), "num_attention_heads": ah,
+             "num_hidden_layers": rng.choice([1, 2]), "intermediate_size": rng.choice([32, 48]),
+             "conv_kernel_size": rng.choice([3, 5, 9]), "subsampling_factor": rng.choice([2, 4, 8]),
+             "subsampling_conv_channels": rng.choice([4, 8]), "num_mel_bins": rng.choice([16, 32, 80]),
+             "projection_hidden_size": rng.choice([24, 48]), "projection_bias": rng.random() < 0.5}
+        for k in ("attention_bias", "convolution_bias"):
+            if rng.random() < 0.6:
+                a[k] = rng.random() < 0.5
+        if rng.random() < 0.4:
+            a["subsampling_conv_kernel_size"] = rng.choice([3, 5])
+        d["audio_config"] = a
+
+
 def draw_blip(rng, t, d):
     """BLIP-2, InstructBLIP(-Video): the EVA tower's qkv_bias, the Q-Former (width, heads, layers, MLP,
     cross_attention_frequency, its text branch, InstructBLIP's embeddings), num_query_tokens; a third of the variants
