@@ -162,6 +162,7 @@ void mpm_read_ovis2(hf_ctx *c, mp_model *m);
 void mpm_read_moss_transcribe_diarize(hf_ctx *c, mp_model *m);
 void mpm_read_git(hf_ctx *c, mp_model *m);
 void mpm_read_nemotron_h_omni(hf_ctx *c, mp_model *m);
+void mpm_read_phi4_multimodal(hf_ctx *c, mp_model *m);
 void mpm_read_gemma4(hf_ctx *c, mp_model *m);
 void mpm_read_gemma4_text(hf_ctx *c, mp_model *m);
 void mpm_read_gemma4_unified(hf_ctx *c, mp_model *m);

@@ -11,6 +11,7 @@
 
 #include "hf_internal.h"
 #include "model.h"
+#include "mpm_types.h"
 
 /* A matrix out x in of a tower (no decoder step reads it), and its bias. */
 static void mat(mp_model *m, uint8_t root, const char *path, const char *leaf, mp_tensor_kind k, uint64_t out,
@@ -557,7 +558,8 @@ static uint64_t siglip_tower_of(hf_ctx *c, const siglip_spec *sp, mp_model *m, c
 	t->map_head = sp->head_key ? hf_get_bool(&v, KEYS("vision_use_head"), true) : true;
 	if (v.st == MP_OK && (heads == 0 || h % heads != 0))
 		hf_fail_key(&v, "num_attention_heads",
-		            "hidden_size must be a multiple of num_attention_heads (SiglipAttention raises ValueError)");
+		            "hidden_size must be a multiple of num_attention_heads (SiglipAttention raises ValueError; "
+		            "the pooling head's nn.MultiheadAttention refuses it too)");
 	if (v.st == MP_OK && (h == 0 || h > (UINT64_C(1) << 20) || L == 0 || L > MP_MAX_LAYERS || inter == 0 ||
 	                      inter > (UINT64_C(1) << 24) || ch == 0 || ch > 256 || patch == 0 || patch > image ||
 	                      image > (UINT64_C(1) << 16)))
@@ -1642,4 +1644,167 @@ void mpm_read_nemotron_h_omni(hf_ctx *c, mp_model *m)
 	omni_projector(m, MP_ROOT_PROJECTOR, NULL, vhs * shuffle * shuffle, phs, m->hidden_size, false);
 	parakeet_tower(c, !hf_has(c, "audio_config") && hf_has(c, "sound_config") ? "sound_config" : "audio_config",
 	               m->hidden_size, m);
+}
+
+/* ----- Phi-4-multimodal ------------------------------------------------------------------------------------------- */
+
+/* Phi4MultimodalVisionConfig: hidden 1152, MLP 4304, 27 layers, 16 heads, 448 px images of 14 px patches; the
+ * attention-pooling head always built */
+static const siglip_spec phi4mm_vision = {"phi4_multimodal_vision", 1152, 4304, 27, 16, 448, 14, false};
+
+/*
+ * Phi4MultimodalAudioModel (modeling_phi4_multimodal.py; Phi4MultimodalAudioConfig: hidden 1024, MLP 1536, 24 blocks
+ * of 16 heads, ext_pw_out_channel 1024, depthwise_separable_out_channel 1024, depthwise_multiplier 1, kernel_size 3,
+ * input_size 80 mel bins, time_reduction 8, bias_max_distance 1000, bias_symmetric False, nemo_conv_channels 1024,
+ * downsample_rate 1) under model.embed_tokens_extend.audio_embed.: encoder_embedding's global_mean and global_invstd
+ * buffers [input_size]; the NeMo subsampling (conv_subsampling, kernel 3, log2(time_reduction) stages) and its out
+ * linear from nemo_conv_channels x nemo_final_size (input_size halved, rounding up, once per stage); the relative
+ * attention bias table [max_distance (x 2 unless symmetric), heads]; per conformer block feed_forward_in and
+ * feed_forward_out (a LayerNorm, gate_up_proj to 2 x MLP and down_proj, biased), q, k, v, o with biases, the conv
+ * module (a LayerNorm; the GLU's ext_pw_conv_1d to 2 x ext_pw_out_channel, b1 and b2 [1, ext_pw_out_channel, 1];
+ * dw_sep_conv_1d's depthwise conv to hidden x multiplier and pointwise conv to depthwise_separable_out_channel;
+ * ext_pw_conv_1d to ext_pw_out_channel; all biased), layer_norm_att and layer_norm. Then the four projections to the
+ * decoder's width (up_proj and down_proj for speech and for vision-speech, biased; up from hidden x
+ * downsample_rate).
+ */
+static void phi4mm_audio(hf_ctx *c, uint64_t th, mp_model *m)
+{
+	char pointer[MP_POINTER_MAX];
+	hf_ctx a;
+	uint64_t h, inter, L, heads, hd, ext, dso, mult, k, in, tr, dist, chans, rate, n, fin;
+	bool sym;
+	const char *enc = "encoder.encoders.{i}", *ffi = "encoder.encoders.{i}.feed_forward_in",
+	           *ffo = "encoder.encoders.{i}.feed_forward_out", *attn = "encoder.encoders.{i}.self_attn",
+	           *conv = "encoder.encoders.{i}.conv";
+
+	if (!hf_sub_config(c, "audio_config", pointer, sizeof(pointer), &a))
+		return;
+	h = hf_get_u64(&a, KEYS("hidden_size"), 1024);
+	inter = hf_get_u64(&a, KEYS("intermediate_size"), 1536);
+	L = hf_get_u64(&a, KEYS("num_blocks"), 24);
+	heads = hf_get_u64(&a, KEYS("num_attention_heads"), 16);
+	hd = heads ? hf_get_u64(&a, KEYS("head_dim"), h / heads) : 0;
+	ext = hf_get_u64(&a, KEYS("ext_pw_out_channel"), 1024);
+	dso = hf_get_u64(&a, KEYS("depthwise_separable_out_channel"), 1024);
+	mult = hf_get_u64(&a, KEYS("depthwise_multiplier"), 1);
+	k = hf_get_u64(&a, KEYS("kernel_size"), 3);
+	in = hf_get_u64(&a, KEYS("input_size"), 80);
+	tr = hf_get_u64(&a, KEYS("time_reduction"), 8);
+	dist = hf_get_u64(&a, KEYS("bias_max_distance"), 1000);
+	sym = hf_get_bool(&a, KEYS("bias_symmetric"), false);
+	chans = hf_get_u64(&a, KEYS("nemo_conv_channels"), 1024);
+	rate = hf_get_u64(&a, KEYS("downsample_rate"), 1);
+	if (a.st == MP_OK && (tr == 0 || tr % 2 != 0 || tr > 1024))
+		hf_fail_key(&a, "time_reduction",
+		            "time_reduction must be an even number from 2 to 1024 (Phi4MultimodalAudioConfig raises "
+		            "ValueError otherwise)");
+	if (a.st == MP_OK && (h == 0 || h > (UINT64_C(1) << 20) || L == 0 || L > MP_MAX_LAYERS || heads == 0 ||
+	                      heads * hd == 0 || hd > (UINT64_C(1) << 16) || inter == 0 || inter > (UINT64_C(1) << 24) ||
+	                      ext == 0 || ext > (UINT64_C(1) << 20) || dso == 0 || dso > (UINT64_C(1) << 20) || mult == 0 ||
+	                      mult > 64 || k == 0 || k > 1024 || in == 0 || in > 4096 || dist == 0 ||
+	                      dist > (UINT64_C(1) << 20) || chans == 0 || chans > 65536 || rate == 0 || rate > 64))
+		hf_fail_key(&a, h == 0 || h > (UINT64_C(1) << 20) ? "hidden_size"
+		                : L == 0 || L > MP_MAX_LAYERS      ? "num_blocks"
+		                : heads == 0 || heads * hd == 0 || hd > (UINT64_C(1) << 16) ? "num_attention_heads"
+		                : inter == 0 || inter > (UINT64_C(1) << 24)                 ? "intermediate_size"
+		                : ext == 0 || ext > (UINT64_C(1) << 20)                     ? "ext_pw_out_channel"
+		                : dso == 0 || dso > (UINT64_C(1) << 20) ? "depthwise_separable_out_channel"
+		                : mult == 0 || mult > 64                ? "depthwise_multiplier"
+		                : k == 0 || k > 1024                    ? "kernel_size"
+		                : in == 0 || in > 4096                  ? "input_size"
+		                : dist == 0 || dist > (UINT64_C(1) << 20) ? "bias_max_distance"
+		                : chans == 0 || chans > 65536             ? "nemo_conv_channels"
+		                                                          : "downsample_rate",
+		            "the Phi-4-multimodal audio encoder needs hidden_size from 1 to 2^20, 1 to 1024 blocks, heads x "
+		            "head_dim above 0, widths from 1 to 2^20 (2^24 for intermediate_size), a depthwise_multiplier and "
+		            "downsample_rate from 1 to 64, a kernel_size from 1 to 1024, 1 to 4096 input features and 1 to "
+		            "65536 conv channels");
+	c->st = a.st;
+	if (c->st != MP_OK)
+		return;
+	n = log2_floor(tr);
+	fin = in;
+	for (uint64_t i = 0; i < n; i++)
+		fin = (fin + 1) / 2; /* math.floor((f - 1) / 2 + 1) */
+	mp_inventory_root(&m->inv, MP_ROOT_EXTRA, "model.embed_tokens_extend.audio_embed.");
+	{
+		uint64_t glu[3] = {2 * ext, h, 1}, b1[3] = {1, ext, 1}, dw[3] = {h * mult, 1, k}, pw[3] = {dso, h * mult, 1},
+		         epw[3] = {ext, h, 1};
+
+		hf_shape(m, MP_ROOT_EXTRA, "encoder.encoder_embedding", "global_mean", MP_TK_VISION, MP_TF_BUFFER, &in, 1, 1);
+		hf_shape(m, MP_ROOT_EXTRA, "encoder.encoder_embedding", "global_invstd", MP_TK_VISION, MP_TF_BUFFER, &in, 1,
+		         1);
+		conv_subsampling(m, MP_ROOT_EXTRA, "encoder.embed.conv.{i}", chans, 3, n);
+		LIN(m, MP_ROOT_EXTRA, "encoder.embed", "out", MP_TK_VISION, h, chans * fin, true, 1);
+		mat(m, MP_ROOT_EXTRA, "encoder.relative_attention_bias_layer", "bias_values.weight", MP_TK_VISION,
+		    sym ? dist : 2 * dist, heads, 1);
+		LN(m, MP_ROOT_EXTRA, ffi, "layer_norm", MP_TK_VISION, h, L);
+		LIN(m, MP_ROOT_EXTRA, ffi, "gate_up_proj", MP_TK_VISION, 2 * inter, h, true, L);
+		LIN(m, MP_ROOT_EXTRA, ffi, "down_proj", MP_TK_VISION, h, inter, true, L);
+		LN(m, MP_ROOT_EXTRA, ffo, "layer_norm", MP_TK_VISION, h, L);
+		LIN(m, MP_ROOT_EXTRA, ffo, "gate_up_proj", MP_TK_VISION, 2 * inter, h, true, L);
+		LIN(m, MP_ROOT_EXTRA, ffo, "down_proj", MP_TK_VISION, h, inter, true, L);
+		LIN(m, MP_ROOT_EXTRA, attn, "q_proj", MP_TK_VISION, heads * hd, h, true, L);
+		LIN(m, MP_ROOT_EXTRA, attn, "k_proj", MP_TK_VISION, heads * hd, h, true, L);
+		LIN(m, MP_ROOT_EXTRA, attn, "v_proj", MP_TK_VISION, heads * hd, h, true, L);
+		LIN(m, MP_ROOT_EXTRA, attn, "o_proj", MP_TK_VISION, h, heads * hd, true, L);
+		LN(m, MP_ROOT_EXTRA, conv, "layer_norm", MP_TK_VISION, h, L);
+		hf_shape(m, MP_ROOT_EXTRA, conv, "glu.ext_pw_conv_1d.weight", MP_TK_VISION, 0, glu, 3, L);
+		vec(m, MP_ROOT_EXTRA, conv, "glu.ext_pw_conv_1d.bias", MP_TK_VISION, 2 * ext, L);
+		hf_shape(m, MP_ROOT_EXTRA, conv, "glu.b1", MP_TK_VISION, 0, b1, 3, L);
+		hf_shape(m, MP_ROOT_EXTRA, conv, "glu.b2", MP_TK_VISION, 0, b1, 3, L);
+		hf_shape(m, MP_ROOT_EXTRA, conv, "dw_sep_conv_1d.dw_conv.weight", MP_TK_VISION, 0, dw, 3, L);
+		vec(m, MP_ROOT_EXTRA, conv, "dw_sep_conv_1d.dw_conv.bias", MP_TK_VISION, h * mult, L);
+		hf_shape(m, MP_ROOT_EXTRA, conv, "dw_sep_conv_1d.pw_conv.weight", MP_TK_VISION, 0, pw, 3, L);
+		vec(m, MP_ROOT_EXTRA, conv, "dw_sep_conv_1d.pw_conv.bias", MP_TK_VISION, dso, L);
+		hf_shape(m, MP_ROOT_EXTRA, conv, "ext_pw_conv_1d.weight", MP_TK_VISION, 0, epw, 3, L);
+		vec(m, MP_ROOT_EXTRA, conv, "ext_pw_conv_1d.bias", MP_TK_VISION, ext, L);
+		LN(m, MP_ROOT_EXTRA, enc, "layer_norm_att", MP_TK_VISION, h, L);
+		LN(m, MP_ROOT_EXTRA, enc, "layer_norm", MP_TK_VISION, h, L);
+	}
+	LIN(m, MP_ROOT_EXTRA, NULL, "up_proj_for_speech", MP_TK_PROJECTOR, th, h * rate, true, 1);
+	LIN(m, MP_ROOT_EXTRA, NULL, "down_proj_for_speech", MP_TK_PROJECTOR, th, th, true, 1);
+	LIN(m, MP_ROOT_EXTRA, NULL, "up_proj_for_vision_speech", MP_TK_PROJECTOR, th, h * rate, true, 1);
+	LIN(m, MP_ROOT_EXTRA, NULL, "down_proj_for_vision_speech", MP_TK_PROJECTOR, th, th, true, 1);
+}
+
+/*
+ * Phi-4-multimodal (Phi4MultimodalConfig; Phi4MultimodalForCausalLM): the Phi-3 decoder with the class's own defaults
+ * at the top (vocab 200064, hidden 3072, MLP 8192, 32 layers, 32 heads, 8 KV heads, 131072 positions, untied; fused
+ * qkv_proj and gate_up_proj, no biases; a sliding_window, null by default, on every layer) and
+ * model.embed_tokens_extend: the image embedding (image_embed.: the SigLIP tower img_processor of
+ * Phi4MultimodalVisionConfig, its pooling head always built; img_projection_up from the tower's width and
+ * img_projection_down, biased; global_img_feature_extensor [1, 1, w] and sub_img_feature_extensor [1, 1, 1, w]) and
+ * the audio embedding (phi4mm_audio). Both towers are always built; the KV cache is the decoder's alone.
+ */
+void mpm_read_phi4_multimodal(hf_ctx *c, mp_model *m)
+{
+	static const mpm_dense d = {.vocab_size = 200064,
+	                            .hidden_size = 3072,
+	                            .intermediate_size = 8192,
+	                            .num_layers = 32,
+	                            .num_heads = 32,
+	                            .num_kv_heads = 8,
+	                            .max_positions = 131072,
+	                            .norms = 2};
+	uint64_t vh, th;
+
+	mpm_read_dense(c, &d, m);
+	if (c->st != MP_OK)
+		return;
+	th = m->hidden_size;
+	vh = siglip_tower_of(c, &phi4mm_vision, m, "model.embed_tokens_extend.image_embed.img_processor.",
+	                     "model.embed_tokens_extend.image_embed.");
+	if (c->st != MP_OK)
+		return;
+	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "model.embed_tokens_extend.image_embed.");
+	LIN(m, MP_ROOT_PROJECTOR, NULL, "img_projection_up", MP_TK_PROJECTOR, th, vh, true, 1);
+	LIN(m, MP_ROOT_PROJECTOR, NULL, "img_projection_down", MP_TK_PROJECTOR, th, th, true, 1);
+	{
+		uint64_t g[3] = {1, 1, vh}, s4[4] = {1, 1, 1, vh};
+
+		hf_shape(m, MP_ROOT_PROJECTOR, NULL, "global_img_feature_extensor", MP_TK_PROJECTOR, 0, g, 3, 1);
+		hf_shape(m, MP_ROOT_PROJECTOR, NULL, "sub_img_feature_extensor", MP_TK_PROJECTOR, 0, s4, 4, 1);
+	}
+	phi4mm_audio(c, th, m);
 }

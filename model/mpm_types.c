@@ -922,6 +922,8 @@ const mpm_type mpm_types[] = {
     {.name = "git", .model_class = "GitForCausalLM", .read = mpm_read_git},
     {.name = "nemotron_h_omni", .model_class = "NemotronH_Omni_Reasoning_V3", .read = mpm_read_nemotron_h_omni,
      .wrapper = true},
+    {.name = "phi4_multimodal", .model_class = "Phi4MultimodalForCausalLM", .read = mpm_read_phi4_multimodal,
+     .names = &mpm_names_phi3},
 };
 const size_t mpm_types_count = sizeof(mpm_types) / sizeof(mpm_types[0]);
 

@@ -286,6 +286,28 @@ static void test_nemotron_h_omni(void **state)
 	assert_int_equal(legacy.vision, pc.vision);
 }
 
+/*
+ * Phi-4-multimodal (Phi4MultimodalConfig defaults): the Phi-3 decoder 3,072 wide, 32 layers, 8 KV heads, 200,064
+ * tokens, untied; the SigLIP tower of 1,152 (27 blocks of 15,239,504, patches 14 px of 448 px images: 1,024 positions,
+ * post_layernorm, the pooling head 15,238,352): 428,565,440; img_projection_up and _down with biases and the two
+ * feature extensors: 12,984,576; the conformer of 24 blocks of 17,858,560 after its subsampling (three stride-2 stages
+ * of 1,024 channels, 80 mel bins to 10) and out linear 10,486,784 and the relative bias table 2,000 x 16: 441,254,144;
+ * the four speech projections 25,178,112. Vision 907,982,272, total 5,308,268,992 (transformers 5.24 builds as many).
+ */
+static void test_phi4_multimodal(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"phi4_multimodal\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(428565440) + 12984576 + 441254144 + 25178112);
+	assert_int_equal(pc.embedding, UINT64_C(200064) * 3072);
+	assert_int_equal(pc.lm_head, UINT64_C(200064) * 3072);
+	assert_int_equal(pc.total, UINT64_C(5308268992));
+}
+
 static void test_bad_configs(void **state)
 {
 	static const struct {
@@ -341,6 +363,10 @@ static void test_bad_configs(void **state)
 	    {"{\"model_type\":\"nemotron_h_omni\",\"vision_config\":{\"video_temporal_patch_size\":3}}",
 	     "/model/hf_config/vision_config/video_temporal_patch_size"},
 	    {"{\"model_type\":\"nemotron_h_omni\",\"downsample_ratio\":0}", "/model/hf_config/downsample_ratio"},
+	    {"{\"model_type\":\"phi4_multimodal\",\"audio_config\":{\"time_reduction\":3}}",
+	     "/model/hf_config/audio_config/time_reduction"},
+	    {"{\"model_type\":\"phi4_multimodal\",\"vision_config\":{\"num_attention_heads\":5}}",
+	     "/model/hf_config/vision_config/num_attention_heads"},
 	    /* a vision_config of its own leaves video_temporal_patch_size None, which the wrapper's check refuses */
 	    {"{\"model_type\":\"nemotron_h_omni\",\"vision_config\":{\"hidden_size\":1280}}",
 	     "/model/hf_config/vision_config/video_temporal_patch_size"},
@@ -374,6 +400,7 @@ int main(void)
 	    cmocka_unit_test(test_ovis2),
 	    cmocka_unit_test(test_moss_transcribe_diarize),
 	    cmocka_unit_test(test_nemotron_h_omni),
+	    cmocka_unit_test(test_phi4_multimodal),
 	    cmocka_unit_test(test_git),
 	    cmocka_unit_test(test_bad_configs),
 	};

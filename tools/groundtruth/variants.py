@@ -1476,6 +1476,33 @@ def draw_nemotron_h_omni(rng, d, text_hidden):
         d["audio_config"] = a
 
 
+def draw_phi4_multimodal(rng, d):
+    """Phi-4-multimodal keeps its decoder's keys at the top and builds both towers always: a small SigLIP-style
+    vision_config (width, heads dividing it, layers, MLP, image and patch) and a small conformer audio_config (every
+    width apart: MLP, ext_pw_out_channel, depthwise_separable_out_channel, depthwise_multiplier, kernel_size,
+    input_size, time_reduction, the relative bias table's distance and symmetry, nemo_conv_channels,
+    downsample_rate); a partial rotary factor of 0.75 (the published checkpoint's) in some."""
+    h = rng.choice([2, 4])
+    patch = rng.choice([4, 7, 14])
+    d["vision_config"] = {"model_type": "phi4_multimodal_vision", "hidden_size": h * rng.choice([8, 16]),
+                          "num_attention_heads": h, "num_hidden_layers": rng.choice([1, 2, 3]),
+                          "intermediate_size": rng.choice([24, 48, 64]), "patch_size": patch,
+                          "image_size": patch * rng.choice([2, 3, 4]), "crop_size": patch * 4}
+    ah = rng.choice([2, 4])
+    a = {"model_type": "phi4_multimodal_audio", "hidden_size": ah * rng.choice([8, 16]), "num_attention_heads": ah,
+         "num_blocks": rng.choice([1, 2]), "intermediate_size": rng.choice([24, 48]),
+         "ext_pw_out_channel": rng.choice([16, 32]), "depthwise_separable_out_channel": rng.choice([16, 32]),
+         "nemo_conv_channels": rng.choice([4, 8]), "input_size": rng.choice([16, 20, 80]),
+         "bias_max_distance": rng.choice([8, 50]), "time_reduction": rng.choice([2, 4, 6, 8])}
+    for k, vals in (("depthwise_multiplier", [1, 2]), ("kernel_size", [1, 3, 5]), ("bias_symmetric", [False, True]),
+                    ("downsample_rate", [1, 2])):
+        if rng.random() < 0.6:
+            a[k] = rng.choice(vals)
+    d["audio_config"] = a
+    if rng.random() < 0.4:      # the published checkpoint rotates 3/4 of each head
+        d["rope_parameters"] = {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.75}
+
+
 def draw_blip(rng, t, d):
     """BLIP-2, InstructBLIP(-Video): the EVA tower's qkv_bias, the Q-Former (width, heads, layers, MLP,
     cross_attention_frequency, its text branch, InstructBLIP's embeddings), num_query_tokens; a third of the variants
@@ -1554,6 +1581,8 @@ def draw(t, rng):
         return draw_wrapper(rng, t, cfg0)
     d = draw_text(rng, t, type(cfg0), cfg0.to_dict())
     d["model_type"] = t
+    if t == "phi4_multimodal":
+        draw_phi4_multimodal(rng, d)
     if t == "git":
         # GIT keeps its decoder's keys at the top: its CLIP tower and temporal image embeddings drawn beside them
         d["vision_config"] = draw_vision(rng, cfg0.vision_config.to_dict(), d.get("hidden_size"))
