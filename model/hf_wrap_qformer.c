@@ -1808,3 +1808,191 @@ void mpm_read_phi4_multimodal(hf_ctx *c, mp_model *m)
 	}
 	phi4mm_audio(c, th, m);
 }
+
+/* ----- Muse Glimmer, Muse Spark ----------------------------------------------------------------------------------- */
+
+/*
+ * MuseGlimmerVisionModel (MuseSparkVisionModel the same; MuseGlimmerVisionConfig: hidden 1536, 50 layers of 16 heads,
+ * MLP 8960, 14 px patches of patch_temporal 2 frames, a 32 x 32 position table, merge_size 2) under
+ * model.vision_tower.: patch_embedder.patch_embedding (a linear from patch_temporal x 3 x patch^2, no bias) and
+ * position_embedding_table [pos_emb_height x pos_emb_width, hidden]; ln_pre; per layer norm1 and norm2 (LayerNorms),
+ * q, k, v and proj (biased), mlp.fc1 and fc2 (biased); ln_post. Then the wrapper's vision_adapter (fc1 from
+ * out_hidden_size to projector_hidden_size and fc2, no biases) and vision_projection (to the decoder's width, no
+ * bias); the rotary tables and the perception norm hold no parameters.
+ */
+static void muse_vision(hf_ctx *c, mp_model *m)
+{
+	char pointer[MP_POINTER_MAX];
+	hf_ctx v;
+	uint64_t h, L, heads, inter, patch, frames, ph, pw, out, phs;
+	const char *lay = "layers.{i}";
+
+	if (!hf_sub_config(c, "vision_config", pointer, sizeof(pointer), &v))
+		return;
+	h = hf_get_u64(&v, KEYS("hidden_size"), 1536);
+	L = hf_get_u64(&v, KEYS("num_hidden_layers"), 50);
+	heads = hf_get_u64(&v, KEYS("num_attention_heads"), 16);
+	inter = hf_get_u64(&v, KEYS("intermediate_size"), 8960);
+	patch = hf_get_u64(&v, KEYS("patch_size"), 14);
+	frames = hf_get_u64(&v, KEYS("patch_temporal"), 2);
+	ph = hf_get_u64(&v, KEYS("pos_emb_height"), 32);
+	pw = hf_get_u64(&v, KEYS("pos_emb_width"), 32);
+	if (v.st == MP_OK && (h == 0 || h > (UINT64_C(1) << 20) || L == 0 || L > MP_MAX_LAYERS || heads == 0 ||
+	                      heads > h || inter == 0 || inter > (UINT64_C(1) << 24) || patch == 0 || patch > 1024 ||
+	                      frames == 0 || frames > 64 || ph == 0 || ph > 65536 || pw == 0 || pw > 65536))
+		hf_fail_key(&v, h == 0 || h > (UINT64_C(1) << 20) ? "hidden_size"
+		                : L == 0 || L > MP_MAX_LAYERS      ? "num_hidden_layers"
+		                : heads == 0 || heads > h          ? "num_attention_heads"
+		                : inter == 0 || inter > (UINT64_C(1) << 24) ? "intermediate_size"
+		                : patch == 0 || patch > 1024                ? "patch_size"
+		                : frames == 0 || frames > 64                ? "patch_temporal"
+		                : ph == 0 || ph > 65536                     ? "pos_emb_height"
+		                                                            : "pos_emb_width",
+		            "the Muse vision tower needs hidden_size from 1 to 2^20, 1 to 1024 layers, 1 to hidden_size "
+		            "heads, intermediate_size from 1 to 2^24, a patch_size from 1 to 1024, 1 to 64 frames a patch and "
+		            "a position grid of 1 to 65536 a side");
+	c->st = v.st;
+	out = hf_get_u64(c, KEYS("out_hidden_size"), 6144);
+	phs = hf_get_u64(c, KEYS("projector_hidden_size"), 4096);
+	if (c->st == MP_OK && (out == 0 || out > (UINT64_C(1) << 24) || phs == 0 || phs > (UINT64_C(1) << 24)))
+		hf_fail_key(c, out == 0 || out > (UINT64_C(1) << 24) ? "out_hidden_size" : "projector_hidden_size",
+		            "out_hidden_size and projector_hidden_size must be from 1 to 2^24");
+	if (c->st != MP_OK)
+		return;
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.vision_tower.");
+	mat(m, MP_ROOT_TOWER, "patch_embedder", "patch_embedding.weight", MP_TK_VISION, h, frames * 3 * patch * patch, 1);
+	mat(m, MP_ROOT_TOWER, "patch_embedder", "position_embedding_table.weight", MP_TK_VISION, ph * pw, h, 1);
+	LN(m, MP_ROOT_TOWER, NULL, "ln_pre", MP_TK_VISION, h, 1);
+	LN(m, MP_ROOT_TOWER, lay, "norm1", MP_TK_VISION, h, L);
+	LN(m, MP_ROOT_TOWER, lay, "norm2", MP_TK_VISION, h, L);
+	LIN(m, MP_ROOT_TOWER, "layers.{i}.attn", "q_proj", MP_TK_VISION, h, h, true, L);
+	LIN(m, MP_ROOT_TOWER, "layers.{i}.attn", "k_proj", MP_TK_VISION, h, h, true, L);
+	LIN(m, MP_ROOT_TOWER, "layers.{i}.attn", "v_proj", MP_TK_VISION, h, h, true, L);
+	LIN(m, MP_ROOT_TOWER, "layers.{i}.attn", "proj", MP_TK_VISION, h, h, true, L);
+	LIN(m, MP_ROOT_TOWER, "layers.{i}.mlp", "fc1", MP_TK_VISION, inter, h, true, L);
+	LIN(m, MP_ROOT_TOWER, "layers.{i}.mlp", "fc2", MP_TK_VISION, h, inter, true, L);
+	LN(m, MP_ROOT_TOWER, NULL, "ln_post", MP_TK_VISION, h, 1);
+	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "model.");
+	mat(m, MP_ROOT_PROJECTOR, "vision_adapter", "fc1.weight", MP_TK_PROJECTOR, phs, out, 1);
+	mat(m, MP_ROOT_PROJECTOR, "vision_adapter", "fc2.weight", MP_TK_PROJECTOR, phs, phs, 1);
+	mat(m, MP_ROOT_PROJECTOR, NULL, "vision_projection.weight", MP_TK_PROJECTOR, m->hidden_size, phs, 1);
+}
+
+/*
+ * Muse Glimmer (MuseGlimmerConfig; MuseGlimmerForConditionalGeneration): the decoder (text_config,
+ * MuseGlimmerTextConfig's defaults) under model.language_model., lm_head at the top (tied only by the wrapper's
+ * tie_word_embeddings, which has no field in the class: absent, untied, whatever text_config says), and the vision
+ * tower with its adapter
+ * (muse_vision).
+ */
+void mpm_read_muse_glimmer(hf_ctx *c, mp_model *m)
+{
+	if (!read_text(c, "muse_glimmer_text", false, m))
+		return;
+	m->inv.roots[MP_ROOT_DECODER] = "model.language_model.";
+	/* the wrapper's key alone: text_config's tie_word_embeddings ties nothing (transformers 5.24 reads the
+	 * wrapper's, which MuseGlimmerConfig has no field for: absent, untied) */
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), false);
+	muse_vision(c, m);
+}
+
+/* The entries of a JSON list of numbers under key into out (at most cap), their count into *n; false (the 422 naming
+ * key) when it is not such a list of integers from 1 to 2^24. */
+static bool u64_list(hf_ctx *c, const char *key, uint64_t *out, size_t cap, size_t *n)
+{
+	const cJSON *l = c->cfg ? cJSON_GetObjectItemCaseSensitive(c->cfg, key) : NULL, *v;
+
+	*n = 0;
+	if (!cJSON_IsArray(l))
+		return true;
+	cJSON_ArrayForEach(v, l)
+	{
+		if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > (double)(UINT64_C(1) << 24) ||
+		    v->valuedouble != (double)(uint64_t)v->valuedouble || *n >= cap) {
+			hf_fail_key(c, key, "must be a list of at most 16 integers from 1 to 2^24");
+			return false;
+		}
+		out[(*n)++] = (uint64_t)v->valuedouble;
+	}
+	return true;
+}
+
+/*
+ * MuseSparkAudioModel (MuseSparkAudioConfig: a causal convolutional pyramid over the 24 kHz waveform, num_hidden_layers
+ * 4 stages of patch_sizes (16, 6, 5, 4), hidden_sizes (256, 512, 1024, 2048) and depths (2, 2, 2, 2), mlp_ratio 4.0,
+ * conv_kernel_size 7, out_hidden_size 8192, which must be the decoder's width) under model.audio_tower.: per stage a
+ * patch_embedder (proj from the previous stage's width, 1 for the first, x its patch, biased; an RMSNorm) and depth
+ * conv blocks (a depthwise causal conv with a bias, an RMSNorm, an MLP of int(width x mlp_ratio), biased); then norm,
+ * proj to out_hidden_size (biased) and post_proj_norm. The stages' shapes differ, so each is listed with its own.
+ */
+static void muse_spark_audio(hf_ctx *c, mp_model *m)
+{
+	char pointer[MP_POINTER_MAX];
+	hf_ctx a;
+	uint64_t ps[16] = {16, 6, 5, 4}, hs[16] = {256, 512, 1024, 2048}, dp[16] = {2, 2, 2, 2}, L, k, out;
+	size_t nps = 4, nhs = 4, ndp = 4, got;
+	double ratio;
+	const char *pe = "layers.{i}.patch_embedder", *cb = "layers.{i}.conv_blocks.{j}";
+
+	if (!hf_sub_config(c, "audio_config", pointer, sizeof(pointer), &a))
+		return;
+	if (a.cfg && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(a.cfg, "patch_sizes")) &&
+	    u64_list(&a, "patch_sizes", ps, 16, &got))
+		nps = got;
+	if (a.cfg && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(a.cfg, "hidden_sizes")) &&
+	    u64_list(&a, "hidden_sizes", hs, 16, &got))
+		nhs = got;
+	if (a.cfg && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(a.cfg, "depths")) && u64_list(&a, "depths", dp, 16, &got))
+		ndp = got;
+	L = hf_get_u64(&a, KEYS("num_hidden_layers"), 4);
+	k = hf_get_u64(&a, KEYS("conv_kernel_size"), 7);
+	out = hf_get_u64(&a, KEYS("out_hidden_size"), 8192);
+	ratio = ratio_in(&a, "mlp_ratio", 4.0, 0.0, 1024.0, "mlp_ratio must be above 0 and at most 1024");
+	if (a.st == MP_OK && !(nps == L && nhs == L && ndp == L && L >= 1))
+		hf_fail_key(&a, "num_hidden_layers",
+		            "patch_sizes, hidden_sizes and depths must have one entry per layer, num_hidden_layers of them "
+		            "(MuseSparkAudioConfig.validate_architecture raises ValueError); at least one");
+	if (a.st == MP_OK && (k == 0 || k > 1024))
+		hf_fail_key(&a, "conv_kernel_size", "conv_kernel_size must be from 1 to 1024");
+	if (a.st == MP_OK && out != m->hidden_size)
+		hf_fail_key(&a, "out_hidden_size",
+		            "out_hidden_size must be text_config's hidden_size (MuseSparkConfig.validate_architecture: the "
+		            "audio encoder's output goes onto the text embeddings)");
+	for (uint64_t i = 0; a.st == MP_OK && i < L; i++)
+		if ((uint64_t)((double)hs[i] * ratio) == 0)
+			hf_fail_key(&a, "mlp_ratio", "int(hidden_sizes[i] x mlp_ratio) must be at least 1");
+	c->st = a.st;
+	if (c->st != MP_OK)
+		return;
+	mp_inventory_root(&m->inv, MP_ROOT_EXTRA, "model.audio_tower.");
+	for (uint64_t i = 0; i < L; i++) {
+		uint64_t in = i ? hs[i - 1] : 1, h = hs[i], inter = (uint64_t)((double)h * ratio), cw[3] = {h, 1, k};
+
+		LIN(m, MP_ROOT_EXTRA, pe, "proj", MP_TK_VISION, h, in * ps[i], true, 1);
+		vec(m, MP_ROOT_EXTRA, pe, "norm.weight", MP_TK_VISION, h, 1);
+		hf_shape(m, MP_ROOT_EXTRA, cb, "conv.weight", MP_TK_VISION, 0, cw, 3, dp[i]);
+		vec(m, MP_ROOT_EXTRA, cb, "conv.bias", MP_TK_VISION, h, dp[i]);
+		vec(m, MP_ROOT_EXTRA, cb, "norm.weight", MP_TK_VISION, h, dp[i]);
+		LIN(m, MP_ROOT_EXTRA, cb, "mlp.fc1", MP_TK_VISION, inter, h, true, dp[i]);
+		LIN(m, MP_ROOT_EXTRA, cb, "mlp.fc2", MP_TK_VISION, h, inter, true, dp[i]);
+	}
+	vec(m, MP_ROOT_EXTRA, NULL, "norm.weight", MP_TK_VISION, hs[L - 1], 1);
+	LIN(m, MP_ROOT_EXTRA, NULL, "proj", MP_TK_VISION, out, hs[L - 1], true, 1);
+	vec(m, MP_ROOT_EXTRA, NULL, "post_proj_norm.weight", MP_TK_VISION, out, 1);
+}
+
+/*
+ * Muse Spark (MuseSparkConfig; MuseSparkForConditionalGeneration): the MoE decoder (text_config, MuseSparkTextConfig's
+ * defaults) under model.language_model., lm_head at the top and never tied (the class ties nothing), Muse Glimmer's
+ * vision tower and adapter (muse_vision), and the waveform audio encoder (muse_spark_audio), always built.
+ */
+void mpm_read_muse_spark(hf_ctx *c, mp_model *m)
+{
+	if (!read_text(c, "muse_spark_text", false, m))
+		return;
+	m->inv.roots[MP_ROOT_DECODER] = "model.language_model.";
+	m->tie_word_embeddings = false;
+	muse_vision(c, m);
+	if (c->st == MP_OK)
+		muse_spark_audio(c, m);
+}

@@ -924,6 +924,16 @@ const mpm_type mpm_types[] = {
      .wrapper = true},
     {.name = "phi4_multimodal", .model_class = "Phi4MultimodalForCausalLM", .read = mpm_read_phi4_multimodal,
      .names = &mpm_names_phi3},
+    {.name = "muse_glimmer_text",
+     .model_class = "MuseGlimmerTextModel (the decoder of MuseGlimmerForConditionalGeneration)",
+     .read = mpm_read_muse_glimmer_text},
+    {.name = "muse_glimmer", .model_class = "MuseGlimmerForConditionalGeneration", .read = mpm_read_muse_glimmer,
+     .wrapper = true},
+    {.name = "muse_spark_text",
+     .model_class = "MuseSparkTextModel (the decoder of MuseSparkForConditionalGeneration)",
+     .read = mpm_read_muse_spark_text, .names = &mpm_names_muse_spark, .experts_key = "num_local_experts"},
+    {.name = "muse_spark", .model_class = "MuseSparkForConditionalGeneration", .read = mpm_read_muse_spark,
+     .wrapper = true},
 };
 const size_t mpm_types_count = sizeof(mpm_types) / sizeof(mpm_types[0]);
 

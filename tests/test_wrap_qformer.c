@@ -308,6 +308,56 @@ static void test_phi4_multimodal(void **state)
 	assert_int_equal(pc.total, UINT64_C(5308268992));
 }
 
+/*
+ * Muse Glimmer (MuseGlimmerConfig defaults): the decoder 6,656 wide, 52 layers of 32 heads of 128 (2 KV heads) with a
+ * gate_proj each, a gated MLP of 19,968, 202,048 tokens, untied; the tower 1,852,639,744 (patches 1,536 x 1,176,
+ * positions 1,024 x 1,536, ln_pre and ln_post, 50 layers of 36,985,088), vision_adapter 6,144 -> 4,096 -> 4,096
+ * (41,943,040) and vision_projection 4,096 -> 6,656 (27,262,976): vision 1,921,845,760, total 29,776,626,688
+ * (transformers 5.24 builds as many). 39 of the 52 layers slide over 2,048 tokens: the full ones are every 4th
+ * counted back from the last (layer 51, 47, ..., 3), so at 4,096 tokens the bf16 cache holds 2 x 2 x 128 x 2 bytes
+ * per token per layer: 1,024 x (13 x 4,096 + 39 x 2,048) = 136,314,880 bytes.
+ */
+static void test_muse_glimmer(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+	uint64_t kv;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"muse_glimmer\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(1852639744) + 41943040 + 27262976);
+	assert_int_equal(pc.lm_head, UINT64_C(202048) * 6656);
+	assert_int_equal(pc.total, UINT64_C(29776626688));
+	assert_int_equal(m.sliding_window_layers, 39);
+	assert_int_equal(mp_kv_cache_bytes(&m, MP_DTYPE_BF16, 4096, 1, &kv, &err), MP_OK);
+	assert_int_equal(kv, UINT64_C(1024) * (13 * 4096 + 39 * 2048));
+}
+
+/*
+ * Muse Spark (MuseSparkConfig defaults): 62 MoE layers of 256 experts at 4,096 (gate_up 8,192 x 4,096 and down
+ * 4,096 x 4,096 each), top 8; the Muse vision tower 1,852,639,744, its adapter 41,943,040 and vision_projection
+ * 4,096 -> 8,192 (33,554,432); the audio pyramid 117,840,384 (stages of 256, 512, 1,024 and 2,048 channels, patches
+ * 16, 6, 5, 4, two conv blocks each: 4,608 + 2 x 527,872, 787,456 + 2 x 2,104,320, 2,623,488 + 2 x 8,402,944,
+ * 8,392,704 + 2 x 33,583,104; then norm, proj to 8,192 and post_proj_norm 16,787,456). Vision 2,045,977,600, total
+ * 822,036,513,792 (transformers 5.24 builds as many). The cache at 4,096 tokens in bf16: 16 KV heads of 64, K and V,
+ * 4,096 bytes per token per layer, the 16 full layers every token and the 46 sliding ones 2,048: 654,311,424.
+ */
+static void test_muse_spark(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+	uint64_t kv;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"muse_spark\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(1852639744) + 41943040 + 33554432 + 117840384);
+	assert_int_equal(pc.total, UINT64_C(822036513792));
+	assert_int_equal(mp_kv_cache_bytes(&m, MP_DTYPE_BF16, 4096, 1, &kv, &err), MP_OK);
+	assert_int_equal(kv, UINT64_C(4096) * (16 * 4096 + 46 * 2048));
+}
+
 static void test_bad_configs(void **state)
 {
 	static const struct {
@@ -363,6 +413,16 @@ static void test_bad_configs(void **state)
 	    {"{\"model_type\":\"nemotron_h_omni\",\"vision_config\":{\"video_temporal_patch_size\":3}}",
 	     "/model/hf_config/vision_config/video_temporal_patch_size"},
 	    {"{\"model_type\":\"nemotron_h_omni\",\"downsample_ratio\":0}", "/model/hf_config/downsample_ratio"},
+	    /* the derived layer_types slide where the window is null: transformers 5.24 cannot build that cache */
+	    {"{\"model_type\":\"muse_glimmer\",\"text_config\":{\"sliding_window\":null}}",
+	     "/model/hf_config/text_config/sliding_window"},
+	    /* the audio encoder's output goes onto the text embeddings, so it must be their width */
+	    {"{\"model_type\":\"muse_spark\",\"audio_config\":{\"out_hidden_size\":4096}}",
+	     "/model/hf_config/audio_config/out_hidden_size"},
+	    {"{\"model_type\":\"muse_spark\",\"audio_config\":{\"num_hidden_layers\":3}}",
+	     "/model/hf_config/audio_config/num_hidden_layers"},
+	    {"{\"model_type\":\"muse_spark\",\"text_config\":{\"num_hidden_layers\":2,\"mlp_layer_types\":[\"dense\"]}}",
+	     "/model/hf_config/text_config/mlp_layer_types"},
 	    {"{\"model_type\":\"phi4_multimodal\",\"audio_config\":{\"time_reduction\":3}}",
 	     "/model/hf_config/audio_config/time_reduction"},
 	    {"{\"model_type\":\"phi4_multimodal\",\"vision_config\":{\"num_attention_heads\":5}}",
@@ -401,6 +461,8 @@ int main(void)
 	    cmocka_unit_test(test_moss_transcribe_diarize),
 	    cmocka_unit_test(test_nemotron_h_omni),
 	    cmocka_unit_test(test_phi4_multimodal),
+	    cmocka_unit_test(test_muse_glimmer),
+	    cmocka_unit_test(test_muse_spark),
 	    cmocka_unit_test(test_git),
 	    cmocka_unit_test(test_bad_configs),
 	};

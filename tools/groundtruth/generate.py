@@ -66,7 +66,7 @@ zamba olmo_hybrid lara_mini hrm_text
 granite4_vision
 minicpmv4_6 minicpmv4_7 minicpm_ocr ovis2 moss_transcribe_diarize git aria glm_ocr
 doge modernbert-decoder xlstm dory cpmant
-nemotron_h_omni phi4_multimodal""".split()
+nemotron_h_omni phi4_multimodal muse_glimmer muse_spark""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
@@ -98,7 +98,7 @@ VISION = re.compile(r"(^|\.)(vision_tower|video_tower|image_tower|projector|visu
                     r"audio_tower|audio_model|embed_vision|embed_audio|vision|audio|"
                     r"qformer|query_tokens|language_projection|high_res_vision_model|high_res_vision_neck|high_res_vision_proj|"
                     r"high_res_vision_alpha|layerwise_projectors|spatial_projectors|merger|visual_embeddings_table|"
-                    r"visual_projection|img_temporal_embedding|vision_final_layernorm|embed_tokens_extend)(\.|$)")
+                    r"visual_projection|img_temporal_embedding|vision_final_layernorm|embed_tokens_extend|vision_adapter)(\.|$)")
 EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|git\.embeddings\.position_embeddings|embed_tokens_per_layer|backbone\.embeddings|model\.embeddings|rwkv\.embeddings|"
                    r"tokens_embed|positions_embed|^transformer\.w|embeddings\.tok_embeddings|^cpmant\.input_embedding|"
                    r"^cpmant\.segment_embedding)\.weight$")
@@ -310,6 +310,11 @@ def shrink(cfg):
             for k in ("num_hidden_layers", "depth", "num_layers"):
                 if isinstance(getattr(vc, k, None), int):
                     setattr(vc, k, 1)
+            # per-stage lists with one entry per layer (Muse Spark's audio pyramid) keep the first stage, so that
+            # the tiny config reads back (MuseSparkAudioConfig.validate_architecture)
+            for k in ("patch_sizes", "hidden_sizes", "depths"):
+                if isinstance(getattr(vc, k, None), (list, tuple)) and getattr(vc, "num_hidden_layers", None) == 1:
+                    setattr(vc, k, list(getattr(vc, k))[:1])
     return cfg
 
 

@@ -75,7 +75,8 @@ VIA_WRAPPER = {"qwen2_vl_text": "qwen2_vl", "qwen2_5_vl_text": "qwen2_5_vl", "qw
                "qwen3_vl_moe_text": "qwen3_vl_moe", "glm4v_text": "glm4v", "glm4v_moe_text": "glm4v_moe",
                "paddleocr_vl_text": "paddleocr_vl", "cosmos3_edge_text": "cosmos3_edge",
                "qwen2_5_omni_text": "qwen2_5_omni_thinker", "qwen3_omni_moe_text": "qwen3_omni_moe_thinker",
-               "glm_ocr_text": "glm_ocr", "hy_v4_vl_text": "hy_v4_vl"}
+               "glm_ocr_text": "glm_ocr", "hy_v4_vl_text": "hy_v4_vl", "muse_glimmer_text": "muse_glimmer",
+               "muse_spark_text": "muse_spark"}
 
 # bool fields that change no parameter or cache tensor and that the CPU run cannot take either way (kernels not
 # installed, training-only outputs), or that make a decoder an encoder-decoder: left at their defaults.
@@ -1138,6 +1139,20 @@ FAMILIES = {
 FAMILIES["qwen3_omni_moe_text"] = fam_moe   # Qwen3-Omni's Thinker decoder: Qwen3-MoE's keys
 
 
+def fam_muse_spark(w, t):
+    """Muse Spark's decoder: Muse Glimmer's attention and windows (fam_dense), the experts (count, top-k, width), the
+    width they run at (moe_hidden_size) and, in some, mlp_layer_types with dense layers among the sparse ones."""
+    fam_dense(w, t)
+    draw_moe(w, "num_local_experts", "num_experts_per_tok")
+    w.set("moe_hidden_size", w.choice([16, 24, 48]))
+    n = w.get("num_hidden_layers")
+    if isinstance(n, int) and w.rng.random() < 0.5:
+        w.set("mlp_layer_types", [w.choice(["dense", "sparse"]) for _ in range(n)])
+
+
+FAMILIES["muse_spark_text"] = fam_muse_spark
+
+
 def draw_text(rng, t, cls, dd):
     """A decoder config of type t (class cls, defaults dd)."""
     w = Draw(rng, dd, cls)
@@ -1432,6 +1447,25 @@ def draw_wrapper_v1(rng, t, d, text_hidden):
             d["alignment_intermediate_size"] = rng.choice([32, 48, 96])
     elif t == "nemotron_h_omni":
         draw_nemotron_h_omni(rng, d, text_hidden)
+    elif t in ("muse_glimmer", "muse_spark"):   # the tower's grid, frames and merge; the adapter's widths
+        if t == "muse_spark":                      # the audio pyramid: 1 to 3 stages, every width its own
+            L = rng.choice([1, 2, 3])
+            d["audio_config"] = {"num_hidden_layers": L, "patch_sizes": [rng.choice([2, 4, 5]) for _ in range(L)],
+                                 "hidden_sizes": [rng.choice([8, 16, 24]) for _ in range(L)],
+                                 "depths": [rng.choice([1, 2]) for _ in range(L)],
+                                 "conv_kernel_size": rng.choice([3, 7]), "out_hidden_size": text_hidden}
+            if rng.random() < 0.5:
+                d["audio_config"]["mlp_ratio"] = rng.choice([1.5, 2.0, 4.0])
+        vc = d["vision_config"]
+        vc.pop("image_size", None)
+        vc["pos_emb_height"] = rng.choice([4, 8, 32])
+        vc["pos_emb_width"] = rng.choice([4, 8, 32])
+        for k, vals in (("patch_temporal", [1, 2, 3]), ("merge_size", [1, 2])):
+            if rng.random() < 0.6:
+                vc[k] = rng.choice(vals)
+        d["out_hidden_size"] = vc["hidden_size"] * vc.get("merge_size", 2) ** 2
+        if rng.random() < 0.7:
+            d["projector_hidden_size"] = rng.choice([24, 48, 80])
 
 
 def draw_nemotron_h_omni(rng, d, text_hidden):
