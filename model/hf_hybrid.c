@@ -253,6 +253,31 @@ void mpm_read_lara_mini(hf_ctx *c, mp_model *m)
 	hf_decode_rope(c, m, 1.0);
 }
 
+/* mlp_layer_types ("dense" or "sparse" per layer) into m's dense layers; absent, the first first_k_dense_replace
+ * (default dflt) layers are dense (KimiLinearConfig, BailingHybridConfig derive the list so). */
+static void mlp_layer_types(hf_ctx *c, mp_model *m, uint64_t dflt)
+{
+	const cJSON *l = cJSON_GetObjectItemCaseSensitive(c->cfg, "mlp_layer_types"), *v;
+	uint64_t i = 0;
+
+	if (cJSON_IsArray(l) && (uint64_t)cJSON_GetArraySize(l) == m->num_layers) {
+		cJSON_ArrayForEach(v, l)
+		{
+			if (!cJSON_IsString(v) || (strcmp(v->valuestring, "dense") && strcmp(v->valuestring, "sparse"))) {
+				hf_fail_key(c, "mlp_layer_types", "mlp_layer_types entries must be \"dense\" or \"sparse\"");
+				return;
+			}
+			if (v->valuestring[0] == 'd')
+				dense_layer(m, i);
+			i++;
+		}
+	} else if (l && !cJSON_IsNull(l)) {
+		hf_fail_key(c, "mlp_layer_types", "mlp_layer_types must list \"dense\" or \"sparse\" per layer");
+	} else {
+		m->first_dense_layers = hf_get_u64(c, KEYS("first_k_dense_replace"), dflt);
+	}
+}
+
 /* ----- Kimi-Linear: KDA + MLA ---------------------------------------------------------------------------------- */
 
 static bool kimi_full(uint64_t i)
@@ -329,30 +354,7 @@ void mpm_read_kimi_linear(hf_ctx *c, mp_model *m)
 	} else {
 		hybrid_layers(c, m, "full_attention", "linear_attention", kimi_full);
 	}
-	{
-		const cJSON *l = cJSON_GetObjectItemCaseSensitive(c->cfg, "mlp_layer_types"), *v;
-		uint64_t i = 0;
-
-		if (cJSON_IsArray(l) && (uint64_t)cJSON_GetArraySize(l) == m->num_layers) {
-			cJSON_ArrayForEach(v, l)
-			{
-				if (!cJSON_IsString(v) ||
-				    (strcmp(v->valuestring, "dense") && strcmp(v->valuestring, "sparse"))) {
-					hf_fail_key(c, "mlp_layer_types",
-					            "mlp_layer_types entries must be \"dense\" or \"sparse\"");
-					return;
-				}
-				if (v->valuestring[0] == 'd')
-					dense_layer(m, i);
-				i++;
-			}
-		} else if (l && !cJSON_IsNull(l)) {
-			hf_fail_key(c, "mlp_layer_types",
-			            "mlp_layer_types must list \"dense\" or \"sparse\" per layer");
-		} else {
-			m->first_dense_layers = hf_get_u64(c, KEYS("first_k_dense_replace"), 1);
-		}
-	}
+	mlp_layer_types(c, m, 1);
 	{
 		uint64_t hd = m->head_dim;
 
@@ -360,6 +362,121 @@ void mpm_read_kimi_linear(hf_ctx *c, mp_model *m)
 		hf_decode_rope(c, m, 1.0);
 		m->head_dim = hd;
 	}
+}
+
+/* ----- Bailing hybrid (Ling / Ring linear): KDA + MLA ---------------------------------------------------------- */
+
+/*
+ * BailingHybridConfig (modeling_bailing_hybrid.py; the Ring/Ling linear-attention hybrids): vocab 157184, hidden 2560,
+ * dense MLP 6144, 42 layers of 32 heads, 262144 positions (model_max_length), untied (the class ties nothing); every
+ * layer_group_size-th layer (6) full attention, MLA with a head-wise output gate g_proj [heads, hidden] (q_lora_rank
+ * None, kv_lora_rank 512, qk_nope 128, qk_rope 64, v 128; attention_bias on q_a, kv_a and o), the others Kimi delta
+ * attention of num_attention_heads heads of head_dim 128 (the class copies them into linear_num_heads and
+ * linear_head_dim unless the config states those, as a saved one does): q, k, v, one fused depthwise conv1d over them (short_conv_kernel_size 4,
+ * no bias, fp32), the forget gate (f_proj full rank, A_log per head, dt_bias per channel, fp32), b_proj per head, the
+ * gated o_norm of head_dim, g_proj full rank, o_proj; 512 experts (num_local_experts) of 768, top-8, a shared block of
+ * n_shared_experts x 768, the router's e_score_correction_bias a buffer; mlp_layer_types, by default the first
+ * first_k_dense_replace (2) layers dense. The MTP layers (num_mtp_layers) are not built. The cache: the MLA latent
+ * (kv_lora_rank and the rope key, as transformers keeps it too), the KDA conv and recurrent state.
+ */
+void mpm_read_bailing_hybrid(hf_ctx *c, mp_model *m)
+{
+	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types");
+	uint64_t shared, every, L, attn = 0, lin, hd;
+
+	trunk(c, m, 157184, 2560, 42, 32, 32, 0, 0, false);
+	m->tie_word_embeddings = false; /* BailingHybridForCausalLM ties nothing (_tied_weights_keys = {}) */
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings", "model_max_length"), 262144);
+	m->attn_kind = MP_ATTN_MLA;
+	m->q_lora_rank = hf_is_null(c, "q_lora_rank") ? 0 : hf_get_u64(c, KEYS("q_lora_rank"), 0);
+	m->kv_lora_rank = hf_get_u64(c, KEYS("kv_lora_rank"), 512);
+	m->qk_nope_head_dim = hf_get_u64(c, KEYS("qk_nope_head_dim"), 128);
+	m->qk_rope_head_dim = hf_get_u64(c, KEYS("qk_rope_head_dim"), 64);
+	m->v_head_dim = hf_get_u64(c, KEYS("v_head_dim"), 128);
+	m->head_dim = m->qk_nope_head_dim + m->qk_rope_head_dim;
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 6144);
+	m->num_experts = hf_get_u64(c, KEYS("num_local_experts", "num_experts"), 512);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok", "num_experts_per_token"), 8);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 768);
+	shared = hf_get_u64(c, KEYS("n_shared_experts", "num_shared_experts"), 1);
+	m->num_shared_experts = shared;
+	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "moe_intermediate_size");
+	m->router_correction_buffer = true;
+	/* BailingHybridConfig.__post_init__ derives linear_head_dim, linear_num_heads and linear_conv_kernel_dim from
+	 * head_dim, num_attention_heads and short_conv_kernel_size, then sets head_dim to qk_rope_head_dim; a saved config
+	 * carries the derived keys (head_dim 64 beside linear_head_dim 128), which win when read back */
+	hd = hf_get_u64(c, KEYS("linear_head_dim", "head_dim"), 128);
+	m->ssm.kind = MP_SSM_KDA;
+	m->ssm.n_heads = hf_get_u64(c, KEYS("linear_num_heads"), m->num_heads);
+	m->ssm.head_dim = hd;
+	m->ssm.d_state = hd;
+	m->ssm.conv_kernel = hf_get_u64(c, KEYS("linear_conv_kernel_dim", "short_conv_kernel_size"), 4);
+	m->ssm.d_inner = hf_mul(c, m->ssm.n_heads, hd, "head_dim");
+	m->ssm.mixer_listed = true;
+	every = hf_get_u64(c, KEYS("layer_group_size"), 6);
+	if (c->st != MP_OK)
+		return;
+	L = m->num_layers;
+	if (hd == 0 || hd > (UINT64_C(1) << 16) || m->ssm.conv_kernel == 0 || m->ssm.conv_kernel > 1024) {
+		hf_fail_key(c, hd == 0 || hd > (UINT64_C(1) << 16) ? "head_dim" : "short_conv_kernel_size",
+		            "head_dim must be from 1 to 65536 and short_conv_kernel_size from 1 to 1024");
+		return;
+	}
+	if (lt == NULL || cJSON_IsNull(lt)) {
+		if (every == 0) {
+			hf_fail_key(c, "layer_group_size", "layer_group_size must be at least 1 (every layer_group_size-th "
+			                                   "layer is full attention)");
+			return;
+		}
+		if (L > MP_MAX_LAYERS) {
+			hf_fail_key(c, "num_hidden_layers", "at most 1024 layers are supported");
+			return;
+		}
+		m->layer_pattern = true;
+		for (uint64_t i = 0; i < L; i++)
+			m->layer_flags[i] = MP_LAYER_FFN | ((i + 1) % every == 0 ? MP_LAYER_ATTENTION : MP_LAYER_SSM);
+	} else {
+		hybrid_layers(c, m, "full_attention", "linear_attention", NULL); /* the list decides; no rule is read */
+	}
+	mlp_layer_types(c, m, 2);
+	if (c->st != MP_OK)
+		return;
+	for (uint64_t i = 0; i < L; i++)
+		attn += (m->layer_flags[i] & MP_LAYER_ATTENTION) != 0;
+	lin = L - attn;
+	{
+		const char *a = "layers.{i}.self_attn";
+		uint64_t qkv = m->ssm.d_inner, h = m->hidden_size, conv[3] = {3 * qkv, 1, m->ssm.conv_kernel};
+
+		hf_tensor(m, MP_ROOT_DECODER, a, "g_proj.weight", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_QKV, false,
+		          m->num_heads, h, attn);
+		hf_tensor(m, MP_ROOT_DECODER, a, "q_proj.weight", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_MIXER_IN, false,
+		          qkv, h, lin);
+		hf_tensor(m, MP_ROOT_DECODER, a, "k_proj.weight", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_MIXER_IN, false,
+		          qkv, h, lin);
+		hf_tensor(m, MP_ROOT_DECODER, a, "v_proj.weight", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_MIXER_IN, false,
+		          qkv, h, lin);
+		hf_shape(m, MP_ROOT_DECODER, a, "conv1d.weight", MP_TK_RECURRENT, 0, conv, 3, lin);
+		hf_tensor(m, MP_ROOT_DECODER, a, "forget_gate.f_proj.weight", MP_TK_RECURRENT, MP_SPLIT_ROWS,
+		          MP_STEP_MIXER_IN, false, qkv, h, lin);
+		hf_tensor(m, MP_ROOT_DECODER, a, "forget_gate.A_log", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1,
+		          m->ssm.n_heads, lin);
+		hf_tensor(m, MP_ROOT_DECODER, a, "forget_gate.dt_bias", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1,
+		          qkv, lin);
+		hf_tensor(m, MP_ROOT_DECODER, a, "b_proj.weight", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_MIXER_IN, false,
+		          m->ssm.n_heads, h, lin);
+		hf_tensor(m, MP_ROOT_DECODER, a, "o_norm.weight", MP_TK_RECURRENT, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, hd,
+		          lin);
+		hf_tensor(m, MP_ROOT_DECODER, a, "g_proj.weight", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_MIXER_IN, false,
+		          qkv, h, lin);
+		hf_tensor(m, MP_ROOT_DECODER, a, "o_proj.weight", MP_TK_RECURRENT, MP_SPLIT_COLS, MP_STEP_MIXER_OUT, false,
+		          h, qkv, lin);
+	}
+	hd = m->head_dim;
+	m->head_dim = m->qk_rope_head_dim;
+	hf_decode_rope(c, m, 1.0);
+	m->head_dim = hd;
 }
 
 /* ----- MiniMax-01: lightning attention ------------------------------------------------------------------------- */

@@ -124,6 +124,7 @@ void mpm_read_qwen3_next(hf_ctx *c, mp_model *m);
 void mpm_read_qwen3_5_text(hf_ctx *c, mp_model *m);
 void mpm_read_qwen3_5_moe_text(hf_ctx *c, mp_model *m);
 void mpm_read_kimi_linear(hf_ctx *c, mp_model *m);
+void mpm_read_bailing_hybrid(hf_ctx *c, mp_model *m);
 void mpm_read_minimax(hf_ctx *c, mp_model *m);
 void mpm_read_lfm2(hf_ctx *c, mp_model *m);
 void mpm_read_lfm2_moe(hf_ctx *c, mp_model *m);

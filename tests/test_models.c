@@ -623,6 +623,30 @@ static void test_gpt_oss_mxfp4(void **state)
 	assert_int_equal(w.cls[MP_TC_EMBEDDINGS].format, MP_DTYPE_BF16);
 }
 
+/*
+ * Bailing hybrid (BailingHybridConfig defaults, the Ring/Ling linear hybrids): 124,414,191,072 parameters (transformers
+ * 5.24 builds as many), 7 MLA layers (every 6th) and 35 Kimi-delta-attention layers. At 4,096 tokens, batch 1, bf16: the
+ * MLA latent 7 x (512 + 64) x 2 B x 4,096 = 33,030,144 and per KDA layer the conv over q, k and v (3 x 4,096 channels x
+ * 3 columns x 2 B = 73,728) and the fp32 state (32 heads x 128 x 128 x 4 B = 2,097,152): 35 x 2,170,880 = 75,980,800,
+ * whatever the length.
+ */
+static void test_bailing_hybrid(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+	uint64_t kv1, kv2;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"bailing_hybrid\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.total, UINT64_C(124414191072));
+	assert_int_equal(mp_model_attention_layers(&m), 7);
+	assert_int_equal(mp_kv_cache_bytes(&m, MP_DTYPE_BF16, 4096, 1, &kv1, &err), MP_OK);
+	assert_int_equal(kv1, UINT64_C(7) * 576 * 2 * 4096 + UINT64_C(35) * (73728 + 2097152));
+	assert_int_equal(mp_kv_cache_bytes(&m, MP_DTYPE_BF16, 8192, 1, &kv2, &err), MP_OK);
+	assert_int_equal(kv2 - kv1, UINT64_C(7) * 576 * 2 * 4096);
+}
+
 /* Mamba (mamba-130m's shapes: transformers' MambaConfig defaults with 24 layers): 3,770,880 parameters per layer
  * (planner/recurrent.c) and 107,520 bytes of state per layer and sequence (bf16 conv of 3 x 1536, fp32 state of
  * 1536 x 16), whatever the length. */
@@ -1292,6 +1316,7 @@ int main(void)
 		cmocka_unit_test(test_gemma3n),
 		cmocka_unit_test(test_deepseek_v4),
 		cmocka_unit_test(test_wrappers_v1),
+		cmocka_unit_test(test_bailing_hybrid),
 	};
 
 	return cmocka_run_group_tests_name("models", tests, NULL, NULL);

@@ -730,6 +730,33 @@ def fam_kimi(w, t):
     w.d.pop("head_dim", None)
 
 
+def fam_bailing_hybrid(w, t):
+    """Ring/Ling linear hybrids: MLA ranks (q_lora_rank None or set), KDA heads and head_dim (head_dim, which the class
+    copies into linear_head_dim), the fused conv's kernel, experts (count, top-k, width, shared blocks, groups), the
+    layer schedule by layer_group_size or layer_types, dense layers by first_k_dense_replace or mlp_layer_types."""
+    n = draw_common(w)
+    draw_attention(w, derive_only=True)
+    draw_ffn(w)
+    w.d.pop("num_key_value_heads", None)
+    draw_mla(w)
+    w.set("head_dim", w.choice([8, 16]))
+    w.set("short_conv_kernel_size", w.choice([2, 3, 4]))
+    e = draw_moe(w, "num_local_experts", "num_experts_per_tok")
+    w.maybe("n_shared_experts", w.choice([0, 1, 2]), 0.5)
+    g = w.choice([x for x in divisors(e) if x <= 2])
+    w.set("n_group", g)
+    w.set("topk_group", w.choice(range(1, g + 1)))
+    w.set("layer_group_size", w.choice([1, 2, 3, 6]))
+    if w.rng.random() < 0.5:
+        draw_layer_list(w, "layer_types", ["full_attention", "linear_attention"], n, need=("full_attention",))
+    if w.rng.random() < 0.5:
+        draw_layer_list(w, "mlp_layer_types", ["dense", "sparse"], n)
+    else:
+        w.set("first_k_dense_replace", w.choice(range(0, n + 1)))
+    for k in ("linear_head_dim", "linear_num_heads", "linear_conv_kernel_dim", "qk_head_dim"):
+        w.d.pop(k, None)
+
+
 def fam_minimax(w, t):
     n = draw_common(w)
     draw_attention(w)
@@ -1151,6 +1178,7 @@ def fam_muse_spark(w, t):
 
 
 FAMILIES["muse_spark_text"] = fam_muse_spark
+FAMILIES["bailing_hybrid"] = fam_bailing_hybrid
 
 
 def draw_text(rng, t, cls, dd):
