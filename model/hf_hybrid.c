@@ -479,6 +479,152 @@ void mpm_read_bailing_hybrid(hf_ctx *c, mp_model *m)
 	m->head_dim = hd;
 }
 
+/* ----- ZAYA: compressed convolutional attention -------------------------------------------------------------- */
+/*
+ * ZayaConfig (ZAYA1; modeling_zaya.py): vocab 262272, hidden 2048, 40 layers, 8 heads of head_dim 128, 2 KV heads,
+ * 131072 positions, tied; attention_bias on every projection of the attention and o_proj, lm_head_bias. Every layer
+ * ("hybrid", or "hybrid_sliding" with sliding_window) is Compressed Convolutional Attention (arXiv 2510.04476) and a
+ * mixture of experts: qkv_proj's q_proj and k_proj, V in halves (v_proj_current and v_proj_delayed), the causal
+ * convolutions over q and k (conv_qk_depthwise of cca_time0, conv_qk_grouped of cca_time1 in heads + KV-heads groups,
+ * biased), qk_norm's temp per KV head, o_proj; the router (down_proj to router_hidden_size 256 with its bias, from
+ * layer 1 on router_states_scale, router_mlp's norm, fc1 and fc2 biased, out_proj to num_experts + 1 classes: one
+ * skips the experts; balancing_biases a buffer), num_experts 16 of moe_intermediate_size 2048, top 1; two RMSNorms and
+ * two residual scalings (hidden_states_scale, _bias, residual_scale, _bias); input_hidden_states_scale and _bias
+ * before the first layer. Each layer caches its K and V (2 KV heads x 128), the q/k conv window ((heads + KV heads)
+ * x head_dim channels x (cca_time0 - 1) + (cca_time1 - 1) columns) and the delayed V (KV heads x head_dim / 2), both
+ * in the model's dtype and in both layouts (no engine memplan knows runs ZAYA: transformers' own).
+ */
+void mpm_read_zaya(hf_ctx *c, mp_model *m)
+{
+	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types"), *v;
+	uint64_t nl, h, q, kv, hd, t0, t1, rh, E, ch, cols, sliding = 0;
+
+	trunk(c, m, 262272, 2048, 40, 8, 2, 128, 131072, true);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->sliding_window = hf_window(c, "sliding_window", 0);
+	E = m->num_experts = hf_get_u64(c, KEYS("num_experts"), 16);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 2048);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 1);
+	m->lm_head_bias = hf_get_bool(c, KEYS("lm_head_bias"), false);
+	m->zero_experts = 1; /* the router's skip class: a row of its own, no weights */
+	t0 = hf_get_u64(c, KEYS("cca_time0"), 2);
+	t1 = hf_get_u64(c, KEYS("cca_time1"), 2);
+	rh = hf_get_u64(c, KEYS("router_hidden_size"), 256);
+	if (c->st != MP_OK)
+		return;
+	nl = m->num_layers;
+	h = m->hidden_size;
+	hd = m->head_dim;
+	q = hf_mul(c, m->num_heads, hd, "head_dim");
+	kv = hf_mul(c, m->num_kv_heads, hd, "head_dim");
+	if (c->st == MP_OK && m->num_experts_per_tok != 1)
+		hf_fail_key(c, "num_experts_per_tok", "num_experts_per_tok must be 1 (ZayaConfig.validate_architecture)");
+	if (c->st == MP_OK && (m->num_kv_heads == 0 || m->num_heads % m->num_kv_heads))
+		hf_fail_key(c, "num_key_value_heads",
+		            "num_attention_heads must be a multiple of num_key_value_heads (ZayaConfig.validate_architecture)");
+	if (c->st == MP_OK && (t0 == 0 || t0 > 64 || t1 == 0 || t1 > 64 || rh == 0 || rh > (UINT64_C(1) << 20) ||
+	                       kv % 2 || nl > MP_MAX_LAYERS))
+		hf_fail_key(c, t0 == 0 || t0 > 64 ? "cca_time0" : t1 == 0 || t1 > 64 ? "cca_time1"
+		               : rh == 0 || rh > (UINT64_C(1) << 20)                 ? "router_hidden_size"
+		               : kv % 2                                                ? "head_dim"
+		                                                                       : "num_hidden_layers",
+		            "cca_time0 and cca_time1 must be from 1 to 64, router_hidden_size from 1 to 2^20, KV heads x "
+		            "head_dim even (V is projected in halves) and at most 1024 layers");
+	if (c->st != MP_OK)
+		return;
+	/* layer_types: "hybrid" (full attention) or "hybrid_sliding" (the window) */
+	if (cJSON_IsArray(lt)) {
+		if ((uint64_t)cJSON_GetArraySize(lt) != nl) {
+			hf_fail_key(c, "layer_types", "layer_types must have one entry per layer (num_hidden_layers)");
+			return;
+		}
+		cJSON_ArrayForEach(v, lt)
+		{
+			bool sl = cJSON_IsString(v) && strcmp(v->valuestring, "hybrid_sliding") == 0;
+
+			if (!sl && !(cJSON_IsString(v) && strcmp(v->valuestring, "hybrid") == 0)) {
+				hf_fail_key(c, "layer_types", "layer_types entries must be \"hybrid\" or \"hybrid_sliding\"");
+				return;
+			}
+			sliding += sl;
+		}
+	} else if (lt && !cJSON_IsNull(lt)) {
+		hf_fail_key(c, "layer_types", "layer_types must be a list of \"hybrid\" and \"hybrid_sliding\"");
+		return;
+	}
+	if (sliding && m->sliding_window == 0) {
+		hf_fail_key(c, "sliding_window",
+		            "sliding_window must be set when layer_types has \"hybrid_sliding\" layers (ZayaConfig raises "
+		            "ValueError)");
+		return;
+	}
+	m->sliding_window_layers = sliding;
+	if (sliding == 0)
+		m->sliding_window = 0;
+	/* every layer: attention, the CCA state and the experts */
+	m->layer_pattern = true;
+	for (uint64_t i = 0; i < nl; i++)
+		m->layer_flags[i] = MP_LAYER_ATTENTION | MP_LAYER_SSM | MP_LAYER_FFN;
+	ch = q + kv;
+	cols = (t0 - 1) + (t1 - 1);
+	m->ssm.kind = MP_SSM_LISTED;
+	m->ssm.mixer_listed = true;
+	m->ssm.d_inner = ch;
+	m->ssm.listed_model_values = ch * cols + kv / 2;
+	m->rotary_dim = hd / 2; /* partial_rotary_factor 0.5 of both layer kinds' RoPE (rope_parameters per kind) */
+	snprintf(m->rope_type, sizeof(m->rope_type), "default");
+	{
+		static const char *const scales[4] = {"hidden_states_scale", "hidden_states_bias", "residual_scale",
+		                                      "residual_bias"};
+		const char *a = "layers.{i}.self_attn.qkv_proj", *g = "layers.{i}.mlp.gate",
+		           *r = "layers.{i}.mlp.gate.router_mlp";
+		uint64_t dw[3] = {ch, 1, t0}, gw[3] = {ch, hd, t1}, nb[1] = {E + 1};
+		bool b = m->qkv_bias;
+
+		hf_tensor(m, MP_ROOT_DECODER, a, "v_proj_current.weight", MP_TK_ATTENTION, MP_SPLIT_KV_ROWS, MP_STEP_QKV,
+		          false, kv / 2, h, nl);
+		hf_tensor(m, MP_ROOT_DECODER, a, "v_proj_delayed.weight", MP_TK_ATTENTION, MP_SPLIT_KV_ROWS, MP_STEP_QKV,
+		          false, kv / 2, h, nl);
+		if (b) {
+			hf_tensor(m, MP_ROOT_DECODER, a, "v_proj_current.bias", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE,
+			          true, 1, kv / 2, nl);
+			hf_tensor(m, MP_ROOT_DECODER, a, "v_proj_delayed.bias", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE,
+			          true, 1, kv / 2, nl);
+		}
+		hf_shape(m, MP_ROOT_DECODER, a, "conv_qk_depthwise.weight", MP_TK_ATTENTION, 0, dw, 3, nl);
+		hf_shape(m, MP_ROOT_DECODER, a, "conv_qk_grouped.weight", MP_TK_ATTENTION, 0, gw, 3, nl);
+		hf_tensor(m, MP_ROOT_DECODER, a, "conv_qk_depthwise.bias", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, true,
+		          1, ch, nl);
+		hf_tensor(m, MP_ROOT_DECODER, a, "conv_qk_grouped.bias", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, true,
+		          1, ch, nl);
+		hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.self_attn.qk_norm", "temp", MP_TK_ATTENTION, MP_SPLIT_NONE,
+		          MP_STEP_NONE, true, 1, m->num_kv_heads, nl);
+		hf_tensor(m, MP_ROOT_DECODER, g, "down_proj.weight", MP_TK_EXPERT, MP_SPLIT_NONE, MP_STEP_ROUTER, false, rh, h,
+		          nl);
+		hf_tensor(m, MP_ROOT_DECODER, g, "down_proj.bias", MP_TK_EXPERT, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, rh, nl);
+		hf_tensor(m, MP_ROOT_DECODER, g, "router_states_scale", MP_TK_EXPERT, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, rh,
+		          nl - 1);
+		hf_tensor(m, MP_ROOT_DECODER, r, "norm.weight", MP_TK_EXPERT, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, rh, nl);
+		hf_tensor(m, MP_ROOT_DECODER, r, "fc1.weight", MP_TK_EXPERT, MP_SPLIT_NONE, MP_STEP_ROUTER, false, rh, rh, nl);
+		hf_tensor(m, MP_ROOT_DECODER, r, "fc1.bias", MP_TK_EXPERT, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, rh, nl);
+		hf_tensor(m, MP_ROOT_DECODER, r, "fc2.weight", MP_TK_EXPERT, MP_SPLIT_NONE, MP_STEP_ROUTER, false, rh, rh, nl);
+		hf_tensor(m, MP_ROOT_DECODER, r, "fc2.bias", MP_TK_EXPERT, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, rh, nl);
+		hf_tensor(m, MP_ROOT_DECODER, r, "out_proj.weight", MP_TK_EXPERT, MP_SPLIT_NONE, MP_STEP_ROUTER, false, E + 1,
+		          rh, nl);
+		hf_shape(m, MP_ROOT_DECODER, g, "balancing_biases", MP_TK_EXPERT, MP_TF_BUFFER, nb, 1, nl);
+		for (int k = 0; k < 4; k++) {
+			hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.post_attention_residual_scale", scales[k], MP_TK_NORM,
+			          MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, nl);
+			hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.post_mlp_residual_scale", scales[k], MP_TK_NORM,
+			          MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, nl);
+		}
+		hf_tensor(m, MP_ROOT_DECODER, NULL, "input_hidden_states_scale", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE,
+		          true, 1, h, 1);
+		hf_tensor(m, MP_ROOT_DECODER, NULL, "input_hidden_states_bias", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE,
+		          true, 1, h, 1);
+	}
+}
+
 /* ----- MiniMax-01: lightning attention ------------------------------------------------------------------------- */
 
 static bool odd_layers_attend(uint64_t i)

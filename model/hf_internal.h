@@ -229,6 +229,8 @@ void mpm_read_laguna(hf_ctx *c, mp_model *m);
 void mpm_read_afmoe(hf_ctx *c, mp_model *m);
 void mpm_read_axk1(hf_ctx *c, mp_model *m);
 void mpm_read_beam(hf_ctx *c, mp_model *m);
+void mpm_read_zaya(hf_ctx *c, mp_model *m);
+extern const mp_names mpm_names_zaya;
 
 /* Reads c->cfg by row t (its model_type set, its names noted in c->names). */
 void hf_decode_row(hf_ctx *c, const struct mpm_type *t, mp_model *m);

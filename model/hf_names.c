@@ -481,3 +481,10 @@ const mp_names mpm_names_muse_spark = {
     .norms = {{"input_layernorm.weight", NULL},
               {"pre_feedforward_layernorm.weight", NULL},
               {"post_feedforward_layernorm.weight", NULL}}};
+
+/* ZAYA (modeling_zaya.py): q and k under self_attn.qkv_proj, V in halves and the router the reader's own. */
+const mp_names mpm_names_zaya = {MP_NAMES_LLAMA_FIELDS,
+                                 .q = {"qkv_proj.q_proj.weight", "qkv_proj.q_proj.bias"},
+                                 .k = {"qkv_proj.k_proj.weight", "qkv_proj.k_proj.bias"},
+                                 .v = {NULL, NULL},
+                                 .router = {NULL, NULL}};

@@ -661,6 +661,8 @@ const mpm_type mpm_types[] = {
     {.name = "kimi_linear", .model_class = "KimiLinearForCausalLM", .read = mpm_read_kimi_linear},
     {.name = "bailing_hybrid", .model_class = "BailingHybridForCausalLM", .read = mpm_read_bailing_hybrid,
      .experts_key = "num_local_experts"},
+    {.name = "zaya", .model_class = "ZayaForCausalLM", .read = mpm_read_zaya, .names = &mpm_names_zaya,
+     .experts_key = "num_experts"},
     {.name = "minimax", .model_class = "MiniMaxForCausalLM", .read = mpm_read_minimax},
     {.name = "lfm2", .model_class = "Lfm2ForCausalLM", .read = mpm_read_lfm2, .names = &mpm_names_lfm2},
     {.name = "lfm2_moe", .model_class = "Lfm2MoeForCausalLM", .read = mpm_read_lfm2_moe, .names = &mpm_names_lfm2},

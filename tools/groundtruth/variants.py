@@ -1181,6 +1181,26 @@ FAMILIES["muse_spark_text"] = fam_muse_spark
 FAMILIES["bailing_hybrid"] = fam_bailing_hybrid
 
 
+def fam_zaya(w, t):
+    """ZAYA: heads, KV heads and head_dim, the CCA convolutions' kernels (cca_time0, cca_time1), the experts (count
+    and width; top-1 is the only one ZayaConfig takes), the router's width, and the layer kinds ("hybrid",
+    "hybrid_sliding" with a window) or none stated."""
+    n = draw_common(w)
+    draw_attention(w)
+    draw_moe(w, "num_experts", None)
+    w.set("router_hidden_size", w.choice([8, 16, 24]))
+    w.set("cca_time0", w.choice([1, 2, 3]))
+    w.set("cca_time1", w.choice([1, 2, 3]))
+    if w.rng.random() < 0.6:
+        w.set("sliding_window", w.choice([3, 4, 8, 16]))
+        draw_layer_list(w, "layer_types", ["hybrid", "hybrid_sliding"], n)
+    if w.has("max_position_embeddings") and w.rng.random() < 0.3:
+        w.set("max_position_embeddings", w.choice([64, 128, 4096]))
+
+
+FAMILIES["zaya"] = fam_zaya
+
+
 def draw_text(rng, t, cls, dd):
     """A decoder config of type t (class cls, defaults dd)."""
     w = Draw(rng, dd, cls)
