@@ -367,17 +367,18 @@ void mpm_read_kimi_linear(hf_ctx *c, mp_model *m)
 /* ----- Bailing hybrid (Ling / Ring linear): KDA + MLA ---------------------------------------------------------- */
 
 /*
- * BailingHybridConfig (modeling_bailing_hybrid.py; the Ring/Ling linear-attention hybrids): vocab 157184, hidden 2560,
- * dense MLP 6144, 42 layers of 32 heads, 262144 positions (model_max_length), untied (the class ties nothing); every
- * layer_group_size-th layer (6) full attention, MLA with a head-wise output gate g_proj [heads, hidden] (q_lora_rank
- * None, kv_lora_rank 512, qk_nope 128, qk_rope 64, v 128; attention_bias on q_a, kv_a and o), the others Kimi delta
- * attention of num_attention_heads heads of head_dim 128 (the class copies them into linear_num_heads and
- * linear_head_dim unless the config states those, as a saved one does): q, k, v, one fused depthwise conv1d over them (short_conv_kernel_size 4,
- * no bias, fp32), the forget gate (f_proj full rank, A_log per head, dt_bias per channel, fp32), b_proj per head, the
- * gated o_norm of head_dim, g_proj full rank, o_proj; 512 experts (num_local_experts) of 768, top-8, a shared block of
- * n_shared_experts x 768, the router's e_score_correction_bias a buffer; mlp_layer_types, by default the first
- * first_k_dense_replace (2) layers dense. The MTP layers (num_mtp_layers) are not built. The cache: the MLA latent
- * (kv_lora_rank and the rope key, as transformers keeps it too), the KDA conv and recurrent state.
+ * BailingHybridConfig (modeling_bailing_hybrid.py; the Ring/Ling linear-attention hybrids): vocab 157184, hidden
+ * 2560, dense MLP 6144, 42 layers of 32 heads, 262144 positions (model_max_length), untied (the class ties nothing);
+ * every layer_group_size-th layer (6) full attention, MLA with a head-wise output gate g_proj [heads, hidden]
+ * (q_lora_rank None, kv_lora_rank 512, qk_nope 128, qk_rope 64, v 128; attention_bias on q_a, kv_a and o), the others
+ * Kimi delta attention of num_attention_heads heads of head_dim 128 (the class copies them into linear_num_heads and
+ * linear_head_dim unless the config states those, as a saved one does): q, k, v, one fused depthwise conv1d over them
+ * (short_conv_kernel_size 4, no bias, fp32), the forget gate (f_proj full rank, A_log per head, dt_bias per channel,
+ * fp32), b_proj per head, the gated o_norm of head_dim, g_proj full rank, o_proj; 512 experts (num_local_experts) of
+ * 768, top-8, a shared block of n_shared_experts x 768, the router's e_score_correction_bias a buffer;
+ * mlp_layer_types, by default the first first_k_dense_replace (2) layers dense. The MTP layers (num_mtp_layers) are
+ * not built. The cache: the MLA latent (kv_lora_rank and the rope key, as transformers keeps it too), the KDA conv
+ * and recurrent state.
  */
 void mpm_read_bailing_hybrid(hf_ctx *c, mp_model *m)
 {
