@@ -156,12 +156,23 @@ void mpm_read_wrapper(hf_ctx *c, mp_model *m);
 void mpm_read_blip2(hf_ctx *c, mp_model *m);
 void mpm_read_got_ocr2(hf_ctx *c, mp_model *m);
 void mpm_read_deepseek_vl_hybrid(hf_ctx *c, mp_model *m);
+void mpm_read_deepseek_ocr(hf_ctx *c, mp_model *m);
+void mpm_read_chameleon(hf_ctx *c, mp_model *m);
 void mpm_read_qianfan_ocr(hf_ctx *c, mp_model *m);
 void mpm_read_granite4_vision(hf_ctx *c, mp_model *m);
 void mpm_read_minicpmv(hf_ctx *c, mp_model *m);
 void mpm_read_ovis2(hf_ctx *c, mp_model *m);
 void mpm_read_moss_transcribe_diarize(hf_ctx *c, mp_model *m);
 void mpm_read_git(hf_ctx *c, mp_model *m);
+/* The decoder of a wrapper's text_config into m (its model_type, else dflt's class defaults; `required`: a 422 when
+ * absent), c->names and c->text set, m->model_type the wrapper's; false (c->st set) when memplan does not read it. */
+bool hf_wrap_read_text(hf_ctx *c, const char *dflt, bool required, mp_model *m);
+/* tie_word_embeddings of a wrapper whose lm_head sits at the top: its key (class default dflt), or text_config's when
+ * only that states one. */
+void hf_wrap_tie(hf_ctx *c, mp_model *m, bool dflt);
+/* model/hf_wrap_vl.c: LFM3-VL, Granite-Docling */
+void mpm_read_lfm3_vl(hf_ctx *c, mp_model *m);
+void mpm_read_granite_docling(hf_ctx *c, mp_model *m);
 void mpm_read_nemotron_h_omni(hf_ctx *c, mp_model *m);
 void mpm_read_phi4_multimodal(hf_ctx *c, mp_model *m);
 void mpm_read_muse_glimmer(hf_ctx *c, mp_model *m);
@@ -204,6 +215,7 @@ void mpm_read_muse_spark_text(hf_ctx *c, mp_model *m);
 extern const mp_names mpm_names_muse_spark;
 void mpm_read_dbrx(hf_ctx *c, mp_model *m);
 void mpm_read_glm4v_moe_text(hf_ctx *c, mp_model *m);
+void mpm_read_deepseek_ocr_text(hf_ctx *c, mp_model *m);
 void mpm_read_jetmoe(hf_ctx *c, mp_model *m);
 void mpm_read_exaone_moe(hf_ctx *c, mp_model *m);
 void mpm_read_hy_v3(hf_ctx *c, mp_model *m);
@@ -229,6 +241,8 @@ void mpm_read_laguna(hf_ctx *c, mp_model *m);
 void mpm_read_afmoe(hf_ctx *c, mp_model *m);
 void mpm_read_axk1(hf_ctx *c, mp_model *m);
 void mpm_read_beam(hf_ctx *c, mp_model *m);
+extern const mp_names mpm_names_step3p5;
+void mpm_read_step3p5(hf_ctx *c, mp_model *m);
 void mpm_read_zaya(hf_ctx *c, mp_model *m);
 extern const mp_names mpm_names_zaya;
 
