@@ -71,7 +71,8 @@ lfm3_vl granite_docling
 unlimited_ocr deepseek_ocr2 chameleon
 inkling_text inkling2_text inkling2_loop_text inkling2 inkling2_loop inkling_mm_model
 mistral_large4 dots3_note_text
-fast_vlm hunyuan_vl molmo2 kosmos-2""".split()
+fast_vlm hunyuan_vl molmo2 kosmos-2
+nemotron_h_omni phi4_multimodal muse_glimmer muse_spark bailing_hybrid zaya""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
@@ -104,7 +105,8 @@ VISION = re.compile(r"(^|\.)(vision_tower|video_tower|image_tower|projector|visu
                     r"qformer|query_tokens|language_projection|high_res_vision_model|high_res_vision_neck|high_res_vision_proj|"
                     r"high_res_vision_alpha|layerwise_projectors|spatial_projectors|merger|visual_embeddings_table|"
                     r"visual_projection|img_temporal_embedding|density_router|view_separator|image_to_text_projection|"
-                    r"vqmodel|generation_embeddings|generation_aligner|generation_head)(\.|$)")
+                    r"vqmodel|generation_embeddings|generation_aligner|generation_head|vision_final_layernorm|"
+                    r"embed_tokens_extend|vision_adapter)(\.|$)")
 EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|git\.embeddings\.position_embeddings|embed_tokens_per_layer|backbone\.embeddings|model\.embeddings|rwkv\.embeddings|"
                    r"tokens_embed|positions_embed|^transformer\.w|embeddings\.tok_embeddings|^cpmant\.input_embedding|"
                    r"^cpmant\.segment_embedding)\.weight$")
@@ -343,6 +345,12 @@ def shrink(cfg):
                     setattr(tower, k, 1)
         if vc is not None and isinstance(getattr(vc, "layer_types", None), list):   # LFM3-VL's tower: one entry per layer kept
             vc.layer_types = vc.layer_types[:1]
+        # per-stage lists with one entry per layer (Muse Spark's audio pyramid) keep the first stage, so that the
+        # tiny config reads back (MuseSparkAudioConfig.validate_architecture)
+        for k in ("patch_sizes", "hidden_sizes", "depths"):
+            if vc is not None and isinstance(getattr(vc, k, None), (list, tuple)) and \
+                    getattr(vc, "num_hidden_layers", None) == 1:
+                setattr(vc, k, list(getattr(vc, k))[:1])
     ac = getattr(cfg, "adapter_config", None)     # Molmo2: the tower layers the adapter reads, now the one kept
     if isinstance(getattr(ac, "vision_feature_layer", None), list):
         ac.vision_feature_layer = [0] * len(ac.vision_feature_layer)

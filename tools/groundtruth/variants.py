@@ -78,7 +78,8 @@ VIA_WRAPPER = {"qwen2_vl_text": "qwen2_vl", "qwen2_5_vl_text": "qwen2_5_vl", "qw
                "glm_ocr_text": "glm_ocr", "hy_v4_vl_text": "hy_v4_vl", "step3p5": "step3p7",
                "granite_docling_text": "granite_docling", "unlimited_ocr_text": "unlimited_ocr",
                "deepseek_ocr2_text": "deepseek_ocr2", "mistral_large4_text": "mistral_large4",
-               "hunyuan_vl_text": "hunyuan_vl", "molmo2_text": "molmo2"}
+               "hunyuan_vl_text": "hunyuan_vl", "molmo2_text": "molmo2", "muse_glimmer_text": "muse_glimmer",
+               "muse_spark_text": "muse_spark"}
 
 # bool fields that change no parameter or cache tensor and that the CPU run cannot take either way (kernels not
 # installed, training-only outputs), or that make a decoder an encoder-decoder: left at their defaults.
@@ -738,6 +739,33 @@ def fam_kimi(w, t):
     draw_layer_list(w, "layer_types", ["full_attention", "linear_attention"], n, need=("full_attention",))
     draw_layer_list(w, "mlp_layer_types", ["dense", "sparse"], n)
     w.d.pop("head_dim", None)
+
+
+def fam_bailing_hybrid(w, t):
+    """Ring/Ling linear hybrids: MLA ranks (q_lora_rank None or set), KDA heads and head_dim (head_dim, which the class
+    copies into linear_head_dim), the fused conv's kernel, experts (count, top-k, width, shared blocks, groups), the
+    layer schedule by layer_group_size or layer_types, dense layers by first_k_dense_replace or mlp_layer_types."""
+    n = draw_common(w)
+    draw_attention(w, derive_only=True)
+    draw_ffn(w)
+    w.d.pop("num_key_value_heads", None)
+    draw_mla(w)
+    w.set("head_dim", w.choice([8, 16]))
+    w.set("short_conv_kernel_size", w.choice([2, 3, 4]))
+    e = draw_moe(w, "num_local_experts", "num_experts_per_tok")
+    w.maybe("n_shared_experts", w.choice([0, 1, 2]), 0.5)
+    g = w.choice([x for x in divisors(e) if x <= 2])
+    w.set("n_group", g)
+    w.set("topk_group", w.choice(range(1, g + 1)))
+    w.set("layer_group_size", w.choice([1, 2, 3, 6]))
+    if w.rng.random() < 0.5:
+        draw_layer_list(w, "layer_types", ["full_attention", "linear_attention"], n, need=("full_attention",))
+    if w.rng.random() < 0.5:
+        draw_layer_list(w, "mlp_layer_types", ["dense", "sparse"], n)
+    else:
+        w.set("first_k_dense_replace", w.choice(range(0, n + 1)))
+    for k in ("linear_head_dim", "linear_num_heads", "linear_conv_kernel_dim", "qk_head_dim"):
+        w.d.pop(k, None)
 
 
 def fam_minimax(w, t):
@@ -1405,6 +1433,41 @@ def fam_chameleon(w, t):
 FAMILIES["chameleon"] = fam_chameleon
 
 
+def fam_muse_spark(w, t):
+    """Muse Spark's decoder: Muse Glimmer's attention and windows (fam_dense), the experts (count, top-k, width), the
+    width they run at (moe_hidden_size) and, in some, mlp_layer_types with dense layers among the sparse ones."""
+    fam_dense(w, t)
+    draw_moe(w, "num_local_experts", "num_experts_per_tok")
+    w.set("moe_hidden_size", w.choice([16, 24, 48]))
+    n = w.get("num_hidden_layers")
+    if isinstance(n, int) and w.rng.random() < 0.5:
+        w.set("mlp_layer_types", [w.choice(["dense", "sparse"]) for _ in range(n)])
+
+
+FAMILIES["muse_spark_text"] = fam_muse_spark
+FAMILIES["bailing_hybrid"] = fam_bailing_hybrid
+
+
+def fam_zaya(w, t):
+    """ZAYA: heads, KV heads and head_dim, the CCA convolutions' kernels (cca_time0, cca_time1), the experts (count
+    and width; top-1 is the only one ZayaConfig takes), the router's width, and the layer kinds ("hybrid",
+    "hybrid_sliding" with a window) or none stated."""
+    n = draw_common(w)
+    draw_attention(w)
+    draw_moe(w, "num_experts", None)
+    w.set("router_hidden_size", w.choice([8, 16, 24]))
+    w.set("cca_time0", w.choice([1, 2, 3]))
+    w.set("cca_time1", w.choice([1, 2, 3]))
+    if w.rng.random() < 0.6:
+        w.set("sliding_window", w.choice([3, 4, 8, 16]))
+        draw_layer_list(w, "layer_types", ["hybrid", "hybrid_sliding"], n)
+    if w.has("max_position_embeddings") and w.rng.random() < 0.3:
+        w.set("max_position_embeddings", w.choice([64, 128, 4096]))
+
+
+FAMILIES["zaya"] = fam_zaya
+
+
 def draw_text(rng, t, cls, dd):
     """A decoder config of type t (class cls, defaults dd)."""
     w = Draw(rng, dd, cls)
@@ -1839,6 +1902,98 @@ def draw_wrapper_v1(rng, t, d, text_hidden):
             d["downsample_factor"] = rng.choice([1, 2, 3])
         if rng.random() < 0.6:                      # getattr's default: the decoder's hidden_size
             d["alignment_intermediate_size"] = rng.choice([32, 48, 96])
+    elif t == "nemotron_h_omni":
+        draw_nemotron_h_omni(rng, d, text_hidden)
+    elif t in ("muse_glimmer", "muse_spark"):   # the tower's grid, frames and merge; the adapter's widths
+        if t == "muse_spark":                      # the audio pyramid: 1 to 3 stages, every width its own
+            L = rng.choice([1, 2, 3])
+            d["audio_config"] = {"num_hidden_layers": L, "patch_sizes": [rng.choice([2, 4, 5]) for _ in range(L)],
+                                 "hidden_sizes": [rng.choice([8, 16, 24]) for _ in range(L)],
+                                 "depths": [rng.choice([1, 2]) for _ in range(L)],
+                                 "conv_kernel_size": rng.choice([3, 7]), "out_hidden_size": text_hidden}
+            if rng.random() < 0.5:
+                d["audio_config"]["mlp_ratio"] = rng.choice([1.5, 2.0, 4.0])
+        vc = d["vision_config"]
+        vc.pop("image_size", None)
+        vc["pos_emb_height"] = rng.choice([4, 8, 32])
+        vc["pos_emb_width"] = rng.choice([4, 8, 32])
+        for k, vals in (("patch_temporal", [1, 2, 3]), ("merge_size", [1, 2])):
+            if rng.random() < 0.6:
+                vc[k] = rng.choice(vals)
+        d["out_hidden_size"] = vc["hidden_size"] * vc.get("merge_size", 2) ** 2
+        if rng.random() < 0.7:
+            d["projector_hidden_size"] = rng.choice([24, 48, 80])
+
+
+def draw_nemotron_h_omni(rng, d, text_hidden):
+    """Nemotron 3 Nano Omni: the RADIO tower (width, heads, head_dim left out or not, layers, mlp_ratio, GELU or
+    SwiGLU MLP, qkv_bias, patch and max_img_size, class and register tokens, summary_idxs, the video patch's frames,
+    the wrapper's copy equal), vision_hidden_size its width, the projector's width and downsample_ratio, MTP layers
+    in the decoder (vision_final_layernorm), and half the time the Parakeet audio encoder and its embed_audio (every
+    size, both biases, the projection's width and bias) as the published checkpoint has."""
+    h = rng.choice([2, 4])
+    hid = rng.choice([32, 64])
+    patch = rng.choice([4, 8, 16])
+    video = rng.choice([2, 3])
+    vc = {"model_type": "radio", "hidden_size": hid, "num_attention_heads": h,
+          "num_hidden_layers": rng.choice([1, 2, 3]), "patch_size": patch,
+          "max_img_size": patch * rng.choice([2, 4, 8]), "video_temporal_patch_size": video}
+    for k, vals in (("mlp_ratio", [1.5, 2.0, 4.0]), ("num_cls_tokens", [1, 2, 3]), ("num_registers", [0, 4, 7]),
+                    ("qkv_bias", [False, True]), ("use_swiglu_ffn", [False, True]), ("num_channels", [1, 3]),
+                    ("summary_idxs", [[0], [0, 1, 2]])):
+        if rng.random() < 0.6:
+            vc[k] = rng.choice(vals)
+    d["vision_config"] = vc
+    d["vision_hidden_size"] = hid
+    d["video_temporal_patch_size"] = video
+    if rng.random() < 0.7:
+        d["projector_hidden_size"] = rng.choice([24, 48, 80])
+    if rng.random() < 0.6:
+        d["downsample_ratio"] = rng.choice([0.25, 0.5, 1.0])
+    if rng.random() < 0.4:
+        d["text_config"]["num_nextn_predict_layers"] = 1
+    if rng.random() < 0.5:
+        ah = rng.choice([2, 4])
+        a = {"hidden_size": ah * rng.choice([8, 16]), "num_attention_heads": ah,
+             "num_hidden_layers": rng.choice([1, 2]), "intermediate_size": rng.choice([32, 48]),
+             "conv_kernel_size": rng.choice([3, 5, 9]), "subsampling_factor": rng.choice([2, 4, 8]),
+             "subsampling_conv_channels": rng.choice([4, 8]), "num_mel_bins": rng.choice([16, 32, 80]),
+             "projection_hidden_size": rng.choice([24, 48]), "projection_bias": rng.random() < 0.5}
+        for k in ("attention_bias", "convolution_bias"):
+            if rng.random() < 0.6:
+                a[k] = rng.random() < 0.5
+        if rng.random() < 0.4:
+            a["subsampling_conv_kernel_size"] = rng.choice([3, 5])
+        d["audio_config"] = a
+
+
+def draw_phi4_multimodal(rng, d):
+    """Phi-4-multimodal keeps its decoder's keys at the top and builds both towers always: a small SigLIP-style
+    vision_config (width, heads dividing it, layers, MLP, image and patch) and a small conformer audio_config (every
+    width apart: MLP, ext_pw_out_channel, depthwise_separable_out_channel, depthwise_multiplier, kernel_size,
+    input_size, time_reduction, the relative bias table's distance and symmetry, nemo_conv_channels,
+    downsample_rate); a partial rotary factor of 0.75 (the published checkpoint's) in some."""
+    h = rng.choice([2, 4])
+    patch = rng.choice([4, 7, 14])
+    d["vision_config"] = {"model_type": "phi4_multimodal_vision", "hidden_size": h * rng.choice([8, 16]),
+                          "num_attention_heads": h, "num_hidden_layers": rng.choice([1, 2, 3]),
+                          "intermediate_size": rng.choice([24, 48, 64]), "patch_size": patch,
+                          "image_size": patch * rng.choice([2, 3, 4]), "crop_size": patch * 4}
+    ah = rng.choice([2, 4])
+    a = {"model_type": "phi4_multimodal_audio", "hidden_size": ah * rng.choice([8, 16]), "num_attention_heads": ah,
+         "num_blocks": rng.choice([1, 2]), "intermediate_size": rng.choice([24, 48]),
+         "ext_pw_out_channel": rng.choice([16, 32]), "depthwise_separable_out_channel": rng.choice([16, 32]),
+         "nemo_conv_channels": rng.choice([4, 8]), "input_size": rng.choice([16, 20, 80]),
+         "bias_max_distance": rng.choice([8, 50]), "time_reduction": rng.choice([2, 4, 6, 8])}
+    for k, vals in (("depthwise_multiplier", [1, 2]), ("kernel_size", [1, 3, 5]), ("bias_symmetric", [False, True]),
+                    ("downsample_rate", [1, 2])):
+        if rng.random() < 0.6:
+            a[k] = rng.choice(vals)
+    d["audio_config"] = a
+    if rng.random() < 0.4:      # the published checkpoint rotates 3/4 of each head
+        d["rope_parameters"] = {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.75}
+
+
 def hunyuan_mrope(d):
     """HunyuanOCR's four-axis mrope split of half its head_dim (HunYuanVLTextConfig._validate_mrope_section), in
     text_config or, flat, at the top: drawn with the config, and again after a break moves the heads."""
@@ -1956,6 +2111,8 @@ def draw(t, rng):
         return draw_wrapper(rng, t, cfg0)
     d = draw_text(rng, t, type(cfg0), cfg0.to_dict())
     d["model_type"] = t
+    if t == "phi4_multimodal":
+        draw_phi4_multimodal(rng, d)
     if t == "git":
         # GIT keeps its decoder's keys at the top: its CLIP tower and temporal image embeddings drawn beside them
         d["vision_config"] = draw_vision(rng, cfg0.vision_config.to_dict(), d.get("hidden_size"))
