@@ -156,6 +156,13 @@ void mpm_read_blip2(hf_ctx *c, mp_model *m);
 void mpm_read_got_ocr2(hf_ctx *c, mp_model *m);
 void mpm_read_deepseek_vl_hybrid(hf_ctx *c, mp_model *m);
 void mpm_read_deepseek_ocr(hf_ctx *c, mp_model *m);
+/* A wrapper's decoder (model/hf_wrap_qformer.c): text_config read by its model_type (else dflt; absent: dflt's class
+ * defaults, or a 422 when required), m->json_pointer and model_type set back to the wrapper's; false with c->st set
+ * when it is not a decoder memplan reads. hf_wrapper_tie: tie_word_embeddings of a wrapper whose lm_head is at the top
+ * (the wrapper's key, class default dflt; text_config's when only it states one). */
+bool hf_wrapper_text(hf_ctx *c, const char *dflt, bool required, mp_model *m);
+void hf_wrapper_tie(hf_ctx *c, mp_model *m, bool dflt);
+void mpm_read_janus(hf_ctx *c, mp_model *m);
 void mpm_read_chameleon(hf_ctx *c, mp_model *m);
 void mpm_read_qianfan_ocr(hf_ctx *c, mp_model *m);
 void mpm_read_granite4_vision(hf_ctx *c, mp_model *m);

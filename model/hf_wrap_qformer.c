@@ -106,6 +106,16 @@ static void wrapper_tie(hf_ctx *c, mp_model *m, bool dflt)
 		m->tie_word_embeddings = text_tie;
 }
 
+bool hf_wrapper_text(hf_ctx *c, const char *dflt, bool required, mp_model *m)
+{
+	return read_text(c, dflt, required, m);
+}
+
+void hf_wrapper_tie(hf_ctx *c, mp_model *m, bool dflt)
+{
+	wrapper_tie(c, m, dflt);
+}
+
 /* ----- BLIP-2, InstructBLIP, InstructBLIP-Video ---------------------------------------------------------------- */
 
 /* A causal decoder's root under BLIP's language_model (AutoModelForCausalLM.from_config(text_config)): the decoder's own

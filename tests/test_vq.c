@@ -1,9 +1,9 @@
 /*
  * test_vq.c: the early-fusion models of model/hf_vq.c with their worked numbers (Chameleon's VQ-VAE encoder and its
- * decoder's per-head LayerNorms; totals are tests/ref/hf/groundtruth.json's, transformers 5.24 on the meta device)
- * and the 422s of their bad configs, each naming its key. The ground-truth and variant tests (test_models,
- * test_inventory, test_inference) hold every case and variant name by name; these hold the arithmetic and the
- * refusals.
+ * decoder's per-head LayerNorms; Janus's tower, VQ-VAE and generation head; totals are tests/ref/hf/groundtruth.json's,
+ * transformers 5.24 on the meta device) and the 422s of their bad configs, each naming its key. The ground-truth and
+ * variant tests (test_models, test_inventory, test_inference) hold every case and variant name by name; these hold
+ * the arithmetic and the refusals.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -78,6 +78,46 @@ static void test_chameleon(void **state)
 	assert_int_equal(kv, UINT64_C(32) * 2 * 4096 * 2 * 4096);
 }
 
+/*
+ * Janus (JanusConfig defaults: Llama-2-7B's decoder shapes with vocabulary 32,000, tied; transformers 5.24 counts
+ * 7,031,324,299). The understanding side 309,984,256: the tower 303,688,704 (patch convolution 1,024 x 3 x 16 x 16 +
+ * bias, 576 positions, 24 blocks of 12,596,224 with projection_layer, post_layernorm) and the aligner 2,048 x 1,024 +
+ * 2,048^2 with biases. The VQ-VAE: the encoder as Chameleon's with an attention block after each of the last level's
+ * two blocks, an 8 x 16,384 codebook; the decoder from 256 latent channels: the middle, then the levels from last to
+ * first with three blocks each (attention after the last level's), upsampling between them, conv_out to 3 channels.
+ * The generation side: embeddings 16,384 x 8, the aligner 8 -> 2,048 -> 2,048, the head 2,048 -> 2,048 -> 16,384.
+ */
+static void test_janus(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+	uint64_t tower, aligner, enc, dec, gen;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"janus\"}", &pc, &m, &err), MP_OK);
+	tower = conv(1024, 3, 16) + 576 * 1024 +
+	        24 * (4 * UINT64_C(1024) + 4 * (UINT64_C(1024) * 1024 + 1024) + 2 * UINT64_C(4096) * 1024 + 4096 + 1024) +
+	        2 * 1024;
+	aligner = 2048 * 1024 + 2048 + UINT64_C(2048) * 2048 + 2048;
+	assert_int_equal(tower + aligner, UINT64_C(309984256));
+	enc = conv(128, 3, 3) + 2 * (2 * resnet(128, 128) + conv(128, 128, 3)) +
+	      (resnet(128, 256) + resnet(256, 256) + conv(256, 256, 3)) + (2 * resnet(256, 256) + conv(256, 256, 3)) +
+	      (resnet(256, 512) + resnet(512, 512) + 2 * attn(512)) + 2 * resnet(512, 512) + attn(512) + 2 * 512 +
+	      conv(256, 512, 3) + 16384 * 8 + conv(8, 256, 1) + conv(256, 8, 1);
+	dec = conv(512, 256, 3) + 2 * resnet(512, 512) + attn(512) + (3 * resnet(512, 512) + 3 * attn(512) +
+	                                                               conv(512, 512, 3)) +
+	      (resnet(512, 256) + 2 * resnet(256, 256) + conv(256, 256, 3)) + (3 * resnet(256, 256) + conv(256, 256, 3)) +
+	      (resnet(256, 128) + 2 * resnet(128, 128) + conv(128, 128, 3)) + 3 * resnet(128, 128) + 2 * 128 +
+	      conv(3, 128, 3);
+	gen = 16384 * 8 + (2048 * 8 + 2048) + (UINT64_C(2048) * 2048 + 2048) + (UINT64_C(2048) * 2048 + 2048) +
+	      (UINT64_C(16384) * 2048 + 16384);
+	assert_int_equal(pc.vision, tower + aligner + enc + dec + gen);
+	assert_int_equal(pc.vision, UINT64_C(423980683));
+	assert_int_equal(pc.lm_head, 0);
+	assert_int_equal(pc.total, UINT64_C(7031324299));
+}
+
 static void test_bad_configs(void **state)
 {
 	static const struct {
@@ -94,6 +134,17 @@ static void test_bad_configs(void **state)
 	     "/model/hf_config/vq_config/attn_resolutions"},
 	    {"{\"model_type\":\"chameleon\",\"vocabulary_map\":{},\"vq_config\":{\"num_res_blocks\":0}}",
 	     "/model/hf_config/vq_config/num_res_blocks"},
+	    {"{\"model_type\":\"janus\",\"vision_config\":{\"num_attention_heads\":3}}",
+	     "/model/hf_config/vision_config/num_attention_heads"},
+	    {"{\"model_type\":\"janus\",\"vision_config\":{\"image_size\":[384,384]}}",
+	     "/model/hf_config/vision_config/image_size"},
+	    {"{\"model_type\":\"janus\",\"vision_config\":{\"depth\":0}}", "/model/hf_config/vision_config/depth"},
+	    {"{\"model_type\":\"janus\",\"vq_config\":{\"base_channels\":100}}",
+	     "/model/hf_config/vq_config/base_channels"},
+	    {"{\"model_type\":\"janus\",\"vq_config\":{\"num_hidden_layers\":0}}",
+	     "/model/hf_config/vq_config/num_hidden_layers"},
+	    {"{\"model_type\":\"janus\",\"text_config\":{\"model_type\":\"llama\",\"num_attention_heads\":7}}",
+	     "/model/hf_config/text_config/num_attention_heads"},
 	};
 	mp_param_count pc;
 	mp_model m;
@@ -112,6 +163,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_chameleon),
+	    cmocka_unit_test(test_janus),
 	    cmocka_unit_test(test_bad_configs),
 	};
 

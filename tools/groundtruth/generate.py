@@ -66,7 +66,7 @@ zamba olmo_hybrid lara_mini hrm_text
 granite4_vision
 minicpmv4_6 minicpmv4_7 minicpm_ocr ovis2 moss_transcribe_diarize git aria glm_ocr
 doge modernbert-decoder xlstm dory cpmant
-unlimited_ocr deepseek_ocr2 chameleon""".split()
+unlimited_ocr deepseek_ocr2 chameleon janus""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW

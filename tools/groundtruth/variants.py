@@ -1181,6 +1181,26 @@ def draw_vq(w, key="vq_config"):
     w.set(key, vq)
 
 
+def draw_janus(rng, d, cfg0):
+    """Janus: the tower's own keys (mlp_ratio, attention_bias, use_qk_norm, the aligner's projection_dim and depth),
+    the VQ-VAE (draw_vq) and its generation side (projection_dim, num_hidden_layers, image_token_embed_dim,
+    out_channels)."""
+    vc = d["vision_config"]
+    vc["mlp_ratio"] = rng.choice([1.5, 2, 4.0])
+    vc["projection_dim"] = rng.choice([16, 32, 48])
+    vc["depth"] = rng.choice([1, 2, 3])
+    for k in ("attention_bias", "use_qk_norm"):
+        if rng.random() < 0.7:
+            vc[k] = rng.random() < 0.5
+    vc.pop("intermediate_size", None)          # not a JanusVisionConfig key: the MLP is hidden x mlp_ratio
+    w = Draw(rng, cfg0.to_dict(), None)
+    draw_vq(w)
+    vq = w.d["vq_config"]
+    vq.update({"projection_dim": rng.choice([16, 32]), "num_hidden_layers": rng.choice([1, 2, 3]),
+               "image_token_embed_dim": rng.choice([16, 24, 32]), "out_channels": rng.choice([1, 3])})
+    d["vq_config"] = vq
+
+
 def fam_chameleon(w, t):
     """Chameleon: a Llama decoder (fam_dense), the vocabulary_map it cannot be built without, and the VQ-VAE."""
     fam_dense(w, t)
@@ -1337,6 +1357,8 @@ def draw_wrapper(rng, t, cfg0):
         draw_sam(rng, d, "high_res_vision_config", sam_class=True)
     if t in ("unlimited_ocr", "deepseek_ocr2"):
         draw_ocr_towers(rng, t, d, cfg0.vision_config)
+    if t == "janus":
+        draw_janus(rng, d, cfg0)
     if t == "granite4_vision":
         # the CLIP tower at least 64 wide (the Window Q-Former takes hidden / 64 heads), the downsamplers' windows,
         # deepstack_layer_map pairs (none to three), the Q-Former absent (its SubConfigSpec defaults) or partial
