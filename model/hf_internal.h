@@ -163,6 +163,7 @@ void mpm_read_deepseek_ocr(hf_ctx *c, mp_model *m);
 bool hf_wrapper_text(hf_ctx *c, const char *dflt, bool required, mp_model *m);
 void hf_wrapper_tie(hf_ctx *c, mp_model *m, bool dflt);
 void mpm_read_janus(hf_ctx *c, mp_model *m);
+void mpm_read_idefics(hf_ctx *c, mp_model *m);
 void mpm_read_chameleon(hf_ctx *c, mp_model *m);
 void mpm_read_qianfan_ocr(hf_ctx *c, mp_model *m);
 void mpm_read_granite4_vision(hf_ctx *c, mp_model *m);

@@ -66,7 +66,7 @@ zamba olmo_hybrid lara_mini hrm_text
 granite4_vision
 minicpmv4_6 minicpmv4_7 minicpm_ocr ovis2 moss_transcribe_diarize git aria glm_ocr
 doge modernbert-decoder xlstm dory cpmant
-unlimited_ocr deepseek_ocr2 chameleon janus""".split()
+unlimited_ocr deepseek_ocr2 chameleon janus idefics""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
@@ -99,10 +99,10 @@ VISION = re.compile(r"(^|\.)(vision_tower|video_tower|image_tower|projector|visu
                     r"qformer|query_tokens|language_projection|high_res_vision_model|high_res_vision_neck|high_res_vision_proj|"
                     r"high_res_vision_alpha|layerwise_projectors|spatial_projectors|merger|visual_embeddings_table|"
                     r"visual_projection|img_temporal_embedding|view_separator|"
-                    r"vqmodel|generation_embeddings|generation_aligner|generation_head)(\.|$)")
+                    r"vqmodel|generation_embeddings|generation_aligner|generation_head|perceiver_resampler)(\.|$)")
 EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|git\.embeddings\.position_embeddings|embed_tokens_per_layer|backbone\.embeddings|model\.embeddings|rwkv\.embeddings|"
                    r"tokens_embed|positions_embed|^transformer\.w|embeddings\.tok_embeddings|^cpmant\.input_embedding|"
-                   r"^cpmant\.segment_embedding)\.weight$")
+                   r"^cpmant\.segment_embedding|embed_tokens\.additional_embedding)\.weight$")
 
 
 def component(name, p):
@@ -158,6 +158,22 @@ MODULE_STATE_ATTRS = ("conv1d_state", "recurrent_states")
 # Types whose decoder returns no cache unless given one (Granite4VisionTextModel in 5.24 never creates its
 # DynamicCache): the tiny run passes a DynamicCache of its own, as an engine allocates one.
 CACHE_PASSED_TYPES = ("granite4_vision_text",)
+
+
+
+def idefics_inputs(cfg, ids):
+    """IDEFICS (IdeficsModel.forward) runs no text-only forward (ValueError: "Exactly 1 of pixel_values,
+    image_encoder_embeddings or perceiver_embeddings has to be not-None"), and its gated cross-attention layers need
+    an image: one blank image per sequence, every token attending it. The cache is the self-attention layers' (the
+    cross-attention layers keep none: "Past key value states are not implemented")."""
+    vc = cfg.vision_config
+    b, n = ids.shape
+    return {"pixel_values": torch.zeros(b, 1, vc.num_channels, vc.image_size, vc.image_size, dtype=torch.bfloat16),
+            "image_attention_mask": torch.ones(b, n, 1, dtype=torch.long)}
+
+
+# Types whose forward needs an image: the extra inputs of a run of ids.
+IMAGE_INPUT_TYPES = {"idefics": idefics_inputs}
 
 
 def layer_pattern(tc):
@@ -415,6 +431,8 @@ def run_tiny(cfg):
         if module_state or getattr(tc, "model_type", None) in CACHE_PASSED_TYPES:
             from transformers import DynamicCache
             kw["cache"] = DynamicCache(config=tc)
+        if getattr(tiny, "model_type", None) in IMAGE_INPUT_TYPES:
+            kw.update(IMAGE_INPUT_TYPES[tiny.model_type](tiny, ids))
         with torch.no_grad():
             try:
                 out = model(input_ids=ids, use_cache=True, **kw)

@@ -1611,6 +1611,20 @@ def draw(t, rng):
         return draw_wrapper(rng, t, cfg0)
     d = draw_text(rng, t, type(cfg0), cfg0.to_dict())
     d["model_type"] = t
+    if t == "idefics":
+        # IDEFICS keeps its decoder's keys at the top: its tower, the Perceiver and the gated cross-attention keys
+        d["vision_config"] = draw_vision(rng, cfg0.vision_config.to_dict(), d.get("hidden_size"))
+        d["cross_layer_interval"] = rng.choice([1, 1, 2, 3])
+        d["alpha_type"] = rng.choice(["float", "vector"])
+        d["alpha_initializer"] = rng.choice(["zeros", "ones", "normal"])
+        if rng.random() < 0.5:
+            d["additional_vocab_size"] = rng.choice([2, 5])
+        d["use_resampler"] = rng.random() < 0.5
+        if d["use_resampler"] or rng.random() < 0.3:
+            d["perceiver_config"] = {"resampler_n_latents": rng.choice([4, 8]), "resampler_depth": rng.choice([1, 2]),
+                                     "resampler_n_heads": rng.choice([2, 4]),
+                                     "resampler_head_dim": rng.choice([8, 16]),
+                                     "qk_layer_norms_perceiver": rng.random() < 0.5}
     if t == "git":
         # GIT keeps its decoder's keys at the top: its CLIP tower and temporal image embeddings drawn beside them
         d["vision_config"] = draw_vision(rng, cfg0.vision_config.to_dict(), d.get("hidden_size"))
@@ -1684,6 +1698,8 @@ def cache_runs(cfg):
         if module_state or getattr(tc, "model_type", None) in generate.CACHE_PASSED_TYPES:
             from transformers import DynamicCache
             kw["cache"] = DynamicCache(config=tc)
+        if getattr(cfg, "model_type", None) in generate.IMAGE_INPUT_TYPES:
+            kw.update(generate.IMAGE_INPUT_TYPES[cfg.model_type](cfg, ids))
         with torch.no_grad():
             try:
                 out = model(input_ids=ids, use_cache=True, **kw)
