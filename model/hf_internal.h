@@ -156,12 +156,7 @@ void mpm_read_blip2(hf_ctx *c, mp_model *m);
 void mpm_read_got_ocr2(hf_ctx *c, mp_model *m);
 void mpm_read_deepseek_vl_hybrid(hf_ctx *c, mp_model *m);
 void mpm_read_deepseek_ocr(hf_ctx *c, mp_model *m);
-/* A wrapper's decoder (model/hf_wrap_qformer.c): text_config read by its model_type (else dflt; absent: dflt's class
- * defaults, or a 422 when required), m->json_pointer and model_type set back to the wrapper's; false with c->st set
- * when it is not a decoder memplan reads. hf_wrapper_tie: tie_word_embeddings of a wrapper whose lm_head is at the top
- * (the wrapper's key, class default dflt; text_config's when only it states one). */
-bool hf_wrapper_text(hf_ctx *c, const char *dflt, bool required, mp_model *m);
-void hf_wrapper_tie(hf_ctx *c, mp_model *m, bool dflt);
+/* model/hf_vq.c: Chameleon, Janus; model/hf_mllama.c: IDEFICS */
 void mpm_read_janus(hf_ctx *c, mp_model *m);
 void mpm_read_idefics(hf_ctx *c, mp_model *m);
 void mpm_read_chameleon(hf_ctx *c, mp_model *m);
@@ -171,6 +166,15 @@ void mpm_read_minicpmv(hf_ctx *c, mp_model *m);
 void mpm_read_ovis2(hf_ctx *c, mp_model *m);
 void mpm_read_moss_transcribe_diarize(hf_ctx *c, mp_model *m);
 void mpm_read_git(hf_ctx *c, mp_model *m);
+/* The decoder of a wrapper's text_config into m (its model_type, else dflt's class defaults; `required`: a 422 when
+ * absent), c->names and c->text set, m->model_type the wrapper's; false (c->st set) when memplan does not read it. */
+bool hf_wrap_read_text(hf_ctx *c, const char *dflt, bool required, mp_model *m);
+/* tie_word_embeddings of a wrapper whose lm_head sits at the top: its key (class default dflt), or text_config's when
+ * only that states one. */
+void hf_wrap_tie(hf_ctx *c, mp_model *m, bool dflt);
+/* model/hf_wrap_vl.c: LFM3-VL, Granite-Docling */
+void mpm_read_lfm3_vl(hf_ctx *c, mp_model *m);
+void mpm_read_granite_docling(hf_ctx *c, mp_model *m);
 void mpm_read_gemma4(hf_ctx *c, mp_model *m);
 void mpm_read_gemma4_text(hf_ctx *c, mp_model *m);
 void mpm_read_gemma4_unified(hf_ctx *c, mp_model *m);
@@ -232,6 +236,8 @@ void mpm_read_laguna(hf_ctx *c, mp_model *m);
 void mpm_read_afmoe(hf_ctx *c, mp_model *m);
 void mpm_read_axk1(hf_ctx *c, mp_model *m);
 void mpm_read_beam(hf_ctx *c, mp_model *m);
+extern const mp_names mpm_names_step3p5;
+void mpm_read_step3p5(hf_ctx *c, mp_model *m);
 
 /* Reads c->cfg by row t (its model_type set, its names noted in c->names). */
 void hf_decode_row(hf_ctx *c, const struct mpm_type *t, mp_model *m);

@@ -338,10 +338,10 @@ void mpm_read_janus(hf_ctx *c, mp_model *m)
 	uint64_t h, L, heads, ch, image, patch, proj, depth, out_ch, gproj, glayers, gin;
 	double ratio;
 
-	if (!hf_wrapper_text(c, "llama", false, m))
+	if (!hf_wrap_read_text(c, "llama", false, m))
 		return;
 	m->inv.roots[MP_ROOT_DECODER] = "model.language_model.";
-	hf_wrapper_tie(c, m, true);
+	hf_wrap_tie(c, m, true);
 	if (!hf_sub_config(c, "vision_config", vp, sizeof(vp), &v))
 		return;
 	h = hf_get_u64(&v, KEYS("hidden_size"), 1024);

@@ -106,12 +106,13 @@ static void wrapper_tie(hf_ctx *c, mp_model *m, bool dflt)
 		m->tie_word_embeddings = text_tie;
 }
 
-bool hf_wrapper_text(hf_ctx *c, const char *dflt, bool required, mp_model *m)
+/* read_text and wrapper_tie for the wrappers of the other files (hf_internal.h) */
+bool hf_wrap_read_text(hf_ctx *c, const char *dflt, bool required, mp_model *m)
 {
 	return read_text(c, dflt, required, m);
 }
 
-void hf_wrapper_tie(hf_ctx *c, mp_model *m, bool dflt)
+void hf_wrap_tie(hf_ctx *c, mp_model *m, bool dflt)
 {
 	wrapper_tie(c, m, dflt);
 }

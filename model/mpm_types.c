@@ -902,6 +902,12 @@ const mpm_type mpm_types[] = {
      .simplified = "activations and the step take one residual stream (not hc_mult) and read the hyper-connections' and the output gate's matrices as extra matrices; the lm_head is counted as the other weights, where transformers keeps it in fp32"},
     {.name = "hy_v4", .model_class = "HYV4ForCausalLM", .read = mpm_read_hy_v4, .experts_key = "n_routed_experts",
      .simplified = "activations and the step take one residual stream (not hc_mult) and read the hyper-connections' and the output gate's matrices as extra matrices; the lm_head is counted as the other weights, where transformers keeps it in fp32"},
+    {.name = "step3p5", .model_class = "Step3p7TextModel (inside Step3p7ForConditionalGeneration)",
+     .read = mpm_read_step3p5, .names = &mpm_names_step3p5, .experts_key = "n_routed_experts",
+     .simplified = "with sliding layers of other head counts, activations and the step's attention take num_attention_heads in every layer"},
+    {.name = "step3p7", .model_class = "Step3p7ForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true,
+     .experts_key = "n_routed_experts",
+     .simplified = "with sliding layers of other head counts, activations and the step's attention take num_attention_heads in every layer"},
     /* captioning and OCR wrappers with towers of their own (model/hf_wrap_qformer.c) */
     {.name = "blip-2", .model_class = "Blip2ForConditionalGeneration", .read = mpm_read_blip2, .wrapper = true},
     {.name = "instructblip", .model_class = "InstructBlipForConditionalGeneration", .read = mpm_read_blip2, .wrapper = true},
@@ -940,6 +946,25 @@ const mpm_type mpm_types[] = {
     {.name = "moss_transcribe_diarize", .model_class = "MossTranscribeDiarizeForConditionalGeneration",
      .read = mpm_read_moss_transcribe_diarize, .wrapper = true},
     {.name = "git", .model_class = "GitForCausalLM", .read = mpm_read_git},
+    /* model/hf_wrap_vl.c */
+    {.name = "lfm3_vl", .model_class = "Lfm3VlForConditionalGeneration", .read = mpm_read_lfm3_vl, .wrapper = true},
+    /* GraniteDoclingTextConfig (the decoder of Granite-Docling): GraniteConfig's modules with its own defaults (vocab
+     * 133800, hidden 1024, MLP 2048, 28 layers, 16 heads, kv 4, 32768 positions, tied); the DeepStack features it
+     * adds after its first layers hold no parameters */
+    {.name = "granite_docling_text",
+     .model_class = "GraniteDoclingTextModel (the decoder of GraniteDoclingForConditionalGeneration)",
+     .dense = &(const mpm_dense){.vocab_size = 133800,
+                   .hidden_size = 1024,
+                   .intermediate_size = 2048,
+                   .num_layers = 28,
+                   .num_heads = 16,
+                   .num_kv_heads = 4,
+                   .max_positions = 32768,
+                   .tie = true,
+                   .norms = 2,
+                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY}},
+    {.name = "granite_docling", .model_class = "GraniteDoclingForConditionalGeneration", .read = mpm_read_granite_docling,
+     .wrapper = true},
 };
 const size_t mpm_types_count = sizeof(mpm_types) / sizeof(mpm_types[0]);
 
