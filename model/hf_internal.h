@@ -238,6 +238,16 @@ void mpm_read_axk1(hf_ctx *c, mp_model *m);
 void mpm_read_beam(hf_ctx *c, mp_model *m);
 extern const mp_names mpm_names_step3p5;
 void mpm_read_step3p5(hf_ctx *c, mp_model *m);
+/* model/hf_inkling.c */
+extern const mp_names mpm_names_inkling, mpm_names_inkling2;
+void mpm_read_inkling_text(hf_ctx *c, mp_model *m);
+void mpm_read_inkling2_text(hf_ctx *c, mp_model *m);
+void mpm_read_inkling2_loop_text(hf_ctx *c, mp_model *m);
+/* Inkling 2's image tower and merger into m (its decoder read): dflt_text is text_hidden_size's default when
+ * vision_config is absent. */
+void mpm_inkling2_tower(hf_ctx *top, mp_model *m, uint64_t dflt_text);
+/* Inkling's image (hierarchical MLP) and audio towers into m (its decoder read). */
+void mpm_inkling_towers(hf_ctx *top, mp_model *m);
 
 /* Reads c->cfg by row t (its model_type set, its names noted in c->names). */
 void hf_decode_row(hf_ctx *c, const struct mpm_type *t, mp_model *m);

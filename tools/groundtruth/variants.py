@@ -1157,6 +1157,83 @@ def fam_step3p5(w, t):
                 w.d[k] = w.d[k] + [w.choice(kinds) for _ in range(mtp)]
 
 
+def inkling_trunk(w, local_ids):
+    """The Inkling families' trunk: the full-attention layers' heads, KV heads and head_dim and the sliding ones'
+    (swa_*) drawn apart, with the window (the sliding layers' relative-bias extent too), rel_extent, d_rel and the
+    conv kernel; the layer kinds as layer_types ("hybrid", "hybrid_sliding"), as local_layer_ids (Inkling's), or the
+    class's rule; routed and top-k expert counts. Returns the layers."""
+    n = draw_common(w, layers=w.choice([2, 3, 4, 6, 7]))
+    w.set("hidden_size", w.choice([48, 64, 96, 128]))
+    for heads_key, kv_key, hd_key in (("num_attention_heads", "num_key_value_heads", "head_dim"),
+                                      ("swa_num_attention_heads", "swa_num_key_value_heads", "swa_head_dim")):
+        h = w.choice([2, 3, 4, 6, 8])
+        w.set(heads_key, h)
+        w.set(kv_key, w.choice(divisors(h)))
+        w.set(hd_key, w.choice([8, 16, 24, 32]))
+    w.set("sliding_window_size", w.choice([3, 4, 8, 16, 64]))
+    w.maybe("rel_extent", w.choice([4, 8, 16, 32]), 0.2)
+    w.maybe("d_rel", w.choice([2, 4, 8, 16]), 0.2)
+    w.maybe("conv_kernel_size", w.choice([2, 3, 4, 5]), 0.3)
+    r = w.rng.random()
+    if r < 0.4:
+        w.set("layer_types", [w.choice(["hybrid", "hybrid_sliding"]) for _ in range(n)])
+    elif r < 0.7 and local_ids:
+        w.set("local_layer_ids", sorted(w.rng.sample(range(n), w.rng.randrange(n + 1))))
+    e = w.choice([2, 3, 4, 6])
+    w.set("n_routed_experts", e)
+    w.set("num_experts_per_tok", w.choice(range(1, e + 1)))
+    return n
+
+
+def fam_inkling_text(w, t):
+    """Inkling: inkling_trunk, with dense and sparse layers as mlp_layer_types or dense_mlp_idx, the dense width
+    sometimes as dense_intermediate_size (intermediate_size then the experts' width, as the checkpoints write it), and
+    the shared experts' count."""
+    n = inkling_trunk(w, True)
+    r = w.rng.random()
+    if r < 0.4:
+        w.set("mlp_layer_types", [w.choice(["dense", "sparse"]) for _ in range(n)])
+    elif r < 0.6:
+        w.set("dense_mlp_idx", w.choice(range(n + 1)))
+    if w.rng.random() < 0.5:
+        w.set("dense_intermediate_size", w.choice([48, 64, 96]))
+        w.set("intermediate_size", w.choice([16, 32, 48]))
+    else:
+        w.set("intermediate_size", w.choice([48, 64, 96]))
+        w.set("moe_intermediate_size", w.choice([16, 32, 48]))
+    w.set("n_shared_experts", w.choice([1, 2, 3]))
+
+
+def fam_inkling2_text(w, t):
+    """Inkling 2: inkling_trunk, with the experts' width (sometimes under its alias intermediate_size), the head's
+    unpadded_vocab_size (below, at or above vocab_size) and the residual blocks' length."""
+    inkling_trunk(w, False)
+    w.set(w.choice(["moe_intermediate_size", "intermediate_size"]), w.choice([16, 32, 48]))
+    v = w.get("vocab_size")
+    w.set("unpadded_vocab_size", w.choice([v - 7, v, v + 5]))
+    w.maybe("n_layers_per_attn_res_block", w.choice([1, 2, 3, 6]), 0.3)
+
+
+def fam_inkling2_loop_text(w, t):
+    """Inkling 2 Loop: fam_inkling2_text, with the looped range (multiples of the residual blocks' length, mostly
+    inside the layers, sometimes past them), the passes and the message gates' rank, sometimes as the checkpoints'
+    loop_config."""
+    fam_inkling2_text(w, t)
+    n = w.get("num_hidden_layers")
+    b = w.choice([1, 2, 3])
+    w.set("n_layers_per_attn_res_block", b)
+    start = b * w.choice(range(1, max(1, (n - 1) // b) + 1))
+    end = start + b * w.choice([1, 1, 2, 3])
+    passes, rank = w.choice([1, 2, 3]), w.choice([4, 8, 16])
+    if w.rng.random() < 0.25:
+        w.set("loop_config", {"core_start": start, "core_end": end, "num_passes": passes, "gate_rank": rank})
+    else:
+        w.set("loop_layer_index_start", start)
+        w.set("loop_layer_index_end", end)
+        w.maybe("loop_num_passes", passes, 0.2)
+        w.maybe("loop_gate_rank", rank, 0.2)
+
+
 FAMILIES = {
     "gpt2": fam_gpt2, "gptj": fam_gptj, "gpt_bigcode": fam_gpt_bigcode, "falcon": fam_falcon,
     "gpt_neox": fam_gpt_neox, "mamba": fam_mamba, "falcon_mamba": fam_mamba, "mamba2": fam_mamba2,
@@ -1178,7 +1255,8 @@ FAMILIES = {
     # decoders
     "sarvam_mla": fam_mla, "youtu": fam_mla_dense, "minicpm3": fam_mla_dense, "sarvam_moe": fam_moe,
     "solar_open": fam_moe, "flex_olmo": fam_moe, "granitemoeshared": fam_moe, "granitemoe_swa": fam_moe,
-    "cohere2_moe": fam_moe,
+    "cohere2_moe": fam_moe, "inkling_text": fam_inkling_text, "inkling2_text": fam_inkling2_text,
+    "inkling2_loop_text": fam_inkling2_loop_text,
 }
 FAMILIES["qwen3_omni_moe_text"] = fam_moe   # Qwen3-Omni's Thinker decoder: Qwen3-MoE's keys
 FAMILIES["step3p5"] = fam_step3p5
@@ -1517,7 +1595,32 @@ def draw_wrapper(rng, t, cfg0):
 
 def draw_wrapper_v1(rng, t, d, text_hidden):
     """The projector keys of the wrappers of issue 24's second batch (model/hf_wrap.c wrap_projector_v1)."""
-    if t == "lfm2_vl":
+    if t == "inkling_mm_model":
+        # Inkling's hierarchical-MLP tower: its widths follow from the patch's prime factors, frames and channels
+        # (kept small: the last scales hold side^2 x channels x frames x 64 channels) and the layers (fewer than the
+        # scales: linear_sum_assignment places them); the audio embedding's bins and levels
+        d["vision_config"] = {"model_type": "inkling_vision", "patch_size": rng.choice([2, 3, 4, 6]),
+                              "temporal_patch_size": rng.choice([1, 2, 3]), "num_channels": rng.choice([1, 2, 3]),
+                              rng.choice(["num_hidden_layers", "n_layers"]): rng.choice([1, 2, 3, 4, 6, 8])}
+        d["audio_config"] = {"model_type": "inkling_audio", "n_mel_bins": rng.choice([2, 4, 8]),
+                             "mel_vocab_size": rng.choice([4, 16, 32])}
+    elif t in ("inkling2", "inkling2_loop"):
+        # Inkling 2's tower: a ViT with a learned position grid and a merger to the decoder's width
+        # (text_hidden_size must be it: Inkling2Config.validate_architecture), sizes drawn small
+        h = rng.choice([2, 4])
+        vc = {"model_type": "inkling2_vision", "hidden_size": rng.choice([32, 64]), "num_attention_heads": h,
+              "num_hidden_layers": rng.choice([1, 2, 3]), "patch_size": rng.choice([2, 4, 8]),
+              "posemb_grid_size": rng.choice([2, 4, 8]), "spatial_merge_size": rng.choice([1, 2, 3]),
+              "projection_hidden_dim": rng.choice([16, 48]), "projector_bias": rng.random() < 0.5,
+              "text_hidden_size": text_hidden}
+        if rng.random() < 0.5:
+            vc["intermediate_size"] = rng.choice([48, 64, 96])
+        elif rng.random() < 0.5:
+            vc["mlp_ratio"] = rng.choice([2.0, 3.0])
+        if rng.random() < 0.3:
+            vc["num_channels"] = rng.choice([1, 4])
+        d["vision_config"] = vc
+    elif t == "lfm2_vl":
         for k in ("projector_bias", "projector_use_layernorm"):
             if rng.random() < 0.7:
                 d[k] = rng.random() < 0.5
@@ -1787,7 +1890,7 @@ def cache_runs(cfg):
         model, _ = generate.build(cfg, "cpu")
     finally:
         torch.set_default_dtype(torch.float32)
-    model = model.to(torch.bfloat16).eval()
+    model = generate.keep_fp32(model.to(torch.bfloat16).eval(), tc)
     vocab = getattr(tc, "vocab_size", 256)
     runs = []
     # as generate.run_tiny: RecurrentGemma keeps its state on the modules (a cache of our own is passed and the
