@@ -46,7 +46,8 @@ static void vq_put(vq_rows *rs, const char *path, const char *leaf, const uint64
 
 	memcpy(dims, d, nd * sizeof(dims[0]));
 	for (size_t i = 0; i < rs->n; i++)
-		if (rs->r[i].path == path && strcmp(rs->r[i].leaf, leaf) == 0 && rs->r[i].ndim == nd &&
+		if ((rs->r[i].path == path || (rs->r[i].path && path && strcmp(rs->r[i].path, path) == 0)) &&
+		    strcmp(rs->r[i].leaf, leaf) == 0 && rs->r[i].ndim == nd &&
 		    memcmp(rs->r[i].dims, dims, sizeof(dims)) == 0) {
 			rs->r[i].count++;
 			return;
