@@ -929,6 +929,8 @@ const mpm_type mpm_types[] = {
     {.name = "deepseek_ocr2", .model_class = "DeepseekOcr2ForConditionalGeneration", .read = mpm_read_deepseek_ocr,
      .wrapper = true},
     {.name = "chameleon", .model_class = "ChameleonForConditionalGeneration", .read = mpm_read_chameleon},
+    {.name = "apertus1p5", .model_class = "Apertus1p5ForConditionalGeneration", .read = mpm_read_apertus1p5,
+     .wrapper = true},
     {.name = "deepseek_ocr2_text", .model_class = "DeepseekOcr2TextModel (the decoder of DeepseekOcr2ForConditionalGeneration)",
      .read = mpm_read_deepseek_ocr_text},
     {.name = "qianfan_ocr", .model_class = "QianfanOCRForConditionalGeneration", .read = mpm_read_qianfan_ocr,

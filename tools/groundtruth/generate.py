@@ -69,7 +69,7 @@ doge modernbert-decoder xlstm dory cpmant
 step3p7
 lfm3_vl granite_docling
 unlimited_ocr deepseek_ocr2 chameleon
-nemotron_h_omni phi4_multimodal muse_glimmer muse_spark bailing_hybrid zaya""".split()
+nemotron_h_omni phi4_multimodal muse_glimmer muse_spark bailing_hybrid zaya apertus1p5""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
@@ -103,7 +103,7 @@ VISION = re.compile(r"(^|\.)(vision_tower|video_tower|image_tower|projector|visu
                     r"high_res_vision_alpha|layerwise_projectors|spatial_projectors|merger|visual_embeddings_table|"
                     r"visual_projection|img_temporal_embedding|density_router|view_separator|"
                     r"vqmodel|generation_embeddings|generation_aligner|generation_head|vision_final_layernorm|"
-                    r"embed_tokens_extend|vision_adapter)(\.|$)")
+                    r"embed_tokens_extend|vision_adapter|vision_tokenizer|audio_tokenizer)(\.|$)")
 EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|git\.embeddings\.position_embeddings|embed_tokens_per_layer|backbone\.embeddings|model\.embeddings|rwkv\.embeddings|"
                    r"tokens_embed|positions_embed|^transformer\.w|embeddings\.tok_embeddings|^cpmant\.input_embedding|"
                    r"^cpmant\.segment_embedding)\.weight$")
@@ -324,6 +324,13 @@ def shrink(cfg):
             if vc is not None and isinstance(getattr(vc, k, None), (list, tuple)) and \
                     getattr(vc, "num_hidden_layers", None) == 1:
                 setattr(vc, k, list(getattr(vc, k))[:1])
+    if isinstance(getattr(cfg, "image_token_offset", None), int) and isinstance(getattr(cfg, "audio_token_offset", None), int):
+        # Apertus 1.5: the tokenizers' code ranges follow each other inside the tiny vocabulary, as
+        # Apertus1p5Config.validate_architecture requires (so that the tiny config reads back)
+        cfg.vision_config.codebook_size = 64
+        cfg.audio_config.codebook_size = 64
+        cfg.image_token_offset = 128
+        cfg.audio_token_offset = 192
     return cfg
 
 
