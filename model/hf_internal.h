@@ -171,9 +171,18 @@ bool hf_wrap_read_text(hf_ctx *c, const char *dflt, bool required, mp_model *m);
 /* tie_word_embeddings of a wrapper whose lm_head sits at the top: its key (class default dflt), or text_config's when
  * only that states one. */
 void hf_wrap_tie(hf_ctx *c, mp_model *m, bool dflt);
-/* model/hf_wrap_vl.c: LFM3-VL, Granite-Docling */
+/* model/hf_wrap_vl.c: LFM3-VL, Granite-Docling, FastVLM, HunyuanOCR, Molmo2 */
 void mpm_read_lfm3_vl(hf_ctx *c, mp_model *m);
 void mpm_read_granite_docling(hf_ctx *c, mp_model *m);
+void mpm_read_fast_vlm(hf_ctx *c, mp_model *m);
+void mpm_read_hunyuan_vl(hf_ctx *c, mp_model *m);
+void mpm_read_molmo2_text(hf_ctx *c, mp_model *m);
+void mpm_read_molmo2(hf_ctx *c, mp_model *m);
+extern const mp_names mpm_names_molmo2;
+/* model/hf_fast_vlm_timm.c (generated): FastVLM's timm fastvit_mci3 tower */
+extern const mp_tensor mpm_fast_vlm_timm[];
+extern const size_t mpm_fast_vlm_timm_count;
+extern const uint64_t mpm_fast_vlm_timm_parameters;
 void mpm_read_nemotron_h_omni(hf_ctx *c, mp_model *m);
 void mpm_read_phi4_multimodal(hf_ctx *c, mp_model *m);
 void mpm_read_muse_glimmer(hf_ctx *c, mp_model *m);
@@ -244,6 +253,20 @@ void mpm_read_axk1(hf_ctx *c, mp_model *m);
 void mpm_read_beam(hf_ctx *c, mp_model *m);
 extern const mp_names mpm_names_step3p5;
 void mpm_read_step3p5(hf_ctx *c, mp_model *m);
+/* model/hf_inkling.c */
+extern const mp_names mpm_names_inkling, mpm_names_inkling2;
+void mpm_read_inkling_text(hf_ctx *c, mp_model *m);
+void mpm_read_inkling2_text(hf_ctx *c, mp_model *m);
+void mpm_read_inkling2_loop_text(hf_ctx *c, mp_model *m);
+/* Inkling 2's image tower and merger into m (its decoder read): dflt_text is text_hidden_size's default when
+ * vision_config is absent. */
+void mpm_inkling2_tower(hf_ctx *top, mp_model *m, uint64_t dflt_text);
+/* Inkling's image (hierarchical MLP) and audio towers into m (its decoder read). */
+void mpm_inkling_towers(hf_ctx *top, mp_model *m);
+extern const mp_names mpm_names_mistral_large4;
+void mpm_read_mistral_large4_text(hf_ctx *c, mp_model *m);
+extern const mp_names mpm_names_dots3_note;
+void mpm_read_dots3_note_text(hf_ctx *c, mp_model *m);
 void mpm_read_zaya(hf_ctx *c, mp_model *m);
 extern const mp_names mpm_names_zaya;
 

@@ -77,7 +77,8 @@ VIA_WRAPPER = {"qwen2_vl_text": "qwen2_vl", "qwen2_5_vl_text": "qwen2_5_vl", "qw
                "qwen2_5_omni_text": "qwen2_5_omni_thinker", "qwen3_omni_moe_text": "qwen3_omni_moe_thinker",
                "glm_ocr_text": "glm_ocr", "hy_v4_vl_text": "hy_v4_vl", "step3p5": "step3p7",
                "granite_docling_text": "granite_docling", "unlimited_ocr_text": "unlimited_ocr",
-               "deepseek_ocr2_text": "deepseek_ocr2", "muse_glimmer_text": "muse_glimmer",
+               "deepseek_ocr2_text": "deepseek_ocr2", "mistral_large4_text": "mistral_large4",
+               "hunyuan_vl_text": "hunyuan_vl", "molmo2_text": "molmo2", "muse_glimmer_text": "muse_glimmer",
                "muse_spark_text": "muse_spark"}
 
 # bool fields that change no parameter or cache tensor and that the CPU run cannot take either way (kernels not
@@ -187,12 +188,12 @@ def draw_layer_list(w, key, kinds, n, need=()):
 
 
 def draw_attention(w, hidden_choices=(64, 96, 128), heads_choices=(2, 3, 4, 6, 8), head_dim_key="head_dim",
-                   heads_key=None, kv_key=None, derive_only=False):
+                   heads_key=None, kv_key=None, derive_only=False, hidden_key=None):
     """Heads, KV heads, head_dim and the hidden width consistent with them (an explicit head_dim lets the heads
     leave hidden_size undivided: the classes that refuse that are redrawn)."""
     heads_key = heads_key or first(w.dd, "num_attention_heads", "n_head", "num_heads", "attention_heads", "n_heads")
     kv_key = kv_key or first(w.dd, "num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num")
-    hidden_key = first(w.dd, "hidden_size", "n_embd", "d_model")
+    hidden_key = hidden_key or first(w.dd, "hidden_size", "n_embd", "d_model")
     h = w.choice(heads_choices)
     hd = "absent"
     if head_dim_key and w.has(head_dim_key) and not derive_only:
@@ -351,6 +352,14 @@ def fam_gpt2(w, t):
     w.set("n_positions", w.choice([32, 64, 100]))
 
 
+def fam_kosmos(w, t):
+    """Kosmos-2's and Kosmos-2.5's decoder, under its own key names (embed_dim, layers, attention_heads, ffn_dim)."""
+    draw_common(w)
+    w.set("layers", w.choice([2, 3, 4]))
+    draw_attention(w, heads_key="attention_heads", hidden_key="embed_dim")
+    w.set("ffn_dim", w.choice([48, 96, 160]))
+
+
 def fam_gptj(w, t):
     draw_common(w)
     hidden, h = draw_attention(w, heads_key="n_head")
@@ -449,7 +458,7 @@ def fam_moe(w, t):
 # variants; tests/ref/hf/README.md)
 MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe_lite", "glm_moe_dsa", "kimi_linear", "youtu",
              "sarvam_mla", "mistral4", "axk1", "axk2", "hy_v4", "hy_v4_vl_text", "minicpm3",
-             "longcat_flash"}
+             "longcat_flash", "mistral_large4_text", "dots3_note_text"}
 
 
 def fam_mla(w, t):
@@ -1185,6 +1194,162 @@ def fam_step3p5(w, t):
                 w.d[k] = w.d[k] + [w.choice(kinds) for _ in range(mtp)]
 
 
+def inkling_trunk(w, local_ids):
+    """The Inkling families' trunk: the full-attention layers' heads, KV heads and head_dim and the sliding ones'
+    (swa_*) drawn apart, with the window (the sliding layers' relative-bias extent too), rel_extent, d_rel and the
+    conv kernel; the layer kinds as layer_types ("hybrid", "hybrid_sliding"), as local_layer_ids (Inkling's), or the
+    class's rule; routed and top-k expert counts. Returns the layers."""
+    n = draw_common(w, layers=w.choice([2, 3, 4, 6, 7]))
+    w.set("hidden_size", w.choice([48, 64, 96, 128]))
+    for heads_key, kv_key, hd_key in (("num_attention_heads", "num_key_value_heads", "head_dim"),
+                                      ("swa_num_attention_heads", "swa_num_key_value_heads", "swa_head_dim")):
+        h = w.choice([2, 3, 4, 6, 8])
+        w.set(heads_key, h)
+        w.set(kv_key, w.choice(divisors(h)))
+        w.set(hd_key, w.choice([8, 16, 24, 32]))
+    w.set("sliding_window_size", w.choice([3, 4, 8, 16, 64]))
+    w.maybe("rel_extent", w.choice([4, 8, 16, 32]), 0.2)
+    w.maybe("d_rel", w.choice([2, 4, 8, 16]), 0.2)
+    w.maybe("conv_kernel_size", w.choice([2, 3, 4, 5]), 0.3)
+    r = w.rng.random()
+    if r < 0.4:
+        w.set("layer_types", [w.choice(["hybrid", "hybrid_sliding"]) for _ in range(n)])
+    elif r < 0.7 and local_ids:
+        w.set("local_layer_ids", sorted(w.rng.sample(range(n), w.rng.randrange(n + 1))))
+    e = w.choice([2, 3, 4, 6])
+    w.set("n_routed_experts", e)
+    w.set("num_experts_per_tok", w.choice(range(1, e + 1)))
+    return n
+
+
+def fam_inkling_text(w, t):
+    """Inkling: inkling_trunk, with dense and sparse layers as mlp_layer_types or dense_mlp_idx, the dense width
+    sometimes as dense_intermediate_size (intermediate_size then the experts' width, as the checkpoints write it), and
+    the shared experts' count."""
+    n = inkling_trunk(w, True)
+    r = w.rng.random()
+    if r < 0.4:
+        w.set("mlp_layer_types", [w.choice(["dense", "sparse"]) for _ in range(n)])
+    elif r < 0.6:
+        w.set("dense_mlp_idx", w.choice(range(n + 1)))
+    if w.rng.random() < 0.5:
+        w.set("dense_intermediate_size", w.choice([48, 64, 96]))
+        w.set("intermediate_size", w.choice([16, 32, 48]))
+    else:
+        w.set("intermediate_size", w.choice([48, 64, 96]))
+        w.set("moe_intermediate_size", w.choice([16, 32, 48]))
+    w.set("n_shared_experts", w.choice([1, 2, 3]))
+
+
+def fam_inkling2_text(w, t):
+    """Inkling 2: inkling_trunk, with the experts' width (sometimes under its alias intermediate_size), the head's
+    unpadded_vocab_size (below, at or above vocab_size) and the residual blocks' length."""
+    inkling_trunk(w, False)
+    w.set(w.choice(["moe_intermediate_size", "intermediate_size"]), w.choice([16, 32, 48]))
+    v = w.get("vocab_size")
+    w.set("unpadded_vocab_size", w.choice([v - 7, v, v + 5]))
+    w.maybe("n_layers_per_attn_res_block", w.choice([1, 2, 3, 6]), 0.3)
+
+
+def fam_inkling2_loop_text(w, t):
+    """Inkling 2 Loop: fam_inkling2_text, with the looped range (multiples of the residual blocks' length, mostly
+    inside the layers, sometimes past them), the passes and the message gates' rank, sometimes as the checkpoints'
+    loop_config."""
+    fam_inkling2_text(w, t)
+    n = w.get("num_hidden_layers")
+    b = w.choice([1, 2, 3])
+    w.set("n_layers_per_attn_res_block", b)
+    start = b * w.choice(range(1, max(1, (n - 1) // b) + 1))
+    end = start + b * w.choice([1, 1, 2, 3])
+    passes, rank = w.choice([1, 2, 3]), w.choice([4, 8, 16])
+    if w.rng.random() < 0.25:
+        w.set("loop_config", {"core_start": start, "core_end": end, "num_passes": passes, "gate_rank": rank})
+    else:
+        w.set("loop_layer_index_start", start)
+        w.set("loop_layer_index_end", end)
+        w.maybe("loop_num_passes", passes, 0.2)
+        w.maybe("loop_gate_rank", rank, 0.2)
+
+
+def fam_mistral_large4(w, t):
+    """Mistral Large 4's decoder: fam_mla (no query LoRA: MistralLarge4TextConfig has none) with the NoPE layers
+    (no_rope_layers, or the no_rope_layer_interval it is derived from), KV shared with earlier layers of the same RoPE
+    kind (kv_source_layers), the indexer's pattern (its first layer "full": a shared layer reuses the previous
+    selection), the experts under num_experts (which wins over n_routed_experts) and the logit soft-capping."""
+    fam_mla(w, t)
+    n = w.get("num_hidden_layers")
+    if "no_rope_layers" not in w.d and w.rng.random() < 0.6:
+        w.set("no_rope_layer_interval", w.choice([1, 2, 3, 4]))
+    every = w.d.get("no_rope_layer_interval", 4)
+    rope = w.d.get("no_rope_layers") or [int((i + 1) % every != 0) for i in range(n)]
+    if w.rng.random() < 0.7:
+        src = []
+        for i in range(n):
+            own = [j for j in range(i) if src[j] == j and rope[j] == rope[i]]
+            src.append(w.choice(own) if own and w.rng.random() < 0.45 else i)
+        w.set("kv_source_layers", src)
+    if "indexer_types" in w.d:
+        w.d["indexer_types"][0] = "full"
+    elif w.rng.random() < 0.3:
+        w.set("index_topk_pattern", "F" + "".join(w.choice("FS") for _ in range(n - 1)))
+    ek = first(w.d, "n_routed_experts", "num_local_experts")
+    if ek and w.rng.random() < 0.25:
+        w.set("num_experts", w.d.pop(ek))
+    if w.rng.random() < 0.4:
+        w.set("final_logit_softcapping", w.choice([15.0, 30.0]))
+
+
+def fam_dots3(w, t):
+    """dots.llm3 Note's decoder: fam_mla's ranks and experts (KV heads = heads, a query LoRA always: the class refuses
+    otherwise) with its three kinds of layer (layer_types, or the use_sliding_window / use_dsa rule), the sliding
+    layers' own widths (the swa_* keys, or an explicit per_layer_config), the window (sliding_window, null: 512, or
+    sliding_window_size), the MoE schedule (first_k_dense_replace, moe_layer_freq a number or a list) and the shared
+    experts (n_shared_experts, shared_experts_intermediate_size or moe_shared_expert_intermediate_size)."""
+    fam_mla(w, t)
+    n = w.get("num_hidden_layers")
+    w.set("num_key_value_heads", w.get("num_attention_heads"))
+    if w.get("q_lora_rank") is None:
+        w.set("q_lora_rank", w.choice([16, 24, 48]))
+    w.set("index_head_dim", w.choice([16, 32]))
+    kinds = None
+    r = w.rng.random()
+    if r < 0.45:
+        kinds = [w.choice(["indexed_attention", "sliding_attention", "full_attention"]) for _ in range(n)]
+        kinds[w.rng.randrange(n)] = "sliding_attention"
+        w.set("layer_types", kinds)
+    elif r < 0.6:
+        w.set("use_sliding_window", w.rng.random() < 0.5)
+    if w.rng.random() < 0.3:
+        w.set("use_dsa", w.rng.random() < 0.5)
+    sh, nope, rope = w.choice([2, 4]), w.choice([8, 16]), w.choice([4, 8])
+    swa = {"num_attention_heads": sh, "num_key_value_heads": sh, "q_lora_rank": w.choice([16, 32]),
+           "kv_lora_rank": w.choice([16, 24, 32]), "head_dim": nope + rope, "qk_nope_head_dim": nope,
+           "v_head_dim": w.choice([8, 16])}
+    if kinds is not None and w.rng.random() < 0.3:
+        w.set("per_layer_config", {str(i): dict(swa, qk_rope_head_dim=rope)
+                                   for i, k in enumerate(kinds) if k == "sliding_attention"})
+    else:
+        for k, v in swa.items():
+            w.set("swa_" + k, v)
+        if w.rng.random() < 0.5:
+            w.set("swa_qk_rope_head_dim", rope)
+    win = w.rng.random()
+    if win < 0.6:
+        w.set("sliding_window", w.choice([3, 4, 8, 16]))
+    elif win < 0.8:
+        w.set("sliding_window", None)
+        w.set("sliding_window_size", w.choice([4, 8]))
+    w.d.pop("first_k_dense_replace", None)
+    if "mlp_layer_types" not in w.d and w.rng.random() < 0.6:
+        w.set("first_k_dense_replace", w.choice(range(0, n)))
+        if w.rng.random() < 0.5:
+            w.set("moe_layer_freq", w.choice([1, 2]) if w.rng.random() < 0.5 else
+                  [w.choice([0, 1]) for _ in range(n)])
+    w.set("n_shared_experts", w.choice([1, 2]))
+    w.set("moe_shared_expert_intermediate_size" if w.rng.random() < 0.25 else "shared_experts_intermediate_size",
+          w.choice([16, 32]))
+
+
 FAMILIES = {
     "gpt2": fam_gpt2, "gptj": fam_gptj, "gpt_bigcode": fam_gpt_bigcode, "falcon": fam_falcon,
     "gpt_neox": fam_gpt_neox, "mamba": fam_mamba, "falcon_mamba": fam_mamba, "mamba2": fam_mamba2,
@@ -1206,10 +1371,14 @@ FAMILIES = {
     # decoders
     "sarvam_mla": fam_mla, "youtu": fam_mla_dense, "minicpm3": fam_mla_dense, "sarvam_moe": fam_moe,
     "solar_open": fam_moe, "flex_olmo": fam_moe, "granitemoeshared": fam_moe, "granitemoe_swa": fam_moe,
-    "cohere2_moe": fam_moe,
+    "cohere2_moe": fam_moe, "inkling_text": fam_inkling_text, "inkling2_text": fam_inkling2_text,
+    "inkling2_loop_text": fam_inkling2_loop_text,
 }
+FAMILIES["kosmos_2_text_model"] = FAMILIES["kosmos_2_5_text_model"] = fam_kosmos
 FAMILIES["qwen3_omni_moe_text"] = fam_moe   # Qwen3-Omni's Thinker decoder: Qwen3-MoE's keys
 FAMILIES["step3p5"] = fam_step3p5
+FAMILIES["mistral_large4_text"] = fam_mistral_large4
+FAMILIES["dots3_note_text"] = fam_dots3
 
 
 def fam_deepseek_ocr(w, t):
@@ -1558,7 +1727,32 @@ def draw_wrapper(rng, t, cfg0):
 
 def draw_wrapper_v1(rng, t, d, text_hidden):
     """The projector keys of the wrappers of issue 24's second batch (model/hf_wrap.c wrap_projector_v1)."""
-    if t == "lfm2_vl":
+    if t == "inkling_mm_model":
+        # Inkling's hierarchical-MLP tower: its widths follow from the patch's prime factors, frames and channels
+        # (kept small: the last scales hold side^2 x channels x frames x 64 channels) and the layers (fewer than the
+        # scales: linear_sum_assignment places them); the audio embedding's bins and levels
+        d["vision_config"] = {"model_type": "inkling_vision", "patch_size": rng.choice([2, 3, 4, 6]),
+                              "temporal_patch_size": rng.choice([1, 2, 3]), "num_channels": rng.choice([1, 2, 3]),
+                              rng.choice(["num_hidden_layers", "n_layers"]): rng.choice([1, 2, 3, 4, 6, 8])}
+        d["audio_config"] = {"model_type": "inkling_audio", "n_mel_bins": rng.choice([2, 4, 8]),
+                             "mel_vocab_size": rng.choice([4, 16, 32])}
+    elif t in ("inkling2", "inkling2_loop"):
+        # Inkling 2's tower: a ViT with a learned position grid and a merger to the decoder's width
+        # (text_hidden_size must be it: Inkling2Config.validate_architecture), sizes drawn small
+        h = rng.choice([2, 4])
+        vc = {"model_type": "inkling2_vision", "hidden_size": rng.choice([32, 64]), "num_attention_heads": h,
+              "num_hidden_layers": rng.choice([1, 2, 3]), "patch_size": rng.choice([2, 4, 8]),
+              "posemb_grid_size": rng.choice([2, 4, 8]), "spatial_merge_size": rng.choice([1, 2, 3]),
+              "projection_hidden_dim": rng.choice([16, 48]), "projector_bias": rng.random() < 0.5,
+              "text_hidden_size": text_hidden}
+        if rng.random() < 0.5:
+            vc["intermediate_size"] = rng.choice([48, 64, 96])
+        elif rng.random() < 0.5:
+            vc["mlp_ratio"] = rng.choice([2.0, 3.0])
+        if rng.random() < 0.3:
+            vc["num_channels"] = rng.choice([1, 4])
+        d["vision_config"] = vc
+    elif t == "lfm2_vl":
         for k in ("projector_bias", "projector_use_layernorm"):
             if rng.random() < 0.7:
                 d[k] = rng.random() < 0.5
@@ -1644,6 +1838,65 @@ def draw_wrapper_v1(rng, t, d, text_hidden):
                                                                rng.choice(range(vc["num_hidden_layers"] + 1))))
         if fine and rng.random() < 0.5:
             d["density_router_hidden_size"] = rng.choice([8, 16])
+    elif t == "fast_vlm":                              # the timm tower is fixed (fastvit_mci3): its stated width
+        d.pop("vision_feature_layer", None)           # validate_architecture: -1 only
+        if rng.random() < 0.3:
+            d.pop("vision_config", None)              # absent: the SubConfigSpec's init_kwargs
+        else:
+            d["vision_config"] = {"model_type": "timm_wrapper", "architecture": "fastvit_mci3", "do_pooling": True,
+                                  "global_pool": "avg", "model_args": {"inference_mode": True},
+                                  "hidden_size": rng.choice([3072, 48, 96])}
+    elif t == "hunyuan_vl":                            # head_dim stated and an mrope split (both needed to build
+        text = d["text_config"]                       # and run), the tower's position grid, merge and channels
+        text["head_dim"] = text.get("head_dim") or text.get("hidden_size", 4096) // text.get("num_attention_heads", 32)
+        hunyuan_mrope(d)
+        vc = d["vision_config"]
+        vc.pop("image_size", None)
+        vc["max_image_size"] = vc["patch_size"] * rng.choice([2, 4, 8])
+        if rng.random() < 0.6:
+            vc["spatial_merge_size"] = rng.choice([1, 2, 3])
+        if rng.random() < 0.4:
+            vc["num_channels"] = rng.choice([1, 3])
+        if rng.random() < 0.3:
+            vc["attention_heads"] = vc.pop("num_attention_heads")
+        if rng.random() < 0.3:                        # a flat checkpoint: the decoder's keys at the top
+            top = {k: v for k, v in d.pop("text_config").items() if k != "model_type"}
+            top.pop("tie_word_embeddings", None)      # the wrapper's own field: it stays the wrapper's
+            d.update(top)
+    elif t == "molmo2":                                # the decoder's q/k norm kind and extra vocabulary; the
+        text = d["text_config"]                       # tower's GQA, image and positions (checkpoint spellings
+        if rng.random() < 0.6:                        # too); the adapter whole; a third under vit_config
+            text["qk_norm_type"] = rng.choice(["qwen3", "olmo"])
+        if rng.random() < 0.6:
+            text["additional_vocab_size"] = rng.choice([0, 16, 128])
+        vc = d["vision_config"]
+        h = vc["num_attention_heads"]
+        vc["num_key_value_heads"] = rng.choice(divisors(h))
+        vc["head_dim"] = rng.choice([vc["hidden_size"] // h, 8, 12])
+        side = [vc["patch_size"] * rng.choice([2, 3]), vc["patch_size"] * rng.choice([2, 4])]
+        vc["image_size"] = side
+        if rng.random() < 0.3:
+            vc["image_default_input_size"] = vc.pop("image_size")
+        if rng.random() < 0.3:
+            vc["num_position_embeddings"] = rng.choice([4, 16, 36])
+        if rng.random() < 0.3:
+            vc["image_patch_size"] = vc.pop("patch_size")
+        if rng.random() < 0.6:
+            vc["attention_bias"] = rng.random() < 0.5
+        L = vc["num_hidden_layers"]
+        ah = rng.choice([2, 4])
+        ac = {"hidden_size": rng.choice([32, 48, 64]), "num_attention_heads": ah,
+              "num_key_value_heads": rng.choice(divisors(ah)), "head_dim": rng.choice([8, 16]),
+              "intermediate_size": rng.choice([48, 96]), "text_hidden_size": rng.choice([text_hidden, 40]),
+              "vision_feature_layer": [rng.choice(range(-L, L)) for _ in range(rng.choice([1, 2, 3]))]}
+        for k in ("attention_bias", "mlp_bias"):
+            if rng.random() < 0.7:
+                ac[k] = rng.random() < 0.5
+        if rng.random() < 0.3:
+            ac["vit_layers"] = ac.pop("vision_feature_layer")
+        d["adapter_config"] = ac
+        if rng.random() < 0.3:                        # an old checkpoint: trimmed to the deepest layer read
+            d["vit_config"] = d.pop("vision_config")
     elif t == "aya_vision":
         if rng.random() < 0.6:
             d["downsample_factor"] = rng.choice([1, 2, 3])
@@ -1771,6 +2024,19 @@ def draw_phi4_multimodal(rng, d):
     d["audio_config"] = a
     if rng.random() < 0.4:      # the published checkpoint rotates 3/4 of each head
         d["rope_parameters"] = {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.75}
+
+
+def hunyuan_mrope(d):
+    """HunyuanOCR's four-axis mrope split of half its head_dim (HunYuanVLTextConfig._validate_mrope_section), in
+    text_config or, flat, at the top: drawn with the config, and again after a break moves the heads."""
+    text = d.get("text_config", d)
+    hd = text.get("head_dim") or text.get("hidden_size", 4096) // text.get("num_attention_heads", 32)
+    text["rope_parameters"] = {"rope_type": "default", "rope_theta": 10000.0,
+                               "mrope_section": [hd // 2 - 3 * (hd // 8)] + [hd // 8] * 3}
+
+
+# Keys derived from others that a break (refused()) must follow, per type: the break tests its own rule only.
+AFTER_BREAK = {"hunyuan_vl": hunyuan_mrope}
 
 
 def draw_blip(rng, t, d):
@@ -1940,7 +2206,7 @@ def cache_runs(cfg):
         model, _ = generate.build(cfg, "cpu")
     finally:
         torch.set_default_dtype(torch.float32)
-    model = model.to(torch.bfloat16).eval()
+    model = generate.keep_fp32(model.to(torch.bfloat16).eval(), tc)
     vocab = getattr(tc, "vocab_size", 256)
     runs = []
     # as generate.run_tiny: RecurrentGemma keeps its state on the modules (a cache of our own is passed and the
@@ -1953,11 +2219,7 @@ def cache_runs(cfg):
             from transformers import DynamicCache
             kw["cache"] = DynamicCache(config=tc)
         with torch.no_grad():
-            try:
-                out = model(input_ids=ids, use_cache=True, **kw)
-            except (AttributeError, TypeError):
-                model = generate.text_model(cfg)    # as generate.run_tiny (Llama 4, BLIP-2)
-                out = model(input_ids=ids, use_cache=True)
+            model, out = generate.text_forward(model, cfg, ids, kw)   # as generate.run_tiny (Llama 4, BLIP-2)
         cache = kw.get("cache") or getattr(out, "past_key_values", None)
         layers, rest = generate.cache_layers(cache)
         if getattr(out, "state", None) is not None:
@@ -2121,6 +2383,8 @@ def refused(t, variants):
             key = fn(d)
             if key is None:
                 continue
+            if t in AFTER_BREAK:
+                AFTER_BREAK[t](d)
             if t in LAYER_HEADS_TYPES:
                 tc = d.get("text_config", d)
                 for k in LAYER_HEAD_KEYS:
