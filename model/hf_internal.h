@@ -161,6 +161,7 @@ void mpm_read_deepseek_ocr(hf_ctx *c, mp_model *m);
 void mpm_read_janus(hf_ctx *c, mp_model *m);
 void mpm_read_idefics(hf_ctx *c, mp_model *m);
 void mpm_read_chameleon(hf_ctx *c, mp_model *m);
+void mpm_read_apertus1p5(hf_ctx *c, mp_model *m);
 void mpm_read_qianfan_ocr(hf_ctx *c, mp_model *m);
 void mpm_read_granite4_vision(hf_ctx *c, mp_model *m);
 void mpm_read_minicpmv(hf_ctx *c, mp_model *m);

@@ -109,9 +109,21 @@ static void vq_attn(vq_rows *rs, const char *path, uint64_t c)
  * num_res_blocks blocks from base x (1, mult...)[l] to base x mult[l] (each with an attention block where attn[l]),
  * a strided 3x3 downsample but after the last level; the middle (block_1, attn_1 when mid_attn, block_2); norm_out,
  * conv_out to latent_channels (x 2 with double_latent); quantize.embedding [num_embeddings, embed_dim], quant_conv
- * latent -> embed_dim and post_quant_conv back (1x1). Returns the last level's channels.
+ * latent -> embed_dim and, where n says, post_quant_conv back (1x1); the levels' blocks at n's paths. Returns the
+ * last level's channels.
  */
-static uint64_t vq_encoder(vq_rows *rs, const vq_shape *s)
+/* Where an encoder keeps its levels' blocks (static paths, "{i}" the level, "{j}" the block) and whether a
+ * post_quant_conv follows the quantizer. */
+typedef struct vq_names {
+	const char *block, *attn, *downsample;
+	bool post_quant;
+} vq_names;
+
+/* ChameleonVQVAE's (JanusVQVAE's the same) */
+static const vq_names vq_names_chameleon = {"encoder.down.{i}.block.{j}", "encoder.down.{i}.attn.{j}",
+                                            "encoder.down.{i}.downsample", true};
+
+static uint64_t vq_encoder(vq_rows *rs, const vq_shape *s, const vq_names *n)
 {
 	uint64_t in = s->base, out = s->base;
 
@@ -119,13 +131,13 @@ static uint64_t vq_encoder(vq_rows *rs, const vq_shape *s)
 	for (uint64_t l = 0; l < s->levels; l++) {
 		out = s->base * s->mult[l];
 		for (uint64_t b = 0; b < s->blocks; b++) {
-			vq_resnet(rs, "encoder.down.{i}.block.{j}", in, out);
+			vq_resnet(rs, n->block, in, out);
 			in = out;
 			if (s->attn[l])
-				vq_attn(rs, "encoder.down.{i}.attn.{j}", out);
+				vq_attn(rs, n->attn, out);
 		}
 		if (l + 1 < s->levels)
-			vq_conv(rs, "encoder.down.{i}.downsample", "conv.weight", "conv.bias", out, out, 3);
+			vq_conv(rs, n->downsample, "conv.weight", "conv.bias", out, out, 3);
 	}
 	vq_resnet(rs, "encoder.mid.block_1", out, out);
 	if (s->mid_attn)
@@ -135,7 +147,8 @@ static uint64_t vq_encoder(vq_rows *rs, const vq_shape *s)
 	vq_conv(rs, "encoder", "conv_out.weight", "conv_out.bias", s->double_latent ? 2 * s->latent : s->latent, out, 3);
 	vq_put(rs, "quantize", "embedding.weight", (const uint64_t[]){s->codes, s->embed_dim}, 2);
 	vq_conv(rs, NULL, "quant_conv.weight", "quant_conv.bias", s->embed_dim, s->latent, 1);
-	vq_conv(rs, NULL, "post_quant_conv.weight", "post_quant_conv.bias", s->latent, s->embed_dim, 1);
+	if (n->post_quant)
+		vq_conv(rs, NULL, "post_quant_conv.weight", "post_quant_conv.bias", s->latent, s->embed_dim, 1);
 	return out;
 }
 
@@ -302,7 +315,7 @@ void mpm_read_chameleon(hf_ctx *c, mp_model *m)
 	c->st = v.st;
 	if (c->st != MP_OK)
 		return;
-	vq_encoder(&rs, &s);
+	vq_encoder(&rs, &s, &vq_names_chameleon);
 	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.vqmodel.");
 	vq_flush(&v, "channel_multiplier", &rs, m, MP_ROOT_TOWER);
 	c->st = v.st;
@@ -407,7 +420,7 @@ void mpm_read_janus(hf_ctx *c, mp_model *m)
 	if (c->st != MP_OK)
 		return;
 	s.attn[s.levels - 1] = true; /* JanusVQVAEEncoder and Decoder: attention on the last level only */
-	vq_encoder(&rs, &s);
+	vq_encoder(&rs, &s, &vq_names_chameleon);
 	vq_decoder(&rs, &s, out_ch);
 	mp_inventory_root(&m->inv, MP_ROOT_EXTRA, "model.vqmodel.");
 	vq_flush(&q, "channel_multiplier", &rs, m, MP_ROOT_EXTRA);
@@ -426,4 +439,221 @@ void mpm_read_janus(hf_ctx *c, mp_model *m)
 	vq_linear(&rs, "generation_head", "vision_head.weight", "vision_head.bias", s.codes, gproj);
 	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "model.");
 	vq_flush(c, "vision_config", &rs, m, MP_ROOT_PROJECTOR);
+}
+
+/* ----- Apertus 1.5 ------------------------------------------------------------------------------------------------- */
+
+/* nn.LSTM's per-layer leaves, for up to 8 layers (the leaves of layer k are entries 4k to 4k + 3). */
+static const char *const lstm_leaves[32] = {
+    "lstm.weight_ih_l0", "lstm.weight_hh_l0", "lstm.bias_ih_l0", "lstm.bias_hh_l0",
+    "lstm.weight_ih_l1", "lstm.weight_hh_l1", "lstm.bias_ih_l1", "lstm.bias_hh_l1",
+    "lstm.weight_ih_l2", "lstm.weight_hh_l2", "lstm.bias_ih_l2", "lstm.bias_hh_l2",
+    "lstm.weight_ih_l3", "lstm.weight_hh_l3", "lstm.bias_ih_l3", "lstm.bias_hh_l3",
+    "lstm.weight_ih_l4", "lstm.weight_hh_l4", "lstm.bias_ih_l4", "lstm.bias_hh_l4",
+    "lstm.weight_ih_l5", "lstm.weight_hh_l5", "lstm.bias_ih_l5", "lstm.bias_hh_l5",
+    "lstm.weight_ih_l6", "lstm.weight_hh_l6", "lstm.bias_ih_l6", "lstm.bias_hh_l6",
+    "lstm.weight_ih_l7", "lstm.weight_hh_l7", "lstm.bias_ih_l7", "lstm.bias_hh_l7"};
+
+/* WavTokenizerConv1d at path (static) from in to out channels over k taps: weight_norm's parametrizations (original0
+ * [out, 1, 1], original1 [out, in, k]) or, with time_group_norm, a plain weight and a GroupNorm(1, out); a bias. */
+static void wav_conv(vq_rows *rs, const char *path, bool weight_norm, uint64_t out, uint64_t in, uint64_t k)
+{
+	if (weight_norm) {
+		vq_put(rs, path, "conv.parametrizations.weight.original0", (const uint64_t[]){out, 1, 1}, 3);
+		vq_put(rs, path, "conv.parametrizations.weight.original1", (const uint64_t[]){out, in, k}, 3);
+	} else {
+		vq_put(rs, path, "conv.weight", (const uint64_t[]){out, in, k}, 3);
+		vq_norm(rs, path, "norm.weight", "norm.bias", out);
+	}
+	vq_vec(rs, path, "conv.bias", out);
+}
+
+/*
+ * WavTokenizerEncoderModel (modeling_wavtokenizer.py; WavTokenizerEncoderConfig: 1 audio channel, num_filters 32,
+ * upsampling_ratios (6, 5, 5, 4), num_residual_layers 1, compress 2, use_conv_shortcut, kernel_size 7,
+ * last_kernel_size 7, residual_kernel_size 3, num_lstm_layers 2, hidden_size 512, a codebook of 4096 x codebook_dim
+ * 512, norm_type "weight_norm") under root: SEANet's encoder (encoder.layers.{i}: the first conv; per ratio, reversed,
+ * residual blocks (block 1 to width / compress over residual_kernel_size taps, block 3 back over 1, a 1x1 shortcut)
+ * and a strided conv doubling the width over 2 x ratio taps; the LSTM of num_lstm_layers over the last width; the
+ * last conv to hidden_size), and the codebook's buffers (inited, cluster_size, embed, embed_avg). The decoder's keys
+ * are validated as the class does, never built.
+ */
+static void wavtokenizer_encoder(hf_ctx *a, vq_rows *rs)
+{
+	uint64_t ratios[16] = {6, 5, 5, 4}, ach, nf, res, comp, k, lk, rk, lstm, h, codes, cdim, dh, dg, nr = 4, scale;
+	const cJSON *rl = a->cfg ? cJSON_GetObjectItemCaseSensitive(a->cfg, "upsampling_ratios") : NULL, *e, *mt, *nt;
+	bool wn, shortcut;
+	const char *lay = "encoder.layers.{i}", *blk = "encoder.layers.{i}.block.{j}", *sc = "encoder.layers.{i}.shortcut";
+
+	mt = a->cfg ? cJSON_GetObjectItemCaseSensitive(a->cfg, "model_type") : NULL;
+	if (mt && !cJSON_IsNull(mt) && !(cJSON_IsString(mt) && strcmp(mt->valuestring, "wavtokenizer_encoder") == 0))
+		hf_fail_key(a, "model_type",
+		            "audio_config model_type must be wavtokenizer_encoder (Apertus1p5Config.validate_backbones: its "
+		            "audio tokens come from the WavTokenizer encoder and codebook)");
+	if (cJSON_IsArray(rl)) {
+		nr = 0;
+		cJSON_ArrayForEach(e, rl)
+		{
+			if (!cJSON_IsNumber(e) || e->valuedouble < 1 || e->valuedouble > 1024 || nr >= 16 ||
+			    e->valuedouble != (double)(uint64_t)e->valuedouble) {
+				hf_fail_key(a, "upsampling_ratios", "upsampling_ratios must list 1 to 16 integers from 1 to 1024");
+				return;
+			}
+			ratios[nr++] = (uint64_t)e->valuedouble;
+		}
+	}
+	ach = hf_get_u64(a, KEYS("audio_channels"), 1);
+	nf = hf_get_u64(a, KEYS("num_filters"), 32);
+	res = hf_get_u64(a, KEYS("num_residual_layers"), 1);
+	comp = hf_get_u64(a, KEYS("compress"), 2);
+	shortcut = hf_get_bool(a, KEYS("use_conv_shortcut"), true);
+	k = hf_get_u64(a, KEYS("kernel_size"), 7);
+	lk = hf_get_u64(a, KEYS("last_kernel_size"), 7);
+	rk = hf_get_u64(a, KEYS("residual_kernel_size"), 3);
+	lstm = hf_get_u64(a, KEYS("num_lstm_layers"), 2);
+	h = hf_get_u64(a, KEYS("hidden_size"), 512);
+	codes = hf_get_u64(a, KEYS("codebook_size"), 4096);
+	cdim = hf_get_u64(a, KEYS("codebook_dim"), 512);
+	dh = hf_get_u64(a, KEYS("decoder_hidden_size"), 768);
+	dg = hf_get_u64(a, KEYS("decoder_attention_num_groups"), 32);
+	nt = a->cfg ? cJSON_GetObjectItemCaseSensitive(a->cfg, "norm_type") : NULL;
+	wn = !nt || cJSON_IsNull(nt) || (cJSON_IsString(nt) && strcmp(nt->valuestring, "weight_norm") == 0);
+	if (a->st == MP_OK && !wn && !(cJSON_IsString(nt) && strcmp(nt->valuestring, "time_group_norm") == 0))
+		hf_fail_key(a, "norm_type", "norm_type must be \"weight_norm\" or \"time_group_norm\" (WavTokenizerConfig)");
+	if (a->st == MP_OK && cdim != h)
+		hf_fail_key(a, "codebook_dim", "codebook_dim must equal hidden_size (WavTokenizerConfig: no projections "
+		                               "around the quantizer)");
+	if (a->st == MP_OK && (dg == 0 || dh % dg != 0))
+		hf_fail_key(a, "decoder_attention_num_groups",
+		            "decoder_hidden_size must be a multiple of decoder_attention_num_groups (WavTokenizerConfig)");
+	if (a->st == MP_OK && (ach == 0 || ach > 64 || nf == 0 || nf > 65536 || res > 64 || comp == 0 || comp > nf ||
+	                       k == 0 || k > 1024 || lk == 0 || lk > 1024 || rk == 0 || rk > 1024 || lstm == 0 || lstm > 8 ||
+	                       h == 0 || h > (UINT64_C(1) << 20) || codes == 0 || codes > (UINT64_C(1) << 24) ||
+	                       nf << nr > (UINT64_C(1) << 20)))
+		hf_fail_key(a, ach == 0 || ach > 64 ? "audio_channels" : nf == 0 || nf > 65536 ? "num_filters"
+		               : res > 64                                      ? "num_residual_layers"
+		               : comp == 0 || comp > nf                        ? "compress"
+		               : k == 0 || k > 1024                            ? "kernel_size"
+		               : lk == 0 || lk > 1024                          ? "last_kernel_size"
+		               : rk == 0 || rk > 1024                          ? "residual_kernel_size"
+		               : lstm == 0 || lstm > 8                         ? "num_lstm_layers"
+		               : h == 0 || h > (UINT64_C(1) << 20)             ? "hidden_size"
+		               : codes == 0 || codes > (UINT64_C(1) << 24)     ? "codebook_size"
+		                                                               : "num_filters",
+		            "the WavTokenizer encoder needs 1 to 64 audio channels, 1 to 65536 filters (at most 2^20 after "
+		            "the doublings), at most 64 residual layers, a compress from 1 to num_filters, kernels from 1 to "
+		            "1024, 1 to 8 LSTM layers, a hidden_size from 1 to 2^20 and 1 to 2^24 codes");
+	if (a->st != MP_OK)
+		return;
+	wav_conv(rs, lay, wn, nf, ach, k);
+	scale = nf;
+	for (uint64_t r = nr; r-- > 0;) {
+		for (uint64_t j = 0; j < res; j++) {
+			wav_conv(rs, blk, wn, scale / comp, scale, rk);
+			wav_conv(rs, blk, wn, scale, scale / comp, 1);
+			if (shortcut)
+				wav_conv(rs, sc, wn, scale, scale, 1);
+		}
+		wav_conv(rs, lay, wn, 2 * scale, scale, 2 * ratios[r]);
+		scale *= 2;
+	}
+	for (uint64_t l = 0; l < lstm; l++) {
+		vq_put(rs, lay, lstm_leaves[4 * l], (const uint64_t[]){4 * scale, scale}, 2);
+		vq_put(rs, lay, lstm_leaves[4 * l + 1], (const uint64_t[]){4 * scale, scale}, 2);
+		vq_vec(rs, lay, lstm_leaves[4 * l + 2], 4 * scale);
+		vq_vec(rs, lay, lstm_leaves[4 * l + 3], 4 * scale);
+	}
+	wav_conv(rs, lay, wn, h, scale, lk);
+}
+
+/* The codebook's buffers of the WavTokenizer quantizer (fp32; persistent, so the state_dict holds them). */
+static void wav_codebook(hf_ctx *a, mp_model *m, uint8_t root)
+{
+	uint64_t codes = hf_get_u64(a, KEYS("codebook_size"), 4096), cdim = hf_get_u64(a, KEYS("codebook_dim"), 512);
+	uint64_t one[1] = {1}, cs[1] = {codes}, emb[2] = {codes, cdim};
+
+	hf_shape(m, root, "quantizer.codebook", "inited", MP_TK_VISION, MP_TF_BUFFER, one, 1, 1);
+	hf_shape(m, root, "quantizer.codebook", "cluster_size", MP_TK_VISION, MP_TF_BUFFER, cs, 1, 1);
+	hf_shape(m, root, "quantizer.codebook", "embed", MP_TK_VISION, MP_TF_BUFFER, emb, 2, 1);
+	hf_shape(m, root, "quantizer.codebook", "embed_avg", MP_TK_VISION, MP_TF_BUFFER, emb, 2, 1);
+}
+
+/* Apertus1p5VisionTokenizerModel's encoder blocks */
+static const vq_names vq_names_apertus1p5 = {"encoder.stages.{i}.layers.{j}.resnet",
+                                             "encoder.stages.{i}.layers.{j}.attention", "encoder.stages.{i}.downsample",
+                                             false};
+
+/*
+ * Apertus 1.5 (Apertus1p5Config; Apertus1p5ForConditionalGeneration): the Apertus 1.5 decoder (text_config, its
+ * class's defaults; output_vocab_size prunes lm_head) under model.language_model., lm_head at the top, tied only by
+ * tie_word_embeddings (False); the vision tokenizer (Apertus1p5VisionTokenizerModel: EMU3.5's VQGAN encoder as in
+ * Chameleon, under model.vision_tokenizer.: base 256, multipliers (1, 1, 2, 2, 4), 4 blocks a stage, an attention
+ * block after each block of the stages whose resolution (256 halved per stage) is in attn_resolutions (16,), the
+ * middle's always; a codebook of codebook_size 131072 x embed_dim 256 as a linear, quant_conv, no post_quant_conv);
+ * the audio tokenizer (wavtokenizer_encoder under model.audio_tokenizer.). Both tokenizers turn media into token ids
+ * of the decoder's vocabulary: image_token_offset + codebook_size must be audio_token_offset, and the audio range must
+ * end within vocab_size (validate_architecture).
+ */
+void mpm_read_apertus1p5(hf_ctx *c, mp_model *m)
+{
+	static const vq_shape dv = {.base = 256, .in_ch = 3, .latent = 256, .embed_dim = 256, .codes = 131072,
+	                            .blocks = 4, .levels = 5, .mult = {1, 1, 2, 2, 4}, .mid_attn = true};
+	char vp[MP_POINTER_MAX], ap[MP_POINTER_MAX];
+	hf_ctx v, a;
+	vq_shape s;
+	vq_rows rs = {0}, ar = {0};
+	const cJSON *at, *e;
+	uint64_t res, ioff, aoff, vcodes, acodes;
+
+	if (!hf_wrap_read_text(c, "apertus1p5_text", false, m))
+		return;
+	m->inv.roots[MP_ROOT_DECODER] = "model.language_model.";
+	hf_wrap_tie(c, m, false);
+	if (!hf_sub_config(c, "vision_config", vp, sizeof(vp), &v) || !hf_sub_config(c, "audio_config", ap, sizeof(ap), &a))
+		return;
+	vq_read(&v, &dv, &s);
+	s.codes = hf_get_u64(&v, KEYS("codebook_size"), dv.codes);
+	res = hf_get_u64(&v, KEYS("resolution"), 256);
+	at = v.cfg ? cJSON_GetObjectItemCaseSensitive(v.cfg, "attn_resolutions") : NULL;
+	if (at && !cJSON_IsNull(at) && !cJSON_IsArray(at))
+		hf_fail_key(&v, "attn_resolutions", "attn_resolutions must be a list of resolutions");
+	if (v.st == MP_OK && (s.codes == 0 || s.codes > (UINT64_C(1) << 24)))
+		hf_fail_key(&v, "codebook_size", "codebook_size must be from 1 to 2^24");
+	if (!cJSON_IsArray(at))
+		at = NULL;
+	for (uint64_t l = 0, r = res; l < s.levels && v.st == MP_OK; l++, r /= 2) {
+		s.attn[l] = at == NULL && r == 16; /* the class default (16,) */
+		cJSON_ArrayForEach(e, at)
+		{
+			s.attn[l] |= cJSON_IsNumber(e) && e->valuedouble == (double)r;
+		}
+	}
+	c->st = v.st;
+	if (c->st != MP_OK)
+		return;
+	wavtokenizer_encoder(&a, &ar);
+	c->st = a.st;
+	if (c->st != MP_OK)
+		return;
+	vcodes = s.codes;
+	acodes = hf_get_u64(&a, KEYS("codebook_size"), 4096);
+	ioff = hf_get_u64(c, KEYS("image_token_offset"), 131272);
+	aoff = hf_get_u64(c, KEYS("audio_token_offset"), 262344);
+	if (c->st == MP_OK && ioff + vcodes != aoff)
+		hf_fail_key(c, "audio_token_offset",
+		            "audio_token_offset must be image_token_offset + vision_config.codebook_size (the visual token "
+		            "range ends where the audio range begins: Apertus1p5Config.validate_architecture)");
+	if (c->st == MP_OK && aoff + acodes > m->vocab_size)
+		hf_fail_key(c, "audio_token_offset",
+		            "audio_token_offset + audio_config.codebook_size must be at most text_config.vocab_size (the audio "
+		            "token range lies inside the vocabulary: Apertus1p5Config.validate_architecture)");
+	if (c->st != MP_OK)
+		return;
+	vq_encoder(&rs, &s, &vq_names_apertus1p5);
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.vision_tokenizer.");
+	vq_flush(&v, "channel_multiplier", &rs, m, MP_ROOT_TOWER);
+	mp_inventory_root(&m->inv, MP_ROOT_EXTRA, "model.audio_tokenizer.");
+	vq_flush(&a, "upsampling_ratios", &ar, m, MP_ROOT_EXTRA);
+	wav_codebook(&a, m, MP_ROOT_EXTRA);
+	c->st = a.st == MP_OK ? v.st : a.st;
 }

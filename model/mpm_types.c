@@ -952,6 +952,8 @@ const mpm_type mpm_types[] = {
      .simplified = "the gated cross-attention layers' k_proj and v_proj of the image features (recomputed every step "
                    "by transformers, never cached) are left out of the step's work; the KV cache is the "
                    "self-attention layers'"},
+    {.name = "apertus1p5", .model_class = "Apertus1p5ForConditionalGeneration", .read = mpm_read_apertus1p5,
+     .wrapper = true},
     {.name = "deepseek_ocr2_text", .model_class = "DeepseekOcr2TextModel (the decoder of DeepseekOcr2ForConditionalGeneration)",
      .read = mpm_read_deepseek_ocr_text},
     {.name = "qianfan_ocr", .model_class = "QianfanOCRForConditionalGeneration", .read = mpm_read_qianfan_ocr,

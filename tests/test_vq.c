@@ -147,6 +147,34 @@ static void test_idefics(void **state)
 	assert_int_equal(kv, UINT64_C(32) * 2 * 4096 * 2 * 4096);
 }
 
+/*
+ * Apertus 1.5 (Apertus1p5Config defaults): the Apertus 1.5 decoder 8,091,086,912 and two tokenizers. The vision one
+ * (EMU3.5's VQGAN encoder as in Chameleon's, under model.vision_tokenizer.): conv_in 3 -> 256; stages of multipliers
+ * (1, 1, 2, 2, 4) x 256, four blocks each, the last stage's blocks (resolution 256 / 16 = 16, in attn_resolutions)
+ * each followed by an attention block, a strided downsample but after the last; the middle's two blocks of 1,024
+ * around an attention block; norm_out, conv_out 1,024 -> 256; the codebook 131,072 x 256 as a linear and quant_conv
+ * (no post_quant_conv): 218,153,984. The audio one (the WavTokenizer encoder under model.audio_tokenizer.): 8,303,104
+ * parameters of weight-normed convolutions and a 2-layer LSTM of 512, and its codebook's buffers. Vision
+ * 226,457,088, total 8,317,544,000 (transformers 5.24 builds as many).
+ */
+static void test_apertus1p5(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+	uint64_t vq;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"apertus1p5\"}", &pc, &m, &err), MP_OK);
+	vq = conv(256, 3, 3) + 2 * (4 * resnet(256, 256) + conv(256, 256, 3)) +
+	     (resnet(256, 512) + 3 * resnet(512, 512) + conv(512, 512, 3)) + (4 * resnet(512, 512) + conv(512, 512, 3)) +
+	     (resnet(512, 1024) + 3 * resnet(1024, 1024) + 4 * attn(1024)) + 2 * resnet(1024, 1024) + attn(1024) +
+	     2 * 1024 + conv(256, 1024, 3) + UINT64_C(131072) * 256 + conv(256, 256, 1);
+	assert_int_equal(vq, UINT64_C(218153984));
+	assert_int_equal(pc.vision, vq + 8303104);
+	assert_int_equal(pc.total, UINT64_C(8317544000));
+}
+
 static void test_bad_configs(void **state)
 {
 	static const struct {
@@ -163,6 +191,14 @@ static void test_bad_configs(void **state)
 	     "/model/hf_config/vq_config/attn_resolutions"},
 	    {"{\"model_type\":\"chameleon\",\"vocabulary_map\":{},\"vq_config\":{\"num_res_blocks\":0}}",
 	     "/model/hf_config/vq_config/num_res_blocks"},
+	    /* the two code ranges follow each other inside the vocabulary (Apertus1p5Config.validate_architecture) */
+	    {"{\"model_type\":\"apertus1p5\",\"image_token_offset\":0}", "/model/hf_config/audio_token_offset"},
+	    {"{\"model_type\":\"apertus1p5\",\"text_config\":{\"vocab_size\":262400}}",
+	     "/model/hf_config/audio_token_offset"},
+	    {"{\"model_type\":\"apertus1p5\",\"audio_config\":{\"codebook_dim\":256}}",
+	     "/model/hf_config/audio_config/codebook_dim"},
+	    {"{\"model_type\":\"apertus1p5\",\"audio_config\":{\"model_type\":\"encodec\"}}",
+	     "/model/hf_config/audio_config/model_type"},
 	    {"{\"model_type\":\"janus\",\"vision_config\":{\"num_attention_heads\":3}}",
 	     "/model/hf_config/vision_config/num_attention_heads"},
 	    {"{\"model_type\":\"janus\",\"vision_config\":{\"image_size\":[384,384]}}",
@@ -200,6 +236,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_chameleon),
+	    cmocka_unit_test(test_apertus1p5),
 	    cmocka_unit_test(test_janus),
 	    cmocka_unit_test(test_idefics),
 	    cmocka_unit_test(test_bad_configs),

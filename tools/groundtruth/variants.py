@@ -1926,6 +1926,8 @@ def draw_wrapper_v1(rng, t, d, text_hidden):
             d["alignment_intermediate_size"] = rng.choice([32, 48, 96])
     elif t == "nemotron_h_omni":
         draw_nemotron_h_omni(rng, d, text_hidden)
+    elif t == "apertus1p5":
+        draw_apertus1p5(rng, d)
     elif t in ("muse_glimmer", "muse_spark"):   # the tower's grid, frames and merge; the adapter's widths
         if t == "muse_spark":                      # the audio pyramid: 1 to 3 stages, every width its own
             L = rng.choice([1, 2, 3])
@@ -1945,6 +1947,36 @@ def draw_wrapper_v1(rng, t, d, text_hidden):
         d["out_hidden_size"] = vc["hidden_size"] * vc.get("merge_size", 2) ** 2
         if rng.random() < 0.7:
             d["projector_hidden_size"] = rng.choice([24, 48, 80])
+
+
+def draw_apertus1p5(rng, d):
+    """Apertus 1.5's two tokenizers, small: the VQGAN encoder (channels a multiple of 32, one to three stages of
+    multipliers, blocks a stage, latent and codebook sizes, attn_resolutions among the stages' resolutions) and the
+    WavTokenizer encoder (filters, one to three ratios, residual layers, compress, the shortcut, kernels, LSTM layers,
+    its width and codebook, either norm_type); the token offsets so that both code ranges follow each other inside
+    the drawn vocabulary (Apertus1p5Config.validate_architecture)."""
+    res = rng.choice([32, 64])
+    levels = rng.choice([1, 2, 3])
+    vc = {"base_channels": rng.choice([32, 64]), "channel_multiplier": [rng.choice([1, 2]) for _ in range(levels)],
+          "num_res_blocks": rng.choice([1, 2]), "latent_channels": rng.choice([8, 16]),
+          "embed_dim": rng.choice([4, 8]), "codebook_size": rng.choice([16, 32]), "resolution": res}
+    if rng.random() < 0.7:
+        vc["attn_resolutions"] = sorted(rng.sample([res >> l for l in range(levels)], rng.choice(range(0, levels + 1))))
+    h = rng.choice([8, 16])
+    ac = {"model_type": "wavtokenizer_encoder", "num_filters": rng.choice([2, 4]),
+          "upsampling_ratios": [rng.choice([2, 3]) for _ in range(rng.choice([1, 2, 3]))],
+          "num_residual_layers": rng.choice([0, 1, 2]), "compress": rng.choice([1, 2]),
+          "use_conv_shortcut": rng.random() < 0.5, "kernel_size": rng.choice([3, 7]),
+          "last_kernel_size": rng.choice([3, 7]), "residual_kernel_size": rng.choice([1, 3]),
+          "num_lstm_layers": rng.choice([1, 2]), "hidden_size": h, "codebook_dim": h,
+          "codebook_size": rng.choice([8, 16]), "norm_type": rng.choice(["weight_norm", "time_group_norm"])}
+    d["vision_config"] = vc
+    d["audio_config"] = ac
+    v = d["text_config"].get("vocab_size", 256)
+    ioff = rng.choice(range(0, v - vc["codebook_size"] - ac["codebook_size"] + 1))
+    d["image_token_offset"] = ioff
+    d["audio_token_offset"] = ioff + vc["codebook_size"]
+    d["image_token_id"] = d["audio_token_id"] = 0
 
 
 def draw_nemotron_h_omni(rng, d, text_hidden):
