@@ -959,6 +959,7 @@ const mpm_type mpm_types[] = {
     {.name = "molmo2_text", .model_class = "Molmo2TextModel (the decoder of Molmo2ForConditionalGeneration)",
      .read = mpm_read_molmo2_text, .names = &mpm_names_molmo2},
     {.name = "molmo2", .model_class = "Molmo2ForConditionalGeneration", .read = mpm_read_molmo2, .wrapper = true},
+    {.name = "kosmos-2", .model_class = "Kosmos2ForConditionalGeneration", .read = mpm_read_kosmos2, .wrapper = true},
 };
 const size_t mpm_types_count = sizeof(mpm_types) / sizeof(mpm_types[0]);
 

@@ -66,7 +66,7 @@ zamba olmo_hybrid lara_mini hrm_text
 granite4_vision
 minicpmv4_6 minicpmv4_7 minicpm_ocr ovis2 moss_transcribe_diarize git aria glm_ocr
 doge modernbert-decoder xlstm dory cpmant
-lfm3_vl granite_docling fast_vlm hunyuan_vl molmo2""".split()
+lfm3_vl granite_docling fast_vlm hunyuan_vl molmo2 kosmos-2""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
@@ -98,7 +98,7 @@ VISION = re.compile(r"(^|\.)(vision_tower|video_tower|image_tower|projector|visu
                     r"audio_tower|audio_model|embed_vision|embed_audio|vision|audio|"
                     r"qformer|query_tokens|language_projection|high_res_vision_model|high_res_vision_neck|high_res_vision_proj|"
                     r"high_res_vision_alpha|layerwise_projectors|spatial_projectors|merger|visual_embeddings_table|"
-                    r"visual_projection|img_temporal_embedding|density_router)(\.|$)")
+                    r"visual_projection|img_temporal_embedding|density_router|image_to_text_projection)(\.|$)")
 EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|git\.embeddings\.position_embeddings|embed_tokens_per_layer|backbone\.embeddings|model\.embeddings|rwkv\.embeddings|"
                    r"tokens_embed|positions_embed|^transformer\.w|embeddings\.tok_embeddings|^cpmant\.input_embedding|"
                    r"^cpmant\.segment_embedding)\.weight$")
@@ -400,6 +400,22 @@ def text_model(cfg):
     return model.to(torch.bfloat16).eval()
 
 
+def text_forward(model, cfg, ids, kw):
+    """model's forward of ids with use_cache (and kw); an image-text class whose text-only forward fails
+    (Llama4ForConditionalGeneration in 5.24), or that requires pixel_values (BLIP-2, InstructBLIP), runs the text model
+    of the same config (or of its text_config) instead, as the cache is the decoder's; Kosmos-2 (ValueError: "specify
+    either pixel_values or image_embeds") runs its own text_model, a causal LM outside the mapping. Returns the model
+    that ran and its output."""
+    try:
+        return model, model(input_ids=ids, use_cache=True, **kw)
+    except (AttributeError, TypeError, ValueError) as e:
+        inner = getattr(model, "text_model", None)
+        if isinstance(e, ValueError) and inner is None:
+            raise
+        model = inner if isinstance(e, ValueError) else text_model(cfg)
+        return model, model(input_ids=ids, use_cache=True)
+
+
 def run_tiny(cfg):
     tiny = shrink(cfg)
     tc = text_config(tiny)
@@ -419,14 +435,7 @@ def run_tiny(cfg):
             from transformers import DynamicCache
             kw["cache"] = DynamicCache(config=tc)
         with torch.no_grad():
-            try:
-                out = model(input_ids=ids, use_cache=True, **kw)
-            except (AttributeError, TypeError):
-                # an image-text class whose text-only forward fails (Llama4ForConditionalGeneration in 5.24), or
-                # that requires pixel_values (BLIP-2, InstructBLIP): the cache is the decoder's, so run the text
-                # model of the same tiny config (or of its text_config) instead
-                model = text_model(tiny)
-                out = model(input_ids=ids, use_cache=True)
+            model, out = text_forward(model, tiny, ids, kw)
         cache = kw.get("cache") or getattr(out, "past_key_values", None) or getattr(out, "cache", None)
         layers, rest = cache_layers(cache)
         if getattr(out, "state", None) is not None:   # RWKV: the state is a list of tensors, not a Cache

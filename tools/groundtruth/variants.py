@@ -185,12 +185,12 @@ def draw_layer_list(w, key, kinds, n, need=()):
 
 
 def draw_attention(w, hidden_choices=(64, 96, 128), heads_choices=(2, 3, 4, 6, 8), head_dim_key="head_dim",
-                   heads_key=None, kv_key=None, derive_only=False):
+                   heads_key=None, kv_key=None, derive_only=False, hidden_key=None):
     """Heads, KV heads, head_dim and the hidden width consistent with them (an explicit head_dim lets the heads
     leave hidden_size undivided: the classes that refuse that are redrawn)."""
     heads_key = heads_key or first(w.dd, "num_attention_heads", "n_head", "num_heads", "attention_heads", "n_heads")
     kv_key = kv_key or first(w.dd, "num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num")
-    hidden_key = first(w.dd, "hidden_size", "n_embd", "d_model")
+    hidden_key = hidden_key or first(w.dd, "hidden_size", "n_embd", "d_model")
     h = w.choice(heads_choices)
     hd = "absent"
     if head_dim_key and w.has(head_dim_key) and not derive_only:
@@ -347,6 +347,14 @@ def fam_gpt2(w, t):
     draw_attention(w, heads_key="n_head")
     w.maybe("n_inner", w.choice([None, 48, 96, 160]), 0.3)
     w.set("n_positions", w.choice([32, 64, 100]))
+
+
+def fam_kosmos(w, t):
+    """Kosmos-2's and Kosmos-2.5's decoder, under its own key names (embed_dim, layers, attention_heads, ffn_dim)."""
+    draw_common(w)
+    w.set("layers", w.choice([2, 3, 4]))
+    draw_attention(w, heads_key="attention_heads", hidden_key="embed_dim")
+    w.set("ffn_dim", w.choice([48, 96, 160]))
 
 
 def fam_gptj(w, t):
@@ -1136,6 +1144,7 @@ FAMILIES = {
     "solar_open": fam_moe, "flex_olmo": fam_moe, "granitemoeshared": fam_moe, "granitemoe_swa": fam_moe,
     "cohere2_moe": fam_moe,
 }
+FAMILIES["kosmos_2_text_model"] = FAMILIES["kosmos_2_5_text_model"] = fam_kosmos
 FAMILIES["qwen3_omni_moe_text"] = fam_moe   # Qwen3-Omni's Thinker decoder: Qwen3-MoE's keys
 
 
@@ -1697,11 +1706,7 @@ def cache_runs(cfg):
             from transformers import DynamicCache
             kw["cache"] = DynamicCache(config=tc)
         with torch.no_grad():
-            try:
-                out = model(input_ids=ids, use_cache=True, **kw)
-            except (AttributeError, TypeError):
-                model = generate.text_model(cfg)    # as generate.run_tiny (Llama 4, BLIP-2)
-                out = model(input_ids=ids, use_cache=True)
+            model, out = generate.text_forward(model, cfg, ids, kw)   # as generate.run_tiny (Llama 4, BLIP-2)
         cache = kw.get("cache") or getattr(out, "past_key_values", None)
         layers, rest = generate.cache_layers(cache)
         if getattr(out, "state", None) is not None:
