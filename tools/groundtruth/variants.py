@@ -75,7 +75,9 @@ VIA_WRAPPER = {"qwen2_vl_text": "qwen2_vl", "qwen2_5_vl_text": "qwen2_5_vl", "qw
                "qwen3_vl_moe_text": "qwen3_vl_moe", "glm4v_text": "glm4v", "glm4v_moe_text": "glm4v_moe",
                "paddleocr_vl_text": "paddleocr_vl", "cosmos3_edge_text": "cosmos3_edge",
                "qwen2_5_omni_text": "qwen2_5_omni_thinker", "qwen3_omni_moe_text": "qwen3_omni_moe_thinker",
-               "glm_ocr_text": "glm_ocr", "hy_v4_vl_text": "hy_v4_vl", "granite_docling_text": "granite_docling",
+               "glm_ocr_text": "glm_ocr", "hy_v4_vl_text": "hy_v4_vl", "step3p5": "step3p7",
+               "granite_docling_text": "granite_docling", "unlimited_ocr_text": "unlimited_ocr",
+               "deepseek_ocr2_text": "deepseek_ocr2", "mistral_large4_text": "mistral_large4",
                "hunyuan_vl_text": "hunyuan_vl", "molmo2_text": "molmo2"}
 
 # bool fields that change no parameter or cache tensor and that the CPU run cannot take either way (kernels not
@@ -455,7 +457,7 @@ def fam_moe(w, t):
 # variants; tests/ref/hf/README.md)
 MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe_lite", "glm_moe_dsa", "kimi_linear", "youtu",
              "sarvam_mla", "mistral4", "axk1", "axk2", "hy_v4", "hy_v4_vl_text", "minicpm3",
-             "longcat_flash"}
+             "longcat_flash", "mistral_large4_text", "dots3_note_text"}
 
 
 def fam_mla(w, t):
@@ -1121,6 +1123,205 @@ def fam_hy_v4(w, t):
         w.set("rope_parameters", rp)
 
 
+def fam_step3p5(w, t):
+    """Step 3.5 (Step-3.7-Flash's decoder, Step3p7TextConfig): fam_moe's attention and experts; a window always set
+    (Step3p7TextModel builds the sliding mask in every forward and fails without one); layer_types with sliding layers
+    whose query heads are num_sliding_attention_heads, attention_other_setting's or an explicit per_layer_config (a
+    multiple of the KV heads); the MoE layers by mlp_layer_types or the legacy moe_layers_enum (a string or a list);
+    the shared expert's width; gating per head or per value; and MTP layers (num_nextn_predict_layers) with the lists
+    padded to them as the checkpoints write them."""
+    fam_moe(w, t)
+    n = w.get("num_hidden_layers")
+    w.set("sliding_window", w.choice([3, 4, 8, 16, 64]))
+    if "layer_types" not in w.d or w.rng.random() < 0.3:
+        lt = [w.choice(["full_attention", "sliding_attention"]) for _ in range(n)]
+        if w.rng.random() < 0.8:
+            lt[w.rng.randrange(n)] = "sliding_attention"
+        w.set("layer_types", lt)
+    kv = w.get("num_key_value_heads")
+    sh = kv * w.choice([1, 2, 3])
+    form = w.rng.random()
+    if form < 0.5:
+        w.set("num_sliding_attention_heads", sh)
+    elif form < 0.65:
+        w.set("attention_other_setting", {"num_attention_heads": sh})
+    elif form < 0.8:
+        w.set("per_layer_config", {str(i): {"num_attention_heads": w.choice([sh, kv])}
+                                   for i, k in enumerate(w.d["layer_types"]) if k == "sliding_attention"})
+    w.set("share_expert_dim", w.choice([16, 32, 48]))
+    if "mlp_layer_types" not in w.d and w.rng.random() < 0.4:
+        moe = sorted(w.rng.sample(range(n), w.choice(range(0, n + 1))))
+        w.set("moe_layers_enum", ",".join(str(i) for i in moe) if w.rng.random() < 0.5 else moe)
+    g = w.rng.random()
+    if g < 0.3:
+        w.set("gating", "per-element")
+    elif g < 0.45:
+        w.set("gating", "per-head")
+    if w.rng.random() < 0.3:
+        mtp = w.choice([1, 2])
+        w.set("num_nextn_predict_layers", mtp)
+        for k, kinds in (("layer_types", ["full_attention", "sliding_attention"]), ("mlp_layer_types",
+                                                                                   ["dense", "sparse"])):
+            if k in w.d and w.rng.random() < 0.7:
+                w.d[k] = w.d[k] + [w.choice(kinds) for _ in range(mtp)]
+
+
+def inkling_trunk(w, local_ids):
+    """The Inkling families' trunk: the full-attention layers' heads, KV heads and head_dim and the sliding ones'
+    (swa_*) drawn apart, with the window (the sliding layers' relative-bias extent too), rel_extent, d_rel and the
+    conv kernel; the layer kinds as layer_types ("hybrid", "hybrid_sliding"), as local_layer_ids (Inkling's), or the
+    class's rule; routed and top-k expert counts. Returns the layers."""
+    n = draw_common(w, layers=w.choice([2, 3, 4, 6, 7]))
+    w.set("hidden_size", w.choice([48, 64, 96, 128]))
+    for heads_key, kv_key, hd_key in (("num_attention_heads", "num_key_value_heads", "head_dim"),
+                                      ("swa_num_attention_heads", "swa_num_key_value_heads", "swa_head_dim")):
+        h = w.choice([2, 3, 4, 6, 8])
+        w.set(heads_key, h)
+        w.set(kv_key, w.choice(divisors(h)))
+        w.set(hd_key, w.choice([8, 16, 24, 32]))
+    w.set("sliding_window_size", w.choice([3, 4, 8, 16, 64]))
+    w.maybe("rel_extent", w.choice([4, 8, 16, 32]), 0.2)
+    w.maybe("d_rel", w.choice([2, 4, 8, 16]), 0.2)
+    w.maybe("conv_kernel_size", w.choice([2, 3, 4, 5]), 0.3)
+    r = w.rng.random()
+    if r < 0.4:
+        w.set("layer_types", [w.choice(["hybrid", "hybrid_sliding"]) for _ in range(n)])
+    elif r < 0.7 and local_ids:
+        w.set("local_layer_ids", sorted(w.rng.sample(range(n), w.rng.randrange(n + 1))))
+    e = w.choice([2, 3, 4, 6])
+    w.set("n_routed_experts", e)
+    w.set("num_experts_per_tok", w.choice(range(1, e + 1)))
+    return n
+
+
+def fam_inkling_text(w, t):
+    """Inkling: inkling_trunk, with dense and sparse layers as mlp_layer_types or dense_mlp_idx, the dense width
+    sometimes as dense_intermediate_size (intermediate_size then the experts' width, as the checkpoints write it), and
+    the shared experts' count."""
+    n = inkling_trunk(w, True)
+    r = w.rng.random()
+    if r < 0.4:
+        w.set("mlp_layer_types", [w.choice(["dense", "sparse"]) for _ in range(n)])
+    elif r < 0.6:
+        w.set("dense_mlp_idx", w.choice(range(n + 1)))
+    if w.rng.random() < 0.5:
+        w.set("dense_intermediate_size", w.choice([48, 64, 96]))
+        w.set("intermediate_size", w.choice([16, 32, 48]))
+    else:
+        w.set("intermediate_size", w.choice([48, 64, 96]))
+        w.set("moe_intermediate_size", w.choice([16, 32, 48]))
+    w.set("n_shared_experts", w.choice([1, 2, 3]))
+
+
+def fam_inkling2_text(w, t):
+    """Inkling 2: inkling_trunk, with the experts' width (sometimes under its alias intermediate_size), the head's
+    unpadded_vocab_size (below, at or above vocab_size) and the residual blocks' length."""
+    inkling_trunk(w, False)
+    w.set(w.choice(["moe_intermediate_size", "intermediate_size"]), w.choice([16, 32, 48]))
+    v = w.get("vocab_size")
+    w.set("unpadded_vocab_size", w.choice([v - 7, v, v + 5]))
+    w.maybe("n_layers_per_attn_res_block", w.choice([1, 2, 3, 6]), 0.3)
+
+
+def fam_inkling2_loop_text(w, t):
+    """Inkling 2 Loop: fam_inkling2_text, with the looped range (multiples of the residual blocks' length, mostly
+    inside the layers, sometimes past them), the passes and the message gates' rank, sometimes as the checkpoints'
+    loop_config."""
+    fam_inkling2_text(w, t)
+    n = w.get("num_hidden_layers")
+    b = w.choice([1, 2, 3])
+    w.set("n_layers_per_attn_res_block", b)
+    start = b * w.choice(range(1, max(1, (n - 1) // b) + 1))
+    end = start + b * w.choice([1, 1, 2, 3])
+    passes, rank = w.choice([1, 2, 3]), w.choice([4, 8, 16])
+    if w.rng.random() < 0.25:
+        w.set("loop_config", {"core_start": start, "core_end": end, "num_passes": passes, "gate_rank": rank})
+    else:
+        w.set("loop_layer_index_start", start)
+        w.set("loop_layer_index_end", end)
+        w.maybe("loop_num_passes", passes, 0.2)
+        w.maybe("loop_gate_rank", rank, 0.2)
+
+
+def fam_mistral_large4(w, t):
+    """Mistral Large 4's decoder: fam_mla (no query LoRA: MistralLarge4TextConfig has none) with the NoPE layers
+    (no_rope_layers, or the no_rope_layer_interval it is derived from), KV shared with earlier layers of the same RoPE
+    kind (kv_source_layers), the indexer's pattern (its first layer "full": a shared layer reuses the previous
+    selection), the experts under num_experts (which wins over n_routed_experts) and the logit soft-capping."""
+    fam_mla(w, t)
+    n = w.get("num_hidden_layers")
+    if "no_rope_layers" not in w.d and w.rng.random() < 0.6:
+        w.set("no_rope_layer_interval", w.choice([1, 2, 3, 4]))
+    every = w.d.get("no_rope_layer_interval", 4)
+    rope = w.d.get("no_rope_layers") or [int((i + 1) % every != 0) for i in range(n)]
+    if w.rng.random() < 0.7:
+        src = []
+        for i in range(n):
+            own = [j for j in range(i) if src[j] == j and rope[j] == rope[i]]
+            src.append(w.choice(own) if own and w.rng.random() < 0.45 else i)
+        w.set("kv_source_layers", src)
+    if "indexer_types" in w.d:
+        w.d["indexer_types"][0] = "full"
+    elif w.rng.random() < 0.3:
+        w.set("index_topk_pattern", "F" + "".join(w.choice("FS") for _ in range(n - 1)))
+    ek = first(w.d, "n_routed_experts", "num_local_experts")
+    if ek and w.rng.random() < 0.25:
+        w.set("num_experts", w.d.pop(ek))
+    if w.rng.random() < 0.4:
+        w.set("final_logit_softcapping", w.choice([15.0, 30.0]))
+
+
+def fam_dots3(w, t):
+    """dots.llm3 Note's decoder: fam_mla's ranks and experts (KV heads = heads, a query LoRA always: the class refuses
+    otherwise) with its three kinds of layer (layer_types, or the use_sliding_window / use_dsa rule), the sliding
+    layers' own widths (the swa_* keys, or an explicit per_layer_config), the window (sliding_window, null: 512, or
+    sliding_window_size), the MoE schedule (first_k_dense_replace, moe_layer_freq a number or a list) and the shared
+    experts (n_shared_experts, shared_experts_intermediate_size or moe_shared_expert_intermediate_size)."""
+    fam_mla(w, t)
+    n = w.get("num_hidden_layers")
+    w.set("num_key_value_heads", w.get("num_attention_heads"))
+    if w.get("q_lora_rank") is None:
+        w.set("q_lora_rank", w.choice([16, 24, 48]))
+    w.set("index_head_dim", w.choice([16, 32]))
+    kinds = None
+    r = w.rng.random()
+    if r < 0.45:
+        kinds = [w.choice(["indexed_attention", "sliding_attention", "full_attention"]) for _ in range(n)]
+        kinds[w.rng.randrange(n)] = "sliding_attention"
+        w.set("layer_types", kinds)
+    elif r < 0.6:
+        w.set("use_sliding_window", w.rng.random() < 0.5)
+    if w.rng.random() < 0.3:
+        w.set("use_dsa", w.rng.random() < 0.5)
+    sh, nope, rope = w.choice([2, 4]), w.choice([8, 16]), w.choice([4, 8])
+    swa = {"num_attention_heads": sh, "num_key_value_heads": sh, "q_lora_rank": w.choice([16, 32]),
+           "kv_lora_rank": w.choice([16, 24, 32]), "head_dim": nope + rope, "qk_nope_head_dim": nope,
+           "v_head_dim": w.choice([8, 16])}
+    if kinds is not None and w.rng.random() < 0.3:
+        w.set("per_layer_config", {str(i): dict(swa, qk_rope_head_dim=rope)
+                                   for i, k in enumerate(kinds) if k == "sliding_attention"})
+    else:
+        for k, v in swa.items():
+            w.set("swa_" + k, v)
+        if w.rng.random() < 0.5:
+            w.set("swa_qk_rope_head_dim", rope)
+    win = w.rng.random()
+    if win < 0.6:
+        w.set("sliding_window", w.choice([3, 4, 8, 16]))
+    elif win < 0.8:
+        w.set("sliding_window", None)
+        w.set("sliding_window_size", w.choice([4, 8]))
+    w.d.pop("first_k_dense_replace", None)
+    if "mlp_layer_types" not in w.d and w.rng.random() < 0.6:
+        w.set("first_k_dense_replace", w.choice(range(0, n)))
+        if w.rng.random() < 0.5:
+            w.set("moe_layer_freq", w.choice([1, 2]) if w.rng.random() < 0.5 else
+                  [w.choice([0, 1]) for _ in range(n)])
+    w.set("n_shared_experts", w.choice([1, 2]))
+    w.set("moe_shared_expert_intermediate_size" if w.rng.random() < 0.25 else "shared_experts_intermediate_size",
+          w.choice([16, 32]))
+
+
 FAMILIES = {
     "gpt2": fam_gpt2, "gptj": fam_gptj, "gpt_bigcode": fam_gpt_bigcode, "falcon": fam_falcon,
     "gpt_neox": fam_gpt_neox, "mamba": fam_mamba, "falcon_mamba": fam_mamba, "mamba2": fam_mamba2,
@@ -1142,10 +1343,66 @@ FAMILIES = {
     # decoders
     "sarvam_mla": fam_mla, "youtu": fam_mla_dense, "minicpm3": fam_mla_dense, "sarvam_moe": fam_moe,
     "solar_open": fam_moe, "flex_olmo": fam_moe, "granitemoeshared": fam_moe, "granitemoe_swa": fam_moe,
-    "cohere2_moe": fam_moe,
+    "cohere2_moe": fam_moe, "inkling_text": fam_inkling_text, "inkling2_text": fam_inkling2_text,
+    "inkling2_loop_text": fam_inkling2_loop_text,
 }
 FAMILIES["kosmos_2_text_model"] = FAMILIES["kosmos_2_5_text_model"] = fam_kosmos
 FAMILIES["qwen3_omni_moe_text"] = fam_moe   # Qwen3-Omni's Thinker decoder: Qwen3-MoE's keys
+FAMILIES["step3p5"] = fam_step3p5
+FAMILIES["mistral_large4_text"] = fam_mistral_large4
+FAMILIES["dots3_note_text"] = fam_dots3
+
+
+def fam_deepseek_ocr(w, t):
+    """The decoders of Unlimited-OCR and DeepSeek-OCR-2 (DeepSeek-V2's MoE behind Llama's attention): fam_moe, with
+    mlp_layer_types always drawn for DeepSeek-OCR-2 (its None builds nothing) and, for Unlimited-OCR, either drawn or
+    derived from first_k_dense_replace (the kwarg its __post_init__ pops), a window never null (validate_architecture)
+    and layer_types of its two kinds."""
+    fam_moe(w, t)
+    n = w.get("num_hidden_layers")
+    if t == "deepseek_ocr2_text":
+        if "mlp_layer_types" not in w.d:
+            draw_layer_list(w, "mlp_layer_types", ["dense", "sparse"], n, need=("sparse",))
+        return
+    if "mlp_layer_types" not in w.d and w.rng.random() < 0.6:
+        w.set("first_k_dense_replace", w.choice(range(0, n + 1)))
+    w.set("sliding_window", w.choice([3, 4, 8, 16, 64]))
+    draw_layer_list(w, "layer_types", ["reference_sliding_attention", "full_attention"], n)
+
+
+FAMILIES["unlimited_ocr_text"] = FAMILIES["deepseek_ocr2_text"] = fam_deepseek_ocr
+
+
+def draw_vq(w, key="vq_config"):
+    """A VQ-VAE (ChameleonVQVAEConfig, JanusVQVAEConfig): channels (multiples of 32, its GroupNorms' groups), one to
+    four levels of multipliers, blocks a level, latent and codebook sizes, double_latent, and Chameleon's attention
+    blocks (attn_resolutions among the levels' resolutions, attn_type)."""
+    rng = w.rng
+    res = rng.choice([32, 64, 128])
+    levels = rng.choice([1, 2, 3, 4])
+    vq = {"base_channels": rng.choice([32, 64]), "channel_multiplier": [rng.choice([1, 2, 3]) for _ in range(levels)],
+          "num_res_blocks": rng.choice([1, 2]), "latent_channels": rng.choice([8, 16, 32]),
+          "embed_dim": rng.choice([4, 8, 16]), "num_embeddings": rng.choice([16, 64]),
+          "in_channels": rng.choice([1, 3]), "double_latent": rng.random() < 0.5}
+    if "resolution" in w.dd.get(key, {}):
+        vq["resolution"] = res
+        if rng.random() < 0.7:
+            # some of the levels' resolutions (res halved per level), sometimes one no level has
+            vq["attn_resolutions"] = sorted(rng.sample([res >> l for l in range(levels)], rng.choice(range(1, levels + 1)))
+                                            + ([res * 2] if rng.random() < 0.3 else []))
+        if rng.random() < 0.25:
+            vq["attn_type"] = "none"
+    w.set(key, vq)
+
+
+def fam_chameleon(w, t):
+    """Chameleon: a Llama decoder (fam_dense), the vocabulary_map it cannot be built without, and the VQ-VAE."""
+    fam_dense(w, t)
+    w.set("vocabulary_map", {"<image>": 3, **{f"IMGIMG{chr(65 + i)}Z": 4 + i for i in range(8)}})
+    draw_vq(w)
+
+
+FAMILIES["chameleon"] = fam_chameleon
 
 
 def draw_text(rng, t, cls, dd):
@@ -1316,6 +1573,8 @@ def draw_wrapper(rng, t, cfg0):
         draw_sam(rng, d)
     if t == "deepseek_vl_hybrid":
         draw_sam(rng, d, "high_res_vision_config", sam_class=True)
+    if t in ("unlimited_ocr", "deepseek_ocr2"):
+        draw_ocr_towers(rng, t, d, cfg0.vision_config)
     if t == "granite4_vision":
         # the CLIP tower at least 64 wide (the Window Q-Former takes hidden / 64 heads), the downsamplers' windows,
         # deepstack_layer_map pairs (none to three), the Q-Former absent (its SubConfigSpec defaults) or partial
@@ -1405,7 +1664,32 @@ def draw_wrapper(rng, t, cfg0):
 
 def draw_wrapper_v1(rng, t, d, text_hidden):
     """The projector keys of the wrappers of issue 24's second batch (model/hf_wrap.c wrap_projector_v1)."""
-    if t == "lfm2_vl":
+    if t == "inkling_mm_model":
+        # Inkling's hierarchical-MLP tower: its widths follow from the patch's prime factors, frames and channels
+        # (kept small: the last scales hold side^2 x channels x frames x 64 channels) and the layers (fewer than the
+        # scales: linear_sum_assignment places them); the audio embedding's bins and levels
+        d["vision_config"] = {"model_type": "inkling_vision", "patch_size": rng.choice([2, 3, 4, 6]),
+                              "temporal_patch_size": rng.choice([1, 2, 3]), "num_channels": rng.choice([1, 2, 3]),
+                              rng.choice(["num_hidden_layers", "n_layers"]): rng.choice([1, 2, 3, 4, 6, 8])}
+        d["audio_config"] = {"model_type": "inkling_audio", "n_mel_bins": rng.choice([2, 4, 8]),
+                             "mel_vocab_size": rng.choice([4, 16, 32])}
+    elif t in ("inkling2", "inkling2_loop"):
+        # Inkling 2's tower: a ViT with a learned position grid and a merger to the decoder's width
+        # (text_hidden_size must be it: Inkling2Config.validate_architecture), sizes drawn small
+        h = rng.choice([2, 4])
+        vc = {"model_type": "inkling2_vision", "hidden_size": rng.choice([32, 64]), "num_attention_heads": h,
+              "num_hidden_layers": rng.choice([1, 2, 3]), "patch_size": rng.choice([2, 4, 8]),
+              "posemb_grid_size": rng.choice([2, 4, 8]), "spatial_merge_size": rng.choice([1, 2, 3]),
+              "projection_hidden_dim": rng.choice([16, 48]), "projector_bias": rng.random() < 0.5,
+              "text_hidden_size": text_hidden}
+        if rng.random() < 0.5:
+            vc["intermediate_size"] = rng.choice([48, 64, 96])
+        elif rng.random() < 0.5:
+            vc["mlp_ratio"] = rng.choice([2.0, 3.0])
+        if rng.random() < 0.3:
+            vc["num_channels"] = rng.choice([1, 4])
+        d["vision_config"] = vc
+    elif t == "lfm2_vl":
         for k in ("projector_bias", "projector_use_layernorm"):
             if rng.random() < 0.7:
                 d[k] = rng.random() < 0.5
@@ -1459,6 +1743,20 @@ def draw_wrapper_v1(rng, t, d, text_hidden):
                 vc["spatial_merge_size"] = rng.choice([1, 2, 3])
             if rng.random() < 0.4:
                 vc["in_channels"] = rng.choice([1, 3, 4])
+    elif t == "step3p7":
+        # no tie_word_embeddings field: only the wrapper's key ties (stated whenever text_config states its own, as
+        # the other wrappers'); the projector's bias; the tower's mlp_ratio (intermediate_size is always
+        # int(hidden_size x mlp_ratio)) and its legacy spellings (width, layers)
+        if "tie_word_embeddings" in d["text_config"] or rng.random() < 0.5:
+            d["tie_word_embeddings"] = rng.random() < 0.5
+        if rng.random() < 0.7:
+            d["projector_bias"] = rng.random() < 0.5
+        vc = d["vision_config"]
+        if rng.random() < 0.6:
+            vc["mlp_ratio"] = rng.choice([1.5, 2.0, 8960 / 1536, 3.7])
+        for k, alias in (("hidden_size", "width"), ("num_hidden_layers", "layers")):
+            if rng.random() < 0.3:
+                vc[alias] = vc.pop(k)
     elif t == "lfm3_vl":                               # the projector's width and biases
         if rng.random() < 0.7:
             d["projector_hidden_size"] = rng.choice([24, 48, 80])
@@ -1610,6 +1908,32 @@ def draw_sam(rng, d, key="vision_config", sam_class=False):
     d[key] = {**vc, "model_type": d[key]["model_type"]}
 
 
+def draw_ocr_towers(rng, t, d, vc0):
+    """Unlimited-OCR's and DeepSeek-OCR-2's vision_config: sam_config as draw_sam (DeepSeek-OCR-2's mlp_dim or
+    mlp_ratio) with downsample_channels (sometimes three entries: the projector reads the last), and encoder_config:
+    Unlimited-OCR's CLIP encoder (width, heads dividing it, MLP, layers, image and patch), DeepSeek-OCR-2's Qwen2
+    encoder (width, heads, KV heads, an explicit head_dim or none, MLP, layers)."""
+    ocr2 = t == "deepseek_ocr2"
+    tmp = {"sam_config": {"model_type": vc0.sam_config.model_type}}
+    draw_sam(rng, tmp, "sam_config", sam_class=ocr2)
+    sam = dict(tmp["sam_config"], model_type=vc0.sam_config.model_type)
+    if rng.random() < 0.8:
+        sam["downsample_channels"] = [rng.choice([8, 16, 24]) for _ in range(rng.choice([2, 2, 3]))]
+    h = rng.choice([2, 4])
+    enc = {"model_type": vc0.encoder_config.model_type, "hidden_size": h * rng.choice([8, 16]),
+           "num_attention_heads": h, "intermediate_size": rng.choice([48, 64, 96]),
+           "num_hidden_layers": rng.choice([1, 2, 3])}
+    if ocr2:
+        enc["num_key_value_heads"] = rng.choice(divisors(h))
+        if rng.random() < 0.3:
+            enc["head_dim"] = rng.choice([8, 16])
+    else:
+        patch = rng.choice([4, 7, 14])
+        enc["patch_size"] = patch
+        enc["image_size"] = patch * rng.choice([2, 3, 4])
+    d["vision_config"] = {"model_type": vc0.model_type, "sam_config": sam, "encoder_config": enc}
+
+
 def mrope(text, td):
     """Multimodal RoPE (Qwen-VL): mrope_section splits the rotary half of head_dim in three (temporal, height, width);
     its default fits head_dim 128, so it is scaled to the head_dim drawn."""
@@ -1693,7 +2017,7 @@ def cache_runs(cfg):
         model, _ = generate.build(cfg, "cpu")
     finally:
         torch.set_default_dtype(torch.float32)
-    model = model.to(torch.bfloat16).eval()
+    model = generate.keep_fp32(model.to(torch.bfloat16).eval(), tc)
     vocab = getattr(tc, "vocab_size", 256)
     runs = []
     # as generate.run_tiny: RecurrentGemma keeps its state on the modules (a cache of our own is passed and the
@@ -1851,6 +2175,13 @@ BREAKS = (("hidden_size not a multiple of the heads, head_dim derived", break_he
           ("layer_types of another length than num_hidden_layers", break_layer_types))
 
 
+# Step 3.5's keys that give its sliding layers other query heads: dropped from a config broken on purpose, so that only
+# the rule broken is broken (heads drawn for the old KV heads would break the other rule too); so is
+# num_attention_groups beside a num_key_value_heads the break sets (the alias wins in PreTrainedConfig)
+LAYER_HEADS_TYPES = ("step3p7",)
+LAYER_HEAD_KEYS = ("num_sliding_attention_heads", "attention_other_setting", "per_layer_config")
+
+
 def refused(t, variants):
     """Per rule, a drawn variant broken on purpose, kept when transformers refuses it (config, model or forward)."""
     out = []
@@ -1865,6 +2196,12 @@ def refused(t, variants):
                 continue
             if t in AFTER_BREAK:
                 AFTER_BREAK[t](d)
+            if t in LAYER_HEADS_TYPES:
+                tc = d.get("text_config", d)
+                for k in LAYER_HEAD_KEYS:
+                    tc.pop(k, None)
+                if "num_key_value_heads" in tc:
+                    tc.pop("num_attention_groups", None)   # its alias, which would win over the KV heads set
             try:
                 cfg = build_config(d)
                 generate.build(cfg, "meta")
