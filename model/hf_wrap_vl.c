@@ -988,3 +988,67 @@ void mpm_read_kosmos2(hf_ctx *c, mp_model *m)
 	t->out_hidden = m->hidden_size;
 	kosmos_projection(c, m, h, 64);
 }
+
+/*
+ * Kosmos-2.5 (Kosmos2_5Config: latent_query_num 2048; text_model, a Kosmos2_5TextForCausalLM, ties its lm_head by
+ * text_config's tie_word_embeddings alone, default true: the wrapper's key ties nothing). The decoder (kosmos_text, with
+ * segment_emb); Kosmos2_5VisionConfig's Pix2Struct-style tower (hidden 1536, patch_embed_hidden_size 768, MLP 3968, 18
+ * layers, 24 heads of head_dim 64, max_num_patches 4096) under vision_model.: embeddings.patch_projection (a biased
+ * Linear from the flattened patch), row_embedder and column_embedder [max_num_patches, h]; per layer
+ * pre_attention_layer_norm and pre_mlp_layer_norm (RMSNorms of h), attention query, key, value (heads x head_dim rows)
+ * and output without biases, the gated mlp wi_0, wi_1 and wo; layernorm. The projection as Kosmos-2's
+ * (kosmos_projection). Default: tower 768 x 1,536 + 1,536 + 2 x 4,096 x 1,536 + 18 x (4 x 1,536^2 + 3 x 3,968 x
+ * 1,536 + 2 x 1,536) + 1,536 = 512,812,032, the projection 14,949,888; 1,374,646,272 in all. Errors (422, naming the key): a size of 0 or past
+ * the bounds below.
+ */
+void mpm_read_kosmos2_5(hf_ctx *c, mp_model *m)
+{
+	char pointer[MP_POINTER_MAX];
+	hf_ctx v;
+	uint64_t h, peh, inter, hd, L, heads, maxp;
+	const uint8_t T = MP_ROOT_TOWER;
+	const char *lay = "encoder.layer.{i}", *attn = "encoder.layer.{i}.attention", *mlp = "encoder.layer.{i}.mlp";
+
+	kosmos_text(c, true, m); /* tied by text_config's tie_word_embeddings alone */
+	if (c->st != MP_OK || !hf_sub_config(c, "vision_config", pointer, sizeof(pointer), &v))
+		return;
+	h = hf_get_u64(&v, KEYS("hidden_size"), 1536);
+	peh = hf_get_u64(&v, KEYS("patch_embed_hidden_size"), 768);
+	inter = hf_get_u64(&v, KEYS("intermediate_size"), 3968);
+	hd = hf_get_u64(&v, KEYS("head_dim"), 64);
+	L = hf_get_u64(&v, KEYS("num_hidden_layers"), 18);
+	heads = hf_get_u64(&v, KEYS("num_attention_heads"), 24);
+	maxp = hf_get_u64(&v, KEYS("max_num_patches"), 4096);
+	if (v.st == MP_OK && (h == 0 || h > (UINT64_C(1) << 20) || peh == 0 || peh > (UINT64_C(1) << 20) || inter == 0 ||
+	                      inter > (UINT64_C(1) << 24) || hd == 0 || hd > 65536 || L == 0 || L > MP_MAX_LAYERS ||
+	                      heads == 0 || heads > 4096 || maxp == 0 || maxp > (UINT64_C(1) << 24)))
+		hf_fail_key(&v, h == 0 || h > (UINT64_C(1) << 20)             ? "hidden_size"
+		                : peh == 0 || peh > (UINT64_C(1) << 20)       ? "patch_embed_hidden_size"
+		                : inter == 0 || inter > (UINT64_C(1) << 24)   ? "intermediate_size"
+		                : hd == 0 || hd > 65536                        ? "head_dim"
+		                : L == 0 || L > MP_MAX_LAYERS                  ? "num_hidden_layers"
+		                : heads == 0 || heads > 4096                   ? "num_attention_heads"
+		                                                               : "max_num_patches",
+		            "the image tower needs hidden_size and patch_embed_hidden_size from 1 to 2^20, intermediate_size "
+		            "from 1 to 2^24, head_dim from 1 to 65536, 1 to 1024 layers, 1 to 4096 heads and max_num_patches "
+		            "from 1 to 2^24");
+	c->st = v.st;
+	if (c->st != MP_OK)
+		return;
+	mp_inventory_root(&m->inv, T, "vision_model.");
+	put(m, T, "embeddings", "patch_projection.weight", MP_TK_VISION, h, peh, 1);
+	put(m, T, "embeddings", "patch_projection.bias", MP_TK_VISION, 0, h, 1);
+	put(m, T, "embeddings", "row_embedder.weight", MP_TK_VISION, maxp, h, 1);
+	put(m, T, "embeddings", "column_embedder.weight", MP_TK_VISION, maxp, h, 1);
+	put(m, T, attn, "query.weight", MP_TK_VISION, heads * hd, h, L);
+	put(m, T, attn, "key.weight", MP_TK_VISION, heads * hd, h, L);
+	put(m, T, attn, "value.weight", MP_TK_VISION, heads * hd, h, L);
+	put(m, T, attn, "output.weight", MP_TK_VISION, h, heads * hd, L);
+	put(m, T, mlp, "wi_0.weight", MP_TK_VISION, inter, h, L);
+	put(m, T, mlp, "wi_1.weight", MP_TK_VISION, inter, h, L);
+	put(m, T, mlp, "wo.weight", MP_TK_VISION, h, inter, L);
+	put(m, T, lay, "pre_attention_layer_norm.weight", MP_TK_VISION, 0, h, L);
+	put(m, T, lay, "pre_mlp_layer_norm.weight", MP_TK_VISION, 0, h, L);
+	put(m, T, NULL, "layernorm.weight", MP_TK_VISION, 0, h, 1);
+	kosmos_projection(c, m, h, 2048);
+}

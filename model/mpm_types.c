@@ -1008,6 +1008,8 @@ const mpm_type mpm_types[] = {
      .read = mpm_read_molmo2_text, .names = &mpm_names_molmo2},
     {.name = "molmo2", .model_class = "Molmo2ForConditionalGeneration", .read = mpm_read_molmo2, .wrapper = true},
     {.name = "kosmos-2", .model_class = "Kosmos2ForConditionalGeneration", .read = mpm_read_kosmos2, .wrapper = true},
+    {.name = "kosmos-2.5", .model_class = "Kosmos2_5ForConditionalGeneration", .read = mpm_read_kosmos2_5,
+     .wrapper = true},
 };
 const size_t mpm_types_count = sizeof(mpm_types) / sizeof(mpm_types[0]);
 

@@ -1,7 +1,7 @@
 /*
  * test_wrap_vl.c: the wrappers of model/hf_wrap_vl.c with their worked numbers (LFM3-VL's conv and attention tower and
  * projector, Granite-Docling's connector, FastVLM's timm tower and projector, HunyuanOCR's tower and merger, Molmo2's
- * tower and adapter, Kosmos-2's decoder and projection; totals are tests/ref/hf/groundtruth.json's, transformers 5.24 on the meta device) and the 422s of their
+ * tower and adapter, Kosmos-2's and Kosmos-2.5's decoders, towers and projections; totals are tests/ref/hf/groundtruth.json's, transformers 5.24 on the meta device) and the 422s of their
  * bad configs, each naming its key. The ground-truth and variant tests (test_models, test_inventory, test_inference)
  * hold every case and variant name by name; these hold the arithmetic and the refusals.
  */
@@ -212,6 +212,34 @@ static void test_kosmos2(void **state)
 	assert_int_equal(pc.lm_head, UINT64_C(65037) * 2048);
 }
 
+/*
+ * Kosmos-2.5 (Kosmos2_5Config defaults, tied by text_config): the Pix2Struct-style tower 512,812,032 (patch_projection
+ * 1,536 x 768 + 1,536, row and column tables 2 x 4,096 x 1,536, 18 layers of 27,724,800, layernorm 1,536), the
+ * projection 2,048 latent queries x 1,536 + dense 1,536^2 + 1,536 + x_attn 4 x (1,536^2 + 1,536) = 14,949,888; the
+ * decoder's embedding 108,481 x 1,536 and segment_emb 2 x 1,536.
+ */
+static void test_kosmos2_5(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"kosmos-2.5\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(UINT64_C(1536) * 768 + 1536 + 2 * 4096 * 1536 + 18 * UINT64_C(27724800) + 1536, UINT64_C(512812032));
+	assert_int_equal(UINT64_C(2048) * 1536 + 1536 * 1536 + 1536 + 4 * (1536 * 1536 + 1536), UINT64_C(14949888));
+	assert_int_equal(pc.vision, UINT64_C(512812032) + 14949888);
+	assert_int_equal(pc.embedding, UINT64_C(108481) * 1536 + 2 * 1536);
+	assert_int_equal(pc.total, UINT64_C(1374646272));
+	/* the wrapper's tie_word_embeddings false unties nothing; text_config's does */
+	assert_int_equal(count_text("{\"model_type\":\"kosmos-2.5\",\"tie_word_embeddings\":false}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.lm_head, 0);
+	assert_int_equal(count_text("{\"model_type\":\"kosmos-2.5\",\"text_config\":{\"tie_word_embeddings\":false}}", &pc,
+	                            &m, &err),
+	                 MP_OK);
+	assert_int_equal(pc.lm_head, UINT64_C(108481) * 1536);
+}
+
 static void test_bad_configs(void **state)
 {
 	static const struct {
@@ -262,6 +290,8 @@ static void test_bad_configs(void **state)
 	    {"{\"model_type\":\"kosmos-2\",\"text_config\":{\"attention_heads\":7}}",
 	     "/model/hf_config/text_config/attention_heads"},
 	    {"{\"model_type\":\"kosmos-2\",\"latent_query_num\":0}", "/model/hf_config/latent_query_num"},
+	    {"{\"model_type\":\"kosmos-2.5\",\"vision_config\":{\"max_num_patches\":0}}",
+	     "/model/hf_config/vision_config/max_num_patches"},
 	    /* validate_architecture: the connector's output is the decoder's width */
 	    {"{\"model_type\":\"granite_docling\",\"vision_config\":{\"out_hidden_size\":512}}",
 	     "/model/hf_config/vision_config/out_hidden_size"},
@@ -297,6 +327,7 @@ int main(void)
 	    cmocka_unit_test(test_hunyuan_vl),
 	    cmocka_unit_test(test_molmo2),
 	    cmocka_unit_test(test_kosmos2),
+	    cmocka_unit_test(test_kosmos2_5),
 	    cmocka_unit_test(test_bad_configs),
 	};
 

@@ -72,7 +72,7 @@ unlimited_ocr deepseek_ocr2 chameleon
 inkling_text inkling2_text inkling2_loop_text inkling2 inkling2_loop inkling_mm_model
 step3p7 mistral_large4 dots3_note_text
 lfm3_vl granite_docling
-fast_vlm hunyuan_vl molmo2 kosmos-2""".split()
+fast_vlm hunyuan_vl molmo2 kosmos-2 kosmos-2.5""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
@@ -108,7 +108,7 @@ VISION = re.compile(r"(^|\.)(vision_tower|video_tower|image_tower|projector|visu
                     r"vqmodel|generation_embeddings|generation_aligner|generation_head|image_to_text_projection)(\.|$)")
 EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|git\.embeddings\.position_embeddings|embed_tokens_per_layer|backbone\.embeddings|model\.embeddings|rwkv\.embeddings|"
                    r"tokens_embed|positions_embed|^transformer\.w|embeddings\.tok_embeddings|^cpmant\.input_embedding|"
-                   r"^cpmant\.segment_embedding)\.weight$")
+                   r"^cpmant\.segment_embedding|^text_model\.model\.segment_emb)\.weight$")
 
 
 def component(name, p):
