@@ -911,6 +911,9 @@ const mpm_type mpm_types[] = {
     {.name = "dots3_note_text", .model_class = "Dots3NoteForCausalLM", .read = mpm_read_dots3_note_text,
      .names = &mpm_names_dots3_note, .experts_key = "n_routed_experts",
      .simplified = "activations and the step's attention take the full layers' heads and widths in every layer, and the expanded MLA cache (mla_kv_cache expanded) takes them too; the routers are counted in the weight format, where transformers keeps them in fp32"},
+    {.name = "qwen4_exp_text", .model_class = "Qwen4ExpForCausalLM", .read = mpm_read_qwen4_exp_text,
+     .names = &mpm_names_qwen4_exp, .experts_key = "num_experts",
+     .simplified = "activations and the step take one residual stream (not hc_count) and read the hyper-connections' matrices as extra matrices; Per-Layer Embeddings (ple_layer_ids) are refused"},
     /* captioning and OCR wrappers with towers of their own (model/hf_wrap_qformer.c) */
     {.name = "blip-2", .model_class = "Blip2ForConditionalGeneration", .read = mpm_read_blip2, .wrapper = true},
     {.name = "instructblip", .model_class = "InstructBlipForConditionalGeneration", .read = mpm_read_blip2, .wrapper = true},

@@ -1235,6 +1235,35 @@ def fam_dots3(w, t):
           w.choice([16, 32]))
 
 
+def fam_qwen4_exp(w, t):
+    """Qwen4-Exp's decoder: fam_linear's gated delta net, attention and experts with its own layer kinds
+    ("indexed_attention", "full_attention" read as indexed, "linear_attention"; or full_attention_interval), the QSA
+    indexer's fields (always given: transformers cannot build an attention layer without them; the rotary part of
+    head_dim at most indexer_head_dim), the hyper-connections' hc_count and hc_lowrank."""
+    fam_linear(w, t)
+    n = w.get("num_hidden_layers")
+    if w.rng.random() < 0.3:
+        w.d.pop("layer_types", None)
+        w.set("full_attention_interval", w.choice([1, 2, 3]))
+    else:
+        lt = [w.choice(["indexed_attention", "full_attention", "linear_attention"]) for _ in range(n)]
+        lt[w.rng.randrange(n)] = w.choice(["indexed_attention", "full_attention"])
+        w.set("layer_types", lt)
+    hd = w.get("head_dim") or w.get("hidden_size") // w.get("num_attention_heads")
+    idim = w.choice([8, 16, 32])
+    w.set("rope_parameters", {"rope_type": "default", "rope_theta": 10000.0,
+                              "partial_rotary_factor": w.choice([x for x in (0.25, 0.5, 1.0) if int(hd * x) <= idim]
+                                                                or [0.25])})
+    ratio = w.choice([2, 4])
+    w.set("indexer_n_heads", w.choice([1, 2, 4]))
+    w.set("indexer_kv_heads", 1)
+    w.set("indexer_head_dim", idim)
+    w.set("indexer_compress_ratio", ratio)
+    w.set("indexer_budget", ratio * w.choice([1, 2, 4]))
+    w.set("hc_count", w.choice([2, 3, 4]))
+    w.set("hc_lowrank", w.choice([4, 8, 16]))
+
+
 FAMILIES = {
     "gpt2": fam_gpt2, "gptj": fam_gptj, "gpt_bigcode": fam_gpt_bigcode, "falcon": fam_falcon,
     "gpt_neox": fam_gpt_neox, "mamba": fam_mamba, "falcon_mamba": fam_mamba, "mamba2": fam_mamba2,
@@ -1262,6 +1291,7 @@ FAMILIES["qwen3_omni_moe_text"] = fam_moe   # Qwen3-Omni's Thinker decoder: Qwen
 FAMILIES["step3p5"] = fam_step3p5
 FAMILIES["mistral_large4_text"] = fam_mistral_large4
 FAMILIES["dots3_note_text"] = fam_dots3
+FAMILIES["qwen4_exp_text"] = fam_qwen4_exp
 
 
 def draw_text(rng, t, cls, dd):
@@ -1917,6 +1947,9 @@ BREAKS = (("hidden_size not a multiple of the heads, head_dim derived", break_he
 # the rule broken is broken (heads drawn for the old KV heads would break the other rule too); so is
 # num_attention_groups beside a num_key_value_heads the break sets (the alias wins in PreTrainedConfig)
 LAYER_HEADS_TYPES = ("step3p7",)
+# Types whose head_dim default is a width of its own, not hidden_size / heads (Qwen4-Exp's 256), which the drawn rotary
+# part must fit (the QSA index head): a broken config keeps the drawn head_dim, so that only the rule broken is broken
+HEAD_DIM_KEPT_TYPES = ("qwen4_exp_text",)
 LAYER_HEAD_KEYS = ("num_sliding_attention_heads", "attention_other_setting", "per_layer_config")
 
 
@@ -1932,6 +1965,8 @@ def refused(t, variants):
             key = fn(d)
             if key is None:
                 continue
+            if t in HEAD_DIM_KEPT_TYPES and "head_dim" in v["config"].get("text_config", v["config"]):
+                d.get("text_config", d)["head_dim"] = v["config"].get("text_config", v["config"])["head_dim"]
             if t in LAYER_HEADS_TYPES:
                 tc = d.get("text_config", d)
                 for k in LAYER_HEAD_KEYS:
