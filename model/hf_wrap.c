@@ -44,6 +44,8 @@ static const vision_defaults vision_classes[] = {
     /* Qwen3_5VisionConfig, Qwen3_5MoeVisionConfig: Qwen3-VL's tower without DeepStack mergers */
     {"qwen3_5_vision", 1152, 4304, 27, 3, 0, 16, 3584, 2, 2, 2304, 0},
     {"qwen3_5_moe_vision", 1152, 4304, 27, 3, 0, 16, 3584, 2, 2, 2304, 0},
+    /* Qwen4ExpVisionConfig: Qwen3.5's tower and defaults (no DeepStack) */
+    {"qwen4_exp_vision", 1152, 4304, 27, 3, 0, 16, 3584, 2, 2, 2304, 0},
     /* Idefics3VisionConfig, SmolVLMVisionConfig, Idefics2VisionConfig: SigLIP's transformer without its head
      * (1152 or 768 wide, MLP 3072, 12 layers, 224 px, 32 px patches) */
     {"idefics3_vision", 1152, 3072, 12, 3, 224, 32, 0, 0, 0, 0, 0},
@@ -108,6 +110,7 @@ static const wrap_extra wrap_extras[] = {
     {"video_llava", "model.image_tower.", 0, NULL, false, 0},
     {"aya_vision", NULL, 14, NULL, false, 0},
     {"hyperclovax_vision_v2", NULL, 0, "qwen2_5_vl", false, 0},
+    {"qwen4_exp", NULL, 0, "qwen4_exp", false, 0}, /* Qwen4ExpConfig.__post_init__: an old checkpoint's "qwen4_exp" */
     {"cosmos3_edge", NULL, 0, NULL, true, 0},
     {"qwen2_5_omni_thinker", NULL, 0, NULL, false, 2},
     {"qwen3_omni_moe_thinker", NULL, 0, NULL, false, 3},
@@ -178,6 +181,8 @@ static const wrap_row wraps[] = {
     /* Qwen3_5Config, Qwen3_5MoeConfig (Qwen3.5): the gated-delta-net decoders of hf_hybrid.c with the tower */
     {"qwen3_5", "qwen3_5_text", "qwen3_5_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL, false},
     {"qwen3_5_moe", "qwen3_5_moe_text", "qwen3_5_moe_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL, false},
+    /* Qwen4ExpConfig (Qwen4-Exp): its decoder (hf_hybrid.c) with Qwen3.5's tower, untied */
+    {"qwen4_exp", "qwen4_exp_text", "qwen4_exp_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL, false},
     /* Llama4Config: Llama4TextConfig + Llama4VisionConfig */
     {"llama4", "llama4_text", "llama4_vision_model", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL, true},
     /* ShieldGemma2Config: Gemma 3's (Gemma3ForConditionalGeneration); tied unless text_config unties */
@@ -513,7 +518,8 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 		 * the merger over spatial_merge_size^2 patches */
 		bool q25 = strcmp(d->type, "qwen2_5_vl_vision") == 0 || strcmp(d->type, "exaone4_5_vision") == 0 ||
 		           strcmp(d->type, "qwen2_5_omni_vision_encoder") == 0,
-		     q3 = strncmp(d->type, "qwen3_", 6) == 0 || strcmp(d->type, "cohere_compass_vision") == 0;
+		     q3 = strncmp(d->type, "qwen3_", 6) == 0 || strcmp(d->type, "cohere_compass_vision") == 0 ||
+		          strcmp(d->type, "qwen4_exp_vision") == 0;
 
 		v->tower = q3 ? MP_TOWER_QWEN3_VL : q25 ? MP_TOWER_QWEN2_5_VL : MP_TOWER_QWEN2_VL;
 		v->tower_root = "model.visual.";

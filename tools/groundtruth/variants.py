@@ -1949,7 +1949,7 @@ BREAKS = (("hidden_size not a multiple of the heads, head_dim derived", break_he
 LAYER_HEADS_TYPES = ("step3p7",)
 # Types whose head_dim default is a width of its own, not hidden_size / heads (Qwen4-Exp's 256), which the drawn rotary
 # part must fit (the QSA index head): a broken config keeps the drawn head_dim, so that only the rule broken is broken
-HEAD_DIM_KEPT_TYPES = ("qwen4_exp_text",)
+HEAD_DIM_KEPT_TYPES = ("qwen4_exp_text", "qwen4_exp")
 LAYER_HEAD_KEYS = ("num_sliding_attention_heads", "attention_other_setting", "per_layer_config")
 
 
