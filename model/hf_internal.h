@@ -155,6 +155,8 @@ void mpm_read_wrapper(hf_ctx *c, mp_model *m);
 void mpm_read_blip2(hf_ctx *c, mp_model *m);
 void mpm_read_got_ocr2(hf_ctx *c, mp_model *m);
 void mpm_read_deepseek_vl_hybrid(hf_ctx *c, mp_model *m);
+void mpm_read_deepseek_ocr(hf_ctx *c, mp_model *m);
+void mpm_read_chameleon(hf_ctx *c, mp_model *m);
 void mpm_read_qianfan_ocr(hf_ctx *c, mp_model *m);
 void mpm_read_granite4_vision(hf_ctx *c, mp_model *m);
 void mpm_read_minicpmv(hf_ctx *c, mp_model *m);
@@ -205,6 +207,7 @@ void mpm_read_cohere2_moe(hf_ctx *c, mp_model *m);
 void mpm_read_apertus1p5_text(hf_ctx *c, mp_model *m);
 void mpm_read_dbrx(hf_ctx *c, mp_model *m);
 void mpm_read_glm4v_moe_text(hf_ctx *c, mp_model *m);
+void mpm_read_deepseek_ocr_text(hf_ctx *c, mp_model *m);
 void mpm_read_jetmoe(hf_ctx *c, mp_model *m);
 void mpm_read_exaone_moe(hf_ctx *c, mp_model *m);
 void mpm_read_hy_v3(hf_ctx *c, mp_model *m);
@@ -232,6 +235,16 @@ void mpm_read_axk1(hf_ctx *c, mp_model *m);
 void mpm_read_beam(hf_ctx *c, mp_model *m);
 extern const mp_names mpm_names_step3p5;
 void mpm_read_step3p5(hf_ctx *c, mp_model *m);
+/* model/hf_inkling.c */
+extern const mp_names mpm_names_inkling, mpm_names_inkling2;
+void mpm_read_inkling_text(hf_ctx *c, mp_model *m);
+void mpm_read_inkling2_text(hf_ctx *c, mp_model *m);
+void mpm_read_inkling2_loop_text(hf_ctx *c, mp_model *m);
+/* Inkling 2's image tower and merger into m (its decoder read): dflt_text is text_hidden_size's default when
+ * vision_config is absent. */
+void mpm_inkling2_tower(hf_ctx *top, mp_model *m, uint64_t dflt_text);
+/* Inkling's image (hierarchical MLP) and audio towers into m (its decoder read). */
+void mpm_inkling_towers(hf_ctx *top, mp_model *m);
 extern const mp_names mpm_names_mistral_large4;
 void mpm_read_mistral_large4_text(hf_ctx *c, mp_model *m);
 extern const mp_names mpm_names_dots3_note;

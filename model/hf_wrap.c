@@ -114,6 +114,9 @@ static const wrap_extra wrap_extras[] = {
     {"cosmos3_edge", NULL, 0, NULL, true, 0},
     {"qwen2_5_omni_thinker", NULL, 0, NULL, false, 2},
     {"qwen3_omni_moe_thinker", NULL, 0, NULL, false, 3},
+    {"inkling2", NULL, 0, NULL, true, 0},
+    {"inkling2_loop", NULL, 0, NULL, true, 0},
+    {"inkling_mm_model", NULL, 0, NULL, true, 0},
 };
 
 static void kimi_put(mp_model *m, uint8_t root, const char *path, const char *leaf, mp_tensor_kind k, uint64_t rows,
@@ -139,6 +142,8 @@ enum {
 	WRAP_PROJ_KIMI,      /* Kimi K2.5's MoonViT tower and mm_projector, listed by the reader (kimi_k25_tower) */
 	WRAP_PROJ_ARIA,      /* AriaProjector: learned queries, a cross-attention over the patches, an MLP */
 	WRAP_PROJ_GLM_OCR,   /* GLM-OCR's own tower with its merger, listed by the reader (glm_ocr_tower) */
+	WRAP_PROJ_INKLING2,  /* Inkling 2's tower with its merger, listed by model/hf_inkling.c (mpm_inkling2_tower) */
+	WRAP_PROJ_INKLING,   /* Inkling's image and audio towers, listed by model/hf_inkling.c (mpm_inkling_towers) */
 };
 
 /* The wrappers' projectors other than their tower's usual one (mp_vision.projector), listed by the reader when the
@@ -298,6 +303,15 @@ static const wrap_row wraps[] = {
     {.name = "aria", .text_type = "aria_text", .vision_type = "idefics3_vision", .projector = WRAP_PROJ_ARIA},
     /* GlmOcrConfig: its GLM-4 decoder (glm_ocr_text) and tower (glm_ocr_tower), untied */
     {.name = "glm_ocr", .text_type = "glm_ocr_text", .vision_type = "glm_ocr_vision", .projector = WRAP_PROJ_GLM_OCR},
+    /* Inkling2Config, Inkling2LoopConfig: Inkling 2's decoders (inkling2_text, inkling2_loop_text) and its tower
+     * (mpm_inkling2_tower), never tied (_tied_weights_keys is empty) */
+    {.name = "inkling2", .text_type = "inkling2_text", .vision_type = "inkling2_vision",
+     .projector = WRAP_PROJ_INKLING2},
+    {.name = "inkling2_loop", .text_type = "inkling2_loop_text", .vision_type = "inkling2_vision",
+     .projector = WRAP_PROJ_INKLING2},
+    /* InklingConfig: Inkling's decoder (inkling_text), its image and audio towers (mpm_inkling_towers), never tied */
+    {.name = "inkling_mm_model", .text_type = "inkling_text", .vision_type = "inkling_vision",
+     .projector = WRAP_PROJ_INKLING},
 };
 
 /* How many entries a key holds: a list's length, 1 for a number (vision_feature_layer, deepstack_visual_indexes). */
@@ -1755,6 +1769,14 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 	}
 	if (w->projector == WRAP_PROJ_GLM_OCR) {
 		glm_ocr_tower(c, m);
+		return;
+	}
+	if (w->projector == WRAP_PROJ_INKLING) {
+		mpm_inkling_towers(c, m);
+		return;
+	}
+	if (w->projector == WRAP_PROJ_INKLING2) {
+		mpm_inkling2_tower(c, m, strcmp(w->name, "inkling2_loop") == 0 ? 2304 : 4608);
 		return;
 	}
 	if (w->projector == WRAP_PROJ_INTERNVL || w->projector == WRAP_PROJ_GLM4V || w->projector == WRAP_PROJ_HYV4VL ||

@@ -9,6 +9,12 @@
 #include "hf_internal.h"
 #include "mpm_types.h"
 
+/* Unlimited-OCR's reference sliding-window layers (UnlimitedOcrDynamicReferenceSlidingWindowLayer) keep the whole
+ * prefill and a window of the decoded tokens after it; memplan holds every token. */
+#define UNLIMITED_OCR_CACHE                                                                                            \
+	"the reference sliding-window layers hold every token: exact for the prompt and up to sliding_window generated "  \
+	"tokens, an upper bound after that (transformers keeps the prompt and the last sliding_window generated tokens)"
+
 const mpm_type mpm_types[] = {
     /* LlamaConfig: vocab 32000, hidden 4096, FFN 11008, 32 layers, 32 heads, kv = heads, 2048 positions. */
     {.name = "llama",
@@ -858,6 +864,15 @@ const mpm_type mpm_types[] = {
     {.name = "recurrent_gemma", .model_class = "RecurrentGemmaForCausalLM", .read = mpm_read_recurrent_gemma,
      .names = &mpm_names_recurrent_gemma,
      .simplified = "the state is transformers' (the conv window and the RG-LRU state; no serving engine's is known); the step reads the RG-LRU's gate blocks with the weights, not as products"},
+    {.name = "inkling_text", .model_class = "InklingForCausalLM", .read = mpm_read_inkling_text,
+     .names = &mpm_names_inkling, .experts_key = "n_routed_experts",
+     .simplified = "activations, the prefill workspace and the step take every layer with the sliding layers' head counts and widths, without the relative position bias's and the short convolutions' work"},
+    {.name = "inkling2_text", .model_class = "Inkling2ForCausalLM", .read = mpm_read_inkling2_text,
+     .names = &mpm_names_inkling2, .experts_key = "n_routed_experts",
+     .simplified = "activations, the prefill workspace and the step take every layer with the sliding layers' head counts and widths, without the block attention residuals', the relative position bias's and the short convolutions' work; the logits take vocab_size, not unpadded_vocab_size"},
+    {.name = "inkling2_loop_text", .model_class = "Inkling2LoopForCausalLM", .read = mpm_read_inkling2_loop_text,
+     .names = &mpm_names_inkling2, .experts_key = "n_routed_experts",
+     .simplified = "as inkling2_text's; activations and the step take the looped passes' attention as layers of their own (the cache's) and their MLPs and message gates once"},
     {.name = "mistral4", .model_class = "Mistral4ForCausalLM", .read = mpm_read_mla, .experts_key = "n_routed_experts"},
     {.name = "jais2", .model_class = "Jais2ForCausalLM", .read = mpm_read_jais2},
     {.name = "aria_text", .model_class = "AriaTextForCausalLM", .read = mpm_read_aria_text, .names = &mpm_names_aria,
@@ -927,6 +942,15 @@ const mpm_type mpm_types[] = {
      .read = mpm_read_got_ocr2, .wrapper = true},
     {.name = "deepseek_vl_hybrid", .model_class = "DeepseekVLHybridForConditionalGeneration",
      .read = mpm_read_deepseek_vl_hybrid, .wrapper = true},
+    {.name = "unlimited_ocr", .model_class = "UnlimitedOcrForConditionalGeneration", .read = mpm_read_deepseek_ocr,
+     .wrapper = true, .simplified = UNLIMITED_OCR_CACHE},
+    {.name = "unlimited_ocr_text", .model_class = "UnlimitedOcrTextModel (the decoder of UnlimitedOcrForConditionalGeneration)",
+     .read = mpm_read_deepseek_ocr_text, .simplified = UNLIMITED_OCR_CACHE},
+    {.name = "deepseek_ocr2", .model_class = "DeepseekOcr2ForConditionalGeneration", .read = mpm_read_deepseek_ocr,
+     .wrapper = true},
+    {.name = "chameleon", .model_class = "ChameleonForConditionalGeneration", .read = mpm_read_chameleon},
+    {.name = "deepseek_ocr2_text", .model_class = "DeepseekOcr2TextModel (the decoder of DeepseekOcr2ForConditionalGeneration)",
+     .read = mpm_read_deepseek_ocr_text},
     {.name = "qianfan_ocr", .model_class = "QianfanOCRForConditionalGeneration", .read = mpm_read_qianfan_ocr,
      .wrapper = true},
     {.name = "granite4_vision", .model_class = "Granite4VisionForConditionalGeneration",
@@ -960,6 +984,15 @@ const mpm_type mpm_types[] = {
                    .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY}},
     {.name = "granite_docling", .model_class = "GraniteDoclingForConditionalGeneration", .read = mpm_read_granite_docling,
      .wrapper = true},
+    {.name = "inkling2", .model_class = "Inkling2ForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true,
+     .experts_key = "n_routed_experts",
+     .simplified = "as inkling2_text's; the image tower's activations are not planned"},
+    {.name = "inkling2_loop", .model_class = "Inkling2LoopForConditionalGeneration", .read = mpm_read_wrapper,
+     .wrapper = true, .experts_key = "n_routed_experts",
+     .simplified = "as inkling2_loop_text's; the image tower's activations are not planned"},
+    {.name = "inkling_mm_model", .model_class = "InklingForConditionalGeneration", .read = mpm_read_wrapper,
+     .wrapper = true, .experts_key = "n_routed_experts",
+     .simplified = "as inkling_text's; the image and audio towers' activations are not planned"},
 };
 const size_t mpm_types_count = sizeof(mpm_types) / sizeof(mpm_types[0]);
 

@@ -54,6 +54,8 @@ mp_status mp_model_validate(const mp_model *m, mp_error *err)
 	if (m->ssm.kind == MP_SSM_LISTED) {
 		if (m->ssm.listed_model_values == 0 && m->ssm.listed_fp32_values == 0)
 			return mp_fail(err, MP_EINVAL, mp_model_pointer(m), "the recurrent layers keep no state");
+	} else if (m->ssm.kind == MP_SSM_KV_CONV) {
+		REQUIRE_POSITIVE(m->ssm.conv_kernel, "conv_kernel_size");
 	} else if (m->ssm.kind >= MP_SSM_GATED_DELTANET) {
 		REQUIRE_POSITIVE(m->ssm.n_heads, "linear_num_heads");
 		if (m->ssm.kind != MP_SSM_SHORT_CONV)
@@ -97,11 +99,13 @@ mp_status mp_model_validate(const mp_model *m, mp_error *err)
 			/* the global layers' widths (Gemma 4 per_layer_config) obey the same rules */
 			REQUIRE_POSITIVE(m->global_head_dim, "per_layer_config");
 			REQUIRE_POSITIVE(m->global_kv_heads, "per_layer_config");
-			if (m->global_kv_heads > m->num_heads || m->num_heads % m->global_kv_heads != 0)
+			uint64_t gh = m->global_heads ? m->global_heads : m->num_heads;
+
+			if (m->global_kv_heads > gh || gh % m->global_kv_heads != 0)
 				return mp_fail_at(err, MP_EINVAL, mp_model_pointer(m), "/per_layer_config",
 				               "num_attention_heads (%llu) must be a multiple of the full-attention layers' "
 				               "num_key_value_heads (%llu)",
-				               (unsigned long long)m->num_heads, (unsigned long long)m->global_kv_heads);
+				               (unsigned long long)gh, (unsigned long long)m->global_kv_heads);
 		}
 	} else {
 		REQUIRE_POSITIVE(m->kv_lora_rank, "kv_lora_rank");

@@ -42,6 +42,12 @@ typedef enum mp_ssm_kind {
 	 * (mp_ssm.listed_model_values, listed_fp32_values): RWKV's token shifts and WKV sums, RecurrentGemma's conv
 	 * window and RG-LRU state, xLSTM's matrix memories. */
 	MP_SSM_LISTED = 7,
+	/* Short convolutions beside attention (Inkling, modeling_inkling.py InklingShortConvolution): every MP_LAYER_SSM
+	 * layer convolves its k and v projections (the layer's KV heads x head_dim channels each: global_kv_heads x
+	 * global_head_dim in an MP_LAYER_GLOBAL layer) and its attention and MLP outputs (hidden_size channels each)
+	 * over conv_kernel tokens, and caches each window, in fp32 (the modules are kept in fp32); the reader lists the
+	 * tensors (mixer_listed). */
+	MP_SSM_KV_CONV = 8,
 } mp_ssm_kind;
 
 /* A bias that a class sets apart from the one it usually follows (mp_model.routed_bias, shared_bias; mp_ssm.out_bias) */
@@ -166,6 +172,9 @@ typedef struct mp_vision {
 					 * attn.q, attn.k, attn.v), not one qkv */
 	bool omni_merger;		/* Qwen3-VL's tower with Qwen3-Omni's merger names: merger and merger_list.{i} each
 					 * ln_q, mlp.0 and mlp.2 (not norm, linear_fc1, linear_fc2, deepstack_merger_list) */
+	bool no_patch_embedding;	/* SigLIP / CLIP: the tower embeds another tower's features, not pixels (the CLIP
+					 * encoder of DeepSeek-OCR's descendants: class token and positions, no
+					 * patch_embedding) */
 } mp_vision;
 
 typedef struct mp_model {
@@ -316,6 +325,8 @@ typedef struct mp_model {
 	/* --- appended for issue 24 (every config off the defaults) --- */
 	bool qk_norm_heads;		/* with qk_norm_full: the norms' weights are [heads, head_dim] and [kv_heads, head_dim]
 					 * matrices (CohereLayerNorm of (heads, head_dim), modeling_cohere.py), not vectors */
+	bool qk_norm_heads_bias;	/* with qk_norm_heads: each norm also has a bias of its weight's shape
+					 * (ChameleonLayerNorm((heads, head_dim)), modeling_chameleon.py) */
 	/* Biases of the routed and of the shared experts where a class sets them apart from the dense MLP's (mlp_bias):
 	 * MP_BIAS_AS_MLP (0) follows mlp_bias, MP_BIAS_ON and MP_BIAS_OFF say so (ERNIE 4.5 MoE: use_bias on the dense
 	 * and shared MLPs, never on the routed experts). */
@@ -332,6 +343,10 @@ typedef struct mp_model {
 	/* Tokens the model puts before every sequence and caches with it (CPM-Ant's prompt_length prompt tokens,
 	 * CpmAntModel.forward): the KV cache holds sequence_length + these; 0 = none. */
 	uint64_t cache_prefix_tokens;
+	/* The query heads of the MP_LAYER_GLOBAL layers where they differ from num_heads (Inkling's full-attention
+	 * layers: num_attention_heads beside the sliding layers' swa_num_attention_heads); 0 = num_heads. Read by the
+	 * validation only (the reader lists those layers' tensors). */
+	uint64_t global_heads;
 	/* MLA layers with a cache of their own whose latent carries no RoPE key (Mistral Large 4's no_rope_layers:
 	 * kv_a_proj_with_mqa gives kv_lora_rank values and the cached k_rot is 0 wide): in the latent layout their row is
 	 * kv_lora_rank values, not kv_lora_rank + qk_rope_head_dim (planner/kv.c); 0 = none. */
@@ -459,7 +474,7 @@ typedef struct mp_param_count {
 mp_status mp_count_parameters(const mp_model *m, mp_param_count *out, mp_error *err);
 
 /*
- * m's bytes up to and with the inventory's tensors in use: mp_model is about 10 KB with room for MP_MAX_TENSORS
+ * m's bytes up to and with the inventory's tensors in use: mp_model is about 19 KB with room for MP_MAX_TENSORS (256)
  * tensors, of which a model uses a few dozen, so copies and clears on a request's path stop there.
  * mp_model_clear zeroes every member (an empty inventory); mp_model_copy copies src into dst (dst's unused tensor
  * entries are left as they were: nothing reads past inv.n).

@@ -33,6 +33,34 @@ mp_status mp_recurrent_state_bytes(const mp_model *m, mp_dtype conv_dtype, mp_dt
 	return mp_recurrent_state_bytes_in(m, conv_dtype, state_dtype, tp, MP_CACHE_ENGINE, out, err);
 }
 
+/*
+ * MP_SSM_KV_CONV (Inkling): per MP_LAYER_SSM layer four conv windows of `columns` inputs in fp32, over the k and v
+ * projections (the layer's KV heads, split with them as the KV cache is, x its head_dim, each) and over the attention
+ * and MLP outputs (hidden_size each, the row-parallel reductions' outputs: whole on every rank). out's per-layer
+ * figure is the widest layer's. Worked example (InklingTextConfig's tiny copy: hidden 6144, 5 sliding layers of 16
+ * KV heads and a full one of 8, head_dim 128, kernel 4): engine layout (3 columns) 5 x 4 x 3 x (2 x 2,048 + 2 x
+ * 6,144) + 4 x 3 x (2 x 1,024 + 2 x 6,144) = 1,155,072 bytes per sequence (tests/ref/hf/groundtruth.json).
+ */
+static bool kv_conv_state(const mp_model *m, uint64_t tp, uint64_t columns, mp_recurrent_state *out)
+{
+	for (uint64_t i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++) {
+		unsigned f = m->layer_flags[i];
+		bool global = (f & MP_LAYER_GLOBAL) != 0;
+		uint64_t kv = share(global ? m->global_kv_heads : m->num_kv_heads, tp);
+		uint64_t d = global ? m->global_head_dim : m->head_dim, ch, bytes;
+
+		if (!(f & MP_LAYER_SSM))
+			continue;
+		if (!mp_mul_u64(kv, d, &ch) || !mp_add_u64(ch, m->hidden_size, &ch) || !mp_mul_u64(ch, 2 * columns, &ch) ||
+		    !mp_dtype_bytes(MP_DTYPE_FP32, ch, &bytes) || !mp_add_u64(out->bytes_per_sequence, bytes,
+		                                                               &out->bytes_per_sequence))
+			return false;
+		if (bytes > out->conv_bytes_per_layer)
+			out->conv_bytes_per_layer = bytes;
+	}
+	return true;
+}
+
 /* The same in either layout: transformers' conv states (MambaCache, the linear-attention layers' conv_states) keep
  * conv_kernel inputs, one more than the engines'. */
 mp_status mp_recurrent_state_bytes_in(const mp_model *m, mp_dtype conv_dtype, mp_dtype state_dtype, uint64_t tp,
@@ -48,6 +76,11 @@ mp_status mp_recurrent_state_bytes_in(const mp_model *m, mp_dtype conv_dtype, mp
 	out->layers = layers;
 	if (s->state_in_model_dtype)
 		state_dtype = conv_dtype;
+	if (s->kind == MP_SSM_KV_CONV) {
+		if (!kv_conv_state(m, tp, columns, out))
+			goto overflow;
+		return MP_OK;
+	}
 	if (s->kind == MP_SSM_LISTED) {
 		/* the reader's own count of values (mp_ssm.listed_*), shared out over the ranks with its channels */
 		uint64_t d = s->d_inner ? s->d_inner : 1, per = share(d, tp), mv, fv;

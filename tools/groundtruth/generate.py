@@ -67,6 +67,8 @@ granite4_vision
 minicpmv4_6 minicpmv4_7 minicpm_ocr ovis2 moss_transcribe_diarize git aria glm_ocr
 doge modernbert-decoder xlstm dory cpmant
 step3p7 mistral_large4 dots3_note_text qwen4_exp_text qwen4_exp
+unlimited_ocr deepseek_ocr2 chameleon
+inkling_text inkling2_text inkling2_loop_text inkling2 inkling2_loop inkling_mm_model
 lfm3_vl granite_docling""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
@@ -99,7 +101,8 @@ VISION = re.compile(r"(^|\.)(vision_tower|video_tower|image_tower|projector|visu
                     r"audio_tower|audio_model|embed_vision|embed_audio|vision|audio|"
                     r"qformer|query_tokens|language_projection|high_res_vision_model|high_res_vision_neck|high_res_vision_proj|"
                     r"high_res_vision_alpha|layerwise_projectors|spatial_projectors|merger|visual_embeddings_table|"
-                    r"visual_projection|img_temporal_embedding|density_router)(\.|$)")
+                    r"visual_projection|img_temporal_embedding|density_router|view_separator|"
+                    r"vqmodel|generation_embeddings|generation_aligner|generation_head)(\.|$)")
 EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|git\.embeddings\.position_embeddings|embed_tokens_per_layer|backbone\.embeddings|model\.embeddings|rwkv\.embeddings|"
                    r"tokens_embed|positions_embed|^transformer\.w|embeddings\.tok_embeddings|^cpmant\.input_embedding|"
                    r"^cpmant\.segment_embedding)\.weight$")
@@ -158,6 +161,23 @@ MODULE_STATE_ATTRS = ("conv1d_state", "recurrent_states")
 # Types whose decoder returns no cache unless given one (Granite4VisionTextModel in 5.24 never creates its
 # DynamicCache): the tiny run passes a DynamicCache of its own, as an engine allocates one.
 CACHE_PASSED_TYPES = ("granite4_vision_text",)
+# Types whose forward needs the modules of _keep_in_fp32_modules_strict in fp32 (Inkling 2's fp32 router and
+# convolutions meet fp32 inputs): after the cast to bf16 they are put back, as from_pretrained(dtype=torch.bfloat16)
+# keeps them (modeling_utils._get_dtype_plan, matched as a search in each parameter's and buffer's name).
+KEEP_FP32_TYPES = ("inkling2_text", "inkling2_loop_text", "inkling2", "inkling2_loop")
+
+
+def keep_fp32(model, tc):
+    """model, with its _keep_in_fp32_modules_strict tensors in fp32 when tc's type needs them so (KEEP_FP32_TYPES)."""
+    pats = sorted(getattr(model, "_keep_in_fp32_modules_strict", None) or ())
+    if getattr(tc, "model_type", None) not in KEEP_FP32_TYPES or not pats:
+        return model
+    rx = re.compile("|".join(re.escape(p) for p in pats))
+    with torch.no_grad():
+        for name, t in list(model.named_parameters()) + list(model.named_buffers()):
+            if rx.search(name) and t.dtype != torch.float32:
+                t.data = t.data.float()
+    return model
 
 
 def layer_pattern(tc):
@@ -294,6 +314,11 @@ def shrink_text(tc):
         # ModernBertDecoderConfig sets sliding_window to local_attention // 2 whatever it is given: the tiny copy's
         # window is stated as its local_attention, so that the config reads back with the window it ran
         tc.local_attention = 2 * TINY_WINDOW
+    if getattr(tc, "model_type", None) == "inkling2_loop_text":
+        # Inkling 2 Loop's looped layers (6 to 18) lie beyond the layers kept: the tiny copy loops layers 2 to 5 of its
+        # 6 (a full-attention one among them) in residual blocks of 2, so that the later passes' cache layers show
+        tc.n_layers_per_attn_res_block = 2
+        tc.loop_layer_index_start, tc.loop_layer_index_end = 2, tc.num_hidden_layers
     if getattr(tc, "model_type", None) == "hrm_text":
         # HRM-Text's cache has a layer per run of a stack layer (num_layers_per_stack x H_cycles x (L_cycles + 1)):
         # the tiny copy keeps one layer per stack and every cycle
@@ -309,12 +334,13 @@ def shrink(cfg):
     shrink_text(tc)
     for sub in ("vision_config", "audio_config"):
         vc = getattr(cfg, sub, None)
-        if vc is not None:
+        # a tower of towers (DeepSeek-OCR's SAM and CLIP or Qwen2 encoders, each a sub-config of vision_config)
+        for tower in [vc] + [getattr(vc, s, None) for s in ("sam_config", "encoder_config")] if vc is not None else []:
             for k in ("num_hidden_layers", "depth", "num_layers"):
-                if isinstance(getattr(vc, k, None), int):
-                    setattr(vc, k, 1)
-            if isinstance(getattr(vc, "layer_types", None), list):   # LFM3-VL's tower: one entry per layer kept
-                vc.layer_types = vc.layer_types[:1]
+                if tower is not None and isinstance(getattr(tower, k, None), int):
+                    setattr(tower, k, 1)
+        if vc is not None and isinstance(getattr(vc, "layer_types", None), list):   # LFM3-VL's tower: one entry per layer kept
+            vc.layer_types = vc.layer_types[:1]
     return cfg
 
 
@@ -409,7 +435,7 @@ def run_tiny(cfg):
         model, cls = build(tiny, "cpu")
     finally:
         torch.set_default_dtype(torch.float32)
-    model = model.to(torch.bfloat16).eval()
+    model = keep_fp32(model.to(torch.bfloat16).eval(), tc)
     runs = []
     module_state = getattr(tc, "model_type", None) in MODULE_STATE_TYPES
     for n in LENGTHS:

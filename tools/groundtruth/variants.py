@@ -76,7 +76,8 @@ VIA_WRAPPER = {"qwen2_vl_text": "qwen2_vl", "qwen2_5_vl_text": "qwen2_5_vl", "qw
                "paddleocr_vl_text": "paddleocr_vl", "cosmos3_edge_text": "cosmos3_edge",
                "qwen2_5_omni_text": "qwen2_5_omni_thinker", "qwen3_omni_moe_text": "qwen3_omni_moe_thinker",
                "glm_ocr_text": "glm_ocr", "hy_v4_vl_text": "hy_v4_vl", "step3p5": "step3p7",
-               "mistral_large4_text": "mistral_large4", "granite_docling_text": "granite_docling"}
+               "granite_docling_text": "granite_docling", "unlimited_ocr_text": "unlimited_ocr",
+               "deepseek_ocr2_text": "deepseek_ocr2", "mistral_large4_text": "mistral_large4"}
 
 # bool fields that change no parameter or cache tensor and that the CPU run cannot take either way (kernels not
 # installed, training-only outputs), or that make a decoder an encoder-decoder: left at their defaults.
@@ -1156,6 +1157,83 @@ def fam_step3p5(w, t):
                 w.d[k] = w.d[k] + [w.choice(kinds) for _ in range(mtp)]
 
 
+def inkling_trunk(w, local_ids):
+    """The Inkling families' trunk: the full-attention layers' heads, KV heads and head_dim and the sliding ones'
+    (swa_*) drawn apart, with the window (the sliding layers' relative-bias extent too), rel_extent, d_rel and the
+    conv kernel; the layer kinds as layer_types ("hybrid", "hybrid_sliding"), as local_layer_ids (Inkling's), or the
+    class's rule; routed and top-k expert counts. Returns the layers."""
+    n = draw_common(w, layers=w.choice([2, 3, 4, 6, 7]))
+    w.set("hidden_size", w.choice([48, 64, 96, 128]))
+    for heads_key, kv_key, hd_key in (("num_attention_heads", "num_key_value_heads", "head_dim"),
+                                      ("swa_num_attention_heads", "swa_num_key_value_heads", "swa_head_dim")):
+        h = w.choice([2, 3, 4, 6, 8])
+        w.set(heads_key, h)
+        w.set(kv_key, w.choice(divisors(h)))
+        w.set(hd_key, w.choice([8, 16, 24, 32]))
+    w.set("sliding_window_size", w.choice([3, 4, 8, 16, 64]))
+    w.maybe("rel_extent", w.choice([4, 8, 16, 32]), 0.2)
+    w.maybe("d_rel", w.choice([2, 4, 8, 16]), 0.2)
+    w.maybe("conv_kernel_size", w.choice([2, 3, 4, 5]), 0.3)
+    r = w.rng.random()
+    if r < 0.4:
+        w.set("layer_types", [w.choice(["hybrid", "hybrid_sliding"]) for _ in range(n)])
+    elif r < 0.7 and local_ids:
+        w.set("local_layer_ids", sorted(w.rng.sample(range(n), w.rng.randrange(n + 1))))
+    e = w.choice([2, 3, 4, 6])
+    w.set("n_routed_experts", e)
+    w.set("num_experts_per_tok", w.choice(range(1, e + 1)))
+    return n
+
+
+def fam_inkling_text(w, t):
+    """Inkling: inkling_trunk, with dense and sparse layers as mlp_layer_types or dense_mlp_idx, the dense width
+    sometimes as dense_intermediate_size (intermediate_size then the experts' width, as the checkpoints write it), and
+    the shared experts' count."""
+    n = inkling_trunk(w, True)
+    r = w.rng.random()
+    if r < 0.4:
+        w.set("mlp_layer_types", [w.choice(["dense", "sparse"]) for _ in range(n)])
+    elif r < 0.6:
+        w.set("dense_mlp_idx", w.choice(range(n + 1)))
+    if w.rng.random() < 0.5:
+        w.set("dense_intermediate_size", w.choice([48, 64, 96]))
+        w.set("intermediate_size", w.choice([16, 32, 48]))
+    else:
+        w.set("intermediate_size", w.choice([48, 64, 96]))
+        w.set("moe_intermediate_size", w.choice([16, 32, 48]))
+    w.set("n_shared_experts", w.choice([1, 2, 3]))
+
+
+def fam_inkling2_text(w, t):
+    """Inkling 2: inkling_trunk, with the experts' width (sometimes under its alias intermediate_size), the head's
+    unpadded_vocab_size (below, at or above vocab_size) and the residual blocks' length."""
+    inkling_trunk(w, False)
+    w.set(w.choice(["moe_intermediate_size", "intermediate_size"]), w.choice([16, 32, 48]))
+    v = w.get("vocab_size")
+    w.set("unpadded_vocab_size", w.choice([v - 7, v, v + 5]))
+    w.maybe("n_layers_per_attn_res_block", w.choice([1, 2, 3, 6]), 0.3)
+
+
+def fam_inkling2_loop_text(w, t):
+    """Inkling 2 Loop: fam_inkling2_text, with the looped range (multiples of the residual blocks' length, mostly
+    inside the layers, sometimes past them), the passes and the message gates' rank, sometimes as the checkpoints'
+    loop_config."""
+    fam_inkling2_text(w, t)
+    n = w.get("num_hidden_layers")
+    b = w.choice([1, 2, 3])
+    w.set("n_layers_per_attn_res_block", b)
+    start = b * w.choice(range(1, max(1, (n - 1) // b) + 1))
+    end = start + b * w.choice([1, 1, 2, 3])
+    passes, rank = w.choice([1, 2, 3]), w.choice([4, 8, 16])
+    if w.rng.random() < 0.25:
+        w.set("loop_config", {"core_start": start, "core_end": end, "num_passes": passes, "gate_rank": rank})
+    else:
+        w.set("loop_layer_index_start", start)
+        w.set("loop_layer_index_end", end)
+        w.maybe("loop_num_passes", passes, 0.2)
+        w.maybe("loop_gate_rank", rank, 0.2)
+
+
 def fam_mistral_large4(w, t):
     """Mistral Large 4's decoder: fam_mla (no query LoRA: MistralLarge4TextConfig has none) with the NoPE layers
     (no_rope_layers, or the no_rope_layer_interval it is derived from), KV shared with earlier layers of the same RoPE
@@ -1285,13 +1363,66 @@ FAMILIES = {
     # decoders
     "sarvam_mla": fam_mla, "youtu": fam_mla_dense, "minicpm3": fam_mla_dense, "sarvam_moe": fam_moe,
     "solar_open": fam_moe, "flex_olmo": fam_moe, "granitemoeshared": fam_moe, "granitemoe_swa": fam_moe,
-    "cohere2_moe": fam_moe,
+    "cohere2_moe": fam_moe, "inkling_text": fam_inkling_text, "inkling2_text": fam_inkling2_text,
+    "inkling2_loop_text": fam_inkling2_loop_text,
 }
 FAMILIES["qwen3_omni_moe_text"] = fam_moe   # Qwen3-Omni's Thinker decoder: Qwen3-MoE's keys
 FAMILIES["step3p5"] = fam_step3p5
 FAMILIES["mistral_large4_text"] = fam_mistral_large4
 FAMILIES["dots3_note_text"] = fam_dots3
 FAMILIES["qwen4_exp_text"] = fam_qwen4_exp
+
+
+def fam_deepseek_ocr(w, t):
+    """The decoders of Unlimited-OCR and DeepSeek-OCR-2 (DeepSeek-V2's MoE behind Llama's attention): fam_moe, with
+    mlp_layer_types always drawn for DeepSeek-OCR-2 (its None builds nothing) and, for Unlimited-OCR, either drawn or
+    derived from first_k_dense_replace (the kwarg its __post_init__ pops), a window never null (validate_architecture)
+    and layer_types of its two kinds."""
+    fam_moe(w, t)
+    n = w.get("num_hidden_layers")
+    if t == "deepseek_ocr2_text":
+        if "mlp_layer_types" not in w.d:
+            draw_layer_list(w, "mlp_layer_types", ["dense", "sparse"], n, need=("sparse",))
+        return
+    if "mlp_layer_types" not in w.d and w.rng.random() < 0.6:
+        w.set("first_k_dense_replace", w.choice(range(0, n + 1)))
+    w.set("sliding_window", w.choice([3, 4, 8, 16, 64]))
+    draw_layer_list(w, "layer_types", ["reference_sliding_attention", "full_attention"], n)
+
+
+FAMILIES["unlimited_ocr_text"] = FAMILIES["deepseek_ocr2_text"] = fam_deepseek_ocr
+
+
+def draw_vq(w, key="vq_config"):
+    """A VQ-VAE (ChameleonVQVAEConfig, JanusVQVAEConfig): channels (multiples of 32, its GroupNorms' groups), one to
+    four levels of multipliers, blocks a level, latent and codebook sizes, double_latent, and Chameleon's attention
+    blocks (attn_resolutions among the levels' resolutions, attn_type)."""
+    rng = w.rng
+    res = rng.choice([32, 64, 128])
+    levels = rng.choice([1, 2, 3, 4])
+    vq = {"base_channels": rng.choice([32, 64]), "channel_multiplier": [rng.choice([1, 2, 3]) for _ in range(levels)],
+          "num_res_blocks": rng.choice([1, 2]), "latent_channels": rng.choice([8, 16, 32]),
+          "embed_dim": rng.choice([4, 8, 16]), "num_embeddings": rng.choice([16, 64]),
+          "in_channels": rng.choice([1, 3]), "double_latent": rng.random() < 0.5}
+    if "resolution" in w.dd.get(key, {}):
+        vq["resolution"] = res
+        if rng.random() < 0.7:
+            # some of the levels' resolutions (res halved per level), sometimes one no level has
+            vq["attn_resolutions"] = sorted(rng.sample([res >> l for l in range(levels)], rng.choice(range(1, levels + 1)))
+                                            + ([res * 2] if rng.random() < 0.3 else []))
+        if rng.random() < 0.25:
+            vq["attn_type"] = "none"
+    w.set(key, vq)
+
+
+def fam_chameleon(w, t):
+    """Chameleon: a Llama decoder (fam_dense), the vocabulary_map it cannot be built without, and the VQ-VAE."""
+    fam_dense(w, t)
+    w.set("vocabulary_map", {"<image>": 3, **{f"IMGIMG{chr(65 + i)}Z": 4 + i for i in range(8)}})
+    draw_vq(w)
+
+
+FAMILIES["chameleon"] = fam_chameleon
 
 
 def draw_text(rng, t, cls, dd):
@@ -1462,6 +1593,8 @@ def draw_wrapper(rng, t, cfg0):
         draw_sam(rng, d)
     if t == "deepseek_vl_hybrid":
         draw_sam(rng, d, "high_res_vision_config", sam_class=True)
+    if t in ("unlimited_ocr", "deepseek_ocr2"):
+        draw_ocr_towers(rng, t, d, cfg0.vision_config)
     if t == "granite4_vision":
         # the CLIP tower at least 64 wide (the Window Q-Former takes hidden / 64 heads), the downsamplers' windows,
         # deepstack_layer_map pairs (none to three), the Q-Former absent (its SubConfigSpec defaults) or partial
@@ -1551,7 +1684,32 @@ def draw_wrapper(rng, t, cfg0):
 
 def draw_wrapper_v1(rng, t, d, text_hidden):
     """The projector keys of the wrappers of issue 24's second batch (model/hf_wrap.c wrap_projector_v1)."""
-    if t == "lfm2_vl":
+    if t == "inkling_mm_model":
+        # Inkling's hierarchical-MLP tower: its widths follow from the patch's prime factors, frames and channels
+        # (kept small: the last scales hold side^2 x channels x frames x 64 channels) and the layers (fewer than the
+        # scales: linear_sum_assignment places them); the audio embedding's bins and levels
+        d["vision_config"] = {"model_type": "inkling_vision", "patch_size": rng.choice([2, 3, 4, 6]),
+                              "temporal_patch_size": rng.choice([1, 2, 3]), "num_channels": rng.choice([1, 2, 3]),
+                              rng.choice(["num_hidden_layers", "n_layers"]): rng.choice([1, 2, 3, 4, 6, 8])}
+        d["audio_config"] = {"model_type": "inkling_audio", "n_mel_bins": rng.choice([2, 4, 8]),
+                             "mel_vocab_size": rng.choice([4, 16, 32])}
+    elif t in ("inkling2", "inkling2_loop"):
+        # Inkling 2's tower: a ViT with a learned position grid and a merger to the decoder's width
+        # (text_hidden_size must be it: Inkling2Config.validate_architecture), sizes drawn small
+        h = rng.choice([2, 4])
+        vc = {"model_type": "inkling2_vision", "hidden_size": rng.choice([32, 64]), "num_attention_heads": h,
+              "num_hidden_layers": rng.choice([1, 2, 3]), "patch_size": rng.choice([2, 4, 8]),
+              "posemb_grid_size": rng.choice([2, 4, 8]), "spatial_merge_size": rng.choice([1, 2, 3]),
+              "projection_hidden_dim": rng.choice([16, 48]), "projector_bias": rng.random() < 0.5,
+              "text_hidden_size": text_hidden}
+        if rng.random() < 0.5:
+            vc["intermediate_size"] = rng.choice([48, 64, 96])
+        elif rng.random() < 0.5:
+            vc["mlp_ratio"] = rng.choice([2.0, 3.0])
+        if rng.random() < 0.3:
+            vc["num_channels"] = rng.choice([1, 4])
+        d["vision_config"] = vc
+    elif t == "lfm2_vl":
         for k in ("projector_bias", "projector_use_layernorm"):
             if rng.random() < 0.7:
                 d[k] = rng.random() < 0.5
@@ -1698,6 +1856,32 @@ def draw_sam(rng, d, key="vision_config", sam_class=False):
     d[key] = {**vc, "model_type": d[key]["model_type"]}
 
 
+def draw_ocr_towers(rng, t, d, vc0):
+    """Unlimited-OCR's and DeepSeek-OCR-2's vision_config: sam_config as draw_sam (DeepSeek-OCR-2's mlp_dim or
+    mlp_ratio) with downsample_channels (sometimes three entries: the projector reads the last), and encoder_config:
+    Unlimited-OCR's CLIP encoder (width, heads dividing it, MLP, layers, image and patch), DeepSeek-OCR-2's Qwen2
+    encoder (width, heads, KV heads, an explicit head_dim or none, MLP, layers)."""
+    ocr2 = t == "deepseek_ocr2"
+    tmp = {"sam_config": {"model_type": vc0.sam_config.model_type}}
+    draw_sam(rng, tmp, "sam_config", sam_class=ocr2)
+    sam = dict(tmp["sam_config"], model_type=vc0.sam_config.model_type)
+    if rng.random() < 0.8:
+        sam["downsample_channels"] = [rng.choice([8, 16, 24]) for _ in range(rng.choice([2, 2, 3]))]
+    h = rng.choice([2, 4])
+    enc = {"model_type": vc0.encoder_config.model_type, "hidden_size": h * rng.choice([8, 16]),
+           "num_attention_heads": h, "intermediate_size": rng.choice([48, 64, 96]),
+           "num_hidden_layers": rng.choice([1, 2, 3])}
+    if ocr2:
+        enc["num_key_value_heads"] = rng.choice(divisors(h))
+        if rng.random() < 0.3:
+            enc["head_dim"] = rng.choice([8, 16])
+    else:
+        patch = rng.choice([4, 7, 14])
+        enc["patch_size"] = patch
+        enc["image_size"] = patch * rng.choice([2, 3, 4])
+    d["vision_config"] = {"model_type": vc0.model_type, "sam_config": sam, "encoder_config": enc}
+
+
 def mrope(text, td):
     """Multimodal RoPE (Qwen-VL): mrope_section splits the rotary half of head_dim in three (temporal, height, width);
     its default fits head_dim 128, so it is scaled to the head_dim drawn."""
@@ -1781,7 +1965,7 @@ def cache_runs(cfg):
         model, _ = generate.build(cfg, "cpu")
     finally:
         torch.set_default_dtype(torch.float32)
-    model = model.to(torch.bfloat16).eval()
+    model = generate.keep_fp32(model.to(torch.bfloat16).eval(), tc)
     vocab = getattr(tc, "vocab_size", 256)
     runs = []
     # as generate.run_tiny: RecurrentGemma keeps its state on the modules (a cache of our own is passed and the
