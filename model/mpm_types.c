@@ -932,6 +932,9 @@ const mpm_type mpm_types[] = {
     {.name = "qwen4_exp", .model_class = "Qwen4ExpForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true,
      .experts_key = "num_experts",
      .simplified = "activations and the step take one residual stream (not hc_count) and read the hyper-connections' matrices as extra matrices; Per-Layer Embeddings (ple_layer_ids) are refused"},
+    {.name = "dots3_note", .model_class = "Dots3NoteForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true,
+     .experts_key = "n_routed_experts",
+     .simplified = "as dots3_note_text's; the towers' activations are not planned"},
     /* captioning and OCR wrappers with towers of their own (model/hf_wrap_qformer.c) */
     {.name = "blip-2", .model_class = "Blip2ForConditionalGeneration", .read = mpm_read_blip2, .wrapper = true},
     {.name = "instructblip", .model_class = "InstructBlipForConditionalGeneration", .read = mpm_read_blip2, .wrapper = true},

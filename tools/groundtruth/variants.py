@@ -1795,6 +1795,34 @@ def draw_wrapper_v1(rng, t, d, text_hidden):
                                                                rng.choice(range(vc["num_hidden_layers"] + 1))))
         if fine and rng.random() < 0.5:
             d["density_router_hidden_size"] = rng.choice([8, 16])
+    elif t == "dots3_note":
+        # the tower's adapter widths (they must match the tower's and the decoder's), its MoE schedule (the pyramid of
+        # expert counts, or mlp_layer_types with per_layer_config's counts), the merge; a small audio encoder
+        vc = d["vision_config"]
+        vh, L = vc["hidden_size"], vc["num_hidden_layers"]
+        vc["adapter_in_dim"] = vh
+        vc["adapter_out_dim"] = text_hidden
+        vc["moe_intermediate_size"] = rng.choice([16, 32])
+        m = rng.choice([1, 2])
+        vc["spatial_merge_size"] = vc["adapter_merge_size"] = m
+        r = rng.random()
+        if r < 0.4:
+            vc["pyramid_num_routed"] = [rng.choice([-1, 2, 4]) for _ in range(L)]
+        elif r < 0.8:
+            kinds = [rng.choice(["dense", "sparse"]) for _ in range(L)]
+            vc["mlp_layer_types"] = kinds
+            vc["num_local_experts"] = rng.choice([2, 3])
+            if rng.random() < 0.5:
+                vc["per_layer_config"] = {str(i): {"num_local_experts": rng.choice([2, 4])}
+                                          for i, k in enumerate(kinds) if k == "sparse"}
+        if rng.random() < 0.5:
+            vc["attention_bias"] = rng.random() < 0.5
+        h = rng.choice([2, 4])
+        ah = h * rng.choice([8, 16])
+        d["audio_config"] = {"hidden_size": ah, "num_attention_heads": h, "num_hidden_layers": rng.choice([1, 2]),
+                             "intermediate_size": rng.choice([32, 48]), "downsample_hidden_size": rng.choice([8, 16]),
+                             "feature_size": rng.choice([16, 20, 128]), "adapter_input_size": ah,
+                             "adapter_out_dim": text_hidden, "attention_bias": rng.random() < 0.5}
     elif t == "aya_vision":
         if rng.random() < 0.6:
             d["downsample_factor"] = rng.choice([1, 2, 3])
