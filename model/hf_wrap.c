@@ -168,6 +168,7 @@ enum {
 	                      * reader (step3p7_tower) */
 	WRAP_PROJ_DOTS3,     /* dots.llm3 Note's tower with its pyramid of experts and its audio encoder, listed by the
 	                      * reader (dots3_towers) */
+	WRAP_PROJ_GLM5_NEXT, /* GLM-5.3-Flash's tower with its downsample and merger, listed by the reader (glm5_tower) */
 };
 
 static const wrap_row wraps[] = {
@@ -263,6 +264,10 @@ static const wrap_row wraps[] = {
      * audio towers (dots3_towers), untied */
     {.name = "dots3_note", .text_type = "dots3_note_text", .vision_type = "dots3_note_vision_encoder", .flat = true,
      .projector = WRAP_PROJ_DOTS3},
+    /* Glm5NextConfig (GLM-5.3-Flash): its decoder (in text_config, or at the top: flat) and its tower (glm5_tower),
+     * untied */
+    {.name = "glm5_next", .text_type = "glm5_next_text", .vision_type = "glm5_next_vision", .flat = true,
+     .projector = WRAP_PROJ_GLM5_NEXT},
     /* InternVLConfig: Qwen2 and InternVL's tower (internvl_tower), tied */
     {"internvl", "qwen2", "internvl_vision", true, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_INTERNVL, false, false, false,
      NULL, NULL, NULL, false},
@@ -1849,6 +1854,85 @@ static void dots3_towers(hf_ctx *top, mp_model *m)
 	}
 }
 
+/*
+ * GLM-5.3-Flash's tower (modeling_glm5_next.py Glm5NextVisionModel), from vision_config (Glm5NextVisionConfig: depth
+ * 24, hidden_size 1024, num_heads 16, in_channels 3, patch_size 14, temporal_patch_size 2, spatial_merge_size 2,
+ * out_hidden_size 1536, intermediate_size 4096, projection_intermediate_size 10240, attention_bias true): the 3-D
+ * patch convolution with its bias; per block norm1 and norm2 (RMSNorm), attn.qkv and attn.proj, q_norm and k_norm of
+ * hidden / heads, a gated MLP (attention_bias gives the attention and the MLP their biases); post_layernorm; downsample (a merge x merge convolution to
+ * out_hidden_size, biased); the merger: proj (out x out), post_projection_norm (a LayerNorm), and a gated MLP of
+ * projection_intermediate_size without biases.
+ */
+static void glm5_tower(hf_ctx *top, mp_model *m)
+{
+	char pointer[96];
+	hf_ctx c;
+	uint64_t h, L, heads, ch, patch, tp, merge, out, inter, pint;
+	bool ab;
+	const char *blk = "blocks.{i}", *att = "blocks.{i}.attn", *mlp = "blocks.{i}.mlp";
+
+	if (!hf_sub_config(top, "vision_config", pointer, sizeof(pointer), &c))
+		return;
+	L = hf_get_u64(&c, KEYS("depth", "num_hidden_layers"), 24);
+	h = dots3_size(&c, KEYS("hidden_size"), 1024);
+	heads = hf_get_u64(&c, KEYS("num_heads", "num_attention_heads"), 16);
+	ch = dots3_size(&c, KEYS("in_channels"), 3);
+	patch = dots3_size(&c, KEYS("patch_size"), 14);
+	tp = dots3_size(&c, KEYS("temporal_patch_size"), 2);
+	merge = dots3_size(&c, KEYS("spatial_merge_size"), 2);
+	out = dots3_size(&c, KEYS("out_hidden_size"), 1536);
+	inter = dots3_size(&c, KEYS("intermediate_size"), 4096);
+	pint = dots3_size(&c, KEYS("projection_intermediate_size"), 10240);
+	ab = hf_get_bool(&c, KEYS("attention_bias"), true);
+	if (c.st == MP_OK && (L == 0 || L > MP_MAX_LAYERS || heads == 0 || h % heads != 0 || patch == 0 || merge == 0))
+		hf_fail_key(&c, L == 0 || L > MP_MAX_LAYERS ? "depth" : "num_heads",
+		            "the tower needs 1 to 1024 layers, heads that divide hidden_size, a patch_size and a "
+		            "spatial_merge_size");
+	top->st = c.st;
+	if (top->st != MP_OK)
+		return;
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.visual.");
+	{
+		uint64_t conv[5] = {h, ch, tp, patch, patch}, down[4] = {out, h, merge, merge};
+		static const char *const w[3] = {"gate_proj.weight", "up_proj.weight", "down_proj.weight"};
+		static const char *const b[3] = {"gate_proj.bias", "up_proj.bias", "down_proj.bias"};
+
+		hf_shape(m, MP_ROOT_TOWER, "patch_embed", "proj.weight", MP_TK_VISION, 0, conv, 5, 1);
+		hf_tensor(m, MP_ROOT_TOWER, "patch_embed", "proj.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+		hf_tensor(m, MP_ROOT_TOWER, blk, "norm1.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+		hf_tensor(m, MP_ROOT_TOWER, blk, "norm2.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+		hf_tensor(m, MP_ROOT_TOWER, att, "qkv.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, 3 * h, h, L);
+		hf_tensor(m, MP_ROOT_TOWER, att, "proj.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, h, h, L);
+		if (ab) {
+			hf_tensor(m, MP_ROOT_TOWER, att, "qkv.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, 3 * h, L);
+			hf_tensor(m, MP_ROOT_TOWER, att, "proj.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+		}
+		hf_tensor(m, MP_ROOT_TOWER, att, "q_norm.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h / heads,
+		          L);
+		hf_tensor(m, MP_ROOT_TOWER, att, "k_norm.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h / heads,
+		          L);
+		for (int k = 0; k < 3; k++) {
+			hf_tensor(m, MP_ROOT_TOWER, mlp, w[k], MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, k == 2 ? h : inter,
+			          k == 2 ? inter : h, L);
+			if (ab) /* Glm5NextVisionMLP's biases follow attention_bias */
+				hf_tensor(m, MP_ROOT_TOWER, mlp, b[k], MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+				          k == 2 ? h : inter, L);
+			hf_tensor(m, MP_ROOT_TOWER, "merger", w[k], MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+			          k == 2 ? out : pint, k == 2 ? pint : out, 1);
+		}
+		hf_tensor(m, MP_ROOT_TOWER, NULL, "post_layernorm.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h,
+		          1);
+		hf_shape(m, MP_ROOT_TOWER, NULL, "downsample.weight", MP_TK_VISION, 0, down, 4, 1);
+		hf_tensor(m, MP_ROOT_TOWER, NULL, "downsample.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, out, 1);
+		hf_tensor(m, MP_ROOT_TOWER, "merger", "proj.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false, out,
+		          out, 1);
+		hf_tensor(m, MP_ROOT_TOWER, "merger", "post_projection_norm.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE,
+		          MP_STEP_NONE, true, 1, out, 1);
+		hf_tensor(m, MP_ROOT_TOWER, "merger", "post_projection_norm.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE,
+		          true, 1, out, 1);
+	}
+}
+
 /* The projectors listed by the reader (WRAP_PROJ_LINEAR, _VIPLLAVA, _SHUFFLE) and LLaVA-NeXT's image_newline, from
  * the tower's width (m->vision.hidden) to the decoder's (m->hidden_size). */
 static void wrap_projector(hf_ctx *c, const wrap_row *w, mp_model *m)
@@ -2054,13 +2138,15 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 		return;
 	}
 	if (w->projector == WRAP_PROJ_INTERNVL || w->projector == WRAP_PROJ_GLM4V || w->projector == WRAP_PROJ_HYV4VL ||
-	    w->projector == WRAP_PROJ_MINIMAX_M3 || w->projector == WRAP_PROJ_STEP3P7 || w->projector == WRAP_PROJ_DOTS3) {
+	    w->projector == WRAP_PROJ_MINIMAX_M3 || w->projector == WRAP_PROJ_STEP3P7 || w->projector == WRAP_PROJ_DOTS3 ||
+	    w->projector == WRAP_PROJ_GLM5_NEXT) {
 		(w->projector == WRAP_PROJ_INTERNVL      ? internvl_tower
 		 : w->projector == WRAP_PROJ_GLM4V       ? glm4v_tower
 		 : w->projector == WRAP_PROJ_HYV4VL      ? hyv4vl_tower
 		 : w->projector == WRAP_PROJ_MINIMAX_M3 ? m3_tower
 		 : w->projector == WRAP_PROJ_STEP3P7    ? step3p7_tower
-		                                         : dots3_towers)(c, m);
+		 : w->projector == WRAP_PROJ_DOTS3      ? dots3_towers
+		                                         : glm5_tower)(c, m);
 		return;
 	}
 	decode_vision(c, w, m);

@@ -935,6 +935,12 @@ const mpm_type mpm_types[] = {
     {.name = "dots3_note", .model_class = "Dots3NoteForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true,
      .experts_key = "n_routed_experts",
      .simplified = "as dots3_note_text's; the towers' activations are not planned"},
+    {.name = "glm5_next_text", .model_class = "Glm5NextTextModel (inside Glm5NextForConditionalGeneration)",
+     .read = mpm_read_glm5_next_text, .experts_key = "n_routed_experts",
+     .simplified = "activations and the step take one residual stream (not hc_mult) and read the hyper-connections' matrices as extra matrices; the routers are counted in the weight format, where transformers keeps them in fp32"},
+    {.name = "glm5_next", .model_class = "Glm5NextForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true,
+     .experts_key = "n_routed_experts",
+     .simplified = "activations and the step take one residual stream (not hc_mult) and read the hyper-connections' matrices as extra matrices; the routers are counted in the weight format, where transformers keeps them in fp32"},
     /* captioning and OCR wrappers with towers of their own (model/hf_wrap_qformer.c) */
     {.name = "blip-2", .model_class = "Blip2ForConditionalGeneration", .read = mpm_read_blip2, .wrapper = true},
     {.name = "instructblip", .model_class = "InstructBlipForConditionalGeneration", .read = mpm_read_blip2, .wrapper = true},

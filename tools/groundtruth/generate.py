@@ -66,7 +66,7 @@ zamba olmo_hybrid lara_mini hrm_text
 granite4_vision
 minicpmv4_6 minicpmv4_7 minicpm_ocr ovis2 moss_transcribe_diarize git aria glm_ocr
 doge modernbert-decoder xlstm dory cpmant
-step3p7 mistral_large4 dots3_note_text qwen4_exp_text qwen4_exp dots3_note
+step3p7 mistral_large4 dots3_note_text qwen4_exp_text qwen4_exp dots3_note glm5_next
 unlimited_ocr deepseek_ocr2 chameleon
 inkling_text inkling2_text inkling2_loop_text inkling2 inkling2_loop inkling_mm_model
 lfm3_vl granite_docling""".split()

@@ -77,6 +77,7 @@ VIA_WRAPPER = {"qwen2_vl_text": "qwen2_vl", "qwen2_5_vl_text": "qwen2_5_vl", "qw
                "qwen2_5_omni_text": "qwen2_5_omni_thinker", "qwen3_omni_moe_text": "qwen3_omni_moe_thinker",
                "glm_ocr_text": "glm_ocr", "hy_v4_vl_text": "hy_v4_vl", "step3p5": "step3p7",
                "granite_docling_text": "granite_docling", "unlimited_ocr_text": "unlimited_ocr",
+               "glm5_next_text": "glm5_next",
                "deepseek_ocr2_text": "deepseek_ocr2", "mistral_large4_text": "mistral_large4"}
 
 # bool fields that change no parameter or cache tensor and that the CPU run cannot take either way (kernels not
@@ -448,7 +449,7 @@ def fam_moe(w, t):
 # variants; tests/ref/hf/README.md)
 MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe_lite", "glm_moe_dsa", "kimi_linear", "youtu",
              "sarvam_mla", "mistral4", "axk1", "axk2", "hy_v4", "hy_v4_vl_text", "minicpm3",
-             "longcat_flash", "mistral_large4_text", "dots3_note_text"}
+             "longcat_flash", "mistral_large4_text", "dots3_note_text", "glm5_next_text"}
 
 
 def fam_mla(w, t):
@@ -1342,6 +1343,42 @@ def fam_qwen4_exp(w, t):
     w.set("hc_lowrank", w.choice([4, 8, 16]))
 
 
+def fam_glm5_next(w, t):
+    """GLM-5.3-Flash's decoder: fam_mla's ranks and experts without RoPE (qk_rope_head_dim 0, a query LoRA always, KV
+    heads = heads: the class refuses otherwise), its layer kinds ("linear_attention" Kimi delta attention,
+    "indexed_attention" or "full_attention" MLA; or the every-fourth default), the delta attention's heads, head_dim
+    and conv (or linear_attn_config), the indexer's pattern (its first MLA layer "full") and pool (index_kpool
+    dividing index_topk), hc_mult."""
+    fam_mla(w, t)
+    n = w.get("num_hidden_layers")
+    w.set("qk_rope_head_dim", 0)
+    w.set("num_key_value_heads", w.get("num_attention_heads"))
+    if w.get("q_lora_rank") is None:
+        w.set("q_lora_rank", w.choice([16, 24, 48]))
+    kinds = None
+    if w.rng.random() < 0.7:
+        kinds = [w.choice(["linear_attention", "indexed_attention", "full_attention"]) for _ in range(n)]
+        kinds[w.rng.randrange(n)] = "indexed_attention"
+        w.set("layer_types", kinds)
+    kinds = kinds or ["indexed_attention" if i % 4 == 3 else "linear_attention" for i in range(n)]
+    if "indexer_types" in w.d or w.rng.random() < 0.4:
+        it = [w.choice(["full", "shared"]) for _ in range(n)]
+        first_mla = next((i for i, k in enumerate(kinds) if k != "linear_attention"), 0)
+        it[first_mla] = "full"
+        w.set("indexer_types", it)
+    pool = w.choice([1, 2, 4])
+    w.set("index_kpool", pool)
+    w.set("index_topk", pool * w.choice([1, 2, 4]))
+    heads, hd, conv = w.choice([1, 2, 4]), w.choice([8, 16]), w.choice([2, 3, 4])
+    if w.rng.random() < 0.3:
+        w.set("linear_attn_config", {"num_heads": heads, "head_dim": hd, "short_conv_kernel_size": conv})
+    else:
+        w.set("linear_num_heads", heads)
+        w.set("linear_head_dim", hd)
+        w.set("linear_conv_kernel_dim", conv)
+    w.set("hc_mult", w.choice([1, 2, 3, 4]))
+
+
 FAMILIES = {
     "gpt2": fam_gpt2, "gptj": fam_gptj, "gpt_bigcode": fam_gpt_bigcode, "falcon": fam_falcon,
     "gpt_neox": fam_gpt_neox, "mamba": fam_mamba, "falcon_mamba": fam_mamba, "mamba2": fam_mamba2,
@@ -1371,6 +1408,7 @@ FAMILIES["step3p5"] = fam_step3p5
 FAMILIES["mistral_large4_text"] = fam_mistral_large4
 FAMILIES["dots3_note_text"] = fam_dots3
 FAMILIES["qwen4_exp_text"] = fam_qwen4_exp
+FAMILIES["glm5_next_text"] = fam_glm5_next
 
 
 def fam_deepseek_ocr(w, t):
@@ -1795,6 +1833,16 @@ def draw_wrapper_v1(rng, t, d, text_hidden):
                                                                rng.choice(range(vc["num_hidden_layers"] + 1))))
         if fine and rng.random() < 0.5:
             d["density_router_hidden_size"] = rng.choice([8, 16])
+    elif t == "glm5_next":
+        # the tower's own widths and flags: its output width (the downsample's and the merger's), the merger's MLP, the
+        # merge and temporal patch, the attention's biases
+        vc = d["vision_config"]
+        vc["out_hidden_size"] = rng.choice([text_hidden, 24, 48])
+        vc["projection_intermediate_size"] = rng.choice([16, 40])
+        vc["spatial_merge_size"] = rng.choice([1, 2])
+        vc["temporal_patch_size"] = rng.choice([1, 2])
+        if rng.random() < 0.6:
+            vc["attention_bias"] = rng.random() < 0.5
     elif t == "dots3_note":
         # the tower's adapter widths (they must match the tower's and the decoder's), its MoE schedule (the pyramid of
         # expert counts, or mlp_layer_types with per_layer_config's counts), the merge; a small audio encoder
