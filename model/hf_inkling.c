@@ -6,8 +6,11 @@
  * convolutions per layer (over the k and v projections and over the attention's and the MLP's outputs) whose windows
  * are cached beside the KV cache (mp_ssm MP_SSM_KV_CONV). Inkling 2 adds block attention residuals (a learned query
  * mixing the earlier blocks' states before each attention, MLP and the final norm), gated output projections,
- * per-token sink logits and, in the full-attention layers, convolutions with taps projected from the input. Every
- * default is the configuration class's, every shape its decoder layer's; tests/ref/hf holds what transformers builds.
+ * per-token sink logits and, in the full-attention layers, convolutions with taps projected from the input; Inkling 2
+ * Loop (modeling_inkling2_loop.py) runs a range of its layers several times, each later pass with a cache of its own.
+ * The wrappers' towers are here too: Inkling 2's ViT with its merger (mpm_inkling2_tower), Inkling's hierarchical-MLP
+ * image tower and audio embedding (mpm_inkling_towers), read through model/hf_wrap.c's rows. Every default is the
+ * configuration class's, every shape its module's; tests/ref/hf holds what transformers builds.
  */
 #include <math.h>
 #include <stdio.h>
