@@ -45,7 +45,7 @@ PLANNER_SRC := planner/core.c planner/model.c planner/device.c planner/inference
                planner/roofline.c planner/step.c planner/activations.c planner/weights.c planner/kv.c \
                planner/workspace.c planner/recurrent.c planner/engine.c planner/sdpa.c planner/vision.c \
                planner/inventory.c planner/decoder.c planner/ggml.c planner/llamacpp.c
-MODEL_SRC   := model/fields.c model/hf_keys.c model/hf_config.c model/hf_first.c model/hf_types.c model/hf_moe.c model/hf_wrap.c model/hf_wrap_qformer.c model/hf_hybrid.c \
+MODEL_SRC   := model/fields.c model/hf_keys.c model/hf_config.c model/hf_first.c model/hf_types.c model/hf_moe.c model/hf_wrap.c model/hf_wrap_qformer.c model/hf_wrap_vl.c model/hf_vq.c model/hf_hybrid.c \
                model/hf_gemma.c model/hf_deepseek4.c model/hf_classic.c model/hf_mllama.c model/hf_rows.c model/hf_recurrent.c model/hf_decoders.c model/hf_inkling.c model/hf_tensors.c model/hf_names.c model/hf_gemma3n_timm.c model/mpm_types.c \
                model/train_config.c model/hf_facts.c model/gguf.c model/gguf_model.c model/tensor_names.c \
                model/safetensors.c model/gguf_llamacpp.c model/checkpoint.c
@@ -219,7 +219,7 @@ deps-build:
 TESTS := test_planner test_engine test_llamacpp test_llamacpp_engine test_checkpoint test_hub test_models test_store test_http test_roofline test_training test_inference test_store_http \
          test_k8s test_store_proc test_calib test_limits test_respcache test_golden test_codec test_pipeline test_engine_check \
          test_answers test_assumptions test_fidelity test_hardening test_inventory test_types test_invariants test_fleet test_attack \
-         test_wrap_qformer
+         test_wrap_qformer test_wrap_vl test_vq
 HTTP_HELPERS := tests/http_util.c tests/refs.c tests/lib_util.c
 TEST_STACK_test_planner   := planner
 TEST_HELPERS_test_planner :=
@@ -236,6 +236,10 @@ TEST_HELPERS_test_inventory := tests/refs.c
 TEST_STACK_test_types := codec
 TEST_STACK_test_wrap_qformer := codec
 TEST_HELPERS_test_wrap_qformer := tests/refs.c
+TEST_STACK_test_wrap_vl := codec
+TEST_HELPERS_test_wrap_vl := tests/refs.c
+TEST_STACK_test_vq := codec
+TEST_HELPERS_test_vq := tests/refs.c
 TEST_HELPERS_test_types := tests/refs.c
 TEST_HELPERS_test_models  := tests/refs.c
 TEST_STACK_test_training  := codec

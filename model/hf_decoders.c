@@ -5,6 +5,7 @@
  * shape its modeling file's; tests/ref/hf holds what transformers builds from them.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hf_internal.h"
@@ -249,6 +250,66 @@ void mpm_read_flint(hf_ctx *c, mp_model *m)
 	hf_decode_rope(c, m, 1.0);
 }
 
+/* `gating` of the gated attentions whose g_proj gives a sigmoid gate per head or per value (LagunaAttention,
+ * Step3p7Attention: `config.gating is True or config.gating == "per-head"`): true (the classes' default) per head,
+ * any other string or false per value; another type is a 422 naming it. */
+static bool gate_per_head(hf_ctx *c)
+{
+	const cJSON *g = cJSON_GetObjectItemCaseSensitive(c->cfg, "gating");
+
+	if (g == NULL || cJSON_IsNull(g) || cJSON_IsTrue(g))
+		return true;
+	if (cJSON_IsString(g))
+		return strcmp(g->valuestring, "per-head") == 0;
+	if (!cJSON_IsBool(g))
+		hf_fail_key(c, "gating", "gating must be a boolean or \"per-head\"");
+	return false;
+}
+
+/*
+ * The attention projections whose width follows each layer's query heads (heads[i] for layer i of m->num_layers):
+ * q_proj (hidden -> heads x head_dim, with attention_bias a bias), o_proj (back, its bias) and the gate g_proj (hidden ->
+ * heads, or heads x head_dim when the gate is per value), one inventory entry per distinct head count. K and V keep
+ * num_key_value_heads in every layer (so does the KV cache). Errors: more than 8 distinct counts (a 422 naming key).
+ */
+static void per_layer_heads(hf_ctx *c, mp_model *m, const uint64_t *heads, bool per_head, bool bias, const char *key)
+{
+	uint64_t groups[8][2], ngroups = 0;
+	const char *a = L ".self_attn";
+
+	for (uint64_t i = 0; i < m->num_layers && c->st == MP_OK; i++) {
+		uint64_t k = 0;
+
+		while (k < ngroups && groups[k][0] != heads[i])
+			k++;
+		if (k == ngroups) {
+			if (ngroups == 8) {
+				hf_fail_key(c, key, "at most 8 distinct head counts are planned (memplan lists one tensor per width)");
+				return;
+			}
+			groups[ngroups][0] = heads[i];
+			groups[ngroups++][1] = 0;
+		}
+		groups[k][1]++;
+	}
+	for (uint64_t k = 0; k < ngroups && c->st == MP_OK; k++) {
+		uint64_t q = hf_mul(c, groups[k][0], m->head_dim, "head_dim"), n = groups[k][1];
+
+		hf_tensor(m, MP_ROOT_DECODER, a, "q_proj.weight", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_QKV, false, q,
+		          m->hidden_size, n);
+		if (bias)
+			hf_tensor(m, MP_ROOT_DECODER, a, "q_proj.bias", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1, q,
+			          n);
+		hf_tensor(m, MP_ROOT_DECODER, a, "o_proj.weight", MP_TK_ATTENTION, MP_SPLIT_COLS, MP_STEP_O, false,
+		          m->hidden_size, q, n);
+		if (bias)
+			hf_tensor(m, MP_ROOT_DECODER, a, "o_proj.bias", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+			          m->hidden_size, n);
+		hf_tensor(m, MP_ROOT_DECODER, a, "g_proj.weight", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_QKV, false,
+		          per_head ? groups[k][0] : q, m->hidden_size, n);
+	}
+}
+
 /*
  * LagunaConfig (modeling_laguna.py): vocab 100352, hidden 2048, FFN 8192 (the "dense" layers of mlp_layer_types:
  * layer 0 by default), 40 layers, 48 heads (num_attention_heads_per_layer may differ per layer), kv 8, head_dim 128,
@@ -261,9 +322,9 @@ void mpm_read_flint(hf_ctx *c, mp_model *m)
 void mpm_read_laguna(hf_ctx *c, mp_model *m)
 {
 	static const trunk t = {100352, 2048, 40, 48, 8, 128, 131072, false};
-	const cJSON *hl, *g, *v;
-	uint64_t heads[MP_MAX_LAYERS], groups[8][2], ngroups = 0;
-	bool per_head = true, bias;
+	const cJSON *hl, *v;
+	uint64_t heads[MP_MAX_LAYERS];
+	bool per_head, bias;
 
 	read_trunk(c, &t, m);
 	bias = m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
@@ -283,13 +344,7 @@ void mpm_read_laguna(hf_ctx *c, mp_model *m)
 		hf_decode_layer_types(c, m);
 	else
 		m->sliding_window = 0; /* LagunaConfig: every layer full_attention unless layer_types says */
-	g = cJSON_GetObjectItemCaseSensitive(c->cfg, "gating");
-	if (cJSON_IsString(g) && strcmp(g->valuestring, "per-head") != 0)
-		per_head = false;
-	else if (g && !cJSON_IsNull(g) && !cJSON_IsBool(g) && !cJSON_IsString(g))
-		hf_fail_key(c, "gating", "gating must be a boolean or \"per-head\"");
-	else if (cJSON_IsFalse(g))
-		per_head = false;
+	per_head = gate_per_head(c);
 	/* the query heads of each layer: num_attention_heads_per_layer, else num_attention_heads everywhere */
 	hl = cJSON_GetObjectItemCaseSensitive(c->cfg, "num_attention_heads_per_layer");
 	for (uint64_t i = 0; i < m->num_layers; i++)
@@ -315,40 +370,233 @@ void mpm_read_laguna(hf_ctx *c, mp_model *m)
 			heads[i++] = (uint64_t)v->valuedouble;
 		}
 	}
-	for (uint64_t i = 0; i < m->num_layers; i++) {
-		uint64_t k = 0;
+	per_layer_heads(c, m, heads, per_head, bias, "num_attention_heads_per_layer");
+	hf_decode_rope(c, m, 1.0);
+}
 
-		while (k < ngroups && groups[k][0] != heads[i])
-			k++;
-		if (k == ngroups) {
-			if (ngroups == 8) {
-				hf_fail_key(c, "num_attention_heads_per_layer",
-				            "at most 8 distinct head counts are planned (memplan lists one tensor per width)");
+/* Step 3.5's decoder (Step3p7TextConfig, model_type "step3p5"; modeling_step3p7.py): q_proj, o_proj and g_proj are the
+ * reader's (the sliding layers' head count may differ); the router's e_score_correction_bias is a buffer. */
+const mp_names mpm_names_step3p5 = {MP_NAMES_LLAMA_FIELDS, .q = {NULL, NULL}, .o = {NULL, NULL}};
+
+/* A per-layer list of the Step 3.5 config: one entry per layer, or one per layer and per MTP layer (the checkpoint's
+ * padded form, which Step3p7TextConfig cuts to the first num_hidden_layers). NULL when absent; NULL and a 422 naming
+ * key when it is not a list of that length. */
+static const cJSON *step3p5_list(hf_ctx *c, const char *key, uint64_t n, uint64_t mtp)
+{
+	const cJSON *l = cJSON_GetObjectItemCaseSensitive(c->cfg, key);
+	uint64_t len;
+
+	if (l == NULL || cJSON_IsNull(l))
+		return NULL;
+	len = cJSON_IsArray(l) ? (uint64_t)cJSON_GetArraySize(l) : 0;
+	if (!cJSON_IsArray(l) || (len != n && (mtp == 0 || len != n + mtp))) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg), "%s must have one entry per layer (num_hidden_layers), or per layer and MTP layer "
+		                           "(num_hidden_layers + num_nextn_predict_layers)", key);
+		hf_fail_key(c, key, msg);
+		return NULL;
+	}
+	return l;
+}
+
+/* moe_layers_enum (Step3p7TextConfig's legacy key): the MoE layers' indices, a comma-separated string or a list; the
+ * others keep a dense MLP. False (and a 422) when an entry is not an index. */
+static bool step3p5_moe_enum(hf_ctx *c, const cJSON *e, mp_model *m)
+{
+	uint8_t moe[MP_MAX_LAYERS / 8] = {0};
+	const cJSON *v;
+
+	if (cJSON_IsString(e)) {
+		const char *s = e->valuestring;
+
+		while (*s) {
+			char *end;
+			unsigned long long i;
+
+			while (*s == ' ' || *s == ',')
+				s++;
+			if (*s == '\0')
+				break;
+			i = strtoull(s, &end, 10);
+			if (end == s || (*end && *end != ',' && *end != ' '))
+				goto bad;
+			if (i < m->num_layers)
+				moe[i / 8] |= (uint8_t)(1u << (i % 8));
+			s = end;
+		}
+	} else if (cJSON_IsArray(e)) {
+		cJSON_ArrayForEach(v, e)
+		{
+			if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble != (double)(uint64_t)v->valuedouble)
+				goto bad;
+			if (v->valuedouble < (double)m->num_layers)
+				moe[(uint64_t)v->valuedouble / 8] |= (uint8_t)(1u << ((uint64_t)v->valuedouble % 8));
+		}
+	} else {
+		goto bad;
+	}
+	for (uint64_t i = 0; i < m->num_layers; i++)
+		if (!(moe[i / 8] & (1u << (i % 8))))
+			dense_at(m, i);
+	return true;
+bad:
+	hf_fail_key(c, "moe_layers_enum", "moe_layers_enum must list the MoE layers' indices (\"3,4,5\" or [3, 4, 5])");
+	return false;
+}
+
+/* per_layer_config of a Step 3.5 config: {"<layer>": {"num_attention_heads": h}} sets layer's query heads (the one
+ * override Step3p7TextConfig makes; another key is refused, a 422 naming it). */
+static void step3p5_overrides(hf_ctx *c, const cJSON *plc, mp_model *m, uint64_t *heads)
+{
+	const cJSON *e, *v;
+
+	if (!cJSON_IsObject(plc)) {
+		hf_fail_key(c, "per_layer_config", "per_layer_config must be an object of layer index -> "
+		                                   "{\"num_attention_heads\": heads}");
+		return;
+	}
+	cJSON_ArrayForEach(e, plc)
+	{
+		char *end;
+		unsigned long long i = strtoull(e->string, &end, 10);
+
+		if (e->string[0] < '0' || e->string[0] > '9' || *end || i >= m->num_layers || !cJSON_IsObject(e)) {
+			hf_fail_key(c, "per_layer_config", "per_layer_config keys must be layer indices below num_hidden_layers, "
+			                                   "each an object of overrides");
+			return;
+		}
+		cJSON_ArrayForEach(v, e)
+		{
+			if (strcmp(v->string, "num_attention_heads") != 0) {
+				hf_fail_key(c, "per_layer_config", "memplan plans per_layer_config's num_attention_heads only (the "
+				                                   "override Step3p7TextConfig makes for its sliding layers)");
 				return;
 			}
-			groups[ngroups][0] = heads[i];
-			groups[ngroups++][1] = 0;
+			if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 65536 ||
+			    v->valuedouble != (double)(uint64_t)v->valuedouble) {
+				hf_fail_key(c, "per_layer_config", "num_attention_heads overrides must be whole numbers from 1 to 65536");
+				return;
+			}
+			heads[i] = (uint64_t)v->valuedouble;
 		}
-		groups[k][1]++;
 	}
-	for (uint64_t k = 0; k < ngroups; k++) {
-		uint64_t q = hf_mul(c, groups[k][0], m->head_dim, "head_dim"), n = groups[k][1];
-		const char *a = L ".self_attn";
+}
 
-		hf_tensor(m, MP_ROOT_DECODER, a, "q_proj.weight", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_QKV, false, q,
-		          m->hidden_size, n);
-		if (bias)
-			hf_tensor(m, MP_ROOT_DECODER, a, "q_proj.bias", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1, q,
-			          n);
-		hf_tensor(m, MP_ROOT_DECODER, a, "o_proj.weight", MP_TK_ATTENTION, MP_SPLIT_COLS, MP_STEP_O, false,
-		          m->hidden_size, q, n);
-		if (bias)
-			hf_tensor(m, MP_ROOT_DECODER, a, "o_proj.bias", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
-			          m->hidden_size, n);
-		hf_tensor(m, MP_ROOT_DECODER, a, "g_proj.weight", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_QKV, false,
-		          per_head ? groups[k][0] : q, m->hidden_size, n);
+/*
+ * Step3p7TextConfig (model_type "step3p5", the decoder of Step-3.7-Flash; modeling_step3p7.py Step3p7TextModel):
+ * vocab 128815, hidden 4096, FFN 11264 (the "dense" layers of mlp_layer_types: by default layers 0-2, or those
+ * moe_layers_enum leaves out), 45 layers, 64 heads, num_key_value_heads 8 (num_attention_groups), head_dim 128, 128000
+ * positions, untied. Step3p7Attention: attention_bias on q, k, v and o, per-head q_norm and k_norm, g_proj (hidden ->
+ * the layer's heads, or heads x head_dim when gating is not per head) gating the attention output; the
+ * sliding_attention layers of layer_types hold the window sliding_window (None by default) and
+ * num_sliding_attention_heads query heads (attention_other_setting's num_attention_heads; per_layer_config when the
+ * config states it). The "sparse" layers (Step3p7SparseMoeBlock): n_routed_experts (moe_num_experts; the class's
+ * num_local_experts is an attribute_map alias its own default overwrites) 288 of moe_intermediate_size 1280 without
+ * biases, top num_experts_per_tok (moe_top_k) 8, the sigmoid router with its e_score_correction_bias buffer, and
+ * shared_experts of share_expert_dim 1280 with mlp_bias as the dense MLP. Lists padded with the
+ * num_nextn_predict_layers MTP layers are cut to the decoder's layers (the MTP layers are not built). Where a key and
+ * its attribute_map alias are both given, the alias wins (PreTrainedConfig sets it last). KV cache: every
+ * layer's num_key_value_heads x head_dim, the sliding ones over the window. A null sliding_window (the class default)
+ * is a 422: the forward fails without one. Worked example (tests/ref/hf, step3p7-window-variant): Step3p7Config's
+ * defaults with a window of 512 on three layers of four, the sliding ones of 96 heads: 198,936,469,504 parameters
+ * (1,981,014,784 of them the tower), as transformers counts.
+ */
+void mpm_read_step3p5(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {128815, 4096, 45, 64, 8, 128, 128000, false};
+	const cJSON *lt, *ml, *v, *other;
+	uint64_t heads[MP_MAX_LAYERS], mtp, sliding_heads, n = 0;
+	bool sliding[MP_MAX_LAYERS] = {false};
+
+	read_trunk(c, &t, m);
+	m->num_kv_heads = hf_get_u64(c, KEYS("num_attention_groups", "num_key_value_heads"), 8);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->qk_norm = true;
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 11264);
+	m->mlp_bias = hf_get_bool(c, KEYS("mlp_bias"), false);
+	m->routed_bias = MP_BIAS_OFF;
+	m->num_experts = hf_get_u64(c, KEYS("moe_num_experts", "n_routed_experts"), 288);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("moe_top_k", "num_experts_per_tok"), 8);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1280);
+	m->shared_expert_intermediate_size = hf_get_u64(c, KEYS("share_expert_dims", "share_expert_dim"), 1280);
+	m->num_shared_experts = 1;
+	m->router_correction_buffer = true;
+	mtp = hf_get_u64(c, KEYS("num_mtp_layers", "num_nextn_predict_layers"), 0);
+	if (c->st != MP_OK || m->num_layers == 0 || m->num_layers > MP_MAX_LAYERS)
+		return;
+	ml = step3p5_list(c, "mlp_layer_types", m->num_layers, mtp);
+	if (ml) {
+		uint64_t i = 0;
+
+		cJSON_ArrayForEach(v, ml)
+		{
+			if (!cJSON_IsString(v) || (strcmp(v->valuestring, "dense") != 0 && strcmp(v->valuestring, "sparse") != 0)) {
+				hf_fail_key(c, "mlp_layer_types", "mlp_layer_types entries must be \"dense\" or \"sparse\"");
+				return;
+			}
+			if (i < m->num_layers && v->valuestring[0] == 'd')
+				dense_at(m, i);
+			i++;
+		}
+	} else if (c->st == MP_OK && hf_has(c, "moe_layers_enum")) {
+		if (!step3p5_moe_enum(c, cJSON_GetObjectItemCaseSensitive(c->cfg, "moe_layers_enum"), m))
+			return;
+	} else {
+		for (uint64_t i = 0; i < 3 && i < m->num_layers; i++)
+			dense_at(m, i);
 	}
+	m->sliding_window = hf_window(c, "sliding_window", 0);
+	lt = step3p5_list(c, "layer_types", m->num_layers, mtp);
+	if (lt) {
+		cJSON_ArrayForEach(v, lt)
+		{
+			if (!cJSON_IsString(v) || (strcmp(v->valuestring, "sliding_attention") != 0 &&
+			                           strcmp(v->valuestring, "full_attention") != 0)) {
+				hf_fail_key(c, "layer_types", "layer_types entries must be \"sliding_attention\" or \"full_attention\"");
+				return;
+			}
+			if (n < m->num_layers)
+				sliding[n] = v->valuestring[0] == 's';
+			m->sliding_window_layers += n < m->num_layers && sliding[n];
+			n++;
+		}
+	}
+	if (c->st != MP_OK)
+		return;
+	if (m->sliding_window == 0) {
+		/* Step3p7TextModel.forward builds the sliding_attention mask whatever layer_types says, and
+		 * create_sliding_window_causal_mask raises without a window */
+		hf_fail_key(c, "sliding_window", "sliding_window must be set (a number of tokens): transformers 5.24's "
+		                                 "Step3p7TextModel builds a sliding-window mask in every forward and fails "
+		                                 "without one, even when no layer slides (Step3p7TextConfig's default is null)");
+		return;
+	}
+	if (m->sliding_window_layers == 0)
+		m->sliding_window = 0;
+	other = cJSON_GetObjectItemCaseSensitive(c->cfg, "attention_other_setting");
+	sliding_heads = m->num_heads;
+	if (hf_has(c, "num_sliding_attention_heads"))
+		sliding_heads = hf_get_u64(c, KEYS("num_sliding_attention_heads"), m->num_heads);
+	else if (cJSON_IsObject(other) && cJSON_GetObjectItemCaseSensitive(other, "num_attention_heads")) {
+		hf_ctx o = {other, c->pointer, c->err, c->st, NULL, NULL, c->decode_type};
+
+		sliding_heads = hf_get_u64(&o, KEYS("num_attention_heads"), m->num_heads);
+		c->st = o.st;
+	}
+	for (uint64_t i = 0; i < m->num_layers; i++)
+		heads[i] = sliding[i] && !hf_has(c, "per_layer_config") ? sliding_heads : m->num_heads;
+	if (hf_has(c, "per_layer_config"))
+		step3p5_overrides(c, cJSON_GetObjectItemCaseSensitive(c->cfg, "per_layer_config"), m, heads);
+	for (uint64_t i = 0; i < m->num_layers && c->st == MP_OK; i++)
+		if (heads[i] != m->num_heads && (heads[i] == 0 || (m->num_kv_heads && heads[i] % m->num_kv_heads != 0)))
+			hf_fail_key(c, hf_has(c, "per_layer_config") ? "per_layer_config" : "num_sliding_attention_heads",
+			            "every layer's query heads must be a whole multiple of num_key_value_heads (the sliding "
+			            "layers' too)");
+	per_layer_heads(c, m, heads, gate_per_head(c), m->qkv_bias, "per_layer_config");
 	hf_decode_rope(c, m, 1.0);
+	/* Step3p7RotaryEmbedding: one inv_freq pair per layer type present */
+	m->rotary_buffer_sets = (m->sliding_window_layers > 0) + (m->sliding_window_layers < m->num_layers);
 }
 
 /* AFMoE (modeling_afmoe.py): four norms per layer, the router's gate under mlp.router and its expert_bias (an fp32

@@ -155,12 +155,23 @@ void mpm_read_wrapper(hf_ctx *c, mp_model *m);
 void mpm_read_blip2(hf_ctx *c, mp_model *m);
 void mpm_read_got_ocr2(hf_ctx *c, mp_model *m);
 void mpm_read_deepseek_vl_hybrid(hf_ctx *c, mp_model *m);
+void mpm_read_deepseek_ocr(hf_ctx *c, mp_model *m);
+void mpm_read_chameleon(hf_ctx *c, mp_model *m);
 void mpm_read_qianfan_ocr(hf_ctx *c, mp_model *m);
 void mpm_read_granite4_vision(hf_ctx *c, mp_model *m);
 void mpm_read_minicpmv(hf_ctx *c, mp_model *m);
 void mpm_read_ovis2(hf_ctx *c, mp_model *m);
 void mpm_read_moss_transcribe_diarize(hf_ctx *c, mp_model *m);
 void mpm_read_git(hf_ctx *c, mp_model *m);
+/* The decoder of a wrapper's text_config into m (its model_type, else dflt's class defaults; `required`: a 422 when
+ * absent), c->names and c->text set, m->model_type the wrapper's; false (c->st set) when memplan does not read it. */
+bool hf_wrap_read_text(hf_ctx *c, const char *dflt, bool required, mp_model *m);
+/* tie_word_embeddings of a wrapper whose lm_head sits at the top: its key (class default dflt), or text_config's when
+ * only that states one. */
+void hf_wrap_tie(hf_ctx *c, mp_model *m, bool dflt);
+/* model/hf_wrap_vl.c: LFM3-VL, Granite-Docling */
+void mpm_read_lfm3_vl(hf_ctx *c, mp_model *m);
+void mpm_read_granite_docling(hf_ctx *c, mp_model *m);
 void mpm_read_gemma4(hf_ctx *c, mp_model *m);
 void mpm_read_gemma4_text(hf_ctx *c, mp_model *m);
 void mpm_read_gemma4_unified(hf_ctx *c, mp_model *m);
@@ -196,6 +207,7 @@ void mpm_read_cohere2_moe(hf_ctx *c, mp_model *m);
 void mpm_read_apertus1p5_text(hf_ctx *c, mp_model *m);
 void mpm_read_dbrx(hf_ctx *c, mp_model *m);
 void mpm_read_glm4v_moe_text(hf_ctx *c, mp_model *m);
+void mpm_read_deepseek_ocr_text(hf_ctx *c, mp_model *m);
 void mpm_read_jetmoe(hf_ctx *c, mp_model *m);
 void mpm_read_exaone_moe(hf_ctx *c, mp_model *m);
 void mpm_read_hy_v3(hf_ctx *c, mp_model *m);
@@ -231,6 +243,8 @@ void mpm_read_inkling2_loop_text(hf_ctx *c, mp_model *m);
 void mpm_inkling2_tower(hf_ctx *top, mp_model *m, uint64_t dflt_text);
 /* Inkling's image (hierarchical MLP) and audio towers into m (its decoder read). */
 void mpm_inkling_towers(hf_ctx *top, mp_model *m);
+extern const mp_names mpm_names_step3p5;
+void mpm_read_step3p5(hf_ctx *c, mp_model *m);
 
 /* Reads c->cfg by row t (its model_type set, its names noted in c->names). */
 void hf_decode_row(hf_ctx *c, const struct mpm_type *t, mp_model *m);

@@ -1645,3 +1645,88 @@ void mpm_read_qwen3_omni_moe_text(hf_ctx *c, mp_model *m)
 	m->sliding_window = hf_window(c, "sliding_window", 0);
 	hf_decode_rope(c, m, 1.0);
 }
+
+/*
+ * The decoders of DeepSeek-OCR's descendants, read as their wrappers' text_config: UnlimitedOcrTextConfig
+ * (modeling_unlimited_ocr.py; baidu/Unlimited-OCR) and DeepseekOcr2TextConfig (modeling_deepseek_ocr2.py;
+ * deepseek-ai/DeepSeek-OCR-2). DeepSeek-V2's MoE behind Llama's attention (no MLA): q, k, v and o of head_dim
+ * hidden_size // num_attention_heads, which their __post_init__ sets whatever head_dim says (validate_architecture
+ * refuses heads that do not divide), attention_bias on all four; the "dense" layers of mlp_layer_types a gated MLP of
+ * intermediate_size, the "sparse" ones n_routed_experts (num_experts) fused experts of moe_intermediate_size without
+ * bias, a router without bias ([E, h], fp32) and n_shared_experts shared experts as one MLP of moe_intermediate_size
+ * x n_shared_experts, built even at 0 (its down_proj then keeps mlp_bias's bias); mlp_bias on the dense MLP and the
+ * shared experts. Defaults:
+ *   unlimited_ocr_text: vocab 129280, hidden 1280, MLP 6848, 12 layers, 10 heads, kv 10, 32768 positions, untied;
+ *     64 experts of 896, top-6, 2 shared; mlp_layer_types absent: the first first_k_dense_replace (1) dense; every
+ *     layer "reference_sliding_attention" over sliding_window (128; null is refused, its validate_architecture).
+ *   deepseek_ocr2_text: vocab 102400, hidden 4096, MLP 11008, 32 layers, 32 heads, kv = heads, 2048 positions,
+ *     untied; 64 experts of 1407, 2 shared; mlp_layer_types and num_experts_per_tok have no default transformers can
+ *     build (None: its decoder layer indexes the one, its router routes none with the other): both are required.
+ * Unlimited-OCR's reference sliding-window layers (UnlimitedOcrDynamicReferenceSlidingWindowLayer) keep every prefill
+ * token and the last sliding_window decoded ones: memplan holds every token (exact for a prompt, an upper bound once
+ * more than sliding_window tokens are generated; the type's row says so in its answers).
+ */
+void mpm_read_deepseek_ocr_text(hf_ctx *c, mp_model *m)
+{
+	bool unlimited = strcmp(m->model_type, "unlimited_ocr_text") == 0;
+	static const trunk tu = {129280, 1280, 12, 10, 10, 32768, false}, t2 = {102400, 4096, 32, 32, 0, 2048, false};
+	uint64_t shared, moe = 0;
+
+	decode_trunk(c, unlimited ? &tu : &t2, m);
+	hf_heads_divide_hidden(c, m, "num_attention_heads");
+	if (c->st == MP_OK && m->num_heads)
+		m->head_dim = m->hidden_size / m->num_heads; /* __post_init__: head_dim is always hidden // heads */
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), unlimited ? 6848 : 11008);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->mlp_bias = hf_get_bool(c, KEYS("mlp_bias"), false);
+	m->routed_bias = MP_BIAS_OFF;
+	m->num_experts = hf_get_u64(c, KEYS("n_routed_experts", "num_experts"), 64); /* attribute_map */
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), unlimited ? 6 : 0);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), unlimited ? 896 : 1407);
+	shared = hf_get_u64(c, KEYS("n_shared_experts"), 2);
+	m->num_shared_experts = shared;
+	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "moe_intermediate_size");
+	m->shared_down_bias_only = shared == 0;
+	/* UnlimitedOcrTextConfig.__post_init__ pops first_k_dense_replace (1) to derive mlp_layer_types */
+	m->first_dense_layers = unlimited ? hf_get_u64(c, KEYS("first_k_dense_replace"), 1) : 0;
+	if (m->first_dense_layers > m->num_layers)
+		m->first_dense_layers = m->num_layers;
+	if (!mlp_layer_types(c, m) && !unlimited)
+		hf_fail_key(c, "mlp_layer_types",
+		            "mlp_layer_types is required: DeepseekOcr2TextConfig's default is None, which transformers 5.24 "
+		            "cannot build (DeepseekOcr2TextDecoderLayer indexes it); list \"dense\" or \"sparse\" per layer "
+		            "(DeepSeek-OCR-2: the first layer dense)");
+	for (uint64_t i = 0; i < m->num_layers && i < MP_MAX_LAYERS; i++)
+		moe += mp_model_is_moe_layer(m, i);
+	if (moe == 0)
+		m->num_experts = m->num_experts_per_tok = 0; /* every layer dense: no router, no experts */
+	else if (c->st == MP_OK && m->num_experts == 0)
+		hf_fail_key(c, hf_key_of(c, KEYS("n_routed_experts", "num_experts")),
+		            "the \"sparse\" layers need at least one routed expert (n_routed_experts)");
+	else if (c->st == MP_OK && m->num_experts_per_tok == 0)
+		hf_fail_key(c, "num_experts_per_tok",
+		            "num_experts_per_tok is required: DeepseekOcr2TextConfig's default is None, with which no expert "
+		            "can be routed (transformers itself fails); give the checkpoint's top-k (DeepSeek-OCR-2: 6)");
+	if (unlimited) {
+		const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types"), *v;
+
+		if (c->st == MP_OK && hf_is_null(c, "sliding_window"))
+			hf_fail_key(c, "sliding_window",
+			            "sliding_window cannot be null for Unlimited-OCR (UnlimitedOcrTextConfig."
+			            "validate_architecture); its reference sliding-window layers need one");
+		hf_get_u64(c, KEYS("sliding_window"), 128);
+		if (lt && !cJSON_IsNull(lt) &&
+		    (!cJSON_IsArray(lt) || (uint64_t)cJSON_GetArraySize(lt) != m->num_layers))
+			hf_fail_key(c, "layer_types", "layer_types must have one entry per layer (num_hidden_layers)");
+		if (!cJSON_IsArray(lt))
+			lt = NULL;
+		cJSON_ArrayForEach(v, lt)
+		{
+			if (c->st == MP_OK && (!cJSON_IsString(v) || (strcmp(v->valuestring, "full_attention") != 0 &&
+			                                              strcmp(v->valuestring, "reference_sliding_attention") != 0)))
+				hf_fail_key(c, "layer_types", "layer_types entries must be \"reference_sliding_attention\" or "
+				                              "\"full_attention\"");
+		}
+	}
+	hf_decode_rope(c, m, 1.0);
+}

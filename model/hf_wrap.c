@@ -160,6 +160,8 @@ enum {
 	WRAP_PROJ_ALIGNER,   /* linear1 and linear2 with biases under model.aligner (DeepseekVLAligner) */
 	WRAP_PROJ_HYV4VL,    /* Hunyuan V4 VL's own tower and patch merger, listed by the reader (hyv4vl_tower) */
 	WRAP_PROJ_MINIMAX_M3, /* MiniMax-M3's CLIP-like tower and two-MLP projector, listed by the reader (m3_tower) */
+	WRAP_PROJ_STEP3P7,   /* Step 3.7's tower with its two downsampling convolutions and one linear, listed by the
+	                      * reader (step3p7_tower) */
 };
 
 static const wrap_row wraps[] = {
@@ -242,6 +244,9 @@ static const wrap_row wraps[] = {
      * ties (its __post_init__) */
     {"minimax_m3_vl", "minimax_m3_vl_text", "minimax_m3_vl_vision", false, true, false, 0, 0, 0, 0, 0,
      WRAP_PROJ_MINIMAX_M3, false, false, false, NULL, NULL, NULL, false},
+    /* Step3p7Config: Step 3.5's decoder (step3p5) and its own tower and projector (step3p7_tower); no
+     * tie_word_embeddings field: untied unless the config states it */
+    {.name = "step3p7", .text_type = "step3p5", .vision_type = "step3p5_vision", .projector = WRAP_PROJ_STEP3P7},
     /* InternVLConfig: Qwen2 and InternVL's tower (internvl_tower), tied */
     {"internvl", "qwen2", "internvl_vision", true, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_INTERNVL, false, false, false,
      NULL, NULL, NULL, false},
@@ -1481,6 +1486,85 @@ static void m3_tower(hf_ctx *top, mp_model *m)
 	          th, 1);
 }
 
+/*
+ * Step 3.7's tower and projector (modeling_step3p7.py Step3p7VisionModel, Step3p7Model), from vision_config
+ * (Step3p7VisionConfig: hidden_size 1536 (width), num_hidden_layers 47 (layers), num_channels 3, image_size 728,
+ * patch_size 14, mlp_ratio 8960 / 1536; intermediate_size is always int(hidden_size x mlp_ratio), whatever the config
+ * says): under model.vision_model the patch convolution (no bias) and a learned table of (image_size / patch_size)^2
+ * positions, pre_layernorm, per layer q, k, v and out_proj with biases, fc1 and fc2 with biases, layernorm_before and
+ * layernorm_after, the layer scales lambda_1 and lambda_2; then downsampler1 (3 x 3, hidden -> 2 hidden) and
+ * downsampler2 (2 hidden -> 4 hidden) with biases; model.multi_modal_projector, one linear 4 x hidden -> the decoder's
+ * width, its bias when projector_bias (false). Worked example (step3p7-default): 47 layers x 36,988,160 + the patch
+ * convolution 903,168 + 2704 positions x 1536 + pre_layernorm 3,072 + downsamplers 42,470,400 and 169,875,456 + the
+ * projector 4096 x 6144 = 1,981,014,784 parameters, as transformers counts.
+ */
+static void step3p7_tower(hf_ctx *top, mp_model *m)
+{
+	char pointer[96];
+	hf_ctx c;
+	uint64_t h, L, ch, patch, image, inter, grid, th = m->hidden_size;
+	double ratio;
+	bool pbias;
+	const char *blk = "layers.{i}", *att = "layers.{i}.self_attn", *mlp = "layers.{i}.mlp";
+
+	if (!hf_sub_config(top, "vision_config", pointer, sizeof(pointer), &c))
+		return;
+	L = hf_get_u64(&c, KEYS("layers", "num_hidden_layers"), 47);
+	h = hf_get_u64(&c, KEYS("width", "hidden_size"), 1536);
+	ch = hf_get_u64(&c, KEYS("num_channels"), 3);
+	patch = hf_get_u64(&c, KEYS("patch_size"), 14);
+	image = hf_get_u64(&c, KEYS("image_size"), 728);
+	ratio = hf_get_double(&c, c.cfg, "mlp_ratio", 8960.0 / 1536.0);
+	pbias = hf_get_bool(top, KEYS("projector_bias"), false);
+	if (c.st == MP_OK && (h == 0 || L == 0 || patch == 0 || h > (UINT64_C(1) << 20) || L > MP_MAX_LAYERS || ch > 256 ||
+	                      patch > 1024 || image > (UINT64_C(1) << 20)))
+		hf_fail_key(&c, "hidden_size",
+		            "the image tower needs a width (below 2^20), a depth (at most 1024), a patch_size of 1 to 1024 "
+		            "and an image_size below 2^20");
+	if (c.st == MP_OK && !(ratio > 0 && (double)h * ratio < (double)(UINT64_C(1) << 24)))
+		hf_fail_key(&c, "mlp_ratio", "mlp_ratio must be positive, the MLP width (hidden_size x mlp_ratio) below 2^24");
+	top->st = c.st;
+	if (top->st != MP_OK)
+		return;
+	inter = (uint64_t)((double)h * ratio); /* Step3p7VisionConfig: int(self.hidden_size * self.mlp_ratio) */
+	grid = (image / patch) * (image / patch);
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.vision_model.");
+	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "model.multi_modal_projector.");
+	{
+		uint64_t conv[4] = {h, ch, patch, patch}, d1[4] = {2 * h, h, 3, 3}, d2[4] = {4 * h, 2 * h, 3, 3};
+
+		hf_shape(m, MP_ROOT_TOWER, "embeddings", "patch_embedding.weight", MP_TK_VISION, 0, conv, 4, 1);
+		hf_shape(m, MP_ROOT_TOWER, NULL, "downsampler1.weight", MP_TK_VISION, 0, d1, 4, 1);
+		hf_shape(m, MP_ROOT_TOWER, NULL, "downsampler2.weight", MP_TK_VISION, 0, d2, 4, 1);
+	}
+	hf_tensor(m, MP_ROOT_TOWER, NULL, "downsampler1.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, 2 * h, 1);
+	hf_tensor(m, MP_ROOT_TOWER, NULL, "downsampler2.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, 4 * h, 1);
+	hf_tensor(m, MP_ROOT_TOWER, "embeddings", "position_embedding.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE,
+	          false, grid, h, 1);
+	hf_tensor(m, MP_ROOT_TOWER, NULL, "pre_layernorm.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+	hf_tensor(m, MP_ROOT_TOWER, NULL, "pre_layernorm.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+	for (int k = 0; k < 4; k++) {
+		static const char *const w[4] = {"q_proj.weight", "k_proj.weight", "v_proj.weight", "out_proj.weight"};
+		static const char *const b[4] = {"q_proj.bias", "k_proj.bias", "v_proj.bias", "out_proj.bias"};
+
+		hf_tensor(m, MP_ROOT_TOWER, att, w[k], MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, h, h, L);
+		hf_tensor(m, MP_ROOT_TOWER, att, b[k], MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	}
+	for (int k = 0; k < 6; k++) {
+		static const char *const v[6] = {"layernorm_before.weight", "layernorm_before.bias", "layernorm_after.weight",
+		                                 "layernorm_after.bias", "lambda_1", "lambda_2"};
+
+		hf_tensor(m, MP_ROOT_TOWER, blk, v[k], MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	}
+	hf_tensor(m, MP_ROOT_TOWER, mlp, "fc1.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, inter, h, L);
+	hf_tensor(m, MP_ROOT_TOWER, mlp, "fc1.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, inter, L);
+	hf_tensor(m, MP_ROOT_TOWER, mlp, "fc2.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, h, inter, L);
+	hf_tensor(m, MP_ROOT_TOWER, mlp, "fc2.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+	hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false, th, 4 * h, 1);
+	if (pbias)
+		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, th, 1);
+}
+
 /* The projectors listed by the reader (WRAP_PROJ_LINEAR, _VIPLLAVA, _SHUFFLE) and LLaVA-NeXT's image_newline, from
  * the tower's width (m->vision.hidden) to the decoder's (m->hidden_size). */
 static void wrap_projector(hf_ctx *c, const wrap_row *w, mp_model *m)
@@ -1686,11 +1770,12 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 		return;
 	}
 	if (w->projector == WRAP_PROJ_INTERNVL || w->projector == WRAP_PROJ_GLM4V || w->projector == WRAP_PROJ_HYV4VL ||
-	    w->projector == WRAP_PROJ_MINIMAX_M3) {
-		(w->projector == WRAP_PROJ_INTERNVL ? internvl_tower
-		 : w->projector == WRAP_PROJ_GLM4V  ? glm4v_tower
-		 : w->projector == WRAP_PROJ_HYV4VL ? hyv4vl_tower
-		                                    : m3_tower)(c, m);
+	    w->projector == WRAP_PROJ_MINIMAX_M3 || w->projector == WRAP_PROJ_STEP3P7) {
+		(w->projector == WRAP_PROJ_INTERNVL      ? internvl_tower
+		 : w->projector == WRAP_PROJ_GLM4V       ? glm4v_tower
+		 : w->projector == WRAP_PROJ_HYV4VL      ? hyv4vl_tower
+		 : w->projector == WRAP_PROJ_MINIMAX_M3 ? m3_tower
+		                                         : step3p7_tower)(c, m);
 		return;
 	}
 	decode_vision(c, w, m);

@@ -106,6 +106,17 @@ static void wrapper_tie(hf_ctx *c, mp_model *m, bool dflt)
 		m->tie_word_embeddings = text_tie;
 }
 
+/* read_text and wrapper_tie for the wrappers of the other files (hf_internal.h) */
+bool hf_wrap_read_text(hf_ctx *c, const char *dflt, bool required, mp_model *m)
+{
+	return read_text(c, dflt, required, m);
+}
+
+void hf_wrap_tie(hf_ctx *c, mp_model *m, bool dflt)
+{
+	wrapper_tie(c, m, dflt);
+}
+
 /* ----- BLIP-2, InstructBLIP, InstructBLIP-Video ---------------------------------------------------------------- */
 
 /* A causal decoder's root under BLIP's language_model (AutoModelForCausalLM.from_config(text_config)): the decoder's own
@@ -1307,4 +1318,181 @@ void mpm_read_git(hf_ctx *c, mp_model *m)
 
 		hf_shape(m, MP_ROOT_PROJECTOR, NULL, "img_temporal_embedding.{i}", MP_TK_PROJECTOR, 0, te, 3, nimg);
 	}
+}
+
+/* ----- DeepSeek-OCR's descendants: Unlimited-OCR, DeepSeek-OCR-2 ---------------------------------------------------- */
+
+/*
+ * downsample_channels of their SAM config (UnlimitedOcrSamVisionProj, DeepseekOcr2SamVisionProj: conv1
+ * output_channels -> [0], conv2 [0] -> [1], strided 3x3 without bias; Unlimited-OCR's projector reads the last entry):
+ * at least two integers from 1 to 2^20. Absent: dflt (both classes' default); null: dflt where the class derives it
+ * (null_ok, DeepseekOcr2SamVisionConfig.__post_init__), else a 422. Sets out[0], out[1] and out[2] (the last).
+ */
+static void downsample_channels(hf_ctx *v, const uint64_t dflt[2], bool null_ok, uint64_t out[3])
+{
+	const cJSON *l = v->cfg ? cJSON_GetObjectItemCaseSensitive(v->cfg, "downsample_channels") : NULL, *e;
+	size_t i = 0;
+
+	out[0] = dflt[0];
+	out[1] = out[2] = dflt[1];
+	if (l == NULL || (cJSON_IsNull(l) && null_ok))
+		return;
+	if (!cJSON_IsArray(l) || cJSON_GetArraySize(l) < 2) {
+		hf_fail_key(v, "downsample_channels",
+		            "downsample_channels must list at least two channel counts (the SAM tower's two strided "
+		            "convolutions)");
+		return;
+	}
+	cJSON_ArrayForEach(e, l)
+	{
+		if (!cJSON_IsNumber(e) || e->valuedouble < 1 || e->valuedouble > (double)(UINT64_C(1) << 20) ||
+		    e->valuedouble != (double)(uint64_t)e->valuedouble) {
+			hf_fail_key(v, "downsample_channels", "downsample_channels entries must be integers from 1 to 2^20");
+			return;
+		}
+		if (i < 2)
+			out[i] = (uint64_t)e->valuedouble;
+		out[2] = (uint64_t)e->valuedouble;
+		i++;
+	}
+}
+
+/*
+ * The second encoder of DeepSeek-OCR-2's tower (DeepseekOcr2VisionEncoderConfig: Qwen2's decoder without embeddings,
+ * hidden 4096, MLP 22016, 32 layers, 32 heads, kv = heads, head_dim hidden // heads unless given), under
+ * model.vision_tower.vision_encoder.: q, k and v always biased, o without; a gated MLP without biases; RMSNorms
+ * (input, post-attention, final); beside it the learned queries query_768_resolution [144, h] and
+ * query_1024_resolution [256, h] (12 x 12 and 16 x 16 patches). Returns its width (0 on error).
+ */
+static uint64_t ocr2_encoder(hf_ctx *v, mp_model *m)
+{
+	uint64_t h, inter, L, heads, kv, hd;
+	const char *attn = "vision_encoder.layers.{i}.self_attn", *mlp = "vision_encoder.layers.{i}.mlp",
+	           *lay = "vision_encoder.layers.{i}";
+
+	h = hf_get_u64(v, KEYS("hidden_size"), 4096);
+	inter = hf_get_u64(v, KEYS("intermediate_size"), 22016);
+	L = hf_get_u64(v, KEYS("num_hidden_layers"), 32);
+	heads = hf_get_u64(v, KEYS("num_attention_heads"), 32);
+	kv = hf_get_u64(v, KEYS("num_key_value_heads"), heads);
+	hd = hf_get_u64(v, KEYS("head_dim"), heads ? h / heads : 0); /* DeepseekOcr2VisionAttention: getattr */
+	if (v->st == MP_OK && (h == 0 || h > (UINT64_C(1) << 20) || L == 0 || L > MP_MAX_LAYERS || heads == 0 ||
+	                       heads > h || kv == 0 || kv > heads || hd == 0 || hd > (UINT64_C(1) << 16) || inter == 0 ||
+	                       inter > (UINT64_C(1) << 24)))
+		hf_fail_key(v, h == 0 || h > (UINT64_C(1) << 20) ? "hidden_size"
+		               : L == 0 || L > MP_MAX_LAYERS      ? "num_hidden_layers"
+		               : heads == 0 || heads > h          ? "num_attention_heads"
+		               : kv == 0 || kv > heads            ? "num_key_value_heads"
+		               : hd == 0 || hd > (UINT64_C(1) << 16) ? "head_dim"
+		                                                     : "intermediate_size",
+		            "the vision encoder needs hidden_size from 1 to 2^20, num_hidden_layers from 1 to 1024, 1 to "
+		            "hidden_size heads, 1 to num_attention_heads KV heads, head_dim from 1 to 65536 and "
+		            "intermediate_size from 1 to 2^24");
+	if (v->st != MP_OK)
+		return 0;
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.vision_tower.");
+	LIN(m, MP_ROOT_TOWER, attn, "q_proj", MP_TK_VISION, heads * hd, h, true, L);
+	LIN(m, MP_ROOT_TOWER, attn, "k_proj", MP_TK_VISION, kv * hd, h, true, L);
+	LIN(m, MP_ROOT_TOWER, attn, "v_proj", MP_TK_VISION, kv * hd, h, true, L);
+	LIN(m, MP_ROOT_TOWER, attn, "o_proj", MP_TK_VISION, h, heads * hd, false, L);
+	LIN(m, MP_ROOT_TOWER, mlp, "gate_proj", MP_TK_VISION, inter, h, false, L);
+	LIN(m, MP_ROOT_TOWER, mlp, "up_proj", MP_TK_VISION, inter, h, false, L);
+	LIN(m, MP_ROOT_TOWER, mlp, "down_proj", MP_TK_VISION, h, inter, false, L);
+	vec(m, MP_ROOT_TOWER, lay, "input_layernorm.weight", MP_TK_VISION, h, L);
+	vec(m, MP_ROOT_TOWER, lay, "post_attention_layernorm.weight", MP_TK_VISION, h, L);
+	vec(m, MP_ROOT_TOWER, "vision_encoder", "norm.weight", MP_TK_VISION, h, 1);
+	mat(m, MP_ROOT_TOWER, NULL, "query_768_resolution.weight", MP_TK_VISION, 144, h, 1);
+	mat(m, MP_ROOT_TOWER, NULL, "query_1024_resolution.weight", MP_TK_VISION, 256, h, 1);
+	return h;
+}
+
+/*
+ * Unlimited-OCR (UnlimitedOcrConfig; modeling_unlimited_ocr.py) and DeepSeek-OCR-2 (DeepseekOcr2Config;
+ * modeling_deepseek_ocr2.py), untied by default. vision_config holds two towers: sam_config, SAM's windowed ViT
+ * (the GOT-OCR 2 tower above, mlp_dim derived from mlp_ratio in DeepSeek-OCR-2's) with its neck and the two strided
+ * convolutions of downsample_channels ((512, 1024); DeepSeek-OCR-2 [512, 896]) under model.vision_tower.sam_encoder.;
+ * and encoder_config: Unlimited-OCR's a CLIP encoder that embeds SAM's features (UnlimitedOcrVisionEncoderConfig:
+ * hidden 1024, MLP 4096, 24 layers, 16 heads, 224 px images of 14 px patches: the class token, (224 / 14)^2 + 1
+ * positions, pre_layrnorm, no patch convolution and no post_layernorm), DeepSeek-OCR-2's a Qwen2 decoder
+ * (ocr2_encoder). The projector model.multi_modal_projector, a linear with a bias from the encoder's width (plus the
+ * last downsample channel count in Unlimited-OCR, whose features are the two side by side) to the decoder's;
+ * model.view_separator [hidden] (and Unlimited-OCR's model.image_newline). The decoder is text_config's
+ * (mpm_read_deepseek_ocr_text) under model.language_model., lm_head at the top.
+ */
+void mpm_read_deepseek_ocr(hf_ctx *c, mp_model *m)
+{
+	static const uint64_t ds_unlimited[2] = {512, 1024}, ds_ocr2[2] = {512, 896};
+	bool unlimited = strcmp(m->model_type, "unlimited_ocr") == 0;
+	sam_spec sp = {"sam_config", MP_ROOT_EXTRA, "model.vision_tower.sam_encoder.", !unlimited, false, 0};
+	char pointer[MP_POINTER_MAX], spointer[MP_POINTER_MAX], epointer[MP_POINTER_MAX];
+	hf_ctx vc, sam, enc;
+	uint64_t oc, ds[3], eh, th, conv1[4], conv2[4];
+
+	if (!unlimited && !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(c->cfg, "text_config"))) {
+		/* DeepseekOcr2TextConfig's defaults build nothing (mpm_read_deepseek_ocr_text): its keys are required */
+		hf_fail_key(c, "text_config",
+		            "text_config is required, with mlp_layer_types and num_experts_per_tok: DeepseekOcr2TextConfig "
+		            "leaves both None, which transformers 5.24 cannot build (DeepSeek-OCR-2: the first layer "
+		            "\"dense\", the others \"sparse\", 6 experts a token)");
+		return;
+	}
+	if (!read_text(c, unlimited ? "unlimited_ocr_text" : "deepseek_ocr2_text", false, m))
+		return;
+	m->inv.roots[MP_ROOT_DECODER] = "model.language_model.";
+	wrapper_tie(c, m, false);
+	th = m->hidden_size;
+	if (!hf_sub_config(c, "vision_config", pointer, sizeof(pointer), &vc))
+		return;
+	oc = sam_tower(&vc, m, &sp);
+	c->st = vc.st;
+	if (c->st != MP_OK || !hf_sub_config(&vc, "sam_config", spointer, sizeof(spointer), &sam))
+		return;
+	downsample_channels(&sam, unlimited ? ds_unlimited : ds_ocr2, !unlimited, ds);
+	c->st = sam.st;
+	if (c->st != MP_OK || !hf_sub_config(&vc, "encoder_config", epointer, sizeof(epointer), &enc))
+		return;
+	conv1[0] = ds[0], conv1[1] = oc, conv1[2] = conv1[3] = 3;
+	conv2[0] = ds[1], conv2[1] = ds[0], conv2[2] = conv2[3] = 3;
+	hf_shape(m, MP_ROOT_EXTRA, "proj", "conv1.weight", MP_TK_VISION, 0, conv1, 4, 1);
+	hf_shape(m, MP_ROOT_EXTRA, "proj", "conv2.weight", MP_TK_VISION, 0, conv2, 4, 1);
+	if (unlimited) {
+		uint64_t inter, L, heads, image, patch;
+
+		eh = hf_get_u64(&enc, KEYS("hidden_size"), 1024);
+		inter = hf_get_u64(&enc, KEYS("intermediate_size"), 4096);
+		L = hf_get_u64(&enc, KEYS("num_hidden_layers"), 24);
+		heads = hf_get_u64(&enc, KEYS("num_attention_heads"), 16);
+		image = hf_get_u64(&enc, KEYS("image_size"), 224);
+		patch = hf_get_u64(&enc, KEYS("patch_size"), 14);
+		if (enc.st == MP_OK && (heads == 0 || eh % heads != 0))
+			hf_fail_key(&enc, "num_attention_heads",
+			            "hidden_size must be a multiple of num_attention_heads "
+			            "(UnlimitedOcrVisionEncoderConfig.validate_architecture)");
+		if (enc.st == MP_OK && (eh == 0 || eh > (UINT64_C(1) << 20) || L == 0 || L > MP_MAX_LAYERS || inter == 0 ||
+		                        inter > (UINT64_C(1) << 24) || patch == 0 || patch > image ||
+		                        image > (UINT64_C(1) << 16)))
+			hf_fail_key(&enc, eh == 0 || eh > (UINT64_C(1) << 20)     ? "hidden_size"
+			                  : L == 0 || L > MP_MAX_LAYERS          ? "num_hidden_layers"
+			                  : inter == 0 || inter > (UINT64_C(1) << 24) ? "intermediate_size"
+			                                                              : "patch_size",
+			            "the CLIP encoder needs hidden_size from 1 to 2^20, num_hidden_layers from 1 to 1024, "
+			            "intermediate_size from 1 to 2^24 and a patch_size from 1 to image_size (at most 65536)");
+		c->st = enc.st;
+		if (c->st != MP_OK)
+			return;
+		clip_tower(&m->vision, "model.vision_tower.vision_encoder.", "model.", eh, inter, L, 3, patch, image, th);
+		m->vision.no_patch_embedding = true;
+		m->vision.post_norm = false;
+		eh += ds[2];
+	} else {
+		eh = ocr2_encoder(&enc, m);
+		c->st = enc.st;
+		if (c->st != MP_OK)
+			return;
+	}
+	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "model.");
+	LIN(m, MP_ROOT_PROJECTOR, NULL, "multi_modal_projector", MP_TK_PROJECTOR, th, eh, true, 1);
+	vec(m, MP_ROOT_PROJECTOR, NULL, "view_separator", MP_TK_PROJECTOR, th, 1);
+	if (unlimited)
+		vec(m, MP_ROOT_PROJECTOR, NULL, "image_newline", MP_TK_PROJECTOR, th, 1);
 }

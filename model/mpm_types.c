@@ -9,6 +9,12 @@
 #include "hf_internal.h"
 #include "mpm_types.h"
 
+/* Unlimited-OCR's reference sliding-window layers (UnlimitedOcrDynamicReferenceSlidingWindowLayer) keep the whole
+ * prefill and a window of the decoded tokens after it; memplan holds every token. */
+#define UNLIMITED_OCR_CACHE                                                                                            \
+	"the reference sliding-window layers hold every token: exact for the prompt and up to sliding_window generated "  \
+	"tokens, an upper bound after that (transformers keeps the prompt and the last sliding_window generated tokens)"
+
 const mpm_type mpm_types[] = {
     /* LlamaConfig: vocab 32000, hidden 4096, FFN 11008, 32 layers, 32 heads, kv = heads, 2048 positions. */
     {.name = "llama",
@@ -905,6 +911,12 @@ const mpm_type mpm_types[] = {
      .simplified = "activations and the step take one residual stream (not hc_mult) and read the hyper-connections' and the output gate's matrices as extra matrices; the lm_head is counted as the other weights, where transformers keeps it in fp32"},
     {.name = "hy_v4", .model_class = "HYV4ForCausalLM", .read = mpm_read_hy_v4, .experts_key = "n_routed_experts",
      .simplified = "activations and the step take one residual stream (not hc_mult) and read the hyper-connections' and the output gate's matrices as extra matrices; the lm_head is counted as the other weights, where transformers keeps it in fp32"},
+    {.name = "step3p5", .model_class = "Step3p7TextModel (inside Step3p7ForConditionalGeneration)",
+     .read = mpm_read_step3p5, .names = &mpm_names_step3p5, .experts_key = "n_routed_experts",
+     .simplified = "with sliding layers of other head counts, activations and the step's attention take num_attention_heads in every layer"},
+    {.name = "step3p7", .model_class = "Step3p7ForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true,
+     .experts_key = "n_routed_experts",
+     .simplified = "with sliding layers of other head counts, activations and the step's attention take num_attention_heads in every layer"},
     /* captioning and OCR wrappers with towers of their own (model/hf_wrap_qformer.c) */
     {.name = "blip-2", .model_class = "Blip2ForConditionalGeneration", .read = mpm_read_blip2, .wrapper = true},
     {.name = "instructblip", .model_class = "InstructBlipForConditionalGeneration", .read = mpm_read_blip2, .wrapper = true},
@@ -915,6 +927,15 @@ const mpm_type mpm_types[] = {
      .read = mpm_read_got_ocr2, .wrapper = true},
     {.name = "deepseek_vl_hybrid", .model_class = "DeepseekVLHybridForConditionalGeneration",
      .read = mpm_read_deepseek_vl_hybrid, .wrapper = true},
+    {.name = "unlimited_ocr", .model_class = "UnlimitedOcrForConditionalGeneration", .read = mpm_read_deepseek_ocr,
+     .wrapper = true, .simplified = UNLIMITED_OCR_CACHE},
+    {.name = "unlimited_ocr_text", .model_class = "UnlimitedOcrTextModel (the decoder of UnlimitedOcrForConditionalGeneration)",
+     .read = mpm_read_deepseek_ocr_text, .simplified = UNLIMITED_OCR_CACHE},
+    {.name = "deepseek_ocr2", .model_class = "DeepseekOcr2ForConditionalGeneration", .read = mpm_read_deepseek_ocr,
+     .wrapper = true},
+    {.name = "chameleon", .model_class = "ChameleonForConditionalGeneration", .read = mpm_read_chameleon},
+    {.name = "deepseek_ocr2_text", .model_class = "DeepseekOcr2TextModel (the decoder of DeepseekOcr2ForConditionalGeneration)",
+     .read = mpm_read_deepseek_ocr_text},
     {.name = "qianfan_ocr", .model_class = "QianfanOCRForConditionalGeneration", .read = mpm_read_qianfan_ocr,
      .wrapper = true},
     {.name = "granite4_vision", .model_class = "Granite4VisionForConditionalGeneration",
@@ -938,6 +959,25 @@ const mpm_type mpm_types[] = {
     {.name = "inkling_mm_model", .model_class = "InklingForConditionalGeneration", .read = mpm_read_wrapper,
      .wrapper = true, .experts_key = "n_routed_experts",
      .simplified = "as inkling_text's; the image and audio towers' activations are not planned"},
+    /* model/hf_wrap_vl.c */
+    {.name = "lfm3_vl", .model_class = "Lfm3VlForConditionalGeneration", .read = mpm_read_lfm3_vl, .wrapper = true},
+    /* GraniteDoclingTextConfig (the decoder of Granite-Docling): GraniteConfig's modules with its own defaults (vocab
+     * 133800, hidden 1024, MLP 2048, 28 layers, 16 heads, kv 4, 32768 positions, tied); the DeepStack features it
+     * adds after its first layers hold no parameters */
+    {.name = "granite_docling_text",
+     .model_class = "GraniteDoclingTextModel (the decoder of GraniteDoclingForConditionalGeneration)",
+     .dense = &(const mpm_dense){.vocab_size = 133800,
+                   .hidden_size = 1024,
+                   .intermediate_size = 2048,
+                   .num_layers = 28,
+                   .num_heads = 16,
+                   .num_kv_heads = 4,
+                   .max_positions = 32768,
+                   .tie = true,
+                   .norms = 2,
+                   .modules = MPM_ATTENTION_BIAS | MPM_MLP_BIAS_KEY}},
+    {.name = "granite_docling", .model_class = "GraniteDoclingForConditionalGeneration", .read = mpm_read_granite_docling,
+     .wrapper = true},
 };
 const size_t mpm_types_count = sizeof(mpm_types) / sizeof(mpm_types[0]);
 

@@ -153,12 +153,17 @@ static void attention_gqa(builder *b, uint64_t L)
 	if (m->qk_norm_full && m->qk_norm_heads) {
 		/* Cohere's use_qk_norm: CohereLayerNorm((heads, head_dim)), weights of [heads, d] and [kv, d] */
 		mat(b, n->attn, n->q_norm.w, MP_TK_ATTENTION, m->num_heads, d, L, MP_SPLIT_ROWS, MP_STEP_NONE);
+		if (m->qk_norm_heads_bias) /* Chameleon's ChameleonLayerNorm((heads, head_dim)): a bias of that shape too */
+			mat(b, n->attn, n->q_norm.b, MP_TK_ATTENTION, m->num_heads, d, L, MP_SPLIT_ROWS, MP_STEP_NONE);
 		{
 			mp_tensor_spec s = {.root = 1, .path = n->attn, .leaf = n->k_norm.w, .kind = MP_TK_ATTENTION,
 			                    .split = MP_SPLIT_KV_ROWS, .view = MP_VIEW_LINEAR, .rows = m->num_kv_heads,
 			                    .cols = d, .count = L, .kv_heads = m->num_kv_heads};
 
 			if (n->k_norm.w)
+				mp_inventory_add(b->inv, &s);
+			s.leaf = n->k_norm.b;
+			if (m->qk_norm_heads_bias && s.leaf)
 				mp_inventory_add(b->inv, &s);
 		}
 	} else if (m->qk_norm_full) {

@@ -143,7 +143,7 @@ typedef struct mp_tensor {
 	uint32_t heads, kv_heads; /* MP_SPLIT_KV_ROWS, MP_SPLIT_QKV_ROWS: the query and KV heads its rows hold */
 } mp_tensor;
 
-#define MP_MAX_TENSORS 128
+#define MP_MAX_TENSORS 256
 /* The roots' indexes: a tensor's name starts with roots[root]. */
 #define MP_ROOT_TOP 0		/* "" */
 #define MP_ROOT_DECODER 1	/* "model.", "transformer.", "model.language_model." */

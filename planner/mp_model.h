@@ -172,6 +172,9 @@ typedef struct mp_vision {
 					 * attn.q, attn.k, attn.v), not one qkv */
 	bool omni_merger;		/* Qwen3-VL's tower with Qwen3-Omni's merger names: merger and merger_list.{i} each
 					 * ln_q, mlp.0 and mlp.2 (not norm, linear_fc1, linear_fc2, deepstack_merger_list) */
+	bool no_patch_embedding;	/* SigLIP / CLIP: the tower embeds another tower's features, not pixels (the CLIP
+					 * encoder of DeepSeek-OCR's descendants: class token and positions, no
+					 * patch_embedding) */
 } mp_vision;
 
 typedef struct mp_model {
@@ -322,6 +325,8 @@ typedef struct mp_model {
 	/* --- appended for issue 24 (every config off the defaults) --- */
 	bool qk_norm_heads;		/* with qk_norm_full: the norms' weights are [heads, head_dim] and [kv_heads, head_dim]
 					 * matrices (CohereLayerNorm of (heads, head_dim), modeling_cohere.py), not vectors */
+	bool qk_norm_heads_bias;	/* with qk_norm_heads: each norm also has a bias of its weight's shape
+					 * (ChameleonLayerNorm((heads, head_dim)), modeling_chameleon.py) */
 	/* Biases of the routed and of the shared experts where a class sets them apart from the dense MLP's (mlp_bias):
 	 * MP_BIAS_AS_MLP (0) follows mlp_bias, MP_BIAS_ON and MP_BIAS_OFF say so (ERNIE 4.5 MoE: use_bias on the dense
 	 * and shared MLPs, never on the routed experts). */
@@ -456,7 +461,7 @@ typedef struct mp_param_count {
 mp_status mp_count_parameters(const mp_model *m, mp_param_count *out, mp_error *err);
 
 /*
- * m's bytes up to and with the inventory's tensors in use: mp_model is about 10 KB with room for MP_MAX_TENSORS
+ * m's bytes up to and with the inventory's tensors in use: mp_model is about 19 KB with room for MP_MAX_TENSORS (256)
  * tensors, of which a model uses a few dozen, so copies and clears on a request's path stop there.
  * mp_model_clear zeroes every member (an empty inventory); mp_model_copy copies src into dst (dst's unused tensor
  * entries are left as they were: nothing reads past inv.n).

@@ -78,7 +78,8 @@ static void siglip_clip(vbuild *b, const mp_vision *v)
 	uint64_t h = v->hidden, i = v->intermediate, L = v->layers;
 	const char *layer = "encoder.layers.{i}", *attn = "encoder.layers.{i}.self_attn", *mlp = "encoder.layers.{i}.mlp";
 
-	patch_embedding(b, v, "embeddings", WB("patch_embedding"));
+	if (!v->no_patch_embedding)
+		patch_embedding(b, v, "embeddings", WB("patch_embedding"));
 	if (v->class_embedding)
 		putv(b, "embeddings", "class_embedding", h, 1);
 	if (v->positions) /* none in VideoLLaMA 3's tower (rotary positions) */

@@ -302,6 +302,9 @@ static void test_groundtruth_counts(void **state)
 	    /* Qwen3OmniMoeTextConfig's 28 heads do not divide its 2048 (head_dim 73): transformers builds it, but its
 	     * rotary embedding (74 wide) fails the forward; memplan asks for head_dim */
 	    {"qwen3_omni_moe_thinker-default", "/model/hf_config/text_config/num_attention_heads"},
+	    /* Step3p7TextConfig's sliding_window default is None: transformers builds it, but Step3p7TextModel's forward
+	     * builds a sliding-window mask whatever layer_types says and fails; memplan asks for the window */
+	    {"step3p7-default", "/model/hf_config/text_config/sliding_window"},
 	};
 	/* Cases where memplan counts the checkpoint, not the model transformers builds, and by exactly how much. */
 	static const struct {

@@ -1,6 +1,6 @@
 /*
  * test_wrap_qformer.c: the wrappers of model/hf_wrap_qformer.c with their worked numbers (BLIP-2's EVA tower and
- * Q-Former, GOT-OCR 2's SAM tower and projector, DeepSeek-VL hybrid's two towers, Qianfan-OCR's InternViT, Granite 4 Vision's Window Q-Formers, MiniCPM-V's mergers, Ovis2's visual table, MOSS transcribe-diarize's audio encoder, GIT's BERT-style decoder; totals are tests/ref/hf/groundtruth.json's, transformers 5.24 on the
+ * Q-Former, GOT-OCR 2's SAM tower and projector, DeepSeek-VL hybrid's two towers, Unlimited-OCR's and DeepSeek-OCR-2's SAM and second encoders, Qianfan-OCR's InternViT, Granite 4 Vision's Window Q-Formers, MiniCPM-V's mergers, Ovis2's visual table, MOSS transcribe-diarize's audio encoder, GIT's BERT-style decoder; totals are tests/ref/hf/groundtruth.json's, transformers 5.24 on the
  * meta device) and the 422s of their bad configs, each naming its key. The ground-truth and variant tests
  * (test_models, test_inventory, test_inference) hold every case and variant name by name; these hold the arithmetic
  * and the refusals.
@@ -138,6 +138,74 @@ static void test_qianfan_ocr(void **state)
 	assert_int_equal(pc.vision, UINT64_C(304012288) + 33570816);
 	assert_int_equal(pc.total, UINT64_C(12387044352));
 	assert_int_equal(pc.lm_head, UINT64_C(151936) * 4096);
+}
+
+/*
+ * Unlimited-OCR (UnlimitedOcrConfig defaults, untied; transformers 5.24 counts 3,335,504,128). The vision side
+ * 400,770,048: the SAM tower as GOT-OCR 2's (89,670,912) and its two strided convolutions 512 x 256 x 9 + 1,024 x
+ * 512 x 9 = 5,898,240; the CLIP encoder without its patch convolution or post_layernorm: class token 1,024 + 257
+ * positions x 1,024 + pre_layrnorm 2,048 + 24 blocks of 12,596,224 (q, k, v, o 1,024^2 + 1,024 each, fc1 and fc2
+ * 4,096 x 1,024 with biases 4,096 and 1,024, two LayerNorms) = 302,575,616; the projector (1,024 + 1,024) -> 1,280
+ * with its bias 2,622,720; view_separator and image_newline 1,280 each. The decoder: 12 layers of q, k, v, o 1,280^2,
+ * the first dense (3 x 6,848 x 1,280), the other 11 of 64 experts (3 x 896 x 1,280 each), a router 64 x 1,280 and two
+ * shared experts as one MLP of 1,792 (3 x 1,792 x 1,280); embeddings and lm_head 129,280 x 1,280 each. Its KV cache:
+ * 12 layers x K and V of 10 heads of 128 (every token, the reference sliding-window layers included).
+ */
+static void test_unlimited_ocr(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+	uint64_t kv, clip = 1024 + 257 * 1024 + 2048 + 24 * (4 * (UINT64_C(1024) * 1024 + 1024) + 2 * 4096 * 1024 + 4096 +
+	                                                     1024 + 2 * 2048);
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"unlimited_ocr\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(clip, UINT64_C(302575616));
+	assert_int_equal(pc.vision, UINT64_C(89670912) + 512 * 256 * 9 + 1024 * 512 * 9 + clip + 2048 * 1280 + 1280 + 2 * 1280);
+	assert_int_equal(pc.vision, UINT64_C(400770048));
+	assert_int_equal(pc.embedding, UINT64_C(129280) * 1280);
+	assert_int_equal(pc.lm_head, UINT64_C(129280) * 1280);
+	assert_int_equal(pc.total - pc.vision - pc.embedding - pc.lm_head,
+	                 12 * (4 * UINT64_C(1280) * 1280 + 2 * 1280) + 1280 + 3 * UINT64_C(6848) * 1280 +
+	                     11 * (64 * 3 * UINT64_C(896) * 1280 + 64 * 1280 + 3 * UINT64_C(1792) * 1280));
+	assert_int_equal(pc.total, UINT64_C(3335504128));
+	assert_int_equal(mp_kv_cache_bytes(&m, MP_DTYPE_BF16, 4096, 1, &kv, &err), MP_OK);
+	assert_int_equal(kv, UINT64_C(12) * 2 * 1280 * 2 * 4096);
+}
+
+/*
+ * DeepSeek-OCR-2: transformers 5.24 builds no default (DeepseekOcr2TextConfig's mlp_layer_types and
+ * num_experts_per_tok are None), so the default is a 422 naming text_config (and an empty one text_config/mlp_layer_types); with the first layer
+ * dense and top-6 (tools/groundtruth/configs/deepseek-ocr2-routing-variant.json) transformers counts 49,422,329,088.
+ * Its vision side 10,918,589,696: SAM-B (89,670,912, mlp_dim 768 x mlp_ratio 4) and its convolutions 512 x 256 x 9 +
+ * 896 x 512 x 9; the Qwen2 encoder of 32 layers of 4,096 (q, k, v 4,096^2 + 4,096 each, o 4,096^2, a gated MLP of
+ * 22,016, two RMSNorms; the final norm), its queries (144 + 256) x 4,096; the projector 4,096^2 + 4,096 and
+ * view_separator 4,096.
+ */
+static void test_deepseek_ocr2(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+	char cfg[1024] = "{\"model_type\":\"deepseek_ocr2\",\"text_config\":{\"num_experts_per_tok\":6,"
+	                 "\"mlp_layer_types\":[\"dense\"";
+	uint64_t enc = 32 * (3 * (UINT64_C(4096) * 4096 + 4096) + UINT64_C(4096) * 4096 + 3 * UINT64_C(22016) * 4096 +
+	                     2 * 4096) + 4096 + (144 + 256) * 4096;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"deepseek_ocr2\"}", &pc, &m, &err), MP_EINVAL);
+	assert_string_equal(err.field, "/model/hf_config/text_config");
+	assert_int_equal(count_text("{\"model_type\":\"deepseek_ocr2\",\"text_config\":{}}", &pc, &m, &err), MP_EINVAL);
+	assert_string_equal(err.field, "/model/hf_config/text_config/mlp_layer_types");
+	for (int i = 1; i < 32; i++)
+		strncat(cfg, ",\"sparse\"", sizeof(cfg) - strlen(cfg) - 1);
+	strncat(cfg, "]}}", sizeof(cfg) - strlen(cfg) - 1);
+	assert_int_equal(count_text(cfg, &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(89670912) + 512 * 256 * 9 + 896 * 512 * 9 + enc + UINT64_C(4096) * 4096 +
+	                                4096 + 4096);
+	assert_int_equal(pc.vision, UINT64_C(10918589696));
+	assert_int_equal(pc.total, UINT64_C(49422329088));
 }
 
 /*
@@ -297,6 +365,26 @@ static void test_bad_configs(void **state)
 	    {"{\"model_type\":\"granite4_vision\",\"deepstack_layer_map\":[],\"downsample_rate\":\"1/4\","
 	     "\"vision_config\":{\"hidden_size\":32,\"num_attention_heads\":2}}",
 	     "/model/hf_config/vision_config/hidden_size"},
+	    {"{\"model_type\":\"unlimited_ocr\",\"text_config\":{\"sliding_window\":null}}",
+	     "/model/hf_config/text_config/sliding_window"},
+	    {"{\"model_type\":\"unlimited_ocr\",\"text_config\":{\"num_hidden_layers\":1,"
+	     "\"layer_types\":[\"sliding_attention\"]}}",
+	     "/model/hf_config/text_config/layer_types"},
+	    {"{\"model_type\":\"unlimited_ocr\",\"text_config\":{\"num_attention_heads\":3}}",
+	     "/model/hf_config/text_config/num_attention_heads"},
+	    {"{\"model_type\":\"unlimited_ocr\",\"vision_config\":{\"sam_config\":{\"downsample_channels\":[512]}}}",
+	     "/model/hf_config/vision_config/sam_config/downsample_channels"},
+	    {"{\"model_type\":\"unlimited_ocr\",\"vision_config\":{\"sam_config\":{\"downsample_channels\":null}}}",
+	     "/model/hf_config/vision_config/sam_config/downsample_channels"},
+	    {"{\"model_type\":\"unlimited_ocr\",\"vision_config\":{\"encoder_config\":{\"num_attention_heads\":7}}}",
+	     "/model/hf_config/vision_config/encoder_config/num_attention_heads"},
+	    {"{\"model_type\":\"deepseek_ocr2\",\"text_config\":{\"num_hidden_layers\":2,"
+	     "\"mlp_layer_types\":[\"dense\",\"sparse\"]}}",
+	     "/model/hf_config/text_config/num_experts_per_tok"},
+	    {"{\"model_type\":\"deepseek_ocr2\",\"text_config\":{\"num_hidden_layers\":2,\"num_experts_per_tok\":2,"
+	     "\"mlp_layer_types\":[\"dense\",\"sparse\"]},\"vision_config\":{\"encoder_config\":"
+	     "{\"num_key_value_heads\":64}}}",
+	     "/model/hf_config/vision_config/encoder_config/num_key_value_heads"},
 	};
 	mp_param_count pc;
 	mp_model m;
@@ -317,6 +405,8 @@ int main(void)
 	    cmocka_unit_test(test_blip2),
 	    cmocka_unit_test(test_got_ocr2),
 	    cmocka_unit_test(test_deepseek_vl_hybrid),
+	    cmocka_unit_test(test_unlimited_ocr),
+	    cmocka_unit_test(test_deepseek_ocr2),
 	    cmocka_unit_test(test_qianfan_ocr),
 	    cmocka_unit_test(test_granite4_vision),
 	    cmocka_unit_test(test_minicpmv),

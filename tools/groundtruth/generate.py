@@ -66,7 +66,10 @@ zamba olmo_hybrid lara_mini hrm_text
 granite4_vision
 minicpmv4_6 minicpmv4_7 minicpm_ocr ovis2 moss_transcribe_diarize git aria glm_ocr
 doge modernbert-decoder xlstm dory cpmant
-inkling_text inkling2_text inkling2_loop_text inkling2 inkling2_loop inkling_mm_model""".split()
+inkling_text inkling2_text inkling2_loop_text inkling2 inkling2_loop inkling_mm_model
+step3p7
+lfm3_vl granite_docling
+unlimited_ocr deepseek_ocr2 chameleon""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
@@ -98,7 +101,8 @@ VISION = re.compile(r"(^|\.)(vision_tower|video_tower|image_tower|projector|visu
                     r"audio_tower|audio_model|embed_vision|embed_audio|vision|audio|"
                     r"qformer|query_tokens|language_projection|high_res_vision_model|high_res_vision_neck|high_res_vision_proj|"
                     r"high_res_vision_alpha|layerwise_projectors|spatial_projectors|merger|visual_embeddings_table|"
-                    r"visual_projection|img_temporal_embedding)(\.|$)")
+                    r"visual_projection|img_temporal_embedding|density_router|view_separator|"
+                    r"vqmodel|generation_embeddings|generation_aligner|generation_head)(\.|$)")
 EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|git\.embeddings\.position_embeddings|embed_tokens_per_layer|backbone\.embeddings|model\.embeddings|rwkv\.embeddings|"
                    r"tokens_embed|positions_embed|^transformer\.w|embeddings\.tok_embeddings|^cpmant\.input_embedding|"
                    r"^cpmant\.segment_embedding)\.weight$")
@@ -328,10 +332,13 @@ def shrink(cfg):
     shrink_text(tc)
     for sub in ("vision_config", "audio_config"):
         vc = getattr(cfg, sub, None)
-        if vc is not None:
+        # a tower of towers (DeepSeek-OCR's SAM and CLIP or Qwen2 encoders, each a sub-config of vision_config)
+        for tower in [vc] + [getattr(vc, s, None) for s in ("sam_config", "encoder_config")] if vc is not None else []:
             for k in ("num_hidden_layers", "depth", "num_layers"):
-                if isinstance(getattr(vc, k, None), int):
-                    setattr(vc, k, 1)
+                if tower is not None and isinstance(getattr(tower, k, None), int):
+                    setattr(tower, k, 1)
+        if vc is not None and isinstance(getattr(vc, "layer_types", None), list):   # LFM3-VL's tower: one entry per layer kept
+            vc.layer_types = vc.layer_types[:1]
     return cfg
 
 

@@ -75,7 +75,9 @@ VIA_WRAPPER = {"qwen2_vl_text": "qwen2_vl", "qwen2_5_vl_text": "qwen2_5_vl", "qw
                "qwen3_vl_moe_text": "qwen3_vl_moe", "glm4v_text": "glm4v", "glm4v_moe_text": "glm4v_moe",
                "paddleocr_vl_text": "paddleocr_vl", "cosmos3_edge_text": "cosmos3_edge",
                "qwen2_5_omni_text": "qwen2_5_omni_thinker", "qwen3_omni_moe_text": "qwen3_omni_moe_thinker",
-               "glm_ocr_text": "glm_ocr", "hy_v4_vl_text": "hy_v4_vl"}
+               "glm_ocr_text": "glm_ocr", "hy_v4_vl_text": "hy_v4_vl", "step3p5": "step3p7",
+               "granite_docling_text": "granite_docling", "unlimited_ocr_text": "unlimited_ocr",
+               "deepseek_ocr2_text": "deepseek_ocr2"}
 
 # bool fields that change no parameter or cache tensor and that the CPU run cannot take either way (kernels not
 # installed, training-only outputs), or that make a decoder an encoder-decoder: left at their defaults.
@@ -1189,6 +1191,49 @@ def fam_inkling2_loop_text(w, t):
         w.maybe("loop_gate_rank", rank, 0.2)
 
 
+def fam_step3p5(w, t):
+    """Step 3.5 (Step-3.7-Flash's decoder, Step3p7TextConfig): fam_moe's attention and experts; a window always set
+    (Step3p7TextModel builds the sliding mask in every forward and fails without one); layer_types with sliding layers
+    whose query heads are num_sliding_attention_heads, attention_other_setting's or an explicit per_layer_config (a
+    multiple of the KV heads); the MoE layers by mlp_layer_types or the legacy moe_layers_enum (a string or a list);
+    the shared expert's width; gating per head or per value; and MTP layers (num_nextn_predict_layers) with the lists
+    padded to them as the checkpoints write them."""
+    fam_moe(w, t)
+    n = w.get("num_hidden_layers")
+    w.set("sliding_window", w.choice([3, 4, 8, 16, 64]))
+    if "layer_types" not in w.d or w.rng.random() < 0.3:
+        lt = [w.choice(["full_attention", "sliding_attention"]) for _ in range(n)]
+        if w.rng.random() < 0.8:
+            lt[w.rng.randrange(n)] = "sliding_attention"
+        w.set("layer_types", lt)
+    kv = w.get("num_key_value_heads")
+    sh = kv * w.choice([1, 2, 3])
+    form = w.rng.random()
+    if form < 0.5:
+        w.set("num_sliding_attention_heads", sh)
+    elif form < 0.65:
+        w.set("attention_other_setting", {"num_attention_heads": sh})
+    elif form < 0.8:
+        w.set("per_layer_config", {str(i): {"num_attention_heads": w.choice([sh, kv])}
+                                   for i, k in enumerate(w.d["layer_types"]) if k == "sliding_attention"})
+    w.set("share_expert_dim", w.choice([16, 32, 48]))
+    if "mlp_layer_types" not in w.d and w.rng.random() < 0.4:
+        moe = sorted(w.rng.sample(range(n), w.choice(range(0, n + 1))))
+        w.set("moe_layers_enum", ",".join(str(i) for i in moe) if w.rng.random() < 0.5 else moe)
+    g = w.rng.random()
+    if g < 0.3:
+        w.set("gating", "per-element")
+    elif g < 0.45:
+        w.set("gating", "per-head")
+    if w.rng.random() < 0.3:
+        mtp = w.choice([1, 2])
+        w.set("num_nextn_predict_layers", mtp)
+        for k, kinds in (("layer_types", ["full_attention", "sliding_attention"]), ("mlp_layer_types",
+                                                                                   ["dense", "sparse"])):
+            if k in w.d and w.rng.random() < 0.7:
+                w.d[k] = w.d[k] + [w.choice(kinds) for _ in range(mtp)]
+
+
 FAMILIES = {
     "gpt2": fam_gpt2, "gptj": fam_gptj, "gpt_bigcode": fam_gpt_bigcode, "falcon": fam_falcon,
     "gpt_neox": fam_gpt_neox, "mamba": fam_mamba, "falcon_mamba": fam_mamba, "mamba2": fam_mamba2,
@@ -1214,6 +1259,59 @@ FAMILIES = {
     "inkling2_loop_text": fam_inkling2_loop_text,
 }
 FAMILIES["qwen3_omni_moe_text"] = fam_moe   # Qwen3-Omni's Thinker decoder: Qwen3-MoE's keys
+FAMILIES["step3p5"] = fam_step3p5
+
+
+def fam_deepseek_ocr(w, t):
+    """The decoders of Unlimited-OCR and DeepSeek-OCR-2 (DeepSeek-V2's MoE behind Llama's attention): fam_moe, with
+    mlp_layer_types always drawn for DeepSeek-OCR-2 (its None builds nothing) and, for Unlimited-OCR, either drawn or
+    derived from first_k_dense_replace (the kwarg its __post_init__ pops), a window never null (validate_architecture)
+    and layer_types of its two kinds."""
+    fam_moe(w, t)
+    n = w.get("num_hidden_layers")
+    if t == "deepseek_ocr2_text":
+        if "mlp_layer_types" not in w.d:
+            draw_layer_list(w, "mlp_layer_types", ["dense", "sparse"], n, need=("sparse",))
+        return
+    if "mlp_layer_types" not in w.d and w.rng.random() < 0.6:
+        w.set("first_k_dense_replace", w.choice(range(0, n + 1)))
+    w.set("sliding_window", w.choice([3, 4, 8, 16, 64]))
+    draw_layer_list(w, "layer_types", ["reference_sliding_attention", "full_attention"], n)
+
+
+FAMILIES["unlimited_ocr_text"] = FAMILIES["deepseek_ocr2_text"] = fam_deepseek_ocr
+
+
+def draw_vq(w, key="vq_config"):
+    """A VQ-VAE (ChameleonVQVAEConfig, JanusVQVAEConfig): channels (multiples of 32, its GroupNorms' groups), one to
+    four levels of multipliers, blocks a level, latent and codebook sizes, double_latent, and Chameleon's attention
+    blocks (attn_resolutions among the levels' resolutions, attn_type)."""
+    rng = w.rng
+    res = rng.choice([32, 64, 128])
+    levels = rng.choice([1, 2, 3, 4])
+    vq = {"base_channels": rng.choice([32, 64]), "channel_multiplier": [rng.choice([1, 2, 3]) for _ in range(levels)],
+          "num_res_blocks": rng.choice([1, 2]), "latent_channels": rng.choice([8, 16, 32]),
+          "embed_dim": rng.choice([4, 8, 16]), "num_embeddings": rng.choice([16, 64]),
+          "in_channels": rng.choice([1, 3]), "double_latent": rng.random() < 0.5}
+    if "resolution" in w.dd.get(key, {}):
+        vq["resolution"] = res
+        if rng.random() < 0.7:
+            # some of the levels' resolutions (res halved per level), sometimes one no level has
+            vq["attn_resolutions"] = sorted(rng.sample([res >> l for l in range(levels)], rng.choice(range(1, levels + 1)))
+                                            + ([res * 2] if rng.random() < 0.3 else []))
+        if rng.random() < 0.25:
+            vq["attn_type"] = "none"
+    w.set(key, vq)
+
+
+def fam_chameleon(w, t):
+    """Chameleon: a Llama decoder (fam_dense), the vocabulary_map it cannot be built without, and the VQ-VAE."""
+    fam_dense(w, t)
+    w.set("vocabulary_map", {"<image>": 3, **{f"IMGIMG{chr(65 + i)}Z": 4 + i for i in range(8)}})
+    draw_vq(w)
+
+
+FAMILIES["chameleon"] = fam_chameleon
 
 
 def draw_text(rng, t, cls, dd):
@@ -1245,6 +1343,8 @@ def draw_vision(rng, vd, text_hidden):
     w = Draw(rng, vd, None)
     mt = vd.get("model_type", "")
     d = w.d
+    if mt == "lfm3_vl_vision":
+        return draw_lfm3_vl_vision(w, rng, vd)
     if mt.startswith("qwen") or mt == "exaone4_5_vision":     # EXAONE 4.5: Qwen2.5-VL's tower and keys
         w.set("depth", w.choice([1, 2, 3]))
         h = w.choice([2, 4])
@@ -1295,6 +1395,28 @@ def draw_vision(rng, vd, text_hidden):
             w.maybe("multi_modal_projector_bias", rng.random() < 0.5, 0.3)
     d["model_type"] = mt
     return d
+
+
+def draw_lfm3_vl_vision(w, rng, vd):
+    """LFM3-VL's tower: GQA heads (the KV heads dividing them; the width not always a multiple of the heads), the
+    layer schedule of conv and attention layers (layer_types drawn, or absent: __post_init__'s), the patch, temporal
+    patch, merge and depthwise kernel sizes, the channels."""
+    heads = w.choice([2, 3, 4])
+    w.set("num_attention_heads", heads)
+    w.set("num_key_value_heads", w.choice(divisors(heads)))
+    w.set("hidden_size", w.choice([32, 48, 64]))
+    w.set("intermediate_size", w.choice([48, 64, 96]))
+    L = w.choice([1, 2, 3, 4, 5])
+    w.set("num_hidden_layers", L)
+    if rng.random() < 0.6:
+        w.set("layer_types", [rng.choice(["conv", "full_attention"]) for _ in range(L)])
+    w.set("patch_size", w.choice([2, 4, 8]))
+    w.maybe("temporal_patch_size", w.choice([1, 2, 3]), 0.3)
+    w.maybe("spatial_merge_size", w.choice([1, 2, 3]), 0.3)
+    w.maybe("conv_kernel_size", w.choice([1, 3, 5]), 0.3)
+    w.maybe("in_channels", w.choice([1, 3, 4]), 0.5)
+    w.d["model_type"] = vd["model_type"]
+    return w.d
 
 
 WRAPPER_KEYS = {"multimodal_projector_bias", "vision_feature_layer", "spatial_merge_size", "mm_tokens_per_image"}
@@ -1360,6 +1482,8 @@ def draw_wrapper(rng, t, cfg0):
         draw_sam(rng, d)
     if t == "deepseek_vl_hybrid":
         draw_sam(rng, d, "high_res_vision_config", sam_class=True)
+    if t in ("unlimited_ocr", "deepseek_ocr2"):
+        draw_ocr_towers(rng, t, d, cfg0.vision_config)
     if t == "granite4_vision":
         # the CLIP tower at least 64 wide (the Window Q-Former takes hidden / 64 heads), the downsamplers' windows,
         # deepstack_layer_map pairs (none to three), the Q-Former absent (its SubConfigSpec defaults) or partial
@@ -1528,6 +1652,38 @@ def draw_wrapper_v1(rng, t, d, text_hidden):
                 vc["spatial_merge_size"] = rng.choice([1, 2, 3])
             if rng.random() < 0.4:
                 vc["in_channels"] = rng.choice([1, 3, 4])
+    elif t == "step3p7":
+        # no tie_word_embeddings field: only the wrapper's key ties (stated whenever text_config states its own, as
+        # the other wrappers'); the projector's bias; the tower's mlp_ratio (intermediate_size is always
+        # int(hidden_size x mlp_ratio)) and its legacy spellings (width, layers)
+        if "tie_word_embeddings" in d["text_config"] or rng.random() < 0.5:
+            d["tie_word_embeddings"] = rng.random() < 0.5
+        if rng.random() < 0.7:
+            d["projector_bias"] = rng.random() < 0.5
+        vc = d["vision_config"]
+        if rng.random() < 0.6:
+            vc["mlp_ratio"] = rng.choice([1.5, 2.0, 8960 / 1536, 3.7])
+        for k, alias in (("hidden_size", "width"), ("num_hidden_layers", "layers")):
+            if rng.random() < 0.3:
+                vc[alias] = vc.pop(k)
+    elif t == "lfm3_vl":                               # the projector's width and biases
+        if rng.random() < 0.7:
+            d["projector_hidden_size"] = rng.choice([24, 48, 80])
+        if rng.random() < 0.7:
+            d["projector_bias"] = rng.random() < 0.5
+    elif t == "granite_docling":                       # the connector: its factor, routes, DeepStack taps, router
+        vc = d["vision_config"]
+        vc["out_hidden_size"] = text_hidden           # validate_architecture: the decoder's width
+        vc["image_size"] = vc["patch_size"] * rng.choice([4, 8])
+        if rng.random() < 0.7:
+            vc["use_fine_route"] = rng.random() < 0.6
+        fine = vc.get("use_fine_route", True)
+        vc["scale_factor"] = rng.choice([2, 4] if fine else [1, 2, 4])
+        if rng.random() < 0.7:
+            vc["deepstack_visual_indexes"] = sorted(rng.sample(range(vc["num_hidden_layers"]),
+                                                               rng.choice(range(vc["num_hidden_layers"] + 1))))
+        if fine and rng.random() < 0.5:
+            d["density_router_hidden_size"] = rng.choice([8, 16])
     elif t == "aya_vision":
         if rng.random() < 0.6:
             d["downsample_factor"] = rng.choice([1, 2, 3])
@@ -1587,6 +1743,32 @@ def draw_sam(rng, d, key="vision_config", sam_class=False):
         d[key] = {**vc, "model_type": "sam_vision_model"}
         return
     d[key] = {**vc, "model_type": d[key]["model_type"]}
+
+
+def draw_ocr_towers(rng, t, d, vc0):
+    """Unlimited-OCR's and DeepSeek-OCR-2's vision_config: sam_config as draw_sam (DeepSeek-OCR-2's mlp_dim or
+    mlp_ratio) with downsample_channels (sometimes three entries: the projector reads the last), and encoder_config:
+    Unlimited-OCR's CLIP encoder (width, heads dividing it, MLP, layers, image and patch), DeepSeek-OCR-2's Qwen2
+    encoder (width, heads, KV heads, an explicit head_dim or none, MLP, layers)."""
+    ocr2 = t == "deepseek_ocr2"
+    tmp = {"sam_config": {"model_type": vc0.sam_config.model_type}}
+    draw_sam(rng, tmp, "sam_config", sam_class=ocr2)
+    sam = dict(tmp["sam_config"], model_type=vc0.sam_config.model_type)
+    if rng.random() < 0.8:
+        sam["downsample_channels"] = [rng.choice([8, 16, 24]) for _ in range(rng.choice([2, 2, 3]))]
+    h = rng.choice([2, 4])
+    enc = {"model_type": vc0.encoder_config.model_type, "hidden_size": h * rng.choice([8, 16]),
+           "num_attention_heads": h, "intermediate_size": rng.choice([48, 64, 96]),
+           "num_hidden_layers": rng.choice([1, 2, 3])}
+    if ocr2:
+        enc["num_key_value_heads"] = rng.choice(divisors(h))
+        if rng.random() < 0.3:
+            enc["head_dim"] = rng.choice([8, 16])
+    else:
+        patch = rng.choice([4, 7, 14])
+        enc["patch_size"] = patch
+        enc["image_size"] = patch * rng.choice([2, 3, 4])
+    d["vision_config"] = {"model_type": vc0.model_type, "sam_config": sam, "encoder_config": enc}
 
 
 def mrope(text, td):
@@ -1834,6 +2016,13 @@ BREAKS = (("hidden_size not a multiple of the heads, head_dim derived", break_he
           ("layer_types of another length than num_hidden_layers", break_layer_types))
 
 
+# Step 3.5's keys that give its sliding layers other query heads: dropped from a config broken on purpose, so that only
+# the rule broken is broken (heads drawn for the old KV heads would break the other rule too); so is
+# num_attention_groups beside a num_key_value_heads the break sets (the alias wins in PreTrainedConfig)
+LAYER_HEADS_TYPES = ("step3p7",)
+LAYER_HEAD_KEYS = ("num_sliding_attention_heads", "attention_other_setting", "per_layer_config")
+
+
 def refused(t, variants):
     """Per rule, a drawn variant broken on purpose, kept when transformers refuses it (config, model or forward)."""
     out = []
@@ -1846,6 +2035,12 @@ def refused(t, variants):
             key = fn(d)
             if key is None:
                 continue
+            if t in LAYER_HEADS_TYPES:
+                tc = d.get("text_config", d)
+                for k in LAYER_HEAD_KEYS:
+                    tc.pop(k, None)
+                if "num_key_value_heads" in tc:
+                    tc.pop("num_attention_groups", None)   # its alias, which would win over the KV heads set
             try:
                 cfg = build_config(d)
                 generate.build(cfg, "meta")
