@@ -135,7 +135,7 @@ static void layer_kinds(hf_ctx *c, mp_model *m, bool local_ids)
 	cJSON_ArrayForEach(v, ids)
 	{
 		/* an index beyond the layers names no layer (the config's set comprehension ignores it) */
-		if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble != (double)(uint64_t)v->valuedouble) {
+		if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble != floor(v->valuedouble)) {
 			hf_fail_key(c, "local_layer_ids", "local_layer_ids entries must be layer indices (whole numbers >= 0)");
 			return;
 		}
@@ -631,7 +631,10 @@ void mpm_inkling2_tower(hf_ctx *top, mp_model *m, uint64_t dflt_text)
 		return;
 	h = hf_get_u64(&c, KEYS("hidden_size"), 1024);
 	ratio = hf_get_double(&c, c.cfg, "mlp_ratio", 4.0);
-	inter = hf_get_u64(&c, KEYS("intermediate_size"), (uint64_t)((double)h * (ratio > 0 ? ratio : 0)));
+	/* Inkling2VisionConfig: int(hidden_size x mlp_ratio) when intermediate_size is absent (a product past 2^64 is
+	 * taken as UINT64_MAX, out of the bounds below) */
+	inter = (double)h * ratio < 1.8e19 ? (uint64_t)((double)h * ratio) : UINT64_MAX;
+	inter = hf_get_u64(&c, KEYS("intermediate_size"), inter);
 	depth = hf_get_u64(&c, KEYS("num_hidden_layers"), 23);
 	heads = hf_get_u64(&c, KEYS("num_attention_heads"), 16);
 	ch = hf_get_u64(&c, KEYS("num_channels"), 3);
