@@ -45,6 +45,23 @@ const mp_names mpm_names_laguna = {MP_NAMES_LLAMA_FIELDS,
                                    .o = {NULL, NULL},
                                    .router = {"gate.weight", "gate.e_score_correction_bias"}};
 
+/* Mistral Large 4's decoder (modeling_mistral_large4.py): kv_a_proj_with_mqa, kv_a_layernorm and kv_b_proj differ
+ * per layer and the indexer's queries come from the hidden states: the reader lists them. */
+const mp_names mpm_names_mistral_large4 = {MP_NAMES_LLAMA_FIELDS, .kv_a = {NULL, NULL}, .kv_a_norm = {NULL, NULL},
+                                           .kv_b = {NULL, NULL}, .ix_wq_b = {NULL, NULL}};
+
+/* dots.llm3's decoder (modeling_dots3_note.py): its attention's widths differ per kind of layer, so the reader lists
+ * every attention tensor. */
+const mp_names mpm_names_dots3_note = {MP_NAMES_LLAMA_FIELDS,
+                                       .q = {NULL, NULL},
+                                       .q_a = {NULL, NULL},
+                                       .q_a_norm = {NULL, NULL},
+                                       .q_b = {NULL, NULL},
+                                       .kv_a = {NULL, NULL},
+                                       .kv_a_norm = {NULL, NULL},
+                                       .kv_b = {NULL, NULL},
+                                       .o = {NULL, NULL}};
+
 typedef struct trunk {
 	uint64_t vocab, hidden, layers, heads, kv, head_dim, max_pos;
 	bool tie;

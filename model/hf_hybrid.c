@@ -253,6 +253,31 @@ void mpm_read_lara_mini(hf_ctx *c, mp_model *m)
 	hf_decode_rope(c, m, 1.0);
 }
 
+/* mlp_layer_types ("dense" or "sparse" per layer) into m's dense layers; absent, the first first_k_dense_replace
+ * (default dflt) layers are dense (KimiLinearConfig, BailingHybridConfig derive the list so). */
+static void mlp_layer_types(hf_ctx *c, mp_model *m, uint64_t dflt)
+{
+	const cJSON *l = cJSON_GetObjectItemCaseSensitive(c->cfg, "mlp_layer_types"), *v;
+	uint64_t i = 0;
+
+	if (cJSON_IsArray(l) && (uint64_t)cJSON_GetArraySize(l) == m->num_layers) {
+		cJSON_ArrayForEach(v, l)
+		{
+			if (!cJSON_IsString(v) || (strcmp(v->valuestring, "dense") && strcmp(v->valuestring, "sparse"))) {
+				hf_fail_key(c, "mlp_layer_types", "mlp_layer_types entries must be \"dense\" or \"sparse\"");
+				return;
+			}
+			if (v->valuestring[0] == 'd')
+				dense_layer(m, i);
+			i++;
+		}
+	} else if (l && !cJSON_IsNull(l)) {
+		hf_fail_key(c, "mlp_layer_types", "mlp_layer_types must list \"dense\" or \"sparse\" per layer");
+	} else {
+		m->first_dense_layers = hf_get_u64(c, KEYS("first_k_dense_replace"), dflt);
+	}
+}
+
 /* ----- Kimi-Linear: KDA + MLA ---------------------------------------------------------------------------------- */
 
 static bool kimi_full(uint64_t i)
@@ -329,36 +354,275 @@ void mpm_read_kimi_linear(hf_ctx *c, mp_model *m)
 	} else {
 		hybrid_layers(c, m, "full_attention", "linear_attention", kimi_full);
 	}
-	{
-		const cJSON *l = cJSON_GetObjectItemCaseSensitive(c->cfg, "mlp_layer_types"), *v;
-		uint64_t i = 0;
-
-		if (cJSON_IsArray(l) && (uint64_t)cJSON_GetArraySize(l) == m->num_layers) {
-			cJSON_ArrayForEach(v, l)
-			{
-				if (!cJSON_IsString(v) ||
-				    (strcmp(v->valuestring, "dense") && strcmp(v->valuestring, "sparse"))) {
-					hf_fail_key(c, "mlp_layer_types",
-					            "mlp_layer_types entries must be \"dense\" or \"sparse\"");
-					return;
-				}
-				if (v->valuestring[0] == 'd')
-					dense_layer(m, i);
-				i++;
-			}
-		} else if (l && !cJSON_IsNull(l)) {
-			hf_fail_key(c, "mlp_layer_types",
-			            "mlp_layer_types must list \"dense\" or \"sparse\" per layer");
-		} else {
-			m->first_dense_layers = hf_get_u64(c, KEYS("first_k_dense_replace"), 1);
-		}
-	}
+	mlp_layer_types(c, m, 1);
 	{
 		uint64_t hd = m->head_dim;
 
 		m->head_dim = m->qk_rope_head_dim;
 		hf_decode_rope(c, m, 1.0);
 		m->head_dim = hd;
+	}
+}
+
+/* ----- Bailing hybrid (Ling / Ring linear): KDA + MLA ---------------------------------------------------------- */
+
+/*
+ * BailingHybridConfig (modeling_bailing_hybrid.py; the Ring/Ling linear-attention hybrids): vocab 157184, hidden
+ * 2560, dense MLP 6144, 42 layers of 32 heads, 262144 positions (model_max_length), untied (the class ties nothing);
+ * every layer_group_size-th layer (6) full attention, MLA with a head-wise output gate g_proj [heads, hidden]
+ * (q_lora_rank None, kv_lora_rank 512, qk_nope 128, qk_rope 64, v 128; attention_bias on q_a, kv_a and o), the others
+ * Kimi delta attention of num_attention_heads heads of head_dim 128 (the class copies them into linear_num_heads and
+ * linear_head_dim unless the config states those, as a saved one does): q, k, v, one fused depthwise conv1d over them
+ * (short_conv_kernel_size 4, no bias, fp32), the forget gate (f_proj full rank, A_log per head, dt_bias per channel,
+ * fp32), b_proj per head, the gated o_norm of head_dim, g_proj full rank, o_proj; 512 experts (num_local_experts) of
+ * 768, top-8, a shared block of n_shared_experts x 768, the router's e_score_correction_bias a buffer;
+ * mlp_layer_types, by default the first first_k_dense_replace (2) layers dense. The MTP layers (num_mtp_layers) are
+ * not built. The cache: the MLA latent (kv_lora_rank and the rope key, as transformers keeps it too), the KDA conv
+ * and recurrent state.
+ */
+void mpm_read_bailing_hybrid(hf_ctx *c, mp_model *m)
+{
+	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types");
+	uint64_t shared, every, L, attn = 0, lin, hd;
+
+	trunk(c, m, 157184, 2560, 42, 32, 32, 0, 0, false);
+	m->tie_word_embeddings = false; /* BailingHybridForCausalLM ties nothing (_tied_weights_keys = {}) */
+	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings", "model_max_length"), 262144);
+	m->attn_kind = MP_ATTN_MLA;
+	m->q_lora_rank = hf_is_null(c, "q_lora_rank") ? 0 : hf_get_u64(c, KEYS("q_lora_rank"), 0);
+	m->kv_lora_rank = hf_get_u64(c, KEYS("kv_lora_rank"), 512);
+	m->qk_nope_head_dim = hf_get_u64(c, KEYS("qk_nope_head_dim"), 128);
+	m->qk_rope_head_dim = hf_get_u64(c, KEYS("qk_rope_head_dim"), 64);
+	m->v_head_dim = hf_get_u64(c, KEYS("v_head_dim"), 128);
+	m->head_dim = m->qk_nope_head_dim + m->qk_rope_head_dim;
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 6144);
+	m->num_experts = hf_get_u64(c, KEYS("num_local_experts", "num_experts"), 512);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok", "num_experts_per_token"), 8);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 768);
+	shared = hf_get_u64(c, KEYS("n_shared_experts", "num_shared_experts"), 1);
+	m->num_shared_experts = shared;
+	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "moe_intermediate_size");
+	m->router_correction_buffer = true;
+	/* BailingHybridConfig.__post_init__ derives linear_head_dim, linear_num_heads and linear_conv_kernel_dim from
+	 * head_dim, num_attention_heads and short_conv_kernel_size, then sets head_dim to qk_rope_head_dim; a saved config
+	 * carries the derived keys (head_dim 64 beside linear_head_dim 128), which win when read back */
+	hd = hf_get_u64(c, KEYS("linear_head_dim", "head_dim"), 128);
+	m->ssm.kind = MP_SSM_KDA;
+	m->ssm.n_heads = hf_get_u64(c, KEYS("linear_num_heads"), m->num_heads);
+	m->ssm.head_dim = hd;
+	m->ssm.d_state = hd;
+	m->ssm.conv_kernel = hf_get_u64(c, KEYS("linear_conv_kernel_dim", "short_conv_kernel_size"), 4);
+	m->ssm.d_inner = hf_mul(c, m->ssm.n_heads, hd, "head_dim");
+	m->ssm.mixer_listed = true;
+	every = hf_get_u64(c, KEYS("layer_group_size"), 6);
+	if (c->st != MP_OK)
+		return;
+	L = m->num_layers;
+	if (hd == 0 || hd > (UINT64_C(1) << 16) || m->ssm.conv_kernel == 0 || m->ssm.conv_kernel > 1024) {
+		hf_fail_key(c, hd == 0 || hd > (UINT64_C(1) << 16) ? "head_dim" : "short_conv_kernel_size",
+		            "head_dim must be from 1 to 65536 and short_conv_kernel_size from 1 to 1024");
+		return;
+	}
+	if (lt == NULL || cJSON_IsNull(lt)) {
+		if (every == 0) {
+			hf_fail_key(c, "layer_group_size", "layer_group_size must be at least 1 (every layer_group_size-th "
+			                                   "layer is full attention)");
+			return;
+		}
+		if (L > MP_MAX_LAYERS) {
+			hf_fail_key(c, "num_hidden_layers", "at most 1024 layers are supported");
+			return;
+		}
+		m->layer_pattern = true;
+		for (uint64_t i = 0; i < L; i++)
+			m->layer_flags[i] = MP_LAYER_FFN | ((i + 1) % every == 0 ? MP_LAYER_ATTENTION : MP_LAYER_SSM);
+	} else {
+		hybrid_layers(c, m, "full_attention", "linear_attention", NULL); /* the list decides; no rule is read */
+	}
+	mlp_layer_types(c, m, 2);
+	if (c->st != MP_OK)
+		return;
+	for (uint64_t i = 0; i < L; i++)
+		attn += (m->layer_flags[i] & MP_LAYER_ATTENTION) != 0;
+	lin = L - attn;
+	{
+		const char *a = "layers.{i}.self_attn";
+		uint64_t qkv = m->ssm.d_inner, h = m->hidden_size, conv[3] = {3 * qkv, 1, m->ssm.conv_kernel};
+
+		hf_tensor(m, MP_ROOT_DECODER, a, "g_proj.weight", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_QKV, false,
+		          m->num_heads, h, attn);
+		hf_tensor(m, MP_ROOT_DECODER, a, "q_proj.weight", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_MIXER_IN, false,
+		          qkv, h, lin);
+		hf_tensor(m, MP_ROOT_DECODER, a, "k_proj.weight", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_MIXER_IN, false,
+		          qkv, h, lin);
+		hf_tensor(m, MP_ROOT_DECODER, a, "v_proj.weight", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_MIXER_IN, false,
+		          qkv, h, lin);
+		hf_shape(m, MP_ROOT_DECODER, a, "conv1d.weight", MP_TK_RECURRENT, 0, conv, 3, lin);
+		hf_tensor(m, MP_ROOT_DECODER, a, "forget_gate.f_proj.weight", MP_TK_RECURRENT, MP_SPLIT_ROWS,
+		          MP_STEP_MIXER_IN, false, qkv, h, lin);
+		hf_tensor(m, MP_ROOT_DECODER, a, "forget_gate.A_log", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1,
+		          m->ssm.n_heads, lin);
+		hf_tensor(m, MP_ROOT_DECODER, a, "forget_gate.dt_bias", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1,
+		          qkv, lin);
+		hf_tensor(m, MP_ROOT_DECODER, a, "b_proj.weight", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_MIXER_IN, false,
+		          m->ssm.n_heads, h, lin);
+		hf_tensor(m, MP_ROOT_DECODER, a, "o_norm.weight", MP_TK_RECURRENT, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, hd,
+		          lin);
+		hf_tensor(m, MP_ROOT_DECODER, a, "g_proj.weight", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_MIXER_IN, false,
+		          qkv, h, lin);
+		hf_tensor(m, MP_ROOT_DECODER, a, "o_proj.weight", MP_TK_RECURRENT, MP_SPLIT_COLS, MP_STEP_MIXER_OUT, false,
+		          h, qkv, lin);
+	}
+	hd = m->head_dim;
+	m->head_dim = m->qk_rope_head_dim;
+	hf_decode_rope(c, m, 1.0);
+	m->head_dim = hd;
+}
+
+/* ----- ZAYA: compressed convolutional attention -------------------------------------------------------------- */
+/*
+ * ZayaConfig (ZAYA1; modeling_zaya.py): vocab 262272, hidden 2048, 40 layers, 8 heads of head_dim 128, 2 KV heads,
+ * 131072 positions, tied; attention_bias on every projection of the attention and o_proj, lm_head_bias. Every layer
+ * ("hybrid", or "hybrid_sliding" with sliding_window) is Compressed Convolutional Attention (arXiv 2510.04476) and a
+ * mixture of experts: qkv_proj's q_proj and k_proj, V in halves (v_proj_current and v_proj_delayed), the causal
+ * convolutions over q and k (conv_qk_depthwise of cca_time0, conv_qk_grouped of cca_time1 in heads + KV-heads groups,
+ * biased), qk_norm's temp per KV head, o_proj; the router (down_proj to router_hidden_size 256 with its bias, from
+ * layer 1 on router_states_scale, router_mlp's norm, fc1 and fc2 biased, out_proj to num_experts + 1 classes: one
+ * skips the experts; balancing_biases a buffer), num_experts 16 of moe_intermediate_size 2048, top 1; two RMSNorms and
+ * two residual scalings (hidden_states_scale, _bias, residual_scale, _bias); input_hidden_states_scale and _bias
+ * before the first layer. Each layer caches its K and V (2 KV heads x 128), the q/k conv window ((heads + KV heads)
+ * x head_dim channels x (cca_time0 - 1) + (cca_time1 - 1) columns) and the delayed V (KV heads x head_dim / 2), both
+ * in the model's dtype and in both layouts (no engine memplan knows runs ZAYA: transformers' own).
+ */
+void mpm_read_zaya(hf_ctx *c, mp_model *m)
+{
+	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types"), *v;
+	uint64_t nl, h, q, kv, hd, t0, t1, rh, E, ch, cols, sliding = 0;
+
+	trunk(c, m, 262272, 2048, 40, 8, 2, 128, 131072, true);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->sliding_window = hf_window(c, "sliding_window", 0);
+	E = m->num_experts = hf_get_u64(c, KEYS("num_experts"), 16);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 2048);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 1);
+	m->lm_head_bias = hf_get_bool(c, KEYS("lm_head_bias"), false);
+	m->zero_experts = 1; /* the router's skip class: a row of its own, no weights */
+	t0 = hf_get_u64(c, KEYS("cca_time0"), 2);
+	t1 = hf_get_u64(c, KEYS("cca_time1"), 2);
+	rh = hf_get_u64(c, KEYS("router_hidden_size"), 256);
+	if (c->st != MP_OK)
+		return;
+	nl = m->num_layers;
+	h = m->hidden_size;
+	hd = m->head_dim;
+	q = hf_mul(c, m->num_heads, hd, "head_dim");
+	kv = hf_mul(c, m->num_kv_heads, hd, "head_dim");
+	if (c->st == MP_OK && m->num_experts_per_tok != 1)
+		hf_fail_key(c, "num_experts_per_tok", "num_experts_per_tok must be 1 (ZayaConfig.validate_architecture)");
+	if (c->st == MP_OK && (m->num_kv_heads == 0 || m->num_heads % m->num_kv_heads))
+		hf_fail_key(c, "num_key_value_heads",
+		            "num_attention_heads must be a multiple of num_key_value_heads (ZayaConfig.validate_architecture)");
+	if (c->st == MP_OK && (t0 == 0 || t0 > 64 || t1 == 0 || t1 > 64 || rh == 0 || rh > (UINT64_C(1) << 20) ||
+	                       kv % 2 || nl > MP_MAX_LAYERS))
+		hf_fail_key(c, t0 == 0 || t0 > 64 ? "cca_time0" : t1 == 0 || t1 > 64 ? "cca_time1"
+		               : rh == 0 || rh > (UINT64_C(1) << 20)                 ? "router_hidden_size"
+		               : kv % 2                                                ? "head_dim"
+		                                                                       : "num_hidden_layers",
+		            "cca_time0 and cca_time1 must be from 1 to 64, router_hidden_size from 1 to 2^20, KV heads x "
+		            "head_dim even (V is projected in halves) and at most 1024 layers");
+	if (c->st != MP_OK)
+		return;
+	/* layer_types: "hybrid" (full attention) or "hybrid_sliding" (the window) */
+	if (cJSON_IsArray(lt)) {
+		if ((uint64_t)cJSON_GetArraySize(lt) != nl) {
+			hf_fail_key(c, "layer_types", "layer_types must have one entry per layer (num_hidden_layers)");
+			return;
+		}
+		cJSON_ArrayForEach(v, lt)
+		{
+			bool sl = cJSON_IsString(v) && strcmp(v->valuestring, "hybrid_sliding") == 0;
+
+			if (!sl && !(cJSON_IsString(v) && strcmp(v->valuestring, "hybrid") == 0)) {
+				hf_fail_key(c, "layer_types", "layer_types entries must be \"hybrid\" or \"hybrid_sliding\"");
+				return;
+			}
+			sliding += sl;
+		}
+	} else if (lt && !cJSON_IsNull(lt)) {
+		hf_fail_key(c, "layer_types", "layer_types must be a list of \"hybrid\" and \"hybrid_sliding\"");
+		return;
+	}
+	if (sliding && m->sliding_window == 0) {
+		hf_fail_key(c, "sliding_window",
+		            "sliding_window must be set when layer_types has \"hybrid_sliding\" layers (ZayaConfig raises "
+		            "ValueError)");
+		return;
+	}
+	m->sliding_window_layers = sliding;
+	if (sliding == 0)
+		m->sliding_window = 0;
+	/* every layer: attention, the CCA state and the experts */
+	m->layer_pattern = true;
+	for (uint64_t i = 0; i < nl; i++)
+		m->layer_flags[i] = MP_LAYER_ATTENTION | MP_LAYER_SSM | MP_LAYER_FFN;
+	ch = q + kv;
+	cols = (t0 - 1) + (t1 - 1);
+	m->ssm.kind = MP_SSM_LISTED;
+	m->ssm.mixer_listed = true;
+	m->ssm.d_inner = ch;
+	m->ssm.listed_model_values = ch * cols + kv / 2;
+	m->rotary_dim = hd / 2; /* partial_rotary_factor 0.5 of both layer kinds' RoPE (rope_parameters per kind) */
+	snprintf(m->rope_type, sizeof(m->rope_type), "default");
+	{
+		static const char *const scales[4] = {"hidden_states_scale", "hidden_states_bias", "residual_scale",
+		                                      "residual_bias"};
+		const char *a = "layers.{i}.self_attn.qkv_proj", *g = "layers.{i}.mlp.gate",
+		           *r = "layers.{i}.mlp.gate.router_mlp";
+		uint64_t dw[3] = {ch, 1, t0}, gw[3] = {ch, hd, t1}, nb[1] = {E + 1};
+		bool b = m->qkv_bias;
+
+		hf_tensor(m, MP_ROOT_DECODER, a, "v_proj_current.weight", MP_TK_ATTENTION, MP_SPLIT_KV_ROWS, MP_STEP_QKV,
+		          false, kv / 2, h, nl);
+		hf_tensor(m, MP_ROOT_DECODER, a, "v_proj_delayed.weight", MP_TK_ATTENTION, MP_SPLIT_KV_ROWS, MP_STEP_QKV,
+		          false, kv / 2, h, nl);
+		if (b) {
+			hf_tensor(m, MP_ROOT_DECODER, a, "v_proj_current.bias", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE,
+			          true, 1, kv / 2, nl);
+			hf_tensor(m, MP_ROOT_DECODER, a, "v_proj_delayed.bias", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE,
+			          true, 1, kv / 2, nl);
+		}
+		hf_shape(m, MP_ROOT_DECODER, a, "conv_qk_depthwise.weight", MP_TK_ATTENTION, 0, dw, 3, nl);
+		hf_shape(m, MP_ROOT_DECODER, a, "conv_qk_grouped.weight", MP_TK_ATTENTION, 0, gw, 3, nl);
+		hf_tensor(m, MP_ROOT_DECODER, a, "conv_qk_depthwise.bias", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, true,
+		          1, ch, nl);
+		hf_tensor(m, MP_ROOT_DECODER, a, "conv_qk_grouped.bias", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, true,
+		          1, ch, nl);
+		hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.self_attn.qk_norm", "temp", MP_TK_ATTENTION, MP_SPLIT_NONE,
+		          MP_STEP_NONE, true, 1, m->num_kv_heads, nl);
+		hf_tensor(m, MP_ROOT_DECODER, g, "down_proj.weight", MP_TK_EXPERT, MP_SPLIT_NONE, MP_STEP_ROUTER, false, rh, h,
+		          nl);
+		hf_tensor(m, MP_ROOT_DECODER, g, "down_proj.bias", MP_TK_EXPERT, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, rh, nl);
+		hf_tensor(m, MP_ROOT_DECODER, g, "router_states_scale", MP_TK_EXPERT, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, rh,
+		          nl - 1);
+		hf_tensor(m, MP_ROOT_DECODER, r, "norm.weight", MP_TK_EXPERT, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, rh, nl);
+		hf_tensor(m, MP_ROOT_DECODER, r, "fc1.weight", MP_TK_EXPERT, MP_SPLIT_NONE, MP_STEP_ROUTER, false, rh, rh, nl);
+		hf_tensor(m, MP_ROOT_DECODER, r, "fc1.bias", MP_TK_EXPERT, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, rh, nl);
+		hf_tensor(m, MP_ROOT_DECODER, r, "fc2.weight", MP_TK_EXPERT, MP_SPLIT_NONE, MP_STEP_ROUTER, false, rh, rh, nl);
+		hf_tensor(m, MP_ROOT_DECODER, r, "fc2.bias", MP_TK_EXPERT, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, rh, nl);
+		hf_tensor(m, MP_ROOT_DECODER, r, "out_proj.weight", MP_TK_EXPERT, MP_SPLIT_NONE, MP_STEP_ROUTER, false, E + 1,
+		          rh, nl);
+		hf_shape(m, MP_ROOT_DECODER, g, "balancing_biases", MP_TK_EXPERT, MP_TF_BUFFER, nb, 1, nl);
+		for (int k = 0; k < 4; k++) {
+			hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.post_attention_residual_scale", scales[k], MP_TK_NORM,
+			          MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, nl);
+			hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.post_mlp_residual_scale", scales[k], MP_TK_NORM,
+			          MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, nl);
+		}
+		hf_tensor(m, MP_ROOT_DECODER, NULL, "input_hidden_states_scale", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE,
+		          true, 1, h, 1);
+		hf_tensor(m, MP_ROOT_DECODER, NULL, "input_hidden_states_bias", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE,
+		          true, 1, h, 1);
 	}
 }
 

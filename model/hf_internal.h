@@ -124,6 +124,7 @@ void mpm_read_qwen3_next(hf_ctx *c, mp_model *m);
 void mpm_read_qwen3_5_text(hf_ctx *c, mp_model *m);
 void mpm_read_qwen3_5_moe_text(hf_ctx *c, mp_model *m);
 void mpm_read_kimi_linear(hf_ctx *c, mp_model *m);
+void mpm_read_bailing_hybrid(hf_ctx *c, mp_model *m);
 void mpm_read_minimax(hf_ctx *c, mp_model *m);
 void mpm_read_lfm2(hf_ctx *c, mp_model *m);
 void mpm_read_lfm2_moe(hf_ctx *c, mp_model *m);
@@ -156,7 +157,11 @@ void mpm_read_blip2(hf_ctx *c, mp_model *m);
 void mpm_read_got_ocr2(hf_ctx *c, mp_model *m);
 void mpm_read_deepseek_vl_hybrid(hf_ctx *c, mp_model *m);
 void mpm_read_deepseek_ocr(hf_ctx *c, mp_model *m);
+/* model/hf_vq.c: Chameleon, Janus; model/hf_mllama.c: IDEFICS */
+void mpm_read_janus(hf_ctx *c, mp_model *m);
+void mpm_read_idefics(hf_ctx *c, mp_model *m);
 void mpm_read_chameleon(hf_ctx *c, mp_model *m);
+void mpm_read_apertus1p5(hf_ctx *c, mp_model *m);
 void mpm_read_qianfan_ocr(hf_ctx *c, mp_model *m);
 void mpm_read_granite4_vision(hf_ctx *c, mp_model *m);
 void mpm_read_minicpmv(hf_ctx *c, mp_model *m);
@@ -169,9 +174,22 @@ bool hf_wrap_read_text(hf_ctx *c, const char *dflt, bool required, mp_model *m);
 /* tie_word_embeddings of a wrapper whose lm_head sits at the top: its key (class default dflt), or text_config's when
  * only that states one. */
 void hf_wrap_tie(hf_ctx *c, mp_model *m, bool dflt);
-/* model/hf_wrap_vl.c: LFM3-VL, Granite-Docling */
+/* model/hf_wrap_vl.c: LFM3-VL, Granite-Docling, FastVLM, HunyuanOCR, Molmo2 */
 void mpm_read_lfm3_vl(hf_ctx *c, mp_model *m);
 void mpm_read_granite_docling(hf_ctx *c, mp_model *m);
+void mpm_read_fast_vlm(hf_ctx *c, mp_model *m);
+void mpm_read_hunyuan_vl(hf_ctx *c, mp_model *m);
+void mpm_read_molmo2_text(hf_ctx *c, mp_model *m);
+void mpm_read_molmo2(hf_ctx *c, mp_model *m);
+extern const mp_names mpm_names_molmo2;
+/* model/hf_fast_vlm_timm.c (generated): FastVLM's timm fastvit_mci3 tower */
+extern const mp_tensor mpm_fast_vlm_timm[];
+extern const size_t mpm_fast_vlm_timm_count;
+extern const uint64_t mpm_fast_vlm_timm_parameters;
+void mpm_read_nemotron_h_omni(hf_ctx *c, mp_model *m);
+void mpm_read_phi4_multimodal(hf_ctx *c, mp_model *m);
+void mpm_read_muse_glimmer(hf_ctx *c, mp_model *m);
+void mpm_read_muse_spark(hf_ctx *c, mp_model *m);
 void mpm_read_gemma4(hf_ctx *c, mp_model *m);
 void mpm_read_gemma4_text(hf_ctx *c, mp_model *m);
 void mpm_read_gemma4_unified(hf_ctx *c, mp_model *m);
@@ -205,6 +223,9 @@ void mpm_read_granitemoeshared(hf_ctx *c, mp_model *m);
 void mpm_read_granitemoe_swa(hf_ctx *c, mp_model *m);
 void mpm_read_cohere2_moe(hf_ctx *c, mp_model *m);
 void mpm_read_apertus1p5_text(hf_ctx *c, mp_model *m);
+void mpm_read_muse_glimmer_text(hf_ctx *c, mp_model *m);
+void mpm_read_muse_spark_text(hf_ctx *c, mp_model *m);
+extern const mp_names mpm_names_muse_spark;
 void mpm_read_dbrx(hf_ctx *c, mp_model *m);
 void mpm_read_glm4v_moe_text(hf_ctx *c, mp_model *m);
 void mpm_read_deepseek_ocr_text(hf_ctx *c, mp_model *m);
@@ -233,6 +254,8 @@ void mpm_read_laguna(hf_ctx *c, mp_model *m);
 void mpm_read_afmoe(hf_ctx *c, mp_model *m);
 void mpm_read_axk1(hf_ctx *c, mp_model *m);
 void mpm_read_beam(hf_ctx *c, mp_model *m);
+extern const mp_names mpm_names_step3p5;
+void mpm_read_step3p5(hf_ctx *c, mp_model *m);
 /* model/hf_inkling.c */
 extern const mp_names mpm_names_inkling, mpm_names_inkling2;
 void mpm_read_inkling_text(hf_ctx *c, mp_model *m);
@@ -243,8 +266,12 @@ void mpm_read_inkling2_loop_text(hf_ctx *c, mp_model *m);
 void mpm_inkling2_tower(hf_ctx *top, mp_model *m, uint64_t dflt_text);
 /* Inkling's image (hierarchical MLP) and audio towers into m (its decoder read). */
 void mpm_inkling_towers(hf_ctx *top, mp_model *m);
-extern const mp_names mpm_names_step3p5;
-void mpm_read_step3p5(hf_ctx *c, mp_model *m);
+extern const mp_names mpm_names_mistral_large4;
+void mpm_read_mistral_large4_text(hf_ctx *c, mp_model *m);
+extern const mp_names mpm_names_dots3_note;
+void mpm_read_dots3_note_text(hf_ctx *c, mp_model *m);
+void mpm_read_zaya(hf_ctx *c, mp_model *m);
+extern const mp_names mpm_names_zaya;
 
 /* Reads c->cfg by row t (its model_type set, its names noted in c->names). */
 void hf_decode_row(hf_ctx *c, const struct mpm_type *t, mp_model *m);

@@ -9,6 +9,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hf_internal.h"
@@ -185,6 +186,18 @@ static const mla_row mla_types[] = {
      * 256 experts of 2048, top-8, one shared, the indexer 32 heads of 128, multimodal RoPE (mrope_section). */
     {"hy_v4_vl_text", 120832, 6144, 18432, 2048, 78, 64, 2048, 512, 192, 64, 256, 256, 8, 1, 1, 262144, true, 32, 128,
      false},
+    /* MistralLarge4TextConfig (Mistral Large 4's decoder, read inside mistral_large4): vocab 204800, hidden 6144, FFN
+     * 24576, 72 layers, 64 heads, q_proj without a query LoRA, kv_lora_rank 512, qk_nope 64, qk_rope 64, v 128; 128
+     * routed experts of 6144, top-4, one shared, layer 0 dense, 1048576 positions, untied; the indexer (32 heads of
+     * 128) on the "full" layers of indexer_types (mpm_read_mistral_large4_text lists what differs per layer). */
+    {"mistral_large4_text", 204800, 6144, 24576, 6144, 72, 64, 0, 512, 64, 64, 128, 128, 4, 1, 1, 1048576, false, 32,
+     128, false},
+    /* Dots3NoteTextConfig (dots.llm3 Note preview, read by mpm_read_dots3_note_text): vocab 152064, hidden 5120, FFN
+     * 13824, 46 layers, 128 heads, q_lora_rank 1024, kv_lora_rank 512, qk_nope 128, qk_rope 64, v 128 (the
+     * indexed_attention layers'); 256 routed experts of 1536, top-8, one shared, layer 0 dense, 524288 positions,
+     * untied; the correction bias a buffer; the indexer (64 heads of 128) on the indexed_attention layers. */
+    {"dots3_note_text", 152064, 5120, 13824, 1536, 46, 128, 1024, 512, 128, 64, 128, 256, 8, 1, 1, 524288, true, 64,
+     128, false},
 };
 
 /*
@@ -258,6 +271,7 @@ static void decode_mla(hf_ctx *c, const mla_row *d, mp_model *m)
 	if (!mlp_layer_types(c, m) && strcmp(d->name, "glm4_moe_lite") == 0)
 		m->first_dense_layers = m->num_layers ? 1 : 0; /* Glm4MoeLiteConfig: mlp_layer_types' default */
 	m->router_correction_buffer = d->correction_buffer;
+	if (strcmp(d->name, "dots3_note_text") != 0) /* its layer kinds are mpm_read_dots3_note_text's */
 	{
 		/* layer_types (DeepSeek-V3.2, GLM-5: "indexed_attention" in every layer, the legacy spelling
 		 * "deepseek_sparse_attention"): one entry per layer, as their configuration classes check */
@@ -307,6 +321,400 @@ void mpm_read_mla(hf_ctx *c, mp_model *m)
 			return;
 		}
 	hf_fail_key(c, "model_type", "no MLA row for this model_type"); /* unreachable: the table below */
+}
+
+/* A per-layer list of integers under key of at least n entries (exactly n when exact), each below limit (0: any);
+ * false (and a 422 naming key with msg) otherwise. */
+static bool layer_ints(hf_ctx *c, const char *key, uint64_t n, bool exact, uint64_t limit, const char *msg,
+                       uint64_t *out)
+{
+	const cJSON *l = cJSON_GetObjectItemCaseSensitive(c->cfg, key), *v;
+	uint64_t i = 0;
+
+	if (!cJSON_IsArray(l) || (uint64_t)cJSON_GetArraySize(l) < n ||
+	    (exact && (uint64_t)cJSON_GetArraySize(l) != n)) {
+		hf_fail_key(c, key, msg);
+		return false;
+	}
+	cJSON_ArrayForEach(v, l)
+	{
+		if (i == n)
+			break;
+		if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble != (double)(uint64_t)v->valuedouble ||
+		    (limit && v->valuedouble >= (double)limit)) {
+			hf_fail_key(c, key, msg);
+			return false;
+		}
+		out[i++] = (uint64_t)v->valuedouble;
+	}
+	return true;
+}
+
+/*
+ * MistralLarge4TextConfig (modeling_mistral_large4.py MistralLarge4TextAttention, MistralLarge4TextIndexer): the MLA
+ * row above with, per layer, RoPE or none (no_rope_layers: 1 RoPE, 0 NoPE; by default every
+ * no_rope_layer_interval-th (4) layer is NoPE) and its own latent or an earlier layer's (kv_source_layers: a layer
+ * whose entry is its own index caches its latent; one pointing at an earlier layer of the same kind reuses that cache
+ * and has no kv_a_proj_with_mqa or kv_a_layernorm). kv_a_proj_with_mqa is hidden -> kv_lora_rank + qk_rope_head_dim
+ * (NoPE: kv_lora_rank; attention_bias adds its bias), kv_b_proj kv_lora_rank -> heads x (qk_nope + v) (NoPE: heads x
+ * (qk_nope + qk_rope + v)); every layer has q_proj (hidden -> heads x (qk_nope + qk_rope)), o_proj and a
+ * softmax_scaling (scale and bias per head). The indexer of each "full" layer of indexer_types: wq_b from the hidden
+ * states (after q_input_norm, a LayerNorm of hidden with bias), wk, k_norm, weights_proj and its own
+ * softmax_scaling; the rotary embedding's learned alpha (qk_rope_head_dim / 2 values). The experts' count is
+ * num_experts, else num_local_experts, else n_routed_experts (the config's order of precedence). Cache (transformers
+ * 5.24's DynamicIndexedLayer): per layer with a latent of its own kv_lora_rank + qk_rope_head_dim values a token
+ * (NoPE: kv_lora_rank), and per layer with an indexer (KV-sharing ones too) index_head_dim. Worked example
+ * (tests/ref/hf, mistral_large4-default): 1,051,822,421,536 parameters.
+ */
+void mpm_read_mistral_large4_text(hf_ctx *c, mp_model *m)
+{
+	uint64_t rope[MP_MAX_LAYERS], src[MP_MAX_LAYERS], every, n, r_own = 0, n_own = 0, r_all = 0, n_all = 0, il, h;
+	const char *a = "layers.{i}.self_attn";
+
+	mpm_read_mla(c, m);
+	if (c->st != MP_OK)
+		return;
+	m->num_experts = hf_get_u64(c, KEYS("num_experts", "num_local_experts", "n_routed_experts"), 128);
+	m->q_lora_rank = 0; /* MistralLarge4TextConfig has no query LoRA (a q_lora_rank key builds nothing) */
+	m->final_logit_softcapping = hf_get_double(c, c->cfg, "final_logit_softcapping", 30.0) > 0;
+	n = m->num_layers;
+	h = m->hidden_size;
+	if (n == 0 || n > MP_MAX_LAYERS)
+		return;
+	if (hf_has(c, "no_rope_layers")) {
+		if (!layer_ints(c, "no_rope_layers", n, false, 0,
+		                "no_rope_layers must give at least one entry per layer (1: RoPE, 0: NoPE)", rope))
+			return;
+	} else {
+		every = hf_get_u64(c, KEYS("no_rope_layer_interval"), 4);
+		if (c->st == MP_OK && every == 0) {
+			hf_fail_key(c, "no_rope_layer_interval", "no_rope_layer_interval must be at least 1");
+			return;
+		}
+		for (uint64_t i = 0; i < n; i++)
+			rope[i] = (i + 1) % every != 0;
+	}
+	if (hf_has(c, "kv_source_layers")) {
+		if (!layer_ints(c, "kv_source_layers", n, true, n,
+		                "kv_source_layers must give one layer index per layer (num_hidden_layers)", src))
+			return;
+	} else {
+		for (uint64_t i = 0; i < n; i++)
+			src[i] = i;
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		bool shared = src[i] != i;
+
+		if (src[i] > i || src[src[i]] != src[i] || (shared && (rope[i] != 0) != (rope[src[i]] != 0))) {
+			hf_fail_key(c, "kv_source_layers",
+			            "each layer must share the latent KV of an earlier layer that owns its cache and has the same "
+			            "RoPE kind (no_rope_layers), or its own (MistralLarge4TextConfig)");
+			return;
+		}
+		r_all += rope[i] != 0;
+		n_all += rope[i] == 0;
+		r_own += !shared && rope[i] != 0;
+		n_own += !shared && rope[i] == 0;
+	}
+	m->no_kv_layers = n - r_own - n_own;
+	m->mla_nope_layers = n_own;
+	{
+		uint64_t kv = m->kv_lora_rank, rk = m->qk_rope_head_dim, hs = m->num_heads;
+		uint64_t kvb = hf_mul(c, hs, m->qk_nope_head_dim + m->v_head_dim, "num_attention_heads");
+		uint64_t kvb_nope = hf_mul(c, hs, m->qk_nope_head_dim + rk + m->v_head_dim, "num_attention_heads");
+
+		hf_tensor(m, MP_ROOT_DECODER, a, "kv_a_proj_with_mqa.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_KV_A,
+		          false, kv + rk, h, r_own);
+		hf_tensor(m, MP_ROOT_DECODER, a, "kv_a_proj_with_mqa.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_KV_A,
+		          false, kv, h, n_own);
+		if (m->qkv_bias) {
+			hf_tensor(m, MP_ROOT_DECODER, a, "kv_a_proj_with_mqa.bias", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE,
+			          true, 1, kv + rk, r_own);
+			hf_tensor(m, MP_ROOT_DECODER, a, "kv_a_proj_with_mqa.bias", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE,
+			          true, 1, kv, n_own);
+		}
+		hf_tensor(m, MP_ROOT_DECODER, a, "kv_a_layernorm.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          kv, r_own + n_own);
+		hf_tensor(m, MP_ROOT_DECODER, a, "kv_b_proj.weight", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_KV_B, false, kvb,
+		          kv, r_all);
+		hf_tensor(m, MP_ROOT_DECODER, a, "kv_b_proj.weight", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_KV_B, false,
+		          kvb_nope, kv, n_all);
+		hf_tensor(m, MP_ROOT_DECODER, a, "softmax_scaling.scale", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1,
+		          hs, n);
+		hf_tensor(m, MP_ROOT_DECODER, a, "softmax_scaling.bias", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1,
+		          hs, n);
+		hf_tensor(m, MP_ROOT_DECODER, NULL, "rotary_emb.alpha", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          (rk + 1) / 2, 1);
+	}
+	il = m->indexer_head_dim ? mp_model_indexer_layers(m) : 0;
+	if (il) {
+		uint64_t ih = m->indexer_heads;
+
+		hf_tensor(m, MP_ROOT_DECODER, a, "indexer.wq_b.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_INDEXER_Q,
+		          false, hf_mul(c, ih, m->indexer_head_dim, "index_n_heads"), h, il);
+		hf_tensor(m, MP_ROOT_DECODER, a, "indexer.q_input_norm.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE,
+		          true, 1, h, il);
+		hf_tensor(m, MP_ROOT_DECODER, a, "indexer.q_input_norm.bias", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE,
+		          true, 1, h, il);
+		hf_tensor(m, MP_ROOT_DECODER, a, "indexer.softmax_scaling.scale", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE,
+		          true, 1, ih, il);
+		hf_tensor(m, MP_ROOT_DECODER, a, "indexer.softmax_scaling.bias", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE,
+		          true, 1, ih, il);
+	}
+}
+
+/* The attention widths of one kind of dots.llm3 layer (Dots3NoteTextConfig's per_layer_config view). */
+typedef struct dots3_attn {
+	uint64_t heads, kv_heads, q_lora, kv_lora, nope, rope, v, head_dim;
+} dots3_attn;
+
+/* The widths of a layer: base, with the members of the override object o (NULL: none) in their place; false and a
+ * 422 naming key when one is not a whole number from 1 to 2^20 (qk_rope_head_dim: from 0). */
+static bool dots3_widths(hf_ctx *c, const cJSON *o, const char *key, const dots3_attn *base, dots3_attn *out)
+{
+	static const char *const names[] = {"num_attention_heads", "num_key_value_heads", "q_lora_rank", "kv_lora_rank",
+	                                    "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "head_dim"};
+	uint64_t *f = &out->heads;
+	const cJSON *v;
+
+	*out = *base;
+	cJSON_ArrayForEach(v, o)
+	{
+		size_t k = 0;
+
+		while (k < 8 && strcmp(v->string, names[k]) != 0)
+			k++;
+		if (k == 8 || !cJSON_IsNumber(v) || v->valuedouble < (k == 5 ? 0 : 1) || v->valuedouble > (double)(1u << 20) ||
+		    v->valuedouble != (double)(uint64_t)v->valuedouble) {
+			hf_fail_key(c, key, "per-layer attention overrides must be whole numbers (num_attention_heads, "
+			                    "num_key_value_heads, q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, "
+			                    "v_head_dim, head_dim), from 1 to 2^20");
+			return false;
+		}
+		f[k] = (uint64_t)v->valuedouble;
+	}
+	return true;
+}
+
+/* One kind's attention tensors (count layers of widths a) into m's inventory. */
+static void dots3_attention(hf_ctx *c, mp_model *m, const dots3_attn *a, uint64_t count)
+{
+	const char *p = "layers.{i}.self_attn";
+	uint64_t h = m->hidden_size, qk = a->nope + a->rope;
+
+	hf_tensor(m, MP_ROOT_DECODER, p, "q_a_proj.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_Q_A, false, a->q_lora, h,
+	          count);
+	hf_tensor(m, MP_ROOT_DECODER, p, "q_a_layernorm.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+	          a->q_lora, count);
+	hf_tensor(m, MP_ROOT_DECODER, p, "q_b_proj.weight", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_Q_B, false,
+	          hf_mul(c, a->heads, qk, "num_attention_heads"), a->q_lora, count);
+	hf_tensor(m, MP_ROOT_DECODER, p, "kv_a_proj_with_mqa.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_KV_A, false,
+	          a->kv_lora + a->rope, h, count);
+	hf_tensor(m, MP_ROOT_DECODER, p, "kv_a_layernorm.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+	          a->kv_lora, count);
+	hf_tensor(m, MP_ROOT_DECODER, p, "kv_b_proj.weight", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_KV_B, false,
+	          hf_mul(c, a->heads, a->nope + a->v, "num_attention_heads"), a->kv_lora, count);
+	hf_tensor(m, MP_ROOT_DECODER, p, "o_proj.weight", MP_TK_ATTENTION, MP_SPLIT_COLS, MP_STEP_O, false, h,
+	          hf_mul(c, a->heads, a->v, "num_attention_heads"), count);
+	if (m->qkv_bias) {
+		hf_tensor(m, MP_ROOT_DECODER, p, "q_a_proj.bias", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          a->q_lora, count);
+		hf_tensor(m, MP_ROOT_DECODER, p, "kv_a_proj_with_mqa.bias", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, true,
+		          1, a->kv_lora + a->rope, count);
+		hf_tensor(m, MP_ROOT_DECODER, p, "o_proj.bias", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, count);
+	}
+	hf_tensor(m, MP_ROOT_DECODER, p, "k_rope_only_layernorm.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, true,
+	          1, a->rope, count);
+	hf_tensor(m, MP_ROOT_DECODER, p, "g_proj.weight", MP_TK_ATTENTION, MP_SPLIT_ROWS, MP_STEP_QKV, false, a->heads, h,
+	          count);
+}
+
+/*
+ * Dots3NoteTextConfig (modeling_dots3_note.py Dots3NoteTextAttention, Dots3NoteTextIndexer, Dots3NoteTextMoE): the
+ * MLA row above for the layers of every kind, each with its own widths. layer_types (absent: layers 0, 1 and every
+ * i % 4 == 1 "indexed_attention", or "full_attention" with use_dsa false; the others "sliding_attention", or none
+ * with use_sliding_window false; use_dsa swaps the two full kinds of a given list unless per_layer_config is given).
+ * The sliding layers' widths: per_layer_config's overrides of the global ones when the config gives it, else the
+ * swa_* keys (64 heads, q_lora 1024, kv_lora 1024, qk_nope 192, v 128, head_dim 256, qk_rope head_dim - qk_nope).
+ * Every layer: q_a_proj, q_a_layernorm, q_b_proj (heads x (nope + rope)), kv_a_proj_with_mqa (kv_lora + rope),
+ * kv_a_layernorm, kv_b_proj (heads x (nope + v)), o_proj (attention_bias on q_a, kv_a and o), k_rope_only_layernorm
+ * (rope), g_proj (hidden -> heads); an indexed_attention layer DeepSeek-V3.2's indexer. The window: sliding_window,
+ * null or absent 512 (sliding_window_size). The MoE layers: mlp_layer_types, else first_k_dense_replace (1) and
+ * moe_layer_freq (1, or a list of flags); shared_experts of n_shared_experts x shared_experts_intermediate_size
+ * (moe_shared_expert_intermediate_size) 1536. Cache (transformers 5.24): a full layer's latent kv_lora + rope, a
+ * sliding layer's its own kind's over the window, and the indexer's keys in fp32 on every indexed layer.
+ * Worked example (tests/ref/hf, dots3_note_text-default): 279,551,718,016 parameters, as transformers counts.
+ */
+void mpm_read_dots3_note_text(hf_ctx *c, mp_model *m)
+{
+	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types"), *plc, *v, *ovr[MP_MAX_LAYERS];
+	uint8_t kind[MP_MAX_LAYERS]; /* 0 indexed, 1 full, 2 sliding */
+	dots3_attn g, swa, per[3], one;
+	bool seen[3] = {false, false, false}, dsa, use_dsa_key, sliding_on;
+	uint64_t n, count[3] = {0, 0, 0}, first, shared;
+
+	mpm_read_mla(c, m);
+	if (c->st != MP_OK)
+		return;
+	n = m->num_layers;
+	if (n == 0 || n > MP_MAX_LAYERS)
+		return;
+	plc = cJSON_GetObjectItemCaseSensitive(c->cfg, "per_layer_config");
+	if (plc && !cJSON_IsNull(plc) && !cJSON_IsObject(plc)) {
+		hf_fail_key(c, "per_layer_config", "per_layer_config must be an object of layer index -> overrides");
+		return;
+	}
+	if (!cJSON_IsObject(plc))
+		plc = NULL;
+	/* use_dsa: absent, true unless per_layer_config is given (then the list is taken as it is) */
+	use_dsa_key = hf_has(c, "use_dsa");
+	dsa = hf_get_bool(c, KEYS("use_dsa"), true);
+	sliding_on = hf_get_bool(c, KEYS("use_sliding_window"), true);
+	if (hf_is_null(c, "q_lora_rank")) {
+		hf_fail_key(c, "q_lora_rank", "Dots 3 Note requires q_lora_rank for its MLA queries (Dots3NoteTextConfig)");
+		return;
+	}
+	if (cJSON_IsArray(lt)) {
+		uint64_t i = 0;
+
+		if ((uint64_t)cJSON_GetArraySize(lt) != n) {
+			hf_fail_key(c, "layer_types", "layer_types must have one entry per layer (num_hidden_layers)");
+			return;
+		}
+		cJSON_ArrayForEach(v, lt)
+		{
+			const char *s = cJSON_IsString(v) ? v->valuestring : "";
+
+			kind[i] = strcmp(s, "indexed_attention") == 0 ? 0
+			          : strcmp(s, "full_attention") == 0  ? 1
+			          : strcmp(s, "sliding_attention") == 0 ? 2
+			                                               : 3;
+			if (kind[i] == 3) {
+				hf_fail_key(c, "layer_types", "layer_types entries must be \"indexed_attention\", \"full_attention\" "
+				                              "or \"sliding_attention\"");
+				return;
+			}
+			if ((use_dsa_key || plc == NULL) && kind[i] < 2)
+				kind[i] = dsa ? 0 : 1;
+			i++;
+		}
+	} else {
+		for (uint64_t i = 0; i < n; i++)
+			kind[i] = !sliding_on || i < 2 || i % 4 == 1 ? (dsa ? 0 : 1) : 2;
+	}
+	g = (dots3_attn){m->num_heads, m->num_kv_heads, m->q_lora_rank, m->kv_lora_rank, m->qk_nope_head_dim,
+	                 m->qk_rope_head_dim, m->v_head_dim, hf_get_u64(c, KEYS("head_dim"), 256)};
+	swa.heads = hf_get_u64(c, KEYS("swa_num_attention_heads"), 64);
+	swa.kv_heads = hf_get_u64(c, KEYS("swa_num_key_value_heads"), 64);
+	swa.q_lora = hf_get_u64(c, KEYS("swa_q_lora_rank"), 1024);
+	swa.kv_lora = hf_get_u64(c, KEYS("swa_kv_lora_rank"), 1024);
+	swa.head_dim = hf_get_u64(c, KEYS("swa_head_dim"), 256);
+	swa.nope = hf_get_u64(c, KEYS("swa_qk_nope_head_dim"), 192);
+	swa.v = hf_get_u64(c, KEYS("swa_v_head_dim"), 128);
+	swa.rope = hf_has(c, "swa_qk_rope_head_dim") ? hf_get_u64(c, KEYS("swa_qk_rope_head_dim"), 64)
+	                                               : (swa.head_dim > swa.nope ? swa.head_dim - swa.nope : 0);
+	if (c->st != MP_OK)
+		return;
+	memset(ovr, 0, sizeof(ovr));
+	cJSON_ArrayForEach(v, plc)
+	{
+		/* keys are layer indices, "2" or zero-padded "02" as to_dict writes them */
+		char *end;
+		unsigned long long i = strtoull(v->string, &end, 10);
+
+		if (v->string[0] < '0' || v->string[0] > '9' || *end || i >= n || !cJSON_IsObject(v)) {
+			hf_fail_key(c, "per_layer_config", "per_layer_config keys must be layer indices below num_hidden_layers, "
+			                                   "each an object of overrides");
+			return;
+		}
+		ovr[i] = v;
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		if (plc) {
+			if (!dots3_widths(c, ovr[i], "per_layer_config", &g, &one))
+				return;
+		} else {
+			one = kind[i] == 2 ? swa : g;
+		}
+		if (seen[kind[i]] && memcmp(&one, &per[kind[i]], sizeof(one)) != 0) {
+			hf_fail_key(c, "per_layer_config", "every layer of a kind (layer_types) must have the same attention "
+			                                   "widths (Dots3NoteTextConfig reads them per kind)");
+			return;
+		}
+		per[kind[i]] = one;
+		seen[kind[i]] = true;
+		count[kind[i]]++;
+	}
+	for (int k = 0; k < 3; k++) {
+		if (!seen[k])
+			continue;
+		if (per[k].kv_heads != per[k].heads) {
+			hf_fail_key(c, k == 2 && !plc ? "swa_num_key_value_heads" : "num_key_value_heads",
+			            "num_key_value_heads must match num_attention_heads (Dots3NoteTextConfig)");
+			return;
+		}
+		if (k == 0 && per[k].rope > m->indexer_head_dim) {
+			hf_fail_key(c, "qk_rope_head_dim", "qk_rope_head_dim must not exceed index_head_dim");
+			return;
+		}
+		if (k == 2 && per[k].head_dim != per[k].nope + per[k].rope) {
+			hf_fail_key(c, plc ? "per_layer_config" : "swa_head_dim",
+			            "the sliding layers' head_dim must equal qk_nope_head_dim + qk_rope_head_dim");
+			return;
+		}
+		dots3_attention(c, m, &per[k], count[k]);
+	}
+	/* the model's widths: the full layers' (the sliding ones' when every layer slides) */
+	one = seen[0] ? per[0] : seen[1] ? per[1] : per[2];
+	m->num_heads = m->num_kv_heads = one.heads;
+	m->q_lora_rank = one.q_lora;
+	m->kv_lora_rank = one.kv_lora;
+	m->qk_nope_head_dim = one.nope;
+	m->qk_rope_head_dim = one.rope;
+	m->v_head_dim = one.v;
+	m->head_dim = one.nope + one.rope;
+	m->indexer_layers = count[0];
+	if (count[0] == 0)
+		m->indexer_head_dim = 0;
+	m->indexer_keys_fp32 = true;
+	if (count[2]) {
+		m->sliding_window = hf_is_null(c, "sliding_window") || !hf_has(c, "sliding_window")
+		                        ? hf_get_u64(c, KEYS("sliding_window_size"), 512)
+		                        : hf_get_u64(c, KEYS("sliding_window"), 512);
+		m->sliding_window_layers = count[2];
+		m->mla_window_latent = per[2].kv_lora + per[2].rope;
+	}
+	m->rotary_buffer_sets = (uint32_t)(seen[0] + seen[1] + seen[2]);
+	/* the MoE layers: mlp_layer_types, else first_k_dense_replace and moe_layer_freq */
+	if (!hf_has(c, "mlp_layer_types") && hf_has(c, "moe_layer_freq")) {
+		const cJSON *f = cJSON_GetObjectItemCaseSensitive(c->cfg, "moe_layer_freq");
+		uint64_t every = cJSON_IsNumber(f) ? hf_get_u64(c, KEYS("moe_layer_freq"), 1) : 0;
+
+		first = m->first_dense_layers;
+		if (cJSON_IsArray(f) ? (uint64_t)cJSON_GetArraySize(f) < n : every == 0) {
+			hf_fail_key(c, "moe_layer_freq", "moe_layer_freq must be a positive number or a flag per layer");
+			return;
+		}
+		m->first_dense_layers = 0;
+		for (uint64_t i = 0; i < n; i++) {
+			bool moe = i >= first && (cJSON_IsArray(f) ? cJSON_IsTrue(cJSON_GetArrayItem(f, (int)i)) ||
+			                                                 (cJSON_IsNumber(cJSON_GetArrayItem(f, (int)i)) &&
+			                                                  cJSON_GetArrayItem(f, (int)i)->valuedouble != 0)
+			                                           : i % every == 0);
+
+			if (!moe)
+				m->dense_layer_mask[i / 8] |= (uint8_t)(1u << (i % 8));
+		}
+	}
+	shared = m->num_shared_experts;
+	if (c->st == MP_OK && shared == 0) {
+		hf_fail_key(c, "n_shared_experts", "Dots 3 Note requires at least one shared expert");
+		return;
+	}
+	m->shared_expert_intermediate_size =
+	    hf_mul(c, shared,
+	           hf_get_u64(c, KEYS("moe_shared_expert_intermediate_size", "shared_experts_intermediate_size"), 1536),
+	           "shared_experts_intermediate_size");
 }
 
 /* ----- GQA decoders with experts ------------------------------------------------------------------------------- */

@@ -473,3 +473,18 @@ const mp_names mpm_names_jetmoe = {MP_NAMES_LLAMA_FIELDS,
  * (input_layernorm.norm; its gate MLP and the post-attention norms are the reader's). */
 const mp_names mpm_names_axk2 = {MP_NAMES_LLAMA_FIELDS, .q_b = {NULL, NULL},
                                  .norms = {{"input_layernorm.norm.weight", NULL}}};
+
+/* Muse Spark (modeling_muse_spark.py): input_layernorm, pre_feedforward_layernorm and post_feedforward_layernorm (its
+ * post_attention_layernorm has no weight). */
+const mp_names mpm_names_muse_spark = {
+    MP_NAMES_LLAMA_FIELDS,
+    .norms = {{"input_layernorm.weight", NULL},
+              {"pre_feedforward_layernorm.weight", NULL},
+              {"post_feedforward_layernorm.weight", NULL}}};
+
+/* ZAYA (modeling_zaya.py): q and k under self_attn.qkv_proj, V in halves and the router the reader's own. */
+const mp_names mpm_names_zaya = {MP_NAMES_LLAMA_FIELDS,
+                                 .q = {"qkv_proj.q_proj.weight", "qkv_proj.q_proj.bias"},
+                                 .k = {"qkv_proj.k_proj.weight", "qkv_proj.k_proj.bias"},
+                                 .v = {NULL, NULL},
+                                 .router = {NULL, NULL}};

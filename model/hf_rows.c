@@ -197,3 +197,119 @@ void mpm_read_apertus1p5_text(hf_ctx *c, mp_model *m)
 	          m->hidden_size, 1);
 	c->names = &mpm_names_apertus_pruned;
 }
+
+/*
+ * MuseGlimmerTextConfig (the decoder of Muse Glimmer; modeling_muse_glimmer.py MuseGlimmerTextModel): vocab 202048,
+ * hidden 6656, gated MLP 19968, 52 layers, 32 heads, 2 KV heads, head_dim 128, 131072 positions, untied;
+ * attention_bias on q, k, v and o; a gate_proj of heads x head_dim beside q (no bias), q/k norms without weights;
+ * four norms per layer (input, post_attention, pre_ and post_feedforward); a sliding_window of 2048 on the layers
+ * layer_types names, by default every layer but those with (num_hidden_layers - 1 - i) % 4 == 0 (the NoPE layers,
+ * full attention). The embedding's norm and the qk norms carry no weights.
+ */
+void mpm_read_muse_glimmer_text(hf_ctx *c, mp_model *m)
+{
+	static const mpm_dense d = {.vocab_size = 202048,
+	                            .hidden_size = 6656,
+	                            .intermediate_size = 19968,
+	                            .num_layers = 52,
+	                            .num_heads = 32,
+	                            .num_kv_heads = 2,
+	                            .head_dim = 128,
+	                            .max_positions = 131072,
+	                            .sliding_window = 2048,
+	                            .window_rule = MPM_WINDOW_PATTERN_LAST,
+	                            .window_pattern = 4,
+	                            .norms = 4,
+	                            .modules = MPM_ATTENTION_BIAS | MPM_HEADS_DIVIDE_HIDDEN};
+
+	mpm_read_dense(c, &d, m);
+	if (c->st != MP_OK)
+		return;
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.self_attn", "gate_proj.weight", MP_TK_ATTENTION, MP_SPLIT_ROWS,
+	          MP_STEP_QKV, false, hf_mul(c, m->num_heads, m->head_dim, "head_dim"), m->hidden_size, m->num_layers);
+}
+
+/*
+ * MuseSparkTextConfig (the decoder of Muse Spark; modeling_muse_spark.py MuseSparkTextModel): Muse Glimmer's attention
+ * (q, k, v, o with attention_bias, a gate_proj of heads x head_dim, weightless q/k norms; the same sliding layers,
+ * window 2048) with vocab 202048, hidden 8192, 62 layers, 128 heads of 64, 16 KV heads, 1048576 positions, untied;
+ * three norms with weights per layer (names mpm_names_muse_spark) and two residual gates (post_attention_ and
+ * post_feedforward_residual_gate.gate [hidden], fp32); per mlp_layer_types entry a dense gated MLP of
+ * intermediate_size 16384 ("dense") or the MoE ("sparse", the default): a sigmoid router over num_local_experts 256
+ * from hidden (its e_score_correction_bias a buffer), top num_experts_per_tok 8, pre_expert_proj to moe_hidden_size
+ * 4096 and its pre_expert_norm, the routed experts at that width (gate_up and down of moe_intermediate_size 4096), the
+ * experts' post_expert_norm, post_expert_proj back to hidden.
+ */
+void mpm_read_muse_spark_text(hf_ctx *c, mp_model *m)
+{
+	static const mpm_dense d = {.vocab_size = 202048,
+	                            .hidden_size = 8192,
+	                            .intermediate_size = 16384,
+	                            .num_layers = 62,
+	                            .num_heads = 128,
+	                            .num_kv_heads = 16,
+	                            .head_dim = 64,
+	                            .max_positions = 1048576,
+	                            .sliding_window = 2048,
+	                            .window_rule = MPM_WINDOW_PATTERN_LAST,
+	                            .window_pattern = 4,
+	                            .norms = 3,
+	                            .experts = 256,
+	                            .modules = MPM_ATTENTION_BIAS | MPM_HEADS_DIVIDE_HIDDEN};
+	const cJSON *types = cJSON_GetObjectItemCaseSensitive(c->cfg, "mlp_layer_types"), *v;
+	uint64_t L, lat, moe = 0, i = 0;
+
+	mpm_read_dense(c, &d, m);
+	/* the row's experts made intermediate_size theirs: here it is the dense layers' MLP, the experts have their own */
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 16384);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 8);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 4096);
+	lat = hf_get_u64(c, KEYS("moe_hidden_size"), 4096);
+	m->router_correction_buffer = true;
+	if (c->st != MP_OK)
+		return;
+	L = m->num_layers;
+	if (lat == 0 || lat > (UINT64_C(1) << 24)) {
+		hf_fail_key(c, "moe_hidden_size", "moe_hidden_size must be from 1 to 2^24 (the width the experts run at)");
+		return;
+	}
+	m->moe_latent_size = lat;
+	if (cJSON_IsArray(types)) {
+		if ((uint64_t)cJSON_GetArraySize(types) != L) {
+			hf_fail_key(c, "mlp_layer_types", "mlp_layer_types must have one entry per layer (num_hidden_layers)");
+			return;
+		}
+		cJSON_ArrayForEach(v, types)
+		{
+			bool dense = cJSON_IsString(v) && strcmp(v->valuestring, "dense") == 0;
+
+			if (!dense && !(cJSON_IsString(v) && strcmp(v->valuestring, "sparse") == 0)) {
+				hf_fail_key(c, "mlp_layer_types", "mlp_layer_types entries must be \"dense\" or \"sparse\"");
+				return;
+			}
+			if (dense)
+				m->dense_layer_mask[i / 8] |= (uint8_t)(1u << (i % 8));
+			moe += !dense;
+			i++;
+		}
+	} else if (types && !cJSON_IsNull(types)) {
+		hf_fail_key(c, "mlp_layer_types", "mlp_layer_types must be a list of \"dense\" and \"sparse\"");
+		return;
+	} else {
+		moe = L;
+	}
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.self_attn", "gate_proj.weight", MP_TK_ATTENTION, MP_SPLIT_ROWS,
+	          MP_STEP_QKV, false, hf_mul(c, m->num_heads, m->head_dim, "head_dim"), m->hidden_size, L);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.post_attention_residual_gate", "gate", MP_TK_NORM, MP_SPLIT_NONE,
+	          MP_STEP_NONE, true, 1, m->hidden_size, L);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.post_feedforward_residual_gate", "gate", MP_TK_NORM, MP_SPLIT_NONE,
+	          MP_STEP_NONE, true, 1, m->hidden_size, L);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.mlp", "pre_expert_proj.weight", MP_TK_SHARED_EXPERT, MP_SPLIT_NONE,
+	          MP_STEP_EXTRA, false, lat, m->hidden_size, moe);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.mlp", "pre_expert_norm.weight", MP_TK_SHARED_EXPERT, MP_SPLIT_NONE,
+	          MP_STEP_NONE, true, 1, lat, moe);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.mlp", "experts.post_expert_norm.weight", MP_TK_SHARED_EXPERT,
+	          MP_SPLIT_NONE, MP_STEP_NONE, true, 1, lat, moe);
+	hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.mlp", "post_expert_proj.weight", MP_TK_SHARED_EXPERT, MP_SPLIT_NONE,
+	          MP_STEP_EXTRA, false, m->hidden_size, lat, moe);
+}

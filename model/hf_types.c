@@ -61,6 +61,10 @@ static void dense_window_layers(hf_ctx *c, const mpm_dense *d, mp_model *m)
 		sliding = d->window_pattern ? L - (L + d->window_pattern - 1) / d->window_pattern : L;
 		why = "the layers i with i % 4 != 0 are sliding_attention";
 		break;
+	case MPM_WINDOW_PATTERN_LAST: /* MuseGlimmerTextConfig: layer i is full when (L - 1 - i) % pattern == 0 */
+		sliding = d->window_pattern ? L - (L + d->window_pattern - 1) / d->window_pattern : L;
+		why = "the layers i with (num_hidden_layers - 1 - i) % 4 != 0 are sliding_attention";
+		break;
 	case MPM_WINDOW_NOPE: {
 		/* SmolLM3Config: with use_sliding_window and a window, the layers without RoPE slide */
 		const cJSON *nope = cJSON_GetObjectItemCaseSensitive(c->cfg, "no_rope_layers"), *v;

@@ -171,6 +171,10 @@ static const wrap_row wraps[] = {
     {"llava", "llama", "clip_vision_model", false, true, false, 1024, 4096, 24, 336, 14, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL, false},
     /* Mistral3Config: MistralConfig + PixtralVisionConfig(1024, 4096, 24 layers, 1540 px, 14 px patches); tied */
     {"mistral3", "mistral", "pixtral", true, false, false, 1024, 4096, 24, 1540, 14, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL, false},
+    /* MistralLarge4Config: Mistral Large 4's decoder and Pixtral (its SubConfigSpec: 2048 wide, MLP 6144, 30 layers,
+     * 1540 px, 14 px patches), Mistral 3's projector, untied */
+    {"mistral_large4", "mistral_large4_text", "pixtral", false, false, false, 2048, 6144, 30, 1540, 14, WRAP_PROJ_TOWER,
+     false, false, false, NULL, NULL, NULL, false},
     {"qwen2_vl", "qwen2_vl_text", "qwen2_vl_vision", false, true, true, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL, false},
     {"qwen2_5_vl", "qwen2_5_vl_text", "qwen2_5_vl_vision", false, true, true, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL, false},
     /* Qwen3VLConfig, Qwen3VLMoeConfig: no back-compat for a text_config's tie_word_embeddings */

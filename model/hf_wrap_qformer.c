@@ -11,6 +11,7 @@
 
 #include "hf_internal.h"
 #include "model.h"
+#include "mpm_types.h"
 
 /* A matrix out x in of a tower (no decoder step reads it), and its bias. */
 static void mat(mp_model *m, uint8_t root, const char *path, const char *leaf, mp_tensor_kind k, uint64_t out,
@@ -45,6 +46,7 @@ static void vec(mp_model *m, uint8_t root, const char *path, const char *leaf, m
  * m->json_pointer and m->model_type back to the wrapper's. False (c->st set) when the decoder is not one memplan reads.
  */
 static bool read_text_as(hf_ctx *c, const char *dflt, const char *own, bool required, mp_model *m);
+static bool read_text_key(hf_ctx *c, const char *key, const char *dflt, const char *own, bool required, mp_model *m);
 
 static bool read_text(hf_ctx *c, const char *dflt, bool required, mp_model *m)
 {
@@ -55,25 +57,31 @@ static bool read_text(hf_ctx *c, const char *dflt, bool required, mp_model *m)
  * read as dflt. */
 static bool read_text_as(hf_ctx *c, const char *dflt, const char *own, bool required, mp_model *m)
 {
-	const cJSON *tc = cJSON_GetObjectItemCaseSensitive(c->cfg, "text_config"), *tt;
+	return read_text_key(c, "text_config", dflt, own, required, m);
+}
+
+/* read_text_as, the decoder's config under `key` (a wrapper's older spelling of text_config: llm_config). */
+static bool read_text_key(hf_ctx *c, const char *key, const char *dflt, const char *own, bool required, mp_model *m)
+{
+	const cJSON *tc = cJSON_GetObjectItemCaseSensitive(c->cfg, key), *tt;
 	char pointer[MP_POINTER_MAX], wrapper[sizeof(m->model_type)];
 	hf_ctx t;
 
 	snprintf(wrapper, sizeof(wrapper), "%s", m->model_type);
 	if (tc && !cJSON_IsNull(tc) && !cJSON_IsObject(tc)) {
-		hf_fail_key(c, "text_config", "text_config must be an object (the decoder's config)");
+		hf_fail_key(c, key, "text_config must be an object (the decoder's config)");
 		return false;
 	}
 	if (!cJSON_IsObject(tc) && required) {
 		char msg[200];
 
-		snprintf(msg, sizeof(msg), "text_config is required: %s's defaults for its decoder are not %s's class "
+		snprintf(msg, sizeof(msg), "%s is required: %s's defaults for its decoder are not %s's class "
 		                           "defaults, which memplan would take",
-		         wrapper, dflt);
-		hf_fail_key(c, "text_config", msg);
+		         key, wrapper, dflt);
+		hf_fail_key(c, key, msg);
 		return false;
 	}
-	snprintf(pointer, sizeof(pointer), "%s%s", c->pointer, cJSON_IsObject(tc) ? "/text_config" : "");
+	snprintf(pointer, sizeof(pointer), "%s%s%s", c->pointer, cJSON_IsObject(tc) ? "/" : "", cJSON_IsObject(tc) ? key : "");
 	t = (hf_ctx){cJSON_IsObject(tc) ? tc : NULL, pointer, c->err, c->st, NULL, NULL, c->decode_type};
 	tt = t.cfg ? cJSON_GetObjectItemCaseSensitive(t.cfg, "model_type") : NULL;
 	if (!t.decode_type(&t, cJSON_IsString(tt) && !(own && strcmp(tt->valuestring, own) == 0) ? tt->valuestring : dflt,
@@ -522,14 +530,24 @@ void mpm_read_got_ocr2(hf_ctx *c, mp_model *m)
 /* ----- DeepSeek-VL hybrid ------------------------------------------------------------------------------------------- */
 
 
+/* A SigLIP tower's configuration class: its model_type and defaults. */
+typedef struct siglip_spec {
+	const char *model_type;	/* the vision_config's model_type it takes */
+	uint64_t hidden, intermediate, layers, heads, image, patch;
+	bool head_key;		/* vision_use_head says whether the attention-pooling head is built (else always) */
+} siglip_spec;
+
+/* SiglipVisionConfig: hidden 768, MLP 3072, 12 layers, 12 heads, 224 px images of 16 px patches, vision_use_head */
+static const siglip_spec siglip_class = {"siglip_vision_model", 768, 3072, 12, 12, 224, 16, true};
+
 /*
- * SiglipVisionModel (SiglipVisionConfig: hidden 768, MLP 3072, 12 layers, 12 heads, 224 px images of 16 px patches,
- * vision_use_head True) as planner/vision.c's SigLIP tower under tower_root, with no projector of its kind (the
- * wrapper lists its own). Returns the tower's width (0 on error).
+ * SiglipVisionModel (SiglipVisionConfig, or a class built as it: sp) as planner/vision.c's SigLIP tower under
+ * tower_root, with no projector of its kind (the wrapper lists its own). Returns the tower's width (0 on error).
  */
-static uint64_t siglip_tower(hf_ctx *c, mp_model *m, const char *tower_root, const char *projector_root)
+static uint64_t siglip_tower_of(hf_ctx *c, const siglip_spec *sp, mp_model *m, const char *tower_root,
+                                const char *projector_root)
 {
-	char pointer[MP_POINTER_MAX];
+	char pointer[MP_POINTER_MAX], msg[160];
 	hf_ctx v;
 	const cJSON *mt;
 	mp_vision *t = &m->vision;
@@ -538,19 +556,21 @@ static uint64_t siglip_tower(hf_ctx *c, mp_model *m, const char *tower_root, con
 	if (!hf_sub_config(c, "vision_config", pointer, sizeof(pointer), &v))
 		return 0;
 	mt = v.cfg ? cJSON_GetObjectItemCaseSensitive(v.cfg, "model_type") : NULL;
-	if (mt && !cJSON_IsNull(mt) && !(cJSON_IsString(mt) && strcmp(mt->valuestring, "siglip_vision_model") == 0))
-		hf_fail_key(&v, "model_type", "vision_config model_type must be siglip_vision_model (the SigLIP tower)");
-	h = hf_get_u64(&v, KEYS("hidden_size"), 768);
-	inter = hf_get_u64(&v, KEYS("intermediate_size"), 3072);
-	L = hf_get_u64(&v, KEYS("num_hidden_layers"), 12);
-	heads = hf_get_u64(&v, KEYS("num_attention_heads"), 12);
+	snprintf(msg, sizeof(msg), "vision_config model_type must be %s (the SigLIP tower)", sp->model_type);
+	if (mt && !cJSON_IsNull(mt) && !(cJSON_IsString(mt) && strcmp(mt->valuestring, sp->model_type) == 0))
+		hf_fail_key(&v, "model_type", msg);
+	h = hf_get_u64(&v, KEYS("hidden_size"), sp->hidden);
+	inter = hf_get_u64(&v, KEYS("intermediate_size"), sp->intermediate);
+	L = hf_get_u64(&v, KEYS("num_hidden_layers"), sp->layers);
+	heads = hf_get_u64(&v, KEYS("num_attention_heads"), sp->heads);
 	ch = hf_get_u64(&v, KEYS("num_channels"), 3);
-	image = hf_get_u64(&v, KEYS("image_size"), 224);
-	patch = hf_get_u64(&v, KEYS("patch_size"), 16);
-	t->map_head = hf_get_bool(&v, KEYS("vision_use_head"), true);
+	image = hf_get_u64(&v, KEYS("image_size"), sp->image);
+	patch = hf_get_u64(&v, KEYS("patch_size"), sp->patch);
+	t->map_head = sp->head_key ? hf_get_bool(&v, KEYS("vision_use_head"), true) : true;
 	if (v.st == MP_OK && (heads == 0 || h % heads != 0))
 		hf_fail_key(&v, "num_attention_heads",
-		            "hidden_size must be a multiple of num_attention_heads (SiglipAttention raises ValueError)");
+		            "hidden_size must be a multiple of num_attention_heads (SiglipAttention raises ValueError; "
+		            "the pooling head's nn.MultiheadAttention refuses it too)");
 	if (v.st == MP_OK && (h == 0 || h > (UINT64_C(1) << 20) || L == 0 || L > MP_MAX_LAYERS || inter == 0 ||
 	                      inter > (UINT64_C(1) << 24) || ch == 0 || ch > 256 || patch == 0 || patch > image ||
 	                      image > (UINT64_C(1) << 16)))
@@ -580,6 +600,12 @@ static uint64_t siglip_tower(hf_ctx *c, mp_model *m, const char *tower_root, con
 	t->merge = 1;
 	t->out_hidden = m->hidden_size;
 	return h;
+}
+
+/* The SigLIP tower of SiglipVisionConfig's defaults (siglip_tower_of). */
+static uint64_t siglip_tower(hf_ctx *c, mp_model *m, const char *tower_root, const char *projector_root)
+{
+	return siglip_tower_of(c, &siglip_class, m, tower_root, projector_root);
 }
 
 /*
@@ -1318,6 +1344,668 @@ void mpm_read_git(hf_ctx *c, mp_model *m)
 
 		hf_shape(m, MP_ROOT_PROJECTOR, NULL, "img_temporal_embedding.{i}", MP_TK_PROJECTOR, 0, te, 3, nimg);
 	}
+}
+
+/* ----- Nemotron 3 Nano Omni --------------------------------------------------------------------------------------- */
+
+/* x of a sub-config as a double in (lo, hi], else the 422 naming it (what: the rule, one clause). */
+static double ratio_in(hf_ctx *c, const char *key, double dflt, double lo, double hi, const char *what)
+{
+	double r = hf_get_double(c, c->cfg, key, dflt);
+
+	if (c->st == MP_OK && !(r > lo && r <= hi))
+		hf_fail_key(c, key, what);
+	return r;
+}
+
+/*
+ * RadioModel (modeling_radio.py; RadioConfig: hidden 1280, 32 layers of 16 heads, mlp_ratio 4.0, GELU MLP or, with
+ * use_swiglu_ffn, a biased SwiGLU, qkv_bias, 3 channels, 16 px patches, max_img_size 2048, 3 class tokens and 7
+ * registers, summary_idxs [0, 1]) under vision_model.: the CPE patch generator (patch_projection from channels x patch^2
+ * and, with video_temporal_patch_size T, video_patch_projection from T x that, both without bias; position_embedding
+ * [1, (max_img_size / patch)^2, hidden]; cls_register_token [cls + registers, hidden]); per block norm1 and norm2
+ * (LayerNorms), q, k, v (heads x head_dim, qkv_bias) and o_proj (always biased), layer_scale1 and layer_scale2
+ * (lambda1 [hidden]), the MLP (fc1 and fc2 of int(hidden x mlp_ratio), biased); summary_idxs an int64 buffer. The input
+ * conditioner's norm_mean and norm_std are made external by the wrapper (not in its state_dict). video: the wrapper's
+ * video_temporal_patch_size, which the tower's must equal (2 when vision_config is absent, else stated). Returns the
+ * tower's width (0 on error).
+ */
+static uint64_t radio_tower(hf_ctx *c, uint64_t video, mp_model *m)
+{
+	char pointer[MP_POINTER_MAX];
+	hf_ctx v;
+	uint64_t h, L, heads, hd, inter, ch, patch, maxi, cls, regs, n_sum, tv;
+	bool qkv_bias, swiglu;
+	double ratio;
+	const cJSON *si;
+	const char *lay = "encoder.layer.{i}", *attn = "encoder.layer.{i}.attention", *mlp = "encoder.layer.{i}.mlp";
+
+	if (!hf_sub_config(c, "vision_config", pointer, sizeof(pointer), &v))
+		return 0;
+	h = hf_get_u64(&v, KEYS("hidden_size"), 1280);
+	L = hf_get_u64(&v, KEYS("num_hidden_layers"), 32);
+	heads = hf_get_u64(&v, KEYS("num_attention_heads"), 16);
+	hd = heads ? hf_get_u64(&v, KEYS("head_dim"), h / heads) : 0;
+	ratio = ratio_in(&v, "mlp_ratio", 4.0, 0.0, 1024.0, "mlp_ratio must be above 0 and at most 1024");
+	ch = hf_get_u64(&v, KEYS("num_channels"), 3);
+	patch = hf_get_u64(&v, KEYS("patch_size"), 16);
+	maxi = hf_get_u64(&v, KEYS("max_img_size"), 2048);
+	cls = hf_get_u64(&v, KEYS("num_cls_tokens"), 3);
+	regs = hf_get_u64(&v, KEYS("num_registers"), 7);
+	qkv_bias = hf_get_bool(&v, KEYS("qkv_bias"), true);
+	swiglu = hf_get_bool(&v, KEYS("use_swiglu_ffn"), false);
+	/* absent from a vision_config that is given, it is None (RadioConfig's default; the wrapper's SubConfigSpec gives
+	 * 2 only to the vision_config it makes itself), which the wrapper's check refuses */
+	tv = v.cfg ? hf_get_u64(&v, KEYS("video_temporal_patch_size"), 0) : 2;
+	si = v.cfg ? cJSON_GetObjectItemCaseSensitive(v.cfg, "summary_idxs") : NULL;
+	n_sum = cJSON_IsArray(si) ? (uint64_t)cJSON_GetArraySize(si) : 2;
+	inter = (uint64_t)((double)h * ratio);
+	if (v.st == MP_OK && (h == 0 || h > (UINT64_C(1) << 20) || L == 0 || L > MP_MAX_LAYERS || heads == 0 ||
+	                      heads * hd == 0 || hd > (UINT64_C(1) << 16) || inter == 0 || inter > (UINT64_C(1) << 24) ||
+	                      ch == 0 || ch > 64 || patch == 0 || patch > maxi || maxi > (UINT64_C(1) << 16)))
+		hf_fail_key(&v, h == 0 || h > (UINT64_C(1) << 20) ? "hidden_size"
+		                : L == 0 || L > MP_MAX_LAYERS      ? "num_hidden_layers"
+		                : heads == 0 || heads * hd == 0 || hd > (UINT64_C(1) << 16) ? "num_attention_heads"
+		                : inter == 0 || inter > (UINT64_C(1) << 24)                 ? "mlp_ratio"
+		                : ch == 0 || ch > 64                                         ? "num_channels"
+		                                                                             : "patch_size",
+		            "the RADIO tower needs hidden_size from 1 to 2^20, 1 to 1024 layers, heads x head_dim above 0, "
+		            "int(hidden_size x mlp_ratio) from 1 to 2^24, 1 to 64 channels and a patch_size from 1 to "
+		            "max_img_size (at most 65536)");
+	if (v.st == MP_OK && tv != video)
+		hf_fail_key(&v, "video_temporal_patch_size",
+		            "video_temporal_patch_size must be given and equal the wrapper's (NemotronH_Omni_Reasoning_V3_"
+		            "Config.validate_architecture raises ValueError otherwise; a vision_config that leaves it out "
+		            "has None)");
+	c->st = v.st;
+	if (c->st != MP_OK)
+		return 0;
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "vision_model.");
+	{
+		uint64_t pos[3] = {1, (maxi / patch) * (maxi / patch), h}, tok[2] = {cls + regs, h}, idx[1] = {n_sum};
+
+		hf_shape(m, MP_ROOT_TOWER, NULL, "embeddings.position_embedding", MP_TK_VISION, 0, pos, 3, 1);
+		hf_shape(m, MP_ROOT_TOWER, NULL, "embeddings.cls_register_token", MP_TK_VISION, 0, tok, 2, 1);
+		hf_shape(m, MP_ROOT_TOWER, NULL, "summary_idxs", MP_TK_VISION, MP_TF_BUFFER | MP_TF_INT64, idx, 1, 1);
+	}
+	mat(m, MP_ROOT_TOWER, NULL, "embeddings.patch_projection.weight", MP_TK_VISION, h, ch * patch * patch, 1);
+	if (video)
+		mat(m, MP_ROOT_TOWER, NULL, "embeddings.video_patch_projection.weight", MP_TK_VISION, h,
+		    video * ch * patch * patch, 1);
+	LN(m, MP_ROOT_TOWER, lay, "norm1", MP_TK_VISION, h, L);
+	LIN(m, MP_ROOT_TOWER, attn, "q_proj", MP_TK_VISION, heads * hd, h, qkv_bias, L);
+	LIN(m, MP_ROOT_TOWER, attn, "k_proj", MP_TK_VISION, heads * hd, h, qkv_bias, L);
+	LIN(m, MP_ROOT_TOWER, attn, "v_proj", MP_TK_VISION, heads * hd, h, qkv_bias, L);
+	LIN(m, MP_ROOT_TOWER, attn, "o_proj", MP_TK_VISION, h, heads * hd, true, L);
+	vec(m, MP_ROOT_TOWER, lay, "layer_scale1.lambda1", MP_TK_VISION, h, L);
+	LN(m, MP_ROOT_TOWER, lay, "norm2", MP_TK_VISION, h, L);
+	if (swiglu) {
+		LIN(m, MP_ROOT_TOWER, mlp, "gate_proj", MP_TK_VISION, inter, h, true, L);
+		LIN(m, MP_ROOT_TOWER, mlp, "up_proj", MP_TK_VISION, inter, h, true, L);
+		LIN(m, MP_ROOT_TOWER, mlp, "down_proj", MP_TK_VISION, h, inter, true, L);
+	} else {
+		LIN(m, MP_ROOT_TOWER, mlp, "fc1", MP_TK_VISION, inter, h, true, L);
+		LIN(m, MP_ROOT_TOWER, mlp, "fc2", MP_TK_VISION, h, inter, true, L);
+	}
+	vec(m, MP_ROOT_TOWER, lay, "layer_scale2.lambda1", MP_TK_VISION, h, L);
+	return h;
+}
+
+/* NemotronH_Omni_Reasoning_V3MultiModalProjector at root `path` (static, under root): an RMSNorm of `in` (weight
+ * only), linear_1 (in -> mid) and linear_2 (mid -> out), biased with bias; ReLU^2 between them. */
+static void omni_projector(mp_model *m, uint8_t root, const char *path, uint64_t in, uint64_t mid, uint64_t out,
+                           bool bias)
+{
+	vec(m, root, path, "layer_norm.weight", MP_TK_PROJECTOR, in, 1);
+	LIN(m, root, path, "linear_1", MP_TK_PROJECTOR, mid, in, bias, 1);
+	LIN(m, root, path, "linear_2", MP_TK_PROJECTOR, out, mid, bias, 1);
+}
+
+/*
+ * NeMo's Conv2d subsampling of a speech encoder's features (ParakeetEncoderSubsamplingConv2D, Phi-4-multimodal's
+ * Phi4MultimodalAudioNemoConvSubsampling), the convolutions of the ModuleList or Sequential at path (static, "{i}"
+ * its index): one Conv2d from 1 channel to chans (kernel x kernel), then n - 1 pairs of a depthwise Conv2d (the same
+ * shape: [chans, 1, kernel, kernel]) and a 1x1 Conv2d [chans, chans, 1, 1], every one with a bias.
+ */
+static void conv_subsampling(mp_model *m, uint8_t root, const char *path, uint64_t chans, uint64_t kernel, uint64_t n)
+{
+	uint64_t first[4] = {chans, 1, kernel, kernel}, pw[4] = {chans, chans, 1, 1};
+
+	hf_shape(m, root, path, "weight", MP_TK_VISION, 0, first, 4, n);
+	hf_shape(m, root, path, "weight", MP_TK_VISION, 0, pw, 4, n - 1);
+	vec(m, root, path, "bias", MP_TK_VISION, chans, 2 * n - 1);
+}
+
+/* int(math.log2(f)) for f >= 1 (the subsampling's stride-2 stages) */
+static uint64_t log2_floor(uint64_t f)
+{
+	uint64_t n = 0;
+
+	for (; f >= 2; f /= 2)
+		n++;
+	return n;
+}
+
+/*
+ * ParakeetEncoder (modeling_parakeet.py; ParakeetEncoderConfig: hidden 1024, 24 layers of 8 heads (as many KV heads),
+ * MLP 4096, conv_kernel_size 9, subsampling_factor 8 of subsampling_conv_channels 256, kernel 3 and stride 2, 80 mel
+ * bins; attention_bias and convolution_bias, which the Omni config turns off and keeps on by default) under
+ * audio_tower.: the subsampling (one Conv2d from 1 channel, then log2(factor) - 1 pairs of a depthwise and a 1x1
+ * Conv2d, all biased, and a biased linear from channels x (mel // stride^log2(factor))); per conformer block two
+ * feed-forwards (linear1, linear2), the relative-position attention (q, k, v, o with attention_bias, relative_k_proj
+ * without, bias_u and bias_v [heads, head_dim]), the convolution module (pointwise_conv1 to 2 x hidden, the depthwise
+ * conv of conv_kernel_size, BatchNorm1d with its running statistics and num_batches_tracked buffers,
+ * pointwise_conv2), five LayerNorms. Then embed_audio, the projector from the encoder's width through
+ * projection_hidden_size (both keys the wrapper reads from audio_config, required: transformers 5.24 raises
+ * AttributeError without them).
+ */
+static void parakeet_tower(hf_ctx *c, const char *key, uint64_t text_h, mp_model *m)
+{
+	char pointer[MP_POINTER_MAX];
+	hf_ctx a;
+	uint64_t h, L, heads, hd, inter, kernel, factor, chans, mel, sk, stride, n_sub, out_len, pj;
+	bool abias, cbias, pbias;
+	const char *lay = "audio_tower.layers.{i}", *attn = "audio_tower.layers.{i}.self_attn",
+	           *conv = "audio_tower.layers.{i}.conv", *sub = "audio_tower.subsampling.layers.{i}";
+
+	if (!hf_sub_config(c, key, pointer, sizeof(pointer), &a) || a.cfg == NULL)
+		return;
+	h = hf_get_u64(&a, KEYS("hidden_size"), 1024);
+	L = hf_get_u64(&a, KEYS("num_hidden_layers"), 24);
+	heads = hf_get_u64(&a, KEYS("num_attention_heads"), 8);
+	hd = heads ? hf_get_u64(&a, KEYS("head_dim"), h / heads) : 0;
+	inter = hf_get_u64(&a, KEYS("intermediate_size"), 4096);
+	kernel = hf_get_u64(&a, KEYS("conv_kernel_size"), 9);
+	factor = hf_get_u64(&a, KEYS("subsampling_factor"), 8);
+	chans = hf_get_u64(&a, KEYS("subsampling_conv_channels"), 256);
+	mel = hf_get_u64(&a, KEYS("num_mel_bins"), 80);
+	sk = hf_get_u64(&a, KEYS("subsampling_conv_kernel_size"), 3);
+	stride = hf_get_u64(&a, KEYS("subsampling_conv_stride"), 2);
+	abias = hf_get_bool(&a, KEYS("attention_bias"), false);
+	cbias = hf_get_bool(&a, KEYS("convolution_bias"), true);
+	pbias = hf_get_bool(&a, KEYS("projection_bias"), false);
+	pj = hf_get_u64(&a, KEYS("projection_hidden_size"), 0);
+	n_sub = log2_floor(factor);
+	out_len = mel;
+	for (uint64_t i = 0; i < n_sub && stride > 1 && out_len; i++)
+		out_len /= stride;
+	if (a.st == MP_OK && (!hf_has(&a, "projection_hidden_size") || !hf_has(&a, "projection_bias")))
+		hf_fail_key(&a, hf_has(&a, "projection_hidden_size") ? "projection_bias" : "projection_hidden_size",
+		            "audio_config needs projection_hidden_size and projection_bias (embed_audio's width and bias: "
+		            "transformers 5.24 raises AttributeError without them)");
+	if (a.st == MP_OK && (h == 0 || h > (UINT64_C(1) << 20) || L == 0 || L > MP_MAX_LAYERS || heads == 0 ||
+	                      heads * hd == 0 || hd > (UINT64_C(1) << 16) || inter == 0 || inter > (UINT64_C(1) << 24) ||
+	                      kernel == 0 || kernel > 1024 || factor < 2 || factor > 1024 || chans == 0 || chans > 65536 ||
+	                      mel == 0 || mel > 4096 || sk == 0 || sk > 64 || stride == 0 || stride > 64 || out_len == 0 ||
+	                      pj == 0 || pj > (UINT64_C(1) << 24)))
+		hf_fail_key(&a, h == 0 || h > (UINT64_C(1) << 20) ? "hidden_size"
+		                : L == 0 || L > MP_MAX_LAYERS      ? "num_hidden_layers"
+		                : heads == 0 || heads * hd == 0 || hd > (UINT64_C(1) << 16) ? "num_attention_heads"
+		                : inter == 0 || inter > (UINT64_C(1) << 24)                 ? "intermediate_size"
+		                : kernel == 0 || kernel > 1024                              ? "conv_kernel_size"
+		                : factor < 2 || factor > 1024                               ? "subsampling_factor"
+		                : chans == 0 || chans > 65536                               ? "subsampling_conv_channels"
+		                : sk == 0 || sk > 64                                        ? "subsampling_conv_kernel_size"
+		                : stride == 0 || stride > 64                                ? "subsampling_conv_stride"
+		                : out_len == 0                                              ? "num_mel_bins"
+		                                                                            : "projection_hidden_size",
+		            "the Parakeet encoder needs hidden_size from 1 to 2^20, 1 to 1024 layers, heads x head_dim above "
+		            "0, intermediate_size and projection_hidden_size from 1 to 2^24, a subsampling_factor from 2 to "
+		            "1024, kernels and strides from 1 to 64, and num_mel_bins of at least stride^log2(factor)");
+	c->st = a.st;
+	if (c->st != MP_OK)
+		return;
+	{
+		uint64_t pc1[3] = {2 * h, h, 1}, dw[3] = {h, 1, kernel}, pc2[3] = {h, h, 1}, bu[2] = {heads, hd};
+
+		conv_subsampling(m, MP_ROOT_EXTRA, sub, chans, sk, n_sub);
+		LIN(m, MP_ROOT_EXTRA, "audio_tower.subsampling", "linear", MP_TK_VISION, h, chans * out_len, true, 1);
+		LIN(m, MP_ROOT_EXTRA, lay, "feed_forward1.linear1", MP_TK_VISION, inter, h, abias, L);
+		LIN(m, MP_ROOT_EXTRA, lay, "feed_forward1.linear2", MP_TK_VISION, h, inter, abias, L);
+		LIN(m, MP_ROOT_EXTRA, lay, "feed_forward2.linear1", MP_TK_VISION, inter, h, abias, L);
+		LIN(m, MP_ROOT_EXTRA, lay, "feed_forward2.linear2", MP_TK_VISION, h, inter, abias, L);
+		hf_shape(m, MP_ROOT_EXTRA, attn, "bias_u", MP_TK_VISION, 0, bu, 2, L);
+		hf_shape(m, MP_ROOT_EXTRA, attn, "bias_v", MP_TK_VISION, 0, bu, 2, L);
+		LIN(m, MP_ROOT_EXTRA, attn, "q_proj", MP_TK_VISION, heads * hd, h, abias, L);
+		LIN(m, MP_ROOT_EXTRA, attn, "k_proj", MP_TK_VISION, heads * hd, h, abias, L);
+		LIN(m, MP_ROOT_EXTRA, attn, "v_proj", MP_TK_VISION, heads * hd, h, abias, L);
+		LIN(m, MP_ROOT_EXTRA, attn, "o_proj", MP_TK_VISION, h, heads * hd, abias, L);
+		LIN(m, MP_ROOT_EXTRA, attn, "relative_k_proj", MP_TK_VISION, heads * hd, h, false, L);
+		hf_shape(m, MP_ROOT_EXTRA, conv, "pointwise_conv1.weight", MP_TK_VISION, 0, pc1, 3, L);
+		hf_shape(m, MP_ROOT_EXTRA, conv, "depthwise_conv.weight", MP_TK_VISION, 0, dw, 3, L);
+		hf_shape(m, MP_ROOT_EXTRA, conv, "pointwise_conv2.weight", MP_TK_VISION, 0, pc2, 3, L);
+		if (cbias) {
+			vec(m, MP_ROOT_EXTRA, conv, "pointwise_conv1.bias", MP_TK_VISION, 2 * h, L);
+			vec(m, MP_ROOT_EXTRA, conv, "depthwise_conv.bias", MP_TK_VISION, h, L);
+			vec(m, MP_ROOT_EXTRA, conv, "pointwise_conv2.bias", MP_TK_VISION, h, L);
+		}
+		LN(m, MP_ROOT_EXTRA, conv, "norm", MP_TK_VISION, h, L);
+		hf_shape(m, MP_ROOT_EXTRA, conv, "norm.running_mean", MP_TK_VISION, MP_TF_BUFFER, &h, 1, L);
+		hf_shape(m, MP_ROOT_EXTRA, conv, "norm.running_var", MP_TK_VISION, MP_TF_BUFFER, &h, 1, L);
+		hf_shape(m, MP_ROOT_EXTRA, conv, "norm.num_batches_tracked", MP_TK_VISION, MP_TF_BUFFER | MP_TF_INT64, NULL,
+		         0, L);
+		LN(m, MP_ROOT_EXTRA, lay, "norm_feed_forward1", MP_TK_VISION, h, L);
+		LN(m, MP_ROOT_EXTRA, lay, "norm_self_att", MP_TK_VISION, h, L);
+		LN(m, MP_ROOT_EXTRA, lay, "norm_conv", MP_TK_VISION, h, L);
+		LN(m, MP_ROOT_EXTRA, lay, "norm_feed_forward2", MP_TK_VISION, h, L);
+		LN(m, MP_ROOT_EXTRA, lay, "norm_out", MP_TK_VISION, h, L);
+	}
+	omni_projector(m, MP_ROOT_EXTRA, "embed_audio", h, pj, text_h, pbias);
+}
+
+/*
+ * Nemotron 3 Nano Omni (NemotronH_Omni_Reasoning_V3_Config, modeling_nemotron_h_omni.py): a Nemotron-H decoder
+ * (text_config, NemotronHConfig's defaults) under language_model. (NemotronHForCausalLM whole: language_model.model.
+ * and language_model.lm_head, never tied), the RADIO tower under vision_model. (radio_tower), a vision_final_layernorm
+ * (a LayerNorm of vision_hidden_size) only when the decoder has MTP layers (text_config.num_nextn_predict_layers > 0),
+ * multi_modal_projector (omni_projector: from vision_hidden_size x int(1 / downsample_ratio)^2, the pixel-shuffled
+ * features, through projector_hidden_size 4096 to the decoder's width, no biases), and with an audio_config (the
+ * published checkpoint's sound_config) the Parakeet encoder and embed_audio (parakeet_tower). The released checkpoints'
+ * key spellings (llm_config, vit_hidden_size, sound_config) are read as the new ones. vision_hidden_size must be the
+ * tower's width (the projector reads its features). The KV and Mamba caches are the decoder's alone.
+ */
+void mpm_read_nemotron_h_omni(hf_ctx *c, mp_model *m)
+{
+	uint64_t vh, vhs, video, phs, shuffle, mtp = 0;
+	double ratio;
+	const cJSON *tc;
+
+	/* the released checkpoints' spellings, taken where the new key is absent (NemotronH_Omni_Reasoning_V3_Config's
+	 * _legacy_field_names: a legacy value is taken while the new field is at its default) */
+	const char *text_key = !hf_has(c, "text_config") && hf_has(c, "llm_config") ? "llm_config" : "text_config";
+
+	tc = cJSON_GetObjectItemCaseSensitive(c->cfg, text_key);
+	if (!read_text_key(c, text_key, "nemotron_h", NULL, false, m))
+		return;
+	if (cJSON_IsObject(tc)) {
+		hf_ctx t = {tc, m->json_pointer, c->err, c->st, NULL, NULL, c->decode_type};
+
+		mtp = hf_get_u64(&t, KEYS("num_nextn_predict_layers"), 0);
+		c->st = t.st;
+	}
+	m->inv.roots[MP_ROOT_TOP] = "language_model.";
+	m->inv.roots[MP_ROOT_DECODER] = "language_model.model.";
+	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "multi_modal_projector.");
+	mp_inventory_root(&m->inv, MP_ROOT_EXTRA, "");
+	video = hf_get_u64(c, KEYS("video_temporal_patch_size"), 2);
+	vhs = hf_get_u64(c, KEYS("vision_hidden_size"), 1280);
+	if (vhs == 1280 && hf_has(c, "vit_hidden_size"))
+		vhs = hf_get_u64(c, KEYS("vit_hidden_size"), 1280);
+	phs = hf_get_u64(c, KEYS("projector_hidden_size"), 4096);
+	ratio = ratio_in(c, "downsample_ratio", 0.5, 0.0, 1.0, "downsample_ratio must be above 0 and at most 1 (the pixel "
+	                                                       "shuffle keeps int(1 / ratio)^2 patches per token)");
+	if (c->st == MP_OK && (video < 2 || video > 64))
+		hf_fail_key(c, "video_temporal_patch_size",
+		            "video_temporal_patch_size must be from 2 to 64 (RadioConfig refuses less than 2)");
+	if (c->st == MP_OK && (phs == 0 || phs > (UINT64_C(1) << 24)))
+		hf_fail_key(c, "projector_hidden_size", "projector_hidden_size must be from 1 to 2^24");
+	if (c->st != MP_OK)
+		return;
+	shuffle = (uint64_t)(1.0 / ratio);
+	vh = radio_tower(c, video, m);
+	if (c->st == MP_OK && vhs != vh)
+		hf_fail_key(c, hf_has(c, "vit_hidden_size") && !hf_has(c, "vision_hidden_size") ? "vit_hidden_size"
+		                                                                                : "vision_hidden_size",
+		            "vision_hidden_size must be vision_config's hidden_size (the projector reads the tower's "
+		            "features; transformers builds it from this key and its forward fails)");
+	if (c->st != MP_OK)
+		return;
+	if (mtp)
+		LN(m, MP_ROOT_EXTRA, NULL, "vision_final_layernorm", MP_TK_PROJECTOR, vhs, 1);
+	omni_projector(m, MP_ROOT_PROJECTOR, NULL, vhs * shuffle * shuffle, phs, m->hidden_size, false);
+	parakeet_tower(c, !hf_has(c, "audio_config") && hf_has(c, "sound_config") ? "sound_config" : "audio_config",
+	               m->hidden_size, m);
+}
+
+/* ----- Phi-4-multimodal ------------------------------------------------------------------------------------------- */
+
+/* Phi4MultimodalVisionConfig: hidden 1152, MLP 4304, 27 layers, 16 heads, 448 px images of 14 px patches; the
+ * attention-pooling head always built */
+static const siglip_spec phi4mm_vision = {"phi4_multimodal_vision", 1152, 4304, 27, 16, 448, 14, false};
+
+/*
+ * Phi4MultimodalAudioModel (modeling_phi4_multimodal.py; Phi4MultimodalAudioConfig: hidden 1024, MLP 1536, 24 blocks
+ * of 16 heads, ext_pw_out_channel 1024, depthwise_separable_out_channel 1024, depthwise_multiplier 1, kernel_size 3,
+ * input_size 80 mel bins, time_reduction 8, bias_max_distance 1000, bias_symmetric False, nemo_conv_channels 1024,
+ * downsample_rate 1) under model.embed_tokens_extend.audio_embed.: encoder_embedding's global_mean and global_invstd
+ * buffers [input_size]; the NeMo subsampling (conv_subsampling, kernel 3, log2(time_reduction) stages) and its out
+ * linear from nemo_conv_channels x nemo_final_size (input_size halved, rounding up, once per stage); the relative
+ * attention bias table [max_distance (x 2 unless symmetric), heads]; per conformer block feed_forward_in and
+ * feed_forward_out (a LayerNorm, gate_up_proj to 2 x MLP and down_proj, biased), q, k, v, o with biases, the conv
+ * module (a LayerNorm; the GLU's ext_pw_conv_1d to 2 x ext_pw_out_channel, b1 and b2 [1, ext_pw_out_channel, 1];
+ * dw_sep_conv_1d's depthwise conv to hidden x multiplier and pointwise conv to depthwise_separable_out_channel;
+ * ext_pw_conv_1d to ext_pw_out_channel; all biased), layer_norm_att and layer_norm. Then the four projections to the
+ * decoder's width (up_proj and down_proj for speech and for vision-speech, biased; up from hidden x
+ * downsample_rate).
+ */
+static void phi4mm_audio(hf_ctx *c, uint64_t th, mp_model *m)
+{
+	char pointer[MP_POINTER_MAX];
+	hf_ctx a;
+	uint64_t h, inter, L, heads, hd, ext, dso, mult, k, in, tr, dist, chans, rate, n, fin;
+	bool sym;
+	const char *enc = "encoder.encoders.{i}", *ffi = "encoder.encoders.{i}.feed_forward_in",
+	           *ffo = "encoder.encoders.{i}.feed_forward_out", *attn = "encoder.encoders.{i}.self_attn",
+	           *conv = "encoder.encoders.{i}.conv";
+
+	if (!hf_sub_config(c, "audio_config", pointer, sizeof(pointer), &a))
+		return;
+	h = hf_get_u64(&a, KEYS("hidden_size"), 1024);
+	inter = hf_get_u64(&a, KEYS("intermediate_size"), 1536);
+	L = hf_get_u64(&a, KEYS("num_blocks"), 24);
+	heads = hf_get_u64(&a, KEYS("num_attention_heads"), 16);
+	hd = heads ? hf_get_u64(&a, KEYS("head_dim"), h / heads) : 0;
+	ext = hf_get_u64(&a, KEYS("ext_pw_out_channel"), 1024);
+	dso = hf_get_u64(&a, KEYS("depthwise_separable_out_channel"), 1024);
+	mult = hf_get_u64(&a, KEYS("depthwise_multiplier"), 1);
+	k = hf_get_u64(&a, KEYS("kernel_size"), 3);
+	in = hf_get_u64(&a, KEYS("input_size"), 80);
+	tr = hf_get_u64(&a, KEYS("time_reduction"), 8);
+	dist = hf_get_u64(&a, KEYS("bias_max_distance"), 1000);
+	sym = hf_get_bool(&a, KEYS("bias_symmetric"), false);
+	chans = hf_get_u64(&a, KEYS("nemo_conv_channels"), 1024);
+	rate = hf_get_u64(&a, KEYS("downsample_rate"), 1);
+	if (a.st == MP_OK && (tr == 0 || tr % 2 != 0 || tr > 1024))
+		hf_fail_key(&a, "time_reduction",
+		            "time_reduction must be an even number from 2 to 1024 (Phi4MultimodalAudioConfig raises "
+		            "ValueError otherwise)");
+	if (a.st == MP_OK && (h == 0 || h > (UINT64_C(1) << 20) || L == 0 || L > MP_MAX_LAYERS || heads == 0 ||
+	                      heads * hd == 0 || hd > (UINT64_C(1) << 16) || inter == 0 || inter > (UINT64_C(1) << 24) ||
+	                      ext == 0 || ext > (UINT64_C(1) << 20) || dso == 0 || dso > (UINT64_C(1) << 20) || mult == 0 ||
+	                      mult > 64 || k == 0 || k > 1024 || in == 0 || in > 4096 || dist == 0 ||
+	                      dist > (UINT64_C(1) << 20) || chans == 0 || chans > 65536 || rate == 0 || rate > 64))
+		hf_fail_key(&a, h == 0 || h > (UINT64_C(1) << 20) ? "hidden_size"
+		                : L == 0 || L > MP_MAX_LAYERS      ? "num_blocks"
+		                : heads == 0 || heads * hd == 0 || hd > (UINT64_C(1) << 16) ? "num_attention_heads"
+		                : inter == 0 || inter > (UINT64_C(1) << 24)                 ? "intermediate_size"
+		                : ext == 0 || ext > (UINT64_C(1) << 20)                     ? "ext_pw_out_channel"
+		                : dso == 0 || dso > (UINT64_C(1) << 20) ? "depthwise_separable_out_channel"
+		                : mult == 0 || mult > 64                ? "depthwise_multiplier"
+		                : k == 0 || k > 1024                    ? "kernel_size"
+		                : in == 0 || in > 4096                  ? "input_size"
+		                : dist == 0 || dist > (UINT64_C(1) << 20) ? "bias_max_distance"
+		                : chans == 0 || chans > 65536             ? "nemo_conv_channels"
+		                                                          : "downsample_rate",
+		            "the Phi-4-multimodal audio encoder needs hidden_size from 1 to 2^20, 1 to 1024 blocks, heads x "
+		            "head_dim above 0, widths from 1 to 2^20 (2^24 for intermediate_size), a depthwise_multiplier and "
+		            "downsample_rate from 1 to 64, a kernel_size from 1 to 1024, 1 to 4096 input features and 1 to "
+		            "65536 conv channels");
+	c->st = a.st;
+	if (c->st != MP_OK)
+		return;
+	n = log2_floor(tr);
+	fin = in;
+	for (uint64_t i = 0; i < n; i++)
+		fin = (fin + 1) / 2; /* math.floor((f - 1) / 2 + 1) */
+	mp_inventory_root(&m->inv, MP_ROOT_EXTRA, "model.embed_tokens_extend.audio_embed.");
+	{
+		uint64_t glu[3] = {2 * ext, h, 1}, b1[3] = {1, ext, 1}, dw[3] = {h * mult, 1, k}, pw[3] = {dso, h * mult, 1},
+		         epw[3] = {ext, h, 1};
+
+		hf_shape(m, MP_ROOT_EXTRA, "encoder.encoder_embedding", "global_mean", MP_TK_VISION, MP_TF_BUFFER, &in, 1, 1);
+		hf_shape(m, MP_ROOT_EXTRA, "encoder.encoder_embedding", "global_invstd", MP_TK_VISION, MP_TF_BUFFER, &in, 1,
+		         1);
+		conv_subsampling(m, MP_ROOT_EXTRA, "encoder.embed.conv.{i}", chans, 3, n);
+		LIN(m, MP_ROOT_EXTRA, "encoder.embed", "out", MP_TK_VISION, h, chans * fin, true, 1);
+		mat(m, MP_ROOT_EXTRA, "encoder.relative_attention_bias_layer", "bias_values.weight", MP_TK_VISION,
+		    sym ? dist : 2 * dist, heads, 1);
+		LN(m, MP_ROOT_EXTRA, ffi, "layer_norm", MP_TK_VISION, h, L);
+		LIN(m, MP_ROOT_EXTRA, ffi, "gate_up_proj", MP_TK_VISION, 2 * inter, h, true, L);
+		LIN(m, MP_ROOT_EXTRA, ffi, "down_proj", MP_TK_VISION, h, inter, true, L);
+		LN(m, MP_ROOT_EXTRA, ffo, "layer_norm", MP_TK_VISION, h, L);
+		LIN(m, MP_ROOT_EXTRA, ffo, "gate_up_proj", MP_TK_VISION, 2 * inter, h, true, L);
+		LIN(m, MP_ROOT_EXTRA, ffo, "down_proj", MP_TK_VISION, h, inter, true, L);
+		LIN(m, MP_ROOT_EXTRA, attn, "q_proj", MP_TK_VISION, heads * hd, h, true, L);
+		LIN(m, MP_ROOT_EXTRA, attn, "k_proj", MP_TK_VISION, heads * hd, h, true, L);
+		LIN(m, MP_ROOT_EXTRA, attn, "v_proj", MP_TK_VISION, heads * hd, h, true, L);
+		LIN(m, MP_ROOT_EXTRA, attn, "o_proj", MP_TK_VISION, h, heads * hd, true, L);
+		LN(m, MP_ROOT_EXTRA, conv, "layer_norm", MP_TK_VISION, h, L);
+		hf_shape(m, MP_ROOT_EXTRA, conv, "glu.ext_pw_conv_1d.weight", MP_TK_VISION, 0, glu, 3, L);
+		vec(m, MP_ROOT_EXTRA, conv, "glu.ext_pw_conv_1d.bias", MP_TK_VISION, 2 * ext, L);
+		hf_shape(m, MP_ROOT_EXTRA, conv, "glu.b1", MP_TK_VISION, 0, b1, 3, L);
+		hf_shape(m, MP_ROOT_EXTRA, conv, "glu.b2", MP_TK_VISION, 0, b1, 3, L);
+		hf_shape(m, MP_ROOT_EXTRA, conv, "dw_sep_conv_1d.dw_conv.weight", MP_TK_VISION, 0, dw, 3, L);
+		vec(m, MP_ROOT_EXTRA, conv, "dw_sep_conv_1d.dw_conv.bias", MP_TK_VISION, h * mult, L);
+		hf_shape(m, MP_ROOT_EXTRA, conv, "dw_sep_conv_1d.pw_conv.weight", MP_TK_VISION, 0, pw, 3, L);
+		vec(m, MP_ROOT_EXTRA, conv, "dw_sep_conv_1d.pw_conv.bias", MP_TK_VISION, dso, L);
+		hf_shape(m, MP_ROOT_EXTRA, conv, "ext_pw_conv_1d.weight", MP_TK_VISION, 0, epw, 3, L);
+		vec(m, MP_ROOT_EXTRA, conv, "ext_pw_conv_1d.bias", MP_TK_VISION, ext, L);
+		LN(m, MP_ROOT_EXTRA, enc, "layer_norm_att", MP_TK_VISION, h, L);
+		LN(m, MP_ROOT_EXTRA, enc, "layer_norm", MP_TK_VISION, h, L);
+	}
+	LIN(m, MP_ROOT_EXTRA, NULL, "up_proj_for_speech", MP_TK_PROJECTOR, th, h * rate, true, 1);
+	LIN(m, MP_ROOT_EXTRA, NULL, "down_proj_for_speech", MP_TK_PROJECTOR, th, th, true, 1);
+	LIN(m, MP_ROOT_EXTRA, NULL, "up_proj_for_vision_speech", MP_TK_PROJECTOR, th, h * rate, true, 1);
+	LIN(m, MP_ROOT_EXTRA, NULL, "down_proj_for_vision_speech", MP_TK_PROJECTOR, th, th, true, 1);
+}
+
+/*
+ * Phi-4-multimodal (Phi4MultimodalConfig; Phi4MultimodalForCausalLM): the Phi-3 decoder with the class's own defaults
+ * at the top (vocab 200064, hidden 3072, MLP 8192, 32 layers, 32 heads, 8 KV heads, 131072 positions, untied; fused
+ * qkv_proj and gate_up_proj, no biases; a sliding_window, null by default, on every layer) and
+ * model.embed_tokens_extend: the image embedding (image_embed.: the SigLIP tower img_processor of
+ * Phi4MultimodalVisionConfig, its pooling head always built; img_projection_up from the tower's width and
+ * img_projection_down, biased; global_img_feature_extensor [1, 1, w] and sub_img_feature_extensor [1, 1, 1, w]) and
+ * the audio embedding (phi4mm_audio). Both towers are always built; the KV cache is the decoder's alone.
+ */
+void mpm_read_phi4_multimodal(hf_ctx *c, mp_model *m)
+{
+	static const mpm_dense d = {.vocab_size = 200064,
+	                            .hidden_size = 3072,
+	                            .intermediate_size = 8192,
+	                            .num_layers = 32,
+	                            .num_heads = 32,
+	                            .num_kv_heads = 8,
+	                            .max_positions = 131072,
+	                            .norms = 2};
+	uint64_t vh, th;
+
+	mpm_read_dense(c, &d, m);
+	if (c->st != MP_OK)
+		return;
+	th = m->hidden_size;
+	vh = siglip_tower_of(c, &phi4mm_vision, m, "model.embed_tokens_extend.image_embed.img_processor.",
+	                     "model.embed_tokens_extend.image_embed.");
+	if (c->st != MP_OK)
+		return;
+	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "model.embed_tokens_extend.image_embed.");
+	LIN(m, MP_ROOT_PROJECTOR, NULL, "img_projection_up", MP_TK_PROJECTOR, th, vh, true, 1);
+	LIN(m, MP_ROOT_PROJECTOR, NULL, "img_projection_down", MP_TK_PROJECTOR, th, th, true, 1);
+	{
+		uint64_t g[3] = {1, 1, vh}, s4[4] = {1, 1, 1, vh};
+
+		hf_shape(m, MP_ROOT_PROJECTOR, NULL, "global_img_feature_extensor", MP_TK_PROJECTOR, 0, g, 3, 1);
+		hf_shape(m, MP_ROOT_PROJECTOR, NULL, "sub_img_feature_extensor", MP_TK_PROJECTOR, 0, s4, 4, 1);
+	}
+	phi4mm_audio(c, th, m);
+}
+
+/* ----- Muse Glimmer, Muse Spark ----------------------------------------------------------------------------------- */
+
+/*
+ * MuseGlimmerVisionModel (MuseSparkVisionModel the same; MuseGlimmerVisionConfig: hidden 1536, 50 layers of 16 heads,
+ * MLP 8960, 14 px patches of patch_temporal 2 frames, a 32 x 32 position table, merge_size 2) under
+ * model.vision_tower.: patch_embedder.patch_embedding (a linear from patch_temporal x 3 x patch^2, no bias) and
+ * position_embedding_table [pos_emb_height x pos_emb_width, hidden]; ln_pre; per layer norm1 and norm2 (LayerNorms),
+ * q, k, v and proj (biased), mlp.fc1 and fc2 (biased); ln_post. Then the wrapper's vision_adapter (fc1 from
+ * out_hidden_size to projector_hidden_size and fc2, no biases) and vision_projection (to the decoder's width, no
+ * bias); the rotary tables and the perception norm hold no parameters.
+ */
+static void muse_vision(hf_ctx *c, mp_model *m)
+{
+	char pointer[MP_POINTER_MAX];
+	hf_ctx v;
+	uint64_t h, L, heads, inter, patch, frames, ph, pw, out, phs;
+	const char *lay = "layers.{i}";
+
+	if (!hf_sub_config(c, "vision_config", pointer, sizeof(pointer), &v))
+		return;
+	h = hf_get_u64(&v, KEYS("hidden_size"), 1536);
+	L = hf_get_u64(&v, KEYS("num_hidden_layers"), 50);
+	heads = hf_get_u64(&v, KEYS("num_attention_heads"), 16);
+	inter = hf_get_u64(&v, KEYS("intermediate_size"), 8960);
+	patch = hf_get_u64(&v, KEYS("patch_size"), 14);
+	frames = hf_get_u64(&v, KEYS("patch_temporal"), 2);
+	ph = hf_get_u64(&v, KEYS("pos_emb_height"), 32);
+	pw = hf_get_u64(&v, KEYS("pos_emb_width"), 32);
+	if (v.st == MP_OK && (h == 0 || h > (UINT64_C(1) << 20) || L == 0 || L > MP_MAX_LAYERS || heads == 0 ||
+	                      heads > h || inter == 0 || inter > (UINT64_C(1) << 24) || patch == 0 || patch > 1024 ||
+	                      frames == 0 || frames > 64 || ph == 0 || ph > 65536 || pw == 0 || pw > 65536))
+		hf_fail_key(&v, h == 0 || h > (UINT64_C(1) << 20) ? "hidden_size"
+		                : L == 0 || L > MP_MAX_LAYERS      ? "num_hidden_layers"
+		                : heads == 0 || heads > h          ? "num_attention_heads"
+		                : inter == 0 || inter > (UINT64_C(1) << 24) ? "intermediate_size"
+		                : patch == 0 || patch > 1024                ? "patch_size"
+		                : frames == 0 || frames > 64                ? "patch_temporal"
+		                : ph == 0 || ph > 65536                     ? "pos_emb_height"
+		                                                            : "pos_emb_width",
+		            "the Muse vision tower needs hidden_size from 1 to 2^20, 1 to 1024 layers, 1 to hidden_size "
+		            "heads, intermediate_size from 1 to 2^24, a patch_size from 1 to 1024, 1 to 64 frames a patch and "
+		            "a position grid of 1 to 65536 a side");
+	c->st = v.st;
+	out = hf_get_u64(c, KEYS("out_hidden_size"), 6144);
+	phs = hf_get_u64(c, KEYS("projector_hidden_size"), 4096);
+	if (c->st == MP_OK && (out == 0 || out > (UINT64_C(1) << 24) || phs == 0 || phs > (UINT64_C(1) << 24)))
+		hf_fail_key(c, out == 0 || out > (UINT64_C(1) << 24) ? "out_hidden_size" : "projector_hidden_size",
+		            "out_hidden_size and projector_hidden_size must be from 1 to 2^24");
+	if (c->st != MP_OK)
+		return;
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.vision_tower.");
+	mat(m, MP_ROOT_TOWER, "patch_embedder", "patch_embedding.weight", MP_TK_VISION, h, frames * 3 * patch * patch, 1);
+	mat(m, MP_ROOT_TOWER, "patch_embedder", "position_embedding_table.weight", MP_TK_VISION, ph * pw, h, 1);
+	LN(m, MP_ROOT_TOWER, NULL, "ln_pre", MP_TK_VISION, h, 1);
+	LN(m, MP_ROOT_TOWER, lay, "norm1", MP_TK_VISION, h, L);
+	LN(m, MP_ROOT_TOWER, lay, "norm2", MP_TK_VISION, h, L);
+	LIN(m, MP_ROOT_TOWER, "layers.{i}.attn", "q_proj", MP_TK_VISION, h, h, true, L);
+	LIN(m, MP_ROOT_TOWER, "layers.{i}.attn", "k_proj", MP_TK_VISION, h, h, true, L);
+	LIN(m, MP_ROOT_TOWER, "layers.{i}.attn", "v_proj", MP_TK_VISION, h, h, true, L);
+	LIN(m, MP_ROOT_TOWER, "layers.{i}.attn", "proj", MP_TK_VISION, h, h, true, L);
+	LIN(m, MP_ROOT_TOWER, "layers.{i}.mlp", "fc1", MP_TK_VISION, inter, h, true, L);
+	LIN(m, MP_ROOT_TOWER, "layers.{i}.mlp", "fc2", MP_TK_VISION, h, inter, true, L);
+	LN(m, MP_ROOT_TOWER, NULL, "ln_post", MP_TK_VISION, h, 1);
+	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "model.");
+	mat(m, MP_ROOT_PROJECTOR, "vision_adapter", "fc1.weight", MP_TK_PROJECTOR, phs, out, 1);
+	mat(m, MP_ROOT_PROJECTOR, "vision_adapter", "fc2.weight", MP_TK_PROJECTOR, phs, phs, 1);
+	mat(m, MP_ROOT_PROJECTOR, NULL, "vision_projection.weight", MP_TK_PROJECTOR, m->hidden_size, phs, 1);
+}
+
+/*
+ * Muse Glimmer (MuseGlimmerConfig; MuseGlimmerForConditionalGeneration): the decoder (text_config,
+ * MuseGlimmerTextConfig's defaults) under model.language_model., lm_head at the top (tied only by the wrapper's
+ * tie_word_embeddings, which has no field in the class: absent, untied, whatever text_config says), and the vision
+ * tower with its adapter
+ * (muse_vision).
+ */
+void mpm_read_muse_glimmer(hf_ctx *c, mp_model *m)
+{
+	if (!read_text(c, "muse_glimmer_text", false, m))
+		return;
+	m->inv.roots[MP_ROOT_DECODER] = "model.language_model.";
+	/* the wrapper's key alone: text_config's tie_word_embeddings ties nothing (transformers 5.24 reads the
+	 * wrapper's, which MuseGlimmerConfig has no field for: absent, untied) */
+	m->tie_word_embeddings = hf_get_bool(c, KEYS("tie_word_embeddings"), false);
+	muse_vision(c, m);
+}
+
+/* The entries of a JSON list of numbers under key into out (at most cap), their count into *n; false (the 422 naming
+ * key) when it is not such a list of integers from 1 to 2^24. */
+static bool u64_list(hf_ctx *c, const char *key, uint64_t *out, size_t cap, size_t *n)
+{
+	const cJSON *l = c->cfg ? cJSON_GetObjectItemCaseSensitive(c->cfg, key) : NULL, *v;
+
+	*n = 0;
+	if (!cJSON_IsArray(l))
+		return true;
+	cJSON_ArrayForEach(v, l)
+	{
+		if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > (double)(UINT64_C(1) << 24) ||
+		    v->valuedouble != (double)(uint64_t)v->valuedouble || *n >= cap) {
+			hf_fail_key(c, key, "must be a list of at most 16 integers from 1 to 2^24");
+			return false;
+		}
+		out[(*n)++] = (uint64_t)v->valuedouble;
+	}
+	return true;
+}
+
+/*
+ * MuseSparkAudioModel (MuseSparkAudioConfig: a causal convolutional pyramid over the 24 kHz waveform, num_hidden_layers
+ * 4 stages of patch_sizes (16, 6, 5, 4), hidden_sizes (256, 512, 1024, 2048) and depths (2, 2, 2, 2), mlp_ratio 4.0,
+ * conv_kernel_size 7, out_hidden_size 8192, which must be the decoder's width) under model.audio_tower.: per stage a
+ * patch_embedder (proj from the previous stage's width, 1 for the first, x its patch, biased; an RMSNorm) and depth
+ * conv blocks (a depthwise causal conv with a bias, an RMSNorm, an MLP of int(width x mlp_ratio), biased); then norm,
+ * proj to out_hidden_size (biased) and post_proj_norm. The stages' shapes differ, so each is listed with its own.
+ */
+static void muse_spark_audio(hf_ctx *c, mp_model *m)
+{
+	char pointer[MP_POINTER_MAX];
+	hf_ctx a;
+	uint64_t ps[16] = {16, 6, 5, 4}, hs[16] = {256, 512, 1024, 2048}, dp[16] = {2, 2, 2, 2}, L, k, out;
+	size_t nps = 4, nhs = 4, ndp = 4, got;
+	double ratio;
+	const char *pe = "layers.{i}.patch_embedder", *cb = "layers.{i}.conv_blocks.{j}";
+
+	if (!hf_sub_config(c, "audio_config", pointer, sizeof(pointer), &a))
+		return;
+	if (a.cfg && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(a.cfg, "patch_sizes")) &&
+	    u64_list(&a, "patch_sizes", ps, 16, &got))
+		nps = got;
+	if (a.cfg && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(a.cfg, "hidden_sizes")) &&
+	    u64_list(&a, "hidden_sizes", hs, 16, &got))
+		nhs = got;
+	if (a.cfg && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(a.cfg, "depths")) && u64_list(&a, "depths", dp, 16, &got))
+		ndp = got;
+	L = hf_get_u64(&a, KEYS("num_hidden_layers"), 4);
+	k = hf_get_u64(&a, KEYS("conv_kernel_size"), 7);
+	out = hf_get_u64(&a, KEYS("out_hidden_size"), 8192);
+	ratio = ratio_in(&a, "mlp_ratio", 4.0, 0.0, 1024.0, "mlp_ratio must be above 0 and at most 1024");
+	if (a.st == MP_OK && !(nps == L && nhs == L && ndp == L && L >= 1))
+		hf_fail_key(&a, "num_hidden_layers",
+		            "patch_sizes, hidden_sizes and depths must have one entry per layer, num_hidden_layers of them "
+		            "(MuseSparkAudioConfig.validate_architecture raises ValueError); at least one");
+	if (a.st == MP_OK && (k == 0 || k > 1024))
+		hf_fail_key(&a, "conv_kernel_size", "conv_kernel_size must be from 1 to 1024");
+	if (a.st == MP_OK && out != m->hidden_size)
+		hf_fail_key(&a, "out_hidden_size",
+		            "out_hidden_size must be text_config's hidden_size (MuseSparkConfig.validate_architecture: the "
+		            "audio encoder's output goes onto the text embeddings)");
+	for (uint64_t i = 0; a.st == MP_OK && i < L; i++)
+		if ((uint64_t)((double)hs[i] * ratio) == 0)
+			hf_fail_key(&a, "mlp_ratio", "int(hidden_sizes[i] x mlp_ratio) must be at least 1");
+	c->st = a.st;
+	if (c->st != MP_OK)
+		return;
+	mp_inventory_root(&m->inv, MP_ROOT_EXTRA, "model.audio_tower.");
+	for (uint64_t i = 0; i < L; i++) {
+		uint64_t in = i ? hs[i - 1] : 1, h = hs[i], inter = (uint64_t)((double)h * ratio), cw[3] = {h, 1, k};
+
+		LIN(m, MP_ROOT_EXTRA, pe, "proj", MP_TK_VISION, h, in * ps[i], true, 1);
+		vec(m, MP_ROOT_EXTRA, pe, "norm.weight", MP_TK_VISION, h, 1);
+		hf_shape(m, MP_ROOT_EXTRA, cb, "conv.weight", MP_TK_VISION, 0, cw, 3, dp[i]);
+		vec(m, MP_ROOT_EXTRA, cb, "conv.bias", MP_TK_VISION, h, dp[i]);
+		vec(m, MP_ROOT_EXTRA, cb, "norm.weight", MP_TK_VISION, h, dp[i]);
+		LIN(m, MP_ROOT_EXTRA, cb, "mlp.fc1", MP_TK_VISION, inter, h, true, dp[i]);
+		LIN(m, MP_ROOT_EXTRA, cb, "mlp.fc2", MP_TK_VISION, h, inter, true, dp[i]);
+	}
+	vec(m, MP_ROOT_EXTRA, NULL, "norm.weight", MP_TK_VISION, hs[L - 1], 1);
+	LIN(m, MP_ROOT_EXTRA, NULL, "proj", MP_TK_VISION, out, hs[L - 1], true, 1);
+	vec(m, MP_ROOT_EXTRA, NULL, "post_proj_norm.weight", MP_TK_VISION, out, 1);
+}
+
+/*
+ * Muse Spark (MuseSparkConfig; MuseSparkForConditionalGeneration): the MoE decoder (text_config, MuseSparkTextConfig's
+ * defaults) under model.language_model., lm_head at the top and never tied (the class ties nothing), Muse Glimmer's
+ * vision tower and adapter (muse_vision), and the waveform audio encoder (muse_spark_audio), always built.
+ */
+void mpm_read_muse_spark(hf_ctx *c, mp_model *m)
+{
+	if (!read_text(c, "muse_spark_text", false, m))
+		return;
+	m->inv.roots[MP_ROOT_DECODER] = "model.language_model.";
+	m->tie_word_embeddings = false;
+	muse_vision(c, m);
+	if (c->st == MP_OK)
+		muse_spark_audio(c, m);
 }
 
 /* ----- DeepSeek-OCR's descendants: Unlimited-OCR, DeepSeek-OCR-2 ---------------------------------------------------- */

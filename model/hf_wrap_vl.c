@@ -9,6 +9,7 @@
 
 #include "hf_internal.h"
 #include "model.h"
+#include "mpm_types.h"
 
 /* A matrix rows x cols (or, rows 0, a vector of cols) of kind k under root, count of it. */
 static void put(mp_model *m, uint8_t root, const char *path, const char *leaf, mp_tensor_kind k, uint64_t rows,
@@ -306,5 +307,524 @@ void mpm_read_granite_docling(hf_ctx *c, mp_model *m)
 		put(m, X, NULL, "fc1.bias", MP_TK_PROJECTOR, 0, r, 1);
 		put(m, X, NULL, "fc2.weight", MP_TK_PROJECTOR, 1, r, 1);
 		put(m, X, NULL, "fc2.bias", MP_TK_PROJECTOR, 0, 1, 1);
+	}
+}
+
+/* tie_word_embeddings of a wrapper whose __post_init__ ties when its text_config does (FastVlmConfig, HunYuanVLConfig):
+ * the wrapper's key (default dflt) or the decoder's, m->tie_word_embeddings holding the decoder's on entry. */
+static void tie_either(hf_ctx *c, mp_model *m, bool dflt)
+{
+	bool text_tie = m->tie_word_embeddings;
+
+	hf_wrap_tie(c, m, dflt);
+	m->tie_word_embeddings = m->tie_word_embeddings || text_tie;
+}
+
+/*
+ * FastVLM (FastVlmConfig: Qwen2 with its own defaults when text_config is absent (its SubConfigSpec's init_kwargs:
+ * vocab 152128, hidden 3584, MLP 18944, 28 layers, 28 heads, kv 4), untied unless either config ties
+ * (__post_init__); vision_config timm_wrapper fastvit_mci3 with model_args {"inference_mode": true} and hidden_size 3072
+ * when absent). The tower under model.vision_tower. is timm's fastvit_mci3 as one static table (hf_fast_vlm_timm.c,
+ * 122,714,208 parameters and its BatchNorms' running statistics); the projector under model.multi_modal_projector.
+ * (FastVlmMultiModalProjector): linear_1 from vision_config's hidden_size to the decoder's width and linear_2 square,
+ * biased with multimodal_projector_bias (default true). Default: projector 3,584 x 3,072 + 3,584 x 3,584 + 2 x 3,584 =
+ * 23,862,272; 7,762,651,744 in all.
+ * Errors (422, naming the key): another timm architecture or other model_args (their shapes are timm's code, which
+ * memplan does not model), a vision_config without hidden_size (the projector's input; transformers raises
+ * AttributeError), vision_feature_select_strategy other than "full" or vision_feature_layer other than -1
+ * (FastVlmConfig.validate_architecture).
+ */
+void mpm_read_fast_vlm(hf_ctx *c, mp_model *m)
+{
+	const cJSON *tc = cJSON_GetObjectItemCaseSensitive(c->cfg, "text_config"), *vc, *arch, *args, *fl, *fs;
+	char pointer[MP_POINTER_MAX];
+	hf_ctx v;
+	uint64_t vh = 3072, out;
+	bool bias;
+	const uint8_t P = MP_ROOT_PROJECTOR;
+
+	if (!cJSON_IsObject(tc) && (tc == NULL || cJSON_IsNull(tc))) {
+		/* the SubConfigSpec's init_kwargs over Qwen2Config's defaults (FastVLM-7B's decoder; the qwen2 row's
+		 * modules, window rule and 32768 positions) */
+		static const mpm_dense d = {.vocab_size = 152128,
+		                            .hidden_size = 3584,
+		                            .intermediate_size = 18944,
+		                            .num_layers = 28,
+		                            .num_heads = 28,
+		                            .num_kv_heads = 4,
+		                            .max_positions = 32768,
+		                            .window_rule = MPM_WINDOW_FROM_LAYER,
+		                            .window_pattern = 28,
+		                            .norms = 2,
+		                            .modules = MPM_QKV_BIAS_ALWAYS | MPM_MLP_BIAS_KEY};
+		hf_ctx t = {NULL, c->pointer, c->err, c->st, NULL, NULL, c->decode_type};
+
+		mpm_read_dense(&t, &d, m);
+		c->st = t.st;
+	} else if (!hf_wrap_read_text(c, "qwen2", false, m)) {
+		return;
+	}
+	m->inv.roots[MP_ROOT_DECODER] = "model.language_model.";
+	tie_either(c, m, false);
+	bias = hf_get_bool(c, KEYS("multimodal_projector_bias"), true);
+	fs = cJSON_GetObjectItemCaseSensitive(c->cfg, "vision_feature_select_strategy");
+	fl = cJSON_GetObjectItemCaseSensitive(c->cfg, "vision_feature_layer");
+	if (c->st == MP_OK && fs && !cJSON_IsNull(fs) && !(cJSON_IsString(fs) && strcmp(fs->valuestring, "full") == 0))
+		hf_fail_key(c, "vision_feature_select_strategy",
+		            "FastVLM takes vision_feature_select_strategy \"full\" only (FastVlmConfig.validate_architecture)");
+	if (c->st == MP_OK && fl && !cJSON_IsNull(fl) && !(cJSON_IsNumber(fl) && fl->valuedouble == -1))
+		hf_fail_key(c, "vision_feature_layer",
+		            "FastVLM takes vision_feature_layer -1 only (FastVlmConfig.validate_architecture)");
+	if (c->st != MP_OK || !hf_sub_config(c, "vision_config", pointer, sizeof(pointer), &v))
+		return;
+	vc = v.cfg;
+	if (vc) {
+		arch = cJSON_GetObjectItemCaseSensitive(vc, "architecture");
+		args = cJSON_GetObjectItemCaseSensitive(vc, "model_args");
+		if (!(cJSON_IsString(arch) && strcmp(arch->valuestring, "fastvit_mci3") == 0))
+			hf_fail_key(&v, "architecture",
+			            "the timm tower must be fastvit_mci3 (FastViTHD, the one memplan lists: another "
+			            "architecture's shapes are timm's code; TimmWrapperConfig's own default is resnet50)");
+		else if (!(cJSON_IsObject(args) && cJSON_GetArraySize(args) == 1 &&
+		           cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(args, "inference_mode"))))
+			hf_fail_key(&v, "model_args",
+			            "model_args must be {\"inference_mode\": true}, as FastVLM's checkpoints (other arguments "
+			            "reshape the timm tower, which memplan does not model)");
+		else if (!hf_has(&v, "hidden_size"))
+			hf_fail_key(&v, "hidden_size",
+			            "vision_config needs hidden_size, the projector's input width (3072 for fastvit_mci3; "
+			            "TimmWrapperConfig has no default)");
+		vh = hf_get_u64(&v, KEYS("hidden_size"), 3072);
+		if (v.st == MP_OK && (vh == 0 || vh > (UINT64_C(1) << 24)))
+			hf_fail_key(&v, "hidden_size", "hidden_size must be from 1 to 2^24");
+	}
+	c->st = v.st;
+	if (c->st != MP_OK)
+		return;
+	out = m->hidden_size;
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.vision_tower.");
+	m->inv.ext = mpm_fast_vlm_timm;
+	m->inv.n_ext = mpm_fast_vlm_timm_count;
+	mp_inventory_root(&m->inv, P, "model.multi_modal_projector.");
+	put(m, P, NULL, "linear_1.weight", MP_TK_PROJECTOR, out, vh, 1);
+	put(m, P, NULL, "linear_1.bias", MP_TK_PROJECTOR, 0, out, bias);
+	put(m, P, NULL, "linear_2.weight", MP_TK_PROJECTOR, out, out, 1);
+	put(m, P, NULL, "linear_2.bias", MP_TK_PROJECTOR, 0, out, bias);
+}
+
+/*
+ * HunyuanOCR (HunYuanVLConfig: hunyuan_vl_text's row for the decoder under model.language_model., read from text_config
+ * or, when there is none, from the config's own keys (its __post_init__ folds a flat checkpoint's text keys into
+ * text_config); tied when either config ties, both default true. HunYuanVLVisionConfig: hidden 1152, MLP 4304, 27
+ * layers, 16 heads (attention_heads its other spelling), 3 channels, 16 px patches, spatial_merge_size 2,
+ * max_image_size 2048). The tower under model.vision_tower.: embeddings.patch_embedding a biased Conv2d, a learned
+ * position table of (max_image_size // patch)^2 + 1 rows; per layer LayerNorms layer_norm1 and layer_norm2, q, k, v and
+ * o_proj of heads x (h // heads) rows with biases, mlp fc1 and fc2 with biases; patch_merger: proj_conv a Conv2d(h,
+ * 2h, merge) and proj_out a Conv2d(2h, 4h, 1) with biases, mlp Linear(4h, the decoder's width) with a bias,
+ * image_newline [4h], image_begin, image_end, image_sep [decoder width], RMSNorms before_rms [h] and after_rms [decoder
+ * width]. The decoder's attention_head_dim and org_vocab_size are head_dim's and vocab_size's other spellings
+ * (HunYuanVLTextConfig.attribute_map).
+ * Default: tower 27 x 15,239,504 + 1,152 x 3 x 16 x 16 + 1,152 + 16,385 x 1,152 = 431,228,016, merger 2,304 x 1,152 x
+ * 4 + 2,304 + 4,608 x 2,304 + 4,608 + 4,096 x 4,608 + 4,096 + 4,608 + 3 x 4,096 + 1,152 + 4,096 = 40,141,184; with
+ * head_dim 128 (transformers 5.24 needs it: HunYuanVLDenseV1Attention's getattr finds the class default None),
+ * 8,139,351,536 in all. Errors (422, naming the key): no head_dim (or attention_head_dim; no text_config at all names
+ * text_config), an mrope_section that does not sum to head_dim / 2, vision heads of 0 or past the width, a size of 0
+ * or past the bounds below.
+ */
+/* HunYuanVLTextConfig._validate_mrope_section: rope_parameters' mrope_section (xdrope_section, its legacy spelling),
+ * when given, is a list of integers summing to head_dim / 2 (rounded down); a 422 naming rope_parameters otherwise, as
+ * transformers raises "Illegal mrope partition". */
+static void hunyuan_mrope_check(hf_ctx *t, uint64_t head_dim)
+{
+	const cJSON *rp = cJSON_GetObjectItemCaseSensitive(t->cfg, "rope_parameters"), *sec, *e;
+	uint64_t sum = 0;
+
+	if (!cJSON_IsObject(rp))
+		rp = cJSON_GetObjectItemCaseSensitive(t->cfg, "rope_scaling");
+	if (!cJSON_IsObject(rp))
+		return;
+	sec = cJSON_GetObjectItemCaseSensitive(rp, "mrope_section");
+	if (sec == NULL || cJSON_IsNull(sec))
+		sec = cJSON_GetObjectItemCaseSensitive(rp, "xdrope_section");
+	if (sec == NULL || cJSON_IsNull(sec))
+		return;
+	if (cJSON_IsArray(sec) && cJSON_GetArraySize(sec) <= 64) {
+		cJSON_ArrayForEach(e, sec)
+		{
+			if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble > 65536 ||
+			    e->valuedouble != (double)(uint64_t)e->valuedouble) {
+				sum = UINT64_MAX;
+				break;
+			}
+			sum += (uint64_t)e->valuedouble;
+		}
+		if (sum == head_dim / 2)
+			return;
+	}
+	hf_fail_key(t, cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(t->cfg, "rope_parameters")) ? "rope_parameters"
+	                                                                                            : "rope_scaling",
+	            "mrope_section must be a list of integers summing to head_dim / 2 (HunYuanVLTextConfig: Illegal mrope "
+	            "partition)");
+}
+
+void mpm_read_hunyuan_vl(hf_ctx *c, mp_model *m)
+{
+	const cJSON *tc = cJSON_GetObjectItemCaseSensitive(c->cfg, "text_config");
+	char pointer[MP_POINTER_MAX];
+	hf_ctx v;
+	uint64_t h, inter, L, heads, ch, patch, merge, image, edge, d, out;
+	const uint8_t T = MP_ROOT_TOWER;
+	const char *lay = "layers.{i}", *attn = "layers.{i}.self_attn", *mlp = "layers.{i}.mlp", *pm = "patch_merger";
+
+	if (cJSON_IsObject(tc) || (tc && !cJSON_IsNull(tc))) {
+		if (!hf_wrap_read_text(c, "hunyuan_vl_text", false, m))
+			return;
+	} else { /* flat: the decoder's keys at the top */
+		hf_ctx t = {c->cfg, c->pointer, c->err, c->st, NULL, NULL, c->decode_type};
+		char wrapper[sizeof(m->model_type)];
+
+		snprintf(wrapper, sizeof(wrapper), "%s", m->model_type);
+		t.decode_type(&t, "hunyuan_vl_text", true, m);
+		/* tie_word_embeddings at the top is the wrapper's field, not folded: the decoder keeps its default, true */
+		m->tie_word_embeddings = true;
+		c->st = t.st;
+		c->names = t.names;
+		c->text = c->cfg;
+		snprintf(m->model_type, sizeof(m->model_type), "%s", wrapper);
+		if (c->st != MP_OK)
+			return;
+	}
+	{
+		hf_ctx t = {c->text ? c->text : NULL, m->json_pointer, c->err, c->st, NULL, NULL, c->decode_type};
+
+		if (t.cfg == NULL || (!hf_has(&t, "head_dim") && !hf_has(&t, "attention_head_dim"))) {
+			t.pointer = t.cfg ? m->json_pointer : c->pointer;
+			hf_fail_key(&t, t.cfg ? "head_dim" : "text_config",
+			            "head_dim is required: transformers 5.24 cannot build HunYuanVLTextConfig's default head_dim "
+			            "None (HunYuanVLDenseV1Attention: head_dim ** -0.5); tencent/HunyuanOCR states 128");
+		}
+		if (t.cfg && !hf_has(&t, "head_dim") && hf_has(&t, "attention_head_dim"))
+			m->head_dim = hf_get_u64(&t, KEYS("attention_head_dim"), m->head_dim);
+		if (t.cfg && !hf_has(&t, "vocab_size") && hf_has(&t, "org_vocab_size"))
+			m->vocab_size = hf_get_u64(&t, KEYS("org_vocab_size"), m->vocab_size);
+		if (t.st == MP_OK && (m->head_dim == 0 || m->head_dim > (UINT64_C(1) << 16) || m->vocab_size == 0 ||
+		                      m->vocab_size > (UINT64_C(1) << 32)))
+			hf_fail_key(&t, m->head_dim == 0 || m->head_dim > (UINT64_C(1) << 16) ? "attention_head_dim"
+			                                                                     : "org_vocab_size",
+			            "attention_head_dim must be from 1 to 65536 and org_vocab_size from 1 to 2^32");
+		if (t.st == MP_OK && t.cfg)
+			hunyuan_mrope_check(&t, m->head_dim);
+		c->st = t.st;
+	}
+	m->inv.roots[MP_ROOT_DECODER] = "model.language_model.";
+	tie_either(c, m, true);
+	if (c->st != MP_OK || !hf_sub_config(c, "vision_config", pointer, sizeof(pointer), &v))
+		return;
+	h = hf_get_u64(&v, KEYS("hidden_size"), 1152);
+	inter = hf_get_u64(&v, KEYS("intermediate_size"), 4304);
+	L = hf_get_u64(&v, KEYS("num_hidden_layers"), 27);
+	heads = hf_get_u64(&v, KEYS("num_attention_heads", "attention_heads"), 16);
+	ch = hf_get_u64(&v, KEYS("num_channels"), 3);
+	patch = hf_get_u64(&v, KEYS("patch_size"), 16);
+	merge = hf_get_u64(&v, KEYS("spatial_merge_size"), 2);
+	image = hf_get_u64(&v, KEYS("max_image_size"), 2048);
+	if (v.st == MP_OK && (h == 0 || h > (UINT64_C(1) << 20) || inter == 0 || inter > (UINT64_C(1) << 24) || L == 0 ||
+	                      L > MP_MAX_LAYERS || ch == 0 || ch > 256 || patch == 0 || patch > 1024 || merge == 0 ||
+	                      merge > 64 || image > (UINT64_C(1) << 20)))
+		hf_fail_key(&v, h == 0 || h > (UINT64_C(1) << 20)           ? "hidden_size"
+		                : inter == 0 || inter > (UINT64_C(1) << 24) ? "intermediate_size"
+		                : L == 0 || L > MP_MAX_LAYERS                ? "num_hidden_layers"
+		                : ch == 0 || ch > 256                        ? "num_channels"
+		                : patch == 0 || patch > 1024                 ? "patch_size"
+		                : merge == 0 || merge > 64                   ? "spatial_merge_size"
+		                                                             : "max_image_size",
+		            "the image tower needs hidden_size from 1 to 2^20, intermediate_size from 1 to 2^24, 1 to 1024 "
+		            "layers, 1 to 256 channels, patch_size from 1 to 1024, spatial_merge_size from 1 to 64 and "
+		            "max_image_size up to 2^20");
+	if (v.st == MP_OK && (heads == 0 || heads > h))
+		hf_fail_key(&v, hf_key_of(&v, KEYS("num_attention_heads", "attention_heads")),
+		            "num_attention_heads must be from 1 to the tower's hidden_size");
+	c->st = v.st;
+	if (c->st != MP_OK)
+		return;
+	d = h / heads;
+	edge = image / patch;
+	out = m->hidden_size;
+	mp_inventory_root(&m->inv, T, "model.vision_tower.");
+	{
+		uint64_t conv[4] = {h, ch, patch, patch}, pc[4] = {2 * h, h, merge, merge}, po[4] = {4 * h, 2 * h, 1, 1};
+
+		hf_shape(m, T, "embeddings", "patch_embedding.weight", MP_TK_VISION, 0, conv, 4, 1);
+		hf_shape(m, T, pm, "proj_conv.weight", MP_TK_PROJECTOR, 0, pc, 4, 1);
+		hf_shape(m, T, pm, "proj_out.weight", MP_TK_PROJECTOR, 0, po, 4, 1);
+	}
+	put(m, T, "embeddings", "patch_embedding.bias", MP_TK_VISION, 0, h, 1);
+	put(m, T, "embeddings", "position_embedding.weight", MP_TK_VISION, edge * edge + 1, h, 1);
+	layer_norm(m, T, lay, "layer_norm1.weight", "layer_norm1.bias", MP_TK_VISION, h, L);
+	layer_norm(m, T, lay, "layer_norm2.weight", "layer_norm2.bias", MP_TK_VISION, h, L);
+	put(m, T, attn, "q_proj.weight", MP_TK_VISION, heads * d, h, L);
+	put(m, T, attn, "q_proj.bias", MP_TK_VISION, 0, heads * d, L);
+	put(m, T, attn, "k_proj.weight", MP_TK_VISION, heads * d, h, L);
+	put(m, T, attn, "k_proj.bias", MP_TK_VISION, 0, heads * d, L);
+	put(m, T, attn, "v_proj.weight", MP_TK_VISION, heads * d, h, L);
+	put(m, T, attn, "v_proj.bias", MP_TK_VISION, 0, heads * d, L);
+	put(m, T, attn, "o_proj.weight", MP_TK_VISION, h, heads * d, L);
+	put(m, T, attn, "o_proj.bias", MP_TK_VISION, 0, h, L);
+	put(m, T, mlp, "fc1.weight", MP_TK_VISION, inter, h, L);
+	put(m, T, mlp, "fc1.bias", MP_TK_VISION, 0, inter, L);
+	put(m, T, mlp, "fc2.weight", MP_TK_VISION, h, inter, L);
+	put(m, T, mlp, "fc2.bias", MP_TK_VISION, 0, h, L);
+	put(m, T, pm, "proj_conv.bias", MP_TK_PROJECTOR, 0, 2 * h, 1);
+	put(m, T, pm, "proj_out.bias", MP_TK_PROJECTOR, 0, 4 * h, 1);
+	put(m, T, pm, "mlp.weight", MP_TK_PROJECTOR, out, 4 * h, 1);
+	put(m, T, pm, "mlp.bias", MP_TK_PROJECTOR, 0, out, 1);
+	put(m, T, pm, "image_newline", MP_TK_PROJECTOR, 0, 4 * h, 1);
+	put(m, T, pm, "image_begin", MP_TK_PROJECTOR, 0, out, 1);
+	put(m, T, pm, "image_end", MP_TK_PROJECTOR, 0, out, 1);
+	put(m, T, pm, "image_sep", MP_TK_PROJECTOR, 0, out, 1);
+	put(m, T, pm, "before_rms.weight", MP_TK_PROJECTOR, 0, h, 1);
+	put(m, T, pm, "after_rms.weight", MP_TK_PROJECTOR, 0, out, 1);
+}
+
+/* Molmo2's decoder: Llama's names with the embedding the reader's (vocab_size + additional_vocab_size rows); the
+ * designated initializer overrides MP_NAMES_LLAMA_FIELDS' .embed on purpose. */
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Winitializer-overrides"
+#elif defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Woverride-init"
+#endif
+const mp_names mpm_names_molmo2 = {MP_NAMES_LLAMA_FIELDS, .embed = {NULL, NULL}};
+
+/*
+ * Molmo2TextConfig (the decoder of Molmo2; modeling_molmo2.py Molmo2TextModel): vocab 151936, hidden 4096, MLP 12288,
+ * 36 layers, 32 heads, kv 8, head_dim 128, 36864 positions; attention_bias (its other spelling qkv_bias) on q, k and v,
+ * o_proj never biased; q_norm and k_norm per head (qk_norm_type "qwen3") or over the whole projections ("olmo");
+ * embed_tokens of vocab_size + additional_vocab_size (128) rows, lm_head of vocab_size; norm_after moves the two norms
+ * to the sublayers' outputs (no tensor changes) and rope_scaling_layers picks each layer's rotary module (buffers
+ * only). Errors: a 422 naming qk_norm_type other than those two or additional_vocab_size past 2^24 (transformers
+ * refuses a negative one).
+ */
+void mpm_read_molmo2_text(hf_ctx *c, mp_model *m)
+{
+	static const mpm_dense d = {.vocab_size = 151936,
+	                            .hidden_size = 4096,
+	                            .intermediate_size = 12288,
+	                            .num_layers = 36,
+	                            .num_heads = 32,
+	                            .num_kv_heads = 8,
+	                            .head_dim = 128,
+	                            .max_positions = 36864,
+	                            .norms = 2,
+	                            .modules = MPM_ATTENTION_BIAS | MPM_QK_NORM};
+	const cJSON *qn;
+	uint64_t extra;
+
+	mpm_read_dense(c, &d, m);
+	if (!hf_has(c, "attention_bias") && hf_has(c, "qkv_bias"))
+		m->qkv_bias = hf_get_bool(c, KEYS("qkv_bias"), false);
+	m->o_bias = false;
+	qn = c->cfg ? cJSON_GetObjectItemCaseSensitive(c->cfg, "qk_norm_type") : NULL;
+	if (c->st == MP_OK && qn && !cJSON_IsNull(qn)) {
+		if (cJSON_IsString(qn) && strcmp(qn->valuestring, "olmo") == 0) {
+			m->qk_norm = false;
+			m->qk_norm_full = true;
+		} else if (!(cJSON_IsString(qn) && strcmp(qn->valuestring, "qwen3") == 0)) {
+			hf_fail_key(c, "qk_norm_type",
+			            "qk_norm_type must be \"qwen3\" (per-head q_norm and k_norm) or \"olmo\" (over the whole "
+			            "projections), as Molmo2TextConfig validates");
+		}
+	}
+	extra = hf_get_u64(c, KEYS("additional_vocab_size"), 128);
+	if (c->st == MP_OK && extra > (UINT64_C(1) << 24))
+		hf_fail_key(c, "additional_vocab_size", "additional_vocab_size must be from 0 to 2^24");
+	if (c->st != MP_OK)
+		return;
+	m->tie_word_embeddings = false; /* Molmo2ForConditionalGeneration ties nothing (no _tied_weights_keys) */
+	hf_tensor(m, MP_ROOT_DECODER, NULL, "embed_tokens.weight", MP_TK_EMBEDDING, MP_SPLIT_ROWS, MP_STEP_NONE, false,
+	          m->vocab_size + extra, m->hidden_size, 1);
+}
+
+/* Molmo2's attention of the tower and of the adapter's pooling (Molmo2VisionAttention) under root and path: q of heads
+ * x d rows, k and v of kv x d, from `in` values, o back to `out`, every projection biased with bias; count of it. */
+static void molmo2_attention(mp_model *m, uint8_t root, const char *path, mp_tensor_kind k, uint64_t in, uint64_t out,
+                             const uint64_t hkd[3], bool bias, uint64_t count)
+{
+	uint64_t q = hkd[0] * hkd[2], kv = hkd[1] * hkd[2];
+
+	put(m, root, path, "q_proj.weight", k, q, in, count);
+	put(m, root, path, "k_proj.weight", k, kv, in, count);
+	put(m, root, path, "v_proj.weight", k, kv, in, count);
+	put(m, root, path, "o_proj.weight", k, out, q, count);
+	put(m, root, path, "q_proj.bias", k, 0, q, bias ? count : 0);
+	put(m, root, path, "k_proj.bias", k, 0, kv, bias ? count : 0);
+	put(m, root, path, "v_proj.bias", k, 0, kv, bias ? count : 0);
+	put(m, root, path, "o_proj.bias", k, 0, out, bias ? count : 0);
+}
+
+/* The heads of a Molmo2 attention config v (num_attention_heads, num_key_value_heads, head_dim; defaults 16, 16, 72): a
+ * 422 naming the key when a count is 0 or the KV heads do not divide the heads (num_key_value_groups). */
+static void molmo2_heads(hf_ctx *v, uint64_t hkd[3])
+{
+	hkd[0] = hf_get_u64(v, KEYS("num_attention_heads"), 16);
+	hkd[1] = hf_get_u64(v, KEYS("num_key_value_heads"), 16);
+	hkd[2] = hf_get_u64(v, KEYS("head_dim"), 72);
+	if (v->st == MP_OK && (hkd[0] == 0 || hkd[0] > 4096 || hkd[2] == 0 || hkd[2] > 65536))
+		hf_fail_key(v, hkd[0] == 0 || hkd[0] > 4096 ? "num_attention_heads" : "head_dim",
+		            "num_attention_heads must be from 1 to 4096 and head_dim from 1 to 65536");
+	if (v->st == MP_OK && (hkd[1] == 0 || hkd[0] % hkd[1] != 0))
+		hf_fail_key(v, "num_key_value_heads",
+		            "num_key_value_heads must be at least 1 and divide num_attention_heads (num_key_value_groups)");
+}
+
+/*
+ * Molmo2 (Molmo2Config: molmo2_text's row for the decoder under model.language_model., never tied). Molmo2VisionConfig
+ * (hidden 1152, MLP 4304, 25 layers, 16 heads, 16 KV heads, head_dim 72, image_size [378, 378], 14 px patches, 3
+ * channels, num_position_embeddings (378 / 14)^2 = 729, attention_bias true; its checkpoints' spellings
+ * image_default_input_size, image_patch_size, image_num_pos) under model.vision_tower.: positional_embedding, a biased
+ * patch_embedding Linear(patch^2 x channels, h), per layer LayerNorms layer_norm1 and layer_norm2, Molmo2's attention
+ * and the biased fc1/fc2 MLP. Molmo2AdapterConfig (vision_feature_layer [24, 18] (vit_layers), hidden 1152, 16 heads,
+ * 16 KV heads, head_dim 72, attention_bias true, MLP 18944, text_hidden_size 3584, mlp_bias false) under
+ * model.multi_modal_projector.: image_pooling_2d, an attention from hidden x len(vision_feature_layer) to hidden, and
+ * image_projector, gate_proj and up_proj (intermediate x hidden, biased with mlp_bias) and down_proj (text_hidden_size
+ * x intermediate, no bias). A checkpoint's vit_config (vision_config's old name) keeps the layers up to the deepest
+ * one vision_feature_layer reads (Molmo2Config.__post_init__).
+ * Default: tower 729 x 1,152 + 1,152 x 588 + 1,152 + 25 x 15,239,504 = 382,505,936; adapter 3 x (1,152 x 2,304 +
+ * 1,152) + 1,152^2 + 1,152 + 2 x 18,944 x 1,152 + 3,584 x 18,944 = 120,836,608 (the adapter's text_hidden_size 3,584,
+ * not the decoder's 4,096, as the class builds it); 8,694,602,192 in all.
+ * Errors (422, naming the key): a vision_feature_layer that indexes no tower layer (validate_architecture), head
+ * counts as molmo2_heads, a size of 0 or past the bounds below.
+ */
+void mpm_read_molmo2(hf_ctx *c, mp_model *m)
+{
+	const cJSON *vfl, *e, *is;
+	const char *spelt = NULL;
+	char pointer[MP_POINTER_MAX], apointer[MP_POINTER_MAX];
+	hf_ctx v, a;
+	uint64_t h, inter, L, hkd[3], ahkd[3], ch, patch, npos, ih = 378, iw = 378, ah, ainter, atext, n = 2;
+	bool bias, abias, mbias, legacy;
+	int64_t deepest = -1;
+	const uint8_t T = MP_ROOT_TOWER;
+	const char *lay = "layers.{i}", *attn = "layers.{i}.self_attn", *mlp = "layers.{i}.mlp";
+
+	if (!hf_wrap_read_text(c, "molmo2_text", false, m))
+		return;
+	m->inv.roots[MP_ROOT_DECODER] = "model.language_model.";
+	m->tie_word_embeddings = false;
+	legacy = !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(c->cfg, "vision_config")) &&
+	         cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(c->cfg, "vit_config"));
+	if (c->st != MP_OK || !hf_sub_config(c, legacy ? "vit_config" : "vision_config", pointer, sizeof(pointer), &v) ||
+	    !hf_sub_config(c, "adapter_config", apointer, sizeof(apointer), &a))
+		return;
+	h = hf_get_u64(&v, KEYS("hidden_size"), 1152);
+	inter = hf_get_u64(&v, KEYS("intermediate_size"), 4304);
+	L = hf_get_u64(&v, KEYS("num_hidden_layers"), 25);
+	molmo2_heads(&v, hkd);
+	ch = hf_get_u64(&v, KEYS("num_channels"), 3);
+	patch = hf_get_u64(&v, KEYS("patch_size", "image_patch_size"), 14);
+	bias = hf_get_bool(&v, KEYS("attention_bias"), true);
+	is = v.cfg ? hf_find(&v, KEYS("image_size", "image_default_input_size"), &spelt) : NULL;
+	if (v.st == MP_OK && is) {
+		if (cJSON_IsArray(is) && cJSON_GetArraySize(is) == 2 && cJSON_IsNumber(cJSON_GetArrayItem(is, 0)) &&
+		    cJSON_IsNumber(cJSON_GetArrayItem(is, 1)) && cJSON_GetArrayItem(is, 0)->valuedouble >= 1 &&
+		    cJSON_GetArrayItem(is, 1)->valuedouble >= 1 && cJSON_GetArrayItem(is, 0)->valuedouble <= 65536 &&
+		    cJSON_GetArrayItem(is, 1)->valuedouble <= 65536) {
+			ih = (uint64_t)cJSON_GetArrayItem(is, 0)->valuedouble;
+			iw = (uint64_t)cJSON_GetArrayItem(is, 1)->valuedouble;
+		} else {
+			hf_fail_key(&v, hf_key_of(&v, KEYS("image_size", "image_default_input_size")),
+			            "image_size must be a list [height, width] of pixels from 1 to 65536");
+		}
+	}
+	if (v.st == MP_OK && (h == 0 || h > (UINT64_C(1) << 20) || inter == 0 || inter > (UINT64_C(1) << 24) || L == 0 ||
+	                      L > MP_MAX_LAYERS || ch == 0 || ch > 256 || patch == 0 || patch > 1024))
+		hf_fail_key(&v, h == 0 || h > (UINT64_C(1) << 20)           ? "hidden_size"
+		                : inter == 0 || inter > (UINT64_C(1) << 24) ? "intermediate_size"
+		                : L == 0 || L > MP_MAX_LAYERS                ? "num_hidden_layers"
+		                : ch == 0 || ch > 256                        ? "num_channels"
+		                                                             : hf_key_of(&v, KEYS("patch_size", "image_patch_size")),
+		            "the image tower needs hidden_size from 1 to 2^20, intermediate_size from 1 to 2^24, 1 to 1024 "
+		            "layers, 1 to 256 channels and patch_size from 1 to 1024");
+	npos = hf_get_u64(&v, KEYS("num_position_embeddings", "image_num_pos"),
+	                  patch ? (ih / patch) * (iw / patch) : 0);
+	if (v.st == MP_OK && npos > (UINT64_C(1) << 24))
+		hf_fail_key(&v, hf_key_of(&v, KEYS("num_position_embeddings", "image_num_pos")),
+		            "num_position_embeddings must be at most 2^24");
+	c->st = v.st;
+	if (c->st != MP_OK)
+		return;
+	a.st = c->st;
+	ah = hf_get_u64(&a, KEYS("hidden_size"), 1152);
+	molmo2_heads(&a, ahkd);
+	abias = hf_get_bool(&a, KEYS("attention_bias"), true);
+	mbias = hf_get_bool(&a, KEYS("mlp_bias"), false);
+	ainter = hf_get_u64(&a, KEYS("intermediate_size"), 18944);
+	atext = hf_get_u64(&a, KEYS("text_hidden_size"), 3584);
+	vfl = a.cfg ? hf_find(&a, KEYS("vision_feature_layer", "vit_layers"), &spelt) : NULL;
+	if (a.st == MP_OK && vfl) {
+		if (!cJSON_IsArray(vfl) || cJSON_GetArraySize(vfl) == 0 || cJSON_GetArraySize(vfl) > 1024)
+			hf_fail_key(&a, hf_key_of(&a, KEYS("vision_feature_layer", "vit_layers")),
+			            "vision_feature_layer must be a list of 1 to 1024 tower layer indices");
+		else
+			n = (uint64_t)cJSON_GetArraySize(vfl);
+	}
+	if (a.st == MP_OK) {
+		cJSON *dflt = vfl ? NULL : cJSON_Parse("[24, 18]");
+		const cJSON *list = vfl ? vfl : dflt;
+
+		cJSON_ArrayForEach(e, list)
+		{
+			double x = e->valuedouble;
+
+			if (!cJSON_IsNumber(e) || x != (double)(int64_t)x || x < -(double)L || x >= (double)L) {
+				hf_fail_key(&a, hf_key_of(&a, KEYS("vision_feature_layer", "vit_layers")),
+				            "every vision_feature_layer entry must index a tower layer: from -num_hidden_layers "
+				            "to num_hidden_layers - 1 (Molmo2Config.validate_architecture)");
+				break;
+			}
+			{
+				int64_t i = (int64_t)x % (int64_t)L;
+
+				if (i < 0)
+					i += (int64_t)L;
+				if (i > deepest)
+					deepest = i;
+			}
+		}
+		cJSON_Delete(dflt);
+	}
+	if (a.st == MP_OK && (ah == 0 || ah > (UINT64_C(1) << 20) || ainter == 0 || ainter > (UINT64_C(1) << 24) ||
+	                      atext == 0 || atext > (UINT64_C(1) << 20)))
+		hf_fail_key(&a, ah == 0 || ah > (UINT64_C(1) << 20)           ? "hidden_size"
+		                : ainter == 0 || ainter > (UINT64_C(1) << 24) ? "intermediate_size"
+		                                                              : "text_hidden_size",
+		            "the adapter needs hidden_size and text_hidden_size from 1 to 2^20 and intermediate_size from 1 "
+		            "to 2^24");
+	c->st = a.st;
+	if (c->st != MP_OK)
+		return;
+	if (legacy) /* Molmo2Config.__post_init__: the layers past the deepest read one are not built */
+		L = (uint64_t)deepest + 1;
+	mp_inventory_root(&m->inv, T, "model.vision_tower.");
+	put(m, T, NULL, "positional_embedding", MP_TK_VISION, npos, h, 1);
+	put(m, T, NULL, "patch_embedding.weight", MP_TK_VISION, h, patch * patch * ch, 1);
+	put(m, T, NULL, "patch_embedding.bias", MP_TK_VISION, 0, h, 1);
+	layer_norm(m, T, lay, "layer_norm1.weight", "layer_norm1.bias", MP_TK_VISION, h, L);
+	layer_norm(m, T, lay, "layer_norm2.weight", "layer_norm2.bias", MP_TK_VISION, h, L);
+	molmo2_attention(m, T, attn, MP_TK_VISION, h, h, hkd, bias, L);
+	put(m, T, mlp, "fc1.weight", MP_TK_VISION, inter, h, L);
+	put(m, T, mlp, "fc1.bias", MP_TK_VISION, 0, inter, L);
+	put(m, T, mlp, "fc2.weight", MP_TK_VISION, h, inter, L);
+	put(m, T, mlp, "fc2.bias", MP_TK_VISION, 0, h, L);
+	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "model.multi_modal_projector.");
+	{
+		const uint8_t P = MP_ROOT_PROJECTOR;
+		const char *proj = "image_projector";
+
+		molmo2_attention(m, P, "image_pooling_2d", MP_TK_PROJECTOR, ah * n, ah, ahkd, abias, 1);
+		put(m, P, proj, "gate_proj.weight", MP_TK_PROJECTOR, ainter, ah, 1);
+		put(m, P, proj, "up_proj.weight", MP_TK_PROJECTOR, ainter, ah, 1);
+		put(m, P, proj, "gate_proj.bias", MP_TK_PROJECTOR, 0, ainter, mbias);
+		put(m, P, proj, "up_proj.bias", MP_TK_PROJECTOR, 0, ainter, mbias);
+		put(m, P, proj, "down_proj.weight", MP_TK_PROJECTOR, atext, ainter, 1);
 	}
 }

@@ -31,6 +31,8 @@ typedef enum mpm_window_rule {
 	MPM_WINDOW_PATTERN,	/* layer i full when (i + 1) % sliding_window_pattern == 0 (Gemma 3, Cohere 2, OLMo 3,
 				 * EXAONE 4; window_pattern: the pattern's default) */
 	MPM_WINDOW_PATTERN_FIRST, /* layer i full when i % window_pattern == 0, the others slide (CWM, Granite-SWA) */
+	MPM_WINDOW_PATTERN_LAST, /* layer i full when (layers - 1 - i) % window_pattern == 0, counted back from the last
+				  * layer (Muse Glimmer's NoPE layers) */
 	MPM_WINDOW_NOPE,	/* only with use_sliding_window, the NoPE layers: no_rope_layers[i] == 0, by default
 				 * (i + 1) % no_rope_layer_interval == 0 (SmolLM3; window_pattern: the interval's default) */
 } mpm_window_rule;

@@ -231,14 +231,31 @@ static void layers_uniform(const mp_model *m, uint64_t tp, mp_kv_detail *d)
 static mp_status bytes_uniform(const kv_shape *s, mp_kv_detail *d, uint64_t *bytes, mp_error *err)
 {
 	const mp_model *m = s->m;
-	uint64_t acc = 0, t, il = mp_model_indexer_layers(m);
+	uint64_t acc = 0, t, il = mp_model_indexer_layers(m), wrow = s->row, wt;
 
-	if (!mp_mul_u64(s->row, d->full_layers + d->window_layers, &d->bytes_per_token))
+	/* sliding MLA layers with a latent of their own width (mp_model.mla_window_latent) */
+	if (m->attn_kind == MP_ATTN_MLA && s->o->mla_cache == MP_MLA_LATENT && m->mla_window_latent &&
+	    !mp_dtype_bytes(s->req->kv_cache_dtype, m->mla_window_latent, &wrow))
 		return mp_fail(err, MP_EOVERFLOW, mp_model_pointer(m), "KV cache width overflows 64 bits");
-	if (!mp_muladd_u64(&acc, d->full_layers, d->tokens_full) ||
-	    !mp_muladd_u64(&acc, d->window_layers, d->tokens_window) || !mp_mul_u64(acc, s->row, &t) ||
+	if (!mp_mul_u64(s->row, d->full_layers, &d->bytes_per_token) || !mp_mul_u64(wrow, d->window_layers, &wt) ||
+	    !mp_add_u64(d->bytes_per_token, wt, &d->bytes_per_token))
+		return mp_fail(err, MP_EOVERFLOW, mp_model_pointer(m), "KV cache width overflows 64 bits");
+	if (!mp_muladd_u64(&acc, d->full_layers, d->tokens_full) || !mp_mul_u64(acc, s->row, &t) ||
+	    !mp_mul_u64(wrow, d->window_layers, &wt) || !mp_muladd_u64(&t, wt, d->tokens_window) ||
 	    !mp_mul_u64(t, s->mult, bytes))
 		return kv_overflow(s, err);
+	if (m->attn_kind == MP_ATTN_MLA && s->o->mla_cache == MP_MLA_LATENT && m->mla_nope_layers) {
+		/* NoPE latent layers (mp_model.mla_nope_layers): a row of kv_lora_rank values in place of the full one.
+		 * Worked example (kv_lora 16, rope 8, bf16): a row of 32 bytes, not 48. */
+		uint64_t nope_row, less, all;
+
+		if (!mp_dtype_bytes(s->req->kv_cache_dtype, m->kv_lora_rank, &nope_row) || nope_row > s->row ||
+		    !mp_mul_u64(s->row - nope_row, m->mla_nope_layers, &less) || less > d->bytes_per_token ||
+		    !mp_mul_u64(less, d->tokens_full, &all) || !mp_mul_u64(all, s->mult, &all) || all > *bytes)
+			return kv_overflow(s, err);
+		d->bytes_per_token -= less;
+		*bytes -= all;
+	}
 	if (il) {
 		/* DeepSeek sparse attention: each layer with an indexer caches one key of index_head_dim per token
 		 * (transformers DynamicIndexedLayer.indexer_keys), on every rank; vLLM keeps it in a cache of its own,
@@ -246,7 +263,7 @@ static mp_status bytes_uniform(const kv_shape *s, mp_kv_detail *d, uint64_t *byt
 		 * 128 values, bf16): 15,616 bytes per token. */
 		uint64_t ib, per_tok, all;
 
-		if (!mp_dtype_bytes(s->req->kv_cache_dtype, m->indexer_head_dim, &ib) || !mp_mul_u64(ib, il, &per_tok) ||
+		if (!mp_dtype_bytes(m->indexer_keys_fp32 ? MP_DTYPE_FP32 : s->req->kv_cache_dtype, m->indexer_head_dim, &ib) || !mp_mul_u64(ib, il, &per_tok) ||
 		    !mp_add_u64(d->bytes_per_token, per_tok, &d->bytes_per_token) ||
 		    !mp_mul_u64(per_tok, d->tokens_full, &all) || !mp_mul_u64(all, s->mult, &all) ||
 		    !mp_add_u64(*bytes, all, bytes))

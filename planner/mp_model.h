@@ -175,6 +175,9 @@ typedef struct mp_vision {
 	bool no_patch_embedding;	/* SigLIP / CLIP: the tower embeds another tower's features, not pixels (the CLIP
 					 * encoder of DeepSeek-OCR's descendants: class token and positions, no
 					 * patch_embedding) */
+	bool projection_layer;		/* SigLIP: the attention's output projection is projection_layer, always biased
+					 * (JanusVisionAttention), not out_proj */
+	bool qk_layernorm;		/* SigLIP: LayerNorms of the whole q and k (Janus's use_qk_norm) */
 } mp_vision;
 
 typedef struct mp_model {
@@ -347,6 +350,16 @@ typedef struct mp_model {
 	 * layers: num_attention_heads beside the sliding layers' swa_num_attention_heads); 0 = num_heads. Read by the
 	 * validation only (the reader lists those layers' tensors). */
 	uint64_t global_heads;
+	/* MLA layers with a cache of their own whose latent carries no RoPE key (Mistral Large 4's no_rope_layers:
+	 * kv_a_proj_with_mqa gives kv_lora_rank values and the cached k_rot is 0 wide): in the latent layout their row is
+	 * kv_lora_rank values, not kv_lora_rank + qk_rope_head_dim (planner/kv.c); 0 = none. */
+	uint64_t mla_nope_layers;
+	/* The latent values a token of a sliding-window MLA layer keeps when they differ from the other layers'
+	 * (dots.llm3's sliding layers: their own kv_lora_rank + qk_rope_head_dim, per_layer_config); 0 = the same. */
+	uint64_t mla_window_latent;
+	/* The indexer's cached keys are fp32 whatever kv_cache_dtype says (transformers' Dots3NoteTextIndexer rotates
+	 * them with fp32 cos and sin before DynamicIndexedLayer stores them). */
+	bool indexer_keys_fp32;
 	/* The tensors (mp_inventory.h): a reader adds the modules no field above describes, then mp_model_build adds
 	 * the rest. Every parameter count, weight byte and step product is derived from it. */
 	mp_inventory inv;

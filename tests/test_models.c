@@ -626,6 +626,57 @@ static void test_gpt_oss_mxfp4(void **state)
 	assert_int_equal(w.cls[MP_TC_EMBEDDINGS].format, MP_DTYPE_BF16);
 }
 
+/*
+ * Bailing hybrid (BailingHybridConfig defaults, the Ring/Ling linear hybrids): 124,414,191,072 parameters (transformers
+ * 5.24 builds as many), 7 MLA layers (every 6th) and 35 Kimi-delta-attention layers. At 4,096 tokens, batch 1, bf16: the
+ * MLA latent 7 x (512 + 64) x 2 B x 4,096 = 33,030,144 and per KDA layer the conv over q, k and v (3 x 4,096 channels x
+ * 3 columns x 2 B = 73,728) and the fp32 state (32 heads x 128 x 128 x 4 B = 2,097,152): 35 x 2,170,880 = 75,980,800,
+ * whatever the length.
+ */
+static void test_bailing_hybrid(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+	uint64_t kv1, kv2;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"bailing_hybrid\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.total, UINT64_C(124414191072));
+	assert_int_equal(mp_model_attention_layers(&m), 7);
+	assert_int_equal(mp_kv_cache_bytes(&m, MP_DTYPE_BF16, 4096, 1, &kv1, &err), MP_OK);
+	assert_int_equal(kv1, UINT64_C(7) * 576 * 2 * 4096 + UINT64_C(35) * (73728 + 2097152));
+	assert_int_equal(mp_kv_cache_bytes(&m, MP_DTYPE_BF16, 8192, 1, &kv2, &err), MP_OK);
+	assert_int_equal(kv2 - kv1, UINT64_C(7) * 576 * 2 * 4096);
+}
+
+/*
+ * ZAYA (ZayaConfig defaults, ZAYA1): 8,840,488,784 parameters (transformers 5.24 builds as many), tied; 16 experts of
+ * 2,048 at top-1, whose router has a 17th class that skips them. Every one of the 40 layers caches K and V (2 KV heads
+ * x 128, 1,024 bytes a token in bf16) and, whatever the length, the CCA q/k conv window ((8 + 2) x 128 channels x
+ * (2 - 1) + (2 - 1) columns) and the delayed V (128 values): 5,376 bytes. At 4,096 tokens, batch 1: 40 x (1,024 x
+ * 4,096 + 5,376) = 167,987,200.
+ */
+static void test_zaya(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+	uint64_t kv;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"zaya\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.total, UINT64_C(8840488784));
+	assert_int_equal(pc.lm_head, 0);
+	assert_int_equal(mp_kv_cache_bytes(&m, MP_DTYPE_BF16, 4096, 1, &kv, &err), MP_OK);
+	assert_int_equal(kv, UINT64_C(40) * (1024 * 4096 + 5376));
+	/* a hybrid_sliding layer needs its window: ZayaConfig raises ValueError */
+	assert_int_equal(count_text("{\"model_type\":\"zaya\",\"num_hidden_layers\":1,\"layer_types\":[\"hybrid_sliding\"]}",
+	                            &pc, &m, &err),
+	                 MP_EINVAL);
+	assert_string_equal(err.field, "/model/hf_config/sliding_window");
+}
+
 /* Mamba (mamba-130m's shapes: transformers' MambaConfig defaults with 24 layers): 3,770,880 parameters per layer
  * (planner/recurrent.c) and 107,520 bytes of state per layer and sequence (bf16 conv of 3 x 1536, fp32 state of
  * 1536 x 16), whatever the length. */
@@ -1295,6 +1346,8 @@ int main(void)
 		cmocka_unit_test(test_gemma3n),
 		cmocka_unit_test(test_deepseek_v4),
 		cmocka_unit_test(test_wrappers_v1),
+		cmocka_unit_test(test_bailing_hybrid),
+		cmocka_unit_test(test_zaya),
 	};
 
 	return cmocka_run_group_tests_name("models", tests, NULL, NULL);

@@ -313,6 +313,119 @@ static void test_git(void **state)
 	assert_int_equal(pc.total, UINT64_C(176619066));
 }
 
+/*
+ * Nemotron 3 Nano Omni (NemotronH_Omni_Reasoning_V3_Config defaults): Nemotron-H's default decoder 1,968,355,712 and
+ * the RADIO tower: positions 1 x (2048 / 16)^2 x 1,280 = 20,971,520, 10 class and register tokens 12,800, the patch
+ * projections 1,280 x 768 and 1,280 x 1,536 (video, 2 frames), 32 blocks of 19,680,000 (two LayerNorms 5,120, q, k, v
+ * and o with biases 4 x 1,639,680, two layer scales 2,560, fc1 and fc2 of 5,120 with biases 13,113,600): 653,693,440;
+ * the projector's RMSNorm of 1,280 x 2^2 = 5,120, linear_1 5,120 -> 4,096 and linear_2 4,096 -> 4,096 without biases:
+ * 37,753,856. Vision 691,447,296, total 2,659,803,008 (transformers 5.24 builds as many). With the Parakeet encoder's
+ * defaults and a 4,096-wide embed_audio without biases (as nvidia/Nemotron-3-Nano-Omni-30B-A3B-Reasoning-BF16
+ * writes them), 3,288,180,608 (transformers the same).
+ */
+static void test_nemotron_h_omni(void **state)
+{
+	mp_param_count pc, legacy;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"nemotron_h_omni\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(20971520) + 12800 + 1280 * 768 + 1280 * 1536 + 32 * UINT64_C(19680000) +
+	                                5120 + 4096 * 5120 + 4096 * 4096);
+	assert_int_equal(pc.total, UINT64_C(2659803008));
+	assert_int_equal(count_text("{\"model_type\":\"nemotron_h_omni\",\"audio_config\":{\"projection_hidden_size\":"
+	                            "4096,\"projection_bias\":false}}",
+	                            &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(pc.total, UINT64_C(3288180608));
+	/* the released checkpoints' spellings: llm_config, sound_config and vit_hidden_size read as the new keys */
+	assert_int_equal(count_text("{\"model_type\":\"nemotron_h_omni\",\"text_config\":{\"vocab_size\":1000},"
+	                            "\"audio_config\":{\"projection_hidden_size\":64,\"projection_bias\":true},"
+	                            "\"vision_hidden_size\":640,\"vision_config\":{\"hidden_size\":640,\"video_temporal_patch_size\":2}}",
+	                            &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(count_text("{\"model_type\":\"nemotron_h_omni\",\"llm_config\":{\"vocab_size\":1000},"
+	                            "\"sound_config\":{\"projection_hidden_size\":64,\"projection_bias\":true},"
+	                            "\"vit_hidden_size\":640,\"vision_config\":{\"hidden_size\":640,\"video_temporal_patch_size\":2}}",
+	                            &legacy, &m, &err),
+	                 MP_OK);
+	assert_int_equal(legacy.total, pc.total);
+	assert_int_equal(legacy.vision, pc.vision);
+}
+
+/*
+ * Phi-4-multimodal (Phi4MultimodalConfig defaults): the Phi-3 decoder 3,072 wide, 32 layers, 8 KV heads, 200,064
+ * tokens, untied; the SigLIP tower of 1,152 (27 blocks of 15,239,504, patches 14 px of 448 px images: 1,024 positions,
+ * post_layernorm, the pooling head 15,238,352): 428,565,440; img_projection_up and _down with biases and the two
+ * feature extensors: 12,984,576; the conformer of 24 blocks of 17,858,560 after its subsampling (three stride-2 stages
+ * of 1,024 channels, 80 mel bins to 10) and out linear 10,486,784 and the relative bias table 2,000 x 16: 441,254,144;
+ * the four speech projections 25,178,112. Vision 907,982,272, total 5,308,268,992 (transformers 5.24 builds as many).
+ */
+static void test_phi4_multimodal(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"phi4_multimodal\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(428565440) + 12984576 + 441254144 + 25178112);
+	assert_int_equal(pc.embedding, UINT64_C(200064) * 3072);
+	assert_int_equal(pc.lm_head, UINT64_C(200064) * 3072);
+	assert_int_equal(pc.total, UINT64_C(5308268992));
+}
+
+/*
+ * Muse Glimmer (MuseGlimmerConfig defaults): the decoder 6,656 wide, 52 layers of 32 heads of 128 (2 KV heads) with a
+ * gate_proj each, a gated MLP of 19,968, 202,048 tokens, untied; the tower 1,852,639,744 (patches 1,536 x 1,176,
+ * positions 1,024 x 1,536, ln_pre and ln_post, 50 layers of 36,985,088), vision_adapter 6,144 -> 4,096 -> 4,096
+ * (41,943,040) and vision_projection 4,096 -> 6,656 (27,262,976): vision 1,921,845,760, total 29,776,626,688
+ * (transformers 5.24 builds as many). 39 of the 52 layers slide over 2,048 tokens: the full ones are every 4th
+ * counted back from the last (layer 51, 47, ..., 3), so at 4,096 tokens the bf16 cache holds 2 x 2 x 128 x 2 bytes
+ * per token per layer: 1,024 x (13 x 4,096 + 39 x 2,048) = 136,314,880 bytes.
+ */
+static void test_muse_glimmer(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+	uint64_t kv;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"muse_glimmer\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(1852639744) + 41943040 + 27262976);
+	assert_int_equal(pc.lm_head, UINT64_C(202048) * 6656);
+	assert_int_equal(pc.total, UINT64_C(29776626688));
+	assert_int_equal(m.sliding_window_layers, 39);
+	assert_int_equal(mp_kv_cache_bytes(&m, MP_DTYPE_BF16, 4096, 1, &kv, &err), MP_OK);
+	assert_int_equal(kv, UINT64_C(1024) * (13 * 4096 + 39 * 2048));
+}
+
+/*
+ * Muse Spark (MuseSparkConfig defaults): 62 MoE layers of 256 experts at 4,096 (gate_up 8,192 x 4,096 and down
+ * 4,096 x 4,096 each), top 8; the Muse vision tower 1,852,639,744, its adapter 41,943,040 and vision_projection
+ * 4,096 -> 8,192 (33,554,432); the audio pyramid 117,840,384 (stages of 256, 512, 1,024 and 2,048 channels, patches
+ * 16, 6, 5, 4, two conv blocks each: 4,608 + 2 x 527,872, 787,456 + 2 x 2,104,320, 2,623,488 + 2 x 8,402,944,
+ * 8,392,704 + 2 x 33,583,104; then norm, proj to 8,192 and post_proj_norm 16,787,456). Vision 2,045,977,600, total
+ * 822,036,513,792 (transformers 5.24 builds as many). The cache at 4,096 tokens in bf16: 16 KV heads of 64, K and V,
+ * 4,096 bytes per token per layer, the 16 full layers every token and the 46 sliding ones 2,048: 654,311,424.
+ */
+static void test_muse_spark(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+	uint64_t kv;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"muse_spark\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(1852639744) + 41943040 + 33554432 + 117840384);
+	assert_int_equal(pc.total, UINT64_C(822036513792));
+	assert_int_equal(mp_kv_cache_bytes(&m, MP_DTYPE_BF16, 4096, 1, &kv, &err), MP_OK);
+	assert_int_equal(kv, UINT64_C(4096) * (16 * 4096 + 46 * 2048));
+}
+
 static void test_bad_configs(void **state)
 {
 	static const struct {
@@ -361,6 +474,30 @@ static void test_bad_configs(void **state)
 	     "\"audio_config\":{\"encoder_attention_heads\":7}}",
 	     "/model/hf_config/audio_config/encoder_attention_heads"},
 	    {"{\"model_type\":\"git\",\"num_attention_heads\":7}", "/model/hf_config/num_attention_heads"},
+	    /* embed_audio's width and bias have no default: transformers 5.24 raises AttributeError */
+	    {"{\"model_type\":\"nemotron_h_omni\",\"audio_config\":{}}",
+	     "/model/hf_config/audio_config/projection_hidden_size"},
+	    {"{\"model_type\":\"nemotron_h_omni\",\"vision_hidden_size\":1024}", "/model/hf_config/vision_hidden_size"},
+	    {"{\"model_type\":\"nemotron_h_omni\",\"vision_config\":{\"video_temporal_patch_size\":3}}",
+	     "/model/hf_config/vision_config/video_temporal_patch_size"},
+	    {"{\"model_type\":\"nemotron_h_omni\",\"downsample_ratio\":0}", "/model/hf_config/downsample_ratio"},
+	    /* the derived layer_types slide where the window is null: transformers 5.24 cannot build that cache */
+	    {"{\"model_type\":\"muse_glimmer\",\"text_config\":{\"sliding_window\":null}}",
+	     "/model/hf_config/text_config/sliding_window"},
+	    /* the audio encoder's output goes onto the text embeddings, so it must be their width */
+	    {"{\"model_type\":\"muse_spark\",\"audio_config\":{\"out_hidden_size\":4096}}",
+	     "/model/hf_config/audio_config/out_hidden_size"},
+	    {"{\"model_type\":\"muse_spark\",\"audio_config\":{\"num_hidden_layers\":3}}",
+	     "/model/hf_config/audio_config/num_hidden_layers"},
+	    {"{\"model_type\":\"muse_spark\",\"text_config\":{\"num_hidden_layers\":2,\"mlp_layer_types\":[\"dense\"]}}",
+	     "/model/hf_config/text_config/mlp_layer_types"},
+	    {"{\"model_type\":\"phi4_multimodal\",\"audio_config\":{\"time_reduction\":3}}",
+	     "/model/hf_config/audio_config/time_reduction"},
+	    {"{\"model_type\":\"phi4_multimodal\",\"vision_config\":{\"num_attention_heads\":5}}",
+	     "/model/hf_config/vision_config/num_attention_heads"},
+	    /* a vision_config of its own leaves video_temporal_patch_size None, which the wrapper's check refuses */
+	    {"{\"model_type\":\"nemotron_h_omni\",\"vision_config\":{\"hidden_size\":1280}}",
+	     "/model/hf_config/vision_config/video_temporal_patch_size"},
 	    {"{\"model_type\":\"git\",\"num_image_with_embedding\":5000}", "/model/hf_config/num_image_with_embedding"},
 	    {"{\"model_type\":\"granite4_vision\",\"deepstack_layer_map\":[],\"downsample_rate\":\"1/4\","
 	     "\"vision_config\":{\"hidden_size\":32,\"num_attention_heads\":2}}",
@@ -412,6 +549,10 @@ int main(void)
 	    cmocka_unit_test(test_minicpmv),
 	    cmocka_unit_test(test_ovis2),
 	    cmocka_unit_test(test_moss_transcribe_diarize),
+	    cmocka_unit_test(test_nemotron_h_omni),
+	    cmocka_unit_test(test_phi4_multimodal),
+	    cmocka_unit_test(test_muse_glimmer),
+	    cmocka_unit_test(test_muse_spark),
 	    cmocka_unit_test(test_git),
 	    cmocka_unit_test(test_bad_configs),
 	};

@@ -1,6 +1,7 @@
 /*
  * test_wrap_vl.c: the wrappers of model/hf_wrap_vl.c with their worked numbers (LFM3-VL's conv and attention tower and
- * projector, Granite-Docling's connector; totals are tests/ref/hf/groundtruth.json's, transformers 5.24 on the meta device) and the 422s of their
+ * projector, Granite-Docling's connector, FastVLM's timm tower and projector, HunyuanOCR's tower and merger, Molmo2's
+ * tower and adapter; totals are tests/ref/hf/groundtruth.json's, transformers 5.24 on the meta device) and the 422s of their
  * bad configs, each naming its key. The ground-truth and variant tests (test_models, test_inventory, test_inference)
  * hold every case and variant name by name; these hold the arithmetic and the refusals.
  */
@@ -96,6 +97,90 @@ static void test_granite_docling(void **state)
 	assert_int_equal(pc.vision, UINT64_C(86433024) + 70364672 + 769 + 1536 + 64 * 768 + 64 + 65);
 }
 
+/*
+ * FastVLM (FastVlmConfig defaults: Qwen2 of the SubConfigSpec's init_kwargs, 3,584 wide over 152,128 tokens, untied):
+ * timm's fastvit_mci3 122,714,208 (the generated table) and the projector 3,584 x 3,072 + 3,584^2 + 2 x 3,584 =
+ * 23,862,272.
+ */
+static void test_fast_vlm(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"fast_vlm\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(122714208) + 3584 * 3072 + 3584 * 3584 + 2 * 3584);
+	assert_int_equal(pc.total, UINT64_C(7762651744));
+	assert_int_equal(pc.lm_head, UINT64_C(152128) * 3584);
+	/* a text_config of its own takes Qwen2Config's defaults for what it leaves out (4,096 wide, 151,936 tokens); a
+	 * text_config that ties ties the wrapper (__post_init__); no projector biases */
+	assert_int_equal(count_text("{\"model_type\":\"fast_vlm\",\"multimodal_projector_bias\":false,"
+	                            "\"text_config\":{\"model_type\":\"qwen2\",\"tie_word_embeddings\":true}}",
+	                            &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(pc.lm_head, 0);
+	assert_int_equal(pc.embedding, UINT64_C(151936) * 4096);
+	assert_int_equal(pc.vision, UINT64_C(122714208) + 4096 * 3072 + 4096 * 4096);
+}
+
+/*
+ * HunyuanOCR (HunYuanVLConfig defaults with head_dim 128, tests/ref/hf/configs/hunyuan-vl-head-dim-variant.json): the
+ * tower 27 layers of 15,239,504, the patch convolution 1,152 x 3 x 16 x 16 + 1,152, 16,385 positions x 1,152:
+ * 431,228,016; the merger 40,141,184 (proj_conv 2,304 x 1,152 x 2 x 2 + 2,304, proj_out 4,608 x 2,304 + 4,608, mlp
+ * 4,096 x 4,608 + 4,096, image_newline 4,608, three markers and after_rms of 4,096, before_rms 1,152); tied.
+ */
+static void test_hunyuan_vl(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"hunyuan_vl\",\"text_config\":{\"head_dim\":128}}", &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(UINT64_C(27) * 15239504 + 1152 * 3 * 256 + 1152 + 16385 * 1152, UINT64_C(431228016));
+	assert_int_equal(pc.vision, UINT64_C(431228016) + 2304 * 1152 * 4 + 2304 + 4608 * 2304 + 4608 + 4096 * 4608 + 4096 +
+	                                4608 + 4 * 4096 + 1152);
+	assert_int_equal(pc.total, UINT64_C(8139351536));
+	assert_int_equal(pc.lm_head, 0);
+	/* a flat checkpoint (the decoder's keys at the top, attention_head_dim head_dim's other spelling) reads the same;
+	 * its top tie_word_embeddings is the wrapper's, and the decoder's default ties */
+	assert_int_equal(count_text("{\"model_type\":\"hunyuan_vl\",\"attention_head_dim\":128,\"tie_word_embeddings\":false}",
+	                            &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(pc.total, UINT64_C(8139351536));
+}
+
+/*
+ * Molmo2 (Molmo2Config defaults, never tied): the decoder's embed_tokens (151,936 + 128) x 4,096 and lm_head 151,936 x
+ * 4,096; the tower 729 positions x 1,152, patch_embedding 1,152 x 588 + 1,152, 25 layers of 15,239,504 (LayerNorms 4 x
+ * 1,152, q/k/v/o 1,152^2 + 1,152 each, fc1 and fc2 4,304 x 1,152 + biases): 382,505,936; the adapter 120,836,608.
+ */
+static void test_molmo2(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"molmo2\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.embedding, UINT64_C(152064) * 4096);
+	assert_int_equal(pc.lm_head, UINT64_C(151936) * 4096);
+	assert_int_equal(UINT64_C(4) * 1152 + 4 * (1152 * 1152 + 1152) + 2 * 4304 * 1152 + 4304 + 1152, UINT64_C(15239504));
+	assert_int_equal(UINT64_C(729) * 1152 + 1152 * 588 + 1152 + 25 * UINT64_C(15239504), UINT64_C(382505936));
+	assert_int_equal(UINT64_C(3) * (1152 * 2304 + 1152) + 1152 * 1152 + 1152 + 2 * 18944 * 1152 + 3584 * 18944,
+	                 UINT64_C(120836608));
+	assert_int_equal(pc.vision, UINT64_C(382505936) + 120836608);
+	assert_int_equal(pc.total, UINT64_C(8694602192));
+	/* an old checkpoint's vit_config of 27 layers keeps those up to the deepest vit_layers reads (-3 -> 24: 25) */
+	assert_int_equal(count_text("{\"model_type\":\"molmo2\",\"vit_config\":{\"num_hidden_layers\":27},"
+	                            "\"adapter_config\":{\"vit_layers\":[-3,-9]}}",
+	                            &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(pc.total, UINT64_C(8694602192));
+}
+
 static void test_bad_configs(void **state)
 {
 	static const struct {
@@ -113,6 +198,34 @@ static void test_bad_configs(void **state)
 	     "/model/hf_config/vision_config/conv_kernel_size"},
 	    {"{\"model_type\":\"lfm3_vl\",\"projector_hidden_size\":0}", "/model/hf_config/projector_hidden_size"},
 	    {"{\"model_type\":\"lfm3_vl\",\"text_config\":{\"model_type\":\"t5\"}}", "/model/hf_config/text_config/model_type"},
+	    {"{\"model_type\":\"fast_vlm\",\"vision_config\":{\"model_type\":\"timm_wrapper\",\"architecture\":\"resnet50\","
+	     "\"hidden_size\":2048}}",
+	     "/model/hf_config/vision_config/architecture"},
+	    {"{\"model_type\":\"fast_vlm\",\"vision_config\":{\"architecture\":\"fastvit_mci3\",\"hidden_size\":3072}}",
+	     "/model/hf_config/vision_config/model_args"},
+	    {"{\"model_type\":\"fast_vlm\",\"vision_config\":{\"architecture\":\"fastvit_mci3\","
+	     "\"model_args\":{\"inference_mode\":true}}}",
+	     "/model/hf_config/vision_config/hidden_size"},
+	    {"{\"model_type\":\"fast_vlm\",\"vision_feature_layer\":-2}", "/model/hf_config/vision_feature_layer"},
+	    {"{\"model_type\":\"fast_vlm\",\"vision_feature_select_strategy\":\"default\"}",
+	     "/model/hf_config/vision_feature_select_strategy"},
+	    /* HunYuanVLTextConfig's default head_dim None: transformers 5.24 cannot build it */
+	    {"{\"model_type\":\"hunyuan_vl\"}", "/model/hf_config/head_dim"},
+	    {"{\"model_type\":\"hunyuan_vl\",\"text_config\":{\"num_attention_heads\":16}}",
+	     "/model/hf_config/text_config/head_dim"},
+	    {"{\"model_type\":\"hunyuan_vl\",\"text_config\":{\"head_dim\":128,\"rope_parameters\":{\"rope_type\":"
+	     "\"default\",\"mrope_section\":[16,16,16]}}}",
+	     "/model/hf_config/text_config/rope_parameters"},
+	    {"{\"model_type\":\"hunyuan_vl\",\"text_config\":{\"head_dim\":128},\"vision_config\":{\"attention_heads\":0}}",
+	     "/model/hf_config/vision_config/attention_heads"},
+	    {"{\"model_type\":\"molmo2\",\"adapter_config\":{\"vision_feature_layer\":[25]}}",
+	     "/model/hf_config/adapter_config/vision_feature_layer"},
+	    {"{\"model_type\":\"molmo2\",\"text_config\":{\"qk_norm_type\":\"layer\"}}",
+	     "/model/hf_config/text_config/qk_norm_type"},
+	    {"{\"model_type\":\"molmo2\",\"vision_config\":{\"num_key_value_heads\":5}}",
+	     "/model/hf_config/vision_config/num_key_value_heads"},
+	    {"{\"model_type\":\"molmo2\",\"vision_config\":{\"image_size\":378}}",
+	     "/model/hf_config/vision_config/image_size"},
 	    /* validate_architecture: the connector's output is the decoder's width */
 	    {"{\"model_type\":\"granite_docling\",\"vision_config\":{\"out_hidden_size\":512}}",
 	     "/model/hf_config/vision_config/out_hidden_size"},
@@ -144,6 +257,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_lfm3_vl),
 	    cmocka_unit_test(test_granite_docling),
+	    cmocka_unit_test(test_fast_vlm),
+	    cmocka_unit_test(test_hunyuan_vl),
+	    cmocka_unit_test(test_molmo2),
 	    cmocka_unit_test(test_bad_configs),
 	};
 

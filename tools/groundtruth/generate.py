@@ -66,10 +66,14 @@ zamba olmo_hybrid lara_mini hrm_text
 granite4_vision
 minicpmv4_6 minicpmv4_7 minicpm_ocr ovis2 moss_transcribe_diarize git aria glm_ocr
 doge modernbert-decoder xlstm dory cpmant
-inkling_text inkling2_text inkling2_loop_text inkling2 inkling2_loop inkling_mm_model
 step3p7
 lfm3_vl granite_docling
-unlimited_ocr deepseek_ocr2 chameleon""".split()
+unlimited_ocr deepseek_ocr2 chameleon
+inkling_text inkling2_text inkling2_loop_text inkling2 inkling2_loop inkling_mm_model
+mistral_large4 dots3_note_text
+fast_vlm hunyuan_vl molmo2 kosmos-2
+nemotron_h_omni phi4_multimodal muse_glimmer muse_spark bailing_hybrid zaya
+janus idefics apertus1p5""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
@@ -101,11 +105,12 @@ VISION = re.compile(r"(^|\.)(vision_tower|video_tower|image_tower|projector|visu
                     r"audio_tower|audio_model|embed_vision|embed_audio|vision|audio|"
                     r"qformer|query_tokens|language_projection|high_res_vision_model|high_res_vision_neck|high_res_vision_proj|"
                     r"high_res_vision_alpha|layerwise_projectors|spatial_projectors|merger|visual_embeddings_table|"
-                    r"visual_projection|img_temporal_embedding|density_router|view_separator|"
-                    r"vqmodel|generation_embeddings|generation_aligner|generation_head)(\.|$)")
+                    r"visual_projection|img_temporal_embedding|density_router|view_separator|image_to_text_projection|"
+                    r"vqmodel|generation_embeddings|generation_aligner|generation_head|vision_final_layernorm|"
+                    r"embed_tokens_extend|vision_adapter|perceiver_resampler|vision_tokenizer|audio_tokenizer)(\.|$)")
 EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|git\.embeddings\.position_embeddings|embed_tokens_per_layer|backbone\.embeddings|model\.embeddings|rwkv\.embeddings|"
                    r"tokens_embed|positions_embed|^transformer\.w|embeddings\.tok_embeddings|^cpmant\.input_embedding|"
-                   r"^cpmant\.segment_embedding)\.weight$")
+                   r"^cpmant\.segment_embedding|embed_tokens\.additional_embedding)\.weight$")
 
 
 def component(name, p):
@@ -180,6 +185,22 @@ def keep_fp32(model, tc):
     return model
 
 
+
+def idefics_inputs(cfg, ids):
+    """IDEFICS (IdeficsModel.forward) runs no text-only forward (ValueError: "Exactly 1 of pixel_values,
+    image_encoder_embeddings or perceiver_embeddings has to be not-None"), and its gated cross-attention layers need
+    an image: one blank image per sequence, every token attending it. The cache is the self-attention layers' (the
+    cross-attention layers keep none: "Past key value states are not implemented")."""
+    vc = cfg.vision_config
+    b, n = ids.shape
+    return {"pixel_values": torch.zeros(b, 1, vc.num_channels, vc.image_size, vc.image_size, dtype=torch.bfloat16),
+            "image_attention_mask": torch.ones(b, n, 1, dtype=torch.long)}
+
+
+# Types whose forward needs an image: the extra inputs of a run of ids.
+IMAGE_INPUT_TYPES = {"idefics": idefics_inputs}
+
+
 def layer_pattern(tc):
     for key in ("layer_types", "layers_block_type", "hybrid_override_pattern", "layers_block_types"):
         v = getattr(tc, key, None)
@@ -242,10 +263,12 @@ def shrink_text(tc):
         tc.per_layer_config = {i: dict(o) for i, o in spec.per_layer_overrides.items() if i < n}
     # every other per-layer list (mlp_layer_types, indexer_types, ...) follows the layers kept; index lists do not
     for k, v in list(vars(tc).items()):
-        # per-layer lists of numbers too (Gemma 3n's intermediate_size and activation_sparsity_pattern)
+        # per-layer lists of numbers too (Gemma 3n's intermediate_size and activation_sparsity_pattern; Mistral Large
+        # 4's kv_source_layers, whose entries never exceed their own index, so its first n stay valid)
         if k != key and isinstance(v, list) and full and len(v) == full and n < full and \
                 (all(isinstance(x, str) for x in v) or
-                 k in ("intermediate_size", "activation_sparsity_pattern", "num_attention_heads_per_layer")):
+                 k in ("intermediate_size", "activation_sparsity_pattern", "num_attention_heads_per_layer",
+                       "kv_source_layers")):
             try:
                 setattr(tc, k, v[:n])
             except AttributeError:
@@ -339,6 +362,22 @@ def shrink(cfg):
                     setattr(tower, k, 1)
         if vc is not None and isinstance(getattr(vc, "layer_types", None), list):   # LFM3-VL's tower: one entry per layer kept
             vc.layer_types = vc.layer_types[:1]
+        # per-stage lists with one entry per layer (Muse Spark's audio pyramid) keep the first stage, so that the
+        # tiny config reads back (MuseSparkAudioConfig.validate_architecture)
+        for k in ("patch_sizes", "hidden_sizes", "depths"):
+            if vc is not None and isinstance(getattr(vc, k, None), (list, tuple)) and \
+                    getattr(vc, "num_hidden_layers", None) == 1:
+                setattr(vc, k, list(getattr(vc, k))[:1])
+    ac = getattr(cfg, "adapter_config", None)     # Molmo2: the tower layers the adapter reads, now the one kept
+    if isinstance(getattr(ac, "vision_feature_layer", None), list):
+        ac.vision_feature_layer = [0] * len(ac.vision_feature_layer)
+    if isinstance(getattr(cfg, "image_token_offset", None), int) and isinstance(getattr(cfg, "audio_token_offset", None), int):
+        # Apertus 1.5: the tokenizers' code ranges follow each other inside the tiny vocabulary, as
+        # Apertus1p5Config.validate_architecture requires (so that the tiny config reads back)
+        cfg.vision_config.codebook_size = 64
+        cfg.audio_config.codebook_size = 64
+        cfg.image_token_offset = 128
+        cfg.audio_token_offset = 192
     return cfg
 
 
@@ -424,6 +463,22 @@ def text_model(cfg):
     return model.to(torch.bfloat16).eval()
 
 
+def text_forward(model, cfg, ids, kw):
+    """model's forward of ids with use_cache (and kw); an image-text class whose text-only forward fails
+    (Llama4ForConditionalGeneration in 5.24), or that requires pixel_values (BLIP-2, InstructBLIP), runs the text model
+    of the same config (or of its text_config) instead, as the cache is the decoder's; Kosmos-2 (ValueError: "specify
+    either pixel_values or image_embeds") runs its own text_model, a causal LM outside the mapping. Returns the model
+    that ran and its output."""
+    try:
+        return model, model(input_ids=ids, use_cache=True, **kw)
+    except (AttributeError, TypeError, ValueError) as e:
+        inner = getattr(model, "text_model", None)
+        if isinstance(e, ValueError) and inner is None:
+            raise
+        model = inner if isinstance(e, ValueError) else text_model(cfg)
+        return model, model(input_ids=ids, use_cache=True)
+
+
 def run_tiny(cfg):
     tiny = shrink(cfg)
     tc = text_config(tiny)
@@ -442,15 +497,10 @@ def run_tiny(cfg):
         if module_state or getattr(tc, "model_type", None) in CACHE_PASSED_TYPES:
             from transformers import DynamicCache
             kw["cache"] = DynamicCache(config=tc)
+        if getattr(tiny, "model_type", None) in IMAGE_INPUT_TYPES:
+            kw.update(IMAGE_INPUT_TYPES[tiny.model_type](tiny, ids))
         with torch.no_grad():
-            try:
-                out = model(input_ids=ids, use_cache=True, **kw)
-            except (AttributeError, TypeError):
-                # an image-text class whose text-only forward fails (Llama4ForConditionalGeneration in 5.24), or
-                # that requires pixel_values (BLIP-2, InstructBLIP): the cache is the decoder's, so run the text
-                # model of the same tiny config (or of its text_config) instead
-                model = text_model(tiny)
-                out = model(input_ids=ids, use_cache=True)
+            model, out = text_forward(model, tiny, ids, kw)
         cache = kw.get("cache") or getattr(out, "past_key_values", None) or getattr(out, "cache", None)
         layers, rest = cache_layers(cache)
         if getattr(out, "state", None) is not None:   # RWKV: the state is a list of tensors, not a Cache

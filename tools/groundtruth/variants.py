@@ -77,7 +77,9 @@ VIA_WRAPPER = {"qwen2_vl_text": "qwen2_vl", "qwen2_5_vl_text": "qwen2_5_vl", "qw
                "qwen2_5_omni_text": "qwen2_5_omni_thinker", "qwen3_omni_moe_text": "qwen3_omni_moe_thinker",
                "glm_ocr_text": "glm_ocr", "hy_v4_vl_text": "hy_v4_vl", "step3p5": "step3p7",
                "granite_docling_text": "granite_docling", "unlimited_ocr_text": "unlimited_ocr",
-               "deepseek_ocr2_text": "deepseek_ocr2"}
+               "deepseek_ocr2_text": "deepseek_ocr2", "mistral_large4_text": "mistral_large4",
+               "hunyuan_vl_text": "hunyuan_vl", "molmo2_text": "molmo2", "muse_glimmer_text": "muse_glimmer",
+               "muse_spark_text": "muse_spark"}
 
 # bool fields that change no parameter or cache tensor and that the CPU run cannot take either way (kernels not
 # installed, training-only outputs), or that make a decoder an encoder-decoder: left at their defaults.
@@ -186,12 +188,12 @@ def draw_layer_list(w, key, kinds, n, need=()):
 
 
 def draw_attention(w, hidden_choices=(64, 96, 128), heads_choices=(2, 3, 4, 6, 8), head_dim_key="head_dim",
-                   heads_key=None, kv_key=None, derive_only=False):
+                   heads_key=None, kv_key=None, derive_only=False, hidden_key=None):
     """Heads, KV heads, head_dim and the hidden width consistent with them (an explicit head_dim lets the heads
     leave hidden_size undivided: the classes that refuse that are redrawn)."""
     heads_key = heads_key or first(w.dd, "num_attention_heads", "n_head", "num_heads", "attention_heads", "n_heads")
     kv_key = kv_key or first(w.dd, "num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num")
-    hidden_key = first(w.dd, "hidden_size", "n_embd", "d_model")
+    hidden_key = hidden_key or first(w.dd, "hidden_size", "n_embd", "d_model")
     h = w.choice(heads_choices)
     hd = "absent"
     if head_dim_key and w.has(head_dim_key) and not derive_only:
@@ -350,6 +352,14 @@ def fam_gpt2(w, t):
     w.set("n_positions", w.choice([32, 64, 100]))
 
 
+def fam_kosmos(w, t):
+    """Kosmos-2's and Kosmos-2.5's decoder, under its own key names (embed_dim, layers, attention_heads, ffn_dim)."""
+    draw_common(w)
+    w.set("layers", w.choice([2, 3, 4]))
+    draw_attention(w, heads_key="attention_heads", hidden_key="embed_dim")
+    w.set("ffn_dim", w.choice([48, 96, 160]))
+
+
 def fam_gptj(w, t):
     draw_common(w)
     hidden, h = draw_attention(w, heads_key="n_head")
@@ -448,7 +458,7 @@ def fam_moe(w, t):
 # variants; tests/ref/hf/README.md)
 MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe_lite", "glm_moe_dsa", "kimi_linear", "youtu",
              "sarvam_mla", "mistral4", "axk1", "axk2", "hy_v4", "hy_v4_vl_text", "minicpm3",
-             "longcat_flash"}
+             "longcat_flash", "mistral_large4_text", "dots3_note_text"}
 
 
 def fam_mla(w, t):
@@ -729,6 +739,33 @@ def fam_kimi(w, t):
     draw_layer_list(w, "layer_types", ["full_attention", "linear_attention"], n, need=("full_attention",))
     draw_layer_list(w, "mlp_layer_types", ["dense", "sparse"], n)
     w.d.pop("head_dim", None)
+
+
+def fam_bailing_hybrid(w, t):
+    """Ring/Ling linear hybrids: MLA ranks (q_lora_rank None or set), KDA heads and head_dim (head_dim, which the class
+    copies into linear_head_dim), the fused conv's kernel, experts (count, top-k, width, shared blocks, groups), the
+    layer schedule by layer_group_size or layer_types, dense layers by first_k_dense_replace or mlp_layer_types."""
+    n = draw_common(w)
+    draw_attention(w, derive_only=True)
+    draw_ffn(w)
+    w.d.pop("num_key_value_heads", None)
+    draw_mla(w)
+    w.set("head_dim", w.choice([8, 16]))
+    w.set("short_conv_kernel_size", w.choice([2, 3, 4]))
+    e = draw_moe(w, "num_local_experts", "num_experts_per_tok")
+    w.maybe("n_shared_experts", w.choice([0, 1, 2]), 0.5)
+    g = w.choice([x for x in divisors(e) if x <= 2])
+    w.set("n_group", g)
+    w.set("topk_group", w.choice(range(1, g + 1)))
+    w.set("layer_group_size", w.choice([1, 2, 3, 6]))
+    if w.rng.random() < 0.5:
+        draw_layer_list(w, "layer_types", ["full_attention", "linear_attention"], n, need=("full_attention",))
+    if w.rng.random() < 0.5:
+        draw_layer_list(w, "mlp_layer_types", ["dense", "sparse"], n)
+    else:
+        w.set("first_k_dense_replace", w.choice(range(0, n + 1)))
+    for k in ("linear_head_dim", "linear_num_heads", "linear_conv_kernel_dim", "qk_head_dim"):
+        w.d.pop(k, None)
 
 
 def fam_minimax(w, t):
@@ -1114,6 +1151,49 @@ def fam_hy_v4(w, t):
         w.set("rope_parameters", rp)
 
 
+def fam_step3p5(w, t):
+    """Step 3.5 (Step-3.7-Flash's decoder, Step3p7TextConfig): fam_moe's attention and experts; a window always set
+    (Step3p7TextModel builds the sliding mask in every forward and fails without one); layer_types with sliding layers
+    whose query heads are num_sliding_attention_heads, attention_other_setting's or an explicit per_layer_config (a
+    multiple of the KV heads); the MoE layers by mlp_layer_types or the legacy moe_layers_enum (a string or a list);
+    the shared expert's width; gating per head or per value; and MTP layers (num_nextn_predict_layers) with the lists
+    padded to them as the checkpoints write them."""
+    fam_moe(w, t)
+    n = w.get("num_hidden_layers")
+    w.set("sliding_window", w.choice([3, 4, 8, 16, 64]))
+    if "layer_types" not in w.d or w.rng.random() < 0.3:
+        lt = [w.choice(["full_attention", "sliding_attention"]) for _ in range(n)]
+        if w.rng.random() < 0.8:
+            lt[w.rng.randrange(n)] = "sliding_attention"
+        w.set("layer_types", lt)
+    kv = w.get("num_key_value_heads")
+    sh = kv * w.choice([1, 2, 3])
+    form = w.rng.random()
+    if form < 0.5:
+        w.set("num_sliding_attention_heads", sh)
+    elif form < 0.65:
+        w.set("attention_other_setting", {"num_attention_heads": sh})
+    elif form < 0.8:
+        w.set("per_layer_config", {str(i): {"num_attention_heads": w.choice([sh, kv])}
+                                   for i, k in enumerate(w.d["layer_types"]) if k == "sliding_attention"})
+    w.set("share_expert_dim", w.choice([16, 32, 48]))
+    if "mlp_layer_types" not in w.d and w.rng.random() < 0.4:
+        moe = sorted(w.rng.sample(range(n), w.choice(range(0, n + 1))))
+        w.set("moe_layers_enum", ",".join(str(i) for i in moe) if w.rng.random() < 0.5 else moe)
+    g = w.rng.random()
+    if g < 0.3:
+        w.set("gating", "per-element")
+    elif g < 0.45:
+        w.set("gating", "per-head")
+    if w.rng.random() < 0.3:
+        mtp = w.choice([1, 2])
+        w.set("num_nextn_predict_layers", mtp)
+        for k, kinds in (("layer_types", ["full_attention", "sliding_attention"]), ("mlp_layer_types",
+                                                                                   ["dense", "sparse"])):
+            if k in w.d and w.rng.random() < 0.7:
+                w.d[k] = w.d[k] + [w.choice(kinds) for _ in range(mtp)]
+
+
 def inkling_trunk(w, local_ids):
     """The Inkling families' trunk: the full-attention layers' heads, KV heads and head_dim and the sliding ones'
     (swa_*) drawn apart, with the window (the sliding layers' relative-bias extent too), rel_extent, d_rel and the
@@ -1191,47 +1271,83 @@ def fam_inkling2_loop_text(w, t):
         w.maybe("loop_gate_rank", rank, 0.2)
 
 
-def fam_step3p5(w, t):
-    """Step 3.5 (Step-3.7-Flash's decoder, Step3p7TextConfig): fam_moe's attention and experts; a window always set
-    (Step3p7TextModel builds the sliding mask in every forward and fails without one); layer_types with sliding layers
-    whose query heads are num_sliding_attention_heads, attention_other_setting's or an explicit per_layer_config (a
-    multiple of the KV heads); the MoE layers by mlp_layer_types or the legacy moe_layers_enum (a string or a list);
-    the shared expert's width; gating per head or per value; and MTP layers (num_nextn_predict_layers) with the lists
-    padded to them as the checkpoints write them."""
-    fam_moe(w, t)
+def fam_mistral_large4(w, t):
+    """Mistral Large 4's decoder: fam_mla (no query LoRA: MistralLarge4TextConfig has none) with the NoPE layers
+    (no_rope_layers, or the no_rope_layer_interval it is derived from), KV shared with earlier layers of the same RoPE
+    kind (kv_source_layers), the indexer's pattern (its first layer "full": a shared layer reuses the previous
+    selection), the experts under num_experts (which wins over n_routed_experts) and the logit soft-capping."""
+    fam_mla(w, t)
     n = w.get("num_hidden_layers")
-    w.set("sliding_window", w.choice([3, 4, 8, 16, 64]))
-    if "layer_types" not in w.d or w.rng.random() < 0.3:
-        lt = [w.choice(["full_attention", "sliding_attention"]) for _ in range(n)]
-        if w.rng.random() < 0.8:
-            lt[w.rng.randrange(n)] = "sliding_attention"
-        w.set("layer_types", lt)
-    kv = w.get("num_key_value_heads")
-    sh = kv * w.choice([1, 2, 3])
-    form = w.rng.random()
-    if form < 0.5:
-        w.set("num_sliding_attention_heads", sh)
-    elif form < 0.65:
-        w.set("attention_other_setting", {"num_attention_heads": sh})
-    elif form < 0.8:
-        w.set("per_layer_config", {str(i): {"num_attention_heads": w.choice([sh, kv])}
-                                   for i, k in enumerate(w.d["layer_types"]) if k == "sliding_attention"})
-    w.set("share_expert_dim", w.choice([16, 32, 48]))
-    if "mlp_layer_types" not in w.d and w.rng.random() < 0.4:
-        moe = sorted(w.rng.sample(range(n), w.choice(range(0, n + 1))))
-        w.set("moe_layers_enum", ",".join(str(i) for i in moe) if w.rng.random() < 0.5 else moe)
-    g = w.rng.random()
-    if g < 0.3:
-        w.set("gating", "per-element")
-    elif g < 0.45:
-        w.set("gating", "per-head")
+    if "no_rope_layers" not in w.d and w.rng.random() < 0.6:
+        w.set("no_rope_layer_interval", w.choice([1, 2, 3, 4]))
+    every = w.d.get("no_rope_layer_interval", 4)
+    rope = w.d.get("no_rope_layers") or [int((i + 1) % every != 0) for i in range(n)]
+    if w.rng.random() < 0.7:
+        src = []
+        for i in range(n):
+            own = [j for j in range(i) if src[j] == j and rope[j] == rope[i]]
+            src.append(w.choice(own) if own and w.rng.random() < 0.45 else i)
+        w.set("kv_source_layers", src)
+    if "indexer_types" in w.d:
+        w.d["indexer_types"][0] = "full"
+    elif w.rng.random() < 0.3:
+        w.set("index_topk_pattern", "F" + "".join(w.choice("FS") for _ in range(n - 1)))
+    ek = first(w.d, "n_routed_experts", "num_local_experts")
+    if ek and w.rng.random() < 0.25:
+        w.set("num_experts", w.d.pop(ek))
+    if w.rng.random() < 0.4:
+        w.set("final_logit_softcapping", w.choice([15.0, 30.0]))
+
+
+def fam_dots3(w, t):
+    """dots.llm3 Note's decoder: fam_mla's ranks and experts (KV heads = heads, a query LoRA always: the class refuses
+    otherwise) with its three kinds of layer (layer_types, or the use_sliding_window / use_dsa rule), the sliding
+    layers' own widths (the swa_* keys, or an explicit per_layer_config), the window (sliding_window, null: 512, or
+    sliding_window_size), the MoE schedule (first_k_dense_replace, moe_layer_freq a number or a list) and the shared
+    experts (n_shared_experts, shared_experts_intermediate_size or moe_shared_expert_intermediate_size)."""
+    fam_mla(w, t)
+    n = w.get("num_hidden_layers")
+    w.set("num_key_value_heads", w.get("num_attention_heads"))
+    if w.get("q_lora_rank") is None:
+        w.set("q_lora_rank", w.choice([16, 24, 48]))
+    w.set("index_head_dim", w.choice([16, 32]))
+    kinds = None
+    r = w.rng.random()
+    if r < 0.45:
+        kinds = [w.choice(["indexed_attention", "sliding_attention", "full_attention"]) for _ in range(n)]
+        kinds[w.rng.randrange(n)] = "sliding_attention"
+        w.set("layer_types", kinds)
+    elif r < 0.6:
+        w.set("use_sliding_window", w.rng.random() < 0.5)
     if w.rng.random() < 0.3:
-        mtp = w.choice([1, 2])
-        w.set("num_nextn_predict_layers", mtp)
-        for k, kinds in (("layer_types", ["full_attention", "sliding_attention"]), ("mlp_layer_types",
-                                                                                   ["dense", "sparse"])):
-            if k in w.d and w.rng.random() < 0.7:
-                w.d[k] = w.d[k] + [w.choice(kinds) for _ in range(mtp)]
+        w.set("use_dsa", w.rng.random() < 0.5)
+    sh, nope, rope = w.choice([2, 4]), w.choice([8, 16]), w.choice([4, 8])
+    swa = {"num_attention_heads": sh, "num_key_value_heads": sh, "q_lora_rank": w.choice([16, 32]),
+           "kv_lora_rank": w.choice([16, 24, 32]), "head_dim": nope + rope, "qk_nope_head_dim": nope,
+           "v_head_dim": w.choice([8, 16])}
+    if kinds is not None and w.rng.random() < 0.3:
+        w.set("per_layer_config", {str(i): dict(swa, qk_rope_head_dim=rope)
+                                   for i, k in enumerate(kinds) if k == "sliding_attention"})
+    else:
+        for k, v in swa.items():
+            w.set("swa_" + k, v)
+        if w.rng.random() < 0.5:
+            w.set("swa_qk_rope_head_dim", rope)
+    win = w.rng.random()
+    if win < 0.6:
+        w.set("sliding_window", w.choice([3, 4, 8, 16]))
+    elif win < 0.8:
+        w.set("sliding_window", None)
+        w.set("sliding_window_size", w.choice([4, 8]))
+    w.d.pop("first_k_dense_replace", None)
+    if "mlp_layer_types" not in w.d and w.rng.random() < 0.6:
+        w.set("first_k_dense_replace", w.choice(range(0, n)))
+        if w.rng.random() < 0.5:
+            w.set("moe_layer_freq", w.choice([1, 2]) if w.rng.random() < 0.5 else
+                  [w.choice([0, 1]) for _ in range(n)])
+    w.set("n_shared_experts", w.choice([1, 2]))
+    w.set("moe_shared_expert_intermediate_size" if w.rng.random() < 0.25 else "shared_experts_intermediate_size",
+          w.choice([16, 32]))
 
 
 FAMILIES = {
@@ -1258,8 +1374,11 @@ FAMILIES = {
     "cohere2_moe": fam_moe, "inkling_text": fam_inkling_text, "inkling2_text": fam_inkling2_text,
     "inkling2_loop_text": fam_inkling2_loop_text,
 }
+FAMILIES["kosmos_2_text_model"] = FAMILIES["kosmos_2_5_text_model"] = fam_kosmos
 FAMILIES["qwen3_omni_moe_text"] = fam_moe   # Qwen3-Omni's Thinker decoder: Qwen3-MoE's keys
 FAMILIES["step3p5"] = fam_step3p5
+FAMILIES["mistral_large4_text"] = fam_mistral_large4
+FAMILIES["dots3_note_text"] = fam_dots3
 
 
 def fam_deepseek_ocr(w, t):
@@ -1304,6 +1423,26 @@ def draw_vq(w, key="vq_config"):
     w.set(key, vq)
 
 
+def draw_janus(rng, d, cfg0):
+    """Janus: the tower's own keys (mlp_ratio, attention_bias, use_qk_norm, the aligner's projection_dim and depth),
+    the VQ-VAE (draw_vq) and its generation side (projection_dim, num_hidden_layers, image_token_embed_dim,
+    out_channels)."""
+    vc = d["vision_config"]
+    vc["mlp_ratio"] = rng.choice([1.5, 2, 4.0])
+    vc["projection_dim"] = rng.choice([16, 32, 48])
+    vc["depth"] = rng.choice([1, 2, 3])
+    for k in ("attention_bias", "use_qk_norm"):
+        if rng.random() < 0.7:
+            vc[k] = rng.random() < 0.5
+    vc.pop("intermediate_size", None)          # not a JanusVisionConfig key: the MLP is hidden x mlp_ratio
+    w = Draw(rng, cfg0.to_dict(), None)
+    draw_vq(w)
+    vq = w.d["vq_config"]
+    vq.update({"projection_dim": rng.choice([16, 32]), "num_hidden_layers": rng.choice([1, 2, 3]),
+               "image_token_embed_dim": rng.choice([16, 24, 32]), "out_channels": rng.choice([1, 3])})
+    d["vq_config"] = vq
+
+
 def fam_chameleon(w, t):
     """Chameleon: a Llama decoder (fam_dense), the vocabulary_map it cannot be built without, and the VQ-VAE."""
     fam_dense(w, t)
@@ -1312,6 +1451,41 @@ def fam_chameleon(w, t):
 
 
 FAMILIES["chameleon"] = fam_chameleon
+
+
+def fam_muse_spark(w, t):
+    """Muse Spark's decoder: Muse Glimmer's attention and windows (fam_dense), the experts (count, top-k, width), the
+    width they run at (moe_hidden_size) and, in some, mlp_layer_types with dense layers among the sparse ones."""
+    fam_dense(w, t)
+    draw_moe(w, "num_local_experts", "num_experts_per_tok")
+    w.set("moe_hidden_size", w.choice([16, 24, 48]))
+    n = w.get("num_hidden_layers")
+    if isinstance(n, int) and w.rng.random() < 0.5:
+        w.set("mlp_layer_types", [w.choice(["dense", "sparse"]) for _ in range(n)])
+
+
+FAMILIES["muse_spark_text"] = fam_muse_spark
+FAMILIES["bailing_hybrid"] = fam_bailing_hybrid
+
+
+def fam_zaya(w, t):
+    """ZAYA: heads, KV heads and head_dim, the CCA convolutions' kernels (cca_time0, cca_time1), the experts (count
+    and width; top-1 is the only one ZayaConfig takes), the router's width, and the layer kinds ("hybrid",
+    "hybrid_sliding" with a window) or none stated."""
+    n = draw_common(w)
+    draw_attention(w)
+    draw_moe(w, "num_experts", None)
+    w.set("router_hidden_size", w.choice([8, 16, 24]))
+    w.set("cca_time0", w.choice([1, 2, 3]))
+    w.set("cca_time1", w.choice([1, 2, 3]))
+    if w.rng.random() < 0.6:
+        w.set("sliding_window", w.choice([3, 4, 8, 16]))
+        draw_layer_list(w, "layer_types", ["hybrid", "hybrid_sliding"], n)
+    if w.has("max_position_embeddings") and w.rng.random() < 0.3:
+        w.set("max_position_embeddings", w.choice([64, 128, 4096]))
+
+
+FAMILIES["zaya"] = fam_zaya
 
 
 def draw_text(rng, t, cls, dd):
@@ -1484,6 +1658,8 @@ def draw_wrapper(rng, t, cfg0):
         draw_sam(rng, d, "high_res_vision_config", sam_class=True)
     if t in ("unlimited_ocr", "deepseek_ocr2"):
         draw_ocr_towers(rng, t, d, cfg0.vision_config)
+    if t == "janus":
+        draw_janus(rng, d, cfg0)
     if t == "granite4_vision":
         # the CLIP tower at least 64 wide (the Window Q-Former takes hidden / 64 heads), the downsamplers' windows,
         # deepstack_layer_map pairs (none to three), the Q-Former absent (its SubConfigSpec defaults) or partial
@@ -1684,11 +1860,207 @@ def draw_wrapper_v1(rng, t, d, text_hidden):
                                                                rng.choice(range(vc["num_hidden_layers"] + 1))))
         if fine and rng.random() < 0.5:
             d["density_router_hidden_size"] = rng.choice([8, 16])
+    elif t == "fast_vlm":                              # the timm tower is fixed (fastvit_mci3): its stated width
+        d.pop("vision_feature_layer", None)           # validate_architecture: -1 only
+        if rng.random() < 0.3:
+            d.pop("vision_config", None)              # absent: the SubConfigSpec's init_kwargs
+        else:
+            d["vision_config"] = {"model_type": "timm_wrapper", "architecture": "fastvit_mci3", "do_pooling": True,
+                                  "global_pool": "avg", "model_args": {"inference_mode": True},
+                                  "hidden_size": rng.choice([3072, 48, 96])}
+    elif t == "hunyuan_vl":                            # head_dim stated and an mrope split (both needed to build
+        text = d["text_config"]                       # and run), the tower's position grid, merge and channels
+        text["head_dim"] = text.get("head_dim") or text.get("hidden_size", 4096) // text.get("num_attention_heads", 32)
+        hunyuan_mrope(d)
+        vc = d["vision_config"]
+        vc.pop("image_size", None)
+        vc["max_image_size"] = vc["patch_size"] * rng.choice([2, 4, 8])
+        if rng.random() < 0.6:
+            vc["spatial_merge_size"] = rng.choice([1, 2, 3])
+        if rng.random() < 0.4:
+            vc["num_channels"] = rng.choice([1, 3])
+        if rng.random() < 0.3:
+            vc["attention_heads"] = vc.pop("num_attention_heads")
+        if rng.random() < 0.3:                        # a flat checkpoint: the decoder's keys at the top
+            top = {k: v for k, v in d.pop("text_config").items() if k != "model_type"}
+            top.pop("tie_word_embeddings", None)      # the wrapper's own field: it stays the wrapper's
+            d.update(top)
+    elif t == "molmo2":                                # the decoder's q/k norm kind and extra vocabulary; the
+        text = d["text_config"]                       # tower's GQA, image and positions (checkpoint spellings
+        if rng.random() < 0.6:                        # too); the adapter whole; a third under vit_config
+            text["qk_norm_type"] = rng.choice(["qwen3", "olmo"])
+        if rng.random() < 0.6:
+            text["additional_vocab_size"] = rng.choice([0, 16, 128])
+        vc = d["vision_config"]
+        h = vc["num_attention_heads"]
+        vc["num_key_value_heads"] = rng.choice(divisors(h))
+        vc["head_dim"] = rng.choice([vc["hidden_size"] // h, 8, 12])
+        side = [vc["patch_size"] * rng.choice([2, 3]), vc["patch_size"] * rng.choice([2, 4])]
+        vc["image_size"] = side
+        if rng.random() < 0.3:
+            vc["image_default_input_size"] = vc.pop("image_size")
+        if rng.random() < 0.3:
+            vc["num_position_embeddings"] = rng.choice([4, 16, 36])
+        if rng.random() < 0.3:
+            vc["image_patch_size"] = vc.pop("patch_size")
+        if rng.random() < 0.6:
+            vc["attention_bias"] = rng.random() < 0.5
+        L = vc["num_hidden_layers"]
+        ah = rng.choice([2, 4])
+        ac = {"hidden_size": rng.choice([32, 48, 64]), "num_attention_heads": ah,
+              "num_key_value_heads": rng.choice(divisors(ah)), "head_dim": rng.choice([8, 16]),
+              "intermediate_size": rng.choice([48, 96]), "text_hidden_size": rng.choice([text_hidden, 40]),
+              "vision_feature_layer": [rng.choice(range(-L, L)) for _ in range(rng.choice([1, 2, 3]))]}
+        for k in ("attention_bias", "mlp_bias"):
+            if rng.random() < 0.7:
+                ac[k] = rng.random() < 0.5
+        if rng.random() < 0.3:
+            ac["vit_layers"] = ac.pop("vision_feature_layer")
+        d["adapter_config"] = ac
+        if rng.random() < 0.3:                        # an old checkpoint: trimmed to the deepest layer read
+            d["vit_config"] = d.pop("vision_config")
     elif t == "aya_vision":
         if rng.random() < 0.6:
             d["downsample_factor"] = rng.choice([1, 2, 3])
         if rng.random() < 0.6:                      # getattr's default: the decoder's hidden_size
             d["alignment_intermediate_size"] = rng.choice([32, 48, 96])
+    elif t == "nemotron_h_omni":
+        draw_nemotron_h_omni(rng, d, text_hidden)
+    elif t == "apertus1p5":
+        draw_apertus1p5(rng, d)
+    elif t in ("muse_glimmer", "muse_spark"):   # the tower's grid, frames and merge; the adapter's widths
+        if t == "muse_spark":                      # the audio pyramid: 1 to 3 stages, every width its own
+            L = rng.choice([1, 2, 3])
+            d["audio_config"] = {"num_hidden_layers": L, "patch_sizes": [rng.choice([2, 4, 5]) for _ in range(L)],
+                                 "hidden_sizes": [rng.choice([8, 16, 24]) for _ in range(L)],
+                                 "depths": [rng.choice([1, 2]) for _ in range(L)],
+                                 "conv_kernel_size": rng.choice([3, 7]), "out_hidden_size": text_hidden}
+            if rng.random() < 0.5:
+                d["audio_config"]["mlp_ratio"] = rng.choice([1.5, 2.0, 4.0])
+        vc = d["vision_config"]
+        vc.pop("image_size", None)
+        vc["pos_emb_height"] = rng.choice([4, 8, 32])
+        vc["pos_emb_width"] = rng.choice([4, 8, 32])
+        for k, vals in (("patch_temporal", [1, 2, 3]), ("merge_size", [1, 2])):
+            if rng.random() < 0.6:
+                vc[k] = rng.choice(vals)
+        d["out_hidden_size"] = vc["hidden_size"] * vc.get("merge_size", 2) ** 2
+        if rng.random() < 0.7:
+            d["projector_hidden_size"] = rng.choice([24, 48, 80])
+
+
+def draw_apertus1p5(rng, d):
+    """Apertus 1.5's two tokenizers, small: the VQGAN encoder (channels a multiple of 32, one to three stages of
+    multipliers, blocks a stage, latent and codebook sizes, attn_resolutions among the stages' resolutions) and the
+    WavTokenizer encoder (filters, one to three ratios, residual layers, compress, the shortcut, kernels, LSTM layers,
+    its width and codebook, either norm_type); the token offsets so that both code ranges follow each other inside
+    the drawn vocabulary (Apertus1p5Config.validate_architecture)."""
+    res = rng.choice([32, 64])
+    levels = rng.choice([1, 2, 3])
+    vc = {"base_channels": rng.choice([32, 64]), "channel_multiplier": [rng.choice([1, 2]) for _ in range(levels)],
+          "num_res_blocks": rng.choice([1, 2]), "latent_channels": rng.choice([8, 16]),
+          "embed_dim": rng.choice([4, 8]), "codebook_size": rng.choice([16, 32]), "resolution": res}
+    if rng.random() < 0.7:
+        vc["attn_resolutions"] = sorted(rng.sample([res >> l for l in range(levels)], rng.choice(range(0, levels + 1))))
+    h = rng.choice([8, 16])
+    ac = {"model_type": "wavtokenizer_encoder", "num_filters": rng.choice([2, 4]),
+          "upsampling_ratios": [rng.choice([2, 3]) for _ in range(rng.choice([1, 2, 3]))],
+          "num_residual_layers": rng.choice([0, 1, 2]), "compress": rng.choice([1, 2]),
+          "use_conv_shortcut": rng.random() < 0.5, "kernel_size": rng.choice([3, 7]),
+          "last_kernel_size": rng.choice([3, 7]), "residual_kernel_size": rng.choice([1, 3]),
+          "num_lstm_layers": rng.choice([1, 2]), "hidden_size": h, "codebook_dim": h,
+          "codebook_size": rng.choice([8, 16]), "norm_type": rng.choice(["weight_norm", "time_group_norm"])}
+    d["vision_config"] = vc
+    d["audio_config"] = ac
+    v = d["text_config"].get("vocab_size", 256)
+    ioff = rng.choice(range(0, v - vc["codebook_size"] - ac["codebook_size"] + 1))
+    d["image_token_offset"] = ioff
+    d["audio_token_offset"] = ioff + vc["codebook_size"]
+    d["image_token_id"] = d["audio_token_id"] = 0
+
+
+def draw_nemotron_h_omni(rng, d, text_hidden):
+    """Nemotron 3 Nano Omni: the RADIO tower (width, heads, head_dim left out or not, layers, mlp_ratio, GELU or
+    SwiGLU MLP, qkv_bias, patch and max_img_size, class and register tokens, summary_idxs, the video patch's frames,
+    the wrapper's copy equal), vision_hidden_size its width, the projector's width and downsample_ratio, MTP layers
+    in the decoder (vision_final_layernorm), and half the time the Parakeet audio encoder and its embed_audio (every
+    size, both biases, the projection's width and bias) as the published checkpoint has."""
+    h = rng.choice([2, 4])
+    hid = rng.choice([32, 64])
+    patch = rng.choice([4, 8, 16])
+    video = rng.choice([2, 3])
+    vc = {"model_type": "radio", "hidden_size": hid, "num_attention_heads": h,
+          "num_hidden_layers": rng.choice([1, 2, 3]), "patch_size": patch,
+          "max_img_size": patch * rng.choice([2, 4, 8]), "video_temporal_patch_size": video}
+    for k, vals in (("mlp_ratio", [1.5, 2.0, 4.0]), ("num_cls_tokens", [1, 2, 3]), ("num_registers", [0, 4, 7]),
+                    ("qkv_bias", [False, True]), ("use_swiglu_ffn", [False, True]), ("num_channels", [1, 3]),
+                    ("summary_idxs", [[0], [0, 1, 2]])):
+        if rng.random() < 0.6:
+            vc[k] = rng.choice(vals)
+    d["vision_config"] = vc
+    d["vision_hidden_size"] = hid
+    d["video_temporal_patch_size"] = video
+    if rng.random() < 0.7:
+        d["projector_hidden_size"] = rng.choice([24, 48, 80])
+    if rng.random() < 0.6:
+        d["downsample_ratio"] = rng.choice([0.25, 0.5, 1.0])
+    if rng.random() < 0.4:
+        d["text_config"]["num_nextn_predict_layers"] = 1
+    if rng.random() < 0.5:
+        ah = rng.choice([2, 4])
+        a = {"hidden_size": ah * rng.choice([8, 16]), "num_attention_heads": ah,
+             "num_hidden_layers": rng.choice([1, 2]), "intermediate_size": rng.choice([32, 48]),
+             "conv_kernel_size": rng.choice([3, 5, 9]), "subsampling_factor": rng.choice([2, 4, 8]),
+             "subsampling_conv_channels": rng.choice([4, 8]), "num_mel_bins": rng.choice([16, 32, 80]),
+             "projection_hidden_size": rng.choice([24, 48]), "projection_bias": rng.random() < 0.5}
+        for k in ("attention_bias", "convolution_bias"):
+            if rng.random() < 0.6:
+                a[k] = rng.random() < 0.5
+        if rng.random() < 0.4:
+            a["subsampling_conv_kernel_size"] = rng.choice([3, 5])
+        d["audio_config"] = a
+
+
+def draw_phi4_multimodal(rng, d):
+    """Phi-4-multimodal keeps its decoder's keys at the top and builds both towers always: a small SigLIP-style
+    vision_config (width, heads dividing it, layers, MLP, image and patch) and a small conformer audio_config (every
+    width apart: MLP, ext_pw_out_channel, depthwise_separable_out_channel, depthwise_multiplier, kernel_size,
+    input_size, time_reduction, the relative bias table's distance and symmetry, nemo_conv_channels,
+    downsample_rate); a partial rotary factor of 0.75 (the published checkpoint's) in some."""
+    h = rng.choice([2, 4])
+    patch = rng.choice([4, 7, 14])
+    d["vision_config"] = {"model_type": "phi4_multimodal_vision", "hidden_size": h * rng.choice([8, 16]),
+                          "num_attention_heads": h, "num_hidden_layers": rng.choice([1, 2, 3]),
+                          "intermediate_size": rng.choice([24, 48, 64]), "patch_size": patch,
+                          "image_size": patch * rng.choice([2, 3, 4]), "crop_size": patch * 4}
+    ah = rng.choice([2, 4])
+    a = {"model_type": "phi4_multimodal_audio", "hidden_size": ah * rng.choice([8, 16]), "num_attention_heads": ah,
+         "num_blocks": rng.choice([1, 2]), "intermediate_size": rng.choice([24, 48]),
+         "ext_pw_out_channel": rng.choice([16, 32]), "depthwise_separable_out_channel": rng.choice([16, 32]),
+         "nemo_conv_channels": rng.choice([4, 8]), "input_size": rng.choice([16, 20, 80]),
+         "bias_max_distance": rng.choice([8, 50]), "time_reduction": rng.choice([2, 4, 6, 8])}
+    for k, vals in (("depthwise_multiplier", [1, 2]), ("kernel_size", [1, 3, 5]), ("bias_symmetric", [False, True]),
+                    ("downsample_rate", [1, 2])):
+        if rng.random() < 0.6:
+            a[k] = rng.choice(vals)
+    d["audio_config"] = a
+    if rng.random() < 0.4:      # the published checkpoint rotates 3/4 of each head
+        d["rope_parameters"] = {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.75}
+
+
+def hunyuan_mrope(d):
+    """HunyuanOCR's four-axis mrope split of half its head_dim (HunYuanVLTextConfig._validate_mrope_section), in
+    text_config or, flat, at the top: drawn with the config, and again after a break moves the heads."""
+    text = d.get("text_config", d)
+    hd = text.get("head_dim") or text.get("hidden_size", 4096) // text.get("num_attention_heads", 32)
+    text["rope_parameters"] = {"rope_type": "default", "rope_theta": 10000.0,
+                               "mrope_section": [hd // 2 - 3 * (hd // 8)] + [hd // 8] * 3}
+
+
+# Keys derived from others that a break (refused()) must follow, per type: the break tests its own rule only.
+AFTER_BREAK = {"hunyuan_vl": hunyuan_mrope}
+
+
 def draw_blip(rng, t, d):
     """BLIP-2, InstructBLIP(-Video): the EVA tower's qkv_bias, the Q-Former (width, heads, layers, MLP,
     cross_attention_frequency, its text branch, InstructBLIP's embeddings), num_query_tokens; a third of the variants
@@ -1793,6 +2165,22 @@ def draw(t, rng):
         return draw_wrapper(rng, t, cfg0)
     d = draw_text(rng, t, type(cfg0), cfg0.to_dict())
     d["model_type"] = t
+    if t == "phi4_multimodal":
+        draw_phi4_multimodal(rng, d)
+    if t == "idefics":
+        # IDEFICS keeps its decoder's keys at the top: its tower, the Perceiver and the gated cross-attention keys
+        d["vision_config"] = draw_vision(rng, cfg0.vision_config.to_dict(), d.get("hidden_size"))
+        d["cross_layer_interval"] = rng.choice([1, 1, 2, 3])
+        d["alpha_type"] = rng.choice(["float", "vector"])
+        d["alpha_initializer"] = rng.choice(["zeros", "ones", "normal"])
+        if rng.random() < 0.5:
+            d["additional_vocab_size"] = rng.choice([2, 5])
+        d["use_resampler"] = rng.random() < 0.5
+        if d["use_resampler"] or rng.random() < 0.3:
+            d["perceiver_config"] = {"resampler_n_latents": rng.choice([4, 8]), "resampler_depth": rng.choice([1, 2]),
+                                     "resampler_n_heads": rng.choice([2, 4]),
+                                     "resampler_head_dim": rng.choice([8, 16]),
+                                     "qk_layer_norms_perceiver": rng.random() < 0.5}
     if t == "git":
         # GIT keeps its decoder's keys at the top: its CLIP tower and temporal image embeddings drawn beside them
         d["vision_config"] = draw_vision(rng, cfg0.vision_config.to_dict(), d.get("hidden_size"))
@@ -1866,12 +2254,10 @@ def cache_runs(cfg):
         if module_state or getattr(tc, "model_type", None) in generate.CACHE_PASSED_TYPES:
             from transformers import DynamicCache
             kw["cache"] = DynamicCache(config=tc)
+        if getattr(cfg, "model_type", None) in generate.IMAGE_INPUT_TYPES:
+            kw.update(generate.IMAGE_INPUT_TYPES[cfg.model_type](cfg, ids))
         with torch.no_grad():
-            try:
-                out = model(input_ids=ids, use_cache=True, **kw)
-            except (AttributeError, TypeError):
-                model = generate.text_model(cfg)    # as generate.run_tiny (Llama 4, BLIP-2)
-                out = model(input_ids=ids, use_cache=True)
+            model, out = generate.text_forward(model, cfg, ids, kw)   # as generate.run_tiny (Llama 4, BLIP-2)
         cache = kw.get("cache") or getattr(out, "past_key_values", None)
         layers, rest = generate.cache_layers(cache)
         if getattr(out, "state", None) is not None:
@@ -2035,6 +2421,8 @@ def refused(t, variants):
             key = fn(d)
             if key is None:
                 continue
+            if t in AFTER_BREAK:
+                AFTER_BREAK[t](d)
             if t in LAYER_HEADS_TYPES:
                 tc = d.get("text_config", d)
                 for k in LAYER_HEAD_KEYS:
