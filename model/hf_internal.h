@@ -157,6 +157,9 @@ void mpm_read_blip2(hf_ctx *c, mp_model *m);
 void mpm_read_got_ocr2(hf_ctx *c, mp_model *m);
 void mpm_read_deepseek_vl_hybrid(hf_ctx *c, mp_model *m);
 void mpm_read_deepseek_ocr(hf_ctx *c, mp_model *m);
+/* model/hf_vq.c: Chameleon, Janus; model/hf_mllama.c: IDEFICS */
+void mpm_read_janus(hf_ctx *c, mp_model *m);
+void mpm_read_idefics(hf_ctx *c, mp_model *m);
 void mpm_read_chameleon(hf_ctx *c, mp_model *m);
 void mpm_read_apertus1p5(hf_ctx *c, mp_model *m);
 void mpm_read_qianfan_ocr(hf_ctx *c, mp_model *m);

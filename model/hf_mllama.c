@@ -9,12 +9,14 @@
  * A text-only request runs no cross-attention layer (MllamaTextModel skips a cross-attention layer without
  * cross_attention_states and an empty cache of it, and vLLM's MllamaForConditionalGeneration skips them alike): those
  * layers hold weights, no cache and no step work; the image tiles' keys and values they cache with an image are not
- * counted (the row's `simplified` says so in every answer).
+ * counted (the row's `simplified` says so in every answer). IDEFICS (model_type idefics, IdeficsForVisionText2Text,
+ * modeling_idefics.py) is a Llama decoder with gated cross-attention layers beside its own, below.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "hf_internal.h"
+#include "mpm_types.h"
 
 #define TEXT_L "layers.{i}"
 
@@ -274,4 +276,205 @@ void mpm_read_mllama(hf_ctx *c, mp_model *m)
 	snprintf(m->json_pointer, sizeof(m->json_pointer), "%.63s", pointer);
 	c->text = t.cfg;
 	mllama_vision(c, m);
+}
+
+/* ----- IDEFICS (modeling_idefics.py, perceiver.py, vision.py) ------------------------------------------------------- */
+
+/* One matrix of the decoder's own, read per token as one more product (MP_STEP_EXTRA), `count` of it. */
+static void step_mat(mp_model *m, const char *path, const char *leaf, mp_tensor_kind kind, uint64_t rows,
+                     uint64_t cols, uint64_t count)
+{
+	hf_tensor(m, MP_ROOT_DECODER, path, leaf, kind, MP_SPLIT_NONE, MP_STEP_EXTRA, false, rows, cols, count);
+}
+
+/*
+ * The Perceiver resampler (use_resampler; IdeficsPerceiverConfig: 64 latents, depth 6, 16 heads of 96,
+ * qk_layer_norms_perceiver) under model.perceiver_resampler.: latents [n, E]; per block (blocks.{i}.0) the context
+ * and latents LayerNorms of E, LayerNorms of head_dim on q and k with qk_layer_norms_perceiver, q, k, v E -> heads x
+ * head_dim and output_proj back, without biases; (blocks.{i}.1) a LayerNorm and fc E -> 4 E, c_proj back; a final
+ * LayerNorm. E is the tower's width.
+ */
+static void idefics_perceiver(hf_ctx *top, mp_model *m, uint64_t E)
+{
+	char pointer[MP_POINTER_MAX];
+	hf_ctx p;
+	uint64_t n, depth, heads, hd, q;
+	bool qk;
+	const char *at = "perceiver_resampler.blocks.{i}.0", *ml = "perceiver_resampler.blocks.{i}.1";
+
+	if (!hf_sub_config(top, "perceiver_config", pointer, sizeof(pointer), &p))
+		return;
+	n = hf_get_u64(&p, KEYS("resampler_n_latents"), 64);
+	depth = hf_get_u64(&p, KEYS("resampler_depth"), 6);
+	heads = hf_get_u64(&p, KEYS("resampler_n_heads"), 16);
+	hd = hf_get_u64(&p, KEYS("resampler_head_dim"), 96);
+	qk = hf_get_bool(&p, KEYS("qk_layer_norms_perceiver"), false);
+	if (p.st == MP_OK && (n == 0 || n > (UINT64_C(1) << 20) || depth == 0 || depth > 64 || heads == 0 ||
+	                      heads > 1024 || hd == 0 || hd > 4096))
+		hf_fail_key(&p, n == 0 || n > (UINT64_C(1) << 20) ? "resampler_n_latents"
+		               : depth == 0 || depth > 64          ? "resampler_depth"
+		               : heads == 0 || heads > 1024        ? "resampler_n_heads"
+		                                                   : "resampler_head_dim",
+		            "the Perceiver resampler needs 1 to 2^20 latents, a depth from 1 to 64, 1 to 1024 heads and a "
+		            "head_dim from 1 to 4096");
+	top->st = p.st;
+	if (top->st != MP_OK)
+		return;
+	q = heads * hd;
+	own_mat(m, MP_ROOT_DECODER, "perceiver_resampler", "latents", MP_TK_PROJECTOR, MP_SPLIT_NONE, n, E, 1, 0);
+	own_vec(m, MP_ROOT_DECODER, at, "context_layer_norm.weight", MP_TK_PROJECTOR, E, depth);
+	own_vec(m, MP_ROOT_DECODER, at, "context_layer_norm.bias", MP_TK_PROJECTOR, E, depth);
+	own_vec(m, MP_ROOT_DECODER, at, "latents_layer_norm.weight", MP_TK_PROJECTOR, E, depth);
+	own_vec(m, MP_ROOT_DECODER, at, "latents_layer_norm.bias", MP_TK_PROJECTOR, E, depth);
+	if (qk) {
+		own_vec(m, MP_ROOT_DECODER, at, "q_layer_norm.weight", MP_TK_PROJECTOR, hd, depth);
+		own_vec(m, MP_ROOT_DECODER, at, "q_layer_norm.bias", MP_TK_PROJECTOR, hd, depth);
+		own_vec(m, MP_ROOT_DECODER, at, "k_layer_norm.weight", MP_TK_PROJECTOR, hd, depth);
+		own_vec(m, MP_ROOT_DECODER, at, "k_layer_norm.bias", MP_TK_PROJECTOR, hd, depth);
+	}
+	own_mat(m, MP_ROOT_DECODER, at, "q_proj.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, q, E, depth, 0);
+	own_mat(m, MP_ROOT_DECODER, at, "k_proj.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, q, E, depth, 0);
+	own_mat(m, MP_ROOT_DECODER, at, "v_proj.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, q, E, depth, 0);
+	own_mat(m, MP_ROOT_DECODER, at, "output_proj.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, E, q, depth, 0);
+	own_vec(m, MP_ROOT_DECODER, ml, "ln.weight", MP_TK_PROJECTOR, E, depth);
+	own_vec(m, MP_ROOT_DECODER, ml, "ln.bias", MP_TK_PROJECTOR, E, depth);
+	own_mat(m, MP_ROOT_DECODER, ml, "fc.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, 4 * E, E, depth, 0);
+	own_mat(m, MP_ROOT_DECODER, ml, "c_proj.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, E, 4 * E, depth, 0);
+	own_vec(m, MP_ROOT_DECODER, "perceiver_resampler", "layer_norm.weight", MP_TK_PROJECTOR, E, 1);
+	own_vec(m, MP_ROOT_DECODER, "perceiver_resampler", "layer_norm.bias", MP_TK_PROJECTOR, E, 1);
+}
+
+/*
+ * IDEFICS (IdeficsConfig, IdeficsForVisionText2Text; untied by default): a Llama decoder under model. (vocab 32000,
+ * hidden 4096, FFN 11008, 32 layers, 32 heads, 2048 positions; IdeficsAttention's keys and values have as many heads
+ * as the queries, of hidden_size // heads, which must divide: num_key_value_heads and head_dim are not read) with
+ * additional_vocab_size rows more in embed_tokens.additional_embedding and lm_head.additional_fc (tied with the rest);
+ * before every cross_layer_interval-th layer a gated cross-attention layer (num_hidden_layers // interval of them,
+ * gated_cross_attn_layers.{i}): tanh gates alpha_cross_attn and alpha_dense ([1] for alpha_type "float", [1, 1, h] for
+ * "vector"), cross_attn q h -> h, k and v from the tower's width, o, RMSNorms of head_dim on q and k with
+ * qk_layer_norms, a gated MLP of intermediate_size and two RMSNorms; the CLIP-style tower under model.vision_model.
+ * (IdeficsVisionConfig: embed_dim 768, MLP 5120, 32 layers, 16 heads, 224 px images of 14 px patches, a patch
+ * convolution without bias); with use_resampler the Perceiver above. The cross-attention layers run with every token
+ * (IdeficsModel has no text-only forward) and keep no cache (their image keys and values are recomputed); the KV
+ * cache is the self-attention layers'.
+ */
+void mpm_read_idefics(hf_ctx *c, mp_model *m)
+{
+	static const mpm_dense d = {.vocab_size = 32000,
+	                            .hidden_size = 4096,
+	                            .intermediate_size = 11008,
+	                            .num_layers = 32,
+	                            .num_heads = 32,
+	                            .max_positions = 2048,
+	                            .norms = 2};
+	char pointer[MP_POINTER_MAX];
+	hf_ctx v;
+	mp_vision *t = &m->vision;
+	const cJSON *ty, *in;
+	uint64_t h, f, add, interval, X, E, inter, L, heads, ch, image, patch, hd;
+	bool vector, qk;
+
+	mpm_read_dense(c, &d, m);
+	if (c->st == MP_OK && (m->num_heads == 0 || m->hidden_size % m->num_heads != 0))
+		hf_fail_key(c, "num_attention_heads",
+		            "hidden_size must be a multiple of num_attention_heads (IdeficsAttention raises ValueError)");
+	if (c->st != MP_OK)
+		return;
+	h = m->hidden_size;
+	f = m->intermediate_size;
+	m->num_kv_heads = m->num_heads;
+	m->head_dim = hd = h / m->num_heads;
+	add = hf_get_u64(c, KEYS("additional_vocab_size"), 0);
+	interval = hf_get_u64(c, KEYS("cross_layer_interval"), 1);
+	qk = hf_get_bool(c, KEYS("qk_layer_norms"), false);
+	ty = cJSON_GetObjectItemCaseSensitive(c->cfg, "alpha_type");
+	in = cJSON_GetObjectItemCaseSensitive(c->cfg, "alpha_initializer");
+	vector = cJSON_IsString(ty) && strcmp(ty->valuestring, "vector") == 0;
+	if (c->st == MP_OK && ty && !cJSON_IsNull(ty) && !vector &&
+	    !(cJSON_IsString(ty) && strcmp(ty->valuestring, "float") == 0))
+		hf_fail_key(c, "alpha_type", "alpha_type must be \"float\" or \"vector\" (IdeficsGatedCrossAttentionLayer "
+		                             "raises ValueError otherwise)");
+	if (c->st == MP_OK && in && !cJSON_IsNull(in) &&
+	    !(cJSON_IsString(in) && (strcmp(in->valuestring, "zeros") == 0 || strcmp(in->valuestring, "ones") == 0 ||
+	                             strcmp(in->valuestring, "normal") == 0 || strcmp(in->valuestring, "gaussian") == 0 ||
+	                             strcmp(in->valuestring, "random") == 0)))
+		hf_fail_key(c, "alpha_initializer",
+		            "alpha_initializer must be \"zeros\", \"ones\", \"normal\", \"gaussian\" or \"random\" "
+		            "(IdeficsGatedCrossAttentionLayer raises NotImplementedError otherwise)");
+	if (c->st == MP_OK && (interval == 0 || add > (UINT64_C(1) << 24)))
+		hf_fail_key(c, interval == 0 ? "cross_layer_interval" : "additional_vocab_size",
+		            "cross_layer_interval must be at least 1 (the layers are divided by it) and "
+		            "additional_vocab_size at most 2^24");
+	if (!hf_sub_config(c, "vision_config", pointer, sizeof(pointer), &v))
+		return;
+	E = hf_get_u64(&v, KEYS("embed_dim", "hidden_size"), 768); /* attribute_map: hidden_size */
+	inter = hf_get_u64(&v, KEYS("intermediate_size"), 5120);
+	L = hf_get_u64(&v, KEYS("num_hidden_layers"), 32);
+	heads = hf_get_u64(&v, KEYS("num_attention_heads"), 16);
+	ch = hf_get_u64(&v, KEYS("num_channels"), 3);
+	image = hf_get_u64(&v, KEYS("image_size"), 224);
+	patch = hf_get_u64(&v, KEYS("patch_size"), 14);
+	if (v.st == MP_OK && (heads == 0 || E % heads != 0))
+		hf_fail_key(&v, "num_attention_heads",
+		            "embed_dim must be a multiple of num_attention_heads (IdeficsVisionAttention raises ValueError)");
+	if (v.st == MP_OK && (E == 0 || E > (UINT64_C(1) << 20) || L == 0 || L > MP_MAX_LAYERS || inter == 0 ||
+	                      inter > (UINT64_C(1) << 24) || ch == 0 || ch > 256 || patch == 0 || patch > image ||
+	                      image > (UINT64_C(1) << 16)))
+		hf_fail_key(&v, E == 0 || E > (UINT64_C(1) << 20)            ? "embed_dim"
+		               : L == 0 || L > MP_MAX_LAYERS                 ? "num_hidden_layers"
+		               : inter == 0 || inter > (UINT64_C(1) << 24)   ? "intermediate_size"
+		               : ch == 0 || ch > 256                         ? "num_channels"
+		                                                             : "patch_size",
+		            "the IDEFICS tower needs embed_dim from 1 to 2^20, num_hidden_layers from 1 to 1024, "
+		            "intermediate_size from 1 to 2^24, 1 to 256 channels and a patch_size from 1 to image_size (at "
+		            "most 65536)");
+	c->st = v.st;
+	if (c->st != MP_OK)
+		return;
+	t->tower = MP_TOWER_CLIP;
+	t->tower_root = "model.vision_model.";
+	t->projector_root = "model.";
+	t->hidden = E;
+	t->intermediate = inter;
+	t->layers = L;
+	t->channels = ch;
+	t->patch = patch;
+	t->positions = (image / patch) * (image / patch) + 1;
+	t->norm = MP_NORM_LAYER;
+	t->class_embedding = t->pre_norm = t->post_norm = t->attn_bias = t->mlp_bias = true;
+	t->projector = MP_PROJECTOR_NONE;
+	t->merge = 1;
+	t->out_hidden = h;
+	if (add) {
+		own_mat(m, MP_ROOT_DECODER, "embed_tokens", "additional_embedding.weight", MP_TK_EMBEDDING, MP_SPLIT_NONE,
+		        add, h, 1, 0);
+		if (!m->tie_word_embeddings)
+			hf_tensor(m, MP_ROOT_TOP, "lm_head", "additional_fc.weight", MP_TK_LM_HEAD, MP_SPLIT_ROWS,
+			          MP_STEP_LM_HEAD, false, add, h, 1);
+	}
+	X = m->num_layers / interval;
+	{
+		const char *g = "gated_cross_attn_layers.{i}", *a = "gated_cross_attn_layers.{i}.cross_attn",
+		           *ml = "gated_cross_attn_layers.{i}.mlp";
+		uint64_t alpha[3] = {1, 1, vector ? h : 1};
+
+		hf_shape(m, MP_ROOT_DECODER, g, "alpha_cross_attn", MP_TK_ATTENTION, 0, vector ? alpha : alpha + 2,
+		         vector ? 3 : 1, X);
+		hf_shape(m, MP_ROOT_DECODER, g, "alpha_dense", MP_TK_MLP, 0, vector ? alpha : alpha + 2, vector ? 3 : 1, X);
+		step_mat(m, a, "q_proj.weight", MP_TK_ATTENTION, h, h, X);
+		own_mat(m, MP_ROOT_DECODER, a, "k_proj.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, h, E, X, 0);
+		own_mat(m, MP_ROOT_DECODER, a, "v_proj.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, h, E, X, 0);
+		step_mat(m, a, "o_proj.weight", MP_TK_ATTENTION, h, h, X);
+		if (qk) {
+			own_vec(m, MP_ROOT_DECODER, a, "q_layer_norm.weight", MP_TK_ATTENTION, hd, X);
+			own_vec(m, MP_ROOT_DECODER, a, "k_layer_norm.weight", MP_TK_ATTENTION, hd, X);
+		}
+		step_mat(m, ml, "gate_proj.weight", MP_TK_MLP, f, h, X);
+		step_mat(m, ml, "up_proj.weight", MP_TK_MLP, f, h, X);
+		step_mat(m, ml, "down_proj.weight", MP_TK_MLP, h, f, X);
+		own_vec(m, MP_ROOT_DECODER, g, "input_layernorm.weight", MP_TK_NORM, h, X);
+		own_vec(m, MP_ROOT_DECODER, g, "post_attention_layernorm.weight", MP_TK_NORM, h, X);
+	}
+	if (hf_get_bool(c, KEYS("use_resampler"), false))
+		idefics_perceiver(c, m, E);
 }

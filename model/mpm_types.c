@@ -947,6 +947,11 @@ const mpm_type mpm_types[] = {
     {.name = "deepseek_ocr2", .model_class = "DeepseekOcr2ForConditionalGeneration", .read = mpm_read_deepseek_ocr,
      .wrapper = true},
     {.name = "chameleon", .model_class = "ChameleonForConditionalGeneration", .read = mpm_read_chameleon},
+    {.name = "janus", .model_class = "JanusForConditionalGeneration", .read = mpm_read_janus, .wrapper = true},
+    {.name = "idefics", .model_class = "IdeficsForVisionText2Text", .read = mpm_read_idefics,
+     .simplified = "the gated cross-attention layers' k_proj and v_proj of the image features (recomputed every step "
+                   "by transformers, never cached) are left out of the step's work; the KV cache is the "
+                   "self-attention layers'"},
     {.name = "apertus1p5", .model_class = "Apertus1p5ForConditionalGeneration", .read = mpm_read_apertus1p5,
      .wrapper = true},
     {.name = "deepseek_ocr2_text", .model_class = "DeepseekOcr2TextModel (the decoder of DeepseekOcr2ForConditionalGeneration)",

@@ -175,6 +175,9 @@ typedef struct mp_vision {
 	bool no_patch_embedding;	/* SigLIP / CLIP: the tower embeds another tower's features, not pixels (the CLIP
 					 * encoder of DeepSeek-OCR's descendants: class token and positions, no
 					 * patch_embedding) */
+	bool projection_layer;		/* SigLIP: the attention's output projection is projection_layer, always biased
+					 * (JanusVisionAttention), not out_proj */
+	bool qk_layernorm;		/* SigLIP: LayerNorms of the whole q and k (Janus's use_qk_norm) */
 } mp_vision;
 
 typedef struct mp_model {

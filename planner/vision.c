@@ -4,8 +4,9 @@
  * CLIP (modeling_clip.py, LLaVA), Pixtral (modeling_pixtral.py, Mistral 3), the Qwen-VL towers (modeling_qwen2_vl.py,
  * modeling_qwen2_5_vl.py, modeling_qwen3_vl.py, Qwen3.5) and Llama 4's (modeling_llama4.py Llama4VisionModel: a linear
  * patch embedding, class token, LayerNorms, the pixel-shuffle adapter); SigLIP 2 (modeling_siglip2.py: SigLIP's with a
- * linear patch embedding, LFM2-VL) and Video-LLaVA's two CLIP towers (twin_root). The reader (model/) sets which tower it is and
- * which modules it has. Every tensor is replicated on every tensor-parallel rank and read by no decoder step. Pure.
+ * linear patch embedding, LFM2-VL), Janus's (modeling_janus.py JanusVisionModel: SigLIP's with projection_layer and
+ * q/k norms) and Video-LLaVA's two CLIP towers (twin_root). The reader (model/) sets which tower it is and which
+ * modules it has. Every tensor is replicated on every tensor-parallel rank and read by no decoder step. Pure.
  */
 #include <string.h>
 
@@ -91,7 +92,14 @@ static void siglip_clip(vbuild *b, const mp_vision *v)
 	lin(b, attn, WB("q_proj"), h, h, v->attn_bias, L);
 	lin(b, attn, WB("k_proj"), h, h, v->attn_bias, L);
 	lin(b, attn, WB("v_proj"), h, h, v->attn_bias, L);
-	lin(b, attn, WB("out_proj"), h, h, v->attn_bias, L);
+	if (v->projection_layer) /* Janus: the output projection is projection_layer, always biased */
+		lin(b, attn, WB("projection_layer"), h, h, true, L);
+	else
+		lin(b, attn, WB("out_proj"), h, h, v->attn_bias, L);
+	if (v->qk_layernorm) { /* Janus's use_qk_norm: LayerNorm(hidden) of q and of k */
+		vnorm(b, attn, WB("q_norm"), MP_NORM_LAYER, h, L);
+		vnorm(b, attn, WB("k_norm"), MP_NORM_LAYER, h, L);
+	}
 	lin(b, mlp, WB("fc1"), i, h, v->mlp_bias, L);
 	lin(b, mlp, WB("fc2"), h, i, v->mlp_bias, L);
 	if (v->post_norm)

@@ -72,7 +72,8 @@ unlimited_ocr deepseek_ocr2 chameleon
 inkling_text inkling2_text inkling2_loop_text inkling2 inkling2_loop inkling_mm_model
 mistral_large4 dots3_note_text
 fast_vlm hunyuan_vl molmo2 kosmos-2
-nemotron_h_omni phi4_multimodal muse_glimmer muse_spark bailing_hybrid zaya apertus1p5""".split()
+nemotron_h_omni phi4_multimodal muse_glimmer muse_spark bailing_hybrid zaya
+janus idefics apertus1p5""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
@@ -106,10 +107,10 @@ VISION = re.compile(r"(^|\.)(vision_tower|video_tower|image_tower|projector|visu
                     r"high_res_vision_alpha|layerwise_projectors|spatial_projectors|merger|visual_embeddings_table|"
                     r"visual_projection|img_temporal_embedding|density_router|view_separator|image_to_text_projection|"
                     r"vqmodel|generation_embeddings|generation_aligner|generation_head|vision_final_layernorm|"
-                    r"embed_tokens_extend|vision_adapter|vision_tokenizer|audio_tokenizer)(\.|$)")
+                    r"embed_tokens_extend|vision_adapter|perceiver_resampler|vision_tokenizer|audio_tokenizer)(\.|$)")
 EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|git\.embeddings\.position_embeddings|embed_tokens_per_layer|backbone\.embeddings|model\.embeddings|rwkv\.embeddings|"
                    r"tokens_embed|positions_embed|^transformer\.w|embeddings\.tok_embeddings|^cpmant\.input_embedding|"
-                   r"^cpmant\.segment_embedding)\.weight$")
+                   r"^cpmant\.segment_embedding|embed_tokens\.additional_embedding)\.weight$")
 
 
 def component(name, p):
@@ -182,6 +183,22 @@ def keep_fp32(model, tc):
             if rx.search(name) and t.dtype != torch.float32:
                 t.data = t.data.float()
     return model
+
+
+
+def idefics_inputs(cfg, ids):
+    """IDEFICS (IdeficsModel.forward) runs no text-only forward (ValueError: "Exactly 1 of pixel_values,
+    image_encoder_embeddings or perceiver_embeddings has to be not-None"), and its gated cross-attention layers need
+    an image: one blank image per sequence, every token attending it. The cache is the self-attention layers' (the
+    cross-attention layers keep none: "Past key value states are not implemented")."""
+    vc = cfg.vision_config
+    b, n = ids.shape
+    return {"pixel_values": torch.zeros(b, 1, vc.num_channels, vc.image_size, vc.image_size, dtype=torch.bfloat16),
+            "image_attention_mask": torch.ones(b, n, 1, dtype=torch.long)}
+
+
+# Types whose forward needs an image: the extra inputs of a run of ids.
+IMAGE_INPUT_TYPES = {"idefics": idefics_inputs}
 
 
 def layer_pattern(tc):
@@ -480,6 +497,8 @@ def run_tiny(cfg):
         if module_state or getattr(tc, "model_type", None) in CACHE_PASSED_TYPES:
             from transformers import DynamicCache
             kw["cache"] = DynamicCache(config=tc)
+        if getattr(tiny, "model_type", None) in IMAGE_INPUT_TYPES:
+            kw.update(IMAGE_INPUT_TYPES[tiny.model_type](tiny, ids))
         with torch.no_grad():
             model, out = text_forward(model, tiny, ids, kw)
         cache = kw.get("cache") or getattr(out, "past_key_values", None) or getattr(out, "cache", None)

@@ -1423,6 +1423,26 @@ def draw_vq(w, key="vq_config"):
     w.set(key, vq)
 
 
+def draw_janus(rng, d, cfg0):
+    """Janus: the tower's own keys (mlp_ratio, attention_bias, use_qk_norm, the aligner's projection_dim and depth),
+    the VQ-VAE (draw_vq) and its generation side (projection_dim, num_hidden_layers, image_token_embed_dim,
+    out_channels)."""
+    vc = d["vision_config"]
+    vc["mlp_ratio"] = rng.choice([1.5, 2, 4.0])
+    vc["projection_dim"] = rng.choice([16, 32, 48])
+    vc["depth"] = rng.choice([1, 2, 3])
+    for k in ("attention_bias", "use_qk_norm"):
+        if rng.random() < 0.7:
+            vc[k] = rng.random() < 0.5
+    vc.pop("intermediate_size", None)          # not a JanusVisionConfig key: the MLP is hidden x mlp_ratio
+    w = Draw(rng, cfg0.to_dict(), None)
+    draw_vq(w)
+    vq = w.d["vq_config"]
+    vq.update({"projection_dim": rng.choice([16, 32]), "num_hidden_layers": rng.choice([1, 2, 3]),
+               "image_token_embed_dim": rng.choice([16, 24, 32]), "out_channels": rng.choice([1, 3])})
+    d["vq_config"] = vq
+
+
 def fam_chameleon(w, t):
     """Chameleon: a Llama decoder (fam_dense), the vocabulary_map it cannot be built without, and the VQ-VAE."""
     fam_dense(w, t)
@@ -1638,6 +1658,8 @@ def draw_wrapper(rng, t, cfg0):
         draw_sam(rng, d, "high_res_vision_config", sam_class=True)
     if t in ("unlimited_ocr", "deepseek_ocr2"):
         draw_ocr_towers(rng, t, d, cfg0.vision_config)
+    if t == "janus":
+        draw_janus(rng, d, cfg0)
     if t == "granite4_vision":
         # the CLIP tower at least 64 wide (the Window Q-Former takes hidden / 64 heads), the downsamplers' windows,
         # deepstack_layer_map pairs (none to three), the Q-Former absent (its SubConfigSpec defaults) or partial
@@ -2145,6 +2167,20 @@ def draw(t, rng):
     d["model_type"] = t
     if t == "phi4_multimodal":
         draw_phi4_multimodal(rng, d)
+    if t == "idefics":
+        # IDEFICS keeps its decoder's keys at the top: its tower, the Perceiver and the gated cross-attention keys
+        d["vision_config"] = draw_vision(rng, cfg0.vision_config.to_dict(), d.get("hidden_size"))
+        d["cross_layer_interval"] = rng.choice([1, 1, 2, 3])
+        d["alpha_type"] = rng.choice(["float", "vector"])
+        d["alpha_initializer"] = rng.choice(["zeros", "ones", "normal"])
+        if rng.random() < 0.5:
+            d["additional_vocab_size"] = rng.choice([2, 5])
+        d["use_resampler"] = rng.random() < 0.5
+        if d["use_resampler"] or rng.random() < 0.3:
+            d["perceiver_config"] = {"resampler_n_latents": rng.choice([4, 8]), "resampler_depth": rng.choice([1, 2]),
+                                     "resampler_n_heads": rng.choice([2, 4]),
+                                     "resampler_head_dim": rng.choice([8, 16]),
+                                     "qk_layer_norms_perceiver": rng.random() < 0.5}
     if t == "git":
         # GIT keeps its decoder's keys at the top: its CLIP tower and temporal image embeddings drawn beside them
         d["vision_config"] = draw_vision(rng, cfg0.vision_config.to_dict(), d.get("hidden_size"))
@@ -2218,6 +2254,8 @@ def cache_runs(cfg):
         if module_state or getattr(tc, "model_type", None) in generate.CACHE_PASSED_TYPES:
             from transformers import DynamicCache
             kw["cache"] = DynamicCache(config=tc)
+        if getattr(cfg, "model_type", None) in generate.IMAGE_INPUT_TYPES:
+            kw.update(generate.IMAGE_INPUT_TYPES[cfg.model_type](cfg, ids))
         with torch.no_grad():
             model, out = generate.text_forward(model, cfg, ids, kw)   # as generate.run_tiny (Llama 4, BLIP-2)
         cache = kw.get("cache") or getattr(out, "past_key_values", None)
