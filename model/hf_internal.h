@@ -174,7 +174,7 @@ bool hf_wrap_read_text(hf_ctx *c, const char *dflt, bool required, mp_model *m);
 /* tie_word_embeddings of a wrapper whose lm_head sits at the top: its key (class default dflt), or text_config's when
  * only that states one. */
 void hf_wrap_tie(hf_ctx *c, mp_model *m, bool dflt);
-/* model/hf_wrap_vl.c: LFM3-VL, Granite-Docling, FastVLM, HunyuanOCR, Molmo2 */
+/* model/hf_wrap_vl.c: LFM3-VL, Granite-Docling, FastVLM, HunyuanOCR, Molmo2, Kosmos-2, Kosmos-2.5 */
 void mpm_read_lfm3_vl(hf_ctx *c, mp_model *m);
 void mpm_read_granite_docling(hf_ctx *c, mp_model *m);
 void mpm_read_fast_vlm(hf_ctx *c, mp_model *m);
@@ -182,6 +182,9 @@ void mpm_read_hunyuan_vl(hf_ctx *c, mp_model *m);
 void mpm_read_molmo2_text(hf_ctx *c, mp_model *m);
 void mpm_read_molmo2(hf_ctx *c, mp_model *m);
 extern const mp_names mpm_names_molmo2;
+extern const mp_names mpm_names_kosmos2;
+void mpm_read_kosmos2(hf_ctx *c, mp_model *m);
+void mpm_read_kosmos2_5(hf_ctx *c, mp_model *m);
 /* model/hf_fast_vlm_timm.c (generated): FastVLM's timm fastvit_mci3 tower */
 extern const mp_tensor mpm_fast_vlm_timm[];
 extern const size_t mpm_fast_vlm_timm_count;

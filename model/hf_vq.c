@@ -321,6 +321,126 @@ void mpm_read_chameleon(hf_ctx *c, mp_model *m)
 	c->st = v.st;
 }
 
+/* nn.Linear(in, out) and its bias into rows (a tower's linear: out x in, [out]). */
+static void vq_linear(vq_rows *rs, const char *path, const char *w, const char *b, uint64_t out, uint64_t in)
+{
+	vq_put(rs, path, w, (const uint64_t[]){out, in}, 2);
+	vq_vec(rs, path, b, out);
+}
+
+/*
+ * Janus (JanusConfig, JanusForConditionalGeneration; modeling_janus.py; tied by default): text_config's decoder
+ * (Llama's class defaults) under model.language_model., lm_head at the top; the understanding tower under
+ * model.vision_model. (JanusVisionConfig: hidden 1024, 24 layers, 16 heads dividing it, MLP int(hidden x mlp_ratio
+ * 4.0), 384 px images of 16 px patches with a position per patch, attention_bias on q, k and v, projection_layer
+ * always biased, use_qk_norm's LayerNorms; planner/vision.c's SigLIP with those two flags) and its aligner (fc1 hidden
+ * -> projection_dim 2048, depth - 1 hidden_layers, all biased); the VQ-VAE under model.vqmodel. (JanusVQVAEConfig:
+ * ChameleonVQVAEConfig's keys with embed_dim 8 and 16384 codes, an attention block after every block of the last
+ * level, the decoder to out_channels 3) and the generation modules: generation_embeddings [codes, embed_dim],
+ * generation_aligner (fc1 embed_dim -> projection_dim, num_hidden_layers - 1 hidden_layers) and generation_head
+ * (proj_out image_token_embed_dim -> projection_dim, vision_head -> codes), all biased.
+ */
+void mpm_read_janus(hf_ctx *c, mp_model *m)
+{
+	static const vq_shape dv = {.base = 128, .in_ch = 3, .latent = 256, .embed_dim = 8, .codes = 16384,
+	                            .blocks = 2, .levels = 5, .mult = {1, 1, 2, 2, 4}, .mid_attn = true};
+	char vp[MP_POINTER_MAX], qp[MP_POINTER_MAX];
+	hf_ctx v, q;
+	mp_vision *t = &m->vision;
+	vq_shape s;
+	vq_rows rs = {0};
+	uint64_t h, L, heads, ch, image, patch, proj, depth, out_ch, gproj, glayers, gin;
+	double ratio;
+
+	if (!hf_wrap_read_text(c, "llama", false, m))
+		return;
+	m->inv.roots[MP_ROOT_DECODER] = "model.language_model.";
+	hf_wrap_tie(c, m, true);
+	if (!hf_sub_config(c, "vision_config", vp, sizeof(vp), &v))
+		return;
+	h = hf_get_u64(&v, KEYS("hidden_size"), 1024);
+	L = hf_get_u64(&v, KEYS("num_hidden_layers"), 24);
+	heads = hf_get_u64(&v, KEYS("num_attention_heads"), 16);
+	ch = hf_get_u64(&v, KEYS("num_channels"), 3);
+	image = hf_get_u64(&v, KEYS("image_size"), 384);
+	patch = hf_get_u64(&v, KEYS("patch_size"), 16);
+	proj = hf_get_u64(&v, KEYS("projection_dim"), 2048);
+	depth = hf_get_u64(&v, KEYS("depth"), 2);
+	ratio = hf_get_double(&v, v.cfg, "mlp_ratio", 4.0);
+	t->attn_bias = hf_get_bool(&v, KEYS("attention_bias"), true);
+	t->qk_layernorm = hf_get_bool(&v, KEYS("use_qk_norm"), false);
+	if (v.st == MP_OK && (heads == 0 || h % heads != 0))
+		hf_fail_key(&v, "num_attention_heads",
+		            "hidden_size must be a multiple of num_attention_heads (JanusVisionAttention raises ValueError)");
+	if (v.st == MP_OK && (h == 0 || h > (UINT64_C(1) << 20) || L == 0 || L > MP_MAX_LAYERS || ch == 0 || ch > 256 ||
+	                      patch == 0 || patch > image || image > (UINT64_C(1) << 16) || proj == 0 ||
+	                      proj > (UINT64_C(1) << 20) || depth == 0 || depth > 64 || ratio * (double)h < 1 ||
+	                      ratio * (double)h > (double)(UINT64_C(1) << 24)))
+		hf_fail_key(&v, h == 0 || h > (UINT64_C(1) << 20)     ? "hidden_size"
+		               : L == 0 || L > MP_MAX_LAYERS           ? "num_hidden_layers"
+		               : ch == 0 || ch > 256                   ? "num_channels"
+		               : patch == 0 || patch > image || image > (UINT64_C(1) << 16) ? "patch_size"
+		               : proj == 0 || proj > (UINT64_C(1) << 20) ? "projection_dim"
+		               : depth == 0 || depth > 64                ? "depth"
+		                                                         : "mlp_ratio",
+		            "the Janus tower needs hidden_size from 1 to 2^20, num_hidden_layers from 1 to 1024, 1 to 256 "
+		            "channels, a patch_size from 1 to image_size (at most 65536), projection_dim from 1 to 2^20, "
+		            "depth from 1 to 64 and hidden_size x mlp_ratio from 1 to 2^24");
+	c->st = v.st;
+	if (c->st != MP_OK || !hf_sub_config(c, "vq_config", qp, sizeof(qp), &q))
+		return;
+	t->tower = MP_TOWER_SIGLIP;
+	t->tower_root = "model.vision_model.";
+	t->projector_root = "model.";
+	t->hidden = h;
+	t->intermediate = (uint64_t)((double)h * ratio); /* JanusVisionMLP: int(hidden_size * mlp_ratio) */
+	t->layers = L;
+	t->channels = ch;
+	t->patch = patch;
+	t->positions = (image / patch) * (image / patch);
+	t->norm = MP_NORM_LAYER;
+	t->patch_bias = t->post_norm = t->mlp_bias = t->projection_layer = true;
+	t->projector = MP_PROJECTOR_NONE;
+	t->merge = 1;
+	t->out_hidden = m->hidden_size;
+	vq_read(&q, &dv, &s);
+	out_ch = hf_get_u64(&q, KEYS("out_channels"), 3);
+	gproj = hf_get_u64(&q, KEYS("projection_dim"), 2048);
+	glayers = hf_get_u64(&q, KEYS("num_hidden_layers"), 2);
+	gin = hf_get_u64(&q, KEYS("image_token_embed_dim"), 2048);
+	if (q.st == MP_OK && (out_ch == 0 || out_ch > 256 || gproj == 0 || gproj > (UINT64_C(1) << 20) || glayers == 0 ||
+	                      glayers > 64 || gin == 0 || gin > (UINT64_C(1) << 20)))
+		hf_fail_key(&q, out_ch == 0 || out_ch > 256 ? "out_channels"
+		               : gproj == 0 || gproj > (UINT64_C(1) << 20) ? "projection_dim"
+		               : glayers == 0 || glayers > 64              ? "num_hidden_layers"
+		                                                           : "image_token_embed_dim",
+		            "the VQ-VAE's generation side needs 1 to 256 out_channels, projection_dim and "
+		            "image_token_embed_dim from 1 to 2^20 and 1 to 64 num_hidden_layers");
+	c->st = q.st;
+	if (c->st != MP_OK)
+		return;
+	s.attn[s.levels - 1] = true; /* JanusVQVAEEncoder and Decoder: attention on the last level only */
+	vq_encoder(&rs, &s, &vq_names_chameleon);
+	vq_decoder(&rs, &s, out_ch);
+	mp_inventory_root(&m->inv, MP_ROOT_EXTRA, "model.vqmodel.");
+	vq_flush(&q, "channel_multiplier", &rs, m, MP_ROOT_EXTRA);
+	c->st = q.st;
+	if (c->st != MP_OK)
+		return;
+	rs = (vq_rows){0};
+	vq_linear(&rs, "aligner", "fc1.weight", "fc1.bias", proj, h);
+	for (uint64_t i = 1; i < depth; i++)
+		vq_linear(&rs, "aligner.hidden_layers.{i}", "weight", "bias", proj, proj);
+	vq_put(&rs, "generation_embeddings", "weight", (const uint64_t[]){s.codes, s.embed_dim}, 2);
+	vq_linear(&rs, "generation_aligner", "fc1.weight", "fc1.bias", gproj, s.embed_dim);
+	for (uint64_t i = 1; i < glayers; i++)
+		vq_linear(&rs, "generation_aligner.hidden_layers.{i}", "weight", "bias", gproj, gproj);
+	vq_linear(&rs, "generation_head", "proj_out.weight", "proj_out.bias", gproj, gin);
+	vq_linear(&rs, "generation_head", "vision_head.weight", "vision_head.bias", s.codes, gproj);
+	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "model.");
+	vq_flush(c, "vision_config", &rs, m, MP_ROOT_PROJECTOR);
+}
+
 /* ----- Apertus 1.5 ------------------------------------------------------------------------------------------------- */
 
 /* nn.LSTM's per-layer leaves, for up to 8 layers (the leaves of layer k are entries 4k to 4k + 3). */
@@ -536,124 +656,4 @@ void mpm_read_apertus1p5(hf_ctx *c, mp_model *m)
 	vq_flush(&a, "upsampling_ratios", &ar, m, MP_ROOT_EXTRA);
 	wav_codebook(&a, m, MP_ROOT_EXTRA);
 	c->st = a.st == MP_OK ? v.st : a.st;
-}
-
-/* nn.Linear(in, out) and its bias into rows (a tower's linear: out x in, [out]). */
-static void vq_linear(vq_rows *rs, const char *path, const char *w, const char *b, uint64_t out, uint64_t in)
-{
-	vq_put(rs, path, w, (const uint64_t[]){out, in}, 2);
-	vq_vec(rs, path, b, out);
-}
-
-/*
- * Janus (JanusConfig, JanusForConditionalGeneration; modeling_janus.py; tied by default): text_config's decoder
- * (Llama's class defaults) under model.language_model., lm_head at the top; the understanding tower under
- * model.vision_model. (JanusVisionConfig: hidden 1024, 24 layers, 16 heads dividing it, MLP int(hidden x mlp_ratio
- * 4.0), 384 px images of 16 px patches with a position per patch, attention_bias on q, k and v, projection_layer
- * always biased, use_qk_norm's LayerNorms; planner/vision.c's SigLIP with those two flags) and its aligner (fc1 hidden
- * -> projection_dim 2048, depth - 1 hidden_layers, all biased); the VQ-VAE under model.vqmodel. (JanusVQVAEConfig:
- * ChameleonVQVAEConfig's keys with embed_dim 8 and 16384 codes, an attention block after every block of the last
- * level, the decoder to out_channels 3) and the generation modules: generation_embeddings [codes, embed_dim],
- * generation_aligner (fc1 embed_dim -> projection_dim, num_hidden_layers - 1 hidden_layers) and generation_head
- * (proj_out image_token_embed_dim -> projection_dim, vision_head -> codes), all biased.
- */
-void mpm_read_janus(hf_ctx *c, mp_model *m)
-{
-	static const vq_shape dv = {.base = 128, .in_ch = 3, .latent = 256, .embed_dim = 8, .codes = 16384,
-	                            .blocks = 2, .levels = 5, .mult = {1, 1, 2, 2, 4}, .mid_attn = true};
-	char vp[MP_POINTER_MAX], qp[MP_POINTER_MAX];
-	hf_ctx v, q;
-	mp_vision *t = &m->vision;
-	vq_shape s;
-	vq_rows rs = {0};
-	uint64_t h, L, heads, ch, image, patch, proj, depth, out_ch, gproj, glayers, gin;
-	double ratio;
-
-	if (!hf_wrap_read_text(c, "llama", false, m))
-		return;
-	m->inv.roots[MP_ROOT_DECODER] = "model.language_model.";
-	hf_wrap_tie(c, m, true);
-	if (!hf_sub_config(c, "vision_config", vp, sizeof(vp), &v))
-		return;
-	h = hf_get_u64(&v, KEYS("hidden_size"), 1024);
-	L = hf_get_u64(&v, KEYS("num_hidden_layers"), 24);
-	heads = hf_get_u64(&v, KEYS("num_attention_heads"), 16);
-	ch = hf_get_u64(&v, KEYS("num_channels"), 3);
-	image = hf_get_u64(&v, KEYS("image_size"), 384);
-	patch = hf_get_u64(&v, KEYS("patch_size"), 16);
-	proj = hf_get_u64(&v, KEYS("projection_dim"), 2048);
-	depth = hf_get_u64(&v, KEYS("depth"), 2);
-	ratio = hf_get_double(&v, v.cfg, "mlp_ratio", 4.0);
-	t->attn_bias = hf_get_bool(&v, KEYS("attention_bias"), true);
-	t->qk_layernorm = hf_get_bool(&v, KEYS("use_qk_norm"), false);
-	if (v.st == MP_OK && (heads == 0 || h % heads != 0))
-		hf_fail_key(&v, "num_attention_heads",
-		            "hidden_size must be a multiple of num_attention_heads (JanusVisionAttention raises ValueError)");
-	if (v.st == MP_OK && (h == 0 || h > (UINT64_C(1) << 20) || L == 0 || L > MP_MAX_LAYERS || ch == 0 || ch > 256 ||
-	                      patch == 0 || patch > image || image > (UINT64_C(1) << 16) || proj == 0 ||
-	                      proj > (UINT64_C(1) << 20) || depth == 0 || depth > 64 || ratio * (double)h < 1 ||
-	                      ratio * (double)h > (double)(UINT64_C(1) << 24)))
-		hf_fail_key(&v, h == 0 || h > (UINT64_C(1) << 20)     ? "hidden_size"
-		               : L == 0 || L > MP_MAX_LAYERS           ? "num_hidden_layers"
-		               : ch == 0 || ch > 256                   ? "num_channels"
-		               : patch == 0 || patch > image || image > (UINT64_C(1) << 16) ? "patch_size"
-		               : proj == 0 || proj > (UINT64_C(1) << 20) ? "projection_dim"
-		               : depth == 0 || depth > 64                ? "depth"
-		                                                         : "mlp_ratio",
-		            "the Janus tower needs hidden_size from 1 to 2^20, num_hidden_layers from 1 to 1024, 1 to 256 "
-		            "channels, a patch_size from 1 to image_size (at most 65536), projection_dim from 1 to 2^20, "
-		            "depth from 1 to 64 and hidden_size x mlp_ratio from 1 to 2^24");
-	c->st = v.st;
-	if (c->st != MP_OK || !hf_sub_config(c, "vq_config", qp, sizeof(qp), &q))
-		return;
-	t->tower = MP_TOWER_SIGLIP;
-	t->tower_root = "model.vision_model.";
-	t->projector_root = "model.";
-	t->hidden = h;
-	t->intermediate = (uint64_t)((double)h * ratio); /* JanusVisionMLP: int(hidden_size * mlp_ratio) */
-	t->layers = L;
-	t->channels = ch;
-	t->patch = patch;
-	t->positions = (image / patch) * (image / patch);
-	t->norm = MP_NORM_LAYER;
-	t->patch_bias = t->post_norm = t->mlp_bias = t->projection_layer = true;
-	t->projector = MP_PROJECTOR_NONE;
-	t->merge = 1;
-	t->out_hidden = m->hidden_size;
-	vq_read(&q, &dv, &s);
-	out_ch = hf_get_u64(&q, KEYS("out_channels"), 3);
-	gproj = hf_get_u64(&q, KEYS("projection_dim"), 2048);
-	glayers = hf_get_u64(&q, KEYS("num_hidden_layers"), 2);
-	gin = hf_get_u64(&q, KEYS("image_token_embed_dim"), 2048);
-	if (q.st == MP_OK && (out_ch == 0 || out_ch > 256 || gproj == 0 || gproj > (UINT64_C(1) << 20) || glayers == 0 ||
-	                      glayers > 64 || gin == 0 || gin > (UINT64_C(1) << 20)))
-		hf_fail_key(&q, out_ch == 0 || out_ch > 256 ? "out_channels"
-		               : gproj == 0 || gproj > (UINT64_C(1) << 20) ? "projection_dim"
-		               : glayers == 0 || glayers > 64              ? "num_hidden_layers"
-		                                                           : "image_token_embed_dim",
-		            "the VQ-VAE's generation side needs 1 to 256 out_channels, projection_dim and "
-		            "image_token_embed_dim from 1 to 2^20 and 1 to 64 num_hidden_layers");
-	c->st = q.st;
-	if (c->st != MP_OK)
-		return;
-	s.attn[s.levels - 1] = true; /* JanusVQVAEEncoder and Decoder: attention on the last level only */
-	vq_encoder(&rs, &s, &vq_names_chameleon);
-	vq_decoder(&rs, &s, out_ch);
-	mp_inventory_root(&m->inv, MP_ROOT_EXTRA, "model.vqmodel.");
-	vq_flush(&q, "channel_multiplier", &rs, m, MP_ROOT_EXTRA);
-	c->st = q.st;
-	if (c->st != MP_OK)
-		return;
-	rs = (vq_rows){0};
-	vq_linear(&rs, "aligner", "fc1.weight", "fc1.bias", proj, h);
-	for (uint64_t i = 1; i < depth; i++)
-		vq_linear(&rs, "aligner.hidden_layers.{i}", "weight", "bias", proj, proj);
-	vq_put(&rs, "generation_embeddings", "weight", (const uint64_t[]){s.codes, s.embed_dim}, 2);
-	vq_linear(&rs, "generation_aligner", "fc1.weight", "fc1.bias", gproj, s.embed_dim);
-	for (uint64_t i = 1; i < glayers; i++)
-		vq_linear(&rs, "generation_aligner.hidden_layers.{i}", "weight", "bias", gproj, gproj);
-	vq_linear(&rs, "generation_head", "proj_out.weight", "proj_out.bias", gproj, gin);
-	vq_linear(&rs, "generation_head", "vision_head.weight", "vision_head.bias", s.codes, gproj);
-	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "model.");
-	vq_flush(c, "vision_config", &rs, m, MP_ROOT_PROJECTOR);
 }

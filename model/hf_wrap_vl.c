@@ -828,3 +828,227 @@ void mpm_read_molmo2(hf_ctx *c, mp_model *m)
 		put(m, P, proj, "down_proj.weight", MP_TK_PROJECTOR, atext, ainter, 1);
 	}
 }
+
+/* Kosmos-2's and Kosmos-2.5's decoder (modeling_kosmos2.py Kosmos2TextTransformer): OPT's names with the MLP under
+ * ffn, the final norm layer_norm, sinusoidal positions (no table). */
+const mp_names mpm_names_kosmos2 = {MP_NAMES_LLAMA_FIELDS,
+                                    .positions = {NULL, NULL},
+                                    .final_norm = {"layer_norm.weight", "layer_norm.bias"},
+                                    .mlp = "layers.{i}.ffn",
+                                    .o = {"out_proj.weight", "out_proj.bias"},
+                                    .up = {"fc1.weight", "fc1.bias"},
+                                    .down = {"fc2.weight", "fc2.bias"},
+                                    .norms = {{"self_attn_layer_norm.weight", "self_attn_layer_norm.bias"},
+                                              {"final_layer_norm.weight", "final_layer_norm.bias"}}};
+
+/*
+ * The Kosmos decoder of text_config (Kosmos2TextConfig: vocab 65037, embed_dim 2048, 24 layers, ffn_dim 8192, 32
+ * heads, 2048 positions; Kosmos2_5TextConfig: vocab 108481, 1536, 24, 6144, 16, 4096; hidden_size, num_hidden_layers
+ * and num_attention_heads their other spellings): pre-LayerNorm blocks of q, k, v and out_proj, fc1 and fc2, all
+ * biased, with ffn.ffn_layernorm (a LayerNorm of ffn_dim) and, in Kosmos-2, self_attn.inner_attn_ln (of the width);
+ * Kosmos-2.5's segment_emb [2, width]. The decoder sits under text_model.model., its head text_model.lm_head. Errors:
+ * a 422 naming add_cross_attention true (an encoder_attn over image states memplan does not model) or heads that do not
+ * divide the width.
+ */
+static void kosmos_text(hf_ctx *c, bool v25, mp_model *m)
+{
+	const cJSON *tc = cJSON_GetObjectItemCaseSensitive(c->cfg, "text_config");
+	char pointer[MP_POINTER_MAX];
+	hf_ctx t;
+
+	if (tc && !cJSON_IsNull(tc) && !cJSON_IsObject(tc)) {
+		hf_fail_key(c, "text_config", "text_config must be an object (the decoder's config)");
+		return;
+	}
+	snprintf(pointer, sizeof(pointer), "%s%s", c->pointer, cJSON_IsObject(tc) ? "/text_config" : "");
+	t = (hf_ctx){cJSON_IsObject(tc) ? tc : NULL, pointer, c->err, c->st, NULL, NULL, c->decode_type};
+	m->vocab_size = hf_get_u64(&t, KEYS("vocab_size"), v25 ? 108481 : 65037);
+	m->max_position_embeddings = hf_get_u64(&t, KEYS("max_position_embeddings"), v25 ? 4096 : 2048);
+	m->hidden_size = hf_get_u64(&t, KEYS("embed_dim", "hidden_size"), v25 ? 1536 : 2048);
+	m->intermediate_size = hf_get_u64(&t, KEYS("ffn_dim"), v25 ? 6144 : 8192);
+	m->num_layers = hf_get_u64(&t, KEYS("layers", "num_hidden_layers"), 24);
+	m->num_heads = hf_get_u64(&t, KEYS("attention_heads", "num_attention_heads"), v25 ? 16 : 32);
+	m->num_kv_heads = m->num_heads;
+	m->tie_word_embeddings = hf_get_bool(&t, KEYS("tie_word_embeddings"), true);
+	if (t.st == MP_OK && hf_get_bool(&t, KEYS("add_cross_attention"), false))
+		hf_fail_key(&t, "add_cross_attention",
+		            "add_cross_attention true builds an encoder_attn in every layer (cross-attention to encoder "
+		            "states), which memplan does not model");
+	if (t.st == MP_OK && (m->num_heads == 0 || m->hidden_size % m->num_heads != 0))
+		hf_fail_key(&t, hf_key_of(&t, KEYS("attention_heads", "num_attention_heads")),
+		            "embed_dim must be a multiple of attention_heads (KosmosTextAttention raises ValueError)");
+	c->st = t.st;
+	c->text = t.cfg;
+	c->names = &mpm_names_kosmos2;
+	snprintf(m->json_pointer, sizeof(m->json_pointer), "%.63s", pointer);
+	if (c->st != MP_OK)
+		return;
+	m->head_dim = m->hidden_size / m->num_heads;
+	m->attn_kind = MP_ATTN_GQA;
+	m->ffn_kind = MP_FFN_PLAIN;
+	m->norm_kind = MP_NORM_LAYER;
+	m->norms_per_layer = 2;
+	m->final_norm = true;
+	m->qkv_bias = m->o_bias = m->mlp_bias = true;
+	snprintf(m->rope_type, sizeof(m->rope_type), "none");
+	m->inv.roots[MP_ROOT_TOP] = "text_model.";
+	m->inv.roots[MP_ROOT_DECODER] = "text_model.model.";
+	layer_norm(m, MP_ROOT_DECODER, "layers.{i}.ffn", "ffn_layernorm.weight", "ffn_layernorm.bias", MP_TK_NORM,
+	           m->intermediate_size, m->num_layers);
+	if (v25)
+		put(m, MP_ROOT_DECODER, NULL, "segment_emb.weight", MP_TK_EMBEDDING, 2, m->hidden_size, 1);
+	else
+		layer_norm(m, MP_ROOT_DECODER, "layers.{i}.self_attn", "inner_attn_ln.weight", "inner_attn_ln.bias",
+		           MP_TK_NORM, m->hidden_size, m->num_layers);
+}
+
+/* Kosmos2ImageToTextProjection (Kosmos2_5's the same) under image_to_text_projection.: latent_query [q, width], dense
+ * from the tower's vh to the width and x_attn's q, k, v and out_proj (width^2), all biased. */
+static void kosmos_projection(hf_ctx *c, mp_model *m, uint64_t vh, uint64_t dflt_queries)
+{
+	const uint8_t P = MP_ROOT_PROJECTOR;
+	uint64_t h = m->hidden_size, q = hf_get_u64(c, KEYS("latent_query_num"), dflt_queries);
+	const char *x = "x_attn";
+
+	if (c->st == MP_OK && (q == 0 || q > (UINT64_C(1) << 20)))
+		hf_fail_key(c, "latent_query_num", "latent_query_num must be from 1 to 2^20");
+	if (c->st != MP_OK)
+		return;
+	mp_inventory_root(&m->inv, P, "image_to_text_projection.");
+	put(m, P, NULL, "latent_query", MP_TK_PROJECTOR, q, h, 1);
+	put(m, P, NULL, "dense.weight", MP_TK_PROJECTOR, h, vh, 1);
+	put(m, P, NULL, "dense.bias", MP_TK_PROJECTOR, 0, h, 1);
+	put(m, P, x, "q_proj.weight", MP_TK_PROJECTOR, h, h, 1);
+	put(m, P, x, "q_proj.bias", MP_TK_PROJECTOR, 0, h, 1);
+	put(m, P, x, "k_proj.weight", MP_TK_PROJECTOR, h, h, 1);
+	put(m, P, x, "k_proj.bias", MP_TK_PROJECTOR, 0, h, 1);
+	put(m, P, x, "v_proj.weight", MP_TK_PROJECTOR, h, h, 1);
+	put(m, P, x, "v_proj.bias", MP_TK_PROJECTOR, 0, h, 1);
+	put(m, P, x, "out_proj.weight", MP_TK_PROJECTOR, h, h, 1);
+	put(m, P, x, "out_proj.bias", MP_TK_PROJECTOR, 0, h, 1);
+}
+
+/*
+ * Kosmos-2 (Kosmos2Config: latent_query_num 64, tied when it or text_config ties, both default true; Kosmos2VisionConfig: CLIP, hidden 1024, MLP 4096, 24
+ * layers, 16 heads, 224 px images of 14 px patches): the decoder (kosmos_text), planner/vision.c's CLIP tower under
+ * vision_model.model. (class embedding, pre_layrnorm and post_layernorm, no projection), the projection
+ * (kosmos_projection). Default: decoder 1,342,289,920 (tied), tower 303,179,776, projection 64 x 2,048 + 2,048 x 1,024
+ * + 2,048 + 4 x (2,048^2 + 2,048) = 19,015,680: 1,664,485,376.
+ * Errors (422, naming the key): tower heads that do not divide its width, a size of 0 or past the bounds below.
+ */
+void mpm_read_kosmos2(hf_ctx *c, mp_model *m)
+{
+	char pointer[MP_POINTER_MAX];
+	hf_ctx v;
+	mp_vision *t = &m->vision;
+	uint64_t h, inter, L, heads, ch, image, patch;
+
+	kosmos_text(c, false, m);
+	tie_either(c, m, true); /* text_model.lm_head ties when either config says so (both default true) */
+	if (c->st != MP_OK || !hf_sub_config(c, "vision_config", pointer, sizeof(pointer), &v))
+		return;
+	h = hf_get_u64(&v, KEYS("hidden_size"), 1024);
+	inter = hf_get_u64(&v, KEYS("intermediate_size"), 4096);
+	L = hf_get_u64(&v, KEYS("num_hidden_layers"), 24);
+	heads = hf_get_u64(&v, KEYS("num_attention_heads"), 16);
+	ch = hf_get_u64(&v, KEYS("num_channels"), 3);
+	image = hf_get_u64(&v, KEYS("image_size"), 224);
+	patch = hf_get_u64(&v, KEYS("patch_size"), 14);
+	if (v.st == MP_OK && (h == 0 || h > (UINT64_C(1) << 20) || L == 0 || L > MP_MAX_LAYERS || inter == 0 ||
+	                      inter > (UINT64_C(1) << 24) || ch == 0 || ch > 256 || patch == 0 || patch > image ||
+	                      image > (UINT64_C(1) << 16)))
+		hf_fail_key(&v, h == 0 || h > (UINT64_C(1) << 20)           ? "hidden_size"
+		                : L == 0 || L > MP_MAX_LAYERS                ? "num_hidden_layers"
+		                : inter == 0 || inter > (UINT64_C(1) << 24) ? "intermediate_size"
+		                : ch == 0 || ch > 256                        ? "num_channels"
+		                                                             : "patch_size",
+		            "the CLIP tower needs hidden_size from 1 to 2^20, num_hidden_layers from 1 to 1024, "
+		            "intermediate_size from 1 to 2^24, 1 to 256 channels and a patch_size from 1 to image_size (at "
+		            "most 65536)");
+	if (v.st == MP_OK && (heads == 0 || h % heads != 0))
+		hf_fail_key(&v, "num_attention_heads",
+		            "hidden_size must be a multiple of num_attention_heads (Kosmos2VisionAttention raises "
+		            "ValueError)");
+	c->st = v.st;
+	if (c->st != MP_OK)
+		return;
+	t->tower = MP_TOWER_CLIP;
+	t->tower_root = "vision_model.model.";
+	t->projector_root = "image_to_text_projection.";
+	t->hidden = h;
+	t->intermediate = inter;
+	t->layers = L;
+	t->channels = ch;
+	t->patch = patch;
+	t->positions = (image / patch) * (image / patch) + 1;
+	t->norm = MP_NORM_LAYER;
+	t->class_embedding = t->pre_norm = t->post_norm = t->attn_bias = t->mlp_bias = true;
+	t->projector = MP_PROJECTOR_NONE;
+	t->merge = 1;
+	t->out_hidden = m->hidden_size;
+	kosmos_projection(c, m, h, 64);
+}
+
+/*
+ * Kosmos-2.5 (Kosmos2_5Config: latent_query_num 2048; text_model, a Kosmos2_5TextForCausalLM, ties its lm_head by
+ * text_config's tie_word_embeddings alone, default true: the wrapper's key ties nothing). The decoder (kosmos_text, with
+ * segment_emb); Kosmos2_5VisionConfig's Pix2Struct-style tower (hidden 1536, patch_embed_hidden_size 768, MLP 3968, 18
+ * layers, 24 heads of head_dim 64, max_num_patches 4096) under vision_model.: embeddings.patch_projection (a biased
+ * Linear from the flattened patch), row_embedder and column_embedder [max_num_patches, h]; per layer
+ * pre_attention_layer_norm and pre_mlp_layer_norm (RMSNorms of h), attention query, key, value (heads x head_dim rows)
+ * and output without biases, the gated mlp wi_0, wi_1 and wo; layernorm. The projection as Kosmos-2's
+ * (kosmos_projection). Default: tower 768 x 1,536 + 1,536 + 2 x 4,096 x 1,536 + 18 x (4 x 1,536^2 + 3 x 3,968 x
+ * 1,536 + 2 x 1,536) + 1,536 = 512,812,032, the projection 14,949,888; 1,374,646,272 in all. Errors (422, naming the key): a size of 0 or past
+ * the bounds below.
+ */
+void mpm_read_kosmos2_5(hf_ctx *c, mp_model *m)
+{
+	char pointer[MP_POINTER_MAX];
+	hf_ctx v;
+	uint64_t h, peh, inter, hd, L, heads, maxp;
+	const uint8_t T = MP_ROOT_TOWER;
+	const char *lay = "encoder.layer.{i}", *attn = "encoder.layer.{i}.attention", *mlp = "encoder.layer.{i}.mlp";
+
+	kosmos_text(c, true, m); /* tied by text_config's tie_word_embeddings alone */
+	if (c->st != MP_OK || !hf_sub_config(c, "vision_config", pointer, sizeof(pointer), &v))
+		return;
+	h = hf_get_u64(&v, KEYS("hidden_size"), 1536);
+	peh = hf_get_u64(&v, KEYS("patch_embed_hidden_size"), 768);
+	inter = hf_get_u64(&v, KEYS("intermediate_size"), 3968);
+	hd = hf_get_u64(&v, KEYS("head_dim"), 64);
+	L = hf_get_u64(&v, KEYS("num_hidden_layers"), 18);
+	heads = hf_get_u64(&v, KEYS("num_attention_heads"), 24);
+	maxp = hf_get_u64(&v, KEYS("max_num_patches"), 4096);
+	if (v.st == MP_OK && (h == 0 || h > (UINT64_C(1) << 20) || peh == 0 || peh > (UINT64_C(1) << 20) || inter == 0 ||
+	                      inter > (UINT64_C(1) << 24) || hd == 0 || hd > 65536 || L == 0 || L > MP_MAX_LAYERS ||
+	                      heads == 0 || heads > 4096 || maxp == 0 || maxp > (UINT64_C(1) << 24)))
+		hf_fail_key(&v, h == 0 || h > (UINT64_C(1) << 20)             ? "hidden_size"
+		                : peh == 0 || peh > (UINT64_C(1) << 20)       ? "patch_embed_hidden_size"
+		                : inter == 0 || inter > (UINT64_C(1) << 24)   ? "intermediate_size"
+		                : hd == 0 || hd > 65536                        ? "head_dim"
+		                : L == 0 || L > MP_MAX_LAYERS                  ? "num_hidden_layers"
+		                : heads == 0 || heads > 4096                   ? "num_attention_heads"
+		                                                               : "max_num_patches",
+		            "the image tower needs hidden_size and patch_embed_hidden_size from 1 to 2^20, intermediate_size "
+		            "from 1 to 2^24, head_dim from 1 to 65536, 1 to 1024 layers, 1 to 4096 heads and max_num_patches "
+		            "from 1 to 2^24");
+	c->st = v.st;
+	if (c->st != MP_OK)
+		return;
+	mp_inventory_root(&m->inv, T, "vision_model.");
+	put(m, T, "embeddings", "patch_projection.weight", MP_TK_VISION, h, peh, 1);
+	put(m, T, "embeddings", "patch_projection.bias", MP_TK_VISION, 0, h, 1);
+	put(m, T, "embeddings", "row_embedder.weight", MP_TK_VISION, maxp, h, 1);
+	put(m, T, "embeddings", "column_embedder.weight", MP_TK_VISION, maxp, h, 1);
+	put(m, T, attn, "query.weight", MP_TK_VISION, heads * hd, h, L);
+	put(m, T, attn, "key.weight", MP_TK_VISION, heads * hd, h, L);
+	put(m, T, attn, "value.weight", MP_TK_VISION, heads * hd, h, L);
+	put(m, T, attn, "output.weight", MP_TK_VISION, h, heads * hd, L);
+	put(m, T, mlp, "wi_0.weight", MP_TK_VISION, inter, h, L);
+	put(m, T, mlp, "wi_1.weight", MP_TK_VISION, inter, h, L);
+	put(m, T, mlp, "wo.weight", MP_TK_VISION, h, inter, L);
+	put(m, T, lay, "pre_attention_layer_norm.weight", MP_TK_VISION, 0, h, L);
+	put(m, T, lay, "pre_mlp_layer_norm.weight", MP_TK_VISION, 0, h, L);
+	put(m, T, NULL, "layernorm.weight", MP_TK_VISION, 0, h, 1);
+	kosmos_projection(c, m, h, 2048);
+}

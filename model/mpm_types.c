@@ -1032,6 +1032,9 @@ const mpm_type mpm_types[] = {
      .read = mpm_read_muse_spark_text, .names = &mpm_names_muse_spark, .experts_key = "num_local_experts"},
     {.name = "muse_spark", .model_class = "MuseSparkForConditionalGeneration", .read = mpm_read_muse_spark,
      .wrapper = true},
+    {.name = "kosmos-2", .model_class = "Kosmos2ForConditionalGeneration", .read = mpm_read_kosmos2, .wrapper = true},
+    {.name = "kosmos-2.5", .model_class = "Kosmos2_5ForConditionalGeneration", .read = mpm_read_kosmos2_5,
+     .wrapper = true},
 };
 const size_t mpm_types_count = sizeof(mpm_types) / sizeof(mpm_types[0]);
 

@@ -191,6 +191,14 @@ static void test_bad_configs(void **state)
 	     "/model/hf_config/vq_config/attn_resolutions"},
 	    {"{\"model_type\":\"chameleon\",\"vocabulary_map\":{},\"vq_config\":{\"num_res_blocks\":0}}",
 	     "/model/hf_config/vq_config/num_res_blocks"},
+	    /* the two code ranges follow each other inside the vocabulary (Apertus1p5Config.validate_architecture) */
+	    {"{\"model_type\":\"apertus1p5\",\"image_token_offset\":0}", "/model/hf_config/audio_token_offset"},
+	    {"{\"model_type\":\"apertus1p5\",\"text_config\":{\"vocab_size\":262400}}",
+	     "/model/hf_config/audio_token_offset"},
+	    {"{\"model_type\":\"apertus1p5\",\"audio_config\":{\"codebook_dim\":256}}",
+	     "/model/hf_config/audio_config/codebook_dim"},
+	    {"{\"model_type\":\"apertus1p5\",\"audio_config\":{\"model_type\":\"encodec\"}}",
+	     "/model/hf_config/audio_config/model_type"},
 	    {"{\"model_type\":\"janus\",\"vision_config\":{\"num_attention_heads\":3}}",
 	     "/model/hf_config/vision_config/num_attention_heads"},
 	    {"{\"model_type\":\"janus\",\"vision_config\":{\"image_size\":[384,384]}}",
@@ -210,14 +218,6 @@ static void test_bad_configs(void **state)
 	     "/model/hf_config/vq_config/num_hidden_layers"},
 	    {"{\"model_type\":\"janus\",\"text_config\":{\"model_type\":\"llama\",\"num_attention_heads\":7}}",
 	     "/model/hf_config/text_config/num_attention_heads"},
-	    /* the two code ranges follow each other inside the vocabulary (Apertus1p5Config.validate_architecture) */
-	    {"{\"model_type\":\"apertus1p5\",\"image_token_offset\":0}", "/model/hf_config/audio_token_offset"},
-	    {"{\"model_type\":\"apertus1p5\",\"text_config\":{\"vocab_size\":262400}}",
-	     "/model/hf_config/audio_token_offset"},
-	    {"{\"model_type\":\"apertus1p5\",\"audio_config\":{\"codebook_dim\":256}}",
-	     "/model/hf_config/audio_config/codebook_dim"},
-	    {"{\"model_type\":\"apertus1p5\",\"audio_config\":{\"model_type\":\"encodec\"}}",
-	     "/model/hf_config/audio_config/model_type"},
 	};
 	mp_param_count pc;
 	mp_model m;

@@ -1,7 +1,7 @@
 /*
  * test_wrap_vl.c: the wrappers of model/hf_wrap_vl.c with their worked numbers (LFM3-VL's conv and attention tower and
  * projector, Granite-Docling's connector, FastVLM's timm tower and projector, HunyuanOCR's tower and merger, Molmo2's
- * tower and adapter; totals are tests/ref/hf/groundtruth.json's, transformers 5.24 on the meta device) and the 422s of their
+ * tower and adapter, Kosmos-2's and Kosmos-2.5's decoders, towers and projections; totals are tests/ref/hf/groundtruth.json's, transformers 5.24 on the meta device) and the 422s of their
  * bad configs, each naming its key. The ground-truth and variant tests (test_models, test_inventory, test_inference)
  * hold every case and variant name by name; these hold the arithmetic and the refusals.
  */
@@ -181,6 +181,65 @@ static void test_molmo2(void **state)
 	assert_int_equal(pc.total, UINT64_C(8694602192));
 }
 
+/*
+ * Kosmos-2 (Kosmos2Config defaults, tied): CLIP-L/14 at 224 px 303,179,776 under vision_model.model.; the projection
+ * 64 x 2,048 latent queries, dense 2,048 x 1,024 + 2,048, x_attn 4 x (2,048^2 + 2,048): 19,015,680; the decoder's
+ * embed_tokens 65,037 x 2,048 and 24 layers with ffn_layernorm (2 x 8,192) and inner_attn_ln (2 x 2,048).
+ */
+static void test_kosmos2(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+	uint64_t kv;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"kosmos-2\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(303179776) + 64 * 2048 + 2048 * 1024 + 2048 + 4 * (2048 * 2048 + 2048));
+	assert_int_equal(pc.embedding, UINT64_C(65037) * 2048);
+	assert_int_equal(pc.lm_head, 0);
+	assert_int_equal(pc.total, UINT64_C(1664485376));
+	/* multi-head attention over 24 layers: K and V of 2,048 values, bf16, 2,048 tokens */
+	assert_int_equal(mp_kv_cache_bytes(&m, MP_DTYPE_BF16, 2048, 1, &kv, &err), MP_OK);
+	assert_int_equal(kv, UINT64_C(24) * 2 * 2048 * 2 * 2048);
+	/* text_config's tie alone ties (the wrapper's false does not untie it); both false: lm_head of its own */
+	assert_int_equal(count_text("{\"model_type\":\"kosmos-2\",\"tie_word_embeddings\":false}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.lm_head, 0);
+	assert_int_equal(count_text("{\"model_type\":\"kosmos-2\",\"tie_word_embeddings\":false,"
+	                            "\"text_config\":{\"tie_word_embeddings\":false}}",
+	                            &pc, &m, &err),
+	                 MP_OK);
+	assert_int_equal(pc.lm_head, UINT64_C(65037) * 2048);
+}
+
+/*
+ * Kosmos-2.5 (Kosmos2_5Config defaults, tied by text_config): the Pix2Struct-style tower 512,812,032 (patch_projection
+ * 1,536 x 768 + 1,536, row and column tables 2 x 4,096 x 1,536, 18 layers of 27,724,800, layernorm 1,536), the
+ * projection 2,048 latent queries x 1,536 + dense 1,536^2 + 1,536 + x_attn 4 x (1,536^2 + 1,536) = 14,949,888; the
+ * decoder's embedding 108,481 x 1,536 and segment_emb 2 x 1,536.
+ */
+static void test_kosmos2_5(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\":\"kosmos-2.5\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(UINT64_C(1536) * 768 + 1536 + 2 * 4096 * 1536 + 18 * UINT64_C(27724800) + 1536, UINT64_C(512812032));
+	assert_int_equal(UINT64_C(2048) * 1536 + 1536 * 1536 + 1536 + 4 * (1536 * 1536 + 1536), UINT64_C(14949888));
+	assert_int_equal(pc.vision, UINT64_C(512812032) + 14949888);
+	assert_int_equal(pc.embedding, UINT64_C(108481) * 1536 + 2 * 1536);
+	assert_int_equal(pc.total, UINT64_C(1374646272));
+	/* the wrapper's tie_word_embeddings false unties nothing; text_config's does */
+	assert_int_equal(count_text("{\"model_type\":\"kosmos-2.5\",\"tie_word_embeddings\":false}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.lm_head, 0);
+	assert_int_equal(count_text("{\"model_type\":\"kosmos-2.5\",\"text_config\":{\"tie_word_embeddings\":false}}", &pc,
+	                            &m, &err),
+	                 MP_OK);
+	assert_int_equal(pc.lm_head, UINT64_C(108481) * 1536);
+}
+
 static void test_bad_configs(void **state)
 {
 	static const struct {
@@ -226,6 +285,13 @@ static void test_bad_configs(void **state)
 	     "/model/hf_config/vision_config/num_key_value_heads"},
 	    {"{\"model_type\":\"molmo2\",\"vision_config\":{\"image_size\":378}}",
 	     "/model/hf_config/vision_config/image_size"},
+	    {"{\"model_type\":\"kosmos-2\",\"text_config\":{\"add_cross_attention\":true}}",
+	     "/model/hf_config/text_config/add_cross_attention"},
+	    {"{\"model_type\":\"kosmos-2\",\"text_config\":{\"attention_heads\":7}}",
+	     "/model/hf_config/text_config/attention_heads"},
+	    {"{\"model_type\":\"kosmos-2\",\"latent_query_num\":0}", "/model/hf_config/latent_query_num"},
+	    {"{\"model_type\":\"kosmos-2.5\",\"vision_config\":{\"max_num_patches\":0}}",
+	     "/model/hf_config/vision_config/max_num_patches"},
 	    /* validate_architecture: the connector's output is the decoder's width */
 	    {"{\"model_type\":\"granite_docling\",\"vision_config\":{\"out_hidden_size\":512}}",
 	     "/model/hf_config/vision_config/out_hidden_size"},
@@ -260,6 +326,8 @@ int main(void)
 	    cmocka_unit_test(test_fast_vlm),
 	    cmocka_unit_test(test_hunyuan_vl),
 	    cmocka_unit_test(test_molmo2),
+	    cmocka_unit_test(test_kosmos2),
+	    cmocka_unit_test(test_kosmos2_5),
 	    cmocka_unit_test(test_bad_configs),
 	};
 

@@ -71,7 +71,7 @@ lfm3_vl granite_docling
 unlimited_ocr deepseek_ocr2 chameleon
 inkling_text inkling2_text inkling2_loop_text inkling2 inkling2_loop inkling_mm_model
 mistral_large4 dots3_note_text
-fast_vlm hunyuan_vl molmo2 kosmos-2
+fast_vlm hunyuan_vl molmo2 kosmos-2 kosmos-2.5
 nemotron_h_omni phi4_multimodal muse_glimmer muse_spark bailing_hybrid zaya
 janus idefics apertus1p5""".split()
 
@@ -110,7 +110,7 @@ VISION = re.compile(r"(^|\.)(vision_tower|video_tower|image_tower|projector|visu
                     r"embed_tokens_extend|vision_adapter|perceiver_resampler|vision_tokenizer|audio_tokenizer)(\.|$)")
 EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|git\.embeddings\.position_embeddings|embed_tokens_per_layer|backbone\.embeddings|model\.embeddings|rwkv\.embeddings|"
                    r"tokens_embed|positions_embed|^transformer\.w|embeddings\.tok_embeddings|^cpmant\.input_embedding|"
-                   r"^cpmant\.segment_embedding|embed_tokens\.additional_embedding)\.weight$")
+                   r"^cpmant\.segment_embedding|embed_tokens\.additional_embedding|^text_model\.model\.segment_emb)\.weight$")
 
 
 def component(name, p):

@@ -99,7 +99,7 @@ FIXED_BOOLS_BY_TYPE = {"mpt": {"no_bias"}}
 def table_types():
     """The model types memplan reads, in the table's order."""
     with open(TABLE) as fh:
-        return re.findall(r'\.name = "([a-z0-9_-]+)"', fh.read())
+        return re.findall(r'\.name = "([a-z0-9_.-]+)"', fh.read())
 
 
 def fields(cls):
@@ -1919,6 +1919,17 @@ def draw_wrapper_v1(rng, t, d, text_hidden):
         d["adapter_config"] = ac
         if rng.random() < 0.3:                        # an old checkpoint: trimmed to the deepest layer read
             d["vit_config"] = d.pop("vision_config")
+    elif t in ("kosmos-2", "kosmos-2.5"):              # the projection's latent queries; Kosmos-2.5's Pix2Struct
+        if rng.random() < 0.7:                        # tower: the flattened patch width, the row and column
+            d["latent_query_num"] = rng.choice([1, 4, 16])   # tables, a head_dim of its own
+        vc = d["vision_config"]
+        if t == "kosmos-2.5":
+            vc.pop("image_size", None)
+            vc.pop("patch_size", None)
+            vc["patch_embed_hidden_size"] = rng.choice([12, 48, 768])
+            vc["max_num_patches"] = rng.choice([16, 64])
+            if rng.random() < 0.5:
+                vc["head_dim"] = rng.choice([8, 12, 16])
     elif t == "aya_vision":
         if rng.random() < 0.6:
             d["downsample_factor"] = rng.choice([1, 2, 3])
