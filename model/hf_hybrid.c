@@ -421,6 +421,36 @@ static void mlp_layer_types(hf_ctx *c, mp_model *m, uint64_t dflt)
 	}
 }
 
+/*
+ * The MLA attention and the experts of the KDA hybrids (KimiLinearConfig, BailingHybridConfig): q_lora_rank (None: q
+ * projected directly), kv_lora_rank 512, qk_nope 128, qk_rope 64, v 128, attention_bias on the MLA's biased
+ * projections; intermediate_size (dflt_inter) for the dense layers, experts (their keys and default) of
+ * moe_intermediate_size (dflt_moe), top-k and shared experts by their keys (top 8, one shared), the router's
+ * e_score_correction_bias a buffer.
+ */
+static void mla_moe(hf_ctx *c, mp_model *m, uint64_t dflt_inter, uint64_t dflt_experts, uint64_t dflt_moe,
+                    const char *const *experts, const char *const *topk, const char *const *shared_keys)
+{
+	uint64_t shared;
+
+	m->attn_kind = MP_ATTN_MLA;
+	m->q_lora_rank = hf_is_null(c, "q_lora_rank") ? 0 : hf_get_u64(c, KEYS("q_lora_rank"), 0);
+	m->kv_lora_rank = hf_get_u64(c, KEYS("kv_lora_rank"), 512);
+	m->qk_nope_head_dim = hf_get_u64(c, KEYS("qk_nope_head_dim"), 128);
+	m->qk_rope_head_dim = hf_get_u64(c, KEYS("qk_rope_head_dim"), 64);
+	m->v_head_dim = hf_get_u64(c, KEYS("v_head_dim"), 128);
+	m->head_dim = m->qk_nope_head_dim + m->qk_rope_head_dim;
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), dflt_inter);
+	m->num_experts = hf_get_u64(c, experts, dflt_experts);
+	m->num_experts_per_tok = hf_get_u64(c, topk, 8);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), dflt_moe);
+	shared = hf_get_u64(c, shared_keys, 1);
+	m->num_shared_experts = shared;
+	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "moe_intermediate_size");
+	m->router_correction_buffer = true;
+}
+
 /* ----- Kimi-Linear: KDA + MLA ---------------------------------------------------------------------------------- */
 
 static bool kimi_full(uint64_t i)
@@ -442,28 +472,13 @@ void mpm_read_kimi_linear(hf_ctx *c, mp_model *m)
 	const cJSON *lac = cJSON_GetObjectItemCaseSensitive(c->cfg, "linear_attn_config");
 	char sub_pointer[MP_POINTER_MAX];
 	hf_ctx lc;
-	uint64_t shared;
 
 	trunk(c, m, 163840, 2304, 27, 32, 32, 0, 0, false);
 	m->tie_word_embeddings = false; /* KimiLinearForCausalLM ties nothing (_tied_weights_keys = {}) */
 	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings", "model_max_length"), 1048576);
-	m->attn_kind = MP_ATTN_MLA;
-	m->q_lora_rank = hf_is_null(c, "q_lora_rank") ? 0 : hf_get_u64(c, KEYS("q_lora_rank"), 0);
-	m->kv_lora_rank = hf_get_u64(c, KEYS("kv_lora_rank"), 512);
-	m->qk_nope_head_dim = hf_get_u64(c, KEYS("qk_nope_head_dim"), 128);
-	m->qk_rope_head_dim = hf_get_u64(c, KEYS("qk_rope_head_dim"), 64);
-	m->v_head_dim = hf_get_u64(c, KEYS("v_head_dim"), 128);
-	m->head_dim = m->qk_nope_head_dim + m->qk_rope_head_dim;
-	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
-	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 9216);
 	/* KimiLinearConfig's attribute_map spellings second */
-	m->num_experts = hf_get_u64(c, KEYS("num_experts", "num_local_experts"), 256);
-	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_token", "num_experts_per_tok"), 8);
-	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1024);
-	shared = hf_get_u64(c, KEYS("num_shared_experts", "n_shared_experts"), 1);
-	m->num_shared_experts = shared;
-	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "moe_intermediate_size");
-	m->router_correction_buffer = true;
+	mla_moe(c, m, 9216, 256, 1024, KEYS("num_experts", "num_local_experts"),
+	        KEYS("num_experts_per_token", "num_experts_per_tok"), KEYS("num_shared_experts", "n_shared_experts"));
 	m->ssm.kind = MP_SSM_KDA;
 	m->ssm.n_heads = hf_get_u64(c, KEYS("linear_num_heads"), 32);
 	m->ssm.head_dim = hf_get_u64(c, KEYS("linear_head_dim"), 128);
@@ -526,27 +541,13 @@ void mpm_read_kimi_linear(hf_ctx *c, mp_model *m)
 void mpm_read_bailing_hybrid(hf_ctx *c, mp_model *m)
 {
 	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types");
-	uint64_t shared, every, L, attn = 0, lin, hd;
+	uint64_t every, L, attn = 0, lin, hd;
 
 	trunk(c, m, 157184, 2560, 42, 32, 32, 0, 0, false);
 	m->tie_word_embeddings = false; /* BailingHybridForCausalLM ties nothing (_tied_weights_keys = {}) */
 	m->max_position_embeddings = hf_get_u64(c, KEYS("max_position_embeddings", "model_max_length"), 262144);
-	m->attn_kind = MP_ATTN_MLA;
-	m->q_lora_rank = hf_is_null(c, "q_lora_rank") ? 0 : hf_get_u64(c, KEYS("q_lora_rank"), 0);
-	m->kv_lora_rank = hf_get_u64(c, KEYS("kv_lora_rank"), 512);
-	m->qk_nope_head_dim = hf_get_u64(c, KEYS("qk_nope_head_dim"), 128);
-	m->qk_rope_head_dim = hf_get_u64(c, KEYS("qk_rope_head_dim"), 64);
-	m->v_head_dim = hf_get_u64(c, KEYS("v_head_dim"), 128);
-	m->head_dim = m->qk_nope_head_dim + m->qk_rope_head_dim;
-	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
-	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 6144);
-	m->num_experts = hf_get_u64(c, KEYS("num_local_experts", "num_experts"), 512);
-	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok", "num_experts_per_token"), 8);
-	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 768);
-	shared = hf_get_u64(c, KEYS("n_shared_experts", "num_shared_experts"), 1);
-	m->num_shared_experts = shared;
-	m->shared_expert_intermediate_size = hf_mul(c, shared, m->moe_intermediate_size, "moe_intermediate_size");
-	m->router_correction_buffer = true;
+	mla_moe(c, m, 6144, 512, 768, KEYS("num_local_experts", "num_experts"),
+	        KEYS("num_experts_per_tok", "num_experts_per_token"), KEYS("n_shared_experts", "num_shared_experts"));
 	/* BailingHybridConfig.__post_init__ derives linear_head_dim, linear_num_heads and linear_conv_kernel_dim from
 	 * head_dim, num_attention_heads and short_conv_kernel_size, then sets head_dim to qk_rope_head_dim; a saved config
 	 * carries the derived keys (head_dim 64 beside linear_head_dim 128), which win when read back */
