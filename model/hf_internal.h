@@ -174,6 +174,18 @@ bool hf_wrap_read_text(hf_ctx *c, const char *dflt, bool required, mp_model *m);
 /* tie_word_embeddings of a wrapper whose lm_head sits at the top: its key (class default dflt), or text_config's when
  * only that states one. */
 void hf_wrap_tie(hf_ctx *c, mp_model *m, bool dflt);
+/* The class defaults of a CLIP-style vision_config: hidden and MLP widths, layers, heads, channels, image and patch
+ * sides in px. */
+typedef struct mpm_clip_defaults {
+	uint64_t hidden, intermediate, layers, heads, channels, image, patch;
+} mpm_clip_defaults;
+/* A CLIP tower (modeling_clip.py CLIPVisionTransformer's modules) read from vision_config v with the class defaults
+ * d (embed_dim: the width under IDEFICS's embed_dim, hidden_size its alias; else hidden_size), checked as its
+ * attention class (named in the 422) and memplan's bounds do, and set in t under tower_root with no projector of its
+ * own (the reader lists it under projector_root); out is the width it hands the decoder. Returns the tower's width;
+ * on a bad key, v's error in c->st and 0. Used by GIT, Kosmos-2 and IDEFICS (model/hf_wrap_qformer.c). */
+uint64_t mpm_clip_vision(hf_ctx *c, hf_ctx *v, const mpm_clip_defaults *d, bool embed_dim, const char *attention,
+                         mp_vision *t, const char *tower_root, const char *projector_root, uint64_t out);
 /* model/hf_wrap_vl.c: LFM3-VL, Granite-Docling, FastVLM, HunyuanOCR, Molmo2, Kosmos-2, Kosmos-2.5 */
 void mpm_read_lfm3_vl(hf_ctx *c, mp_model *m);
 void mpm_read_granite_docling(hf_ctx *c, mp_model *m);

@@ -940,52 +940,17 @@ void mpm_read_kosmos2(hf_ctx *c, mp_model *m)
 {
 	char pointer[MP_POINTER_MAX];
 	hf_ctx v;
-	mp_vision *t = &m->vision;
-	uint64_t h, inter, L, heads, ch, image, patch;
+	uint64_t h;
 
 	kosmos_text(c, false, m);
 	tie_either(c, m, true); /* text_model.lm_head ties when either config says so (both default true) */
 	if (c->st != MP_OK || !hf_sub_config(c, "vision_config", pointer, sizeof(pointer), &v))
 		return;
-	h = hf_get_u64(&v, KEYS("hidden_size"), 1024);
-	inter = hf_get_u64(&v, KEYS("intermediate_size"), 4096);
-	L = hf_get_u64(&v, KEYS("num_hidden_layers"), 24);
-	heads = hf_get_u64(&v, KEYS("num_attention_heads"), 16);
-	ch = hf_get_u64(&v, KEYS("num_channels"), 3);
-	image = hf_get_u64(&v, KEYS("image_size"), 224);
-	patch = hf_get_u64(&v, KEYS("patch_size"), 14);
-	if (v.st == MP_OK && (h == 0 || h > (UINT64_C(1) << 20) || L == 0 || L > MP_MAX_LAYERS || inter == 0 ||
-	                      inter > (UINT64_C(1) << 24) || ch == 0 || ch > 256 || patch == 0 || patch > image ||
-	                      image > (UINT64_C(1) << 16)))
-		hf_fail_key(&v, h == 0 || h > (UINT64_C(1) << 20)           ? "hidden_size"
-		                : L == 0 || L > MP_MAX_LAYERS                ? "num_hidden_layers"
-		                : inter == 0 || inter > (UINT64_C(1) << 24) ? "intermediate_size"
-		                : ch == 0 || ch > 256                        ? "num_channels"
-		                                                             : "patch_size",
-		            "the CLIP tower needs hidden_size from 1 to 2^20, num_hidden_layers from 1 to 1024, "
-		            "intermediate_size from 1 to 2^24, 1 to 256 channels and a patch_size from 1 to image_size (at "
-		            "most 65536)");
-	if (v.st == MP_OK && (heads == 0 || h % heads != 0))
-		hf_fail_key(&v, "num_attention_heads",
-		            "hidden_size must be a multiple of num_attention_heads (Kosmos2VisionAttention raises "
-		            "ValueError)");
-	c->st = v.st;
+	h = mpm_clip_vision(c, &v, &(const mpm_clip_defaults){1024, 4096, 24, 16, 3, 224, 14}, false,
+	                    "Kosmos2VisionAttention", &m->vision, "vision_model.model.", "image_to_text_projection.",
+	                    m->hidden_size);
 	if (c->st != MP_OK)
 		return;
-	t->tower = MP_TOWER_CLIP;
-	t->tower_root = "vision_model.model.";
-	t->projector_root = "image_to_text_projection.";
-	t->hidden = h;
-	t->intermediate = inter;
-	t->layers = L;
-	t->channels = ch;
-	t->patch = patch;
-	t->positions = (image / patch) * (image / patch) + 1;
-	t->norm = MP_NORM_LAYER;
-	t->class_embedding = t->pre_norm = t->post_norm = t->attn_bias = t->mlp_bias = true;
-	t->projector = MP_PROJECTOR_NONE;
-	t->merge = 1;
-	t->out_hidden = m->hidden_size;
 	kosmos_projection(c, m, h, 64);
 }
 
