@@ -157,6 +157,12 @@ void mpm_read_blip2(hf_ctx *c, mp_model *m);
 void mpm_read_got_ocr2(hf_ctx *c, mp_model *m);
 void mpm_read_deepseek_vl_hybrid(hf_ctx *c, mp_model *m);
 void mpm_read_deepseek_ocr(hf_ctx *c, mp_model *m);
+/* A CLIP-style vision_config's defaults (hf_clip_vision; 3 channels): width, MLP, layers, heads, image and patch. */
+typedef struct hf_clip_shape {
+	uint64_t hidden, inter, layers, heads, image, patch;
+} hf_clip_shape;
+uint64_t hf_clip_vision(hf_ctx *c, const char *const *width_keys, const hf_clip_shape *d, const char *tower_root,
+                        const char *projector_root, mp_model *m);
 /* model/hf_vq.c: Chameleon, Janus; model/hf_mllama.c: IDEFICS */
 void mpm_read_janus(hf_ctx *c, mp_model *m);
 void mpm_read_idefics(hf_ctx *c, mp_model *m);

@@ -367,11 +367,8 @@ void mpm_read_idefics(hf_ctx *c, mp_model *m)
 	                            .num_heads = 32,
 	                            .max_positions = 2048,
 	                            .norms = 2};
-	char pointer[MP_POINTER_MAX];
-	hf_ctx v;
-	mp_vision *t = &m->vision;
 	const cJSON *ty, *in;
-	uint64_t h, f, add, interval, X, E, inter, L, heads, ch, image, patch, hd;
+	uint64_t h, f, add, interval, X, E, hd;
 	bool vector, qk;
 
 	mpm_read_dense(c, &d, m);
@@ -405,46 +402,11 @@ void mpm_read_idefics(hf_ctx *c, mp_model *m)
 		hf_fail_key(c, interval == 0 ? "cross_layer_interval" : "additional_vocab_size",
 		            "cross_layer_interval must be at least 1 (the layers are divided by it) and "
 		            "additional_vocab_size at most 2^24");
-	if (!hf_sub_config(c, "vision_config", pointer, sizeof(pointer), &v))
-		return;
-	E = hf_get_u64(&v, KEYS("embed_dim", "hidden_size"), 768); /* attribute_map: hidden_size */
-	inter = hf_get_u64(&v, KEYS("intermediate_size"), 5120);
-	L = hf_get_u64(&v, KEYS("num_hidden_layers"), 32);
-	heads = hf_get_u64(&v, KEYS("num_attention_heads"), 16);
-	ch = hf_get_u64(&v, KEYS("num_channels"), 3);
-	image = hf_get_u64(&v, KEYS("image_size"), 224);
-	patch = hf_get_u64(&v, KEYS("patch_size"), 14);
-	if (v.st == MP_OK && (heads == 0 || E % heads != 0))
-		hf_fail_key(&v, "num_attention_heads",
-		            "embed_dim must be a multiple of num_attention_heads (IdeficsVisionAttention raises ValueError)");
-	if (v.st == MP_OK && (E == 0 || E > (UINT64_C(1) << 20) || L == 0 || L > MP_MAX_LAYERS || inter == 0 ||
-	                      inter > (UINT64_C(1) << 24) || ch == 0 || ch > 256 || patch == 0 || patch > image ||
-	                      image > (UINT64_C(1) << 16)))
-		hf_fail_key(&v, E == 0 || E > (UINT64_C(1) << 20)            ? "embed_dim"
-		               : L == 0 || L > MP_MAX_LAYERS                 ? "num_hidden_layers"
-		               : inter == 0 || inter > (UINT64_C(1) << 24)   ? "intermediate_size"
-		               : ch == 0 || ch > 256                         ? "num_channels"
-		                                                             : "patch_size",
-		            "the IDEFICS tower needs embed_dim from 1 to 2^20, num_hidden_layers from 1 to 1024, "
-		            "intermediate_size from 1 to 2^24, 1 to 256 channels and a patch_size from 1 to image_size (at "
-		            "most 65536)");
-	c->st = v.st;
+	/* IdeficsVisionConfig: embed_dim (attribute_map: hidden_size) 768, MLP 5120, 32 layers, 16 heads, 224 / 14 */
+	E = hf_clip_vision(c, KEYS("embed_dim", "hidden_size"), &(hf_clip_shape){768, 5120, 32, 16, 224, 14},
+	                   "model.vision_model.", "model.", m);
 	if (c->st != MP_OK)
 		return;
-	t->tower = MP_TOWER_CLIP;
-	t->tower_root = "model.vision_model.";
-	t->projector_root = "model.";
-	t->hidden = E;
-	t->intermediate = inter;
-	t->layers = L;
-	t->channels = ch;
-	t->patch = patch;
-	t->positions = (image / patch) * (image / patch) + 1;
-	t->norm = MP_NORM_LAYER;
-	t->class_embedding = t->pre_norm = t->post_norm = t->attn_bias = t->mlp_bias = true;
-	t->projector = MP_PROJECTOR_NONE;
-	t->merge = 1;
-	t->out_hidden = h;
 	if (add) {
 		own_mat(m, MP_ROOT_DECODER, "embed_tokens", "additional_embedding.weight", MP_TK_EMBEDDING, MP_SPLIT_NONE,
 		        add, h, 1, 0);

@@ -673,6 +673,54 @@ static void clip_tower(mp_vision *t, const char *tower_root, const char *project
 	t->out_hidden = out;
 }
 
+/*
+ * A CLIP-style vision_config (GIT's GitVisionConfig, IDEFICS's IdeficsVisionConfig) into m->vision as clip_tower's
+ * tower under tower_root: its width under width_keys (the first named in errors), intermediate_size, layers, heads
+ * (dividing the width: the tower's attention raises ValueError otherwise), channels, image and patch sizes, each with
+ * d's default. Returns the width (0, c->st set, on a bad value).
+ */
+uint64_t hf_clip_vision(hf_ctx *c, const char *const *width_keys, const hf_clip_shape *d, const char *tower_root,
+                        const char *projector_root, mp_model *m)
+{
+	char pointer[MP_POINTER_MAX], msg[320];
+	hf_ctx v;
+	uint64_t h, inter, L, heads, ch, image, patch;
+	const char *wk = width_keys[0];
+
+	if (!hf_sub_config(c, "vision_config", pointer, sizeof(pointer), &v))
+		return 0;
+	h = hf_get_u64(&v, width_keys, d->hidden);
+	inter = hf_get_u64(&v, KEYS("intermediate_size"), d->inter);
+	L = hf_get_u64(&v, KEYS("num_hidden_layers"), d->layers);
+	heads = hf_get_u64(&v, KEYS("num_attention_heads"), d->heads);
+	ch = hf_get_u64(&v, KEYS("num_channels"), 3);
+	image = hf_get_u64(&v, KEYS("image_size"), d->image);
+	patch = hf_get_u64(&v, KEYS("patch_size"), d->patch);
+	if (v.st == MP_OK && (heads == 0 || h % heads != 0)) {
+		snprintf(msg, sizeof(msg), "%s must be a multiple of num_attention_heads (the tower's attention raises "
+		                           "ValueError)", wk);
+		hf_fail_key(&v, "num_attention_heads", msg);
+	}
+	if (v.st == MP_OK && (h == 0 || h > (UINT64_C(1) << 20) || L == 0 || L > MP_MAX_LAYERS || inter == 0 ||
+	                      inter > (UINT64_C(1) << 24) || ch == 0 || ch > 256 || patch == 0 || patch > image ||
+	                      image > (UINT64_C(1) << 16))) {
+		snprintf(msg, sizeof(msg),
+		         "the CLIP tower needs %s from 1 to 2^20, num_hidden_layers from 1 to 1024, intermediate_size "
+		         "from 1 to 2^24, 1 to 256 channels and a patch_size from 1 to image_size (at most 65536)", wk);
+		hf_fail_key(&v, h == 0 || h > (UINT64_C(1) << 20) ? wk
+		                : L == 0 || L > MP_MAX_LAYERS      ? "num_hidden_layers"
+		                : inter == 0 || inter > (UINT64_C(1) << 24) ? "intermediate_size"
+		                : ch == 0 || ch > 256                       ? "num_channels"
+		                                                            : "patch_size",
+		            msg);
+	}
+	c->st = v.st;
+	if (c->st != MP_OK)
+		return 0;
+	clip_tower(&m->vision, tower_root, projector_root, h, inter, L, ch, patch, image, m->hidden_size);
+	return h;
+}
+
 /* ----- Qianfan-OCR ---------------------------------------------------------------------------------------------------- */
 
 /* An image side or patch side: an integer, or a list of two integers (height, width) as the InternViT-style configs
@@ -1269,10 +1317,7 @@ static const mp_names names_git = {MP_NAMES_LLAMA_FIELDS,
  */
 void mpm_read_git(hf_ctx *c, mp_model *m)
 {
-	char pointer[MP_POINTER_MAX];
-	hf_ctx v;
-	mp_vision *t = &m->vision;
-	uint64_t h, inter, L, heads, ch, image, patch, nimg, dims[2];
+	uint64_t h, nimg, dims[2];
 
 	c->names = &names_git;
 	m->vocab_size = hf_get_u64(c, KEYS("vocab_size"), 30522);
@@ -1310,32 +1355,10 @@ void mpm_read_git(hf_ctx *c, mp_model *m)
 	          m->hidden_size, 1);
 	hf_tensor(m, MP_ROOT_DECODER, "embeddings", "LayerNorm.bias", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
 	          m->hidden_size, 1);
-	if (!hf_sub_config(c, "vision_config", pointer, sizeof(pointer), &v))
-		return;
-	h = hf_get_u64(&v, KEYS("hidden_size"), 768);
-	inter = hf_get_u64(&v, KEYS("intermediate_size"), 3072);
-	L = hf_get_u64(&v, KEYS("num_hidden_layers"), 12);
-	heads = hf_get_u64(&v, KEYS("num_attention_heads"), 12);
-	ch = hf_get_u64(&v, KEYS("num_channels"), 3);
-	image = hf_get_u64(&v, KEYS("image_size"), 224);
-	patch = hf_get_u64(&v, KEYS("patch_size"), 16);
-	if (v.st == MP_OK && (heads == 0 || h % heads != 0))
-		hf_fail_key(&v, "num_attention_heads",
-		            "hidden_size must be a multiple of num_attention_heads (GitVisionAttention raises ValueError)");
-	if (v.st == MP_OK && (h == 0 || h > (UINT64_C(1) << 20) || L == 0 || L > MP_MAX_LAYERS || inter == 0 ||
-	                      inter > (UINT64_C(1) << 24) || ch == 0 || ch > 256 || patch == 0 || patch > image ||
-	                      image > (UINT64_C(1) << 16)))
-		hf_fail_key(&v, h == 0 || h > (UINT64_C(1) << 20) ? "hidden_size"
-		                : L == 0 || L > MP_MAX_LAYERS      ? "num_hidden_layers"
-		                : inter == 0 || inter > (UINT64_C(1) << 24) ? "intermediate_size"
-		                : ch == 0 || ch > 256                       ? "num_channels"
-		                                                            : "patch_size",
-		            "the CLIP tower needs hidden_size from 1 to 2^20, num_hidden_layers from 1 to 1024, intermediate_size "
-		            "from 1 to 2^24, 1 to 256 channels and a patch_size from 1 to image_size (at most 65536)");
-	c->st = v.st;
+	h = hf_clip_vision(c, KEYS("hidden_size"), &(hf_clip_shape){768, 3072, 12, 12, 224, 16}, "git.image_encoder.vision_model.",
+	                   "git.", m);
 	if (c->st != MP_OK)
 		return;
-	clip_tower(t, "git.image_encoder.vision_model.", "git.", h, inter, L, ch, patch, image, m->hidden_size);
 	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "git.");
 	LIN(m, MP_ROOT_PROJECTOR, "visual_projection.visual_projection", "0", MP_TK_PROJECTOR, m->hidden_size, h, true, 1);
 	LN(m, MP_ROOT_PROJECTOR, "visual_projection.visual_projection", "1", MP_TK_PROJECTOR, m->hidden_size, 1);
