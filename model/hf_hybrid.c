@@ -92,10 +92,8 @@ static bool every_fourth(uint64_t i)
  * modeling_qwen3_5.py): linear_num_key_heads key heads of linear_key_head_dim, linear_num_value_heads value heads
  * of linear_value_head_dim, a conv of linear_conv_kernel_dim; attention layers gate their output (q_proj twice as
  * wide) and norm q and k per head. layer_types absent: every full_attention_interval-th (4) layer attends. */
-static void gated_deltanet(hf_ctx *c, mp_model *m)
+static void gdn_mixer(hf_ctx *c, mp_model *m)
 {
-	uint64_t interval = hf_get_u64(c, KEYS("full_attention_interval"), 4);
-
 	m->ssm.kind = MP_SSM_GATED_DELTANET;
 	m->ssm.n_groups = hf_get_u64(c, KEYS("linear_num_key_heads"), 16);
 	m->ssm.d_state = hf_get_u64(c, KEYS("linear_key_head_dim"), 128);
@@ -106,6 +104,13 @@ static void gated_deltanet(hf_ctx *c, mp_model *m)
 	m->attn_output_gate = true;
 	m->qk_norm = true;
 	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+}
+
+static void gated_deltanet(hf_ctx *c, mp_model *m)
+{
+	uint64_t interval = hf_get_u64(c, KEYS("full_attention_interval"), 4);
+
+	gdn_mixer(c, m);
 	if (interval != 4 && !hf_has(c, "layer_types")) {
 		/* an interval other than the default: derive here (the class's own rule) */
 		m->layer_pattern = true;
@@ -165,6 +170,144 @@ void mpm_read_qwen3_5_moe_text(hf_ctx *c, mp_model *m)
 	qwen_moe_block(c, m, 256, 8, 512, 512);
 	gated_deltanet(c, m);
 	hf_decode_rope(c, m, 0.25);
+}
+
+/* Qwen4-Exp's hyper-connection modules (modeling_qwen4_exp.py Qwen4ExpHyperConnection): hc_norm of hc_count x hidden,
+ * the low-rank input mixer input_mix_weight_down (hc_lowrank from hc_count x hidden) and input_mix_weight_up (back),
+ * and in a layer's blocks block_inject_weight (hc_count from hc_count x hidden); count of them under path. */
+static void qwen4_hyper_connection(hf_ctx *c, mp_model *m, const char *path, bool inject, uint64_t hc, uint64_t rank,
+                                   uint64_t count)
+{
+	uint64_t w = hf_mul(c, hc, m->hidden_size, "hc_count");
+
+	hf_tensor(m, MP_ROOT_DECODER, path, "hc_norm.weight", MP_TK_NORM, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, w, count);
+	hf_tensor(m, MP_ROOT_DECODER, path, "input_mix_weight_down.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_EXTRA,
+	          false, rank, w, count);
+	hf_tensor(m, MP_ROOT_DECODER, path, "input_mix_weight_up.weight", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_EXTRA,
+	          false, w, rank, count);
+	if (inject)
+		hf_tensor(m, MP_ROOT_DECODER, path, "block_inject_weight.weight", MP_TK_ATTENTION, MP_SPLIT_NONE,
+		          MP_STEP_EXTRA, false, hc, w, count);
+}
+
+/*
+ * Qwen4ExpTextConfig (modeling_qwen4_exp.py Qwen4ExpTextModel): vocab 248320, hidden 2048, 40 layers, 16 heads, kv 2,
+ * head_dim 256, 32768 positions, untied; Qwen3.5's gated delta net (linear_num_key_heads 16 of 128,
+ * linear_num_value_heads 32 of 128, conv 4) on the "linear_attention" layers and its gated attention (q_norm, k_norm)
+ * on the "indexed_attention" ones ("full_attention" is read as indexed; absent: every full_attention_interval-th
+ * (4)); on each attention layer the QSA indexer (index_qk_proj: hidden -> (indexer_n_heads + indexer_kv_heads) x
+ * indexer_head_dim, q_layernorm and k_layernorm of indexer_head_dim), whose fields transformers 5.24 needs whenever a
+ * layer attends (their default None fails the build); Qwen's MoE block in every layer (512 experts of 512, top-10, a
+ * shared expert of 512 behind its gate). No layer norms and no final norm: per layer two hyper-connections
+ * (attn_hyper_connection, mlp_hyper_connection) and the model's hyper_connection_mixer (qwen4_hyper_connection).
+ * Per-Layer Embeddings (ple_layer_ids) are refused (a 422): memplan does not plan their n-gram tables yet. Cache
+ * (transformers 5.24): the gated delta net's conv and recurrent states, each attention layer's K and V, the
+ * indexer's keys (indexer_head_dim) and, once for all layers, the indexers' indexer_position_ids (3 int64 a token).
+ */
+void mpm_read_qwen4_exp_text(hf_ctx *c, mp_model *m)
+{
+	static const char msg[] = "layer_types must list \"linear_attention\" or \"indexed_attention\" (\"full_attention\" "
+	                          "is read as indexed) for each of the num_hidden_layers layers";
+	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types"), *v, *ple;
+	uint64_t i = 0, attn = 0, hc, rank, every;
+
+	trunk(c, m, 248320, 2048, 40, 16, 2, 256, 32768, false);
+	m->intermediate_size = 0;
+	qwen_moe_block(c, m, 512, 10, 512, 512);
+	gdn_mixer(c, m);
+	hc = hf_get_u64(c, KEYS("hc_count"), 4);
+	rank = hf_get_u64(c, KEYS("hc_lowrank"), 320);
+	every = hf_get_u64(c, KEYS("full_attention_interval"), 4);
+	ple = cJSON_GetObjectItemCaseSensitive(c->cfg, "ple_layer_ids");
+	if (c->st != MP_OK)
+		return;
+	if (cJSON_IsArray(ple) && cJSON_GetArraySize(ple) > 0) {
+		hf_fail_key(c, "ple_layer_ids", "Per-Layer Embeddings (ple_layer_ids) are not planned yet: memplan does not "
+		                                "model Qwen4-Exp's n-gram embedding tables and their conv states");
+		return;
+	}
+	if (hc < 2) {
+		hf_fail_key(c, "hc_count", "hc_count must be at least 2 (Qwen4ExpTextConfig)");
+		return;
+	}
+	if (m->num_layers == 0 || m->num_layers > MP_MAX_LAYERS) {
+		hf_fail_key(c, "num_hidden_layers", "num_hidden_layers must be from 1 to 1024");
+		return;
+	}
+	m->layer_pattern = true;
+	if (cJSON_IsArray(lt)) {
+		if ((uint64_t)cJSON_GetArraySize(lt) != m->num_layers) {
+			hf_fail_key(c, "layer_types", msg);
+			return;
+		}
+		cJSON_ArrayForEach(v, lt)
+		{
+			bool a = cJSON_IsString(v) && (strcmp(v->valuestring, "indexed_attention") == 0 ||
+			                                strcmp(v->valuestring, "full_attention") == 0);
+
+			if (!a && !(cJSON_IsString(v) && strcmp(v->valuestring, "linear_attention") == 0)) {
+				hf_fail_key(c, "layer_types", msg);
+				return;
+			}
+			m->layer_flags[i++] = MP_LAYER_FFN | (a ? MP_LAYER_ATTENTION : MP_LAYER_SSM);
+		}
+	} else {
+		if (every == 0) {
+			hf_fail_key(c, "full_attention_interval", "full_attention_interval must be at least 1");
+			return;
+		}
+		for (i = 0; i < m->num_layers; i++)
+			m->layer_flags[i] = MP_LAYER_FFN | ((i + 1) % every == 0 ? MP_LAYER_ATTENTION : MP_LAYER_SSM);
+	}
+	for (i = 0; i < m->num_layers; i++)
+		attn += (m->layer_flags[i] & MP_LAYER_ATTENTION) != 0;
+	hf_decode_rope(c, m, 1.0);
+	if (attn) {
+		uint64_t ih = hf_get_u64(c, KEYS("indexer_n_heads"), 0), ikv = hf_get_u64(c, KEYS("indexer_kv_heads"), 0);
+		uint64_t id = hf_get_u64(c, KEYS("indexer_head_dim"), 0), budget = hf_get_u64(c, KEYS("indexer_budget"), 0);
+		uint64_t ratio = hf_get_u64(c, KEYS("indexer_compress_ratio"), 0);
+
+		if (c->st != MP_OK)
+			return;
+		if (ih == 0 || ikv == 0 || id == 0 || budget == 0 || ratio == 0) {
+			hf_fail_key(c, ih == 0 ? "indexer_n_heads" : ikv == 0 ? "indexer_kv_heads" : id == 0 ? "indexer_head_dim"
+			                                          : budget == 0 ? "indexer_budget" : "indexer_compress_ratio",
+			            "the QSA indexer's fields (indexer_n_heads, indexer_kv_heads, indexer_head_dim, indexer_budget, "
+			            "indexer_compress_ratio) must all be given, positive: transformers 5.24 builds the indexer on "
+			            "every indexed_attention layer and fails without them (their default is None)");
+			return;
+		}
+		if (ikv != 1) {
+			hf_fail_key(c, "indexer_kv_heads", "Qwen4-Exp QSA requires indexer_kv_heads 1");
+			return;
+		}
+		if (budget % ratio != 0) {
+			hf_fail_key(c, "indexer_budget", "indexer_budget must be a multiple of indexer_compress_ratio");
+			return;
+		}
+		if (m->rotary_dim > id) {
+			hf_fail_key(c, "indexer_head_dim", "the attention's rotary dimensions (head_dim x partial_rotary_factor) "
+			                                   "must fit the QSA index head (indexer_head_dim)");
+			return;
+		}
+		m->indexer_heads = ih;
+		m->indexer_head_dim = id;
+		m->indexer_topk = budget;
+		m->indexer_int64_per_token = 3; /* indexer_position_ids: [3, batch, tokens], on the first indexed layer */
+		hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.self_attn", "indexer.index_qk_proj.weight", MP_TK_ATTENTION,
+		          MP_SPLIT_NONE, MP_STEP_INDEXER_Q, false, hf_mul(c, ih + ikv, id, "indexer_head_dim"), m->hidden_size,
+		          attn);
+		hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.self_attn", "indexer.q_layernorm.weight", MP_TK_ATTENTION,
+		          MP_SPLIT_NONE, MP_STEP_NONE, true, 1, id, attn);
+		hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.self_attn", "indexer.k_layernorm.weight", MP_TK_ATTENTION,
+		          MP_SPLIT_NONE, MP_STEP_NONE, true, 1, id, attn);
+	}
+	m->hc_mult = hc;
+	m->final_norm = false;
+	m->norms_per_layer = 0; /* the hyper-connections' hc_norm in their place */
+	qwen4_hyper_connection(c, m, "layers.{i}.attn_hyper_connection", true, hc, rank, m->num_layers);
+	qwen4_hyper_connection(c, m, "layers.{i}.mlp_hyper_connection", true, hc, rank, m->num_layers);
+	qwen4_hyper_connection(c, m, "hyper_connection_mixer", false, hc, rank, 1);
 }
 
 /*

@@ -6,8 +6,11 @@
  * convolutions per layer (over the k and v projections and over the attention's and the MLP's outputs) whose windows
  * are cached beside the KV cache (mp_ssm MP_SSM_KV_CONV). Inkling 2 adds block attention residuals (a learned query
  * mixing the earlier blocks' states before each attention, MLP and the final norm), gated output projections,
- * per-token sink logits and, in the full-attention layers, convolutions with taps projected from the input. Every
- * default is the configuration class's, every shape its decoder layer's; tests/ref/hf holds what transformers builds.
+ * per-token sink logits and, in the full-attention layers, convolutions with taps projected from the input; Inkling 2
+ * Loop (modeling_inkling2_loop.py) runs a range of its layers several times, each later pass with a cache of its own.
+ * The wrappers' towers are here too: Inkling 2's ViT with its merger (mpm_inkling2_tower), Inkling's hierarchical-MLP
+ * image tower and audio embedding (mpm_inkling_towers), read through model/hf_wrap.c's rows. Every default is the
+ * configuration class's, every shape its module's; tests/ref/hf holds what transformers builds.
  */
 #include <math.h>
 #include <stdio.h>
@@ -132,7 +135,7 @@ static void layer_kinds(hf_ctx *c, mp_model *m, bool local_ids)
 	cJSON_ArrayForEach(v, ids)
 	{
 		/* an index beyond the layers names no layer (the config's set comprehension ignores it) */
-		if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble != (double)(uint64_t)v->valuedouble) {
+		if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble != floor(v->valuedouble)) {
 			hf_fail_key(c, "local_layer_ids", "local_layer_ids entries must be layer indices (whole numbers >= 0)");
 			return;
 		}
@@ -628,7 +631,10 @@ void mpm_inkling2_tower(hf_ctx *top, mp_model *m, uint64_t dflt_text)
 		return;
 	h = hf_get_u64(&c, KEYS("hidden_size"), 1024);
 	ratio = hf_get_double(&c, c.cfg, "mlp_ratio", 4.0);
-	inter = hf_get_u64(&c, KEYS("intermediate_size"), (uint64_t)((double)h * (ratio > 0 ? ratio : 0)));
+	/* Inkling2VisionConfig: int(hidden_size x mlp_ratio) when intermediate_size is absent (a product past 2^64 is
+	 * taken as UINT64_MAX, out of the bounds below) */
+	inter = (double)h * ratio < 1.8e19 ? (uint64_t)((double)h * ratio) : UINT64_MAX;
+	inter = hf_get_u64(&c, KEYS("intermediate_size"), inter);
 	depth = hf_get_u64(&c, KEYS("num_hidden_layers"), 23);
 	heads = hf_get_u64(&c, KEYS("num_attention_heads"), 16);
 	ch = hf_get_u64(&c, KEYS("num_channels"), 3);

@@ -281,6 +281,9 @@ extern const mp_names mpm_names_dots3_note;
 void mpm_read_dots3_note_text(hf_ctx *c, mp_model *m);
 void mpm_read_zaya(hf_ctx *c, mp_model *m);
 extern const mp_names mpm_names_zaya;
+extern const mp_names mpm_names_qwen4_exp;
+void mpm_read_qwen4_exp_text(hf_ctx *c, mp_model *m);
+void mpm_read_glm5_next_text(hf_ctx *c, mp_model *m);
 
 /* Reads c->cfg by row t (its model_type set, its names noted in c->names). */
 void hf_decode_row(hf_ctx *c, const struct mpm_type *t, mp_model *m);

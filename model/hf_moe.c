@@ -198,6 +198,11 @@ static const mla_row mla_types[] = {
      * untied; the correction bias a buffer; the indexer (64 heads of 128) on the indexed_attention layers. */
     {"dots3_note_text", 152064, 5120, 13824, 1536, 46, 128, 1024, 512, 128, 64, 128, 256, 8, 1, 1, 524288, true, 64,
      128, false},
+    /* Glm5NextTextConfig (GLM-5.3-Flash's decoder, read by mpm_read_glm5_next_text): vocab 154880, hidden 4096, FFN
+     * 12288, 45 layers, 64 heads, q_lora_rank 1536, kv_lora_rank 512, qk_nope 256, qk_rope 0, v 256; 288 routed experts
+     * of 2048, top-8, one shared, 1048576 positions, untied; the indexer (32 heads of 128). */
+    {"glm5_next_text", 154880, 4096, 12288, 2048, 45, 64, 1536, 512, 256, 0, 256, 288, 8, 1, 3, 1048576, true, 32, 128,
+     false},
 };
 
 /*
@@ -271,7 +276,7 @@ static void decode_mla(hf_ctx *c, const mla_row *d, mp_model *m)
 	if (!mlp_layer_types(c, m) && strcmp(d->name, "glm4_moe_lite") == 0)
 		m->first_dense_layers = m->num_layers ? 1 : 0; /* Glm4MoeLiteConfig: mlp_layer_types' default */
 	m->router_correction_buffer = d->correction_buffer;
-	if (strcmp(d->name, "dots3_note_text") != 0) /* its layer kinds are mpm_read_dots3_note_text's */
+	if (strcmp(d->name, "dots3_note_text") != 0 && strcmp(d->name, "glm5_next_text") != 0) /* their readers' own */
 	{
 		/* layer_types (DeepSeek-V3.2, GLM-5: "indexed_attention" in every layer, the legacy spelling
 		 * "deepseek_sparse_attention"): one entry per layer, as their configuration classes check */
@@ -715,6 +720,170 @@ void mpm_read_dots3_note_text(hf_ctx *c, mp_model *m)
 	    hf_mul(c, shared,
 	           hf_get_u64(c, KEYS("moe_shared_expert_intermediate_size", "shared_experts_intermediate_size"), 1536),
 	           "shared_experts_intermediate_size");
+}
+
+/* The manifold-constrained hyper-connection of GLM-5.3-Flash's blocks (modeling_glm5_next.py
+ * Glm5NextTextHyperConnection, the attention's attn_hc and the MLP's ffn_hc): fn [(2 + hc) x hc, hc x hidden], base
+ * [(2 + hc) x hc] and scale [3] per layer. */
+static void glm5_hyper_connection(hf_ctx *c, mp_model *m, const char *path, uint64_t hc)
+{
+	uint64_t rows = hf_mul(c, 2 + hc, hc, "hc_mult"), w = hf_mul(c, hc, m->hidden_size, "hc_mult");
+
+	hf_tensor(m, MP_ROOT_DECODER, path, "fn", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_EXTRA, false, rows, w,
+	          m->num_layers);
+	hf_tensor(m, MP_ROOT_DECODER, path, "base", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, rows,
+	          m->num_layers);
+	hf_tensor(m, MP_ROOT_DECODER, path, "scale", MP_TK_ATTENTION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, 3, m->num_layers);
+}
+
+/*
+ * Glm5NextTextConfig (GLM-5.3-Flash; modeling_glm5_next.py Glm5NextTextModel): the MLA row above (no RoPE in the MLA
+ * layers: qk_rope_head_dim must be 0) on the "indexed_attention" layers of layer_types ("full_attention" read as
+ * indexed; absent: every i % 4 == 3), Kimi delta attention on the "linear_attention" ones (linear_num_heads 64 of
+ * linear_head_dim 128, linear_conv_kernel_dim 4; linear_attn_config's num_heads, head_dim and short_conv_kernel_size
+ * when given): q, k and v projections, one depthwise conv1d over the three, the forget gate (dt_bias, A_log,
+ * f_a_proj, f_b_proj), b_proj, the output gate (g_a_proj, g_b_proj), o_norm and o_proj, all without biases. The
+ * indexer on the indexed layers whose indexer_types entry is "full" adds index_kpool_compress_ape [index_kpool,
+ * index_head_dim] and index_kpool_compress_gate [index_head_dim, hidden], and caches per token its key, its gate
+ * scores and a valid-token flag (2 x index_head_dim + 1 values). Every layer has the two hyper-connections
+ * (glm5_hyper_connection, hc_mult 4 streams); the MoE layers of mlp_layer_types (absent: all but the first 3).
+ */
+void mpm_read_glm5_next_text(hf_ctx *c, mp_model *m)
+{
+	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->cfg, "layer_types"), *it, *v;
+	const cJSON *lac = cJSON_GetObjectItemCaseSensitive(c->cfg, "linear_attn_config");
+	uint64_t n, heads, hd, conv, hc, pool, lin = 0, attn = 0, full = 0, qkv, i = 0;
+	bool indexed[MP_MAX_LAYERS];
+
+	mpm_read_mla(c, m);
+	if (c->st != MP_OK)
+		return;
+	n = m->num_layers;
+	if (n == 0 || n > MP_MAX_LAYERS)
+		return;
+	if (m->qk_rope_head_dim != 0) {
+		hf_fail_key(c, "qk_rope_head_dim", "Glm5NextTextConfig expects NoPE in the DSA attention layers: "
+		                                   "qk_rope_head_dim must be 0");
+		return;
+	}
+	if (hf_is_null(c, "q_lora_rank") || m->num_kv_heads != m->num_heads) {
+		hf_fail_key(c, hf_is_null(c, "q_lora_rank") ? "q_lora_rank" : "num_key_value_heads",
+		            "Glm5NextTextConfig needs q_lora_rank, and num_key_value_heads equal to num_attention_heads");
+		return;
+	}
+	heads = hf_get_u64(c, KEYS("linear_num_heads"), 64);
+	hd = hf_get_u64(c, KEYS("linear_head_dim"), 128);
+	conv = hf_get_u64(c, KEYS("linear_conv_kernel_dim"), 4);
+	if (cJSON_IsObject(lac)) {
+		hf_ctx l = {lac, c->pointer, c->err, c->st, NULL, NULL, c->decode_type};
+
+		heads = hf_get_u64(&l, KEYS("num_heads"), heads);
+		hd = hf_get_u64(&l, KEYS("head_dim"), hd);
+		conv = hf_get_u64(&l, KEYS("short_conv_kernel_size"), conv);
+		c->st = l.st;
+	}
+	hc = hf_get_u64(c, KEYS("hc_mult"), 4);
+	pool = hf_get_u64(c, KEYS("index_kpool"), 16);
+	if (c->st != MP_OK)
+		return;
+	if (pool == 0 || m->indexer_topk % pool != 0) {
+		hf_fail_key(c, pool == 0 ? "index_kpool" : "index_topk", "index_kpool must be positive and divide index_topk");
+		return;
+	}
+	if (cJSON_IsArray(lt)) {
+		if ((uint64_t)cJSON_GetArraySize(lt) != n) {
+			hf_fail_key(c, "layer_types", "layer_types must have one entry per layer (num_hidden_layers)");
+			return;
+		}
+		cJSON_ArrayForEach(v, lt)
+		{
+			const char *s = cJSON_IsString(v) ? v->valuestring : "";
+
+			if (strcmp(s, "linear_attention") != 0 && strcmp(s, "indexed_attention") != 0 &&
+			    strcmp(s, "full_attention") != 0) {
+				hf_fail_key(c, "layer_types", "layer_types entries must be \"linear_attention\" or "
+				                              "\"indexed_attention\" (\"full_attention\" is read as indexed)");
+				return;
+			}
+			indexed[i++] = s[0] != 'l';
+		}
+	} else {
+		for (i = 0; i < n; i++)
+			indexed[i] = i % 4 == 3;
+	}
+	/* the indexer's own layers: the indexed layers whose indexer_types entry (or pattern) is "full" */
+	it = cJSON_GetObjectItemCaseSensitive(c->cfg, "indexer_types");
+	m->layer_pattern = true;
+	for (i = 0; i < n; i++) {
+		bool own = true;
+
+		if (cJSON_IsArray(it)) {
+			const cJSON *e = cJSON_GetArrayItem(it, (int)i);
+
+			own = !(cJSON_IsString(e) && strcmp(e->valuestring, "shared") == 0);
+		} else if (hf_has(c, "index_topk_pattern")) {
+			const cJSON *p = cJSON_GetObjectItemCaseSensitive(c->cfg, "index_topk_pattern");
+
+			own = !(cJSON_IsString(p) && i < strlen(p->valuestring) && p->valuestring[i] == 'S');
+		} else {
+			uint64_t freq = hf_get_u64(c, KEYS("index_topk_freq"), 1), off = hf_get_u64(c, KEYS("index_skip_topk_offset"), 2);
+
+			freq = freq ? freq : 1;
+			own = ((i + 1 > off ? i + 1 - off : 0) % freq) == 0;
+		}
+		m->layer_flags[i] = MP_LAYER_FFN | (indexed[i] ? MP_LAYER_ATTENTION : MP_LAYER_SSM);
+		attn += indexed[i];
+		lin += !indexed[i];
+		full += indexed[i] && own;
+	}
+	m->indexer_layers = full;
+	if (full == 0)
+		m->indexer_head_dim = 0;
+	m->indexer_cache_values = 2 * m->indexer_head_dim + (m->indexer_head_dim > 0);
+	if (full) {
+		hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.self_attn", "indexer.index_kpool_compress_ape", MP_TK_ATTENTION,
+		          MP_SPLIT_NONE, MP_STEP_NONE, false, pool, m->indexer_head_dim, full);
+		hf_tensor(m, MP_ROOT_DECODER, "layers.{i}.self_attn", "indexer.index_kpool_compress_gate", MP_TK_ATTENTION,
+		          MP_SPLIT_NONE, MP_STEP_INDEXER_K, false, m->indexer_head_dim, m->hidden_size, full);
+	}
+	m->ssm.kind = MP_SSM_KDA;
+	m->ssm.n_heads = heads;
+	m->ssm.head_dim = hd;
+	m->ssm.d_state = hd;
+	m->ssm.conv_kernel = conv;
+	m->ssm.d_inner = qkv = hf_mul(c, heads, hd, "linear_num_heads");
+	m->ssm.mixer_listed = true;
+	if (lin) {
+		const char *p = "layers.{i}.self_attn", *g = "layers.{i}.self_attn.forget_gate";
+		uint64_t cw[3] = {3 * qkv, 1, conv}, h = m->hidden_size;
+
+		hf_tensor(m, MP_ROOT_DECODER, p, "q_proj.weight", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_MIXER_IN, false, qkv,
+		          h, lin);
+		hf_tensor(m, MP_ROOT_DECODER, p, "k_proj.weight", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_MIXER_IN, false, qkv,
+		          h, lin);
+		hf_tensor(m, MP_ROOT_DECODER, p, "v_proj.weight", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_MIXER_IN, false, qkv,
+		          h, lin);
+		hf_shape(m, MP_ROOT_DECODER, p, "conv1d.weight", MP_TK_RECURRENT, 0, cw, 3, lin);
+		hf_tensor(m, MP_ROOT_DECODER, g, "dt_bias", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1, qkv, lin);
+		hf_tensor(m, MP_ROOT_DECODER, g, "A_log", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_NONE, true, 1, heads, lin);
+		hf_tensor(m, MP_ROOT_DECODER, g, "f_a_proj.weight", MP_TK_RECURRENT, MP_SPLIT_NONE, MP_STEP_MIXER_IN, false, hd,
+		          h, lin);
+		hf_tensor(m, MP_ROOT_DECODER, g, "f_b_proj.weight", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_MIXER_GATES, false,
+		          qkv, hd, lin);
+		hf_tensor(m, MP_ROOT_DECODER, p, "b_proj.weight", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_MIXER_IN, false, heads,
+		          h, lin);
+		hf_tensor(m, MP_ROOT_DECODER, p, "g_a_proj.weight", MP_TK_RECURRENT, MP_SPLIT_NONE, MP_STEP_MIXER_IN, false, hd,
+		          h, lin);
+		hf_tensor(m, MP_ROOT_DECODER, p, "g_b_proj.weight", MP_TK_RECURRENT, MP_SPLIT_ROWS, MP_STEP_MIXER_GATES, false,
+		          qkv, hd, lin);
+		hf_tensor(m, MP_ROOT_DECODER, p, "o_norm.weight", MP_TK_RECURRENT, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, hd, lin);
+		hf_tensor(m, MP_ROOT_DECODER, p, "o_proj.weight", MP_TK_RECURRENT, MP_SPLIT_COLS, MP_STEP_MIXER_OUT, false, h,
+		          qkv, lin);
+	}
+	m->mla_nope_layers = attn; /* no RoPE key in any latent */
+	m->hc_mult = hc;
+	glm5_hyper_connection(c, m, "layers.{i}.attn_hc", hc);
+	glm5_hyper_connection(c, m, "layers.{i}.ffn_hc", hc);
 }
 
 /* ----- GQA decoders with experts ------------------------------------------------------------------------------- */

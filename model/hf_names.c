@@ -261,6 +261,16 @@ const mp_names mpm_names_qwen3_5 = {MP_NAMES_LLAMA_FIELDS,
                                     .sh_up = {"shared_expert.up_proj.weight", NULL},
                                     .sh_down = {"shared_expert.down_proj.weight", NULL}};
 
+/* Qwen4-Exp (modeling_qwen4_exp.py): Qwen3.5's names, no layer norms and no final norm (its hyper-connections' hc_norm
+ * take their place, listed by the reader). */
+const mp_names mpm_names_qwen4_exp = {MP_NAMES_LLAMA_FIELDS,
+                                      .mixer = L ".linear_attn",
+                                      .gdn_split = true,
+                                      .sh_gate = {"shared_expert.gate_proj.weight", NULL},
+                                      .sh_up = {"shared_expert.up_proj.weight", NULL},
+                                      .sh_down = {"shared_expert.down_proj.weight", NULL},
+                                      .final_norm = {NULL, NULL}};
+
 /* LongCat-Flash (modeling_longcat_flash.py): each decoder layer two blocks ({j}: self_attn.{j}, mlps.{j},
  * input_layernorm.{j}, post_attention_layernorm.{j}), planned as two layers; the shortcut MoE's router.classifier and
  * router.e_score_correction_bias. */

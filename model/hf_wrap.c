@@ -8,6 +8,7 @@
  * config class's for keys a given vision_config leaves out. The KV cache is the decoder's alone.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hf_internal.h"
@@ -44,6 +45,8 @@ static const vision_defaults vision_classes[] = {
     /* Qwen3_5VisionConfig, Qwen3_5MoeVisionConfig: Qwen3-VL's tower without DeepStack mergers */
     {"qwen3_5_vision", 1152, 4304, 27, 3, 0, 16, 3584, 2, 2, 2304, 0},
     {"qwen3_5_moe_vision", 1152, 4304, 27, 3, 0, 16, 3584, 2, 2, 2304, 0},
+    /* Qwen4ExpVisionConfig: Qwen3.5's tower and defaults (no DeepStack) */
+    {"qwen4_exp_vision", 1152, 4304, 27, 3, 0, 16, 3584, 2, 2, 2304, 0},
     /* Idefics3VisionConfig, SmolVLMVisionConfig, Idefics2VisionConfig: SigLIP's transformer without its head
      * (1152 or 768 wide, MLP 3072, 12 layers, 224 px, 32 px patches) */
     {"idefics3_vision", 1152, 3072, 12, 3, 224, 32, 0, 0, 0, 0, 0},
@@ -108,6 +111,7 @@ static const wrap_extra wrap_extras[] = {
     {"video_llava", "model.image_tower.", 0, NULL, false, 0},
     {"aya_vision", NULL, 14, NULL, false, 0},
     {"hyperclovax_vision_v2", NULL, 0, "qwen2_5_vl", false, 0},
+    {"qwen4_exp", NULL, 0, "qwen4_exp", false, 0}, /* Qwen4ExpConfig.__post_init__: an old checkpoint's "qwen4_exp" */
     {"cosmos3_edge", NULL, 0, NULL, true, 0},
     {"qwen2_5_omni_thinker", NULL, 0, NULL, false, 2},
     {"qwen3_omni_moe_thinker", NULL, 0, NULL, false, 3},
@@ -162,6 +166,9 @@ enum {
 	WRAP_PROJ_MINIMAX_M3, /* MiniMax-M3's CLIP-like tower and two-MLP projector, listed by the reader (m3_tower) */
 	WRAP_PROJ_STEP3P7,   /* Step 3.7's tower with its two downsampling convolutions and one linear, listed by the
 	                      * reader (step3p7_tower) */
+	WRAP_PROJ_DOTS3,     /* dots.llm3 Note's tower with its pyramid of experts and its audio encoder, listed by the
+	                      * reader (dots3_towers) */
+	WRAP_PROJ_GLM5_NEXT, /* GLM-5.3-Flash's tower with its downsample and merger, listed by the reader (glm5_tower) */
 };
 
 static const wrap_row wraps[] = {
@@ -183,6 +190,8 @@ static const wrap_row wraps[] = {
     /* Qwen3_5Config, Qwen3_5MoeConfig (Qwen3.5): the gated-delta-net decoders of hf_hybrid.c with the tower */
     {"qwen3_5", "qwen3_5_text", "qwen3_5_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL, false},
     {"qwen3_5_moe", "qwen3_5_moe_text", "qwen3_5_moe_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL, false},
+    /* Qwen4ExpConfig (Qwen4-Exp): its decoder (hf_hybrid.c) with Qwen3.5's tower, untied */
+    {"qwen4_exp", "qwen4_exp_text", "qwen4_exp_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL, false},
     /* Llama4Config: Llama4TextConfig + Llama4VisionConfig */
     {"llama4", "llama4_text", "llama4_vision_model", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_TOWER, false, false, false, NULL, NULL, NULL, true},
     /* ShieldGemma2Config: Gemma 3's (Gemma3ForConditionalGeneration); tied unless text_config unties */
@@ -251,6 +260,14 @@ static const wrap_row wraps[] = {
     /* Step3p7Config: Step 3.5's decoder (step3p5) and its own tower and projector (step3p7_tower); no
      * tie_word_embeddings field: untied unless the config states it */
     {.name = "step3p7", .text_type = "step3p5", .vision_type = "step3p5_vision", .projector = WRAP_PROJ_STEP3P7},
+    /* Dots3NoteConfig: dots.llm3 Note's decoder (its keys in text_config, or at the top: flat) and its vision and
+     * audio towers (dots3_towers), untied */
+    {.name = "dots3_note", .text_type = "dots3_note_text", .vision_type = "dots3_note_vision_encoder", .flat = true,
+     .projector = WRAP_PROJ_DOTS3},
+    /* Glm5NextConfig (GLM-5.3-Flash): its decoder (in text_config, or at the top: flat) and its tower (glm5_tower),
+     * untied */
+    {.name = "glm5_next", .text_type = "glm5_next_text", .vision_type = "glm5_next_vision", .flat = true,
+     .projector = WRAP_PROJ_GLM5_NEXT},
     /* InternVLConfig: Qwen2 and InternVL's tower (internvl_tower), tied */
     {"internvl", "qwen2", "internvl_vision", true, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_INTERNVL, false, false, false,
      NULL, NULL, NULL, false},
@@ -527,7 +544,8 @@ static void decode_vision(hf_ctx *top, const wrap_row *w, mp_model *m)
 		 * the merger over spatial_merge_size^2 patches */
 		bool q25 = strcmp(d->type, "qwen2_5_vl_vision") == 0 || strcmp(d->type, "exaone4_5_vision") == 0 ||
 		           strcmp(d->type, "qwen2_5_omni_vision_encoder") == 0,
-		     q3 = strncmp(d->type, "qwen3_", 6) == 0 || strcmp(d->type, "cohere_compass_vision") == 0;
+		     q3 = strncmp(d->type, "qwen3_", 6) == 0 || strcmp(d->type, "cohere_compass_vision") == 0 ||
+		          strcmp(d->type, "qwen4_exp_vision") == 0;
 
 		v->tower = q3 ? MP_TOWER_QWEN3_VL : q25 ? MP_TOWER_QWEN2_5_VL : MP_TOWER_QWEN2_VL;
 		v->tower_root = "model.visual.";
@@ -1569,6 +1587,352 @@ static void step3p7_tower(hf_ctx *top, mp_model *m)
 		hf_tensor(m, MP_ROOT_PROJECTOR, NULL, "bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, th, 1);
 }
 
+/* A whole number from 0 to 2^24 under key of c (dflt when absent), or 0 and a 422. */
+static uint64_t dots3_size(hf_ctx *c, const char *const *keys, uint64_t dflt)
+{
+	uint64_t v = hf_get_u64(c, keys, dflt);
+
+	if (c->st == MP_OK && v > (UINT64_C(1) << 24))
+		hf_fail_key(c, keys[0], "must be at most 2^24");
+	return v;
+}
+
+/*
+ * dots.llm3 Note's towers (modeling_dots3_note.py Dots3NoteVisionModel, Dots3NoteAudioModel), from vision_config
+ * (Dots3NoteVisionConfig: hidden_size 1536 (embed_dim), intermediate_size 4224, 42 layers, num_channels 3,
+ * patch_size 14, moe_intermediate_size 2112, attention_bias (use_bias) and mlp_bias false, the "sparse" layers of
+ * mlp_layer_types holding per_layer_config's num_local_experts (64 by default) behind a router and its
+ * e_score_correction_bias buffer; absent both, pyramid_num_routed's -1 x 25, 4, 8, ..., 64, 64; adapter_in_dim,
+ * adapter_out_dim and adapter_merge_size for the merger) and audio_config (Dots3NoteAudioConfig: hidden_size 1280,
+ * intermediate_size 5120, 32 layers, downsample_hidden_size 480, feature_size 128, attention_bias true on q, v and o,
+ * adapter_out_dim 5120). Vision: patch_embed (a biased convolution and its RMSNorm), per block norm1, attn.qkv,
+ * attn.proj, q_norm and k_norm of hidden / heads, norm2, a gated MLP or the experts; the final norm; the merger
+ * (ln_q, mlp.0 over merge^2 patches, mlp.2 to adapter_out_dim). Audio: three 3 x 3 convolutions, conv_out (480 x
+ * ceil(feature_size / 8) -> hidden), per layer q/k/v/o, gate_up_proj and down_proj with biases and two RMSNorms; its
+ * layer_norm and the adapter (LayerNorm, fc1, fc2). The class's checks are 422s naming the key.
+ */
+static void dots3_towers(hf_ctx *top, mp_model *m)
+{
+	static const uint64_t pyramid[42] = {0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,
+	                                     0,  0,  0,  0,  4,  8,  12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 64};
+	char pointer[96];
+	hf_ctx c, a;
+	const cJSON *mlt, *plc, *pyr, *v;
+	uint64_t h, inter, L, ch, patch, moe, heads, merge, ain, aout, experts[MP_MAX_LAYERS], E;
+	uint64_t groups[32][2], ng = 0, dense = 0;
+	const char *blk = "blocks.{i}";
+
+	if (!hf_sub_config(top, "vision_config", pointer, sizeof(pointer), &c))
+		return;
+	h = dots3_size(&c, KEYS("embed_dim", "hidden_size"), 1536);
+	inter = dots3_size(&c, KEYS("intermediate_size"), 4224);
+	L = hf_get_u64(&c, KEYS("num_hidden_layers"), 42);
+	ch = dots3_size(&c, KEYS("num_channels"), 3);
+	patch = dots3_size(&c, KEYS("patch_size"), 14);
+	moe = dots3_size(&c, KEYS("moe_intermediate_size"), 2112);
+	heads = hf_get_u64(&c, KEYS("num_heads", "num_attention_heads"), 24);
+	merge = dots3_size(&c, KEYS("spatial_merge_size"), 2);
+	E = dots3_size(&c, KEYS("num_local_experts"), 64);
+	ain = dots3_size(&c, KEYS("adapter_in_dim"), 1536);
+	aout = dots3_size(&c, KEYS("adapter_out_dim"), 5120);
+	if (c.st == MP_OK && (L == 0 || L > MP_MAX_LAYERS || heads == 0 || h % heads != 0 || patch == 0))
+		hf_fail_key(&c, L == 0 || L > MP_MAX_LAYERS ? "num_hidden_layers" : "num_attention_heads",
+		            "the tower needs 1 to 1024 layers, a patch_size, and heads that divide hidden_size");
+	if (c.st == MP_OK && ain != h)
+		hf_fail_key(&c, "adapter_in_dim", "adapter_in_dim must match hidden_size (Dots3NoteVisionConfig)");
+	if (c.st == MP_OK && aout != m->hidden_size)
+		hf_fail_key(&c, "adapter_out_dim", "adapter_out_dim must match the text hidden size (Dots3NoteConfig)");
+	if (c.st == MP_OK && hf_get_u64(&c, KEYS("adapter_merge_size"), 2) != merge)
+		hf_fail_key(&c, "adapter_merge_size", "adapter_merge_size must match spatial_merge_size");
+	top->st = c.st;
+	if (top->st != MP_OK)
+		return;
+	/* which blocks hold experts, and how many */
+	mlt = c.cfg ? cJSON_GetObjectItemCaseSensitive(c.cfg, "mlp_layer_types") : NULL;
+	pyr = c.cfg ? cJSON_GetObjectItemCaseSensitive(c.cfg, "pyramid_num_routed") : NULL;
+	plc = c.cfg ? cJSON_GetObjectItemCaseSensitive(c.cfg, "per_layer_config") : NULL;
+	for (uint64_t i = 0; i < L; i++)
+		experts[i] = 0;
+	if (cJSON_IsArray(pyr) || (!cJSON_IsArray(mlt) && (pyr == NULL || cJSON_IsNull(pyr)))) {
+		uint64_t i = 0;
+
+		/* layer i reads entry i: a longer list builds, a shorter one fails */
+		if (cJSON_IsArray(pyr) ? (uint64_t)cJSON_GetArraySize(pyr) < L : L > 42) {
+			hf_fail_key(&c, "pyramid_num_routed", "pyramid_num_routed must give an expert count for each layer (-1: "
+			                                      "dense); its default has 42");
+			top->st = c.st;
+			return;
+		}
+		if (cJSON_IsArray(pyr)) {
+			cJSON_ArrayForEach(v, pyr)
+			{
+				if (i < L)
+					experts[i] = cJSON_IsNumber(v) && v->valuedouble > 0 && v->valuedouble <= 65536
+					                 ? (uint64_t)v->valuedouble
+					                 : 0;
+				i++;
+			}
+		} else {
+			for (i = 0; i < L; i++)
+				experts[i] = pyramid[i];
+		}
+	} else {
+		uint64_t i = 0;
+
+		/* Dots3NoteVisionBlock reads entry i of layer i: a longer list builds (its tail unread) */
+		if (!cJSON_IsArray(mlt) || (uint64_t)cJSON_GetArraySize(mlt) < L) {
+			hf_fail_key(&c, "mlp_layer_types", "mlp_layer_types must list \"dense\" or \"sparse\" for each layer");
+			top->st = c.st;
+			return;
+		}
+		cJSON_ArrayForEach(v, mlt)
+		{
+			if (i < L)
+				experts[i] = cJSON_IsString(v) && strcmp(v->valuestring, "sparse") == 0 ? E : 0;
+			i++;
+		}
+		/* per_layer_config's num_local_experts for its layers ("05" or "5") */
+		if (!cJSON_IsObject(plc))
+			plc = NULL;
+		cJSON_ArrayForEach(v, plc)
+		{
+			char *end;
+			unsigned long long k = strtoull(v->string, &end, 10);
+			const cJSON *e = cJSON_GetObjectItemCaseSensitive(v, "num_local_experts");
+
+			if (*end == '\0' && k < L && experts[k] && cJSON_IsNumber(e) && e->valuedouble >= 1 &&
+			    e->valuedouble <= 65536)
+				experts[k] = (uint64_t)e->valuedouble;
+		}
+	}
+	if (hf_get_bool(&c, KEYS("mlp_bias"), false)) {
+		for (uint64_t i = 0; i < L; i++)
+			if (experts[i]) {
+				hf_fail_key(&c, "mlp_bias", "Dots3 vision stacked experts require mlp_bias false");
+				top->st = c.st;
+				return;
+			}
+	}
+	for (uint64_t i = 0; i < L; i++) {
+		uint64_t k = 0;
+
+		if (experts[i] == 0) {
+			dense++;
+			continue;
+		}
+		while (k < ng && groups[k][0] != experts[i])
+			k++;
+		if (k == ng) {
+			if (ng == 32) {
+				hf_fail_key(&c, "per_layer_config", "at most 32 distinct expert counts are planned");
+				top->st = c.st;
+				return;
+			}
+			groups[ng][0] = experts[i];
+			groups[ng++][1] = 0;
+		}
+		groups[k][1]++;
+	}
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.vision_tower.");
+	{
+		uint64_t conv[4] = {h, ch, patch, patch};
+		bool bias = hf_get_bool(&c, KEYS("use_bias", "attention_bias"), false), mb = hf_get_bool(&c, KEYS("mlp_bias"), false);
+		uint64_t hd = h / heads, mh = hf_mul(top, h, merge * merge, "spatial_merge_size");
+		const char *mlp = "blocks.{i}.mlp";
+
+		hf_shape(m, MP_ROOT_TOWER, "patch_embed", "proj.weight", MP_TK_VISION, 0, conv, 4, 1);
+		hf_tensor(m, MP_ROOT_TOWER, "patch_embed", "proj.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+		hf_tensor(m, MP_ROOT_TOWER, "patch_embed", "norm.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+		hf_tensor(m, MP_ROOT_TOWER, blk, "norm1.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+		hf_tensor(m, MP_ROOT_TOWER, blk, "norm2.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+		hf_tensor(m, MP_ROOT_TOWER, "blocks.{i}.attn", "qkv.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false,
+		          3 * h, h, L);
+		hf_tensor(m, MP_ROOT_TOWER, "blocks.{i}.attn", "proj.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false,
+		          h, h, L);
+		if (bias) {
+			hf_tensor(m, MP_ROOT_TOWER, "blocks.{i}.attn", "qkv.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true,
+			          1, 3 * h, L);
+			hf_tensor(m, MP_ROOT_TOWER, "blocks.{i}.attn", "proj.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true,
+			          1, h, L);
+		}
+		hf_tensor(m, MP_ROOT_TOWER, "blocks.{i}.attn", "q_norm.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true,
+		          1, hd, L);
+		hf_tensor(m, MP_ROOT_TOWER, "blocks.{i}.attn", "k_norm.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true,
+		          1, hd, L);
+		if (dense) {
+			static const char *const w[3] = {"gate_proj.weight", "up_proj.weight", "down_proj.weight"};
+			static const char *const b[3] = {"gate_proj.bias", "up_proj.bias", "down_proj.bias"};
+
+			for (int k = 0; k < 3; k++) {
+				hf_tensor(m, MP_ROOT_TOWER, mlp, w[k], MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false,
+				          k == 2 ? h : inter, k == 2 ? inter : h, dense);
+				if (mb)
+					hf_tensor(m, MP_ROOT_TOWER, mlp, b[k], MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+					          k == 2 ? h : inter, dense);
+			}
+		}
+		for (uint64_t k = 0; k < ng; k++) {
+			uint64_t gu[3] = {groups[k][0], 2 * moe, h}, dn[3] = {groups[k][0], h, moe}, bb[1] = {groups[k][0]};
+
+			hf_shape(m, MP_ROOT_TOWER, mlp, "experts.gate_up_proj", MP_TK_VISION, 0, gu, 3, groups[k][1]);
+			hf_shape(m, MP_ROOT_TOWER, mlp, "experts.down_proj", MP_TK_VISION, 0, dn, 3, groups[k][1]);
+			hf_tensor(m, MP_ROOT_TOWER, mlp, "gate.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false,
+			          groups[k][0], h, groups[k][1]);
+			hf_shape(m, MP_ROOT_TOWER, mlp, "e_score_correction_bias", MP_TK_VISION, MP_TF_BUFFER, bb, 1,
+			         groups[k][1]);
+		}
+		hf_tensor(m, MP_ROOT_TOWER, NULL, "norm.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+		hf_tensor(m, MP_ROOT_TOWER, "merger", "ln_q.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+		hf_tensor(m, MP_ROOT_TOWER, "merger", "ln_q.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+		hf_tensor(m, MP_ROOT_TOWER, "merger", "mlp.0.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false, mh,
+		          mh, 1);
+		hf_tensor(m, MP_ROOT_TOWER, "merger", "mlp.0.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, mh, 1);
+		hf_tensor(m, MP_ROOT_TOWER, "merger", "mlp.2.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false, aout,
+		          mh, 1);
+		hf_tensor(m, MP_ROOT_TOWER, "merger", "mlp.2.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, aout,
+		          1);
+	}
+	/* the audio encoder */
+	if (!hf_sub_config(top, "audio_config", pointer, sizeof(pointer), &a))
+		return;
+	{
+		uint64_t ah = dots3_size(&a, KEYS("hidden_size"), 1280), ai = dots3_size(&a, KEYS("intermediate_size"), 5120);
+		uint64_t al = hf_get_u64(&a, KEYS("num_hidden_layers"), 32), ds = dots3_size(&a, KEYS("downsample_hidden_size"), 480);
+		uint64_t fs = dots3_size(&a, KEYS("feature_size"), 128), ao = dots3_size(&a, KEYS("adapter_out_dim"), 5120);
+		uint64_t aheads = hf_get_u64(&a, KEYS("num_attention_heads"), 20);
+		uint64_t ain2 = dots3_size(&a, KEYS("adapter_input_size"), 1280);
+		bool ab = hf_get_bool(&a, KEYS("attention_bias"), true);
+		uint64_t c1[4] = {ds, 1, 3, 3}, c2[4] = {ds, ds, 3, 3};
+		const char *al_p = "layers.{i}", *aa = "layers.{i}.self_attn", *am = "layers.{i}.mlp";
+
+		if (a.st == MP_OK && (al == 0 || al > MP_MAX_LAYERS || aheads == 0 || ah % aheads != 0 || ds == 0))
+			hf_fail_key(&a, al == 0 || al > MP_MAX_LAYERS ? "num_hidden_layers" : "num_attention_heads",
+			            "the audio encoder needs 1 to 1024 layers, heads that divide hidden_size and a "
+			            "downsample_hidden_size");
+		if (a.st == MP_OK && ain2 != ah)
+			hf_fail_key(&a, "adapter_input_size", "adapter_input_size must match hidden_size (Dots3NoteAudioConfig)");
+		if (a.st == MP_OK && ao != m->hidden_size)
+			hf_fail_key(&a, "adapter_out_dim", "adapter_out_dim must match the text hidden size (Dots3NoteConfig)");
+		top->st = a.st;
+		if (top->st != MP_OK)
+			return;
+		mp_inventory_root(&m->inv, MP_ROOT_EXTRA, "model.audio_tower.");
+		hf_shape(m, MP_ROOT_EXTRA, "conv_stem.convs.{i}", "weight", MP_TK_VISION, 0, c1, 4, 1);
+		hf_shape(m, MP_ROOT_EXTRA, "conv_stem.convs.{i}", "weight", MP_TK_VISION, 0, c2, 4, 2);
+		hf_tensor(m, MP_ROOT_EXTRA, "conv_stem.convs.{i}", "bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, ds,
+		          3);
+		hf_tensor(m, MP_ROOT_EXTRA, "conv_stem", "conv_out.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, ah,
+		          hf_mul(top, ds, (fs + 7) / 8, "downsample_hidden_size"), 1);
+		for (int k = 0; k < 4; k++) {
+			static const char *const w[4] = {"q_proj.weight", "k_proj.weight", "v_proj.weight", "o_proj.weight"};
+			static const char *const b[4] = {"q_proj.bias", NULL, "v_proj.bias", "o_proj.bias"};
+
+			hf_tensor(m, MP_ROOT_EXTRA, aa, w[k], MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, ah, ah, al);
+			if (ab && b[k])
+				hf_tensor(m, MP_ROOT_EXTRA, aa, b[k], MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, ah, al);
+		}
+		hf_tensor(m, MP_ROOT_EXTRA, al_p, "input_layernorm.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+		          ah, al);
+		hf_tensor(m, MP_ROOT_EXTRA, al_p, "post_attention_layernorm.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE,
+		          true, 1, ah, al);
+		hf_tensor(m, MP_ROOT_EXTRA, am, "gate_up_proj.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, 2 * ai,
+		          ah, al);
+		hf_tensor(m, MP_ROOT_EXTRA, am, "gate_up_proj.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, 2 * ai,
+		          al);
+		hf_tensor(m, MP_ROOT_EXTRA, am, "down_proj.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, ah, ai, al);
+		hf_tensor(m, MP_ROOT_EXTRA, am, "down_proj.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, ah, al);
+		hf_tensor(m, MP_ROOT_EXTRA, NULL, "layer_norm.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, ah, 1);
+		hf_tensor(m, MP_ROOT_EXTRA, "adapter", "norm.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, ah,
+		          1);
+		hf_tensor(m, MP_ROOT_EXTRA, "adapter", "norm.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, ah, 1);
+		hf_tensor(m, MP_ROOT_EXTRA, "adapter", "fc1.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false, ao, ah,
+		          1);
+		hf_tensor(m, MP_ROOT_EXTRA, "adapter", "fc1.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, ao, 1);
+		hf_tensor(m, MP_ROOT_EXTRA, "adapter", "fc2.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false, ao, ao,
+		          1);
+		hf_tensor(m, MP_ROOT_EXTRA, "adapter", "fc2.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, ao, 1);
+	}
+}
+
+/*
+ * GLM-5.3-Flash's tower (modeling_glm5_next.py Glm5NextVisionModel), from vision_config (Glm5NextVisionConfig: depth
+ * 24, hidden_size 1024, num_heads 16, in_channels 3, patch_size 14, temporal_patch_size 2, spatial_merge_size 2,
+ * out_hidden_size 1536, intermediate_size 4096, projection_intermediate_size 10240, attention_bias true): the 3-D
+ * patch convolution with its bias; per block norm1 and norm2 (RMSNorm), attn.qkv and attn.proj, q_norm and k_norm of
+ * hidden / heads, a gated MLP (attention_bias gives the attention and the MLP their biases); post_layernorm; downsample (a merge x merge convolution to
+ * out_hidden_size, biased); the merger: proj (out x out), post_projection_norm (a LayerNorm), and a gated MLP of
+ * projection_intermediate_size without biases.
+ */
+static void glm5_tower(hf_ctx *top, mp_model *m)
+{
+	char pointer[96];
+	hf_ctx c;
+	uint64_t h, L, heads, ch, patch, tp, merge, out, inter, pint;
+	bool ab;
+	const char *blk = "blocks.{i}", *att = "blocks.{i}.attn", *mlp = "blocks.{i}.mlp";
+
+	if (!hf_sub_config(top, "vision_config", pointer, sizeof(pointer), &c))
+		return;
+	L = hf_get_u64(&c, KEYS("depth", "num_hidden_layers"), 24);
+	h = dots3_size(&c, KEYS("hidden_size"), 1024);
+	heads = hf_get_u64(&c, KEYS("num_heads", "num_attention_heads"), 16);
+	ch = dots3_size(&c, KEYS("in_channels"), 3);
+	patch = dots3_size(&c, KEYS("patch_size"), 14);
+	tp = dots3_size(&c, KEYS("temporal_patch_size"), 2);
+	merge = dots3_size(&c, KEYS("spatial_merge_size"), 2);
+	out = dots3_size(&c, KEYS("out_hidden_size"), 1536);
+	inter = dots3_size(&c, KEYS("intermediate_size"), 4096);
+	pint = dots3_size(&c, KEYS("projection_intermediate_size"), 10240);
+	ab = hf_get_bool(&c, KEYS("attention_bias"), true);
+	if (c.st == MP_OK && (L == 0 || L > MP_MAX_LAYERS || heads == 0 || h % heads != 0 || patch == 0 || merge == 0))
+		hf_fail_key(&c, L == 0 || L > MP_MAX_LAYERS ? "depth" : "num_heads",
+		            "the tower needs 1 to 1024 layers, heads that divide hidden_size, a patch_size and a "
+		            "spatial_merge_size");
+	top->st = c.st;
+	if (top->st != MP_OK)
+		return;
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.visual.");
+	{
+		uint64_t conv[5] = {h, ch, tp, patch, patch}, down[4] = {out, h, merge, merge};
+		static const char *const w[3] = {"gate_proj.weight", "up_proj.weight", "down_proj.weight"};
+		static const char *const b[3] = {"gate_proj.bias", "up_proj.bias", "down_proj.bias"};
+
+		hf_shape(m, MP_ROOT_TOWER, "patch_embed", "proj.weight", MP_TK_VISION, 0, conv, 5, 1);
+		hf_tensor(m, MP_ROOT_TOWER, "patch_embed", "proj.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, 1);
+		hf_tensor(m, MP_ROOT_TOWER, blk, "norm1.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+		hf_tensor(m, MP_ROOT_TOWER, blk, "norm2.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+		hf_tensor(m, MP_ROOT_TOWER, att, "qkv.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, 3 * h, h, L);
+		hf_tensor(m, MP_ROOT_TOWER, att, "proj.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, h, h, L);
+		if (ab) {
+			hf_tensor(m, MP_ROOT_TOWER, att, "qkv.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, 3 * h, L);
+			hf_tensor(m, MP_ROOT_TOWER, att, "proj.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h, L);
+		}
+		hf_tensor(m, MP_ROOT_TOWER, att, "q_norm.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h / heads,
+		          L);
+		hf_tensor(m, MP_ROOT_TOWER, att, "k_norm.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h / heads,
+		          L);
+		for (int k = 0; k < 3; k++) {
+			hf_tensor(m, MP_ROOT_TOWER, mlp, w[k], MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, false, k == 2 ? h : inter,
+			          k == 2 ? inter : h, L);
+			if (ab) /* Glm5NextVisionMLP's biases follow attention_bias */
+				hf_tensor(m, MP_ROOT_TOWER, mlp, b[k], MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1,
+				          k == 2 ? h : inter, L);
+			hf_tensor(m, MP_ROOT_TOWER, "merger", w[k], MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false,
+			          k == 2 ? out : pint, k == 2 ? pint : out, 1);
+		}
+		hf_tensor(m, MP_ROOT_TOWER, NULL, "post_layernorm.weight", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, h,
+		          1);
+		hf_shape(m, MP_ROOT_TOWER, NULL, "downsample.weight", MP_TK_VISION, 0, down, 4, 1);
+		hf_tensor(m, MP_ROOT_TOWER, NULL, "downsample.bias", MP_TK_VISION, MP_SPLIT_NONE, MP_STEP_NONE, true, 1, out, 1);
+		hf_tensor(m, MP_ROOT_TOWER, "merger", "proj.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false, out,
+		          out, 1);
+		hf_tensor(m, MP_ROOT_TOWER, "merger", "post_projection_norm.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE,
+		          MP_STEP_NONE, true, 1, out, 1);
+		hf_tensor(m, MP_ROOT_TOWER, "merger", "post_projection_norm.bias", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE,
+		          true, 1, out, 1);
+	}
+}
+
 /* The projectors listed by the reader (WRAP_PROJ_LINEAR, _VIPLLAVA, _SHUFFLE) and LLaVA-NeXT's image_newline, from
  * the tower's width (m->vision.hidden) to the decoder's (m->hidden_size). */
 static void wrap_projector(hf_ctx *c, const wrap_row *w, mp_model *m)
@@ -1774,12 +2138,15 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 		return;
 	}
 	if (w->projector == WRAP_PROJ_INTERNVL || w->projector == WRAP_PROJ_GLM4V || w->projector == WRAP_PROJ_HYV4VL ||
-	    w->projector == WRAP_PROJ_MINIMAX_M3 || w->projector == WRAP_PROJ_STEP3P7) {
+	    w->projector == WRAP_PROJ_MINIMAX_M3 || w->projector == WRAP_PROJ_STEP3P7 || w->projector == WRAP_PROJ_DOTS3 ||
+	    w->projector == WRAP_PROJ_GLM5_NEXT) {
 		(w->projector == WRAP_PROJ_INTERNVL      ? internvl_tower
 		 : w->projector == WRAP_PROJ_GLM4V       ? glm4v_tower
 		 : w->projector == WRAP_PROJ_HYV4VL      ? hyv4vl_tower
 		 : w->projector == WRAP_PROJ_MINIMAX_M3 ? m3_tower
-		                                         : step3p7_tower)(c, m);
+		 : w->projector == WRAP_PROJ_STEP3P7    ? step3p7_tower
+		 : w->projector == WRAP_PROJ_DOTS3      ? dots3_towers
+		                                         : glm5_tower)(c, m);
 		return;
 	}
 	decode_vision(c, w, m);

@@ -263,7 +263,9 @@ static mp_status bytes_uniform(const kv_shape *s, mp_kv_detail *d, uint64_t *byt
 		 * 128 values, bf16): 15,616 bytes per token. */
 		uint64_t ib, per_tok, all;
 
-		if (!mp_dtype_bytes(m->indexer_keys_fp32 ? MP_DTYPE_FP32 : s->req->kv_cache_dtype, m->indexer_head_dim, &ib) || !mp_mul_u64(ib, il, &per_tok) ||
+		if (!mp_dtype_bytes(m->indexer_keys_fp32 ? MP_DTYPE_FP32 : s->req->kv_cache_dtype,
+		                    m->indexer_cache_values ? m->indexer_cache_values : m->indexer_head_dim, &ib) ||
+		    !mp_mul_u64(ib, il, &per_tok) || !mp_muladd_u64(&per_tok, m->indexer_int64_per_token, 8) ||
 		    !mp_add_u64(d->bytes_per_token, per_tok, &d->bytes_per_token) ||
 		    !mp_mul_u64(per_tok, d->tokens_full, &all) || !mp_mul_u64(all, s->mult, &all) ||
 		    !mp_add_u64(*bytes, all, bytes))

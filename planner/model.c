@@ -109,7 +109,9 @@ mp_status mp_model_validate(const mp_model *m, mp_error *err)
 		}
 	} else {
 		REQUIRE_POSITIVE(m->kv_lora_rank, "kv_lora_rank");
-		REQUIRE_POSITIVE(m->qk_rope_head_dim, "qk_rope_head_dim");
+		/* every MLA layer NoPE (GLM-5.3-Flash: qk_rope_head_dim 0 by design) needs no RoPE key */
+		if (m->mla_nope_layers < mp_model_attention_layers(m))
+			REQUIRE_POSITIVE(m->qk_rope_head_dim, "qk_rope_head_dim");
 		REQUIRE_POSITIVE(m->qk_nope_head_dim, "qk_nope_head_dim");
 		REQUIRE_POSITIVE(m->v_head_dim, "v_head_dim");
 	}

@@ -360,6 +360,12 @@ typedef struct mp_model {
 	/* The indexer's cached keys are fp32 whatever kv_cache_dtype says (transformers' Dots3NoteTextIndexer rotates
 	 * them with fp32 cos and sin before DynamicIndexedLayer stores them). */
 	bool indexer_keys_fp32;
+	/* int64 values the indexers' cache keeps per token once for all their layers beside their keys (Qwen4-Exp's
+	 * indexer_position_ids, 3 multimodal positions, on the first indexed layer's DynamicIndexedLayer); 0 = none. */
+	uint64_t indexer_int64_per_token;
+	/* Values the indexer caches per token and layer where they are more than its key (GLM-5.3-Flash's packed key, gate
+	 * scores and valid flag: 2 x indexer_head_dim + 1); 0 = indexer_head_dim. */
+	uint64_t indexer_cache_values;
 	/* The tensors (mp_inventory.h): a reader adds the modules no field above describes, then mp_model_build adds
 	 * the rest. Every parameter count, weight byte and step product is derived from it. */
 	mp_inventory inv;

@@ -79,7 +79,7 @@ VIA_WRAPPER = {"qwen2_vl_text": "qwen2_vl", "qwen2_5_vl_text": "qwen2_5_vl", "qw
                "granite_docling_text": "granite_docling", "unlimited_ocr_text": "unlimited_ocr",
                "deepseek_ocr2_text": "deepseek_ocr2", "mistral_large4_text": "mistral_large4",
                "hunyuan_vl_text": "hunyuan_vl", "molmo2_text": "molmo2", "muse_glimmer_text": "muse_glimmer",
-               "muse_spark_text": "muse_spark"}
+               "muse_spark_text": "muse_spark", "glm5_next_text": "glm5_next"}
 
 # bool fields that change no parameter or cache tensor and that the CPU run cannot take either way (kernels not
 # installed, training-only outputs), or that make a decoder an encoder-decoder: left at their defaults.
@@ -458,7 +458,7 @@ def fam_moe(w, t):
 # variants; tests/ref/hf/README.md)
 MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe_lite", "glm_moe_dsa", "kimi_linear", "youtu",
              "sarvam_mla", "mistral4", "axk1", "axk2", "hy_v4", "hy_v4_vl_text", "minicpm3",
-             "longcat_flash", "mistral_large4_text", "dots3_note_text"}
+             "longcat_flash", "mistral_large4_text", "dots3_note_text", "glm5_next_text"}
 
 
 def fam_mla(w, t):
@@ -1350,6 +1350,71 @@ def fam_dots3(w, t):
           w.choice([16, 32]))
 
 
+def fam_qwen4_exp(w, t):
+    """Qwen4-Exp's decoder: fam_linear's gated delta net, attention and experts with its own layer kinds
+    ("indexed_attention", "full_attention" read as indexed, "linear_attention"; or full_attention_interval), the QSA
+    indexer's fields (always given: transformers cannot build an attention layer without them; the rotary part of
+    head_dim at most indexer_head_dim), the hyper-connections' hc_count and hc_lowrank."""
+    fam_linear(w, t)
+    n = w.get("num_hidden_layers")
+    if w.rng.random() < 0.3:
+        w.d.pop("layer_types", None)
+        w.set("full_attention_interval", w.choice([1, 2, 3]))
+    else:
+        lt = [w.choice(["indexed_attention", "full_attention", "linear_attention"]) for _ in range(n)]
+        lt[w.rng.randrange(n)] = w.choice(["indexed_attention", "full_attention"])
+        w.set("layer_types", lt)
+    hd = w.get("head_dim") or w.get("hidden_size") // w.get("num_attention_heads")
+    idim = w.choice([8, 16, 32])
+    w.set("rope_parameters", {"rope_type": "default", "rope_theta": 10000.0,
+                              "partial_rotary_factor": w.choice([x for x in (0.25, 0.5, 1.0) if int(hd * x) <= idim]
+                                                                or [0.25])})
+    ratio = w.choice([2, 4])
+    w.set("indexer_n_heads", w.choice([1, 2, 4]))
+    w.set("indexer_kv_heads", 1)
+    w.set("indexer_head_dim", idim)
+    w.set("indexer_compress_ratio", ratio)
+    w.set("indexer_budget", ratio * w.choice([1, 2, 4]))
+    w.set("hc_count", w.choice([2, 3, 4]))
+    w.set("hc_lowrank", w.choice([4, 8, 16]))
+
+
+def fam_glm5_next(w, t):
+    """GLM-5.3-Flash's decoder: fam_mla's ranks and experts without RoPE (qk_rope_head_dim 0, a query LoRA always, KV
+    heads = heads: the class refuses otherwise), its layer kinds ("linear_attention" Kimi delta attention,
+    "indexed_attention" or "full_attention" MLA; or the every-fourth default), the delta attention's heads, head_dim
+    and conv (or linear_attn_config), the indexer's pattern (its first MLA layer "full") and pool (index_kpool
+    dividing index_topk), hc_mult."""
+    fam_mla(w, t)
+    n = w.get("num_hidden_layers")
+    w.set("qk_rope_head_dim", 0)
+    w.set("num_key_value_heads", w.get("num_attention_heads"))
+    if w.get("q_lora_rank") is None:
+        w.set("q_lora_rank", w.choice([16, 24, 48]))
+    kinds = None
+    if w.rng.random() < 0.7:
+        kinds = [w.choice(["linear_attention", "indexed_attention", "full_attention"]) for _ in range(n)]
+        kinds[w.rng.randrange(n)] = "indexed_attention"
+        w.set("layer_types", kinds)
+    kinds = kinds or ["indexed_attention" if i % 4 == 3 else "linear_attention" for i in range(n)]
+    if "indexer_types" in w.d or w.rng.random() < 0.4:
+        it = [w.choice(["full", "shared"]) for _ in range(n)]
+        first_mla = next((i for i, k in enumerate(kinds) if k != "linear_attention"), 0)
+        it[first_mla] = "full"
+        w.set("indexer_types", it)
+    pool = w.choice([1, 2, 4])
+    w.set("index_kpool", pool)
+    w.set("index_topk", pool * w.choice([1, 2, 4]))
+    heads, hd, conv = w.choice([1, 2, 4]), w.choice([8, 16]), w.choice([2, 3, 4])
+    if w.rng.random() < 0.3:
+        w.set("linear_attn_config", {"num_heads": heads, "head_dim": hd, "short_conv_kernel_size": conv})
+    else:
+        w.set("linear_num_heads", heads)
+        w.set("linear_head_dim", hd)
+        w.set("linear_conv_kernel_dim", conv)
+    w.set("hc_mult", w.choice([1, 2, 3, 4]))
+
+
 FAMILIES = {
     "gpt2": fam_gpt2, "gptj": fam_gptj, "gpt_bigcode": fam_gpt_bigcode, "falcon": fam_falcon,
     "gpt_neox": fam_gpt_neox, "mamba": fam_mamba, "falcon_mamba": fam_mamba, "mamba2": fam_mamba2,
@@ -1379,6 +1444,8 @@ FAMILIES["qwen3_omni_moe_text"] = fam_moe   # Qwen3-Omni's Thinker decoder: Qwen
 FAMILIES["step3p5"] = fam_step3p5
 FAMILIES["mistral_large4_text"] = fam_mistral_large4
 FAMILIES["dots3_note_text"] = fam_dots3
+FAMILIES["qwen4_exp_text"] = fam_qwen4_exp
+FAMILIES["glm5_next_text"] = fam_glm5_next
 
 
 def fam_deepseek_ocr(w, t):
@@ -1919,6 +1986,44 @@ def draw_wrapper_v1(rng, t, d, text_hidden):
         d["adapter_config"] = ac
         if rng.random() < 0.3:                        # an old checkpoint: trimmed to the deepest layer read
             d["vit_config"] = d.pop("vision_config")
+    elif t == "glm5_next":
+        # the tower's own widths and flags: its output width (the downsample's and the merger's), the merger's MLP, the
+        # merge and temporal patch, the attention's biases
+        vc = d["vision_config"]
+        vc["out_hidden_size"] = rng.choice([text_hidden, 24, 48])
+        vc["projection_intermediate_size"] = rng.choice([16, 40])
+        vc["spatial_merge_size"] = rng.choice([1, 2])
+        vc["temporal_patch_size"] = rng.choice([1, 2])
+        if rng.random() < 0.6:
+            vc["attention_bias"] = rng.random() < 0.5
+    elif t == "dots3_note":
+        # the tower's adapter widths (they must match the tower's and the decoder's), its MoE schedule (the pyramid of
+        # expert counts, or mlp_layer_types with per_layer_config's counts), the merge; a small audio encoder
+        vc = d["vision_config"]
+        vh, L = vc["hidden_size"], vc["num_hidden_layers"]
+        vc["adapter_in_dim"] = vh
+        vc["adapter_out_dim"] = text_hidden
+        vc["moe_intermediate_size"] = rng.choice([16, 32])
+        m = rng.choice([1, 2])
+        vc["spatial_merge_size"] = vc["adapter_merge_size"] = m
+        r = rng.random()
+        if r < 0.4:
+            vc["pyramid_num_routed"] = [rng.choice([-1, 2, 4]) for _ in range(L)]
+        elif r < 0.8:
+            kinds = [rng.choice(["dense", "sparse"]) for _ in range(L)]
+            vc["mlp_layer_types"] = kinds
+            vc["num_local_experts"] = rng.choice([2, 3])
+            if rng.random() < 0.5:
+                vc["per_layer_config"] = {str(i): {"num_local_experts": rng.choice([2, 4])}
+                                          for i, k in enumerate(kinds) if k == "sparse"}
+        if rng.random() < 0.5:
+            vc["attention_bias"] = rng.random() < 0.5
+        h = rng.choice([2, 4])
+        ah = h * rng.choice([8, 16])
+        d["audio_config"] = {"hidden_size": ah, "num_attention_heads": h, "num_hidden_layers": rng.choice([1, 2]),
+                             "intermediate_size": rng.choice([32, 48]), "downsample_hidden_size": rng.choice([8, 16]),
+                             "feature_size": rng.choice([16, 20, 128]), "adapter_input_size": ah,
+                             "adapter_out_dim": text_hidden, "attention_bias": rng.random() < 0.5}
     elif t in ("kosmos-2", "kosmos-2.5"):              # the projection's latent queries; Kosmos-2.5's Pix2Struct
         if rng.random() < 0.7:                        # tower: the flattened patch width, the row and column
             d["latent_query_num"] = rng.choice([1, 4, 16])   # tables, a head_dim of its own
@@ -2417,6 +2522,9 @@ BREAKS = (("hidden_size not a multiple of the heads, head_dim derived", break_he
 # the rule broken is broken (heads drawn for the old KV heads would break the other rule too); so is
 # num_attention_groups beside a num_key_value_heads the break sets (the alias wins in PreTrainedConfig)
 LAYER_HEADS_TYPES = ("step3p7",)
+# Types whose head_dim default is a width of its own, not hidden_size / heads (Qwen4-Exp's 256), which the drawn rotary
+# part must fit (the QSA index head): a broken config keeps the drawn head_dim, so that only the rule broken is broken
+HEAD_DIM_KEPT_TYPES = ("qwen4_exp_text", "qwen4_exp")
 LAYER_HEAD_KEYS = ("num_sliding_attention_heads", "attention_other_setting", "per_layer_config")
 
 
@@ -2434,6 +2542,8 @@ def refused(t, variants):
                 continue
             if t in AFTER_BREAK:
                 AFTER_BREAK[t](d)
+            if t in HEAD_DIM_KEPT_TYPES and "head_dim" in v["config"].get("text_config", v["config"]):
+                d.get("text_config", d)["head_dim"] = v["config"].get("text_config", v["config"])["head_dim"]
             if t in LAYER_HEADS_TYPES:
                 tc = d.get("text_config", d)
                 for k in LAYER_HEAD_KEYS:
