@@ -17,19 +17,7 @@
 #include "../model/fields.h"
 #include "../model/model.h"
 #include "refs.h"
-
-static mp_status count_text(const char *json, mp_param_count *pc, mp_model *m, mp_error *err)
-{
-	cJSON *cfg = cJSON_Parse(json);
-	mp_status st;
-
-	assert_non_null(cfg);
-	st = mpm_from_hf(cfg, "/model/hf_config", m, err);
-	if (st == MP_OK)
-		st = mp_count_parameters(m, pc, err);
-	cJSON_Delete(cfg);
-	return st;
-}
+#include "count_util.h"
 
 static void test_every_shared_model_exact(void **state)
 {

@@ -14,19 +14,7 @@
 #include <cmocka.h>
 
 #include "../model/model.h"
-
-static mp_status count_text(const char *json, mp_param_count *pc, mp_model *m, mp_error *err)
-{
-	cJSON *cfg = cJSON_Parse(json);
-	mp_status st;
-
-	assert_non_null(cfg);
-	st = mpm_from_hf(cfg, "/model/hf_config", m, err);
-	if (st == MP_OK)
-		st = mp_count_parameters(m, pc, err);
-	cJSON_Delete(cfg);
-	return st;
-}
+#include "count_util.h"
 
 /* A 3x3 (or k x k) convolution in -> out with its bias; a ResNet block (two GroupNorms, two 3x3 convolutions, a 1x1
  * shortcut when the widths differ); an attention block (a GroupNorm, q, k, v, proj_out 1x1). */

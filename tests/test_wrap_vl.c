@@ -14,19 +14,7 @@
 #include <cmocka.h>
 
 #include "../model/model.h"
-
-static mp_status count_text(const char *json, mp_param_count *pc, mp_model *m, mp_error *err)
-{
-	cJSON *cfg = cJSON_Parse(json);
-	mp_status st;
-
-	assert_non_null(cfg);
-	st = mpm_from_hf(cfg, "/model/hf_config", m, err);
-	if (st == MP_OK)
-		st = mp_count_parameters(m, pc, err);
-	cJSON_Delete(cfg);
-	return st;
-}
+#include "count_util.h"
 
 /*
  * LFM3-VL (Lfm3VlConfig defaults: LFM3's decoder, tied). The tower: 14 layers of norms 2 x 1,024 and SwiGLU 3 x 2,560 x
