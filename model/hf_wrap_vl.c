@@ -321,6 +321,27 @@ static void tie_either(hf_ctx *c, mp_model *m, bool dflt)
 }
 
 /*
+ * A timm tower listed by its generated table (n rows of table, under model.vision_tower.) and the two-layer projector
+ * under model.multi_modal_projector. of FastVLM and Perception LM: linear_1 from in_width (the tower's output width,
+ * elements) to the decoder's width m->hidden_size and linear_2 square, with biases when bias. The table is static:
+ * m's inventory points at it, nothing is allocated.
+ */
+static void timm_tower_projector(mp_model *m, const mp_tensor *table, size_t n, uint64_t in_width, bool bias)
+{
+	const uint64_t out = m->hidden_size;
+	const uint8_t P = MP_ROOT_PROJECTOR;
+
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.vision_tower.");
+	m->inv.ext = table;
+	m->inv.n_ext = n;
+	mp_inventory_root(&m->inv, P, "model.multi_modal_projector.");
+	put(m, P, NULL, "linear_1.weight", MP_TK_PROJECTOR, out, in_width, 1);
+	put(m, P, NULL, "linear_1.bias", MP_TK_PROJECTOR, 0, out, bias);
+	put(m, P, NULL, "linear_2.weight", MP_TK_PROJECTOR, out, out, 1);
+	put(m, P, NULL, "linear_2.bias", MP_TK_PROJECTOR, 0, out, bias);
+}
+
+/*
  * FastVLM (FastVlmConfig: Qwen2 with its own defaults when text_config is absent (its SubConfigSpec's init_kwargs:
  * vocab 152128, hidden 3584, MLP 18944, 28 layers, 28 heads, kv 4), untied unless either config ties
  * (__post_init__); vision_config timm_wrapper fastvit_mci3 with model_args {"inference_mode": true} and hidden_size 3072
@@ -339,9 +360,8 @@ void mpm_read_fast_vlm(hf_ctx *c, mp_model *m)
 	const cJSON *tc = cJSON_GetObjectItemCaseSensitive(c->cfg, "text_config"), *vc, *arch, *args, *fl, *fs;
 	char pointer[MP_POINTER_MAX];
 	hf_ctx v;
-	uint64_t vh = 3072, out;
+	uint64_t vh = 3072;
 	bool bias;
-	const uint8_t P = MP_ROOT_PROJECTOR;
 
 	if (!cJSON_IsObject(tc) && (tc == NULL || cJSON_IsNull(tc))) {
 		/* the SubConfigSpec's init_kwargs over Qwen2Config's defaults (FastVLM-7B's decoder; the qwen2 row's
@@ -401,15 +421,7 @@ void mpm_read_fast_vlm(hf_ctx *c, mp_model *m)
 	c->st = v.st;
 	if (c->st != MP_OK)
 		return;
-	out = m->hidden_size;
-	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.vision_tower.");
-	m->inv.ext = mpm_fast_vlm_timm;
-	m->inv.n_ext = mpm_fast_vlm_timm_count;
-	mp_inventory_root(&m->inv, P, "model.multi_modal_projector.");
-	put(m, P, NULL, "linear_1.weight", MP_TK_PROJECTOR, out, vh, 1);
-	put(m, P, NULL, "linear_1.bias", MP_TK_PROJECTOR, 0, out, bias);
-	put(m, P, NULL, "linear_2.weight", MP_TK_PROJECTOR, out, out, 1);
-	put(m, P, NULL, "linear_2.bias", MP_TK_PROJECTOR, 0, out, bias);
+	timm_tower_projector(m, mpm_fast_vlm_timm, mpm_fast_vlm_timm_count, vh, bias);
 }
 
 /*
@@ -1038,8 +1050,6 @@ void mpm_read_perception_lm(hf_ctx *c, mp_model *m)
 	const cJSON *vc, *arch, *args, *w;
 	char pointer[MP_POINTER_MAX];
 	hf_ctx v;
-	uint64_t out;
-	const uint8_t P = MP_ROOT_PROJECTOR;
 
 	if (!hf_wrap_read_text(c, "llama", false, m))
 		return;
@@ -1065,13 +1075,5 @@ void mpm_read_perception_lm(hf_ctx *c, mp_model *m)
 	c->st = v.st;
 	if (c->st != MP_OK)
 		return;
-	out = m->hidden_size;
-	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.vision_tower.");
-	m->inv.ext = mpm_perception_lm_timm;
-	m->inv.n_ext = mpm_perception_lm_timm_count;
-	mp_inventory_root(&m->inv, P, "model.multi_modal_projector.");
-	put(m, P, NULL, "linear_1.weight", MP_TK_PROJECTOR, out, 1024, 1);
-	put(m, P, NULL, "linear_1.bias", MP_TK_PROJECTOR, 0, out, 1);
-	put(m, P, NULL, "linear_2.weight", MP_TK_PROJECTOR, out, out, 1);
-	put(m, P, NULL, "linear_2.bias", MP_TK_PROJECTOR, 0, out, 1);
+	timm_tower_projector(m, mpm_perception_lm_timm, mpm_perception_lm_timm_count, 1024, true);
 }
