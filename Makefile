@@ -46,7 +46,7 @@ PLANNER_SRC := planner/core.c planner/model.c planner/device.c planner/inference
                planner/workspace.c planner/recurrent.c planner/engine.c planner/sdpa.c planner/vision.c \
                planner/inventory.c planner/decoder.c planner/ggml.c planner/llamacpp.c
 MODEL_SRC   := model/fields.c model/hf_keys.c model/hf_config.c model/hf_first.c model/hf_types.c model/hf_moe.c model/hf_wrap.c model/hf_wrap_qformer.c model/hf_wrap_vl.c model/hf_vq.c model/hf_hybrid.c \
-               model/hf_gemma.c model/hf_deepseek4.c model/hf_classic.c model/hf_mllama.c model/hf_rows.c model/hf_recurrent.c model/hf_decoders.c model/hf_inkling.c model/hf_tensors.c model/hf_names.c model/hf_gemma3n_timm.c model/hf_fast_vlm_timm.c model/mpm_types.c \
+               model/hf_gemma.c model/hf_deepseek4.c model/hf_classic.c model/hf_mllama.c model/hf_rows.c model/hf_recurrent.c model/hf_decoders.c model/hf_inkling.c model/hf_tensors.c model/hf_names.c model/hf_gemma3n_timm.c model/hf_fast_vlm_timm.c model/hf_perception_lm_timm.c model/mpm_types.c \
                model/train_config.c model/hf_facts.c model/gguf.c model/gguf_model.c model/tensor_names.c \
                model/safetensors.c model/gguf_llamacpp.c model/checkpoint.c
 DB_SRC      := db/store.c

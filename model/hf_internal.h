@@ -190,6 +190,7 @@ uint64_t mpm_clip_vision(hf_ctx *c, hf_ctx *v, const mpm_clip_defaults *d, bool 
 void mpm_read_lfm3_vl(hf_ctx *c, mp_model *m);
 void mpm_read_granite_docling(hf_ctx *c, mp_model *m);
 void mpm_read_fast_vlm(hf_ctx *c, mp_model *m);
+void mpm_read_perception_lm(hf_ctx *c, mp_model *m);
 void mpm_read_hunyuan_vl(hf_ctx *c, mp_model *m);
 void mpm_read_molmo2_text(hf_ctx *c, mp_model *m);
 void mpm_read_molmo2(hf_ctx *c, mp_model *m);
@@ -201,6 +202,10 @@ void mpm_read_kosmos2_5(hf_ctx *c, mp_model *m);
 extern const mp_tensor mpm_fast_vlm_timm[];
 extern const size_t mpm_fast_vlm_timm_count;
 extern const uint64_t mpm_fast_vlm_timm_parameters;
+/* model/hf_perception_lm_timm.c (generated): Perception LM's timm vit_pe_core_large_patch14_336 tower */
+extern const mp_tensor mpm_perception_lm_timm[];
+extern const size_t mpm_perception_lm_timm_count;
+extern const uint64_t mpm_perception_lm_timm_parameters;
 void mpm_read_nemotron_h_omni(hf_ctx *c, mp_model *m);
 void mpm_read_phi4_multimodal(hf_ctx *c, mp_model *m);
 void mpm_read_muse_glimmer(hf_ctx *c, mp_model *m);

@@ -321,6 +321,27 @@ static void tie_either(hf_ctx *c, mp_model *m, bool dflt)
 }
 
 /*
+ * A timm tower listed by its generated table (n rows of table, under model.vision_tower.) and the two-layer projector
+ * under model.multi_modal_projector. of FastVLM and Perception LM: linear_1 from in_width (the tower's output width,
+ * elements) to the decoder's width m->hidden_size and linear_2 square, with biases when bias. The table is static:
+ * m's inventory points at it, nothing is allocated.
+ */
+static void timm_tower_projector(mp_model *m, const mp_tensor *table, size_t n, uint64_t in_width, bool bias)
+{
+	const uint64_t out = m->hidden_size;
+	const uint8_t P = MP_ROOT_PROJECTOR;
+
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.vision_tower.");
+	m->inv.ext = table;
+	m->inv.n_ext = n;
+	mp_inventory_root(&m->inv, P, "model.multi_modal_projector.");
+	put(m, P, NULL, "linear_1.weight", MP_TK_PROJECTOR, out, in_width, 1);
+	put(m, P, NULL, "linear_1.bias", MP_TK_PROJECTOR, 0, out, bias);
+	put(m, P, NULL, "linear_2.weight", MP_TK_PROJECTOR, out, out, 1);
+	put(m, P, NULL, "linear_2.bias", MP_TK_PROJECTOR, 0, out, bias);
+}
+
+/*
  * FastVLM (FastVlmConfig: Qwen2 with its own defaults when text_config is absent (its SubConfigSpec's init_kwargs:
  * vocab 152128, hidden 3584, MLP 18944, 28 layers, 28 heads, kv 4), untied unless either config ties
  * (__post_init__); vision_config timm_wrapper fastvit_mci3 with model_args {"inference_mode": true} and hidden_size 3072
@@ -339,9 +360,8 @@ void mpm_read_fast_vlm(hf_ctx *c, mp_model *m)
 	const cJSON *tc = cJSON_GetObjectItemCaseSensitive(c->cfg, "text_config"), *vc, *arch, *args, *fl, *fs;
 	char pointer[MP_POINTER_MAX];
 	hf_ctx v;
-	uint64_t vh = 3072, out;
+	uint64_t vh = 3072;
 	bool bias;
-	const uint8_t P = MP_ROOT_PROJECTOR;
 
 	if (!cJSON_IsObject(tc) && (tc == NULL || cJSON_IsNull(tc))) {
 		/* the SubConfigSpec's init_kwargs over Qwen2Config's defaults (FastVLM-7B's decoder; the qwen2 row's
@@ -401,15 +421,7 @@ void mpm_read_fast_vlm(hf_ctx *c, mp_model *m)
 	c->st = v.st;
 	if (c->st != MP_OK)
 		return;
-	out = m->hidden_size;
-	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.vision_tower.");
-	m->inv.ext = mpm_fast_vlm_timm;
-	m->inv.n_ext = mpm_fast_vlm_timm_count;
-	mp_inventory_root(&m->inv, P, "model.multi_modal_projector.");
-	put(m, P, NULL, "linear_1.weight", MP_TK_PROJECTOR, out, vh, 1);
-	put(m, P, NULL, "linear_1.bias", MP_TK_PROJECTOR, 0, out, bias);
-	put(m, P, NULL, "linear_2.weight", MP_TK_PROJECTOR, out, out, 1);
-	put(m, P, NULL, "linear_2.bias", MP_TK_PROJECTOR, 0, out, bias);
+	timm_tower_projector(m, mpm_fast_vlm_timm, mpm_fast_vlm_timm_count, vh, bias);
 }
 
 /*
@@ -1016,4 +1028,52 @@ void mpm_read_kosmos2_5(hf_ctx *c, mp_model *m)
 	put(m, T, lay, "pre_mlp_layer_norm.weight", MP_TK_VISION, 0, h, L);
 	put(m, T, NULL, "layernorm.weight", MP_TK_VISION, 0, h, 1);
 	kosmos_projection(c, m, h, 2048);
+}
+
+/*
+ * Perception LM (PerceptionLMConfig: text_config llama, LlamaConfig's defaults when absent; tied when the wrapper's
+ * tie_word_embeddings says so, else as text_config's (__post_init__), default untied; vision_config a timm_wrapper).
+ * The tower under model.vision_tower. is timm 1.0.31's vit_pe_core_large_patch14_336 (eva.py: PE-Core L/14 at 336 px,
+ * 24 blocks 1,024 wide, a CLS token, attention pooling) as one static table (hf_perception_lm_timm.c, 316,102,656
+ * parameters); the projector under model.multi_modal_projector. (PerceptionLMMultiModalProjector): linear_1 from
+ * model_args["embed_dim"] to the decoder's width and linear_2 square, both biased, a GELU between; the pooling
+ * (projector_pooling_ratio > 1, adaptive average pooling) and the CLS token dropped (vision_use_cls_token) hold no
+ * parameters. Example (tools/groundtruth/configs/perception-lm-pe-core-large-variant.json, Llama's 4,096-wide
+ * default decoder): projector 4,096 x 1,024 + 4,096 x 4,096 + 2 x 4,096 = 20,979,712; 7,075,497,984 in all.
+ * Errors (422, naming the key): a vision_config without model_args {"embed_dim": 1024} (the default's timm_wrapper has
+ * none and transformers 5.24 raises TypeError reading model_args["embed_dim"]; other model_args reshape the timm
+ * tower), another timm architecture (its shapes are timm's code, which memplan does not model),
+ * projector_pooling_ratio not a whole number, vision_use_cls_token not a boolean.
+ */
+void mpm_read_perception_lm(hf_ctx *c, mp_model *m)
+{
+	const cJSON *vc, *arch, *args, *w;
+	char pointer[MP_POINTER_MAX];
+	hf_ctx v;
+
+	if (!hf_wrap_read_text(c, "llama", false, m))
+		return;
+	m->inv.roots[MP_ROOT_DECODER] = "model.language_model.";
+	hf_wrap_tie(c, m, false);
+	(void)hf_get_u64(c, KEYS("projector_pooling_ratio"), 1);
+	(void)hf_get_bool(c, KEYS("vision_use_cls_token"), true);
+	if (c->st != MP_OK || !hf_sub_config(c, "vision_config", pointer, sizeof(pointer), &v))
+		return;
+	vc = v.cfg;
+	arch = vc ? cJSON_GetObjectItemCaseSensitive(vc, "architecture") : NULL;
+	args = vc ? cJSON_GetObjectItemCaseSensitive(vc, "model_args") : NULL;
+	w = cJSON_IsObject(args) ? cJSON_GetObjectItemCaseSensitive(args, "embed_dim") : NULL;
+	if (!(cJSON_IsObject(args) && cJSON_GetArraySize(args) == 1 && cJSON_IsNumber(w) && w->valuedouble == 1024))
+		hf_fail_key(&v, "model_args",
+		            "vision_config needs model_args {\"embed_dim\": 1024}, vit_pe_core_large_patch14_336's width (the "
+		            "projector's input: transformers reads model_args[\"embed_dim\"] and TimmWrapperConfig has no "
+		            "default; other arguments reshape the timm tower, which memplan does not model)");
+	else if (!(cJSON_IsString(arch) && strcmp(arch->valuestring, "vit_pe_core_large_patch14_336") == 0))
+		hf_fail_key(&v, "architecture",
+		            "the timm tower must be vit_pe_core_large_patch14_336 (PE-Core L/14, the one memplan lists: "
+		            "another architecture's shapes are timm's code; TimmWrapperConfig's own default is resnet50)");
+	c->st = v.st;
+	if (c->st != MP_OK)
+		return;
+	timm_tower_projector(m, mpm_perception_lm_timm, mpm_perception_lm_timm_count, 1024, true);
 }

@@ -1014,6 +1014,8 @@ const mpm_type mpm_types[] = {
      .wrapper = true, .experts_key = "n_routed_experts",
      .simplified = "as inkling_text's; the image and audio towers' activations are not planned"},
     {.name = "fast_vlm", .model_class = "FastVlmForConditionalGeneration", .read = mpm_read_fast_vlm, .wrapper = true},
+    {.name = "perception_lm", .model_class = "PerceptionLMForConditionalGeneration", .read = mpm_read_perception_lm,
+     .wrapper = true},
     /* HunYuanVLTextConfig (the decoder of HunyuanOCR): HunYuanDenseV1Config's modules (query_layernorm and
      * key_layernorm of head_dim, attention_bias on q, k, v and o) with its defaults, tied; read through hunyuan_vl,
      * whose reader requires head_dim (transformers 5.24 builds it only with head_dim given) */

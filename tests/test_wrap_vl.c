@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -110,6 +111,37 @@ static void test_fast_vlm(void **state)
 	assert_int_equal(pc.lm_head, 0);
 	assert_int_equal(pc.embedding, UINT64_C(151936) * 4096);
 	assert_int_equal(pc.vision, UINT64_C(122714208) + 4096 * 3072 + 4096 * 4096);
+}
+
+/*
+ * Perception LM (tools/groundtruth/configs/perception-lm-pe-core-large-variant.json: PerceptionLMConfig's defaults,
+ * Llama's 4,096-wide decoder over 32,000 tokens, untied, with timm's vit_pe_core_large_patch14_336 and model_args
+ * {"embed_dim": 1024}): the tower 316,102,656 (the generated table) and the projector 4,096 x 1,024 + 4,096^2 +
+ * 2 x 4,096 = 20,979,712; 7,075,497,984 in all (transformers 5.24, tests/ref/hf/groundtruth.json).
+ */
+static void test_perception_lm(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+	const char *tower = "\"vision_config\":{\"model_type\":\"timm_wrapper\",\"architecture\":"
+	                    "\"vit_pe_core_large_patch14_336\",\"model_args\":{\"embed_dim\":1024}}";
+	char cfg[512];
+
+	(void)state;
+	snprintf(cfg, sizeof(cfg), "{\"model_type\":\"perception_lm\",%s}", tower);
+	assert_int_equal(count_text(cfg, &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.vision, UINT64_C(316102656) + 4096 * 1024 + 4096 * 4096 + 2 * 4096);
+	assert_int_equal(pc.total, UINT64_C(7075497984));
+	assert_int_equal(pc.lm_head, UINT64_C(32000) * 4096);
+	/* a text_config that ties ties the wrapper when the wrapper says nothing (__post_init__); pooling holds nothing */
+	snprintf(cfg, sizeof(cfg),
+	         "{\"model_type\":\"perception_lm\",\"projector_pooling_ratio\":2,\"text_config\":{\"model_type\":"
+	         "\"llama\",\"hidden_size\":2048,\"tie_word_embeddings\":true},%s}",
+	         tower);
+	assert_int_equal(count_text(cfg, &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.lm_head, 0);
+	assert_int_equal(pc.vision, UINT64_C(316102656) + 2048 * 1024 + 2048 * 2048 + 2 * 2048);
 }
 
 /*
@@ -256,6 +288,15 @@ static void test_bad_configs(void **state)
 	    {"{\"model_type\":\"fast_vlm\",\"vision_feature_layer\":-2}", "/model/hf_config/vision_feature_layer"},
 	    {"{\"model_type\":\"fast_vlm\",\"vision_feature_select_strategy\":\"default\"}",
 	     "/model/hf_config/vision_feature_select_strategy"},
+	    /* PerceptionLMConfig's default timm_wrapper has no model_args: transformers 5.24 raises TypeError */
+	    {"{\"model_type\":\"perception_lm\"}", "/model/hf_config/vision_config/model_args"},
+	    {"{\"model_type\":\"perception_lm\",\"vision_config\":{\"model_type\":\"timm_wrapper\",\"architecture\":"
+	     "\"vit_pe_core_large_patch14_336\",\"model_args\":{\"embed_dim\":768}}}",
+	     "/model/hf_config/vision_config/model_args"},
+	    {"{\"model_type\":\"perception_lm\",\"vision_config\":{\"model_type\":\"timm_wrapper\",\"architecture\":"
+	     "\"vit_pe_core_base_patch16_224\",\"model_args\":{\"embed_dim\":1024}}}",
+	     "/model/hf_config/vision_config/architecture"},
+	    {"{\"model_type\":\"perception_lm\",\"projector_pooling_ratio\":-1}", "/model/hf_config/projector_pooling_ratio"},
 	    /* HunYuanVLTextConfig's default head_dim None: transformers 5.24 cannot build it */
 	    {"{\"model_type\":\"hunyuan_vl\"}", "/model/hf_config/head_dim"},
 	    {"{\"model_type\":\"hunyuan_vl\",\"text_config\":{\"num_attention_heads\":16}}",
@@ -312,6 +353,7 @@ int main(void)
 	    cmocka_unit_test(test_lfm3_vl),
 	    cmocka_unit_test(test_granite_docling),
 	    cmocka_unit_test(test_fast_vlm),
+	    cmocka_unit_test(test_perception_lm),
 	    cmocka_unit_test(test_hunyuan_vl),
 	    cmocka_unit_test(test_molmo2),
 	    cmocka_unit_test(test_kosmos2),

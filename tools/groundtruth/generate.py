@@ -71,7 +71,7 @@ lfm3_vl granite_docling
 unlimited_ocr deepseek_ocr2 chameleon
 inkling_text inkling2_text inkling2_loop_text inkling2 inkling2_loop inkling_mm_model
 mistral_large4 dots3_note_text qwen4_exp_text qwen4_exp dots3_note glm5_next
-fast_vlm hunyuan_vl molmo2 kosmos-2 kosmos-2.5
+fast_vlm hunyuan_vl molmo2 kosmos-2 kosmos-2.5 perception_lm
 nemotron_h_omni phi4_multimodal muse_glimmer muse_spark bailing_hybrid zaya
 janus idefics apertus1p5""".split()
 

@@ -6,7 +6,9 @@ transformers 5.24 (with timm 1.0.31) built for a type's default config (tests/re
 architecture, not the config's, so one table serves every config that names that architecture:
   - model/hf_gemma3n_timm.c: Gemma 3n's mobilenetv5_300m_enc (case gemma3n-default);
   - model/hf_fast_vlm_timm.c: FastVLM's fastvit_mci3 with inference_mode (case fast_vlm-default; its BatchNorms'
-    running statistics are buffers, MP_TF_BUFFER, num_batches_tracked an int64 scalar).
+    running statistics are buffers, MP_TF_BUFFER, num_batches_tracked an int64 scalar);
+  - model/hf_perception_lm_timm.c: Perception LM's vit_pe_core_large_patch14_336 (case
+    perception-lm-pe-core-large-variant, tools/groundtruth/configs/: the default config names no model_args).
 Run by hand after state_dicts.py:
   python3 tools/groundtruth/tower_table.py
 """
@@ -24,6 +26,9 @@ TABLES = [
     {"case": "fast_vlm-default", "out": "hf_fast_vlm_timm.c", "symbol": "mpm_fast_vlm_timm",
      "about": "FastVLM's vision tower, timm's fastvit_mci3 (inference_mode)",
      "shared": "every\n * FastVLM model of that architecture shares the table (model/hf_wrap_vl.c points its inventory at it)"},
+    {"case": "perception-lm-pe-core-large-variant", "out": "hf_perception_lm_timm.c", "symbol": "mpm_perception_lm_timm",
+     "about": "Perception LM's vision tower, timm's vit_pe_core_large_patch14_336",
+     "shared": "every\n * Perception LM model of that architecture shares the table (model/hf_wrap_vl.c points its inventory at it)"},
 ]
 
 

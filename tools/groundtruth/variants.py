@@ -1935,6 +1935,14 @@ def draw_wrapper_v1(rng, t, d, text_hidden):
             d["vision_config"] = {"model_type": "timm_wrapper", "architecture": "fastvit_mci3", "do_pooling": True,
                                   "global_pool": "avg", "model_args": {"inference_mode": True},
                                   "hidden_size": rng.choice([3072, 48, 96])}
+    elif t == "perception_lm":                         # the timm tower is fixed (vit_pe_core_large_patch14_336,
+        d["vision_config"] = {"model_type": "timm_wrapper",  # configs/perception-lm-pe-core-large-variant.json):
+                              "architecture": "vit_pe_core_large_patch14_336",  # the projector's pooling and the CLS
+                              "model_args": {"embed_dim": 1024}}                # token drop hold no parameters
+        if rng.random() < 0.7:
+            d["projector_pooling_ratio"] = rng.choice([1, 2, 3, 4])
+        if rng.random() < 0.7:
+            d["vision_use_cls_token"] = rng.random() < 0.5
     elif t == "hunyuan_vl":                            # head_dim stated and an mrope split (both needed to build
         text = d["text_config"]                       # and run), the tower's position grid, merge and channels
         text["head_dim"] = text.get("head_dim") or text.get("hidden_size", 4096) // text.get("num_attention_heads", 32)
