@@ -1107,23 +1107,34 @@ void mpm_read_dots1(hf_ctx *c, mp_model *m)
  * norms; 60 experts (num_experts) of 1408, top-4, every decoder_sparse_step-th layer, mlp_only_layers dense; no
  * shared expert (modeling_qwen3_vl_moe.py).
  */
+/*
+ * The Qwen3-MoE decoders of the multimodal wrappers (Qwen3-VL-MoE's, Qwen3-Omni's Thinker's): the trunk t, a dense MLP
+ * of intermediate_size inter (in mlp_only_layers), q/k norms, attention_bias on q, k, v and o, experts (num_experts,
+ * or num_local_experts) of moe_inter with top-k topk every decoder_sparse_step-th layer. Their __post_init__ sets
+ * sliding_window None, but a sliding_window key (not a field) set after it makes transformers 5.24's DynamicCache slide
+ * in every layer (no layer_types): the cache follows it.
+ */
+static void qwen3_moe_text(hf_ctx *c, const trunk *t, uint64_t inter, uint64_t experts, uint64_t topk,
+                           uint64_t moe_inter, mp_model *m)
+{
+	decode_trunk(c, t, m);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), inter);
+	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
+	m->qk_norm = true;
+	m->num_experts = hf_get_u64(c, KEYS("num_experts", "num_local_experts"), experts);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), topk);
+	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), moe_inter);
+	m->moe_layer_step = hf_get_u64(c, KEYS("decoder_sparse_step"), 1);
+	hf_decode_mlp_only_layers(c, m);
+	m->sliding_window = hf_window(c, "sliding_window", 0);
+	hf_decode_rope(c, m, 1.0);
+}
+
 void mpm_read_qwen3_vl_moe_text(hf_ctx *c, mp_model *m)
 {
 	static const trunk t = {151936, 2048, 24, 16, 16, 128000, true};
 
-	decode_trunk(c, &t, m);
-	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 5632);
-	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
-	m->qk_norm = true;
-	m->num_experts = hf_get_u64(c, KEYS("num_experts", "num_local_experts"), 60);
-	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 4);
-	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 1408);
-	m->moe_layer_step = hf_get_u64(c, KEYS("decoder_sparse_step"), 1);
-	hf_decode_mlp_only_layers(c, m);
-	/* Qwen3VLMoeTextConfig.__post_init__ sets sliding_window None, but a sliding_window key (not a field) is set after
-	 * it: the cache then slides in every layer (no layer_types) */
-	m->sliding_window = hf_window(c, "sliding_window", 0);
-	hf_decode_rope(c, m, 1.0);
+	qwen3_moe_text(c, &t, 5632, 60, 4, 1408, m);
 }
 
 /*
@@ -2210,17 +2221,7 @@ void mpm_read_qwen3_omni_moe_text(hf_ctx *c, mp_model *m)
 {
 	static const trunk t = {3584, 2048, 28, 28, 4, 32768, false};
 
-	decode_trunk(c, &t, m);
-	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 18944);
-	m->qkv_bias = m->o_bias = hf_get_bool(c, KEYS("attention_bias"), false);
-	m->qk_norm = true;
-	m->num_experts = hf_get_u64(c, KEYS("num_experts", "num_local_experts"), 128);
-	m->num_experts_per_tok = hf_get_u64(c, KEYS("num_experts_per_tok"), 8);
-	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), 768);
-	m->moe_layer_step = hf_get_u64(c, KEYS("decoder_sparse_step"), 1);
-	hf_decode_mlp_only_layers(c, m);
-	m->sliding_window = hf_window(c, "sliding_window", 0);
-	hf_decode_rope(c, m, 1.0);
+	qwen3_moe_text(c, &t, 18944, 128, 8, 768, m);
 }
 
 /*
