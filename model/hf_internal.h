@@ -80,7 +80,7 @@ void hf_legacy(mp_model *m, const char *name, mp_tensor_class cls, uint64_t rows
                bool vector);
 
 /* The families' tensor names (model/hf_names.c). */
-extern const mp_names mpm_names_phi3, mpm_names_glm, mpm_names_glm4, mpm_names_post_norms, mpm_names_apertus, mpm_names_bitnet, mpm_names_phi, mpm_names_starcoder2, mpm_names_hunyuan, mpm_names_gpt2, mpm_names_gpt_bigcode, mpm_names_gptj, mpm_names_gpt_neox, mpm_names_falcon, mpm_names_falcon_two_ln, mpm_names_gpt_oss, mpm_names_phimoe, mpm_names_qwen_moe, mpm_names_minimax_m2, mpm_names_ernie4_5_moe, mpm_names_granitemoe, mpm_names_llama4, mpm_names_llama4_text, mpm_names_mamba, mpm_names_jamba, mpm_names_granitemoehybrid, mpm_names_granitemoehybrid_dense, mpm_names_nemotron_h, mpm_names_lfm2, mpm_names_qwen3_next, mpm_names_qwen3_5, mpm_names_longcat, mpm_names_zamba2;
+extern const mp_names mpm_names_phi3, mpm_names_glm, mpm_names_glm4, mpm_names_post_norms, mpm_names_apertus, mpm_names_bitnet, mpm_names_phi, mpm_names_starcoder2, mpm_names_hunyuan, mpm_names_gpt2, mpm_names_gpt_bigcode, mpm_names_gptj, mpm_names_gpt_neox, mpm_names_falcon, mpm_names_falcon_two_ln, mpm_names_gpt_oss, mpm_names_phimoe, mpm_names_qwen_moe, mpm_names_minimax_m2, mpm_names_ernie4_5_moe, mpm_names_ernie4_5_vl_moe, mpm_names_granitemoe, mpm_names_llama4, mpm_names_llama4_text, mpm_names_mamba, mpm_names_jamba, mpm_names_granitemoehybrid, mpm_names_granitemoehybrid_dense, mpm_names_nemotron_h, mpm_names_lfm2, mpm_names_qwen3_next, mpm_names_qwen3_5, mpm_names_longcat, mpm_names_zamba2;
 /* model/hf_classic.c's families */
 extern const mp_names mpm_names_opt, mpm_names_opt_proj, mpm_names_bloom, mpm_names_gpt_neo, mpm_names_codegen, mpm_names_mpt, mpm_names_mllama, mpm_names_xglm, mpm_names_biogpt;
 /* model/hf_rows.c's and the new dense rows' */
@@ -113,6 +113,7 @@ void mpm_read_olmoe(hf_ctx *c, mp_model *m);
 void mpm_read_granitemoe(hf_ctx *c, mp_model *m);
 void mpm_read_phimoe(hf_ctx *c, mp_model *m);
 void mpm_read_ernie4_5_moe(hf_ctx *c, mp_model *m);
+void mpm_read_ernie4_5_vl_moe_text(hf_ctx *c, mp_model *m);
 void mpm_read_minimax_m2(hf_ctx *c, mp_model *m);
 void mpm_read_dots1(hf_ctx *c, mp_model *m);
 void mpm_read_qwen3_vl_moe_text(hf_ctx *c, mp_model *m);

@@ -1045,6 +1045,101 @@ void mpm_read_ernie4_5_moe(hf_ctx *c, mp_model *m)
 }
 
 /*
+ * Ernie4_5_VLMoeTextConfig (the decoder of ERNIE-4.5-VL-28B-A3B; modeling_ernie4_5_vl_moe.py): ERNIE 4.5 MoE's
+ * attention and trunk (vocab 103424, hidden 2560, FFN 12288 for the dense layers, 28 layers, 20 heads, kv 4, head_dim
+ * hidden // heads, 131072 positions, tied, use_bias on q, k, v, o and the dense and shared MLPs; lm_head without a
+ * bias), mlp_layer_types (default: layer 0 dense, the rest sparse), and in every sparse layer two groups of
+ * moe_num_experts (64) experts, top moe_k (6): text_moe of moe_intermediate_size[0] (1536), which text tokens run, and
+ * vision_moe of moe_intermediate_size[1] (512), which only image and video tokens run (Ernie4_5_VLMoeMoeBlock: each
+ * token goes to its modality's group), each with its router and its [1, E] e_score_correction_bias; the shared
+ * experts (moe_num_shared_experts x moe_intermediate_size[0]) run for every token. The vision group is listed here,
+ * flagged MP_TF_OTHER_MODALITY: in the weights, never in a text token's active parameters or step. Worked example
+ * (the defaults): the vision group is 27 x (64 x 2560 + 64 + 64 x 1024 x 2560 + 64 x 2560 x 512) = 6,799,197,888
+ * parameters of the model's 29,399,294,336. Errors: a 422 on moe_intermediate_size unless it lists two positive
+ * widths (text, vision) below 2^24, on moe_num_experts of 0, on rope_parameters (or rope_scaling) of a rope_type
+ * other than default.
+ */
+void mpm_read_ernie4_5_vl_moe_text(hf_ctx *c, mp_model *m)
+{
+	static const trunk t = {103424, 2560, 28, 20, 4, 131072, true};
+	const cJSON *mi = cJSON_GetObjectItemCaseSensitive(c->cfg, "moe_intermediate_size");
+	uint64_t width[2] = {1536, 512}, shared, E, moe = 0, h;
+
+	decode_trunk(c, &t, m);
+	m->intermediate_size = hf_get_u64(c, KEYS("intermediate_size"), 12288);
+	m->qkv_bias = m->o_bias = m->mlp_bias = hf_get_bool(c, KEYS("use_bias"), false);
+	m->lm_head_bias = false; /* Ernie4_5_VLMoeForConditionalGeneration.lm_head: bias=False */
+	m->routed_bias = MP_BIAS_OFF;
+	if (mi && !cJSON_IsNull(mi)) {
+		bool ok = cJSON_IsArray(mi) && cJSON_GetArraySize(mi) == 2;
+
+		for (int i = 0; ok && i < 2; i++) {
+			const cJSON *v = cJSON_GetArrayItem(mi, i);
+
+			ok = cJSON_IsNumber(v) && v->valuedouble >= 1 && v->valuedouble < (double)(1u << 24) &&
+			     v->valuedouble == (double)(uint64_t)v->valuedouble;
+			if (ok)
+				width[i] = (uint64_t)v->valuedouble;
+		}
+		if (!ok) {
+			hf_fail_key(c, "moe_intermediate_size",
+			            "moe_intermediate_size must list two positive expert widths below 2^24: the text experts' "
+			            "and the vision experts' ([1536, 512] for ERNIE-4.5-VL-28B-A3B)");
+			return;
+		}
+	}
+	m->num_experts = E = hf_get_u64(c, KEYS("moe_num_experts", "num_experts"), 64);
+	m->num_experts_per_tok = hf_get_u64(c, KEYS("moe_k", "num_experts_per_tok"), 6);
+	m->moe_intermediate_size = width[0];
+	shared = hf_get_u64(c, KEYS("moe_num_shared_experts"), 2);
+	m->num_shared_experts = shared;
+	m->shared_expert_intermediate_size = hf_mul(c, shared, width[0], "moe_num_shared_experts");
+	m->router_bias = true;
+	m->first_dense_layers = m->num_layers ? 1 : 0; /* __post_init__: ["dense"] + ["sparse"] * (layers - 1) */
+	mlp_layer_types(c, m);
+	hf_decode_rope(c, m, 1.0);
+	if (c->st == MP_OK && strcmp(m->rope_type, "default") != 0)
+		hf_fail_key(c, hf_key_of(c, KEYS("rope_parameters", "rope_scaling")),
+		            "ERNIE-4.5-VL takes the default rope_type only (Ernie4_5_VLMoeTextRotaryEmbedding raises on any "
+		            "other)");
+	if (c->st == MP_OK && E == 0)
+		hf_fail_key(c, hf_key_of(c, KEYS("moe_num_experts", "num_experts")),
+		            "moe_num_experts must be at least 1: every sparse layer routes each token to its modality's experts");
+	if (c->st != MP_OK || m->num_layers > MP_MAX_LAYERS)
+		return;
+	for (uint64_t i = 0; i < m->num_layers; i++)
+		moe += mp_model_is_moe_layer(m, i);
+	h = m->hidden_size;
+	{
+		mp_tensor_spec s = {.root = MP_ROOT_DECODER, .path = MP_NAMES_LAYERS ".mlp.vision_moe", .kind = MP_TK_EXPERT,
+		                    .split = MP_SPLIT_ROWS, .step = MP_STEP_NONE, .view = MP_VIEW_EXPERTS,
+		                    .rows = hf_mul(c, 2, width[1], "moe_intermediate_size"), .cols = h, .copies = E,
+		                    .count = moe, .parts = 2, .flags = MP_TF_OTHER_MODALITY | MP_TF_EP};
+		mp_tensor_spec r = {.root = MP_ROOT_DECODER, .path = MP_NAMES_LAYERS ".mlp.vision_moe", .kind = MP_TK_EXPERT,
+		                    .split = MP_SPLIT_NONE, .step = MP_STEP_NONE, .view = MP_VIEW_LINEAR, .rows = E, .cols = h,
+		                    .count = moe, .flags = MP_TF_OTHER_MODALITY | MP_TF_ROUTER};
+
+		s.leaf = "experts.gate_up_proj";
+		mp_inventory_add(&m->inv, &s);
+		s.leaf = "experts.down_proj";
+		s.rows = h;
+		s.cols = width[1];
+		s.split = MP_SPLIT_COLS;
+		s.parts = 1;
+		mp_inventory_add(&m->inv, &s);
+		r.leaf = "gate.weight";
+		mp_inventory_add(&m->inv, &r);
+		r.leaf = "gate.moe_statics.e_score_correction_bias";
+		r.view = MP_VIEW_EXPERTS_VECTOR;
+		r.copies = 1;
+		r.rows = 0;
+		r.cols = E;
+		r.flags = MP_TF_OTHER_MODALITY;
+		mp_inventory_add(&m->inv, &r);
+	}
+}
+
+/*
  * MiniMaxM2Config: vocab 200064, hidden 3072, 62 layers, 48 heads, kv 8, head_dim 128, 196608 positions, untied;
  * q_norm and k_norm over the whole q and k projections (MiniMaxM2Attention); 256 experts (num_local_experts) of
  * intermediate_size 1536, top-8; the e_score_correction_bias of each MoE block is a buffer (modeling_minimax_m2.py).

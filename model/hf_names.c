@@ -137,6 +137,14 @@ const mp_names mpm_names_ernie4_5_moe = {MP_NAMES_LLAMA_FIELDS,
                                          .router = {"gate.weight", "gate.moe_statics.e_score_correction_bias"},
                                          .router_bias_row = true};
 
+/* ERNIE-4.5-VL's decoder (modeling_ernie4_5_vl_moe.py Ernie4_5_VLMoeMoeBlock): the text experts and their router
+ * under mlp.text_moe, the shared experts under mlp (the vision group, mlp.vision_moe, is the reader's own). */
+const mp_names mpm_names_ernie4_5_vl_moe = {MP_NAMES_LLAMA_FIELDS,
+                                            .moe = MP_NAMES_LAYERS ".mlp.text_moe",
+                                            .shared = MP_NAMES_LAYERS ".mlp",
+                                            .router = {"gate.weight", "gate.moe_statics.e_score_correction_bias"},
+                                            .router_bias_row = true};
+
 /* GraniteMoE (modeling_granitemoe.py): block_sparse_moe.router and experts; GraniteMoeHybrid's shared_mlp
  * (input_linear: gate and up fused, output_linear). */
 const mp_names mpm_names_granitemoe = {MP_NAMES_LLAMA_FIELDS,

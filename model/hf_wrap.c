@@ -169,6 +169,7 @@ enum {
 	WRAP_PROJ_DOTS3,     /* dots.llm3 Note's tower with its pyramid of experts and its audio encoder, listed by the
 	                      * reader (dots3_towers) */
 	WRAP_PROJ_GLM5_NEXT, /* GLM-5.3-Flash's tower with its downsample and merger, listed by the reader (glm5_tower) */
+	WRAP_PROJ_ERNIE_VL,  /* ERNIE-4.5-VL's tower and resampler, listed by the reader (ernie_vl_tower) */
 };
 
 static const wrap_row wraps[] = {
@@ -244,6 +245,10 @@ static const wrap_row wraps[] = {
      NULL, NULL, false},
     {"glm4v_moe", "glm4v_moe_text", "glm4v_moe_vision", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_GLM4V, false, false,
      false, NULL, NULL, NULL, false},
+    /* Ernie4_5_VLMoeConfig (ERNIE-4.5-VL): its decoder (model/hf_moe.c, two expert groups) with its own tower and
+     * resampler; tied */
+    {"ernie4_5_vl_moe", "ernie4_5_vl_moe_text", "ernie4_5_vl_moe_vision", true, false, false, 0, 0, 0, 0, 0,
+     WRAP_PROJ_ERNIE_VL, false, false, false, NULL, NULL, NULL, false},
     /* FuyuConfig: Persimmon, raw patches projected by vision_embed_tokens, untied */
     {"fuyu", "persimmon", "none", false, false, false, 0, 0, 0, 0, 0, WRAP_PROJ_FUYU, false, false, false, NULL, NULL,
      NULL, false},
@@ -878,6 +883,81 @@ static void glm4v_tower(hf_ctx *top, mp_model *m)
 	          out, 1);
 	hf_tensor(m, MP_ROOT_TOWER, "merger", "down_proj.weight", MP_TK_PROJECTOR, MP_SPLIT_NONE, MP_STEP_NONE, false, out,
 	          inter, 1);
+}
+
+/*
+ * ERNIE-4.5-VL (modeling_ernie4_5_vl_moe.py; Ernie4_5_VLMoeVisionConfig: depth 32, hidden 1280, intermediate_size
+ * 5120, 16 heads, 3 channels, 14 px patches, spatial_merge_size 2, temporal_merge_size 2): model.vision_tower. holds
+ * patch_embed.proj (a linear from channels x patch^2 to hidden, no bias), per block LayerNorms norm1 and norm2, attn.qkv
+ * (3 hidden x hidden) and attn.proj, mlp.fc1 and fc2, all biased, and the final LayerNorm ln; model.resampler_model.
+ * (Ernie4_5_VLMoeVariableResolutionResamplerModel, s = hidden x merge^2) holds spatial_linear (fc1 s -> s, fc2 s -> s,
+ * a LayerNorm of s), temporal_linear (fc1 s x temporal_merge -> s, fc2 s -> s, a LayerNorm of s), mlp (s -> the
+ * decoder's width, biased) and after_norm (an RMSNorm of the decoder's width). Worked example (the defaults, decoder
+ * 2560): tower 630,433,280, resampler 144,225,280. Errors: a 422 naming the key for a width, depth, patch or merge of 0
+ * or past the bounds below, or heads that do not divide the width (the attention's reshape fails).
+ */
+static void ernie_vl_tower(hf_ctx *top, mp_model *m)
+{
+	char pointer[96];
+	hf_ctx c;
+	uint64_t h, inter, L, heads, ch, patch, merge, tm, sd, out = m->hidden_size;
+	const char *blk = "blocks.{i}", *att = "blocks.{i}.attn", *mlp = "blocks.{i}.mlp", *sl = "spatial_linear",
+	           *tl = "temporal_linear";
+
+	if (!hf_sub_config(top, "vision_config", pointer, sizeof(pointer), &c))
+		return;
+	L = hf_get_u64(&c, KEYS("depth", "num_hidden_layers"), 32);
+	h = hf_get_u64(&c, KEYS("hidden_size"), 1280);
+	inter = hf_get_u64(&c, KEYS("intermediate_size"), 5120);
+	heads = hf_get_u64(&c, KEYS("num_heads", "num_attention_heads"), 16);
+	ch = hf_get_u64(&c, KEYS("in_channels"), 3);
+	patch = hf_get_u64(&c, KEYS("patch_size"), 14);
+	merge = hf_get_u64(&c, KEYS("spatial_merge_size"), 2);
+	tm = hf_get_u64(&c, KEYS("temporal_merge_size"), 2);
+	if (c.st == MP_OK && (h == 0 || h > (UINT64_C(1) << 20) || inter == 0 || inter > (UINT64_C(1) << 24) || L == 0 ||
+	                      L > MP_MAX_LAYERS || ch == 0 || ch > 256 || patch == 0 || patch > 1024 || merge == 0 ||
+	                      merge > 64 || tm == 0 || tm > 64))
+		hf_fail_key(&c, "hidden_size",
+		            "the image tower needs a width (below 2^20), intermediate_size (below 2^24), a depth (at most "
+		            "1024), in_channels from 1 to 256, patch_size from 1 to 1024 and spatial_merge_size and "
+		            "temporal_merge_size from 1 to 64");
+	else if (c.st == MP_OK && (heads == 0 || h % heads != 0))
+		hf_fail_key(&c, hf_key_of(&c, KEYS("num_heads", "num_attention_heads")),
+		            "num_heads must divide the image tower's hidden_size (its attention splits the width into heads)");
+	top->st = c.st;
+	if (top->st != MP_OK)
+		return;
+	sd = h * merge * merge;
+	mp_inventory_root(&m->inv, MP_ROOT_TOWER, "model.vision_tower.");
+	mp_inventory_root(&m->inv, MP_ROOT_PROJECTOR, "model.resampler_model.");
+	kimi_put(m, MP_ROOT_TOWER, "patch_embed", "proj.weight", MP_TK_VISION, h, ch * patch * patch, 1);
+	kimi_put(m, MP_ROOT_TOWER, blk, "norm1.weight", MP_TK_VISION, 1, h, L);
+	kimi_put(m, MP_ROOT_TOWER, blk, "norm1.bias", MP_TK_VISION, 1, h, L);
+	kimi_put(m, MP_ROOT_TOWER, blk, "norm2.weight", MP_TK_VISION, 1, h, L);
+	kimi_put(m, MP_ROOT_TOWER, blk, "norm2.bias", MP_TK_VISION, 1, h, L);
+	kimi_put(m, MP_ROOT_TOWER, att, "qkv.weight", MP_TK_VISION, 3 * h, h, L);
+	kimi_put(m, MP_ROOT_TOWER, att, "qkv.bias", MP_TK_VISION, 1, 3 * h, L);
+	kimi_put(m, MP_ROOT_TOWER, att, "proj.weight", MP_TK_VISION, h, h, L);
+	kimi_put(m, MP_ROOT_TOWER, att, "proj.bias", MP_TK_VISION, 1, h, L);
+	kimi_put(m, MP_ROOT_TOWER, mlp, "fc1.weight", MP_TK_VISION, inter, h, L);
+	kimi_put(m, MP_ROOT_TOWER, mlp, "fc1.bias", MP_TK_VISION, 1, inter, L);
+	kimi_put(m, MP_ROOT_TOWER, mlp, "fc2.weight", MP_TK_VISION, h, inter, L);
+	kimi_put(m, MP_ROOT_TOWER, mlp, "fc2.bias", MP_TK_VISION, 1, h, L);
+	kimi_put(m, MP_ROOT_TOWER, NULL, "ln.weight", MP_TK_VISION, 1, h, 1);
+	kimi_put(m, MP_ROOT_TOWER, NULL, "ln.bias", MP_TK_VISION, 1, h, 1);
+	for (int pass = 0; pass < 2; pass++) {
+		const char *at = pass ? tl : sl;
+
+		kimi_put(m, MP_ROOT_PROJECTOR, at, "fc1.weight", MP_TK_PROJECTOR, sd, pass ? sd * tm : sd, 1);
+		kimi_put(m, MP_ROOT_PROJECTOR, at, "fc1.bias", MP_TK_PROJECTOR, 1, sd, 1);
+		kimi_put(m, MP_ROOT_PROJECTOR, at, "fc2.weight", MP_TK_PROJECTOR, sd, sd, 1);
+		kimi_put(m, MP_ROOT_PROJECTOR, at, "fc2.bias", MP_TK_PROJECTOR, 1, sd, 1);
+		kimi_put(m, MP_ROOT_PROJECTOR, at, "ln.weight", MP_TK_PROJECTOR, 1, sd, 1);
+		kimi_put(m, MP_ROOT_PROJECTOR, at, "ln.bias", MP_TK_PROJECTOR, 1, sd, 1);
+	}
+	kimi_put(m, MP_ROOT_PROJECTOR, NULL, "mlp.weight", MP_TK_PROJECTOR, out, sd, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, NULL, "mlp.bias", MP_TK_PROJECTOR, 1, out, 1);
+	kimi_put(m, MP_ROOT_PROJECTOR, NULL, "after_norm.weight", MP_TK_PROJECTOR, 1, out, 1);
 }
 
 /*
@@ -2139,13 +2219,14 @@ static void decode_wrapper(hf_ctx *c, const wrap_row *w, mp_model *m)
 	}
 	if (w->projector == WRAP_PROJ_INTERNVL || w->projector == WRAP_PROJ_GLM4V || w->projector == WRAP_PROJ_HYV4VL ||
 	    w->projector == WRAP_PROJ_MINIMAX_M3 || w->projector == WRAP_PROJ_STEP3P7 || w->projector == WRAP_PROJ_DOTS3 ||
-	    w->projector == WRAP_PROJ_GLM5_NEXT) {
+	    w->projector == WRAP_PROJ_GLM5_NEXT || w->projector == WRAP_PROJ_ERNIE_VL) {
 		(w->projector == WRAP_PROJ_INTERNVL      ? internvl_tower
 		 : w->projector == WRAP_PROJ_GLM4V       ? glm4v_tower
 		 : w->projector == WRAP_PROJ_HYV4VL      ? hyv4vl_tower
 		 : w->projector == WRAP_PROJ_MINIMAX_M3 ? m3_tower
 		 : w->projector == WRAP_PROJ_STEP3P7    ? step3p7_tower
 		 : w->projector == WRAP_PROJ_DOTS3      ? dots3_towers
+		 : w->projector == WRAP_PROJ_ERNIE_VL   ? ernie_vl_tower
 		                                         : glm5_tower)(c, m);
 		return;
 	}

@@ -11,6 +11,10 @@
 
 /* Unlimited-OCR's reference sliding-window layers (UnlimitedOcrDynamicReferenceSlidingWindowLayer) keep the whole
  * prefill and a window of the decoded tokens after it; memplan holds every token. */
+/* ERNIE-4.5-VL: what its two expert groups leave to image and video tokens */
+#define ERNIE_VL_EXPERTS                                                                                              \
+	"image and video tokens run the vision experts (moe_intermediate_size[1]): their weights are counted; the "   \
+	"active parameters and the step are a text token's"
 #define UNLIMITED_OCR_CACHE                                                                                            \
 	"the reference sliding-window layers hold every token: exact for the prompt and up to sliding_window generated "  \
 	"tokens, an upper bound after that (transformers keeps the prompt and the last sliding_window generated tokens)"
@@ -756,6 +760,11 @@ const mpm_type mpm_types[] = {
     {.name = "glm46v", .model_class = "Glm46VForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
     {.name = "glmga", .model_class = "Glm46VForConditionalGeneration (glmga)", .read = mpm_read_wrapper, .wrapper = true},
     {.name = "glm4v_moe", .model_class = "Glm4vMoeForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
+    {.name = "ernie4_5_vl_moe_text", .model_class = "Ernie4_5_VLMoeTextModel (the decoder of Ernie4_5_VLMoeForConditionalGeneration)",
+     .read = mpm_read_ernie4_5_vl_moe_text, .names = &mpm_names_ernie4_5_vl_moe, .experts_key = "moe_num_experts",
+     .simplified = ERNIE_VL_EXPERTS},
+    {.name = "ernie4_5_vl_moe", .model_class = "Ernie4_5_VLMoeForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true,
+     .simplified = ERNIE_VL_EXPERTS},
     {.name = "fuyu", .model_class = "FuyuForCausalLM", .read = mpm_read_wrapper, .wrapper = true, .names = &mpm_names_persimmon},
     {.name = "deepseek_vl", .model_class = "DeepseekVLForConditionalGeneration", .read = mpm_read_wrapper, .wrapper = true},
     /* image-text wrappers of issue 24's second batch (model/hf_wrap.c wrap_projector_v1) */

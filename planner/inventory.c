@@ -9,6 +9,10 @@
 
 #include "memplan.h"
 
+/* mp_model_used_bytes and the copies on a request's path walk these: keep one tensor 64 bytes (flags sits in the
+ * padding after view) */
+_Static_assert(sizeof(void *) != 8 || sizeof(mp_tensor) == 64, "mp_tensor grew past 64 bytes");
+
 const char *mp_tensor_kind_name(mp_tensor_kind k)
 {
 	static const char *const names[MP_TK_COUNT] = {"embedding", "attention", "mlp",       "expert",    "shared_expert",
@@ -263,7 +267,7 @@ void mp_inventory_add(mp_inventory *inv, const mp_tensor_spec *s)
 	t->split = (uint8_t)s->split;
 	t->step = (uint8_t)s->step;
 	t->view = (uint8_t)s->view;
-	t->flags = (uint8_t)s->flags;
+	t->flags = (uint16_t)s->flags;
 	t->parts = (uint8_t)(s->parts ? s->parts : 1);
 	t->count = narrow(inv, s->count);
 	t->uses = narrow(inv, s->uses);
@@ -340,7 +344,7 @@ void mp_inventory_add_shape(mp_inventory *inv, uint8_t root, const char *path, c
 	t->leaf = leaf;
 	t->kind = (uint8_t)kind;
 	t->view = (uint8_t)(view == MP_VIEW_VECTOR ? MP_VIEW_VECTOR : MP_VIEW_LINEAR);
-	t->flags = (uint8_t)flags;
+	t->flags = (uint16_t)flags;
 	t->parts = 1;
 	t->split = MP_SPLIT_NONE;
 	t->step = MP_STEP_NONE;

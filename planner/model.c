@@ -313,7 +313,11 @@ mp_status mp_count_parameters(const mp_model *m, mp_param_count *out, mp_error *
 		to = component(out, t);
 		if (!mp_add_u64(*to, v, to) || !mp_add_u64(out->total, v, &out->total))
 			goto overflow;
-		if ((t->flags & MP_TF_ROUTED) && m->num_experts) {
+		if (t->flags & MP_TF_OTHER_MODALITY) {
+			/* another modality's experts or router: a text token runs none of them */
+			if (!mp_add_u64(routed, v, &routed))
+				goto overflow;
+		} else if ((t->flags & MP_TF_ROUTED) && m->num_experts) {
 			/* a token runs num_experts_per_tok of the num_experts copies this tensor holds per layer */
 			uint64_t one = v / m->num_experts;
 

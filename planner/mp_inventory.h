@@ -120,6 +120,10 @@ typedef enum mp_tensor_view {
 #define MP_TF_OWN_INPUT 64u	/* a product of its own within its step product (not fused with the others of it) */
 #define MP_TF_UNCOUNTED 128u	/* a state_dict entry no checkpoint or engine holds (a buffer computed at load):
 				 * listed, never counted in parameters or bytes */
+#define MP_TF_OTHER_MODALITY 256u /* a decoder tensor that only another modality's tokens run (ERNIE-4.5-VL's
+				 * vision_moe: the experts and router image and video tokens take, modeling_ernie4_5_vl_moe.py
+				 * Ernie4_5_VLMoeMoeBlock): in the total, the weights and the optimizer state, never in a
+				 * text token's active parameters; no step product (a text step never reads it) */
 
 #define MP_TENSOR_MAX_DIMS 5
 
@@ -134,7 +138,7 @@ typedef struct mp_tensor {
 	uint8_t split;		/* mp_tp_split */
 	uint8_t step;		/* mp_step_product */
 	uint8_t view;		/* mp_tensor_view */
-	uint8_t flags;		/* MP_TF_* */
+	uint16_t flags;		/* MP_TF_* (after view: mp_tensor stays 64 bytes) */
 	uint8_t parts;		/* matrices a checkpoint keeps apart that this tensor stacks along its rows (a fused
 				 * gate_up_proj of separately stored gate and up: 2), each with its own scales */
 	uint32_t count;		/* tensors of this name and shape: the layers (or blocks) it repeats over */

@@ -462,7 +462,7 @@ typedef struct mp_param_count {
 	uint64_t experts;		/* all layers: routed + shared experts and routers */
 	uint64_t norms;			/* all layer norms + final norm */
 	uint64_t lm_head;		/* 0 when tied */
-	uint64_t active_per_token;	/* MoE: parameters a token touches (top-k routed + shared); = total if dense */
+	uint64_t active_per_token;	/* MoE: parameters a text token touches (top-k routed + shared); = total if dense */
 	/* --- appended for issue 14 --- */
 	uint64_t recurrent;		/* all layers: the state-space mixers (in/out projections, conv, A, D, dt) */
 	uint64_t vision;		/* a multimodal wrapper's image tower and projector */
@@ -474,7 +474,8 @@ typedef struct mp_param_count {
  * (h 4096, 32 layers, 32 heads, 8 KV heads, head_dim 128, FFN 14336, vocab 128256, untied) ->
  * embedding 525,336,576 + 32 x 218,112,000 per layer + norm 4,096 + head 525,336,576 = 8,030,261,248.
  * Derived from m->inv alone (built by mp_model_build): each tensor's values times its count, by its kind; routed
- * experts count num_experts_per_tok of num_experts toward active_per_token. Buffers are no parameters.
+ * experts count num_experts_per_tok of num_experts toward active_per_token, another modality's (MP_TF_OTHER_MODALITY:
+ * ERNIE-4.5-VL's vision experts) none of theirs. Buffers are no parameters.
  * Errors: MP_EINVAL (validation), MP_EOVERFLOW, MP_EINTERNAL when m's inventory was not built.
  */
 mp_status mp_count_parameters(const mp_model *m, mp_param_count *out, mp_error *err);

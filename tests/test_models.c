@@ -65,6 +65,36 @@ static void test_mixtral_active(void **state)
 	free(text);
 }
 
+/* ERNIE-4.5-VL-28B-A3B (Ernie4_5_VLMoeConfig's defaults): 29,399,294,336 parameters as transformers 5.24 builds them
+ * (tests/ref/hf/groundtruth.json ernie4_5_vl_moe-default). A text token runs 6 of the 64 text experts of its 27 sparse
+ * layers and none of the vision experts: active = total - vision experts 27 x (64 x 2560 + 64 + 64 x 1024 x 2560 +
+ * 64 x 2560 x 512) - 58 of 64 text experts 27 x 58 x (3072 x 2560 + 2560 x 1536) = 4,126,808,768 (the A3B's 3 billion
+ * of the decoder, with its 264,765,440 embedding and 774,658,560 of tower and resampler). Weights, gradients and the
+ * step: the vision experts are in the first two, never in a text token's step. */
+static void test_ernie_vl_active(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+	uint64_t vision_experts = UINT64_C(27) * (64 * 2560 + 64 + UINT64_C(64) * 1024 * 2560 + UINT64_C(64) * 2560 * 512);
+	uint64_t text_idle = UINT64_C(27) * 58 * (UINT64_C(3072) * 2560 + UINT64_C(2560) * 1536), in_step = 0;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\": \"ernie4_5_vl_moe\"}", &pc, &m, &err), MP_OK);
+	assert_int_equal(pc.total, UINT64_C(29399294336));
+	assert_int_equal(vision_experts, UINT64_C(6799197888));
+	assert_int_equal(pc.active_per_token, pc.total - vision_experts - text_idle);
+	assert_int_equal(pc.active_per_token, UINT64_C(4126808768));
+	assert_int_equal(pc.vision, UINT64_C(774658560));
+	for (size_t i = 0; i < mp_inventory_size(&m.inv); i++) {
+		const mp_tensor *t = mp_inventory_at(&m.inv, i);
+
+		if ((t->flags & MP_TF_OTHER_MODALITY) && t->step != MP_STEP_NONE)
+			in_step++;
+	}
+	assert_int_equal(in_step, 0);
+}
+
 /* Keys left out take LlamaConfig's defaults (a bare llama config is Llama-2-7B-shaped but for the
  * 2048-position default): 6,738,415,616 parameters. */
 static void test_llama_defaults(void **state)
@@ -1314,6 +1344,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_shared_model_exact),
 		cmocka_unit_test(test_mixtral_active),
+		cmocka_unit_test(test_ernie_vl_active),
 		cmocka_unit_test(test_llama_defaults),
 		cmocka_unit_test(test_config_errors),
 		cmocka_unit_test(test_architectures_exact),

@@ -73,7 +73,8 @@ inkling_text inkling2_text inkling2_loop_text inkling2 inkling2_loop inkling_mm_
 mistral_large4 dots3_note_text qwen4_exp_text qwen4_exp dots3_note glm5_next
 fast_vlm hunyuan_vl molmo2 kosmos-2 kosmos-2.5 perception_lm
 nemotron_h_omni phi4_multimodal muse_glimmer muse_spark bailing_hybrid zaya
-janus idefics apertus1p5""".split()
+janus idefics apertus1p5
+ernie4_5_vl_moe""".split()
 
 TINY_WINDOW = 8           # sliding windows and attention chunks of the tiny copies, tokens
 LENGTHS = (5, 24)         # prompt lengths of the tiny runs: below and above TINY_WINDOW
@@ -107,7 +108,7 @@ VISION = re.compile(r"(^|\.)(vision_tower|video_tower|image_tower|projector|visu
                     r"high_res_vision_alpha|layerwise_projectors|spatial_projectors|merger|visual_embeddings_table|"
                     r"visual_projection|img_temporal_embedding|density_router|view_separator|image_to_text_projection|"
                     r"vqmodel|generation_embeddings|generation_aligner|generation_head|vision_final_layernorm|"
-                    r"embed_tokens_extend|vision_adapter|perceiver_resampler|vision_tokenizer|audio_tokenizer)(\.|$)")
+                    r"embed_tokens_extend|vision_adapter|perceiver_resampler|vision_tokenizer|audio_tokenizer|resampler_model)(\.|$)")
 EMBED = re.compile(r"(embed_tokens|wte|wpe|embed_in|word_embeddings|embed_positions|git\.embeddings\.position_embeddings|embed_tokens_per_layer|backbone\.embeddings|model\.embeddings|rwkv\.embeddings|"
                    r"tokens_embed|positions_embed|^transformer\.w|embeddings\.tok_embeddings|^cpmant\.input_embedding|"
                    r"^cpmant\.segment_embedding|embed_tokens\.additional_embedding|^text_model\.model\.segment_emb)\.weight$")

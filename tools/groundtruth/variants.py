@@ -79,7 +79,8 @@ VIA_WRAPPER = {"qwen2_vl_text": "qwen2_vl", "qwen2_5_vl_text": "qwen2_5_vl", "qw
                "granite_docling_text": "granite_docling", "unlimited_ocr_text": "unlimited_ocr",
                "deepseek_ocr2_text": "deepseek_ocr2", "mistral_large4_text": "mistral_large4",
                "hunyuan_vl_text": "hunyuan_vl", "molmo2_text": "molmo2", "muse_glimmer_text": "muse_glimmer",
-               "muse_spark_text": "muse_spark", "glm5_next_text": "glm5_next"}
+               "muse_spark_text": "muse_spark", "glm5_next_text": "glm5_next",
+               "ernie4_5_vl_moe_text": "ernie4_5_vl_moe"}
 
 # bool fields that change no parameter or cache tensor and that the CPU run cannot take either way (kernels not
 # installed, training-only outputs), or that make a decoder an encoder-decoder: left at their defaults.
@@ -1448,6 +1449,16 @@ FAMILIES["qwen4_exp_text"] = fam_qwen4_exp
 FAMILIES["glm5_next_text"] = fam_glm5_next
 
 
+def fam_ernie_vl(w, t):
+    """ERNIE-4.5-VL's decoder: an ERNIE 4.5 MoE (fam_moe: experts, top-k, shared experts, mlp_layer_types) whose
+    moe_intermediate_size lists two widths, the text experts' and the vision experts' (each drawn)."""
+    fam_moe(w, t)
+    w.set("moe_intermediate_size", [w.choice([16, 32, 48, 64]), w.choice([8, 16, 24, 32])])
+
+
+FAMILIES["ernie4_5_vl_moe_text"] = fam_ernie_vl
+
+
 def fam_deepseek_ocr(w, t):
     """The decoders of Unlimited-OCR and DeepSeek-OCR-2 (DeepSeek-V2's MoE behind Llama's attention): fam_moe, with
     mlp_layer_types always drawn for DeepSeek-OCR-2 (its None builds nothing) and, for Unlimited-OCR, either drawn or
@@ -1586,6 +1597,8 @@ def draw_vision(rng, vd, text_hidden):
     d = w.d
     if mt == "lfm3_vl_vision":
         return draw_lfm3_vl_vision(w, rng, vd)
+    if mt == "ernie4_5_vl_moe_vision":
+        return draw_ernie_vl_vision(w, rng, vd)
     if mt.startswith("qwen") or mt == "exaone4_5_vision":     # EXAONE 4.5: Qwen2.5-VL's tower and keys
         w.set("depth", w.choice([1, 2, 3]))
         h = w.choice([2, 4])
@@ -1636,6 +1649,22 @@ def draw_vision(rng, vd, text_hidden):
             w.maybe("multi_modal_projector_bias", rng.random() < 0.5, 0.3)
     d["model_type"] = mt
     return d
+
+
+def draw_ernie_vl_vision(w, rng, vd):
+    """ERNIE-4.5-VL's tower: width, heads dividing it, MLP, depth, patch, channels, and the resampler's spatial and
+    temporal merges; depth and heads under either spelling (its attribute_map)."""
+    h = w.choice([2, 4])
+    w.set("num_heads" if rng.random() < 0.7 else "num_attention_heads", h)
+    w.set("hidden_size", w.choice([32, 64]))
+    w.set("intermediate_size", w.choice([48, 64, 96]))
+    w.set("depth" if rng.random() < 0.7 else "num_hidden_layers", w.choice([1, 2, 3]))
+    w.set("patch_size", w.choice([4, 8, 14]))
+    w.maybe("in_channels", w.choice([1, 3, 4]), 0.4)
+    w.maybe("spatial_merge_size", w.choice([1, 2, 3]), 0.4)
+    w.maybe("temporal_merge_size", w.choice([1, 2, 3]), 0.4)
+    w.d["model_type"] = vd["model_type"]
+    return w.d
 
 
 def draw_lfm3_vl_vision(w, rng, vd):
@@ -2271,7 +2300,9 @@ def mrope(text, td):
     """Multimodal RoPE (Qwen-VL): mrope_section splits the rotary half of head_dim in three (temporal, height, width);
     its default fits head_dim 128, so it is scaled to the head_dim drawn."""
     rp = td.get("rope_parameters")
-    if not isinstance(rp, dict) or ("mrope_section" not in rp and not td.get("model_type", "").startswith("qwen")):
+    ernie = td.get("model_type") == "ernie4_5_vl_moe_text"
+    if not isinstance(rp, dict) or ("mrope_section" not in rp and not td.get("model_type", "").startswith("qwen")
+                                    and not ernie):
         return
     d = dict(text)
     d.pop("model_type")
@@ -2279,7 +2310,10 @@ def mrope(text, td):
     hd = getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads
     half = hd // 2
     rp = dict(rp)
-    rp["mrope_section"] = [half - 2 * (half // 3), half // 3, half // 3]
+    # ERNIE-4.5-VL interleaves its height and width sections (Ernie4_5_VLMoeTextRotaryEmbedding: they must be equal)
+    # and keeps the temporal one last ([22, 22, 20] for head_dim 128)
+    rp["mrope_section"] = ([half // 3, half // 3, half - 2 * (half // 3)] if ernie
+                           else [half - 2 * (half // 3), half // 3, half // 3])
     text["rope_parameters"] = rp
 
 
