@@ -183,7 +183,8 @@ void cli_plan_help(const char *kind)
 	       "                      and lists are recognised, anything else is text; a.b sets a nested field)\n"
 	       "  --json              print the API's JSON document instead of text\n"
 	       "  --verbose           after the summary, every figure of the answer\n"
-	       "  --print-args        with --engine vllm|sglang|trtllm (inference): the engine's command line alone\n"
+	       "  --print-args        with --engine (inference: vllm, sglang, trtllm, llamacpp, ollama): the engine's\n"
+	       "                      command line alone\n"
 	       "  --db PATH           the database (below)\n\n");
 	for (int k = 0; k < 2; k++) {
 		const char *name = k ? "training" : "inference";

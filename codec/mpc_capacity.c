@@ -205,9 +205,11 @@ mp_status mpc_capacity_row(void *ctx, const mps_capacity_row *row)
 	mpc_capacity_doc *c = ctx;
 	capacity_line *l;
 
-	row_write(&c->rows, row);
 	if (row->answer_warnings && row->answer_warnings->n != c->answer.n)
 		c->answer = *row->answer_warnings;
+	if (row->device == NULL) /* the answer's warnings alone (a device left out) */
+		return MP_OK;
+	row_write(&c->rows, row);
 	if (c->nlines == c->caplines) {
 		size_t cap = c->caplines ? 2 * c->caplines : 64;
 		capacity_line *p = realloc(c->lines, cap * sizeof(*p));

@@ -145,6 +145,54 @@ static const pattern patterns[] = {
 
 #define NPATTERNS (sizeof(patterns) / sizeof(patterns[0]))
 
+/*
+ * The vLLM release a line's format belongs to: V0's executor prints "# GPU blocks" ("# CUDA blocks" in 0.7) and the
+ * "can be stored in KV cache" refusal; 0.6.2-0.6.4 the one-line "Memory profiling results:", 0.6.5 its table; V1
+ * (0.8 on) "Available KV cache memory", "GPU KV cache size", "Model loading took" and the "GiB KV cache is needed"
+ * refusal; 0.21 on the CUDA-graph estimate. Lines both print (the budget one-liners, "Maximum concurrency") decide
+ * nothing.
+ */
+enum { F_NONE, F_V0, F_V0_06, F_V1, F_V1_021 };
+
+static const struct {
+	const char *keyword;
+	int format;
+} formats[] = {
+	{"Memory profiling results", F_V0_06}, {"total_gpu_memory", F_V0_06}, {"available_kv_cache_memory", F_V0_06},
+	{"blocks:", F_V0}, {"can be stored in KV cache", F_V0},
+	{"Available KV cache memory", F_V1}, {"GPU KV cache size", F_V1}, {"loading took", F_V1},
+	{"max seq len", F_V1}, {"estimated maximum model length", F_V1},
+	{"Estimated CUDA graph memory", F_V1_021}, {"for CUDAGraph memory", F_V1_021},
+};
+
+static void note_format(const char *keyword, unsigned *seen, const char **first)
+{
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		if (strcmp(formats[i].keyword, keyword) == 0) {
+			if (!(*seen >> formats[i].format & 1))
+				first[formats[i].format] = keyword;
+			*seen |= 1u << formats[i].format;
+		}
+}
+
+static void settle_format(mps_engine_report *r, unsigned seen, const char *const *first)
+{
+	bool v0 = seen & (1u << F_V0 | 1u << F_V0_06), v1 = seen & (1u << F_V1 | 1u << F_V1_021);
+
+	if (r->engine != MP_ENGINE_VLLM || r->from_metrics || v0 == v1)
+		return;
+	if (v0) {
+		r->format_line = seen & (1u << F_V0_06) ? "0.6" : "0.7";
+		r->format_keyword = first[seen & (1u << F_V0_06) ? F_V0_06 : F_V0];
+	} else if (seen & (1u << F_V1_021)) {
+		r->format_line = "0.33";
+		r->format_keyword = first[F_V1_021];
+	} else {
+		r->v1_only = true;
+		r->format_keyword = first[F_V1];
+	}
+}
+
 /* The keywords memplan reads for an engine, for the 422 of a log without any. */
 static void keyword_list(mp_engine e, char *buf, size_t len)
 {
@@ -152,9 +200,12 @@ static void keyword_list(mp_engine e, char *buf, size_t len)
 
 	buf[0] = '\0';
 	for (size_t i = 0; i < NPATTERNS; i++) {
+		bool seen = false;
 		int n;
 
-		if (patterns[i].engine != e || (i > 0 && strcmp(patterns[i].keyword, patterns[i - 1].keyword) == 0))
+		for (size_t k = 0; k < i && !seen; k++) /* a keyword several patterns share is named once */
+			seen = patterns[k].engine == e && strcmp(patterns[k].keyword, patterns[i].keyword) == 0;
+		if (patterns[i].engine != e || seen)
 			continue;
 		n = snprintf(buf + used, len - used, "%s\"%s\"", used ? ", " : "", patterns[i].keyword);
 		if (n < 0 || (size_t)n >= len - used)
@@ -309,6 +360,8 @@ mp_status mpc_engine_report_parse(mp_engine engine, const char *text, bool metri
 	char linebuf[4097], *line = linebuf, *big = NULL;
 	size_t bigcap = 0;
 	uint32_t lineno = 0;
+	unsigned seen = 0;
+	const char *first[F_V1_021 + 1] = {NULL};
 
 	memset(r, 0, sizeof(*r));
 	r->engine = engine;
@@ -390,12 +443,14 @@ mp_status mpc_engine_report_parse(mp_engine engine, const char *text, bool metri
 					dec = pt->max_decimals;
 				add_figure(r, pt->figs[g - 1], v, dec, tokens, lineno, line, k, pt->refusal);
 				recognised = true;
+				note_format(pt->keyword, &seen, first);
 			}
 		}
 		r->lines_recognised += recognised;
 	}
 	free(big);
 	r->lines = lineno;
+	settle_format(r, seen, first);
 	if (r->nfigures == 0) {
 		char kw[1024];
 
@@ -413,7 +468,9 @@ mp_status mpc_engine_report_parse(mp_engine engine, const char *text, bool metri
 
 /* ----- POST /v1/engine-check ----------------------------------------------------------------------------- */
 
-static const char *const check_engines[] = {"vllm", "sglang", "trtllm", NULL}; /* llamacpp, ollama: mpc_llamacpp_log.c */
+/* by mp_engine; llamacpp and ollama are read by mpc_llamacpp_log.c (the handler sends them there), named here so that a
+ * wrong or missing engine's 422 lists every engine the endpoint takes */
+static const char *const check_engines[] = {"vllm", "sglang", "trtllm", "llamacpp", "ollama", NULL};
 
 typedef struct check_body {
 	int engine;
@@ -445,6 +502,14 @@ mp_status mpc_engine_check_decode(const cJSON *body, mps_engine_check_request *o
 		return st;
 	if (cb.engine >= 0)
 		e = (mp_engine)(cb.engine + 1);
+	if (e == MP_ENGINE_LLAMACPP || e == MP_ENGINE_OLLAMA) {
+		/* their logs are mpc_llama_check_decode's: the handler sends them there (mpc_llama_check_engine) */
+		mp_problems_note(&p,
+				 mp_fail(err, MP_EINVAL, "/engine", "%s's start-up log is read by the llama.cpp check, "
+					 "not this one", mp_engine_name(e)),
+				 err);
+		e = MP_ENGINE_NONE;
+	}
 	if ((log == NULL) == (metrics == NULL))
 		mp_problems_note(&p,
 				 mp_fail(err, MP_EINVAL, log ? "/metrics" : "/log",
@@ -462,6 +527,12 @@ mp_status mpc_engine_check_decode(const cJSON *body, mps_engine_check_request *o
 					 "metrics are read for vllm (vllm:cache_config_info) and sglang "
 					 "(sglang:max_total_num_tokens); for %s paste its log",
 					 mp_engine_name(e)),
+				 err);
+	/* the text is read once the engine it is for is known, before the plan: its lines may name vLLM's release */
+	if (e != MP_ENGINE_NONE && cJSON_IsString(text))
+		mp_problems_note(&p,
+				 mpc_engine_report_parse(e, text->valuestring, metrics != NULL, log ? "/log" : "/metrics",
+							 &out->report, err),
 				 err);
 	if (plan && !cJSON_IsObject(plan)) {
 		mp_problems_note(&p,
@@ -488,18 +559,23 @@ mp_status mpc_engine_check_decode(const cJSON *body, mps_engine_check_request *o
 			cJSON_Delete(named);
 			return mp_fail(err, MP_ENOMEM, "", "out of memory");
 		}
+		/* no engine_version: the release whose format the log's lines are (vLLM 0.6's one-line budget, V0's
+		 * blocks line, 0.21's CUDA-graph estimate), said in the answer's notes */
+		if (out->report.format_line && cJSON_GetObjectItemCaseSensitive(plan, "engine_version") == NULL) {
+			if (!cJSON_AddStringToObject(named, "engine_version", out->report.format_line)) {
+				cJSON_Delete(named);
+				return mp_fail(err, MP_ENOMEM, "", "out of memory");
+			}
+			out->version_from_log = true;
+		}
 		st = mpc_inference_decode(named, "/plan", true, &out->plan, err);
 		cJSON_Delete(named);
+		if (out->version_from_log)
+			out->plan.job.engine.version_from = "log";
 		if (st == MP_ENOMEM)
 			return st;
 		mp_problems_note(&p, st, err);
 	}
-	/* the text is read once the engine it is for is known */
-	if (e != MP_ENGINE_NONE && cJSON_IsString(text))
-		mp_problems_note(&p,
-				 mpc_engine_report_parse(e, text->valuestring, metrics != NULL, log ? "/log" : "/metrics",
-							 &out->report, err),
-				 err);
 	return mp_problems_end(&p, err);
 }
 
@@ -592,6 +668,22 @@ void mpc_engine_check_write(mpc_out *w, const mps_engine_check_request *rq, cons
 			  "With tensor parallelism vLLM keeps the smallest worker's blocks, and a pasted "
 			  "\"Available KV cache memory\" line is one worker's: the blocks and tokens it "
 			  "implies bound the engine's from above only.");
+	if (rq->version_from_log || (r->v1_only && rq->plan.job.engine.version == NULL)) {
+		char said[400];
+
+		if (rq->version_from_log)
+			snprintf(said, sizeof(said),
+				 "plan.engine_version was not given: the log's \"%s\" line is vLLM %s's format, so the "
+				 "plan is that release line's (%s); give plan.engine_version to check against another",
+				 r->format_keyword, r->format_line, c->plan.engine.version ? c->plan.engine.version->release : "?");
+		else
+			snprintf(said, sizeof(said),
+				 "plan.engine_version was not given: the log's \"%s\" line is vLLM V1's, printed alike by "
+				 "0.11 and 0.33, so the plan is the newest line's (%s); give plan.engine_version 0.11 if "
+				 "the engine was that release",
+				 r->format_keyword, c->plan.engine.version ? c->plan.engine.version->release : "?");
+		mpc_w_str(w, NULL, said);
+	}
 	mpc_w_lit(w, NULL, "Lines memplan does not read are ignored (lines_read - lines_recognised).");
 	mpc_w_end(w);
 	mpc_w_end(w);

@@ -111,6 +111,7 @@ mp_status mpc_node_decode(const cJSON *body, const char *name, mps_node_facts *o
 		mp_problems_note(&p, mp_fail(err, MP_EINVAL, "/name", "name, when given, must be the path's node name"),
 				 err);
 	mp_problems_note(&p, mpm_decode_fields(body, "", node_fields, MPM_COUNT(node_fields), &b, err), err);
+	b.f.count_given = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(body, "count"));
 	if (b.f.product[0] && !plain(b.f.product))
 		mp_problems_note(&p, mp_fail(err, MP_EINVAL, "/product", "product is NVML's name or GPU Feature "
 					     "Discovery's product label: printable ASCII, no quotes"), err);

@@ -670,7 +670,9 @@ void mpc_inference_plan_write(mpc_out *w, const mps_inference_request *rq, const
 								     : mp_engine_version_find(rq->job.engine.engine, NULL);
 
 		mpc_w_str(w, "engine_version", ev ? ev->name : "");
-		mpc_w_lit(w, "engine_version_from", rq->job.engine.version ? "request" : "default");
+		mpc_w_str(w, "engine_version_from", !rq->job.engine.version      ? "default"
+						    : rq->job.engine.version_from ? rq->job.engine.version_from
+										  : "request");
 	}
 	mpc_w_bool(w, "chunked_prefill", p->prefill.chunked_prefill);
 	mpc_w_u64_or_null(w, "max_num_batched_tokens", p->prefill.max_num_batched_tokens);

@@ -72,6 +72,14 @@ static void planned(mpd_metrics *m, const mpc_k8s_args *a, const mps_k8s_result 
 	if (r->outcome != MPS_K8S_OUT_PLANNED)
 		return;
 	snprintf(gpus, sizeof(gpus), "%llu", (unsigned long long)a->rq.pod.gpus);
+	{
+		/* the latest filter call's plan only: a re-planned pod's earlier series (another model, GPU count or
+		 * profile) go first, so that a dashboard's max by (namespace, pod) is the plan now */
+		mpd_label who[2] = { { "namespace", a->rq.pod.namespace_ }, { "pod", a->rq.pod.name } };
+
+		mpd_metrics_gauge_drop(m, "memplan_k8s_planned_memory_bytes", who, 2);
+		mpd_metrics_gauge_drop(m, "memplan_k8s_planned_capacity_bytes", who, 2);
+	}
 	for (size_t i = 0; i < r->nclasses; i++) {
 		const mps_k8s_class *c = &r->classes[i];
 		mpd_label l[6] = { { "namespace", a->rq.pod.namespace_ }, { "pod", a->rq.pod.name },

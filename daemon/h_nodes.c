@@ -46,6 +46,22 @@ mp_status mpd_h_node_put(mpd_request *req, mpd_reply *rep)
 	mp_status st = f ? mpc_node_decode(req->json, req->path_id, f, &rep->err)
 			 : mp_fail(&rep->err, MP_ENOMEM, "", "out of memory");
 
+	if (st == MP_OK && f->profile[0]) {
+		/* the profile the node is judged by must be in the catalog (the agent publishes it before reporting): a
+		 * name that is not would make the node an unknown device, passed or failed by policy, not by its GPUs */
+		mp_store_device *d = malloc(sizeof(*d));
+		mp_error e = MP_ERROR_INIT;
+		mp_status got = d ? mps_device_get(req->d->svc, f->profile, d, &e) : MP_ENOMEM;
+
+		free(d);
+		if (got == MP_ENOTFOUND)
+			st = mp_fail(&rep->err, MP_EINVAL, "/profile",
+				     "profile '%s' is not a stored device: PUT /v1/devices/%s (or POST /v1/calibrations) "
+				     "first, or leave profile out",
+				     f->profile, f->profile);
+		else if (got != MP_OK)
+			st = mp_fail(&rep->err, got, "/profile", "%s", got == MP_ENOMEM ? "out of memory" : e.message);
+	}
 	if (st == MP_OK)
 		st = mps_node_cache_put(req->d->nodes, f, now, &created, &rep->err);
 	if (st == MP_OK && mps_node_cache_get(req->d->nodes, f->name, now, f))

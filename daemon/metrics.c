@@ -250,6 +250,36 @@ void mpd_metrics_gauge_trim(mpd_metrics *m, const char *name, size_t keep)
 	pthread_mutex_unlock(&m->mu);
 }
 
+void mpd_metrics_gauge_drop(mpd_metrics *m, const char *name, const mpd_label *labels, size_t nlabels)
+{
+	char prefix[GAUGE_LABELS_MAX];
+	size_t n = 0, i, w;
+
+	prefix[0] = '\0';
+	for (i = 0; i < nlabels; i++) {
+		int k = snprintf(prefix + n, sizeof(prefix) - n, "%s%s=\"", i ? "," : "", labels[i].name);
+
+		if (k < 0 || (size_t)k >= sizeof(prefix) - n)
+			return;
+		n += (size_t)k;
+		if (!put_escaped(prefix, sizeof(prefix) - 2, &n, labels[i].value ? labels[i].value : ""))
+			return;
+		prefix[n++] = '"';
+		prefix[n] = '\0';
+	}
+	pthread_mutex_lock(&m->mu);
+	for (i = 0, w = 0; i < m->ng; i++) {
+		if (strcmp(m->g[i].name, name) == 0 && strncmp(m->g[i].labels, prefix, n) == 0 &&
+		    (m->g[i].labels[n] == ',' || m->g[i].labels[n] == '\0'))
+			continue;
+		if (w != i)
+			m->g[w] = m->g[i];
+		w++;
+	}
+	m->ng = w;
+	pthread_mutex_unlock(&m->mu);
+}
+
 static mp_status series_update(mpd_metrics *m, const char *name, const char *help, const mpd_label *labels,
 			       size_t nlabels, double value, bool counter, mp_error *err)
 {

@@ -71,6 +71,11 @@ mp_status mpd_metrics_counter_add(mpd_metrics *m, const char *name, const char *
  * per-object series such as one per scheduled pod. */
 void mpd_metrics_gauge_trim(mpd_metrics *m, const char *name, size_t keep);
 
+/* Drops every series of gauge `name` whose first nlabels labels are `labels` (the rest any): an object's series
+ * before its latest values are set, e.g. a re-planned pod's, {{"namespace", "prod"}, {"pod", "chat-0"}}. A label
+ * set too long to render drops nothing. */
+void mpd_metrics_gauge_drop(mpd_metrics *m, const char *name, const mpd_label *labels, size_t nlabels);
+
 /* Renders every metric in the Prometheus text exposition format 0.0.4, with the response cache's counters when
  * cache is not NULL (a snapshot, borrowed). Caller frees; NULL when out of memory. */
 char *mpd_metrics_render(mpd_metrics *m, const mpd_respcache_stats *cache);

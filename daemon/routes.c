@@ -95,6 +95,17 @@ static bool match(const char *pattern, const char *path, char *idbuf, size_t idl
 	return *pattern == '\0' && *path == '\0';
 }
 
+const char *mpd_route_pattern_of(const char *path)
+{
+	char idbuf[MPD_PATH_ID_MAX];
+	bool has_id;
+
+	for (size_t i = 0; i < mpd_route_count; i++)
+		if (match(mpd_routes[i].pattern, path, idbuf, sizeof(idbuf), &has_id))
+			return mpd_routes[i].pattern;
+	return NULL;
+}
+
 const mpd_route *mpd_route_find(const char *method, const char *path, char *idbuf, size_t idlen,
 				const char **id, char *allow, size_t allowlen)
 {

@@ -52,6 +52,10 @@ extern const size_t mpd_route_count;
 const mpd_route *mpd_route_find(const char *method, const char *path, char *idbuf, size_t idlen,
 				const char **id, char *allow, size_t allowlen);
 
+/* The pattern of the first route path matches whatever the method ("/v1/health" for a DELETE of it), or NULL: the
+ * route label of a 405's metrics. */
+const char *mpd_route_pattern_of(const char *path);
+
 /* Handlers, each living with its resource. */
 mp_status mpd_h_health(mpd_request *req, mpd_reply *rep);
 mp_status mpd_h_openapi(mpd_request *req, mpd_reply *rep);

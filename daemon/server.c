@@ -849,6 +849,8 @@ static enum MHD_Result on_headers(mpd_daemon *d, struct MHD_Connection *conn, co
 	route = mpd_route_find(method, url, idbuf, sizeof(idbuf), &id, allow, sizeof(allow));
 	if (route)
 		rs->route = route->pattern;
+	else if (allow[0] && mpd_route_pattern_of(url)) /* a 405: the path's route, not "unmatched" */
+		rs->route = mpd_route_pattern_of(url);
 	if (check_head(d, conn, rs, version) == MHD_NO || rs->status)
 		return rs->status ? MHD_YES : MHD_NO;
 	if (many) {

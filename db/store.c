@@ -1587,9 +1587,30 @@ mp_status mp_store_device_by_alias(mp_store *s, const char *alias, mp_store_devi
 	step = sqlite3_step(st);
 	if (step == SQLITE_ROW)
 		col_text(st, 0, id, sizeof(id));
-	else if (step == SQLITE_DONE)
-		rc = mp_fail(err, MP_ENOTFOUND, "", "no device goes by '%.95s'", alias);
-	else
+	else if (step == SQLITE_DONE) {
+		/* no alias: the one device whose own name has that key ("H100 SXM5 80GB"); two of one name are none */
+		char name[sizeof(((mp_store_device *)0)->name)], nkey[sizeof(name)], cand[MP_STORE_ID_MAX];
+		int found = 0;
+
+		stmt_done(s, st);
+		if ((st = stmt_get(s, "SELECT id, name FROM devices ORDER BY id")) == NULL) {
+			rc = db_fail(err, s->db, "read device names");
+			goto out;
+		}
+		while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+			col_text(st, 1, name, sizeof(name));
+			if (mp_alias_key(name, nkey, sizeof(nkey)) && strcmp(nkey, key) == 0 && found++ == 0)
+				col_text(st, 0, cand, sizeof(cand));
+		}
+		if (step != SQLITE_DONE)
+			rc = db_fail(err, s->db, "read device names");
+		else if (found == 1)
+			snprintf(id, sizeof(id), "%s", cand);
+		else if (found)
+			rc = mp_fail(err, MP_ENOTFOUND, "", "%d devices are named '%.95s': give the id", found, alias);
+		else
+			rc = mp_fail(err, MP_ENOTFOUND, "", "no device goes by '%.95s'", alias);
+	} else
 		rc = db_fail(err, s->db, "read aliases");
 out:
 	stmt_done(s, st);

@@ -20,7 +20,7 @@ typedef struct shape_key {
 	bool core;			/* checked for every model type; the others only where every config has them */
 } shape_key;
 
-enum { K_HIDDEN, K_LAYERS, K_HEADS, K_VOCAB, K_FFN, K_KV_HEADS, K_POSITIONS };
+enum { K_HIDDEN, K_LAYERS, K_HEADS, K_VOCAB, K_FFN, K_KV_HEADS, K_HEAD_DIM, K_POSITIONS };
 
 static const char *const hidden_names[] = { "hidden_size", "n_embd", "d_model", "dim", NULL };
 static const char *const layer_names[] = { "num_hidden_layers", "n_layer", "num_layers", "n_layers", NULL };
@@ -29,6 +29,7 @@ static const char *const vocab_names[] = { "vocab_size", "padded_vocab_size", NU
 static const char *const ffn_names[] = { "intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size", NULL };
 static const char *const kv_names[] = { "num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query",
 					"multi_query_group_num", NULL };
+static const char *const head_dim_names[] = { "head_dim", NULL };
 static const char *const position_names[] = { "max_position_embeddings", "n_positions", "max_seq_len",
 					      "seq_length", "n_ctx", "max_sequence_length", NULL };
 
@@ -38,6 +39,8 @@ static const shape_key shape_keys[] = {
 	{ "num_attention_heads", head_names, K_HEADS, true },
 	{ "num_key_value_heads", kv_names, K_KV_HEADS, false },
 	{ "intermediate_size", ffn_names, K_FFN, false },
+	/* only where the type's default is a fixed width, not hidden_size / heads (Qwen3Config 128, Gemma's 256) */
+	{ "head_dim", head_dim_names, K_HEAD_DIM, false },
 	{ "vocab_size", vocab_names, K_VOCAB, true },
 	{ "max_position_embeddings", position_names, K_POSITIONS, true },
 };
@@ -65,6 +68,7 @@ static uint64_t value_of(const mp_model *m, int which)
 	case K_VOCAB: return m->vocab_size;
 	case K_FFN: return m->intermediate_size;
 	case K_KV_HEADS: return m->num_kv_heads;
+	case K_HEAD_DIM: return m->head_dim;
 	case K_POSITIONS: return m->learned_position_embeddings ? m->learned_position_embeddings
 								: m->max_position_embeddings;
 	}
@@ -204,7 +208,12 @@ void mpm_config_facts(const cJSON *cfg, mp_model *m)
 		const shape_key *k = &shape_keys[i];
 		int n;
 
-		if ((!k->core && !full) || present(cfg, k->spellings))
+		if (k->which == K_HEAD_DIM) {
+			const mpm_type *t = mpm_type_find(m->model_type);
+
+			if (t == NULL || t->dense == NULL || t->dense->head_dim == 0 || present(cfg, k->spellings))
+				continue;
+		} else if ((!k->core && !full) || present(cfg, k->spellings))
 			continue;
 		if (k->which == K_POSITIONS)
 			m->max_position_defaulted = true;

@@ -34,7 +34,7 @@ static const mp_engine_version versions[] = {
 	 .nccl_in_budget = false, .context_in_budget = false,
 	 .cuda_graph_base_bytes = 276 * MIB_U, .cuda_graph_bytes_per_size = 6 * MIB_U,
 	 .has_bitsandbytes = false, .has_gguf = false, .no_prefix_flags = true, .chunked_prefill_flag = false,
-	 .fp8_kv_name = "fp8", .awq_name = "auto_awq", .gptq_name = "auto_gptq"},
+	 .has_nvfp4 = true, .fp8_kv_name = "fp8", .awq_name = "auto_awq", .gptq_name = "auto_gptq"},
 	{.engine = MP_ENGINE_VLLM, .name = "0.11", .release = "0.11.0",
 	 .source = "vLLM 0.11.0: vllm/engine/arg_utils.py (get_batch_defaults), vllm/v1/worker/gpu_worker.py "
 		   "(requested_memory: int; the snapshot before init_worker_distributed_environment), "
@@ -46,6 +46,7 @@ static const mp_engine_version versions[] = {
 	 .non_torch_bytes = 160 * MIB_U, .nccl_bytes_per_peer = 256 * MIB_U, .custom_allreduce_bytes = 64 * MIB_U,
 	 .nccl_in_budget = true, .context_in_budget = false,
 	 .has_bitsandbytes = true, .has_gguf = true, .no_prefix_flags = true, .chunked_prefill_flag = false,
+	 .has_nvfp4 = true,
 	 /* awq.py, gptq.py get_supported_act_dtypes: [torch.half] */
 	 .awq_needs_float16 = true, .gptq_needs_float16 = true,
 	 .fp8_kv_name = "fp8", .awq_name = "awq", .gptq_name = "gptq"},
@@ -86,7 +87,7 @@ static const mp_engine_version versions[] = {
 		   "python/sglang/srt/layers/quantization (awq: float16; gptq_marlin on CUDA)",
 	 .budget = MP_BUDGET_SGLANG, .memory_fraction = 0.95, .block_size = 1,
 	 .non_torch_bytes = 0, .nccl_bytes_per_peer = 256 * MIB_U, .custom_allreduce_bytes = 64 * MIB_U,
-	 .nccl_in_budget = false, .has_bitsandbytes = true, .has_gguf = true, .no_prefix_flags = false,
+	 .nccl_in_budget = false, .has_bitsandbytes = true, .has_gguf = true, .has_nvfp4 = true, .no_prefix_flags = false,
 	 .awq_needs_float16 = true, .gptq_marlin_only = true, .chunk_divisible_by_page = true,
 	 .fp8_kv_name = "fp8_e4m3", .awq_name = "awq", .gptq_name = "gptq_marlin"},
 	{.engine = MP_ENGINE_TRTLLM, .name = "1.2", .release = "1.2.1",
@@ -95,7 +96,7 @@ static const mp_engine_version versions[] = {
 		   "(KvCacheConfig, TorchLlmArgs), tensorrt_llm/commands/serve.py",
 	 .budget = MP_BUDGET_TRTLLM, .memory_fraction = 0.9, .block_size = 32,
 	 .nccl_bytes_per_peer = 256 * MIB_U, .custom_allreduce_bytes = 64 * MIB_U, .nccl_in_budget = true,
-	 .fp8_kv_name = "fp8", .awq_name = "", .gptq_name = ""},
+	 .has_nvfp4 = true, .fp8_kv_name = "fp8", .awq_name = "", .gptq_name = ""},
 };
 
 #define NVERSIONS (sizeof(versions) / sizeof(versions[0]))

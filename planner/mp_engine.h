@@ -82,6 +82,7 @@ typedef struct mp_engine_version {
 	/* what the release's parsers accept */
 	bool has_bitsandbytes;		/* --quantization bitsandbytes (int8, nf4 loaded 4-bit) */
 	bool has_gguf;			/* --quantization gguf */
+	bool has_nvfp4;			/* a ModelOpt NVFP4 checkpoint (--quantization modelopt_fp4 in vLLM, SGLang) */
 	bool no_prefix_flags;		/* BooleanOptionalAction flags (--no-enable-chunked-prefill); else
 					 * --enable-chunked-prefill false */
 	bool chunked_prefill_flag;	/* chunked prefill must be asked for when the chunk is below max_model_len */

@@ -61,15 +61,24 @@ static mp_status cap_device(const mp_store_device *d, void *ctx)
 {
 	cap_ctx *c = ctx;
 	mps_capacity_row row;
+	mp_error e = MP_ERROR_INIT;
 	mp_status st;
 
 	memset(&row, 0, sizeof(row));
 	snprintf(c->last, sizeof(c->last), "%s", d->id);
 	/* the plan endpoint's own evaluation of the same job on this device (one story: the row's concurrent
 	 * sequences are that plan's max_batch_size) */
-	st = mps_plan_inference_on(c->m, d, &c->job, c->plan, c->err);
+	st = mps_plan_inference_on(c->m, d, &c->job, c->plan, &e);
+	if ((st == MP_EUNSUPPORTED || st == MP_EINVAL) && strncmp(e.field, "/device", 7) == 0) {
+		/* a profile that cannot answer (no peak for the dtype, say): the fleet's other rows still do, and the
+		 * answer names the device and what its profile lacks */
+		mps_warn(&c->answer, "device %s left out: %s (its profile's %s)", d->id, e.message,
+			 e.field[7] ? e.field + 7 : "/");
+		row.answer_warnings = &c->answer;
+		return c->fn(c->ctx, &row);
+	}
 	if (st != MP_OK)
-		return st;
+		return mp_fail(c->err, st, e.field, "%s", e.message);
 	mps_warn_prefill_rows(&c->plan->prefill, &c->answer);
 	row.answer_warnings = &c->answer;
 	row.device = d;
@@ -107,6 +116,11 @@ mp_status mps_capacity(mps_service *s, const mps_capacity_request *r, mps_model 
 	c.r = r;
 	c.job = r->job;
 	c.job.prefill_warned_by_answer = true;
+	/* the budget every row's fit takes, said once (this endpoint takes neither engine nor gpu_memory_utilization) */
+	mps_warn(&c.answer, "budget: each row's fit takes the whole capacity (gpu_memory_utilization 1); vLLM would keep "
+		 "%.2f of it (its default gpu_memory_utilization): POST /v1/fit or /v1/plan/inference with engine or "
+		 "gpu_memory_utilization holds the fit to a share",
+		 mp_engine_version_find(MP_ENGINE_VLLM, NULL)->memory_fraction);
 	c.fn = fn;
 	c.ctx = ctx;
 	c.err = err;

@@ -97,6 +97,14 @@ void mps_warn_budget(const mps_inference_job *j, const mp_store_device *dev, dou
 			 "gpu_memory_utilization for the share the job may use");
 		return;
 	}
+	if (e == MP_ENGINE_LLAMACPP || e == MP_ENGINE_OLLAMA) {
+		mps_warn(w,
+			 "budget: the fit takes the whole capacity (gpu_memory_utilization 1): %s places the layers and "
+			 "their KV cache by the device's free memory less its own margin, which engine.placement applies; "
+			 "give gpu_memory_utilization to hold the fit to a share",
+			 e == MP_ENGINE_LLAMACPP ? "llama.cpp" : "Ollama");
+		return;
+	}
 	if (fraction <= 0) { /* not known yet: the engine's table on dev */
 		if (dev)
 			total = e == MP_ENGINE_SGLANG && dev->nvml_memory_bytes ? dev->nvml_memory_bytes
@@ -291,12 +299,32 @@ static quant_choice quantization_of(const mps_inference_job *j, const mp_engine_
 	mp_engine e = v->engine;
 
 	switch (r->weight_dtype) {
-	case MP_DTYPE_FP8_E4M3:
 	case MP_DTYPE_FP8_E5M2:
+		/* vLLM quantization/fp8.py: "Only support float8_e4m3fn data type"; SGLang's fp8 and ModelOpt's FP8
+		 * checkpoints are e4m3 as well */
+		return (quant_choice){NULL, "", "",
+				      "its fp8 weights are float8_e4m3fn (vLLM quantization/fp8.py, SGLang fp8.py, "
+				      "ModelOpt FP8 checkpoints), never e5m2: give weight_dtype fp8_e4m3, the same 1 byte a "
+				      "weight"};
+	case MP_DTYPE_FP8_E4M3:
 		if (e == MP_ENGINE_TRTLLM)
 			return (quant_choice){"", "checkpoint", "FP8", NULL};
 		/* Fp8Config on an unquantised checkpoint: dynamic per-tensor fp8 while loading */
 		return (quant_choice){"fp8", "on_load", "FP8", NULL};
+	case MP_DTYPE_NVFP4:
+		/* a ModelOpt NVFP4 checkpoint (quantization_config quant_method "modelopt", quant_algo "NVFP4"):
+		 * vLLM 0.11 and 0.33 and SGLang 0.5.23 run it as modelopt_fp4 (ModelOptNvFp4Config / ModelOptFp4Config),
+		 * TensorRT-LLM reads it from the checkpoint's hf_quant_config.json */
+		if (!v->has_nvfp4)
+			return (quant_choice){NULL, "", "", "its quantization methods have no modelopt_fp4 (NVFP4)"};
+		return (quant_choice){e == MP_ENGINE_TRTLLM ? "" : "modelopt_fp4", "checkpoint", "NVFP4", NULL};
+	case MP_DTYPE_MXFP4:
+		/* vLLM mxfp4.py Mxfp4Config.get_quant_method: only the MoE experts (gpt-oss); 0.11 raises "Mxfp4 linear
+		 * layer is not implemented", 0.33 loads linear layers unquantised; SGLang and TensorRT-LLM likewise */
+		return (quant_choice){NULL, "", "",
+				      "its mxfp4 method runs only the MoE experts of a checkpoint in MXFP4 (gpt-oss), not "
+				      "linear layers: give weight_dtype nvfp4, fp8_e4m3 or int4, or bf16 for a gpt-oss "
+				      "checkpoint (its MXFP4 experts are read from its config)"};
 	case MP_DTYPE_INT4:
 		if (o->formats.int4_scheme == MP_INT4_AWQ)
 			return (quant_choice){v->awq_name, "checkpoint", "AWQ", NULL};
@@ -605,7 +633,7 @@ static mp_status engine_block(const mps_inference_job *j, mps_inference_plan *p,
 	memset(b, 0, sizeof(*b));
 	b->engine = e;
 	b->version = v;
-	b->version_from = j->engine.version ? "request" : "default";
+	b->version_from = !j->engine.version ? "default" : j->engine.version_from ? j->engine.version_from : "request";
 	b->replicas = p->mem.tensor_parallel_size ? gpus / p->mem.tensor_parallel_size : 1;
 	if (b->replicas == 0)
 		b->replicas = 1;
@@ -681,6 +709,12 @@ static mp_status engine_block(const mps_inference_job *j, mps_inference_plan *p,
 		st = trtllm_args(j, p, kv, fraction, b);
 	if (st != MP_OK)
 		return st;
+	if (b->replicas > 1)
+		mps_warn(&p->warnings,
+			 "engine: batch_size %llu is per replica: the plan's memory is one replica's GPUs (TP %llu), and the "
+			 "%llu data-parallel replicas hold %llu sequences in all",
+			 (unsigned long long)j->req.batch_size, (unsigned long long)p->mem.tensor_parallel_size,
+			 (unsigned long long)b->replicas, (unsigned long long)(j->req.batch_size * b->replicas));
 	if (e == MP_ENGINE_TRTLLM && b->replicas > 1)
 		mps_warn(&p->warnings,
 			 "engine: trtllm-serve serves one tensor-parallel group per process: the plan's %llu GPUs are "

@@ -164,6 +164,9 @@ static mp_status prepare_job(judge *j, mps_k8s_result *out, mp_error *err)
 			pod_error(out, pod, &e);
 			return MP_OK;
 		}
+		/* the dtypes a memplan.io/inference annotation left "auto": the model's, as the plan endpoint resolves
+		 * them (no device yet: bf16 and fp16 are the same 2 bytes on every node) */
+		mps_inference_defaults(&j->model.arch, NULL, &j->job.u.inference, NULL, NULL);
 		if (!pod->num_gpus_given) /* the pod's GPUs; an engine's launch says how many it uses (tp x dp) */
 			r->num_gpus = pod->gpus;
 		r->json_pointer = j->job.u.inference.pointer;
@@ -549,6 +552,7 @@ static void from_report(const mps_node_facts *f, void *ctx)
 	} else {
 		tmp->memory_mib = f->memory_mib;
 		tmp->label_count = f->count;
+		tmp->count_stated = f->count_given;
 	}
 }
 
@@ -567,7 +571,7 @@ static const mps_k8s_node *effective_node(judge *j, const mps_k8s_node *n, mps_k
 	/* the fields from_report and the judging read, cleared (the whole struct is 1 KB: per node it shows) */
 	tmp->profile[0] = tmp->product[0] = tmp->gke_accelerator[0] = tmp->sharing_strategy[0] = tmp->bad[0] = '\0';
 	tmp->memory_mib = tmp->label_count = tmp->replicas = tmp->allocatable = 0;
-	tmp->has_allocatable = false;
+	tmp->has_allocatable = tmp->count_stated = false;
 	tmp->name_only = n->name_only;
 	*cached = j->policy->cache && mps_node_cache_read(j->policy->cache, n->name, j->policy->now, from_report, &nr);
 	if (!*cached)
@@ -612,7 +616,7 @@ static mp_status place_nodes(judge *j, mps_k8s_result *out, mp_error *err)
 			r->reason = r->own_reason;
 			continue;
 		}
-		if ((n->has_allocatable || n->label_count) && have < rq->pod.gpus) {
+		if ((n->has_allocatable || n->label_count || n->count_stated) && have < rq->pod.gpus) {
 			r->verdict = MPS_K8S_UNRESOLVABLE;
 			snprintf(r->own_reason, sizeof(r->own_reason), "memplan: the node has %llu %s; the pod asks for %llu",
 				 (unsigned long long)have, rq->pod.resource[0] ? rq->pod.resource : "GPUs",

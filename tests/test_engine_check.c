@@ -213,6 +213,68 @@ static void test_vllm_10517_20k(void **state)
 	cJSON_Delete(doc);
 }
 
+/* A note of the answer holding `text`. */
+static bool note_has(const cJSON *doc, const char *text)
+{
+	const cJSON *n;
+
+	cJSON_ArrayForEach(n, cJSON_GetObjectItem(doc, "notes"))
+	{
+		if (cJSON_IsString(n) && strstr(n->valuestring, text))
+			return true;
+	}
+	return false;
+}
+
+static const char *engine_str(const cJSON *doc, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "plan"), "engine"), key);
+
+	return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* With no plan.engine_version, the release is the one whose format the lines are: vllm #10517's one-line "Memory
+ * profiling results:" is 0.6.2-0.6.4's, so the blocks are 0.6's arithmetic (1953 against the 1952 printed; 0.33's
+ * default gave 2119, off by 8.6%); a log of V1's lines alone (LMCache #1739) is any V1 release: the newest, said;
+ * an engine_version given wins. */
+static void test_version_from_log(void **state)
+{
+	cJSON *p = plan("llama-3.1-8b", NULL, "bf16", "bf16", 1, 20000, RTX3090), *doc;
+
+	(void)state;
+	cJSON_AddFalseToObject(p, "chunked_prefill");
+	doc = check_ok("vllm", "engines/vllm-10517-llama31-8b-rtx3090-20k.log", cJSON_Duplicate(p, true));
+	assert_string_equal(engine_str(doc, "version"), "0.6");
+	assert_string_equal(engine_str(doc, "version_from"), "log");
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "plan"), "request"),
+						"engine_version_from")->valuestring,
+			    "log");
+	assert_true(note_has(doc, "\"Memory profiling results\" line is vLLM 0.6's format"));
+	assert_true(fabs(num(figure(doc, "num_gpu_blocks", 0), "predicted") - 1952) <= 1);
+	assert_true(num(figure(doc, "memory_fraction", 0), "predicted") == 0.9);
+	cJSON_Delete(doc);
+	cJSON_AddStringToObject(p, "engine_version", "0.33");
+	doc = check_ok("vllm", "engines/vllm-10517-llama31-8b-rtx3090-20k.log", p);
+	assert_string_equal(engine_str(doc, "version"), "0.33");
+	assert_string_equal(engine_str(doc, "version_from"), "request");
+	assert_false(note_has(doc, "was not given"));
+	cJSON_Delete(doc);
+	doc = check_ok("vllm", "engines/vllm-lmcache1739-qwen3-14b.log",
+		       plan(NULL, "qwen3-14b.json", "bf16", "bf16", 1, 32768, "h100-sxm5-80gb"));
+	assert_string_equal(engine_str(doc, "version"), "0.33");
+	assert_string_equal(engine_str(doc, "version_from"), "default");
+	assert_true(note_has(doc, "line is vLLM V1's, printed alike by 0.11 and 0.33"));
+	cJSON_Delete(doc);
+	/* V0's blocks line without 0.6's budget line: the 0.7 line (vllm #13061) */
+	p = plan("qwen2.5-14b", NULL, "bf16", "bf16", 256, 131072, "rtx-4090-24gb");
+	cJSON_AddNumberToObject(p, "num_gpus", 2);
+	cJSON_AddNumberToObject(p, "gpu_memory_utilization", 0.98);
+	cJSON_AddNumberToObject(p, "max_num_batched_tokens", 2048);
+	doc = check_ok("vllm", "engines/vllm-13061-r1-qwen14b-2x4090-tp2.log", p);
+	assert_string_equal(engine_str(doc, "version"), "0.7");
+	cJSON_Delete(doc);
+}
+
 /* vllm #10517 at 29000 tokens: 2.89 GiB -> 1478 blocks -> 23,648 tokens, too few for 29000: the engine's error. */
 static void test_vllm_10517_29k(void **state)
 {
@@ -461,6 +523,96 @@ static cJSON *engine_plan(const char *engine, const char *extra)
 	mpc_inference_request_release(rq);
 	free(rq);
 	return out;
+}
+
+/* A plan of the body text through the library: the document, or NULL with *err (a 422's field and message). */
+static cJSON *plan_text(const char *text, mp_error *err)
+{
+	cJSON *body = cJSON_Parse(text), *out = NULL;
+	mps_inference_request *rq = calloc(1, sizeof(*rq));
+	mps_inference_plan *p = malloc(sizeof(*p));
+	mp_status st;
+
+	assert_non_null(body);
+	*err = (mp_error)MP_ERROR_INIT;
+	st = mpc_inference_decode(body, "", true, rq, err);
+	if (st == MP_OK)
+		st = mps_plan_inference(svc, rq, p, err);
+	if (st == MP_OK) {
+		mpc_out w;
+
+		mpc_out_init(&w);
+		mpc_inference_plan_write(&w, rq, p);
+		out = mpc_out_parse(&w);
+	}
+	cJSON_Delete(body);
+	free(p);
+	mpc_inference_request_release(rq);
+	free(rq);
+	return out;
+}
+
+static bool warns(const cJSON *doc, const char *text)
+{
+	const cJSON *w;
+
+	cJSON_ArrayForEach(w, cJSON_GetObjectItem(doc, "warnings"))
+	{
+		if (cJSON_IsString(w) && strstr(w->valuestring, text))
+			return true;
+	}
+	return false;
+}
+
+#define FMT_PLAN(wdt, engine, extra) \
+	"{\"model\":\"llama-3.1-8b\",\"weight_dtype\":\"" wdt "\",\"batch_size\":16,\"sequence_length\":8192," \
+	"\"device\":\"h100-sxm5-80gb\",\"engine\":\"" engine "\"" extra "}"
+
+/* Weight formats as the engines run them (tests/engines/run.py holds the same plans to the engines' own code): NVFP4
+ * is a ModelOpt checkpoint (modelopt_fp4 in vLLM 0.11 and 0.33 and SGLang; none in vLLM 0.7), MXFP4 a format of
+ * MoE experts only (vLLM mxfp4.py: no linear layer), fp8 weights e4m3 only (quantization/fp8.py); with data
+ * parallelism batch_size is per replica, said. */
+static void test_engine_formats(void **state)
+{
+	mp_error err;
+	cJSON *doc;
+	const cJSON *eng;
+
+	(void)state;
+	doc = plan_text(FMT_PLAN("nvfp4", "vllm", ""), &err);
+	assert_non_null(doc);
+	eng = cJSON_GetObjectItem(doc, "engine");
+	assert_string_equal(cJSON_GetObjectItem(eng, "quantization")->valuestring, "modelopt_fp4");
+	assert_string_equal(cJSON_GetObjectItem(eng, "quantization_from")->valuestring, "checkpoint");
+	assert_non_null(strstr(cJSON_GetObjectItem(eng, "command")->valuestring, "<NVFP4 checkpoint of"));
+	assert_non_null(strstr(cJSON_GetObjectItem(eng, "command")->valuestring, "--quantization modelopt_fp4"));
+	assert_true(warns(doc, "placeholder"));
+	cJSON_Delete(doc);
+	doc = plan_text(FMT_PLAN("nvfp4", "sglang", ""), &err);
+	assert_non_null(doc);
+	assert_non_null(strstr(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "engine"), "command")->valuestring,
+			       "--quantization modelopt_fp4"));
+	cJSON_Delete(doc);
+	assert_null(plan_text(FMT_PLAN("nvfp4", "vllm", ",\"engine_version\":\"0.7\""), &err));
+	assert_string_equal(err.field, "/weight_dtype");
+	assert_non_null(strstr(err.message, "modelopt_fp4"));
+	assert_null(plan_text(FMT_PLAN("mxfp4", "vllm", ""), &err));
+	assert_string_equal(err.field, "/weight_dtype");
+	assert_non_null(strstr(err.message, "MoE experts"));
+	assert_null(plan_text(FMT_PLAN("mxfp4", "trtllm", ""), &err));
+	assert_string_equal(err.field, "/weight_dtype");
+	assert_null(plan_text(FMT_PLAN("fp8_e5m2", "sglang", ""), &err));
+	assert_string_equal(err.field, "/weight_dtype");
+	assert_non_null(strstr(err.message, "fp8_e4m3"));
+	doc = plan_text(FMT_PLAN("fp8_e4m3", "vllm", ""), &err);
+	assert_non_null(doc);
+	assert_true(warns(doc, "--quantization fp8 quantises the base weights to fp8_e4m3"));
+	cJSON_Delete(doc);
+	doc = plan_text(FMT_PLAN("bf16", "vllm", ",\"num_gpus\":4,\"tensor_parallel_size\":2"), &err);
+	assert_non_null(doc);
+	assert_true(warns(doc, "batch_size 16 is per replica"));
+	assert_true(warns(doc, "2 data-parallel replicas hold 32 sequences"));
+	cJSON_Delete(doc);
 }
 
 static double at(const cJSON *doc, const char *a, const char *b)
@@ -790,6 +942,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_vllm_10517_20k),
 		cmocka_unit_test(test_vllm_10517_29k),
+		cmocka_unit_test(test_version_from_log),
+		cmocka_unit_test(test_engine_formats),
 		cmocka_unit_test(test_vllm_064_profile),
 		cmocka_unit_test(test_vllm_v0_sampler_peak),
 		cmocka_unit_test(test_vllm_07_tp2),

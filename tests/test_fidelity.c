@@ -185,6 +185,17 @@ static void test_config_facts(void **state)
 					      "intermediate_size=11008, vocab_size=32000, max_position_embeddings=2048");
 	assert_true(m.max_position_defaulted);
 	assert_int_equal(m.config_dtype, MP_DTYPE_INVALID);
+	/* a type whose head_dim default is a fixed width (Qwen3Config 128), not hidden_size / heads (2048 / 32 = 64):
+	 * the width taken is said, as it sizes the KV cache */
+	assert_int_equal(mpm_from_hf_text("{\"model_type\": \"qwen3\", \"hidden_size\": 2048, \"num_hidden_layers\": 4}",
+					  "", &m, &err),
+			 MP_OK);
+	assert_int_equal(m.head_dim, 128);
+	assert_non_null(strstr(m.defaulted_keys, "head_dim=128"));
+	assert_int_equal(mpm_from_hf_text("{\"model_type\": \"qwen3\", \"hidden_size\": 2048, \"head_dim\": 64}", "", &m,
+					  &err),
+			 MP_OK);
+	assert_null(strstr(m.defaulted_keys, "head_dim"));
 	assert_int_equal(mpm_from_hf_text("{\"model_type\": \"gpt2\", \"n_embd\": 768, \"n_layer\": 12, \"n_head\": 12, "
 					  "\"vocab_size\": 50257, \"n_positions\": 1024, \"n_inner\": null, "
 					  "\"torch_dtype\": \"float16\", \"quantization_config\": {\"quant_method\": "

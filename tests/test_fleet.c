@@ -445,6 +445,35 @@ static void test_extender_names(void **state)
 		cJSON_Delete(a);
 	}
 	{
+		/* a report of count 0 has no GPU to give (it passed any pod: 0 read as "not stated"); a report naming a
+		 * profile the catalog lacks is refused, naming it (it made the node an unknown device, passed by policy) */
+		cJSON *a = cJSON_CreateObject(), *names;
+		http_resp r;
+
+		put_json(f, "/v1/nodes/zero-0", "{\"product\":\"NVIDIA L40S\",\"memory_mib\":46068,\"count\":0}", &r);
+		assert_in_range(r.status, 200, 201);
+		http_resp_free(&r);
+		put_json(f, "/v1/nodes/wrong-profile-0", "{\"profile\":\"measured-nope\",\"count\":2}", &r);
+		assert_int_equal(r.status, 422);
+		assert_string_equal(http_problem_field(&r), "/profile");
+		assert_non_null(strstr(r.body, "not a stored device"));
+		http_resp_free(&r);
+		cJSON_AddItemToObject(a, "Pod", cJSON_Parse(
+			"{\"metadata\":{\"name\":\"small\",\"namespace\":\"x\",\"annotations\":{\"memplan.io/model\":"
+			"\"qwen2.5-0.5b\",\"memplan.io/sequence-length\":\"4096\"}},\"spec\":{\"containers\":[{\"name\":\"c\","
+			"\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}"));
+		cJSON_AddNullToObject(a, "Nodes");
+		names = cJSON_AddArrayToObject(a, "NodeNames");
+		cJSON_AddItemToArray(names, cJSON_CreateString("zero-0"));
+		post_json(f, "/v1/k8s/filter", a, &r);
+		assert_int_equal(r.status, 200);
+		assert_false(listed(cJSON_GetObjectItem(r.json, "NodeNames"), "zero-0"));
+		assert_non_null(strstr(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "FailedAndUnresolvableNodes"),
+							   "zero-0")->valuestring, "the node has 0 nvidia.com/gpu"));
+		http_resp_free(&r);
+		cJSON_Delete(a);
+	}
+	{
 		/* the metrics count the nodes judged by report, and the names no report was held for */
 		http_resp r;
 

@@ -392,6 +392,44 @@ static void test_annotation_mig_shared(void **state)
 	http_resp_free(&r);
 }
 
+/* A whole-body annotation that leaves weight_dtype and kv_cache_dtype out: "auto", as the plan endpoint reads them (the
+ * model's bf16), not a pod Error ("weight_dtype is not a known format" failed every such pod's scheduling). */
+static void test_annotation_auto_dtypes(void **state)
+{
+	fixture *f = *state;
+	static const char *const nodes[] = { "h100-sxm-0", "mig-1g10gb-0" };
+	uint64_t total, cap;
+	http_resp r;
+	const cJSON *res = filter(f, "annotated-inference-auto", nodes, 2, &r);
+
+	assert_string_equal(cJSON_GetObjectItem(res, "Error")->valuestring, "");
+	plan_total(f, "inference", "{\"model\":\"llama-3-8b\",\"batch_size\":16,\"sequence_length\":8192}", "h100-sxm5-80gb",
+		   &total, &cap);
+	assert_true(metric(f, "memplan_k8s_planned_memory_bytes{", "pod=\"auto-8b-0\"", "h100-sxm5-80gb") == (double)total);
+	assert_int_equal(verdict(res, "h100-sxm-0"), PASS);
+	assert_int_equal(verdict(res, "mig-1g10gb-0"), UNRES);
+	http_resp_free(&r);
+	{
+		/* the same pod re-planned with another model: the gauges hold the latest filter call's plan only (the
+		 * first plan's series stayed beside it, and a dashboard's max by (namespace, pod) showed the old one) */
+		cJSON *ann = cJSON_GetObjectItem(
+			cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(pods_ref, "pods"), "annotated-inference-auto"),
+					    "metadata"),
+			"annotations");
+		cJSON *kept = cJSON_Duplicate(cJSON_GetObjectItem(ann, "memplan.io/inference"), true);
+
+		cJSON_ReplaceItemInObject(ann, "memplan.io/inference",
+					  cJSON_CreateString("{\"model\": \"mistral-7b-v0.1\", \"batch_size\": 1, "
+							     "\"sequence_length\": 4096}"));
+		filter(f, "annotated-inference-auto", nodes, 2, &r);
+		http_resp_free(&r);
+		cJSON_ReplaceItemInObject(ann, "memplan.io/inference", kept);
+		assert_false(isnan(metric(f, "memplan_k8s_planned_memory_bytes{", "pod=\"auto-8b-0\"", "mistral-7b-v0.1")));
+		assert_true(isnan(metric(f, "memplan_k8s_planned_memory_bytes{", "pod=\"auto-8b-0\"", "llama-3-8b")));
+		assert_true(isnan(metric(f, "memplan_k8s_planned_capacity_bytes{", "pod=\"auto-8b-0\"", "llama-3-8b")));
+	}
+}
+
 /* memplan.io/model with field annotations; a vLLM launch through sh -c with "8k" (vLLM's 8,000); SGLang; training. */
 static void test_other_job_forms(void **state)
 {
@@ -840,7 +878,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rules),
 		cmocka_unit_test(test_vllm_pod),
-		cmocka_unit_test(test_annotation_mig_shared),
+		cmocka_unit_test(test_annotation_mig_shared), cmocka_unit_test(test_annotation_auto_dtypes),
 		cmocka_unit_test(test_other_job_forms),
 		cmocka_unit_test(test_pass_through),
 		cmocka_unit_test(test_pod_errors),

@@ -203,6 +203,10 @@ static void test_metrics(void **state)
 		assert_int_equal(r.status, 304);
 		http_resp_free(&r);
 	}
+	/* a 405 is counted under the path's route, not "unmatched" */
+	http_do(&f->d, "DELETE", "/v1/health", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 405);
+	http_resp_free(&r);
 	assert_int_equal(mpd_metrics_gauge_set(f->d.metrics, "memplan_calibration_peak_flops_per_second",
 					       "Latest measured dense peak.", lab, 2, 7.5e14, &err),
 			 MP_OK);
@@ -223,7 +227,8 @@ static void test_metrics(void **state)
 				     strstr(r.body ? r.body : "", "code=\"404\"} 1\n") != NULL &&
 				     strstr(r.body ? r.body : "",
 					    "route=\"/v1/devices/{id}\",method=\"GET\",code=\"200\"} 1\n") != NULL &&
-				     strstr(r.body ? r.body : "", "route=\"/v1/health\",method=\"GET\",code=\"200\"} 1\n")))
+				     strstr(r.body ? r.body : "", "route=\"/v1/health\",method=\"GET\",code=\"200\"} 1\n") &&
+				     strstr(r.body ? r.body : "", "method=\"DELETE\",code=\"405\"} 1\n")))
 			break;
 		http_resp_free(&r);
 		usleep(10000);
@@ -238,6 +243,8 @@ static void test_metrics(void **state)
 	assert_non_null(
 		strstr(r.body, "memplan_http_requests_total{route=\"/v1/devices/{id}\",method=\"GET\",code=\"200\"} 1\n"));
 	assert_non_null(strstr(r.body, "memplan_http_request_duration_seconds_count{route=\"/v1/health\",method=\"GET\"} 1\n"));
+	assert_non_null(
+		strstr(r.body, "memplan_http_requests_total{route=\"/v1/health\",method=\"DELETE\",code=\"405\"} 1\n"));
 	/* the /metrics request itself is in flight while it renders */
 	assert_non_null(strstr(r.body, "memplan_http_requests_in_flight 1\n"));
 	assert_non_null(strstr(r.body, "memplan_database_errors_total 0\n"));

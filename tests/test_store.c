@@ -253,6 +253,17 @@ static void test_aliases_upgrade_and_rules(void **state)
 	assert_int_equal(mp_store_device_by_alias(s, "nvidia_h100_80gb_hbm3", &d, &err), MP_OK);
 	assert_string_equal(d.id, "h100-sxm5-80gb");
 	assert_int_equal(mp_store_device_by_alias(s, "NVIDIA-L40S", &d, &err), MP_ENOTFOUND);
+	/* no alias: the device's own name (devices.json "H100 SXM5 80GB"), by the same key; a name two devices share
+	 * finds neither */
+	assert_int_equal(mp_store_device_by_alias(s, "h100_sxm5_80gb", &d, &err), MP_OK);
+	assert_string_equal(d.id, "h100-sxm5-80gb");
+	assert_int_equal(mp_store_device_get(s, "l40s-48gb", &other, &err), MP_OK);
+	snprintf(other.name, sizeof(other.name), "H100 SXM5 80GB");
+	assert_int_equal(mp_store_device_write(s, &other, "test", NULL, &err), MP_OK);
+	assert_int_equal(mp_store_device_by_alias(s, "H100 SXM5 80GB", &d, &err), MP_ENOTFOUND);
+	assert_non_null(strstr(err.message, "2 devices are named"));
+	snprintf(other.name, sizeof(other.name), "L40S");
+	assert_int_equal(mp_store_device_write(s, &other, "test", NULL, &err), MP_OK);
 	/* a name another device goes by is a conflict naming it; nothing is written */
 	assert_int_equal(mp_store_device_get(s, "h100-pcie-80gb", &other, &err), MP_OK);
 	snprintf(other.aliases[other.naliases++], MP_STORE_ALIAS_MAX, "nvidia-h100-80gb-hbm3");

@@ -712,6 +712,31 @@ static void test_capacity(void **state)
 	assert_non_null(strstr(t.body, "h200-sxm-141gb               150 GB (140 GiB)"));
 	assert_null(strstr(t.body, "mi300x"));
 	http_resp_free(&t);
+	/* a profile that cannot answer the plan (no peak for bf16) is left out, named, and the fleet still answers;
+	 * the budget every row takes is said once */
+	{
+		http_resp p;
+		const cJSON *w;
+		bool said = false, budget = false;
+
+		http_do(&f->d, "PUT", "/v1/devices/no-peak",
+			"{\"name\":\"No peak\",\"vendor\":\"NVIDIA\",\"memory_bytes\":25769803776,"
+			"\"memory_bandwidth_bytes_per_second\":1e12,\"peak_flops_per_second\":{\"int8\":1e14}}",
+			J, AUTH, &p);
+		assert_int_equal(p.status, 201);
+		http_resp_free(&p);
+		http_do(&f->d, "GET", "/v1/capacity?model=llama-3-8b&sequence_length=4096&limit=1000", NULL, NULL, NULL, &p);
+		assert_int_equal(p.status, 200);
+		assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(p.json, "items")), stored_devices(f, "gpu") - 1);
+		cJSON_ArrayForEach(w, cJSON_GetObjectItem(p.json, "warnings"))
+		{
+			said |= strstr(w->valuestring, "device no-peak left out") != NULL;
+			budget |= strstr(w->valuestring, "budget: each row's fit takes the whole capacity") != NULL;
+		}
+		assert_true(said);
+		assert_true(budget);
+		http_resp_free(&p);
+	}
 	expect(f, "GET", "/v1/capacity?sequence_length=4096", NULL, NULL, 422, "?model");
 	expect(f, "GET", "/v1/capacity?model=llama-3-8b", NULL, NULL, 422, "?sequence_length");
 	expect(f, "GET", "/v1/capacity?model=nope&sequence_length=1", NULL, NULL, 404, "?model");

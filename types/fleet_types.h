@@ -37,6 +37,7 @@ typedef struct mps_node_facts {
 	char product[128];		/* NVML's name ("NVIDIA H100 80GB HBM3") or GFD's product label */
 	uint64_t memory_mib;		/* NVML total of one GPU, MiB (nvidia-smi memory.total) */
 	uint64_t count;			/* GPUs on the node */
+	bool count_given;		/* the report stated count (0 included: a node with no GPU to give) */
 	char profile[MP_STORE_ID_MAX];	/* the node's measured device profile in this catalog (measured-<node>) */
 	uint64_t replicas;		/* time-slicing or MPS replicas of each GPU (1 or 0: not shared) */
 	char sharing_strategy[24];	/* "none", "time-slicing", "mps" */

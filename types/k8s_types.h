@@ -59,6 +59,7 @@ typedef struct mps_k8s_node {
 	uint64_t memory_mib;		/* nvidia.com/gpu.memory (MIG single: the slice's), or the mixed MIG
 					 * profile's nvidia.com/mig-<profile>.memory */
 	uint64_t label_count;		/* nvidia.com/gpu.count (or the mixed MIG profile's .count) */
+	bool count_stated;		/* a node agent's report stated label_count, 0 included */
 	uint64_t replicas;		/* nvidia.com/gpu.replicas */
 	char sharing_strategy[24];	/* nvidia.com/gpu.sharing-strategy: "none", "time-slicing", "mps" */
 	bool has_allocatable;

@@ -105,6 +105,8 @@ typedef struct mps_engine_opts {
 	double free_gpu_memory_fraction;	/* TensorRT-LLM's knob; 0 = its default (0.9) */
 	char served_model[256];		/* the model argument of the command line; "" = the preset's repository */
 	const mp_engine_version *version;	/* the release line (engine_version); NULL = the engine's newest */
+	const char *version_from;	/* where version came from when not the request ("log": the engine check's
+					 * log format); NULL = "request", or "default" without a version */
 	bool enforce_eager;		/* no CUDA graphs (vLLM --enforce-eager, SGLang --disable-cuda-graph) */
 	bool observed_terms_off;	/* "observed_terms": false: the engine block keeps its model's terms */
 } mps_engine_opts;
@@ -440,11 +442,17 @@ typedef struct mps_engine_report {
 	mps_engine_figure figures[MPS_ENGINE_MAX_FIGURES];
 	size_t figures_left_out;	/* figures found after the first MPS_ENGINE_MAX_FIGURES: counted, not kept */
 	bool from_metrics;		/* a Prometheus exposition (vllm:cache_config_info) rather than a log */
+	/* vLLM: the release line the lines' formats belong to ("0.6", "0.7", "0.33"; NULL: none, or V1's lines
+	 * alone, which 0.11 and 0.33 print alike: then v1_only), and the line that decided it (its keyword) */
+	const char *format_line;
+	const char *format_keyword;
+	bool v1_only;
 } mps_engine_report;
 
 typedef struct mps_engine_check_request {
 	mps_inference_request plan;	/* the plan to compare with; its job's engine is the report's */
 	mps_engine_report report;
+	bool version_from_log;		/* plan.engine_version was left out and taken from report.format_line */
 } mps_engine_check_request;
 
 /* One reported figure against memplan. */
@@ -653,7 +661,8 @@ typedef struct mps_capacity_request {
 
 /* One device's row: the inference plan at batch 1 on that device. */
 typedef struct mps_capacity_row {
-	const mp_store_device *device;	/* borrowed for the callback */
+	const mp_store_device *device;	/* borrowed for the callback; NULL: no row, the answer's warnings changed (a
+					 * device whose profile cannot answer the plan was left out, and they say why) */
 	const mps_inference_plan *plan;	/* borrowed for the callback: the plan endpoint's own answer for this row */
 	mp_inference_memory mem;	/* the plan at batch 1 */
 	mp_fit fit;

@@ -57,6 +57,7 @@ GRID = [
     ("gptq", preset("llama-3.1-8b"), {"batch_size": 16, "sequence_length": 8192, "weight_dtype": "gptq"}),
     ("fp8", preset("llama-3.1-8b"), {"batch_size": 16, "sequence_length": 8192, "weight_dtype": "fp8"}),
     ("int8", preset("llama-3.1-8b"), {"batch_size": 16, "sequence_length": 8192, "weight_dtype": "int8"}),
+    ("nvfp4", preset("llama-3.1-8b"), {"batch_size": 16, "sequence_length": 8192, "weight_dtype": "nvfp4"}),
     ("fp8-kv", preset("llama-3.1-8b"), {"batch_size": 16, "sequence_length": 32768, "kv_cache_dtype": "fp8"}),
     ("moe-mixtral-tp2", preset("mixtral-8x7b"), {"batch_size": 16, "sequence_length": 16384, "num_gpus": 2}),
     ("mla-deepseek-v2-lite", config_file("deepseek-v2-lite"), {"batch_size": 16, "sequence_length": 16384}),
@@ -69,6 +70,11 @@ GRID = [
      None, {"vllm": "/weight_dtype"}),
     ("block-size-1", preset("llama-3.1-8b"), {"batch_size": 16, "sequence_length": 8192, "kv_block_size": 1},
      None, {"vllm": "/kv_block_size"}),
+    # MXFP4 is a format of MoE experts only in every engine (vLLM mxfp4.py: no linear layer), fp8 weights e4m3 only
+    ("mxfp4", preset("llama-3.1-8b"), {"batch_size": 16, "sequence_length": 8192, "weight_dtype": "mxfp4"},
+     None, {"vllm": "/weight_dtype", "vllm-0.11": "/weight_dtype", "sglang": "/weight_dtype"}),
+    ("fp8-e5m2", preset("llama-3.1-8b"), {"batch_size": 16, "sequence_length": 8192, "weight_dtype": "fp8_e5m2"},
+     None, {"vllm": "/weight_dtype", "vllm-0.11": "/weight_dtype", "sglang": "/weight_dtype"}),
 ]
 
 # the engine releases: (engine, engine_version, venv name, checker)
@@ -88,6 +94,9 @@ QUANT_CONFIGS = {
                   "damp_percent": 0.01, "static_groups": False, "true_sequential": True},
     "gptq_marlin": {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": False, "sym": True},
     "w8a8_int8": {"quant_method": "w8a8_int8"},
+    # a ModelOpt NVFP4 checkpoint: the keys vLLM's and SGLang's override_quantization_method read
+    "modelopt_fp4": {"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16,
+                     "kv_cache_quant_algo": None, "exclude_modules": ["lm_head"]},
 }
 
 
