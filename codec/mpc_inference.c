@@ -275,6 +275,36 @@ static mp_status decode_body(const cJSON *body, const char *pointer, inference_b
 							  &j->llama, err),
 			     err) == MP_ENOMEM)
 		return mp_problems_end(&p, err);
+	if (j->engine.engine == MP_ENGINE_LLAMACPP || j->engine.engine == MP_ENGINE_OLLAMA) {
+		/* one cache type for K and V in engine_options (Ollama's OLLAMA_KV_CACHE_TYPE is one) that memplan has a
+		 * format for is the plan's kv_cache_dtype, so that memory, fit and performance are of the cache the command
+		 * makes; a kv_cache_dtype given beside another is a 422 (types it has no format for, or K and V apart:
+		 * the top level keeps kv_cache_dtype, and engine.placement holds llama.cpp's own buffers) */
+		uint32_t tk = j->llama.cache_type_k, tv = j->llama.cache_type_v;
+
+		if (j->engine.engine == MP_ENGINE_OLLAMA && tk == MP_GGML_TYPE_COUNT)
+			tk = tv;
+		if (j->engine.engine == MP_ENGINE_OLLAMA && tv == MP_GGML_TYPE_COUNT)
+			tv = tk;
+		if (tk != MP_GGML_TYPE_COUNT && tk == tv && mp_ggml_to_dtype(tk) != MP_DTYPE_INVALID) {
+			mp_dtype d = mp_ggml_to_dtype(tk);
+			char field[MP_POINTER_MAX];
+
+			if (j->kv_cache_dtype_auto) {
+				j->req.kv_cache_dtype = d;
+				j->kv_cache_dtype_auto = false;
+				j->kv_cache_dtype_from_engine_options = true;
+			} else if (j->req.kv_cache_dtype != d) {
+				mpc_join(field, sizeof(field), pointer, "/kv_cache_dtype");
+				mp_problems_note(&p,
+						 mp_fail(err, MP_EINVAL, field,
+							 "kv_cache_dtype %s and engine_options' cache type %s (the cache llama.cpp "
+							 "makes) disagree: give one of them",
+							 mp_dtype_name(j->req.kv_cache_dtype), mp_dtype_name(d)),
+						 err);
+			}
+		}
+	}
 	j->engine.chunked_prefill = mpc_member(body, "chunked_prefill") ? (ib->chunked_prefill ? 1 : -1) : 0;
 	j->engine.utilization_given = mpc_member(body, "gpu_memory_utilization") != NULL;
 	j->engine.block_size_given = mpc_member(body, "kv_block_size") != NULL;

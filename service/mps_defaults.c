@@ -157,6 +157,8 @@ void mps_inference_defaults(const mp_model *m, const mp_device *dev, mps_inferen
 	if (job->kv_cache_dtype_auto) {
 		job->req.kv_cache_dtype = job->opts.compute_dtype;
 		c.kv_cache_dtype_from = "compute_dtype";
+	} else if (job->kv_cache_dtype_from_engine_options) {
+		c.kv_cache_dtype_from = "engine_options";
 	}
 	/* the choices that rest on an assumption (a custom architecture object states no dtype by design) */
 	if (served && m->config_dtype == MP_DTYPE_INVALID && strcmp(m->model_type, "custom") != 0)

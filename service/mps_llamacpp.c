@@ -349,6 +349,14 @@ mp_status mps_llamacpp_block_for(const mps_inference_job *j, mps_inference_plan 
 	q = &k->params;
 	if ((st = resolve_launch(j, p, k, err)) != MP_OK)
 		return st;
+	if (mp_ggml_to_dtype(q->type_k) != p->job.req.kv_cache_dtype ||
+	    mp_ggml_to_dtype(q->type_v) != p->job.req.kv_cache_dtype)
+		/* K and V apart, or a type memplan has no format for (q4_1, iq4_nl, q5_0, q5_1): one answer, two caches */
+		mps_warn(&p->warnings,
+			 "kv_cache: memory, fit and performance are of kv_cache_dtype %s; the command's cache is -ctk %s -ctv "
+			 "%s, which engine.placement's KV buffers are of",
+			 mp_dtype_name(p->job.req.kv_cache_dtype), mp_ggml_traits_of(q->type_k).name,
+			 mp_ggml_traits_of(q->type_v).name);
 	/* each GPU's budget: its capacity (x gpu_memory_utilization when given) less the CUDA context and a margin */
 	if (k->have_device) {
 		double util = p->opts.gpu_memory_utilization > 0 ? p->opts.gpu_memory_utilization : 1.0;

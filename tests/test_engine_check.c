@@ -613,6 +613,18 @@ static void test_engine_formats(void **state)
 	assert_true(warns(doc, "batch_size 16 is per replica"));
 	assert_true(warns(doc, "2 data-parallel replicas hold 32 sequences"));
 	cJSON_Delete(doc);
+	/* SGLang's pool short of the batch while the whole capacity holds it (Llama-3.1-70B at TP 2 on H100s: 70.6 GB
+	 * of weights a GPU, over mem_fraction_static 0.834 of it): the answer says so, with the share to give */
+	doc = plan_text("{\"model\":\"llama-3.1-70b\",\"batch_size\":2,\"sequence_length\":4096,\"engine\":\"sglang\","
+			"\"num_gpus\":2,\"device\":\"h100-sxm5-80gb\"}",
+			&err);
+	assert_non_null(doc);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "fit"), "fits")));
+	assert_true(cJSON_IsFalse(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "engine"), "predicted"), "holds_batch")));
+	assert_true(warns(doc, "sglang's own KV pool holds 0 tokens"));
+	assert_true(warns(doc, "give gpu_memory_utilization 0.834"));
+	cJSON_Delete(doc);
 }
 
 static double at(const cJSON *doc, const char *a, const char *b)

@@ -691,6 +691,44 @@ static void test_ollama_rules(void **state)
 	cJSON_Delete(b);
 }
 
+/* engine_options' one cache type is the plan's kv_cache_dtype (the top-level memory is of the cache the command makes:
+ * it was fp16 beside -ctk q8_0 -ctv q8_0); K and V apart keep kv_cache_dtype and say so; a kv_cache_dtype given
+ * beside another type is a 422 naming it. */
+static void test_cache_types_are_the_plan(void **state)
+{
+	cJSON *b, *doc;
+	mp_error err = MP_ERROR_INIT;
+	mp_status st;
+	const cJSON *w;
+	bool said = false;
+
+	(void)state;
+	b = body_of("llama-q4_k_m", "llamacpp", "{\"engine_options\": {\"cache_type_k\": \"q8_0\", \"cache_type_v\": \"q8_0\"}}");
+	doc = plan_ok(b);
+	assert_string_equal(str_at(doc, "request.kv_cache_dtype"), "q8_0");
+	assert_string_equal(str_at(doc, "request.kv_cache_dtype_from"), "engine_options");
+	assert_true(num_at(doc, "memory.kv_cache_bytes") == num_at(doc, "engine.placement.devices.1.kv_cache_bytes"));
+	cJSON_Delete(doc);
+	cJSON_Delete(b);
+	b = body_of("llama-q4_k_m", "llamacpp", "{\"engine_options\": {\"cache_type_k\": \"q8_0\", \"cache_type_v\": \"q4_0\"}}");
+	doc = plan_ok(b);
+	assert_string_equal(str_at(doc, "request.kv_cache_dtype"), "fp16");
+	cJSON_ArrayForEach(w, cJSON_GetObjectItem(doc, "warnings"))
+	{
+		said |= strstr(w->valuestring, "the command's cache is -ctk q8_0 -ctv q4_0") != NULL;
+	}
+	assert_true(said);
+	cJSON_Delete(doc);
+	cJSON_Delete(b);
+	b = body_of("llama-q4_k_m", "llamacpp",
+		    "{\"kv_cache_dtype\": \"q4_0\", \"engine_options\": {\"cache_type_k\": \"q8_0\", \"cache_type_v\": \"q8_0\"}}");
+	assert_null(answer("inference", b, &st, &err));
+	assert_int_equal(st, MP_EINVAL);
+	assert_string_equal(err.field, "/kv_cache_dtype");
+	assert_non_null(strstr(err.message, "disagree"));
+	cJSON_Delete(b);
+}
+
 /* ----- bad input ------------------------------------------------------------------------------------------- */
 
 static void refused(const char *model, const char *engine, const char *extra, const char *field, const char *words)
@@ -867,7 +905,7 @@ int main(void)
 		cmocka_unit_test(test_commands_parse), cmocka_unit_test(test_recorded_logs),
 		cmocka_unit_test(test_launch_from_log), cmocka_unit_test(test_ollama_log),
 		cmocka_unit_test(test_ollama_rules),   cmocka_unit_test(test_refusals),
-		cmocka_unit_test(test_placement_and_speed),
+		cmocka_unit_test(test_placement_and_speed), cmocka_unit_test(test_cache_types_are_the_plan),
 	};
 	if (getenv("MEMPLAN_TEST_FILTER"))
 		cmocka_set_test_filter(getenv("MEMPLAN_TEST_FILTER"));

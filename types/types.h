@@ -208,6 +208,7 @@ typedef struct mps_inference_job {
 	/* what the request left to the defaults, resolved per model and device by mps_inference_defaults */
 	bool weight_dtype_auto;		/* weight_dtype absent or "auto" */
 	bool kv_cache_dtype_auto;	/* kv_cache_dtype absent or "auto" */
+	bool kv_cache_dtype_from_engine_options;	/* llama.cpp / Ollama: taken from engine_options' one cache type */
 	bool compute_dtype_given;	/* compute_dtype was in the request */
 	bool int4_scheme_given;		/* int4_scheme, or weight_dtype gptq / awq, was in the request */
 	bool int4_group_size_given;
