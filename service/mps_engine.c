@@ -483,12 +483,12 @@ static mp_status vllm_args(const mps_inference_job *j, mps_inference_plan *p, co
 			(unsigned long long)p->prefill.max_num_batched_tokens);
 	fraction_text(o->gpu_memory_utilization, f, sizeof(f));
 	add_arg(b, "--gpu-memory-utilization", j->engine.utilization_given ? "request" : "default", "%s", f);
-	add_arg(b, "--kv-cache-dtype", "request", "%s", kv);
+	add_arg(b, "--kv-cache-dtype", j->kv_cache_dtype_auto ? "plan" : "request", "%s", kv);
 	add_arg(b, "--block-size", j->engine.block_size_given ? "request" : "default", "%llu",
 		(unsigned long long)block_size);
-	add_arg(b, "--dtype", "request", "%s", torch_dtype(compute));
+	add_arg(b, "--dtype", j->compute_dtype_given ? "request" : "plan", "%s", torch_dtype(compute));
 	if (q->method[0])
-		add_arg(b, "--quantization", "request", "%s", q->method);
+		add_arg(b, "--quantization", j->weight_dtype_auto ? "plan" : "request", "%s", q->method);
 	if (v->chunked_prefill_flag) {
 		/* V0: a chunk below max_model_len needs chunked prefill asked for (SchedulerConfig._verify_args) */
 		if (o->attention != MP_ATTENTION_NONE && p->prefill.max_num_batched_tokens < j->req.sequence_length)
@@ -535,13 +535,13 @@ static mp_status sglang_args(const mps_inference_job *j, mps_inference_plan *p, 
 		add_arg(b, "--chunked-prefill-size", p->prefill.defaulted ? "default" : "request", "%llu",
 			(unsigned long long)p->prefill.max_num_batched_tokens);
 	}
-	add_arg(b, "--kv-cache-dtype", "request", "%s", kv);
+	add_arg(b, "--kv-cache-dtype", j->kv_cache_dtype_auto ? "plan" : "request", "%s", kv);
 	if (p->mem.kv.block_size > 1)
 		add_arg(b, "--page-size", j->engine.block_size_given ? "request" : "default", "%llu",
 			(unsigned long long)p->mem.kv.block_size);
-	add_arg(b, "--dtype", "request", "%s", torch_dtype(compute));
+	add_arg(b, "--dtype", j->compute_dtype_given ? "request" : "plan", "%s", torch_dtype(compute));
 	if (q->method[0])
-		add_arg(b, "--quantization", "request", "%s", q->method);
+		add_arg(b, "--quantization", j->weight_dtype_auto ? "plan" : "request", "%s", q->method);
 	if (strcmp(q->method, "bitsandbytes") == 0)
 		add_arg(b, "--load-format", "request", "bitsandbytes");
 	if (j->engine.enforce_eager)
@@ -585,7 +585,7 @@ static mp_status trtllm_args(const mps_inference_job *j, const mps_inference_pla
 		snprintf(b->extra_options_yaml + n, sizeof(b->extra_options_yaml) - (size_t)n, "  tokens_per_block: %llu\n",
 			 (unsigned long long)p->mem.kv.block_size);
 	snprintf(b->yaml_file, sizeof(b->yaml_file), "extra_llm_api_options.yaml");
-	add_arg(b, "--extra_llm_api_options", "request", "%s", b->yaml_file);
+	add_arg(b, "--extra_llm_api_options", "plan", "%s", b->yaml_file);
 	return MP_OK;
 }
 
