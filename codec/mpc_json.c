@@ -315,8 +315,32 @@ mp_status mpc_parse_body(const char *body, size_t len, cJSON **out, mp_error *er
 			return mp_fail(err, MP_ENOMEM, "", "out of memory");
 	}
 	if (doc == NULL) {
-		size_t at = end && end >= body ? (size_t)(end - body) : 0;
+		size_t at = end && end >= body ? (size_t)(end - body) : 0, depth = 0;
+		bool in_string = false, escaped = false;
 
+		/* cJSON stops at CJSON_NESTING_LIMIT levels: a body that nests that deep before the error is refused for
+		 * its depth, not called invalid */
+		for (size_t i = 0; i < at && i < len && depth < CJSON_NESTING_LIMIT; i++) {
+			char ch = body[i];
+
+			if (in_string) {
+				if (escaped)
+					escaped = false;
+				else if (ch == '\\')
+					escaped = true;
+				else if (ch == '"')
+					in_string = false;
+			} else if (ch == '"')
+				in_string = true;
+			else if (ch == '[' || ch == '{')
+				depth++;
+			else if ((ch == ']' || ch == '}') && depth)
+				depth--;
+		}
+		if (depth >= CJSON_NESTING_LIMIT)
+			return mp_fail(err, MP_EPARSE, "", "the request body nests arrays and objects deeper than %d levels "
+				       "(near byte %zu): no request of this API nests more than a few",
+				       CJSON_NESTING_LIMIT, at);
 		return mp_fail(err, MP_EPARSE, "", "the request body is not valid JSON (error near byte %zu)", at);
 	}
 	if (!cJSON_IsObject(doc)) {

@@ -79,6 +79,22 @@ static mp_status bad(mp_error *err, const char *pointer, const mpm_field *f, con
 	return mp_fail(err, MP_EINVAL, field, "%s %s %s%s", f->name, what, allowed, got ? got : "");
 }
 
+/* What a refused value was, for the message: " (got -1)", " (got the string \"4\")", " (got null)", ... */
+static const char *got_of(const cJSON *v, char *buf, size_t len)
+{
+	if (cJSON_IsNumber(v))
+		snprintf(buf, len, " (got %.17g)", v->valuedouble);
+	else if (cJSON_IsString(v))
+		snprintf(buf, len, " (got the string \"%.24s%s\")", v->valuestring, strlen(v->valuestring) > 24 ? "..." : "");
+	else if (cJSON_IsBool(v))
+		snprintf(buf, len, " (got %s)", cJSON_IsTrue(v) ? "true" : "false");
+	else if (cJSON_IsNull(v))
+		snprintf(buf, len, " (got null)");
+	else
+		snprintf(buf, len, " (got %s)", cJSON_IsArray(v) ? "an array" : "an object");
+	return buf;
+}
+
 static mp_status decode_one(const cJSON *v, const char *pointer, const mpm_field *f, void *dst, mp_error *err)
 {
 	char *p = (char *)dst + f->offset;
@@ -88,7 +104,7 @@ static mp_status decode_one(const cJSON *v, const char *pointer, const mpm_field
 	case MPM_F_U64:
 		if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < 0 ||
 		    v->valuedouble > MAX_EXACT_INTEGER)
-			return bad(err, pointer, f, "must be", NULL);
+			return bad(err, pointer, f, "must be", got_of(v, got, sizeof(got)));
 		if ((uint64_t)v->valuedouble < f->min || (uint64_t)v->valuedouble > f->max) {
 			snprintf(got, sizeof(got), " (got %.17g)", v->valuedouble);
 			return bad(err, pointer, f, "must be", got);
@@ -98,12 +114,12 @@ static mp_status decode_one(const cJSON *v, const char *pointer, const mpm_field
 	case MPM_F_DOUBLE:
 		if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < f->dmin ||
 		    v->valuedouble > f->dmax)
-			return bad(err, pointer, f, "must be", NULL);
+			return bad(err, pointer, f, "must be", got_of(v, got, sizeof(got)));
 		*(double *)p = v->valuedouble;
 		return MP_OK;
 	case MPM_F_BOOL:
 		if (!cJSON_IsBool(v))
-			return bad(err, pointer, f, "must be", NULL);
+			return bad(err, pointer, f, "must be", got_of(v, got, sizeof(got)));
 		*(bool *)p = cJSON_IsTrue(v);
 		return MP_OK;
 	case MPM_F_DTYPE: {

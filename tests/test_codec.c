@@ -269,6 +269,29 @@ static void test_nothing_cut_silently(void **state)
 	assert_null(doc);
 	assert_string_equal(err.field + strlen(err.field) - 4, "/...");
 	assert_int_equal(strlen(err.field), 1 + 299 + 4); /* the first key, then the mark in place of the rest */
+	/* valid JSON nested past cJSON's limit is refused for its depth (it was "not valid JSON"); brackets inside a
+	 * string, escaped quotes included, are not nesting */
+	{
+		size_t n = 2 * 5000 + 8;
+		char *deep = malloc(n);
+
+		assert_non_null(deep);
+		memcpy(deep, "{\"a\":", 5);
+		memset(deep + 5, '[', 5000);
+		memset(deep + 5 + 5000, ']', 5000);
+		memcpy(deep + 5 + 10000, "}", 2);
+		memset(&err, 0, sizeof(err));
+		assert_int_equal(mpc_parse_body(deep, strlen(deep), &doc, &err), MP_EPARSE);
+		assert_non_null(strstr(err.message, "deeper than 1000 levels"));
+		free(deep);
+		memset(&err, 0, sizeof(err));
+		{
+			const char *t = "{\"a\": \"[[\\\"[[\", \"b\": [1,}";
+
+			assert_int_equal(mpc_parse_body(t, strlen(t), &doc, &err), MP_EPARSE);
+			assert_non_null(strstr(err.message, "not valid JSON"));
+		}
+	}
 }
 
 int main(void)

@@ -562,6 +562,33 @@ static void test_fit(void **state)
 	http_resp r, p;
 	const cJSON *job, *d, *row;
 
+	/* a device whose capacity is its marketed memory: the job's warnings name it, as a plan on it would say */
+	{
+		const cJSON *w;
+		bool said = false;
+
+		http_do(&f->d, "PUT", "/v1/devices/marketed-1",
+			"{\"name\":\"Marketed\",\"vendor\":\"NVIDIA\",\"memory_bytes\":25769803776,"
+			"\"memory_bandwidth_bytes_per_second\":1e12,\"peak_flops_per_second\":{\"bf16\":1e14}}",
+			J, AUTH, &p);
+		assert_int_equal(p.status, 201);
+		http_resp_free(&p);
+		http_do(&f->d, "POST", "/v1/fit",
+			"{\"jobs\":[{\"id\":\"a\",\"inference\":{\"model\":\"llama-3-8b\",\"batch_size\":1,"
+			"\"sequence_length\":4096}}],\"devices\":[\"marketed-1\",\"h100-sxm5-80gb\"],\"gpu_counts\":[1]}",
+			J, NULL, &p);
+		assert_int_equal(p.status, 200);
+		cJSON_ArrayForEach(w, cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(p.json, "jobs"), 0), "warnings"))
+		{
+			said |= strstr(w->valuestring, "capacity_bytes of marketed-1 is the marketed memory_bytes") != NULL;
+			assert_null(strstr(w->valuestring, "h100-sxm5-80gb")); /* its profile gives usable_memory_bytes */
+		}
+		assert_true(said);
+		http_resp_free(&p);
+		http_do(&f->d, "DELETE", "/v1/devices/marketed-1", NULL, NULL, AUTH, &p);
+		http_resp_free(&p);
+	}
+
 	http_do(&f->d, "POST", "/v1/fit",
 		"{\"jobs\":[{\"id\":\"chat\",\"inference\":{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\","
 		"\"kv_cache_dtype\":\"bf16\",\"batch_size\":1,\"sequence_length\":4096}},"
