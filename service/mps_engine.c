@@ -78,7 +78,9 @@ const char *mps_budget_from(const mps_inference_job *j)
 {
 	if (j->engine.utilization_given)
 		return "request";
-	return j->engine.engine == MP_ENGINE_VLLM ? "engine_default" : "default";
+	if (j->engine.engine == MP_ENGINE_SGLANG && j->engine.mem_fraction_static > 0)
+		return "mem_fraction_static";
+	return j->engine.engine == MP_ENGINE_VLLM || j->engine.engine == MP_ENGINE_SGLANG ? "engine_default" : "default";
 }
 
 void mps_warn_budget(const mps_inference_job *j, const mp_store_device *dev, double fraction, mps_warnings *w)
@@ -88,8 +90,8 @@ void mps_warn_budget(const mps_inference_job *j, const mp_store_device *dev, dou
 	uint64_t total = 0;
 	unsigned hundredths;
 
-	if (j->engine.utilization_given || e == MP_ENGINE_VLLM)
-		return; /* the request's, or the named engine's own default: said by request.gpu_memory_utilization_from */
+	if (j->engine.utilization_given || e == MP_ENGINE_VLLM || e == MP_ENGINE_SGLANG)
+		return; /* the request's, or the named engine's own share: said by request.gpu_memory_utilization_from */
 	if (dev && dev->hw.host_memory) {
 		mps_warn(w,
 			 "budget: the fit takes the whole of host memory (gpu_memory_utilization 1); a CPU engine sizes "
@@ -174,6 +176,12 @@ mp_status mps_inference_opts_on(const mps_inference_job *j, const mp_device *hw,
 		out->kv_block_size = d.block_size;
 	if (e == MP_ENGINE_VLLM && !j->engine.utilization_given)
 		out->gpu_memory_utilization = d.memory_fraction;
+	/* SGLang: its mem_fraction_static (the request's, else its default for the device and TP) holds the fit: the
+	 * weights and KV pool within that share, as its pool is sized (the fit counts the activations inside too, which
+	 * SGLang keeps in the rest: a little stricter, never a verdict the engine cannot start) */
+	if (e == MP_ENGINE_SGLANG && !j->engine.utilization_given)
+		out->gpu_memory_utilization = j->engine.mem_fraction_static > 0 ? j->engine.mem_fraction_static
+										 : d.memory_fraction;
 	if (out->attention == MP_ATTENTION_NONE) {
 		c.max_num_batched_tokens = 0;
 	} else if (j->opts.max_num_batched_tokens) {

@@ -220,9 +220,19 @@ static void test_budget_said(void **state)
 	assert_string_equal(str(r.json, "request.gpu_memory_utilization_from"), "request");
 	assert_int_equal(warns(r.json, "budget:"), 0);
 	http_resp_free(&r);
-	/* SGLang sizes its pool by mem_fraction_static, which the warning names */
+	/* SGLang: its mem_fraction_static holds the fit (its default for the device and TP), echoed; nothing to warn */
 	call(f, "POST", "/v1/plan/inference", FP8_70B ",\"engine\":\"sglang\"}", 200, &r);
-	assert_int_equal(warns(r.json, "mem_fraction_static"), 1);
+	assert_string_equal(str(r.json, "request.gpu_memory_utilization_from"), "engine_default");
+	assert_true(num(r.json, "request.gpu_memory_utilization") < 0.9);
+	assert_int_equal(warns(r.json, "budget:"), 0);
+	http_resp_free(&r);
+	call(f, "POST", "/v1/plan/inference", FP8_70B ",\"engine\":\"sglang\",\"mem_fraction_static\":0.8}", 200, &r);
+	assert_string_equal(str(r.json, "request.gpu_memory_utilization_from"), "mem_fraction_static");
+	assert_true(num(r.json, "request.gpu_memory_utilization") == 0.8);
+	http_resp_free(&r);
+	/* TensorRT-LLM's fraction is of what the profile leaves: the fit keeps the whole capacity, said */
+	call(f, "POST", "/v1/plan/inference", FP8_70B ",\"engine\":\"trtllm\"}", 200, &r);
+	assert_int_equal(warns(r.json, "free_gpu_memory_fraction"), 1);
 	http_resp_free(&r);
 	/* /v1/fit: "yes, 81.1 GB" on 2 x H100 with the job's budget said */
 	call(f, "POST", "/v1/fit",
