@@ -49,6 +49,28 @@ uint64_t hf_window(hf_ctx *c, const char *key, uint64_t dflt)
 	return hf_get_u64(c, (const char *const[]){key, NULL}, dflt);
 }
 
+/* Whether a key's type is still worth checking: no problem yet, or a list that collects every one (a config with
+ * four mistyped keys is one 422 naming the four, not four round trips). */
+static bool still_checking(const hf_ctx *c)
+{
+	return c->st == MP_OK || (c->err && c->err->all);
+}
+
+/* A mistyped key: the first problem stays the answer's, each is kept in the list. */
+static void type_problem(hf_ctx *c, const char *field, const char *key, const char *must)
+{
+	mp_error first;
+
+	if (c->st == MP_OK) {
+		c->st = mp_error_keep(c->err, mp_fail(c->err, MP_EINVAL, field, "%s must be %s", key, must));
+		return;
+	}
+	first = *c->err;
+	mp_error_keep(c->err, mp_fail(c->err, MP_EINVAL, field, "%s must be %s", key, must));
+	memcpy(c->err->field, first.field, sizeof(first.field));
+	memcpy(c->err->message, first.message, sizeof(first.message));
+}
+
 /* Reads a non-negative integer under any of the alias keys, or dflt when absent. */
 uint64_t hf_get_u64(hf_ctx *c, const char *const *keys, uint64_t dflt)
 {
@@ -56,31 +78,31 @@ uint64_t hf_get_u64(hf_ctx *c, const char *const *keys, uint64_t dflt)
 	const cJSON *v = hf_find(c, keys, &key);
 	char field[MP_POINTER_MAX];
 
-	if (v == NULL || c->st != MP_OK)
+	if (v == NULL || !still_checking(c))
 		return dflt;
 	snprintf(field, sizeof(field), "%s/%s", c->pointer, key);
 	if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble != floor(v->valuedouble) ||
 	    v->valuedouble > 9007199254740992.0) {
-		c->st = mp_fail(c->err, MP_EINVAL, field, "%s must be a non-negative integer", key);
+		type_problem(c, field, key, "a non-negative integer");
 		return dflt;
 	}
-	return (uint64_t)v->valuedouble;
+	return c->st == MP_OK ? (uint64_t)v->valuedouble : dflt;
 }
 
 double hf_get_double(hf_ctx *c, const cJSON *obj, const char *key, double dflt)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
 
-	if (v == NULL || cJSON_IsNull(v) || c->st != MP_OK)
+	if (v == NULL || cJSON_IsNull(v) || !still_checking(c))
 		return dflt;
 	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0) {
 		char field[MP_POINTER_MAX];
 
 		snprintf(field, sizeof(field), "%s/%s", c->pointer, key);
-		c->st = mp_fail(c->err, MP_EINVAL, field, "%s must be a non-negative number", key);
+		type_problem(c, field, key, "a non-negative number");
 		return dflt;
 	}
-	return v->valuedouble;
+	return c->st == MP_OK ? v->valuedouble : dflt;
 }
 
 bool hf_get_bool(hf_ctx *c, const char *const *keys, bool dflt)
@@ -89,14 +111,14 @@ bool hf_get_bool(hf_ctx *c, const char *const *keys, bool dflt)
 	const cJSON *v = hf_find(c, keys, &key);
 	char field[MP_POINTER_MAX];
 
-	if (v == NULL || c->st != MP_OK)
+	if (v == NULL || !still_checking(c))
 		return dflt;
 	if (!cJSON_IsBool(v)) {
 		snprintf(field, sizeof(field), "%s/%s", c->pointer, key);
-		c->st = mp_fail(c->err, MP_EINVAL, field, "%s must be true or false", key);
+		type_problem(c, field, key, "true or false");
 		return dflt;
 	}
-	return cJSON_IsTrue(v);
+	return c->st == MP_OK ? cJSON_IsTrue(v) : dflt;
 }
 
 

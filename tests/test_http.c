@@ -807,6 +807,17 @@ static void test_newcomer_requests(void **state)
 	assert_true(errors_have(&r, "/weight_dtype", "did you mean fp8_e4m3?"));
 	assert_true(errors_have(&r, "/sequence_lenght", "did you mean sequence_length?"));
 	http_resp_free(&r);
+	/* every mistyped key of an inline config at once (it named the first alone) */
+	post(f, "/v1/plan/inference",
+	     "{\"model\":{\"hf_config\":{\"model_type\":\"llama\",\"hidden_size\":-4096,\"num_hidden_layers\":\"32\","
+	     "\"vocab_size\":1e20,\"tie_word_embeddings\":\"yes\"}},\"batch_size\":1,\"sequence_length\":128}",
+	     &r);
+	assert_int_equal(r.status, 422);
+	assert_true(errors_have(&r, "/model/hf_config/hidden_size", "non-negative integer"));
+	assert_true(errors_have(&r, "/model/hf_config/num_hidden_layers", "non-negative integer"));
+	assert_true(errors_have(&r, "/model/hf_config/vocab_size", "non-negative integer"));
+	assert_true(errors_have(&r, "/model/hf_config/tie_word_embeddings", "true or false"));
+	http_resp_free(&r);
 	/* a body without other problems: both lookups in one 404 */
 	post(f, "/v1/plan/inference", "{\"model\":\"lama-3-8b\",\"device\":\"h100-80gb\",\"batch_size\":1,\"sequence_length\":64}",
 	     &r);
