@@ -25,7 +25,10 @@ static const char *const layout_names[] = { "auto", "packed", "pytorch", "gguf",
 static const char *const scope_names[] = { "per_sequence", "shared", NULL };
 static const char *const mla_names[] = { "latent", "expanded", NULL };
 static const char *const cache_layout_names[] = { "engine", "transformers", NULL }; /* mp_cache_layout */
-static const char *const attention_names[] = { "none", "fused", "eager", NULL };
+/* by mp_attention_impl; then transformers' attn_implementation names of the fused kind (sdpa, flash_attention_2 and 3:
+ * no scores matrix kept), read as fused and echoed so */
+static const char *const attention_names[] = { "none", "fused", "eager", "sdpa", "flash_attention_2",
+					       "flash_attention_3", NULL };
 static const char *const engine_names[] = { "none", "vllm", "sglang", "trtllm", "llamacpp", "ollama", NULL }; /* by mp_engine; "none": what the answer echoes when no engine is named */
 
 typedef struct inference_body {
@@ -352,7 +355,7 @@ static mp_status decode_body(const cJSON *body, const char *pointer, inference_b
 	j->opts.length_scope = (mp_length_scope)ib->scope;
 	j->opts.mla_cache = (mp_mla_cache)ib->mla;
 	j->opts.cache_layout = (mp_cache_layout)ib->cache_layout;
-	j->opts.attention = (mp_attention_impl)ib->attention;
+	j->opts.attention = ib->attention > 2 ? MP_ATTENTION_FUSED : (mp_attention_impl)ib->attention;
 	return mp_problems_end(&p, err);
 }
 

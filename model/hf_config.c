@@ -163,6 +163,48 @@ static mp_status check_experts(const mpm_type *t, const mp_model *m, const char 
 			  t->experts_key, t->name);
 }
 
+/*
+ * What every config's own values must be, whatever its type: the dtype a torch dtype's name (transformers takes it by
+ * getattr(torch, name): "float13" is its AttributeError), and max_position_embeddings, when stated, at least 1 (0 would
+ * leave the plan with no context to hold a sequence to; cases.md BI-05). obj is the config or its text_config.
+ */
+static mp_status check_config_values(const cJSON *obj, const char *pointer, mp_error *err)
+{
+	static const char *const torch_dtypes[] = {
+		"float32", "float", "float64", "double", "float16", "half", "bfloat16", "uint8", "int8", "int16", "short",
+		"int32", "int", "int64", "long", "bool", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
+		"float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn_x2", "uint16", "uint32", "uint64", "complex64",
+		"complex128", "auto", NULL};
+	static const char *const keys[] = {"dtype", "torch_dtype"};
+	const cJSON *pos = cJSON_GetObjectItemCaseSensitive(obj, "max_position_embeddings");
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, keys[i]);
+		const char *name;
+		size_t k;
+
+		if (v == NULL || cJSON_IsNull(v))
+			continue;
+		if (!cJSON_IsString(v))
+			return mp_fail_at(err, MP_EINVAL, pointer, keys[i] == keys[0] ? "/dtype" : "/torch_dtype",
+					  "%s must be a torch dtype's name (\"bfloat16\", \"float16\", \"float32\", ...)",
+					  keys[i]);
+		name = strncmp(v->valuestring, "torch.", 6) == 0 ? v->valuestring + 6 : v->valuestring;
+		for (k = 0; torch_dtypes[k] && strcmp(torch_dtypes[k], name) != 0; k++)
+			;
+		if (torch_dtypes[k] == NULL)
+			return mp_fail_at(err, MP_EINVAL, pointer, keys[i] == keys[0] ? "/dtype" : "/torch_dtype",
+					  "%s '%.40s' is not a torch dtype (\"bfloat16\", \"float16\", \"float32\", ...): "
+					  "transformers takes it by getattr(torch, name)",
+					  keys[i], v->valuestring);
+	}
+	if (cJSON_IsNumber(pos) && pos->valuedouble == 0)
+		return mp_fail_at(err, MP_EINVAL, pointer, "/max_position_embeddings",
+				  "max_position_embeddings must be at least 1 (the model's context, in tokens), or left out "
+				  "for the type's default");
+	return MP_OK;
+}
+
 mp_status mpm_from_hf(const cJSON *cfg, const char *pointer, mp_model *m, mp_error *err)
 {
 	return mpm_from_hf_row(cfg, pointer, NULL, m, err);
@@ -195,6 +237,14 @@ mp_status mpm_from_hf_row(const cJSON *cfg, const char *pointer, const mpm_type 
 	if (row ? (hf_decode_row(&c, row, m), true) : hf_decode_type(&c, type->valuestring, false, m)) {
 		if (c.st == MP_OK)
 			c.st = check_experts(row ? row : mpm_type_find(m->model_type), m, pointer, err);
+		if (c.st == MP_OK)
+			c.st = check_config_values(cfg, pointer, err);
+		if (c.st == MP_OK && c.text && c.text != cfg) {
+			char tp[MP_POINTER_MAX];
+
+			snprintf(tp, sizeof(tp), "%s/text_config", pointer);
+			c.st = check_config_values(c.text, tp, err);
+		}
 		if (c.st == MP_OK) {
 			mpm_training_extras(c.text ? c.text : cfg, m);
 			mpm_config_facts_of(cfg, c.text, m);

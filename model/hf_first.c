@@ -45,7 +45,8 @@ static void decode_qwen_moe(hf_ctx *c, mp_model *m, bool qwen3)
 	if (!qwen3) {
 		m->shared_expert_intermediate_size = hf_get_u64(c, KEYS("shared_expert_intermediate_size"), 5632);
 		m->num_shared_experts = m->shared_expert_intermediate_size > 0;
-		m->shared_expert_gate = m->shared_expert_intermediate_size > 0;
+		/* Qwen2MoeSparseMoeBlock builds shared_expert_gate (hidden -> 1) whatever the shared width, 0 included */
+		m->shared_expert_gate = true;
 	}
 	hf_decode_mlp_only_layers(c, m);
 	/* the window only with use_sliding_window (both configuration classes). Qwen2MoeConfig derives layer_types: layer

@@ -131,7 +131,8 @@ static void qwen_moe_block(hf_ctx *c, mp_model *m, uint64_t experts, uint64_t to
 	m->moe_intermediate_size = hf_get_u64(c, KEYS("moe_intermediate_size"), width);
 	m->shared_expert_intermediate_size = hf_get_u64(c, KEYS("shared_expert_intermediate_size"), shared);
 	m->num_shared_experts = m->shared_expert_intermediate_size > 0;
-	m->shared_expert_gate = m->shared_expert_intermediate_size > 0;
+	/* Qwen3NextSparseMoeBlock and Qwen3_5MoeSparseMoeBlock build shared_expert_gate whatever the shared width */
+	m->shared_expert_gate = true;
 	m->moe_layer_step = hf_get_u64(c, KEYS("decoder_sparse_step"), 1);
 	hf_decode_mlp_only_layers(c, m);
 }

@@ -256,6 +256,26 @@ void hf_decode_rope(hf_ctx *c, mp_model *m, double partial_default)
 		snprintf(m->rope_type, sizeof(m->rope_type), "%s", type->valuestring);
 	if (strcmp(m->rope_type, "default") == 0)
 		return;
+	{
+		/* transformers 5.24 modeling_rope_utils.ROPE_INIT_FUNCTIONS, with the types its models name themselves
+		 * (Qwen2-VL's mrope, the axial 2D RoPE of vision towers) and phi3's legacy "su": another is its KeyError */
+		static const char *const known[] = {"linear", "dynamic", "yarn", "longrope", "llama3", "proportional",
+						    "mrope", "axial", "su", NULL};
+		size_t k;
+
+		for (k = 0; known[k] && strcmp(known[k], m->rope_type) != 0; k++)
+			;
+		if (known[k] == NULL) {
+			hf_ctx sub = {scaling, sub_pointer, c->err, c->st, NULL, NULL, c->decode_type};
+
+			hf_fail_key(&sub, cJSON_GetObjectItemCaseSensitive(scaling, "rope_type") ? "rope_type" : "type",
+				    "rope_type must be default, linear, dynamic, yarn, longrope, llama3 or proportional "
+				    "(transformers' RoPE types; mrope and axial where the model names them): another is "
+				    "transformers' KeyError building the model");
+			c->st = sub.st;
+			return;
+		}
+	}
 	m->rope_scaling = true;
 	{
 		hf_ctx sub = {scaling, sub_pointer, c->err, c->st, NULL, NULL, c->decode_type};

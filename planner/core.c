@@ -70,7 +70,7 @@ static const struct {
 	{ "bfloat16", MP_DTYPE_BF16 }, { "float16", MP_DTYPE_FP16 }, { "half", MP_DTYPE_FP16 },
 	{ "float32", MP_DTYPE_FP32 },  { "float", MP_DTYPE_FP32 },   { "float64", MP_DTYPE_FP64 },
 	{ "double", MP_DTYPE_FP64 },   { "fp8", MP_DTYPE_FP8_E4M3 }, { "float8_e4m3fn", MP_DTYPE_FP8_E4M3 },
-	{ "float8_e5m2", MP_DTYPE_FP8_E5M2 },
+	{ "float8_e5m2", MP_DTYPE_FP8_E5M2 }, { "f16", MP_DTYPE_FP16 }, { "f32", MP_DTYPE_FP32 }, /* ggml's names */
 };
 
 mp_dtype mp_dtype_from_alias(const char *name)

@@ -87,7 +87,7 @@ mp_dtype mp_dtype_from_name(const char *name);
 mp_dtype mp_dtype_nearest(const char *name, unsigned mask);
 mp_dtype mp_dtype_from_alias(const char *name);
 /* The aliases mp_dtype_from_alias takes beyond the canonical names, for error messages. */
-#define MP_DTYPE_ALIASES "any case; aliases bfloat16, float16, half, float32, fp8 = fp8_e4m3"
+#define MP_DTYPE_ALIASES "any case; aliases bfloat16, float16, half, f16, float32, f32, fp8 = fp8_e4m3"
 /* Storage layout of a format (see above). {0, 0} for MP_DTYPE_INVALID. */
 mp_dtype_layout mp_dtype_layout_of(mp_dtype dt);
 /* A comma-separated list of the names in `allowed` (a mask of 1u << dtype), for error messages. */

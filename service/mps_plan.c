@@ -191,13 +191,15 @@ mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, 
 		/* the fit takes the whole capacity for these engines: where their own pool is short of the batch, say
 		 * so once, with the knob that holds the fit to the engine's share */
 		mps_warn(&out->warnings,
-			 "fit: the batch fits the whole capacity, but %s's own KV pool holds %llu tokens, %.2f sequences of "
-			 "%llu (engine.predicted.holds_batch false%s); give gpu_memory_utilization %.3g to hold the fit to "
-			 "the engine's share",
+			 "fit: the batch fits the fit's budget, but %s's own KV pool holds %llu tokens, %.2f sequences of "
+			 "%llu (engine.predicted.holds_batch false%s); %s",
 			 mp_engine_name(out->job.engine.engine), (unsigned long long)out->engine.predicted.kv_cache_tokens,
 			 out->engine.predicted.max_concurrency, (unsigned long long)out->job.req.sequence_length,
 			 out->engine.predicted.kv_cache_tokens == 0 ? ": it would not start" : "",
-			 out->engine.inputs.memory_fraction);
+			 out->job.engine.engine == MP_ENGINE_TRTLLM
+				 ? "its free_gpu_memory_fraction is of the memory the profile leaves: give a larger one, "
+				   "fewer sequences or more GPUs"
+				 : "give fewer sequences or more GPUs");
 	if (st == MP_OK && out->have_engine && out->llama && !out->engine.model_arg_known)
 		mps_warn(&out->warnings,
 			 "engine.command: the model argument is \"%s\"; give served_model (the path of the .gguf file %s "

@@ -95,6 +95,60 @@ static void test_ernie_vl_active(void **state)
 	assert_int_equal(in_step, 0);
 }
 
+/* Qwen2-MoE with shared_expert_intermediate_size 0 keeps its shared_expert_gate (hidden -> 1) in every layer, as
+ * Qwen2MoeSparseMoeBlock builds it whatever the width: 2,880,768 parameters, 1,024 of them the 4 gates of 256, from
+ * transformers 5.24 building the config on the meta device (memplan had 1,024 fewer). */
+static void test_qwen2_moe_no_shared_width(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(count_text("{\"model_type\": \"qwen2_moe\", \"hidden_size\": 256, \"num_hidden_layers\": 4, "
+				    "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"intermediate_size\": 512, "
+				    "\"moe_intermediate_size\": 128, \"num_experts\": 4, \"vocab_size\": 1000, "
+				    "\"shared_expert_intermediate_size\": 0}",
+				    &pc, &m, &err),
+			 MP_OK);
+	assert_int_equal(pc.total, UINT64_C(2880768));
+}
+
+/* A config's own values whatever its type (hf_config.c check_config_values, hf_keys.c hf_decode_rope): a dtype
+ * that is no torch dtype, max_position_embeddings 0 and a RoPE type transformers does not know are each a 422
+ * naming the key; ggml's f16 and transformers' sdpa are read. */
+static void test_config_values(void **state)
+{
+	mp_param_count pc;
+	mp_model m;
+	mp_error err = MP_ERROR_INIT;
+	static const struct {
+		const char *extra, *field;
+	} bad[] = {
+		{ "\"torch_dtype\": \"float13\"", "/torch_dtype" },
+		{ "\"dtype\": 7", "/dtype" },
+		{ "\"max_position_embeddings\": 0", "/max_position_embeddings" },
+		{ "\"rope_scaling\": {\"rope_type\": \"banana\", \"factor\": 8}", "/rope_scaling/rope_type" },
+	};
+	char text[512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "{\"model_type\": \"llama\", \"hidden_size\": 512, \"num_hidden_layers\": 2, "
+			 "\"num_attention_heads\": 8, %s}", bad[i].extra);
+		memset(&err, 0, sizeof(err));
+		assert_int_equal(count_text(text, &pc, &m, &err), MP_EINVAL);
+		if (strncmp(err.field, "/model/hf_config", 16) != 0 || strcmp(err.field + 16, bad[i].field) != 0)
+			fail_msg("%s: refused at '%s', not %s (%s)", bad[i].extra, err.field, bad[i].field, err.message);
+	}
+	assert_int_equal(count_text("{\"model_type\": \"llama\", \"torch_dtype\": \"torch.float8_e4m3fn\", "
+				    "\"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8}}",
+				    &pc, &m, &err),
+			 MP_OK);
+	assert_int_equal(mp_dtype_from_alias("f16"), MP_DTYPE_FP16);
+	assert_int_equal(mp_dtype_from_alias("F32"), MP_DTYPE_FP32);
+}
+
 /* Keys left out take LlamaConfig's defaults (a bare llama config is Llama-2-7B-shaped but for the
  * 2048-position default): 6,738,415,616 parameters. */
 static void test_llama_defaults(void **state)
@@ -1344,7 +1398,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_shared_model_exact),
 		cmocka_unit_test(test_mixtral_active),
-		cmocka_unit_test(test_ernie_vl_active),
+		cmocka_unit_test(test_ernie_vl_active), cmocka_unit_test(test_qwen2_moe_no_shared_width),
+		cmocka_unit_test(test_config_values),
 		cmocka_unit_test(test_llama_defaults),
 		cmocka_unit_test(test_config_errors),
 		cmocka_unit_test(test_architectures_exact),
