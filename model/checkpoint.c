@@ -83,8 +83,9 @@ static int cmp_type(const void *a, const void *b)
 
 /* ----- GGUF ------------------------------------------------------------------------------------------------- */
 
-/* The planner's name for the ggml type holding most of the matrices' bytes; a type it has no name for takes the
- * nearest of the planner's GGUF and float formats by bits per value (IQ4_XS 4.25 -> q4_K 4.5). */
+/* The planner's name for the ggml type holding most of the matrices' values (llama.cpp's general.file_type "mostly
+ * Q4_0" sense: GPT-2's f32 token embedding outweighs its q4_0 layers in bytes, not in values); a type it has no name
+ * for takes the nearest of the planner's GGUF and float formats by bits per value (IQ4_XS 4.25 -> q4_K 4.5). */
 static void gguf_format(const mpm_gguf *g, mpm_checkpoint *c)
 {
 	static const mp_dtype named[] = { MP_DTYPE_Q8_0, MP_DTYPE_Q6_K, MP_DTYPE_Q5_K, MP_DTYPE_Q4_K, MP_DTYPE_Q4_0,
@@ -96,7 +97,8 @@ static void gguf_format(const mpm_gguf *g, mpm_checkpoint *c)
 
 	for (size_t i = 0; i < g->n_tensors; i++)
 		if (g->tensors[i].n_dims >= 2 && g->tensors[i].type < MP_GGML_TYPE_COUNT)
-			by_type[g->tensors[i].type] += g->tensors[i].bytes;
+			by_type[g->tensors[i].type] += g->tensors[i].ne[0] * g->tensors[i].ne[1] * g->tensors[i].ne[2] *
+						       g->tensors[i].ne[3];
 	for (uint32_t t = 0; t < MP_GGML_TYPE_COUNT; t++)
 		if (by_type[t] > by_type[best])
 			best = t;

@@ -720,6 +720,13 @@ static void test_cache_types_are_the_plan(void **state)
 	assert_true(said);
 	cJSON_Delete(doc);
 	cJSON_Delete(b);
+	/* a file's format is the type of most of its matrices' values (GPT-2's f32 token embedding outweighs its q4_0
+	 * layers in bytes only: it was labelled fp32) */
+	b = body_of("gpt2-q4_0", "llamacpp", "{\"sequence_length\": 1024}");
+	doc = plan_ok(b);
+	assert_string_equal(str_at(doc, "request.weight_dtype"), "q4_0");
+	cJSON_Delete(doc);
+	cJSON_Delete(b);
 	b = body_of("llama-q4_k_m", "llamacpp",
 		    "{\"kv_cache_dtype\": \"q4_0\", \"engine_options\": {\"cache_type_k\": \"q8_0\", \"cache_type_v\": \"q8_0\"}}");
 	assert_null(answer("inference", b, &st, &err));
