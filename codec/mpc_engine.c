@@ -85,6 +85,18 @@ char *mpc_engine_command(const mps_engine_block *b)
 	return buf;
 }
 
+/* str(round(x, 2)) as Python prints it (vLLM 0.33's format_gib): "14.99", "56.6", "14.0". */
+static const char *py_round2(double x, char *buf, size_t len)
+{
+	size_t n;
+
+	snprintf(buf, len, "%.2f", x);
+	n = strlen(buf);
+	if (n >= 4 && buf[n - 1] == '0')
+		buf[--n] = '\0'; /* one trailing zero goes; "x.0" keeps its digit, as repr does */
+	return buf;
+}
+
 /* An integer with thousands separators, as Python's f"{n:,}" prints it (vLLM's "GPU KV cache size"). */
 static void grouped(uint64_t v, char *buf, size_t len)
 {
@@ -179,6 +191,38 @@ static void vllm_predicted(mpc_out *w, const mps_engine_block *b, const mps_infe
 	mpc_w_bool(w, "holds_batch", p->max_concurrency >= (double)j->req.batch_size);
 	mpc_w_num(w, "required_gpu_memory_utilization", ceil(p->required_memory_fraction * 1000) / 1000);
 	mpc_w_arr(w, "log_lines");
+	if (in->version && in->version->budget == MP_BUDGET_VLLM_V1_CONSUMED) {
+		/* vLLM 0.33.0: utils/mem_utils.py format_gib (str(round(x / GiB, 2))), gpu_model_runner.py "Model loading
+		 * took %s GiB memory", gpu_worker.py "Available KV cache memory: %s GiB", kv_cache_utils.py
+		 * update_kv_cache_capacity's one line; kv_cache_planning.py raises before that line is logged */
+		char a[32], b2[32];
+
+		line(w, "Model loading took %s GiB memory", py_round2((double)in->weights_bytes / GIB, a, sizeof(a)));
+		if (p->available_kv_cache_bytes <= 0) {
+			line(w, "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
+				"when initializing the engine.");
+		} else {
+			line(w, "Available KV cache memory: %s GiB",
+			     py_round2((double)p->available_kv_cache_bytes / GIB, a, sizeof(a)));
+			grouped(p->kv_cache_tokens, tok, sizeof(tok));
+			grouped(in->max_model_len, len, sizeof(len));
+			if (!p->serves_max_model_len)
+				line(w,
+				     "ValueError: To serve at least one request with the model's max seq len (%llu), (%s GiB "
+				     "KV cache is needed, which is larger than the available KV cache memory (%s GiB). Based "
+				     "on the available memory, the estimated maximum model length is %llu.",
+				     (unsigned long long)in->max_model_len,
+				     py_round2((double)p->needed_kv_cache_bytes / GIB, a, sizeof(a)),
+				     py_round2((double)p->available_kv_cache_bytes / GIB, b2, sizeof(b2)),
+				     (unsigned long long)p->estimated_max_model_len);
+			else
+				line(w, "GPU KV cache size: %s tokens, Maximum concurrency for %s tokens per request: %.2fx",
+				     tok, len, p->max_concurrency);
+		}
+		mpc_w_end(w);
+		mpc_w_end(w);
+		return;
+	}
 	line(w, "Model loading took %.4f GiB", (double)in->weights_bytes / GIB);
 	if (p->available_kv_cache_bytes <= 0) {
 		line(w, "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "

@@ -665,6 +665,10 @@ static mp_status predict_vllm(const mp_engine_inputs *in, mp_engine_prediction *
 	p->kv_cache_tokens = p->num_gpu_blocks / groups * in->block_size;
 	p->blocks_per_request = vllm_blocks_for(in, in->max_model_len, fg, wg);
 	p->max_concurrency = p->blocks_per_request ? (double)p->num_gpu_blocks / (double)p->blocks_per_request : 0;
+	if (in->version && in->version->budget == MP_BUDGET_VLLM_V1_CONSUMED)
+		/* vLLM 0.33.0 kv_cache_utils.get_kv_cache_capacity: int(max_concurrency x max_model_len), group-aware (a
+		 * sliding-window layer holds its window, not max_model_len); 0.11 printed num_blocks // groups x block */
+		p->kv_cache_tokens = (uint64_t)(p->max_concurrency * (double)in->max_model_len);
 	if (!mp_mul_u64(p->page_bytes, gl, &group_page) ||
 	    !mp_mul_u64(p->blocks_per_request, group_page, &p->needed_kv_cache_bytes))
 		return mp_fail(err, MP_EOVERFLOW, "", "the KV cache one request needs overflows 64 bits");

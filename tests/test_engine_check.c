@@ -628,6 +628,27 @@ static void test_engine_formats(void **state)
 			    "engine_default");
 	assert_true(num(cJSON_GetObjectItem(doc, "request"), "gpu_memory_utilization") == 0.834);
 	cJSON_Delete(doc);
+	/* vLLM 0.33 prints the group-aware capacity, int(max_concurrency x max_model_len) (kv_cache_utils.py
+	 * get_kv_cache_capacity), on one line: for Mistral-7B's 4096-token window at 32768 tokens that is far above
+	 * 0.11's num_blocks // groups x block_size */
+	doc = plan_text("{\"model\":\"mistral-7b-v0.1\",\"batch_size\":16,\"sequence_length\":32768,\"engine\":\"vllm\","
+			"\"device\":\"h100-sxm5-80gb\",\"allow_beyond_max_position_embeddings\":true}",
+			&err);
+	assert_non_null(doc);
+	{
+		const cJSON *pr = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "engine"), "predicted");
+		const cJSON *ll = cJSON_GetObjectItem(pr, "log_lines");
+		char want[160], tok[32];
+
+		assert_true(num(pr, "kv_cache_tokens") == floor(num(pr, "max_concurrency") * 32768));
+		assert_true(num(pr, "kv_cache_tokens") > num(pr, "num_gpu_blocks") * 16);
+		snprintf(tok, sizeof(tok), "%.0f", num(pr, "kv_cache_tokens"));
+		assert_non_null(strstr(cJSON_GetArrayItem(ll, 0)->valuestring, "GiB memory"));
+		snprintf(want, sizeof(want), ", Maximum concurrency for 32,768 tokens per request: %.2fx", num(pr, "max_concurrency"));
+		assert_non_null(strstr(cJSON_GetArrayItem(ll, 2)->valuestring, want));
+		assert_non_null(strstr(cJSON_GetArrayItem(ll, 2)->valuestring, "GPU KV cache size: "));
+	}
+	cJSON_Delete(doc);
 	doc = plan_text(FMT_PLAN("bf16", "sglang", ""), &err);
 	assert_non_null(doc);
 	{
