@@ -152,7 +152,7 @@ static const pattern patterns[] = {
  * refusal; 0.21 on the CUDA-graph estimate. Lines both print (the budget one-liners, "Maximum concurrency") decide
  * nothing.
  */
-enum { F_NONE, F_V0, F_V0_06, F_V1, F_V1_021 };
+enum { F_NONE, F_V0, F_V0_06, F_V1, F_V1_021, F_V1_011 };
 
 static const struct {
 	const char *keyword;
@@ -175,9 +175,37 @@ static void note_format(const char *keyword, unsigned *seen, const char **first)
 		}
 }
 
+/* The forms of V1's lines that tell 0.11 from 0.33 (vLLM 0.33.0 gpu_model_runner.py "Model loading took %s GiB
+ * memory", kv_cache_utils.py update_kv_cache_capacity's one line; 0.11.0 "Model loading took %.4f GiB and %.6f
+ * seconds" and the capacity and concurrency on two lines). */
+static void note_v1_form(const char *line, unsigned *seen, const char **first)
+{
+	int f = F_NONE;
+	const char *kw = NULL;
+
+	if (strstr(line, "GPU KV cache size") && strstr(line, "Maximum concurrency for")) {
+		f = F_V1_021;
+		kw = "GPU KV cache size";
+	} else if (strstr(line, "GPU KV cache size")) {
+		f = F_V1_011;
+		kw = "GPU KV cache size";
+	} else if (strstr(line, "Model loading took") && strstr(line, "GiB memory")) {
+		f = F_V1_021;
+		kw = "loading took";
+	} else if (strstr(line, "Model loading took") && strstr(line, " GiB and ")) {
+		f = F_V1_011;
+		kw = "loading took";
+	}
+	if (f == F_NONE)
+		return;
+	if (!(*seen >> f & 1))
+		first[f] = kw;
+	*seen |= 1u << f;
+}
+
 static void settle_format(mps_engine_report *r, unsigned seen, const char *const *first)
 {
-	bool v0 = seen & (1u << F_V0 | 1u << F_V0_06), v1 = seen & (1u << F_V1 | 1u << F_V1_021);
+	bool v0 = seen & (1u << F_V0 | 1u << F_V0_06), v1 = seen & (1u << F_V1 | 1u << F_V1_021 | 1u << F_V1_011);
 
 	if (r->engine != MP_ENGINE_VLLM || r->from_metrics || v0 == v1)
 		return;
@@ -187,6 +215,9 @@ static void settle_format(mps_engine_report *r, unsigned seen, const char *const
 	} else if (seen & (1u << F_V1_021)) {
 		r->format_line = "0.33";
 		r->format_keyword = first[F_V1_021];
+	} else if (seen & (1u << F_V1_011)) {
+		r->format_line = "0.11";
+		r->format_keyword = first[F_V1_011];
 	} else {
 		r->v1_only = true;
 		r->format_keyword = first[F_V1];
@@ -361,7 +392,7 @@ mp_status mpc_engine_report_parse(mp_engine engine, const char *text, bool metri
 	size_t bigcap = 0;
 	uint32_t lineno = 0;
 	unsigned seen = 0;
-	const char *first[F_V1_021 + 1] = {NULL};
+	const char *first[F_V1_011 + 1] = {NULL};
 
 	memset(r, 0, sizeof(*r));
 	r->engine = engine;
@@ -444,6 +475,8 @@ mp_status mpc_engine_report_parse(mp_engine engine, const char *text, bool metri
 				add_figure(r, pt->figs[g - 1], v, dec, tokens, lineno, line, k, pt->refusal);
 				recognised = true;
 				note_format(pt->keyword, &seen, first);
+				if (engine == MP_ENGINE_VLLM)
+					note_v1_form(line, &seen, first);
 			}
 		}
 		r->lines_recognised += recognised;

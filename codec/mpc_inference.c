@@ -333,6 +333,17 @@ static mp_status decode_body(const cJSON *body, const char *pointer, inference_b
 					 err);
 		}
 	}
+	if (j->engine.served_model[0] == '-') {
+		/* a leading dash is read as a flag by every engine's parser ("--help" would run something else) */
+		mpc_join(field, sizeof(field), pointer, "/served_model");
+		mp_problems_note(&p,
+				 mp_fail(err, MP_EINVAL, field,
+					 "served_model is the model argument of a command line (a Hugging Face repository or "
+					 "a path): it cannot begin with '-' (the engines' parsers read that as a flag; give "
+					 "./%s for a path)",
+					 j->engine.served_model),
+				 err);
+	}
 	for (const char *c = j->engine.served_model; *c; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f) {
 			mpc_join(field, sizeof(field), pointer, "/served_model");

@@ -205,7 +205,8 @@ mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, 
 			 "engine.command: the model argument is \"%s\"; give served_model (the path of the .gguf file %s "
 			 "loads)",
 			 out->engine.model_arg, out->llama->engine == MP_ENGINE_OLLAMA ? "Ollama's Modelfile FROM" : "llama.cpp");
-	else if (st == MP_OK && out->have_engine && !out->engine.model_arg_known)
+	else if (st == MP_OK && out->have_engine && !out->engine.model_arg_known && out->engine.model_arg[0] != '<')
+		/* (a "<... checkpoint of ...>" placeholder was said by the engine block's own warning) */
 		mps_warn(&out->warnings,
 			 "engine.command: the model argument is \"%s\", the request's model id; give served_model (the "
 			 "Hugging Face repository or the path the engine loads)",

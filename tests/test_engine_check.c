@@ -96,6 +96,8 @@ static cJSON *plan(const char *model, const char *config, const char *wdt, const
 }
 
 /* The check of log file `file` (metrics when `metrics`) against plan p (owned): the answer, or NULL with *st. */
+static cJSON *check_text(const char *engine, const char *text, cJSON *p);
+
 static cJSON *check(const char *engine, const char *file, bool metrics, cJSON *p, mp_status *st, mp_error *err)
 {
 	cJSON *body = cJSON_CreateObject(), *out = NULL;
@@ -259,12 +261,34 @@ static void test_version_from_log(void **state)
 	assert_string_equal(engine_str(doc, "version_from"), "request");
 	assert_false(note_has(doc, "was not given"));
 	cJSON_Delete(doc);
+	/* V1's capacity alone on its line is 0.11's form (0.33 prints the concurrency beside it) */
 	doc = check_ok("vllm", "engines/vllm-lmcache1739-qwen3-14b.log",
 		       plan(NULL, "qwen3-14b.json", "bf16", "bf16", 1, 32768, "h100-sxm5-80gb"));
-	assert_string_equal(engine_str(doc, "version"), "0.33");
-	assert_string_equal(engine_str(doc, "version_from"), "default");
-	assert_true(note_has(doc, "line is vLLM V1's, printed alike by 0.11 and 0.33"));
+	assert_string_equal(engine_str(doc, "version"), "0.11");
+	assert_string_equal(engine_str(doc, "version_from"), "log");
 	cJSON_Delete(doc);
+	{
+		/* V1's lines that both print alike (the KV memory alone): the newest, said */
+		cJSON *p2 = plan(NULL, "qwen3-14b.json", "bf16", "bf16", 1, 32768, "h100-sxm5-80gb");
+
+		doc = check_text("vllm", "INFO [gpu_worker.py:298] Available KV cache memory: 6.51 GiB\n", p2);
+		assert_string_equal(engine_str(doc, "version"), "0.33");
+		assert_string_equal(engine_str(doc, "version_from"), "default");
+		assert_true(note_has(doc, "line is vLLM V1's, printed alike by 0.11 and 0.33"));
+		cJSON_Delete(doc);
+	}
+	{
+		/* 0.33's one-line capacity */
+		cJSON *p3 = plan(NULL, "qwen3-14b.json", "bf16", "bf16", 1, 32768, "h100-sxm5-80gb");
+
+		doc = check_text("vllm",
+				 "INFO [kv_cache_utils.py:1136] GPU KV cache size: 42,656 tokens, Maximum concurrency for "
+				 "32,768 tokens per request: 1.30x\n",
+				 p3);
+		assert_string_equal(engine_str(doc, "version"), "0.33");
+		assert_string_equal(engine_str(doc, "version_from"), "log");
+		cJSON_Delete(doc);
+	}
 	/* V0's blocks line without 0.6's budget line: the 0.7 line (vllm #13061) */
 	p = plan("qwen2.5-14b", NULL, "bf16", "bf16", 256, 131072, "rtx-4090-24gb");
 	cJSON_AddNumberToObject(p, "num_gpus", 2);
