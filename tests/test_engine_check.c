@@ -514,41 +514,6 @@ static void test_errors(void **state)
 		     "/plan/kv_cache_dtype", "fp8");
 }
 
-/* An inference plan body with an engine, through the library. */
-static cJSON *engine_plan(const char *engine, const char *extra)
-{
-	char text[640];
-	cJSON *body, *out = NULL;
-	mps_inference_request *rq = calloc(1, sizeof(*rq));
-	mps_inference_plan *p = malloc(sizeof(*p));
-	mp_error err = MP_ERROR_INIT;
-	mp_status st;
-
-	snprintf(text, sizeof(text),
-		 "{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":32,"
-		 "\"sequence_length\":4096,\"device\":\"h100-sxm5-80gb\",\"engine\":\"%s\"%s}",
-		 engine, extra);
-	body = cJSON_Parse(text);
-	assert_non_null(body);
-	st = mpc_inference_decode(body, "", true, rq, &err);
-	if (st == MP_OK)
-		st = mps_plan_inference(svc, rq, p, &err);
-	if (st != MP_OK)
-		fail_msg("%s: %s %s", engine, err.field, err.message);
-	{
-		mpc_out w;
-
-		mpc_out_init(&w);
-		mpc_inference_plan_write(&w, rq, p);
-		out = mpc_out_parse(&w);
-	}
-	cJSON_Delete(body);
-	free(p);
-	mpc_inference_request_release(rq);
-	free(rq);
-	return out;
-}
-
 /* A plan of the body text through the library: the document, or NULL with *err (a 422's field and message). */
 static cJSON *plan_text(const char *text, mp_error *err)
 {
@@ -573,6 +538,23 @@ static cJSON *plan_text(const char *text, mp_error *err)
 	free(p);
 	mpc_inference_request_release(rq);
 	free(rq);
+	return out;
+}
+
+/* An inference plan body with an engine, through the library (plan_text, which must answer). */
+static cJSON *engine_plan(const char *engine, const char *extra)
+{
+	char text[640];
+	mp_error err = MP_ERROR_INIT;
+	cJSON *out;
+
+	snprintf(text, sizeof(text),
+		 "{\"model\":\"llama-3-8b\",\"weight_dtype\":\"bf16\",\"kv_cache_dtype\":\"bf16\",\"batch_size\":32,"
+		 "\"sequence_length\":4096,\"device\":\"h100-sxm5-80gb\",\"engine\":\"%s\"%s}",
+		 engine, extra);
+	out = plan_text(text, &err);
+	if (out == NULL)
+		fail_msg("%s: %s %s", engine, err.field, err.message);
 	return out;
 }
 
