@@ -20,6 +20,10 @@ key=$( (cat "$req"; "$python" -c 'import sys; print(sys.version_info[:2])') | sh
 dir="$root/$key"
 if [ -f "$dir/.complete" ]; then echo "$dir/venv"; exit 0; fi
 mkdir -p "$root"
+# Two of these run at once (one per engine, or two clones on one machine) take turns with flock(1): uv's venv has
+# one lock, each key another, so a second caller of a key waits for the first and then finds it complete.
+exec 8>"$root/uv.lock"
+flock 8
 # uv itself, pinned, once per machine
 UV_VERSION=0.13.9
 uvdir="$root/uv-$UV_VERSION"
@@ -28,6 +32,10 @@ if [ ! -x "$uvdir/bin/uv" ]; then
 	"$python" -m venv "$uvdir" >&2
 	"$uvdir/bin/pip" install -q --disable-pip-version-check "uv==$UV_VERSION" >&2
 fi
+flock -u 8
+exec 9>"$dir.lock"
+flock 9
+if [ -f "$dir/.complete" ]; then echo "$dir/venv"; exit 0; fi
 rm -rf "$dir"
 mkdir -p "$dir"
 cp "$req" "$dir/requirements.txt"
