@@ -27,6 +27,10 @@ static const mp_engine_version versions[] = {
 		   "(memory_profiling), vllm/v1/core/kv_cache_planning.py (get_kv_cache_configs)",
 	 .budget = MP_BUDGET_VLLM_V1_CONSUMED, .memory_fraction = 0.92, .block_size = 16, .mla_block_size = 16,
 	 .mla_block_size_sm100 = 32,
+	 /* platforms/cuda.py _get_backend_priorities on sm90: FLASH_ATTN_MLA (MultipleOf(16); its
+	  * supported_kv_cache_dtypes auto, float16, bfloat16) then FLASHMLA ([64], fp8 and fp8_e4m3 too); on sm100
+	  * FLASHINFER_MLA ([32, 64], fp8 too) first either way. No MLA backend lists fp8_e5m2. */
+	 .mla_block_size_fp8 = 64, .mla_no_fp8_e5m2 = true,
 	 /* the attention backends' kernel block sizes: multiples of 16 (FLASH_ATTN, FLASHINFER) */
 	 .block_size_mask = (UINT64_C(1) << 4) | (UINT64_C(1) << 5) | (UINT64_C(1) << 6) | (UINT64_C(1) << 7) |
 			    (UINT64_C(1) << 8),

@@ -67,6 +67,9 @@ typedef struct mp_engine_version {
 	uint64_t mla_block_size;	/* vLLM: the block size the MLA backend it picks on sm90 takes (0: no MLA
 					 * backend: the release caches MLA keys and values expanded) */
 	uint64_t mla_block_size_sm100;	/* the same on sm100 (B200) */
+	uint64_t mla_block_size_fp8;	/* the same on sm90 with an fp8 (e4m3) cache, where the backend picked for a
+					 * 16-bit cache takes no fp8 (0: mla_block_size) */
+	bool mla_no_fp8_e5m2;		/* no MLA backend of the release takes an fp8_e5m2 cache */
 	uint64_t block_size_mask;	/* bit n set: a block size of 2^n tokens is accepted (0: any) */
 	/* memory outside PyTorch (bytes per GPU) */
 	uint64_t non_torch_bytes;	/* what the profile adds on one GPU (cuBLAS workspaces, attention buffers) */

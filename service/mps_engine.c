@@ -679,9 +679,17 @@ static mp_status engine_block(const mps_inference_job *j, mps_inference_plan *p,
 	/* the block size the release's attention backend takes: vLLM's MLA backends fix their own */
 	block_size = p->mem.kv.block_size;
 	if (e == MP_ENGINE_VLLM && mla) {
-		uint64_t forced = device_is_sm100(p->have_device ? p->device.name : NULL) ? v->mla_block_size_sm100
-											    : v->mla_block_size;
+		bool sm100 = device_is_sm100(p->have_device ? p->device.name : NULL);
+		uint64_t forced = sm100 ? v->mla_block_size_sm100 : v->mla_block_size;
 
+		if (!sm100 && j->req.kv_cache_dtype == MP_DTYPE_FP8_E4M3 && v->mla_block_size_fp8)
+			forced = v->mla_block_size_fp8;
+		if (j->req.kv_cache_dtype == MP_DTYPE_FP8_E5M2 && v->mla_no_fp8_e5m2)
+			return mp_fail_at(err, MP_EINVAL, j->pointer, "/kv_cache_dtype",
+					  "vLLM %s has no MLA attention backend for an fp8_e5m2 KV cache (their "
+					  "supported_kv_cache_dtypes list fp8_e4m3 only): give kv_cache_dtype fp8_e4m3 or "
+					  "the compute dtype",
+					  v->release);
 		if (forced == 0)
 			return mp_fail_at(err, MP_EINVAL, j->pointer, "/mla_kv_cache",
 					  "vLLM %s has no MLA attention backend: it caches %s's keys and values "

@@ -574,6 +574,64 @@ static bool warns(const cJSON *doc, const char *text)
 	"{\"model\":\"llama-3.1-8b\",\"weight_dtype\":\"" wdt "\",\"batch_size\":16,\"sequence_length\":8192," \
 	"\"device\":\"h100-sxm5-80gb\",\"engine\":\"" engine "\"" extra "}"
 
+/* The block size of vLLM 0.33's MLA backend on an H100 follows the cache's dtype (platforms/cuda.py
+ * _get_backend_priorities on sm90: FLASH_ATTN_MLA takes MultipleOf(16) and a 16-bit cache only, FLASHMLA [64] fp8
+ * too; no MLA backend lists fp8_e5m2): DeepSeek-V2-Lite bf16 -> 16, fp8 -> 64, fp8_e5m2 -> a 422. vLLM 0.11 picks
+ * FLASHMLA (64) for both (tests/engines/run.py rows mla-fp8-kv and mla-fp8-e5m2-kv run these through the engines). */
+static const char *arg_of(const cJSON *doc, const char *flag)
+{
+	const cJSON *a;
+
+	cJSON_ArrayForEach(a, cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "engine"), "args"))
+	{
+		if (strcmp(cJSON_GetObjectItem(a, "flag")->valuestring, flag) == 0)
+			return cJSON_GetObjectItem(a, "value")->valuestring;
+	}
+	return NULL;
+}
+
+static cJSON *mla_plan(const char *kv, const char *version, mp_error *err)
+{
+	char *cfg = ref_read("tests/ref/hf/configs/deepseek-v2-lite.json", NULL);
+	char text[8192];
+	cJSON *doc;
+
+	assert_non_null(cfg);
+	snprintf(text, sizeof(text),
+		 "{\"model\":{\"hf_config\":%s},\"kv_cache_dtype\":\"%s\",\"batch_size\":16,\"sequence_length\":"
+		 "16384,\"device\":\"h100-sxm5-80gb\",\"engine\":\"vllm\",\"engine_version\":\"%s\"}",
+		 cfg, kv, version);
+	free(cfg);
+	doc = plan_text(text, err);
+	return doc;
+}
+
+static void test_vllm_mla_block_size(void **state)
+{
+	mp_error err;
+	cJSON *doc;
+
+	(void)state;
+	doc = mla_plan("bf16", "0.33", &err);
+	assert_non_null(doc);
+	assert_string_equal(arg_of(doc, "--block-size"), "16");
+	cJSON_Delete(doc);
+	doc = mla_plan("fp8", "0.33", &err);
+	assert_non_null(doc);
+	assert_string_equal(arg_of(doc, "--block-size"), "64");
+	assert_string_equal(arg_of(doc, "--kv-cache-dtype"), "fp8");
+	assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "engine"), "predicted"),
+					     "blocks_per_request")->valueint, 16384 / 64);
+	cJSON_Delete(doc);
+	assert_null(mla_plan("fp8_e5m2", "0.33", &err));
+	assert_string_equal(err.field, "/kv_cache_dtype");
+	assert_non_null(strstr(err.message, "fp8_e5m2"));
+	doc = mla_plan("fp8_e5m2", "0.11", &err);
+	assert_non_null(doc);
+	assert_string_equal(arg_of(doc, "--block-size"), "64");
+	cJSON_Delete(doc);
+}
+
 /* Weight formats as the engines run them (tests/engines/run.py holds the same plans to the engines' own code): NVFP4
  * is a ModelOpt checkpoint (modelopt_fp4 in vLLM 0.11 and 0.33 and SGLang; none in vLLM 0.7), MXFP4 a format of
  * MoE experts only (vLLM mxfp4.py: no linear layer), fp8 weights e4m3 only (quantization/fp8.py); with data
@@ -995,6 +1053,7 @@ int main(void)
 		cmocka_unit_test(test_vllm_10517_29k),
 		cmocka_unit_test(test_version_from_log),
 		cmocka_unit_test(test_engine_formats),
+		cmocka_unit_test(test_vllm_mla_block_size),
 		cmocka_unit_test(test_vllm_064_profile),
 		cmocka_unit_test(test_vllm_v0_sampler_peak),
 		cmocka_unit_test(test_vllm_07_tp2),

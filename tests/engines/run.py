@@ -64,6 +64,9 @@ GRID = [
     ("vision-qwen2.5-vl", config_file("qwen2.5-vl-7b-instruct"), {"batch_size": 8, "sequence_length": 16384}),
     ("mla-b200", config_file("deepseek-v2-lite"), {"batch_size": 16, "sequence_length": 16384},
      "b200-180gb"),
+    # an fp8 cache narrows the MLA backends a release can pick (vLLM 0.33 on sm90: FLASH_ATTN_MLA takes no fp8)
+    ("mla-fp8-kv", config_file("deepseek-v2-lite"),
+     {"batch_size": 16, "sequence_length": 16384, "kv_cache_dtype": "fp8"}),
     # what a release cannot express is a 422 naming the field, never a command that fails (keyed by the venv:
     # "vllm" is 0.33)
     ("nf4", preset("llama-3.1-8b"), {"batch_size": 16, "sequence_length": 8192, "weight_dtype": "nf4"},
@@ -73,6 +76,9 @@ GRID = [
     # MXFP4 is a format of MoE experts only in every engine (vLLM mxfp4.py: no linear layer), fp8 weights e4m3 only
     ("mxfp4", preset("llama-3.1-8b"), {"batch_size": 16, "sequence_length": 8192, "weight_dtype": "mxfp4"},
      None, {"vllm": "/weight_dtype", "vllm-0.11": "/weight_dtype", "sglang": "/weight_dtype"}),
+    ("mla-fp8-e5m2-kv", config_file("deepseek-v2-lite"),
+     {"batch_size": 16, "sequence_length": 16384, "kv_cache_dtype": "fp8_e5m2"}, None,
+     {"vllm": "/kv_cache_dtype", "trtllm": "/kv_cache_dtype"}),
     ("fp8-e5m2", preset("llama-3.1-8b"), {"batch_size": 16, "sequence_length": 8192, "weight_dtype": "fp8_e5m2"},
      None, {"vllm": "/weight_dtype", "vllm-0.11": "/weight_dtype", "sglang": "/weight_dtype"}),
 ]
@@ -266,7 +272,9 @@ def main():
                 continue
             doc, err = plan(model, fields, "trtllm", "1.2", (row[3] if len(row) > 3 else None) or "h100-sxm5-80gb")
             if doc is None:
-                ok = "invalid value at /weight_dtype:" in err  # nf4: TensorRT-LLM has no nf4
+                # nf4, mxfp4, fp8_e5m2 weights: TensorRT-LLM has none; else the row names the field
+                expect = (row[4] if len(row) > 4 else {}).get("trtllm", "/weight_dtype")
+                ok = ("invalid value at %s:" % expect) in err
                 lines.append("%s trtllm 1.2 (source) %-22s 422: %s" % ("ok  " if ok else "FAIL", cid, err[:160]))
             else:
                 errs = check_trtllm(doc)
