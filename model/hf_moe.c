@@ -1317,6 +1317,7 @@ void mpm_read_llama4_text(hf_ctx *c, mp_model *m)
 	m->sliding_window_layers = m->sliding_window ? chunked : 0;
 	if (m->sliding_window_layers == 0)
 		m->sliding_window = 0;
+	m->window_chunked = m->sliding_window != 0;
 	hf_decode_rope(c, m, 1.0);
 }
 

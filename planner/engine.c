@@ -31,6 +31,11 @@ static const mp_engine_version versions[] = {
 	  * supported_kv_cache_dtypes auto, float16, bfloat16) then FLASHMLA ([64], fp8 and fp8_e4m3 too); on sm100
 	  * FLASHINFER_MLA ([32, 64], fp8 too) first either way. No MLA backend lists fp8_e5m2. */
 	 .mla_block_size_fp8 = 64, .mla_no_fp8_e5m2 = true,
+	 /* config/vllm.py __post_init__: attention_chunk_size without the env flag sets
+	  * need_disable_hybrid_kv_cache_manager; kv_cache_utils.unify_hybrid_kv_cache_specs makes them full */
+	 .chunked_local_unified = true,
+	 /* quantization/mxfp4.py GptOssMxfp4Config.override_quantization_method: quant_method mxfp4, model_type gpt_oss */
+	 .mxfp4_experts_name = "gpt_oss_mxfp4",
 	 /* the attention backends' kernel block sizes: multiples of 16 (FLASH_ATTN, FLASHINFER) */
 	 .block_size_mask = (UINT64_C(1) << 4) | (UINT64_C(1) << 5) | (UINT64_C(1) << 6) | (UINT64_C(1) << 7) |
 			    (UINT64_C(1) << 8),
@@ -51,6 +56,10 @@ static const mp_engine_version versions[] = {
 	 .nccl_in_budget = true, .context_in_budget = false,
 	 .has_bitsandbytes = true, .has_gguf = true, .no_prefix_flags = true, .chunked_prefill_flag = false,
 	 .has_nvfp4 = true,
+	 /* config/__init__.py VllmConfig.__post_init__: chunked local attention disables the hybrid manager */
+	 .chunked_local_unified = true,
+	 /* the checkpoint's quant_method, Mxfp4Config (gpt-oss came in 0.10.1) */
+	 .mxfp4_experts_name = "mxfp4",
 	 /* awq.py, gptq.py get_supported_act_dtypes: [torch.half] */
 	 .awq_needs_float16 = true, .gptq_needs_float16 = true,
 	 .fp8_kv_name = "fp8", .awq_name = "awq", .gptq_name = "gptq"},
@@ -93,6 +102,9 @@ static const mp_engine_version versions[] = {
 	 .non_torch_bytes = 0, .nccl_bytes_per_peer = 256 * MIB_U, .custom_allreduce_bytes = 64 * MIB_U,
 	 .nccl_in_budget = false, .has_bitsandbytes = true, .has_gguf = true, .has_nvfp4 = true, .no_prefix_flags = false,
 	 .awq_needs_float16 = true, .gptq_marlin_only = true, .chunk_divisible_by_page = true,
+	 /* configs/model_config.py mm_disabled_models: Gemma3ForConditionalGeneration, Llama4ForConditionalGeneration,
+	  * Step3VLForConditionalGeneration (and Inkling's, which memplan reads as a decoder) */
+	 .multimodal_off_types = "gemma3 llama4 step3_vl",
 	 .fp8_kv_name = "fp8_e4m3", .awq_name = "awq", .gptq_name = "gptq_marlin"},
 	{.engine = MP_ENGINE_TRTLLM, .name = "1.2", .release = "1.2.1",
 	 .source = "TensorRT-LLM 1.2.1 (read from source; its wheel is not on PyPI): "

@@ -70,6 +70,11 @@ typedef struct mp_engine_version {
 	uint64_t mla_block_size_fp8;	/* the same on sm90 with an fp8 (e4m3) cache, where the backend picked for a
 					 * 16-bit cache takes no fp8 (0: mla_block_size) */
 	bool mla_no_fp8_e5m2;		/* no MLA backend of the release takes an fp8_e5m2 cache */
+	const char *multimodal_off_types;	/* SGLang: the multimodal model types it serves text-only unless
+						 * --enable-multimodal (space-separated model_type values; NULL: none) */
+	bool chunked_local_unified;	/* vLLM: chunked local attention turns the hybrid KV cache manager off (unless
+					 * VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1), so every layer caches the
+					 * whole context as full attention, one group */
 	uint64_t block_size_mask;	/* bit n set: a block size of 2^n tokens is accepted (0: any) */
 	/* memory outside PyTorch (bytes per GPU) */
 	uint64_t non_torch_bytes;	/* what the profile adds on one GPU (cuBLAS workspaces, attention buffers) */
@@ -93,6 +98,8 @@ typedef struct mp_engine_version {
 	bool gptq_needs_float16;	/* GPTQ runs in float16 only (vLLM's plain gptq before auto_gptq) */
 	bool gptq_marlin_only;		/* SGLang: GPTQ is gptq_marlin on CUDA */
 	bool chunk_divisible_by_page;	/* SGLang: chunked_prefill_size % page_size == 0 */
+	const char *mxfp4_experts_name;	/* vLLM: the quantization a checkpoint's MXFP4 experts (gpt-oss) resolve to
+					 * (NULL: the release has no such model) */
 	const char *fp8_kv_name;	/* the --kv-cache-dtype value for fp8 e4m3 */
 	const char *awq_name, *gptq_name;	/* the --quantization values of AWQ and GPTQ checkpoints, as the
 						 * release resolves them (vLLM 0.33: auto_awq, auto_gptq) */

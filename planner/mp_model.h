@@ -203,6 +203,8 @@ typedef struct mp_model {
 	bool qk_norm;			/* per-head RMSNorm on q and k (qwen3, gemma3): 2 x head_dim weights */
 	uint64_t sliding_window;	/* tokens, 0 = none */
 	uint64_t sliding_window_layers;	/* how many of the layers use the window (0 with a window = all) */
+	bool window_chunked;		/* the window layers attend within fixed chunks of sliding_window tokens
+					 * (Llama 4's attention_chunk_size), not a sliding window */
 
 	/* MLA (attn_kind == MP_ATTN_MLA; DeepSeek-V2/V3, arXiv 2405.04434 sec. 2.1) */
 	uint64_t q_lora_rank;		/* 0 = q is projected directly */

@@ -621,6 +621,22 @@ static bool vllm_v0_dense(const mps_model *mi)
 		strcmp(m->model_type, "qwen2") == 0);
 }
 
+/* Whether model_type t is a word of the space-separated list (NULL: none). */
+static bool type_listed(const char *list, const char *t)
+{
+	size_t n = strlen(t);
+
+	for (const char *s = list; s && *s;) {
+		const char *end = strchr(s, ' ');
+		size_t len = end ? (size_t)(end - s) : strlen(s);
+
+		if (len == n && strncmp(s, t, n) == 0)
+			return true;
+		s = end ? end + 1 : s + len;
+	}
+	return false;
+}
+
 /* The engine block of plan p (computed with the options of mps_inference_opts_for). */
 static mp_status engine_block(const mps_inference_job *j, mps_inference_plan *p, mp_error *err)
 {
@@ -636,6 +652,7 @@ static mp_status engine_block(const mps_inference_job *j, mps_inference_plan *p,
 	quant_choice q;
 	mp_engine_launch launch = {0};
 	double fraction;
+	bool text_only;
 	mp_status st;
 
 	memset(b, 0, sizeof(*b));
@@ -656,10 +673,32 @@ static mp_status engine_block(const mps_inference_job *j, mps_inference_plan *p,
 				  mp_engine_name(e), v->release, mp_dtype_name(j->req.weight_dtype), q.why);
 	b->quantization = q.method;
 	b->quantization_how = q.how;
+	if (q.method[0] == '\0' && p->mem.weights.cls[MP_TC_EXPERTS].format == MP_DTYPE_MXFP4 &&
+	    e == MP_ENGINE_VLLM) {
+		/* the checkpoint's MXFP4 experts (gpt-oss): vLLM resolves its config's quant_method itself, so the
+		 * command passes nothing; the block names what it resolves to */
+		if (v->mxfp4_experts_name == NULL)
+			return mp_fail_at(err, MP_EINVAL, j->pointer, "/engine_version",
+					  "vLLM %s cannot load MXFP4 experts (gpt-oss came in vLLM 0.10.1): give "
+					  "engine_version 0.11 or later",
+					  v->release);
+		b->quantization = v->mxfp4_experts_name;
+		b->quantization_how = "checkpoint";
+	}
 	launch.chunk = j->engine.chunked_prefill < 0 ? 0 : p->prefill.max_num_batched_tokens;
 	launch.max_running_requests = j->req.batch_size;
 	launch.mla = mla;
-	if (p->model.architecture_known && p->model.arch.vision.hidden) {
+	text_only = e == MP_ENGINE_SGLANG && p->model.architecture_known && p->model.arch.vision.hidden &&
+		    type_listed(v->multimodal_off_types, p->model.arch.model_type);
+	if (text_only)
+		mps_warn(&p->warnings,
+			 "engine: SGLang %s serves %s text-only unless --enable-multimodal is given (model_config.py "
+			 "mm_disabled_models): no image memory is reserved in mem_fraction_static%s",
+			 v->release, p->model.arch.model_type,
+			 strcmp(p->model.arch.model_type, "llama4") == 0
+				 ? ", and the vision model is not built, so its weights are not loaded"
+				 : "");
+	if (p->model.architecture_known && p->model.arch.vision.hidden && !text_only) {
 		/* SGLang reads vision_config.num_hidden_layers, 24 when the config calls it depth (Qwen's towers) */
 		launch.vit_layers = p->model.arch.vision.projector == MP_PROJECTOR_QWEN_MERGER ? 24
 											      : p->model.arch.vision.layers;
@@ -770,6 +809,22 @@ static mp_status engine_block(const mps_inference_job *j, mps_inference_plan *p,
 		in->full_layers = p->mem.kv.full_layers;
 		in->window_layers = p->mem.kv.window_layers;
 		in->sliding_window = p->model.arch.sliding_window;
+		if (e == MP_ENGINE_VLLM && v->chunked_local_unified && p->model.arch.window_chunked &&
+		    in->window_layers) {
+			/* the release serves chunked local attention with the hybrid KV cache manager off: the
+			 * chunked layers' specs become full attention (unify_hybrid_kv_cache_specs), one group */
+			in->full_layers += in->window_layers;
+			in->window_layers = 0;
+			in->sliding_window = 0;
+			mps_warn(&p->warnings,
+				 "engine: vLLM %s turns its hybrid KV cache manager off for chunked local attention "
+				 "(a latency regression otherwise, config/vllm.py), so the %llu chunked layers cache the "
+				 "whole context like the full ones: engine.predicted counts that; with "
+				 "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1 they keep one chunk of %llu tokens, "
+				 "as the plan's kv_cache_bytes does",
+				 v->release, (unsigned long long)p->mem.kv.window_layers,
+				 (unsigned long long)p->model.arch.sliding_window);
+		}
 		in->batch_size = j->req.batch_size;
 		in->tp = p->mem.tensor_parallel_size;
 		in->hidden_size = p->model.arch.hidden_size;
@@ -793,6 +848,9 @@ static mp_status engine_block(const mps_inference_job *j, mps_inference_plan *p,
 		}
 		st = mp_engine_weights_bytes(e, &p->model.arch, &p->mem.weights, compute, p->mem.tensor_parallel_size,
 					     &in->weights_bytes, err);
+		if (st == MP_OK && text_only && strcmp(p->model.arch.model_type, "llama4") == 0)
+			/* mllama4.py: has_vision = has_vision_weights and enable_multimodal; no vision_model */
+			in->weights_bytes -= p->mem.weights.cls[MP_TC_VISION].bytes;
 		if (st == MP_OK)
 			st = mp_engine_predict(in, &b->predicted, err);
 		b->have_prediction = st == MP_OK;

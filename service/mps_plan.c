@@ -186,10 +186,11 @@ mp_status mps_plan_inference_on(const mps_model *m, const mp_store_device *dev, 
 	if (st == MP_OK)
 		st = mps_engine_block_for(&out->job, out, err);
 	if (st == MP_OK && out->have_engine && out->engine.have_prediction && out->fit.fits &&
-	    (out->job.engine.engine == MP_ENGINE_SGLANG || out->job.engine.engine == MP_ENGINE_TRTLLM) &&
+	    (out->job.engine.engine == MP_ENGINE_SGLANG || out->job.engine.engine == MP_ENGINE_TRTLLM ||
+	     out->job.engine.engine == MP_ENGINE_VLLM) &&
 	    out->engine.predicted.max_concurrency < (double)out->job.req.batch_size)
-		/* the fit takes the whole capacity for these engines: where their own pool is short of the batch, say
-		 * so once, with the knob that holds the fit to the engine's share */
+		/* where the engine's own pool is short of the batch the fit holds (SGLang's and TensorRT-LLM's
+		 * shares; vLLM's chunked layers cached whole), say so once, with the knob that helps */
 		mps_warn(&out->warnings,
 			 "fit: the batch fits the fit's budget, but %s's own KV pool holds %llu tokens, %.2f sequences of "
 			 "%llu (engine.predicted.holds_batch false%s); %s",

@@ -632,6 +632,70 @@ static void test_vllm_mla_block_size(void **state)
 	cJSON_Delete(doc);
 }
 
+/* Hybrid and multimodal models as the releases serve them by default (tests/engines/run.py rows chunked-llama4-tp4,
+ * swa-gpt-oss-20b): vLLM 0.11 and 0.33 turn the hybrid KV cache manager off for Llama 4's chunked local attention
+ * (one group of all 48 layers); SGLang 0.5.23 serves Llama 4 text-only (model_config.py mm_disabled_models); a
+ * gpt-oss checkpoint's MXFP4 experts resolve to gpt_oss_mxfp4 in 0.33 and mxfp4 in 0.11, and 0.7 has no gpt-oss. */
+static cJSON *config_plan(const char *cfg_path, const char *extra, mp_error *err)
+{
+	char *cfg = ref_read(cfg_path, NULL);
+	size_t n;
+	char *text;
+	cJSON *doc;
+
+	assert_non_null(cfg);
+	n = strlen(cfg) + strlen(extra) + 256;
+	text = malloc(n);
+	assert_non_null(text);
+	snprintf(text, n, "{\"model\":{\"hf_config\":%s},\"device\":\"h100-sxm5-80gb\"%s}", cfg, extra);
+	free(cfg);
+	doc = plan_text(text, err);
+	free(text);
+	return doc;
+}
+
+static void test_engine_hybrid_defaults(void **state)
+{
+	static const char llama4[] = "tests/ref/hf/configs/llama-4-scout-17b-16e-instruct.json";
+	static const char gpt_oss[] = "tests/ref/hf/configs/gpt-oss-20b.json";
+	mp_error err;
+	cJSON *doc;
+	const cJSON *eng;
+
+	(void)state;
+	doc = config_plan(llama4, ",\"batch_size\":8,\"sequence_length\":32768,\"num_gpus\":4,\"engine\":\"vllm\"",
+			  &err);
+	assert_non_null(doc);
+	eng = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "engine"), "predicted");
+	assert_int_equal(cJSON_GetObjectItem(eng, "kv_cache_groups")->valueint, 1);
+	assert_int_equal(cJSON_GetObjectItem(eng, "layers_per_group")->valueint, 48);
+	assert_true(warns(doc, "turns its hybrid KV cache manager off for chunked local attention"));
+	cJSON_Delete(doc);
+	doc = config_plan(llama4,
+			  ",\"batch_size\":8,\"sequence_length\":32768,\"num_gpus\":4,\"engine\":\"sglang\"", &err);
+	assert_non_null(doc);
+	/* SGLang's text rule at TP 4 on an H100 (81,559 MiB): no ViT adjustment */
+	assert_true(fabs(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "engine"), "defaults"),
+					     "memory_fraction")->valuedouble - 0.831) < 1e-9);
+	assert_true(warns(doc, "text-only unless --enable-multimodal"));
+	cJSON_Delete(doc);
+	doc = config_plan(gpt_oss, ",\"batch_size\":16,\"sequence_length\":32768,\"engine\":\"vllm\"", &err);
+	assert_non_null(doc);
+	eng = cJSON_GetObjectItem(doc, "engine");
+	assert_string_equal(cJSON_GetObjectItem(eng, "quantization")->valuestring, "gpt_oss_mxfp4");
+	assert_null(strstr(cJSON_GetObjectItem(eng, "command")->valuestring, "--quantization"));
+	cJSON_Delete(doc);
+	doc = config_plan(gpt_oss,
+			  ",\"batch_size\":16,\"sequence_length\":32768,\"engine\":\"vllm\",\"engine_version\":\"0.11\"",
+			  &err);
+	assert_non_null(doc);
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "engine"), "quantization")->valuestring, "mxfp4");
+	cJSON_Delete(doc);
+	assert_null(config_plan(
+	    gpt_oss, ",\"batch_size\":16,\"sequence_length\":32768,\"engine\":\"vllm\",\"engine_version\":\"0.7\"", &err));
+	assert_string_equal(err.field, "/engine_version");
+}
+
 /* Weight formats as the engines run them (tests/engines/run.py holds the same plans to the engines' own code): NVFP4
  * is a ModelOpt checkpoint (modelopt_fp4 in vLLM 0.11 and 0.33 and SGLang; none in vLLM 0.7), MXFP4 a format of
  * MoE experts only (vLLM mxfp4.py: no linear layer), fp8 weights e4m3 only (quantization/fp8.py); with data
@@ -1054,6 +1118,7 @@ int main(void)
 		cmocka_unit_test(test_version_from_log),
 		cmocka_unit_test(test_engine_formats),
 		cmocka_unit_test(test_vllm_mla_block_size),
+		cmocka_unit_test(test_engine_hybrid_defaults),
 		cmocka_unit_test(test_vllm_064_profile),
 		cmocka_unit_test(test_vllm_v0_sampler_peak),
 		cmocka_unit_test(test_vllm_07_tp2),

@@ -67,6 +67,13 @@ GRID = [
     # an fp8 cache narrows the MLA backends a release can pick (vLLM 0.33 on sm90: FLASH_ATTN_MLA takes no fp8)
     ("mla-fp8-kv", config_file("deepseek-v2-lite"),
      {"batch_size": 16, "sequence_length": 16384, "kv_cache_dtype": "fp8"}),
+    # sliding-window and chunked-local layers: the releases' hybrid KV managers (vLLM 0.11 turns its off for
+    # chunked local attention; SGLang keeps a separate pool for sliding-window layers)
+    ("swa-ministral", config_file("ministral-8b-instruct-2410"), {"batch_size": 16, "sequence_length": 32768}),
+    ("swa-gpt-oss-20b", config_file("gpt-oss-20b"), {"batch_size": 16, "sequence_length": 32768}),
+    ("swa-gemma3-27b", config_file("gemma-3-27b-it"), {"batch_size": 8, "sequence_length": 32768}),
+    ("chunked-llama4-tp4", config_file("llama-4-scout-17b-16e-instruct"),
+     {"batch_size": 8, "sequence_length": 32768, "num_gpus": 4}),
     # what a release cannot express is a 422 naming the field, never a command that fails (keyed by the venv:
     # "vllm" is 0.33)
     ("nf4", preset("llama-3.1-8b"), {"batch_size": 16, "sequence_length": 8192, "weight_dtype": "nf4"},
